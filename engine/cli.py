@@ -1,0 +1,230 @@
+"""The command line: ``python -m engine <command>``.
+
+Commands: ``catalog`` (list hardware and models), ``roofline`` (prefill and decode on one
+instance), ``scenario`` (validate a scenario file, print it resolved), ``import-model``
+(a Hugging Face config.json to a catalog entry). With ``--json`` stdout holds exactly one JSON
+document; messages go to stderr. Bad input exits with status 2 and a message naming the field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engine import scenario_io
+from engine.catalog import entry_to_toml, load_catalog, model_from_hf_config
+from engine.errors import ScenarioError
+from engine.perf import Instance
+from engine.resolve import resolve
+from engine.roofline import report
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "item"):
+        return obj.item()
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def _clean(obj: Any) -> Any:
+    """Replace NaN and infinities (not valid JSON) with None."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def emit_json(data: Any) -> None:
+    """Print one JSON document to stdout."""
+    sys.stdout.write(json.dumps(_clean(data), default=_json_default, indent=2) + "\n")
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    cat = load_catalog()
+    hw = [
+        {
+            "id": h.id,
+            "name": h.name,
+            "vendor": h.vendor,
+            "class": h.kind,
+            "illustrative": h.illustrative,
+            "tflops": dict(h.tflops),
+            "memory_gb": h.memory_gb,
+            "memory_tb_s": h.memory_tb_s,
+            "scale_up_gb_s": h.scale_up_gb_s,
+            "scale_out_gb_s": h.scale_out_gb_s,
+            "tdp_w": h.tdp_w,
+            "idle_w": h.idle_w,
+            "usd_per_hour": h.usd_per_hour,
+            "profiles": sorted(h.profiles),
+            "sources": dict(h.sources),
+        }
+        for h in sorted(cat.hardware.values(), key=lambda h: h.id)
+    ]
+    models = [
+        {
+            "id": m.id,
+            "name": m.name,
+            "params_b": m.total_params() / 1e9,
+            "active_params_b": m.active_params() / 1e9,
+            "layers": m.layers,
+            "hidden": m.hidden,
+            "kv_bytes_per_token_bf16": m.kv_bytes_per_token("bf16"),
+            "moe": m.moe is not None,
+            "mla": m.mla is not None,
+            "source": m.source,
+        }
+        for m in sorted(cat.models.values(), key=lambda m: m.id)
+    ]
+    if args.json:
+        emit_json({"hardware": hw, "models": models})
+        return 0
+    print(f"{'hardware':24} {'class':5} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GB':>6} {'TB/s':>6} {'$/h':>6}")
+    for h in hw:
+        tf: dict[str, float] = h["tflops"]  # type: ignore[assignment]
+        mark = " (illustrative)" if h["illustrative"] else ""
+        print(
+            f"{h['id']:24} {h['class']:5} {tf.get('bf16', 0):6.0f} {tf.get('fp8', 0):6.0f} "
+            f"{tf.get('fp4', 0):6.0f} {h['memory_gb']:6.0f} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}{mark}"
+        )
+    print()
+    print(f"{'model':18} {'params':>8} {'active':>8} {'KV B/token':>11}  kind")
+    for m in models:
+        kind = "MoE+MLA" if m["moe"] and m["mla"] else "MoE" if m["moe"] else "dense"
+        print(
+            f"{m['id']:18} {m['params_b']:7.1f}B {m['active_params_b']:7.1f}B "
+            f"{m['kv_bytes_per_token_bf16']:11,.0f}  {kind}"
+        )
+    return 0
+
+
+def cmd_roofline(args: argparse.Namespace) -> int:
+    cat = load_catalog()
+    inst = Instance(
+        model=cat.model(args.model),
+        hardware=cat.chip(args.hardware),
+        tp=args.tp,
+        pp=args.pp,
+        weights=args.weights,
+        kv=args.kv,
+        profile_name=args.profile,
+    )
+    rep = report(inst)
+    if args.json:
+        emit_json(rep)
+        return 0
+    print(
+        f"{inst.model.name} on {args.tp} x {inst.hardware.name} ({args.weights} weights, {args.kv} KV, "
+        f"profile {inst.hardware.default_profile if args.profile is None else args.profile})"
+    )
+    print(
+        f"weights {rep['weight_bytes'] / 1e9:.1f} GB; KV {rep['kv_bytes_per_token']:,.0f} B/token; "
+        f"KV capacity {rep['kv_capacity_tokens']:,} tokens; ridge {rep['ridge_flops_per_byte']:.0f} FLOP/B"
+    )
+    if rep["kv_capacity_tokens"] == 0:
+        print("the weights do not fit: raise --tp or lower --weights precision")
+    print("\nprefill (one prompt alone)")
+    print(f"{'prompt':>8} {'time ms':>9} {'compute':>9} {'memory':>9} {'FLOP/B':>8}  bound")
+    for r in rep["prefill"]:
+        print(
+            f"{r['prompt_tokens']:8d} {r['time_ms']:9.2f} {r['compute_ms']:9.2f} {r['memory_ms']:9.2f} "
+            f"{r['intensity_flops_per_byte']:8.0f}  {r['bound']}"
+        )
+    print("\ndecode (one step)")
+    print(f"{'batch':>6} {'context':>8} {'time ms':>9} {'compute':>9} {'memory':>9} {'tok/s':>9}  bound")
+    for r in rep["decode"]:
+        print(
+            f"{r['batch']:6d} {r['context_tokens']:8d} {r['time_ms']:9.2f} {r['compute_ms']:9.2f} "
+            f"{r['memory_ms']:9.2f} {r['tokens_per_s']:9.0f}  {r['bound']}"
+        )
+    return 0
+
+
+def cmd_scenario(args: argparse.Namespace) -> int:
+    scen = _load_scenario(args.scenario, args.set)
+    res = resolve(scen)
+    if args.json:
+        emit_json(scenario_io.to_data(scen))
+        return 0
+    print(scenario_io.dumps_toml(scen))
+    for p in res.pools:
+        print(
+            f"# pool {p.spec.name}: {p.spec.count} x ({p.spec.tp} x {p.hardware.id}), KV capacity "
+            f"{p.instance.kv_capacity_tokens:,} tokens per instance, ${p.usd_per_hour:,.2f}/h"
+        )
+    return 0
+
+
+def cmd_import_model(args: argparse.Namespace) -> int:
+    spec = model_from_hf_config(Path(args.config), args.id, args.name)
+    text = entry_to_toml(spec)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _load_scenario(ref: str, sets: Sequence[str]) -> Any:
+    """A scenario from a file path or a preset name, with --set overrides applied."""
+    scen = scenario_io.load(ref) if Path(ref).exists() else scenario_io.load_preset(ref)
+    overrides = {}
+    for item in sets or ():
+        path, sep, value = item.partition("=")
+        if not sep:
+            raise ScenarioError(f"--set {item!r}: expected path=value")
+        overrides[path.strip()] = scenario_io.parse_value(value.strip())
+    return scenario_io.apply_overrides(scen, overrides) if overrides else scen
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of the CLI."""
+    p = argparse.ArgumentParser(prog="python -m engine", description="Fengong: LLM-serving lab.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("catalog", help="list hardware and models")
+    c.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    c.set_defaults(func=cmd_catalog)
+
+    r = sub.add_parser("roofline", help="prefill and decode of a model on one instance")
+    r.add_argument("--model", required=True)
+    r.add_argument("--hardware", required=True)
+    r.add_argument("--tp", type=int, default=1)
+    r.add_argument("--pp", type=int, default=1)
+    r.add_argument("--weights", choices=["bf16", "fp8", "fp4", "int4"], default="bf16")
+    r.add_argument("--kv", choices=["bf16", "fp8"], default="bf16")
+    r.add_argument("--profile", default=None, help="calibration profile of the chip")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_roofline)
+
+    s = sub.add_parser("scenario", help="validate a scenario file or preset and print it")
+    s.add_argument("scenario", help="a .toml/.json file or a preset name")
+    s.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_scenario)
+
+    m = sub.add_parser("import-model", help="a Hugging Face config.json to a model catalog entry")
+    m.add_argument("config", help="path to a local config.json")
+    m.add_argument("--id", required=True, help="catalog id, e.g. my-model-7b")
+    m.add_argument("--name", default=None)
+    m.add_argument("--out", default=None, help="write the TOML here (else stdout)")
+    m.set_defaults(func=cmd_import_model)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

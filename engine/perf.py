@@ -1,0 +1,295 @@
+"""The cost model of one engine iteration: a first-order roofline.
+
+An instance is ``tp x pp`` chips of one kind serving one model. One iteration runs prefill
+chunks (request i: ``q_i`` new tokens over ``k_i`` tokens already in its KV cache) and decode
+steps (request j: context ``c_j``), ``D`` decode requests in all:
+
+- FLOPs = 2 * P_a * (sum q_i + D) + A * (sum q_i * (k_i + q_i / 2) + sum c_j),
+  with P_a the active matmul parameters and A the attention FLOPs per (query, key) pair
+  (4 * L * n_q * h for standard heads);
+- bytes = weights read (MoE: the experts the batch touches) + kv * (sum k_i + sum c_j)
+  (reading the cache) + kv * (sum q_i + D) (writing the new tokens' KV);
+- t = max(FLOPs / (chips_per_stage * F * eta_F), bytes / (chips_per_stage * B * eta_B))
+  + t_tp + t_pp + t_fixed.
+
+``t_tp`` is two ring all-reduces of the activations per layer over the scale-up link;
+``t_pp`` one activation hand-off per stage boundary. Pipeline stages run one after another
+for one batch (no micro-batch overlap is modelled), so pp adds memory, not speed.
+All functions are pure and accept numpy arrays wherever a count is expected.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from engine.errors import ScenarioError
+from engine.specs import (
+    BYTES_PER_ELEMENT,
+    CalibrationProfile,
+    HardwareSpec,
+    KvPrecision,
+    ModelSpec,
+    Precision,
+)
+
+ACTIVATION_BYTES = 2.0
+"""Bytes of one activation element exchanged in all-reduces (bf16)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Instance:
+    """One serving instance: a model on tp x pp chips of one kind, with a calibration profile."""
+
+    model: ModelSpec
+    hardware: HardwareSpec
+    tp: int = 1
+    pp: int = 1
+    weights: Precision = "bf16"
+    kv: KvPrecision = "bf16"
+    profile_name: str | None = None
+    mem_fraction: float = 0.9
+    profile: CalibrationProfile = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "profile", self.hardware.profile(self.profile_name))
+        if self.tp < 1 or self.pp < 1:
+            raise ScenarioError(f"tp and pp must be >= 1 (got tp={self.tp}, pp={self.pp})")
+
+    @property
+    def chips(self) -> int:
+        """Chips in the instance."""
+        return self.tp * self.pp
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV-cache bytes of one token across all layers."""
+        return self.model.kv_bytes_per_token(self.kv)
+
+    @property
+    def flops_per_s(self) -> float:
+        """Achievable FLOP/s of one pipeline stage (tp chips at eta_F)."""
+        return self.tp * self.hardware.peak_flops(self.weights) * self.profile.eta_compute
+
+    @property
+    def bytes_per_s(self) -> float:
+        """Achievable HBM bytes/s of one pipeline stage (tp chips at eta_B)."""
+        return self.tp * self.hardware.memory_tb_s * 1e12 * self.profile.eta_bandwidth
+
+    @property
+    def weight_bytes(self) -> float:
+        """Bytes of the model's weights held by the instance."""
+        return self.model.weight_bytes(self.weights)
+
+    @property
+    def memory_bytes(self) -> float:
+        """Usable device memory of the instance (mem_fraction of the total)."""
+        return self.chips * self.hardware.memory_gb * 1e9 * self.mem_fraction
+
+    @property
+    def kv_capacity_tokens(self) -> int:
+        """Tokens of KV cache that fit beside the weights (0 if the weights do not fit)."""
+        free = self.memory_bytes - self.weight_bytes
+        return max(0, int(free // self.kv_bytes_per_token))
+
+    def fits(self) -> bool:
+        """True when the weights fit with room for at least one full-context request."""
+        return self.kv_capacity_tokens >= min(self.model.max_context, 4096)
+
+    def _link_bytes_per_s(self) -> float:
+        bw = self.hardware.scale_up_gb_s / 2.0 or self.hardware.pcie_gb_s
+        return bw * 1e9
+
+    def comm_time(self, tokens: ArrayLike) -> Any:
+        """Seconds of tensor- and pipeline-parallel communication for an iteration of `tokens`."""
+        t = np.asarray(tokens, dtype=float)
+        msg = t * self.model.hidden * ACTIVATION_BYTES
+        lat = self.hardware.allreduce_latency_us * 1e-6
+        out = np.zeros_like(t)
+        if self.tp > 1:
+            ring = 2.0 * (self.tp - 1) / self.tp * msg / self._link_bytes_per_s()
+            out = out + 2.0 * self.model.layers * (ring + lat)
+        if self.pp > 1:
+            out = out + (self.pp - 1) * (msg / self._link_bytes_per_s() + lat)
+        return out
+
+    def weight_bytes_read(self, tokens: ArrayLike) -> Any:
+        """Weight bytes one iteration of `tokens` tokens streams (vectorised over tokens)."""
+        t = np.asarray(tokens, dtype=float)
+        if not self.model.moe:
+            return np.full_like(t, self.model.weight_bytes_read(self.weights, 0.0))
+        return np.vectorize(lambda x: self.model.weight_bytes_read(self.weights, x))(t)
+
+
+@dataclass(frozen=True)
+class IterationCost:
+    """Time of one iteration and what it is made of (arrays when the inputs were arrays)."""
+
+    time_s: Any
+    compute_s: Any
+    memory_s: Any
+    comm_s: Any
+    overhead_s: float
+    flops: Any
+    bytes: Any
+
+    @property
+    def compute_bound(self) -> Any:
+        """True where compute time exceeds memory time."""
+        return np.asarray(self.compute_s) >= np.asarray(self.memory_s)
+
+
+def iteration_cost(
+    inst: Instance,
+    *,
+    prefill_tokens: ArrayLike = 0,
+    prefill_attn_pairs: ArrayLike = 0,
+    prefill_cached_tokens: ArrayLike = 0,
+    decode_requests: ArrayLike = 0,
+    decode_context_tokens: ArrayLike = 0,
+) -> IterationCost:
+    """Cost of one iteration from the batch's sums (scalars or broadcastable arrays).
+
+    prefill_tokens = sum q_i; prefill_attn_pairs = sum q_i * (k_i + q_i / 2);
+    prefill_cached_tokens = sum k_i; decode_requests = D; decode_context_tokens = sum c_j.
+    """
+    m = inst.model
+    q = np.asarray(prefill_tokens, dtype=float)
+    pairs = np.asarray(prefill_attn_pairs, dtype=float)
+    k = np.asarray(prefill_cached_tokens, dtype=float)
+    d = np.asarray(decode_requests, dtype=float)
+    c = np.asarray(decode_context_tokens, dtype=float)
+    tokens = q + d
+    flops = 2.0 * m.matmul_params() * tokens + m.attention_flops_per_pair() * (pairs + c)
+    kvb = inst.kv_bytes_per_token
+    nbytes = inst.weight_bytes_read(tokens) + kvb * (k + c) + kvb * tokens
+    compute_s = flops / inst.flops_per_s
+    memory_s = nbytes / inst.bytes_per_s
+    comm_s = inst.comm_time(tokens)
+    overhead = inst.profile.overhead_ms / 1000.0
+    time_s = np.where(tokens > 0, np.maximum(compute_s, memory_s) + comm_s + overhead, 0.0)
+    return IterationCost(time_s, compute_s, memory_s, comm_s, overhead, flops, nbytes)
+
+
+def prefill_cost(inst: Instance, prompt_tokens: ArrayLike, cached_tokens: ArrayLike = 0) -> IterationCost:
+    """Cost of prefilling one prompt (or an array of prompts, one iteration each)."""
+    q = np.asarray(prompt_tokens, dtype=float) - np.asarray(cached_tokens, dtype=float)
+    k = np.asarray(cached_tokens, dtype=float)
+    return iteration_cost(
+        inst, prefill_tokens=q, prefill_attn_pairs=q * (k + q / 2.0), prefill_cached_tokens=k
+    )
+
+
+def decode_cost(inst: Instance, batch: ArrayLike, context_tokens: ArrayLike) -> IterationCost:
+    """Cost of one decode step of `batch` requests that each hold `context_tokens` tokens."""
+    b = np.asarray(batch, dtype=float)
+    return iteration_cost(
+        inst, decode_requests=b, decode_context_tokens=b * np.asarray(context_tokens, dtype=float)
+    )
+
+
+def decode_steps_time(inst: Instance, batch: int, context_sum: float, steps: int) -> float:
+    """Total seconds of `steps` consecutive decode steps of an unchanging batch.
+
+    Step i sees a context sum of ``context_sum + i * batch``; compute and memory time are both
+    linear in i, so their maximum changes side at most once and each side sums in closed form.
+    This is what lets the simulator jump over many tokens with one event.
+    """
+    if steps <= 0 or batch <= 0:
+        return 0.0
+    first = iteration_cost(inst, decode_requests=batch, decode_context_tokens=context_sum)
+    nxt = iteration_cost(inst, decode_requests=batch, decode_context_tokens=context_sum + batch)
+    a_c, a_m = float(first.compute_s), float(first.memory_s)
+    b_c, b_m = float(nxt.compute_s) - a_c, float(nxt.memory_s) - a_m
+    fixed = float(first.comm_s) + first.overhead_s
+
+    def series(a: float, b: float, lo: int, hi: int) -> float:
+        n = hi - lo
+        return n * a + b * (lo + hi - 1) * n / 2.0 if n > 0 else 0.0
+
+    # g(i) = compute - memory at step i; compute binds where g(i) >= 0.
+    g0, g1 = a_c - a_m, b_c - b_m
+    if abs(g1) < 1e-18:
+        split, compute_late = (0, True) if g0 >= 0 else (steps, True)
+    elif g1 > 0:  # memory binds first, compute from ceil(-g0/g1) on
+        split, compute_late = int(min(max(math.ceil(-g0 / g1), 0), steps)), True
+    else:  # compute binds first, up to floor(-g0/g1)
+        split, compute_late = int(min(max(math.floor(-g0 / g1) + 1, 0), steps)), False
+    if compute_late:
+        total = series(a_m, b_m, 0, split) + series(a_c, b_c, split, steps)
+    else:
+        total = series(a_c, b_c, 0, split) + series(a_m, b_m, split, steps)
+    return total + steps * fixed
+
+
+def decode_steps_within(inst: Instance, batch: int, context_sum: float, budget_s: float, cap: int) -> int:
+    """The largest number of decode steps (at most `cap`) that finish within `budget_s`."""
+    lo, hi = 0, cap
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if decode_steps_time(inst, batch, context_sum, mid) <= budget_s:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def kv_transfer_time(
+    kv_bytes_per_token: float,
+    tokens: ArrayLike,
+    link_gb_s: float,
+    latency_s: float = 0.0,
+) -> Any:
+    """Seconds to move `tokens` tokens of KV cache over a link of `link_gb_s` GB/s."""
+    t = np.asarray(tokens, dtype=float)
+    return latency_s + t * kv_bytes_per_token / (link_gb_s * 1e9)
+
+
+def exposed_transfer_time(transfer_s: ArrayLike, prefill_s: ArrayLike, layers: int, overlap: bool) -> Any:
+    """Transfer time left on the critical path after the prefill ends.
+
+    With layer-by-layer overlap, layer l's KV moves while layer l+1 computes: only the part of
+    the transfer that outlasts the prefill, or at least the last layer's share, remains.
+    """
+    tr = np.asarray(transfer_s, dtype=float)
+    if not overlap:
+        return tr
+    pf = np.asarray(prefill_s, dtype=float)
+    return np.maximum(tr - pf * (layers - 1) / layers, tr / layers)
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """Where a phase sits on an instance's roofline."""
+
+    phase: str
+    intensity_flops_per_byte: float
+    attainable_tflops: float
+    ridge_flops_per_byte: float
+    bound: str
+    time_s: float
+
+
+def roofline_point(inst: Instance, phase: str, cost: IterationCost) -> RooflinePoint:
+    """Arithmetic intensity, attainable FLOP/s and binding resource of one iteration."""
+    flops, nbytes = float(cost.flops), float(cost.bytes)
+    intensity = flops / nbytes if nbytes else math.inf
+    ridge = inst.flops_per_s / inst.bytes_per_s
+    attainable = min(inst.flops_per_s, intensity * inst.bytes_per_s) / inst.tp
+    return RooflinePoint(
+        phase=phase,
+        intensity_flops_per_byte=intensity,
+        attainable_tflops=attainable / 1e12,
+        ridge_flops_per_byte=ridge,
+        bound="compute" if intensity >= ridge else "bandwidth",
+        time_s=float(cost.time_s),
+    )
+
+
+def bytes_per_element(precision: str) -> float:
+    """Storage bytes of one element at a precision."""
+    return BYTES_PER_ELEMENT[precision]

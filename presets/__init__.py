@@ -1,0 +1,1 @@
+"""Fengong's shipped data: hardware and model catalogs and scenario presets (TOML files)."""

@@ -1,0 +1,168 @@
+"""The catalogs: every required entry, every number sourced, user entries without code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.catalog import Catalog, catalog_dirs, entry_to_toml, load_catalog, model_from_hf_config
+from engine.errors import ScenarioError
+
+REQUIRED_HW = [
+    "a100-80g",
+    "h100-sxm",
+    "h200",
+    "h20",
+    "b200",
+    "l40s",
+    "mi300x",
+    "mi325x",
+    "gaudi3",
+    "tpu-v5e",
+    "tpu-v6e",
+    "trainium2",
+    "inferentia2",
+    "decode-asic",
+    "edge-npu",
+]
+REQUIRED_MODELS = [
+    "llama-3.1-8b",
+    "llama-3.1-70b",
+    "llama-3.1-405b",
+    "qwen2.5-32b",
+    "mixtral-8x7b",
+    "deepseek-v3",
+    "llama-2-70b",
+    "llama-3.3-70b",
+    "bloom-176b",
+    "qwen3-235b-a22b",
+]
+
+
+def test_required_entries_present(catalog: Catalog) -> None:
+    assert set(REQUIRED_HW) <= set(catalog.hardware)
+    assert set(REQUIRED_MODELS) <= set(catalog.models)
+
+
+def test_illustrative_chips_are_marked_and_assumed(catalog: Catalog) -> None:
+    for hw_id in ("decode-asic", "edge-npu"):
+        chip = catalog.chip(hw_id)
+        assert chip.illustrative
+        assert all(v.startswith("assumption") for v in chip.sources.values())
+    assert not catalog.chip("h100-sxm").illustrative
+
+
+@pytest.mark.parametrize("hw_id", REQUIRED_HW)
+def test_every_number_has_a_source(catalog: Catalog, hw_id: str) -> None:
+    chip = catalog.chip(hw_id)
+    for field in (
+        "tflops",
+        "memory_gb",
+        "memory_tb_s",
+        "scale_up_gb_s",
+        "scale_out_gb_s",
+        "tdp_w",
+        "idle_w",
+        "usd_per_hour",
+    ):
+        assert len(chip.sources[field]) > 5, field
+    for prof in chip.profiles.values():
+        assert len(prof.source) > 5
+
+
+def test_h100_matches_reference_csv(catalog: Catalog) -> None:
+    h = catalog.chip("h100-sxm")
+    assert (h.tflops["bf16"], h.tflops["fp8"], h.memory_gb, h.memory_tb_s) == (989, 1979, 80, 3.35)
+
+
+def test_unknown_ids_list_known(catalog: Catalog) -> None:
+    with pytest.raises(ScenarioError, match=r"known: .*h100-sxm"):
+        catalog.chip("h1000")
+
+
+def test_user_directory_adds_entries(tmp_path: Path, catalog: Catalog) -> None:
+    (tmp_path / "hardware").mkdir()
+    mine = catalog.chip("h100-sxm").model_copy(update={"id": "my-chip", "usd_per_hour": 1.0})
+    (tmp_path / "hardware" / "my-chip.toml").write_text(entry_to_toml(mine))
+    cat = load_catalog([*catalog_dirs(), tmp_path])
+    assert cat.chip("my-chip").usd_per_hour == 1.0
+    assert "h100-sxm" in cat.hardware
+
+
+def test_env_var_directory_seen_by_cli(tmp_path: Path, catalog: Catalog) -> None:
+    (tmp_path / "models").mkdir()
+    mine = catalog.model("llama-3.1-8b").model_copy(update={"id": "my-8b"})
+    (tmp_path / "models" / "my-8b.toml").write_text(entry_to_toml(mine))
+    env = {**os.environ, "FENGONG_CATALOG": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-m", "engine", "catalog", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        cwd=tmp_path,
+    )
+    ids = [m["id"] for m in json.loads(out.stdout)["models"]]
+    assert "my-8b" in ids
+
+
+def test_bad_user_entry_names_file_and_field(tmp_path: Path) -> None:
+    (tmp_path / "hardware").mkdir()
+    (tmp_path / "hardware" / "bad.toml").write_text('id = "bad"\nname = "b"\n')
+    with pytest.raises(ScenarioError, match=r"bad.toml: .*vendor: Field required"):
+        load_catalog([tmp_path])
+
+
+HF_DEEPSEEK = {
+    "architectures": ["DeepseekV3ForCausalLM"],
+    "hidden_size": 7168,
+    "intermediate_size": 18432,
+    "moe_intermediate_size": 2048,
+    "num_hidden_layers": 61,
+    "num_attention_heads": 128,
+    "num_key_value_heads": 128,
+    "n_shared_experts": 1,
+    "n_routed_experts": 256,
+    "num_experts_per_tok": 8,
+    "first_k_dense_replace": 3,
+    "kv_lora_rank": 512,
+    "q_lora_rank": 1536,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "vocab_size": 129280,
+    "hidden_act": "silu",
+    "max_position_embeddings": 163840,
+    "tie_word_embeddings": False,
+}
+
+
+def test_hf_config_import_matches_catalog(tmp_path: Path, catalog: Catalog) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(HF_DEEPSEEK))
+    spec = model_from_hf_config(path, "ds")
+    ref = catalog.model("deepseek-v3")
+    assert spec.total_params() == ref.total_params()
+    assert spec.kv_bytes_per_token() == ref.kv_bytes_per_token()
+
+
+def test_hf_config_llama_and_errors() -> None:
+    cfg = {
+        "num_hidden_layers": 32,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "intermediate_size": 14336,
+        "vocab_size": 128256,
+    }
+    spec = model_from_hf_config(cfg, "l8")
+    assert spec.total_params() / 1e9 == pytest.approx(8.03, rel=0.01)
+    with pytest.raises(ScenarioError, match="hidden size"):
+        model_from_hf_config({"num_hidden_layers": 2}, "x")
+    with pytest.raises(ScenarioError, match="layers"):
+        model_from_hf_config({**cfg, "num_hidden_layers": -1}, "x")

@@ -1,0 +1,76 @@
+"""The command line: JSON output is one document, errors exit 2 naming the field."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from engine.cli import main
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "engine", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_catalog_json_is_one_document() -> None:
+    out = run("catalog", "--json")
+    assert out.returncode == 0
+    doc = json.loads(out.stdout)
+    assert {"hardware", "models"} <= set(doc)
+    assert any(h["id"] == "h100-sxm" for h in doc["hardware"])
+
+
+def test_roofline_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["roofline", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", "--tp", "4", "--json"]) == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kv_bytes_per_token"] == 327_680
+    assert doc["kv_capacity_tokens"] > 0
+    assert all(r["bound"] == "compute" for r in doc["prefill"] if r["prompt_tokens"] >= 2048)
+    small = [r for r in doc["decode"] if r["batch"] == 1]
+    assert small and all(r["bound"] == "bandwidth" for r in small)
+
+
+def test_roofline_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["roofline", "--model", "llama-3.1-8b", "--hardware", "h200"]) == 0
+    out = capsys.readouterr().out
+    assert "prefill" in out and "decode" in out and "KV capacity" in out
+
+
+def test_unknown_hardware_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["roofline", "--model", "llama-3.1-70b", "--hardware", "h1000"]) == 2
+    assert "unknown hardware 'h1000'" in capsys.readouterr().err
+
+
+def test_scenario_set_error_names_path(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scenario", "chat-disaggregated", "--set", "workload.arrival.rate_rps=-1"]) == 2
+    assert "workload.arrival.rate_rps" in capsys.readouterr().err
+
+
+def test_scenario_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scenario", "chat-disaggregated", "--set", "seed=5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["seed"] == 5
+
+
+def test_import_model(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    cfg = tmp_path / "config.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "num_hidden_layers": 2,
+                "hidden_size": 64,
+                "num_attention_heads": 4,
+                "intermediate_size": 128,
+                "vocab_size": 100,
+            }
+        )
+    )
+    out = tmp_path / "tiny.toml"
+    assert main(["import-model", str(cfg), "--id", "tiny", "--out", str(out)]) == 0
+    assert 'id = "tiny"' in out.read_text()

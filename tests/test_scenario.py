@@ -1,0 +1,177 @@
+"""The Scenario value: validation messages, exact round trips, paths, overrides, share links."""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine import bounds
+from engine import scenario_io as io
+from engine.errors import ScenarioError
+from engine.resolve import resolve
+from engine.scenario import Scenario
+
+PRESETS = io.preset_names()
+
+
+def test_default_preset_exists() -> None:
+    assert io.DEFAULT_PRESET in PRESETS
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_preset_round_trips_exactly(name: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    s = io.load_preset(name)
+    assert io.loads_toml(io.dumps_toml(s)) == s
+    assert io.loads_json(io.dumps_json(s)) == s
+    for suffix in (".toml", ".json"):
+        path = tmp_path / f"x{suffix}"
+        io.save(s, path)
+        again = io.load(path)
+        assert again == s and hash(again) == hash(s)
+    resolve(s)  # catalog ids exist and the weights fit
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_preset_share_link_round_trip(name: str) -> None:
+    s = io.load_preset(name)
+    assert io.from_link(io.to_link(s, name)) == s
+    changed = io.apply_overrides(s, {"seed": 7, "workload.classes[0].priority": 3})
+    params = io.to_link(changed, name)
+    assert io.from_link(params) == changed
+    assert len(params["s"]) < 200  # only the changed fields travel
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            {"workload.classes[0].share": 2},
+            r"workload\.classes\[0\]\.share: .*less than or equal to 1 \(got 2\)",
+        ),
+        ({"workload.classes[0].sharex": 2}, r"workload\.classes\[0\]\.sharex: unknown field"),
+        ({"deployment.pools[0].tp": 0}, r"deployment\.pools\[0\]\.tp: .*greater than or equal to 1"),
+        ({"deployment.pools[0].tp": 128}, r"deployment\.pools\[0\]\.tp: .*less than or equal to 64"),
+        ({"workload.arrival.rate_rps": 4000}, r"workload\.arrival\.rate_rps: .*limit is 200,000"),
+        ({"workload.classes[0].input.p99": 5}, r"workload\.classes\[0\]\.input\.p99: must exceed mean"),
+        ({"scheduler.router": {"name": "nope"}}, r"scheduler\.router\.name: 'nope' is not a router policy"),
+        (
+            {"scheduler.admission": {"name": "queue_cap", "max_queued": 0}},
+            r"scheduler\.admission\.max_queued: 0 is outside",
+        ),
+        ({"model.weights": "fp3"}, r"model\.weights: Input should be 'bf16', 'fp8', 'fp4' or 'int4'"),
+        ({"warmup_s": 1e4}, r"warmup_s: 10000.0 must be below duration_s"),
+        ({"duration_s": 1e9}, r"duration_s: .*less than or equal to 86400"),
+    ],
+)
+def test_validation_names_field_value_and_range(override: dict[str, object], message: str) -> None:
+    base = io.load_preset(io.DEFAULT_PRESET)
+    with pytest.raises(ScenarioError, match=message):
+        io.apply_overrides(base, override)
+
+
+def test_resolve_errors_name_the_field() -> None:
+    base = io.load_preset(io.DEFAULT_PRESET)
+    with pytest.raises(ScenarioError, match=r"deployment\.pools\[0\]\.hardware: unknown hardware 'h1000'"):
+        resolve(io.apply_overrides(base, {"deployment.pools[0].hardware": "h1000"}))
+    with pytest.raises(ScenarioError, match=r"deployment\.pools\[0\]\.tp: llama-3.1-70b .* at least 2 chips"):
+        resolve(io.apply_overrides(base, {"deployment.pools[0].tp": 1}))
+    with pytest.raises(ScenarioError, match=r"model\.id: unknown model"):
+        resolve(io.apply_overrides(base, {"model.id": "gpt-9"}))
+
+
+def test_custom_hardware_inline(catalog) -> None:  # type: ignore[no-untyped-def]
+    base = io.load_preset(io.DEFAULT_PRESET)
+    chip = catalog.chip("h100-sxm").model_copy(update={"id": "my-h100", "usd_per_hour": 1.0})
+    data = io.to_data(base)
+    data["custom_hardware"] = [chip.model_dump(mode="json", by_alias=True)]
+    data = io.set_path(data, "deployment.pools[0].hardware", "my-h100")
+    s = io.from_data(data)
+    assert resolve(s).pools[0].usd_per_hour == 2 * 2 * 1.0
+    assert io.loads_toml(io.dumps_toml(s)) == s
+
+
+def test_paths() -> None:
+    assert io.parse_path("workload.classes[0].share") == ["workload", "classes", 0, "share"]
+    assert io.format_parts(["a", "b", 2, "c"]) == "a.b[2].c"
+    for bad in ("", "a..b", "a[x]", "a.[0]", "1a"):
+        with pytest.raises(ScenarioError, match="malformed field path"):
+            io.parse_path(bad)
+    data = io.to_data(io.load_preset(io.DEFAULT_PRESET))
+    assert io.get_path(data, "deployment.pools[1].role") == "decode"
+    with pytest.raises(ScenarioError, match="out of range"):
+        io.set_path(data, "deployment.pools[5]", {})
+
+
+def test_parse_value() -> None:
+    assert io.parse_value("3") == 3
+    assert io.parse_value("2.5") == 2.5
+    assert io.parse_value("true") is True
+    assert io.parse_value("h100-sxm") == "h100-sxm"
+    assert io.parse_value('{name = "round_robin"}') == {"name": "round_robin"}
+
+
+def test_scenario_is_hashable_and_frozen() -> None:
+    s = io.load_preset(io.DEFAULT_PRESET)
+    assert len({s, io.load_preset(io.DEFAULT_PRESET)}) == 1
+    with pytest.raises(Exception, match="frozen"):
+        s.seed = 3  # type: ignore[misc]
+
+
+def _encode(obj: object) -> str:
+    raw = json.dumps(obj).encode()
+    return base64.urlsafe_b64encode(zlib.compress(raw)).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"v": "9", "p": io.DEFAULT_PRESET}, "link version"),
+        ({"v": "1", "p": "nope"}, "link preset 'nope' is unknown"),
+        ({"v": "1", "p": io.DEFAULT_PRESET, "s": "!!!"}, "not a valid encoded scenario"),
+        ({"v": "1", "p": io.DEFAULT_PRESET, "s": _encode([1, 2])}, "must map field paths"),
+        ({"v": "1", "p": io.DEFAULT_PRESET, "s": _encode({"workload.arrival.rate_rps": 1e9})}, "rate_rps"),
+        ({"v": "1", "p": io.DEFAULT_PRESET, "s": _encode({"__class__": 1})}, "unknown field"),
+        ({"v": "1", "p": io.DEFAULT_PRESET, "s": "A" * (bounds.MAX_LINK_CHARS + 1)}, "limit"),
+        ({"v": "1", "p": io.DEFAULT_PRESET, "s": _encode({"a" * 5: "x" * 600_000})}, "size limit"),
+    ],
+)
+def test_hostile_links_are_refused_with_a_reason(params: dict[str, str], message: str) -> None:
+    with pytest.raises(ScenarioError, match=message):
+        io.from_link(params)
+
+
+@given(st.dictionaries(st.text(max_size=30), st.text(max_size=200), max_size=4))
+def test_arbitrary_query_params_never_crash(params: dict[str, str]) -> None:
+    try:
+        s = io.from_link(params)
+    except ScenarioError:
+        return
+    assert isinstance(s, Scenario)
+
+
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z_]{1,12}(\.[a-z_]{1,12}){0,3}", fullmatch=True),
+        st.one_of(
+            st.integers(-(10**12), 10**12),
+            st.floats(allow_nan=True),
+            st.text(max_size=20),
+            st.booleans(),
+            st.none(),
+        ),
+        max_size=4,
+    )
+)
+def test_arbitrary_link_payloads_validate_or_explain(changes: dict[str, object]) -> None:
+    params = {"v": "1", "p": io.DEFAULT_PRESET, "s": _encode(changes)}
+    try:
+        s = io.from_link(params)
+    except ScenarioError as exc:
+        assert str(exc)
+        return
+    assert isinstance(s, Scenario)

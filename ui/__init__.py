@@ -1,0 +1,1 @@
+"""What the dashboard's pages share: session state, the cached simulate wrapper, widgets, charts."""
