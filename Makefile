@@ -34,3 +34,6 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+
+validate: $(STAMP)
+	$(PY) -m engine validate

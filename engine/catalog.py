@@ -41,6 +41,21 @@ def presets_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "presets"
 
 
+def shared_dir() -> Path | None:
+    """The project's shared data folder (reference data, traces), if it can be found.
+
+    ``FENGONG_SHARED`` names it; otherwise ``shared/`` beside the checkout is used.
+    """
+    env = os.environ.get("FENGONG_SHARED")
+    candidates = [Path(env)] if env else []
+    here = Path(__file__).resolve().parent.parent
+    candidates += [here.parent / "shared", here / "shared", Path.cwd().parent / "shared"]
+    for c in candidates:
+        if (c / "reference").is_dir() or (c / "traces").is_dir():
+            return c
+    return None
+
+
 @dataclass(frozen=True)
 class Catalog:
     """Hardware and model entries by id."""

@@ -16,12 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine import scenario_io
-from engine.catalog import entry_to_toml, load_catalog, model_from_hf_config
+from engine import calibrate, scenario_io
+from engine.catalog import entry_to_toml, load_catalog, model_from_hf_config, shared_dir
 from engine.errors import ScenarioError
 from engine.perf import Instance
 from engine.resolve import resolve
 from engine.roofline import report
+from engine.specs import HardwareSpec
 
 
 def _json_default(obj: Any) -> Any:
@@ -173,6 +174,95 @@ def cmd_import_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reference_points() -> list[calibrate.Measurement]:
+    shared = shared_dir()
+    if shared is None or not (shared / "reference" / "calibration.csv").exists():
+        raise ScenarioError("reference data not found: set FENGONG_SHARED to the shared/ folder")
+    return calibrate.read_reference_csv(shared / "reference" / "calibration.csv")
+
+
+def validation_markdown(tab: Any) -> str:
+    """The validation table as markdown rows."""
+    lines = [
+        "| id | setup | point | profile | measured | predicted | error |",
+        "|---|---|---|---|---:|---:|---:|",
+    ]
+    for r in tab.itertuples():
+        lines.append(
+            f"| {r.id} | {r.setup} | {r.point} | {r.profile} | {r.measured:,.1f} {r.unit} | "
+            f"{r.predicted:,.1f} | {r.error:+.1%} |"
+        )
+    return "\n".join(lines)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    cat = load_catalog()
+    tab = calibrate.table(_reference_points(), cat)
+    med, worst = float(tab["abs_error"].median()), float(tab["abs_error"].max())
+    if args.json:
+        emit_json(
+            {"points": tab.to_dict(orient="records"), "median_abs_error": med, "worst_abs_error": worst}
+        )
+        return 0
+    if args.markdown:
+        print(validation_markdown(tab))
+        print(f"\nmedian absolute error {med:.1%}, worst {worst:.1%} over {len(tab)} points")
+        return 0
+    print(f"{'id':5} {'setup':32} {'point':22} {'profile':9} {'measured':>10} {'predicted':>10} {'error':>7}")
+    for r in tab.itertuples():
+        print(
+            f"{r.id:5} {r.setup:32} {r.point:22} {r.profile:9} {r.measured:10.1f} {r.predicted:10.1f} "
+            f"{r.error:+7.1%}"
+        )
+    for kind, sub in tab.groupby("kind"):
+        print(
+            f"{kind:10}: median |error| {sub['abs_error'].median():.1%}, worst {sub['abs_error'].max():.1%}"
+        )
+    print(f"all       : median |error| {med:.1%}, worst {worst:.1%} over {len(tab)} points")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    cat = load_catalog()
+    if args.reference:
+        fits = calibrate.reference_fits(_reference_points(), cat)
+        for (chip_id, stack), f in fits.items():
+            print(f"# {chip_id}: median |error| {f.median_abs_error:.1%}, worst {f.worst_abs_error:.1%}")
+            print(calibrate.profile_toml(stack, f.profile))
+        return 0
+    if not args.measurements or not args.hardware:
+        raise ScenarioError("calibrate: give a measurements CSV and --hardware (or --reference)")
+    points = [m for m in calibrate.read_measurements(args.measurements) if m.hardware == args.hardware]
+    if not points:
+        raise ScenarioError(f"calibrate: no rows for hardware {args.hardware!r} in {args.measurements}")
+    result = calibrate.fit(
+        points, cat, f"fitted to {len(points)} measurements in {Path(args.measurements).name}"
+    )
+    print(
+        result.table[["id", "point", "measured", "predicted", "error"]].to_string(index=False),
+        file=sys.stderr,
+    )
+    print(
+        f"{args.hardware}/{args.profile}: eta_compute {result.profile.eta_compute}, eta_bandwidth "
+        f"{result.profile.eta_bandwidth}, overhead {result.profile.overhead_ms} ms; median |error| "
+        f"{result.median_abs_error:.1%}",
+        file=sys.stderr,
+    )
+    chip = cat.chip(args.hardware)
+    new_id = args.new_id or f"{chip.id}-{args.profile}"
+    entry = chip.model_copy(
+        update={"id": new_id, "profiles": {**chip.profiles, args.profile: result.profile},
+                "default_profile": args.profile}
+    )  # fmt: skip
+    text = entry_to_toml(HardwareSpec.model_validate(entry.model_dump(by_alias=True)))
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def _load_scenario(ref: str, sets: Sequence[str]) -> Any:
     """A scenario from a file path or a preset name, with --set overrides applied."""
     scen = scenario_io.load(ref) if Path(ref).exists() else scenario_io.load_preset(ref)
@@ -210,6 +300,24 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_scenario)
+
+    v = sub.add_parser("validate", help="predicted vs measured for every calibration point")
+    v.add_argument("--json", action="store_true")
+    v.add_argument("--markdown", action="store_true", help="print a markdown table")
+    v.set_defaults(func=cmd_validate)
+
+    k = sub.add_parser("calibrate", help="fit a chip's profile to measured timings")
+    k.add_argument(
+        "measurements", nargs="?", help="CSV with columns " + ", ".join(calibrate.MEASUREMENT_COLUMNS)
+    )
+    k.add_argument("--hardware", help="catalog id of the chip measured")
+    k.add_argument("--profile", default="mine", help="name of the fitted profile")
+    k.add_argument("--new-id", default=None, help="catalog id of the new entry (default <chip>-<profile>)")
+    k.add_argument("--out", default=None, help="write the new catalog entry here (else stdout)")
+    k.add_argument(
+        "--reference", action="store_true", help="refit the shipped profiles from shared/reference"
+    )
+    k.set_defaults(func=cmd_calibrate)
 
     m = sub.add_parser("import-model", help="a Hugging Face config.json to a model catalog entry")
     m.add_argument("config", help="path to a local config.json")
