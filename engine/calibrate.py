@@ -167,8 +167,8 @@ def fit(
     if not points:
         raise ScenarioError("calibration: no measurements to fit")
     chips = {p.hardware for p in points}
-    if len(chips) != 1:
-        raise ScenarioError(f"calibration: fit one chip at a time (got {sorted(chips)})")
+    if len({FAMILY.get(c, c) for c in chips}) != 1:
+        raise ScenarioError(f"calibration: fit one chip (or one chip family) at a time (got {sorted(chips)})")
     ps = [parts(m, _instance(m, catalog)) for m in points]
     comp = np.array([p.compute_s for p in ps])[:, None, None, None]
     mem = np.array([p.memory_s for p in ps])[:, None, None, None]
@@ -245,6 +245,14 @@ def table(
 STACKS = {"splitwise": "Splitwise characterization", "trtllm": "TensorRT-LLM", "user": "user"}
 """Serving stacks the reference measurements come from, by profile name."""
 
+FAMILY = {"h100-sxm": "hopper", "h200": "hopper"}
+"""Chips fitted together: the same GPU die and software, differing only in memory.
+
+H200 is an H100 with more and faster HBM. Fitted alone on its four throughput points, its
+bandwidth fraction is not identifiable and came out far below H100's, which would make the
+faster chip slower at decode. One profile per (family, stack) keeps them physically consistent.
+"""
+
 FIXED_OVERHEAD_MS = {"trtllm": 3.0}
 """Per-iteration overhead held fixed when fitting a stack whose data cannot separate it.
 
@@ -274,17 +282,22 @@ def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tupl
     """
     groups: dict[tuple[str, str], list[Measurement]] = {}
     for m in points:
-        groups.setdefault((m.hardware, stack_of(m)), []).append(m)
+        groups.setdefault((FAMILY.get(m.hardware, m.hardware), stack_of(m)), []).append(m)
     fits: dict[tuple[str, str], Fit] = {}
-    for (chip, stack), pts in sorted(groups.items()):
+    for (_family, stack), pts in sorted(groups.items()):
         if len(pts) < 2:
             continue
         ids = ", ".join(p.id for p in pts)
+        chips = sorted({p.hardware for p in pts})
         src = f"fitted to {STACKS[stack]} measurements {ids} (shared/reference/calibration.csv)"
+        if len(chips) > 1:
+            src += f"; one profile for {' and '.join(chips)} (same GPU die and stack)"
         fixed = FIXED_OVERHEAD_MS.get(stack)
         if fixed is not None:
             src += f"; overhead held at {fixed} ms (assumption, docs/calibration.md)"
-        fits[(chip, stack)] = fit(pts, catalog, src, fix_overhead_ms=fixed)
+        result = fit(pts, catalog, src, fix_overhead_ms=fixed)
+        for chip in chips:
+            fits[(chip, stack)] = result
     return fits
 
 

@@ -22,6 +22,7 @@ from engine.errors import ScenarioError
 from engine.perf import Instance
 from engine.resolve import resolve
 from engine.roofline import report
+from engine.run import ENGINE_VERSION, SimResult, replicate, simulate
 from engine.specs import HardwareSpec
 
 
@@ -161,6 +162,109 @@ def cmd_scenario(args: argparse.Namespace) -> int:
             f"{p.instance.kv_capacity_tokens:,} tokens per instance, ${p.usd_per_hour:,.2f}/h"
         )
     return 0
+
+
+def _fmt(v: Any, unit: str = "", scale: float = 1.0) -> str:
+    return "-" if v is None else f"{v * scale:,.2f}{unit}"
+
+
+def print_summary(doc: dict[str, Any]) -> None:
+    """A human summary of one run."""
+    r = doc["requests"]
+    print(
+        f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
+        f"{r['failed']:,} failed"
+    )
+    for name, lat in doc["latency_ms"].items():
+        print(f"  {name:5} ms  p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}")
+    print(f"SLO attainment {doc['slo_attainment']:.1%}; goodput {doc['goodput_rps']:.2f} req/s")
+    for cls, c in doc["classes"].items():
+        verdict = "passes" if c["passes"] else "FAILS"
+        print(
+            f"  class {cls}: p{c['percentile']:g} TTFT {_fmt(c['ttft_ms_at_percentile'])} ms, TPOT "
+            f"{_fmt(c['tpot_ms_at_percentile'])} ms, attainment {c['slo_attainment']:.1%}: {verdict}"
+        )
+    t = doc["throughput_tokens_per_s"]
+    print(f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s")
+    c = doc["cost"]
+    print(
+        f"cost: ${c['usd_per_hour']:,.2f}/h; ${_fmt(c['usd_per_request'], scale=1000)} per 1k requests; "
+        f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens"
+    )
+    parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())
+    print(f"  per 1k requests by part ($): {parts}")
+    for pool, u in doc["utilization"].items():
+        print(
+            f"pool {pool}: compute {u['compute']:.1%}, bandwidth {u['bandwidth']:.1%}, busy {u['busy']:.1%}, "
+            f"KV memory {u['kv_memory']:.1%}"
+        )
+    e = doc["energy"]["joules_per_output_token"]
+    print(f"energy: {_fmt(e)} J per output token")
+    if "sim" in doc:
+        s = doc["sim"]
+        print(
+            f"simulated in {s['wall_s']:.2f} s with {s['events']:,} events ({s['events_per_request']:.1f} per request)"
+        )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    scen = _load_scenario(args.scenario, args.set)
+    if args.replications > 1:
+        runs, stats = replicate(scen, args.replications)
+        if args.json:
+            emit_json(
+                {
+                    "replications": args.replications,
+                    "seeds": [r.scenario.seed for r in runs],
+                    "stats": stats,
+                    "engine_version": ENGINE_VERSION,
+                }
+            )
+            return 0
+        print(
+            f"{args.replications} replications (seeds {runs[0].scenario.seed}..{runs[-1].scenario.seed}); "
+            "mean [95% interval]"
+        )
+        for key in (
+            "slo_attainment",
+            "goodput_rps",
+            "latency_ms.ttft.p99",
+            "latency_ms.tpot.p99",
+            "cost.usd_per_request",
+            "throughput_tokens_per_s.output",
+        ):
+            if key in stats:
+                s = stats[key]
+                print(f"  {key:32} {s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]")
+        return 0
+    res = simulate(scen)
+    if args.out:
+        write_outputs(res, Path(args.out), args.format)
+    if args.json:
+        emit_json(res.to_json())
+        return 0
+    print(f"{scen.name} (seed {scen.seed})")
+    print_summary(res.to_json())
+    if args.out:
+        print(
+            f"wrote requests.{args.format}, timeseries.{args.format}, summary.json, scenario.toml to {args.out}"
+        )
+    return 0
+
+
+def write_outputs(res: SimResult, out: Path, fmt: str) -> None:
+    """Write the per-request and time-series tables, the summary and the scenario."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name, frame in (("requests", res.requests), ("timeseries", res.timeseries)):
+        if fmt == "parquet":
+            frame.to_parquet(out / f"{name}.parquet", index=False)
+        else:
+            frame.to_csv(out / f"{name}.csv", index=False)
+    doc = res.to_json()
+    (out / "summary.json").write_text(
+        json.dumps(_clean(doc), indent=2, default=_json_default), encoding="utf-8"
+    )
+    (out / "scenario.toml").write_text(scenario_io.dumps_toml(res.scenario), encoding="utf-8")
 
 
 def cmd_import_model(args: argparse.Namespace) -> int:
@@ -318,6 +422,15 @@ def parser() -> argparse.ArgumentParser:
         "--reference", action="store_true", help="refit the shipped profiles from shared/reference"
     )
     k.set_defaults(func=cmd_calibrate)
+
+    u = sub.add_parser("run", help="simulate a scenario file or preset")
+    u.add_argument("scenario", help="a .toml/.json file or a preset name")
+    u.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    u.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    u.add_argument("--out", default=None, help="directory for requests/timeseries tables and the summary")
+    u.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    u.add_argument("--replications", type=int, default=1, help="run N seeds and report 95%% intervals")
+    u.set_defaults(func=cmd_run)
 
     m = sub.add_parser("import-model", help="a Hugging Face config.json to a model catalog entry")
     m.add_argument("config", help="path to a local config.json")

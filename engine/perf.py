@@ -166,7 +166,7 @@ def iteration_cost(
     tokens = q + d
     flops = 2.0 * m.matmul_params() * tokens + m.attention_flops_per_pair() * (pairs + c)
     kvb = inst.kv_bytes_per_token
-    nbytes = inst.weight_bytes_read(tokens) + kvb * (k + c) + kvb * tokens
+    nbytes = np.where(tokens > 0, inst.weight_bytes_read(tokens) + kvb * (k + c) + kvb * tokens, 0.0)
     compute_s = flops / inst.flops_per_s
     memory_s = nbytes / inst.bytes_per_s
     comm_s = inst.comm_time(tokens)
@@ -192,50 +192,117 @@ def decode_cost(inst: Instance, batch: ArrayLike, context_tokens: ArrayLike) -> 
     )
 
 
-def decode_steps_time(inst: Instance, batch: int, context_sum: float, steps: int) -> float:
-    """Total seconds of `steps` consecutive decode steps of an unchanging batch.
+class StepModel:
+    """Scalar fast path of `iteration_cost` for the simulator's inner loop (same formulas).
 
-    Step i sees a context sum of ``context_sum + i * batch``; compute and memory time are both
-    linear in i, so their maximum changes side at most once and each side sums in closed form.
-    This is what lets the simulator jump over many tokens with one event.
+    Precomputes the per-instance constants once; `cost` takes the batch's sums as plain floats
+    and returns (seconds, FLOPs, bytes). A test holds it equal to `iteration_cost`.
     """
-    if steps <= 0 or batch <= 0:
-        return 0.0
-    first = iteration_cost(inst, decode_requests=batch, decode_context_tokens=context_sum)
-    nxt = iteration_cost(inst, decode_requests=batch, decode_context_tokens=context_sum + batch)
-    a_c, a_m = float(first.compute_s), float(first.memory_s)
-    b_c, b_m = float(nxt.compute_s) - a_c, float(nxt.memory_s) - a_m
-    fixed = float(first.comm_s) + first.overhead_s
 
-    def series(a: float, b: float, lo: int, hi: int) -> float:
-        n = hi - lo
-        return n * a + b * (lo + hi - 1) * n / 2.0 if n > 0 else 0.0
+    __slots__ = ("_apf", "_comm_lat", "_comm_per_tok", "_dense_bytes", "_expert_bytes", "_flops_s",
+                 "_kvb", "_lin", "_bytes_s", "_moe", "_overhead", "_e", "_k_over_e")  # fmt: skip
 
-    # g(i) = compute - memory at step i; compute binds where g(i) >= 0.
-    g0, g1 = a_c - a_m, b_c - b_m
-    if abs(g1) < 1e-18:
-        split, compute_late = (0, True) if g0 >= 0 else (steps, True)
-    elif g1 > 0:  # memory binds first, compute from ceil(-g0/g1) on
-        split, compute_late = int(min(max(math.ceil(-g0 / g1), 0), steps)), True
-    else:  # compute binds first, up to floor(-g0/g1)
-        split, compute_late = int(min(max(math.floor(-g0 / g1) + 1, 0), steps)), False
-    if compute_late:
-        total = series(a_m, b_m, 0, split) + series(a_c, b_c, split, steps)
-    else:
-        total = series(a_c, b_c, 0, split) + series(a_m, b_m, split, steps)
-    return total + steps * fixed
+    def __init__(self, inst: Instance) -> None:
+        m = inst.model
+        self._lin = 2.0 * m.matmul_params()
+        self._apf = m.attention_flops_per_pair()
+        self._kvb = inst.kv_bytes_per_token
+        self._flops_s = inst.flops_per_s
+        self._bytes_s = inst.bytes_per_s
+        self._overhead = inst.profile.overhead_ms / 1000.0
+        self._dense_bytes = (
+            float(inst.weight_bytes_read(0.0)) if not m.moe else float(m.weight_bytes_read(inst.weights, 0.0))
+        )
+        self._moe = m.moe is not None
+        self._e = float(m.moe.experts) if m.moe else 0.0
+        self._k_over_e = m.moe.experts_per_token / m.moe.experts if m.moe else 0.0
+        self._expert_bytes = m.moe_layers() * m.expert_params() * BYTES_PER_ELEMENT[inst.weights]
+        one = float(inst.comm_time(1.0))
+        two = float(inst.comm_time(2.0))
+        self._comm_per_tok = two - one
+        self._comm_lat = one - self._comm_per_tok
+
+    @property
+    def overhead_s(self) -> float:
+        """Fixed overhead of one iteration."""
+        return self._overhead
+
+    def weight_bytes(self, tokens: float) -> float:
+        """Weight bytes an iteration of `tokens` tokens reads."""
+        if not self._moe:
+            return self._dense_bytes
+        touched = self._e * (1.0 - math.pow(1.0 - self._k_over_e, tokens))
+        return self._dense_bytes + touched * self._expert_bytes
+
+    def cost(self, q: float, pairs: float, k: float, d: float, c: float) -> tuple[float, float, float]:
+        """(seconds, FLOPs, bytes) of one iteration from its sums (see `iteration_cost`)."""
+        tokens = q + d
+        if tokens <= 0:
+            return 0.0, 0.0, 0.0
+        flops = self._lin * tokens + self._apf * (pairs + c)
+        nbytes = self.weight_bytes(tokens) + self._kvb * (k + c + tokens)
+        comm = self._comm_lat + self._comm_per_tok * tokens if self._comm_per_tok else 0.0
+        t = max(flops / self._flops_s, nbytes / self._bytes_s) + comm + self._overhead
+        return t, flops, nbytes
+
+    def decode_run(self, batch: int, context_sum: float, steps: int) -> tuple[float, float, float]:
+        """(seconds, FLOPs, bytes) of `steps` decode steps of an unchanging batch.
+
+        Step i sees a context sum of ``context_sum + i * batch``; compute and memory time are
+        both linear in i, so their maximum changes side at most once and each side sums in
+        closed form. This is what lets the simulator jump over many tokens with one event.
+        """
+        if steps <= 0 or batch <= 0:
+            return 0.0, 0.0, 0.0
+        b = float(batch)
+        f0 = self._lin * b + self._apf * context_sum
+        f1 = self._apf * b
+        m0 = self.weight_bytes(b) + self._kvb * (context_sum + b)
+        m1 = self._kvb * b
+        a_c, b_c = f0 / self._flops_s, f1 / self._flops_s
+        a_m, b_m = m0 / self._bytes_s, m1 / self._bytes_s
+        fixed = (self._comm_lat + self._comm_per_tok * b if self._comm_per_tok else 0.0) + self._overhead
+
+        def series(a: float, slope: float, lo: int, hi: int) -> float:
+            n = hi - lo
+            return n * a + slope * (lo + hi - 1) * n / 2.0 if n > 0 else 0.0
+
+        # g(i) = compute - memory at step i; compute binds where g(i) >= 0.
+        g0, g1 = a_c - a_m, b_c - b_m
+        if abs(g1) < 1e-18:
+            split, compute_late = (0, True) if g0 >= 0 else (steps, True)
+        elif g1 > 0:  # memory binds first, compute from ceil(-g0/g1) on
+            split, compute_late = int(min(max(math.ceil(-g0 / g1), 0), steps)), True
+        else:  # compute binds first, up to floor(-g0/g1)
+            split, compute_late = int(min(max(math.floor(-g0 / g1) + 1, 0), steps)), False
+        if compute_late:
+            total = series(a_m, b_m, 0, split) + series(a_c, b_c, split, steps)
+        else:
+            total = series(a_c, b_c, 0, split) + series(a_m, b_m, split, steps)
+        n = float(steps)
+        tri = n * (n - 1) / 2.0
+        return total + steps * fixed, n * f0 + f1 * tri, n * m0 + m1 * tri
+
+    def decode_steps_within(self, batch: int, context_sum: float, budget_s: float, cap: int) -> int:
+        """The largest number of decode steps (at most `cap`) that finish within `budget_s`."""
+        lo, hi = 0, cap
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.decode_run(batch, context_sum, mid)[0] <= budget_s:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+
+def decode_steps_time(inst: Instance, batch: int, context_sum: float, steps: int) -> float:
+    """Total seconds of `steps` consecutive decode steps of an unchanging batch."""
+    return StepModel(inst).decode_run(batch, context_sum, steps)[0]
 
 
 def decode_steps_within(inst: Instance, batch: int, context_sum: float, budget_s: float, cap: int) -> int:
     """The largest number of decode steps (at most `cap`) that finish within `budget_s`."""
-    lo, hi = 0, cap
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if decode_steps_time(inst, batch, context_sum, mid) <= budget_s:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    return StepModel(inst).decode_steps_within(batch, context_sum, budget_s, cap)
 
 
 def kv_transfer_time(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -74,11 +74,10 @@ def build(kind: PolicyKind, spec: Mapping[str, Any], where: str = "") -> Policy:
 # --- read-only views ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class InstanceView:
+class InstanceView(NamedTuple):
     """What a router may know of one instance when it places a request."""
 
-    index: int
+    position: int
     waiting_requests: int
     waiting_tokens: int
     running_requests: int
@@ -87,8 +86,7 @@ class InstanceView:
     up: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class RequestView:
+class RequestView(NamedTuple):
     """What a policy may know of one request."""
 
     rid: int
@@ -110,7 +108,7 @@ class Router(Policy):
     kind: ClassVar[PolicyKind] = "router"
 
     def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
-        """Index (into `instances`) of the instance to use; `tick` counts routed requests."""
+        """Position (into `instances`) of the instance to use; `tick` counts routed requests."""
         raise NotImplementedError
 
 
@@ -128,7 +126,7 @@ class RoundRobin(Router):
 
     def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
         live = _up(instances)
-        return live[tick % len(live)].index
+        return live[tick % len(live)].position
 
 
 @register
@@ -141,7 +139,7 @@ class LeastLoaded(Router):
 
     def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
         live = _up(instances)
-        return min(live, key=lambda v: (v.waiting_tokens, v.running_requests, v.index)).index
+        return min(live, key=lambda v: (v.waiting_tokens, v.running_requests, v.position)).position
 
 
 # --- queue orders -------------------------------------------------------------------------
@@ -225,6 +223,27 @@ class QueueCap(Admission):
         if queued_requests >= self.max_queued:
             return "queue_full"
         return None
+
+
+def build_router(spec: Mapping[str, Any]) -> Router:
+    """A router from its saved form."""
+    policy = build("router", spec)
+    assert isinstance(policy, Router)
+    return policy
+
+
+def build_queue(spec: Mapping[str, Any]) -> QueueOrder:
+    """A queue order from its saved form."""
+    policy = build("queue", spec)
+    assert isinstance(policy, QueueOrder)
+    return policy
+
+
+def build_admission(spec: Mapping[str, Any]) -> Admission:
+    """An admission policy from its saved form."""
+    policy = build("admission", spec)
+    assert isinstance(policy, Admission)
+    return policy
 
 
 def default_spec(kind: PolicyKind) -> dict[str, Any]:

@@ -47,7 +47,11 @@ def test_fit_quality_is_what_the_docs_state(points: list[calibrate.Measurement],
     tab = calibrate.table(points, catalog)
     thr = tab[(tab["kind"] == "throughput") & (tab["profile"] == "trtllm")]
     assert thr["abs_error"].median() < 0.12
-    assert thr["abs_error"].max() < 0.35
+    dense = thr[~thr["setup"].str.startswith("qwen3")]
+    assert dense["abs_error"].max() < 0.30
+    # MoE is known to be optimistic (expert imbalance and all-to-all are not modelled)
+    moe = thr[thr["setup"].str.startswith("qwen3")]
+    assert (moe["error"] > 0).all()
     split = tab[tab["profile"] == "splitwise"]
     assert split["abs_error"].median() < 0.25
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from engine.catalog import Catalog
 from engine.perf import (
     Instance,
+    StepModel,
     decode_cost,
     decode_steps_time,
     decode_steps_within,
@@ -65,8 +66,9 @@ def test_more_bandwidth_never_slower_at_decode(catalog: Catalog) -> None:
 
 def test_h20_matches_decode_not_prefill(catalog: Catalog) -> None:
     m = catalog.model("llama-3.1-70b")
-    h100 = Instance(model=m, hardware=catalog.chip("h100-sxm"), tp=4)
-    h20 = Instance(model=m, hardware=catalog.chip("h20"), tp=4)
+    # the same (assumed) efficiency on both chips: a comparison of the hardware alone
+    h100 = Instance(model=m, hardware=catalog.chip("h100-sxm"), tp=4, profile_name="default")
+    h20 = Instance(model=m, hardware=catalog.chip("h20"), tp=4, profile_name="default")
     assert float(decode_cost(h20, 8, 2048).time_s) <= float(decode_cost(h100, 8, 2048).time_s) * 1.1
     assert float(prefill_cost(h20, 4096).time_s) > 4 * float(prefill_cost(h100, 4096).time_s)
 
@@ -158,3 +160,42 @@ def test_moe_decode_reads_only_touched_experts(catalog: Catalog) -> None:
     small = float(decode_cost(inst, 1, 1024).memory_s)
     big = float(decode_cost(inst, 64, 1024).memory_s)
     assert small < 0.5 * big
+
+
+@given(
+    q=st.integers(0, 20000),
+    k=st.integers(0, 50000),
+    d=st.integers(0, 512),
+    c=st.integers(0, 100000),
+    model_id=st.sampled_from(["llama-3.1-70b", "mixtral-8x7b", "deepseek-v3"]),
+    tp=st.sampled_from([1, 2, 8]),
+)
+def test_step_model_equals_iteration_cost(
+    catalog: Catalog, q: int, k: int, d: int, c: int, model_id: str, tp: int
+) -> None:
+    inst = Instance(model=catalog.model(model_id), hardware=catalog.chip("h200"), tp=tp, weights="fp8")
+    pairs = q * (k + q / 2)
+    ref = iteration_cost(
+        inst,
+        prefill_tokens=q,
+        prefill_attn_pairs=pairs,
+        prefill_cached_tokens=k,
+        decode_requests=d,
+        decode_context_tokens=c * d,
+    )
+    t, flops, nbytes = StepModel(inst).cost(q, pairs, k, d, c * d)
+    assert t == pytest.approx(float(ref.time_s), rel=1e-9)
+    assert flops == pytest.approx(float(ref.flops), rel=1e-9)
+    assert nbytes == pytest.approx(float(ref.bytes), rel=1e-9)
+
+
+def test_decode_run_totals(h100_70b_tp4: Instance) -> None:
+    sm = StepModel(h100_70b_tp4)
+    t, flops, nbytes = sm.decode_run(8, 8 * 500, 50)
+    ref = [
+        iteration_cost(h100_70b_tp4, decode_requests=8, decode_context_tokens=8 * 500 + 8 * i)
+        for i in range(50)
+    ]
+    assert flops == pytest.approx(sum(float(r.flops) for r in ref))
+    assert nbytes == pytest.approx(sum(float(r.bytes) for r in ref))
+    assert t == pytest.approx(sum(float(r.time_s) for r in ref))

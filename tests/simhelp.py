@@ -1,0 +1,56 @@
+"""Helpers shared by the simulation tests: small scenarios and the invariant checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from engine import scenario_io as io
+from engine.resolve import resolve
+from engine.run import SimResult
+from engine.scenario import Scenario
+from engine.sim import Records, Simulation
+from engine.workload import generate
+
+
+def small(preset: str, **over: Any) -> Scenario:
+    """A preset shortened to a quick run, with overrides by path."""
+    s = io.load_preset(preset)
+    base: dict[str, Any] = {"duration_s": 60.0}
+    if s.workload.trace is not None:
+        base["workload.trace.max_requests"] = 400
+    base.update(over)
+    return io.apply_overrides(s, base)
+
+
+def records(s: Scenario) -> tuple[Records, Any]:
+    """Run the simulation itself and return its raw records and requests."""
+    res = resolve(s)
+    reqs = generate(s)
+    return Simulation(res, reqs).run(), reqs
+
+
+def check_invariants(result: SimResult, rec: Records | None = None) -> None:
+    """DESIGN.md's invariants on one run."""
+    t = result.requests
+    # every request ends exactly once, with a reason when it did not complete
+    assert set(t["outcome"]) <= {"completed", "rejected", "failed"}
+    bad = t[(t["outcome"] != "completed") & (t["reason"] == "")]
+    assert bad.empty, "a request ended without completing and without a reason"
+    done = t[t["outcome"] == "completed"]
+    # timestamps ordered, no negative durations
+    assert (done["first_token_s"] >= done["arrival_s"] - 1e-9).all()
+    assert (done["completion_s"] >= done["first_token_s"] - 1e-9).all()
+    assert (done[["ttft_s", "e2e_s"]] >= -1e-9).all().all()
+    assert (done["tpot_s"].dropna() >= 0).all()
+    # utilisation within [0, 1]
+    ts = result.timeseries
+    for col in ("compute_util", "bandwidth_util", "busy", "kv_memory"):
+        assert ts[col].between(-1e-9, 1 + 1e-6).all(), col
+    for pool in result.summary["utilization"].values():
+        for v in pool.values():
+            assert 0.0 <= v <= 1.0
+    if rec is not None:
+        assert rec.tokens_emitted == int(done["output_tokens"].sum())
+        assert np.all(rec.kv_peak <= rec.kv_capacity)

@@ -1,0 +1,271 @@
+"""The simulation engine: invariants, physics, queueing laws, speed proxies, golden results."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import scenario_io as io
+from engine.catalog import load_catalog
+from engine.perf import decode_cost, prefill_cost
+from engine.resolve import resolve
+from engine.run import flatten, simulate
+from engine.sim import Simulation
+from engine.workload import generate
+from tests.simhelp import check_invariants, records, small
+
+PRESETS = io.preset_names()
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_invariants_on_every_preset(name: str) -> None:
+    s = small(name)
+    rec, _ = records(s)
+    check_invariants(simulate(s), rec)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    mode=st.sampled_from(["colocated", "disaggregated"]),
+    rate=st.floats(0.5, 40.0),
+    mean_in=st.integers(64, 6000),
+    mean_out=st.integers(2, 800),
+    chunked=st.booleans(),
+    max_batch=st.integers(1, 256),
+    router=st.sampled_from(["round_robin", "least_loaded"]),
+    seed=st.integers(0, 1000),
+)
+def test_invariants_on_random_scenarios(
+    mode: str, rate: float, mean_in: int, mean_out: int, chunked: bool, max_batch: int, router: str, seed: int
+) -> None:
+    preset = "chat-disaggregated" if mode == "disaggregated" else "chat-colocated"
+    s = small(
+        preset,
+        duration_s=20.0,
+        seed=seed,
+        **{
+            "workload.arrival.rate_rps": rate,
+            "workload.classes[0].input": {
+                "kind": "lognormal",
+                "mean": mean_in,
+                "p99": mean_in * 4,
+                "max_tokens": 30000,
+            },
+            "workload.classes[0].output": {"kind": "uniform", "low": 1, "high": 2 * mean_out},
+            "deployment.batching.chunked_prefill": chunked,
+            "deployment.batching.max_batch": max_batch,
+            "scheduler.router": {"name": router},
+        },
+    )
+    rec, _ = records(s)
+    res = simulate(s)
+    check_invariants(res, rec)
+    assert (
+        res.summary["requests"]["completed"] + res.summary["requests"]["rejected"]
+        == res.summary["requests"]["total"]
+    )
+
+
+def test_same_seed_same_result_different_seed_different() -> None:
+    s = small("chat-disaggregated")
+    a, b = simulate(s), simulate(s)
+    assert a.requests.equals(b.requests)
+    assert flatten(a.summary) == flatten(b.summary)
+    c = simulate(io.apply_overrides(s, {"seed": 2}))
+    assert not np.array_equal(a.requests["arrival_s"].to_numpy(), c.requests["arrival_s"].to_numpy())
+
+
+def test_requests_are_paired_across_deployments() -> None:
+    a = simulate(small("chat-colocated"))
+    b = simulate(small("chat-disaggregated"))
+    for col in ("arrival_s", "prompt_tokens", "output_tokens", "class"):
+        assert a.requests[col].equals(b.requests[col])
+
+
+def _bare(mode: str) -> Any:
+    return small(
+        "chat-disaggregated" if mode == "disaggregated" else "chat-colocated",
+        duration_s=600.0,
+        **{
+            "workload.arrival.rate_rps": 0.02,
+            "workload.classes[0].input": {"kind": "constant", "tokens": 2048},
+            "workload.classes[0].output": {"kind": "constant", "tokens": 64},
+        },
+    )
+
+
+@pytest.mark.parametrize("mode", ["colocated", "disaggregated"])
+def test_low_load_ttft_and_tpot_approach_the_bare_cost_model(mode: str) -> None:
+    s = _bare(mode)
+    res = simulate(s)
+    inst = resolve(s).pools[0].instance
+    bare_prefill = float(prefill_cost(inst, 2048).time_s)
+    bare_step = float(decode_cost(inst, 1, 2048 + 32).time_s)
+    d = res.summary["latency_ms"]
+    assert d["ttft"]["p50"] / 1e3 == pytest.approx(bare_prefill, rel=0.1 if mode == "disaggregated" else 0.02)
+    assert d["tpot"]["p50"] / 1e3 == pytest.approx(bare_step, rel=0.02)
+    if mode == "disaggregated":  # TTFT includes the exposed part of the KV transfer
+        assert d["ttft"]["p50"] / 1e3 >= bare_prefill
+
+
+def test_past_saturation_queues_grow_and_ttft_climbs() -> None:
+    def run(rate: float) -> Any:
+        return simulate(small("chat-colocated", duration_s=120.0, **{"workload.arrival.rate_rps": rate}))
+
+    low, high = run(4.0), run(60.0)
+    assert high.summary["latency_ms"]["ttft"]["p50"] > 20 * low.summary["latency_ms"]["ttft"]["p50"]
+    q = high.timeseries.groupby("t_s")["queue_depth"].sum()
+    first, last = q[q.index < 30].mean(), q[(q.index >= 90) & (q.index < 120)].mean()
+    assert last > 5 * max(first, 1.0)
+
+
+def test_littles_law_on_a_stable_run() -> None:
+    s = small("chat-colocated", duration_s=900.0, warmup_s=100.0, **{"workload.arrival.rate_rps": 8.0})
+    res = simulate(s)
+    t = res.requests
+    lo, hi = 200.0, 800.0
+    overlap = (np.minimum(t["completion_s"], hi) - np.maximum(t["arrival_s"], lo)).clip(lower=0)
+    in_system = overlap.sum() / (hi - lo)
+    win = t[(t["arrival_s"] >= lo) & (t["arrival_s"] < hi)]
+    throughput = len(win) / (hi - lo)
+    assert in_system == pytest.approx(throughput * win["e2e_s"].mean(), rel=0.05)
+
+
+def test_events_scale_with_requests_not_tokens() -> None:
+    s = small("chat-disaggregated", duration_s=120.0)
+    a, _ = records(s)
+    longer = io.apply_overrides(
+        s, {"workload.classes[0].output": {"kind": "lognormal", "mean": 512, "p99": 2400, "max_tokens": 8192}}
+    )
+    b, reqs = records(longer)
+    n = len(reqs)
+    assert a.events / n < 12
+    assert b.events / n < 12
+    assert abs(b.events - a.events) / a.events < 0.15
+    assert b.tokens_emitted > 1.8 * a.tokens_emitted
+
+
+def test_more_instances_never_lower_throughput() -> None:
+    base = small("chat-colocated", **{"workload.arrival": {"kind": "offline", "requests": 300}})
+    prev = 0.0
+    for count in (1, 2, 4):
+        res = simulate(io.apply_overrides(base, {"deployment.pools[0].count": count}))
+        thr = res.summary["throughput_tokens_per_s"]["output"]
+        assert thr >= prev
+        prev = thr
+
+
+def test_faster_chip_is_never_slower() -> None:
+    base = small("chat-disaggregated", duration_s=60.0)
+    h100 = simulate(base)
+    h200 = simulate(io.apply_overrides(base, {"deployment.pools[1].hardware": "h200"}))
+    assert h200.summary["latency_ms"]["tpot"]["p50"] <= h100.summary["latency_ms"]["tpot"]["p50"]
+
+
+def test_kv_capacity_limits_the_batch() -> None:
+    # 16k-token requests on one tp2 H100 instance: only a handful fit at once
+    s = small(
+        "chat-colocated",
+        duration_s=30.0,
+        **{
+            "deployment.pools[0].count": 1,
+            "workload.arrival.rate_rps": 5.0,
+            "workload.classes[0].input": {"kind": "constant", "tokens": 15000},
+            "workload.classes[0].output": {"kind": "constant", "tokens": 400},
+        },
+    )
+    rec, _ = records(s)
+    cap = resolve(s).pools[0].instance.kv_capacity_tokens
+    assert rec.kv_peak[0] <= cap
+    assert rec.kv_peak[0] > cap - 15400
+    res = simulate(s)
+    assert res.timeseries["batch_size"].max() <= cap // 15400 + 1
+
+
+def test_too_long_requests_are_rejected_with_a_reason() -> None:
+    s = small(
+        "chat-colocated",
+        **{
+            "workload.classes[0].input": {"kind": "constant", "tokens": 900_000},
+            "workload.arrival.rate_rps": 1.0,
+        },
+    )
+    res = simulate(s)
+    assert (res.requests["outcome"] == "rejected").all()
+    assert set(res.requests["reason"]) == {"too_long_for_kv"}
+    assert res.summary["requests"]["rejected_by_reason"] == {"too_long_for_kv": len(res.requests)}
+
+
+def test_closed_loop_and_offline_loads() -> None:
+    closed = simulate(small("chat-colocated", **{"workload.arrival": {"kind": "closed_loop", "clients": 8}}))
+    check_invariants(closed)
+    # never more than `clients` requests in the system at once
+    t = closed.requests
+    times = np.sort(t["arrival_s"].to_numpy())
+    in_sys = [((t["arrival_s"] <= x) & (t["completion_s"] > x)).sum() for x in times[::25]]
+    assert max(in_sys) <= 8
+    offline = simulate(small("chat-colocated", **{"workload.arrival": {"kind": "offline", "requests": 200}}))
+    assert offline.summary["requests"]["completed"] == 200
+    assert (offline.requests["arrival_s"] == 0).all()
+
+
+def test_disaggregated_moves_kv_and_charges_it() -> None:
+    res = simulate(small("chat-disaggregated"))
+    t = res.requests
+    assert (t["kv_transfer_s"] > 0).all()
+    assert (t["prefill_instance"] != t["decode_instance"]).all()
+    assert res.summary["cost"]["usd_by_part"]["kv_transfer"] > 0
+    parts = res.summary["cost"]["usd_by_part"]
+    assert sum(parts.values()) == pytest.approx(res.summary["cost"]["usd_total"])
+
+
+def _golden_doc(res: Any) -> dict[str, Any]:
+    keep = {k: v for k, v in flatten(res.summary).items() if not k.startswith("sim")}
+    return {k: round(v, 9) for k, v in keep.items()}
+
+
+@pytest.mark.parametrize("name", ["chat-colocated", "chat-disaggregated"])
+def test_golden_summary(name: str) -> None:
+    res = simulate(small(name, seed=7))
+    doc = _golden_doc(res)
+    path = GOLDEN / f"{name}.json"
+    if os.environ.get("UPDATE_GOLDEN") or not path.exists():
+        path.write_text(json.dumps(doc, indent=1, sort_keys=True))
+    expected = json.loads(path.read_text())
+    assert doc.keys() == expected.keys()
+    for k, v in expected.items():
+        assert doc[k] == pytest.approx(v, rel=1e-6, abs=1e-9), k
+
+
+def test_mooncake_trace_on_disaggregated_runs_whole() -> None:
+    s = io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {
+            "workload.trace": {
+                "format": "mooncake",
+                "path": "shared:traces/mooncake/conversation_trace.jsonl",
+                "max_requests": 1500,
+            },
+            "duration_s": 3600.0,
+        },
+    )
+    rec, reqs = records(s)
+    assert len(reqs) == 1500
+    res = simulate(s)
+    check_invariants(res, rec)
+    assert res.requests["prompt_tokens"].mean() > 5000
+
+
+def test_simulation_records_every_server() -> None:
+    s = small("chat-disaggregated")
+    sim = Simulation(resolve(s, load_catalog()), generate(s))
+    rec = sim.run()
+    assert [r for _, _, r in rec.servers] == ["prefill"] * 2 + ["decode"] * 4
