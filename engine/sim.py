@@ -11,7 +11,8 @@ therefore a small multiple of the number of requests, whatever the output length
 
 Colocated instances mix decode steps and prefill chunks in one iteration (Sarathi-style; with
 chunked prefill off, waiting prompts run in prefill-only iterations first, as vLLM's default
-scheduler does). Disaggregated deployments run prefill-only instances and decode-only instances:
+scheduler does). Prefill-only instances never chunk: with no decodes to protect, they batch
+whole prompts up to the token budget (a longer prompt runs alone). Disaggregated deployments run prefill-only instances and decode-only instances:
 a finished prompt's KV cache crosses the link to the decode instance the router chose, which
 must have room for it; its first token is delivered when the transfer ends.
 
@@ -253,7 +254,7 @@ class Server:
             if budget <= 0:
                 break
             left = int(sim.prompt[rid] - sim.prefilled[rid])
-            if sim.chunked:
+            if sim.chunked and self.role == "mixed":
                 q = min(left, sim.chunk_tokens, budget)
             elif left <= budget or not chunks:
                 q = left

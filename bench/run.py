@@ -1,0 +1,114 @@
+"""Speed and memory benchmarks of the engine: prints each figure and the events per request.
+
+Targets (issue: the simulation engine), on the 2-core reference machine:
+- the default preset (about 10,000 requests) in under 1 s of wall time;
+- the Mooncake conversation trace (12,031 requests over an hour) on a disaggregated
+  deployment in under 1.5 s (trace parsing reported apart);
+- 100,000 synthetic requests in under 15 s and under 1 GB of memory;
+- doubling every output length changes wall time by less than 30%.
+
+Times are of `Simulation.run` plus metrics (what `simulate()` does after the requests are
+generated), the best of a few repetitions; interpreter start-up and imports are excluded.
+Run: ``make bench`` or ``python bench/run.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine import scenario_io as io
+from engine.resolve import resolve
+from engine.run import _result
+from engine.scenario import Scenario
+from engine.sim import Simulation
+from engine.workload import generate
+
+
+def timed(scenario: Scenario, repeat: int) -> tuple[float, float, int, int]:
+    """(best wall s, generation s, events, requests) of simulate() on a prepared scenario."""
+    res = resolve(scenario)
+    t0 = time.perf_counter()
+    reqs = generate(scenario)
+    gen_s = time.perf_counter() - t0
+    walls = []
+    events = 0
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        rec = Simulation(res, reqs).run()
+        _result(res, reqs, rec, 0.0)
+        walls.append(time.perf_counter() - t0)
+        events = rec.events
+    return min(walls), gen_s, events, len(reqs)
+
+
+def row(name: str, wall: float, target: float, events: int, n: int, extra: str = "") -> None:
+    ok = "ok" if wall < target else "SLOW"
+    print(
+        f"{name:42} {wall:8.3f} s  (target < {target:g} s, {ok})  {n:>7,} req  {events / max(n, 1):5.1f} ev/req  {extra}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="one repetition, skip the 100k run")
+    args = parser.parse_args()
+    rep = 1 if args.quick else 3
+
+    default = io.load_preset(io.DEFAULT_PRESET)
+    wall, gen, ev, n = timed(default, rep)
+    row(f"default preset ({io.DEFAULT_PRESET})", wall, 1.0, ev, n, f"generation {gen:.3f} s")
+
+    for preset in io.preset_names():
+        if preset == io.DEFAULT_PRESET:
+            continue
+        wall, gen, ev, n = timed(io.load_preset(preset), 1)
+        row(
+            f"preset {preset}",
+            wall,
+            1.0 if "mooncake" not in preset else 1.5,
+            ev,
+            n,
+            f"generation {gen:.3f} s",
+        )
+
+    longer = io.apply_overrides(
+        default,
+        {"workload.classes[0].output": {"kind": "lognormal", "mean": 512, "p99": 2400, "max_tokens": 8192}},
+    )
+    wall2, _, ev2, n2 = timed(longer, rep)
+    base, _, _, _ = timed(default, rep)
+    change = wall2 / base - 1.0
+    verdict = "ok" if abs(change) < 0.30 else "TOO SENSITIVE"
+    print(
+        f"{'default with doubled output lengths':42} {wall2:8.3f} s  (change {change:+.0%} vs {base:.3f} s, target < 30%, {verdict})  {ev2 / n2:5.1f} ev/req"
+    )
+
+    if not args.quick:
+        big = io.apply_overrides(
+            io.load_preset("chat-colocated"),
+            {"duration_s": 1000.0, "workload.arrival.rate_rps": 100.0, "deployment.pools[0].count": 40},
+        )
+        gc.collect()
+        wall, gen, ev, n = timed(big, 1)
+        rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        row(
+            "100k synthetic requests (40 instances)",
+            wall,
+            15.0,
+            ev,
+            n,
+            f"process max RSS {rss_mb:,.0f} MB (target < 1 GB)",
+        )
+    print(f"python {sys.version.split()[0]}; each figure is the best of {rep} run(s)")
+
+
+if __name__ == "__main__":
+    main()
