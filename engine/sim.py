@@ -100,10 +100,10 @@ class Server:
         self.proc = sim.env.process(self.serve())
 
     # --- views and wake-ups ---------------------------------------------------------------
-    def view(self) -> policies.InstanceView:
-        """What a router sees of this instance."""
+    def view(self, position: int) -> policies.InstanceView:
+        """What a router sees of this instance, at `position` in the list it chooses from."""
         return policies.InstanceView(
-            self.local,
+            position,
             len(self.waiting) + len(self.incoming),
             self.waiting_tokens,
             len(self.running) + len(self.prefilling),
@@ -368,7 +368,7 @@ class Simulation:
         self.ticks[key] = tick + 1
         if len(servers) == 1:
             return servers[0]
-        views = [s.view() for s in servers]
+        views = [s.view(i) for i, s in enumerate(servers)]
         return servers[self.router.choose(self.request_view(rid), views, tick)]
 
     def end(self, rid: int, outcome: int, reason: str = "") -> None:
