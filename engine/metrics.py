@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.cache import TIERS
 from engine.resolve import Resolved
 from engine.sim import COMPLETED, FAILED, OUTCOMES, REJECTED, SEGMENT_COLUMNS, Records
 from engine.workload import Requests
@@ -59,6 +60,9 @@ def request_table(resolved: Resolved, reqs: Requests, rec: Records) -> pd.DataFr
             "decode_instance": rec.decode_instance,
             "kv_transfer_s": rec.transfer_s,
             "outcome": [OUTCOMES[int(o)] for o in rec.outcome],
+            "cache_hit_tokens": rec.cache_hit_tokens.sum(axis=1),
+            "retries": rec.retries,
+            "preemptions": rec.preemptions,
             "reason": rec.reason,
             "ttft_s": ttft,
             "tpot_s": tpot,
@@ -243,11 +247,52 @@ def summary(resolved: Resolved, reqs: Requests, rec: Records, table: pd.DataFram
     }
     out["window_s"] = span
     out["drain_end_s"] = rec.end_s
+    out["cache"] = cache_summary(resolved, reqs, rec, table, mask)
+    counters = rec.counters
+    out["scheduler"] = {
+        "preemptions": int(counters.get("preemptions", 0)),
+        "recomputed_tokens": int(counters.get("recomputed_tokens", 0)),
+        "swapped_bytes": float(counters.get("swapped_bytes", 0.0)),
+        "retried": int(counters.get("retried", 0)),
+        "role_switches": int(counters.get("role_switches", 0)),
+    }
     out["kv_transfer_ms"] = {
         "mean": float(done["kv_transfer_s"].mean() * 1e3) if len(done) else None,
         "p99": _pct(done["kv_transfer_s"].to_numpy(dtype=float) * 1e3, 99),
     }
     return out
+
+
+def cache_summary(
+    resolved: Resolved, reqs: Requests, rec: Records, table: pd.DataFrame, mask: pd.Series
+) -> dict[str, Any]:
+    """Prefix-cache hit rates (per tier and class), prefill compute saved and bytes moved."""
+    sc = resolved.scenario
+    hits = rec.cache_hit_tokens[mask.to_numpy()]
+    prompts = table.loc[mask, "prompt_tokens"].to_numpy(dtype=float)
+    total = float(prompts.sum())
+    model = resolved.model
+    kvb = model.kv_bytes_per_token(sc.model.kv)
+    m = hits.sum(axis=1).astype(float)
+    saved = float(np.sum(2.0 * model.matmul_params() * m + model.attention_flops_per_pair() * m * m / 2.0))
+    by_class = {}
+    classes = table.loc[mask, "class"].to_numpy()
+    for spec in sc.workload.classes:
+        sel = classes == spec.name
+        denom = float(prompts[sel].sum())
+        by_class[spec.name] = float(m[sel].sum()) / denom if denom else 0.0
+    return {
+        "enabled": sc.cache.enabled,
+        "hit_rate": float(m.sum()) / total if total else 0.0,
+        "hit_rate_by_tier": {
+            t: float(hits[:, i].sum()) / total if total else 0.0 for i, t in enumerate(TIERS)
+        },
+        "hit_rate_by_class": by_class,
+        "bytes_by_tier": {t: float(hits[:, i].sum()) * kvb for i, t in enumerate(TIERS)},
+        "prefill_flops_saved": saved,
+        "load_ms_mean": float(np.mean(rec.cache_load_s[mask.to_numpy()]) * 1e3) if len(hits) else 0.0,
+        "kv_transfer_tokens_saved": int(rec.counters.get("transfer_tokens_saved", 0)),
+    }
 
 
 def class_summary(resolved: Resolved, win: pd.DataFrame) -> dict[str, dict[str, Any]]:

@@ -299,13 +299,37 @@ class PolicySpec(Frozen):
         return self.model_dump(mode="json")
 
 
+class Elastic(Frozen):
+    """Elastic roles: an instance may switch between prefill and decode (disaggregated only).
+
+    Every `check_s`, if the prefill queue holds more than `threshold` requests per prefill
+    instance and a decode instance is idle, that instance switches to prefill (and the reverse
+    for prompts waiting for decode memory). A switch takes `switch_s`, during which the instance
+    serves nothing.
+    """
+
+    enabled: bool = False
+    threshold: Annotated[float, Field(gt=0, le=100_000)] = 8.0
+    switch_s: Annotated[float, Field(ge=0, le=3600)] = 20.0
+    check_s: Annotated[float, Field(gt=0, le=3600)] = 5.0
+
+
 class Scheduler(Frozen):
-    """Routing, queue order, admission control and preemption."""
+    """Routing, queue order, admission control, preemption and elastic roles.
+
+    Preemption: with ``none`` a request reserves KV for its prompt and its whole output on
+    admission, so memory never runs out (TensorRT-LLM's guaranteed-no-evict policy). With
+    ``recompute`` or ``swap`` it reserves only what it holds (vLLM's policy) and grows one token
+    a step; when decode memory runs out, a victim (lowest priority, then latest arrival) is
+    preempted and later either recomputed from scratch or swapped back in from host memory over
+    PCIe. Both costs show up in latency.
+    """
 
     router: PolicySpec = PolicySpec(name="least_loaded")
     queue: PolicySpec = PolicySpec(name="fcfs")
     admission: PolicySpec = PolicySpec(name="none")
     preemption: Literal["none", "recompute", "swap"] = "none"
+    elastic: Elastic = Elastic()
 
     @model_validator(mode="after")
     def _check(self) -> Scheduler:
@@ -359,6 +383,8 @@ class Scenario(Frozen):
                     f"workload.arrival.rate_rps: {arr.rate_rps} rps over duration_s {self.duration_s} "
                     f"means up to {expected:,.0f} requests; the limit is {bounds.MAX_REQUESTS:,}"
                 )
+        if self.scheduler.elastic.enabled and self.deployment.mode != "disaggregated":
+            raise ValueError("scheduler.elastic.enabled: elastic roles need a disaggregated deployment")
         pool_names = {p.name for p in self.deployment.pools}
         for i, f in enumerate(self.faults):
             if f.pool not in pool_names:

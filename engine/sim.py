@@ -4,21 +4,26 @@ Each instance is one simpy process running continuous batching. An iteration tha
 prefill work (a whole prompt, or a chunk of one) is one event. A run of decode-only iterations
 with an unchanging batch is also one event: the cost model sums its steps in closed form
 (`perf.StepModel.decode_run`), and the process jumps straight to the first completion in the
-batch. A request routed to an instance in the middle of such a jump interrupts it; the
-instance works out how many steps had finished, completes the step in progress (a request joins
-a continuous batch at an iteration boundary) and forms a new batch. The number of events is
-therefore a small multiple of the number of requests, whatever the output lengths.
+batch (or the step at which decode memory runs out). A request routed to an instance in the
+middle of such a jump interrupts it; the instance works out how many steps had finished,
+completes the step in progress (a request joins a continuous batch at an iteration boundary)
+and forms a new batch. The number of events is therefore a small multiple of the number of
+requests, whatever the output lengths.
 
 Colocated instances mix decode steps and prefill chunks in one iteration (Sarathi-style; with
 chunked prefill off, waiting prompts run in prefill-only iterations first, as vLLM's default
 scheduler does). Prefill-only instances never chunk: with no decodes to protect, they batch
-whole prompts up to the token budget (a longer prompt runs alone). Disaggregated deployments run prefill-only instances and decode-only instances:
-a finished prompt's KV cache crosses the link to the decode instance the router chose, which
+whole prompts up to the token budget (a longer prompt runs alone). Disaggregated deployments
+hand a finished prompt's KV cache over the link to the decode instance the router chose, which
 must have room for it; its first token is delivered when the transfer ends.
 
-KV memory: a request reserves its prompt plus its output on admission (TensorRT-LLM's
-"guaranteed no evict" policy), so memory never overflows and nothing is evicted; requests that
-do not fit wait in the queue. A request that could never fit is rejected at arrival.
+KV memory: without preemption a request reserves its prompt plus its output on admission
+(TensorRT-LLM's "guaranteed no evict"), so memory never overflows. With preemption it reserves
+what it holds and grows a token a step; when memory runs out a victim is recomputed or swapped
+(see `engine.scenario.Scheduler`). A request that could never fit is rejected at arrival.
+
+The prefix cache (`engine.cache`), faults (instances lost and restored) and elastic roles are
+modelled here too; policies decide from read-only views (`engine.policies`).
 """
 
 from __future__ import annotations
@@ -33,14 +38,17 @@ import numpy as np
 import simpy
 
 from engine import policies
+from engine.cache import HBM, HOST, POOLED, LruBlocks, lookup, request_blocks
 from engine.perf import StepModel
 from engine.resolve import Resolved, ResolvedPool
+from engine.scenario import Fault
 from engine.workload import Requests
 
 PENDING, COMPLETED, REJECTED, FAILED = 0, 1, 2, 3
 SEGMENT_COLUMNS = ("server", "t0", "t1", "flops", "bytes", "kv_tokens", "batch", "waiting", "prefill_s")
 """Columns of the per-iteration records."""
 OUTCOMES = {PENDING: "pending", COMPLETED: "completed", REJECTED: "rejected", FAILED: "failed"}
+FAULT = "fault"
 
 
 @dataclass(frozen=True)
@@ -55,22 +63,29 @@ class Records:
     prefill_instance: np.ndarray
     decode_instance: np.ndarray
     transfer_s: np.ndarray
+    cache_hit_tokens: np.ndarray  # (requests, 3): tokens served from HBM, host, pooled
+    cache_load_s: np.ndarray
+    retries: np.ndarray
+    preemptions: np.ndarray
     segments: np.ndarray  # columns: SEGMENT_COLUMNS
-    servers: list[tuple[int, int, str]]  # (pool index, index in pool, role) per server
+    servers: list[tuple[int, int, str]]  # (pool index, index in pool, starting role) per server
     kv_capacity: np.ndarray  # tokens, per server
     events: int
     end_s: float
     tokens_emitted: int  # output tokens produced by iterations (checked against completed outputs)
+    tokens_discarded: int  # tokens produced and then lost to a fault (retried from the start)
     kv_peak: np.ndarray  # most KV tokens reserved at once, per server
+    counters: dict[str, float]
 
 
 class Server:
-    """One instance: its queues, KV bookkeeping and its simpy process."""
+    """One instance: its queues, KV bookkeeping, cache tiers and its simpy process."""
 
     __slots__ = (
         "idx", "local", "pool", "role", "step", "kv_cap", "kv_reserved", "kv_used", "waiting",
         "waiting_tokens", "prefilling", "running", "incoming", "proc", "wake", "in_jump", "up",
-        "nic_free_s", "sim", "seq", "finish", "steps_done", "ctx_sum", "kv_peak",
+        "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
+        "swapped", "loading", "generation", "repaired", "busy_switching", "prefill_rate", "ready", "jump_growth",
     )  # fmt: skip
 
     def __init__(self, sim: Simulation, idx: int, local: int, pool: ResolvedPool) -> None:
@@ -78,7 +93,7 @@ class Server:
         self.idx = idx
         self.local = local
         self.pool = pool
-        self.role = pool.spec.role
+        self.role: str = pool.spec.role
         self.step = StepModel(pool.instance)
         self.kv_cap = pool.instance.kv_capacity_tokens
         self.kv_reserved = 0
@@ -89,18 +104,33 @@ class Server:
         self.prefilling: list[int] = []
         self.running: dict[int, int] = {}  # decoding request -> steps_done when it joined
         self.finish: list[tuple[int, int]] = []  # heap of (steps_done at its last token, request)
+        self.finish_of: dict[int, int] = {}
         self.steps_done = 0  # decode steps this instance has run
         self.ctx_sum = 0  # context tokens of the running requests
         self.incoming: list[int] = []
+        self.swapped: list[tuple[int, int, int]] = []  # (request, context, remaining) waiting for memory
+        self.loading: set[int] = set()  # reserved here; cache load, swap-in or recompute under way
+        self.ready: list[tuple[int, int, int]] = []  # swapped in or recomputed: rejoins the batch next
         self.wake: simpy.Event | None = None
+        self.repaired: simpy.Event | None = None
         self.in_jump = False
+        self.jump_growth = 0  # KV tokens the decode jump under way will add (preemption mode)
         self.up = True
+        self.busy_switching = False
+        self.generation = 0  # bumps when the instance fails: stale callbacks are ignored
         self.nic_free_s = 0.0
-        self.seq = 0
+        bt = sim.reqs.block_tokens
+        kvb = pool.instance.kv_bytes_per_token
+        cache = sim.scenario.cache
+        self.hbm = LruBlocks(self.kv_cap // bt) if sim.cache_on and cache.hbm else None
+        host_blocks = int(cache.host.capacity_gb * 1e9 // (kvb * bt)) if cache.host.enabled else 0
+        self.host = LruBlocks(host_blocks) if sim.cache_on and cache.host.enabled else None
+        chunk = float(sim.token_budget)
+        self.prefill_rate = chunk / max(self.step.cost(chunk, chunk * chunk / 2.0, 0, 0, 0.0)[0], 1e-9)
         self.proc = sim.env.process(self.serve())
 
     # --- views and wake-ups ---------------------------------------------------------------
-    def view(self, position: int) -> policies.InstanceView:
+    def view(self, position: int, cached: int = 0) -> policies.InstanceView:
         """What a router sees of this instance, at `position` in the list it chooses from."""
         return policies.InstanceView(
             position,
@@ -108,12 +138,12 @@ class Server:
             self.waiting_tokens,
             len(self.running) + len(self.prefilling),
             self.kv_cap - self.kv_reserved,
-            0,
+            cached,
             self.up,
         )
 
     def notify(self, could_start: bool) -> None:
-        """Something arrived: wake the process if idle, or cut a decode jump short."""
+        """Something arrived or was freed: wake the process if idle, or cut a decode jump short."""
         if self.wake is not None and not self.wake.triggered:
             self.wake.succeed()
         elif self.in_jump and could_start:
@@ -122,31 +152,46 @@ class Server:
 
     def has_slot(self) -> bool:
         """True when the running batch can take another request."""
-        return len(self.running) + len(self.prefilling) < self.sim.max_batch
+        return len(self.running) + len(self.prefilling) + len(self.loading) < self.sim.max_batch
 
     # --- the process ----------------------------------------------------------------------
     def serve(self) -> Any:
-        """Continuous batching, one iteration (or one decode jump) per loop."""
+        """Continuous batching, one iteration (or one decode jump) per loop; survives faults."""
         sim = self.sim
         env = sim.env
         while True:
-            if self.role == "decode":
-                self._admit_incoming()
-            else:
-                self._admit_waiting()
-            chunks = self._prefill_chunks() if self.role != "decode" else []
-            decodes = len(self.running) if (self.role != "prefill") and (sim.chunked or not chunks) else 0
-            if not chunks and not decodes:
-                self.wake = env.event()
-                sim.events += 1
-                yield self.wake
+            try:
+                if not self.up or self.busy_switching:
+                    self.repaired = env.event()
+                    sim.events += 1
+                    yield self.repaired
+                    self.repaired = None
+                    continue
+                while self.ready:
+                    self.start_decoding(*self.ready.pop(0))
+                self._admit_swapped()
+                if self.role == "decode":
+                    self._admit_incoming()
+                chunks = self._schedule_prefill() if self.role != "decode" else []
+                decodes = len(self.running) if (self.role != "prefill") and (sim.chunked or not chunks) else 0
+                if decodes and sim.preempt and not self._make_room():
+                    continue  # memory was freed by preemption: form the batch again
+                if not chunks and not decodes:
+                    self.wake = env.event()
+                    sim.events += 1
+                    yield self.wake
+                    self.wake = None
+                    continue
+                t0 = env.now
+                if chunks:
+                    yield from self._iteration(chunks, decodes, t0)
+                else:
+                    yield from self._decode_jump(t0)
+            except simpy.Interrupt as exc:
+                if exc.cause != FAULT:  # an arrival interrupting outside a jump: just loop
+                    continue
+                self.in_jump = False
                 self.wake = None
-                continue
-            t0 = env.now
-            if chunks:
-                yield from self._iteration(chunks, decodes, t0)
-            else:
-                yield from self._decode_jump(t0)
 
     def _iteration(self, chunks: list[tuple[int, int, int]], decodes: int, t0: float) -> Any:
         sim = self.sim
@@ -172,51 +217,37 @@ class Server:
         for rid, qi, _ in chunks:
             sim.prefilled[rid] += qi
             self.waiting_tokens -= qi
-            if sim.prefilled[rid] >= sim.prompt[rid]:
+            if sim.prefilled[rid] >= sim.pf_target[rid]:
                 self.prefilling.remove(rid)
                 sim.prefill_done(self, rid)
 
     def _decode_jump(self, t0: float) -> Any:
         sim = self.sim
         b = len(self.running)
-        kmax = self.finish[0][0] - self.steps_done
+        kmax = self._next_finish() - self.steps_done
+        if sim.preempt:
+            kmax = max(1, min(kmax, (self.kv_cap - self.kv_reserved) // b))
         ctx = float(self.ctx_sum)
         run = self.step.decode_run(b, ctx, kmax)
         steps = kmax
+        self.jump_growth = kmax * b
         self.in_jump = True
         sim.events += 1
         try:
             yield sim.env.timeout(run[0])
-        except simpy.Interrupt:
+        except simpy.Interrupt as exc:
+            if exc.cause == FAULT:
+                raise
             steps = self._steps_started(b, ctx, sim.env.now - t0, kmax)
             run = self.step.decode_run(b, ctx, steps)
             sim.events += 1
             yield sim.env.timeout(max(0.0, t0 + run[0] - sim.env.now))
         self.in_jump = False
+        self.jump_growth = 0
         _, flops, nbytes = run
         sim.segment(self, t0, sim.env.now, flops, nbytes, self.kv_used + steps * b / 2.0, b)
         self.kv_used += steps * b
         self.advance(steps)
-
-    def start_decoding(self, rid: int, context: int, remaining: int) -> None:
-        """A request joins the decode batch with `remaining` tokens still to produce."""
-        self.sim.context[rid] = context
-        self.running[rid] = self.steps_done
-        heapq.heappush(self.finish, (self.steps_done + remaining, rid))
-        self.ctx_sum += context
-
-    def advance(self, steps: int) -> None:
-        """Every running request produced `steps` tokens; complete those that are done."""
-        sim = self.sim
-        self.steps_done += steps
-        self.ctx_sum += steps * len(self.running)
-        sim.tokens_emitted += steps * len(self.running)
-        while self.finish and self.finish[0][0] <= self.steps_done:
-            _, rid = heapq.heappop(self.finish)
-            ctx = int(sim.context[rid]) + self.steps_done - self.running.pop(rid)
-            sim.context[rid] = ctx
-            self.ctx_sum -= ctx
-            sim.complete(self, rid)
 
     def _steps_started(self, b: int, ctx: float, elapsed: float, kmax: int) -> int:
         """Steps finished or in progress after `elapsed` seconds of a decode run (at most kmax)."""
@@ -226,35 +257,80 @@ class Server:
             guess -= 1
         return guess
 
-    # --- batch formation ------------------------------------------------------------------
-    def _admit_waiting(self) -> None:
+    # --- decode batch ---------------------------------------------------------------------
+    def _next_finish(self) -> int:
+        while self.finish and self.finish_of.get(self.finish[0][1]) != self.finish[0][0]:
+            heapq.heappop(self.finish)  # a preempted request's stale entry
+        return self.finish[0][0]
+
+    def start_decoding(self, rid: int, context: int, remaining: int) -> None:
+        """A request joins the decode batch with `remaining` tokens still to produce."""
+        self.sim.context[rid] = context
+        self.running[rid] = self.steps_done
+        self.finish_of[rid] = self.steps_done + remaining
+        heapq.heappush(self.finish, (self.steps_done + remaining, rid))
+        self.ctx_sum += context
+
+    def context_of(self, rid: int) -> int:
+        """Current context tokens of a running request."""
+        return int(self.sim.context[rid]) + self.steps_done - self.running[rid]
+
+    def leave(self, rid: int) -> tuple[int, int]:
+        """Take a request out of the decode batch; returns (context, tokens still to produce)."""
+        ctx = self.context_of(rid)
+        self.running.pop(rid)
+        remaining = self.finish_of.pop(rid) - self.steps_done
+        self.ctx_sum -= ctx
+        self.sim.context[rid] = ctx
+        return ctx, remaining
+
+    def advance(self, steps: int) -> None:
+        """Every running request produced `steps` tokens; complete those that are done."""
         sim = self.sim
-        while self.waiting and self.has_slot():
-            rid = self.waiting[0][1]
-            need = sim.reserve_tokens(rid, self.role)
-            if self.kv_reserved + need > self.kv_cap:
-                break
-            heapq.heappop(self.waiting)
-            self.kv_reserved += need
+        self.steps_done += steps
+        b = len(self.running)
+        self.ctx_sum += steps * b
+        sim.tokens_emitted += steps * b
+        if sim.preempt:
+            self.kv_reserved += steps * b
             self.kv_peak = max(self.kv_peak, self.kv_reserved)
-            self.prefilling.append(rid)
-            sim.prefill_start[rid] = sim.env.now
+        while self.finish and self.finish[0][0] <= self.steps_done:
+            fin, rid = heapq.heappop(self.finish)
+            if self.finish_of.get(rid) != fin:
+                continue
+            self.leave(rid)
+            sim.complete(self, rid)
 
-    def _admit_incoming(self) -> None:
+    def _make_room(self) -> bool:
+        """Preempt victims until the next decode step fits in memory; False if any were taken."""
         sim = self.sim
-        while self.incoming and len(self.running) < sim.max_batch:
-            rid = self.incoming.pop(0)
-            self.start_decoding(rid, int(sim.prompt[rid]), int(sim.output[rid]) - 1)
+        took = False
+        while self.running and self.kv_reserved + len(self.running) > self.kv_cap:
+            victim = min(
+                self.running,
+                key=lambda r: (sim.priority[r], -sim.arrival[r], -r),
+            )
+            sim.preempt_request(self, victim)
+            took = True
+        return not took
 
-    def _prefill_chunks(self) -> list[tuple[int, int, int]]:
+    # --- batch formation ------------------------------------------------------------------
+    def _schedule_prefill(self) -> list[tuple[int, int, int]]:
+        """Prefill work of the next iteration: continuing prompts, then new ones from the queue.
+
+        A waiting request is admitted (and its KV reserved) only when this iteration has token
+        budget for it, as vLLM's scheduler does, so the backlog stays in the queue, where the
+        queue order decides who goes next.
+        """
         sim = self.sim
-        budget = sim.token_budget - (len(self.running) if sim.chunked and self.role == "mixed" else 0)
+        mixed_chunks = sim.chunked and self.role == "mixed"
+        budget = sim.token_budget - (len(self.running) if mixed_chunks else 0)
         chunks: list[tuple[int, int, int]] = []
         for rid in self.prefilling:
             if budget <= 0:
                 break
-            left = int(sim.prompt[rid] - sim.prefilled[rid])
-            if sim.chunked and self.role == "mixed":
+            left = int(sim.pf_target[rid] - sim.prefilled[rid])
+            if mixed_chunks:
                 q = min(left, sim.chunk_tokens, budget)
             elif left <= budget or not chunks:
                 q = left
@@ -262,7 +338,121 @@ class Server:
                 continue
             chunks.append((rid, q, int(sim.prefilled[rid])))
             budget -= q
+        # with preemption, keep room for every running request's next token (a watermark)
+        spare = len(self.running) + 1 if sim.preempt and self.role == "mixed" else 0
+        while self.waiting and budget > 0 and self.has_slot():
+            rid = self.waiting[0][1]
+            need = sim.reserve_tokens(rid, self.role)
+            if self.kv_reserved + need + spare > self.kv_cap:
+                break
+            if not mixed_chunks and chunks and int(sim.pf_target[rid]) > budget:
+                break  # a whole prompt that does not fit this iteration waits for the next
+            heapq.heappop(self.waiting)
+            self.kv_reserved += need
+            self.kv_peak = max(self.kv_peak, self.kv_reserved)
+            if self.hbm is not None:
+                self.hbm.shrink((self.kv_cap - self.kv_reserved) // sim.reqs.block_tokens)
+            load_s = sim.use_cache(self, rid) if sim.cache_on else 0.0
+            if load_s > 0:
+                self.loading.add(rid)
+                sim.after(load_s, self._loaded, rid, self.generation)
+                continue
+            self.prefilling.append(rid)
+            sim.prefill_start[rid] = sim.env.now
+            left = int(sim.pf_target[rid] - sim.prefilled[rid])
+            q = min(left, sim.chunk_tokens, budget) if mixed_chunks else left
+            chunks.append((rid, q, int(sim.prefilled[rid])))
+            budget -= q
         return chunks
+
+    def _loaded(self, rid: int, generation: int) -> None:
+        if generation != self.generation:
+            return
+        self.loading.discard(rid)
+        self.prefilling.append(rid)
+        self.sim.prefill_start[rid] = self.sim.env.now
+        self.notify(True)
+
+    def _admit_incoming(self) -> None:
+        sim = self.sim
+        while self.incoming and len(self.running) + len(self.loading) < sim.max_batch:
+            rid = self.incoming.pop(0)
+            self.start_decoding(rid, int(sim.prompt[rid]), int(sim.output[rid]) - 1)
+
+    def _admit_swapped(self) -> None:
+        """Bring back preempted requests (before new ones) once their memory is free again."""
+        sim = self.sim
+        while self.swapped and len(self.running) + len(self.loading) < sim.max_batch:
+            rid, ctx, remaining = self.swapped[0]
+            if self.kv_reserved + ctx + len(self.running) + 1 > self.kv_cap:
+                break
+            self.swapped.pop(0)
+            self.kv_reserved += ctx
+            self.kv_peak = max(self.kv_peak, self.kv_reserved)
+            self.loading.add(rid)
+            if sim.swap:
+                delay = sim.swap_time(self, ctx)
+            else:  # recompute the context's KV in place (a prefill of ctx tokens)
+                delay = float(self.step.cost(ctx, ctx * ctx / 2.0, 0, 0, 0.0)[0])
+            sim.after(delay, self._resumed, (rid, ctx, remaining), self.generation)
+
+    def _resumed(self, item: tuple[int, int, int], generation: int) -> None:
+        if generation != self.generation:
+            return
+        rid, ctx, _ = item
+        self.loading.discard(rid)
+        self.kv_used += ctx
+        self.ready.append(item)  # joins at the next iteration boundary, not mid-iteration
+        self.notify(True)
+
+    # --- faults and role switches ---------------------------------------------------------
+    def take_down(self) -> list[int]:
+        """Lose the instance: return every request it held; the process waits to be repaired."""
+        sim = self.sim
+        held = [rid for _, rid in self.waiting] + list(self.prefilling) + list(self.running)
+        held += list(self.incoming) + [rid for rid, _, _ in self.swapped] + sorted(self.loading)
+        held += [rid for rid, _, _ in self.ready]
+        # tokens already streamed by requests that will be retried from the start
+        left: dict[int, int] = {rid: self.finish_of[rid] - self.steps_done for rid in self.running}
+        left.update({rid: remaining for rid, _, remaining in self.swapped + self.ready})
+        left.update({rid: int(sim.output[rid]) - 1 for rid in self.incoming})
+        for rid in held:
+            if rid not in left and sim.resume[rid] >= 0:
+                left[rid] = int(sim.resume[rid])
+        for rid, remaining in left.items():
+            sim.tokens_discarded += int(sim.output[rid]) - remaining
+        self.up = False
+        self.generation += 1
+        self.waiting, self.prefilling, self.incoming, self.swapped = [], [], [], []
+        self.running, self.finish, self.finish_of, self.loading, self.ready = {}, [], {}, set(), []
+        self.waiting_tokens = self.kv_reserved = self.kv_used = self.ctx_sum = 0
+        if self.hbm is not None:
+            self.hbm.clear()
+        if self.host is not None:
+            self.host.clear()
+        self.in_jump = False
+        self.jump_growth = 0
+        self.proc.interrupt(FAULT)
+        return list(dict.fromkeys(held))
+
+    def bring_up(self) -> None:
+        """The instance is back (empty)."""
+        self.up = True
+        self.busy_switching = False
+        if self.repaired is not None and not self.repaired.triggered:
+            self.repaired.succeed()
+
+    def idle(self) -> bool:
+        """True when the instance holds no request at all."""
+        return not (
+            self.waiting
+            or self.prefilling
+            or self.running
+            or self.incoming
+            or self.swapped
+            or self.loading
+            or self.ready
+        )
 
 
 class Simulation:
@@ -276,10 +466,12 @@ class Simulation:
         self.env = simpy.Environment()
         self.events = 0
         self.tokens_emitted = 0
+        self.tokens_discarded = 0
         n = len(reqs)
         self.n = n
         self.prompt = reqs.prompt_tokens
         self.output = reqs.output_tokens
+        self.pf_target = reqs.prompt_tokens.astype(np.int64).copy()
         self.arrival = reqs.arrival_s.astype(float).copy()
         self.prefilled = np.zeros(n, dtype=np.int64)
         self.context = np.zeros(n, dtype=np.int64)
@@ -291,76 +483,109 @@ class Simulation:
         self.decode_inst = np.full(n, -1, dtype=np.int64)
         self.transfer = np.zeros(n)
         self.prefill_start = np.zeros(n)
+        self.hits = np.zeros((n, 3), dtype=np.int64)
+        self.load_s = np.zeros(n)
+        self.retries = np.zeros(n, dtype=np.int64)
+        self.preemptions = np.zeros(n, dtype=np.int64)
+        self.resume = np.full(n, -1, dtype=np.int64)  # tokens left after a recompute, else -1
         self.views: list[policies.RequestView | None] = [None] * n
+        classes = sc.workload.classes
+        self.priority = np.array([classes[c].priority for c in reqs.cls], dtype=np.int64)
+        self.top_priority = max(c.priority for c in classes)
         b = sc.deployment.batching
         self.max_batch = b.max_batch
         self.token_budget = b.token_budget
         self.chunked = b.chunked_prefill
         self.chunk_tokens = b.chunk_tokens
+        self.preempt = sc.scheduler.preemption != "none"
+        self.swap = sc.scheduler.preemption == "swap"
         self.router = policies.build_router(sc.scheduler.router.as_dict())
         self.queue = policies.build_queue(sc.scheduler.queue.as_dict())
         self.admission = policies.build_admission(sc.scheduler.admission.as_dict())
+        self.cache_on = sc.cache.enabled
+        self.pooled = (
+            LruBlocks(
+                int(
+                    sc.cache.pooled.capacity_gb
+                    * 1e9
+                    // (resolved.pools[0].instance.kv_bytes_per_token * reqs.block_tokens)
+                )
+            )
+            if self.cache_on and sc.cache.pooled.enabled
+            else None
+        )
         self.ticks: dict[str, int] = {}
         self.servers: list[Server] = []
-        self.by_role: dict[str, list[Server]] = {}
         for pool in resolved.pools:
             for j in range(pool.spec.count):
-                s = Server(self, len(self.servers), j, pool)
-                self.servers.append(s)
-                self.by_role.setdefault(pool.spec.role, []).append(s)
-        self.entry = self.by_role.get("mixed") or self.by_role["prefill"]
-        self.disaggregated = "prefill" in self.by_role
-        self.decode_cap = max(s.kv_cap for s in self.by_role.get("decode", self.entry))
-        self.prefill_cap = max(s.kv_cap for s in self.entry)
+                self.servers.append(Server(self, len(self.servers), j, pool))
+        self.disaggregated = sc.deployment.mode == "disaggregated"
+        self.decode_cap = max(s.kv_cap for s in self.servers if s.role in ("decode", "mixed"))
+        self.prefill_cap = max(s.kv_cap for s in self.servers if s.role in ("prefill", "mixed"))
         self.pending_handoff: list[tuple[Server, int]] = []
         self.segments: list[tuple[float, ...]] = []
         link = sc.deployment.link
         self.link_latency_s = link.latency_ms / 1000.0
         self.link_overlap = link.overlap
         self.link_gb_s = link.bandwidth_gb_s
+        self.counters: dict[str, float] = {
+            "preemptions": 0, "recomputed_tokens": 0, "swapped_bytes": 0, "retried": 0, "role_switches": 0,
+            "transfer_tokens_saved": 0,
+        }  # fmt: skip
         self.issued = n
         self.closed = reqs.closed_loop_clients > 0
         if self.closed:
             self.issued = 0
             self.arrival[:] = np.nan
 
-    # --- bookkeeping ----------------------------------------------------------------------
+    # --- helpers --------------------------------------------------------------------------
+    def servers_of(self, role: str) -> list[Server]:
+        """Live servers currently in a role."""
+        return [s for s in self.servers if s.role == role and s.up and not s.busy_switching]
+
+    def entry_servers(self) -> list[Server]:
+        """Live servers that take new requests."""
+        return [s for s in self.servers if s.role in ("mixed", "prefill") and s.up and not s.busy_switching]
+
+    def after(self, delay: float, fn: Any, *args: Any) -> None:
+        """Call `fn(*args)` after `delay` seconds."""
+        self.events += 1
+        ev = self.env.timeout(max(delay, 0.0))
+        ev.callbacks.append(functools.partial(_callback, fn, args))
+
     def segment(
-        self,
-        srv: Server,
-        t0: float,
-        t1: float,
-        flops: float,
-        nbytes: float,
-        kv: float,
-        batch: int,
+        self, srv: Server, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
         prefill_s: float = 0.0,
-    ) -> None:
+    ) -> None:  # fmt: skip
         """Record one iteration (or decode jump) for the time series."""
         waiting = len(srv.waiting) + len(srv.incoming)
         self.segments.append((srv.idx, t0, t1, flops, nbytes, kv, batch, waiting, prefill_s))
 
     def reserve_tokens(self, rid: int, role: str) -> int:
-        """KV tokens a request reserves on an instance of a role."""
+        """KV tokens a request reserves on admission to an instance of a role."""
+        if role == "prefill" or self.preempt:
+            return int(self.pf_target[rid])
+        return int(self.pf_target[rid] + self.output[rid])
+
+    def release_tokens(self, rid: int, role: str) -> int:
+        """KV tokens a finished request gives back."""
         if role == "prefill":
             return int(self.prompt[rid])
+        if self.preempt:
+            return int(self.context[rid])
         return int(self.prompt[rid] + self.output[rid])
 
     def request_view(self, rid: int) -> policies.RequestView:
         """What a policy sees of a request (built once per request)."""
         view = self.views[rid]
         if view is None:
-            view = self.views[rid] = self._request_view(rid)
+            c = int(self.reqs.cls[rid])
+            spec = self.scenario.workload.classes[c]
+            view = self.views[rid] = policies.RequestView(
+                rid, c, spec.priority, float(self.arrival[rid]), int(self.prompt[rid]), int(self.output[rid]),
+                float(self.arrival[rid]) + spec.slo.ttft_ms / 1000.0, self.top_priority,
+            )  # fmt: skip
         return view
-
-    def _request_view(self, rid: int) -> policies.RequestView:
-        c = int(self.reqs.cls[rid])
-        spec = self.scenario.workload.classes[c]
-        return policies.RequestView(
-            rid=rid, cls=c, priority=spec.priority, arrival_s=float(self.arrival[rid]),
-            prompt_tokens=int(self.prompt[rid]), output_tokens=int(self.output[rid]),
-            ttft_deadline_s=float(self.arrival[rid]) + spec.slo.ttft_ms / 1000.0,
-        )  # fmt: skip
 
     def route(self, rid: int, servers: list[Server], key: str) -> Server:
         """The server the router picks among `servers`."""
@@ -368,7 +593,15 @@ class Simulation:
         self.ticks[key] = tick + 1
         if len(servers) == 1:
             return servers[0]
-        views = [s.view(i) for i, s in enumerate(servers)]
+        if self.router.needs_prefix and self.cache_on:
+            blocks = request_blocks(self.reqs, rid)
+            bt = self.reqs.block_tokens
+            views = [
+                s.view(i, sum(lookup(blocks, (s.hbm, s.host, self.pooled))) * bt)
+                for i, s in enumerate(servers)
+            ]
+        else:
+            views = [s.view(i) for i, s in enumerate(servers)]
         return servers[self.router.choose(self.request_view(rid), views, tick)]
 
     def end(self, rid: int, outcome: int, reason: str = "") -> None:
@@ -381,36 +614,110 @@ class Simulation:
         if self.closed:
             self.next_from_client(self.env.now)
 
+    # --- cache ----------------------------------------------------------------------------
+    def use_cache(self, srv: Server, rid: int) -> float:
+        """Look the prompt up in the tiers; skip the prefix found; return the load time."""
+        if self.resume[rid] >= 0:
+            return 0.0
+        blocks = request_blocks(self.reqs, rid)
+        found = lookup(blocks, (srv.hbm, srv.host, self.pooled))
+        bt = self.reqs.block_tokens
+        total = sum(found)
+        if total == 0:
+            return 0.0
+        hit = min(total * bt, int(self.prompt[rid]) - 1)
+        scale = hit / (total * bt)
+        tokens = [int(f * bt * scale) for f in found]
+        tokens[HBM] = hit - tokens[HOST] - tokens[POOLED]
+        self.hits[rid] = tokens
+        for tier in (srv.hbm, srv.host, self.pooled):
+            if tier is not None:
+                tier.touch(blocks[:total])
+        self.prefilled[rid] = hit
+        srv.kv_used += hit
+        srv.waiting_tokens -= hit
+        kvb = srv.pool.instance.kv_bytes_per_token
+        cache = self.scenario.cache
+        load = tokens[HOST] * kvb / (cache.host.bandwidth_gb_s * 1e9) + tokens[POOLED] * kvb / (
+            cache.pooled.bandwidth_gb_s * 1e9
+        )
+        self.load_s[rid] = load
+        return load
+
+    def remember(self, srv: Server, rid: int, tokens: int) -> None:
+        """Put a request's first `tokens` tokens into the instance's tiers and the pool."""
+        blocks = request_blocks(self.reqs, rid, tokens if self.reqs.block_offsets is None else None)
+        if srv.hbm is not None:
+            srv.hbm.capacity = max(0, (srv.kv_cap - srv.kv_reserved) // self.reqs.block_tokens)
+            srv.hbm.insert(blocks)
+        if srv.host is not None:
+            srv.host.insert(blocks)
+        if self.pooled is not None:
+            self.pooled.insert(blocks)
+
     # --- request life cycle ---------------------------------------------------------------
-    def arrive(self, rid: int) -> None:
-        """A request arrives: admission, routing, queueing."""
-        reqview = None
+    def arrive(self, rid: int, retry: bool = False) -> None:
+        """A request arrives (or is retried): admission, routing, queueing."""
         need = int(self.prompt[rid] + self.output[rid])
         if need > self.decode_cap or int(self.prompt[rid]) > self.prefill_cap:
             self.end(rid, REJECTED, "too_long_for_kv")
             return
-        if not isinstance(self.admission, policies.AdmitAll):
-            reqview = self.request_view(rid)
-            queued = sum(len(s.waiting) for s in self.entry)
-            reason = self.admission.reject(reqview, queued, 0.0)
+        entry = self.entry_servers()
+        if not entry:
+            self.end(rid, FAILED if retry else REJECTED, "no_instance_up")
+            return
+        srv = self.route(rid, entry, "entry")
+        view = self.request_view(rid)
+        if not retry and not isinstance(self.admission, policies.AdmitAll):
+            queued = sum(len(s.waiting) for s in entry)
+            predicted = self.predicted_ttft(srv, rid)
+            reason = self.admission.reject(view, queued, predicted)
             if reason:
                 self.end(rid, REJECTED, reason)
                 return
-        srv = self.route(rid, self.entry, "entry")
-        key = self.queue.key(reqview or self.request_view(rid))
-        srv.seq += 1
-        heapq.heappush(srv.waiting, (key, rid))
-        srv.waiting_tokens += int(self.prompt[rid])
-        if self.disaggregated:
-            self.prefill_inst[rid] = srv.idx
-        else:
-            self.prefill_inst[rid] = self.decode_inst[rid] = srv.idx
+        heapq.heappush(srv.waiting, (self.queue.key(view), rid))
+        srv.waiting_tokens += int(self.pf_target[rid])
+        self.prefill_inst[rid] = srv.idx
+        if not self.disaggregated:
+            self.decode_inst[rid] = srv.idx
         could = srv.has_slot() and srv.kv_reserved + self.reserve_tokens(rid, srv.role) <= srv.kv_cap
         srv.notify(could)
 
+    def predicted_ttft(self, srv: Server, rid: int) -> float:
+        """What admission control expects this request's TTFT to be on `srv`.
+
+        The prompt tokens queued ahead of it plus its own, at the prefill rate the instance has
+        now: a full token budget shared with the decodes it is running (chunked prefill), each
+        iteration timed by the cost model; and never less than one chunk of its own prompt per
+        iteration.
+        """
+        d = len(srv.running) if srv.role == "mixed" and self.chunked else 0
+        q = max(float(self.token_budget - d), 1.0)
+        prompt = float(self.prompt[rid])
+        t_iter = srv.step.cost(
+            q, q * (prompt / 2.0 + q / 2.0), prompt / 2.0, d, float(srv.ctx_sum) if d else 0.0
+        )[0]
+        # a prompt gets at most one chunk per iteration, however short the queue
+        own = 0.0
+        if srv.role == "mixed" and self.chunked:
+            c = float(min(self.chunk_tokens, prompt))
+            ctx = float(srv.ctx_sum) if d else 0.0
+            own = (
+                math.ceil(prompt / c)
+                * srv.step.cost(c, c * (prompt / 2.0 + c / 2.0), prompt / 2.0, d, ctx)[0]
+            )
+        return max((srv.waiting_tokens + prompt) * t_iter / q, own)
+
     def prefill_done(self, srv: Server, rid: int) -> None:
         """A prompt is fully prefilled: first token (colocated) or hand-off (disaggregated)."""
+        if self.cache_on and self.resume[rid] < 0:
+            self.remember(srv, rid, int(self.prompt[rid]))
         if srv.role == "mixed":
+            if self.resume[rid] >= 0:  # a recomputed request picks up where it was preempted
+                remaining = int(self.resume[rid])
+                self.resume[rid] = -1
+                srv.start_decoding(rid, int(self.pf_target[rid]), remaining)
+                return
             self.first_token[rid] = self.env.now
             self.tokens_emitted += 1
             if self.output[rid] <= 1:
@@ -424,9 +731,14 @@ class Simulation:
 
     def handoff(self, srv: Server, rid: int) -> None:
         """Reserve room on a decode instance and send the KV cache over the link."""
-        decoders = [d for d in self.by_role["decode"] if d.up]
-        need = self.reserve_tokens(rid, "decode")
-        fits = [d for d in decoders if d.kv_reserved + need <= d.kv_cap]
+        need = self.reserve_tokens(rid, "decode") if not self.preempt else int(self.prompt[rid])
+        if self.preempt:  # room also for the jump under way and every request's next token
+            fits = [
+                d for d in self.servers_of("decode")
+                if d.kv_reserved + d.jump_growth + need + len(d.running) + 1 <= d.kv_cap
+            ]  # fmt: skip
+        else:
+            fits = [d for d in self.servers_of("decode") if d.kv_reserved + need <= d.kv_cap]
         if not fits:
             self.pending_handoff.append((srv, rid))
             return
@@ -435,8 +747,14 @@ class Simulation:
         dst.kv_peak = max(dst.kv_peak, dst.kv_reserved)
         self.decode_inst[rid] = dst.idx
         inst = srv.pool.instance
+        tokens = float(self.prompt[rid])
+        if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
+            held = lookup(request_blocks(self.reqs, rid), (dst.hbm,))[0] * self.reqs.block_tokens
+            held = min(held, int(self.prompt[rid]))
+            tokens -= held
+            self.counters["transfer_tokens_saved"] += held
         bw = self.link_gb_s or (srv.pool.hardware.scale_out_gb_s * inst.tp)
-        full = self.link_latency_s + float(self.prompt[rid]) * inst.kv_bytes_per_token / (bw * 1e9)
+        full = self.link_latency_s + tokens * inst.kv_bytes_per_token / (bw * 1e9)
         prefill_s = max(self.env.now - float(self.prefill_start[rid]), 0.0)
         layers = inst.model.layers
         # see perf.exposed_transfer_time: layer l moves while layer l+1 computes
@@ -445,18 +763,21 @@ class Simulation:
         end = max(start + full, self.env.now)
         srv.nic_free_s = end
         self.transfer[rid] = end - self.env.now
-        self.events += 1
-        ev = self.env.timeout(end - self.env.now)
-        ev.callbacks.append(functools.partial(self._transferred_cb, srv, dst, rid))
+        self.after(end - self.env.now, self.transferred, srv, dst, rid, srv.generation, dst.generation)
 
-    def _transferred_cb(self, src: Server, dst: Server, rid: int, _event: simpy.Event) -> None:
-        self.transferred(src, dst, rid)
-
-    def transferred(self, src: Server, dst: Server, rid: int) -> None:
+    def transferred(self, src: Server, dst: Server, rid: int, src_gen: int, dst_gen: int) -> None:
         """The KV cache has arrived: free the prefill side, start decoding."""
-        src.kv_reserved -= int(self.prompt[rid])
-        src.kv_used -= int(self.prompt[rid])
-        src.notify(True)
+        if src.generation == src_gen:
+            src.kv_reserved -= int(self.prompt[rid])
+            src.kv_used -= int(self.prompt[rid])
+            src.notify(True)
+        if src.generation != src_gen or dst.generation != dst_gen:
+            if dst.generation == dst_gen:
+                dst.kv_reserved -= (
+                    self.reserve_tokens(rid, "decode") if not self.preempt else int(self.prompt[rid])
+                )
+            self.lost(rid)
+            return
         self.first_token[rid] = self.env.now
         self.tokens_emitted += 1
         self.context[rid] = self.prompt[rid]
@@ -470,7 +791,7 @@ class Simulation:
 
     def release(self, srv: Server, rid: int) -> None:
         """Give back a request's KV reservation and memory on its instance."""
-        srv.kv_reserved -= self.reserve_tokens(rid, srv.role)
+        srv.kv_reserved -= self.release_tokens(rid, srv.role)
         srv.kv_used -= int(self.context[rid])
         if srv.role == "decode":
             self.retry_handoffs()
@@ -478,6 +799,9 @@ class Simulation:
 
     def complete(self, srv: Server, rid: int) -> None:
         """A request produced its last token."""
+        if self.cache_on:
+            keep = int(self.prompt[rid] + self.output[rid])
+            self.remember(srv, rid, keep)
         self.release(srv, rid)
         self.end(rid, COMPLETED)
 
@@ -485,7 +809,106 @@ class Simulation:
         """Decode memory was freed: hand off the prompts that were waiting for room."""
         pending, self.pending_handoff = self.pending_handoff, []
         for srv, rid in pending:
-            self.handoff(srv, rid)
+            if srv.up:
+                self.handoff(srv, rid)
+
+    # --- preemption -----------------------------------------------------------------------
+    def swap_time(self, srv: Server, tokens: int) -> float:
+        """Seconds to move `tokens` tokens of KV between HBM and host memory over PCIe."""
+        inst = srv.pool.instance
+        return tokens * inst.kv_bytes_per_token / (srv.pool.hardware.pcie_gb_s * 1e9 * inst.tp)
+
+    def preempt_request(self, srv: Server, rid: int) -> None:
+        """Take a running request off the instance to free its memory (recompute or swap)."""
+        ctx, remaining = srv.leave(rid)
+        srv.kv_reserved -= ctx
+        srv.kv_used -= ctx
+        self.preemptions[rid] += 1
+        self.counters["preemptions"] += 1
+        if self.swap:
+            self.counters["swapped_bytes"] += 2.0 * ctx * srv.pool.instance.kv_bytes_per_token
+        else:
+            self.counters["recomputed_tokens"] += ctx
+        if self.swap or srv.role == "decode":
+            # swapped out to host memory, or (decode instance) recomputed in place once memory frees
+            srv.swapped.append((rid, ctx, remaining))
+            return
+        self.pf_target[rid] = ctx
+        self.prefilled[rid] = 0
+        self.resume[rid] = remaining
+        heapq.heappush(srv.waiting, (self.queue.key(self.request_view(rid)), rid))
+        srv.waiting_tokens += ctx
+
+    # --- faults and elastic roles ---------------------------------------------------------
+    def lost(self, rid: int, policy: str | None = None) -> None:
+        """A request's instance failed: retry it from the start or fail it, per the fault."""
+        if self.outcome[rid] != PENDING:
+            return
+        if (policy or self.fault_policy) == "fail":
+            self.end(rid, FAILED, "instance_lost")
+            return
+        self.retries[rid] += 1
+        self.counters["retried"] += 1
+        self.pf_target[rid] = self.prompt[rid]
+        self.prefilled[rid] = 0
+        self.resume[rid] = -1
+        self.first_token[rid] = np.nan
+        self.arrive(rid, retry=True)
+
+    def fault(self, spec: Fault) -> Any:
+        """At spec.at_s, take instances of a pool down; bring them back after spec.duration_s."""
+        yield self.env.timeout(spec.at_s)
+        pool = next(p for p in self.resolved.pools if p.spec.name == spec.pool)
+        victims = [s for s in self.servers if s.pool is pool and s.up][: spec.instances]
+        self.fault_policy = spec.in_flight
+        held: list[int] = []
+        for srv in victims:
+            held += srv.take_down()
+        stranded = [r for s, r in self.pending_handoff if not s.up]
+        self.pending_handoff = [(s, r) for s, r in self.pending_handoff if s.up]
+        for rid in held + stranded:
+            self.lost(rid, spec.in_flight)
+        if spec.duration_s is not None:
+            yield self.env.timeout(spec.duration_s)
+            for srv in victims:
+                srv.bring_up()
+            self.retry_handoffs()
+
+    def elastic(self) -> Any:
+        """Move an idle instance to the role whose queue is over the threshold."""
+        cfg = self.scenario.scheduler.elastic
+        horizon = self.scenario.duration_s
+        limit = 20.0 * horizon + 3600.0
+        while (
+            self.env.now < horizon or any(o == PENDING for o in self.outcome[: self.issued])
+        ) and self.env.now < limit:
+            yield self.env.timeout(cfg.check_s)
+            if self.env.now > horizon and not any(s.waiting for s in self.servers):
+                break
+            prefill = self.servers_of("prefill")
+            decode = self.servers_of("decode")
+            queued = sum(len(s.waiting) for s in prefill)
+            if prefill and len(decode) > 1 and queued > cfg.threshold * len(prefill):
+                idle = [s for s in decode if s.idle()]
+                if idle:
+                    yield from self._switch(idle[-1], "prefill", cfg.switch_s)
+                    continue
+            if decode and len(prefill) > 1 and len(self.pending_handoff) > cfg.threshold * len(decode):
+                idle = [s for s in prefill if s.idle()]
+                if idle:
+                    yield from self._switch(idle[-1], "decode", cfg.switch_s)
+
+    def _switch(self, srv: Server, role: str, switch_s: float) -> Any:
+        srv.busy_switching = True
+        if srv.hbm is not None:
+            srv.hbm.clear()
+        self.counters["role_switches"] += 1
+        yield self.env.timeout(switch_s)
+        srv.role = role
+        srv.bring_up()
+        if role == "decode":
+            self.retry_handoffs()
+        srv.notify(True)
 
     # --- arrivals -------------------------------------------------------------------------
     def open_loop(self) -> Any:
@@ -509,21 +932,21 @@ class Simulation:
         rid = self.issued
         self.issued += 1
         self.arrival[rid] = now + delay
-        self.events += 1
-        ev = self.env.timeout(delay)
-        ev.callbacks.append(functools.partial(self._arrive_cb, rid))
-
-    def _arrive_cb(self, rid: int, _event: simpy.Event) -> None:
-        self.arrive(rid)
+        self.after(delay, self.arrive, rid)
 
     def run(self) -> Records:
         """Simulate until every issued request has ended."""
+        self.fault_policy = "retry"
         if self.closed:
             self.rng = np.random.default_rng([self.scenario.seed, 0xC105ED])
             for _ in range(min(self.reqs.closed_loop_clients, self.n)):
                 self.next_from_client(0.0)
         else:
             self.env.process(self.open_loop())
+        for spec in self.scenario.faults:
+            self.env.process(self.fault(spec))
+        if self.scenario.scheduler.elastic.enabled:
+            self.env.process(self.elastic())
         self.env.run()
         n = self.issued
         segs = np.asarray(self.segments, dtype=float).reshape(-1, len(SEGMENT_COLUMNS))
@@ -536,11 +959,21 @@ class Simulation:
             prefill_instance=self.prefill_inst[:n],
             decode_instance=self.decode_inst[:n],
             transfer_s=self.transfer[:n],
+            cache_hit_tokens=self.hits[:n],
+            cache_load_s=self.load_s[:n],
+            retries=self.retries[:n],
+            preemptions=self.preemptions[:n],
             segments=segs,
-            servers=[(s.pool.index, s.local, s.role) for s in self.servers],
+            servers=[(s.pool.index, s.local, s.pool.spec.role) for s in self.servers],
             kv_capacity=np.array([s.kv_cap for s in self.servers], dtype=float),
             events=self.events,
-            tokens_emitted=self.tokens_emitted,
-            kv_peak=np.array([s.kv_peak for s in self.servers], dtype=float),
             end_s=float(self.env.now) if math.isfinite(self.env.now) else 0.0,
+            tokens_emitted=self.tokens_emitted,
+            tokens_discarded=self.tokens_discarded,
+            kv_peak=np.array([s.kv_peak for s in self.servers], dtype=float),
+            counters=dict(self.counters),
         )
+
+
+def _callback(fn: Any, args: tuple[Any, ...], _event: simpy.Event) -> None:
+    fn(*args)

@@ -52,5 +52,5 @@ def check_invariants(result: SimResult, rec: Records | None = None) -> None:
         for v in pool.values():
             assert 0.0 <= v <= 1.0
     if rec is not None:
-        assert rec.tokens_emitted == int(done["output_tokens"].sum())
+        assert rec.tokens_emitted - rec.tokens_discarded == int(done["output_tokens"].sum())
         assert np.all(rec.kv_peak <= rec.kv_capacity)

@@ -1,0 +1,143 @@
+"""The prefix cache: LRU tiers, block naming, reuse against the real traces, routing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine import scenario_io as io
+from engine.cache import LruBlocks, lookup, replay_hit_rate, request_blocks, trace_reuse_ratio
+from engine.catalog import shared_dir
+from engine.run import simulate
+from engine.workload import generate
+from tests.simhelp import check_invariants, records
+
+TRACES = (shared_dir() or Path("/nonexistent")) / "traces"
+needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason="shared/traces not found")
+BIG_POOL = {
+    "enabled": True,
+    "hbm": True,
+    "pooled": {"enabled": True, "capacity_gb": 100_000, "bandwidth_gb_s": 50},
+}
+
+
+def test_lru_evicts_least_recently_used() -> None:
+    c = LruBlocks(3)
+    c.insert([1, 2, 3])
+    c.touch([1])
+    assert c.insert([4]) == 1
+    assert 2 not in c and {1, 3, 4} <= set(c.blocks)
+    c.shrink(1)
+    assert list(c.blocks) == [4]
+
+
+def test_lookup_is_a_contiguous_prefix_across_tiers() -> None:
+    hbm, host, pool = LruBlocks(10), LruBlocks(10), LruBlocks(10)
+    hbm.insert([1])
+    host.insert([2, 3])
+    pool.insert([4, 6])
+    assert lookup([1, 2, 3, 4, 5, 6], (hbm, host, pool)) == [1, 2, 1]
+    assert lookup([9, 1], (hbm, host, pool)) == [0, 0, 0]
+    assert lookup([1, 2], (None, host, pool)) == [0, 0, 0]
+
+
+def _agentic(**over: object) -> object:
+    base = io.apply_overrides(
+        io.load_preset("chat-colocated"),
+        {
+            "duration_s": 120.0,
+            "workload.arrival.rate_rps": 4.0,
+            "workload.classes[0].multi_turn": {"turns_mean": 6, "think_time_s": 3},
+            "workload.classes[0].prefix": {"tokens": 2048, "groups": 2},
+            "workload.classes[0].input": {"kind": "lognormal", "mean": 400, "p99": 2000, "max_tokens": 4000},
+            "workload.classes[0].output": {"kind": "lognormal", "mean": 150, "p99": 600, "max_tokens": 2000},
+            "cache": {"enabled": True, "block_tokens": 64},
+        },
+    )
+    return io.apply_overrides(base, over) if over else base  # type: ignore[arg-type]
+
+
+def test_generated_blocks_are_shared_by_prefix_groups_and_sessions() -> None:
+    reqs = generate(_agentic())  # type: ignore[arg-type]
+    by_session: dict[int, list[int]] = {}
+    for rid in range(len(reqs)):
+        by_session.setdefault(int(reqs.session[rid]), []).append(rid)
+    multi = next(rids for rids in by_session.values() if len(rids) >= 2)
+    a, b = request_blocks(reqs, multi[0]), request_blocks(reqs, multi[1])
+    assert b[: len(a)] == a  # the next turn starts with the whole previous prompt
+    other = next(
+        rids[0]
+        for s, rids in by_session.items()
+        if reqs.prefix_group[rids[0]] == reqs.prefix_group[multi[0]] and s != reqs.session[multi[0]]
+    )
+    shared = 2048 // 64
+    assert request_blocks(reqs, other)[:shared] == a[:shared]
+
+
+@given(st.lists(st.integers(0, 400), min_size=2, max_size=5, unique=True))
+def test_a_larger_cache_never_lowers_the_hit_rate(sizes: list[int]) -> None:
+    reqs = generate(_agentic())  # type: ignore[arg-type]
+    rates = [replay_hit_rate(reqs, s) for s in sorted(sizes)]
+    assert rates == sorted(rates)
+
+
+def test_cache_cuts_prefill_and_ttft_on_multi_turn() -> None:
+    on = simulate(_agentic())  # type: ignore[arg-type]
+    off = simulate(_agentic(**{"cache.enabled": False}))  # type: ignore[arg-type]
+    assert on.summary["cache"]["hit_rate"] > 0.4
+    assert off.summary["cache"]["hit_rate"] == 0.0
+    assert on.summary["cache"]["prefill_flops_saved"] > 0
+    assert on.summary["latency_ms"]["ttft"]["p50"] < 0.7 * off.summary["latency_ms"]["ttft"]["p50"]
+    check_invariants(on, records(_agentic())[0])  # type: ignore[arg-type]
+
+
+def test_cache_aware_routing_finds_more_hits_than_round_robin() -> None:
+    rr = simulate(_agentic(**{"scheduler.router": {"name": "round_robin"}}))  # type: ignore[arg-type]
+    aware = simulate(_agentic(**{"scheduler.router": {"name": "cache_aware"}}))  # type: ignore[arg-type]
+    assert aware.summary["cache"]["hit_rate"] > rr.summary["cache"]["hit_rate"] + 0.1
+
+
+def test_host_tier_catches_what_hbm_drops() -> None:
+    small_hbm = _agentic(
+        **{
+            "deployment.mem_fraction": 0.6,
+            "cache.hbm": False,
+            "cache.host": {"enabled": True, "capacity_gb": 200, "bandwidth_gb_s": 25},
+        }
+    )
+    res = simulate(small_hbm)  # type: ignore[arg-type]
+    tiers = res.summary["cache"]["hit_rate_by_tier"]
+    assert tiers["hbm"] == 0.0 and tiers["host"] > 0.3
+    assert res.summary["cache"]["load_ms_mean"] > 0
+    assert res.summary["cache"]["bytes_by_tier"]["host"] > 0
+
+
+def test_disaggregated_moves_only_missing_blocks() -> None:
+    s = io.apply_overrides(
+        _agentic(), {"deployment": io.to_data(io.load_preset("chat-disaggregated"))["deployment"]}
+    )
+    res = simulate(s)
+    assert res.summary["cache"]["kv_transfer_tokens_saved"] > 0
+
+
+@needs_traces
+@pytest.mark.parametrize(("name", "expected"), [("conversation_trace", 0.37), ("synthetic_trace", 0.65)])
+def test_mooncake_reuse_matches_what_the_trace_implies(name: str, expected: float) -> None:
+    s = io.apply_overrides(
+        io.load_preset("mooncake-replay"),
+        {
+            "workload.trace.path": f"shared:traces/mooncake/{name}.jsonl",
+            "duration_s": 86400.0,
+            "cache": BIG_POOL,
+        },
+    )
+    full = generate(s)
+    assert trace_reuse_ratio(full) == pytest.approx(expected, abs=0.01)
+    part = io.apply_overrides(s, {"workload.trace.max_requests": 2500})
+    res = simulate(part)
+    implied = trace_reuse_ratio(generate(part))
+    # blocks enter the cache when a prefill ends, so a request arriving just before can miss
+    assert implied - 0.03 <= res.summary["cache"]["hit_rate"] <= implied + 1e-9

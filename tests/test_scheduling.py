@@ -1,0 +1,183 @@
+"""Scheduling in the simulator: overload protection, priorities, preemption, faults, elastic roles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engine import scenario_io as io
+from engine.run import simulate
+from engine.scenario import Scenario
+from tests.simhelp import check_invariants, records
+
+LONG_PROMPTS = {
+    "duration_s": 120.0,
+    "deployment.pools[0].count": 2,
+    "workload.arrival.rate_rps": 6.0,
+    "workload.classes[0].input": {"kind": "lognormal", "mean": 4000, "p99": 12000, "max_tokens": 16000},
+    "workload.classes[0].slo": {"ttft_ms": 3000, "tpot_ms": 1000, "percentile": 99},
+}
+
+
+def overloaded(**over: Any) -> Scenario:
+    return io.apply_overrides(io.apply_overrides(io.load_preset("chat-colocated"), LONG_PROMPTS), over)
+
+
+def two_classes(base: Scenario) -> Scenario:
+    data = io.to_data(base)
+    cls = data["workload"]["classes"][0]
+    data["workload"]["classes"] = [
+        dict(cls, name="high", share=0.3, priority=5),
+        dict(cls, name="low", share=0.7),
+    ]
+    return io.from_data(data)
+
+
+def test_early_rejection_keeps_admitted_p99_ttft_within_slo() -> None:
+    fcfs = simulate(overloaded())
+    early = simulate(overloaded(**{"scheduler.admission": {"name": "early_reject"}}))
+    slo_s = 3.0
+
+    def p99_admitted(r: Any) -> float:
+        t = r.requests
+        return float(t.loc[t["outcome"] == "completed", "ttft_s"].quantile(0.99))
+
+    assert p99_admitted(fcfs) > 5 * slo_s
+    assert p99_admitted(early) <= slo_s
+    assert early.summary["requests"]["rejected_by_reason"]["predicted_ttft_over_slo"] > 0
+    assert early.summary["goodput_rps"] > 3 * fcfs.summary["goodput_rps"]
+    check_invariants(early)
+
+
+def test_lower_priority_sheds_first() -> None:
+    res = simulate(two_classes(overloaded(**{"scheduler.admission": {"name": "early_reject"}})))
+    high, low = res.summary["classes"]["high"], res.summary["classes"]["low"]
+    assert low["rejected"] / low["requests"] > 2 * high["rejected"] / max(high["requests"], 1)
+
+
+def test_strict_priority_serves_the_high_class_first() -> None:
+    res = simulate(two_classes(overloaded(**{"scheduler.queue": {"name": "priority"}})))
+    t = res.requests
+    p99 = {c: float(t.loc[t["class"] == c, "ttft_s"].quantile(0.99)) for c in ("high", "low")}
+    assert p99["high"] < 0.25 * p99["low"]
+    fcfs = simulate(two_classes(overloaded()))
+    t = fcfs.requests
+    same = {c: float(t.loc[t["class"] == c, "ttft_s"].quantile(0.99)) for c in ("high", "low")}
+    assert same["high"] > 0.5 * same["low"]
+
+
+@pytest.mark.parametrize("queue", ["edf", "spf"])
+def test_other_queue_orders_run_clean(queue: str) -> None:
+    s = overloaded(**{"scheduler.queue": {"name": queue}, "duration_s": 40.0})
+    rec, _ = records(s)
+    check_invariants(simulate(s), rec)
+
+
+def memory_bound(mode: str) -> Scenario:
+    return overloaded(**{
+        "scheduler.preemption": mode, "deployment.pools[0].count": 1, "deployment.mem_fraction": 0.55,
+        "workload.arrival.rate_rps": 1.0,
+        "workload.classes[0].input": {"kind": "lognormal", "mean": 1000, "p99": 4000, "max_tokens": 8000},
+        "workload.classes[0].output": {"kind": "lognormal", "mean": 1500, "p99": 4000, "max_tokens": 4096},
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["recompute", "swap"])
+def test_preemption_never_lets_kv_exceed_capacity(mode: str) -> None:
+    s = memory_bound(mode)
+    rec, _ = records(s)
+    res = simulate(s)
+    check_invariants(res, rec)
+    assert np.all(rec.kv_peak <= rec.kv_capacity)
+    sched = res.summary["scheduler"]
+    assert sched["preemptions"] > 0
+    assert (sched["swapped_bytes"] > 0) == (mode == "swap")
+    assert (sched["recomputed_tokens"] > 0) == (mode == "recompute")
+    # admitting on the prompt alone (and preempting) queues far less than reserving whole outputs
+    none = simulate(memory_bound("none"))
+    assert res.summary["latency_ms"]["ttft"]["p99"] < 0.2 * none.summary["latency_ms"]["ttft"]["p99"]
+    assert (res.requests["preemptions"] > 0).sum() > 0
+
+
+def test_preemption_on_disaggregated_decode() -> None:
+    s = io.apply_overrides(io.load_preset("chat-disaggregated"), {
+        "duration_s": 60.0, "scheduler.preemption": "recompute", "deployment.mem_fraction": 0.5,
+        "deployment.pools[1].count": 1, "workload.arrival.rate_rps": 4.0,
+        "workload.classes[0].output": {"kind": "lognormal", "mean": 1500, "p99": 4000, "max_tokens": 4096},
+    })  # fmt: skip
+    rec, _ = records(s)
+    res = simulate(s)
+    check_invariants(res, rec)
+    assert res.summary["scheduler"]["preemptions"] > 0
+
+
+@pytest.mark.parametrize("policy", ["retry", "fail"])
+def test_after_a_fault_every_request_ends_exactly_once(policy: str) -> None:
+    s = io.apply_overrides(io.load_preset("chat-disaggregated"), {
+        "duration_s": 120.0,
+        "faults": [{"at_s": 40.0, "pool": "decode", "instances": 2, "duration_s": 30.0, "in_flight": policy},
+                   {"at_s": 50.0, "pool": "prefill", "instances": 1, "duration_s": 20.0, "in_flight": policy}],
+    })  # fmt: skip
+    rec, reqs = records(s)
+    res = simulate(s)
+    check_invariants(res, rec)
+    assert len(res.requests) == len(reqs)
+    summ = res.summary
+    if policy == "retry":
+        assert summ["scheduler"]["retried"] > 0 and summ["requests"]["failed"] == 0
+    else:
+        assert summ["requests"]["failed"] > 0
+        assert set(res.requests.loc[res.requests["outcome"] == "failed", "reason"]) == {"instance_lost"}
+    ts = res.timeseries
+    decode = ts[ts["pool"] == "decode"].set_index("t_s")["busy"]
+    assert decode.loc[45:65].mean() < decode.loc[5:35].mean()  # the dip
+    assert decode.loc[75:110].mean() > decode.loc[45:65].mean()  # and the recovery
+
+
+def test_losing_instances_for_good() -> None:
+    s = io.apply_overrides(io.load_preset("chat-colocated"), {
+        "duration_s": 60.0, "faults": [{"at_s": 20.0, "pool": "mixed", "instances": 6}],
+    })  # fmt: skip
+    res = simulate(s)
+    check_invariants(res)
+    late = res.requests[res.requests["arrival_s"] > 21]
+    assert (late["reason"] == "no_instance_up").all()
+
+
+def test_elastic_roles_move_idle_decode_instances_to_prefill() -> None:
+    s = io.apply_overrides(io.load_preset("chat-disaggregated"), {
+        "duration_s": 120.0, "workload.arrival.rate_rps": 14.0,
+        "workload.classes[0].input": {"kind": "lognormal", "mean": 3000, "p99": 9000, "max_tokens": 16000},
+        "workload.classes[0].output": {"kind": "constant", "tokens": 64},
+        "scheduler.elastic": {"enabled": True, "threshold": 4, "switch_s": 5, "check_s": 2},
+    })  # fmt: skip
+    rec, _ = records(s)
+    res = simulate(s)
+    check_invariants(res, rec)
+    assert res.summary["scheduler"]["role_switches"] > 0
+    fixed = simulate(io.apply_overrides(s, {"scheduler.elastic.enabled": False}))
+    assert res.summary["latency_ms"]["ttft"]["p50"] < fixed.summary["latency_ms"]["ttft"]["p50"]
+
+
+def test_elastic_needs_disaggregation() -> None:
+    from engine.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match="elastic roles need a disaggregated deployment"):
+        io.apply_overrides(io.load_preset("chat-colocated"), {"scheduler.elastic.enabled": True})
+
+
+def test_everything_on_still_scales_with_requests() -> None:
+    s = io.apply_overrides(io.load_preset("chat-disaggregated"), {
+        "duration_s": 120.0,
+        "cache": {"enabled": True, "block_tokens": 64, "host": {"enabled": True, "capacity_gb": 100}},
+        "workload.classes[0].multi_turn": {"turns_mean": 3, "think_time_s": 5},
+        "scheduler": {"router": {"name": "cache_aware"}, "queue": {"name": "priority"},
+                      "admission": {"name": "early_reject"}, "preemption": "swap",
+                      "elastic": {"enabled": True}},
+        "faults": [{"at_s": 30.0, "pool": "decode", "instances": 1, "duration_s": 20.0}],
+    })  # fmt: skip
+    rec, reqs = records(s)
+    check_invariants(simulate(s), rec)
+    assert rec.events / len(reqs) < 15
