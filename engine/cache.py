@@ -76,14 +76,8 @@ class LruBlocks:
 
 
 def _mix(tag: int, a: int, b: int) -> int:
-    """A 63-bit hash of three integers (splitmix64 finaliser over their combination)."""
-    x = (tag * 0x9E3779B97F4A7C15 + a * 0xBF58476D1CE4E5B9 + b * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-    x ^= x >> 30
-    x = (x * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-    x ^= x >> 27
-    x = (x * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-    x ^= x >> 31
-    return x & 0x7FFFFFFFFFFFFFFF
+    """A hash of three integers (Python's tuple hash: deterministic for ints, unlike strings)."""
+    return hash((tag, a, b))
 
 
 def request_blocks(reqs: Requests, rid: int, tokens: int | None = None) -> Sequence[int]:
@@ -103,9 +97,12 @@ def request_blocks(reqs: Requests, rid: int, tokens: int | None = None) -> Seque
 def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int]:
     """Leading blocks found, per tier (the first tier holding each block serves it)."""
     found = [0] * len(tiers)
+    maps = [(t, tier.blocks) for t, tier in enumerate(tiers) if tier is not None and tier.blocks]
+    if not maps:
+        return found
     for b in blocks:
-        for t, tier in enumerate(tiers):
-            if tier is not None and b in tier:
+        for t, od in maps:
+            if b in od:
                 found[t] += 1
                 break
         else:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import heapq
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,7 +84,7 @@ class Server:
 
     __slots__ = (
         "idx", "local", "pool", "role", "step", "kv_cap", "kv_reserved", "kv_used", "waiting",
-        "waiting_tokens", "prefilling", "running", "incoming", "proc", "wake", "in_jump", "up",
+        "waiting_tokens", "tokens_by_priority", "prefilling", "running", "incoming", "proc", "wake", "in_jump", "up",
         "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
         "swapped", "loading", "generation", "repaired", "busy_switching", "prefill_rate", "ready", "jump_growth",
     )  # fmt: skip
@@ -101,6 +102,7 @@ class Server:
         self.kv_used = 0
         self.waiting: list[tuple[tuple[float, ...], int]] = []
         self.waiting_tokens = 0
+        self.tokens_by_priority: dict[int, int] = {}  # prompt tokens still to prefill, per class priority
         self.prefilling: list[int] = []
         self.running: dict[int, int] = {}  # decoding request -> steps_done when it joined
         self.finish: list[tuple[int, int]] = []  # heap of (steps_done at its last token, request)
@@ -149,6 +151,19 @@ class Server:
         elif self.in_jump and could_start:
             self.in_jump = False
             self.proc.interrupt()
+
+    def queue_tokens(self, rid: int, delta: int) -> None:
+        """Account prompt tokens still to prefill here (in total and by class priority)."""
+        self.waiting_tokens += delta
+        prio = int(self.sim.priority[rid])
+        self.tokens_by_priority[prio] = self.tokens_by_priority.get(prio, 0) + delta
+
+    def tokens_ahead(self, rid: int) -> int:
+        """Prompt tokens a new request would wait behind (strict priority: only its own and higher)."""
+        if not self.sim.by_priority:
+            return self.waiting_tokens
+        prio = int(self.sim.priority[rid])
+        return sum(v for p, v in self.tokens_by_priority.items() if p >= prio)
 
     def has_slot(self) -> bool:
         """True when the running batch can take another request."""
@@ -216,7 +231,7 @@ class Server:
             self.advance(1)
         for rid, qi, _ in chunks:
             sim.prefilled[rid] += qi
-            self.waiting_tokens -= qi
+            self.queue_tokens(rid, -qi)
             if sim.prefilled[rid] >= sim.pf_target[rid]:
                 self.prefilling.remove(rid)
                 sim.prefill_done(self, rid)
@@ -426,6 +441,7 @@ class Server:
         self.waiting, self.prefilling, self.incoming, self.swapped = [], [], [], []
         self.running, self.finish, self.finish_of, self.loading, self.ready = {}, [], {}, set(), []
         self.waiting_tokens = self.kv_reserved = self.kv_used = self.ctx_sum = 0
+        self.tokens_by_priority = {}
         if self.hbm is not None:
             self.hbm.clear()
         if self.host is not None:
@@ -501,6 +517,7 @@ class Simulation:
         self.swap = sc.scheduler.preemption == "swap"
         self.router = policies.build_router(sc.scheduler.router.as_dict())
         self.queue = policies.build_queue(sc.scheduler.queue.as_dict())
+        self.by_priority = isinstance(self.queue, policies.StrictPriority)
         self.admission = policies.build_admission(sc.scheduler.admission.as_dict())
         self.cache_on = sc.cache.enabled
         self.pooled = (
@@ -515,6 +532,7 @@ class Simulation:
             else None
         )
         self.ticks: dict[str, int] = {}
+        self.block_memo: dict[tuple[int, bool], Sequence[int]] = {}
         self.servers: list[Server] = []
         for pool in resolved.pools:
             for j in range(pool.spec.count):
@@ -594,7 +612,7 @@ class Simulation:
         if len(servers) == 1:
             return servers[0]
         if self.router.needs_prefix and self.cache_on:
-            blocks = request_blocks(self.reqs, rid)
+            blocks = self.blocks(rid)
             bt = self.reqs.block_tokens
             views = [
                 s.view(i, sum(lookup(blocks, (s.hbm, s.host, self.pooled))) * bt)
@@ -615,11 +633,22 @@ class Simulation:
             self.next_from_client(self.env.now)
 
     # --- cache ----------------------------------------------------------------------------
+    def blocks(self, rid: int, full: bool = False) -> Sequence[int]:
+        """Block hashes of a request's prompt (or prompt and output), computed once."""
+        key = (rid, full)
+        got = self.block_memo.get(key)
+        if got is None:
+            tokens = (
+                int(self.prompt[rid] + self.output[rid]) if full and self.reqs.block_offsets is None else None
+            )
+            got = self.block_memo[key] = request_blocks(self.reqs, rid, tokens)
+        return got
+
     def use_cache(self, srv: Server, rid: int) -> float:
         """Look the prompt up in the tiers; skip the prefix found; return the load time."""
         if self.resume[rid] >= 0:
             return 0.0
-        blocks = request_blocks(self.reqs, rid)
+        blocks = self.blocks(rid)
         found = lookup(blocks, (srv.hbm, srv.host, self.pooled))
         bt = self.reqs.block_tokens
         total = sum(found)
@@ -635,7 +664,7 @@ class Simulation:
                 tier.touch(blocks[:total])
         self.prefilled[rid] = hit
         srv.kv_used += hit
-        srv.waiting_tokens -= hit
+        srv.queue_tokens(rid, -hit)
         kvb = srv.pool.instance.kv_bytes_per_token
         cache = self.scenario.cache
         load = tokens[HOST] * kvb / (cache.host.bandwidth_gb_s * 1e9) + tokens[POOLED] * kvb / (
@@ -644,9 +673,9 @@ class Simulation:
         self.load_s[rid] = load
         return load
 
-    def remember(self, srv: Server, rid: int, tokens: int) -> None:
-        """Put a request's first `tokens` tokens into the instance's tiers and the pool."""
-        blocks = request_blocks(self.reqs, rid, tokens if self.reqs.block_offsets is None else None)
+    def remember(self, srv: Server, rid: int, full: bool) -> None:
+        """Put a request's prompt (or prompt and output) blocks into the instance's tiers and the pool."""
+        blocks = self.blocks(rid, full)
         if srv.hbm is not None:
             srv.hbm.capacity = max(0, (srv.kv_cap - srv.kv_reserved) // self.reqs.block_tokens)
             srv.hbm.insert(blocks)
@@ -676,7 +705,7 @@ class Simulation:
                 self.end(rid, REJECTED, reason)
                 return
         heapq.heappush(srv.waiting, (self.queue.key(view), rid))
-        srv.waiting_tokens += int(self.pf_target[rid])
+        srv.queue_tokens(rid, int(self.pf_target[rid]))
         self.prefill_inst[rid] = srv.idx
         if not self.disaggregated:
             self.decode_inst[rid] = srv.idx
@@ -686,7 +715,8 @@ class Simulation:
     def predicted_ttft(self, srv: Server, rid: int) -> float:
         """What admission control expects this request's TTFT to be on `srv`.
 
-        The prompt tokens queued ahead of it plus its own, at the prefill rate the instance has
+        The prompt tokens queued ahead of it (under strict priority, only those of its own and
+        higher priorities) plus its own, at the prefill rate the instance has
         now: a full token budget shared with the decodes it is running (chunked prefill), each
         iteration timed by the cost model; and never less than one chunk of its own prompt per
         iteration.
@@ -706,12 +736,12 @@ class Simulation:
                 math.ceil(prompt / c)
                 * srv.step.cost(c, c * (prompt / 2.0 + c / 2.0), prompt / 2.0, d, ctx)[0]
             )
-        return max((srv.waiting_tokens + prompt) * t_iter / q, own)
+        return max((srv.tokens_ahead(rid) + prompt) * t_iter / q, own)
 
     def prefill_done(self, srv: Server, rid: int) -> None:
         """A prompt is fully prefilled: first token (colocated) or hand-off (disaggregated)."""
         if self.cache_on and self.resume[rid] < 0:
-            self.remember(srv, rid, int(self.prompt[rid]))
+            self.remember(srv, rid, full=False)
         if srv.role == "mixed":
             if self.resume[rid] >= 0:  # a recomputed request picks up where it was preempted
                 remaining = int(self.resume[rid])
@@ -749,7 +779,7 @@ class Simulation:
         inst = srv.pool.instance
         tokens = float(self.prompt[rid])
         if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
-            held = lookup(request_blocks(self.reqs, rid), (dst.hbm,))[0] * self.reqs.block_tokens
+            held = lookup(self.blocks(rid), (dst.hbm,))[0] * self.reqs.block_tokens
             held = min(held, int(self.prompt[rid]))
             tokens -= held
             self.counters["transfer_tokens_saved"] += held
@@ -800,8 +830,9 @@ class Simulation:
     def complete(self, srv: Server, rid: int) -> None:
         """A request produced its last token."""
         if self.cache_on:
-            keep = int(self.prompt[rid] + self.output[rid])
-            self.remember(srv, rid, keep)
+            self.remember(srv, rid, full=True)
+            self.block_memo.pop((rid, False), None)
+            self.block_memo.pop((rid, True), None)
         self.release(srv, rid)
         self.end(rid, COMPLETED)
 
@@ -837,7 +868,7 @@ class Simulation:
         self.prefilled[rid] = 0
         self.resume[rid] = remaining
         heapq.heappush(srv.waiting, (self.queue.key(self.request_view(rid)), rid))
-        srv.waiting_tokens += ctx
+        srv.queue_tokens(rid, ctx)
 
     # --- faults and elastic roles ---------------------------------------------------------
     def lost(self, rid: int, policy: str | None = None) -> None:

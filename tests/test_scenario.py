@@ -91,7 +91,7 @@ def test_custom_hardware_inline(catalog) -> None:  # type: ignore[no-untyped-def
     data["custom_hardware"] = [chip.model_dump(mode="json", by_alias=True)]
     data = io.set_path(data, "deployment.pools[0].hardware", "my-h100")
     s = io.from_data(data)
-    assert resolve(s).pools[0].usd_per_hour == 2 * 2 * 1.0
+    assert resolve(s).pools[0].usd_per_hour == 3 * 2 * 1.0
     assert io.loads_toml(io.dumps_toml(s)) == s
 
 

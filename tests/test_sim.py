@@ -19,7 +19,7 @@ from engine.resolve import resolve
 from engine.run import flatten, simulate
 from engine.sim import Simulation
 from engine.workload import generate
-from tests.simhelp import check_invariants, records, small
+from tests.simhelp import check_invariants, needs_shared, records, small
 
 PRESETS = io.preset_names()
 GOLDEN = Path(__file__).parent / "golden"
@@ -245,6 +245,7 @@ def test_golden_summary(name: str) -> None:
         assert doc[k] == pytest.approx(v, rel=1e-6, abs=1e-9), k
 
 
+@needs_shared
 def test_mooncake_trace_on_disaggregated_runs_whole() -> None:
     s = io.apply_overrides(
         io.load_preset("chat-disaggregated"),
@@ -268,4 +269,4 @@ def test_simulation_records_every_server() -> None:
     s = small("chat-disaggregated")
     sim = Simulation(resolve(s, load_catalog()), generate(s))
     rec = sim.run()
-    assert [r for _, _, r in rec.servers] == ["prefill"] * 2 + ["decode"] * 4
+    assert [r for _, _, r in rec.servers] == ["prefill"] * 3 + ["decode"] * 3
