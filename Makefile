@@ -31,6 +31,7 @@ check: test
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+	$(PY) bench/plan.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

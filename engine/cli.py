@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine import calibrate, scenario_io
+from engine import calibrate, cli_plan, scenario_io
 from engine.catalog import entry_to_toml, load_catalog, model_from_hf_config, shared_dir
 from engine.errors import ScenarioError
 from engine.perf import Instance
@@ -438,6 +438,7 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--name", default=None)
     m.add_argument("--out", default=None, help="write the TOML here (else stdout)")
     m.set_defaults(func=cmd_import_model)
+    cli_plan.register(sub)
     return p
 
 
@@ -449,3 +450,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+        sys.stderr.close()
+        return 0

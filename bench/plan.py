@@ -1,0 +1,52 @@
+"""Planner benchmark: plan the default preset over several chips and print the wall time.
+
+Target (issue 7: planner and advisor), on the 2-core reference machine: planning the default
+preset (engine.scenario_io.DEFAULT_PRESET) at a target load over at least three hardware kinds
+finishes in under 60 s. Prints the shapes considered, pruned, bounded out and simulated, the
+simulations that passed, the chosen deployment and the time; imports are excluded.
+Run: ``python bench/plan.py [--target-rps 40] [--hardware h100-sxm,h200,b200,mi300x]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine import scenario_io as io
+from engine.plan import SearchSpace, plan
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--target-rps", type=float, default=40.0)
+    parser.add_argument("--hardware", default="h100-sxm,h200,b200,mi300x")
+    parser.add_argument("--duration-s", type=float, default=120.0)
+    args = parser.parse_args()
+    chips = tuple(h for h in args.hardware.split(",") if h)
+    scen = io.load_preset(io.DEFAULT_PRESET)
+    space = SearchSpace(hardware=chips, duration_s=args.duration_s)
+    t0 = time.perf_counter()
+    p = plan(scen, args.target_rps, space)
+    wall = time.perf_counter() - t0
+    ok = "ok" if wall < 60 else "SLOW"
+    print(
+        f"plan {io.DEFAULT_PRESET} at {args.target_rps:g} req/s over {len(chips)} chips: {', '.join(chips)}"
+    )
+    print(
+        f"  {len(p.candidates)} shapes: {p.pruned} pruned by the cost model, {p.bounded} bounded out; "
+        f"{p.simulated} simulations ({args.duration_s:g} s windows), {p.feasible} passed"
+    )
+    if p.best_run is not None:
+        r = p.runs.iloc[p.best_run]
+        print(f"  cheapest: {r['shape']} {r['split']}, {int(r['chips'])} chips, ${r['usd_per_hour']:,.2f}/h")
+    for note in p.notes:
+        print(f"  note: {note}")
+    print(f"{'planner wall time':42} {wall:8.2f} s  (target < 60 s, {ok})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""The advisor: rooflines per chip, findings that follow from a run's numbers, the ASIC test."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from engine import scenario_io as io
+from engine.advisor import (
+    advise,
+    findings,
+    kv_bound_share,
+    phase_bottlenecks,
+    phase_chip_hours,
+    roofline_table,
+    specialisation,
+)
+from engine.catalog import load_catalog
+from engine.cli import main
+from engine.errors import ScenarioError
+from engine.run import SimResult, simulate
+from engine.scenario import Scenario
+
+
+def disagg(**over: Any) -> Scenario:
+    return io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 30.0, **over})
+
+
+@pytest.fixture(scope="module")
+def idle_prefill() -> SimResult:
+    """Four prefill instances for one decode instance at a light load."""
+    return simulate(
+        disagg(
+            **{"workload.arrival.rate_rps": 4, "deployment.pools[0].count": 4, "deployment.pools[1].count": 1}
+        )
+    )
+
+
+@pytest.fixture(scope="module")
+def kv_bound() -> SimResult:
+    """Long prompts and answers on one decode instance with bf16 KV: memory fills up."""
+    return simulate(
+        disagg(**{
+            "workload.arrival.rate_rps": 6, "deployment.pools[1].count": 1, "model.kv": "bf16",
+            "workload.classes[0].input": {"kind": "constant", "tokens": 8000},
+            "workload.classes[0].output": {"kind": "constant", "tokens": 2000},
+        })
+    )  # fmt: skip
+
+
+def topics(fs: list[Any]) -> dict[str, Any]:
+    return {f.topic: f for f in fs}
+
+
+def test_roofline_table_physics() -> None:
+    tab = roofline_table(disagg(), hardware=["h100-sxm", "h200", "b200", "decode-asic"], tp_options=(2,))
+    assert set(tab["phase"]) == {"prefill", "decode"}
+    assert set(tab["binds"]) <= {"compute", "bandwidth", "kv_capacity", "link"}
+    pre = tab[tab["phase"] == "prefill"].set_index("hardware")
+    dec = tab[tab["phase"] == "decode"].set_index("hardware")
+    # prefill of a ~1k-token prompt is compute-bound on every GPU; intensities sit above the ridge
+    assert (pre.loc[["h100-sxm", "h200", "b200"], "roofline_bound"] == "compute").all()
+    assert (pre["intensity_flops_per_byte"] > pre["ridge_flops_per_byte"]).all()
+    # the same die with more bandwidth, at the same tp, decodes more tokens per chip; attainable <= peak x efficiency
+    assert dec.loc["h200", "tokens_per_s_per_chip"] >= dec.loc["h100-sxm", "tokens_per_s_per_chip"]
+    assert (tab["achieved_tflops_per_chip"] <= tab["attainable_tflops_per_chip"] * 1.0001).all()
+    assert (dec["batch"] >= 1).all() and set(dec["batch_limit"]) <= {"kv_capacity", "max_batch", "tpot"}
+
+
+def test_decode_at_batch_one_is_bandwidth_bound() -> None:
+    s = disagg(**{"workload.classes[0].slo.tpot_ms": 30.0, "deployment.batching.max_batch": 1})
+    tab = roofline_table(s, hardware=["h100-sxm"])
+    dec = tab[tab["phase"] == "decode"].iloc[0]
+    assert dec["batch"] == 1 and dec["roofline_bound"] == "bandwidth"
+
+
+def test_idle_prefill_is_reported(idle_prefill: SimResult) -> None:
+    t = topics(findings(idle_prefill))
+    f = t["pd_ratio"]
+    busy = idle_prefill.summary["utilization"]["prefill"]["busy"]
+    assert f.severity == "warning" and "idle" in f.text and "P:D ratio (4:1)" in f.text
+    assert f.numbers["prefill_busy"] == pytest.approx(busy)
+    assert f.numbers["suggested_prefill_instances"] < 4
+    assert "kv_capacity" not in t
+    assert t["slo"].severity == "info"  # it passes
+
+
+def test_kv_bound_decode_is_reported(kv_bound: SimResult) -> None:
+    t = topics(findings(kv_bound))
+    f = t["kv_capacity"]
+    assert f.severity == "warning" and "KV-capacity bound" in f.text
+    named = re.findall(r"([a-z0-9.-]+) \((\d+) GB\)", f.text)  # the chips it suggests
+    cat = load_catalog()
+    assert named and all(cat.chip(h).memory_gb == float(gb) > 80 for h, gb in named)
+    assert f.numbers["kv_bound_share"] == pytest.approx(kv_bound_share(kv_bound, "decode"))
+    assert f.numbers["kv_bound_share"] >= 0.2
+    assert t["slo"].severity == "critical"
+    fs = findings(kv_bound)
+    order = {"critical": 0, "warning": 1, "info": 2}
+    assert [order[x.severity] for x in fs] == sorted(order[x.severity] for x in fs)
+
+
+def test_kv_transfer_share_matches_the_requests(idle_prefill: SimResult) -> None:
+    f = topics(findings(idle_prefill))["kv_transfer"]
+    done = idle_prefill.requests[idle_prefill.requests["outcome"] == "completed"]
+    assert f.numbers["kv_transfer_share_of_ttft"] == pytest.approx(
+        done["kv_transfer_s"].sum() / done["ttft_s"].sum()
+    )
+
+
+def test_colocated_interference_is_reported() -> None:
+    s = io.apply_overrides(
+        io.load_preset("chat-colocated"),
+        {"duration_s": 30.0, "workload.arrival.rate_rps": 20, "deployment.pools[0].count": 3},
+    )
+    t = topics(findings(simulate(s)))
+    assert "interference" in t and t["interference"].numbers["tpot_p99_over_p50"] > 1.5
+    assert "kv_transfer" not in t
+
+
+def test_specialisation_answers(idle_prefill: SimResult) -> None:
+    sp = specialisation(idle_prefill, 24).set_index("phase")
+    hours = phase_chip_hours(idle_prefill)
+    assert sp["chip_hours_share"].sum() == pytest.approx(1.0)
+    assert hours["prefill"] > hours["decode"]  # four prefill instances, one decode
+    assert sp.loc["decode", "binding_resource"] == "bandwidth" and sp.loc["decode", "bottleneck_clear"]
+    assert sp.loc["prefill", "binding_resource"] == "compute"
+    assert sp["stable"].all()
+    assert sp.loc["prefill", "verdict"] == "worth considering"
+    assert sp.loc["decode", "verdict"] in {"borderline", "not worth it"}  # 20% of chip-hours: small
+    churn = specialisation(idle_prefill, 3).set_index("phase")
+    assert not churn["stable"].any() and (churn["verdict"] != "worth considering").all()
+    with pytest.raises(ScenarioError, match="model_change_months"):
+        specialisation(idle_prefill, 0)
+
+
+def test_kv_bound_decode_bottleneck_is_kv_capacity(kv_bound: SimResult) -> None:
+    shares = phase_bottlenecks(kv_bound)["decode"]
+    assert shares.get("kv_capacity", 0.0) >= 0.2
+    assert sum(shares.values()) == pytest.approx(1.0)
+
+
+def test_advice_round_trips_to_json(idle_prefill: SimResult) -> None:
+    adv = advise(idle_prefill, 12)
+    doc = json.loads(json.dumps(adv.to_json(), default=float))
+    assert {"roofline", "findings", "specialisation"} <= set(doc)
+    assert isinstance(adv.roofline, pd.DataFrame) and len(adv.findings) >= 3
+
+
+def test_cli_advise(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["advise", "chat-disaggregated", "--set", "duration_s=20", "--hardware", "h100-sxm,h200"]
+    assert main([*args, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {r["hardware"] for r in doc["roofline"]} == {"h100-sxm", "h200"}
+    assert main([*args, "--model-change-months", "6"]) == 0
+    out = capsys.readouterr().out
+    assert "roofline" in out and "findings" in out and "own chip" in out
+    assert main([*args, "--model-change-months", "-1"]) == 2

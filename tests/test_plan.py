@@ -1,0 +1,291 @@
+"""The planner and the capacity search: pruning, exactness on a small space, frontiers, errors."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine import scenario_io as io
+from engine.catalog import Catalog
+from engine.cli import main
+from engine.errors import ScenarioError
+from engine.perf import Instance
+from engine.plan import (
+    SearchSpace,
+    Shape,
+    capacity,
+    demand,
+    instance_rates,
+    lower_bound,
+    pareto,
+    plan,
+    planning_scenario,
+    with_deployment,
+)
+from engine.run import simulate
+from engine.scenario import Scenario
+from engine.workload import generate
+
+SMALL = SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0, finalists=1, frontier_extra=1)
+
+
+def chat(preset: str = "chat-colocated", **over: Any) -> Scenario:
+    return io.apply_overrides(io.load_preset(preset), {"duration_s": 60.0, **over})
+
+
+@pytest.fixture(scope="module")
+def small_plan() -> Any:
+    return plan(chat(), 24.0, SMALL)
+
+
+def _demand(s: Scenario) -> Any:
+    base = planning_scenario(s, s.workload.arrival.rate_rps, 30.0)
+    return demand(base, generate(base))
+
+
+# --- the cost model's rates ------------------------------------------------------------------
+
+
+def test_weights_that_do_not_fit_are_pruned(catalog: Catalog) -> None:
+    s = chat(**{"model.weights": "bf16"})
+    inst = Instance(model=catalog.model("llama-3.1-70b"), hardware=catalog.chip("h100-sxm"), tp=1)
+    r = instance_rates(inst, _demand(s))
+    assert "weights do not fit" in r.prefill_problem and "weights do not fit" in r.decode_problem
+
+
+def test_more_bandwidth_decodes_faster(catalog: Catalog) -> None:
+    d = _demand(chat())
+    m = catalog.model("llama-3.1-70b")
+    h100 = instance_rates(Instance(model=m, hardware=catalog.chip("h100-sxm"), tp=2, weights="fp8"), d)
+    h200 = instance_rates(Instance(model=m, hardware=catalog.chip("h200"), tp=2, weights="fp8"), d)
+    assert h200.decode_tokens_per_s >= h100.decode_tokens_per_s
+    assert h200.kv_capacity_tokens > h100.kv_capacity_tokens
+    assert h100.prefill_s_per_request > 0 and h100.decode_batch >= 1
+
+
+def test_lower_bound_grows_with_load(catalog: Catalog) -> None:
+    m = catalog.model("llama-3.1-70b")
+    inst = Instance(model=m, hardware=catalog.chip("h100-sxm"), tp=2, weights="fp8", kv="fp8")
+    shape = Shape("disaggregated", ("h100-sxm", 2), ("h100-sxm", 2))
+    counts = []
+    for rate in (5.0, 10.0, 20.0, 40.0):
+        d = _demand(chat(**{"workload.arrival.rate_rps": rate}))
+        rates = {("h100-sxm", 2): instance_rates(inst, d)}
+        counts.append(lower_bound(shape, rates, d, 64).counts)
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in itertools.pairwise(counts))
+    assert counts[-1][0] > counts[0][0]
+
+
+# --- the search ------------------------------------------------------------------------------
+
+
+def test_plan_finds_a_passing_deployment(small_plan: Any) -> None:
+    p = small_plan
+    assert p.best is not None and p.best_run is not None
+    chosen = p.runs.iloc[p.best_run]
+    assert bool(chosen["passes"])
+    passing = p.runs[p.runs["passes"]]
+    assert chosen["usd_per_hour"] == passing["usd_per_hour"].min()
+    # the chosen scenario: the target load over the user's own window
+    assert p.best.workload.arrival.rate_rps == 24.0
+    assert p.best.duration_s == 60.0 and p.duration_s == 30.0
+    assert p.simulated == len(p.runs) and p.feasible == int(p.runs["passes"].sum())
+    assert p.pruned + p.bounded + (p.candidates["status"] == "simulated").sum() <= len(p.candidates)
+
+
+def test_no_cheaper_deployment_passes(small_plan: Any) -> None:
+    """Brute force over every count pair below the chosen cost: none meets the SLOs."""
+    p = small_plan
+    best_cost = p.best_usd_per_hour
+    base = planning_scenario(chat(), 24.0, 30.0)
+    reqs = generate(base)
+    price = 2 * 2.49  # one h100-sxm tp2 instance
+    checked = 0
+    for shape in (
+        Shape("colocated", ("h100-sxm", 2), ("h100-sxm", 2)),
+        Shape("disaggregated", ("h100-sxm", 2), ("h100-sxm", 2)),
+    ):
+        for a in range(1, 8):
+            for b in range(0 if shape.mode == "colocated" else 1, 8):
+                if shape.mode == "colocated" and b:
+                    continue
+                if (a + b) * price >= best_cost - 1e-9:
+                    continue
+                res = simulate(with_deployment(base, shape, (a, b)), requests=reqs)
+                assert not all(c["passes"] for c in res.summary["classes"].values()), (shape, a, b)
+                checked += 1
+    assert checked >= 5
+
+
+def test_plan_is_deterministic(small_plan: Any) -> None:
+    again = plan(chat(), 24.0, SMALL)
+    pd.testing.assert_frame_equal(small_plan.runs, again.runs)
+    assert small_plan.best == again.best
+
+
+def test_frontiers_are_not_dominated(small_plan: Any) -> None:
+    p = small_plan
+    f = p.frontier_cost
+    assert len(f) >= 1
+    for r in f.itertuples():
+        better = p.runs[(p.runs["usd_per_hour"] <= r.usd_per_hour) & (p.runs["goodput_rps"] >= r.goodput_rps)]
+        strictly = better[(better["usd_per_hour"] < r.usd_per_hour) | (better["goodput_rps"] > r.goodput_rps)]
+        assert strictly.empty
+    assert {"tokens_per_s_per_user", "output_tokens_per_s_per_chip", "split"} <= set(p.frontier_throughput)
+    assert p.runs["chosen"].sum() == 1
+    assert all(":" in s or s.endswith("M") for s in p.runs["split"])
+
+
+def test_impossible_tpot_prunes_everything() -> None:
+    s = chat(**{"workload.classes[0].slo.tpot_ms": 1.0})
+    p = plan(s, 4.0, SMALL)
+    assert p.best is None and p.simulated == 0
+    assert p.pruned == len(p.candidates)
+    assert p.candidates["status"].str.contains("TPOT").all()
+    assert any("no simulated deployment" in n for n in p.notes)
+
+
+def test_budget_prunes_by_lower_bound() -> None:
+    p = plan(
+        chat(), 12.0, SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0, budget_usd_per_hour=1.0)
+    )
+    assert p.simulated == 0 and p.candidates["status"].str.contains("over budget").all()
+
+
+def test_simulation_budget_is_respected() -> None:
+    space = SearchSpace(hardware=("h100-sxm", "h200"), tp=(1, 2), duration_s=30.0, max_simulations=3)
+    p = plan(chat(), 12.0, space)
+    assert p.simulated <= 3
+    assert not p.exhaustive and any("budget" in n for n in p.notes)
+
+
+def test_plan_input_errors_name_the_field() -> None:
+    with pytest.raises(ScenarioError, match=r"target_rps"):
+        plan(chat(), 0.0, SMALL)
+    with pytest.raises(ScenarioError, match=r"space.hardware"):
+        plan(chat(), 4.0, SearchSpace(hardware=("h1000",)))
+    with pytest.raises(ScenarioError, match=r"workload.arrival.kind"):
+        plan(chat(**{"workload.arrival.kind": "offline"}), 4.0, SMALL)
+    with pytest.raises(ScenarioError, match=r"space.tp"):
+        SearchSpace(tp=(0,))
+    with pytest.raises(ScenarioError, match=r"space.duration_s"):
+        SearchSpace(duration_s=1.0)
+
+
+@given(st.lists(st.tuples(st.floats(0, 100), st.floats(0, 100)), min_size=1, max_size=30))
+def test_pareto_keeps_exactly_the_undominated(points: list[tuple[float, float]]) -> None:
+    frame = pd.DataFrame(points, columns=["cost", "value"])
+    keep = pareto(frame, "cost", "value", maximize_x=False, maximize_y=True)
+    c, v = frame["cost"].to_numpy(), frame["value"].to_numpy()
+    for i in range(len(frame)):
+        dominated = bool((((c <= c[i]) & (v >= v[i])) & ((c < c[i]) | (v > v[i]))).any())
+        assert keep.iloc[i] == (not dominated)
+    assert keep.any()
+
+
+# --- capacity --------------------------------------------------------------------------------
+
+
+def test_capacity_brackets_the_pass_fail_boundary() -> None:
+    s = chat("chat-disaggregated", **{"duration_s": 40.0})
+    cap = capacity(s, max_simulations=7)
+    assert cap.simulations <= 7 and len(cap.runs) == cap.simulations
+    assert cap.capacity_rps > 0 and cap.failed_rps is not None
+    assert cap.capacity_rps < cap.failed_rps
+    assert math.isfinite(cap.estimate_rps) and cap.estimate_rps > 0
+    # every rate that passed is below every rate that failed (the search saw a clean boundary)
+    runs = cap.runs
+    assert runs.loc[runs["passes"], "rate_rps"].max() < runs.loc[~runs["passes"], "rate_rps"].min()
+    again = capacity(s, max_simulations=7)
+    assert again.capacity_rps == cap.capacity_rps
+
+
+def test_more_instances_never_lower_capacity() -> None:
+    s = chat("chat-disaggregated", **{"duration_s": 40.0})
+    bigger = io.apply_overrides(s, {"deployment.pools[0].count": 4})
+    assert capacity(bigger, max_simulations=6).capacity_rps >= capacity(s, max_simulations=6).capacity_rps
+
+
+def test_capacity_rejects_closed_loop() -> None:
+    with pytest.raises(ScenarioError, match=r"workload.arrival.kind"):
+        capacity(chat(**{"workload.arrival.kind": "closed_loop"}))
+
+
+# --- CLI -------------------------------------------------------------------------------------
+
+
+def test_cli_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "plan",
+            "chat-colocated",
+            "--target-rps",
+            "8",
+            "--hardware",
+            "h100-sxm",
+            "--tp",
+            "2",
+            "--duration-s",
+            "30",
+            "--finalists",
+            "1",
+            "--json",
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["best"]["passes"] is True
+    assert doc["counts"]["simulated"] >= 1 and doc["frontier_cost"]
+    assert doc["best"]["deployment"]["pools"][0]["hardware"] == "h100-sxm"
+
+
+def test_cli_plan_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "chat-colocated", "--target-rps", "-1", "--no-progress"]) == 2
+    assert "target_rps" in capsys.readouterr().err
+    assert main(["plan", "chat-colocated", "--target-rps", "4", "--tp", "x", "--no-progress"]) == 2
+    code = main(
+        [
+            "plan",
+            "chat-colocated",
+            "--target-rps",
+            "6",
+            "--hardware",
+            "h100-sxm",
+            "--tp",
+            "2",
+            "--duration-s",
+            "30",
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "cheapest:" in out and "Pareto" in out
+
+
+def test_cli_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "capacity",
+            "chat-colocated",
+            "--max-simulations",
+            "4",
+            "--duration-s",
+            "30",
+            "--json",
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["simulations"] == len(doc["runs"]) <= 4
+    assert np.isfinite(doc["estimate_rps"])

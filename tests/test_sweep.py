@@ -1,0 +1,151 @@
+"""Sweeps: the grid, one tidy table in grid order, the same answer on every executor."""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from engine import scenario_io as io
+from engine.cli import main
+from engine.errors import ScenarioError
+from engine.scenario import Scenario
+from engine.sweep import grid, parse_vary, sweep
+
+VARY = {"workload.arrival.rate_rps": [2.0, 4.0], "deployment.pools[1].count": [1, 2]}
+
+
+@pytest.fixture(scope="module")
+def scen() -> Scenario:
+    return io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 20.0, "seed": 7})
+
+
+@pytest.fixture(scope="module")
+def serial(scen: Scenario) -> pd.DataFrame:
+    return sweep(scen, VARY, seeds=2)
+
+
+def test_grid_is_the_cartesian_product_times_seeds() -> None:
+    pts = grid({"a.b": [1, 2, 3], "c[0].d": ["x", "y"]}, seeds=2, first_seed=5)
+    assert len(pts) == 12
+    assert pts[0] == {"a.b": 1, "c[0].d": "x", "seed": 5}
+    assert pts[1]["seed"] == 6 and pts[2]["c[0].d"] == "y"
+    assert len({tuple(sorted(p.items())) for p in pts}) == 12
+
+
+def test_parse_vary_keeps_bracketed_values_whole() -> None:
+    v = parse_vary(
+        ["workload.arrival.rate_rps=1,2.5", 'deployment.pools[0].hardware=h100-sxm,"h200"', "x.y=[1,2],[3]"]
+    )
+    assert v["workload.arrival.rate_rps"] == [1, 2.5]
+    assert v["deployment.pools[0].hardware"] == ["h100-sxm", "h200"]
+    assert v["x.y"] == [[1, 2], [3]]
+    with pytest.raises(ScenarioError, match="expected path"):
+        parse_vary(["novalue"])
+
+
+def test_bad_points_fail_before_anything_runs(scen: Scenario) -> None:
+    with pytest.raises(ScenarioError, match=r"workload\.arrival\.rate_rps"):
+        sweep(scen, {"workload.arrival.rate_rps": [1.0, -3.0]})
+    with pytest.raises(ScenarioError, match="no such field"):
+        sweep(scen, {"deployment.pools[5].count": [1]})
+    with pytest.raises(ScenarioError, match="seeds"):
+        sweep(scen, {"seed": [1, 2]})
+
+
+def test_table_is_tidy_and_in_grid_order(serial: pd.DataFrame) -> None:
+    assert len(serial) == 8
+    assert list(serial.columns[:3]) == ["workload.arrival.rate_rps", "deployment.pools[1].count", "seed"]
+    assert {"latency_ms.ttft.p99", "classes.chat.passes", "cost.usd_per_hour", "goodput_rps"} <= set(
+        serial.columns
+    )
+    assert serial["seed"].tolist() == [7, 8] * 4
+    assert serial["workload.arrival.rate_rps"].tolist() == [2.0] * 4 + [4.0] * 4
+    # more decode instances cost more; a higher rate brings more requests
+    one, two = (
+        serial[serial["deployment.pools[1].count"] == 1],
+        serial[serial["deployment.pools[1].count"] == 2],
+    )
+    assert (two["cost.usd_per_hour"].to_numpy() > one["cost.usd_per_hour"].to_numpy()).all()
+    lo = serial[serial["workload.arrival.rate_rps"] == 2.0]["requests.total"].sum()
+    hi = serial[serial["workload.arrival.rate_rps"] == 4.0]["requests.total"].sum()
+    assert hi > lo
+
+
+def test_seeds_draw_differently(serial: pd.DataFrame) -> None:
+    a, b = serial.iloc[0], serial.iloc[1]
+    assert a["seed"] != b["seed"]
+    assert a["latency_ms.e2e.mean"] != b["latency_ms.e2e.mean"]
+
+
+def test_process_pool_gives_the_same_table(scen: Scenario, serial: pd.DataFrame) -> None:
+    with ProcessPoolExecutor(max_workers=2) as ex:
+        par = sweep(scen, VARY, seeds=2, executor=ex)
+    pd.testing.assert_frame_equal(par, serial)
+
+
+def test_progress_reports_every_run(scen: Scenario) -> None:
+    seen: list[tuple[int, int]] = []
+    sweep(scen, {"workload.arrival.rate_rps": [2.0, 3.0]}, progress=lambda d, n: seen.append((d, n)))
+    assert seen == [(1, 2), (2, 2)]
+
+
+def test_cli_sweep_on_a_dask_cluster(tmp_path: Path, serial: pd.DataFrame) -> None:
+    distributed = pytest.importorskip("distributed")
+    out = tmp_path / "results.parquet"
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=None
+    ) as cluster:
+        code = main(
+            [
+                "sweep",
+                "chat-disaggregated",
+                "--set",
+                "duration_s=20",
+                "--set",
+                "seed=7",
+                "--vary",
+                "workload.arrival.rate_rps=2.0,4.0",
+                "--vary",
+                "deployment.pools[1].count=1,2",
+                "--seeds",
+                "2",
+                "--out",
+                str(out),
+                "--dask",
+                cluster.scheduler_address,
+                "--no-progress",
+            ]
+        )
+    assert code == 0
+    table = pq.read_table(out)
+    meta = table.schema.metadata
+    assert b"fengong.engine_version" in meta and b"chat" in meta[b"fengong.scenario"]
+    pd.testing.assert_frame_equal(table.to_pandas(), serial, check_like=False)
+
+
+def test_cli_sweep_local_csv_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.csv"
+    code = main(
+        [
+            "sweep",
+            "chat-colocated",
+            "--set",
+            "duration_s=10",
+            "--vary",
+            "workload.arrival.rate_rps=1,2",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    frame = pd.read_csv(out)
+    assert frame["workload.arrival.rate_rps"].tolist() == [1, 2]
+    assert main(["sweep", "chat-colocated", "--vary", "nope=1", "--out", str(out), "--no-progress"]) == 2
+    assert "nope" in capsys.readouterr().err
