@@ -162,6 +162,7 @@ def fit(
     catalog: Catalog,
     source: str,
     fix_overhead_ms: float | None = None,
+    fix_eta_bandwidth: float | None = None,
 ) -> Fit:
     """Fit eta_compute, eta_bandwidth and overhead_ms of one chip to its measurements."""
     if not points:
@@ -182,7 +183,11 @@ def fit(
     best = (0.5, 0.8, 0.0)
     for _ in range(4):
         ef = np.linspace(lo[0], hi[0], 40)[None, :, None, None]
-        eb = np.linspace(lo[1], hi[1], 40)[None, None, :, None]
+        eb = (
+            np.linspace(lo[1], hi[1], 40)[None, None, :, None]
+            if fix_eta_bandwidth is None
+            else np.full((1, 1, 1, 1), fix_eta_bandwidth)
+        )
         oh = (
             np.linspace(lo[2], hi[2], 41)[None, None, None, :]
             if fix_overhead_ms is None
@@ -198,6 +203,8 @@ def fit(
         hi = np.minimum([MAX_ETA_COMPUTE, MAX_ETA_BANDWIDTH, 1000.0], np.array(best) + span)
         if fix_overhead_ms is not None:
             lo[2] = hi[2] = fix_overhead_ms
+        if fix_eta_bandwidth is not None:
+            lo[1] = hi[1] = fix_eta_bandwidth
     profile = CalibrationProfile(
         eta_compute=round(best[0], 3),
         eta_bandwidth=round(best[1], 3),
@@ -253,6 +260,15 @@ bandwidth fraction is not identifiable and came out far below H100's, which woul
 faster chip slower at decode. One profile per (family, stack) keeps them physically consistent.
 """
 
+BANDWIDTH_FROM = {"b200": "h100-sxm"}
+"""Chips whose points cannot identify the bandwidth fraction: it is taken from a sibling's fit.
+
+B200's three TensorRT-LLM points are large-batch FP4 runs, bound mostly by compute; fitted
+freely, its bandwidth fraction came out at 0.28 (2.2 TB/s of 8), which would make a B200 decode
+slower than a single H100. The same stack on Hopper, whose eleven points pin it down, gives the
+fraction used instead; only eta_compute is fitted.
+"""
+
 FIXED_OVERHEAD_MS = {"trtllm": 3.0}
 """Per-iteration overhead held fixed when fitting a stack whose data cannot separate it.
 
@@ -284,7 +300,9 @@ def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tupl
     for m in points:
         groups.setdefault((FAMILY.get(m.hardware, m.hardware), stack_of(m)), []).append(m)
     fits: dict[tuple[str, str], Fit] = {}
-    for (_family, stack), pts in sorted(groups.items()):
+    # chips that borrow a sibling's bandwidth fraction are fitted after the sibling
+    order = sorted(groups.items(), key=lambda kv: (any(p.hardware in BANDWIDTH_FROM for p in kv[1]), kv[0]))
+    for (_family, stack), pts in order:
         if len(pts) < 2:
             continue
         ids = ", ".join(p.id for p in pts)
@@ -295,7 +313,11 @@ def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tupl
         fixed = FIXED_OVERHEAD_MS.get(stack)
         if fixed is not None:
             src += f"; overhead held at {fixed} ms (assumption, docs/calibration.md)"
-        result = fit(pts, catalog, src, fix_overhead_ms=fixed)
+        sibling = BANDWIDTH_FROM.get(chips[0]) if len(chips) == 1 else None
+        eta_b = fits[(sibling, stack)].profile.eta_bandwidth if sibling and (sibling, stack) in fits else None
+        if eta_b is not None:
+            src += f"; eta_bandwidth taken from the {sibling} {stack} fit (not identifiable from these points)"
+        result = fit(pts, catalog, src, fix_overhead_ms=fixed, fix_eta_bandwidth=eta_b)
         for chip in chips:
             fits[(chip, stack)] = result
     return fits
