@@ -316,7 +316,9 @@ def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tupl
         sibling = BANDWIDTH_FROM.get(chips[0]) if len(chips) == 1 else None
         eta_b = fits[(sibling, stack)].profile.eta_bandwidth if sibling and (sibling, stack) in fits else None
         if eta_b is not None:
-            src += f"; eta_bandwidth taken from the {sibling} {stack} fit (not identifiable from these points)"
+            src += (
+                f"; eta_bandwidth taken from the {sibling} {stack} fit (not identifiable from these points)"
+            )
         result = fit(pts, catalog, src, fix_overhead_ms=fixed, fix_eta_bandwidth=eta_b)
         for chip in chips:
             fits[(chip, stack)] = result
