@@ -1,11 +1,39 @@
-"""Fengong's dashboard: routes to one thin page per screen (st.navigation)."""
+"""Fengong's dashboard: routes to one thin page per screen (st.navigation).
+
+Every run first syncs the session's scenario with the share link in the URL (`ui.state`), then
+runs the page. The planner page (pages/planner.py) joins the navigation when it exists.
+"""
+
+from pathlib import Path
 
 import streamlit as st
 
+from ui import layout, state
+
 st.set_page_config(page_title="Fengong: LLM serving lab", page_icon="⚙️", layout="wide")
 
-PAGES = [
-    st.Page("pages/catalog.py", title="Hardware & models", icon="🧮", url_path="catalog", default=True),
-]
+state.sync_link()
 
-st.navigation(PAGES).run()
+
+def page(file: str, title: str, icon: str, url_path: str, **kw: object) -> st.Page:
+    """A page of pages/ by file name, with a Material icon."""
+    return st.Page(f"pages/{file}.py", title=title, icon=f":material/{icon}:", url_path=url_path, **kw)  # type: ignore[arg-type]
+
+
+PAGES = [
+    page("workload", "Workload mix", "stacked_line_chart", "workload"),
+    page("hardware", "Hardware", "memory", "hardware"),
+    page("strategy", "Strategy", "call_split", "strategy"),
+    page("slo", "SLO targets", "timer", "slo"),
+    page("results", "Results", "monitoring", "home", default=True),
+    page("compare", "Compare", "compare_arrows", "compare"),
+]
+if (Path(__file__).resolve().parent / "pages" / "planner.py").exists():
+    PAGES.append(page("planner", "Planner", "travel_explore", "planner"))
+PAGES.append(page("about", "About", "fact_check", "about"))
+# The default page is served at "/"; /results reaches the same screen for people who type it.
+PAGES.append(page("results", "Results", "monitoring", "results", visibility="hidden"))
+
+current = st.navigation(PAGES, position="top")
+st.session_state[layout.PAGE] = current.url_path
+current.run()

@@ -1,19 +1,384 @@
-"""App tests (streamlit.testing AppTest): every page runs without exceptions."""
+"""App tests (streamlit.testing AppTest): every page runs, widgets change results, share links round-trip.
+
+The scenario under test is the default preset shortened to a two-minute window through a share
+link, which also exercises the link path on every test; the simulation cache is shared across
+tests (st.cache_data is process-wide), so each distinct scenario is simulated once.
+"""
 
 from __future__ import annotations
 
+import base64
+import json
+import zlib
 from pathlib import Path
+from typing import Any
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
+from engine.scenario import Scenario
+from engine.scenario_io import DEFAULT_PRESET, apply_overrides, from_link, load_preset, preset_names, to_link
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
+SHORT = {"duration_s": 120.0}
+PAGES = {
+    "results": "Results",
+    "workload": "Workload mix",
+    "hardware": "Hardware catalog",
+    "strategy": "Disaggregation strategy",
+    "slo": "SLO targets",
+    "compare": "Compare",
+    "about": "About & validation",
+}
 
 
-def test_catalog_page_lists_catalogs() -> None:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    assert not at.exception
-    assert [t.value for t in at.title] == ["Hardware & models"]
+def short(preset: str = DEFAULT_PRESET, **changes: Any) -> Scenario:
+    """A preset on a two-minute window (fast to simulate), with more changes by path."""
+    return apply_overrides(load_preset(preset), {**SHORT, **changes})
+
+
+def app(page: str = "results", scenario: Scenario | None = None, preset: str = DEFAULT_PRESET) -> AppTest:
+    """The app opened on a page through a share link to `scenario` (default: the short preset)."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(to_link(scenario or short(preset), preset))
+    at.run()
+    if page != "results":
+        at.switch_page(f"pages/{page}.py").run()
+    return at
+
+
+def scenario_of(at: AppTest) -> Scenario:
+    return at.session_state["fg_scenario"]  # type: ignore[no-any-return]
+
+
+def live(at: AppTest) -> str:
+    """The live strip's table (markdown) of the sidebar."""
+    texts = [m.value for m in at.sidebar.markdown if "TTFT p99" in m.value]
+    assert texts, "no live strip"
+    return texts[0]
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [w.value for w in at.warning], [w.value for w in at.warning]
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_page_runs(page: str) -> None:
+    at = app(page)
+    assert_clean(at)
+    assert [t.value for t in at.title] == [PAGES[page]]
+    assert scenario_of(at) == short()
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_every_preset_on_every_page(preset: str) -> None:
+    """A preset added later (a trace, an offline batch, MoE, faults...) is covered the moment it exists."""
+    base = load_preset(preset)
+    sc = (
+        apply_overrides(base, {"duration_s": 120.0}) if base.warmup_s < 60 and base.duration_s > 120 else base
+    )
+    at = app("results", sc, preset=preset)
+    assert_clean(at)
+    for page in ("workload", "hardware", "strategy", "slo"):
+        at.switch_page(f"pages/{page}.py").run()
+        assert_clean(at)
+        assert scenario_of(at) == sc, page  # showing a page never changes the scenario
+
+
+def test_results_page_shows_summary_charts_and_exports() -> None:
+    at = app("results")
+    assert_clean(at)
+    labels = {m.label for m in at.metric}
+    assert {"TTFT p99", "TPOT p99", "SLO attainment", "Goodput", "$ / request"} <= labels
+    labels = [b.label for b in at.download_button]
+    for label in (
+        "PNG",
+        "SVG",
+        "HTML",
+        "Requests (CSV)",
+        "Summary (CSV)",
+        "Scenario (TOML)",
+        "Report (HTML)",
+    ):
+        assert label in labels, label
+    assert labels.count("PNG") >= 7  # one per chart
+    # images, HTML and tables are rendered on click, not on every rerun
+    heavy = [
+        b for b in at.download_button if b.label in ("PNG", "SVG", "HTML", "Report (HTML)", "Requests (CSV)")
+    ]
+    assert all(b.proto.deferred_file_id and not b.proto.url for b in heavy)
+
+
+def test_hardware_page_lists_catalog_and_roofline() -> None:
+    at = app("hardware")
     frames = [df.value for df in at.dataframe]
-    assert len(frames) == 2
-    assert "h100-sxm" in set(frames[0]["id"])
-    assert "llama-3.1-70b" in set(frames[1]["id"])
+    hw = next(f for f in frames if "spec_source" in f.columns)
+    assert {"h100-sxm", "b200", "mi300x"} <= set(hw["id"])
+    models = next(f for f in frames if "kv_bytes_per_token_bf16" in f.columns)
+    assert "llama-3.1-70b" in set(models["id"])
+    points = next(f for f in frames if "intensity_flops_per_byte" in f.columns)
+    assert {"prefill", "decode"} == set(points["phase"])
+
+
+def test_rate_slider_changes_the_live_result() -> None:
+    at = app("workload")
+    before = live(at)
+    rate = short().workload.arrival.rate_rps
+    at.slider(key="fg:workload.arrival.rate_rps").set_value(rate * 2).run()
+    assert_clean(at)
+    assert scenario_of(at).workload.arrival.rate_rps == rate * 2
+    after = live(at)
+    assert after != before
+    assert "▲" in after or "▼" in after  # the strip shows the change from the previous run
+
+
+def test_strategy_widgets_change_the_deployment() -> None:
+    at = app("strategy")
+    decode = next(i for i, p in enumerate(short().deployment.pools) if p.role == "decode")
+    count = short().deployment.pools[decode].count
+    at.slider(key=f"fg:deployment.pools[{decode}].count").set_value(count + 2).run()
+    assert_clean(at)
+    assert scenario_of(at).deployment.pools[decode].count == count + 2
+    at.segmented_control(key="fg:mode").set_value("colocated").run()
+    assert_clean(at)
+    sc = scenario_of(at)
+    assert sc.deployment.mode == "colocated"
+    assert sum(p.count for p in sc.deployment.pools) == sum(p.count for p in short().deployment.pools) + 2
+
+
+def test_policy_widgets_come_from_the_registry() -> None:
+    from engine import policies
+
+    at = app("strategy")
+    router = at.selectbox(key="fg:scheduler.router.name")
+    assert set(router.options) == set(policies.registered("router"))
+    with_knobs = [n for n, c in policies.registered("admission").items() if policies.knob_fields(c)]
+    assert with_knobs, "some admission policy has knobs"
+    at.selectbox(key="fg:scheduler.admission.name").set_value(with_knobs[0]).run()
+    assert_clean(at)
+    knob = policies.knob_fields(policies.registered("admission")[with_knobs[0]])[0]
+    assert at.number_input(key=f"fg:scheduler.admission.{knob.name}").value == knob.default
+    assert scenario_of(at).scheduler.admission.name == with_knobs[0]
+
+
+def test_a_refused_value_snaps_back_with_the_reason() -> None:
+    at = app("strategy")
+    at.selectbox(key="fg:deployment.pools[0].tp").set_value(1).run()  # 70B fp8 does not fit one H100
+    assert not at.exception
+    assert any("tp" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert scenario_of(at) == short()
+    assert at.selectbox(key="fg:deployment.pools[0].tp").value == short().deployment.pools[0].tp
+
+
+def test_slo_target_changes_attainment() -> None:
+    at = app("slo")
+    before = [m.value for m in at.success] + [m.value for m in at.error]
+    at.slider(key="fg:workload.classes[0].slo.ttft_ms").set_value(100.0).run()
+    assert_clean(at)
+    assert scenario_of(at).workload.classes[0].slo.ttft_ms == 100.0
+    after = [m.value for m in at.success] + [m.value for m in at.error]
+    assert after != before
+    assert any("fails" in m.value for m in at.error)
+
+
+def test_preset_picker_starts_over() -> None:
+    at = app("results")
+    at.sidebar.selectbox(key="fg:preset").set_value("chat-colocated").run()
+    assert_clean(at)
+    assert scenario_of(at) == load_preset("chat-colocated")
+    assert at.session_state["fg_preset"] == "chat-colocated"
+
+
+def test_compare_page_lines_up_two_scenarios() -> None:
+    at = app("compare")
+    assert_clean(at)
+    table = next(df.value for df in at.dataframe if "better" in df.value.columns)
+    assert {"TTFT p99", "Cost per request", "SLO attainment"} <= set(table["figure"])
+    at.selectbox(key="a").set_value("current, other mode").run()
+    assert_clean(at)
+    changed = next(df.value for df in at.dataframe if "better" in df.value.columns)
+    assert not changed.equals(table)
+
+
+def test_compare_choices_come_from_the_url() -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({**to_link(short(), DEFAULT_PRESET), "a": "current", "b": "current, other mode"})
+    at.switch_page("pages/compare.py").run()  # a first visit straight to /compare?...
+    assert_clean(at)
+    assert (at.selectbox(key="a").value, at.selectbox(key="b").value) == ("current", "current, other mode")
+
+
+# --- share links -----------------------------------------------------------------------------
+
+
+def test_first_load_without_a_link_uses_the_default_preset() -> None:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception
+    assert scenario_of(at) == load_preset(DEFAULT_PRESET)
+    assert at.query_params.get("p") == DEFAULT_PRESET
+    assert "s" not in at.query_params
+
+
+def test_link_round_trips_through_the_url() -> None:
+    at = app("workload")
+    at.slider(key="fg:workload.arrival.rate_rps").set_value(9.5).run()
+    params = {k: at.query_params[k] for k in ("v", "p", "s")}
+    assert from_link(params) == scenario_of(at)
+    # a fresh session opening that URL restores the scenario exactly
+    other = AppTest.from_file(APP, default_timeout=120)
+    other.query_params.update(params)
+    other.run()
+    assert_clean(other)
+    assert scenario_of(other) == scenario_of(at)
+    assert scenario_of(other).workload.arrival.rate_rps == 9.5
+
+
+def test_link_to_another_preset_with_changes() -> None:
+    sc = short("chat-colocated", **{"workload.classes[0].slo.ttft_ms": 750.0})
+    at = app("slo", sc, preset="chat-colocated")
+    assert_clean(at)
+    assert scenario_of(at) == sc
+    assert at.session_state["fg_preset"] == "chat-colocated"
+
+
+def _payload(changes: Any) -> str:
+    raw = json.dumps(changes).encode()
+    return base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+
+
+HOSTILE = {
+    "version": ({"v": "99", "p": DEFAULT_PRESET}, "version", DEFAULT_PRESET),
+    "preset": ({"v": "1", "p": "../../etc/passwd"}, "preset", DEFAULT_PRESET),
+    "garbage": ({"v": "1", "p": "chat-colocated", "s": "!!!not-base64@@"}, "not a valid encoded scenario", "chat-colocated"),
+    "not a mapping": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload([1, 2, 3])}, "map field paths", DEFAULT_PRESET),
+    "too long": ({"v": "1", "p": DEFAULT_PRESET, "s": "A" * 9000}, "limit", DEFAULT_PRESET),
+    "zip bomb": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload({"name": "x" * 4_000_000})}, "size limit", DEFAULT_PRESET),
+    "out of range": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload({"workload.arrival.rate_rps": 1e9})}, "rate_rps", DEFAULT_PRESET),
+    "over the bounds": (
+        {"v": "1", "p": DEFAULT_PRESET, "s": _payload({"workload.arrival.rate_rps": 4000.0, "duration_s": 86400.0})},
+        "limit",
+        DEFAULT_PRESET,
+    ),
+    "unknown field": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload({"workload.nope": 1})}, "nope", DEFAULT_PRESET),
+    "bad path": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload({"a..b": 1})}, "malformed", DEFAULT_PRESET),
+    "unknown chip": (
+        {"v": "1", "p": DEFAULT_PRESET, "s": _payload({"deployment.pools[0].hardware": "warp-core"})},
+        "warp-core",
+        DEFAULT_PRESET,
+    ),
+    "local file": (
+        {"v": "1", "p": DEFAULT_PRESET, "s": _payload({"workload.trace": {"format": "csv", "path": "/etc/passwd"}})},
+        "/etc/passwd",
+        DEFAULT_PRESET,
+    ),
+    "path escape": (
+        {"v": "1", "p": DEFAULT_PRESET,
+         "s": _payload({"workload.trace": {"format": "csv", "path": "shared:../../../etc/passwd"}})},
+        "shipped or uploaded",
+        DEFAULT_PRESET,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_hostile_link_warns_and_falls_back(case: str) -> None:
+    params, words, fallback = HOSTILE[case]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == 1 and "share link could not be used" in warnings[0], warnings
+    assert words in warnings[0], warnings[0]
+    assert scenario_of(at) == load_preset(fallback)
+    assert at.query_params.get("p") == fallback and "s" not in at.query_params  # the URL is clean again
+    at.run()  # the warning is shown once, not on every rerun
+    assert not at.warning
+
+
+# --- editing beyond sliders -------------------------------------------------------------------
+
+
+def test_workload_editors_change_classes_and_lengths() -> None:
+    at = app("workload")
+    at.segmented_control(key="fg:workload.classes[0].input.kind").set_value("uniform").run()
+    assert_clean(at)
+    dist = scenario_of(at).workload.classes[0].input
+    assert dist.kind == "uniform" and dist.low is not None and dist.high is not None
+    n = len(scenario_of(at).workload.classes)
+    next(b for b in at.button if b.label == "Add a class").click().run()
+    assert_clean(at)
+    assert len(scenario_of(at).workload.classes) == n + 1
+    assert len([t for t in at.title]) == 1
+
+
+def test_trace_upload_and_shipped_traces() -> None:
+    from ui.state import UPLOAD_DIR
+
+    at = app("workload")
+    at.segmented_control(key="fg:source").set_value("upload").run()
+    rows = "\n".join(f"{i * 0.2:.1f},{200 + i},{20 + i % 7}" for i in range(300))
+    at.file_uploader(key="fg:upload").set_value(
+        ("mine.csv", f"arrival_s,input_tokens,output_tokens\n{rows}\n".encode(), "text/csv")
+    ).run()
+    assert_clean(at)
+    trace = scenario_of(at).workload.trace
+    assert trace is not None and trace.format == "csv" and trace.path.startswith(str(UPLOAD_DIR))
+    # a broken file is refused with the reason, and the scenario keeps its trace
+    bad = app("workload")
+    bad.segmented_control(key="fg:source").set_value("upload").run()
+    bad.file_uploader(key="fg:upload").set_value(
+        ("bad.csv", b"arrival_s,input_tokens,output_tokens\nsoon,1,1\n", "text/csv")
+    ).run()
+    assert not bad.exception
+    assert any("arrival_s" in e.value for e in bad.error), [e.value for e in bad.error]
+    assert scenario_of(bad).workload.trace is None
+    # back to generated requests
+    at.segmented_control(key="fg:source").set_value("generated").run()
+    assert scenario_of(at).workload.trace is None
+
+
+def test_strategy_cache_faults_and_custom_chip() -> None:
+    at = app("strategy")
+    at.toggle(key="fg:cache.enabled").set_value(True).run()
+    assert_clean(at)
+    assert scenario_of(at).cache.enabled
+    next(b for b in at.button if b.label == "Add a fault").click().run()
+    assert_clean(at)
+    assert len(scenario_of(at).faults) == 1
+    next(b for b in at.button if b.label == "Remove").click().run()
+    assert not scenario_of(at).faults
+
+    hw = app("hardware")
+    next(b for b in hw.button if b.label == "Save chip to this scenario").click().run()
+    assert not hw.exception
+    custom = scenario_of(hw).custom_hardware
+    assert len(custom) == 1 and custom[0].id.startswith("my-")
+    assert "custom_hardware" in str(from_link({k: hw.query_params[k] for k in ("v", "p", "s")}).model_dump())
+
+
+def test_report_and_chart_html_carry_provenance() -> None:
+    import plotly.graph_objects as go
+
+    from engine import presentation as pr
+    from engine.run import ENGINE_VERSION, simulate
+    from ui import charts, export
+
+    sc = short(**{"duration_s": 30.0})
+    res = simulate(sc)
+    fig = charts.cdf(pr.latency_cdfs(sc, res.requests, "ttft"), "ttft", pr.slo_targets(sc))
+    meta = {
+        "generator": "Fengong",
+        "engine_version": ENGINE_VERSION,
+        "scenario": sc.name,
+        "preset": DEFAULT_PRESET,
+        "seed": "1",
+    }
+    html = export.report_html(res, [("TTFT CDF", fig), ("again", go.Figure(fig))], meta)
+    assert (
+        html.count("plotly.js v") <= 2 and html.count("<section>") == 4
+    )  # plotly.js inline once, 2 charts, summary, TOML
+    assert f'content="{ENGINE_VERSION}"' in html and "duration_s = 30.0" in html
+    page = export.html_text(fig, meta, "seed = 1\n", "TTFT CDF")
+    assert "Plotly.newPlot" in page and "Fengong 0.1.0" in page

@@ -1,0 +1,56 @@
+"""About & validation: what the model is, how well it predicts measurements, and its hard limits."""
+
+import pandas as pd
+import streamlit as st
+
+from engine import bounds, report
+from engine.catalog import load_catalog
+from engine.run import ENGINE_VERSION
+from ui import charts, export, layout, state
+
+layout.page("About & validation", live=False)
+st.markdown(
+    f"""
+Fengong (分工, *division of labour*) simulates LLM serving: a workload of request classes on a deployment of
+chips, colocated or split into prefill and decode pools. One engine iteration is a roofline:
+`t = max(FLOPs / (tp·F·η_F), bytes / (tp·B·η_B)) + t_tp + t_fixed`; a discrete-event model of continuous
+batching turns it into latencies, utilisation and cost. Engine version **{ENGINE_VERSION}**.
+Definitions of every number: `docs/metrics.md`; the cost model's assumptions: `docs/cost-model.md`.
+"""
+)
+
+
+@st.cache_data(show_spinner="Predicting the reference measurements…")
+def _validation() -> pd.DataFrame | None:
+    return report.validation_table(load_catalog())
+
+
+st.subheader("Predicted against measured", help="Each point is a public measurement (Splitwise's prefill and decode "
+             "timings; TensorRT-LLM's published throughputs) predicted by the cost model with the chip's profile for that stack.")  # fmt: skip
+tab = _validation()
+if tab is None:
+    st.info(
+        "The reference measurements (shared/reference/calibration.csv) were not found; set FENGONG_SHARED."
+    )
+else:
+    med, worst = float(tab["abs_error"].median()), float(tab["abs_error"].max())
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Points", len(tab))
+    c2.metric("Median |error|", f"{med:.1%}")
+    c3.metric("Worst |error|", f"{worst:.1%}")
+    export.chart(charts.validation(tab), state.scenario(), "validation", title="validation")
+    by_kind = tab.groupby("kind")["abs_error"].agg(["count", "median", "max"]).reset_index()
+    st.dataframe(by_kind, hide_index=True, column_config={
+        "median": st.column_config.NumberColumn("median |error|", format="percent"),
+        "max": st.column_config.NumberColumn("worst |error|", format="percent")})  # fmt: skip
+    st.dataframe(tab, hide_index=True, width="stretch", column_config={
+        "error": st.column_config.NumberColumn("error", format="percent"),
+        "abs_error": st.column_config.NumberColumn("|error|", format="percent"),
+        "measured": st.column_config.NumberColumn(format="%.1f"), "predicted": st.column_config.NumberColumn(format="%.1f")})  # fmt: skip
+
+st.subheader(
+    "Hard limits",
+    help="Enforced whenever a scenario is validated, whatever its origin: preset, file, share link or upload.",
+)
+st.dataframe(pd.DataFrame(bounds.TABLE, columns=["limit", "value", "unit"]), hide_index=True, height="content",
+             column_config={"value": st.column_config.NumberColumn(format="localized")})  # fmt: skip

@@ -1,0 +1,120 @@
+"""Compare: two scenarios side by side, with overlaid latency CDFs and a table of differences."""
+
+import pandas as pd
+import streamlit as st
+
+from engine import presentation as pr
+from engine.errors import ScenarioError
+from engine.previews import with_mode
+from engine.scenario import Scenario
+from engine.scenario_io import preset_names
+from ui import charts, export, layout, sim, state, tables
+
+layout.page(
+    "Compare", "Two scenarios on the same requests (same workload and seed), side by side.", live=False
+)
+current = state.scenario()
+other = "disaggregated" if current.deployment.mode == "colocated" else "colocated"
+CURRENT, SWITCHED = "current", "current, other mode"
+# Options are plain words: the choices are bound to the URL (?a=...&b=...) as they read.
+CHOICES = [CURRENT, SWITCHED, *preset_names()]
+HELP = (
+    f"**{CURRENT}**: the scenario you are editing. **{SWITCHED}**: the same, served {other} "
+    "(same chips, split or merged). Or any shipped preset."
+)
+
+
+def scenario_of(choice: str) -> Scenario:
+    """The scenario a choice names."""
+    if choice == CURRENT:
+        return current
+    if choice == SWITCHED:
+        return with_mode(current, other)
+    return state.preset(choice)
+
+
+c1, c2 = st.columns(2)
+default_a = "chat-colocated" if "chat-colocated" in CHOICES else CURRENT
+a_key = c1.selectbox(
+    "Scenario A", CHOICES, index=CHOICES.index(default_a), key="a", bind="query-params", help=HELP
+)
+b_key = c2.selectbox(
+    "Scenario B", CHOICES, index=CHOICES.index(CURRENT), key="b", bind="query-params", help=HELP
+)
+try:
+    sa, sb = scenario_of(a_key or CURRENT), scenario_of(b_key or CURRENT)
+except ScenarioError as exc:  # switching modes can fail validation; say so
+    st.error(f"Cannot build that pair: {exc}")
+    st.stop()
+c1.caption(sa.name)
+c2.caption(sb.name)
+ra, rb = sim.result(sa, "scenario A"), sim.result(sb, "scenario B")
+if ra is None or rb is None:
+    st.stop()
+if sa.workload != sb.workload or sa.seed != sb.seed:
+    st.info(
+        "A and B have different workloads or seeds: they do not see the same requests, so the comparison is not paired."
+    )
+
+table = pr.compare(ra.summary, rb.summary)
+ha, hb = pr.headline(ra.summary), pr.headline(rb.summary)
+change = table.set_index("figure")["change_pct"]
+HEAD = (
+    ("TTFT p99", "ttft_p99_ms", layout.fmt_ms, True),
+    ("TPOT p99", "tpot_p99_ms", layout.fmt_ms, True),
+    ("SLO attainment", "slo_attainment", layout.fmt_pct, False),
+    ("Goodput", "goodput_rps", lambda v: f"{v or 0:,.1f}/s", False),
+    ("Cost per request", "usd_per_request", layout.fmt_usd, True),
+)
+for col, (label, k, fmt, inverse) in zip(st.columns(5), HEAD, strict=True):
+    pct = change.get(label)
+    delta = f"{pct:+.1f}% vs A" if pct is not None and pd.notna(pct) else None
+    col.metric(f"{label}: B", fmt(hb[k]), delta=delta, delta_color="inverse" if inverse else "normal",
+               help=f"A: {fmt(ha[k])}. {layout.METRIC_HELP[k]}", border=True)  # fmt: skip
+
+names = sorted({c.name for c in sa.workload.classes} & {c.name for c in sb.workload.classes})
+cls = st.segmented_control(
+    "Class",
+    ["all", *names] if len(names) > 1 else names or ["all"],
+    default=(names[0] if len(names) == 1 else "all"),
+    key="fg:cmp-class",
+)
+cols = st.columns(3)
+for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
+    fa = pr.latency_cdfs(sa, ra.requests, metric)  # type: ignore[arg-type]
+    fb = pr.latency_cdfs(sb, rb.requests, metric)  # type: ignore[arg-type]
+    pick = cls if cls in set(fa["class"]) else fa["class"].iloc[0] if len(fa) else "all"
+    frame = pd.concat([fa[fa["class"] == pick].assign(run="A"), fb[fb["class"] == pick].assign(run="B")])
+    targets = pr.slo_targets(sa)
+    targets = targets[targets["class"] == pick] if pick != "all" else targets.head(0)
+    fig = charts.cdf(frame, metric, targets, series="run", colors={"A": charts.PAIR[0], "B": charts.PAIR[1]},
+                     dashes={"B": "dash"}, title=f"{charts.METRIC_NAMES[metric]} CDF: A vs B")  # fmt: skip
+    with col:
+        export.chart(fig, current, f"compare_{metric}_cdf", title=f"{metric} CDF, A vs B")
+
+left, right = st.columns([3, 2])
+with left:
+    st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=tables.COMPARE)
+with right:
+    export.chart(
+        charts.compare_bars(table, ("A", "B"), height=420),
+        current,
+        "compare_changes",
+        title="changes from A to B",
+    )
+
+u1, u2 = st.columns(2)
+with u1:
+    st.markdown("**Utilisation: A**")
+    st.dataframe(
+        pr.utilization_frame(ra.summary), hide_index=True, width="stretch", column_config=tables.UTILIZATION
+    )
+    st.markdown("**Cost by part: A**")
+    st.dataframe(pr.cost_parts(ra.summary), hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+with u2:
+    st.markdown("**Utilisation: B**")
+    st.dataframe(
+        pr.utilization_frame(rb.summary), hide_index=True, width="stretch", column_config=tables.UTILIZATION
+    )
+    st.markdown("**Cost by part: B**")
+    st.dataframe(pr.cost_parts(rb.summary), hide_index=True, width="stretch", column_config=tables.COST_PARTS)

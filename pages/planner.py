@@ -1,0 +1,12 @@
+"""Planner: the cheapest deployment that meets every SLO at a target load, and the Pareto frontier."""
+
+from ui import layout
+from ui.planner import planner_page
+
+layout.page(
+    "Planner",
+    "Searches colocated and disaggregated deployments over the chips you allow: the cost model prunes what "
+    "cannot work and bounds the rest, the simulator confirms the finalists.",
+    live=False,
+)
+planner_page()

@@ -1,0 +1,114 @@
+"""Results: latency CDFs with SLO lines, utilisation, KV memory and queues over time, cost, tables."""
+
+from typing import Any
+
+import streamlit as st
+
+from engine import presentation as pr
+from ui import charts, export, layout, tables
+
+res = layout.page("Results", live=False)
+if res is None:
+    st.stop()
+sc, s = res.scenario, res.summary
+req = s["requests"]
+st.caption(
+    f"**{sc.name}** · {req['total']:,} requests in the window ({req['completed']:,} completed, "
+    f"{req['rejected']:,} rejected, {req['failed']:,} failed) · simulated in {res.wall_s:.2f} s "
+    f"({res.events:,} events) · engine {res.engine_version} · seed {sc.seed}"
+)
+
+h = pr.headline(s)
+HEADLINE = (
+    ("TTFT p99", layout.fmt_ms(h["ttft_p99_ms"]), "ttft_p99_ms"),
+    ("TPOT p99", layout.fmt_ms(h["tpot_p99_ms"]), "tpot_p99_ms"),
+    ("SLO attainment", layout.fmt_pct(h["slo_attainment"]), "slo_attainment"),
+    ("Goodput", f"{h['goodput_rps'] or 0:,.2f} req/s", "goodput_rps"),
+    ("$ / request", layout.fmt_usd(h["usd_per_request"]), "usd_per_request"),
+)
+with st.container(horizontal=True, gap="small"):
+    for label, value, key in HEADLINE:
+        st.metric(label, value, help=layout.METRIC_HELP[key], border=True, width="content")
+
+targets = pr.slo_targets(sc)
+figures: list[tuple[str, Any]] = []
+
+st.subheader(
+    "Latency",
+    help="CDFs over completed requests in the window, per class. Dashed: the class's target; dotted: its SLO "
+    "percentile. A curve that reaches the dotted line left of the dashed one passes.\n\n"
+    + "\n\n".join(f"**{charts.METRIC_NAMES[m]}**: {t}" for m, t in charts.METRIC_HELP.items()),
+)
+for col, metric in zip(st.columns(3), ("ttft", "tpot", "e2e"), strict=True):
+    fig = charts.cdf(pr.latency_cdfs(sc, res.requests, metric), metric, targets)  # type: ignore[arg-type]
+    figures.append((f"{charts.METRIC_NAMES[metric]} CDF", fig))
+    with col:
+        export.chart(fig, sc, f"{metric}_cdf")
+
+st.subheader(
+    "Pools over time",
+    help="Per pool, per time bin of resolution_s seconds. Busy: share of time an instance runs an iteration; "
+    "compute and bandwidth: achieved over peak FLOP/s and HBM bytes/s (MFU/MBU-like); KV memory: KV tokens held "
+    "over capacity; queue depth: requests waiting.",
+)
+SERIES = (
+    ("utilization", ["busy", "compute_util", "bandwidth_util"], "Utilisation", "fraction", True),
+    ("kv_memory", ["kv_memory"], "KV memory held", "of KV capacity", True),
+    ("queue_depth", ["queue_depth"], "Queue depth", "requests waiting", False),
+)
+for col, (what, columns, title, yaxis, pct) in zip(st.columns(3), SERIES, strict=True):
+    fig = charts.timeseries(res.timeseries, columns, title, yaxis, percent=pct)
+    figures.append((title, fig))
+    with col:
+        export.chart(fig, sc, what)
+
+st.subheader(
+    "Cost and goodput",
+    help="Every chip is billed from t = 0 to the end of the drain, idle or not; the parts add up to the bill.",
+)
+c1, c2 = st.columns([1, 1])
+parts = pr.cost_parts(s)
+cost = s["cost"]
+with c1:
+    fig = charts.cost_parts(parts)
+    figures.append(("Cost per request by part", fig))
+    export.chart(fig, sc, "cost_by_part")
+    st.dataframe(parts, hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+with c2:
+    joules = s["energy"]["joules_per_output_token"]
+    with st.container(horizontal=True, gap="small"):
+        st.metric("Bill per hour", layout.fmt_usd(cost["usd_per_hour"]), border=True, width="content",
+                  help="Price of every chip (and cache tier) per hour, busy or idle.")  # fmt: skip
+        st.metric("$ / 1M output tokens", layout.fmt_usd(h["usd_per_million_output_tokens"]), border=True,
+                  width="content", help=layout.METRIC_HELP["usd_per_million_output_tokens"])  # fmt: skip
+        st.metric("Goodput per $", f"{h['goodput_per_usd'] or 0:,.0f} req", border=True, width="content",
+                  help="Requests that met their SLO per dollar: goodput × 3600 / bill per hour.")  # fmt: skip
+        st.metric("Energy per token", f"{joules or 0:.2f} J", border=True, width="content",
+                  help="Idle power all the time plus (TDP − idle) × roofline utilisation while iterating, per output token.")  # fmt: skip
+    st.markdown("**Utilisation over the window**")
+    st.dataframe(pr.utilization_frame(s), hide_index=True, width="stretch", column_config=tables.UTILIZATION)
+
+rates = pr.cache_rates(s)
+if len(rates) and (sc.cache.enabled or float(rates["value"].max()) > 0):
+    st.subheader(
+        "Prefix cache", help="Hit rates the run reports for the prefix cache, overall, by tier and by class."
+    )
+    fig = charts.bars(rates, "figure", "value", "Cache hit rates", percent=True)
+    figures.append(("Cache hit rates", fig))
+    export.chart(fig, sc, "cache_hit_rates")
+
+st.subheader(
+    "Per class", help="Attainment and where each latency's tail breaks; details on the SLO targets page."
+)
+st.dataframe(pr.slo_tail(sc, res.requests), hide_index=True, width="stretch", column_config=tables.SLO_TAIL)
+
+with st.expander("All summary figures", icon=":material/table_rows:"):
+    st.dataframe(pr.summary_rows(res.to_json()), hide_index=True, width="stretch", height=420)
+
+st.subheader(
+    "Export",
+    help="Files are named fengong_<preset>_<seed>_<what> and carry the scenario, its seed and the engine version.",
+)
+export.table_buttons(res, figures=lambda: figures)
+with st.expander("Per-request table (first 1,000 rows)", icon=":material/list:"):
+    st.dataframe(res.requests.head(1000), hide_index=True, width="stretch")

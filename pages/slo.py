@@ -1,0 +1,65 @@
+"""SLO targets: per class TTFT and TPOT targets and percentile; attainment and where each tail breaks."""
+
+import streamlit as st
+
+from engine import presentation as pr
+from engine.scenario import Slo
+from ui import charts, export, layout, state
+from ui.widgets import model_form, select, slider
+
+res = layout.page(
+    "SLO targets",
+    "A request meets its SLO when its TTFT and TPOT are both within target; a class passes when the chosen "
+    "percentile of each is within target (rejected and failed requests count as late).",
+)
+sc = state.scenario()
+PERCENTILES = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9]
+
+for i, cls in enumerate(sc.workload.classes):
+    path = f"workload.classes[{i}].slo"
+    with st.container(border=True):
+        st.markdown(f"**{cls.name}** · priority {cls.priority}")
+        c1, c2, c3, c4 = st.columns([3, 3, 2, 2])
+        with c1:
+            slider(f"{path}.ttft_ms", 50.0, 10_000.0, "TTFT target (ms)", step=50.0, fmt="%.0f ms")
+        with c2:
+            slider(f"{path}.tpot_ms", 5.0, 300.0, "TPOT target (ms)", step=1.0, fmt="%.0f ms")
+        with c3:
+            select(f"{path}.percentile", PERCENTILES, "Percentile", format_func=lambda p: f"p{p:g}")
+        with c4:
+            model_form(
+                path,
+                Slo,
+                only=[n for n in Slo.model_fields if n not in ("ttft_ms", "tpot_ms", "percentile")],
+                columns=1,
+            )
+
+if res is None:
+    st.stop()
+
+st.subheader("Attainment per class", help="SLO attainment: share of the class's requests that met both targets. "
+             "'Holds to p…': the percentile up to which each latency stays within target; below the SLO percentile, the tail breaks.")  # fmt: skip
+tail = pr.slo_tail(sc, res.requests)
+for row in tail.to_dict("records"):
+    verdict = "passes" if row["passes"] else f"fails on {row['breaks']}"
+    icon = ":material/check_circle:" if row["passes"] else ":material/cancel:"
+    msg = (
+        f"**{row['class']}** {verdict} at p{row['percentile']:g}: TTFT p{row['percentile']:g} = "
+        f"{layout.fmt_ms(row['ttft_at_percentile_ms'])} (target {row['ttft_target_ms']:,.0f} ms, holds to "
+        f"p{row['ttft_holds_to_pct']:.1f}); TPOT p{row['percentile']:g} = {layout.fmt_ms(row['tpot_at_percentile_ms'])} "
+        f"(target {row['tpot_target_ms']:,.0f} ms, holds to p{row['tpot_holds_to_pct']:.1f}). "
+        f"{row['slo_attainment']:.1%} of its requests met both."
+    )
+    (st.success if row["passes"] else st.error)(msg, icon=icon)
+
+targets = pr.slo_targets(sc)
+c1, c2 = st.columns(2)
+for col, metric in zip((c1, c2), ("ttft", "tpot"), strict=True):
+    with col:
+        fig = charts.tail(pr.tail_curves(sc, res.requests, metric), metric, targets)  # type: ignore[arg-type]
+        export.chart(
+            fig,
+            sc,
+            f"{metric}_tail",
+            help="Where a curve crosses its dashed target, the tail breaks; the dotted line is the SLO percentile.",
+        )

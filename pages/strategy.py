@@ -1,0 +1,112 @@
+"""Disaggregation strategy: pools, KV link, batching, cache tiers, scheduling policies, failure drills."""
+
+import streamlit as st
+
+from engine.previews import chip_options, pool_summary, with_mode
+from engine.resolve import scenario_catalog
+from engine.scenario import Batching, Cache, Deployment, Fault, KvLink, Pool, Scenario, Scheduler
+from ui import layout, state
+from ui.widgets import bound, current, list_editor, model_form, select, slider
+
+TP_CHOICES = [1, 2, 4, 8, 16, 32, 64]
+POOL_FIELDS = {"name", "role", "hardware", "tp", "count", "profile"}
+SHOWN = {"name", "description", "version", "seed", "duration_s", "warmup_s", "resolution_s", "model", "workload",
+         "deployment", "cache", "scheduler", "faults", "custom_hardware", "custom_models"}  # fmt: skip
+
+layout.page(
+    "Disaggregation strategy",
+    "How the work is split across chips, how requests are scheduled, and what breaks.",
+)
+sc = state.scenario()
+cat = scenario_catalog(sc)
+
+
+def mode_changed() -> None:
+    """Switch between one colocated pool and prefill + decode pools, keeping the chips."""
+    state.commit(with_mode(state.scenario(), st.session_state["fg:mode"]), "mode")
+
+
+def hardware_changed(path: str, key: str) -> None:
+    """A pool's chip changed: its calibration profile goes back to the chip's default."""
+    state.override({f"{path}.hardware": st.session_state[key], f"{path}.profile": None})
+
+
+if st.session_state.get("fg:mode") != sc.deployment.mode:
+    st.session_state["fg:mode"] = sc.deployment.mode
+st.segmented_control(
+    "Deployment", ["colocated", "disaggregated"], key="fg:mode", on_change=mode_changed, required=True,
+    format_func={"colocated": "Colocated: one pool does both", "disaggregated": "Disaggregated: prefill and decode pools"}.get,
+    help="Colocated instances run prefill and decode in the same iterations (chunked prefill). Disaggregated ones "
+    "specialise; each prompt's KV cache crosses the link to a decode instance.",
+)  # fmt: skip
+
+chips = chip_options(cat)
+pool_cols = st.columns(len(sc.deployment.pools))
+for i, (col, pool) in enumerate(zip(pool_cols, sc.deployment.pools, strict=True)):
+    path = f"deployment.pools[{i}]"
+    with col, st.container(border=True):
+        st.markdown(f"**{pool.role.capitalize()} pool** `{pool.name}`", help=(Pool.__doc__ or "").strip())
+        st.caption(pool_summary(pool, cat))
+        key = f"fg:{path}.hardware"
+        if st.session_state.get(key) != pool.hardware:
+            st.session_state[key] = pool.hardware
+        st.selectbox("Chip", chips if pool.hardware in chips else [*chips, pool.hardware], key=key,
+                     on_change=hardware_changed, args=(path, key),
+                     format_func=lambda c: f"{c} · {cat.hardware[c].name}" if c in cat.hardware else c,
+                     help="Catalog chips and the scenario's custom ones (Hardware catalog page).")  # fmt: skip
+        c1, c2 = st.columns(2)
+        with c1:
+            select(f"{path}.tp", TP_CHOICES, "TP (chips per instance)")
+        with c2:
+            profiles = sorted(cat.hardware[pool.hardware].profiles) if pool.hardware in cat.hardware else []
+            select(f"{path}.profile", [None, *profiles], "Calibration profile",
+                   format_func=lambda p: "chip default" if p is None else str(p),
+                   help="Achievable fractions of peak fitted to a serving stack (see About & validation).")  # fmt: skip
+        slider(f"{path}.count", 1, 32, "Instances", integer=True)
+        extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]
+        if extra:
+            model_form(path, Pool, only=extra, columns=2)
+
+left, right = st.columns(2)
+with left, st.container(border=True):
+    st.markdown("**Batching**", help=(Batching.__doc__ or "").strip())
+    model_form("deployment.batching", Batching, columns=2)
+    slider("deployment.mem_fraction", 0.5, 0.98, "HBM usable for weights + KV", step=0.01)
+    extra = [
+        n for n in Deployment.model_fields if n not in {"mode", "pools", "batching", "link", "mem_fraction"}
+    ]
+    if extra:
+        model_form("deployment", Deployment, only=extra)
+with right, st.container(border=True):
+    st.markdown("**KV link** (prefill → decode)", help=(KvLink.__doc__ or "").strip())
+    if sc.deployment.mode == "disaggregated":
+        model_form("deployment.link", KvLink, columns=3)
+    else:
+        st.caption("Colocated instances keep the KV cache where it was computed: no transfer.")
+
+st.subheader("Prefix cache", help=(Cache.__doc__ or "").strip())
+model_form("cache", Cache, columns=4)
+
+st.subheader("Scheduling", help="Routing across instances, queue order, admission control, preemption and more. "
+             "Each policy's fields are its knobs; policies added to the engine appear here by themselves.")  # fmt: skip
+model_form("scheduler", Scheduler, columns=3)
+
+st.subheader(
+    "Failure drills", help="Take instances out at a time and for a while; watch TTFT and failed requests."
+)
+pools = [p.name for p in sc.deployment.pools]
+list_editor(
+    "faults", Fault, choices={"pool": pools}, add_label="Add a fault",
+    new_item=lambda: {"at_s": round(sc.duration_s / 2, 1), "pool": pools[-1], "instances": 1, "duration_s": round(sc.duration_s / 5, 1)},
+    title=lambda i, f: f"Fault {i + 1}: {f.get('instances', 1)} × {f.get('pool')} at {f.get('at_s')} s",
+)  # fmt: skip
+
+others = [n for n in Scenario.model_fields if n not in SHOWN]
+if others:
+    st.subheader("Other settings")
+    model_form("", Scenario, only=others)
+
+with st.expander("Scenario name and description", icon=":material/edit_note:"):
+    bound(st.text_input, "name", "Name", max_chars=80)
+    bound(st.text_area, "description", "Description", max_chars=4000)
+    st.caption(f"{len(current('custom_hardware', []) or [])} custom chip(s) in this scenario.")

@@ -1,0 +1,108 @@
+"""Workload mix: request classes, their lengths and prefixes, and how requests arrive (or a trace)."""
+
+import streamlit as st
+
+from engine import bounds
+from engine.scenario import MultiTurn, Prefix
+from ui import layout, state
+from ui import workload as wl
+from ui.widgets import add_item, bound, current, model_form, number, remove_item, slider
+
+res = layout.page(
+    "Workload mix",
+    "Who sends what, and when. Every deployment sees the same requests for the same workload and seed, "
+    "so comparisons are paired.",
+)
+sc = state.scenario()
+
+st.subheader("Where requests come from")
+source = wl.source_of(sc)
+if st.session_state.get("fg:source") != source:
+    st.session_state["fg:source"] = source
+st.segmented_control(
+    "Source", ["generated", "shipped", "upload"], key="fg:source", on_change=wl._source_changed, required=True,
+    format_func={"generated": "Generated from classes", "shipped": "Shipped trace", "upload": "Upload a trace"}.get,
+    help="Generated: arrivals and lengths drawn from the classes below. A trace replays real arrival times and lengths.",
+)  # fmt: skip
+
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    number("duration_s", "Window (s)", lo=1.0, hi=bounds.MAX_DURATION_S,
+           help="Arrivals in [0, window) are measured; the run then drains until they all end.")  # fmt: skip
+with c2:
+    number(
+        "warmup_s",
+        "Warm-up (s)",
+        lo=0.0,
+        hi=bounds.MAX_DURATION_S,
+        help="Requests arriving before this are not measured.",
+    )
+with c3:
+    number(
+        "seed", "Seed", integer=True, lo=0, hi=2**31 - 1, help="Every random draw of the run comes from here."
+    )
+with c4:
+    number(
+        "resolution_s",
+        "Time bin (s)",
+        lo=0.1,
+        hi=3600.0,
+        help="Width of the time-series bins on the Results page.",
+    )
+
+observed = res.requests["arrival_s"].to_numpy() if res is not None else None
+if source == "generated":
+    wl.arrival_editor(sc, observed)
+elif source == "shipped":
+    wl.trace_editor(sc)
+    wl.trace_arrivals(sc, observed)
+else:
+    wl.upload_editor()
+    if sc.workload.trace is not None:
+        st.caption(
+            f"Replaying an uploaded trace ({sc.workload.trace.format}). A share link to it works on this server only."
+        )
+        wl.trace_editor(sc)
+        wl.trace_arrivals(sc, observed)
+
+st.subheader("Request classes", help="Each class has its share of traffic, a priority, length distributions, shared "
+             "prefixes, multi-turn sessions and its own SLO (set on the SLO page).")  # fmt: skip
+if sc.workload.trace is not None:
+    st.caption(
+        "With a trace, lengths and arrivals come from the file; classes name SLOs (a plain CSV may give each row a class)."
+    )
+classes = current("workload.classes", [])
+shares = sc.workload.shares()
+for i in range(len(classes)):
+    path = f"workload.classes[{i}]"
+    with st.container(border=True):
+        h1, h2, h3, h4 = st.columns([3, 3, 2, 1], vertical_alignment="bottom")
+        with h1:
+            bound(st.text_input, f"{path}.name", "Class name", max_chars=64)
+        with h2:
+            slider(f"{path}.share", 0.01, 1.0, f"Share (now {shares[i]:.0%} of traffic)", step=0.01)
+        with h3:
+            number(f"{path}.priority", integer=True, lo=0, hi=100)
+        with h4:
+            st.button("", key=f"fg:rm:{path}", on_click=remove_item, args=("workload.classes", i), help="Remove this class",
+                      disabled=len(classes) < 2, icon=":material/delete:")  # fmt: skip
+        if sc.workload.trace is None:
+            d1, d2 = st.columns(2)
+            with d1:
+                wl.dist_editor(f"{path}.input", "Prompt tokens", sc.seed)
+            with d2:
+                wl.dist_editor(f"{path}.output", "Output tokens", sc.seed)
+            p1, p2 = st.columns(2)
+            with p1:
+                st.markdown("**Shared prefix**", help=(Prefix.__doc__ or "").strip())
+                model_form(f"{path}.prefix", Prefix, columns=2)
+            with p2:
+                st.markdown("**Multi-turn sessions**", help=(MultiTurn.__doc__ or "").strip())
+                model_form(f"{path}.multi_turn", MultiTurn, columns=2)
+if len(classes) < bounds.MAX_CLASSES:
+    st.button(
+        "Add a class",
+        on_click=add_item,
+        args=("workload.classes", lambda: wl.class_template(len(classes))),
+        icon=":material/add:",
+    )

@@ -1,0 +1,77 @@
+"""App tests of the Planner page and the Advisor panel (streamlit.testing AppTest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from ui.planner import selected_run
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def test_planner_page_plans_and_draws_both_frontiers() -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("pages/planner.py")
+    at.run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Planner"]
+    assert any("press **Plan**" in i.value for i in at.info)
+    at.number_input(key="plan_target").set_value(20.0)
+    at.multiselect(key="plan_hardware").set_value(["h100-sxm"])
+    at.multiselect(key="plan_tp").set_value([2])
+    at.selectbox(key="plan_window").set_value(60.0)
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("Cheapest deployment" in s.value and "h100-sxm" in s.value for s in at.success)
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["Simulated"]) >= 1 and int(metrics["Met every SLO"]) >= 1
+    assert len(at.get("plotly_chart")) == 2
+
+
+def test_clicked_point_is_read_from_the_selection_event() -> None:
+    event = {"selection": {"points": [{"customdata": [3, "h100-sxm tp2", "3P:2D", 24.9, 19.9]}]}}
+    assert selected_run(event) == 3
+    assert selected_run({"selection": {"points": []}}) is None
+    assert selected_run(None) is None
+
+
+def test_loading_a_run_makes_it_the_current_scenario() -> None:
+    def app() -> None:
+        import streamlit as st
+
+        from engine.plan import SearchSpace, plan
+        from ui import planner, state
+
+        if state.SCENARIO not in st.session_state:
+            state.use_preset("chat-colocated")
+        p = plan(state.scenario(), 12.0, SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0))
+        run = int(p.runs.index[p.runs["mode"] == "disaggregated"][0])
+        planner._load(p, run, ("test",))
+        now = state.scenario()
+        st.write(f"mode={now.deployment.mode} rate={now.workload.arrival.rate_rps:g}")
+
+    at = AppTest.from_function(app, default_timeout=120).run()
+    assert not at.exception
+    assert "mode=disaggregated rate=12" in [m.value for m in at.markdown]
+
+
+def test_advisor_panel_shows_findings_and_the_asic_test() -> None:
+    def app() -> None:
+        from engine import scenario_io as io
+        from engine.run import simulate
+        from ui.planner import advisor_panel
+
+        s = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 20.0})
+        advisor_panel(simulate(s))
+
+    at = AppTest.from_function(app, default_timeout=120).run()
+    assert not at.exception
+    assert [s.value for s in at.subheader] == ["Advisor"]
+    texts = [e.value for e in (*at.info, *at.success, *at.warning, *at.error)]
+    assert any("an ASIC for decode" in t for t in texts)
+    assert any("class chat" in t for t in texts)
+    at.number_input(key="advisor_months").set_value(3.0).run()
+    assert not at.exception
+    assert any("not stable" in i.value for i in at.info)

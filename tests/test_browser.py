@@ -1,0 +1,181 @@
+"""One real-browser test of the main path: Debian's Chromium driving `streamlit run app.py`.
+
+It starts the app on a free localhost port, opens a page by deep link, moves a slider and waits
+for the live chart to change, opens a share link and checks the scenario it restores, and
+downloads a chart export. It prints the measured slider-to-updated-chart time (a figure for the
+report, never an assertion on wall time). Skipped only where /usr/bin/chromium is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+
+from engine import report
+from engine.run import ENGINE_VERSION
+from engine.scenario_io import DEFAULT_PRESET, apply_overrides, load_preset, to_link
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parent.parent
+ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
+
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason=f"Debian's Chromium is not installed at {CHROMIUM}"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """`streamlit run app.py` on a free port, stopped (with its children) afterwards."""
+    port = _free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none",
+           "--browser.gatherUsageStats", "false"]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+                pytest.fail(f"streamlit did not start:\n{out[-3000:]}")
+            time.sleep(0.3)
+        yield base
+    finally:
+        os.killpg(proc.pid, 15)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+
+
+STRIP_LINE = "[data-testid='stSidebar'] .js-plotly-plot path.js-line"
+
+
+def _strip_path(page) -> str:  # type: ignore[no-untyped-def]
+    return str(page.locator(STRIP_LINE).first.get_attribute("d"))
+
+
+def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
+        page.set_default_timeout(90_000)
+
+        # a deep link on a fresh server: the page, through app.py, with the default preset's link in the URL
+        t0 = time.perf_counter()
+        page.goto(f"{server}/workload")
+        page.wait_for_selector(STRIP_LINE)
+        first_load_s = time.perf_counter() - t0
+        expect(page.get_by_role("heading", name="Workload mix")).to_be_visible()
+        page.wait_for_url(f"**/workload?v=1&p={DEFAULT_PRESET}")
+
+        # move the rate slider one step with the keyboard; wait for the live CDF to be redrawn
+        rate = load_preset(DEFAULT_PRESET).workload.arrival.rate_rps
+        slider = page.locator(".st-key-fg-workload-arrival-rate_rps input[type=range]")
+        expect(slider).to_have_value(f"{rate:g}")
+        before = _strip_path(page)
+        slider.focus()
+        t0 = time.perf_counter()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "([sel, old]) => { const e = document.querySelector(sel); return e && e.getAttribute('d') !== old; }",
+            arg=[STRIP_LINE, before],
+            polling="raf",
+        )
+        slider_to_chart_s = time.perf_counter() - t0
+        page.wait_for_url("**&s=*")  # the URL now carries the change: it is the share link
+        expect(page.locator("[data-testid='stSidebar']")).to_contain_text("▲")  # TTFT grows with the load
+
+        # a second move, timed the same way (the first includes warming the new page's caches)
+        before = _strip_path(page)
+        t0 = time.perf_counter()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "([sel, old]) => { const e = document.querySelector(sel); return e && e.getAttribute('d') !== old; }",
+            arg=[STRIP_LINE, before],
+            polling="raf",
+        )
+        second_s = time.perf_counter() - t0
+
+        # back one step: that scenario is in the cache, so this times the app and browser alone
+        before = _strip_path(page)
+        t0 = time.perf_counter()
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function(
+            "([sel, old]) => { const e = document.querySelector(sel); return e && e.getAttribute('d') !== old; }",
+            arg=[STRIP_LINE, before],
+            polling="raf",
+        )
+        cached_s = time.perf_counter() - t0
+
+        # the Share popover shows the address of this scenario on this page
+        page.get_by_role("button", name="Share", exact=True).click()
+        link_text = page.locator("[data-testid='stCode']").first.inner_text()
+        assert "/workload?v=1" in link_text and "s=" in link_text, link_text
+        page.keyboard.press("Escape")
+
+        # open a share link to another preset with changes, on the SLO page
+        sc = apply_overrides(
+            load_preset("chat-colocated"), {"workload.classes[0].slo.ttft_ms": 750.0, "duration_s": 120.0}
+        )
+        page.goto(f"{server}/slo?{urlencode(to_link(sc, 'chat-colocated'))}")
+        expect(page.get_by_role("heading", name="SLO targets")).to_be_visible()
+        ttft = page.locator(".st-key-fg-workload-classes-0--slo-ttft_ms input[type=range]")
+        expect(ttft).to_have_value("750")
+        expect(page.locator(".st-key-fg-preset input")).to_have_value("chat-colocated")
+
+        # a tampered link: a warning naming the problem, and the preset instead
+        page.goto(f"{server}/slo?v=1&p=chat-colocated&s=AAAA-not-a-payload")
+        expect(page.get_by_text("The share link could not be used")).to_be_visible()
+        expect(ttft).to_have_value(f"{load_preset('chat-colocated').workload.classes[0].slo.ttft_ms:g}")
+
+        # download a chart as PNG from the Results page (rendered on click by kaleido)
+        page.goto(f"{server}/?{urlencode(to_link(sc, 'chat-colocated'))}")
+        page.locator(".st-key-fg-export-ttft_cdf button").first.click()
+        t0 = time.perf_counter()
+        with page.expect_download(timeout=120_000) as info:
+            page.get_by_role("button", name="PNG", exact=True).first.click()
+        download = info.value
+        png_s = time.perf_counter() - t0
+        target = tmp_path / download.suggested_filename
+        download.save_as(target)
+        browser.close()
+
+    assert download.suggested_filename == "fengong_chat-colocated-edited_1_ttft_cdf.png"
+    data = target.read_bytes()
+    assert data.startswith(report.PNG_SIGNATURE)
+    meta = report.png_text(data)
+    assert meta["fengong:engine_version"] == ENGINE_VERSION
+    assert meta["fengong:seed"] == "1"
+    assert "ttft_ms = 750" in meta["fengong:scenario_toml"]
+    print(
+        f"\n[browser] first load of /workload: {first_load_s:.2f} s; slider to updated chart: "
+        f"{slider_to_chart_s:.2f} s (second move {second_s:.2f} s; back to a cached scenario {cached_s:.2f} s); "
+        f"PNG export: {png_s:.2f} s"
+    )

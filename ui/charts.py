@@ -1,0 +1,359 @@
+"""Plotly figures of the dashboard, built from the engine's presentation tables.
+
+Figures carry no colours of their own where a theme can choose (Streamlit themes them for light
+and dark when drawn with ``theme="streamlit"``); SLO targets are dashed lines in the app's
+accent colour with a label, so a curve crossing one reads as a miss. Exports restyle a copy with
+a print template (`ui.export`). Builders only draw: every number comes from `engine.presentation`
+or `engine.previews`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from engine.presentation import ALL_CLASSES
+
+ACCENT = "#c0392b"
+"""SLO lines and other targets (the theme's primary colour)."""
+
+PAIR = ("#4e79a7", "#f28e2b")
+ALL = ALL_CLASSES
+"""Scenario A and B on the Compare page (distinguishable in light and dark, and for most colour blindness)."""
+
+POOL_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f")
+"""Tableau 10 hues: one per pool, so a pool keeps its colour across its lines (light and dark themes)."""
+
+METRIC_NAMES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
+METRIC_HELP = {
+    "ttft": "Time to first token: arrival to the first output token, queueing and KV transfer included.",
+    "tpot": "Time per output token: (completion − first token) / (output tokens − 1).",
+    "e2e": "End to end: arrival to completion.",
+}
+
+
+def _layout(
+    fig: go.Figure, title: str, height: int, legend: bool = True, legend_below: bool = False
+) -> go.Figure:
+    where = (
+        {"yanchor": "top", "y": -0.25, "xanchor": "left", "x": 0.0}
+        if legend_below
+        else {"yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0}
+    )
+    fig.update_layout(
+        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
+        height=height,
+        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        showlegend=legend,
+        legend={"orientation": "h", "title": None, "font": {"size": 11}, "traceorder": "normal", **where},
+        hovermode="x unified",
+    )
+    fig.update_xaxes(dtick=1, selector={"type": "log"})
+    fig.update_yaxes(dtick=1, selector={"type": "log"})
+    return fig
+
+
+def _log_ok(values: pd.Series | np.ndarray) -> bool:
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    return len(v) > 1 and v.max() / v.min() > 30
+
+
+def cdf(
+    frame: pd.DataFrame,
+    metric: str,
+    targets: pd.DataFrame | None = None,
+    *,
+    height: int = 320,
+    title: str | None = None,
+    legend: bool = True,
+    series: str = "class",
+    dashes: Mapping[str, str] | None = None,
+    colors: Mapping[str, str] | None = None,
+) -> go.Figure:
+    """Latency CDF curves (one per `series` value) with each class's SLO target as a dashed line."""
+    names = list(dict.fromkeys(frame[series])) if len(frame) else []
+    palette = dict(colors or {})
+    if not colors and len(names) > 1:  # several classes: each keeps one colour for its curve and its target
+        classes = [n for n in names if n != ALL]
+        palette = {n: POOL_COLORS[i % len(POOL_COLORS)] for i, n in enumerate(classes)} | {ALL: "#8c8c8c"}
+    fig = go.Figure()
+    for name, rows in frame.groupby(series, sort=False):
+        fig.add_trace(
+            go.Scatter(
+                x=rows["latency_ms"], y=rows["fraction"], name=str(name), mode="lines", line_shape="hv",
+                line={"dash": (dashes or {}).get(str(name), "solid"), "color": palette.get(str(name)),
+                      "width": 1.5 if name == ALL else 2},
+                hovertemplate="%{x:,.1f} ms: %{y:.1%}<extra>" + str(name) + "</extra>",
+            )
+        )  # fmt: skip
+    vals = frame["latency_ms"].to_numpy(dtype=float) if len(frame) else np.zeros(0)
+    log = _log_ok(vals)
+    rows_t = targets[targets["metric"] == metric].to_dict("records") if targets is not None else []
+    for i, t in enumerate(rows_t):
+        target, pct = float(t["target_ms"]), float(t["percentile"])
+        color = palette.get(str(t["class"]), ACCENT) if len(rows_t) > 1 else ACCENT
+        fig.add_vline(x=target, line={"dash": "dash", "color": color, "width": 1.5})
+        label = (
+            f"{t['class']} SLO {target:,.0f} ms" if len(rows_t) > 1 else f"SLO {target:,.0f} ms @ p{pct:g}"
+        )
+        fig.add_annotation(
+            x=math.log10(target) if log else target, y=0.03 + 0.09 * i, text=label, showarrow=False,
+            xanchor="right", yanchor="bottom", font={"color": color, "size": 11}, bgcolor="rgba(128,128,128,0.12)",
+        )  # fmt: skip
+    for pct in sorted({float(t["percentile"]) for t in rows_t}):
+        fig.add_hline(y=pct / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
+    if len(vals):  # fix the range: long target labels must not stretch it
+        hi = max([float(vals.max()), *[float(t["target_ms"]) for t in rows_t]]) * 1.15
+        lo = max(float(vals[vals > 0].min()) / 1.3, 1e-3) if log else 0.0
+        fig.update_xaxes(range=[math.log10(lo), math.log10(hi)] if log else [lo, hi])
+    fig.update_xaxes(title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if log else "linear")
+    fig.update_yaxes(title="fraction of requests", range=[0, 1.02], tickformat=".0%")
+    return _layout(
+        fig, title if title is not None else f"{METRIC_NAMES.get(metric, metric)} CDF", height, legend
+    )
+
+
+def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | None) -> go.Figure:
+    """The live strip's small TTFT CDF."""
+    fig = go.Figure()
+    for name, rows in frame.groupby("class", sort=False):
+        fig.add_trace(
+            go.Scatter(
+                x=rows["latency_ms"], y=rows["fraction"], name=str(name), mode="lines", line_shape="hv"
+            )
+        )
+    if target_ms:
+        fig.add_vline(x=target_ms, line={"dash": "dash", "color": ACCENT, "width": 1.5})
+    if percentile:
+        fig.add_hline(y=percentile / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
+    fig.update_xaxes(title=None, type="log" if _log_ok(frame["latency_ms"]) else "linear", ticksuffix=" ms")
+    fig.update_xaxes(dtick=1, selector={"type": "log"})
+    fig.update_yaxes(title=None, range=[0, 1.02], tickformat=".0%")
+    fig.update_layout(height=170, margin={"l": 0, "r": 0, "t": 22, "b": 0}, showlegend=False,
+                      title={"text": "TTFT CDF", "font": {"size": 12}, "x": 0})  # fmt: skip
+    return fig
+
+
+def tail(frame: pd.DataFrame, metric: str, targets: pd.DataFrame, *, height: int = 340) -> go.Figure:
+    """Latency by percentile on a tail axis, with targets: the tail breaks where a curve crosses its line."""
+
+    def tx(p: np.ndarray | float) -> np.ndarray:
+        return -np.log10(1.0 - np.minimum(np.asarray(p, dtype=float), 99.999) / 100.0)
+
+    names = list(dict.fromkeys(frame["class"])) if len(frame) else []
+    palette = {n: POOL_COLORS[i % len(POOL_COLORS)] for i, n in enumerate(names)}
+    fig = go.Figure()
+    for name, rows in frame.groupby("class", sort=False):
+        lat = rows["latency_ms"].to_numpy(dtype=float)
+        lat = np.where(np.isfinite(lat), lat, np.nan)
+        fig.add_trace(
+            go.Scatter(
+                x=tx(rows["percentile"].to_numpy()), y=lat, name=str(name), mode="lines",
+                line={"color": palette[str(name)] if len(names) > 1 else None, "width": 2},
+                customdata=rows["percentile"], hovertemplate="p%{customdata:.3g}: %{y:,.1f} ms<extra>" + str(name) + "</extra>",
+            )
+        )  # fmt: skip
+    rows_t = targets[targets["metric"] == metric].to_dict("records")
+    for t in rows_t:
+        color = palette.get(str(t["class"]), ACCENT) if len(names) > 1 else ACCENT
+        fig.add_hline(y=float(t["target_ms"]), line={"dash": "dash", "color": color, "width": 1.5})
+    for pct in sorted({float(t["percentile"]) for t in rows_t}):
+        fig.add_vline(x=float(tx(pct)), line={"dash": "dot", "color": ACCENT, "width": 1})
+    ticks = [50, 90, 99, 99.9, 99.99]
+    fig.update_xaxes(
+        title="percentile", tickvals=list(tx(np.array(ticks))), ticktext=[f"p{p:g}" for p in ticks]
+    )
+    fig.update_yaxes(
+        title=f"{METRIC_NAMES.get(metric, metric)} (ms)",
+        type="log" if _log_ok(frame["latency_ms"]) else "linear",
+    )
+    return _layout(fig, f"{METRIC_NAMES.get(metric, metric)} by percentile", height)
+
+
+def timeseries(
+    ts: pd.DataFrame,
+    columns: Sequence[str],
+    title: str,
+    yaxis: str,
+    *,
+    percent: bool = False,
+    height: int = 300,
+) -> go.Figure:
+    """Per pool (one colour, one legend entry) and column (solid, dotted, dashed), one line over time."""
+    dashes = ["solid", "dot", "dash", "dashdot"]
+    fig = go.Figure()
+    for i, (pool, rows) in enumerate(ts.groupby("pool", sort=False)):
+        color = POOL_COLORS[i % len(POOL_COLORS)]
+        for j, col in enumerate(columns):
+            what = col.replace("_util", "").replace("_", " ")
+            fig.add_trace(
+                go.Scatter(x=rows["t_s"], y=rows[col], name=str(pool), mode="lines", legendgroup=str(pool),
+                           line={"dash": dashes[j % 4], "color": color, "width": 2 if j == 0 else 1.5},
+                           showlegend=j == 0, line_shape="hv",
+                           hovertemplate=f"{pool} {what}: " + ("%{y:.1%}" if percent else "%{y:,.1f}") + "<extra></extra>")
+            )  # fmt: skip
+    if len(columns) > 1:  # legend entries for the line styles, in grey
+        for j, col in enumerate(columns):
+            fig.add_trace(
+                go.Scatter(x=[None], y=[None], mode="lines", name=col.replace("_util", "").replace("_", " "),
+                           line={"dash": dashes[j % 4], "color": "#8c8c8c"}, legendgroup="styles", hoverinfo="skip")
+            )  # fmt: skip
+    fig.update_xaxes(title="time (s)")
+    fig.update_yaxes(title=yaxis, tickformat=".0%" if percent else None, rangemode="tozero")
+    return _layout(fig, title, height + (50 if len(columns) > 1 else 0), legend_below=len(columns) > 1)
+
+
+def cost_parts(parts: pd.DataFrame, *, height: int = 260) -> go.Figure:
+    """Dollars per request split by part, as one stacked horizontal bar per measure."""
+    fig = go.Figure()
+    for r in parts.to_dict("records"):
+        usd = float(r["usd_per_request"] or 0.0)
+        fig.add_trace(
+            go.Bar(y=["per request"], x=[usd * 1e3], name=str(r["part"]), orientation="h",
+                   hovertemplate=f"{r['part']}: ${usd:.6f} per request ({float(r['share']):.1%})<extra></extra>")
+        )  # fmt: skip
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title="milli-dollars per request ($ × 10⁻³)")
+    return _layout(fig, "Cost per request by part", height)
+
+
+def bars(
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    title: str,
+    *,
+    percent: bool = False,
+    height: int = 260,
+    color: str | None = None,
+) -> go.Figure:
+    """A plain bar chart of one column against another."""
+    fig = go.Figure(go.Bar(x=frame[x], y=frame[y], marker={"color": color} if color else None))
+    fig.update_yaxes(tickformat=".0%" if percent else None, title=None, range=[0, 1.02] if percent else None)
+    return _layout(fig, title, height, legend=False)
+
+
+def length_histogram(hist: pd.DataFrame, title: str, *, height: int = 220) -> go.Figure:
+    """A token-length histogram (bars over their bins)."""
+    mid = (hist["tokens_low"] + hist["tokens_high"]) / 2
+    width = hist["tokens_high"] - hist["tokens_low"]
+    fig = go.Figure(
+        go.Bar(x=mid, y=hist["fraction"], width=width, customdata=np.stack([hist["tokens_low"], hist["tokens_high"]], axis=1),
+               hovertemplate="%{customdata[0]:,.0f}–%{customdata[1]:,.0f} tokens: %{y:.1%}<extra></extra>")
+    )  # fmt: skip
+    log = float(hist["tokens_high"].max()) / max(float(hist["tokens_low"].min()), 1.0) > 20
+    fig.update_xaxes(title="tokens", type="log" if log else "linear")
+    fig.update_yaxes(title=None, tickformat=".0%")
+    fig.update_layout(bargap=0)
+    return _layout(fig, title, height, legend=False)
+
+
+def rate(
+    curve: pd.DataFrame,
+    title: str,
+    *,
+    observed: pd.DataFrame | None = None,
+    observed_name: str = "generated",
+    height: int = 240,
+) -> go.Figure:
+    """The arrival rate over time: the scenario's curve and, when given, the observed arrivals."""
+    fig = go.Figure()
+    if observed is not None and len(observed):
+        fig.add_trace(go.Bar(x=observed["t_s"], y=observed["rate_rps"], name=observed_name, opacity=0.45))
+    if len(curve):
+        fig.add_trace(
+            go.Scatter(x=curve["t_s"], y=curve["rate_rps"], name="rate", mode="lines", line={"width": 2.5})
+        )
+    fig.update_xaxes(title="time (s)")
+    fig.update_yaxes(title="requests/s", rangemode="tozero")
+    fig.update_layout(bargap=0)
+    return _layout(fig, title, height)
+
+
+def roofline(curves: pd.DataFrame, points: pd.DataFrame, *, height: int = 460) -> go.Figure:
+    """Each chip's achievable roofline, with the model's prefill (circles) and decode (diamonds) points."""
+    fig = go.Figure()
+    palette = [
+        "#1f77b4",
+        "#e67e22",
+        "#2ca02c",
+        "#9467bd",
+        "#8c564b",
+        "#e377c2",
+        "#17becf",
+        "#bcbd22",
+        "#7f7f7f",
+        "#d62728",
+    ]
+    for i, (chip, rows) in enumerate(curves.groupby("chip", sort=False)):
+        color = palette[i % len(palette)]
+        fig.add_trace(
+            go.Scatter(x=rows["intensity_flops_per_byte"], y=rows["attainable_tflops"], name=str(chip), mode="lines",
+                       line={"color": color}, legendgroup=str(chip), hoverinfo="skip")
+        )  # fmt: skip
+        pts = points[points["chip"] == chip]
+        for phase, symbol in (("prefill", "circle"), ("decode", "diamond")):
+            sub = pts[pts["phase"] == phase]
+            fig.add_trace(
+                go.Scatter(
+                    x=sub["intensity_flops_per_byte"], y=sub["attainable_tflops"], mode="markers", name=f"{chip} {phase}",
+                    marker={"symbol": symbol, "size": 10, "color": color, "line": {"width": 1, "color": "white"}},
+                    legendgroup=str(chip), showlegend=False,
+                    customdata=np.stack([sub["label"], sub["bound"], sub["time_ms"], sub["tokens_per_s"]], axis=1),
+                    hovertemplate=f"<b>{chip}</b><br>" + "%{customdata[0]}<br>%{x:,.1f} FLOP/byte, %{y:,.0f} TFLOP/s per chip"
+                    "<br>%{customdata[1]}-bound, %{customdata[2]:,.1f} ms, %{customdata[3]:,.0f} tokens/s<extra></extra>",
+                )
+            )  # fmt: skip
+    fig.update_xaxes(title="arithmetic intensity (FLOP per byte of HBM traffic)", type="log")
+    fig.update_yaxes(title="attainable TFLOP/s per chip", type="log")
+    fig.update_layout(hovermode="closest")
+    return _layout(fig, "Roofline: prefill (●) and decode (◆) of the model", height)
+
+
+def validation(tab: pd.DataFrame, *, height: int = 460) -> go.Figure:
+    """Predicted against measured, one point per reference measurement, with y = x and ±20% bands."""
+    fig = go.Figure()
+    tab = tab[(tab["measured"] > 0) & (tab["predicted"] > 0)]
+    for kind, rows in tab.groupby("kind", sort=True):
+        fig.add_trace(
+            go.Scatter(
+                x=rows["measured"], y=rows["predicted"], mode="markers", name=str(kind), marker={"size": 9},
+                customdata=np.stack([rows["id"], rows["setup"], rows["point"], rows["error"], rows["unit"]], axis=1),
+                hovertemplate="%{customdata[0]} %{customdata[1]}<br>%{customdata[2]}<br>measured %{x:,.1f}, predicted %{y:,.1f} %{customdata[4]}"
+                "<br>error %{customdata[3]:+.1%}<extra></extra>",
+            )
+        )  # fmt: skip
+    lo = float(min(tab["measured"].min(), tab["predicted"].min())) / 1.5 if len(tab) else 1.0
+    hi = float(max(tab["measured"].max(), tab["predicted"].max())) * 1.5 if len(tab) else 10.0
+    line = np.geomspace(lo, hi, 50)
+    for f, dash, name in ((1.0, "solid", "y = x"), (1.2, "dot", "±20%"), (1 / 1.2, "dot", None)):
+        fig.add_trace(go.Scatter(x=line, y=line * f, mode="lines", name=name or "", showlegend=name is not None,
+                                 line={"dash": dash, "color": "gray", "width": 1}, hoverinfo="skip"))  # fmt: skip
+    fig.update_xaxes(title="measured (ms or tokens/s)", type="log")
+    fig.update_yaxes(title="predicted", type="log")
+    fig.update_layout(hovermode="closest")
+    return _layout(fig, "Cost model: predicted against measured", height)
+
+
+def compare_bars(table: pd.DataFrame, labels: tuple[str, str], *, height: int = 300) -> go.Figure:
+    """Relative change from A to B of each compared figure (green where B is better)."""
+    rows = table.dropna(subset=["change_pct"])
+    rows = rows[np.isfinite(rows["change_pct"].to_numpy(dtype=float))]
+    colors = ["#2e8b57" if b == "B" else ("#c0392b" if b == "A" else "gray") for b in rows["better"]]
+    fig = go.Figure(
+        go.Bar(x=rows["change_pct"], y=rows["figure"], orientation="h", marker={"color": colors},
+               hovertemplate="%{y}: %{x:+.1f}%<extra></extra>")
+    )  # fmt: skip
+    fig.update_xaxes(title=f"change from {labels[0]} to {labels[1]} (%)", zeroline=True)
+    fig.update_yaxes(autorange="reversed", title=None)
+    return _layout(fig, "What changes (green: B better, red: A better)", height, legend=False)
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """A number for display, or None when missing or not finite."""
+    return value if value is not None and math.isfinite(value) else None

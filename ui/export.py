@@ -1,0 +1,153 @@
+"""Downloads: every chart as PNG, SVG and interactive HTML; tables as CSV; the scenario as TOML;
+and a one-file HTML report of a run.
+
+Nothing is rendered until its button is clicked: the buttons get callables
+(`st.download_button` runs them on click, in a separate thread), because kaleido needs a
+headless Chromium and a few seconds for an image. Every file says what it is in its name
+(``fengong_<preset>_<seed>_<what>.<ext>``) and carries the scenario, its seed and the engine
+version (see `engine.report`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from engine import report
+from engine.presentation import summary_rows
+from engine.run import SimResult
+from engine.scenario import Scenario
+from engine.scenario_io import dumps_toml
+from ui import state
+
+EXPORT_WIDTH, EXPORT_HEIGHT, EXPORT_SCALE = 1000, 560, 2
+
+
+def _meta(scenario: Scenario) -> dict[str, str]:
+    return report.provenance(scenario, state.preset_name(), state.edited())
+
+
+def name(scenario: Scenario, what: str, ext: str) -> str:
+    """The file name of an export of the session's scenario."""
+    return report.file_name(state.preset_name(), scenario.seed, what, ext, state.edited())
+
+
+def print_copy(fig: go.Figure, meta: dict[str, str]) -> go.Figure:
+    """A copy of a figure styled for a file: white template, a provenance caption underneath."""
+    out = go.Figure(fig)
+    caption = f"Fengong {meta['engine_version']} · {meta['scenario']} · preset {meta['preset']} · seed {meta['seed']}"
+    out.update_layout(template="plotly_white", margin={"b": 70})
+    out.add_annotation(
+        text=caption, xref="paper", yref="paper", x=0, y=-0.2, showarrow=False, xanchor="left", yanchor="top",
+        font={"size": 10, "color": "#666"},
+    )  # fmt: skip
+    return out
+
+
+def png_bytes(fig: go.Figure, meta: dict[str, str], scenario_toml: str) -> bytes:
+    """The figure as a PNG with the provenance and the scenario's TOML in iTXt chunks."""
+    raw = print_copy(fig, meta).to_image(
+        format="png", width=EXPORT_WIDTH, height=EXPORT_HEIGHT, scale=EXPORT_SCALE
+    )
+    return report.png_with_text(
+        raw, {**{f"fengong:{k}": v for k, v in meta.items()}, "fengong:scenario_toml": scenario_toml}
+    )
+
+
+def svg_text(fig: go.Figure, meta: dict[str, str], scenario_toml: str) -> str:
+    """The figure as SVG with the provenance and the scenario's TOML in a metadata element."""
+    raw = (
+        print_copy(fig, meta).to_image(format="svg", width=EXPORT_WIDTH, height=EXPORT_HEIGHT).decode("utf-8")
+    )
+    return report.svg_with_metadata(raw, {**meta, "scenario_toml": scenario_toml})
+
+
+def html_text(fig: go.Figure, meta: dict[str, str], scenario_toml: str, title: str) -> str:
+    """The figure as a standalone interactive HTML page (plotly.js inline), provenance included."""
+    div = print_copy(fig, meta).to_html(full_html=False, include_plotlyjs=True)
+    return report.html_report(
+        title, meta, scenario_toml, pd.DataFrame(columns=["figure", "value"]), [(title, div)]
+    )
+
+
+def figure_buttons(fig: go.Figure, scenario: Scenario, what: str, title: str) -> None:
+    """PNG, SVG and HTML download buttons of one figure, rendered on click."""
+    meta = _meta(scenario)
+    toml = dumps_toml(scenario)
+    k = f"fg:dl:{what}"
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("PNG", data=lambda: png_bytes(fig, meta, toml), file_name=name(scenario, what, "png"),
+                       mime="image/png", key=k + ":png", on_click="ignore", icon=":material/image:")  # fmt: skip
+    c2.download_button("SVG", data=lambda: svg_text(fig, meta, toml), file_name=name(scenario, what, "svg"),
+                       mime="image/svg+xml", key=k + ":svg", on_click="ignore")  # fmt: skip
+    c3.download_button("HTML", data=lambda: html_text(fig, meta, toml, title), file_name=name(scenario, what, "html"),
+                       mime="text/html", key=k + ":html", on_click="ignore", icon=":material/code:")  # fmt: skip
+
+
+def chart(
+    fig: go.Figure, scenario: Scenario | None, what: str, *, title: str = "", help: str | None = None
+) -> None:
+    """Draw a figure (themed by Streamlit) with a small export menu above its top-right corner."""
+    if scenario is not None:
+        left, right = st.columns([8, 1], vertical_alignment="bottom")
+        if help:
+            left.caption(help)
+        with right.popover(
+            "",
+            icon=":material/download:",
+            help="Export this chart as PNG, SVG or interactive HTML.",
+            key=f"fg:export:{what}",
+        ):
+            figure_buttons(fig, scenario, what, title or what.replace("_", " "))
+    elif help:
+        st.caption(help)
+    st.plotly_chart(fig, theme="streamlit", key=f"fg:chart:{what}", config={"displaylogo": False})
+
+
+def table_buttons(
+    result: SimResult, *, figures: Callable[[], Sequence[tuple[str, go.Figure]]] | None = None
+) -> None:
+    """CSV of the per-request and summary tables, the scenario's TOML, and the HTML report."""
+    sc = result.scenario
+    meta = {**_meta(sc), "engine_version": result.engine_version}
+    toml = dumps_toml(sc)
+    cols = st.columns(4)
+    cols[0].download_button(
+        "Requests (CSV)", data=lambda: report.csv_with_provenance(result.requests, meta),
+        file_name=name(sc, "requests", "csv"), mime="text/csv", on_click="ignore", key="fg:dl:requests",
+        help="One row per request: class, times, tokens, instances, outcome, TTFT/TPOT/E2E in seconds, met_slo.",
+        icon=":material/table:",
+    )  # fmt: skip
+    cols[1].download_button(
+        "Summary (CSV)", data=lambda: report.csv_with_provenance(summary_rows(result.to_json()), meta),
+        file_name=name(sc, "summary", "csv"), mime="text/csv", on_click="ignore", key="fg:dl:summary",
+        help="Every summary figure as a dotted name and a value (what `python -m engine run --json` prints).",
+        icon=":material/summarize:",
+    )  # fmt: skip
+    cols[2].download_button(
+        "Scenario (TOML)", data=toml, file_name=name(sc, "scenario", "toml"), mime="application/toml",
+        on_click="ignore", key="fg:dl:toml", help="Run it again with `python -m engine run <file>`.",
+        icon=":material/description:",
+    )  # fmt: skip
+    if figures is not None:
+        cols[3].download_button(
+            "Report (HTML)", data=lambda: report_html(result, figures(), meta), file_name=name(sc, "report", "html"),
+            mime="text/html", on_click="ignore", key="fg:dl:report", icon=":material/article:",
+            help="One self-contained page: the scenario, the summary and every chart (interactive).",
+        )  # fmt: skip
+
+
+def report_html(result: SimResult, figures: Sequence[tuple[str, go.Figure]], meta: dict[str, str]) -> str:
+    """The one-file HTML report of a run: plotly.js inline once, then every chart."""
+    sc = result.scenario
+    sections = []
+    for i, (title, fig) in enumerate(figures):
+        copy = go.Figure(fig).update_layout(template="plotly_white")
+        sections.append((title, copy.to_html(full_html=False, include_plotlyjs=i == 0)))
+    return report.html_report(
+        f"Fengong report: {sc.name}", meta, dumps_toml(sc), summary_rows(result.to_json()), sections,
+        notes=sc.description.strip(),
+    )  # fmt: skip

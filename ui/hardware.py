@@ -1,0 +1,180 @@
+"""Widgets of the Hardware page: the model served, the roofline over chips, the custom-chip form."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+from pydantic import ValidationError
+
+from engine.catalog import Catalog
+from engine.errors import format_validation_error
+from engine.previews import (
+    CHIP_NUMBERS,
+    chip_options,
+    custom_chip,
+    fitting_tp,
+    pool_chips,
+    roofline,
+    with_custom_chip,
+    without_custom_chip,
+)
+from engine.resolve import scenario_catalog
+from engine.scenario import Scenario
+from engine.specs import HardwareSpec
+from ui import charts, export, state
+from ui.widgets import label_of, select
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _roofline(sc_json: str, chips: tuple[tuple[str, int], ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    sc = Scenario.model_validate_json(sc_json)
+    cat = scenario_catalog(sc)
+    model = cat.model(sc.model.id)
+    return roofline(
+        model,
+        [(cat.chip(c), tp) for c, tp in chips],
+        sc.model.weights,
+        sc.model.kv,
+        sc.deployment.mem_fraction,
+    )
+
+
+def model_picker(cat: Catalog) -> None:
+    """The served model and its weight and KV precisions."""
+    c1, c2, c3 = st.columns([2, 1, 1])
+    with c1:
+        select("model.id", sorted(cat.models), "Model", format_func=lambda m: f"{m} ({cat.models[m].name})" if m in cat.models else m,
+               help="The model every pool serves (catalog models plus the scenario's custom ones).")  # fmt: skip
+    with c2:
+        select("model.weights", ["bf16", "fp8", "fp4", "int4"], "Weights", help="Weight precision: fp8/fp4 use the chip's "
+               "native path where it has one; int4 is weight-only (bf16 compute).")  # fmt: skip
+    with c3:
+        select("model.kv", ["bf16", "fp8"], "KV cache", help="KV-cache precision: bytes per cached element.")
+
+
+def roofline_section(sc: Scenario, cat: Catalog) -> None:
+    """Pick chips; draw where the scenario's model sits on each chip's roofline."""
+    model = cat.model(sc.model.id)
+    in_use = pool_chips(sc)
+    options = chip_options(cat)
+    default = list(
+        dict.fromkeys([c for c, _ in in_use] + [c for c in ("h200", "b200", "mi300x") if c in options])
+    )
+    picked = st.multiselect("Chips on the roofline", options, default=default, key="fg:roofline-chips",
+                            help="Chips in the scenario's pools use their pool's TP; others the smallest TP at which the model fits.")  # fmt: skip
+    chips: list[tuple[str, int]] = []
+    skipped = []
+    for c in picked:
+        tp = next((t for h, t in in_use if h == c), None) or fitting_tp(
+            model, cat.chip(c), sc.model.weights, sc.model.kv, sc.deployment.mem_fraction
+        )
+        if tp is None:
+            skipped.append(c)
+        else:
+            chips.append((c, tp))
+    if skipped:
+        st.caption(f"Not drawn (the model does not fit even at TP 64): {', '.join(skipped)}")
+    if not chips:
+        return
+    curves, points = _roofline(sc.model_dump_json(), tuple(chips))
+    export.chart(charts.roofline(curves, points), sc, "roofline", title="Roofline",
+                 help=f"{sc.model.id}, {sc.model.weights} weights, {sc.model.kv} KV. Prefill at 512/2048/8192-token prompts; "
+                 "decode steps at batch 1/8/32/128 with 4096 tokens of context each.")  # fmt: skip
+    with st.expander("Roofline points as a table", icon=":material/table:"):
+        st.dataframe(points, hide_index=True, width="stretch")
+
+
+def _chip_values(h: HardwareSpec) -> dict[str, float]:
+    vals: dict[str, float] = {k: float(getattr(h, k)) for k in CHIP_NUMBERS}
+    vals.update({f"tflops_{p}": float(h.tflops.get(p, 0.0)) for p in ("bf16", "fp8", "fp4")})  # type: ignore[call-overload]
+    prof = h.profile()
+    vals.update(eta_compute=prof.eta_compute, eta_bandwidth=prof.eta_bandwidth, overhead_ms=prof.overhead_ms)
+    return vals
+
+
+CHIP_LABELS = {
+    "tflops_bf16": "BF16 TFLOP/s",
+    "tflops_fp8": "FP8 TFLOP/s",
+    "tflops_fp4": "FP4 TFLOP/s (0: none)",
+    "eta_compute": "Compute fraction η_F",
+    "eta_bandwidth": "Bandwidth fraction η_B",
+    "overhead_ms": "Overhead per iteration (ms)",
+}
+CHIP_FIELDS = ("tflops_bf16", "tflops_fp8", "tflops_fp4", *CHIP_NUMBERS)
+PROFILE_FIELDS = {"eta_compute": (0.01, 1.0), "eta_bandwidth": (0.01, 1.0), "overhead_ms": (0.0, 1000.0)}
+
+
+def _save_chip(base_id: str, prefix: str) -> None:
+    """Build the chip from the form's widgets and put it into the scenario (or say why not)."""
+    ss = st.session_state
+    sc = state.scenario()
+    cat = scenario_catalog(sc)
+    chip_id = str(ss[f"{prefix}id"]).strip()
+    values = {k: float(ss[f"{prefix}{k}"]) for k in (*CHIP_FIELDS, *PROFILE_FIELDS)}
+    try:
+        chip = custom_chip(
+            cat.chip(base_id), chip_id, str(ss[f"{prefix}name"]).strip() or chip_id,
+            {k: values[k] for k in CHIP_NUMBERS}, {p: values[f"tflops_{p}"] for p in ("bf16", "fp8", "fp4")},
+            {k: values[k] for k in PROFILE_FIELDS},
+        )  # fmt: skip
+    except ValidationError as exc:
+        state.notify(f"custom chip not saved: {format_validation_error(exc)}")
+        return
+    except ValueError as exc:
+        state.notify(f"custom chip not saved: {exc}")
+        return
+    if chip.id in cat.hardware and chip.id not in {h.id for h in sc.custom_hardware}:
+        state.notify(f"custom chip not saved: {chip.id!r} is a catalog chip; choose another id")
+        return
+    new_sc = with_custom_chip(sc, chip)
+    if ss.get(f"{prefix}use"):
+        pools = tuple(
+            p.model_copy(update={"hardware": chip.id, "profile": None}) for p in new_sc.deployment.pools
+        )
+        new_sc = new_sc.model_copy(
+            update={"deployment": new_sc.deployment.model_copy(update={"pools": pools})}
+        )
+    state.commit(new_sc, f"custom chip {chip.id}")
+
+
+def _remove_chip(chip_id: str) -> None:
+    sc = state.scenario()
+    fallback = next((p.hardware for p in sc.deployment.pools if p.hardware != chip_id), "h100-sxm")
+    state.commit(without_custom_chip(sc, chip_id, fallback), f"removing {chip_id}")
+
+
+def custom_chip_form(sc: Scenario, cat: Catalog) -> None:
+    """Add or edit a chip of the user's own; it travels in the scenario (and its share link)."""
+    custom = {h.id: h for h in sc.custom_hardware}
+    options = list(dict.fromkeys([*custom, *chip_options(cat)]))
+    first = sc.deployment.pools[0].hardware
+    base_id = st.selectbox("Start from", options, index=options.index(first) if first in options else 0, key="fg:chip-base",
+                           format_func=lambda c: f"{c} (custom)" if c in custom else c,
+                           help="Pick a chip to copy (or one of your custom chips to edit).")  # fmt: skip
+    base = cat.chip(base_id)
+    vals = _chip_values(base)
+    prefix = f"fg:chip:{base_id}:"  # the fields start from the chosen chip's numbers
+    with st.container(border=True):
+        f1, f2 = st.columns(2)
+        f1.text_input("Id", value=base_id if base_id in custom else f"my-{base_id}"[:64], key=f"{prefix}id",
+                      help="Lower case letters, digits, . _ - (a catalog chip's id cannot be reused).")  # fmt: skip
+        f2.text_input(
+            "Name", value=base.name if base_id in custom else f"{base.name} (custom)", key=f"{prefix}name"
+        )
+        cols = st.columns(4)
+        for i, key in enumerate(CHIP_FIELDS):
+            cols[i % 4].number_input(
+                CHIP_LABELS.get(key, label_of(key)), min_value=0.0, value=vals[key], key=f"{prefix}{key}"
+            )
+        st.markdown("**Achievable fractions** (saved as the chip's `user` calibration profile)")
+        for col, (key, (lo, hi)) in zip(st.columns(3), PROFILE_FIELDS.items(), strict=True):
+            col.number_input(CHIP_LABELS[key], lo, hi, vals[key], key=f"{prefix}{key}")
+        st.checkbox("Use it in every pool", value=False, key=f"{prefix}use")
+        st.button("Save chip to this scenario", icon=":material/save:", on_click=_save_chip,
+                  args=(base_id, prefix), key="fg:chip-save")  # fmt: skip
+    if custom:
+        st.caption("Custom chips of this scenario: " + ", ".join(custom))
+        with st.container(horizontal=True):
+            for chip_id in custom:
+                st.button(f"Remove {chip_id}", icon=":material/delete:", on_click=_remove_chip, args=(chip_id,),
+                          key=f"fg:chip-rm:{chip_id}")  # fmt: skip

@@ -1,0 +1,201 @@
+"""What every page shares around its own content: the sidebar and the live strip.
+
+The sidebar holds the preset picker (every page starts from one), the share link of the current
+scenario and page, a scenario file to download or open, and, on editing pages, the live strip:
+p99 TTFT and TPOT, SLO attainment, cost per request, goodput and a small TTFT CDF, each with its
+change from the previous run, so the effect of a slider shows beside it wherever the page is
+scrolled. `page()` draws all of that, the page title, any queued warnings, and returns the
+session scenario's result.
+"""
+
+from __future__ import annotations
+
+import math
+from urllib.parse import urlencode
+
+import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
+
+from engine.errors import ScenarioError
+from engine.presentation import headline, latency_cdfs
+from engine.run import SimResult
+from engine.scenario_io import dumps_toml, loads_toml, preset_names
+from ui import charts, sim, state
+
+PAGE = "fg_page"
+
+METRIC_HELP = {
+    "ttft_p99_ms": "99th percentile of time to first token over completed requests (queueing, prefill and KV transfer).",
+    "tpot_p99_ms": "99th percentile of time per output token over completed requests.",
+    "slo_attainment": "Share of requests in the window that met their class's TTFT and TPOT targets "
+    "(rejected and failed requests count as misses).",
+    "usd_per_request": "The whole deployment's bill (every chip, idle or not, until the drain ends) "
+    "divided by completed requests.",
+    "goodput_rps": "Requests per second of the window that met their SLO.",
+    "usd_per_million_output_tokens": "The bill divided by output tokens of completed requests, times a million.",
+}
+
+
+def fmt_ms(v: float | None) -> str:
+    """Milliseconds for display."""
+    if v is None or not math.isfinite(v):
+        return "–"
+    return f"{v:,.0f} ms" if v >= 100 else f"{v:,.1f} ms"
+
+
+def fmt_pct(v: float | None) -> str:
+    """A fraction as a percentage."""
+    return "–" if v is None else f"{v:.1%}"
+
+
+def fmt_usd(v: float | None) -> str:
+    """Dollars with enough digits for fractions of a cent."""
+    if v is None:
+        return "–"
+    return f"${v:,.2f}" if v >= 1 else f"${v:.5f}"
+
+
+def share_url() -> str:
+    """The address that reopens the current scenario on the current page."""
+    base = st.context.url or "http://localhost:8501/"
+    path = st.session_state.get(PAGE, "")
+    if path and not base.rstrip("/").endswith("/" + path):
+        base = base.rstrip("/") + "/" + path
+    extra = {
+        k: str(st.query_params[k]) for k in st.query_params if k not in state.LINK_KEYS
+    }  # e.g. Compare's a, b
+    return f"{base}?{urlencode({**state.link(), **extra})}"
+
+
+def _preset_changed() -> None:
+    state.use_preset(st.session_state["fg:preset"])
+
+
+def _reset() -> None:
+    state.use_preset(state.preset_name())
+
+
+def _open_file() -> None:
+    up = st.session_state.get("fg:open")
+    if up is None:
+        return
+    try:
+        sc = loads_toml(up.getvalue().decode("utf-8"))
+    except (ScenarioError, UnicodeDecodeError) as exc:
+        state.notify(f"{up.name}: {exc}")
+        return
+    state.commit(sc, up.name)
+
+
+def sidebar() -> None:
+    """The preset picker, the share link and the scenario file."""
+    sb = st.sidebar
+    names = preset_names()
+    if st.session_state.get("fg:preset") != state.preset_name():
+        st.session_state["fg:preset"] = state.preset_name()
+    sb.selectbox(
+        "Preset", names, key="fg:preset", on_change=_preset_changed,
+        help="Every scenario starts from a shipped preset; your changes are kept relative to it (and in the share link).",
+    )  # fmt: skip
+    sc = state.scenario()
+    sb.caption(sc.name + (" · **edited**" if state.edited() else ""))
+    c1, c2 = sb.columns(2)
+    with c1.popover("Share", icon=":material/share:", width="stretch"):
+        st.markdown("This address opens this scenario on this page:")
+        st.code(share_url(), language=None, wrap_lines=True)
+        st.caption("It holds the preset and only the fields you changed, so it stays short.")
+        st.download_button("Scenario (TOML)", data=dumps_toml(sc), file_name=f"fengong_{state.preset_name()}_{sc.seed}_scenario.toml",
+                           mime="application/toml", on_click="ignore", key="fg:dl:sidebar-toml", icon=":material/download:")  # fmt: skip
+        st.file_uploader("Open a scenario file", type=["toml"], key="fg:open", on_change=_open_file,
+                         help="A TOML scenario (as `python -m engine scenario` writes); it replaces the current one.")  # fmt: skip
+    c2.button("Reset", on_click=_reset, disabled=not state.edited(), width="stretch", icon=":material/undo:",
+              help="Back to the preset, dropping your changes.")  # fmt: skip
+
+
+def _delta(now: float | None, before: float | None, scale: float = 1.0) -> float | None:
+    if now is None or before is None or not math.isfinite(now) or not math.isfinite(before):
+        return None
+    d = (now - before) * scale
+    return d if abs(d) > 1e-9 * max(abs(now * scale), 1.0) else None
+
+
+STRIP = (
+    # label, headline key, value format, delta format, delta scale, lower is better
+    ("TTFT p99", "ttft_p99_ms", fmt_ms, "{:,.0f} ms", 1.0, True),
+    ("TPOT p99", "tpot_p99_ms", fmt_ms, "{:,.1f} ms", 1.0, True),
+    ("SLO met", "slo_attainment", fmt_pct, "{:.1f} pt", 100.0, False),
+    ("Goodput", "goodput_rps", lambda v: f"{v or 0:,.1f}/s", "{:,.2f}", 1.0, False),
+    ("$/request", "usd_per_request", fmt_usd, "{:,.0f} µ$", 1e6, True),
+    ("$/1M tokens", "usd_per_million_output_tokens", fmt_usd, "{:,.3f}", 1.0, True),
+)
+"""The live strip's rows."""
+
+
+def strip_rows(now: dict[str, float | None], prev: dict[str, float | None]) -> list[tuple[str, str, str]]:
+    """(label, value, coloured change) per row of the live strip; green when the change is good."""
+    rows = []
+    for label, key, fmt, dfmt, scale, lower in STRIP:
+        d = _delta(now.get(key), prev.get(key), scale)
+        change = ""
+        if d is not None:
+            good = (d < 0) == lower
+            change = f":small[:{'green' if good else 'red'}[{'▼' if d < 0 else '▲'}{dfmt.format(abs(d))}]]"
+        rows.append((label, fmt(now.get(key)), change))
+    return rows
+
+
+def live_strip(result: SimResult) -> None:
+    """The compact live figures, each with its change from the previous different run."""
+    ss = st.session_state
+    key = result.scenario.model_dump_json()
+    h = headline(result.summary)
+    if ss.get("fg_live_key") != key:
+        ss["fg_live_prev"] = ss.get("fg_live_now")
+        ss["fg_live_key"], ss["fg_live_now"] = key, h
+    prev: dict[str, float | None] = ss.get("fg_live_prev") or {}
+    box = st.sidebar.container(border=True, key="fg-live")
+    box.markdown(
+        "**Live result**",
+        help="Re-simulated on every change; coloured arrows show the change from the previous run.\n\n"
+        + "\n\n".join(f"**{label}**: {METRIC_HELP[k]}" for label, k, *_ in STRIP),
+    )
+    rows = [
+        (a.replace("$", "\\$"), b.replace("$", "\\$"), c) for a, b, c in strip_rows(h, prev)
+    ]  # "$" opens LaTeX
+    box.markdown("| | |\n|:--|--:|\n" + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows))
+    sc = result.scenario
+    frame = latency_cdfs(sc, result.requests, "ttft", max_points=120)
+    first = sc.workload.classes[0].slo
+    target = first.ttft_ms if len(sc.workload.classes) == 1 else None
+    box.plotly_chart(
+        charts.strip_cdf(frame, target, first.percentile if target else None), theme="streamlit",
+        key="fg:strip", config={"displayModeBar": False, "staticPlot": True},
+    )  # fmt: skip
+
+
+def ensure_navigation() -> None:
+    """Rerun through app.py when Streamlit served this page in its legacy pages/-folder mode.
+
+    A server that has not yet run app.py's `st.navigation` serves a deep link (``/results?...``)
+    by running the page file alone, as pages/-folder apps did; app.py, the share-link sync and
+    the navigation would be skipped. Leaving that mode and rerunning runs app.py, which routes to
+    the same page (its url_path is the file's name) with the same query string.
+    """
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def page(title: str, caption: str = "", *, live: bool = True) -> SimResult | None:
+    """Draw the sidebar, the title and any warnings; simulate the session scenario; return its result."""
+    ensure_navigation()
+    sidebar()
+    st.title(title)
+    if caption:
+        st.caption(caption)
+    for _kind, message in state.take_notices():
+        st.warning(message, icon=":material/warning:")
+    res = sim.result(state.scenario())
+    if live and res is not None:
+        live_strip(res)
+    return res

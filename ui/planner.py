@@ -1,0 +1,368 @@
+"""The Planner page and the Advisor panel: widgets and charts over `engine.plan` and `engine.advisor`.
+
+`planner_page()` draws the Planner: a form (target load, allowed chips, modes, tensor-parallel
+degrees, budget, planning window), a progress bar while `engine.plan.plan` runs, the chosen
+deployment, and the two Pareto charts the industry uses (cost per hour against goodput; output
+tokens/s per chip against tokens/s per user), every simulated run a point labelled with its
+P:D split and the chosen one starred. Clicking a point loads that deployment, at the target
+load, as the session's scenario (`ui.state.commit`). The plan is kept in session state with the
+inputs that produced it, so a rerun redraws it without planning again.
+
+`advisor_panel(result)` is for the Results page: findings from the run, the specialisation test
+(with the months between model changes as an input) and where each phase sits on each chip's
+roofline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from engine import advisor
+from engine.catalog import load_catalog
+from engine.errors import ScenarioError
+from engine.plan import Plan, SearchSpace, plan
+from engine.run import SimResult
+from engine.scenario import Scenario
+from ui import state
+
+PLAN = "fg_plan"
+LOADED = "fg_plan_loaded"
+REQUEST = "fg_plan_request"
+JUST_LOADED = "fg_plan_just_loaded"
+SEVERITY_STYLE = {
+    "critical": (st.error, ":material/error:"),
+    "warning": (st.warning, ":material/warning:"),
+    "info": (st.info, ":material/info:"),
+}
+CHOSEN = "#c0392b"
+
+
+# --- charts ----------------------------------------------------------------------------------
+
+
+def pareto_chart(
+    runs: pd.DataFrame,
+    x: str,
+    y: str,
+    frontier: str,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 420,
+) -> go.Figure:
+    """Every run as a point (filled: meets the SLOs), the frontier as a line, the chosen run starred."""
+    fig = go.Figure()
+    rows = runs.replace([np.inf, -np.inf], np.nan).dropna(subset=[x, y])
+    front = rows[rows[frontier]].sort_values(x)
+    fig.add_trace(
+        go.Scatter(
+            x=front[x],
+            y=front[y],
+            mode="lines",
+            name="Pareto frontier",
+            line={"color": "gray", "dash": "dot"},
+            hoverinfo="skip",
+        )
+    )
+    for mode, symbol, color in (("colocated", "circle", "#1f77b4"), ("disaggregated", "diamond", "#e67e22")):
+        for passes in (True, False):
+            sub = rows[(rows["mode"] == mode) & (rows["passes"] == passes)]
+            if sub.empty:
+                continue
+            labels = sub["split"].where(sub[frontier] | sub["chosen"], "")  # label the frontier only
+            fig.add_trace(
+                go.Scatter(
+                    x=sub[x],
+                    y=sub[y],
+                    mode="markers+text",
+                    text=labels,
+                    textposition="top center",
+                    name=f"{mode}, {'meets SLOs' if passes else 'misses SLOs'}",
+                    marker={"symbol": symbol if passes else f"{symbol}-open", "size": 11, "color": color},
+                    customdata=np.stack(
+                        [sub["run"], sub["shape"], sub["split"], sub["usd_per_hour"], sub["goodput_rps"]],
+                        axis=1,
+                    ),
+                    hovertemplate="<b>%{customdata[1]}</b> %{customdata[2]}<br>$%{customdata[3]:,.2f}/h, "
+                    "goodput %{customdata[4]:,.2f} req/s<br>"
+                    + f"{x_title}: "
+                    + "%{x:,.3g}<br>"
+                    + f"{y_title}: "
+                    + "%{y:,.3g}<extra>run %{customdata[0]}</extra>",
+                )
+            )
+    best = rows[rows["chosen"]]
+    if len(best):
+        fig.add_trace(
+            go.Scatter(
+                x=best[x],
+                y=best[y],
+                mode="markers",
+                name="chosen (cheapest passing)",
+                marker={"symbol": "star", "size": 20, "color": CHOSEN},
+                hoverinfo="skip",
+            )
+        )
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title, rangemode="tozero")
+    fig.update_layout(
+        title={"text": title, "x": 0, "font": {"size": 15}},
+        height=height,
+        hovermode="closest",
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0},
+    )
+    return fig
+
+
+def selected_run(event: Any) -> int | None:
+    """The run number of the point a chart selection event picked, if any."""
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    for p in points:
+        data = p.get("customdata")
+        if data:
+            return int(float(data[0]))
+    return None
+
+
+# --- the Planner page ------------------------------------------------------------------------
+
+
+def _request() -> None:
+    st.session_state[REQUEST] = True
+
+
+def _inputs(sc: Scenario) -> tuple[float, SearchSpace] | None:
+    """The planning form; returns (target rps, search space) once it is submitted.
+
+    The submit button's callback records the request in session state, so it survives a rerun
+    that happens before this function is reached.
+    """
+    cat = load_catalog().with_entries(sc.custom_hardware, sc.custom_models)
+    chips = sorted(cat.hardware)
+    mine = [p.hardware for p in sc.deployment.pools]
+    default_chips = list(dict.fromkeys([*mine, *(c for c in ("h100-sxm", "h200", "b200") if c in chips)]))
+    with st.form("plan_form", border=True):
+        c1, c2, c3 = st.columns([2, 4, 2])
+        c1.number_input(
+            "Target load (req/s)",
+            min_value=0.1,
+            max_value=5000.0,
+            key="plan_target",
+            value=float(sc.workload.arrival.rate_rps),
+            step=1.0,
+        )
+        c2.multiselect(
+            "Allowed hardware",
+            chips,
+            default=default_chips,
+            key="plan_hardware",
+            help="Chips the planner may put in any pool; prefill and decode may differ.",
+        )
+        c3.number_input("Budget ($/h, 0 = none)", min_value=0.0, value=0.0, step=10.0, key="plan_budget")
+        c4, c5, c6, c7 = st.columns([3, 2, 2, 2])
+        c4.multiselect(
+            "Modes", ["colocated", "disaggregated"], default=["colocated", "disaggregated"], key="plan_modes"
+        )
+        c5.multiselect("Tensor parallel", [1, 2, 4, 8], default=[1, 2, 4, 8], key="plan_tp")
+        c6.selectbox(
+            "Planning window",
+            [60.0, 120.0, 300.0],
+            index=1,
+            key="plan_window",
+            format_func=lambda v: f"{v:g} s",
+            help="Arrival window of each planning run.",
+        )
+        c7.number_input("Most simulations", min_value=5, max_value=400, value=120, step=5, key="plan_sims")
+        st.checkbox("Allow prefill and decode on different chips", value=True, key="plan_mixed")
+        st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
+    if not st.session_state.pop(REQUEST, False):
+        return None
+    ss = st.session_state
+    hardware, modes, tps = ss["plan_hardware"], ss["plan_modes"], ss["plan_tp"]
+    if not hardware or not modes or not tps:
+        st.warning("Choose at least one chip, one mode and one tensor-parallel degree.")
+        return None
+    space = SearchSpace(
+        hardware=tuple(hardware),
+        modes=tuple(modes),
+        tp=tuple(int(t) for t in tps),
+        mixed_hardware=bool(ss["plan_mixed"]),
+        budget_usd_per_hour=float(ss["plan_budget"]) or None,
+        duration_s=float(ss["plan_window"]),
+        max_simulations=int(ss["plan_sims"]),
+    )
+    return float(ss["plan_target"]), space
+
+
+def _run_plan(sc: Scenario, target: float, space: SearchSpace) -> Plan | None:
+    bar = st.progress(0.0, text="Planning…")
+
+    def progress(done: int, total: int, note: str) -> None:
+        bar.progress(min(done / max(total, 1), 1.0), text=f"Simulation {done + 1} (at most {total}): {note}")
+
+    try:
+        result = plan(sc, target, space, progress=progress)
+    except ScenarioError as exc:
+        st.error(f"Cannot plan this scenario: {exc}")
+        return None
+    finally:
+        bar.empty()
+    return result
+
+
+def _summary(p: Plan) -> None:
+    c = st.columns(5)
+    c[0].metric("Shapes considered", f"{len(p.candidates):,}")
+    c[1].metric(
+        "Pruned by the cost model",
+        f"{p.pruned:,}",
+        help="Weights do not fit, TPOT or TTFT out of reach "
+        "even unloaded, requests too long for KV memory, or over budget.",
+    )
+    c[2].metric(
+        "Bounded out", f"{p.bounded:,}", help="Their lower-bound cost is not below a passing deployment's."
+    )
+    c[3].metric("Simulated", f"{p.simulated:,}")
+    c[4].metric("Met every SLO", f"{p.feasible:,}")
+    for note in p.notes:
+        st.warning(note)
+    if p.best_run is None:
+        return
+    r = p.runs.iloc[p.best_run]
+    st.success(
+        f"Cheapest deployment that meets every SLO at {p.target_rps:g} req/s: **{r['shape']} {r['split']}** — "
+        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s, "
+        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms, mean TPOT {r['tpot_ms_mean']:.1f} ms "
+        f"(simulated over {p.duration_s:g} s).",
+        icon=":material/check_circle:",
+    )
+
+
+def _load(p: Plan, run: int, key: tuple[Any, ...]) -> None:
+    """Make a run's deployment the session's scenario, once per (plan, run), and redraw the page."""
+    if st.session_state.get(LOADED) == (key, run):
+        return
+    st.session_state[LOADED] = (key, run)
+    r = p.runs.iloc[run]
+    if state.commit(p.scenario_of(run), "planner"):
+        st.session_state[JUST_LOADED] = f"{r['shape']} {r['split']} at {p.target_rps:g} req/s"
+        st.rerun()  # the sidebar and the share link follow the new scenario
+
+
+def planner_page() -> None:
+    """The Planner page's content (pages/planner.py draws the frame)."""
+    sc = state.scenario()
+    asked = _inputs(sc)
+    if asked is not None:
+        target, space = asked
+        key = (sc.model_dump_json(), target, space)
+        result = _run_plan(sc, target, space)
+        if result is not None:
+            st.session_state[PLAN] = (key, result)
+    stored = st.session_state.get(PLAN)
+    if stored is None:
+        st.info("Set a target load and the chips allowed, then press **Plan**.", icon=":material/info:")
+        return
+    key, p = stored
+    loaded = st.session_state.pop(JUST_LOADED, None)
+    if loaded:
+        st.success(f"Loaded **{loaded}** as the current scenario.", icon=":material/download_done:")
+        st.page_link("pages/results.py", label="See its results", icon=":material/monitoring:")
+    _summary(p)
+    if p.runs.empty:
+        return
+    st.caption(
+        "Click a point to load that deployment as the current scenario. Filled markers meet every SLO; "
+        "labels give each point's P:D split (M: a colocated pool)."
+    )
+    c1, c2 = st.columns(2)
+    with c1:
+        ev1 = st.plotly_chart(
+            pareto_chart(
+                p.runs,
+                "usd_per_hour",
+                "goodput_rps",
+                "on_cost_frontier",
+                title="Cost against goodput",
+                x_title="cost ($/h)",
+                y_title="goodput (req/s meeting their SLO)",
+            ),
+            key="plan_cost",
+            on_select="rerun",
+            selection_mode="points",
+        )
+    with c2:
+        ev2 = st.plotly_chart(
+            pareto_chart(
+                p.runs,
+                "tokens_per_s_per_user",
+                "output_tokens_per_s_per_chip",
+                "on_throughput_frontier",
+                title="Throughput per chip against interactivity",
+                x_title="tokens/s per user (1 / mean TPOT)",
+                y_title="output tokens/s per chip",
+            ),
+            key="plan_tput",
+            on_select="rerun",
+            selection_mode="points",
+        )
+    run = selected_run(ev1)
+    run = selected_run(ev2) if run is None else run
+    if run is not None and 0 <= run < len(p.runs):
+        _load(p, run, key)
+    with st.expander("Every simulated run", icon=":material/table_rows:"):
+        st.dataframe(p.runs, hide_index=True, width="stretch")
+    with st.expander("Every shape and what became of it", icon=":material/filter_alt:"):
+        st.dataframe(p.candidates, hide_index=True, width="stretch")
+
+
+# --- the Advisor panel (for the Results page) ------------------------------------------------
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _roofline(scenario_json: str) -> pd.DataFrame:
+    return advisor.roofline_table(Scenario.model_validate_json(scenario_json))
+
+
+def advisor_panel(result: SimResult) -> None:
+    """Findings from a run, the specialisation test and the roofline table, for the Results page."""
+    st.subheader(
+        "Advisor", help="Statements that follow from this run's numbers, each with the figures behind it."
+    )
+    for f in advisor.findings(result):
+        show, icon = SEVERITY_STYLE[f.severity]
+        show(f.text, icon=icon)
+        if f.numbers:
+            with st.popover("The numbers", icon=":material/calculate:"):
+                st.json({k: round(v, 6) for k, v in f.numbers.items()})
+    st.markdown("**Should a phase get its own chip?**")
+    months = st.number_input(
+        "Months between model changes",
+        min_value=1.0,
+        max_value=120.0,
+        value=advisor.STABLE_MONTHS,
+        step=1.0,
+        key="advisor_months",
+        help="How long the served model's computation stays the same.",
+    )
+    spec = advisor.specialisation(result, months)
+    for row in spec.to_dict("records"):
+        show = st.success if row["verdict"] == "worth considering" else st.info
+        show(row["text"], icon=":material/developer_board:")
+    st.dataframe(spec.drop(columns=["text"]), hide_index=True, width="stretch")
+    with st.expander("Where each phase sits on each chip's roofline", icon=":material/speed:"):
+        st.caption(
+            "Prefill of the mean prompt and decode at the largest batch that fits KV memory, the batch "
+            "limit and the TPOT target, on the smallest tensor-parallel group that holds the weights."
+        )
+        st.dataframe(_roofline(result.scenario.model_dump_json()), hide_index=True, width="stretch")

@@ -1,0 +1,61 @@
+"""The one way the dashboard runs a simulation: cached by the scenario's JSON.
+
+`result(scenario)` returns the `SimResult` of a scenario, simulating it only the first time a
+server sees that exact scenario (`st.cache_data` keys on the JSON text, and a SimResult is plain
+data frames and numbers, so it pickles). Big runs show a status box while they simulate; every
+run is bounded by `engine.bounds`, which validation enforced when the scenario was built.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.errors import ScenarioError
+from engine.run import SimResult, simulate
+from engine.scenario import Scenario
+
+BIG_RUN_REQUESTS = 30_000
+"""Expected requests above which a run shows a status box instead of a quiet spinner."""
+
+
+@st.cache_data(max_entries=48, show_spinner=False)
+def _simulate(scenario_json: str) -> SimResult:
+    return simulate(Scenario.model_validate_json(scenario_json))
+
+
+def expected_requests(scenario: Scenario) -> float:
+    """A rough count of the requests a scenario will generate (for the progress message)."""
+    wl = scenario.workload
+    if wl.trace is not None:
+        return float(wl.trace.max_requests)
+    arr = wl.arrival
+    if arr.kind == "offline":
+        return float(arr.requests)
+    if arr.kind == "closed_loop":
+        return float(arr.clients * 64)
+    return arr.rate_rps * scenario.duration_s
+
+
+def result(scenario: Scenario, label: str = "") -> SimResult | None:
+    """The scenario's result, or None after showing why it could not be simulated."""
+    key = scenario.model_dump_json()
+    seen: set[str] = st.session_state.setdefault("fg_simulated", set())
+    try:
+        if key in seen:  # already simulated in this session: a cache hit, nothing to announce
+            return _simulate(key)
+        if scenario.workload.trace is not None or expected_requests(scenario) > BIG_RUN_REQUESTS:
+            with st.status(f"Simulating {label or scenario.name}…", expanded=False) as box:
+                res = _simulate(key)
+                box.update(
+                    label=f"Simulated {len(res.requests):,} requests in {res.wall_s:.1f} s", state="complete"
+                )
+        else:
+            with st.spinner(f"Simulating {label or scenario.name}…", show_time=True):
+                res = _simulate(key)
+        seen.add(key)
+        return res
+    except ScenarioError as exc:
+        st.error(f"This scenario cannot run: {exc}")
+    except Exception as exc:  # the engine is the project's code; show the failure, keep the page
+        st.error(f"The simulation failed: {type(exc).__name__}: {exc}")
+    return None

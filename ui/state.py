@@ -1,0 +1,176 @@
+"""The scenario a session is looking at, and the share link that reproduces it.
+
+The scenario lives in session state as one immutable `Scenario` value with the preset it started
+from. Widgets never mutate it: they call `override` (a field path and a value, through
+`engine.scenario_io.apply_overrides`) or `commit` (a whole new value); both validate and resolve
+the result against the catalog before accepting it, and say why when they do not.
+
+The URL always carries the share link of the current scenario (``?v=1&p=<preset>&s=<changes>``,
+see `engine.scenario_io.to_link`), so a reload, a bookmark or a copied address reopens the same
+scenario on the same page. A link is untrusted: `sync_link` decodes it with `from_link`, refuses
+data files outside the shipped and uploaded ones, resolves it, and on any problem shows a warning
+naming what was wrong and falls back to the preset.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from engine.errors import ScenarioError
+from engine.previews import unsafe_paths
+from engine.resolve import resolve
+from engine.scenario import Scenario
+from engine.scenario_io import (
+    DEFAULT_PRESET,
+    apply_overrides,
+    from_link,
+    load_preset,
+    preset_names,
+    to_data,
+    to_link,
+)
+
+SCENARIO = "fg_scenario"
+PRESET = "fg_preset"
+LINK = "fg_link"
+NOTICES = "fg_notices"
+LINK_KEYS = ("v", "p", "s")
+
+UPLOAD_DIR = Path(tempfile.gettempdir()) / "fengong-uploads"
+"""Where uploaded traces are kept (content-addressed), so a scenario can name them by path."""
+
+
+@st.cache_resource(show_spinner=False)
+def preset(name: str) -> Scenario:
+    """A shipped preset (parsed once per server)."""
+    return load_preset(name)
+
+
+def allowed_data_prefixes() -> tuple[str, ...]:
+    """Data-file paths a scenario from a link may name: shipped data and this server's uploads."""
+    return ("shared:", str(UPLOAD_DIR) + "/")
+
+
+def scenario() -> Scenario:
+    """The session's scenario."""
+    return st.session_state[SCENARIO]  # type: ignore[no-any-return]
+
+
+def preset_name() -> str:
+    """The preset the session's scenario started from."""
+    return str(st.session_state[PRESET])
+
+
+def data() -> dict[str, Any]:
+    """The session's scenario as plain data (computed once per scenario value)."""
+    sc = scenario()
+    cached = st.session_state.get("fg_data")
+    if cached is None or cached[0] is not sc:
+        cached = (sc, to_data(sc))
+        st.session_state["fg_data"] = cached
+    return cached[1]  # type: ignore[no-any-return]
+
+
+def link() -> dict[str, str]:
+    """The share-link query parameters of the session's scenario."""
+    sc, name = scenario(), preset_name()
+    cached = st.session_state.get("fg_link_cache")
+    if cached is None or cached[0] is not sc or cached[1] != name:
+        cached = (sc, name, to_link(sc, name))
+        st.session_state["fg_link_cache"] = cached
+    return dict(cached[2])
+
+
+def edited() -> bool:
+    """Whether the scenario differs from its preset."""
+    return "s" in link()
+
+
+def notify(message: str, kind: str = "warning") -> None:
+    """Queue a message for the top of the page on this run."""
+    st.session_state.setdefault(NOTICES, []).append((kind, message))
+
+
+def take_notices() -> list[tuple[str, str]]:
+    """The queued messages, emptying the queue."""
+    return list(st.session_state.pop(NOTICES, []))
+
+
+def check(sc: Scenario) -> None:
+    """Raise ScenarioError when the catalog cannot serve the scenario (unknown chip, weights too big)."""
+    resolve(sc)
+
+
+def commit(new: Scenario, what: str = "") -> bool:
+    """Make `new` the session's scenario if it resolves; otherwise keep the old one and say why."""
+    try:
+        check(new)
+    except ScenarioError as exc:
+        notify(f"{what + ': ' if what else ''}not applied: {exc}")
+        return False
+    st.session_state[SCENARIO] = new
+    return True
+
+
+def override(changes: dict[str, Any]) -> bool:
+    """Change fields by path (validated like any scenario); say why when a change is refused."""
+    try:
+        new = apply_overrides(scenario(), changes)
+    except ScenarioError as exc:
+        notify(f"not applied: {exc}")
+        return False
+    return commit(new)
+
+
+def use_preset(name: str) -> None:
+    """Start over from a shipped preset."""
+    st.session_state[SCENARIO] = preset(name)
+    st.session_state[PRESET] = name
+
+
+def _from_params(params: dict[str, str]) -> tuple[Scenario, str]:
+    """The scenario a link describes, checked like untrusted input; ScenarioError says why not."""
+    sc = from_link(params)
+    bad = unsafe_paths(sc, allowed_data_prefixes())
+    if bad:
+        raise ScenarioError("; ".join(bad))
+    check(sc)
+    return sc, params.get("p", DEFAULT_PRESET)
+
+
+def _fallback(params: dict[str, str]) -> str:
+    name = params.get("p", DEFAULT_PRESET)
+    return name if name in preset_names() else DEFAULT_PRESET
+
+
+def sync_link() -> None:
+    """Load the scenario from the URL when it brings a new link; then write the current link back.
+
+    Run once at the top of every script run (app.py does). A link that fails validation leaves
+    a warning naming the problem and falls back to the link's preset (or the default one).
+    """
+    ss = st.session_state
+    qp = st.query_params
+    params = {k: str(qp[k]) for k in LINK_KEYS if k in qp}
+    if SCENARIO not in ss or (params and params != ss.get(LINK)):
+        if params:
+            try:
+                sc, name = _from_params(params)
+                ss[SCENARIO], ss[PRESET] = sc, name
+            except ScenarioError as exc:
+                notify(f"The share link could not be used ({exc}). Showing the preset instead.")
+                use_preset(_fallback(params))
+        elif SCENARIO not in ss:
+            use_preset(DEFAULT_PRESET)
+    want = link()
+    if params != want:
+        for k in LINK_KEYS:
+            if k in want:
+                qp[k] = want[k]
+            elif k in qp:
+                del qp[k]
+    ss[LINK] = want

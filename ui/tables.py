@@ -1,0 +1,57 @@
+"""Column labels, units and help of the tables the pages show (st.column_config)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import streamlit as st
+
+cc = st.column_config
+
+
+def fraction(
+    label: str, help: str | None = None, width: Literal["small", "medium", "large"] | None = None
+) -> Any:
+    """A 0..1 column drawn as a bar with a percentage."""
+    return cc.ProgressColumn(label, min_value=0.0, max_value=1.0, format="percent", help=help, width=width)
+
+
+SLO_TAIL: dict[str, Any] = {
+    "class": cc.TextColumn("class"),
+    "requests": cc.NumberColumn("requests", help="Requests of the class in the window."),
+    "percentile": cc.NumberColumn("SLO pct", format="p%g", help="The percentile the targets apply at."),
+    "slo_attainment": fraction("SLO attainment", "Share of the class's requests that met both targets."),
+    "ttft_target_ms": cc.NumberColumn("TTFT target", format="%.0f ms"),
+    "ttft_at_percentile_ms": cc.NumberColumn("TTFT at pct", format="%.0f ms", help="TTFT at the SLO percentile (rejected and failed requests count as late)."),
+    "ttft_holds_to_pct": cc.NumberColumn("TTFT holds to", format="p%.1f", help="The percentile up to which TTFT stays within target."),
+    "tpot_target_ms": cc.NumberColumn("TPOT target", format="%.0f ms"),
+    "tpot_at_percentile_ms": cc.NumberColumn("TPOT at pct", format="%.1f ms", help="TPOT at the SLO percentile."),
+    "tpot_holds_to_pct": cc.NumberColumn("TPOT holds to", format="p%.1f", help="The percentile up to which TPOT stays within target."),
+    "passes": cc.CheckboxColumn("passes", help="Both latencies within target at the SLO percentile."),
+    "breaks": cc.TextColumn("tail breaks on", help="The metric(s) that miss their target at the SLO percentile."),
+}  # fmt: skip
+
+UTILIZATION: dict[str, Any] = {
+    "pool": cc.TextColumn("pool"),
+    "compute": fraction("compute", "Achieved over peak FLOP/s over the window (MFU-like).", "small"),
+    "bandwidth": fraction("bandwidth", "Achieved over peak HBM bytes/s over the window (MBU-like).", "small"),
+    "busy": fraction("busy", "Share of time an instance runs an iteration.", "small"),
+    "kv_memory": fraction("KV memory", "KV tokens held over KV capacity, time-averaged.", "small"),
+}
+
+COST_PARTS: dict[str, Any] = {
+    "part": cc.TextColumn("part"),
+    "usd_per_request": cc.NumberColumn("$ / request", format="%.6f"),
+    "usd_per_million_output_tokens": cc.NumberColumn("$ / 1M output tokens", format="%.3f"),
+    "share": fraction("share of bill"),
+}
+
+COMPARE: dict[str, Any] = {
+    "figure": cc.TextColumn("figure"),
+    "unit": cc.TextColumn("unit"),
+    "a": cc.NumberColumn("A", format="%.4g"),
+    "b": cc.NumberColumn("B", format="%.4g"),
+    "change": cc.NumberColumn("B − A", format="%+.4g"),
+    "change_pct": cc.NumberColumn("change", format="%+.1f%%"),
+    "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%)."),
+}

@@ -1,0 +1,293 @@
+"""Widgets of the Workload page: length distributions with previews, arrivals, traces, uploads."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from engine import bounds
+from engine.errors import ScenarioError
+from engine.previews import (
+    arrival_histogram,
+    length_columns,
+    length_histogram,
+    length_stats,
+    rate_curve,
+    shipped_traces,
+    trace_format,
+)
+from engine.scenario import Arrival, LengthDist, Scenario, Trace
+from engine.workload import read_trace
+from ui import charts, export, state
+from ui.widgets import current, key_of, label_of, model_form, number, select, slider
+
+DIST_FIELDS = {
+    "constant": ("tokens",),
+    "uniform": ("low", "high"),
+    "lognormal": ("mean", "p99"),
+    "empirical": ("path", "column"),
+}
+"""The fields each kind of length distribution uses (max_tokens applies to all)."""
+
+ARRIVAL_FIELDS = {
+    "poisson": ("rate_rps", "shape", "peak_factor", "points"),
+    "gamma": ("rate_rps", "cv", "shape", "peak_factor", "points"),
+    "offline": ("requests",),
+    "closed_loop": ("clients", "think_time_s"),
+}
+"""The arrival fields each kind uses; fields the engine adds later are shown for every kind."""
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _histogram(dist_json: str, seed: int) -> tuple[pd.DataFrame, dict[str, float]]:
+    dist = LengthDist.model_validate_json(dist_json)
+    return length_histogram(dist, seed), length_stats(dist, seed)
+
+
+def _converted(dist: dict[str, Any], kind: str) -> dict[str, Any]:
+    """A distribution of another kind with about the same mean."""
+    mean = float(
+        dist.get("mean")
+        or dist.get("tokens")
+        or ((dist.get("low") or 1) + (dist.get("high") or 1)) / 2
+        or 512
+    )
+    mean = max(mean, 2.0)
+    out: dict[str, Any] = {"kind": kind, "max_tokens": dist.get("max_tokens", bounds.MAX_TOKENS_PER_REQUEST)}
+    if kind == "constant":
+        out["tokens"] = round(mean)
+    elif kind == "uniform":
+        out.update(low=max(1, round(mean / 2)), high=max(2, round(mean * 1.5)))
+    elif kind == "lognormal":
+        out.update(mean=round(mean), p99=round(mean * 5))
+    else:
+        cols = length_columns()
+        path, column = cols[0] if cols else ("shared:traces/vidur_lengths/lengths.csv", "num_prefill_tokens")
+        out.update(path=path, column=column)
+    return out
+
+
+def _kind_changed(path: str, key: str) -> None:
+    state.override({path: _converted(current(path, {}) or {}, st.session_state[key])})
+
+
+def dist_editor(path: str, title: str, seed: int) -> None:
+    """A length distribution: its kind, the fields that kind needs, and a histogram of its draws."""
+    dist = current(path, {}) or {}
+    kind = dist.get("kind", "constant")
+    key = key_of(f"{path}.kind")
+    if st.session_state.get(key) != kind:
+        st.session_state[key] = kind
+    st.segmented_control(
+        title, list(DIST_FIELDS), key=key, on_change=_kind_changed, args=(path, key), required=True,
+        help=(LengthDist.__doc__ or "").strip().split("\n\n")[1] if LengthDist.__doc__ else None,
+    )  # fmt: skip
+    fields = DIST_FIELDS.get(kind, ())
+    cols = st.columns(len(fields) + 1)
+    for col, name in zip(cols, fields, strict=False):
+        with col:
+            if name == "path":
+                choices = sorted({p for p, _ in length_columns()} | {dist.get("path", "")})
+                select(f"{path}.path", choices, "File", format_func=lambda p: p.rsplit("/", 1)[-1])
+            elif name == "column":
+                choices = sorted(
+                    {c for p, c in length_columns() if p == dist.get("path")} | {dist.get("column", "")}
+                )
+                select(f"{path}.column", choices, "Column")
+            else:
+                number(
+                    f"{path}.{name}",
+                    label_of(name),
+                    integer=name in ("tokens", "low", "high"),
+                    lo=1,
+                    hi=bounds.MAX_TOKENS_PER_REQUEST,
+                )
+    with cols[-1]:
+        number(f"{path}.max_tokens", "Max", integer=True, lo=1, hi=bounds.MAX_TOKENS_PER_REQUEST)
+    try:
+        hist, stats = _histogram(LengthDist.model_validate(dist).model_dump_json(), seed)
+    except (ScenarioError, ValueError) as exc:
+        st.caption(f"No preview: {exc}")
+        return
+    fig = charts.length_histogram(
+        hist,
+        f"mean {stats['mean_tokens']:,.0f} · p50 {stats['p50_tokens']:,.0f} · p99 {stats['p99_tokens']:,.0f} tokens",
+    )
+    what = path.replace("workload.classes", "class").replace("[", "").replace("]", "").replace(".", "_")
+    export.chart(
+        fig,
+        state.scenario(),
+        f"{what}_lengths",
+        title=f"{title} of {current(path.rsplit('.', 1)[0] + '.name', '')}",
+    )
+
+
+def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
+    """The arrival process: kind, the fields it uses, and the rate over the window."""
+    arr = sc.workload.arrival
+    select("workload.arrival.kind", ["poisson", "gamma", "offline", "closed_loop"], "Arrival process", horizontal=True,
+           help=(Arrival.__doc__ or "").strip().split("\n\n")[-1])  # fmt: skip
+    used = set(ARRIVAL_FIELDS.get(arr.kind, ()))
+    known = {f for fs in ARRIVAL_FIELDS.values() for f in fs} | {"kind"}
+    c1, c2, c3 = st.columns(3)
+    if "rate_rps" in used:
+        with c1:
+            slider("workload.arrival.rate_rps", 0.5, 64.0, "Rate (req/s)", step=0.5)
+    if "cv" in used:
+        with c2:
+            slider("workload.arrival.cv", 0.2, 8.0, "Burstiness (CV)", step=0.1)
+    if "shape" in used:
+        with c3:
+            select("workload.arrival.shape", ["flat", "ramp", "peak", "diurnal", "points"])
+        if arr.shape in ("ramp", "peak", "diurnal"):
+            with c2 if "cv" not in used else c1:
+                slider("workload.arrival.peak_factor", 1.0, 10.0, "Peak factor", step=0.1)
+        if arr.shape == "points":
+            points_editor(arr)
+    if "requests" in used:
+        with c1:
+            number("workload.arrival.requests", integer=True, lo=1, hi=bounds.MAX_REQUESTS)
+    if "clients" in used:
+        with c1:
+            number("workload.arrival.clients", integer=True, lo=1, hi=bounds.MAX_CLIENTS)
+        with c2:
+            number("workload.arrival.think_time_s", lo=0.0, hi=86_400.0)
+    extra = [n for n in Arrival.model_fields if n not in known]
+    if extra:
+        model_form("workload.arrival", Arrival, only=extra)
+    curve = rate_curve(arr, sc.duration_s)
+    obs = arrival_histogram(observed_s, sc.duration_s) if observed_s is not None and len(observed_s) else None
+    if len(curve) or obs is not None:
+        export.chart(charts.rate(curve, "Arrival rate over the window", observed=obs), sc, "arrival_rate",
+                     title="Arrival rate over the window")  # fmt: skip
+    else:
+        st.caption(
+            "A closed loop or an offline batch has no arrival curve: requests come as earlier ones end, or all at t = 0."
+        )
+
+
+def points_editor(arr: Arrival) -> None:
+    """The rate schedule's points as an editable table (factor times rate_rps at each time)."""
+    frame = pd.DataFrame(
+        [p.model_dump() for p in arr.points] or [{"at_s": 0.0, "factor": 1.0}, {"at_s": 600.0, "factor": 1.0}]
+    )
+    edited = st.data_editor(frame, num_rows="dynamic", key="fg:points", hide_index=True,
+                            column_config={"at_s": st.column_config.NumberColumn("at (s)", min_value=0.0),
+                                           "factor": st.column_config.NumberColumn("× rate", min_value=0.0)})  # fmt: skip
+    rows = edited.dropna().sort_values("at_s").to_dict("records")
+    changed = rows != [p.model_dump() for p in arr.points] and len(rows) >= 2
+    if changed and state.override({"workload.arrival.points": rows}):
+        st.rerun()
+
+
+# --- traces -----------------------------------------------------------------------------
+
+
+def trace_arrivals(sc: Scenario, observed_s: Any) -> None:
+    """The arrivals a trace replays in the window, per second."""
+    if observed_s is None or not len(observed_s):
+        return
+    fig = charts.rate(
+        pd.DataFrame(columns=["t_s", "rate_rps"]), "Arrivals of the trace in the window",
+        observed=arrival_histogram(observed_s, sc.duration_s), observed_name="trace",
+    )  # fmt: skip
+    export.chart(fig, sc, "trace_arrivals", title="Arrivals of the trace")
+
+
+def source_of(sc: Scenario) -> str:
+    """Where the requests come from: generated, a shipped trace, or an uploaded one."""
+    tr = sc.workload.trace
+    if tr is None:
+        return "upload" if st.session_state.get("fg_upload_mode") else "generated"
+    return "shipped" if tr.path.startswith("shared:") else "upload"
+
+
+def _source_changed() -> None:
+    choice = st.session_state["fg:source"]
+    st.session_state["fg_upload_mode"] = choice == "upload"
+    if choice == "generated":
+        state.override({"workload.trace": None})
+    elif choice == "shipped":
+        traces = shipped_traces()
+        if traces:
+            t = next((t for t in traces if "conversation" in t.label), traces[0])
+            state.override({"workload.trace": {"format": t.format, "path": t.path}})
+
+
+def trace_editor(sc: Scenario) -> None:
+    """Pick a shipped trace and how to replay it."""
+    traces = shipped_traces()
+    by_path = {t.path: t for t in traces}
+    tr = sc.workload.trace
+    if tr is not None and tr.path.startswith("shared:"):
+        key = "fg:trace-pick"
+        if st.session_state.get(key) != tr.path:
+            st.session_state[key] = tr.path
+
+        def picked() -> None:
+            t = by_path[st.session_state[key]]
+            state.override({"workload.trace.path": t.path, "workload.trace.format": t.format})
+
+        opts = list(by_path) if tr.path in by_path else [*by_path, tr.path]
+        st.selectbox("Trace", opts, key=key, on_change=picked, format_func=lambda p: by_path[p].label if p in by_path else p,
+                     help="Public traces from shared/traces (each with its licence; see its SOURCE.md).")  # fmt: skip
+    if tr is not None:
+        model_form("workload.trace", Trace, skip=("path", "format"), columns=4)
+
+
+def upload_editor() -> None:
+    """Upload a trace (CSV or JSONL, size-limited); it is checked, kept by content hash, and replayed."""
+    up = st.file_uploader(
+        "Trace file", type=["csv", "jsonl"], key="fg:upload", max_upload_size=bounds.MAX_TRACE_BYTES // (1024 * 1024),
+        help="Mooncake JSONL (timestamp ms, input_length, output_length[, hash_ids]); Azure CSV (TIMESTAMP, "
+        "ContextTokens, GeneratedTokens); or a plain CSV (arrival_s, input_tokens, output_tokens[, class]). "
+        f"At most {bounds.MAX_TRACE_BYTES // (1024 * 1024)} MiB.",
+    )  # fmt: skip
+    if up is None:
+        return
+    raw = up.getvalue()
+    digest = hashlib.sha256(raw).hexdigest()[:20]
+    if st.session_state.get("fg_upload_done") == digest:
+        return
+    if len(raw) > bounds.MAX_TRACE_BYTES:
+        st.error(f"{up.name}: {len(raw):,} bytes; the limit is {bounds.MAX_TRACE_BYTES:,}")
+        return
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        st.error(f"{up.name}: not UTF-8 text")
+        return
+    suffix = ".jsonl" if up.name.endswith(".jsonl") else ".csv"
+    fmt = trace_format("x" + suffix, text.split("\n", 1)[0])
+    if fmt is None:
+        st.error(f"{up.name}: not a trace Fengong reads (see the help of the upload box for the formats)")
+        return
+    sc = state.scenario()
+    trace = Trace(format=fmt, path=up.name)  # type: ignore[arg-type]
+    try:
+        with st.spinner(f"Checking {up.name}…"):
+            reqs = read_trace(trace, sc, text=text)
+    except ScenarioError as exc:
+        st.error(str(exc))
+        return
+    state.UPLOAD_DIR.mkdir(parents=True, exist_ok=True)
+    target = state.UPLOAD_DIR / f"{digest}{suffix}"
+    if not target.exists():
+        target.write_bytes(raw)
+    if state.override({"workload.trace": {"format": fmt, "path": str(target)}}):
+        st.session_state["fg_upload_done"] = digest
+        st.success(f"{up.name}: {len(reqs):,} requests in the window, format {fmt}.")
+        st.rerun()
+
+
+def class_template(n: int) -> dict[str, Any]:
+    """A new request class (a short-answer class beside the existing ones)."""
+    return {
+        "name": f"class-{n + 1}",
+        "share": 0.25,
+        "input": {"kind": "lognormal", "mean": 512, "p99": 3000, "max_tokens": 16384},
+        "output": {"kind": "lognormal", "mean": 128, "p99": 600, "max_tokens": 4096},
+    }
