@@ -10,7 +10,7 @@ never disagrees with the simulation), and a few scenario edits that change sever
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,34 +128,6 @@ def length_columns(root: Path | None = None) -> list[tuple[str, str]]:
         rel = p.relative_to(base).as_posix()
         out += [(f"shared:{rel}", c) for c in cols if c.startswith("num_")]
     return out
-
-
-def data_paths(scenario: Scenario) -> list[tuple[str, str]]:
-    """(field path, file path) of every data file a scenario reads (traces, empirical lengths)."""
-    out = []
-    if scenario.workload.trace is not None:
-        out.append(("workload.trace.path", scenario.workload.trace.path))
-    for i, c in enumerate(scenario.workload.classes):
-        for side in ("input", "output"):
-            dist: LengthDist = getattr(c, side)
-            if dist.kind == "empirical" and dist.path:
-                out.append((f"workload.classes[{i}].{side}.path", dist.path))
-    return out
-
-
-def unsafe_paths(scenario: Scenario, allowed_prefixes: Iterable[str]) -> list[str]:
-    """Fields naming a data file outside the allowed places (for scenarios from untrusted links).
-
-    A link may name ``shared:`` data or files the app itself wrote; any other path would let a
-    link make the server read, and echo parts of, an arbitrary local file.
-    """
-    prefixes = tuple(allowed_prefixes)
-    bad = []
-    for field, path in data_paths(scenario):
-        ok = path.startswith(prefixes) and ".." not in Path(path.split(":", 1)[-1]).parts
-        if not ok:
-            bad.append(f"{field}: {path!r} is not a shipped or uploaded file")
-    return bad
 
 
 # --- deployment ---------------------------------------------------------------------------

@@ -17,7 +17,8 @@ import json
 import re
 import tomllib
 import zlib
-from pathlib import Path
+from collections.abc import Iterable
+from pathlib import Path, PurePath
 from typing import Any
 
 import tomli_w
@@ -246,8 +247,52 @@ def to_link(scenario: Scenario, preset: str) -> dict[str, str]:
     return params
 
 
-def from_link(params: dict[str, str]) -> Scenario:
-    """The scenario a share link describes; ScenarioError names what is wrong with it."""
+SAFE_DATA_PREFIXES = ("shared:",)
+"""Data files a scenario from a link may name by default: the project's shipped data."""
+
+
+def data_paths(scenario: Scenario) -> list[tuple[str, str]]:
+    """(field path, file path) of every data file a scenario reads (traces, empirical lengths)."""
+    out = []
+    if scenario.workload.trace is not None:
+        out.append(("workload.trace.path", scenario.workload.trace.path))
+    for i, c in enumerate(scenario.workload.classes):
+        for side in ("input", "output"):
+            dist = getattr(c, side)
+            if dist.kind == "empirical" and dist.path:
+                out.append((f"workload.classes[{i}].{side}.path", dist.path))
+    return out
+
+
+def unsafe_paths(scenario: Scenario, allowed_prefixes: Iterable[str] = SAFE_DATA_PREFIXES) -> list[str]:
+    """Fields naming a data file outside the allowed places (for scenarios from untrusted links).
+
+    A link may name ``shared:`` data or files the app itself wrote; any other path would let a
+    link make the server read, and echo parts of, an arbitrary local file.
+    """
+    prefixes = tuple(allowed_prefixes)
+    bad = []
+    for field, path in data_paths(scenario):
+        ok = path.startswith(prefixes) and ".." not in PurePath(path.split(":", 1)[-1]).parts
+        if not ok:
+            bad.append(f"{field}: {path!r} is not a shipped or uploaded file")
+    return bad
+
+
+def from_link(params: dict[str, str], allowed_prefixes: Iterable[str] = SAFE_DATA_PREFIXES) -> Scenario:
+    """The scenario a share link describes; ScenarioError names what is wrong with it.
+
+    Besides validation and the size bounds, a link may only name data files under
+    `allowed_prefixes` (the shipped ``shared:`` data by default): a link is untrusted input.
+    """
+    scenario = _from_link(params)
+    bad = unsafe_paths(scenario, allowed_prefixes)
+    if bad:
+        raise ScenarioError("; ".join(bad))
+    return scenario
+
+
+def _from_link(params: dict[str, str]) -> Scenario:
     version = params.get("v", str(LINK_VERSION))
     if version != str(LINK_VERSION):
         raise ScenarioError(f"link version {version!r} is not supported (expected {LINK_VERSION})")

@@ -16,7 +16,7 @@ from engine.catalog import Catalog
 from engine.errors import ScenarioError
 from engine.run import ENGINE_VERSION, SimResult, simulate
 from engine.scenario import LengthDist
-from engine.scenario_io import apply_overrides, load_preset
+from engine.scenario_io import apply_overrides, load_preset, unsafe_paths
 
 
 @pytest.fixture(scope="module")
@@ -144,14 +144,14 @@ def test_unsafe_paths_refuse_local_files() -> None:
     ok = apply_overrides(
         base, {"workload.trace": {"format": "mooncake", "path": "shared:traces/mooncake/x.jsonl"}}
     )
-    assert pv.unsafe_paths(ok, ["shared:"]) == []
+    assert unsafe_paths(ok, ["shared:"]) == []
     for path in ("/etc/passwd", "shared:../../etc/passwd", "~/.ssh/id_rsa"):
         bad = apply_overrides(base, {"workload.trace": {"format": "csv", "path": path}})
-        assert pv.unsafe_paths(bad, ["shared:"]), path
+        assert unsafe_paths(bad, ["shared:"]), path
     emp = apply_overrides(
         base, {"workload.classes[0].input": {"kind": "empirical", "path": "/etc/hosts", "column": "x"}}
     )
-    assert pv.unsafe_paths(emp, ["shared:"]) == [
+    assert unsafe_paths(emp, ["shared:"]) == [
         "workload.classes[0].input.path: '/etc/hosts' is not a shipped or uploaded file"
     ]
 

@@ -175,3 +175,34 @@ def test_arbitrary_link_payloads_validate_or_explain(changes: dict[str, object])
         assert str(exc)
         return
     assert isinstance(s, Scenario)
+
+
+@pytest.mark.parametrize(
+    ("path", "ok"),
+    [
+        ("shared:traces/mooncake/conversation_trace.jsonl", True),
+        ("/etc/passwd", False),
+        ("shared:../../etc/passwd", False),
+        ("~/.ssh/id_rsa", False),
+    ],
+)
+def test_links_may_only_name_shipped_data(path: str, ok: bool) -> None:
+    s = io.apply_overrides(
+        io.load_preset(io.DEFAULT_PRESET), {"workload.trace": {"format": "csv", "path": path}}
+    )
+    params = io.to_link(s, io.DEFAULT_PRESET)
+    if ok:
+        assert io.from_link(params) == s
+    else:
+        with pytest.raises(
+            ScenarioError, match=r"workload\.trace\.path: .* is not a shipped or uploaded file"
+        ):
+            io.from_link(params)
+
+
+def test_links_may_name_files_under_an_allowed_prefix() -> None:
+    s = io.apply_overrides(
+        io.load_preset(io.DEFAULT_PRESET), {"workload.trace": {"format": "csv", "path": "/srv/up/a.csv"}}
+    )
+    params = io.to_link(s, io.DEFAULT_PRESET)
+    assert io.from_link(params, allowed_prefixes=("shared:", "/srv/up/")) == s

@@ -21,7 +21,6 @@ from typing import Any
 import streamlit as st
 
 from engine.errors import ScenarioError
-from engine.previews import unsafe_paths
 from engine.resolve import resolve
 from engine.scenario import Scenario
 from engine.scenario_io import (
@@ -134,10 +133,7 @@ def use_preset(name: str) -> None:
 
 def _from_params(params: dict[str, str]) -> tuple[Scenario, str]:
     """The scenario a link describes, checked like untrusted input; ScenarioError says why not."""
-    sc = from_link(params)
-    bad = unsafe_paths(sc, allowed_data_prefixes())
-    if bad:
-        raise ScenarioError("; ".join(bad))
+    sc = from_link(params, allowed_data_prefixes())
     check(sc)
     return sc, params.get("p", DEFAULT_PRESET)
 
