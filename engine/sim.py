@@ -1,14 +1,16 @@
 """The simpy model of LLM serving: instances, pools, the KV link, and what happened.
 
-Each instance is one simpy process running continuous batching. An iteration that contains
-prefill work (a whole prompt, or a chunk of one) is one event. A run of decode-only iterations
-with an unchanging batch is also one event: the cost model sums its steps in closed form
-(`perf.StepModel.decode_run`), and the process jumps straight to the first completion in the
+Each instance runs continuous batching as a small state machine on simpy's event queue: idle,
+running one iteration, or running one decode jump, each ending with a simpy timeout whose
+callback applies the work and forms the next batch. An iteration that contains prefill work (a
+whole prompt, or a chunk of one) is one event. A run of decode-only iterations with an
+unchanging batch is also one event: the cost model sums its steps in closed form
+(`perf.StepModel.decode_run`), and the instance jumps straight to the first completion in the
 batch (or the step at which decode memory runs out). A request routed to an instance in the
-middle of such a jump interrupts it; the instance works out how many steps had finished,
+middle of such a jump cuts it short: the instance works out how many steps had finished,
 completes the step in progress (a request joins a continuous batch at an iteration boundary)
-and forms a new batch. The number of events is therefore a small multiple of the number of
-requests, whatever the output lengths.
+and forms a new batch; the jump's planned end becomes stale and is ignored. The number of events
+is therefore a small multiple of the number of requests, whatever the output lengths.
 
 Colocated instances mix decode steps and prefill chunks in one iteration (Sarathi-style; with
 chunked prefill off, waiting prompts run in prefill-only iterations first, as vLLM's default
@@ -49,7 +51,6 @@ PENDING, COMPLETED, REJECTED, FAILED = 0, 1, 2, 3
 SEGMENT_COLUMNS = ("server", "t0", "t1", "flops", "bytes", "kv_tokens", "batch", "waiting", "prefill_s")
 """Columns of the per-iteration records."""
 OUTCOMES = {PENDING: "pending", COMPLETED: "completed", REJECTED: "rejected", FAILED: "failed"}
-FAULT = "fault"
 
 
 @dataclass(frozen=True)
@@ -84,9 +85,10 @@ class Server:
 
     __slots__ = (
         "idx", "local", "pool", "role", "step", "kv_cap", "kv_reserved", "kv_used", "waiting",
-        "waiting_tokens", "tokens_by_priority", "prefilling", "running", "incoming", "proc", "wake", "in_jump", "up",
+        "waiting_tokens", "tokens_by_priority", "prefilling", "running", "incoming", "busy", "jump", "token",
+        "kick_pending", "up",
         "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
-        "swapped", "loading", "generation", "repaired", "busy_switching", "prefill_rate", "ready", "jump_growth",
+        "swapped", "loading", "generation", "busy_switching", "prefill_rate", "ready", "jump_growth",
     )  # fmt: skip
 
     def __init__(self, sim: Simulation, idx: int, local: int, pool: ResolvedPool) -> None:
@@ -113,9 +115,10 @@ class Server:
         self.swapped: list[tuple[int, int, int]] = []  # (request, context, remaining) waiting for memory
         self.loading: set[int] = set()  # reserved here; cache load, swap-in or recompute under way
         self.ready: list[tuple[int, int, int]] = []  # swapped in or recomputed: rejoins the batch next
-        self.wake: simpy.Event | None = None
-        self.repaired: simpy.Event | None = None
-        self.in_jump = False
+        self.busy = False  # an iteration or a decode jump is under way
+        self.jump: tuple[float, int, float, int] | None = None  # (start, batch, context sum, steps)
+        self.token = 0  # bumps when a scheduled end is superseded
+        self.kick_pending = False
         self.jump_growth = 0  # KV tokens the decode jump under way will add (preemption mode)
         self.up = True
         self.busy_switching = False
@@ -129,7 +132,6 @@ class Server:
         self.host = LruBlocks(host_blocks) if sim.cache_on and cache.host.enabled else None
         chunk = float(sim.token_budget)
         self.prefill_rate = chunk / max(self.step.cost(chunk, chunk * chunk / 2.0, 0, 0, 0.0)[0], 1e-9)
-        self.proc = sim.env.process(self.serve())
 
     # --- views and wake-ups ---------------------------------------------------------------
     def view(self, position: int, cached: int = 0) -> policies.InstanceView:
@@ -145,12 +147,15 @@ class Server:
         )
 
     def notify(self, could_start: bool) -> None:
-        """Something arrived or was freed: wake the process if idle, or cut a decode jump short."""
-        if self.wake is not None and not self.wake.triggered:
-            self.wake.succeed()
-        elif self.in_jump and could_start:
-            self.in_jump = False
-            self.proc.interrupt()
+        """Something arrived or was freed: start work if idle, or cut a decode jump short."""
+        if not self.up:
+            return
+        if not self.busy:
+            if not self.kick_pending:  # form the batch once the current callbacks are done
+                self.kick_pending = True
+                self.sim.after(0.0, self._kick_cb, self.token)
+        elif self.jump is not None and could_start:
+            self.cut_jump()
 
     def queue_tokens(self, rid: int, delta: int) -> None:
         """Account prompt tokens still to prefill here (in total and by class priority)."""
@@ -169,55 +174,55 @@ class Server:
         """True when the running batch can take another request."""
         return len(self.running) + len(self.prefilling) + len(self.loading) < self.sim.max_batch
 
-    # --- the process ----------------------------------------------------------------------
-    def serve(self) -> Any:
-        """Continuous batching, one iteration (or one decode jump) per loop; survives faults."""
-        sim = self.sim
-        env = sim.env
-        while True:
-            try:
-                if not self.up or self.busy_switching:
-                    self.repaired = env.event()
-                    sim.events += 1
-                    yield self.repaired
-                    self.repaired = None
-                    continue
-                while self.ready:
-                    self.start_decoding(*self.ready.pop(0))
-                self._admit_swapped()
-                if self.role == "decode":
-                    self._admit_incoming()
-                chunks = self._schedule_prefill() if self.role != "decode" else []
-                decodes = len(self.running) if (self.role != "prefill") and (sim.chunked or not chunks) else 0
-                if decodes and sim.preempt and not self._make_room():
-                    continue  # memory was freed by preemption: form the batch again
-                if not chunks and not decodes:
-                    self.wake = env.event()
-                    sim.events += 1
-                    yield self.wake
-                    self.wake = None
-                    continue
-                t0 = env.now
-                if chunks:
-                    yield from self._iteration(chunks, decodes, t0)
-                else:
-                    yield from self._decode_jump(t0)
-            except simpy.Interrupt as exc:
-                if exc.cause != FAULT:  # an arrival interrupting outside a jump: just loop
-                    continue
-                self.in_jump = False
-                self.wake = None
+    # --- the state machine ----------------------------------------------------------------
+    # An instance is idle, running one iteration, or running one decode jump. Each of those
+    # ends with a simpy timeout whose callback applies the work and forms the next batch.
+    # `token` bumps whenever a scheduled end is superseded (a jump cut short, a fault), so a
+    # stale callback does nothing.
 
-    def _iteration(self, chunks: list[tuple[int, int, int]], decodes: int, t0: float) -> Any:
+    def kick(self) -> None:
+        """Form the next batch now and start it, or go idle."""
         sim = self.sim
+        if not self.up or self.busy_switching or self.busy:
+            return
+        while True:
+            while self.ready:
+                self.start_decoding(*self.ready.pop(0))
+            self._admit_swapped()
+            if self.role == "decode":
+                self._admit_incoming()
+            chunks = self._schedule_prefill() if self.role != "decode" else []
+            decodes = len(self.running) if (self.role != "prefill") and (sim.chunked or not chunks) else 0
+            if decodes and sim.preempt and not self._make_room():
+                continue  # memory was freed by preemption: form the batch again
+            break
+        if not chunks and not decodes:
+            return  # idle until notified
+        self.busy = True
+        if chunks:
+            self._start_iteration(chunks, decodes)
+        else:
+            self._start_jump()
+
+    def _kick_cb(self, token: int) -> None:
+        self.kick_pending = False
+        if token == self.token:
+            self.kick()
+
+    def _start_iteration(self, chunks: list[tuple[int, int, int]], decodes: int) -> None:
         q = sum(c[1] for c in chunks)
         pairs = sum(c[1] * (c[2] + c[1] / 2.0) for c in chunks)
         k = sum(c[2] for c in chunks)
-        d = decodes
-        ctx = float(self.ctx_sum) if d else 0.0
-        t, flops, nbytes = self.step.cost(q, pairs, k, d, ctx)
-        sim.events += 1
-        yield sim.env.timeout(t)
+        ctx = float(self.ctx_sum) if decodes else 0.0
+        t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx)
+        work = (chunks, decodes, ctx, q, pairs, k, self.sim.env.now, t, flops, nbytes)
+        self.sim.after(t, self._iteration_done, self.token, work)
+
+    def _iteration_done(self, token: int, work: tuple[Any, ...]) -> None:
+        if token != self.token:
+            return
+        sim = self.sim
+        chunks, d, ctx, q, pairs, k, t0, t, flops, nbytes = work
         if d:  # split the iteration's time between its prefill and decode work by their costs alone
             tp = self.step.cost(q, pairs, k, 0, 0.0)[0]
             share = tp / (tp + self.step.cost(0, 0.0, 0, d, ctx)[0])
@@ -235,8 +240,10 @@ class Server:
             if sim.prefilled[rid] >= sim.pf_target[rid]:
                 self.prefilling.remove(rid)
                 sim.prefill_done(self, rid)
+        self.busy = False
+        self.kick()
 
-    def _decode_jump(self, t0: float) -> Any:
+    def _start_jump(self) -> None:
         sim = self.sim
         b = len(self.running)
         kmax = self._next_finish() - self.steps_done
@@ -244,31 +251,46 @@ class Server:
             kmax = max(1, min(kmax, (self.kv_cap - self.kv_reserved) // b))
         ctx = float(self.ctx_sum)
         run = self.step.decode_run(b, ctx, kmax)
-        steps = kmax
         self.jump_growth = kmax * b
-        self.in_jump = True
-        sim.events += 1
-        try:
-            yield sim.env.timeout(run[0])
-        except simpy.Interrupt as exc:
-            if exc.cause == FAULT:
-                raise
-            steps = self._steps_started(b, ctx, sim.env.now - t0, kmax)
-            run = self.step.decode_run(b, ctx, steps)
-            sim.events += 1
-            yield sim.env.timeout(max(0.0, t0 + run[0] - sim.env.now))
-        self.in_jump = False
+        self.jump = (sim.env.now, b, ctx, kmax)
+        sim.after(run[0], self._jump_done, self.token, (sim.env.now, b, kmax, run))
+
+    def cut_jump(self) -> None:
+        """A request can join: end the decode jump at the boundary of the step under way."""
+        assert self.jump is not None
+        t0, b, ctx, kmax = self.jump
+        self.jump = None
+        steps = self._steps_started(b, ctx, self.sim.env.now - t0, kmax)
+        if steps == kmax:
+            return  # the jump ends with that very step anyway
+        run = self.step.decode_run(b, ctx, steps)
+        self.token += 1  # supersede the jump's planned end
+        self.sim.after(
+            max(0.0, t0 + run[0] - self.sim.env.now), self._jump_done, self.token, (t0, b, steps, run)
+        )
+
+    def _jump_done(self, token: int, work: tuple[Any, ...]) -> None:
+        if token != self.token:
+            return
+        t0, b, steps, run = work
+        self.jump = None
         self.jump_growth = 0
         _, flops, nbytes = run
-        sim.segment(self, t0, sim.env.now, flops, nbytes, self.kv_used + steps * b / 2.0, b)
+        self.sim.segment(self, t0, self.sim.env.now, flops, nbytes, self.kv_used + steps * b / 2.0, b)
         self.kv_used += steps * b
         self.advance(steps)
+        self.busy = False
+        self.kick()
 
     def _steps_started(self, b: int, ctx: float, elapsed: float, kmax: int) -> int:
         """Steps finished or in progress after `elapsed` seconds of a decode run (at most kmax)."""
-        first = self.step.decode_run(b, ctx, 1)[0]
+        run = self.step.decode_run
+        first = run(b, ctx, 1)[0]
         guess = min(kmax, int(elapsed / first) + 1)  # steps only get longer: an upper bound
-        while guess > 1 and self.step.decode_run(b, ctx, guess - 1)[0] > elapsed:
+        if guess > 2:  # refine from the mean step time over the guess (steps grow slowly)
+            mean = run(b, ctx, guess)[0] / guess
+            guess = min(guess, int(elapsed / mean) + 2)
+        while guess > 1 and run(b, ctx, guess - 1)[0] > elapsed:
             guess -= 1
         return guess
 
@@ -422,7 +444,7 @@ class Server:
 
     # --- faults and role switches ---------------------------------------------------------
     def take_down(self) -> list[int]:
-        """Lose the instance: return every request it held; the process waits to be repaired."""
+        """Lose the instance: return every request it held; it serves nothing until brought up."""
         sim = self.sim
         held = [rid for _, rid in self.waiting] + list(self.prefilling) + list(self.running)
         held += list(self.incoming) + [rid for rid, _, _ in self.swapped] + sorted(self.loading)
@@ -446,17 +468,18 @@ class Server:
             self.hbm.clear()
         if self.host is not None:
             self.host.clear()
-        self.in_jump = False
+        self.busy = False
+        self.jump = None
         self.jump_growth = 0
-        self.proc.interrupt(FAULT)
+        self.kick_pending = False
+        self.token += 1  # whatever was under way never finishes
         return list(dict.fromkeys(held))
 
     def bring_up(self) -> None:
         """The instance is back (empty)."""
         self.up = True
         self.busy_switching = False
-        if self.repaired is not None and not self.repaired.triggered:
-            self.repaired.succeed()
+        self.notify(True)
 
     def idle(self) -> bool:
         """True when the instance holds no request at all."""
