@@ -79,6 +79,21 @@ def main() -> None:
             f"generation {gen:.3f} s",
         )
 
+    everything = io.apply_overrides(
+        default,
+        {
+            "cache": {"enabled": True, "block_tokens": 256, "host": {"enabled": True, "capacity_gb": 100},
+                      "pooled": {"enabled": True, "capacity_gb": 1000}},
+            "workload.classes[0].multi_turn": {"turns_mean": 3, "think_time_s": 5},
+            "workload.classes[0].prefix": {"tokens": 1024, "groups": 4},
+            "scheduler": {"router": {"name": "cache_aware"}, "queue": {"name": "priority"},
+                          "admission": {"name": "early_reject"}, "preemption": "swap", "elastic": {"enabled": True}},
+            "faults": [{"at_s": 200.0, "pool": "decode", "instances": 1, "duration_s": 60.0}],
+        },
+    )  # fmt: skip
+    wall, gen, ev, n = timed(everything, rep)
+    row("default, cache/policies/preemption/faults on", wall, 1.0, ev, n, f"generation {gen:.3f} s")
+
     longer = io.apply_overrides(
         default,
         {"workload.classes[0].output": {"kind": "lognormal", "mean": 512, "p99": 2400, "max_tokens": 8192}},

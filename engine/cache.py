@@ -64,6 +64,8 @@ class LruBlocks:
     def shrink(self, capacity: int) -> int:
         """Evict least recently used blocks until at most `capacity` remain."""
         od = self.blocks
+        if len(od) <= capacity:
+            return 0
         evicted = 0
         while len(od) > max(capacity, 0):
             od.popitem(last=False)

@@ -638,7 +638,8 @@ class Simulation:
             blocks = self.blocks(rid)
             bt = self.reqs.block_tokens
             views = [
-                s.view(i, sum(lookup(blocks, (s.hbm, s.host, self.pooled))) * bt)
+                # the instance's own tiers: the pooled store serves every instance alike
+                s.view(i, sum(lookup(blocks, (s.hbm, s.host))) * bt)
                 for i, s in enumerate(servers)
             ]
         else:
