@@ -20,19 +20,27 @@ def page(file: str, title: str, icon: str, url_path: str, **kw: object) -> st.Pa
     return st.Page(f"pages/{file}.py", title=title, icon=f":material/{icon}:", url_path=url_path, **kw)  # type: ignore[arg-type]
 
 
+RESULTS = page("results", "Results", "monitoring", "home", default=True)
 PAGES = [
     page("workload", "Workload mix", "stacked_line_chart", "workload"),
     page("hardware", "Hardware", "memory", "hardware"),
     page("strategy", "Strategy", "call_split", "strategy"),
     page("slo", "SLO targets", "timer", "slo"),
-    page("results", "Results", "monitoring", "home", default=True),
+    RESULTS,
     page("compare", "Compare", "compare_arrows", "compare"),
 ]
 if (Path(__file__).resolve().parent / "pages" / "planner.py").exists():
     PAGES.append(page("planner", "Planner", "travel_explore", "planner"))
 PAGES.append(page("about", "About", "fact_check", "about"))
-# The default page is served at "/"; /results reaches the same screen for people who type it.
-PAGES.append(page("results", "Results", "monitoring", "results", visibility="hidden"))
+
+
+def to_results() -> None:
+    """/results (typed, or an old link): go to the Results page at "/", keeping the share link."""
+    st.switch_page(RESULTS, query_params=state.link())
+
+
+# Results, the default page, is served at "/"; /results redirects there so the navigation shows it.
+PAGES.append(st.Page(to_results, title="Results", url_path="results", visibility="hidden"))
 
 current = st.navigation(PAGES, position="top")
 st.session_state[layout.PAGE] = current.url_path

@@ -1,4 +1,4 @@
-"""About & validation: what the model is, how well it predicts measurements, and its hard limits."""
+"""About & validation: what the model is, how well it predicts measurements, your own calibration, hard limits."""
 
 import pandas as pd
 import streamlit as st
@@ -6,7 +6,7 @@ import streamlit as st
 from engine import bounds, report
 from engine.catalog import load_catalog
 from engine.run import ENGINE_VERSION
-from ui import charts, export, layout, state
+from ui import calibration, charts, export, layout, state
 
 layout.page("About & validation", live=False)
 st.markdown(
@@ -47,6 +47,11 @@ else:
         "error": st.column_config.NumberColumn("error", format="percent"),
         "abs_error": st.column_config.NumberColumn("|error|", format="percent"),
         "measured": st.column_config.NumberColumn(format="%.1f"), "predicted": st.column_config.NumberColumn(format="%.1f")})  # fmt: skip
+
+st.subheader("Recalibrate from your own measurements", anchor="recalibrate",
+             help="Fits the three factors of one chip's calibration profile to your measured timings, "
+             "and saves the result as a catalog entry of your own.")  # fmt: skip
+calibration.section()
 
 st.subheader(
     "Hard limits",

@@ -5,7 +5,7 @@ from typing import Any
 import streamlit as st
 
 from engine import presentation as pr
-from ui import charts, export, layout, tables
+from ui import charts, export, layout, planner, tables
 
 res = layout.page("Results", live=False)
 if res is None:
@@ -29,6 +29,8 @@ HEADLINE = (
 with st.container(horizontal=True, gap="small"):
     for label, value, key in HEADLINE:
         st.metric(label, value, help=layout.METRIC_HELP[key], border=True, width="content")
+
+planner.advisor_panel(res)  # from the run's numbers: no simulation
 
 targets = pr.slo_targets(sc)
 figures: list[tuple[str, Any]] = []

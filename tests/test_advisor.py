@@ -160,3 +160,14 @@ def test_cli_advise(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "roofline" in out and "findings" in out and "own chip" in out
     assert main([*args, "--model-change-months", "-1"]) == 2
+
+
+def test_advise_with_the_prefix_cache_on() -> None:
+    """The cached share of a prompt is not computed again, and the roofline rows still come out."""
+    from engine import scenario_io as sio
+    from engine.advisor import roofline_table
+
+    table = roofline_table(sio.apply_overrides(sio.load_preset("agentic-cache"), {"duration_s": 60.0}))
+    prefill = table[table["phase"] == "prefill"]
+    assert len(prefill) > 0
+    assert (prefill["time_ms"] > 0).all()

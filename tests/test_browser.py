@@ -155,8 +155,12 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
         expect(page.get_by_text("The share link could not be used")).to_be_visible()
         expect(ttft).to_have_value(f"{load_preset('chat-colocated').workload.classes[0].slo.ttft_ms:g}")
 
+        # /results (typed, or an old link) lands on "/" with the same scenario; the navigation shows Results
+        page.goto(f"{server}/results?{urlencode(to_link(sc, 'chat-colocated'))}")
+        page.wait_for_url(f"{server}/?{urlencode(to_link(sc, 'chat-colocated'))}")
+        expect(page.locator("[data-testid='stTopNavLink'][aria-current='page']")).to_contain_text("Results")
+
         # download a chart as PNG from the Results page (rendered on click by kaleido)
-        page.goto(f"{server}/?{urlencode(to_link(sc, 'chat-colocated'))}")
         page.locator(".st-key-fg-export-ttft_cdf button").first.click()
         t0 = time.perf_counter()
         with page.expect_download(timeout=120_000) as info:

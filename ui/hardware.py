@@ -1,4 +1,4 @@
-"""Widgets of the Hardware page: the model served, the roofline over chips, the custom-chip form."""
+"""Widgets of the Hardware page: the model served, the roofline over chips, the catalog tables, custom chips."""
 
 from __future__ import annotations
 
@@ -107,8 +107,7 @@ PROFILE_FIELDS = {"eta_compute": (0.01, 1.0), "eta_bandwidth": (0.01, 1.0), "ove
 def _save_chip(base_id: str, prefix: str) -> None:
     """Build the chip from the form's widgets and put it into the scenario (or say why not)."""
     ss = st.session_state
-    sc = state.scenario()
-    cat = scenario_catalog(sc)
+    cat = scenario_catalog(state.scenario())
     chip_id = str(ss[f"{prefix}id"]).strip()
     values = {k: float(ss[f"{prefix}{k}"]) for k in (*CHIP_FIELDS, *PROFILE_FIELDS)}
     try:
@@ -123,18 +122,29 @@ def _save_chip(base_id: str, prefix: str) -> None:
     except ValueError as exc:
         state.notify(f"custom chip not saved: {exc}")
         return
-    if chip.id in cat.hardware and chip.id not in {h.id for h in sc.custom_hardware}:
+    add_custom_chip(chip, use_everywhere=bool(ss.get(f"{prefix}use")))
+
+
+def add_custom_chip(chip: HardwareSpec, *, use_everywhere: bool = False) -> bool:
+    """Put a chip of the user's own into the scenario's custom_hardware (replacing one with its id).
+
+    It then travels with the share link and the TOML and can be picked for any pool on the
+    Strategy page; `use_everywhere` also moves every pool onto it. A catalog chip's id is refused.
+    Returns whether it was applied (otherwise a notice says why not).
+    """
+    sc = state.scenario()
+    if chip.id in scenario_catalog(sc).hardware and chip.id not in {h.id for h in sc.custom_hardware}:
         state.notify(f"custom chip not saved: {chip.id!r} is a catalog chip; choose another id")
-        return
+        return False
     new_sc = with_custom_chip(sc, chip)
-    if ss.get(f"{prefix}use"):
+    if use_everywhere:
         pools = tuple(
             p.model_copy(update={"hardware": chip.id, "profile": None}) for p in new_sc.deployment.pools
         )
         new_sc = new_sc.model_copy(
             update={"deployment": new_sc.deployment.model_copy(update={"pools": pools})}
         )
-    state.commit(new_sc, f"custom chip {chip.id}")
+    return state.commit(new_sc, f"custom chip {chip.id}")
 
 
 def _remove_chip(chip_id: str) -> None:
@@ -178,3 +188,53 @@ def custom_chip_form(sc: Scenario, cat: Catalog) -> None:
             for chip_id in custom:
                 st.button(f"Remove {chip_id}", icon=":material/delete:", on_click=_remove_chip, args=(chip_id,),
                           key=f"fg:chip-rm:{chip_id}")  # fmt: skip
+
+
+# --- the catalog tables ------------------------------------------------------------------------
+
+
+def hardware_frame(cat: Catalog) -> pd.DataFrame:
+    """One row per chip, units in the column names, sources alongside."""
+    rows = []
+    for h in sorted(cat.hardware.values(), key=lambda h: h.id):
+        rows.append(
+            {
+                "id": h.id,
+                "name": h.name + (" (illustrative)" if h.illustrative else ""),
+                "class": h.kind,
+                "bf16_tflops": h.tflops.get("bf16"),
+                "fp8_tflops": h.tflops.get("fp8"),
+                "fp4_tflops": h.tflops.get("fp4"),
+                "memory_gb": h.memory_gb,
+                "memory_tb_s": h.memory_tb_s,
+                "scale_up_gb_s": h.scale_up_gb_s,
+                "tdp_w": h.tdp_w,
+                "usd_per_hour": h.usd_per_hour,
+                "eta_compute": h.profile().eta_compute,
+                "eta_bandwidth": h.profile().eta_bandwidth,
+                "spec_source": h.sources.get("tflops", ""),
+                "price_source": h.sources.get("usd_per_hour", ""),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def model_frame(cat: Catalog) -> pd.DataFrame:
+    """One row per model with its derived parameter counts and KV bytes per token."""
+    rows = []
+    for m in sorted(cat.models.values(), key=lambda m: m.id):
+        rows.append(
+            {
+                "id": m.id,
+                "name": m.name,
+                "params_b": round(m.total_params() / 1e9, 2),
+                "active_params_b": round(m.active_params() / 1e9, 2),
+                "layers": m.layers,
+                "hidden": m.hidden,
+                "kv_bytes_per_token_bf16": int(m.kv_bytes_per_token("bf16")),
+                "attention": "MLA" if m.mla else f"GQA {m.heads}/{m.kv_heads}",
+                "moe": f"{m.moe.experts_per_token}/{m.moe.experts} experts" if m.moe else "dense",
+                "source": m.source,
+            }
+        )
+    return pd.DataFrame(rows)

@@ -159,10 +159,14 @@ def live_strip(result: SimResult) -> None:
         help="Re-simulated on every change; coloured arrows show the change from the previous run.\n\n"
         + "\n\n".join(f"**{label}**: {METRIC_HELP[k]}" for label, k, *_ in STRIP),
     )
+    nbsp = "\u00a0"  # a value and its change each stay on one line (the change wraps below as a whole)
     rows = [
-        (a.replace("$", "\\$"), b.replace("$", "\\$"), c) for a, b, c in strip_rows(h, prev)
+        (a.replace("$", "\\$"), b.replace("$", "\\$").replace(" ", nbsp), c.replace(" ", nbsp))
+        for a, b, c in strip_rows(h, prev)
     ]  # "$" opens LaTeX
-    box.markdown("| | |\n|:--|--:|\n" + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows))
+    box.markdown(
+        "| figure | this run |\n|:--|--:|\n" + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)
+    )
     sc = result.scenario
     frame = latency_cdfs(sc, result.requests, "ttft", max_points=120)
     first = sc.workload.classes[0].slo

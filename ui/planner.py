@@ -334,35 +334,60 @@ def _roofline(scenario_json: str) -> pd.DataFrame:
     return advisor.roofline_table(Scenario.model_validate_json(scenario_json))
 
 
+def _failed(what: str, exc: Exception) -> None:
+    """Show that one report could not be computed, keeping the rest of the page."""
+    st.error(f"{what} could not be computed: {type(exc).__name__}: {exc}", icon=":material/error:")
+
+
 def advisor_panel(result: SimResult) -> None:
-    """Findings from a run, the specialisation test and the roofline table, for the Results page."""
-    st.subheader(
-        "Advisor", help="Statements that follow from this run's numbers, each with the figures behind it."
-    )
-    for f in advisor.findings(result):
-        show, icon = SEVERITY_STYLE[f.severity]
-        show(f.text, icon=icon)
-        if f.numbers:
-            with st.popover("The numbers", icon=":material/calculate:"):
-                st.json({k: round(v, 6) for k, v in f.numbers.items()})
-    st.markdown("**Should a phase get its own chip?**")
-    months = st.number_input(
-        "Months between model changes",
-        min_value=1.0,
-        max_value=120.0,
-        value=advisor.STABLE_MONTHS,
-        step=1.0,
-        key="advisor_months",
-        help="How long the served model's computation stays the same.",
-    )
-    spec = advisor.specialisation(result, months)
-    for row in spec.to_dict("records"):
-        show = st.success if row["verdict"] == "worth considering" else st.info
-        show(row["text"], icon=":material/developer_board:")
-    st.dataframe(spec.drop(columns=["text"]), hide_index=True, width="stretch")
-    with st.expander("Where each phase sits on each chip's roofline", icon=":material/speed:"):
-        st.caption(
-            "Prefill of the mean prompt and decode at the largest batch that fits KV memory, the batch "
-            "limit and the TPOT target, on the smallest tensor-parallel group that holds the weights."
+    """Findings from a run, the specialisation test and the roofline table, for the Results page.
+
+    Everything is computed from the run's result (no simulation); the roofline table is cached
+    per scenario. The findings show; the two longer reports are in expanders. A report that
+    fails says so in its place instead of taking the page down.
+    """
+    with st.container(key="fg-advisor"):
+        st.subheader(
+            "Advisor", help="Statements that follow from this run's numbers, each with the figures behind it."
         )
-        st.dataframe(_roofline(result.scenario.model_dump_json()), hide_index=True, width="stretch")
+        try:
+            found = advisor.findings(result)
+        except Exception as exc:  # the engine is the project's code: show the failure, keep the page
+            _failed("The findings", exc)
+            found = []
+        for i, f in enumerate(found):
+            show, icon = SEVERITY_STYLE[f.severity]
+            with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+                show(f.text, icon=icon, width="stretch")
+                if f.numbers:
+                    with st.popover("Numbers", icon=":material/calculate:", help="The figures behind it.",
+                                    key=f"fg:advisor-numbers-{i}"):  # fmt: skip
+                        st.json({k: round(v, 6) for k, v in f.numbers.items()})
+        with st.expander("Should a phase get its own chip?", icon=":material/developer_board:"):
+            months = st.number_input(
+                "Months between model changes",
+                min_value=1.0,
+                max_value=120.0,
+                value=advisor.STABLE_MONTHS,
+                step=1.0,
+                key="advisor_months",
+                help="How long the served model's computation stays the same.",
+            )
+            try:
+                spec = advisor.specialisation(result, months)
+            except Exception as exc:
+                _failed("The specialisation test", exc)
+            else:
+                for row in spec.to_dict("records"):
+                    show = st.success if row["verdict"] == "worth considering" else st.info
+                    show(row["text"], icon=":material/developer_board:")
+                st.dataframe(spec.drop(columns=["text"]), hide_index=True, width="stretch")
+        with st.expander("Where each phase sits on each chip's roofline", icon=":material/speed:"):
+            st.caption(
+                "Prefill of the mean prompt and decode at the largest batch that fits KV memory, the batch "
+                "limit and the TPOT target, on the smallest tensor-parallel group that holds the weights."
+            )
+            try:
+                st.dataframe(_roofline(result.scenario.model_dump_json()), hide_index=True, width="stretch")
+            except Exception as exc:
+                _failed("The roofline table", exc)

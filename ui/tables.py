@@ -55,3 +55,28 @@ COMPARE: dict[str, Any] = {
     "change_pct": cc.NumberColumn("change", format="%+.1f%%"),
     "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%)."),
 }
+
+HARDWARE: dict[str, Any] = {
+    "bf16_tflops": cc.NumberColumn("BF16 TFLOP/s", help="Dense peak, no sparsity."),
+    "fp8_tflops": cc.NumberColumn("FP8 TFLOP/s", help="Dense peak, no sparsity."),
+    "fp4_tflops": cc.NumberColumn("FP4 TFLOP/s", help="Dense peak, no sparsity."),
+    "memory_gb": cc.NumberColumn("HBM (GB)"),
+    "memory_tb_s": cc.NumberColumn("HBM (TB/s)"),
+    "scale_up_gb_s": cc.NumberColumn("Scale-up (GB/s)", help="NVLink-class bandwidth per chip."),
+    "tdp_w": cc.NumberColumn("TDP (W)"),
+    "usd_per_hour": cc.NumberColumn("$ / chip-hour", format="%.2f"),
+    "eta_compute": cc.NumberColumn("η_F", help="Achievable fraction of peak FLOP/s (default profile)."),
+    "eta_bandwidth": cc.NumberColumn("η_B", help="Achievable fraction of peak HBM bandwidth (default profile)."),
+    "spec_source": cc.TextColumn("Spec source", width="medium"),
+    "price_source": cc.TextColumn("Price source", width="medium"),
+}  # fmt: skip
+
+CALIBRATION_FIT: dict[str, Any] = {
+    "id": cc.TextColumn("id"),
+    "point": cc.TextColumn("point"),
+    "kind": cc.TextColumn("kind"),
+    "unit": cc.TextColumn("unit"),
+    "measured": cc.NumberColumn("measured", format="%.2f"),
+    "predicted": cc.NumberColumn("predicted", format="%.2f", help="The cost model with the fitted profile."),
+    "error": cc.NumberColumn("error", format="percent", help="predicted / measured − 1"),
+}
