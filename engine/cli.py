@@ -9,8 +9,6 @@ document; messages go to stderr. Bad input exits with status 2 and a message nam
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,34 +16,13 @@ from typing import Any
 
 from engine import calibrate, cli_plan, scenario_io
 from engine.catalog import entry_to_toml, load_catalog, model_from_hf_config, shared_dir
+from engine.cli_common import dumps, emit_json, load_scenario
 from engine.errors import ScenarioError
 from engine.perf import Instance
 from engine.resolve import resolve
 from engine.roofline import report
 from engine.run import ENGINE_VERSION, SimResult, replicate, simulate
 from engine.specs import HardwareSpec
-
-
-def _json_default(obj: Any) -> Any:
-    if hasattr(obj, "item"):
-        return obj.item()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
-def _clean(obj: Any) -> Any:
-    """Replace NaN and infinities (not valid JSON) with None."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    return obj
-
-
-def emit_json(data: Any) -> None:
-    """Print one JSON document to stdout."""
-    sys.stdout.write(json.dumps(_clean(data), default=_json_default, indent=2) + "\n")
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
@@ -150,7 +127,7 @@ def cmd_roofline(args: argparse.Namespace) -> int:
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
-    scen = _load_scenario(args.scenario, args.set)
+    scen = load_scenario(args.scenario, args.set)
     res = resolve(scen)
     if args.json:
         emit_json(scenario_io.to_data(scen))
@@ -208,7 +185,7 @@ def print_summary(doc: dict[str, Any]) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    scen = _load_scenario(args.scenario, args.set)
+    scen = load_scenario(args.scenario, args.set)
     if args.replications > 1:
         runs, stats = replicate(scen, args.replications)
         if args.json:
@@ -261,9 +238,7 @@ def write_outputs(res: SimResult, out: Path, fmt: str) -> None:
         else:
             frame.to_csv(out / f"{name}.csv", index=False)
     doc = res.to_json()
-    (out / "summary.json").write_text(
-        json.dumps(_clean(doc), indent=2, default=_json_default), encoding="utf-8"
-    )
+    (out / "summary.json").write_text(dumps(doc), encoding="utf-8")
     (out / "scenario.toml").write_text(scenario_io.dumps_toml(res.scenario), encoding="utf-8")
 
 
@@ -365,18 +340,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-def _load_scenario(ref: str, sets: Sequence[str]) -> Any:
-    """A scenario from a file path or a preset name, with --set overrides applied."""
-    scen = scenario_io.load(ref) if Path(ref).exists() else scenario_io.load_preset(ref)
-    overrides = {}
-    for item in sets or ():
-        path, sep, value = item.partition("=")
-        if not sep:
-            raise ScenarioError(f"--set {item!r}: expected path=value")
-        overrides[path.strip()] = scenario_io.parse_value(value.strip())
-    return scenario_io.apply_overrides(scen, overrides) if overrides else scen
 
 
 def parser() -> argparse.ArgumentParser:

@@ -10,10 +10,7 @@ Engine names are imported from their modules (``from engine.plan import plan``),
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
-from collections.abc import Sequence
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
@@ -22,40 +19,12 @@ from tqdm import tqdm
 
 from engine import scenario_io
 from engine.advisor import STABLE_MONTHS, Advice, advise
+from engine.cli_common import emit_json, load_scenario
 from engine.errors import ScenarioError
 from engine.plan import Plan, SearchSpace, capacity, plan
 from engine.resolve import scenario_catalog
 from engine.run import ENGINE_VERSION, simulate
-from engine.scenario import Scenario
 from engine.sweep import grid, local_executor, parse_vary, sweep, write
-
-
-def _clean(obj: Any) -> Any:
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    if hasattr(obj, "item"):  # numpy scalars
-        return _clean(obj.item())
-    return obj
-
-
-def _emit(data: Any) -> None:
-    sys.stdout.write(json.dumps(_clean(data), indent=2) + "\n")
-
-
-def load_scenario(ref: str, sets: Sequence[str]) -> Scenario:
-    """A scenario from a file path or a preset name, with ``--set PATH=VALUE`` overrides."""
-    scen = scenario_io.load(ref) if Path(ref).exists() else scenario_io.load_preset(ref)
-    overrides: dict[str, Any] = {}
-    for item in sets or ():
-        path, sep, value = item.partition("=")
-        if not sep:
-            raise ScenarioError(f"--set {item!r}: expected path=value")
-        overrides[path.strip()] = scenario_io.parse_value(value.strip())
-    return scenario_io.apply_overrides(scen, overrides) if overrides else scen
 
 
 def _ints(text: str, flag: str) -> tuple[int, ...]:
@@ -115,7 +84,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         doc = result.to_json()
         doc["engine_version"] = ENGINE_VERSION
         doc["scenario"] = {"name": scen.name, "seed": scen.seed}
-        _emit(doc)
+        emit_json(doc)
         return 0
     print_plan(result)
     if args.out and result.best is not None:
@@ -172,7 +141,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     if args.json:
-        _emit(
+        emit_json(
             {
                 **cap.to_json(),
                 "engine_version": ENGINE_VERSION,
@@ -240,7 +209,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
         keep = [h.strip() for h in args.hardware.split(",") if h.strip()]
         adv = Advice(adv.roofline[adv.roofline["hardware"].isin(keep)], adv.findings, adv.specialisation)
     if args.json:
-        _emit(
+        emit_json(
             {
                 **adv.to_json(),
                 "engine_version": ENGINE_VERSION,

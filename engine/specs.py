@@ -32,6 +32,11 @@ BYTES_PER_ELEMENT: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5, "int
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 
+SOURCED_FIELDS = (
+    "tflops", "memory_gb", "memory_tb_s", "scale_up_gb_s", "scale_out_gb_s", "tdp_w", "idle_w", "usd_per_hour",
+)  # fmt: skip
+"""Hardware fields whose value must carry a source (or ``assumption: <why>``)."""
+
 Positive = Annotated[float, Field(gt=0)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
 
@@ -89,17 +94,7 @@ class HardwareSpec(Frozen):
     def _check(self) -> HardwareSpec:
         if "bf16" not in self.tflops and "fp8" not in self.tflops:
             raise ValueError("tflops: needs at least a bf16 or fp8 dense peak")
-        numeric = [
-            "tflops",
-            "memory_gb",
-            "memory_tb_s",
-            "scale_up_gb_s",
-            "scale_out_gb_s",
-            "tdp_w",
-            "idle_w",
-            "usd_per_hour",
-        ]
-        missing = [f for f in numeric if not self.sources.get(f, "").strip()]
+        missing = [f for f in SOURCED_FIELDS if not self.sources.get(f, "").strip()]
         if missing:
             raise ValueError(
                 "sources: every number needs a source or 'assumption: <why>'; missing for "

@@ -12,6 +12,7 @@ import pytest
 
 from engine.catalog import Catalog, catalog_dirs, entry_to_toml, load_catalog, model_from_hf_config
 from engine.errors import ScenarioError
+from engine.specs import SOURCED_FIELDS
 
 REQUIRED_HW = [
     "a100-80g",
@@ -60,16 +61,7 @@ def test_illustrative_chips_are_marked_and_assumed(catalog: Catalog) -> None:
 @pytest.mark.parametrize("hw_id", REQUIRED_HW)
 def test_every_number_has_a_source(catalog: Catalog, hw_id: str) -> None:
     chip = catalog.chip(hw_id)
-    for field in (
-        "tflops",
-        "memory_gb",
-        "memory_tb_s",
-        "scale_up_gb_s",
-        "scale_out_gb_s",
-        "tdp_w",
-        "idle_w",
-        "usd_per_hour",
-    ):
+    for field in SOURCED_FIELDS:
         assert len(chip.sources[field]) > 5, field
     for prof in chip.profiles.values():
         assert len(prof.source) > 5

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from engine.catalog import Catalog
-from engine.specs import HardwareSpec, ModelSpec
+from engine.specs import SOURCED_FIELDS, HardwareSpec, ModelSpec
 
 
 def test_llama_70b_kv_bytes_per_token_bf16(catalog: Catalog) -> None:
@@ -116,19 +116,7 @@ def _chip(**over: object) -> dict[str, object]:
         "tdp_w": 100,
         "idle_w": 10,
         "usd_per_hour": 1,
-        "sources": {
-            k: "assumption: test"
-            for k in (
-                "tflops",
-                "memory_gb",
-                "memory_tb_s",
-                "scale_up_gb_s",
-                "scale_out_gb_s",
-                "tdp_w",
-                "idle_w",
-                "usd_per_hour",
-            )
-        },
+        "sources": {k: "assumption: test" for k in SOURCED_FIELDS},
         "profiles": {
             "default": {"eta_compute": 0.5, "eta_bandwidth": 0.8, "overhead_ms": 1, "source": "test"}
         },
