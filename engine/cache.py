@@ -54,12 +54,13 @@ class LruBlocks:
     def insert(self, blocks: Iterable[int]) -> int:
         """Add blocks (most recent last); returns how many were evicted to make room."""
         od = self.blocks
+        to_end = od.move_to_end
         for b in blocks:
             if b in od:
-                od.move_to_end(b)
+                to_end(b)
             else:
                 od[b] = None
-        return self.shrink(self.capacity)
+        return self.shrink(self.capacity) if len(od) > self.capacity else 0
 
     def shrink(self, capacity: int) -> int:
         """Evict least recently used blocks until at most `capacity` remain."""

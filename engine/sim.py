@@ -698,15 +698,25 @@ class Simulation:
         return load
 
     def remember(self, srv: Server, rid: int, full: bool) -> None:
-        """Put a request's prompt (or prompt and output) blocks into the instance's tiers and the pool."""
+        """Put a request's blocks into the instance's tiers and the pool.
+
+        At the end of a prefill: the prompt's blocks. At completion: the blocks the answer added
+        (the prompt's are already there); a decode instance, which received the prompt's KV over
+        the link, keeps all of them in HBM so the next turn sends only what it lacks.
+        """
         blocks = self.blocks(rid, full)
+        new = blocks
+        if full:
+            new = blocks[len(self.blocks(rid, False)) :]
         if srv.hbm is not None:
             srv.hbm.capacity = max(0, (srv.kv_cap - srv.kv_reserved) // self.reqs.block_tokens)
-            srv.hbm.insert(blocks)
-        if srv.host is not None:
-            srv.host.insert(blocks)
+            srv.hbm.insert(blocks if srv.role == "decode" else new)
+        if not new:
+            return
+        if srv.host is not None and srv.role != "decode":
+            srv.host.insert(new)
         if self.pooled is not None:
-            self.pooled.insert(blocks)
+            self.pooled.insert(new)
 
     # --- request life cycle ---------------------------------------------------------------
     def arrive(self, rid: int, retry: bool = False) -> None:
