@@ -78,9 +78,16 @@ class LruBlocks:
         self.blocks.clear()
 
 
-def _mix(tag: int, a: int, b: int) -> int:
-    """A hash of three integers (Python's tuple hash: deterministic for ints, unlike strings)."""
-    return hash((tag, a, b))
+_TAG_SHIFT = 62
+_ID_SHIFT = 24
+
+
+def _block_id(tag: int, owner: int, index: int) -> int:
+    """A unique integer naming block `index` of a prefix group (tag 1) or a session (tag 2).
+
+    Owners below 2^38 and indices below 2^24 never collide; generated workloads stay far below.
+    """
+    return (tag << _TAG_SHIFT) | (owner << _ID_SHIFT) | index
 
 
 def request_blocks(reqs: Requests, rid: int, tokens: int | None = None) -> Sequence[int]:
@@ -91,10 +98,10 @@ def request_blocks(reqs: Requests, rid: int, tokens: int | None = None) -> Seque
     if trace is not None:
         return [int(h) for h in trace[: n_tok // bt]]
     n = n_tok // bt
-    prefix_blocks = int(reqs.prefix_tokens[rid]) // bt
-    group = int(reqs.prefix_group[rid])
-    session = int(reqs.session[rid])
-    return [_mix(1, group, i) if i < prefix_blocks else _mix(2, session, i) for i in range(n)]
+    prefix_blocks = min(int(reqs.prefix_tokens[rid]) // bt, n)
+    group = _block_id(1, int(reqs.prefix_group[rid]) & ((1 << 38) - 1), 0)
+    session = _block_id(2, int(reqs.session[rid]), 0)
+    return [*range(group, group + prefix_blocks), *range(session + prefix_blocks, session + n)]
 
 
 def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int]:
@@ -102,6 +109,15 @@ def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int
     found = [0] * len(tiers)
     maps = [(t, tier.blocks) for t, tier in enumerate(tiers) if tier is not None and tier.blocks]
     if not maps:
+        return found
+    if len(maps) == 1:  # one tier: count the leading run directly
+        t, od = maps[0]
+        m = 0
+        for b in blocks:
+            if b not in od:
+                break
+            m += 1
+        found[t] = m
         return found
     for b in blocks:
         for t, od in maps:
