@@ -129,6 +129,26 @@ def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int
     return found
 
 
+def leading_run(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> int:
+    """Leading blocks held by any of the tiers, found by bisection: a routing estimate.
+
+    Exact when what the tiers hold of a prompt is a prefix of it (its blocks age together, so
+    this is the common case); where exactness matters, `lookup` walks block by block.
+    """
+    maps = [t.blocks for t in tiers if t is not None and t.blocks]
+    if not maps or not blocks:
+        return 0
+    lo, hi = 0, len(blocks)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        b = blocks[mid - 1]
+        if any(b in od for od in maps):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def replay_hit_rate(reqs: Requests, capacity_blocks: int) -> float:
     """Hit rate (of prompt tokens) of one LRU tier replaying the requests in arrival order.
 

@@ -41,7 +41,7 @@ import numpy as np
 import simpy
 
 from engine import policies
-from engine.cache import HBM, HOST, POOLED, LruBlocks, lookup, request_blocks
+from engine.cache import HBM, HOST, POOLED, LruBlocks, leading_run, lookup, request_blocks
 from engine.perf import StepModel
 from engine.resolve import Resolved, ResolvedPool
 from engine.scenario import Fault
@@ -639,7 +639,7 @@ class Simulation:
             bt = self.reqs.block_tokens
             views = [
                 # the instance's own tiers: the pooled store serves every instance alike
-                s.view(i, sum(lookup(blocks, (s.hbm, s.host))) * bt)
+                s.view(i, leading_run(blocks, (s.hbm, s.host)) * bt)
                 for i, s in enumerate(servers)
             ]
         else:
