@@ -205,13 +205,12 @@ def summary(resolved: Resolved, reqs: Requests, rec: Records, table: pd.DataFram
     }
     out["classes"] = class_summary(resolved, win)
     # utilisation over the window
-    w_end = lo + span
-    edges = np.array([lo, w_end])
-    cum = pool_series(resolved, rec, edges)
+    # one pass over the iterations: integrals at 0, the window's start and end, and the drain's end
+    series = pool_series(resolved, rec, np.array([0.0, lo, lo + span, max(rec.end_s, 1e-9)]))
+    cum = {p: {k: v[1:3] for k, v in q.items()} for p, q in series.items()}
+    cum_all = {p: {k: v[[0, 3]] for k, v in q.items()} for p, q in series.items()}
     util: dict[str, dict[str, float]] = {}
     energy_j = 0.0
-    all_edges = np.array([0.0, max(rec.end_s, 1e-9)])
-    cum_all = pool_series(resolved, rec, all_edges)
     for pool in resolved.pools:
         c = cum[pool.index]
         inst = pool.instance

@@ -311,8 +311,8 @@ def kv_transfer_time(
     link_gb_s: float,
     latency_s: float = 0.0,
 ) -> Any:
-    """Seconds to move `tokens` tokens of KV cache over a link of `link_gb_s` GB/s."""
-    t = np.asarray(tokens, dtype=float)
+    """Seconds to move `tokens` tokens of KV cache over a link of `link_gb_s` GB/s (floats stay floats)."""
+    t = tokens if isinstance(tokens, float | int) else np.asarray(tokens, dtype=float)
     return latency_s + t * kv_bytes_per_token / (link_gb_s * 1e9)
 
 
@@ -321,7 +321,12 @@ def exposed_transfer_time(transfer_s: ArrayLike, prefill_s: ArrayLike, layers: i
 
     With layer-by-layer overlap, layer l's KV moves while layer l+1 computes: only the part of
     the transfer that outlasts the prefill, or at least the last layer's share, remains.
+    Floats stay floats (the simulator's hot path); arrays are handled element-wise.
     """
+    if isinstance(transfer_s, float | int) and isinstance(prefill_s, float | int):
+        if not overlap:
+            return float(transfer_s)
+        return max(transfer_s - prefill_s * (layers - 1) / layers, transfer_s / layers)
     tr = np.asarray(transfer_s, dtype=float)
     if not overlap:
         return tr
@@ -355,8 +360,3 @@ def roofline_point(inst: Instance, phase: str, cost: IterationCost) -> RooflineP
         bound="compute" if intensity >= ridge else "bandwidth",
         time_s=float(cost.time_s),
     )
-
-
-def bytes_per_element(precision: str) -> float:
-    """Storage bytes of one element at a precision."""
-    return BYTES_PER_ELEMENT[precision]

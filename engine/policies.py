@@ -373,13 +373,6 @@ def build_admission(spec: Mapping[str, Any]) -> Admission:
     return policy
 
 
-def default_spec(kind: PolicyKind) -> dict[str, Any]:
-    """The saved form of the default policy of a kind."""
-    return {"router": {"name": "least_loaded"}, "queue": {"name": "fcfs"}, "admission": {"name": "none"}}[
-        kind
-    ]
-
-
 def knob_fields(cls: type[Policy]) -> list[dataclasses.Field[Any]]:
     """The knob fields of a policy class (for widgets)."""
     return list(dataclasses.fields(cls))

@@ -42,7 +42,7 @@ import simpy
 
 from engine import policies
 from engine.cache import HBM, HOST, POOLED, LruBlocks, leading_run, lookup, request_blocks
-from engine.perf import StepModel
+from engine.perf import StepModel, exposed_transfer_time, kv_transfer_time
 from engine.resolve import Resolved, ResolvedPool
 from engine.scenario import Fault
 from engine.workload import Requests
@@ -88,7 +88,7 @@ class Server:
         "waiting_tokens", "tokens_by_priority", "prefilling", "running", "incoming", "busy", "jump", "token",
         "kick_pending", "up",
         "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
-        "swapped", "loading", "generation", "busy_switching", "prefill_rate", "ready", "jump_growth",
+        "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth",
     )  # fmt: skip
 
     def __init__(self, sim: Simulation, idx: int, local: int, pool: ResolvedPool) -> None:
@@ -130,8 +130,6 @@ class Server:
         self.hbm = LruBlocks(self.kv_cap // bt) if sim.cache_on and cache.hbm else None
         host_blocks = int(cache.host.capacity_gb * 1e9 // (kvb * bt)) if cache.host.enabled else 0
         self.host = LruBlocks(host_blocks) if sim.cache_on and cache.host.enabled else None
-        chunk = float(sim.token_budget)
-        self.prefill_rate = chunk / max(self.step.cost(chunk, chunk * chunk / 2.0, 0, 0, 0.0)[0], 1e-9)
 
     # --- views and wake-ups ---------------------------------------------------------------
     def view(self, position: int, cached: int = 0) -> policies.InstanceView:
@@ -818,11 +816,9 @@ class Simulation:
             tokens -= held
             self.counters["transfer_tokens_saved"] += held
         bw = self.link_gb_s or (srv.pool.hardware.scale_out_gb_s * inst.tp)
-        full = self.link_latency_s + tokens * inst.kv_bytes_per_token / (bw * 1e9)
+        full = kv_transfer_time(inst.kv_bytes_per_token, tokens, bw, self.link_latency_s)
         prefill_s = max(self.env.now - float(self.prefill_start[rid]), 0.0)
-        layers = inst.model.layers
-        # see perf.exposed_transfer_time: layer l moves while layer l+1 computes
-        exposed = max(full - prefill_s * (layers - 1) / layers, full / layers) if self.link_overlap else full
+        exposed = exposed_transfer_time(full, prefill_s, inst.model.layers, self.link_overlap)
         start = max(self.env.now - (full - exposed), srv.nic_free_s)
         end = max(start + full, self.env.now)
         srv.nic_free_s = end

@@ -22,7 +22,7 @@ import csv
 import io
 import json
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -473,8 +473,3 @@ def _read_csv(text: str, name: str, scenario: Scenario) -> TraceArrays:
         None,
         None,
     )
-
-
-def with_arrivals(reqs: Requests, arrival_s: np.ndarray) -> Requests:
-    """A copy with other arrival times (closed loops fill them in as they run)."""
-    return replace(reqs, arrival_s=arrival_s)
