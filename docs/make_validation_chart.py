@@ -11,18 +11,16 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from engine import calibrate
-from engine.catalog import load_catalog, shared_dir
+from engine.catalog import load_catalog
 
 OUT = Path(__file__).resolve().parent / "img" / "validation.png"
 
 
 def main() -> None:
-    root = shared_dir()
-    if root is None:
-        raise SystemExit("shared/ not found: set FENGONG_SHARED")
-    tab = calibrate.table(
-        calibrate.read_reference_csv(root / "reference" / "calibration.csv"), load_catalog()
-    )
+    path = calibrate.reference_csv()
+    if path is None:
+        raise SystemExit("shared/reference/calibration.csv not found: set FENGONG_SHARED")
+    tab = calibrate.table(calibrate.read_reference_csv(path), load_catalog())
     fig = go.Figure()
     for kind, symbol in (("prefill", "circle"), ("decode", "diamond"), ("throughput", "square")):
         sub = tab[tab["kind"] == kind]

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from engine.catalog import Catalog
+from engine.catalog import Catalog, shared_dir
 from engine.errors import ScenarioError
 from engine.perf import Instance, iteration_cost
 from engine.specs import CalibrationProfile, HardwareSpec, KvPrecision, Precision
@@ -352,6 +352,21 @@ def with_profile(text: str, name: str, profile: CalibrationProfile, make_default
         out.insert(first_table, f'default_profile = "{name}"')
     body = "\n".join(out).rstrip() + "\n\n" + profile_toml(name, profile)
     return body
+
+
+def reference_csv() -> Path | None:
+    """The shared reference measurements (shared/reference/calibration.csv), if found."""
+    root = shared_dir()
+    path = root / "reference" / "calibration.csv" if root else None
+    return path if path is not None and path.is_file() else None
+
+
+def reference_points() -> list[Measurement]:
+    """The shared reference measurements, read; ScenarioError when they cannot be found."""
+    path = reference_csv()
+    if path is None:
+        raise ScenarioError("reference data not found: set FENGONG_SHARED to the shared/ folder")
+    return read_reference_csv(path)
 
 
 # --- reading measurements -----------------------------------------------------------------

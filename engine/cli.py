@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import calibrate, cli_plan, scenario_io
-from engine.catalog import entry_to_toml, load_catalog, model_from_hf_config, shared_dir
+from engine.catalog import entry_to_toml, load_catalog, model_from_hf_config
 from engine.cli_common import dumps, emit_json, load_scenario
 from engine.errors import ScenarioError
 from engine.perf import Instance
@@ -244,20 +244,17 @@ def write_outputs(res: SimResult, out: Path, fmt: str) -> None:
 
 def cmd_import_model(args: argparse.Namespace) -> int:
     spec = model_from_hf_config(Path(args.config), args.id, args.name)
-    text = entry_to_toml(spec)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
+    return _write_or_print(entry_to_toml(spec), args.out)
+
+
+def _write_or_print(text: str, out: str | None) -> int:
+    """Write text to `out` (saying so on stderr), or to stdout."""
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+        print(f"wrote {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
-
-
-def _reference_points() -> list[calibrate.Measurement]:
-    shared = shared_dir()
-    if shared is None or not (shared / "reference" / "calibration.csv").exists():
-        raise ScenarioError("reference data not found: set FENGONG_SHARED to the shared/ folder")
-    return calibrate.read_reference_csv(shared / "reference" / "calibration.csv")
 
 
 def validation_markdown(tab: Any) -> str:
@@ -276,7 +273,7 @@ def validation_markdown(tab: Any) -> str:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     cat = load_catalog()
-    tab = calibrate.table(_reference_points(), cat)
+    tab = calibrate.table(calibrate.reference_points(), cat)
     med, worst = float(tab["abs_error"].median()), float(tab["abs_error"].max())
     if args.json:
         emit_json(
@@ -304,7 +301,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     cat = load_catalog()
     if args.reference:
-        fits = calibrate.reference_fits(_reference_points(), cat)
+        fits = calibrate.reference_fits(calibrate.reference_points(), cat)
         for (chip_id, stack), f in fits.items():
             print(f"# {chip_id}: median |error| {f.median_abs_error:.1%}, worst {f.worst_abs_error:.1%}")
             print(calibrate.profile_toml(stack, f.profile))
@@ -333,13 +330,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         update={"id": new_id, "profiles": {**chip.profiles, args.profile: result.profile},
                 "default_profile": args.profile}
     )  # fmt: skip
-    text = entry_to_toml(HardwareSpec.model_validate(entry.model_dump(by_alias=True)))
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return _write_or_print(
+        entry_to_toml(HardwareSpec.model_validate(entry.model_dump(by_alias=True))), args.out
+    )
 
 
 def parser() -> argparse.ArgumentParser:

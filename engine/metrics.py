@@ -30,6 +30,7 @@ import pandas as pd
 
 from engine.cache import TIERS
 from engine.resolve import Resolved
+from engine.scenario import Scenario
 from engine.sim import COMPLETED, FAILED, OUTCOMES, REJECTED, SEGMENT_COLUMNS, Records
 from engine.workload import Requests
 
@@ -84,15 +85,25 @@ def with_slo(table: pd.DataFrame, resolved: Resolved) -> pd.DataFrame:
     return table.assign(met_slo=ok.to_numpy())
 
 
+def whole_run(scenario: Scenario) -> bool:
+    """True for loads measured over the whole run (offline batches and closed loops)."""
+    return scenario.workload.trace is None and scenario.workload.arrival.kind in ("offline", "closed_loop")
+
+
+def measured_mask(scenario: Scenario, table: pd.DataFrame) -> pd.Series:
+    """Mask of the requests the metrics count: those arriving in [warmup_s, duration_s)."""
+    if whole_run(scenario):
+        return pd.Series(True, index=table.index)
+    return (table["arrival_s"] >= scenario.warmup_s) & (table["arrival_s"] < scenario.duration_s)
+
+
 def window(resolved: Resolved, table: pd.DataFrame, rec: Records) -> tuple[pd.Series, float, float]:
     """(mask of measured requests, window start, window length in seconds)."""
     sc = resolved.scenario
-    kind = sc.workload.arrival.kind
-    if sc.workload.trace is None and kind in ("offline", "closed_loop"):
-        return pd.Series(True, index=table.index), 0.0, max(rec.end_s, 1e-9)
-    lo, hi = sc.warmup_s, sc.duration_s
-    mask = (table["arrival_s"] >= lo) & (table["arrival_s"] < hi)
-    return mask, lo, hi - lo
+    mask = measured_mask(sc, table)
+    if whole_run(sc):
+        return mask, 0.0, max(rec.end_s, 1e-9)
+    return mask, sc.warmup_s, sc.duration_s - sc.warmup_s
 
 
 def _pct(values: np.ndarray, q: float) -> float | None:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from engine.metrics import measured_mask
 from engine.run import flatten
 from engine.scenario import Scenario
 
@@ -29,15 +30,6 @@ LATENCY_COLUMNS: dict[str, str] = {"ttft": "ttft_s", "tpot": "tpot_s", "e2e": "e
 
 ALL_CLASSES = "all"
 """The label of the curve over every class together (drawn when there are several)."""
-
-
-def measured(scenario: Scenario, requests: pd.DataFrame) -> pd.Series:
-    """Mask of the requests the metrics count (the window of docs/metrics.md)."""
-    kind = scenario.workload.arrival.kind
-    if scenario.workload.trace is None and kind in ("offline", "closed_loop"):
-        return pd.Series(True, index=requests.index)
-    arrival = requests["arrival_s"]
-    return (arrival >= scenario.warmup_s) & (arrival < scenario.duration_s)
 
 
 def cdf_points(values: np.ndarray, max_points: int = 400) -> tuple[np.ndarray, np.ndarray]:
@@ -67,7 +59,7 @@ def latency_cdfs(
     Columns: ``class``, ``latency_ms``, ``fraction``. Completed requests in the window only.
     """
     col = LATENCY_COLUMNS[metric]
-    rows = requests[measured(scenario, requests) & (requests["outcome"] == "completed")]
+    rows = requests[measured_mask(scenario, requests) & (requests["outcome"] == "completed")]
     names = [c.name for c in scenario.workload.classes]
     groups: list[tuple[str, np.ndarray]] = []
     if len(names) > 1:
@@ -127,7 +119,7 @@ def slo_tail(scenario: Scenario, requests: pd.DataFrame) -> pd.DataFrame:
     holds. The class passes when that reaches the SLO percentile for TTFT and for TPOT.
     ``breaks`` names the metric(s) that fall short, or is empty when the class passes.
     """
-    win = requests[measured(scenario, requests)]
+    win = requests[measured_mask(scenario, requests)]
     out = []
     for c in scenario.workload.classes:
         rows = win[win["class"] == c.name]
@@ -177,7 +169,7 @@ def tail_curves(
     rejected or failed requests: the curve leaves the chart there).
     """
     col = LATENCY_COLUMNS[metric]
-    win = requests[measured(scenario, requests)]
+    win = requests[measured_mask(scenario, requests)]
     frames = []
     for c in scenario.workload.classes:
         vals = _late_values(win[win["class"] == c.name], col)

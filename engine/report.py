@@ -32,7 +32,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from engine import bounds, calibrate
-from engine.catalog import Catalog, entry_to_toml, shared_dir
+from engine.catalog import Catalog, entry_to_toml
 from engine.errors import ScenarioError, format_validation_error
 from engine.run import ENGINE_VERSION
 from engine.scenario import Scenario
@@ -161,16 +161,9 @@ section {{ margin-top: 2rem; }}
 """
 
 
-def reference_points_path() -> Path | None:
-    """The shared reference measurements the validation table uses (None when not found)."""
-    root = shared_dir()
-    path = root / "reference" / "calibration.csv" if root else None
-    return path if path is not None and path.is_file() else None
-
-
 def validation_table(catalog: Catalog) -> pd.DataFrame | None:
     """The cost model's predicted-against-measured table (what ``python -m engine validate`` prints)."""
-    path = reference_points_path()
+    path = calibrate.reference_csv()
     if path is None:
         return None
     return calibrate.table(calibrate.read_reference_csv(path), catalog)

@@ -346,6 +346,30 @@ def read_trace(trace: Trace, scenario: Scenario, text: str | None = None) -> Req
 TraceArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
 
 
+def _arrays(
+    arrival: list[float], prompt: list[int], output: list[int], cls: list[int] | None = None,
+    offsets: np.ndarray | None = None, hashes: np.ndarray | None = None,
+) -> TraceArrays:  # fmt: skip
+    """A reader's columns as arrays (class 0 for every row when the trace names none)."""
+    return (
+        np.asarray(arrival, dtype=float),
+        np.asarray(prompt, dtype=np.int64),
+        np.asarray(output, dtype=np.int64),
+        np.asarray(cls, dtype=np.int64) if cls is not None else np.zeros(len(arrival), dtype=np.int64),
+        offsets,
+        hashes,
+    )
+
+
+def _csv_rows(text: str, name: str, need: tuple[str, ...], hint: str = "") -> csv.DictReader[str]:
+    """A CSV reader over `text`, refusing a file that lacks one of the `need` columns."""
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [c for c in need if c not in (reader.fieldnames or [])]
+    if missing:
+        raise ScenarioError(f"{name}: missing column(s) {', '.join(missing)}{hint}")
+    return reader
+
+
 def _positive_int(value: object, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(float(value)):
         raise ScenarioError(f"{where}: expected a number (got {value!r})")
@@ -380,24 +404,12 @@ def _read_mooncake(text: str, name: str, scenario: Scenario) -> TraceArrays:
             raise ScenarioError(f"{name}: line {line_no}, field hash_ids: expected a list of integers")
         hashes.extend(h)
         lens.append(len(h))
-    n = len(arrival)
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    return (
-        np.asarray(arrival, dtype=float),
-        np.asarray(prompt, dtype=np.int64),
-        np.asarray(output, dtype=np.int64),
-        np.zeros(n, dtype=np.int64),
-        offsets,
-        np.asarray(hashes, dtype=np.int64),
-    )
+    return _arrays(arrival, prompt, output, offsets=offsets, hashes=np.asarray(hashes, dtype=np.int64))
 
 
 def _read_azure(text: str, name: str, scenario: Scenario) -> TraceArrays:
-    reader = csv.DictReader(io.StringIO(text))
-    need = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
-    missing = [c for c in need if c not in (reader.fieldnames or [])]
-    if missing:
-        raise ScenarioError(f"{name}: missing column(s) {', '.join(missing)}")
+    reader = _csv_rows(text, name, ("TIMESTAMP", "ContextTokens", "GeneratedTokens"))
     arrival: list[float] = []
     prompt: list[int] = []
     output: list[int] = []
@@ -417,25 +429,12 @@ def _read_azure(text: str, name: str, scenario: Scenario) -> TraceArrays:
                 raise ScenarioError(
                     f"{name}: line {line}, column {col}: not an integer ({row[col]!r})"
                 ) from None
-    n = len(arrival)
-    return (
-        np.asarray(arrival, dtype=float),
-        np.asarray(prompt, dtype=np.int64),
-        np.asarray(output, dtype=np.int64),
-        np.zeros(n, dtype=np.int64),
-        None,
-        None,
-    )
+    return _arrays(arrival, prompt, output)
 
 
 def _read_csv(text: str, name: str, scenario: Scenario) -> TraceArrays:
-    reader = csv.DictReader(io.StringIO(text))
     need = ("arrival_s", "input_tokens", "output_tokens")
-    missing = [c for c in need if c not in (reader.fieldnames or [])]
-    if missing:
-        raise ScenarioError(
-            f"{name}: missing column(s) {', '.join(missing)}; expected {', '.join(need)}[, class]"
-        )
+    reader = _csv_rows(text, name, need, f"; expected {', '.join(need)}[, class]")
     names = {c.name: i for i, c in enumerate(scenario.workload.classes)}
     arrival: list[float] = []
     prompt: list[int] = []
@@ -465,11 +464,4 @@ def _read_csv(text: str, name: str, scenario: Scenario) -> TraceArrays:
         if label and label not in names:
             raise ScenarioError(f"{name}: line {line}, column class: {label!r} is not one of {sorted(names)}")
         cls.append(names.get(label, 0))
-    return (
-        np.asarray(arrival, dtype=float),
-        np.asarray(prompt, dtype=np.int64),
-        np.asarray(output, dtype=np.int64),
-        np.asarray(cls, dtype=np.int64),
-        None,
-        None,
-    )
+    return _arrays(arrival, prompt, output, cls)

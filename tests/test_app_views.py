@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine import calibrate, report
 from engine import presentation as pr
 from engine import previews as pv
-from engine import report
 from engine.catalog import Catalog
 from engine.errors import ScenarioError
 from engine.run import ENGINE_VERSION, SimResult, simulate
@@ -264,7 +264,7 @@ def test_html_report_holds_everything(run: SimResult) -> None:
 
 def test_validation_table_is_there_when_the_reference_is(catalog: Catalog) -> None:
     tab = report.validation_table(catalog)
-    if report.reference_points_path() is None:
+    if calibrate.reference_csv() is None:
         assert tab is None
         return
     assert tab is not None and len(tab) >= 20

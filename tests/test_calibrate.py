@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from engine import calibrate
-from engine.catalog import Catalog, shared_dir
+from engine.catalog import Catalog
 from engine.cli import main
 from engine.errors import ScenarioError
 from engine.specs import CalibrationProfile
 
-REF = (shared_dir() or Path("/nonexistent")) / "reference" / "calibration.csv"
+REF = calibrate.reference_csv() or Path("/nonexistent")
 needs_ref = pytest.mark.skipif(not REF.exists(), reason="shared/reference/calibration.csv not found")
 
 
