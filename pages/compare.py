@@ -103,18 +103,16 @@ with right:
         title="changes from A to B",
     )
 
-u1, u2 = st.columns(2)
-with u1:
-    st.markdown("**Utilisation: A**")
-    st.dataframe(
-        pr.utilization_frame(ra.summary), hide_index=True, width="stretch", column_config=tables.UTILIZATION
-    )
-    st.markdown("**Cost by part: A**")
-    st.dataframe(pr.cost_parts(ra.summary), hide_index=True, width="stretch", column_config=tables.COST_PARTS)
-with u2:
-    st.markdown("**Utilisation: B**")
-    st.dataframe(
-        pr.utilization_frame(rb.summary), hide_index=True, width="stretch", column_config=tables.UTILIZATION
-    )
-    st.markdown("**Cost by part: B**")
-    st.dataframe(pr.cost_parts(rb.summary), hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
+    with column:
+        st.markdown(f"**Utilisation: {label}**")
+        st.dataframe(
+            pr.utilization_frame(run.summary),
+            hide_index=True,
+            width="stretch",
+            column_config=tables.UTILIZATION,
+        )
+        st.markdown(f"**Cost by part: {label}**")
+        st.dataframe(
+            pr.cost_parts(run.summary), hide_index=True, width="stretch", column_config=tables.COST_PARTS
+        )
