@@ -19,7 +19,8 @@ index) and from the multi-turn session (session, block index); traces that carry
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import takewhile
 
 import numpy as np
 
@@ -45,11 +46,12 @@ class LruBlocks:
         return block in self.blocks
 
     def touch(self, blocks: Iterable[int]) -> None:
-        """Mark blocks as just used."""
+        """Mark the blocks this tier holds as just used (the others are ignored)."""
         od = self.blocks
+        to_end = od.move_to_end
         for b in blocks:
             if b in od:
-                od.move_to_end(b)
+                to_end(b)
 
     def insert(self, blocks: Iterable[int]) -> int:
         """Add blocks (most recent last); returns how many were evicted to make room."""
@@ -65,27 +67,32 @@ class LruBlocks:
     def shrink(self, capacity: int) -> int:
         """Evict least recently used blocks until at most `capacity` remain."""
         od = self.blocks
-        if len(od) <= capacity:
+        excess = len(od) - max(capacity, 0)
+        if excess <= 0:
             return 0
-        evicted = 0
-        while len(od) > max(capacity, 0):
-            od.popitem(last=False)
-            evicted += 1
-        return evicted
+        if excess >= len(od):
+            od.clear()
+            return excess
+        pop = od.popitem
+        for _ in range(excess):
+            pop(False)
+        return excess
 
     def clear(self) -> None:
         """Forget everything (an instance that failed)."""
         self.blocks.clear()
 
 
-_TAG_SHIFT = 62
+_TAG_SHIFT = 61
 _ID_SHIFT = 24
 
 
 def _block_id(tag: int, owner: int, index: int) -> int:
     """A unique integer naming block `index` of a prefix group (tag 1) or a session (tag 2).
 
-    Owners below 2^38 and indices below 2^24 never collide; generated workloads stay far below.
+    Owners below 2^37 and indices below 2^24 never collide; generated workloads stay far below.
+    Every id fits in a signed 64-bit word, which keeps `range` over block ids on CPython's fast
+    path (ids past 2^63 made building a prompt's block list about 1.6 times slower).
     """
     return (tag << _TAG_SHIFT) | (owner << _ID_SHIFT) | index
 
@@ -96,12 +103,71 @@ def request_blocks(reqs: Requests, rid: int, tokens: int | None = None) -> Seque
     n_tok = int(reqs.prompt_tokens[rid]) if tokens is None else tokens
     trace = reqs.blocks(rid)
     if trace is not None:
-        return [int(h) for h in trace[: n_tok // bt]]
-    n = n_tok // bt
-    prefix_blocks = min(int(reqs.prefix_tokens[rid]) // bt, n)
-    group = _block_id(1, int(reqs.prefix_group[rid]) & ((1 << 38) - 1), 0)
-    session = _block_id(2, int(reqs.session[rid]), 0)
-    return [*range(group, group + prefix_blocks), *range(session + prefix_blocks, session + n)]
+        return trace[: n_tok // bt].tolist()
+    return _generated_blocks(
+        n_tok // bt, int(reqs.prefix_tokens[rid]) // bt, int(reqs.prefix_group[rid]), int(reqs.session[rid])
+    )
+
+
+def _generated_blocks(n: int, prefix_blocks: int, group: int, session: int) -> list[int]:
+    """The first `n` blocks of a generated prompt: its prefix group's, then its session's."""
+    prefix_blocks = min(prefix_blocks, n)
+    g = _block_id(1, group & ((1 << 37) - 1), 0)
+    s = _block_id(2, session, 0)
+    return [*range(g, g + prefix_blocks), *range(s + prefix_blocks, s + n)]
+
+
+class RequestBlocks:
+    """`request_blocks` of every request of a run, computed on first use and kept until dropped.
+
+    The simulator asks for a request's blocks several times (routing, lookup, hand-off, insert);
+    this reads its inputs from Python lists once instead of numpy scalars each time.
+    """
+
+    __slots__ = (
+        "_full", "_prompt", "bt", "groups", "hashes", "offsets", "output", "prefix", "prompt", "sessions",
+    )  # fmt: skip
+
+    def __init__(self, reqs: Requests) -> None:
+        n = len(reqs)
+        self.bt = reqs.block_tokens
+        self.prompt: list[int] = reqs.prompt_tokens.tolist()
+        self.output: list[int] = reqs.output_tokens.tolist()
+        traced = reqs.block_offsets is not None and reqs.block_hashes is not None
+        self.offsets: list[int] | None = reqs.block_offsets.tolist() if traced else None  # type: ignore[union-attr]
+        self.hashes: np.ndarray | None = reqs.block_hashes if traced else None
+        self.prefix: list[int] = [] if traced else reqs.prefix_tokens.tolist()
+        self.groups: list[int] = [] if traced else reqs.prefix_group.tolist()
+        self.sessions: list[int] = [] if traced else reqs.session.tolist()
+        self._prompt: list[list[int] | None] = [None] * n
+        self._full: list[list[int] | None] = [None] * n
+
+    def _make(self, rid: int, tokens: int) -> list[int]:
+        bt = self.bt
+        if self.offsets is not None and self.hashes is not None:
+            start = self.offsets[rid]
+            stop = min(self.offsets[rid + 1], start + self.prompt[rid] // bt)
+            return self.hashes[start:stop].tolist()  # traces name only the prompt's blocks
+        return _generated_blocks(tokens // bt, self.prefix[rid] // bt, self.groups[rid], self.sessions[rid])
+
+    def prompt_blocks(self, rid: int) -> list[int]:
+        """Blocks of the request's prompt."""
+        got = self._prompt[rid]
+        if got is None:
+            got = self._prompt[rid] = self._make(rid, self.prompt[rid])
+        return got
+
+    def full_blocks(self, rid: int) -> list[int]:
+        """Blocks of the prompt and the answer (what the next turn of a conversation reuses)."""
+        got = self._full[rid]
+        if got is None:
+            got = self._full[rid] = self._make(rid, self.prompt[rid] + self.output[rid])
+        return got
+
+    def drop(self, rid: int) -> None:
+        """Forget a finished request's blocks (memory stays flat over long runs)."""
+        self._prompt[rid] = None
+        self._full[rid] = None
 
 
 def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int]:
@@ -112,12 +178,7 @@ def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int
         return found
     if len(maps) == 1:  # one tier: count the leading run directly
         t, od = maps[0]
-        m = 0
-        for b in blocks:
-            if b not in od:
-                break
-            m += 1
-        found[t] = m
+        found[t] = len(list(takewhile(od.__contains__, blocks)))
         return found
     for b in blocks:
         for t, od in maps:
@@ -133,16 +194,66 @@ def leading_run(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> int
     """Leading blocks held by any of the tiers, found by bisection: a routing estimate.
 
     Exact when what the tiers hold of a prompt is a prefix of it (its blocks age together, so
-    this is the common case); where exactness matters, `lookup` walks block by block.
+    this is the common case); where exactness matters, `lookup` walks block by block. The ends
+    are always checked: nothing when the first block is missing, everything when the last is held.
     """
-    maps = [t.blocks for t in tiers if t is not None and t.blocks]
-    if not maps or not blocks:
+    return leading_run_in(blocks, [t.blocks for t in tiers if t is not None])
+
+
+def leading_run_in(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) -> int:
+    """`leading_run` over the tiers' block maps themselves (the simulator keeps them at hand)."""
+    if not blocks:
         return 0
+    if len(maps) == 2:
+        a, c = maps
+        if a and c:
+            return _run_in_two(blocks, a, c)
+        return _run_in_one(blocks, a or c) if a or c else 0
+    live = [m for m in maps if m]
+    if not live:
+        return 0
+    if len(live) == 1:
+        return _run_in_one(blocks, live[0])
     lo, hi = 0, len(blocks)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         b = blocks[mid - 1]
-        if any(b in od for od in maps):
+        if any(b in od for od in live):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _run_in_one(blocks: Sequence[int], od: Mapping[int, None]) -> int:
+    n = len(blocks)
+    if blocks[0] not in od:
+        return 0
+    if blocks[-1] in od:
+        return n
+    lo, hi = 1, n - 1  # blocks[lo - 1] is held, blocks[hi] is not
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if blocks[mid - 1] in od:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _run_in_two(blocks: Sequence[int], a: Mapping[int, None], c: Mapping[int, None]) -> int:
+    n = len(blocks)
+    b = blocks[0]
+    if b not in a and b not in c:
+        return 0
+    b = blocks[-1]
+    if b in a or b in c:
+        return n
+    lo, hi = 1, n - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        b = blocks[mid - 1]
+        if b in a or b in c:
             lo = mid
         else:
             hi = mid - 1

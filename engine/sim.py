@@ -30,7 +30,6 @@ modelled here too; policies decide from read-only views (`engine.policies`).
 
 from __future__ import annotations
 
-import functools
 import heapq
 import math
 from collections.abc import Sequence
@@ -41,7 +40,7 @@ import numpy as np
 import simpy
 
 from engine import policies
-from engine.cache import HBM, HOST, POOLED, LruBlocks, leading_run, lookup, request_blocks
+from engine.cache import HBM, HOST, POOLED, LruBlocks, RequestBlocks, leading_run_in, lookup
 from engine.perf import StepModel, exposed_transfer_time, kv_transfer_time
 from engine.resolve import Resolved, ResolvedPool
 from engine.scenario import Fault
@@ -88,7 +87,8 @@ class Server:
         "waiting_tokens", "tokens_by_priority", "prefilling", "running", "incoming", "busy", "jump", "token",
         "kick_pending", "up",
         "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
-        "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth",
+        "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth", "own_blocks",
+        "kv_bytes",
     )  # fmt: skip
 
     def __init__(self, sim: Simulation, idx: int, local: int, pool: ResolvedPool) -> None:
@@ -125,11 +125,13 @@ class Server:
         self.generation = 0  # bumps when the instance fails: stale callbacks are ignored
         self.nic_free_s = 0.0
         bt = sim.reqs.block_tokens
-        kvb = pool.instance.kv_bytes_per_token
+        kvb = self.kv_bytes = pool.instance.kv_bytes_per_token  # of one token, all layers
         cache = sim.scenario.cache
         self.hbm = LruBlocks(self.kv_cap // bt) if sim.cache_on and cache.hbm else None
         host_blocks = int(cache.host.capacity_gb * 1e9 // (kvb * bt)) if cache.host.enabled else 0
         self.host = LruBlocks(host_blocks) if sim.cache_on and cache.host.enabled else None
+        # the block maps of the instance's own tiers (cleared in place, never replaced)
+        self.own_blocks = [t.blocks for t in (self.hbm, self.host) if t is not None]
 
     # --- views and wake-ups ---------------------------------------------------------------
     def view(self, position: int, cached: int = 0) -> policies.InstanceView:
@@ -500,14 +502,16 @@ class Simulation:
         self.resolved = resolved
         self.scenario = sc
         self.reqs = reqs
-        self.env = simpy.Environment()
+        self.env = _Clock()
         self.events = 0
         self.tokens_emitted = 0
         self.tokens_discarded = 0
         n = len(reqs)
         self.n = n
-        self.prompt = reqs.prompt_tokens
-        self.output = reqs.output_tokens
+        # read-only per-request inputs as Python lists: scalar reads from numpy arrays cost
+        # several times more, and the event handlers read them constantly
+        self.prompt: list[int] = reqs.prompt_tokens.tolist()
+        self.output: list[int] = reqs.output_tokens.tolist()
         self.pf_target = reqs.prompt_tokens.astype(np.int64).copy()
         self.arrival = reqs.arrival_s.astype(float).copy()
         self.prefilled = np.zeros(n, dtype=np.int64)
@@ -527,7 +531,7 @@ class Simulation:
         self.resume = np.full(n, -1, dtype=np.int64)  # tokens left after a recompute, else -1
         self.views: list[policies.RequestView | None] = [None] * n
         classes = sc.workload.classes
-        self.priority = np.array([classes[c].priority for c in reqs.cls], dtype=np.int64)
+        self.priority: list[int] = [classes[c].priority for c in reqs.cls.tolist()]
         self.top_priority = max(c.priority for c in classes)
         b = sc.deployment.batching
         self.max_batch = b.max_batch
@@ -553,7 +557,7 @@ class Simulation:
             else None
         )
         self.ticks: dict[str, int] = {}
-        self.block_memo: dict[tuple[int, bool], Sequence[int]] = {}
+        self.block_names = RequestBlocks(reqs) if self.cache_on else None
         self.servers: list[Server] = []
         for pool in resolved.pools:
             for j in range(pool.spec.count):
@@ -589,8 +593,7 @@ class Simulation:
     def after(self, delay: float, fn: Any, *args: Any) -> None:
         """Call `fn(*args)` after `delay` seconds."""
         self.events += 1
-        ev = self.env.timeout(max(delay, 0.0))
-        ev.callbacks.append(functools.partial(_callback, fn, args))
+        self.env.call_later(max(delay, 0.0), fn, args)
 
     def segment(
         self, srv: Server, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
@@ -637,7 +640,7 @@ class Simulation:
             bt = self.reqs.block_tokens
             views = [
                 # the instance's own tiers: the pooled store serves every instance alike
-                s.view(i, leading_run(blocks, (s.hbm, s.host)) * bt)
+                s.view(i, leading_run_in(blocks, s.own_blocks) * bt)
                 for i, s in enumerate(servers)
             ]
         else:
@@ -657,14 +660,10 @@ class Simulation:
     # --- cache ----------------------------------------------------------------------------
     def blocks(self, rid: int, full: bool = False) -> Sequence[int]:
         """Block hashes of a request's prompt (or prompt and output), computed once."""
-        key = (rid, full)
-        got = self.block_memo.get(key)
-        if got is None:
-            tokens = (
-                int(self.prompt[rid] + self.output[rid]) if full and self.reqs.block_offsets is None else None
-            )
-            got = self.block_memo[key] = request_blocks(self.reqs, rid, tokens)
-        return got
+        assert self.block_names is not None
+        if full:
+            return self.block_names.full_blocks(rid)
+        return self.block_names.prompt_blocks(rid)
 
     def use_cache(self, srv: Server, rid: int) -> float:
         """Look the prompt up in the tiers; skip the prefix found; return the load time."""
@@ -687,7 +686,7 @@ class Simulation:
         self.prefilled[rid] = hit
         srv.kv_used += hit
         srv.queue_tokens(rid, -hit)
-        kvb = srv.pool.instance.kv_bytes_per_token
+        kvb = srv.kv_bytes
         cache = self.scenario.cache
         load = tokens[HOST] * kvb / (cache.host.bandwidth_gb_s * 1e9) + tokens[POOLED] * kvb / (
             cache.pooled.bandwidth_gb_s * 1e9
@@ -816,7 +815,7 @@ class Simulation:
             tokens -= held
             self.counters["transfer_tokens_saved"] += held
         bw = self.link_gb_s or (srv.pool.hardware.scale_out_gb_s * inst.tp)
-        full = kv_transfer_time(inst.kv_bytes_per_token, tokens, bw, self.link_latency_s)
+        full = kv_transfer_time(srv.kv_bytes, tokens, bw, self.link_latency_s)
         prefill_s = max(self.env.now - float(self.prefill_start[rid]), 0.0)
         exposed = exposed_transfer_time(full, prefill_s, inst.model.layers, self.link_overlap)
         start = max(self.env.now - (full - exposed), srv.nic_free_s)
@@ -861,8 +860,8 @@ class Simulation:
         """A request produced its last token."""
         if self.cache_on:
             self.remember(srv, rid, full=True)
-            self.block_memo.pop((rid, False), None)
-            self.block_memo.pop((rid, True), None)
+            assert self.block_names is not None
+            self.block_names.drop(rid)
         self.release(srv, rid)
         self.end(rid, COMPLETED)
 
@@ -972,15 +971,20 @@ class Simulation:
         srv.notify(True)
 
     # --- arrivals -------------------------------------------------------------------------
-    def open_loop(self) -> Any:
-        """Open-loop arrivals at their pre-generated times."""
-        env = self.env
-        for rid in range(self.n):
-            dt = self.arrival[rid] - env.now
+    def arrivals_from(self, rid: int) -> None:
+        """Open loop: issue every request due now from `rid` on, then wait for the next one."""
+        now = self.env.now
+        while rid < self.n:
+            dt = self.arrival[rid] - now
             if dt > 0:
-                self.events += 1
-                yield env.timeout(dt)
+                self.after(dt, self._arrival_due, rid)
+                return
             self.arrive(rid)
+            rid += 1
+
+    def _arrival_due(self, rid: int) -> None:
+        self.arrive(rid)
+        self.arrivals_from(rid + 1)
 
     def next_from_client(self, now: float) -> None:
         """Closed loop: a client whose request ended sends its next one after a think time."""
@@ -1003,12 +1007,12 @@ class Simulation:
             for _ in range(min(self.reqs.closed_loop_clients, self.n)):
                 self.next_from_client(0.0)
         else:
-            self.env.process(self.open_loop())
+            self.arrivals_from(0)
         for spec in self.scenario.faults:
             self.env.process(self.fault(spec))
         if self.scenario.scheduler.elastic.enabled:
             self.env.process(self.elastic())
-        self.env.run()
+        self.env.run_all()
         n = self.issued
         segs = np.asarray(self.segments, dtype=float).reshape(-1, len(SEGMENT_COLUMNS))
         return Records(
@@ -1036,5 +1040,31 @@ class Simulation:
         )
 
 
-def _callback(fn: Any, args: tuple[Any, ...], _event: simpy.Event) -> None:
-    fn(*args)
+class _Clock(simpy.Environment):
+    """simpy's environment with a cheaper path for the simulator's own timed calls.
+
+    Processes (arrivals, faults, role switches) and their events run as in simpy. The state
+    machines' timed calls go on the same queue, in the order a Timeout would take (its time,
+    normal priority, the next event id), but as a bare (function, arguments) pair that
+    `run_all` calls directly: no Event object and no callback list for most of a run's events.
+    """
+
+    def call_later(self, delay: float, fn: Any, args: tuple[Any, ...]) -> None:
+        """Call `fn(*args)` after `delay` (>= 0) seconds."""
+        queue: list[Any] = self._queue
+        heapq.heappush(queue, (self._now + delay, simpy.events.NORMAL, next(self._eid), (fn, args)))
+
+    def run_all(self) -> None:
+        """Process every scheduled event (simpy's `run()` without `until`)."""
+        queue: list[Any] = self._queue
+        pop = heapq.heappop
+        while queue:
+            self._now, _, _, event = pop(queue)
+            if type(event) is tuple:
+                event[0](*event[1])
+                continue
+            callbacks, event.callbacks = event.callbacks, None
+            for callback in callbacks:
+                callback(event)
+            if not event._ok and not hasattr(event, "_defused"):
+                raise event._value

@@ -9,7 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine import scenario_io as io
-from engine.cache import LruBlocks, lookup, replay_hit_rate, request_blocks, trace_reuse_ratio
+from engine.cache import (
+    LruBlocks,
+    RequestBlocks,
+    leading_run,
+    lookup,
+    replay_hit_rate,
+    request_blocks,
+    trace_reuse_ratio,
+)
 from engine.catalog import shared_dir
 from engine.run import simulate
 from engine.workload import generate
@@ -44,6 +52,32 @@ def test_lookup_is_a_contiguous_prefix_across_tiers() -> None:
     assert lookup([1, 2], (None, host, pool)) == [0, 0, 0]
 
 
+@given(
+    st.lists(st.integers(0, 30), max_size=12, unique=True),
+    st.integers(0, 12),
+    st.integers(0, 12),
+    st.booleans(),
+)
+def test_routing_estimate_is_exact_when_the_tiers_hold_a_prefix(
+    blocks: list[int], in_hbm: int, in_host: int, host_on: bool
+) -> None:
+    hbm, host = LruBlocks(100), LruBlocks(100)
+    hbm.insert(blocks[:in_hbm])
+    host.insert(blocks[:in_host] if host_on else [])
+    tiers = (hbm, host if host_on else None)
+    assert leading_run(blocks, tiers) == sum(lookup(blocks, tiers))
+
+
+def test_routing_estimate_checks_both_ends() -> None:
+    hbm = LruBlocks(100)
+    hbm.insert([2, 3, 4, 5])  # everything but the first block
+    assert leading_run([1, 2, 3, 4, 5], (hbm, None)) == 0
+    hbm.insert([1])
+    hbm.shrink(4)  # the second block aged out first: a hole
+    assert lookup([1, 2, 3, 4, 5], (hbm,)) == [1]
+    assert leading_run([1, 2, 3, 4, 5], (hbm,)) == 5  # the last block is held: an estimate
+
+
 def _agentic(**over: object) -> object:
     base = io.apply_overrides(
         io.load_preset("chat-colocated"),
@@ -75,6 +109,26 @@ def test_generated_blocks_are_shared_by_prefix_groups_and_sessions() -> None:
     )
     shared = 2048 // 64
     assert request_blocks(reqs, other)[:shared] == a[:shared]
+
+
+def test_the_simulators_block_names_match_request_blocks() -> None:
+    reqs = generate(_agentic())  # type: ignore[arg-type]
+    names = RequestBlocks(reqs)
+    for rid in range(0, len(reqs), 7):
+        assert names.prompt_blocks(rid) == request_blocks(reqs, rid)
+        full = int(reqs.prompt_tokens[rid] + reqs.output_tokens[rid])
+        assert names.full_blocks(rid) == request_blocks(reqs, rid, full)
+        assert all(0 <= b < 2**63 for b in names.full_blocks(rid))  # one machine word each
+
+
+@needs_traces
+def test_trace_block_names_are_the_traces_hash_ids() -> None:
+    s = io.apply_overrides(io.load_preset("mooncake-replay"), {"workload.trace.max_requests": 300})
+    reqs = generate(s)
+    names = RequestBlocks(reqs)
+    for rid in range(len(reqs)):
+        assert names.prompt_blocks(rid) == request_blocks(reqs, rid)
+        assert names.full_blocks(rid) == names.prompt_blocks(rid)  # traces name prompt blocks only
 
 
 @given(st.lists(st.integers(0, 400), min_size=2, max_size=5, unique=True))
