@@ -255,17 +255,14 @@ class StepModel:
         if steps <= 0 or batch <= 0:
             return 0.0, 0.0, 0.0
         b = float(batch)
-        f0 = self._lin * b + self._apf * context_sum
-        f1 = self._apf * b
-        m0 = self.weight_bytes(b) + self._kvb * (context_sum + b)
-        m1 = self._kvb * b
-        a_c, b_c = f0 / self._flops_s, f1 / self._flops_s
-        a_m, b_m = m0 / self._bytes_s, m1 / self._bytes_s
+        apf, kvb, flops_s, bytes_s = self._apf, self._kvb, self._flops_s, self._bytes_s
+        f0 = self._lin * b + apf * context_sum
+        f1 = apf * b
+        m0 = (self.weight_bytes(b) if self._moe else self._dense_bytes) + kvb * (context_sum + b)
+        m1 = kvb * b
+        a_c, b_c = f0 / flops_s, f1 / flops_s
+        a_m, b_m = m0 / bytes_s, m1 / bytes_s
         fixed = (self._comm_lat + self._comm_per_tok * b if self._comm_per_tok else 0.0) + self._overhead
-
-        def series(a: float, slope: float, lo: int, hi: int) -> float:
-            n = hi - lo
-            return n * a + slope * (lo + hi - 1) * n / 2.0 if n > 0 else 0.0
 
         # g(i) = compute - memory at step i; compute binds where g(i) >= 0.
         g0, g1 = a_c - a_m, b_c - b_m
@@ -276,9 +273,9 @@ class StepModel:
         else:  # compute binds first, up to floor(-g0/g1)
             split, compute_late = int(min(max(math.floor(-g0 / g1) + 1, 0), steps)), False
         if compute_late:
-            total = series(a_m, b_m, 0, split) + series(a_c, b_c, split, steps)
+            total = _series(a_m, b_m, 0, split) + _series(a_c, b_c, split, steps)
         else:
-            total = series(a_c, b_c, 0, split) + series(a_m, b_m, split, steps)
+            total = _series(a_c, b_c, 0, split) + _series(a_m, b_m, split, steps)
         n = float(steps)
         tri = n * (n - 1) / 2.0
         return total + steps * fixed, n * f0 + f1 * tri, n * m0 + m1 * tri
@@ -293,6 +290,12 @@ class StepModel:
             else:
                 hi = mid - 1
         return lo
+
+
+def _series(a: float, slope: float, lo: int, hi: int) -> float:
+    """Sum of a + slope * i over steps lo <= i < hi."""
+    n = hi - lo
+    return n * a + slope * (lo + hi - 1) * n / 2.0 if n > 0 else 0.0
 
 
 def decode_steps_time(inst: Instance, batch: int, context_sum: float, steps: int) -> float:

@@ -199,11 +199,12 @@ class CacheAware(Router):
             raise ValueError(f"hit_weight: {self.hit_weight} is outside 0..10")
 
     def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
-        def cost(v: InstanceView) -> tuple[float, int, int]:
-            return (v.waiting_tokens + request.prompt_tokens - self.hit_weight * v.cached_prefix_tokens,
-                    v.running_requests, v.position)  # fmt: skip
-
-        return min(_up(instances), key=cost).position
+        prompt, w = request.prompt_tokens, self.hit_weight
+        # (cost, running requests, position): ties go to the less busy, then the earlier instance
+        return min(
+            (v.waiting_tokens + prompt - w * v.cached_prefix_tokens, v.running_requests, v.position)
+            for v in _up(instances)
+        )[2]
 
 
 # --- queue orders -------------------------------------------------------------------------

@@ -160,14 +160,14 @@ class Server:
     def queue_tokens(self, rid: int, delta: int) -> None:
         """Account prompt tokens still to prefill here (in total and by class priority)."""
         self.waiting_tokens += delta
-        prio = int(self.sim.priority[rid])
+        prio = self.sim.priority[rid]
         self.tokens_by_priority[prio] = self.tokens_by_priority.get(prio, 0) + delta
 
     def tokens_ahead(self, rid: int) -> int:
         """Prompt tokens a new request would wait behind (strict priority: only its own and higher)."""
         if not self.sim.by_priority:
             return self.waiting_tokens
-        prio = int(self.sim.priority[rid])
+        prio = self.sim.priority[rid]
         return sum(v for p, v in self.tokens_by_priority.items() if p >= prio)
 
     def has_slot(self) -> bool:
@@ -310,7 +310,7 @@ class Server:
 
     def context_of(self, rid: int) -> int:
         """Current context tokens of a running request."""
-        return int(self.sim.context[rid]) + self.steps_done - self.running[rid]
+        return self.sim.context[rid] + self.steps_done - self.running[rid]
 
     def leave(self, rid: int) -> tuple[int, int]:
         """Take a request out of the decode batch; returns (context, tokens still to produce)."""
@@ -330,7 +330,8 @@ class Server:
         sim.tokens_emitted += steps * b
         if sim.preempt:
             self.kv_reserved += steps * b
-            self.kv_peak = max(self.kv_peak, self.kv_reserved)
+            if self.kv_reserved > self.kv_peak:
+                self.kv_peak = self.kv_reserved
         while self.finish and self.finish[0][0] <= self.steps_done:
             fin, rid = heapq.heappop(self.finish)
             if self.finish_of.get(rid) != fin:
@@ -366,14 +367,14 @@ class Server:
         for rid in self.prefilling:
             if budget <= 0:
                 break
-            left = int(sim.pf_target[rid] - sim.prefilled[rid])
+            left = sim.pf_target[rid] - sim.prefilled[rid]
             if mixed_chunks:
                 q = min(left, sim.chunk_tokens, budget)
             elif left <= budget or not chunks:
                 q = left
             else:
                 continue
-            chunks.append((rid, q, int(sim.prefilled[rid])))
+            chunks.append((rid, q, sim.prefilled[rid]))
             budget -= q
         # with preemption, keep room for every running request's next token (a watermark)
         spare = len(self.running) + 1 if sim.preempt and self.role == "mixed" else 0
@@ -382,11 +383,12 @@ class Server:
             need = sim.reserve_tokens(rid, self.role)
             if self.kv_reserved + need + spare > self.kv_cap:
                 break
-            if not mixed_chunks and chunks and int(sim.pf_target[rid]) > budget:
+            if not mixed_chunks and chunks and sim.pf_target[rid] > budget:
                 break  # a whole prompt that does not fit this iteration waits for the next
             heapq.heappop(self.waiting)
             self.kv_reserved += need
-            self.kv_peak = max(self.kv_peak, self.kv_reserved)
+            if self.kv_reserved > self.kv_peak:
+                self.kv_peak = self.kv_reserved
             if self.hbm is not None:
                 self.hbm.shrink((self.kv_cap - self.kv_reserved) // sim.reqs.block_tokens)
             load_s = sim.use_cache(self, rid) if sim.cache_on else 0.0
@@ -396,9 +398,9 @@ class Server:
                 continue
             self.prefilling.append(rid)
             sim.prefill_start[rid] = sim.env.now
-            left = int(sim.pf_target[rid] - sim.prefilled[rid])
+            left = sim.pf_target[rid] - sim.prefilled[rid]
             q = min(left, sim.chunk_tokens, budget) if mixed_chunks else left
-            chunks.append((rid, q, int(sim.prefilled[rid])))
+            chunks.append((rid, q, sim.prefilled[rid]))
             budget -= q
         return chunks
 
@@ -414,7 +416,7 @@ class Server:
         sim = self.sim
         while self.incoming and len(self.running) + len(self.loading) < sim.max_batch:
             rid = self.incoming.pop(0)
-            self.start_decoding(rid, int(sim.prompt[rid]), int(sim.output[rid]) - 1)
+            self.start_decoding(rid, sim.prompt[rid], sim.output[rid] - 1)
 
     def _admit_swapped(self) -> None:
         """Bring back preempted requests (before new ones) once their memory is free again."""
@@ -425,7 +427,8 @@ class Server:
                 break
             self.swapped.pop(0)
             self.kv_reserved += ctx
-            self.kv_peak = max(self.kv_peak, self.kv_reserved)
+            if self.kv_reserved > self.kv_peak:
+                self.kv_peak = self.kv_reserved
             self.loading.add(rid)
             if sim.swap:
                 delay = sim.swap_time(self, ctx)
@@ -452,13 +455,14 @@ class Server:
         # tokens already streamed by requests that will be retried from the start
         left: dict[int, int] = {rid: self.finish_of[rid] - self.steps_done for rid in self.running}
         left.update({rid: remaining for rid, _, remaining in self.swapped + self.ready})
-        left.update({rid: int(sim.output[rid]) - 1 for rid in self.incoming})
+        left.update({rid: sim.output[rid] - 1 for rid in self.incoming})
         for rid in held:
             if rid not in left and sim.resume[rid] >= 0:
-                left[rid] = int(sim.resume[rid])
+                left[rid] = sim.resume[rid]
         for rid, remaining in left.items():
-            sim.tokens_discarded += int(sim.output[rid]) - remaining
+            sim.tokens_discarded += sim.output[rid] - remaining
         self.up = False
+        self.sim.roles_changed()
         self.generation += 1
         self.waiting, self.prefilling, self.incoming, self.swapped = [], [], [], []
         self.running, self.finish, self.finish_of, self.loading, self.ready = {}, [], {}, set(), []
@@ -479,6 +483,7 @@ class Server:
         """The instance is back (empty)."""
         self.up = True
         self.busy_switching = False
+        self.sim.roles_changed()
         self.notify(True)
 
     def idle(self) -> bool:
@@ -512,23 +517,27 @@ class Simulation:
         # several times more, and the event handlers read them constantly
         self.prompt: list[int] = reqs.prompt_tokens.tolist()
         self.output: list[int] = reqs.output_tokens.tolist()
-        self.pf_target = reqs.prompt_tokens.astype(np.int64).copy()
-        self.arrival = reqs.arrival_s.astype(float).copy()
-        self.prefilled = np.zeros(n, dtype=np.int64)
-        self.context = np.zeros(n, dtype=np.int64)
-        self.first_token = np.full(n, np.nan)
-        self.completion = np.full(n, np.nan)
-        self.outcome = np.zeros(n, dtype=np.int8)
+        # per-request state lives in Python lists while the run goes on (a scalar read or write
+        # of a numpy array costs several times more, and handlers do little else); `run()`
+        # hands numpy arrays to the records
+        nan = math.nan
+        self.pf_target: list[int] = reqs.prompt_tokens.tolist()
+        self.arrival: list[float] = reqs.arrival_s.astype(float).tolist()
+        self.prefilled: list[int] = [0] * n
+        self.context: list[int] = [0] * n
+        self.first_token: list[float] = [nan] * n
+        self.completion: list[float] = [nan] * n
+        self.outcome: list[int] = [PENDING] * n
         self.reason = [""] * n
-        self.prefill_inst = np.full(n, -1, dtype=np.int64)
-        self.decode_inst = np.full(n, -1, dtype=np.int64)
-        self.transfer = np.zeros(n)
-        self.prefill_start = np.zeros(n)
-        self.hits = np.zeros((n, 3), dtype=np.int64)
-        self.load_s = np.zeros(n)
-        self.retries = np.zeros(n, dtype=np.int64)
-        self.preemptions = np.zeros(n, dtype=np.int64)
-        self.resume = np.full(n, -1, dtype=np.int64)  # tokens left after a recompute, else -1
+        self.prefill_inst: list[int] = [-1] * n
+        self.decode_inst: list[int] = [-1] * n
+        self.transfer: list[float] = [0.0] * n
+        self.prefill_start: list[float] = [0.0] * n
+        self.hits: list[tuple[int, ...]] = [(0, 0, 0)] * n
+        self.load_s: list[float] = [0.0] * n
+        self.retries: list[int] = [0] * n
+        self.preemptions: list[int] = [0] * n
+        self.resume: list[int] = [-1] * n  # tokens left after a recompute, else -1
         self.views: list[policies.RequestView | None] = [None] * n
         classes = sc.workload.classes
         self.priority: list[int] = [classes[c].priority for c in reqs.cls.tolist()]
@@ -557,6 +566,8 @@ class Simulation:
             else None
         )
         self.ticks: dict[str, int] = {}
+        self._live: dict[str, list[Server]] | None = None  # servers_of's lists, until roles change
+        self.ended = 0  # requests closed so far
         self.block_names = RequestBlocks(reqs) if self.cache_on else None
         self.servers: list[Server] = []
         for pool in resolved.pools:
@@ -579,21 +590,34 @@ class Simulation:
         self.closed = reqs.closed_loop_clients > 0
         if self.closed:
             self.issued = 0
-            self.arrival[:] = np.nan
+            self.arrival = [math.nan] * n
 
     # --- helpers --------------------------------------------------------------------------
     def servers_of(self, role: str) -> list[Server]:
-        """Live servers currently in a role."""
-        return [s for s in self.servers if s.role == role and s.up and not s.busy_switching]
+        """Live servers currently in a role (a shared list: do not modify it)."""
+        live = self._live
+        if live is None:
+            live = self._live = {
+                r: [s for s in self.servers if s.role == r and s.up and not s.busy_switching]
+                for r in ("prefill", "decode", "mixed")
+            }
+            live["entry"] = [
+                s for s in self.servers if s.role in ("mixed", "prefill") and s.up and not s.busy_switching
+            ]
+        return live[role]
 
     def entry_servers(self) -> list[Server]:
-        """Live servers that take new requests."""
-        return [s for s in self.servers if s.role in ("mixed", "prefill") and s.up and not s.busy_switching]
+        """Live servers that take new requests (a shared list: do not modify it)."""
+        return self.servers_of("entry")
+
+    def roles_changed(self) -> None:
+        """An instance failed, came back or started switching roles: recompute the live lists."""
+        self._live = None
 
     def after(self, delay: float, fn: Any, *args: Any) -> None:
         """Call `fn(*args)` after `delay` seconds."""
         self.events += 1
-        self.env.call_later(max(delay, 0.0), fn, args)
+        self.env.call_later(delay if delay > 0.0 else 0.0, fn, args)
 
     def segment(
         self, srv: Server, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
@@ -606,16 +630,16 @@ class Simulation:
     def reserve_tokens(self, rid: int, role: str) -> int:
         """KV tokens a request reserves on admission to an instance of a role."""
         if role == "prefill" or self.preempt:
-            return int(self.pf_target[rid])
-        return int(self.pf_target[rid] + self.output[rid])
+            return self.pf_target[rid]
+        return self.pf_target[rid] + self.output[rid]
 
     def release_tokens(self, rid: int, role: str) -> int:
         """KV tokens a finished request gives back."""
         if role == "prefill":
-            return int(self.prompt[rid])
+            return self.prompt[rid]
         if self.preempt:
-            return int(self.context[rid])
-        return int(self.prompt[rid] + self.output[rid])
+            return self.context[rid]
+        return self.prompt[rid] + self.output[rid]
 
     def request_view(self, rid: int) -> policies.RequestView:
         """What a policy sees of a request (built once per request)."""
@@ -624,8 +648,8 @@ class Simulation:
             c = int(self.reqs.cls[rid])
             spec = self.scenario.workload.classes[c]
             view = self.views[rid] = policies.RequestView(
-                rid, c, spec.priority, float(self.arrival[rid]), int(self.prompt[rid]), int(self.output[rid]),
-                float(self.arrival[rid]) + spec.slo.ttft_ms / 1000.0, self.top_priority,
+                rid, c, spec.priority, self.arrival[rid], self.prompt[rid], self.output[rid],
+                self.arrival[rid] + spec.slo.ttft_ms / 1000.0, self.top_priority,
             )  # fmt: skip
         return view
 
@@ -651,6 +675,7 @@ class Simulation:
         """Close a request exactly once."""
         assert self.outcome[rid] == PENDING, f"request {rid} ended twice"
         self.outcome[rid] = outcome
+        self.ended += 1
         self.reason[rid] = reason
         if outcome == COMPLETED:
             self.completion[rid] = self.env.now
@@ -675,11 +700,11 @@ class Simulation:
         total = sum(found)
         if total == 0:
             return 0.0
-        hit = min(total * bt, int(self.prompt[rid]) - 1)
+        hit = min(total * bt, self.prompt[rid] - 1)
         scale = hit / (total * bt)
         tokens = [int(f * bt * scale) for f in found]
         tokens[HBM] = hit - tokens[HOST] - tokens[POOLED]
-        self.hits[rid] = tokens
+        self.hits[rid] = tuple(tokens)
         for tier in (srv.hbm, srv.host, self.pooled):
             if tier is not None:
                 tier.touch(blocks[:total])
@@ -718,8 +743,8 @@ class Simulation:
     # --- request life cycle ---------------------------------------------------------------
     def arrive(self, rid: int, retry: bool = False) -> None:
         """A request arrives (or is retried): admission, routing, queueing."""
-        need = int(self.prompt[rid] + self.output[rid])
-        if need > self.decode_cap or int(self.prompt[rid]) > self.prefill_cap:
+        need = self.prompt[rid] + self.output[rid]
+        if need > self.decode_cap or self.prompt[rid] > self.prefill_cap:
             self.end(rid, REJECTED, "too_long_for_kv")
             return
         entry = self.entry_servers()
@@ -736,7 +761,7 @@ class Simulation:
                 self.end(rid, REJECTED, reason)
                 return
         heapq.heappush(srv.waiting, (self.queue.key(view), rid))
-        srv.queue_tokens(rid, int(self.pf_target[rid]))
+        srv.queue_tokens(rid, self.pf_target[rid])
         self.prefill_inst[rid] = srv.idx
         if not self.disaggregated:
             self.decode_inst[rid] = srv.idx
@@ -775,9 +800,9 @@ class Simulation:
             self.remember(srv, rid, full=False)
         if srv.role == "mixed":
             if self.resume[rid] >= 0:  # a recomputed request picks up where it was preempted
-                remaining = int(self.resume[rid])
+                remaining = self.resume[rid]
                 self.resume[rid] = -1
-                srv.start_decoding(rid, int(self.pf_target[rid]), remaining)
+                srv.start_decoding(rid, self.pf_target[rid], remaining)
                 return
             self.first_token[rid] = self.env.now
             self.tokens_emitted += 1
@@ -786,13 +811,13 @@ class Simulation:
                 self.release(srv, rid)
                 self.end(rid, COMPLETED)
             else:
-                srv.start_decoding(rid, int(self.prompt[rid]), int(self.output[rid]) - 1)
+                srv.start_decoding(rid, self.prompt[rid], self.output[rid] - 1)
             return
         self.handoff(srv, rid)
 
     def handoff(self, srv: Server, rid: int) -> None:
         """Reserve room on a decode instance and send the KV cache over the link."""
-        need = self.reserve_tokens(rid, "decode") if not self.preempt else int(self.prompt[rid])
+        need = self.reserve_tokens(rid, "decode") if not self.preempt else self.prompt[rid]
         if self.preempt:  # room also for the jump under way and every request's next token
             fits = [
                 d for d in self.servers_of("decode")
@@ -805,18 +830,19 @@ class Simulation:
             return
         dst = self.route(rid, fits, "decode")
         dst.kv_reserved += need
-        dst.kv_peak = max(dst.kv_peak, dst.kv_reserved)
+        if dst.kv_reserved > dst.kv_peak:
+            dst.kv_peak = dst.kv_reserved
         self.decode_inst[rid] = dst.idx
         inst = srv.pool.instance
         tokens = float(self.prompt[rid])
         if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
             held = lookup(self.blocks(rid), (dst.hbm,))[0] * self.reqs.block_tokens
-            held = min(held, int(self.prompt[rid]))
+            held = min(held, self.prompt[rid])
             tokens -= held
             self.counters["transfer_tokens_saved"] += held
         bw = self.link_gb_s or (srv.pool.hardware.scale_out_gb_s * inst.tp)
         full = kv_transfer_time(srv.kv_bytes, tokens, bw, self.link_latency_s)
-        prefill_s = max(self.env.now - float(self.prefill_start[rid]), 0.0)
+        prefill_s = max(self.env.now - self.prefill_start[rid], 0.0)
         exposed = exposed_transfer_time(full, prefill_s, inst.model.layers, self.link_overlap)
         start = max(self.env.now - (full - exposed), srv.nic_free_s)
         end = max(start + full, self.env.now)
@@ -827,20 +853,20 @@ class Simulation:
     def transferred(self, src: Server, dst: Server, rid: int, src_gen: int, dst_gen: int) -> None:
         """The KV cache has arrived: free the prefill side, start decoding."""
         if src.generation == src_gen:
-            src.kv_reserved -= int(self.prompt[rid])
-            src.kv_used -= int(self.prompt[rid])
+            src.kv_reserved -= self.prompt[rid]
+            src.kv_used -= self.prompt[rid]
             src.notify(True)
         if src.generation != src_gen or dst.generation != dst_gen:
             if dst.generation == dst_gen:
                 dst.kv_reserved -= (
-                    self.reserve_tokens(rid, "decode") if not self.preempt else int(self.prompt[rid])
+                    self.reserve_tokens(rid, "decode") if not self.preempt else self.prompt[rid]
                 )
             self.lost(rid)
             return
         self.first_token[rid] = self.env.now
         self.tokens_emitted += 1
         self.context[rid] = self.prompt[rid]
-        dst.kv_used += int(self.prompt[rid])
+        dst.kv_used += self.prompt[rid]
         if self.output[rid] <= 1:
             self.release(dst, rid)
             self.end(rid, COMPLETED)
@@ -851,7 +877,7 @@ class Simulation:
     def release(self, srv: Server, rid: int) -> None:
         """Give back a request's KV reservation and memory on its instance."""
         srv.kv_reserved -= self.release_tokens(rid, srv.role)
-        srv.kv_used -= int(self.context[rid])
+        srv.kv_used -= self.context[rid]
         if srv.role == "decode":
             self.retry_handoffs()
         srv.notify(True)
@@ -912,7 +938,7 @@ class Simulation:
         self.pf_target[rid] = self.prompt[rid]
         self.prefilled[rid] = 0
         self.resume[rid] = -1
-        self.first_token[rid] = np.nan
+        self.first_token[rid] = math.nan
         self.arrive(rid, retry=True)
 
     def fault(self, spec: Fault) -> Any:
@@ -939,9 +965,7 @@ class Simulation:
         cfg = self.scenario.scheduler.elastic
         horizon = self.scenario.duration_s
         limit = 20.0 * horizon + 3600.0
-        while (
-            self.env.now < horizon or any(o == PENDING for o in self.outcome[: self.issued])
-        ) and self.env.now < limit:
+        while (self.env.now < horizon or self.ended < self.issued) and self.env.now < limit:
             yield self.env.timeout(cfg.check_s)
             if self.env.now > horizon and not any(s.waiting for s in self.servers):
                 break
@@ -960,6 +984,7 @@ class Simulation:
 
     def _switch(self, srv: Server, role: str, switch_s: float) -> Any:
         srv.busy_switching = True
+        self.roles_changed()
         if srv.hbm is not None:
             srv.hbm.clear()
         self.counters["role_switches"] += 1
@@ -1016,18 +1041,18 @@ class Simulation:
         n = self.issued
         segs = np.asarray(self.segments, dtype=float).reshape(-1, len(SEGMENT_COLUMNS))
         return Records(
-            arrival_s=self.arrival[:n],
-            first_token_s=self.first_token[:n],
-            completion_s=self.completion[:n],
-            outcome=self.outcome[:n],
+            arrival_s=np.array(self.arrival[:n], dtype=float),
+            first_token_s=np.array(self.first_token[:n], dtype=float),
+            completion_s=np.array(self.completion[:n], dtype=float),
+            outcome=np.array(self.outcome[:n], dtype=np.int8),
             reason=self.reason[:n],
-            prefill_instance=self.prefill_inst[:n],
-            decode_instance=self.decode_inst[:n],
-            transfer_s=self.transfer[:n],
-            cache_hit_tokens=self.hits[:n],
-            cache_load_s=self.load_s[:n],
-            retries=self.retries[:n],
-            preemptions=self.preemptions[:n],
+            prefill_instance=np.array(self.prefill_inst[:n], dtype=np.int64),
+            decode_instance=np.array(self.decode_inst[:n], dtype=np.int64),
+            transfer_s=np.array(self.transfer[:n], dtype=float),
+            cache_hit_tokens=np.array(self.hits[:n], dtype=np.int64).reshape(-1, 3),
+            cache_load_s=np.array(self.load_s[:n], dtype=float),
+            retries=np.array(self.retries[:n], dtype=np.int64),
+            preemptions=np.array(self.preemptions[:n], dtype=np.int64),
             segments=segs,
             servers=[(s.pool.index, s.local, s.pool.spec.role) for s in self.servers],
             kv_capacity=np.array([s.kv_cap for s in self.servers], dtype=float),
