@@ -84,17 +84,21 @@ class LruBlocks:
 
 
 _TAG_SHIFT = 61
-_ID_SHIFT = 24
+_SPREAD = 0x9E3779B1  # odd, about 2^31.3: Knuth's multiplicative-hashing constant
+_OWNER_BITS = 29
 
 
 def _block_id(tag: int, owner: int, index: int) -> int:
     """A unique integer naming block `index` of a prefix group (tag 1) or a session (tag 2).
 
-    Owners below 2^37 and indices below 2^24 never collide; generated workloads stay far below.
-    Every id fits in a signed 64-bit word, which keeps `range` over block ids on CPython's fast
-    path (ids past 2^63 made building a prompt's block list about 1.6 times slower).
+    The id is ``tag * 2^61 + owner * _SPREAD + index``: unique for owners below 2^29 and indices
+    below 2^24 (generated workloads stay far below), and below 2^63, so building a prompt's
+    block list with `range` stays on CPython's fast path. A Python dict finds an int key by
+    its low bits: with the owner in high bits (as an earlier layout had it) every session's
+    block i shared one slot and lookups crawled; multiplying by an odd constant gives each
+    owner's run of ids its own, scattered start.
     """
-    return (tag << _TAG_SHIFT) | (owner << _ID_SHIFT) | index
+    return (tag << _TAG_SHIFT) | (owner * _SPREAD + index)
 
 
 def request_blocks(reqs: Requests, rid: int, tokens: int | None = None) -> Sequence[int]:
@@ -112,8 +116,8 @@ def request_blocks(reqs: Requests, rid: int, tokens: int | None = None) -> Seque
 def _generated_blocks(n: int, prefix_blocks: int, group: int, session: int) -> list[int]:
     """The first `n` blocks of a generated prompt: its prefix group's, then its session's."""
     prefix_blocks = min(prefix_blocks, n)
-    g = _block_id(1, group & ((1 << 37) - 1), 0)
-    s = _block_id(2, session, 0)
+    g = _block_id(1, group & ((1 << _OWNER_BITS) - 1), 0)
+    s = _block_id(2, session & ((1 << _OWNER_BITS) - 1), 0)
     return [*range(g, g + prefix_blocks), *range(s + prefix_blocks, s + n)]
 
 

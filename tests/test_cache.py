@@ -12,6 +12,7 @@ from engine import scenario_io as io
 from engine.cache import (
     LruBlocks,
     RequestBlocks,
+    _generated_blocks,
     leading_run,
     lookup,
     replay_hit_rate,
@@ -119,6 +120,14 @@ def test_the_simulators_block_names_match_request_blocks() -> None:
         full = int(reqs.prompt_tokens[rid] + reqs.output_tokens[rid])
         assert names.full_blocks(rid) == request_blocks(reqs, rid, full)
         assert all(0 <= b < 2**63 for b in names.full_blocks(rid))  # one machine word each
+
+
+def test_block_ids_are_unique_and_spread_over_dict_slots() -> None:
+    # a dict finds an int key by the low bits of hash(key) (the int itself, mod 2^61 - 1): ids
+    # that differ only in high bits pile into a few slots and every cache lookup slows down
+    ids = [b for session in range(500) for b in _generated_blocks(24, 4, session % 7, session)]
+    assert len(set(ids)) == 500 * 20 + 7 * 4  # each session's own blocks, each group's prefix
+    assert len({hash(b) & 4095 for b in ids}) > 3000  # of 4096 slots, for 10,028 keys
 
 
 @needs_traces
