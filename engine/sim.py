@@ -568,7 +568,7 @@ class Simulation:
         self.ticks: dict[str, int] = {}
         self._live: dict[str, list[Server]] | None = None  # servers_of's lists, until roles change
         self.ended = 0  # requests closed so far
-        self.block_names = RequestBlocks(reqs) if self.cache_on else None
+        self.block_names = RequestBlocks(reqs)  # each request's block hashes, built on first use
         self.servers: list[Server] = []
         for pool in resolved.pools:
             for j in range(pool.spec.count):
@@ -660,13 +660,10 @@ class Simulation:
         if len(servers) == 1:
             return servers[0]
         if self.router.needs_prefix and self.cache_on:
-            blocks = self.blocks(rid)
+            blocks = self.block_names.prompt_blocks(rid)
             bt = self.reqs.block_tokens
-            views = [
-                # the instance's own tiers: the pooled store serves every instance alike
-                s.view(i, leading_run_in(blocks, s.own_blocks) * bt)
-                for i, s in enumerate(servers)
-            ]
+            # each instance's own tiers: the pooled store serves every instance alike
+            views = [s.view(i, leading_run_in(blocks, s.own_blocks) * bt) for i, s in enumerate(servers)]
         else:
             views = [s.view(i) for i, s in enumerate(servers)]
         return servers[self.router.choose(self.request_view(rid), views, tick)]
@@ -683,18 +680,11 @@ class Simulation:
             self.next_from_client(self.env.now)
 
     # --- cache ----------------------------------------------------------------------------
-    def blocks(self, rid: int, full: bool = False) -> Sequence[int]:
-        """Block hashes of a request's prompt (or prompt and output), computed once."""
-        assert self.block_names is not None
-        if full:
-            return self.block_names.full_blocks(rid)
-        return self.block_names.prompt_blocks(rid)
-
     def use_cache(self, srv: Server, rid: int) -> float:
         """Look the prompt up in the tiers; skip the prefix found; return the load time."""
         if self.resume[rid] >= 0:
             return 0.0
-        blocks = self.blocks(rid)
+        blocks = self.block_names.prompt_blocks(rid)
         found = lookup(blocks, (srv.hbm, srv.host, self.pooled))
         bt = self.reqs.block_tokens
         total = sum(found)
@@ -726,10 +716,10 @@ class Simulation:
         (the prompt's are already there); a decode instance, which received the prompt's KV over
         the link, keeps all of them in HBM so the next turn sends only what it lacks.
         """
-        blocks = self.blocks(rid, full)
+        blocks = self.block_names.full_blocks(rid) if full else self.block_names.prompt_blocks(rid)
         new = blocks
         if full:
-            new = blocks[len(self.blocks(rid, False)) :]
+            new = blocks[len(self.block_names.prompt_blocks(rid)) :]
         if srv.hbm is not None:
             srv.hbm.capacity = max(0, (srv.kv_cap - srv.kv_reserved) // self.reqs.block_tokens)
             srv.hbm.insert(blocks if srv.role == "decode" else new)
@@ -836,7 +826,7 @@ class Simulation:
         inst = srv.pool.instance
         tokens = float(self.prompt[rid])
         if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
-            held = lookup(self.blocks(rid), (dst.hbm,))[0] * self.reqs.block_tokens
+            held = lookup(self.block_names.prompt_blocks(rid), (dst.hbm,))[0] * self.reqs.block_tokens
             held = min(held, self.prompt[rid])
             tokens -= held
             self.counters["transfer_tokens_saved"] += held
@@ -886,7 +876,6 @@ class Simulation:
         """A request produced its last token."""
         if self.cache_on:
             self.remember(srv, rid, full=True)
-            assert self.block_names is not None
             self.block_names.drop(rid)
         self.release(srv, rid)
         self.end(rid, COMPLETED)
