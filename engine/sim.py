@@ -1,8 +1,9 @@
 """The simpy model of LLM serving: instances, pools, the KV link, and what happened.
 
 Each instance runs continuous batching as a small state machine on simpy's event queue: idle,
-running one iteration, or running one decode jump, each ending with a simpy timeout whose
-callback applies the work and forms the next batch. An iteration that contains prefill work (a
+running one iteration, or running one decode jump, each ending with a timed call (`_Clock`: a
+bare function call in the queue, ordered as a simpy timeout would be) that applies the work and
+forms the next batch. An iteration that contains prefill work (a
 whole prompt, or a chunk of one) is one event. A run of decode-only iterations with an
 unchanging batch is also one event: the cost model sums its steps in closed form
 (`perf.StepModel.decode_run`), and the instance jumps straight to the first completion in the
