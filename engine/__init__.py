@@ -5,10 +5,11 @@ and run it. The engine never imports streamlit, prints nothing and does no I/O i
 """
 
 from engine.advisor import Advice, Finding, advise
+from engine.capacity import Capacity, capacity
 from engine.catalog import Catalog, load_catalog, model_from_hf_config
 from engine.errors import ScenarioError
 from engine.perf import Instance, decode_cost, iteration_cost, prefill_cost
-from engine.plan import Capacity, Plan, SearchSpace, capacity, plan
+from engine.plan import Plan, SearchSpace, plan
 from engine.resolve import resolve
 from engine.run import SimResult, replicate, simulate
 from engine.scenario import Scenario

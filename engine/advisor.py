@@ -37,10 +37,10 @@ import pandas as pd
 from engine.catalog import Catalog
 from engine.errors import ScenarioError
 from engine.perf import Instance, decode_cost, prefill_cost, roofline_point
-from engine.plan import Demand, demand, instance_rates
 from engine.resolve import Resolved, resolve, scenario_catalog
 from engine.run import SimResult
 from engine.scenario import Scenario
+from engine.sizing import Demand, demand, instance_rates
 from engine.workload import generate
 
 STABLE_MONTHS = 12.0

@@ -19,9 +19,10 @@ from tqdm import tqdm
 
 from engine import scenario_io
 from engine.advisor import STABLE_MONTHS, Advice, advise
+from engine.capacity import capacity
 from engine.cli_common import emit_json, load_scenario
 from engine.errors import ScenarioError
-from engine.plan import Plan, SearchSpace, capacity, plan
+from engine.plan import Plan, SearchSpace, plan
 from engine.resolve import scenario_catalog
 from engine.run import ENGINE_VERSION, simulate
 from engine.sweep import grid, local_executor, parse_vary, sweep, write

@@ -2,33 +2,19 @@
 
 A *shape* is a deployment without its instance counts: colocated (one mixed pool of tp chips
 of kind X) or disaggregated (a prefill pool of (X, tp) and a decode pool of (Y, tp'), X and Y
-possibly different chips). For each instance kind the cost model gives, from the workload's own
-requests (the planning run's, so the estimate and the simulation see the same lengths):
-
-- prefill seconds per request: every prompt (less its cache hits when the cache is on) timed as
-  one iteration, its weight reads and fixed overhead shared by as many prompts as fit in the
-  token budget: an optimistic figure, since real batches are smaller;
-- the decode batch B*: the largest batch that fits in KV memory (a request reserves its prompt
-  plus its output; with preemption on it holds only its prompt plus, on average, half its
-  output), within the batching limit, whose step at the mean decode context still meets the
-  tightest TPOT target; decode tokens/s = B* / step time.
-
-A load of λ requests/s then needs at least ceil(λ·E[prefill s]) prefill instances and
-ceil(λ·E[output tokens] / decode tokens/s) decode instances (a colocated pool at least the
-larger of the two): a lower bound on the counts, hence on the cost, of every deployment of that
-shape. Shapes are pruned without simulation when their weights do not fit, when one decode step
-at batch 1 already misses a TPOT target, when a class's percentile prompt alone misses its TTFT
-target, when more than the SLO's tail of requests could never fit in KV memory, or when the
-lower bound exceeds the budget. The rest are visited cheapest bound first (branch and bound):
-the simulator confirms each one, searching counts upward from the bound (colocated: galloping,
-then bisection; disaggregated: cheapest pair first, growing the pool the failure points at), and
+possibly different chips). The cost model's sizing of each instance kind (`engine.sizing`) gives
+a lower bound on the counts, hence on the cost, of every deployment of a shape. Shapes are
+pruned without simulation when their weights do not fit, when one decode step at batch 1
+already misses a TPOT target, when a class's percentile prompt alone misses its TTFT target,
+when more than the SLO's tail of requests could never fit in KV memory, or when the lower bound
+exceeds the budget. The rest are visited cheapest bound first (branch and bound): the simulator
+confirms each one, searching counts upward from the bound (colocated: galloping, then
+bisection; disaggregated: cheapest pair first, growing the pool the failure points at), and
 once a deployment passes, every shape whose bound is not below its cost is bounded out. The
 search assumes more instances never hurt (a DESIGN.md invariant); it is exact under that
 assumption, within the simulation budget, for the seed and the planning window.
 
-`capacity` finds the highest arrival rate at which every class passes (DistServe's definition):
-bisection on `workload.arrival.rate_rps` from a bracket the cost model suggests, within a fixed
-number of simulations.
+The highest rate a given deployment sustains is `engine.capacity`'s question.
 """
 
 from __future__ import annotations
@@ -37,7 +23,7 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,16 +31,23 @@ import pandas as pd
 from engine import bounds, scenario_io
 from engine.catalog import Catalog
 from engine.errors import ScenarioError
-from engine.perf import Instance, decode_cost, prefill_cost
 from engine.resolve import scenario_catalog
 from engine.run import SimResult, simulate
 from engine.scenario import Scenario
-from engine.workload import Requests, generate
+from engine.sizing import (
+    Bound,
+    InstanceRates,
+    Mode,
+    Shape,
+    demand,
+    instance_of,
+    instance_rates,
+    lower_bound,
+)
+from engine.workload import generate
 
 Progress = Callable[[int, int, str], None]
 """A progress callback: (simulations done, simulation budget, what is running)."""
-
-Mode = Literal["colocated", "disaggregated"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,187 +98,6 @@ class SearchSpace:
             )
         if not 0 <= self.finalists <= 50 or not 0 <= self.frontier_extra <= 10:
             raise ScenarioError("space.finalists: must be in [0, 50]; space.frontier_extra in [0, 10]")
-
-
-# --- the cost model's view of a workload and an instance -------------------------------------
-
-
-@dataclass(frozen=True)
-class Demand:
-    """What the target load asks of a deployment, drawn from the planning run's requests."""
-
-    rate_rps: float
-    prompt_tokens: np.ndarray
-    cached_tokens: np.ndarray
-    output_tokens: np.ndarray
-    cls: np.ndarray
-    ttft_target_s: tuple[float, ...]
-    tpot_target_s: tuple[float, ...]
-    percentile: tuple[float, ...]
-    token_budget: int
-    max_batch: int
-    reserves_output: bool = True  # False with preemption: a request holds only what it has
-
-    @property
-    def mean_output_tokens(self) -> float:
-        """Mean output tokens per request."""
-        return float(self.output_tokens.mean()) if len(self.output_tokens) else 0.0
-
-    @property
-    def mean_decode_context_tokens(self) -> float:
-        """Mean context of a decode step: the prompt plus half the output."""
-        if not len(self.prompt_tokens):
-            return 0.0
-        return float(self.prompt_tokens.mean() + self.output_tokens.mean() / 2.0)
-
-
-def demand(scenario: Scenario, requests: Requests) -> Demand:
-    """The load of `scenario` as the cost model sees it."""
-    wl = scenario.workload
-    cached = np.zeros_like(requests.prompt_tokens)
-    if scenario.cache.enabled:  # optimistic: every reusable token hits
-        cached = np.minimum(requests.reused_tokens + requests.prefix_tokens, requests.prompt_tokens - 1)
-    b = scenario.deployment.batching
-    return Demand(
-        rate_rps=wl.arrival.rate_rps,
-        prompt_tokens=requests.prompt_tokens.astype(float),
-        cached_tokens=np.maximum(cached, 0).astype(float),
-        output_tokens=requests.output_tokens.astype(float),
-        cls=requests.cls,
-        ttft_target_s=tuple(c.slo.ttft_ms / 1e3 for c in wl.classes),
-        tpot_target_s=tuple(c.slo.tpot_ms / 1e3 for c in wl.classes),
-        percentile=tuple(c.slo.percentile for c in wl.classes),
-        token_budget=b.token_budget,
-        max_batch=b.max_batch,
-        reserves_output=scenario.scheduler.preemption == "none",
-    )
-
-
-@dataclass(frozen=True)
-class InstanceRates:
-    """One instance kind's analytic rates for a demand, and why it cannot serve it (if so).
-
-    `decode_batch_limit` says what caps B*: ``kv_capacity``, ``max_batch`` or ``tpot``.
-    A non-empty `prefill_problem` / `decode_problem` says why it cannot run that phase.
-    """
-
-    hardware: str
-    tp: int
-    chips: int
-    usd_per_hour: float
-    kv_capacity_tokens: int
-    prefill_s_per_request: float = math.inf
-    decode_batch: int = 0
-    decode_batch_limit: str = "kv_capacity"
-    decode_step_s: float = math.inf
-    decode_tokens_per_s: float = 0.0
-    prefill_problem: str = ""
-    decode_problem: str = ""
-
-
-def _at_percentile(values: np.ndarray, pct: float) -> float:
-    """An observed value at a percentile ("higher" method, as the metrics use)."""
-    return float(np.percentile(values, pct, method="higher")) if len(values) else 0.0
-
-
-def instance_rates(inst: Instance, d: Demand) -> InstanceRates:
-    """Prefill seconds per request and decode tokens/s of one instance, from the cost model."""
-    hw = inst.hardware
-    head = InstanceRates(
-        hardware=hw.id,
-        tp=inst.tp,
-        chips=inst.chips,
-        usd_per_hour=inst.chips * hw.usd_per_hour,
-        kv_capacity_tokens=inst.kv_capacity_tokens,
-    )
-    if not inst.fits() or not len(d.prompt_tokens):
-        why = f"weights do not fit ({inst.weight_bytes / 1e9:.0f} GB on {inst.chips} x {hw.id})"
-        return replace(head, prefill_problem=why, decode_problem=why)
-    cap = inst.kv_capacity_tokens
-    q, k = d.prompt_tokens, d.cached_tokens
-    cost = prefill_cost(inst, q, k)
-    alone = np.asarray(cost.time_s, dtype=float)
-    share = max(1.0, d.token_budget // max(float(np.mean(q - k)), 1.0))  # prompts per iteration
-    per_req = np.maximum(cost.compute_s, cost.memory_s / share) + cost.comm_s + cost.overhead_s / share
-    tail = 1.0 - max(d.percentile) / 100.0
-    prefill_problem = ""
-    if float(np.mean(q > cap)) > tail:
-        prefill_problem = f"{np.mean(q > cap):.0%} of prompts never fit in KV memory"
-    for c, target in enumerate(d.ttft_target_s):
-        at_pct = _at_percentile(alone[d.cls == c], d.percentile[c])
-        if at_pct > target and not prefill_problem:
-            prefill_problem = (
-                f"p{d.percentile[c]:g} prompt alone takes {at_pct * 1e3:.0f} ms > TTFT {target * 1e3:.0f} ms"
-            )
-    reserve = d.prompt_tokens + d.output_tokens
-    held = reserve if d.reserves_output else d.prompt_tokens + d.output_tokens / 2.0
-    b_kv = int(cap // max(float(held.mean()), 1.0))
-    batches = np.arange(1, max(1, min(b_kv, d.max_batch)) + 1, dtype=float)
-    steps = np.asarray(decode_cost(inst, batches, d.mean_decode_context_tokens).time_s, dtype=float)
-    tpot = min(d.tpot_target_s)
-    ok = steps <= tpot
-    decode_problem = ""
-    if float(np.mean(reserve > cap)) > tail:
-        decode_problem = f"{np.mean(reserve > cap):.0%} of requests never fit in KV memory"
-    elif not ok[0]:
-        decode_problem = (
-            f"one decode step at batch 1 takes {steps[0] * 1e3:.1f} ms > TPOT {tpot * 1e3:.0f} ms"
-        )
-    batch = int(np.nonzero(ok)[0][-1]) + 1 if ok.any() else 1
-    limit = "tpot" if batch < len(batches) else ("kv_capacity" if b_kv < d.max_batch else "max_batch")
-    return replace(
-        head,
-        prefill_s_per_request=float(np.mean(per_req)),
-        decode_batch=batch,
-        decode_batch_limit=limit,
-        decode_step_s=float(steps[batch - 1]),
-        decode_tokens_per_s=batch / float(steps[batch - 1]),
-        prefill_problem=prefill_problem,
-        decode_problem=decode_problem,
-    )
-
-
-# --- shapes and their lower bounds -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A deployment without its counts: the mode and (hardware, tp) of each pool."""
-
-    mode: Mode
-    prefill: tuple[str, int]  # colocated: the mixed pool
-    decode: tuple[str, int]  # colocated: the same as prefill
-
-    def label(self) -> str:
-        """A short name: ``h100-sxm tp2`` or ``h100-sxm tp2 -> h200 tp1``."""
-        p = f"{self.prefill[0]} tp{self.prefill[1]}"
-        return p if self.mode == "colocated" else f"{p} -> {self.decode[0]} tp{self.decode[1]}"
-
-
-@dataclass(frozen=True)
-class Bound:
-    """A shape's analytic lower bound on counts and cost, or why it was pruned."""
-
-    shape: Shape
-    counts: tuple[int, int]  # (prefill, decode); colocated: (n, 0)
-    usd_per_hour: float
-    pruned: str
-
-
-def lower_bound(shape: Shape, rates: dict[tuple[str, int], InstanceRates], d: Demand, cap: int) -> Bound:
-    """The fewest instances of each pool the cost model allows for the demand, and their cost."""
-    p, dd = rates[shape.prefill], rates[shape.decode]
-    why = p.prefill_problem or dd.decode_problem
-    if why:
-        return Bound(shape, (0, 0), math.inf, why)
-    n_p = max(1, math.ceil(d.rate_rps * p.prefill_s_per_request - 1e-9))
-    n_d = max(1, math.ceil(d.rate_rps * d.mean_output_tokens / dd.decode_tokens_per_s - 1e-9))
-    if shape.mode == "colocated":
-        n = max(n_p, n_d)
-        return Bound(shape, (n, 0), n * p.usd_per_hour, "" if n <= cap else f"needs over {cap} instances")
-    cost = n_p * p.usd_per_hour + n_d * dd.usd_per_hour
-    over = n_p > cap or n_d > cap
-    return Bound(shape, (n_p, n_d), cost, f"needs over {cap} instances per pool" if over else "")
 
 
 # --- the plan --------------------------------------------------------------------------------
@@ -386,20 +198,6 @@ def with_deployment(scenario: Scenario, shape: Shape, counts: tuple[int, int]) -
     if shape.mode == "colocated":  # elastic roles switch prefill and decode instances: none here
         over["scheduler.elastic.enabled"] = False
     return scenario_io.apply_overrides(scenario, over)
-
-
-def _instance(scenario: Scenario, cat: Catalog, hw: str, tp: int) -> Instance:
-    profile = next((p.profile for p in scenario.deployment.pools if p.hardware == hw), None)
-    m = scenario.model
-    return Instance(
-        model=cat.models[m.id],
-        hardware=cat.hardware[hw],
-        tp=tp,
-        weights=m.weights,
-        kv=m.kv,
-        profile_name=profile,
-        mem_fraction=scenario.deployment.mem_fraction,
-    )
 
 
 def shapes(space: SearchSpace, kinds: Sequence[tuple[str, int]]) -> list[Shape]:
@@ -593,7 +391,7 @@ def plan(
     )
     d = demand(search.base, search.reqs)
     kinds = [(h, t) for h in chips for t in sorted(set(space.tp))]
-    search.rates.update({k: instance_rates(_instance(search.base, cat, *k), d) for k in kinds})
+    search.rates.update({k: instance_rates(instance_of(search.base, cat, *k), d) for k in kinds})
     budget = space.budget_usd_per_hour if space.budget_usd_per_hour is not None else math.inf
     all_bounds = []
     for shape in shapes(space, kinds):
@@ -701,122 +499,4 @@ def _assemble(
         feasible=int(runs["passes"].sum()) if len(runs) else 0,
         exhaustive=not search.out_of_budget,
         notes=tuple(notes),
-    )
-
-
-# --- capacity: the highest rate at which every class passes ----------------------------------
-
-
-@dataclass(frozen=True)
-class Capacity:
-    """The highest tested arrival rate at which every class passed, and the runs that showed it.
-
-    `capacity_rps` is 0 when even the lowest rate tried failed; `failed_rps` is the lowest rate
-    seen failing (None if none failed: the true capacity may be higher). `runs` has one row per
-    simulation: rate, whether every class passed, goodput and SLO attainment.
-    """
-
-    capacity_rps: float
-    failed_rps: float | None
-    estimate_rps: float
-    runs: pd.DataFrame
-    simulations: int
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain data for the CLI."""
-        return {
-            "capacity_rps": self.capacity_rps,
-            "failed_rps": self.failed_rps,
-            "estimate_rps": self.estimate_rps,
-            "simulations": self.simulations,
-            "runs": self.runs.to_dict(orient="records"),
-        }
-
-
-def analytic_capacity_rps(scenario: Scenario, catalog: Catalog | None = None) -> float:
-    """The cost model's (optimistic) highest rate for the scenario's own deployment."""
-    cat = scenario_catalog(scenario, catalog)
-    d = demand(scenario, generate(scenario))
-    prefill_rps = decode_rps = mixed_rps = 0.0
-    roles = {p.role for p in scenario.deployment.pools}
-    for p in scenario.deployment.pools:
-        r = instance_rates(_instance(scenario, cat, p.hardware, p.tp), d)
-        per_p = 1.0 / r.prefill_s_per_request if r.prefill_s_per_request > 0 else math.inf
-        per_d = r.decode_tokens_per_s / max(d.mean_output_tokens, 1e-9)
-        if p.role == "prefill":
-            prefill_rps += p.count * per_p
-        elif p.role == "decode":
-            decode_rps += p.count * per_d
-        else:
-            mixed_rps += p.count * min(per_p, per_d)
-    return mixed_rps if roles == {"mixed"} else min(prefill_rps, decode_rps)
-
-
-def capacity(
-    scenario: Scenario,
-    *,
-    max_simulations: int = 10,
-    rel_tol: float = 0.03,
-    low_rps: float | None = None,
-    high_rps: float | None = None,
-    duration_s: float | None = None,
-    catalog: Catalog | None = None,
-    progress: Progress | None = None,
-) -> Capacity:
-    """Bisection on `workload.arrival.rate_rps` for the highest rate at which every class passes."""
-    if not 2 <= max_simulations <= 100:
-        raise ScenarioError(f"max_simulations: must be in [2, 100] (got {max_simulations})")
-    if not 0 < rel_tol < 1:
-        raise ScenarioError(f"rel_tol: must be in (0, 1) (got {rel_tol})")
-    base = planning_scenario(scenario, scenario.workload.arrival.rate_rps, duration_s)
-    cat = scenario_catalog(base, catalog)
-    top = min(bounds.MAX_RATE_RPS, 0.95 * bounds.MAX_REQUESTS / base.duration_s)
-    estimate = analytic_capacity_rps(base, cat)
-    rows: list[dict[str, Any]] = []
-
-    def passes(rate: float) -> bool:
-        if progress:
-            progress(len(rows), max_simulations, f"{rate:.3g} req/s")
-        res = simulate(scenario_io.apply_overrides(base, {"workload.arrival.rate_rps": rate}), cat)
-        ok = all(c["passes"] for c in res.summary["classes"].values())
-        rows.append(
-            {
-                "rate_rps": rate,
-                "passes": ok,
-                "goodput_rps": res.summary["goodput_rps"],
-                "slo_attainment": res.summary["slo_attainment"],
-            }
-        )
-        return ok
-
-    lo: float | None = low_rps
-    hi: float | None = high_rps
-    probe = min(top, high_rps or low_rps or (estimate if math.isfinite(estimate) and estimate > 0 else 1.0))
-    while len(rows) < max_simulations and (lo is None or hi is None):
-        if passes(probe):
-            lo = probe
-            if probe >= top:
-                break
-            probe = min(top, probe * 2.0 if hi is None else (probe + hi) / 2)
-        else:
-            hi = probe
-            probe = probe / 2.0 if lo is None else (probe + lo) / 2
-        if lo is not None and hi is not None and lo >= hi:
-            lo = None  # a given low bound that fails: keep halving
-            probe = hi / 2.0
-    while lo is not None and hi is not None and len(rows) < max_simulations and (hi - lo) > rel_tol * hi:
-        mid = (lo + hi) / 2.0
-        if passes(mid):
-            lo = mid
-        else:
-            hi = mid
-    runs = pd.DataFrame(rows, columns=["rate_rps", "passes", "goodput_rps", "slo_attainment"])
-    ok = runs.loc[runs["passes"], "rate_rps"]
-    bad = runs.loc[~runs["passes"].astype(bool), "rate_rps"]
-    return Capacity(
-        capacity_rps=float(ok.max()) if len(ok) else 0.0,
-        failed_rps=float(bad.min()) if len(bad) else None,
-        estimate_rps=estimate,
-        runs=runs,
-        simulations=len(runs),
     )

@@ -14,24 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine import scenario_io as io
+from engine.capacity import capacity
 from engine.catalog import Catalog
 from engine.cli import main
 from engine.errors import ScenarioError
 from engine.perf import Instance
-from engine.plan import (
-    SearchSpace,
-    Shape,
-    capacity,
-    demand,
-    instance_rates,
-    lower_bound,
-    pareto,
-    plan,
-    planning_scenario,
-    with_deployment,
-)
+from engine.plan import SearchSpace, pareto, plan, planning_scenario, with_deployment
 from engine.run import simulate
 from engine.scenario import Scenario
+from engine.sizing import Shape, demand, instance_rates, lower_bound
 from engine.workload import generate
 
 SMALL = SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0, finalists=1, frontier_extra=1)
