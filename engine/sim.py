@@ -277,9 +277,10 @@ class Simulation:
         tokens = [int(f * bt * scale) for f in found]
         tokens[HBM] = hit - tokens[HOST] - tokens[POOLED]
         self.hits[rid] = tuple(tokens)
+        hit_blocks = blocks[:total]
         for tier in (srv.hbm, srv.host, self.pooled):
             if tier is not None:
-                tier.touch(blocks[:total])
+                tier.touch(hit_blocks)
         self.prefilled[rid] = hit
         srv.kv_used += hit
         srv.queue_tokens(rid, -hit)
