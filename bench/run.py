@@ -20,6 +20,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -29,6 +30,9 @@ from engine.run import _result
 from engine.scenario import Scenario
 from engine.sim import Simulation
 from engine.workload import generate
+
+LAST_SUMMARY: dict[str, Any] = {}
+"""The summary of the last run `timed` made (to say what a benchmark exercised)."""
 
 
 def timed(scenario: Scenario, repeat: int) -> tuple[float, float, int, int]:
@@ -43,9 +47,11 @@ def timed(scenario: Scenario, repeat: int) -> tuple[float, float, int, int]:
         gc.collect()
         t0 = time.perf_counter()
         rec = Simulation(res, reqs).run()
-        _result(res, reqs, rec, 0.0)
+        result = _result(res, reqs, rec, 0.0)
         walls.append(time.perf_counter() - t0)
         events = rec.events
+        LAST_SUMMARY.clear()
+        LAST_SUMMARY.update(result.summary)
     return min(walls), gen_s, events, len(reqs)
 
 
@@ -87,12 +93,21 @@ def main() -> None:
             "workload.classes[0].multi_turn": {"turns_mean": 3, "think_time_s": 5},
             "workload.classes[0].prefix": {"tokens": 1024, "groups": 4},
             "scheduler": {"router": {"name": "cache_aware"}, "queue": {"name": "priority"},
-                          "admission": {"name": "early_reject"}, "preemption": "swap", "elastic": {"enabled": True}},
+                          "admission": {"name": "early_reject"}, "preemption": "swap",
+                          "elastic": {"enabled": True, "threshold": 2.0}},
             "faults": [{"at_s": 200.0, "pool": "decode", "instances": 1, "duration_s": 60.0}],
+            # decode memory tight enough that swaps and a role switch actually happen
+            "deployment.mem_fraction": 0.55,
         },
     )  # fmt: skip
     wall, gen, ev, n = timed(everything, rep)
     row("default, cache/policies/preemption/faults on", wall, 1.0, ev, n, f"generation {gen:.3f} s")
+    sched, cache, counts = LAST_SUMMARY["scheduler"], LAST_SUMMARY["cache"], LAST_SUMMARY["requests"]
+    print(
+        f"{'':42} what it exercised: cache hits {cache['hit_rate']:.0%} of prompt tokens, "
+        f"{counts['rejected']:,} rejected early, {sched['retried']:,} retried after the fault, "
+        f"{sched['preemptions']:,} preempted, {sched['role_switches']:,} role switches"
+    )
 
     longer = io.apply_overrides(
         default,
