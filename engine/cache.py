@@ -19,7 +19,7 @@ index) and from the multi-turn session (session, block index); traces that carry
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import takewhile
 
 import numpy as np
@@ -31,7 +31,14 @@ TIERS = ("hbm", "host", "pooled")
 
 
 class LruBlocks:
-    """A set of block hashes with a capacity in blocks, evicting the least recently used."""
+    """A set of block hashes with a capacity in blocks, evicting the least recently used.
+
+    Blocks used together (one prompt's) are ordered tail first, head last: of a prompt's blocks
+    its first is the most recent, so under pressure a prompt loses its tail before its head and
+    what stays is still a usable prefix. vLLM frees a finished request's blocks in that order
+    for that reason (deeper blocks are evicted first); with head-first order the head went
+    first and the blocks left behind could never be hit again.
+    """
 
     __slots__ = ("blocks", "capacity")
 
@@ -45,19 +52,19 @@ class LruBlocks:
     def __contains__(self, block: int) -> bool:
         return block in self.blocks
 
-    def touch(self, blocks: Iterable[int]) -> None:
-        """Mark the blocks this tier holds as just used (the others are ignored)."""
+    def touch(self, blocks: Sequence[int]) -> None:
+        """Mark the blocks of a prompt this tier holds as just used (the others are ignored)."""
         od = self.blocks
         to_end = od.move_to_end
-        for b in blocks:
+        for b in reversed(blocks):
             if b in od:
                 to_end(b)
 
-    def insert(self, blocks: Iterable[int]) -> int:
-        """Add blocks (most recent last); returns how many were evicted to make room."""
+    def insert(self, blocks: Sequence[int]) -> int:
+        """Add a prompt's blocks as just used; returns how many were evicted to make room."""
         od = self.blocks
         to_end = od.move_to_end
-        for b in blocks:
+        for b in reversed(blocks):
             if b in od:
                 to_end(b)
             else:

@@ -35,12 +35,19 @@ BIG_POOL = {
 
 def test_lru_evicts_least_recently_used() -> None:
     c = LruBlocks(3)
-    c.insert([1, 2, 3])
-    c.touch([1])
+    c.insert([1, 2, 3])  # oldest first: 3, 2, 1 (a prompt's tail is older than its head)
+    c.touch([3])  # 2, 1, 3
     assert c.insert([4]) == 1
     assert 2 not in c and {1, 3, 4} <= set(c.blocks)
     c.shrink(1)
     assert list(c.blocks) == [4]
+
+
+def test_under_pressure_a_prompt_keeps_its_head() -> None:
+    c = LruBlocks(3)
+    c.insert([1, 2, 3, 4, 5])  # two blocks too many: the tail goes, a usable prefix stays
+    assert set(c.blocks) == {1, 2, 3}
+    assert lookup([1, 2, 3, 4, 5], (c,)) == [3]
 
 
 def test_lookup_is_a_contiguous_prefix_across_tiers() -> None:
@@ -73,9 +80,11 @@ def test_routing_estimate_checks_both_ends() -> None:
     hbm = LruBlocks(100)
     hbm.insert([2, 3, 4, 5])  # everything but the first block
     assert leading_run([1, 2, 3, 4, 5], (hbm, None)) == 0
-    hbm.insert([1])
-    hbm.shrink(4)  # the second block aged out first: a hole
-    assert lookup([1, 2, 3, 4, 5], (hbm,)) == [1]
+    hbm.clear()
+    hbm.insert([1, 2, 3, 4, 5])  # oldest first: 5, 4, 3, 2, 1
+    hbm.touch([5])  # 4, 3, 2, 1, 5
+    hbm.shrink(4)  # block 4 ages out: a hole
+    assert lookup([1, 2, 3, 4, 5], (hbm,)) == [3]
     assert leading_run([1, 2, 3, 4, 5], (hbm,)) == 5  # the last block is held: an estimate
 
 
