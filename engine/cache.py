@@ -132,11 +132,15 @@ class RequestBlocks:
     """`request_blocks` of every request of a run, computed on first use and kept until dropped.
 
     The simulator asks for a request's blocks several times (routing, lookup, hand-off, insert);
-    this reads its inputs from Python lists once instead of numpy scalars each time.
+    this reads its inputs from Python lists once instead of numpy scalars each time. Every block
+    id is one shared int object for the whole run (a session's next turn and every prompt of a
+    prefix group reuse the objects of the first): a dict compares a key it holds with the one
+    looked up by identity before by value, so cache lookups stay on that fast path.
     """
 
     __slots__ = (
-        "_full", "_prompt", "bt", "groups", "hashes", "offsets", "output", "prefix", "prompt", "sessions",
+        "_chains", "_full", "_interned", "_prompt", "bt", "groups", "hashes", "offsets", "output", "prefix",
+        "prompt", "sessions",
     )  # fmt: skip
 
     def __init__(self, reqs: Requests) -> None:
@@ -152,14 +156,31 @@ class RequestBlocks:
         self.sessions: list[int] = [] if traced else reqs.session.tolist()
         self._prompt: list[list[int] | None] = [None] * n
         self._full: list[list[int] | None] = [None] * n
+        self._chains: dict[int, list[int]] = {}  # first id of a group's or session's blocks -> its ids
+        self._interned: dict[int, int] = {}  # a trace's hash -> the one object for it
+
+    def _chain(self, first: int, n: int) -> list[int]:
+        """The ids first, first + 1, ... (at least n of them), the same objects on every call."""
+        chain = self._chains.get(first)
+        if chain is None:
+            chain = self._chains[first] = list(range(first, first + n))
+        elif len(chain) < n:
+            chain.extend(range(first + len(chain), first + n))
+        return chain
 
     def _make(self, rid: int, tokens: int) -> list[int]:
         bt = self.bt
         if self.offsets is not None and self.hashes is not None:
             start = self.offsets[rid]
             stop = min(self.offsets[rid + 1], start + self.prompt[rid] // bt)
-            return self.hashes[start:stop].tolist()  # traces name only the prompt's blocks
-        return _generated_blocks(tokens // bt, self.prefix[rid] // bt, self.groups[rid], self.sessions[rid])
+            intern = self._interned.setdefault
+            return [intern(h, h) for h in self.hashes[start:stop].tolist()]  # prompt blocks only
+        n = tokens // bt
+        p = min(self.prefix[rid] // bt, n)
+        mask = (1 << _OWNER_BITS) - 1
+        group = self._chain(_block_id(1, self.groups[rid] & mask, 0), p)
+        session = self._chain(_block_id(2, self.sessions[rid] & mask, 0), n)
+        return group[:p] + session[p:n]
 
     def prompt_blocks(self, rid: int) -> list[int]:
         """Blocks of the request's prompt."""
