@@ -156,6 +156,11 @@ class RequestBlocks:
         self.sessions: list[int] = [] if traced else reqs.session.tolist()
         self._prompt: list[list[int] | None] = [None] * n
         self._full: list[list[int] | None] = [None] * n
+        too_big = max(self.groups + self.sessions, default=0)
+        if too_big >= 1 << _OWNER_BITS:
+            raise ValueError(
+                f"prefix group or session id {too_big} is past 2^{_OWNER_BITS}: block ids would collide"
+            )
         self._chains: dict[int, list[int]] = {}  # first id of a group's or session's blocks -> its ids
         self._interned: dict[int, int] = {}  # a trace's hash -> the one object for it
 
@@ -197,7 +202,7 @@ class RequestBlocks:
         return got
 
     def drop(self, rid: int) -> None:
-        """Forget a finished request's blocks (memory stays flat over long runs)."""
+        """Forget a finished request's block lists (the id objects, one per block of the run, stay)."""
         self._prompt[rid] = None
         self._full[rid] = None
 

@@ -66,7 +66,10 @@ def _switch(sim: Simulation, srv: Server, role: str, switch_s: float) -> Any:
     if srv.hbm is not None:
         srv.hbm.clear()
     sim.counters["role_switches"] += 1
+    generation = srv.generation
     yield sim.env.timeout(switch_s)
+    if srv.generation != generation:
+        return  # the instance failed while switching: it returns, in its old role, when the fault ends
     srv.role = role
     srv.bring_up()
     if role == "decode":

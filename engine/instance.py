@@ -125,7 +125,7 @@ class Server:
 
     # --- the state machine ----------------------------------------------------------------
     # An instance is idle, running one iteration, or running one decode jump. Each of those
-    # ends with a simpy timeout whose callback applies the work and forms the next batch.
+    # ends with a timed call on the simulation's clock that applies the work and forms the next batch.
     # `token` bumps whenever a scheduled end is superseded (a jump cut short, a fault), so a
     # stale callback does nothing.
 

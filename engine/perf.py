@@ -200,7 +200,8 @@ class StepModel:
     """
 
     __slots__ = ("_apf", "_comm_lat", "_comm_per_tok", "_dense_bytes", "_expert_bytes", "_flops_s",
-                 "_kvb", "_lin", "_bytes_s", "_moe", "_overhead", "_e", "_k_over_e")  # fmt: skip
+                 "_kvb", "_lin", "_bytes_s", "_moe", "_overhead", "_e", "_k_over_e",
+                 "_last_batch", "_last_terms")  # fmt: skip
 
     def __init__(self, inst: Instance) -> None:
         m = inst.model
@@ -221,6 +222,8 @@ class StepModel:
         two = float(inst.comm_time(2.0))
         self._comm_per_tok = two - one
         self._comm_lat = one - self._comm_per_tok
+        self._last_batch: tuple[int, float] | None = None  # decode_run's last (batch, context sum)
+        self._last_terms: tuple[float, ...] = ()
 
     @property
     def overhead_s(self) -> float:
@@ -254,18 +257,23 @@ class StepModel:
         """
         if steps <= 0 or batch <= 0:
             return 0.0, 0.0, 0.0
-        b = float(batch)
-        apf, kvb, flops_s, bytes_s = self._apf, self._kvb, self._flops_s, self._bytes_s
-        f0 = self._lin * b + apf * context_sum
-        f1 = apf * b
-        m0 = (self.weight_bytes(b) if self._moe else self._dense_bytes) + kvb * (context_sum + b)
-        m1 = kvb * b
-        a_c, b_c = f0 / flops_s, f1 / flops_s
-        a_m, b_m = m0 / bytes_s, m1 / bytes_s
-        fixed = (self._comm_lat + self._comm_per_tok * b if self._comm_per_tok else 0.0) + self._overhead
-
-        # g(i) = compute - memory at step i; compute binds where g(i) >= 0.
-        g0, g1 = a_c - a_m, b_c - b_m
+        key = (batch, context_sum)
+        if key == self._last_batch:  # the simulator asks again for the same batch (cut jumps)
+            f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, g0, g1 = self._last_terms
+        else:
+            b = float(batch)
+            apf, kvb, flops_s, bytes_s = self._apf, self._kvb, self._flops_s, self._bytes_s
+            f0 = self._lin * b + apf * context_sum
+            f1 = apf * b
+            m0 = (self.weight_bytes(b) if self._moe else self._dense_bytes) + kvb * (context_sum + b)
+            m1 = kvb * b
+            a_c, b_c = f0 / flops_s, f1 / flops_s
+            a_m, b_m = m0 / bytes_s, m1 / bytes_s
+            fixed = (self._comm_lat + self._comm_per_tok * b if self._comm_per_tok else 0.0) + self._overhead
+            # g(i) = compute - memory at step i; compute binds where g(i) >= 0.
+            g0, g1 = a_c - a_m, b_c - b_m
+            self._last_batch = key
+            self._last_terms = (f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, g0, g1)
         if abs(g1) < 1e-18:
             split, compute_late = (0, True) if g0 >= 0 else (steps, True)
         elif g1 > 0:  # memory binds first, compute from ceil(-g0/g1) on

@@ -277,9 +277,11 @@ class Simulation:
         tokens = [int(f * bt * scale) for f in found]
         tokens[HBM] = hit - tokens[HOST] - tokens[POOLED]
         self.hits[rid] = tuple(tokens)
+        # a read refreshes the tiers that served it (as a GPU prefix hit leaves the CPU or
+        # pooled copy's recency alone); the prefill's write-through refreshes every tier later
         hit_blocks = blocks[:total]
-        for tier in (srv.hbm, srv.host, self.pooled):
-            if tier is not None:
+        for tier, served in zip((srv.hbm, srv.host, self.pooled), found, strict=True):
+            if served and tier is not None:
                 tier.touch(hit_blocks)
         self.prefilled[rid] = hit
         srv.kv_used += hit
@@ -293,25 +295,22 @@ class Simulation:
         return load
 
     def remember(self, srv: Server, rid: int, full: bool) -> None:
-        """Put a request's blocks into the instance's tiers and the pool.
+        """Put a request's blocks into the instance's tiers and the pool, as just used.
 
-        At the end of a prefill: the prompt's blocks. At completion: the blocks the answer added
-        (the prompt's are already there); a decode instance, which received the prompt's KV over
-        the link, keeps all of them in HBM so the next turn sends only what it lacks.
+        At the end of a prefill: the prompt's blocks. At completion: the prompt's and the
+        answer's, as one sequence (what the next turn of a conversation reuses; inserted
+        together, a prompt ages tail first, see `LruBlocks`). Host memory is the prefill side's
+        tier: a decode instance keeps what it received and produced in HBM only, so the next
+        turn sends it only what it lacks.
         """
         blocks = self.block_names.full_blocks(rid) if full else self.block_names.prompt_blocks(rid)
-        new = blocks
-        if full:
-            new = blocks[len(self.block_names.prompt_blocks(rid)) :]
         if srv.hbm is not None:
             srv.hbm.capacity = max(0, (srv.kv_cap - srv.kv_reserved) // self.reqs.block_tokens)
-            srv.hbm.insert(blocks if srv.role == "decode" else new)
-        if not new:
-            return
+            srv.hbm.insert(blocks)
         if srv.host is not None and srv.role != "decode":
-            srv.host.insert(new)
+            srv.host.insert(blocks)
         if self.pooled is not None:
-            self.pooled.insert(new)
+            self.pooled.insert(blocks)
 
     # --- request life cycle ---------------------------------------------------------------
     def arrive(self, rid: int, retry: bool = False) -> None:
@@ -586,7 +585,7 @@ class Simulation:
 class _Clock(simpy.Environment):
     """simpy's environment with a cheaper path for the simulator's own timed calls.
 
-    Processes (arrivals, faults, role switches) and their events run as in simpy. The state
+    Processes (faults, elastic role switches) and their events run as in simpy. The state
     machines' timed calls go on the same queue, in the order a Timeout would take (its time,
     normal priority, the next event id), but as a bare (function, arguments) pair that
     `run_all` calls directly: no Event object and no callback list for most of a run's events.

@@ -181,3 +181,20 @@ def test_everything_on_still_scales_with_requests() -> None:
     rec, reqs = records(s)
     check_invariants(simulate(s), rec)
     assert rec.events / len(reqs) < 15
+
+
+def test_an_instance_that_fails_while_switching_roles_stays_down() -> None:
+    from engine import disruptions
+    from engine.resolve import resolve
+    from engine.sim import Simulation
+    from engine.workload import generate
+
+    s = io.apply_overrides(io.load_preset("chat-disaggregated"), {
+        "duration_s": 20.0, "faults": [{"at_s": 2.0, "pool": "decode", "instances": 1}],
+    })  # fmt: skip
+    sim = Simulation(resolve(s), generate(s))
+    victim = sim.servers_of("decode")[0]  # the fault takes the pool's first live instance
+    sim.env.process(disruptions._switch(sim, victim, "prefill", 5.0))  # still switching at 2 s
+    sim.run()
+    assert not victim.up and victim.role == "decode"  # lost for good, in its old role
+    assert victim not in sim.servers_of("prefill") + sim.servers_of("decode")

@@ -270,3 +270,27 @@ def test_simulation_records_every_server() -> None:
     sim = Simulation(resolve(s, load_catalog()), generate(s))
     rec = sim.run()
     assert [r for _, _, r in rec.servers] == ["prefill"] * 3 + ["decode"] * 3
+
+
+def test_timed_calls_and_simpy_events_keep_simpys_order() -> None:
+    from engine.sim import _Clock
+
+    env = _Clock()
+    seen: list[str] = []
+
+    def proc(name: str, delay: float):  # type: ignore[no-untyped-def]
+        yield env.timeout(delay)
+        seen.append(name)
+
+    env.call_later(1.0, seen.append, ("call at 1 (scheduled first)",))
+    env.process(proc("process at 1", 1.0))  # its timeout is scheduled after the call above
+    env.call_later(0.5, seen.append, ("call at 0.5",))
+    env.call_later(1.0, seen.append, ("call at 1 (scheduled last)",))
+    env.run_all()
+    assert seen == [
+        "call at 0.5",
+        "call at 1 (scheduled first)",
+        "call at 1 (scheduled last)",
+        "process at 1",
+    ]
+    assert env.now == 1.0
