@@ -4,7 +4,7 @@ Target (issue 7: planner and advisor), on the 2-core reference machine: planning
 preset (engine.scenario_io.DEFAULT_PRESET) at a target load over at least three hardware kinds
 finishes in under 60 s. Prints the shapes considered, pruned, bounded out and simulated, the
 simulations that passed, the chosen deployment and the time; imports are excluded.
-Run: ``python bench/plan.py [--target-rps 40] [--hardware h100-sxm,h200,b200,mi300x]``.
+Run: ``python bench/plan.py [--target-rps 40] [--hardware h100-sxm,h200,b200,mi300x | all]``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import scenario_io as io
-from engine.plan import SearchSpace, plan
+from engine.plan import SearchSpace, hardware_choice, plan
 
 
 def main() -> None:
@@ -26,8 +26,8 @@ def main() -> None:
     parser.add_argument("--hardware", default="h100-sxm,h200,b200,mi300x")
     parser.add_argument("--duration-s", type=float, default=120.0)
     args = parser.parse_args()
-    chips = tuple(h for h in args.hardware.split(",") if h)
     scen = io.load_preset(io.DEFAULT_PRESET)
+    chips = hardware_choice(scen, args.hardware)
     space = SearchSpace(hardware=chips, duration_s=args.duration_s)
     t0 = time.perf_counter()
     p = plan(scen, args.target_rps, space)

@@ -22,8 +22,7 @@ from engine.advisor import STABLE_MONTHS, Advice, advise
 from engine.capacity import capacity
 from engine.cli_common import emit_json, load_scenario
 from engine.errors import ScenarioError
-from engine.plan import Plan, SearchSpace, plan
-from engine.resolve import scenario_catalog
+from engine.plan import Plan, SearchSpace, hardware_choice, plan
 from engine.run import ENGINE_VERSION, simulate
 from engine.sweep import grid, local_executor, parse_vary, sweep, write
 
@@ -60,11 +59,7 @@ class _Bar:
 def cmd_plan(args: argparse.Namespace) -> int:
     """Find the cheapest deployment that meets every SLO at --target-rps."""
     scen = load_scenario(args.scenario, args.set)
-    hardware: tuple[str, ...] = ()
-    if args.hardware == "all":
-        hardware = tuple(sorted(h.id for h in scenario_catalog(scen).hardware.values() if not h.illustrative))
-    elif args.hardware:
-        hardware = tuple(h.strip() for h in args.hardware.split(",") if h.strip())
+    hardware = hardware_choice(scen, args.hardware or "")
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
     space = SearchSpace(
         hardware=hardware,

@@ -165,6 +165,16 @@ class Plan:
         }
 
 
+def hardware_choice(scenario: Scenario, text: str) -> tuple[str, ...]:
+    """Chips a plan may use, from a comma list of catalog ids or "all" (every non-illustrative chip).
+
+    An empty text means the chips the scenario already uses (`SearchSpace.hardware` empty).
+    """
+    if text.strip() == "all":
+        return tuple(sorted(h.id for h in scenario_catalog(scenario).hardware.values() if not h.illustrative))
+    return tuple(h.strip() for h in text.split(",") if h.strip())
+
+
 def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float | None) -> Scenario:
     """The scenario at the target load over the planning window, faults left out."""
     if not 0 < target_rps <= bounds.MAX_RATE_RPS:

@@ -280,3 +280,14 @@ def test_cli_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(capsys.readouterr().out)
     assert doc["simulations"] == len(doc["runs"]) <= 4
     assert np.isfinite(doc["estimate_rps"])
+
+
+def test_hardware_choice_reads_lists_and_all() -> None:
+    from engine.plan import hardware_choice
+
+    s = io.load_preset("chat-disaggregated")
+    assert hardware_choice(s, " h100-sxm, h200 ,") == ("h100-sxm", "h200")
+    assert hardware_choice(s, "") == ()
+    every = hardware_choice(s, "all")
+    assert "h100-sxm" in every and "decode-asic" not in every  # illustrative chips stay out
+    assert list(every) == sorted(every)
