@@ -1,7 +1,9 @@
 """Fengong's dashboard: routes to one thin page per screen (st.navigation).
 
 Every run first syncs the session's scenario with the share link in the URL (`ui.state`), then
-runs the page. The planner page (pages/planner.py) joins the navigation when it exists.
+runs the page. The planner page (app_pages/planner.py) joins the navigation when it exists. The
+pages live in app_pages/, not pages/: a pages/ folder would put Streamlit in its legacy
+pages-folder mode until app.py first ran, and a deep link would run a page without app.py.
 """
 
 from pathlib import Path
@@ -16,8 +18,8 @@ state.sync_link()
 
 
 def page(file: str, title: str, icon: str, url_path: str, **kw: object) -> st.Page:
-    """A page of pages/ by file name, with a Material icon."""
-    return st.Page(f"pages/{file}.py", title=title, icon=f":material/{icon}:", url_path=url_path, **kw)  # type: ignore[arg-type]
+    """A page of app_pages/ by file name, with a Material icon."""
+    return st.Page(f"app_pages/{file}.py", title=title, icon=f":material/{icon}:", url_path=url_path, **kw)  # type: ignore[arg-type]
 
 
 RESULTS = page("results", "Results", "monitoring", "home", default=True)
@@ -29,7 +31,7 @@ PAGES = [
     RESULTS,
     page("compare", "Compare", "compare_arrows", "compare"),
 ]
-if (Path(__file__).resolve().parent / "pages" / "planner.py").exists():
+if (Path(__file__).resolve().parent / "app_pages" / "planner.py").exists():
     PAGES.append(page("planner", "Planner", "travel_explore", "planner"))
 PAGES.append(page("about", "About", "fact_check", "about"))
 

@@ -43,7 +43,7 @@ def app(page: str = "results", scenario: Scenario | None = None, preset: str = D
     at.query_params.update(to_link(scenario or short(preset), preset))
     at.run()
     if page != "results":
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
     return at
 
 
@@ -87,7 +87,7 @@ def test_every_preset_on_every_page(preset: str) -> None:
     at = app("results", sc, preset=preset)
     assert_clean(at)
     for page in ("workload", "hardware", "strategy", "slo"):
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
         assert_clean(at)
         assert scenario_of(at) == sc, page  # showing a page never changes the scenario
 
@@ -251,7 +251,7 @@ def test_compare_page_lines_up_two_scenarios() -> None:
 def test_compare_choices_come_from_the_url() -> None:
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({**to_link(short(), DEFAULT_PRESET), "a": "current", "b": "current, other mode"})
-    at.switch_page("pages/compare.py").run()  # a first visit straight to /compare?...
+    at.switch_page("app_pages/compare.py").run()  # a first visit straight to /compare?...
     assert_clean(at)
     assert (at.selectbox(key="a").value, at.selectbox(key="b").value) == ("current", "current, other mode")
 
@@ -466,7 +466,7 @@ def test_about_page_recalibrates_from_an_upload() -> None:
     custom = scenario_of(at).custom_hardware
     assert [h.id for h in custom] == ["l40s-vllm"] and custom[0].default_profile == "vllm"
     assert any("l40s-vllm" in s.value for s in at.success)
-    at.switch_page("pages/strategy.py").run()
+    at.switch_page("app_pages/strategy.py").run()
     assert_clean(at)
     chips = at.selectbox(key="fg:deployment.pools[0].hardware").options  # "id · name"
     assert any(c.split(" ")[0] == "l40s-vllm" for c in chips), chips

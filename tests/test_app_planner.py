@@ -13,7 +13,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 def test_planner_page_plans_and_draws_both_frontiers() -> None:
     at = AppTest.from_file(APP, default_timeout=120)
-    at.switch_page("pages/planner.py")
+    at.switch_page("app_pages/planner.py")
     at.run()
     assert not at.exception
     assert [t.value for t in at.title] == ["Planner"]

@@ -139,4 +139,4 @@ def section() -> None:
             f"**{rec.entry.id}** is in this scenario's custom hardware: pick it for a pool on the Strategy page.",
             icon=":material/check_circle:",
         )
-        st.page_link("pages/strategy.py", label="Strategy", icon=":material/call_split:")
+        st.page_link("app_pages/strategy.py", label="Strategy", icon=":material/call_split:")

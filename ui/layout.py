@@ -14,7 +14,6 @@ import math
 from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
 
 from engine.errors import ScenarioError
 from engine.presentation import headline, latency_cdfs
@@ -177,22 +176,8 @@ def live_strip(result: SimResult) -> None:
     )  # fmt: skip
 
 
-def ensure_navigation() -> None:
-    """Rerun through app.py when Streamlit served this page in its legacy pages/-folder mode.
-
-    A server that has not yet run app.py's `st.navigation` serves a deep link (``/results?...``)
-    by running the page file alone, as pages/-folder apps did; app.py, the share-link sync and
-    the navigation would be skipped. Leaving that mode and rerunning runs app.py, which routes to
-    the same page (its url_path is the file's name) with the same query string.
-    """
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def page(title: str, caption: str = "", *, live: bool = True) -> SimResult | None:
     """Draw the sidebar, the title and any warnings; simulate the session scenario; return its result."""
-    ensure_navigation()
     sidebar()
     st.title(title)
     if caption:

@@ -260,7 +260,7 @@ def _load(p: Plan, run: int, key: tuple[Any, ...]) -> None:
 
 
 def planner_page() -> None:
-    """The Planner page's content (pages/planner.py draws the frame)."""
+    """The Planner page's content (app_pages/planner.py draws the frame)."""
     sc = state.scenario()
     asked = _inputs(sc)
     if asked is not None:
@@ -277,7 +277,7 @@ def planner_page() -> None:
     loaded = st.session_state.pop(JUST_LOADED, None)
     if loaded:
         st.success(f"Loaded **{loaded}** as the current scenario.", icon=":material/download_done:")
-        st.page_link("pages/results.py", label="See its results", icon=":material/monitoring:")
+        st.page_link("app_pages/results.py", label="See its results", icon=":material/monitoring:")
     _summary(p)
     if p.runs.empty:
         return
