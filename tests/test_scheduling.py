@@ -198,3 +198,29 @@ def test_an_instance_that_fails_while_switching_roles_stays_down() -> None:
     sim.run()
     assert not victim.up and victim.role == "decode"  # lost for good, in its old role
     assert victim not in sim.servers_of("prefill") + sim.servers_of("decode")
+
+
+def test_cached_live_server_lists_never_go_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.sim import Simulation
+
+    cached = Simulation.servers_of
+    checks = [0]
+
+    def checked(self: Simulation, role: str) -> list[Any]:
+        got = cached(self, role)
+        roles = ("mixed", "prefill") if role == "entry" else (role,)
+        fresh = [s for s in self.servers if s.role in roles and s.up and not s.busy_switching]
+        assert got == fresh, f"stale {role} list at t={self.env.now}"
+        checks[0] += 1
+        return got
+
+    monkeypatch.setattr(Simulation, "servers_of", checked)
+    s = io.apply_overrides(io.load_preset("chat-disaggregated"), {
+        "duration_s": 120.0, "workload.arrival.rate_rps": 14.0,
+        "workload.classes[0].input": {"kind": "lognormal", "mean": 3000, "p99": 9000, "max_tokens": 16000},
+        "scheduler.elastic": {"enabled": True, "threshold": 2, "switch_s": 3, "check_s": 1},
+        "faults": [{"at_s": 20.0, "pool": "decode", "instances": 1, "duration_s": 15.0},
+                   {"at_s": 50.0, "pool": "prefill", "instances": 2, "duration_s": 10.0}],
+    })  # fmt: skip
+    res = simulate(s)
+    assert res.summary["scheduler"]["role_switches"] > 0 and checks[0] > 1000
