@@ -93,11 +93,27 @@ with c2:
 rates = pr.cache_rates(s)
 if len(rates) and (sc.cache.enabled or float(rates["value"].max()) > 0):
     st.subheader(
-        "Prefix cache", help="Hit rates the run reports for the prefix cache, overall, by tier and by class."
+        "Prefix cache",
+        help="Prompt tokens served from cache: overall, by the tier that held them, and by class.",
     )
-    fig = charts.bars(rates, "figure", "value", "Cache hit rates", percent=True)
-    figures.append(("Cache hit rates", fig))
-    export.chart(fig, sc, "cache_hit_rates")
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        fig = charts.bars(rates, "figure", "value", "Cache hit rates (share of prompt tokens)", percent=True)
+        figures.append(("Cache hit rates", fig))
+        export.chart(fig, sc, "cache_hit_rates")
+    with c2, st.container(horizontal=True, gap="small"):
+        for label, value, help_ in pr.cache_figures(s):
+            st.metric(label, value, help=help_, border=True, width="content")
+
+happened = pr.scheduler_figures(s)
+if happened:
+    st.subheader(
+        "Overload, preemption and faults",
+        help="What admission control, preemption, faults and elastic roles did in this run (only what happened).",
+    )
+    with st.container(horizontal=True, gap="small"):
+        for label, value, help_ in happened:
+            st.metric(label, value, help=help_, border=True, width="content")
 
 st.subheader(
     "Per class", help="Attainment and where each latency's tail breaks; details on the SLO targets page."

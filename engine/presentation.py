@@ -226,18 +226,99 @@ def cost_parts(summary: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["part", "usd_per_request", "usd_per_million_output_tokens", "share"])
 
 
+TIER_LABELS = {"hbm": "HBM", "host": "host DRAM", "pooled": "pooled store"}
+
+
+def _cache_label(key: str) -> str:
+    """A reader's name for a flattened cache-summary key."""
+    if key == "hit_rate":
+        return "all tiers"
+    for prefix, name in (("hit_rate_by_tier.", None), ("hit_rate_by_class.", "class ")):
+        if key.startswith(prefix):
+            rest = key[len(prefix) :]
+            return TIER_LABELS.get(rest, rest) if name is None else name + rest
+    return key
+
+
 def cache_rates(summary: Mapping[str, Any]) -> pd.DataFrame:
-    """Hit rates and other fractions the summary reports for the prefix cache (empty when none)."""
+    """Hit rates and other fractions the summary reports for the prefix cache (empty when none).
+
+    `figure` is a reader's label ("all tiers", "HBM", "class chat", ...); `key` the summary's.
+    """
     cache = summary.get("cache")
     if not isinstance(cache, Mapping):
-        return pd.DataFrame(columns=["figure", "value"])
+        return pd.DataFrame(columns=["figure", "value", "key"])
     flat = flatten(dict(cache))
     rows = [
-        (k, v)
+        (_cache_label(k), v, k)
         for k, v in flat.items()
         if any(w in k for w in ("hit", "rate", "fraction", "ratio", "share")) and 0.0 <= v <= 1.0
     ]
-    return pd.DataFrame(rows, columns=["figure", "value"])
+    return pd.DataFrame(rows, columns=["figure", "value", "key"])
+
+
+def _scaled(value: float, unit: str, steps: Sequence[tuple[float, str]]) -> str:
+    """`value` in the largest prefix of `steps` (scale, prefix) it reaches, e.g. 9.8e18 FLOP -> "9.8 EFLOP"."""
+    scale, prefix = next(((f, p) for f, p in steps if abs(value) >= f), steps[-1])
+    return f"{value / scale:,.1f} {prefix}{unit}"
+
+
+_FLOP_STEPS = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1.0, ""))
+_BYTE_STEPS = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1.0, ""))
+
+
+def cache_figures(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(label, value, help) for the cache's other figures: work saved, bytes moved, load time.
+
+    The load time and the transfer saving are listed only when non-zero (no host or pooled
+    tier, or a colocated deployment, has none of either).
+    """
+    cache = summary.get("cache")
+    if not isinstance(cache, Mapping):
+        return []
+    moved = cache.get("bytes_by_tier", {})
+    from_tiers = ", ".join(
+        f"{TIER_LABELS.get(t, t)} {_scaled(b, 'B', _BYTE_STEPS)}" for t, b in moved.items() if b > 0
+    )  # fmt: skip
+    out = [
+        ("Prefill compute saved", _scaled(cache.get("prefill_flops_saved", 0.0), "FLOP", _FLOP_STEPS),
+         "FLOPs the cached prefixes did not have to recompute, over the measured window."),
+        ("KV read from cache", _scaled(sum(moved.values()), "B", _BYTE_STEPS),
+         f"Bytes of KV cache served by hits, by tier: {from_tiers or 'none'}."),
+    ]  # fmt: skip
+    if cache.get("load_ms_mean", 0.0) > 0:
+        out.append(("Mean load time", f"{cache['load_ms_mean']:,.2f} ms",
+                    "Time to bring host or pooled hits into HBM before the prefill, averaged over requests (HBM hits cost none)."))  # fmt: skip
+    if cache.get("kv_transfer_tokens_saved", 0) > 0:
+        out.append(("Transfer saved", f"{cache['kv_transfer_tokens_saved']:,} tokens",
+                    "Prompt tokens whose KV the decode instance already held, so they did not cross the link."))  # fmt: skip
+    return out
+
+
+def scheduler_figures(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(label, value, help) for what overload protection, preemption, faults and elastic roles did.
+
+    Only figures that happened (non-zero) are listed; empty when none did.
+    """
+    sched = summary.get("scheduler")
+    sched = sched if isinstance(sched, Mapping) else {}
+    reasons = summary.get("requests", {}).get("rejected_by_reason", {}) or {}
+    out: list[tuple[str, str, str]] = []
+    for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        out.append((f"Rejected: {reason.replace('_', ' ')}", f"{count:,}",
+                    "Requests turned away at arrival, by reason (never silently dropped)."))  # fmt: skip
+    rows = (
+        ("preemptions", "Preemptions", "{:,}", "Running requests taken off an instance when KV memory ran out."),
+        ("recomputed_tokens", "Tokens recomputed", "{:,}", "Prefill redone for preempted requests (recompute)."),
+        ("swapped_bytes", "Swapped over PCIe", "{:,.1f} GB", "KV moved out to host memory and back (swap)."),
+        ("retried", "Retried after a fault", "{:,}", "Requests restarted from the beginning after their instance was lost."),
+        ("role_switches", "Role switches", "{:,}", "Elastic roles: instances moved between prefill and decode."),
+    )  # fmt: skip
+    for key, label, fmt, help_ in rows:
+        value = sched.get(key, 0) or 0
+        if value:
+            out.append((label, fmt.format(value / 1e9 if key == "swapped_bytes" else value), help_))
+    return out
 
 
 Better = Literal["lower", "higher"]

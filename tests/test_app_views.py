@@ -100,10 +100,43 @@ def test_summary_rows_and_headline(run: SimResult) -> None:
     assert h["goodput_per_usd"] == pytest.approx(
         h["goodput_rps"] * 3600 / run.summary["cost"]["usd_per_hour"]
     )
-    assert pr.cache_rates({"cache": {"hit_rate": 0.25, "bytes": 12.0}}).to_dict("records") == [
-        {"figure": "hit_rate", "value": 0.25}
+    cache = {"hit_rate": 0.25, "bytes": 12.0, "hit_rate_by_tier": {"hbm": 0.2, "host": 0.05},
+             "hit_rate_by_class": {"chat": 0.25}}  # fmt: skip
+    assert pr.cache_rates({"cache": cache}).to_dict("records") == [
+        {"figure": "all tiers", "value": 0.25, "key": "hit_rate"},
+        {"figure": "HBM", "value": 0.2, "key": "hit_rate_by_tier.hbm"},
+        {"figure": "host DRAM", "value": 0.05, "key": "hit_rate_by_tier.host"},
+        {"figure": "class chat", "value": 0.25, "key": "hit_rate_by_class.chat"},
     ]
     assert pr.cache_rates({}).empty
+
+
+def test_cache_and_scheduler_figures_say_what_happened() -> None:
+    summary = {
+        "cache": {"prefill_flops_saved": 2.5e15, "bytes_by_tier": {"hbm": 3e9, "host": 1e9, "pooled": 0.0},
+                  "load_ms_mean": 0.5, "kv_transfer_tokens_saved": 1234},
+        "requests": {"rejected_by_reason": {"queue_full": 3, "predicted_ttft_over_slo": 40}},
+        "scheduler": {"preemptions": 7, "recomputed_tokens": 0, "swapped_bytes": 2.5e9, "retried": 0,
+                      "role_switches": 1},
+    }  # fmt: skip
+    cache = {label: value for label, value, _ in pr.cache_figures(summary)}
+    assert cache["Prefill compute saved"] == "2.5 PFLOP" and cache["KV read from cache"] == "4.0 GB"
+    assert cache["Transfer saved"] == "1,234 tokens" and cache["Mean load time"] == "0.50 ms"
+    helps = {label: h for label, _, h in pr.cache_figures(summary)}
+    assert "HBM 3.0 GB, host DRAM 1.0 GB" in helps["KV read from cache"]
+    assert "pooled" not in helps["KV read from cache"]
+    colocated = {"cache": dict(summary["cache"], kv_transfer_tokens_saved=0, load_ms_mean=0.0,
+                               prefill_flops_saved=9.8e18)}  # fmt: skip
+    assert [(label, value) for label, value, _ in pr.cache_figures(colocated)] == [
+        ("Prefill compute saved", "9.8 EFLOP"), ("KV read from cache", "4.0 GB"),
+    ]  # fmt: skip
+    sched = [(label, value) for label, value, _ in pr.scheduler_figures(summary)]
+    assert sched == [
+        ("Rejected: predicted ttft over slo", "40"), ("Rejected: queue full", "3"),
+        ("Preemptions", "7"), ("Swapped over PCIe", "2.5 GB"), ("Role switches", "1"),
+    ]  # fmt: skip
+    assert pr.scheduler_figures({"requests": {}, "scheduler": {"preemptions": 0}}) == []
+    assert pr.cache_figures({}) == []
 
 
 # --- previews --------------------------------------------------------------------------------
