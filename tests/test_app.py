@@ -488,3 +488,24 @@ def test_about_page_names_the_line_of_a_bad_upload(content: bytes, words: str) -
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "bad.csv" in errors[0] and words in errors[0], errors
     assert not any(m.label == "η_F (compute)" for m in at.metric)
+
+
+def test_results_show_cache_figures_and_what_the_scheduler_did() -> None:
+    sc = short("chat-disaggregated", **{
+        "cache": {"enabled": True, "block_tokens": 256},
+        "workload.classes[0].multi_turn": {"turns_mean": 3, "think_time_s": 2},
+        "workload.classes[0].prefix": {"tokens": 1024, "groups": 2},
+        "faults": [{"at_s": 30.0, "pool": "decode", "instances": 1, "duration_s": 20.0}],
+    })  # fmt: skip
+    at = app("results", sc, "chat-disaggregated")
+    assert_clean(at)
+    headers = [h.value for h in at.subheader]
+    assert "Prefix cache" in headers and "Overload, preemption and faults" in headers
+    labels = {m.label for m in at.metric}
+    assert {
+        "Prefill compute saved",
+        "KV read from cache",
+        "Transfer saved",
+        "Retried after a fault",
+    } <= labels
+    assert not {"Preemptions", "Role switches"} & labels  # only what happened is shown
