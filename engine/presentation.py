@@ -342,8 +342,14 @@ COMPARED: tuple[tuple[str, str, str, Better], ...] = (
     ("Energy per output token", "energy.joules_per_output_token", "J", "lower"),
     ("Rejected", "requests.rejected", "requests", "lower"),
     ("Failed", "requests.failed", "requests", "lower"),
+    ("Cache hit rate", "cache.hit_rate", "fraction", "higher"),
+    ("Preemptions", "scheduler.preemptions", "events", "lower"),
+    ("Retried after a fault", "scheduler.retried", "requests", "lower"),
 )
 """The figures the Compare page lines up: label, summary path, unit, and which way is better."""
+
+ONLY_WHEN_USED = frozenset({"Cache hit rate", "Preemptions", "Retried after a fault"})
+"""Figures `compare` leaves out when they are zero or missing on both sides (feature not in play)."""
 
 
 def _lookup(doc: Mapping[str, Any], path: str) -> float | None:
@@ -365,6 +371,8 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for label, path, unit, way in COMPARED:
         va, vb = _lookup(a, path), _lookup(b, path)
+        if label in ONLY_WHEN_USED and not va and not vb:
+            continue
         change = vb - va if va is not None and vb is not None else None
         rel = change / abs(va) if change is not None and va else None
         if change is None:

@@ -83,6 +83,9 @@ def test_compare_says_which_is_better() -> None:
     assert t.loc["SLO attainment", "better"] == "A"
     assert t.loc["Cost per request", "better"] == "same"
     assert t.loc["Goodput", "better"] == ""  # missing on both sides
+    assert "Cache hit rate" not in t.index  # a feature in play on neither side is left out
+    cached = pr.compare({"cache": {"hit_rate": 0.0}}, {"cache": {"hit_rate": 0.4}}).set_index("figure")
+    assert cached.loc["Cache hit rate", "better"] == "B"
 
 
 def test_cost_parts_add_up(run: SimResult) -> None:
