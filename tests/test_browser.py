@@ -79,6 +79,19 @@ def _strip_path(page) -> str:  # type: ignore[no-untyped-def]
     return str(page.locator(STRIP_LINE).first.get_attribute("d"))
 
 
+def _press_and_time_redraw(page, key: str) -> float:  # type: ignore[no-untyped-def]
+    """Press `key` (on the focused slider); seconds until the live strip's CDF is redrawn."""
+    before = _strip_path(page)
+    t0 = time.perf_counter()
+    page.keyboard.press(key)
+    page.wait_for_function(
+        "([sel, old]) => { const e = document.querySelector(sel); return e && e.getAttribute('d') !== old; }",
+        arg=[STRIP_LINE, before],
+        polling="raf",
+    )
+    return time.perf_counter() - t0
+
+
 def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -99,40 +112,16 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
         rate = load_preset(DEFAULT_PRESET).workload.arrival.rate_rps
         slider = page.locator(".st-key-fg-workload-arrival-rate_rps input[type=range]")
         expect(slider).to_have_value(f"{rate:g}")
-        before = _strip_path(page)
         slider.focus()
-        t0 = time.perf_counter()
-        page.keyboard.press("ArrowRight")
-        page.wait_for_function(
-            "([sel, old]) => { const e = document.querySelector(sel); return e && e.getAttribute('d') !== old; }",
-            arg=[STRIP_LINE, before],
-            polling="raf",
-        )
-        slider_to_chart_s = time.perf_counter() - t0
+        slider_to_chart_s = _press_and_time_redraw(page, "ArrowRight")
         page.wait_for_url("**&s=*")  # the URL now carries the change: it is the share link
         expect(page.locator("[data-testid='stSidebar']")).to_contain_text("▲")  # TTFT grows with the load
 
         # a second move, timed the same way (the first includes warming the new page's caches)
-        before = _strip_path(page)
-        t0 = time.perf_counter()
-        page.keyboard.press("ArrowRight")
-        page.wait_for_function(
-            "([sel, old]) => { const e = document.querySelector(sel); return e && e.getAttribute('d') !== old; }",
-            arg=[STRIP_LINE, before],
-            polling="raf",
-        )
-        second_s = time.perf_counter() - t0
+        second_s = _press_and_time_redraw(page, "ArrowRight")
 
         # back one step: that scenario is in the cache, so this times the app and browser alone
-        before = _strip_path(page)
-        t0 = time.perf_counter()
-        page.keyboard.press("ArrowLeft")
-        page.wait_for_function(
-            "([sel, old]) => { const e = document.querySelector(sel); return e && e.getAttribute('d') !== old; }",
-            arg=[STRIP_LINE, before],
-            polling="raf",
-        )
-        cached_s = time.perf_counter() - t0
+        cached_s = _press_and_time_redraw(page, "ArrowLeft")
 
         # the Share popover shows the address of this scenario on this page
         page.get_by_role("button", name="Share", exact=True).click()
