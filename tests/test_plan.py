@@ -213,25 +213,22 @@ def test_capacity_rejects_closed_loop() -> None:
 # --- CLI -------------------------------------------------------------------------------------
 
 
+# a small plan from the command line: one chip kind, one TP degree, a 30 s window
+SMALL_PLAN = [
+    "plan",
+    "chat-colocated",
+    "--hardware",
+    "h100-sxm",
+    "--tp",
+    "2",
+    "--duration-s",
+    "30",
+    "--no-progress",
+]
+
+
 def test_cli_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(
-        [
-            "plan",
-            "chat-colocated",
-            "--target-rps",
-            "8",
-            "--hardware",
-            "h100-sxm",
-            "--tp",
-            "2",
-            "--duration-s",
-            "30",
-            "--finalists",
-            "1",
-            "--json",
-            "--no-progress",
-        ]
-    )
+    code = main([*SMALL_PLAN, "--target-rps", "8", "--finalists", "1", "--json"])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["best"]["passes"] is True
@@ -243,21 +240,7 @@ def test_cli_plan_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "chat-colocated", "--target-rps", "-1", "--no-progress"]) == 2
     assert "target_rps" in capsys.readouterr().err
     assert main(["plan", "chat-colocated", "--target-rps", "4", "--tp", "x", "--no-progress"]) == 2
-    code = main(
-        [
-            "plan",
-            "chat-colocated",
-            "--target-rps",
-            "6",
-            "--hardware",
-            "h100-sxm",
-            "--tp",
-            "2",
-            "--duration-s",
-            "30",
-            "--no-progress",
-        ]
-    )
+    code = main([*SMALL_PLAN, "--target-rps", "6"])
     assert code == 0
     out = capsys.readouterr().out
     assert "cheapest:" in out and "Pareto" in out
