@@ -285,39 +285,23 @@ def planner_page() -> None:
         "Click a point to load that deployment as the current scenario. Filled markers meet every SLO; "
         "labels give each point's P:D split (M: a colocated pool)."
     )
-    c1, c2 = st.columns(2)
-    with c1:
-        ev1 = st.plotly_chart(
-            pareto_chart(
-                p.runs,
-                "usd_per_hour",
-                "goodput_rps",
-                "on_cost_frontier",
-                title="Cost against goodput",
-                x_title="cost ($/h)",
-                y_title="goodput (req/s meeting their SLO)",
-            ),
-            key="plan_cost",
-            on_select="rerun",
-            selection_mode="points",
-        )
-    with c2:
-        ev2 = st.plotly_chart(
-            pareto_chart(
-                p.runs,
-                "tokens_per_s_per_user",
-                "output_tokens_per_s_per_chip",
-                "on_throughput_frontier",
-                title="Throughput per chip against interactivity",
-                x_title="tokens/s per user (1 / mean TPOT)",
-                y_title="output tokens/s per chip",
-            ),
-            key="plan_tput",
-            on_select="rerun",
-            selection_mode="points",
-        )
-    run = selected_run(ev1)
-    run = selected_run(ev2) if run is None else run
+    frontiers = (  # x, y, frontier flag, title, axis titles, widget key
+        ("usd_per_hour", "goodput_rps", "on_cost_frontier", "Cost against goodput",
+         "cost ($/h)", "goodput (req/s meeting their SLO)", "plan_cost"),
+        ("tokens_per_s_per_user", "output_tokens_per_s_per_chip", "on_throughput_frontier",
+         "Throughput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
+         "output tokens/s per chip", "plan_tput"),
+    )  # fmt: skip
+    run = None
+    for col, (x, y, flag, title, x_title, y_title, chart_key) in zip(st.columns(2), frontiers, strict=True):
+        with col:
+            event = st.plotly_chart(
+                pareto_chart(p.runs, x, y, flag, title=title, x_title=x_title, y_title=y_title),
+                key=chart_key,
+                on_select="rerun",
+                selection_mode="points",
+            )
+        run = selected_run(event) if run is None else run
     if run is not None and 0 <= run < len(p.runs):
         _load(p, run, key)
     with st.expander("Every simulated run", icon=":material/table_rows:"):
