@@ -120,11 +120,16 @@ def request_blocks(reqs: Requests, rid: int, tokens: int | None = None) -> Seque
     )
 
 
+def _first_ids(group: int, session: int) -> tuple[int, int]:
+    """Ids of block 0 of a prefix group's chain and of a session's (block i is that id + i)."""
+    mask = (1 << _OWNER_BITS) - 1
+    return _block_id(1, group & mask, 0), _block_id(2, session & mask, 0)
+
+
 def _generated_blocks(n: int, prefix_blocks: int, group: int, session: int) -> list[int]:
     """The first `n` blocks of a generated prompt: its prefix group's, then its session's."""
     prefix_blocks = min(prefix_blocks, n)
-    g = _block_id(1, group & ((1 << _OWNER_BITS) - 1), 0)
-    s = _block_id(2, session & ((1 << _OWNER_BITS) - 1), 0)
+    g, s = _first_ids(group, session)
     return [*range(g, g + prefix_blocks), *range(s + prefix_blocks, s + n)]
 
 
@@ -182,9 +187,8 @@ class RequestBlocks:
             return [intern(h, h) for h in self.hashes[start:stop].tolist()]  # prompt blocks only
         n = tokens // bt
         p = min(self.prefix[rid] // bt, n)
-        mask = (1 << _OWNER_BITS) - 1
-        group = self._chain(_block_id(1, self.groups[rid] & mask, 0), p)
-        session = self._chain(_block_id(2, self.sessions[rid] & mask, 0), n)
+        g, s = _first_ids(self.groups[rid], self.sessions[rid])
+        group, session = self._chain(g, p), self._chain(s, n)
         return group[:p] + session[p:n]
 
     def prompt_blocks(self, rid: int) -> list[int]:
@@ -237,48 +241,28 @@ def leading_run(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> int
     return leading_run_in(blocks, [t.blocks for t in tiers if t is not None])
 
 
+_NOTHING: Mapping[int, None] = {}  # stands in for an absent second tier
+
+
 def leading_run_in(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) -> int:
     """`leading_run` over the tiers' block maps themselves (the simulator keeps them at hand)."""
     if not blocks:
         return 0
-    if len(maps) == 2:
+    if len(maps) == 2:  # an instance's HBM and host tiers: the routing case, kept free of lists
         a, c = maps
-        if a and c:
-            return _run_in_two(blocks, a, c)
-        return _run_in_one(blocks, a or c) if a or c else 0
+        if not a:
+            a, c = c, _NOTHING
+        return _run_in_two(blocks, a, c) if a else 0
     live = [m for m in maps if m]
     if not live:
         return 0
-    if len(live) == 1:
-        return _run_in_one(blocks, live[0])
-    lo, hi = 0, len(blocks)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        b = blocks[mid - 1]
-        if any(b in od for od in live):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _run_in_one(blocks: Sequence[int], od: Mapping[int, None]) -> int:
-    n = len(blocks)
-    if blocks[0] not in od:
-        return 0
-    if blocks[-1] in od:
-        return n
-    lo, hi = 1, n - 1  # blocks[lo - 1] is held, blocks[hi] is not
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if blocks[mid - 1] in od:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    if len(live) <= 2:
+        return _run_in_two(blocks, live[0], live[1] if len(live) == 2 else _NOTHING)
+    return _run_in_many(blocks, live)
 
 
 def _run_in_two(blocks: Sequence[int], a: Mapping[int, None], c: Mapping[int, None]) -> int:
+    """The leading run held by `a` or `c` (`c` may be the empty map): end checks, then bisection."""
     n = len(blocks)
     b = blocks[0]
     if b not in a and b not in c:
@@ -286,11 +270,28 @@ def _run_in_two(blocks: Sequence[int], a: Mapping[int, None], c: Mapping[int, No
     b = blocks[-1]
     if b in a or b in c:
         return n
-    lo, hi = 1, n - 1
+    lo, hi = 1, n - 1  # blocks[lo - 1] is held, blocks[hi] is not
     while lo < hi:
         mid = (lo + hi + 1) // 2
         b = blocks[mid - 1]
         if b in a or b in c:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _run_in_many(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) -> int:
+    """`_run_in_two` for three or more maps."""
+    n = len(blocks)
+    if not any(blocks[0] in m for m in maps):
+        return 0
+    if any(blocks[-1] in m for m in maps):
+        return n
+    lo, hi = 1, n - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if any(blocks[mid - 1] in m for m in maps):
             lo = mid
         else:
             hi = mid - 1
