@@ -31,18 +31,16 @@ from engine.scenario import Scenario
 from engine.sim import Simulation
 from engine.workload import generate
 
-LAST_SUMMARY: dict[str, Any] = {}
-"""The summary of the last run `timed` made (to say what a benchmark exercised)."""
 
-
-def timed(scenario: Scenario, repeat: int) -> tuple[float, float, int, int]:
-    """(best wall s, generation s, events, requests) of simulate() on a prepared scenario."""
+def timed(scenario: Scenario, repeat: int) -> tuple[float, float, int, int, dict[str, Any]]:
+    """(best wall s, generation s, events, requests, summary) of simulate() on a prepared scenario."""
     res = resolve(scenario)
     t0 = time.perf_counter()
     reqs = generate(scenario)
     gen_s = time.perf_counter() - t0
     walls = []
     events = 0
+    summary: dict[str, Any] = {}
     for _ in range(repeat):
         gc.collect()
         t0 = time.perf_counter()
@@ -50,9 +48,8 @@ def timed(scenario: Scenario, repeat: int) -> tuple[float, float, int, int]:
         result = _result(res, reqs, rec, 0.0)
         walls.append(time.perf_counter() - t0)
         events = rec.events
-        LAST_SUMMARY.clear()
-        LAST_SUMMARY.update(result.summary)
-    return min(walls), gen_s, events, len(reqs)
+        summary = result.summary
+    return min(walls), gen_s, events, len(reqs), summary
 
 
 def row(name: str, wall: float, target: float, events: int, n: int, extra: str = "") -> None:
@@ -69,13 +66,13 @@ def main() -> None:
     rep = 1 if args.quick else 3
 
     default = io.load_preset(io.DEFAULT_PRESET)
-    wall, gen, ev, n = timed(default, rep)
+    wall, gen, ev, n, _ = timed(default, rep)
     row(f"default preset ({io.DEFAULT_PRESET})", wall, 1.0, ev, n, f"generation {gen:.3f} s")
 
     for preset in io.preset_names():
         if preset == io.DEFAULT_PRESET:
             continue
-        wall, gen, ev, n = timed(io.load_preset(preset), 1)
+        wall, gen, ev, n, _ = timed(io.load_preset(preset), 1)
         row(
             f"preset {preset}",
             wall,
@@ -100,9 +97,9 @@ def main() -> None:
             "deployment.mem_fraction": 0.55,
         },
     )  # fmt: skip
-    wall, gen, ev, n = timed(everything, rep)
+    wall, gen, ev, n, summary = timed(everything, rep)
     row("default, cache/policies/preemption/faults on", wall, 1.0, ev, n, f"generation {gen:.3f} s")
-    sched, cache, counts = LAST_SUMMARY["scheduler"], LAST_SUMMARY["cache"], LAST_SUMMARY["requests"]
+    sched, cache, counts = summary["scheduler"], summary["cache"], summary["requests"]
     print(
         f"{'':42} what it exercised: cache hits {cache['hit_rate']:.0%} of prompt tokens, "
         f"{counts['rejected']:,} rejected early, {sched['retried']:,} retried after the fault, "
@@ -113,8 +110,8 @@ def main() -> None:
         default,
         {"workload.classes[0].output": {"kind": "lognormal", "mean": 512, "p99": 2400, "max_tokens": 8192}},
     )
-    wall2, _, ev2, n2 = timed(longer, rep)
-    base, _, _, _ = timed(default, rep)
+    wall2, _, ev2, n2, _ = timed(longer, rep)
+    base = timed(default, rep)[0]
     change = wall2 / base - 1.0
     verdict = "ok" if abs(change) < 0.30 else "TOO SENSITIVE"
     print(
@@ -127,7 +124,7 @@ def main() -> None:
             {"duration_s": 1000.0, "workload.arrival.rate_rps": 100.0, "deployment.pools[0].count": 40},
         )
         gc.collect()
-        wall, gen, ev, n = timed(big, 1)
+        wall, gen, ev, n, _ = timed(big, 1)
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         row(
             "100k synthetic requests (40 instances)",
