@@ -231,13 +231,12 @@ TIER_LABELS = {"hbm": "HBM", "host": "host DRAM", "pooled": "pooled store"}
 
 def _cache_label(key: str) -> str:
     """A reader's name for a flattened cache-summary key."""
-    if key == "hit_rate":
-        return "all tiers"
-    for prefix, name in (("hit_rate_by_tier.", None), ("hit_rate_by_class.", "class ")):
-        if key.startswith(prefix):
-            rest = key[len(prefix) :]
-            return TIER_LABELS.get(rest, rest) if name is None else name + rest
-    return key
+    group, _, name = key.partition(".")
+    if group == "hit_rate_by_tier":
+        return TIER_LABELS.get(name, name)
+    if group == "hit_rate_by_class":
+        return f"class {name}"
+    return "all tiers" if key == "hit_rate" else key
 
 
 def cache_rates(summary: Mapping[str, Any]) -> pd.DataFrame:
@@ -310,14 +309,14 @@ def scheduler_figures(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     rows = (
         ("preemptions", "Preemptions", "{:,}", "Running requests taken off an instance when KV memory ran out."),
         ("recomputed_tokens", "Tokens recomputed", "{:,}", "Prefill redone for preempted requests (recompute)."),
-        ("swapped_bytes", "Swapped over PCIe", "{:,.1f} GB", "KV moved out to host memory and back (swap)."),
+        ("swapped_bytes", "Swapped over PCIe", None, "KV moved out to host memory and back (swap)."),
         ("retried", "Retried after a fault", "{:,}", "Requests restarted from the beginning after their instance was lost."),
         ("role_switches", "Role switches", "{:,}", "Elastic roles: instances moved between prefill and decode."),
     )  # fmt: skip
     for key, label, fmt, help_ in rows:
         value = sched.get(key, 0) or 0
         if value:
-            out.append((label, fmt.format(value / 1e9 if key == "swapped_bytes" else value), help_))
+            out.append((label, _scaled(value, "B", _BYTE_STEPS) if fmt is None else fmt.format(value), help_))
     return out
 
 
