@@ -83,10 +83,9 @@ cols = st.columns(3)
 for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
     fa = pr.latency_cdfs(sa, ra.requests, metric)  # type: ignore[arg-type]
     fb = pr.latency_cdfs(sb, rb.requests, metric)  # type: ignore[arg-type]
-    pick = cls if cls in set(fa["class"]) else fa["class"].iloc[0] if len(fa) else "all"
-    frame = pd.concat([fa[fa["class"] == pick].assign(run="A"), fb[fb["class"] == pick].assign(run="B")])
+    frame, shared = pr.paired_cdfs(fa, fb, cls or "all")
     targets = pr.slo_targets(sa)
-    targets = targets[targets["class"] == pick] if pick != "all" else targets.head(0)
+    targets = targets[targets["class"] == shared] if shared else targets.head(0)
     fig = charts.cdf(frame, metric, targets, series="run", colors={"A": charts.PAIR[0], "B": charts.PAIR[1]},
                      dashes={"B": "dash"}, title=f"{charts.METRIC_NAMES[metric]} CDF: A vs B")  # fmt: skip
     with col:

@@ -398,3 +398,15 @@ def test_recalibrate_refuses_what_it_cannot_fit(catalog: Catalog) -> None:
         report.recalibrate(many, catalog, "l40s", "mine")
     unnamed = report.parse_measurements(HEADER + OK_ROW.replace("p1,", ",", 1), "x.csv")
     assert unnamed[0].id == "line2" and unnamed[0].source == "x.csv"
+
+
+def test_paired_cdfs_overlay_scenarios_with_different_classes() -> None:
+    def cdf(*classes: str) -> pd.DataFrame:
+        return pd.DataFrame({"class": list(classes), "latency_ms": range(len(classes)), "fraction": 1.0})
+
+    frame, shared = pr.paired_cdfs(cdf("chat"), cdf("agent"), "all")
+    assert sorted(frame["run"].unique()) == ["A", "B"] and shared is None  # both curves, no common target
+    frame, shared = pr.paired_cdfs(cdf("all", "chat", "batch"), cdf("chat"), "chat")
+    assert set(frame["class"]) == {"chat"} and shared == "chat"
+    frame, shared = pr.paired_cdfs(cdf("all", "chat", "batch"), cdf("agent"), "batch")
+    assert frame.groupby("run")["class"].first().to_dict() == {"A": "batch", "B": "agent"} and shared is None
