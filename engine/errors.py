@@ -10,6 +10,9 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
+MAX_PROBLEMS_SHOWN = 12
+"""Validation problems listed in one message; the rest are counted."""
+
 
 class ScenarioError(ValueError):
     """A scenario, catalog entry, trace or link that cannot be used, with a readable reason."""
@@ -29,7 +32,10 @@ def format_path(loc: Sequence[int | str]) -> str:
 
 
 def _short(value: object, limit: int = 60) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int too long to print (Python refuses over 4,300 digits)
+        return f"<{type(value).__name__} too long to show>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -41,9 +47,11 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> str:
     """
     errors = exc.errors(include_url=False)
     locs = [tuple(e["loc"]) for e in errors]
+    # every proper prefix of a location: a container whose items failed (linear, not pairwise)
+    parents = {loc[:i] for loc in locs for i in range(len(loc))}
     lines = []
     for err, loc in zip(errors, locs, strict=True):
-        if any(other != loc and other[: len(loc)] == loc for other in locs):
+        if loc in parents:
             continue
         parts: list[int | str] = [prefix, *loc] if prefix else list(loc)
         msg = err["msg"]
@@ -59,7 +67,11 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> str:
         show = err["type"] not in ("missing", "extra_forbidden") and not isinstance(value, dict | list)
         got = f" (got {_short(value)})" if show else ""
         lines.append(f"{format_path(parts)}: {msg}{got}")
-    return "; ".join(dict.fromkeys(lines))
+    unique = list(dict.fromkeys(lines))
+    if len(unique) > MAX_PROBLEMS_SHOWN:
+        more = len(unique) - MAX_PROBLEMS_SHOWN
+        unique = [*unique[:MAX_PROBLEMS_SHOWN], f"and {more} more problem{'s' if more > 1 else ''}"]
+    return "; ".join(unique)
 
 
 def _looks_like_path(text: str) -> bool:
