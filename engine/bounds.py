@@ -3,6 +3,12 @@
 A scenario can come from a preset, a file, a share link or a trace upload; every one of them
 passes through `engine.scenario.Scenario` validation, which checks these limits, so no origin
 can start a run larger than this table allows. docs/bounds.md repeats the table for users.
+
+The last four rows bound the work of a run rather than one field: products of fields (prompt
+length over chunk size, window over an elastic check interval, prompt length over cache block
+size, requests times instances) that each pass their own limit. `engine.work_bound` estimates
+them before a run and `engine.simulate` refuses a scenario over any of them (the CLI's
+``--no-work-limit`` lifts them for trusted local runs).
 """
 
 from __future__ import annotations
@@ -33,6 +39,14 @@ MAX_LINK_CHARS = 8_192
 """Length of a share link's scenario payload."""
 MAX_BATCH = 4_096
 """Requests in one running batch."""
+MAX_EVENTS = 10_000_000
+"""Simulated events one run is estimated to take (a minute or two on the reference machine)."""
+MAX_ROUTER_LOOKS = 50_000_000
+"""Instances compared by the router over a run: requests x instances each is routed among."""
+MAX_CACHE_BLOCKS = 50_000_000
+"""Prefix-cache block visits over a run: requests x (2 x prompt + output) / block tokens."""
+MAX_STATE_BYTES = 2_000_000_000
+"""Estimated memory of one run's state, records and cache bookkeeping."""
 
 TABLE: tuple[tuple[str, float, str], ...] = (
     ("requests per run", MAX_REQUESTS, "expected arrivals (rate x window) or trace rows"),
@@ -48,5 +62,9 @@ TABLE: tuple[tuple[str, float, str], ...] = (
     ("trace file", MAX_TRACE_BYTES, "bytes"),
     ("share-link payload", MAX_LINK_CHARS, "characters"),
     ("running batch", MAX_BATCH, "requests"),
+    ("simulated events", MAX_EVENTS, "estimated per run (work bound)"),
+    ("router looks", MAX_ROUTER_LOOKS, "requests x instances compared, per run (work bound)"),
+    ("cache block visits", MAX_CACHE_BLOCKS, "per run (work bound)"),
+    ("simulation memory", MAX_STATE_BYTES, "bytes, estimated per run (work bound)"),
 )
 """The limits as (name, value, unit) rows, for documentation and the app."""

@@ -78,8 +78,12 @@ def capacity(
     duration_s: float | None = None,
     catalog: Catalog | None = None,
     progress: Progress | None = None,
+    check_work: bool = True,
 ) -> Capacity:
-    """Bisection on `workload.arrival.rate_rps` for the highest rate at which every class passes."""
+    """Bisection on `workload.arrival.rate_rps` for the highest rate at which every class passes.
+
+    `check_work=False` lifts the work bound on each run (engine.work_bound), as `simulate`'s does.
+    """
     if not 2 <= max_simulations <= 100:
         raise ScenarioError(f"max_simulations: must be in [2, 100] (got {max_simulations})")
     if not 0 < rel_tol < 1:
@@ -93,7 +97,9 @@ def capacity(
     def passes(rate: float) -> bool:
         if progress:
             progress(len(rows), max_simulations, f"{rate:.3g} req/s")
-        res = simulate(scenario_io.apply_overrides(base, {"workload.arrival.rate_rps": rate}), cat)
+        res = simulate(
+            scenario_io.apply_overrides(base, {"workload.arrival.rate_rps": rate}), cat, check_work=check_work
+        )
         ok = all(c["passes"] for c in res.summary["classes"].values())
         rows.append(
             {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -35,6 +36,16 @@ def dumps(data: Any) -> str:
 def emit_json(data: Any) -> None:
     """Print one JSON document to stdout."""
     sys.stdout.write(dumps(data) + "\n")
+
+
+def add_work_limit_flag(parser: argparse.ArgumentParser) -> None:
+    """Add ``--no-work-limit``: lift the work bound (engine.work_bound) for a trusted local run."""
+    parser.add_argument(
+        "--no-work-limit",
+        action="store_true",
+        help="run even when the estimated work (events, router looks, cache blocks, memory) is over "
+        "the bounds of docs/bounds.md; for trusted local runs",
+    )
 
 
 def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:

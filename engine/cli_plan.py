@@ -20,7 +20,7 @@ from tqdm import tqdm
 from engine import scenario_io
 from engine.advisor import STABLE_MONTHS, Advice, advise
 from engine.capacity import capacity
-from engine.cli_common import emit_json, load_scenario
+from engine.cli_common import add_work_limit_flag, emit_json, load_scenario
 from engine.errors import ScenarioError
 from engine.plan import Plan, SearchSpace, hardware_choice, plan
 from engine.run import ENGINE_VERSION, simulate
@@ -73,7 +73,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     )
     bar = _Bar(space.max_simulations, "planning", not args.no_progress)
     try:
-        result = plan(scen, args.target_rps, space, progress=bar.plan)
+        result = plan(scen, args.target_rps, space, progress=bar.plan, check_work=not args.no_work_limit)
     finally:
         bar.close()
     if args.json:
@@ -132,7 +132,11 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     bar = _Bar(args.max_simulations, "capacity", not args.no_progress)
     try:
         cap = capacity(
-            scen, max_simulations=args.max_simulations, duration_s=args.duration_s, progress=bar.plan
+            scen,
+            max_simulations=args.max_simulations,
+            duration_s=args.duration_s,
+            progress=bar.plan,
+            check_work=not args.no_work_limit,
         )
     finally:
         bar.close()
@@ -180,7 +184,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         else:
             executor = local_executor(args.workers)
         try:
-            frame = sweep(scen, vary, seeds=args.seeds, executor=executor, progress=bar.sweep)
+            frame = sweep(
+                scen,
+                vary,
+                seeds=args.seeds,
+                executor=executor,
+                progress=bar.sweep,
+                check_work=not args.no_work_limit,
+            )
         finally:
             if executor is not None and client is None:
                 executor.shutdown()
@@ -199,7 +210,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_advise(args: argparse.Namespace) -> int:
     """Roofline positions, findings from a run, and the specialisation test."""
     scen = load_scenario(args.scenario, args.set)
-    res = simulate(scen)
+    res = simulate(scen, check_work=not args.no_work_limit)
     adv = advise(res, args.model_change_months)
     if args.hardware:
         keep = [h.strip() for h in args.hardware.split(",") if h.strip()]
@@ -258,6 +269,7 @@ def register(sub: Any) -> None:
     p.add_argument("--out", default=None, help="write the chosen scenario (TOML) here")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--no-progress", action="store_true")
+    add_work_limit_flag(p)
     p.set_defaults(func=cmd_plan)
 
     c = sub.add_parser("capacity", help="the highest load at which every class passes its SLO")
@@ -269,6 +281,7 @@ def register(sub: Any) -> None:
     c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     c.add_argument("--json", action="store_true")
     c.add_argument("--no-progress", action="store_true")
+    add_work_limit_flag(c)
     c.set_defaults(func=cmd_capacity)
 
     w = sub.add_parser("sweep", help="run a grid of field values and seeds in parallel")
@@ -284,6 +297,7 @@ def register(sub: Any) -> None:
         "--dask", default=None, metavar="tcp://HOST:PORT", help="run on a Dask distributed scheduler"
     )
     w.add_argument("--no-progress", action="store_true")
+    add_work_limit_flag(w)
     w.set_defaults(func=cmd_sweep)
 
     a = sub.add_parser("advise", help="roofline positions, findings from a run, specialisation test")
@@ -292,4 +306,5 @@ def register(sub: Any) -> None:
     a.add_argument("--hardware", default="", help="chips shown in the roofline table (default: all)")
     a.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     a.add_argument("--json", action="store_true")
+    add_work_limit_flag(a)
     a.set_defaults(func=cmd_advise)

@@ -284,8 +284,10 @@ class _Search:
         space: SearchSpace,
         cat: Catalog,
         progress: Progress | None,
+        check_work: bool = True,
     ) -> None:
         self.base, self.full, self.rates, self.space, self.cat = base, full, rates, space, cat
+        self.check_work = check_work
         self.reqs = generate(base)  # every candidate serves the very same requests
         self.progress = progress
         self.rows: list[dict[str, Any]] = []
@@ -308,7 +310,12 @@ class _Search:
         if self.progress:
             label = f"{shape.label()} {split_label(shape, counts)}"
             self.progress(len(self.rows), self.space.max_simulations, label)
-        res = simulate(with_deployment(self.base, shape, counts), self.cat, requests=self.reqs)
+        res = simulate(
+            with_deployment(self.base, shape, counts),
+            self.cat,
+            requests=self.reqs,
+            check_work=self.check_work,
+        )
         row = {"run": len(self.rows), **run_row(res, shape, counts)}
         self.index[shape, counts] = len(self.rows)
         self.rows.append(row)
@@ -384,8 +391,12 @@ def plan(
     *,
     catalog: Catalog | None = None,
     progress: Progress | None = None,
+    check_work: bool = True,
 ) -> Plan:
-    """The cheapest deployment whose simulated run meets every class's SLO at `target_rps`."""
+    """The cheapest deployment whose simulated run meets every class's SLO at `target_rps`.
+
+    `check_work=False` lifts the work bound on each run (engine.work_bound), as `simulate`'s does.
+    """
     space = space or SearchSpace()
     cat = scenario_catalog(scenario, catalog)
     if scenario.model.id not in cat.models:
@@ -397,7 +408,7 @@ def plan(
         raise ScenarioError(f"space.hardware: unknown hardware {unknown[0]!r}; known: {known}")
     full = planning_scenario(scenario, target_rps, None)
     search = _Search(
-        planning_scenario(scenario, target_rps, space.duration_s), full, {}, space, cat, progress
+        planning_scenario(scenario, target_rps, space.duration_s), full, {}, space, cat, progress, check_work
     )
     d = demand(search.base, search.reqs)
     kinds = [(h, t) for h in chips for t in sorted(set(space.tp))]

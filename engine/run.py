@@ -3,6 +3,10 @@
 A SimResult is a plain value: the scenario, the per-request table, the per-pool time series,
 the summary figures, and what the run cost to compute (events, wall time). It carries the seed
 and the engine version so exported results say where they came from.
+
+Before simulating, `simulate` estimates the run's work from its drawn requests and refuses one
+over the documented bounds (`engine.work_bound`); `check_work=False` lifts that for trusted
+local runs (the CLI's ``--no-work-limit``).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine import metrics
+from engine import metrics, work_bound
 from engine.catalog import Catalog
 from engine.resolve import Resolved, resolve
 from engine.scenario import Scenario
@@ -53,11 +57,21 @@ class SimResult:
 
 
 def simulate(
-    scenario: Scenario, catalog: Catalog | None = None, requests: Requests | None = None
+    scenario: Scenario,
+    catalog: Catalog | None = None,
+    requests: Requests | None = None,
+    *,
+    check_work: bool = True,
 ) -> SimResult:
-    """Run one scenario. `requests` may be given to replay the exact same requests."""
+    """Run one scenario. `requests` may be given to replay the exact same requests.
+
+    A run whose estimated work exceeds the bounds raises `work_bound.WorkBoundError` (a
+    ScenarioError) before it starts, unless `check_work` is False.
+    """
     resolved = resolve(scenario, catalog)
     reqs = requests if requests is not None else generate(scenario)
+    if check_work:
+        work_bound.check(scenario, reqs)
     t0 = time.perf_counter()
     sim = Simulation(resolved, reqs)
     rec = sim.run()
@@ -114,10 +128,13 @@ def flatten(doc: dict[str, Any], prefix: str = "") -> dict[str, float]:
 
 
 def replicate(
-    scenario: Scenario, n: int, catalog: Catalog | None = None
+    scenario: Scenario, n: int, catalog: Catalog | None = None, *, check_work: bool = True
 ) -> tuple[list[SimResult], dict[str, Any]]:
     """Run `n` seeds (seed, seed+1, ...) and give each figure's mean and 95% interval."""
-    runs = [simulate(scenario.model_copy(update={"seed": scenario.seed + i}), catalog) for i in range(n)]
+    runs = [
+        simulate(scenario.model_copy(update={"seed": scenario.seed + i}), catalog, check_work=check_work)
+        for i in range(n)
+    ]
     flat = [flatten(r.summary) for r in runs]
     keys = sorted(set().union(*flat))
     stats: dict[str, Any] = {}

@@ -1,0 +1,228 @@
+"""The work bound: hostile products of fields are refused before a run, the presets are not."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import bounds, work_bound
+from engine import scenario_io as io
+from engine.cli import main
+from engine.errors import ScenarioError
+from engine.run import simulate
+from engine.scenario import Scenario
+from engine.work_bound import WorkBoundError, estimate
+from engine.workload import generate
+
+HOSTILE: dict[str, tuple[str, dict[str, Any], str]] = {
+    # name: (preset, overrides, the field the message must name)
+    "million-token prompts in 16-token chunks": (
+        "offline-batch",
+        {
+            "workload.arrival.requests": 200_000,
+            "workload.classes[0].input": {"kind": "constant", "tokens": 1_048_576},
+            "deployment.batching.chunk_tokens": 16,
+        },
+        "deployment.batching.chunk_tokens=16",
+    ),
+    "elastic check every nanosecond": (
+        "chat-disaggregated",
+        {"scheduler.elastic": {"enabled": True, "check_s": 1e-9}},
+        "scheduler.elastic.check_s=1e-09",
+    ),
+    "one-token blocks under a million-token prefix, 1000-turn sessions": (
+        "agentic-cache",
+        {
+            "cache.block_tokens": 1,
+            "workload.classes[0].prefix.tokens": 1_048_576,
+            "workload.classes[0].multi_turn.turns_mean": 1000,
+        },
+        "cache.block_tokens=1",
+    ),
+    "most clients over the longest window on the most instances": (
+        "chat-colocated",
+        {
+            "workload.arrival": {"kind": "closed_loop", "clients": bounds.MAX_CLIENTS, "think_time_s": 0.0},
+            "duration_s": bounds.MAX_DURATION_S,
+            "deployment.pools[0].count": bounds.MAX_INSTANCES,
+        },
+        "deployment.pools[0].count=512",
+    ),
+}
+
+
+def _bench_scenarios() -> dict[str, Scenario]:
+    """The scenarios bench/run.py and bench/plan.py time (keep in step with them)."""
+    default = io.load_preset(io.DEFAULT_PRESET)
+    everything = io.apply_overrides(
+        default,
+        {
+            "cache": {"enabled": True, "block_tokens": 256, "host": {"enabled": True, "capacity_gb": 100},
+                      "pooled": {"enabled": True, "capacity_gb": 1000}},
+            "workload.classes[0].multi_turn": {"turns_mean": 3, "think_time_s": 5},
+            "workload.classes[0].prefix": {"tokens": 1024, "groups": 4},
+            "scheduler": {"router": {"name": "cache_aware"}, "queue": {"name": "priority"},
+                          "admission": {"name": "early_reject"}, "preemption": "swap",
+                          "elastic": {"enabled": True, "threshold": 2.0}},
+            "faults": [{"at_s": 200.0, "pool": "decode", "instances": 1, "duration_s": 60.0}],
+            "deployment.mem_fraction": 0.55,
+        },
+    )  # fmt: skip
+    longer = io.apply_overrides(
+        default,
+        {"workload.classes[0].output": {"kind": "lognormal", "mean": 512, "p99": 2400, "max_tokens": 8192}},
+    )
+    big = io.apply_overrides(
+        io.load_preset("chat-colocated"),
+        {"duration_s": 1000.0, "workload.arrival.rate_rps": 100.0, "deployment.pools[0].count": 40},
+    )
+    # bench/plan.py: 40 req/s over 120 s windows; the largest candidate has 64 instances a pool
+    plan_widest = io.apply_overrides(
+        default,
+        {"workload.arrival.rate_rps": 40.0, "duration_s": 120.0, "deployment.pools[0].count": 64,
+         "deployment.pools[1].count": 64},
+    )  # fmt: skip
+    return {"everything": everything, "longer": longer, "100k": big, "plan-widest": plan_widest}
+
+
+def _hostile(name: str) -> tuple[Scenario, str]:
+    preset, over, field = HOSTILE[name]
+    return io.apply_overrides(io.load_preset(preset), over), field
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_scenarios_are_refused_naming_the_field(name: str) -> None:
+    scen, field = _hostile(name)
+    with pytest.raises(WorkBoundError, match=re.escape(field)):
+        work_bound.check(scen)  # from the settings alone
+    with pytest.raises(WorkBoundError, match=re.escape(field)) as info:
+        simulate(scen)  # the front door, from the drawn requests, before anything runs
+    msg = str(info.value)
+    assert msg.startswith("work bound: about ") and "x over" in msg and "(limit " in msg
+
+
+def test_the_largest_open_load_is_refused_by_validation() -> None:
+    with pytest.raises(ScenarioError, match=re.escape("workload.arrival.rate_rps")):
+        io.apply_overrides(
+            io.load_preset("chat-colocated"),
+            {"workload.arrival.rate_rps": bounds.MAX_RATE_RPS, "duration_s": bounds.MAX_DURATION_S},
+        )
+
+
+def _margin(est: work_bound.WorkEstimate, factor: float) -> None:
+    for quantity, (_, limit_name) in work_bound.QUANTITIES.items():
+        assert est.value(quantity) * factor <= getattr(bounds, limit_name), (quantity, est.value(quantity))
+
+
+@pytest.mark.parametrize("preset", io.preset_names())
+def test_every_preset_is_far_within_the_bounds(preset: str) -> None:
+    scen = io.load_preset(preset)
+    _margin(work_bound.check(scen, generate(scen)), 20.0)
+    _margin(estimate(scen), 20.0)
+
+
+@pytest.mark.parametrize("name", ["everything", "longer", "100k", "plan-widest"])
+def test_bench_scenarios_are_within_the_bounds(name: str) -> None:
+    scen = _bench_scenarios()[name]
+    _margin(work_bound.check(scen, generate(scen)), 5.0)
+    _margin(estimate(scen), 5.0)
+
+
+@pytest.mark.parametrize("preset", ["chat-colocated", "chat-disaggregated", "rag-long-context", "edge-npu"])
+def test_estimated_events_are_within_3x_of_the_run(preset: str) -> None:
+    scen = io.load_preset(preset)
+    reqs = generate(scen)
+    res = simulate(scen, requests=reqs)
+    for est in (estimate(scen, reqs), estimate(scen)):
+        assert res.events / 3 <= est.events <= 3 * res.events, (est.events, res.events)
+
+
+def test_expectation_agrees_with_drawn_requests_for_multi_turn_sessions() -> None:
+    scen = io.load_preset("agentic-cache")
+    drawn, expected = estimate(scen, generate(scen)), estimate(scen)
+    assert drawn.from_requests and not expected.from_requests
+    for quantity in ("requests", "events", "cache_blocks", "memory_bytes"):
+        a, b = getattr(drawn, quantity), getattr(expected, quantity)
+        assert 0.8 <= a / b <= 1.25, (quantity, a, b)
+
+
+def test_lifting_the_bound_runs_the_same_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
+    scen = io.load_preset("edge-npu")
+    normal = simulate(scen)
+    monkeypatch.setattr(bounds, "MAX_EVENTS", 10)
+    with pytest.raises(WorkBoundError, match="simulated events"):
+        simulate(scen)
+    lifted = simulate(scen, check_work=False)
+    assert lifted.summary == normal.summary and lifted.events == normal.events
+
+
+def test_estimate_json_pairs_figures_with_limits() -> None:
+    doc = estimate(io.load_preset("chat-colocated")).to_json()
+    assert doc["events"] == {"estimate": pytest.approx(48_000), "limit": float(bounds.MAX_EVENTS),
+                             "what": "simulated events"}  # fmt: skip
+    assert {"router_looks", "cache_blocks", "memory_bytes", "requests"} <= set(doc)
+
+
+def test_bound_rows_are_documented() -> None:
+    names = [row[0] for row in bounds.TABLE]
+    assert {"simulated events", "router looks", "cache block visits", "simulation memory"} <= set(names)
+    text = (Path(__file__).resolve().parent.parent / "docs" / "bounds.md").read_text(encoding="utf-8")
+    for value in (
+        bounds.MAX_EVENTS,
+        bounds.MAX_ROUTER_LOOKS,
+        bounds.MAX_CACHE_BLOCKS,
+        bounds.MAX_STATE_BYTES,
+    ):
+        assert f"{value:,}" in text
+
+
+def test_sci_is_short() -> None:
+    assert work_bound.sci(1.31e10) == "1.3e10"
+    assert work_bound.sci(2e7) == "2e7"
+    assert work_bound.sci(4_687) == "4,687"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "edge-npu", "--json"],
+        ["advise", "edge-npu", "--json"],
+        ["capacity", "rag-long-context", "--set", "duration_s=20", "--max-simulations", "2", "--no-progress"],
+        ["sweep", "edge-npu", "--vary", "duration_s=100,200", "--workers", "1", "--no-progress", "--out"],
+        [
+            "plan",
+            "rag-long-context",
+            "--target-rps",
+            "0.5",
+            "--duration-s",
+            "20",
+            "--max-simulations",
+            "2",
+            "--tp",
+            "4",
+            "--modes",
+            "colocated",
+            "--no-progress",
+        ],
+    ],
+    ids=lambda a: a[0],
+)
+def test_cli_flag_lifts_the_bound(
+    args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    if args[-1] == "--out":
+        args = [*args, str(tmp_path / "sweep.csv")]
+    monkeypatch.setattr(bounds, "MAX_EVENTS", 10)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "work bound" in err and "--no-work-limit" in err
+    assert main([*args, "--no-work-limit"]) == 0
+
+
+def test_scenario_command_prints_the_estimate(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scenario", "chat-colocated"]) == 0
+    out = capsys.readouterr().out
+    assert "# work estimate: 9,600 requests, 4.8e4 events" in out and "over the bound" not in out
