@@ -3,7 +3,9 @@
 Both are simpy processes over a `Simulation`: a fault takes instances of a pool down at a time
 (their requests are retried from the start or failed, per the fault) and brings them back after a
 while or never; the elastic controller moves an idle instance to the other role when that role's
-backlog passes a threshold, at a switch cost in seconds.
+backlog passes a threshold, at a switch cost in seconds. Whenever either leaves a role with less
+capacity for good, the simulation ends at once the requests nothing could serve any more
+(`Simulation.service_lost`).
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ def fault(sim: Simulation, spec: Fault) -> Any:
     sim.fault_policy = spec.in_flight
     held: list[int] = []
     for srv in victims:
+        srv.restores = spec.duration_s is not None
         held += srv.take_down()
     stranded = [r for s, r in sim.pending_handoff if not s.up]
     sim.pending_handoff = [(s, r) for s, r in sim.pending_handoff if s.up]
     for rid in held + stranded:
         sim.lost(rid, spec.in_flight)
+    sim.service_lost()
     if spec.duration_s is not None:
         yield sim.env.timeout(spec.duration_s)
         for srv in victims:
@@ -62,7 +66,9 @@ def elastic(sim: Simulation) -> Any:
 
 def _switch(sim: Simulation, srv: Server, role: str, switch_s: float) -> Any:
     srv.busy_switching = True
+    srv.future_role = role
     sim.roles_changed()
+    sim.service_lost()
     if srv.hbm is not None:
         srv.hbm.clear()
     sim.counters["role_switches"] += 1

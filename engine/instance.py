@@ -37,7 +37,7 @@ class Server:
         "kick_pending", "up",
         "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
         "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth", "own_blocks",
-        "kv_bytes",
+        "kv_bytes", "restores", "future_role", "inbound",
     )  # fmt: skip
 
     def __init__(self, sim: Simulation, idx: int, local: int, pool: ResolvedPool) -> None:
@@ -71,6 +71,9 @@ class Server:
         self.jump_growth = 0  # KV tokens the decode jump under way will add (preemption mode)
         self.up = True
         self.busy_switching = False
+        self.restores = False  # down, and a fault will bring it back
+        self.future_role: str = self.role  # the role it serves once a role switch under way ends
+        self.inbound = 0  # KV transfers on their way here (reserved, not yet in `incoming`)
         self.generation = 0  # bumps when the instance fails: stale callbacks are ignored
         self.nic_free_s = 0.0
         bt = sim.reqs.block_tokens
@@ -397,6 +400,23 @@ class Server:
     # --- faults and role switches ---------------------------------------------------------
     def take_down(self) -> list[int]:
         """Lose the instance: return every request it held; it serves nothing until brought up."""
+        held = self.drop_all()
+        self.up = False
+        self.future_role = self.role  # a switch under way is abandoned: it returns in its old role
+        self.sim.roles_changed()
+        if self.hbm is not None:
+            self.hbm.clear()
+        if self.host is not None:
+            self.host.clear()
+        return held
+
+    def drop_all(self) -> list[int]:
+        """Forget every request the instance holds and whatever it had under way; return them.
+
+        The caller ends or retries them. Tokens they had streamed are counted as discarded, and
+        the generation bumps, so calls scheduled for the old work (iteration ends, cache loads,
+        KV transfers from or to here) find it gone.
+        """
         sim = self.sim
         held = [rid for _, rid in self.waiting] + list(self.prefilling) + list(self.running)
         held += list(self.incoming) + [rid for rid, _, _ in self.swapped] + sorted(self.loading)
@@ -410,17 +430,11 @@ class Server:
                 left[rid] = sim.resume[rid]
         for rid, remaining in left.items():
             sim.tokens_discarded += sim.output[rid] - remaining
-        self.up = False
-        self.sim.roles_changed()
         self.generation += 1
         self.waiting, self.prefilling, self.incoming, self.swapped = [], [], [], []
         self.running, self.finish, self.finish_of, self.loading, self.ready = {}, [], {}, set(), []
-        self.waiting_tokens = self.kv_reserved = self.kv_used = self.ctx_sum = 0
+        self.waiting_tokens = self.kv_reserved = self.kv_used = self.ctx_sum = self.inbound = 0
         self.tokens_by_priority = {}
-        if self.hbm is not None:
-            self.hbm.clear()
-        if self.host is not None:
-            self.host.clear()
         self.busy = False
         self.jump = None
         self.jump_growth = 0
@@ -432,13 +446,15 @@ class Server:
         """The instance is back (empty)."""
         self.up = True
         self.busy_switching = False
+        self.restores = False
         self.sim.roles_changed()
         self.notify(True)
 
     def idle(self) -> bool:
-        """True when the instance holds no request at all."""
+        """True when the instance holds no request at all (KV on its way here counts as held)."""
         return not (
-            self.waiting
+            self.inbound
+            or self.waiting
             or self.prefilling
             or self.running
             or self.incoming

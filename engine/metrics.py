@@ -79,9 +79,14 @@ def with_slo(table: pd.DataFrame, resolved: Resolved) -> pd.DataFrame:
     tpot_t = {c.name: c.slo.tpot_ms / 1e3 for c in sc.workload.classes}
     e2e_t = {c.name: (c.slo.e2e_ms / 1e3 if c.slo.e2e_ms else math.inf) for c in sc.workload.classes}
     cls = table["class"]
-    ok = (table["outcome"] == "completed") & (table["ttft_s"] <= cls.map(ttft_t))
-    ok &= table["tpot_s"].isna() | (table["tpot_s"] <= cls.map(tpot_t))
-    ok &= table["e2e_s"] <= cls.map(e2e_t)
+
+    def target(by_class: dict[str, float]) -> pd.Series:
+        # as floats: mapping an empty column of class names would leave it a column of strings
+        return cls.map(by_class).astype(float)
+
+    ok = (table["outcome"] == "completed") & (table["ttft_s"] <= target(ttft_t))
+    ok &= table["tpot_s"].isna() | (table["tpot_s"] <= target(tpot_t))
+    ok &= table["e2e_s"] <= target(e2e_t)
     return table.assign(met_slo=ok.to_numpy())
 
 
@@ -104,6 +109,12 @@ def window(resolved: Resolved, table: pd.DataFrame, rec: Records) -> tuple[pd.Se
     if whole_run(sc):
         return mask, 0.0, max(rec.end_s, 1e-9)
     return mask, sc.warmup_s, sc.duration_s - sc.warmup_s
+
+
+def _by_reason(win: pd.DataFrame, outcome: str) -> dict[str, int]:
+    """Requests of one outcome in the window, counted by reason."""
+    reasons = win.loc[win["outcome"] == outcome, "reason"]
+    return {str(k): int(v) for k, v in reasons.value_counts().items()}
 
 
 def _pct(values: np.ndarray, q: float) -> float | None:
@@ -196,9 +207,8 @@ def summary(resolved: Resolved, reqs: Requests, rec: Records, table: pd.DataFram
         "completed": int((win["outcome"] == "completed").sum()),
         "rejected": int((win["outcome"] == "rejected").sum()),
         "failed": int((win["outcome"] == "failed").sum()),
-        "rejected_by_reason": {
-            str(k): int(v) for k, v in win.loc[win["outcome"] == "rejected", "reason"].value_counts().items()
-        },
+        "rejected_by_reason": _by_reason(win, "rejected"),
+        "failed_by_reason": _by_reason(win, "failed"),
     }
     lat: dict[str, dict[str, float | None]] = {}
     for name, col in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s")):

@@ -321,11 +321,19 @@ def scheduler_figures(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """
     sched = summary.get("scheduler")
     sched = sched if isinstance(sched, Mapping) else {}
-    reasons = summary.get("requests", {}).get("rejected_by_reason", {}) or {}
+    requests = summary.get("requests", {})
     out: list[tuple[str, str, str]] = []
-    for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
-        out.append((f"Rejected: {reason.replace('_', ' ')}", f"{count:,}",
-                    "Requests turned away at arrival, by reason (never silently dropped)."))  # fmt: skip
+    for key, verb, help_text in (
+        (
+            "rejected_by_reason",
+            "Rejected",
+            "Requests turned away at arrival, by reason (never silently dropped).",
+        ),
+        ("failed_by_reason", "Failed", "Admitted requests that could not be finished, by reason."),
+    ):
+        reasons = requests.get(key, {}) or {}
+        for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
+            out.append((f"{verb}: {reason.replace('_', ' ')}", f"{count:,}", help_text))
     rows = (
         ("preemptions", "Preemptions", "{:,}", "Running requests taken off an instance when KV memory ran out."),
         ("recomputed_tokens", "Tokens recomputed", "{:,}", "Prefill redone for preempted requests (recompute)."),

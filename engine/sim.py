@@ -25,6 +25,14 @@ KV memory: without preemption a request reserves its prompt plus its output on a
 what it holds and grows a token a step; when memory runs out a victim is recomputed or swapped
 (see `engine.scenario.Scheduler`). A request that could never fit is rejected at arrival.
 
+Every request ends exactly once: completed, rejected or failed, the last two with a reason
+(`REASONS`). One that nothing could ever serve ends as soon as that is known: at arrival (too
+long for every instance, or for every live one it could be routed to; no entry or decode instance
+left), and when a fault or a role switch takes a role's last capable instance away for good
+(`service_lost`). Routing only considers instances that can hold the request. Whatever is still
+in flight when the event queue runs dry fails as `unfinished_at_end`, a safety net that a correct
+run never needs.
+
 This module follows requests between instances: arrival, admission, routing, the prefix cache
 (`engine.cache`), hand-off, completion, preemption and retries. Faults and elastic roles are
 simpy processes in `engine.disruptions`; policies decide from read-only views
@@ -52,6 +60,21 @@ PENDING, COMPLETED, REJECTED, FAILED = 0, 1, 2, 3
 SEGMENT_COLUMNS = ("server", "t0", "t1", "flops", "bytes", "kv_tokens", "batch", "waiting", "prefill_s")
 """Columns of the per-iteration records."""
 OUTCOMES = {PENDING: "pending", COMPLETED: "completed", REJECTED: "rejected", FAILED: "failed"}
+TOO_LONG = "too_long_for_kv"
+TOO_LONG_LIVE = "too_long_for_live_kv"
+NO_INSTANCE = "no_instance_up"
+NO_DECODE = "no_decode_instance"
+LOST = "instance_lost"
+UNFINISHED = "unfinished_at_end"
+REASONS = {
+    TOO_LONG: "the request needs more KV memory than any instance of its role has",
+    TOO_LONG_LIVE: "too long for the KV memory of every instance it could be sent to now (decode: ever again)",
+    NO_INSTANCE: "no instance that takes new requests is up",
+    NO_DECODE: "no decode instance is up or will come back (disaggregated)",
+    LOST: "its instance failed and the fault fails requests in flight",
+    UNFINISHED: "still in flight when the run ended (a safety net: a correct run never needs it)",
+}
+"""Why the simulator rejects or fails a request (admission policies add their own reasons)."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +172,7 @@ class Simulation:
         )
         self.ticks: dict[str, int] = {}
         self._live: dict[str, list[Server]] | None = None  # servers_of's lists, until roles change
+        self._future: dict[str, int] | None = None  # future_cap's figures, until roles change
         self.ended = 0  # requests closed so far
         self.block_names = RequestBlocks(reqs)  # each request's block hashes, built on first use
         self.servers: list[Server] = []
@@ -158,6 +182,7 @@ class Simulation:
         self.disaggregated = sc.deployment.mode == "disaggregated"
         self.decode_cap = max(s.kv_cap for s in self.servers if s.role in ("decode", "mixed"))
         self.prefill_cap = max(s.kv_cap for s in self.servers if s.role in ("prefill", "mixed"))
+        self.min_cap = min(s.kv_cap for s in self.servers)  # below it, every instance holds a request
         self.pending_handoff: list[tuple[Server, int]] = []
         self.segments: list[tuple[float, ...]] = []
         link = sc.deployment.link
@@ -195,6 +220,35 @@ class Simulation:
     def roles_changed(self) -> None:
         """An instance failed, came back or started switching roles: recompute the live lists."""
         self._live = None
+        self._future = None
+
+    def future_cap(self, role: str) -> int:
+        """Largest KV capacity of the instances that serve `role` now or will again (0: none).
+
+        An instance counts when it is up (in the role it will have once a switch under way ends)
+        or down with a fault that will bring it back. Elastic switches yet to come are not
+        counted on: the controller never moves a role's last live instance, and cannot make up
+        a role that has none.
+        """
+        caps = self._future
+        if caps is None:
+            caps = self._future = {"prefill": 0, "decode": 0, "mixed": 0}
+            for s in self.servers:
+                if s.up or s.restores:
+                    caps[s.future_role] = max(caps[s.future_role], s.kv_cap)
+        return caps[role]
+
+    def holds(self, srv: Server, rid: int) -> bool:
+        """True when the request fits in the instance's KV memory alone (its prompt, on prefill)."""
+        need = self.prompt[rid] if srv.role == "prefill" else self.prompt[rid] + self.output[rid]
+        return need <= srv.kv_cap
+
+    def undeliverable(self, rid: int) -> str:
+        """Why no decode instance, now or later, could take this request ('' when one could)."""
+        cap = self.future_cap("decode")
+        if cap == 0:
+            return NO_DECODE
+        return TOO_LONG_LIVE if self.prompt[rid] + self.output[rid] > cap else ""
 
     def after(self, delay: float, fn: Any, *args: Any) -> None:
         """Call `fn(*args)` after `delay` seconds."""
@@ -251,8 +305,9 @@ class Simulation:
         return servers[self.router.choose(self.request_view(rid), views, tick)]
 
     def end(self, rid: int, outcome: int, reason: str = "") -> None:
-        """Close a request exactly once."""
+        """Close a request exactly once (a request that does not complete says why)."""
         assert self.outcome[rid] == PENDING, f"request {rid} ended twice"
+        assert outcome == COMPLETED or reason, f"request {rid} ended without a reason"
         self.outcome[rid] = outcome
         self.ended += 1
         self.reason[rid] = reason
@@ -317,16 +372,26 @@ class Simulation:
         """A request arrives (or is retried): admission, routing, queueing."""
         need = self.prompt[rid] + self.output[rid]
         if need > self.decode_cap or self.prompt[rid] > self.prefill_cap:
-            self.end(rid, REJECTED, "too_long_for_kv")
+            self.end(rid, REJECTED, TOO_LONG)
             return
-        entry = self.entry_servers()
-        if not entry:
-            self.end(rid, FAILED if retry else REJECTED, "no_instance_up")
+        live = entry = self.entry_servers()
+        if not live:
+            self.end(rid, FAILED if retry else REJECTED, NO_INSTANCE)
             return
+        if need > self.min_cap:  # some instances could never hold it: route among the others
+            entry = [s for s in live if self.holds(s, rid)]
+            if not entry:
+                self.end(rid, FAILED if retry else REJECTED, TOO_LONG_LIVE)
+                return
+        if self.disaggregated:
+            why = self.undeliverable(rid)
+            if why:
+                self.end(rid, FAILED if retry else REJECTED, why)
+                return
         srv = self.route(rid, entry, "entry")
         view = self.request_view(rid)
         if not retry and not isinstance(self.admission, policies.AdmitAll):
-            queued = sum(len(s.waiting) for s in entry)
+            queued = sum(len(s.waiting) for s in live)
             predicted = self.predicted_ttft(srv, rid)
             reason = self.admission.reject(view, queued, predicted)
             if reason:
@@ -391,16 +456,23 @@ class Simulation:
         """Reserve room on a decode instance and send the KV cache over the link."""
         need = self.reserve_tokens(rid, "decode") if not self.preempt else self.prompt[rid]
         if self.preempt:  # room also for the jump under way and every request's next token
+            whole = self.prompt[rid] + self.output[rid]  # and for all it will grow to
             fits = [
                 d for d in self.servers_of("decode")
-                if d.kv_reserved + d.jump_growth + need + len(d.running) + 1 <= d.kv_cap
+                if d.kv_reserved + d.jump_growth + need + len(d.running) + 1 <= d.kv_cap and whole <= d.kv_cap
             ]  # fmt: skip
         else:
             fits = [d for d in self.servers_of("decode") if d.kv_reserved + need <= d.kv_cap]
         if not fits:
-            self.pending_handoff.append((srv, rid))
+            why = self.undeliverable(rid)
+            if why:  # no decode instance that could take it will ever be up again
+                self.release_prefilled(srv, rid)
+                self.end(rid, FAILED, why)
+            else:  # waits for decode memory, or for an instance to come back
+                self.pending_handoff.append((srv, rid))
             return
         dst = self.route(rid, fits, "decode")
+        dst.inbound += 1
         dst.kv_reserved += need
         if dst.kv_reserved > dst.kv_peak:
             dst.kv_peak = dst.kv_reserved
@@ -425,9 +497,9 @@ class Simulation:
     def transferred(self, src: Server, dst: Server, rid: int, src_gen: int, dst_gen: int) -> None:
         """The KV cache has arrived: free the prefill side, start decoding."""
         if src.generation == src_gen:
-            src.kv_reserved -= self.prompt[rid]
-            src.kv_used -= self.prompt[rid]
-            src.notify(True)
+            self.release_prefilled(src, rid)
+        if dst.generation == dst_gen:
+            dst.inbound -= 1
         if src.generation != src_gen or dst.generation != dst_gen:
             if dst.generation == dst_gen:
                 dst.kv_reserved -= (
@@ -445,6 +517,12 @@ class Simulation:
             return
         dst.incoming.append(rid)
         dst.notify(len(dst.running) < self.max_batch)
+
+    def release_prefilled(self, srv: Server, rid: int) -> None:
+        """Free a prefilled prompt's KV on the prefill instance that held it for the hand-off."""
+        srv.kv_reserved -= self.prompt[rid]
+        srv.kv_used -= self.prompt[rid]
+        srv.notify(True)
 
     def release(self, srv: Server, rid: int) -> None:
         """Give back a request's KV reservation and memory on its instance."""
@@ -468,6 +546,25 @@ class Simulation:
         for srv, rid in pending:
             if srv.up:
                 self.handoff(srv, rid)
+
+    def service_lost(self) -> None:
+        """Instances left a role, maybe for good: end now what nothing could ever serve.
+
+        Disaggregated only (a colocated instance serves a request from end to end, and a retried
+        request finds out at arrival). Prompts waiting for decode memory are handed off again,
+        which places them, keeps them waiting, or fails them. With no decode instance left at
+        all, prompts on the prefill side could never go anywhere: they fail at once, and what
+        those instances had under way is dropped.
+        """
+        if not self.disaggregated:
+            return
+        self.retry_handoffs()
+        if self.future_cap("decode") > 0:
+            return
+        for srv in self.servers:
+            if srv.up and srv.role != "decode":
+                for rid in srv.drop_all():
+                    self.end(rid, FAILED, NO_DECODE)
 
     # --- preemption -----------------------------------------------------------------------
     def swap_time(self, srv: Server, tokens: int) -> float:
@@ -502,7 +599,7 @@ class Simulation:
         if self.outcome[rid] != PENDING:
             return
         if (policy or self.fault_policy) == "fail":
-            self.end(rid, FAILED, "instance_lost")
+            self.end(rid, FAILED, LOST)
             return
         self.retries[rid] += 1
         self.counters["retried"] += 1
@@ -541,6 +638,19 @@ class Simulation:
         self.arrival[rid] = now + delay
         self.after(delay, self.arrive, rid)
 
+    def close_unfinished(self) -> None:
+        """The safety net: whatever is still in flight when the run ends fails, and says so."""
+        if self.ended >= self.issued:
+            return
+        for srv in self.servers:
+            srv.drop_all()  # counts the tokens they streamed as discarded
+        for rid in range(self.issued):
+            if self.outcome[rid] == PENDING:  # not through `end`: a closed loop must not send more
+                self.outcome[rid] = FAILED
+                self.reason[rid] = UNFINISHED
+                self.ended += 1
+        self.pending_handoff = []
+
     def run(self) -> Records:
         """Simulate until every issued request has ended."""
         self.fault_policy = "retry"
@@ -555,6 +665,7 @@ class Simulation:
         if self.scenario.scheduler.elastic.enabled:
             self.env.process(disruptions.elastic(self))
         self.env.run_all()
+        self.close_unfinished()
         n = self.issued
         segs = np.asarray(self.segments, dtype=float).reshape(-1, len(SEGMENT_COLUMNS))
         return Records(
