@@ -323,6 +323,8 @@ def kv_transfer_time(
     latency_s: float = 0.0,
 ) -> Any:
     """Seconds to move `tokens` tokens of KV cache over a link of `link_gb_s` GB/s (floats stay floats)."""
+    if not link_gb_s > 0:  # resolve() refuses such a scenario; this keeps direct callers honest
+        raise ScenarioError(f"KV transfer over a link of {link_gb_s} GB/s: the link needs a bandwidth")
     t = tokens if isinstance(tokens, float | int) else np.asarray(tokens, dtype=float)
     return latency_s + t * kv_bytes_per_token / (link_gb_s * 1e9)
 

@@ -1,19 +1,31 @@
 """From a Scenario to the concrete things the simulation needs: specs and instance models.
 
 A scenario names its model and chips by catalog id; resolving looks them up (custom entries
-in the scenario first), builds one `perf.Instance` per pool and checks what only the catalog
-can tell: that the chips exist, the calibration profile exists, and the weights fit.
+in the scenario first; one may not reuse a catalog id), builds one `perf.Instance` per pool and
+checks what only the catalog can tell: that the chips exist, the calibration profile exists, the
+weights fit, a prompt's KV cache has a link to cross, and one iteration takes a sane time.
+
+The last check is what keeps a custom entry honest: every number of a spec is bounded, but a
+chip at the bottom of every range serving a model at the top of its ranges is still absurd. One
+prefill of `PROBE_TOKENS` tokens and one decode step at that context must each be finite and
+take at most `MAX_ITERATION_S`, or resolving names the entry and the numbers to look at.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from engine.catalog import Catalog, load_catalog
 from engine.errors import ScenarioError
-from engine.perf import Instance
+from engine.perf import Instance, IterationCost, decode_cost, prefill_cost
 from engine.scenario import Pool, Scenario
 from engine.specs import HardwareSpec, ModelSpec
+
+MAX_ITERATION_S = 86_400.0
+"""Longest one engine iteration may take (a day): anything slower is a mistyped custom entry."""
+PROBE_TOKENS = 1024
+"""Prompt and context length of the iterations that check a pool's speed."""
 
 
 @dataclass(frozen=True)
@@ -101,5 +113,68 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 f"room; {spec.tp} x {spec.pp} x {hw.id} hold {have:.0f} GB usable. Use at least "
                 f"{min_chips} chips per instance (tp x pp), lower precision, or a larger chip"
             )
+        _check_speed(scenario, where, inst)
         pools.append(ResolvedPool(index=i, spec=spec, instance=inst))
+    _check_kv_link(scenario, pools)
     return Resolved(scenario=scenario, model=model, pools=tuple(pools))
+
+
+def _custom_path(entry: HardwareSpec | ModelSpec, scenario: Scenario) -> str | None:
+    """The path of a scenario's custom entry (``custom_hardware[0]``), None for a catalog entry."""
+    field = "custom_hardware" if isinstance(entry, HardwareSpec) else "custom_models"
+    ids = [c.id for c in getattr(scenario, field)]
+    return f"{field}[{ids.index(entry.id)}]" if entry.id in ids else None
+
+
+def _check_kv_link(scenario: Scenario, pools: list[ResolvedPool]) -> None:
+    """A prompt's KV cache leaves a prefill instance over its chips' scale-out link unless the
+    scenario sets the link's bandwidth: that link must then exist (with elastic roles a decode
+    instance may turn prefill, so its chip needs one too). Unused, a zero link is fine."""
+    dep = scenario.deployment
+    if dep.mode != "disaggregated" or dep.link.bandwidth_gb_s is not None:
+        return
+    senders = ("prefill", "decode") if scenario.scheduler.elastic.enabled else ("prefill",)
+    for p in pools:
+        hw = p.hardware
+        if p.spec.role in senders and hw.scale_out_gb_s <= 0:
+            path = _custom_path(hw, scenario)
+            field = f"{path}.scale_out_gb_s" if path else f"deployment.pools[{p.index}].hardware"
+            raise ScenarioError(
+                f"{field}: chip {hw.id!r} has no scale-out link (0 GB/s), but pool {p.spec.name!r} "
+                f"sends prompts' KV caches to the decode pool over it; give the chip a scale-out "
+                f"bandwidth or set deployment.link.bandwidth_gb_s"
+            )
+
+
+def _check_speed(scenario: Scenario, where: str, inst: Instance) -> None:
+    """Refuse a pool whose probe prefill or decode step is not finite or takes over a day."""
+    q = min(PROBE_TOKENS, inst.model.max_context)
+    probes: tuple[tuple[str, IterationCost], ...] = (
+        (f"a {q}-token prefill", prefill_cost(inst, q)),
+        (f"a decode step at {q} tokens of context", decode_cost(inst, 1, q)),
+    )
+    for what, cost in probes:
+        t = float(cost.time_s)
+        if math.isfinite(t) and t <= MAX_ITERATION_S:
+            continue
+        hw, model = inst.hardware, inst.model
+        prof = f"profiles.{inst.profile_name or hw.default_profile}"
+        link = "scale_up_gb_s" if hw.scale_up_gb_s > 0 else "pcie_gb_s"
+        parts = {
+            "compute": (float(cost.compute_s), ("tflops", f"{prof}.eta_compute")),
+            "memory": (float(cost.memory_s), ("memory_tb_s", f"{prof}.eta_bandwidth")),
+            "communication": (float(cost.comm_s), (link, "allreduce_latency_us")),
+        }
+        name, (_, fields) = max(
+            parts.items(), key=lambda kv: kv[1][0] if math.isfinite(kv[1][0]) else math.inf
+        )
+        hw_path, model_path = _custom_path(hw, scenario), _custom_path(model, scenario)
+        suspects = [f"{hw_path}.{f}" for f in fields] if hw_path else []
+        if model_path or not suspects:
+            suspects.append(f"the size of {model_path or 'model'} ({model.id!r})")
+        took = f"takes {t:.3g} s" if math.isfinite(t) else "has no finite time"
+        raise ScenarioError(
+            f"{where}: {what} of {model.id!r} on {inst.tp} x {inst.pp} x {hw.id!r} {took}; the limit "
+            f"is {MAX_ITERATION_S:,.0f} s (one day). {name.capitalize()} time dominates: check "
+            + " and ".join(suspects)
+        )

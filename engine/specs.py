@@ -11,6 +11,9 @@ fields). Parameter counts are derived from the architecture, so a model imported
 Hugging Face ``config.json`` needs nothing else.
 
 Both are frozen pydantic models: hashable, comparable, serialisable; unknown keys are errors.
+A custom entry can arrive in a share link, so every number is finite and bounded to a physically
+plausible range (docs/hardware.md, "Custom entries", lists the ranges): no combination of valid
+entries can make the cost model divide by zero or return an absurd time.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import math
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from engine.errors import ScenarioError
 
 Precision = Literal["bf16", "fp8", "fp4", "int4"]
 """Weight precisions a scenario may pick."""
@@ -37,8 +42,12 @@ SOURCED_FIELDS = (
 )  # fmt: skip
 """Hardware fields whose value must carry a source (or ``assumption: <why>``)."""
 
-Positive = Annotated[float, Field(gt=0)]
-Fraction = Annotated[float, Field(gt=0, le=1)]
+MIN_LINK_GB_S = 0.1
+"""Slowest scale-up or scale-out link a chip may declare; 0 means it has no such link."""
+
+Fraction = Annotated[float, Field(ge=0.01, le=1)]
+Text = Annotated[str, Field(max_length=2000)]
+Key = Annotated[str, Field(min_length=1, max_length=64)]
 
 
 class Frozen(BaseModel):
@@ -47,7 +56,13 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
 
-class CalibrationProfile(Frozen):
+class Spec(Frozen):
+    """Base of catalog entries: a settings value whose numbers must all be finite (no NaN, no inf)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False)
+
+
+class CalibrationProfile(Spec):
     """Achievable fractions of peak for one chip under one serving stack, with their source."""
 
     eta_compute: Fraction = Field(description="achieved / peak dense FLOP/s in large GEMMs")
@@ -55,10 +70,10 @@ class CalibrationProfile(Frozen):
     overhead_ms: Annotated[float, Field(ge=0, le=1000)] = Field(
         description="fixed host/launch overhead per iteration"
     )
-    source: str = Field(min_length=3)
+    source: str = Field(min_length=3, max_length=2000)
 
 
-class HardwareSpec(Frozen):
+class HardwareSpec(Spec):
     """One accelerator chip: peak numbers, links, power, price and calibration profiles."""
 
     id: str = Field(pattern=ID_PATTERN)
@@ -66,26 +81,28 @@ class HardwareSpec(Frozen):
     vendor: str = Field(min_length=1, max_length=60)
     kind: Literal["GPU", "ASIC", "NPU", "TPU", "SoC"] = Field(alias="class")
     illustrative: bool = False
-    tflops: dict[ComputePrecision, Positive] = Field(description="dense peak TFLOP/s per precision")
-    memory_gb: Annotated[float, Field(gt=0, le=100_000)]
-    memory_tb_s: Annotated[float, Field(gt=0, le=100_000)]
+    tflops: dict[ComputePrecision, Annotated[float, Field(ge=0.01, le=1_000_000)]] = Field(
+        description="dense peak TFLOP/s per precision"
+    )
+    memory_gb: Annotated[float, Field(ge=0.01, le=100_000)]
+    memory_tb_s: Annotated[float, Field(ge=0.001, le=100_000)]
     scale_up_gb_s: Annotated[float, Field(ge=0, le=100_000)] = Field(
-        description="bidirectional scale-up (NVLink-class) bandwidth per chip"
+        description="bidirectional scale-up (NVLink-class) bandwidth per chip; 0: none (PCIe is used)"
     )
     scale_out_gb_s: Annotated[float, Field(ge=0, le=10_000)] = Field(
-        description="scale-out NIC bandwidth per chip, one direction"
+        description="scale-out NIC bandwidth per chip, one direction; 0: none"
     )
-    pcie_gb_s: Annotated[float, Field(gt=0, le=10_000)] = Field(
+    pcie_gb_s: Annotated[float, Field(ge=MIN_LINK_GB_S, le=10_000)] = Field(
         default=64.0, description="host link bandwidth per chip, one direction"
     )
     allreduce_latency_us: Annotated[float, Field(ge=0, le=10_000)] = 10.0
-    tdp_w: Annotated[float, Field(gt=0, le=100_000)]
+    tdp_w: Annotated[float, Field(ge=0.1, le=100_000)]
     idle_w: Annotated[float, Field(ge=0, le=100_000)]
     usd_per_hour: Annotated[float, Field(ge=0, le=10_000)]
-    sources: dict[str, str]
-    profiles: dict[str, CalibrationProfile]
-    default_profile: str = "default"
-    notes: str = ""
+    sources: Annotated[dict[Key, Text], Field(max_length=32)]
+    profiles: Annotated[dict[Key, CalibrationProfile], Field(max_length=16)]
+    default_profile: Key = "default"
+    notes: str = Field(default="", max_length=4000)
 
     def __hash__(self) -> int:
         return hash(self.model_dump_json(by_alias=True))
@@ -102,6 +119,12 @@ class HardwareSpec(Frozen):
             )
         if self.idle_w > self.tdp_w:
             raise ValueError(f"idle_w: {self.idle_w} exceeds tdp_w {self.tdp_w}")
+        for link in ("scale_up_gb_s", "scale_out_gb_s"):
+            value = getattr(self, link)
+            if 0 < value < MIN_LINK_GB_S:
+                raise ValueError(
+                    f"{link}: must be 0 (no such link) or at least {MIN_LINK_GB_S} GB/s (got {value})"
+                )
         if not self.profiles:
             raise ValueError("profiles: at least one calibration profile is required")
         if self.default_profile not in self.profiles:
@@ -114,7 +137,7 @@ class HardwareSpec(Frozen):
         """The named calibration profile, or the default one."""
         key = name or self.default_profile
         if key not in self.profiles:
-            raise KeyError(
+            raise ScenarioError(
                 f"profile {key!r} is not defined for {self.id}; choose one of {sorted(self.profiles)}"
             )
         return self.profiles[key]
@@ -142,7 +165,7 @@ class HardwareSpec(Frozen):
         return self.tflops[self.compute_precision(weights)] * 1e12
 
 
-class MoE(Frozen):
+class MoE(Spec):
     """Mixture-of-experts fields of a model."""
 
     experts: Annotated[int, Field(ge=2, le=4096)]
@@ -160,7 +183,7 @@ class MoE(Frozen):
         return self
 
 
-class MLA(Frozen):
+class MLA(Spec):
     """Multi-head latent attention fields (DeepSeek-V2/V3): a compressed KV cache."""
 
     kv_lora_rank: Annotated[int, Field(ge=1, le=65536)]
@@ -170,12 +193,12 @@ class MLA(Frozen):
     v_head_dim: Annotated[int, Field(ge=1, le=4096)]
 
 
-class ModelSpec(Frozen):
+class ModelSpec(Spec):
     """A transformer's architecture, enough to count its FLOPs, weight bytes and KV bytes."""
 
     id: str = Field(pattern=ID_PATTERN)
     name: str = Field(min_length=1, max_length=120)
-    source: str = Field(min_length=3)
+    source: str = Field(min_length=3, max_length=2000)
     layers: Annotated[int, Field(ge=1, le=1000)]
     hidden: Annotated[int, Field(ge=1, le=1_000_000)]
     heads: Annotated[int, Field(ge=1, le=4096)]
@@ -190,7 +213,7 @@ class ModelSpec(Frozen):
     max_context: Annotated[int, Field(ge=1, le=100_000_000)] = 131072
     moe: MoE | None = None
     mla: MLA | None = None
-    published_params_b: Annotated[float, Field(gt=0)] | None = Field(
+    published_params_b: Annotated[float, Field(gt=0, le=1_000_000)] | None = Field(
         default=None, description="the parameter count its authors publish, as a cross-check"
     )
 
