@@ -16,13 +16,15 @@ from typing import Any
 
 from engine import calibrate, cli_plan, scenario_io
 from engine.catalog import entry_to_toml, load_catalog, model_from_hf_config
-from engine.cli_common import dumps, emit_json, load_scenario
+from engine.cli_common import add_work_limit_flag, dumps, emit_json, load_scenario
 from engine.errors import ScenarioError
 from engine.perf import Instance
 from engine.resolve import resolve
 from engine.roofline import report
 from engine.run import ENGINE_VERSION, SimResult, replicate, simulate
+from engine.safecsv import safe_csv
 from engine.specs import HardwareSpec
+from engine.work_bound import WorkBoundError, estimate, sci
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
@@ -138,6 +140,14 @@ def cmd_scenario(args: argparse.Namespace) -> int:
             f"# pool {p.spec.name}: {p.spec.count} x ({p.spec.tp} x {p.hardware.id}), KV capacity "
             f"{p.instance.kv_capacity_tokens:,} tokens per instance, ${p.usd_per_hour:,.2f}/h"
         )
+    work = estimate(scen)
+    print(
+        f"# work estimate: {sci(work.requests)} requests, {sci(work.events)} events, "
+        f"{sci(work.router_looks)} router looks, {sci(work.cache_blocks)} cache block visits, "
+        f"{work.memory_bytes / 1e6:,.0f} MB (bounds: docs/bounds.md)"
+    )
+    for problem in work.problems():
+        print(f"# over the bound: {problem}")
     return 0
 
 
@@ -186,8 +196,9 @@ def print_summary(doc: dict[str, Any]) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     scen = load_scenario(args.scenario, args.set)
+    check = not args.no_work_limit
     if args.replications > 1:
-        runs, stats = replicate(scen, args.replications)
+        runs, stats = replicate(scen, args.replications, check_work=check)
         if args.json:
             emit_json(
                 {
@@ -214,7 +225,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 s = stats[key]
                 print(f"  {key:32} {s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]")
         return 0
-    res = simulate(scen)
+    res = simulate(scen, check_work=check)
     if args.out:
         write_outputs(res, Path(args.out), args.format)
     if args.json:
@@ -231,12 +242,21 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def write_outputs(res: SimResult, out: Path, fmt: str) -> None:
     """Write the per-request and time-series tables, the summary and the scenario."""
+    try:
+        _write_outputs(res, out, fmt)
+    except OSError as exc:
+        raise ScenarioError(
+            f"--out {out}: cannot write there ({exc.strerror or type(exc).__name__}); name a folder"
+        ) from None
+
+
+def _write_outputs(res: SimResult, out: Path, fmt: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, frame in (("requests", res.requests), ("timeseries", res.timeseries)):
         if fmt == "parquet":
             frame.to_parquet(out / f"{name}.parquet", index=False)
         else:
-            frame.to_csv(out / f"{name}.csv", index=False)
+            (out / f"{name}.csv").write_text(safe_csv(frame), encoding="utf-8")
     doc = res.to_json()
     (out / "summary.json").write_text(dumps(doc), encoding="utf-8")
     (out / "scenario.toml").write_text(scenario_io.dumps_toml(res.scenario), encoding="utf-8")
@@ -250,7 +270,10 @@ def cmd_import_model(args: argparse.Namespace) -> int:
 def _write_or_print(text: str, out: str | None) -> int:
     """Write text to `out` (saying so on stderr), or to stdout."""
     if out:
-        Path(out).write_text(text, encoding="utf-8")
+        try:
+            Path(out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ScenarioError(f"--out {out}: cannot write ({exc.strerror or type(exc).__name__})") from None
         print(f"wrote {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -374,9 +397,7 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("--profile", default="mine", help="name of the fitted profile")
     k.add_argument("--new-id", default=None, help="catalog id of the new entry (default <chip>-<profile>)")
     k.add_argument("--out", default=None, help="write the new catalog entry here (else stdout)")
-    k.add_argument(
-        "--reference", action="store_true", help="refit the shipped profiles from shared/reference"
-    )
+    k.add_argument("--reference", action="store_true", help="refit the shipped profiles from data/reference")
     k.set_defaults(func=cmd_calibrate)
 
     u = sub.add_parser("run", help="simulate a scenario file or preset")
@@ -386,6 +407,7 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--out", default=None, help="directory for requests/timeseries tables and the summary")
     u.add_argument("--format", choices=["csv", "parquet"], default="csv")
     u.add_argument("--replications", type=int, default=1, help="run N seeds and report 95%% intervals")
+    add_work_limit_flag(u)
     u.set_defaults(func=cmd_run)
 
     m = sub.add_parser("import-model", help="a Hugging Face config.json to a model catalog entry")
@@ -405,6 +427,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        if isinstance(exc, WorkBoundError):
+            print("(a trusted local run may pass --no-work-limit; see docs/bounds.md)", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
         sys.stderr.close()

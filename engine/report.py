@@ -35,6 +35,7 @@ from engine import bounds, calibrate
 from engine.catalog import Catalog, entry_to_toml
 from engine.errors import ScenarioError, format_validation_error
 from engine.run import ENGINE_VERSION
+from engine.safecsv import safe_comment, safe_csv
 from engine.scenario import Scenario
 from engine.specs import CalibrationProfile, HardwareSpec
 
@@ -63,9 +64,9 @@ def file_name(preset: str, seed: int, what: str, ext: str, edited: bool = False)
 
 
 def csv_with_provenance(frame: pd.DataFrame, meta: Mapping[str, str]) -> str:
-    """A table as CSV text after ``# key: value`` lines of provenance."""
-    head = "".join(f"# {k}: {' '.join(str(v).split())}\n" for k, v in meta.items())
-    return head + frame.to_csv(index=False)
+    """A table as CSV text (see `safe_csv`) after ``# key: value`` lines of provenance."""
+    head = "".join(f"# {safe_comment(str(k))}: {safe_comment(str(v))}\n" for k, v in meta.items())
+    return head + safe_csv(frame)
 
 
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
@@ -238,7 +239,7 @@ def example_measurements_csv(catalog: Catalog, model: str = "llama-3.1-8b", hard
             }
         )
     frame = pd.DataFrame(rows, columns=list(calibrate.MEASUREMENT_COLUMNS))
-    return str(frame.to_csv(index=False, lineterminator="\n"))
+    return safe_csv(frame, lineterminator="\n")
 
 
 def _check_rows(text: str, name: str, catalog: Catalog | None) -> None:

@@ -20,6 +20,7 @@ import itertools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -27,6 +28,7 @@ import pandas as pd
 from engine import scenario_io
 from engine.errors import ScenarioError
 from engine.run import ENGINE_VERSION, flatten, simulate
+from engine.safecsv import safe_csv
 from engine.scenario import Scenario
 
 MAX_POINTS = 10_000
@@ -94,10 +96,10 @@ def _split_values(text: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
-def run_point(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, float]:
+def run_point(data: dict[str, Any], overrides: dict[str, Any], check_work: bool = True) -> dict[str, float]:
     """Simulate one point of a sweep (a worker's task): flattened numeric summary figures."""
     scen = scenario_io.apply_overrides(scenario_io.from_data(data), overrides)
-    res = simulate(scen)
+    res = simulate(scen, check_work=check_work)
     out = flatten(res.summary)
     out["sim.events"] = float(res.events)
     return out
@@ -118,8 +120,12 @@ def sweep(
     seeds: int = 1,
     executor: Executor | None = None,
     progress: Progress | None = None,
+    check_work: bool = True,
 ) -> pd.DataFrame:
-    """Run the grid; one row per run in grid order (`executor` None: in this process)."""
+    """Run the grid; one row per run in grid order (`executor` None: in this process).
+
+    `check_work=False` lifts the work bound on each run (engine.work_bound), as `simulate`'s does.
+    """
     points = grid(vary, seeds, scenario.seed)
     data = scenario_io.to_data(scenario)
     tasks = []
@@ -132,13 +138,13 @@ def sweep(
     done = 0
     if executor is None:
         for i, over in enumerate(tasks):
-            results[i] = run_point(data, over)
+            results[i] = run_point(data, over, check_work)
             done += 1
             if progress:
                 progress(done, len(tasks))
     else:
         futures: dict[Future[dict[str, float]], int] = {
-            executor.submit(run_point, data, over): i for i, over in enumerate(tasks)
+            executor.submit(run_point, data, over, check_work): i for i, over in enumerate(tasks)
         }
         for fut in as_completed(futures):
             results[futures[fut]] = fut.result()
@@ -158,7 +164,7 @@ def sweep(
 def write(frame: pd.DataFrame, path: str) -> None:
     """Write a sweep table: parquet (with the scenario and engine version as metadata) or CSV."""
     if path.lower().endswith(".csv"):
-        frame.to_csv(path, index=False)
+        Path(path).write_text(safe_csv(frame), encoding="utf-8")
         return
     import pyarrow as pa
     import pyarrow.parquet as pq
