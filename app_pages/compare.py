@@ -9,6 +9,7 @@ from engine.previews import with_mode
 from engine.scenario import Scenario
 from engine.scenario_io import preset_names
 from ui import charts, export, layout, sim, state, tables
+from ui.text import plain
 
 layout.page(
     "Compare", "Two scenarios on the same requests (same workload and seed), side by side.", live=False
@@ -44,10 +45,10 @@ b_key = c2.selectbox(
 try:
     sa, sb = scenario_of(a_key or CURRENT), scenario_of(b_key or CURRENT)
 except ScenarioError as exc:  # switching modes can fail validation; say so
-    st.error(f"Cannot build that pair: {exc}")
+    st.error(f"Cannot build that pair: {plain(exc)}")
     st.stop()
-c1.caption(sa.name)
-c2.caption(sb.name)
+c1.caption(plain(sa.name))
+c2.caption(plain(sb.name))
 ra, rb = sim.result(sa, "scenario A"), sim.result(sb, "scenario B")
 if ra is None or rb is None:
     st.stop()

@@ -6,6 +6,7 @@ import streamlit as st
 
 from engine import presentation as pr
 from ui import charts, export, layout, planner, tables
+from ui.text import plain
 
 res = layout.page("Results", live=False)
 if res is None:
@@ -13,7 +14,7 @@ if res is None:
 sc, s = res.scenario, res.summary
 req = s["requests"]
 st.caption(
-    f"**{sc.name}** · {req['total']:,} requests in the window ({req['completed']:,} completed, "
+    f"**{plain(sc.name)}** · {req['total']:,} requests in the window ({req['completed']:,} completed, "
     f"{req['rejected']:,} rejected, {req['failed']:,} failed) · simulated in {res.wall_s:.2f} s "
     f"({res.events:,} events) · engine {res.engine_version} · seed {sc.seed}"
 )

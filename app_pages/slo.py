@@ -5,6 +5,7 @@ import streamlit as st
 from engine import presentation as pr
 from engine.scenario import Slo
 from ui import charts, export, layout, state
+from ui.text import plain
 from ui.widgets import model_form, select, slider
 
 res = layout.page(
@@ -18,7 +19,7 @@ PERCENTILES = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9]
 for i, cls in enumerate(sc.workload.classes):
     path = f"workload.classes[{i}].slo"
     with st.container(border=True):
-        st.markdown(f"**{cls.name}** · priority {cls.priority}")
+        st.markdown(f"**{plain(cls.name)}** · priority {cls.priority}")
         c1, c2, c3, c4 = st.columns([3, 3, 2, 2])
         with c1:
             slider(f"{path}.ttft_ms", 50.0, 10_000.0, "TTFT target (ms)", step=50.0, fmt="%.0f ms")

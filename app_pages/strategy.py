@@ -6,6 +6,7 @@ from engine.previews import chip_options, pool_summary, with_mode
 from engine.resolve import scenario_catalog
 from engine.scenario import Batching, Cache, Deployment, Fault, KvLink, Pool, Scenario, Scheduler
 from ui import layout, state
+from ui.text import plain
 from ui.widgets import bound, current, list_editor, model_form, select, slider
 
 TP_CHOICES = [1, 2, 4, 8, 16, 32, 64]
@@ -45,8 +46,10 @@ pool_cols = st.columns(len(sc.deployment.pools))
 for i, (col, pool) in enumerate(zip(pool_cols, sc.deployment.pools, strict=True)):
     path = f"deployment.pools[{i}]"
     with col, st.container(border=True):
-        st.markdown(f"**{pool.role.capitalize()} pool** `{pool.name}`", help=(Pool.__doc__ or "").strip())
-        st.caption(pool_summary(pool, cat))
+        st.markdown(
+            f"**{pool.role.capitalize()} pool** {plain(pool.name)}", help=(Pool.__doc__ or "").strip()
+        )
+        st.caption(plain(pool_summary(pool, cat)))
         key = f"fg:{path}.hardware"
         if st.session_state.get(key) != pool.hardware:
             st.session_state[key] = pool.hardware

@@ -11,9 +11,10 @@ Unknown keys are errors. Every failure names the field by its path, the value an
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
 from engine import bounds, policies
 from engine.errors import ScenarioError, format_validation_error
@@ -23,7 +24,17 @@ SCHEMA_VERSION = 1
 """Version of the scenario format; share links and result files carry it."""
 
 Tokens = Annotated[int, Field(ge=1, le=bounds.MAX_TOKENS_PER_REQUEST)]
-Name = Annotated[str, Field(min_length=1, max_length=64)]
+_NAME = re.compile(r"\w[\w .+/-]*")
+
+
+def _plain_name(value: str) -> str:
+    # names reach labels, legends and tables: plain words only, so no name can carry markup
+    if not _NAME.fullmatch(value):
+        raise ValueError("use letters, digits, spaces and . _ + / - only, starting with a letter or digit")
+    return value
+
+
+Name = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_plain_name)]
 
 
 class LengthDist(Frozen):

@@ -17,19 +17,20 @@ import json
 import re
 import tomllib
 import zlib
-from collections.abc import Iterable
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 import tomli_w
 
-from engine import bounds
+from engine import bounds, datafiles, safeparse
 from engine.catalog import presets_dir
 from engine.errors import ScenarioError
 from engine.scenario import SCHEMA_VERSION, Scenario, validate
 
 LINK_VERSION = 1
 """Version of the share-link payload format."""
+MAX_SCENARIO_CHARS = 1 << 20
+"""Longest scenario document read (a scenario with every custom entry filled is a few kB)."""
 
 _PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
 
@@ -59,12 +60,8 @@ def dumps_toml(scenario: Scenario) -> str:
 
 
 def loads_toml(text: str) -> Scenario:
-    """A scenario from TOML text."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"not valid TOML: {exc}") from None
-    return from_data(data)
+    """A scenario from TOML text (size- and depth-limited: it may come from anywhere)."""
+    return from_data(safeparse.loads_toml(text, "scenario", MAX_SCENARIO_CHARS))
 
 
 def dumps_json(scenario: Scenario) -> str:
@@ -73,21 +70,21 @@ def dumps_json(scenario: Scenario) -> str:
 
 
 def loads_json(text: str) -> Scenario:
-    """A scenario from JSON text."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(f"not valid JSON: {exc}") from None
-    return from_data(data)
+    """A scenario from JSON text (size- and depth-limited: it may come from anywhere)."""
+    return from_data(safeparse.loads_json(text, "scenario", MAX_SCENARIO_CHARS))
 
 
 def load(path: str | Path) -> Scenario:
     """A scenario from a .toml or .json file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{p}: cannot read: {exc}") from None
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_SCENARIO_CHARS + 1)
+        text = raw.decode("utf-8-sig")
+    except OSError as exc:
+        raise ScenarioError(f"{p}: cannot read ({exc.strerror or type(exc).__name__})") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{p}: not UTF-8 text") from None
     try:
         return loads_json(text) if p.suffix.lower() == ".json" else loads_toml(text)
     except ScenarioError as exc:
@@ -156,9 +153,9 @@ def get_path(data: Any, path: str) -> Any:
     return cur
 
 
-def set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    """A deep copy of `data` with the field at `path` set (missing tables are created)."""
-    out = copy.deepcopy(data)
+def set_path(data: dict[str, Any], path: str, value: Any, *, copy_data: bool = True) -> dict[str, Any]:
+    """`data` with the field at `path` set (missing tables are created): a deep copy, or `data` itself."""
+    out = copy.deepcopy(data) if copy_data else data
     parts = parse_path(path)
     cur: Any = out
     for i, part in enumerate(parts[:-1]):
@@ -191,17 +188,24 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 def parse_value(text: str) -> Any:
     """A --set value: a TOML literal (number, bool, string, array, inline table) or bare text."""
+    if len(text) > MAX_SCENARIO_CHARS:
+        raise ScenarioError(f"value: {len(text):,} characters; the limit is {MAX_SCENARIO_CHARS:,}")
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except (RecursionError, ValueError):
+        raise ScenarioError(f"value {text[:40]!r}...: nested too deeply or a number too long") from None
+    if safeparse.nesting_depth(value) > safeparse.MAX_NESTING:
+        raise ScenarioError(f"value: nested more than {safeparse.MAX_NESTING} levels deep")
+    return value
 
 
 def apply_overrides(scenario: Scenario, overrides: dict[str, Any]) -> Scenario:
     """The scenario with fields changed by path; the result is validated again."""
-    data = to_data(scenario)
+    data = to_data(scenario)  # a fresh copy: changed in place
     for path, value in overrides.items():
-        data = set_path(data, path, value)
+        set_path(data, path, value, copy_data=False)
     return from_data(data)
 
 
@@ -247,10 +251,6 @@ def to_link(scenario: Scenario, preset: str) -> dict[str, str]:
     return params
 
 
-SAFE_DATA_PREFIXES = ("shared:",)
-"""Data files a scenario from a link may name by default: the project's shipped data."""
-
-
 def data_paths(scenario: Scenario) -> list[tuple[str, str]]:
     """(field path, file path) of every data file a scenario reads (traces, empirical lengths)."""
     out = []
@@ -264,61 +264,75 @@ def data_paths(scenario: Scenario) -> list[tuple[str, str]]:
     return out
 
 
-def unsafe_paths(scenario: Scenario, allowed_prefixes: Iterable[str] = SAFE_DATA_PREFIXES) -> list[str]:
-    """Fields naming a data file outside the allowed places (for scenarios from untrusted links).
+def unsafe_paths(scenario: Scenario) -> list[str]:
+    """Fields naming a data file an untrusted scenario (a link, a file opened in the app) may not read.
 
-    A link may name ``shared:`` data or files the app itself wrote; any other path would let a
-    link make the server read, and echo parts of, an arbitrary local file.
+    Such a scenario may name only shipped (``data:``) and uploaded (``upload:``) files that
+    exist inside their folders; any other path would let a link make the server read, and echo
+    parts of, an arbitrary local file (see engine.datafiles).
     """
-    prefixes = tuple(allowed_prefixes)
-    bad = []
-    for field, path in data_paths(scenario):
-        ok = path.startswith(prefixes) and ".." not in PurePath(path.split(":", 1)[-1]).parts
-        if not ok:
-            bad.append(f"{field}: {path!r} is not a shipped or uploaded file")
-    return bad
+    return datafiles.untrusted_problems(data_paths(scenario))
 
 
-def from_link(params: dict[str, str], allowed_prefixes: Iterable[str] = SAFE_DATA_PREFIXES) -> Scenario:
-    """The scenario a share link describes; ScenarioError names what is wrong with it.
-
-    Besides validation and the size bounds, a link may only name data files under
-    `allowed_prefixes` (the shipped ``shared:`` data by default): a link is untrusted input.
-    """
-    scenario = _from_link(params)
-    bad = unsafe_paths(scenario, allowed_prefixes)
+def check_untrusted(scenario: Scenario) -> Scenario:
+    """The scenario, if an untrusted origin may run it; ScenarioError naming the fields otherwise."""
+    bad = unsafe_paths(scenario)
     if bad:
         raise ScenarioError("; ".join(bad))
     return scenario
 
 
+def from_link(params: dict[str, str]) -> Scenario:
+    """The scenario a share link describes; ScenarioError names what is wrong with it.
+
+    A link is untrusted input: its payload is bounded in size and nesting, decoded in time
+    linear in its length, validated like any scenario, and may only name shipped or uploaded
+    data files (`check_untrusted`).
+    """
+    return check_untrusted(_from_link(params))
+
+
+def _decode_payload(payload: str) -> dict[str, Any]:
+    """The changes a link payload carries (field path -> value)."""
+    if len(payload) > bounds.MAX_LINK_CHARS:
+        raise ScenarioError(
+            f"link payload is {len(payload):,} characters; the limit is {bounds.MAX_LINK_CHARS:,}"
+        )
+    try:
+        raw = base64.b64decode(payload + "=" * (-len(payload) % 4), altchars=b"-_", validate=True)
+        decomp = zlib.decompressobj()
+        text = decomp.decompress(raw, MAX_LINK_EXPANDED_BYTES)
+        too_big = bool(decomp.unconsumed_tail)
+        complete = decomp.eof
+    except (binascii.Error, zlib.error, ValueError):
+        raise ScenarioError("link payload is not a valid encoded scenario") from None
+    if too_big:
+        raise ScenarioError(f"link payload expands beyond {MAX_LINK_EXPANDED_BYTES:,} bytes (the size limit)")
+    if not complete:
+        raise ScenarioError("link payload is not a valid encoded scenario (cut short)")
+    changes = safeparse.loads_json(text, "link payload")
+    if not isinstance(changes, dict) or not all(isinstance(k, str) for k in changes):
+        raise ScenarioError("link payload must map field paths to values")
+    return changes
+
+
+MAX_LINK_EXPANDED_BYTES = 64 * bounds.MAX_LINK_CHARS
+"""Largest decompressed link payload (512 KiB)."""
+
+
 def _from_link(params: dict[str, str]) -> Scenario:
     version = params.get("v", str(LINK_VERSION))
     if version != str(LINK_VERSION):
-        raise ScenarioError(f"link version {version!r} is not supported (expected {LINK_VERSION})")
+        raise ScenarioError(f"link version {version[:16]!r} is not supported (expected {LINK_VERSION})")
     preset = params.get("p", DEFAULT_PRESET)
     if preset not in preset_names():
-        raise ScenarioError(f"link preset {preset!r} is unknown; known: {', '.join(preset_names())}")
+        raise ScenarioError(f"link preset {preset[:64]!r} is unknown; known: {', '.join(preset_names())}")
     payload = params.get("s", "")
     if not payload:
         return load_preset(preset)
-    if len(payload) > bounds.MAX_LINK_CHARS:
-        raise ScenarioError(
-            f"link payload is {len(payload)} characters; the limit is {bounds.MAX_LINK_CHARS}"
-        )
-    try:
-        raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
-        decomp = zlib.decompressobj()
-        text = decomp.decompress(raw, 64 * bounds.MAX_LINK_CHARS)
-        too_big = bool(decomp.unconsumed_tail)
-        changes = None if too_big else json.loads(text)
-    except (binascii.Error, zlib.error, ValueError, UnicodeDecodeError):
-        raise ScenarioError("link payload is not a valid encoded scenario") from None
-    if too_big:
-        raise ScenarioError("link payload expands beyond the size limit")
-    if not isinstance(changes, dict) or not all(isinstance(k, str) for k in changes):
-        raise ScenarioError("link payload must map field paths to values")
+    changes = _decode_payload(payload)
     data = to_data(load_preset(preset))
+    # one copy, then every change in place: decoding stays linear in the payload's size
     for path, value in changes.items():
         if value is None:
             parts = parse_path(path)
@@ -326,5 +340,5 @@ def _from_link(params: dict[str, str]) -> Scenario:
             if isinstance(parent, dict) and isinstance(parts[-1], str):
                 parent.pop(parts[-1], None)
             continue
-        data = set_path(data, path, value)
+        set_path(data, path, value, copy_data=False)
     return from_data(data)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import zlib
 from pathlib import Path
 from typing import Any
@@ -213,7 +214,7 @@ def test_a_refused_value_snaps_back_with_the_reason() -> None:
     at = app("strategy")
     at.selectbox(key="fg:deployment.pools[0].tp").set_value(1).run()  # 70B fp8 does not fit one H100
     assert not at.exception
-    assert any("tp" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any("tp" in text_of(w.value) for w in at.warning), [w.value for w in at.warning]
     assert scenario_of(at) == short()
     assert at.selectbox(key="fg:deployment.pools[0].tp").value == short().deployment.pools[0].tp
 
@@ -290,8 +291,16 @@ def test_link_to_another_preset_with_changes() -> None:
 
 
 def _payload(changes: Any) -> str:
-    raw = json.dumps(changes).encode()
-    return base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+    return _payload_text(json.dumps(changes))
+
+
+def _payload_text(text: str) -> str:
+    return base64.urlsafe_b64encode(zlib.compress(text.encode(), 9)).decode().rstrip("=")
+
+
+def text_of(markdown: str) -> str:
+    """What a message escaped by ui.text.plain reads as on the page."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
 
 
 HOSTILE = {
@@ -322,7 +331,20 @@ HOSTILE = {
     "path escape": (
         {"v": "1", "p": DEFAULT_PRESET,
          "s": _payload({"workload.trace": {"format": "csv", "path": "shared:../../../etc/passwd"}})},
-        "shipped or uploaded",
+        "relative path inside its folder",
+        DEFAULT_PRESET,
+    ),
+    "absolute data path": (
+        {"v": "1", "p": DEFAULT_PRESET,
+         "s": _payload({"workload.trace": {"format": "csv", "path": "shared:/etc/passwd"}})},
+        "relative path inside its folder",
+        DEFAULT_PRESET,
+    ),
+    "deep nesting": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload_text("[" * 5000 + "]" * 5000)}, "nested", DEFAULT_PRESET),
+    "markup preset": ({"v": "1", "p": "![x](http://127.0.0.1:9/p.png) [click](http://127.0.0.1:9/)"}, "is unknown", DEFAULT_PRESET),
+    "markup class name": (
+        {"v": "1", "p": DEFAULT_PRESET, "s": _payload({"workload.classes[0].name": "[click](http://127.0.0.1:9/) :red[x]"})},
+        "letters, digits",
         DEFAULT_PRESET,
     ),
 }  # fmt: skip
@@ -336,9 +358,11 @@ def test_hostile_link_warns_and_falls_back(case: str) -> None:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     # the advisor's findings may be warnings too; the link's warning is the one about the link
-    warnings = [w.value for w in at.warning if "share link" in str(w.value)]
+    warnings = [text_of(w.value) for w in at.warning if "share link" in str(w.value)]
     assert len(warnings) == 1 and "share link could not be used" in warnings[0], warnings
     assert words in warnings[0], warnings[0]
+    raw = next(w.value for w in at.warning if "share link" in str(w.value))
+    assert not re.search(r"(?<!\\)[\[\]()!<>`*_]", raw), raw  # user text reaches Markdown escaped
     assert scenario_of(at) == load_preset(fallback)
     assert at.query_params.get("p") == fallback and "s" not in at.query_params  # the URL is clean again
     at.run()  # the warning is shown once, not on every rerun
@@ -362,8 +386,6 @@ def test_workload_editors_change_classes_and_lengths() -> None:
 
 
 def test_trace_upload_and_shipped_traces() -> None:
-    from ui.state import UPLOAD_DIR
-
     at = app("workload")
     at.segmented_control(key="fg:source").set_value("upload").run()
     rows = "\n".join(f"{i * 0.2:.1f},{200 + i},{20 + i % 7}" for i in range(300))
@@ -372,7 +394,7 @@ def test_trace_upload_and_shipped_traces() -> None:
     ).run()
     assert_clean(at)
     trace = scenario_of(at).workload.trace
-    assert trace is not None and trace.format == "csv" and trace.path.startswith(str(UPLOAD_DIR))
+    assert trace is not None and trace.format == "csv" and trace.path.startswith("upload:")
     # a broken file is refused with the reason, and the scenario keeps its trace
     bad = app("workload")
     bad.segmented_control(key="fg:source").set_value("upload").run()
@@ -380,7 +402,7 @@ def test_trace_upload_and_shipped_traces() -> None:
         ("bad.csv", b"arrival_s,input_tokens,output_tokens\nsoon,1,1\n", "text/csv")
     ).run()
     assert not bad.exception
-    assert any("arrival_s" in e.value for e in bad.error), [e.value for e in bad.error]
+    assert any("arrival_s" in text_of(e.value) for e in bad.error), [e.value for e in bad.error]
     assert scenario_of(bad).workload.trace is None
     # back to generated requests
     at.segmented_control(key="fg:source").set_value("generated").run()
@@ -465,7 +487,7 @@ def test_about_page_recalibrates_from_an_upload() -> None:
     assert_clean(at)
     custom = scenario_of(at).custom_hardware
     assert [h.id for h in custom] == ["l40s-vllm"] and custom[0].default_profile == "vllm"
-    assert any("l40s-vllm" in s.value for s in at.success)
+    assert any("l40s-vllm" in text_of(s.value) for s in at.success)
     at.switch_page("app_pages/strategy.py").run()
     assert_clean(at)
     chips = at.selectbox(key="fg:deployment.pools[0].hardware").options  # "id · name"
@@ -485,7 +507,7 @@ def test_about_page_names_the_line_of_a_bad_upload(content: bytes, words: str) -
     at = app("about")
     at.file_uploader(key="fg:calib-upload").set_value(("bad.csv", content, "text/csv")).run()
     assert_clean(at)
-    errors = [e.value for e in at.error]
+    errors = [text_of(e.value) for e in at.error]
     assert len(errors) == 1 and "bad.csv" in errors[0] and words in errors[0], errors
     assert not any(m.label == "η_F (compute)" for m in at.metric)
 

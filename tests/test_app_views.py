@@ -171,25 +171,30 @@ def test_trace_formats_and_shipped_traces() -> None:
     assert pv.trace_format("x.csv", "TIMESTAMP,ContextTokens,GeneratedTokens") == "azure"
     assert pv.trace_format("x.csv", "arrival_s,input_tokens,output_tokens,class") == "csv"
     assert pv.trace_format("x.csv", "a,b") is None
-    traces = pv.shipped_traces()
-    if traces:  # the shared folder is there in the checkout and in CI
-        assert any(t.format == "mooncake" and t.path.startswith("shared:") for t in traces)
+    traces = pv.shipped_traces()  # shipped in data/: no folder outside the repository needed
+    assert {(t.label, t.format) for t in traces} >= {
+        ("mooncake/conversation_trace", "mooncake"),
+        ("azure_llm_2023/AzureLLMInferenceTrace_code", "azure"),
+    }
+    assert all(t.path.startswith("data:") for t in traces)
 
 
 def test_unsafe_paths_refuse_local_files() -> None:
     base = load_preset("chat-disaggregated")
     ok = apply_overrides(
-        base, {"workload.trace": {"format": "mooncake", "path": "shared:traces/mooncake/x.jsonl"}}
+        base,
+        {"workload.trace": {"format": "mooncake", "path": "data:traces/mooncake/conversation_trace.jsonl"}},
     )
-    assert unsafe_paths(ok, ["shared:"]) == []
-    for path in ("/etc/passwd", "shared:../../etc/passwd", "~/.ssh/id_rsa"):
+    assert unsafe_paths(ok) == []
+    for path in ("/etc/passwd", "shared:../../etc/passwd", "~/.ssh/id_rsa", "data:/etc/hosts"):
         bad = apply_overrides(base, {"workload.trace": {"format": "csv", "path": path}})
-        assert unsafe_paths(bad, ["shared:"]), path
+        assert unsafe_paths(bad), path
     emp = apply_overrides(
         base, {"workload.classes[0].input": {"kind": "empirical", "path": "/etc/hosts", "column": "x"}}
     )
-    assert unsafe_paths(emp, ["shared:"]) == [
-        "workload.classes[0].input.path: '/etc/hosts' is not a shipped or uploaded file"
+    assert unsafe_paths(emp) == [
+        "workload.classes[0].input.path: '/etc/hosts' is a local path; a shared scenario may only name "
+        "shipped (data:...) or uploaded (upload:...) files"
     ]
 
 

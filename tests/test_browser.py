@@ -144,6 +144,16 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
         expect(page.get_by_text("The share link could not be used")).to_be_visible()
         expect(ttft).to_have_value(f"{load_preset('chat-colocated').workload.classes[0].slo.ttft_ms:g}")
 
+        # a hostile link: Markdown in the preset name is shown as text, never as a link or an image
+        hostile = "![x](http://127.0.0.1:9/pixel.png) [click here](http://127.0.0.1:9/) :red[x] **b**"
+        page.goto(f"{server}/slo?{urlencode({'v': '1', 'p': hostile})}")
+        alert = page.locator("[data-testid='stAlert']").filter(has_text="The share link could not be used")
+        expect(alert).to_be_visible()
+        shown = alert.inner_text().replace("\u2060", "")  # the invisible joiners that break autolinks
+        assert "'![x](http://127.0.0.1:9/pixel.png) [click here](http://127.0.0.1' is unknown" in shown, shown
+        assert alert.locator("a, img, strong, [data-testid='stMarkdownColoredText']").count() == 0
+        assert page.locator("img[src*='127.0.0.1:9']").count() == 0
+
         # /results (typed, or an old link) lands on "/" with the same scenario; the navigation shows Results
         page.goto(f"{server}/results?{urlencode(to_link(sc, 'chat-colocated'))}")
         page.wait_for_url(f"{server}/?{urlencode(to_link(sc, 'chat-colocated'))}")

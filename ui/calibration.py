@@ -19,6 +19,7 @@ from engine.errors import ScenarioError
 from engine.resolve import scenario_catalog
 from engine.specs import HardwareSpec
 from ui import hardware, state, tables
+from ui.text import plain
 
 UPLOAD = "fg:calib-upload"
 CHIP = "fg:calib-chip"
@@ -90,10 +91,10 @@ def section() -> None:
     try:
         points = _parse(raw, up.name, key, cat)
     except ScenarioError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(plain(exc), icon=":material/error:")
         return
     if not points:
-        st.error(f"{up.name}: no measurements (only the header line)", icon=":material/error:")
+        st.error(f"{plain(up.name)}: no measurements (only the header line)", icon=":material/error:")
         return
     counts = pd.Series([m.hardware for m in points]).value_counts()
     chips = sorted(counts.index)
@@ -105,7 +106,7 @@ def section() -> None:
     try:
         rec = _fit(raw, up.name, str(chip), profile.strip(), key, cat)
     except ScenarioError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(plain(exc), icon=":material/error:")
         return
     p = rec.profile
     with st.container(horizontal=True, gap="small"):
@@ -119,8 +120,8 @@ def section() -> None:
         st.metric("Worst |error|", f"{rec.fit.worst_abs_error:.1%}", border=True, width="content")
     was = cat.hardware[str(chip)].profile()
     st.caption(
-        f"{chip}'s default profile until now: η_F {was.eta_compute}, η_B {was.eta_bandwidth}, overhead "
-        f"{was.overhead_ms} ms ({was.source})."
+        f"{plain(chip)}'s default profile until now: η_F {was.eta_compute}, η_B {was.eta_bandwidth}, overhead "
+        f"{was.overhead_ms} ms ({plain(was.source)})."
     )
     st.dataframe(rec.fit.table[list(tables.CALIBRATION_FIT)], hide_index=True, width="stretch",
                  column_config=tables.CALIBRATION_FIT)  # fmt: skip
@@ -136,7 +137,7 @@ def section() -> None:
                   "pick it for a pool on the Strategy page.")  # fmt: skip
     if present:
         st.success(
-            f"**{rec.entry.id}** is in this scenario's custom hardware: pick it for a pool on the Strategy page.",
+            f"**{plain(rec.entry.id)}** is in this scenario's custom hardware: pick it for a pool on the Strategy page.",
             icon=":material/check_circle:",
         )
         st.page_link("app_pages/strategy.py", label="Strategy", icon=":material/call_split:")

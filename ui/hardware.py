@@ -22,6 +22,7 @@ from engine.resolve import scenario_catalog
 from engine.scenario import Scenario
 from engine.specs import HardwareSpec
 from ui import charts, export, state
+from ui.text import plain
 from ui.widgets import label_of, select
 
 
@@ -183,10 +184,10 @@ def custom_chip_form(sc: Scenario, cat: Catalog) -> None:
         st.button("Save chip to this scenario", icon=":material/save:", on_click=_save_chip,
                   args=(base_id, prefix), key="fg:chip-save")  # fmt: skip
     if custom:
-        st.caption("Custom chips of this scenario: " + ", ".join(custom))
+        st.caption("Custom chips of this scenario: " + plain(", ".join(custom)))
         with st.container(horizontal=True):
             for chip_id in custom:
-                st.button(f"Remove {chip_id}", icon=":material/delete:", on_click=_remove_chip, args=(chip_id,),
+                st.button(f"Remove {plain(chip_id)}", icon=":material/delete:", on_click=_remove_chip, args=(chip_id,),
                           key=f"fg:chip-rm:{chip_id}")  # fmt: skip
 
 

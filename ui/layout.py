@@ -20,6 +20,7 @@ from engine.presentation import headline, latency_cdfs
 from engine.run import SimResult
 from engine.scenario_io import dumps_toml, loads_toml, preset_names
 from ui import charts, sim, state
+from ui.text import plain
 
 PAGE = "fg_page"
 
@@ -97,7 +98,7 @@ def sidebar() -> None:
         help="Every scenario starts from a shipped preset; your changes are kept relative to it (and in the share link).",
     )  # fmt: skip
     sc = state.scenario()
-    sb.caption(sc.name + (" · **edited**" if state.edited() else ""))
+    sb.caption(plain(sc.name) + (" · **edited**" if state.edited() else ""))
     c1, c2 = sb.columns(2)
     with c1.popover("Share", icon=":material/share:", width="stretch"):
         st.markdown("This address opens this scenario on this page:")
@@ -182,8 +183,11 @@ def page(title: str, caption: str = "", *, live: bool = True) -> SimResult | Non
     st.title(title)
     if caption:
         st.caption(caption)
-    for _kind, message in state.take_notices():
-        st.warning(message, icon=":material/warning:")
+    for kind, message in state.take_notices():
+        if kind == "success":
+            st.success(plain(message), icon=":material/check_circle:")
+        else:
+            st.warning(plain(message), icon=":material/warning:")
     res = sim.result(state.scenario())
     if live and res is not None:
         live_strip(res)

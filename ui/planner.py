@@ -29,6 +29,7 @@ from engine.plan import Plan, SearchSpace, plan
 from engine.run import SimResult
 from engine.scenario import Scenario
 from ui import state
+from ui.text import plain
 
 PLAN = "fg_plan"
 LOADED = "fg_plan_loaded"
@@ -213,7 +214,7 @@ def _run_plan(sc: Scenario, target: float, space: SearchSpace) -> Plan | None:
     try:
         result = plan(sc, target, space, progress=progress)
     except ScenarioError as exc:
-        st.error(f"Cannot plan this scenario: {exc}")
+        st.error(f"Cannot plan this scenario: {plain(exc)}")
         return None
     finally:
         bar.empty()
@@ -276,7 +277,7 @@ def planner_page() -> None:
     key, p = stored
     loaded = st.session_state.pop(JUST_LOADED, None)
     if loaded:
-        st.success(f"Loaded **{loaded}** as the current scenario.", icon=":material/download_done:")
+        st.success(f"Loaded **{plain(loaded)}** as the current scenario.", icon=":material/download_done:")
         st.page_link("app_pages/results.py", label="See its results", icon=":material/monitoring:")
     _summary(p)
     if p.runs.empty:
@@ -320,7 +321,7 @@ def _roofline(scenario_json: str) -> pd.DataFrame:
 
 def _failed(what: str, exc: Exception) -> None:
     """Show that one report could not be computed, keeping the rest of the page."""
-    st.error(f"{what} could not be computed: {type(exc).__name__}: {exc}", icon=":material/error:")
+    st.error(f"{what} could not be computed: {type(exc).__name__}: {plain(exc)}", icon=":material/error:")
 
 
 def advisor_panel(result: SimResult) -> None:

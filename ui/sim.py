@@ -13,6 +13,7 @@ import streamlit as st
 from engine.errors import ScenarioError
 from engine.run import SimResult, simulate
 from engine.scenario import Scenario
+from ui.text import plain
 
 BIG_RUN_REQUESTS = 30_000
 """Expected requests above which a run shows a status box instead of a quiet spinner."""
@@ -44,18 +45,18 @@ def result(scenario: Scenario, label: str = "") -> SimResult | None:
         if key in seen:  # already simulated in this session: a cache hit, nothing to announce
             return _simulate(key)
         if scenario.workload.trace is not None or expected_requests(scenario) > BIG_RUN_REQUESTS:
-            with st.status(f"Simulating {label or scenario.name}…", expanded=False) as box:
+            with st.status(f"Simulating {plain(label or scenario.name)}…", expanded=False) as box:
                 res = _simulate(key)
                 box.update(
                     label=f"Simulated {len(res.requests):,} requests in {res.wall_s:.1f} s", state="complete"
                 )
         else:
-            with st.spinner(f"Simulating {label or scenario.name}…", show_time=True):
+            with st.spinner(f"Simulating {plain(label or scenario.name)}…", show_time=True):
                 res = _simulate(key)
         seen.add(key)
         return res
     except ScenarioError as exc:
-        st.error(f"This scenario cannot run: {exc}")
+        st.error(f"This scenario cannot run: {plain(exc)}")
     except Exception as exc:  # the engine is the project's code; show the failure, keep the page
-        st.error(f"The simulation failed: {type(exc).__name__}: {exc}")
+        st.error(f"The simulation failed: {type(exc).__name__}: {plain(exc)}")
     return None

@@ -9,13 +9,11 @@ The URL always carries the share link of the current scenario (``?v=1&p=<preset>
 see `engine.scenario_io.to_link`), so a reload, a bookmark or a copied address reopens the same
 scenario on the same page. A link is untrusted: `sync_link` decodes it with `from_link`, refuses
 data files outside the shipped and uploaded ones, resolves it, and on any problem shows a warning
-naming what was wrong and falls back to the preset.
+naming what was wrong (never rendered as Markdown: see ui.text) and falls back to the preset.
 """
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -26,6 +24,7 @@ from engine.scenario import Scenario
 from engine.scenario_io import (
     DEFAULT_PRESET,
     apply_overrides,
+    check_untrusted,
     from_link,
     load_preset,
     preset_names,
@@ -39,19 +38,11 @@ LINK = "fg_link"
 NOTICES = "fg_notices"
 LINK_KEYS = ("v", "p", "s")
 
-UPLOAD_DIR = Path(tempfile.gettempdir()) / "fengong-uploads"
-"""Where uploaded traces are kept (content-addressed), so a scenario can name them by path."""
-
 
 @st.cache_resource(show_spinner=False)
 def preset(name: str) -> Scenario:
     """A shipped preset (parsed once per server)."""
     return load_preset(name)
-
-
-def allowed_data_prefixes() -> tuple[str, ...]:
-    """Data-file paths a scenario from a link may name: shipped data and this server's uploads."""
-    return ("shared:", str(UPLOAD_DIR) + "/")
 
 
 def scenario() -> Scenario:
@@ -100,7 +91,13 @@ def take_notices() -> list[tuple[str, str]]:
 
 
 def check(sc: Scenario) -> None:
-    """Raise ScenarioError when the catalog cannot serve the scenario (unknown chip, weights too big)."""
+    """Raise ScenarioError when the app may not run the scenario.
+
+    Everything a session holds came from someone else (a link, an opened file, typed values), so
+    it may name only shipped or uploaded data files, and the catalog must serve it (known chips,
+    weights that fit).
+    """
+    check_untrusted(sc)
     resolve(sc)
 
 
@@ -133,7 +130,7 @@ def use_preset(name: str) -> None:
 
 def _from_params(params: dict[str, str]) -> tuple[Scenario, str]:
     """The scenario a link describes, checked like untrusted input; ScenarioError says why not."""
-    sc = from_link(params, allowed_data_prefixes())
+    sc = from_link(params)
     check(sc)
     return sc, params.get("p", DEFAULT_PRESET)
 

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from engine import bounds
+from engine import bounds, datafiles
 from engine.errors import ScenarioError
 from engine.previews import (
     arrival_histogram,
@@ -22,6 +22,7 @@ from engine.previews import (
 from engine.scenario import Arrival, LengthDist, Scenario, Trace
 from engine.workload import read_trace
 from ui import charts, export, state
+from ui.text import plain
 from ui.widgets import current, key_of, label_of, model_form, number, select, slider
 
 DIST_FIELDS = {
@@ -65,7 +66,7 @@ def _converted(dist: dict[str, Any], kind: str) -> dict[str, Any]:
         out.update(mean=round(mean), p99=round(mean * 5))
     else:
         cols = length_columns()
-        path, column = cols[0] if cols else ("shared:traces/vidur_lengths/lengths.csv", "num_prefill_tokens")
+        path, column = cols[0] if cols else ("data:traces/vidur_lengths/lengths.csv", "num_prefill_tokens")
         out.update(path=path, column=column)
     return out
 
@@ -110,7 +111,7 @@ def dist_editor(path: str, title: str, seed: int) -> None:
     try:
         hist, stats = _histogram(LengthDist.model_validate(dist).model_dump_json(), seed)
     except (ScenarioError, ValueError) as exc:
-        st.caption(f"No preview: {exc}")
+        st.caption(f"No preview: {plain(exc)}")
         return
     fig = charts.length_histogram(
         hist,
@@ -202,7 +203,7 @@ def source_of(sc: Scenario) -> str:
     tr = sc.workload.trace
     if tr is None:
         return "upload" if st.session_state.get("fg_upload_mode") else "generated"
-    return "shipped" if tr.path.startswith("shared:") else "upload"
+    return "upload" if tr.path.startswith(datafiles.UPLOAD_PREFIX) else "shipped"
 
 
 def _source_changed() -> None:
@@ -222,7 +223,7 @@ def trace_editor(sc: Scenario) -> None:
     traces = shipped_traces()
     by_path = {t.path: t for t in traces}
     tr = sc.workload.trace
-    if tr is not None and tr.path.startswith("shared:"):
+    if tr is not None and tr.path.startswith((datafiles.DATA_PREFIX, datafiles.LEGACY_PREFIX)):
         key = "fg:trace-pick"
         if st.session_state.get(key) != tr.path:
             st.session_state[key] = tr.path
@@ -233,7 +234,7 @@ def trace_editor(sc: Scenario) -> None:
 
         opts = list(by_path) if tr.path in by_path else [*by_path, tr.path]
         st.selectbox("Trace", opts, key=key, on_change=picked, format_func=lambda p: by_path[p].label if p in by_path else p,
-                     help="Public traces from shared/traces (each with its licence; see its SOURCE.md).")  # fmt: skip
+                     help="Public traces shipped in data/traces (each with its licence; see its SOURCE.md).")  # fmt: skip
     if tr is not None:
         model_form("workload.trace", Trace, skip=("path", "format"), columns=4)
 
@@ -252,34 +253,32 @@ def upload_editor() -> None:
     digest = hashlib.sha256(raw).hexdigest()[:20]
     if st.session_state.get("fg_upload_done") == digest:
         return
+    name = plain(up.name)
     if len(raw) > bounds.MAX_TRACE_BYTES:
-        st.error(f"{up.name}: {len(raw):,} bytes; the limit is {bounds.MAX_TRACE_BYTES:,}")
+        st.error(f"{name}: {len(raw):,} bytes; the limit is {bounds.MAX_TRACE_BYTES:,}")
         return
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        st.error(f"{up.name}: not UTF-8 text")
+        st.error(f"{name}: not UTF-8 text")
         return
     suffix = ".jsonl" if up.name.endswith(".jsonl") else ".csv"
     fmt = trace_format("x" + suffix, text.split("\n", 1)[0])
     if fmt is None:
-        st.error(f"{up.name}: not a trace Fengong reads (see the help of the upload box for the formats)")
+        st.error(f"{name}: not a trace Fengong reads (see the help of the upload box for the formats)")
         return
     sc = state.scenario()
-    trace = Trace(format=fmt, path=up.name)  # type: ignore[arg-type]
+    trace = Trace(format=fmt, path=up.name[:200] or "upload")  # type: ignore[arg-type]
     try:
-        with st.spinner(f"Checking {up.name}…"):
+        with st.spinner(f"Checking {name}…"):
             reqs = read_trace(trace, sc, text=text)
+        ref = datafiles.store_upload(raw, suffix)
     except ScenarioError as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
         return
-    state.UPLOAD_DIR.mkdir(parents=True, exist_ok=True)
-    target = state.UPLOAD_DIR / f"{digest}{suffix}"
-    if not target.exists():
-        target.write_bytes(raw)
-    if state.override({"workload.trace": {"format": fmt, "path": str(target)}}):
+    if state.override({"workload.trace": {"format": fmt, "path": ref}}):
         st.session_state["fg_upload_done"] = digest
-        st.success(f"{up.name}: {len(reqs):,} requests in the window, format {fmt}.")
+        state.notify(f"{up.name}: {len(reqs):,} requests in the window, format {fmt}.", kind="success")
         st.rerun()
 
 

@@ -1,0 +1,256 @@
+"""Untrusted input: share links, scenario files and --set values can only fail with a clear message.
+
+Property tests feed generated and mutated input to every parser a link or a file reaches and
+assert that nothing but the project's own ScenarioError comes out, that messages shown in the
+app render as the text they are (no link, image or format), and that decoding a link costs work
+linear in its size. The findings of the hostile-input review each have a test here or beside the
+module they concern (test_request_endings, test_work_bound, test_trace_input, test_custom_entries).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import sys
+import unicodedata
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from engine import safeparse
+from engine import scenario_io as io
+from engine.errors import ScenarioError
+from engine.resolve import resolve
+from engine.scenario import Scenario
+from ui.text import plain
+
+PRESET = io.DEFAULT_PRESET
+
+
+def encode(text: str) -> str:
+    return base64.urlsafe_b64encode(zlib.compress(text.encode(), 9)).decode().rstrip("=")
+
+
+def link(changes: Any) -> dict[str, str]:
+    return {"v": "1", "p": PRESET, "s": encode(json.dumps(changes))}
+
+
+def only_scenario_errors(fn: Callable[[], Any]) -> Any:
+    """Run `fn`; a ScenarioError is an answer, any other exception fails the test."""
+    try:
+        return fn()
+    except ScenarioError as exc:
+        assert str(exc)
+        return exc
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=20,
+)
+field_paths = st.sampled_from(
+    [
+        "workload.arrival.rate_rps", "workload.classes[0].name", "workload.classes[0].input",
+        "workload.trace", "workload.trace.path", "deployment.pools[0].count", "deployment.pools[1].tp",
+        "deployment.pools", "custom_hardware", "custom_models", "faults", "cache", "cache.block_tokens",
+        "scheduler.router", "seed", "duration_s", "name", "description", "workload.classes[9].share",
+    ]
+) | st.text(max_size=40)  # fmt: skip
+
+
+@given(st.dictionaries(field_paths, json_values, max_size=6))
+def test_any_link_changes_give_a_scenario_or_a_scenario_error(changes: dict[str, Any]) -> None:
+    out = only_scenario_errors(lambda: io.from_link(link(changes)))
+    assert isinstance(out, Scenario | ScenarioError)
+
+
+@given(st.text(max_size=300))
+def test_any_payload_text_gives_a_scenario_error(payload: str) -> None:
+    only_scenario_errors(lambda: io.from_link({"v": "1", "p": PRESET, "s": payload}))
+
+
+@given(st.text(max_size=400))
+def test_any_decoded_payload_gives_a_scenario_or_a_scenario_error(text: str) -> None:
+    only_scenario_errors(lambda: io.from_link({"v": "1", "p": PRESET, "s": encode(text)}))
+
+
+@given(st.data())
+def test_mutated_real_links_give_a_scenario_or_a_scenario_error(data: st.DataObject) -> None:
+    base = io.load_preset(PRESET)
+    sc = io.apply_overrides(
+        base, {"workload.arrival.rate_rps": 7.5, "workload.classes[0].slo.ttft_ms": 400.0}
+    )
+    payload = list(io.to_link(sc, PRESET)["s"])
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(payload) - 1))
+        payload[i] = data.draw(st.sampled_from("AZaz09-_=+/!%"))
+    only_scenario_errors(lambda: io.from_link({"v": "1", "p": PRESET, "s": "".join(payload)}))
+
+
+@given(st.text(max_size=600))
+def test_any_toml_or_json_scenario_text_gives_a_scenario_error(text: str) -> None:
+    only_scenario_errors(lambda: io.loads_toml(text))
+    only_scenario_errors(lambda: io.loads_json(text))
+
+
+@given(st.text(max_size=120), st.text(max_size=120))
+def test_any_set_path_and_value_give_a_scenario_or_a_scenario_error(path: str, text: str) -> None:
+    base = io.load_preset(PRESET)
+    only_scenario_errors(lambda: io.apply_overrides(base, {path: io.parse_value(text)}))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 50_000 + "]" * 50_000,
+        '{"a":' * 3_000 + "1" + "}" * 3_000,
+        '{"seed": ' + "9" * 5_000 + "}",
+    ],
+    ids=["deep-list", "deep-object", "huge-int"],
+)
+def test_deep_or_huge_json_is_refused_not_a_traceback(text: str) -> None:
+    """Finding 3: a 66-character link of nested brackets raised RecursionError with server paths."""
+    with pytest.raises(ScenarioError, match="link payload"):
+        io.from_link({"v": "1", "p": PRESET, "s": encode(text)})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a = " + "[" * 5_000 + "]" * 5_000,
+        "a = " + "{b = " * 2_000 + "1" + "}" * 2_000,
+        "seed = " + "9" * 5_000,
+    ],
+    ids=["deep-array", "deep-table", "huge-int"],
+)
+def test_deep_or_huge_scenario_files_are_refused(tmp_path: Path, text: str) -> None:
+    for suffix in (".toml", ".json"):
+        f = tmp_path / f"s{suffix}"
+        f.write_text(text if suffix == ".toml" else "[" * 5_000 + "]" * 5_000)
+        with pytest.raises(ScenarioError, match=f"s{suffix}: "):
+            io.load(f)
+    with pytest.raises(ScenarioError, match=r"nested|too long"):
+        io.parse_value("[" * 5_000 + "]" * 5_000)
+
+
+def test_a_scenario_file_that_is_not_a_file_is_a_message(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="cannot read"):
+        io.load(tmp_path)
+    (tmp_path / "big.toml").write_bytes(b"#" * (io.MAX_SCENARIO_CHARS + 10))
+    with pytest.raises(ScenarioError, match="limit"):
+        io.load(tmp_path / "big.toml")
+
+
+def python_calls(fn: Callable[[], Any]) -> int:
+    """Python-level function calls made by `fn`: a deterministic measure of work."""
+    count = 0
+
+    def prof(frame: Any, event: str, arg: Any) -> None:
+        nonlocal count
+        if event == "call":
+            count += 1
+
+    sys.setprofile(prof)
+    try:
+        fn()
+    except ScenarioError:
+        pass
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+@pytest.mark.parametrize("kind", ["valid", "unknown"])
+def test_link_decoding_work_is_linear_in_the_payload(kind: str) -> None:
+    """Finding 4: decoding cost grew faster than linearly (a 2 kB payload took 17 s)."""
+
+    def changes(n: int) -> dict[str, Any]:
+        if kind == "valid":  # distinct real fields, each changed
+            return {f"workload.classes[0].{k}": v for k, v in [("share", 0.5), ("priority", 3)]} | {
+                f"faults[{i}]": None for i in range(n)
+            }
+        return {f"x{i}.y": i for i in range(n)}  # every one an unknown field
+
+    small = python_calls(lambda: io.from_link(link(changes(100))))
+    large = python_calls(lambda: io.from_link(link(changes(800))))
+    assert large < 8 * small * 1.5, (small, large)
+
+
+# --- messages render as text ---------------------------------------------------------------
+
+MD = MarkdownIt("commonmark", {"linkify": True}).enable(["linkify", "strikethrough", "table"])
+HOSTILE_TEXT = [
+    "![x](http://127.0.0.1:9/pixel.png) [click here](http://127.0.0.1:9/)",
+    "<img src=x onerror=alert(1)> <script>alert(1)</script>",
+    "**bold** _it_ `code` ~~strike~~ # heading\n- item\n> quote | a | b |",
+    "http://127.0.0.1:9/ www.example.com user@example.com",
+    ":red[coloured] :material/home: :smile: $x^2$ $$y$$",
+    "\\[escaped\\] \\\\ trailing backslash\\",
+]
+
+
+def rendered(markdown: str) -> str:
+    return MD.render(markdown)
+
+
+def text_of(markdown: str) -> str:
+    """What the escaped text reads as once rendered (tags dropped, entities decoded)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", rendered(markdown))).replace("\u2060", "")
+
+
+def assert_renders_as_itself(text: str) -> None:
+    out = plain(text)
+    page = rendered(out)
+    assert not re.search(r"<(?!/?p>)", page.strip()), page  # one paragraph, nothing else
+    shown = "".join("\ufffd" if unicodedata.category(c) == "Cc" and c not in "\t\r\n" else c for c in text)
+    assert " ".join(text_of(out).split()) == " ".join(shown.split())
+    # Streamlit's own directives (:color[...], :icon:, emoji shortcodes, $math$) and the links it
+    # makes of bare addresses even when escaped (http://, www., a@b) stay broken
+    bare = out.replace("\\", "")
+    assert not re.search(r":[\w/+-]+[:\[]", bare), out
+    assert not re.search(r"(?<!\\)\$", out), out
+    assert not re.search(r"(?i)://|www\.|@\w", bare), out
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXT)
+def test_plain_shows_hostile_text_literally(text: str) -> None:
+    assert_renders_as_itself(text)
+
+
+@settings(max_examples=200)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80))
+def test_plain_shows_any_text_literally(text: str) -> None:
+    if text.strip():
+        assert_renders_as_itself(text)
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXT)
+def test_messages_about_hostile_links_render_as_text(text: str) -> None:
+    """Finding 2: a preset name or field value from a link is echoed, never rendered."""
+    for params in (
+        {"v": "1", "p": text},
+        link({"workload.classes[0].name": text}),
+        link({"deployment.pools[0].hardware": text}),
+        link({text[:30]: 1}),
+    ):
+        err = only_scenario_errors(lambda p=params: resolve(io.from_link(p)))
+        assert isinstance(err, ScenarioError)
+        assert_renders_as_itself(str(err))
+
+
+def test_nesting_depth_counts_without_recursion() -> None:
+    deep: Any = 1
+    for _ in range(10_000):
+        deep = [deep]
+    assert safeparse.nesting_depth(deep) == safeparse.MAX_NESTING + 1
+    assert safeparse.nesting_depth({"a": [1, {"b": 2}]}) == 3
+    assert safeparse.nesting_depth(5) == 0

@@ -1,0 +1,41 @@
+"""Showing text that came from a user, a link or a file without rendering it as Markdown.
+
+Streamlit renders the body of st.warning, st.error, st.caption and most labels as Markdown,
+plus its own directives (``:red[...]``, ``:material/icon:``, emoji shortcodes, ``$LaTeX$``).
+A message that echoes a value from a share link must never turn into a link, an image fetched
+from a third party or formatted text: `plain` escapes every Markdown-significant character
+(CommonMark lets any ASCII punctuation be escaped with a backslash). Escaping is not enough for
+two things Streamlit finds in plain text: its colon directives and bare addresses, which it
+turns into links even when escaped (seen in the browser test). An invisible word joiner after
+every colon, @ and "www" breaks both, so the text reads the same and renders as itself (line
+breaks become spaces; other control characters a replacement mark).
+"""
+
+from __future__ import annotations
+
+import string
+import unicodedata
+
+_PUNCT = frozenset(string.punctuation) - {":"}
+_WORD_JOINER = "\u2060"
+
+
+def _breaks_a_link(text: str, i: int) -> bool:
+    """Whether an invisible joiner goes after text[i]: a colon, an @, or the "www" of "www."."""
+    return text[i] in ":@" or (text[max(0, i - 2) : i + 2].lower() == "www.")
+
+
+def plain(text: object) -> str:
+    """`text` escaped so that Streamlit's Markdown shows it literally (no links, images, formats)."""
+    out = []
+    text = str(text)
+    for i, ch in enumerate(text):
+        if ch in "\r\n\t":
+            out.append(" ")
+        elif unicodedata.category(ch) == "Cc":
+            out.append("\ufffd")  # control characters are shown as a replacement mark
+        else:
+            out.append("\\" + ch if ch in _PUNCT else ch)
+            if _breaks_a_link(text, i):
+                out.append(_WORD_JOINER)
+    return "".join(out)
