@@ -29,9 +29,7 @@ st.subheader("Predicted against measured", help="Each point is a public measurem
              "timings; TensorRT-LLM's published throughputs) predicted by the cost model with the chip's profile for that stack.")  # fmt: skip
 tab = _validation()
 if tab is None:
-    st.info(
-        "The reference measurements (shared/reference/calibration.csv) were not found; set FENGONG_SHARED."
-    )
+    st.info("The reference measurements (data/reference/calibration.csv) are missing from this installation.")
 else:
     med, worst = float(tab["abs_error"].median()), float(tab["abs_error"].max())
     c1, c2, c3 = st.columns(3)

@@ -1,6 +1,6 @@
 """Draw the predicted-vs-measured chart of docs/validation.md (docs/img/validation.png).
 
-Run: ``.venv/bin/python docs/make_validation_chart.py``. Needs the shared/ reference data and
+Run: ``.venv/bin/python docs/make_validation_chart.py``. Reads data/reference and needs
 kaleido with a Chromium (Debian's chromium package).
 """
 
@@ -19,7 +19,7 @@ OUT = Path(__file__).resolve().parent / "img" / "validation.png"
 def main() -> None:
     path = calibrate.reference_csv()
     if path is None:
-        raise SystemExit("shared/reference/calibration.csv not found: set FENGONG_SHARED")
+        raise SystemExit("data/reference/calibration.csv is missing from the project")
     tab = calibrate.table(calibrate.read_reference_csv(path), load_catalog())
     fig = go.Figure()
     for kind, symbol in (("prefill", "circle"), ("decode", "diamond"), ("throughput", "square")):

@@ -30,7 +30,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from engine.catalog import Catalog, shared_dir
+from engine import datafiles
+from engine.catalog import Catalog
 from engine.errors import ScenarioError
 from engine.perf import Instance, iteration_cost
 from engine.specs import CalibrationProfile, HardwareSpec, KvPrecision, Precision
@@ -307,7 +308,7 @@ def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tupl
             continue
         ids = ", ".join(p.id for p in pts)
         chips = sorted({p.hardware for p in pts})
-        src = f"fitted to {STACKS[stack]} measurements {ids} (shared/reference/calibration.csv)"
+        src = f"fitted to {STACKS[stack]} measurements {ids} (data/reference/calibration.csv)"
         if len(chips) > 1:
             src += f"; one profile for {' and '.join(chips)} (same GPU die and stack)"
         fixed = FIXED_OVERHEAD_MS.get(stack)
@@ -355,17 +356,18 @@ def with_profile(text: str, name: str, profile: CalibrationProfile, make_default
 
 
 def reference_csv() -> Path | None:
-    """The shared reference measurements (shared/reference/calibration.csv), if found."""
-    root = shared_dir()
-    path = root / "reference" / "calibration.csv" if root else None
-    return path if path is not None and path.is_file() else None
+    """The reference measurements shipped with the project (data/reference/calibration.csv), if present."""
+    path = datafiles.data_dir() / "reference" / "calibration.csv"
+    return path if path.is_file() else None
 
 
 def reference_points() -> list[Measurement]:
-    """The shared reference measurements, read; ScenarioError when they cannot be found."""
+    """The shipped reference measurements, read; ScenarioError when they are missing."""
     path = reference_csv()
     if path is None:
-        raise ScenarioError("reference data not found: set FENGONG_SHARED to the shared/ folder")
+        raise ScenarioError(
+            "reference data not found: data/reference/calibration.csv is missing from the project"
+        )
     return read_reference_csv(path)
 
 

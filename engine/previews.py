@@ -9,6 +9,7 @@ never disagrees with the simulation), and a few scenario edits that change sever
 
 from __future__ import annotations
 
+import gzip
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.catalog import Catalog, shared_dir
+from engine import datafiles
+from engine.catalog import Catalog
 from engine.perf import Instance
 from engine.roofline import decode_table, prefill_table
 from engine.scenario import Arrival, LengthDist, Pool, Scenario
@@ -78,7 +80,7 @@ def arrival_histogram(arrival_s: np.ndarray, duration_s: float, bins: int = 120)
 
 @dataclass(frozen=True)
 class TraceChoice:
-    """A trace shipped in the shared folder that a scenario can replay."""
+    """A trace shipped in the project's data folder that a scenario can replay."""
 
     label: str
     format: str
@@ -99,34 +101,44 @@ def trace_format(file_name: str, first_line: str) -> str | None:
     return None
 
 
+def _stem(p: Path) -> Path:
+    """A data file's name as scenarios give it (a stored ``.gz`` dropped)."""
+    return p.with_suffix("") if p.suffix == ".gz" else p
+
+
 def shipped_traces(root: Path | None = None) -> list[TraceChoice]:
-    """The replayable traces under ``shared/traces`` (``shared:`` paths), sorted by label."""
-    base = root if root is not None else shared_dir()
-    if base is None or not (base / "traces").is_dir():
+    """The replayable traces shipped in the project's data folder (``data:`` paths), sorted by label."""
+    base = root if root is not None else datafiles.data_dir()
+    if not (base / "traces").is_dir():
         return []
     out = []
     for p in sorted((base / "traces").glob("*/*")):
-        if p.suffix not in (".jsonl", ".csv"):
+        name = _stem(p)
+        if name.suffix not in (".jsonl", ".csv"):
             continue
-        with p.open(encoding="utf-8", errors="replace") as fh:
-            fmt = trace_format(p.name, fh.readline())
+        opener = gzip.open if p.suffix == ".gz" else open
+        with opener(p, "rt", encoding="utf-8", errors="replace") as fh:
+            fmt = trace_format(name.name, fh.readline())
         if fmt is not None:
-            rel = p.relative_to(base).as_posix()
-            out.append(TraceChoice(label=f"{p.parent.name}/{p.stem}", format=fmt, path=f"shared:{rel}"))
+            rel = name.relative_to(base).as_posix()
+            out.append(
+                TraceChoice(
+                    label=f"{p.parent.name}/{name.stem}", format=fmt, path=datafiles.DATA_PREFIX + rel
+                )
+            )
     return out
 
 
 def length_columns(root: Path | None = None) -> list[tuple[str, str]]:
-    """(``shared:`` path, column) pairs of shipped length files an empirical distribution can draw from."""
-    base = root if root is not None else shared_dir()
-    if base is None:
-        return []
+    """(``data:`` path, column) pairs of shipped length files an empirical distribution can draw from."""
+    base = root if root is not None else datafiles.data_dir()
     out = []
-    for p in sorted((base / "traces" / "vidur_lengths").glob("*.csv")):
-        with p.open(encoding="utf-8") as fh:
+    for p in sorted((base / "traces" / "vidur_lengths").glob("*.csv*")):
+        opener = gzip.open if p.suffix == ".gz" else open
+        with opener(p, "rt", encoding="utf-8") as fh:
             cols = [c.strip() for c in fh.readline().split(",")]
-        rel = p.relative_to(base).as_posix()
-        out += [(f"shared:{rel}", c) for c in cols if c.startswith("num_")]
+        rel = _stem(p).relative_to(base).as_posix()
+        out += [(datafiles.DATA_PREFIX + rel, c) for c in cols if c.startswith("num_")]
     return out
 
 

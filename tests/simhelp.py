@@ -5,31 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pytest
 
 from engine import scenario_io as io
-from engine.catalog import shared_dir
 from engine.resolve import resolve
 from engine.run import SimResult
 from engine.scenario import Scenario
 from engine.sim import Records, Simulation
 from engine.workload import generate
 
-SHARED = shared_dir()
-needs_shared = pytest.mark.skipif(
-    SHARED is None, reason="the shared/ folder (traces, reference) was not found"
-)
-
-
-def uses_shared(preset: str) -> bool:
-    """True when a preset reads a file from the shared/ folder."""
-    return "shared:" in io.dumps_toml(io.load_preset(preset))
-
 
 def small(preset: str, **over: Any) -> Scenario:
     """A preset shortened to a quick run, with overrides by path."""
-    if SHARED is None and uses_shared(preset):
-        pytest.skip("the preset replays a trace from the shared/ folder, which was not found")
     s = io.load_preset(preset)
     base: dict[str, Any] = {"duration_s": 60.0}
     if s.workload.trace is not None:

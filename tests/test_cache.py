@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,13 +17,10 @@ from engine.cache import (
     request_blocks,
     trace_reuse_ratio,
 )
-from engine.catalog import shared_dir
 from engine.run import simulate
 from engine.workload import generate
 from tests.simhelp import check_invariants, records
 
-TRACES = (shared_dir() or Path("/nonexistent")) / "traces"
-needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason="shared/traces not found")
 BIG_POOL = {
     "enabled": True,
     "hbm": True,
@@ -139,7 +134,6 @@ def test_block_ids_are_unique_and_spread_over_dict_slots() -> None:
     assert len({hash(b) & 4095 for b in ids}) > 3000  # of 4096 slots, for 10,028 keys
 
 
-@needs_traces
 def test_trace_block_names_are_the_traces_hash_ids() -> None:
     s = io.apply_overrides(io.load_preset("mooncake-replay"), {"workload.trace.max_requests": 300})
     reqs = generate(s)
@@ -195,13 +189,12 @@ def test_disaggregated_moves_only_missing_blocks() -> None:
     assert res.summary["cache"]["kv_transfer_tokens_saved"] > 0
 
 
-@needs_traces
 @pytest.mark.parametrize(("name", "expected"), [("conversation_trace", 0.37), ("synthetic_trace", 0.65)])
 def test_mooncake_reuse_matches_what_the_trace_implies(name: str, expected: float) -> None:
     s = io.apply_overrides(
         io.load_preset("mooncake-replay"),
         {
-            "workload.trace.path": f"shared:traces/mooncake/{name}.jsonl",
+            "workload.trace.path": f"data:traces/mooncake/{name}.jsonl",
             "duration_s": 86400.0,
             "cache": BIG_POOL,
         },

@@ -19,7 +19,7 @@ from engine.resolve import resolve
 from engine.run import flatten, simulate
 from engine.sim import Simulation
 from engine.workload import generate
-from tests.simhelp import check_invariants, needs_shared, records, small
+from tests.simhelp import check_invariants, records, small
 
 PRESETS = io.preset_names()
 GOLDEN = Path(__file__).parent / "golden"
@@ -245,14 +245,13 @@ def test_golden_summary(name: str) -> None:
         assert doc[k] == pytest.approx(v, rel=1e-6, abs=1e-9), k
 
 
-@needs_shared
 def test_mooncake_trace_on_disaggregated_runs_whole() -> None:
     s = io.apply_overrides(
         io.load_preset("chat-disaggregated"),
         {
             "workload.trace": {
                 "format": "mooncake",
-                "path": "shared:traces/mooncake/conversation_trace.jsonl",
+                "path": "data:traces/mooncake/conversation_trace.jsonl",
                 "max_requests": 1500,
             },
             "duration_s": 3600.0,

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import csv
+import io as io_text
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from engine import datafiles
 from engine import scenario_io as io
-from engine.catalog import shared_dir
 from engine.errors import ScenarioError
 from engine.scenario import Arrival, LengthDist
 from engine.workload import arrival_times, generate, lognormal_params, sample_lengths
 
-TRACES = (shared_dir() or Path("/nonexistent")) / "traces"
-needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason="shared/traces not found")
 BASE = io.load_preset("chat-colocated")
 
 
@@ -26,9 +25,8 @@ def with_trace(fmt: str, path: str, **over: object) -> object:
     )
 
 
-@needs_traces
 def test_mooncake_conversation_trace_read_unchanged() -> None:
-    reqs = generate(with_trace("mooncake", "shared:traces/mooncake/conversation_trace.jsonl"))  # type: ignore[arg-type]
+    reqs = generate(with_trace("mooncake", "data:traces/mooncake/conversation_trace.jsonl"))  # type: ignore[arg-type]
     assert len(reqs) == 12031
     assert 11000 < reqs.prompt_tokens.mean() < 13000
     assert reqs.arrival_s[0] == 0.0 and reqs.arrival_s[-1] == pytest.approx(3537.0, abs=60)
@@ -38,16 +36,15 @@ def test_mooncake_conversation_trace_read_unchanged() -> None:
     assert np.array_equal(lens, -(-reqs.prompt_tokens // 512))
 
 
-@needs_traces
 def test_mooncake_time_scale_and_window() -> None:
-    fast = generate(with_trace("mooncake", "shared:traces/mooncake/conversation_trace.jsonl", time_scale=2.0))  # type: ignore[arg-type]
+    fast = generate(with_trace("mooncake", "data:traces/mooncake/conversation_trace.jsonl", time_scale=2.0))  # type: ignore[arg-type]
     assert fast.arrival_s[-1] == pytest.approx(3537.0 / 2, abs=30)
     s = io.apply_overrides(
         BASE,
         {
             "workload.trace": {
                 "format": "mooncake",
-                "path": "shared:traces/mooncake/conversation_trace.jsonl",
+                "path": "data:traces/mooncake/conversation_trace.jsonl",
             },
             "duration_s": 600.0,
         },
@@ -56,14 +53,12 @@ def test_mooncake_time_scale_and_window() -> None:
     assert windowed.arrival_s.max() < 600.0 and 1000 < len(windowed) < 3000
 
 
-@needs_traces
 @pytest.mark.parametrize(("name", "rows"), [("code", 8819), ("conv", 19366)])
 def test_azure_traces_read_unchanged(name: str, rows: int) -> None:
-    path = TRACES / "azure_llm_2023" / f"AzureLLMInferenceTrace_{name}.csv"
-    with path.open() as fh:
-        n = sum(1 for _ in csv.DictReader(fh))
+    text = datafiles.read_text(f"data:traces/azure_llm_2023/AzureLLMInferenceTrace_{name}.csv")
+    n = sum(1 for _ in csv.DictReader(io_text.StringIO(text)))
     assert n in (rows, rows - 1)
-    reqs = generate(with_trace("azure", f"shared:traces/azure_llm_2023/AzureLLMInferenceTrace_{name}.csv"))  # type: ignore[arg-type]
+    reqs = generate(with_trace("azure", f"data:traces/azure_llm_2023/AzureLLMInferenceTrace_{name}.csv"))  # type: ignore[arg-type]
     assert len(reqs) == n
     assert reqs.arrival_s.min() == 0.0 and 3000 < reqs.arrival_s.max() < 4000
     assert reqs.prompt_tokens.mean() > 500
@@ -147,12 +142,11 @@ def test_uniform_constant_and_clip() -> None:
     assert big.max() == 2000
 
 
-@needs_traces
 def test_empirical_lengths_from_vidur_file() -> None:
     rng = np.random.default_rng(0)
     d = LengthDist(
         kind="empirical",
-        path="shared:traces/vidur_lengths/arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv",
+        path="data:traces/vidur_lengths/arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv",
         column="num_prefill_tokens",
     )
     x = sample_lengths(d, 5000, rng)
