@@ -10,7 +10,9 @@ module they concern (test_request_endings, test_work_bound, test_trace_input, te
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
+import io as io_text
 import json
 import re
 import sys
@@ -25,7 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from engine import safeparse
+from engine import cli, safeparse
 from engine import scenario_io as io
 from engine.errors import ScenarioError
 from engine.resolve import resolve
@@ -254,3 +256,37 @@ def test_nesting_depth_counts_without_recursion() -> None:
     assert safeparse.nesting_depth(deep) == safeparse.MAX_NESTING + 1
     assert safeparse.nesting_depth({"a": [1, {"b": 2}]}) == 3
     assert safeparse.nesting_depth(5) == 0
+
+
+# --- the command line ------------------------------------------------------------------------
+
+
+def run_cli(argv: list[str]) -> tuple[int, str]:
+    """Exit status and stderr of the CLI; any exception but SystemExit fails the test."""
+    err = io_text.StringIO()
+    with contextlib.redirect_stdout(io_text.StringIO()), contextlib.redirect_stderr(err):
+        try:
+            rc = cli.main(argv)
+        except SystemExit as exc:  # argparse's own refusals
+            rc = int(exc.code or 0)
+    return rc, err.getvalue()
+
+
+@given(field_paths, st.text(max_size=60))
+def test_any_set_on_the_command_line_exits_cleanly(path: str, value: str) -> None:
+    rc, err = run_cli(["scenario", PRESET, "--set", f"{path}={value}", "--json"])
+    assert rc in (0, 2), err
+    assert "Traceback" not in err
+
+
+def test_cli_failures_found_by_fuzzing_are_messages(tmp_path: Path) -> None:
+    """Finding 3's command-line tracebacks: a KeyError for a profile, NotADirectoryError for --out."""
+    rc, err = run_cli(["roofline", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", "--profile", "nope"])
+    assert rc == 2 and "profile 'nope' is not defined for h100-sxm" in err
+    (tmp_path / "a-file").write_text("x")
+    rc, err = run_cli(["run", "edge-npu", "--set", "duration_s=5", "--out", str(tmp_path / "a-file")])
+    assert rc == 2 and "--out" in err and "cannot write" in err
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 5_000 + "]" * 5_000)
+    rc, err = run_cli(["run", str(deep)])
+    assert rc == 2 and "nested" in err
