@@ -366,6 +366,10 @@ class Scenario(Frozen):
     version: Literal[1] = 1
     name: Annotated[str, Field(min_length=1, max_length=80)] = "scenario"
     description: Annotated[str, Field(max_length=4000)] = ""
+    lesson: Annotated[str, Field(max_length=600)] = ""
+    """What the scenario demonstrates, in a sentence or two (the Results page opens with it)."""
+    counterpart: Name | None = None
+    """A preset to compare against, the baseline the lesson is measured from (e.g. the same chips colocated)."""
     seed: Annotated[int, Field(ge=0, le=2**31 - 1)] = 1
     duration_s: Annotated[float, Field(gt=0, le=bounds.MAX_DURATION_S)] = 600.0
     warmup_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)] = 0.0
