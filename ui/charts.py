@@ -118,6 +118,57 @@ def cdf(
     )
 
 
+def _rgba(color: str, alpha: float) -> str:
+    """A ``#rrggbb`` colour with transparency."""
+    r, g, b = (int(color.lstrip("#")[i : i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def cdf_band(
+    frame: pd.DataFrame,
+    metric: str,
+    targets: pd.DataFrame | None = None,
+    *,
+    seeds: int,
+    height: int = 320,
+    title: str | None = None,
+    series: str = "class",
+    dashes: Mapping[str, str] | None = None,
+    colors: Mapping[str, str] | None = None,
+) -> go.Figure:
+    """`cdf` of the mean curves over seeds, each over its shaded min–max band (`engine.replicas.cdf_band`)."""
+    names = list(dict.fromkeys(frame[series])) if len(frame) else []
+    palette = dict(colors or {})
+    if not palette:  # as `cdf` colours classes, and the single curve too, so its band can match it
+        classes = [n for n in names if n != ALL]
+        palette = {n: POOL_COLORS[i % len(POOL_COLORS)] for i, n in enumerate(classes)} | {ALL: "#8c8c8c"}
+    name = METRIC_NAMES.get(metric, metric)
+    fig = cdf(frame, metric, targets, height=height, series=series, dashes=dashes, colors=palette,
+              title=title if title is not None else f"{name} CDF: mean of {seeds} seeds")  # fmt: skip
+    lines = len(fig.data)
+    for i, (key, rows) in enumerate(frame.groupby(series, sort=False)):
+        y = rows["fraction"].to_numpy(dtype=float)
+        fig.add_trace(
+            go.Scatter(
+                x=np.concatenate([rows["low_ms"].to_numpy(dtype=float), rows["high_ms"].to_numpy(dtype=float)[::-1]]),
+                y=np.concatenate([y, y[::-1]]), fill="toself", mode="lines", line={"width": 0},
+                fillcolor=_rgba(palette.get(str(key), POOL_COLORS[0]), 0.3), hoverinfo="skip",
+                name=f"range of {seeds} seeds", legendgroup="band", showlegend=i == 0,
+            )
+        )  # fmt: skip
+    fig.data = fig.data[lines:] + fig.data[:lines]  # bands behind the curves
+    rng = fig.layout.xaxis.range
+    if len(frame) and rng is not None:  # widen the range `cdf` fixed from the curves to hold the bands
+        low, high = frame["low_ms"].to_numpy(dtype=float), frame["high_ms"].to_numpy(dtype=float)
+        if fig.layout.xaxis.type == "log":
+            pos = low[low > 0]
+            lo = min(rng[0], math.log10(max(float(pos.min()) / 1.3, 1e-3))) if len(pos) else rng[0]
+            fig.update_xaxes(range=[lo, max(rng[1], math.log10(float(high.max()) * 1.15))])
+        else:
+            fig.update_xaxes(range=[rng[0], max(rng[1], float(high.max()) * 1.15)])
+    return fig
+
+
 def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | None) -> go.Figure:
     """The live strip's small TTFT CDF."""
     fig = go.Figure()

@@ -24,6 +24,11 @@ def _simulate(scenario_json: str) -> SimResult:
     return simulate(Scenario.model_validate_json(scenario_json))
 
 
+def cached(scenario: Scenario) -> SimResult:
+    """The scenario's result through the same cache, quietly: safe off the script thread (no elements)."""
+    return _simulate(scenario.model_dump_json())
+
+
 def expected_requests(scenario: Scenario) -> float:
     """A rough count of the requests a scenario will generate (for the progress message)."""
     wl = scenario.workload

@@ -1,0 +1,84 @@
+"""App tests of replications (ui.replicas): N seeds in the background, intervals on Results and Compare."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from streamlit.testing.v1 import AppTest
+
+from tests.test_app import app, assert_clean
+
+SEEDS = 3
+
+
+def _wait_for_intervals(at: AppTest, timeout_s: float = 120.0) -> None:
+    """Rerun the page (as the progress fragment would) until its metrics show intervals."""
+    deadline = time.monotonic() + timeout_s
+    while not any("±" in m.value for m in at.metric):
+        assert time.monotonic() < deadline, "the replications did not finish"
+        assert_clean(at)
+        time.sleep(0.2)
+        at.run()
+
+
+def _charts(at: AppTest) -> list[dict[str, object]]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def test_one_seed_is_the_page_as_before() -> None:
+    at = app("results")
+    assert_clean(at)
+    assert at.selectbox(key="fg:replications-results").value == 1
+    assert not any("±" in m.value for m in at.metric)
+    assert "Throughput" not in {m.label for m in at.metric}
+    assert not at.get("progress")
+    assert not at.session_state["fg_replica_jobs"]  # nothing started
+
+
+def test_results_show_intervals_and_bands_over_three_seeds() -> None:
+    at = app("results")
+    at.selectbox(key="fg:replications-results").set_value(SEEDS).run()
+    assert_clean(at)
+    _wait_for_intervals(at)
+    assert_clean(at)
+    shown = {m.label: m.value for m in at.metric}
+    for label in ("TTFT p99", "TPOT p99", "SLO attainment", "Goodput", "$ / request", "Throughput"):
+        assert "±" in shown[label], (label, shown[label])
+    assert shown["TTFT p99"].endswith(" ms")
+    assert any(f"95% confidence interval over {SEEDS} runs (seeds 1–3)" in c.value for c in at.caption)
+    assert not at.get("progress")
+    names = {t.get("name") for spec in _charts(at) for t in spec["data"]}  # type: ignore[attr-defined]
+    assert f"range of {SEEDS} seeds" in names  # the CDFs' bands
+    # back to one seed: the single-run page again, no job wanted
+    at.selectbox(key="fg:replications-results").set_value(1).run()
+    assert_clean(at)
+    assert not any("±" in m.value for m in at.metric)
+    assert not at.session_state["fg_replica_jobs"]
+
+
+def test_compare_shows_intervals_and_flags_noise() -> None:
+    at = app("compare")
+    at.selectbox(key="fg:replications-compare").set_value(SEEDS).run()
+    assert_clean(at)
+    _wait_for_intervals(at)
+    assert_clean(at)
+    heads = [m for m in at.metric if m.label.endswith(": B")]
+    assert len(heads) == 5 and all("±" in m.value for m in heads)
+    assert all("A: " in m.help and "±" in m.help for m in heads)
+    table = next(df.value for df in at.dataframe if "better" in df.value.columns)
+    assert {"a_ci95", "b_ci95", "within_noise"} <= set(table.columns)
+    noisy = table[table["within_noise"]]
+    assert (noisy["better"].isin(["within noise", "same"])).all()
+    flagged = [m for m in heads if "within noise" in m.delta]
+    assert len(flagged) == sum(
+        bool(table.set_index("figure")["within_noise"].get(m.label[:-3])) for m in heads
+    )
+
+
+def test_the_seed_count_follows_the_session_across_pages() -> None:
+    at = app("results")
+    at.selectbox(key="fg:replications-results").set_value(SEEDS).run()
+    at.switch_page("app_pages/compare.py").run()
+    assert_clean(at)
+    assert at.selectbox(key="fg:replications-compare").value == SEEDS

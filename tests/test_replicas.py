@@ -1,0 +1,198 @@
+"""Confidence over seeds (engine.replicas): intervals, CDF bands, mean summaries and noise flags."""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine import presentation as pr
+from engine.replicas import (
+    NOISE,
+    SEED_LIMIT,
+    Interval,
+    Replicas,
+    cdf_band,
+    compare_with_noise,
+    figure_intervals,
+    interval,
+    mean_summary,
+    seed_scenarios,
+    summarize,
+)
+from engine.run import SimResult, replicate, simulate
+from engine.scenario import Scenario
+from engine.scenario_io import DEFAULT_PRESET, apply_overrides, load_preset
+
+
+def _short() -> Scenario:
+    return apply_overrides(load_preset(DEFAULT_PRESET), {"duration_s": 60.0})
+
+
+@cache
+def _runs() -> tuple[SimResult, ...]:
+    """Three seeds of a short scenario, simulated once for the module."""
+    return tuple(simulate(s) for s in seed_scenarios(_short(), 3))
+
+
+def test_interval_is_the_student_t_interval_of_the_mean() -> None:
+    iv = interval([1.0, 2.0, 3.0])
+    assert iv is not None
+    assert iv.mean == pytest.approx(2.0) and iv.n == 3
+    assert iv.half_width == pytest.approx(4.303 * 1.0 / math.sqrt(3))
+    assert (iv.low, iv.high) == pytest.approx((2.0 - iv.half_width, 2.0 + iv.half_width))
+
+
+def test_interval_skips_missing_values_and_has_no_width_for_one() -> None:
+    iv = interval([5.0, None, math.inf, math.nan])
+    assert iv is not None and iv.mean == 5.0 and iv.n == 1
+    assert math.isnan(iv.half_width)
+    assert interval([None, math.nan]) is None
+    assert interval([]) is None
+    same = interval([7.0, 7.0, 7.0])
+    assert same is not None and same.half_width == 0.0
+    rounded = interval([29.88, 29.88 * (1 + 1e-15), 29.88])  # float noise is no spread
+    assert rounded is not None and rounded.half_width == 0.0
+
+
+def test_overlap() -> None:
+    def iv(lo: float, hi: float) -> Interval:
+        return Interval(mean=(lo + hi) / 2, low=lo, high=hi, n=3)
+
+    assert iv(0, 2).overlaps(iv(1, 3)) and iv(1, 3).overlaps(iv(0, 2))
+    assert iv(0, 1).overlaps(iv(1, 2))  # touching counts
+    assert not iv(0, 1).overlaps(iv(1.5, 2))
+    assert not iv(0, 1).overlaps(Interval(mean=0.5, low=math.nan, high=math.nan, n=1))
+
+
+def test_seed_scenarios_follow_the_command_line_and_wrap() -> None:
+    sc = _short()
+    runs = seed_scenarios(sc, 4)
+    assert runs[0] is sc  # the page's own run: the same cache key
+    assert [r.seed for r in runs] == [sc.seed + i for i in range(4)]
+    assert all(r.model_copy(update={"seed": sc.seed}) == sc for r in runs)
+    top = sc.model_copy(update={"seed": SEED_LIMIT - 1})
+    assert [r.seed for r in seed_scenarios(top, 3)] == [SEED_LIMIT - 1, 0, 1]
+    with pytest.raises(ValueError, match="at least 1"):
+        seed_scenarios(sc, 0)
+
+
+def test_figure_intervals_match_replicate() -> None:
+    """The dashboard's intervals are the command line's (`engine.run.replicate`)."""
+    _, stats = replicate(_short(), 3)
+    figures = figure_intervals([r.summary for r in _runs()])
+    assert set(stats) == set(figures)
+    for key, st in stats.items():
+        iv = figures[key]
+        assert iv.n == st["n"] and iv.mean == pytest.approx(st["mean"]), key
+        if math.isfinite(st["ci95_low"]):
+            assert (iv.low, iv.high) == pytest.approx((st["ci95_low"], st["ci95_high"])), key
+
+
+def test_mean_summary_nests_the_means() -> None:
+    figures = figure_intervals([r.summary for r in _runs()])
+    means = mean_summary(figures)
+    assert means["latency_ms"]["ttft"]["p99"] == pytest.approx(figures["latency_ms.ttft.p99"].mean)
+    assert means["cost"]["usd_per_request"] == pytest.approx(figures["cost.usd_per_request"].mean)
+    head = pr.headline(means)
+    assert head["ttft_p99_ms"] == pytest.approx(
+        np.mean([r.summary["latency_ms"]["ttft"]["p99"] for r in _runs()])
+    )
+
+
+def test_band_holds_every_seed_and_its_mean() -> None:
+    sc = _short()
+    tables = [r.requests for r in _runs()]
+    band = cdf_band(sc, tables, "ttft")
+    assert list(band.columns) == ["class", "latency_ms", "fraction", "low_ms", "high_ms", "seeds"]
+    assert set(band["seeds"]) == {3}
+    assert (band["low_ms"] <= band["latency_ms"] + 1e-9).all() and (
+        band["latency_ms"] <= band["high_ms"] + 1e-9
+    ).all()
+    for _, rows in band.groupby("class"):
+        assert rows["fraction"].is_monotonic_increasing and rows["fraction"].iloc[-1] == 1.0
+        for col in ("latency_ms", "low_ms", "high_ms"):
+            assert rows[col].is_monotonic_increasing, col
+    # each seed's own CDF, read at the band's fractions, lies within the band
+    for t in tables:
+        mine = _quantiles(sc, t, band["fraction"].to_numpy())
+        assert ((band["low_ms"] - 1e-9 <= mine) & (mine <= band["high_ms"] + 1e-9)).all()
+
+
+def _quantiles(sc: Scenario, table: pd.DataFrame, fractions: np.ndarray) -> np.ndarray:
+    """A run's TTFT (ms) at each fraction: the smallest latency whose empirical CDF reaches it."""
+    window = (table["arrival_s"] >= sc.warmup_s) & (table["arrival_s"] < sc.duration_s)
+    done = table[window & (table["outcome"] == "completed")]
+    v = np.sort(done["ttft_s"].to_numpy(dtype=float) * 1e3)
+    return v[np.ceil(fractions * len(v) - 1e-9).astype(int) - 1]
+
+
+def test_band_of_one_table_is_its_cdf_and_a_scaled_copy_spans_it() -> None:
+    sc = _short()
+    table = _runs()[0].requests
+    one = cdf_band(sc, [table], "ttft")
+    assert (one["low_ms"] == one["latency_ms"]).all() and (one["high_ms"] == one["latency_ms"]).all()
+    assert np.allclose(one["latency_ms"], _quantiles(sc, table, one["fraction"].to_numpy()))
+    assert one["latency_ms"].iloc[-1] == pytest.approx(pr.latency_cdfs(sc, table, "ttft")["latency_ms"].max())
+    slower = table.assign(ttft_s=table["ttft_s"] * 2.0)
+    two = cdf_band(sc, [table, slower], "ttft")
+    assert np.allclose(two["high_ms"], 2.0 * two["low_ms"])
+    assert np.allclose(two["latency_ms"], 1.5 * two["low_ms"])
+
+
+def test_band_per_class_and_over_all() -> None:
+    sc = apply_overrides(load_preset("enterprise-mixed"), {"duration_s": 60.0})
+    res = simulate(sc)
+    band = cdf_band(sc, [res.requests, res.requests], "e2e")
+    done = res.requests[res.requests["outcome"] == "completed"]
+    served = {c.name for c in sc.workload.classes if (done["class"] == c.name).any()}
+    assert set(band["class"]) == {pr.ALL_CLASSES, *served}
+    assert band["class"].iloc[0] == pr.ALL_CLASSES  # as latency_cdfs orders them
+    empty = cdf_band(sc, [res.requests.head(0)], "e2e")
+    assert len(empty) == 0 and "low_ms" in empty.columns
+
+
+def test_summarize_carries_seeds_headline_and_bands() -> None:
+    rep = summarize(list(_runs()))
+    assert rep.seeds == (1, 2, 3) and rep.n == 3
+    assert set(rep.bands) == {"ttft", "tpot", "e2e"}
+    assert set(rep.headline) >= {
+        "ttft_p99_ms",
+        "tpot_p99_ms",
+        "slo_attainment",
+        "goodput_rps",
+        "usd_per_request",
+        "throughput_rps",
+    }
+    ttft = rep.headline["ttft_p99_ms"]
+    assert ttft is not None and ttft.n == 3 and ttft.low < ttft.mean < ttft.high
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def _replicas(**figures: tuple[float, float]) -> Replicas:
+    """Replicas with the given figures (path with '/' for '.' -> (low, high)), nothing else."""
+    figs = {
+        k.replace("__", "."): Interval(mean=(lo + hi) / 2, low=lo, high=hi, n=3)
+        for k, (lo, hi) in figures.items()
+    }
+    return Replicas(scenario=_short(), seeds=(1, 2, 3), figures=figs, headline={}, bands={})
+
+
+def test_compare_flags_overlapping_intervals_as_noise() -> None:
+    a = _replicas(latency_ms__ttft__p99=(90.0, 110.0), goodput_rps=(10.0, 11.0), slo_attainment=(0.9, 0.92))
+    b = _replicas(latency_ms__ttft__p99=(105.0, 125.0), goodput_rps=(20.0, 21.0), slo_attainment=(0.9, 0.92))
+    table = compare_with_noise(a, b).set_index("figure")
+    assert list(table.reset_index().columns) == [
+        "figure", "unit", "a", "a_ci95", "b", "b_ci95", "change", "change_pct", "better", "within_noise",
+    ]  # fmt: skip
+    assert table.loc["TTFT p99", "within_noise"] and table.loc["TTFT p99", "better"] == NOISE
+    assert table.loc["TTFT p99", "a"] == pytest.approx(100.0) and table.loc[
+        "TTFT p99", "b_ci95"
+    ] == pytest.approx(10.0)
+    assert not table.loc["Goodput", "within_noise"] and table.loc["Goodput", "better"] == "B"
+    assert table.loc["SLO attainment", "better"] == "same"  # equal means stay "same"
+    assert pd.isna(table.loc["TPOT p99", "a"]) and not table.loc["TPOT p99", "within_noise"]

@@ -1,0 +1,263 @@
+"""Replications in the dashboard: N seeds of a scenario, run in the background, shown as intervals.
+
+Choosing N > 1 seeds (`picker`) makes `run` start one background job per scenario: a daemon
+thread simulates seeds ``seed, seed+1, ...`` through `ui.sim.cached` (the one simulate cache: the
+page's own seed is a cache hit, and every seed stays cached for later reruns), then
+`engine.replicas.summarize` brings them together. Jobs live in a server-wide registry
+(`st.cache_resource`) keyed by N and the scenario's JSON, so a rerun, the other page or another
+session asking for the same replication finds it running or done instead of starting it again.
+
+Streamlit's element and session APIs belong to the script thread, so the job's thread calls none:
+it only computes. The page polls it with a fragment that reruns every `POLL_S` seconds
+(`st.fragment(run_every=...)`) while the job runs, drawing a progress bar, and reruns the whole
+page when the job ends, which then draws the intervals. Until then the page shows its own seed and
+stays usable. A job the session stops asking for (the scenario or N changed) is cancelled between
+two seeds; what it finished stays cached.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+from streamlit import column_config as cc
+
+from engine.replicas import Interval, Replicas, seed_scenarios, summarize
+from engine.scenario import Scenario
+from ui import sim
+from ui.text import plain
+
+OPTIONS = (1, 3, 5, 10)
+"""The replication counts offered; 1 is the page as it always was (one seed, no background job)."""
+
+SETTING = "fg_replications"
+"""Session key of the chosen count, kept across pages (widget state is dropped on a page switch)."""
+
+ACTIVE = "fg_replica_jobs"
+"""Session key of the job keys the session's last run asked for."""
+
+POLL_S = 0.5
+"""How often the progress fragment looks at a running job."""
+
+MAX_JOBS = 32
+"""Finished jobs the registry keeps (oldest dropped first); their seeds stay in the simulate cache."""
+
+WORKERS = 2
+"""Jobs that simulate at once per server (the rest wait their turn)."""
+
+HELP = (
+    "Run the scenario with this many seeds (seed, seed + 1, …) in the background, then show each headline "
+    "figure as its mean ± a 95% confidence interval (Student t over the seeds) and each latency CDF as the "
+    "mean curve with the seeds' range shaded. The page shows your seed meanwhile. 1: this seed only."
+)
+
+
+class Job:
+    """One replication computing on its own thread: progress, then a `Replicas` or an error."""
+
+    def __init__(self, scenarios: list[Scenario]) -> None:
+        self.scenarios = scenarios
+        self.total = len(scenarios)
+        self.done = 0
+        self.result: Replicas | None = None
+        self.error: str | None = None
+        self._cancel = threading.Event()
+        self._finished = threading.Event()
+
+    @property
+    def finished(self) -> bool:
+        """Whether the thread has ended (with a result, an error, or cancelled)."""
+        return self._finished.is_set()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the job was asked to stop."""
+        return self._cancel.is_set()
+
+    @property
+    def reusable(self) -> bool:
+        """Whether a page may show or wait for this job: not cancelled before it had a result or an error."""
+        return not (self.cancelled and self.result is None and self.error is None)
+
+    def cancel(self) -> None:
+        """Stop before the next seed (a seed already simulating finishes and stays cached)."""
+        self._cancel.set()
+
+    def start(self, slots: threading.Semaphore) -> None:
+        """Run on a daemon thread, waiting for one of the server's `slots`."""
+        threading.Thread(target=self._work, args=(slots,), name="fg-replicas", daemon=True).start()
+
+    def _work(self, slots: threading.Semaphore) -> None:
+        try:
+            with slots:
+                results = []
+                for scenario in self.scenarios:
+                    if self._cancel.is_set():
+                        return
+                    results.append(sim.cached(scenario))
+                    self.done += 1
+                self.result = summarize(results)
+        except Exception as exc:  # shown by the page that polls; the thread must not die silently
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._finished.set()
+
+
+@dataclass
+class _Registry:
+    jobs: OrderedDict[str, Job] = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    slots: threading.Semaphore = field(default_factory=lambda: threading.BoundedSemaphore(WORKERS))
+
+
+@st.cache_resource(show_spinner=False)
+def _registry() -> _Registry:
+    return _Registry()
+
+
+def _key(scenario: Scenario, n: int) -> str:
+    return f"{n}:{scenario.model_dump_json()}"
+
+
+def job(scenario: Scenario, n: int) -> Job:
+    """The server's job for `n` seeds of `scenario`, started if none is running or done."""
+    reg, key = _registry(), _key(scenario, n)
+    with reg.lock:
+        found = reg.jobs.get(key)
+        if isinstance(found, Job) and found.reusable:
+            reg.jobs.move_to_end(key)
+            return found
+        if found is not None:  # cancelled, or made before Streamlit reloaded the app's modules
+            found.cancel()  # (a source file changed): its thread runs old classes, which no longer pickle
+        new = reg.jobs[key] = Job(seed_scenarios(scenario, n))
+        idle = [k for k, j in reg.jobs.items() if j.finished]
+        for old in idle[: max(len(reg.jobs) - MAX_JOBS, 0)]:
+            del reg.jobs[old]
+    new.start(reg.slots)
+    return new
+
+
+def picker(page: str) -> int:
+    """The replications selectbox (one per page, one setting per session); the chosen count."""
+    widget = f"fg:replications-{page}"
+    ss = st.session_state
+    if widget not in ss:
+        ss[widget] = ss.get(SETTING, OPTIONS[0])
+
+    def keep() -> None:
+        ss[SETTING] = ss[widget]
+
+    n = st.selectbox(
+        "Seeds", OPTIONS, key=widget, on_change=keep, help=HELP, width=130,
+        format_func=lambda k: "1 (this seed)" if k == 1 else f"{k} seeds",
+    )  # fmt: skip
+    return int(n or 1)
+
+
+def run(scenarios: Sequence[Scenario], n: int) -> list[Replicas] | None:
+    """Each scenario's replication over `n` seeds once done; until then a progress bar, and None.
+
+    With ``n == 1`` nothing starts and None comes back at once (the page's single-seed path).
+    Jobs this session asked for before and no longer does are cancelled.
+    """
+    ss = st.session_state
+    wanted = {_key(s, n) for s in scenarios} if n > 1 else set()
+    before: set[str] = ss.get(ACTIVE, set())
+    if before - wanted:
+        reg = _registry()
+        with reg.lock:
+            for k in before - wanted:
+                if k in reg.jobs and not reg.jobs[k].finished:
+                    reg.jobs[k].cancel()
+    ss[ACTIVE] = wanted
+    if n <= 1:
+        return None
+    jobs = [job(s, n) for s in scenarios]
+    errors = [j.error for j in jobs if j.error]
+    if errors:
+        st.warning(f"The replications could not run: {plain(errors[0])}", icon=":material/warning:")
+        return None
+    done = [j.result for j in jobs]
+    if all(r is not None for r in done):
+        return [r for r in done if r is not None]
+    _progress(jobs, n)
+    return None
+
+
+def _progress(jobs: list[Job], n: int) -> None:
+    @st.fragment(run_every=POLL_S)
+    def poll() -> None:
+        if all(j.finished for j in jobs):
+            st.rerun()  # the whole page, which now finds the results
+        done, total = sum(j.done for j in jobs), sum(j.total for j in jobs)
+        st.progress(
+            done / total,
+            text=f"Running {n} seeds in the background: {done} of {total} runs done. "
+            "Until they finish, the figures below are from one seed.",
+        )
+
+    poll()
+
+
+def _decimals(key: str, mean: float) -> int:
+    if key.endswith("_ms"):
+        return 0 if abs(mean) >= 100 else 1
+    if key.startswith("usd"):
+        return 2 if abs(mean) >= 1 else 5
+    return 2
+
+
+def pm(key: str, iv: Interval | None) -> str:
+    """A headline figure as ``mean ± half-width`` with its unit, e.g. ``824 ± 36 ms`` or ``97.1 ± 0.8%``."""
+    if iv is None or not math.isfinite(iv.mean):
+        return "–"
+    half = iv.half_width
+    if key == "slo_attainment":
+        return f"{iv.mean:.1%}" if not math.isfinite(half) else f"{iv.mean * 100:.1f} ± {half * 100:.1f}%"
+    d = _decimals(key, iv.mean)
+    if key.startswith("usd"):
+        return f"${iv.mean:,.{d}f}" + (f" ± {half:,.{d}f}" if math.isfinite(half) else "")
+    unit = " ms" if key.endswith("_ms") else " req/s"
+    return f"{iv.mean:,.{d}f}" + (f" ± {half:,.{d}f}" if math.isfinite(half) else "") + unit
+
+
+def metric_value(rep: Replicas | None, key: str, value: str) -> str:
+    """A headline metric's text: `value` (one seed) or the mean ± 95% interval over the seeds."""
+    return value if rep is None else pm(key, rep.headline.get(key))
+
+
+def seeds_text(rep: Replicas) -> str:
+    """Which seeds a replication ran, e.g. ``seeds 1–3``."""
+    s = rep.seeds
+    return (
+        f"seeds {s[0]}–{s[-1]}"
+        if list(s) == list(range(s[0], s[0] + len(s)))
+        else f"seeds {', '.join(map(str, s))}"
+    )
+
+
+def caption(rep: Replicas, rest: str) -> None:
+    """Say what the ± figures are and what the rest of the page shows."""
+    st.caption(
+        f"Figures with ± are the mean and 95% confidence interval over {rep.n} runs ({seeds_text(rep)}); the "
+        f"latency CDFs show the mean curve over the range of the seeds (shaded). {rest}"
+    )
+
+
+COMPARE_COLUMNS: dict[str, Any] = {
+    "a": cc.NumberColumn("A", format="%.4g", help="Mean over the seeds."),
+    "a_ci95": cc.NumberColumn("A ±", format="%.2g", help="Half-width of A's 95% confidence interval over the seeds."),
+    "b": cc.NumberColumn("B", format="%.4g", help="Mean over the seeds."),
+    "b_ci95": cc.NumberColumn("B ±", format="%.2g", help="Half-width of B's 95% confidence interval over the seeds."),
+    "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%; within "
+                            "noise: the two 95% intervals overlap, so the seeds alone could explain the difference)."),
+    "unit": cc.TextColumn("unit", width="small"),
+    "change": None,  # B − A: the relative change says it, and the ± columns need the room
+    "within_noise": None,  # `better` says it; the page reads the column for its metrics
+}  # fmt: skip
+"""Column settings the Compare table adds (or changes) when it lines up replications."""
