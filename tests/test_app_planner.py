@@ -6,7 +6,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from ui.planner import selected_run
+from tests.test_frontier import runs as sample_runs
+from ui.planner import pareto_chart, selected_run
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -28,6 +29,27 @@ def test_planner_page_plans_and_draws_both_frontiers() -> None:
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["Simulated"]) >= 1 and int(metrics["Met every SLO"]) >= 1
     assert len(at.get("plotly_chart")) == 2
+
+
+def test_failing_runs_are_grey_crosses_off_the_frontier() -> None:
+    from engine.frontier import passing_frontiers
+
+    frame = sample_runs([False, True, True, True]).assign(
+        mode="colocated",
+        shape="h100-sxm tp2",
+        split=["1M", "2M", "3M", "4M"],
+        chosen=[False, True, False, False],
+    )
+    fig = pareto_chart(
+        passing_frontiers(frame), "usd_per_hour", "goodput_rps", "on_cost_frontier", title="t", x_title="x",
+        y_title="y",
+    )  # fmt: skip
+    traces = {t.name: t for t in fig.data}
+    assert list(traces["Pareto frontier"].x) == [20.0, 40.0]  # the cheap failing run is not on the line
+    misses = traces["misses an SLO"]
+    assert list(misses.x) == [10.0] and misses.marker.symbol == "x" and misses.text is None
+    assert list(traces["colocated, meets SLOs"].x) == [20.0, 30.0, 40.0]
+    assert list(traces["colocated, meets SLOs"].text) == ["2M", "", "4M"]  # labels on the frontier only
 
 
 def test_clicked_point_is_read_from_the_selection_event() -> None:

@@ -6,10 +6,16 @@ Nothing is rendered until its button is clicked: the buttons get callables
 headless Chromium and a few seconds for an image. Every file says what it is in its name
 (``fengong_<preset>_<seed>_<what>.<ext>``) and carries the scenario, its seed and the engine
 version (see `engine.report`).
+
+PNG and SVG need a browser for kaleido (`ui.image_export`): where there is none, their buttons
+are disabled and the menu says how to install one; HTML and CSV need none. An export that fails
+on click (in Streamlit's download thread, where only the log would see it) is recorded in the
+session, and the menu shows the reason from the next rerun on, until that export succeeds.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 
 import pandas as pd
@@ -21,9 +27,12 @@ from engine.presentation import summary_rows
 from engine.run import SimResult
 from engine.scenario import Scenario
 from engine.scenario_io import dumps_toml
-from ui import state
+from ui import image_export, state
+from ui.text import plain
 
 EXPORT_WIDTH, EXPORT_HEIGHT, EXPORT_SCALE = 1000, 560, 2
+FAILURES = "fg_export_failures"
+_LOG = logging.getLogger(__name__)
 
 
 def _meta(scenario: Scenario) -> dict[str, str]:
@@ -73,18 +82,63 @@ def html_text(fig: go.Figure, meta: dict[str, str], scenario_toml: str, title: s
     )
 
 
+def _failures() -> dict[str, str]:
+    """This session's failed exports: button key -> reason (written from the download thread)."""
+    return st.session_state.setdefault(FAILURES, {})  # type: ignore[no-any-return]
+
+
+def guarded(make: Callable[[], bytes | str], key: str, *, image: bool = False) -> Callable[[], bytes | str]:
+    """`make` for a download button, recording a failure in the session so that the page can say why.
+
+    Streamlit runs the callable on click outside the script: an exception only reaches the log
+    and a short generic note under the button. The session's dict (captured here, while the
+    script runs) is read on the next rerun. A failed image makes the browser be looked up again.
+    """
+    failures = _failures()
+
+    def run() -> bytes | str:
+        try:
+            data = make()
+        except Exception as exc:
+            _LOG.exception("export %s failed", key)
+            failures[key] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:400]
+            if image:
+                image_export.forget()
+            raise
+        failures.pop(key, None)
+        return data
+
+    return run
+
+
 def figure_buttons(fig: go.Figure, scenario: Scenario, what: str, title: str) -> None:
-    """PNG, SVG and HTML download buttons of one figure, rendered on click."""
+    """PNG, SVG and HTML download buttons of one figure, rendered on click.
+
+    Where kaleido has no browser, PNG and SVG are disabled and the reason and the fix are shown.
+    """
     meta = _meta(scenario)
     toml = dumps_toml(scenario)
     k = f"fg:dl:{what}"
-    c1, c2, c3 = st.columns(3)
-    c1.download_button("PNG", data=lambda: png_bytes(fig, meta, toml), file_name=name(scenario, what, "png"),
-                       mime="image/png", key=k + ":png", on_click="ignore", icon=":material/image:")  # fmt: skip
-    c2.download_button("SVG", data=lambda: svg_text(fig, meta, toml), file_name=name(scenario, what, "svg"),
-                       mime="image/svg+xml", key=k + ":svg", on_click="ignore")  # fmt: skip
-    c3.download_button("HTML", data=lambda: html_text(fig, meta, toml, title), file_name=name(scenario, what, "html"),
-                       mime="text/html", key=k + ":html", on_click="ignore", icon=":material/code:")  # fmt: skip
+    blocked = image_export.problem()
+    why = "Needs Chrome or Chromium on the server (see below)." if blocked else None
+    png = guarded(lambda: png_bytes(fig, meta, toml), k + ":png", image=True)  # never registered if disabled
+    svg = guarded(lambda: svg_text(fig, meta, toml), k + ":svg", image=True)
+    html = guarded(lambda: html_text(fig, meta, toml, title), k + ":html")
+    with st.container(horizontal=True, gap="small", key=f"fg-dl-{what}"):
+        st.download_button("PNG", data=png, file_name=name(scenario, what, "png"), mime="image/png",
+                           key=k + ":png", on_click="ignore", icon=":material/image:", disabled=bool(blocked),
+                           help=why or f"{EXPORT_WIDTH * EXPORT_SCALE} × {EXPORT_HEIGHT * EXPORT_SCALE} pixels, the scenario in its metadata.")  # fmt: skip
+        st.download_button("SVG", data=svg, file_name=name(scenario, what, "svg"), mime="image/svg+xml",
+                           key=k + ":svg", on_click="ignore", icon=":material/shape_line:", disabled=bool(blocked),
+                           help=why or "A vector image, the scenario in its metadata.")  # fmt: skip
+        st.download_button("HTML", data=html, file_name=name(scenario, what, "html"), mime="text/html",
+                           key=k + ":html", on_click="ignore", icon=":material/code:",
+                           help="An interactive page (plotly.js inline), the scenario included.")  # fmt: skip
+    if blocked:
+        st.caption(f":material/warning: {blocked}")
+    for ext in ("png", "svg", "html"):
+        if reason := _failures().get(f"{k}:{ext}"):
+            st.error(f"The last {ext.upper()} export failed: {plain(reason)}", icon=":material/error:")
 
 
 def chart(
@@ -114,30 +168,35 @@ def table_buttons(
     sc = result.scenario
     meta = {**_meta(sc), "engine_version": result.engine_version}
     toml = dumps_toml(sc)
-    cols = st.columns(4)
-    cols[0].download_button(
-        "Requests (CSV)", data=lambda: report.csv_with_provenance(result.requests, meta),
-        file_name=name(sc, "requests", "csv"), mime="text/csv", on_click="ignore", key="fg:dl:requests",
-        help="One row per request: class, times, tokens, instances, outcome, TTFT/TPOT/E2E in seconds, met_slo.",
-        icon=":material/table:",
-    )  # fmt: skip
-    cols[1].download_button(
-        "Summary (CSV)", data=lambda: report.csv_with_provenance(summary_rows(result.to_json()), meta),
-        file_name=name(sc, "summary", "csv"), mime="text/csv", on_click="ignore", key="fg:dl:summary",
-        help="Every summary figure as a dotted name and a value (what `python -m engine run --json` prints).",
-        icon=":material/summarize:",
-    )  # fmt: skip
-    cols[2].download_button(
-        "Scenario (TOML)", data=toml, file_name=name(sc, "scenario", "toml"), mime="application/toml",
-        on_click="ignore", key="fg:dl:toml", help="Run it again with `python -m engine run <file>`.",
-        icon=":material/description:",
-    )  # fmt: skip
-    if figures is not None:
-        cols[3].download_button(
-            "Report (HTML)", data=lambda: report_html(result, figures(), meta), file_name=name(sc, "report", "html"),
-            mime="text/html", on_click="ignore", key="fg:dl:report", icon=":material/article:",
-            help="One self-contained page: the scenario, the summary and every chart (interactive).",
+    with st.container(horizontal=True, gap="small", key="fg-dl-tables"):
+        st.download_button(
+            "Requests (CSV)", data=guarded(lambda: report.csv_with_provenance(result.requests, meta), "requests"),
+            file_name=name(sc, "requests", "csv"), mime="text/csv", on_click="ignore", key="fg:dl:requests",
+            help="One row per request: class, times, tokens, instances, outcome, TTFT/TPOT/E2E in seconds, met_slo.",
+            icon=":material/table:",
         )  # fmt: skip
+        st.download_button(
+            "Summary (CSV)",
+            data=guarded(lambda: report.csv_with_provenance(summary_rows(result.to_json()), meta), "summary"),
+            file_name=name(sc, "summary", "csv"), mime="text/csv", on_click="ignore", key="fg:dl:summary",
+            help="Every summary figure as a dotted name and a value (what `python -m engine run --json` prints).",
+            icon=":material/summarize:",
+        )  # fmt: skip
+        st.download_button(
+            "Scenario (TOML)", data=toml, file_name=name(sc, "scenario", "toml"), mime="application/toml",
+            on_click="ignore", key="fg:dl:toml", help="Run it again with `python -m engine run <file>`.",
+            icon=":material/description:",
+        )  # fmt: skip
+        if figures is not None:
+            st.download_button(
+                "Report (HTML)", data=guarded(lambda: report_html(result, figures(), meta), "report"),
+                file_name=name(sc, "report", "html"), mime="text/html", on_click="ignore", key="fg:dl:report",
+                help="One self-contained page: the scenario, the summary and every chart (interactive).",
+                icon=":material/article:",
+            )  # fmt: skip
+    for what in ("requests", "summary", "report"):
+        if reason := _failures().get(what):
+            st.error(f"The last {what} export failed: {plain(reason)}", icon=":material/error:")
 
 
 def report_html(result: SimResult, figures: Sequence[tuple[str, go.Figure]], meta: dict[str, str]) -> str:

@@ -4,9 +4,11 @@
 degrees, budget, planning window), a progress bar while `engine.plan.plan` runs, the chosen
 deployment, and the two Pareto charts the industry uses (cost per hour against goodput; output
 tokens/s per chip against tokens/s per user), every simulated run a point labelled with its
-P:D split and the chosen one starred. Clicking a point loads that deployment, at the target
-load, as the session's scenario (`ui.state.commit`). The plan is kept in session state with the
-inputs that produced it, so a rerun redraws it without planning again.
+P:D split and the chosen one starred. The frontiers hold passing runs only (`engine.frontier`):
+a run that misses an SLO is a grey cross beside them, never a point of the trade-off. Clicking a
+point loads that deployment, at the target load, as the session's scenario (`ui.state.commit`).
+The plan is kept in session state with the inputs that produced it, so a rerun redraws it
+without planning again.
 
 `advisor_panel(result)` is for the Results page: findings from the run, the specialisation test
 (with the months between model changes as an input) and where each phase sits on each chip's
@@ -25,6 +27,7 @@ import streamlit as st
 from engine import advisor
 from engine.catalog import load_catalog
 from engine.errors import ScenarioError
+from engine.frontier import passing_frontiers
 from engine.plan import Plan, SearchSpace, plan
 from engine.run import SimResult
 from engine.scenario import Scenario
@@ -41,6 +44,7 @@ SEVERITY_STYLE = {
     "info": (st.info, ":material/info:"),
 }
 CHOSEN = "#c0392b"
+MISSES = "#9e9e9e"
 
 
 # --- charts ----------------------------------------------------------------------------------
@@ -57,7 +61,11 @@ def pareto_chart(
     y_title: str,
     height: int = 420,
 ) -> go.Figure:
-    """Every run as a point (filled: meets the SLOs), the frontier as a line, the chosen run starred."""
+    """Every run as a point, the frontier of passing runs as a line, the chosen run starred.
+
+    Runs that meet every SLO are coloured by mode; runs that miss one are grey crosses, unlabelled
+    and off the line (`runs[frontier]` is expected to hold passing runs only: `passing_frontiers`).
+    """
     fig = go.Figure()
     rows = runs.replace([np.inf, -np.inf], np.nan).dropna(subset=[x, y])
     front = rows[rows[frontier]].sort_values(x)
@@ -71,33 +79,51 @@ def pareto_chart(
             hoverinfo="skip",
         )
     )
+    hover = (
+        "<b>%{customdata[1]}</b> %{customdata[2]}<br>$%{customdata[3]:,.2f}/h, "
+        "goodput %{customdata[4]:,.2f} req/s<br>"
+        + f"{x_title}: "
+        + "%{x:,.3g}<br>"
+        + f"{y_title}: "
+        + "%{y:,.3g}<extra>run %{customdata[0]}</extra>"
+    )
+
+    def data(sub: pd.DataFrame) -> np.ndarray:
+        return np.stack(
+            [sub["run"], sub["shape"], sub["split"], sub["usd_per_hour"], sub["goodput_rps"]], axis=1
+        )
+
+    passing = rows["passes"].astype(bool)
     for mode, symbol, color in (("colocated", "circle", "#1f77b4"), ("disaggregated", "diamond", "#e67e22")):
-        for passes in (True, False):
-            sub = rows[(rows["mode"] == mode) & (rows["passes"] == passes)]
-            if sub.empty:
-                continue
-            labels = sub["split"].where(sub[frontier] | sub["chosen"], "")  # label the frontier only
-            fig.add_trace(
-                go.Scatter(
-                    x=sub[x],
-                    y=sub[y],
-                    mode="markers+text",
-                    text=labels,
-                    textposition="top center",
-                    name=f"{mode}, {'meets SLOs' if passes else 'misses SLOs'}",
-                    marker={"symbol": symbol if passes else f"{symbol}-open", "size": 11, "color": color},
-                    customdata=np.stack(
-                        [sub["run"], sub["shape"], sub["split"], sub["usd_per_hour"], sub["goodput_rps"]],
-                        axis=1,
-                    ),
-                    hovertemplate="<b>%{customdata[1]}</b> %{customdata[2]}<br>$%{customdata[3]:,.2f}/h, "
-                    "goodput %{customdata[4]:,.2f} req/s<br>"
-                    + f"{x_title}: "
-                    + "%{x:,.3g}<br>"
-                    + f"{y_title}: "
-                    + "%{y:,.3g}<extra>run %{customdata[0]}</extra>",
-                )
+        sub = rows[(rows["mode"] == mode) & passing]
+        if sub.empty:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=sub[x],
+                y=sub[y],
+                mode="markers+text",
+                text=sub["split"].where(sub[frontier] | sub["chosen"], ""),  # label the frontier only
+                textposition="top center",
+                name=f"{mode}, meets SLOs",
+                marker={"symbol": symbol, "size": 11, "color": color},
+                customdata=data(sub),
+                hovertemplate=hover,
             )
+        )
+    misses = rows[~passing]
+    if len(misses):
+        fig.add_trace(
+            go.Scatter(
+                x=misses[x],
+                y=misses[y],
+                mode="markers",
+                name="misses an SLO",
+                marker={"symbol": "x", "size": 9, "color": MISSES},
+                customdata=data(misses),
+                hovertemplate=hover.replace("<extra>", "<br>misses an SLO<extra>"),
+            )
+        )
     best = rows[rows["chosen"]]
     if len(best):
         fig.add_trace(
@@ -283,8 +309,9 @@ def planner_page() -> None:
     if p.runs.empty:
         return
     st.caption(
-        "Click a point to load that deployment as the current scenario. Filled markers meet every SLO; "
-        "labels give each point's P:D split (M: a colocated pool)."
+        "Click a point to load that deployment as the current scenario. Coloured markers meet every SLO and "
+        "the frontier joins the best of them; grey crosses miss an SLO. Labels give each frontier point's "
+        "P:D split (M: a colocated pool)."
     )
     frontiers = (  # x, y, frontier flag, title, axis titles, widget key
         ("usd_per_hour", "goodput_rps", "on_cost_frontier", "Cost against goodput",
@@ -293,11 +320,12 @@ def planner_page() -> None:
          "Throughput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
          "output tokens/s per chip", "plan_tput"),
     )  # fmt: skip
+    runs = passing_frontiers(p.runs)
     run = None
     for col, (x, y, flag, title, x_title, y_title, chart_key) in zip(st.columns(2), frontiers, strict=True):
         with col:
             event = st.plotly_chart(
-                pareto_chart(p.runs, x, y, flag, title=title, x_title=x_title, y_title=y_title),
+                pareto_chart(runs, x, y, flag, title=title, x_title=x_title, y_title=y_title),
                 key=chart_key,
                 on_select="rerun",
                 selection_mode="points",
@@ -306,7 +334,7 @@ def planner_page() -> None:
     if run is not None and 0 <= run < len(p.runs):
         _load(p, run, key)
     with st.expander("Every simulated run", icon=":material/table_rows:"):
-        st.dataframe(p.runs, hide_index=True, width="stretch")
+        st.dataframe(runs, hide_index=True, width="stretch")
     with st.expander("Every shape and what became of it", icon=":material/filter_alt:"):
         st.dataframe(p.candidates, hide_index=True, width="stretch")
 

@@ -16,19 +16,19 @@ def fraction(
     return cc.ProgressColumn(label, min_value=0.0, max_value=1.0, format="percent", help=help, width=width)
 
 
-SLO_TAIL: dict[str, Any] = {
+SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main column at 1440 px
     "class": cc.TextColumn("class"),
-    "requests": cc.NumberColumn("requests", help="Requests of the class in the window."),
-    "percentile": cc.NumberColumn("SLO pct", format="p%g", help="The percentile the targets apply at."),
-    "slo_attainment": fraction("SLO attainment", "Share of the class's requests that met both targets."),
-    "ttft_target_ms": cc.NumberColumn("TTFT target", format="%.0f ms"),
-    "ttft_at_percentile_ms": cc.NumberColumn("TTFT at pct", format="%.0f ms", help="TTFT at the SLO percentile (rejected and failed requests count as late)."),
-    "ttft_holds_to_pct": cc.NumberColumn("TTFT holds to", format="p%.1f", help="The percentile up to which TTFT stays within target."),
-    "tpot_target_ms": cc.NumberColumn("TPOT target", format="%.0f ms"),
-    "tpot_at_percentile_ms": cc.NumberColumn("TPOT at pct", format="%.1f ms", help="TPOT at the SLO percentile."),
-    "tpot_holds_to_pct": cc.NumberColumn("TPOT holds to", format="p%.1f", help="The percentile up to which TPOT stays within target."),
-    "passes": cc.CheckboxColumn("passes", help="Both latencies within target at the SLO percentile."),
-    "breaks": cc.TextColumn("tail breaks on", help="The metric(s) that miss their target at the SLO percentile."),
+    "requests": cc.NumberColumn("requests", help="Requests of the class in the window.", width=68),
+    "percentile": cc.NumberColumn("SLO pct", format="p%g", help="The percentile the targets apply at.", width=60),
+    "slo_attainment": fraction("met SLO", "Share of the class's requests that met both targets.", "small"),
+    "ttft_target_ms": cc.NumberColumn("TTFT target", format="%.0f ms", width=82),
+    "ttft_at_percentile_ms": cc.NumberColumn("TTFT at pct", format="%.0f ms", help="TTFT at the SLO percentile (rejected and failed requests count as late).", width=82),
+    "ttft_holds_to_pct": cc.NumberColumn("TTFT holds", format="p%.1f", help="The percentile up to which TTFT stays within target.", width=82),
+    "tpot_target_ms": cc.NumberColumn("TPOT target", format="%.0f ms", width=82),
+    "tpot_at_percentile_ms": cc.NumberColumn("TPOT at pct", format="%.1f ms", help="TPOT at the SLO percentile.", width=82),
+    "tpot_holds_to_pct": cc.NumberColumn("TPOT holds", format="p%.1f", help="The percentile up to which TPOT stays within target.", width=82),
+    "passes": cc.CheckboxColumn("passes", help="Both latencies within target at the SLO percentile.", width=58),
+    "breaks": cc.TextColumn("breaks on", help="Where the tail breaks: the metric(s) that miss their target at the SLO percentile."),
 }  # fmt: skip
 
 UTILIZATION: dict[str, Any] = {

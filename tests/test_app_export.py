@@ -1,0 +1,115 @@
+"""App tests of the exports where images cannot be made: no browser for kaleido, or a failing export.
+
+The browser lookup is patched (`ui.image_export.browser_path`), so these tests say the same
+whether or not this machine has Chromium.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.test_app import app, assert_clean
+from ui import export, image_export
+
+
+@pytest.fixture
+def no_browser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kaleido finds no Chrome or Chromium."""
+    monkeypatch.setattr(image_export, "browser_path", lambda: None)
+
+
+def test_without_a_browser_images_say_why_and_html_and_csv_remain(no_browser: None) -> None:
+    at = app("results")
+    assert_clean(at)
+    notes = [c.value for c in at.caption if "Chrome or Chromium" in c.value]
+    assert len(notes) >= 7  # one in every chart's export menu
+    assert image_export.install_hint() in notes[0] and "restart" in notes[0]
+    buttons = {b.label: b for b in at.download_button}
+    for label in ("PNG", "SVG"):
+        shown = [b for b in at.download_button if b.label == label]
+        assert shown and all(b.disabled and not b.proto.url and not b.proto.deferred_file_id for b in shown)
+        assert all("Chrome or Chromium" in b.help for b in shown)
+    html = [b for b in at.download_button if b.label == "HTML"]
+    assert len(html) >= 7 and all(not b.disabled and b.proto.deferred_file_id for b in html)
+    for label in ("Requests (CSV)", "Summary (CSV)", "Report (HTML)", "Scenario (TOML)"):
+        assert not buttons[label].disabled, label
+    assert buttons["Requests (CSV)"].proto.deferred_file_id
+
+
+def test_with_a_browser_there_is_no_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(image_export, "browser_path", lambda: "/usr/bin/chromium")
+    at = app("results")
+    assert not [c.value for c in at.caption if "Chrome or Chromium" in c.value]
+    assert all(not b.disabled for b in at.download_button if b.label in ("PNG", "SVG"))
+
+
+@pytest.mark.parametrize(
+    ("system", "release", "words"),
+    [
+        ("Linux", {"ID": "debian"}, image_export.FIX_DEBIAN),
+        ("Linux", {"ID": "ubuntu", "ID_LIKE": "debian"}, image_export.FIX_DEBIAN),
+        ("Linux", {"ID": "linuxmint", "ID_LIKE": "ubuntu debian"}, image_export.FIX_DEBIAN),
+        ("Linux", {"ID": "fedora"}, image_export.FIX_FEDORA),
+        ("Darwin", {}, image_export.FIX_MACOS),
+        ("Windows", {}, "Google Chrome"),
+    ],
+)
+def test_the_fix_fits_the_platform(system: str, release: dict[str, str], words: str) -> None:
+    assert words in image_export.install_hint(system, release)
+
+
+def test_kaleidos_own_installer_is_offered_where_it_exists() -> None:
+    hint = image_export.install_hint("Linux", {"ID": "arch"})
+    assert hint in ("`kaleido_get_chrome`", "`plotly_get_chrome`", "install Chrome or Chromium")
+
+
+def test_a_failed_export_is_said_on_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The callable fails where Streamlit runs it (a thread, no script context); the next run says why."""
+    monkeypatch.setattr(image_export, "browser_path", lambda: "/usr/bin/chromium")
+
+    def page() -> None:
+        import threading
+
+        import plotly.graph_objects as go
+        import streamlit as st
+
+        from ui import export, state
+
+        if state.SCENARIO not in st.session_state:
+            state.use_preset("chat-colocated")
+        export.figure_buttons(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])), state.scenario(), "t", "t")
+        if st.button("export"):
+
+            def boom() -> bytes:
+                raise RuntimeError("Chrome crashed: *not* [markdown](http://x)")
+
+            make = export.guarded(boom, "fg:dl:t:png", image=True)
+            raised: list[Exception] = []
+
+            def click() -> None:
+                try:
+                    make()
+                except RuntimeError as exc:
+                    raised.append(exc)
+
+            thread = threading.Thread(target=click)
+            thread.start()
+            thread.join()
+            st.write(f"raised {len(raised)}")
+
+    at = AppTest.from_function(page, default_timeout=60).run()
+    assert not at.error
+    at.button[0].click().run()
+    assert "raised 1" in [m.value for m in at.markdown]  # Streamlit still sees the failure
+    at.run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("The last PNG export failed: RuntimeError")
+    assert "\\[markdown\\]" in errors[0]  # the reason is shown as text (ui.text.plain), never as Markdown
+
+
+def test_a_later_success_clears_the_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    failures: dict[str, str] = {"k": "RuntimeError: earlier"}
+    monkeypatch.setattr(export, "_failures", lambda: failures)
+    assert export.guarded(lambda: b"ok", "k")() == b"ok"
+    assert failures == {}
