@@ -6,9 +6,10 @@ import streamlit as st
 from engine import presentation as pr
 from engine.errors import ScenarioError
 from engine.previews import with_mode
+from engine.replicas import compare_with_noise
 from engine.scenario import Scenario
 from engine.scenario_io import preset_names
-from ui import charts, export, layout, sim, state, tables
+from ui import charts, export, layout, replicas, sim, state, tables
 from ui.text import plain
 
 layout.page(
@@ -34,7 +35,7 @@ def scenario_of(choice: str) -> Scenario:
     return state.preset(choice)
 
 
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns([5, 5, 2])
 default_a = "chat-colocated" if "chat-colocated" in CHOICES else CURRENT
 a_key = c1.selectbox(
     "Scenario A", CHOICES, index=CHOICES.index(default_a), key="a", bind="query-params", help=HELP
@@ -49,6 +50,8 @@ except ScenarioError as exc:  # switching modes can fail validation; say so
     st.stop()
 c1.caption(plain(sa.name))
 c2.caption(plain(sb.name))
+with c3:
+    n_seeds = replicas.picker("compare")
 ra, rb = sim.result(sa, "scenario A"), sim.result(sb, "scenario B")
 if ra is None or rb is None:
     st.stop()
@@ -57,9 +60,13 @@ if sa.workload != sb.workload or sa.seed != sb.seed:
         "A and B have different workloads or seeds: they do not see the same requests, so the comparison is not paired."
     )
 
-table = pr.compare(ra.summary, rb.summary)
+reps = replicas.run([sa, sb], n_seeds)  # None with one seed, or until the other seeds are done
+table = compare_with_noise(*reps) if reps else pr.compare(ra.summary, rb.summary)
+if reps:
+    replicas.caption(reps[0], "Utilisation and cost by part at the bottom are each side's first seed.")
 ha, hb = pr.headline(ra.summary), pr.headline(rb.summary)
 change = table.set_index("figure")["change_pct"]
+noise = table.set_index("figure")["within_noise"] if reps else None
 HEAD = (
     ("TTFT p99", "ttft_p99_ms", layout.fmt_ms, True),
     ("TPOT p99", "tpot_p99_ms", layout.fmt_ms, True),
@@ -67,11 +74,22 @@ HEAD = (
     ("Goodput", "goodput_rps", lambda v: f"{v or 0:,.1f}/s", False),
     ("Cost per request", "usd_per_request", layout.fmt_usd, True),
 )
-for col, (label, k, fmt, inverse) in zip(st.columns(5), HEAD, strict=True):
+row = st.container(horizontal=True, gap="small") if reps else None  # "mean ± x" is wider: let metrics wrap
+for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row] * 5, HEAD, strict=True):
     pct = change.get(label)
     delta = f"{pct:+.1f}% vs A" if pct is not None and pd.notna(pct) else None
-    col.metric(f"{label}: B", fmt(hb[k]), delta=delta, delta_color="inverse" if inverse else "normal",
-               help=f"A: {fmt(ha[k])}. {layout.METRIC_HELP[k]}", border=True)  # fmt: skip
+    still = delta is not None and not layout.shows_change(delta)  # rounds to 0.0%: no arrow, no colour
+    delta = "0.0% vs A" if still else delta
+    quiet = noise is not None and bool(noise.get(label, False))  # the 95% intervals overlap
+    va, vb = (
+        (replicas.pm(k, reps[0].headline[k]), replicas.pm(k, reps[1].headline[k]))
+        if reps
+        else (fmt(ha[k]), fmt(hb[k]))
+    )
+    col.metric(f"{label}: B", vb, delta=f"{delta} · within noise" if delta and quiet else delta,
+               delta_color="off" if quiet or still else "inverse" if inverse else "normal",
+               delta_arrow="off" if still else "auto",
+               help=f"A: {va}. {layout.METRIC_HELP[k]}", border=True, width="content" if reps else "stretch")  # fmt: skip
 
 names = sorted({c.name for c in sa.workload.classes} & {c.name for c in sb.workload.classes})
 cls = st.segmented_control(
@@ -82,19 +100,26 @@ cls = st.segmented_control(
 )
 cols = st.columns(3)
 for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
-    fa = pr.latency_cdfs(sa, ra.requests, metric)  # type: ignore[arg-type]
-    fb = pr.latency_cdfs(sb, rb.requests, metric)  # type: ignore[arg-type]
+    fa = reps[0].bands[metric] if reps else pr.latency_cdfs(sa, ra.requests, metric)  # type: ignore[arg-type]
+    fb = reps[1].bands[metric] if reps else pr.latency_cdfs(sb, rb.requests, metric)  # type: ignore[arg-type]
     frame, shared = pr.paired_cdfs(fa, fb, cls or "all")
     targets = pr.slo_targets(sa)
     targets = targets[targets["class"] == shared] if shared else targets.head(0)
-    fig = charts.cdf(frame, metric, targets, series="run", colors={"A": charts.PAIR[0], "B": charts.PAIR[1]},
-                     dashes={"B": "dash"}, title=f"{charts.METRIC_NAMES[metric]} CDF: A vs B")  # fmt: skip
+    colors, dashes = {"A": charts.PAIR[0], "B": charts.PAIR[1]}, {"B": "dash"}
+    name = charts.METRIC_NAMES[metric]
+    if reps:
+        fig = charts.cdf_band(frame, metric, targets, seeds=n_seeds, series="run", colors=colors, dashes=dashes,
+                              title=f"{name} CDF: A vs B, mean of {n_seeds} seeds")  # fmt: skip
+    else:
+        fig = charts.cdf(frame, metric, targets, series="run", colors=colors, dashes=dashes,
+                         title=f"{name} CDF: A vs B")  # fmt: skip
     with col:
         export.chart(fig, current, f"compare_{metric}_cdf", title=f"{metric} CDF, A vs B")
 
 left, right = st.columns([3, 2])
 with left:
-    st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=tables.COMPARE)
+    config = {**tables.COMPARE, **replicas.COMPARE_COLUMNS} if reps else tables.COMPARE
+    st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=config)
 with right:
     export.chart(
         charts.compare_bars(table, ("A", "B"), height=420),

@@ -5,19 +5,25 @@ from typing import Any
 import streamlit as st
 
 from engine import presentation as pr
-from ui import charts, export, layout, planner, tables
+from ui import charts, export, layout, lesson, planner, replicas, tables
 from ui.text import plain
 
 res = layout.page("Results", live=False)
 if res is None:
     st.stop()
 sc, s = res.scenario, res.summary
+lesson.banner(sc)  # what the preset teaches, and one click to its counterpart
 req = s["requests"]
-st.caption(
+cap, pick = st.columns([6, 1], vertical_alignment="bottom")
+with pick:
+    n_seeds = replicas.picker("results")
+cap.caption(
     f"**{plain(sc.name)}** · {req['total']:,} requests in the window ({req['completed']:,} completed, "
     f"{req['rejected']:,} rejected, {req['failed']:,} failed) · simulated in {res.wall_s:.2f} s "
     f"({res.events:,} events) · engine {res.engine_version} · seed {sc.seed}"
 )
+reps = replicas.run([sc], n_seeds)  # None with one seed, or until the other seeds are done
+rep = reps[0] if reps else None
 
 h = pr.headline(s)
 HEADLINE = (
@@ -29,7 +35,13 @@ HEADLINE = (
 )
 with st.container(horizontal=True, gap="small"):
     for label, value, key in HEADLINE:
-        st.metric(label, value, help=layout.METRIC_HELP[key], border=True, width="content")
+        st.metric(label, replicas.metric_value(rep, key, value), help=layout.METRIC_HELP[key], border=True,
+                  width="content")  # fmt: skip
+    if rep is not None:
+        st.metric("Throughput", replicas.pm("throughput_rps", rep.headline["throughput_rps"]), border=True,
+                  width="content", help="Completed requests per second of the window.")  # fmt: skip
+if rep is not None:
+    replicas.caption(rep, "Everything below the latency CDFs is your seed's run.")
 
 planner.advisor_panel(res)  # from the run's numbers: no simulation
 
@@ -43,7 +55,10 @@ st.subheader(
     + "\n\n".join(f"**{charts.METRIC_NAMES[m]}**: {t}" for m, t in charts.METRIC_HELP.items()),
 )
 for col, metric in zip(st.columns(3), ("ttft", "tpot", "e2e"), strict=True):
-    fig = charts.cdf(pr.latency_cdfs(sc, res.requests, metric), metric, targets)  # type: ignore[arg-type]
+    if rep is None:
+        fig = charts.cdf(pr.latency_cdfs(sc, res.requests, metric), metric, targets)  # type: ignore[arg-type]
+    else:
+        fig = charts.cdf_band(rep.bands[metric], metric, targets, seeds=rep.n)
     figures.append((f"{charts.METRIC_NAMES[metric]} CDF", fig))
     with col:
         export.chart(fig, sc, f"{metric}_cdf")
@@ -119,7 +134,13 @@ if happened:
 st.subheader(
     "Per class", help="Attainment and where each latency's tail breaks; details on the SLO targets page."
 )
-st.dataframe(pr.slo_tail(sc, res.requests), hide_index=True, width="stretch", column_config=tables.SLO_TAIL)
+st.dataframe(  # every class, every column
+    pr.slo_tail(sc, res.requests),
+    hide_index=True,
+    width="stretch",
+    height="content",
+    column_config=tables.SLO_TAIL,
+)
 
 with st.expander("All summary figures", icon=":material/table_rows:"):
     st.dataframe(pr.summary_rows(res.to_json()), hide_index=True, width="stretch", height=420)

@@ -5,14 +5,15 @@ import streamlit as st
 from engine.previews import chip_options, pool_summary, with_mode
 from engine.resolve import scenario_catalog
 from engine.scenario import Batching, Cache, Deployment, Fault, KvLink, Pool, Scenario, Scheduler
+from engine.scenario_io import preset_names
 from ui import layout, state
 from ui.text import plain
 from ui.widgets import bound, current, list_editor, model_form, select, slider
 
 TP_CHOICES = [1, 2, 4, 8, 16, 32, 64]
 POOL_FIELDS = {"name", "role", "hardware", "tp", "count", "profile"}
-SHOWN = {"name", "description", "version", "seed", "duration_s", "warmup_s", "resolution_s", "model", "workload",
-         "deployment", "cache", "scheduler", "faults", "custom_hardware", "custom_models"}  # fmt: skip
+SHOWN = {"name", "description", "lesson", "counterpart", "version", "seed", "duration_s", "warmup_s", "resolution_s",
+         "model", "workload", "deployment", "cache", "scheduler", "faults", "custom_hardware", "custom_models"}  # fmt: skip
 
 layout.page(
     "Disaggregation strategy",
@@ -112,4 +113,9 @@ if others:
 with st.expander("Scenario name and description", icon=":material/edit_note:"):
     bound(st.text_input, "name", "Name", max_chars=80)
     bound(st.text_area, "description", "Description", max_chars=4000)
+    bound(st.text_area, "lesson", "Lesson", max_chars=600,
+          help="What the scenario demonstrates, with the figure that shows it; the Results page opens with it.")  # fmt: skip
+    select("counterpart", [None, *preset_names()], "Counterpart preset",
+           format_func=lambda p: "none" if p is None else str(p),
+           help="The preset this scenario is measured against; the Results page links to Compare with it.")  # fmt: skip
     st.caption(f"{len(current('custom_hardware', []) or [])} custom chip(s) in this scenario.")

@@ -72,15 +72,12 @@ def main() -> None:
     for preset in io.preset_names():
         if preset == io.DEFAULT_PRESET:
             continue
-        wall, gen, ev, n, _ = timed(io.load_preset(preset), 1)
-        row(
-            f"preset {preset}",
-            wall,
-            1.0 if "mooncake" not in preset else 1.5,
-            ev,
-            n,
-            f"generation {gen:.3f} s",
-        )
+        scen = io.load_preset(preset)
+        wall, gen, ev, n, _ = timed(scen, 1)
+        target = 1.0 if "mooncake" not in preset else 1.5
+        if scen.workload.trace is not None and scen.cache.enabled:
+            target = 2.0  # the whole Mooncake trace looked up in three cache tiers: ~0.8 s more than without
+        row(f"preset {preset}", wall, target, ev, n, f"generation {gen:.3f} s")
 
     everything = io.apply_overrides(
         default,

@@ -93,7 +93,10 @@ def test_every_preset_on_every_page(preset: str) -> None:
         assert scenario_of(at) == sc, page  # showing a page never changes the scenario
 
 
-def test_results_page_shows_summary_charts_and_exports() -> None:
+def test_results_page_shows_summary_charts_and_exports(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ui import image_export
+
+    monkeypatch.setattr(image_export, "browser_path", lambda: "/usr/bin/chromium")  # as if installed
     at = app("results")
     assert_clean(at)
     labels = {m.label for m in at.metric}
@@ -173,9 +176,11 @@ def test_rate_slider_changes_the_live_result() -> None:
     at = app("workload")
     before = live(at)
     rate = short().workload.arrival.rate_rps
-    at.slider(key="fg:workload.arrival.rate_rps").set_value(rate * 2).run()
+    slider = at.select_slider(key="fg:workload.arrival.rate_rps")  # stops spaced by ratio
+    faster = next(v for v in slider.options if float(v) > rate)
+    slider.set_value(float(faster)).run()
     assert_clean(at)
-    assert scenario_of(at).workload.arrival.rate_rps == rate * 2
+    assert scenario_of(at).workload.arrival.rate_rps == float(faster)
     after = live(at)
     assert after != before
     assert "▲" in after or "▼" in after  # the strip shows the change from the previous run
@@ -270,7 +275,7 @@ def test_first_load_without_a_link_uses_the_default_preset() -> None:
 
 def test_link_round_trips_through_the_url() -> None:
     at = app("workload")
-    at.slider(key="fg:workload.arrival.rate_rps").set_value(9.5).run()
+    at.number_input(key="fg:rate-typed").set_value(9.5).run()  # a typed rate, between the slider's stops
     params = {k: at.query_params[k] for k in ("v", "p", "s")}
     assert from_link(params) == scenario_of(at)
     # a fresh session opening that URL restores the scenario exactly
@@ -296,6 +301,11 @@ def _payload(changes: Any) -> str:
 
 def _payload_text(text: str) -> str:
     return base64.urlsafe_b64encode(zlib.compress(text.encode(), 9)).decode().rstrip("=")
+
+
+def dismiss_buttons(at: AppTest) -> list[Any]:
+    """The dismiss button of each message waiting at the top of the page, in order."""
+    return [b for b in at.button if str(b.key).startswith("fg:dismiss:")]
 
 
 def text_of(markdown: str) -> str:
@@ -365,7 +375,9 @@ def test_hostile_link_warns_and_falls_back(case: str) -> None:
     assert not re.search(r"(?<!\\)[\[\]()!<>`*_]", raw), raw  # user text reaches Markdown escaped
     assert scenario_of(at) == load_preset(fallback)
     assert at.query_params.get("p") == fallback and "s" not in at.query_params  # the URL is clean again
-    at.run()  # the warning is shown once, not on every rerun
+    at.run()  # the warning stays, once, until dismissed
+    assert len([w for w in at.warning if "share link" in str(w.value)]) == 1
+    dismiss_buttons(at)[0].click().run()
     assert not [w for w in at.warning if "share link" in str(w.value)]
 
 
@@ -531,3 +543,141 @@ def test_results_show_cache_figures_and_what_the_scheduler_did() -> None:
         "Retried after a fault",
     } <= labels
     assert not {"Preemptions", "Role switches"} & labels  # only what happened is shown
+
+
+# --- issue 14: lessons, refused values said, typed rates, classes from a trace -----------------
+
+
+def test_results_page_opens_with_the_lesson_and_a_link_to_its_counterpart() -> None:
+    from urllib.parse import parse_qs
+
+    sc = load_preset("chat-colocated")
+    at = app("results", sc, preset="chat-colocated")  # unedited
+    assert_clean(at)
+    lesson = at.info[0]
+    assert text_of(lesson.value) == sc.lesson and lesson.proto.title == "What this scenario shows"
+    links = [e for e in at.get("page_link") if e.proto.page == "compare"]
+    assert len(links) == 1 and text_of(links[0].proto.label) == "Compare with chat-disaggregated"
+    params = {k: v[0] for k, v in parse_qs(links[0].proto.query_string).items()}
+    assert (params["a"], params["b"], params["p"]) == ("current", "chat-disaggregated", "chat-colocated")
+    # following the link: Compare opens with A = this scenario and B = the counterpart
+    cmp = AppTest.from_file(APP, default_timeout=120)
+    cmp.query_params.update(params)
+    cmp.switch_page("app_pages/compare.py").run()
+    assert_clean(cmp)
+    assert (cmp.selectbox(key="a").value, cmp.selectbox(key="b").value) == ("current", "chat-disaggregated")
+    assert scenario_of(cmp) == sc
+
+
+def test_an_edited_scenario_keeps_its_lesson_marked_as_the_presets() -> None:
+    at = app("results")  # the default preset on a shorter window
+    assert_clean(at)
+    assert text_of(at.info[0].value) == short().lesson
+    assert "before your changes" in at.info[0].proto.title
+    # lesson and counterpart are scenario fields, shown (and editable) on the Strategy page
+    at.switch_page("app_pages/strategy.py").run()
+    assert at.text_area(key="fg:lesson").value == short().lesson
+    assert at.selectbox(key="fg:counterpart").value == short().counterpart
+    at.text_area(key="fg:lesson").set_value("").run()
+    at.switch_page("app_pages/results.py").run()
+    assert not [i for i in at.info if i.proto.title and "shows" in i.proto.title]
+    assert not [e for e in at.get("page_link") if e.proto.page == "compare"]
+
+
+def test_a_typed_value_out_of_range_is_said_until_dismissed() -> None:
+    at = app("workload")
+    field = "workload.classes[0].input.max_tokens"
+    before = scenario_of(at)
+    at.number_input(key=f"fg:{field}").set_value(2_000_000).run()
+    assert not at.exception
+    assert scenario_of(at) == before  # refused
+    kept = before.workload.classes[0].input.max_tokens
+    assert at.number_input(key=f"fg:{field}").value == kept  # the box snaps back
+
+    def said() -> list[str]:
+        return [text_of(w.value) for w in at.warning if field in text_of(w.value)]
+
+    assert len(said()) == 1, [w.value for w in at.warning]
+    message = said()[0]
+    assert "Prompt tokens, maximum" in message and "2,000,000" in message and "1 to 1,048,576" in message
+    at.run()
+    at.number_input(key=f"fg:{field}").set_value(2_000_000).run()  # again: one message, not two
+    at.switch_page("app_pages/slo.py").run()  # it follows the user to another page
+    assert len(said()) == 1
+    dismiss_buttons(at)[0].click().run()
+    assert not said()
+    assert_clean(at)
+
+
+def test_an_accepted_change_settles_its_earlier_refusal() -> None:
+    at = app("workload")
+    field = "workload.classes[0].input.max_tokens"
+    at.number_input(key=f"fg:{field}").set_value(0).run()
+    assert [w for w in at.warning if field in text_of(w.value)]
+    at.number_input(key=f"fg:{field}").set_value(8192).run()
+    assert scenario_of(at).workload.classes[0].input.max_tokens == 8192
+    assert_clean(at)
+
+
+def test_the_rate_takes_typed_values_up_to_the_bound_for_the_window() -> None:
+    at = app("workload")  # a 120 s window: 200,000 requests per run allow up to 1,666 req/s
+    slider = at.select_slider(key="fg:workload.arrival.rate_rps")
+    assert float(slider.options[-1]) == 1660.0 and {"80", "1000"} <= set(slider.options)
+    at.number_input(key="fg:rate-typed").set_value(150.0).run()  # above the old slider's 64
+    assert_clean(at)
+    assert scenario_of(at).workload.arrival.rate_rps == 150.0
+    assert at.select_slider(key="fg:workload.arrival.rate_rps").value == 150.0
+    at.number_input(key="fg:rate-typed").set_value(5000.0).run()  # the bound, but too many requests here
+    assert scenario_of(at).workload.arrival.rate_rps == 150.0
+    said = [text_of(w.value) for w in at.warning if "rate_rps" in text_of(w.value)]
+    assert len(said) == 1 and "at most 1,660 req/s" in said[0] and "120 s window" in said[0], said
+    # a short window reaches the documented bound itself
+    short_window = app("workload", short(**{"duration_s": 10.0}))
+    assert float(short_window.select_slider(key="fg:workload.arrival.rate_rps").options[-1]) == 5000.0
+
+
+def _upload(at: AppTest, name: str, body: str) -> None:
+    at.segmented_control(key="fg:source").set_value("upload").run()
+    at.file_uploader(key="fg:upload").set_value((name, body.encode(), "text/csv")).run()
+
+
+def test_a_trace_with_unknown_classes_offers_to_create_them() -> None:
+    at = app("workload")
+    labels = ["", "gold", "silver", "gold"]
+    rows = "\n".join(f"{i * 0.2:.1f},{200 + i},{20 + i % 7},{labels[i % 4]}" for i in range(300))
+    _upload(at, "tiers.csv", f"arrival_s,input_tokens,output_tokens,class\n{rows}\n")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert scenario_of(at).workload.trace is None  # nothing applied yet
+    assert any("gold, silver" in text_of(i.value) for i in at.info), [i.value for i in at.info]
+    button = at.button(key="fg:upload-create-classes")
+    assert text_of(button.label) == "Create classes gold, silver and use the trace"
+    button.click().run()
+    assert_clean(at)
+    sc = scenario_of(at)
+    assert [c.name for c in sc.workload.classes] == ["chat", "gold", "silver"]
+    assert all(c.slo == sc.workload.classes[0].slo for c in sc.workload.classes)  # editable on the SLO page
+    assert sc.workload.trace is not None and sc.workload.trace.path.startswith("upload:")
+    assert any("created classes gold, silver" in text_of(s.value) for s in at.success)
+    at.switch_page("app_pages/slo.py").run()
+    assert_clean(at)
+
+
+def test_a_trace_label_that_cannot_be_a_class_names_its_rows() -> None:
+    at = app("workload")
+    _upload(at, "odd.csv", "arrival_s,input_tokens,output_tokens,class\n0.1,100,10,\n0.2,100,10,[x](y)\n")
+    assert not at.exception
+    errors = [text_of(e.value) for e in at.error]
+    assert len(errors) == 1 and "cannot be a class name" in errors[0] and "line 3" in errors[0], errors
+    assert not [b for b in at.button if b.key == "fg:upload-create-classes"]
+    assert scenario_of(at).workload.trace is None
+
+
+def test_a_chip_number_out_of_range_is_said_at_once() -> None:
+    at = app("hardware")
+    key = f"fg:chip:{short().deployment.pools[0].hardware}:eta_compute"
+    at.number_input(key=key).set_value(1.5).run()
+    said = [text_of(w.value) for w in at.warning if "η_F" in text_of(w.value)]
+    assert said == ["Compute fraction η_F: 1.5 is not allowed: the allowed range is 0.01 to 1; "
+                    "the chip is not saved until it is in range"], said  # fmt: skip
+    at.number_input(key=key).set_value(0.6).run()  # back in range: the message goes
+    assert_clean(at)

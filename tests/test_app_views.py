@@ -415,3 +415,46 @@ def test_paired_cdfs_overlay_scenarios_with_different_classes() -> None:
     assert set(frame["class"]) == {"chat"} and shared == "chat"
     frame, shared = pr.paired_cdfs(cdf("all", "chat", "batch"), cdf("agent"), "batch")
     assert frame.groupby("run")["class"].first().to_dict() == {"A": "batch", "B": "agent"} and shared is None
+
+
+# --- the rate scale and the classes a trace needs (issue 14) ---------------------------------
+
+
+def test_rate_scale_reaches_the_bound_the_window_allows() -> None:
+    import itertools
+
+    from engine import bounds
+    from engine.rate_scale import rate_cap_rps, rate_stops
+
+    base = load_preset("chat-disaggregated")
+    assert rate_cap_rps(base) == pytest.approx(bounds.MAX_REQUESTS / 600.0)
+    short = apply_overrides(base, {"duration_s": 10.0})
+    assert rate_cap_rps(short) == bounds.MAX_RATE_RPS
+    peaked = apply_overrides(base, {"workload.arrival.shape": "peak", "workload.arrival.peak_factor": 2.0})
+    assert rate_cap_rps(peaked) == pytest.approx(bounds.MAX_REQUESTS / 1200.0)
+    for sc in (base, short, peaked):  # every stop is a rate validation accepts
+        cap = rate_cap_rps(sc)
+        stops = rate_stops(cap, 16.0)
+        assert stops == sorted(set(stops)) and 16.0 in stops and stops[-1] <= cap
+        apply_overrides(sc, {"workload.arrival.rate_rps": stops[-1]})
+    stops = rate_stops(bounds.MAX_RATE_RPS)
+    ratios = [b / a for a, b in itertools.pairwise(stops)]
+    assert stops[0] == 0.1 and stops[-1] == 5000.0 and max(ratios) <= 1.34  # spaced by ratio
+
+
+def test_class_gap_names_missing_and_impossible_classes() -> None:
+    from engine import bounds
+    from engine.trace_classes import class_gap, with_classes
+
+    sc = load_preset("chat-disaggregated")
+    gap = class_gap(sc, ["chat", "gold", "", "silver", "gold"])
+    assert gap.missing == ("gold", "silver") and gap.creatable
+    classes = with_classes(sc, gap.missing)
+    new = apply_overrides(sc, {"workload.classes": classes})
+    assert [c.name for c in new.workload.classes] == ["chat", "gold", "silver"]
+    assert new.workload.classes[2].slo == sc.workload.classes[0].slo
+    bad = class_gap(sc, ["[x](y)"])
+    assert not bad.creatable and bad.bad[0][0] == "[x](y)" and "letters, digits" in bad.bad[0][1]
+    many = class_gap(sc, [f"c{i}" for i in range(bounds.MAX_CLASSES)])
+    assert not many.creatable and many.over_limit == 1
+    assert not class_gap(sc, ["chat", ""]).missing

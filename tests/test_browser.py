@@ -3,7 +3,10 @@
 It starts the app on a free localhost port, opens a page by deep link, moves a slider and waits
 for the live chart to change, opens a share link and checks the scenario it restores, and
 downloads a chart export. It prints the measured slider-to-updated-chart time (a figure for the
-report, never an assertion on wall time). Skipped only where /usr/bin/chromium is missing.
+report, never an assertion on wall time). A second, short test starts the app as if the server had
+no Chrome or Chromium for kaleido (``BROWSER_PATH`` naming no file: kaleido's own override) and
+checks that the export menu says so while HTML and CSV still download. Skipped only where
+/usr/bin/chromium is missing.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -39,16 +43,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    """`streamlit run app.py` on a free port, stopped (with its children) afterwards."""
+@contextmanager
+def _serve(env: dict[str, str] | None = None) -> Iterator[str]:
+    """`streamlit run app.py` on a free port (with extra environment), stopped with its children afterwards."""
     port = _free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]  # fmt: skip
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
-    )
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -70,6 +75,13 @@ def server() -> Iterator[str]:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """The app, served as a user starts it."""
+    with _serve() as base:
+        yield base
 
 
 STRIP_LINE = "[data-testid='stSidebar'] .js-plotly-plot path.js-line"
@@ -111,7 +123,7 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
         # move the rate slider one step with the keyboard; wait for the live CDF to be redrawn
         rate = load_preset(DEFAULT_PRESET).workload.arrival.rate_rps
         slider = page.locator(".st-key-fg-workload-arrival-rate_rps input[type=range]")
-        expect(slider).to_have_value(f"{rate:g}")
+        expect(slider).to_have_attribute("aria-valuetext", f"{rate:g}")  # a stop of the ratio-spaced scale
         slider.focus()
         slider_to_chart_s = _press_and_time_redraw(page, "ArrowRight")
         page.wait_for_url("**&s=*")  # the URL now carries the change: it is the share link
@@ -182,3 +194,41 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
         f"{slider_to_chart_s:.2f} s (second move {second_s:.2f} s; back to a cached scenario {cached_s:.2f} s); "
         f"PNG export: {png_s:.2f} s"
     )
+
+
+NO_BROWSER = "/nonexistent/chromium-for-kaleido"
+
+
+def test_exports_without_a_browser_for_kaleido(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server whose kaleido finds no browser: PNG and SVG say why; HTML and CSV still download."""
+    from choreographer.browsers.chromium import Chromium
+    from playwright.sync_api import expect, sync_playwright
+
+    monkeypatch.setenv("BROWSER_PATH", NO_BROWSER)
+    if Chromium.find_browser(skip_local=False) != NO_BROWSER:  # a Chrome that kaleido downloaded wins
+        pytest.skip("kaleido has its own Chrome here: BROWSER_PATH cannot hide it")
+    with _serve({"BROWSER_PATH": NO_BROWSER}) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
+        page.set_default_timeout(90_000)
+        page.goto(f"{base}/")
+        page.locator(".st-key-fg-export-ttft_cdf button").first.click()
+        menu = page.locator(".st-key-fg-dl-ttft_cdf")
+        expect(menu.get_by_role("button", name="PNG", exact=True)).to_be_disabled()
+        expect(menu.get_by_role("button", name="SVG", exact=True)).to_be_disabled()
+        note = page.get_by_text("PNG and SVG need Chrome or Chromium")
+        expect(note).to_be_visible()
+        assert "restart Fengong" in note.inner_text()
+        with page.expect_download() as info:
+            menu.get_by_role("button", name="HTML", exact=True).click()
+        html = info.value
+        page.keyboard.press("Escape")
+        with page.expect_download() as info:
+            page.get_by_role("button", name="Summary (CSV)", exact=True).click()
+        csv = info.value
+        html_path, csv_path = tmp_path / html.suggested_filename, tmp_path / csv.suggested_filename
+        html.save_as(html_path)
+        csv.save_as(csv_path)
+        browser.close()
+    assert html.suggested_filename.endswith("_ttft_cdf.html") and "plotly" in html_path.read_text()
+    assert csv.suggested_filename.endswith("_summary.csv") and ENGINE_VERSION in csv_path.read_text()

@@ -38,6 +38,27 @@ def test_preset_round_trips_exactly(name: str, tmp_path) -> None:  # type: ignor
 
 
 @pytest.mark.parametrize("name", PRESETS)
+def test_preset_has_a_lesson_and_a_paired_counterpart(name: str) -> None:
+    """Every preset says what it teaches; its counterpart is a shipped preset on the same requests."""
+    s = io.load_preset(name)
+    assert 40 <= len(s.lesson) <= 600 and s.lesson.strip() == s.lesson, s.lesson
+    assert any(ch.isdigit() for ch in s.lesson)  # the figure that shows it
+    if s.counterpart is not None:
+        assert s.counterpart in PRESETS and s.counterpart != name
+        other = io.load_preset(s.counterpart)
+        assert (other.workload, other.seed, other.duration_s) == (s.workload, s.seed, s.duration_s)  # paired
+
+
+def test_the_mooncake_pair_differs_only_in_the_cache() -> None:
+    on, off = io.load_preset("mooncake-replay"), io.load_preset("mooncake-replay-nocache")
+    assert on.cache.enabled and on.cache.host.enabled and on.cache.pooled.enabled and not off.cache.enabled
+    assert on.cache.block_tokens == on.workload.trace.block_tokens == 512  # type: ignore[union-attr]
+    same = {"name", "description", "lesson", "counterpart", "cache"}
+    assert on.model_dump(exclude=same) == off.model_dump(exclude=same)
+    assert (on.counterpart, off.counterpart) == ("mooncake-replay-nocache", "mooncake-replay")
+
+
+@pytest.mark.parametrize("name", PRESETS)
 def test_preset_share_link_round_trip(name: str) -> None:
     s = io.load_preset(name)
     assert io.from_link(io.to_link(s, name)) == s

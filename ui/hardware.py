@@ -23,7 +23,7 @@ from engine.scenario import Scenario
 from engine.specs import HardwareSpec
 from ui import charts, export, state
 from ui.text import plain
-from ui.widgets import label_of, select
+from ui.widgets import label_of, range_check, select
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -105,6 +105,15 @@ CHIP_FIELDS = ("tflops_bf16", "tflops_fp8", "tflops_fp4", *CHIP_NUMBERS)
 PROFILE_FIELDS = {"eta_compute": (0.01, 1.0), "eta_bandwidth": (0.01, 1.0), "overhead_ms": (0.0, 1000.0)}
 
 
+def _chip_field_changed(key: str, label: str, lo: float | None, hi: float | None) -> None:
+    """Say at once when a typed chip number is out of range (no bounds go to Streamlit, which would not say)."""
+    problem = range_check(lo, hi)(st.session_state[key])
+    if problem:
+        state.notify(f"{label}: {problem}; the chip is not saved until it is in range", key=f"chip:{key}")
+    else:
+        state.dismiss(f"chip:{key}")
+
+
 def _save_chip(base_id: str, prefix: str) -> None:
     """Build the chip from the form's widgets and put it into the scenario (or say why not)."""
     ss = st.session_state
@@ -174,12 +183,13 @@ def custom_chip_form(sc: Scenario, cat: Catalog) -> None:
         )
         cols = st.columns(4)
         for i, key in enumerate(CHIP_FIELDS):
-            cols[i % 4].number_input(
-                CHIP_LABELS.get(key, label_of(key)), min_value=0.0, value=vals[key], key=f"{prefix}{key}"
-            )
+            label = CHIP_LABELS.get(key, label_of(key))
+            cols[i % 4].number_input(label, value=vals[key], key=f"{prefix}{key}", on_change=_chip_field_changed,
+                                     args=(f"{prefix}{key}", label, 0.0, None))  # fmt: skip
         st.markdown("**Achievable fractions** (saved as the chip's `user` calibration profile)")
         for col, (key, (lo, hi)) in zip(st.columns(3), PROFILE_FIELDS.items(), strict=True):
-            col.number_input(CHIP_LABELS[key], lo, hi, vals[key], key=f"{prefix}{key}")
+            col.number_input(CHIP_LABELS[key], value=vals[key], key=f"{prefix}{key}", on_change=_chip_field_changed,
+                             args=(f"{prefix}{key}", CHIP_LABELS[key], lo, hi))  # fmt: skip
         st.checkbox("Use it in every pool", value=False, key=f"{prefix}use")
         st.button("Save chip to this scenario", icon=":material/save:", on_click=_save_chip,
                   args=(base_id, prefix), key="fg:chip-save")  # fmt: skip

@@ -4,12 +4,13 @@ The sidebar holds the preset picker (every page starts from one), the share link
 scenario and page, a scenario file to download or open, and, on editing pages, the live strip:
 p99 TTFT and TPOT, SLO attainment, cost per request, goodput and a small TTFT CDF, each with its
 change from the previous run, so the effect of a slider shows beside it wherever the page is
-scrolled. `page()` draws all of that, the page title, any queued warnings, and returns the
-session scenario's result.
+scrolled. `page()` draws all of that, the page title, the messages waiting to be dismissed, and
+returns the session scenario's result.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from urllib.parse import urlencode
 
@@ -93,8 +94,9 @@ def sidebar() -> None:
     names = preset_names()
     if st.session_state.get("fg:preset") != state.preset_name():
         st.session_state["fg:preset"] = state.preset_name()
-    sb.selectbox(
+    sb.selectbox(  # index too: after a page switch the browser redraws the box from its default
         "Preset", names, key="fg:preset", on_change=_preset_changed,
+        index=names.index(state.preset_name()) if state.preset_name() in names else 0,
         help="Every scenario starts from a shipped preset; your changes are kept relative to it (and in the share link).",
     )  # fmt: skip
     sc = state.scenario()
@@ -131,13 +133,18 @@ STRIP = (
 """The live strip's rows."""
 
 
+def shows_change(text: str) -> bool:
+    """Whether a formatted change has a nonzero digit: one that rounds to zero gets no arrow."""
+    return any(ch in "123456789" for ch in text)
+
+
 def strip_rows(now: dict[str, float | None], prev: dict[str, float | None]) -> list[tuple[str, str, str]]:
     """(label, value, coloured change) per row of the live strip; green when the change is good."""
     rows = []
     for label, key, fmt, dfmt, scale, lower in STRIP:
         d = _delta(now.get(key), prev.get(key), scale)
         change = ""
-        if d is not None:
+        if d is not None and shows_change(dfmt.format(abs(d))):
             good = (d < 0) == lower
             change = f":small[:{'green' if good else 'red'}[{'▼' if d < 0 else '▲'}{dfmt.format(abs(d))}]]"
         rows.append((label, fmt(now.get(key)), change))
@@ -177,17 +184,33 @@ def live_strip(result: SimResult) -> None:
     )  # fmt: skip
 
 
+def notices() -> None:
+    """The messages waiting for the user (refused values, links, uploads), each with its dismiss button.
+
+    They stay on every page and every rerun until dismissed, so a refusal is never missed.
+    """
+    waiting = state.notices()
+    for key, kind, message in waiting:
+        with st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False):
+            if kind == "success":
+                st.success(plain(message), icon=":material/check_circle:")
+            else:
+                st.warning(plain(message), icon=":material/warning:")
+            tag = hashlib.sha256(key.encode()).hexdigest()[:16]
+            st.button("", key=f"fg:dismiss:{tag}", on_click=state.dismiss, args=(key,), icon=":material/close:",
+                      type="tertiary", help="Dismiss this message")  # fmt: skip
+    if len(waiting) > 1:
+        st.button("Dismiss all", key="fg:dismiss-all", on_click=state.dismiss, type="tertiary",
+                  icon=":material/clear_all:")  # fmt: skip
+
+
 def page(title: str, caption: str = "", *, live: bool = True) -> SimResult | None:
     """Draw the sidebar, the title and any warnings; simulate the session scenario; return its result."""
     sidebar()
     st.title(title)
     if caption:
         st.caption(caption)
-    for kind, message in state.take_notices():
-        if kind == "success":
-            st.success(plain(message), icon=":material/check_circle:")
-        else:
-            st.warning(plain(message), icon=":material/warning:")
+    notices()
     res = sim.result(state.scenario())
     if live and res is not None:
         live_strip(res)

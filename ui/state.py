@@ -80,14 +80,43 @@ def edited() -> bool:
     return "s" in link()
 
 
-def notify(message: str, kind: str = "warning") -> None:
-    """Queue a message for the top of the page on this run."""
-    st.session_state.setdefault(NOTICES, []).append((kind, message))
+def notify(message: str, kind: str = "warning", key: str | None = None) -> None:
+    """Show a message at the top of every page until the user dismisses it.
+
+    `key` names what the message is about (a field path, a file): a newer message with the same
+    key replaces the older one, so repeating a mistake never piles up copies. Without a key the
+    message itself is the key.
+    """
+    notes = st.session_state.get(NOTICES)
+    if not isinstance(notes, dict):
+        notes = st.session_state[NOTICES] = {}
+    key = key or f"{kind}:{message}"
+    notes.pop(key, None)  # the newest goes last
+    notes[key] = (kind, message)
 
 
-def take_notices() -> list[tuple[str, str]]:
-    """The queued messages, emptying the queue."""
-    return list(st.session_state.pop(NOTICES, []))
+def notices() -> list[tuple[str, str, str]]:
+    """The messages waiting to be dismissed, oldest first, as (key, kind, message)."""
+    notes = st.session_state.get(NOTICES)
+    if not isinstance(notes, dict):
+        return []
+    return [(key, kind, message) for key, (kind, message) in notes.items()]
+
+
+def dismiss(key: str | None = None) -> None:
+    """Drop the message with this key (all of them when None)."""
+    notes = st.session_state.get(NOTICES)
+    if not isinstance(notes, dict):
+        return
+    if key is None:
+        notes.clear()
+    else:
+        notes.pop(key, None)
+
+
+def field_key(paths: Any) -> str:
+    """The notice key of a change to these field paths (a later change to them replaces its message)."""
+    return "field:" + ",".join(sorted(paths))
 
 
 def check(sc: Scenario) -> None:
@@ -101,25 +130,34 @@ def check(sc: Scenario) -> None:
     resolve(sc)
 
 
-def commit(new: Scenario, what: str = "") -> bool:
-    """Make `new` the session's scenario if it resolves; otherwise keep the old one and say why."""
+def commit(new: Scenario, what: str = "", key: str | None = None) -> bool:
+    """Make `new` the session's scenario if it resolves; otherwise keep the old one and say why.
+
+    The message stays until dismissed, or until a later change with the same `key` is accepted.
+    """
     try:
         check(new)
     except ScenarioError as exc:
-        notify(f"{what + ': ' if what else ''}not applied: {exc}")
+        notify(f"{what + ': ' if what else ''}not applied: {exc}", key=key)
         return False
     st.session_state[SCENARIO] = new
+    if key is not None:
+        dismiss(key)  # an earlier refusal of the same change is settled
     return True
 
 
-def override(changes: dict[str, Any]) -> bool:
-    """Change fields by path (validated like any scenario); say why when a change is refused."""
+def override(changes: dict[str, Any], what: str = "") -> bool:
+    """Change fields by path (validated like any scenario); say why when a change is refused.
+
+    `what` names the change for people (a widget's label); the message also carries the path.
+    """
+    key = field_key(changes)
     try:
         new = apply_overrides(scenario(), changes)
     except ScenarioError as exc:
-        notify(f"not applied: {exc}")
+        notify(f"{what + ': ' if what else ''}not applied: {exc}", key=key)
         return False
-    return commit(new)
+    return commit(new, what, key)
 
 
 def use_preset(name: str) -> None:

@@ -2,10 +2,11 @@
 
 A bound widget shows the value at a field path (``workload.arrival.rate_rps``) and, when the
 user changes it, calls `ui.state.override` with that path: the scenario is rebuilt and
-validated, never mutated, and a refused value snaps back with a message naming the field.
+validated, never mutated, and a refused value snaps back with a message naming the field (and,
+for a number out of its bounds, the allowed range) that stays until the user dismisses it.
 
 `model_form` builds the widgets of a whole pydantic model from its fields: booleans become
-toggles, literals select boxes, bounded numbers number inputs with their bounds, nested models
+toggles, literals select boxes, bounded numbers number inputs checked against their bounds, nested models
 bordered sections, tuples of models list editors, and `PolicySpec` fields a picker over the
 policy registry plus one widget per knob (the policy dataclass's fields). A field or a policy
 the engine adds later appears without a page change.
@@ -140,9 +141,20 @@ def _sync(key: str, value: Any) -> None:
         st.session_state[key] = value
 
 
-def _on_change(path: str, key: str, from_ui: Callable[[Any], Any] | None) -> None:
+Check = Callable[[Any], str | None]
+"""Says why a widget's new value is refused before the scenario sees it (None: go ahead)."""
+
+
+def _on_change(
+    path: str, key: str, from_ui: Callable[[Any], Any] | None, what: str = "", check: Check | None = None
+) -> None:
     value = st.session_state[key]
-    state.override({path: from_ui(value) if from_ui else value})
+    value = from_ui(value) if from_ui else value
+    problem = check(value) if check else None
+    if problem:  # the widget snaps back on the rerun (see `bound`); the message stays until dismissed
+        state.notify(f"{what} ({path}): {problem}", key=state.field_key([path]))
+        return
+    state.override({path: value}, what=what)  # the scenario's message names the path
 
 
 def bound(
@@ -153,13 +165,46 @@ def bound(
     default: Any = None,
     to_ui: Callable[[Any], Any] | None = None,
     from_ui: Callable[[Any], Any] | None = None,
+    what: str | None = None,
+    check: Check | None = None,
+    key: str | None = None,
     **kwargs: Any,
 ) -> Any:
-    """Render `widget` showing the value at `path`; a change overrides that path in the scenario."""
+    """Render `widget` showing the value at `path`; a change overrides that path in the scenario.
+
+    A refused change (by `check`, or by the scenario's validation) leaves a message naming the
+    field (`what`, default the label, and its path) that stays until dismissed. `key` is needed
+    only for a second widget on the same path (the first is keyed by `key_of(path)`).
+    """
     value = current(path, default)
-    key = key_of(path)
+    key = key or key_of(path)
     _sync(key, to_ui(value) if to_ui else value)
-    return widget(label, key=key, on_change=_on_change, args=(path, key, from_ui), **kwargs)
+    args = (path, key, from_ui, what or label, check)
+    return widget(label, key=key, on_change=_on_change, args=args, **kwargs)
+
+
+def show_number(value: float) -> str:
+    """A number as a message shows it: 2000000 -> 2,000,000; 0.25 -> 0.25."""
+    v = float(value)
+    return f"{int(v):,}" if v.is_integer() and abs(v) < 1e15 else f"{v:,.6g}"
+
+
+def range_check(lo: float | None, hi: float | None, kept: Any = None) -> Check:
+    """A check that refuses values outside [lo, hi], naming the range (and the value kept)."""
+
+    def check(value: Any) -> str | None:
+        if value is None or ((lo is None or value >= lo) and (hi is None or value <= hi)):
+            return None
+        if lo is not None and hi is not None:
+            allowed = f"the allowed range is {show_number(lo)} to {show_number(hi)}"
+        elif lo is not None:
+            allowed = f"the smallest allowed value is {show_number(lo)}"
+        else:
+            allowed = f"the largest allowed value is {show_number(hi)}"  # type: ignore[arg-type]
+        keeps = f"; it keeps {show_number(kept)}" if isinstance(kept, int | float) else ""
+        return f"{show_number(value)} is not allowed: {allowed}{keeps}"
+
+    return check
 
 
 def nice_step(value: float, integer: bool) -> float | int:
@@ -182,19 +227,29 @@ def number(
     optional: bool = False,
     help: str | None = None,
     step: float | None = None,
+    what: str | None = None,
+    check: Check | None = None,
+    key: str | None = None,
+    fmt: str | None = None,
 ) -> Any:
-    """A number input bound to a path (empty allowed when `optional`)."""
+    """A number input bound to a path (empty allowed when `optional`).
+
+    The bounds are not given to Streamlit, which would refuse a typed value out of range in
+    silence (a red mark in the box, nothing applied, nothing said): the change handler checks
+    them and leaves a message naming the field (`what`, default the label) and its range.
+    """
     name = path.rsplit(".", 1)[-1]
     value = current(path, default)
     cast: Callable[[Any], Any] = int if integer else float
     ref = value if value is not None else (lo if lo is not None else 1)
     step = cast(step) if step is not None else nice_step(float(ref), integer)
     kw: dict[str, Any] = {
-        "min_value": cast(lo) if lo is not None else None,
-        "max_value": cast(hi) if hi is not None else None,
+        "check": check or range_check(lo, hi, value),
+        "what": what,
+        "key": key,
         "step": step,
         "help": help or HELP.get(name),
-        "format": "%d" if integer else f"%.{max(0, -math.floor(math.log10(step)))}f",
+        "format": fmt or ("%d" if integer else f"%.{max(0, -math.floor(math.log10(step)))}f"),
     }
     if optional:
         kw["placeholder"] = "default"

@@ -19,11 +19,26 @@ from engine.previews import (
     shipped_traces,
     trace_format,
 )
+from engine.rate_scale import peak_of, rate_cap_rps, rate_stops, round_down
 from engine.scenario import Arrival, LengthDist, Scenario, Trace
-from engine.workload import read_trace
+from engine.scenario_io import apply_overrides
+from engine.trace_classes import ClassGap, class_gap, with_classes
+from engine.workload import read_trace, trace_class_names
 from ui import charts, export, state
 from ui.text import plain
-from ui.widgets import current, key_of, label_of, model_form, number, select, slider
+from ui.widgets import (
+    HELP,
+    bound,
+    current,
+    key_of,
+    label_of,
+    model_form,
+    nice_step,
+    number,
+    select,
+    show_number,
+    slider,
+)
 
 DIST_FIELDS = {
     "constant": ("tokens",),
@@ -105,9 +120,11 @@ def dist_editor(path: str, title: str, seed: int) -> None:
                     integer=name in ("tokens", "low", "high"),
                     lo=1,
                     hi=bounds.MAX_TOKENS_PER_REQUEST,
+                    what=f"{title}, {label_of(name).lower()}",
                 )
     with cols[-1]:
-        number(f"{path}.max_tokens", "Max", integer=True, lo=1, hi=bounds.MAX_TOKENS_PER_REQUEST)
+        number(f"{path}.max_tokens", "Max", integer=True, lo=1, hi=bounds.MAX_TOKENS_PER_REQUEST,
+               what=f"{title}, maximum")  # fmt: skip
     try:
         hist, stats = _histogram(LengthDist.model_validate(dist).model_dump_json(), seed)
     except (ScenarioError, ValueError) as exc:
@@ -133,10 +150,10 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
            help=(Arrival.__doc__ or "").strip().split("\n\n")[-1])  # fmt: skip
     used = set(ARRIVAL_FIELDS.get(arr.kind, ()))
     known = {f for fs in ARRIVAL_FIELDS.values() for f in fs} | {"kind"}
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3 = st.columns([2, 1, 1] if "rate_rps" in used else [1, 1, 1])  # the rate: a slider and a box
     if "rate_rps" in used:
         with c1:
-            slider("workload.arrival.rate_rps", 0.5, 64.0, "Rate (req/s)", step=0.5)
+            rate_editor(sc)
     if "cv" in used:
         with c2:
             slider("workload.arrival.cv", 0.2, 8.0, "Burstiness (CV)", step=0.1)
@@ -168,6 +185,44 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
         st.caption(
             "A closed loop or an offline batch has no arrival curve: requests come as earlier ones end, or all at t = 0."
         )
+
+
+RATE = "workload.arrival.rate_rps"
+
+
+def rate_editor(sc: Scenario) -> None:
+    """The mean arrival rate: a slider with stops spaced by ratio, and a box for any typed rate.
+
+    Both reach the highest rate validation allows for this window and shape (`rate_cap_rps`:
+    the documented bound, or fewer when the window would pass the requests-per-run bound).
+    """
+    cap = rate_cap_rps(sc)
+    rate = sc.workload.arrival.rate_rps
+    peak = peak_of(sc.workload.arrival)
+    if cap >= bounds.MAX_RATE_RPS:
+        why = "the documented bound"
+    else:
+        why = f"{bounds.MAX_REQUESTS:,} requests per run over the {sc.duration_s:g} s window"
+        why += f" at a peak of {peak:g}× the mean" if peak > 1 else ""
+
+    def check(value: float | None) -> str | None:
+        if value is not None and 0 < value <= cap:
+            return None
+        shown = "nothing" if value is None else f"{show_number(value)} req/s"
+        return (
+            f"{shown} is not allowed: the rate must be above 0 and at most {show_number(round_down(cap))} "
+            f"req/s ({why}); it keeps {show_number(rate)} req/s"
+        )
+
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
+    with left:
+        bound(st.select_slider, RATE, "Rate (req/s)", options=rate_stops(cap, rate), format_func=lambda v: f"{v:g}",
+              to_ui=float, from_ui=float,
+              help=f"{HELP['rate_rps']} The stops are spaced by ratio, up to {show_number(round_down(cap))} req/s "
+              f"({why}); type any rate in the box beside it.")  # fmt: skip
+    with right:
+        number(RATE, "Exact (req/s)", key="fg:rate-typed", check=check, what="Rate (req/s)", step=nice_step(rate, False),
+               fmt="%g", help=f"Any mean rate above 0 and up to {show_number(round_down(cap))} req/s ({why}).")  # fmt: skip
 
 
 def points_editor(arr: Arrival) -> None:
@@ -270,6 +325,10 @@ def upload_editor() -> None:
     sc = state.scenario()
     trace = Trace(format=fmt, path=up.name[:200] or "upload")  # type: ignore[arg-type]
     try:
+        gap = class_gap(sc, trace_class_names(text, fmt))
+        if gap.missing:
+            class_offer(up.name, gap, trace, text)
+            return
         with st.spinner(f"Checking {name}…"):
             reqs = read_trace(trace, sc, text=text)
         ref = datafiles.store_upload(raw, suffix)
@@ -278,8 +337,76 @@ def upload_editor() -> None:
         return
     if state.override({"workload.trace": {"format": fmt, "path": ref}}):
         st.session_state["fg_upload_done"] = digest
-        state.notify(f"{up.name}: {len(reqs):,} requests in the window, format {fmt}.", kind="success")
+        state.notify(
+            f"{up.name}: {len(reqs):,} requests in the window, format {fmt}.",
+            kind="success",
+            key=f"upload:{up.name}",
+        )
         st.rerun()
+
+
+def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:
+    """A trace names classes the scenario lacks: offer to create them, or say why it cannot be used."""
+    name, sc = plain(file_name), state.scenario()
+    missing = ", ".join(gap.missing)
+    if gap.creatable:
+        first = sc.workload.classes[0]
+        st.info(
+            plain(
+                f"{file_name} gives its rows classes this scenario does not have: {missing}. Create them and replay "
+                f"the trace? Each new class starts with the SLO of class {first.name} (TTFT {first.slo.ttft_ms:g} ms, "
+                f"TPOT {first.slo.tpot_ms:g} ms at p{first.slo.percentile:g}); change them on the SLO page."
+            ),
+            icon=":material/playlist_add:",
+        )
+        shown = ", ".join(gap.missing[:4]) + (
+            f" and {len(gap.missing) - 4} more" if len(gap.missing) > 4 else ""
+        )
+        st.button(
+            plain(f"Create class{'es' if len(gap.missing) > 1 else ''} {shown} and use the trace"),
+            key="fg:upload-create-classes", on_click=_create_classes, args=(file_name, gap.missing, trace.format),
+            type="primary", icon=":material/add:",
+        )  # fmt: skip
+        return
+    reasons = [f"{label!r} cannot be a class name: {why}" for label, why in gap.bad]
+    if gap.over_limit:
+        reasons.append(
+            f"it names {len(gap.missing)} classes this scenario lacks; with its {len(sc.workload.classes)} that is "
+            f"{gap.over_limit} more than the {bounds.MAX_CLASSES} a workload may have"
+        )
+    try:
+        read_trace(trace, sc, text=text)
+        rows = ""
+    except ScenarioError as exc:  # the reader names the rows of each unknown label
+        rows = f" {exc}"
+    st.error(f"{name}: cannot be used as it is: " + plain("; ".join(reasons) + "." + rows))
+
+
+def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
+    """Add the trace's missing classes and switch to the uploaded trace, in one change (or say why not)."""
+    up = st.session_state.get("fg:upload")
+    if up is None:
+        return
+    raw = up.getvalue()
+    sc = state.scenario()
+    classes = with_classes(sc, names)
+    try:
+        text = raw.decode("utf-8-sig")
+        with_them = apply_overrides(sc, {"workload.classes": classes})
+        reqs = read_trace(Trace(format=fmt, path=file_name[:200] or "upload"), with_them, text=text)  # type: ignore[arg-type]
+        ref = datafiles.store_upload(raw, ".jsonl" if file_name.endswith(".jsonl") else ".csv")
+    except (ScenarioError, UnicodeDecodeError) as exc:
+        state.notify(f"{file_name}: {exc}", key=f"upload:{file_name}")
+        return
+    if state.override(
+        {"workload.classes": classes, "workload.trace": {"format": fmt, "path": ref}}, what=file_name
+    ):
+        st.session_state["fg_upload_done"] = hashlib.sha256(raw).hexdigest()[:20]
+        state.notify(
+            f"{file_name}: created class{'es' if len(names) > 1 else ''} {', '.join(names)} (SLOs on the SLO page); "
+            f"{len(reqs):,} requests in the window, format {fmt}.",
+            kind="success", key=f"upload:{file_name}",
+        )  # fmt: skip
 
 
 def class_template(n: int) -> dict[str, Any]:

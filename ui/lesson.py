@@ -1,0 +1,49 @@
+"""What a preset teaches, shown where its results open, with one click to its counterpart.
+
+Every shipped preset carries a `lesson` (what it demonstrates, with the figure that shows it)
+and most a `counterpart` (the preset it is measured against: the same requests and seed, one
+decision changed). The Results page opens with the lesson and a link to the Compare page with
+A = the current scenario and B = the counterpart, through Compare's own URL parameters (`a`,
+`b`), so the link can be opened in a new tab or shared. Lesson and counterpart may come from a
+link or a file: both are shown as plain text, and a counterpart that is not a shipped preset
+gets no link.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.scenario import Scenario
+from engine.scenario_io import preset_names
+from ui import state
+from ui.text import plain
+
+COMPARE_PAGE = "app_pages/compare.py"
+
+
+def compare_params(counterpart: str) -> dict[str, str]:
+    """Query parameters that open Compare with A = the session's scenario and B = `counterpart`."""
+    return {**state.link(), "a": "current", "b": counterpart}
+
+
+def banner(sc: Scenario) -> None:
+    """The scenario's lesson (when it has one) and the link to compare it with its counterpart."""
+    if not sc.lesson:
+        return
+    preset = state.preset_name()
+    if state.edited():
+        title = (
+            f"What the preset {plain(preset)} shows (before your changes; the figures below are your run's)"
+        )
+    else:
+        title = "What this scenario shows"
+    st.info(plain(sc.lesson), icon=":material/school:", title=title)
+    counterpart = sc.counterpart
+    if counterpart and counterpart in preset_names() and counterpart != preset:
+        st.page_link(
+            COMPARE_PAGE,
+            label=f"Compare with {plain(counterpart)}",
+            icon=":material/compare_arrows:",
+            query_params=compare_params(counterpart),
+            help="Opens Compare with A = this scenario and B = its counterpart preset, on the same requests.",
+        )
