@@ -3,9 +3,10 @@
 import pandas as pd
 import streamlit as st
 
-from engine import bounds, report
-from engine.catalog import load_catalog
-from engine.run import ENGINE_VERSION
+from engine.catalog.entries import load_catalog
+from engine.core import bounds
+from engine.explain import report
+from engine.serving.run import ENGINE_VERSION
 from ui import calibration, charts, export, layout, state
 
 layout.page("About & validation", live=False)

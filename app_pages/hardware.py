@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from engine.resolve import scenario_catalog
+from engine.scenario.resolve import scenario_catalog
 from ui import hardware, layout, state, tables
 
 layout.page(

@@ -4,7 +4,7 @@ from typing import Any
 
 import streamlit as st
 
-from engine import presentation as pr
+from engine.explain import presentation as pr
 from ui import charts, export, layout, lesson, planner, replicas, tables
 from ui.text import plain
 

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from engine import presentation as pr
-from engine.scenario import Slo
+from engine.explain import presentation as pr
+from engine.scenario.model import Slo
 from ui import charts, export, layout, state
 from ui.text import plain
 from ui.widgets import model_form, select, slider

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from engine import bounds
-from engine.scenario import MultiTurn, Prefix
+from engine.core import bounds
+from engine.scenario.model import MultiTurn, Prefix
 from ui import layout, state
 from ui import workload as wl
 from ui.widgets import add_item, bound, current, model_form, number, remove_item, slider

@@ -1,7 +1,7 @@
 """Planner benchmark: plan the default preset over several chips and print the wall time.
 
 Target (issue 7: planner and advisor), on the 2-core reference machine: planning the default
-preset (engine.scenario_io.DEFAULT_PRESET) at a target load over at least three hardware kinds
+preset (engine.scenario.codec.DEFAULT_PRESET) at a target load over at least three hardware kinds
 finishes in under 60 s. Prints the shapes considered, pruned, bounded out and simulated, the
 simulations that passed, the chosen deployment and the time; imports are excluded.
 Run: ``python bench/plan.py [--target-rps 40] [--hardware h100-sxm,h200,b200,mi300x | all]``.
@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine import scenario_io as io
-from engine.plan import SearchSpace, hardware_choice, plan
+from engine.planning.plan import SearchSpace, hardware_choice, plan
+from engine.scenario import codec as io
 
 
 def main() -> None:

@@ -24,12 +24,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine import scenario_io as io
-from engine.resolve import resolve
-from engine.run import _result
-from engine.scenario import Scenario
-from engine.sim import Simulation
-from engine.workload import generate
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import resolve
+from engine.serving.run import _result
+from engine.serving.sim import Simulation
+from engine.serving.workload import generate
 
 
 def timed(scenario: Scenario, repeat: int) -> tuple[float, float, int, int, dict[str, Any]]:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from engine import calibrate
-from engine.catalog import load_catalog
+from engine.catalog.entries import load_catalog
+from engine.costmodel import calibrate
 
 OUT = Path(__file__).resolve().parent / "img" / "validation.png"
 

@@ -1,24 +1,66 @@
 """Fengong's engine: a discrete-event model of LLM serving over a roofline cost model.
 
-The public front door is small: load a scenario (`load_preset`, `load_scenario`), validate it,
-and run it. The engine never imports streamlit, prints nothing and does no I/O inside the model.
+The public front door is small: load a scenario (`load_preset`, `load_scenario`), change it
+(`apply_overrides`), run it (`simulate`, `replicate`), plan over it (`plan`, `capacity`,
+`sweep`), explain it (`advise`). The engine never imports streamlit, prints nothing and does no
+I/O inside the model.
+
+The packages follow the flow of data, each importing only those below it (an import-linter
+contract in pyproject.toml holds the order; docs/architecture.md draws it):
+
+    core       errors, hard limits, the trust boundary (bounded parsing, data files, safe CSV)
+    catalog    hardware and model specs, the catalog
+    costmodel  the cost of one iteration (roofline, step model), calibration
+    policies   routers, queue orders, admission: registered classes over read-only views
+    scenario   the Scenario value, its files and share links, its resolution against the catalog
+    serving    workload and traces, cache, instances, the simulation, metrics, simulate()
+    planning   sizing, capacity search, the planner, sweeps
+    explain    the advisor, presentation values, previews, reports
+    cli        python -m engine
+
+Names below are loaded on first use, so ``import engine`` (and the command line) pays only for
+the packages it touches.
 """
 
-from engine.advisor import Advice, Finding, advise
-from engine.capacity import Capacity, capacity
-from engine.catalog import Catalog, load_catalog, model_from_hf_config
-from engine.errors import ScenarioError
-from engine.perf import Instance, decode_cost, iteration_cost, prefill_cost
-from engine.plan import Plan, SearchSpace, plan
-from engine.resolve import resolve
-from engine.run import SimResult, replicate, simulate
-from engine.scenario import Scenario
-from engine.scenario_io import apply_overrides, load_preset, preset_names
-from engine.scenario_io import load as load_scenario
-from engine.specs import HardwareSpec, ModelSpec
-from engine.sweep import sweep
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_API = {
+    "Advice": "engine.explain.advisor",
+    "Finding": "engine.explain.advisor",
+    "advise": "engine.explain.advisor",
+    "Capacity": "engine.planning.capacity",
+    "capacity": "engine.planning.capacity",
+    "Catalog": "engine.catalog.entries",
+    "load_catalog": "engine.catalog.entries",
+    "model_from_hf_config": "engine.catalog.entries",
+    "ScenarioError": "engine.core.errors",
+    "Instance": "engine.costmodel.perf",
+    "decode_cost": "engine.costmodel.perf",
+    "iteration_cost": "engine.costmodel.perf",
+    "prefill_cost": "engine.costmodel.perf",
+    "Plan": "engine.planning.plan",
+    "SearchSpace": "engine.planning.plan",
+    "plan": "engine.planning.plan",
+    "resolve": "engine.scenario.resolve",
+    "SimResult": "engine.serving.run",
+    "replicate": "engine.serving.run",
+    "simulate": "engine.serving.run",
+    "estimate_work": "engine.serving.work_bound",
+    "Scenario": "engine.scenario.model",
+    "apply_overrides": "engine.scenario.codec",
+    "load_preset": "engine.scenario.codec",
+    "preset_names": "engine.scenario.codec",
+    "load_scenario": "engine.scenario.codec",
+    "HardwareSpec": "engine.catalog.specs",
+    "ModelSpec": "engine.catalog.specs",
+    "sweep": "engine.planning.sweep",
+}
+_RENAMED = {"load_scenario": "load", "estimate_work": "estimate"}
 
 __all__ = [
     "Advice",
@@ -38,6 +80,7 @@ __all__ = [
     "apply_overrides",
     "capacity",
     "decode_cost",
+    "estimate_work",
     "iteration_cost",
     "load_catalog",
     "load_preset",
@@ -51,3 +94,34 @@ __all__ = [
     "simulate",
     "sweep",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from the module that defines it, on first use."""
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from engine.catalog.entries import Catalog, load_catalog, model_from_hf_config
+    from engine.catalog.specs import HardwareSpec, ModelSpec
+    from engine.core.errors import ScenarioError
+    from engine.costmodel.perf import Instance, decode_cost, iteration_cost, prefill_cost
+    from engine.explain.advisor import Advice, Finding, advise
+    from engine.planning.capacity import Capacity, capacity
+    from engine.planning.plan import Plan, SearchSpace, plan
+    from engine.planning.sweep import sweep
+    from engine.scenario.codec import apply_overrides, load_preset, preset_names
+    from engine.scenario.codec import load as load_scenario
+    from engine.scenario.model import Scenario
+    from engine.scenario.resolve import resolve
+    from engine.serving.run import SimResult, replicate, simulate
+    from engine.serving.work_bound import estimate as estimate_work

@@ -7,8 +7,8 @@ import os
 import pytest
 from hypothesis import settings
 
-from engine.catalog import Catalog, load_catalog
-from engine.perf import Instance
+from engine.catalog.entries import Catalog, load_catalog
+from engine.costmodel.perf import Instance
 
 settings.register_profile("ci", max_examples=60, deadline=None)
 settings.register_profile("dev", max_examples=30, deadline=None)

@@ -6,12 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from engine import scenario_io as io
-from engine.resolve import resolve
-from engine.run import SimResult
-from engine.scenario import Scenario
-from engine.sim import Records, Simulation
-from engine.workload import generate
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import resolve
+from engine.serving.run import SimResult
+from engine.serving.sim import Records, Simulation
+from engine.serving.workload import generate
 
 
 def small(preset: str, **over: Any) -> Scenario:

@@ -9,8 +9,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from engine import scenario_io as io
-from engine.advisor import (
+from engine.catalog.entries import load_catalog
+from engine.cli.main import main
+from engine.core.errors import ScenarioError
+from engine.explain.advisor import (
     advise,
     findings,
     kv_bound_share,
@@ -19,11 +21,9 @@ from engine.advisor import (
     roofline_table,
     specialisation,
 )
-from engine.catalog import load_catalog
-from engine.cli import main
-from engine.errors import ScenarioError
-from engine.run import SimResult, simulate
-from engine.scenario import Scenario
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.serving.run import SimResult, simulate
 
 
 def disagg(**over: Any) -> Scenario:
@@ -164,8 +164,8 @@ def test_cli_advise(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_advise_with_the_prefix_cache_on() -> None:
     """The cached share of a prompt is not computed again, and the roofline rows still come out."""
-    from engine import scenario_io as sio
-    from engine.advisor import roofline_table
+    from engine.explain.advisor import roofline_table
+    from engine.scenario import codec as sio
 
     table = roofline_table(sio.apply_overrides(sio.load_preset("agentic-cache"), {"duration_s": 60.0}))
     prefill = table[table["phase"] == "prefill"]

@@ -17,8 +17,15 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.scenario import Scenario
-from engine.scenario_io import DEFAULT_PRESET, apply_overrides, from_link, load_preset, preset_names, to_link
+from engine.scenario.codec import (
+    DEFAULT_PRESET,
+    apply_overrides,
+    from_link,
+    load_preset,
+    preset_names,
+    to_link,
+)
+from engine.scenario.model import Scenario
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 SHORT = {"duration_s": 120.0}
@@ -121,7 +128,7 @@ def test_results_page_shows_summary_charts_and_exports(monkeypatch: pytest.Monke
 
 
 def test_results_page_shows_the_advisor_from_the_cached_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.run
+    import engine.serving.run
     import ui.sim
 
     at = app("results")
@@ -131,7 +138,7 @@ def test_results_page_shows_the_advisor_from_the_cached_run(monkeypatch: pytest.
         raise AssertionError("the Results page simulated again")
 
     monkeypatch.setattr(ui.sim, "simulate", no_simulation)
-    monkeypatch.setattr(engine.run, "simulate", no_simulation)
+    monkeypatch.setattr(engine.serving.run, "simulate", no_simulation)
     at.number_input(key="advisor_months").set_value(3.0).run()  # a rerun draws it all from the cache
     assert_clean(at)
     advisor = at.get_by_key("fg-advisor")
@@ -443,8 +450,8 @@ def test_strategy_cache_faults_and_custom_chip() -> None:
 def test_report_and_chart_html_carry_provenance() -> None:
     import plotly.graph_objects as go
 
-    from engine import presentation as pr
-    from engine.run import ENGINE_VERSION, simulate
+    from engine.explain import presentation as pr
+    from engine.serving.run import ENGINE_VERSION, simulate
     from ui import charts, export
 
     sc = short(**{"duration_s": 30.0})
@@ -470,8 +477,8 @@ def test_report_and_chart_html_carry_provenance() -> None:
 
 
 def test_about_page_recalibrates_from_an_upload() -> None:
-    from engine import report
-    from engine.catalog import load_catalog
+    from engine.catalog.entries import load_catalog
+    from engine.explain import report
 
     at = app("about")
     assert_clean(at)

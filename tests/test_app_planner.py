@@ -32,7 +32,7 @@ def test_planner_page_plans_and_draws_both_frontiers() -> None:
 
 
 def test_failing_runs_are_grey_crosses_off_the_frontier() -> None:
-    from engine.frontier import passing_frontiers
+    from engine.planning.frontier import passing_frontiers
 
     frame = sample_runs([False, True, True, True]).assign(
         mode="colocated",
@@ -63,7 +63,7 @@ def test_loading_a_run_makes_it_the_current_scenario() -> None:
     def app() -> None:
         import streamlit as st
 
-        from engine.plan import SearchSpace, plan
+        from engine.planning.plan import SearchSpace, plan
         from ui import planner, state
 
         if state.SCENARIO not in st.session_state:
@@ -81,8 +81,8 @@ def test_loading_a_run_makes_it_the_current_scenario() -> None:
 
 def test_advisor_panel_shows_findings_and_the_asic_test() -> None:
     def app() -> None:
-        from engine import scenario_io as io
-        from engine.run import simulate
+        from engine.scenario import codec as io
+        from engine.serving.run import simulate
         from ui.planner import advisor_panel
 
         s = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 20.0})

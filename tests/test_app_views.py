@@ -1,4 +1,4 @@
-"""The dashboard's engine helpers: engine.presentation, engine.previews and engine.report."""
+"""The dashboard's engine helpers: engine.explain.presentation, engine.explain.previews and engine.explain.report."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine import calibrate, report
-from engine import presentation as pr
-from engine import previews as pv
-from engine.catalog import Catalog
-from engine.errors import ScenarioError
-from engine.run import ENGINE_VERSION, SimResult, simulate
-from engine.scenario import LengthDist
-from engine.scenario_io import apply_overrides, load_preset, unsafe_paths
+from engine.catalog.entries import Catalog
+from engine.core.errors import ScenarioError
+from engine.costmodel import calibrate
+from engine.explain import presentation as pr
+from engine.explain import previews as pv
+from engine.explain import report
+from engine.scenario.codec import apply_overrides, load_preset, unsafe_paths
+from engine.scenario.model import LengthDist
+from engine.serving.run import ENGINE_VERSION, SimResult, simulate
 
 
 @pytest.fixture(scope="module")
@@ -313,7 +314,7 @@ def test_validation_table_is_there_when_the_reference_is(catalog: Catalog) -> No
 
 
 def test_link_problems_are_scenario_errors() -> None:
-    from engine.scenario_io import from_link
+    from engine.scenario.codec import from_link
 
     with pytest.raises(ScenarioError):
         from_link({"v": "1", "p": "chat-disaggregated", "s": "%%%"})
@@ -325,9 +326,9 @@ def test_link_problems_are_scenario_errors() -> None:
 def test_example_measurements_fit_back_to_their_profile(catalog: Catalog, tmp_path: Path) -> None:
     import tomllib
 
-    from engine import calibrate
-    from engine.cli import main
-    from engine.specs import HardwareSpec
+    from engine.catalog.specs import HardwareSpec
+    from engine.cli.main import main
+    from engine.costmodel import calibrate
 
     assert list(report.MEASUREMENT_COLUMN_HELP) == list(calibrate.MEASUREMENT_COLUMNS)
     text = report.example_measurements_csv(catalog)
@@ -423,8 +424,8 @@ def test_paired_cdfs_overlay_scenarios_with_different_classes() -> None:
 def test_rate_scale_reaches_the_bound_the_window_allows() -> None:
     import itertools
 
-    from engine import bounds
-    from engine.rate_scale import rate_cap_rps, rate_stops
+    from engine.core import bounds
+    from engine.explain.rate_scale import rate_cap_rps, rate_stops
 
     base = load_preset("chat-disaggregated")
     assert rate_cap_rps(base) == pytest.approx(bounds.MAX_REQUESTS / 600.0)
@@ -443,8 +444,8 @@ def test_rate_scale_reaches_the_bound_the_window_allows() -> None:
 
 
 def test_class_gap_names_missing_and_impossible_classes() -> None:
-    from engine import bounds
-    from engine.trace_classes import class_gap, with_classes
+    from engine.core import bounds
+    from engine.serving.trace_classes import class_gap, with_classes
 
     sc = load_preset("chat-disaggregated")
     gap = class_gap(sc, ["chat", "gold", "", "silver", "gold"])

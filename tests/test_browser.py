@@ -24,9 +24,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from engine import report
-from engine.run import ENGINE_VERSION
-from engine.scenario_io import DEFAULT_PRESET, apply_overrides, load_preset, to_link
+from engine.explain import report
+from engine.scenario.codec import DEFAULT_PRESET, apply_overrides, load_preset, to_link
+from engine.serving.run import ENGINE_VERSION
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import scenario_io as io
-from engine.cache import (
+from engine.scenario import codec as io
+from engine.serving.cache import (
     LruBlocks,
     RequestBlocks,
     _generated_blocks,
@@ -17,8 +17,8 @@ from engine.cache import (
     request_blocks,
     trace_reuse_ratio,
 )
-from engine.run import simulate
-from engine.workload import generate
+from engine.serving.run import simulate
+from engine.serving.workload import generate
 from tests.simhelp import check_invariants, records
 
 BIG_POOL = {

@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from engine import calibrate
-from engine.catalog import Catalog
-from engine.cli import main
-from engine.errors import ScenarioError
-from engine.specs import CalibrationProfile
+from engine.catalog.entries import Catalog
+from engine.catalog.specs import CalibrationProfile
+from engine.cli.main import main
+from engine.core.errors import ScenarioError
+from engine.costmodel import calibrate
 
 REF = calibrate.reference_csv() or Path("/nonexistent")
 
 
 def test_reference_data_ships_with_the_project() -> None:
     """make validate and the refit need no folder outside the repository."""
-    assert REF.is_file() and REF.is_relative_to(Path(calibrate.__file__).resolve().parent.parent)
+    assert REF.is_file() and REF.is_relative_to(Path(calibrate.__file__).resolve().parents[2])
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.catalog import Catalog, catalog_dirs, entry_to_toml, load_catalog, model_from_hf_config
-from engine.errors import ScenarioError
-from engine.specs import SOURCED_FIELDS
+from engine.catalog.entries import Catalog, catalog_dirs, entry_to_toml, load_catalog, model_from_hf_config
+from engine.catalog.specs import SOURCED_FIELDS
+from engine.core.errors import ScenarioError
 
 REQUIRED_HW = [
     "a100-80g",

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from engine.cli import main
+from engine.cli.main import main
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

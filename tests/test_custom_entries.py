@@ -18,14 +18,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import scenario_io as io
-from engine.catalog import Catalog, load_catalog, model_from_hf_config
-from engine.errors import ScenarioError
-from engine.perf import decode_cost, kv_transfer_time, prefill_cost
-from engine.resolve import MAX_ITERATION_S, resolve, scenario_catalog
-from engine.run import simulate
-from engine.scenario import Scenario
-from engine.specs import HardwareSpec, ModelSpec
+from engine.catalog.entries import Catalog, load_catalog, model_from_hf_config
+from engine.catalog.specs import HardwareSpec, ModelSpec
+from engine.core.errors import ScenarioError
+from engine.costmodel.perf import decode_cost, kv_transfer_time, prefill_cost
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import MAX_ITERATION_S, resolve, scenario_catalog
+from engine.serving.run import simulate
 
 CATALOG = load_catalog()
 H100 = CATALOG.chip("h100-sxm").model_dump(mode="json", by_alias=True)

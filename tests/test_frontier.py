@@ -1,11 +1,11 @@
-"""engine.frontier: the planner's Pareto frontiers hold passing runs only."""
+"""engine.planning.frontier: the planner's Pareto frontiers hold passing runs only."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from engine.frontier import passing_frontier, passing_frontiers
-from engine.plan import pareto
+from engine.planning.frontier import passing_frontier, passing_frontiers
+from engine.planning.plan import pareto
 
 
 def runs(passes: list[bool]) -> pd.DataFrame:

@@ -27,11 +27,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from engine import cli, safeparse
-from engine import scenario_io as io
-from engine.errors import ScenarioError
-from engine.resolve import resolve
-from engine.scenario import Scenario
+from engine.cli import main as cli
+from engine.core import safeparse
+from engine.core.errors import ScenarioError
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import resolve
 from ui.text import plain
 
 PRESET = io.DEFAULT_PRESET

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.catalog import Catalog
-from engine.perf import (
+from engine.catalog.entries import Catalog
+from engine.costmodel.perf import (
     Instance,
     StepModel,
     decode_cost,

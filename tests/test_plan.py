@@ -13,17 +13,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import scenario_io as io
-from engine.capacity import capacity
-from engine.catalog import Catalog
-from engine.cli import main
-from engine.errors import ScenarioError
-from engine.perf import Instance
-from engine.plan import SearchSpace, pareto, plan, planning_scenario, with_deployment
-from engine.run import simulate
-from engine.scenario import Scenario
-from engine.sizing import Shape, demand, instance_rates, lower_bound
-from engine.workload import generate
+from engine.catalog.entries import Catalog
+from engine.cli.main import main
+from engine.core.errors import ScenarioError
+from engine.costmodel.perf import Instance
+from engine.planning.capacity import capacity
+from engine.planning.plan import SearchSpace, pareto, plan, planning_scenario, with_deployment
+from engine.planning.sizing import Shape, demand, instance_rates, lower_bound
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.serving.run import simulate
+from engine.serving.workload import generate
 
 SMALL = SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0, finalists=1, frontier_extra=1)
 
@@ -266,7 +266,7 @@ def test_cli_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_hardware_choice_reads_lists_and_all() -> None:
-    from engine.plan import hardware_choice
+    from engine.planning.plan import hardware_choice
 
     s = io.load_preset("chat-disaggregated")
     assert hardware_choice(s, " h100-sxm, h200 ,") == ("h100-sxm", "h200")

@@ -8,7 +8,7 @@ from typing import ClassVar
 import pytest
 
 from engine import policies
-from engine.errors import ScenarioError
+from engine.core.errors import ScenarioError
 from engine.policies import InstanceView, RequestView
 
 

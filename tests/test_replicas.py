@@ -1,4 +1,4 @@
-"""Confidence over seeds (engine.replicas): intervals, CDF bands, mean summaries and noise flags."""
+"""Confidence over seeds (engine.explain.replicas): intervals, CDF bands, mean summaries and noise flags."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine import presentation as pr
-from engine.replicas import (
+from engine.explain import presentation as pr
+from engine.explain.replicas import (
     NOISE,
     SEED_LIMIT,
     Interval,
@@ -23,9 +23,9 @@ from engine.replicas import (
     seed_scenarios,
     summarize,
 )
-from engine.run import SimResult, replicate, simulate
-from engine.scenario import Scenario
-from engine.scenario_io import DEFAULT_PRESET, apply_overrides, load_preset
+from engine.serving.run import SimResult, replicate, simulate
+from engine.scenario.model import Scenario
+from engine.scenario.codec import DEFAULT_PRESET, apply_overrides, load_preset
 
 
 def _short() -> Scenario:
@@ -81,7 +81,7 @@ def test_seed_scenarios_follow_the_command_line_and_wrap() -> None:
 
 
 def test_figure_intervals_match_replicate() -> None:
-    """The dashboard's intervals are the command line's (`engine.run.replicate`)."""
+    """The dashboard's intervals are the command line's (`engine.serving.run.replicate`)."""
     _, stats = replicate(_short(), 3)
     figures = figure_intervals([r.summary for r in _runs()])
     assert set(stats) == set(figures)

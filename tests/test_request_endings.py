@@ -17,13 +17,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engine import policies
-from engine import scenario_io as io
-from engine.errors import ScenarioError
-from engine.instance import Server
-from engine.resolve import resolve
-from engine.run import SimResult, flatten, simulate
-from engine.scenario import Scenario
-from engine.sim import NO_DECODE, PENDING, TOO_LONG, TOO_LONG_LIVE, UNFINISHED, Records
+from engine.core.errors import ScenarioError
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import resolve
+from engine.serving.instance import Server
+from engine.serving.run import SimResult, flatten, simulate
+from engine.serving.sim import NO_DECODE, PENDING, TOO_LONG, TOO_LONG_LIVE, UNFINISHED, Records
 from tests.simhelp import check_invariants, records
 
 

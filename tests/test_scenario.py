@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import bounds, datafiles
-from engine import scenario_io as io
-from engine.errors import ScenarioError
-from engine.resolve import resolve
-from engine.scenario import Scenario
+from engine.core import bounds, datafiles
+from engine.core.errors import ScenarioError
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import resolve
 
 PRESETS = io.preset_names()
 

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine import scenario_io as io
-from engine.run import simulate
-from engine.scenario import Scenario
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.serving.run import simulate
 from tests.simhelp import check_invariants, records
 
 LONG_PROMPTS = {
@@ -162,7 +162,7 @@ def test_elastic_roles_move_idle_decode_instances_to_prefill() -> None:
 
 
 def test_elastic_needs_disaggregation() -> None:
-    from engine.errors import ScenarioError
+    from engine.core.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match="elastic roles need a disaggregated deployment"):
         io.apply_overrides(io.load_preset("chat-colocated"), {"scheduler.elastic.enabled": True})
@@ -184,10 +184,10 @@ def test_everything_on_still_scales_with_requests() -> None:
 
 
 def test_an_instance_that_fails_while_switching_roles_stays_down() -> None:
-    from engine import disruptions
-    from engine.resolve import resolve
-    from engine.sim import Simulation
-    from engine.workload import generate
+    from engine.scenario.resolve import resolve
+    from engine.serving import disruptions
+    from engine.serving.sim import Simulation
+    from engine.serving.workload import generate
 
     s = io.apply_overrides(io.load_preset("chat-disaggregated"), {
         "duration_s": 20.0, "faults": [{"at_s": 2.0, "pool": "decode", "instances": 1}],
@@ -201,7 +201,7 @@ def test_an_instance_that_fails_while_switching_roles_stays_down() -> None:
 
 
 def test_cached_live_server_lists_never_go_stale(monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.sim import Simulation
+    from engine.serving.sim import Simulation
 
     cached = Simulation.servers_of
     checks = [0]

@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import scenario_io as io
-from engine.catalog import load_catalog
-from engine.perf import decode_cost, prefill_cost
-from engine.resolve import resolve
-from engine.run import flatten, simulate
-from engine.sim import Simulation
-from engine.workload import generate
+from engine.catalog.entries import load_catalog
+from engine.costmodel.perf import decode_cost, prefill_cost
+from engine.scenario import codec as io
+from engine.scenario.resolve import resolve
+from engine.serving.run import flatten, simulate
+from engine.serving.sim import Simulation
+from engine.serving.workload import generate
 from tests.simhelp import check_invariants, records, small
 
 PRESETS = io.preset_names()
@@ -272,9 +272,9 @@ def test_simulation_records_every_server() -> None:
 
 
 def test_timed_calls_and_simpy_events_keep_simpys_order() -> None:
-    from engine.sim import _Clock
+    from engine.serving.host import Clock
 
-    env = _Clock()
+    env = Clock()
     seen: list[str] = []
 
     def proc(name: str, delay: float):  # type: ignore[no-untyped-def]

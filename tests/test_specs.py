@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from engine.catalog import Catalog
-from engine.specs import SOURCED_FIELDS, HardwareSpec, ModelSpec
+from engine.catalog.entries import Catalog
+from engine.catalog.specs import SOURCED_FIELDS, HardwareSpec, ModelSpec
 
 
 def test_llama_70b_kv_bytes_per_token_bf16(catalog: Catalog) -> None:

@@ -9,11 +9,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from engine import scenario_io as io
-from engine.cli import main
-from engine.errors import ScenarioError
-from engine.scenario import Scenario
-from engine.sweep import grid, parse_vary, sweep
+from engine.cli.main import main
+from engine.core.errors import ScenarioError
+from engine.planning.sweep import grid, parse_vary, sweep
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
 
 VARY = {"workload.arrival.rate_rps": [2.0, 4.0], "deployment.pools[1].count": [1, 2]}
 

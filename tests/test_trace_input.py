@@ -20,12 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import bounds, report
-from engine import scenario_io as sio
-from engine import workload as wl
-from engine.errors import ScenarioError
-from engine.scenario import LengthDist, Scenario
-from engine.workload import read_trace, sample_lengths, trace_class_names
+from engine.core import bounds
+from engine.core.errors import ScenarioError
+from engine.explain import report
+from engine.scenario import codec as sio
+from engine.scenario.model import LengthDist, Scenario
+from engine.serving import workload as wl
+from engine.serving.workload import read_trace, sample_lengths, trace_class_names
 
 BASE = sio.load_preset("chat-colocated")
 TOP = bounds.MAX_TOKENS_PER_REQUEST

@@ -8,14 +8,15 @@ from typing import Any
 
 import pytest
 
-from engine import bounds, work_bound
-from engine import scenario_io as io
-from engine.cli import main
-from engine.errors import ScenarioError
-from engine.run import simulate
-from engine.scenario import Scenario
-from engine.work_bound import WorkBoundError, estimate
-from engine.workload import generate
+from engine.cli.main import main
+from engine.core import bounds
+from engine.core.errors import ScenarioError
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.serving import work_bound
+from engine.serving.run import simulate
+from engine.serving.work_bound import WorkBoundError, estimate
+from engine.serving.workload import generate
 
 HOSTILE: dict[str, tuple[str, dict[str, Any], str]] = {
     # name: (preset, overrides, the field the message must name)

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import datafiles
-from engine import scenario_io as io
-from engine.errors import ScenarioError
-from engine.scenario import Arrival, LengthDist
-from engine.workload import arrival_times, generate, lognormal_params, sample_lengths
+from engine.core import datafiles
+from engine.core.errors import ScenarioError
+from engine.scenario import codec as io
+from engine.scenario.model import Arrival, LengthDist
+from engine.serving.workload import arrival_times, generate, lognormal_params, sample_lengths
 
 BASE = io.load_preset("chat-colocated")
 

@@ -1,8 +1,8 @@
 """The About page's recalibration: fit a chip's profile to the user's own measurements.
 
 The user uploads a CSV of measured prefill times, decode step times or offline throughputs
-(`engine.calibrate.MEASUREMENT_COLUMNS`), picks a chip of the file and names the profile;
-`engine.report.recalibrate` fits eta_compute, eta_bandwidth and overhead_ms as
+(`engine.costmodel.calibrate.MEASUREMENT_COLUMNS`), picks a chip of the file and names the profile;
+`engine.explain.report.recalibrate` fits eta_compute, eta_bandwidth and overhead_ms as
 ``python -m engine calibrate`` does. The page shows the fit and its error per point, offers the
 new catalog entry (``<chip>-<profile>``) as TOML, and can add it to the scenario's custom
 hardware so it can be picked on the Strategy page. A bad file is refused with its line and column.
@@ -13,11 +13,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from engine import calibrate, report
-from engine.catalog import Catalog, load_catalog
-from engine.errors import ScenarioError
-from engine.resolve import scenario_catalog
-from engine.specs import HardwareSpec
+from engine.catalog.entries import Catalog, load_catalog
+from engine.catalog.specs import HardwareSpec
+from engine.core.errors import ScenarioError
+from engine.costmodel import calibrate
+from engine.explain import report
+from engine.scenario.resolve import scenario_catalog
 from ui import hardware, state, tables
 from ui.text import plain
 

@@ -3,8 +3,8 @@
 Figures carry no colours of their own where a theme can choose (Streamlit themes them for light
 and dark when drawn with ``theme="streamlit"``); SLO targets are dashed lines in the app's
 accent colour with a label, so a curve crossing one reads as a miss. Exports restyle a copy with
-a print template (`ui.export`). Builders only draw: every number comes from `engine.presentation`
-or `engine.previews`.
+a print template (`ui.export`). Builders only draw: every number comes from `engine.explain.presentation`
+or `engine.explain.previews`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.presentation import ALL_CLASSES
+from engine.explain.presentation import ALL_CLASSES
 
 ACCENT = "#c0392b"
 """SLO lines and other targets (the theme's primary colour)."""
@@ -136,7 +136,7 @@ def cdf_band(
     dashes: Mapping[str, str] | None = None,
     colors: Mapping[str, str] | None = None,
 ) -> go.Figure:
-    """`cdf` of the mean curves over seeds, each over its shaded min–max band (`engine.replicas.cdf_band`)."""
+    """`cdf` of the mean curves over seeds, each over its shaded min–max band (`engine.explain.replicas.cdf_band`)."""
     names = list(dict.fromkeys(frame[series])) if len(frame) else []
     palette = dict(colors or {})
     if not palette:  # as `cdf` colours classes, and the single curve too, so its band can match it

@@ -5,7 +5,7 @@ Nothing is rendered until its button is clicked: the buttons get callables
 (`st.download_button` runs them on click, in a separate thread), because kaleido needs a
 headless Chromium and a few seconds for an image. Every file says what it is in its name
 (``fengong_<preset>_<seed>_<what>.<ext>``) and carries the scenario, its seed and the engine
-version (see `engine.report`).
+version (see `engine.explain.report`).
 
 PNG and SVG need a browser for kaleido (`ui.image_export`): where there is none, their buttons
 are disabled and the menu says how to install one; HTML and CSV need none. An export that fails
@@ -22,11 +22,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine import report
-from engine.presentation import summary_rows
-from engine.run import SimResult
-from engine.scenario import Scenario
-from engine.scenario_io import dumps_toml
+from engine.explain import report
+from engine.explain.presentation import summary_rows
+from engine.serving.run import SimResult
+from engine.scenario.model import Scenario
+from engine.scenario.codec import dumps_toml
 from ui import image_export, state
 from ui.text import plain
 

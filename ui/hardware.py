@@ -6,9 +6,10 @@ import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
 
-from engine.catalog import Catalog
-from engine.errors import format_validation_error
-from engine.previews import (
+from engine.catalog.entries import Catalog
+from engine.catalog.specs import HardwareSpec
+from engine.core.errors import format_validation_error
+from engine.explain.previews import (
     CHIP_NUMBERS,
     chip_options,
     custom_chip,
@@ -18,9 +19,8 @@ from engine.previews import (
     with_custom_chip,
     without_custom_chip,
 )
-from engine.resolve import scenario_catalog
-from engine.scenario import Scenario
-from engine.specs import HardwareSpec
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import scenario_catalog
 from ui import charts, export, state
 from ui.text import plain
 from ui.widgets import label_of, range_check, select

@@ -16,10 +16,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from engine.errors import ScenarioError
-from engine.presentation import headline, latency_cdfs
-from engine.run import SimResult
-from engine.scenario_io import dumps_toml, loads_toml, preset_names
+from engine.core.errors import ScenarioError
+from engine.explain.presentation import headline, latency_cdfs
+from engine.scenario.codec import dumps_toml, loads_toml, preset_names
+from engine.serving.run import SimResult
 from ui import charts, sim, state
 from ui.text import plain
 

@@ -1,10 +1,10 @@
-"""The Planner page and the Advisor panel: widgets and charts over `engine.plan` and `engine.advisor`.
+"""The Planner page and the Advisor panel: widgets and charts over `engine.planning.plan` and `engine.explain.advisor`.
 
 `planner_page()` draws the Planner: a form (target load, allowed chips, modes, tensor-parallel
-degrees, budget, planning window), a progress bar while `engine.plan.plan` runs, the chosen
+degrees, budget, planning window), a progress bar while `engine.planning.plan.plan` runs, the chosen
 deployment, and the two Pareto charts the industry uses (cost per hour against goodput; output
 tokens/s per chip against tokens/s per user), every simulated run a point labelled with its
-P:D split and the chosen one starred. The frontiers hold passing runs only (`engine.frontier`):
+P:D split and the chosen one starred. The frontiers hold passing runs only (`engine.planning.frontier`):
 a run that misses an SLO is a grey cross beside them, never a point of the trade-off. Clicking a
 point loads that deployment, at the target load, as the session's scenario (`ui.state.commit`).
 The plan is kept in session state with the inputs that produced it, so a rerun redraws it
@@ -24,13 +24,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine import advisor
-from engine.catalog import load_catalog
-from engine.errors import ScenarioError
-from engine.frontier import passing_frontiers
-from engine.plan import Plan, SearchSpace, plan
-from engine.run import SimResult
-from engine.scenario import Scenario
+from engine.explain import advisor
+from engine.catalog.entries import load_catalog
+from engine.core.errors import ScenarioError
+from engine.planning.frontier import passing_frontiers
+from engine.planning.plan import Plan, SearchSpace, plan
+from engine.serving.run import SimResult
+from engine.scenario.model import Scenario
 from ui import state
 from ui.text import plain
 

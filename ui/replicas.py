@@ -3,7 +3,7 @@
 Choosing N > 1 seeds (`picker`) makes `run` start one background job per scenario: a daemon
 thread simulates seeds ``seed, seed+1, ...`` through `ui.sim.cached` (the one simulate cache: the
 page's own seed is a cache hit, and every seed stays cached for later reruns), then
-`engine.replicas.summarize` brings them together. Jobs live in a server-wide registry
+`engine.explain.replicas.summarize` brings them together. Jobs live in a server-wide registry
 (`st.cache_resource`) keyed by N and the scenario's JSON, so a rerun, the other page or another
 session asking for the same replication finds it running or done instead of starting it again.
 
@@ -27,8 +27,8 @@ from typing import Any
 import streamlit as st
 from streamlit import column_config as cc
 
-from engine.replicas import Interval, Replicas, seed_scenarios, summarize
-from engine.scenario import Scenario
+from engine.explain.replicas import Interval, Replicas, seed_scenarios, summarize
+from engine.scenario.model import Scenario
 from ui import sim
 from ui.text import plain
 

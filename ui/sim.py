@@ -3,16 +3,16 @@
 `result(scenario)` returns the `SimResult` of a scenario, simulating it only the first time a
 server sees that exact scenario (`st.cache_data` keys on the JSON text, and a SimResult is plain
 data frames and numbers, so it pickles). Big runs show a status box while they simulate; every
-run is bounded by `engine.bounds`, which validation enforced when the scenario was built.
+run is bounded by `engine.core.bounds`, which validation enforced when the scenario was built.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from engine.errors import ScenarioError
-from engine.run import SimResult, simulate
-from engine.scenario import Scenario
+from engine.core.errors import ScenarioError
+from engine.scenario.model import Scenario
+from engine.serving.run import SimResult, simulate
 from ui.text import plain
 
 BIG_RUN_REQUESTS = 30_000

@@ -2,11 +2,11 @@
 
 The scenario lives in session state as one immutable `Scenario` value with the preset it started
 from. Widgets never mutate it: they call `override` (a field path and a value, through
-`engine.scenario_io.apply_overrides`) or `commit` (a whole new value); both validate and resolve
+`engine.scenario.codec.apply_overrides`) or `commit` (a whole new value); both validate and resolve
 the result against the catalog before accepting it, and say why when they do not.
 
 The URL always carries the share link of the current scenario (``?v=1&p=<preset>&s=<changes>``,
-see `engine.scenario_io.to_link`), so a reload, a bookmark or a copied address reopens the same
+see `engine.scenario.codec.to_link`), so a reload, a bookmark or a copied address reopens the same
 scenario on the same page. A link is untrusted: `sync_link` decodes it with `from_link`, refuses
 data files outside the shipped and uploaded ones, resolves it, and on any problem shows a warning
 naming what was wrong (never rendered as Markdown: see ui.text) and falls back to the preset.
@@ -18,10 +18,8 @@ from typing import Any
 
 import streamlit as st
 
-from engine.errors import ScenarioError
-from engine.resolve import resolve
-from engine.scenario import Scenario
-from engine.scenario_io import (
+from engine.core.errors import ScenarioError
+from engine.scenario.codec import (
     DEFAULT_PRESET,
     apply_overrides,
     check_untrusted,
@@ -31,6 +29,8 @@ from engine.scenario_io import (
     to_data,
     to_link,
 )
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import resolve
 
 SCENARIO = "fg_scenario"
 PRESET = "fg_preset"

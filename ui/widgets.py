@@ -26,9 +26,9 @@ import streamlit as st
 from pydantic import BaseModel
 
 from engine import policies
-from engine.errors import ScenarioError
-from engine.scenario import PolicySpec
-from engine.scenario_io import get_path
+from engine.core.errors import ScenarioError
+from engine.scenario.codec import get_path
+from engine.scenario.model import PolicySpec
 from ui import state
 
 HELP: dict[str, str] = {

@@ -8,9 +8,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from engine import bounds, datafiles
-from engine.errors import ScenarioError
-from engine.previews import (
+from engine.core import bounds, datafiles
+from engine.core.errors import ScenarioError
+from engine.explain.previews import (
     arrival_histogram,
     length_columns,
     length_histogram,
@@ -19,11 +19,11 @@ from engine.previews import (
     shipped_traces,
     trace_format,
 )
-from engine.rate_scale import peak_of, rate_cap_rps, rate_stops, round_down
-from engine.scenario import Arrival, LengthDist, Scenario, Trace
-from engine.scenario_io import apply_overrides
-from engine.trace_classes import ClassGap, class_gap, with_classes
-from engine.workload import read_trace, trace_class_names
+from engine.explain.rate_scale import peak_of, rate_cap_rps, rate_stops, round_down
+from engine.scenario.model import Arrival, LengthDist, Scenario, Trace
+from engine.scenario.codec import apply_overrides
+from engine.serving.trace_classes import ClassGap, class_gap, with_classes
+from engine.serving.workload import read_trace, trace_class_names
 from ui import charts, export, state
 from ui.text import plain
 from ui.widgets import (

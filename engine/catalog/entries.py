@@ -1,0 +1,337 @@
+"""Hardware and model catalogs: the TOML entries in presets/, plus the user's own.
+
+Built-in entries live in ``presets/hardware/*.toml`` and ``presets/models/*.toml`` (installed
+as the ``fengong_presets`` package, so they are found however the engine is started). A user
+adds entries without touching code in three ways: a directory named in the ``FENGONG_CATALOG``
+environment variable (``os.pathsep``-separated; each may hold ``hardware/`` and ``models/``),
+a scenario's inline ``custom_hardware`` / ``custom_models`` tables, or a Hugging Face
+``config.json`` turned into a model entry by `model_from_hf_config`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from pydantic import ValidationError
+
+from engine.catalog.specs import ID_PATTERN, MLA, HardwareSpec, ModelSpec, MoE, Spec
+from engine.core import safeparse
+from engine.core.errors import ScenarioError, format_validation_error
+
+ENV_VAR = "FENGONG_CATALOG"
+
+
+def presets_dir() -> Path:
+    """The directory of the built-in presets (hardware, models, scenarios)."""
+    try:
+        root = importlib.resources.files("fengong_presets")
+        path = Path(str(root))
+        if (path / "hardware").is_dir():
+            return path
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parents[2] / "presets"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Hardware and model entries by id."""
+
+    hardware: Mapping[str, HardwareSpec] = field(default_factory=dict)
+    models: Mapping[str, ModelSpec] = field(default_factory=dict)
+
+    def chip(self, hw_id: str) -> HardwareSpec:
+        """A hardware entry by id, with a message listing the known ids if it is missing."""
+        try:
+            return self.hardware[hw_id]
+        except KeyError:
+            raise ScenarioError(
+                f"unknown hardware {hw_id!r}; known: {', '.join(sorted(self.hardware))}"
+            ) from None
+
+    def model(self, model_id: str) -> ModelSpec:
+        """A model entry by id, with a message listing the known ids if it is missing."""
+        try:
+            return self.models[model_id]
+        except KeyError:
+            raise ScenarioError(
+                f"unknown model {model_id!r}; known: {', '.join(sorted(self.models))}"
+            ) from None
+
+    def with_entries(
+        self, hardware: Iterable[HardwareSpec] = (), models: Iterable[ModelSpec] = ()
+    ) -> Catalog:
+        """A copy with a scenario's custom entries added.
+
+        A custom entry may not take the id of an entry already here unless it is that very entry
+        (a share link could otherwise put a chip of its own in place of the real H100 while the
+        page still says H100), and two custom entries may not share an id. Errors name the entry
+        the way a scenario does: ``custom_hardware[i].id``, ``custom_models[i].id``.
+        """
+        hw = dict(self.hardware)
+        md = dict(self.models)
+        _add_custom(hw, hardware, "custom_hardware", "chip")
+        _add_custom(md, models, "custom_models", "model")
+        return Catalog(hardware=hw, models=md)
+
+
+def _add_custom(
+    entries: dict[str, Any], custom: Iterable[HardwareSpec | ModelSpec], field: str, what: str
+) -> None:
+    seen: set[str] = set()
+    for i, entry in enumerate(custom):
+        where = f"{field}[{i}].id"
+        if entry.id in seen:
+            raise ScenarioError(f"{where}: {entry.id!r} is given twice; each custom {what} needs its own id")
+        seen.add(entry.id)
+        if entry.id in entries and entries[entry.id] != entry:
+            raise ScenarioError(f"{where}: {entry.id!r} is a catalog {what}; give your {what} its own id")
+        entries[entry.id] = entry
+
+
+def _load_dir(directory: Path, kind: type[HardwareSpec] | type[ModelSpec]) -> list[Any]:
+    entries = []
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ScenarioError(f"{path}: cannot read: {exc}") from None
+        data = safeparse.loads_toml(text, str(path))
+        try:
+            entry = kind.model_validate(data)
+        except ValidationError as exc:
+            raise ScenarioError(f"{path}: {format_validation_error(exc)}") from None
+        if entry.id != path.stem:
+            raise ScenarioError(f"{path}: id {entry.id!r} must match the file name {path.stem!r}")
+        entries.append(entry)
+    return entries
+
+
+def catalog_dirs() -> tuple[Path, ...]:
+    """The built-in presets directory followed by the user's directories from the env var."""
+    extra = [Path(p) for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p.strip()]
+    return (presets_dir(), *extra)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(dirs: tuple[Path, ...]) -> Catalog:
+    hardware: dict[str, HardwareSpec] = {}
+    models: dict[str, ModelSpec] = {}
+    for d in dirs:
+        for h in _load_dir(d / "hardware", HardwareSpec):
+            hardware[h.id] = h
+        for m in _load_dir(d / "models", ModelSpec):
+            models[m.id] = m
+    return Catalog(hardware=hardware, models=models)
+
+
+def load_catalog(dirs: Iterable[Path] | None = None) -> Catalog:
+    """The catalog from the built-in presets and the user's directories (cached per dir set)."""
+    return _load(tuple(dirs) if dirs is not None else catalog_dirs())
+
+
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+"""Largest config.json `model_from_hf_config` reads (real ones are a few kilobytes)."""
+
+_HF_KEYS = {
+    "layers": ("num_hidden_layers", "n_layer", "num_layers"),
+    "hidden": ("hidden_size", "n_embd", "d_model"),
+    "heads": ("num_attention_heads", "n_head"),
+    "vocab": ("vocab_size",),
+}
+
+
+_SECTION: dict[type[Spec], str] = {MoE: "moe.", MLA: "mla."}
+"""Where a nested spec's fields sit in a ModelSpec (for messages)."""
+
+
+def _limits(spec: type[Spec], name: str) -> tuple[int, int]:
+    """The [ge, le] bounds a spec declares for an integer field."""
+    lo, hi = 0, 2**63
+    for m in spec.model_fields[name].metadata:
+        lo = int(getattr(m, "ge", lo))
+        hi = int(getattr(m, "le", hi))
+    return lo, hi
+
+
+def _show(value: object) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
+        return f"a {value.bit_length()}-bit integer"
+    text = repr(value) if isinstance(value, bool | int | float | str | None) else type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class _HfConfig:
+    """Typed reads from an untrusted config.json; each problem is a ScenarioError naming its key.
+
+    A key set to null counts as absent; so does 0 for the optional counts whose 0 Hugging Face
+    uses for "none" (no MoE, no MLA, no query compression, head_dim to derive).
+    """
+
+    def __init__(self, cfg: Mapping[Any, Any]) -> None:
+        self.cfg = cfg
+        self.used: dict[str, str] = {}  # ModelSpec field path -> the config key it came from
+
+    def find(self, keys: tuple[str, ...]) -> str | None:
+        """The first of `keys` the config sets (not null)."""
+        return next((k for k in keys if self.cfg.get(k) is not None), None)
+
+    def whole(self, key: str, spec: type[Spec], name: str) -> int:
+        """The integer at `key`, within the bounds `spec` declares for its field `name`."""
+        value = self.cfg[key]
+        lo, hi = _limits(spec, name)
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ScenarioError(f"config.json: {key}: must be a whole number (got {_show(value)})")
+        if not lo <= value <= hi:
+            raise ScenarioError(f"config.json: {key}: must be in [{lo}, {hi:,}] (got {_show(value)})")
+        self.used[_SECTION.get(spec, "") + name] = key
+        return value
+
+    def required(self, name: str, what: str) -> int:
+        """A count the model cannot do without: ModelSpec's field `name`, described as `what`."""
+        keys = _HF_KEYS[name]
+        key = self.find(keys)
+        if key is None:
+            nested = isinstance(self.cfg.get("text_config"), Mapping)
+            hint = (
+                "; it nests its language model under 'text_config': import that object alone"
+                if nested
+                else ""
+            )
+            raise ScenarioError(f"config.json: missing {what} (looked for {', '.join(keys)}){hint}")
+        return self.whole(key, ModelSpec, name)
+
+    def optional(self, keys: tuple[str, ...], spec: type[Spec], name: str) -> int | None:
+        """A count that may be absent (null, or 0 meaning "none")."""
+        key = self.find(keys)
+        if key is None or (self.cfg[key] == 0 and not isinstance(self.cfg[key], bool)):
+            return None
+        return self.whole(key, spec, name)
+
+    def text(self, keys: tuple[str, ...]) -> str | None:
+        """A string setting, or None when absent."""
+        key = self.find(keys)
+        if key is None:
+            return None
+        value = self.cfg[key]
+        if not isinstance(value, str):
+            raise ScenarioError(f"config.json: {key}: must be a string (got {_show(value)})")
+        return value
+
+    def flag(self, key: str) -> bool:
+        """A true/false setting (absent: false)."""
+        value = self.cfg.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise ScenarioError(f"config.json: {key}: must be true or false (got {_show(value)})")
+        return bool(value)
+
+
+def _read_config(path: Path) -> Mapping[str, Any]:
+    try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ScenarioError(f"{path}: {size:,} bytes; a config.json is at most {MAX_CONFIG_BYTES:,}")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path}: cannot read a JSON config: {exc}") from None
+    config = safeparse.loads_json(text, str(path))
+    if not isinstance(config, Mapping):
+        raise ScenarioError(f"{path}: a config.json must hold a JSON object")
+    return config
+
+
+def model_from_hf_config(
+    config: Mapping[str, Any] | str | Path, model_id: str, name: str | None = None
+) -> ModelSpec:
+    """A model entry from a Hugging Face ``config.json`` (a mapping or a local file path).
+
+    Reads dense (Llama, Qwen, Mistral), MoE (Mixtral, Qwen-MoE, DeepSeek) and MLA fields.
+    Nothing is downloaded. The config is untrusted: any JSON at all either gives a valid entry
+    or a ScenarioError that names the offending key.
+    """
+    if not isinstance(model_id, str) or not re.fullmatch(ID_PATTERN, model_id):
+        raise ScenarioError(
+            f"id: {_show(model_id)} is not a valid id (lower case letters, digits, '.', '_', '-'; "
+            f"at most 64 characters)"
+        )
+    source = "Hugging Face config.json"
+    if not isinstance(config, Mapping):
+        if not isinstance(config, str | Path):
+            raise ScenarioError(f"config.json: expected a JSON object or a file path (got {_show(config)})")
+        path = Path(config)
+        source = f"Hugging Face config.json ({path.name})"
+        config = _read_config(path)
+    c = _HfConfig(config)
+    layers = c.required("layers", "the layer count")
+    hidden = c.required("hidden", "the hidden size")
+    heads = c.required("heads", "the attention head count")
+    vocab = c.required("vocab", "the vocabulary size")
+    kv_heads = c.optional(("num_key_value_heads",), ModelSpec, "kv_heads") or heads
+    head_dim = c.optional(("head_dim",), ModelSpec, "head_dim") or hidden // heads
+    if head_dim < 1:
+        raise ScenarioError(
+            f"config.json: head_dim: missing, and hidden size {hidden} // {heads} heads is 0; set head_dim"
+        )
+    act = c.text(("hidden_act", "activation_function")) or "silu"
+    gated = "glu" in act or act in ("silu", "swish")
+    intermediate = c.optional(("intermediate_size", "n_inner"), ModelSpec, "intermediate") or 4 * hidden
+    label = (c.text(("_name_or_path",)) or "").strip()[:120]
+    data: dict[str, Any] = {
+        "id": model_id,
+        "name": name or label or model_id,
+        "source": source,
+        "layers": layers,
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "intermediate": intermediate,
+        "vocab": vocab,
+        "mlp_matrices": 3 if gated else 2,
+        "tied_embeddings": c.flag("tie_word_embeddings"),
+        "max_context": c.optional(("max_position_embeddings", "seq_length"), ModelSpec, "max_context")
+        or 131072,
+    }
+    experts = c.optional(("num_local_experts", "num_experts", "n_routed_experts"), MoE, "experts")
+    if experts:
+        data["moe"] = {
+            "experts": experts,
+            "experts_per_token": c.optional(("num_experts_per_tok",), MoE, "experts_per_token") or 2,
+            "expert_intermediate": c.optional(("moe_intermediate_size",), MoE, "expert_intermediate")
+            or intermediate,
+            "shared_experts": c.optional(("n_shared_experts",), MoE, "shared_experts") or 0,
+            "dense_layers": c.optional(("first_k_dense_replace",), MoE, "dense_layers") or 0,
+        }
+    kv_rank = c.optional(("kv_lora_rank",), MLA, "kv_lora_rank")
+    if kv_rank:
+        data["mla"] = {
+            "kv_lora_rank": kv_rank,
+            "q_lora_rank": c.optional(("q_lora_rank",), MLA, "q_lora_rank") or 0,
+            "qk_nope_head_dim": c.optional(("qk_nope_head_dim",), MLA, "qk_nope_head_dim") or head_dim,
+            "qk_rope_head_dim": c.optional(("qk_rope_head_dim",), MLA, "qk_rope_head_dim") or 0,
+            "v_head_dim": c.optional(("v_head_dim",), MLA, "v_head_dim") or head_dim,
+        }
+    try:
+        return ModelSpec.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for line in format_validation_error(exc).split("; "):
+            field, sep, rest = line.partition(": ")
+            lines.append(f"{c.used.get(field, field)}{sep}{rest}")
+        raise ScenarioError("config.json: " + "; ".join(lines)) from None
+
+
+def entry_to_toml(entry: HardwareSpec | ModelSpec) -> str:
+    """A catalog entry as the TOML text of its file."""
+    return tomli_w.dumps(entry.model_dump(mode="json", by_alias=True, exclude_none=True))

@@ -1,0 +1,336 @@
+"""Hardware and model specifications: the data the cost model reads.
+
+A `HardwareSpec` describes one accelerator chip (peak dense FLOP/s per precision, memory
+capacity and bandwidth, links, power, price) plus one or more calibration profiles: the
+achievable fractions of peak compute and bandwidth and the fixed per-iteration overhead that
+a particular serving stack reaches on that chip. Every number carries a source (a citation, or
+``assumption: <why>`` where no public figure exists); validation refuses an entry that does not.
+
+A `ModelSpec` describes a transformer's architecture (layers, widths, heads, MoE and MLA
+fields). Parameter counts are derived from the architecture, so a model imported from a
+Hugging Face ``config.json`` needs nothing else.
+
+Both are frozen pydantic models: hashable, comparable, serialisable; unknown keys are errors.
+A custom entry can arrive in a share link, so every number is finite and bounded to a physically
+plausible range (docs/hardware.md, "Custom entries", lists the ranges): no combination of valid
+entries can make the cost model divide by zero or return an absurd time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from engine.core.errors import ScenarioError
+
+Precision = Literal["bf16", "fp8", "fp4", "int4"]
+"""Weight precisions a scenario may pick."""
+KvPrecision = Literal["bf16", "fp8"]
+"""KV-cache precisions a scenario may pick."""
+ComputePrecision = Literal["bf16", "fp8", "fp4", "int8"]
+"""Precisions a chip may list a dense peak for."""
+
+BYTES_PER_ELEMENT: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5, "int4": 0.5}
+"""Storage bytes of one weight or KV element by precision (scales of block formats ignored)."""
+
+ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+
+SOURCED_FIELDS = (
+    "tflops", "memory_gb", "memory_tb_s", "scale_up_gb_s", "scale_out_gb_s", "tdp_w", "idle_w", "usd_per_hour",
+)  # fmt: skip
+"""Hardware fields whose value must carry a source (or ``assumption: <why>``)."""
+
+MIN_LINK_GB_S = 0.1
+"""Slowest scale-up or scale-out link a chip may declare; 0 means it has no such link."""
+
+Fraction = Annotated[float, Field(ge=0.01, le=1)]
+Text = Annotated[str, Field(max_length=2000)]
+Key = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class Frozen(BaseModel):
+    """Base of every settings value: immutable, hashable, strict about unknown keys."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class Spec(Frozen):
+    """Base of catalog entries: a settings value whose numbers must all be finite (no NaN, no inf)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False)
+
+
+class CalibrationProfile(Spec):
+    """Achievable fractions of peak for one chip under one serving stack, with their source."""
+
+    eta_compute: Fraction = Field(description="achieved / peak dense FLOP/s in large GEMMs")
+    eta_bandwidth: Fraction = Field(description="achieved / peak HBM bytes/s in streaming reads")
+    overhead_ms: Annotated[float, Field(ge=0, le=1000)] = Field(
+        description="fixed host/launch overhead per iteration"
+    )
+    source: str = Field(min_length=3, max_length=2000)
+
+
+class HardwareSpec(Spec):
+    """One accelerator chip: peak numbers, links, power, price and calibration profiles."""
+
+    id: str = Field(pattern=ID_PATTERN)
+    name: str = Field(min_length=1, max_length=120)
+    vendor: str = Field(min_length=1, max_length=60)
+    kind: Literal["GPU", "ASIC", "NPU", "TPU", "SoC"] = Field(alias="class")
+    illustrative: bool = False
+    tflops: dict[ComputePrecision, Annotated[float, Field(ge=0.01, le=1_000_000)]] = Field(
+        description="dense peak TFLOP/s per precision"
+    )
+    memory_gb: Annotated[float, Field(ge=0.01, le=100_000)]
+    memory_tb_s: Annotated[float, Field(ge=0.001, le=100_000)]
+    scale_up_gb_s: Annotated[float, Field(ge=0, le=100_000)] = Field(
+        description="bidirectional scale-up (NVLink-class) bandwidth per chip; 0: none (PCIe is used)"
+    )
+    scale_out_gb_s: Annotated[float, Field(ge=0, le=10_000)] = Field(
+        description="scale-out NIC bandwidth per chip, one direction; 0: none"
+    )
+    pcie_gb_s: Annotated[float, Field(ge=MIN_LINK_GB_S, le=10_000)] = Field(
+        default=64.0, description="host link bandwidth per chip, one direction"
+    )
+    allreduce_latency_us: Annotated[float, Field(ge=0, le=10_000)] = 10.0
+    tdp_w: Annotated[float, Field(ge=0.1, le=100_000)]
+    idle_w: Annotated[float, Field(ge=0, le=100_000)]
+    usd_per_hour: Annotated[float, Field(ge=0, le=10_000)]
+    sources: Annotated[dict[Key, Text], Field(max_length=32)]
+    profiles: Annotated[dict[Key, CalibrationProfile], Field(max_length=16)]
+    default_profile: Key = "default"
+    notes: str = Field(default="", max_length=4000)
+
+    def __hash__(self) -> int:
+        return hash(self.model_dump_json(by_alias=True))
+
+    @model_validator(mode="after")
+    def _check(self) -> HardwareSpec:
+        if "bf16" not in self.tflops and "fp8" not in self.tflops:
+            raise ValueError("tflops: needs at least a bf16 or fp8 dense peak")
+        missing = [f for f in SOURCED_FIELDS if not self.sources.get(f, "").strip()]
+        if missing:
+            raise ValueError(
+                "sources: every number needs a source or 'assumption: <why>'; missing for "
+                + ", ".join(missing)
+            )
+        if self.idle_w > self.tdp_w:
+            raise ValueError(f"idle_w: {self.idle_w} exceeds tdp_w {self.tdp_w}")
+        for link in ("scale_up_gb_s", "scale_out_gb_s"):
+            value = getattr(self, link)
+            if 0 < value < MIN_LINK_GB_S:
+                raise ValueError(
+                    f"{link}: must be 0 (no such link) or at least {MIN_LINK_GB_S} GB/s (got {value})"
+                )
+        if not self.profiles:
+            raise ValueError("profiles: at least one calibration profile is required")
+        if self.default_profile not in self.profiles:
+            raise ValueError(
+                f"default_profile: {self.default_profile!r} is not one of {sorted(self.profiles)}"
+            )
+        return self
+
+    def profile(self, name: str | None = None) -> CalibrationProfile:
+        """The named calibration profile, or the default one."""
+        key = name or self.default_profile
+        if key not in self.profiles:
+            raise ScenarioError(
+                f"profile {key!r} is not defined for {self.id}; choose one of {sorted(self.profiles)}"
+            )
+        return self.profiles[key]
+
+    def compute_precision(self, weights: Precision) -> ComputePrecision:
+        """The tensor-core precision matmuls run in for a weight precision on this chip.
+
+        fp8 and fp4 weights run natively where the chip has that path and fall back to the next
+        wider one otherwise; int4 weights are weight-only quantisation (W4A16): bf16 compute.
+        """
+        order: list[ComputePrecision]
+        if weights == "fp4":
+            order = ["fp4", "fp8", "bf16"]
+        elif weights == "fp8":
+            order = ["fp8", "bf16"]
+        else:
+            order = ["bf16", "fp8"]
+        for p in order:
+            if p in self.tflops:
+                return p
+        return next(iter(self.tflops))
+
+    def peak_flops(self, weights: Precision) -> float:
+        """Dense peak FLOP/s of one chip for matmuls on weights of this precision."""
+        return self.tflops[self.compute_precision(weights)] * 1e12
+
+
+class MoE(Spec):
+    """Mixture-of-experts fields of a model."""
+
+    experts: Annotated[int, Field(ge=2, le=4096)]
+    experts_per_token: Annotated[int, Field(ge=1, le=64)]
+    expert_intermediate: Annotated[int, Field(ge=1, le=1_000_000)]
+    shared_experts: Annotated[int, Field(ge=0, le=64)] = 0
+    dense_layers: Annotated[int, Field(ge=0, le=1000)] = Field(
+        default=0, description="leading layers with a dense MLP instead of experts"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> MoE:
+        if self.experts_per_token > self.experts:
+            raise ValueError(f"experts_per_token: {self.experts_per_token} exceeds experts {self.experts}")
+        return self
+
+
+class MLA(Spec):
+    """Multi-head latent attention fields (DeepSeek-V2/V3): a compressed KV cache."""
+
+    kv_lora_rank: Annotated[int, Field(ge=1, le=65536)]
+    q_lora_rank: Annotated[int, Field(ge=0, le=65536)] = 0
+    qk_nope_head_dim: Annotated[int, Field(ge=1, le=4096)]
+    qk_rope_head_dim: Annotated[int, Field(ge=0, le=4096)]
+    v_head_dim: Annotated[int, Field(ge=1, le=4096)]
+
+
+class ModelSpec(Spec):
+    """A transformer's architecture, enough to count its FLOPs, weight bytes and KV bytes."""
+
+    id: str = Field(pattern=ID_PATTERN)
+    name: str = Field(min_length=1, max_length=120)
+    source: str = Field(min_length=3, max_length=2000)
+    layers: Annotated[int, Field(ge=1, le=1000)]
+    hidden: Annotated[int, Field(ge=1, le=1_000_000)]
+    heads: Annotated[int, Field(ge=1, le=4096)]
+    kv_heads: Annotated[int, Field(ge=1, le=4096)]
+    head_dim: Annotated[int, Field(ge=1, le=4096)]
+    intermediate: Annotated[int, Field(ge=1, le=10_000_000)]
+    vocab: Annotated[int, Field(ge=1, le=10_000_000)]
+    mlp_matrices: Literal[2, 3] = Field(
+        default=3, description="3 for gated MLPs (SwiGLU), 2 for plain GELU MLPs"
+    )
+    tied_embeddings: bool = False
+    max_context: Annotated[int, Field(ge=1, le=100_000_000)] = 131072
+    moe: MoE | None = None
+    mla: MLA | None = None
+    published_params_b: Annotated[float, Field(gt=0, le=1_000_000)] | None = Field(
+        default=None, description="the parameter count its authors publish, as a cross-check"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelSpec:
+        if self.heads % self.kv_heads:
+            raise ValueError(f"kv_heads: {self.kv_heads} must divide heads {self.heads}")
+        if self.moe and self.moe.dense_layers > self.layers:
+            raise ValueError(f"moe.dense_layers: {self.moe.dense_layers} exceeds layers")
+        return self
+
+    # --- parameter counts -------------------------------------------------------------
+    def attention_params(self) -> float:
+        """Weights of one layer's attention block."""
+        d = self.hidden
+        if self.mla:
+            m = self.mla
+            qk = m.qk_nope_head_dim + m.qk_rope_head_dim
+            q = d * m.q_lora_rank + m.q_lora_rank * self.heads * qk if m.q_lora_rank else d * self.heads * qk
+            kv_down = d * (m.kv_lora_rank + m.qk_rope_head_dim)
+            kv_up = m.kv_lora_rank * self.heads * (m.qk_nope_head_dim + m.v_head_dim)
+            out = self.heads * m.v_head_dim * d
+            return float(q + kv_down + kv_up + out)
+        h = self.head_dim
+        return float(d * self.heads * h * 2 + d * self.kv_heads * h * 2)
+
+    def _mlp_params(self, width: int) -> float:
+        return float(self.mlp_matrices * self.hidden * width)
+
+    def expert_params(self) -> float:
+        """Weights of one routed expert in one layer (0 for a dense model)."""
+        return self._mlp_params(self.moe.expert_intermediate) if self.moe else 0.0
+
+    def moe_layers(self) -> int:
+        """Number of layers whose MLP is a mixture of experts."""
+        return self.layers - self.moe.dense_layers if self.moe else 0
+
+    def embedding_params(self) -> float:
+        """Input embedding plus output head (one matrix when tied)."""
+        return float(self.vocab * self.hidden * (1 if self.tied_embeddings else 2))
+
+    def dense_params(self) -> float:
+        """Weights every token reads: attention, dense MLPs, shared experts, router, embeddings."""
+        total = self.layers * self.attention_params() + self.embedding_params()
+        if self.moe:
+            m = self.moe
+            total += m.dense_layers * self._mlp_params(self.intermediate)
+            total += self.moe_layers() * (m.shared_experts * self.expert_params() + self.hidden * m.experts)
+        else:
+            total += self.layers * self._mlp_params(self.intermediate)
+        return total
+
+    def total_params(self) -> float:
+        """All weights."""
+        if not self.moe:
+            return self.dense_params()
+        return self.dense_params() + self.moe_layers() * self.moe.experts * self.expert_params()
+
+    def active_params(self) -> float:
+        """Weights one token's forward pass multiplies by (MoE: only its routed experts)."""
+        if not self.moe:
+            return self.dense_params()
+        return self.dense_params() + self.moe_layers() * self.moe.experts_per_token * self.expert_params()
+
+    def matmul_params(self) -> float:
+        """Active weights that take part in matmuls per token (the input embedding is a lookup)."""
+        return self.active_params() - self.vocab * self.hidden * (0 if self.tied_embeddings else 1)
+
+    # --- attention and KV ---------------------------------------------------------------
+    def kv_elements_per_token(self) -> float:
+        """KV-cache elements one token stores across all layers."""
+        if self.mla:
+            return float(self.layers * (self.mla.kv_lora_rank + self.mla.qk_rope_head_dim))
+        return float(2 * self.layers * self.kv_heads * self.head_dim)
+
+    def kv_bytes_per_token(self, kv: KvPrecision = "bf16") -> float:
+        """KV-cache bytes one token stores across all layers."""
+        return self.kv_elements_per_token() * BYTES_PER_ELEMENT[kv]
+
+    def attention_flops_per_pair(self) -> float:
+        """FLOPs of attention between one query token and one context token, all layers.
+
+        Scores (q.k) and the weighted sum (p.v) each cost 2 FLOPs per head-dimension element:
+        4 * L * n_q * h for standard heads, with MLA's qk and v widths where they differ.
+        """
+        if self.mla:
+            m = self.mla
+            return 2.0 * self.layers * self.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim)
+        return 4.0 * self.layers * self.heads * self.head_dim
+
+    def expected_experts_touched(self, tokens: float) -> float:
+        """Expected distinct routed experts per MoE layer that a batch of tokens activates.
+
+        With uniform routing, each token picks k of E experts; an expert stays untouched with
+        probability (1 - k/E)^T, so E * (1 - (1 - k/E)^T) are read from memory.
+        """
+        if not self.moe:
+            return 0.0
+        e, k = self.moe.experts, self.moe.experts_per_token
+        t = max(tokens, 0.0)
+        return e * (1.0 - math.pow(1.0 - k / e, t))
+
+    def weight_bytes(self, weights: Precision) -> float:
+        """Bytes of all weights at a precision (embeddings kept in bf16 as serving stacks do)."""
+        emb = self.embedding_params()
+        return (self.total_params() - emb) * BYTES_PER_ELEMENT[weights] + emb * 2.0
+
+    def weight_bytes_read(self, weights: Precision, tokens: float) -> float:
+        """Bytes of weights one iteration of `tokens` tokens streams from memory.
+
+        Dense models read everything once per iteration (only the output head, not the input
+        embedding table). MoE models read only the experts the batch touches.
+        """
+        wb = BYTES_PER_ELEMENT[weights]
+        head = self.vocab * self.hidden * 2.0
+        dense = (self.dense_params() - self.embedding_params()) * wb + head
+        if not self.moe:
+            return dense
+        touched = self.expected_experts_touched(tokens)
+        return dense + self.moe_layers() * touched * self.expert_params() * wb

@@ -1,0 +1,60 @@
+"""What the command-line modules share: scenario loading with overrides, and JSON output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.core.errors import ScenarioError
+from engine.scenario import codec as scenario_io
+from engine.scenario.model import Scenario
+
+
+def clean(obj: Any) -> Any:
+    """Plain JSON data: NaN and infinities become None, numpy scalars plain numbers."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {str(k): clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [clean(v) for v in obj]
+    if hasattr(obj, "item"):  # numpy scalars
+        return clean(obj.item())
+    return obj
+
+
+def dumps(data: Any) -> str:
+    """One JSON document, indented."""
+    return json.dumps(clean(data), indent=2)
+
+
+def emit_json(data: Any) -> None:
+    """Print one JSON document to stdout."""
+    sys.stdout.write(dumps(data) + "\n")
+
+
+def add_work_limit_flag(parser: argparse.ArgumentParser) -> None:
+    """Add ``--no-work-limit``: lift the work bound (engine.serving.work_bound) for a trusted local run."""
+    parser.add_argument(
+        "--no-work-limit",
+        action="store_true",
+        help="run even when the estimated work (events, router looks, cache blocks, memory) is over "
+        "the bounds of docs/bounds.md; for trusted local runs",
+    )
+
+
+def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
+    """A scenario from a file path or a preset name, with ``--set PATH=VALUE`` overrides."""
+    scen = scenario_io.load(ref) if Path(ref).exists() else scenario_io.load_preset(ref)
+    overrides: dict[str, Any] = {}
+    for item in sets or ():
+        path, sep, value = item.partition("=")
+        if not sep:
+            raise ScenarioError(f"--set {item!r}: expected path=value")
+        overrides[path.strip()] = scenario_io.parse_value(value.strip())
+    return scenario_io.apply_overrides(scen, overrides) if overrides else scen

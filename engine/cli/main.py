@@ -1,0 +1,437 @@
+"""The command line: ``python -m engine <command>``.
+
+Commands: ``catalog`` (list hardware and models), ``roofline`` (prefill and decode on one
+instance), ``scenario`` (validate a scenario file, print it resolved), ``import-model``
+(a Hugging Face config.json to a catalog entry). With ``--json`` stdout holds exactly one JSON
+document; messages go to stderr. Bad input exits with status 2 and a message naming the field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.catalog.entries import entry_to_toml, load_catalog, model_from_hf_config
+from engine.catalog.specs import HardwareSpec
+from engine.cli import plan as cli_plan
+from engine.cli.common import add_work_limit_flag, dumps, emit_json, load_scenario
+from engine.core.errors import ScenarioError
+from engine.core.safecsv import safe_csv
+from engine.costmodel import calibrate
+from engine.costmodel.perf import Instance
+from engine.costmodel.roofline import report
+from engine.scenario import codec as scenario_io
+from engine.scenario.resolve import resolve
+from engine.serving.run import ENGINE_VERSION, SimResult, replicate, simulate
+from engine.serving.work_bound import WorkBoundError, estimate, sci
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    cat = load_catalog()
+    hw = [
+        {
+            "id": h.id,
+            "name": h.name,
+            "vendor": h.vendor,
+            "class": h.kind,
+            "illustrative": h.illustrative,
+            "tflops": dict(h.tflops),
+            "memory_gb": h.memory_gb,
+            "memory_tb_s": h.memory_tb_s,
+            "scale_up_gb_s": h.scale_up_gb_s,
+            "scale_out_gb_s": h.scale_out_gb_s,
+            "tdp_w": h.tdp_w,
+            "idle_w": h.idle_w,
+            "usd_per_hour": h.usd_per_hour,
+            "profiles": sorted(h.profiles),
+            "sources": dict(h.sources),
+        }
+        for h in sorted(cat.hardware.values(), key=lambda h: h.id)
+    ]
+    models = [
+        {
+            "id": m.id,
+            "name": m.name,
+            "params_b": m.total_params() / 1e9,
+            "active_params_b": m.active_params() / 1e9,
+            "layers": m.layers,
+            "hidden": m.hidden,
+            "kv_bytes_per_token_bf16": m.kv_bytes_per_token("bf16"),
+            "moe": m.moe is not None,
+            "mla": m.mla is not None,
+            "source": m.source,
+        }
+        for m in sorted(cat.models.values(), key=lambda m: m.id)
+    ]
+    if args.json:
+        emit_json({"hardware": hw, "models": models})
+        return 0
+    print(f"{'hardware':24} {'class':5} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GB':>6} {'TB/s':>6} {'$/h':>6}")
+    for h in hw:
+        tf: dict[str, float] = h["tflops"]  # type: ignore[assignment]
+        mark = " (illustrative)" if h["illustrative"] else ""
+        print(
+            f"{h['id']:24} {h['class']:5} {tf.get('bf16', 0):6.0f} {tf.get('fp8', 0):6.0f} "
+            f"{tf.get('fp4', 0):6.0f} {h['memory_gb']:6.0f} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}{mark}"
+        )
+    print()
+    print(f"{'model':18} {'params':>8} {'active':>8} {'KV B/token':>11}  kind")
+    for m in models:
+        kind = "MoE+MLA" if m["moe"] and m["mla"] else "MoE" if m["moe"] else "dense"
+        print(
+            f"{m['id']:18} {m['params_b']:7.1f}B {m['active_params_b']:7.1f}B "
+            f"{m['kv_bytes_per_token_bf16']:11,.0f}  {kind}"
+        )
+    return 0
+
+
+def cmd_roofline(args: argparse.Namespace) -> int:
+    cat = load_catalog()
+    inst = Instance(
+        model=cat.model(args.model),
+        hardware=cat.chip(args.hardware),
+        tp=args.tp,
+        pp=args.pp,
+        weights=args.weights,
+        kv=args.kv,
+        profile_name=args.profile,
+    )
+    rep = report(inst)
+    if args.json:
+        emit_json(rep)
+        return 0
+    print(
+        f"{inst.model.name} on {args.tp} x {inst.hardware.name} ({args.weights} weights, {args.kv} KV, "
+        f"profile {inst.hardware.default_profile if args.profile is None else args.profile})"
+    )
+    print(
+        f"weights {rep['weight_bytes'] / 1e9:.1f} GB; KV {rep['kv_bytes_per_token']:,.0f} B/token; "
+        f"KV capacity {rep['kv_capacity_tokens']:,} tokens; ridge {rep['ridge_flops_per_byte']:.0f} FLOP/B"
+    )
+    if rep["kv_capacity_tokens"] == 0:
+        print("the weights do not fit: raise --tp or lower --weights precision")
+    print("\nprefill (one prompt alone)")
+    print(f"{'prompt':>8} {'time ms':>9} {'compute':>9} {'memory':>9} {'FLOP/B':>8}  bound")
+    for r in rep["prefill"]:
+        print(
+            f"{r['prompt_tokens']:8d} {r['time_ms']:9.2f} {r['compute_ms']:9.2f} {r['memory_ms']:9.2f} "
+            f"{r['intensity_flops_per_byte']:8.0f}  {r['bound']}"
+        )
+    print("\ndecode (one step)")
+    print(f"{'batch':>6} {'context':>8} {'time ms':>9} {'compute':>9} {'memory':>9} {'tok/s':>9}  bound")
+    for r in rep["decode"]:
+        print(
+            f"{r['batch']:6d} {r['context_tokens']:8d} {r['time_ms']:9.2f} {r['compute_ms']:9.2f} "
+            f"{r['memory_ms']:9.2f} {r['tokens_per_s']:9.0f}  {r['bound']}"
+        )
+    return 0
+
+
+def cmd_scenario(args: argparse.Namespace) -> int:
+    scen = load_scenario(args.scenario, args.set)
+    res = resolve(scen)
+    if args.json:
+        emit_json(scenario_io.to_data(scen))
+        return 0
+    print(scenario_io.dumps_toml(scen))
+    for p in res.pools:
+        print(
+            f"# pool {p.spec.name}: {p.spec.count} x ({p.spec.tp} x {p.hardware.id}), KV capacity "
+            f"{p.instance.kv_capacity_tokens:,} tokens per instance, ${p.usd_per_hour:,.2f}/h"
+        )
+    work = estimate(scen)
+    print(
+        f"# work estimate: {sci(work.requests)} requests, {sci(work.events)} events, "
+        f"{sci(work.router_looks)} router looks, {sci(work.cache_blocks)} cache block visits, "
+        f"{work.memory_bytes / 1e6:,.0f} MB (bounds: docs/bounds.md)"
+    )
+    for problem in work.problems():
+        print(f"# over the bound: {problem}")
+    return 0
+
+
+def _fmt(v: Any, unit: str = "", scale: float = 1.0) -> str:
+    return "-" if v is None else f"{v * scale:,.2f}{unit}"
+
+
+def print_summary(doc: dict[str, Any]) -> None:
+    """A human summary of one run."""
+    r = doc["requests"]
+    print(
+        f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
+        f"{r['failed']:,} failed"
+    )
+    for name, lat in doc["latency_ms"].items():
+        print(f"  {name:5} ms  p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}")
+    print(f"SLO attainment {doc['slo_attainment']:.1%}; goodput {doc['goodput_rps']:.2f} req/s")
+    for cls, c in doc["classes"].items():
+        verdict = "passes" if c["passes"] else "FAILS"
+        print(
+            f"  class {cls}: p{c['percentile']:g} TTFT {_fmt(c['ttft_ms_at_percentile'])} ms, TPOT "
+            f"{_fmt(c['tpot_ms_at_percentile'])} ms, attainment {c['slo_attainment']:.1%}: {verdict}"
+        )
+    t = doc["throughput_tokens_per_s"]
+    print(f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s")
+    c = doc["cost"]
+    print(
+        f"cost: ${c['usd_per_hour']:,.2f}/h; ${_fmt(c['usd_per_request'], scale=1000)} per 1k requests; "
+        f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens"
+    )
+    parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())
+    print(f"  per 1k requests by part ($): {parts}")
+    for pool, u in doc["utilization"].items():
+        print(
+            f"pool {pool}: compute {u['compute']:.1%}, bandwidth {u['bandwidth']:.1%}, busy {u['busy']:.1%}, "
+            f"KV memory {u['kv_memory']:.1%}"
+        )
+    e = doc["energy"]["joules_per_output_token"]
+    print(f"energy: {_fmt(e)} J per output token")
+    if "sim" in doc:
+        s = doc["sim"]
+        print(
+            f"simulated in {s['wall_s']:.2f} s with {s['events']:,} events ({s['events_per_request']:.1f} per request)"
+        )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    scen = load_scenario(args.scenario, args.set)
+    check = not args.no_work_limit
+    if args.replications > 1:
+        runs, stats = replicate(scen, args.replications, check_work=check)
+        if args.json:
+            emit_json(
+                {
+                    "replications": args.replications,
+                    "seeds": [r.scenario.seed for r in runs],
+                    "stats": stats,
+                    "engine_version": ENGINE_VERSION,
+                }
+            )
+            return 0
+        print(
+            f"{args.replications} replications (seeds {runs[0].scenario.seed}..{runs[-1].scenario.seed}); "
+            "mean [95% interval]"
+        )
+        for key in (
+            "slo_attainment",
+            "goodput_rps",
+            "latency_ms.ttft.p99",
+            "latency_ms.tpot.p99",
+            "cost.usd_per_request",
+            "throughput_tokens_per_s.output",
+        ):
+            if key in stats:
+                s = stats[key]
+                print(f"  {key:32} {s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]")
+        return 0
+    res = simulate(scen, check_work=check)
+    if args.out:
+        write_outputs(res, Path(args.out), args.format)
+    if args.json:
+        emit_json(res.to_json())
+        return 0
+    print(f"{scen.name} (seed {scen.seed})")
+    print_summary(res.to_json())
+    if args.out:
+        print(
+            f"wrote requests.{args.format}, timeseries.{args.format}, summary.json, scenario.toml to {args.out}"
+        )
+    return 0
+
+
+def write_outputs(res: SimResult, out: Path, fmt: str) -> None:
+    """Write the per-request and time-series tables, the summary and the scenario."""
+    try:
+        _write_outputs(res, out, fmt)
+    except OSError as exc:
+        raise ScenarioError(
+            f"--out {out}: cannot write there ({exc.strerror or type(exc).__name__}); name a folder"
+        ) from None
+
+
+def _write_outputs(res: SimResult, out: Path, fmt: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name, frame in (("requests", res.requests), ("timeseries", res.timeseries)):
+        if fmt == "parquet":
+            frame.to_parquet(out / f"{name}.parquet", index=False)
+        else:
+            (out / f"{name}.csv").write_text(safe_csv(frame), encoding="utf-8")
+    doc = res.to_json()
+    (out / "summary.json").write_text(dumps(doc), encoding="utf-8")
+    (out / "scenario.toml").write_text(scenario_io.dumps_toml(res.scenario), encoding="utf-8")
+
+
+def cmd_import_model(args: argparse.Namespace) -> int:
+    spec = model_from_hf_config(Path(args.config), args.id, args.name)
+    return _write_or_print(entry_to_toml(spec), args.out)
+
+
+def _write_or_print(text: str, out: str | None) -> int:
+    """Write text to `out` (saying so on stderr), or to stdout."""
+    if out:
+        try:
+            Path(out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ScenarioError(f"--out {out}: cannot write ({exc.strerror or type(exc).__name__})") from None
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def validation_markdown(tab: Any) -> str:
+    """The validation table as markdown rows."""
+    lines = [
+        "| id | setup | point | profile | measured | predicted | error |",
+        "|---|---|---|---|---:|---:|---:|",
+    ]
+    for r in tab.itertuples():
+        lines.append(
+            f"| {r.id} | {r.setup} | {r.point} | {r.profile} | {r.measured:,.1f} {r.unit} | "
+            f"{r.predicted:,.1f} | {r.error:+.1%} |"
+        )
+    return "\n".join(lines)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    cat = load_catalog()
+    tab = calibrate.table(calibrate.reference_points(), cat)
+    med, worst = float(tab["abs_error"].median()), float(tab["abs_error"].max())
+    if args.json:
+        emit_json(
+            {"points": tab.to_dict(orient="records"), "median_abs_error": med, "worst_abs_error": worst}
+        )
+        return 0
+    if args.markdown:
+        print(validation_markdown(tab))
+        print(f"\nmedian absolute error {med:.1%}, worst {worst:.1%} over {len(tab)} points")
+        return 0
+    print(f"{'id':5} {'setup':32} {'point':22} {'profile':9} {'measured':>10} {'predicted':>10} {'error':>7}")
+    for r in tab.itertuples():
+        print(
+            f"{r.id:5} {r.setup:32} {r.point:22} {r.profile:9} {r.measured:10.1f} {r.predicted:10.1f} "
+            f"{r.error:+7.1%}"
+        )
+    for kind, sub in tab.groupby("kind"):
+        print(
+            f"{kind:10}: median |error| {sub['abs_error'].median():.1%}, worst {sub['abs_error'].max():.1%}"
+        )
+    print(f"all       : median |error| {med:.1%}, worst {worst:.1%} over {len(tab)} points")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    cat = load_catalog()
+    if args.reference:
+        fits = calibrate.reference_fits(calibrate.reference_points(), cat)
+        for (chip_id, stack), f in fits.items():
+            print(f"# {chip_id}: median |error| {f.median_abs_error:.1%}, worst {f.worst_abs_error:.1%}")
+            print(calibrate.profile_toml(stack, f.profile))
+        return 0
+    if not args.measurements or not args.hardware:
+        raise ScenarioError("calibrate: give a measurements CSV and --hardware (or --reference)")
+    points = [m for m in calibrate.read_measurements(args.measurements) if m.hardware == args.hardware]
+    if not points:
+        raise ScenarioError(f"calibrate: no rows for hardware {args.hardware!r} in {args.measurements}")
+    result = calibrate.fit(
+        points, cat, f"fitted to {len(points)} measurements in {Path(args.measurements).name}"
+    )
+    print(
+        result.table[["id", "point", "measured", "predicted", "error"]].to_string(index=False),
+        file=sys.stderr,
+    )
+    print(
+        f"{args.hardware}/{args.profile}: eta_compute {result.profile.eta_compute}, eta_bandwidth "
+        f"{result.profile.eta_bandwidth}, overhead {result.profile.overhead_ms} ms; median |error| "
+        f"{result.median_abs_error:.1%}",
+        file=sys.stderr,
+    )
+    chip = cat.chip(args.hardware)
+    new_id = args.new_id or f"{chip.id}-{args.profile}"
+    entry = chip.model_copy(
+        update={"id": new_id, "profiles": {**chip.profiles, args.profile: result.profile},
+                "default_profile": args.profile}
+    )  # fmt: skip
+    return _write_or_print(
+        entry_to_toml(HardwareSpec.model_validate(entry.model_dump(by_alias=True))), args.out
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of the CLI."""
+    p = argparse.ArgumentParser(prog="python -m engine", description="Fengong: LLM-serving lab.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("catalog", help="list hardware and models")
+    c.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    c.set_defaults(func=cmd_catalog)
+
+    r = sub.add_parser("roofline", help="prefill and decode of a model on one instance")
+    r.add_argument("--model", required=True)
+    r.add_argument("--hardware", required=True)
+    r.add_argument("--tp", type=int, default=1)
+    r.add_argument("--pp", type=int, default=1)
+    r.add_argument("--weights", choices=["bf16", "fp8", "fp4", "int4"], default="bf16")
+    r.add_argument("--kv", choices=["bf16", "fp8"], default="bf16")
+    r.add_argument("--profile", default=None, help="calibration profile of the chip")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_roofline)
+
+    s = sub.add_parser("scenario", help="validate a scenario file or preset and print it")
+    s.add_argument("scenario", help="a .toml/.json file or a preset name")
+    s.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_scenario)
+
+    v = sub.add_parser("validate", help="predicted vs measured for every calibration point")
+    v.add_argument("--json", action="store_true")
+    v.add_argument("--markdown", action="store_true", help="print a markdown table")
+    v.set_defaults(func=cmd_validate)
+
+    k = sub.add_parser("calibrate", help="fit a chip's profile to measured timings")
+    k.add_argument(
+        "measurements", nargs="?", help="CSV with columns " + ", ".join(calibrate.MEASUREMENT_COLUMNS)
+    )
+    k.add_argument("--hardware", help="catalog id of the chip measured")
+    k.add_argument("--profile", default="mine", help="name of the fitted profile")
+    k.add_argument("--new-id", default=None, help="catalog id of the new entry (default <chip>-<profile>)")
+    k.add_argument("--out", default=None, help="write the new catalog entry here (else stdout)")
+    k.add_argument("--reference", action="store_true", help="refit the shipped profiles from data/reference")
+    k.set_defaults(func=cmd_calibrate)
+
+    u = sub.add_parser("run", help="simulate a scenario file or preset")
+    u.add_argument("scenario", help="a .toml/.json file or a preset name")
+    u.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    u.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    u.add_argument("--out", default=None, help="directory for requests/timeseries tables and the summary")
+    u.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    u.add_argument("--replications", type=int, default=1, help="run N seeds and report 95%% intervals")
+    add_work_limit_flag(u)
+    u.set_defaults(func=cmd_run)
+
+    m = sub.add_parser("import-model", help="a Hugging Face config.json to a model catalog entry")
+    m.add_argument("config", help="path to a local config.json")
+    m.add_argument("--id", required=True, help="catalog id, e.g. my-model-7b")
+    m.add_argument("--name", default=None)
+    m.add_argument("--out", default=None, help="write the TOML here (else stdout)")
+    m.set_defaults(func=cmd_import_model)
+    cli_plan.register(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        if isinstance(exc, WorkBoundError):
+            print("(a trusted local run may pass --no-work-limit; see docs/bounds.md)", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+        sys.stderr.close()
+        return 0

@@ -1,0 +1,310 @@
+"""Command-line commands for planning: ``plan``, ``capacity``, ``sweep`` and ``advise``.
+
+`register(sub)` adds them to the CLI's subparsers (engine/cli.py calls it). With ``--json``
+stdout holds exactly one JSON document; progress bars and messages go to stderr. Bad input
+exits with status 2 and a message naming the field (engine.cli.main's main catches ScenarioError).
+Engine names are imported from their modules (``from engine.planning.plan import plan``), never as
+``engine.planning.plan``: once engine/__init__.py exports the function `plan`, that name is the function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from engine.cli.common import add_work_limit_flag, emit_json, load_scenario
+from engine.core.errors import ScenarioError
+from engine.explain.advisor import STABLE_MONTHS, Advice, advise
+from engine.planning.capacity import capacity
+from engine.planning.plan import Plan, SearchSpace, hardware_choice, plan
+from engine.planning.sweep import grid, local_executor, parse_vary, sweep, write
+from engine.scenario import codec as scenario_io
+from engine.serving.run import ENGINE_VERSION, simulate
+
+
+def _ints(text: str, flag: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ScenarioError(f"{flag}: expected integers separated by commas (got {text!r})") from None
+
+
+class _Bar:
+    """A tqdm bar on stderr driven by the engine's progress callbacks."""
+
+    def __init__(self, total: int, desc: str, enabled: bool) -> None:
+        self.bar = tqdm(total=total, desc=desc, file=sys.stderr, disable=not enabled, leave=False)
+
+    def plan(self, done: int, total: int, note: str) -> None:
+        self.bar.total = total
+        self.bar.n = done
+        self.bar.set_postfix_str(note, refresh=True)
+
+    def sweep(self, done: int, total: int) -> None:
+        self.bar.total = total
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+# --- plan ------------------------------------------------------------------------------------
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Find the cheapest deployment that meets every SLO at --target-rps."""
+    scen = load_scenario(args.scenario, args.set)
+    hardware = hardware_choice(scen, args.hardware or "")
+    modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
+    space = SearchSpace(
+        hardware=hardware,
+        modes=modes,  # type: ignore[arg-type]
+        tp=_ints(args.tp, "--tp"),
+        mixed_hardware=not args.no_mixed_hardware,
+        budget_usd_per_hour=args.budget_usd_per_hour,
+        duration_s=args.duration_s,
+        max_simulations=args.max_simulations,
+        finalists=args.finalists,
+    )
+    bar = _Bar(space.max_simulations, "planning", not args.no_progress)
+    try:
+        result = plan(scen, args.target_rps, space, progress=bar.plan, check_work=not args.no_work_limit)
+    finally:
+        bar.close()
+    if args.json:
+        doc = result.to_json()
+        doc["engine_version"] = ENGINE_VERSION
+        doc["scenario"] = {"name": scen.name, "seed": scen.seed}
+        emit_json(doc)
+        return 0
+    print_plan(result)
+    if args.out and result.best is not None:
+        Path(args.out).write_text(scenario_io.dumps_toml(result.best), encoding="utf-8")
+        print(f"wrote the chosen scenario to {args.out}")
+    return 0
+
+
+def print_plan(p: Plan) -> None:
+    """A human summary of a plan."""
+    print(
+        f"target {p.target_rps:g} req/s over a {p.duration_s:g} s planning window: {len(p.candidates)} shapes, "
+        f"{p.pruned} pruned by the cost model, {p.bounded} bounded out, {p.simulated} simulations, "
+        f"{p.feasible} met every SLO"
+    )
+    for note in p.notes:
+        print(f"note: {note}")
+    if p.best_run is not None:
+        r = p.runs.iloc[p.best_run].to_dict()
+        print(
+            f"cheapest: {r['shape']} {r['split']} = {int(r['chips'])} chips, ${r['usd_per_hour']:,.2f}/h; "
+            f"goodput {r['goodput_rps']:.2f} req/s, TTFT p90 {r['ttft_ms_p90']:,.0f} ms, "
+            f"TPOT mean {r['tpot_ms_mean']:.1f} ms, ${r['usd_per_million_output_tokens']:.2f} per M output tokens"
+        )
+    print("\ncost against goodput (Pareto frontier; * = chosen)")
+    print(f"  {'deployment':34} {'split':>8} {'$/h':>9} {'goodput':>9}  passes")
+    for c in p.frontier_cost.to_dict(orient="records"):
+        mark = "*" if c["chosen"] else " "
+        print(
+            f"{mark} {c['shape']:34} {c['split']:>8} {c['usd_per_hour']:9.2f} {c['goodput_rps']:9.2f}  "
+            f"{bool(c['passes'])}"
+        )
+    print("\nthroughput per chip against tokens/s per user (Pareto frontier)")
+    print(f"  {'deployment':34} {'split':>8} {'tok/s/user':>10} {'tok/s/chip':>10}")
+    for t in p.frontier_throughput.to_dict(orient="records"):
+        mark = "*" if t["chosen"] else " "
+        print(
+            f"{mark} {t['shape']:34} {t['split']:>8} {t['tokens_per_s_per_user']:10.1f} "
+            f"{t['output_tokens_per_s_per_chip']:10.0f}"
+        )
+
+
+# --- capacity --------------------------------------------------------------------------------
+
+
+def cmd_capacity(args: argparse.Namespace) -> int:
+    """The highest arrival rate at which every class passes, by bisection."""
+    scen = load_scenario(args.scenario, args.set)
+    bar = _Bar(args.max_simulations, "capacity", not args.no_progress)
+    try:
+        cap = capacity(
+            scen,
+            max_simulations=args.max_simulations,
+            duration_s=args.duration_s,
+            progress=bar.plan,
+            check_work=not args.no_work_limit,
+        )
+    finally:
+        bar.close()
+    if args.json:
+        emit_json(
+            {
+                **cap.to_json(),
+                "engine_version": ENGINE_VERSION,
+                "scenario": {"name": scen.name, "seed": scen.seed},
+            }
+        )
+        return 0
+    failed = "none failed" if cap.failed_rps is None else f"fails at {cap.failed_rps:.3g} req/s"
+    print(
+        f"{scen.name}: capacity {cap.capacity_rps:.3g} req/s (every class passes; {failed}); cost-model "
+        f"estimate {cap.estimate_rps:.3g} req/s; {cap.simulations} simulations"
+    )
+    for c in cap.runs.to_dict(orient="records"):
+        print(
+            f"  {c['rate_rps']:9.3f} req/s  {'passes' if c['passes'] else 'FAILS ':6}  goodput "
+            f"{c['goodput_rps']:8.2f}  attainment {c['slo_attainment']:.1%}"
+        )
+    return 0
+
+
+# --- sweep -----------------------------------------------------------------------------------
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Run a grid of field values and seeds; write one tidy table."""
+    scen = load_scenario(args.scenario, args.set)
+    vary = parse_vary(args.vary)
+    points = grid(vary, args.seeds, scen.seed)
+    bar = _Bar(len(points), "sweep", not args.no_progress)
+    client: Any = None
+    executor: Executor | None
+    try:
+        if args.dask:
+            from distributed import Client  # heavy and only needed here: imported on demand
+
+            client = Client(args.dask)  # type: ignore[no-untyped-call]
+            executor = client.get_executor()
+        elif args.workers == 1:
+            executor = None
+        else:
+            executor = local_executor(args.workers)
+        try:
+            frame = sweep(
+                scen,
+                vary,
+                seeds=args.seeds,
+                executor=executor,
+                progress=bar.sweep,
+                check_work=not args.no_work_limit,
+            )
+        finally:
+            if executor is not None and client is None:
+                executor.shutdown()
+    finally:
+        bar.close()
+        if client is not None:
+            client.close()
+    write(frame, args.out)
+    print(f"wrote {len(frame)} runs x {frame.shape[1]} columns to {args.out}", file=sys.stderr)
+    return 0
+
+
+# --- advise ----------------------------------------------------------------------------------
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    """Roofline positions, findings from a run, and the specialisation test."""
+    scen = load_scenario(args.scenario, args.set)
+    res = simulate(scen, check_work=not args.no_work_limit)
+    adv = advise(res, args.model_change_months)
+    if args.hardware:
+        keep = [h.strip() for h in args.hardware.split(",") if h.strip()]
+        adv = Advice(adv.roofline[adv.roofline["hardware"].isin(keep)], adv.findings, adv.specialisation)
+    if args.json:
+        emit_json(
+            {
+                **adv.to_json(),
+                "engine_version": ENGINE_VERSION,
+                "scenario": {"name": scen.name, "seed": scen.seed},
+            }
+        )
+        return 0
+    print(
+        f"{scen.name} (seed {scen.seed}): {scen.model.id}, {scen.model.weights} weights, {scen.model.kv} KV"
+    )
+    print("\nwhere each phase sits on each chip's roofline (smallest tp that holds the weights)")
+    print(
+        f"{'chip':22} {'tp':>2} {'phase':8} {'batch':>5} {'FLOP/B':>7} {'ridge':>6} {'TFLOP/s/chip':>12} "
+        f"{'tok/s/chip':>10} {'$/M tok':>8}  binds"
+    )
+    for r in adv.roofline.to_dict(orient="records"):
+        note = f" ({r['note']})" if r["note"] else ""
+        print(
+            f"{r['hardware']:22} {r['tp']:2d} {r['phase']:8} {r['batch']:5d} {r['intensity_flops_per_byte']:7.0f} "
+            f"{r['ridge_flops_per_byte']:6.0f} {r['achieved_tflops_per_chip']:12.0f} "
+            f"{r['tokens_per_s_per_chip']:10.0f} {r['usd_per_million_tokens']:8.3f}  {r['binds']}{note}"
+        )
+    print("\nfindings from the run")
+    for f in adv.findings:
+        print(f"  [{f.severity}] {f.text}")
+    print(f"\nshould a phase get its own chip? (a model change every {args.model_change_months:g} months)")
+    for text in adv.specialisation["text"]:
+        print(f"  {text}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add the plan, capacity, sweep and advise commands to the CLI's subparsers."""
+    p = sub.add_parser("plan", help="the cheapest deployment that meets every SLO at a target load")
+    p.add_argument("scenario", help="a .toml/.json file or a preset name")
+    p.add_argument("--target-rps", type=float, required=True, help="the load to plan for (requests/s)")
+    p.add_argument(
+        "--hardware", default="", help="chips allowed, comma-separated, or 'all' (default: the scenario's)"
+    )
+    p.add_argument("--modes", default="colocated,disaggregated", help="deployment modes to consider")
+    p.add_argument("--tp", default="1,2,4,8", help="tensor-parallel degrees to consider")
+    p.add_argument("--no-mixed-hardware", action="store_true", help="prefill and decode on the same chip")
+    p.add_argument("--budget-usd-per-hour", type=float, default=None)
+    p.add_argument("--duration-s", type=float, default=120.0, help="planning window of each run")
+    p.add_argument("--max-simulations", type=int, default=120)
+    p.add_argument(
+        "--finalists", type=int, default=3, help="shapes searched to a passing point for the frontier"
+    )
+    p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    p.add_argument("--out", default=None, help="write the chosen scenario (TOML) here")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.add_argument("--no-progress", action="store_true")
+    add_work_limit_flag(p)
+    p.set_defaults(func=cmd_plan)
+
+    c = sub.add_parser("capacity", help="the highest load at which every class passes its SLO")
+    c.add_argument("scenario", help="a .toml/.json file or a preset name")
+    c.add_argument("--max-simulations", type=int, default=10)
+    c.add_argument(
+        "--duration-s", type=float, default=None, help="window of each run (default: the scenario's)"
+    )
+    c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--no-progress", action="store_true")
+    add_work_limit_flag(c)
+    c.set_defaults(func=cmd_capacity)
+
+    w = sub.add_parser("sweep", help="run a grid of field values and seeds in parallel")
+    w.add_argument("scenario", help="a .toml/.json file or a preset name")
+    w.add_argument("--vary", action="append", default=[], required=True, metavar="PATH=V1,V2,...")
+    w.add_argument("--seeds", type=int, default=1, help="seeds per grid point (seed, seed+1, ...)")
+    w.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    w.add_argument("--out", required=True, help="results table: .parquet (default) or .csv")
+    w.add_argument(
+        "--workers", type=int, default=None, help="local processes (default: all cores; 1: in-process)"
+    )
+    w.add_argument(
+        "--dask", default=None, metavar="tcp://HOST:PORT", help="run on a Dask distributed scheduler"
+    )
+    w.add_argument("--no-progress", action="store_true")
+    add_work_limit_flag(w)
+    w.set_defaults(func=cmd_sweep)
+
+    a = sub.add_parser("advise", help="roofline positions, findings from a run, specialisation test")
+    a.add_argument("scenario", help="a .toml/.json file or a preset name")
+    a.add_argument("--model-change-months", type=float, default=STABLE_MONTHS)
+    a.add_argument("--hardware", default="", help="chips shown in the roofline table (default: all)")
+    a.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    a.add_argument("--json", action="store_true")
+    add_work_limit_flag(a)
+    a.set_defaults(func=cmd_advise)

@@ -1,0 +1,78 @@
+"""Parsing untrusted JSON and TOML text with size and nesting limits.
+
+Python's parsers recurse once per level of nesting: a 66-character link of nested brackets
+raises RecursionError, and data nested a few hundred levels deep makes every later recursive
+step (copying, comparing, validating) fragile. These wrappers refuse text over a size limit and
+data nested deeper than `MAX_NESTING`, and turn every parser failure into a ScenarioError that
+says what was being read. A scenario is at most six levels deep; custom catalog entries and
+Hugging Face configs a few more.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from typing import Any
+
+from engine.core.errors import ScenarioError
+
+MAX_NESTING = 32
+"""Deepest nesting of tables and lists accepted in untrusted JSON or TOML."""
+
+
+def nesting_depth(data: Any, limit: int = MAX_NESTING) -> int:
+    """How deeply `data` nests dicts and lists (a scalar is 0), counted up to `limit + 1` without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((c, depth) for c in children)
+    return deepest
+
+
+def _checked(data: Any, what: str) -> Any:
+    if nesting_depth(data) > MAX_NESTING:
+        raise ScenarioError(f"{what}: nested more than {MAX_NESTING} levels deep")
+    return data
+
+
+def loads_json(text: str | bytes, what: str, max_chars: int | None = None) -> Any:
+    """JSON text as data; ScenarioError (naming `what`) when it is too long, too deep or not JSON."""
+    if max_chars is not None and len(text) > max_chars:
+        raise ScenarioError(f"{what}: {len(text):,} characters; the limit is {max_chars:,}")
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ScenarioError(f"{what}: nested more than {MAX_NESTING} levels deep") from None
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(
+            f"{what}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{what}: not valid JSON ({type(exc).__name__})") from None
+    return _checked(data, what)
+
+
+def loads_toml(text: str, what: str, max_chars: int | None = None) -> dict[str, Any]:
+    """TOML text as data; ScenarioError (naming `what`) when it is too long, too deep or not TOML."""
+    if max_chars is not None and len(text) > max_chars:
+        raise ScenarioError(f"{what}: {len(text):,} characters; the limit is {max_chars:,}")
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise ScenarioError(f"{what}: nested more than {MAX_NESTING} levels deep") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{what}: not valid TOML ({exc})") from None
+    except ValueError as exc:  # e.g. an integer too long to convert
+        raise ScenarioError(f"{what}: not valid TOML ({exc})") from None
+    return _checked(data, what)  # type: ignore[no-any-return]

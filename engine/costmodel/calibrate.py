@@ -1,0 +1,463 @@
+"""Calibration: fit a chip's achievable fractions and overhead to measured timings.
+
+A measurement is one of three kinds, on one model and instance (chip x tp, precisions):
+
+- ``prefill``: the time of one prompt's prefill alone (ms);
+- ``decode``: the time of one decode step of `batch` requests at `context_tokens` (ms);
+- ``throughput``: an offline run's output tokens/s with every request of fixed prompt and output
+  length queued at once (TensorRT-LLM's ``trtllm-bench`` tables).
+
+Throughput is predicted by the steady state of continuous batching: B requests in flight, B
+limited by the batch cap, the per-iteration token budget (B decode tokens plus the prefill
+tokens B * ISL / OSL that keep the batch full) and the KV capacity (B * (ISL + OSL) tokens). An
+iteration then runs B decodes at mean context ISL + OSL / 2 and those prefill tokens; the rate
+is B / t_iteration.
+
+The fit minimises the squared log error over a grid of (eta_compute, eta_bandwidth,
+overhead_ms), refined twice around the best point: robust, dependency-free, and fast because the
+cost model's compute and memory parts scale as 1/eta.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from engine.catalog.entries import Catalog
+from engine.catalog.specs import CalibrationProfile, HardwareSpec, KvPrecision, Precision
+from engine.core import datafiles
+from engine.core.errors import ScenarioError
+from engine.costmodel.perf import Instance, iteration_cost
+
+Kind = Literal["prefill", "decode", "throughput"]
+
+MAX_ETA_COMPUTE = 0.85
+"""Upper bound of a fitted compute fraction: large GEMMs reach about 70-80% of dense peak."""
+MAX_ETA_BANDWIDTH = 0.92
+"""Upper bound of a fitted bandwidth fraction: streaming reads reach about 90% (Azure measured 92% on GB200)."""
+
+DEFAULT_MAX_BATCH = 2048
+"""Batch cap assumed for throughput points (trtllm-bench's default max_batch_size)."""
+DEFAULT_TOKEN_BUDGET = 8192
+"""Tokens per iteration assumed for throughput points (trtllm-bench's default max_num_tokens)."""
+
+MEASUREMENT_COLUMNS = (
+    "id", "model", "hardware", "tp", "weights", "kv", "kind", "prompt_tokens", "output_tokens",
+    "batch", "context_tokens", "value", "unit", "source",
+)  # fmt: skip
+"""Columns of a measurement CSV a user can fit their own profile from."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Measurement:
+    """One measured point and its setup."""
+
+    id: str
+    model: str
+    hardware: str
+    tp: int
+    weights: Precision
+    kv: KvPrecision
+    kind: Kind
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    batch: int = 1
+    context_tokens: int = 0
+    value: float
+    unit: str
+    source: str = ""
+    kv_mem_fraction: float = 0.9
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A prediction split into parts that scale with 1/eta_F, 1/eta_B, and a fixed part."""
+
+    compute_s: float
+    memory_s: float
+    fixed_s: float
+    iterations: float
+    numerator: float  # tokens for throughput points, 1 for times
+
+
+def _instance(m: Measurement, catalog: Catalog, hw: HardwareSpec | None = None) -> Instance:
+    chip = hw or catalog.chip(m.hardware)
+    return Instance(
+        model=catalog.model(m.model), hardware=chip, tp=m.tp, weights=m.weights, kv=m.kv,
+        mem_fraction=m.kv_mem_fraction,
+    )  # fmt: skip
+
+
+def steady_batch(inst: Instance, isl: int, osl: int, max_batch: int, token_budget: int) -> int:
+    """Requests in flight in the steady state of an offline run of fixed ISL/OSL."""
+    by_budget = token_budget / (1.0 + isl / max(osl, 1))
+    by_kv = inst.kv_capacity_tokens / (isl + osl)
+    return max(1, int(min(max_batch, by_budget, by_kv)))
+
+
+def parts(m: Measurement, inst: Instance) -> Parts:
+    """The prediction of `m` on `inst` at eta = 1 and no overhead, split into its parts."""
+    unit = Instance(
+        model=inst.model, hardware=inst.hardware.model_copy(update={
+            "profiles": {"unit": CalibrationProfile(eta_compute=1, eta_bandwidth=1, overhead_ms=0, source="unit")},
+            "default_profile": "unit",
+        }), tp=inst.tp, pp=inst.pp, weights=inst.weights, kv=inst.kv, mem_fraction=inst.mem_fraction,
+    )  # fmt: skip
+    if m.kind == "prefill":
+        q = float(m.prompt_tokens)
+        c = iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=q * q / 2)
+        return Parts(float(c.compute_s), float(c.memory_s), float(c.comm_s), 1.0, 1.0)
+    if m.kind == "decode":
+        c = iteration_cost(unit, decode_requests=m.batch, decode_context_tokens=m.batch * m.context_tokens)
+        return Parts(float(c.compute_s), float(c.memory_s), float(c.comm_s), 1.0, 1.0)
+    isl, osl = m.prompt_tokens, m.output_tokens
+    b = steady_batch(inst, isl, osl, DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET)
+    pf = b * isl / osl
+    ctx = isl + osl / 2.0
+    c = iteration_cost(
+        unit, decode_requests=b, decode_context_tokens=b * ctx, prefill_tokens=pf,
+        prefill_attn_pairs=(b / osl) * isl * isl / 2.0,
+    )  # fmt: skip
+    return Parts(float(c.compute_s), float(c.memory_s), float(c.comm_s), 1.0, float(b))
+
+
+def predict_from_parts(p: Parts, kind: Kind, eta_f: float, eta_b: float, overhead_ms: float) -> float:
+    """Predicted value (ms for times, tokens/s for throughput) for given factors."""
+    t = max(p.compute_s / eta_f, p.memory_s / eta_b) + p.fixed_s + overhead_ms / 1000.0
+    return p.numerator / t if kind == "throughput" else t * 1000.0
+
+
+def predict(m: Measurement, catalog: Catalog, profile: CalibrationProfile) -> float:
+    """What the cost model predicts for a measurement with a given profile."""
+    p = parts(m, _instance(m, catalog))
+    return predict_from_parts(p, m.kind, profile.eta_compute, profile.eta_bandwidth, profile.overhead_ms)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A fitted profile and its errors on the points it was fitted to."""
+
+    profile: CalibrationProfile
+    table: pd.DataFrame
+
+    @property
+    def median_abs_error(self) -> float:
+        """Median of |predicted / measured - 1|."""
+        return float(self.table["abs_error"].median())
+
+    @property
+    def worst_abs_error(self) -> float:
+        """Largest |predicted / measured - 1|."""
+        return float(self.table["abs_error"].max())
+
+
+def fit(
+    points: Sequence[Measurement],
+    catalog: Catalog,
+    source: str,
+    fix_overhead_ms: float | None = None,
+    fix_eta_bandwidth: float | None = None,
+) -> Fit:
+    """Fit eta_compute, eta_bandwidth and overhead_ms of one chip to its measurements."""
+    if not points:
+        raise ScenarioError("calibration: no measurements to fit")
+    chips = {p.hardware for p in points}
+    if len({FAMILY.get(c, c) for c in chips}) != 1:
+        raise ScenarioError(f"calibration: fit one chip (or one chip family) at a time (got {sorted(chips)})")
+    ps = [parts(m, _instance(m, catalog)) for m in points]
+    comp = np.array([p.compute_s for p in ps])[:, None, None, None]
+    mem = np.array([p.memory_s for p in ps])[:, None, None, None]
+    fixed = np.array([p.fixed_s for p in ps])[:, None, None, None]
+    num = np.array([p.numerator for p in ps])[:, None, None, None]
+    thr = np.array([m.kind == "throughput" for m in points])[:, None, None, None]
+    meas = np.array([m.value for m in points])[:, None, None, None]
+
+    lo = np.array([0.05, 0.2, 0.0])
+    hi = np.array([MAX_ETA_COMPUTE, MAX_ETA_BANDWIDTH, 80.0 if fix_overhead_ms is None else 0.0])
+    best = (0.5, 0.8, 0.0)
+    for _ in range(4):
+        ef = np.linspace(lo[0], hi[0], 40)[None, :, None, None]
+        eb = (
+            np.linspace(lo[1], hi[1], 40)[None, None, :, None]
+            if fix_eta_bandwidth is None
+            else np.full((1, 1, 1, 1), fix_eta_bandwidth)
+        )
+        oh = (
+            np.linspace(lo[2], hi[2], 41)[None, None, None, :]
+            if fix_overhead_ms is None
+            else np.full((1, 1, 1, 1), fix_overhead_ms)
+        )
+        t = np.maximum(comp / ef, mem / eb) + fixed + oh / 1000.0
+        pred = np.where(thr, num / t, t * 1000.0)
+        loss = (np.log(pred / meas) ** 2).sum(axis=0)
+        i, j, k = np.unravel_index(int(np.argmin(loss)), loss.shape)
+        best = (float(ef[0, i, 0, 0]), float(eb[0, 0, j, 0]), float(oh[0, 0, 0, k]))
+        span = (hi - lo) / 8.0
+        lo = np.maximum([0.02, 0.05, 0.0], np.array(best) - span)
+        hi = np.minimum([MAX_ETA_COMPUTE, MAX_ETA_BANDWIDTH, 1000.0], np.array(best) + span)
+        if fix_overhead_ms is not None:
+            lo[2] = hi[2] = fix_overhead_ms
+        if fix_eta_bandwidth is not None:
+            lo[1] = hi[1] = fix_eta_bandwidth
+    profile = CalibrationProfile(
+        eta_compute=round(best[0], 3),
+        eta_bandwidth=round(best[1], 3),
+        overhead_ms=round(best[2], 2),
+        source=source,
+    )
+    return Fit(profile=profile, table=table(points, catalog, profile))
+
+
+def table(
+    points: Iterable[Measurement], catalog: Catalog, profile: CalibrationProfile | None = None
+) -> pd.DataFrame:
+    """Setup, measured, predicted and error for each point.
+
+    Without an explicit profile, each point uses its chip's profile for the point's stack when
+    the chip has one (e.g. ``trtllm``), and the chip's default profile otherwise.
+    """
+    rows = []
+    for m in points:
+        inst = _instance(m, catalog)
+        stack = stack_of(m)
+        own = inst.hardware.profiles.get(stack)
+        prof = profile or own or inst.profile
+        pred = predict(m, catalog, prof)
+        setup = f"{m.model} {m.tp}x{m.hardware} {m.weights}"
+        if m.kind == "prefill":
+            what = f"prefill {m.prompt_tokens} tok"
+        elif m.kind == "decode":
+            what = f"decode b{m.batch} ctx {m.context_tokens}"
+        else:
+            what = f"offline {m.prompt_tokens}/{m.output_tokens}"
+        rows.append(
+            {
+                "id": m.id, "setup": setup, "point": what, "kind": m.kind, "unit": m.unit,
+                "profile": "given" if profile else (stack if own else inst.hardware.default_profile),
+                "measured": m.value, "predicted": pred, "error": pred / m.value - 1.0,
+                "abs_error": abs(pred / m.value - 1.0),
+            }
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+# --- the shipped profiles -------------------------------------------------------------------
+
+STACKS = {"splitwise": "Splitwise characterization", "trtllm": "TensorRT-LLM", "user": "user"}
+"""Serving stacks the reference measurements come from, by profile name."""
+
+FAMILY = {"h100-sxm": "hopper", "h200": "hopper"}
+"""Chips fitted together: the same GPU die and software, differing only in memory.
+
+H200 is an H100 with more and faster HBM. Fitted alone on its four throughput points, its
+bandwidth fraction is not identifiable and came out far below H100's, which would make the
+faster chip slower at decode. One profile per (family, stack) keeps them physically consistent.
+"""
+
+BANDWIDTH_FROM = {"b200": "h100-sxm"}
+"""Chips whose points cannot identify the bandwidth fraction: it is taken from a sibling's fit.
+
+B200's three TensorRT-LLM points are large-batch FP4 runs, bound mostly by compute; fitted
+freely, its bandwidth fraction came out at 0.28 (2.2 TB/s of 8), which would make a B200 decode
+slower than a single H100. The same stack on Hopper, whose eleven points pin it down, gives the
+fraction used instead; only eta_compute is fitted.
+"""
+
+FIXED_OVERHEAD_MS = {"trtllm": 3.0}
+"""Per-iteration overhead held fixed when fitting a stack whose data cannot separate it.
+
+TensorRT-LLM's published numbers are offline throughputs at large batch only: they cannot tell a
+fixed per-iteration cost from a per-token one. Fitted freely, the overhead absorbs per-token
+costs (about 13 ms on H100), which would make batch-1 decode nearly twice as slow as the stack
+really is. Assumption: with CUDA graphs and an overlapped scheduler, the host overhead per
+iteration is about 3 ms; the fractions are fitted with it held there.
+"""
+
+
+def stack_of(m: Measurement) -> str:
+    """The profile name a reference measurement belongs to."""
+    if "Splitwise" in m.source:
+        return "splitwise"
+    if "TensorRT-LLM" in m.source:
+        return "trtllm"
+    return "user"
+
+
+def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tuple[str, str], Fit]:
+    """Fitted profiles per (chip, stack) from the reference points, as shipped in the catalog.
+
+    Each (chip, stack) with at least two points is fitted; stacks in `FIXED_OVERHEAD_MS` keep
+    their overhead fixed and fit the two fractions. A chip with a single point is not fitted: it
+    serves as a held-out check of a sibling chip's profile.
+    """
+    groups: dict[tuple[str, str], list[Measurement]] = {}
+    for m in points:
+        groups.setdefault((FAMILY.get(m.hardware, m.hardware), stack_of(m)), []).append(m)
+    fits: dict[tuple[str, str], Fit] = {}
+    # chips that borrow a sibling's bandwidth fraction are fitted after the sibling
+    order = sorted(groups.items(), key=lambda kv: (any(p.hardware in BANDWIDTH_FROM for p in kv[1]), kv[0]))
+    for (_family, stack), pts in order:
+        if len(pts) < 2:
+            continue
+        ids = ", ".join(p.id for p in pts)
+        chips = sorted({p.hardware for p in pts})
+        src = f"fitted to {STACKS[stack]} measurements {ids} (data/reference/calibration.csv)"
+        if len(chips) > 1:
+            src += f"; one profile for {' and '.join(chips)} (same GPU die and stack)"
+        fixed = FIXED_OVERHEAD_MS.get(stack)
+        if fixed is not None:
+            src += f"; overhead held at {fixed} ms (assumption, docs/calibration.md)"
+        sibling = BANDWIDTH_FROM.get(chips[0]) if len(chips) == 1 else None
+        eta_b = fits[(sibling, stack)].profile.eta_bandwidth if sibling and (sibling, stack) in fits else None
+        if eta_b is not None:
+            src += (
+                f"; eta_bandwidth taken from the {sibling} {stack} fit (not identifiable from these points)"
+            )
+        result = fit(pts, catalog, src, fix_overhead_ms=fixed, fix_eta_bandwidth=eta_b)
+        for chip in chips:
+            fits[(chip, stack)] = result
+    return fits
+
+
+def profile_toml(name: str, profile: CalibrationProfile) -> str:
+    """A ``[profiles.<name>]`` table as TOML text."""
+    src = profile.source.replace("\\", "\\\\").replace('"', '\\"')
+    return (
+        f"[profiles.{name}]\n"
+        f"eta_compute = {profile.eta_compute}\n"
+        f"eta_bandwidth = {profile.eta_bandwidth}\n"
+        f"overhead_ms = {profile.overhead_ms}\n"
+        f'source = "{src}"\n'
+    )
+
+
+def with_profile(text: str, name: str, profile: CalibrationProfile, make_default: bool) -> str:
+    """A hardware entry's TOML text with a profile added or replaced (other text kept)."""
+    lines = text.splitlines()
+    out: list[str] = []
+    skip = False
+    for line in lines:
+        if line.strip().startswith("["):
+            skip = line.strip() == f"[profiles.{name}]"
+        if not skip and not (make_default and line.startswith("default_profile")):
+            out.append(line)
+    if make_default:
+        first_table = next(i for i, ln in enumerate(out) if ln.strip().startswith("["))
+        out.insert(first_table, f'default_profile = "{name}"')
+    body = "\n".join(out).rstrip() + "\n\n" + profile_toml(name, profile)
+    return body
+
+
+def reference_csv() -> Path | None:
+    """The reference measurements shipped with the project (data/reference/calibration.csv), if present."""
+    path = datafiles.data_dir() / "reference" / "calibration.csv"
+    return path if path.is_file() else None
+
+
+def reference_points() -> list[Measurement]:
+    """The shipped reference measurements, read; ScenarioError when they are missing."""
+    path = reference_csv()
+    if path is None:
+        raise ScenarioError(
+            "reference data not found: data/reference/calibration.csv is missing from the project"
+        )
+    return read_reference_csv(path)
+
+
+# --- reading measurements -----------------------------------------------------------------
+
+_MODEL_IDS = {
+    "Llama-2-70B": "llama-2-70b", "BLOOM-176B": "bloom-176b", "Llama-3.1-8B-Instruct": "llama-3.1-8b",
+    "Llama-3.3-70B-Instruct": "llama-3.3-70b", "Llama-3.1-405B-Instruct": "llama-3.1-405b",
+    "Qwen3-235B-A22B": "qwen3-235b-a22b",
+}  # fmt: skip
+_HW_IDS = {
+    "NVIDIA A100-80GB (DGX)": "a100-80g", "NVIDIA H100-80GB (DGX)": "h100-sxm",
+    "NVIDIA H100 SXM 80GB": "h100-sxm", "NVIDIA H200 SXM 141GB": "h200", "NVIDIA B200 180GB": "b200",
+    "NVIDIA GB200 192GB": "gb200",
+}  # fmt: skip
+_PRECISION: dict[str, Precision] = {"FP16": "bf16", "BF16": "bf16", "FP8": "fp8", "FP4": "fp4"}
+
+
+def read_reference_csv(path: str | Path) -> list[Measurement]:
+    """The shared reference file (calibration.csv: Splitwise timings, TensorRT-LLM throughputs)."""
+    out = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            scen = row["scenario"]
+            weights = _PRECISION[row["precision"]]
+            kv: KvPrecision = "fp8" if weights in ("fp8", "fp4") else "bf16"
+            common: dict[str, Any] = {
+                "id": row["id"], "model": _MODEL_IDS[row["model"]], "hardware": _HW_IDS[row["hardware"]],
+                "tp": int(row["tp"]), "weights": weights, "kv": kv, "value": float(row["value"]),
+                "unit": row["unit"], "source": row["source"],
+            }  # fmt: skip
+            if scen.startswith("isolated prefill"):
+                out.append(Measurement(kind="prefill", prompt_tokens=int(row["input_len"]), **common))
+            elif scen.startswith("decode step"):
+                batch = int(scen.rsplit(" ", 1)[-1])
+                out.append(
+                    Measurement(kind="decode", batch=batch, context_tokens=int(row["input_len"]), **common)
+                )
+            else:
+                out.append(
+                    Measurement(
+                        kind="throughput", prompt_tokens=int(row["input_len"]),
+                        output_tokens=int(row["output_len"]), kv_mem_fraction=0.92, **common,
+                    )
+                )  # fmt: skip
+    return out
+
+
+def read_measurements(path: str | Path) -> list[Measurement]:
+    """A user's measurement CSV (columns `MEASUREMENT_COLUMNS`); errors name the line and column."""
+    out = []
+    try:
+        fh = open(path, newline="", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc}") from None
+    with fh:
+        reader = csv.DictReader(fh)
+        missing = [
+            c for c in ("model", "hardware", "tp", "kind", "value") if c not in (reader.fieldnames or [])
+        ]
+        if missing:
+            raise ScenarioError(f"{path}: missing column(s) {', '.join(missing)}")
+        for line, row in enumerate(reader, start=2):
+            try:
+                kind = row["kind"].strip()
+                if kind not in ("prefill", "decode", "throughput"):
+                    raise ValueError(f"kind: {kind!r} is not prefill, decode or throughput")
+                weights = (row.get("weights") or "bf16").strip()
+                kv = (row.get("kv") or "bf16").strip()
+                if weights not in ("bf16", "fp8", "fp4", "int4"):
+                    raise ValueError(f"weights: {weights!r} is not bf16, fp8, fp4 or int4")
+                if kv not in ("bf16", "fp8"):
+                    raise ValueError(f"kv: {kv!r} is not bf16 or fp8")
+                value = float(row["value"])
+                if not math.isfinite(value) or value <= 0:
+                    raise ValueError(f"value: must be a positive number (got {row['value']!r})")
+                out.append(
+                    Measurement(
+                        id=row.get("id") or f"line{line}", model=row["model"].strip(),
+                        hardware=row["hardware"].strip(), tp=int(row["tp"]),
+                        weights=weights,  # type: ignore[arg-type]
+                        kv=kv,  # type: ignore[arg-type]
+                        kind=kind,  # type: ignore[arg-type]
+                        prompt_tokens=int(row.get("prompt_tokens") or 0),
+                        output_tokens=int(row.get("output_tokens") or 0),
+                        batch=int(row.get("batch") or 1), context_tokens=int(row.get("context_tokens") or 0),
+                        value=value, unit=row.get("unit") or ("tok/s" if kind == "throughput" else "ms"),
+                        source=row.get("source") or str(path),
+                    )
+                )  # fmt: skip
+            except (ValueError, TypeError) as exc:
+                raise ScenarioError(f"{path}: line {line}: {exc}") from None
+    return out

@@ -1,0 +1,375 @@
+"""The cost model of one engine iteration: a first-order roofline.
+
+An instance is ``tp x pp`` chips of one kind serving one model. One iteration runs prefill
+chunks (request i: ``q_i`` new tokens over ``k_i`` tokens already in its KV cache) and decode
+steps (request j: context ``c_j``), ``D`` decode requests in all:
+
+- FLOPs = 2 * P_a * (sum q_i + D) + A * (sum q_i * (k_i + q_i / 2) + sum c_j),
+  with P_a the active matmul parameters and A the attention FLOPs per (query, key) pair
+  (4 * L * n_q * h for standard heads);
+- bytes = weights read (MoE: the experts the batch touches) + kv * (sum k_i + sum c_j)
+  (reading the cache) + kv * (sum q_i + D) (writing the new tokens' KV);
+- t = max(FLOPs / (chips_per_stage * F * eta_F), bytes / (chips_per_stage * B * eta_B))
+  + t_tp + t_pp + t_fixed.
+
+``t_tp`` is two ring all-reduces of the activations per layer over the scale-up link;
+``t_pp`` one activation hand-off per stage boundary. Pipeline stages run one after another
+for one batch (no micro-batch overlap is modelled), so pp adds memory, not speed.
+All functions are pure and accept numpy arrays wherever a count is expected.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from engine.catalog.specs import (
+    BYTES_PER_ELEMENT,
+    CalibrationProfile,
+    HardwareSpec,
+    KvPrecision,
+    ModelSpec,
+    Precision,
+)
+from engine.core.errors import ScenarioError
+
+ACTIVATION_BYTES = 2.0
+"""Bytes of one activation element exchanged in all-reduces (bf16)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Instance:
+    """One serving instance: a model on tp x pp chips of one kind, with a calibration profile."""
+
+    model: ModelSpec
+    hardware: HardwareSpec
+    tp: int = 1
+    pp: int = 1
+    weights: Precision = "bf16"
+    kv: KvPrecision = "bf16"
+    profile_name: str | None = None
+    mem_fraction: float = 0.9
+    profile: CalibrationProfile = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "profile", self.hardware.profile(self.profile_name))
+        if self.tp < 1 or self.pp < 1:
+            raise ScenarioError(f"tp and pp must be >= 1 (got tp={self.tp}, pp={self.pp})")
+
+    @property
+    def chips(self) -> int:
+        """Chips in the instance."""
+        return self.tp * self.pp
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV-cache bytes of one token across all layers."""
+        return self.model.kv_bytes_per_token(self.kv)
+
+    @property
+    def flops_per_s(self) -> float:
+        """Achievable FLOP/s of one pipeline stage (tp chips at eta_F)."""
+        return self.tp * self.hardware.peak_flops(self.weights) * self.profile.eta_compute
+
+    @property
+    def bytes_per_s(self) -> float:
+        """Achievable HBM bytes/s of one pipeline stage (tp chips at eta_B)."""
+        return self.tp * self.hardware.memory_tb_s * 1e12 * self.profile.eta_bandwidth
+
+    @property
+    def weight_bytes(self) -> float:
+        """Bytes of the model's weights held by the instance."""
+        return self.model.weight_bytes(self.weights)
+
+    @property
+    def memory_bytes(self) -> float:
+        """Usable device memory of the instance (mem_fraction of the total)."""
+        return self.chips * self.hardware.memory_gb * 1e9 * self.mem_fraction
+
+    @property
+    def kv_capacity_tokens(self) -> int:
+        """Tokens of KV cache that fit beside the weights (0 if the weights do not fit)."""
+        free = self.memory_bytes - self.weight_bytes
+        return max(0, int(free // self.kv_bytes_per_token))
+
+    def fits(self) -> bool:
+        """True when the weights fit with room for at least one full-context request."""
+        return self.kv_capacity_tokens >= min(self.model.max_context, 4096)
+
+    def _link_bytes_per_s(self) -> float:
+        bw = self.hardware.scale_up_gb_s / 2.0 or self.hardware.pcie_gb_s
+        return bw * 1e9
+
+    def comm_time(self, tokens: ArrayLike) -> Any:
+        """Seconds of tensor- and pipeline-parallel communication for an iteration of `tokens`."""
+        t = np.asarray(tokens, dtype=float)
+        msg = t * self.model.hidden * ACTIVATION_BYTES
+        lat = self.hardware.allreduce_latency_us * 1e-6
+        out = np.zeros_like(t)
+        if self.tp > 1:
+            ring = 2.0 * (self.tp - 1) / self.tp * msg / self._link_bytes_per_s()
+            out = out + 2.0 * self.model.layers * (ring + lat)
+        if self.pp > 1:
+            out = out + (self.pp - 1) * (msg / self._link_bytes_per_s() + lat)
+        return out
+
+    def weight_bytes_read(self, tokens: ArrayLike) -> Any:
+        """Weight bytes one iteration of `tokens` tokens streams (vectorised over tokens)."""
+        t = np.asarray(tokens, dtype=float)
+        if not self.model.moe:
+            return np.full_like(t, self.model.weight_bytes_read(self.weights, 0.0))
+        return np.vectorize(lambda x: self.model.weight_bytes_read(self.weights, x))(t)
+
+
+@dataclass(frozen=True)
+class IterationCost:
+    """Time of one iteration and what it is made of (arrays when the inputs were arrays)."""
+
+    time_s: Any
+    compute_s: Any
+    memory_s: Any
+    comm_s: Any
+    overhead_s: float
+    flops: Any
+    bytes: Any
+
+    @property
+    def compute_bound(self) -> Any:
+        """True where compute time exceeds memory time."""
+        return np.asarray(self.compute_s) >= np.asarray(self.memory_s)
+
+
+def iteration_cost(
+    inst: Instance,
+    *,
+    prefill_tokens: ArrayLike = 0,
+    prefill_attn_pairs: ArrayLike = 0,
+    prefill_cached_tokens: ArrayLike = 0,
+    decode_requests: ArrayLike = 0,
+    decode_context_tokens: ArrayLike = 0,
+) -> IterationCost:
+    """Cost of one iteration from the batch's sums (scalars or broadcastable arrays).
+
+    prefill_tokens = sum q_i; prefill_attn_pairs = sum q_i * (k_i + q_i / 2);
+    prefill_cached_tokens = sum k_i; decode_requests = D; decode_context_tokens = sum c_j.
+    """
+    m = inst.model
+    q = np.asarray(prefill_tokens, dtype=float)
+    pairs = np.asarray(prefill_attn_pairs, dtype=float)
+    k = np.asarray(prefill_cached_tokens, dtype=float)
+    d = np.asarray(decode_requests, dtype=float)
+    c = np.asarray(decode_context_tokens, dtype=float)
+    tokens = q + d
+    flops = 2.0 * m.matmul_params() * tokens + m.attention_flops_per_pair() * (pairs + c)
+    kvb = inst.kv_bytes_per_token
+    nbytes = np.where(tokens > 0, inst.weight_bytes_read(tokens) + kvb * (k + c) + kvb * tokens, 0.0)
+    compute_s = flops / inst.flops_per_s
+    memory_s = nbytes / inst.bytes_per_s
+    comm_s = inst.comm_time(tokens)
+    overhead = inst.profile.overhead_ms / 1000.0
+    time_s = np.where(tokens > 0, np.maximum(compute_s, memory_s) + comm_s + overhead, 0.0)
+    return IterationCost(time_s, compute_s, memory_s, comm_s, overhead, flops, nbytes)
+
+
+def prefill_cost(inst: Instance, prompt_tokens: ArrayLike, cached_tokens: ArrayLike = 0) -> IterationCost:
+    """Cost of prefilling one prompt (or an array of prompts, one iteration each)."""
+    q = np.asarray(prompt_tokens, dtype=float) - np.asarray(cached_tokens, dtype=float)
+    k = np.asarray(cached_tokens, dtype=float)
+    return iteration_cost(
+        inst, prefill_tokens=q, prefill_attn_pairs=q * (k + q / 2.0), prefill_cached_tokens=k
+    )
+
+
+def decode_cost(inst: Instance, batch: ArrayLike, context_tokens: ArrayLike) -> IterationCost:
+    """Cost of one decode step of `batch` requests that each hold `context_tokens` tokens."""
+    b = np.asarray(batch, dtype=float)
+    return iteration_cost(
+        inst, decode_requests=b, decode_context_tokens=b * np.asarray(context_tokens, dtype=float)
+    )
+
+
+class StepModel:
+    """Scalar fast path of `iteration_cost` for the simulator's inner loop (same formulas).
+
+    Precomputes the per-instance constants once; `cost` takes the batch's sums as plain floats
+    and returns (seconds, FLOPs, bytes). A test holds it equal to `iteration_cost`.
+    """
+
+    __slots__ = ("_apf", "_comm_lat", "_comm_per_tok", "_dense_bytes", "_expert_bytes", "_flops_s",
+                 "_kvb", "_lin", "_bytes_s", "_moe", "_overhead", "_e", "_k_over_e",
+                 "_last_batch", "_last_terms")  # fmt: skip
+
+    def __init__(self, inst: Instance) -> None:
+        m = inst.model
+        self._lin = 2.0 * m.matmul_params()
+        self._apf = m.attention_flops_per_pair()
+        self._kvb = inst.kv_bytes_per_token
+        self._flops_s = inst.flops_per_s
+        self._bytes_s = inst.bytes_per_s
+        self._overhead = inst.profile.overhead_ms / 1000.0
+        self._dense_bytes = (
+            float(inst.weight_bytes_read(0.0)) if not m.moe else float(m.weight_bytes_read(inst.weights, 0.0))
+        )
+        self._moe = m.moe is not None
+        self._e = float(m.moe.experts) if m.moe else 0.0
+        self._k_over_e = m.moe.experts_per_token / m.moe.experts if m.moe else 0.0
+        self._expert_bytes = m.moe_layers() * m.expert_params() * BYTES_PER_ELEMENT[inst.weights]
+        one = float(inst.comm_time(1.0))
+        two = float(inst.comm_time(2.0))
+        self._comm_per_tok = two - one
+        self._comm_lat = one - self._comm_per_tok
+        self._last_batch: tuple[int, float] | None = None  # decode_run's last (batch, context sum)
+        self._last_terms: tuple[float, ...] = ()
+
+    @property
+    def overhead_s(self) -> float:
+        """Fixed overhead of one iteration."""
+        return self._overhead
+
+    def weight_bytes(self, tokens: float) -> float:
+        """Weight bytes an iteration of `tokens` tokens reads."""
+        if not self._moe:
+            return self._dense_bytes
+        touched = self._e * (1.0 - math.pow(1.0 - self._k_over_e, tokens))
+        return self._dense_bytes + touched * self._expert_bytes
+
+    def cost(self, q: float, pairs: float, k: float, d: float, c: float) -> tuple[float, float, float]:
+        """(seconds, FLOPs, bytes) of one iteration from its sums (see `iteration_cost`)."""
+        tokens = q + d
+        if tokens <= 0:
+            return 0.0, 0.0, 0.0
+        flops = self._lin * tokens + self._apf * (pairs + c)
+        nbytes = self.weight_bytes(tokens) + self._kvb * (k + c + tokens)
+        comm = self._comm_lat + self._comm_per_tok * tokens if self._comm_per_tok else 0.0
+        t = max(flops / self._flops_s, nbytes / self._bytes_s) + comm + self._overhead
+        return t, flops, nbytes
+
+    def decode_run(self, batch: int, context_sum: float, steps: int) -> tuple[float, float, float]:
+        """(seconds, FLOPs, bytes) of `steps` decode steps of an unchanging batch.
+
+        Step i sees a context sum of ``context_sum + i * batch``; compute and memory time are
+        both linear in i, so their maximum changes side at most once and each side sums in
+        closed form. This is what lets the simulator jump over many tokens with one event.
+        """
+        if steps <= 0 or batch <= 0:
+            return 0.0, 0.0, 0.0
+        key = (batch, context_sum)
+        if key == self._last_batch:  # the simulator asks again for the same batch (cut jumps)
+            f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, g0, g1 = self._last_terms
+        else:
+            b = float(batch)
+            apf, kvb, flops_s, bytes_s = self._apf, self._kvb, self._flops_s, self._bytes_s
+            f0 = self._lin * b + apf * context_sum
+            f1 = apf * b
+            m0 = (self.weight_bytes(b) if self._moe else self._dense_bytes) + kvb * (context_sum + b)
+            m1 = kvb * b
+            a_c, b_c = f0 / flops_s, f1 / flops_s
+            a_m, b_m = m0 / bytes_s, m1 / bytes_s
+            fixed = (self._comm_lat + self._comm_per_tok * b if self._comm_per_tok else 0.0) + self._overhead
+            # g(i) = compute - memory at step i; compute binds where g(i) >= 0.
+            g0, g1 = a_c - a_m, b_c - b_m
+            self._last_batch = key
+            self._last_terms = (f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, g0, g1)
+        if abs(g1) < 1e-18:
+            split, compute_late = (0, True) if g0 >= 0 else (steps, True)
+        elif g1 > 0:  # memory binds first, compute from ceil(-g0/g1) on
+            split, compute_late = int(min(max(math.ceil(-g0 / g1), 0), steps)), True
+        else:  # compute binds first, up to floor(-g0/g1)
+            split, compute_late = int(min(max(math.floor(-g0 / g1) + 1, 0), steps)), False
+        if compute_late:
+            total = _series(a_m, b_m, 0, split) + _series(a_c, b_c, split, steps)
+        else:
+            total = _series(a_c, b_c, 0, split) + _series(a_m, b_m, split, steps)
+        n = float(steps)
+        tri = n * (n - 1) / 2.0
+        return total + steps * fixed, n * f0 + f1 * tri, n * m0 + m1 * tri
+
+    def decode_steps_within(self, batch: int, context_sum: float, budget_s: float, cap: int) -> int:
+        """The largest number of decode steps (at most `cap`) that finish within `budget_s`."""
+        lo, hi = 0, cap
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.decode_run(batch, context_sum, mid)[0] <= budget_s:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+
+def _series(a: float, slope: float, lo: int, hi: int) -> float:
+    """Sum of a + slope * i over steps lo <= i < hi."""
+    n = hi - lo
+    return n * a + slope * (lo + hi - 1) * n / 2.0 if n > 0 else 0.0
+
+
+def decode_steps_time(inst: Instance, batch: int, context_sum: float, steps: int) -> float:
+    """Total seconds of `steps` consecutive decode steps of an unchanging batch."""
+    return StepModel(inst).decode_run(batch, context_sum, steps)[0]
+
+
+def decode_steps_within(inst: Instance, batch: int, context_sum: float, budget_s: float, cap: int) -> int:
+    """The largest number of decode steps (at most `cap`) that finish within `budget_s`."""
+    return StepModel(inst).decode_steps_within(batch, context_sum, budget_s, cap)
+
+
+def kv_transfer_time(
+    kv_bytes_per_token: float,
+    tokens: ArrayLike,
+    link_gb_s: float,
+    latency_s: float = 0.0,
+) -> Any:
+    """Seconds to move `tokens` tokens of KV cache over a link of `link_gb_s` GB/s (floats stay floats)."""
+    if not link_gb_s > 0:  # resolve() refuses such a scenario; this keeps direct callers honest
+        raise ScenarioError(f"KV transfer over a link of {link_gb_s} GB/s: the link needs a bandwidth")
+    t = tokens if isinstance(tokens, float | int) else np.asarray(tokens, dtype=float)
+    return latency_s + t * kv_bytes_per_token / (link_gb_s * 1e9)
+
+
+def exposed_transfer_time(transfer_s: ArrayLike, prefill_s: ArrayLike, layers: int, overlap: bool) -> Any:
+    """Transfer time left on the critical path after the prefill ends.
+
+    With layer-by-layer overlap, layer l's KV moves while layer l+1 computes: only the part of
+    the transfer that outlasts the prefill, or at least the last layer's share, remains.
+    Floats stay floats (the simulator's hot path); arrays are handled element-wise.
+    """
+    if isinstance(transfer_s, float | int) and isinstance(prefill_s, float | int):
+        if not overlap:
+            return float(transfer_s)
+        return max(transfer_s - prefill_s * (layers - 1) / layers, transfer_s / layers)
+    tr = np.asarray(transfer_s, dtype=float)
+    if not overlap:
+        return tr
+    pf = np.asarray(prefill_s, dtype=float)
+    return np.maximum(tr - pf * (layers - 1) / layers, tr / layers)
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """Where a phase sits on an instance's roofline."""
+
+    phase: str
+    intensity_flops_per_byte: float
+    attainable_tflops: float
+    ridge_flops_per_byte: float
+    bound: str
+    time_s: float
+
+
+def roofline_point(inst: Instance, phase: str, cost: IterationCost) -> RooflinePoint:
+    """Arithmetic intensity, attainable FLOP/s and binding resource of one iteration."""
+    flops, nbytes = float(cost.flops), float(cost.bytes)
+    intensity = flops / nbytes if nbytes else math.inf
+    ridge = inst.flops_per_s / inst.bytes_per_s
+    attainable = min(inst.flops_per_s, intensity * inst.bytes_per_s) / inst.tp
+    return RooflinePoint(
+        phase=phase,
+        intensity_flops_per_byte=intensity,
+        attainable_tflops=attainable / 1e12,
+        ridge_flops_per_byte=ridge,
+        bound="compute" if intensity >= ridge else "bandwidth",
+        time_s=float(cost.time_s),
+    )

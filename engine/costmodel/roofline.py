@@ -1,0 +1,88 @@
+"""Where prefill and decode sit on a chip's roofline, as tables for the CLI and the app.
+
+For one model on one instance (chip x tp), a few prompt lengths and a grid of decode batch
+sizes and context lengths: the iteration time, its compute and memory parts, the arithmetic
+intensity, the binding resource, and whether the batch's KV cache fits in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from engine.costmodel.perf import Instance, decode_cost, prefill_cost, roofline_point
+
+PROMPTS = (512, 2048, 8192)
+BATCHES = (1, 8, 32, 128)
+CONTEXTS = (1024, 4096, 16384)
+
+
+def prefill_table(inst: Instance, prompts: Sequence[int] = PROMPTS) -> pd.DataFrame:
+    """One row per prompt length: time of its prefill alone and where it binds."""
+    rows = []
+    for q in prompts:
+        cost = prefill_cost(inst, q)
+        pt = roofline_point(inst, "prefill", cost)
+        rows.append(
+            {
+                "prompt_tokens": q,
+                "time_ms": float(cost.time_s) * 1e3,
+                "compute_ms": float(cost.compute_s) * 1e3,
+                "memory_ms": float(cost.memory_s) * 1e3,
+                "comm_ms": float(cost.comm_s) * 1e3,
+                "intensity_flops_per_byte": pt.intensity_flops_per_byte,
+                "attainable_tflops_per_chip": pt.attainable_tflops,
+                "bound": pt.bound,
+                "tokens_per_s": q / float(cost.time_s),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def decode_table(
+    inst: Instance, batches: Sequence[int] = BATCHES, contexts: Sequence[int] = CONTEXTS
+) -> pd.DataFrame:
+    """One row per (batch, context): one decode step's time, its bound and whether it fits."""
+    rows = []
+    cap = inst.kv_capacity_tokens
+    for b in batches:
+        for c in contexts:
+            cost = decode_cost(inst, b, c)
+            pt = roofline_point(inst, "decode", cost)
+            fits = b * c <= cap
+            rows.append(
+                {
+                    "batch": b,
+                    "context_tokens": c,
+                    "time_ms": float(cost.time_s) * 1e3,
+                    "compute_ms": float(cost.compute_s) * 1e3,
+                    "memory_ms": float(cost.memory_s) * 1e3,
+                    "comm_ms": float(cost.comm_s) * 1e3,
+                    "intensity_flops_per_byte": pt.intensity_flops_per_byte,
+                    "bound": pt.bound if fits else "kv_capacity",
+                    "kv_fits": fits,
+                    "tokens_per_s": b / float(cost.time_s),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def report(inst: Instance) -> dict[str, Any]:
+    """The whole roofline report of an instance as plain data."""
+    return {
+        "model": inst.model.id,
+        "hardware": inst.hardware.id,
+        "tp": inst.tp,
+        "pp": inst.pp,
+        "weights": inst.weights,
+        "kv": inst.kv,
+        "profile": inst.profile.model_dump(),
+        "weight_bytes": inst.weight_bytes,
+        "kv_bytes_per_token": inst.kv_bytes_per_token,
+        "kv_capacity_tokens": inst.kv_capacity_tokens,
+        "ridge_flops_per_byte": inst.flops_per_s / inst.bytes_per_s,
+        "prefill": prefill_table(inst).to_dict(orient="records"),
+        "decode": decode_table(inst).to_dict(orient="records"),
+    }

@@ -1,0 +1,619 @@
+"""The advisor: where each phase sits on each chip's roofline, what binds a run, and why.
+
+Three reports, each a plain value:
+
+- `roofline_table(scenario)`: for the scenario's model and workload, every catalog chip (at the
+  smallest tensor-parallel degree that holds the weights) with prefill of the mean prompt and
+  decode at the batch B* the planner would use (the largest that fits KV memory, the batching
+  limit and the TPOT target): arithmetic intensity, the ridge point, attainable and achieved
+  TFLOP/s per chip, which resource binds, and a note when the chip cannot meet an SLO in that
+  phase even unloaded (the planner's pruning reasons). `compute` and `bandwidth` come from the roofline;
+  `kv_capacity` when decode is bandwidth-bound at a batch that KV memory caps (more memory
+  means a bigger batch and more tokens per second for the same weight reads); `link` when the
+  tensor-parallel all-reduces outlast the compute and memory time, or, for prefill, when moving
+  the prompt's KV cache over the chip's NICs takes longer than computing it.
+- `findings(result)`: plain-language statements from a simulated run's numbers (utilisation,
+  the time series, the request table, the bill by part), each with a severity and the figures
+  behind it. Thresholds are stated where they are used; they are judgement, not physics.
+- `specialisation(result, model_change_months)`: the three questions that decide whether a
+  phase deserves its own chip (an ASIC): is its computation stable (months between model
+  changes, a user input, against `STABLE_MONTHS`), is it large (its share of the fleet's
+  chip-hours in the run, against `LARGE_SHARE`), and is its bottleneck clear (the share of its
+  work bound by one resource, against `CLEAR_SHARE`: prefill per request from the cost model,
+  decode per busy time bin from the measured batch and KV memory). Three yeses: worth
+  considering; two: borderline; fewer: not worth it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from engine.catalog.entries import Catalog
+from engine.core.errors import ScenarioError
+from engine.costmodel.perf import Instance, decode_cost, prefill_cost, roofline_point
+from engine.planning.sizing import Demand, demand, instance_rates
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import Resolved, resolve, scenario_catalog
+from engine.serving.run import SimResult
+from engine.serving.workload import generate
+
+STABLE_MONTHS = 12.0
+"""Months between model changes from which a phase's computation counts as stable (assumption:
+a specialised chip takes 18-24 months to build and must then run unchanged work for a year or
+more to pay back; shorter model cycles change the shapes it was tuned for)."""
+LARGE_SHARE = 0.30
+"""Share of the fleet's chip-hours from which a phase counts as large (assumption)."""
+CLEAR_SHARE = 0.80
+"""Share of a phase's work bound by one resource from which its bottleneck counts as clear."""
+KV_FULL = 0.90
+"""KV memory in use, as a fraction of what reservations allow, from which a bin is KV-bound."""
+
+Severity = Literal["critical", "warning", "info"]
+SEVERITY_ORDER: dict[str, int] = {"critical": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One statement about a run: how much it matters, what it says, the numbers behind it."""
+
+    severity: Severity
+    topic: str
+    text: str
+    numbers: Mapping[str, float] = field(default_factory=dict)
+
+
+# --- rooflines -------------------------------------------------------------------------------
+
+
+def _fitting_instance(
+    scenario: Scenario, cat: Catalog, hw: str, tp_options: Sequence[int]
+) -> Instance | None:
+    for tp in sorted(tp_options):
+        inst = Instance(
+            model=cat.models[scenario.model.id],
+            hardware=cat.hardware[hw],
+            tp=tp,
+            weights=scenario.model.weights,
+            kv=scenario.model.kv,
+            mem_fraction=scenario.deployment.mem_fraction,
+        )
+        if inst.fits():
+            return inst
+    return None
+
+
+def roofline_rows(inst: Instance, d: Demand) -> list[dict[str, Any]]:
+    """Prefill of the mean prompt and decode at B* on one instance, as two table rows."""
+    hw = inst.hardware
+    prompt = float(np.mean(d.prompt_tokens - d.cached_tokens)) if len(d.prompt_tokens) else 1024.0
+    cached = float(np.mean(d.cached_tokens)) if len(d.cached_tokens) else 0.0
+    rates = instance_rates(inst, d)
+    base = {
+        "hardware": hw.id,
+        "class": hw.kind,
+        "tp": inst.tp,
+        "ridge_flops_per_byte": inst.flops_per_s / inst.bytes_per_s,
+        "kv_capacity_tokens": inst.kv_capacity_tokens,
+    }
+    out = []
+    pc = prefill_cost(inst, prompt + cached, cached)  # prefill_cost takes the whole prompt
+    pt = roofline_point(inst, "prefill", pc)
+    link_s = inst.kv_bytes_per_token * (prompt + cached) / max(hw.scale_out_gb_s * inst.tp * 1e9, 1.0)
+    comm = float(pc.comm_s)
+    binds = (
+        "link"
+        if comm > max(float(pc.compute_s), float(pc.memory_s)) or link_s > float(pc.time_s)
+        else pt.bound
+    )
+    t = float(pc.time_s)
+    out.append(
+        {
+            **base,
+            "phase": "prefill",
+            "batch": 1,
+            "tokens": prompt,
+            "intensity_flops_per_byte": pt.intensity_flops_per_byte,
+            "attainable_tflops_per_chip": pt.attainable_tflops,
+            "achieved_tflops_per_chip": float(pc.flops) / t / inst.chips / 1e12,
+            "roofline_bound": pt.bound,
+            "binds": binds,
+            "time_ms": t * 1e3,
+            "kv_transfer_ms": link_s * 1e3,
+            "tokens_per_s_per_chip": prompt / t / inst.chips,
+            "usd_per_million_tokens": hw.usd_per_hour * inst.chips / 3600 * t / prompt * 1e6,
+            "batch_limit": "",
+            "note": rates.prefill_problem,
+        }
+    )
+    b = max(rates.decode_batch, 1)
+    dc = decode_cost(inst, b, d.mean_decode_context_tokens)
+    dt = roofline_point(inst, "decode", dc)
+    t = float(dc.time_s)
+    comm = float(dc.comm_s)
+    if comm > max(float(dc.compute_s), float(dc.memory_s)):
+        binds = "link"
+    elif dt.bound == "bandwidth" and rates.decode_batch_limit == "kv_capacity":
+        binds = "kv_capacity"
+    else:
+        binds = dt.bound
+    out.append(
+        {
+            **base,
+            "phase": "decode",
+            "batch": b,
+            "tokens": float(b),
+            "intensity_flops_per_byte": dt.intensity_flops_per_byte,
+            "attainable_tflops_per_chip": dt.attainable_tflops,
+            "achieved_tflops_per_chip": float(dc.flops) / t / inst.chips / 1e12,
+            "roofline_bound": dt.bound,
+            "binds": binds,
+            "time_ms": t * 1e3,
+            "kv_transfer_ms": 0.0,
+            "tokens_per_s_per_chip": b / t / inst.chips,
+            "usd_per_million_tokens": hw.usd_per_hour * inst.chips / 3600 * t / b * 1e6,
+            "batch_limit": rates.decode_batch_limit,
+            "note": rates.decode_problem,
+        }
+    )
+    return out
+
+
+def roofline_table(
+    scenario: Scenario,
+    catalog: Catalog | None = None,
+    hardware: Sequence[str] | None = None,
+    tp_options: Sequence[int] = (1, 2, 4, 8),
+) -> pd.DataFrame:
+    """Both phases of the scenario's model on each chip (all catalog chips by default)."""
+    cat = scenario_catalog(scenario, catalog)
+    d = demand(scenario, generate(scenario))
+    rows: list[dict[str, Any]] = []
+    for hw in hardware or sorted(cat.hardware):
+        inst = _fitting_instance(scenario, cat, hw, tp_options)
+        if inst is not None:
+            rows.extend(roofline_rows(inst, d))
+    return pd.DataFrame(rows)
+
+
+# --- findings from a run ---------------------------------------------------------------------
+
+
+def _window_bins(result: SimResult) -> pd.DataFrame:
+    sc = result.scenario
+    ts = result.timeseries
+    open_loop = sc.workload.trace is not None or sc.workload.arrival.kind in ("poisson", "gamma")
+    if not open_loop:
+        return ts
+    return ts[(ts["t_s"] >= sc.warmup_s) & (ts["t_s"] < sc.duration_s)]
+
+
+def _hold_ratio(result: SimResult) -> float:
+    """KV in use over KV reserved for a typical request: (prompt + output / 2) / (prompt + output)."""
+    r = result.requests
+    p, o = float(r["prompt_tokens"].mean()), float(r["output_tokens"].mean())
+    return (p + o / 2.0) / (p + o) if p + o > 0 else 1.0
+
+
+def kv_bound_share(result: SimResult, pool: str) -> float:
+    """Fraction of a pool's window time bins whose KV memory is as full as reservations allow."""
+    bins = _window_bins(result)
+    rows = bins[bins["pool"] == pool]
+    if rows.empty:
+        return 0.0
+    return float((rows["kv_memory"] >= KV_FULL * _hold_ratio(result)).mean())
+
+
+def _bigger_memory(cat: Catalog, hw_id: str) -> str:
+    """Chips with more memory and no less bandwidth: the cheapest per GB of the same vendor, then of any."""
+    cur = cat.hardware[hw_id]
+    options = sorted(
+        (
+            h
+            for h in cat.hardware.values()
+            if h.memory_gb > cur.memory_gb and h.memory_tb_s >= cur.memory_tb_s and not h.illustrative
+        ),
+        key=lambda h: h.usd_per_hour / h.memory_gb,
+    )
+    picks = [h for h in options if h.vendor == cur.vendor][:1]
+    picks += [h for h in options if h not in picks][: 2 - len(picks)]
+    return " or ".join(f"{h.id} ({h.memory_gb:g} GB)" for h in picks) or "a chip with more memory"
+
+
+def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]:
+    """Plain-language findings from one run's numbers, most severe first."""
+    res = resolve(result.scenario, catalog)
+    cat = scenario_catalog(result.scenario, catalog)
+    s = result.summary
+    out: list[Finding] = []
+    out += _slo_findings(result)
+    out += _pool_findings(result, res, cat)
+    out += _latency_findings(result, res)
+    req = s["requests"]
+    if req["rejected"] or req["failed"]:
+        reasons = ", ".join(f"{k} {v}" for k, v in req["rejected_by_reason"].items())
+        out.append(
+            Finding(
+                "warning",
+                "rejections",
+                f"{req['rejected']:,} requests were rejected and {req['failed']:,} failed"
+                + (f" ({reasons})" if reasons else "")
+                + "; they count as SLO misses.",
+                {"rejected": req["rejected"], "failed": req["failed"], "total": req["total"]},
+            )
+        )
+    parts = s["cost"]["usd_by_part"]
+    total = sum(parts.values())
+    if total > 0:
+        top = max(parts, key=lambda k: parts[k])
+        out.append(
+            Finding(
+                "info",
+                "cost",
+                f"{top.replace('_', ' ')} takes {parts[top] / total:.0%} of the bill "
+                f"(${s['cost']['usd_per_hour']:,.2f}/h; "
+                + ", ".join(f"{k} {v / total:.0%}" for k, v in parts.items() if v > 0)
+                + ").",
+                {f"share_{k}": v / total for k, v in parts.items()},
+            )
+        )
+    return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])
+
+
+def _slo_findings(result: SimResult) -> list[Finding]:
+    out = []
+    specs = {c.name: c for c in result.scenario.workload.classes}
+    for name, c in result.summary["classes"].items():
+        slo = specs[name].slo
+        ttft, tpot = c["ttft_ms_at_percentile"], c["tpot_ms_at_percentile"]
+        nums = {
+            "ttft_ms_at_percentile": ttft if ttft is not None else math.inf,
+            "ttft_target_ms": slo.ttft_ms,
+            "tpot_ms_at_percentile": tpot if tpot is not None else math.nan,
+            "tpot_target_ms": slo.tpot_ms,
+            "slo_attainment": c["slo_attainment"],
+        }
+        pct = f"p{c['percentile']:g}"
+        if c["passes"]:
+            out.append(
+                Finding(
+                    "info",
+                    "slo",
+                    f"class {name} passes: {pct} TTFT {_ms(ttft)} of {slo.ttft_ms:g} ms, "
+                    f"TPOT {_ms(tpot)} of {slo.tpot_ms:g} ms.",
+                    nums,
+                )
+            )
+            continue
+        missed = []
+        if ttft is None or ttft > slo.ttft_ms:
+            missed.append(f"{pct} TTFT {_ms(ttft)} ms against {slo.ttft_ms:g} ms")
+        if tpot is not None and tpot > slo.tpot_ms:
+            missed.append(f"{pct} TPOT {_ms(tpot)} ms against {slo.tpot_ms:g} ms")
+        out.append(
+            Finding(
+                "critical",
+                "slo",
+                f"class {name} fails its SLO: {'; '.join(missed) or 'too few completed'} "
+                f"({c['slo_attainment']:.0%} of its requests met it).",
+                nums,
+            )
+        )
+    return out
+
+
+def _ms(v: float | None) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{v:,.0f}"
+
+
+def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Finding]:
+    out = []
+    util = result.summary["utilization"]
+    bins = _window_bins(result)
+    counts = {p.spec.role: p.spec.count for p in res.pools}
+    for pool in res.pools:
+        name, role = pool.spec.name, pool.spec.role
+        u = util[name]
+        label = f"the {name} pool" if name == role or role == "mixed" else f"the {role} pool ({name})"
+        if role in ("decode", "mixed"):
+            share = kv_bound_share(result, name)
+            if share >= 0.2:
+                out.append(
+                    Finding(
+                        "warning",
+                        "kv_capacity",
+                        f"{label} is KV-capacity bound {share:.0%} of the time: more decode memory "
+                        f"(e.g. {_bigger_memory(cat, pool.hardware.id)}) or fewer concurrent long "
+                        "requests would help.",
+                        {
+                            "kv_bound_share": share,
+                            "kv_memory": u["kv_memory"],
+                            "memory_gb": pool.hardware.memory_gb,
+                        },
+                    )
+                )
+        if role == "prefill":
+            busy = u["busy"]
+            if busy < 0.4:
+                need = max(1, math.ceil(pool.spec.count * busy / 0.7))
+                out.append(
+                    Finding(
+                        "warning",
+                        "pd_ratio",
+                        f"prefill is idle {1 - busy:.0%} of the time: the P:D ratio "
+                        f"({pool.spec.count}:{counts.get('decode', 0)}) is too high; about {need} "
+                        "prefill instances would keep it 70% busy.",
+                        {
+                            "prefill_busy": busy,
+                            "prefill_instances": pool.spec.count,
+                            "suggested_prefill_instances": need,
+                        },
+                    )
+                )
+            elif busy > 0.9:
+                out.append(
+                    Finding(
+                        "warning",
+                        "pd_ratio",
+                        f"prefill is busy {busy:.0%} of the time: prompts queue for it; more prefill "
+                        "instances (a higher P:D ratio) would cut TTFT.",
+                        {"prefill_busy": busy, "prefill_instances": pool.spec.count},
+                    )
+                )
+        if role == "decode":
+            mine = bins[bins["pool"] == name]
+            batch = float(mine["batch_size"].mean()) if len(mine) else 0.0
+            ratio = _tpot_margin(result)
+            if ratio < 0.5 and kv_bound_share(result, name) < 0.05 and u["kv_memory"] < 0.5:
+                out.append(
+                    Finding(
+                        "info",
+                        "decode_headroom",
+                        f"decode has headroom: TPOT is at most {ratio:.0%} of its target, batches "
+                        f"average {batch:.0f} requests and KV memory is {u['kv_memory']:.0%} used; "
+                        "fewer decode instances (bigger batches) would raise throughput per chip.",
+                        {
+                            "tpot_over_target": ratio,
+                            "mean_batch": batch,
+                            "kv_memory": u["kv_memory"],
+                            "bandwidth_util": u["bandwidth"],
+                        },
+                    )
+                )
+        mine = bins[bins["pool"] == name]
+        if len(mine) >= 8:
+            q = len(mine) // 4
+            first, last = (
+                float(mine["queue_depth"].iloc[:q].mean()),
+                float(mine["queue_depth"].iloc[-q:].mean()),
+            )
+            if last > 5 and last > 2 * first:
+                out.append(
+                    Finding(
+                        "critical",
+                        "overload",
+                        f"the queue of {label} grows through the window ({first:.0f} -> {last:.0f} "
+                        "requests waiting): the load exceeds what it can serve.",
+                        {"queue_first_quarter": first, "queue_last_quarter": last},
+                    )
+                )
+    return out
+
+
+def _tpot_margin(result: SimResult) -> float:
+    """The largest ratio of a class's percentile TPOT to its target."""
+    specs = {c.name: c for c in result.scenario.workload.classes}
+    ratios = [
+        c["tpot_ms_at_percentile"] / specs[n].slo.tpot_ms
+        for n, c in result.summary["classes"].items()
+        if c["tpot_ms_at_percentile"] is not None
+    ]
+    return max(ratios) if ratios else math.inf
+
+
+def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
+    out: list[Finding] = []
+    r = result.requests
+    done = r[r["outcome"] == "completed"]
+    if done.empty:
+        return out
+    ttft_sum = float(done["ttft_s"].sum())
+    if result.scenario.deployment.mode == "disaggregated" and ttft_sum > 0:
+        share = float(done["kv_transfer_s"].sum()) / ttft_sum
+        out.append(
+            Finding(
+                "warning" if share >= 0.2 else "info",
+                "kv_transfer",
+                f"KV transfer takes {share:.0%} of TTFT (mean {done['kv_transfer_s'].mean() * 1e3:,.1f} ms "
+                "per request)"
+                + ("; a faster link or layer-wise overlap would help." if share >= 0.2 else "."),
+                {
+                    "kv_transfer_share_of_ttft": share,
+                    "kv_transfer_ms_mean": float(done["kv_transfer_s"].mean() * 1e3),
+                },
+            )
+        )
+    entry = next(p for p in res.pools if p.spec.role in ("prefill", "mixed"))
+    service = np.asarray(prefill_cost(entry.instance, done["prompt_tokens"].to_numpy(dtype=float)).time_s)
+    wait = np.maximum(
+        done["ttft_s"].to_numpy(dtype=float) - service - done["kv_transfer_s"].to_numpy(dtype=float), 0.0
+    )
+    if ttft_sum > 0:
+        share = float(wait.sum()) / ttft_sum
+        if share >= 0.5:
+            out.append(
+                Finding(
+                    "warning",
+                    "queueing",
+                    f"requests spend {share:.0%} of their TTFT waiting (in queues, or for decode memory) "
+                    "rather than being prefilled.",
+                    {"queueing_share_of_ttft": share, "ttft_ms_mean": float(done["ttft_s"].mean() * 1e3)},
+                )
+            )
+    if result.scenario.deployment.mode == "colocated":
+        tp = done["tpot_s"].dropna()
+        classes = result.summary["classes"]
+        tpot_misses = [
+            spec.name for spec in result.scenario.workload.classes
+            if (classes.get(spec.name, {}).get("tpot_ms_at_percentile") or 0.0) > spec.slo.tpot_ms
+        ]  # fmt: skip
+        if len(tp) >= 10 and float(tp.median()) > 0:
+            ratio = float(tp.quantile(0.99) / tp.median())
+            if ratio > 1.5 or tpot_misses:
+                why = f" and {', '.join(tpot_misses)} misses its TPOT target" if tpot_misses else ""
+                out.append(
+                    Finding(
+                        "warning",
+                        "interference",
+                        f"prefill chunks share iterations with decodes (TPOT p99 is {ratio:.1f}x its median{why}): "
+                        "disaggregating prefill and decode, or a smaller chunk_tokens, would steady TPOT.",
+                        {"tpot_p99_over_p50": ratio, "tpot_ms_p50": float(tp.median() * 1e3)},
+                    )
+                )
+    return out
+
+
+# --- should a phase get its own chip? --------------------------------------------------------
+
+
+def phase_chip_hours(result: SimResult, catalog: Catalog | None = None) -> dict[str, float]:
+    """Chip-hours of the run spent on prefill and on decode (colocated pools split by cost share)."""
+    res = resolve(result.scenario, catalog)
+    hours = max(float(result.summary["drain_end_s"]), 1e-9) / 3600.0
+    parts = result.summary["cost"]["usd_by_part"]
+    mixed_prefill = parts["prefill"] / max(parts["prefill"] + parts["decode"], 1e-12)
+    out = {"prefill": 0.0, "decode": 0.0}
+    for p in res.pools:
+        ch = p.chips * hours
+        if p.spec.role == "prefill":
+            out["prefill"] += ch
+        elif p.spec.role == "decode":
+            out["decode"] += ch
+        else:
+            out["prefill"] += ch * mixed_prefill
+            out["decode"] += ch * (1 - mixed_prefill)
+    return out
+
+
+def phase_bottlenecks(result: SimResult, catalog: Catalog | None = None) -> dict[str, dict[str, float]]:
+    """Per phase: the share of its work each resource binds (prefill per request, decode per bin)."""
+    res = resolve(result.scenario, catalog)
+    r = result.requests
+    done = r[r["outcome"] == "completed"]
+    out: dict[str, dict[str, float]] = {}
+    entry = next(p for p in res.pools if p.spec.role in ("prefill", "mixed"))
+    if len(done):
+        c = prefill_cost(entry.instance, done["prompt_tokens"].to_numpy(dtype=float))
+        comp, mem, comm = (np.asarray(x, dtype=float) for x in (c.compute_s, c.memory_s, c.comm_s))
+        t = np.asarray(c.time_s, dtype=float)
+        kind = np.where(comm > np.maximum(comp, mem), "link", np.where(comp >= mem, "compute", "bandwidth"))
+        if result.scenario.deployment.mode == "disaggregated":
+            kind = np.where(done["kv_transfer_s"].to_numpy(dtype=float) > t, "link", kind)
+        out["prefill"] = _shares(kind, t)
+    bins = _window_bins(result)
+    kinds, weights = [], []
+    hold = _hold_ratio(result)
+    ctx = float(r["prompt_tokens"].mean() + r["output_tokens"].mean() / 2.0) if len(r) else 0.0
+    for p in res.pools:
+        if p.spec.role not in ("decode", "mixed"):
+            continue
+        rows = bins[(bins["pool"] == p.spec.name) & (bins["busy"] > 0)]
+        if rows.empty:
+            continue
+        batch = np.maximum(rows["batch_size"].to_numpy(dtype=float).round(), 1.0)
+        dc = decode_cost(p.instance, batch, ctx)
+        comp, mem, comm = (np.asarray(x, dtype=float) for x in (dc.compute_s, dc.memory_s, dc.comm_s))
+        k = np.where(comm > np.maximum(comp, mem), "link", np.where(comp >= mem, "compute", "bandwidth"))
+        k = np.where(rows["kv_memory"].to_numpy(dtype=float) >= KV_FULL * hold, "kv_capacity", k)
+        kinds.append(k)
+        weights.append(rows["busy"].to_numpy(dtype=float))
+    if kinds:
+        out["decode"] = _shares(np.concatenate(kinds), np.concatenate(weights))
+    return out
+
+
+def _shares(kind: np.ndarray, weight: np.ndarray) -> dict[str, float]:
+    total = float(weight.sum())
+    if total <= 0:
+        return {}
+    return {str(k): float(weight[kind == k].sum()) / total for k in np.unique(kind)}
+
+
+def specialisation(
+    result: SimResult, model_change_months: float, catalog: Catalog | None = None
+) -> pd.DataFrame:
+    """Per phase: stable? large? clear bottleneck? with the numbers, and a verdict on an ASIC."""
+    if not 0 < model_change_months <= 600:
+        raise ScenarioError(f"model_change_months: must be in (0, 600] (got {model_change_months})")
+    hours = phase_chip_hours(result, catalog)
+    total = sum(hours.values()) or 1.0
+    binds = phase_bottlenecks(result, catalog)
+    rows = []
+    for phase in ("prefill", "decode"):
+        shares = binds.get(phase, {})
+        resource = max(shares, key=lambda k: shares[k]) if shares else "none"
+        bshare = shares.get(resource, 0.0)
+        stable = model_change_months >= STABLE_MONTHS
+        large = hours[phase] / total >= LARGE_SHARE
+        clear = bshare >= CLEAR_SHARE
+        yes = int(stable) + int(large) + int(clear)
+        verdict = "worth considering" if yes == 3 else ("borderline" if yes == 2 else "not worth it")
+        text = (
+            f"{phase}: {'stable' if stable else 'not stable'} (a model change every {model_change_months:g} "
+            f"months; {STABLE_MONTHS:g} needed), {'large' if large else 'small'} ({hours[phase] / total:.0%} of "
+            f"chip-hours; {LARGE_SHARE:.0%} needed), {'clear' if clear else 'mixed'} bottleneck ({resource} "
+            f"binds {bshare:.0%} of its work; {CLEAR_SHARE:.0%} needed): an ASIC for {phase} is {verdict}"
+            + (f", built around {resource.replace('_', ' ')}." if yes == 3 else ".")
+        )
+        rows.append(
+            {
+                "phase": phase,
+                "stable": stable,
+                "model_change_months": model_change_months,
+                "large": large,
+                "chip_hours": hours[phase],
+                "chip_hours_share": hours[phase] / total,
+                "bottleneck_clear": clear,
+                "binding_resource": resource,
+                "binding_share": bshare,
+                "verdict": verdict,
+                "text": text,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Advice:
+    """All three reports for one scenario and its run."""
+
+    roofline: pd.DataFrame
+    findings: tuple[Finding, ...]
+    specialisation: pd.DataFrame
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for the CLI."""
+        return {
+            "roofline": self.roofline.to_dict(orient="records"),
+            "findings": [
+                {"severity": f.severity, "topic": f.topic, "text": f.text, "numbers": dict(f.numbers)}
+                for f in self.findings
+            ],
+            "specialisation": self.specialisation.to_dict(orient="records"),
+        }
+
+
+def advise(
+    result: SimResult, model_change_months: float = STABLE_MONTHS, catalog: Catalog | None = None
+) -> Advice:
+    """Rooflines for the run's model, findings from its numbers, and the specialisation test."""
+    return Advice(
+        roofline=roofline_table(result.scenario, catalog),
+        findings=tuple(findings(result, catalog)),
+        specialisation=specialisation(result, model_change_months, catalog),
+    )

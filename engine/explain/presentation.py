@@ -1,0 +1,421 @@
+"""What a result looks like, as plain data: CDF points, SLO tails, comparisons and costs.
+
+The dashboard draws; this module computes. Every function takes pieces of a `SimResult` (the
+per-request table, the summary, the scenario) and returns a DataFrame or plain numbers with units
+in the names, so the same numbers back the charts, the exports and the tests.
+
+Which requests count follows docs/metrics.md: requests that arrive in ``[warmup_s, duration_s)``
+(offline and closed-loop loads: all of them); latencies are over completed ones; rejected and
+failed requests count as misses, and as infinitely late when a percentile is taken against a target.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from engine.scenario.model import Scenario
+from engine.serving.metrics import measured_mask
+from engine.serving.run import flatten
+
+Metric = Literal["ttft", "tpot", "e2e"]
+"""A latency metric of one request."""
+
+LATENCY_COLUMNS: dict[str, str] = {"ttft": "ttft_s", "tpot": "tpot_s", "e2e": "e2e_s"}
+"""The request-table column (seconds) of each latency metric."""
+
+ALL_CLASSES = "all"
+"""The label of the curve over every class together (drawn when there are several)."""
+
+
+def cdf_points(values: np.ndarray, max_points: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted values, cumulative fraction) of an empirical CDF, thinned to about `max_points`.
+
+    The thinning keeps the tail: points are spread evenly in fraction and, as densely again,
+    geometrically towards the top, so p99 and p99.9 stay exact steps of the curve.
+    """
+    v = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
+    n = len(v)
+    if n == 0:
+        return np.zeros(0), np.zeros(0)
+    if n <= max_points:
+        return v, np.arange(1, n + 1) / n
+    half = max(max_points // 2, 2)
+    marks = np.array([0.5, 0.9, 0.95, 0.99, 0.999, 0.9999])  # the usual percentiles, exactly
+    probs = np.concatenate([np.linspace(0.0, 1.0, half), 1.0 - np.geomspace(1.0 / n, 0.5, half), marks])
+    idx = np.unique(np.clip(np.ceil(probs * n).astype(np.int64) - 1, 0, n - 1))
+    return v[idx], (idx + 1) / n
+
+
+def latency_cdfs(
+    scenario: Scenario, requests: pd.DataFrame, metric: Metric, max_points: int = 400
+) -> pd.DataFrame:
+    """Per class (and over all classes when there are several): CDF points of one latency, in ms.
+
+    Columns: ``class``, ``latency_ms``, ``fraction``. Completed requests in the window only.
+    """
+    col = LATENCY_COLUMNS[metric]
+    rows = requests[measured_mask(scenario, requests) & (requests["outcome"] == "completed")]
+    names = [c.name for c in scenario.workload.classes]
+    groups: list[tuple[str, np.ndarray]] = []
+    if len(names) > 1:
+        groups.append((ALL_CLASSES, rows[col].to_numpy(dtype=float)))
+    for name in names:
+        groups.append((name, rows.loc[rows["class"] == name, col].to_numpy(dtype=float)))
+    frames = []
+    for name, vals in groups:
+        x, y = cdf_points(vals * 1e3, max_points)
+        frames.append(pd.DataFrame({"class": name, "latency_ms": x, "fraction": y}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def paired_cdfs(a: pd.DataFrame, b: pd.DataFrame, cls: str) -> tuple[pd.DataFrame, str | None]:
+    """Two `latency_cdfs` frames as one, tagged ``run`` A and B, for class `cls` where each has it.
+
+    A side without that class shows its only class, or all of its classes: scenarios with
+    different class names still overlay. The second value names the class whose SLO targets
+    apply to both curves, or None when the two sides show different classes (or "all").
+    """
+
+    def pick(frame: pd.DataFrame) -> str:
+        have = set(frame["class"])
+        return cls if cls in have else ALL_CLASSES if ALL_CLASSES in have else str(frame["class"].iloc[0])
+
+    picks = [pick(f) if len(f) else cls for f in (a, b)]
+    frame = pd.concat(
+        [f[f["class"] == name].assign(run=run) for f, name, run in zip((a, b), picks, "AB", strict=True)]
+    )
+    shared = picks[0] if picks[0] == picks[1] and picks[0] != ALL_CLASSES else None
+    return frame, shared
+
+
+def slo_targets(scenario: Scenario) -> pd.DataFrame:
+    """Per class and metric: the latency target in ms and the percentile it is asked at."""
+    rows = []
+    for c in scenario.workload.classes:
+        rows.append(
+            {"class": c.name, "metric": "ttft", "target_ms": c.slo.ttft_ms, "percentile": c.slo.percentile}
+        )
+        rows.append(
+            {"class": c.name, "metric": "tpot", "target_ms": c.slo.tpot_ms, "percentile": c.slo.percentile}
+        )
+        if c.slo.e2e_ms is not None:
+            rows.append(
+                {"class": c.name, "metric": "e2e", "target_ms": c.slo.e2e_ms, "percentile": c.slo.percentile}
+            )
+    return pd.DataFrame(rows, columns=["class", "metric", "target_ms", "percentile"])
+
+
+def _late_values(rows: pd.DataFrame, col: str) -> np.ndarray:
+    """A latency column where requests that did not complete count as infinitely late."""
+    done = (rows["outcome"] == "completed").to_numpy()
+    vals = rows[col].to_numpy(dtype=float)
+    vals = np.where(done, vals, np.inf)
+    if col == "tpot_s":  # one-token outputs have no TPOT: TPOT statistics skip them
+        vals = vals[~(done & np.isnan(vals))]
+    return vals
+
+
+def _within(vals: np.ndarray, target_s: float) -> float:
+    return float(np.mean(vals <= target_s)) if len(vals) else math.nan
+
+
+def _at(vals: np.ndarray, pct: float) -> float | None:
+    if not len(vals):
+        return None
+    v = float(np.percentile(vals, pct, method="higher"))
+    return v * 1e3 if math.isfinite(v) else None
+
+
+def slo_tail(scenario: Scenario, requests: pd.DataFrame) -> pd.DataFrame:
+    """Per class: attainment, each latency at the SLO percentile, and where its tail breaks.
+
+    ``ttft_holds_to_pct`` is the share of the class's requests (in percent) whose TTFT is within
+    target, rejected and failed ones counting as late: the percentile up to which the target
+    holds. The class passes when that reaches the SLO percentile for TTFT and for TPOT.
+    ``breaks`` names the metric(s) that fall short, or is empty when the class passes.
+    """
+    win = requests[measured_mask(scenario, requests)]
+    out = []
+    for c in scenario.workload.classes:
+        rows = win[win["class"] == c.name]
+        pct = c.slo.percentile
+        ttft = _late_values(rows, "ttft_s")
+        tpot = _late_values(rows, "tpot_s")
+        ttft_hold = _within(ttft, c.slo.ttft_ms / 1e3) * 100
+        tpot_hold = _within(tpot, c.slo.tpot_ms / 1e3) * 100 if len(tpot) else 100.0
+        ttft_at, tpot_at = _at(ttft, pct), _at(tpot, pct)
+        ttft_ok = ttft_at is not None and ttft_at <= c.slo.ttft_ms
+        tpot_ok = not len(tpot) or (tpot_at is not None and tpot_at <= c.slo.tpot_ms)
+        broken = [name for name, ok in (("TTFT", ttft_ok), ("TPOT", tpot_ok)) if not ok]
+        out.append(
+            {
+                "class": c.name,
+                "requests": len(rows),
+                "percentile": pct,
+                "slo_attainment": float(rows["met_slo"].mean()) if len(rows) else 0.0,
+                "ttft_target_ms": c.slo.ttft_ms,
+                "ttft_at_percentile_ms": ttft_at,
+                "ttft_holds_to_pct": ttft_hold,
+                "tpot_target_ms": c.slo.tpot_ms,
+                "tpot_at_percentile_ms": tpot_at,
+                "tpot_holds_to_pct": tpot_hold,
+                "passes": len(rows) > 0 and not broken,
+                "breaks": " and ".join(broken) if len(rows) else "no requests",
+            }
+        )
+    return pd.DataFrame(out)
+
+
+TAIL_PERCENTILES: tuple[float, ...] = tuple(
+    sorted({*np.linspace(50.0, 90.0, 21).round(2), *(100.0 - np.geomspace(10.0, 0.01, 40)).round(4)})
+)
+"""Percentiles a tail (quantile) curve is drawn at: even to p90, then ever closer to p100."""
+
+
+def tail_curves(
+    scenario: Scenario,
+    requests: pd.DataFrame,
+    metric: Metric,
+    percentiles: Sequence[float] = TAIL_PERCENTILES,
+) -> pd.DataFrame:
+    """Per class: the latency (ms) at each percentile, requests that did not complete counting as late.
+
+    Columns ``class``, ``percentile``, ``latency_ms`` (infinite where the percentile falls on
+    rejected or failed requests: the curve leaves the chart there).
+    """
+    col = LATENCY_COLUMNS[metric]
+    win = requests[measured_mask(scenario, requests)]
+    frames = []
+    for c in scenario.workload.classes:
+        vals = _late_values(win[win["class"] == c.name], col)
+        if not len(vals):
+            continue
+        lat = np.percentile(vals, list(percentiles), method="higher") * 1e3
+        frames.append(pd.DataFrame({"class": c.name, "percentile": list(percentiles), "latency_ms": lat}))
+    if not frames:
+        return pd.DataFrame(columns=["class", "percentile", "latency_ms"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def headline(summary: Mapping[str, Any]) -> dict[str, float | None]:
+    """The few numbers the live strip shows (None where the run has no value)."""
+    lat = summary.get("latency_ms", {})
+    cost = summary.get("cost", {})
+    per_hour = cost.get("usd_per_hour")
+    goodput = summary.get("goodput_rps")
+    return {
+        "ttft_p99_ms": lat.get("ttft", {}).get("p99"),
+        "tpot_p99_ms": lat.get("tpot", {}).get("p99"),
+        "slo_attainment": summary.get("slo_attainment"),
+        "usd_per_request": cost.get("usd_per_request"),
+        "usd_per_million_output_tokens": cost.get("usd_per_million_output_tokens"),
+        "goodput_rps": goodput,
+        "goodput_per_usd": goodput * 3600.0 / per_hour if goodput is not None and per_hour else None,
+    }
+
+
+def summary_rows(summary: Mapping[str, Any]) -> pd.DataFrame:
+    """The summary's numbers as ``figure`` / ``value`` rows (dotted names, e.g. ``latency_ms.ttft.p99``)."""
+    flat = flatten(dict(summary))
+    return pd.DataFrame({"figure": list(flat), "value": list(flat.values())})
+
+
+def cost_parts(summary: Mapping[str, Any]) -> pd.DataFrame:
+    """Where the bill goes: per part, dollars per request, per million output tokens, and share."""
+    cost = summary.get("cost", {})
+    by_part: Mapping[str, float] = cost.get("usd_by_part", {})
+    total = sum(by_part.values())
+    per_req: Mapping[str, float | None] = cost.get("usd_per_request_by_part", {})
+    per_m = cost.get("usd_per_million_output_tokens")
+    rows = []
+    for part, usd in by_part.items():
+        share = usd / total if total else 0.0
+        rows.append(
+            {
+                "part": part,
+                "usd_per_request": per_req.get(part),
+                "usd_per_million_output_tokens": per_m * share if per_m is not None else None,
+                "share": share,
+            }
+        )
+    return pd.DataFrame(rows, columns=["part", "usd_per_request", "usd_per_million_output_tokens", "share"])
+
+
+TIER_LABELS = {"hbm": "HBM", "host": "host DRAM", "pooled": "pooled store"}
+
+
+def _cache_label(key: str) -> str:
+    """A reader's name for a flattened cache-summary key."""
+    group, _, name = key.partition(".")
+    if group == "hit_rate_by_tier":
+        return TIER_LABELS.get(name, name)
+    if group == "hit_rate_by_class":
+        return f"class {name}"
+    return "all tiers" if key == "hit_rate" else key
+
+
+def cache_rates(summary: Mapping[str, Any]) -> pd.DataFrame:
+    """Hit rates and other fractions the summary reports for the prefix cache (empty when none).
+
+    `figure` is a reader's label ("all tiers", "HBM", "class chat", ...); `key` the summary's.
+    """
+    cache = summary.get("cache")
+    if not isinstance(cache, Mapping):
+        return pd.DataFrame(columns=["figure", "value", "key"])
+    flat = flatten(dict(cache))
+    rows = [
+        (_cache_label(k), v, k)
+        for k, v in flat.items()
+        if any(w in k for w in ("hit", "rate", "fraction", "ratio", "share")) and 0.0 <= v <= 1.0
+    ]
+    return pd.DataFrame(rows, columns=["figure", "value", "key"])
+
+
+def _scaled(value: float, unit: str, steps: Sequence[tuple[float, str]]) -> str:
+    """`value` in the largest prefix of `steps` (scale, prefix) it reaches, e.g. 9.8e18 FLOP -> "9.8 EFLOP"."""
+    scale, prefix = next(((f, p) for f, p in steps if abs(value) >= f), steps[-1])
+    return f"{value / scale:,.1f} {prefix}{unit}"
+
+
+_FLOP_STEPS = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1.0, ""))
+_BYTE_STEPS = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1.0, ""))
+
+
+def cache_figures(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(label, value, help) for the cache's other figures: work saved, bytes moved, load time.
+
+    The load time and the transfer saving are listed only when non-zero (no host or pooled
+    tier, or a colocated deployment, has none of either).
+    """
+    cache = summary.get("cache")
+    if not isinstance(cache, Mapping):
+        return []
+    moved = cache.get("bytes_by_tier", {})
+    from_tiers = ", ".join(
+        f"{TIER_LABELS.get(t, t)} {_scaled(b, 'B', _BYTE_STEPS)}" for t, b in moved.items() if b > 0
+    )  # fmt: skip
+    out = [
+        ("Prefill compute saved", _scaled(cache.get("prefill_flops_saved", 0.0), "FLOP", _FLOP_STEPS),
+         "FLOPs the cached prefixes did not have to recompute, over the measured window."),
+        ("KV read from cache", _scaled(sum(moved.values()), "B", _BYTE_STEPS),
+         f"Bytes of KV cache served by hits, by tier: {from_tiers or 'none'}."),
+    ]  # fmt: skip
+    if cache.get("load_ms_mean", 0.0) > 0:
+        out.append(("Mean load time", f"{cache['load_ms_mean']:,.2f} ms",
+                    "Time to bring host or pooled hits into HBM before the prefill, averaged over requests (HBM hits cost none)."))  # fmt: skip
+    if cache.get("kv_transfer_tokens_saved", 0) > 0:
+        out.append(("Transfer saved", f"{cache['kv_transfer_tokens_saved']:,} tokens",
+                    "Prompt tokens whose KV the decode instance already held, so they did not cross the link."))  # fmt: skip
+    return out
+
+
+def scheduler_figures(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(label, value, help) for what overload protection, preemption, faults and elastic roles did.
+
+    Only figures that happened (non-zero) are listed; empty when none did.
+    """
+    sched = summary.get("scheduler")
+    sched = sched if isinstance(sched, Mapping) else {}
+    requests = summary.get("requests", {})
+    out: list[tuple[str, str, str]] = []
+    for key, verb, help_text in (
+        (
+            "rejected_by_reason",
+            "Rejected",
+            "Requests turned away at arrival, by reason (never silently dropped).",
+        ),
+        ("failed_by_reason", "Failed", "Admitted requests that could not be finished, by reason."),
+    ):
+        reasons = requests.get(key, {}) or {}
+        for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
+            out.append((f"{verb}: {reason.replace('_', ' ')}", f"{count:,}", help_text))
+    rows = (
+        ("preemptions", "Preemptions", "{:,}", "Running requests taken off an instance when KV memory ran out."),
+        ("recomputed_tokens", "Tokens recomputed", "{:,}", "Prefill redone for preempted requests (recompute)."),
+        ("swapped_bytes", "Swapped over PCIe", None, "KV moved out to host memory and back (swap)."),
+        ("retried", "Retried after a fault", "{:,}", "Requests restarted from the beginning after their instance was lost."),
+        ("role_switches", "Role switches", "{:,}", "Elastic roles: instances moved between prefill and decode."),
+    )  # fmt: skip
+    for key, label, fmt, help_ in rows:
+        value = sched.get(key, 0) or 0
+        if value:
+            out.append((label, _scaled(value, "B", _BYTE_STEPS) if fmt is None else fmt.format(value), help_))
+    return out
+
+
+Better = Literal["lower", "higher"]
+
+COMPARED: tuple[tuple[str, str, str, Better], ...] = (
+    ("TTFT p50", "latency_ms.ttft.p50", "ms", "lower"),
+    ("TTFT p90", "latency_ms.ttft.p90", "ms", "lower"),
+    ("TTFT p99", "latency_ms.ttft.p99", "ms", "lower"),
+    ("TPOT p50", "latency_ms.tpot.p50", "ms", "lower"),
+    ("TPOT p90", "latency_ms.tpot.p90", "ms", "lower"),
+    ("TPOT p99", "latency_ms.tpot.p99", "ms", "lower"),
+    ("E2E p50", "latency_ms.e2e.p50", "ms", "lower"),
+    ("E2E p99", "latency_ms.e2e.p99", "ms", "lower"),
+    ("SLO attainment", "slo_attainment", "fraction", "higher"),
+    ("Goodput", "goodput_rps", "req/s", "higher"),
+    ("Throughput", "throughput_rps", "req/s", "higher"),
+    ("Output tokens/s", "throughput_tokens_per_s.output", "tokens/s", "higher"),
+    ("Cost per hour", "cost.usd_per_hour", "$", "lower"),
+    ("Cost per request", "cost.usd_per_request", "$", "lower"),
+    ("Cost per 1M output tokens", "cost.usd_per_million_output_tokens", "$", "lower"),
+    ("Energy per output token", "energy.joules_per_output_token", "J", "lower"),
+    ("Rejected", "requests.rejected", "requests", "lower"),
+    ("Failed", "requests.failed", "requests", "lower"),
+    ("Cache hit rate", "cache.hit_rate", "fraction", "higher"),
+    ("Preemptions", "scheduler.preemptions", "events", "lower"),
+    ("Retried after a fault", "scheduler.retried", "requests", "lower"),
+)
+"""The figures the Compare page lines up: label, summary path, unit, and which way is better."""
+
+ONLY_WHEN_USED = frozenset({"Cache hit rate", "Preemptions", "Retried after a fault"})
+"""Figures `compare` leaves out when they are zero or missing on both sides (feature not in play)."""
+
+
+def _lookup(doc: Mapping[str, Any], path: str) -> float | None:
+    cur: Any = doc
+    for part in path.split("."):
+        if not isinstance(cur, Mapping) or part not in cur:
+            return None
+        cur = cur[part]
+    if isinstance(cur, bool) or not isinstance(cur, int | float):
+        return None
+    return float(cur)
+
+
+def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
+    """Two summaries side by side: each figure, its change from A to B, and which one is better.
+
+    ``better`` is ``A``, ``B`` or ``same`` (a relative change under 0.5% counts as the same).
+    """
+    rows = []
+    for label, path, unit, way in COMPARED:
+        va, vb = _lookup(a, path), _lookup(b, path)
+        if label in ONLY_WHEN_USED and not va and not vb:
+            continue
+        change = vb - va if va is not None and vb is not None else None
+        rel = change / abs(va) if change is not None and va else None
+        if change is None:
+            better = ""
+        elif (rel is not None and abs(rel) < 0.005) or change == 0:
+            better = "same"
+        else:
+            better = "B" if (change < 0) == (way == "lower") else "A"
+        rows.append(
+            {"figure": label, "unit": unit, "a": va, "b": vb, "change": change, "change_pct": rel * 100 if rel is not None else None, "better": better}
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def utilization_frame(summary: Mapping[str, Any]) -> pd.DataFrame:
+    """Per pool: the window's compute, bandwidth, busy and KV-memory fractions."""
+    util: Mapping[str, Mapping[str, float]] = summary.get("utilization", {})
+    rows = [{"pool": pool, **vals} for pool, vals in util.items()]
+    return pd.DataFrame(rows)

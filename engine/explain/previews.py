@@ -1,0 +1,343 @@
+"""What a scenario will ask for, before it runs: lengths, arrival rates, rooflines, traces.
+
+The editing screens preview their inputs: the distribution a length setting draws from, the
+arrival rate over the window, where the model's prefill and decode sit on each chip's roofline.
+This module computes those previews from the engine's own samplers and cost model (so a preview
+never disagrees with the simulation), and a few scenario edits that change several fields at once
+(switching between colocated and disaggregated, adding a custom chip). Pure functions.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.catalog.entries import Catalog
+from engine.catalog.specs import CalibrationProfile, HardwareSpec, KvPrecision, ModelSpec, Precision
+from engine.core import datafiles
+from engine.costmodel.perf import Instance
+from engine.costmodel.roofline import decode_table, prefill_table
+from engine.scenario.codec import apply_overrides, to_data
+from engine.scenario.model import Arrival, LengthDist, Pool, Scenario
+from engine.serving.workload import rate_factor, sample_lengths
+
+# --- workload -----------------------------------------------------------------------------
+
+
+def length_samples(dist: LengthDist, seed: int = 1, samples: int = 20_000) -> np.ndarray:
+    """Token counts drawn from a length distribution exactly as the workload generator draws them."""
+    return sample_lengths(dist, samples, np.random.default_rng([seed, 0x415]))
+
+
+def length_histogram(dist: LengthDist, seed: int = 1, samples: int = 20_000, bins: int = 40) -> pd.DataFrame:
+    """Histogram of a length distribution: ``tokens_low``, ``tokens_high``, ``fraction`` per bin.
+
+    Bins are logarithmic when the draws span more than a factor of 20, linear otherwise.
+    """
+    vals = length_samples(dist, seed, samples).astype(float)
+    lo, hi = float(vals.min()), float(vals.max())
+    if hi <= lo:
+        return pd.DataFrame({"tokens_low": [lo - 0.5], "tokens_high": [lo + 0.5], "fraction": [1.0]})
+    edges = (
+        np.geomspace(lo, hi + 1, bins + 1) if hi / max(lo, 1.0) > 20 else np.linspace(lo, hi + 1, bins + 1)
+    )
+    counts, edges = np.histogram(vals, bins=edges)
+    return pd.DataFrame({"tokens_low": edges[:-1], "tokens_high": edges[1:], "fraction": counts / len(vals)})
+
+
+def length_stats(dist: LengthDist, seed: int = 1, samples: int = 20_000) -> dict[str, float]:
+    """Mean, median and 99th percentile (tokens) of a length distribution, from draws."""
+    vals = length_samples(dist, seed, samples).astype(float)
+    return {
+        "mean_tokens": float(vals.mean()),
+        "p50_tokens": float(np.median(vals)),
+        "p99_tokens": float(np.percentile(vals, 99)),
+    }
+
+
+def rate_curve(arrival: Arrival, duration_s: float, points: int = 241) -> pd.DataFrame:
+    """The open-loop arrival rate over the window: ``t_s``, ``rate_rps`` (empty for closed loops and offline)."""
+    if arrival.kind not in ("poisson", "gamma"):
+        return pd.DataFrame(columns=["t_s", "rate_rps"])
+    t = np.linspace(0.0, duration_s, points)
+    rate = arrival.rate_rps * rate_factor(arrival, duration_s, np.minimum(t, duration_s * (1 - 1e-9)))
+    return pd.DataFrame({"t_s": t, "rate_rps": rate})
+
+
+def arrival_histogram(arrival_s: np.ndarray, duration_s: float, bins: int = 120) -> pd.DataFrame:
+    """Observed arrivals per second over the window: ``t_s`` (bin start), ``rate_rps``."""
+    width = duration_s / bins
+    counts, edges = np.histogram(np.asarray(arrival_s, dtype=float), bins=bins, range=(0.0, duration_s))
+    return pd.DataFrame({"t_s": edges[:-1], "rate_rps": counts / width})
+
+
+@dataclass(frozen=True)
+class TraceChoice:
+    """A trace shipped in the project's data folder that a scenario can replay."""
+
+    label: str
+    format: str
+    path: str
+
+
+def trace_format(file_name: str, first_line: str) -> str | None:
+    """The trace format a file is in, from its name and first line (None: not a trace Fengong reads)."""
+    head = first_line.strip()
+    if file_name.endswith(".jsonl") and head.startswith("{") and "input_length" in head:
+        return "mooncake"
+    if file_name.endswith(".csv"):
+        cols = {c.strip() for c in head.split(",")}
+        if {"TIMESTAMP", "ContextTokens", "GeneratedTokens"} <= cols:
+            return "azure"
+        if {"arrival_s", "input_tokens", "output_tokens"} <= cols:
+            return "csv"
+    return None
+
+
+def _stem(p: Path) -> Path:
+    """A data file's name as scenarios give it (a stored ``.gz`` dropped)."""
+    return p.with_suffix("") if p.suffix == ".gz" else p
+
+
+def shipped_traces(root: Path | None = None) -> list[TraceChoice]:
+    """The replayable traces shipped in the project's data folder (``data:`` paths), sorted by label."""
+    base = root if root is not None else datafiles.data_dir()
+    if not (base / "traces").is_dir():
+        return []
+    out = []
+    for p in sorted((base / "traces").glob("*/*")):
+        name = _stem(p)
+        if name.suffix not in (".jsonl", ".csv"):
+            continue
+        opener = gzip.open if p.suffix == ".gz" else open
+        with opener(p, "rt", encoding="utf-8", errors="replace") as fh:
+            fmt = trace_format(name.name, fh.readline())
+        if fmt is not None:
+            rel = name.relative_to(base).as_posix()
+            out.append(
+                TraceChoice(
+                    label=f"{p.parent.name}/{name.stem}", format=fmt, path=datafiles.DATA_PREFIX + rel
+                )
+            )
+    return out
+
+
+def length_columns(root: Path | None = None) -> list[tuple[str, str]]:
+    """(``data:`` path, column) pairs of shipped length files an empirical distribution can draw from."""
+    base = root if root is not None else datafiles.data_dir()
+    out = []
+    for p in sorted((base / "traces" / "vidur_lengths").glob("*.csv*")):
+        opener = gzip.open if p.suffix == ".gz" else open
+        with opener(p, "rt", encoding="utf-8") as fh:
+            cols = [c.strip() for c in fh.readline().split(",")]
+        rel = _stem(p).relative_to(base).as_posix()
+        out += [(datafiles.DATA_PREFIX + rel, c) for c in cols if c.startswith("num_")]
+    return out
+
+
+# --- deployment ---------------------------------------------------------------------------
+
+
+def with_mode(scenario: Scenario, mode: str) -> Scenario:
+    """The scenario served colocated or disaggregated, keeping its chips and instance shape.
+
+    Colocated to disaggregated: the pool's instances are split, a third (at least one) to
+    prefill and the rest to decode. Disaggregated to colocated: one mixed pool with every
+    instance, on the decode pool's chip. Faults name pools, so they are dropped; elastic
+    roles, which need two pools, are switched off.
+    """
+    dep = scenario.deployment
+    if dep.mode == mode:
+        return scenario
+    if mode == "disaggregated":
+        base = dep.pools[0]
+        total = sum(p.count for p in dep.pools)
+        n_pre = max(1, round(total / 3)) if total > 1 else 1
+        n_dec = max(1, total - n_pre)
+        pools = [
+            {**base.model_dump(exclude_none=True), "name": "prefill", "role": "prefill", "count": n_pre},
+            {**base.model_dump(exclude_none=True), "name": "decode", "role": "decode", "count": n_dec},
+        ]
+    elif mode == "colocated":
+        dec = next((p for p in dep.pools if p.role == "decode"), dep.pools[0])
+        total = sum(p.count for p in dep.pools)
+        pools = [{**dec.model_dump(exclude_none=True), "name": "mixed", "role": "mixed", "count": total}]
+    else:
+        raise ValueError(f"mode: {mode!r} is not colocated or disaggregated")
+    changes: dict[str, Any] = {"deployment.mode": mode, "deployment.pools": pools, "faults": []}
+    data = to_data(scenario)
+    if data.get("scheduler", {}).get("elastic", {}).get("enabled"):
+        changes["scheduler.elastic.enabled"] = False
+    return apply_overrides(scenario, changes)
+
+
+def fitting_tp(
+    model: ModelSpec, hw: HardwareSpec, weights: Precision, kv: KvPrecision, mem_fraction: float = 0.9
+) -> int | None:
+    """The smallest power-of-two tensor parallelism (up to 64) at which the model fits the chip."""
+    tp = 1
+    while tp <= 64:
+        if Instance(
+            model=model, hardware=hw, tp=tp, weights=weights, kv=kv, mem_fraction=mem_fraction
+        ).fits():
+            return tp
+        tp *= 2
+    return None
+
+
+def roofline(
+    model: ModelSpec,
+    chips: Sequence[tuple[HardwareSpec, int]],
+    weights: Precision,
+    kv: KvPrecision,
+    mem_fraction: float = 0.9,
+    prompts: Sequence[int] = (512, 2048, 8192),
+    batches: Sequence[int] = (1, 8, 32, 128),
+    context_tokens: int = 4096,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Roofline curves and the model's prefill and decode points on each (chip, tp).
+
+    Returns ``(curves, points)``. Curves: ``chip``, ``intensity_flops_per_byte``,
+    ``attainable_tflops`` (per chip, at the calibrated fractions of peak). Points: ``chip``,
+    ``phase``, ``label``, ``intensity_flops_per_byte``, ``attainable_tflops``, ``bound``,
+    ``time_ms``, ``tokens_per_s``.
+    """
+    grid = np.geomspace(0.5, 20_000, 120)
+    curves, points = [], []
+    for hw, tp in chips:
+        inst = Instance(model=model, hardware=hw, tp=tp, weights=weights, kv=kv, mem_fraction=mem_fraction)
+        name = f"{hw.id} ×{tp}"
+        per_chip_flops = inst.flops_per_s / tp
+        per_chip_bw = inst.bytes_per_s / tp
+        curves.append(
+            pd.DataFrame(
+                {"chip": name, "intensity_flops_per_byte": grid, "attainable_tflops": np.minimum(per_chip_flops, grid * per_chip_bw) / 1e12}
+            )
+        )  # fmt: skip
+        pre = prefill_table(inst, prompts)
+        points.append(
+            pd.DataFrame(
+                {
+                    "chip": name,
+                    "phase": "prefill",
+                    "label": [f"prefill {q} tokens" for q in pre["prompt_tokens"]],
+                    "intensity_flops_per_byte": pre["intensity_flops_per_byte"],
+                    "attainable_tflops": pre["attainable_tflops_per_chip"],
+                    "bound": pre["bound"],
+                    "time_ms": pre["time_ms"],
+                    "tokens_per_s": pre["tokens_per_s"],
+                }
+            )
+        )
+        dec = decode_table(inst, batches, (context_tokens,))
+        intensity = dec["intensity_flops_per_byte"].to_numpy(dtype=float)
+        points.append(
+            pd.DataFrame(
+                {
+                    "chip": name,
+                    "phase": "decode",
+                    "label": [f"decode batch {b}, {context_tokens} context" for b in dec["batch"]],
+                    "intensity_flops_per_byte": intensity,
+                    "attainable_tflops": np.minimum(per_chip_flops, intensity * per_chip_bw) / 1e12,
+                    "bound": dec["bound"],
+                    "time_ms": dec["time_ms"],
+                    "tokens_per_s": dec["tokens_per_s"],
+                }
+            )
+        )
+    return pd.concat(curves, ignore_index=True), pd.concat(points, ignore_index=True)
+
+
+def pool_chips(scenario: Scenario) -> list[tuple[str, int]]:
+    """(chip id, tp) of each pool of the scenario, without repeats."""
+    seen: list[tuple[str, int]] = []
+    for p in scenario.deployment.pools:
+        if (p.hardware, p.tp) not in seen:
+            seen.append((p.hardware, p.tp))
+    return seen
+
+
+USER_SOURCE = "assumption: entered by the user in the dashboard"
+"""The source a custom chip's changed numbers carry."""
+
+CHIP_NUMBERS: tuple[str, ...] = (
+    "memory_gb", "memory_tb_s", "scale_up_gb_s", "scale_out_gb_s", "tdp_w", "idle_w", "usd_per_hour",
+)  # fmt: skip
+"""The scalar numbers of a chip that the custom-chip form edits (besides its TFLOP/s)."""
+
+
+def custom_chip(
+    base: HardwareSpec,
+    chip_id: str,
+    name: str,
+    numbers: Mapping[str, float],
+    tflops: Mapping[str, float],
+    profile: Mapping[str, float] | None = None,
+) -> HardwareSpec:
+    """A chip of the user's own, starting from `base`: changed numbers get `USER_SOURCE` as source.
+
+    `numbers` holds any of `CHIP_NUMBERS`; `tflops` the dense peak per precision (0 drops it);
+    `profile` optional ``eta_compute``, ``eta_bandwidth``, ``overhead_ms`` for a ``user`` profile.
+    Raises pydantic's ValidationError (a ValueError) when the result is not a valid chip.
+    """
+    data = base.model_dump(mode="json", by_alias=True, exclude_none=True)
+    sources = dict(data["sources"])
+    for key, value in numbers.items():
+        if key not in CHIP_NUMBERS:
+            raise ValueError(f"{key}: not a chip number the form edits")
+        if not math.isclose(float(data[key]), float(value)):
+            sources[key] = USER_SOURCE
+        data[key] = float(value)
+    new_tflops = {k: float(v) for k, v in tflops.items() if v and v > 0}
+    if new_tflops != {k: float(v) for k, v in data["tflops"].items()}:
+        sources["tflops"] = USER_SOURCE
+    data["tflops"] = new_tflops
+    if profile:
+        prof = CalibrationProfile(
+            eta_compute=profile["eta_compute"],
+            eta_bandwidth=profile["eta_bandwidth"],
+            overhead_ms=profile["overhead_ms"],
+            source=USER_SOURCE,
+        )
+        data["profiles"] = {**data["profiles"], "user": prof.model_dump()}
+        data["default_profile"] = "user"
+    data.update({"id": chip_id, "name": name, "sources": sources, "illustrative": True})
+    return HardwareSpec.model_validate(data)
+
+
+def with_custom_chip(scenario: Scenario, chip: HardwareSpec) -> Scenario:
+    """The scenario carrying `chip` in its custom hardware (replacing one with the same id)."""
+    others = [h for h in scenario.custom_hardware if h.id != chip.id]
+    return scenario.model_copy(update={"custom_hardware": (*others, chip)})
+
+
+def without_custom_chip(scenario: Scenario, chip_id: str, fallback: str) -> Scenario:
+    """The scenario without a custom chip; pools that used it move to the `fallback` chip."""
+    pools = tuple(
+        p.model_copy(update={"hardware": fallback, "profile": None}) if p.hardware == chip_id else p
+        for p in scenario.deployment.pools
+    )
+    dep = scenario.deployment.model_copy(update={"pools": pools})
+    hw = tuple(h for h in scenario.custom_hardware if h.id != chip_id)
+    return scenario.model_copy(update={"custom_hardware": hw, "deployment": dep})
+
+
+def chip_options(catalog: Catalog) -> list[str]:
+    """Chip ids for a picker: real chips first, then illustrative ones, each sorted."""
+    chips = sorted(catalog.hardware.values(), key=lambda h: (h.illustrative, h.id))
+    return [h.id for h in chips]
+
+
+def pool_summary(pool: Pool, catalog: Catalog) -> str:
+    """A one-line description of a pool: count x tp x chip, chips in all, price per hour."""
+    hw = catalog.hardware.get(pool.hardware)
+    chips = pool.count * pool.tp * pool.pp
+    price = f", ${chips * hw.usd_per_hour:,.2f}/h" if hw else ""
+    return f"{pool.count} × {pool.tp * pool.pp} × {pool.hardware} = {chips} chips{price}"

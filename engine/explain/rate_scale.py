@@ -1,0 +1,63 @@
+"""The range of arrival rates a scenario may ask for, and a log-like scale of stops over it.
+
+Two limits bound the mean rate of an open loop: `bounds.MAX_RATE_RPS` itself, and the requests per
+run: rate x window x peak factor may not pass `bounds.MAX_REQUESTS` (the check in
+`engine.scenario.model.Scenario`). `rate_cap_rps` is the lower of the two for a scenario's window and
+shape, so a control that offers rates up to it never offers one validation refuses.
+
+Rates people try span four orders of magnitude (a single user at 0.1 req/s, a chat fleet at
+5,000), so a slider over them needs stops spaced by ratio, not by difference: `rate_stops` gives
+about eleven per decade (1, 1.2, 1.4, 1.6, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten).
+"""
+
+from __future__ import annotations
+
+import math
+
+from engine.core import bounds
+from engine.scenario.model import Arrival, Scenario
+
+MIN_RATE_RPS = 0.1
+"""The lowest stop of the rate scale (any positive rate can still be typed)."""
+MANTISSAS = (1.0, 1.2, 1.4, 1.6, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+"""Stops within one decade."""
+
+
+def peak_of(arrival: Arrival) -> float:
+    """The highest multiple of the mean rate the arrival shape reaches (what the request bound counts)."""
+    if arrival.shape in ("peak", "diurnal", "ramp"):
+        return max(arrival.peak_factor, 1.0)
+    if arrival.shape == "points" and arrival.points:
+        return max(max(p.factor for p in arrival.points), 1.0)
+    return 1.0
+
+
+def rate_cap_rps(scenario: Scenario) -> float:
+    """The highest mean rate validation accepts for this scenario's window and arrival shape."""
+    by_requests = bounds.MAX_REQUESTS / (scenario.duration_s * peak_of(scenario.workload.arrival))
+    return min(bounds.MAX_RATE_RPS, by_requests)
+
+
+def rate_stops(cap_rps: float, current_rps: float | None = None) -> list[float]:
+    """Rates from MIN_RATE_RPS up to `cap_rps`, about eleven per decade, plus the cap and the current rate."""
+    stops: set[float] = set()
+    decade = 10.0 ** math.floor(math.log10(MIN_RATE_RPS))
+    while decade <= cap_rps:
+        for m in MANTISSAS:
+            v = round(m * decade, 6)
+            if MIN_RATE_RPS <= v <= cap_rps:
+                stops.add(v)
+        decade *= 10.0
+    stops.add(round_down(cap_rps))
+    if current_rps is not None and current_rps > 0:
+        stops.add(float(current_rps))
+    return sorted(stops)
+
+
+def round_down(rate_rps: float) -> float:
+    """A rate cut to three significant figures, never above the input (so still within a cap)."""
+    if rate_rps <= 0:
+        return rate_rps
+    scale = 10.0 ** (math.floor(math.log10(rate_rps)) - 2)
+    down = round(math.floor(rate_rps / scale) * scale, 9)
+    return down if down <= rate_rps else down - scale

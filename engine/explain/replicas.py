@@ -1,0 +1,241 @@
+"""Confidence over seeds: what several runs of one scenario say together, as plain data.
+
+One run is one draw of the workload. Running the same scenario with seeds ``seed, seed+1, ...``
+(as ``python -m engine run X --replications N`` does through `engine.serving.run.replicate`) tells how
+much of a figure is the deployment and how much is the draw. This module computes, from the
+runs' results:
+
+- per figure, the mean over seeds and its two-sided 95% Student-t interval (`Interval`), the same
+  numbers `engine.serving.run.replicate` gives on the command line;
+- per latency metric and class, a CDF band: at each fraction of requests, the mean latency over
+  seeds (the seeds' quantile curves averaged) and the lowest and highest seed (min–max band);
+- for two scenarios, which differences are *within noise*: their 95% intervals overlap.
+
+It simulates nothing itself (the caller runs or caches the seeds) and never imports streamlit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.explain import presentation
+from engine.serving.metrics import measured_mask
+from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric
+from engine.serving.run import SimResult, flatten, t_quantile
+from engine.scenario.model import Scenario
+
+SEED_LIMIT = 2**31
+"""Seeds are below this (the scenario's bound); a run of seeds past it wraps to 0."""
+
+METRICS: tuple[Metric, ...] = ("ttft", "tpot", "e2e")
+"""The latency metrics a replicated result carries a CDF band for."""
+
+HEADLINE_PATHS: dict[str, str] = {
+    "ttft_p99_ms": "latency_ms.ttft.p99",
+    "tpot_p99_ms": "latency_ms.tpot.p99",
+    "slo_attainment": "slo_attainment",
+    "goodput_rps": "goodput_rps",
+    "usd_per_request": "cost.usd_per_request",
+    "usd_per_million_output_tokens": "cost.usd_per_million_output_tokens",
+    "throughput_rps": "throughput_rps",
+}
+"""Each headline figure (`engine.explain.presentation.headline` keys, plus throughput) and its summary path."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Interval:
+    """A figure over seeds: its mean and two-sided 95% confidence interval (NaN bounds for one seed)."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width: the ``± x`` of ``mean ± x`` (NaN for one seed)."""
+        return (self.high - self.low) / 2.0
+
+    def overlaps(self, other: Interval) -> bool:
+        """Whether the two intervals share a point (False when either has no width to compare)."""
+        if not all(math.isfinite(v) for v in (self.low, self.high, other.low, other.high)):
+            return False
+        return self.low <= other.high and other.low <= self.high
+
+
+def seed_scenarios(scenario: Scenario, n: int) -> list[Scenario]:
+    """The `n` scenarios of a replication: seeds ``seed, seed+1, ...`` (the first is `scenario` itself)."""
+    if n < 1:
+        raise ValueError(f"replications must be at least 1, not {n}")
+    return [scenario] + [
+        scenario.model_copy(update={"seed": (scenario.seed + i) % SEED_LIMIT}) for i in range(1, n)
+    ]
+
+
+def interval(values: Sequence[float | None]) -> Interval | None:
+    """Mean and 95% t-interval of the finite values (None when there are none).
+
+    The same formula as `engine.serving.run.replicate`: mean ± t(0.975, n−1) · s / √n, except that a spread
+    below float rounding (1e-9 of the mean) counts as none.
+    """
+    vals = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    if not len(vals):
+        return None
+    mean = float(vals.mean())
+    if len(vals) < 2:
+        return Interval(mean=mean, low=math.nan, high=math.nan, n=1)
+    spread = float(vals.std(ddof=1))
+    if spread <= 1e-9 * abs(mean):  # equal values but for float rounding (a bill that no seed changes)
+        spread = 0.0
+    half = t_quantile(len(vals) - 1) * spread / math.sqrt(len(vals))
+    return Interval(mean=mean, low=mean - half, high=mean + half, n=len(vals))
+
+
+def figure_intervals(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Interval]:
+    """Per numeric figure of the summaries (dotted paths, as `engine.serving.run.flatten` names them): its interval."""
+    flat = [flatten(dict(s)) for s in summaries]
+    keys = sorted(set().union(*flat)) if flat else []
+    out: dict[str, Interval] = {}
+    for key in keys:
+        iv = interval([f.get(key) for f in flat])
+        if iv is not None:
+            out[key] = iv
+    return out
+
+
+def headline_intervals(figures: Mapping[str, Interval]) -> dict[str, Interval | None]:
+    """The headline figures' intervals (None where the runs have no value), by headline key."""
+    return {key: figures.get(path) for key, path in HEADLINE_PATHS.items()}
+
+
+def mean_summary(figures: Mapping[str, Interval]) -> dict[str, Any]:
+    """A nested summary whose numbers are the means over seeds (for `engine.explain.presentation` functions)."""
+    out: dict[str, Any] = {}
+    for path, iv in figures.items():
+        *parents, leaf = path.split(".")
+        node = out
+        for part in parents:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):  # a name with a dot clashed with a leaf: skip it
+                break
+            node = child
+        else:
+            node[leaf] = iv.mean
+    return out
+
+
+def _fractions(n: int, max_points: int) -> np.ndarray:
+    """Fractions of requests to sample a CDF at: even, then denser towards the top (as `cdf_points`)."""
+    half = max(max_points // 2, 2)
+    marks = np.array([0.5, 0.9, 0.95, 0.99, 0.999, 0.9999])
+    probs = np.concatenate([np.linspace(0.0, 1.0, half), 1.0 - np.geomspace(1.0 / n, 0.5, half), marks])
+    return np.unique(np.clip(probs, 1.0 / n, 1.0))
+
+
+def _latency_groups(scenario: Scenario, requests: pd.DataFrame, metric: Metric) -> dict[str, np.ndarray]:
+    """Per class (and over all classes when several): completed requests' latencies in the window, ms."""
+    col = LATENCY_COLUMNS[metric]
+    rows = requests[measured_mask(scenario, requests) & (requests["outcome"] == "completed")]
+    names = [c.name for c in scenario.workload.classes]
+    groups: dict[str, np.ndarray] = {}
+    if len(names) > 1:
+        groups[ALL_CLASSES] = rows[col].to_numpy(dtype=float) * 1e3
+    for name in names:
+        groups[name] = rows.loc[rows["class"] == name, col].to_numpy(dtype=float) * 1e3
+    return {k: v[np.isfinite(v)] for k, v in groups.items()}
+
+
+def cdf_band(
+    scenario: Scenario, tables: Sequence[pd.DataFrame], metric: Metric, max_points: int = 400
+) -> pd.DataFrame:
+    """Per class: the seeds' latency CDFs as one mean curve with a min–max band, in ms.
+
+    At each fraction of requests ``fraction``, every seed's latency at that quantile (the smallest
+    latency whose empirical CDF reaches it) is taken; ``latency_ms`` is their mean, ``low_ms`` and
+    ``high_ms`` the lowest and highest seed, ``seeds`` how many seeds had requests of the class.
+    Columns also match `engine.explain.presentation.latency_cdfs` (``class``, ``latency_ms``,
+    ``fraction``), so a band frame can stand in for a CDF frame.
+    """
+    per_seed = [_latency_groups(scenario, t, metric) for t in tables]
+    names = list(per_seed[0]) if per_seed else []
+    frames = []
+    for name in names:
+        runs = [g[name] for g in per_seed if len(g.get(name, ()))]
+        if not runs:
+            continue
+        p = _fractions(min(len(r) for r in runs), max_points)
+        q = np.array([np.quantile(r, p, method="inverted_cdf") for r in runs])
+        frames.append(
+            pd.DataFrame({"class": name, "latency_ms": q.mean(axis=0), "fraction": p,
+                          "low_ms": q.min(axis=0), "high_ms": q.max(axis=0), "seeds": len(runs)})
+        )  # fmt: skip
+    if not frames:
+        return pd.DataFrame(columns=["class", "latency_ms", "fraction", "low_ms", "high_ms", "seeds"])
+    return pd.concat(frames, ignore_index=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Replicas:
+    """What N seeds of one scenario say together: figure intervals and latency CDF bands."""
+
+    scenario: Scenario
+    seeds: tuple[int, ...]
+    figures: dict[str, Interval]
+    headline: dict[str, Interval | None]
+    bands: dict[str, pd.DataFrame]
+
+    @property
+    def n(self) -> int:
+        """How many seeds were run."""
+        return len(self.seeds)
+
+    def mean_summary(self) -> dict[str, Any]:
+        """The summary of means (see `mean_summary`)."""
+        return mean_summary(self.figures)
+
+
+def summarize(results: Sequence[SimResult], max_points: int = 400) -> Replicas:
+    """Bring the runs of one scenario over several seeds together (the first run's scenario names it)."""
+    if not results:
+        raise ValueError("no runs to summarize")
+    figures = figure_intervals([r.summary for r in results])
+    sc = results[0].scenario
+    tables = [r.requests for r in results]
+    return Replicas(
+        scenario=sc,
+        seeds=tuple(r.scenario.seed for r in results),
+        figures=figures,
+        headline=headline_intervals(figures),
+        bands={m: cdf_band(sc, tables, m, max_points) for m in METRICS},
+    )
+
+
+NOISE = "within noise"
+"""The `compare_with_noise` verdict for a difference smaller than the seeds' spread."""
+
+
+def compare_with_noise(a: Replicas, b: Replicas) -> pd.DataFrame:
+    """`engine.explain.presentation.compare` of the two means, with each side's ± and a noise flag.
+
+    Adds ``a_ci95`` and ``b_ci95`` (the half-widths of the 95% intervals) and ``within_noise``
+    (the intervals overlap); ``better`` reads `NOISE` for a difference within noise.
+    """
+    table = presentation.compare(a.mean_summary(), b.mean_summary())
+    paths = {label: path for label, path, *_ in presentation.COMPARED}
+    ia = [a.figures.get(paths[f]) for f in table["figure"]]
+    ib = [b.figures.get(paths[f]) for f in table["figure"]]
+    table["a_ci95"] = [x.half_width if x is not None else None for x in ia]
+    table["b_ci95"] = [x.half_width if x is not None else None for x in ib]
+    noise = [x is not None and y is not None and x.overlaps(y) for x, y in zip(ia, ib, strict=True)]
+    table["within_noise"] = noise
+    table["better"] = [
+        NOISE if n and b in ("A", "B") else b for n, b in zip(noise, table["better"], strict=True)
+    ]
+    order = ["figure", "unit", "a", "a_ci95", "b", "b_ci95", "change", "change_pct", "better", "within_noise"]
+    return table[order]

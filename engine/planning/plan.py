@@ -1,0 +1,524 @@
+"""The planner: the cheapest deployment that meets every class's SLO at a target load.
+
+A *shape* is a deployment without its instance counts: colocated (one mixed pool of tp chips
+of kind X) or disaggregated (a prefill pool of (X, tp) and a decode pool of (Y, tp'), X and Y
+possibly different chips). The cost model's sizing of each instance kind (`engine.planning.sizing`) gives
+a lower bound on the counts, hence on the cost, of every deployment of a shape. Shapes are
+pruned without simulation when their weights do not fit, when one decode step at batch 1
+already misses a TPOT target, when a class's percentile prompt alone misses its TTFT target,
+when more than the SLO's tail of requests could never fit in KV memory, or when the lower bound
+exceeds the budget. The rest are visited cheapest bound first (branch and bound): the simulator
+confirms each one, searching counts upward from the bound (colocated: galloping, then
+bisection; disaggregated: cheapest pair first, growing the pool the failure points at), and
+once a deployment passes, every shape whose bound is not below its cost is bounded out. The
+search assumes more instances never hurt (a DESIGN.md invariant); it is exact under that
+assumption, within the simulation budget, for the seed and the planning window.
+
+The highest rate a given deployment sustains is `engine.planning.capacity`'s question.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.catalog.entries import Catalog
+from engine.core import bounds
+from engine.core.errors import ScenarioError
+from engine.planning.sizing import (
+    Bound,
+    InstanceRates,
+    Mode,
+    Shape,
+    demand,
+    instance_of,
+    instance_rates,
+    lower_bound,
+)
+from engine.scenario import codec as scenario_io
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import scenario_catalog
+from engine.serving.run import SimResult, simulate
+from engine.serving.workload import generate
+
+Progress = Callable[[int, int, str], None]
+"""A progress callback: (simulations done, simulation budget, what is running)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchSpace:
+    """What the planner may choose from, and how hard it may look.
+
+    `hardware`: catalog ids allowed in any pool (empty: the chips the scenario already uses).
+    `mixed_hardware`: a disaggregated deployment may put prefill and decode on different chips.
+    `duration_s`: the planning runs' arrival window (shorter than the scenario's keeps it fast).
+    `finalists`: shapes searched to a passing deployment even when a cheaper one is known, so the
+    Pareto frontier has points beyond the winner; `frontier_extra`: extra runs of the winner with
+    more decode (or mixed) instances, tracing throughput against interactivity.
+    """
+
+    hardware: tuple[str, ...] = ()
+    modes: tuple[Mode, ...] = ("colocated", "disaggregated")
+    tp: tuple[int, ...] = (1, 2, 4, 8)
+    mixed_hardware: bool = True
+    max_instances_per_pool: int = 64
+    budget_usd_per_hour: float | None = None
+    duration_s: float | None = 120.0
+    max_simulations: int = 120
+    max_simulations_per_shape: int = 12
+    finalists: int = 3
+    frontier_extra: int = 2
+
+    def __post_init__(self) -> None:
+        if not self.modes or any(m not in ("colocated", "disaggregated") for m in self.modes):
+            raise ScenarioError(f"space.modes: choose from colocated, disaggregated (got {self.modes})")
+        if not self.tp or any(t < 1 or t > bounds.MAX_TP for t in self.tp):
+            raise ScenarioError(f"space.tp: each must be in [1, {bounds.MAX_TP}] (got {self.tp})")
+        if not 1 <= self.max_instances_per_pool <= bounds.MAX_INSTANCES // 2:
+            raise ScenarioError(
+                f"space.max_instances_per_pool: must be in [1, {bounds.MAX_INSTANCES // 2}] "
+                f"(got {self.max_instances_per_pool})"
+            )
+        if self.budget_usd_per_hour is not None and not self.budget_usd_per_hour > 0:
+            raise ScenarioError(f"space.budget_usd_per_hour: must be > 0 (got {self.budget_usd_per_hour})")
+        if self.duration_s is not None and not 10.0 <= self.duration_s <= bounds.MAX_DURATION_S:
+            raise ScenarioError(
+                f"space.duration_s: must be in [10, {bounds.MAX_DURATION_S:g}] (got {self.duration_s})"
+            )
+        if not 1 <= self.max_simulations <= 2000:
+            raise ScenarioError(f"space.max_simulations: must be in [1, 2000] (got {self.max_simulations})")
+        if not 1 <= self.max_simulations_per_shape <= 200:
+            raise ScenarioError(
+                f"space.max_simulations_per_shape: must be in [1, 200] (got {self.max_simulations_per_shape})"
+            )
+        if not 0 <= self.finalists <= 50 or not 0 <= self.frontier_extra <= 10:
+            raise ScenarioError("space.finalists: must be in [0, 50]; space.frontier_extra in [0, 10]")
+
+
+# --- the plan --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The planner's answer: the cheapest passing deployment, every candidate, the frontiers.
+
+    `candidates`: one row per shape with its lower bound and what became of it (``pruned: ...``,
+    ``bounded`` by a cheaper passing deployment, ``simulated``, ``unexplored`` once the budget ran
+    out). `runs`: one row per simulation (index = run number): counts, cost, whether every class
+    passed, goodput, output tokens/s per chip, tokens/s per user (1 / mean TPOT). The frontiers
+    are the Pareto-optimal runs: `frontier_cost` cost/hour against goodput over every run;
+    `frontier_throughput` output tokens/s/chip against tokens/s/user over the runs that pass
+    (all runs if none does). `chosen` marks the cheapest passing run.
+    """
+
+    target_rps: float
+    duration_s: float
+    best: Scenario | None
+    best_run: int | None
+    candidates: pd.DataFrame
+    runs: pd.DataFrame
+    frontier_cost: pd.DataFrame
+    frontier_throughput: pd.DataFrame
+    scenarios: tuple[Scenario, ...]
+    pruned: int
+    bounded: int
+    simulated: int
+    feasible: int
+    exhaustive: bool
+    notes: tuple[str, ...] = ()
+
+    @property
+    def best_usd_per_hour(self) -> float | None:
+        """Cost per hour of the chosen deployment."""
+        return None if self.best_run is None else float(self.runs["usd_per_hour"].iloc[self.best_run])
+
+    def scenario_of(self, run: int) -> Scenario:
+        """The full scenario of one simulated run: the user's window, the target load."""
+        return self.scenarios[run]
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan as plain data (what ``python -m engine plan --json`` prints)."""
+        best = None
+        if self.best is not None and self.best_run is not None:
+            best = {
+                **self.runs.iloc[self.best_run].to_dict(),
+                "deployment": scenario_io.to_data(self.best)["deployment"],
+            }
+        counts = {"shapes": len(self.candidates), "pruned": self.pruned, "bounded": self.bounded}
+        counts |= {"simulated": self.simulated, "feasible": self.feasible}
+        return {
+            "target_rps": self.target_rps,
+            "duration_s": self.duration_s,
+            "best": best,
+            "counts": counts,
+            "exhaustive": self.exhaustive,
+            "notes": list(self.notes),
+            "frontier_cost": self.frontier_cost.to_dict(orient="records"),
+            "frontier_throughput": self.frontier_throughput.to_dict(orient="records"),
+            "candidates": self.candidates.to_dict(orient="records"),
+            "runs": self.runs.to_dict(orient="records"),
+        }
+
+
+def hardware_choice(scenario: Scenario, text: str) -> tuple[str, ...]:
+    """Chips a plan may use, from a comma list of catalog ids or "all" (every non-illustrative chip).
+
+    An empty text means the chips the scenario already uses (`SearchSpace.hardware` empty).
+    """
+    if text.strip() == "all":
+        return tuple(sorted(h.id for h in scenario_catalog(scenario).hardware.values() if not h.illustrative))
+    return tuple(h.strip() for h in text.split(",") if h.strip())
+
+
+def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float | None) -> Scenario:
+    """The scenario at the target load over the planning window, faults left out."""
+    if not 0 < target_rps <= bounds.MAX_RATE_RPS:
+        raise ScenarioError(f"target_rps: must be in (0, {bounds.MAX_RATE_RPS:g}] (got {target_rps})")
+    wl = scenario.workload
+    if wl.trace is not None or wl.arrival.kind not in ("poisson", "gamma"):
+        got = "a trace" if wl.trace is not None else wl.arrival.kind
+        raise ScenarioError(
+            f"workload.arrival.kind: planning needs an open-loop load, poisson or gamma (got {got})"
+        )
+    over: dict[str, Any] = {"workload.arrival.rate_rps": float(target_rps), "faults": []}
+    if duration_s is not None:
+        over["duration_s"] = float(duration_s)
+        over["warmup_s"] = min(scenario.warmup_s, float(duration_s) / 4)
+    return scenario_io.apply_overrides(scenario, over)
+
+
+def with_deployment(scenario: Scenario, shape: Shape, counts: tuple[int, int]) -> Scenario:
+    """`scenario` with its pools replaced by a shape at given counts (profiles kept per chip)."""
+    profiles = {p.hardware: p.profile for p in scenario.deployment.pools if p.profile is not None}
+
+    def pool(name: str, hw_tp: tuple[str, int], count: int) -> dict[str, Any]:
+        out = {"name": name, "role": name, "hardware": hw_tp[0], "tp": hw_tp[1], "count": count}
+        return out | ({"profile": profiles[hw_tp[0]]} if hw_tp[0] in profiles else {})
+
+    if shape.mode == "colocated":
+        pools = [pool("mixed", shape.prefill, counts[0])]
+    else:
+        pools = [pool("prefill", shape.prefill, counts[0]), pool("decode", shape.decode, counts[1])]
+    over: dict[str, Any] = {"deployment.mode": shape.mode, "deployment.pools": pools, "faults": []}
+    if shape.mode == "colocated":  # elastic roles switch prefill and decode instances: none here
+        over["scheduler.elastic.enabled"] = False
+    return scenario_io.apply_overrides(scenario, over)
+
+
+def shapes(space: SearchSpace, kinds: Sequence[tuple[str, int]]) -> list[Shape]:
+    """Every shape the search space allows over the given instance kinds."""
+    out: list[Shape] = []
+    if "colocated" in space.modes:
+        out += [Shape("colocated", k, k) for k in kinds]
+    if "disaggregated" in space.modes:
+        pairs = [(p, d) for p in kinds for d in kinds if space.mixed_hardware or p[0] == d[0]]
+        out += [Shape("disaggregated", p, d) for p, d in pairs]
+    return out
+
+
+def split_label(shape: Shape, counts: tuple[int, int]) -> str:
+    """The P:D split of a deployment: ``5P:2D``, or ``8M`` for a colocated pool."""
+    return f"{counts[0]}M" if shape.mode == "colocated" else f"{counts[0]}P:{counts[1]}D"
+
+
+def run_row(res: SimResult, shape: Shape, counts: tuple[int, int]) -> dict[str, Any]:
+    """One planning run as a table row: deployment, cost, SLO verdicts, throughput, interactivity."""
+    s = res.summary
+    specs = [(c.slo, s["classes"][c.name]) for c in res.scenario.workload.classes]
+    ttft_ok = all(
+        c["ttft_ms_at_percentile"] is not None and c["ttft_ms_at_percentile"] <= slo.ttft_ms
+        for slo, c in specs
+    )
+    tpot_ok = all(
+        c["tpot_ms_at_percentile"] is None or c["tpot_ms_at_percentile"] <= slo.tpot_ms for slo, c in specs
+    )
+    chips = sum(p.count * p.tp * p.pp for p in res.scenario.deployment.pools)
+    colo = shape.mode == "colocated"
+    util = s["utilization"]
+    out_tps = s["throughput_tokens_per_s"]["output"]
+    tpot_mean = s["latency_ms"]["tpot"]["mean"]
+    return {
+        "mode": shape.mode,
+        "shape": shape.label(),
+        "split": split_label(shape, counts),
+        "prefill_hardware": None if colo else shape.prefill[0],
+        "prefill_tp": 0 if colo else shape.prefill[1],
+        "prefill_instances": 0 if colo else counts[0],
+        "decode_hardware": None if colo else shape.decode[0],
+        "decode_tp": 0 if colo else shape.decode[1],
+        "decode_instances": 0 if colo else counts[1],
+        "mixed_hardware": shape.prefill[0] if colo else None,
+        "mixed_tp": shape.prefill[1] if colo else 0,
+        "mixed_instances": counts[0] if colo else 0,
+        "chips": chips,
+        "usd_per_hour": s["cost"]["usd_per_hour"],
+        "passes": all(c["passes"] for _, c in specs),
+        "ttft_ok": ttft_ok,
+        "tpot_ok": tpot_ok,
+        "slo_attainment": s["slo_attainment"],
+        "goodput_rps": s["goodput_rps"],
+        "output_tokens_per_s": out_tps,
+        "output_tokens_per_s_per_chip": out_tps / chips,
+        "tpot_ms_mean": tpot_mean,
+        "tokens_per_s_per_user": 1e3 / tpot_mean if tpot_mean else math.nan,
+        "ttft_ms_p90": s["latency_ms"]["ttft"]["p90"],
+        "usd_per_million_output_tokens": s["cost"]["usd_per_million_output_tokens"],
+        "prefill_busy": util["mixed" if colo else "prefill"]["busy"],
+        "decode_kv_memory": util["mixed" if colo else "decode"]["kv_memory"],
+    }
+
+
+class _Search:
+    """Mutable state of one planning search: the runs so far and the budget left."""
+
+    def __init__(
+        self,
+        base: Scenario,
+        full: Scenario,
+        rates: dict[tuple[str, int], InstanceRates],
+        space: SearchSpace,
+        cat: Catalog,
+        progress: Progress | None,
+        check_work: bool = True,
+    ) -> None:
+        self.base, self.full, self.rates, self.space, self.cat = base, full, rates, space, cat
+        self.check_work = check_work
+        self.reqs = generate(base)  # every candidate serves the very same requests
+        self.progress = progress
+        self.rows: list[dict[str, Any]] = []
+        self.scenarios: list[Scenario] = []
+        self.index: dict[tuple[Shape, tuple[int, int]], int] = {}
+        self.out_of_budget = False
+
+    def cost(self, shape: Shape, counts: tuple[int, int]) -> float:
+        """Cost per hour of a shape at given counts."""
+        p, d = self.rates[shape.prefill], self.rates[shape.decode]
+        return counts[0] * p.usd_per_hour + counts[1] * d.usd_per_hour
+
+    def run(self, shape: Shape, counts: tuple[int, int]) -> dict[str, Any] | None:
+        """Simulate one deployment (memoised); None once the simulation budget is spent."""
+        if (shape, counts) in self.index:
+            return self.rows[self.index[shape, counts]]
+        if len(self.rows) >= self.space.max_simulations:
+            self.out_of_budget = True
+            return None
+        if self.progress:
+            label = f"{shape.label()} {split_label(shape, counts)}"
+            self.progress(len(self.rows), self.space.max_simulations, label)
+        res = simulate(
+            with_deployment(self.base, shape, counts),
+            self.cat,
+            requests=self.reqs,
+            check_work=self.check_work,
+        )
+        row = {"run": len(self.rows), **run_row(res, shape, counts)}
+        self.index[shape, counts] = len(self.rows)
+        self.rows.append(row)
+        self.scenarios.append(with_deployment(self.full, shape, counts))
+        return row
+
+    def search(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
+        """The cheapest passing counts of a shape below `cap_usd`, from its lower bound up."""
+        return self._gallop(b, cap_usd) if b.shape.mode == "colocated" else self._best_first(b, cap_usd)
+
+    def _gallop(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
+        """Colocated: n, n+1, n+3, n+7, ... until one passes, then bisect down to the fewest."""
+        most = self.space.max_instances_per_pool
+        if math.isfinite(cap_usd):
+            most = min(most, math.ceil(cap_usd / self.rates[b.shape.prefill].usd_per_hour - 1e-9) - 1)
+        lo, hi, n, step, sims = b.counts[0] - 1, 0, b.counts[0], 1, 0
+        best: dict[str, Any] | None = None
+        while sims < self.space.max_simulations_per_shape and ((best is None and lo < most) or hi - lo > 1):
+            n = min(n, most) if best is None else (lo + hi) // 2
+            row = self.run(b.shape, (n, 0))
+            sims += 1
+            if row is None:
+                break
+            if row["passes"]:
+                hi, best = n, row
+            else:
+                lo, n, step = n, n + step, step * 2
+        return best
+
+    def _best_first(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
+        """Disaggregated: the cheapest untried (P, D) first, growing the pool the failure blames.
+
+        A missed TTFT grows prefill (and decode too when its KV memory is half full or more:
+        finished prompts may be waiting for decode memory); a missed TPOT grows decode.
+        """
+        heap = [(self.cost(b.shape, b.counts), b.counts)]
+        seen = {b.counts}
+        sims = 0
+        while heap and sims < self.space.max_simulations_per_shape:
+            cost, (n_p, n_d) = heapq.heappop(heap)
+            if cost >= cap_usd:
+                break
+            row = self.run(b.shape, (n_p, n_d))
+            sims += 1
+            if row is None or row["passes"]:
+                return row
+            grow = []
+            if not row["ttft_ok"]:
+                grow.append((n_p + 1, n_d))
+            if not row["tpot_ok"] or (not row["ttft_ok"] and row["decode_kv_memory"] >= 0.5):
+                grow.append((n_p, n_d + 1))
+            for nxt in grow or [(n_p + 1, n_d), (n_p, n_d + 1)]:  # neither blamed: grow both
+                if nxt not in seen and max(nxt) <= self.space.max_instances_per_pool:
+                    seen.add(nxt)
+                    heapq.heappush(heap, (self.cost(b.shape, nxt), nxt))
+        return None
+
+
+def pareto(frame: pd.DataFrame, x: str, y: str, *, maximize_x: bool, maximize_y: bool) -> pd.Series:
+    """True for the rows no other row beats on both `x` and `y` (ties kept)."""
+    xs = frame[x].to_numpy(dtype=float) * (1 if maximize_x else -1)
+    ys = frame[y].to_numpy(dtype=float) * (1 if maximize_y else -1)
+    keep = np.isfinite(xs) & np.isfinite(ys)
+    for i in np.nonzero(keep)[0]:
+        keep[i] = not ((xs >= xs[i]) & (ys >= ys[i]) & ((xs > xs[i]) | (ys > ys[i]))).any()
+    return pd.Series(keep, index=frame.index)
+
+
+def plan(
+    scenario: Scenario,
+    target_rps: float,
+    space: SearchSpace | None = None,
+    *,
+    catalog: Catalog | None = None,
+    progress: Progress | None = None,
+    check_work: bool = True,
+) -> Plan:
+    """The cheapest deployment whose simulated run meets every class's SLO at `target_rps`.
+
+    `check_work=False` lifts the work bound on each run (engine.serving.work_bound), as `simulate`'s does.
+    """
+    space = space or SearchSpace()
+    cat = scenario_catalog(scenario, catalog)
+    if scenario.model.id not in cat.models:
+        raise ScenarioError(f"model.id: unknown model {scenario.model.id!r}")
+    chips = space.hardware or tuple(dict.fromkeys(p.hardware for p in scenario.deployment.pools))
+    unknown = [h for h in chips if h not in cat.hardware]
+    if unknown:
+        known = ", ".join(sorted(cat.hardware))
+        raise ScenarioError(f"space.hardware: unknown hardware {unknown[0]!r}; known: {known}")
+    full = planning_scenario(scenario, target_rps, None)
+    search = _Search(
+        planning_scenario(scenario, target_rps, space.duration_s), full, {}, space, cat, progress, check_work
+    )
+    d = demand(search.base, search.reqs)
+    kinds = [(h, t) for h in chips for t in sorted(set(space.tp))]
+    search.rates.update({k: instance_rates(instance_of(search.base, cat, *k), d) for k in kinds})
+    budget = space.budget_usd_per_hour if space.budget_usd_per_hour is not None else math.inf
+    all_bounds = []
+    for shape in shapes(space, kinds):
+        b = lower_bound(shape, search.rates, d, space.max_instances_per_pool)
+        if not b.pruned and b.usd_per_hour > budget:
+            b = replace(b, pruned=f"over budget (at least ${b.usd_per_hour:,.2f}/h)")
+        all_bounds.append(b)
+    status = {b.shape: f"pruned: {b.pruned}" for b in all_bounds if b.pruned}
+    live = sorted((b for b in all_bounds if not b.pruned), key=lambda b: (b.usd_per_hour, b.shape.label()))
+    found: dict[Shape, int] = {}
+    best: dict[str, Any] | None = None
+    cap = budget * (1 + 1e-9)
+    searched_modes: set[str] = set()
+    for i, b in enumerate(live):
+        best_cost = best["usd_per_hour"] if best else math.inf
+        # finalists are searched to a passing point even above the best, for the frontier
+        finalist = (i < space.finalists or b.shape.mode not in searched_modes) and b.usd_per_hour < cap
+        if search.out_of_budget:
+            status[b.shape] = "unexplored"
+        elif b.usd_per_hour >= min(best_cost, cap) and not finalist:
+            status[b.shape] = "bounded"
+        else:
+            row = search.search(b, cap if finalist else min(best_cost, cap))
+            status[b.shape] = "simulated"
+            searched_modes.add(b.shape.mode)
+            if row is not None:
+                found[b.shape] = int(row["run"])
+                best = row if best is None or row["usd_per_hour"] < best["usd_per_hour"] else best
+    if best is not None:  # the winner with more decode (or mixed) instances traces the frontier
+        shape, (n_p, n_d) = next(k for k, v in search.index.items() if v == best["run"])
+        for extra in range(1, space.frontier_extra + 1):
+            more = (n_p + extra, 0) if shape.mode == "colocated" else (n_p, n_d + extra)
+            if max(more) > space.max_instances_per_pool or search.run(shape, more) is None:
+                break
+    return _assemble(target_rps, space, all_bounds, status, found, search, best)
+
+
+def _assemble(
+    target_rps: float,
+    space: SearchSpace,
+    all_bounds: list[Bound],
+    status: dict[Shape, str],
+    found: dict[Shape, int],
+    search: _Search,
+    best: dict[str, Any] | None,
+) -> Plan:
+    cand = pd.DataFrame(
+        [
+            {
+                "mode": b.shape.mode,
+                "shape": b.shape.label(),
+                "prefill_hardware": b.shape.prefill[0],
+                "prefill_tp": b.shape.prefill[1],
+                "decode_hardware": b.shape.decode[0],
+                "decode_tp": b.shape.decode[1],
+                "lower_bound_split": split_label(b.shape, b.counts) if not b.pruned else None,
+                "lower_bound_usd_per_hour": b.usd_per_hour,
+                "status": status.get(b.shape, "unexplored"),
+                "best_run": found.get(b.shape, -1),
+            }
+            for b in all_bounds
+        ]
+    )
+    runs = pd.DataFrame(search.rows)
+    best_run = int(best["run"]) if best else None
+    notes = []
+    if search.out_of_budget:
+        notes.append(
+            f"stopped at the simulation budget ({space.max_simulations}); a cheaper deployment may exist"
+        )
+    if best is None:
+        notes.append("no simulated deployment met every SLO at the target load")
+    if runs.empty:
+        frontier_cost = frontier_tput = runs
+    else:
+        runs["chosen"] = runs["run"] == (best_run if best_run is not None else -1)
+        runs["on_cost_frontier"] = pareto(
+            runs, "usd_per_hour", "goodput_rps", maximize_x=False, maximize_y=True
+        )
+        pool = runs[runs["passes"]] if runs["passes"].any() else runs
+        on = pareto(
+            pool, "tokens_per_s_per_user", "output_tokens_per_s_per_chip", maximize_x=True, maximize_y=True
+        )
+        runs["on_throughput_frontier"] = runs["run"].isin(pool.loc[on, "run"])
+        cols = ["run", "mode", "shape", "split", "chips", "passes", "chosen"]
+        frontier_cost = runs.loc[runs["on_cost_frontier"], [*cols, "usd_per_hour", "goodput_rps"]]
+        frontier_cost = frontier_cost.sort_values("usd_per_hour").reset_index(drop=True)
+        tput_cols = [*cols, "tokens_per_s_per_user", "output_tokens_per_s_per_chip"]
+        frontier_tput = runs.loc[runs["on_throughput_frontier"], tput_cols]
+        frontier_tput = frontier_tput.sort_values("tokens_per_s_per_user").reset_index(drop=True)
+    statuses = list(status.values())
+    return Plan(
+        target_rps=target_rps,
+        duration_s=search.base.duration_s,
+        best=search.scenarios[best_run] if best_run is not None else None,
+        best_run=best_run,
+        candidates=cand,
+        runs=runs,
+        frontier_cost=frontier_cost,
+        frontier_throughput=frontier_tput,
+        scenarios=tuple(search.scenarios),
+        pruned=sum(s.startswith("pruned") for s in statuses),
+        bounded=statuses.count("bounded"),
+        simulated=len(search.rows),
+        feasible=int(runs["passes"].sum()) if len(runs) else 0,
+        exhaustive=not search.out_of_budget,
+        notes=tuple(notes),
+    )

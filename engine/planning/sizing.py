@@ -1,0 +1,226 @@
+"""The cost model's sizing of a deployment: what a load asks, what an instance gives.
+
+For each instance kind the cost model gives, from the workload's own requests (the planning
+run's, so the estimate and the simulation see the same lengths):
+
+- prefill seconds per request: every prompt (less its cache hits when the cache is on) timed as
+  one iteration, its weight reads and fixed overhead shared by as many prompts as fit in the
+  token budget: an optimistic figure, since real batches are smaller;
+- the decode batch B*: the largest batch that fits in KV memory (a request reserves its prompt
+  plus its output; with preemption on it holds only its prompt plus, on average, half its
+  output), within the batching limit, whose step at the mean decode context still meets the
+  tightest TPOT target; decode tokens/s = B* / step time.
+
+A load of λ requests/s then needs at least ceil(λ·E[prefill s]) prefill instances and
+ceil(λ·E[output tokens] / decode tokens/s) decode instances (a colocated pool at least the
+larger of the two): a lower bound on the counts, hence on the cost, of every deployment of that
+shape (`lower_bound`). The planner (`engine.planning.plan`) and the advisor start from these figures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+
+from engine.catalog.entries import Catalog
+from engine.costmodel.perf import Instance, decode_cost, prefill_cost
+from engine.scenario.model import Scenario
+from engine.serving.workload import Requests
+
+Mode = Literal["colocated", "disaggregated"]
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What the target load asks of a deployment, drawn from the planning run's requests."""
+
+    rate_rps: float
+    prompt_tokens: np.ndarray
+    cached_tokens: np.ndarray
+    output_tokens: np.ndarray
+    cls: np.ndarray
+    ttft_target_s: tuple[float, ...]
+    tpot_target_s: tuple[float, ...]
+    percentile: tuple[float, ...]
+    token_budget: int
+    max_batch: int
+    reserves_output: bool = True  # False with preemption: a request holds only what it has
+
+    @property
+    def mean_output_tokens(self) -> float:
+        """Mean output tokens per request."""
+        return float(self.output_tokens.mean()) if len(self.output_tokens) else 0.0
+
+    @property
+    def mean_decode_context_tokens(self) -> float:
+        """Mean context of a decode step: the prompt plus half the output."""
+        if not len(self.prompt_tokens):
+            return 0.0
+        return float(self.prompt_tokens.mean() + self.output_tokens.mean() / 2.0)
+
+
+def demand(scenario: Scenario, requests: Requests) -> Demand:
+    """The load of `scenario` as the cost model sees it."""
+    wl = scenario.workload
+    cached = np.zeros_like(requests.prompt_tokens)
+    if scenario.cache.enabled:  # optimistic: every reusable token hits
+        cached = np.minimum(requests.reused_tokens + requests.prefix_tokens, requests.prompt_tokens - 1)
+    b = scenario.deployment.batching
+    return Demand(
+        rate_rps=wl.arrival.rate_rps,
+        prompt_tokens=requests.prompt_tokens.astype(float),
+        cached_tokens=np.maximum(cached, 0).astype(float),
+        output_tokens=requests.output_tokens.astype(float),
+        cls=requests.cls,
+        ttft_target_s=tuple(c.slo.ttft_ms / 1e3 for c in wl.classes),
+        tpot_target_s=tuple(c.slo.tpot_ms / 1e3 for c in wl.classes),
+        percentile=tuple(c.slo.percentile for c in wl.classes),
+        token_budget=b.token_budget,
+        max_batch=b.max_batch,
+        reserves_output=scenario.scheduler.preemption == "none",
+    )
+
+
+@dataclass(frozen=True)
+class InstanceRates:
+    """One instance kind's analytic rates for a demand, and why it cannot serve it (if so).
+
+    `decode_batch_limit` says what caps B*: ``kv_capacity``, ``max_batch`` or ``tpot``.
+    A non-empty `prefill_problem` / `decode_problem` says why it cannot run that phase.
+    """
+
+    hardware: str
+    tp: int
+    chips: int
+    usd_per_hour: float
+    kv_capacity_tokens: int
+    prefill_s_per_request: float = math.inf
+    decode_batch: int = 0
+    decode_batch_limit: str = "kv_capacity"
+    decode_step_s: float = math.inf
+    decode_tokens_per_s: float = 0.0
+    prefill_problem: str = ""
+    decode_problem: str = ""
+
+
+def _at_percentile(values: np.ndarray, pct: float) -> float:
+    """An observed value at a percentile ("higher" method, as the metrics use)."""
+    return float(np.percentile(values, pct, method="higher")) if len(values) else 0.0
+
+
+def instance_rates(inst: Instance, d: Demand) -> InstanceRates:
+    """Prefill seconds per request and decode tokens/s of one instance, from the cost model."""
+    hw = inst.hardware
+    head = InstanceRates(
+        hardware=hw.id,
+        tp=inst.tp,
+        chips=inst.chips,
+        usd_per_hour=inst.chips * hw.usd_per_hour,
+        kv_capacity_tokens=inst.kv_capacity_tokens,
+    )
+    if not inst.fits() or not len(d.prompt_tokens):
+        why = f"weights do not fit ({inst.weight_bytes / 1e9:.0f} GB on {inst.chips} x {hw.id})"
+        return replace(head, prefill_problem=why, decode_problem=why)
+    cap = inst.kv_capacity_tokens
+    q, k = d.prompt_tokens, d.cached_tokens
+    cost = prefill_cost(inst, q, k)
+    alone = np.asarray(cost.time_s, dtype=float)
+    share = max(1.0, d.token_budget // max(float(np.mean(q - k)), 1.0))  # prompts per iteration
+    per_req = np.maximum(cost.compute_s, cost.memory_s / share) + cost.comm_s + cost.overhead_s / share
+    tail = 1.0 - max(d.percentile) / 100.0
+    prefill_problem = ""
+    if float(np.mean(q > cap)) > tail:
+        prefill_problem = f"{np.mean(q > cap):.0%} of prompts never fit in KV memory"
+    for c, target in enumerate(d.ttft_target_s):
+        at_pct = _at_percentile(alone[d.cls == c], d.percentile[c])
+        if at_pct > target and not prefill_problem:
+            prefill_problem = (
+                f"p{d.percentile[c]:g} prompt alone takes {at_pct * 1e3:.0f} ms > TTFT {target * 1e3:.0f} ms"
+            )
+    reserve = d.prompt_tokens + d.output_tokens
+    held = reserve if d.reserves_output else d.prompt_tokens + d.output_tokens / 2.0
+    b_kv = int(cap // max(float(held.mean()), 1.0))
+    batches = np.arange(1, max(1, min(b_kv, d.max_batch)) + 1, dtype=float)
+    steps = np.asarray(decode_cost(inst, batches, d.mean_decode_context_tokens).time_s, dtype=float)
+    tpot = min(d.tpot_target_s)
+    ok = steps <= tpot
+    decode_problem = ""
+    if float(np.mean(reserve > cap)) > tail:
+        decode_problem = f"{np.mean(reserve > cap):.0%} of requests never fit in KV memory"
+    elif not ok[0]:
+        decode_problem = (
+            f"one decode step at batch 1 takes {steps[0] * 1e3:.1f} ms > TPOT {tpot * 1e3:.0f} ms"
+        )
+    batch = int(np.nonzero(ok)[0][-1]) + 1 if ok.any() else 1
+    limit = "tpot" if batch < len(batches) else ("kv_capacity" if b_kv < d.max_batch else "max_batch")
+    return replace(
+        head,
+        prefill_s_per_request=float(np.mean(per_req)),
+        decode_batch=batch,
+        decode_batch_limit=limit,
+        decode_step_s=float(steps[batch - 1]),
+        decode_tokens_per_s=batch / float(steps[batch - 1]),
+        prefill_problem=prefill_problem,
+        decode_problem=decode_problem,
+    )
+
+
+# --- shapes and their lower bounds -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A deployment without its counts: the mode and (hardware, tp) of each pool."""
+
+    mode: Mode
+    prefill: tuple[str, int]  # colocated: the mixed pool
+    decode: tuple[str, int]  # colocated: the same as prefill
+
+    def label(self) -> str:
+        """A short name: ``h100-sxm tp2`` or ``h100-sxm tp2 -> h200 tp1``."""
+        p = f"{self.prefill[0]} tp{self.prefill[1]}"
+        return p if self.mode == "colocated" else f"{p} -> {self.decode[0]} tp{self.decode[1]}"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A shape's analytic lower bound on counts and cost, or why it was pruned."""
+
+    shape: Shape
+    counts: tuple[int, int]  # (prefill, decode); colocated: (n, 0)
+    usd_per_hour: float
+    pruned: str
+
+
+def lower_bound(shape: Shape, rates: dict[tuple[str, int], InstanceRates], d: Demand, cap: int) -> Bound:
+    """The fewest instances of each pool the cost model allows for the demand, and their cost."""
+    p, dd = rates[shape.prefill], rates[shape.decode]
+    why = p.prefill_problem or dd.decode_problem
+    if why:
+        return Bound(shape, (0, 0), math.inf, why)
+    n_p = max(1, math.ceil(d.rate_rps * p.prefill_s_per_request - 1e-9))
+    n_d = max(1, math.ceil(d.rate_rps * d.mean_output_tokens / dd.decode_tokens_per_s - 1e-9))
+    if shape.mode == "colocated":
+        n = max(n_p, n_d)
+        return Bound(shape, (n, 0), n * p.usd_per_hour, "" if n <= cap else f"needs over {cap} instances")
+    cost = n_p * p.usd_per_hour + n_d * dd.usd_per_hour
+    over = n_p > cap or n_d > cap
+    return Bound(shape, (n_p, n_d), cost, f"needs over {cap} instances per pool" if over else "")
+
+
+def instance_of(scenario: Scenario, cat: Catalog, hw: str, tp: int) -> Instance:
+    """An instance of `tp` chips of kind `hw` serving the scenario's model (its pools' profile)."""
+    profile = next((p.profile for p in scenario.deployment.pools if p.hardware == hw), None)
+    m = scenario.model
+    return Instance(
+        model=cat.models[m.id],
+        hardware=cat.hardware[hw],
+        tp=tp,
+        weights=m.weights,
+        kv=m.kv,
+        profile_name=profile,
+        mem_fraction=scenario.deployment.mem_fraction,
+    )

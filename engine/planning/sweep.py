@@ -1,0 +1,189 @@
+"""Sweeps: one scenario over a grid of field values and seeds, run on any executor.
+
+A sweep is the cartesian product of `vary` (field path -> values, the paths `--set` uses)
+times `seeds` seeds (scenario.seed, seed + 1, ...). Every point is validated before anything
+runs, so a bad combination fails at once with the field's name. Points are independent, so they
+run through a `concurrent.futures.Executor`: a local process pool by default, or a Dask cluster
+(`distributed.Client(address).get_executor()` has the same interface), or none (in this
+process). Each task carries the scenario as plain data and returns plain data, so any worker
+that can import the engine can run it.
+
+The result is one tidy table, one row per run in grid order whatever order the runs finish
+in: the varied values as columns named by their paths, the seed, then every numeric summary
+figure flattened to dotted names (`latency_ms.ttft.p99`, `classes.chat.passes`, ...) by
+`engine.serving.run.flatten`. Same scenario, grid and seeds: the same table.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from engine.core.errors import ScenarioError
+from engine.core.safecsv import safe_csv
+from engine.scenario import codec as scenario_io
+from engine.scenario.model import Scenario
+from engine.serving.run import ENGINE_VERSION, flatten, simulate
+
+MAX_POINTS = 10_000
+"""Runs in one sweep (grid points times seeds)."""
+
+Progress = Callable[[int, int], None]
+"""A progress callback: (runs finished, runs in all)."""
+
+
+def grid(vary: Mapping[str, Sequence[Any]], seeds: int = 1, first_seed: int = 0) -> list[dict[str, Any]]:
+    """The sweep's points in order: each a mapping of path -> value, plus ``seed``."""
+    if not 1 <= seeds <= 1000:
+        raise ScenarioError(f"seeds: must be in [1, 1000] (got {seeds})")
+    if "seed" in vary:
+        raise ScenarioError("seed: vary seeds with --seeds (seeds=N runs seed, seed + 1, ...)")
+    for path, values in vary.items():
+        scenario_io.parse_path(path)
+        if not len(values):
+            raise ScenarioError(f"{path}: --vary needs at least one value")
+    paths = list(vary)
+    size = seeds
+    for values in vary.values():
+        size *= len(values)
+    if size > MAX_POINTS:
+        raise ScenarioError(f"vary: {size:,} runs in the grid; the limit is {MAX_POINTS:,}")
+    points = []
+    for combo in itertools.product(*(list(vary[p]) for p in paths)):
+        for s in range(seeds):
+            points.append({**dict(zip(paths, combo, strict=True)), "seed": first_seed + s})
+    return points
+
+
+def parse_vary(items: Sequence[str]) -> dict[str, list[Any]]:
+    """``["path=v1,v2", ...]`` to path -> values (each value a TOML literal or bare text)."""
+    out: dict[str, list[Any]] = {}
+    for item in items:
+        path, sep, text = item.partition("=")
+        if not sep or not path.strip():
+            raise ScenarioError(f"--vary {item!r}: expected path=v1,v2,...")
+        values = [scenario_io.parse_value(v.strip()) for v in _split_values(text)]
+        if path.strip() in out:
+            raise ScenarioError(f"--vary {path.strip()}: given twice")
+        out[path.strip()] = values
+    return out
+
+
+def _split_values(text: str) -> list[str]:
+    """Split on commas outside brackets and quotes (so ``[1,2]`` or ``"a,b"`` stay whole)."""
+    parts, depth, quote, cur = [], 0, "", ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    parts.append(cur)
+    return [p for p in parts if p.strip()]
+
+
+def run_point(data: dict[str, Any], overrides: dict[str, Any], check_work: bool = True) -> dict[str, float]:
+    """Simulate one point of a sweep (a worker's task): flattened numeric summary figures."""
+    scen = scenario_io.apply_overrides(scenario_io.from_data(data), overrides)
+    res = simulate(scen, check_work=check_work)
+    out = flatten(res.summary)
+    out["sim.events"] = float(res.events)
+    return out
+
+
+def local_executor(workers: int | None = None) -> ProcessPoolExecutor:
+    """A process pool of `workers` processes (default: the machine's cores)."""
+    n = workers or os.cpu_count() or 1
+    if not 1 <= n <= 256:
+        raise ScenarioError(f"workers: must be in [1, 256] (got {n})")
+    return ProcessPoolExecutor(max_workers=n)
+
+
+def sweep(
+    scenario: Scenario,
+    vary: Mapping[str, Sequence[Any]],
+    *,
+    seeds: int = 1,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+    check_work: bool = True,
+) -> pd.DataFrame:
+    """Run the grid; one row per run in grid order (`executor` None: in this process).
+
+    `check_work=False` lifts the work bound on each run (engine.serving.work_bound), as `simulate`'s does.
+    """
+    points = grid(vary, seeds, scenario.seed)
+    data = scenario_io.to_data(scenario)
+    tasks = []
+    for pt in points:
+        over = {p: v for p, v in pt.items() if p != "seed"}
+        over["seed"] = pt["seed"]
+        scenario_io.apply_overrides(scenario, over)  # fail fast, naming the field
+        tasks.append(over)
+    results: list[dict[str, float] | None] = [None] * len(tasks)
+    done = 0
+    if executor is None:
+        for i, over in enumerate(tasks):
+            results[i] = run_point(data, over, check_work)
+            done += 1
+            if progress:
+                progress(done, len(tasks))
+    else:
+        futures: dict[Future[dict[str, float]], int] = {
+            executor.submit(run_point, data, over, check_work): i for i, over in enumerate(tasks)
+        }
+        for fut in as_completed(futures):
+            results[futures[fut]] = fut.result()
+            done += 1
+            if progress:
+                progress(done, len(tasks))
+    rows = []
+    for pt, res in zip(points, results, strict=True):
+        assert res is not None
+        rows.append({**pt, **res})
+    frame = pd.DataFrame(rows)
+    frame.attrs["scenario"] = scenario_io.dumps_json(scenario)
+    frame.attrs["engine_version"] = ENGINE_VERSION
+    return frame
+
+
+def write(frame: pd.DataFrame, path: str) -> None:
+    """Write a sweep table: parquet (with the scenario and engine version as metadata) or CSV."""
+    if path.lower().endswith(".csv"):
+        Path(path).write_text(safe_csv(frame), encoding="utf-8")
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(_uniform(frame), preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[b"fengong.scenario"] = str(frame.attrs.get("scenario", "")).encode()
+    meta[b"fengong.engine_version"] = str(frame.attrs.get("engine_version", ENGINE_VERSION)).encode()
+    pq.write_table(table.replace_schema_metadata(meta), path)
+
+
+def _uniform(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns of mixed Python types (a varied list or table) as text, so parquet can hold them."""
+    out = frame.copy()
+    out.attrs = {}
+    for col in out.columns:
+        if (
+            out[col].dtype == object
+            and not out[col].map(lambda v: isinstance(v, str | int | float | bool)).all()
+        ):
+            out[col] = out[col].map(repr)
+    return out

@@ -1,0 +1,45 @@
+"""Scheduling policies, each a registered class deciding from a read-only view.
+
+Owns: `registry` (Policy, register, build, the views), `routers`, `queues` (queue orders) and
+`admission`. Importing the package registers every built-in policy; a new one is one class with
+``@register`` in the module of its kind. Only the simulation (engine.serving) turns decisions
+into events.
+May import: engine.core.
+"""
+
+from engine.policies import admission, queues, routers
+from engine.policies.admission import Admission, AdmitAll, build_admission
+from engine.policies.queues import QueueOrder, StrictPriority, build_queue
+from engine.policies.registry import (
+    InstanceView,
+    Policy,
+    PolicyKind,
+    RequestView,
+    build,
+    knob_fields,
+    register,
+    registered,
+)
+from engine.policies.routers import Router, build_router
+
+__all__ = [
+    "Admission",
+    "AdmitAll",
+    "InstanceView",
+    "Policy",
+    "PolicyKind",
+    "QueueOrder",
+    "RequestView",
+    "Router",
+    "StrictPriority",
+    "admission",
+    "build",
+    "build_admission",
+    "build_queue",
+    "build_router",
+    "knob_fields",
+    "queues",
+    "register",
+    "registered",
+    "routers",
+]

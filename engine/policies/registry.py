@@ -1,0 +1,104 @@
+"""The policy registry and the read-only views policies decide from.
+
+A policy is a frozen dataclass whose fields are its knobs; the same fields give its saved form
+in a scenario (``[scheduler.router] name = "least_loaded"`` plus any knobs) and its widgets in
+the app. A policy decides from a read-only view of the system and returns a decision; it never
+touches simpy. Registering two policies of the same kind under one name raises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+
+from engine.core.errors import ScenarioError, format_validation_error
+
+PolicyKind = Literal["router", "queue", "admission"]
+
+_REGISTRY: dict[str, dict[str, type[Policy]]] = {"router": {}, "queue": {}, "admission": {}}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Policy:
+    """Base of every policy: `kind` and `name` identify it, dataclass fields are its knobs."""
+
+    kind: ClassVar[PolicyKind]
+    name: ClassVar[str]
+    help: ClassVar[str] = ""
+
+    def knobs(self) -> dict[str, Any]:
+        """The knob values, as saved in a scenario."""
+        return dataclasses.asdict(self)
+
+
+P = TypeVar("P", bound=type[Policy])
+
+
+def register(cls: P) -> P:
+    """Class decorator adding a policy to the registry; a duplicate name raises."""
+    table = _REGISTRY[cls.kind]
+    if cls.name in table:
+        raise ValueError(f"a {cls.kind} policy named {cls.name!r} is already registered")
+    table[cls.name] = cls
+    return cls
+
+
+def registered(kind: PolicyKind) -> dict[str, type[Policy]]:
+    """The registered policies of one kind, by name."""
+    return dict(_REGISTRY[kind])
+
+
+def build(kind: PolicyKind, spec: Mapping[str, Any], where: str = "") -> Policy:
+    """A policy instance from its saved form ``{"name": ..., **knobs}``, validated."""
+    where = where or f"scheduler.{kind}"
+    data = dict(spec)
+    name = data.pop("name", None)
+    table = _REGISTRY[kind]
+    if name not in table:
+        raise ScenarioError(f"{where}.name: {name!r} is not a {kind} policy; choose one of {sorted(table)}")
+    cls = table[name]
+    unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
+    if unknown:
+        knobs = [f.name for f in dataclasses.fields(cls)] or ["none"]
+        raise ScenarioError(f"{where}.{unknown[0]}: unknown knob of {name!r}; its knobs: {', '.join(knobs)}")
+    try:
+        return TypeAdapter(cls).validate_python(data, strict=False)  # type: ignore[no-any-return]
+    except ValidationError as exc:
+        raise ScenarioError(format_validation_error(exc, prefix=where)) from None
+
+
+# --- read-only views ----------------------------------------------------------------------
+
+
+class InstanceView(NamedTuple):
+    """What a router may know of one instance when it places a request."""
+
+    position: int
+    waiting_requests: int
+    waiting_tokens: int
+    running_requests: int
+    kv_free_tokens: int
+    cached_prefix_tokens: int = 0
+    up: bool = True
+
+
+class RequestView(NamedTuple):
+    """What a policy may know of one request."""
+
+    rid: int
+    cls: int
+    priority: int
+    arrival_s: float
+    prompt_tokens: int
+    output_tokens: int
+    ttft_deadline_s: float
+    top_priority: int = 0  # the highest class priority in the workload
+
+
+def knob_fields(cls: type[Policy]) -> list[dataclasses.Field[Any]]:
+    """The knob fields of a policy class (for widgets)."""
+    return list(dataclasses.fields(cls))

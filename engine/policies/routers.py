@@ -1,0 +1,121 @@
+"""Routers: which instance of a pool receives a request."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from engine.policies.registry import InstanceView, Policy, PolicyKind, RequestView, build, register
+
+
+@dataclass(frozen=True, kw_only=True)
+class Router(Policy):
+    """Chooses the instance of a pool that receives a request."""
+
+    kind: ClassVar[PolicyKind] = "router"
+    needs_prefix: ClassVar[bool] = False
+
+    def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
+        """Position (into `instances`) of the instance to use; `tick` counts routed requests."""
+        raise NotImplementedError
+
+
+def _up(instances: Sequence[InstanceView]) -> list[InstanceView]:
+    return [v for v in instances if v.up] or list(instances)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class RoundRobin(Router):
+    """Each request to the next instance in turn."""
+
+    name: ClassVar[str] = "round_robin"
+    help: ClassVar[str] = "Each request goes to the next instance in turn, ignoring load."
+
+    def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
+        live = _up(instances)
+        return live[tick % len(live)].position
+
+
+def _load(v: InstanceView) -> tuple[int, int, int]:
+    return (v.waiting_tokens, v.running_requests, v.position)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class LeastLoaded(Router):
+    """Least outstanding work: the fewest waiting prompt tokens, then the fewest running."""
+
+    name: ClassVar[str] = "least_loaded"
+    help: ClassVar[str] = (
+        "Least outstanding work: the instance with the fewest queued prompt tokens, then the fewest running requests."
+    )
+
+    def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
+        return min(_up(instances), key=_load).position
+
+
+def _pick(seed: int, n: int) -> int:
+    """A deterministic pseudo-random index in [0, n) from an integer seed."""
+    x = (seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & 0xFFFFFFFFFFFFFFFF
+    x ^= x >> 29
+    x = (x * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    x ^= x >> 32
+    return int(x % n)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class PowerOfTwo(Router):
+    """Two instances drawn at random; the less loaded one wins (Mitzenmacher)."""
+
+    name: ClassVar[str] = "power_of_two"
+    help: ClassVar[str] = "Draw two instances at random and send the request to the less loaded one."
+
+    def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
+        live = _up(instances)
+        if len(live) == 1:
+            return live[0].position
+        a = _pick(2 * tick + 1 + 7919 * request.rid, len(live))
+        b = _pick(2 * tick + 2 + 7919 * request.rid, len(live) - 1)
+        b = b + 1 if b >= a else b
+        return min(live[a], live[b], key=_load).position
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class CacheAware(Router):
+    """Mooncake's conductor in miniature: weigh the expected prefix hit against the load.
+
+    The cost of an instance is the prompt tokens it would have to compute before this request
+    finishes prefill: its queued tokens plus this prompt, minus `hit_weight` times the tokens
+    of this prompt it already caches.
+    """
+
+    name: ClassVar[str] = "cache_aware"
+    help: ClassVar[str] = (
+        "Send the request where queued work plus its uncached prompt is smallest (prefix hits count for "
+        "hit_weight tokens each)."
+    )
+    needs_prefix: ClassVar[bool] = True
+    hit_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.hit_weight <= 10.0:
+            raise ValueError(f"hit_weight: {self.hit_weight} is outside 0..10")
+
+    def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
+        prompt, w = request.prompt_tokens, self.hit_weight
+        # (cost, running requests, position): ties go to the less busy, then the earlier instance
+        return min(
+            (v.waiting_tokens + prompt - w * v.cached_prefix_tokens, v.running_requests, v.position)
+            for v in _up(instances)
+        )[2]
+
+
+def build_router(spec: Mapping[str, Any]) -> Router:
+    """A router from its saved form."""
+    policy = build("router", spec)
+    assert isinstance(policy, Router)
+    return policy

@@ -1,0 +1,344 @@
+"""Scenario serialisation: TOML and JSON files, field paths, overrides and share links.
+
+One path syntax addresses any field everywhere (``--set``, ``--vary``, share links, error
+messages): dotted names with list indices, e.g. ``workload.classes[0].share``.
+
+A share link carries the preset's name plus only the fields changed from it, as a versioned,
+compressed payload in the query string. A link is untrusted input: its size is bounded, it is
+decoded defensively, and the result is validated like any other scenario.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import json
+import re
+import tomllib
+import zlib
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from engine.catalog.entries import presets_dir
+from engine.core import bounds, datafiles, safeparse
+from engine.core.errors import ScenarioError
+from engine.scenario.model import SCHEMA_VERSION, Scenario, validate
+
+LINK_VERSION = 1
+"""Version of the share-link payload format."""
+MAX_SCENARIO_CHARS = 1 << 20
+"""Longest scenario document read (a scenario with every custom entry filled is a few kB)."""
+
+_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
+
+
+# --- plain data ---------------------------------------------------------------------------
+
+
+def to_data(scenario: Scenario, *, minimal: bool = False) -> dict[str, Any]:
+    """The scenario as plain JSON-compatible data (minimal: only fields off their default)."""
+    data = scenario.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=minimal)
+    data["version"] = SCHEMA_VERSION
+    return data
+
+
+def from_data(data: Any) -> Scenario:
+    """A validated scenario from plain data."""
+    if not isinstance(data, dict):
+        raise ScenarioError("a scenario must be a table of fields")
+    return validate(data)
+
+
+def dumps_toml(scenario: Scenario) -> str:
+    """The scenario as a TOML document (fields at their default are left out)."""
+    data = to_data(scenario, minimal=True)
+    head: dict[str, Any] = {k: data.pop(k) for k in ("version", "name", "description") if k in data}
+    return tomli_w.dumps({**head, **data}, multiline_strings=True)
+
+
+def loads_toml(text: str) -> Scenario:
+    """A scenario from TOML text (size- and depth-limited: it may come from anywhere)."""
+    return from_data(safeparse.loads_toml(text, "scenario", MAX_SCENARIO_CHARS))
+
+
+def dumps_json(scenario: Scenario) -> str:
+    """The scenario as a JSON document (every field, defaults included)."""
+    return json.dumps(to_data(scenario), indent=2, sort_keys=False)
+
+
+def loads_json(text: str) -> Scenario:
+    """A scenario from JSON text (size- and depth-limited: it may come from anywhere)."""
+    return from_data(safeparse.loads_json(text, "scenario", MAX_SCENARIO_CHARS))
+
+
+def load(path: str | Path) -> Scenario:
+    """A scenario from a .toml or .json file."""
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_SCENARIO_CHARS + 1)
+        text = raw.decode("utf-8-sig")
+    except OSError as exc:
+        raise ScenarioError(f"{p}: cannot read ({exc.strerror or type(exc).__name__})") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{p}: not UTF-8 text") from None
+    try:
+        return loads_json(text) if p.suffix.lower() == ".json" else loads_toml(text)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{p.name}: {exc}") from None
+
+
+def save(scenario: Scenario, path: str | Path) -> None:
+    """Write a scenario to a .toml or .json file."""
+    p = Path(path)
+    p.write_text(
+        dumps_json(scenario) if p.suffix.lower() == ".json" else dumps_toml(scenario), encoding="utf-8"
+    )
+
+
+# --- presets ------------------------------------------------------------------------------
+
+DEFAULT_PRESET = "chat-disaggregated"
+"""The preset the app and the CLI start from."""
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped scenario presets."""
+    return sorted(p.stem for p in (presets_dir() / "scenarios").glob("*.toml"))
+
+
+def load_preset(name: str) -> Scenario:
+    """A shipped preset by name."""
+    if name not in preset_names():
+        raise ScenarioError(f"unknown preset {name!r}; known: {', '.join(preset_names())}")
+    return load(presets_dir() / "scenarios" / f"{name}.toml")
+
+
+# --- paths --------------------------------------------------------------------------------
+
+
+def parse_path(path: str) -> list[str | int]:
+    """``"a.b[0].c"`` -> ``["a", "b", 0, "c"]``; raises ScenarioError for a malformed path."""
+    if not path or len(path) > 200:
+        raise ScenarioError(f"malformed field path {path!r}")
+    out: list[str | int] = []
+    for chunk in path.split("."):
+        m = _PART.fullmatch(chunk)
+        if not m:
+            raise ScenarioError(f"malformed field path {path!r} (at {chunk!r})")
+        out.append(m.group(1))
+        out.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+    return out
+
+
+def format_parts(parts: list[str | int]) -> str:
+    """The inverse of `parse_path`."""
+    s = ""
+    for p in parts:
+        s += f"[{p}]" if isinstance(p, int) else ("." if s else "") + p
+    return s
+
+
+def get_path(data: Any, path: str) -> Any:
+    """The value at a field path in plain scenario data."""
+    cur = data
+    for part in parse_path(path):
+        try:
+            cur = cur[part]
+        except (KeyError, IndexError, TypeError):
+            raise ScenarioError(f"{path}: no such field") from None
+    return cur
+
+
+def set_path(data: dict[str, Any], path: str, value: Any, *, copy_data: bool = True) -> dict[str, Any]:
+    """`data` with the field at `path` set (missing tables are created): a deep copy, or `data` itself."""
+    out = copy.deepcopy(data) if copy_data else data
+    parts = parse_path(path)
+    cur: Any = out
+    for i, part in enumerate(parts[:-1]):
+        nxt = parts[i + 1]
+        try:
+            if isinstance(part, int):
+                cur = cur[part]
+            else:
+                if part not in cur:
+                    if isinstance(nxt, int):
+                        raise ScenarioError(f"{path}: no list at {format_parts(parts[: i + 1])}")
+                    cur[part] = {}
+                cur = cur[part]
+        except (IndexError, TypeError, KeyError):
+            raise ScenarioError(f"{path}: no such field") from None
+    last = parts[-1]
+    try:
+        if isinstance(last, int):
+            if not isinstance(cur, list) or last >= len(cur):
+                raise ScenarioError(f"{path}: index {last} is out of range")
+            cur[last] = value
+        elif isinstance(cur, dict):
+            cur[last] = value
+        else:
+            raise ScenarioError(f"{path}: no such field")
+    except TypeError:
+        raise ScenarioError(f"{path}: no such field") from None
+    return out
+
+
+def parse_value(text: str) -> Any:
+    """A --set value: a TOML literal (number, bool, string, array, inline table) or bare text."""
+    if len(text) > MAX_SCENARIO_CHARS:
+        raise ScenarioError(f"value: {len(text):,} characters; the limit is {MAX_SCENARIO_CHARS:,}")
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+    except (RecursionError, ValueError):
+        raise ScenarioError(f"value {text[:40]!r}...: nested too deeply or a number too long") from None
+    if safeparse.nesting_depth(value) > safeparse.MAX_NESTING:
+        raise ScenarioError(f"value: nested more than {safeparse.MAX_NESTING} levels deep")
+    return value
+
+
+def apply_overrides(scenario: Scenario, overrides: dict[str, Any]) -> Scenario:
+    """The scenario with fields changed by path; the result is validated again."""
+    data = to_data(scenario)  # a fresh copy: changed in place
+    for path, value in overrides.items():
+        set_path(data, path, value, copy_data=False)
+    return from_data(data)
+
+
+def diff(base: Any, other: Any, prefix: list[str | int] | None = None) -> dict[str, Any]:
+    """Paths and values where `other` differs from `base` (lists of unequal length: whole)."""
+    prefix = prefix or []
+    out: dict[str, Any] = {}
+    if isinstance(base, dict) and isinstance(other, dict):
+        for key in other:
+            if key not in base:
+                out[format_parts([*prefix, key])] = other[key]
+            else:
+                out.update(diff(base[key], other[key], [*prefix, key]))
+        for key in base:
+            if key not in other:
+                out[format_parts([*prefix, key])] = None
+        return out
+    if (
+        isinstance(base, list)
+        and isinstance(other, list)
+        and len(base) == len(other)
+        and all(isinstance(x, dict) for x in base + other)
+    ):
+        for i, (a, b) in enumerate(zip(base, other, strict=True)):
+            out.update(diff(a, b, [*prefix, i]))
+        return out
+    if base != other:
+        out[format_parts(prefix)] = other
+    return out
+
+
+# --- share links --------------------------------------------------------------------------
+
+
+def to_link(scenario: Scenario, preset: str) -> dict[str, str]:
+    """Query parameters that reproduce `scenario` from `preset`: ``v``, ``p`` and ``s``."""
+    base = to_data(load_preset(preset))
+    changes = diff(base, to_data(scenario))
+    params = {"v": str(LINK_VERSION), "p": preset}
+    if changes:
+        raw = json.dumps(changes, separators=(",", ":"), sort_keys=True).encode()
+        params["s"] = base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+    return params
+
+
+def data_paths(scenario: Scenario) -> list[tuple[str, str]]:
+    """(field path, file path) of every data file a scenario reads (traces, empirical lengths)."""
+    out = []
+    if scenario.workload.trace is not None:
+        out.append(("workload.trace.path", scenario.workload.trace.path))
+    for i, c in enumerate(scenario.workload.classes):
+        for side in ("input", "output"):
+            dist = getattr(c, side)
+            if dist.kind == "empirical" and dist.path:
+                out.append((f"workload.classes[{i}].{side}.path", dist.path))
+    return out
+
+
+def unsafe_paths(scenario: Scenario) -> list[str]:
+    """Fields naming a data file an untrusted scenario (a link, a file opened in the app) may not read.
+
+    Such a scenario may name only shipped (``data:``) and uploaded (``upload:``) files that
+    exist inside their folders; any other path would let a link make the server read, and echo
+    parts of, an arbitrary local file (see engine.core.datafiles).
+    """
+    return datafiles.untrusted_problems(data_paths(scenario))
+
+
+def check_untrusted(scenario: Scenario) -> Scenario:
+    """The scenario, if an untrusted origin may run it; ScenarioError naming the fields otherwise."""
+    bad = unsafe_paths(scenario)
+    if bad:
+        raise ScenarioError("; ".join(bad))
+    return scenario
+
+
+def from_link(params: dict[str, str]) -> Scenario:
+    """The scenario a share link describes; ScenarioError names what is wrong with it.
+
+    A link is untrusted input: its payload is bounded in size and nesting, decoded in time
+    linear in its length, validated like any scenario, and may only name shipped or uploaded
+    data files (`check_untrusted`).
+    """
+    return check_untrusted(_from_link(params))
+
+
+def _decode_payload(payload: str) -> dict[str, Any]:
+    """The changes a link payload carries (field path -> value)."""
+    if len(payload) > bounds.MAX_LINK_CHARS:
+        raise ScenarioError(
+            f"link payload is {len(payload):,} characters; the limit is {bounds.MAX_LINK_CHARS:,}"
+        )
+    try:
+        raw = base64.b64decode(payload + "=" * (-len(payload) % 4), altchars=b"-_", validate=True)
+        decomp = zlib.decompressobj()
+        text = decomp.decompress(raw, MAX_LINK_EXPANDED_BYTES)
+        too_big = bool(decomp.unconsumed_tail)
+        complete = decomp.eof
+    except (binascii.Error, zlib.error, ValueError):
+        raise ScenarioError("link payload is not a valid encoded scenario") from None
+    if too_big:
+        raise ScenarioError(f"link payload expands beyond {MAX_LINK_EXPANDED_BYTES:,} bytes (the size limit)")
+    if not complete:
+        raise ScenarioError("link payload is not a valid encoded scenario (cut short)")
+    changes = safeparse.loads_json(text, "link payload")
+    if not isinstance(changes, dict) or not all(isinstance(k, str) for k in changes):
+        raise ScenarioError("link payload must map field paths to values")
+    return changes
+
+
+MAX_LINK_EXPANDED_BYTES = 64 * bounds.MAX_LINK_CHARS
+"""Largest decompressed link payload (512 KiB)."""
+
+
+def _from_link(params: dict[str, str]) -> Scenario:
+    version = params.get("v", str(LINK_VERSION))
+    if version != str(LINK_VERSION):
+        raise ScenarioError(f"link version {version[:16]!r} is not supported (expected {LINK_VERSION})")
+    preset = params.get("p", DEFAULT_PRESET)
+    if preset not in preset_names():
+        raise ScenarioError(f"link preset {preset[:64]!r} is unknown; known: {', '.join(preset_names())}")
+    payload = params.get("s", "")
+    if not payload:
+        return load_preset(preset)
+    changes = _decode_payload(payload)
+    data = to_data(load_preset(preset))
+    # one copy, then every change in place: decoding stays linear in the payload's size
+    for path, value in changes.items():
+        if value is None:
+            parts = parse_path(path)
+            parent = get_path(data, format_parts(parts[:-1])) if len(parts) > 1 else data
+            if isinstance(parent, dict) and isinstance(parts[-1], str):
+                parent.pop(parts[-1], None)
+            continue
+        set_path(data, path, value, copy_data=False)
+    return from_data(data)

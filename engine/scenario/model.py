@@ -1,0 +1,416 @@
+"""The Scenario: everything one simulation needs, as one validated, immutable value.
+
+A scenario names a model and hardware by catalog id (or carries custom entries inline) and
+describes the workload (request classes, arrivals or a trace), the deployment (one colocated
+pool, or prefill and decode pools), the cache, the scheduler, the faults to inject, the seed
+and the window. It is a tree of frozen pydantic models: hashable (a cache key), comparable,
+and serialisable to TOML and JSON with an exact round trip (see `engine.scenario.codec`).
+Unknown keys are errors. Every failure names the field by its path, the value and the range.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
+
+from engine import policies
+from engine.catalog.specs import Frozen, HardwareSpec, KvPrecision, ModelSpec, Precision
+from engine.core import bounds
+from engine.core.errors import ScenarioError, format_validation_error
+
+SCHEMA_VERSION = 1
+"""Version of the scenario format; share links and result files carry it."""
+
+Tokens = Annotated[int, Field(ge=1, le=bounds.MAX_TOKENS_PER_REQUEST)]
+_NAME = re.compile(r"\w[\w .+/-]*")
+
+
+def _plain_name(value: str) -> str:
+    # names reach labels, legends and tables: plain words only, so no name can carry markup
+    if not _NAME.fullmatch(value):
+        raise ValueError("use letters, digits, spaces and . _ + / - only, starting with a letter or digit")
+    return value
+
+
+Name = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_plain_name)]
+
+
+class LengthDist(Frozen):
+    """A distribution of token counts.
+
+    ``constant`` (tokens), ``uniform`` (low..high), ``lognormal`` (mean and p99, the way
+    people describe lengths) or ``empirical`` (a column of a CSV file, sampled with
+    replacement). Draws are clipped to [1, max_tokens].
+    """
+
+    kind: Literal["constant", "uniform", "lognormal", "empirical"] = "constant"
+    tokens: Tokens | None = None
+    low: Tokens | None = None
+    high: Tokens | None = None
+    mean: Annotated[float, Field(ge=1, le=bounds.MAX_TOKENS_PER_REQUEST)] | None = None
+    p99: Annotated[float, Field(ge=1, le=bounds.MAX_TOKENS_PER_REQUEST)] | None = None
+    path: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
+    column: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+    max_tokens: Tokens = bounds.MAX_TOKENS_PER_REQUEST
+
+    @model_validator(mode="after")
+    def _check(self) -> LengthDist:
+        need = {
+            "constant": ("tokens",),
+            "uniform": ("low", "high"),
+            "lognormal": ("mean", "p99"),
+            "empirical": ("path", "column"),
+        }[self.kind]
+        missing = [f for f in need if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"{missing[0]}: a {self.kind} distribution needs {' and '.join(missing)}")
+        if self.kind == "uniform" and self.low is not None and self.high is not None and self.low > self.high:
+            raise ValueError(f"low: must not exceed high ({self.high}) (got {self.low})")
+        if (
+            self.kind == "lognormal"
+            and self.mean is not None
+            and self.p99 is not None
+            and self.p99 <= self.mean
+        ):
+            raise ValueError(f"p99: must exceed mean ({self.mean}) for a lognormal (got {self.p99})")
+        return self
+
+    def nominal_mean(self) -> float:
+        """The mean of the distribution (empirical files: unknown until read, reported as nan)."""
+        if self.kind == "constant":
+            return float(self.tokens or 0)
+        if self.kind == "uniform":
+            return ((self.low or 0) + (self.high or 0)) / 2.0
+        if self.kind == "lognormal":
+            return float(self.mean or 0)
+        return math.nan
+
+
+class Slo(Frozen):
+    """Latency targets of a class: TTFT and TPOT at a percentile, optionally an E2E deadline."""
+
+    ttft_ms: Annotated[float, Field(gt=0, le=3_600_000)] = 2000.0
+    tpot_ms: Annotated[float, Field(gt=0, le=60_000)] = 100.0
+    percentile: Annotated[float, Field(ge=50, le=99.99)] = 99.0
+    e2e_ms: Annotated[float, Field(gt=0, le=86_400_000)] | None = None
+
+
+class Prefix(Frozen):
+    """Shared prompt prefixes: `groups` distinct system prompts of `tokens` tokens each."""
+
+    tokens: Annotated[int, Field(ge=0, le=bounds.MAX_TOKENS_PER_REQUEST)] = 0
+    groups: Annotated[int, Field(ge=1, le=100_000)] = 1
+
+
+class MultiTurn(Frozen):
+    """Multi-turn sessions: each turn's prompt extends the previous turn's whole context."""
+
+    turns_mean: Annotated[float, Field(ge=1, le=1000)] = 1.0
+    think_time_s: Annotated[float, Field(ge=0, le=86_400)] = 10.0
+
+
+class RequestClass(Frozen):
+    """One class of requests: its share of traffic, priority, lengths, prefixes and SLO.
+
+    Priority: a higher number is more important (it is served first under strict priority and
+    shed last under admission control).
+    """
+
+    name: Name
+    share: Annotated[float, Field(gt=0, le=1)] = 1.0
+    priority: Annotated[int, Field(ge=0, le=100)] = 0
+    input: LengthDist = LengthDist(kind="constant", tokens=1024)
+    output: LengthDist = LengthDist(kind="constant", tokens=256)
+    slo: Slo = Slo()
+    prefix: Prefix = Prefix()
+    multi_turn: MultiTurn = MultiTurn()
+
+
+class RatePoint(Frozen):
+    """One point of a rate schedule: at `at_s`, the rate is `factor` times the base rate."""
+
+    at_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)]
+    factor: Annotated[float, Field(ge=0, le=100)]
+
+
+class Arrival(Frozen):
+    """How requests arrive.
+
+    ``poisson`` and ``gamma`` (bursty, with a coefficient of variation) are open loops at
+    `rate_rps`, shaped over time by `shape` (``flat``, ``ramp``, ``peak``, ``diurnal``) or
+    by explicit `points`. ``offline`` puts `requests` requests at t = 0. ``closed_loop`` has
+    `clients` clients, each sending its next request `think_time_s` after its last one ends.
+    """
+
+    kind: Literal["poisson", "gamma", "offline", "closed_loop"] = "poisson"
+    rate_rps: Annotated[float, Field(gt=0, le=bounds.MAX_RATE_RPS)] = 10.0
+    cv: Annotated[float, Field(gt=0, le=20)] = 1.0
+    shape: Literal["flat", "ramp", "peak", "diurnal", "points"] = "flat"
+    peak_factor: Annotated[float, Field(ge=1, le=20)] = 2.0
+    points: tuple[RatePoint, ...] = ()
+    requests: Annotated[int, Field(ge=1, le=bounds.MAX_REQUESTS)] = 1000
+    clients: Annotated[int, Field(ge=1, le=bounds.MAX_CLIENTS)] = 16
+    think_time_s: Annotated[float, Field(ge=0, le=86_400)] = 0.0
+
+    @model_validator(mode="after")
+    def _check(self) -> Arrival:
+        if self.shape == "points" and len(self.points) < 2:
+            raise ValueError("shape 'points' needs at least two points")
+        if any(b.at_s <= a.at_s for a, b in zip(self.points, self.points[1:], strict=False)):
+            raise ValueError("points: at_s must increase strictly")
+        return self
+
+
+class Trace(Frozen):
+    """A trace to replay instead of generated arrivals.
+
+    Formats: ``mooncake`` (JSONL: timestamp ms, input_length, output_length, hash_ids),
+    ``azure`` (CSV: TIMESTAMP, ContextTokens, GeneratedTokens) and ``csv`` (arrival_s,
+    input_tokens, output_tokens[, class]). `time_scale` > 1 replays faster.
+    """
+
+    format: Literal["mooncake", "azure", "csv"]
+    path: Annotated[str, Field(min_length=1, max_length=1024)]
+    time_scale: Annotated[float, Field(gt=0, le=1000)] = 1.0
+    max_requests: Annotated[int, Field(ge=1, le=bounds.MAX_REQUESTS)] = bounds.MAX_REQUESTS
+    start_s: Annotated[float, Field(ge=0, le=10 * bounds.MAX_DURATION_S)] = 0.0
+    block_tokens: Annotated[int, Field(ge=1, le=65536)] = 512
+
+
+class Workload(Frozen):
+    """Request classes and how they arrive (generated, or replayed from a trace)."""
+
+    classes: Annotated[tuple[RequestClass, ...], Field(min_length=1, max_length=bounds.MAX_CLASSES)] = (
+        RequestClass(name="chat"),
+    )
+    arrival: Arrival = Arrival()
+    trace: Trace | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Workload:
+        names = [c.name for c in self.classes]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"classes: names must be unique; repeated: {', '.join(dup)}")
+        return self
+
+    def shares(self) -> list[float]:
+        """Traffic shares of the classes, normalised to sum to one."""
+        total = sum(c.share for c in self.classes)
+        return [c.share / total for c in self.classes]
+
+
+class ModelChoice(Frozen):
+    """The served model and its precisions."""
+
+    id: Annotated[str, Field(min_length=1, max_length=64)] = "llama-3.1-70b"
+    weights: Precision = "bf16"
+    kv: KvPrecision = "bf16"
+
+
+class Pool(Frozen):
+    """A pool of identical instances: `count` instances of `tp` x `pp` chips of one kind."""
+
+    name: Name
+    role: Literal["mixed", "prefill", "decode"] = "mixed"
+    hardware: Annotated[str, Field(min_length=1, max_length=64)] = "h100-sxm"
+    tp: Annotated[int, Field(ge=1, le=bounds.MAX_TP)] = 1
+    pp: Annotated[int, Field(ge=1, le=bounds.MAX_PP)] = 1
+    count: Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES)] = 1
+    profile: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+
+
+class Batching(Frozen):
+    """Continuous batching limits of every instance."""
+
+    max_batch: Annotated[int, Field(ge=1, le=bounds.MAX_BATCH)] = 256
+    token_budget: Annotated[int, Field(ge=16, le=1_048_576)] = 8192
+    chunked_prefill: bool = True
+    chunk_tokens: Annotated[int, Field(ge=16, le=1_048_576)] = 2048
+
+
+class KvLink(Frozen):
+    """The link the prompt's KV cache crosses from a prefill to a decode instance.
+
+    `bandwidth_gb_s` per instance pair; left unset it is the sending instance's scale-out
+    bandwidth (each chip has its own NIC). With `overlap`, layer l moves while l+1 computes.
+    """
+
+    bandwidth_gb_s: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    latency_ms: Annotated[float, Field(ge=0, le=10_000)] = 0.05
+    overlap: bool = True
+
+
+class Deployment(Frozen):
+    """How the work is split: colocated (mixed pools) or disaggregated (prefill + decode)."""
+
+    mode: Literal["colocated", "disaggregated"] = "colocated"
+    pools: Annotated[tuple[Pool, ...], Field(min_length=1, max_length=8)] = (Pool(name="main"),)
+    batching: Batching = Batching()
+    link: KvLink = KvLink()
+    mem_fraction: Annotated[float, Field(gt=0.1, le=0.98)] = 0.9
+
+    @model_validator(mode="after")
+    def _check(self) -> Deployment:
+        roles = [p.role for p in self.pools]
+        names = [p.name for p in self.pools]
+        if len(set(names)) != len(names):
+            raise ValueError("pools: names must be unique")
+        if self.mode == "colocated" and any(r != "mixed" for r in roles):
+            raise ValueError("pools: a colocated deployment has only 'mixed' pools")
+        if self.mode == "disaggregated" and sorted(roles) != ["decode", "prefill"]:
+            raise ValueError(
+                "pools: a disaggregated deployment has exactly one 'prefill' and one 'decode' pool"
+            )
+        total = sum(p.count for p in self.pools)
+        if total > bounds.MAX_INSTANCES:
+            raise ValueError(f"pools: {total} instances in all; the limit is {bounds.MAX_INSTANCES}")
+        return self
+
+    def pool(self, role: str) -> Pool:
+        """The first pool of a role."""
+        for p in self.pools:
+            if p.role == role:
+                return p
+        raise KeyError(role)
+
+
+class CacheTier(Frozen):
+    """One tier of the prefix cache: capacity per instance (or pooled) and its read bandwidth."""
+
+    enabled: bool = False
+    capacity_gb: Annotated[float, Field(ge=0, le=1_000_000)] = 0.0
+    bandwidth_gb_s: Annotated[float, Field(gt=0, le=100_000)] = 50.0
+
+
+class Cache(Frozen):
+    """Prefix/KV-cache reuse over hashed token blocks, in up to three tiers."""
+
+    enabled: bool = False
+    block_tokens: Annotated[int, Field(ge=1, le=65536)] = 512
+    hbm: bool = True
+    host: CacheTier = CacheTier(capacity_gb=0.0, bandwidth_gb_s=50.0)
+    pooled: CacheTier = CacheTier(capacity_gb=0.0, bandwidth_gb_s=25.0)
+    usd_per_gb_hour: Annotated[float, Field(ge=0, le=100)] = 0.0005
+
+
+class PolicySpec(Frozen):
+    """A policy's saved form: its registered `name` plus its knobs as extra keys."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    name: Annotated[str, Field(min_length=1, max_length=64)]
+
+    def __hash__(self) -> int:
+        return hash(self.model_dump_json())
+
+    def as_dict(self) -> dict[str, Any]:
+        """Name and knobs as one mapping."""
+        return self.model_dump(mode="json")
+
+
+class Elastic(Frozen):
+    """Elastic roles: an instance may switch between prefill and decode (disaggregated only).
+
+    Every `check_s`, if the prefill queue holds more than `threshold` requests per prefill
+    instance and a decode instance is idle, that instance switches to prefill (and the reverse
+    for prompts waiting for decode memory). A switch takes `switch_s`, during which the instance
+    serves nothing.
+    """
+
+    enabled: bool = False
+    threshold: Annotated[float, Field(gt=0, le=100_000)] = 8.0
+    switch_s: Annotated[float, Field(ge=0, le=3600)] = 20.0
+    check_s: Annotated[float, Field(gt=0, le=3600)] = 5.0
+
+
+class Scheduler(Frozen):
+    """Routing, queue order, admission control, preemption and elastic roles.
+
+    Preemption: with ``none`` a request reserves KV for its prompt and its whole output on
+    admission, so memory never runs out (TensorRT-LLM's guaranteed-no-evict policy). With
+    ``recompute`` or ``swap`` it reserves only what it holds (vLLM's policy) and grows one token
+    a step; when decode memory runs out, a victim (lowest priority, then latest arrival) is
+    preempted and later either recomputed from scratch or swapped back in from host memory over
+    PCIe. Both costs show up in latency.
+    """
+
+    router: PolicySpec = PolicySpec(name="least_loaded")
+    queue: PolicySpec = PolicySpec(name="fcfs")
+    admission: PolicySpec = PolicySpec(name="none")
+    preemption: Literal["none", "recompute", "swap"] = "none"
+    elastic: Elastic = Elastic()
+
+    @model_validator(mode="after")
+    def _check(self) -> Scheduler:
+        for kind in ("router", "queue", "admission"):
+            spec: PolicySpec = getattr(self, kind)
+            policies.build(kind, spec.as_dict(), where=kind)  # type: ignore[arg-type]
+        return self
+
+
+class Fault(Frozen):
+    """At `at_s`, `instances` instances of `pool` are lost for `duration_s` (None: for good)."""
+
+    at_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)]
+    pool: Name
+    instances: Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES)] = 1
+    duration_s: Annotated[float, Field(gt=0, le=bounds.MAX_DURATION_S)] | None = None
+    in_flight: Literal["retry", "fail"] = "retry"
+
+
+class Scenario(Frozen):
+    """One complete, validated simulation setup."""
+
+    version: Literal[1] = 1
+    name: Annotated[str, Field(min_length=1, max_length=80)] = "scenario"
+    description: Annotated[str, Field(max_length=4000)] = ""
+    lesson: Annotated[str, Field(max_length=600)] = ""
+    """What the scenario demonstrates, in a sentence or two (the Results page opens with it)."""
+    counterpart: Name | None = None
+    """A preset to compare against, the baseline the lesson is measured from (e.g. the same chips colocated)."""
+    seed: Annotated[int, Field(ge=0, le=2**31 - 1)] = 1
+    duration_s: Annotated[float, Field(gt=0, le=bounds.MAX_DURATION_S)] = 600.0
+    warmup_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)] = 0.0
+    resolution_s: Annotated[float, Field(gt=0, le=3600)] = 5.0
+    model: ModelChoice = ModelChoice()
+    workload: Workload = Workload()
+    deployment: Deployment = Deployment()
+    cache: Cache = Cache()
+    scheduler: Scheduler = Scheduler()
+    faults: Annotated[tuple[Fault, ...], Field(max_length=bounds.MAX_FAULTS)] = ()
+    custom_hardware: Annotated[tuple[HardwareSpec, ...], Field(max_length=16)] = ()
+    custom_models: Annotated[tuple[ModelSpec, ...], Field(max_length=8)] = ()
+
+    @model_validator(mode="after")
+    def _check(self) -> Scenario:
+        if self.warmup_s >= self.duration_s:
+            raise ValueError(f"warmup_s: {self.warmup_s} must be below duration_s {self.duration_s}")
+        arr = self.workload.arrival
+        if self.workload.trace is None and arr.kind in ("poisson", "gamma"):
+            peak = arr.peak_factor if arr.shape in ("peak", "diurnal", "ramp") else 1.0
+            if arr.shape == "points":
+                peak = max(p.factor for p in arr.points)
+            expected = arr.rate_rps * self.duration_s * max(peak, 1.0)
+            if expected > bounds.MAX_REQUESTS:
+                raise ValueError(
+                    f"workload.arrival.rate_rps: {arr.rate_rps} rps over duration_s {self.duration_s} "
+                    f"means up to {expected:,.0f} requests; the limit is {bounds.MAX_REQUESTS:,}"
+                )
+        if self.scheduler.elastic.enabled and self.deployment.mode != "disaggregated":
+            raise ValueError("scheduler.elastic.enabled: elastic roles need a disaggregated deployment")
+        pool_names = {p.name for p in self.deployment.pools}
+        for i, f in enumerate(self.faults):
+            if f.pool not in pool_names:
+                raise ValueError(f"faults[{i}].pool: {f.pool!r} is not one of {sorted(pool_names)}")
+        return self
+
+
+def validate(data: Any) -> Scenario:
+    """A Scenario from plain data, raising ScenarioError with one readable line per problem."""
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(format_validation_error(exc)) from None

@@ -1,0 +1,180 @@
+"""From a Scenario to the concrete things the simulation needs: specs and instance models.
+
+A scenario names its model and chips by catalog id; resolving looks them up (custom entries
+in the scenario first; one may not reuse a catalog id), builds one `perf.Instance` per pool and
+checks what only the catalog can tell: that the chips exist, the calibration profile exists, the
+weights fit, a prompt's KV cache has a link to cross, and one iteration takes a sane time.
+
+The last check is what keeps a custom entry honest: every number of a spec is bounded, but a
+chip at the bottom of every range serving a model at the top of its ranges is still absurd. One
+prefill of `PROBE_TOKENS` tokens and one decode step at that context must each be finite and
+take at most `MAX_ITERATION_S`, or resolving names the entry and the numbers to look at.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from engine.catalog.entries import Catalog, load_catalog
+from engine.catalog.specs import HardwareSpec, ModelSpec
+from engine.core.errors import ScenarioError
+from engine.costmodel.perf import Instance, IterationCost, decode_cost, prefill_cost
+from engine.scenario.model import Pool, Scenario
+
+MAX_ITERATION_S = 86_400.0
+"""Longest one engine iteration may take (a day): anything slower is a mistyped custom entry."""
+PROBE_TOKENS = 1024
+"""Prompt and context length of the iterations that check a pool's speed."""
+
+
+@dataclass(frozen=True)
+class ResolvedPool:
+    """A pool with its instance cost model."""
+
+    index: int
+    spec: Pool
+    instance: Instance
+
+    @property
+    def hardware(self) -> HardwareSpec:
+        """The pool's chip."""
+        return self.instance.hardware
+
+    @property
+    def chips(self) -> int:
+        """Chips in the whole pool."""
+        return self.spec.count * self.instance.chips
+
+    @property
+    def usd_per_hour(self) -> float:
+        """Price of the whole pool per hour."""
+        return self.chips * self.hardware.usd_per_hour
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A scenario with its catalog entries looked up and its instances built."""
+
+    scenario: Scenario
+    model: ModelSpec
+    pools: tuple[ResolvedPool, ...]
+
+    def pool(self, role: str) -> ResolvedPool:
+        """The first pool of a role (mixed, prefill, decode)."""
+        for p in self.pools:
+            if p.spec.role == role:
+                return p
+        raise KeyError(role)
+
+
+def scenario_catalog(scenario: Scenario, base: Catalog | None = None) -> Catalog:
+    """The catalog extended with the scenario's own custom entries."""
+    return (base or load_catalog()).with_entries(scenario.custom_hardware, scenario.custom_models)
+
+
+def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
+    """Look up the scenario's model and chips and build its instances, or say what is wrong."""
+    cat = scenario_catalog(scenario, catalog)
+    if scenario.model.id not in cat.models:
+        raise ScenarioError(
+            f"model.id: unknown model {scenario.model.id!r}; known: {', '.join(sorted(cat.models))}"
+        )
+    model = cat.models[scenario.model.id]
+    pools = []
+    for i, spec in enumerate(scenario.deployment.pools):
+        where = f"deployment.pools[{i}]"
+        if spec.hardware not in cat.hardware:
+            raise ScenarioError(
+                f"{where}.hardware: unknown hardware {spec.hardware!r}; known: {', '.join(sorted(cat.hardware))}"
+            )
+        hw = cat.hardware[spec.hardware]
+        if spec.profile is not None and spec.profile not in hw.profiles:
+            raise ScenarioError(
+                f"{where}.profile: {spec.profile!r} is not a profile of {hw.id}; choose one of {sorted(hw.profiles)}"
+            )
+        inst = Instance(
+            model=model,
+            hardware=hw,
+            tp=spec.tp,
+            pp=spec.pp,
+            weights=scenario.model.weights,
+            kv=scenario.model.kv,
+            profile_name=spec.profile,
+            mem_fraction=scenario.deployment.mem_fraction,
+        )
+        if not inst.fits():
+            need = inst.weight_bytes / 1e9
+            have = inst.memory_bytes / 1e9
+            per_chip = hw.memory_gb * scenario.deployment.mem_fraction
+            min_chips = int(need // per_chip) + 1
+            raise ScenarioError(
+                f"{where}.tp: {model.id} in {scenario.model.weights} needs {need:.0f} GB of weights plus KV "
+                f"room; {spec.tp} x {spec.pp} x {hw.id} hold {have:.0f} GB usable. Use at least "
+                f"{min_chips} chips per instance (tp x pp), lower precision, or a larger chip"
+            )
+        _check_speed(scenario, where, inst)
+        pools.append(ResolvedPool(index=i, spec=spec, instance=inst))
+    _check_kv_link(scenario, pools)
+    return Resolved(scenario=scenario, model=model, pools=tuple(pools))
+
+
+def _custom_path(entry: HardwareSpec | ModelSpec, scenario: Scenario) -> str | None:
+    """The path of a scenario's custom entry (``custom_hardware[0]``), None for a catalog entry."""
+    field = "custom_hardware" if isinstance(entry, HardwareSpec) else "custom_models"
+    ids = [c.id for c in getattr(scenario, field)]
+    return f"{field}[{ids.index(entry.id)}]" if entry.id in ids else None
+
+
+def _check_kv_link(scenario: Scenario, pools: list[ResolvedPool]) -> None:
+    """A prompt's KV cache leaves a prefill instance over its chips' scale-out link unless the
+    scenario sets the link's bandwidth: that link must then exist (with elastic roles a decode
+    instance may turn prefill, so its chip needs one too). Unused, a zero link is fine."""
+    dep = scenario.deployment
+    if dep.mode != "disaggregated" or dep.link.bandwidth_gb_s is not None:
+        return
+    senders = ("prefill", "decode") if scenario.scheduler.elastic.enabled else ("prefill",)
+    for p in pools:
+        hw = p.hardware
+        if p.spec.role in senders and hw.scale_out_gb_s <= 0:
+            path = _custom_path(hw, scenario)
+            field = f"{path}.scale_out_gb_s" if path else f"deployment.pools[{p.index}].hardware"
+            raise ScenarioError(
+                f"{field}: chip {hw.id!r} has no scale-out link (0 GB/s), but pool {p.spec.name!r} "
+                f"sends prompts' KV caches to the decode pool over it; give the chip a scale-out "
+                f"bandwidth or set deployment.link.bandwidth_gb_s"
+            )
+
+
+def _check_speed(scenario: Scenario, where: str, inst: Instance) -> None:
+    """Refuse a pool whose probe prefill or decode step is not finite or takes over a day."""
+    q = min(PROBE_TOKENS, inst.model.max_context)
+    probes: tuple[tuple[str, IterationCost], ...] = (
+        (f"a {q}-token prefill", prefill_cost(inst, q)),
+        (f"a decode step at {q} tokens of context", decode_cost(inst, 1, q)),
+    )
+    for what, cost in probes:
+        t = float(cost.time_s)
+        if math.isfinite(t) and t <= MAX_ITERATION_S:
+            continue
+        hw, model = inst.hardware, inst.model
+        prof = f"profiles.{inst.profile_name or hw.default_profile}"
+        link = "scale_up_gb_s" if hw.scale_up_gb_s > 0 else "pcie_gb_s"
+        parts = {
+            "compute": (float(cost.compute_s), ("tflops", f"{prof}.eta_compute")),
+            "memory": (float(cost.memory_s), ("memory_tb_s", f"{prof}.eta_bandwidth")),
+            "communication": (float(cost.comm_s), (link, "allreduce_latency_us")),
+        }
+        name, (_, fields) = max(
+            parts.items(), key=lambda kv: kv[1][0] if math.isfinite(kv[1][0]) else math.inf
+        )
+        hw_path, model_path = _custom_path(hw, scenario), _custom_path(model, scenario)
+        suspects = [f"{hw_path}.{f}" for f in fields] if hw_path else []
+        if model_path or not suspects:
+            suspects.append(f"the size of {model_path or 'model'} ({model.id!r})")
+        took = f"takes {t:.3g} s" if math.isfinite(t) else "has no finite time"
+        raise ScenarioError(
+            f"{where}: {what} of {model.id!r} on {inst.tp} x {inst.pp} x {hw.id!r} {took}; the limit "
+            f"is {MAX_ITERATION_S:,.0f} s (one day). {name.capitalize()} time dominates: check "
+            + " and ".join(suspects)
+        )

@@ -1,0 +1,338 @@
+"""Prefix (KV-cache) reuse over hashed token blocks, in tiers with LRU eviction.
+
+A prompt is cut into blocks of `block_tokens` tokens; a block's hash names its content and
+everything before it (as vLLM's and Mooncake's block hashes do), so two prompts share a block
+only if they share the whole prefix up to it. A lookup walks the prompt's blocks from the start
+and stops at the first block no tier holds: only a contiguous prefix is reusable.
+
+Tiers, each optional: the instance's HBM (shared with the live KV cache: it may only use memory
+no running request has reserved, and shrinks when admissions need room), the instance's host
+DRAM, and a pooled store shared by all instances (DRAM or SSD, Mooncake's design). A hit of m
+tokens skips their prefill compute and costs m x KV bytes per token read from the tier that held
+them, at that tier's bandwidth (HBM hits cost nothing extra: the cache is already in place).
+
+Generated workloads name their blocks from the shared system prompt (class, prefix group, block
+index) and from the multi-turn session (session, block index); traces that carry block hashes
+(Mooncake's `hash_ids`) are used as they are.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from itertools import takewhile
+
+import numpy as np
+
+from engine.serving.workload import Requests
+
+HBM, HOST, POOLED = 0, 1, 2
+TIERS = ("hbm", "host", "pooled")
+
+
+class LruBlocks:
+    """A set of block hashes with a capacity in blocks, evicting the least recently used.
+
+    Blocks used together (one prompt's) are ordered tail first, head last: of a prompt's blocks
+    its first is the most recent, so under pressure a prompt loses its tail before its head and
+    what stays is still a usable prefix. vLLM frees a finished request's blocks in that order
+    for that reason (deeper blocks are evicted first); with head-first order the head went
+    first and the blocks left behind could never be hit again.
+    """
+
+    __slots__ = ("blocks", "capacity")
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = max(0, int(capacity))
+        self.blocks: OrderedDict[int, None] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def __contains__(self, block: int) -> bool:
+        return block in self.blocks
+
+    def touch(self, blocks: Sequence[int]) -> None:
+        """Mark the blocks of a prompt this tier holds as just used (the others are ignored)."""
+        od = self.blocks
+        to_end = od.move_to_end
+        for b in reversed(blocks):
+            if b in od:
+                to_end(b)
+
+    def insert(self, blocks: Sequence[int]) -> int:
+        """Add a prompt's blocks as just used; returns how many were evicted to make room."""
+        od = self.blocks
+        to_end = od.move_to_end
+        for b in reversed(blocks):
+            if b in od:
+                to_end(b)
+            else:
+                od[b] = None
+        return self.shrink(self.capacity) if len(od) > self.capacity else 0
+
+    def shrink(self, capacity: int) -> int:
+        """Evict least recently used blocks until at most `capacity` remain."""
+        od = self.blocks
+        excess = len(od) - max(capacity, 0)
+        if excess <= 0:
+            return 0
+        if excess >= len(od):
+            od.clear()
+            return excess
+        pop = od.popitem
+        for _ in range(excess):
+            pop(False)
+        return excess
+
+    def clear(self) -> None:
+        """Forget everything (an instance that failed)."""
+        self.blocks.clear()
+
+
+_TAG_SHIFT = 61
+_SPREAD = 0x9E3779B1  # odd, about 2^31.3: Knuth's multiplicative-hashing constant
+_OWNER_BITS = 29
+
+
+def _block_id(tag: int, owner: int, index: int) -> int:
+    """A unique integer naming block `index` of a prefix group (tag 1) or a session (tag 2).
+
+    The id is ``tag * 2^61 + owner * _SPREAD + index``: unique for owners below 2^29 and indices
+    below 2^24 (generated workloads stay far below), and below 2^63, so building a prompt's
+    block list with `range` stays on CPython's fast path. A Python dict finds an int key by
+    its low bits: with the owner in high bits (as an earlier layout had it) every session's
+    block i shared one slot and lookups crawled; multiplying by an odd constant gives each
+    owner's run of ids its own, scattered start.
+    """
+    return (tag << _TAG_SHIFT) | (owner * _SPREAD + index)
+
+
+def request_blocks(reqs: Requests, rid: int, tokens: int | None = None) -> Sequence[int]:
+    """Hashes of the full blocks of a request's first `tokens` tokens (default: its prompt)."""
+    bt = reqs.block_tokens
+    n_tok = int(reqs.prompt_tokens[rid]) if tokens is None else tokens
+    trace = reqs.blocks(rid)
+    if trace is not None:
+        return trace[: n_tok // bt].tolist()
+    return _generated_blocks(
+        n_tok // bt, int(reqs.prefix_tokens[rid]) // bt, int(reqs.prefix_group[rid]), int(reqs.session[rid])
+    )
+
+
+def _first_ids(group: int, session: int) -> tuple[int, int]:
+    """Ids of block 0 of a prefix group's chain and of a session's (block i is that id + i)."""
+    mask = (1 << _OWNER_BITS) - 1
+    return _block_id(1, group & mask, 0), _block_id(2, session & mask, 0)
+
+
+def _generated_blocks(n: int, prefix_blocks: int, group: int, session: int) -> list[int]:
+    """The first `n` blocks of a generated prompt: its prefix group's, then its session's."""
+    prefix_blocks = min(prefix_blocks, n)
+    g, s = _first_ids(group, session)
+    return [*range(g, g + prefix_blocks), *range(s + prefix_blocks, s + n)]
+
+
+class RequestBlocks:
+    """`request_blocks` of every request of a run, computed on first use and kept until dropped.
+
+    The simulator asks for a request's blocks several times (routing, lookup, hand-off, insert);
+    this reads its inputs from Python lists once instead of numpy scalars each time. Every block
+    id is one shared int object for the whole run (a session's next turn and every prompt of a
+    prefix group reuse the objects of the first): a dict compares a key it holds with the one
+    looked up by identity before by value, so cache lookups stay on that fast path.
+    """
+
+    __slots__ = (
+        "_chains", "_full", "_interned", "_prompt", "bt", "groups", "hashes", "offsets", "output", "prefix",
+        "prompt", "sessions",
+    )  # fmt: skip
+
+    def __init__(self, reqs: Requests) -> None:
+        n = len(reqs)
+        self.bt = reqs.block_tokens
+        self.prompt: list[int] = reqs.prompt_tokens.tolist()
+        self.output: list[int] = reqs.output_tokens.tolist()
+        traced = reqs.block_offsets is not None and reqs.block_hashes is not None
+        self.offsets: list[int] | None = reqs.block_offsets.tolist() if traced else None  # type: ignore[union-attr]
+        self.hashes: np.ndarray | None = reqs.block_hashes if traced else None
+        self.prefix: list[int] = [] if traced else reqs.prefix_tokens.tolist()
+        self.groups: list[int] = [] if traced else reqs.prefix_group.tolist()
+        self.sessions: list[int] = [] if traced else reqs.session.tolist()
+        self._prompt: list[list[int] | None] = [None] * n
+        self._full: list[list[int] | None] = [None] * n
+        too_big = max(self.groups + self.sessions, default=0)
+        if too_big >= 1 << _OWNER_BITS:
+            raise ValueError(
+                f"prefix group or session id {too_big} is past 2^{_OWNER_BITS}: block ids would collide"
+            )
+        self._chains: dict[int, list[int]] = {}  # first id of a group's or session's blocks -> its ids
+        self._interned: dict[int, int] = {}  # a trace's hash -> the one object for it
+
+    def _chain(self, first: int, n: int) -> list[int]:
+        """The ids first, first + 1, ... (at least n of them), the same objects on every call."""
+        chain = self._chains.get(first)
+        if chain is None:
+            chain = self._chains[first] = list(range(first, first + n))
+        elif len(chain) < n:
+            chain.extend(range(first + len(chain), first + n))
+        return chain
+
+    def _make(self, rid: int, tokens: int) -> list[int]:
+        bt = self.bt
+        if self.offsets is not None and self.hashes is not None:
+            start = self.offsets[rid]
+            stop = min(self.offsets[rid + 1], start + self.prompt[rid] // bt)
+            intern = self._interned.setdefault
+            return [intern(h, h) for h in self.hashes[start:stop].tolist()]  # prompt blocks only
+        n = tokens // bt
+        p = min(self.prefix[rid] // bt, n)
+        g, s = _first_ids(self.groups[rid], self.sessions[rid])
+        group, session = self._chain(g, p), self._chain(s, n)
+        return group[:p] + session[p:n]
+
+    def prompt_blocks(self, rid: int) -> list[int]:
+        """Blocks of the request's prompt."""
+        got = self._prompt[rid]
+        if got is None:
+            got = self._prompt[rid] = self._make(rid, self.prompt[rid])
+        return got
+
+    def full_blocks(self, rid: int) -> list[int]:
+        """Blocks of the prompt and the answer (what the next turn of a conversation reuses)."""
+        got = self._full[rid]
+        if got is None:
+            got = self._full[rid] = self._make(rid, self.prompt[rid] + self.output[rid])
+        return got
+
+    def drop(self, rid: int) -> None:
+        """Forget a finished request's block lists (the id objects, one per block of the run, stay)."""
+        self._prompt[rid] = None
+        self._full[rid] = None
+
+
+def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int]:
+    """Leading blocks found, per tier (the first tier holding each block serves it)."""
+    found = [0] * len(tiers)
+    maps = [(t, tier.blocks) for t, tier in enumerate(tiers) if tier is not None and tier.blocks]
+    if not maps:
+        return found
+    if len(maps) == 1:  # one tier: count the leading run directly
+        t, od = maps[0]
+        found[t] = len(list(takewhile(od.__contains__, blocks)))
+        return found
+    for b in blocks:
+        for t, od in maps:
+            if b in od:
+                found[t] += 1
+                break
+        else:
+            break
+    return found
+
+
+def leading_run(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> int:
+    """Leading blocks held by any of the tiers, found by bisection: a routing estimate.
+
+    Exact when what the tiers hold of a prompt is a prefix of it (its blocks age together, so
+    this is the common case); where exactness matters, `lookup` walks block by block. The ends
+    are always checked: nothing when the first block is missing, everything when the last is held.
+    """
+    return leading_run_in(blocks, [t.blocks for t in tiers if t is not None])
+
+
+_NOTHING: Mapping[int, None] = {}  # stands in for an absent second tier
+
+
+def leading_run_in(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) -> int:
+    """`leading_run` over the tiers' block maps themselves (the simulator keeps them at hand)."""
+    if not blocks:
+        return 0
+    if len(maps) == 2:  # an instance's HBM and host tiers: the routing case, kept free of lists
+        a, c = maps
+        if not a:
+            a, c = c, _NOTHING
+        return _run_in_two(blocks, a, c) if a else 0
+    live = [m for m in maps if m]
+    if not live:
+        return 0
+    if len(live) <= 2:
+        return _run_in_two(blocks, live[0], live[1] if len(live) == 2 else _NOTHING)
+    return _run_in_many(blocks, live)
+
+
+def _run_in_two(blocks: Sequence[int], a: Mapping[int, None], c: Mapping[int, None]) -> int:
+    """The leading run held by `a` or `c` (`c` may be the empty map): end checks, then bisection."""
+    n = len(blocks)
+    b = blocks[0]
+    if b not in a and b not in c:
+        return 0
+    b = blocks[-1]
+    if b in a or b in c:
+        return n
+    lo, hi = 1, n - 1  # blocks[lo - 1] is held, blocks[hi] is not
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        b = blocks[mid - 1]
+        if b in a or b in c:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _run_in_many(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) -> int:
+    """`_run_in_two` for three or more maps."""
+    n = len(blocks)
+    if not any(blocks[0] in m for m in maps):
+        return 0
+    if any(blocks[-1] in m for m in maps):
+        return n
+    lo, hi = 1, n - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if any(blocks[mid - 1] in m for m in maps):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def replay_hit_rate(reqs: Requests, capacity_blocks: int) -> float:
+    """Hit rate (of prompt tokens) of one LRU tier replaying the requests in arrival order.
+
+    Each request looks its prompt up, then inserts its blocks: the same access order for any
+    capacity, so LRU's inclusion property says a larger cache never hits less.
+    """
+    tier = LruBlocks(capacity_blocks)
+    hit = 0
+    for rid in range(len(reqs)):
+        blocks = request_blocks(reqs, rid)
+        m = lookup(blocks, (tier,))[0]
+        hit += min(m * reqs.block_tokens, int(reqs.prompt_tokens[rid]))
+        tier.touch(blocks[:m])
+        tier.insert(blocks)
+    total = int(np.sum(reqs.prompt_tokens))
+    return hit / total if total else 0.0
+
+
+def trace_reuse_ratio(reqs: Requests) -> float:
+    """Fraction of prompt tokens in leading blocks that an earlier request already had.
+
+    What an unbounded cache could reuse on this request order: the yardstick the simulated hit
+    rate is checked against.
+    """
+    seen: set[int] = set()
+    hit = 0
+    total = int(np.sum(reqs.prompt_tokens))
+    for rid in range(len(reqs)):
+        blocks = request_blocks(reqs, rid)
+        m = 0
+        for b in blocks:
+            if b in seen:
+                m += 1
+            else:
+                break
+        hit += min(m * reqs.block_tokens, int(reqs.prompt_tokens[rid]))
+        seen.update(blocks)
+    return hit / total if total else 0.0

@@ -1,0 +1,139 @@
+"""What an instance and the disruptions may see and call of the running simulation.
+
+The simulation (`engine.serving.sim.Simulation`) owns every request's state and its life cycle;
+an instance (`engine.serving.instance.Server`) runs iterations and reports what happened (a
+prefill finished, a request completed, memory ran out) through the few calls declared here, and
+reads the per-request state it needs. Faults and elastic role switches (`disruptions`) take a
+little more: the servers, the parked hand-offs and the calls that end or retry requests. Both
+are Protocols, so neither module imports the simulation: the simulation satisfies them, and
+mypy checks that it does where it hands itself to its instances.
+
+`Clock` is simpy's environment with the simulator's cheap timed calls (`call_later`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING, Any, Protocol
+
+import simpy
+
+if TYPE_CHECKING:
+    from engine.scenario.model import Scenario
+    from engine.scenario.resolve import Resolved
+    from engine.serving.instance import Server
+    from engine.serving.workload import Requests
+
+
+class Host(Protocol):
+    """The simulation as an instance sees it: per-request state, batching settings, and its calls."""
+
+    env: Clock
+    scenario: Scenario
+    reqs: Requests
+    # per-request state, indexed by request id (Python lists: the hot path reads them constantly)
+    arrival: list[float]
+    prompt: list[int]
+    output: list[int]
+    pf_target: list[int]
+    prefilled: list[int]
+    context: list[int]
+    priority: list[int]
+    resume: list[int]
+    prefill_start: list[float]
+    # batching and scheduling settings
+    max_batch: int
+    token_budget: int
+    chunked: bool
+    chunk_tokens: int
+    preempt: bool
+    swap: bool
+    cache_on: bool
+    by_priority: bool
+    # token accounting
+    tokens_emitted: int
+    tokens_discarded: int
+
+    def after(self, delay: float, fn: Any, *args: Any) -> None:
+        """Call `fn(*args)` after `delay` seconds."""
+
+    def segment(
+        self, srv: Server, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
+        prefill_s: float = 0.0,
+    ) -> None:  # fmt: skip
+        """Record one iteration (or decode jump) for the time series."""
+
+    def reserve_tokens(self, rid: int, role: str) -> int:
+        """KV tokens a request reserves on admission to an instance of a role."""
+
+    def use_cache(self, srv: Server, rid: int) -> float:
+        """Look a request's prompt up in the cache tiers; the seconds its hit takes to load."""
+
+    def swap_time(self, srv: Server, tokens: int) -> float:
+        """Seconds to move `tokens` of KV between HBM and host memory."""
+
+    def prefill_done(self, srv: Server, rid: int) -> None:
+        """A request's prompt is fully prefilled on `srv`."""
+
+    def complete(self, srv: Server, rid: int) -> None:
+        """A request produced its last token on `srv`."""
+
+    def preempt_request(self, srv: Server, rid: int) -> None:
+        """`srv` ran out of KV memory and takes `rid` off its batch."""
+
+    def roles_changed(self) -> None:
+        """An instance went down, came back or switched roles."""
+
+
+class DisruptionHost(Host, Protocol):
+    """The simulation as faults and elastic role switches see it."""
+
+    resolved: Resolved
+    servers: list[Server]
+    pending_handoff: list[tuple[Server, int]]
+    fault_policy: str
+    issued: int
+    ended: int
+    counters: dict[str, float]
+
+    def servers_of(self, role: str) -> list[Server]:
+        """Live servers currently in a role."""
+
+    def lost(self, rid: int, policy: str | None = None) -> None:
+        """A request's instance was lost: retry it from the start or fail it."""
+
+    def service_lost(self) -> None:
+        """A role lost capacity: end at once what nothing can serve any more."""
+
+    def retry_handoffs(self) -> None:
+        """Try the parked prefill-to-decode hand-offs again."""
+
+
+class Clock(simpy.Environment):
+    """simpy's environment with a cheaper path for the simulator's own timed calls.
+
+    Processes (faults, elastic role switches) and their events run as in simpy. The state
+    machines' timed calls go on the same queue, in the order a Timeout would take (its time,
+    normal priority, the next event id), but as a bare (function, arguments) pair that
+    `run_all` calls directly: no Event object and no callback list for most of a run's events.
+    """
+
+    def call_later(self, delay: float, fn: Any, args: tuple[Any, ...]) -> None:
+        """Call `fn(*args)` after `delay` (>= 0) seconds."""
+        queue: list[Any] = self._queue
+        heapq.heappush(queue, (self._now + delay, simpy.events.NORMAL, next(self._eid), (fn, args)))
+
+    def run_all(self) -> None:
+        """Process every scheduled event (simpy's `run()` without `until`)."""
+        queue: list[Any] = self._queue
+        pop = heapq.heappop
+        while queue:
+            self._now, _, _, event = pop(queue)
+            if type(event) is tuple:
+                event[0](*event[1])
+                continue
+            callbacks, event.callbacks = event.callbacks, None
+            for callback in callbacks:
+                callback(event)
+            if not event._ok and not hasattr(event, "_defused"):
+                raise event._value

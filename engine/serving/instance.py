@@ -1,0 +1,465 @@
+"""One serving instance: continuous batching as a small state machine, and its KV memory.
+
+An instance is idle, running one iteration (prefill chunks, maybe with decode steps), or running
+one decode jump (a run of decode-only steps with an unchanging batch, timed in closed form by
+`perf.StepModel.decode_run`). Each ends with a timed call on the simulation's clock that applies
+the work and forms the next batch; `token` bumps whenever a scheduled end is superseded (a jump
+cut short by a joining request, a fault), so a stale call does nothing.
+
+The instance keeps its waiting queue (ordered by the queue policy), the prompts it is
+prefilling, its decode batch (with a heap of the step at which each request finishes), KV
+reservations (admission never overcommits; with preemption a victim leaves when memory runs
+out), its own cache tiers (HBM, host DRAM) and what a fault or a role switch takes away. What
+happens to a request between instances (routing, hand-off, completion) is the simulation's
+business; this module reports to it through the calls `engine.serving.host.Host` declares and
+never imports the simulation module.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING, Any
+
+from engine import policies
+from engine.costmodel.perf import StepModel
+from engine.scenario.resolve import ResolvedPool
+from engine.serving.cache import LruBlocks
+
+if TYPE_CHECKING:
+    from engine.serving.host import Host
+
+
+class Server:
+    """One instance: its queues, KV bookkeeping, cache tiers and batch-forming state machine."""
+
+    __slots__ = (
+        "idx", "local", "pool", "role", "step", "kv_cap", "kv_reserved", "kv_used", "waiting",
+        "waiting_tokens", "tokens_by_priority", "prefilling", "running", "incoming", "busy", "jump", "token",
+        "kick_pending", "up",
+        "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
+        "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth", "own_blocks",
+        "kv_bytes", "restores", "future_role", "inbound",
+    )  # fmt: skip
+
+    def __init__(self, sim: Host, idx: int, local: int, pool: ResolvedPool) -> None:
+        self.sim = sim
+        self.idx = idx
+        self.local = local
+        self.pool = pool
+        self.role: str = pool.spec.role
+        self.step = StepModel(pool.instance)
+        self.kv_cap = pool.instance.kv_capacity_tokens
+        self.kv_reserved = 0
+        self.kv_peak = 0
+        self.kv_used = 0
+        self.waiting: list[tuple[tuple[float, ...], int]] = []
+        self.waiting_tokens = 0
+        self.tokens_by_priority: dict[int, int] = {}  # prompt tokens still to prefill, per class priority
+        self.prefilling: list[int] = []
+        self.running: dict[int, int] = {}  # decoding request -> steps_done when it joined
+        self.finish: list[tuple[int, int]] = []  # heap of (steps_done at its last token, request)
+        self.finish_of: dict[int, int] = {}
+        self.steps_done = 0  # decode steps this instance has run
+        self.ctx_sum = 0  # context tokens of the running requests
+        self.incoming: list[int] = []
+        self.swapped: list[tuple[int, int, int]] = []  # (request, context, remaining) waiting for memory
+        self.loading: set[int] = set()  # reserved here; cache load, swap-in or recompute under way
+        self.ready: list[tuple[int, int, int]] = []  # swapped in or recomputed: rejoins the batch next
+        self.busy = False  # an iteration or a decode jump is under way
+        self.jump: tuple[float, int, float, int] | None = None  # (start, batch, context sum, steps)
+        self.token = 0  # bumps when a scheduled end is superseded
+        self.kick_pending = False
+        self.jump_growth = 0  # KV tokens the decode jump under way will add (preemption mode)
+        self.up = True
+        self.busy_switching = False
+        self.restores = False  # down, and a fault will bring it back
+        self.future_role: str = self.role  # the role it serves once a role switch under way ends
+        self.inbound = 0  # KV transfers on their way here (reserved, not yet in `incoming`)
+        self.generation = 0  # bumps when the instance fails: stale callbacks are ignored
+        self.nic_free_s = 0.0
+        bt = sim.reqs.block_tokens
+        kvb = self.kv_bytes = pool.instance.kv_bytes_per_token  # of one token, all layers
+        cache = sim.scenario.cache
+        self.hbm = LruBlocks(self.kv_cap // bt) if sim.cache_on and cache.hbm else None
+        host_blocks = int(cache.host.capacity_gb * 1e9 // (kvb * bt)) if cache.host.enabled else 0
+        self.host = LruBlocks(host_blocks) if sim.cache_on and cache.host.enabled else None
+        # the block maps of the instance's own tiers (cleared in place, never replaced)
+        self.own_blocks = [t.blocks for t in (self.hbm, self.host) if t is not None]
+
+    # --- views and wake-ups ---------------------------------------------------------------
+    def view(self, position: int, cached: int = 0) -> policies.InstanceView:
+        """What a router sees of this instance, at `position` in the list it chooses from."""
+        return policies.InstanceView(
+            position,
+            len(self.waiting) + len(self.incoming),
+            self.waiting_tokens,
+            len(self.running) + len(self.prefilling),
+            self.kv_cap - self.kv_reserved,
+            cached,
+            self.up,
+        )
+
+    def notify(self, could_start: bool) -> None:
+        """Something arrived or was freed: start work if idle, or cut a decode jump short."""
+        if not self.up:
+            return
+        if not self.busy:
+            if not self.kick_pending:  # form the batch once the current callbacks are done
+                self.kick_pending = True
+                self.sim.after(0.0, self._kick_cb, self.token)
+        elif self.jump is not None and could_start:
+            self.cut_jump()
+
+    def queue_tokens(self, rid: int, delta: int) -> None:
+        """Account prompt tokens still to prefill here (in total and by class priority)."""
+        self.waiting_tokens += delta
+        prio = self.sim.priority[rid]
+        self.tokens_by_priority[prio] = self.tokens_by_priority.get(prio, 0) + delta
+
+    def tokens_ahead(self, rid: int) -> int:
+        """Prompt tokens a new request would wait behind (strict priority: only its own and higher)."""
+        if not self.sim.by_priority:
+            return self.waiting_tokens
+        prio = self.sim.priority[rid]
+        return sum(v for p, v in self.tokens_by_priority.items() if p >= prio)
+
+    def has_slot(self) -> bool:
+        """True when the running batch can take another request."""
+        return len(self.running) + len(self.prefilling) + len(self.loading) < self.sim.max_batch
+
+    # --- the state machine ----------------------------------------------------------------
+    # An instance is idle, running one iteration, or running one decode jump. Each of those
+    # ends with a timed call on the simulation's clock that applies the work and forms the next batch.
+    # `token` bumps whenever a scheduled end is superseded (a jump cut short, a fault), so a
+    # stale callback does nothing.
+
+    def kick(self) -> None:
+        """Form the next batch now and start it, or go idle."""
+        sim = self.sim
+        if not self.up or self.busy_switching or self.busy:
+            return
+        while True:
+            while self.ready:
+                self.start_decoding(*self.ready.pop(0))
+            self._admit_swapped()
+            if self.role == "decode":
+                self._admit_incoming()
+            chunks = self._schedule_prefill() if self.role != "decode" else []
+            decodes = len(self.running) if (self.role != "prefill") and (sim.chunked or not chunks) else 0
+            if decodes and sim.preempt and not self._make_room():
+                continue  # memory was freed by preemption: form the batch again
+            break
+        if not chunks and not decodes:
+            return  # idle until notified
+        self.busy = True
+        if chunks:
+            self._start_iteration(chunks, decodes)
+        else:
+            self._start_jump()
+
+    def _kick_cb(self, token: int) -> None:
+        self.kick_pending = False
+        if token == self.token:
+            self.kick()
+
+    def _start_iteration(self, chunks: list[tuple[int, int, int]], decodes: int) -> None:
+        q = sum(c[1] for c in chunks)
+        pairs = sum(c[1] * (c[2] + c[1] / 2.0) for c in chunks)
+        k = sum(c[2] for c in chunks)
+        ctx = float(self.ctx_sum) if decodes else 0.0
+        t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx)
+        work = (chunks, decodes, ctx, q, pairs, k, self.sim.env.now, t, flops, nbytes)
+        self.sim.after(t, self._iteration_done, self.token, work)
+
+    def _iteration_done(self, token: int, work: tuple[Any, ...]) -> None:
+        if token != self.token:
+            return
+        sim = self.sim
+        chunks, d, ctx, q, pairs, k, t0, t, flops, nbytes = work
+        if d:  # split the iteration's time between its prefill and decode work by their costs alone
+            tp = self.step.cost(q, pairs, k, 0, 0.0)[0]
+            share = tp / (tp + self.step.cost(0, 0.0, 0, d, ctx)[0])
+        else:
+            share = 1.0
+        sim.segment(
+            self, t0, sim.env.now, flops, nbytes, self.kv_used + (q + d) / 2.0, d + len(chunks), share * t
+        )
+        self.kv_used += q + d
+        if d:
+            self.advance(1)
+        for rid, qi, _ in chunks:
+            sim.prefilled[rid] += qi
+            self.queue_tokens(rid, -qi)
+            if sim.prefilled[rid] >= sim.pf_target[rid]:
+                self.prefilling.remove(rid)
+                sim.prefill_done(self, rid)
+        self.busy = False
+        self.kick()
+
+    def _start_jump(self) -> None:
+        sim = self.sim
+        b = len(self.running)
+        kmax = self._next_finish() - self.steps_done
+        if sim.preempt:
+            kmax = max(1, min(kmax, (self.kv_cap - self.kv_reserved) // b))
+        ctx = float(self.ctx_sum)
+        run = self.step.decode_run(b, ctx, kmax)
+        self.jump_growth = kmax * b
+        self.jump = (sim.env.now, b, ctx, kmax)
+        sim.after(run[0], self._jump_done, self.token, (sim.env.now, b, kmax, run))
+
+    def cut_jump(self) -> None:
+        """A request can join: end the decode jump at the boundary of the step under way."""
+        assert self.jump is not None
+        t0, b, ctx, kmax = self.jump
+        self.jump = None
+        steps = self._steps_started(b, ctx, self.sim.env.now - t0, kmax)
+        if steps == kmax:
+            return  # the jump ends with that very step anyway
+        run = self.step.decode_run(b, ctx, steps)
+        self.token += 1  # supersede the jump's planned end
+        self.sim.after(
+            max(0.0, t0 + run[0] - self.sim.env.now), self._jump_done, self.token, (t0, b, steps, run)
+        )
+
+    def _jump_done(self, token: int, work: tuple[Any, ...]) -> None:
+        if token != self.token:
+            return
+        t0, b, steps, run = work
+        self.jump = None
+        self.jump_growth = 0
+        _, flops, nbytes = run
+        self.sim.segment(self, t0, self.sim.env.now, flops, nbytes, self.kv_used + steps * b / 2.0, b)
+        self.kv_used += steps * b
+        self.advance(steps)
+        self.busy = False
+        self.kick()
+
+    def _steps_started(self, b: int, ctx: float, elapsed: float, kmax: int) -> int:
+        """Steps finished or in progress after `elapsed` seconds of a decode run (at most kmax)."""
+        run = self.step.decode_run
+        first = run(b, ctx, 1)[0]
+        guess = min(kmax, int(elapsed / first) + 1)  # steps only get longer: an upper bound
+        if guess > 2:  # refine from the mean step time over the guess (steps grow slowly)
+            mean = run(b, ctx, guess)[0] / guess
+            guess = min(guess, int(elapsed / mean) + 2)
+        while guess > 1 and run(b, ctx, guess - 1)[0] > elapsed:
+            guess -= 1
+        return guess
+
+    # --- decode batch ---------------------------------------------------------------------
+    def _next_finish(self) -> int:
+        while self.finish and self.finish_of.get(self.finish[0][1]) != self.finish[0][0]:
+            heapq.heappop(self.finish)  # a preempted request's stale entry
+        return self.finish[0][0]
+
+    def start_decoding(self, rid: int, context: int, remaining: int) -> None:
+        """A request joins the decode batch with `remaining` tokens still to produce."""
+        self.sim.context[rid] = context
+        self.running[rid] = self.steps_done
+        self.finish_of[rid] = self.steps_done + remaining
+        heapq.heappush(self.finish, (self.steps_done + remaining, rid))
+        self.ctx_sum += context
+
+    def context_of(self, rid: int) -> int:
+        """Current context tokens of a running request."""
+        return self.sim.context[rid] + self.steps_done - self.running[rid]
+
+    def leave(self, rid: int) -> tuple[int, int]:
+        """Take a request out of the decode batch; returns (context, tokens still to produce)."""
+        ctx = self.context_of(rid)
+        self.running.pop(rid)
+        remaining = self.finish_of.pop(rid) - self.steps_done
+        self.ctx_sum -= ctx
+        self.sim.context[rid] = ctx
+        return ctx, remaining
+
+    def advance(self, steps: int) -> None:
+        """Every running request produced `steps` tokens; complete those that are done."""
+        sim = self.sim
+        self.steps_done += steps
+        b = len(self.running)
+        self.ctx_sum += steps * b
+        sim.tokens_emitted += steps * b
+        if sim.preempt:
+            self.kv_reserved += steps * b
+            if self.kv_reserved > self.kv_peak:
+                self.kv_peak = self.kv_reserved
+        while self.finish and self.finish[0][0] <= self.steps_done:
+            fin, rid = heapq.heappop(self.finish)
+            if self.finish_of.get(rid) != fin:
+                continue
+            self.leave(rid)
+            sim.complete(self, rid)
+
+    def _make_room(self) -> bool:
+        """Preempt victims until the next decode step fits in memory; False if any were taken."""
+        sim = self.sim
+        took = False
+        while self.running and self.kv_reserved + len(self.running) > self.kv_cap:
+            victim = min(
+                self.running,
+                key=lambda r: (sim.priority[r], -sim.arrival[r], -r),
+            )
+            sim.preempt_request(self, victim)
+            took = True
+        return not took
+
+    # --- batch formation ------------------------------------------------------------------
+    def _schedule_prefill(self) -> list[tuple[int, int, int]]:
+        """Prefill work of the next iteration: continuing prompts, then new ones from the queue.
+
+        A waiting request is admitted (and its KV reserved) only when this iteration has token
+        budget for it, as vLLM's scheduler does, so the backlog stays in the queue, where the
+        queue order decides who goes next.
+        """
+        sim = self.sim
+        mixed_chunks = sim.chunked and self.role == "mixed"
+        budget = sim.token_budget - (len(self.running) if mixed_chunks else 0)
+        chunks: list[tuple[int, int, int]] = []
+        for rid in self.prefilling:
+            if budget <= 0:
+                break
+            left = sim.pf_target[rid] - sim.prefilled[rid]
+            if mixed_chunks:
+                q = min(left, sim.chunk_tokens, budget)
+            elif left <= budget or not chunks:
+                q = left
+            else:
+                continue
+            chunks.append((rid, q, sim.prefilled[rid]))
+            budget -= q
+        # with preemption, keep room for every running request's next token (a watermark)
+        spare = len(self.running) + 1 if sim.preempt and self.role == "mixed" else 0
+        while self.waiting and budget > 0 and self.has_slot():
+            rid = self.waiting[0][1]
+            need = sim.reserve_tokens(rid, self.role)
+            if self.kv_reserved + need + spare > self.kv_cap:
+                break
+            if not mixed_chunks and chunks and sim.pf_target[rid] > budget:
+                break  # a whole prompt that does not fit this iteration waits for the next
+            heapq.heappop(self.waiting)
+            self.kv_reserved += need
+            if self.kv_reserved > self.kv_peak:
+                self.kv_peak = self.kv_reserved
+            if self.hbm is not None:
+                self.hbm.shrink((self.kv_cap - self.kv_reserved) // sim.reqs.block_tokens)
+            load_s = sim.use_cache(self, rid) if sim.cache_on else 0.0
+            if load_s > 0:
+                self.loading.add(rid)
+                sim.after(load_s, self._loaded, rid, self.generation)
+                continue
+            self.prefilling.append(rid)
+            sim.prefill_start[rid] = sim.env.now
+            left = sim.pf_target[rid] - sim.prefilled[rid]
+            q = min(left, sim.chunk_tokens, budget) if mixed_chunks else left
+            chunks.append((rid, q, sim.prefilled[rid]))
+            budget -= q
+        return chunks
+
+    def _loaded(self, rid: int, generation: int) -> None:
+        if generation != self.generation:
+            return
+        self.loading.discard(rid)
+        self.prefilling.append(rid)
+        self.sim.prefill_start[rid] = self.sim.env.now
+        self.notify(True)
+
+    def _admit_incoming(self) -> None:
+        sim = self.sim
+        while self.incoming and len(self.running) + len(self.loading) < sim.max_batch:
+            rid = self.incoming.pop(0)
+            self.start_decoding(rid, sim.prompt[rid], sim.output[rid] - 1)
+
+    def _admit_swapped(self) -> None:
+        """Bring back preempted requests (before new ones) once their memory is free again."""
+        sim = self.sim
+        while self.swapped and len(self.running) + len(self.loading) < sim.max_batch:
+            rid, ctx, remaining = self.swapped[0]
+            if self.kv_reserved + ctx + len(self.running) + 1 > self.kv_cap:
+                break
+            self.swapped.pop(0)
+            self.kv_reserved += ctx
+            if self.kv_reserved > self.kv_peak:
+                self.kv_peak = self.kv_reserved
+            self.loading.add(rid)
+            if sim.swap:
+                delay = sim.swap_time(self, ctx)
+            else:  # recompute the context's KV in place (a prefill of ctx tokens)
+                delay = float(self.step.cost(ctx, ctx * ctx / 2.0, 0, 0, 0.0)[0])
+            sim.after(delay, self._resumed, (rid, ctx, remaining), self.generation)
+
+    def _resumed(self, item: tuple[int, int, int], generation: int) -> None:
+        if generation != self.generation:
+            return
+        rid, ctx, _ = item
+        self.loading.discard(rid)
+        self.kv_used += ctx
+        self.ready.append(item)  # joins at the next iteration boundary, not mid-iteration
+        self.notify(True)
+
+    # --- faults and role switches ---------------------------------------------------------
+    def take_down(self) -> list[int]:
+        """Lose the instance: return every request it held; it serves nothing until brought up."""
+        held = self.drop_all()
+        self.up = False
+        self.future_role = self.role  # a switch under way is abandoned: it returns in its old role
+        self.sim.roles_changed()
+        if self.hbm is not None:
+            self.hbm.clear()
+        if self.host is not None:
+            self.host.clear()
+        return held
+
+    def drop_all(self) -> list[int]:
+        """Forget every request the instance holds and whatever it had under way; return them.
+
+        The caller ends or retries them. Tokens they had streamed are counted as discarded, and
+        the generation bumps, so calls scheduled for the old work (iteration ends, cache loads,
+        KV transfers from or to here) find it gone.
+        """
+        sim = self.sim
+        held = [rid for _, rid in self.waiting] + list(self.prefilling) + list(self.running)
+        held += list(self.incoming) + [rid for rid, _, _ in self.swapped] + sorted(self.loading)
+        held += [rid for rid, _, _ in self.ready]
+        # tokens already streamed by requests that will be retried from the start
+        left: dict[int, int] = {rid: self.finish_of[rid] - self.steps_done for rid in self.running}
+        left.update({rid: remaining for rid, _, remaining in self.swapped + self.ready})
+        left.update({rid: sim.output[rid] - 1 for rid in self.incoming})
+        for rid in held:
+            if rid not in left and sim.resume[rid] >= 0:
+                left[rid] = sim.resume[rid]
+        for rid, remaining in left.items():
+            sim.tokens_discarded += sim.output[rid] - remaining
+        self.generation += 1
+        self.waiting, self.prefilling, self.incoming, self.swapped = [], [], [], []
+        self.running, self.finish, self.finish_of, self.loading, self.ready = {}, [], {}, set(), []
+        self.waiting_tokens = self.kv_reserved = self.kv_used = self.ctx_sum = self.inbound = 0
+        self.tokens_by_priority = {}
+        self.busy = False
+        self.jump = None
+        self.jump_growth = 0
+        self.kick_pending = False
+        self.token += 1  # whatever was under way never finishes
+        return list(dict.fromkeys(held))
+
+    def bring_up(self) -> None:
+        """The instance is back (empty)."""
+        self.up = True
+        self.busy_switching = False
+        self.restores = False
+        self.sim.roles_changed()
+        self.notify(True)
+
+    def idle(self) -> bool:
+        """True when the instance holds no request at all (KV on its way here counts as held)."""
+        return not (
+            self.inbound
+            or self.waiting
+            or self.prefilling
+            or self.running
+            or self.incoming
+            or self.swapped
+            or self.loading
+            or self.ready
+        )

@@ -1,0 +1,694 @@
+"""The simpy model of LLM serving: pools of instances, the KV link, and what happened.
+
+Each instance (`engine.serving.instance.Server`) runs continuous batching as a small state machine on
+simpy's event queue: idle, running one iteration, or running one decode jump, each ending with a
+timed call (`host.Clock`: a bare function call in the queue, ordered as a simpy timeout would be)
+that applies the work and forms the next batch. An iteration that contains prefill work (a whole
+prompt, or a chunk of one) is one event. A run of decode-only iterations with an unchanging
+batch is also one event: the cost model sums its steps in closed form
+(`perf.StepModel.decode_run`), and the instance jumps straight to the first completion in the
+batch (or the step at which decode memory runs out). A request routed to an instance in the
+middle of such a jump cuts it short: the instance works out how many steps had finished,
+completes the step in progress (a request joins a continuous batch at an iteration boundary)
+and forms a new batch; the jump's planned end becomes stale and is ignored. The number of events
+is therefore a small multiple of the number of requests, whatever the output lengths.
+
+Colocated instances mix decode steps and prefill chunks in one iteration (Sarathi-style; with
+chunked prefill off, waiting prompts run in prefill-only iterations first, as vLLM's default
+scheduler does). Prefill-only instances never chunk: with no decodes to protect, they batch
+whole prompts up to the token budget (a longer prompt runs alone). Disaggregated deployments
+hand a finished prompt's KV cache over the link to the decode instance the router chose, which
+must have room for it; its first token is delivered when the transfer ends.
+
+KV memory: without preemption a request reserves its prompt plus its output on admission
+(TensorRT-LLM's "guaranteed no evict"), so memory never overflows. With preemption it reserves
+what it holds and grows a token a step; when memory runs out a victim is recomputed or swapped
+(see `engine.scenario.model.Scheduler`). A request that could never fit is rejected at arrival.
+
+Every request ends exactly once: completed, rejected or failed, the last two with a reason
+(`REASONS`). One that nothing could ever serve ends as soon as that is known: at arrival (too
+long for every instance, or for every live one it could be routed to; no entry or decode instance
+left), and when a fault or a role switch takes a role's last capable instance away for good
+(`service_lost`). Routing only considers instances that can hold the request. Whatever is still
+in flight when the event queue runs dry fails as `unfinished_at_end`, a safety net that a correct
+run never needs.
+
+This module follows requests between instances: arrival, admission, routing, the prefix cache
+(`engine.serving.cache`), hand-off, completion, preemption and retries. Faults and elastic roles are
+simpy processes in `engine.serving.disruptions`; policies decide from read-only views
+(`engine.policies`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine import policies
+from engine.costmodel.perf import exposed_transfer_time, kv_transfer_time
+from engine.scenario.resolve import Resolved
+from engine.serving import disruptions
+from engine.serving.cache import HBM, HOST, POOLED, LruBlocks, RequestBlocks, leading_run_in, lookup
+from engine.serving.host import Clock
+from engine.serving.instance import Server
+from engine.serving.workload import Requests
+
+PENDING, COMPLETED, REJECTED, FAILED = 0, 1, 2, 3
+SEGMENT_COLUMNS = ("server", "t0", "t1", "flops", "bytes", "kv_tokens", "batch", "waiting", "prefill_s")
+"""Columns of the per-iteration records."""
+OUTCOMES = {PENDING: "pending", COMPLETED: "completed", REJECTED: "rejected", FAILED: "failed"}
+TOO_LONG = "too_long_for_kv"
+TOO_LONG_LIVE = "too_long_for_live_kv"
+NO_INSTANCE = "no_instance_up"
+NO_DECODE = "no_decode_instance"
+LOST = "instance_lost"
+UNFINISHED = "unfinished_at_end"
+REASONS = {
+    TOO_LONG: "the request needs more KV memory than any instance of its role has",
+    TOO_LONG_LIVE: "too long for the KV memory of every instance it could be sent to now (decode: ever again)",
+    NO_INSTANCE: "no instance that takes new requests is up",
+    NO_DECODE: "no decode instance is up or will come back (disaggregated)",
+    LOST: "its instance failed and the fault fails requests in flight",
+    UNFINISHED: "still in flight when the run ended (a safety net: a correct run never needs it)",
+}
+"""Why the simulator rejects or fails a request (admission policies add their own reasons)."""
+
+
+@dataclass(frozen=True)
+class Records:
+    """What happened, per request and per iteration, as arrays (the metrics module reads it)."""
+
+    arrival_s: np.ndarray
+    first_token_s: np.ndarray
+    completion_s: np.ndarray
+    outcome: np.ndarray
+    reason: list[str]
+    prefill_instance: np.ndarray
+    decode_instance: np.ndarray
+    transfer_s: np.ndarray
+    cache_hit_tokens: np.ndarray  # (requests, 3): tokens served from HBM, host, pooled
+    cache_load_s: np.ndarray
+    retries: np.ndarray
+    preemptions: np.ndarray
+    segments: np.ndarray  # columns: SEGMENT_COLUMNS
+    servers: list[tuple[int, int, str]]  # (pool index, index in pool, starting role) per server
+    kv_capacity: np.ndarray  # tokens, per server
+    events: int
+    end_s: float
+    tokens_emitted: int  # output tokens produced by iterations (checked against completed outputs)
+    tokens_discarded: int  # tokens produced and then lost to a fault (retried from the start)
+    kv_peak: np.ndarray  # most KV tokens reserved at once, per server
+    counters: dict[str, float]
+
+
+class Simulation:
+    """All mutable state of one run; `run()` returns its Records."""
+
+    def __init__(self, resolved: Resolved, reqs: Requests) -> None:
+        sc = resolved.scenario
+        self.resolved = resolved
+        self.scenario = sc
+        self.reqs = reqs
+        self.env = Clock()
+        self.events = 0
+        self.tokens_emitted = 0
+        self.tokens_discarded = 0
+        n = len(reqs)
+        self.n = n
+        # read-only per-request inputs as Python lists: scalar reads from numpy arrays cost
+        # several times more, and the event handlers read them constantly
+        self.prompt: list[int] = reqs.prompt_tokens.tolist()
+        self.output: list[int] = reqs.output_tokens.tolist()
+        # per-request state lives in Python lists while the run goes on (a scalar read or write
+        # of a numpy array costs several times more, and handlers do little else); `run()`
+        # hands numpy arrays to the records
+        nan = math.nan
+        self.pf_target: list[int] = reqs.prompt_tokens.tolist()
+        self.arrival: list[float] = reqs.arrival_s.astype(float).tolist()
+        self.prefilled: list[int] = [0] * n
+        self.context: list[int] = [0] * n
+        self.first_token: list[float] = [nan] * n
+        self.completion: list[float] = [nan] * n
+        self.outcome: list[int] = [PENDING] * n
+        self.reason = [""] * n
+        self.prefill_inst: list[int] = [-1] * n
+        self.decode_inst: list[int] = [-1] * n
+        self.transfer: list[float] = [0.0] * n
+        self.prefill_start: list[float] = [0.0] * n
+        self.hits: list[tuple[int, ...]] = [(0, 0, 0)] * n
+        self.load_s: list[float] = [0.0] * n
+        self.retries: list[int] = [0] * n
+        self.preemptions: list[int] = [0] * n
+        self.resume: list[int] = [-1] * n  # tokens left after a recompute, else -1
+        self.views: list[policies.RequestView | None] = [None] * n
+        classes = sc.workload.classes
+        self.priority: list[int] = [classes[c].priority for c in reqs.cls.tolist()]
+        self.top_priority = max(c.priority for c in classes)
+        b = sc.deployment.batching
+        self.max_batch = b.max_batch
+        self.token_budget = b.token_budget
+        self.chunked = b.chunked_prefill
+        self.chunk_tokens = b.chunk_tokens
+        self.preempt = sc.scheduler.preemption != "none"
+        self.swap = sc.scheduler.preemption == "swap"
+        self.router = policies.build_router(sc.scheduler.router.as_dict())
+        self.queue = policies.build_queue(sc.scheduler.queue.as_dict())
+        self.by_priority = isinstance(self.queue, policies.StrictPriority)
+        self.admission = policies.build_admission(sc.scheduler.admission.as_dict())
+        self.cache_on = sc.cache.enabled
+        self.pooled = (
+            LruBlocks(
+                int(
+                    sc.cache.pooled.capacity_gb
+                    * 1e9
+                    // (resolved.pools[0].instance.kv_bytes_per_token * reqs.block_tokens)
+                )
+            )
+            if self.cache_on and sc.cache.pooled.enabled
+            else None
+        )
+        self.ticks: dict[str, int] = {}
+        self._live: dict[str, list[Server]] | None = None  # servers_of's lists, until roles change
+        self._future: dict[str, int] | None = None  # future_cap's figures, until roles change
+        self.ended = 0  # requests closed so far
+        self.block_names = RequestBlocks(reqs)  # each request's block hashes, built on first use
+        self.servers: list[Server] = []
+        for pool in resolved.pools:
+            for j in range(pool.spec.count):
+                self.servers.append(Server(self, len(self.servers), j, pool))
+        self.disaggregated = sc.deployment.mode == "disaggregated"
+        self.decode_cap = max(s.kv_cap for s in self.servers if s.role in ("decode", "mixed"))
+        self.prefill_cap = max(s.kv_cap for s in self.servers if s.role in ("prefill", "mixed"))
+        self.min_cap = min(s.kv_cap for s in self.servers)  # below it, every instance holds a request
+        self.pending_handoff: list[tuple[Server, int]] = []
+        self.segments: list[tuple[float, ...]] = []
+        link = sc.deployment.link
+        self.link_latency_s = link.latency_ms / 1000.0
+        self.link_overlap = link.overlap
+        self.link_gb_s = link.bandwidth_gb_s
+        self.counters: dict[str, float] = {
+            "preemptions": 0, "recomputed_tokens": 0, "swapped_bytes": 0, "retried": 0, "role_switches": 0,
+            "transfer_tokens_saved": 0,
+        }  # fmt: skip
+        self.issued = n
+        self.closed = reqs.closed_loop_clients > 0
+        if self.closed:
+            self.issued = 0
+            self.arrival = [math.nan] * n
+
+    # --- helpers --------------------------------------------------------------------------
+    def servers_of(self, role: str) -> list[Server]:
+        """Live servers currently in a role (a shared list: do not modify it)."""
+        live = self._live
+        if live is None:
+            live = self._live = {
+                r: [s for s in self.servers if s.role == r and s.up and not s.busy_switching]
+                for r in ("prefill", "decode", "mixed")
+            }
+            live["entry"] = [
+                s for s in self.servers if s.role in ("mixed", "prefill") and s.up and not s.busy_switching
+            ]
+        return live[role]
+
+    def entry_servers(self) -> list[Server]:
+        """Live servers that take new requests (a shared list: do not modify it)."""
+        return self.servers_of("entry")
+
+    def roles_changed(self) -> None:
+        """An instance failed, came back or started switching roles: recompute the live lists."""
+        self._live = None
+        self._future = None
+
+    def future_cap(self, role: str) -> int:
+        """Largest KV capacity of the instances that serve `role` now or will again (0: none).
+
+        An instance counts when it is up (in the role it will have once a switch under way ends)
+        or down with a fault that will bring it back. Elastic switches yet to come are not
+        counted on: the controller never moves a role's last live instance, and cannot make up
+        a role that has none.
+        """
+        caps = self._future
+        if caps is None:
+            caps = self._future = {"prefill": 0, "decode": 0, "mixed": 0}
+            for s in self.servers:
+                if s.up or s.restores:
+                    caps[s.future_role] = max(caps[s.future_role], s.kv_cap)
+        return caps[role]
+
+    def holds(self, srv: Server, rid: int) -> bool:
+        """True when the request fits in the instance's KV memory alone (its prompt, on prefill)."""
+        need = self.prompt[rid] if srv.role == "prefill" else self.prompt[rid] + self.output[rid]
+        return need <= srv.kv_cap
+
+    def undeliverable(self, rid: int) -> str:
+        """Why no decode instance, now or later, could take this request ('' when one could)."""
+        cap = self.future_cap("decode")
+        if cap == 0:
+            return NO_DECODE
+        return TOO_LONG_LIVE if self.prompt[rid] + self.output[rid] > cap else ""
+
+    def after(self, delay: float, fn: Any, *args: Any) -> None:
+        """Call `fn(*args)` after `delay` seconds."""
+        self.events += 1
+        self.env.call_later(delay if delay > 0.0 else 0.0, fn, args)
+
+    def segment(
+        self, srv: Server, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
+        prefill_s: float = 0.0,
+    ) -> None:  # fmt: skip
+        """Record one iteration (or decode jump) for the time series."""
+        waiting = len(srv.waiting) + len(srv.incoming)
+        self.segments.append((srv.idx, t0, t1, flops, nbytes, kv, batch, waiting, prefill_s))
+
+    def reserve_tokens(self, rid: int, role: str) -> int:
+        """KV tokens a request reserves on admission to an instance of a role."""
+        if role == "prefill" or self.preempt:
+            return self.pf_target[rid]
+        return self.pf_target[rid] + self.output[rid]
+
+    def release_tokens(self, rid: int, role: str) -> int:
+        """KV tokens a finished request gives back."""
+        if role == "prefill":
+            return self.prompt[rid]
+        if self.preempt:
+            return self.context[rid]
+        return self.prompt[rid] + self.output[rid]
+
+    def request_view(self, rid: int) -> policies.RequestView:
+        """What a policy sees of a request (built once per request)."""
+        view = self.views[rid]
+        if view is None:
+            c = int(self.reqs.cls[rid])
+            spec = self.scenario.workload.classes[c]
+            view = self.views[rid] = policies.RequestView(
+                rid, c, spec.priority, self.arrival[rid], self.prompt[rid], self.output[rid],
+                self.arrival[rid] + spec.slo.ttft_ms / 1000.0, self.top_priority,
+            )  # fmt: skip
+        return view
+
+    def route(self, rid: int, servers: list[Server], key: str) -> Server:
+        """The server the router picks among `servers`."""
+        tick = self.ticks.get(key, 0)
+        self.ticks[key] = tick + 1
+        if len(servers) == 1:
+            return servers[0]
+        if self.router.needs_prefix and self.cache_on:
+            blocks = self.block_names.prompt_blocks(rid)
+            bt = self.reqs.block_tokens
+            # each instance's own tiers: the pooled store serves every instance alike
+            views = [s.view(i, leading_run_in(blocks, s.own_blocks) * bt) for i, s in enumerate(servers)]
+        else:
+            views = [s.view(i) for i, s in enumerate(servers)]
+        return servers[self.router.choose(self.request_view(rid), views, tick)]
+
+    def end(self, rid: int, outcome: int, reason: str = "") -> None:
+        """Close a request exactly once (a request that does not complete says why)."""
+        assert self.outcome[rid] == PENDING, f"request {rid} ended twice"
+        assert outcome == COMPLETED or reason, f"request {rid} ended without a reason"
+        self.outcome[rid] = outcome
+        self.ended += 1
+        self.reason[rid] = reason
+        if outcome == COMPLETED:
+            self.completion[rid] = self.env.now
+        if self.closed:
+            self.next_from_client(self.env.now)
+
+    # --- cache ----------------------------------------------------------------------------
+    def use_cache(self, srv: Server, rid: int) -> float:
+        """Look the prompt up in the tiers; skip the prefix found; return the load time."""
+        if self.resume[rid] >= 0:
+            return 0.0
+        blocks = self.block_names.prompt_blocks(rid)
+        found = lookup(blocks, (srv.hbm, srv.host, self.pooled))
+        bt = self.reqs.block_tokens
+        total = sum(found)
+        if total == 0:
+            return 0.0
+        hit = min(total * bt, self.prompt[rid] - 1)
+        scale = hit / (total * bt)
+        tokens = [int(f * bt * scale) for f in found]
+        tokens[HBM] = hit - tokens[HOST] - tokens[POOLED]
+        self.hits[rid] = tuple(tokens)
+        # a read refreshes the tiers that served it (as a GPU prefix hit leaves the CPU or
+        # pooled copy's recency alone); the prefill's write-through refreshes every tier later
+        hit_blocks = blocks[:total]
+        for tier, served in zip((srv.hbm, srv.host, self.pooled), found, strict=True):
+            if served and tier is not None:
+                tier.touch(hit_blocks)
+        self.prefilled[rid] = hit
+        srv.kv_used += hit
+        srv.queue_tokens(rid, -hit)
+        kvb = srv.kv_bytes
+        cache = self.scenario.cache
+        load = tokens[HOST] * kvb / (cache.host.bandwidth_gb_s * 1e9) + tokens[POOLED] * kvb / (
+            cache.pooled.bandwidth_gb_s * 1e9
+        )
+        self.load_s[rid] = load
+        return load
+
+    def remember(self, srv: Server, rid: int, full: bool) -> None:
+        """Put a request's blocks into the instance's tiers and the pool, as just used.
+
+        At the end of a prefill: the prompt's blocks. At completion: the prompt's and the
+        answer's, as one sequence (what the next turn of a conversation reuses; inserted
+        together, a prompt ages tail first, see `LruBlocks`). Host memory is the prefill side's
+        tier: a decode instance keeps what it received and produced in HBM only, so the next
+        turn sends it only what it lacks.
+        """
+        blocks = self.block_names.full_blocks(rid) if full else self.block_names.prompt_blocks(rid)
+        if srv.hbm is not None:
+            srv.hbm.capacity = max(0, (srv.kv_cap - srv.kv_reserved) // self.reqs.block_tokens)
+            srv.hbm.insert(blocks)
+        if srv.host is not None and srv.role != "decode":
+            srv.host.insert(blocks)
+        if self.pooled is not None:
+            self.pooled.insert(blocks)
+
+    # --- request life cycle ---------------------------------------------------------------
+    def arrive(self, rid: int, retry: bool = False) -> None:
+        """A request arrives (or is retried): admission, routing, queueing."""
+        need = self.prompt[rid] + self.output[rid]
+        if need > self.decode_cap or self.prompt[rid] > self.prefill_cap:
+            self.end(rid, REJECTED, TOO_LONG)
+            return
+        live = entry = self.entry_servers()
+        if not live:
+            self.end(rid, FAILED if retry else REJECTED, NO_INSTANCE)
+            return
+        if need > self.min_cap:  # some instances could never hold it: route among the others
+            entry = [s for s in live if self.holds(s, rid)]
+            if not entry:
+                self.end(rid, FAILED if retry else REJECTED, TOO_LONG_LIVE)
+                return
+        if self.disaggregated:
+            why = self.undeliverable(rid)
+            if why:
+                self.end(rid, FAILED if retry else REJECTED, why)
+                return
+        srv = self.route(rid, entry, "entry")
+        view = self.request_view(rid)
+        if not retry and not isinstance(self.admission, policies.AdmitAll):
+            queued = sum(len(s.waiting) for s in live)
+            predicted = self.predicted_ttft(srv, rid)
+            reason = self.admission.reject(view, queued, predicted)
+            if reason:
+                self.end(rid, REJECTED, reason)
+                return
+        heapq.heappush(srv.waiting, (self.queue.key(view), rid))
+        srv.queue_tokens(rid, self.pf_target[rid])
+        self.prefill_inst[rid] = srv.idx
+        if not self.disaggregated:
+            self.decode_inst[rid] = srv.idx
+        could = srv.has_slot() and srv.kv_reserved + self.reserve_tokens(rid, srv.role) <= srv.kv_cap
+        srv.notify(could)
+
+    def predicted_ttft(self, srv: Server, rid: int) -> float:
+        """What admission control expects this request's TTFT to be on `srv`.
+
+        The prompt tokens queued ahead of it (under strict priority, only those of its own and
+        higher priorities) plus its own, at the prefill rate the instance has
+        now: a full token budget shared with the decodes it is running (chunked prefill), each
+        iteration timed by the cost model; and never less than one chunk of its own prompt per
+        iteration.
+        """
+        d = len(srv.running) if srv.role == "mixed" and self.chunked else 0
+        q = max(float(self.token_budget - d), 1.0)
+        prompt = float(self.prompt[rid])
+        t_iter = srv.step.cost(
+            q, q * (prompt / 2.0 + q / 2.0), prompt / 2.0, d, float(srv.ctx_sum) if d else 0.0
+        )[0]
+        # a prompt gets at most one chunk per iteration, however short the queue
+        own = 0.0
+        if srv.role == "mixed" and self.chunked:
+            c = float(min(self.chunk_tokens, prompt))
+            ctx = float(srv.ctx_sum) if d else 0.0
+            own = (
+                math.ceil(prompt / c)
+                * srv.step.cost(c, c * (prompt / 2.0 + c / 2.0), prompt / 2.0, d, ctx)[0]
+            )
+        return max((srv.tokens_ahead(rid) + prompt) * t_iter / q, own)
+
+    def prefill_done(self, srv: Server, rid: int) -> None:
+        """A prompt is fully prefilled: first token (colocated) or hand-off (disaggregated)."""
+        if self.cache_on and self.resume[rid] < 0:
+            self.remember(srv, rid, full=False)
+        if srv.role == "mixed":
+            if self.resume[rid] >= 0:  # a recomputed request picks up where it was preempted
+                remaining = self.resume[rid]
+                self.resume[rid] = -1
+                srv.start_decoding(rid, self.pf_target[rid], remaining)
+                return
+            self.first_token[rid] = self.env.now
+            self.tokens_emitted += 1
+            if self.output[rid] <= 1:
+                self.context[rid] = self.prompt[rid]
+                self.release(srv, rid)
+                self.end(rid, COMPLETED)
+            else:
+                srv.start_decoding(rid, self.prompt[rid], self.output[rid] - 1)
+            return
+        self.handoff(srv, rid)
+
+    def handoff(self, srv: Server, rid: int) -> None:
+        """Reserve room on a decode instance and send the KV cache over the link."""
+        need = self.reserve_tokens(rid, "decode") if not self.preempt else self.prompt[rid]
+        if self.preempt:  # room also for the jump under way and every request's next token
+            whole = self.prompt[rid] + self.output[rid]  # and for all it will grow to
+            fits = [
+                d for d in self.servers_of("decode")
+                if d.kv_reserved + d.jump_growth + need + len(d.running) + 1 <= d.kv_cap and whole <= d.kv_cap
+            ]  # fmt: skip
+        else:
+            fits = [d for d in self.servers_of("decode") if d.kv_reserved + need <= d.kv_cap]
+        if not fits:
+            why = self.undeliverable(rid)
+            if why:  # no decode instance that could take it will ever be up again
+                self.release_prefilled(srv, rid)
+                self.end(rid, FAILED, why)
+            else:  # waits for decode memory, or for an instance to come back
+                self.pending_handoff.append((srv, rid))
+            return
+        dst = self.route(rid, fits, "decode")
+        dst.inbound += 1
+        dst.kv_reserved += need
+        if dst.kv_reserved > dst.kv_peak:
+            dst.kv_peak = dst.kv_reserved
+        self.decode_inst[rid] = dst.idx
+        inst = srv.pool.instance
+        tokens = float(self.prompt[rid])
+        if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
+            held = lookup(self.block_names.prompt_blocks(rid), (dst.hbm,))[0] * self.reqs.block_tokens
+            held = min(held, self.prompt[rid])
+            tokens -= held
+            self.counters["transfer_tokens_saved"] += held
+        bw = self.link_gb_s or (srv.pool.hardware.scale_out_gb_s * inst.tp)
+        full = kv_transfer_time(srv.kv_bytes, tokens, bw, self.link_latency_s)
+        prefill_s = max(self.env.now - self.prefill_start[rid], 0.0)
+        exposed = exposed_transfer_time(full, prefill_s, inst.model.layers, self.link_overlap)
+        start = max(self.env.now - (full - exposed), srv.nic_free_s)
+        end = max(start + full, self.env.now)
+        srv.nic_free_s = end
+        self.transfer[rid] = end - self.env.now
+        self.after(end - self.env.now, self.transferred, srv, dst, rid, srv.generation, dst.generation)
+
+    def transferred(self, src: Server, dst: Server, rid: int, src_gen: int, dst_gen: int) -> None:
+        """The KV cache has arrived: free the prefill side, start decoding."""
+        if src.generation == src_gen:
+            self.release_prefilled(src, rid)
+        if dst.generation == dst_gen:
+            dst.inbound -= 1
+        if src.generation != src_gen or dst.generation != dst_gen:
+            if dst.generation == dst_gen:
+                dst.kv_reserved -= (
+                    self.reserve_tokens(rid, "decode") if not self.preempt else self.prompt[rid]
+                )
+            self.lost(rid)
+            return
+        self.first_token[rid] = self.env.now
+        self.tokens_emitted += 1
+        self.context[rid] = self.prompt[rid]
+        dst.kv_used += self.prompt[rid]
+        if self.output[rid] <= 1:
+            self.release(dst, rid)
+            self.end(rid, COMPLETED)
+            return
+        dst.incoming.append(rid)
+        dst.notify(len(dst.running) < self.max_batch)
+
+    def release_prefilled(self, srv: Server, rid: int) -> None:
+        """Free a prefilled prompt's KV on the prefill instance that held it for the hand-off."""
+        srv.kv_reserved -= self.prompt[rid]
+        srv.kv_used -= self.prompt[rid]
+        srv.notify(True)
+
+    def release(self, srv: Server, rid: int) -> None:
+        """Give back a request's KV reservation and memory on its instance."""
+        srv.kv_reserved -= self.release_tokens(rid, srv.role)
+        srv.kv_used -= self.context[rid]
+        if srv.role == "decode":
+            self.retry_handoffs()
+        srv.notify(True)
+
+    def complete(self, srv: Server, rid: int) -> None:
+        """A request produced its last token."""
+        if self.cache_on:
+            self.remember(srv, rid, full=True)
+            self.block_names.drop(rid)
+        self.release(srv, rid)
+        self.end(rid, COMPLETED)
+
+    def retry_handoffs(self) -> None:
+        """Decode memory was freed: hand off the prompts that were waiting for room."""
+        pending, self.pending_handoff = self.pending_handoff, []
+        for srv, rid in pending:
+            if srv.up:
+                self.handoff(srv, rid)
+
+    def service_lost(self) -> None:
+        """Instances left a role, maybe for good: end now what nothing could ever serve.
+
+        Disaggregated only (a colocated instance serves a request from end to end, and a retried
+        request finds out at arrival). Prompts waiting for decode memory are handed off again,
+        which places them, keeps them waiting, or fails them. With no decode instance left at
+        all, prompts on the prefill side could never go anywhere: they fail at once, and what
+        those instances had under way is dropped.
+        """
+        if not self.disaggregated:
+            return
+        self.retry_handoffs()
+        if self.future_cap("decode") > 0:
+            return
+        for srv in self.servers:
+            if srv.up and srv.role != "decode":
+                for rid in srv.drop_all():
+                    self.end(rid, FAILED, NO_DECODE)
+
+    # --- preemption -----------------------------------------------------------------------
+    def swap_time(self, srv: Server, tokens: int) -> float:
+        """Seconds to move `tokens` tokens of KV between HBM and host memory over PCIe."""
+        inst = srv.pool.instance
+        return tokens * inst.kv_bytes_per_token / (srv.pool.hardware.pcie_gb_s * 1e9 * inst.tp)
+
+    def preempt_request(self, srv: Server, rid: int) -> None:
+        """Take a running request off the instance to free its memory (recompute or swap)."""
+        ctx, remaining = srv.leave(rid)
+        srv.kv_reserved -= ctx
+        srv.kv_used -= ctx
+        self.preemptions[rid] += 1
+        self.counters["preemptions"] += 1
+        if self.swap:
+            self.counters["swapped_bytes"] += 2.0 * ctx * srv.pool.instance.kv_bytes_per_token
+        else:
+            self.counters["recomputed_tokens"] += ctx
+        if self.swap or srv.role == "decode":
+            # swapped out to host memory, or (decode instance) recomputed in place once memory frees
+            srv.swapped.append((rid, ctx, remaining))
+            return
+        self.pf_target[rid] = ctx
+        self.prefilled[rid] = 0
+        self.resume[rid] = remaining
+        heapq.heappush(srv.waiting, (self.queue.key(self.request_view(rid)), rid))
+        srv.queue_tokens(rid, ctx)
+
+    # --- faults and elastic roles ---------------------------------------------------------
+    def lost(self, rid: int, policy: str | None = None) -> None:
+        """A request's instance failed: retry it from the start or fail it, per the fault."""
+        if self.outcome[rid] != PENDING:
+            return
+        if (policy or self.fault_policy) == "fail":
+            self.end(rid, FAILED, LOST)
+            return
+        self.retries[rid] += 1
+        self.counters["retried"] += 1
+        self.pf_target[rid] = self.prompt[rid]
+        self.prefilled[rid] = 0
+        self.resume[rid] = -1
+        self.first_token[rid] = math.nan
+        self.arrive(rid, retry=True)
+
+    # --- arrivals -------------------------------------------------------------------------
+    def arrivals_from(self, rid: int) -> None:
+        """Open loop: issue every request due now from `rid` on, then wait for the next one."""
+        now = self.env.now
+        while rid < self.n:
+            dt = self.arrival[rid] - now
+            if dt > 0:
+                self.after(dt, self._arrival_due, rid)
+                return
+            self.arrive(rid)
+            rid += 1
+
+    def _arrival_due(self, rid: int) -> None:
+        self.arrive(rid)
+        self.arrivals_from(rid + 1)
+
+    def next_from_client(self, now: float) -> None:
+        """Closed loop: a client whose request ended sends its next one after a think time."""
+        if self.issued >= self.n:
+            return
+        think = self.reqs.think_time_s
+        delay = float(self.rng.exponential(think)) if think > 0 else 0.0
+        if now + delay >= self.scenario.duration_s:
+            return
+        rid = self.issued
+        self.issued += 1
+        self.arrival[rid] = now + delay
+        self.after(delay, self.arrive, rid)
+
+    def close_unfinished(self) -> None:
+        """The safety net: whatever is still in flight when the run ends fails, and says so."""
+        if self.ended >= self.issued:
+            return
+        for srv in self.servers:
+            srv.drop_all()  # counts the tokens they streamed as discarded
+        for rid in range(self.issued):
+            if self.outcome[rid] == PENDING:  # not through `end`: a closed loop must not send more
+                self.outcome[rid] = FAILED
+                self.reason[rid] = UNFINISHED
+                self.ended += 1
+        self.pending_handoff = []
+
+    def run(self) -> Records:
+        """Simulate until every issued request has ended."""
+        self.fault_policy = "retry"
+        if self.closed:
+            self.rng = np.random.default_rng([self.scenario.seed, 0xC105ED])
+            for _ in range(min(self.reqs.closed_loop_clients, self.n)):
+                self.next_from_client(0.0)
+        else:
+            self.arrivals_from(0)
+        for spec in self.scenario.faults:
+            self.env.process(disruptions.fault(self, spec))
+        if self.scenario.scheduler.elastic.enabled:
+            self.env.process(disruptions.elastic(self))
+        self.env.run_all()
+        self.close_unfinished()
+        n = self.issued
+        segs = np.asarray(self.segments, dtype=float).reshape(-1, len(SEGMENT_COLUMNS))
+        return Records(
+            arrival_s=np.array(self.arrival[:n], dtype=float),
+            first_token_s=np.array(self.first_token[:n], dtype=float),
+            completion_s=np.array(self.completion[:n], dtype=float),
+            outcome=np.array(self.outcome[:n], dtype=np.int8),
+            reason=self.reason[:n],
+            prefill_instance=np.array(self.prefill_inst[:n], dtype=np.int64),
+            decode_instance=np.array(self.decode_inst[:n], dtype=np.int64),
+            transfer_s=np.array(self.transfer[:n], dtype=float),
+            cache_hit_tokens=np.array(self.hits[:n], dtype=np.int64).reshape(-1, 3),
+            cache_load_s=np.array(self.load_s[:n], dtype=float),
+            retries=np.array(self.retries[:n], dtype=np.int64),
+            preemptions=np.array(self.preemptions[:n], dtype=np.int64),
+            segments=segs,
+            servers=[(s.pool.index, s.local, s.pool.spec.role) for s in self.servers],
+            kv_capacity=np.array([s.kv_cap for s in self.servers], dtype=float),
+            events=self.events,
+            end_s=float(self.env.now) if math.isfinite(self.env.now) else 0.0,
+            tokens_emitted=self.tokens_emitted,
+            tokens_discarded=self.tokens_discarded,
+            kv_peak=np.array([s.kv_peak for s in self.servers], dtype=float),
+            counters=dict(self.counters),
+        )

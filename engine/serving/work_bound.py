@@ -1,0 +1,537 @@
+"""The work a scenario asks of the simulator, estimated before it runs, and the bound on it.
+
+Field-by-field limits (`engine.core.bounds`) do not bound products of fields: a million-token prompt
+cut into 16-token chunks, an elastic check every nanosecond, or one-token cache blocks over a
+million-token shared prefix each pass every field's check and still ask for billions of events
+or gigabytes of block ids. This module estimates, without simulating, four figures of a run and
+refuses one that exceeds its documented maximum (`bounds.MAX_EVENTS` and the rows after it):
+
+- requests n: the drawn requests when given (what `simulate` passes), else the expectation from
+  the scenario (rate x window with shape and multi-turn sessions cut at the window's end, the
+  offline count, or a closed loop's clients x (window / think time + 1)); a trace is read.
+- events: n x (4 colocated or 6 disaggregated events per request: arrival, batch formation, KV
+  transfer and hand-off, joining the decode batch, completion) plus one per prefill iteration
+  (colocated chunked prefill: ceil(prompt / chunk) per request; otherwise one), one per cache
+  load from host or pooled tiers, elastic checks (window / check interval) and faults.
+- router looks: n x the instances each request is routed among (entry and, disaggregated,
+  decode): the router builds a view of every candidate instance.
+- cache blocks: sum over requests of (2 x prompt + output) / block tokens (a prompt's block list
+  and the prompt-and-answer list are built, looked up and inserted), when the cache is on.
+- memory: 1.2 kB per request row, 200 B per event (iteration records), 48 B per distinct block
+  id (each session's and prefix group's chain), 100 B per tier entry (capped by the ids held in
+  every tier), 8 B per block of the lists live requests hold.
+
+The constants were measured on the presets (tracemalloc and event counts). The estimate does
+not subtract prefix-cache hits nor model several prompts sharing a prefill iteration, so it
+reads high for cache-heavy and offline loads; it is a guard against runs hours long, not a
+prediction of wall time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.core import bounds
+from engine.core.errors import ScenarioError
+from engine.scenario.model import LengthDist, RequestClass, Scenario
+from engine.serving.workload import Requests, generate, rate_factor, sample_lengths
+
+EVENTS_COLOCATED = 4.0
+"""Events per request besides prefill iterations, colocated: arrival, batch, join, completion."""
+EVENTS_DISAGGREGATED = 6.0
+"""Events per request besides its prefill iteration, disaggregated: arrival, prefill batch,
+transfer, decode batch, join, completion."""
+BYTES_PER_REQUEST = 1200.0
+"""Simulation state, records and result tables per request row."""
+BYTES_PER_EVENT = 200.0
+"""Iteration records (segments) and their tables, per event."""
+BYTES_PER_BLOCK_ID = 48.0
+"""A block id (a Python int) and its slot in its session's or prefix group's chain."""
+BYTES_PER_TIER_ENTRY = 100.0
+"""One block held by one cache tier (an OrderedDict entry)."""
+BYTES_PER_LIST_SLOT = 8.0
+"""One block of a live request's block list."""
+
+QUANTITIES: dict[str, tuple[str, str]] = {
+    "events": ("simulated events", "MAX_EVENTS"),
+    "router_looks": ("router looks at instances", "MAX_ROUTER_LOOKS"),
+    "cache_blocks": ("prefix-cache block visits", "MAX_CACHE_BLOCKS"),
+    "memory_bytes": ("bytes of simulation state", "MAX_STATE_BYTES"),
+}
+"""Each bounded quantity: (what it counts, the name of its limit in engine.core.bounds)."""
+
+
+class WorkBoundError(ScenarioError):
+    """A scenario whose estimated work exceeds a documented maximum."""
+
+
+@dataclass(frozen=True)
+class Term:
+    """One part of a quantity: its size, the fields that drive it, and what to lower."""
+
+    quantity: str
+    part: str
+    value: float
+    cause: str
+    advice: str
+
+
+@dataclass(frozen=True)
+class WorkEstimate:
+    """A run's estimated size: requests, events, router looks, cache blocks and memory."""
+
+    requests: float
+    events: float
+    router_looks: float
+    cache_blocks: float
+    memory_bytes: float
+    from_requests: bool
+    """True when computed from drawn requests, False from the scenario's expectations."""
+    terms: tuple[Term, ...] = ()
+
+    def value(self, quantity: str) -> float:
+        """One of the bounded quantities by name (see `QUANTITIES`)."""
+        return float(getattr(self, quantity))
+
+    def problems(self) -> list[str]:
+        """A message for each quantity over its limit (empty when the run is within bounds)."""
+        out = []
+        for quantity, (label, limit_name) in QUANTITIES.items():
+            limit = float(getattr(bounds, limit_name))
+            value = self.value(quantity)
+            if value <= limit:
+                continue
+            parts = [t for t in self.terms if t.quantity == quantity]
+            top = max(parts, key=lambda t: t.value) if parts else None
+            why = f": {top.cause}; {top.advice}" if top else ""
+            ratio = value / limit
+            times = f"{ratio:.1f}" if ratio < 10 else f"{ratio:,.0f}"
+            out.append(f"work bound: about {sci(value)} {label} (limit {sci(limit)}, {times}x over){why}")
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        """The figures with their limits, for the app and the CLI."""
+        return {
+            q: {"estimate": self.value(q), "limit": float(getattr(bounds, name)), "what": label}
+            for q, (label, name) in QUANTITIES.items()
+        } | {"requests": self.requests, "from_requests": self.from_requests}
+
+
+def sci(x: float) -> str:
+    """A count in short scientific form: 1.3e10, 2e7; plain below ten thousand."""
+    if not math.isfinite(x):
+        return str(x)
+    if abs(x) < 10_000:
+        return f"{x:,.0f}"
+    mant, _, exp = f"{x:.1e}".partition("e")
+    mant = mant.rstrip("0").rstrip(".")
+    return f"{mant}e{int(exp)}"
+
+
+# --- the load: how many requests and how long ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Load:
+    rows: int  # request rows the run allocates
+    n: float  # requests expected to be simulated
+    prompt_mean: float
+    prompt_max: float
+    output_mean: float
+    chunks_mean: float  # prefill iterations per request
+    blocks: float  # sum of (2 prompt + output) / block tokens over simulated requests
+    full_blocks: float  # sum of (prompt + output) / block tokens
+    block_ids: float  # distinct block ids built
+    block_tokens: int
+    heavy: int  # the class with the longest prompts on average
+    count_cause: str  # the fields that set the request count
+
+
+def _chunk(scenario: Scenario) -> int | None:
+    """Tokens per prefill iteration of one prompt, when prompts are chunked."""
+    b = scenario.deployment.batching
+    if scenario.deployment.mode != "colocated" or not b.chunked_prefill:
+        return None
+    return max(1, min(b.chunk_tokens, b.token_budget))
+
+
+def _count_cause(scenario: Scenario, rows: int) -> str:
+    wl = scenario.workload
+    arr = wl.arrival
+    if wl.trace is not None:
+        return f"workload.trace.path {wl.trace.path} ({rows:,} requests in the window)"
+    if arr.kind == "offline":
+        return f"workload.arrival.requests={arr.requests:,}"
+    if arr.kind == "closed_loop":
+        return (
+            f"workload.arrival.clients={arr.clients:,} with think_time_s={arr.think_time_s:g} over "
+            f"duration_s={scenario.duration_s:g}"
+        )
+    return f"workload.arrival.rate_rps={arr.rate_rps:g} over duration_s={scenario.duration_s:g}"
+
+
+def _closed_loop_requests(scenario: Scenario, rows: int) -> float:
+    """Requests a closed loop issues: each client at most one per think time, within the rows."""
+    arr = scenario.workload.arrival
+    if arr.think_time_s <= 0:
+        return float(rows)
+    return min(float(rows), arr.clients * (scenario.duration_s / arr.think_time_s + 1.0))
+
+
+def _group_ids(classes: tuple[RequestClass, ...], sessions: np.ndarray, bt: int) -> float:
+    """Block ids of the shared-prefix chains: one chain per prefix group in use."""
+    return float(
+        sum(min(c.prefix.groups, s) * (c.prefix.tokens // bt) for c, s in zip(classes, sessions, strict=True))
+    )
+
+
+def _from_requests(scenario: Scenario, reqs: Requests) -> _Load:
+    """The load of drawn requests (exact lengths; a closed loop's issued count estimated)."""
+    rows = len(reqs)
+    classes = scenario.workload.classes
+    p = reqs.prompt_tokens.astype(np.int64)
+    o = reqs.output_tokens.astype(np.int64)
+    bt = max(int(reqs.block_tokens), 1)
+    n = _closed_loop_requests(scenario, rows) if reqs.closed_loop_clients > 0 else float(rows)
+    scale = n / rows if rows else 0.0
+    c = _chunk(scenario)
+    chunks = float(((p + c - 1) // c).mean()) if c is not None and rows else 1.0
+    counts = np.bincount(reqs.cls, minlength=len(classes))[: len(classes)]
+    sums = np.bincount(reqs.cls, weights=p, minlength=len(classes))[: len(classes)]
+    heavy = int(np.argmax(sums / np.maximum(counts, 1))) if rows else 0
+    blocks = full = ids = 0.0
+    if scenario.cache.enabled and rows:
+        full_each = (p + o) // bt
+        full = float(full_each.sum())
+        blocks = full + float((p // bt).sum())
+        if reqs.block_hashes is not None:
+            ids = float(len(reqs.block_hashes))
+        elif any(cl.multi_turn.turns_mean > 1 for cl in classes):
+            chains = np.zeros(int(reqs.session.max()) + 1, dtype=np.int64)
+            np.maximum.at(chains, reqs.session, full_each)
+            sessions = np.bincount(
+                reqs.cls[np.unique(reqs.session, return_index=True)[1]], minlength=len(classes)
+            )
+            ids = float(chains.sum()) + _group_ids(classes, sessions[: len(classes)], bt)
+        else:
+            ids = float(full) + _group_ids(classes, counts, bt)
+    return _Load(
+        rows=rows,
+        n=n,
+        prompt_mean=float(p.mean()) if rows else 0.0,
+        prompt_max=float(p.max()) if rows else 0.0,
+        output_mean=float(o.mean()) if rows else 0.0,
+        chunks_mean=chunks,
+        blocks=blocks * scale,
+        full_blocks=full * scale,
+        block_ids=ids * scale,
+        block_tokens=bt,
+        heavy=heavy,
+        count_cause=_count_cause(scenario, rows),
+    )
+
+
+def _length_stats(dist: LengthDist) -> tuple[float, float]:
+    """(mean, max) of a length distribution (an empirical one is sampled from its file)."""
+    if dist.kind == "constant":
+        t = float(dist.tokens or 1)
+        return t, t
+    if dist.kind == "uniform":
+        return dist.nominal_mean(), float(dist.high or 1)
+    if dist.kind == "lognormal":
+        return min(dist.nominal_mean(), float(dist.max_tokens)), float(dist.max_tokens)
+    draws = sample_lengths(dist, 2048, np.random.default_rng(0))
+    return float(draws.mean()), float(draws.max())
+
+
+_GRID = 64  # points over the window at which multi-turn sessions are cut
+
+
+def _session_turns(mean_turns: float, think_s: float, window_s: float) -> tuple[float, float]:
+    """(turns per session, mean turn index) of geometric sessions started uniformly in the window.
+
+    Turn k of a session started u seconds before the window ends arrives in it when k x think
+    < u; with q = 1 - 1 / mean, the expected turns are sum q^k and the index sum k q^k over
+    those k, averaged over u.
+    """
+    if mean_turns <= 1:
+        return 1.0, 0.0
+    q = 1.0 - 1.0 / mean_turns
+    if think_s <= 0:
+        return mean_turns, mean_turns - 1.0
+    u = (np.arange(_GRID) + 0.5) / _GRID * window_s
+    k = np.minimum(u / think_s + 1.0, 1e9)  # q^k is nil long before; keeps k q^k finite
+    s0 = (1.0 - q**k) / (1.0 - q)
+    s1 = q * (1.0 - k * q ** (k - 1.0) + (k - 1.0) * q**k) / (1.0 - q) ** 2
+    turns = float(s0.mean())
+    return turns, float(s1.mean()) / turns
+
+
+def _expected(scenario: Scenario) -> _Load:
+    """The load expected from a generated workload's settings (nothing drawn)."""
+    wl = scenario.workload
+    arr = wl.arrival
+    classes = wl.classes
+    shares = wl.shares()
+    window = scenario.duration_s
+    cap = float(bounds.MAX_TOKENS_PER_REQUEST)
+    open_loop = arr.kind in ("poisson", "gamma")
+    if open_loop:
+        grid = np.linspace(0.0, window, 257)
+        factor = float(np.mean(rate_factor(arr, window, grid)))
+        mean_turns = sum(s * c.multi_turn.turns_mean for s, c in zip(shares, classes, strict=True))
+        starts = arr.rate_rps * factor * window / mean_turns
+    elif arr.kind == "offline":
+        starts = float(arr.requests)
+    else:
+        rows = min(bounds.MAX_REQUESTS, max(arr.clients * 64, 1024))
+        starts = _closed_loop_requests(scenario, rows)
+    bt = scenario.cache.block_tokens
+    c = _chunk(scenario)
+    n_c, p_c, o_c, chunk_c, ids_c, sess_c = [], [], [], [], [], []
+    p_max = 0.0
+    for share, cl in zip(shares, classes, strict=True):
+        in_mean, in_max = _length_stats(cl.input)
+        out_mean, _ = _length_stats(cl.output)
+        turns, kbar = (
+            _session_turns(cl.multi_turn.turns_mean, cl.multi_turn.think_time_s, window)
+            if open_loop
+            else (1.0, 0.0)
+        )
+        sessions = starts * share
+        prompt = min(cap, cl.prefix.tokens + in_mean + (in_mean + out_mean) * kbar)
+        last = min(cap, cl.prefix.tokens + (in_mean + out_mean) * turns)  # a session's last context
+        # the longest prompt: the longest input after the most turns a session is likely to reach
+        think = cl.multi_turn.think_time_s
+        k_hi = min(window / think if think > 0 else math.inf, 5.0 * cl.multi_turn.turns_mean) if kbar else 0.0
+        p_max = max(p_max, min(cap, cl.prefix.tokens + in_max + (in_mean + out_mean) * k_hi))
+        n_c.append(sessions * turns)
+        p_c.append(prompt)
+        o_c.append(out_mean)
+        chunk_c.append(max(1.0, prompt / c + 0.5) if c is not None else 1.0)
+        ids_c.append(sessions * last / bt)
+        sess_c.append(sessions)
+    n_arr, p_arr, o_arr = np.array(n_c), np.array(p_c), np.array(o_c)
+    n = float(n_arr.sum())
+    weights = n_arr / n if n > 0 else np.zeros_like(n_arr)
+    cache = scenario.cache.enabled
+    rows = min(bounds.MAX_REQUESTS, max(arr.clients * 64, 1024)) if arr.kind == "closed_loop" else round(n)
+    return _Load(
+        rows=rows,
+        n=n,
+        prompt_mean=float(weights @ p_arr),
+        prompt_max=p_max,
+        output_mean=float(weights @ o_arr),
+        chunks_mean=float(weights @ np.array(chunk_c)),
+        blocks=float(n_arr @ (2.0 * p_arr + o_arr)) / bt if cache else 0.0,
+        full_blocks=float(n_arr @ (p_arr + o_arr)) / bt if cache else 0.0,
+        block_ids=(float(sum(ids_c)) + _group_ids(classes, np.array(sess_c), bt)) if cache else 0.0,
+        block_tokens=bt,
+        heavy=int(np.argmax(p_arr)),
+        count_cause=_count_cause(scenario, rows),
+    )
+
+
+# --- the estimate ------------------------------------------------------------------------------
+
+
+def _prompt_fields(scenario: Scenario, load: _Load) -> str:
+    """The fields that make prompts long: the heaviest class's prefix and multi-turn settings."""
+    wl = scenario.workload
+    if wl.trace is not None:
+        return "workload.trace.path"
+    i = min(load.heavy, len(wl.classes) - 1)
+    cl = wl.classes[i]
+    parts = []
+    if cl.prefix.tokens > 0:
+        parts.append(f"workload.classes[{i}].prefix.tokens={cl.prefix.tokens:,}")
+    if cl.multi_turn.turns_mean > 1:
+        parts.append(f"workload.classes[{i}].multi_turn.turns_mean={cl.multi_turn.turns_mean:g}")
+    if not parts:
+        parts.append(f"workload.classes[{i}].input")
+    return ", ".join(parts)
+
+
+def _event_terms(scenario: Scenario, load: _Load) -> list[Term]:
+    sc = scenario
+    colocated = sc.deployment.mode == "colocated"
+    per = (EVENTS_COLOCATED if colocated else EVENTS_DISAGGREGATED) + 1.0
+    cache = sc.cache
+    if cache.enabled and (cache.host.enabled or cache.pooled.enabled):
+        per += 1.0
+    terms = [
+        Term(
+            "events",
+            "requests",
+            load.n * per,
+            f"{load.n:,.0f} requests ({load.count_cause}) at about {per:.0f} events each",
+            "lower the request count",
+        )
+    ]
+    c = _chunk(sc)
+    if c is not None and load.chunks_mean > 1.0:
+        b = sc.deployment.batching
+        knob = (
+            f"deployment.batching.chunk_tokens={b.chunk_tokens:,}"
+            if b.chunk_tokens <= b.token_budget
+            else f"deployment.batching.token_budget={b.token_budget:,} (below chunk_tokens)"
+        )
+        terms.append(
+            Term(
+                "events",
+                "prefill chunks",
+                load.n * (load.chunks_mean - 1.0),
+                f"{knob} with prompts up to {load.prompt_max:,.0f} tokens ({load.prompt_mean:,.0f} on "
+                f"average; {_prompt_fields(sc, load)}) over {load.n:,.0f} requests",
+                "raise the chunk size or lower the prompt length",
+            )
+        )
+    el = sc.scheduler.elastic
+    if el.enabled and not colocated:
+        terms.append(
+            Term(
+                "events",
+                "elastic checks",
+                sc.duration_s / el.check_s,
+                f"scheduler.elastic.check_s={el.check_s:g} over duration_s={sc.duration_s:g}",
+                "raise scheduler.elastic.check_s",
+            )
+        )
+    if sc.faults:
+        batch = sc.deployment.batching.max_batch
+        retried = sum(min(load.n, f.instances * batch) for f in sc.faults)
+        terms.append(
+            Term(
+                "events",
+                "faults",
+                2.0 * len(sc.faults) + retried * per,
+                f"{len(sc.faults)} faults retrying up to {retried:,.0f} requests",
+                "remove faults or lower faults[i].instances",
+            )
+        )
+    return terms
+
+
+def _router_term(scenario: Scenario, load: _Load) -> Term:
+    pools = scenario.deployment.pools
+    entry = [(i, p) for i, p in enumerate(pools) if p.role in ("mixed", "prefill")]
+    decode = [(i, p) for i, p in enumerate(pools) if p.role == "decode"]
+    looks = 0
+    fields = []
+    for group in (entry, decode):
+        k = sum(p.count for _, p in group)
+        if k > 1:
+            looks += k
+            fields += [f"deployment.pools[{i}].count={p.count}" for i, p in group]
+    return Term(
+        "router_looks",
+        "routing",
+        load.n * looks,
+        f"{load.n:,.0f} requests ({load.count_cause}) each routed among {looks} instances ({', '.join(fields)})",
+        "lower the request count or the number of instances",
+    )
+
+
+def _cache_cause(scenario: Scenario, load: _Load) -> str:
+    trace = scenario.workload.trace
+    field = (
+        f"workload.trace.block_tokens={load.block_tokens:,}"
+        if trace is not None and trace.format == "mooncake"
+        else f"cache.block_tokens={load.block_tokens:,}"
+    )
+    return (
+        f"{field} with prompts of {load.prompt_mean:,.0f} tokens on average ({_prompt_fields(scenario, load)}) "
+        f"over {load.n:,.0f} requests"
+    )
+
+
+def _memory_terms(scenario: Scenario, load: _Load, event_terms: list[Term]) -> list[Term]:
+    recorded = [t for t in event_terms if t.part != "elastic checks"]  # checks leave no records
+    events = sum(t.value for t in recorded)
+    top = max(recorded, key=lambda t: t.value)
+    terms = [
+        Term(
+            "memory_bytes",
+            "request rows",
+            load.rows * BYTES_PER_REQUEST,
+            f"{load.rows:,} request rows ({load.count_cause})",
+            "lower the request count",
+        ),
+        Term(
+            "memory_bytes",
+            "iteration records",
+            events * BYTES_PER_EVENT,
+            f"the records of {sci(events)} events, mostly from {top.cause}",
+            top.advice,
+        ),
+    ]
+    cache = scenario.cache
+    if cache.enabled and load.n > 0:
+        pools = scenario.deployment.pools
+        instances = sum(p.count for p in pools)
+        entry = sum(p.count for p in pools if p.role in ("mixed", "prefill"))
+        disaggregated = scenario.deployment.mode == "disaggregated"
+        tiers = (cache.hbm * (2 if disaggregated else 1)) + cache.host.enabled + cache.pooled.enabled
+        copies = cache.hbm * instances + cache.host.enabled * entry + cache.pooled.enabled
+        entries = min(load.block_ids * copies, load.full_blocks * tiers)
+        live = min(load.n, instances * scenario.deployment.batching.max_batch) * load.blocks / load.n
+        terms.append(
+            Term(
+                "memory_bytes",
+                "cache bookkeeping",
+                load.block_ids * BYTES_PER_BLOCK_ID
+                + entries * BYTES_PER_TIER_ENTRY
+                + live * BYTES_PER_LIST_SLOT,
+                _cache_cause(scenario, load),
+                "raise the cache block size, shorten the prompts or turn the cache off",
+            )
+        )
+    return terms
+
+
+def estimate(scenario: Scenario, requests: Requests | None = None) -> WorkEstimate:
+    """The work a run of `scenario` would take, from its drawn `requests` or its settings.
+
+    Without `requests`, a generated workload is estimated from its settings (nothing is drawn)
+    and a trace is read (its rows are the requests). Costs a few milliseconds at most.
+    """
+    if requests is None and scenario.workload.trace is not None:
+        requests = generate(scenario)
+    load = _from_requests(scenario, requests) if requests is not None else _expected(scenario)
+    ev_terms = _event_terms(scenario, load)
+    events = sum(t.value for t in ev_terms)
+    router = _router_term(scenario, load)
+    terms = [*ev_terms, router]
+    if scenario.cache.enabled:
+        terms.append(
+            Term(
+                "cache_blocks",
+                "block visits",
+                load.blocks,
+                _cache_cause(scenario, load),
+                "raise the cache block size, shorten the prompts or turn the cache off",
+            )
+        )
+    mem_terms = _memory_terms(scenario, load, ev_terms)
+    terms += mem_terms
+    return WorkEstimate(
+        requests=load.n,
+        events=events,
+        router_looks=router.value,
+        cache_blocks=load.blocks,
+        memory_bytes=sum(t.value for t in mem_terms),
+        from_requests=requests is not None,
+        terms=tuple(terms),
+    )
+
+
+def check(scenario: Scenario, requests: Requests | None = None) -> WorkEstimate:
+    """The estimate, or WorkBoundError naming each quantity over its limit and what drives it."""
+    est = estimate(scenario, requests)
+    problems = est.problems()
+    if problems:
+        raise WorkBoundError("; ".join(problems))
+    return est
