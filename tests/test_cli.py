@@ -74,3 +74,25 @@ def test_import_model(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "tiny.toml"
     assert main(["import-model", str(cfg), "--id", "tiny", "--out", str(out)]) == 0
     assert 'id = "tiny"' in out.read_text()
+
+
+def test_advise_default_matches_the_advisor() -> None:
+    """The CLI keeps the advisor out of start-up, so it repeats the default: they must agree."""
+    from engine.cli.plan import STABLE_MONTHS_DEFAULT
+    from engine.explain.advisor import STABLE_MONTHS
+
+    assert STABLE_MONTHS_DEFAULT == STABLE_MONTHS
+
+
+def test_run_does_not_import_the_planner_or_the_advisor() -> None:
+    """A `run` process pays for what it uses (the whole process is timed by make bench)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, engine.cli.main; "
+        "print(','.join(m for m in ('engine.explain.advisor', 'engine.planning.plan', 'engine.planning.sweep', "
+        "'plotly', 'dask') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", out.stdout

@@ -1,10 +1,10 @@
 """Command-line commands for planning: ``plan``, ``capacity``, ``sweep`` and ``advise``.
 
-`register(sub)` adds them to the CLI's subparsers (engine/cli.py calls it). With ``--json``
+`register(sub)` adds them to the CLI's subparsers (engine.cli.main calls it). With ``--json``
 stdout holds exactly one JSON document; progress bars and messages go to stderr. Bad input
 exits with status 2 and a message naming the field (engine.cli.main's main catches ScenarioError).
-Engine names are imported from their modules (``from engine.planning.plan import plan``), never as
-``engine.planning.plan``: once engine/__init__.py exports the function `plan`, that name is the function.
+The planner, the advisor and sweeps are imported when their command runs, so that ``run`` and
+``scenario`` do not pay for them at start-up (a whole ``run`` process is timed by make bench).
 """
 
 from __future__ import annotations
@@ -13,18 +13,17 @@ import argparse
 import sys
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import Any
-
-from tqdm import tqdm
+from typing import TYPE_CHECKING, Any
 
 from engine.cli.common import add_work_limit_flag, emit_json, load_scenario
 from engine.core.errors import ScenarioError
-from engine.explain.advisor import STABLE_MONTHS, Advice, advise
-from engine.planning.capacity import capacity
-from engine.planning.plan import Plan, SearchSpace, hardware_choice, plan
-from engine.planning.sweep import grid, local_executor, parse_vary, sweep, write
 from engine.scenario import codec as scenario_io
-from engine.serving.run import ENGINE_VERSION, simulate
+
+if TYPE_CHECKING:
+    from engine.planning.plan import Plan
+
+STABLE_MONTHS_DEFAULT = 12.0
+"""Default of --model-change-months (engine.explain.advisor.STABLE_MONTHS; a test keeps them equal)."""
 
 
 def _ints(text: str, flag: str) -> tuple[int, ...]:
@@ -38,6 +37,8 @@ class _Bar:
     """A tqdm bar on stderr driven by the engine's progress callbacks."""
 
     def __init__(self, total: int, desc: str, enabled: bool) -> None:
+        from tqdm import tqdm
+
         self.bar = tqdm(total=total, desc=desc, file=sys.stderr, disable=not enabled, leave=False)
 
     def plan(self, done: int, total: int, note: str) -> None:
@@ -58,6 +59,9 @@ class _Bar:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Find the cheapest deployment that meets every SLO at --target-rps."""
+    from engine.planning.plan import SearchSpace, hardware_choice, plan
+    from engine.serving.run import ENGINE_VERSION
+
     scen = load_scenario(args.scenario, args.set)
     hardware = hardware_choice(scen, args.hardware or "")
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
@@ -128,6 +132,9 @@ def print_plan(p: Plan) -> None:
 
 def cmd_capacity(args: argparse.Namespace) -> int:
     """The highest arrival rate at which every class passes, by bisection."""
+    from engine.planning.capacity import capacity
+    from engine.serving.run import ENGINE_VERSION
+
     scen = load_scenario(args.scenario, args.set)
     bar = _Bar(args.max_simulations, "capacity", not args.no_progress)
     try:
@@ -167,6 +174,8 @@ def cmd_capacity(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run a grid of field values and seeds; write one tidy table."""
+    from engine.planning.sweep import grid, local_executor, parse_vary, sweep, write
+
     scen = load_scenario(args.scenario, args.set)
     vary = parse_vary(args.vary)
     points = grid(vary, args.seeds, scen.seed)
@@ -209,6 +218,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_advise(args: argparse.Namespace) -> int:
     """Roofline positions, findings from a run, and the specialisation test."""
+    from engine.explain.advisor import Advice, advise
+    from engine.serving.run import ENGINE_VERSION, simulate
+
     scen = load_scenario(args.scenario, args.set)
     res = simulate(scen, check_work=not args.no_work_limit)
     adv = advise(res, args.model_change_months)
@@ -302,7 +314,7 @@ def register(sub: Any) -> None:
 
     a = sub.add_parser("advise", help="roofline positions, findings from a run, specialisation test")
     a.add_argument("scenario", help="a .toml/.json file or a preset name")
-    a.add_argument("--model-change-months", type=float, default=STABLE_MONTHS)
+    a.add_argument("--model-change-months", type=float, default=STABLE_MONTHS_DEFAULT)
     a.add_argument("--hardware", default="", help="chips shown in the roofline table (default: all)")
     a.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     a.add_argument("--json", action="store_true")
