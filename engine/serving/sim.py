@@ -185,6 +185,11 @@ class Simulation:
         self.prefill_cap = max(s.kv_cap for s in self.servers if s.role in ("prefill", "mixed"))
         self.min_cap = min(s.kv_cap for s in self.servers)  # below it, every instance holds a request
         self.pending_handoff: list[tuple[Server, int]] = []
+        # retry_handoffs skips its scan while nothing waiting can fit: the fewest tokens a waiting
+        # prompt needs (never above the true least) and the fleet it was checked against
+        self._pending_min_need: float = math.inf
+        self._pending_epoch = -1
+        self._roles_epoch = 0
         self.segments: list[tuple[float, ...]] = []
         link = sc.deployment.link
         self.link_latency_s = link.latency_ms / 1000.0
@@ -222,6 +227,7 @@ class Simulation:
         """An instance failed, came back or started switching roles: recompute the live lists."""
         self._live = None
         self._future = None
+        self._roles_epoch += 1
 
     def future_cap(self, role: str) -> int:
         """Largest KV capacity of the instances that serve `role` now or will again (0: none).
@@ -244,9 +250,13 @@ class Simulation:
         need = self.prompt[rid] if srv.role == "prefill" else self.prompt[rid] + self.output[rid]
         return need <= srv.kv_cap
 
-    def undeliverable(self, rid: int) -> str:
-        """Why no decode instance, now or later, could take this request ('' when one could)."""
-        cap = self.future_cap("decode")
+    def undeliverable(self, rid: int, cap: int | None = None) -> str:
+        """Why no decode instance, now or later, could take this request ('' when one could).
+
+        `cap` is `future_cap("decode")` when the caller has it already.
+        """
+        if cap is None:
+            cap = self.future_cap("decode")
         if cap == 0:
             return NO_DECODE
         return TOO_LONG_LIVE if self.prompt[rid] + self.output[rid] > cap else ""
@@ -471,6 +481,7 @@ class Simulation:
                 self.end(rid, FAILED, why)
             else:  # waits for decode memory, or for an instance to come back
                 self.pending_handoff.append((srv, rid))
+                self._pending_min_need = min(self._pending_min_need, need)
             return
         dst = self.route(rid, fits, "decode")
         dst.inbound += 1
@@ -542,11 +553,55 @@ class Simulation:
         self.end(rid, COMPLETED)
 
     def retry_handoffs(self) -> None:
-        """Decode memory was freed: hand off the prompts that were waiting for room."""
+        """Decode memory was freed: hand off the prompts that were waiting for room.
+
+        Every release of decode memory comes here, and with a full decode pool hundreds of
+        prompts may wait; most still fit nowhere. So the largest room any decode instance has
+        is computed once (and again after each hand-off that might have used some), and a
+        prompt that needs more goes straight back to the queue with the outcome `handoff`
+        would have given it; when even the smallest waiting prompt needs more and the fleet is
+        the one they were all checked against, the queue is left as it is without a scan. The
+        same decisions as handing each prompt off in turn.
+        """
+        if not self.pending_handoff:
+            return
+        decode = self.servers_of("decode")
+        room = self._decode_room(decode)
+        if self._pending_epoch == self._roles_epoch and self._pending_min_need > room:
+            return  # the same fleet as at the last look, and no waiting prompt fits: nothing changes
         pending, self.pending_handoff = self.pending_handoff, []
+        self._pending_min_need = math.inf
+        cap = self.future_cap("decode")
+        # a prompt still waits only if it could be delivered when it was last checked; that can
+        # change only with the fleet, so it is checked again only when the fleet has changed
+        epoch = self._roles_epoch
+        recheck = self._pending_epoch != epoch
+        prompt, output, pf_target, preempt = self.prompt, self.output, self.pf_target, self.preempt
         for srv, rid in pending:
-            if srv.up:
+            if not srv.up:
+                continue
+            need = prompt[rid] if preempt else pf_target[rid] + output[rid]  # as handoff reserves
+            if need <= room:
                 self.handoff(srv, rid)
+                room = self._decode_room(decode)
+                continue
+            why = self.undeliverable(rid, cap) if recheck else ""  # fits nowhere now
+            if why:
+                self.release_prefilled(srv, rid)
+                self.end(rid, FAILED, why)
+            else:
+                self.pending_handoff.append((srv, rid))
+                if need < self._pending_min_need:
+                    self._pending_min_need = need
+        self._pending_epoch = epoch
+
+    def _decode_room(self, decode: list[Server]) -> int:
+        """The most KV tokens a hand-off could reserve on any of `decode` (the test `handoff` applies)."""
+        if self.preempt:
+            return max(
+                (d.kv_cap - d.kv_reserved - d.jump_growth - len(d.running) - 1 for d in decode), default=-1
+            )
+        return max((d.kv_cap - d.kv_reserved for d in decode), default=-1)
 
     def service_lost(self) -> None:
         """Instances left a role, maybe for good: end now what nothing could ever serve.
