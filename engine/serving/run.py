@@ -76,10 +76,11 @@ def simulate(
     sim = Simulation(resolved, reqs)
     rec = sim.run()
     wall = time.perf_counter() - t0
-    return _result(resolved, reqs, rec, wall)
+    return result_of(resolved, reqs, rec, wall)
 
 
-def _result(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> SimResult:
+def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> SimResult:
+    """The SimResult of a finished simulation: per-request table, time series, summary, provenance."""
     n = len(rec.outcome)
     if n < len(reqs):  # a closed loop issued fewer requests than were drawn
         reqs = Requests(

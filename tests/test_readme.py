@@ -1,0 +1,42 @@
+"""The README's command lines run as printed after `make` (through the venv's `fengong`)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def readme_commands() -> list[str]:
+    """Every command of the README's command-line block (comments dropped, the activate line skipped)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Command line\n.*?```bash\n(.*?)```", text, re.S)
+    assert block, "the README has no command-line block"
+    lines = [ln.split("  #")[0].strip() for ln in block.group(1).splitlines()]
+    return [ln for ln in lines if ln and not ln.startswith("source ")]
+
+
+def test_the_readme_names_every_command_of_the_cli() -> None:
+    from engine.cli.main import parser
+
+    sub = next(a for a in parser()._actions if a.dest == "command")  # the subcommands
+    named = {shlex.split(c)[1] for c in readme_commands()}
+    assert set(sub.choices) <= named, set(sub.choices) - named
+
+
+@pytest.mark.parametrize("command", readme_commands())
+def test_readme_command_runs_as_printed(command: str) -> None:
+    argv = shlex.split(command)
+    assert argv[0] == "fengong", command
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    out = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, f"{command}\n{out.stderr[-2000:]}"
+    assert out.stdout.strip() or "wrote" in out.stderr, command
