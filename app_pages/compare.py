@@ -3,12 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from engine.explain import presentation as pr
 from engine.core.errors import ScenarioError
+from engine.explain import presentation as pr
 from engine.explain.previews import with_mode
 from engine.explain.replicas import compare_with_noise
-from engine.scenario.model import Scenario
 from engine.scenario.codec import preset_names
+from engine.scenario.model import Scenario
 from ui import charts, export, layout, replicas, sim, state, tables
 from ui.text import plain
 

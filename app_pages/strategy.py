@@ -3,9 +3,9 @@
 import streamlit as st
 
 from engine.explain.previews import chip_options, pool_summary, with_mode
-from engine.scenario.resolve import scenario_catalog
-from engine.scenario.model import Batching, Cache, Deployment, Fault, KvLink, Pool, Scenario, Scheduler
 from engine.scenario.codec import preset_names
+from engine.scenario.model import Batching, Cache, Deployment, Fault, KvLink, Pool, Scenario, Scheduler
+from engine.scenario.resolve import scenario_catalog
 from ui import layout, state
 from ui.text import plain
 from ui.widgets import bound, current, list_editor, model_form, select, slider

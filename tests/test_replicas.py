@@ -23,9 +23,9 @@ from engine.explain.replicas import (
     seed_scenarios,
     summarize,
 )
-from engine.serving.run import SimResult, replicate, simulate
-from engine.scenario.model import Scenario
 from engine.scenario.codec import DEFAULT_PRESET, apply_overrides, load_preset
+from engine.scenario.model import Scenario
+from engine.serving.run import SimResult, replicate, simulate
 
 
 def _short() -> Scenario:

@@ -24,9 +24,9 @@ import streamlit as st
 
 from engine.explain import report
 from engine.explain.presentation import summary_rows
-from engine.serving.run import SimResult
-from engine.scenario.model import Scenario
 from engine.scenario.codec import dumps_toml
+from engine.scenario.model import Scenario
+from engine.serving.run import SimResult
 from ui import image_export, state
 from ui.text import plain
 

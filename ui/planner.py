@@ -24,13 +24,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.explain import advisor
 from engine.catalog.entries import load_catalog
 from engine.core.errors import ScenarioError
+from engine.explain import advisor
 from engine.planning.frontier import passing_frontiers
 from engine.planning.plan import Plan, SearchSpace, plan
-from engine.serving.run import SimResult
 from engine.scenario.model import Scenario
+from engine.serving.run import SimResult
 from ui import state
 from ui.text import plain
 

@@ -20,8 +20,8 @@ from engine.explain.previews import (
     trace_format,
 )
 from engine.explain.rate_scale import peak_of, rate_cap_rps, rate_stops, round_down
-from engine.scenario.model import Arrival, LengthDist, Scenario, Trace
 from engine.scenario.codec import apply_overrides
+from engine.scenario.model import Arrival, LengthDist, Scenario, Trace
 from engine.serving.trace_classes import ClassGap, class_gap, with_classes
 from engine.serving.workload import read_trace, trace_class_names
 from ui import charts, export, state

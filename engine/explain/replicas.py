@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 from engine.explain import presentation
-from engine.serving.metrics import measured_mask
 from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric
-from engine.serving.run import SimResult, flatten, t_quantile
 from engine.scenario.model import Scenario
+from engine.serving.metrics import measured_mask
+from engine.serving.run import SimResult, flatten, t_quantile
 
 SEED_LIMIT = 2**31
 """Seeds are below this (the scenario's bound); a run of seeds past it wraps to 0."""
