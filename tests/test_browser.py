@@ -135,6 +135,18 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
         # back one step: that scenario is in the cache, so this times the app and browser alone
         cached_s = _press_and_time_redraw(page, "ArrowLeft")
 
+        # a typed value outside its field's range is said, with the range, and stays until dismissed
+        box = page.locator(".st-key-fg-workload-classes-0--input-max_tokens input").first
+        box.fill("2000000")
+        box.press("Enter")
+        refused = page.locator("[data-testid='stAlert']").filter(has_text="allowed range")
+        expect(refused).to_be_visible()
+        said = refused.inner_text().replace("\u2060", "")
+        assert "workload.classes[0].input.max_tokens" in said and "1 to 1,048,576" in said, said
+        expect(box).not_to_have_value("2000000")  # the box shows the value the scenario keeps
+        page.locator("[class*='st-key-fg-dismiss-'] button").first.click()
+        expect(refused).to_have_count(0)
+
         # the Share popover shows the address of this scenario on this page
         page.get_by_role("button", name="Share", exact=True).click()
         link_text = page.locator("[data-testid='stCode']").first.inner_text()
