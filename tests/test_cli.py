@@ -96,3 +96,23 @@ def test_run_does_not_import_the_planner_or_the_advisor() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", out.stdout
+
+
+def test_calibrate_help_columns_match_calibration() -> None:
+    """The CLI keeps calibration (and pandas) out of start-up, so it repeats the columns: they must agree."""
+    from engine.cli.main import MEASUREMENT_COLUMNS
+    from engine.costmodel import calibrate
+
+    assert MEASUREMENT_COLUMNS == calibrate.MEASUREMENT_COLUMNS
+
+
+def test_run_json_never_loads_pandas() -> None:
+    """A summary needs no table: `run --json` runs without pandas (the whole process is timed by make bench)."""
+    code = (
+        "import sys; from engine.cli.main import main; "
+        "main(['run', 'chat-disaggregated', '--json', '--set', 'duration_s=30']); "
+        "sys.stderr.write(','.join(m for m in ('pandas', 'pyarrow') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout)["requests"]["completed"] > 0
+    assert out.stderr.strip() == "", out.stderr

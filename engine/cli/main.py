@@ -4,6 +4,10 @@ Commands: ``catalog`` (list hardware and models), ``roofline`` (prefill and deco
 instance), ``scenario`` (validate a scenario file, print it resolved), ``import-model``
 (a Hugging Face config.json to a catalog entry). With ``--json`` stdout holds exactly one JSON
 document; messages go to stderr. Bad input exits with status 2 and a message naming the field.
+
+What uses pandas (the roofline report, calibration, CSV output) is imported when its command
+runs, so that ``run --json`` and ``scenario`` start without it (a whole ``run`` process is timed
+by make bench).
 """
 
 from __future__ import annotations
@@ -19,14 +23,17 @@ from engine.catalog.specs import HardwareSpec
 from engine.cli import plan as cli_plan
 from engine.cli.common import add_work_limit_flag, dumps, emit_json, load_scenario
 from engine.core.errors import ScenarioError
-from engine.core.safecsv import safe_csv
-from engine.costmodel import calibrate
 from engine.costmodel.perf import Instance
-from engine.costmodel.roofline import report
 from engine.scenario import codec as scenario_io
 from engine.scenario.resolve import resolve
 from engine.serving.run import ENGINE_VERSION, SimResult, replicate, simulate
 from engine.serving.work_bound import WorkBoundError, estimate, sci
+
+MEASUREMENT_COLUMNS = (
+    "id", "model", "hardware", "tp", "weights", "kv", "kind", "prompt_tokens", "output_tokens",
+    "batch", "context_tokens", "value", "unit", "source",
+)  # fmt: skip
+"""`engine.costmodel.calibrate.MEASUREMENT_COLUMNS`, repeated for --help (a test keeps them equal)."""
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
@@ -89,6 +96,8 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def cmd_roofline(args: argparse.Namespace) -> int:
+    from engine.costmodel.roofline import report
+
     cat = load_catalog()
     inst = Instance(
         model=cat.model(args.model),
@@ -253,6 +262,8 @@ def write_outputs(res: SimResult, out: Path, fmt: str) -> None:
 
 
 def _write_outputs(res: SimResult, out: Path, fmt: str) -> None:
+    from engine.core.safecsv import safe_csv
+
     out.mkdir(parents=True, exist_ok=True)
     for name, frame in (("requests", res.requests), ("timeseries", res.timeseries)):
         if fmt == "parquet":
@@ -297,6 +308,8 @@ def validation_markdown(tab: Any) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from engine.costmodel import calibrate
+
     cat = load_catalog()
     tab = calibrate.table(calibrate.reference_points(), cat)
     med, worst = float(tab["abs_error"].median()), float(tab["abs_error"].max())
@@ -324,6 +337,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    from engine.costmodel import calibrate
+
     cat = load_catalog()
     if args.reference:
         fits = calibrate.reference_fits(calibrate.reference_points(), cat)
@@ -392,9 +407,7 @@ def parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_validate)
 
     k = sub.add_parser("calibrate", help="fit a chip's profile to measured timings")
-    k.add_argument(
-        "measurements", nargs="?", help="CSV with columns " + ", ".join(calibrate.MEASUREMENT_COLUMNS)
-    )
+    k.add_argument("measurements", nargs="?", help="CSV with columns " + ", ".join(MEASUREMENT_COLUMNS))
     k.add_argument("--hardware", help="catalog id of the chip measured")
     k.add_argument("--profile", default="mine", help="name of the fitted profile")
     k.add_argument("--new-id", default=None, help="catalog id of the new entry (default <chip>-<profile>)")

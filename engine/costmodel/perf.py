@@ -40,6 +40,12 @@ from engine.core.errors import ScenarioError
 ACTIVATION_BYTES = 2.0
 """Bytes of one activation element exchanged in all-reduces (bf16)."""
 
+_SCALAR = (float, int)
+"""Plain numbers, which the transfer-time functions keep plain (the simulator's hot path)."""
+
+_NEVER = 1 << 62
+"""More decode steps than any run takes (`StepModel.decode_run`: the binding side never changes)."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Instance:
@@ -259,7 +265,7 @@ class StepModel:
             return 0.0, 0.0, 0.0
         key = (batch, context_sum)
         if key == self._last_batch:  # the simulator asks again for the same batch (cut jumps)
-            f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, g0, g1 = self._last_terms
+            f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, split_at, compute_late = self._last_terms
         else:
             b = float(batch)
             apf, kvb, flops_s, bytes_s = self._apf, self._kvb, self._flops_s, self._bytes_s
@@ -270,20 +276,28 @@ class StepModel:
             a_c, b_c = f0 / flops_s, f1 / flops_s
             a_m, b_m = m0 / bytes_s, m1 / bytes_s
             fixed = (self._comm_lat + self._comm_per_tok * b if self._comm_per_tok else 0.0) + self._overhead
-            # g(i) = compute - memory at step i; compute binds where g(i) >= 0.
+            # g(i) = compute - memory at step i; compute binds where g(i) >= 0. The step at which
+            # the binding side changes (before any cap on the steps), and whether compute binds late.
             g0, g1 = a_c - a_m, b_c - b_m
+            if abs(g1) < 1e-18:
+                split_at, compute_late = (0 if g0 >= 0 else _NEVER), True
+            elif g1 > 0:  # memory binds first, compute from ceil(-g0/g1) on
+                split_at, compute_late = max(math.ceil(-g0 / g1), 0), True
+            else:  # compute binds first, up to floor(-g0/g1)
+                split_at, compute_late = max(math.floor(-g0 / g1) + 1, 0), False
             self._last_batch = key
-            self._last_terms = (f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, g0, g1)
-        if abs(g1) < 1e-18:
-            split, compute_late = (0, True) if g0 >= 0 else (steps, True)
-        elif g1 > 0:  # memory binds first, compute from ceil(-g0/g1) on
-            split, compute_late = int(min(max(math.ceil(-g0 / g1), 0), steps)), True
-        else:  # compute binds first, up to floor(-g0/g1)
-            split, compute_late = int(min(max(math.floor(-g0 / g1) + 1, 0), steps)), False
+            self._last_terms = (f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, split_at, compute_late)
+        split = min(split_at, steps)
+        # each side's steps summed in closed form: a + slope * i over lo <= i < hi is
+        # n * a + slope * (lo + hi - 1) * n / 2 with n = hi - lo
         if compute_late:
-            total = _series(a_m, b_m, 0, split) + _series(a_c, b_c, split, steps)
+            a1, s1, a2, s2 = a_m, b_m, a_c, b_c
         else:
-            total = _series(a_c, b_c, 0, split) + _series(a_m, b_m, split, steps)
+            a1, s1, a2, s2 = a_c, b_c, a_m, b_m
+        rest = steps - split
+        total = (split * a1 + s1 * (split - 1) * split / 2.0 if split > 0 else 0.0) + (
+            rest * a2 + s2 * (split + steps - 1) * rest / 2.0 if rest > 0 else 0.0
+        )
         n = float(steps)
         tri = n * (n - 1) / 2.0
         return total + steps * fixed, n * f0 + f1 * tri, n * m0 + m1 * tri
@@ -298,12 +312,6 @@ class StepModel:
             else:
                 hi = mid - 1
         return lo
-
-
-def _series(a: float, slope: float, lo: int, hi: int) -> float:
-    """Sum of a + slope * i over steps lo <= i < hi."""
-    n = hi - lo
-    return n * a + slope * (lo + hi - 1) * n / 2.0 if n > 0 else 0.0
 
 
 def decode_steps_time(inst: Instance, batch: int, context_sum: float, steps: int) -> float:
@@ -325,7 +333,7 @@ def kv_transfer_time(
     """Seconds to move `tokens` tokens of KV cache over a link of `link_gb_s` GB/s (floats stay floats)."""
     if not link_gb_s > 0:  # resolve() refuses such a scenario; this keeps direct callers honest
         raise ScenarioError(f"KV transfer over a link of {link_gb_s} GB/s: the link needs a bandwidth")
-    t = tokens if isinstance(tokens, float | int) else np.asarray(tokens, dtype=float)
+    t = tokens if isinstance(tokens, _SCALAR) else np.asarray(tokens, dtype=float)
     return latency_s + t * kv_bytes_per_token / (link_gb_s * 1e9)
 
 
@@ -336,7 +344,7 @@ def exposed_transfer_time(transfer_s: ArrayLike, prefill_s: ArrayLike, layers: i
     the transfer that outlasts the prefill, or at least the last layer's share, remains.
     Floats stay floats (the simulator's hot path); arrays are handled element-wise.
     """
-    if isinstance(transfer_s, float | int) and isinstance(prefill_s, float | int):
+    if isinstance(transfer_s, _SCALAR) and isinstance(prefill_s, _SCALAR):
         if not overlap:
             return float(transfer_s)
         return max(transfer_s - prefill_s * (layers - 1) / layers, transfer_s / layers)

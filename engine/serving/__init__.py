@@ -3,7 +3,8 @@
 Owns: `workload` (request generation and trace replay), `cache` (prefix cache tiers),
 `host` (what an instance may see and call of the running simulation), `instance` (one
 instance's state machine), `disruptions` (faults, elastic roles), `sim` (the request life
-cycle on simpy), `metrics` (tables and summaries from the records), `work_bound` (the size of
+cycle on simpy), `metrics` (the summary figures from the records, numpy only), `tables` (the
+per-request table and time series, pandas, laid out when first read), `work_bound` (the size of
 a run, checked before it starts) and `run` (the front door: simulate, replicate).
 May import: engine.core, engine.catalog.entries, engine.costmodel, engine.policies, engine.scenario.model.
 """

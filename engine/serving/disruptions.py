@@ -28,8 +28,7 @@ def fault(sim: DisruptionHost, spec: Fault) -> Any:
     for srv in victims:
         srv.restores = spec.duration_s is not None
         held += srv.take_down()
-    stranded = [r for s, r in sim.pending_handoff if not s.up]
-    sim.pending_handoff = [(s, r) for s, r in sim.pending_handoff if s.up]
+    stranded = sim.strand_handoffs()
     for rid in held + stranded:
         sim.lost(rid, spec.in_flight)
     sim.service_lost()

@@ -8,7 +8,7 @@ little more: the servers, the parked hand-offs and the calls that end or retry r
 are Protocols, so neither module imports the simulation: the simulation satisfies them, and
 mypy checks that it does where it hands itself to its instances.
 
-`Clock` is simpy's environment with the simulator's cheap timed calls (`call_later`).
+`Clock` is simpy's environment with the simulator's cheap timed calls (`after`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import heapq
 from typing import TYPE_CHECKING, Any, Protocol
 
 import simpy
+
+_NORMAL = simpy.events.NORMAL
 
 if TYPE_CHECKING:
     from engine.scenario.model import Scenario
@@ -53,9 +55,6 @@ class Host(Protocol):
     # token accounting
     tokens_emitted: int
     tokens_discarded: int
-
-    def after(self, delay: float, fn: Any, *args: Any) -> None:
-        """Call `fn(*args)` after `delay` seconds."""
 
     def segment(
         self, srv: Server, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
@@ -108,6 +107,9 @@ class DisruptionHost(Host, Protocol):
     def retry_handoffs(self) -> None:
         """Try the parked prefill-to-decode hand-offs again."""
 
+    def strand_handoffs(self) -> list[int]:
+        """Forget the parked hand-offs whose prefill instance is down; return their requests."""
+
 
 class Clock(simpy.Environment):
     """simpy's environment with a cheaper path for the simulator's own timed calls.
@@ -116,19 +118,40 @@ class Clock(simpy.Environment):
     machines' timed calls go on the same queue, in the order a Timeout would take (its time,
     normal priority, the next event id), but as a bare (function, arguments) pair that
     `run_all` calls directly: no Event object and no callback list for most of a run's events.
+
+    The state machines read the time at nearly every step, so `now` is a plain attribute here
+    rather than simpy's property; simpy's own `_now` is an alias of it.
     """
 
-    def call_later(self, delay: float, fn: Any, args: tuple[Any, ...]) -> None:
-        """Call `fn(*args)` after `delay` (>= 0) seconds."""
+    now: float = 0.0
+    calls = 0  # timed calls scheduled so far (`after`): a run's count of events
+
+    @property
+    def _now(self) -> float:
+        return self.now
+
+    @_now.setter
+    def _now(self, value: float) -> None:
+        self.now = value
+
+    def after(self, delay: float, fn: Any, *args: Any) -> None:
+        """Call `fn(*args)` after `delay` seconds (at once if `delay` is not positive)."""
+        self.calls += 1
         queue: list[Any] = self._queue
-        heapq.heappush(queue, (self._now + delay, simpy.events.NORMAL, next(self._eid), (fn, args)))
+        heapq.heappush(
+            queue, (self.now + (delay if delay > 0.0 else 0.0), _NORMAL, next(self._eid), (fn, args))
+        )
+
+    def call_later(self, delay: float, fn: Any, args: tuple[Any, ...]) -> None:
+        """`after`, with the arguments as one tuple."""
+        self.after(delay, fn, *args)
 
     def run_all(self) -> None:
         """Process every scheduled event (simpy's `run()` without `until`)."""
         queue: list[Any] = self._queue
         pop = heapq.heappop
         while queue:
-            self._now, _, _, event = pop(queue)
+            self.now, _, _, event = pop(queue)
             if type(event) is tuple:
                 event[0](*event[1])
                 continue

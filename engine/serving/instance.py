@@ -28,6 +28,8 @@ from engine.serving.cache import LruBlocks
 if TYPE_CHECKING:
     from engine.serving.host import Host
 
+_new_view = tuple.__new__
+
 
 class Server:
     """One instance: its queues, KV bookkeeping, cache tiers and batch-forming state machine."""
@@ -89,14 +91,18 @@ class Server:
     # --- views and wake-ups ---------------------------------------------------------------
     def view(self, position: int, cached: int = 0) -> policies.InstanceView:
         """What a router sees of this instance, at `position` in the list it chooses from."""
-        return policies.InstanceView(
-            position,
-            len(self.waiting) + len(self.incoming),
-            self.waiting_tokens,
-            len(self.running) + len(self.prefilling),
-            self.kv_cap - self.kv_reserved,
-            cached,
-            self.up,
+        # the tuple built directly: routers ask for a view of every candidate on every request
+        return _new_view(
+            policies.InstanceView,
+            (
+                position,
+                len(self.waiting) + len(self.incoming),
+                self.waiting_tokens,
+                len(self.running) + len(self.prefilling),
+                self.kv_cap - self.kv_reserved,
+                cached,
+                self.up,
+            ),
         )
 
     def notify(self, could_start: bool) -> None:
@@ -106,7 +112,7 @@ class Server:
         if not self.busy:
             if not self.kick_pending:  # form the batch once the current callbacks are done
                 self.kick_pending = True
-                self.sim.after(0.0, self._kick_cb, self.token)
+                self.sim.env.after(0.0, self._kick_cb, self.token)
         elif self.jump is not None and could_start:
             self.cut_jump()
 
@@ -141,8 +147,9 @@ class Server:
         while True:
             while self.ready:
                 self.start_decoding(*self.ready.pop(0))
-            self._admit_swapped()
-            if self.role == "decode":
+            if self.swapped:
+                self._admit_swapped()
+            if self.incoming and self.role == "decode":
                 self._admit_incoming()
             chunks = self._schedule_prefill() if self.role != "decode" else []
             decodes = len(self.running) if (self.role != "prefill") and (sim.chunked or not chunks) else 0
@@ -169,7 +176,7 @@ class Server:
         ctx = float(self.ctx_sum) if decodes else 0.0
         t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx)
         work = (chunks, decodes, ctx, q, pairs, k, self.sim.env.now, t, flops, nbytes)
-        self.sim.after(t, self._iteration_done, self.token, work)
+        self.sim.env.after(t, self._iteration_done, self.token, work)
 
     def _iteration_done(self, token: int, work: tuple[Any, ...]) -> None:
         if token != self.token:
@@ -206,7 +213,7 @@ class Server:
         run = self.step.decode_run(b, ctx, kmax)
         self.jump_growth = kmax * b
         self.jump = (sim.env.now, b, ctx, kmax)
-        sim.after(run[0], self._jump_done, self.token, (sim.env.now, b, kmax, run))
+        sim.env.after(run[0], self._jump_done, self.token, (sim.env.now, b, kmax, run))
 
     def cut_jump(self) -> None:
         """A request can join: end the decode jump at the boundary of the step under way."""
@@ -218,7 +225,7 @@ class Server:
             return  # the jump ends with that very step anyway
         run = self.step.decode_run(b, ctx, steps)
         self.token += 1  # supersede the jump's planned end
-        self.sim.after(
+        self.sim.env.after(
             max(0.0, t0 + run[0] - self.sim.env.now), self._jump_done, self.token, (t0, b, steps, run)
         )
 
@@ -347,7 +354,7 @@ class Server:
             load_s = sim.use_cache(self, rid) if sim.cache_on else 0.0
             if load_s > 0:
                 self.loading.add(rid)
-                sim.after(load_s, self._loaded, rid, self.generation)
+                sim.env.after(load_s, self._loaded, rid, self.generation)
                 continue
             self.prefilling.append(rid)
             sim.prefill_start[rid] = sim.env.now
@@ -387,7 +394,7 @@ class Server:
                 delay = sim.swap_time(self, ctx)
             else:  # recompute the context's KV in place (a prefill of ctx tokens)
                 delay = float(self.step.cost(ctx, ctx * ctx / 2.0, 0, 0, 0.0)[0])
-            sim.after(delay, self._resumed, (rid, ctx, remaining), self.generation)
+            sim.env.after(delay, self._resumed, (rid, ctx, remaining), self.generation)
 
     def _resumed(self, item: tuple[int, int, int], generation: int) -> None:
         if generation != self.generation:

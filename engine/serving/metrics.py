@@ -18,6 +18,12 @@ Definitions (docs/metrics.md repeats them):
   cache tiers at their GB-hour price. Per request = bill / completed requests.
 - Energy: per chip, idle power plus (TDP - idle) x roofline utilisation (the larger of the
   compute and bandwidth fractions) while it iterates.
+
+All of it is numpy over the run's records and the per-request columns (`request_columns`): a
+summary lays out no table, so ``python -m engine run --json`` never loads pandas.
+`engine.serving.tables` lays the same columns out as the per-request table, and builds the time
+series, when a result's tables are first read. Sums and means are taken as pandas takes them
+(NaN skipped, the same pairwise sums), so the figures are those the tables give.
 """
 
 from __future__ import annotations
@@ -26,7 +32,6 @@ import math
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved
@@ -37,8 +42,12 @@ from engine.serving.workload import Requests
 PERCENTILES = (50, 90, 99)
 
 
-def request_table(resolved: Resolved, reqs: Requests, rec: Records) -> pd.DataFrame:
-    """One row per request: class, times, tokens, instances, outcome and latencies."""
+def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[str, Any]:
+    """One entry per column of the per-request table, in its order, `met_slo` last.
+
+    Class, times, tokens, instances, outcome and latencies, as `engine.serving.tables`
+    lays them out.
+    """
     n = len(rec.outcome)
     sc = resolved.scenario
     names = np.array([c.name for c in sc.workload.classes])
@@ -48,46 +57,51 @@ def request_table(resolved: Resolved, reqs: Requests, rec: Records) -> pd.DataFr
     e2e = rec.completion_s - arr
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(out > 1, (rec.completion_s - rec.first_token_s) / (out - 1), np.nan)
-    return pd.DataFrame(
-        {
-            "request": np.arange(n),
-            "class": names[reqs.cls[:n]],
-            "arrival_s": arr,
-            "first_token_s": rec.first_token_s,
-            "completion_s": rec.completion_s,
-            "prompt_tokens": reqs.prompt_tokens[:n],
-            "output_tokens": out,
-            "prefill_instance": rec.prefill_instance,
-            "decode_instance": rec.decode_instance,
-            "kv_transfer_s": rec.transfer_s,
-            "outcome": [OUTCOMES[int(o)] for o in rec.outcome],
-            "cache_hit_tokens": rec.cache_hit_tokens.sum(axis=1),
-            "retries": rec.retries,
-            "preemptions": rec.preemptions,
-            "reason": rec.reason,
-            "ttft_s": ttft,
-            "tpot_s": tpot,
-            "e2e_s": e2e,
-        }
-    )
+    return {
+        "request": np.arange(n),
+        "class": names[reqs.cls[:n]],
+        "arrival_s": arr,
+        "first_token_s": rec.first_token_s,
+        "completion_s": rec.completion_s,
+        "prompt_tokens": reqs.prompt_tokens[:n],
+        "output_tokens": out,
+        "prefill_instance": rec.prefill_instance,
+        "decode_instance": rec.decode_instance,
+        "kv_transfer_s": rec.transfer_s,
+        "outcome": [OUTCOMES[int(o)] for o in rec.outcome],
+        "cache_hit_tokens": rec.cache_hit_tokens.sum(axis=1),
+        "retries": rec.retries,
+        "preemptions": rec.preemptions,
+        "reason": rec.reason,
+        "ttft_s": ttft,
+        "tpot_s": tpot,
+        "e2e_s": e2e,
+        "met_slo": met_slo(resolved, reqs.cls[:n], rec.outcome, ttft, tpot, e2e),
+    }
 
 
-def with_slo(table: pd.DataFrame, resolved: Resolved) -> pd.DataFrame:
-    """The request table with a `met_slo` column."""
-    sc = resolved.scenario
-    ttft_t = {c.name: c.slo.ttft_ms / 1e3 for c in sc.workload.classes}
-    tpot_t = {c.name: c.slo.tpot_ms / 1e3 for c in sc.workload.classes}
-    e2e_t = {c.name: (c.slo.e2e_ms / 1e3 if c.slo.e2e_ms else math.inf) for c in sc.workload.classes}
-    cls = table["class"]
+def met_slo(
+    resolved: Resolved,
+    cls: np.ndarray,
+    outcome: np.ndarray,
+    ttft: np.ndarray,
+    tpot: np.ndarray,
+    e2e: np.ndarray,
+) -> np.ndarray:
+    """Per request: completed, and TTFT, TPOT (where defined) and E2E within its class's targets."""
+    classes = resolved.scenario.workload.classes
+    ttft_t = {c.name: c.slo.ttft_ms / 1e3 for c in classes}
+    tpot_t = {c.name: c.slo.tpot_ms / 1e3 for c in classes}
+    e2e_t = {c.name: (c.slo.e2e_ms / 1e3 if c.slo.e2e_ms else math.inf) for c in classes}
 
-    def target(by_class: dict[str, float]) -> pd.Series:
-        # as floats: mapping an empty column of class names would leave it a column of strings
-        return cls.map(by_class).astype(float)
+    def target(by_class: dict[str, float]) -> np.ndarray:
+        # each request's target, looked up by its class's name
+        return np.array([by_class[c.name] for c in classes], dtype=float)[cls]
 
-    ok = (table["outcome"] == "completed") & (table["ttft_s"] <= target(ttft_t))
-    ok &= table["tpot_s"].isna() | (table["tpot_s"] <= target(tpot_t))
-    ok &= table["e2e_s"] <= target(e2e_t)
-    return table.assign(met_slo=ok.to_numpy())
+    ok = (outcome == COMPLETED) & (ttft <= target(ttft_t))
+    ok &= np.isnan(tpot) | (tpot <= target(tpot_t))
+    ok &= e2e <= target(e2e_t)
+    return ok
 
 
 def whole_run(scenario: Scenario) -> bool:
@@ -95,14 +109,17 @@ def whole_run(scenario: Scenario) -> bool:
     return scenario.workload.trace is None and scenario.workload.arrival.kind in ("offline", "closed_loop")
 
 
-def measured_mask(scenario: Scenario, table: pd.DataFrame) -> pd.Series:
-    """Mask of the requests the metrics count: those arriving in [warmup_s, duration_s)."""
-    if whole_run(scenario):
-        return pd.Series(True, index=table.index)
-    return (table["arrival_s"] >= scenario.warmup_s) & (table["arrival_s"] < scenario.duration_s)
+def measured_mask(scenario: Scenario, table: Any) -> Any:
+    """Mask of the requests the metrics count: those arriving in [warmup_s, duration_s).
+
+    `table` is the per-request table (the mask is a Series) or its columns (an array).
+    """
+    arrival = table["arrival_s"]
+    inside = (arrival >= scenario.warmup_s) & (arrival < scenario.duration_s)
+    return inside | whole_run(scenario)
 
 
-def window(resolved: Resolved, table: pd.DataFrame, rec: Records) -> tuple[pd.Series, float, float]:
+def window(resolved: Resolved, table: Any, rec: Records) -> tuple[Any, float, float]:
     """(mask of measured requests, window start, window length in seconds)."""
     sc = resolved.scenario
     mask = measured_mask(sc, table)
@@ -111,10 +128,42 @@ def window(resolved: Resolved, table: pd.DataFrame, rec: Records) -> tuple[pd.Se
     return mask, sc.warmup_s, sc.duration_s - sc.warmup_s
 
 
-def _by_reason(win: pd.DataFrame, outcome: str) -> dict[str, int]:
-    """Requests of one outcome in the window, counted by reason."""
-    reasons = win.loc[win["outcome"] == outcome, "reason"]
-    return {str(k): int(v) for k, v in reasons.value_counts().items()}
+def _by_reason(reasons: list[str], selected: np.ndarray) -> dict[str, int]:
+    """Selected requests counted by reason: most first, ties in order of first appearance.
+
+    The order pandas' ``value_counts`` gives (a stable descending sort of the counts).
+    """
+    counts: dict[str, int] = {}
+    for i in np.flatnonzero(selected).tolist():
+        counts[reasons[i]] = counts.get(reasons[i], 0) + 1
+    keys = list(counts)
+    values = np.array([counts[k] for k in keys], dtype=np.int64)
+    # pandas' descending sort: reverse, sort ascending, reverse back
+    index = np.arange(len(values))[::-1]
+    order = index[values[::-1].argsort(kind="quicksort")][::-1]
+    return {str(keys[i]): int(values[i]) for i in order.tolist()}
+
+
+def _nan_free(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """(values with NaN as 0, how many are not NaN): pandas' way of skipping NaN in sums."""
+    if values.dtype.kind != "f":
+        return values, len(values)
+    nan = np.isnan(values)
+    missing = int(np.count_nonzero(nan))
+    return (np.where(nan, 0.0, values) if missing else values), len(values) - missing
+
+
+def _sum(values: np.ndarray) -> float:
+    """The sum of a float column, NaN skipped, as pandas' ``Series.sum`` takes it."""
+    kept, _ = _nan_free(values)
+    return float(kept.sum(dtype=np.float64))
+
+
+def _mean(values: np.ndarray) -> float:
+    """The mean of a float or boolean column, NaN skipped, as pandas' ``Series.mean`` takes it."""
+    kept, count = _nan_free(values)
+    total = kept.sum(dtype=np.float64 if values.dtype.kind == "f" else np.int64)
+    return float(total / np.float64(count)) if count > 0 else math.nan
 
 
 def _pct(values: np.ndarray, q: float) -> float | None:
@@ -122,109 +171,84 @@ def _pct(values: np.ndarray, q: float) -> float | None:
     return float(np.percentile(v, q)) if len(v) else None
 
 
-def _cumulative(t0: np.ndarray, t1: np.ndarray, amount: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """∫ from 0 to `at` of the rate that spreads each `amount` uniformly over [t0, t1]."""
-    if len(t0) == 0:
-        return np.zeros_like(at)
-    dur = np.maximum(t1 - t0, 1e-12)
-    rate = amount / dur
-    times = np.concatenate([t0, t1])
-    dr = np.concatenate([rate, -rate])
-    order = np.argsort(times, kind="stable")
-    times, dr = times[order], dr[order]
-    level = np.cumsum(dr)
-    area = np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(times))])
-    return np.interp(at, times, area, left=0.0, right=area[-1])
-
-
-def pool_series(resolved: Resolved, rec: Records, edges: np.ndarray) -> dict[int, dict[str, np.ndarray]]:
-    """Per pool: the cumulative integrals of each quantity at `edges` (for bins and means)."""
-    seg = rec.segments
+def _integrals(rows: np.ndarray, at: np.ndarray) -> dict[str, np.ndarray]:
+    """Per quantity, ∫ from 0 to each of `at` of the rate that spreads each iteration's amount
+    uniformly over its [t0, t1]; `rows` are the pool's iterations (columns SEGMENT_COLUMNS)."""
     cols = {c: i for i, c in enumerate(SEGMENT_COLUMNS)}
-    pool_of = np.array([p for p, _, _ in rec.servers])
-    out: dict[int, dict[str, np.ndarray]] = {}
-    for pool in resolved.pools:
-        rows = seg[pool_of[seg[:, cols["server"]].astype(int)] == pool.index] if len(seg) else seg
-        t0, t1 = rows[:, cols["t0"]], rows[:, cols["t1"]]
-        dt = t1 - t0
-        out[pool.index] = {
-            "flops": _cumulative(t0, t1, rows[:, cols["flops"]], edges),
-            "bytes": _cumulative(t0, t1, rows[:, cols["bytes"]], edges),
-            "prefill_s": _cumulative(t0, t1, rows[:, cols["prefill_s"]], edges),
-            "busy": _cumulative(t0, t1, dt, edges),
-            "kv": _cumulative(t0, t1, rows[:, cols["kv_tokens"]] * dt, edges),
-            "batch": _cumulative(t0, t1, rows[:, cols["batch"]] * dt, edges),
-            "waiting": _cumulative(t0, t1, rows[:, cols["waiting"]] * dt, edges),
-        }
+    t0, t1 = rows[:, cols["t0"]], rows[:, cols["t1"]]
+    dt = t1 - t0
+    amounts = {
+        "flops": rows[:, cols["flops"]],
+        "bytes": rows[:, cols["bytes"]],
+        "prefill_s": rows[:, cols["prefill_s"]],
+        "busy": dt,
+        "kv": rows[:, cols["kv_tokens"]] * dt,
+        "batch": rows[:, cols["batch"]] * dt,
+        "waiting": rows[:, cols["waiting"]] * dt,
+    }
+    if len(t0) == 0:
+        return {k: np.zeros_like(at) for k in amounts}
+    dur = np.maximum(dt, 1e-12)
+    times = np.concatenate([t0, t1])
+    order = np.argsort(times, kind="stable")  # the same for every quantity: sorted once
+    times = times[order]
+    steps = np.diff(times)
+    out = {}
+    for key, amount in amounts.items():
+        rate = amount / dur
+        level = np.cumsum(np.concatenate([rate, -rate])[order])
+        area = np.concatenate([[0.0], np.cumsum(level[:-1] * steps)])
+        out[key] = np.interp(at, times, area, left=0.0, right=area[-1])
     return out
 
 
-def timeseries(resolved: Resolved, rec: Records) -> pd.DataFrame:
-    """Per pool and time bin: utilisations, KV memory, queue depth and running batch."""
-    res = resolved.scenario.resolution_s
-    end = max(rec.end_s, res)
-    nbins = int(min(math.ceil(end / res), 20_000))
-    edges = np.linspace(0.0, nbins * res, nbins + 1)
-    cum = pool_series(resolved, rec, edges)
-    frames = []
+def pool_series(resolved: Resolved, rec: Records, edges: np.ndarray) -> dict[int, dict[str, np.ndarray]]:
+    """Per pool: the cumulative integrals of each quantity at `edges` (for bins and means).
+
+    The quantities: FLOPs, bytes, prefill seconds, busy seconds, and KV tokens, batch size and
+    queue depth times seconds.
+    """
+    seg = rec.segments
+    server = SEGMENT_COLUMNS.index("server")
+    pool_of = np.array([p for p, _, _ in rec.servers])
+    out: dict[int, dict[str, np.ndarray]] = {}
     for pool in resolved.pools:
-        c = cum[pool.index]
-        inst = pool.instance
-        n = pool.spec.count
-        width = np.diff(edges)
-        peak_f = inst.chips * inst.hardware.peak_flops(inst.weights) * n
-        peak_b = inst.chips * inst.hardware.memory_tb_s * 1e12 * n
-        kv_cap = max(inst.kv_capacity_tokens * n, 1)
-        busy = np.diff(c["busy"])
-        frames.append(
-            pd.DataFrame(
-                {
-                    "t_s": edges[:-1],
-                    "pool": pool.spec.name,
-                    "role": pool.spec.role,
-                    "compute_util": np.diff(c["flops"]) / (peak_f * width),
-                    "bandwidth_util": np.diff(c["bytes"]) / (peak_b * width),
-                    "busy": busy / (n * width),
-                    "kv_memory": np.diff(c["kv"]) / (kv_cap * width),
-                    "queue_depth": np.diff(c["waiting"]) / width,
-                    "batch_size": np.divide(
-                        np.diff(c["batch"]), busy, out=np.zeros_like(busy), where=busy > 0
-                    ),
-                }
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
+        rows = seg[pool_of[seg[:, server].astype(int)] == pool.index] if len(seg) else seg
+        out[pool.index] = _integrals(rows, edges)
+    return out
 
 
-def summary(resolved: Resolved, reqs: Requests, rec: Records, table: pd.DataFrame) -> dict[str, Any]:
-    """The summary figures of one run (the JSON the CLI prints)."""
-    mask, lo, span = window(resolved, table, rec)
-    win = table[mask]
-    done = win[win["outcome"] == "completed"]
+def summary(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> dict[str, Any]:
+    """The summary figures of one run (the JSON the CLI prints), from its `request_columns`."""
+    mask, lo, span = window(resolved, columns, rec)
+    completed = rec.outcome == COMPLETED
+    done = mask & completed
+    n_win = int(np.count_nonzero(mask))
     out: dict[str, Any] = {}
     out["requests"] = {
-        "total": len(win),
-        "completed": int((win["outcome"] == "completed").sum()),
-        "rejected": int((win["outcome"] == "rejected").sum()),
-        "failed": int((win["outcome"] == "failed").sum()),
-        "rejected_by_reason": _by_reason(win, "rejected"),
-        "failed_by_reason": _by_reason(win, "failed"),
+        "total": n_win,
+        "completed": int(np.count_nonzero(done)),
+        "rejected": int(np.count_nonzero(mask & (rec.outcome == REJECTED))),
+        "failed": int(np.count_nonzero(mask & (rec.outcome == FAILED))),
+        "rejected_by_reason": _by_reason(rec.reason, mask & (rec.outcome == REJECTED)),
+        "failed_by_reason": _by_reason(rec.reason, mask & (rec.outcome == FAILED)),
     }
     lat: dict[str, dict[str, float | None]] = {}
     for name, col in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s")):
-        vals = done[col].to_numpy(dtype=float) * 1e3
+        vals = columns[col][done] * 1e3
         lat[name] = {f"p{q}": _pct(vals, q) for q in PERCENTILES}
         lat[name]["mean"] = float(np.nanmean(vals)) if np.isfinite(vals).any() else None
     out["latency_ms"] = lat
-    met = int(win["met_slo"].sum())
-    out["slo_attainment"] = met / len(win) if len(win) else 0.0
+    met = int(np.count_nonzero(columns["met_slo"][mask]))
+    n_done = int(np.count_nonzero(done))
+    out["slo_attainment"] = met / n_win if n_win else 0.0
     out["goodput_rps"] = met / span
-    out["throughput_rps"] = len(done) / span
+    out["throughput_rps"] = n_done / span
     out["throughput_tokens_per_s"] = {
-        "input": float(done["prompt_tokens"].sum()) / span,
-        "output": float(done["output_tokens"].sum()) / span,
+        "input": float(columns["prompt_tokens"][done].sum()) / span,
+        "output": float(columns["output_tokens"][done].sum()) / span,
     }
-    out["classes"] = class_summary(resolved, win)
+    out["classes"] = class_summary(resolved, rec, columns, mask)
     # utilisation over the window
     # one pass over the iterations: integrals at 0, the window's start and end, and the drain's end
     series = pool_series(resolved, rec, np.array([0.0, lo, lo + span, max(rec.end_s, 1e-9)]))
@@ -258,16 +282,15 @@ def summary(resolved: Resolved, reqs: Requests, rec: Records, table: pd.DataFram
         active_chip_s = max(f_all, b_all) * inst.chips  # chip-seconds at full roofline utilisation
         energy_j += hw.idle_w * chips * total_s + (hw.tdp_w - hw.idle_w) * active_chip_s
     out["utilization"] = util
-    out["cost"] = cost_summary(resolved, rec, table, cum_all)
-    all_done = table[table["outcome"] == "completed"]
-    out_tokens = float(all_done["output_tokens"].sum())
+    out["cost"] = cost_summary(resolved, rec, columns, cum_all)
+    out_tokens = float(columns["output_tokens"][completed].sum())
     out["energy"] = {
         "joules": energy_j,
         "joules_per_output_token": energy_j / out_tokens if out_tokens else None,
     }
     out["window_s"] = span
     out["drain_end_s"] = rec.end_s
-    out["cache"] = cache_summary(resolved, reqs, rec, table, mask)
+    out["cache"] = cache_summary(resolved, rec, columns, mask)
     counters = rec.counters
     out["scheduler"] = {
         "preemptions": int(counters.get("preemptions", 0)),
@@ -276,27 +299,28 @@ def summary(resolved: Resolved, reqs: Requests, rec: Records, table: pd.DataFram
         "retried": int(counters.get("retried", 0)),
         "role_switches": int(counters.get("role_switches", 0)),
     }
+    transfer = columns["kv_transfer_s"][done]
     out["kv_transfer_ms"] = {
-        "mean": float(done["kv_transfer_s"].mean() * 1e3) if len(done) else None,
-        "p99": _pct(done["kv_transfer_s"].to_numpy(dtype=float) * 1e3, 99),
+        "mean": float(_mean(transfer) * 1e3) if n_done else None,
+        "p99": _pct(transfer * 1e3, 99),
     }
     return out
 
 
 def cache_summary(
-    resolved: Resolved, reqs: Requests, rec: Records, table: pd.DataFrame, mask: pd.Series
+    resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
 ) -> dict[str, Any]:
     """Prefix-cache hit rates (per tier and class), prefill compute saved and bytes moved."""
     sc = resolved.scenario
-    hits = rec.cache_hit_tokens[mask.to_numpy()]
-    prompts = table.loc[mask, "prompt_tokens"].to_numpy(dtype=float)
+    hits = rec.cache_hit_tokens[mask]
+    prompts = columns["prompt_tokens"][mask].astype(float)
     total = float(prompts.sum())
     model = resolved.model
     kvb = model.kv_bytes_per_token(sc.model.kv)
     m = hits.sum(axis=1).astype(float)
     saved = float(np.sum(2.0 * model.matmul_params() * m + model.attention_flops_per_pair() * m * m / 2.0))
     by_class = {}
-    classes = table.loc[mask, "class"].to_numpy()
+    classes = columns["class"][mask]
     for spec in sc.workload.classes:
         sel = classes == spec.name
         denom = float(prompts[sel].sum())
@@ -310,45 +334,49 @@ def cache_summary(
         "hit_rate_by_class": by_class,
         "bytes_by_tier": {t: float(hits[:, i].sum()) * kvb for i, t in enumerate(TIERS)},
         "prefill_flops_saved": saved,
-        "load_ms_mean": float(np.mean(rec.cache_load_s[mask.to_numpy()]) * 1e3) if len(hits) else 0.0,
+        "load_ms_mean": float(np.mean(rec.cache_load_s[mask]) * 1e3) if len(hits) else 0.0,
         "kv_transfer_tokens_saved": int(rec.counters.get("transfer_tokens_saved", 0)),
     }
 
 
-def class_summary(resolved: Resolved, win: pd.DataFrame) -> dict[str, dict[str, Any]]:
+def class_summary(
+    resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
+) -> dict[str, dict[str, Any]]:
     """Per class: counts, latency percentiles at the SLO percentile, attainment and pass/fail."""
     out: dict[str, dict[str, Any]] = {}
     for spec in resolved.scenario.workload.classes:
-        rows = win[win["class"] == spec.name]
+        rows = mask & (columns["class"] == spec.name)
+        n_rows = int(np.count_nonzero(rows))
         pct = spec.slo.percentile
-        completed = rows["outcome"] == "completed"
-        ttft = np.where(completed, rows["ttft_s"].to_numpy(dtype=float), np.inf)
-        tpot = rows.loc[completed, "tpot_s"].to_numpy(dtype=float)
+        outcome = rec.outcome[rows]
+        completed = outcome == COMPLETED
+        ttft = np.where(completed, columns["ttft_s"][rows], np.inf)
+        tpot = columns["tpot_s"][rows][completed]
         tpot = np.concatenate([tpot[np.isfinite(tpot)], np.full(int((~completed).sum()), np.inf)])
         # "higher": an observed value, never an interpolation with a rejected request's infinity
         ttft_p = float(np.percentile(ttft, pct, method="higher")) if len(ttft) else None
         tpot_p = float(np.percentile(tpot, pct, method="higher")) if len(tpot) else None
         passes = (
-            len(rows) > 0
+            n_rows > 0
             and ttft_p is not None and ttft_p <= spec.slo.ttft_ms / 1e3
             and (tpot_p is None or tpot_p <= spec.slo.tpot_ms / 1e3)
         )  # fmt: skip
         out[spec.name] = {
-            "requests": len(rows),
+            "requests": n_rows,
             "completed": int(completed.sum()),
-            "rejected": int((rows["outcome"] == "rejected").sum()),
-            "failed": int((rows["outcome"] == "failed").sum()),
+            "rejected": int((outcome == REJECTED).sum()),
+            "failed": int((outcome == FAILED).sum()),
             "percentile": pct,
             "ttft_ms_at_percentile": ttft_p * 1e3 if ttft_p is not None and math.isfinite(ttft_p) else None,
             "tpot_ms_at_percentile": tpot_p * 1e3 if tpot_p is not None and math.isfinite(tpot_p) else None,
-            "slo_attainment": float(rows["met_slo"].mean()) if len(rows) else 0.0,
+            "slo_attainment": _mean(columns["met_slo"][rows]) if n_rows else 0.0,
             "passes": bool(passes),
         }
     return out
 
 
 def cost_summary(
-    resolved: Resolved, rec: Records, table: pd.DataFrame, cum_all: dict[int, dict[str, np.ndarray]]
+    resolved: Resolved, rec: Records, columns: dict[str, Any], cum_all: dict[int, dict[str, np.ndarray]]
 ) -> dict[str, Any]:
     """The bill, per hour, per request and per million output tokens, and where it went."""
     sc = resolved.scenario
@@ -363,12 +391,12 @@ def cost_summary(
     per_hour = sum(p.usd_per_hour for p in resolved.pools) + cache_per_hour
     bill = per_hour * hours
     split = {"prefill": 0.0, "decode": 0.0, "kv_transfer": 0.0, "cache": cache_per_hour * hours}
-    done = table[table["outcome"] == "completed"]
+    completed = rec.outcome == COMPLETED
     for pool in resolved.pools:
         pool_bill = pool.usd_per_hour * hours
         if pool.spec.role == "prefill":
             chip_rate = pool.instance.chips * pool.hardware.usd_per_hour / 3600.0
-            transfer = min(pool_bill, float(table["kv_transfer_s"].sum()) * chip_rate)
+            transfer = min(pool_bill, _sum(columns["kv_transfer_s"]) * chip_rate)
             split["kv_transfer"] += transfer
             split["prefill"] += pool_bill - transfer
         elif pool.spec.role == "decode":
@@ -379,8 +407,8 @@ def cost_summary(
             share = float(c["prefill_s"][1]) / busy if busy > 0 else 0.5
             split["prefill"] += pool_bill * share
             split["decode"] += pool_bill * (1.0 - share)
-    n_done = len(done)
-    out_tok = float(done["output_tokens"].sum())
+    n_done = int(np.count_nonzero(completed))
+    out_tok = float(columns["output_tokens"][completed].sum())
     return {
         "usd_per_hour": per_hour,
         "usd_total": bill,
@@ -391,4 +419,4 @@ def cost_summary(
     }
 
 
-__all__ = ["COMPLETED", "FAILED", "REJECTED", "request_table", "summary", "timeseries", "with_slo"]
+__all__ = ["COMPLETED", "FAILED", "REJECTED", "measured_mask", "request_columns", "summary", "whole_run"]

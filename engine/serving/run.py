@@ -14,10 +14,9 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from engine.catalog.entries import Catalog
 from engine.scenario.model import Scenario
@@ -26,21 +25,79 @@ from engine.serving import metrics, work_bound
 from engine.serving.sim import Records, Simulation
 from engine.serving.workload import Requests, generate
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 ENGINE_VERSION = "0.1.0"
+
+
+class RunTables:
+    """A run's per-request table and time series, laid out the first time either is read.
+
+    Laying them out loads pandas and costs more than the summary, which needs neither; so a run
+    that only reports its summary (``python -m engine run --json``, a planner's sweep) never
+    does. Pickled (Streamlit's cache, process pools), it carries the tables themselves.
+    """
+
+    def __init__(self, resolved: Resolved, rec: Records, columns: dict[str, Any]) -> None:
+        self.rows = len(rec.outcome)
+        self._source: tuple[Resolved, Records, dict[str, Any]] | None = (resolved, rec, columns)
+        self._requests: pd.DataFrame | None = None
+        self._timeseries: pd.DataFrame | None = None
+
+    def requests(self) -> pd.DataFrame:
+        """One row per request (`engine.serving.tables.request_table`)."""
+        if self._requests is None:
+            self._lay_out()
+        assert self._requests is not None
+        return self._requests
+
+    def timeseries(self) -> pd.DataFrame:
+        """Per pool and time bin (`engine.serving.tables.timeseries`)."""
+        if self._timeseries is None:
+            self._lay_out()
+        assert self._timeseries is not None
+        return self._timeseries
+
+    def _lay_out(self) -> None:
+        from engine.serving import tables  # pandas comes in here, when a table is first read
+
+        assert self._source is not None
+        resolved, rec, columns = self._source
+        self._requests = tables.request_table(columns)
+        self._timeseries = tables.timeseries(resolved, rec)
+        self._source = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._source is not None:
+            self._lay_out()
+        return self.__dict__
 
 
 @dataclass(frozen=True)
 class SimResult:
-    """Everything one simulation produced."""
+    """Everything one simulation produced.
+
+    `requests` and `timeseries` are laid out (and pandas loaded) when first read (`RunTables`).
+    """
 
     scenario: Scenario
-    requests: pd.DataFrame
-    timeseries: pd.DataFrame
     summary: dict[str, Any]
     events: int
     wall_s: float
+    tables: RunTables = field(repr=False, compare=False)
     engine_version: str = ENGINE_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def requests(self) -> pd.DataFrame:
+        """One row per request: class, times, tokens, instances, outcome, latencies, met_slo."""
+        return self.tables.requests()
+
+    @property
+    def timeseries(self) -> pd.DataFrame:
+        """Per pool and time bin: utilisations, KV memory, queue depth and running batch."""
+        return self.tables.timeseries()
 
     def to_json(self) -> dict[str, Any]:
         """The summary document with provenance (what `python -m engine run --json` prints)."""
@@ -48,8 +105,8 @@ class SimResult:
         doc["sim"] = {
             "wall_s": self.wall_s,
             "events": self.events,
-            "events_per_request": self.events / max(len(self.requests), 1),
-            "requests_simulated": len(self.requests),
+            "events_per_request": self.events / max(self.tables.rows, 1),
+            "requests_simulated": self.tables.rows,
         }
         doc["scenario"] = {"name": self.scenario.name, "seed": self.scenario.seed}
         doc["engine_version"] = self.engine_version
@@ -80,7 +137,7 @@ def simulate(
 
 
 def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> SimResult:
-    """The SimResult of a finished simulation: per-request table, time series, summary, provenance."""
+    """The SimResult of a finished simulation: summary and provenance; its tables are laid out on first read."""
     n = len(rec.outcome)
     if n < len(reqs):  # a closed loop issued fewer requests than were drawn
         reqs = Requests(
@@ -89,16 +146,13 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
             prefix_group=reqs.prefix_group[:n], prefix_tokens=reqs.prefix_tokens[:n],
             session=reqs.session[:n], reused_tokens=reqs.reused_tokens[:n], block_tokens=reqs.block_tokens,
         )  # fmt: skip
-    table = metrics.with_slo(metrics.request_table(resolved, reqs, rec), resolved)
-    ts = metrics.timeseries(resolved, rec)
-    summ = metrics.summary(resolved, reqs, rec, table)
+    columns = metrics.request_columns(resolved, reqs, rec)
     return SimResult(
         scenario=resolved.scenario,
-        requests=table,
-        timeseries=ts,
-        summary=summ,
+        summary=metrics.summary(resolved, rec, columns),
         events=rec.events,
         wall_s=wall,
+        tables=RunTables(resolved, rec, columns),
     )
 
 

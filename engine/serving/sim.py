@@ -44,7 +44,6 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -114,7 +113,6 @@ class Simulation:
         self.scenario = sc
         self.reqs = reqs
         self.env = Clock()
-        self.events = 0
         self.tokens_emitted = 0
         self.tokens_discarded = 0
         n = len(reqs)
@@ -185,6 +183,8 @@ class Simulation:
         self.prefill_cap = max(s.kv_cap for s in self.servers if s.role in ("prefill", "mixed"))
         self.min_cap = min(s.kv_cap for s in self.servers)  # below it, every instance holds a request
         self.pending_handoff: list[tuple[Server, int]] = []
+        # what each parked hand-off would reserve on a decode instance, in the same order
+        self._pending_need: list[int] = []
         # retry_handoffs skips its scan while nothing waiting can fit: the fewest tokens a waiting
         # prompt needs (never above the true least) and the fleet it was checked against
         self._pending_min_need: float = math.inf
@@ -260,11 +260,6 @@ class Simulation:
         if cap == 0:
             return NO_DECODE
         return TOO_LONG_LIVE if self.prompt[rid] + self.output[rid] > cap else ""
-
-    def after(self, delay: float, fn: Any, *args: Any) -> None:
-        """Call `fn(*args)` after `delay` seconds."""
-        self.events += 1
-        self.env.call_later(delay if delay > 0.0 else 0.0, fn, args)
 
     def segment(
         self, srv: Server, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
@@ -464,8 +459,26 @@ class Simulation:
         self.handoff(srv, rid)
 
     def handoff(self, srv: Server, rid: int) -> None:
-        """Reserve room on a decode instance and send the KV cache over the link."""
-        need = self.reserve_tokens(rid, "decode") if not self.preempt else self.prompt[rid]
+        """Send a prefilled prompt to a decode instance with room, or park it until one has some."""
+        if self._send(srv, rid):
+            return
+        why = self.undeliverable(rid)
+        if why:  # no decode instance that could take it will ever be up again
+            self.release_prefilled(srv, rid)
+            self.end(rid, FAILED, why)
+        else:  # waits for decode memory, or for an instance to come back
+            need = self._handoff_need(rid)
+            self.pending_handoff.append((srv, rid))
+            self._pending_need.append(need)
+            self._pending_min_need = min(self._pending_min_need, need)
+
+    def _handoff_need(self, rid: int) -> int:
+        """KV tokens a hand-off reserves on the decode instance."""
+        return self.prompt[rid] if self.preempt else self.pf_target[rid] + self.output[rid]
+
+    def _send(self, srv: Server, rid: int) -> bool:
+        """Reserve room on a decode instance and send the KV cache over the link; False if none has room."""
+        need = self._handoff_need(rid)
         if self.preempt:  # room also for the jump under way and every request's next token
             whole = self.prompt[rid] + self.output[rid]  # and for all it will grow to
             fits = [
@@ -475,14 +488,7 @@ class Simulation:
         else:
             fits = [d for d in self.servers_of("decode") if d.kv_reserved + need <= d.kv_cap]
         if not fits:
-            why = self.undeliverable(rid)
-            if why:  # no decode instance that could take it will ever be up again
-                self.release_prefilled(srv, rid)
-                self.end(rid, FAILED, why)
-            else:  # waits for decode memory, or for an instance to come back
-                self.pending_handoff.append((srv, rid))
-                self._pending_min_need = min(self._pending_min_need, need)
-            return
+            return False
         dst = self.route(rid, fits, "decode")
         dst.inbound += 1
         dst.kv_reserved += need
@@ -498,13 +504,15 @@ class Simulation:
             self.counters["transfer_tokens_saved"] += held
         bw = self.link_gb_s or (srv.pool.hardware.scale_out_gb_s * inst.tp)
         full = kv_transfer_time(srv.kv_bytes, tokens, bw, self.link_latency_s)
-        prefill_s = max(self.env.now - self.prefill_start[rid], 0.0)
+        now = self.env.now
+        prefill_s = max(now - self.prefill_start[rid], 0.0)
         exposed = exposed_transfer_time(full, prefill_s, inst.model.layers, self.link_overlap)
-        start = max(self.env.now - (full - exposed), srv.nic_free_s)
-        end = max(start + full, self.env.now)
+        start = max(now - (full - exposed), srv.nic_free_s)
+        end = max(start + full, now)
         srv.nic_free_s = end
-        self.transfer[rid] = end - self.env.now
-        self.after(end - self.env.now, self.transferred, srv, dst, rid, srv.generation, dst.generation)
+        self.transfer[rid] = end - now
+        self.env.after(end - now, self.transferred, srv, dst, rid, srv.generation, dst.generation)
+        return True
 
     def transferred(self, src: Server, dst: Server, rid: int, src_gen: int, dst_gen: int) -> None:
         """The KV cache has arrived: free the prefill side, start decoding."""
@@ -556,26 +564,56 @@ class Simulation:
         """Decode memory was freed: hand off the prompts that were waiting for room.
 
         Every release of decode memory comes here, and with a full decode pool hundreds of
-        prompts may wait; most still fit nowhere. So the largest room any decode instance has
-        is computed once (and again after each hand-off that might have used some), and a
-        prompt that needs more goes straight back to the queue with the outcome `handoff`
-        would have given it; when even the smallest waiting prompt needs more and the fleet is
-        the one they were all checked against, the queue is left as it is without a scan. The
-        same decisions as handing each prompt off in turn.
+        prompts may wait; most still fit nowhere. Handing each prompt off in turn, in the order
+        they arrived, comes to this: while the fleet is the one they were all checked against,
+        take the earliest waiting prompt that needs no more than the largest room any decode
+        instance has, hand it off, and look again from there with the room that is left (room
+        only shrinks meanwhile, so the prompts passed over still fit nowhere). When even the
+        smallest waiting prompt needs more, nothing is scanned at all. Once the fleet has
+        changed, every waiting prompt is checked again, in order (`_recheck_handoffs`).
         """
         if not self.pending_handoff:
             return
         decode = self.servers_of("decode")
         room = self._decode_room(decode)
-        if self._pending_epoch == self._roles_epoch and self._pending_min_need > room:
+        if self._pending_epoch != self._roles_epoch:
+            self._recheck_handoffs(decode, room)
+            return
+        if self._pending_min_need > room:
             return  # the same fleet as at the last look, and no waiting prompt fits: nothing changes
-        pending, self.pending_handoff = self.pending_handoff, []
+        # the same fleet: every waiting prompt's prefill instance is still up, and still deliverable
+        pending, needs = self.pending_handoff, self._pending_need
+        i = 0
+        while True:
+            for i in range(i, len(needs)):  # noqa: B020 - resumes the scan where the last one stopped
+                if needs[i] <= room:
+                    break
+            else:
+                break  # no waiting prompt from i on fits
+            srv, rid = pending[i]
+            if self._send(srv, rid):
+                del pending[i], needs[i]
+                room = self._decode_room(decode)
+                continue
+            why = self.undeliverable(rid)  # no single instance takes it (preemption: its whole length)
+            if why:
+                del pending[i], needs[i]
+                self.release_prefilled(srv, rid)
+                self.end(rid, FAILED, why)
+            else:
+                i += 1
+        self._pending_min_need = min(needs, default=math.inf)
+
+    def _recheck_handoffs(self, decode: list[Server], room: int) -> None:
+        """The fleet changed: hand off, keep waiting or fail every waiting prompt, in order.
+
+        A prompt still waits only if it could be delivered when it was last checked; that can
+        change only with the fleet, so it is checked again here.
+        """
+        pending, self.pending_handoff, self._pending_need = self.pending_handoff, [], []
         self._pending_min_need = math.inf
         cap = self.future_cap("decode")
-        # a prompt still waits only if it could be delivered when it was last checked; that can
-        # change only with the fleet, so it is checked again only when the fleet has changed
         epoch = self._roles_epoch
-        recheck = self._pending_epoch != epoch
         prompt, output, pf_target, preempt = self.prompt, self.output, self.pf_target, self.preempt
         for srv, rid in pending:
             if not srv.up:
@@ -585,15 +623,25 @@ class Simulation:
                 self.handoff(srv, rid)
                 room = self._decode_room(decode)
                 continue
-            why = self.undeliverable(rid, cap) if recheck else ""  # fits nowhere now
+            why = self.undeliverable(rid, cap)  # fits nowhere now
             if why:
                 self.release_prefilled(srv, rid)
                 self.end(rid, FAILED, why)
             else:
                 self.pending_handoff.append((srv, rid))
+                self._pending_need.append(need)
                 if need < self._pending_min_need:
                     self._pending_min_need = need
         self._pending_epoch = epoch
+
+    def strand_handoffs(self) -> list[int]:
+        """Forget the waiting hand-offs whose prefill instance is down; return their requests."""
+        pending, needs = self.pending_handoff, self._pending_need
+        keep = [j for j, (srv, _) in enumerate(pending) if srv.up]
+        stranded = [rid for srv, rid in pending if not srv.up]
+        self.pending_handoff = [pending[j] for j in keep]
+        self._pending_need = [needs[j] for j in keep]
+        return stranded
 
     def _decode_room(self, decode: list[Server]) -> int:
         """The most KV tokens a hand-off could reserve on any of `decode` (the test `handoff` applies)."""
@@ -672,7 +720,7 @@ class Simulation:
         while rid < self.n:
             dt = self.arrival[rid] - now
             if dt > 0:
-                self.after(dt, self._arrival_due, rid)
+                self.env.after(dt, self._arrival_due, rid)
                 return
             self.arrive(rid)
             rid += 1
@@ -692,7 +740,7 @@ class Simulation:
         rid = self.issued
         self.issued += 1
         self.arrival[rid] = now + delay
-        self.after(delay, self.arrive, rid)
+        self.env.after(delay, self.arrive, rid)
 
     def close_unfinished(self) -> None:
         """The safety net: whatever is still in flight when the run ends fails, and says so."""
@@ -705,7 +753,7 @@ class Simulation:
                 self.outcome[rid] = FAILED
                 self.reason[rid] = UNFINISHED
                 self.ended += 1
-        self.pending_handoff = []
+        self.pending_handoff, self._pending_need = [], []
 
     def run(self) -> Records:
         """Simulate until every issued request has ended."""
@@ -740,7 +788,7 @@ class Simulation:
             segments=segs,
             servers=[(s.pool.index, s.local, s.pool.spec.role) for s in self.servers],
             kv_capacity=np.array([s.kv_cap for s in self.servers], dtype=float),
-            events=self.events,
+            events=self.env.calls,
             end_s=float(self.env.now) if math.isfinite(self.env.now) else 0.0,
             tokens_emitted=self.tokens_emitted,
             tokens_discarded=self.tokens_discarded,

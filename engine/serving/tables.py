@@ -1,0 +1,61 @@
+"""A run laid out as pandas tables: one row per request, one row per pool and time bin.
+
+`engine.serving.metrics` computes the figures from numpy columns; this module is where pandas
+comes in, when a result's tables are first read (`SimResult.requests`, `SimResult.timeseries`).
+Column names carry their units.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.scenario.resolve import Resolved
+from engine.serving.metrics import pool_series
+from engine.serving.sim import Records
+
+
+def request_table(columns: dict[str, Any]) -> pd.DataFrame:
+    """One row per request, from `metrics.request_columns`; `met_slo` is the last column."""
+    table = pd.DataFrame({k: v for k, v in columns.items() if k != "met_slo"})
+    return table.assign(met_slo=columns["met_slo"])
+
+
+def timeseries(resolved: Resolved, rec: Records) -> pd.DataFrame:
+    """Per pool and time bin: utilisations, KV memory, queue depth and running batch."""
+    res = resolved.scenario.resolution_s
+    end = max(rec.end_s, res)
+    nbins = int(min(math.ceil(end / res), 20_000))
+    edges = np.linspace(0.0, nbins * res, nbins + 1)
+    cum = pool_series(resolved, rec, edges)
+    frames = []
+    for pool in resolved.pools:
+        c = cum[pool.index]
+        inst = pool.instance
+        n = pool.spec.count
+        width = np.diff(edges)
+        peak_f = inst.chips * inst.hardware.peak_flops(inst.weights) * n
+        peak_b = inst.chips * inst.hardware.memory_tb_s * 1e12 * n
+        kv_cap = max(inst.kv_capacity_tokens * n, 1)
+        busy = np.diff(c["busy"])
+        frames.append(
+            pd.DataFrame(
+                {
+                    "t_s": edges[:-1],
+                    "pool": pool.spec.name,
+                    "role": pool.spec.role,
+                    "compute_util": np.diff(c["flops"]) / (peak_f * width),
+                    "bandwidth_util": np.diff(c["bytes"]) / (peak_b * width),
+                    "busy": busy / (n * width),
+                    "kv_memory": np.diff(c["kv"]) / (kv_cap * width),
+                    "queue_depth": np.diff(c["waiting"]) / width,
+                    "batch_size": np.divide(
+                        np.diff(c["batch"]), busy, out=np.zeros_like(busy), where=busy > 0
+                    ),
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
