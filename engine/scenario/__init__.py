@@ -3,5 +3,5 @@
 Owns: `model` (the Scenario and its parts: workload, deployment, cache, scheduler, faults),
 `codec` (TOML and JSON files, field paths and overrides, presets, share links), and `resolve`
 (looking a scenario's chips and model up in the catalog and building its instances).
-May import: engine.core, engine.catalog.entries, engine.costmodel, engine.policies.
+May import: engine.core, engine.catalog, engine.costmodel, engine.policies.
 """

@@ -6,5 +6,5 @@ instance's state machine), `disruptions` (faults, elastic roles), `sim` (the req
 cycle on simpy), `metrics` (the summary figures from the records, numpy only), `tables` (the
 per-request table and time series, pandas, laid out when first read), `work_bound` (the size of
 a run, checked before it starts) and `run` (the front door: simulate, replicate).
-May import: engine.core, engine.catalog.entries, engine.costmodel, engine.policies, engine.scenario.model.
+May import: engine.core, engine.catalog, engine.costmodel, engine.policies, engine.scenario.
 """
