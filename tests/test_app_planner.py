@@ -97,3 +97,28 @@ def test_advisor_panel_shows_findings_and_the_asic_test() -> None:
     at.number_input(key="advisor_months").set_value(3.0).run()
     assert not at.exception
     assert any("not stable" in i.value for i in at.info)
+
+
+def test_planner_form_says_which_typed_value_is_out_of_range() -> None:
+    """Out-of-range values typed into the form are said on submit (Streamlit would drop them silently)."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("app_pages/planner.py")
+    at.run()
+    at.number_input(key="plan_target").set_value(99_999.0)
+    at.number_input(key="plan_sims").set_value(2)
+    at.button[0].click().run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1, errors
+    assert "Target load (req/s): 99,999 is not allowed: the allowed range is 0.1 to 5,000" in errors[0]
+    assert "Most simulations: 2 is not allowed: the allowed range is 5 to 400" in errors[0]
+    assert not any("Cheapest deployment" in s.value for s in at.success)  # nothing was planned
+
+
+def test_advisor_months_out_of_range_is_said() -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.number_input(key="advisor_months").set_value(500.0).run()
+    assert not at.exception
+    said = [w.value for w in at.warning if "Months between model changes" in w.value]
+    assert said and "500 is not allowed: the allowed range is 1 to 120" in said[0], said

@@ -25,6 +25,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.catalog.entries import load_catalog
+from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.explain import advisor
 from engine.planning.frontier import passing_frontiers
@@ -164,6 +165,16 @@ def selected_run(event: Any) -> int | None:
 # --- the Planner page ------------------------------------------------------------------------
 
 
+FORM_RANGES = {
+    "plan_target": ("Target load (req/s)", 0.1, bounds.MAX_RATE_RPS),
+    "plan_budget": ("Budget ($/h)", 0.0, 1e7),
+    "plan_sims": ("Most simulations", 5, 400),
+}
+"""The planning form's numeric fields: (label, lowest, highest), checked when the form is submitted."""
+MONTHS_RANGE = (1.0, 120.0)
+"""Months between model changes the specialisation test accepts."""
+
+
 def _request() -> None:
     st.session_state[REQUEST] = True
 
@@ -180,10 +191,10 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace] | None:
     default_chips = list(dict.fromkeys([*mine, *(c for c in ("h100-sxm", "h200", "b200") if c in chips)]))
     with st.form("plan_form", border=True):
         c1, c2, c3 = st.columns([2, 4, 2])
+        # no min/max on these inputs: Streamlit would refuse an out-of-range value silently; the
+        # form checks the ranges when it is submitted and says which field is off (FORM_RANGES)
         c1.number_input(
             "Target load (req/s)",
-            min_value=0.1,
-            max_value=5000.0,
             key="plan_target",
             value=float(sc.workload.arrival.rate_rps),
             step=1.0,
@@ -195,7 +206,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace] | None:
             key="plan_hardware",
             help="Chips the planner may put in any pool; prefill and decode may differ.",
         )
-        c3.number_input("Budget ($/h, 0 = none)", min_value=0.0, value=0.0, step=10.0, key="plan_budget")
+        c3.number_input("Budget ($/h, 0 = none)", value=0.0, step=10.0, key="plan_budget")
         c4, c5, c6, c7 = st.columns([3, 2, 2, 2])
         c4.multiselect(
             "Modes", ["colocated", "disaggregated"], default=["colocated", "disaggregated"], key="plan_modes"
@@ -209,12 +220,20 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace] | None:
             format_func=lambda v: f"{v:g} s",
             help="Arrival window of each planning run.",
         )
-        c7.number_input("Most simulations", min_value=5, max_value=400, value=120, step=5, key="plan_sims")
+        c7.number_input("Most simulations", value=120, step=5, key="plan_sims")
         st.checkbox("Allow prefill and decode on different chips", value=True, key="plan_mixed")
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
     if not st.session_state.pop(REQUEST, False):
         return None
     ss = st.session_state
+    refused = [
+        f"{label}: {ss[key]:,g} is not allowed: the allowed range is {lo:,g} to {hi:,g}"
+        for key, (label, lo, hi) in FORM_RANGES.items()
+        if not lo <= float(ss[key]) <= hi
+    ]
+    if refused:
+        st.error("Not planned. " + "; ".join(refused) + ".", icon=":material/error:")
+        return None
     hardware, modes, tps = ss["plan_hardware"], ss["plan_modes"], ss["plan_tp"]
     if not hardware or not modes or not tps:
         st.warning("Choose at least one chip, one mode and one tensor-parallel degree.")
@@ -379,13 +398,19 @@ def advisor_panel(result: SimResult) -> None:
         with st.expander("Should a phase get its own chip?", icon=":material/developer_board:"):
             months = st.number_input(
                 "Months between model changes",
-                min_value=1.0,
-                max_value=120.0,
                 value=advisor.STABLE_MONTHS,
                 step=1.0,
                 key="advisor_months",
                 help="How long the served model's computation stays the same.",
             )
+            lo, hi = MONTHS_RANGE
+            if not lo <= months <= hi:
+                st.warning(
+                    f"Months between model changes: {months:,g} is not allowed: the allowed range is "
+                    f"{lo:g} to {hi:g}; the test uses {advisor.STABLE_MONTHS:g}.",
+                    icon=":material/warning:",
+                )
+                months = advisor.STABLE_MONTHS
             try:
                 spec = advisor.specialisation(result, months)
             except Exception as exc:
