@@ -45,7 +45,7 @@ for row in tail.to_dict("records"):
     verdict = "passes" if row["passes"] else f"fails on {row['breaks']}"
     icon = ":material/check_circle:" if row["passes"] else ":material/cancel:"
     msg = (
-        f"**{row['class']}** {verdict} at p{row['percentile']:g}: TTFT p{row['percentile']:g} = "
+        f"**{plain(row['class'])}** {plain(verdict)} at p{row['percentile']:g}: TTFT p{row['percentile']:g} = "
         f"{layout.fmt_ms(row['ttft_at_percentile_ms'])} (target {row['ttft_target_ms']:,.0f} ms, holds to "
         f"p{row['ttft_holds_to_pct']:.1f}); TPOT p{row['percentile']:g} = {layout.fmt_ms(row['tpot_at_percentile_ms'])} "
         f"(target {row['tpot_target_ms']:,.0f} ms, holds to p{row['tpot_holds_to_pct']:.1f}). "

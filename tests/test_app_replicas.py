@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.test_app import app, assert_clean
@@ -82,3 +84,26 @@ def test_the_seed_count_follows_the_session_across_pages() -> None:
     at.switch_page("app_pages/compare.py").run()
     assert_clean(at)
     assert at.selectbox(key="fg:replications-compare").value == SEEDS
+
+
+def test_replications_are_bounded_server_wide_and_stale_jobs_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many sessions asking for many seeds cannot queue unbounded work or threads."""
+    from engine.scenario.codec import apply_overrides, load_preset
+    from ui import replicas
+
+    release = threading.Event()
+    monkeypatch.setattr(replicas.sim, "cached", lambda sc: release.wait(30))  # a simulation that waits
+    monkeypatch.setattr(replicas, "MAX_ALIVE", 2)
+    base = load_preset("edge-npu")
+    scenarios = [apply_overrides(base, {"seed": 100 + i}) for i in range(3)]
+    try:
+        first = replicas.job(scenarios[0], 3)
+        replicas.job(scenarios[1], 3)
+        with pytest.raises(replicas.Busy, match="2 other replications"):
+            replicas.job(scenarios[2], 3)
+        first.seen -= replicas.STALE_S + 1  # no page looked at it for a while
+        with pytest.raises(replicas.Busy):
+            replicas.job(scenarios[2], 3)  # still alive until its thread ends, but now cancelled
+        assert first.cancelled
+    finally:
+        release.set()

@@ -241,3 +241,23 @@ def test_links_may_name_this_servers_uploads(tmp_path: Path, monkeypatch: pytest
     bad = io.apply_overrides(s, {"workload.trace.path": "upload:evil.csv"})
     with pytest.raises(ScenarioError, match="leaves its folder"):
         io.from_link(io.to_link(bad, io.DEFAULT_PRESET))
+
+
+def test_an_uploads_folder_someone_else_could_plant_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link in place of the uploads folder (or one others can write) would let upload: names read any file."""
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "passwd").write_text("root:x:0:0\n")
+    (tmp_path / "up").symlink_to(tmp_path / "etc")
+    monkeypatch.setenv(datafiles.UPLOADS_ENV, str(tmp_path / "up"))
+    with pytest.raises(ScenarioError, match="not a private folder"):
+        datafiles.locate("upload:passwd")
+    shared = tmp_path / "shared-up"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv(datafiles.UPLOADS_ENV, str(shared))
+    with pytest.raises(ScenarioError, match="not a private folder"):
+        datafiles.store_upload(b"arrival_s,input_tokens,output_tokens\n0,1,1\n", ".csv")
+    monkeypatch.delenv(datafiles.UPLOADS_ENV)
+    assert datafiles.uploads_dir().name.startswith("fengong-uploads-")  # one folder per user by default

@@ -74,7 +74,7 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
         else:
             chips.append((c, tp))
     if skipped:
-        st.caption(f"Not drawn (the model does not fit even at TP 64): {', '.join(skipped)}")
+        st.caption(f"Not drawn (the model does not fit even at TP 64): {plain(', '.join(skipped))}")
     if not chips:
         return
     curves, points = _roofline(sc.model_dump_json(), tuple(chips))

@@ -31,7 +31,9 @@ def banner(sc: Scenario) -> None:
     if not sc.lesson:
         return
     preset = state.preset_name()
-    if state.edited():
+    if sc.lesson != state.preset(preset).lesson:  # written in the scenario (or a link), not the preset's
+        title = "This scenario's own lesson (as written in it; the figures below are your run's)"
+    elif state.edited():
         title = (
             f"What the preset {plain(preset)} shows (before your changes; the figures below are your run's)"
         )

@@ -281,12 +281,12 @@ def _summary(p: Plan) -> None:
     c[3].metric("Simulated", f"{p.simulated:,}")
     c[4].metric("Met every SLO", f"{p.feasible:,}")
     for note in p.notes:
-        st.warning(note)
+        st.warning(plain(note))
     if p.best_run is None:
         return
     r = p.runs.iloc[p.best_run]
     st.success(
-        f"Cheapest deployment that meets every SLO at {p.target_rps:g} req/s: **{r['shape']} {r['split']}** — "
+        f"Cheapest deployment that meets every SLO at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
         f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s, "
         f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms, mean TPOT {r['tpot_ms_mean']:.1f} ms "
         f"(simulated over {p.duration_s:g} s).",
@@ -390,7 +390,7 @@ def advisor_panel(result: SimResult) -> None:
         for i, f in enumerate(found):
             show, icon = SEVERITY_STYLE[f.severity]
             with st.container(horizontal=True, gap="small", vertical_alignment="center"):
-                show(f.text, icon=icon, width="stretch")
+                show(plain(f.text), icon=icon, width="stretch")
                 if f.numbers:
                     with st.popover("Numbers", icon=":material/calculate:", help="The figures behind it.",
                                     key=f"fg:advisor-numbers-{i}"):  # fmt: skip
@@ -418,7 +418,7 @@ def advisor_panel(result: SimResult) -> None:
             else:
                 for row in spec.to_dict("records"):
                     show = st.success if row["verdict"] == "worth considering" else st.info
-                    show(row["text"], icon=":material/developer_board:")
+                    show(plain(row["text"]), icon=":material/developer_board:")
                 st.dataframe(spec.drop(columns=["text"]), hide_index=True, width="stretch")
         with st.expander("Where each phase sits on each chip's roofline", icon=":material/speed:"):
             st.caption(

@@ -11,14 +11,17 @@ Streamlit's element and session APIs belong to the script thread, so the job's t
 it only computes. The page polls it with a fragment that reruns every `POLL_S` seconds
 (`st.fragment(run_every=...)`) while the job runs, drawing a progress bar, and reruns the whole
 page when the job ends, which then draws the intervals. Until then the page shows its own seed and
-stays usable. A job the session stops asking for (the scenario or N changed) is cancelled between
-two seeds; what it finished stays cached.
+stays usable. A job the session stops asking for (the scenario or N changed), or that no page has
+looked at for `STALE_S`, is cancelled between two seeds; what it finished stays cached. At most
+`MAX_ALIVE` jobs wait or run per server and `WORKERS` simulate at once, so sessions asking for many
+replications cannot queue unbounded work (docs/bounds.md).
 """
 
 from __future__ import annotations
 
 import math
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -50,6 +53,17 @@ MAX_JOBS = 32
 WORKERS = 2
 """Jobs that simulate at once per server (the rest wait their turn)."""
 
+MAX_ALIVE = 8
+"""Jobs waiting or running at once per server (a thread each); past it a page shows one seed and says why."""
+
+STALE_S = 30.0
+"""A job no page has looked at for this long (its tab closed, its session moved on) is cancelled."""
+
+
+class Busy(Exception):
+    """The server already runs `MAX_ALIVE` replications: the page shows its one seed meanwhile."""
+
+
 HELP = (
     "Run the scenario with this many seeds (seed, seed + 1, …) in the background, then show each headline "
     "figure as its mean ± a 95% confidence interval (Student t over the seeds) and each latency CDF as the "
@@ -68,6 +82,11 @@ class Job:
         self.error: str | None = None
         self._cancel = threading.Event()
         self._finished = threading.Event()
+        self.seen = time.monotonic()
+
+    def touch(self) -> None:
+        """A page is still waiting for (or showing) this job."""
+        self.seen = time.monotonic()
 
     @property
     def finished(self) -> bool:
@@ -134,6 +153,13 @@ def job(scenario: Scenario, n: int) -> Job:
             return found
         if found is not None:  # cancelled, or made before Streamlit reloaded the app's modules
             found.cancel()  # (a source file changed): its thread runs old classes, which no longer pickle
+        now = time.monotonic()
+        alive = [j for j in reg.jobs.values() if not j.finished]
+        for j in alive:
+            if now - j.seen > STALE_S:
+                j.cancel()  # nobody is waiting for it any more
+        if len(alive) >= MAX_ALIVE:
+            raise Busy(f"the server is running {len(alive)} other replications")
         new = reg.jobs[key] = Job(seed_scenarios(scenario, n))
         idle = [k for k, j in reg.jobs.items() if j.finished]
         for old in idle[: max(len(reg.jobs) - MAX_JOBS, 0)]:
@@ -177,7 +203,13 @@ def run(scenarios: Sequence[Scenario], n: int) -> list[Replicas] | None:
     ss[ACTIVE] = wanted
     if n <= 1:
         return None
-    jobs = [job(s, n) for s in scenarios]
+    try:
+        jobs = [job(s, n) for s in scenarios]
+    except Busy as exc:
+        st.info(f"Seeds: {plain(exc)}; showing one seed. Try again in a minute.", icon=":material/hourglass:")
+        return None
+    for j in jobs:
+        j.touch()
     errors = [j.error for j in jobs if j.error]
     if errors:
         st.warning(f"The replications could not run: {plain(errors[0])}", icon=":material/warning:")
@@ -192,6 +224,8 @@ def run(scenarios: Sequence[Scenario], n: int) -> list[Replicas] | None:
 def _progress(jobs: list[Job], n: int) -> None:
     @st.fragment(run_every=POLL_S)
     def poll() -> None:
+        for j in jobs:
+            j.touch()
         if all(j.finished for j in jobs):
             st.rerun()  # the whole page, which now finds the results
         done, total = sum(j.done for j in jobs), sum(j.total for j in jobs)

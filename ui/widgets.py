@@ -30,6 +30,7 @@ from engine.core.errors import ScenarioError
 from engine.scenario.codec import get_path
 from engine.scenario.model import PolicySpec
 from ui import state
+from ui.text import plain
 
 HELP: dict[str, str] = {
     "rate_rps": "Mean arrival rate over the window, in requests per second (sessions' later turns included).",
@@ -568,7 +569,7 @@ def list_editor(
     for i, item in enumerate(items):
         with st.container(border=True):
             head, rm = st.columns([5, 1], vertical_alignment="center")
-            head.markdown(f"**{title(i, item) if title else f'{label_of(cls.__name__)} {i + 1}'}**")
+            head.markdown(f"**{plain(title(i, item)) if title else f'{label_of(cls.__name__)} {i + 1}'}**")
             rm.button(
                 "Remove",
                 key=f"fg:rm:{path}[{i}]",

@@ -23,6 +23,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import stat
 import tempfile
 import zlib
 from collections.abc import Iterable
@@ -49,9 +50,37 @@ def data_dir() -> Path:
 
 
 def uploads_dir() -> Path:
-    """The folder where this server keeps uploaded traces."""
+    """The folder where this server keeps uploaded traces (one per user in the temp folder by default)."""
     env = os.environ.get(UPLOADS_ENV)
-    return Path(env) if env else Path(tempfile.gettempdir()) / "fengong-uploads"
+    if env:
+        return Path(env)
+    return Path(tempfile.gettempdir()) / f"fengong-uploads-{getattr(os, 'getuid', lambda: 0)()}"
+
+
+def _private_uploads() -> Path:
+    """The uploads folder, created private (0700) if missing; ScenarioError unless it is a real
+    folder of this user that nobody else can write (another local user could otherwise plant it,
+    or a link in its place, and have `upload:` names read their files)."""
+    folder = uploads_dir()
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(folder)
+    except OSError as exc:
+        raise ScenarioError(
+            f"uploads folder {folder}: cannot use it ({exc.strerror or type(exc).__name__})"
+        ) from None
+    uid = getattr(os, "getuid", None)
+    if (
+        stat.S_ISLNK(info.st_mode)
+        or not stat.S_ISDIR(info.st_mode)
+        or (uid is not None and info.st_uid != uid())
+        or info.st_mode & 0o022
+    ):
+        raise ScenarioError(
+            f"uploads folder {folder}: not a private folder of this user (a link, another owner, or writable "
+            f"by others); set {UPLOADS_ENV} to a private folder"
+        )
+    return folder
 
 
 def is_reference(path: str) -> bool:
@@ -64,7 +93,7 @@ def _split(ref: str) -> tuple[Path, str]:
     for prefix in (DATA_PREFIX, LEGACY_PREFIX):
         if ref.startswith(prefix):
             return data_dir(), ref[len(prefix) :]
-    return uploads_dir(), ref[len(UPLOAD_PREFIX) :]
+    return _private_uploads(), ref[len(UPLOAD_PREFIX) :]
 
 
 def _check_relative(ref: str, rel: str) -> None:
@@ -142,8 +171,7 @@ def store_upload(raw: bytes, suffix: str) -> str:
     if len(raw) > bounds.MAX_TRACE_BYTES:
         raise ScenarioError(f"upload: {len(raw):,} bytes; the limit is {bounds.MAX_TRACE_BYTES:,}")
     name = hashlib.sha256(raw).hexdigest()[:20] + suffix
-    folder = uploads_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = _private_uploads()
     target = folder / name
     if not target.exists():
         tmp = folder / f".{name}.{os.getpid()}.part"

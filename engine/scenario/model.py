@@ -25,11 +25,12 @@ SCHEMA_VERSION = 1
 """Version of the scenario format; share links and result files carry it."""
 
 Tokens = Annotated[int, Field(ge=1, le=bounds.MAX_TOKENS_PER_REQUEST)]
-_NAME = re.compile(r"\w[\w .+/-]*")
+_NAME = re.compile(r"[^\W_][\w .+/-]*")
 
 
 def _plain_name(value: str) -> str:
-    # names reach labels, legends and tables: plain words only, so no name can carry markup
+    # names reach labels, legends and tables: plain words only (no HTML or Markdown brackets; pages
+    # still show them through ui.text.plain, since a bare address would be autolinked)
     if not _NAME.fullmatch(value):
         raise ValueError("use letters, digits, spaces and . _ + / - only, starting with a letter or digit")
     return value
