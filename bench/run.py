@@ -27,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.scenarios import doubled_outputs, everything_on, hundred_thousand, scaled_outputs
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
@@ -53,17 +54,6 @@ def timed(scenario: Scenario, repeat: int) -> tuple[float, float, int, int, dict
         events = rec.events
         summary = result.summary
     return min(walls), gen_s, events, len(reqs), summary
-
-
-def scaled_outputs(scenario: Scenario, factor: float) -> Scenario:
-    """The scenario with every class's output lengths multiplied by `factor`."""
-    data = io.to_data(scenario)
-    changes = {}
-    for i, c in enumerate(data["workload"]["classes"]):
-        for key in ("tokens", "low", "high", "mean", "p99"):
-            if c.get("output", {}).get(key) is not None:
-                changes[f"workload.classes[{i}].output.{key}"] = c["output"][key] * factor
-    return io.apply_overrides(scenario, changes)
 
 
 def whole_process(repeat: int) -> float:
@@ -107,21 +97,7 @@ def main() -> None:
             target = 2.0  # the whole Mooncake trace looked up in three cache tiers: ~0.8 s more than without
         row(f"preset {preset}", wall, target, ev, n, f"generation {gen:.3f} s")
 
-    everything = io.apply_overrides(
-        default,
-        {
-            "cache": {"enabled": True, "block_tokens": 256, "host": {"enabled": True, "capacity_gb": 100},
-                      "pooled": {"enabled": True, "capacity_gb": 1000}},
-            "workload.classes[0].multi_turn": {"turns_mean": 3, "think_time_s": 5},
-            "workload.classes[0].prefix": {"tokens": 1024, "groups": 4},
-            "scheduler": {"router": {"name": "cache_aware"}, "queue": {"name": "priority"},
-                          "admission": {"name": "early_reject"}, "preemption": "swap",
-                          "elastic": {"enabled": True, "threshold": 2.0}},
-            "faults": [{"at_s": 200.0, "pool": "decode", "instances": 1, "duration_s": 60.0}],
-            # decode memory tight enough that swaps and a role switch actually happen
-            "deployment.mem_fraction": 0.55,
-        },
-    )  # fmt: skip
+    everything = everything_on()
     wall, gen, ev, n, summary = timed(everything, rep)
     row("default, cache/policies/preemption/faults on", wall, 1.0, ev, n, f"generation {gen:.3f} s")
     sched, cache, counts = summary["scheduler"], summary["cache"], summary["requests"]
@@ -131,10 +107,7 @@ def main() -> None:
         f"{sched['preemptions']:,} preempted, {sched['role_switches']:,} role switches"
     )
 
-    longer = io.apply_overrides(
-        default,
-        {"workload.classes[0].output": {"kind": "lognormal", "mean": 512, "p99": 2400, "max_tokens": 8192}},
-    )
+    longer = doubled_outputs()
     wall2, _, ev2, n2, _ = timed(longer, rep)
     base = timed(default, rep)[0]
     change = wall2 / base - 1.0
@@ -157,10 +130,7 @@ def main() -> None:
     )
 
     if not args.quick:
-        big = io.apply_overrides(
-            io.load_preset("chat-colocated"),
-            {"duration_s": 1000.0, "workload.arrival.rate_rps": 100.0, "deployment.pools[0].count": 40},
-        )
+        big = hundred_thousand()
         gc.collect()
         wall, gen, ev, n, _ = timed(big, 1)
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

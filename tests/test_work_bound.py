@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from bench.scenarios import doubled_outputs, everything_on, hundred_thousand
 from engine.cli.main import main
 from engine.core import bounds
 from engine.core.errors import ScenarioError
@@ -56,30 +57,9 @@ HOSTILE: dict[str, tuple[str, dict[str, Any], str]] = {
 
 
 def _bench_scenarios() -> dict[str, Scenario]:
-    """The scenarios bench/run.py and bench/plan.py time (keep in step with them)."""
+    """The scenarios bench/run.py (bench/scenarios.py) and bench/plan.py time."""
     default = io.load_preset(io.DEFAULT_PRESET)
-    everything = io.apply_overrides(
-        default,
-        {
-            "cache": {"enabled": True, "block_tokens": 256, "host": {"enabled": True, "capacity_gb": 100},
-                      "pooled": {"enabled": True, "capacity_gb": 1000}},
-            "workload.classes[0].multi_turn": {"turns_mean": 3, "think_time_s": 5},
-            "workload.classes[0].prefix": {"tokens": 1024, "groups": 4},
-            "scheduler": {"router": {"name": "cache_aware"}, "queue": {"name": "priority"},
-                          "admission": {"name": "early_reject"}, "preemption": "swap",
-                          "elastic": {"enabled": True, "threshold": 2.0}},
-            "faults": [{"at_s": 200.0, "pool": "decode", "instances": 1, "duration_s": 60.0}],
-            "deployment.mem_fraction": 0.55,
-        },
-    )  # fmt: skip
-    longer = io.apply_overrides(
-        default,
-        {"workload.classes[0].output": {"kind": "lognormal", "mean": 512, "p99": 2400, "max_tokens": 8192}},
-    )
-    big = io.apply_overrides(
-        io.load_preset("chat-colocated"),
-        {"duration_s": 1000.0, "workload.arrival.rate_rps": 100.0, "deployment.pools[0].count": 40},
-    )
+    everything, longer, big = everything_on(), doubled_outputs(), hundred_thousand()
     # bench/plan.py: 40 req/s over 120 s windows; the largest candidate has 64 instances a pool
     plan_widest = io.apply_overrides(
         default,
