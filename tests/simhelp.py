@@ -54,3 +54,13 @@ def check_invariants(result: SimResult, rec: Records | None = None) -> None:
     if rec is not None:
         assert rec.tokens_emitted - rec.tokens_discarded == int(done["output_tokens"].sum())
         assert np.all(rec.kv_peak <= rec.kv_capacity)
+
+
+LEGACY_STACK = {
+    "deployment.stack": "trtllm",
+    "deployment.batching.max_batch": 256,
+    "deployment.batching.chunk_tokens": 2048,
+}
+"""The serving settings every scenario ran with before serving stacks had defaults (TensorRT-LLM's
+profile, 256 requests, 2,048-token chunks). Tests whose premise is a load level tuned under them
+(an overload, a saturation) pin them, so they test the scheduler rather than the calibration."""

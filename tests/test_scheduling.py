@@ -10,9 +10,10 @@ import pytest
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
-from tests.simhelp import check_invariants, records
+from tests.simhelp import LEGACY_STACK, check_invariants, records
 
 LONG_PROMPTS = {
+    **LEGACY_STACK,
     "duration_s": 120.0,
     "deployment.pools[0].count": 2,
     "workload.arrival.rate_rps": 6.0,

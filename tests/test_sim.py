@@ -19,7 +19,7 @@ from engine.scenario.resolve import resolve
 from engine.serving.run import flatten, simulate
 from engine.serving.sim import Simulation
 from engine.serving.workload import generate
-from tests.simhelp import check_invariants, records, small
+from tests.simhelp import LEGACY_STACK, check_invariants, records, small
 
 PRESETS = io.preset_names()
 GOLDEN = Path(__file__).parent / "golden"
@@ -118,7 +118,9 @@ def test_low_load_ttft_and_tpot_approach_the_bare_cost_model(mode: str) -> None:
 
 def test_past_saturation_queues_grow_and_ttft_climbs() -> None:
     def run(rate: float) -> Any:
-        return simulate(small("chat-colocated", duration_s=120.0, **{"workload.arrival.rate_rps": rate}))
+        return simulate(
+            small("chat-colocated", duration_s=120.0, **{**LEGACY_STACK, "workload.arrival.rate_rps": rate})
+        )
 
     low, high = run(4.0), run(60.0)
     assert high.summary["latency_ms"]["ttft"]["p50"] > 20 * low.summary["latency_ms"]["ttft"]["p50"]

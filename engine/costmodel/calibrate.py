@@ -21,6 +21,7 @@ cost model's compute and memory parts scale as 1/eta.
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -36,8 +37,17 @@ from engine.core import datafiles
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance, iteration_cost
 
-Kind = Literal["prefill", "decode", "throughput"]
+Kind = Literal["prefill", "decode", "throughput", "tpot", "ttft", "batch_latency"]
+Figure = Literal["throughput", "ttft", "tpot", "energy"]
 
+FIGURE_OF: dict[str, Figure] = {
+    "throughput": "throughput", "prefill": "ttft", "ttft": "ttft",
+    "decode": "tpot", "tpot": "tpot", "batch_latency": "tpot",
+}  # fmt: skip
+"""The kind of headline figure each kind of measurement checks (errors are reported per figure)."""
+
+MIN_ETA_COMPUTE = 0.05
+"""Lower bound of a fitted compute fraction."""
 MAX_ETA_COMPUTE = 0.85
 """Upper bound of a fitted compute fraction: large GEMMs reach about 70-80% of dense peak."""
 MAX_ETA_BANDWIDTH = 0.92
@@ -48,6 +58,9 @@ DEFAULT_MAX_BATCH = 2048
 DEFAULT_TOKEN_BUDGET = 8192
 """Tokens per iteration assumed for throughput points (trtllm-bench's default max_num_tokens)."""
 
+DECODE_PIECES = 8
+"""A run of decode steps with a growing context is summed as this many pieces at their mid context."""
+
 MEASUREMENT_COLUMNS = (
     "id", "model", "hardware", "tp", "weights", "kv", "kind", "prompt_tokens", "output_tokens",
     "batch", "context_tokens", "value", "unit", "source",
@@ -57,7 +70,16 @@ MEASUREMENT_COLUMNS = (
 
 @dataclass(frozen=True, kw_only=True)
 class Measurement:
-    """One measured point and its setup."""
+    """One measured point and its setup.
+
+    Kinds: ``prefill`` (one prompt alone, ms), ``decode`` (one step of `batch` requests at
+    `context_tokens`, ms), ``throughput`` (tokens/s), ``tpot`` (time between a request's tokens,
+    ms), ``ttft`` (time to first token, ms) and ``batch_latency`` (a static batch of `batch`
+    requests from start to last token, ms). Throughput, TPOT and TTFT are predicted in the steady
+    state of continuous batching under the row's limits: the batch cap, the token budget, chunked
+    prefill or not, and at most `concurrency` requests in flight (0: as many as fit). With
+    `static`, the `batch` requests all start together and the run ends when they finish.
+    """
 
     id: str
     model: str
@@ -74,17 +96,34 @@ class Measurement:
     unit: str
     source: str = ""
     kv_mem_fraction: float = 0.9
+    stack: str = ""
+    source_key: str = ""
+    max_batch: int = DEFAULT_MAX_BATCH
+    token_budget: int = DEFAULT_TOKEN_BUDGET
+    chunked: bool = True
+    concurrency: int = 0
+    static: bool = False
+    count_input: bool = False
+    note: str = ""
+
+    @property
+    def figure(self) -> Figure:
+        """The kind of headline figure this point checks."""
+        return FIGURE_OF[self.kind]
 
 
 @dataclass(frozen=True)
 class Parts:
-    """A prediction split into parts that scale with 1/eta_F, 1/eta_B, and a fixed part."""
+    """A prediction as a weighted sum of iterations whose parts scale with 1/eta_F, 1/eta_B or not.
 
-    compute_s: float
-    memory_s: float
-    fixed_s: float
-    iterations: float
-    numerator: float  # tokens for throughput points, 1 for times
+    Each row of `segments` is (weight, compute_s, memory_s, fixed_s) at eta = 1 and no overhead;
+    a time is sum(weight * (max(compute / eta_F, memory / eta_B) + fixed + overhead)), and a
+    throughput is `numerator` divided by that time.
+    """
+
+    segments: np.ndarray
+    numerator: float
+    throughput: bool
 
 
 def _instance(m: Measurement, catalog: Catalog, hw: HardwareSpec | None = None) -> Instance:
@@ -95,43 +134,142 @@ def _instance(m: Measurement, catalog: Catalog, hw: HardwareSpec | None = None) 
     )  # fmt: skip
 
 
-def steady_batch(inst: Instance, isl: int, osl: int, max_batch: int, token_budget: int) -> int:
-    """Requests in flight in the steady state of an offline run of fixed ISL/OSL."""
-    by_budget = token_budget / (1.0 + isl / max(osl, 1))
-    by_kv = inst.kv_capacity_tokens / (isl + osl)
+def steady_batch(
+    inst: Instance, isl: int, osl: int, max_batch: int, token_budget: int, chunked: bool = True
+) -> int:
+    """Requests in flight in the steady state of a run of fixed ISL/OSL."""
+    by_budget = token_budget / (1.0 + isl / max(osl, 1)) if chunked else float(max_batch)
+    by_kv = inst.kv_capacity_tokens / max(isl + osl, 1)
     return max(1, int(min(max_batch, by_budget, by_kv)))
 
 
-def parts(m: Measurement, inst: Instance) -> Parts:
-    """The prediction of `m` on `inst` at eta = 1 and no overhead, split into its parts."""
-    unit = Instance(
+def _unit(inst: Instance) -> Instance:
+    return Instance(
         model=inst.model, hardware=inst.hardware.model_copy(update={
             "profiles": {"unit": CalibrationProfile(eta_compute=1, eta_bandwidth=1, overhead_ms=0, source="unit")},
             "default_profile": "unit",
         }), tp=inst.tp, pp=inst.pp, weights=inst.weights, kv=inst.kv, mem_fraction=inst.mem_fraction,
     )  # fmt: skip
+
+
+def _seg(weight: float, c: Any) -> tuple[float, float, float, float]:
+    return (weight, float(c.compute_s), float(c.memory_s), float(c.comm_s))
+
+
+def _decode_run(
+    unit: Instance, batch: int, ctx0: float, steps: int
+) -> list[tuple[float, float, float, float]]:
+    """`steps` decode steps of `batch` requests whose context grows from `ctx0` by one per step."""
+    if steps <= 0:
+        return []
+    n = max(1, min(DECODE_PIECES, steps))
+    edges = np.linspace(0.0, float(steps), n + 1)
+    out = []
+    for a, b in itertools.pairwise(edges):
+        mid = ctx0 + (a + b) / 2.0
+        out.append(
+            _seg(b - a, iteration_cost(unit, decode_requests=batch, decode_context_tokens=batch * mid))
+        )
+    return out
+
+
+def _steady(unit: Instance, m: Measurement, b: int) -> list[tuple[float, float, float, float]]:
+    """One average iteration of the steady state with `b` requests in flight (per output token)."""
+    isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
+    ctx = isl + osl / 2.0
+    if m.chunked:
+        c = iteration_cost(
+            unit, decode_requests=b, decode_context_tokens=b * ctx, prefill_tokens=b * isl / osl,
+            prefill_attn_pairs=(b / osl) * isl * isl / 2.0,
+        )  # fmt: skip
+        return [_seg(1.0, c)]
+    # prefill-first without chunking: prefill iterations of k whole prompts between decode steps
+    k = max(1, min(b, m.token_budget // max(isl, 1)))
+    dec = iteration_cost(unit, decode_requests=b, decode_context_tokens=b * ctx)
+    pf = iteration_cost(unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0)
+    return [_seg(1.0, dec), _seg(b / osl / k, pf)]
+
+
+def _static(
+    unit: Instance, inst: Instance, m: Measurement
+) -> tuple[list[tuple[float, float, float, float]], int]:
+    """A static batch: every request starts at once; waves of at most the batch cap (and KV room)."""
+    isl, osl, n = m.prompt_tokens, max(m.output_tokens, 1), max(m.batch, 1)
+    room = max(1, inst.kv_capacity_tokens // max(isl + osl, 1))
+    per_wave = max(1, min(n, m.max_batch, room))
+    waves = -(-n // per_wave)
+    b = -(-n // waves)
+    segs: list[tuple[float, float, float, float]] = []
+    if m.chunked:
+        iters = max(1, -(-b * isl // max(m.token_budget, 1)))
+        q = b * isl / iters
+        pf = iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=b * isl * isl / 2.0 / iters)
+        segs.append(_seg(iters * waves, pf))
+    else:
+        k = max(1, min(b, m.token_budget // max(isl, 1)))
+        iters = -(-b // k)
+        pf = iteration_cost(unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0)
+        segs.append(_seg(iters * waves, pf))
+    segs.extend((w * waves, c, mm, f) for w, c, mm, f in _decode_run(unit, b, float(isl), osl - 1))
+    return segs, n
+
+
+def parts(m: Measurement, inst: Instance) -> Parts:
+    """The prediction of `m` on `inst` at eta = 1 and no overhead, as weighted iterations."""
+    unit = _unit(inst)
+    segs: list[tuple[float, float, float, float]]
+    numerator, thr = 1.0, False
     if m.kind == "prefill":
         q = float(m.prompt_tokens)
-        c = iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=q * q / 2)
-        return Parts(float(c.compute_s), float(c.memory_s), float(c.comm_s), 1.0, 1.0)
-    if m.kind == "decode":
+        segs = [_seg(1.0, iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=q * q / 2))]
+    elif m.kind == "decode":
         c = iteration_cost(unit, decode_requests=m.batch, decode_context_tokens=m.batch * m.context_tokens)
-        return Parts(float(c.compute_s), float(c.memory_s), float(c.comm_s), 1.0, 1.0)
-    isl, osl = m.prompt_tokens, m.output_tokens
-    b = steady_batch(inst, isl, osl, DEFAULT_MAX_BATCH, DEFAULT_TOKEN_BUDGET)
-    pf = b * isl / osl
-    ctx = isl + osl / 2.0
-    c = iteration_cost(
-        unit, decode_requests=b, decode_context_tokens=b * ctx, prefill_tokens=pf,
-        prefill_attn_pairs=(b / osl) * isl * isl / 2.0,
-    )  # fmt: skip
-    return Parts(float(c.compute_s), float(c.memory_s), float(c.comm_s), 1.0, float(b))
+        segs = [_seg(1.0, c)]
+    elif m.kind == "batch_latency" or (m.kind == "throughput" and m.static):
+        segs, n = _static(unit, inst, m)
+        if m.kind == "throughput":
+            numerator, thr = float(n * (m.output_tokens + (m.prompt_tokens if m.count_input else 0))), True
+    else:
+        isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
+        cap = min(m.max_batch, m.concurrency) if m.concurrency else m.max_batch
+        b = steady_batch(inst, isl, osl, cap, m.token_budget, m.chunked)
+        steady = _steady(unit, m, b)
+        if m.kind == "throughput":
+            segs = steady
+            numerator, thr = float(b) * (1.0 + (isl / osl if m.count_input else 0.0)), True
+        elif m.kind == "tpot":
+            segs = steady
+        else:  # ttft: the wait for a place, the running iteration, then the prompt's own iterations
+            segs = []
+            queued = max(m.concurrency - b, 0) if m.concurrency else 0
+            if queued:
+                segs.extend((w * queued / b * osl, c, mm, f) for w, c, mm, f in steady)
+            if b > 1:
+                segs.extend((w * 0.5, c, mm, f) for w, c, mm, f in steady)
+            others = b - 1
+            if m.chunked:
+                room = max(m.token_budget - others, 1)
+                iters = max(1, -(-isl // room))
+                q = isl / iters
+                c = iteration_cost(
+                    unit, prefill_tokens=q, prefill_attn_pairs=isl * isl / 2.0 / iters,
+                    decode_requests=others, decode_context_tokens=others * (isl + osl / 2.0),
+                )  # fmt: skip
+                segs.append(_seg(iters, c))
+            else:
+                segs.append(
+                    _seg(1.0, iteration_cost(unit, prefill_tokens=isl, prefill_attn_pairs=isl * isl / 2.0))
+                )
+    return Parts(np.array(segs, dtype=float).reshape(-1, 4), numerator, thr)
 
 
 def predict_from_parts(p: Parts, kind: Kind, eta_f: float, eta_b: float, overhead_ms: float) -> float:
     """Predicted value (ms for times, tokens/s for throughput) for given factors."""
-    t = max(p.compute_s / eta_f, p.memory_s / eta_b) + p.fixed_s + overhead_ms / 1000.0
-    return p.numerator / t if kind == "throughput" else t * 1000.0
+    s = p.segments
+    t = float(
+        (s[:, 0] * (np.maximum(s[:, 1] / eta_f, s[:, 2] / eta_b) + s[:, 3] + overhead_ms / 1000.0)).sum()
+    )
+    return p.numerator / t if p.throughput else t * 1000.0
 
 
 def predict(m: Measurement, catalog: Catalog, profile: CalibrationProfile) -> float:
@@ -158,12 +296,60 @@ class Fit:
         return float(self.table["abs_error"].max())
 
 
+def _loss_grid(
+    ps: Sequence[Parts], measured: Sequence[float], ef: np.ndarray, eb: np.ndarray, oh: np.ndarray
+) -> np.ndarray:
+    """Sum of squared log errors over a grid of (eta_F, eta_B, overhead) (axes 0, 1, 2)."""
+    loss = np.zeros((ef.size, eb.size, oh.size))
+    inv_f = (1.0 / ef)[:, None]
+    inv_b = (1.0 / eb)[None, :]
+    ohs = oh / 1000.0
+    for p, meas in zip(ps, measured, strict=True):
+        s = p.segments
+        # (segments, F, B) roofline times, summed with weights: shape (F, B)
+        roof = np.maximum(s[:, 1, None, None] * inv_f[None], s[:, 2, None, None] * inv_b[None])
+        base = np.tensordot(s[:, 0], roof + s[:, 3, None, None], axes=1)
+        t = base[:, :, None] + s[:, 0].sum() * ohs[None, None, :]
+        pred = p.numerator / t if p.throughput else t * 1000.0
+        r2 = np.log(pred / meas) ** 2
+        loss += r2 if ROBUST is None else 2.0 * ROBUST**2 * (np.sqrt(1.0 + r2 / ROBUST**2) - 1.0)
+    return loss
+
+
+def _grid_fit(
+    ps: Sequence[Parts],
+    measured: Sequence[float],
+    fix_overhead_ms: float | None,
+    fix_eta_bandwidth: float | None,
+    prior: tuple[float, float] = (0.5, 0.75),
+) -> tuple[float, float, float]:
+    """The (eta_F, eta_B, overhead_ms) of least squared log error: a grid refined three times."""
+    lo = np.array([MIN_ETA_COMPUTE, 0.2, 0.0])
+    hi = np.array([MAX_ETA_COMPUTE, MAX_ETA_BANDWIDTH, 80.0 if fix_overhead_ms is None else 0.0])
+    best = (0.5, 0.8, 0.0)
+    for _ in range(4):
+        ef = np.linspace(lo[0], hi[0], 40)
+        eb = np.linspace(lo[1], hi[1], 40) if fix_eta_bandwidth is None else np.array([fix_eta_bandwidth])
+        oh = np.linspace(lo[2], hi[2], 41) if fix_overhead_ms is None else np.array([fix_overhead_ms])
+        loss = _loss_grid(ps, measured, ef, eb, oh)
+        loss += PRIOR_WEIGHT * (
+            np.log(ef / prior[0])[:, None, None] ** 2 + np.log(eb / prior[1])[None, :, None] ** 2
+        )
+        i, j, k = np.unravel_index(int(np.argmin(loss)), loss.shape)
+        best = (float(ef[i]), float(eb[j]), float(oh[k]))
+        span = (hi - lo) / 8.0
+        lo = np.maximum([MIN_ETA_COMPUTE, 0.05, 0.0], np.array(best) - span)
+        hi = np.minimum([MAX_ETA_COMPUTE, MAX_ETA_BANDWIDTH, 1000.0], np.array(best) + span)
+    return best
+
+
 def fit(
     points: Sequence[Measurement],
     catalog: Catalog,
     source: str,
     fix_overhead_ms: float | None = None,
     fix_eta_bandwidth: float | None = None,
+    prior: tuple[float, float] = (0.5, 0.75),
 ) -> Fit:
     """Fit eta_compute, eta_bandwidth and overhead_ms of one chip to its measurements."""
     if not points:
@@ -172,40 +358,7 @@ def fit(
     if len({FAMILY.get(c, c) for c in chips}) != 1:
         raise ScenarioError(f"calibration: fit one chip (or one chip family) at a time (got {sorted(chips)})")
     ps = [parts(m, _instance(m, catalog)) for m in points]
-    comp = np.array([p.compute_s for p in ps])[:, None, None, None]
-    mem = np.array([p.memory_s for p in ps])[:, None, None, None]
-    fixed = np.array([p.fixed_s for p in ps])[:, None, None, None]
-    num = np.array([p.numerator for p in ps])[:, None, None, None]
-    thr = np.array([m.kind == "throughput" for m in points])[:, None, None, None]
-    meas = np.array([m.value for m in points])[:, None, None, None]
-
-    lo = np.array([0.05, 0.2, 0.0])
-    hi = np.array([MAX_ETA_COMPUTE, MAX_ETA_BANDWIDTH, 80.0 if fix_overhead_ms is None else 0.0])
-    best = (0.5, 0.8, 0.0)
-    for _ in range(4):
-        ef = np.linspace(lo[0], hi[0], 40)[None, :, None, None]
-        eb = (
-            np.linspace(lo[1], hi[1], 40)[None, None, :, None]
-            if fix_eta_bandwidth is None
-            else np.full((1, 1, 1, 1), fix_eta_bandwidth)
-        )
-        oh = (
-            np.linspace(lo[2], hi[2], 41)[None, None, None, :]
-            if fix_overhead_ms is None
-            else np.full((1, 1, 1, 1), fix_overhead_ms)
-        )
-        t = np.maximum(comp / ef, mem / eb) + fixed + oh / 1000.0
-        pred = np.where(thr, num / t, t * 1000.0)
-        loss = (np.log(pred / meas) ** 2).sum(axis=0)
-        i, j, k = np.unravel_index(int(np.argmin(loss)), loss.shape)
-        best = (float(ef[0, i, 0, 0]), float(eb[0, 0, j, 0]), float(oh[0, 0, 0, k]))
-        span = (hi - lo) / 8.0
-        lo = np.maximum([0.02, 0.05, 0.0], np.array(best) - span)
-        hi = np.minimum([MAX_ETA_COMPUTE, MAX_ETA_BANDWIDTH, 1000.0], np.array(best) + span)
-        if fix_overhead_ms is not None:
-            lo[2] = hi[2] = fix_overhead_ms
-        if fix_eta_bandwidth is not None:
-            lo[1] = hi[1] = fix_eta_bandwidth
+    best = _grid_fit(ps, [m.value for m in points], fix_overhead_ms, fix_eta_bandwidth, prior)
     profile = CalibrationProfile(
         eta_compute=round(best[0], 3),
         eta_bandwidth=round(best[1], 3),
@@ -215,32 +368,42 @@ def fit(
     return Fit(profile=profile, table=table(points, catalog, profile))
 
 
+def describe(m: Measurement) -> str:
+    """A short label of a point's setup: 'decode b1 ctx 512', 'tpot c8 20000/2000', ..."""
+    io = f"{m.prompt_tokens}/{m.output_tokens}"
+    if m.kind == "prefill":
+        return f"prefill {m.prompt_tokens} tok"
+    if m.kind == "decode":
+        return f"decode b{m.batch} ctx {m.context_tokens}"
+    if m.kind == "batch_latency" or m.static:
+        return f"{m.kind.replace('_', ' ')} b{m.batch} {io}"
+    load = f"c{m.concurrency}" if m.concurrency else "offline"
+    return f"{'' if m.kind == 'throughput' else m.kind + ' '}{load} {io}".strip()
+
+
 def table(
     points: Iterable[Measurement], catalog: Catalog, profile: CalibrationProfile | None = None
 ) -> pd.DataFrame:
     """Setup, measured, predicted and error for each point.
 
     Without an explicit profile, each point uses its chip's profile for the point's stack when
-    the chip has one (e.g. ``trtllm``), and the chip's default profile otherwise.
+    the chip has one (e.g. ``trtllm``), and the profile the trust rules give it otherwise.
     """
+    from engine.costmodel import trust  # the rules of a chip without its own profile
+
     rows = []
     for m in points:
         inst = _instance(m, catalog)
         stack = stack_of(m)
         own = inst.hardware.profiles.get(stack)
-        prof = profile or own or inst.profile
+        prof = profile or own or trust.calibration(inst.hardware, stack, catalog)[0]
         pred = predict(m, catalog, prof)
         setup = f"{m.model} {m.tp}x{m.hardware} {m.weights}"
-        if m.kind == "prefill":
-            what = f"prefill {m.prompt_tokens} tok"
-        elif m.kind == "decode":
-            what = f"decode b{m.batch} ctx {m.context_tokens}"
-        else:
-            what = f"offline {m.prompt_tokens}/{m.output_tokens}"
+        what = describe(m)
         rows.append(
             {
                 "id": m.id, "setup": setup, "point": what, "kind": m.kind, "unit": m.unit,
-                "profile": "given" if profile else (stack if own else inst.hardware.default_profile),
+                "profile": "given" if profile else (stack if own else f"{stack} (by rule)"),
                 "measured": m.value, "predicted": pred, "error": pred / m.value - 1.0,
                 "abs_error": abs(pred / m.value - 1.0),
             }
@@ -250,7 +413,10 @@ def table(
 
 # --- the shipped profiles -------------------------------------------------------------------
 
-STACKS = {"splitwise": "Splitwise characterization", "trtllm": "TensorRT-LLM", "user": "user"}
+STACKS = {
+    "splitwise": "Splitwise characterization", "trtllm": "TensorRT-LLM", "vllm": "vLLM", "vllm-v0": "vLLM V0", "sglang": "SGLang",
+    "user": "user",
+}  # fmt: skip
 """Serving stacks the reference measurements come from, by profile name."""
 
 FAMILY = {"h100-sxm": "hopper", "h200": "hopper"}
@@ -261,13 +427,13 @@ bandwidth fraction is not identifiable and came out far below H100's, which woul
 faster chip slower at decode. One profile per (family, stack) keeps them physically consistent.
 """
 
-BANDWIDTH_FROM = {"b200": "h100-sxm"}
-"""Chips whose points cannot identify the bandwidth fraction: it is taken from a sibling's fit.
+BANDWIDTH_FROM = {("b200", "trtllm"): "h100-sxm"}
+"""(chip, stack) fits whose points cannot identify the bandwidth fraction: a sibling's is used.
 
-B200's three TensorRT-LLM points are large-batch FP4 runs, bound mostly by compute; fitted
-freely, its bandwidth fraction came out at 0.28 (2.2 TB/s of 8), which would make a B200 decode
-slower than a single H100. The same stack on Hopper, whose eleven points pin it down, gives the
-fraction used instead; only eta_compute is fitted.
+B200's TensorRT-LLM points are large-batch FP4 runs, bound mostly by compute; fitted freely, its
+bandwidth fraction came out at 0.28 (2.2 TB/s of 8), which would make a B200 decode slower than
+a single H100. The same stack on Hopper, whose points pin it down, gives the fraction used
+instead; only eta_compute is fitted.
 """
 
 FIXED_OVERHEAD_MS = {"trtllm": 3.0}
@@ -280,9 +446,21 @@ really is. Assumption: with CUDA graphs and an overlapped scheduler, the host ov
 iteration is about 3 ms; the fractions are fitted with it held there.
 """
 
+PRIOR_WEIGHT = 0.02
+ROBUST: float | None = None
+POOLED_PRIOR = False
+"""Weak prior of every fit: eta_compute 0.5, eta_bandwidth 0.75, weight 0.02 on their squared log.
+
+It decides only what the points cannot: four batch-1 decode steps say nothing of the compute
+fraction, which would otherwise land on the grid's edge. Against a single point's squared log
+error of 0.01 to 0.1 it moves identified factors by a few percent at most.
+"""
+
 
 def stack_of(m: Measurement) -> str:
     """The profile name a reference measurement belongs to."""
+    if m.stack:
+        return m.stack
     if "Splitwise" in m.source:
         return "splitwise"
     if "TensorRT-LLM" in m.source:
@@ -290,37 +468,72 @@ def stack_of(m: Measurement) -> str:
     return "user"
 
 
+def is_moe(m: Measurement, catalog: Catalog) -> bool:
+    """True for points of mixture-of-experts models (fitted apart: expert parallelism is not modelled)."""
+    return catalog.model(m.model).moe is not None
+
+
 def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tuple[str, str], Fit]:
     """Fitted profiles per (chip, stack) from the reference points, as shipped in the catalog.
 
-    Each (chip, stack) with at least two points is fitted; stacks in `FIXED_OVERHEAD_MS` keep
-    their overhead fixed and fit the two fractions. A chip with a single point is not fitted: it
-    serves as a held-out check of a sibling chip's profile.
+    Dense-model points only (MoE points are a check: routing imbalance and expert parallelism are
+    not modelled yet). Each (chip family, stack) with at least two points is fitted; stacks in
+    `FIXED_OVERHEAD_MS` keep their overhead fixed and fit the two fractions. A chip with a single
+    point is not fitted: it serves as a held-out check of a sibling chip's profile.
     """
     groups: dict[tuple[str, str], list[Measurement]] = {}
     for m in points:
+        if is_moe(m, catalog):
+            continue
         groups.setdefault((FAMILY.get(m.hardware, m.hardware), stack_of(m)), []).append(m)
+    first = _fit_groups(groups, catalog, {})
+    # second pass: what a group's points cannot tell is drawn towards the same chip's other fits
+    priors: dict[tuple[str, str], tuple[float, float]] = {}
+    pooled = (
+        float(np.median([f.profile.eta_compute for f in first.values()])) if first else 0.5,
+        float(np.median([f.profile.eta_bandwidth for f in first.values()])) if first else 0.75,
+    )
+    for key in groups:
+        chip_fits = [f.profile for (c, s), f in first.items() if FAMILY.get(c, c) == key[0] and s != key[1]]
+        priors[key] = (
+            (
+                float(np.mean([p.eta_compute for p in chip_fits])),
+                float(np.mean([p.eta_bandwidth for p in chip_fits])),
+            )
+            if chip_fits
+            else pooled
+        )
+    return _fit_groups(groups, catalog, priors)
+
+
+def _fit_groups(
+    groups: dict[tuple[str, str], list[Measurement]],
+    catalog: Catalog,
+    priors: dict[tuple[str, str], tuple[float, float]],
+) -> dict[tuple[str, str], Fit]:
     fits: dict[tuple[str, str], Fit] = {}
     # chips that borrow a sibling's bandwidth fraction are fitted after the sibling
-    order = sorted(groups.items(), key=lambda kv: (any(p.hardware in BANDWIDTH_FROM for p in kv[1]), kv[0]))
-    for (_family, stack), pts in order:
+    order = sorted(groups.items(), key=lambda kv: ((kv[1][0].hardware, kv[0][1]) in BANDWIDTH_FROM, kv[0]))
+    for key, pts in order:
+        stack = key[1]
         if len(pts) < 2:
             continue
         ids = ", ".join(p.id for p in pts)
         chips = sorted({p.hardware for p in pts})
-        src = f"fitted to {STACKS[stack]} measurements {ids} (data/reference/calibration.csv)"
+        src = f"fitted to {STACKS.get(stack, stack)} measurements {ids} (data/reference/calibration*.csv)"
         if len(chips) > 1:
             src += f"; one profile for {' and '.join(chips)} (same GPU die and stack)"
         fixed = FIXED_OVERHEAD_MS.get(stack)
         if fixed is not None:
             src += f"; overhead held at {fixed} ms (assumption, docs/calibration.md)"
-        sibling = BANDWIDTH_FROM.get(chips[0]) if len(chips) == 1 else None
+        sibling = BANDWIDTH_FROM.get((chips[0], stack)) if len(chips) == 1 else None
         eta_b = fits[(sibling, stack)].profile.eta_bandwidth if sibling and (sibling, stack) in fits else None
         if eta_b is not None:
             src += (
                 f"; eta_bandwidth taken from the {sibling} {stack} fit (not identifiable from these points)"
             )
-        result = fit(pts, catalog, src, fix_overhead_ms=fixed, fix_eta_bandwidth=eta_b)
+        prior = priors.get(key, (0.5, 0.75))
+        result = fit(pts, catalog, src, fix_overhead_ms=fixed, fix_eta_bandwidth=eta_b, prior=prior)
         for chip in chips:
             fits[(chip, stack)] = result
     return fits

@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 
 from engine.catalog.entries import Catalog
+from engine.costmodel import trust
 from engine.costmodel.perf import Instance, decode_cost, prefill_cost
 from engine.scenario.model import Scenario
 from engine.serving.workload import Requests
@@ -68,7 +69,7 @@ def demand(scenario: Scenario, requests: Requests) -> Demand:
     cached = np.zeros_like(requests.prompt_tokens)
     if scenario.cache.enabled:  # optimistic: every reusable token hits
         cached = np.minimum(requests.reused_tokens + requests.prefix_tokens, requests.prompt_tokens - 1)
-    b = scenario.deployment.batching
+    b = scenario.batching()
     return Demand(
         rate_rps=wl.arrival.rate_rps,
         prompt_tokens=requests.prompt_tokens.astype(float),
@@ -215,12 +216,17 @@ def instance_of(scenario: Scenario, cat: Catalog, hw: str, tp: int) -> Instance:
     """An instance of `tp` chips of kind `hw` serving the scenario's model (its pools' profile)."""
     profile = next((p.profile for p in scenario.deployment.pools if p.hardware == hw), None)
     m = scenario.model
+    model = cat.models[m.id]
+    custom = any(h.id == hw for h in scenario.custom_hardware)
+    spec, name, _ = trust.effective_chip(
+        cat.hardware[hw], scenario.deployment.stack, cat, profile, moe=model.moe is not None, custom=custom
+    )
     return Instance(
-        model=cat.models[m.id],
-        hardware=cat.hardware[hw],
+        model=model,
+        hardware=spec,
         tp=tp,
         weights=m.weights,
-        kv=m.kv,
-        profile_name=profile,
+        kv=scenario.kv_precision(),
+        profile_name=name,
         mem_fraction=scenario.deployment.mem_fraction,
     )

@@ -20,6 +20,7 @@ from engine import policies
 from engine.catalog.specs import Frozen, HardwareSpec, KvPrecision, ModelSpec, Precision
 from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
+from engine.costmodel import stacks
 
 SCHEMA_VERSION = 1
 """Version of the scenario format; share links and result files carry it."""
@@ -209,7 +210,8 @@ class ModelChoice(Frozen):
 
     id: Annotated[str, Field(min_length=1, max_length=64)] = "llama-3.1-70b"
     weights: Precision = "bf16"
-    kv: KvPrecision = "bf16"
+    kv: KvPrecision | None = None
+    """KV-cache precision; unset: the serving stack's default for the weights (`Scenario.kv_precision`)."""
 
 
 class Pool(Frozen):
@@ -225,12 +227,26 @@ class Pool(Frozen):
 
 
 class Batching(Frozen):
-    """Continuous batching limits of every instance."""
+    """Continuous batching limits of every instance; an unset field takes the serving stack's default.
 
-    max_batch: Annotated[int, Field(ge=1, le=bounds.MAX_BATCH)] = 256
-    token_budget: Annotated[int, Field(ge=16, le=1_048_576)] = 8192
-    chunked_prefill: bool = True
-    chunk_tokens: Annotated[int, Field(ge=16, le=1_048_576)] = 2048
+    `Scenario.batching()` gives the limits a run uses: these values where set, else the defaults
+    of `deployment.stack` on the first pool's chip (engine/costmodel/stacks.py).
+    """
+
+    max_batch: Annotated[int, Field(ge=1, le=bounds.MAX_BATCH)] | None = None
+    token_budget: Annotated[int, Field(ge=16, le=1_048_576)] | None = None
+    chunked_prefill: bool | None = None
+    chunk_tokens: Annotated[int, Field(ge=16, le=1_048_576)] | None = None
+
+
+class Limits(Frozen):
+    """The batching limits a run uses, every field set."""
+
+    max_batch: int
+    token_budget: int
+    chunked_prefill: bool
+    chunk_tokens: int
+    source: str = ""
 
 
 class KvLink(Frozen):
@@ -249,6 +265,8 @@ class Deployment(Frozen):
     """How the work is split: colocated (mixed pools) or disaggregated (prefill + decode)."""
 
     mode: Literal["colocated", "disaggregated"] = "colocated"
+    stack: Literal["vllm", "sglang", "trtllm", "vllm-v0"] = "vllm"
+    """Serving stack: its calibration profile per chip and its scheduler defaults (docs/calibration.md)."""
     pools: Annotated[tuple[Pool, ...], Field(min_length=1, max_length=8)] = (Pool(name="main"),)
     batching: Batching = Batching()
     link: KvLink = KvLink()
@@ -407,6 +425,38 @@ class Scenario(Frozen):
             if f.pool not in pool_names:
                 raise ValueError(f"faults[{i}].pool: {f.pool!r} is not one of {sorted(pool_names)}")
         return self
+
+    def _first_chip(self) -> HardwareSpec | None:
+        hw_id = self.deployment.pools[0].hardware
+        for h in self.custom_hardware:
+            if h.id == hw_id:
+                return h
+        from engine.catalog.entries import load_catalog
+
+        return load_catalog().hardware.get(hw_id)
+
+    def batching(self) -> Limits:
+        """The batching limits of the run: the scenario's where set, else the stack's defaults."""
+        b = self.deployment.batching
+        hw = self._first_chip()
+        if hw is None:
+            d = stacks.StackDefaults(256, 2048, True, 2048, "unknown chip: the smallest defaults")
+        else:
+            d = stacks.defaults(self.deployment.stack, hw)
+        budget = b.token_budget if b.token_budget is not None else d.token_budget
+        return Limits(
+            max_batch=b.max_batch if b.max_batch is not None else d.max_batch,
+            token_budget=budget,
+            chunked_prefill=b.chunked_prefill if b.chunked_prefill is not None else d.chunked_prefill,
+            chunk_tokens=b.chunk_tokens if b.chunk_tokens is not None else min(d.chunk_tokens, budget),
+            source=d.source,
+        )
+
+    def kv_precision(self) -> KvPrecision:
+        """The KV-cache precision of the run: the scenario's, else the stack's default for the weights."""
+        if self.model.kv is not None:
+            return self.model.kv
+        return stacks.kv_default(self.deployment.stack, self.model.weights)
 
 
 def validate(data: Any) -> Scenario:

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
+from engine.costmodel import trust
 from engine.costmodel.perf import Instance, IterationCost, decode_cost, prefill_cost
+from engine.costmodel.trust import Calibration
 from engine.scenario.model import Pool, Scenario
 
 MAX_ITERATION_S = 86_400.0
@@ -35,6 +37,7 @@ class ResolvedPool:
     index: int
     spec: Pool
     instance: Instance
+    calibration: Calibration
 
     @property
     def hardware(self) -> HardwareSpec:
@@ -93,14 +96,23 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
             raise ScenarioError(
                 f"{where}.profile: {spec.profile!r} is not a profile of {hw.id}; choose one of {sorted(hw.profiles)}"
             )
+        if scenario.deployment.stack in trust.NVIDIA_ONLY and hw.vendor != "NVIDIA":
+            raise ScenarioError(
+                f"deployment.stack: {scenario.deployment.stack!r} runs on NVIDIA GPUs only; {where}.hardware is "
+                f"{hw.id!r} ({hw.vendor}). Choose vllm or sglang, or an NVIDIA chip"
+            )
+        custom = any(h.id == hw.id for h in scenario.custom_hardware)
+        hw, name, cal = trust.effective_chip(
+            hw, scenario.deployment.stack, cat, spec.profile, moe=model.moe is not None, custom=custom
+        )
         inst = Instance(
             model=model,
             hardware=hw,
             tp=spec.tp,
             pp=spec.pp,
             weights=scenario.model.weights,
-            kv=scenario.model.kv,
-            profile_name=spec.profile,
+            kv=scenario.kv_precision(),
+            profile_name=name,
             mem_fraction=scenario.deployment.mem_fraction,
         )
         if not inst.fits():
@@ -114,7 +126,7 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 f"{min_chips} chips per instance (tp x pp), lower precision, or a larger chip"
             )
         _check_speed(scenario, where, inst)
-        pools.append(ResolvedPool(index=i, spec=spec, instance=inst))
+        pools.append(ResolvedPool(index=i, spec=spec, instance=inst, calibration=cal))
     _check_kv_link(scenario, pools)
     return Resolved(scenario=scenario, model=model, pools=tuple(pools))
 

@@ -146,7 +146,7 @@ class Simulation:
         classes = sc.workload.classes
         self.priority: list[int] = [classes[c].priority for c in reqs.cls.tolist()]
         self.top_priority = max(c.priority for c in classes)
-        b = sc.deployment.batching
+        b = sc.batching()
         self.max_batch = b.max_batch
         self.token_budget = b.token_budget
         self.chunked = b.chunked_prefill

@@ -152,7 +152,7 @@ class _Load:
 
 def _chunk(scenario: Scenario) -> int | None:
     """Tokens per prefill iteration of one prompt, when prompts are chunked."""
-    b = scenario.deployment.batching
+    b = scenario.batching()
     if scenario.deployment.mode != "colocated" or not b.chunked_prefill:
         return None
     return max(1, min(b.chunk_tokens, b.token_budget))
@@ -373,7 +373,7 @@ def _event_terms(scenario: Scenario, load: _Load) -> list[Term]:
     ]
     c = _chunk(sc)
     if c is not None and load.chunks_mean > 1.0:
-        b = sc.deployment.batching
+        b = sc.batching()
         knob = (
             f"deployment.batching.chunk_tokens={b.chunk_tokens:,}"
             if b.chunk_tokens <= b.token_budget
@@ -401,7 +401,7 @@ def _event_terms(scenario: Scenario, load: _Load) -> list[Term]:
             )
         )
     if sc.faults:
-        batch = sc.deployment.batching.max_batch
+        batch = sc.batching().max_batch
         retried = sum(min(load.n, f.instances * batch) for f in sc.faults)
         terms.append(
             Term(
@@ -477,7 +477,7 @@ def _memory_terms(scenario: Scenario, load: _Load, event_terms: list[Term]) -> l
         tiers = (cache.hbm * (2 if disaggregated else 1)) + cache.host.enabled + cache.pooled.enabled
         copies = cache.hbm * instances + cache.host.enabled * entry + cache.pooled.enabled
         entries = min(load.block_ids * copies, load.full_blocks * tiers)
-        live = min(load.n, instances * scenario.deployment.batching.max_batch) * load.blocks / load.n
+        live = min(load.n, instances * scenario.batching().max_batch) * load.blocks / load.n
         terms.append(
             Term(
                 "memory_bytes",

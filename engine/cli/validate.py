@@ -1,0 +1,210 @@
+"""`validate` and `calibrate --reference`: the cost model against every public measurement.
+
+`validate` prints which reference rows are usable, per chip, stack and kind of figure the
+median and p90 error of the fit and of each held-out scheme (leave one source, chip or chip
+family out), the overall figures against the targets, the MoE rows and the energy check;
+`--markdown` writes the same as docs/validation.md's body, `--json` as data.
+`calibrate --reference --write` refits every profile, writes them into the hardware entries in
+presets/hardware and the expected errors into presets/calibration.toml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from engine.catalog.entries import load_catalog, presets_dir
+from engine.cli.common import emit_json
+from engine.costmodel import calibrate, reference, validation
+
+SCHEMES = (
+    ("fit", "fit"),
+    ("loso", "leave source out"),
+    ("loco", "leave chip out"),
+    ("lofo", "leave family out"),
+)
+
+
+def _pct(v: Any) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):.0%}"
+
+
+def group_lines(rep: validation.Report) -> list[tuple[str, ...]]:
+    """Rows of the per (chip, stack, figure) table: n, then median/p90 per scheme."""
+    out = []
+    for rec in rep.group_records():
+        n = rec.get("n_fit")
+        if n is None:
+            continue
+        cells = [str(rec["chip"]), str(rec["stack"]), str(rec["figure"]), f"{int(n)}"]
+        for s, _ in SCHEMES:
+            cells.append(f"{_pct(rec.get(f'median_{s}'))} / {_pct(rec.get(f'p90_{s}'))}")
+        out.append(tuple(cells))
+    return out
+
+
+def headline_lines(rep: validation.Report) -> list[str]:
+    """The overall figures, the targets and the energy check, one sentence each."""
+    h = rep.headline
+    lines = []
+    for s, name in SCHEMES:
+        if s in h:
+            lines.append(
+                f"{name:17}: median |error| {h[s]['median']:.1%}, p90 {h[s]['p90']:.1%} over {int(h[s]['n'])} points"
+            )
+    if "moe" in h:
+        lines.append(
+            f"{'MoE (not fitted)':17}: median |error| {h['moe']['median']:.1%}, p90 {h['moe']['p90']:.1%} over "
+            f"{int(h['moe']['n'])} points"
+        )
+    e = rep.energy_headline()
+    if e:
+        lines.append(
+            f"{'energy per token':17}: median |error| {e['energy_median']:.1%}, p90 {e['energy_p90']:.1%} over "
+            f"{int(e['energy_n'])} rows; power median {e['power_median']:.1%}"
+        )
+    t = validation.TARGETS
+    loso = h.get("loso", {})
+    if loso:
+        ok = loso["median"] <= t["loso_median"] and loso["p90"] <= t["loso_p90"]
+        lines.append(
+            f"target (leave source out median <= {t['loso_median']:.0%}, p90 <= {t['loso_p90']:.0%}): "
+            f"{'met' if ok else 'NOT met'}"
+        )
+    if e:
+        lines.append(
+            f"target (energy per token median <= {t['energy_median']:.0%}): "
+            f"{'met' if e['energy_median'] <= t['energy_median'] else 'NOT met'}"
+        )
+    return lines
+
+
+def markdown(rep: validation.Report) -> str:
+    """The report as markdown (the body of docs/validation.md)."""
+    out = [
+        f"{rep.usable} of {len(rep.rows)} reference rows are usable points; the others are set aside:",
+        "",
+        "| rows | reason |",
+        "|---:|---|",
+    ]
+    out += [f"| {n} | {reason} |" for reason, n in rep.set_aside().items()]
+    out += ["", "## Overall", "", "```", *headline_lines(rep), "```", ""]
+    out += [
+        "## Per chip, stack and figure",
+        "",
+        "Median / p90 of |predicted / measured - 1|. *fit*: the shipped profiles; the others refit "
+        "without the held-out rows and predict them by the rules of docs/calibration.md.",
+        "",
+        "| chip | stack | figure | n | " + " | ".join(n for _, n in SCHEMES) + " |",
+        "|---|---|---|---:|" + "---:|" * len(SCHEMES),
+    ]
+    out += ["| " + " | ".join(r) + " |" for r in group_lines(rep)]
+    out += ["", "## Expected error shown in the app (median, by the rule behind a chip's profile)", ""]
+    out += ["| basis | throughput | TTFT | TPOT | energy |", "|---|---:|---:|---:|---:|"]
+    for basis, row in rep.expected_error.items():
+        out.append(
+            f"| {basis} | {_pct(row.get('throughput'))} | {_pct(row.get('ttft'))} | {_pct(row.get('tpot'))} | "
+            f"{_pct(row.get('energy'))} |"
+        )
+    out += ["", "## Every point", ""]
+    out += [
+        "| id | setup | point | stack | measured | predicted | error | left out |",
+        "|---|---|---|---|---:|---:|---:|---:|",
+    ]
+    for r in rep.points.itertuples():
+        tag = " (MoE)" if r.moe else ""
+        out.append(
+            f"| {r.id} | {r.setup}{tag} | {r.point} | {r.stack} | {r.measured:,.1f} {r.unit} | "
+            f"{r.predicted:,.1f} | {r.error:+.1%} | {_signed(r.loso_error)} |"
+        )
+    if rep.energy is not None and not rep.energy.empty:
+        out += ["", "## Power and energy (ML.ENERGY rows)", ""]
+        out += ["| id | setup | kind | measured | predicted | error |", "|---|---|---|---:|---:|---:|"]
+        for r in rep.energy.itertuples():
+            out.append(
+                f"| {r.id} | {r.setup} | {r.kind} | {r.measured:,.3g} | {r.predicted:,.3g} | {r.error:+.1%} |"
+            )
+    return "\n".join(out)
+
+
+def _signed(v: Any) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):+.0%}"
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """`python -m engine validate [--json | --markdown]`."""
+    rep = validation.report(load_catalog())
+    if args.json:
+        emit_json(rep.as_dict())
+        return 0
+    if args.markdown:
+        print(markdown(rep))
+        return 0
+    print(f"{rep.usable} of {len(rep.rows)} reference rows usable; set aside:")
+    for reason, n in rep.set_aside().items():
+        print(f"  {n:4d}  {reason}")
+    print()
+    print(f"{'chip':10} {'stack':9} {'figure':10} {'n':>3}  " + "  ".join(f"{n:>17}" for _, n in SCHEMES))
+    for r in group_lines(rep):
+        print(f"{r[0]:10} {r[1]:9} {r[2]:10} {r[3]:>3}  " + "  ".join(f"{c:>17}" for c in r[4:]))
+    print("(median / p90 of |predicted / measured - 1|)")
+    print()
+    for line in headline_lines(rep):
+        print(line)
+    return 0
+
+
+def expected_error_toml(rep: validation.Report) -> str:
+    """presets/calibration.toml: expected errors per basis and figure, and where they come from."""
+    lines = [
+        "# Expected relative error of the cost model's figures, by the rule behind a chip's profile.",
+        "# Generated by `python -m engine calibrate --reference --write` from the cross-validation of",
+        "# data/reference (docs/validation.md); a test keeps it equal to a fresh run. Energy per token",
+        "# combines the power model's median error with the throughput error of the same basis.",
+        "",
+    ]
+    for basis, row in rep.expected_error.items():
+        lines.append(f"[expected_error.{basis}]")
+        for figure in ("throughput", "ttft", "tpot", "energy"):
+            if figure in row:
+                lines.append(f"{figure} = {row[figure]}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_reference(fits: dict[tuple[str, str], calibrate.Fit], rep: validation.Report) -> list[Path]:
+    """Write every fitted profile into its chip's entry and the expected errors; the files written."""
+    written = []
+    hw_dir = presets_dir() / "hardware"
+    by_chip: dict[str, list[tuple[str, calibrate.Fit]]] = {}
+    for (chip, stack), f in sorted(fits.items()):
+        by_chip.setdefault(chip, []).append((stack, f))
+    for chip, entries in by_chip.items():
+        path = hw_dir / f"{chip}.toml"
+        text = path.read_text(encoding="utf-8")
+        for stack, f in entries:
+            text = calibrate.with_profile(text, stack, f.profile, make_default=False)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    out = presets_dir() / "calibration.toml"
+    out.write_text(expected_error_toml(rep), encoding="utf-8")
+    written.append(out)
+    return written
+
+
+def cmd_calibrate_reference(args: argparse.Namespace) -> int:
+    """`python -m engine calibrate --reference [--write]`."""
+    cat = load_catalog()
+    points = reference.usable_points(cat)
+    fits = calibrate.reference_fits(points, cat)
+    if getattr(args, "write", False):
+        rep = validation.report(cat)
+        for path in write_reference(fits, rep):
+            print(f"wrote {path}")
+        return 0
+    for (chip_id, stack), f in sorted(fits.items()):
+        print(f"# {chip_id}: median |error| {f.median_abs_error:.1%}, worst {f.worst_abs_error:.1%}")
+        print(calibrate.profile_toml(stack, f.profile))
+    return 0

@@ -1,0 +1,195 @@
+"""Honest error bars: how far the cost model misses on data it was not fitted to.
+
+Three ways to hold data back, each refitting every profile without it and predicting it with
+the rule a chip without a fit would get (`engine.costmodel.trust`):
+
+- **leave one source out** (LOSO): a publication's rows are predicted from the others. This is
+  the error to expect on a calibrated chip and stack when a new measurement arrives;
+- **leave one chip out** (LOCO): a chip's rows are predicted with no data of that chip, so the
+  same-silicon rule (or a transfer) supplies its factors;
+- **leave one family out** (LOFO): every chip of the same silicon is removed together, so only
+  the conservative transfer (or another stack) is left: the error of an unmeasured chip.
+
+MoE points are never fitted (expert parallelism is not modelled); their error with the shipped
+profiles is itself out of sample. `expected_error_table` condenses it all into the per-basis,
+per-figure medians the app shows as error bars (presets/calibration.toml).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from engine.catalog.entries import Catalog
+from engine.catalog.specs import CalibrationProfile
+from engine.costmodel import calibrate, trust
+from engine.costmodel.calibrate import Fit, Measurement
+
+SILICON: tuple[frozenset[str], ...] = (
+    frozenset({"h100-sxm", "h200", "h800-sxm", "h20", "gh200"}),
+    frozenset({"a100-80g", "a800-80g"}),
+    frozenset({"b200", "gb200"}),
+    frozenset({"b300", "gb300"}),
+    frozenset({"mi300x", "mi325x"}),
+)
+"""Chips of the same die (trust.SAME_SILICON maps each to the member a fit is usually on)."""
+
+PRODUCTION = ("trtllm", "vllm", "vllm-v0", "sglang")
+
+
+def silicon_of(chip: str) -> frozenset[str]:
+    """The chips sharing `chip`'s die (just itself when none)."""
+    for group in SILICON:
+        if chip in group:
+            return group
+    return frozenset({chip})
+
+
+def rule_profile(chip: str, stack: str, fits: dict[tuple[str, str], Fit]) -> tuple[CalibrationProfile, str]:
+    """The profile (and its basis) the trust rules give `chip` under `stack`, from a set of fits."""
+    if (chip, stack) in fits:
+        return fits[(chip, stack)].profile, "fitted"
+    siblings = sorted(silicon_of(chip) - {chip})
+    for s in siblings:
+        if (s, stack) in fits:
+            return fits[(s, stack)].profile, "same_silicon"
+    for other in RELATED.get(stack, PRODUCTION):
+        for c in (chip, *siblings):
+            if (c, other) in fits:
+                return fits[(c, other)].profile, "other_stack"
+    pool = [f.profile for (c, s), f in fits.items() if s == stack] or [
+        f.profile for (c, s), f in fits.items() if s in PRODUCTION
+    ]
+    return trust.conservative(pool, "profiles"), "transfer"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One point predicted under one validation scheme."""
+
+    point: Measurement
+    predicted: float
+    basis: str
+
+    @property
+    def error(self) -> float:
+        """predicted / measured - 1."""
+        return self.predicted / self.point.value - 1.0
+
+
+def _predict(
+    points: Sequence[Measurement], fits: dict[tuple[str, str], Fit], catalog: Catalog
+) -> list[Prediction]:
+    out = []
+    for m in points:
+        prof, basis = rule_profile(m.hardware, calibrate.stack_of(m), fits)
+        out.append(Prediction(m, calibrate.predict(m, catalog, prof), basis))
+    return out
+
+
+def _held_out(
+    points: Sequence[Measurement], catalog: Catalog, key: Callable[[Measurement], object]
+) -> list[Prediction]:
+    out: list[Prediction] = []
+    for k in sorted({key(m) for m in points}, key=str):
+        kept = [m for m in points if key(m) != k]
+        held = [m for m in points if key(m) == k and not calibrate.is_moe(m, catalog)]
+        if held:
+            out.extend(_predict(held, calibrate.reference_fits(kept, catalog), catalog))
+    return out
+
+
+def cross_validate(points: Sequence[Measurement], catalog: Catalog) -> dict[str, list[Prediction]]:
+    """Predictions of every dense point under fit, LOSO, LOCO and LOFO, and MoE points under the fit."""
+    fits = calibrate.reference_fits(points, catalog)
+    dense = [m for m in points if not calibrate.is_moe(m, catalog)]
+    moe = [m for m in points if calibrate.is_moe(m, catalog)]
+    return {
+        "fit": _predict(dense, fits, catalog),
+        "loso": _held_out(points, catalog, lambda m: m.source_key),
+        "loco": _held_out(points, catalog, lambda m: m.hardware),
+        "lofo": _held_out(points, catalog, lambda m: min(silicon_of(m.hardware))),
+        "moe": _predict(moe, fits, catalog),
+    }
+
+
+def frame(preds: dict[str, list[Prediction]]) -> pd.DataFrame:
+    """One row per (scheme, point): chip, stack, figure, source, measured, predicted, error."""
+    rows = []
+    for scheme, ps in preds.items():
+        for p in ps:
+            m = p.point
+            rows.append(
+                {
+                    "scheme": scheme, "id": m.id, "chip": m.hardware, "stack": calibrate.stack_of(m),
+                    "figure": m.figure, "kind": m.kind, "source": m.source_key, "model": m.model,
+                    "basis": p.basis, "measured": m.value, "predicted": p.predicted, "error": p.error,
+                    "abs_error": abs(p.error),
+                }
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def summary(df: pd.DataFrame, by: Sequence[str] = ("chip", "stack", "figure")) -> pd.DataFrame:
+    """Median and p90 of |error| per group and scheme (fit, loso, loco, lofo, moe)."""
+    g = df.groupby([*by, "scheme"])["abs_error"]
+    out = pd.DataFrame({"n": g.size(), "median": g.median(), "p90": g.quantile(0.9)}).reset_index()
+    return out.pivot_table(index=list(by), columns="scheme", values=["n", "median", "p90"])
+
+
+def headline(df: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Overall median and p90 |error| per scheme."""
+    return {
+        str(s): {
+            "n": float(len(g)),
+            "median": float(g["abs_error"].median()),
+            "p90": float(np.quantile(g["abs_error"], 0.9)),
+        }
+        for s, g in df.groupby("scheme")
+    }
+
+
+RELATED: dict[str, tuple[str, ...]] = {
+    "vllm": ("vllm-v0", "sglang", "trtllm"),
+    "vllm-v0": ("vllm", "sglang", "trtllm"),
+    "sglang": ("vllm", "vllm-v0", "trtllm"),
+    "trtllm": ("vllm", "sglang", "vllm-v0"),
+}
+"""For a stack with no fit on a chip, the other stacks to borrow from, closest first."""
+
+MIN_ROWS = 3
+"""Fewest held-out rows behind a per-figure expected error; with fewer, the basis' overall median."""
+
+
+def expected_error_table(df: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Per basis and figure, the median |error| of held-out predictions made on that basis.
+
+    Held-out predictions (LOSO, LOCO, LOFO) are grouped by the rule that supplied their
+    profile: a row left out with its source but whose chip and stack keep other data measures
+    'fitted'; one whose chip lost all its data and took a sibling's profile measures
+    'same_silicon'; and so on. MoE rows give their own row. Rounded to 1%.
+    """
+    held = df[df["scheme"].isin(["loso", "loco", "lofo"])]
+    out: dict[str, dict[str, float]] = {}
+    groups = {b: held[held["basis"] == b] for b in ("fitted", "same_silicon", "other_stack", "transfer")}
+    groups["moe"] = df[df["scheme"] == "moe"]
+    for basis, sub in groups.items():
+        if sub.empty:
+            continue
+        overall = round(float(sub["abs_error"].median()), 2)
+        row = {}
+        for figure in ("throughput", "ttft", "tpot"):
+            g = sub[sub["figure"] == figure]
+            row[figure] = round(float(g["abs_error"].median()), 2) if len(g) >= MIN_ROWS else overall
+        out[basis] = row
+    # a rule's error bar is never narrower than a fitted chip's: the rows behind a rule can be few
+    # and unusually consistent (same silicon: Hopper under TensorRT-LLM only)
+    fitted = out.get("fitted", {})
+    for basis, row in out.items():
+        if basis != "fitted":
+            for figure, v in row.items():
+                row[figure] = max(v, fitted.get(figure, 0.0))
+    return out

@@ -1,0 +1,299 @@
+"""The reference measurements, read row by row into points the cost model can predict.
+
+Two files ship in data/reference: calibration.csv (Splitwise timings, TensorRT-LLM throughputs)
+and calibration-extra.csv (vLLM, SGLang and TensorRT-LLM results from blogs, benchmark
+repositories and the ML.ENERGY leaderboard). Every row of the second file is judged: either it
+becomes one `Measurement` with the settings it ran with (its stack's defaults for its version,
+unless the row states them), or it is set aside with the reason. Settings a row leaves unstated
+are never guessed: a row whose prediction depends on them is set aside; where the stack's
+documented default applies (KV precision 'auto', the batch cap of the version), that default is
+used and said in the row's note.
+
+Power and energy rows are not timings: `engine.costmodel.power` fits and checks them.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from engine.catalog.entries import Catalog
+from engine.catalog.specs import KvPrecision, Precision
+from engine.core import datafiles
+from engine.core.errors import ScenarioError
+from engine.costmodel import stacks
+from engine.costmodel.calibrate import Kind, Measurement, read_reference_csv, stack_of
+
+EXTRA_FILE = "calibration-extra.csv"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One reference row and what became of it: a point to fit and check, or a reason not to."""
+
+    id: str
+    source_key: str
+    stack: str
+    kind: str
+    point: Measurement | None
+    reason: str = ""
+
+    @property
+    def usable(self) -> bool:
+        """True when the row became a point."""
+        return self.point is not None
+
+
+def source_key(source: str) -> str:
+    """The publication a row comes from (one study's files count as one source)."""
+    head = source.split(" (", 1)[0].split(",", 1)[0].strip()
+    if ": " in head and "/" in head.split(": ", 1)[1]:
+        repo, path = head.split(": ", 1)
+        folder = path.rsplit("/", 1)[0]
+        folder = re.sub(r"/(raw_data|csv_data)$", "", folder)
+        return f"{repo}: {folder}"
+    return head
+
+
+_MODELS = (
+    ("Llama-3.2-11B-Vision", None),
+    ("Hermes-3-Llama-3.1-405B", "llama-3.1-405b"),
+    ("Llama-3.1-405B", "llama-3.1-405b"),
+    ("Llama-3.1-70B", "llama-3.1-70b"),
+    ("Llama-3.1-8B", "llama-3.1-8b"),
+    ("Llama-3-8B", "llama-3.1-8b"),
+    ("Mixtral-8x7B", "mixtral-8x7b"),
+    ("DeepSeek-R1", "deepseek-v3"),
+    ("DeepSeek-V3", "deepseek-v3"),
+)
+"""Model names in the data and the catalog entry of the same architecture (Llama-3-8B and
+Llama-3.1-8B differ only in their context limit; Hermes-3 is a fine-tune of Llama-3.1-405B;
+DeepSeek-R1 and V3.1 share V3's architecture)."""
+
+
+def _model(name: str) -> str | None:
+    for prefix, mid in _MODELS:
+        if name.startswith(prefix):
+            return mid
+    return None
+
+
+def _hardware(name: str) -> str | None:
+    for key, hid in (
+        ("MI300X", "mi300x"),
+        ("H100", "h100-sxm"),
+        ("H200", "h200"),
+        ("B200", "b200"),
+        ("L4 ", "l4"),
+    ):
+        if key in name:
+            return hid
+    return None
+
+
+def _stack(framework: str) -> str:
+    f = framework.lower()
+    if f.startswith("sglang"):
+        return "sglang"
+    if f.startswith("tensorrt"):
+        return "trtllm"
+    return "vllm"
+
+
+def _version(framework: str) -> tuple[int, int] | None:
+    m = re.search(r"v?(\d+)\.(\d+)", framework)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _int(text: str) -> int | None:
+    m = re.fullmatch(r"~?\s*(\d+)(\s*\(\+-\d+%\))?", text.strip())
+    return int(m.group(1)) if m else None
+
+
+def _precision(text: str, model_name: str) -> tuple[Precision, KvPrecision | None]:
+    t = text.upper()
+    weights: Precision = (
+        "fp4" if "FP4" in t else "fp8" if t.startswith("FP8") or "FP8 WEIGHTS" in t else "bf16"
+    )
+    kv: KvPrecision | None = None
+    if "FP8 KV" in t or "FP8-KV" in model_name.upper():
+        kv = "fp8"
+    elif "BF16 KV" in t or "BF16 WEIGHTS, BF16 KV" in t or "FP16/BF16 KV" in t:
+        kv = "bf16"
+    return weights, kv
+
+
+def _settings(stack: str, version: tuple[int, int] | None, hw_id: str, catalog: Catalog, offline: bool,
+              max_model_len: int) -> stacks.StackDefaults | None:  # fmt: skip
+    hw = catalog.chip(hw_id)
+    if stack not in ("vllm", "vllm-v0"):
+        return stacks.defaults(stack, hw, offline)
+    if version is None:
+        return None
+    if version >= (0, 9):
+        return stacks.defaults("vllm", hw, offline)
+    if version >= (0, 8):  # V1 before the larger defaults for large chips
+        budget = 8192 if offline else 2048
+        return stacks.StackDefaults(256, budget, True, budget, "vLLM 0.8 defaults")
+    return stacks.vllm_v0_defaults(max_model_len)
+
+
+def _kind(metric: str) -> tuple[Kind | None, bool, str]:
+    """(kind, counts input tokens, reason when not usable) of a metric."""
+    m = metric.lower()
+    if m.startswith("output_tokens_per_s"):
+        return "throughput", False, ""
+    if m.startswith("total_tokens_per_s"):
+        return "throughput", True, ""
+    if m.startswith("throughput_tokens_per_s"):
+        return None, False, "whether the throughput counts output or all tokens is not stated"
+    if "ttft" in m:
+        return "ttft", False, ""
+    if "tpot" in m or "itl" in m or "inter_token" in m:
+        return "tpot", False, ""
+    if "e2e_latency" in m:
+        return "batch_latency", False, ""
+    if m.startswith("per_user"):
+        return None, False, "speculative decoding (MTP) is not modelled yet"
+    return None, False, f"metric {metric!r} is not a timing"
+
+
+def read_extra_csv(path: str | Path, catalog: Catalog) -> list[Row]:
+    """Every row of calibration-extra.csv, as a point or with the reason it is set aside."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        raw = list(csv.DictReader(fh))
+    by_id = {r["id"]: r for r in raw}
+    rows = []
+    for r in raw:
+        rows.append(_judge(r, by_id, catalog))
+    return rows
+
+
+def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog) -> Row:
+    rid, kind_col = r["id"], r["kind"]
+    stack = _stack(r["framework"])
+    version = _version(r["framework"])
+    if stack == "vllm" and (version is None or version < (0, 8)):
+        stack = "vllm-v0"
+    key = source_key(r["source"])
+
+    def skip(reason: str) -> Row:
+        return Row(rid, key, stack, kind_col, None, reason)
+
+    if kind_col in ("power", "energy"):
+        return skip("power and energy: fitted by the power model (engine/costmodel/power.py)")
+    if "EP" in r["tp"]:
+        return skip("expert parallelism is not modelled yet")
+    if "enable-dp-attention" in r["notes"] or "dp-attention" in r["framework"].lower():
+        return skip("data-parallel attention is not modelled yet")
+    if "MTP" in r["framework"] or "speculative" in r["notes"].lower():
+        return skip("speculative decoding (MTP) is not modelled yet")
+    model = _model(r["model"])
+    if model is None:
+        return skip(f"model {r['model']!r} is not in the catalog")
+    hw = _hardware(r["hardware"])
+    if hw is None:
+        return skip(f"hardware {r['hardware']!r} is not in the catalog")
+    metric = r["metric"]
+    if metric.startswith("decode_itl_fit"):
+        return _itl_fit(r, by_id, catalog, key, stack, model, hw)
+    kind, count_input, why = _kind(metric)
+    if kind is None:
+        return skip(why)
+    rate = r["rate"].strip()
+    if rate.lower().startswith(("poisson", "request rate")) or "req/s" in rate:
+        return skip("open-loop arrivals at a rate: the steady-state predictor covers fixed concurrency only")
+    isl, osl = _int(r["input_len"]), _int(r["output_len"])
+    if isl is None or osl is None:
+        return skip("prompt or output lengths are not stated as numbers")
+    notes: list[str] = []
+    if "~" in r["input_len"]:
+        notes.append("lengths vary by +-15% around the stated means")
+    weights, kv = _precision(r["precision"], r["model"])
+    if kv is None:
+        kv = stacks.kv_default(stack, weights)
+        notes.append(f"KV precision unstated: the stack's default ({kv})")
+    scen = r["scenario"].lower()
+    offline = any(w in scen for w in ("offline", "benchmark_throughput", "benchmark_latency", "static batch"))
+    mml = re.search(r"max-model-len (\d+)", r["notes"] + " " + r["scenario"])
+    max_model_len = int(mml.group(1)) if mml else catalog.model(model).max_context
+    static_n = re.match(r"(?:batch (\d+))|(?:(\d+) prompts at once)", rate)
+    conc = re.match(r"concurrency (\d+)", rate)
+    settings = _settings(stack, version, hw, catalog, offline, max_model_len)
+    if settings is None:
+        if not static_n or int(static_n.group(1) or static_n.group(2)) > 256:
+            return skip("vLLM version not stated: its batch defaults are unknown")
+        settings = stacks.vllm_v0_defaults(max_model_len)
+        notes.append("vLLM version unstated: the batch fits every version's cap; V0 prefill split assumed")
+    seqs = re.search(r"max[-_]num[-_]seqs[ =](\d+)", r["notes"] + " " + rate)
+    max_batch = int(seqs.group(1)) if seqs else settings.max_batch
+    common = {
+        "id": rid, "model": model, "hardware": hw, "tp": int(r["tp"]), "weights": weights, "kv": kv,
+        "prompt_tokens": isl, "output_tokens": osl, "unit": r["unit"], "source": r["source"],
+        "stack": stack, "source_key": key, "max_batch": max_batch, "token_budget": settings.token_budget,
+        "chunked": settings.chunked_prefill, "count_input": count_input,
+        "kv_mem_fraction": 0.88 if stack == "sglang" else 0.9,
+    }  # fmt: skip
+    value = float(r["value"]) * (1000.0 if r["unit"].strip() == "s" else 1.0)
+    if static_n:
+        n = int(static_n.group(1) or static_n.group(2))
+        point = Measurement(kind=kind, batch=n, static=True, value=value, note="; ".join(notes), **common)  # type: ignore[arg-type]
+    elif conc:
+        c = int(conc.group(1))
+        if kind == "batch_latency":
+            point = Measurement(kind=kind, batch=c, static=True, value=value, note="; ".join(notes), **common)  # type: ignore[arg-type]
+        else:
+            point = Measurement(kind=kind, concurrency=c, value=value, note="; ".join(notes), **common)  # type: ignore[arg-type]
+    elif rate.lower().startswith(("infinite", "offline", "inf")):
+        point = Measurement(kind=kind, value=value, note="; ".join(notes), **common)  # type: ignore[arg-type]
+    else:
+        return skip(f"load {rate!r} is not one the steady-state predictor covers")
+    if point.kind in ("tpot", "ttft") and not point.concurrency:
+        return skip("latency under an unbounded queue depends on the run's length")
+    return Row(rid, key, stack, kind_col, point)
+
+
+def _itl_fit(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog, key: str, stack: str,
+             model: str, hw: str) -> Row:  # fmt: skip
+    """A reported fit ITL = intercept + slope * context as two decode points (1k and 100k context)."""
+    rid = r["id"]
+    n = int(rid[1:])
+    pair_id = f"X{n + 1:03d}" if "intercept" in r["metric"] else f"X{n - 1:03d}"
+    other = by_id.get(pair_id)
+    if other is None:
+        return Row(rid, key, stack, r["kind"], None, "the fit's other parameter is missing")
+    intercept = float(r["value"] if "intercept" in r["metric"] else other["value"])
+    slope = float(other["value"] if "intercept" in r["metric"] else r["value"])
+    ctx = 1000 if "intercept" in r["metric"] else 100_000
+    weights, kv = _precision(r["precision"], r["model"])
+    point = Measurement(
+        id=rid, model=model, hardware=hw, tp=int(r["tp"]), weights=weights, kv=kv or "bf16",
+        kind="decode", batch=1, context_tokens=ctx, value=intercept + slope * ctx, unit="ms",
+        source=r["source"], stack=stack, source_key=key,
+        note=f"from the reported fit (with {pair_id}): ITL at {ctx:,} tokens of context",
+    )  # fmt: skip
+    return Row(rid, key, stack, r["kind"], point)
+
+
+def reference_rows(catalog: Catalog) -> list[Row]:
+    """Both reference files' rows, judged (the first file's rows are all usable)."""
+    base = datafiles.data_dir() / "reference"
+    first = base / "calibration.csv"
+    extra = base / EXTRA_FILE
+    if not first.is_file() or not extra.is_file():
+        raise ScenarioError(
+            "reference data not found: data/reference/calibration*.csv is missing from the project"
+        )
+    rows = []
+    for m in read_reference_csv(first):
+        m = replace(m, stack=stack_of(m), source_key=source_key(m.source))
+        rows.append(Row(m.id, m.source_key, m.stack, m.kind, m))
+    rows.extend(read_extra_csv(extra, catalog))
+    return rows
+
+
+def usable_points(catalog: Catalog) -> list[Measurement]:
+    """The points of every usable reference row."""
+    return [r.point for r in reference_rows(catalog) if r.point is not None]

@@ -1,0 +1,305 @@
+"""How sure a number is: which calibration profile a chip runs with, why, and the error to expect.
+
+Every pool runs with the profile of its chip and serving stack. Where that profile was fitted to
+measurements of that chip under that stack, the pool is *calibrated*; otherwise its factors come
+by a rule, in this order, and the pool is marked *uncalibrated* wherever its numbers appear:
+
+1. **same silicon**: a chip with the same die as a fitted chip takes that chip's profile (H200,
+   H800, H20 and GH200 from the H100; A800 from the A100; GB200 from the B200; MI325X from the
+   MI300X; GB300 from the B300). Memory size and bandwidth differ; the fractions of peak do not;
+2. **another stack on the same chip (or same silicon)**: the profile fitted for a different
+   serving stack, in the order TensorRT-LLM, vLLM, SGLang;
+3. **illustrative chips** (what-if designs, marked as such in the catalog) take the H100's
+   profile under the same stack, so a design is judged by its specs;
+4. **conservative transfer**: the lower quartile of the compute and bandwidth fractions and the
+   upper quartile of the overhead among the profiles fitted for that stack on any chip (all
+   stacks where none), so an unmeasured chip is not flattered against a measured one.
+
+The expected error of each basis comes from cross-validation (`engine.costmodel.crossval`,
+`make validate`): leave one source out for fitted chips, leave one chip out for the same-silicon
+rule, leave one chip family out for transfers; MoE models carry their own figure. The numbers
+live in presets/calibration.toml, which `python -m engine calibrate --reference --write`
+rewrites and a test keeps equal to a fresh cross-validation.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from engine.catalog.entries import Catalog, presets_dir
+from engine.catalog.specs import CalibrationProfile, HardwareSpec
+from engine.costmodel.stacks import STACK_NAMES
+
+Basis = Literal["fitted", "same_silicon", "other_stack", "illustrative", "transfer", "assumed"]
+FIGURES = ("throughput", "ttft", "tpot", "energy")
+
+NVIDIA_ONLY = ("trtllm",)
+"""Stacks that run on NVIDIA GPUs only."""
+
+TRANSFER_CHIPS: dict[str, str] = {
+    "a100-80g": "no serving-stack measurements of the A100 in the reference data (Splitwise's harness only)",
+    "a800-80g": "same silicon as the A100, which has no serving-stack fit",
+    "gaudi3": "no public measurements in the reference data",
+    "inferentia2": "no public measurements in the reference data",
+    "jetson-agx-orin": "no public measurements in the reference data",
+    "l4": "its only reference rows serve a vision model the catalog lacks",
+    "l40s": "no public measurements in the reference data",
+    "mi355x": "a new die (CDNA 4), no public measurements in the reference data",
+    "qualcomm-ai100-ultra": "no public measurements in the reference data",
+    "tpu-v5e": "no public measurements in the reference data",
+    "tpu-v5p": "no public measurements in the reference data",
+    "tpu-v6e": "no public measurements in the reference data",
+    "trainium2": "no public measurements in the reference data",
+}
+"""Catalog chips whose factors come by conservative transfer (rule 4), and why.
+
+Every catalog chip is fitted, on the same silicon as a fitted chip, illustrative, or listed here:
+a test keeps the catalog and these tables in step, so a new chip cannot arrive without a rule."""
+
+SAME_SILICON: dict[str, str] = {
+    "h200": "h100-sxm",
+    "h800-sxm": "h100-sxm",
+    "h20": "h100-sxm",
+    "gh200": "h100-sxm",
+    "a800-80g": "a100-80g",
+    "gb200": "b200",
+    "mi325x": "mi300x",
+    "gb300": "b300",
+}
+"""Chips built on the same die as another catalog chip (docs/calibration.md cites each)."""
+
+STACK_ORDER = ("trtllm", "vllm", "vllm-v0", "sglang")
+"""Production stacks."""
+
+RELATED: dict[str, tuple[str, ...]] = {
+    "vllm": ("vllm-v0", "sglang", "trtllm"),
+    "vllm-v0": ("vllm", "sglang", "trtllm"),
+    "sglang": ("vllm", "vllm-v0", "trtllm"),
+    "trtllm": ("vllm", "sglang", "vllm-v0"),
+}
+"""For a stack with no fit on a chip, the other stacks whose profile it borrows, closest first."""
+
+ILLUSTRATIVE_REFERENCE = "h100-sxm"
+"""An illustrative (what-if) chip runs with this chip's fitted profile under the same stack: its
+design is compared on its specs, not on an efficiency penalty no measurement supports."""
+
+BASIS_TEXT: dict[str, str] = {
+    "fitted": "fitted to measurements of this chip and stack",
+    "same_silicon": "same silicon as a fitted chip",
+    "other_stack": "fitted for another serving stack",
+    "illustrative": "illustrative chip given the H100's profile",
+    "transfer": "conservative transfer from the fitted chips",
+    "assumed": "assumed factors (no measurements)",
+}
+
+
+def is_fitted(profile: CalibrationProfile) -> bool:
+    """True when a profile was fitted to measurements (its source says so)."""
+    return profile.source.startswith("fitted")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Which profile a chip runs with under a stack, on what basis, and the error to expect."""
+
+    hardware: str
+    stack: str
+    profile_name: str
+    basis: Basis
+    rule: str
+    expected_error: dict[str, float]
+
+    @property
+    def fitted(self) -> bool:
+        """True when the chip's own measurements under this stack were fitted."""
+        return self.basis == "fitted"
+
+    def label(self) -> str:
+        """A short mark for tables: 'calibrated' or 'uncalibrated (<basis>)'."""
+        return "calibrated" if self.fitted else f"uncalibrated ({BASIS_TEXT[self.basis]})"
+
+    def error(self, figure: str) -> float | None:
+        """The expected relative error of a kind of figure (throughput, ttft, tpot, energy)."""
+        return self.expected_error.get(figure)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for JSON: profile, fitted, basis, rule, expected_error."""
+        return {
+            "profile": self.profile_name,
+            "stack": self.stack,
+            "fitted": self.fitted,
+            "basis": self.basis,
+            "rule": self.rule,
+            "expected_error": dict(self.expected_error),
+        }
+
+
+@functools.cache
+def _error_table() -> dict[str, dict[str, float]]:
+    path = presets_dir() / "calibration.toml"
+    if not path.is_file():
+        return {}
+    with open(path, "rb") as fh:
+        doc = tomllib.load(fh)
+    return {k: {f: float(v) for f, v in row.items()} for k, row in doc.get("expected_error", {}).items()}
+
+
+def expected_errors(basis: Basis, moe: bool = False) -> dict[str, float]:
+    """Expected relative error per figure for a basis (MoE models: their own, larger figure)."""
+    table = _error_table()
+    key = "transfer" if basis in ("assumed", "illustrative") else basis
+    out = dict(table.get(key, {}))
+    if moe and "moe" in table:
+        out = {f: max(out.get(f, 0.0), v) for f, v in table["moe"].items()}
+    return out
+
+
+def _fitted_profile(hw: HardwareSpec | None, stack: str) -> CalibrationProfile | None:
+    if hw is None:
+        return None
+    prof = hw.profiles.get(stack)
+    return prof if prof is not None and is_fitted(prof) else None
+
+
+TRANSFER_QUANTILE = 0.25
+"""Which point of the fitted profiles an unmeasured chip takes: the lower quartile of each fraction
+and the upper quartile of the overhead. Lower than typical, so an unmeasured chip is not flattered
+against measured ones, but not the single worst fit (one benchmark's 6% compute fraction)."""
+
+
+def conservative(profiles: list[CalibrationProfile], basis: str) -> CalibrationProfile:
+    """Rule 3's profile from a set of fitted profiles (see `TRANSFER_QUANTILE`)."""
+    q = TRANSFER_QUANTILE
+    return CalibrationProfile(
+        eta_compute=round(float(np.quantile([p.eta_compute for p in profiles], q)), 3),
+        eta_bandwidth=round(float(np.quantile([p.eta_bandwidth for p in profiles], q)), 3),
+        overhead_ms=round(float(np.quantile([p.overhead_ms for p in profiles], 1.0 - q)), 2),
+        source=f"transferred: lower quartile of the fractions and upper quartile of the overhead of the "
+        f"{len(profiles)} fitted {basis} (rule 3, docs/calibration.md)",
+    )
+
+
+def transfer_profile(catalog: Catalog, stack: str) -> CalibrationProfile:
+    """The conservative profile for a chip with no measurements under `stack` (rule 3)."""
+    pool = [p for h in catalog.hardware.values() if (p := _fitted_profile(h, stack)) is not None]
+    basis = f"{STACK_NAMES.get(stack, stack)} profiles"
+    if not pool:
+        pool = [
+            p
+            for h in catalog.hardware.values()
+            for s in STACK_ORDER
+            if (p := _fitted_profile(h, s)) is not None
+        ]
+        basis = "profiles of every stack"
+    if not pool:
+        return CalibrationProfile(
+            eta_compute=0.4, eta_bandwidth=0.6, overhead_ms=5.0,
+            source="assumption: conservative factors; no fitted profile in the catalog to transfer from",
+        )  # fmt: skip
+    return conservative(pool, basis)
+
+
+def calibration(
+    hw: HardwareSpec,
+    stack: str,
+    catalog: Catalog,
+    profile_name: str | None = None,
+    moe: bool = False,
+    custom: bool = False,
+) -> tuple[CalibrationProfile, Calibration]:
+    """The profile `hw` runs with under `stack` (or the named profile) and how sure it is.
+
+    A scenario's own (custom) chip runs with its entry's default profile, fitted or assumed as
+    its source says: the user's numbers are theirs to state, and are marked accordingly.
+    """
+    stack_name = STACK_NAMES.get(stack, stack)
+
+    def result(
+        prof: CalibrationProfile, name: str, basis: Basis, rule: str
+    ) -> tuple[CalibrationProfile, Calibration]:
+        return prof, Calibration(hw.id, stack, name, basis, rule, expected_errors(basis, moe))
+
+    if profile_name is None and custom:
+        profile_name = hw.default_profile
+    if profile_name is not None:
+        prof = hw.profile(profile_name)
+        if is_fitted(prof):
+            return result(prof, profile_name, "fitted", prof.source)
+        return result(prof, profile_name, "assumed", prof.source)
+    own = _fitted_profile(hw, stack)
+    if own is not None:
+        return result(own, stack, "fitted", own.source)
+    sibling_id = SAME_SILICON.get(hw.id)
+    sibling = catalog.hardware.get(sibling_id) if sibling_id else None
+    twin = _fitted_profile(sibling, stack)
+    if twin is not None and sibling is not None:
+        rule = f"same silicon as {sibling.id}: its {stack_name} profile"
+        return result(
+            twin.model_copy(update={"source": f"{rule} ({twin.source})"}), stack, "same_silicon", rule
+        )
+    for other in RELATED.get(stack, STACK_ORDER):
+        for chip in (hw, sibling):
+            borrowed = _fitted_profile(chip, other)
+            if borrowed is not None and chip is not None:
+                rule = (
+                    f"{STACK_NAMES[other]} profile of {chip.id} used for {stack_name} (no {stack_name} fit)"
+                )
+                return result(
+                    borrowed.model_copy(update={"source": f"{rule} ({borrowed.source})"}),
+                    stack,
+                    "other_stack",
+                    rule,
+                )
+    ref = catalog.hardware.get(ILLUSTRATIVE_REFERENCE)
+    if hw.illustrative and ref is not None and ref.id != hw.id:
+        prof, _ = calibration(ref, stack, catalog)
+        rule = f"illustrative chip: the {ILLUSTRATIVE_REFERENCE} {stack_name} profile, so comparisons reflect its specs"
+        return result(
+            prof.model_copy(update={"source": f"{rule} ({prof.source})"}), stack, "illustrative", rule
+        )
+    prof = transfer_profile(catalog, stack)
+    return result(prof, stack, "transfer", prof.source)
+
+
+def effective_chip(
+    hw: HardwareSpec,
+    stack: str,
+    catalog: Catalog,
+    profile_name: str | None = None,
+    moe: bool = False,
+    custom: bool = False,
+) -> tuple[HardwareSpec, str, Calibration]:
+    """The chip as an instance should see it: (spec carrying the profile, profile name, calibration).
+
+    A profile given by rule is not in the chip's entry; it is added to a copy, so
+    `Instance(hardware=spec, profile_name=name)` runs with exactly what `calibration` chose.
+    """
+    prof, cal = calibration(hw, stack, catalog, profile_name, moe=moe, custom=custom)
+    name = profile_name or cal.profile_name
+    if hw.profiles.get(name) != prof:
+        hw = hw.model_copy(update={"profiles": {**hw.profiles, name: prof}})
+    return hw, name, cal
+
+
+def chip_for_stack(
+    hw: HardwareSpec, stack: str, catalog: Catalog, custom: bool = False, moe: bool = False
+) -> HardwareSpec:
+    """A copy of `hw` whose default profile is the one it runs with under `stack`.
+
+    For views that take a chip and build instances with its default profile (rooflines, the
+    advisor's tables): they then show the same speed the simulation uses.
+    """
+    spec, name, _ = effective_chip(hw, stack, catalog, moe=moe, custom=custom)
+    return spec if spec.default_profile == name else spec.model_copy(update={"default_profile": name})
+
+
+def with_error(text: str, error: float | None) -> str:
+    """'24 ms' -> '24 ms ± 15%' (unchanged when the error is unknown)."""
+    if error is None:
+        return text
+    return f"{text} ± {error:.0%}"

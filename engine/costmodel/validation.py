@@ -1,0 +1,134 @@
+"""The validation report: every reference row, the fit, the cross-validation and the energy check.
+
+`report(catalog)` gathers what `make validate` prints and docs/validation.md shows: which rows
+are usable and why the others are set aside, per chip, stack and kind of figure the median and
+p90 error of the fit and of each held-out scheme, the overall figures against the targets, the
+MoE rows (never fitted), and the power model's check against the measured power and energy rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.catalog.entries import Catalog
+from engine.costmodel import calibrate, crossval, reference
+
+TARGETS = {"loso_median": 0.15, "loso_p90": 0.35, "energy_median": 0.25}
+"""The targets issue 11 sets: leave-one-source-out median and p90, energy per token median."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything `make validate` shows."""
+
+    rows: list[reference.Row]
+    predictions: pd.DataFrame
+    by_group: pd.DataFrame
+    headline: dict[str, dict[str, float]]
+    expected_error: dict[str, dict[str, float]]
+    energy: pd.DataFrame | None
+    points: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def usable(self) -> int:
+        """Rows that became points."""
+        return sum(r.usable for r in self.rows)
+
+    def set_aside(self) -> pd.Series:
+        """Rows set aside, counted by reason."""
+        return pd.Series([r.reason for r in self.rows if not r.usable]).value_counts()
+
+    def energy_headline(self) -> dict[str, float]:
+        """Median and p90 |error| of the power model per kind (power, energy)."""
+        if self.energy is None or self.energy.empty:
+            return {}
+        out = {}
+        for kind, g in self.energy.groupby("kind"):
+            out[f"{kind}_median"] = float(g["abs_error"].median())
+            out[f"{kind}_p90"] = float(np.quantile(g["abs_error"], 0.9))
+            out[f"{kind}_n"] = float(len(g))
+        return out
+
+    def group_records(self) -> list[dict[str, Any]]:
+        """One record per (chip, stack, figure): n, median and p90 per scheme."""
+        out = []
+        for key, row in self.by_group.iterrows():
+            names: tuple[Any, ...] = tuple(key)  # type: ignore[arg-type]
+            rec: dict[str, Any] = {"chip": names[0], "stack": names[1], "figure": names[2]}
+            for col, v in row.items():
+                parts: tuple[Any, ...] = tuple(col)  # type: ignore[arg-type]
+                rec[f"{parts[0]}_{parts[1]}"] = _num(v)
+            out.append(rec)
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for `validate --json`."""
+        return {
+            "rows": {"total": len(self.rows), "usable": self.usable, "set_aside": self.set_aside().to_dict()},
+            "headline": self.headline,
+            "targets": TARGETS,
+            "energy": self.energy_headline(),
+            "expected_error": self.expected_error,
+            "groups": self.group_records(),
+            "points": self.points.to_dict(orient="records"),
+        }
+
+
+def _num(v: Any) -> float | None:
+    return None if v is None or (isinstance(v, float) and np.isnan(v)) else float(v)
+
+
+def _energy(catalog: Catalog) -> pd.DataFrame | None:
+    try:
+        from engine.costmodel import power
+    except ImportError:  # the power model is optional for the timing report
+        return None
+    fn = getattr(power, "energy_validation", None)
+    return fn(catalog) if fn is not None else None
+
+
+def point_table(rows: list[reference.Row], preds: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
+    """One line per usable point: setup, measured, fitted prediction and held-out errors."""
+    base = calibrate.table([r.point for r in rows if r.point is not None], catalog)
+    fitted = preds[preds["scheme"].isin(["fit", "moe"])].set_index("id")
+    loso = preds[preds["scheme"] == "loso"].set_index("id")
+    base["stack"] = [calibrate.stack_of(r.point) for r in rows if r.point is not None]
+    base["source"] = [r.source_key for r in rows if r.point is not None]
+    base["predicted"] = base["id"].map(fitted["predicted"])
+    base["error"] = base["predicted"] / base["measured"] - 1.0
+    base["abs_error"] = base["error"].abs()
+    base["loso_error"] = base["id"].map(loso["error"])
+    base["moe"] = base["id"].isin(preds.loc[preds["scheme"] == "moe", "id"])
+    return base
+
+
+def energy_error(power_model: float, throughput: float) -> float:
+    """Energy per token's expected error: the power model's and the throughput's, in quadrature."""
+    return round(float(np.hypot(power_model, throughput)), 2)
+
+
+def report(catalog: Catalog) -> Report:
+    """The whole validation report of the shipped reference data."""
+    rows = reference.reference_rows(catalog)
+    points = [r.point for r in rows if r.point is not None]
+    preds = crossval.frame(crossval.cross_validate(points, catalog))
+    energy = _energy(catalog)
+    expected = crossval.expected_error_table(preds)
+    if energy is not None and not energy.empty:
+        power_median = float(energy.loc[energy["kind"] == "energy", "abs_error"].median())
+        for row in expected.values():
+            row["energy"] = energy_error(power_median, row["throughput"])
+    return Report(
+        rows=rows,
+        predictions=preds,
+        by_group=crossval.summary(preds),
+        headline=crossval.headline(preds),
+        expected_error=expected,
+        energy=energy,
+        points=point_table(rows, preds, catalog),
+    )

@@ -1,0 +1,138 @@
+"""No silent optimism: every chip's factors come by a stated rule, and the scenario says how sure it is."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.catalog.entries import Catalog
+from engine.core.errors import ScenarioError
+from engine.costmodel import stacks, trust
+from engine.costmodel.perf import Instance, decode_cost, prefill_cost
+from engine.scenario import codec as io
+from engine.scenario.resolve import resolve
+from engine.serving.run import simulate
+
+STACKS = ("vllm", "sglang", "trtllm", "vllm-v0")
+
+
+def test_every_catalog_chip_has_a_rule(catalog: Catalog) -> None:
+    """A chip is fitted, shares a fitted chip's die, is illustrative, or is listed for transfer."""
+    for hw in catalog.hardware.values():
+        fitted = any(trust.is_fitted(p) for p in hw.profiles.values())
+        assert fitted or hw.id in trust.SAME_SILICON or hw.illustrative or hw.id in trust.TRANSFER_CHIPS, (
+            hw.id
+        )
+    # the tables name catalog chips only (a renamed chip cannot leave a stale rule behind)
+    named = set(trust.TRANSFER_CHIPS) | {c for c in trust.SAME_SILICON if c in catalog.hardware}
+    assert named <= set(catalog.hardware)
+    for chip, sibling in trust.SAME_SILICON.items():
+        if chip in catalog.hardware:
+            assert sibling in catalog.hardware, (chip, sibling)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_chip_resolves_under_every_stack(catalog: Catalog, stack: str) -> None:
+    for hw in catalog.hardware.values():
+        prof, cal = trust.calibration(hw, stack, catalog)
+        assert 0 < prof.eta_compute <= 1 and 0 < prof.eta_bandwidth <= 1
+        assert cal.basis in ("fitted", "same_silicon", "other_stack", "illustrative", "transfer")
+        if cal.basis != "fitted":  # a rule never claims to be surer than a fit
+            fitted = trust.expected_errors("fitted")
+            assert all(cal.expected_error[f] >= fitted[f] for f in fitted), (hw.id, stack)
+        assert cal.fitted == (cal.basis == "fitted")
+        assert cal.rule and set(cal.expected_error) >= {"throughput", "ttft", "tpot", "energy"}
+
+
+def test_same_silicon_gives_the_same_timings(catalog: Catalog) -> None:
+    """The H800 is an H100 with a cut-down NVLink: at tp=1 it must time exactly like the H100."""
+    m = catalog.model("llama-3.1-8b")
+
+    def inst(chip: str) -> Instance:
+        spec, name, _ = trust.effective_chip(catalog.chip(chip), "vllm", catalog)
+        return Instance(model=m, hardware=spec, tp=1, weights="fp8", kv="fp8", profile_name=name)
+
+    h100, h800 = inst("h100-sxm"), inst("h800-sxm")
+    assert float(decode_cost(h800, 32, 2048).time_s) == float(decode_cost(h100, 32, 2048).time_s)
+    assert float(prefill_cost(h800, 4096).time_s) == float(prefill_cost(h100, 4096).time_s)
+
+    # and the H20 and H200 run with the H100's fractions of their own peaks
+    def factors(i: Instance) -> tuple[float, float, float]:
+        return i.profile.eta_compute, i.profile.eta_bandwidth, i.profile.overhead_ms
+
+    for chip in ("h20", "h200"):
+        assert factors(inst(chip)) == factors(h100)
+
+
+def test_unmeasured_chips_are_not_flattered(catalog: Catalog) -> None:
+    """A transfer never gives more than the typical fitted chip of the stack."""
+    fitted = [
+        p
+        for h in catalog.hardware.values()
+        for s, p in h.profiles.items()
+        if s == "vllm" and trust.is_fitted(p)
+    ]
+    median_c = float(np.median([p.eta_compute for p in fitted]))
+    median_b = float(np.median([p.eta_bandwidth for p in fitted]))
+    for chip in trust.TRANSFER_CHIPS:
+        prof, cal = trust.calibration(catalog.chip(chip), "vllm", catalog)
+        assert cal.basis == "transfer"
+        assert prof.eta_compute <= median_c and prof.eta_bandwidth <= median_b
+        assert prof.overhead_ms >= min(p.overhead_ms for p in fitted)
+
+
+def test_a_run_says_how_sure_it_is() -> None:
+    calibrated = simulate(io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 20.0}))
+    cal = calibrated.summary["calibration"]
+    assert cal["prefill"]["fitted"] and cal["prefill"]["basis"] == "fitted"
+    assert cal["prefill"]["expected_error"]["tpot"] > 0
+    other = io.apply_overrides(
+        io.load_preset("chat-disaggregated"), {"duration_s": 20.0, "deployment.pools[1].hardware": "l40s",
+                                                "deployment.pools[1].tp": 4}
+    )  # fmt: skip
+    cal = simulate(other).summary["calibration"]["decode"]
+    assert not cal["fitted"] and cal["basis"] == "transfer" and "transferred" in cal["rule"]
+    assert cal["expected_error"]["tpot"] >= trust.expected_errors("fitted")["tpot"]
+
+
+def test_stack_defaults_apply_unless_the_scenario_sets_them() -> None:
+    base = io.load_preset("chat-disaggregated")
+    assert base.deployment.stack == "vllm"
+    b = base.batching()
+    assert (b.max_batch, b.token_budget, b.chunked_prefill) == (1024, 8192, True)  # vLLM on an 80 GB chip
+    trt = io.apply_overrides(base, {"deployment.stack": "trtllm"}).batching()
+    assert (trt.max_batch, trt.token_budget) == (2048, 8192)
+    l4 = io.apply_overrides(base, {"deployment.pools[0].hardware": "l4"}).batching()
+    assert (l4.max_batch, l4.token_budget) == (256, 2048)
+    v0 = io.apply_overrides(base, {"deployment.stack": "vllm-v0"}).batching()
+    assert (v0.max_batch, v0.chunked_prefill) == (256, False)
+    own = io.apply_overrides(
+        base, {"deployment.stack": "trtllm", "deployment.batching.max_batch": 64}
+    ).batching()
+    assert (own.max_batch, own.token_budget) == (64, 8192)
+
+
+def test_kv_precision_follows_the_stack_when_unset() -> None:
+    base = io.apply_overrides(io.load_preset("chat-disaggregated"), {"model.kv": None})
+    assert base.model.weights == "fp8"
+    assert base.kv_precision() == stacks.kv_default("vllm", "fp8") == "bf16"
+    assert io.apply_overrides(base, {"deployment.stack": "trtllm"}).kv_precision() == "fp8"
+    assert io.apply_overrides(base, {"model.kv": "fp8"}).kv_precision() == "fp8"
+
+
+def test_tensorrt_llm_is_refused_on_other_vendors() -> None:
+    sc = io.apply_overrides(
+        io.load_preset("chat-colocated"),
+        {"deployment.stack": "trtllm", "deployment.pools[0].hardware": "mi300x"},
+    )
+    with pytest.raises(ScenarioError, match=r"deployment\.stack: 'trtllm' runs on NVIDIA GPUs only"):
+        resolve(sc)
+
+
+def test_a_custom_chip_keeps_its_own_profile(catalog: Catalog) -> None:
+    h = catalog.chip("l40s").model_copy(update={"id": "my-l40s"})
+    sc = io.apply_overrides(io.load_preset("chat-colocated"), {"deployment.pools[0].hardware": "my-l40s",
+                                                               "deployment.pools[0].tp": 4})  # fmt: skip
+    sc = sc.model_copy(update={"custom_hardware": (h,)})
+    pool = resolve(sc).pools[0]
+    assert pool.instance.profile == h.profile() and pool.calibration.basis == "assumed"
