@@ -16,8 +16,9 @@ Definitions (docs/metrics.md repeats them):
   held / KV capacity.
 - Cost: every chip is billed at its price from t = 0 to the end of the drain, idle or not;
   cache tiers at their GB-hour price. Per request = bill / completed requests.
-- Energy: per chip, idle power plus (TDP - idle) x roofline utilisation (the larger of the
-  compute and bandwidth fractions) while it iterates.
+- Energy: per chip, idle power all the time, plus while it iterates a fitted share of its
+  dynamic range (TDP - idle) and a fitted energy per HBM byte and per FLOP, at most TDP
+  (`engine.costmodel.power`, fitted to ML.ENERGY measurements).
 
 All of it is numpy over the run's records and the per-request columns (`request_columns`): a
 summary lays out no table, so ``python -m engine run --json`` never loads pandas.
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.costmodel import power
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved
 from engine.serving.cache import TIERS
@@ -272,16 +274,17 @@ def summary(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> dict[s
             "busy": min(1.0, d("busy") / (n * span)),
             "kv_memory": min(1.0, d("kv") / (max(inst.kv_capacity_tokens, 1) * n * span)),
         }
-        # energy over the whole run: idle power always, dynamic power by roofline utilisation
+        # energy over the whole run (engine.costmodel.power): idle power always, and while
+        # iterating a fitted share of the dynamic range plus energy per byte and per FLOP moved.
+        # An iteration keeps one pipeline stage (tp chips) busy at a time.
         ca = cum_all[pool.index]
-        total_s = max(rec.end_s, 1e-9)
-        hw = inst.hardware
-        chips = inst.chips * n
-        f_all = float(ca["flops"][1]) / (inst.chips * hw.peak_flops(inst.weights))
-        b_all = float(ca["bytes"][1]) / (inst.chips * hw.memory_tb_s * 1e12)
-        active_chip_s = max(f_all, b_all) * inst.chips  # chip-seconds at full roofline utilisation
-        energy_j += hw.idle_w * chips * total_s + (hw.tdp_w - hw.idle_w) * active_chip_s
+        energy_j += power.run_energy_j(
+            inst.hardware, chips=inst.chips * n, span_s=max(rec.end_s, 1e-9),
+            busy_chip_s=float(ca["busy"][1]) * inst.tp, bytes_moved=float(ca["bytes"][1]),
+            flops=float(ca["flops"][1]),
+        )  # fmt: skip
     out["utilization"] = util
+    out["calibration"] = {pool.spec.name: pool.calibration.as_dict() for pool in resolved.pools}
     out["cost"] = cost_summary(resolved, rec, columns, cum_all)
     out_tokens = float(columns["output_tokens"][completed].sum())
     out["energy"] = {
@@ -316,7 +319,7 @@ def cache_summary(
     prompts = columns["prompt_tokens"][mask].astype(float)
     total = float(prompts.sum())
     model = resolved.model
-    kvb = model.kv_bytes_per_token(sc.model.kv)
+    kvb = model.kv_bytes_per_token(sc.kv_precision())
     m = hits.sum(axis=1).astype(float)
     saved = float(np.sum(2.0 * model.matmul_params() * m + model.attention_flops_per_pair() * m * m / 2.0))
     by_class = {}
