@@ -4,12 +4,13 @@ import pandas as pd
 import streamlit as st
 
 from engine.core.errors import ScenarioError
+from engine.explain import confidence
 from engine.explain import presentation as pr
 from engine.explain.previews import with_mode
 from engine.explain.replicas import compare_with_noise
 from engine.scenario.codec import preset_names
 from engine.scenario.model import Scenario
-from ui import charts, export, layout, replicas, sim, state, tables
+from ui import charts, export, layout, marks, replicas, sim, state, tables
 from ui.text import plain
 
 layout.page(
@@ -55,13 +56,19 @@ with c3:
 ra, rb = sim.result(sa, "scenario A"), sim.result(sb, "scenario B")
 if ra is None or rb is None:
     st.stop()
+ta, tb = confidence.pool_marks(sa, ra.summary), confidence.pool_marks(sb, rb.summary)
+for col, side, trust in ((c1, "A", ta), (c2, "B", tb)):
+    with col:
+        marks.run_mark(trust, key=f"fg-calibration-{side.lower()}")
 if sa.workload != sb.workload or sa.seed != sb.seed:
     st.info(
         "A and B have different workloads or seeds: they do not see the same requests, so the comparison is not paired."
     )
 
 reps = replicas.run([sa, sb], n_seeds)  # None with one seed, or until the other seeds are done
-table = compare_with_noise(*reps) if reps else pr.compare(ra.summary, rb.summary)
+table = pr.with_expected_error(
+    compare_with_noise(*reps) if reps else pr.compare(ra.summary, rb.summary), ta, tb
+)
 if reps:
     replicas.caption(reps[0], "Utilisation and cost by part at the bottom are each side's first seed.")
 ha, hb = pr.headline(ra.summary), pr.headline(rb.summary)
@@ -74,7 +81,10 @@ HEAD = (
     ("Goodput", "goodput_rps", lambda v: f"{v or 0:,.1f}/s", False),
     ("Cost per request", "usd_per_request", layout.fmt_usd, True),
 )
-row = st.container(horizontal=True, gap="small") if reps else None  # "mean ± x" is wider: let metrics wrap
+# "mean ± x" and a calibration's "± x%" are wider: let the metrics wrap rather than cut their values
+wide = bool(reps) or any(confidence.figure_error(t, confidence.HEADLINE_SOURCES[k]) is not None
+                         for t in (ta, tb) for _, k, *_ in HEAD if k in confidence.HEADLINE_SOURCES)  # fmt: skip
+row = st.container(horizontal=True, gap="small") if wide else None
 for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row] * 5, HEAD, strict=True):
     pct = change.get(label)
     delta = f"{pct:+.1f}% vs A" if pct is not None and pd.notna(pct) else None
@@ -86,10 +96,11 @@ for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row]
         if reps
         else (fmt(ha[k]), fmt(hb[k]))
     )
+    va, vb = marks.value(va, ta, k, bool(reps)), marks.value(vb, tb, k, bool(reps))
     col.metric(f"{label}: B", vb, delta=f"{delta} · within noise" if delta and quiet else delta,
                delta_color="off" if quiet or still else "inverse" if inverse else "normal",
                delta_arrow="off" if still else "auto",
-               help=f"A: {va}. {layout.METRIC_HELP[k]}", border=True, width="content" if reps else "stretch")  # fmt: skip
+               help=f"A: {va}. {layout.METRIC_HELP[k]}", border=True, width="content" if wide else "stretch")  # fmt: skip
 
 names = sorted({c.name for c in sa.workload.classes} & {c.name for c in sb.workload.classes})
 cls = st.segmented_control(

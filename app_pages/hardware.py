@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from engine.costmodel.stacks import STACK_NAMES
 from engine.scenario.resolve import scenario_catalog
 from ui import hardware, layout, state, tables
 
@@ -14,14 +15,18 @@ sc = state.scenario()
 cat = scenario_catalog(sc)
 
 st.subheader("Model served")
-hardware.model_picker(cat)
+hardware.model_picker(sc, cat)
 
 st.subheader("Where prefill and decode sit", help="Arithmetic intensity of each phase against the chip's achievable "
              "compute and bandwidth: points left of the ridge are bandwidth-bound, right of it compute-bound.")  # fmt: skip
 hardware.roofline_section(sc, cat)
 
-st.subheader(f"Accelerators ({len(cat.hardware)})")
-st.dataframe(hardware.hardware_frame(cat), hide_index=True, width="stretch", column_config=tables.HARDWARE)
+st.subheader(f"Accelerators ({len(cat.hardware)})", help="Calibration: whether the chip has a profile fitted to "
+             f"measurements under the scenario's serving stack ({STACK_NAMES[sc.deployment.stack]}), or runs with one "
+             "chosen by a rule (same silicon, another stack, conservative transfer), with the error to expect.")  # fmt: skip
+st.dataframe(
+    hardware.hardware_frame(cat, sc), hide_index=True, width="stretch", column_config=tables.HARDWARE
+)
 
 st.subheader(
     "Your own chip",

@@ -4,8 +4,9 @@ from typing import Any
 
 import streamlit as st
 
+from engine.explain import confidence
 from engine.explain import presentation as pr
-from ui import charts, export, layout, lesson, planner, replicas, tables
+from ui import charts, export, layout, lesson, marks, planner, replicas, tables
 from ui.text import plain
 
 res = layout.page("Results", live=False)
@@ -26,6 +27,7 @@ reps = replicas.run([sc], n_seeds)  # None with one seed, or until the other see
 rep = reps[0] if reps else None
 
 h = pr.headline(s)
+trust = confidence.pool_marks(sc, s)  # each pool's calibration, as the run used it
 HEADLINE = (
     ("TTFT p99", layout.fmt_ms(h["ttft_p99_ms"]), "ttft_p99_ms"),
     ("TPOT p99", layout.fmt_ms(h["tpot_p99_ms"]), "tpot_p99_ms"),
@@ -35,11 +37,13 @@ HEADLINE = (
 )
 with st.container(horizontal=True, gap="small"):
     for label, value, key in HEADLINE:
-        st.metric(label, replicas.metric_value(rep, key, value), help=layout.METRIC_HELP[key], border=True,
-                  width="content")  # fmt: skip
+        st.metric(label, marks.value(replicas.metric_value(rep, key, value), trust, key, rep is not None),
+                  help=layout.METRIC_HELP[key], border=True, width="content")  # fmt: skip
     if rep is not None:
-        st.metric("Throughput", replicas.pm("throughput_rps", rep.headline["throughput_rps"]), border=True,
-                  width="content", help="Completed requests per second of the window.")  # fmt: skip
+        st.metric("Throughput", marks.value(replicas.pm("throughput_rps", rep.headline["throughput_rps"]),
+                  trust, "throughput_rps", True), border=True, width="content",
+                  help="Completed requests per second of the window.")  # fmt: skip
+    marks.run_mark(trust, key="fg-calibration", stacked=True)  # beside the figures it qualifies
 if rep is not None:
     replicas.caption(rep, "Everything below the latency CDFs is your seed's run.")
 
@@ -97,12 +101,15 @@ with c2:
     with st.container(horizontal=True, gap="small"):
         st.metric("Bill per hour", layout.fmt_usd(cost["usd_per_hour"]), border=True, width="content",
                   help="Price of every chip (and cache tier) per hour, busy or idle.")  # fmt: skip
-        st.metric("$ / 1M output tokens", layout.fmt_usd(h["usd_per_million_output_tokens"]), border=True,
-                  width="content", help=layout.METRIC_HELP["usd_per_million_output_tokens"])  # fmt: skip
-        st.metric("Goodput per $", f"{h['goodput_per_usd'] or 0:,.0f} req", border=True, width="content",
+        st.metric("$ / 1M output tokens", confidence.with_figure_error(layout.fmt_usd(h["usd_per_million_output_tokens"]),
+                  trust, "usd_per_million_output_tokens"), border=True, width="content",
+                  help=layout.METRIC_HELP["usd_per_million_output_tokens"])  # fmt: skip
+        st.metric("Goodput per $", confidence.with_figure_error(f"{h['goodput_per_usd'] or 0:,.0f} req", trust,
+                  "goodput_per_usd"), border=True, width="content",
                   help="Requests that met their SLO per dollar: goodput × 3600 / bill per hour.")  # fmt: skip
-        st.metric("Energy per token", f"{joules or 0:.2f} J", border=True, width="content",
-                  help="Idle power all the time plus (TDP − idle) × roofline utilisation while iterating, per output token.")  # fmt: skip
+        st.metric("Energy per token", confidence.with_figure_error(f"{joules or 0:.2f} J", trust, "joules_per_output_token"),
+                  border=True, width="content", help="Idle power all the time, plus while iterating a fitted share of "
+                  "the dynamic range (TDP − idle) and energy per byte and per FLOP moved, per output token.")  # fmt: skip
     st.markdown("**Utilisation over the window**")
     st.dataframe(pr.utilization_frame(s), hide_index=True, width="stretch", column_config=tables.UTILIZATION)
 

@@ -2,13 +2,15 @@
 
 import streamlit as st
 
+from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES
+from engine.explain.confidence import pool_marks
 from engine.explain.previews import chip_options, pool_summary, with_mode
 from engine.scenario.codec import preset_names
 from engine.scenario.model import Batching, Cache, Deployment, Fault, KvLink, Pool, Scenario, Scheduler
 from engine.scenario.resolve import scenario_catalog
-from ui import layout, state
+from ui import layout, marks, state
 from ui.text import plain
-from ui.widgets import bound, current, list_editor, model_form, select, slider
+from ui.widgets import bound, current, defaulted_form, list_editor, model_form, select, slider
 
 TP_CHOICES = [1, 2, 4, 8, 16, 32, 64]
 POOL_FIELDS = {"name", "role", "hardware", "tp", "count", "profile"}
@@ -21,6 +23,8 @@ layout.page(
 )
 sc = state.scenario()
 cat = scenario_catalog(sc)
+stack = STACK_NAMES[sc.deployment.stack]
+calibrations = {m.pool: m.calibration for m in pool_marks(sc)}  # the profile each pool runs with, and why
 
 
 def mode_changed() -> None:
@@ -29,18 +33,24 @@ def mode_changed() -> None:
 
 
 def hardware_changed(path: str, key: str) -> None:
-    """A pool's chip changed: its calibration profile goes back to the chip's default."""
+    """A pool's chip changed: its calibration profile goes back to the serving stack's rule."""
     state.override({f"{path}.hardware": st.session_state[key], f"{path}.profile": None})
 
 
 if st.session_state.get("fg:mode") != sc.deployment.mode:
     st.session_state["fg:mode"] = sc.deployment.mode
-st.segmented_control(
+mode_col, stack_col = st.columns([3, 2], vertical_alignment="bottom")
+mode_col.segmented_control(
     "Deployment", ["colocated", "disaggregated"], key="fg:mode", on_change=mode_changed, required=True,
     format_func={"colocated": "Colocated: one pool does both", "disaggregated": "Disaggregated: prefill and decode pools"}.get,
     help="Colocated instances run prefill and decode in the same iterations (chunked prefill). Disaggregated ones "
     "specialise; each prompt's KV cache crosses the link to a decode instance.",
 )  # fmt: skip
+with stack_col:
+    select("deployment.stack", list(SERVING_STACKS), "Serving stack", format_func=lambda s: STACK_NAMES.get(s, s),
+           help=f"The serving software every instance runs ({', '.join(STACK_NAMES[s] for s in SERVING_STACKS)}). It picks each chip's calibration "
+           "profile (the one fitted to that chip under this stack, or one chosen by a rule and marked uncalibrated) and the "
+           "defaults of batching and KV-cache precision that you do not set yourself.")  # fmt: skip
 
 chips = chip_options(cat)
 pool_cols = st.columns(len(sc.deployment.pools))
@@ -51,6 +61,8 @@ for i, (col, pool) in enumerate(zip(pool_cols, sc.deployment.pools, strict=True)
             f"**{pool.role.capitalize()} pool** {plain(pool.name)}", help=(Pool.__doc__ or "").strip()
         )
         st.caption(plain(pool_summary(pool, cat)))
+        if pool.name in calibrations:
+            marks.pool_mark(calibrations[pool.name])
         key = f"fg:{path}.hardware"
         if st.session_state.get(key) != pool.hardware:
             st.session_state[key] = pool.hardware
@@ -64,8 +76,10 @@ for i, (col, pool) in enumerate(zip(pool_cols, sc.deployment.pools, strict=True)
         with c2:
             profiles = sorted(cat.hardware[pool.hardware].profiles) if pool.hardware in cat.hardware else []
             select(f"{path}.profile", [None, *profiles], "Calibration profile",
-                   format_func=lambda p: "chip default" if p is None else str(p),
-                   help="Achievable fractions of peak fitted to a serving stack (see About & validation).")  # fmt: skip
+                   format_func=lambda p: f"{stack} (by rule)" if p is None else str(p),
+                   help=f"Achievable fractions of peak fitted to a serving stack (see About & validation). By rule: "
+                   f"the profile fitted to this chip under {stack}, else one borrowed from the same silicon, another "
+                   "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.")  # fmt: skip
         slider(f"{path}.count", 1, 32, "Instances", integer=True)
         extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]
         if extra:
@@ -74,11 +88,16 @@ for i, (col, pool) in enumerate(zip(pool_cols, sc.deployment.pools, strict=True)
 left, right = st.columns(2)
 with left, st.container(border=True):
     st.markdown("**Batching**", help=(Batching.__doc__ or "").strip())
-    model_form("deployment.batching", Batching, columns=2)
+    limits = sc.batching()  # what the run uses: the values set here, else the stack's defaults
+    defaulted_form("deployment.batching", Batching, limits.model_dump(), f"{stack}'s")
+    st.caption(
+        plain(f"Empty fields take {stack}'s defaults on {sc.deployment.pools[0].hardware} ({limits.source}).")
+    )
     slider("deployment.mem_fraction", 0.5, 0.98, "HBM usable for weights + KV", step=0.01)
     extra = [
-        n for n in Deployment.model_fields if n not in {"mode", "pools", "batching", "link", "mem_fraction"}
-    ]
+        n for n in Deployment.model_fields
+        if n not in {"mode", "stack", "pools", "batching", "link", "mem_fraction"}
+    ]  # fmt: skip
     if extra:
         model_form("deployment", Deployment, only=extra)
 with right, st.container(border=True):

@@ -171,3 +171,30 @@ def test_advise_with_the_prefix_cache_on() -> None:
     prefill = table[table["phase"] == "prefill"]
     assert len(prefill) > 0
     assert (prefill["time_ms"] > 0).all()
+
+
+def test_an_uncalibrated_pool_is_a_finding_with_its_rule_and_how_to_fix_it() -> None:
+    from engine.costmodel import trust
+
+    cat = load_catalog()
+    for chip, stack in (("mi325x", "vllm"), ("h100-sxm", "trtllm")):
+        over = {
+            "deployment.stack": stack,
+            "deployment.pools[0].hardware": chip,
+            "deployment.pools[1].hardware": chip,
+        }
+        cal = trust.calibration(cat.hardware[chip], stack, cat)[1]
+        found = [f for f in findings(simulate(disagg(**over))) if f.topic == "calibration"]
+        if cal.fitted:
+            assert not found, found
+            continue
+        (f,) = found  # both pools on one chip by one rule: one finding
+        assert f.severity == "warning"
+        assert (
+            f.text.startswith(f"{chip} (pools prefill, decode) is uncalibrated under vLLM")
+            and cal.rule in f.text
+        )
+        assert f"python -m engine calibrate measurements.csv --hardware {chip} --profile {stack}" in f.text
+        assert "About page" in f.text
+        for figure, err in cal.expected_error.items():
+            assert f.numbers[f"{figure}_error"] == err and f"± {err:.0%}" in f.text

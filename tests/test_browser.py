@@ -182,9 +182,16 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
         page.goto(f"{server}/results?{urlencode(to_link(sc, 'chat-colocated'))}")
         page.wait_for_url(f"{server}/?{urlencode(to_link(sc, 'chat-colocated'))}")
         expect(page.locator("[data-testid='stTopNavLink'][aria-current='page']")).to_contain_text("Results")
+        # the run's calibration mark (calibrated, or uncalibrated with its pools and rule) is in view
+        expect(
+            page.locator(".st-key-fg-calibration [data-testid='stMarkdownContainer']").first
+        ).to_contain_text("calibrated")
 
-        # download a chart as PNG from the Results page (rendered on click by kaleido)
-        page.locator(".st-key-fg-export-ttft_cdf button").first.click()
+        # download a chart as PNG from the Results page (rendered on click by kaleido); the menu opens
+        # below its button, so the button goes to mid-screen first
+        menu = page.locator(".st-key-fg-export-ttft_cdf button").first
+        menu.evaluate("e => e.scrollIntoView({block: 'center'})")
+        menu.click()
         t0 = time.perf_counter()
         with page.expect_download(timeout=120_000) as info:
             page.get_by_role("button", name="PNG", exact=True).first.click()

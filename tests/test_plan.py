@@ -274,3 +274,55 @@ def test_hardware_choice_reads_lists_and_all() -> None:
     every = hardware_choice(s, "all")
     assert "h100-sxm" in every and "decode-asic" not in every  # illustrative chips stay out
     assert list(every) == sorted(every)
+
+
+def test_every_candidate_and_run_says_whether_its_chips_are_calibrated(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Under vLLM the H100 is fitted and the MI325X is not: each row and frontier point says so."""
+    from engine.catalog.entries import load_catalog
+    from engine.cli.plan import print_plan
+    from engine.costmodel import trust
+
+    cat = load_catalog()
+    fitted = {h: trust.calibration(cat.hardware[h], "vllm", cat)[1].fitted for h in ("h100-sxm", "mi325x")}
+    assert fitted == {"h100-sxm": True, "mi325x": False}, "pick chips that differ for this test"
+    space = SearchSpace(hardware=("h100-sxm", "mi325x"), tp=(2,), duration_s=30.0, max_simulations=12)
+    p = plan(chat(**{"deployment.stack": "vllm"}), 12.0, space)
+    assert {c.hardware: c.fitted for c in p.calibration} == fitted
+    cand_chips = p.candidates[["prefill_hardware", "decode_hardware"]].to_numpy().tolist()
+    run_chips = [[h for h in r if isinstance(h, str)] for r in
+                 p.runs[["prefill_hardware", "decode_hardware", "mixed_hardware"]].to_numpy().tolist()]  # fmt: skip
+    for frame, chips in ((p.candidates, cand_chips), (p.runs, run_chips)):
+        for (_, row), hws in zip(frame.iterrows(), chips, strict=True):
+            sure = all(fitted[h] for h in hws)
+            assert bool(row["calibrated"]) is sure
+            assert (
+                row["calibration"] == "calibrated"
+                if sure
+                else row["calibration"].startswith("uncalibrated: mi325x")
+            )
+    assert {"calibrated", "calibration", "throughput_error"} <= set(p.frontier_cost.columns)
+    assert "tpot_error" in p.frontier_throughput.columns
+    assert json.loads(json.dumps(p.to_json()["calibration"], default=str))["mi325x"]["fitted"] is False
+    print_plan(p)
+    out = capsys.readouterr().out
+    assert (
+        "calibration"
+        in out.splitlines()[next(i for i, x in enumerate(out.splitlines()) if "Pareto" in x) + 1]
+    )
+    assert (
+        "uncalibrated chips" in out
+        and f"mi325x: {next(c.rule for c in p.calibration if not c.fitted)}" in out
+    )
+
+
+def test_a_stack_that_cannot_run_a_chip_prunes_its_shapes() -> None:
+    """TensorRT-LLM runs on NVIDIA GPUs only: shapes with an AMD chip are pruned, not simulated."""
+    space = SearchSpace(hardware=("h100-sxm", "mi325x"), tp=(2,), duration_s=30.0, max_simulations=6)
+    p = plan(chat(**{"deployment.stack": "trtllm"}), 12.0, space)
+    amd = p.candidates[
+        (p.candidates["prefill_hardware"] == "mi325x") | (p.candidates["decode_hardware"] == "mi325x")
+    ]
+    assert len(amd) and (amd["status"] == "pruned: TensorRT-LLM runs on NVIDIA GPUs only").all()
+    assert not (p.runs[["prefill_hardware", "decode_hardware", "mixed_hardware"]] == "mi325x").any().any()

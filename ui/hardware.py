@@ -9,6 +9,10 @@ from pydantic import ValidationError
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import HardwareSpec
 from engine.core.errors import format_validation_error
+from engine.costmodel import trust
+from engine.costmodel.stacks import STACK_NAMES
+from engine.costmodel.stacks import kv_default as kv_default_of
+from engine.explain.confidence import chip_rows
 from engine.explain.previews import (
     CHIP_NUMBERS,
     chip_options,
@@ -31,17 +35,21 @@ def _roofline(sc_json: str, chips: tuple[tuple[str, int], ...]) -> tuple[pd.Data
     sc = Scenario.model_validate_json(sc_json)
     cat = scenario_catalog(sc)
     model = cat.model(sc.model.id)
+    custom = {h.id for h in sc.custom_hardware}
+    stack = sc.deployment.stack
     return roofline(
         model,
-        [(cat.chip(c), tp) for c, tp in chips],
+        [(trust.chip_for_stack(cat.chip(c), stack, cat, custom=c in custom), tp) for c, tp in chips],
         sc.model.weights,
-        sc.model.kv,
+        sc.kv_precision(),
         sc.deployment.mem_fraction,
     )
 
 
-def model_picker(cat: Catalog) -> None:
-    """The served model and its weight and KV precisions."""
+def model_picker(sc: Scenario, cat: Catalog) -> None:
+    """The served model and its weight and KV precisions (the KV's left to the serving stack unless set)."""
+    stack = STACK_NAMES.get(sc.deployment.stack, sc.deployment.stack)
+    kv_default = kv_default_of(sc.deployment.stack, sc.model.weights)
     c1, c2, c3 = st.columns([2, 1, 1])
     with c1:
         select("model.id", sorted(cat.models), "Model", format_func=lambda m: f"{m} ({cat.models[m].name})" if m in cat.models else m,
@@ -50,7 +58,10 @@ def model_picker(cat: Catalog) -> None:
         select("model.weights", ["bf16", "fp8", "fp4", "int4"], "Weights", help="Weight precision: fp8/fp4 use the chip's "
                "native path where it has one; int4 is weight-only (bf16 compute).")  # fmt: skip
     with c3:
-        select("model.kv", ["bf16", "fp8"], "KV cache", help="KV-cache precision: bytes per cached element.")
+        select("model.kv", [None, "bf16", "fp8"], "KV cache",
+               format_func=lambda k: f"{stack} default ({kv_default})" if k is None else str(k),
+               help=f"KV-cache precision: bytes per cached element. Default: what {stack} uses with these weights "
+               "(TensorRT-LLM's FP8 and FP4 checkpoints carry an FP8 KV cache; vLLM and SGLang keep bf16).")  # fmt: skip
 
 
 def roofline_section(sc: Scenario, cat: Catalog) -> None:
@@ -67,7 +78,7 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
     skipped = []
     for c in picked:
         tp = next((t for h, t in in_use if h == c), None) or fitting_tp(
-            model, cat.chip(c), sc.model.weights, sc.model.kv, sc.deployment.mem_fraction
+            model, cat.chip(c), sc.model.weights, sc.kv_precision(), sc.deployment.mem_fraction
         )
         if tp is None:
             skipped.append(c)
@@ -79,7 +90,7 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
         return
     curves, points = _roofline(sc.model_dump_json(), tuple(chips))
     export.chart(charts.roofline(curves, points), sc, "roofline", title="Roofline",
-                 help=f"{sc.model.id}, {sc.model.weights} weights, {sc.model.kv} KV. Prefill at 512/2048/8192-token prompts; "
+                 help=f"{sc.model.id}, {sc.model.weights} weights, {sc.kv_precision()} KV. Prefill at 512/2048/8192-token prompts; "
                  "decode steps at batch 1/8/32/128 with 4096 tokens of context each.")  # fmt: skip
     with st.expander("Roofline points as a table", icon=":material/table:"):
         st.dataframe(points, hide_index=True, width="stretch")
@@ -204,15 +215,25 @@ def custom_chip_form(sc: Scenario, cat: Catalog) -> None:
 # --- the catalog tables ------------------------------------------------------------------------
 
 
-def hardware_frame(cat: Catalog) -> pd.DataFrame:
-    """One row per chip, units in the column names, sources alongside."""
+def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
+    """One row per chip, units in the column names, sources alongside, and how sure its numbers are.
+
+    The calibration columns and the achievable fractions are those the chip runs with under the
+    scenario's serving stack (`engine.explain.confidence.chip_rows`).
+    """
+    model = cat.models.get(sc.model.id)
+    moe = model is not None and model.moe is not None
+    trust = chip_rows(cat, sc.deployment.stack, moe=moe, custom=[h.id for h in sc.custom_hardware])
     rows = []
     for h in sorted(cat.hardware.values(), key=lambda h: h.id):
+        t = trust[h.id]
         rows.append(
             {
                 "id": h.id,
                 "name": h.name + (" (illustrative)" if h.illustrative else ""),
                 "class": h.kind,
+                "calibration": t["calibration"],
+                "expected_error": t["expected_error"],
                 "bf16_tflops": h.tflops.get("bf16"),
                 "fp8_tflops": h.tflops.get("fp8"),
                 "fp4_tflops": h.tflops.get("fp4"),
@@ -221,8 +242,9 @@ def hardware_frame(cat: Catalog) -> pd.DataFrame:
                 "scale_up_gb_s": h.scale_up_gb_s,
                 "tdp_w": h.tdp_w,
                 "usd_per_hour": h.usd_per_hour,
-                "eta_compute": h.profile().eta_compute,
-                "eta_bandwidth": h.profile().eta_bandwidth,
+                "eta_compute": t["eta_compute"],
+                "eta_bandwidth": t["eta_bandwidth"],
+                "calibration_rule": t["calibration_rule"],
                 "spec_source": h.sources.get("tflops", ""),
                 "price_source": h.sources.get("usd_per_hour", ""),
             }

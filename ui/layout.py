@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from engine.core.errors import ScenarioError
+from engine.explain import confidence
 from engine.explain.presentation import headline, latency_cdfs
 from engine.scenario.codec import dumps_toml, loads_toml, preset_names
 from engine.serving.run import SimResult
@@ -176,6 +177,16 @@ def live_strip(result: SimResult) -> None:
     box.markdown(
         "| figure | this run |\n|:--|--:|\n" + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)
     )
+    trust = confidence.pool_marks(result.scenario, result.summary)
+    off = confidence.uncalibrated(trust)
+    errors = confidence.error_list(confidence.errors_by_figure(trust))
+    if off:
+        box.markdown(":orange-badge[:material/warning: uncalibrated] "
+                     + plain(", ".join(f"{m.pool} on {m.hardware}" for m in off)),
+                     help=plain(" ".join(filter(None, [confidence.note(trust), errors and f"Expected error: {errors}."]))))  # fmt: skip
+    else:
+        box.markdown(":green-badge[:material/verified: calibrated]",
+                     help=plain(f"Every pool's chip has a profile fitted under its serving stack. Expected error: {errors or 'not yet cross-validated'}."))  # fmt: skip
     sc = result.scenario
     frame = latency_cdfs(sc, result.requests, "ttft", max_points=120)
     first = sc.workload.classes[0].slo

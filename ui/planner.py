@@ -32,7 +32,7 @@ from engine.planning.frontier import passing_frontiers
 from engine.planning.plan import Plan, SearchSpace, plan
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
-from ui import state
+from ui import marks, state
 from ui.text import plain
 
 PLAN = "fg_plan"
@@ -66,6 +66,8 @@ def pareto_chart(
 
     Runs that meet every SLO are coloured by mode; runs that miss one are grey crosses, unlabelled
     and off the line (`runs[frontier]` is expected to hold passing runs only: `passing_frontiers`).
+    A run on a chip without a profile fitted under the scenario's stack (`calibrated` false) is an
+    open marker with its own legend entry; its hover names the chip, the basis and the error.
     """
     fig = go.Figure()
     rows = runs.replace([np.inf, -np.inf], np.nan).dropna(subset=[x, y])
@@ -86,45 +88,63 @@ def pareto_chart(
         + f"{x_title}: "
         + "%{x:,.3g}<br>"
         + f"{y_title}: "
-        + "%{y:,.3g}<extra>run %{customdata[0]}</extra>"
+        + "%{y:,.3g}<br>%{customdata[5]}<extra>run %{customdata[0]}</extra>"
     )
+    if "calibrated" in rows:
+        sure = rows["calibrated"].fillna(True).astype(bool)
+        said = (
+            rows["calibration"].fillna("") + rows["throughput_error"].map(_pm)
+            if "calibration" in rows
+            else ""
+        )
+    else:  # a plan from before calibration marks: every point as calibrated, nothing said
+        sure, said = pd.Series(True, index=rows.index), ""
+    rows = rows.assign(_sure=sure, _said=said)
 
     def data(sub: pd.DataFrame) -> np.ndarray:
         return np.stack(
-            [sub["run"], sub["shape"], sub["split"], sub["usd_per_hour"], sub["goodput_rps"]], axis=1
+            [sub["run"], sub["shape"], sub["split"], sub["usd_per_hour"], sub["goodput_rps"], sub["_said"]],
+            axis=1,
         )
 
     passing = rows["passes"].astype(bool)
     for mode, symbol, color in (("colocated", "circle", "#1f77b4"), ("disaggregated", "diamond", "#e67e22")):
-        sub = rows[(rows["mode"] == mode) & passing]
-        if sub.empty:
-            continue
-        fig.add_trace(
-            go.Scatter(
-                x=sub[x],
-                y=sub[y],
-                mode="markers+text",
-                text=sub["split"].where(sub[frontier] | sub["chosen"], ""),  # label the frontier only
-                textposition="top center",
-                name=f"{mode}, meets SLOs",
-                marker={"symbol": symbol, "size": 11, "color": color},
-                customdata=data(sub),
-                hovertemplate=hover,
+        for calibrated in (True, False):
+            sub = rows[(rows["mode"] == mode) & passing & (rows["_sure"] == calibrated)]
+            if sub.empty:
+                continue
+            fig.add_trace(
+                go.Scatter(
+                    x=sub[x],
+                    y=sub[y],
+                    mode="markers+text",
+                    text=sub["split"].where(sub[frontier] | sub["chosen"], ""),  # label the frontier only
+                    textposition="top center",
+                    name=f"{mode}, meets SLOs" + ("" if calibrated else ", uncalibrated chip"),
+                    marker={
+                        "symbol": symbol if calibrated else f"{symbol}-open",
+                        "size": 11,
+                        "color": color,
+                        "line": {"width": 2},
+                    },
+                    customdata=data(sub),
+                    hovertemplate=hover,
+                )
             )
-        )
-    misses = rows[~passing]
-    if len(misses):
-        fig.add_trace(
-            go.Scatter(
-                x=misses[x],
-                y=misses[y],
-                mode="markers",
-                name="misses an SLO",
-                marker={"symbol": "x", "size": 9, "color": MISSES},
-                customdata=data(misses),
-                hovertemplate=hover.replace("<extra>", "<br>misses an SLO<extra>"),
+    for calibrated in (True, False):
+        misses = rows[~passing & (rows["_sure"] == calibrated)]
+        if len(misses):
+            fig.add_trace(
+                go.Scatter(
+                    x=misses[x],
+                    y=misses[y],
+                    mode="markers",
+                    name="misses an SLO" + ("" if calibrated else ", uncalibrated chip"),
+                    marker={"symbol": "x" if calibrated else "x-open", "size": 9, "color": MISSES},
+                    customdata=data(misses),
+                    hovertemplate=hover.replace("<extra>", "<br>misses an SLO<extra>"),
+                )
             )
-        )
     best = rows[rows["chosen"]]
     if len(best):
         fig.add_trace(
@@ -144,9 +164,14 @@ def pareto_chart(
         height=height,
         hovermode="closest",
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
     )
     return fig
+
+
+def _pm(error: float) -> str:
+    """' ± 12%' after a calibration mark ('' when the error is unknown)."""
+    return f" ± {error:.0%}" if isinstance(error, float) and np.isfinite(error) else ""
 
 
 def selected_run(event: Any) -> int | None:
@@ -292,6 +317,14 @@ def _summary(p: Plan) -> None:
         f"(simulated over {p.duration_s:g} s).",
         icon=":material/check_circle:",
     )
+    if "calibrated" in r:
+        with st.container(
+            key="fg-plan-calibration", horizontal=True, gap="small", vertical_alignment="center"
+        ):
+            marks.badge(bool(r["calibrated"]))
+            rules = "; ".join(f"{c.hardware}: {c.rule}" for c in p.calibration if not c.fitted)
+            st.caption(plain(f"Chosen deployment: {r['calibration']}{_pm(r['throughput_error'])}"
+                             + (f". Uncalibrated chips of this search: {rules}." if rules else ".")))  # fmt: skip
 
 
 def _load(p: Plan, run: int, key: tuple[Any, ...]) -> None:
@@ -329,8 +362,9 @@ def planner_page() -> None:
         return
     st.caption(
         "Click a point to load that deployment as the current scenario. Coloured markers meet every SLO and "
-        "the frontier joins the best of them; grey crosses miss an SLO. Labels give each frontier point's "
-        "P:D split (M: a colocated pool)."
+        "the frontier joins the best of them; grey crosses miss an SLO. Open markers: a chip with no profile fitted "
+        "under the scenario's serving stack (uncalibrated; hover for the basis and the expected error). Labels give "
+        "each frontier point's P:D split (M: a colocated pool)."
     )
     frontiers = (  # x, y, frontier flag, title, axis titles, widget key
         ("usd_per_hour", "goodput_rps", "on_cost_frontier", "Cost against goodput",

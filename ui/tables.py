@@ -54,6 +54,13 @@ COMPARE: dict[str, Any] = {
     "change": cc.NumberColumn("B − A", format="%+.4g"),
     "change_pct": cc.NumberColumn("change", format="%+.1f%%"),
     "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%)."),
+    "expected_error_pct": cc.NumberColumn(
+        "model error",
+        format="± %.0f%%",
+        help="Expected error of the figure "
+        "from its pools' calibration (the larger of A and B); empty where not yet "
+        "cross-validated or not applicable.",
+    ),
 }
 
 HARDWARE: dict[str, Any] = {
@@ -65,8 +72,13 @@ HARDWARE: dict[str, Any] = {
     "scale_up_gb_s": cc.NumberColumn("Scale-up (GB/s)", help="NVLink-class bandwidth per chip."),
     "tdp_w": cc.NumberColumn("TDP (W)"),
     "usd_per_hour": cc.NumberColumn("$ / chip-hour", format="%.2f"),
-    "eta_compute": cc.NumberColumn("η_F", help="Achievable fraction of peak FLOP/s (default profile)."),
-    "eta_bandwidth": cc.NumberColumn("η_B", help="Achievable fraction of peak HBM bandwidth (default profile)."),
+    "calibration": cc.TextColumn("Calibration", width="medium", help="calibrated: a profile fitted to measurements of "
+                                 "this chip under the scenario's serving stack; uncalibrated: a profile chosen by a rule."),
+    "expected_error": cc.TextColumn("Expected error", width="medium", help="Cross-validated relative error of the "
+                                    "figures simulated on this chip, by kind (docs/calibration.md)."),
+    "eta_compute": cc.NumberColumn("η_F", help="Achievable fraction of peak FLOP/s under the scenario's stack."),
+    "eta_bandwidth": cc.NumberColumn("η_B", help="Achievable fraction of peak HBM bandwidth under the scenario's stack."),
+    "calibration_rule": cc.TextColumn("Calibration rule", width="medium", help="Where the chip's profile comes from."),
     "spec_source": cc.TextColumn("Spec source", width="medium"),
     "price_source": cc.TextColumn("Price source", width="medium"),
 }  # fmt: skip

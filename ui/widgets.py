@@ -232,8 +232,9 @@ def number(
     check: Check | None = None,
     key: str | None = None,
     fmt: str | None = None,
+    placeholder: str | None = None,
 ) -> Any:
-    """A number input bound to a path (empty allowed when `optional`).
+    """A number input bound to a path (empty allowed when `optional`, showing `placeholder`).
 
     The bounds are not given to Streamlit, which would refuse a typed value out of range in
     silence (a red mark in the box, nothing applied, nothing said): the change handler checks
@@ -253,7 +254,7 @@ def number(
         "format": fmt or ("%d" if integer else f"%.{max(0, -math.floor(math.log10(step)))}f"),
     }
     if optional:
-        kw["placeholder"] = "default"
+        kw["placeholder"] = placeholder or "default"
     return bound(
         st.number_input,
         path,
@@ -496,6 +497,53 @@ def model_form(
                 model_form(sub, sh.cls, columns=columns)
         elif sh.kind == "models":
             list_editor(sub, sh.cls)
+
+
+ON_OFF = {True: "on", False: "off"}
+
+
+def _to_defaults(path: str, names: Sequence[str]) -> None:
+    state.override({join(path, n): None for n in names})
+
+
+def defaulted_form(
+    path: str,
+    cls: type[BaseModel],
+    effective: Mapping[str, Any],
+    whose: str,
+    *,
+    columns: int = 2,
+) -> None:
+    """Widgets for a model whose unset (None) fields take defaults from elsewhere (a serving stack).
+
+    Each field shows the value in force: a number box left empty shows the default as its
+    placeholder, a yes/no field offers "default (on)" beside on and off. Typing a value overrides
+    the default; emptying the box (or choosing the default) goes back to it, as does the button
+    below for every field at once. `whose` names the defaults' owner ("vLLM's").
+    """
+    names = list(cls.model_fields)
+    cols = st.columns(columns)
+    for i, n in enumerate(names):
+        f = cls.model_fields[n]
+        sh = shape_of(f.annotation, f.metadata)
+        eff = effective.get(n)
+        tip = f"{f.description or HELP.get(n, '')} Empty: {whose} default ({eff})."
+        with cols[i % len(cols)]:
+            if sh.kind == "bool":
+                select(join(path, n), [None, True, False], label_of(n), help=tip,
+                       format_func=lambda v, e=eff: f"{whose} default ({ON_OFF.get(e, e)})" if v is None else ON_OFF[v])  # fmt: skip
+            elif sh.kind in ("int", "float"):
+                shown = f"{eff:,}" if isinstance(eff, int | float) else str(eff)
+                number(join(path, n), label_of(n), integer=sh.kind == "int", lo=sh.lo, hi=sh.hi, optional=True,
+                       placeholder=f"{shown} ({whose} default)", help=tip)  # fmt: skip
+            else:
+                field_widget(join(path, n), n, sh, help=tip)
+    overridden = [n for n in names if current(join(path, n)) is not None]
+    st.button(
+        f"Back to {whose} defaults", key=f"fg:defaults:{path}", on_click=_to_defaults, args=(path, names),
+        disabled=not overridden, icon=":material/restart_alt:", type="tertiary",
+        help="Clear every value set here, so each field takes the default again.",
+    )  # fmt: skip
 
 
 # --- policies ----------------------------------------------------------------------------

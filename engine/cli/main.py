@@ -24,7 +24,9 @@ from engine.cli import plan as cli_plan
 from engine.cli.common import add_work_limit_flag, dumps, emit_json, load_scenario
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
+from engine.explain import confidence
 from engine.scenario import codec as scenario_io
+from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 from engine.serving.run import ENGINE_VERSION, SimResult, replicate, simulate
 from engine.serving.work_bound import WorkBoundError, estimate, sci
@@ -96,12 +98,15 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def cmd_roofline(args: argparse.Namespace) -> int:
+    from engine.costmodel import trust
     from engine.costmodel.roofline import report
 
     cat = load_catalog()
+    model = cat.model(args.model)
+    chip = trust.chip_for_stack(cat.chip(args.hardware), args.stack, cat, moe=model.moe is not None)
     inst = Instance(
-        model=cat.model(args.model),
-        hardware=cat.chip(args.hardware),
+        model=model,
+        hardware=chip,
         tp=args.tp,
         pp=args.pp,
         weights=args.weights,
@@ -166,16 +171,32 @@ def _fmt(v: Any, unit: str = "", scale: float = 1.0) -> str:
     return "-" if v is None else f"{v * scale:,.2f}{unit}"
 
 
-def print_summary(doc: dict[str, Any]) -> None:
-    """A human summary of one run."""
+def _pm(marks: Sequence[confidence.PoolMark], source: confidence.Source) -> str:
+    """' ± 15%': a figure's expected error from its pools' calibration ('' when unknown)."""
+    err = confidence.figure_error(marks, source)
+    return "" if err is None else f" ± {err:.0%}"
+
+
+LATENCY_SOURCES: dict[str, confidence.Source] = {
+    "ttft": confidence.HEADLINE_SOURCES["ttft_p99_ms"],
+    "tpot": confidence.HEADLINE_SOURCES["tpot_p99_ms"],
+    "e2e": confidence.COMPARED_SOURCES["E2E p99"],
+}
+
+
+def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None:
+    """A human summary of one run; with its scenario, each pool's calibration and each figure's error."""
+    marks = confidence.pool_marks(scenario, doc) if scenario is not None else ()
+    thr = _pm(marks, confidence.THROUGHPUT)
     r = doc["requests"]
     print(
         f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
         f"{r['failed']:,} failed"
     )
     for name, lat in doc["latency_ms"].items():
-        print(f"  {name:5} ms  p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}")
-    print(f"SLO attainment {doc['slo_attainment']:.1%}; goodput {doc['goodput_rps']:.2f} req/s")
+        err = _pm(marks, LATENCY_SOURCES.get(name, ()))
+        print(f"  {name:5} ms  p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}{err}")
+    print(f"SLO attainment {doc['slo_attainment']:.1%}; goodput {doc['goodput_rps']:.2f} req/s{thr}")
     for cls, c in doc["classes"].items():
         verdict = "passes" if c["passes"] else "FAILS"
         print(
@@ -183,11 +204,11 @@ def print_summary(doc: dict[str, Any]) -> None:
             f"{_fmt(c['tpot_ms_at_percentile'])} ms, attainment {c['slo_attainment']:.1%}: {verdict}"
         )
     t = doc["throughput_tokens_per_s"]
-    print(f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s")
+    print(f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s{thr}")
     c = doc["cost"]
     print(
-        f"cost: ${c['usd_per_hour']:,.2f}/h; ${_fmt(c['usd_per_request'], scale=1000)} per 1k requests; "
-        f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens"
+        f"cost: ${c['usd_per_hour']:,.2f}/h; ${_fmt(c['usd_per_request'], scale=1000)} per 1k requests{thr}; "
+        f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens{thr}"
     )
     parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())
     print(f"  per 1k requests by part ($): {parts}")
@@ -196,8 +217,11 @@ def print_summary(doc: dict[str, Any]) -> None:
             f"pool {pool}: compute {u['compute']:.1%}, bandwidth {u['bandwidth']:.1%}, busy {u['busy']:.1%}, "
             f"KV memory {u['kv_memory']:.1%}"
         )
+    for m in marks:
+        print(f"pool {m.pool} on {m.hardware}: {confidence.describe(m.calibration)}")
     e = doc["energy"]["joules_per_output_token"]
-    print(f"energy: {_fmt(e)} J per output token")
+    energy_error = _pm(marks, confidence.HEADLINE_SOURCES["joules_per_output_token"])
+    print(f"energy: {_fmt(e)} J per output token{energy_error}")
     if "sim" in doc:
         s = doc["sim"]
         print(
@@ -243,7 +267,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         emit_json(res.to_json())
         return 0
     print(f"{scen.name} (seed {scen.seed})")
-    print_summary(res.to_json())
+    print_summary(res.to_json(), res.scenario)
     if args.out:
         print(
             f"wrote requests.{args.format}, timeseries.{args.format}, summary.json, scenario.toml to {args.out}"
@@ -293,47 +317,10 @@ def _write_or_print(text: str, out: str | None) -> int:
     return 0
 
 
-def validation_markdown(tab: Any) -> str:
-    """The validation table as markdown rows."""
-    lines = [
-        "| id | setup | point | profile | measured | predicted | error |",
-        "|---|---|---|---|---:|---:|---:|",
-    ]
-    for r in tab.itertuples():
-        lines.append(
-            f"| {r.id} | {r.setup} | {r.point} | {r.profile} | {r.measured:,.1f} {r.unit} | "
-            f"{r.predicted:,.1f} | {r.error:+.1%} |"
-        )
-    return "\n".join(lines)
-
-
 def cmd_validate(args: argparse.Namespace) -> int:
-    from engine.costmodel import calibrate
+    from engine.cli.validate import cmd_validate as run_validate
 
-    cat = load_catalog()
-    tab = calibrate.table(calibrate.reference_points(), cat)
-    med, worst = float(tab["abs_error"].median()), float(tab["abs_error"].max())
-    if args.json:
-        emit_json(
-            {"points": tab.to_dict(orient="records"), "median_abs_error": med, "worst_abs_error": worst}
-        )
-        return 0
-    if args.markdown:
-        print(validation_markdown(tab))
-        print(f"\nmedian absolute error {med:.1%}, worst {worst:.1%} over {len(tab)} points")
-        return 0
-    print(f"{'id':5} {'setup':32} {'point':22} {'profile':9} {'measured':>10} {'predicted':>10} {'error':>7}")
-    for r in tab.itertuples():
-        print(
-            f"{r.id:5} {r.setup:32} {r.point:22} {r.profile:9} {r.measured:10.1f} {r.predicted:10.1f} "
-            f"{r.error:+7.1%}"
-        )
-    for kind, sub in tab.groupby("kind"):
-        print(
-            f"{kind:10}: median |error| {sub['abs_error'].median():.1%}, worst {sub['abs_error'].max():.1%}"
-        )
-    print(f"all       : median |error| {med:.1%}, worst {worst:.1%} over {len(tab)} points")
-    return 0
+    return run_validate(args)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -341,11 +328,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     cat = load_catalog()
     if args.reference:
-        fits = calibrate.reference_fits(calibrate.reference_points(), cat)
-        for (chip_id, stack), f in fits.items():
-            print(f"# {chip_id}: median |error| {f.median_abs_error:.1%}, worst {f.worst_abs_error:.1%}")
-            print(calibrate.profile_toml(stack, f.profile))
-        return 0
+        from engine.cli.validate import cmd_calibrate_reference
+
+        return cmd_calibrate_reference(args)
     if not args.measurements or not args.hardware:
         raise ScenarioError("calibrate: give a measurements CSV and --hardware (or --reference)")
     points = [m for m in calibrate.read_measurements(args.measurements) if m.hardware == args.hardware]
@@ -391,7 +376,11 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--pp", type=int, default=1)
     r.add_argument("--weights", choices=["bf16", "fp8", "fp4", "int4"], default="bf16")
     r.add_argument("--kv", choices=["bf16", "fp8"], default="bf16")
-    r.add_argument("--profile", default=None, help="calibration profile of the chip")
+    r.add_argument(
+        "--stack", choices=["vllm", "sglang", "trtllm", "vllm-v0"], default="vllm",
+        help="serving stack: the chip's profile under it, by the rules of docs/calibration.md",
+    )  # fmt: skip
+    r.add_argument("--profile", default=None, help="a named calibration profile of the chip instead")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_roofline)
 
@@ -401,7 +390,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_scenario)
 
-    v = sub.add_parser("validate", help="predicted vs measured for every calibration point")
+    v = sub.add_parser(
+        "validate", help="the cost model against every reference measurement, with cross-validation"
+    )
     v.add_argument("--json", action="store_true")
     v.add_argument("--markdown", action="store_true", help="print a markdown table")
     v.set_defaults(func=cmd_validate)
@@ -413,6 +404,10 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("--new-id", default=None, help="catalog id of the new entry (default <chip>-<profile>)")
     k.add_argument("--out", default=None, help="write the new catalog entry here (else stdout)")
     k.add_argument("--reference", action="store_true", help="refit the shipped profiles from data/reference")
+    k.add_argument(
+        "--write", action="store_true",
+        help="with --reference: write the profiles into presets/hardware and the expected errors into presets/calibration.toml",
+    )  # fmt: skip
     k.set_defaults(func=cmd_calibrate)
 
     u = sub.add_parser("run", help="simulate a scenario file or preset")

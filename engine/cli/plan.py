@@ -10,13 +10,16 @@ The planner, the advisor and sweeps are imported when their command runs, so tha
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from collections.abc import Mapping
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.cli.common import add_work_limit_flag, emit_json, load_scenario
 from engine.core.errors import ScenarioError
+from engine.explain import confidence
 from engine.scenario import codec as scenario_io
 
 if TYPE_CHECKING:
@@ -93,8 +96,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mark(row: Mapping[Any, Any]) -> str:
+    """A frontier row's calibration: 'calibrated ± 8%' or 'uncalibrated' (the throughput error, when known)."""
+    if "calibrated" not in row:
+        return ""
+    err = row.get("throughput_error")
+    pm = f" ± {err:.0%}" if isinstance(err, float) and math.isfinite(err) else ""
+    return ("calibrated" if row["calibrated"] else "uncalibrated") + pm
+
+
 def print_plan(p: Plan) -> None:
-    """A human summary of a plan."""
+    """A human summary of a plan, each deployment with its calibration mark."""
     print(
         f"target {p.target_rps:g} req/s over a {p.duration_s:g} s planning window: {len(p.candidates)} shapes, "
         f"{p.pruned} pruned by the cost model, {p.bounded} bounded out, {p.simulated} simulations, "
@@ -108,23 +120,29 @@ def print_plan(p: Plan) -> None:
             f"cheapest: {r['shape']} {r['split']} = {int(r['chips'])} chips, ${r['usd_per_hour']:,.2f}/h; "
             f"goodput {r['goodput_rps']:.2f} req/s, TTFT p90 {r['ttft_ms_p90']:,.0f} ms, "
             f"TPOT mean {r['tpot_ms_mean']:.1f} ms, ${r['usd_per_million_output_tokens']:.2f} per M output tokens"
+            + (f"; {r['calibration']}" if "calibration" in r else "")
         )
     print("\ncost against goodput (Pareto frontier; * = chosen)")
-    print(f"  {'deployment':34} {'split':>8} {'$/h':>9} {'goodput':>9}  passes")
+    print(f"  {'deployment':34} {'split':>8} {'$/h':>9} {'goodput':>9}  passes  calibration")
     for c in p.frontier_cost.to_dict(orient="records"):
         mark = "*" if c["chosen"] else " "
         print(
             f"{mark} {c['shape']:34} {c['split']:>8} {c['usd_per_hour']:9.2f} {c['goodput_rps']:9.2f}  "
-            f"{bool(c['passes'])}"
+            f"{bool(c['passes'])!s:6}  {_mark(c)}"
         )
     print("\nthroughput per chip against tokens/s per user (Pareto frontier)")
-    print(f"  {'deployment':34} {'split':>8} {'tok/s/user':>10} {'tok/s/chip':>10}")
+    print(f"  {'deployment':34} {'split':>8} {'tok/s/user':>10} {'tok/s/chip':>10}  calibration")
     for t in p.frontier_throughput.to_dict(orient="records"):
         mark = "*" if t["chosen"] else " "
         print(
             f"{mark} {t['shape']:34} {t['split']:>8} {t['tokens_per_s_per_user']:10.1f} "
-            f"{t['output_tokens_per_s_per_chip']:10.0f}"
+            f"{t['output_tokens_per_s_per_chip']:10.0f}  {_mark(t)}"
         )
+    off = [cal for cal in p.calibration if not cal.fitted]
+    if off:
+        print("\nuncalibrated chips (a profile by rule; docs/calibration.md):")
+        for cal in off:
+            print(f"  {cal.hardware}: {cal.rule}")
 
 
 # --- capacity --------------------------------------------------------------------------------
@@ -157,10 +175,14 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         )
         return 0
     failed = "none failed" if cap.failed_rps is None else f"fails at {cap.failed_rps:.3g} req/s"
+    marks = confidence.pool_marks(scen)
+    capacity_text = confidence.with_figure_error(f"{cap.capacity_rps:.3g} req/s", marks, "throughput_rps")
     print(
-        f"{scen.name}: capacity {cap.capacity_rps:.3g} req/s (every class passes; {failed}); cost-model "
+        f"{scen.name}: capacity {capacity_text} (every class passes; {failed}); cost-model "
         f"estimate {cap.estimate_rps:.3g} req/s; {cap.simulations} simulations"
     )
+    if confidence.uncalibrated(marks):
+        print(f"  {confidence.note(marks)}")
     for c in cap.runs.to_dict(orient="records"):
         print(
             f"  {c['rate_rps']:9.3f} req/s  {'passes' if c['passes'] else 'FAILS ':6}  goodput "
@@ -237,7 +259,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
         )
         return 0
     print(
-        f"{scen.name} (seed {scen.seed}): {scen.model.id}, {scen.model.weights} weights, {scen.model.kv} KV"
+        f"{scen.name} (seed {scen.seed}): {scen.model.id}, {scen.model.weights} weights, {scen.kv_precision()} KV"
     )
     print("\nwhere each phase sits on each chip's roofline (smallest tp that holds the weights)")
     print(

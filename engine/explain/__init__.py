@@ -1,6 +1,7 @@
 """Explaining results: findings, values the pages show, previews and reports.
 
-Owns: `advisor` (roofline placement and findings), `presentation` (the figures and frames the
+Owns: `advisor` (roofline placement and findings), `confidence` (calibration marks and the
+expected error of each figure), `presentation` (the figures and frames the
 dashboard draws), `previews` (what a setting will do before a run: length histograms, shipped
 traces, deployments), and `report` (exports with provenance, the validation table).
 May import: every lower package, up to engine.planning.

@@ -14,7 +14,9 @@ Three reports, each a plain value:
   the prompt's KV cache over the chip's NICs takes longer than computing it.
 - `findings(result)`: plain-language statements from a simulated run's numbers (utilisation,
   the time series, the request table, the bill by part), each with a severity and the figures
-  behind it. Thresholds are stated where they are used; they are judgement, not physics.
+  behind it. Thresholds are stated where they are used; they are judgement, not physics. A pool
+  whose chip has no profile fitted under the run's serving stack is one too: its numbers rest on
+  a rule (`engine.costmodel.trust`), and the finding says which, with the error to expect.
 - `specialisation(result, model_change_months)`: the three questions that decide whether a
   phase deserves its own chip (an ASIC): is its computation stable (months between model
   changes, a user input, against `STABLE_MONTHS`), is it large (its share of the fleet's
@@ -36,7 +38,9 @@ import pandas as pd
 
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
+from engine.costmodel import trust
 from engine.costmodel.perf import Instance, decode_cost, prefill_cost, roofline_point
+from engine.explain.confidence import errors_text, pool_marks, stack_name, uncalibrated
 from engine.planning.sizing import Demand, demand, instance_rates
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog
@@ -74,13 +78,18 @@ class Finding:
 def _fitting_instance(
     scenario: Scenario, cat: Catalog, hw: str, tp_options: Sequence[int]
 ) -> Instance | None:
+    model = cat.models[scenario.model.id]
+    custom = any(h.id == hw for h in scenario.custom_hardware)
+    chip = trust.chip_for_stack(
+        cat.hardware[hw], scenario.deployment.stack, cat, custom, model.moe is not None
+    )
     for tp in sorted(tp_options):
         inst = Instance(
-            model=cat.models[scenario.model.id],
-            hardware=cat.hardware[hw],
+            model=model,
+            hardware=chip,
             tp=tp,
             weights=scenario.model.weights,
-            kv=scenario.model.kv,
+            kv=scenario.kv_precision(),
             mem_fraction=scenario.deployment.mem_fraction,
         )
         if inst.fits():
@@ -234,6 +243,7 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
     out += _slo_findings(result)
     out += _pool_findings(result, res, cat)
     out += _latency_findings(result, res)
+    out += calibration_findings(result)
     req = s["requests"]
     if req["rejected"] or req["failed"]:
         reasons = ", ".join(f"{k} {v}" for k, v in req["rejected_by_reason"].items())
@@ -402,6 +412,36 @@ def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Findi
                         {"queue_first_quarter": first, "queue_last_quarter": last},
                     )
                 )
+    return out
+
+
+def calibration_findings(result: SimResult) -> list[Finding]:
+    """One warning per chip (and rule) of the run that is uncalibrated under its serving stack.
+
+    It names the pools, the chip, the rule its profile came by and the expected error, and says
+    how to calibrate it: fit the user's own measurements of that chip under that stack.
+    """
+    groups: dict[tuple[str, str], list[str]] = {}
+    cals = {}
+    for m in uncalibrated(pool_marks(result.scenario, result.summary)):
+        groups.setdefault((m.hardware, m.calibration.rule), []).append(m.pool)
+        cals[m.hardware, m.calibration.rule] = m.calibration
+    out = []
+    for (hw, rule), pools in groups.items():
+        cal = cals[hw, rule]
+        stack = stack_name(cal.stack)
+        which = f"pools {', '.join(pools)}" if len(pools) > 1 else f"pool {pools[0]}"
+        out.append(
+            Finding(
+                "warning",
+                "calibration",
+                f"{hw} ({which}) is uncalibrated under {stack}: its profile comes by a rule ({rule}), not from "
+                f"measurements of {hw} under {stack}; {errors_text(cal.expected_error)}. To calibrate it, fit your "
+                f"own measurements: python -m engine calibrate measurements.csv --hardware {hw} "
+                f"--profile {cal.stack}, or the upload on the About page.",
+                {f"{f}_error": e for f, e in cal.expected_error.items()},
+            )
+        )
     return out
 
 

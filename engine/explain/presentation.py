@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from engine.explain.confidence import PoolMark, compared_errors
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
 from engine.serving.run import flatten
@@ -412,6 +413,19 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
             {"figure": label, "unit": unit, "a": va, "b": vb, "change": change, "change_pct": rel * 100 if rel is not None else None, "better": better}
         )  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def with_expected_error(table: pd.DataFrame, a: Sequence[PoolMark], b: Sequence[PoolMark]) -> pd.DataFrame:
+    """A `compare` table with ``expected_error_pct``: per figure, the larger expected error of A and B.
+
+    In percent, empty where neither side's calibration has a cross-validated error for it
+    (`engine.explain.confidence`). Two runs on the same chips share their calibration's bias, so
+    a change smaller than this is not necessarily noise; it says how far each side's absolute
+    figure may be off.
+    """
+    errors = compared_errors(table["figure"], a, b)
+    pct = pd.Series([math.nan if e is None else e * 100 for e in errors], index=table.index, dtype=float)
+    return table.assign(expected_error_pct=pct)
 
 
 def utilization_frame(summary: Mapping[str, Any]) -> pd.DataFrame:

@@ -36,7 +36,7 @@ from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
 from engine.core.safecsv import safe_comment, safe_csv
-from engine.costmodel import calibrate
+from engine.costmodel import calibrate, reference
 from engine.scenario.model import Scenario
 from engine.serving.run import ENGINE_VERSION
 
@@ -165,10 +165,9 @@ section {{ margin-top: 2rem; }}
 
 def validation_table(catalog: Catalog) -> pd.DataFrame | None:
     """The cost model's predicted-against-measured table (what ``python -m engine validate`` prints)."""
-    path = calibrate.reference_csv()
-    if path is None:
+    if calibrate.reference_csv() is None:
         return None
-    return calibrate.table(calibrate.read_reference_csv(path), catalog)
+    return calibrate.table(reference.usable_points(catalog), catalog)
 
 
 # --- recalibration from a user's own measurements -------------------------------------------

@@ -14,6 +14,10 @@ once a deployment passes, every shape whose bound is not below its cost is bound
 search assumes more instances never hurt (a DESIGN.md invariant); it is exact under that
 assumption, within the simulation budget, for the seed and the planning window.
 
+Every candidate and run says how sure its numbers are: whether its chips have a profile fitted
+under the scenario's serving stack (`engine.costmodel.trust`), and the error to expect
+(`trust_columns`); an uncalibrated chip is planned with a conservative profile, never a flattering one.
+
 The highest rate a given deployment sustains is `engine.planning.capacity`'s question.
 """
 
@@ -31,6 +35,8 @@ import pandas as pd
 from engine.catalog.entries import Catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.costmodel.stacks import STACK_NAMES
+from engine.costmodel.trust import BASIS_TEXT, NVIDIA_ONLY, Calibration, calibration
 from engine.planning.sizing import (
     Bound,
     InstanceRates,
@@ -132,6 +138,8 @@ class Plan:
     feasible: int
     exhaustive: bool
     notes: tuple[str, ...] = ()
+    calibration: tuple[Calibration, ...] = ()
+    """The calibration of each chip the search could use, under the scenario's serving stack."""
 
     @property
     def best_usd_per_hour(self) -> float | None:
@@ -159,6 +167,7 @@ class Plan:
             "counts": counts,
             "exhaustive": self.exhaustive,
             "notes": list(self.notes),
+            "calibration": {c.hardware: c.as_dict() for c in self.calibration},
             "frontier_cost": self.frontier_cost.to_dict(orient="records"),
             "frontier_throughput": self.frontier_throughput.to_dict(orient="records"),
             "candidates": self.candidates.to_dict(orient="records"),
@@ -225,6 +234,46 @@ def shapes(space: SearchSpace, kinds: Sequence[tuple[str, int]]) -> list[Shape]:
 def split_label(shape: Shape, counts: tuple[int, int]) -> str:
     """The P:D split of a deployment: ``5P:2D``, or ``8M`` for a colocated pool."""
     return f"{counts[0]}M" if shape.mode == "colocated" else f"{counts[0]}P:{counts[1]}D"
+
+
+def chip_calibrations(scenario: Scenario, cat: Catalog, chips: Sequence[str]) -> dict[str, Calibration]:
+    """The calibration each chip runs with under the scenario's stack (a profile the scenario pins kept)."""
+    profiles = {p.hardware: p.profile for p in scenario.deployment.pools if p.profile is not None}
+    moe = cat.models[scenario.model.id].moe is not None
+    stack = scenario.deployment.stack
+    custom = {h.id for h in scenario.custom_hardware}
+    return {
+        h: calibration(cat.hardware[h], stack, cat, profiles.get(h), moe=moe, custom=h in custom)[1]
+        for h in chips
+    }
+
+
+def trust_columns(prefill: Calibration, decode: Calibration) -> dict[str, Any]:
+    """A deployment's calibration as table columns.
+
+    ``calibrated``: every chip has a profile fitted under the stack; ``calibration``: that, or
+    ``uncalibrated: <chip> (<basis>)``; ``throughput_error`` (over both chips), ``ttft_error`` (the
+    prefill chip's), ``tpot_error`` (the decode chip's): expected relative errors, NaN where unknown.
+    """
+    chips = [prefill] if prefill.hardware == decode.hardware else [prefill, decode]
+    off = [c for c in chips if not c.fitted]
+    mark = (
+        "calibrated"
+        if not off
+        else "uncalibrated: " + ", ".join(f"{c.hardware} ({BASIS_TEXT[c.basis]})" for c in off)
+    )
+
+    def known(errors: Sequence[float | None]) -> float:
+        have = [e for e in errors if e is not None]
+        return max(have) if have else math.nan
+
+    return {
+        "calibrated": not off,
+        "calibration": mark,
+        "throughput_error": known([c.error("throughput") for c in chips]),
+        "ttft_error": known([prefill.error("ttft")]),
+        "tpot_error": known([decode.error("tpot")]),
+    }
 
 
 def run_row(res: SimResult, shape: Shape, counts: tuple[int, int]) -> dict[str, Any]:
@@ -295,6 +344,7 @@ class _Search:
         self.scenarios: list[Scenario] = []
         self.index: dict[tuple[Shape, tuple[int, int]], int] = {}
         self.out_of_budget = False
+        self.calibrations: dict[str, Calibration] = {}
 
     def cost(self, shape: Shape, counts: tuple[int, int]) -> float:
         """Cost per hour of a shape at given counts."""
@@ -317,11 +367,15 @@ class _Search:
             requests=self.reqs,
             check_work=self.check_work,
         )
-        row = {"run": len(self.rows), **run_row(res, shape, counts)}
+        row = {"run": len(self.rows), **run_row(res, shape, counts), **self.trust(shape)}
         self.index[shape, counts] = len(self.rows)
         self.rows.append(row)
         self.scenarios.append(with_deployment(self.full, shape, counts))
         return row
+
+    def trust(self, shape: Shape) -> dict[str, Any]:
+        """The calibration columns of a shape (`trust_columns`)."""
+        return trust_columns(self.calibrations[shape.prefill[0]], self.calibrations[shape.decode[0]])
 
     def search(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
         """The cheapest passing counts of a shape below `cap_usd`, from its lower bound up."""
@@ -411,13 +465,18 @@ def plan(
     search = _Search(
         planning_scenario(scenario, target_rps, space.duration_s), full, {}, space, cat, progress, check_work
     )
+    search.calibrations = chip_calibrations(search.base, cat, chips)
     d = demand(search.base, search.reqs)
     kinds = [(h, t) for h in chips for t in sorted(set(space.tp))]
     search.rates.update({k: instance_rates(instance_of(search.base, cat, *k), d) for k in kinds})
     budget = space.budget_usd_per_hour if space.budget_usd_per_hour is not None else math.inf
     all_bounds = []
+    stack = scenario.deployment.stack
+    barred = {h for h in chips if stack in NVIDIA_ONLY and cat.hardware[h].vendor != "NVIDIA"}
     for shape in shapes(space, kinds):
         b = lower_bound(shape, search.rates, d, space.max_instances_per_pool)
+        if not b.pruned and {shape.prefill[0], shape.decode[0]} & barred:
+            b = replace(b, pruned=f"{STACK_NAMES.get(stack, stack)} runs on NVIDIA GPUs only")
         if not b.pruned and b.usd_per_hour > budget:
             b = replace(b, pruned=f"over budget (at least ${b.usd_per_hour:,.2f}/h)")
         all_bounds.append(b)
@@ -473,6 +532,7 @@ def _assemble(
                 "lower_bound_usd_per_hour": b.usd_per_hour,
                 "status": status.get(b.shape, "unexplored"),
                 "best_run": found.get(b.shape, -1),
+                **search.trust(b.shape),
             }
             for b in all_bounds
         ]
@@ -498,10 +558,11 @@ def _assemble(
             pool, "tokens_per_s_per_user", "output_tokens_per_s_per_chip", maximize_x=True, maximize_y=True
         )
         runs["on_throughput_frontier"] = runs["run"].isin(pool.loc[on, "run"])
-        cols = ["run", "mode", "shape", "split", "chips", "passes", "chosen"]
+        cols = ["run", "mode", "shape", "split", "chips", "passes", "chosen", "calibrated", "calibration",
+                "throughput_error"]  # fmt: skip
         frontier_cost = runs.loc[runs["on_cost_frontier"], [*cols, "usd_per_hour", "goodput_rps"]]
         frontier_cost = frontier_cost.sort_values("usd_per_hour").reset_index(drop=True)
-        tput_cols = [*cols, "tokens_per_s_per_user", "output_tokens_per_s_per_chip"]
+        tput_cols = [*cols, "tpot_error", "tokens_per_s_per_user", "output_tokens_per_s_per_chip"]
         frontier_tput = runs.loc[runs["on_throughput_frontier"], tput_cols]
         frontier_tput = frontier_tput.sort_values("tokens_per_s_per_user").reset_index(drop=True)
     statuses = list(status.values())
@@ -521,4 +582,5 @@ def _assemble(
         feasible=int(runs["passes"].sum()) if len(runs) else 0,
         exhaustive=not search.out_of_budget,
         notes=tuple(notes),
+        calibration=tuple(search.calibrations.values()),
     )

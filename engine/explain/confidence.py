@@ -1,0 +1,250 @@
+"""How sure the shown numbers are: each pool's calibration mark and the error bar of each figure.
+
+Every pool runs with a calibration profile chosen by a rule (`engine.costmodel.trust`): fitted to
+measurements of its chip under the scenario's serving stack (*calibrated*), or borrowed from the
+same silicon, another stack or a conservative transfer (*uncalibrated*, with the rule). A run's
+summary carries the choice per pool (``summary["calibration"]``); this module turns it into what
+the pages, the command line and the advisor show: a mark per pool, one note naming every
+uncalibrated pool with its chip and rule, and the expected relative error of each figure.
+
+Which error a figure carries: TTFT the TTFT error of the pools that prefill (prefill and mixed
+roles), TPOT that of the pools that decode (decode and mixed), throughput, goodput, capacity and
+cost per request or per token the throughput error of every pool (a bill is exact; what it buys
+is not), energy per token the energy error of every pool; over several pools, the largest. A
+figure whose basis has no cross-validated error (presets/calibration.toml not generated yet, or
+no figure for that basis) gets no error bar rather than an invented one. SLO attainment and the
+bill per hour carry none: the first is a share of requests, not a scaled quantity, and the second
+is prices times chips.
+
+Plain data only, no pandas: the command line's ``run`` imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.catalog.entries import Catalog
+from engine.costmodel.stacks import STACK_NAMES
+from engine.costmodel.trust import BASIS_TEXT, FIGURES, NVIDIA_ONLY, Calibration, calibration, with_error
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import resolve
+
+PREFILLING = ("prefill", "mixed")
+"""Pool roles whose speed sets TTFT."""
+DECODING = ("decode", "mixed")
+"""Pool roles whose speed sets TPOT."""
+
+NO_VALUE = ("", "-", "–", "n/a")
+"""Texts that stand for a missing figure: they get no error bar."""
+
+FIGURE_NAMES = {"throughput": "throughput", "ttft": "TTFT", "tpot": "TPOT", "energy": "energy"}
+"""How each kind of figure is named in a sentence."""
+
+Source = tuple[tuple[str, tuple[str, ...] | None], ...]
+"""Where a figure's error comes from: (kind of figure, pool roles or None for every pool), largest wins."""
+
+THROUGHPUT: Source = (("throughput", None),)
+HEADLINE_SOURCES: dict[str, Source] = {
+    "ttft_p99_ms": (("ttft", PREFILLING),),
+    "tpot_p99_ms": (("tpot", DECODING),),
+    "goodput_rps": THROUGHPUT,
+    "throughput_rps": THROUGHPUT,
+    "usd_per_request": THROUGHPUT,
+    "usd_per_million_output_tokens": THROUGHPUT,
+    "goodput_per_usd": THROUGHPUT,
+    "joules_per_output_token": (("energy", None),),
+}
+"""Headline figures (`engine.explain.presentation.headline` keys, plus throughput and energy) and their error."""
+
+COMPARED_SOURCES: dict[str, Source] = {
+    **{f"TTFT {p}": HEADLINE_SOURCES["ttft_p99_ms"] for p in ("p50", "p90", "p99")},
+    **{f"TPOT {p}": HEADLINE_SOURCES["tpot_p99_ms"] for p in ("p50", "p90", "p99")},
+    **{f"E2E {p}": (("ttft", PREFILLING), ("tpot", DECODING)) for p in ("p50", "p99")},
+    "Goodput": THROUGHPUT,
+    "Throughput": THROUGHPUT,
+    "Output tokens/s": THROUGHPUT,
+    "Cost per request": THROUGHPUT,
+    "Cost per 1M output tokens": THROUGHPUT,
+    "Energy per output token": (("energy", None),),
+}
+"""Figures of the Compare table (`engine.explain.presentation.COMPARED` labels) that carry an error."""
+
+
+@dataclass(frozen=True)
+class PoolMark:
+    """One pool of a run with the calibration its chip ran under."""
+
+    pool: str
+    role: str
+    calibration: Calibration
+
+    @property
+    def hardware(self) -> str:
+        """The pool's chip id."""
+        return self.calibration.hardware
+
+    @property
+    def fitted(self) -> bool:
+        """True when the chip's own measurements under the run's stack were fitted."""
+        return self.calibration.fitted
+
+
+def _from_dict(hardware: str, d: Mapping[str, Any]) -> Calibration:
+    return Calibration(
+        hardware=hardware,
+        stack=str(d.get("stack", "")),
+        profile_name=str(d.get("profile", "")),
+        basis=d.get("basis", "assumed"),
+        rule=str(d.get("rule", "")),
+        expected_error={str(k): float(v) for k, v in (d.get("expected_error") or {}).items()},
+    )
+
+
+def pool_marks(
+    scenario: Scenario, summary: Mapping[str, Any] | None = None, catalog: Catalog | None = None
+) -> tuple[PoolMark, ...]:
+    """Each pool's calibration: from the run's summary when given (what the run used), else resolved."""
+    carried = (summary or {}).get("calibration")
+    pools = scenario.deployment.pools
+    if isinstance(carried, Mapping) and all(p.name in carried for p in pools):
+        return tuple(PoolMark(p.name, p.role, _from_dict(p.hardware, carried[p.name])) for p in pools)
+    res = resolve(scenario, catalog)
+    return tuple(PoolMark(p.spec.name, p.spec.role, p.calibration) for p in res.pools)
+
+
+def stack_name(stack: str) -> str:
+    """A serving stack's display name (vLLM, SGLang, TensorRT-LLM)."""
+    return STACK_NAMES.get(stack, stack)
+
+
+def error_list(errors: Mapping[str, float]) -> str:
+    """'throughput ± 8%, TTFT ± 12%, ...' ('' when no error is known)."""
+    return ", ".join(f"{FIGURE_NAMES[f]} ± {errors[f]:.0%}" for f in FIGURES if errors.get(f) is not None)
+
+
+def errors_text(errors: Mapping[str, float]) -> str:
+    """'expected error: throughput ± 8%, ...', or that none has been cross-validated yet."""
+    listed = error_list(errors)
+    return f"expected error: {listed}" if listed else "expected error not yet cross-validated"
+
+
+def describe(cal: Calibration) -> str:
+    """A calibration in one line: mark, rule and expected errors."""
+    head = "calibrated" if cal.fitted else "uncalibrated"
+    return f"{head} under {stack_name(cal.stack)}: {cal.rule}; {errors_text(cal.expected_error)}"
+
+
+def short_mark(cal: Calibration) -> str:
+    """A table cell: 'calibrated' or 'uncalibrated: <basis>'."""
+    return "calibrated" if cal.fitted else f"uncalibrated: {BASIS_TEXT[cal.basis]}"
+
+
+def figure_error(marks: Iterable[PoolMark], source: Source) -> float | None:
+    """The largest expected error of a figure over the pools it depends on (None when none is known)."""
+    errors = [
+        e
+        for figure, roles in source
+        for m in marks
+        if roles is None or m.role in roles
+        if (e := m.calibration.error(figure)) is not None
+    ]
+    return max(errors) if errors else None
+
+
+def headline_errors(marks: Sequence[PoolMark]) -> dict[str, float | None]:
+    """The expected relative error of each headline figure, by headline key."""
+    return {key: figure_error(marks, src) for key, src in HEADLINE_SOURCES.items()}
+
+
+def errors_by_figure(marks: Sequence[PoolMark]) -> dict[str, float]:
+    """The largest expected error of each kind of figure over every pool (only the known ones)."""
+    out = {f: figure_error(marks, ((f, None),)) for f in FIGURES}
+    return {f: e for f, e in out.items() if e is not None}
+
+
+def uncalibrated(marks: Iterable[PoolMark]) -> list[PoolMark]:
+    """The pools whose chip has no fitted profile under the run's stack."""
+    return [m for m in marks if not m.fitted]
+
+
+def note(marks: Sequence[PoolMark]) -> str | None:
+    """A sentence naming every uncalibrated pool with its chip and rule (None when all are calibrated).
+
+    Pools on the same chip by the same rule are named together.
+    """
+    off = uncalibrated(marks)
+    if not off:
+        return None
+    groups: dict[tuple[str, str], list[PoolMark]] = {}
+    for m in off:
+        groups.setdefault((m.hardware, m.calibration.rule), []).append(m)
+    parts = []
+    for (hw, rule), ms in groups.items():
+        names = ", ".join(m.pool for m in ms)
+        errs = errors_text(ms[0].calibration.expected_error)
+        parts.append(f"{'pools' if len(ms) > 1 else 'pool'} {names} on {hw}: {rule} ({errs})")
+    stack = stack_name(off[0].calibration.stack)
+    return f"Uncalibrated under {stack}: " + "; ".join(parts) + "."
+
+
+def compared_errors(
+    labels: Iterable[str], a: Sequence[PoolMark], b: Sequence[PoolMark]
+) -> list[float | None]:
+    """Per Compare-table figure: the larger expected error of A and B (None when neither is known)."""
+    out: list[float | None] = []
+    for label in labels:
+        src = COMPARED_SOURCES.get(label)
+        errs = [e for e in (figure_error(a, src), figure_error(b, src)) if e is not None] if src else []
+        out.append(max(errs) if errs else None)
+    return out
+
+
+def with_figure_error(text: str, marks: Sequence[PoolMark], key: str) -> str:
+    """A headline figure's text with its expected error: '24 ms' -> '24 ms ± 15%'."""
+    src = HEADLINE_SOURCES.get(key)
+    if not src or text.strip() in NO_VALUE:
+        return text
+    return with_error(text, figure_error(marks, src))
+
+
+def chip_rows(
+    catalog: Catalog, stack: str, moe: bool = False, custom: Iterable[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """Per chip of the catalog: the profile it runs with under `stack`, its mark, rule and errors.
+
+    `custom` names the scenario's own chips, which run with their entry's default profile.
+
+    Keys of each row: ``calibration`` (short mark), ``calibrated``, ``calibration_rule``,
+    ``expected_error`` (text), ``throughput_error``, ``ttft_error``, ``tpot_error``,
+    ``energy_error`` (fractions, None where unknown), ``eta_compute``, ``eta_bandwidth``,
+    ``overhead_ms`` (the profile's).
+    """
+    out: dict[str, dict[str, Any]] = {}
+    own = set(custom)
+    for hw in catalog.hardware.values():
+        prof, cal = calibration(hw, stack, catalog, moe=moe, custom=hw.id in own)
+        if stack in NVIDIA_ONLY and hw.vendor != "NVIDIA":  # resolving refuses it: no profile to show
+            out[hw.id] = {
+                "calibration": f"not run by {stack_name(stack)} (NVIDIA GPUs only)",
+                "calibrated": False,
+                "calibration_rule": "",
+                "expected_error": "",
+                **{f"{f}_error": None for f in FIGURES},
+                "eta_compute": None,
+                "eta_bandwidth": None,
+                "overhead_ms": None,
+            }
+            continue
+        out[hw.id] = {
+            "calibration": short_mark(cal),
+            "calibrated": cal.fitted,
+            "calibration_rule": cal.rule,
+            "expected_error": error_list(cal.expected_error) or "not yet cross-validated",
+            **{f"{f}_error": cal.error(f) for f in FIGURES},
+            "eta_compute": prof.eta_compute,
+            "eta_bandwidth": prof.eta_bandwidth,
+            "overhead_ms": prof.overhead_ms,
+        }
+    return out

@@ -1,0 +1,189 @@
+"""App tests of the calibration mark (issue 11, "no silent optimism"): every page that shows a number says how sure it is.
+
+A scenario whose pools run on a chip with no profile fitted under its serving stack is marked
+uncalibrated, with the pool, the chip and the rule, on the catalog table, the Results headline,
+Compare, the Planner and the Advisor; a fitted one is marked calibrated and never uncalibrated.
+Which chip is which comes from `engine.costmodel.trust` (asserted first, as the catalog moves).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.catalog.entries import load_catalog
+from engine.costmodel import trust
+from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES
+from engine.costmodel.trust import Calibration
+from engine.scenario.codec import DEFAULT_PRESET, to_link
+from tests.test_app import APP, app, assert_clean, scenario_of, short, text_of
+from ui.widgets import UNSET
+
+UNCALIBRATED = ("mi325x", "vllm")
+CALIBRATED = ("h100-sxm", "trtllm")
+
+
+def on(chip: str, stack: str, **over: Any) -> Any:
+    """The default preset (two pools) on one chip under one stack, shortened."""
+    return short(**{"deployment.stack": stack, "deployment.pools[0].hardware": chip,
+                    "deployment.pools[1].hardware": chip, **over})  # fmt: skip
+
+
+def calibration_of(chip: str, stack: str) -> Calibration:
+    cat = load_catalog()
+    return trust.calibration(cat.hardware[chip], stack, cat)[1]
+
+
+def texts(block: Any) -> str:
+    """Everything a keyed block shows as text (Markdown unescaped)."""
+    parts = [m.value for m in block.markdown] + [c.value for c in block.caption]
+    return text_of(" ".join(parts))
+
+
+def test_the_chosen_chips_are_what_the_tests_say() -> None:
+    assert not calibration_of(*UNCALIBRATED).fitted, "pick another uncalibrated chip for these tests"
+    assert calibration_of(*CALIBRATED).fitted, "pick another calibrated chip for these tests"
+
+
+def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding() -> None:
+    chip, stack = UNCALIBRATED
+    cal = calibration_of(chip, stack)
+    at = app("results", on(chip, stack))
+    assert_clean(at)
+    mark = texts(at.get_by_key("fg-calibration"))
+    assert "uncalibrated" in mark and f"pools prefill, decode on {chip}" in mark and cal.rule in mark
+    shown = {m.label: m.value for m in at.metric}
+    for label, figure in (("TTFT p99", "ttft"), ("TPOT p99", "tpot"), ("Goodput", "throughput"),
+                          ("$ / request", "throughput"), ("Energy per token", "energy")):  # fmt: skip
+        err = cal.error(figure)
+        assert shown[label].endswith(f" ± {err:.0%}") if err is not None else "±" not in shown[label], label
+    assert "±" not in shown["SLO attainment"] and "±" not in shown["Bill per hour"]
+    advice = [text_of(w.value) for w in at.get_by_key("fg-advisor").warning]
+    assert any(a.startswith(f"{chip} (pools prefill, decode) is uncalibrated") and "python -m engine calibrate" in a
+               for a in advice), advice  # fmt: skip
+
+
+def test_a_calibrated_run_is_marked_calibrated_and_nothing_says_uncalibrated() -> None:
+    at = app("results", on(*CALIBRATED))
+    assert_clean(at)
+    mark = texts(at.get_by_key("fg-calibration"))
+    assert "calibrated" in mark and "uncalibrated" not in mark.lower()
+    assert not [w for w in at.get_by_key("fg-advisor").warning if "uncalibrated" in w.value]
+
+
+def test_the_catalog_table_marks_each_chip_under_the_stack() -> None:
+    at = app("hardware", on(*UNCALIBRATED))
+    assert_clean(at)
+    table = next(df.value for df in at.dataframe if "calibration" in df.value.columns).set_index("id")
+    assert table.loc[UNCALIBRATED[0], "calibration"].startswith("uncalibrated: ")
+    assert "expected_error" in table.columns and table.loc[UNCALIBRATED[0], "calibration_rule"]
+    # under TensorRT-LLM the H100 is fitted: the same table says so
+    at = app("hardware", on(*CALIBRATED))
+    table = next(df.value for df in at.dataframe if "calibration" in df.value.columns).set_index("id")
+    assert table.loc[CALIBRATED[0], "calibration"] == "calibrated"
+    err = calibration_of(*CALIBRATED).error("throughput")
+    assert (
+        (f"throughput ± {err:.0%}" in table.loc[CALIBRATED[0], "expected_error"]) if err is not None else True
+    )
+
+
+def test_compare_marks_each_side_and_its_error_bars() -> None:
+    at = app("compare", on(*UNCALIBRATED))
+    at.selectbox(key="a").set_value("current").run()
+    at.selectbox(key="b").set_value("current").run()
+    assert_clean(at)
+    for side in "ab":
+        assert "uncalibrated" in texts(at.get_by_key(f"fg-calibration-{side}"))
+    cal = calibration_of(*UNCALIBRATED)
+    heads = {m.label: m for m in at.metric}
+    err = cal.error("ttft")
+    if err is not None:
+        assert (
+            heads["TTFT p99: B"].value.endswith(f"± {err:.0%}")
+            and f"± {err:.0%}" in heads["TTFT p99: B"].help
+        )
+    table = next(df.value for df in at.dataframe if "better" in df.value.columns).set_index("figure")
+    assert "expected_error_pct" in table.columns
+    assert table["expected_error_pct"].isna()["SLO attainment"]
+
+    at = app("compare", on(*CALIBRATED))
+    at.selectbox(key="b").set_value("current").run()
+    assert "uncalibrated" not in texts(at.get_by_key("fg-calibration-b")).lower()
+
+
+def test_strategy_shows_each_pools_mark_and_the_stack_defaults() -> None:
+    chip, stack = UNCALIBRATED
+    at = app("strategy", on(chip, stack))
+    assert_clean(at)
+    badges = [m.value for m in at.markdown if "-badge[" in m.value and "uncalibrated" in m.value]
+    assert len(badges) >= 2  # one per pool (the live strip in the sidebar has its own)
+    assert any(calibration_of(chip, stack).rule in text_of(c.value) for c in at.caption)
+
+    # the stack: TensorRT-LLM on the H100 makes the pools calibrated
+    sc = on(*CALIBRATED, **{"deployment.stack": "vllm"})
+    at = app("strategy", sc)
+    box = at.selectbox(key="fg:deployment.stack")
+    assert {"vLLM", "SGLang", "TensorRT-LLM"} <= set(box.options) == {STACK_NAMES[s] for s in SERVING_STACKS}
+    box.set_value("trtllm").run()
+    assert_clean(at)
+    assert scenario_of(at).deployment.stack == "trtllm"
+
+    # batching: empty boxes show the stack's defaults; a typed value overrides, the button goes back
+    limits = scenario_of(at).batching()
+    field = at.number_input(key="fg:deployment.batching.max_batch")
+    assert field.value is None and f"{limits.max_batch:,}" in field.proto.placeholder
+    field.set_value(64).run()
+    assert_clean(at)
+    assert scenario_of(at).deployment.batching.max_batch == 64 and scenario_of(at).batching().max_batch == 64
+    at.selectbox(key="fg:deployment.batching.chunked_prefill").set_value(False).run()
+    assert scenario_of(at).deployment.batching.chunked_prefill is False
+    next(b for b in at.button if b.key == "fg:defaults:deployment.batching").click().run()
+    assert_clean(at)
+    assert scenario_of(at).deployment.batching.max_batch is None
+    assert scenario_of(at).deployment.batching.chunked_prefill is None
+
+
+def test_kv_precision_can_be_left_to_the_stack() -> None:
+    at = app("hardware", on(*CALIBRATED, **{"model.weights": "fp8", "model.kv": None}))
+    assert_clean(at)
+    kv = at.selectbox(key="fg:model.kv")
+    assert kv.value == UNSET and "TensorRT-LLM default (fp8)" in kv.options
+    kv.set_value("bf16").run()
+    assert scenario_of(at).model.kv == "bf16" and scenario_of(at).kv_precision() == "bf16"
+    at.selectbox(key="fg:model.kv").set_value(UNSET).run()
+    assert scenario_of(at).model.kv is None and scenario_of(at).kv_precision() == "fp8"
+
+
+@pytest.mark.parametrize("chip_stack", [UNCALIBRATED, CALIBRATED])
+def test_the_planner_marks_its_rows_and_points(chip_stack: tuple[str, str]) -> None:
+    chip, stack = chip_stack
+    fitted = calibration_of(chip, stack).fitted
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.query_params.update(to_link(on(chip, stack), DEFAULT_PRESET))
+    at.run()
+    at.switch_page("app_pages/planner.py").run()
+    at.number_input(key="plan_target").set_value(12.0)
+    at.multiselect(key="plan_hardware").set_value([chip])
+    at.multiselect(key="plan_tp").set_value([2])
+    at.selectbox(key="plan_window").set_value(60.0)
+    at.number_input(key="plan_sims").set_value(12)
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    frames = [df.value for df in at.dataframe if "calibration" in df.value.columns]
+    assert len(frames) == 2  # every simulated run, and every shape
+    for frame in frames:
+        assert (frame["calibrated"] == fitted).all()
+        assert frame["calibration"].str.startswith("calibrated" if fitted else f"uncalibrated: {chip}").all()
+    names = {t["name"]: t for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]}
+    open_traces = [t for n, t in names.items() if n.endswith("uncalibrated chip")]
+    if fitted:
+        assert not open_traces
+    else:
+        assert open_traces and all(re.search(r"-open$", t["marker"]["symbol"]) for t in open_traces)
+    if any("Cheapest deployment" in s.value for s in at.success):
+        mark = texts(at.get_by_key("fg-plan-calibration"))
+        assert ("uncalibrated" in mark) is not fitted

@@ -1,0 +1,68 @@
+"""The calibration mark beside the numbers: a badge per run or pool, and the note naming uncalibrated pools.
+
+`engine.explain.confidence` says which pools ran with a profile fitted to their chip under the
+scenario's serving stack and what error each figure carries; this draws it. Pool names, chip ids
+and rules can come from a share link or an upload, so every sentence goes through `ui.text.plain`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from engine.costmodel.trust import Calibration
+from engine.explain import confidence
+from engine.explain.confidence import PoolMark
+from ui.text import plain
+
+CALIBRATED = ("calibrated", "green", ":material/verified:")
+UNCALIBRATED = ("uncalibrated", "orange", ":material/warning:")
+
+
+def badge(fitted: bool, help: str | None = None) -> None:
+    """A green 'calibrated' or an orange 'uncalibrated' badge."""
+    label, color, icon = CALIBRATED if fitted else UNCALIBRATED
+    st.badge(label, color=color, icon=icon, help=help)  # type: ignore[arg-type]
+
+
+def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: bool = False) -> None:
+    """One run's mark: a badge, and a caption naming each uncalibrated pool, its chip and its rule.
+
+    `stacked` puts the caption under the badge (beside a row of metrics) rather than after it.
+    """
+    off = confidence.uncalibrated(marks)
+    with st.container(key=key, horizontal=not stacked, gap="small", vertical_alignment="center"):
+        if prefix:
+            st.markdown(f"**{plain(prefix)}**")
+        badge(not off, help="Calibrated: every pool's chip has a profile fitted to measurements under the "
+              "serving stack. Uncalibrated: a pool's profile comes by a rule (same silicon, another stack, or a "
+              "conservative transfer; docs/calibration.md). Figures show their expected error (± x%) where "
+              "cross-validation has measured it.")  # fmt: skip
+        if off:
+            st.caption(plain(confidence.note(marks) or ""))
+        else:
+            stack = confidence.stack_name(marks[0].calibration.stack) if marks else ""
+            errs = confidence.errors_text(marks[0].calibration.expected_error) if marks else ""
+            st.caption(plain(f"Every pool runs with a profile fitted to its chip under {stack}; {errs}."))
+
+
+def pool_mark(cal: Calibration) -> None:
+    """A pool's mark: the badge and a one-line reason (the whole rule in the badge's help)."""
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        badge(cal.fitted, help=plain(confidence.describe(cal)))
+        stack = confidence.stack_name(cal.stack)
+        how = f"fitted to measurements under {stack}" if cal.fitted else cal.rule
+        st.caption(plain(f"{how} · {confidence.errors_text(cal.expected_error)}"))
+
+
+def value(text: str, trust: Sequence[PoolMark], key: str, seeds: bool = False) -> str:
+    """A headline figure's text with its expected error: '24 ms ± 15%'.
+
+    Over several seeds the text already holds the seeds' interval (``824 ± 36 ms``): the model's
+    error follows it in words, ``824 ± 36 ms (model ± 15%)``, so the two are not confused.
+    """
+    if not seeds:
+        return confidence.with_figure_error(text, trust, key)
+    err = confidence.figure_error(trust, confidence.HEADLINE_SOURCES.get(key, ()))
+    return text if err is None or text.strip() in confidence.NO_VALUE else f"{text} (model ± {err:.0%})"
