@@ -44,6 +44,7 @@ NVIDIA_ONLY = ("trtllm",)
 TRANSFER_CHIPS: dict[str, str] = {
     "a100-80g": "no serving-stack measurements of the A100 in the reference data (Splitwise's harness only)",
     "a800-80g": "same silicon as the A100, which has no serving-stack fit",
+    "b300": "a new die (Blackwell Ultra), no measurements in the reference data",
     "gaudi3": "no public measurements in the reference data",
     "inferentia2": "no public measurements in the reference data",
     "jetson-agx-orin": "no public measurements in the reference data",
