@@ -14,26 +14,32 @@ rate over the window. Explicit points multiply `rate_rps` as given.
 
 Multi-turn sessions: a session starts at an arrival; each next turn comes an exponential think
 time later and its prompt is the whole previous context (prompt and answer) plus new input.
+
+Traces: `engine.serving.traces` reads and checks a trace file; `read_trace` makes its rows requests.
 """
 
 from __future__ import annotations
 
-import codecs
-import json
 import math
-import re
-import reprlib
-from array import array
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
-from itertools import repeat
 
 import numpy as np
 
-from engine.core import bounds, datafiles
+from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.scenario.model import Arrival, LengthDist, RequestClass, Scenario, Trace
+from engine.serving import traces
+
+# what other modules imported from here before the trace readers moved to engine.serving.traces
+# (the underscored ones: tests of the readers written against this module)
+from engine.serving.traces import _EMPIRICAL_CACHE as _EMPIRICAL_CACHE
+from engine.serving.traces import _azure_column as _azure_column
+from engine.serving.traces import _azure_seconds as _azure_seconds
+from engine.serving.traces import _seconds as _seconds
+from engine.serving.traces import _seconds_column as _seconds_column
+from engine.serving.traces import _tokens as _tokens
+from engine.serving.traces import _tokens_column as _tokens_column
+from engine.serving.traces import trace_class_names as trace_class_names
 
 Z99 = 2.3263478740408408
 """The standard normal's 99th percentile."""
@@ -56,6 +62,9 @@ class Requests:
     block_hashes: np.ndarray | None = None
     closed_loop_clients: int = 0
     think_time_s: float = 0.0
+    pause_s: np.ndarray | None = None
+    """Closed loop: how long after its client's previous request ended each request is sent (the
+    first `closed_loop_clients`: each client's start offset from t = 0). `closed_loop_pauses`."""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def __len__(self) -> int:
@@ -81,37 +90,6 @@ def lognormal_params(mean: float, p99: float) -> tuple[float, float]:
     return math.log(mean) - sigma * sigma / 2.0, sigma
 
 
-_EMPIRICAL_CACHE: dict[tuple[str, str], np.ndarray] = {}
-
-
-def _empirical(dist: LengthDist) -> np.ndarray:
-    """The lengths in a column of a CSV file, each an integer from 1 to MAX_TOKENS_PER_REQUEST."""
-    assert dist.path is not None and dist.column is not None
-    key = (dist.path, dist.column)
-    if key not in _EMPIRICAL_CACHE:
-        name = dist.path
-        cols, width, chunks = _csv(_clean_text(_file_text(name), name))
-        if dist.column not in cols:
-            shown = ", ".join(_show(c) for c in list(cols)[:20]) + (", ..." if len(cols) > 20 else "")
-            raise ScenarioError(f"{name}: no column {dist.column!r}; columns: {shown}")
-        col = cols[dist.column]
-        parts: list[list[np.ndarray]] = []
-        for chunk in chunks:
-            fast = _convert(_columns(chunk[1], width), [(col, _tokens_column)])
-            if fast is not None:
-                parts.append(fast)
-                continue
-            values: array[int] = array("q")
-            for line, cells in _rows(chunk, name, (dist.column,), col + 1):
-                values.append(_tokens(cells[col], name, line, dist.column))
-            parts.append([np.frombuffer(values, dtype=np.int64)])
-        (lengths,) = _joined(parts, 1)
-        if len(lengths) == 0:
-            raise ScenarioError(f"{name}: no rows")
-        _EMPIRICAL_CACHE[key] = lengths.astype(float)
-    return _EMPIRICAL_CACHE[key]
-
-
 def sample_lengths(dist: LengthDist, n: int, rng: np.random.Generator) -> np.ndarray:
     """`n` token counts drawn from a distribution, clipped to [1, max_tokens]."""
     if dist.kind == "constant":
@@ -122,7 +100,7 @@ def sample_lengths(dist: LengthDist, n: int, rng: np.random.Generator) -> np.nda
         mu, sigma = lognormal_params(float(dist.mean or 1), float(dist.p99 or 2))
         out = rng.lognormal(mu, sigma, size=n)
     else:
-        values = _empirical(dist)
+        values = traces.length_column(dist)
         out = values[rng.integers(0, len(values), size=n)]
     return np.clip(np.rint(out), 1, dist.max_tokens).astype(np.int64)
 
@@ -259,7 +237,29 @@ def generate(scenario: Scenario) -> Requests:
         block_tokens=scenario.cache.block_tokens,
         closed_loop_clients=arr.clients if arr.kind == "closed_loop" else 0,
         think_time_s=arr.think_time_s,
+        pause_s=closed_loop_pauses(arr, total, scenario) if arr.kind == "closed_loop" else None,
     )
+
+
+def closed_loop_pauses(arr: Arrival, n: int, scenario: Scenario) -> np.ndarray:
+    """Closed loop: the pause before each of `n` requests is sent, by request id.
+
+    Request k < clients is client k's first, sent k x ramp / clients after t = 0
+    (`Arrival.start_ramp_s`); every later one a think time after the request its client sent
+    before it ends, drawn from `arrival.think`. Drawn by request id from the scenario's seed,
+    not in the order requests end, so every deployment gets the same pauses (paired runs).
+    """
+    rng = np.random.default_rng([scenario.seed, 0xC105ED])
+    think = arr.think_time_s
+    if think <= 0 or arr.think == "constant":
+        pauses = np.full(n, think)
+    elif arr.think == "exponential":
+        pauses = rng.exponential(think, size=n)
+    else:
+        pauses = think * rng.uniform(1.0 - arr.think_spread, 1.0 + arr.think_spread, size=n)
+    first = min(arr.clients, n)
+    pauses[:first] = np.arange(first) * (arr.start_ramp_s(scenario.duration_s) / arr.clients)
+    return pauses
 
 
 def _segment_cumsum(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -271,503 +271,26 @@ def _segment_cumsum(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 # --- traces -------------------------------------------------------------------------------
-#
-# Trace files are untrusted: every value is checked, and a bad one raises ScenarioError naming
-# its line and column. The text is walked a chunk of lines at a time. A CSV chunk whose rows
-# are all well formed is converted column by column with numpy; any other chunk is read row by
-# row, which is also what finds and words a problem. Both paths accept the same values and
-# give the same numbers; neither builds a Python object per value of the whole file.
-
-LENGTH_RULE = f"an integer from 1 to {bounds.MAX_TOKENS_PER_REQUEST:,}"
-"""What a prompt or output length in a trace or a length file must be."""
-MAX_TIMESTAMP_MS = 1e18
-"""The largest Mooncake timestamp accepted (milliseconds; about 31 million years)."""
-_CHUNK_CHARS = 1 << 20
-_TIME_CHARS = b"0123456789.eE+-"
-_AZURE_TIME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?")
-_AZURE_RULE = "a timestamp like 2023-11-16 18:17:03.9799600"
-_EPOCH = datetime(1970, 1, 1)
-_SHOWN_CLASSES = 10
-_SHOWN_LINES = 5
-
-_SHORT = reprlib.Repr()
-_SHORT.maxstring = _SHORT.maxlong = _SHORT.maxother = 40
-_SHORT.maxlist = _SHORT.maxdict = 4
-
-Chunk = tuple[int, list[str]]
-"""A run of lines and the line number of its first."""
 
 
 def read_trace(trace: Trace, scenario: Scenario, text: str | None = None) -> Requests:
     """Requests from a trace file (or its text, for uploads), scaled in time and windowed.
 
-    Lengths must be integers from 1 to `bounds.MAX_TOKENS_PER_REQUEST`, times finite and >= 0,
-    classes the scenario's. Arrivals are sorted first, so `max_requests` keeps the earliest ones
-    from `start_s` on, whatever the order of the file's rows.
+    The file is read and checked by `engine.serving.traces.read`; a trace's requests share no
+    generated prefix groups (their block hashes, where the format has them, name their blocks).
     """
-    name = trace.path
-    text = _clean_text(_file_text(name) if text is None else text, name)
-    reader = {"mooncake": _read_mooncake, "azure": _read_azure, "csv": _read_csv}[trace.format]
-    arrival, prompt, output, cls, offsets, hashes = reader(text, name, scenario)
-    del text
-    if len(arrival) == 0:
-        raise ScenarioError(f"{name}: no requests")
-    arrival = (arrival - arrival.min()) / trace.time_scale
-    order = np.argsort(arrival, kind="stable")
-    lo, hi = np.searchsorted(arrival[order], (trace.start_s, trace.start_s + scenario.duration_s))
-    idx = order[lo:hi][: trace.max_requests]
-    if len(idx) > bounds.MAX_REQUESTS:
-        raise ScenarioError(f"{name}: {len(idx):,} requests in the window; limit {bounds.MAX_REQUESTS:,}")
-    n = len(idx)
-    new_off = new_hash = None
-    if offsets is not None and hashes is not None:
-        starts = offsets[idx]
-        lens = offsets[idx + 1] - starts
-        new_off = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-        # the kept rows' hashes in one gather: hash j of kept row i sits at starts[i] + j
-        new_hash = hashes[np.repeat(starts - new_off[:-1], lens) + np.arange(new_off[-1], dtype=np.int64)]
+    t = traces.read(trace, scenario, text)
+    n = len(t)
     return Requests(
-        arrival_s=arrival[idx] - trace.start_s,
-        cls=cls[idx],
-        prompt_tokens=prompt[idx],
-        output_tokens=output[idx],
+        arrival_s=t.arrival_s,
+        cls=t.cls,
+        prompt_tokens=t.prompt_tokens,
+        output_tokens=t.output_tokens,
         prefix_group=np.full(n, -1, dtype=np.int64),
         prefix_tokens=np.zeros(n, dtype=np.int64),
-        session=np.arange(n, dtype=np.int64),
+        session=t.session,
         reused_tokens=np.zeros(n, dtype=np.int64),
-        block_tokens=trace.block_tokens if trace.format == "mooncake" else scenario.cache.block_tokens,
-        block_offsets=new_off,
-        block_hashes=new_hash,
-    )
-
-
-def trace_class_names(text: str, format: str, limit: int = 1000) -> tuple[str, ...]:
-    """The distinct class labels a plain-CSV trace names, in order of first use (at most `limit`).
-
-    For a UI that offers to create the classes a trace needs; other formats carry none: ().
-    """
-    if format != "csv":
-        return ()
-    cols, _, chunks = _csv(_clean_text(text, "trace"))
-    col = cols.get("class")
-    if col is None:
-        return ()
-    seen: dict[str, None] = {}
-    for _, lines in chunks:
-        for line in lines:
-            cells = line.split(",")
-            label = _label(cells[col]) if col < len(cells) else ""
-            if label and label not in seen:
-                seen[label] = None
-                if len(seen) >= limit:
-                    return tuple(seen)
-    return tuple(seen)
-
-
-TraceArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
-
-
-# --- reading text ---
-
-
-def _file_text(path: str) -> str:
-    """A data file's content as text (UTF-8, a leading byte-order mark dropped; see engine.core.datafiles)."""
-    data = datafiles.read_bytes(path)
-    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    try:
-        return str(memoryview(data)[skip:], "utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, skip + exc.start) + 1
-        raise ScenarioError(f"{path}: line {line}: not UTF-8 text") from None
-
-
-def _clean_text(text: str, name: str) -> str:
-    """Trace text without a leading byte-order mark; refused when too long or holding a NUL."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if len(text) > bounds.MAX_TRACE_BYTES:
-        raise ScenarioError(f"{name}: larger than {bounds.MAX_TRACE_BYTES:,} bytes")
-    nul = text.find("\0")
-    if nul >= 0:
-        line = text.count("\n", 0, nul) + 1
-        raise ScenarioError(f"{name}: line {line}: holds a NUL character; a trace is plain text")
-    return text
-
-
-def _chunks(text: str) -> Iterator[Chunk]:
-    """The lines of `text` ("\\n" or "\\r\\n" ends one), a chunk at a time, never all at once."""
-    pos, size, line_no = 0, len(text), 1
-    while pos < size:
-        cut = text.find("\n", min(pos + _CHUNK_CHARS, size))
-        end = size if cut < 0 else cut + 1
-        chunk = text[pos:end]
-        if "\r" in chunk:
-            chunk = chunk.replace("\r\n", "\n")
-        lines = chunk.split("\n")
-        if not lines[-1]:
-            lines.pop()
-        yield line_no, lines
-        line_no += len(lines)
-        pos = end
-
-
-def _show(value: object) -> str:
-    """A short repr of a bad value for a message (long strings and deep JSON cut)."""
-    return _SHORT.repr(value)
-
-
-# --- CSV ---
-
-
-def _label(cell: str) -> str:
-    """A column name or class label: surrounding blanks and one pair of double quotes dropped."""
-    s = cell.strip()
-    if len(s) >= 2 and s[0] == s[-1] == '"':
-        s = s[1:-1].strip()
-    return s
-
-
-def _csv(text: str) -> tuple[dict[str, int], int, Iterator[Chunk]]:
-    """A CSV text's columns (name -> index; the first of repeated names wins), their number,
-    and its data lines in chunks.
-
-    Cells are split at every comma: a trace holds numbers and class names, neither of which
-    needs quoting, so CSV quoting is not interpreted (a quoted number is refused as such).
-    """
-    chunks = _chunks(text)
-    _, first = next(chunks, (1, [""]))
-    header = first[0].split(",")
-    cols: dict[str, int] = {}
-    for i, cell in enumerate(header):
-        cols.setdefault(_label(cell), i)
-
-    def data() -> Iterator[Chunk]:
-        if len(first) > 1:
-            yield 2, first[1:]
-        yield from chunks
-
-    return cols, len(header), data()
-
-
-def _need(cols: dict[str, int], need: tuple[str, ...], name: str, hint: str = "") -> list[int]:
-    """The indices of the `need` columns; ScenarioError naming the missing ones."""
-    missing = [c for c in need if c not in cols]
-    if missing:
-        raise ScenarioError(f"{name}: missing column(s) {', '.join(missing)}{hint}")
-    return [cols[c] for c in need]
-
-
-def _columns(lines: list[str], width: int) -> list[list[str]] | None:
-    """The cells of a chunk column by column, when every line has exactly `width` cells."""
-    if list(map(str.count, lines, repeat(","))).count(width - 1) != len(lines):
-        return None
-    flat = ",".join(lines).split(",")
-    return [flat[k::width] for k in range(width)]
-
-
-def _rows(chunk: Chunk, name: str, need: tuple[str, ...], width: int) -> Iterator[tuple[int, list[str]]]:
-    """(line number, cells) of a chunk's rows, one by one; blank lines skipped, short rows refused."""
-    start, lines = chunk
-    for line_no, line in enumerate(lines, start=start):
-        cells = line.split(",")
-        if len(cells) < width:
-            if not line.strip():
-                continue
-            raise ScenarioError(
-                f"{name}: line {line_no}: {len(cells)} cell(s); the columns {', '.join(need)} need {width}"
-            )
-        yield line_no, cells
-
-
-def _ascii(cells: list[str]) -> np.ndarray | None:
-    try:
-        return np.array(cells, dtype="S")
-    except UnicodeEncodeError:
-        return None
-
-
-def _problem(name: str, line: int, column: str, rule: str, cell: str) -> ScenarioError:
-    quoted = ", written without quotes" if cell.startswith(('"', "'")) else ""
-    return ScenarioError(f"{name}: line {line}, column {column}: must be {rule}{quoted} (got {_show(cell)})")
-
-
-def _tokens(cell: str, name: str, line: int, column: str) -> int:
-    """A length cell: an integer from 1 to MAX_TOKENS_PER_REQUEST, in ASCII digits."""
-    s = cell.strip()
-    if s.isdigit() and s.isascii() and len(s) <= 18:
-        v = int(s)
-        if 1 <= v <= bounds.MAX_TOKENS_PER_REQUEST:
-            return v
-    raise _problem(name, line, column, LENGTH_RULE, s)
-
-
-def _tokens_column(cells: list[str]) -> np.ndarray | None:
-    """`_tokens` over a column at once; None unless every cell is plainly valid."""
-    b = _ascii(cells)
-    if b is None or b.dtype.itemsize > 18 or not np.strings.isdigit(b).all():
-        return None
-    v = b.astype(np.int64)
-    return v if ((v >= 1) & (v <= bounds.MAX_TOKENS_PER_REQUEST)).all() else None
-
-
-def _seconds(cell: str, name: str, line: int, column: str) -> float:
-    """A time cell in seconds: a finite decimal number >= 0."""
-    s = cell.strip()
-    try:
-        v = float(s)
-    except ValueError:
-        v = math.nan
-    if 0.0 <= v < math.inf and s.isascii() and "_" not in s:
-        return v
-    raise _problem(name, line, column, "a time in seconds >= 0 (a finite decimal number)", s)
-
-
-def _seconds_column(cells: list[str]) -> np.ndarray | None:
-    """`_seconds` over a column at once; None unless every cell is plainly valid."""
-    b = _ascii(cells)
-    if b is None or (np.strings.strip(b, _TIME_CHARS) != b"").any():
-        return None
-    try:
-        v = b.astype(np.float64)
-    except ValueError:
-        return None
-    return v if ((v >= 0.0) & (v < np.inf)).all() else None
-
-
-def _azure_seconds(cell: str, name: str, line: int) -> float:
-    """An Azure TIMESTAMP (``2023-11-16 18:17:03.9799600``, UTC) as seconds since 1970."""
-    s = cell.strip()
-    m = _AZURE_TIME.fullmatch(s)
-    try:
-        if m is None:
-            raise ValueError
-        when = datetime.fromisoformat(m[1])
-    except ValueError:
-        raise _problem(name, line, "TIMESTAMP", _AZURE_RULE, s) from None
-    delta = when - _EPOCH
-    # whole seconds plus microseconds (the fraction cut to six digits), as datetime.timestamp adds them
-    return float(delta.days * 86_400 + delta.seconds) + int(((m[2] or "") + "000000")[:6]) / 1e6
-
-
-def _azure_column(cells: list[str]) -> np.ndarray | None:
-    """`_azure_seconds` over a column whose cells share one length; None unless all are valid."""
-    b = _ascii(cells)
-    if b is None:
-        return None
-    size = b.dtype.itemsize
-    if not (size == 19 or 21 <= size <= 29) or (np.strings.str_len(b) != size).any():
-        return None
-    d = b.view(np.uint8).reshape(len(b), size).astype(np.int64) - ord("0")
-    digits = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, *range(20, size)]
-    seps = {4: "-", 7: "-", 13: ":", 16: ":", **({19: "."} if size > 19 else {})}
-    if ((d[:, digits] < 0) | (d[:, digits] > 9)).any():
-        return None
-    if any((d[:, i] != ord(c) - ord("0")).any() for i, c in seps.items()):
-        return None
-    if ((d[:, 10] != ord(" ") - ord("0")) & (d[:, 10] != ord("T") - ord("0"))).any():
-        return None
-
-    def num(a: int, b: int) -> np.ndarray:
-        return d[:, a:b] @ (10 ** np.arange(b - a - 1, -1, -1))
-
-    year, month, day = num(0, 4), num(5, 7), num(8, 10)
-    hour, minute, second = num(11, 13), num(14, 16), num(17, 19)
-    frac = num(20, min(size, 26)) * 10 ** max(0, 26 - size) if size > 19 else np.zeros(len(b), np.int64)
-    if not (
-        (year >= 1) & (month >= 1) & (month <= 12) & (hour <= 23) & (minute <= 59) & (second <= 59)
-    ).all():
-        return None
-    first = ((year - 1970) * 12 + month - 1).astype("datetime64[M]")
-    days0 = first.astype("datetime64[D]").astype(np.int64)
-    month_days = (first + 1).astype("datetime64[D]").astype(np.int64) - days0
-    if not ((day >= 1) & (day <= month_days)).all():
-        return None
-    whole = (days0 + day - 1) * 86_400 + hour * 3_600 + minute * 60 + second
-    return np.asarray(whole.astype(np.float64) + frac / 1e6)
-
-
-Converter = tuple[int, Callable[[list[str]], np.ndarray | None]]
-"""A column's index and its whole-column conversion."""
-
-
-def _convert(split: list[list[str]] | None, converters: list[Converter]) -> list[np.ndarray] | None:
-    """A chunk's columns converted at once; None (read it row by row) when one cannot be."""
-    if split is None:
-        return None
-    out = []
-    for index, convert in converters:
-        col = convert(split[index])
-        if col is None:
-            return None
-        out.append(col)
-    return out
-
-
-def _zeros(cells: list[str]) -> np.ndarray:
-    return np.zeros(len(cells), dtype=np.int64)
-
-
-def _joined(parts: list[list[np.ndarray]], count: int) -> list[np.ndarray]:
-    """Per-chunk columns joined into whole columns (each chunk's copy let go as soon as it is joined)."""
-    out = []
-    for k in range(count):
-        out.append(np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, dtype=np.int64))
-        for p in parts:
-            p[k] = out[-1][:0]
-    return out
-
-
-def _numbers(arrival: array[float], *counts: array[int]) -> list[np.ndarray]:
-    """Row-by-row columns as numpy arrays over the same memory."""
-    return [np.frombuffer(arrival, dtype=np.float64), *(np.frombuffer(c, dtype=np.int64) for c in counts)]
-
-
-def _read_azure(text: str, name: str, scenario: Scenario) -> TraceArrays:
-    need = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
-    cols, width, chunks = _csv(text)
-    it, ic, ig = _need(cols, need, name)
-    converters: list[Converter] = [(it, _azure_column), (ic, _tokens_column), (ig, _tokens_column)]
-    parts: list[list[np.ndarray]] = []
-    for chunk in chunks:
-        fast = _convert(_columns(chunk[1], width), converters)
-        if fast is not None:
-            parts.append(fast)
-            continue
-        arrival: array[float] = array("d")
-        prompt: array[int] = array("q")
-        output: array[int] = array("q")
-        for line, cells in _rows(chunk, name, need, max(it, ic, ig) + 1):
-            arrival.append(_azure_seconds(cells[it], name, line))
-            prompt.append(_tokens(cells[ic], name, line, "ContextTokens"))
-            output.append(_tokens(cells[ig], name, line, "GeneratedTokens"))
-        parts.append(_numbers(arrival, prompt, output))
-    a, p, o = _joined(parts, 3)
-    return np.asarray(a, dtype=np.float64), p, o, np.zeros(len(a), dtype=np.int64), None, None
-
-
-def _read_csv(text: str, name: str, scenario: Scenario) -> TraceArrays:
-    need = ("arrival_s", "input_tokens", "output_tokens")
-    cols, width, chunks = _csv(text)
-    ia, ii, io_ = _need(cols, need, name, f"; expected {', '.join(need)}[, class]")
-    ic = cols.get("class", -1)
-    names = [c.name for c in scenario.workload.classes]
-    lookup = {"": 0, **{n: i for i, n in enumerate(names)}}
-
-    def classes(cells: list[str]) -> np.ndarray | None:
-        try:
-            return np.fromiter(map(lookup.__getitem__, cells), dtype=np.int64, count=len(cells))
-        except KeyError:  # an unknown label, or one that needs cleaning: row by row
-            return None
-
-    converters: list[Converter] = [
-        (ia, _seconds_column), (ii, _tokens_column), (io_, _tokens_column), (ic, classes) if ic >= 0 else (ia, _zeros),
-    ]  # fmt: skip
-    unknown: dict[str, list[int]] = {}
-    parts: list[list[np.ndarray]] = []
-    for chunk in chunks:
-        fast = _convert(_columns(chunk[1], width), converters)
-        if fast is not None:
-            parts.append(fast)
-            continue
-        arrival: array[float] = array("d")
-        prompt: array[int] = array("q")
-        output: array[int] = array("q")
-        cls: array[int] = array("q")
-        for line, cells in _rows(chunk, name, need, max(ia, ii, io_) + 1):
-            arrival.append(_seconds(cells[ia], name, line, "arrival_s"))
-            prompt.append(_tokens(cells[ii], name, line, "input_tokens"))
-            output.append(_tokens(cells[io_], name, line, "output_tokens"))
-            label = _label(cells[ic]) if 0 <= ic < len(cells) else ""
-            index = lookup.get(label)
-            if index is None:
-                _note(unknown, label, line)
-            cls.append(index or 0)
-        parts.append(_numbers(arrival, prompt, output, cls))
-    if unknown:
-        raise ScenarioError(_unknown_classes(name, unknown, names))
-    a, p, o, c = _joined(parts, 4)
-    return np.asarray(a, dtype=np.float64), p, o, c, None, None
-
-
-def _note(unknown: dict[str, list[int]], label: str, line: int) -> None:
-    """Remember where an unknown class label was used: [count, first few lines] per label."""
-    if label not in unknown and len(unknown) >= _SHOWN_CLASSES:
-        label = ""  # labels beyond the first few, counted together
-    seen = unknown.setdefault(label, [0])
-    seen[0] += 1
-    if len(seen) <= _SHOWN_LINES:
-        seen.append(line)
-
-
-def _unknown_classes(name: str, unknown: dict[str, list[int]], names: list[str]) -> str:
-    """The message for class labels a scenario lacks: each label with its lines, then the known ones."""
-    parts = []
-    for label, (count, *lines) in unknown.items():
-        more = f" and {count - len(lines):,} more" if count > len(lines) else ""
-        what = _show(label) if label else "other labels"
-        parts.append(f"{what} on line{'s' if count > 1 else ''} {', '.join(map(str, lines))}{more}")
-    first, (_, line, *_) = next(iter(unknown.items()))
-    return (
-        f"{name}: line {line}, column class: {_show(first)} is not a class of this scenario; "
-        f"unknown classes: {'; '.join(parts)}. The scenario's classes: {', '.join(names)} "
-        "(an empty cell means the first)"
-    )
-
-
-# --- Mooncake JSONL ---
-
-
-def _read_mooncake(text: str, name: str, scenario: Scenario) -> TraceArrays:
-    arrival: array[float] = array("d")
-    prompt: array[int] = array("q")
-    output: array[int] = array("q")
-    lens: array[int] = array("q")
-    hashes: array[int] = array("q")
-    top = bounds.MAX_TOKENS_PER_REQUEST
-    for start, lines in _chunks(text):
-        for line_no, line in enumerate(lines, start=start):
-            if not line or line.isspace():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ScenarioError(
-                    f"{name}: line {line_no}: not JSON ({exc.msg}, column {exc.colno})"
-                ) from None
-            except (ValueError, RecursionError) as exc:
-                why = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
-                raise ScenarioError(f"{name}: line {line_no}: not usable JSON ({why})") from None
-            if type(row) is not dict:
-                raise ScenarioError(f"{name}: line {line_no}: expected a JSON object")
-            try:
-                ts, inp, out = row["timestamp"], row["input_length"], row["output_length"]
-            except KeyError as exc:
-                raise ScenarioError(f"{name}: line {line_no}: missing field {exc.args[0]!r}") from None
-            where = f"{name}: line {line_no}, field"
-            if not ((type(ts) is int or type(ts) is float) and 0 <= ts <= MAX_TIMESTAMP_MS):
-                rule = f"a time in milliseconds from 0 to {MAX_TIMESTAMP_MS:.0e}"
-                raise ScenarioError(f"{where} timestamp: must be {rule} (got {_show(ts)})")
-            if not (type(inp) is int and 1 <= inp <= top):
-                raise ScenarioError(f"{where} input_length: must be {LENGTH_RULE} (got {_show(inp)})")
-            if not (type(out) is int and 1 <= out <= top):
-                raise ScenarioError(f"{where} output_length: must be {LENGTH_RULE} (got {_show(out)})")
-            h = row.get("hash_ids", [])
-            try:
-                if type(h) is not list or (h and set(map(type, h)) != {int}):
-                    raise TypeError
-                hashes.extend(h)
-            except (TypeError, OverflowError):
-                raise ScenarioError(f"{where} hash_ids: must be a list of 64-bit integers") from None
-            arrival.append(ts / 1000.0)
-            prompt.append(inp)
-            output.append(out)
-            lens.append(len(h))
-    offsets = np.concatenate([[0], np.cumsum(np.frombuffer(lens, dtype=np.int64))]).astype(np.int64)
-    return (
-        np.frombuffer(arrival, dtype=np.float64),
-        np.frombuffer(prompt, dtype=np.int64),
-        np.frombuffer(output, dtype=np.int64),
-        np.zeros(len(arrival), dtype=np.int64),
-        offsets,
-        np.frombuffer(hashes, dtype=np.int64),
+        block_tokens=t.block_tokens,
+        block_offsets=t.block_offsets,
+        block_hashes=t.block_hashes,
     )
