@@ -58,7 +58,7 @@ st.subheader(
     "percentile. A curve that reaches the dotted line left of the dashed one passes.\n\n"
     + "\n\n".join(f"**{charts.METRIC_NAMES[m]}**: {t}" for m, t in charts.METRIC_HELP.items()),
 )
-for col, metric in zip(st.columns(3), ("ttft", "tpot", "e2e"), strict=True):
+for col, metric in zip([*st.columns(2), *st.columns(2)], ("ttft", "tpot", "max_tbt", "e2e"), strict=True):
     if rep is None:
         fig = charts.cdf(pr.latency_cdfs(sc, res.requests, metric), metric, targets)  # type: ignore[arg-type]
     else:

@@ -158,7 +158,7 @@ def test_band_per_class_and_over_all() -> None:
 def test_summarize_carries_seeds_headline_and_bands() -> None:
     rep = summarize(list(_runs()))
     assert rep.seeds == (1, 2, 3) and rep.n == 3
-    assert set(rep.bands) == {"ttft", "tpot", "e2e"}
+    assert set(rep.bands) == {"ttft", "tpot", "max_tbt", "e2e"}
     assert set(rep.headline) >= {
         "ttft_p99_ms",
         "tpot_p99_ms",

@@ -1,7 +1,8 @@
 """The Planner page and the Advisor panel: widgets and charts over `engine.planning.plan` and `engine.explain.advisor`.
 
 `planner_page()` draws the Planner: a form (target load, allowed chips, modes, tensor-parallel
-degrees, budget, planning window), a progress bar while `engine.planning.plan.plan` runs, the chosen
+degrees, budget, planning window, and what passing means: every class at its SLO percentile, or
+a share of requests within their SLO), a progress bar while `engine.planning.plan.plan` runs, the chosen
 deployment, and the two Pareto charts the industry uses (cost per hour against goodput; output
 tokens/s per chip against tokens/s per user), every simulated run a point labelled with its
 P:D split and the chosen one starred. The frontiers hold passing runs only (`engine.planning.frontier`):
@@ -29,7 +30,7 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.explain import advisor
 from engine.planning.frontier import passing_frontiers
-from engine.planning.plan import Plan, SearchSpace, plan
+from engine.planning.plan import DEFAULT_ATTAINMENT, Plan, Rule, SearchSpace, plan, rule_text
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
 from ui import marks, state
@@ -194,18 +195,24 @@ FORM_RANGES = {
     "plan_target": ("Target load (req/s)", 0.1, bounds.MAX_RATE_RPS),
     "plan_budget": ("Budget ($/h)", 0.0, 1e7),
     "plan_sims": ("Most simulations", 5, 400),
+    "plan_attainment": ("Requests within their SLO (%)", 1.0, 100.0),
 }
 """The planning form's numeric fields: (label, lowest, highest), checked when the form is submitted."""
 MONTHS_RANGE = (1.0, 120.0)
 """Months between model changes the specialisation test accepts."""
+RULE_LABELS: dict[str, str] = {
+    "percentile": "Every class at its SLO percentile (MLPerf)",
+    "attainment": "A share of requests within their SLO (DistServe)",
+}
+"""The planner's pass rules (`engine.planning.plan.run_passes`) as the form names them."""
 
 
 def _request() -> None:
     st.session_state[REQUEST] = True
 
 
-def _inputs(sc: Scenario) -> tuple[float, SearchSpace] | None:
-    """The planning form; returns (target rps, search space) once it is submitted.
+def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
+    """The planning form; returns (target rps, search space, pass rule, attainment) once submitted.
 
     The submit button's callback records the request in session state, so it survives a rerun
     that happens before this function is reached.
@@ -246,6 +253,23 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace] | None:
             help="Arrival window of each planning run.",
         )
         c7.number_input("Most simulations", value=120, step=5, key="plan_sims")
+        c8, c9 = st.columns([4, 2])
+        c8.selectbox(
+            "A deployment passes when",
+            list(RULE_LABELS),
+            format_func=RULE_LABELS.__getitem__,
+            key="plan_rule",
+            help="Every class with its TTFT and TPOT within target at its SLO percentile (MLPerf's rule), "
+            "or at least the share below of all requests each within its class's TTFT and TPOT "
+            "targets (DistServe's attainment).",
+        )
+        c9.number_input(
+            "Requests within their SLO (%)",
+            value=DEFAULT_ATTAINMENT * 100.0,
+            step=5.0,
+            key="plan_attainment",
+            help="The share the attainment rule asks for (DistServe: 90%). Not used by the percentile rule.",
+        )
         st.checkbox("Allow prefill and decode on different chips", value=True, key="plan_mixed")
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
     if not st.session_state.pop(REQUEST, False):
@@ -272,17 +296,18 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace] | None:
         duration_s=float(ss["plan_window"]),
         max_simulations=int(ss["plan_sims"]),
     )
-    return float(ss["plan_target"]), space
+    rule: Rule = "attainment" if ss["plan_rule"] == "attainment" else "percentile"
+    return float(ss["plan_target"]), space, rule, float(ss["plan_attainment"]) / 100.0
 
 
-def _run_plan(sc: Scenario, target: float, space: SearchSpace) -> Plan | None:
+def _run_plan(sc: Scenario, target: float, space: SearchSpace, rule: Rule, attainment: float) -> Plan | None:
     bar = st.progress(0.0, text="Planning…")
 
     def progress(done: int, total: int, note: str) -> None:
         bar.progress(min(done / max(total, 1), 1.0), text=f"Simulation {done + 1} (at most {total}): {note}")
 
     try:
-        result = plan(sc, target, space, progress=progress)
+        result = plan(sc, target, space, progress=progress, rule=rule, attainment=attainment)
     except ScenarioError as exc:
         st.error(f"Cannot plan this scenario: {plain(exc)}")
         return None
@@ -304,14 +329,23 @@ def _summary(p: Plan) -> None:
         "Bounded out", f"{p.bounded:,}", help="Their lower-bound cost is not below a passing deployment's."
     )
     c[3].metric("Simulated", f"{p.simulated:,}")
-    c[4].metric("Met every SLO", f"{p.feasible:,}")
+    rule = getattr(p, "rule", "percentile")  # a plan kept from before pass rules
+    attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
+    c[4].metric(
+        "Met every SLO" if rule == "percentile" else f"{attainment:.0%} within SLO",
+        f"{p.feasible:,}",
+        help=f"Simulated deployments that passed: {rule_text(rule, attainment)}.",
+    )
     for note in p.notes:
         st.warning(plain(note))
     if p.best_run is None:
         return
     r = p.runs.iloc[p.best_run]
+    meets = (
+        "meets every SLO" if rule == "percentile" else f"keeps {attainment:.0%} of requests within their SLO"
+    )
     st.success(
-        f"Cheapest deployment that meets every SLO at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
+        f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
         f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s, "
         f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms, mean TPOT {r['tpot_ms_mean']:.1f} ms "
         f"(simulated over {p.duration_s:g} s).",
@@ -343,9 +377,9 @@ def planner_page() -> None:
     sc = state.scenario()
     asked = _inputs(sc)
     if asked is not None:
-        target, space = asked
-        key = (sc.model_dump_json(), target, space)
-        result = _run_plan(sc, target, space)
+        target, space, rule, attainment = asked
+        key = (sc.model_dump_json(), target, space, rule, attainment)
+        result = _run_plan(sc, target, space, rule, attainment)
         if result is not None:
             st.session_state[PLAN] = (key, result)
     stored = st.session_state.get(PLAN)

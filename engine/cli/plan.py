@@ -80,7 +80,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     )
     bar = _Bar(space.max_simulations, "planning", not args.no_progress)
     try:
-        result = plan(scen, args.target_rps, space, progress=bar.plan, check_work=not args.no_work_limit)
+        result = plan(
+            scen,
+            args.target_rps,
+            space,
+            progress=bar.plan,
+            check_work=not args.no_work_limit,
+            rule=args.rule,
+            attainment=_attainment(args),
+        )
     finally:
         bar.close()
     if args.json:
@@ -107,10 +115,12 @@ def _mark(row: Mapping[Any, Any]) -> str:
 
 def print_plan(p: Plan) -> None:
     """A human summary of a plan, each deployment with its calibration mark."""
+    from engine.planning.plan import rule_text
+
     print(
         f"target {p.target_rps:g} req/s over a {p.duration_s:g} s planning window: {len(p.candidates)} shapes, "
         f"{p.pruned} pruned by the cost model, {p.bounded} bounded out, {p.simulated} simulations, "
-        f"{p.feasible} met every SLO"
+        f"{p.feasible} passed ({rule_text(p.rule, p.attainment)})"
     )
     for note in p.notes:
         print(f"note: {note}")
@@ -149,8 +159,9 @@ def print_plan(p: Plan) -> None:
 
 
 def cmd_capacity(args: argparse.Namespace) -> int:
-    """The highest arrival rate at which every class passes, by bisection."""
+    """The highest arrival rate that passes under the chosen rule, by bisection."""
     from engine.planning.capacity import capacity
+    from engine.planning.plan import rule_text
     from engine.serving.run import ENGINE_VERSION
 
     scen = load_scenario(args.scenario, args.set)
@@ -162,6 +173,8 @@ def cmd_capacity(args: argparse.Namespace) -> int:
             duration_s=args.duration_s,
             progress=bar.plan,
             check_work=not args.no_work_limit,
+            rule=args.rule,
+            attainment=_attainment(args),
         )
     finally:
         bar.close()
@@ -178,7 +191,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     marks = confidence.pool_marks(scen)
     capacity_text = confidence.with_figure_error(f"{cap.capacity_rps:.3g} req/s", marks, "throughput_rps")
     print(
-        f"{scen.name}: capacity {capacity_text} (every class passes; {failed}); cost-model "
+        f"{scen.name}: capacity {capacity_text} ({rule_text(cap.rule, cap.attainment)}; {failed}); cost-model "
         f"estimate {cap.estimate_rps:.3g} req/s; {cap.simulations} simulations"
     )
     if confidence.uncalibrated(marks):
@@ -282,6 +295,39 @@ def cmd_advise(args: argparse.Namespace) -> int:
     return 0
 
 
+RULE_CHOICES = ("percentile", "attainment")
+"""What --rule accepts (engine.planning.plan.RULES; a test keeps them equal)."""
+ATTAINMENT_DEFAULT = 0.9
+"""Default of --attainment (engine.planning.plan.DEFAULT_ATTAINMENT; a test keeps them equal)."""
+
+
+def _add_rule_flags(parser: argparse.ArgumentParser) -> None:
+    """--rule and --attainment: what passing means (engine.planning.plan.run_passes)."""
+    parser.add_argument(
+        "--rule",
+        choices=RULE_CHOICES,
+        default="percentile",
+        help="percentile: every class within target at its SLO percentile (MLPerf); attainment: at "
+        "least --attainment of requests within their SLO (DistServe)",
+    )
+    parser.add_argument(
+        "--attainment",
+        type=float,
+        default=None,
+        help=f"share of requests that must meet their SLO under --rule attainment, in (0, 1] "
+        f"(default {ATTAINMENT_DEFAULT:g})",
+    )
+
+
+def _attainment(args: argparse.Namespace) -> float:
+    """--attainment, or its default; refused with --rule percentile, where it would mean nothing."""
+    if args.attainment is None:
+        return ATTAINMENT_DEFAULT
+    if args.rule != "attainment":
+        raise ScenarioError(f"--attainment: applies to --rule attainment only (got --rule {args.rule})")
+    return float(args.attainment)
+
+
 def register(sub: Any) -> None:
     """Add the plan, capacity, sweep and advise commands to the CLI's subparsers."""
     p = sub.add_parser("plan", help="the cheapest deployment that meets every SLO at a target load")
@@ -299,6 +345,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--finalists", type=int, default=3, help="shapes searched to a passing point for the frontier"
     )
+    _add_rule_flags(p)
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     p.add_argument("--out", default=None, help="write the chosen scenario (TOML) here")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
@@ -312,6 +359,7 @@ def register(sub: Any) -> None:
     c.add_argument(
         "--duration-s", type=float, default=None, help="window of each run (default: the scenario's)"
     )
+    _add_rule_flags(c)
     c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     c.add_argument("--json", action="store_true")
     c.add_argument("--no-progress", action="store_true")

@@ -23,10 +23,10 @@ from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
 from engine.serving.run import flatten
 
-Metric = Literal["ttft", "tpot", "e2e"]
-"""A latency metric of one request."""
+Metric = Literal["ttft", "tpot", "max_tbt", "e2e"]
+"""A latency metric of one request (`max_tbt`: its largest gap between two tokens)."""
 
-LATENCY_COLUMNS: dict[str, str] = {"ttft": "ttft_s", "tpot": "tpot_s", "e2e": "e2e_s"}
+LATENCY_COLUMNS: dict[str, str] = {"ttft": "ttft_s", "tpot": "tpot_s", "max_tbt": "max_tbt_s", "e2e": "e2e_s"}
 """The request-table column (seconds) of each latency metric."""
 
 ALL_CLASSES = "all"
@@ -108,6 +108,15 @@ def slo_targets(scenario: Scenario) -> pd.DataFrame:
             rows.append(
                 {"class": c.name, "metric": "e2e", "target_ms": c.slo.e2e_ms, "percentile": c.slo.percentile}
             )
+        if c.slo.tbt_ms is not None:
+            rows.append(
+                {
+                    "class": c.name,
+                    "metric": "max_tbt",
+                    "target_ms": c.slo.tbt_ms,
+                    "percentile": c.slo.percentile,
+                }
+            )
     return pd.DataFrame(rows, columns=["class", "metric", "target_ms", "percentile"])
 
 
@@ -116,7 +125,7 @@ def _late_values(rows: pd.DataFrame, col: str) -> np.ndarray:
     done = (rows["outcome"] == "completed").to_numpy()
     vals = rows[col].to_numpy(dtype=float)
     vals = np.where(done, vals, np.inf)
-    if col == "tpot_s":  # one-token outputs have no TPOT: TPOT statistics skip them
+    if col in ("tpot_s", "max_tbt_s"):  # one-token outputs have no TPOT or gap: their statistics skip them
         vals = vals[~(done & np.isnan(vals))]
     return vals
 

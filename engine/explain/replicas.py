@@ -33,7 +33,7 @@ from engine.serving.run import SimResult, flatten, t_quantile
 SEED_LIMIT = 2**31
 """Seeds are below this (the scenario's bound); a run of seeds past it wraps to 0."""
 
-METRICS: tuple[Metric, ...] = ("ttft", "tpot", "e2e")
+METRICS: tuple[Metric, ...] = ("ttft", "tpot", "max_tbt", "e2e")
 """The latency metrics a replicated result carries a CDF band for."""
 
 HEADLINE_PATHS: dict[str, str] = {

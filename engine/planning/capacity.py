@@ -1,7 +1,11 @@
-"""Capacity: the highest arrival rate at which every class of a scenario passes its SLOs.
+"""Capacity: the highest arrival rate at which a scenario's deployment passes its SLOs.
 
-DistServe's definition. Bisection on `workload.arrival.rate_rps` from a bracket the cost model
-suggests (`analytic_capacity_rps`), within a fixed number of simulations; every run is kept.
+Two definitions of passing (`engine.planning.plan.run_passes`): ``percentile`` (the default,
+MLPerf's server-scenario rule), every class with its TTFT and TPOT within target at its SLO
+percentile; ``attainment`` (DistServe's goodput), at least a share X (default 90%) of all
+requests each meeting its class's TTFT and TPOT targets. Bisection on
+`workload.arrival.rate_rps` from a bracket the cost model suggests (`analytic_capacity_rps`),
+within a fixed number of simulations; every run is kept.
 """
 
 from __future__ import annotations
@@ -15,7 +19,15 @@ import pandas as pd
 from engine.catalog.entries import Catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.planning.plan import Progress, planning_scenario
+from engine.planning.plan import (
+    DEFAULT_ATTAINMENT,
+    Progress,
+    Rule,
+    check_rule,
+    planning_scenario,
+    rule_text,
+    run_passes,
+)
 from engine.planning.sizing import demand, instance_of, instance_rates
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
@@ -26,11 +38,12 @@ from engine.serving.workload import generate
 
 @dataclass(frozen=True)
 class Capacity:
-    """The highest tested arrival rate at which every class passed, and the runs that showed it.
+    """The highest tested arrival rate that passed under the rule, and the runs that showed it.
 
     `capacity_rps` is 0 when even the lowest rate tried failed; `failed_rps` is the lowest rate
     seen failing (None if none failed: the true capacity may be higher). `runs` has one row per
-    simulation: rate, whether every class passed, goodput and SLO attainment.
+    simulation: rate, whether it passed under `rule`, whether every class passed at its
+    percentile, goodput and SLO attainment.
     """
 
     capacity_rps: float
@@ -38,6 +51,8 @@ class Capacity:
     estimate_rps: float
     runs: pd.DataFrame
     simulations: int
+    rule: Rule = "percentile"
+    attainment: float = DEFAULT_ATTAINMENT
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for the CLI."""
@@ -45,6 +60,9 @@ class Capacity:
             "capacity_rps": self.capacity_rps,
             "failed_rps": self.failed_rps,
             "estimate_rps": self.estimate_rps,
+            "rule": self.rule,
+            "attainment": self.attainment,
+            "passes_when": rule_text(self.rule, self.attainment),
             "simulations": self.simulations,
             "runs": self.runs.to_dict(orient="records"),
         }
@@ -80,11 +98,16 @@ def capacity(
     catalog: Catalog | None = None,
     progress: Progress | None = None,
     check_work: bool = True,
+    rule: Rule = "percentile",
+    attainment: float = DEFAULT_ATTAINMENT,
 ) -> Capacity:
-    """Bisection on `workload.arrival.rate_rps` for the highest rate at which every class passes.
+    """Bisection on `workload.arrival.rate_rps` for the highest rate that passes under `rule`.
 
-    `check_work=False` lifts the work bound on each run (engine.serving.work_bound), as `simulate`'s does.
+    ``percentile``: every class passes at its SLO percentile. ``attainment``: at least
+    `attainment` (a share in (0, 1]) of the requests meet their class's SLO. `check_work=False`
+    lifts the work bound on each run (engine.serving.work_bound), as `simulate`'s does.
     """
+    check_rule(rule, attainment)
     if not 2 <= max_simulations <= 100:
         raise ScenarioError(f"max_simulations: must be in [2, 100] (got {max_simulations})")
     if not 0 < rel_tol < 1:
@@ -101,11 +124,12 @@ def capacity(
         res = simulate(
             scenario_io.apply_overrides(base, {"workload.arrival.rate_rps": rate}), cat, check_work=check_work
         )
-        ok = all(c["passes"] for c in res.summary["classes"].values())
+        ok = run_passes(res.summary, rule, attainment)
         rows.append(
             {
                 "rate_rps": rate,
                 "passes": ok,
+                "classes_pass": run_passes(res.summary, "percentile"),
                 "goodput_rps": res.summary["goodput_rps"],
                 "slo_attainment": res.summary["slo_attainment"],
             }
@@ -133,7 +157,7 @@ def capacity(
             lo = mid
         else:
             hi = mid
-    runs = pd.DataFrame(rows, columns=["rate_rps", "passes", "goodput_rps", "slo_attainment"])
+    runs = pd.DataFrame(rows, columns=["rate_rps", "passes", "classes_pass", "goodput_rps", "slo_attainment"])
     ok = runs.loc[runs["passes"], "rate_rps"]
     bad = runs.loc[~runs["passes"].astype(bool), "rate_rps"]
     return Capacity(
@@ -142,4 +166,6 @@ def capacity(
         estimate_rps=estimate,
         runs=runs,
         simulations=len(runs),
+        rule=rule,
+        attainment=attainment,
     )

@@ -18,6 +18,11 @@ Every candidate and run says how sure its numbers are: whether its chips have a 
 under the scenario's serving stack (`engine.costmodel.trust`), and the error to expect
 (`trust_columns`); an uncalibrated chip is planned with a conservative profile, never a flattering one.
 
+What "passes" means is a rule (`run_passes`): ``percentile`` (the default, MLPerf's): every class
+has its TTFT and TPOT within target at its SLO percentile; ``attainment`` (DistServe's): at least a
+share X (default 0.9) of all requests meet their own class's SLO. Under the attainment rule the
+cost model prunes and bounds with a relaxed demand (`rule_demand`), never stricter than the rule.
+
 The highest rate a given deployment sustains is `engine.planning.capacity`'s question.
 """
 
@@ -27,7 +32,7 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -39,6 +44,7 @@ from engine.costmodel.stacks import STACK_NAMES
 from engine.costmodel.trust import BASIS_TEXT, NVIDIA_ONLY, Calibration, calibration
 from engine.planning.sizing import (
     Bound,
+    Demand,
     InstanceRates,
     Mode,
     Shape,
@@ -50,11 +56,98 @@ from engine.planning.sizing import (
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
+from engine.serving.metrics import measured_mask
 from engine.serving.run import SimResult, simulate
 from engine.serving.workload import generate
 
 Progress = Callable[[int, int, str], None]
 """A progress callback: (simulations done, simulation budget, what is running)."""
+
+Rule = Literal["percentile", "attainment"]
+"""What makes a run pass: every class at its SLO percentile, or a share of requests within their SLO."""
+RULES: tuple[Rule, ...] = ("percentile", "attainment")
+DEFAULT_ATTAINMENT = 0.9
+"""The attainment rule's default share: DistServe's 90% of requests within their SLO."""
+
+
+# --- pass rules ------------------------------------------------------------------------------
+
+
+def check_rule(rule: str, attainment: float) -> None:
+    """Refuse an unknown rule, or an attainment share outside (0, 1], naming the field."""
+    if rule not in RULES:
+        raise ScenarioError(f"rule: choose {' or '.join(RULES)} (got {rule!r})")
+    if not 0.0 < attainment <= 1.0:
+        raise ScenarioError(
+            f"attainment: a share of requests in (0, 1], e.g. 0.9 for 90% (got {attainment:g})"
+        )
+
+
+def rule_text(rule: Rule, attainment: float = DEFAULT_ATTAINMENT) -> str:
+    """What passing means under a rule, in words."""
+    if rule == "attainment":
+        return f"at least {attainment:.0%} of requests within their SLO"
+    return "every class within its TTFT and TPOT targets at its SLO percentile"
+
+
+def run_passes(
+    summary: dict[str, Any], rule: Rule = "percentile", attainment: float = DEFAULT_ATTAINMENT
+) -> bool:
+    """Whether one run's summary passes under a rule.
+
+    ``percentile`` (MLPerf's): every class passes (`engine.serving.metrics`: its TTFT and TPOT at
+    its SLO percentile within target, rejected and failed requests infinitely late).
+    ``attainment`` (DistServe's): the run's `slo_attainment` (requests that met their class's
+    SLO, per request, over all requests of the window) is at least `attainment`.
+    """
+    if rule == "attainment":
+        return bool(summary["slo_attainment"] >= attainment - 1e-12)
+    return all(c["passes"] for c in summary["classes"].values())
+
+
+def phase_attainment(res: SimResult) -> tuple[float, float]:
+    """Shares of a run's measured requests within their class's TTFT target and within its TPOT target.
+
+    A request that did not complete misses both; one without a TPOT (a one-token answer) meets
+    it. The attainment rule blames a pool with them, as the percentile rule does with its verdicts.
+    """
+    t = res.requests
+    t = t[measured_mask(res.scenario, t)]
+    if t.empty:
+        return 0.0, 0.0
+    classes = res.scenario.workload.classes
+    done = (t["outcome"] == "completed").to_numpy()
+    ttft_t = t["class"].map({c.name: c.slo.ttft_ms / 1e3 for c in classes}).to_numpy(dtype=float)
+    tpot_t = t["class"].map({c.name: c.slo.tpot_ms / 1e3 for c in classes}).to_numpy(dtype=float)
+    ttft, tpot = t["ttft_s"].to_numpy(dtype=float), t["tpot_s"].to_numpy(dtype=float)
+    ttft_met = done & (ttft <= ttft_t)
+    tpot_met = done & (np.isnan(tpot) | (tpot <= tpot_t))
+    return float(ttft_met.mean()), float(tpot_met.mean())
+
+
+def rule_demand(d: Demand, rule: Rule, attainment: float) -> Demand:
+    """The demand the cost model prunes and bounds with under a rule.
+
+    ``percentile``: as drawn. ``attainment``: only a share 1 - X of all requests may miss, so a
+    class with a share s of the requests may lose (1 - X) / s of its own: its prompts are checked
+    at percentile 100 (1 - (1 - X) / s), and not at all when the whole class may miss. A decode
+    step may exceed the TPOT targets of up to 1 - X of the requests, so every TPOT target is
+    raised to the tightest one that more than 1 - X of the requests hold. The pruning is then
+    never stricter than the rule.
+    """
+    if rule != "attainment" or not len(d.cls):
+        return d
+    miss = 1.0 - attainment
+    n_classes = len(d.ttft_target_s)
+    share = np.bincount(d.cls, minlength=n_classes) / len(d.cls)
+    pct = tuple(100.0 * attainment if s <= miss else 100.0 * (1.0 - miss / s) for s in share)
+    ttft = tuple(math.inf if s <= miss else t for s, t in zip(share, d.ttft_target_s, strict=True))
+    targets = np.asarray(d.tpot_target_s, dtype=float)[d.cls]
+    levels = np.unique(targets)
+    below = np.array([np.mean(targets < t) for t in levels])
+    tightest = float(levels[below <= miss + 1e-12].max())
+    tpot = tuple(max(t, tightest) for t in d.tpot_target_s)
+    return replace(d, percentile=pct, ttft_target_s=ttft, tpot_target_s=tpot)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,6 +233,9 @@ class Plan:
     notes: tuple[str, ...] = ()
     calibration: tuple[Calibration, ...] = ()
     """The calibration of each chip the search could use, under the scenario's serving stack."""
+    rule: Rule = "percentile"
+    """What passing meant (`run_passes`), with `attainment` the share the attainment rule asked for."""
+    attainment: float = DEFAULT_ATTAINMENT
 
     @property
     def best_usd_per_hour(self) -> float | None:
@@ -163,6 +259,9 @@ class Plan:
         return {
             "target_rps": self.target_rps,
             "duration_s": self.duration_s,
+            "rule": self.rule,
+            "attainment": self.attainment,
+            "passes_when": rule_text(self.rule, self.attainment),
             "best": best,
             "counts": counts,
             "exhaustive": self.exhaustive,
@@ -276,17 +375,33 @@ def trust_columns(prefill: Calibration, decode: Calibration) -> dict[str, Any]:
     }
 
 
-def run_row(res: SimResult, shape: Shape, counts: tuple[int, int]) -> dict[str, Any]:
-    """One planning run as a table row: deployment, cost, SLO verdicts, throughput, interactivity."""
+def run_row(
+    res: SimResult,
+    shape: Shape,
+    counts: tuple[int, int],
+    rule: Rule = "percentile",
+    attainment: float = DEFAULT_ATTAINMENT,
+) -> dict[str, Any]:
+    """One planning run as a table row: deployment, cost, SLO verdicts, throughput, interactivity.
+
+    `passes` follows the rule (`run_passes`); `ttft_ok` and `tpot_ok` say which phase fell short
+    under it: each class's percentile, or the share of requests within each target.
+    """
     s = res.summary
     specs = [(c.slo, s["classes"][c.name]) for c in res.scenario.workload.classes]
-    ttft_ok = all(
-        c["ttft_ms_at_percentile"] is not None and c["ttft_ms_at_percentile"] <= slo.ttft_ms
-        for slo, c in specs
-    )
-    tpot_ok = all(
-        c["tpot_ms_at_percentile"] is None or c["tpot_ms_at_percentile"] <= slo.tpot_ms for slo, c in specs
-    )
+    if rule == "attainment":
+        ttft_share, tpot_share = phase_attainment(res)
+        ttft_ok = ttft_share >= attainment - 1e-12
+        tpot_ok = tpot_share >= attainment - 1e-12
+    else:
+        ttft_ok = all(
+            c["ttft_ms_at_percentile"] is not None and c["ttft_ms_at_percentile"] <= slo.ttft_ms
+            for slo, c in specs
+        )
+        tpot_ok = all(
+            c["tpot_ms_at_percentile"] is None or c["tpot_ms_at_percentile"] <= slo.tpot_ms
+            for slo, c in specs
+        )
     chips = sum(p.count * p.tp * p.pp for p in res.scenario.deployment.pools)
     colo = shape.mode == "colocated"
     util = s["utilization"]
@@ -307,7 +422,7 @@ def run_row(res: SimResult, shape: Shape, counts: tuple[int, int]) -> dict[str, 
         "mixed_instances": counts[0] if colo else 0,
         "chips": chips,
         "usd_per_hour": s["cost"]["usd_per_hour"],
-        "passes": all(c["passes"] for _, c in specs),
+        "passes": run_passes(s, rule, attainment),
         "ttft_ok": ttft_ok,
         "tpot_ok": tpot_ok,
         "slo_attainment": s["slo_attainment"],
@@ -335,9 +450,12 @@ class _Search:
         cat: Catalog,
         progress: Progress | None,
         check_work: bool = True,
+        rule: Rule = "percentile",
+        attainment: float = DEFAULT_ATTAINMENT,
     ) -> None:
         self.base, self.full, self.rates, self.space, self.cat = base, full, rates, space, cat
         self.check_work = check_work
+        self.rule, self.attainment = rule, attainment
         self.reqs = generate(base)  # every candidate serves the very same requests
         self.progress = progress
         self.rows: list[dict[str, Any]] = []
@@ -367,7 +485,11 @@ class _Search:
             requests=self.reqs,
             check_work=self.check_work,
         )
-        row = {"run": len(self.rows), **run_row(res, shape, counts), **self.trust(shape)}
+        row = {
+            "run": len(self.rows),
+            **run_row(res, shape, counts, self.rule, self.attainment),
+            **self.trust(shape),
+        }
         self.index[shape, counts] = len(self.rows)
         self.rows.append(row)
         self.scenarios.append(with_deployment(self.full, shape, counts))
@@ -447,11 +569,17 @@ def plan(
     catalog: Catalog | None = None,
     progress: Progress | None = None,
     check_work: bool = True,
+    rule: Rule = "percentile",
+    attainment: float = DEFAULT_ATTAINMENT,
 ) -> Plan:
-    """The cheapest deployment whose simulated run meets every class's SLO at `target_rps`.
+    """The cheapest deployment whose simulated run passes at `target_rps`.
 
-    `check_work=False` lifts the work bound on each run (engine.serving.work_bound), as `simulate`'s does.
+    Passing follows `rule` (`run_passes`): ``percentile``, every class's TTFT and TPOT within
+    target at its SLO percentile; ``attainment``, at least `attainment` of the requests within
+    their SLO. `check_work=False` lifts the work bound on each run (engine.serving.work_bound),
+    as `simulate`'s does.
     """
+    check_rule(rule, attainment)
     space = space or SearchSpace()
     cat = scenario_catalog(scenario, catalog)
     if scenario.model.id not in cat.models:
@@ -463,10 +591,11 @@ def plan(
         raise ScenarioError(f"space.hardware: unknown hardware {unknown[0]!r}; known: {known}")
     full = planning_scenario(scenario, target_rps, None)
     search = _Search(
-        planning_scenario(scenario, target_rps, space.duration_s), full, {}, space, cat, progress, check_work
-    )
+        planning_scenario(scenario, target_rps, space.duration_s),
+        full, {}, space, cat, progress, check_work, rule, attainment,
+    )  # fmt: skip
     search.calibrations = chip_calibrations(search.base, cat, chips)
-    d = demand(search.base, search.reqs)
+    d = rule_demand(demand(search.base, search.reqs), rule, attainment)
     kinds = [(h, t) for h in chips for t in sorted(set(space.tp))]
     search.rates.update({k: instance_rates(instance_of(search.base, cat, *k), d) for k in kinds})
     budget = space.budget_usd_per_hour if space.budget_usd_per_hour is not None else math.inf
@@ -545,7 +674,9 @@ def _assemble(
             f"stopped at the simulation budget ({space.max_simulations}); a cheaper deployment may exist"
         )
     if best is None:
-        notes.append("no simulated deployment met every SLO at the target load")
+        notes.append(
+            f"no simulated deployment passed at the target load ({rule_text(search.rule, search.attainment)})"
+        )
     if runs.empty:
         frontier_cost = frontier_tput = runs
     else:
@@ -583,4 +714,6 @@ def _assemble(
         exhaustive=not search.out_of_budget,
         notes=tuple(notes),
         calibration=tuple(search.calibrations.values()),
+        rule=search.rule,
+        attainment=search.attainment,
     )

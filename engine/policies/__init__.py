@@ -1,14 +1,15 @@
 """Scheduling policies, each a registered class deciding from a read-only view.
 
-Owns: `registry` (Policy, register, build, the views), `routers`, `queues` (queue orders) and
-`admission`. Importing the package registers every built-in policy; a new one is one class with
+Owns: `registry` (Policy, register, build, the views), `routers`, `queues` (queue orders),
+`admission` and `iteration` (how an iteration mixes prompts and decodes). Importing the package registers every built-in policy; a new one is one class with
 ``@register`` in the module of its kind. Only the simulation (engine.serving) turns decisions
 into events.
 May import: engine.core.
 """
 
-from engine.policies import admission, queues, routers
+from engine.policies import admission, iteration, queues, routers
 from engine.policies.admission import Admission, AdmitAll, build_admission
+from engine.policies.iteration import STACK_SCHEDULER, IterationScheduler, build_iteration
 from engine.policies.queues import QueueOrder, StrictPriority, build_queue
 from engine.policies.registry import (
     InstanceView,
@@ -23,9 +24,11 @@ from engine.policies.registry import (
 from engine.policies.routers import Router, build_router
 
 __all__ = [
+    "STACK_SCHEDULER",
     "Admission",
     "AdmitAll",
     "InstanceView",
+    "IterationScheduler",
     "Policy",
     "PolicyKind",
     "QueueOrder",
@@ -35,8 +38,10 @@ __all__ = [
     "admission",
     "build",
     "build_admission",
+    "build_iteration",
     "build_queue",
     "build_router",
+    "iteration",
     "knob_fields",
     "queues",
     "register",

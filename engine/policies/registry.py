@@ -17,9 +17,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from engine.core.errors import ScenarioError, format_validation_error
 
-PolicyKind = Literal["router", "queue", "admission"]
+PolicyKind = Literal["router", "queue", "admission", "iteration"]
 
-_REGISTRY: dict[str, dict[str, type[Policy]]] = {"router": {}, "queue": {}, "admission": {}}
+_REGISTRY: dict[str, dict[str, type[Policy]]] = {"router": {}, "queue": {}, "admission": {}, "iteration": {}}
 
 
 @dataclass(frozen=True, kw_only=True)

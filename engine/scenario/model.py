@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
@@ -92,12 +92,14 @@ class LengthDist(Frozen):
 
 
 class Slo(Frozen):
-    """Latency targets of a class: TTFT and TPOT at a percentile, optionally an E2E deadline."""
+    """Latency targets of a class: TTFT and TPOT at a percentile, optionally an E2E deadline and a
+    TBT target (each request's largest gap between two tokens: stalls break it, means hide them)."""
 
     ttft_ms: Annotated[float, Field(gt=0, le=3_600_000)] = 2000.0
     tpot_ms: Annotated[float, Field(gt=0, le=60_000)] = 100.0
     percentile: Annotated[float, Field(ge=50, le=99.99)] = 99.0
     e2e_ms: Annotated[float, Field(gt=0, le=86_400_000)] | None = None
+    tbt_ms: Annotated[float, Field(gt=0, le=600_000)] | None = None
 
 
 class Prefix(Frozen):
@@ -144,8 +146,23 @@ class Arrival(Frozen):
     ``poisson`` and ``gamma`` (bursty, with a coefficient of variation) are open loops at
     `rate_rps`, shaped over time by `shape` (``flat``, ``ramp``, ``peak``, ``diurnal``) or
     by explicit `points`. ``offline`` puts `requests` requests at t = 0. ``closed_loop`` has
-    `clients` clients, each sending its next request `think_time_s` after its last one ends.
+    `clients` clients, each sending its next request a think time after its last one ends.
+
+    Closed loop: client k of N sends its first request at k x `ramp_s` / N (one more client
+    every `ramp_s` / N, as AIPerf's ``--concurrency-ramp-duration`` and GuideLLM's ``rampup``
+    spread them). Think times have mean `think_time_s`, drawn from `think`: ``exponential``
+    (the default; TPC-C's negative-exponential think time), ``constant``, or ``uniform`` over
+    mean x [1 - `think_spread`, 1 + `think_spread`] (Locust's ``between``). `ramp_s` unset: one
+    mean think time; with no think time, `CLIENT_RAMP_S`, at most a tenth of the window
+    (`start_ramp_s`). Started together and never jittered, clients would stay in lock step,
+    their prompts queueing behind each other every round.
     """
+
+    CLIENT_RAMP_S: ClassVar[float] = 1.0
+    """Default start ramp of clients that do not think. An assumption: shorter than one request's
+    round trip for usual outputs (200 tokens at 7 ms a token is 1.4 s), so the starts stay spread
+    over a client's cycle instead of wrapping round it, and long enough that a few clients' long
+    prompts prefill one after another (5,000 tokens of an 8B model take ~0.15 s on an H100)."""
 
     kind: Literal["poisson", "gamma", "offline", "closed_loop"] = "poisson"
     rate_rps: Annotated[float, Field(gt=0, le=bounds.MAX_RATE_RPS)] = 10.0
@@ -156,6 +173,9 @@ class Arrival(Frozen):
     requests: Annotated[int, Field(ge=1, le=bounds.MAX_REQUESTS)] = 1000
     clients: Annotated[int, Field(ge=1, le=bounds.MAX_CLIENTS)] = 16
     think_time_s: Annotated[float, Field(ge=0, le=86_400)] = 0.0
+    think: Literal["exponential", "constant", "uniform"] = "exponential"
+    think_spread: Annotated[float, Field(ge=0, le=1)] = 0.5
+    ramp_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)] | None = None
 
     @model_validator(mode="after")
     def _check(self) -> Arrival:
@@ -165,21 +185,39 @@ class Arrival(Frozen):
             raise ValueError("points: at_s must increase strictly")
         return self
 
+    def start_ramp_s(self, window_s: float) -> float:
+        """Seconds over which closed-loop clients send their first requests.
+
+        `ramp_s` when set (0: every client at t = 0); else one mean think time; else, when
+        clients do not think, `CLIENT_RAMP_S`, at most a tenth of the window.
+        """
+        if self.ramp_s is not None:
+            return self.ramp_s
+        if self.think_time_s > 0:
+            return self.think_time_s
+        return min(self.CLIENT_RAMP_S, window_s / 10.0)
+
 
 class Trace(Frozen):
     """A trace to replay instead of generated arrivals.
 
     Formats: ``mooncake`` (JSONL: timestamp ms, input_length, output_length, hash_ids),
-    ``azure`` (CSV: TIMESTAMP, ContextTokens, GeneratedTokens) and ``csv`` (arrival_s,
-    input_tokens, output_tokens[, class]). `time_scale` > 1 replays faster.
+    ``azure`` (CSV: TIMESTAMP, ContextTokens, GeneratedTokens), ``csv`` (arrival_s,
+    input_tokens, output_tokens[, class]) and ``agentic`` (kv-cache-tester's agentic-coding
+    sessions: JSON, one document a session, t / in / out / hash_ids per request, nested
+    sub-agents; its block size is the file's `block_size`). `time_scale` > 1 replays faster.
+    `block_tokens` is Mooncake's block size (other formats ignore it). `max_gap_s` (agentic only;
+    others ignore it) cuts each gap between a session's consecutive requests to at most that many
+    seconds: the recorded sessions pause for hours or days between bursts of work.
     """
 
-    format: Literal["mooncake", "azure", "csv"]
+    format: Literal["mooncake", "azure", "csv", "agentic"]
     path: Annotated[str, Field(min_length=1, max_length=1024)]
     time_scale: Annotated[float, Field(gt=0, le=1000)] = 1.0
     max_requests: Annotated[int, Field(ge=1, le=bounds.MAX_REQUESTS)] = bounds.MAX_REQUESTS
     start_s: Annotated[float, Field(ge=0, le=10 * bounds.MAX_DURATION_S)] = 0.0
     block_tokens: Annotated[int, Field(ge=1, le=65536)] = 512
+    max_gap_s: Annotated[float, Field(gt=0, le=bounds.MAX_DURATION_S)] | None = None
 
 
 class Workload(Frozen):
@@ -359,14 +397,17 @@ class Scheduler(Frozen):
     router: PolicySpec = PolicySpec(name="least_loaded")
     queue: PolicySpec = PolicySpec(name="fcfs")
     admission: PolicySpec = PolicySpec(name="none")
+    iteration: PolicySpec | None = None
+    """How an iteration mixes prompts and decodes (`mixed`, `prefill_first`); unset: the stack's."""
     preemption: Literal["none", "recompute", "swap"] = "none"
     elastic: Elastic = Elastic()
 
     @model_validator(mode="after")
     def _check(self) -> Scheduler:
-        for kind in ("router", "queue", "admission"):
-            spec: PolicySpec = getattr(self, kind)
-            policies.build(kind, spec.as_dict(), where=kind)  # type: ignore[arg-type]
+        for kind in ("router", "queue", "admission", "iteration"):
+            spec: PolicySpec | None = getattr(self, kind)
+            if spec is not None:
+                policies.build(kind, spec.as_dict(), where=kind)  # type: ignore[arg-type]
         return self
 
 
@@ -451,6 +492,14 @@ class Scenario(Frozen):
             chunk_tokens=b.chunk_tokens if b.chunk_tokens is not None else min(d.chunk_tokens, budget),
             source=d.source,
         )
+
+    def iteration_scheduler(self) -> policies.IterationScheduler:
+        """The iteration scheduler of the run: the scenario's, else its serving stack's."""
+        spec = self.scheduler.iteration
+        data = (
+            spec.as_dict() if spec is not None else {"name": policies.STACK_SCHEDULER[self.deployment.stack]}
+        )
+        return policies.build_iteration(data)
 
     def kv_precision(self) -> KvPrecision:
         """The KV-cache precision of the run: the scenario's, else the stack's default for the weights."""

@@ -1,6 +1,7 @@
 """The serving simulation: from a scenario to what happened to every request.
 
-Owns: `workload` (request generation and trace replay), `cache` (prefix cache tiers),
+Owns: `workload` (request generation), `traces` (trace readers: Mooncake, Azure, CSV, agentic
+sessions), `cache` (prefix cache tiers),
 `host` (what an instance may see and call of the running simulation), `instance` (one
 instance's state machine), `disruptions` (faults, elastic roles), `sim` (the request life
 cycle on simpy), `metrics` (the summary figures from the records, numpy only), `tables` (the

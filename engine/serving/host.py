@@ -47,6 +47,7 @@ class Host(Protocol):
     max_batch: int
     token_budget: int
     chunked: bool
+    mix: bool
     chunk_tokens: int
     preempt: bool
     swap: bool
@@ -58,9 +59,9 @@ class Host(Protocol):
 
     def segment(
         self, srv: Server, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
-        prefill_s: float = 0.0,
+        prefill_s: float = 0.0, decodes: int = 0, steps: int = 0, first_gap: float = 0.0, step_s: float = 0.0,
     ) -> None:  # fmt: skip
-        """Record one iteration (or decode jump) for the time series."""
+        """Record one iteration (or decode jump): the time series and the gaps between tokens."""
 
     def reserve_tokens(self, rid: int, role: str) -> int:
         """KV tokens a request reserves on admission to an instance of a role."""

@@ -40,7 +40,7 @@ class Server:
         "kick_pending", "up",
         "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
         "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth", "own_blocks",
-        "kv_bytes", "restores", "future_role", "inbound",
+        "kv_bytes", "restores", "future_role", "inbound", "last_decode",
     )  # fmt: skip
 
     def __init__(self, sim: Host, idx: int, local: int, pool: ResolvedPool) -> None:
@@ -79,6 +79,7 @@ class Server:
         self.inbound = 0  # KV transfers on their way here (reserved, not yet in `incoming`)
         self.generation = 0  # bumps when the instance fails: stale callbacks are ignored
         self.nic_free_s = 0.0
+        self.last_decode = -1.0  # end of the batch's last decode step; -1 when no batch is decoding
         bt = sim.reqs.block_tokens
         kvb = self.kv_bytes = pool.instance.kv_bytes_per_token  # of one token, all layers
         cache = sim.scenario.cache
@@ -152,7 +153,7 @@ class Server:
             if self.incoming and self.role == "decode":
                 self._admit_incoming()
             chunks = self._schedule_prefill() if self.role != "decode" else []
-            decodes = len(self.running) if (self.role != "prefill") and (sim.chunked or not chunks) else 0
+            decodes = len(self.running) if (self.role != "prefill") and (sim.mix or not chunks) else 0
             if decodes and sim.preempt and not self._make_room():
                 continue  # memory was freed by preemption: form the batch again
             break
@@ -188,11 +189,25 @@ class Server:
             share = tp / (tp + self.step.cost(0, 0.0, 0, d, ctx)[0])
         else:
             share = 1.0
+        now = sim.env.now
+        gap = (now - self.last_decode if self.last_decode >= 0.0 else now - t0) if d else 0.0
         sim.segment(
-            self, t0, sim.env.now, flops, nbytes, self.kv_used + (q + d) / 2.0, d + len(chunks), share * t
+            self,
+            t0,
+            now,
+            flops,
+            nbytes,
+            self.kv_used + (q + d) / 2.0,
+            d + len(chunks),
+            share * t,
+            d,
+            1,
+            gap,
+            gap,
         )
         self.kv_used += q + d
         if d:
+            self.last_decode = now
             self.advance(1)
         for rid, qi, _ in chunks:
             sim.prefilled[rid] += qi
@@ -235,9 +250,15 @@ class Server:
         t0, b, steps, run = work
         self.jump = None
         self.jump_growth = 0
-        _, flops, nbytes = run
-        self.sim.segment(self, t0, self.sim.env.now, flops, nbytes, self.kv_used + steps * b / 2.0, b)
+        total_s, flops, nbytes = run
+        now = self.sim.env.now
+        step_s = total_s / steps
+        first = step_s + (t0 - self.last_decode if self.last_decode >= 0.0 else 0.0)
+        self.sim.segment(
+            self, t0, now, flops, nbytes, self.kv_used + steps * b / 2.0, b, 0.0, b, steps, first, step_s
+        )
         self.kv_used += steps * b
+        self.last_decode = now
         self.advance(steps)
         self.busy = False
         self.kick()
@@ -298,6 +319,8 @@ class Server:
                 continue
             self.leave(rid)
             sim.complete(self, rid)
+        if not self.running:
+            self.last_decode = -1.0
 
     def _make_room(self) -> bool:
         """Preempt victims until the next decode step fits in memory; False if any were taken."""
@@ -321,8 +344,8 @@ class Server:
         queue order decides who goes next.
         """
         sim = self.sim
-        mixed_chunks = sim.chunked and self.role == "mixed"
-        budget = sim.token_budget - (len(self.running) if mixed_chunks else 0)
+        mixed_chunks = sim.chunked and self.role == "mixed"  # prompts may be split
+        budget = sim.token_budget - (len(self.running) if sim.mix and self.role == "mixed" else 0)
         chunks: list[tuple[int, int, int]] = []
         for rid in self.prefilling:
             if budget <= 0:
@@ -447,6 +470,7 @@ class Server:
         self.jump = None
         self.jump_growth = 0
         self.kick_pending = False
+        self.last_decode = -1.0
         self.token += 1  # whatever was under way never finishes
         return list(dict.fromkeys(held))
 

@@ -6,6 +6,9 @@ Definitions (docs/metrics.md repeats them):
   all end. Offline and closed-loop runs measure every request; their window is the makespan.
 - TTFT = first token - arrival (queueing and KV transfer included); TPOT = (completion - first
   token) / (output tokens - 1), undefined for one-token outputs; E2E = completion - arrival.
+- Gaps between tokens: `max_tbt` is each request's largest gap between two of its tokens (a
+  decode step stalled by a prompt shows here, not in the mean TPOT); `tbt` is the distribution
+  of the gap before every decoded token of the window (token-weighted, Mooncake's TBT).
 - A request meets its SLO when it completed and its TTFT and TPOT (and E2E, if the class sets a
   deadline) are within target. `slo_attainment` = met / all requests in the window (rejected and
   failed ones count as misses); `goodput_rps` = met per second of the window. A class passes
@@ -59,6 +62,7 @@ def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[st
     e2e = rec.completion_s - arr
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(out > 1, (rec.completion_s - rec.first_token_s) / (out - 1), np.nan)
+    tbt = largest_gaps(rec, out)
     return {
         "request": np.arange(n),
         "class": names[reqs.cls[:n]],
@@ -78,7 +82,8 @@ def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[st
         "ttft_s": ttft,
         "tpot_s": tpot,
         "e2e_s": e2e,
-        "met_slo": met_slo(resolved, reqs.cls[:n], rec.outcome, ttft, tpot, e2e),
+        "max_tbt_s": tbt,
+        "met_slo": met_slo(resolved, reqs.cls[:n], rec.outcome, ttft, tpot, e2e, tbt),
     }
 
 
@@ -89,12 +94,15 @@ def met_slo(
     ttft: np.ndarray,
     tpot: np.ndarray,
     e2e: np.ndarray,
+    tbt: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Per request: completed, and TTFT, TPOT (where defined) and E2E within its class's targets."""
+    """Per request: completed, and TTFT, TPOT (where defined), E2E and the largest gap between two
+    tokens (where the class sets a TBT target) within its class's targets."""
     classes = resolved.scenario.workload.classes
     ttft_t = {c.name: c.slo.ttft_ms / 1e3 for c in classes}
     tpot_t = {c.name: c.slo.tpot_ms / 1e3 for c in classes}
     e2e_t = {c.name: (c.slo.e2e_ms / 1e3 if c.slo.e2e_ms else math.inf) for c in classes}
+    tbt_t = {c.name: (c.slo.tbt_ms / 1e3 if c.slo.tbt_ms else math.inf) for c in classes}
 
     def target(by_class: dict[str, float]) -> np.ndarray:
         # each request's target, looked up by its class's name
@@ -103,7 +111,95 @@ def met_slo(
     ok = (outcome == COMPLETED) & (ttft <= target(ttft_t))
     ok &= np.isnan(tpot) | (tpot <= target(tpot_t))
     ok &= e2e <= target(e2e_t)
+    if tbt is not None and any(c.slo.tbt_ms for c in classes):
+        ok &= np.isnan(tbt) | (tbt <= target(tbt_t))
     return ok
+
+
+def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
+    """Per request, the largest gap between two of its tokens (s; NaN below two tokens or undone).
+
+    Each decode segment of an instance records the gap before its first step's tokens (a
+    prompt-only iteration in between, or a long mixed one, is a stall) and its mean step time.
+    A request decoding on an instance from its first token to its completion saw every segment
+    of that instance ending in that interval: its largest gap is their largest, found with a
+    sparse table of range maxima per instance (O(segments log segments), no per-token work).
+    """
+    n = len(out)
+    result = np.full(n, np.nan)
+    seg = rec.segments
+    if not len(seg) or not n:
+        return result
+    c = {name: i for i, name in enumerate(SEGMENT_COLUMNS)}
+    dec = seg[seg[:, c["decodes"]] > 0]
+    if not len(dec):
+        return result
+    worst = np.maximum(dec[:, c["first_gap_s"]], np.where(dec[:, c["steps"]] > 1, dec[:, c["step_s"]], 0.0))
+    server = dec[:, c["server"]].astype(np.int64)
+    t1 = dec[:, c["t1"]]
+    ok = (rec.outcome == COMPLETED) & (out > 1) & (rec.decode_instance >= 0)
+    for srv in np.unique(server).tolist():
+        rows = server == srv
+        times, gaps = t1[rows], worst[rows]
+        who = np.flatnonzero(ok & (rec.decode_instance == srv))
+        if not len(who):
+            continue
+        lo = np.searchsorted(times, rec.first_token_s[who], side="right")
+        hi = np.searchsorted(times, rec.completion_s[who], side="right")
+        has = hi > lo
+        result[who[has]] = _range_max(gaps, lo[has], hi[has])
+    return result
+
+
+def _range_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """max(values[lo[i]:hi[i]]) for every i (each range non-empty), by a sparse table."""
+    table = [values]
+    width = 1
+    longest = int((hi - lo).max())
+    while width * 2 <= longest:
+        prev = table[-1]
+        table.append(np.maximum(prev[:-width], prev[width:]))
+        width *= 2
+    length = hi - lo
+    level = np.floor(np.log2(length)).astype(np.int64)
+    out = np.empty(len(lo))
+    for k in np.unique(level).tolist():
+        sel = level == k
+        row = table[k]
+        out[sel] = np.maximum(row[lo[sel]], row[hi[sel] - (1 << k)])
+    return out
+
+
+def token_gaps(rec: Records, lo: float, hi: float) -> dict[str, float | None]:
+    """Percentiles (ms) of the gap before every token decoded in [lo, hi] (Mooncake's TBT).
+
+    Token-weighted: a segment's first step counts its requests at its first gap, its other steps
+    at its mean step time. A request's first token (TTFT) is not a gap.
+    """
+    seg = rec.segments
+    empty: dict[str, float | None] = {f"p{q}": None for q in PERCENTILES}
+    empty["mean"] = None
+    if not len(seg):
+        return empty
+    c = {name: i for i, name in enumerate(SEGMENT_COLUMNS)}
+    t1 = seg[:, c["t1"]]
+    d = seg[:, c["decodes"]]
+    keep = (d > 0) & (t1 >= lo) & (t1 <= hi)
+    if not keep.any():
+        return empty
+    d, steps = d[keep], seg[keep, c["steps"]]
+    values = np.concatenate([seg[keep, c["first_gap_s"]], seg[keep, c["step_s"]]]) * 1e3
+    weights = np.concatenate([d, d * (steps - 1.0)])
+    order = np.argsort(values, kind="stable")
+    values, weights = values[order], weights[order]
+    cum = np.cumsum(weights)
+    total = float(cum[-1])
+    out: dict[str, float | None] = {}
+    for q in PERCENTILES:
+        i = int(np.searchsorted(cum, q / 100.0 * total, side="left"))
+        out[f"p{q}"] = float(values[min(i, len(values) - 1)])
+    out["mean"] = float((values * weights).sum() / total)
+    return out
 
 
 def whole_run(scenario: Scenario) -> bool:
@@ -236,10 +332,11 @@ def summary(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> dict[s
         "failed_by_reason": _by_reason(rec.reason, mask & (rec.outcome == FAILED)),
     }
     lat: dict[str, dict[str, float | None]] = {}
-    for name, col in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s")):
+    for name, col in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s"), ("max_tbt", "max_tbt_s")):
         vals = columns[col][done] * 1e3
         lat[name] = {f"p{q}": _pct(vals, q) for q in PERCENTILES}
         lat[name]["mean"] = float(np.nanmean(vals)) if np.isfinite(vals).any() else None
+    lat["tbt"] = token_gaps(rec, lo, max(lo + span, rec.end_s) if whole_run(resolved.scenario) else lo + span)
     out["latency_ms"] = lat
     met = int(np.count_nonzero(columns["met_slo"][mask]))
     n_done = int(np.count_nonzero(done))
@@ -359,10 +456,14 @@ def class_summary(
         # "higher": an observed value, never an interpolation with a rejected request's infinity
         ttft_p = float(np.percentile(ttft, pct, method="higher")) if len(ttft) else None
         tpot_p = float(np.percentile(tpot, pct, method="higher")) if len(tpot) else None
+        tbt = columns["max_tbt_s"][rows][completed]
+        tbt = np.concatenate([tbt[np.isfinite(tbt)], np.full(int((~completed).sum()), np.inf)])
+        tbt_p = float(np.percentile(tbt, pct, method="higher")) if len(tbt) else None
         passes = (
             n_rows > 0
             and ttft_p is not None and ttft_p <= spec.slo.ttft_ms / 1e3
             and (tpot_p is None or tpot_p <= spec.slo.tpot_ms / 1e3)
+            and (not spec.slo.tbt_ms or tbt_p is None or tbt_p <= spec.slo.tbt_ms / 1e3)
         )  # fmt: skip
         out[spec.name] = {
             "requests": n_rows,
@@ -372,6 +473,7 @@ def class_summary(
             "percentile": pct,
             "ttft_ms_at_percentile": ttft_p * 1e3 if ttft_p is not None and math.isfinite(ttft_p) else None,
             "tpot_ms_at_percentile": tpot_p * 1e3 if tpot_p is not None and math.isfinite(tpot_p) else None,
+            "max_tbt_ms_at_percentile": tbt_p * 1e3 if tbt_p is not None and math.isfinite(tbt_p) else None,
             "slo_attainment": _mean(columns["met_slo"][rows]) if n_rows else 0.0,
             "passes": bool(passes),
         }

@@ -54,11 +54,16 @@ from engine.serving import disruptions
 from engine.serving.cache import HBM, HOST, POOLED, LruBlocks, RequestBlocks, leading_run_in, lookup
 from engine.serving.host import Clock
 from engine.serving.instance import Server
-from engine.serving.workload import Requests
+from engine.serving.workload import Requests, closed_loop_pauses
 
 PENDING, COMPLETED, REJECTED, FAILED = 0, 1, 2, 3
-SEGMENT_COLUMNS = ("server", "t0", "t1", "flops", "bytes", "kv_tokens", "batch", "waiting", "prefill_s")
-"""Columns of the per-iteration records."""
+SEGMENT_COLUMNS = (
+    "server", "t0", "t1", "flops", "bytes", "kv_tokens", "batch", "waiting", "prefill_s",
+    "decodes", "steps", "first_gap_s", "step_s",
+)  # fmt: skip
+"""Columns of the per-iteration records. A segment that produced tokens (`decodes` requests for
+`steps` steps) records the gap before its first step's tokens (from the batch's previous decode
+step: a prompt-only iteration in between is a stall) and its mean step time."""
 OUTCOMES = {PENDING: "pending", COMPLETED: "completed", REJECTED: "rejected", FAILED: "failed"}
 TOO_LONG = "too_long_for_kv"
 TOO_LONG_LIVE = "too_long_for_live_kv"
@@ -150,6 +155,7 @@ class Simulation:
         self.max_batch = b.max_batch
         self.token_budget = b.token_budget
         self.chunked = b.chunked_prefill
+        self.mix = sc.iteration_scheduler().mixes_decodes
         self.chunk_tokens = b.chunk_tokens
         self.preempt = sc.scheduler.preemption != "none"
         self.swap = sc.scheduler.preemption == "swap"
@@ -263,11 +269,13 @@ class Simulation:
 
     def segment(
         self, srv: Server, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
-        prefill_s: float = 0.0,
+        prefill_s: float = 0.0, decodes: int = 0, steps: int = 0, first_gap: float = 0.0, step_s: float = 0.0,
     ) -> None:  # fmt: skip
-        """Record one iteration (or decode jump) for the time series."""
+        """Record one iteration (or decode jump): the time series and the gaps between tokens."""
         waiting = len(srv.waiting) + len(srv.incoming)
-        self.segments.append((srv.idx, t0, t1, flops, nbytes, kv, batch, waiting, prefill_s))
+        self.segments.append(
+            (srv.idx, t0, t1, flops, nbytes, kv, batch, waiting, prefill_s, decodes, steps, first_gap, step_s)
+        )
 
     def reserve_tokens(self, rid: int, role: str) -> int:
         """KV tokens a request reserves on admission to an instance of a role."""
@@ -420,7 +428,7 @@ class Simulation:
         iteration timed by the cost model; and never less than one chunk of its own prompt per
         iteration.
         """
-        d = len(srv.running) if srv.role == "mixed" and self.chunked else 0
+        d = len(srv.running) if srv.role == "mixed" and self.mix else 0
         q = max(float(self.token_budget - d), 1.0)
         prompt = float(self.prompt[rid])
         t_iter = srv.step.cost(
@@ -730,14 +738,18 @@ class Simulation:
         self.arrivals_from(rid + 1)
 
     def next_from_client(self, now: float) -> None:
-        """Closed loop: a client whose request ended sends its next one after a think time."""
+        """Closed loop: a client starts, or one whose request ended sends its next after a think time.
+
+        The pause is the next request's own (`Requests.pause_s`: start offsets, then think times
+        drawn by request id), so every deployment sees the same pauses. A client whose next
+        request would come after the window stops.
+        """
         if self.issued >= self.n:
             return
-        think = self.reqs.think_time_s
-        delay = float(self.rng.exponential(think)) if think > 0 else 0.0
+        rid = self.issued
+        delay = float(self.pauses[rid])
         if now + delay >= self.scenario.duration_s:
             return
-        rid = self.issued
         self.issued += 1
         self.arrival[rid] = now + delay
         self.env.after(delay, self.arrive, rid)
@@ -759,7 +771,10 @@ class Simulation:
         """Simulate until every issued request has ended."""
         self.fault_policy = "retry"
         if self.closed:
-            self.rng = np.random.default_rng([self.scenario.seed, 0xC105ED])
+            pauses = self.reqs.pause_s
+            if pauses is None:  # requests built by hand: draw them as generate does
+                pauses = closed_loop_pauses(self.scenario.workload.arrival, self.n, self.scenario)
+            self.pauses = pauses
             for _ in range(min(self.reqs.closed_loop_clients, self.n)):
                 self.next_from_client(0.0)
         else:

@@ -174,11 +174,15 @@ def _count_cause(scenario: Scenario, rows: int) -> str:
 
 
 def _closed_loop_requests(scenario: Scenario, rows: int) -> float:
-    """Requests a closed loop issues: each client at most one per think time, within the rows."""
+    """Requests a closed loop issues: each client about one per think time, within the rows.
+
+    A uniform think time counts at its shortest, so a wide spread is not underestimated.
+    """
     arr = scenario.workload.arrival
-    if arr.think_time_s <= 0:
+    think = arr.think_time_s * (1.0 - arr.think_spread if arr.think == "uniform" else 1.0)
+    if think <= 0:
         return float(rows)
-    return min(float(rows), arr.clients * (scenario.duration_s / arr.think_time_s + 1.0))
+    return min(float(rows), arr.clients * (scenario.duration_s / think + 1.0))
 
 
 def _group_ids(classes: tuple[RequestClass, ...], sessions: np.ndarray, bt: int) -> float:

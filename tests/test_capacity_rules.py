@@ -1,0 +1,213 @@
+"""Capacity and planning under two definitions of passing: MLPerf's percentiles, DistServe's attainment."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest  # noqa: TID251  (one app test of the page's rule option)
+
+from engine.cli import plan as cli_plan
+from engine.cli.main import main
+from engine.core.errors import ScenarioError
+from engine.planning import plan as planning
+from engine.planning.capacity import Capacity, capacity
+from engine.planning.plan import SearchSpace, plan, planning_scenario, rule_demand, run_passes
+from engine.planning.sizing import demand
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.serving.workload import generate
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+SMALL = SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0, finalists=1, frontier_extra=1)
+
+
+def chat(**over: Any) -> Scenario:
+    """The colocated chat preset with its class judged at p90, over a short window."""
+    return io.apply_overrides(
+        io.load_preset("chat-colocated"),
+        {"duration_s": 40.0, "workload.classes[0].slo.percentile": 90, **over},
+    )
+
+
+@pytest.fixture(scope="module")
+def capacities() -> dict[tuple[str, float], Capacity]:
+    s = chat()
+    rules = [("percentile", 0.9), ("attainment", 0.99), ("attainment", 0.9), ("attainment", 0.8),
+             ("attainment", 0.5)]  # fmt: skip
+    return {
+        (rule, x): capacity(s, max_simulations=12, rel_tol=0.01, rule=rule, attainment=x)  # type: ignore[arg-type]
+        for rule, x in rules
+    }
+
+
+def test_attainment_capacity_is_monotone_in_the_share(capacities: dict[tuple[str, float], Capacity]) -> None:
+    cap = {k: c.capacity_rps for k, c in capacities.items()}
+    shares = [0.99, 0.9, 0.8, 0.5]
+    assert all(cap["attainment", a] <= cap["attainment", b] for a, b in itertools.pairwise(shares))
+    assert cap["attainment", 0.9] < cap["attainment", 0.5]
+    assert all(c.capacity_rps > 0 and c.failed_rps is not None for c in capacities.values())
+
+
+def test_percentile_capacity_lies_between_attainments(capacities: dict[tuple[str, float], Capacity]) -> None:
+    """90% of requests within both targets implies p90 of each within target; p90 of each within
+    target implies at least 80% within both. So capacity at 90% attainment <= at p90 <= at 80%."""
+    cap = {k: c.capacity_rps for k, c in capacities.items()}
+    assert cap["attainment", 0.9] <= cap["percentile", 0.9] <= cap["attainment", 0.8]
+    assert cap["percentile", 0.9] < cap["attainment", 0.5]
+    # run by run: a rate that passes at 90% attainment passes at p90 too
+    runs = capacities["attainment", 0.9].runs
+    assert not (runs["passes"] & ~runs["classes_pass"]).any()
+
+
+def test_capacity_records_its_rule(capacities: dict[tuple[str, float], Capacity]) -> None:
+    att = capacities["attainment", 0.5]
+    assert (att.rule, att.attainment) == ("attainment", 0.5)
+    assert (att.runs["passes"] == (att.runs["slo_attainment"] >= 0.5)).all()
+    pct = capacities["percentile", 0.9]
+    assert (pct.runs["passes"] == pct.runs["classes_pass"]).all()
+    doc = att.to_json()
+    assert doc["rule"] == "attainment" and doc["attainment"] == 0.5
+    assert doc["passes_when"] == "at least 50% of requests within their SLO"
+
+
+def test_run_passes_reads_the_summary() -> None:
+    summary = {"slo_attainment": 0.9, "classes": {"a": {"passes": True}, "b": {"passes": False}}}
+    assert not run_passes(summary)
+    assert run_passes(summary, "attainment", 0.9)
+    assert not run_passes(summary, "attainment", 0.91)
+
+
+@pytest.mark.parametrize(
+    ("rule", "share", "message"),
+    [
+        ("median", 0.9, r"rule: choose percentile or attainment \(got 'median'\)"),
+        ("attainment", 90.0, r"attainment: a share of requests in \(0, 1\], e\.g\. 0\.9 for 90% \(got 90\)"),
+        ("attainment", 0.0, r"attainment: a share of requests in \(0, 1\]"),
+    ],
+)
+def test_bad_rules_are_refused(rule: str, share: float, message: str) -> None:
+    with pytest.raises(ScenarioError, match=message):
+        capacity(chat(), rule=rule, attainment=share)  # type: ignore[arg-type]
+    with pytest.raises(ScenarioError, match=message):
+        plan(chat(), 10.0, SMALL, rule=rule, attainment=share)  # type: ignore[arg-type]
+
+
+# --- the planner -----------------------------------------------------------------------------
+
+
+def test_planner_honours_the_rule() -> None:
+    s = chat(duration_s=60.0)
+    strict = plan(s, 24.0, SMALL)
+    loose = plan(s, 24.0, SMALL, rule="attainment", attainment=0.5)
+    assert strict.best_run is not None and loose.best_run is not None
+    assert (loose.rule, loose.attainment) == ("attainment", 0.5)
+    # every run passes by its rule
+    assert (loose.runs["passes"] == (loose.runs["slo_attainment"] >= 0.5)).all()
+    assert loose.runs.loc[loose.best_run, "slo_attainment"] >= 0.5
+    # a looser rule finds a cheaper deployment, one that misses the percentile rule
+    assert loose.best_usd_per_hour is not None and strict.best_usd_per_hour is not None
+    assert loose.best_usd_per_hour < strict.best_usd_per_hour
+    chosen = loose.runs.loc[loose.best_run]
+    same = strict.runs[(strict.runs["shape"] == chosen["shape"]) & (strict.runs["split"] == chosen["split"])]
+    assert same.empty or not bool(same["passes"].iloc[0])
+    assert loose.to_json()["rule"] == "attainment"
+
+
+def test_attainment_relaxes_the_cost_models_pruning() -> None:
+    """A class of 10% of requests may miss entirely at 90% attainment: it prunes nothing, and a
+    decode step may be as slow as the other class's looser TPOT target."""
+    s = io.apply_overrides(
+        chat(),
+        {
+            "workload.classes": [
+                {"name": "bulk", "share": 0.9, "slo": {"ttft_ms": 2000, "tpot_ms": 80, "percentile": 99}},
+                {"name": "strict", "share": 0.1, "slo": {"ttft_ms": 1, "tpot_ms": 1, "percentile": 99}},
+            ]
+        },
+    )
+    base = planning_scenario(s, 10.0, 30.0)
+    d = demand(base, generate(base))
+    assert rule_demand(d, "percentile", 0.9) is d
+    relaxed = rule_demand(d, "attainment", 0.9)
+    share = float(np.mean(d.cls == 0))
+    assert relaxed.percentile[0] == pytest.approx(100 * (1 - 0.1 / share))
+    assert math.isinf(relaxed.ttft_target_s[1])  # the strict class may miss entirely (share <= 10%)
+    assert relaxed.tpot_target_s == (0.08, 0.08)
+    # at 99% attainment the strict class cannot all miss: nothing is relaxed away
+    tight = rule_demand(d, "attainment", 0.99)
+    assert tight.ttft_target_s == d.ttft_target_s and tight.tpot_target_s == d.tpot_target_s
+    # the planner no longer prunes every shape for the strict class's 1 ms targets
+    assert plan(s, 10.0, SMALL).pruned == 2
+    loose = plan(s, 10.0, SMALL, rule="attainment", attainment=0.9)
+    assert loose.pruned == 0 and loose.best_run is not None
+
+
+# --- command line ----------------------------------------------------------------------------
+
+
+CAPACITY = ["capacity", "chat-colocated", "--max-simulations", "4", "--duration-s", "30", "--no-progress"]
+PLAN = ["plan", "chat-colocated", "--hardware", "h100-sxm", "--tp", "2", "--duration-s", "30",
+        "--finalists", "1", "--no-progress", "--target-rps", "8"]  # fmt: skip
+
+
+def test_cli_capacity_rule_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*CAPACITY, "--rule", "attainment", "--attainment", "0.5", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["rule"] == "attainment" and doc["attainment"] == 0.5
+    assert all(r["passes"] == (r["slo_attainment"] >= 0.5) for r in doc["runs"])
+    assert main([*CAPACITY, "--rule", "attainment"]) == 0
+    assert "at least 90% of requests within their SLO" in capsys.readouterr().out
+    assert main([*CAPACITY, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rule"] == "percentile"
+
+
+def test_cli_plan_rule_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*PLAN, "--rule", "attainment", "--attainment", "0.8", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["rule"] == "attainment" and doc["attainment"] == 0.8
+    assert doc["best"]["slo_attainment"] >= 0.8
+    assert main([*PLAN, "--rule", "attainment"]) == 0
+    assert "passed (at least 90% of requests within their SLO)" in capsys.readouterr().out
+
+
+def test_cli_rule_flags_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*CAPACITY, "--attainment", "0.5"]) == 2
+    assert "--attainment: applies to --rule attainment only" in capsys.readouterr().err
+    assert main([*CAPACITY, "--rule", "attainment", "--attainment", "1.5"]) == 2
+    assert "attainment: a share of requests in (0, 1]" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*PLAN, "--rule", "median"])
+
+
+def test_cli_defaults_match_the_engine() -> None:
+    assert cli_plan.RULE_CHOICES == planning.RULES
+    assert cli_plan.ATTAINMENT_DEFAULT == planning.DEFAULT_ATTAINMENT
+
+
+# --- the Planner page ------------------------------------------------------------------------
+
+
+def test_planner_page_offers_the_attainment_rule() -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("app_pages/planner.py")
+    at.run()
+    at.number_input(key="plan_target").set_value(20.0)
+    at.multiselect(key="plan_hardware").set_value(["h100-sxm"])
+    at.multiselect(key="plan_tp").set_value([2])
+    at.selectbox(key="plan_window").set_value(60.0)
+    at.selectbox(key="plan_rule").set_value("attainment")
+    at.number_input(key="plan_attainment").set_value(50.0)
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("keeps 50% of requests within their SLO" in s.value for s in at.success)
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["50% within SLO"]) >= 1
+    at.number_input(key="plan_attainment").set_value(0.0)
+    at.button[0].click().run()
+    assert any("Requests within their SLO (%): 0 is not allowed" in e.value for e in at.error)

@@ -1,0 +1,120 @@
+"""The published directions of disaggregation, on the engine's own runs (issue 12).
+
+DistServe's result: against a colocated scheduler that runs prompts first and whole (every
+arriving prompt stalls every running decode), splitting the same GPUs into a prefill and a
+decode instance serves a much higher rate at which most requests meet tight TTFT and
+token-gap targets; chunked prefill with mixed batches (Sarathi-Serve, vLLM V1) narrows the gap.
+And on one rack-scale unit below saturation, disaggregation gives the same tokens/s with a lower
+TPOT and a higher TTFT (the hand-off). No published figure is used: only the directions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine.planning.capacity import capacity
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.serving.run import simulate
+
+
+def opt66b(mode: str, iteration: str = "prefill_first", chunk: int | None = None) -> Scenario:
+    """OPT-66B on eight H100s (two tp4 instances) under a chat-like load with tight targets."""
+    pools: list[dict[str, Any]] = (
+        [{"name": "main", "role": "mixed", "hardware": "h100-sxm", "tp": 4, "count": 2}]
+        if mode == "colocated"
+        else [
+            {"name": "prefill", "role": "prefill", "hardware": "h100-sxm", "tp": 4, "count": 1},
+            {"name": "decode", "role": "decode", "hardware": "h100-sxm", "tp": 4, "count": 1},
+        ]
+    )
+    batching = (
+        {"chunked_prefill": True, "token_budget": chunk, "chunk_tokens": chunk}
+        if chunk
+        else {"chunked_prefill": False, "token_budget": 8192}
+    )
+    return io.from_data(
+        {
+            "name": "opt-66b chat", "seed": 3, "duration_s": 120.0, "warmup_s": 20.0,
+            "model": {"id": "opt-66b", "weights": "bf16", "kv": "bf16"},
+            "workload": {
+                "classes": [{
+                    "name": "chat",
+                    "input": {"kind": "lognormal", "mean": 700, "p99": 2000, "max_tokens": 2000},
+                    "output": {"kind": "lognormal", "mean": 200, "p99": 1000, "max_tokens": 1500},
+                    "slo": {"ttft_ms": 800, "tpot_ms": 1000, "tbt_ms": 120, "percentile": 90},
+                }],
+                "arrival": {"kind": "poisson", "rate_rps": 2.0},
+            },
+            "deployment": {"mode": mode, "pools": pools, "batching": batching},
+            "scheduler": {"iteration": {"name": iteration}},
+        }
+    )  # fmt: skip
+
+
+def at_90(s: Scenario) -> float:
+    """The highest rate at which 90% of requests meet their TTFT and token-gap targets."""
+    return capacity(
+        s, rule="attainment", attainment=0.9, low_rps=0.25, high_rps=48.0, max_simulations=14, rel_tol=0.05
+    ).capacity_rps
+
+
+@pytest.fixture(scope="module")
+def capacities() -> dict[str, float]:
+    return {
+        "prefill_first": at_90(opt66b("colocated", "prefill_first")),
+        "chunked": at_90(opt66b("colocated", "mixed", chunk=512)),
+        "disaggregated": at_90(opt66b("disaggregated", "mixed")),
+    }
+
+
+def test_disaggregation_beats_prefill_first_colocation(capacities: dict[str, float]) -> None:
+    assert capacities["prefill_first"] > 0
+    assert capacities["disaggregated"] >= 1.5 * capacities["prefill_first"]
+
+
+def test_chunked_mixed_colocation_narrows_the_gap(capacities: dict[str, float]) -> None:
+    gap_plain = capacities["disaggregated"] / capacities["prefill_first"]
+    gap_chunked = capacities["disaggregated"] / capacities["chunked"]
+    assert gap_chunked < gap_plain
+    assert capacities["chunked"] > capacities["prefill_first"]
+
+
+def rack(mode: str) -> Scenario:
+    """One GB200 NVL72 (72 GPUs) serving Llama-3.1-70B in fp8, colocated or split 9:9 (tp4)."""
+    pools: list[dict[str, Any]] = (
+        [{"name": "main", "role": "mixed", "hardware": "gb200", "tp": 4, "count": 18}]
+        if mode == "colocated"
+        else [
+            {"name": "prefill", "role": "prefill", "hardware": "gb200", "tp": 4, "count": 9},
+            {"name": "decode", "role": "decode", "hardware": "gb200", "tp": 4, "count": 9},
+        ]
+    )
+    return io.from_data(
+        {
+            "name": "rack", "seed": 5, "duration_s": 60.0, "warmup_s": 10.0,
+            "model": {"id": "llama-3.1-70b", "weights": "fp8"},
+            "workload": {
+                "classes": [{
+                    "name": "chat",
+                    "input": {"kind": "lognormal", "mean": 2000, "p99": 8000, "max_tokens": 16000},
+                    "output": {"kind": "lognormal", "mean": 300, "p99": 1200, "max_tokens": 2000},
+                    "slo": {"ttft_ms": 2000, "tpot_ms": 100, "percentile": 90},
+                }],
+                "arrival": {"kind": "poisson", "rate_rps": 120.0},
+            },
+            "deployment": {"mode": mode, "pools": pools},
+        }
+    )  # fmt: skip
+
+
+def test_on_one_rack_disaggregation_trades_ttft_for_tpot_at_the_same_throughput() -> None:
+    co, dis = simulate(rack("colocated")).summary, simulate(rack("disaggregated")).summary
+    tok_co, tok_dis = co["throughput_tokens_per_s"]["output"], dis["throughput_tokens_per_s"]["output"]
+    assert tok_dis == pytest.approx(tok_co, rel=0.05)
+    assert dis["latency_ms"]["tpot"]["p50"] < 0.8 * co["latency_ms"]["tpot"]["p50"]
+    assert dis["latency_ms"]["ttft"]["p50"] > 1.2 * co["latency_ms"]["ttft"]["p50"]
+    # the colocated pool's token gaps carry the prompts' stalls; the decode pool's do not
+    assert dis["latency_ms"]["tbt"]["p99"] < 0.5 * co["latency_ms"]["tbt"]["p99"]
