@@ -187,3 +187,16 @@ def test_the_planner_marks_its_rows_and_points(chip_stack: tuple[str, str]) -> N
     if any("Cheapest deployment" in s.value for s in at.success):
         mark = texts(at.get_by_key("fg-plan-calibration"))
         assert ("uncalibrated" in mark) is not fitted
+
+
+def test_the_iteration_scheduler_is_the_stacks_until_chosen() -> None:
+    at = app("strategy", on(*CALIBRATED, **{"deployment.stack": "sglang"}))
+    assert_clean(at)
+    box = at.selectbox(key="fg:scheduler.iteration.name")
+    assert box.value == "(the stack's)" and "prefill_first" in box.format_func(box.value)
+    box.set_value("mixed").run()
+    assert_clean(at)
+    assert scenario_of(at).iteration_scheduler().name == "mixed"
+    at.selectbox(key="fg:scheduler.iteration.name").set_value("(the stack's)").run()
+    assert scenario_of(at).scheduler.iteration is None
+    assert scenario_of(at).iteration_scheduler().name == "prefill_first"

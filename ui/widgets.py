@@ -549,8 +549,21 @@ def defaulted_form(
 # --- policies ----------------------------------------------------------------------------
 
 
+STACK_DEFAULT = "(the stack's)"
+"""The picker's entry for an optional policy left to the serving stack (`scheduler.iteration`)."""
+
+
 def _policy_changed(path: str, key: str) -> None:
-    state.override({path: {"name": st.session_state[key]}})  # a new policy starts from its defaults
+    chosen = st.session_state[key]
+    # a new policy starts from its defaults; the stack's entry unsets the field
+    state.override({path: None if chosen == STACK_DEFAULT else {"name": chosen}})
+
+
+def _stack_policy(kind: str) -> str | None:
+    """The policy the scenario's serving stack runs for a kind it decides (iteration), else None."""
+    if kind != "iteration":
+        return None
+    return policies.STACK_SCHEDULER.get(str(current("deployment.stack", "vllm")))
 
 
 def policy_widget(path: str, kind: str) -> None:
@@ -560,13 +573,22 @@ def policy_widget(path: str, kind: str) -> None:
         return
     table = policies.registered(kind)  # type: ignore[arg-type]
     spec = current(path, {}) or {}
-    name = spec.get("name", next(iter(table)))
+    by_stack = _stack_policy(kind)
+    names = sorted(table)
+    if by_stack is not None:  # left unset, the stack decides: say which
+        name = spec.get("name", STACK_DEFAULT)
+        options = [STACK_DEFAULT, *names]
+    else:
+        name = spec.get("name", next(iter(table)))
+        options = names
     key = key_of(f"{path}.name")
     _sync(key, name)
-    names = sorted(table)
     helps = "\n".join(f"- **{n}**: {table[n].help or (table[n].__doc__ or '').strip()}" for n in names)
-    st.selectbox(label_of(kind), names, key=key, on_change=_policy_changed, args=(path, key), help=helps)
-    cls = table.get(name)
+    st.selectbox(
+        label_of(kind), options, key=key, on_change=_policy_changed, args=(path, key), help=helps,
+        format_func=lambda o: f"the stack's ({by_stack})" if o == STACK_DEFAULT else str(o),
+    )  # fmt: skip
+    cls = table.get(by_stack if name == STACK_DEFAULT and by_stack else name)
     if cls is None:
         return
     if cls.help:
