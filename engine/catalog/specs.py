@@ -92,6 +92,9 @@ class HardwareSpec(Spec):
     scale_out_gb_s: Annotated[float, Field(ge=0, le=10_000)] = Field(
         description="scale-out NIC bandwidth per chip, one direction; 0: none"
     )
+    scale_up_domain: Annotated[int, Field(ge=1, le=100_000)] = Field(
+        default=8, description="chips one scale-up fabric joins (8 in an HGX node, 72 in an NVL72 rack)"
+    )
     pcie_gb_s: Annotated[float, Field(ge=MIN_LINK_GB_S, le=10_000)] = Field(
         default=64.0, description="host link bandwidth per chip, one direction"
     )

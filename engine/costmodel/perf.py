@@ -47,6 +47,27 @@ _NEVER = 1 << 62
 """More decode steps than any run takes (`StepModel.decode_run`: the binding side never changes)."""
 
 
+@dataclass(frozen=True)
+class Speculation:
+    """Speculative decoding: `tokens` drafted per step, each accepted with probability `acceptance`.
+
+    The target verifies the drafted tokens and the next one in one step; the expected tokens a
+    step yields are (1 - a^(k+1)) / (1 - a). Drafting costs `draft_share` of one target decode
+    step per drafted token (an MTP head: about one layer's worth) or the steps of a draft model.
+    """
+
+    tokens: int
+    acceptance: float
+    draft_share: float = 0.0
+    draft: Instance | None = None
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Expected tokens a verification step yields."""
+        a, k = self.acceptance, self.tokens
+        return float(k + 1) if a >= 1.0 else (1.0 - a ** (k + 1)) / (1.0 - a)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Instance:
     """One serving instance: a model on tp x pp chips of one kind, with a calibration profile."""
@@ -59,17 +80,37 @@ class Instance:
     kv: KvPrecision = "bf16"
     profile_name: str | None = None
     mem_fraction: float = 0.9
+    dp: int = 1
+    ep: int = 1
+    imbalance: float = 1.0
+    speculation: Speculation | None = None
     profile: CalibrationProfile = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "profile", self.hardware.profile(self.profile_name))
-        if self.tp < 1 or self.pp < 1:
-            raise ScenarioError(f"tp and pp must be >= 1 (got tp={self.tp}, pp={self.pp})")
+        if self.tp < 1 or self.pp < 1 or self.dp < 1 or self.ep < 1:
+            raise ScenarioError(
+                f"tp, pp, dp and ep must be >= 1 (got tp={self.tp}, pp={self.pp}, dp={self.dp}, ep={self.ep})"
+            )
+        if self.ep > 1 and not self.model.moe:
+            raise ScenarioError(f"ep: {self.model.id} has no experts to spread; ep must be 1 (got {self.ep})")
+        if (self.tp * self.dp) % self.ep:
+            raise ScenarioError(
+                f"ep: {self.ep} must divide the chips of a pipeline stage, tp x dp = {self.tp * self.dp}"
+            )
+        if self.model.moe and self.ep > self.model.moe.experts:
+            raise ScenarioError(f"ep: {self.ep} exceeds the model's {self.model.moe.experts} experts")
 
     @property
     def chips(self) -> int:
-        """Chips in the instance."""
-        return self.tp * self.pp
+        """Chips in the instance: tp x dp per pipeline stage, pp stages."""
+        return self.tp * self.pp * self.dp
+
+    @property
+    def plain(self) -> bool:
+        """True for the classic instance (tp chips per stage, no pipeline, EP, DP or speculation):
+        its iterations are one roofline over the whole batch, in closed form."""
+        return self.pp == 1 and self.dp == 1 and self.ep == 1 and self.speculation is None
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -87,9 +128,26 @@ class Instance:
         return self.tp * self.hardware.memory_tb_s * 1e12 * self.profile.eta_bandwidth
 
     @property
+    def expert_bytes(self) -> float:
+        """Bytes of one copy of every routed expert (0 for a dense model)."""
+        m = self.model
+        if not m.moe:
+            return 0.0
+        return m.moe_layers() * m.moe.experts * m.expert_params() * BYTES_PER_ELEMENT[self.weights]
+
+    @property
     def weight_bytes(self) -> float:
-        """Bytes of the model's weights held by the instance."""
-        return self.model.weight_bytes(self.weights)
+        """Bytes of the model's weights held by the instance.
+
+        Attention and dense layers are held once per data-parallel rank; experts once per
+        expert-parallel group (an EP group spreads one copy over its `ep` ranks).
+        """
+        total = self.model.weight_bytes(self.weights)
+        if self.dp == 1 and self.ep == 1:
+            return total
+        experts = self.expert_bytes
+        copies = (self.tp * self.dp) // self.ep if self.ep > 1 else self.dp
+        return (total - experts) * self.dp + experts * copies
 
     @property
     def memory_bytes(self) -> float:
@@ -163,6 +221,15 @@ def iteration_cost(
     prefill_tokens = sum q_i; prefill_attn_pairs = sum q_i * (k_i + q_i / 2);
     prefill_cached_tokens = sum k_i; decode_requests = D; decode_context_tokens = sum c_j.
     """
+    if not inst.plain:  # pipelines, expert/data parallelism, speculation: the step model, element-wise
+        return _general_cost(
+            inst,
+            prefill_tokens,
+            prefill_attn_pairs,
+            prefill_cached_tokens,
+            decode_requests,
+            decode_context_tokens,
+        )
     m = inst.model
     q = np.asarray(prefill_tokens, dtype=float)
     pairs = np.asarray(prefill_attn_pairs, dtype=float)
@@ -179,6 +246,31 @@ def iteration_cost(
     overhead = inst.profile.overhead_ms / 1000.0
     time_s = np.where(tokens > 0, np.maximum(compute_s, memory_s) + comm_s + overhead, 0.0)
     return IterationCost(time_s, compute_s, memory_s, comm_s, overhead, flops, nbytes)
+
+
+def _general_cost(
+    inst: Instance, q: ArrayLike, pairs: ArrayLike, k: ArrayLike, d: ArrayLike, c: ArrayLike
+) -> IterationCost:
+    """`iteration_cost` of an instance that is not plain, from `StepModel` element by element.
+
+    A decode-only iteration is a decode step (speculation amortised per token); compute and
+    memory times are the FLOPs and bytes at the whole instance's achievable rates.
+    """
+    step = StepModel(inst)
+    arrays = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (q, pairs, k, d, c)))
+    out = np.zeros((3, *arrays[0].shape))
+    for idx in np.ndindex(arrays[0].shape):
+        qi, pi, ki, di, ci = (float(a[idx]) for a in arrays)
+        if qi <= 0 and di >= 1:
+            out[(slice(None), *idx)] = step.decode_run(round(di), ci, 1)
+        else:
+            out[(slice(None), *idx)] = step.cost(qi, pi, ki, di, ci)
+    t, flops, nbytes = (x if x.shape else float(x) for x in out)
+    scale = inst.pp * inst.dp
+    compute = np.asarray(flops) / (inst.flops_per_s * scale)
+    memory = np.asarray(nbytes) / (inst.bytes_per_s * scale)
+    comm = np.maximum(np.asarray(t) - np.maximum(compute, memory) - inst.profile.overhead_ms / 1000.0, 0.0)
+    return IterationCost(t, compute, memory, comm, inst.profile.overhead_ms / 1000.0, flops, nbytes)
 
 
 def prefill_cost(inst: Instance, prompt_tokens: ArrayLike, cached_tokens: ArrayLike = 0) -> IterationCost:
@@ -207,7 +299,7 @@ class StepModel:
 
     __slots__ = ("_apf", "_comm_lat", "_comm_per_tok", "_dense_bytes", "_expert_bytes", "_flops_s",
                  "_kvb", "_lin", "_bytes_s", "_moe", "_overhead", "_e", "_k_over_e",
-                 "_last_batch", "_last_terms")  # fmt: skip
+                 "_last_batch", "_last_terms", "_inst", "_plain", "_draft")  # fmt: skip
 
     def __init__(self, inst: Instance) -> None:
         m = inst.model
@@ -230,6 +322,119 @@ class StepModel:
         self._comm_lat = one - self._comm_per_tok
         self._last_batch: tuple[int, float] | None = None  # decode_run's last (batch, context sum)
         self._last_terms: tuple[float, ...] = ()
+        self._inst = inst
+        self._plain = inst.plain
+        spec = inst.speculation
+        self._draft = StepModel(spec.draft) if spec is not None and spec.draft is not None else None
+
+    # --- pipelines, expert and data parallelism, speculation (the general path) -------------
+    # An instance that is not `plain` is timed here: a pass of a micro-batch through every layer
+    # (attention and dense layers per data-parallel rank, experts on the busiest expert-parallel
+    # rank, the all-to-all between them), pipelined over `pp` stages, with speculative decode
+    # steps amortised over the tokens they yield. docs/cost-model.md states the model.
+
+    def _tp_comm(self, tokens: float) -> float:
+        inst = self._inst
+        if inst.tp <= 1 or tokens <= 0:
+            return 0.0
+        msg = tokens * inst.model.hidden * ACTIVATION_BYTES
+        ring = 2.0 * (inst.tp - 1) / inst.tp * msg / inst._link_bytes_per_s()
+        return 2.0 * inst.model.layers * (ring + inst.hardware.allreduce_latency_us * 1e-6)
+
+    def _pass(
+        self, q: float, pairs: float, k: float, d: float, c_attn: float, c_kv: float
+    ) -> tuple[float, ...]:
+        """(seconds, FLOPs, bytes) of one micro-batch through every layer (no hand-off, no overhead)."""
+        inst = self._inst
+        tokens = q + d
+        if tokens <= 0:
+            return 0.0, 0.0, 0.0
+        kv = self._kvb * (k + c_kv + tokens)
+        if inst.dp == 1 and inst.ep == 1:
+            flops = self._lin * tokens + self._apf * (pairs + c_attn)
+            nbytes = self.weight_bytes(tokens) + kv
+            t = max(flops / self._flops_s, nbytes / self._bytes_s) + self._tp_comm(tokens)
+            return t, flops, nbytes
+        m = inst.model
+        dp, ep = float(inst.dp), float(inst.ep)
+        wb = BYTES_PER_ELEMENT[inst.weights]
+        layers_moe = float(m.moe_layers())
+        k_e = float(m.moe.experts_per_token) if m.moe else 0.0
+        routed_lin = 2.0 * layers_moe * k_e * m.expert_params()
+        # attention and dense layers: each data-parallel rank runs its share of the batch
+        f_att = (self._lin - routed_lin) * tokens + self._apf * (pairs + c_attn)
+        t_att = max(f_att / dp / self._flops_s, (self._dense_bytes + kv / dp) / self._bytes_s)
+        if not m.moe:
+            flops, nbytes = f_att, self._dense_bytes * dp + kv
+            return t_att + self._tp_comm(tokens / dp), flops, nbytes
+        # experts: the busiest expert-parallel rank sets the layer time
+        routed = tokens * k_e
+        load = min(routed, routed / ep * inst.imbalance)
+        chips_ep = inst.tp * dp / ep
+        per_rank = m.moe.experts / ep
+        touched_rank = (
+            per_rank * (1.0 - math.pow(1.0 - min(1.0, 1.0 / per_rank), load)) if per_rank > 1 else 1.0
+        )
+        f_rank = 2.0 * layers_moe * m.expert_params() * load
+        m_rank = layers_moe * touched_rank * m.expert_params() * wb
+        chip_f, chip_b = self._flops_s / inst.tp, self._bytes_s / inst.tp
+        t_exp = max(f_rank / (chips_ep * chip_f), m_rank / (chips_ep * chip_b))
+        a2a = 0.0
+        if ep > 1:  # dispatch and combine: each token's hidden state to and from its experts' ranks
+            per_chip = tokens * k_e * m.hidden * ACTIVATION_BYTES * (ep - 1.0) / ep / (dp * inst.tp)
+            hw = inst.hardware
+            in_domain = inst.ep <= hw.scale_up_domain
+            link = (
+                hw.scale_up_gb_s / 2.0
+                if in_domain and hw.scale_up_gb_s
+                else hw.scale_out_gb_s or hw.pcie_gb_s
+            )
+            a2a = 2.0 * layers_moe * (per_chip / (link * 1e9) + hw.allreduce_latency_us * 1e-6)
+        touched_all = m.expected_experts_touched(tokens)
+        flops = f_att + routed_lin * tokens
+        nbytes = self._dense_bytes * dp + kv + layers_moe * touched_all * m.expert_params() * wb
+        return t_att + t_exp + a2a + self._tp_comm(tokens / dp), flops, nbytes
+
+    def _pipelined(
+        self, q: float, pairs: float, k: float, d: float, c_attn: float, c_kv: float, items: float
+    ) -> tuple[float, float, float]:
+        """An iteration over `pp` stages with up to `pp` micro-batches in flight (seconds, FLOPs, bytes).
+
+        With m micro-batches each stage works on every one of them in turn: one step of the whole
+        batch takes max(m, pp) / pp passes of a micro-batch (fewer micro-batches than stages leave
+        bubbles), plus the activation hand-off at each stage boundary.
+        """
+        inst = self._inst
+        pp = inst.pp
+        m = float(max(1, min(pp, int(items)))) if pp > 1 else 1.0
+        t, flops, nbytes = self._pass(q / m, pairs / m, k / m, d / m, c_attn / m, c_kv / m)
+        t *= max(m, pp) / pp
+        if pp > 1:
+            msg = (q + d) / m * inst.model.hidden * ACTIVATION_BYTES
+            t += (pp - 1) * (msg / inst._link_bytes_per_s() + inst.hardware.allreduce_latency_us * 1e-6)
+        return t, flops * m, nbytes * m
+
+    def _decode_step(self, batch: float, context_sum: float) -> tuple[float, float, float]:
+        """(seconds, FLOPs, bytes) per token of a decode step of `batch` requests (speculation amortised)."""
+        spec = self._inst.speculation
+        if spec is None:
+            t, f, b = self._pipelined(0.0, 0.0, 0.0, batch, context_sum, context_sum, batch)
+            return t + self._overhead, f, b
+        kk = float(spec.tokens + 1)
+        # verify: every request's k drafted tokens and the next one attend its context at once
+        t, f, b = self._pipelined(0.0, 0.0, 0.0, batch * kk, context_sum * kk, context_sum, batch)
+        t += self._overhead
+        if self._draft is not None:  # a draft model: k decode steps of its own
+            dt, df, db = self._draft.cost(0.0, 0.0, 0.0, batch, context_sum)
+        else:  # an MTP head: a share of one target step per drafted token
+            dt, df, db = (
+                x * spec.draft_share for x in self._pipelined(0.0, 0.0, 0.0, batch, 0.0, 0.0, batch)
+            )
+        t += spec.tokens * dt
+        f += spec.tokens * df
+        b += spec.tokens * db
+        e = spec.tokens_per_step
+        return t / e, f / e, b / e
 
     @property
     def overhead_s(self) -> float:
@@ -243,11 +448,21 @@ class StepModel:
         touched = self._e * (1.0 - math.pow(1.0 - self._k_over_e, tokens))
         return self._dense_bytes + touched * self._expert_bytes
 
-    def cost(self, q: float, pairs: float, k: float, d: float, c: float) -> tuple[float, float, float]:
-        """(seconds, FLOPs, bytes) of one iteration from its sums (see `iteration_cost`)."""
+    def cost(
+        self, q: float, pairs: float, k: float, d: float, c: float, items: int = 0
+    ) -> tuple[float, float, float]:
+        """(seconds, FLOPs, bytes) of one iteration from its sums (see `iteration_cost`).
+
+        `items`: the requests in the iteration (prompts and decodes), which bounds how many
+        micro-batches a pipeline can split it into (default: the decodes plus one prompt).
+        """
         tokens = q + d
         if tokens <= 0:
             return 0.0, 0.0, 0.0
+        if not self._plain:
+            n = items or int(d) + (1 if q > 0 else 0)
+            t, flops, nbytes = self._pipelined(q, pairs, k, d, c, c, n)
+            return t + self._overhead, flops, nbytes
         flops = self._lin * tokens + self._apf * (pairs + c)
         nbytes = self.weight_bytes(tokens) + self._kvb * (k + c + tokens)
         comm = self._comm_lat + self._comm_per_tok * tokens if self._comm_per_tok else 0.0
@@ -263,6 +478,9 @@ class StepModel:
         """
         if steps <= 0 or batch <= 0:
             return 0.0, 0.0, 0.0
+        if not self._plain:  # per-step cost at the run's mid context (linear pieces: nearly exact)
+            t, f, b = self._decode_step(float(batch), context_sum + batch * (steps - 1) / 2.0)
+            return steps * t, steps * f, steps * b
         key = (batch, context_sum)
         if key == self._last_batch:  # the simulator asks again for the same batch (cut jumps)
             f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, split_at, compute_late = self._last_terms

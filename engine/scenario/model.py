@@ -260,8 +260,17 @@ class Pool(Frozen):
     hardware: Annotated[str, Field(min_length=1, max_length=64)] = "h100-sxm"
     tp: Annotated[int, Field(ge=1, le=bounds.MAX_TP)] = 1
     pp: Annotated[int, Field(ge=1, le=bounds.MAX_PP)] = 1
+    dp: Annotated[int, Field(ge=1, le=bounds.MAX_TP)] = 1
+    """Attention data parallelism: ranks of tp chips that each hold their own requests' KV cache."""
+    ep: Annotated[int, Field(ge=1, le=bounds.MAX_TP * bounds.MAX_TP)] = 1
+    """Expert parallelism: ranks the routed experts are spread over (divides tp x dp; MoE only)."""
     count: Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES)] = 1
     profile: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+
+    @property
+    def chips_per_instance(self) -> int:
+        """Chips in one instance: tp x dp per pipeline stage, pp stages."""
+        return self.tp * self.pp * self.dp
 
 
 class Batching(Frozen):
@@ -287,6 +296,37 @@ class Limits(Frozen):
     source: str = ""
 
 
+class Speculative(Frozen):
+    """Speculative decoding on every decode step: `tokens` drafted, each accepted with `acceptance`.
+
+    Defaults by method (docs/cost-model.md): ``mtp`` (a multi-token-prediction head, DeepSeek-V3:
+    one token, 85% accepted, per its technical report) and ``draft`` (a small draft model of the
+    same family, `draft_model`: four tokens, 70% accepted, the middle of the range Leviathan et
+    al. report). Decode steps mixed with prompt chunks run without it.
+    """
+
+    method: Literal["mtp", "draft"] = "mtp"
+    tokens: Annotated[int, Field(ge=1, le=16)] | None = None
+    acceptance: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    draft_model: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+
+    DEFAULTS: ClassVar[dict[str, tuple[int, float]]] = {"mtp": (1, 0.85), "draft": (4, 0.7)}
+
+    def resolved(self) -> tuple[int, float]:
+        """(tokens, acceptance) with the method's defaults where unset."""
+        k, a = self.DEFAULTS[self.method]
+        return (
+            self.tokens if self.tokens is not None else k,
+            self.acceptance if self.acceptance is not None else a,
+        )
+
+    @model_validator(mode="after")
+    def _check(self) -> Speculative:
+        if self.method == "draft" and not self.draft_model:
+            raise ValueError("draft_model: a draft model's catalog id is needed for method 'draft'")
+        return self
+
+
 class KvLink(Frozen):
     """The link the prompt's KV cache crosses from a prefill to a decode instance.
 
@@ -309,6 +349,10 @@ class Deployment(Frozen):
     batching: Batching = Batching()
     link: KvLink = KvLink()
     mem_fraction: Annotated[float, Field(gt=0.1, le=0.98)] = 0.9
+    speculative: Speculative | None = None
+    expert_imbalance: Annotated[float, Field(ge=1.0, le=64.0)] = 1.4
+    """Tokens on the busiest expert-parallel rank over the mean (applies with ep > 1); 1.4 is the
+    middle of the 1.2-1.8 range reported for real workloads without expert replication."""
 
     @model_validator(mode="after")
     def _check(self) -> Deployment:
@@ -322,6 +366,11 @@ class Deployment(Frozen):
             raise ValueError(
                 "pools: a disaggregated deployment has exactly one 'prefill' and one 'decode' pool"
             )
+        for i, p in enumerate(self.pools):
+            if (p.tp * p.dp) % p.ep:
+                raise ValueError(
+                    f"pools[{i}].ep: {p.ep} must divide the chips of a pipeline stage, tp x dp = {p.tp * p.dp}"
+                )
         total = sum(p.count for p in self.pools)
         if total > bounds.MAX_INSTANCES:
             raise ValueError(f"pools: {total} instances in all; the limit is {bounds.MAX_INSTANCES}")

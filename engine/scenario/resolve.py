@@ -20,7 +20,7 @@ from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel import trust
-from engine.costmodel.perf import Instance, IterationCost, decode_cost, prefill_cost
+from engine.costmodel.perf import Instance, IterationCost, Speculation, decode_cost, prefill_cost
 from engine.costmodel.trust import Calibration
 from engine.scenario.model import Pool, Scenario
 
@@ -105,16 +105,23 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
         hw, name, cal = trust.effective_chip(
             hw, scenario.deployment.stack, cat, spec.profile, moe=model.moe is not None, custom=custom
         )
-        inst = Instance(
-            model=model,
-            hardware=hw,
-            tp=spec.tp,
-            pp=spec.pp,
-            weights=scenario.model.weights,
-            kv=scenario.kv_precision(),
-            profile_name=name,
-            mem_fraction=scenario.deployment.mem_fraction,
-        )
+        try:
+            inst = Instance(
+                model=model,
+                hardware=hw,
+                tp=spec.tp,
+                pp=spec.pp,
+                dp=spec.dp,
+                ep=spec.ep,
+                imbalance=scenario.deployment.expert_imbalance if spec.ep > 1 else 1.0,
+                weights=scenario.model.weights,
+                kv=scenario.kv_precision(),
+                profile_name=name,
+                mem_fraction=scenario.deployment.mem_fraction,
+                speculation=_speculation(scenario, cat, hw, spec) if spec.role != "prefill" else None,
+            )
+        except ScenarioError as exc:
+            raise ScenarioError(f"{where}.{exc}") from None
         if not inst.fits():
             need = inst.weight_bytes / 1e9
             have = inst.memory_bytes / 1e9
@@ -129,6 +136,25 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
         pools.append(ResolvedPool(index=i, spec=spec, instance=inst, calibration=cal))
     _check_kv_link(scenario, pools)
     return Resolved(scenario=scenario, model=model, pools=tuple(pools))
+
+
+def _speculation(scenario: Scenario, cat: Catalog, hw: HardwareSpec, pool: Pool) -> Speculation | None:
+    """The speculative decoding a pool's decodes run with (None when the scenario sets none)."""
+    sp = scenario.deployment.speculative
+    if sp is None:
+        return None
+    tokens, acceptance = sp.resolved()
+    if sp.method == "mtp":
+        return Speculation(tokens, acceptance, draft_share=1.0 / cat.models[scenario.model.id].layers)
+    if sp.draft_model is None or sp.draft_model not in cat.models:
+        raise ScenarioError(
+            f"deployment.speculative.draft_model: unknown model {sp.draft_model!r}; known: {', '.join(sorted(cat.models))}"
+        )
+    draft = Instance(
+        model=cat.models[sp.draft_model], hardware=hw, tp=pool.tp, weights=scenario.model.weights,
+        kv=scenario.kv_precision(), profile_name=hw.default_profile, mem_fraction=scenario.deployment.mem_fraction,
+    )  # fmt: skip
+    return Speculation(tokens, acceptance, draft=draft)
 
 
 def _custom_path(entry: HardwareSpec | ModelSpec, scenario: Scenario) -> str | None:

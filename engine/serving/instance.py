@@ -175,7 +175,7 @@ class Server:
         pairs = sum(c[1] * (c[2] + c[1] / 2.0) for c in chunks)
         k = sum(c[2] for c in chunks)
         ctx = float(self.ctx_sum) if decodes else 0.0
-        t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx)
+        t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx, len(chunks) + decodes)
         work = (chunks, decodes, ctx, q, pairs, k, self.sim.env.now, t, flops, nbytes)
         self.sim.env.after(t, self._iteration_done, self.token, work)
 

@@ -1,0 +1,140 @@
+"""Pipelines with micro-batches, expert and data parallelism, speculative decoding (issue 13)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.catalog.entries import Catalog
+from engine.core.errors import ScenarioError
+from engine.costmodel.perf import Instance, Speculation, StepModel
+from engine.scenario import codec as io
+from engine.scenario.resolve import resolve
+from engine.serving.run import simulate
+
+
+def inst(catalog: Catalog, model: str = "llama-3.1-405b", **kw: object) -> Instance:
+    return Instance(
+        model=catalog.model(model), hardware=catalog.chip("h100-sxm"), weights="fp8", kv="fp8", **kw
+    )  # type: ignore[arg-type]
+
+
+def test_micro_batches_bring_a_pipeline_close_to_tensor_parallel(catalog: Catalog) -> None:
+    """A big prefill-heavy iteration on tp4 x pp2 with enough micro-batches runs about as fast as
+    on tp8 (minus the hand-off); with one micro-batch the stages run one after another."""
+    pp = StepModel(inst(catalog, tp=4, pp=2))
+    tp = StepModel(inst(catalog, tp=8))
+    q = 16384.0
+    pairs = q * 1024.0
+    t_tp = tp.cost(q, pairs, 0, 64, 64 * 2048.0)[0]
+    t_full = pp.cost(q, pairs, 0, 64, 64 * 2048.0, items=80)[0]
+    t_one = pp.cost(q, pairs, 0, 0, 0.0, items=1)[0]
+    assert t_full == pytest.approx(t_tp, rel=0.15)  # tp8's all-reduces over 8 chips vs pp's hand-off
+    assert t_one > 1.7 * tp.cost(q, pairs, 0, 0, 0.0)[0]  # a bubble: one micro-batch, stages in turn
+    # a request's latency through the pipe is the sum of the stages: batch-1 decode gains nothing
+    one_tp4 = StepModel(inst(catalog, tp=4)).decode_run(1, 2048.0, 1)[0]
+    assert pp.decode_run(1, 2048.0, 1)[0] >= one_tp4
+
+
+def test_all_to_all_grows_with_tokens_and_shrinks_with_bandwidth(catalog: Catalog) -> None:
+    m = catalog.model("deepseek-v3")
+    hw = catalog.chip("h200")
+
+    def a2a(tokens: float, hardware: object) -> float:
+        with_ep = StepModel(Instance(model=m, hardware=hardware, tp=1, dp=8, ep=8, weights="fp8", kv="fp8"))  # type: ignore[arg-type]
+        no_comm = hardware.model_copy(update={"scale_up_gb_s": 1e6, "allreduce_latency_us": 0.0})  # type: ignore[attr-defined]
+        free = StepModel(Instance(model=m, hardware=no_comm, tp=1, dp=8, ep=8, weights="fp8", kv="fp8"))
+        return (
+            with_ep.cost(0, 0, 0, tokens, tokens * 1000.0)[0] - free.cost(0, 0, 0, tokens, tokens * 1000.0)[0]
+        )
+
+    # a fixed latency per layer plus a part proportional to the tokens routed
+    small, mid, big = a2a(128, hw), a2a(512, hw), a2a(2048, hw)
+    assert 0 < small < mid < big
+    assert (big - mid) / (2048 - 512) == pytest.approx((mid - small) / (512 - 128), rel=0.01)
+    slow = hw.model_copy(update={"scale_up_gb_s": hw.scale_up_gb_s / 4})
+    assert a2a(2048, slow) - a2a(128, slow) == pytest.approx(4.0 * (big - small), rel=0.01)
+    # beyond the scale-up domain the all-to-all crosses the (slower) scale-out network
+    wide = StepModel(Instance(model=m, hardware=hw, tp=1, dp=16, ep=16, weights="fp8", kv="fp8"))
+    near = StepModel(Instance(model=m, hardware=hw, tp=1, dp=8, ep=8, weights="fp8", kv="fp8"))
+    assert wide.cost(0, 0, 0, 2048, 2048e3)[0] > near.cost(0, 0, 0, 2048, 2048e3)[0]
+
+
+def test_routing_imbalance_lowers_moe_throughput(catalog: Catalog) -> None:
+    m, hw = catalog.model("deepseek-v3"), catalog.chip("h200")
+    # a prefill-sized iteration, where experts are compute-bound (at small decode batches every
+    # expert is read anyway and the busiest rank's extra tokens cost nothing)
+    times = [
+        StepModel(
+            Instance(model=m, hardware=hw, tp=1, dp=8, ep=8, imbalance=x, weights="fp8", kv="fp8")
+        ).cost(32768, 32768 * 2048.0, 0, 0, 0.0)[0]
+        for x in (1.0, 1.4, 2.0)
+    ]
+    assert times[0] < times[1] < times[2]
+    # without expert parallelism every rank holds a slice of every expert: imbalance is moot
+    flat = [
+        StepModel(Instance(model=m, hardware=hw, tp=8, imbalance=x, weights="fp8", kv="fp8")).cost(
+            0, 0, 0, 2048, 2048e3
+        )[0]
+        for x in (1.0, 2.0)
+    ]
+    assert flat[0] == flat[1]
+
+
+def test_speculation_pays_only_when_drafts_are_accepted(catalog: Catalog) -> None:
+    base = dict(
+        model=catalog.model("llama-3.1-70b"), hardware=catalog.chip("h100-sxm"), tp=2, weights="fp8", kv="fp8"
+    )
+    plain = StepModel(Instance(**base)).decode_run(16, 16 * 2048.0, 100)[0]  # type: ignore[arg-type]
+    draft = Instance(
+        model=catalog.model("llama-3.1-8b"), hardware=catalog.chip("h100-sxm"), tp=2, weights="fp8", kv="fp8"
+    )
+
+    def spec(acceptance: float) -> float:
+        s = Speculation(tokens=4, acceptance=acceptance, draft=draft)
+        return StepModel(Instance(**base, speculation=s)).decode_run(16, 16 * 2048.0, 100)[0]  # type: ignore[arg-type]
+
+    assert spec(0.0) > plain  # every step verifies and drafts for one token
+    assert spec(0.8) < 0.7 * plain
+    assert Speculation(tokens=4, acceptance=1.0).tokens_per_step == 5.0
+    assert Speculation(tokens=1, acceptance=0.85).tokens_per_step == pytest.approx(1.85)
+
+
+def test_speculation_in_a_run_lowers_tpot_and_keeps_every_token() -> None:
+    base = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 60.0})
+    mtp = io.apply_overrides(base, {"deployment.speculative": {"method": "mtp"}})
+    a, b = simulate(base), simulate(mtp)
+    assert b.summary["latency_ms"]["tpot"]["p50"] < 0.7 * a.summary["latency_ms"]["tpot"]["p50"]
+    assert b.requests["output_tokens"].sum() == a.requests["output_tokens"].sum()
+
+
+@pytest.mark.parametrize(
+    ("over", "message"),
+    [
+        (
+            {"deployment.pools[1].ep": 3},
+            r"pools\[1\]\.ep: 3 must divide the chips of a pipeline stage, tp x dp = 2",
+        ),
+        ({"deployment.pools[1].ep": 2}, r"deployment\.pools\[1\]\.ep: llama-3\.1-70b has no experts"),
+        (
+            {"deployment.speculative": {"method": "draft"}},
+            r"draft_model: a draft model's catalog id is needed",
+        ),
+        (
+            {"deployment.speculative": {"method": "draft", "draft_model": "nope"}},
+            r"deployment\.speculative\.draft_model: unknown model 'nope'",
+        ),
+    ],
+)
+def test_impossible_splits_are_refused(over: dict[str, object], message: str) -> None:
+    with pytest.raises(ScenarioError, match=message):
+        resolve(io.apply_overrides(io.load_preset("chat-disaggregated"), over))
+
+
+def test_attention_dp_and_ep_hold_memory_as_deployed(catalog: Catalog) -> None:
+    """DP ranks each hold attention and dense weights; EP spreads one copy of the experts."""
+    m, hw = catalog.model("deepseek-v3"), catalog.chip("h200")
+    tp8 = Instance(model=m, hardware=hw, tp=8, weights="fp8", kv="fp8")
+    dp8 = Instance(model=m, hardware=hw, tp=1, dp=8, ep=8, weights="fp8", kv="fp8")
+    assert dp8.chips == tp8.chips == 8
+    assert dp8.weight_bytes == pytest.approx(tp8.weight_bytes + 7 * (tp8.weight_bytes - tp8.expert_bytes))
+    assert dp8.kv_capacity_tokens < tp8.kv_capacity_tokens  # replicated dense weights take room
