@@ -1,19 +1,21 @@
-"""Disaggregation strategy: pools, KV link, batching, cache tiers, scheduling policies, failure drills."""
+"""Disaggregation strategy: pools and their parallelism, KV link, batching, speculative decoding,
+cache tiers, scheduling policies, failure drills."""
 
 import streamlit as st
 
+from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES
 from engine.explain.confidence import pool_marks
-from engine.explain.previews import chip_options, pool_summary, with_mode
+from engine.explain.previews import chip_options, pool_memory, pool_summary, with_mode
 from engine.scenario.codec import preset_names
 from engine.scenario.model import Batching, Cache, Deployment, Fault, KvLink, Pool, Scenario, Scheduler
 from engine.scenario.resolve import scenario_catalog
 from ui import layout, marks, state
+from ui.parallelism import experts_form, speculative_form, split_widgets
 from ui.text import plain
 from ui.widgets import bound, current, defaulted_form, list_editor, model_form, select, slider
 
-TP_CHOICES = [1, 2, 4, 8, 16, 32, 64]
-POOL_FIELDS = {"name", "role", "hardware", "tp", "count", "profile"}
+POOL_FIELDS = {"name", "role", "hardware", "tp", "pp", "dp", "ep", "count", "profile"}
 SHOWN = {"name", "description", "lesson", "counterpart", "version", "seed", "duration_s", "warmup_s", "resolution_s",
          "model", "workload", "deployment", "cache", "scheduler", "faults", "custom_hardware", "custom_models"}  # fmt: skip
 
@@ -25,6 +27,12 @@ sc = state.scenario()
 cat = scenario_catalog(sc)
 stack = STACK_NAMES[sc.deployment.stack]
 calibrations = {m.pool: m.calibration for m in pool_marks(sc)}  # the profile each pool runs with, and why
+moe = cat.models[sc.model.id].moe if sc.model.id in cat.models else None
+try:  # the session's scenario always resolves; say so rather than fail if it ever does not
+    memory = {m.pool: m for m in pool_memory(sc)}
+except ScenarioError as exc:
+    memory = {}
+    st.error(plain(exc), icon=":material/error:")
 
 
 def mode_changed() -> None:
@@ -70,17 +78,14 @@ for i, (col, pool) in enumerate(zip(pool_cols, sc.deployment.pools, strict=True)
                      on_change=hardware_changed, args=(path, key),
                      format_func=lambda c: f"{c} · {cat.hardware[c].name}" if c in cat.hardware else c,
                      help="Catalog chips and the scenario's custom ones (Hardware catalog page).")  # fmt: skip
-        c1, c2 = st.columns(2)
-        with c1:
-            select(f"{path}.tp", TP_CHOICES, "TP (chips per instance)")
-        with c2:
-            profiles = sorted(cat.hardware[pool.hardware].profiles) if pool.hardware in cat.hardware else []
-            select(f"{path}.profile", [None, *profiles], "Calibration profile",
-                   format_func=lambda p: f"{stack} (by rule)" if p is None else str(p),
-                   help=f"Achievable fractions of peak fitted to a serving stack (see About & validation). By rule: "
-                   f"the profile fitted to this chip under {stack}, else one borrowed from the same silicon, another "
-                   "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.")  # fmt: skip
+        profiles = sorted(cat.hardware[pool.hardware].profiles) if pool.hardware in cat.hardware else []
+        select(f"{path}.profile", [None, *profiles], "Calibration profile",
+               format_func=lambda p: f"{stack} (by rule)" if p is None else str(p),
+               help=f"Achievable fractions of peak fitted to a serving stack (see About & validation). By rule: "
+               f"the profile fitted to this chip under {stack}, else one borrowed from the same silicon, another "
+               "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.")  # fmt: skip
         slider(f"{path}.count", 1, 32, "Instances", integer=True)
+        split_widgets(i, pool, moe.experts if moe else 0, memory.get(pool.name))
         extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]
         if extra:
             model_form(path, Pool, only=extra, columns=2)
@@ -96,7 +101,7 @@ with left, st.container(border=True):
     slider("deployment.mem_fraction", 0.5, 0.98, "HBM usable for weights + KV", step=0.01)
     extra = [
         n for n in Deployment.model_fields
-        if n not in {"mode", "stack", "pools", "batching", "link", "mem_fraction"}
+        if n not in {"mode", "stack", "pools", "batching", "link", "mem_fraction", "speculative", "expert_imbalance"}
     ]  # fmt: skip
     if extra:
         model_form("deployment", Deployment, only=extra)
@@ -106,6 +111,11 @@ with right, st.container(border=True):
         model_form("deployment.link", KvLink, columns=3)
     else:
         st.caption("Colocated instances keep the KV cache where it was computed: no transfer.")
+with right, st.container(border=True):
+    speculative_form(sc, cat)
+if moe:
+    with left, st.container(border=True):
+        experts_form(sc)
 
 st.subheader("Prefix cache", help=(Cache.__doc__ or "").strip())
 model_form("cache", Cache, columns=4)

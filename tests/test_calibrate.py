@@ -13,6 +13,8 @@ from engine.cli import validate as cli_validate
 from engine.cli.main import main
 from engine.core.errors import ScenarioError
 from engine.costmodel import calibrate, reference, trust, validation
+from engine.costmodel.perf import StepModel
+from engine.scenario.model import Deployment
 
 REF = calibrate.reference_csv() or Path("/nonexistent")
 
@@ -75,7 +77,7 @@ def test_fit_quality_is_what_the_docs_state(report: validation.Report) -> None:
     assert fit["abs_error"].quantile(0.9) < 0.30
     thr = fit[(fit["stack"] == "trtllm") & (fit["figure"] == "throughput")]
     assert thr["abs_error"].median() < 0.12
-    # MoE is never fitted and known to be optimistic on throughput (experts and all-to-all not modelled)
+    # MoE is never fitted and known to be optimistic on throughput, with or without expert parallelism
     moe = report.predictions[
         (report.predictions["scheme"] == "moe") & (report.predictions["figure"] == "throughput")
     ]
@@ -96,7 +98,9 @@ def test_every_reference_row_is_used_or_set_aside_with_a_reason(report: validati
     assert not by_id["X114"].usable and "not stated" in by_id["X114"].reason
     assert not by_id["X147"].usable and "lengths" in by_id["X147"].reason
     assert not by_id["X139"].usable and "rate" in by_id["X139"].reason
-    assert not by_id["X224"].usable and "expert parallelism" in by_id["X224"].reason
+    assert (
+        not by_id["X224"].usable and "lengths" in by_id["X224"].reason
+    )  # "ISL 1K (dataset prepared by user)"
     # what a row states is read: static batch, units, concurrency, KV precision, stack and version
     x009 = by_id["X009"].point
     assert x009 is not None and (x009.kind, x009.batch, x009.static, x009.stack) == (
@@ -120,6 +124,52 @@ def test_every_reference_row_is_used_or_set_aside_with_a_reason(report: validati
     assert x001 is not None and x001.kv == "bf16" and "stack's default" in x001.note
     x054 = by_id["X054"].point
     assert x054 is not None and x054.count_input and x054.static and x054.batch == 4
+
+
+def test_parallel_layouts_are_read_as_the_rows_ran(report: validation.Report, catalog: Catalog) -> None:
+    """Attention DP, expert parallelism and MTP rows become points where the row says enough."""
+    by_id = {r.id: r for r in report.rows}
+    # SGLang 0.4 --tp 8 --enable-dp-attention: attention DP 8, MoE tensor-parallel (balanced ranks),
+    # each rank with half the default chunked prefill size
+    x089 = by_id["X089"].point
+    assert x089 is not None and (x089.tp, x089.dp, x089.ep, x089.imbalance) == (1, 8, 8, 1.0)
+    assert x089.token_budget == 8 * 8192 // 2 and "SGLang DP attention" in x089.note
+    # TensorRT-LLM attention DP with EP 8: per-rank max_batch_size and max_num_tokens times the ranks
+    x225 = by_id["X225"].point
+    assert x225 is not None and (x225.tp, x225.dp, x225.ep) == (1, 8, 8)
+    assert (x225.max_batch, x225.token_budget, x225.kv) == (8 * 384, 8 * 1536, "bf16")
+    assert x225.imbalance == reference.DEFAULT_EXPERT_IMBALANCE == Deployment().expert_imbalance
+    assert calibrate.is_moe(x225, catalog) and not x225.plain
+    # MTP without a stated acceptance rate is set aside, never guessed
+    for rid in ("X223", "X226"):
+        assert not by_id[rid].usable and "acceptance rate is not stated" in by_id[rid].reason
+    text = REF.with_name(reference.EXTRA_FILE).read_text(encoding="utf-8")
+    rows = {r["id"]: r for r in csv.DictReader(text.splitlines())}
+    lay = reference._layout(rows["X226"], "trtllm")
+    assert isinstance(lay, reference.Layout) and (lay.tp, lay.dp, lay.ep) == (8, 1, 4)
+    # ML.ENERGY stores tp 1 for vLLM's expert parallelism on 8 GPUs: attention TP is the GPU count
+    lay = reference._layout(rows["X161"], "vllm")
+    assert isinstance(lay, reference.Layout) and (lay.tp, lay.dp, lay.ep) == (8, 1, 8)
+    assert not by_id["X161"].usable and "lengths" in by_id["X161"].reason
+    stated = {**rows["X226"], "notes": "speculative decoding (MTP); acceptance rate 62%"}
+    assert reference._speculation(stated) == (3, 0.62)
+    assert reference._speculation(rows["X225"]) is None
+
+
+def test_parallel_points_are_timed_by_the_step_model(catalog: Catalog) -> None:
+    """A data- or expert-parallel point is predicted with the engine's step model at the profile."""
+    prof = CalibrationProfile(eta_compute=0.5, eta_bandwidth=0.7, overhead_ms=2.0, source="test")
+    m = calibrate.Measurement(
+        id="t", model="deepseek-v3", hardware="h200", tp=1, dp=8, ep=8, imbalance=1.4, weights="fp8",
+        kv="fp8", kind="decode", batch=256, context_tokens=3000, value=1.0, unit="ms",
+    )  # fmt: skip
+    inst = calibrate._with_profile(calibrate._instance(m, catalog), prof)
+    step = StepModel(inst).decode_run(256, 256 * 3000.0, 1)[0] * 1000.0
+    assert calibrate.predict(m, catalog, prof) == pytest.approx(step, rel=1e-9)
+    # speculation amortises the step over the tokens it yields, overhead included
+    spec = calibrate.Measurement(**{**m.__dict__, "speculation": (1, 0.85)})
+    assert calibrate.predict(spec, catalog, prof) < calibrate.predict(m, catalog, prof)
+    assert "tp1 dp8 ep8, MTP 1 at 85%" in calibrate.table([spec], catalog, prof)["setup"][0]
 
 
 def test_power_and_energy_rows_are_checked(report: validation.Report) -> None:

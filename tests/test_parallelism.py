@@ -137,4 +137,7 @@ def test_attention_dp_and_ep_hold_memory_as_deployed(catalog: Catalog) -> None:
     dp8 = Instance(model=m, hardware=hw, tp=1, dp=8, ep=8, weights="fp8", kv="fp8")
     assert dp8.chips == tp8.chips == 8
     assert dp8.weight_bytes == pytest.approx(tp8.weight_bytes + 7 * (tp8.weight_bytes - tp8.expert_bytes))
-    assert dp8.kv_capacity_tokens < tp8.kv_capacity_tokens  # replicated dense weights take room
+    # MLA's latent KV is shared by all heads: tensor parallelism keeps it whole on every rank, data
+    # parallelism once per request; DP holds far more KV despite its replicated dense weights
+    assert tp8.kv_copies == 8 and dp8.kv_copies == 1
+    assert dp8.kv_capacity_tokens > 4 * tp8.kv_capacity_tokens

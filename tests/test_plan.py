@@ -19,7 +19,7 @@ from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
 from engine.planning.capacity import capacity
 from engine.planning.plan import SearchSpace, pareto, plan, planning_scenario, with_deployment
-from engine.planning.sizing import Shape, demand, instance_rates, lower_bound
+from engine.planning.sizing import Kind, Shape, demand, instance_rates, lower_bound
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
@@ -69,7 +69,7 @@ def test_lower_bound_grows_with_load(catalog: Catalog) -> None:
     counts = []
     for rate in (5.0, 10.0, 20.0, 40.0):
         d = _demand(chat(**{"workload.arrival.rate_rps": rate}))
-        rates = {("h100-sxm", 2): instance_rates(inst, d)}
+        rates = {Kind("h100-sxm", 2): instance_rates(inst, d)}
         counts.append(lower_bound(shape, rates, d, 64).counts)
     assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in itertools.pairwise(counts))
     assert counts[-1][0] > counts[0][0]
@@ -326,3 +326,101 @@ def test_a_stack_that_cannot_run_a_chip_prunes_its_shapes() -> None:
     ]
     assert len(amd) and (amd["status"] == "pruned: TensorRT-LLM runs on NVIDIA GPUs only").all()
     assert not (p.runs[["prefill_hardware", "decode_hardware", "mixed_hardware"]] == "mi325x").any().any()
+
+
+# --- layouts: pipelines, expert and data parallelism -------------------------------------------
+
+
+def test_instance_kinds_add_pipelines_and_expert_layouts(catalog: Catalog) -> None:
+    from engine.planning.plan import instance_kinds
+
+    space = SearchSpace(tp=(1, 2, 4, 8), pp=(1, 2), ep=(8, 16), ep_tp=(1, 2))
+    dense = [k.layout() for k in instance_kinds(space, ("h100-sxm",), catalog.model("llama-3.1-70b"))]
+    assert dense == ["tp1", "tp2", "tp4", "tp4 pp2", "tp8", "tp8 pp2"]  # pp only where tp fills half a node
+    moe = [k.layout() for k in instance_kinds(space, ("h200",), catalog.model("deepseek-v3"))]
+    assert {"tp1 dp8 ep8", "tp2 dp4 ep8", "tp1 dp16 ep16", "tp2 dp8 ep16"} <= set(moe)
+    assert all(
+        k.ep == k.tp * k.dp
+        for k in instance_kinds(space, ("h200",), catalog.model("deepseek-v3"))
+        if k.ep > 1
+    )
+    mixtral = [k.layout() for k in instance_kinds(space, ("h100-sxm",), catalog.model("mixtral-8x7b"))]
+    assert "tp1 dp8 ep8" in mixtral and not any("ep16" in x for x in mixtral)  # 8 experts: no ep16
+    plain = SearchSpace(tp=(2,), pp=(1,), ep=())
+    assert instance_kinds(plain, ("h200",), catalog.model("deepseek-v3")) == [Kind("h200", 2)]
+    with pytest.raises(ScenarioError, match=r"space.pp"):
+        SearchSpace(pp=(0,))
+    with pytest.raises(ScenarioError, match=r"space.ep"):
+        SearchSpace(ep=(1,))
+
+
+def test_sizing_builds_instances_with_the_layout_and_speculation(catalog: Catalog) -> None:
+    from engine.planning.sizing import instance_of
+
+    s = planning_scenario(io.load_preset("moe-deepseek-h200"), 4.0, 30.0)
+    d = demand(s, generate(s))
+    ep = instance_of(s, catalog, "h200", 1, 1, 8, 8)
+    assert (ep.chips, ep.dp, ep.ep, ep.imbalance) == (8, 8, 8, s.deployment.expert_imbalance)
+    assert (
+        instance_of(s, catalog, "h200", 8).imbalance == 1.0
+        and instance_of(s, catalog, "h200", 8).speculation is None
+    )
+    spec = io.apply_overrides(s, {"deployment.speculative": {"method": "mtp"}})
+    fast = instance_of(spec, catalog, "h200", 8)
+    assert fast.speculation is not None and fast.speculation.tokens == 1
+    plain, sped = instance_rates(instance_of(s, catalog, "h200", 8), d), instance_rates(fast, d)
+    assert sped.prefill_s_per_request == pytest.approx(plain.prefill_s_per_request)  # prompts never speculate
+    assert sped.decode_step_s != plain.decode_step_s
+    # a full pipeline: the prefill bound counts its stages working at once
+    dense = chat(**{"model.id": "llama-3.1-70b"})
+    dd = _demand(dense)
+    one = instance_rates(instance_of(dense, catalog, "h100-sxm", 4), dd)
+    two = instance_rates(instance_of(dense, catalog, "h100-sxm", 4, 2), dd)
+    assert two.chips == 8 and two.pp == 2
+    assert two.prefill_s_per_request < 0.6 * one.prefill_s_per_request
+    assert two.decode_tokens_per_s > one.decode_tokens_per_s
+
+
+def _layouts(frame: pd.DataFrame) -> set[str]:
+    cols = [c for c in ("prefill_layout", "decode_layout", "mixed_layout") if c in frame]
+    return {x for c in cols for x in frame[c].dropna()}
+
+
+def test_a_moe_plan_considers_expert_parallel_layouts() -> None:
+    """DeepSeek-V3 in fp8 does not fit eight H100s: only a pipeline or an ep16 layout over 16 chips does."""
+    s = chat("moe-deepseek-h200", **{"duration_s": 30.0})
+    space = SearchSpace(
+        hardware=("h100-sxm",), duration_s=30.0, max_simulations=10, finalists=3, frontier_extra=0
+    )
+    p = plan(s, 2.0, space)
+    cand = p.candidates.set_index("shape")
+    for fits in ("h100-sxm tp1 dp16 ep16", "h100-sxm tp2 dp8 ep16", "h100-sxm tp8 pp2"):
+        assert not cand.loc[fits, "status"].startswith("pruned"), cand.loc[fits, "status"]
+    for too_small in ("h100-sxm tp8", "h100-sxm tp1 dp8 ep8"):
+        assert "weights do not fit" in cand.loc[too_small, "status"]
+    assert {"tp1 dp16 ep16", "tp2 dp8 ep16"} <= _layouts(p.runs)  # simulated, not only listed
+    assert p.best is not None and p.best_run is not None
+    best = p.runs.iloc[p.best_run]
+    pool = p.best.deployment.pools[0]
+    assert best["chips"] == pool.count * pool.chips_per_instance == 16 * pool.count
+    layout = best["mixed_layout"] if best["mode"] == "colocated" else best["decode_layout"]
+    assert layout in {"tp8 pp2", "tp1 dp16 ep16", "tp2 dp8 ep16"} and layout in best["shape"]
+
+
+def test_a_dense_405b_plan_considers_pipelines(capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama-3.1-405B in bf16 needs more than eight H100s: the plan pipelines two eight-chip stages."""
+    over = {"model.id": "llama-3.1-405b", "model.weights": "bf16", "deployment.pools[0].tp": 8,
+            "deployment.pools[0].pp": 2, "deployment.pools[0].count": 1,
+            "workload.classes[0].slo.ttft_ms": 3000.0, "workload.classes[0].slo.tpot_ms": 100.0}  # fmt: skip
+    s = chat(**over)
+    p = plan(
+        s, 1.0, SearchSpace(hardware=("h100-sxm",), tp=(4, 8), duration_s=30.0, finalists=1, frontier_extra=0)
+    )
+    assert "tp8 pp2" in _layouts(p.candidates) and "tp4 pp2" in _layouts(p.candidates)
+    assert p.best is not None and p.best_run is not None
+    assert (p.best.deployment.pools[0].tp, p.best.deployment.pools[0].pp) == (8, 2)
+    assert p.runs.iloc[p.best_run]["shape"].startswith("h100-sxm tp8 pp2")
+    from engine.cli.plan import print_plan
+
+    print_plan(p)
+    assert "h100-sxm tp8 pp2" in capsys.readouterr().out

@@ -1,7 +1,7 @@
 """The Planner page and the Advisor panel: widgets and charts over `engine.planning.plan` and `engine.explain.advisor`.
 
 `planner_page()` draws the Planner: a form (target load, allowed chips, modes, tensor-parallel
-degrees, budget, planning window, and what passing means: every class at its SLO percentile, or
+degrees, pipeline depths, expert-parallel groups for a MoE model, budget, planning window, and what passing means: every class at its SLO percentile, or
 a share of requests within their SLO), a progress bar while `engine.planning.plan.plan` runs, the chosen
 deployment, and the two Pareto charts the industry uses (cost per hour against goodput; output
 tokens/s per chip against tokens/s per user), every simulated run a point labelled with its
@@ -30,7 +30,7 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.explain import advisor
 from engine.planning.frontier import passing_frontiers
-from engine.planning.plan import DEFAULT_ATTAINMENT, Plan, Rule, SearchSpace, plan, rule_text
+from engine.planning.plan import DEFAULT_ATTAINMENT, PP_MIN_TP, Plan, Rule, SearchSpace, plan, rule_text
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
 from ui import marks, state
@@ -198,6 +198,10 @@ FORM_RANGES = {
     "plan_attainment": ("Requests within their SLO (%)", 1.0, 100.0),
 }
 """The planning form's numeric fields: (label, lowest, highest), checked when the form is submitted."""
+PP_CHOICES = [1, 2, 4]
+"""Pipeline depths the form offers."""
+EP_CHOICES = [8, 16, 32]
+"""Expert-parallel group sizes (chips per instance) the form offers for a MoE model."""
 MONTHS_RANGE = (1.0, 120.0)
 """Months between model changes the specialisation test accepts."""
 RULE_LABELS: dict[str, str] = {
@@ -239,12 +243,33 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             help="Chips the planner may put in any pool; prefill and decode may differ.",
         )
         c3.number_input("Budget ($/h, 0 = none)", value=0.0, step=10.0, key="plan_budget")
-        c4, c5, c6, c7 = st.columns([3, 2, 2, 2])
+        moe = cat.models[sc.model.id].moe if sc.model.id in cat.models else None
+        c4, c5, c6, c7 = st.columns([3, 3, 2, 2])
         c4.multiselect(
             "Modes", ["colocated", "disaggregated"], default=["colocated", "disaggregated"], key="plan_modes"
         )
         c5.multiselect("Tensor parallel", [1, 2, 4, 8], default=[1, 2, 4, 8], key="plan_tp")
-        c6.selectbox(
+        c6.multiselect(
+            "Pipeline stages",
+            PP_CHOICES,
+            default=list(SearchSpace().pp),
+            key="plan_pp",
+            help=f"Stages per instance; above 1 with each tensor-parallel degree of {PP_MIN_TP} or more, for "
+            "models that need more chips than one node's tensor parallelism (Llama-3.1-405B on H100s).",
+        )
+        c7.multiselect(
+            "Expert parallel (MoE)",
+            EP_CHOICES,
+            default=list(SearchSpace().ep) if moe else [],
+            key="plan_ep",
+            disabled=moe is None,
+            help="Expert-parallel groups of this many chips per instance, laid out as 1 or 2 chips of "
+            "tensor parallelism per attention rank and as many data-parallel ranks as fill the group "
+            "(tp1 dp8 ep8, tp2 dp4 ep8): DeepSeek's layout. MoE models only"
+            + ("." if moe else f"; {sc.model.id} is dense."),
+        )
+        c8, c9, c10, c11 = st.columns([2, 2, 4, 2])
+        c8.selectbox(
             "Planning window",
             [60.0, 120.0, 300.0],
             index=1,
@@ -252,9 +277,8 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             format_func=lambda v: f"{v:g} s",
             help="Arrival window of each planning run.",
         )
-        c7.number_input("Most simulations", value=120, step=5, key="plan_sims")
-        c8, c9 = st.columns([4, 2])
-        c8.selectbox(
+        c9.number_input("Most simulations", value=120, step=5, key="plan_sims")
+        c10.selectbox(
             "A deployment passes when",
             list(RULE_LABELS),
             format_func=RULE_LABELS.__getitem__,
@@ -263,7 +287,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             "or at least the share below of all requests each within its class's TTFT and TPOT "
             "targets (DistServe's attainment).",
         )
-        c9.number_input(
+        c11.number_input(
             "Requests within their SLO (%)",
             value=DEFAULT_ATTAINMENT * 100.0,
             step=5.0,
@@ -283,14 +307,16 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
     if refused:
         st.error("Not planned. " + "; ".join(refused) + ".", icon=":material/error:")
         return None
-    hardware, modes, tps = ss["plan_hardware"], ss["plan_modes"], ss["plan_tp"]
-    if not hardware or not modes or not tps:
-        st.warning("Choose at least one chip, one mode and one tensor-parallel degree.")
+    hardware, modes, tps, pps = ss["plan_hardware"], ss["plan_modes"], ss["plan_tp"], ss["plan_pp"]
+    if not hardware or not modes or not tps or not pps:
+        st.warning("Choose at least one chip, one mode, one tensor-parallel degree and one pipeline depth.")
         return None
     space = SearchSpace(
         hardware=tuple(hardware),
         modes=tuple(modes),
         tp=tuple(int(t) for t in tps),
+        pp=tuple(int(p) for p in pps),
+        ep=tuple(int(e) for e in ss["plan_ep"]),
         mixed_hardware=bool(ss["plan_mixed"]),
         budget_usd_per_hour=float(ss["plan_budget"]) or None,
         duration_s=float(ss["plan_window"]),

@@ -160,6 +160,21 @@ def override(changes: dict[str, Any], what: str = "") -> bool:
     return commit(new, what, key)
 
 
+def attempt(changes: dict[str, Any]) -> str | None:
+    """Change fields by path like `override`, but return why a refused change was refused (None: applied).
+
+    For widgets that show their refusal beside themselves rather than at the top of the page.
+    """
+    try:
+        new = apply_overrides(scenario(), changes)
+        check(new)
+    except ScenarioError as exc:
+        return str(exc)
+    st.session_state[SCENARIO] = new
+    dismiss(field_key(changes))
+    return None
+
+
 def use_preset(name: str) -> None:
     """Start over from a shipped preset."""
     st.session_state[SCENARIO] = preset(name)

@@ -40,8 +40,19 @@ HELP: dict[str, str] = {
     "tpot_ms": "Time per output token target: (completion − first token) / (output tokens − 1).",
     "e2e_ms": "Optional end-to-end deadline: arrival to completion.",
     "percentile": "The class passes when this percentile of its TTFT and of its TPOT is within target.",
-    "tp": "Tensor parallelism: chips per instance; the weights and KV cache are split across them.",
-    "pp": "Pipeline stages per instance: adds memory, not speed (no micro-batch overlap is modelled).",
+    "tp": "Tensor parallelism: chips that split every layer's weights and KV cache, exchanging partial "
+    "results twice a layer (all-reduce over the scale-up link). An instance is tp x dp chips per pipeline "
+    "stage, times pp stages.",
+    "pp": "Pipeline stages per instance: each stage holds 1/pp of the layers on its own tp x dp chips. Up to pp "
+    "micro-batches are in flight, one per stage, so a full pipeline multiplies throughput; a lone request "
+    "passes the stages one after another (bubbles) plus a hand-off between stages.",
+    "dp": "Attention data parallelism: dp ranks of tp chips, each with its own copy of the attention and dense "
+    "weights and its own requests' KV cache, so the KV cache is not replicated across tensor-parallel chips. "
+    "With expert parallelism the routed experts are spread over all tp x dp chips (DeepSeek's layout).",
+    "ep": "Expert parallelism (MoE models): the routed experts are spread over ep ranks, one copy per group of "
+    "ep chips. Each MoE layer waits for its busiest rank (see Expert imbalance) and adds an all-to-all "
+    "dispatch and combine, over the scale-up link while ep fits its domain, else the scale-out NICs. Must "
+    "divide tp x dp.",
     "count": "Instances in the pool.",
     "cv": "Coefficient of variation of the gaps between arrivals: 1 is Poisson, above 1 is bursty.",
     "shape": "How the rate varies over the window; built-in shapes keep rate_rps as the mean.",
@@ -86,6 +97,8 @@ UNITS: tuple[tuple[str, str], ...] = (
 _ACRONYMS = {
     "tp": "TP",
     "pp": "PP",
+    "dp": "DP",
+    "ep": "EP",
     "cv": "CV",
     "kv": "KV",
     "hbm": "HBM",
@@ -146,8 +159,26 @@ Check = Callable[[Any], str | None]
 """Says why a widget's new value is refused before the scenario sees it (None: go ahead)."""
 
 
+PROBLEMS = "fg_problems"
+"""Session key of the refusals shown beside their widgets: slot -> (scenario refused against, message)."""
+
+
+def local_problem(slot: str) -> str | None:
+    """The refusal kept for a slot, while the scenario is still the one the change was refused against.
+
+    Any accepted change makes a new scenario, so the message goes away by itself.
+    """
+    kept = st.session_state.get(PROBLEMS, {}).get(slot)
+    return kept[1] if kept and kept[0] is state.scenario() else None
+
+
 def _on_change(
-    path: str, key: str, from_ui: Callable[[Any], Any] | None, what: str = "", check: Check | None = None
+    path: str,
+    key: str,
+    from_ui: Callable[[Any], Any] | None,
+    what: str = "",
+    check: Check | None = None,
+    slot: str | None = None,
 ) -> None:
     value = st.session_state[key]
     value = from_ui(value) if from_ui else value
@@ -155,7 +186,14 @@ def _on_change(
     if problem:  # the widget snaps back on the rerun (see `bound`); the message stays until dismissed
         state.notify(f"{what} ({path}): {problem}", key=state.field_key([path]))
         return
-    state.override({path: value}, what=what)  # the scenario's message names the path
+    if slot is None:
+        state.override({path: value}, what=what)  # the scenario's message names the path
+        return
+    refused = state.attempt({path: value})
+    problems = st.session_state.setdefault(PROBLEMS, {})
+    problems.pop(slot, None)
+    if refused:  # shown beside the widget (`local_problem`) while nothing else changes
+        problems[slot] = (state.scenario(), f"{what} {show_value(value)} is not possible: {refused}")
 
 
 def bound(
@@ -169,19 +207,28 @@ def bound(
     what: str | None = None,
     check: Check | None = None,
     key: str | None = None,
+    slot: str | None = None,
     **kwargs: Any,
 ) -> Any:
     """Render `widget` showing the value at `path`; a change overrides that path in the scenario.
 
     A refused change (by `check`, or by the scenario's validation) leaves a message naming the
-    field (`what`, default the label, and its path) that stays until dismissed. `key` is needed
-    only for a second widget on the same path (the first is keyed by `key_of(path)`).
+    field (`what`, default the label, and its path) that stays until dismissed. With `slot`, the
+    scenario's refusal is kept for `local_problem(slot)` to show beside the widget instead. `key`
+    is needed only for a second widget on the same path (the first is keyed by `key_of(path)`).
     """
     value = current(path, default)
     key = key or key_of(path)
     _sync(key, to_ui(value) if to_ui else value)
-    args = (path, key, from_ui, what or label, check)
+    args = (path, key, from_ui, what or label, check, slot)
     return widget(label, key=key, on_change=_on_change, args=args, **kwargs)
+
+
+def show_value(value: Any) -> str:
+    """A value as a message names it: numbers as `show_number` writes them, anything else as text."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return show_number(value)
+    return str(value)
 
 
 def show_number(value: float) -> str:
@@ -279,8 +326,12 @@ def select(
     help: str | None = None,
     format_func: Callable[[Any], str] = str,
     horizontal: bool = False,
+    slot: str | None = None,
 ) -> Any:
-    """A select box (or a segmented control when `horizontal`) bound to a path; None is a choice too."""
+    """A select box (or a segmented control when `horizontal`) bound to a path; None is a choice too.
+
+    With `slot`, a refused choice is kept for `local_problem(slot)` (see `bound`).
+    """
     name = path.rsplit(".", 1)[-1]
     value = current(path, default)
     opts = [UNSET if o is None else o for o in options]
@@ -294,6 +345,7 @@ def select(
         "format_func": lambda o: format_func(None if o == UNSET else o),
         "to_ui": lambda v: UNSET if v is None else v,
         "from_ui": lambda v: None if v == UNSET else v,
+        "slot": slot,
     }
     if horizontal:
         return bound(st.segmented_control, path, label or label_of(name), required=True, **kw)

@@ -72,6 +72,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         hardware=hardware,
         modes=modes,  # type: ignore[arg-type]
         tp=_ints(args.tp, "--tp"),
+        pp=_ints(args.pp, "--pp"),
+        ep=_ints(args.ep, "--ep"),
+        ep_tp=_ints(args.ep_tp, "--ep-tp"),
         mixed_hardware=not args.no_mixed_hardware,
         budget_usd_per_hour=args.budget_usd_per_hour,
         duration_s=args.duration_s,
@@ -133,19 +136,31 @@ def print_plan(p: Plan) -> None:
             + (f"; {r['calibration']}" if "calibration" in r else "")
         )
     print("\ncost against goodput (Pareto frontier; * = chosen)")
-    print(f"  {'deployment':34} {'split':>8} {'$/h':>9} {'goodput':>9}  passes  calibration")
+    # the deployment column fits its longest label ("h200 tp1 dp8 ep8 -> h200 tp2 dp8 ep16")
+    width = max(
+        [
+            34,
+            *(
+                len(str(x))
+                for f in (p.frontier_cost, p.frontier_throughput)
+                if "shape" in f
+                for x in f["shape"]
+            ),
+        ]
+    )
+    print(f"  {'deployment':{width}} {'split':>8} {'$/h':>9} {'goodput':>9}  passes  calibration")
     for c in p.frontier_cost.to_dict(orient="records"):
         mark = "*" if c["chosen"] else " "
         print(
-            f"{mark} {c['shape']:34} {c['split']:>8} {c['usd_per_hour']:9.2f} {c['goodput_rps']:9.2f}  "
+            f"{mark} {c['shape']:{width}} {c['split']:>8} {c['usd_per_hour']:9.2f} {c['goodput_rps']:9.2f}  "
             f"{bool(c['passes'])!s:6}  {_mark(c)}"
         )
     print("\nthroughput per chip against tokens/s per user (Pareto frontier)")
-    print(f"  {'deployment':34} {'split':>8} {'tok/s/user':>10} {'tok/s/chip':>10}  calibration")
+    print(f"  {'deployment':{width}} {'split':>8} {'tok/s/user':>10} {'tok/s/chip':>10}  calibration")
     for t in p.frontier_throughput.to_dict(orient="records"):
         mark = "*" if t["chosen"] else " "
         print(
-            f"{mark} {t['shape']:34} {t['split']:>8} {t['tokens_per_s_per_user']:10.1f} "
+            f"{mark} {t['shape']:{width}} {t['split']:>8} {t['tokens_per_s_per_user']:10.1f} "
             f"{t['output_tokens_per_s_per_chip']:10.0f}  {_mark(t)}"
         )
     off = [cal for cal in p.calibration if not cal.fitted]
@@ -338,6 +353,20 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--modes", default="colocated,disaggregated", help="deployment modes to consider")
     p.add_argument("--tp", default="1,2,4,8", help="tensor-parallel degrees to consider")
+    p.add_argument(
+        "--pp", default="1,2", help="pipeline stages to consider (above 1: with each --tp of 4 or more)"
+    )
+    p.add_argument(
+        "--ep",
+        default="8,16",
+        help="MoE models: expert-parallel groups (chips per stage) to consider, as --ep-tp x dp chips; "
+        "empty: none",
+    )
+    p.add_argument(
+        "--ep-tp",
+        default="1,2",
+        help="MoE models: tensor-parallel chips per data-parallel rank of an --ep group",
+    )
     p.add_argument("--no-mixed-hardware", action="store_true", help="prefill and decode on the same chip")
     p.add_argument("--budget-usd-per-hour", type=float, default=None)
     p.add_argument("--duration-s", type=float, default=120.0, help="planning window of each run")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,7 +35,7 @@ from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec, KvPrecision, Precision
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
-from engine.costmodel.perf import Instance, iteration_cost
+from engine.costmodel.perf import Instance, Speculation, iteration_cost
 
 Kind = Literal["prefill", "decode", "throughput", "tpot", "ttft", "batch_latency"]
 Figure = Literal["throughput", "ttft", "tpot", "energy"]
@@ -79,6 +79,11 @@ class Measurement:
     state of continuous batching under the row's limits: the batch cap, the token budget, chunked
     prefill or not, and at most `concurrency` requests in flight (0: as many as fit). With
     `static`, the `batch` requests all start together and the run ends when they finish.
+
+    The instance is `tp` x `dp` chips: `dp` attention data-parallel ranks of `tp` chips, the
+    routed experts spread over `ep` of them with `imbalance` (busiest rank over the mean), and
+    `speculation` (drafted tokens, acceptance) for MTP speculative decoding. Such a point is
+    predicted by the cost model's general step model (`predict`); it is never fitted.
     """
 
     id: str
@@ -105,6 +110,15 @@ class Measurement:
     static: bool = False
     count_input: bool = False
     note: str = ""
+    dp: int = 1
+    ep: int = 1
+    imbalance: float = 1.0
+    speculation: tuple[int, float] | None = None
+
+    @property
+    def plain(self) -> bool:
+        """True for a tensor-parallel instance without data or expert parallelism or speculation."""
+        return self.dp == 1 and self.ep == 1 and self.speculation is None
 
     @property
     def figure(self) -> Figure:
@@ -128,9 +142,15 @@ class Parts:
 
 def _instance(m: Measurement, catalog: Catalog, hw: HardwareSpec | None = None) -> Instance:
     chip = hw or catalog.chip(m.hardware)
+    model = catalog.model(m.model)
+    spec = (
+        Speculation(m.speculation[0], m.speculation[1], draft_share=1.0 / model.layers)
+        if m.speculation is not None
+        else None
+    )  # an MTP head: one layer's worth of a target step per drafted token, as the scenarios run it
     return Instance(
-        model=catalog.model(m.model), hardware=chip, tp=m.tp, weights=m.weights, kv=m.kv,
-        mem_fraction=m.kv_mem_fraction,
+        model=model, hardware=chip, tp=m.tp, weights=m.weights, kv=m.kv, mem_fraction=m.kv_mem_fraction,
+        dp=m.dp, ep=m.ep, imbalance=m.imbalance, speculation=spec,
     )  # fmt: skip
 
 
@@ -143,21 +163,38 @@ def steady_batch(
     return max(1, int(min(max_batch, by_budget, by_kv)))
 
 
-def _unit(inst: Instance) -> Instance:
+UNIT = CalibrationProfile(eta_compute=1, eta_bandwidth=1, overhead_ms=0, source="unit")
+"""Unit efficiency and no overhead: the profile predictions are decomposed at."""
+
+
+def _with_profile(inst: Instance, profile: CalibrationProfile) -> Instance:
+    """`inst` with its chip running at `profile` (the layout, precisions and speculation kept)."""
     return Instance(
         model=inst.model, hardware=inst.hardware.model_copy(update={
-            "profiles": {"unit": CalibrationProfile(eta_compute=1, eta_bandwidth=1, overhead_ms=0, source="unit")},
-            "default_profile": "unit",
+            "profiles": {"given": profile}, "default_profile": "given",
         }), tp=inst.tp, pp=inst.pp, weights=inst.weights, kv=inst.kv, mem_fraction=inst.mem_fraction,
+        dp=inst.dp, ep=inst.ep, imbalance=inst.imbalance, speculation=inst.speculation,
     )  # fmt: skip
+
+
+def _unit(inst: Instance) -> Instance:
+    return _with_profile(inst, UNIT)
+
+
+Seg = Callable[[float, Any], tuple[float, float, float, float]]
 
 
 def _seg(weight: float, c: Any) -> tuple[float, float, float, float]:
     return (weight, float(c.compute_s), float(c.memory_s), float(c.comm_s))
 
 
+def _seg_timed(weight: float, c: Any) -> tuple[float, float, float, float]:
+    """An iteration already timed at its profile: its whole time, overhead included, as 'compute'."""
+    return (weight, float(c.time_s), 0.0, 0.0)
+
+
 def _decode_run(
-    unit: Instance, batch: int, ctx0: float, steps: int
+    unit: Instance, batch: int, ctx0: float, steps: int, seg: Seg = _seg
 ) -> list[tuple[float, float, float, float]]:
     """`steps` decode steps of `batch` requests whose context grows from `ctx0` by one per step."""
     if steps <= 0:
@@ -167,13 +204,13 @@ def _decode_run(
     out = []
     for a, b in itertools.pairwise(edges):
         mid = ctx0 + (a + b) / 2.0
-        out.append(
-            _seg(b - a, iteration_cost(unit, decode_requests=batch, decode_context_tokens=batch * mid))
-        )
+        out.append(seg(b - a, iteration_cost(unit, decode_requests=batch, decode_context_tokens=batch * mid)))
     return out
 
 
-def _steady(unit: Instance, m: Measurement, b: int) -> list[tuple[float, float, float, float]]:
+def _steady(
+    unit: Instance, m: Measurement, b: int, seg: Seg = _seg
+) -> list[tuple[float, float, float, float]]:
     """One average iteration of the steady state with `b` requests in flight (per output token)."""
     isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
     ctx = isl + osl / 2.0
@@ -182,16 +219,16 @@ def _steady(unit: Instance, m: Measurement, b: int) -> list[tuple[float, float, 
             unit, decode_requests=b, decode_context_tokens=b * ctx, prefill_tokens=b * isl / osl,
             prefill_attn_pairs=(b / osl) * isl * isl / 2.0,
         )  # fmt: skip
-        return [_seg(1.0, c)]
+        return [seg(1.0, c)]
     # prefill-first without chunking: prefill iterations of k whole prompts between decode steps
     k = max(1, min(b, m.token_budget // max(isl, 1)))
     dec = iteration_cost(unit, decode_requests=b, decode_context_tokens=b * ctx)
     pf = iteration_cost(unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0)
-    return [_seg(1.0, dec), _seg(b / osl / k, pf)]
+    return [seg(1.0, dec), seg(b / osl / k, pf)]
 
 
 def _static(
-    unit: Instance, inst: Instance, m: Measurement
+    unit: Instance, inst: Instance, m: Measurement, seg: Seg = _seg
 ) -> tuple[list[tuple[float, float, float, float]], int]:
     """A static batch: every request starts at once; waves of at most the batch cap (and KV room)."""
     isl, osl, n = m.prompt_tokens, max(m.output_tokens, 1), max(m.batch, 1)
@@ -204,36 +241,45 @@ def _static(
         iters = max(1, -(-b * isl // max(m.token_budget, 1)))
         q = b * isl / iters
         pf = iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=b * isl * isl / 2.0 / iters)
-        segs.append(_seg(iters * waves, pf))
+        segs.append(seg(iters * waves, pf))
     else:
         k = max(1, min(b, m.token_budget // max(isl, 1)))
         iters = -(-b // k)
         pf = iteration_cost(unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0)
-        segs.append(_seg(iters * waves, pf))
-    segs.extend((w * waves, c, mm, f) for w, c, mm, f in _decode_run(unit, b, float(isl), osl - 1))
+        segs.append(seg(iters * waves, pf))
+    segs.extend((w * waves, c, mm, f) for w, c, mm, f in _decode_run(unit, b, float(isl), osl - 1, seg))
     return segs, n
 
 
 def parts(m: Measurement, inst: Instance) -> Parts:
-    """The prediction of `m` on `inst` at eta = 1 and no overhead, as weighted iterations."""
-    unit = _unit(inst)
+    """The prediction of `m` on `inst` at eta = 1 and no overhead, as weighted iterations.
+
+    Exact for a plain instance, whose iteration is one roofline over the whole batch. The step
+    model of a data- or expert-parallel instance (or one that speculates) adds phases that do not
+    scale together with 1/eta; `predict` times such points at their profile instead.
+    """
+    return _parts(m, inst, _unit(inst))
+
+
+def _parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> Parts:
+    """`parts` with every iteration timed on `unit` and made a segment by `seg`."""
     segs: list[tuple[float, float, float, float]]
     numerator, thr = 1.0, False
     if m.kind == "prefill":
         q = float(m.prompt_tokens)
-        segs = [_seg(1.0, iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=q * q / 2))]
+        segs = [seg(1.0, iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=q * q / 2))]
     elif m.kind == "decode":
         c = iteration_cost(unit, decode_requests=m.batch, decode_context_tokens=m.batch * m.context_tokens)
-        segs = [_seg(1.0, c)]
+        segs = [seg(1.0, c)]
     elif m.kind == "batch_latency" or (m.kind == "throughput" and m.static):
-        segs, n = _static(unit, inst, m)
+        segs, n = _static(unit, inst, m, seg)
         if m.kind == "throughput":
             numerator, thr = float(n * (m.output_tokens + (m.prompt_tokens if m.count_input else 0))), True
     else:
         isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
         cap = min(m.max_batch, m.concurrency) if m.concurrency else m.max_batch
         b = steady_batch(inst, isl, osl, cap, m.token_budget, m.chunked)
-        steady = _steady(unit, m, b)
+        steady = _steady(unit, m, b, seg)
         if m.kind == "throughput":
             segs = steady
             numerator, thr = float(b) * (1.0 + (isl / osl if m.count_input else 0.0)), True
@@ -255,10 +301,10 @@ def parts(m: Measurement, inst: Instance) -> Parts:
                     unit, prefill_tokens=q, prefill_attn_pairs=isl * isl / 2.0 / iters,
                     decode_requests=others, decode_context_tokens=others * (isl + osl / 2.0),
                 )  # fmt: skip
-                segs.append(_seg(iters, c))
+                segs.append(seg(iters, c))
             else:
                 segs.append(
-                    _seg(1.0, iteration_cost(unit, prefill_tokens=isl, prefill_attn_pairs=isl * isl / 2.0))
+                    seg(1.0, iteration_cost(unit, prefill_tokens=isl, prefill_attn_pairs=isl * isl / 2.0))
                 )
     return Parts(np.array(segs, dtype=float).reshape(-1, 4), numerator, thr)
 
@@ -274,7 +320,11 @@ def predict_from_parts(p: Parts, kind: Kind, eta_f: float, eta_b: float, overhea
 
 def predict(m: Measurement, catalog: Catalog, profile: CalibrationProfile) -> float:
     """What the cost model predicts for a measurement with a given profile."""
-    p = parts(m, _instance(m, catalog))
+    inst = _instance(m, catalog)
+    if not inst.plain:  # the step model's phases timed at the profile's rates: nothing left to scale
+        p = _parts(m, inst, _with_profile(inst, profile), _seg_timed)
+        return predict_from_parts(p, m.kind, 1.0, 1.0, 0.0)
+    p = parts(m, inst)
     return predict_from_parts(p, m.kind, profile.eta_compute, profile.eta_bandwidth, profile.overhead_ms)
 
 
@@ -368,6 +418,15 @@ def fit(
     return Fit(profile=profile, table=table(points, catalog, profile))
 
 
+def layout(m: Measurement) -> str:
+    """How a point's chips are split when not plain tensor parallelism: ' (tp1 dp8 ep8, MTP 3 at 80%)'."""
+    if m.plain:
+        return ""
+    chips = " ".join([f"tp{m.tp}"] + [f"{k}{v}" for k, v in (("dp", m.dp), ("ep", m.ep)) if v > 1])
+    spec = f", MTP {m.speculation[0]} at {m.speculation[1]:.0%}" if m.speculation is not None else ""
+    return f" ({chips}{spec})"
+
+
 def describe(m: Measurement) -> str:
     """A short label of a point's setup: 'decode b1 ctx 512', 'tpot c8 20000/2000', ..."""
     io = f"{m.prompt_tokens}/{m.output_tokens}"
@@ -398,7 +457,7 @@ def table(
         own = inst.hardware.profiles.get(stack)
         prof = profile or own or trust.calibration(inst.hardware, stack, catalog)[0]
         pred = predict(m, catalog, prof)
-        setup = f"{m.model} {m.tp}x{m.hardware} {m.weights}"
+        setup = f"{m.model} {m.tp * m.dp}x{m.hardware} {m.weights}{layout(m)}"
         what = describe(m)
         rows.append(
             {
@@ -469,17 +528,18 @@ def stack_of(m: Measurement) -> str:
 
 
 def is_moe(m: Measurement, catalog: Catalog) -> bool:
-    """True for points of mixture-of-experts models (fitted apart: expert parallelism is not modelled)."""
+    """True for points of mixture-of-experts models: a check of the dense profiles, never fitted."""
     return catalog.model(m.model).moe is not None
 
 
 def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tuple[str, str], Fit]:
     """Fitted profiles per (chip, stack) from the reference points, as shipped in the catalog.
 
-    Dense-model points only (MoE points are a check: routing imbalance and expert parallelism are
-    not modelled yet). Each (chip family, stack) with at least two points is fitted; stacks in
-    `FIXED_OVERHEAD_MS` keep their overhead fixed and fit the two fractions. A chip with a single
-    point is not fitted: it serves as a held-out check of a sibling chip's profile.
+    Dense-model points only: MoE points check how the dense profiles carry to expert layers (their
+    kernels, routing imbalance and all-to-all), which they would otherwise bend. Each (chip family,
+    stack) with at least two points is fitted; stacks in `FIXED_OVERHEAD_MS` keep their overhead
+    fixed and fit the two fractions. A chip with a single point is not fitted: it serves as a
+    held-out check of a sibling chip's profile.
     """
     groups: dict[tuple[str, str], list[Measurement]] = {}
     for m in points:

@@ -10,7 +10,7 @@ the rule a chip without a fit would get (`engine.costmodel.trust`):
 - **leave one family out** (LOFO): every chip of the same silicon is removed together, so only
   the conservative transfer (or another stack) is left: the error of an unmeasured chip.
 
-MoE points are never fitted (expert parallelism is not modelled); their error with the shipped
+MoE points are never fitted (their kernels run at other fractions of peak than dense ones); their error with the shipped
 profiles is itself out of sample. `expected_error_table` condenses it all into the per-basis,
 per-figure medians the app shows as error bars (presets/calibration.toml).
 """

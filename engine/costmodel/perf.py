@@ -114,8 +114,19 @@ class Instance:
 
     @property
     def kv_bytes_per_token(self) -> float:
-        """KV-cache bytes of one token across all layers."""
+        """KV-cache bytes of one token across all layers (what a KV transfer moves)."""
         return self.model.kv_bytes_per_token(self.kv)
+
+    @property
+    def kv_copies(self) -> int:
+        """Copies of each token's KV an instance holds and reads: MLA's latent is shared by all
+        heads, so every tensor-parallel rank keeps and reads it whole; heads split otherwise."""
+        return self.tp if self.model.mla else 1
+
+    @property
+    def kv_bytes_held(self) -> float:
+        """Instance memory one cached token takes (and bytes an iteration reads per context token)."""
+        return self.kv_bytes_per_token * self.kv_copies
 
     @property
     def flops_per_s(self) -> float:
@@ -158,14 +169,22 @@ class Instance:
     def kv_capacity_tokens(self) -> int:
         """Tokens of KV cache that fit beside the weights (0 if the weights do not fit)."""
         free = self.memory_bytes - self.weight_bytes
-        return max(0, int(free // self.kv_bytes_per_token))
+        return max(0, int(free // self.kv_bytes_held))
 
     def fits(self) -> bool:
         """True when the weights fit with room for at least one full-context request."""
         return self.kv_capacity_tokens >= min(self.model.max_context, 4096)
 
-    def _link_bytes_per_s(self) -> float:
-        bw = self.hardware.scale_up_gb_s / 2.0 or self.hardware.pcie_gb_s
+    def _link_bytes_per_s(self, span: int | None = None) -> float:
+        """One-direction bandwidth per chip of the link joining `span` chips (default: tp).
+
+        Within the scale-up domain (an NVLink node or rack) the scale-up fabric; beyond it the
+        scale-out NICs; chips without a scale-up fabric use PCIe.
+        """
+        hw = self.hardware
+        if (span or self.tp) > hw.scale_up_domain and hw.scale_out_gb_s:
+            return hw.scale_out_gb_s * 1e9
+        bw = hw.scale_up_gb_s / 2.0 or hw.pcie_gb_s
         return bw * 1e9
 
     def comm_time(self, tokens: ArrayLike) -> Any:
@@ -178,7 +197,7 @@ class Instance:
             ring = 2.0 * (self.tp - 1) / self.tp * msg / self._link_bytes_per_s()
             out = out + 2.0 * self.model.layers * (ring + lat)
         if self.pp > 1:
-            out = out + (self.pp - 1) * (msg / self._link_bytes_per_s() + lat)
+            out = out + (self.pp - 1) * (msg / self._link_bytes_per_s(self.chips) + lat)
         return out
 
     def weight_bytes_read(self, tokens: ArrayLike) -> Any:
@@ -238,7 +257,7 @@ def iteration_cost(
     c = np.asarray(decode_context_tokens, dtype=float)
     tokens = q + d
     flops = 2.0 * m.matmul_params() * tokens + m.attention_flops_per_pair() * (pairs + c)
-    kvb = inst.kv_bytes_per_token
+    kvb = inst.kv_bytes_held
     nbytes = np.where(tokens > 0, inst.weight_bytes_read(tokens) + kvb * (k + c) + kvb * tokens, 0.0)
     compute_s = flops / inst.flops_per_s
     memory_s = nbytes / inst.bytes_per_s
@@ -305,7 +324,7 @@ class StepModel:
         m = inst.model
         self._lin = 2.0 * m.matmul_params()
         self._apf = m.attention_flops_per_pair()
-        self._kvb = inst.kv_bytes_per_token
+        self._kvb = inst.kv_bytes_held
         self._flops_s = inst.flops_per_s
         self._bytes_s = inst.bytes_per_s
         self._overhead = inst.profile.overhead_ms / 1000.0
@@ -411,7 +430,9 @@ class StepModel:
         t *= max(m, pp) / pp
         if pp > 1:
             msg = (q + d) / m * inst.model.hidden * ACTIVATION_BYTES
-            t += (pp - 1) * (msg / inst._link_bytes_per_s() + inst.hardware.allreduce_latency_us * 1e-6)
+            t += (pp - 1) * (
+                msg / inst._link_bytes_per_s(inst.chips) + inst.hardware.allreduce_latency_us * 1e-6
+            )
         return t, flops * m, nbytes * m
 
     def _decode_step(self, batch: float, context_sum: float) -> tuple[float, float, float]:

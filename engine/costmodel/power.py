@@ -178,7 +178,7 @@ class PowerPoint:
     def note(self) -> str:
         """Why the configuration is left out of the fit, or empty."""
         if self.expert_parallel:
-            return "expert parallelism (not modelled): predicted as TP over all GPUs, not fitted"
+            return "expert parallelism: predicted as TP over all GPUs (the power fit reads one decode step), not fitted"
         if self.power_id in HOST_BOUND_IDS:
             return "host-bound (chip not busy all the time): not fitted"
         return ""

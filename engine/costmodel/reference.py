@@ -140,6 +140,90 @@ def _settings(stack: str, version: tuple[int, int] | None, hw_id: str, catalog: 
     return stacks.vllm_v0_defaults(max_model_len)
 
 
+DEFAULT_EXPERT_IMBALANCE = 1.4
+"""Busiest expert-parallel rank over the mean where a row does not state it: the scenarios' default
+(`Deployment.expert_imbalance`, docs/cost-model.md), so a point is predicted as the app would run it."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a row's GPUs are split: `dp` attention ranks of `tp` chips, experts over `ep` of them."""
+
+    tp: int
+    dp: int = 1
+    ep: int = 1
+    imbalance: float = 1.0
+    sglang_dp_attention: bool = False
+    notes: tuple[str, ...] = ()
+
+
+def _layout(r: dict[str, str], stack: str) -> Layout | str:
+    """The row's parallel layout, or the reason it cannot be read.
+
+    - "8 (EP 8, attention DP)" (TensorRT-LLM's enable_attention_dp): attention runs data-parallel
+      on every GPU, tp 1 x dp 8, the experts spread over 8 ranks;
+    - "8 (EP 4)": attention tensor-parallel over 8 GPUs, experts over 4 ranks of 2 GPUs;
+    - "1 (EP 8)" on 8 GPUs (ML.ENERGY, vLLM with enable-expert-parallel, dp 1 as stored): vLLM's
+      expert-parallel size is TP x DP and ML.ENERGY's harness sets tensor-parallel-size to the
+      instance's GPU count, so tp 8, ep 8;
+    - SGLang 0.4's `--tp 8 --enable-dp-attention` sets the DP size to the TP size: attention
+      tp 1 x dp 8, and the MoE layers tensor-parallel over the 8 GPUs unless expert parallelism
+      is enabled (`--enable-ep-moe`). MoE tensor parallelism is taken as 8 expert ranks without
+      imbalance: every GPU holds an eighth of every expert, which gives the same FLOPs and
+      expert bytes per GPU as a balanced spread, and its all-gather and reduce-scatter move the
+      same bytes as the all-to-all when the experts per token equal the GPUs (DeepSeek: 8 on 8;
+      `_judge` sets other cases aside).
+    Where expert parallelism is on and the row states no imbalance, `DEFAULT_EXPERT_IMBALANCE`.
+    """
+    col, notes = r["tp"].strip(), r["notes"]
+    gpus = _int(r.get("n_gpus", "") or "") or 0
+    m = re.fullmatch(r"(\d+)(?:\s*\(EP (\d+)(, attention DP)?\))?", col)
+    if m is None:
+        return f"parallel layout {col!r} is not one the reader knows"
+    n, ep, attn_dp = int(m.group(1)), int(m.group(2) or 1), bool(m.group(3))
+    imbalance = DEFAULT_EXPERT_IMBALANCE if ep > 1 else 1.0
+    said: list[str] = []
+    if ep > 1:
+        said.append(f"expert imbalance unstated: the scenarios' default {DEFAULT_EXPERT_IMBALANCE}")
+    if stack == "sglang" and "enable-dp-attention" in notes:
+        own_ep = "enable-ep-moe" in notes or "ep-size" in notes
+        moe = (
+            "expert-parallel"
+            if own_ep
+            else f"tensor-parallel over {n} GPUs (read as {n} balanced expert ranks)"
+        )
+        said = [f"SGLang DP attention: tp 1 x dp {n}, MoE {moe}"]
+        if own_ep:
+            said.append(f"expert imbalance unstated: the scenarios' default {DEFAULT_EXPERT_IMBALANCE}")
+        lay = Layout(1, n, n, DEFAULT_EXPERT_IMBALANCE if own_ep else 1.0, True, tuple(said))
+    elif attn_dp:
+        lay = Layout(
+            1, n, ep, imbalance, notes=(f"attention DP: tp 1 x dp {n}, experts over {ep} ranks", *said)
+        )
+    elif gpus and n < gpus and ep == gpus and stack == "vllm" and "enable-expert-parallel" in notes:
+        said.insert(0, f"vLLM expert parallelism on {gpus} GPUs (tp {n} as stored): tp {gpus}, ep {gpus}")
+        lay = Layout(gpus, 1, ep, imbalance, notes=tuple(said))
+    else:
+        lay = Layout(n, 1, ep, imbalance, notes=tuple(said))
+    if gpus and lay.tp * lay.dp != gpus:
+        return f"parallel layout {col!r} does not account for the row's {gpus} GPUs"
+    return lay
+
+
+def _speculation(r: dict[str, str]) -> tuple[int, float] | str | None:
+    """(drafted tokens, acceptance) of a row's MTP speculation, None without, or why it is unusable."""
+    text = r["framework"] + " " + r["notes"]
+    if "MTP" not in text and "speculative" not in text.lower():
+        return None
+    k = re.search(r"MTP (\d+)", text)
+    if k is None:
+        return "speculative decoding: the number of drafted tokens is not stated"
+    a = re.search(r"acceptance(?: rate)?\D{0,12}?(\d+(?:\.\d+)?)\s*%", r["notes"], re.I)
+    if a is None:
+        return f"speculative decoding (MTP, {k.group(1)} drafted tokens): the acceptance rate is not stated"
+    return int(k.group(1)), float(a.group(1)) / 100.0
+
+
 def _kind(metric: str) -> tuple[Kind | None, bool, str]:
     """(kind, counts input tokens, reason when not usable) of a metric."""
     m = metric.lower()
@@ -156,7 +240,7 @@ def _kind(metric: str) -> tuple[Kind | None, bool, str]:
     if "e2e_latency" in m:
         return "batch_latency", False, ""
     if m.startswith("per_user"):
-        return None, False, "speculative decoding (MTP) is not modelled yet"
+        return None, False, "a per-user output rate is not a figure the predictor checks"
     return None, False, f"metric {metric!r} is not a timing"
 
 
@@ -184,15 +268,27 @@ def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog
 
     if kind_col in ("power", "energy"):
         return skip("power and energy: fitted by the power model (engine/costmodel/power.py)")
-    if "EP" in r["tp"]:
-        return skip("expert parallelism is not modelled yet")
-    if "enable-dp-attention" in r["notes"] or "dp-attention" in r["framework"].lower():
-        return skip("data-parallel attention is not modelled yet")
-    if "MTP" in r["framework"] or "speculative" in r["notes"].lower():
-        return skip("speculative decoding (MTP) is not modelled yet")
+    lay = _layout(r, stack)
+    if isinstance(lay, str):
+        return skip(lay)
+    spec = _speculation(r)
+    if isinstance(spec, str):
+        return skip(spec)
     model = _model(r["model"])
     if model is None:
         return skip(f"model {r['model']!r} is not in the catalog")
+    moe = catalog.model(model).moe
+    if lay.ep > 1 and moe is None:
+        lay = replace(lay, ep=1, imbalance=1.0)  # a dense model has no experts to spread
+    if (
+        lay.sglang_dp_attention
+        and moe is not None
+        and lay.imbalance == 1.0
+        and moe.experts_per_token != lay.dp
+    ):
+        return skip(
+            "SGLang DP attention with MoE tensor parallelism: its exchange differs from an all-to-all here"
+        )
     hw = _hardware(r["hardware"])
     if hw is None:
         return skip(f"hardware {r['hardware']!r} is not in the catalog")
@@ -227,14 +323,24 @@ def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog
             return skip("vLLM version not stated: its batch defaults are unknown")
         settings = stacks.vllm_v0_defaults(max_model_len)
         notes.append("vLLM version unstated: the batch fits every version's cap; V0 prefill split assumed")
-    seqs = re.search(r"max[-_]num[-_]seqs[ =](\d+)", r["notes"] + " " + rate)
-    max_batch = int(seqs.group(1)) if seqs else settings.max_batch
+    seqs = re.search(r"max[-_]num[-_]seqs[ =](\d+)|max_batch_size (\d+)", r["notes"] + " " + rate)
+    max_batch = int(seqs.group(1) or seqs.group(2)) if seqs else settings.max_batch
+    tokens = re.search(r"max_num_tokens (\d+)", r["notes"])
+    budget = int(tokens.group(1)) if tokens else settings.token_budget
+    if lay.sglang_dp_attention:  # SGLang 0.4: DP attention halves each rank's chunked prefill size
+        budget //= 2
+    if lay.dp > 1:  # every data-parallel rank schedules its own batch under these limits
+        max_batch, budget = max_batch * lay.dp, budget * lay.dp
+    notes.extend(lay.notes)
+    if spec is not None:
+        notes.append(f"MTP speculation: {spec[0]} drafted tokens, {spec[1]:.0%} accepted (stated)")
     common = {
-        "id": rid, "model": model, "hardware": hw, "tp": int(r["tp"]), "weights": weights, "kv": kv,
+        "id": rid, "model": model, "hardware": hw, "tp": lay.tp, "weights": weights, "kv": kv,
         "prompt_tokens": isl, "output_tokens": osl, "unit": r["unit"], "source": r["source"],
-        "stack": stack, "source_key": key, "max_batch": max_batch, "token_budget": settings.token_budget,
+        "stack": stack, "source_key": key, "max_batch": max_batch, "token_budget": budget,
         "chunked": settings.chunked_prefill, "count_input": count_input,
         "kv_mem_fraction": 0.88 if stack == "sglang" else 0.9,
+        "dp": lay.dp, "ep": lay.ep, "imbalance": lay.imbalance, "speculation": spec,
     }  # fmt: skip
     value = float(r["value"]) * (1000.0 if r["unit"].strip() == "s" else 1.0)
     if static_n:

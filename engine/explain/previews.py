@@ -24,8 +24,10 @@ from engine.catalog.specs import CalibrationProfile, HardwareSpec, KvPrecision, 
 from engine.core import datafiles
 from engine.costmodel.perf import Instance
 from engine.costmodel.roofline import decode_table, prefill_table
+from engine.planning.sizing import layout_label
 from engine.scenario.codec import apply_overrides, to_data
 from engine.scenario.model import Arrival, LengthDist, Pool, Scenario
+from engine.scenario.resolve import resolve
 from engine.serving.workload import rate_factor, sample_lengths
 
 # --- workload -----------------------------------------------------------------------------
@@ -336,8 +338,79 @@ def chip_options(catalog: Catalog) -> list[str]:
 
 
 def pool_summary(pool: Pool, catalog: Catalog) -> str:
-    """A one-line description of a pool: count x tp x chip, chips in all, price per hour."""
+    """A one-line description of a pool: count x chips per instance x chip, chips in all, price per hour."""
     hw = catalog.hardware.get(pool.hardware)
-    chips = pool.count * pool.tp * pool.pp
+    chips = pool.count * pool.chips_per_instance
     price = f", ${chips * hw.usd_per_hour:,.2f}/h" if hw else ""
-    return f"{pool.count} × {pool.tp * pool.pp} × {pool.hardware} = {chips} chips{price}"
+    return f"{pool.count} × {pool.chips_per_instance} × {pool.hardware} = {chips} chips{price}"
+
+
+@dataclass(frozen=True)
+class PoolMemory:
+    """How one pool's instance spreads over its chips, and what each chip holds (as resolve builds it)."""
+
+    pool: str
+    layout: str
+    """``tp8``, ``tp8 pp2``, ``tp1 dp8 ep8``: the degrees above 1 (engine.planning.sizing.layout_label)."""
+    chips_per_instance: int
+    dp: int
+    weights_gb_per_chip: float
+    """Weights each chip holds: attention and dense layers split over tp (and pp), the routed
+    experts over ep (and pp); every chip holds the same share."""
+    usable_gb_per_chip: float
+    """HBM a chip gives weights and KV cache (`deployment.mem_fraction` of its memory)."""
+    kv_capacity_tokens: int
+    """Tokens of KV cache the whole instance holds beside its weights."""
+
+    @property
+    def kv_tokens_per_rank(self) -> int:
+        """KV tokens of one data-parallel rank (each holds only its own requests' cache)."""
+        return self.kv_capacity_tokens // self.dp
+
+
+def pool_memory(scenario: Scenario, catalog: Catalog | None = None) -> list[PoolMemory]:
+    """Per pool of a scenario: its layout, chips per instance, weights per chip and KV capacity.
+
+    Raises ScenarioError (naming the field) when the scenario does not resolve: a split that is
+    impossible, or weights that do not fit.
+    """
+    out = []
+    for p in resolve(scenario, catalog).pools:
+        inst = p.instance
+        out.append(
+            PoolMemory(
+                pool=p.spec.name,
+                layout=layout_label(inst.tp, inst.pp, inst.dp, inst.ep),
+                chips_per_instance=inst.chips,
+                dp=inst.dp,
+                weights_gb_per_chip=inst.weight_bytes / inst.chips / 1e9,
+                usable_gb_per_chip=inst.memory_bytes / inst.chips / 1e9,
+                kv_capacity_tokens=inst.kv_capacity_tokens,
+            )
+        )
+    return out
+
+
+def _kinship(model_id: str, other: str) -> int:
+    """0: the same family (``llama-3.1`` of ``llama-3.1-70b``), 1: the same first word (``llama``), 2: neither."""
+    if other.rsplit("-", 1)[0] == model_id.rsplit("-", 1)[0]:
+        return 0
+    return 1 if other.split("-", 1)[0] == model_id.split("-", 1)[0] else 2
+
+
+def draft_models(catalog: Catalog, model_id: str) -> list[str]:
+    """Catalog models that could draft for `model_id`: at most a quarter of its size, its own family
+    first, then smallest first."""
+    size = catalog.models[model_id].total_params()
+    smaller = [m for m in catalog.models.values() if m.id != model_id and m.total_params() <= size / 4]
+    return [m.id for m in sorted(smaller, key=lambda m: (_kinship(model_id, m.id), m.total_params(), m.id))]
+
+
+def default_speculation(catalog: Catalog, model_id: str) -> dict[str, str]:
+    """How speculative decoding starts when switched on (`deployment.speculative`).
+
+    A smaller model of the same kin drafts (Llama-3.1-8B for Llama-3.1-70B); without one, an MTP
+    head (DeepSeek-V3 ships one). Tokens and acceptance stay unset: the method's defaults.
+    """
+    kin = [m for m in draft_models(catalog, model_id) if _kinship(model_id, m) < 2]
+    return {"method": "draft", "draft_model": kin[0]} if kin else {"method": "mtp"}

@@ -75,7 +75,7 @@ def analytic_capacity_rps(scenario: Scenario, catalog: Catalog | None = None) ->
     prefill_rps = decode_rps = mixed_rps = 0.0
     roles = {p.role for p in scenario.deployment.pools}
     for p in scenario.deployment.pools:
-        r = instance_rates(instance_of(scenario, cat, p.hardware, p.tp), d)
+        r = instance_rates(instance_of(scenario, cat, p.hardware, p.tp, p.pp, p.dp, p.ep), d)
         per_p = 1.0 / r.prefill_s_per_request if r.prefill_s_per_request > 0 else math.inf
         per_d = r.decode_tokens_per_s / max(d.mean_output_tokens, 1e-9)
         if p.role == "prefill":

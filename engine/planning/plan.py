@@ -1,13 +1,15 @@
 """The planner: the cheapest deployment that meets every class's SLO at a target load.
 
-A *shape* is a deployment without its instance counts: colocated (one mixed pool of tp chips
-of kind X) or disaggregated (a prefill pool of (X, tp) and a decode pool of (Y, tp'), X and Y
-possibly different chips). The cost model's sizing of each instance kind (`engine.planning.sizing`) gives
-a lower bound on the counts, hence on the cost, of every deployment of a shape. Shapes are
-pruned without simulation when their weights do not fit, when one decode step at batch 1
-already misses a TPOT target, when a class's percentile prompt alone misses its TTFT target,
-when more than the SLO's tail of requests could never fit in KV memory, or when the lower bound
-exceeds the budget. The rest are visited cheapest bound first (branch and bound): the simulator
+A *shape* is a deployment without its instance counts: colocated (one mixed pool of instances
+of one kind) or disaggregated (a prefill pool of one kind and a decode pool of another). An
+instance kind is a chip and a layout (`instance_kinds`): tensor parallelism alone, a pipeline of
+pp stages of tp >= 4 chips, and for MoE models expert parallelism over tp x dp chips with
+data-parallel attention (``tp1 dp8 ep8``). The cost model's sizing of each instance kind
+(`engine.planning.sizing`) gives a lower bound on the counts, hence on the cost, of every
+deployment of a shape. Shapes are pruned without simulation when their weights do not fit, when
+one decode step at batch 1 already misses a TPOT target, when a class's percentile prompt alone
+misses its TTFT target, when more than the SLO's tail of requests could never fit in KV memory,
+or when the lower bound exceeds the budget. The rest are visited cheapest bound first (branch and bound): the simulator
 confirms each one, searching counts upward from the bound (colocated: galloping, then
 bisection; disaggregated: cheapest pair first, growing the pool the failure points at), and
 once a deployment passes, every shape whose bound is not below its cost is bounded out. The
@@ -38,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from engine.catalog.entries import Catalog
+from engine.catalog.specs import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import STACK_NAMES
@@ -46,6 +49,7 @@ from engine.planning.sizing import (
     Bound,
     Demand,
     InstanceRates,
+    Kind,
     Mode,
     Shape,
     demand,
@@ -68,6 +72,8 @@ Rule = Literal["percentile", "attainment"]
 RULES: tuple[Rule, ...] = ("percentile", "attainment")
 DEFAULT_ATTAINMENT = 0.9
 """The attainment rule's default share: DistServe's 90% of requests within their SLO."""
+PP_MIN_TP = 4
+"""The smallest tensor-parallel group a planned pipeline stage has: below it, a larger tp does better."""
 
 
 # --- pass rules ------------------------------------------------------------------------------
@@ -155,6 +161,11 @@ class SearchSpace:
     """What the planner may choose from, and how hard it may look.
 
     `hardware`: catalog ids allowed in any pool (empty: the chips the scenario already uses).
+    `tp`: tensor-parallel degrees. `pp`: pipeline stages, a degree above 1 paired with each tp of
+    at least `PP_MIN_TP` (a pipeline spans nodes once tensor parallelism fills one). `ep` (MoE
+    models only): expert-parallel groups of this many chips per stage, each laid out as tp in
+    `ep_tp` chips per attention rank and dp = ep / tp data-parallel ranks, the experts spread over
+    every chip (DeepSeek's layout); a group larger than the model's expert count is skipped.
     `mixed_hardware`: a disaggregated deployment may put prefill and decode on different chips.
     `duration_s`: the planning runs' arrival window (shorter than the scenario's keeps it fast).
     `finalists`: shapes searched to a passing deployment even when a cheaper one is known, so the
@@ -165,6 +176,9 @@ class SearchSpace:
     hardware: tuple[str, ...] = ()
     modes: tuple[Mode, ...] = ("colocated", "disaggregated")
     tp: tuple[int, ...] = (1, 2, 4, 8)
+    pp: tuple[int, ...] = (1, 2)
+    ep: tuple[int, ...] = (8, 16)
+    ep_tp: tuple[int, ...] = (1, 2)
     mixed_hardware: bool = True
     max_instances_per_pool: int = 64
     budget_usd_per_hour: float | None = None
@@ -179,6 +193,12 @@ class SearchSpace:
             raise ScenarioError(f"space.modes: choose from colocated, disaggregated (got {self.modes})")
         if not self.tp or any(t < 1 or t > bounds.MAX_TP for t in self.tp):
             raise ScenarioError(f"space.tp: each must be in [1, {bounds.MAX_TP}] (got {self.tp})")
+        if not self.pp or any(p < 1 or p > bounds.MAX_PP for p in self.pp):
+            raise ScenarioError(f"space.pp: each must be in [1, {bounds.MAX_PP}] (got {self.pp})")
+        if any(e < 2 or e > bounds.MAX_TP for e in self.ep):
+            raise ScenarioError(f"space.ep: each must be in [2, {bounds.MAX_TP}] (got {self.ep})")
+        if not self.ep_tp or any(t < 1 or t > bounds.MAX_TP for t in self.ep_tp):
+            raise ScenarioError(f"space.ep_tp: each must be in [1, {bounds.MAX_TP}] (got {self.ep_tp})")
         if not 1 <= self.max_instances_per_pool <= bounds.MAX_INSTANCES // 2:
             raise ScenarioError(
                 f"space.max_instances_per_pool: must be in [1, {bounds.MAX_INSTANCES // 2}] "
@@ -305,9 +325,16 @@ def with_deployment(scenario: Scenario, shape: Shape, counts: tuple[int, int]) -
     """`scenario` with its pools replaced by a shape at given counts (profiles kept per chip)."""
     profiles = {p.hardware: p.profile for p in scenario.deployment.pools if p.profile is not None}
 
-    def pool(name: str, hw_tp: tuple[str, int], count: int) -> dict[str, Any]:
-        out = {"name": name, "role": name, "hardware": hw_tp[0], "tp": hw_tp[1], "count": count}
-        return out | ({"profile": profiles[hw_tp[0]]} if hw_tp[0] in profiles else {})
+    def pool(name: str, kind: Kind, count: int) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": name,
+            "role": name,
+            "hardware": kind.hardware,
+            "tp": kind.tp,
+            "count": count,
+        }
+        out |= {k: v for k, v in (("pp", kind.pp), ("dp", kind.dp), ("ep", kind.ep)) if v > 1}
+        return out | ({"profile": profiles[kind.hardware]} if kind.hardware in profiles else {})
 
     if shape.mode == "colocated":
         pools = [pool("mixed", shape.prefill, counts[0])]
@@ -319,15 +346,34 @@ def with_deployment(scenario: Scenario, shape: Shape, counts: tuple[int, int]) -
     return scenario_io.apply_overrides(scenario, over)
 
 
-def shapes(space: SearchSpace, kinds: Sequence[tuple[str, int]]) -> list[Shape]:
+def instance_kinds(space: SearchSpace, chips: Sequence[str], model: ModelSpec) -> list[Kind]:
+    """The instance kinds the search space allows on each chip for a model (`SearchSpace`)."""
+    out: list[Kind] = []
+    for hw in chips:
+        for tp in sorted(set(space.tp)):
+            out += [Kind(hw, tp, pp) for pp in sorted(set(space.pp)) if pp == 1 or tp >= PP_MIN_TP]
+        if model.moe is None:
+            continue
+        for group in sorted(e for e in set(space.ep) if e <= model.moe.experts):
+            out += [Kind(hw, tp, 1, group // tp, group) for tp in sorted(set(space.ep_tp)) if group % tp == 0]
+    return list(dict.fromkeys(out))
+
+
+def shapes(space: SearchSpace, kinds: Sequence[Kind]) -> list[Shape]:
     """Every shape the search space allows over the given instance kinds."""
     out: list[Shape] = []
     if "colocated" in space.modes:
         out += [Shape("colocated", k, k) for k in kinds]
     if "disaggregated" in space.modes:
-        pairs = [(p, d) for p in kinds for d in kinds if space.mixed_hardware or p[0] == d[0]]
+        pairs = [(p, d) for p in kinds for d in kinds if space.mixed_hardware or p.hardware == d.hardware]
         out += [Shape("disaggregated", p, d) for p, d in pairs]
     return out
+
+
+def _extra_degrees(shape: Shape) -> int:
+    """How many parallelism degrees beyond tensor parallelism a shape's pools use."""
+    kinds = {shape.prefill, shape.decode}
+    return sum((k.pp > 1) + (k.dp > 1) + (k.ep > 1) for k in kinds)
 
 
 def split_label(shape: Shape, counts: tuple[int, int]) -> str:
@@ -402,7 +448,7 @@ def run_row(
             c["tpot_ms_at_percentile"] is None or c["tpot_ms_at_percentile"] <= slo.tpot_ms
             for slo, c in specs
         )
-    chips = sum(p.count * p.tp * p.pp for p in res.scenario.deployment.pools)
+    chips = sum(p.count * p.chips_per_instance for p in res.scenario.deployment.pools)
     colo = shape.mode == "colocated"
     util = s["utilization"]
     out_tps = s["throughput_tokens_per_s"]["output"]
@@ -411,14 +457,17 @@ def run_row(
         "mode": shape.mode,
         "shape": shape.label(),
         "split": split_label(shape, counts),
-        "prefill_hardware": None if colo else shape.prefill[0],
-        "prefill_tp": 0 if colo else shape.prefill[1],
+        "prefill_hardware": None if colo else shape.prefill.hardware,
+        "prefill_tp": 0 if colo else shape.prefill.tp,
+        "prefill_layout": None if colo else shape.prefill.layout(),
         "prefill_instances": 0 if colo else counts[0],
-        "decode_hardware": None if colo else shape.decode[0],
-        "decode_tp": 0 if colo else shape.decode[1],
+        "decode_hardware": None if colo else shape.decode.hardware,
+        "decode_tp": 0 if colo else shape.decode.tp,
+        "decode_layout": None if colo else shape.decode.layout(),
         "decode_instances": 0 if colo else counts[1],
-        "mixed_hardware": shape.prefill[0] if colo else None,
-        "mixed_tp": shape.prefill[1] if colo else 0,
+        "mixed_hardware": shape.prefill.hardware if colo else None,
+        "mixed_tp": shape.prefill.tp if colo else 0,
+        "mixed_layout": shape.prefill.layout() if colo else None,
         "mixed_instances": counts[0] if colo else 0,
         "chips": chips,
         "usd_per_hour": s["cost"]["usd_per_hour"],
@@ -445,7 +494,7 @@ class _Search:
         self,
         base: Scenario,
         full: Scenario,
-        rates: dict[tuple[str, int], InstanceRates],
+        rates: dict[Kind, InstanceRates],
         space: SearchSpace,
         cat: Catalog,
         progress: Progress | None,
@@ -497,7 +546,9 @@ class _Search:
 
     def trust(self, shape: Shape) -> dict[str, Any]:
         """The calibration columns of a shape (`trust_columns`)."""
-        return trust_columns(self.calibrations[shape.prefill[0]], self.calibrations[shape.decode[0]])
+        return trust_columns(
+            self.calibrations[shape.prefill.hardware], self.calibrations[shape.decode.hardware]
+        )
 
     def search(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
         """The cheapest passing counts of a shape below `cap_usd`, from its lower bound up."""
@@ -596,7 +647,7 @@ def plan(
     )  # fmt: skip
     search.calibrations = chip_calibrations(search.base, cat, chips)
     d = rule_demand(demand(search.base, search.reqs), rule, attainment)
-    kinds = [(h, t) for h in chips for t in sorted(set(space.tp))]
+    kinds = instance_kinds(space, chips, cat.models[scenario.model.id])
     search.rates.update({k: instance_rates(instance_of(search.base, cat, *k), d) for k in kinds})
     budget = space.budget_usd_per_hour if space.budget_usd_per_hour is not None else math.inf
     all_bounds = []
@@ -604,13 +655,17 @@ def plan(
     barred = {h for h in chips if stack in NVIDIA_ONLY and cat.hardware[h].vendor != "NVIDIA"}
     for shape in shapes(space, kinds):
         b = lower_bound(shape, search.rates, d, space.max_instances_per_pool)
-        if not b.pruned and {shape.prefill[0], shape.decode[0]} & barred:
+        if not b.pruned and {shape.prefill.hardware, shape.decode.hardware} & barred:
             b = replace(b, pruned=f"{STACK_NAMES.get(stack, stack)} runs on NVIDIA GPUs only")
         if not b.pruned and b.usd_per_hour > budget:
             b = replace(b, pruned=f"over budget (at least ${b.usd_per_hour:,.2f}/h)")
         all_bounds.append(b)
     status = {b.shape: f"pruned: {b.pruned}" for b in all_bounds if b.pruned}
-    live = sorted((b for b in all_bounds if not b.pruned), key=lambda b: (b.usd_per_hour, b.shape.label()))
+    # cheapest bound first; at a tie the simpler layouts (fewer of pp, dp, ep above 1), then by name
+    live = sorted(
+        (b for b in all_bounds if not b.pruned),
+        key=lambda b: (b.usd_per_hour, _extra_degrees(b.shape), b.shape.label()),
+    )
     found: dict[Shape, int] = {}
     best: dict[str, Any] | None = None
     cap = budget * (1 + 1e-9)
@@ -653,10 +708,12 @@ def _assemble(
             {
                 "mode": b.shape.mode,
                 "shape": b.shape.label(),
-                "prefill_hardware": b.shape.prefill[0],
-                "prefill_tp": b.shape.prefill[1],
-                "decode_hardware": b.shape.decode[0],
-                "decode_tp": b.shape.decode[1],
+                "prefill_hardware": b.shape.prefill.hardware,
+                "prefill_tp": b.shape.prefill.tp,
+                "prefill_layout": b.shape.prefill.layout(),
+                "decode_hardware": b.shape.decode.hardware,
+                "decode_tp": b.shape.decode.tp,
+                "decode_layout": b.shape.decode.layout(),
                 "lower_bound_split": split_label(b.shape, b.counts) if not b.pruned else None,
                 "lower_bound_usd_per_hour": b.usd_per_hour,
                 "status": status.get(b.shape, "unexplored"),

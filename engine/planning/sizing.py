@@ -5,11 +5,17 @@ run's, so the estimate and the simulation see the same lengths):
 
 - prefill seconds per request: every prompt (less its cache hits when the cache is on) timed as
   one iteration, its weight reads and fixed overhead shared by as many prompts as fit in the
-  token budget: an optimistic figure, since real batches are smaller;
+  token budget, a pipeline counted full (pp micro-batches in flight: no bubbles, no hand-offs):
+  an optimistic figure, since real batches are smaller; prompts are never speculated;
 - the decode batch B*: the largest batch that fits in KV memory (a request reserves its prompt
   plus its output; with preemption on it holds only its prompt plus, on average, half its
   output), within the batching limit, whose step at the mean decode context still meets the
-  tightest TPOT target; decode tokens/s = B* / step time.
+  tightest TPOT target; decode tokens/s = B* / step time (with the scenario's speculative
+  decoding, a step's cost per token it yields).
+
+An instance kind (`Kind`) is a chip and a layout: tp chips per tensor-parallel group, pp pipeline
+stages, dp attention data-parallel ranks and ep expert-parallel ranks (`layout_label`:
+``tp8 pp2``, ``tp1 dp8 ep8``), built as the scenario's resolve builds a pool (`instance_of`).
 
 A load of λ requests/s then needs at least ceil(λ·E[prefill s]) prefill instances and
 ceil(λ·E[output tokens] / decode tokens/s) decode instances (a colocated pool at least the
@@ -21,13 +27,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
 from engine.catalog.entries import Catalog
+from engine.catalog.specs import HardwareSpec
+from engine.core.errors import ScenarioError
 from engine.costmodel import trust
-from engine.costmodel.perf import Instance, decode_cost, prefill_cost
+from engine.costmodel.perf import Instance, Speculation, decode_cost, prefill_cost
 from engine.scenario.model import Scenario
 from engine.serving.workload import Requests
 
@@ -98,6 +106,9 @@ class InstanceRates:
     chips: int
     usd_per_hour: float
     kv_capacity_tokens: int
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
     prefill_s_per_request: float = math.inf
     decode_batch: int = 0
     decode_batch_limit: str = "kv_capacity"
@@ -121,16 +132,23 @@ def instance_rates(inst: Instance, d: Demand) -> InstanceRates:
         chips=inst.chips,
         usd_per_hour=inst.chips * hw.usd_per_hour,
         kv_capacity_tokens=inst.kv_capacity_tokens,
+        pp=inst.pp,
+        dp=inst.dp,
+        ep=inst.ep,
     )
     if not inst.fits() or not len(d.prompt_tokens):
         why = f"weights do not fit ({inst.weight_bytes / 1e9:.0f} GB on {inst.chips} x {hw.id})"
         return replace(head, prefill_problem=why, decode_problem=why)
     cap = inst.kv_capacity_tokens
     q, k = d.prompt_tokens, d.cached_tokens
-    cost = prefill_cost(inst, q, k)
+    # prompts run unspeculated (resolve gives prefill pools none; mixed iterations run without it)
+    cost = prefill_cost(replace(inst, speculation=None) if inst.speculation else inst, q, k)
     alone = np.asarray(cost.time_s, dtype=float)
     share = max(1.0, d.token_budget // max(float(np.mean(q - k)), 1.0))  # prompts per iteration
-    per_req = np.maximum(cost.compute_s, cost.memory_s / share) + cost.comm_s + cost.overhead_s / share
+    # a full pipeline overlaps its stages: what the lone prompt spends in bubbles and hand-offs
+    # (its comm_s) is left out, keeping the figure a lower bound
+    comm = cost.comm_s if inst.pp == 1 else 0.0
+    per_req = np.maximum(cost.compute_s, cost.memory_s / share) + comm + cost.overhead_s / share
     tail = 1.0 - max(d.percentile) / 100.0
     prefill_problem = ""
     if float(np.mean(q > cap)) > tail:
@@ -172,18 +190,54 @@ def instance_rates(inst: Instance, d: Demand) -> InstanceRates:
 # --- shapes and their lower bounds -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Shape:
-    """A deployment without its counts: the mode and (hardware, tp) of each pool."""
+def layout_label(tp: int, pp: int = 1, dp: int = 1, ep: int = 1) -> str:
+    """How an instance spreads over its chips, degrees above 1 only: ``tp2``, ``tp8 pp2``, ``tp1 dp8 ep8``."""
+    return " ".join([f"tp{tp}", *(f"{n}{v}" for n, v in (("pp", pp), ("dp", dp), ("ep", ep)) if v > 1)])
 
-    mode: Mode
-    prefill: tuple[str, int]  # colocated: the mixed pool
-    decode: tuple[str, int]  # colocated: the same as prefill
+
+class Kind(NamedTuple):
+    """An instance kind: a chip and the layout of one instance over its chips (see `Instance`)."""
+
+    hardware: str
+    tp: int
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+
+    @property
+    def chips(self) -> int:
+        """Chips in one instance: tp x dp per pipeline stage, pp stages."""
+        return self.tp * self.pp * self.dp
+
+    def layout(self) -> str:
+        """The layout without the chip: ``tp1 dp8 ep8``."""
+        return layout_label(self.tp, self.pp, self.dp, self.ep)
 
     def label(self) -> str:
-        """A short name: ``h100-sxm tp2`` or ``h100-sxm tp2 -> h200 tp1``."""
-        p = f"{self.prefill[0]} tp{self.prefill[1]}"
-        return p if self.mode == "colocated" else f"{p} -> {self.decode[0]} tp{self.decode[1]}"
+        """Chip and layout: ``h200 tp1 dp8 ep8``."""
+        return f"{self.hardware} {self.layout()}"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A deployment without its counts: the mode and the instance kind of each pool.
+
+    Pools may be given as plain ``(hardware, tp)`` tuples (a tensor-parallel layout); they are
+    kept as `Kind`.
+    """
+
+    mode: Mode
+    prefill: Kind  # colocated: the mixed pool
+    decode: Kind  # colocated: the same as prefill
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prefill", Kind(*self.prefill))
+        object.__setattr__(self, "decode", Kind(*self.decode))
+
+    def label(self) -> str:
+        """A short name: ``h100-sxm tp2``, ``h100-sxm tp2 -> h200 tp1 dp8 ep8``."""
+        p = self.prefill.label()
+        return p if self.mode == "colocated" else f"{p} -> {self.decode.label()}"
 
 
 @dataclass(frozen=True)
@@ -196,7 +250,7 @@ class Bound:
     pruned: str
 
 
-def lower_bound(shape: Shape, rates: dict[tuple[str, int], InstanceRates], d: Demand, cap: int) -> Bound:
+def lower_bound(shape: Shape, rates: dict[Kind, InstanceRates], d: Demand, cap: int) -> Bound:
     """The fewest instances of each pool the cost model allows for the demand, and their cost."""
     p, dd = rates[shape.prefill], rates[shape.decode]
     why = p.prefill_problem or dd.decode_problem
@@ -212,8 +266,15 @@ def lower_bound(shape: Shape, rates: dict[tuple[str, int], InstanceRates], d: De
     return Bound(shape, (n_p, n_d), cost, f"needs over {cap} instances per pool" if over else "")
 
 
-def instance_of(scenario: Scenario, cat: Catalog, hw: str, tp: int) -> Instance:
-    """An instance of `tp` chips of kind `hw` serving the scenario's model (its pools' profile)."""
+def instance_of(
+    scenario: Scenario, cat: Catalog, hw: str, tp: int, pp: int = 1, dp: int = 1, ep: int = 1
+) -> Instance:
+    """An instance of kind (`hw`, tp, pp, dp, ep) serving the scenario's model, as resolve builds a pool.
+
+    The chip runs the profile the scenario's pools give it (else the stack's, by rule); the
+    deployment's expert imbalance applies with ep > 1, its speculative decoding to decode steps.
+    An impossible layout (ep on a dense model, ep not dividing tp x dp) raises ScenarioError.
+    """
     profile = next((p.profile for p in scenario.deployment.pools if p.hardware == hw), None)
     m = scenario.model
     model = cat.models[m.id]
@@ -225,8 +286,34 @@ def instance_of(scenario: Scenario, cat: Catalog, hw: str, tp: int) -> Instance:
         model=model,
         hardware=spec,
         tp=tp,
+        pp=pp,
+        dp=dp,
+        ep=ep,
+        imbalance=scenario.deployment.expert_imbalance if ep > 1 else 1.0,
         weights=m.weights,
         kv=scenario.kv_precision(),
         profile_name=name,
         mem_fraction=scenario.deployment.mem_fraction,
+        speculation=speculation_of(scenario, cat, spec, tp),
     )
+
+
+def speculation_of(scenario: Scenario, cat: Catalog, hw: HardwareSpec, tp: int) -> Speculation | None:
+    """The speculative decoding of the scenario's decode steps on `tp` chips of `hw` (None: off).
+
+    The same as resolve gives a decode or mixed pool: an MTP head costs 1/L of a target step per
+    drafted token; a draft model runs on the instance's tensor-parallel group.
+    """
+    sp = scenario.deployment.speculative
+    if sp is None:
+        return None
+    tokens, acceptance = sp.resolved()
+    if sp.method == "mtp":
+        return Speculation(tokens, acceptance, draft_share=1.0 / cat.models[scenario.model.id].layers)
+    if sp.draft_model is None or sp.draft_model not in cat.models:
+        raise ScenarioError(f"deployment.speculative.draft_model: unknown model {sp.draft_model!r}")
+    draft = Instance(
+        model=cat.models[sp.draft_model], hardware=hw, tp=tp, weights=scenario.model.weights,
+        kv=scenario.kv_precision(), profile_name=hw.default_profile, mem_fraction=scenario.deployment.mem_fraction,
+    )  # fmt: skip
+    return Speculation(tokens, acceptance, draft=draft)

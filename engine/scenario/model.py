@@ -253,7 +253,7 @@ class ModelChoice(Frozen):
 
 
 class Pool(Frozen):
-    """A pool of identical instances: `count` instances of `tp` x `pp` chips of one kind."""
+    """A pool of identical instances: `count` instances of `tp` x `pp` x `dp` chips of one kind."""
 
     name: Name
     role: Literal["mixed", "prefill", "decode"] = "mixed"

@@ -127,10 +127,11 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
             have = inst.memory_bytes / 1e9
             per_chip = hw.memory_gb * scenario.deployment.mem_fraction
             min_chips = int(need // per_chip) + 1
+            dp = f" x {spec.dp}" if spec.dp > 1 else ""
             raise ScenarioError(
                 f"{where}.tp: {model.id} in {scenario.model.weights} needs {need:.0f} GB of weights plus KV "
-                f"room; {spec.tp} x {spec.pp} x {hw.id} hold {have:.0f} GB usable. Use at least "
-                f"{min_chips} chips per instance (tp x pp), lower precision, or a larger chip"
+                f"room; {spec.tp} x {spec.pp}{dp} x {hw.id} hold {have:.0f} GB usable. Use at least "
+                f"{min_chips} chips per instance (tp x pp{' x dp' if dp else ''}), lower precision, or a larger chip"
             )
         _check_speed(scenario, where, inst)
         pools.append(ResolvedPool(index=i, spec=spec, instance=inst, calibration=cal))

@@ -373,11 +373,12 @@ def summary(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> dict[s
         }
         # energy over the whole run (engine.costmodel.power): idle power always, and while
         # iterating a fitted share of the dynamic range plus energy per byte and per FLOP moved.
-        # An iteration keeps one pipeline stage (tp chips) busy at a time.
+        # While an instance iterates every chip of it works: its tp chips, each data-parallel
+        # rank, and (micro-batches in flight) every pipeline stage; bubbles count as busy.
         ca = cum_all[pool.index]
         energy_j += power.run_energy_j(
             inst.hardware, chips=inst.chips * n, span_s=max(rec.end_s, 1e-9),
-            busy_chip_s=float(ca["busy"][1]) * inst.tp, bytes_moved=float(ca["bytes"][1]),
+            busy_chip_s=float(ca["busy"][1]) * inst.chips, bytes_moved=float(ca["bytes"][1]),
             flops=float(ca["flops"][1]),
         )  # fmt: skip
     out["utilization"] = util
