@@ -231,7 +231,10 @@ def test_exports_without_a_browser_for_kaleido(tmp_path: Path, monkeypatch: pyte
         page = browser.new_page(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
         page.set_default_timeout(90_000)
         page.goto(f"{base}/")
-        page.locator(".st-key-fg-export-ttft_cdf button").first.click()
+        export = page.locator(".st-key-fg-export-ttft_cdf button").first
+        # the page is tall: bring the export button to mid-screen so its menu opens in view
+        export.evaluate("e => e.scrollIntoView({block: 'center'})")
+        export.click()
         menu = page.locator(".st-key-fg-dl-ttft_cdf")
         expect(menu.get_by_role("button", name="PNG", exact=True)).to_be_disabled()
         expect(menu.get_by_role("button", name="SVG", exact=True)).to_be_disabled()
