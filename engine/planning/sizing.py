@@ -32,11 +32,10 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from engine.catalog.entries import Catalog
-from engine.catalog.specs import HardwareSpec
-from engine.core.errors import ScenarioError
 from engine.costmodel import trust
-from engine.costmodel.perf import Instance, Speculation, decode_cost, prefill_cost
+from engine.costmodel.perf import Instance, decode_cost, prefill_cost
 from engine.scenario.model import Scenario
+from engine.scenario.resolve import speculation_of
 from engine.serving.workload import Requests
 
 Mode = Literal["colocated", "disaggregated"]
@@ -296,24 +295,3 @@ def instance_of(
         mem_fraction=scenario.deployment.mem_fraction,
         speculation=speculation_of(scenario, cat, spec, tp),
     )
-
-
-def speculation_of(scenario: Scenario, cat: Catalog, hw: HardwareSpec, tp: int) -> Speculation | None:
-    """The speculative decoding of the scenario's decode steps on `tp` chips of `hw` (None: off).
-
-    The same as resolve gives a decode or mixed pool: an MTP head costs 1/L of a target step per
-    drafted token; a draft model runs on the instance's tensor-parallel group.
-    """
-    sp = scenario.deployment.speculative
-    if sp is None:
-        return None
-    tokens, acceptance = sp.resolved()
-    if sp.method == "mtp":
-        return Speculation(tokens, acceptance, draft_share=1.0 / cat.models[scenario.model.id].layers)
-    if sp.draft_model is None or sp.draft_model not in cat.models:
-        raise ScenarioError(f"deployment.speculative.draft_model: unknown model {sp.draft_model!r}")
-    draft = Instance(
-        model=cat.models[sp.draft_model], hardware=hw, tp=tp, weights=scenario.model.weights,
-        kv=scenario.kv_precision(), profile_name=hw.default_profile, mem_fraction=scenario.deployment.mem_fraction,
-    )  # fmt: skip
-    return Speculation(tokens, acceptance, draft=draft)

@@ -118,7 +118,7 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 kv=scenario.kv_precision(),
                 profile_name=name,
                 mem_fraction=scenario.deployment.mem_fraction,
-                speculation=_speculation(scenario, cat, hw, spec) if spec.role != "prefill" else None,
+                speculation=speculation_of(scenario, cat, hw, spec.tp) if spec.role != "prefill" else None,
             )
         except ScenarioError as exc:
             raise ScenarioError(f"{where}.{exc}") from None
@@ -139,8 +139,12 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
     return Resolved(scenario=scenario, model=model, pools=tuple(pools))
 
 
-def _speculation(scenario: Scenario, cat: Catalog, hw: HardwareSpec, pool: Pool) -> Speculation | None:
-    """The speculative decoding a pool's decodes run with (None when the scenario sets none)."""
+def speculation_of(scenario: Scenario, cat: Catalog, hw: HardwareSpec, tp: int) -> Speculation | None:
+    """The speculative decoding of the scenario's decode steps on `tp` chips of `hw` (None: off).
+
+    An MTP head costs 1/L of a target step per drafted token; a draft model runs on the
+    instance's tensor-parallel group. The planner's sizing uses the same.
+    """
     sp = scenario.deployment.speculative
     if sp is None:
         return None
@@ -152,7 +156,7 @@ def _speculation(scenario: Scenario, cat: Catalog, hw: HardwareSpec, pool: Pool)
             f"deployment.speculative.draft_model: unknown model {sp.draft_model!r}; known: {', '.join(sorted(cat.models))}"
         )
     draft = Instance(
-        model=cat.models[sp.draft_model], hardware=hw, tp=pool.tp, weights=scenario.model.weights,
+        model=cat.models[sp.draft_model], hardware=hw, tp=tp, weights=scenario.model.weights,
         kv=scenario.kv_precision(), profile_name=hw.default_profile, mem_fraction=scenario.deployment.mem_fraction,
     )  # fmt: skip
     return Speculation(tokens, acceptance, draft=draft)
