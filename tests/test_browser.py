@@ -107,6 +107,8 @@ def _press_and_time_redraw(page, key: str) -> float:  # type: ignore[no-untyped-
 def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=60_000)  # a busy CI machine reruns the app slowly
+
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
@@ -221,7 +223,10 @@ NO_BROWSER = "/nonexistent/chromium-for-kaleido"
 def test_exports_without_a_browser_for_kaleido(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A server whose kaleido finds no browser: PNG and SVG say why; HTML and CSV still download."""
     from choreographer.browsers.chromium import Chromium
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=60_000)  # a busy CI machine reruns the app slowly
 
     monkeypatch.setenv("BROWSER_PATH", NO_BROWSER)
     if Chromium.find_browser(skip_local=False) != NO_BROWSER:  # a Chrome that kaleido downloaded wins
@@ -232,14 +237,22 @@ def test_exports_without_a_browser_for_kaleido(tmp_path: Path, monkeypatch: pyte
         page.set_default_timeout(90_000)
         page.goto(f"{base}/")
         export = page.locator(".st-key-fg-export-ttft_cdf button").first
-        # the page is tall: bring the export button to mid-screen so its menu opens in view
-        export.evaluate("e => e.scrollIntoView({block: 'center'})")
-        export.click()
         menu = page.locator(".st-key-fg-dl-ttft_cdf")
-        expect(menu.get_by_role("button", name="PNG", exact=True)).to_be_disabled()
-        expect(menu.get_by_role("button", name="SVG", exact=True)).to_be_disabled()
+        # the page is tall: bring the export button to mid-screen so its menu opens in view; a click
+        # that lands while the page still reruns can be lost, so it is tried again
+        for _ in range(3):
+            export.evaluate("e => e.scrollIntoView({block: 'center'})")
+            export.click()
+            try:
+                menu.get_by_role("button", name="HTML", exact=True).wait_for(timeout=20_000)
+                break
+            except PlaywrightTimeout:
+                continue
+        # the menu is drawn by a rerun, which on a busy CI machine takes more than expect's 5 s
+        expect(menu.get_by_role("button", name="PNG", exact=True)).to_be_disabled(timeout=90_000)
+        expect(menu.get_by_role("button", name="SVG", exact=True)).to_be_disabled(timeout=90_000)
         note = page.get_by_text("PNG and SVG need Chrome or Chromium")
-        expect(note).to_be_visible()
+        expect(note).to_be_visible(timeout=90_000)
         assert "restart Fengong" in note.inner_text()
         with page.expect_download() as info:
             menu.get_by_role("button", name="HTML", exact=True).click()
