@@ -225,3 +225,22 @@ def test_cached_live_server_lists_never_go_stale(monkeypatch: pytest.MonkeyPatch
     })  # fmt: skip
     res = simulate(s)
     assert res.summary["scheduler"]["role_switches"] > 0 and checks[0] > 1000
+
+
+@pytest.mark.parametrize("admission", [{"name": "early_reject"}, {"name": "queue_cap", "max_queued": 40}])
+def test_every_admission_policy_sheds_lower_priorities_first_under_fcfs(admission: dict[str, Any]) -> None:
+    """An interactive class with a tight TTFT target above a batch class with a loose one, served
+    first come first served: the batch class is shed before the interactive one (issue 15)."""
+    data = io.to_data(overloaded(**{"scheduler.admission": admission, "scheduler.queue": {"name": "fcfs"}}))
+    cls = data["workload"]["classes"][0]
+    data["workload"]["classes"] = [
+        dict(cls, name="interactive", share=0.5, priority=5, slo=dict(cls["slo"], ttft_ms=3000)),
+        dict(cls, name="batch", share=0.5, priority=0, slo=dict(cls["slo"], ttft_ms=60000)),
+    ]
+    res = simulate(io.from_data(data))
+    c = res.summary["classes"]
+    assert c["batch"]["rejected"] > 0
+    assert (
+        c["interactive"]["rejected"] / c["interactive"]["requests"]
+        < 0.5 * c["batch"]["rejected"] / c["batch"]["requests"]
+    )

@@ -40,18 +40,33 @@ class AdmitAll(Admission):
 @register
 @dataclass(frozen=True, kw_only=True)
 class QueueCap(Admission):
-    """Reject when the pool already has `max_queued` requests waiting."""
+    """Reject when the pool already has `max_queued` requests waiting.
+
+    Classes below the workload's top priority are turned away once the queue reaches
+    `low_priority_share` of the cap, so they shed first whatever the queue order.
+    """
 
     name: ClassVar[str] = "queue_cap"
-    help: ClassVar[str] = "Reject a request when this many are already waiting in its pool."
+    help: ClassVar[str] = (
+        "Reject a request when this many are already waiting in its pool (lower-priority classes at "
+        "low_priority_share of it, so they shed first)."
+    )
     max_queued: int = 256
+    low_priority_share: float = 0.5
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_queued <= 1_000_000:
             raise ValueError(f"max_queued: {self.max_queued} is outside 1..1000000")
+        if not 0.0 < self.low_priority_share <= 1.0:
+            raise ValueError(f"low_priority_share: {self.low_priority_share} is outside (0, 1]")
 
     def reject(self, request: RequestView, queued_requests: int, predicted_ttft_s: float) -> str | None:
-        if queued_requests >= self.max_queued:
+        cap = (
+            self.max_queued
+            if request.priority >= request.top_priority
+            else self.max_queued * self.low_priority_share
+        )
+        if queued_requests >= cap:
             return "queue_full"
         return None
 
@@ -63,7 +78,12 @@ class EarlyReject(Admission):
 
     Mooncake's prediction-based early rejection: work that would miss its SLO anyway is turned
     away before it spends prefill compute. Classes below the workload's top priority use the
-    stricter `low_priority_factor`, so they shed first.
+    stricter `low_priority_factor`, against the tighter of their own TTFT target and that of any
+    class above them (`RequestView.guard_ttft_s`): under a queue order where a low-priority
+    request delays the classes above it (first come first served, deadlines, shortest prompt),
+    a batch class with a 30 s target is shed while the queue would still let a 1 s interactive
+    class through, so lower priorities shed first. Under strict priority the classes above
+    overtake it, and each class is judged by its own target.
     """
 
     name: ClassVar[str] = "early_reject"
@@ -84,7 +104,10 @@ class EarlyReject(Admission):
 
     def reject(self, request: RequestView, queued_requests: int, predicted_ttft_s: float) -> str | None:
         target = request.ttft_deadline_s - request.arrival_s
-        f = self.factor if request.priority >= request.top_priority else self.low_priority_factor
+        if request.priority >= request.top_priority:
+            f = self.factor
+        else:
+            f, target = self.low_priority_factor, min(target, request.guard_ttft_s)
         if predicted_ttft_s > f * target:
             return "predicted_ttft_over_slo"
         return None

@@ -9,6 +9,7 @@ touches simpy. Registering two policies of the same kind under one name raises.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
@@ -97,6 +98,7 @@ class RequestView(NamedTuple):
     output_tokens: int
     ttft_deadline_s: float
     top_priority: int = 0  # the highest class priority in the workload
+    guard_ttft_s: float = math.inf  # the tightest TTFT target of the classes above this one
 
 
 def knob_fields(cls: type[Policy]) -> list[dataclasses.Field[Any]]:

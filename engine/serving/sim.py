@@ -151,6 +151,14 @@ class Simulation:
         classes = sc.workload.classes
         self.priority: list[int] = [classes[c].priority for c in reqs.cls.tolist()]
         self.top_priority = max(c.priority for c in classes)
+        # per class: the tightest TTFT target of the classes above it, which admission protects by
+        # shedding this class first; under strict priority the classes above overtake it anyway
+        self.guard_ttft: list[float] = [
+            math.inf
+            if sc.scheduler.queue.name == "priority"
+            else min((o.slo.ttft_ms / 1000.0 for o in classes if o.priority > c.priority), default=math.inf)
+            for c in classes
+        ]
         b = sc.batching()
         self.max_batch = b.max_batch
         self.token_budget = b.token_budget
@@ -299,7 +307,7 @@ class Simulation:
             spec = self.scenario.workload.classes[c]
             view = self.views[rid] = policies.RequestView(
                 rid, c, spec.priority, self.arrival[rid], self.prompt[rid], self.output[rid],
-                self.arrival[rid] + spec.slo.ttft_ms / 1000.0, self.top_priority,
+                self.arrival[rid] + spec.slo.ttft_ms / 1000.0, self.top_priority, self.guard_ttft[c],
             )  # fmt: skip
         return view
 
