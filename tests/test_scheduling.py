@@ -244,3 +244,23 @@ def test_every_admission_policy_sheds_lower_priorities_first_under_fcfs(admissio
         c["interactive"]["rejected"] / c["interactive"]["requests"]
         < 0.5 * c["batch"]["rejected"] / c["batch"]["requests"]
     )
+
+
+def test_a_saturated_link_bills_waiting_to_the_chips_and_carrying_to_the_link() -> None:
+    """At 1 GB/s the KV link queues: time waiting for it is the prefill chips holding KV (billed as
+    prefill), time it carries a request's bytes is billed as transfer (issue 15)."""
+    s = io.apply_overrides(
+        io.load_preset("chat-disaggregated"), {"duration_s": 120.0, "deployment.link.bandwidth_gb_s": 1.0}
+    )
+    res = simulate(s)
+    t = res.requests
+    assert (t["kv_wait_s"] <= t["kv_transfer_s"] + 1e-12).all() and t["kv_wait_s"].max() > 1.0
+    cost = res.summary["cost"]
+    parts = cost["usd_by_part"]
+    assert parts["prefill"] > 0.2 * (parts["prefill"] + parts["kv_transfer"])
+    assert sum(parts.values()) == pytest.approx(cost["usd_total"], rel=1e-9)
+    # what the link carried: the wire time of every transfer, at the sending chips' price
+    prefill = next(p for p in s.deployment.pools if p.role == "prefill")
+    rate = prefill.tp * 2.49 / 3600.0  # h100-sxm chips per instance at the catalog's price
+    carried = float((t["kv_transfer_s"] - t["kv_wait_s"]).sum())
+    assert parts["kv_transfer"] == pytest.approx(carried * rate, rel=1e-6)

@@ -74,6 +74,7 @@ def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[st
         "prefill_instance": rec.prefill_instance,
         "decode_instance": rec.decode_instance,
         "kv_transfer_s": rec.transfer_s,
+        "kv_wait_s": rec.transfer_wait_s,
         "outcome": [OUTCOMES[int(o)] for o in rec.outcome],
         "cache_hit_tokens": rec.cache_hit_tokens.sum(axis=1),
         "retries": rec.retries,
@@ -501,8 +502,11 @@ def cost_summary(
     for pool in resolved.pools:
         pool_bill = pool.usd_per_hour * hours
         if pool.spec.role == "prefill":
+            # the link is billed for what it carries (the sending chips' time while this request's
+            # bytes cross after its prefill); time queued for the link is the prefill chips holding KV
             chip_rate = pool.instance.chips * pool.hardware.usd_per_hour / 3600.0
-            transfer = min(pool_bill, _sum(columns["kv_transfer_s"]) * chip_rate)
+            carried = _sum(columns["kv_transfer_s"]) - _sum(columns["kv_wait_s"])
+            transfer = min(pool_bill, max(carried, 0.0) * chip_rate)
             split["kv_transfer"] += transfer
             split["prefill"] += pool_bill - transfer
         elif pool.spec.role == "decode":

@@ -94,6 +94,7 @@ class Records:
     prefill_instance: np.ndarray
     decode_instance: np.ndarray
     transfer_s: np.ndarray
+    transfer_wait_s: np.ndarray  # of transfer_s: the part spent queued for the sender's link
     cache_hit_tokens: np.ndarray  # (requests, 3): tokens served from HBM, host, pooled
     cache_load_s: np.ndarray
     retries: np.ndarray
@@ -141,6 +142,7 @@ class Simulation:
         self.prefill_inst: list[int] = [-1] * n
         self.decode_inst: list[int] = [-1] * n
         self.transfer: list[float] = [0.0] * n
+        self.transfer_wait: list[float] = [0.0] * n
         self.prefill_start: list[float] = [0.0] * n
         self.hits: list[tuple[int, ...]] = [(0, 0, 0)] * n
         self.load_s: list[float] = [0.0] * n
@@ -527,6 +529,7 @@ class Simulation:
         end = max(start + full, now)
         srv.nic_free_s = end
         self.transfer[rid] = end - now
+        self.transfer_wait[rid] = max(end - now - full, 0.0)  # queued behind other transfers
         self.env.after(end - now, self.transferred, srv, dst, rid, srv.generation, dst.generation)
         return True
 
@@ -804,6 +807,7 @@ class Simulation:
             prefill_instance=np.array(self.prefill_inst[:n], dtype=np.int64),
             decode_instance=np.array(self.decode_inst[:n], dtype=np.int64),
             transfer_s=np.array(self.transfer[:n], dtype=float),
+            transfer_wait_s=np.array(self.transfer_wait[:n], dtype=float),
             cache_hit_tokens=np.array(self.hits[:n], dtype=np.int64).reshape(-1, 3),
             cache_load_s=np.array(self.load_s[:n], dtype=float),
             retries=np.array(self.retries[:n], dtype=np.int64),
