@@ -210,7 +210,9 @@ def test_cached_live_server_lists_never_go_stale(monkeypatch: pytest.MonkeyPatch
     def checked(self: Simulation, role: str) -> list[Any]:
         got = cached(self, role)
         roles = ("mixed", "prefill") if role == "entry" else (role,)
-        fresh = [s for s in self.servers if s.role in roles and s.up and not s.busy_switching]
+        fresh = [
+            s for s in self.servers if s.role in roles and s.up and not s.busy_switching and not s.draining
+        ]
         assert got == fresh, f"stale {role} list at t={self.env.now}"
         checks[0] += 1
         return got
@@ -264,3 +266,23 @@ def test_a_saturated_link_bills_waiting_to_the_chips_and_carrying_to_the_link() 
     rate = prefill.tp * 2.49 / 3600.0  # h100-sxm chips per instance at the catalog's price
     carried = float((t["kv_transfer_s"] - t["kv_wait_s"]).sum())
     assert parts["kv_transfer"] == pytest.approx(carried * rate, rel=1e-6)
+
+
+def test_elastic_roles_drain_a_busy_instance_when_the_backlog_lasts() -> None:
+    """Two prefill and four decode instances under a prompt-heavy load: no decode instance is
+    ever idle, so switching only idle ones never fires; draining one (no new work, switch once
+    empty) does, and lifts attainment (issue 15)."""
+    base = io.apply_overrides(io.load_preset("chat-disaggregated"), {
+        "duration_s": 240.0, "workload.arrival.rate_rps": 12.0,
+        "deployment.pools[0].count": 2, "deployment.pools[1].count": 4,
+        "workload.classes[0].input": {"kind": "lognormal", "mean": 3000, "p99": 9000, "max_tokens": 16000},
+    })  # fmt: skip
+    idle_only = simulate(io.apply_overrides(base, {"scheduler.elastic": {"enabled": True, "drain": False}}))
+    drained_s = io.apply_overrides(base, {"scheduler.elastic": {"enabled": True, "drain": True}})
+    rec, _ = records(drained_s)
+    drained = simulate(drained_s)
+    check_invariants(drained, rec)
+    assert idle_only.summary["scheduler"]["role_switches"] == 0
+    sched = drained.summary["scheduler"]
+    assert sched["role_drains"] >= 1 and sched["role_switches"] >= 1
+    assert drained.summary["slo_attainment"] > idle_only.summary["slo_attainment"] + 0.2

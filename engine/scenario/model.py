@@ -423,13 +423,17 @@ class Elastic(Frozen):
     Every `check_s`, if the prefill queue holds more than `threshold` requests per prefill
     instance and a decode instance is idle, that instance switches to prefill (and the reverse
     for prompts waiting for decode memory). A switch takes `switch_s`, during which the instance
-    serves nothing.
+    serves nothing. With `drain`, when the backlog has stayed over the threshold for `sustain_s`
+    and no instance of the other role is idle, the least loaded one is drained: it takes no new
+    work, finishes what it holds, then switches.
     """
 
     enabled: bool = False
     threshold: Annotated[float, Field(gt=0, le=100_000)] = 8.0
     switch_s: Annotated[float, Field(ge=0, le=3600)] = 20.0
     check_s: Annotated[float, Field(gt=0, le=3600)] = 5.0
+    drain: bool = True
+    sustain_s: Annotated[float, Field(ge=0, le=86_400)] = 15.0
 
 
 class Scheduler(Frozen):

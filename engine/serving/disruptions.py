@@ -3,8 +3,9 @@
 Both are simpy processes over the simulation, seen through `engine.serving.host.DisruptionHost`:
 a fault takes instances of a pool down at a time (their requests are retried from the start or
 failed, per the fault) and brings them back after a while or never; the elastic controller moves
-an idle instance to the other role when that role's backlog passes a threshold, at a switch cost
-in seconds. Whenever either leaves a role with less capacity for good, the simulation ends at
+an instance to the other role when that role's backlog passes a threshold (an idle one at once;
+with drain, a busy one after the backlog has lasted, once it has finished what it holds), at a
+switch cost in seconds. Whenever either leaves a role with less capacity for good, the simulation ends at
 once the requests nothing could serve any more (`DisruptionHost.service_lost`)."""
 
 from __future__ import annotations
@@ -40,26 +41,60 @@ def fault(sim: DisruptionHost, spec: Fault) -> Any:
 
 
 def elastic(sim: DisruptionHost) -> Any:
-    """Move an idle instance to the role whose queue is over the threshold."""
+    """Move an instance to the role whose backlog is over the threshold.
+
+    An idle instance of the other role switches at once. With `drain`, once the backlog has
+    stayed over the threshold for `sustain_s` and none is idle, the least loaded instance of the
+    other role is drained (no new work; what it holds finishes) and switches when empty.
+    """
     cfg = sim.scenario.scheduler.elastic
     horizon = sim.scenario.duration_s
     limit = 20.0 * horizon + 3600.0
+    over_since: dict[str, float] = {}
+    draining: Server | None = None
     while (sim.env.now < horizon or sim.ended < sim.issued) and sim.env.now < limit:
         yield sim.env.timeout(cfg.check_s)
+        if draining is not None:  # a drained instance switches once it holds nothing
+            if not draining.up:
+                draining.draining, draining = False, None
+            elif draining.idle():
+                srv, draining = draining, None
+                srv.draining = False
+                yield from _switch(sim, srv, "prefill" if srv.role == "decode" else "decode", cfg.switch_s)
+            continue
         if sim.env.now > horizon and not any(s.waiting for s in sim.servers):
             break
         prefill = sim.servers_of("prefill")
         decode = sim.servers_of("decode")
         queued = sum(len(s.waiting) for s in prefill)
-        if prefill and len(decode) > 1 and queued > cfg.threshold * len(prefill):
-            idle = [s for s in decode if s.idle()]
-            if idle:
-                yield from _switch(sim, idle[-1], "prefill", cfg.switch_s)
+        starved = {
+            "prefill": bool(prefill) and len(decode) > 1 and queued > cfg.threshold * len(prefill),
+            "decode": bool(decode)
+            and len(prefill) > 1
+            and len(sim.pending_handoff) > cfg.threshold * len(decode),
+        }
+        for role in ("prefill", "decode"):
+            if starved[role]:
+                over_since.setdefault(role, sim.env.now)
+            else:
+                over_since.pop(role, None)
+        for role, donors in (("prefill", decode), ("decode", prefill)):
+            if not starved[role]:
                 continue
-        if decode and len(prefill) > 1 and len(sim.pending_handoff) > cfg.threshold * len(decode):
-            idle = [s for s in prefill if s.idle()]
+            idle = [s for s in donors if s.idle()]
             if idle:
-                yield from _switch(sim, idle[-1], "decode", cfg.switch_s)
+                yield from _switch(sim, idle[-1], role, cfg.switch_s)
+                over_since.pop(role, None)
+                break
+            if cfg.drain and sim.env.now - over_since[role] >= cfg.sustain_s:
+                draining = min(
+                    donors, key=lambda s: (len(s.running) + len(s.waiting) + len(s.incoming), -s.idx)
+                )
+                draining.draining = True
+                sim.roles_changed()
+                sim.counters["role_drains"] += 1
+                over_since.pop(role, None)
+                break
 
 
 def _switch(sim: DisruptionHost, srv: Server, role: str, switch_s: float) -> Any:

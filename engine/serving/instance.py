@@ -40,7 +40,7 @@ class Server:
         "kick_pending", "up",
         "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
         "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth", "own_blocks",
-        "kv_bytes", "restores", "future_role", "inbound", "last_decode",
+        "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining",
     )  # fmt: skip
 
     def __init__(self, sim: Host, idx: int, local: int, pool: ResolvedPool) -> None:
@@ -74,6 +74,7 @@ class Server:
         self.jump_growth = 0  # KV tokens the decode jump under way will add (preemption mode)
         self.up = True
         self.busy_switching = False
+        self.draining = False  # taking no new work before an elastic role switch
         self.restores = False  # down, and a fault will bring it back
         self.future_role: str = self.role  # the role it serves once a role switch under way ends
         self.inbound = 0  # KV transfers on their way here (reserved, not yet in `incoming`)

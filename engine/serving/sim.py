@@ -212,7 +212,7 @@ class Simulation:
         self.link_overlap = link.overlap
         self.link_gb_s = link.bandwidth_gb_s
         self.counters: dict[str, float] = {
-            "preemptions": 0, "recomputed_tokens": 0, "swapped_bytes": 0, "retried": 0, "role_switches": 0,
+            "preemptions": 0, "recomputed_tokens": 0, "swapped_bytes": 0, "retried": 0, "role_switches": 0, "role_drains": 0,
             "transfer_tokens_saved": 0,
         }  # fmt: skip
         self.issued = n
@@ -227,11 +227,17 @@ class Simulation:
         live = self._live
         if live is None:
             live = self._live = {
-                r: [s for s in self.servers if s.role == r and s.up and not s.busy_switching]
+                r: [
+                    s
+                    for s in self.servers
+                    if s.role == r and s.up and not s.busy_switching and not s.draining
+                ]
                 for r in ("prefill", "decode", "mixed")
             }
             live["entry"] = [
-                s for s in self.servers if s.role in ("mixed", "prefill") and s.up and not s.busy_switching
+                s
+                for s in self.servers
+                if s.role in ("mixed", "prefill") and s.up and not s.busy_switching and not s.draining
             ]
         return live[role]
 
