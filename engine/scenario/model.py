@@ -131,6 +131,12 @@ class RequestClass(Frozen):
     slo: Slo = Slo()
     prefix: Prefix = Prefix()
     multi_turn: MultiTurn = MultiTurn()
+    pools: Annotated[tuple[Name, ...], Field(max_length=8)] = ()
+    """Pools the class is pinned to (names of entry pools: mixed or prefill); empty: any."""
+    overflow: Literal["wait", "spill", "reject"] = "wait"
+    """When every pinned instance has `spill_queue` requests waiting: keep queueing there, spill
+    to the other pools, or reject (`isolation_full`)."""
+    spill_queue: Annotated[int, Field(ge=1, le=1_000_000)] = 8
 
 
 class RatePoint(Frozen):
@@ -515,6 +521,14 @@ class Scenario(Frozen):
         if self.scheduler.elastic.enabled and self.deployment.mode != "disaggregated":
             raise ValueError("scheduler.elastic.enabled: elastic roles need a disaggregated deployment")
         pool_names = {p.name for p in self.deployment.pools}
+        entry_names = {p.name for p in self.deployment.pools if p.role in ("mixed", "prefill")}
+        for i, c in enumerate(self.workload.classes):
+            for name in c.pools:
+                if name not in entry_names:
+                    raise ValueError(
+                        f"workload.classes[{i}].pools: {name!r} is not a pool requests enter; choose from "
+                        f"{sorted(entry_names)}"
+                    )
         for i, f in enumerate(self.faults):
             if f.pool not in pool_names:
                 raise ValueError(f"faults[{i}].pool: {f.pool!r} is not one of {sorted(pool_names)}")

@@ -153,6 +153,11 @@ class Simulation:
         classes = sc.workload.classes
         self.priority: list[int] = [classes[c].priority for c in reqs.cls.tolist()]
         self.top_priority = max(c.priority for c in classes)
+        # per class: the pools it is pinned to (pool indices), or None for any
+        index_of = {p.spec.name: p.index for p in resolved.pools}
+        self.pinned: list[frozenset[int] | None] = [
+            frozenset(index_of[n] for n in c.pools) if c.pools else None for c in classes
+        ]
         # per class: the tightest TTFT target of the classes above it, which admission protects by
         # shedding this class first; under strict priority the classes above overtake it anyway
         self.guard_ttft: list[float] = [
@@ -417,6 +422,19 @@ class Simulation:
             why = self.undeliverable(rid)
             if why:
                 self.end(rid, FAILED if retry else REJECTED, why)
+                return
+        pinned = self.pinned[self.reqs.cls[rid]]
+        if pinned is not None:  # traffic isolation: the class's own pools, and what overflow does
+            own = [s for s in entry if s.pool.index in pinned]
+            spec = self.scenario.workload.classes[self.reqs.cls[rid]]
+            full = not own or all(len(s.waiting) >= spec.spill_queue for s in own)
+            if not full or spec.overflow == "wait":
+                if not own:
+                    self.end(rid, FAILED if retry else REJECTED, NO_INSTANCE)
+                    return
+                entry = own
+            elif spec.overflow == "reject":
+                self.end(rid, FAILED if retry else REJECTED, "isolation_full")
                 return
         srv = self.route(rid, entry, "entry")
         view = self.request_view(rid)
