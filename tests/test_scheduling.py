@@ -286,3 +286,29 @@ def test_elastic_roles_drain_a_busy_instance_when_the_backlog_lasts() -> None:
     sched = drained.summary["scheduler"]
     assert sched["role_drains"] >= 1 and sched["role_switches"] >= 1
     assert drained.summary["slo_attainment"] > idle_only.summary["slo_attainment"] + 0.2
+
+
+def test_a_link_fault_slows_the_transfers_it_overlaps_and_only_those() -> None:
+    base = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 120.0})
+    fault = {"at_s": 40.0, "pool": "prefill", "kind": "link", "link_factor": 0.02, "duration_s": 30.0}
+    res = simulate(io.apply_overrides(base, {"faults": [fault]}))
+    clean = simulate(base)
+    t, c = res.requests, clean.requests
+    # hand-offs happen when a prefill ends: after the arrival, within a few seconds here
+    during = (t["arrival_s"] > 41.0) & (t["arrival_s"] < 68.0)
+    after = t["arrival_s"] > 80.0
+    assert t.loc[during, "kv_transfer_s"].mean() > 10 * c.loc[during, "kv_transfer_s"].mean()
+    assert t.loc[after, "kv_transfer_s"].mean() == pytest.approx(
+        c.loc[after, "kv_transfer_s"].mean(), rel=0.25
+    )
+    assert res.summary["scheduler"]["link_faults"] == 1
+
+
+def test_a_link_fault_needs_a_sending_pool() -> None:
+    from engine.core.errors import ScenarioError
+
+    fault = {"at_s": 1.0, "pool": "decode", "kind": "link"}
+    with pytest.raises(
+        ScenarioError, match=r"faults\[0\]\.pool: a link fault hits the KV link a prefill pool sends on"
+    ):
+        io.apply_overrides(io.load_preset("chat-disaggregated"), {"faults": [fault]})

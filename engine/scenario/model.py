@@ -471,13 +471,20 @@ class Scheduler(Frozen):
 
 
 class Fault(Frozen):
-    """At `at_s`, `instances` instances of `pool` are lost for `duration_s` (None: for good)."""
+    """At `at_s`, `instances` instances of `pool` are lost for `duration_s` (None: for good).
+
+    With `kind = "link"`, the pool's KV link (a prefill pool's, disaggregated) runs at
+    `link_factor` of its bandwidth for `duration_s` instead: a degraded or congested network.
+    Transfers started meanwhile take that much longer; transfers under way finish as scheduled.
+    """
 
     at_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)]
     pool: Name
     instances: Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES)] = 1
     duration_s: Annotated[float, Field(gt=0, le=bounds.MAX_DURATION_S)] | None = None
     in_flight: Literal["retry", "fail"] = "retry"
+    kind: Literal["instances", "link"] = "instances"
+    link_factor: Annotated[float, Field(gt=0, le=1)] = 0.1
 
 
 class Scenario(Frozen):
@@ -532,6 +539,13 @@ class Scenario(Frozen):
         for i, f in enumerate(self.faults):
             if f.pool not in pool_names:
                 raise ValueError(f"faults[{i}].pool: {f.pool!r} is not one of {sorted(pool_names)}")
+            if f.kind == "link":
+                senders = [p.name for p in self.deployment.pools if p.role == "prefill"]
+                if f.pool not in senders:
+                    raise ValueError(
+                        f"faults[{i}].pool: a link fault hits the KV link a prefill pool sends on; "
+                        f"{f.pool!r} is not one (choose from {senders or 'none: the deployment is colocated'})"
+                    )
         return self
 
     def _first_chip(self) -> HardwareSpec | None:

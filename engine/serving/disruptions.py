@@ -20,9 +20,16 @@ if TYPE_CHECKING:
 
 
 def fault(sim: DisruptionHost, spec: Fault) -> Any:
-    """At spec.at_s, take instances of a pool down; bring them back after spec.duration_s."""
+    """At spec.at_s, take instances of a pool down (or degrade its KV link); restore after spec.duration_s."""
     yield sim.env.timeout(spec.at_s)
     pool = next(p for p in sim.resolved.pools if p.spec.name == spec.pool)
+    if spec.kind == "link":
+        sim.link_factor[pool.index] *= spec.link_factor
+        sim.counters["link_faults"] += 1
+        if spec.duration_s is not None:
+            yield sim.env.timeout(spec.duration_s)
+            sim.link_factor[pool.index] /= spec.link_factor
+        return
     victims = [s for s in sim.servers if s.pool is pool and s.up][: spec.instances]
     sim.fault_policy = spec.in_flight
     held: list[int] = []

@@ -95,6 +95,7 @@ class DisruptionHost(Host, Protocol):
     issued: int
     ended: int
     counters: dict[str, float]
+    link_factor: list[float]  # per pool: the share of its KV link's bandwidth a link fault leaves
 
     def servers_of(self, role: str) -> list[Server]:
         """Live servers currently in a role."""

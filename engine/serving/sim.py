@@ -215,9 +215,10 @@ class Simulation:
         link = sc.deployment.link
         self.link_latency_s = link.latency_ms / 1000.0
         self.link_overlap = link.overlap
+        self.link_factor: list[float] = [1.0] * len(resolved.pools)  # link faults degrade a pool's link
         self.link_gb_s = link.bandwidth_gb_s
         self.counters: dict[str, float] = {
-            "preemptions": 0, "recomputed_tokens": 0, "swapped_bytes": 0, "retried": 0, "role_switches": 0, "role_drains": 0,
+            "preemptions": 0, "recomputed_tokens": 0, "swapped_bytes": 0, "retried": 0, "role_switches": 0, "role_drains": 0, "link_faults": 0,
             "transfer_tokens_saved": 0,
         }  # fmt: skip
         self.issued = n
@@ -544,7 +545,9 @@ class Simulation:
             held = min(held, self.prompt[rid])
             tokens -= held
             self.counters["transfer_tokens_saved"] += held
-        bw = self.link_gb_s or (srv.pool.hardware.scale_out_gb_s * inst.tp)
+        bw = (self.link_gb_s or (srv.pool.hardware.scale_out_gb_s * inst.tp)) * self.link_factor[
+            srv.pool.index
+        ]
         full = kv_transfer_time(srv.kv_bytes, tokens, bw, self.link_latency_s)
         now = self.env.now
         prefill_s = max(now - self.prefill_start[rid], 0.0)
