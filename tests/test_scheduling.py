@@ -312,3 +312,36 @@ def test_a_link_fault_needs_a_sending_pool() -> None:
         ScenarioError, match=r"faults\[0\]\.pool: a link fault hits the KV link a prefill pool sends on"
     ):
         io.apply_overrides(io.load_preset("chat-disaggregated"), {"faults": [fault]})
+
+
+@pytest.mark.parametrize("duration", [30.0, None])
+def test_colocated_fallback_serves_through_the_loss_of_the_prefill_pool(duration: float | None) -> None:
+    """Every prefill instance lost: without a fallback arrivals are rejected; with the colocated
+    fallback the decode instances serve whole requests meanwhile, and go back to decoding only
+    once prefill is back (issue 15)."""
+    fault = {"at_s": 40.0, "pool": "prefill", "instances": 3, "duration_s": duration}
+    base = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 120.0, "faults": [fault]})
+    plain = simulate(base)
+    s = io.apply_overrides(base, {"deployment.fallback": "colocated"})
+    rec, _ = records(s)
+    fell = simulate(s)
+    check_invariants(fell, rec)
+    assert plain.summary["requests"]["rejected_by_reason"].get("no_instance_up", 0) > 100
+    assert fell.summary["requests"]["rejected"] == 0 and fell.summary["requests"]["failed"] == 0
+    assert fell.summary["scheduler"]["fallbacks"] == 1
+    assert fell.summary["slo_attainment"] > plain.summary["slo_attainment"] + 0.1
+    t = fell.requests
+    decode_pool = {i for i, (p, _, _) in enumerate(rec.servers) if p == 1}
+    during = (t["arrival_s"] > 41.0) & (t["arrival_s"] < 69.0)
+    assert t.loc[during, "prefill_instance"].isin(decode_pool).all()  # served whole by decode instances
+    if duration is not None:
+        assert not t.loc[t["arrival_s"] > 90.0, "prefill_instance"].isin(decode_pool).any()
+
+
+def test_a_fallback_needs_disaggregation() -> None:
+    from engine.core.errors import ScenarioError
+
+    with pytest.raises(
+        ScenarioError, match=r"deployment\.fallback: a fallback for a lost prefill pool needs"
+    ):
+        io.apply_overrides(io.load_preset("chat-colocated"), {"deployment.fallback": "colocated"})

@@ -355,6 +355,9 @@ class Deployment(Frozen):
     batching: Batching = Batching()
     link: KvLink = KvLink()
     mem_fraction: Annotated[float, Field(gt=0.1, le=0.98)] = 0.9
+    fallback: Literal["none", "colocated"] = "none"
+    """When every prefill instance is lost: reject arrivals (none), or let the decode instances
+    serve whole requests until prefill is back (colocated)."""
     speculative: Speculative | None = None
     expert_imbalance: Annotated[float, Field(ge=1.0, le=64.0)] = 1.4
     """Tokens on the busiest expert-parallel rank over the mean (applies with ep > 1); 1.4 is the
@@ -525,6 +528,10 @@ class Scenario(Frozen):
                     f"workload.arrival.rate_rps: {arr.rate_rps} rps over duration_s {self.duration_s} "
                     f"means up to {expected:,.0f} requests; the limit is {bounds.MAX_REQUESTS:,}"
                 )
+        if self.deployment.fallback != "none" and self.deployment.mode != "disaggregated":
+            raise ValueError(
+                "deployment.fallback: a fallback for a lost prefill pool needs a disaggregated deployment"
+            )
         if self.scheduler.elastic.enabled and self.deployment.mode != "disaggregated":
             raise ValueError("scheduler.elastic.enabled: elastic roles need a disaggregated deployment")
         pool_names = {p.name for p in self.deployment.pools}

@@ -36,6 +36,9 @@ def fault(sim: DisruptionHost, spec: Fault) -> Any:
     for srv in victims:
         srv.restores = spec.duration_s is not None
         held += srv.take_down()
+    fallen: list[Server] = []
+    if sim.scenario.deployment.fallback == "colocated" and not sim.servers_of("entry"):
+        fallen = _fall_back(sim)
     stranded = sim.strand_handoffs()
     for rid in held + stranded:
         sim.lost(rid, spec.in_flight)
@@ -45,6 +48,41 @@ def fault(sim: DisruptionHost, spec: Fault) -> Any:
         for srv in victims:
             srv.bring_up()
         sim.retry_handoffs()
+        if fallen:
+            yield from _restore_roles(sim, fallen)
+
+
+def _fall_back(sim: DisruptionHost) -> list[Server]:
+    """No prefill instance is left: every live decode instance serves whole requests meanwhile."""
+    fallen = list(sim.servers_of("decode"))
+    for srv in fallen:
+        srv.role = "mixed"  # its future role stays decode: what it decodes, and what is sent to it, stays
+    sim.counters["fallbacks"] += 1
+    sim.roles_changed()
+    for srv in fallen:
+        srv.notify(True)
+    return fallen
+
+
+def _restore_roles(sim: DisruptionHost, fallen: list[Server]) -> Any:
+    """Prefill is back: the fallen-back instances take no new prompts, finish the ones they hold,
+    then decode only again."""
+    for srv in fallen:
+        srv.draining = True
+    sim.roles_changed()
+    left = list(fallen)
+    while left:
+        for srv in list(left):
+            if not srv.up or not (srv.waiting or srv.prefilling or srv.loading):
+                srv.draining = False
+                if srv.role == "mixed":
+                    srv.role = "decode"
+                left.remove(srv)
+                sim.roles_changed()
+                sim.retry_handoffs()
+                srv.notify(True)
+        if left:
+            yield sim.env.timeout(0.5)
 
 
 def elastic(sim: DisruptionHost) -> Any:

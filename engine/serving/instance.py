@@ -151,7 +151,7 @@ class Server:
                 self.start_decoding(*self.ready.pop(0))
             if self.swapped:
                 self._admit_swapped()
-            if self.incoming and self.role == "decode":
+            if self.incoming and self.role != "prefill":  # (a decode instance fallen back to mixed too)
                 self._admit_incoming()
             chunks = self._schedule_prefill() if self.role != "decode" else []
             decodes = len(self.running) if (self.role != "prefill") and (sim.mix or not chunks) else 0

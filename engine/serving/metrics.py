@@ -402,6 +402,7 @@ def summary(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> dict[s
         "role_switches": int(counters.get("role_switches", 0)),
         "role_drains": int(counters.get("role_drains", 0)),
         "link_faults": int(counters.get("link_faults", 0)),
+        "fallbacks": int(counters.get("fallbacks", 0)),
     }
     transfer = columns["kv_transfer_s"][done]
     out["kv_transfer_ms"] = {

@@ -218,7 +218,7 @@ class Simulation:
         self.link_factor: list[float] = [1.0] * len(resolved.pools)  # link faults degrade a pool's link
         self.link_gb_s = link.bandwidth_gb_s
         self.counters: dict[str, float] = {
-            "preemptions": 0, "recomputed_tokens": 0, "swapped_bytes": 0, "retried": 0, "role_switches": 0, "role_drains": 0, "link_faults": 0,
+            "preemptions": 0, "recomputed_tokens": 0, "swapped_bytes": 0, "retried": 0, "role_switches": 0, "role_drains": 0, "link_faults": 0, "fallbacks": 0,
             "transfer_tokens_saved": 0,
         }  # fmt: skip
         self.issued = n
@@ -419,7 +419,9 @@ class Simulation:
             if not entry:
                 self.end(rid, FAILED if retry else REJECTED, TOO_LONG_LIVE)
                 return
-        if self.disaggregated:
+        if (
+            self.disaggregated and entry[0].role == "prefill"
+        ):  # (a decode pool fallen back serves whole requests)
             why = self.undeliverable(rid)
             if why:
                 self.end(rid, FAILED if retry else REJECTED, why)
