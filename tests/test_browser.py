@@ -105,6 +105,7 @@ def _press_and_time_redraw(page, key: str) -> float:  # type: ignore[no-untyped-
 
 
 def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=60_000)  # a busy CI machine reruns the app slowly
@@ -192,11 +193,18 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
         # download a chart as PNG from the Results page (rendered on click by kaleido); the menu opens
         # below its button, so the button goes to mid-screen first
         menu = page.locator(".st-key-fg-export-ttft_cdf button").first
-        menu.evaluate("e => e.scrollIntoView({block: 'center'})")
-        menu.click()
+        png = page.locator(".st-key-fg-dl-ttft_cdf").get_by_role("button", name="PNG", exact=True)
+        for _ in range(3):  # a click that lands while the page still reruns can be lost: try again
+            menu.evaluate("e => e.scrollIntoView({block: 'center'})")
+            menu.click()
+            try:
+                png.wait_for(timeout=20_000)
+                break
+            except PlaywrightTimeout:
+                continue
         t0 = time.perf_counter()
         with page.expect_download(timeout=120_000) as info:
-            page.get_by_role("button", name="PNG", exact=True).first.click()
+            png.click()
         download = info.value
         png_s = time.perf_counter() - t0
         target = tmp_path / download.suggested_filename
