@@ -28,40 +28,24 @@ from engine.catalog.specs import CalibrationProfile
 from engine.costmodel import calibrate, trust
 from engine.costmodel.calibrate import Fit, Measurement
 
-SILICON: tuple[frozenset[str], ...] = (
-    frozenset({"h100-sxm", "h200", "h800-sxm", "h20", "gh200"}),
-    frozenset({"a100-80g", "a800-80g"}),
-    frozenset({"b200", "gb200"}),
-    frozenset({"b300", "gb300"}),
-    frozenset({"mi300x", "mi325x"}),
-)
-"""Chips of the same die (trust.SAME_SILICON maps each to the member a fit is usually on)."""
-
-PRODUCTION = ("trtllm", "vllm", "vllm-v0", "sglang")
-
 
 def silicon_of(chip: str) -> frozenset[str]:
-    """The chips sharing `chip`'s die (just itself when none)."""
-    for group in SILICON:
-        if chip in group:
-            return group
-    return frozenset({chip})
+    """The chips sharing `chip`'s die, itself included (`trust.SAME_SILICON`)."""
+    return frozenset({chip, *trust.siblings_of(chip)})
 
 
 def rule_profile(chip: str, stack: str, fits: dict[tuple[str, str], Fit]) -> tuple[CalibrationProfile, str]:
     """The profile (and its basis) the trust rules give `chip` under `stack`, from a set of fits."""
-    if (chip, stack) in fits:
-        return fits[(chip, stack)].profile, "fitted"
-    siblings = sorted(silicon_of(chip) - {chip})
-    for s in siblings:
-        if (s, stack) in fits:
-            return fits[(s, stack)].profile, "same_silicon"
-    for other in RELATED.get(stack, PRODUCTION):
-        for c in (chip, *siblings):
-            if (c, other) in fits:
-                return fits[(c, other)].profile, "other_stack"
+
+    def fitted(c: str, st: str) -> CalibrationProfile | None:
+        f = fits.get((c, st))
+        return f.profile if f is not None else None
+
+    found = trust.borrowed_profile(chip, stack, fitted)
+    if found is not None:
+        return found[0], found[1]
     pool = [f.profile for (c, s), f in fits.items() if s == stack] or [
-        f.profile for (c, s), f in fits.items() if s in PRODUCTION
+        f.profile for (c, s), f in fits.items() if s in trust.STACK_ORDER
     ]
     return trust.conservative(pool, "profiles"), "transfer"
 
@@ -151,14 +135,6 @@ def headline(df: pd.DataFrame) -> dict[str, dict[str, float]]:
         for s, g in df.groupby("scheme")
     }
 
-
-RELATED: dict[str, tuple[str, ...]] = {
-    "vllm": ("vllm-v0", "sglang", "trtllm"),
-    "vllm-v0": ("vllm", "sglang", "trtllm"),
-    "sglang": ("vllm", "vllm-v0", "trtllm"),
-    "trtllm": ("vllm", "sglang", "vllm-v0"),
-}
-"""For a stack with no fit on a chip, the other stacks to borrow from, closest first."""
 
 MIN_ROWS = 3
 """Fewest held-out rows behind a per-figure expected error; with fewer, the basis' overall median."""

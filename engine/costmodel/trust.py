@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -205,6 +206,42 @@ def transfer_profile(catalog: Catalog, stack: str) -> CalibrationProfile:
     return conservative(pool, basis)
 
 
+def siblings_of(chip: str) -> list[str]:
+    """The other catalog chips on `chip`'s die (`SAME_SILICON`), the one fits usually sit on first."""
+    canon = SAME_SILICON.get(chip, chip)
+    group = {canon} | {c for c, s in SAME_SILICON.items() if s == canon}
+    group.discard(chip)
+    return sorted(group, key=lambda c: (c != canon, c))
+
+
+Lookup = Callable[[str, str], CalibrationProfile | None]
+"""A (chip id, stack) -> fitted profile or None: the catalog's, or a cross-validation's refits."""
+
+
+def borrowed_profile(
+    chip: str, stack: str, fitted: Lookup
+) -> tuple[CalibrationProfile, Basis, str, str] | None:
+    """Rules 1-3: (profile, basis, chip, stack it was fitted on), or None when only a transfer is left.
+
+    The chip's own fit; else a fit of the same silicon; else another stack's fit of the chip or
+    its silicon, closest stack first. `engine.costmodel.crossval` applies the same rules to refits.
+    """
+    own = fitted(chip, stack)
+    if own is not None:
+        return own, "fitted", chip, stack
+    siblings = siblings_of(chip)
+    for sib in siblings:
+        twin = fitted(sib, stack)
+        if twin is not None:
+            return twin, "same_silicon", sib, stack
+    for other in RELATED.get(stack, STACK_ORDER):
+        for c in (chip, *siblings):
+            prof = fitted(c, other)
+            if prof is not None:
+                return prof, "other_stack", c, other
+    return None
+
+
 def calibration(
     hw: HardwareSpec,
     stack: str,
@@ -232,30 +269,16 @@ def calibration(
         if is_fitted(prof):
             return result(prof, profile_name, "fitted", prof.source)
         return result(prof, profile_name, "assumed", prof.source)
-    own = _fitted_profile(hw, stack)
-    if own is not None:
-        return result(own, stack, "fitted", own.source)
-    sibling_id = SAME_SILICON.get(hw.id)
-    sibling = catalog.hardware.get(sibling_id) if sibling_id else None
-    twin = _fitted_profile(sibling, stack)
-    if twin is not None and sibling is not None:
-        rule = f"same silicon as {sibling.id}: its {stack_name} profile"
-        return result(
-            twin.model_copy(update={"source": f"{rule} ({twin.source})"}), stack, "same_silicon", rule
-        )
-    for other in RELATED.get(stack, STACK_ORDER):
-        for chip in (hw, sibling):
-            borrowed = _fitted_profile(chip, other)
-            if borrowed is not None and chip is not None:
-                rule = (
-                    f"{STACK_NAMES[other]} profile of {chip.id} used for {stack_name} (no {stack_name} fit)"
-                )
-                return result(
-                    borrowed.model_copy(update={"source": f"{rule} ({borrowed.source})"}),
-                    stack,
-                    "other_stack",
-                    rule,
-                )
+    found = borrowed_profile(hw.id, stack, lambda chip, st: _fitted_profile(catalog.hardware.get(chip), st))
+    if found is not None:
+        prof, basis, chip, other = found
+        if basis == "fitted":
+            return result(prof, stack, "fitted", prof.source)
+        if basis == "same_silicon":
+            rule = f"same silicon as {chip}: its {stack_name} profile"
+        else:
+            rule = f"{STACK_NAMES[other]} profile of {chip} used for {stack_name} (no {stack_name} fit)"
+        return result(prof.model_copy(update={"source": f"{rule} ({prof.source})"}), stack, basis, rule)
     ref = catalog.hardware.get(ILLUSTRATIVE_REFERENCE)
     if hw.illustrative and ref is not None and ref.id != hw.id:
         prof, _ = calibration(ref, stack, catalog)

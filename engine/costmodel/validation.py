@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from engine.catalog.entries import Catalog
-from engine.costmodel import calibrate, crossval, reference
+from engine.costmodel import calibrate, crossval, power, reference
 
 TARGETS = {"loso_median": 0.15, "loso_p90": 0.35, "energy_median": 0.25}
 """The targets issue 11 sets: leave-one-source-out median and p90, energy per token median."""
@@ -83,15 +83,6 @@ def _num(v: Any) -> float | None:
     return None if v is None or (isinstance(v, float) and np.isnan(v)) else float(v)
 
 
-def _energy(catalog: Catalog) -> pd.DataFrame | None:
-    try:
-        from engine.costmodel import power
-    except ImportError:  # the power model is optional for the timing report
-        return None
-    fn = getattr(power, "energy_validation", None)
-    return fn(catalog) if fn is not None else None
-
-
 def point_table(rows: list[reference.Row], preds: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
     """One line per usable point: setup, measured, fitted prediction and held-out errors."""
     base = calibrate.table([r.point for r in rows if r.point is not None], catalog)
@@ -117,7 +108,7 @@ def report(catalog: Catalog) -> Report:
     rows = reference.reference_rows(catalog)
     points = [r.point for r in rows if r.point is not None]
     preds = crossval.frame(crossval.cross_validate(points, catalog))
-    energy = _energy(catalog)
+    energy = power.energy_validation(catalog)
     expected = crossval.expected_error_table(preds)
     if energy is not None and not energy.empty:
         power_median = float(energy.loc[energy["kind"] == "energy", "abs_error"].median())
