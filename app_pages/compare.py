@@ -72,6 +72,10 @@ table = pr.with_expected_error(
 if reps:
     replicas.caption(reps[0], "Utilisation and cost by part at the bottom are each side's first seed.")
 ha, hb = pr.headline(ra.summary), pr.headline(rb.summary)
+if (ma := ra.summary["cost"].get("mode", "rent")) != (mb := rb.summary["cost"].get("mode", "rent")):
+    st.info(f"A's chips are costed {'owned' if ma == 'own' else 'rented'}, B's {'owned' if mb == 'own' else 'rented'}: "
+            "cost per request compares a rental bill with an ownership bill (see Cost by part below).",
+            icon=":material/payments:")  # fmt: skip
 change = table.set_index("figure")["change_pct"]
 noise = table.set_index("figure")["within_noise"] if reps else None
 HEAD = (
@@ -148,7 +152,9 @@ for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
             width="stretch",
             column_config=tables.UTILIZATION,
         )
-        st.markdown(f"**Cost by part: {label}**")
+        st.markdown(f"**Cost by part: {label}** ({plain(pr.cost_basis(run.summary))})")
         st.dataframe(
             pr.cost_parts(run.summary), hide_index=True, width="stretch", column_config=tables.COST_PARTS
         )
+        if len(kinds := pr.cost_kinds(run.summary)):
+            st.dataframe(kinds, hide_index=True, width="stretch", column_config=tables.COST_PARTS)

@@ -23,6 +23,8 @@ cap.caption(
     f"{req['rejected']:,} rejected, {req['failed']:,} failed) · simulated in {res.wall_s:.2f} s "
     f"({res.events:,} events) · engine {res.engine_version} · seed {sc.seed}"
 )
+if (edge := pr.edge_line(s)) is not None:
+    st.caption(plain(edge))
 reps = replicas.run([sc], n_seeds)  # None with one seed, or until the other seeds are done
 rep = reps[0] if reps else None
 
@@ -33,7 +35,11 @@ HEADLINE = (
     ("TPOT p99", layout.fmt_ms(h["tpot_p99_ms"]), "tpot_p99_ms"),
     ("SLO attainment", layout.fmt_pct(h["slo_attainment"]), "slo_attainment"),
     ("Goodput", f"{h['goodput_rps'] or 0:,.2f} req/s", "goodput_rps"),
-    ("$ / request", layout.fmt_usd(h["usd_per_request"]), "usd_per_request"),
+    (
+        "$ / request" + (" (owned)" if s["cost"].get("mode") == "own" else ""),
+        layout.fmt_usd(h["usd_per_request"]),
+        "usd_per_request",
+    ),
 )
 with st.container(horizontal=True, gap="small"):
     for label, value, key in HEADLINE:
@@ -96,11 +102,16 @@ with c1:
     figures.append(("Cost per request by part", fig))
     export.chart(fig, sc, "cost_by_part")
     st.dataframe(parts, hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+    st.caption(f"Cost basis: {plain(pr.cost_basis(s))} (SLO targets page, 'Cost basis').")
+    kinds = pr.cost_kinds(s)
+    if len(kinds):
+        st.dataframe(kinds, hide_index=True, width="stretch", column_config=tables.COST_PARTS)
 with c2:
     joules = s["energy"]["joules_per_output_token"]
     with st.container(horizontal=True, gap="small"):
         st.metric("Bill per hour", layout.fmt_usd(cost["usd_per_hour"]), border=True, width="content",
-                  help="Price of every chip (and cache tier) per hour, busy or idle.")  # fmt: skip
+                  help="Every chip (and cache tier) per hour, busy or idle: its rent, or when owned its "
+                  "capital, hosting and the energy the run drew.")  # fmt: skip
         st.metric("$ / 1M output tokens", confidence.with_figure_error(layout.fmt_usd(h["usd_per_million_output_tokens"]),
                   trust, "usd_per_million_output_tokens"), border=True, width="content",
                   help=layout.METRIC_HELP["usd_per_million_output_tokens"])  # fmt: skip

@@ -2,8 +2,10 @@
 
 import streamlit as st
 
+from engine.costmodel.ownership import CostBasis
 from engine.explain import presentation as pr
 from engine.scenario.model import Slo
+from engine.scenario.resolve import scenario_catalog
 from ui import charts, export, layout, state
 from ui.text import plain
 from ui.widgets import model_form, select, slider
@@ -34,6 +36,37 @@ for i, cls in enumerate(sc.workload.classes):
                 only=[n for n in Slo.model_fields if n not in ("ttft_ms", "tpot_ms", "percentile")],
                 columns=1,
             )
+
+with st.expander("Cost basis", expanded=sc.cost.mode == "own", icon=":material/payments:"):
+    st.caption(
+        "What cost per request is measured in: **rent** bills every chip at its catalog price per hour; **own** "
+        "bills capital (chip and server share written off over the years), hosting (colocation per kW of "
+        "provisioned power) and the run's energy times PUE. Sources: docs/cost-model.md."
+    )
+    select("cost.mode", ["rent", "own"], "Chips are", horizontal=True,
+           format_func=lambda m: {"rent": "rented", "own": "owned"}.get(m, str(m)))  # fmt: skip
+    if sc.cost.mode == "own":
+        model_form(
+            "cost", CostBasis, only=[n for n in CostBasis.model_fields if n != "mode" and "capex" not in n]
+        )
+        cat = scenario_catalog(sc)
+        for chip_id in sorted({p.hardware for p in sc.deployment.pools if p.hardware in cat.hardware}):
+            hw = cat.hardware[chip_id]
+            c1, c2 = st.columns(2)
+            for col, field, what in (
+                (c1, "capex_usd", "purchase price"),
+                (c2, "server_capex_usd", "server share"),
+            ):
+                prices = dict(getattr(sc.cost, field))
+                shown = float(prices.get(chip_id, getattr(hw, field)) or 0.0)
+                new = col.number_input(
+                    f"{chip_id}: {what} ($)", min_value=0.0, value=shown, step=500.0,
+                    key=f"fg:cost.{field}:{chip_id}", help="Catalog: " + (hw.sources.get(field) or "no price"),
+                )  # fmt: skip
+                if new != shown and state.override(
+                    {f"cost.{field}": {**prices, chip_id: float(new)}}, f"{chip_id} {what}"
+                ):
+                    st.rerun()
 
 if res is None:
     st.stop()

@@ -6,16 +6,33 @@ import streamlit as st
 from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES
 from engine.explain.confidence import pool_marks
-from engine.explain.previews import chip_options, pool_memory, pool_summary, with_mode
+from engine.explain.previews import (
+    chip_options,
+    pool_memory,
+    pool_summary,
+    with_mode,
+    with_pool_added,
+    with_pool_removed,
+)
 from engine.scenario.codec import preset_names
-from engine.scenario.model import Batching, Cache, Deployment, Fault, KvLink, Pool, Scenario, Scheduler
+from engine.scenario.model import (
+    Batching,
+    Cache,
+    Deployment,
+    Fault,
+    KvLink,
+    Pool,
+    RequestClass,
+    Scenario,
+    Scheduler,
+)
 from engine.scenario.resolve import scenario_catalog
-from ui import layout, marks, state
+from ui import drill, layout, marks, state
 from ui.parallelism import experts_form, speculative_form, split_widgets
 from ui.text import plain
-from ui.widgets import bound, current, defaulted_form, list_editor, model_form, select, slider
+from ui.widgets import bound, current, defaulted_form, list_editor, model_form, names, number, select, slider
 
-POOL_FIELDS = {"name", "role", "hardware", "tp", "pp", "dp", "ep", "count", "profile"}
+POOL_FIELDS = {"name", "role", "hardware", "tp", "pp", "dp", "ep", "count", "profile", "sends_to"}
 SHOWN = {"name", "description", "lesson", "counterpart", "version", "seed", "duration_s", "warmup_s", "resolution_s",
          "model", "workload", "deployment", "cache", "scheduler", "faults", "custom_hardware", "custom_models"}  # fmt: skip
 
@@ -60,36 +77,72 @@ with stack_col:
            "profile (the one fitted to that chip under this stack, or one chosen by a rule and marked uncalibrated) and the "
            "defaults of batching and KV-cache precision that you do not set yourself.")  # fmt: skip
 
-chips = chip_options(cat)
-pool_cols = st.columns(len(sc.deployment.pools))
-for i, (col, pool) in enumerate(zip(pool_cols, sc.deployment.pools, strict=True)):
-    path = f"deployment.pools[{i}]"
-    with col, st.container(border=True):
-        st.markdown(
-            f"**{pool.role.capitalize()} pool** {plain(pool.name)}", help=(Pool.__doc__ or "").strip()
-        )
-        st.caption(plain(pool_summary(pool, cat)))
-        if pool.name in calibrations:
-            marks.pool_mark(calibrations[pool.name])
-        key = f"fg:{path}.hardware"
-        if st.session_state.get(key) != pool.hardware:
-            st.session_state[key] = pool.hardware
-        st.selectbox("Chip", chips if pool.hardware in chips else [*chips, pool.hardware], key=key,
-                     on_change=hardware_changed, args=(path, key),
-                     format_func=lambda c: f"{c} · {cat.hardware[c].name}" if c in cat.hardware else c,
-                     help="Catalog chips and the scenario's custom ones (Hardware catalog page).")  # fmt: skip
-        profiles = sorted(cat.hardware[pool.hardware].profiles) if pool.hardware in cat.hardware else []
-        select(f"{path}.profile", [None, *profiles], "Calibration profile",
-               format_func=lambda p: f"{stack} (by rule)" if p is None else str(p),
-               help=f"Achievable fractions of peak fitted to a serving stack (see About & validation). By rule: "
-               f"the profile fitted to this chip under {stack}, else one borrowed from the same silicon, another "
-               "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.")  # fmt: skip
-        slider(f"{path}.count", 1, 32, "Instances", integer=True)
-        split_widgets(i, pool, moe.experts if moe else 0, memory.get(pool.name))
-        extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]
-        if extra:
-            model_form(path, Pool, only=extra, columns=2)
 
+def pool_added(role: str) -> None:
+    state.commit(with_pool_added(state.scenario(), role), "add a pool")
+
+
+def pool_removed(index: int) -> None:
+    try:
+        state.commit(with_pool_removed(state.scenario(), index), "remove a pool")
+    except ValueError as exc:
+        state.notify(str(exc))
+
+
+chips = chip_options(cat)
+
+
+def pool_editor(i: int, pool: Pool, path: str) -> None:
+    """One pool's chip, profile, count, parallelism and hand-off routes."""
+    st.caption(plain(pool_summary(pool, cat)))
+    if pool.name in calibrations:
+        marks.pool_mark(calibrations[pool.name])
+    key = f"fg:{path}.hardware"
+    if st.session_state.get(key) != pool.hardware:
+        st.session_state[key] = pool.hardware
+    st.selectbox("Chip", chips if pool.hardware in chips else [*chips, pool.hardware], key=key,
+                 on_change=hardware_changed, args=(path, key),
+                 format_func=lambda c: f"{c} · {cat.hardware[c].name}" if c in cat.hardware else c,
+                 help="Catalog chips and the scenario's custom ones (Hardware catalog page).")  # fmt: skip
+    profiles = sorted(cat.hardware[pool.hardware].profiles) if pool.hardware in cat.hardware else []
+    select(f"{path}.profile", [None, *profiles], "Calibration profile",
+           format_func=lambda p: f"{stack} (by rule)" if p is None else str(p),
+           help=f"Achievable fractions of peak fitted to a serving stack (see About & validation). By rule: "
+           f"the profile fitted to this chip under {stack}, else one borrowed from the same silicon, another "
+           "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.")  # fmt: skip
+    slider(f"{path}.count", 1, 32, "Instances", integer=True)
+    split_widgets(i, pool, moe.experts if moe else 0, memory.get(pool.name))
+    extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]
+    if extra:
+        model_form(path, Pool, only=extra, columns=2)
+    if pool.role == "prefill" and len(decode_pools) > 1:
+        names(f"{path}.sends_to", decode_pools, "Hands prompts to",
+              help="The decode pools this pool's prompts go to (none chosen: any). Pair a premium prefill pool with "
+              "its own decode pool, or keep a slow link's pools apart.")  # fmt: skip
+
+
+roles = [p.role for p in sc.deployment.pools]
+decode_pools = [p.name for p in sc.deployment.pools if p.role == "decode"]
+POOLS_PER_ROW = 3
+for row in range(0, len(sc.deployment.pools), POOLS_PER_ROW):
+    shown = list(enumerate(sc.deployment.pools))[row : row + POOLS_PER_ROW]
+    for col, (i, pool) in zip(st.columns(POOLS_PER_ROW), shown, strict=False):
+        path = f"deployment.pools[{i}]"
+        with col, st.container(border=True):
+            head, rm = st.columns([5, 1], vertical_alignment="center")
+            head.markdown(
+                f"**{pool.role.capitalize()} pool** {plain(pool.name)}", help=(Pool.__doc__ or "").strip()
+            )
+            rm.button("", key=f"fg:rm-pool:{i}", on_click=pool_removed, args=(i,), icon=":material/delete:",
+                      disabled=roles.count(pool.role) < 2, help=f"Remove this pool (a deployment keeps one {pool.role} pool at least)")  # fmt: skip
+            pool_editor(i, pool, path)
+if len(sc.deployment.pools) < 8:
+    add_roles = ["prefill", "decode"] if sc.deployment.mode == "disaggregated" else ["mixed"]
+    for col, role in zip(st.columns(4), add_roles, strict=False):
+        col.button(f"Add a {role} pool" if role != "mixed" else "Add a pool", key=f"fg:add-pool:{role}",
+                   on_click=pool_added, args=(role,), icon=":material/add:",
+                   help="Another pool of this role (a copy of the last one, one instance): several kinds of chips "
+                   "can share a role, and the router spreads work by their speed (or price, with cost_aware).")  # fmt: skip
 left, right = st.columns(2)
 with left, st.container(border=True):
     st.markdown("**Batching**", help=(Batching.__doc__ or "").strip())
@@ -124,6 +177,36 @@ st.subheader("Scheduling", help="Routing across instances, queue order, admissio
              "Each policy's fields are its knobs; policies added to the engine appear here by themselves.")  # fmt: skip
 model_form("scheduler", Scheduler, columns=3)
 
+entry_pools = [
+    p.name for p in sc.deployment.pools if p.role in ("mixed", "prefill") and p.tier == "datacenter"
+]
+if len(entry_pools) > 1 or len(decode_pools) > 1:
+    st.subheader(
+        "Traffic isolation", help=(RequestClass.model_fields["pools"].description or "").strip() or None
+    )
+    st.caption(
+        "Pin a class to the pools it may enter, and to the decode pools its prompts go to (none chosen of a kind: "
+        "any), and say what happens when its entry pools are full."
+    )
+    for i, c in enumerate(sc.workload.classes):
+        path = f"workload.classes[{i}]"
+        c1, c2, c3 = st.columns([3, 2, 2], vertical_alignment="bottom")
+        with c1:
+            names(f"{path}.pools", entry_pools + decode_pools, f"{c.name}: pools",
+                  help="The entry pools (mixed or prefill) this class's requests may enter and the decode pools "
+                  "its prompts are handed to; none chosen of a kind: any.")  # fmt: skip
+        with c2:
+            select(f"{path}.overflow", ["wait", "spill", "reject"], "When they are full",
+                   help="Wait for the class's pools, spill to the others, or reject with reason isolation_full.")  # fmt: skip
+        with c3:
+            number(
+                f"{path}.spill_queue",
+                integer=True,
+                lo=1,
+                hi=1_000_000,
+                label="Full at (waiting per instance)",
+            )
+
 st.subheader(
     "Failure drills", help="Take instances out at a time and for a while; watch TTFT and failed requests."
 )
@@ -133,6 +216,7 @@ list_editor(
     new_item=lambda: {"at_s": round(sc.duration_s / 2, 1), "pool": pools[-1], "instances": 1, "duration_s": round(sc.duration_s / 5, 1)},
     title=lambda i, f: f"Fault {i + 1}: {f.get('instances', 1)} × {f.get('pool')} at {f.get('at_s')} s",
 )  # fmt: skip
+drill.fallback_comparison(state.scenario())  # each fallback on these faults (ui/drill.py)
 
 others = [n for n in Scenario.model_fields if n not in SHOWN]
 if others:

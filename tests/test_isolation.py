@@ -60,6 +60,6 @@ def test_a_class_pinned_to_an_unknown_pool_is_refused() -> None:
     data = io.to_data(io.load_preset("chat-colocated"))
     data["workload"]["classes"][0]["pools"] = ["gold"]
     with pytest.raises(
-        ScenarioError, match=r"workload\.classes\[0\]\.pools: 'gold' is not a pool requests enter"
+        ScenarioError, match=r"workload\.classes\[0\]\.pools: 'gold' is not a pool of this deployment"
     ):
         io.from_data(data)

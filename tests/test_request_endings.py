@@ -271,6 +271,14 @@ def scenarios(draw: st.DrawFn) -> Scenario:
             fault["duration_s"] = draw(st.floats(0.5, 5.0))
         faults.append(fault)
     over["faults"] = faults
+    if draw(st.booleans()):  # degrade: shed low priorities and cap outputs while capacity is short
+        over["deployment.degrade"] = {
+            "enabled": True, "below_capacity": draw(st.sampled_from([0.0, 0.5, 1.0])),
+            "above_backlog": draw(st.sampled_from([None, 1.0, 4.0])), "max_output_tokens": draw(st.integers(0, 300)),
+            "shed_below_priority": draw(st.integers(0, 3)),
+        }  # fmt: skip
+        if base.deployment.mode == "disaggregated" and draw(st.booleans()):
+            over["deployment.fallback"] = "colocated"
     try:
         s = io.apply_overrides(base, over)
         resolve(s)  # the weights must fit the chips at this memory fraction

@@ -242,11 +242,14 @@ def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
                 "scale_up_gb_s": h.scale_up_gb_s,
                 "tdp_w": h.tdp_w,
                 "usd_per_hour": h.usd_per_hour,
+                "capex_usd": h.capex_usd,
+                "server_capex_usd": h.server_capex_usd,
                 "eta_compute": t["eta_compute"],
                 "eta_bandwidth": t["eta_bandwidth"],
                 "calibration_rule": t["calibration_rule"],
                 "spec_source": h.sources.get("tflops", ""),
                 "price_source": h.sources.get("usd_per_hour", ""),
+                "capex_source": h.sources.get("capex_usd", ""),
             }
         )
     return pd.DataFrame(rows)

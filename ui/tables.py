@@ -41,6 +41,7 @@ UTILIZATION: dict[str, Any] = {
 
 COST_PARTS: dict[str, Any] = {
     "part": cc.TextColumn("part"),
+    "kind": cc.TextColumn("kind", help="Owned chips: capital, hosting, energy (and cache capacity)."),
     "usd_per_request": cc.NumberColumn("$ / request", format="%.6f"),
     "usd_per_million_output_tokens": cc.NumberColumn("$ / 1M output tokens", format="%.3f"),
     "share": fraction("share of bill"),
@@ -72,6 +73,8 @@ HARDWARE: dict[str, Any] = {
     "scale_up_gb_s": cc.NumberColumn("Scale-up (GB/s)", help="NVLink-class bandwidth per chip."),
     "tdp_w": cc.NumberColumn("TDP (W)"),
     "usd_per_hour": cc.NumberColumn("$ / chip-hour", format="%.2f"),
+    "capex_usd": cc.NumberColumn("Purchase ($)", format="%.0f", help="One chip's price, for owned chips."),
+    "server_capex_usd": cc.NumberColumn("Server share ($)", format="%.0f", help="The chip's share of its server."),
     "calibration": cc.TextColumn("Calibration", width="medium", help="calibrated: a profile fitted to measurements of "
                                  "this chip under the scenario's serving stack; uncalibrated: a profile chosen by a rule."),
     "expected_error": cc.TextColumn("Expected error", width="medium", help="Cross-validated relative error of the "
@@ -81,6 +84,7 @@ HARDWARE: dict[str, Any] = {
     "calibration_rule": cc.TextColumn("Calibration rule", width="medium", help="Where the chip's profile comes from."),
     "spec_source": cc.TextColumn("Spec source", width="medium"),
     "price_source": cc.TextColumn("Price source", width="medium"),
+    "capex_source": cc.TextColumn("Purchase price source", width="medium"),
 }  # fmt: skip
 
 CALIBRATION_FIT: dict[str, Any] = {

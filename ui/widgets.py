@@ -113,6 +113,11 @@ LABELS: dict[str, str] = {
     "idle_w": "Idle power (W)",
     "usd_per_hour": "Price ($/chip-hour)",
     "usd_per_gb_hour": "Price ($/GB-hour)",
+    "usd_per_kwh": "Electricity ($/kWh)",
+    "pue": "PUE",
+    "hosting_usd_per_kw_month": "Hosting ($/kW-month)",
+    "amortisation_years": "Amortisation (years)",
+    "server_power_factor": "Server power / chip TDP",
     "hbm": "Cache in HBM",
     "turns_mean": "Turns per session (mean)",
 }
@@ -350,6 +355,13 @@ def select(
     if horizontal:
         return bound(st.segmented_control, path, label or label_of(name), required=True, **kw)
     return bound(st.selectbox, path, label or label_of(name), **kw)
+
+
+def names(path: str, options: Sequence[str], label: str, *, help: str | None = None) -> Any:
+    """A multiselect of names bound to a tuple-of-names field (names no longer offered are kept)."""
+    value = list(current(path, []) or [])
+    opts = list(options) + [v for v in value if v not in options]
+    return bound(st.multiselect, path, label, default=[], options=opts, help=help, to_ui=list, from_ui=list)
 
 
 def toggle(path: str, label: str | None = None, *, default: bool = False, help: str | None = None) -> Any:

@@ -41,6 +41,8 @@ SOURCED_FIELDS = (
     "tflops", "memory_gb", "memory_tb_s", "scale_up_gb_s", "scale_out_gb_s", "tdp_w", "idle_w", "usd_per_hour",
 )  # fmt: skip
 """Hardware fields whose value must carry a source (or ``assumption: <why>``)."""
+OPTIONAL_SOURCED_FIELDS = ("capex_usd", "server_capex_usd")
+"""Hardware fields that may be absent, and carry a source when present (ownership prices)."""
 
 MIN_LINK_GB_S = 0.1
 """Slowest scale-up or scale-out link a chip may declare; 0 means it has no such link."""
@@ -102,6 +104,12 @@ class HardwareSpec(Spec):
     tdp_w: Annotated[float, Field(ge=0.1, le=100_000)]
     idle_w: Annotated[float, Field(ge=0, le=100_000)]
     usd_per_hour: Annotated[float, Field(ge=0, le=10_000)]
+    capex_usd: Annotated[float, Field(gt=0, le=10_000_000)] | None = Field(
+        default=None, description="purchase price of one chip (ownership cost); None: not known"
+    )
+    server_capex_usd: Annotated[float, Field(ge=0, le=10_000_000)] | None = Field(
+        default=None, description="the chip's share of its server's price (host, memory, NICs, chassis)"
+    )
     sources: Annotated[dict[Key, Text], Field(max_length=32)]
     profiles: Annotated[dict[Key, CalibrationProfile], Field(max_length=16)]
     default_profile: Key = "default"
@@ -119,6 +127,15 @@ class HardwareSpec(Spec):
             raise ValueError(
                 "sources: every number needs a source or 'assumption: <why>'; missing for "
                 + ", ".join(missing)
+            )
+        unsourced = [
+            f
+            for f in OPTIONAL_SOURCED_FIELDS
+            if getattr(self, f) is not None and not self.sources.get(f, "").strip()
+        ]
+        if unsourced:
+            raise ValueError(
+                "sources: a price needs a source or 'assumption: <why>'; missing for " + ", ".join(unsourced)
             )
         if self.idle_w > self.tdp_w:
             raise ValueError(f"idle_w: {self.idle_w} exceeds tdp_w {self.tdp_w}")

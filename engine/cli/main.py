@@ -2,8 +2,9 @@
 
 Commands: ``catalog`` (list hardware and models), ``roofline`` (prefill and decode on one
 instance), ``scenario`` (validate a scenario file, print it resolved), ``import-model``
-(a Hugging Face config.json to a catalog entry). With ``--json`` stdout holds exactly one JSON
-document; messages go to stderr. Bad input exits with status 2 and a message naming the field.
+(a Hugging Face config.json to a catalog entry), ``drill`` (a scenario's faults under each
+fallback policy). With ``--json`` stdout holds exactly one JSON document; messages go to stderr.
+Bad input exits with status 2 and a message naming the field.
 
 What uses pandas (the roofline report, calibration, CSV output) is imported when its command
 runs, so that ``run --json`` and ``scenario`` start without it (a whole ``run`` process is timed
@@ -212,6 +213,9 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
     )
     parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())
     print(f"  per 1k requests by part ($): {parts}")
+    if c.get("usd_by_kind"):  # an owned deployment: its basis and the bill by kind
+        kinds = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_kind"].items())
+        print(f"  {c['basis']}; per 1k requests by kind ($): {kinds}")
     for pool, u in doc["utilization"].items():
         print(
             f"pool {pool}: compute {u['compute']:.1%}, bandwidth {u['bandwidth']:.1%}, busy {u['busy']:.1%}, "
@@ -272,6 +276,35 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(
             f"wrote requests.{args.format}, timeseries.{args.format}, summary.json, scenario.toml to {args.out}"
         )
+    return 0
+
+
+def cmd_drill(args: argparse.Namespace) -> int:
+    from engine.explain.drill import fallback_drill  # pandas: loaded only for this command
+
+    scen = load_scenario(args.scenario, args.set)
+    check = not args.no_work_limit
+    table = fallback_drill(scen, run=lambda s: simulate(s, check_work=check))
+    if args.json:
+        rows = [{k: (None if v != v else v) for k, v in row.items()} for row in table.to_dict("records")]
+        emit_json(
+            {
+                "scenario": {"name": scen.name, "seed": scen.seed},
+                "drill": rows,
+                "engine_version": ENGINE_VERSION,
+            }
+        )
+        return 0
+    shown = table.copy()
+    for col in shown.columns:
+        if col.startswith("slo_attainment"):
+            shown[col] = shown[col].map("{:.1%}".format)
+    shown["ttft_p90_ms"] = shown["ttft_p90_ms"].map(lambda v: "-" if v is None or v != v else f"{v:,.0f}")
+    shown["usd_per_request"] = shown["usd_per_request"].map(
+        lambda v: "-" if v is None or v != v else f"{v:.6f}"
+    )
+    print(f"{scen.name} (seed {scen.seed}): each fallback on the same requests")
+    print(shown.to_string(index=False))
     return 0
 
 
@@ -419,6 +452,13 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--replications", type=int, default=1, help="run N seeds and report 95%% intervals")
     add_work_limit_flag(u)
     u.set_defaults(func=cmd_run)
+
+    d = sub.add_parser("drill", help="a scenario with faults under each fallback policy, side by side")
+    d.add_argument("scenario", help="a .toml/.json file or a preset name (with at least one fault)")
+    d.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    d.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    add_work_limit_flag(d)
+    d.set_defaults(func=cmd_drill)
 
     m = sub.add_parser("import-model", help="a Hugging Face config.json to a model catalog entry")
     m.add_argument("config", help="path to a local config.json")

@@ -147,6 +147,17 @@ def run_energy_j(
     return hw.idle_w * chips * span_s + min(span * busy_chip_s, dynamic)
 
 
+def instance_power_range_w(hw: HardwareSpec, chips: int, weights: Precision = "bf16") -> tuple[float, float]:
+    """(idle, most) power of one instance of `chips` chips, in watts.
+
+    Idle: every chip at its idle power. Most: every chip busy at full bandwidth and compute
+    utilisation (`chip_power_w` is monotonic in both and bounded by the TDP), the most any iteration
+    can draw. An edge site's power budget is enforced against these (`engine.serving.edge`).
+    """
+    most = float(chip_power_w(hw, busy=1.0, u_bandwidth=1.0, u_compute=1.0, weights=weights))
+    return chips * hw.idle_w, chips * most
+
+
 # --- the measurements -----------------------------------------------------------------------
 
 

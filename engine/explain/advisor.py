@@ -38,7 +38,8 @@ import pandas as pd
 
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel import trust
+from engine.costmodel import ownership, trust
+from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance, decode_cost, prefill_cost, roofline_point
 from engine.explain.confidence import errors_text, pool_marks, stack_name, uncalibrated
 from engine.planning.sizing import Demand, demand, instance_rates
@@ -97,12 +98,21 @@ def _fitting_instance(
     return None
 
 
-def roofline_rows(inst: Instance, d: Demand) -> list[dict[str, Any]]:
-    """Prefill of the mean prompt and decode at B* on one instance, as two table rows."""
+def roofline_rows(inst: Instance, d: Demand, basis: CostBasis | None = None) -> list[dict[str, Any]]:
+    """Prefill of the mean prompt and decode at B* on one instance, as two table rows.
+
+    Dollars per million tokens price a busy chip-hour under the cost basis (rent by default; an
+    owned chip at its TDP, an upper bound of its energy).
+    """
     hw = inst.hardware
     prompt = float(np.mean(d.prompt_tokens - d.cached_tokens)) if len(d.prompt_tokens) else 1024.0
     cached = float(np.mean(d.cached_tokens)) if len(d.cached_tokens) else 0.0
-    rates = instance_rates(inst, d)
+    basis = basis or CostBasis()
+    rates = instance_rates(inst, d, basis)
+    try:
+        usd_per_chip_hour = ownership.chip_hour_usd(hw, basis, power_w=hw.tdp_w)
+    except ScenarioError:
+        usd_per_chip_hour = math.nan  # an owned chip without a price (its note says so)
     base = {
         "hardware": hw.id,
         "class": hw.kind,
@@ -135,7 +145,7 @@ def roofline_rows(inst: Instance, d: Demand) -> list[dict[str, Any]]:
             "time_ms": t * 1e3,
             "kv_transfer_ms": link_s * 1e3,
             "tokens_per_s_per_chip": prompt / t / inst.chips,
-            "usd_per_million_tokens": hw.usd_per_hour * inst.chips / 3600 * t / prompt * 1e6,
+            "usd_per_million_tokens": usd_per_chip_hour * inst.chips / 3600 * t / prompt * 1e6,
             "batch_limit": "",
             "note": rates.prefill_problem,
         }
@@ -165,7 +175,7 @@ def roofline_rows(inst: Instance, d: Demand) -> list[dict[str, Any]]:
             "time_ms": t * 1e3,
             "kv_transfer_ms": 0.0,
             "tokens_per_s_per_chip": b / t / inst.chips,
-            "usd_per_million_tokens": hw.usd_per_hour * inst.chips / 3600 * t / b * 1e6,
+            "usd_per_million_tokens": usd_per_chip_hour * inst.chips / 3600 * t / b * 1e6,
             "batch_limit": rates.decode_batch_limit,
             "note": rates.decode_problem,
         }
@@ -186,7 +196,7 @@ def roofline_table(
     for hw in hardware or sorted(cat.hardware):
         inst = _fitting_instance(scenario, cat, hw, tp_options)
         if inst is not None:
-            rows.extend(roofline_rows(inst, d))
+            rows.extend(roofline_rows(inst, d, scenario.cost))
     return pd.DataFrame(rows)
 
 
@@ -259,6 +269,12 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
         )
     parts = s["cost"]["usd_by_part"]
     total = sum(parts.values())
+    kinds = s["cost"].get("usd_by_kind", {})  # an owned deployment's bill by kind
+    owned = (
+        "; owned: " + ", ".join(f"{k} {v / total:.0%}" for k, v in kinds.items() if v > 0)
+        if kinds and total > 0
+        else ""
+    )
     if total > 0:
         top = max(parts, key=lambda k: parts[k])
         out.append(
@@ -268,7 +284,9 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
                 f"{top.replace('_', ' ')} takes {parts[top] / total:.0%} of the bill "
                 f"(${s['cost']['usd_per_hour']:,.2f}/h; "
                 + ", ".join(f"{k} {v / total:.0%}" for k, v in parts.items() if v > 0)
-                + ").",
+                + ")"
+                + owned
+                + ".",
                 {f"share_{k}": v / total for k, v in parts.items()},
             )
         )

@@ -229,6 +229,21 @@ def headline(summary: Mapping[str, Any]) -> dict[str, float | None]:
     }
 
 
+def edge_line(summary: Mapping[str, Any]) -> str | None:
+    """One line on the edge site: served locally, offloaded (by reason), peak site power against the
+    budget; None for a run without an edge site."""
+    e = summary.get("edge")
+    if not e:
+        return None
+    reasons = ", ".join(f"{k} {v:,}" for k, v in e["offloaded_by_reason"].items() if v)
+    return (
+        f"Edge site: {e['local_share']:.1%} of requests served locally, {e['offloaded_share']:.1%} offloaded"
+        + (f" ({reasons})" if reasons else "")
+        + f" · peak site power {e['peak_site_power_w']:.1f} W of a {e['power_budget_w']:g} W budget"
+        + f" (idle {e['site_idle_w']:.0f} W) · offload adds {e['offload_latency_ms']:g} ms"
+    )
+
+
 def summary_rows(summary: Mapping[str, Any]) -> pd.DataFrame:
     """The summary's numbers as ``figure`` / ``value`` rows (dotted names, e.g. ``latency_ms.ttft.p99``)."""
     flat = flatten(dict(summary))
@@ -254,6 +269,24 @@ def cost_parts(summary: Mapping[str, Any]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=["part", "usd_per_request", "usd_per_million_output_tokens", "share"])
+
+
+def cost_kinds(summary: Mapping[str, Any]) -> pd.DataFrame:
+    """An owned bill by kind (capital, energy, hosting, cache): dollars per request and share; empty when rented."""
+    cost = summary.get("cost", {})
+    by_kind: Mapping[str, float] = cost.get("usd_by_kind", {})
+    per_req: Mapping[str, float | None] = cost.get("usd_per_request_by_kind", {})
+    total = sum(by_kind.values())
+    rows = [
+        {"kind": k, "usd_per_request": per_req.get(k), "share": v / total if total else 0.0}
+        for k, v in by_kind.items()
+    ]
+    return pd.DataFrame(rows, columns=["kind", "usd_per_request", "share"])
+
+
+def cost_basis(summary: Mapping[str, Any]) -> str:
+    """What the run's cost is measured in, e.g. ``own: 5-year amortisation, $0.08/kWh, PUE 1.58, ...``."""
+    return str(summary.get("cost", {}).get("basis") or "rent: catalog price per chip-hour")
 
 
 TIER_LABELS = {"hbm": "HBM", "host": "host DRAM", "pooled": "pooled store"}
@@ -350,6 +383,8 @@ def scheduler_figures(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         ("swapped_bytes", "Swapped over PCIe", None, "KV moved out to host memory and back (swap)."),
         ("retried", "Retried after a fault", "{:,}", "Requests restarted from the beginning after their instance was lost."),
         ("role_switches", "Role switches", "{:,}", "Elastic roles: instances moved between prefill and decode."),
+        ("capped_requests", "Answers capped (degrade)", "{:,}", "Requests admitted while degraded, their output cut to deployment.degrade.max_output_tokens."),
+        ("capped_tokens", "Output tokens cut (degrade)", "{:,}", "Output tokens the caps removed (what the users did not get)."),
     )  # fmt: skip
     for key, label, fmt, help_ in rows:
         value = sched.get(key, 0) or 0

@@ -174,9 +174,58 @@ def with_mode(scenario: Scenario, mode: str) -> Scenario:
     else:
         raise ValueError(f"mode: {mode!r} is not colocated or disaggregated")
     changes: dict[str, Any] = {"deployment.mode": mode, "deployment.pools": pools, "faults": []}
+    for i, c in enumerate(scenario.workload.classes):  # pins name pools that are gone
+        if c.pools:
+            changes[f"workload.classes[{i}].pools"] = []
     data = to_data(scenario)
     if data.get("scheduler", {}).get("elastic", {}).get("enabled"):
         changes["scheduler.elastic.enabled"] = False
+    return apply_overrides(scenario, changes)
+
+
+def with_pool_added(scenario: Scenario, role: str) -> Scenario:
+    """One more pool of a role: a copy of the last pool of that role (one instance, a new name)."""
+    dep = scenario.deployment
+    same = [p for p in dep.pools if p.role == role]
+    if not same:
+        raise ValueError(
+            f"role: {role!r} has no pool to copy in this deployment; choose from {sorted({p.role for p in dep.pools})}"
+        )
+    names = {p.name for p in dep.pools}
+    n = 2
+    while f"{role}-{n}" in names:
+        n += 1
+    new = {**same[-1].model_dump(exclude_none=True), "name": f"{role}-{n}", "count": 1, "sends_to": []}
+    pools = [p.model_dump(exclude_none=True) for p in dep.pools] + [new]
+    return apply_overrides(scenario, {"deployment.pools": pools})
+
+
+def with_pool_removed(scenario: Scenario, index: int) -> Scenario:
+    """The scenario without one pool, and without the faults, pins and hand-off routes naming it.
+
+    A deployment keeps at least one pool of each role it has; removing the last one raises.
+    """
+    dep = scenario.deployment
+    if not 0 <= index < len(dep.pools):
+        raise ValueError(f"deployment.pools[{index}]: no such pool; there are {len(dep.pools)}")
+    gone = dep.pools[index]
+    if sum(1 for p in dep.pools if p.role == gone.role) == 1:
+        raise ValueError(
+            f"deployment.pools[{index}]: {gone.name!r} is the only {gone.role} pool; it cannot be removed"
+        )
+    pools = []
+    for j, p in enumerate(dep.pools):
+        if j != index:
+            pools.append(
+                {**p.model_dump(exclude_none=True), "sends_to": [n for n in p.sends_to if n != gone.name]}
+            )
+    changes: dict[str, Any] = {
+        "deployment.pools": pools,
+        "faults": [f.model_dump(exclude_none=True) for f in scenario.faults if f.pool != gone.name],
+    }
+    for i, c in enumerate(scenario.workload.classes):
+        if gone.name in c.pools:
+            changes[f"workload.classes[{i}].pools"] = [n for n in c.pools if n != gone.name]
     return apply_overrides(scenario, changes)
 
 

@@ -648,7 +648,9 @@ def plan(
     search.calibrations = chip_calibrations(search.base, cat, chips)
     d = rule_demand(demand(search.base, search.reqs), rule, attainment)
     kinds = instance_kinds(space, chips, cat.models[scenario.model.id])
-    search.rates.update({k: instance_rates(instance_of(search.base, cat, *k), d) for k in kinds})
+    search.rates.update(
+        {k: instance_rates(instance_of(search.base, cat, *k), d, search.base.cost) for k in kinds}
+    )
     budget = space.budget_usd_per_hour if space.budget_usd_per_hour is not None else math.inf
     all_bounds = []
     stack = scenario.deployment.stack

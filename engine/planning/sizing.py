@@ -32,7 +32,9 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from engine.catalog.entries import Catalog
-from engine.costmodel import trust
+from engine.core.errors import ScenarioError
+from engine.costmodel import ownership, trust
+from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance, decode_cost, prefill_cost
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import speculation_of
@@ -122,19 +124,30 @@ def _at_percentile(values: np.ndarray, pct: float) -> float:
     return float(np.percentile(values, pct, method="higher")) if len(values) else 0.0
 
 
-def instance_rates(inst: Instance, d: Demand) -> InstanceRates:
-    """Prefill seconds per request and decode tokens/s of one instance, from the cost model."""
+def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) -> InstanceRates:
+    """Prefill seconds per request and decode tokens/s of one instance, from the cost model.
+
+    Its price per hour follows the cost basis (rent by default); an owned chip is priced at idle
+    power (`ownership.chip_hour_usd`), a lower bound of what a run of it bills.
+    """
     hw = inst.hardware
+    try:
+        per_chip = ownership.chip_hour_usd(hw, basis or CostBasis())
+        unpriced = ""
+    except ScenarioError as exc:  # an owned chip without a purchase price: prune it, say why
+        per_chip, unpriced = math.inf, str(exc)
     head = InstanceRates(
         hardware=hw.id,
         tp=inst.tp,
         chips=inst.chips,
-        usd_per_hour=inst.chips * hw.usd_per_hour,
+        usd_per_hour=inst.chips * per_chip,
         kv_capacity_tokens=inst.kv_capacity_tokens,
         pp=inst.pp,
         dp=inst.dp,
         ep=inst.ep,
     )
+    if unpriced:
+        return replace(head, prefill_problem=unpriced, decode_problem=unpriced)
     if not inst.fits() or not len(d.prompt_tokens):
         why = f"weights do not fit ({inst.weight_bytes / 1e9:.0f} GB on {inst.chips} x {hw.id})"
         return replace(head, prefill_problem=why, decode_problem=why)

@@ -85,6 +85,17 @@ class InstanceView(NamedTuple):
     kv_free_tokens: int
     cached_prefix_tokens: int = 0
     up: bool = True
+    role: str = "mixed"
+    speed: float = 1.0
+    """Its throughput in its role (prompt tokens/s on prefill and mixed, decode tokens/s on decode)
+    over the fastest instance's in the deployment: 1.0 when every chip is the same."""
+    tokens_per_s: float = 0.0
+    """That throughput in tokens per second (0: unknown)."""
+    usd_per_million_tokens: float = 0.0
+    """Its price per hour spread over that throughput, per million tokens (0: unknown)."""
+    kv_capacity_tokens: int = 0
+    step_s: float = 0.0
+    """Seconds of its next decode step with this request added (routers with `needs_timing` only)."""
 
 
 class RequestView(NamedTuple):
@@ -99,6 +110,7 @@ class RequestView(NamedTuple):
     ttft_deadline_s: float
     top_priority: int = 0  # the highest class priority in the workload
     guard_ttft_s: float = math.inf  # the tightest TTFT target of the classes above this one
+    tpot_target_s: float = math.inf  # its class's TPOT target
 
 
 def knob_fields(cls: type[Policy]) -> list[dataclasses.Field[Any]]:

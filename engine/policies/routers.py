@@ -15,6 +15,7 @@ class Router(Policy):
 
     kind: ClassVar[PolicyKind] = "router"
     needs_prefix: ClassVar[bool] = False
+    needs_timing: ClassVar[bool] = False  # views carry each instance's next decode step (`step_s`)
 
     def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
         """Position (into `instances`) of the instance to use; `tick` counts routed requests."""
@@ -38,18 +39,24 @@ class RoundRobin(Router):
         return live[tick % len(live)].position
 
 
-def _load(v: InstanceView) -> tuple[int, int, int]:
-    return (v.waiting_tokens, v.running_requests, v.position)
+def _load(v: InstanceView) -> tuple[float, float, int]:
+    # work in hand over the instance's speed: identical chips compare as plain counts
+    return (v.waiting_tokens / v.speed, v.running_requests / v.speed, v.position)
 
 
 @register
 @dataclass(frozen=True, kw_only=True)
 class LeastLoaded(Router):
-    """Least outstanding work: the fewest waiting prompt tokens, then the fewest running."""
+    """Least outstanding work: the fewest waiting prompt tokens, then the fewest running.
+
+    Both are weighed by each instance's speed, so that over several kinds of chips a faster one
+    takes proportionally more (over identical chips, plain counts).
+    """
 
     name: ClassVar[str] = "least_loaded"
     help: ClassVar[str] = (
-        "Least outstanding work: the instance with the fewest queued prompt tokens, then the fewest running requests."
+        "Least outstanding work: the instance with the fewest queued prompt tokens, then the fewest running "
+        "requests, each over the instance's speed (a chip twice as fast counts half its queue)."
     )
 
     def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
@@ -109,9 +116,58 @@ class CacheAware(Router):
         prompt, w = request.prompt_tokens, self.hit_weight
         # (cost, running requests, position): ties go to the less busy, then the earlier instance
         return min(
-            (v.waiting_tokens + prompt - w * v.cached_prefix_tokens, v.running_requests, v.position)
+            (
+                (v.waiting_tokens + prompt - w * v.cached_prefix_tokens) / v.speed,
+                v.running_requests / v.speed,
+                v.position,
+            )
             for v in _up(instances)
         )[2]
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class CostAware(Router):
+    """The cheapest instance per token that still keeps the request on time, else the least loaded.
+
+    An entry instance keeps a request on time when its queued prompt tokens plus this prompt,
+    at its prompt rate, take no more than `ttft_share` of the request's TTFT target; a decode
+    instance when its next decode step, with this request added, takes no more than
+    `tpot_share` of the request's TPOT target. Among those, the lowest price per million tokens
+    wins (the instance's price per hour over its throughput), then the least loaded. Over a
+    portfolio this fills the cheap chips first and spills to the dear ones under load.
+    """
+
+    name: ClassVar[str] = "cost_aware"
+    help: ClassVar[str] = (
+        "Fill the cheapest chips per token first: the cheapest instance whose queue keeps the request within "
+        "ttft_share of its TTFT target (decode: whose next step stays within tpot_share of its TPOT target), "
+        "else the least loaded."
+    )
+    needs_timing: ClassVar[bool] = True
+    ttft_share: float = 0.5
+    tpot_share: float = 0.8
+
+    def __post_init__(self) -> None:
+        for knob in ("ttft_share", "tpot_share"):
+            value = getattr(self, knob)
+            if not 0.0 < value <= 1.0:
+                raise ValueError(f"{knob}: {value} is outside (0, 1]")
+
+    def _on_time(self, request: RequestView, v: InstanceView) -> bool:
+        if v.role == "decode":
+            return v.step_s <= self.tpot_share * request.tpot_target_s
+        if v.tokens_per_s <= 0:
+            return True
+        budget = self.ttft_share * (request.ttft_deadline_s - request.arrival_s)
+        return (v.waiting_tokens + request.prompt_tokens) / v.tokens_per_s <= budget
+
+    def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
+        live = _up(instances)
+        fit = [v for v in live if self._on_time(request, v)]
+        if not fit:
+            return min(live, key=_load).position
+        return min(fit, key=lambda v: (v.usd_per_million_tokens, *_load(v))).position
 
 
 def build_router(spec: Mapping[str, Any]) -> Router:

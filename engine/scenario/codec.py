@@ -204,8 +204,8 @@ def parse_value(text: str) -> Any:
 def apply_overrides(scenario: Scenario, overrides: dict[str, Any]) -> Scenario:
     """The scenario with fields changed by path; the result is validated again."""
     data = to_data(scenario)  # a fresh copy: changed in place
-    for path, value in overrides.items():
-        set_path(data, path, value, copy_data=False)
+    for path, value in overrides.items():  # (values copied: a later path may change inside one)
+        set_path(data, path, copy.deepcopy(value), copy_data=False)
     return from_data(data)
 
 

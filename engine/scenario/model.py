@@ -21,6 +21,7 @@ from engine.catalog.specs import Frozen, HardwareSpec, KvPrecision, ModelSpec, P
 from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
 from engine.costmodel import stacks
+from engine.costmodel.ownership import CostBasis
 
 SCHEMA_VERSION = 1
 """Version of the scenario format; share links and result files carry it."""
@@ -132,7 +133,8 @@ class RequestClass(Frozen):
     prefix: Prefix = Prefix()
     multi_turn: MultiTurn = MultiTurn()
     pools: Annotated[tuple[Name, ...], Field(max_length=8)] = ()
-    """Pools the class is pinned to (names of entry pools: mixed or prefill); empty: any."""
+    """Pools the class is pinned to: entry pools (mixed or prefill) it enters, and decode pools its
+    prompts are handed to; where it names none of a kind, any pool of that kind."""
     overflow: Literal["wait", "spill", "reject"] = "wait"
     """When every pinned instance has `spill_queue` requests waiting: keep queueing there, spill
     to the other pools, or reject (`isolation_full`)."""
@@ -272,6 +274,10 @@ class Pool(Frozen):
     """Expert parallelism: ranks the routed experts are spread over (divides tp x dp; MoE only)."""
     count: Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES)] = 1
     profile: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    sends_to: Annotated[tuple[Name, ...], Field(max_length=8)] = ()
+    """Prefill pools only: the decode pools this pool hands prompts to (empty: any decode pool)."""
+    tier: Literal["datacenter", "edge"] = "datacenter"
+    """Where the pool runs: the data centre, or an edge site (`deployment.edge`; role 'mixed')."""
 
     @property
     def chips_per_instance(self) -> int:
@@ -343,6 +349,67 @@ class KvLink(Frozen):
     bandwidth_gb_s: Annotated[float, Field(gt=0, le=100_000)] | None = None
     latency_ms: Annotated[float, Field(ge=0, le=10_000)] = 0.05
     overlap: bool = True
+    shared_gb_s: Annotated[float, Field(gt=0, le=1_000_000)] | None = None
+    """A fabric every hand-off also crosses (a spine, an inter-building or inter-site link), in GB/s
+    for all transfers together; unset: none, each pair has its own path. Transfers contend for it."""
+
+
+class Degrade(Frozen):
+    """Serve less rather than fail: shed low priorities and cap outputs while entry capacity is short.
+
+    The deployment is degraded, at a request's arrival, while a trigger holds: the live share of the
+    entry pools' prefill capacity (peak FLOP/s of their instances that are up in their own role;
+    decode instances fallen back to colocated do not count) is below `below_capacity` (0: never),
+    or the requests waiting per live entry instance (prompts queued, and prefilled prompts waiting for
+    decode memory) exceed `above_backlog` (unset: never).
+    Meanwhile a class with priority below `shed_below_priority` is rejected (reason `degraded`;
+    0: none), and an admitted request's output is cut to `max_output_tokens` (0: no cap; a real
+    server lowers the request's max_tokens). Works with either fallback (docs/scheduling.md).
+    """
+
+    enabled: bool = False
+    below_capacity: Annotated[float, Field(ge=0, le=1)] = 0.6
+    above_backlog: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    max_output_tokens: Annotated[int, Field(ge=0, le=bounds.MAX_TOKENS_PER_REQUEST)] = 128
+    shed_below_priority: Annotated[int, Field(ge=0, le=100)] = 0
+
+    @model_validator(mode="after")
+    def _check(self) -> Degrade:
+        if self.enabled and not self.below_capacity and self.above_backlog is None:
+            raise ValueError(
+                "below_capacity: 0 turns it off; set it (up to 1) or above_backlog (> 0): degrading needs a trigger"
+            )
+        if self.enabled and not self.max_output_tokens and not self.shed_below_priority:
+            raise ValueError(
+                "max_output_tokens: 0 turns it off; set it (1 or more) or shed_below_priority (1 to 100): "
+                "degrading needs an action"
+            )
+        return self
+
+
+class Edge(Frozen):
+    """An edge site: its pools (`tier = "edge"`) serve some requests locally, the rest go to the data centre.
+
+    A request is an edge candidate when its class is in `classes` (empty: every class) and its
+    prompt and output are within `max_prompt_tokens` and `max_output_tokens` (the output stands for
+    the request's max_tokens cap, all a real router knows) and some edge instance's KV memory holds
+    it. A candidate is served at the edge unless every edge instance that could take it already has
+    `offload_queue` requests waiting, or starting one more would take the site's draw over
+    `power_budget_w` (idle power of every edge chip plus full busy power of the instances holding
+    work). Everything else is offloaded: it reaches the data-centre pools `offload_latency_ms` (the
+    WAN round trip) after it arrived (docs/scheduling.md, "Edge tier").
+    """
+
+    power_budget_w: Annotated[float, Field(gt=0, le=10_000_000)] = 200.0
+    """The site's power budget for its edge chips, in watts."""
+    max_prompt_tokens: Tokens = 2048
+    max_output_tokens: Tokens = 512
+    classes: Annotated[tuple[Name, ...], Field(max_length=bounds.MAX_CLASSES)] = ()
+    """Classes served at the edge (names); empty: every class."""
+    offload_latency_ms: Annotated[float, Field(ge=0, le=10_000)] = 40.0
+    """WAN round trip added to an offloaded request before the data centre sees it."""
+    offload_queue: Annotated[int, Field(ge=0, le=1_000_000)] = 4
+    """Waiting requests per edge instance at which it counts as saturated."""
 
 
 class Deployment(Frozen):
@@ -357,7 +424,13 @@ class Deployment(Frozen):
     mem_fraction: Annotated[float, Field(gt=0.1, le=0.98)] = 0.9
     fallback: Literal["none", "colocated"] = "none"
     """When every prefill instance is lost: reject arrivals (none), or let the decode instances
-    serve whole requests until prefill is back (colocated)."""
+    serve whole requests until prefill is back (colocated). Spilling to another pool of the role is
+    not a fallback: routing already spreads over every live pool of a role (docs/scheduling.md)."""
+    degrade: Degrade = Degrade()
+    """Shed low priorities and cap outputs while entry capacity is short (off unless enabled)."""
+    edge: Edge | None = None
+    """An edge site in front of the data centre: what its pools serve locally, its power budget and
+    the offload latency (unset: no edge tier; pools with `tier = "edge"` need it)."""
     speculative: Speculative | None = None
     expert_imbalance: Annotated[float, Field(ge=1.0, le=64.0)] = 1.4
     """Tokens on the busiest expert-parallel rank over the mean (applies with ep > 1); 1.4 is the
@@ -365,17 +438,42 @@ class Deployment(Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> Deployment:
-        roles = [p.role for p in self.pools]
+        roles = [p.role for p in self.pools if p.tier == "datacenter"]  # edge pools stand apart
         names = [p.name for p in self.pools]
         if len(set(names)) != len(names):
             raise ValueError("pools: names must be unique")
+        edge = [i for i, p in enumerate(self.pools) if p.tier == "edge"]
+        for i in edge:
+            if self.pools[i].role != "mixed":
+                raise ValueError(f"pools[{i}].role: an edge pool serves whole requests: it must be 'mixed'")
+        if edge and not roles:
+            raise ValueError("pools: an edge site needs at least one data-centre pool to offload to")
+        if edge and self.edge is None:
+            raise ValueError(
+                "edge: pools with tier 'edge' need the edge site's rule and power budget (deployment.edge)"
+            )
+        if self.edge is not None and not edge:
+            raise ValueError("edge: an edge site needs at least one pool with tier 'edge'")
         if self.mode == "colocated" and any(r != "mixed" for r in roles):
             raise ValueError("pools: a colocated deployment has only 'mixed' pools")
-        if self.mode == "disaggregated" and sorted(roles) != ["decode", "prefill"]:
+        if self.mode == "disaggregated" and (
+            "prefill" not in roles or "decode" not in roles or "mixed" in roles
+        ):
             raise ValueError(
-                "pools: a disaggregated deployment has exactly one 'prefill' and one 'decode' pool"
+                "pools: a disaggregated deployment has one or more 'prefill' pools and one or more 'decode' "
+                "pools, and no 'mixed' ones"
             )
+        decode_names = {p.name for p in self.pools if p.role == "decode"}
         for i, p in enumerate(self.pools):
+            for name in p.sends_to:
+                if p.role != "prefill":
+                    raise ValueError(
+                        f"pools[{i}].sends_to: only a prefill pool hands prompts to decode pools"
+                    )
+                if name not in decode_names:
+                    raise ValueError(
+                        f"pools[{i}].sends_to: {name!r} is not a decode pool; choose from {sorted(decode_names)}"
+                    )
             if (p.tp * p.dp) % p.ep:
                 raise ValueError(
                     f"pools[{i}].ep: {p.ep} must divide the chips of a pipeline stage, tp x dp = {p.tp * p.dp}"
@@ -386,9 +484,9 @@ class Deployment(Frozen):
         return self
 
     def pool(self, role: str) -> Pool:
-        """The first pool of a role."""
+        """The first data-centre pool of a role."""
         for p in self.pools:
-            if p.role == role:
+            if p.role == role and p.tier == "datacenter":
                 return p
         raise KeyError(role)
 
@@ -508,6 +606,7 @@ class Scenario(Frozen):
     workload: Workload = Workload()
     deployment: Deployment = Deployment()
     cache: Cache = Cache()
+    cost: CostBasis = CostBasis()
     scheduler: Scheduler = Scheduler()
     faults: Annotated[tuple[Fault, ...], Field(max_length=bounds.MAX_FAULTS)] = ()
     custom_hardware: Annotated[tuple[HardwareSpec, ...], Field(max_length=16)] = ()
@@ -535,13 +634,23 @@ class Scenario(Frozen):
         if self.scheduler.elastic.enabled and self.deployment.mode != "disaggregated":
             raise ValueError("scheduler.elastic.enabled: elastic roles need a disaggregated deployment")
         pool_names = {p.name for p in self.deployment.pools}
-        entry_names = {p.name for p in self.deployment.pools if p.role in ("mixed", "prefill")}
+        entry_names = {
+            p.name for p in self.deployment.pools if p.role in ("mixed", "prefill") and p.tier == "datacenter"
+        }  # edge pools take only what `deployment.edge` sends them
+        edge = self.deployment.edge
+        class_names = [c.name for c in self.workload.classes]
+        for name in edge.classes if edge is not None else ():
+            if name not in class_names:
+                raise ValueError(
+                    f"deployment.edge.classes: {name!r} is not a request class; choose from {sorted(class_names)}"
+                )
+        decode_names = {p.name for p in self.deployment.pools if p.role == "decode"}
         for i, c in enumerate(self.workload.classes):
             for name in c.pools:
-                if name not in entry_names:
+                if name not in entry_names | decode_names:
                     raise ValueError(
-                        f"workload.classes[{i}].pools: {name!r} is not a pool requests enter; choose from "
-                        f"{sorted(entry_names)}"
+                        f"workload.classes[{i}].pools: {name!r} is not a pool of this deployment that a request "
+                        f"enters or decodes on; choose from {sorted(entry_names | decode_names)}"
                     )
         for i, f in enumerate(self.faults):
             if f.pool not in pool_names:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
-from engine.costmodel import trust
+from engine.costmodel import ownership, power, trust
 from engine.costmodel.perf import Instance, IterationCost, Speculation, decode_cost, prefill_cost
 from engine.costmodel.trust import Calibration
 from engine.scenario.model import Pool, Scenario
@@ -134,8 +134,11 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 f"{min_chips} chips per instance (tp x pp{' x dp' if dp else ''}), lower precision, or a larger chip"
             )
         _check_speed(scenario, where, inst)
+        if scenario.cost.mode == "own":  # refuse an owned chip without a price now, not after the run
+            ownership.capex_usd(hw, scenario.cost)
         pools.append(ResolvedPool(index=i, spec=spec, instance=inst, calibration=cal))
     _check_kv_link(scenario, pools)
+    _check_edge_power(scenario, pools)
     return Resolved(scenario=scenario, model=model, pools=tuple(pools))
 
 
@@ -187,6 +190,32 @@ def _check_kv_link(scenario: Scenario, pools: list[ResolvedPool]) -> None:
                 f"sends prompts' KV caches to the decode pool over it; give the chip a scale-out "
                 f"bandwidth or set deployment.link.bandwidth_gb_s"
             )
+
+
+def _check_edge_power(scenario: Scenario, pools: list[ResolvedPool]) -> None:
+    """An edge site's power budget must power every edge chip idle and one edge instance busy."""
+    edge = scenario.deployment.edge
+    if edge is None:
+        return
+    ranges = [
+        (p, *power.instance_power_range_w(p.hardware, p.instance.chips, scenario.model.weights))
+        for p in pools
+        if p.spec.tier == "edge"
+    ]
+    idle = sum(lo * p.spec.count for p, lo, _ in ranges)
+    parts = ", ".join(f"{p.spec.count} x {p.spec.name} at {lo:.0f} W" for p, lo, _ in ranges)
+    field = "deployment.edge.power_budget_w"
+    if edge.power_budget_w < idle:
+        raise ScenarioError(
+            f"{field}: {edge.power_budget_w:g} W cannot power the edge instances even idle: they draw "
+            f"{idle:.0f} W ({parts}); raise the budget or use fewer edge instances"
+        )
+    least = idle + min(hi - lo for _, lo, hi in ranges)
+    if edge.power_budget_w < least:
+        raise ScenarioError(
+            f"{field}: {edge.power_budget_w:g} W powers the edge instances idle ({idle:.0f} W) but no instance "
+            f"busy; running one needs at least {least:.0f} W"
+        )
 
 
 def _check_speed(scenario: Scenario, where: str, inst: Instance) -> None:

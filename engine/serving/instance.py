@@ -31,6 +31,16 @@ if TYPE_CHECKING:
 _new_view = tuple.__new__
 
 
+def throughput(step: StepModel, token_budget: int, max_batch: int) -> tuple[float, float]:
+    """(prompt tokens/s, decode tokens/s) of an instance: a full token budget of one prompt at
+    a time, and a full batch (at most 64 requests) of 2,048-token contexts decoding."""
+    q = float(token_budget)
+    t = step.cost(q, q * q / 2.0, 0.0, 0.0, 0.0)[0]
+    b = float(min(max_batch, 64))
+    t_dec = step.cost(0.0, 0.0, 0.0, b, b * 2048.0)[0]
+    return (q / t if t > 0 else 0.0, b / t_dec if t_dec > 0 else 0.0)
+
+
 class Server:
     """One instance: its queues, KV bookkeeping, cache tiers and batch-forming state machine."""
 
@@ -40,7 +50,7 @@ class Server:
         "kick_pending", "up",
         "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
         "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth", "own_blocks",
-        "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining",
+        "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates", "speeds", "prices",
     )  # fmt: skip
 
     def __init__(self, sim: Host, idx: int, local: int, pool: ResolvedPool) -> None:
@@ -80,6 +90,11 @@ class Server:
         self.inbound = 0  # KV transfers on their way here (reserved, not yet in `incoming`)
         self.generation = 0  # bumps when the instance fails: stale callbacks are ignored
         self.nic_free_s = 0.0
+        # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`)
+        self.rates = throughput(self.step, sim.token_budget, sim.max_batch)
+        self.speeds = (1.0, 1.0)
+        per_s = pool.usd_per_hour / pool.spec.count / 3600.0  # this instance's price per second
+        self.prices = tuple(per_s / r * 1e6 if r > 0 else 0.0 for r in self.rates)  # per million tokens
         self.last_decode = -1.0  # end of the batch's last decode step; -1 when no batch is decoding
         bt = sim.reqs.block_tokens
         kvb = self.kv_bytes = pool.instance.kv_bytes_per_token  # of one token, all layers
@@ -91,9 +106,18 @@ class Server:
         self.own_blocks = [t.blocks for t in (self.hbm, self.host) if t is not None]
 
     # --- views and wake-ups ---------------------------------------------------------------
-    def view(self, position: int, cached: int = 0) -> policies.InstanceView:
+    def step_with(self, context: int) -> float:
+        """Seconds of one decode step of the batch this instance runs, with one more request of
+        `context` tokens (0 on a prefill instance)."""
+        if self.role == "prefill":
+            return 0.0
+        d = len(self.running) + len(self.incoming) + 1
+        return self.step.cost(0.0, 0.0, 0.0, float(d), float(self.ctx_sum + context))[0]
+
+    def view(self, position: int, cached: int = 0, step_s: float = 0.0) -> policies.InstanceView:
         """What a router sees of this instance, at `position` in the list it chooses from."""
         # the tuple built directly: routers ask for a view of every candidate on every request
+        k = 1 if self.role == "decode" else 0
         return _new_view(
             policies.InstanceView,
             (
@@ -104,6 +128,12 @@ class Server:
                 self.kv_cap - self.kv_reserved,
                 cached,
                 self.up,
+                self.role,
+                self.speeds[k],
+                self.rates[k],
+                self.prices[k],
+                self.kv_cap,
+                step_s,
             ),
         )
 

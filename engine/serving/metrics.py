@@ -37,9 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.costmodel import power
+from engine.costmodel import ownership, power
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved
+from engine.serving import edge
 from engine.serving.cache import TIERS
 from engine.serving.sim import COMPLETED, FAILED, OUTCOMES, REJECTED, SEGMENT_COLUMNS, Records
 from engine.serving.workload import Requests
@@ -57,7 +58,7 @@ def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[st
     sc = resolved.scenario
     names = np.array([c.name for c in sc.workload.classes])
     arr = rec.arrival_s
-    out = reqs.output_tokens[:n]
+    out = rec.output_tokens  # as delivered: a request capped while degraded has its capped length
     ttft = rec.first_token_s - arr
     e2e = rec.completion_s - arr
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -71,6 +72,7 @@ def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[st
         "completion_s": rec.completion_s,
         "prompt_tokens": reqs.prompt_tokens[:n],
         "output_tokens": out,
+        "capped_tokens": reqs.output_tokens[:n] - out,
         "prefill_instance": rec.prefill_instance,
         "decode_instance": rec.decode_instance,
         "kv_transfer_s": rec.transfer_s,
@@ -84,6 +86,7 @@ def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[st
         "tpot_s": tpot,
         "e2e_s": e2e,
         "max_tbt_s": tbt,
+        **({"site": np.array(rec.site)} if rec.site is not None else {}),  # with an edge site only
         "met_slo": met_slo(resolved, reqs.cls[:n], rec.outcome, ttft, tpot, e2e, tbt),
     }
 
@@ -356,6 +359,7 @@ def summary(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> dict[s
     cum_all = {p: {k: v[[0, 3]] for k, v in q.items()} for p, q in series.items()}
     util: dict[str, dict[str, float]] = {}
     energy_j = 0.0
+    energy_by_pool: dict[int, float] = {}
     for pool in resolved.pools:
         c = cum[pool.index]
         inst = pool.instance
@@ -377,14 +381,15 @@ def summary(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> dict[s
         # While an instance iterates every chip of it works: its tp chips, each data-parallel
         # rank, and (micro-batches in flight) every pipeline stage; bubbles count as busy.
         ca = cum_all[pool.index]
-        energy_j += power.run_energy_j(
+        energy_by_pool[pool.index] = power.run_energy_j(
             inst.hardware, chips=inst.chips * n, span_s=max(rec.end_s, 1e-9),
             busy_chip_s=float(ca["busy"][1]) * inst.chips, bytes_moved=float(ca["bytes"][1]),
             flops=float(ca["flops"][1]),
         )  # fmt: skip
+        energy_j += energy_by_pool[pool.index]
     out["utilization"] = util
     out["calibration"] = {pool.spec.name: pool.calibration.as_dict() for pool in resolved.pools}
-    out["cost"] = cost_summary(resolved, rec, columns, cum_all)
+    out["cost"] = cost_summary(resolved, rec, columns, cum_all, energy_by_pool)
     out_tokens = float(columns["output_tokens"][completed].sum())
     out["energy"] = {
         "joules": energy_j,
@@ -403,13 +408,55 @@ def summary(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> dict[s
         "role_drains": int(counters.get("role_drains", 0)),
         "link_faults": int(counters.get("link_faults", 0)),
         "fallbacks": int(counters.get("fallbacks", 0)),
+        "degraded_arrivals": int(counters.get("degraded_arrivals", 0)),
+        "capped_requests": int(counters.get("capped_requests", 0)),
+        "capped_tokens": int(counters.get("capped_tokens", 0)),
     }
     transfer = columns["kv_transfer_s"][done]
     out["kv_transfer_ms"] = {
         "mean": float(_mean(transfer) * 1e3) if n_done else None,
         "p99": _pct(transfer * 1e3, 99),
     }
+    if rec.site is not None:
+        out["edge"] = edge_summary(resolved, rec, columns, mask)
     return out
+
+
+def edge_summary(
+    resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
+) -> dict[str, Any]:
+    """Where the window's requests were served (edge, or offloaded by reason), TTFT by site, and the
+    site's peak power (from the recorded iterations, `edge.site_power_w`) against its budget."""
+    spec = resolved.scenario.deployment.edge
+    assert spec is not None
+    site = columns["site"]
+    n = int(np.count_nonzero(mask))
+    local = mask & (site == "edge")
+    by_reason = {r: int(np.count_nonzero(mask & (site == f"offload_{r}"))) for r in edge.REASONS.values()}
+    offloaded = sum(by_reason.values())
+    seg = rec.segments
+    idle_w, peak_w = edge.site_power_w(
+        resolved, {c: seg[:, i] for i, c in enumerate(SEGMENT_COLUMNS)}, rec.servers
+    )
+    done = rec.outcome == COMPLETED
+    ttft_ms = columns["ttft_s"] * 1e3
+    return {
+        "requests": n,
+        "local": int(np.count_nonzero(local)),
+        "local_completed": int(np.count_nonzero(local & done)),
+        "offloaded": offloaded,
+        "offloaded_by_reason": by_reason,
+        "local_share": int(np.count_nonzero(local)) / n if n else 0.0,
+        "offloaded_share": offloaded / n if n else 0.0,
+        "ttft_ms": {
+            "edge": {f"p{q}": _pct(ttft_ms[local & done], q) for q in PERCENTILES},
+            "offloaded": {f"p{q}": _pct(ttft_ms[mask & done & (site != "edge")], q) for q in PERCENTILES},
+        },
+        "power_budget_w": spec.power_budget_w,
+        "site_idle_w": idle_w,
+        "peak_site_power_w": peak_w,
+        "offload_latency_ms": spec.offload_latency_ms,
+    }
 
 
 def cache_summary(
@@ -486,10 +533,20 @@ def class_summary(
 
 
 def cost_summary(
-    resolved: Resolved, rec: Records, columns: dict[str, Any], cum_all: dict[int, dict[str, np.ndarray]]
+    resolved: Resolved,
+    rec: Records,
+    columns: dict[str, Any],
+    cum_all: dict[int, dict[str, np.ndarray]],
+    energy_by_pool: dict[int, float] | None = None,
 ) -> dict[str, Any]:
-    """The bill, per hour, per request and per million output tokens, and where it went."""
+    """The bill, per hour, per request and per million output tokens, and where it went.
+
+    ``usd_by_part`` splits it by role (prefill, decode, KV transfer, cache) in either mode; an
+    owned deployment (`scenario.cost.mode` ``own``) also splits it by kind (``usd_by_kind``:
+    capital, energy, hosting, cache). Both splits add up to ``usd_total``.
+    """
     sc = resolved.scenario
+    basis = sc.cost
     hours = max(rec.end_s, 1e-9) / 3600.0
     cache_gb = 0.0
     if sc.cache.enabled:
@@ -498,17 +555,42 @@ def cost_summary(
             sc.cache.pooled.capacity_gb if sc.cache.pooled.enabled else 0.0
         )
     cache_per_hour = cache_gb * sc.cache.usd_per_gb_hour
-    per_hour = sum(p.usd_per_hour for p in resolved.pools) + cache_per_hour
-    bill = per_hour * hours
+    kinds = {k: 0.0 for k in ownership.KINDS}
+    if basis.mode == "rent":
+        pool_bills = [p.usd_per_hour * hours for p in resolved.pools]
+        per_hour = sum(p.usd_per_hour for p in resolved.pools) + cache_per_hour
+        bill = per_hour * hours
+    else:
+        # owned: capital and hosting accrue per chip-hour, energy is what the pool drew (with PUE)
+        pool_bills = []
+        for p in resolved.pools:
+            capital = p.chips * ownership.capital_usd_per_chip_hour(p.hardware, basis) * hours
+            hosting = p.chips * ownership.hosting_usd_per_chip_hour(p.hardware, basis) * hours
+            energy = ownership.energy_usd((energy_by_pool or {}).get(p.index, 0.0), basis)
+            kinds["capital"] += capital
+            kinds["hosting"] += hosting
+            kinds["energy"] += energy
+            pool_bills.append(capital + hosting + energy)
+        bill = sum(pool_bills) + cache_per_hour * hours
+        per_hour = bill / hours
     split = {"prefill": 0.0, "decode": 0.0, "kv_transfer": 0.0, "cache": cache_per_hour * hours}
     completed = rec.outcome == COMPLETED
-    for pool in resolved.pools:
-        pool_bill = pool.usd_per_hour * hours
+    senders = sum(1 for p in resolved.pools if p.spec.role == "prefill")
+    pool_of = np.array([pool for pool, _, _ in rec.servers], dtype=np.int64)
+    for pool, pool_bill in zip(resolved.pools, pool_bills, strict=True):
         if pool.spec.role == "prefill":
             # the link is billed for what it carries (the sending chips' time while this request's
             # bytes cross after its prefill); time queued for the link is the prefill chips holding KV
-            chip_rate = pool.instance.chips * pool.hardware.usd_per_hour / 3600.0
-            carried = _sum(columns["kv_transfer_s"]) - _sum(columns["kv_wait_s"])
+            if basis.mode == "rent":
+                chip_rate = pool.instance.chips * pool.hardware.usd_per_hour / 3600.0
+            else:  # one instance's average cost per second of the run
+                chip_rate = pool_bill / (pool.spec.count * hours * 3600.0)
+            sent, waited = columns["kv_transfer_s"], columns["kv_wait_s"]
+            if senders > 1:  # the transfers this pool sent
+                first = np.asarray(columns["prefill_instance"])
+                mine = (first >= 0) & (pool_of[np.maximum(first, 0)] == pool.index)
+                sent, waited = sent[mine], waited[mine]
+            carried = _sum(sent) - _sum(waited)
             transfer = min(pool_bill, max(carried, 0.0) * chip_rate)
             split["kv_transfer"] += transfer
             split["prefill"] += pool_bill - transfer
@@ -522,7 +604,9 @@ def cost_summary(
             split["decode"] += pool_bill * (1.0 - share)
     n_done = int(np.count_nonzero(completed))
     out_tok = float(columns["output_tokens"][completed].sum())
-    return {
+    out: dict[str, Any] = {
+        "mode": basis.mode,
+        "basis": basis.label(),
         "usd_per_hour": per_hour,
         "usd_total": bill,
         "usd_per_request": bill / n_done if n_done else None,
@@ -530,6 +614,15 @@ def cost_summary(
         "usd_per_request_by_part": {k: (v / n_done if n_done else None) for k, v in split.items()},
         "usd_by_part": split,
     }
+    if len(resolved.pools) > 1:  # a portfolio: each pool's bill (one pool's is the whole bill)
+        out["usd_by_pool"] = {p.spec.name: b for p, b in zip(resolved.pools, pool_bills, strict=True)}
+    if basis.mode == "own":
+        # only in own mode: a rent-mode summary keeps its numeric keys (golden results, exports)
+        out["usd_by_kind"] = {**kinds, "cache": split["cache"]}
+        out["usd_per_request_by_kind"] = {
+            k: (v / n_done if n_done else None) for k, v in out["usd_by_kind"].items()
+        }
+    return out
 
 
 __all__ = ["COMPLETED", "FAILED", "REJECTED", "measured_mask", "request_columns", "summary", "whole_run"]

@@ -34,9 +34,10 @@ in flight when the event queue runs dry fails as `unfinished_at_end`, a safety n
 run never needs.
 
 This module follows requests between instances: arrival, admission, routing, the prefix cache
-(`engine.serving.cache`), hand-off, completion, preemption and retries. Faults and elastic roles are
-simpy processes in `engine.serving.disruptions`; policies decide from read-only views
-(`engine.policies`).
+(`engine.serving.cache`), hand-off, completion, preemption, retries, and degrading (`serve_less`:
+while entry capacity is short, lower classes are shed and outputs capped before routing). Faults
+and elastic roles are simpy processes in `engine.serving.disruptions`; policies decide from
+read-only views (`engine.policies`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from engine.costmodel.perf import exposed_transfer_time, kv_transfer_time
 from engine.scenario.resolve import Resolved
 from engine.serving import disruptions
 from engine.serving.cache import HBM, HOST, POOLED, LruBlocks, RequestBlocks, leading_run_in, lookup
+from engine.serving.edge import SITES, EdgeSite
 from engine.serving.host import Clock
 from engine.serving.instance import Server
 from engine.serving.workload import Requests, closed_loop_pauses
@@ -71,6 +73,7 @@ NO_INSTANCE = "no_instance_up"
 NO_DECODE = "no_decode_instance"
 LOST = "instance_lost"
 UNFINISHED = "unfinished_at_end"
+DEGRADED = "degraded"
 REASONS = {
     TOO_LONG: "the request needs more KV memory than any instance of its role has",
     TOO_LONG_LIVE: "too long for the KV memory of every instance it could be sent to now (decode: ever again)",
@@ -78,6 +81,7 @@ REASONS = {
     NO_DECODE: "no decode instance is up or will come back (disaggregated)",
     LOST: "its instance failed and the fault fails requests in flight",
     UNFINISHED: "still in flight when the run ended (a safety net: a correct run never needs it)",
+    DEGRADED: "shed while the deployment was degraded: its class is below deployment.degrade.shed_below_priority",
 }
 """Why the simulator rejects or fails a request (admission policies add their own reasons)."""
 
@@ -108,6 +112,8 @@ class Records:
     tokens_discarded: int  # tokens produced and then lost to a fault (retried from the start)
     kv_peak: np.ndarray  # most KV tokens reserved at once, per server
     counters: dict[str, float]
+    output_tokens: np.ndarray  # delivered output length per request: the drawn one, or capped while degraded
+    site: list[str] | None = None  # with an edge site: where each request was served (`edge.SITES`)
 
 
 class Simulation:
@@ -155,9 +161,16 @@ class Simulation:
         self.top_priority = max(c.priority for c in classes)
         # per class: the pools it is pinned to (pool indices), or None for any
         index_of = {p.spec.name: p.index for p in resolved.pools}
-        self.pinned: list[frozenset[int] | None] = [
-            frozenset(index_of[n] for n in c.pools) if c.pools else None for c in classes
+        decoders = {p.index for p in resolved.pools if p.spec.role == "decode"}
+        self.pinned_decode: list[frozenset[int] | None] = [
+            frozenset(index_of[n] for n in c.pools if index_of[n] in decoders) or None for c in classes
         ]
+        self.pinned: list[frozenset[int] | None] = [
+            frozenset(index_of[n] for n in c.pools if index_of[n] not in decoders) or None for c in classes
+        ]
+        self.any_decode_pins = any(p is not None for p in self.pinned_decode)
+        # hand-offs go to some decode pools only (a pool's `sends_to`, a class's decode pins)
+        self.routed_handoffs = self.any_decode_pins or any(p.spec.sends_to for p in resolved.pools)
         # per class: the tightest TTFT target of the classes above it, which admission protects by
         # shedding this class first; under strict priority the classes above overtake it anyway
         self.guard_ttft: list[float] = [
@@ -199,10 +212,21 @@ class Simulation:
         for pool in resolved.pools:
             for j in range(pool.spec.count):
                 self.servers.append(Server(self, len(self.servers), j, pool))
+        # each instance's throughput over the fastest's, per role (exactly 1.0 when all chips match)
+        best = [max(s.rates[k] for s in self.servers) for k in (0, 1)]
+        for srv in self.servers:
+            srv.speeds = (
+                srv.rates[0] / best[0] if best[0] > 0 else 1.0,
+                srv.rates[1] / best[1] if best[1] > 0 else 1.0,
+            )
         self.disaggregated = sc.deployment.mode == "disaggregated"
-        self.decode_cap = max(s.kv_cap for s in self.servers if s.role in ("decode", "mixed"))
-        self.prefill_cap = max(s.kv_cap for s in self.servers if s.role in ("prefill", "mixed"))
-        self.min_cap = min(s.kv_cap for s in self.servers)  # below it, every instance holds a request
+        # the data centre's instances: an edge chip's small memory must not turn requests away here
+        dc = [s for s in self.servers if s.pool.spec.tier == "datacenter"]
+        self.decode_cap = max(s.kv_cap for s in dc if s.role in ("decode", "mixed"))
+        self.prefill_cap = max(s.kv_cap for s in dc if s.role in ("prefill", "mixed"))
+        self.min_cap = min(s.kv_cap for s in dc)  # below it, every instance holds a request
+        # the edge site (`engine.serving.edge`): None without one, so arrivals pay nothing for it
+        self.edge = EdgeSite(self) if sc.deployment.edge is not None else None
         self.pending_handoff: list[tuple[Server, int]] = []
         # what each parked hand-off would reserve on a decode instance, in the same order
         self._pending_need: list[int] = []
@@ -217,6 +241,14 @@ class Simulation:
         self.link_overlap = link.overlap
         self.link_factor: list[float] = [1.0] * len(resolved.pools)  # link faults degrade a pool's link
         self.link_gb_s = link.bandwidth_gb_s
+        # a fabric every hand-off also crosses, and when it is next free (FIFO, see `_send`)
+        self.shared_bytes_s = link.shared_gb_s * 1e9 if link.shared_gb_s else 0.0
+        self.shared_free_s = 0.0
+        # per pool: the decode pools its hand-offs may go to (pool indices), or None for any
+        self.targets: list[frozenset[int] | None] = [
+            frozenset(index_of[n] for n in p.spec.sends_to) if p.spec.sends_to else None
+            for p in resolved.pools
+        ]
         self.counters: dict[str, float] = {
             "preemptions": 0, "recomputed_tokens": 0, "swapped_bytes": 0, "retried": 0, "role_switches": 0, "role_drains": 0, "link_faults": 0, "fallbacks": 0,
             "transfer_tokens_saved": 0,
@@ -226,25 +258,28 @@ class Simulation:
         if self.closed:
             self.issued = 0
             self.arrival = [math.nan] * n
+        # degrade (`deployment.degrade`): None when off, so arrivals pay nothing for it
+        self.degrade = sc.deployment.degrade if sc.deployment.degrade.enabled else None
+        self._entry_share: tuple[int, float] = (-1, 1.0)  # (roles epoch, live share of entry capacity)
+        self.counters.update(degraded_arrivals=0, capped_requests=0, capped_tokens=0)
 
     # --- helpers --------------------------------------------------------------------------
     def servers_of(self, role: str) -> list[Server]:
         """Live servers currently in a role (a shared list: do not modify it)."""
         live = self._live
         if live is None:
+            # the roles are the data centre's; edge instances are listed apart ("edge")
+            dc = [s for s in self.servers if s.pool.spec.tier == "datacenter"]
             live = self._live = {
-                r: [
-                    s
-                    for s in self.servers
-                    if s.role == r and s.up and not s.busy_switching and not s.draining
-                ]
+                r: [s for s in dc if s.role == r and s.up and not s.busy_switching and not s.draining]
                 for r in ("prefill", "decode", "mixed")
             }
             live["entry"] = [
                 s
-                for s in self.servers
+                for s in dc
                 if s.role in ("mixed", "prefill") and s.up and not s.busy_switching and not s.draining
             ]
+            live["edge"] = [s for s in self.servers if s.pool.spec.tier == "edge" and s.up]
         return live[role]
 
     def entry_servers(self) -> list[Server]:
@@ -278,12 +313,37 @@ class Simulation:
         need = self.prompt[rid] if srv.role == "prefill" else self.prompt[rid] + self.output[rid]
         return need <= srv.kv_cap
 
-    def undeliverable(self, rid: int, cap: int | None = None) -> str:
+    def decode_pools(self, sender: Server, rid: int) -> frozenset[int] | None:
+        """The decode pools a prompt prefilled on `sender` may go to (None: any).
+
+        The sending pool's `sends_to` and the class's decode pools together; where they share
+        none, the class's own decode pools win.
+        """
+        routes = self.targets[sender.pool.index]
+        if not self.any_decode_pins:
+            return routes
+        pins = self.pinned_decode[self.reqs.cls[rid]]
+        if routes is None or pins is None:
+            return pins if routes is None else routes
+        return (routes & pins) or pins
+
+    def undeliverable(self, rid: int, cap: int | None = None, sender: Server | None = None) -> str:
         """Why no decode instance, now or later, could take this request ('' when one could).
 
-        `cap` is `future_cap("decode")` when the caller has it already.
+        `cap` is `future_cap("decode")` when the caller has it already. With a `sender` whose pool
+        hands off to some decode pools only (`sends_to`), only those count.
         """
-        if cap is None:
+        allowed = self.decode_pools(sender, rid) if sender is not None else None
+        if allowed is not None:
+            cap = max(
+                (
+                    s.kv_cap
+                    for s in self.servers
+                    if s.pool.index in allowed and s.future_role == "decode" and (s.up or s.restores)
+                ),
+                default=0,
+            )
+        elif cap is None:
             cap = self.future_cap("decode")
         if cap == 0:
             return NO_DECODE
@@ -322,6 +382,7 @@ class Simulation:
             view = self.views[rid] = policies.RequestView(
                 rid, c, spec.priority, self.arrival[rid], self.prompt[rid], self.output[rid],
                 self.arrival[rid] + spec.slo.ttft_ms / 1000.0, self.top_priority, self.guard_ttft[c],
+                spec.slo.tpot_ms / 1000.0,
             )  # fmt: skip
         return view
 
@@ -336,6 +397,8 @@ class Simulation:
             bt = self.reqs.block_tokens
             # each instance's own tiers: the pooled store serves every instance alike
             views = [s.view(i, leading_run_in(blocks, s.own_blocks) * bt) for i, s in enumerate(servers)]
+        elif self.router.needs_timing:  # the decode step each instance would run with this request
+            views = [s.view(i, 0, s.step_with(self.prompt[rid])) for i, s in enumerate(servers)]
         else:
             views = [s.view(i) for i, s in enumerate(servers)]
         return servers[self.router.choose(self.request_view(rid), views, tick)]
@@ -406,6 +469,8 @@ class Simulation:
     # --- request life cycle ---------------------------------------------------------------
     def arrive(self, rid: int, retry: bool = False) -> None:
         """A request arrives (or is retried): admission, routing, queueing."""
+        if self.edge is not None and self.edge.take(rid, retry):
+            return  # served at the edge, or on its way to the data centre (it comes back here)
         need = self.prompt[rid] + self.output[rid]
         if need > self.decode_cap or self.prompt[rid] > self.prefill_cap:
             self.end(rid, REJECTED, TOO_LONG)
@@ -439,6 +504,8 @@ class Simulation:
             elif spec.overflow == "reject":
                 self.end(rid, FAILED if retry else REJECTED, "isolation_full")
                 return
+        if self.degrade is not None and self.serve_less(rid, retry):
+            return  # shed while degraded
         srv = self.route(rid, entry, "entry")
         view = self.request_view(rid)
         if not retry and not isinstance(self.admission, policies.AdmitAll):
@@ -448,13 +515,73 @@ class Simulation:
             if reason:
                 self.end(rid, REJECTED, reason)
                 return
-        heapq.heappush(srv.waiting, (self.queue.key(view), rid))
+        self.enqueue(srv, rid, view)
+
+    def enqueue(self, srv: Server, rid: int, view: policies.RequestView | None = None) -> None:
+        """Queue a request on the instance chosen for it (data centre or edge) and wake it."""
+        heapq.heappush(srv.waiting, (self.queue.key(view or self.request_view(rid)), rid))
         srv.queue_tokens(rid, self.pf_target[rid])
         self.prefill_inst[rid] = srv.idx
-        if not self.disaggregated:
+        if not self.disaggregated or (self.edge is not None and srv.pool.spec.tier == "edge"):
             self.decode_inst[rid] = srv.idx
         could = srv.has_slot() and srv.kv_reserved + self.reserve_tokens(rid, srv.role) <= srv.kv_cap
         srv.notify(could)
+
+    def serve_less(self, rid: int, retry: bool) -> bool:
+        """While a degrade trigger holds: shed the request (True) if its class is below the shedding
+        priority, else cap its output; a retry is never shed (it was admitted before)."""
+        if not self.degraded():
+            return False
+        dg = self.degrade
+        assert dg is not None
+        if not retry:
+            self.counters["degraded_arrivals"] += 1
+            if self.priority[rid] < dg.shed_below_priority:
+                self.end(rid, REJECTED, DEGRADED)
+                return True
+        cap = dg.max_output_tokens
+        if cap and self.output[rid] > cap:
+            self.counters["capped_requests"] += 1
+            self.counters["capped_tokens"] += self.output[rid] - cap
+            self.output[rid] = cap  # everything downstream (KV reserved, decode steps, metrics) sees the cap
+            self.views[rid] = None
+        return False
+
+    def degraded(self) -> bool:
+        """Whether a trigger of `deployment.degrade` holds now: entry capacity short, or its backlog long."""
+        dg = self.degrade
+        assert dg is not None
+        if dg.below_capacity and self.entry_share() < dg.below_capacity:
+            return True
+        if dg.above_backlog is not None:
+            live = self.entry_servers()
+            # prompts queued on entry instances, and prefilled prompts waiting for decode memory
+            waiting = sum(len(s.waiting) for s in live) + len(self.pending_handoff)
+            return waiting > dg.above_backlog * len(live)
+        return False
+
+    def entry_share(self) -> float:
+        """Peak prefill FLOP/s of the live entry instances in their own role, over all entry pools'.
+
+        Decode instances fallen back to serving whole requests do not count: they stand in for
+        the entry pools' capacity, they do not restore it. Recomputed only when roles change.
+        """
+        epoch, share = self._entry_share
+        if epoch != self._roles_epoch:
+
+            def flops(s: Server) -> float:
+                inst = s.pool.instance
+                return inst.chips * inst.hardware.peak_flops(inst.weights) * inst.profile.eta_compute
+
+            # the data centre's entry pools (an edge site's instances are not entry instances)
+            own = [
+                s for s in self.servers if s.pool.spec.role != "decode" and s.pool.spec.tier == "datacenter"
+            ]
+            total = sum(flops(s) for s in own)
+            live = sum(flops(s) for s in self.entry_servers() if s.role == s.future_role)
+            share = live / total if total > 0 else 1.0
+            self._entry_share = (self._roles_epoch, share)
+        return share
 
     def predicted_ttft(self, srv: Server, rid: int) -> float:
         """What admission control expects this request's TTFT to be on `srv`.
@@ -507,7 +634,7 @@ class Simulation:
         """Send a prefilled prompt to a decode instance with room, or park it until one has some."""
         if self._send(srv, rid):
             return
-        why = self.undeliverable(rid)
+        why = self.undeliverable(rid, sender=srv)
         if why:  # no decode instance that could take it will ever be up again
             self.release_prefilled(srv, rid)
             self.end(rid, FAILED, why)
@@ -524,14 +651,18 @@ class Simulation:
     def _send(self, srv: Server, rid: int) -> bool:
         """Reserve room on a decode instance and send the KV cache over the link; False if none has room."""
         need = self._handoff_need(rid)
+        decode = self.servers_of("decode")
+        allowed = self.decode_pools(srv, rid)
+        if allowed is not None:  # this pool, or this request's class, hands off to some decode pools only
+            decode = [d for d in decode if d.pool.index in allowed]
         if self.preempt:  # room also for the jump under way and every request's next token
             whole = self.prompt[rid] + self.output[rid]  # and for all it will grow to
             fits = [
-                d for d in self.servers_of("decode")
+                d for d in decode
                 if d.kv_reserved + d.jump_growth + need + len(d.running) + 1 <= d.kv_cap and whole <= d.kv_cap
             ]  # fmt: skip
         else:
-            fits = [d for d in self.servers_of("decode") if d.kv_reserved + need <= d.kv_cap]
+            fits = [d for d in decode if d.kv_reserved + need <= d.kv_cap]
         if not fits:
             return False
         dst = self.route(rid, fits, "decode")
@@ -550,11 +681,18 @@ class Simulation:
         bw = (self.link_gb_s or (srv.pool.hardware.scale_out_gb_s * inst.tp)) * self.link_factor[
             srv.pool.index
         ]
+        if self.shared_bytes_s:  # no faster than the shared fabric either
+            bw = min(bw, self.shared_bytes_s / 1e9)
         full = kv_transfer_time(srv.kv_bytes, tokens, bw, self.link_latency_s)
         now = self.env.now
         prefill_s = max(now - self.prefill_start[rid], 0.0)
         exposed = exposed_transfer_time(full, prefill_s, inst.model.layers, self.link_overlap)
         start = max(now - (full - exposed), srv.nic_free_s)
+        if self.shared_bytes_s:
+            # the fabric's capacity is spent in arrival order: each transfer uses its bytes' worth
+            # of fabric time, and starts late by the backlog others left (a fluid FIFO queue)
+            start = max(start, self.shared_free_s)
+            self.shared_free_s = start + srv.kv_bytes * tokens / self.shared_bytes_s
         end = max(start + full, now)
         srv.nic_free_s = end
         self.transfer[rid] = end - now
@@ -631,6 +769,8 @@ class Simulation:
             return  # the same fleet as at the last look, and no waiting prompt fits: nothing changes
         # the same fleet: every waiting prompt's prefill instance is still up, and still deliverable
         pending, needs = self.pending_handoff, self._pending_need
+        routed = self.routed_handoffs
+        rooms: dict[int, int] = self._pool_rooms(decode) if routed else {}
         i = 0
         while True:
             for i in range(i, len(needs)):  # noqa: B020 - resumes the scan where the last one stopped
@@ -639,11 +779,20 @@ class Simulation:
             else:
                 break  # no waiting prompt from i on fits
             srv, rid = pending[i]
+            # its decode pools may be full while others have room (it was deliverable when parked)
+            if routed:
+                allowed = self.decode_pools(srv, rid)
+                if allowed is not None and needs[i] > max((rooms.get(p, -1) for p in allowed), default=-1):
+                    i += 1
+                    continue
             if self._send(srv, rid):
                 del pending[i], needs[i]
                 room = self._decode_room(decode)
+                if routed:
+                    rooms = self._pool_rooms(decode)
                 continue
-            why = self.undeliverable(rid)  # no single instance takes it (preemption: its whole length)
+            # no single instance takes it (preemption: its whole length)
+            why = self.undeliverable(rid, sender=srv)
             if why:
                 del pending[i], needs[i]
                 self.release_prefilled(srv, rid)
@@ -671,7 +820,7 @@ class Simulation:
                 self.handoff(srv, rid)
                 room = self._decode_room(decode)
                 continue
-            why = self.undeliverable(rid, cap)  # fits nowhere now
+            why = self.undeliverable(rid, cap, srv)  # fits nowhere now
             if why:
                 self.release_prefilled(srv, rid)
                 self.end(rid, FAILED, why)
@@ -690,6 +839,15 @@ class Simulation:
         self.pending_handoff = [pending[j] for j in keep]
         self._pending_need = [needs[j] for j in keep]
         return stranded
+
+    def _pool_rooms(self, decode: list[Server]) -> dict[int, int]:
+        """The most KV tokens a hand-off could reserve on an instance of each decode pool."""
+        rooms: dict[int, int] = {}
+        for d in decode:
+            r = d.kv_cap - d.kv_reserved - (d.jump_growth + len(d.running) + 1 if self.preempt else 0)
+            if r > rooms.get(d.pool.index, -1):
+                rooms[d.pool.index] = r
+        return rooms
 
     def _decode_room(self, decode: list[Server]) -> int:
         """The most KV tokens a hand-off could reserve on any of `decode` (the test `handoff` applies)."""
@@ -714,7 +872,7 @@ class Simulation:
         if self.future_cap("decode") > 0:
             return
         for srv in self.servers:
-            if srv.up and srv.role != "decode":
+            if srv.up and srv.role != "decode" and srv.pool.spec.tier == "datacenter":  # the edge serves on
                 for rid in srv.drop_all():
                     self.end(rid, FAILED, NO_DECODE)
 
@@ -850,4 +1008,6 @@ class Simulation:
             tokens_discarded=self.tokens_discarded,
             kv_peak=np.array([s.kv_peak for s in self.servers], dtype=float),
             counters=dict(self.counters),
+            output_tokens=np.array(self.output[:n], dtype=np.int64),
+            site=[SITES[w] for w in self.edge.where[:n]] if self.edge is not None else None,
         )

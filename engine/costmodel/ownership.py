@@ -1,0 +1,143 @@
+"""What a chip-hour costs: rented at its catalog price, or owned (total cost of ownership).
+
+A scenario's `cost` (a `CostBasis`) says how its chips are paid for. ``rent`` bills every chip at
+its catalog price per hour (`HardwareSpec.usd_per_hour`), idle or not. ``own`` bills three kinds
+of cost instead:
+
+- **capital**: the chip's purchase price plus its share of the server (host CPUs, memory, NICs,
+  chassis), straight-line over `amortisation_years` of round-the-clock life, per chip-hour:
+  ``(capex_usd + server_capex_usd) / (years * 8760)``; a chip bought and left idle costs the same;
+- **hosting**: colocation space, power and cooling capacity, priced per kW of provisioned IT power
+  per month; a chip provisions ``tdp_w * server_power_factor`` (its server's share of the rack);
+- **energy**: the energy the run draws (`engine.costmodel.power`, chips only) times the site's PUE
+  times the price of a kWh: this is the only part that grows with the work done.
+
+Capital and hosting accrue per chip-hour like rent; energy depends on what the chips do, so the
+planner, which prices shapes before simulating them, uses `chip_hour_usd` with the chip's idle
+power (a lower bound of the bill) and the simulation charges the energy it measures.
+Defaults and their sources: docs/cost-model.md, "Ownership (TCO) mode".
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from engine.catalog.specs import ID_PATTERN, Frozen, HardwareSpec
+from engine.core.errors import ScenarioError
+
+HOURS_PER_YEAR = 8760.0
+"""Hours of one year of round-the-clock life."""
+J_PER_KWH = 3.6e6
+"""Joules in one kilowatt-hour."""
+MONTHS_PER_YEAR = 12.0
+
+CostMode = Literal["rent", "own"]
+"""How chips are paid for: rented per chip-hour, or owned (capital, energy, hosting)."""
+ChipId = Annotated[str, Field(pattern=ID_PATTERN)]
+ChipUsd = Annotated[float, Field(gt=0, le=10_000_000)]
+ServerUsd = Annotated[float, Field(ge=0, le=10_000_000)]
+
+KINDS = ("capital", "energy", "hosting")
+"""The kinds of an owned deployment's bill (cache capacity is billed apart, per GB-hour)."""
+
+
+class CostBasis(Frozen):
+    """How the deployment is paid for, and the knobs of ownership (used when `mode` is ``own``)."""
+
+    mode: CostMode = Field(
+        default="rent", description="rent: catalog price per chip-hour; own: capital, energy, hosting"
+    )
+    amortisation_years: Annotated[float, Field(ge=0.5, le=15)] = Field(
+        default=5.0, description="Years the chips and servers are written off over, straight-line (Amazon: 5)"
+    )
+    usd_per_kwh: Annotated[float, Field(ge=0, le=2)] = Field(
+        default=0.08, description="Price of electricity (US industrial average, EIA: about $0.08/kWh)"
+    )
+    pue: Annotated[float, Field(ge=1, le=3)] = Field(
+        default=1.58,
+        description="Site power over IT power: cooling and power losses (Uptime 2023 average: 1.58)",
+    )
+    hosting_usd_per_kw_month: Annotated[float, Field(ge=0, le=5_000)] = Field(
+        default=184.0, description="Colocation per kW of provisioned power per month (CBRE H2 2024: $184)"
+    )
+    server_power_factor: Annotated[float, Field(ge=1, le=4)] = Field(
+        default=1.8,
+        description="Provisioned server power per chip over the chip's TDP (DGX H100: 10.2 kW / 8 x 700 W)",
+    )
+    capex_usd: Annotated[dict[ChipId, ChipUsd], Field(max_length=32)] = Field(
+        default_factory=dict, description="Purchase price per chip id, replacing the catalog's"
+    )
+    server_capex_usd: Annotated[dict[ChipId, ServerUsd], Field(max_length=32)] = Field(
+        default_factory=dict, description="Server share per chip id, replacing the catalog's"
+    )
+
+    def __hash__(self) -> int:
+        return hash(self.model_dump_json())
+
+    def label(self) -> str:
+        """The basis in a few words, e.g. ``own: 5-year amortisation, $0.08/kWh, PUE 1.58``."""
+        if self.mode == "rent":
+            return "rent: catalog price per chip-hour"
+        return (
+            f"own: {self.amortisation_years:g}-year amortisation, ${self.usd_per_kwh:g}/kWh, "
+            f"PUE {self.pue:g}, hosting ${self.hosting_usd_per_kw_month:g}/kW-month"
+        )
+
+
+def capex_usd(hw: HardwareSpec, basis: CostBasis) -> tuple[float, float]:
+    """Purchase price of one chip and its share of the server: the basis's override, else the catalog's."""
+    chip = basis.capex_usd.get(hw.id, hw.capex_usd)
+    server = basis.server_capex_usd.get(hw.id, hw.server_capex_usd)
+    if chip is None:
+        raise ScenarioError(
+            f"cost.capex_usd.{hw.id}: {hw.id} has no purchase price in the catalog; set one "
+            f"(0 < price <= 10000000 USD) to cost it in 'own' mode, or use cost.mode=rent"
+        )
+    return float(chip), float(server or 0.0)
+
+
+def capital_usd_per_chip_hour(hw: HardwareSpec, basis: CostBasis) -> float:
+    """Chip plus server share, straight-line over the amortisation years, per hour of life."""
+    chip, server = capex_usd(hw, basis)
+    return (chip + server) / (basis.amortisation_years * HOURS_PER_YEAR)
+
+
+def hosting_usd_per_chip_hour(hw: HardwareSpec, basis: CostBasis) -> float:
+    """Colocation of the chip's provisioned IT power (TDP x server power factor), per hour."""
+    kw = hw.tdp_w * basis.server_power_factor / 1e3
+    return kw * basis.hosting_usd_per_kw_month * MONTHS_PER_YEAR / HOURS_PER_YEAR
+
+
+def energy_usd(joules: float, basis: CostBasis) -> float:
+    """The electricity bill of chip energy drawn, with the site's overhead (PUE)."""
+    return joules / J_PER_KWH * basis.pue * basis.usd_per_kwh
+
+
+def chip_hour_usd(hw: HardwareSpec, basis: CostBasis, power_w: float | None = None) -> float:
+    """One chip-hour under the basis: its rent, or capital + hosting + energy at `power_w`.
+
+    `power_w` defaults to the chip's idle power, so an owned chip-hour priced before a run is a
+    lower bound of what the run will bill (the planner ranks and prunes with it).
+    """
+    if basis.mode == "rent":
+        return hw.usd_per_hour
+    watts = hw.idle_w if power_w is None else power_w
+    return (
+        capital_usd_per_chip_hour(hw, basis)
+        + hosting_usd_per_chip_hour(hw, basis)
+        + energy_usd(watts * 3600.0, basis)
+    )
+
+
+__all__ = [
+    "KINDS",
+    "CostBasis",
+    "CostMode",
+    "capex_usd",
+    "capital_usd_per_chip_hour",
+    "chip_hour_usd",
+    "energy_usd",
+    "hosting_usd_per_chip_hour",
+]

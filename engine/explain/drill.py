@@ -1,0 +1,110 @@
+"""The failure drill: one scenario with faults, run under each fallback policy that applies.
+
+A fault shows what breaks; the drill shows what each way of coping buys. The scenario (which must
+schedule at least one fault) is run on the same requests (generation is separate from serving, so
+the comparison is paired) under every variant that applies to it:
+
+- ``none``: no fallback and no degrade: what is lost is lost (arrivals with no entry instance up
+  are rejected);
+- ``colocated`` (disaggregated only): the decode instances serve whole requests while no prefill
+  instance is up (`deployment.fallback`);
+- ``degrade``: shed the lower classes and cap outputs while entry capacity is short
+  (`deployment.degrade`: the scenario's own settings when it enables them, else `default_degrade`);
+- ``colocated + degrade`` (disaggregated only): both;
+- ``spill`` (only where classes are pinned to some of several entry pools and do not spill yet):
+  pinned classes overflow to every entry pool (`workload.classes[i].overflow = "spill"`). Without
+  pinned classes there is nothing to add: routing already spreads over every live pool of a role.
+
+Each row gives SLO attainment overall and per class, rejected and failed requests, p90 TTFT, cost
+per request and what degrading did (requests capped, tokens cut). Simulations run through the
+`run` callable, so a caller with a cache (the dashboard) passes its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from engine.core.errors import ScenarioError
+from engine.scenario import codec
+from engine.scenario.model import Degrade, Scenario
+from engine.serving.run import SimResult, simulate
+
+VARIANTS = ("none", "colocated", "degrade", "colocated + degrade", "spill")
+"""Every variant the drill knows, in the order its rows come."""
+
+
+def default_degrade(scenario: Scenario) -> Degrade:
+    """Degrade settings for a scenario that sets none: trigger below 60% of entry capacity or above
+    8 waiting requests per entry instance; cap outputs at 128 tokens; shed every class below the
+    top priority (when classes differ in priority)."""
+    priorities = {c.priority for c in scenario.workload.classes}
+    return Degrade(
+        enabled=True,
+        below_capacity=0.6,
+        above_backlog=8.0,
+        max_output_tokens=128,
+        shed_below_priority=max(priorities) if len(priorities) > 1 else 0,
+    )
+
+
+def fallback_variants(scenario: Scenario) -> dict[str, Scenario]:
+    """The scenario under each fallback variant that applies to it, by name (see the module docstring)."""
+    if not scenario.faults:
+        raise ScenarioError("faults: the failure drill needs at least one fault; the scenario schedules none")
+    dg = scenario.deployment.degrade if scenario.deployment.degrade.enabled else default_degrade(scenario)
+    degrade = {f"deployment.degrade.{k}": v for k, v in dg.model_dump(mode="json").items()}
+    off = {"deployment.fallback": "none", "deployment.degrade.enabled": False}
+    disaggregated = scenario.deployment.mode == "disaggregated"
+    changes: dict[str, dict[str, Any]] = {"none": off}
+    if disaggregated:
+        changes["colocated"] = {**off, "deployment.fallback": "colocated"}
+    changes["degrade"] = {**off, **degrade}
+    if disaggregated:
+        changes["colocated + degrade"] = {**degrade, "deployment.fallback": "colocated"}
+    entry_pools = [p for p in scenario.deployment.pools if p.role in ("mixed", "prefill")]
+    pinned = [i for i, c in enumerate(scenario.workload.classes) if c.pools and c.overflow != "spill"]
+    if len(entry_pools) > 1 and pinned:
+        changes["spill"] = {**off, **{f"workload.classes[{i}].overflow": "spill" for i in pinned}}
+    return {name: codec.apply_overrides(scenario, change) for name, change in changes.items()}
+
+
+def fallback_drill(scenario: Scenario, run: Callable[[Scenario], SimResult] | None = None) -> pd.DataFrame:
+    """One row per applicable fallback variant: attainment (overall and per class), rejected, failed,
+    p90 TTFT, cost per request, and what degrading capped.
+
+    `run` simulates one scenario (default: `engine.serving.run.simulate`); every variant sees the
+    same requests, drawn from the same workload and seed.
+    """
+    simulate_one = run or simulate
+    rows = []
+    for name, variant in fallback_variants(scenario).items():
+        s = simulate_one(variant).summary
+        req, sched, cost = s["requests"], s["scheduler"], s["cost"]
+        row: dict[str, Any] = {
+            "fallback": name,
+            "slo_attainment": s["slo_attainment"],
+            **{f"slo_attainment.{c}": v["slo_attainment"] for c, v in s["classes"].items()},
+            "completed": req["completed"],
+            "rejected": req["rejected"],
+            "failed": req["failed"],
+            "ttft_p90_ms": s["latency_ms"]["ttft"]["p90"],
+            "usd_per_request": cost["usd_per_request"],
+            "capped_requests": sched.get("capped_requests", 0),
+            "capped_tokens": sched.get("capped_tokens", 0),
+        }
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def class_attainment(table: pd.DataFrame) -> pd.DataFrame:
+    """The drill table's per-class attainment in long form: fallback, class, slo_attainment."""
+    cols = [c for c in table.columns if c.startswith("slo_attainment.")]
+    long = table[["fallback", *cols]].melt(id_vars="fallback", var_name="class", value_name="slo_attainment")
+    long["class"] = long["class"].str.removeprefix("slo_attainment.")
+    return long
+
+
+__all__ = ["VARIANTS", "class_attainment", "default_degrade", "fallback_drill", "fallback_variants"]

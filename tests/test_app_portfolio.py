@@ -1,0 +1,40 @@
+"""The Strategy page edits a list of pools: add and remove pools, hand-off routes, class pins."""
+
+from __future__ import annotations
+
+from tests.test_app import app, assert_clean, scenario_of, short
+
+
+def test_pools_are_added_routed_pinned_and_removed_on_the_strategy_page() -> None:
+    at = app("strategy", short("chat-disaggregated"))
+    at.button(key="fg:add-pool:decode").click().run()
+    assert_clean(at)
+    sc = scenario_of(at)
+    assert [(p.name, p.role) for p in sc.deployment.pools] == [
+        ("prefill", "prefill"),
+        ("decode", "decode"),
+        ("decode-2", "decode"),
+    ]
+    # the new pool's chip is edited like any other; the prefill pool now picks its decode pools
+    at.selectbox(key="fg:deployment.pools[2].hardware").set_value("h20").run()
+    assert_clean(at)
+    at.multiselect(key="fg:deployment.pools[0].sends_to").set_value(["decode-2"]).run()
+    assert_clean(at)
+    sc = scenario_of(at)
+    assert sc.deployment.pools[2].hardware == "h20" and sc.deployment.pools[0].sends_to == ("decode-2",)
+    # a second prefill pool brings the traffic-isolation pins; a class can name decode pools too
+    at.button(key="fg:add-pool:prefill").click().run()
+    assert_clean(at)
+    at.multiselect(key="fg:workload.classes[0].pools").set_value(["prefill-2"]).run()
+    assert_clean(at)
+    assert scenario_of(at).workload.classes[0].pools == ("prefill-2",)
+    # removing a pool drops what names it; the only pool of a role cannot be removed
+    at.button(key="fg:rm-pool:3").click().run()
+    assert_clean(at)
+    sc = scenario_of(at)
+    assert [p.name for p in sc.deployment.pools] == ["prefill", "decode", "decode-2"]
+    assert sc.workload.classes[0].pools == ()
+    assert at.button(key="fg:rm-pool:0").disabled
+    # and the Results page runs the portfolio
+    at.switch_page("app_pages/results.py").run()
+    assert_clean(at)

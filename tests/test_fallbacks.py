@@ -1,0 +1,251 @@
+"""Fallback policies (issue 15): degrade (shed low priorities, cap outputs) and the failure drill.
+
+Degrade holds only while its trigger does; capped requests keep DESIGN.md's token invariant with
+their delivered length; lower classes are shed, higher ones never; the drill runs one row per
+applicable fallback, and in a prefill-pool loss the fallbacks lift attainment over none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engine.core.errors import ScenarioError
+from engine.explain.drill import class_attainment, default_degrade, fallback_drill, fallback_variants
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.serving.run import SimResult, simulate
+from engine.serving.sim import DEGRADED, PENDING
+from engine.serving.workload import generate
+from tests.simhelp import check_invariants, records
+
+FAULT_AT, FAULT_S = 40.0, 30.0
+
+
+def _prefill_loss(instances: int = 3, **over: Any) -> Scenario:
+    """The prefill-loss preset, short: `instances` of its three prefill instances lost for 30 s."""
+    fault = {
+        "at_s": FAULT_AT,
+        "pool": "prefill",
+        "instances": instances,
+        "duration_s": FAULT_S,
+        "in_flight": "fail",
+    }
+    base = {"duration_s": 100.0, "faults": [fault]}
+    return io.apply_overrides(io.load_preset("prefill-loss-nofallback"), {**base, **over})
+
+
+def _run(s: Scenario) -> SimResult:
+    """Simulate with DESIGN.md's invariants checked, and every request ended exactly once."""
+    rec, reqs = records(s)
+    res = simulate(s, requests=reqs)
+    check_invariants(res, rec)
+    assert not np.any(rec.outcome == PENDING)
+    t = res.requests
+    req = res.summary["requests"]
+    assert req["completed"] + req["rejected"] + req["failed"] == req["total"]
+    assert (t.loc[t["outcome"] != "completed", "reason"] != "").all()
+    # delivered plus capped is what was drawn; only completed outputs count as tokens delivered
+    assert (t["output_tokens"] + t["capped_tokens"] == reqs.output_tokens[: len(t)]).all()
+    assert int(t["capped_tokens"].sum()) == res.summary["scheduler"]["capped_tokens"]
+    return res
+
+
+DEGRADE = {"deployment.degrade.enabled": True, "deployment.degrade.shed_below_priority": 1}
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {**DEGRADE},
+        {
+            **DEGRADE,
+            "deployment.fallback": "colocated",
+            "faults[0].instances": 3,
+            "faults[0].in_flight": "retry",
+        },
+        {**DEGRADE, "scheduler.preemption": "recompute", "deployment.degrade.above_backlog": 2.0},
+        {
+            **DEGRADE,
+            "deployment.fallback": "colocated",
+            "faults[0].duration_s": None,
+            "scheduler.queue": {"name": "priority"},
+        },
+    ],
+    ids=["partial-loss", "fallback-retry", "recompute-backlog", "lost-for-good"],
+)
+def test_every_request_ends_exactly_once_under_degrade_and_faults(over: dict[str, Any]) -> None:
+    res = _run(_prefill_loss(2, **over))
+    sched = res.summary["scheduler"]
+    assert sched["degraded_arrivals"] > 0 and sched["capped_requests"] > 0
+
+
+def test_degrade_caps_and_sheds_only_while_its_trigger_holds() -> None:
+    """Two of three prefill instances lost (a third of the capacity left, under the 0.6 trigger):
+    only arrivals in the fault are shed or capped, capped answers are 128 tokens long, and the
+    delivered lengths are what metrics count."""
+    res = _run(_prefill_loss(2, **DEGRADE))
+    t = res.requests
+    during = (t["arrival_s"] >= FAULT_AT - 1e-9) & (t["arrival_s"] <= FAULT_AT + FAULT_S + 1e-9)
+    capped = t["capped_tokens"] > 0
+    shed = t["reason"] == DEGRADED
+    assert capped.sum() > 20 and shed.sum() > 20
+    assert not (capped & ~during).any() and not (shed & ~during).any()
+    assert (t.loc[capped, "output_tokens"] == 128).all()
+    assert (t.loc[shed, "outcome"] == "rejected").all()
+    assert res.summary["requests"]["rejected_by_reason"] == {DEGRADED: int(shed.sum())}
+    # the TPOT of a capped request is over its delivered length
+    done = t[capped & (t["outcome"] == "completed")]
+    expect = (done["completion_s"] - done["first_token_s"]) / (done["output_tokens"] - 1)
+    assert np.allclose(done["tpot_s"], expect)
+    # and it lifted attainment over no degrade at all
+    plain = simulate(_prefill_loss(2))
+    assert res.summary["slo_attainment"] > plain.summary["slo_attainment"] + 0.02
+
+
+def test_a_trigger_that_never_holds_changes_nothing() -> None:
+    """Degrade on but never triggered: the very same run as degrade off."""
+    s = _prefill_loss(1)  # two thirds of the capacity stay up: above the 0.6 trigger
+    off = simulate(s)
+    on = simulate(io.apply_overrides(s, {**DEGRADE, "deployment.degrade.below_capacity": 0.5}))
+    assert on.summary["scheduler"]["degraded_arrivals"] == 0
+    drop = {"scheduler", "sim"}
+    assert {k: v for k, v in on.summary.items() if k not in drop} == {
+        k: v for k, v in off.summary.items() if k not in drop
+    }
+
+
+def test_the_backlog_trigger_follows_the_queue() -> None:
+    """No fault: an easy load never degrades; an overload past the backlog trigger does."""
+    s = io.apply_overrides(
+        io.load_preset("chat-colocated"), {"duration_s": 30.0, "deployment.pools[0].count": 2}
+    )
+    trigger = {"deployment.degrade.enabled": True, "deployment.degrade.above_backlog": 4.0}
+    easy = _run(io.apply_overrides(s, {**trigger, "workload.arrival.rate_rps": 2.0}))
+    assert easy.summary["scheduler"]["degraded_arrivals"] == 0
+    hard = _run(io.apply_overrides(s, {**trigger, "workload.arrival.rate_rps": 40.0}))
+    assert hard.summary["scheduler"]["capped_requests"] > 100
+
+
+@pytest.mark.parametrize("threshold", [1, 2])
+def test_lower_classes_are_shed_and_higher_ones_never(threshold: int) -> None:
+    classes = [c.model_dump(mode="json") for c in io.load_preset("prefill-loss-nofallback").workload.classes]
+    middle = {**classes[1], "name": "reports", "priority": 1, "share": 0.2}
+    classes = [{**classes[0], "priority": 2, "share": 0.5}, middle, {**classes[1], "share": 0.3}]
+    s = _prefill_loss(
+        2, **{"workload.classes": classes, **DEGRADE, "deployment.degrade.shed_below_priority": threshold}
+    )
+    t = _run(s).requests
+    shed = t[t["reason"] == DEGRADED]
+    below = {"batch"} if threshold == 1 else {"batch", "reports"}
+    assert set(shed["class"]) == below
+    during = (t["arrival_s"] >= FAULT_AT) & (t["arrival_s"] <= FAULT_AT + FAULT_S)
+    assert (t.loc[during & t["class"].isin(below), "reason"] == DEGRADED).all()  # every one of them
+
+
+def test_degrade_settings_are_validated_with_the_field_named() -> None:
+    s = io.load_preset("chat-colocated")
+    with pytest.raises(ScenarioError, match=r"deployment\.degrade\.below_capacity: .*needs a trigger"):
+        io.apply_overrides(s, {"deployment.degrade": {"enabled": True, "below_capacity": 0}})
+    with pytest.raises(ScenarioError, match=r"deployment\.degrade\.max_output_tokens: .*needs an action"):
+        io.apply_overrides(s, {"deployment.degrade": {"enabled": True, "max_output_tokens": 0}})
+    with pytest.raises(
+        ScenarioError, match=r"deployment\.degrade\.below_capacity: .*less than or equal to 1"
+    ):
+        io.apply_overrides(s, {"deployment.degrade.below_capacity": 1.5})
+    with pytest.raises(ScenarioError, match=r"deployment\.degrade\.shed_below_priority"):
+        io.apply_overrides(s, {"deployment.degrade.shed_below_priority": 101})
+    # round trip through TOML, degrade on
+    on = io.apply_overrides(
+        s, {"deployment.degrade": {"enabled": True, "above_backlog": 3.0, "below_capacity": 0}}
+    )
+    assert io.loads_toml(io.dumps_toml(on)) == on
+
+
+# --- the drill -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("preset", "rows"),
+    [
+        ("prefill-loss-nofallback", ["none", "colocated", "degrade", "colocated + degrade"]),
+        ("failure-drill", ["none", "colocated", "degrade", "colocated + degrade"]),
+        ("chat-colocated", ["none", "degrade"]),
+        ("premium-isolation", ["none", "degrade", "spill"]),
+    ],
+)
+def test_the_drill_has_one_variant_per_applicable_fallback(preset: str, rows: list[str]) -> None:
+    s = io.load_preset(preset)
+    if not s.faults:
+        s = io.apply_overrides(s, {"faults": [{"at_s": 10.0, "pool": s.deployment.pools[0].name}]})
+    variants = fallback_variants(s)
+    assert list(variants) == rows
+    assert variants["none"].deployment.fallback == "none" and not variants["none"].deployment.degrade.enabled
+    assert variants["degrade"].deployment.degrade.enabled
+    if "spill" in variants:
+        assert all(c.overflow == "spill" for c in variants["spill"].workload.classes if c.pools)
+    drawn = generate(s)
+    for v in variants.values():  # only the fallback changes: the same requests for every row
+        assert v.faults == s.faults
+        again = generate(v)
+        for col in ("arrival_s", "cls", "prompt_tokens", "output_tokens"):
+            assert np.array_equal(getattr(again, col), getattr(drawn, col))
+
+
+def test_the_drill_needs_a_fault() -> None:
+    with pytest.raises(ScenarioError, match=r"faults: the failure drill needs at least one fault"):
+        fallback_variants(io.load_preset("chat-disaggregated"))
+
+
+def test_the_drill_uses_the_scenarios_own_degrade_else_defaults() -> None:
+    own = fallback_variants(io.load_preset("prefill-loss-fallback"))
+    assert own["degrade"].deployment.degrade == io.load_preset("prefill-loss-fallback").deployment.degrade
+    assert own["none"].deployment.fallback == "none"
+    dflt = default_degrade(io.load_preset("premium-isolation"))
+    assert dflt.enabled and dflt.shed_below_priority == 5  # every class below the top one
+    assert default_degrade(io.load_preset("chat-colocated")).shed_below_priority == 0  # one class: none shed
+
+
+def test_in_a_prefill_pool_loss_the_fallbacks_lift_attainment_over_none() -> None:
+    table = fallback_drill(_prefill_loss(3, **{"faults[0].in_flight": "retry"}))
+    assert list(table["fallback"]) == ["none", "colocated", "degrade", "colocated + degrade"]
+    assert {
+        "slo_attainment.chat",
+        "slo_attainment.batch",
+        "rejected",
+        "failed",
+        "ttft_p90_ms",
+        "usd_per_request",
+    } <= set(table.columns)
+    by = table.set_index("fallback")
+    none = by.loc["none", "slo_attainment"]
+    assert by.loc["none", "rejected"] > 100
+    assert by.loc["colocated", "slo_attainment"] > none + 0.05
+    assert by.loc["colocated + degrade", "slo_attainment"] > none + 0.05
+    # degrade protects the top class: chat does better with it than with the fallback alone
+    assert by.loc["colocated + degrade", "slo_attainment.chat"] > by.loc["colocated", "slo_attainment.chat"]
+    assert by.loc["colocated + degrade", "capped_requests"] > 0
+    long = class_attainment(table)
+    assert len(long) == 4 * 2 and set(long["class"]) == {"chat", "batch"}
+    assert (
+        long.set_index(["fallback", "class"]).loc[("none", "chat"), "slo_attainment"]
+        == by.loc["none", "slo_attainment.chat"]
+    )
+
+
+def test_the_strategy_page_compares_fallbacks_and_sets_degrade() -> None:
+    """The Failure drills section: a "Compare fallbacks" button draws the drill; degrade has its switch."""
+    from tests.test_app import app, assert_clean, scenario_of
+
+    at = app("strategy", _prefill_loss(3, duration_s=60.0), preset="prefill-loss-nofallback")
+    assert_clean(at)
+    assert not at.dataframe  # nothing runs until asked
+    at.button(key="fg:drill:run").click().run()
+    assert_clean(at)
+    table = next(d.value for d in at.dataframe if "fallback" in d.value.columns)
+    assert list(table["fallback"]) == ["none", "colocated", "degrade", "colocated + degrade"]
+    at.toggle(key="fg:deployment.degrade.enabled").set_value(True).run()
+    assert_clean(at)
+    assert scenario_of(at).deployment.degrade.enabled

@@ -1,0 +1,183 @@
+"""Portfolios: several pools per role, routing across them by speed and price, hand-off routes
+between pools, and a KV fabric that transfers contend for (issue 15)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engine import simulate
+from engine.core.errors import ScenarioError
+from engine.explain.previews import with_mode, with_pool_added, with_pool_removed
+from engine.policies.registry import InstanceView, RequestView
+from engine.policies.routers import CostAware, LeastLoaded
+from engine.scenario.codec import apply_overrides, load_preset
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import resolve
+
+H100_PREFILL = {"name": "pf-h100", "role": "prefill", "hardware": "h100-sxm", "tp": 2, "count": 2}
+MI_PREFILL = {"name": "pf-mi300x", "role": "prefill", "hardware": "mi300x", "tp": 2, "count": 1}
+H100_DECODE = {"name": "dec-h100", "role": "decode", "hardware": "h100-sxm", "tp": 2, "count": 1}
+H20_DECODE = {"name": "dec-h20", "role": "decode", "hardware": "h20", "tp": 2, "count": 2}
+
+
+def portfolio(**changes: Any) -> Scenario:
+    """Chat on two prefill pools (H100, MI300X) and two decode pools (H100, H20), one minute."""
+    return apply_overrides(
+        load_preset("chat-disaggregated"),
+        {
+            "duration_s": 60.0,
+            "deployment.pools": [H100_PREFILL, MI_PREFILL, H100_DECODE, H20_DECODE],
+            **changes,
+        },
+    )
+
+
+def pool_of_instances(result: Any) -> np.ndarray:
+    """Each instance's pool (instances are numbered pool by pool, in order)."""
+    pools = result.scenario.deployment.pools
+    return np.repeat(np.arange(len(pools)), [p.count for p in pools])
+
+
+def test_several_pools_per_role_each_take_work_and_every_request_ends_once() -> None:
+    res = simulate(portfolio())
+    t = res.requests
+    assert t["outcome"].isin(["completed", "rejected", "failed"]).all()
+    assert len(t) == t["request"].nunique()
+    pools = pool_of_instances(res)
+    done = t[t["outcome"] == "completed"]
+    assert set(pools[done["prefill_instance"].to_numpy()]) == {0, 1}
+    assert set(pools[done["decode_instance"].to_numpy()]) == {2, 3}
+    # tokens generated equal the completed outputs; the bill's parts add up to it
+    cost = res.summary["cost"]
+    assert sum(cost["usd_by_part"].values()) == pytest.approx(cost["usd_total"], rel=1e-9)
+    assert cost["usd_per_hour"] == pytest.approx(2 * 2 * 2.49 + 2 * 2.0 + 2 * 2.49 + 2 * 2 * 1.3)
+
+
+def test_least_loaded_weighs_queues_by_speed() -> None:
+    fast = InstanceView(0, 1, 4000, 0, 10_000, speed=1.0)
+    slow = InstanceView(1, 1, 1500, 0, 10_000, speed=0.25)  # a quarter of the speed: 6,000 tokens' worth
+    req = RequestView(0, 0, 0, 0.0, 500, 100, 1.0)
+    assert LeastLoaded().choose(req, [fast, slow], 0) == 0
+    same = [fast._replace(speed=1.0), slow._replace(speed=1.0)]
+    assert LeastLoaded().choose(req, same, 0) == 1  # identical chips: the plain count decides
+
+
+def test_a_faster_prefill_pool_takes_a_larger_share() -> None:
+    res = simulate(portfolio())
+    t = res.requests
+    pools = pool_of_instances(res)
+    per_instance = t.groupby(pools[t["prefill_instance"].to_numpy()]).size() / np.array([2, 1])
+    # the H100 instances prefill faster than the MI300X one (on its conservative profile): they take more each
+    assert per_instance[0] > per_instance[1]
+
+
+def test_cost_aware_fills_the_cheapest_chips_first_and_spills_under_load() -> None:
+    req = RequestView(0, 0, 0, 0.0, 1000, 100, 1.0)  # a 1 s TTFT target
+    cheap = InstanceView(0, 0, 0, 0, 10_000, role="prefill", tokens_per_s=10_000, usd_per_million_tokens=0.05)
+    dear = InstanceView(1, 0, 0, 0, 10_000, role="prefill", tokens_per_s=40_000, usd_per_million_tokens=0.08)
+    router = CostAware()
+    assert router.choose(req, [cheap, dear], 0) == 0
+    busy = cheap._replace(waiting_tokens=8_000)  # 0.9 s of work queued: beyond half the target
+    assert router.choose(req, [busy, dear], 0) == 1
+    with pytest.raises(ValueError, match="ttft_share"):
+        CostAware(ttft_share=0.0)
+    # in a run: at a light load the cheaper decode pool (H20) carries more of the work per instance
+    light = simulate(
+        portfolio(**{"workload.arrival.rate_rps": 4.0, "scheduler.router": {"name": "cost_aware"}})
+    )
+    t = light.requests
+    pools = pool_of_instances(light)
+    dec = pools[t.loc[t["outcome"] == "completed", "decode_instance"].to_numpy()]
+    assert np.count_nonzero(dec == 3) / 2 > np.count_nonzero(dec == 2)
+
+
+def test_sends_to_pairs_prefill_and_decode_pools() -> None:
+    sc = portfolio(
+        **{
+            "deployment.pools[0].sends_to": ["dec-h100"],
+            "deployment.pools[1].sends_to": ["dec-h20"],
+        }
+    )
+    res = simulate(sc)
+    t = res.requests
+    done = t[t["outcome"] == "completed"]
+    pools = pool_of_instances(res)
+    pairs = set(
+        zip(
+            pools[done["prefill_instance"].to_numpy()], pools[done["decode_instance"].to_numpy()], strict=True
+        )
+    )
+    assert pairs == {(0, 2), (1, 3)}
+
+
+def test_sends_to_names_decode_pools_of_a_prefill_pool() -> None:
+    with pytest.raises(ScenarioError, match=r"pools\[0\].sends_to: 'pf-mi300x' is not a decode pool"):
+        portfolio(**{"deployment.pools[0].sends_to": ["pf-mi300x"]})
+    with pytest.raises(ScenarioError, match=r"pools\[2\].sends_to: only a prefill pool"):
+        portfolio(**{"deployment.pools[2].sends_to": ["dec-h20"]})
+    with pytest.raises(ScenarioError, match="one or more 'prefill' pools"):
+        portfolio(**{"deployment.pools": [H100_DECODE, H20_DECODE]})
+
+
+def test_a_shared_fabric_makes_transfers_wait_for_each_other() -> None:
+    base = simulate(portfolio())
+    shared = simulate(portfolio(**{"deployment.link.shared_gb_s": 2.0}))
+    assert base.requests["kv_wait_s"].sum() < shared.requests["kv_wait_s"].sum()
+    t = shared.requests
+    done = t[t["outcome"] == "completed"]
+    ttft_base = base.requests.loc[base.requests["outcome"] == "completed", "ttft_s"].mean()
+    assert done["ttft_s"].mean() > ttft_base
+    # the fabric never carries more than its bandwidth: bytes sent over the span of the transfers
+    kvb = resolve(portfolio()).pools[0].instance.kv_bytes_per_token
+    sent = float(done["prompt_tokens"].sum()) * kvb
+    span = float(done["first_token_s"].max() - done["arrival_s"].min())
+    assert sent / span <= 2.0e9 * 1.001
+    # the link is billed for the slower wire time it carries; the queueing stays with prefill
+    cost, base_cost = shared.summary["cost"]["usd_by_part"], base.summary["cost"]["usd_by_part"]
+    assert cost["kv_transfer"] > base_cost["kv_transfer"]
+    assert sum(cost.values()) == pytest.approx(shared.summary["cost"]["usd_total"], rel=1e-9)
+
+
+def test_pools_are_added_and_removed_with_what_names_them() -> None:
+    sc = apply_overrides(
+        load_preset("premium-isolation"),
+        {"faults": [{"at_s": 10, "pool": "premium", "instances": 1, "duration_s": 5}]},
+    )
+    more = with_pool_added(sc, "mixed")
+    assert [p.name for p in more.deployment.pools] == ["premium", "shared", "mixed-2"]
+    assert more.deployment.pools[-1].count == 1
+    fewer = with_pool_removed(more, 0)
+    assert [p.name for p in fewer.deployment.pools] == ["shared", "mixed-2"]
+    assert fewer.faults == ()  # the fault named the removed pool
+    assert fewer.workload.classes[0].pools == ()  # premium's pin went with its pool: it may go anywhere
+    with pytest.raises(ValueError, match="only decode pool"):
+        with_pool_removed(load_preset("chat-disaggregated"), 1)
+    # switching modes drops pins to pools that no longer exist
+    assert all(c.pools == () for c in with_mode(sc, "disaggregated").workload.classes)
+
+
+def test_a_class_pinned_to_a_decode_pool_decodes_only_there() -> None:
+    sc = portfolio(**{"workload.classes[0].pools": ["dec-h20"]})
+    res = simulate(sc)
+    done = res.requests[res.requests["outcome"] == "completed"]
+    assert set(pool_of_instances(res)[done["decode_instance"].to_numpy()]) == {3}
+    assert set(pool_of_instances(res)[done["prefill_instance"].to_numpy()]) == {0, 1}  # entry: any
+
+
+def test_the_portfolio_preset_beats_the_cheapest_all_h100_split_at_equal_slo() -> None:
+    """The lesson of portfolio-chat-batch, on a shorter window."""
+    short = {"duration_s": 300.0}
+    mix = simulate(apply_overrides(load_preset("portfolio-chat-batch"), short)).summary
+    h100 = simulate(apply_overrides(load_preset("portfolio-h100-only"), short)).summary
+    assert all(c["passes"] for c in mix["classes"].values())
+    assert all(c["passes"] for c in h100["classes"].values())
+    assert mix["cost"]["usd_per_request"] < h100["cost"]["usd_per_request"]
+    assert mix["cost"]["usd_per_hour"] < h100["cost"]["usd_per_hour"]
+    unpinned = apply_overrides(
+        load_preset("portfolio-chat-batch"),
+        {**short, "workload.classes[0].pools": [], "workload.classes[1].pools": []},
+    )
+    assert not simulate(unpinned).summary["classes"]["chat"]["passes"]

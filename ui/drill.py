@@ -1,0 +1,102 @@
+"""The failure drill on the Strategy page: the scenario's faults under each fallback policy.
+
+A button runs `engine.explain.drill.fallback_drill` (every variant through the one cached simulate
+wrapper, so a variant already simulated elsewhere is not run again; the table itself is cached by
+the scenario's JSON) and draws SLO attainment per fallback, overall and per class, as grouped bars
+above the table. The comparison stays on screen while the scenario is unchanged.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from engine.core.errors import ScenarioError
+from engine.explain.drill import class_attainment, fallback_drill
+from engine.scenario.model import Scenario
+from ui import sim
+from ui.charts import POOL_COLORS
+from ui.text import plain
+
+SHOWN_KEY = "fg:drill"
+"""Session key: the JSON of the scenario whose comparison is on screen."""
+
+HELP = (
+    "Runs this scenario on the same requests under each fallback that applies: none (what is lost is "
+    "lost), colocated (decode instances serve whole requests while no prefill instance is up), degrade "
+    "(shed lower classes and cap outputs while entry capacity is short: this scenario's settings if it "
+    "enables them, else defaults), both, and spill (pinned classes overflow to every pool) where classes "
+    "are pinned. docs/scheduling.md explains each."
+)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _drill(scenario_json: str) -> pd.DataFrame:
+    return fallback_drill(Scenario.model_validate_json(scenario_json), run=sim.cached)
+
+
+def attainment_bars(table: pd.DataFrame) -> go.Figure:
+    """SLO attainment per fallback: all requests, then each class, as grouped bars."""
+    long = class_attainment(table)
+    fig = go.Figure(
+        go.Bar(x=table["fallback"], y=table["slo_attainment"], name="all requests", marker={"color": "#555555"},
+               hovertemplate="%{x}: %{y:.1%} of all requests met their SLO<extra></extra>")
+    )  # fmt: skip
+    for i, (name, rows) in enumerate(long.groupby("class", sort=False)):
+        fig.add_trace(
+            go.Bar(x=rows["fallback"], y=rows["slo_attainment"], name=str(name),
+                   marker={"color": POOL_COLORS[i % len(POOL_COLORS)]},
+                   hovertemplate=f"%{{x}}: %{{y:.1%}} of {name} met its SLO<extra></extra>")
+        )  # fmt: skip
+    fig.update_layout(
+        barmode="group", height=300, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        title={"text": "SLO attainment by fallback", "x": 0, "xanchor": "left", "font": {"size": 15}},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
+    )  # fmt: skip
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.02], title=None)
+    return fig
+
+
+def _columns(table: pd.DataFrame) -> dict[str, object]:
+    cc = st.column_config
+    config: dict[str, object] = {
+        "fallback": cc.TextColumn("fallback"),
+        "slo_attainment": cc.NumberColumn("attainment", format="percent", help="Requests that met their SLO (rejected and failed ones miss)."),
+        "completed": cc.NumberColumn("completed", format="localized"),
+        "rejected": cc.NumberColumn("rejected", format="localized"),
+        "failed": cc.NumberColumn("failed", format="localized"),
+        "ttft_p90_ms": cc.NumberColumn("TTFT p90", format="%.0f ms", help="Of completed requests."),
+        "usd_per_request": cc.NumberColumn("$ / request", format="$%.6f", help="The whole bill over completed requests."),
+        "capped_requests": cc.NumberColumn("capped", format="localized", help="Answers cut to degrade's max_output_tokens."),
+        "capped_tokens": cc.NumberColumn("tokens cut", format="localized"),
+    }  # fmt: skip
+    for col in table.columns:
+        if col.startswith("slo_attainment."):
+            name = col.removeprefix("slo_attainment.")
+            config[col] = cc.NumberColumn(
+                plain(name), format="percent", help=f"Attainment of class {plain(name)}."
+            )
+    return config
+
+
+def fallback_comparison(scenario: Scenario) -> None:
+    """A "Compare fallbacks" button; once pressed, the drill's bars and table for this scenario."""
+    if not scenario.faults:
+        st.caption("Add a fault to compare fallback policies on it.")
+        return
+    key = scenario.model_dump_json()
+    if st.button("Compare fallbacks", icon=":material/compare_arrows:", help=HELP, key="fg:drill:run"):
+        st.session_state[SHOWN_KEY] = key
+    if st.session_state.get(SHOWN_KEY) != key:
+        return
+    try:
+        with st.spinner("Running each fallback on the same requests…", show_time=True):
+            table = _drill(key)
+    except ScenarioError as exc:
+        st.error(f"The drill cannot run: {plain(exc)}", icon=":material/error:")
+        return
+    st.plotly_chart(
+        attainment_bars(table), theme="streamlit", key="fg:drill:chart", config={"displaylogo": False}
+    )
+    st.dataframe(table, hide_index=True, column_config=_columns(table))  # type: ignore[arg-type]
