@@ -37,6 +37,11 @@ UTILIZATION: dict[str, Any] = {
     "bandwidth": fraction("bandwidth", "Achieved over peak HBM bytes/s over the window (MBU-like).", "small"),
     "busy": fraction("busy", "Share of time an instance runs an iteration.", "small"),
     "kv_memory": fraction("KV memory", "KV tokens held over KV capacity, time-averaged.", "small"),
+    "bill_share": fraction(
+        "share of bill",
+        "The pool's chips' share of the whole bill (rent, or capital, hosting and energy).",
+        "small",
+    ),
 }
 
 COST_PARTS: dict[str, Any] = {

@@ -216,10 +216,16 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
     if c.get("usd_by_kind"):  # an owned deployment: its basis and the bill by kind
         kinds = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_kind"].items())
         print(f"  {c['basis']}; per 1k requests by kind ($): {kinds}")
+    bills = c.get("usd_by_pool", {})
     for pool, u in doc["utilization"].items():
+        share = (
+            f", {bills[pool] / c['usd_total']:.1%} of the bill"
+            if pool in bills and c.get("usd_total")
+            else ""
+        )
         print(
             f"pool {pool}: compute {u['compute']:.1%}, bandwidth {u['bandwidth']:.1%}, busy {u['busy']:.1%}, "
-            f"KV memory {u['kv_memory']:.1%}"
+            f"KV memory {u['kv_memory']:.1%}{share}"
         )
     for m in marks:
         print(f"pool {m.pool} on {m.hardware}: {confidence.describe(m.calibration)}")
