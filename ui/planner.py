@@ -1,7 +1,8 @@
 """The Planner page and the Advisor panel: widgets and charts over `engine.planning.plan` and `engine.explain.advisor`.
 
 `planner_page()` draws the Planner: a form (target load, allowed chips, modes, tensor-parallel
-degrees, pipeline depths, expert-parallel groups for a MoE model, budget, planning window, and what passing means: every class at its SLO percentile, or
+degrees, pipeline depths, expert-parallel groups for a MoE model, budget, planning window, whether to
+mix decode pools by class (portfolios), and what passing means: every class at its SLO percentile, or
 a share of requests within their SLO), a progress bar while `engine.planning.plan.plan` runs, the chosen
 deployment, and the two Pareto charts the industry uses (cost per hour against goodput; output
 tokens/s per chip against tokens/s per user), every simulated run a point labelled with its
@@ -294,7 +295,15 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             key="plan_attainment",
             help="The share the attainment rule asks for (DistServe: 90%). Not used by the percentile rule.",
         )
-        st.checkbox("Allow prefill and decode on different chips", value=True, key="plan_mixed")
+        c12, c13 = st.columns(2)
+        c12.checkbox("Allow prefill and decode on different chips", value=True, key="plan_mixed")
+        c13.checkbox(
+            "Mix decode pools by class",
+            value=False,
+            key="plan_portfolio",
+            help="With two or more request classes: after the search, also try one prefill pool and a decode "
+            "pool of its own chip for each class, the class pinned to it (a portfolio).",
+        )
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
     if not st.session_state.pop(REQUEST, False):
         return None
@@ -321,6 +330,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
         budget_usd_per_hour=float(ss["plan_budget"]) or None,
         duration_s=float(ss["plan_window"]),
         max_simulations=int(ss["plan_sims"]),
+        portfolio=bool(ss["plan_portfolio"]),
     )
     rule: Rule = "attainment" if ss["plan_rule"] == "attainment" else "percentile"
     return float(ss["plan_target"]), space, rule, float(ss["plan_attainment"]) / 100.0

@@ -80,6 +80,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         duration_s=args.duration_s,
         max_simulations=args.max_simulations,
         finalists=args.finalists,
+        portfolio=args.portfolio,
     )
     bar = _Bar(space.max_simulations, "planning", not args.no_progress)
     try:
@@ -373,6 +374,11 @@ def register(sub: Any) -> None:
     p.add_argument("--max-simulations", type=int, default=120)
     p.add_argument(
         "--finalists", type=int, default=3, help="shapes searched to a passing point for the frontier"
+    )
+    p.add_argument(
+        "--portfolio",
+        action="store_true",
+        help="with two or more classes, also try a decode pool of its own chip per class (docs/planner.md)",
     )
     _add_rule_flags(p)
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")

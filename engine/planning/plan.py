@@ -16,6 +16,10 @@ once a deployment passes, every shape whose bound is not below its cost is bound
 search assumes more instances never hurt (a DESIGN.md invariant); it is exact under that
 assumption, within the simulation budget, for the seed and the planning window.
 
+With `SearchSpace.portfolio`, a workload of two or more classes is then offered portfolios
+(`engine.planning.portfolio`): the best disaggregated prefill pool, and a decode pool of its own
+kind per class, the class pinned to it; they are searched the same way, below the best cost.
+
 Every candidate and run says how sure its numbers are: whether its chips have a profile fitted
 under the scenario's serving stack (`engine.costmodel.trust`), and the error to expect
 (`trust_columns`); an uncalibrated chip is planned with a conservative profile, never a flattering one.
@@ -45,6 +49,17 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import STACK_NAMES
 from engine.costmodel.trust import BASIS_TEXT, NVIDIA_ONLY, Calibration, calibration
+from engine.planning.portfolio import (
+    MAX_POOLS,
+    Portfolio,
+    PortfolioBound,
+    class_demand,
+    decode_choices,
+    grow,
+    pool_entry,
+    portfolio_bounds,
+    portfolio_overrides,
+)
 from engine.planning.sizing import (
     Bound,
     Demand,
@@ -131,6 +146,38 @@ def phase_attainment(res: SimResult) -> tuple[float, float]:
     return float(ttft_met.mean()), float(tpot_met.mean())
 
 
+def class_verdicts(res: SimResult, rule: Rule, attainment: float) -> tuple[list[bool], list[bool]]:
+    """Per class, in class order: whether its TTFT and whether its TPOT held, under a rule.
+
+    ``percentile``: the class's TTFT and TPOT at its SLO percentile within target. ``attainment``:
+    at least the share X of the class's own requests within each target (an approximation: the
+    rule counts all requests together). A portfolio search blames each class's pools with them.
+    """
+    s = res.summary
+    classes = res.scenario.workload.classes
+    if rule == "attainment":
+        t = res.requests
+        t = t[measured_mask(res.scenario, t)]
+        ttft_ok, tpot_ok = [], []
+        for c in classes:
+            mine = t[t["class"] == c.name]
+            done = (mine["outcome"] == "completed").to_numpy()
+            ttft, tpot = mine["ttft_s"].to_numpy(dtype=float), mine["tpot_s"].to_numpy(dtype=float)
+            ttft_met = done & (ttft <= c.slo.ttft_ms / 1e3)
+            tpot_met = done & (np.isnan(tpot) | (tpot <= c.slo.tpot_ms / 1e3))
+            ttft_ok.append(not len(mine) or float(ttft_met.mean()) >= attainment - 1e-12)
+            tpot_ok.append(not len(mine) or float(tpot_met.mean()) >= attainment - 1e-12)
+        return ttft_ok, tpot_ok
+    per = [(c.slo, s["classes"][c.name]) for c in classes]
+    return (
+        [
+            v["ttft_ms_at_percentile"] is not None and v["ttft_ms_at_percentile"] <= slo.ttft_ms
+            for slo, v in per
+        ],
+        [v["tpot_ms_at_percentile"] is None or v["tpot_ms_at_percentile"] <= slo.tpot_ms for slo, v in per],
+    )
+
+
 def rule_demand(d: Demand, rule: Rule, attainment: float) -> Demand:
     """The demand the cost model prunes and bounds with under a rule.
 
@@ -171,6 +218,9 @@ class SearchSpace:
     `finalists`: shapes searched to a passing deployment even when a cheaper one is known, so the
     Pareto frontier has points beyond the winner; `frontier_extra`: extra runs of the winner with
     more decode (or mixed) instances, tracing throughput against interactivity.
+    `portfolio`: for a workload of two or more classes, also try portfolios after the search: the
+    best disaggregated prefill pool, and a decode pool of its own chip per class
+    (`engine.planning.portfolio`); off by default.
     """
 
     hardware: tuple[str, ...] = ()
@@ -187,6 +237,7 @@ class SearchSpace:
     max_simulations_per_shape: int = 12
     finalists: int = 3
     frontier_extra: int = 2
+    portfolio: bool = False
 
     def __post_init__(self) -> None:
         if not self.modes or any(m not in ("colocated", "disaggregated") for m in self.modes):
@@ -274,6 +325,9 @@ class Plan:
                 **self.runs.iloc[self.best_run].to_dict(),
                 "deployment": scenario_io.to_data(self.best)["deployment"],
             }
+            pins = {c.name: list(c.pools) for c in self.best.workload.classes if c.pools}
+            if pins:  # a portfolio pins each class to its decode pool (workload.classes[i].pools)
+                best["class_pools"] = pins
         counts = {"shapes": len(self.candidates), "pruned": self.pruned, "bounded": self.bounded}
         counts |= {"simulated": self.simulated, "feasible": self.feasible}
         return {
@@ -322,28 +376,42 @@ def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float |
 
 
 def with_deployment(scenario: Scenario, shape: Shape, counts: tuple[int, int]) -> Scenario:
-    """`scenario` with its pools replaced by a shape at given counts (profiles kept per chip)."""
-    profiles = {p.hardware: p.profile for p in scenario.deployment.pools if p.profile is not None}
+    """`scenario` with its pools replaced by a shape at given counts (profiles kept per chip).
+
+    Class pins (`workload.classes[i].pools`) are cleared: they named the pools this replaces.
+    """
+    profiles = _profiles(scenario)
 
     def pool(name: str, kind: Kind, count: int) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": name,
-            "role": name,
-            "hardware": kind.hardware,
-            "tp": kind.tp,
-            "count": count,
-        }
-        out |= {k: v for k, v in (("pp", kind.pp), ("dp", kind.dp), ("ep", kind.ep)) if v > 1}
-        return out | ({"profile": profiles[kind.hardware]} if kind.hardware in profiles else {})
+        return pool_entry(name, name, kind, count, profiles)
 
     if shape.mode == "colocated":
         pools = [pool("mixed", shape.prefill, counts[0])]
     else:
         pools = [pool("prefill", shape.prefill, counts[0]), pool("decode", shape.decode, counts[1])]
     over: dict[str, Any] = {"deployment.mode": shape.mode, "deployment.pools": pools, "faults": []}
+    over |= unpinned(scenario)
     if shape.mode == "colocated":  # elastic roles switch prefill and decode instances: none here
         over["scheduler.elastic.enabled"] = False
     return scenario_io.apply_overrides(scenario, over)
+
+
+def with_portfolio(scenario: Scenario, pf: Portfolio, counts: Sequence[int]) -> Scenario:
+    """`scenario` deployed as a portfolio at given counts: a prefill pool, a decode pool per class.
+
+    Each class is pinned to its own decode pool (``decode-<class>``), its other pins cleared.
+    """
+    return scenario_io.apply_overrides(scenario, portfolio_overrides(pf, counts, _profiles(scenario)))
+
+
+def _profiles(scenario: Scenario) -> dict[str, str | None]:
+    """The calibration profile the scenario's pools pin per chip."""
+    return {p.hardware: p.profile for p in scenario.deployment.pools if p.profile is not None}
+
+
+def unpinned(scenario: Scenario) -> dict[str, Any]:
+    """Overrides that clear the classes' pool pins: they name pools a planned deployment replaces."""
+    return {f"workload.classes[{i}].pools": [] for i, c in enumerate(scenario.workload.classes) if c.pools}
 
 
 def instance_kinds(space: SearchSpace, chips: Sequence[str], model: ModelSpec) -> list[Kind]:
@@ -376,8 +444,10 @@ def _extra_degrees(shape: Shape) -> int:
     return sum((k.pp > 1) + (k.dp > 1) + (k.ep > 1) for k in kinds)
 
 
-def split_label(shape: Shape, counts: tuple[int, int]) -> str:
-    """The P:D split of a deployment: ``5P:2D``, or ``8M`` for a colocated pool."""
+def split_label(shape: Shape | Portfolio, counts: Sequence[int]) -> str:
+    """The P:D split of a deployment: ``5P:2D``, ``8M`` for a colocated pool, ``3P:2D|4D`` for a portfolio."""
+    if isinstance(shape, Portfolio):
+        return shape.split(counts)
     return f"{counts[0]}M" if shape.mode == "colocated" else f"{counts[0]}P:{counts[1]}D"
 
 
@@ -393,14 +463,15 @@ def chip_calibrations(scenario: Scenario, cat: Catalog, chips: Sequence[str]) ->
     }
 
 
-def trust_columns(prefill: Calibration, decode: Calibration) -> dict[str, Any]:
+def trust_columns(prefill: Calibration, *decode: Calibration) -> dict[str, Any]:
     """A deployment's calibration as table columns.
 
     ``calibrated``: every chip has a profile fitted under the stack; ``calibration``: that, or
-    ``uncalibrated: <chip> (<basis>)``; ``throughput_error`` (over both chips), ``ttft_error`` (the
-    prefill chip's), ``tpot_error`` (the decode chip's): expected relative errors, NaN where unknown.
+    ``uncalibrated: <chip> (<basis>)``; ``throughput_error`` (over every chip), ``ttft_error`` (the
+    prefill chip's), ``tpot_error`` (the decode chips', the largest of a portfolio's): expected
+    relative errors, NaN where unknown. A portfolio is as sure as its least calibrated pool.
     """
-    chips = [prefill] if prefill.hardware == decode.hardware else [prefill, decode]
+    chips = list({c.hardware: c for c in (prefill, *decode)}.values())
     off = [c for c in chips if not c.fitted]
     mark = (
         "calibrated"
@@ -417,14 +488,14 @@ def trust_columns(prefill: Calibration, decode: Calibration) -> dict[str, Any]:
         "calibration": mark,
         "throughput_error": known([c.error("throughput") for c in chips]),
         "ttft_error": known([prefill.error("ttft")]),
-        "tpot_error": known([decode.error("tpot")]),
+        "tpot_error": known([d.error("tpot") for d in decode]),
     }
 
 
 def run_row(
     res: SimResult,
-    shape: Shape,
-    counts: tuple[int, int],
+    shape: Shape | Portfolio,
+    counts: tuple[int, ...],
     rule: Rule = "percentile",
     attainment: float = DEFAULT_ATTAINMENT,
 ) -> dict[str, Any]:
@@ -461,10 +532,7 @@ def run_row(
         "prefill_tp": 0 if colo else shape.prefill.tp,
         "prefill_layout": None if colo else shape.prefill.layout(),
         "prefill_instances": 0 if colo else counts[0],
-        "decode_hardware": None if colo else shape.decode.hardware,
-        "decode_tp": 0 if colo else shape.decode.tp,
-        "decode_layout": None if colo else shape.decode.layout(),
-        "decode_instances": 0 if colo else counts[1],
+        **_decode_columns(shape, counts),
         "mixed_hardware": shape.prefill.hardware if colo else None,
         "mixed_tp": shape.prefill.tp if colo else 0,
         "mixed_layout": shape.prefill.layout() if colo else None,
@@ -483,7 +551,32 @@ def run_row(
         "ttft_ms_p90": s["latency_ms"]["ttft"]["p90"],
         "usd_per_million_output_tokens": s["cost"]["usd_per_million_output_tokens"],
         "prefill_busy": util["mixed" if colo else "prefill"]["busy"],
-        "decode_kv_memory": util["mixed" if colo else "decode"]["kv_memory"],
+        "decode_kv_memory": (
+            max(util[name]["kv_memory"] for name in shape.pool_names())
+            if isinstance(shape, Portfolio)
+            else util["mixed" if colo else "decode"]["kv_memory"]
+        ),
+    }
+
+
+def _decode_columns(shape: Shape | Portfolio, counts: Sequence[int]) -> dict[str, Any]:
+    """A run's decode columns; a portfolio's decode pools joined (one column per pool would vary)."""
+    if isinstance(shape, Portfolio):
+        tps = {k.tp for k in shape.decode}
+        return {
+            "decode_hardware": ", ".join(dict.fromkeys(k.hardware for k in shape.decode)),
+            "decode_tp": tps.pop() if len(tps) == 1 else 0,  # 0: the pools differ
+            "decode_layout": " | ".join(
+                f"{c}: {k.layout()}" for c, k in zip(shape.classes, shape.decode, strict=True)
+            ),
+            "decode_instances": sum(counts[1:]),
+        }
+    colo = shape.mode == "colocated"
+    return {
+        "decode_hardware": None if colo else shape.decode.hardware,
+        "decode_tp": 0 if colo else shape.decode.tp,
+        "decode_layout": None if colo else shape.decode.layout(),
+        "decode_instances": 0 if colo else counts[1],
     }
 
 
@@ -509,16 +602,24 @@ class _Search:
         self.progress = progress
         self.rows: list[dict[str, Any]] = []
         self.scenarios: list[Scenario] = []
-        self.index: dict[tuple[Shape, tuple[int, int]], int] = {}
+        self.index: dict[tuple[Shape | Portfolio, tuple[int, ...]], int] = {}
         self.out_of_budget = False
         self.calibrations: dict[str, Calibration] = {}
+        self.verdicts: dict[int, tuple[list[bool], list[bool], list[float]]] = {}
+        """A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""
 
-    def cost(self, shape: Shape, counts: tuple[int, int]) -> float:
-        """Cost per hour of a shape at given counts."""
-        p, d = self.rates[shape.prefill], self.rates[shape.decode]
-        return counts[0] * p.usd_per_hour + counts[1] * d.usd_per_hour
+    def cost(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> float:
+        """Cost per hour of a shape (or portfolio) at given counts."""
+        kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
+        return sum(n * self.rates[k].usd_per_hour for k, n in zip(kinds, counts, strict=False))
 
-    def run(self, shape: Shape, counts: tuple[int, int]) -> dict[str, Any] | None:
+    def deploy(self, scenario: Scenario, shape: Shape | Portfolio, counts: tuple[int, ...]) -> Scenario:
+        """`scenario` with a shape's (or a portfolio's) pools at given counts."""
+        if isinstance(shape, Portfolio):
+            return with_portfolio(scenario, shape, counts)
+        return with_deployment(scenario, shape, (counts[0], counts[1]))
+
+    def run(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> dict[str, Any] | None:
         """Simulate one deployment (memoised); None once the simulation budget is spent."""
         if (shape, counts) in self.index:
             return self.rows[self.index[shape, counts]]
@@ -529,7 +630,7 @@ class _Search:
             label = f"{shape.label()} {split_label(shape, counts)}"
             self.progress(len(self.rows), self.space.max_simulations, label)
         res = simulate(
-            with_deployment(self.base, shape, counts),
+            self.deploy(self.base, shape, counts),
             self.cat,
             requests=self.reqs,
             check_work=self.check_work,
@@ -539,16 +640,19 @@ class _Search:
             **run_row(res, shape, counts, self.rule, self.attainment),
             **self.trust(shape),
         }
+        if isinstance(shape, Portfolio):
+            ttft_ok, tpot_ok = class_verdicts(res, self.rule, self.attainment)
+            kv = [res.summary["utilization"][name]["kv_memory"] for name in shape.pool_names()]
+            self.verdicts[len(self.rows)] = (ttft_ok, tpot_ok, kv)
         self.index[shape, counts] = len(self.rows)
         self.rows.append(row)
-        self.scenarios.append(with_deployment(self.full, shape, counts))
+        self.scenarios.append(self.deploy(self.full, shape, counts))
         return row
 
-    def trust(self, shape: Shape) -> dict[str, Any]:
-        """The calibration columns of a shape (`trust_columns`)."""
-        return trust_columns(
-            self.calibrations[shape.prefill.hardware], self.calibrations[shape.decode.hardware]
-        )
+    def trust(self, shape: Shape | Portfolio) -> dict[str, Any]:
+        """The calibration columns of a shape or portfolio (`trust_columns`)."""
+        kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
+        return trust_columns(*(self.calibrations[k.hardware] for k in kinds))
 
     def search(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
         """The cheapest passing counts of a shape below `cap_usd`, from its lower bound up."""
@@ -599,6 +703,26 @@ class _Search:
                 if nxt not in seen and max(nxt) <= self.space.max_instances_per_pool:
                     seen.add(nxt)
                     heapq.heappush(heap, (self.cost(b.shape, nxt), nxt))
+        return None
+
+    def search_portfolio(self, b: PortfolioBound, cap_usd: float) -> dict[str, Any] | None:
+        """A portfolio's cheapest passing counts below `cap_usd`: cheapest untried counts first,
+        growing the pools each class's failure blames (`engine.planning.portfolio.grow`)."""
+        heap = [(self.cost(b.portfolio, b.counts), b.counts)]
+        seen = {b.counts}
+        sims = 0
+        while heap and sims < self.space.max_simulations_per_shape:
+            cost, counts = heapq.heappop(heap)
+            if cost >= cap_usd:
+                break
+            row = self.run(b.portfolio, counts)
+            sims += 1
+            if row is None or row["passes"]:
+                return row
+            for nxt in grow(counts, *self.verdicts[int(row["run"])]):
+                if nxt not in seen and max(nxt) <= self.space.max_instances_per_pool:
+                    seen.add(nxt)
+                    heapq.heappush(heap, (self.cost(b.portfolio, nxt), nxt))
         return None
 
 
@@ -662,13 +786,13 @@ def plan(
         if not b.pruned and b.usd_per_hour > budget:
             b = replace(b, pruned=f"over budget (at least ${b.usd_per_hour:,.2f}/h)")
         all_bounds.append(b)
-    status = {b.shape: f"pruned: {b.pruned}" for b in all_bounds if b.pruned}
+    status: dict[Shape | Portfolio, str] = {b.shape: f"pruned: {b.pruned}" for b in all_bounds if b.pruned}
     # cheapest bound first; at a tie the simpler layouts (fewer of pp, dp, ep above 1), then by name
     live = sorted(
         (b for b in all_bounds if not b.pruned),
         key=lambda b: (b.usd_per_hour, _extra_degrees(b.shape), b.shape.label()),
     )
-    found: dict[Shape, int] = {}
+    found: dict[Shape | Portfolio, int] = {}
     best: dict[str, Any] | None = None
     cap = budget * (1 + 1e-9)
     searched_modes: set[str] = set()
@@ -688,22 +812,106 @@ def plan(
                 found[b.shape] = int(row["run"])
                 best = row if best is None or row["usd_per_hour"] < best["usd_per_hour"] else best
     if best is not None:  # the winner with more decode (or mixed) instances traces the frontier
-        shape, (n_p, n_d) = next(k for k, v in search.index.items() if v == best["run"])
+        won, (n_p, n_d) = next(k for k, v in search.index.items() if v == best["run"])
         for extra in range(1, space.frontier_extra + 1):
-            more = (n_p + extra, 0) if shape.mode == "colocated" else (n_p, n_d + extra)
-            if max(more) > space.max_instances_per_pool or search.run(shape, more) is None:
+            more = (n_p + extra, 0) if won.mode == "colocated" else (n_p, n_d + extra)
+            if max(more) > space.max_instances_per_pool or search.run(won, more) is None:
                 break
-    return _assemble(target_rps, space, all_bounds, status, found, search, best)
+    notes: list[str] = []
+    portfolios: list[PortfolioBound] = []
+    if space.portfolio:
+        portfolios, best, notes = _portfolios(search, d, kinds, barred, live, cap, status, found, best)
+    return _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes)
+
+
+def _portfolios(
+    search: _Search,
+    d: Demand,
+    kinds: Sequence[Kind],
+    barred: set[str],
+    live: Sequence[Bound],
+    cap: float,
+    status: dict[Shape | Portfolio, str],
+    found: dict[Shape | Portfolio, int],
+    best: dict[str, Any] | None,
+) -> tuple[list[PortfolioBound], dict[str, Any] | None, list[str]]:
+    """After the search: decode pools by class (`engine.planning.portfolio`), below the best cost.
+
+    The prefill pool (kind and count) is the cheapest passing disaggregated run's, else the
+    cheapest disaggregated bound's. Each class's decode kinds are sized on its own requests;
+    candidate portfolios are searched cheapest bound first and bounded out, as shapes are, by the
+    best deployment so far. Returns the candidates, the best run and notes.
+    """
+    classes = search.base.workload.classes
+    space = search.space
+    if len(classes) < 2 or "disaggregated" not in space.modes or len(classes) + 1 > MAX_POOLS:
+        why = f"{len(classes)} request class{'es' if len(classes) != 1 else ''}"
+        if "disaggregated" not in space.modes:
+            why = "the disaggregated mode is not searched"
+        elif len(classes) + 1 > MAX_POOLS:
+            why = f"{len(classes)} classes need more than {MAX_POOLS} pools"
+        return (
+            [],
+            best,
+            [f"no portfolio tried: it needs two to {MAX_POOLS - 1} classes, disaggregated ({why})"],
+        )
+    passing = [
+        (r["usd_per_hour"], k, c)
+        for (k, c), i in search.index.items()
+        if isinstance(k, Shape) and k.mode == "disaggregated" and (r := search.rows[i])["passes"]
+    ]
+    if passing:
+        _, anchor, counts = min(passing, key=lambda x: x[0])
+        prefill, n_p = anchor.prefill, counts[0]
+    else:
+        disagg = [b for b in live if b.shape.mode == "disaggregated"]
+        if not disagg:
+            return [], best, ["no portfolio tried: no disaggregated shape survived the cost model"]
+        prefill, n_p = disagg[0].shape.prefill, disagg[0].counts[0]
+    usable = [
+        k
+        for k in kinds
+        if k.hardware not in barred and (space.mixed_hardware or k.hardware == prefill.hardware)
+    ]
+    choices = []
+    for c in range(len(classes)):
+        dc = class_demand(d, c)
+        rates = {
+            k: instance_rates(instance_of(search.base, search.cat, *k), dc, search.base.cost) for k in usable
+        }
+        choices.append(decode_choices(rates, dc, space.max_instances_per_pool))
+    if not all(choices):
+        return [], best, ["no portfolio tried: a class has no decode kind that can serve it alone"]
+    bounds_ = portfolio_bounds(
+        prefill, n_p, search.rates[prefill].usd_per_hour, [c.name for c in classes], choices
+    )
+    for b in bounds_:
+        best_cost = best["usd_per_hour"] if best else math.inf
+        if b.usd_per_hour > cap:
+            status[b.portfolio] = f"pruned: over budget (at least ${b.usd_per_hour:,.2f}/h)"
+        elif search.out_of_budget:
+            status[b.portfolio] = "unexplored"
+        elif b.usd_per_hour >= min(best_cost, cap):
+            status[b.portfolio] = "bounded"
+        else:
+            row = search.search_portfolio(b, min(best_cost, cap))
+            status[b.portfolio] = "simulated"
+            if row is not None:
+                found[b.portfolio] = int(row["run"])
+                best = row if best is None or row["usd_per_hour"] < best["usd_per_hour"] else best
+    return bounds_, best, []
 
 
 def _assemble(
     target_rps: float,
     space: SearchSpace,
     all_bounds: list[Bound],
-    status: dict[Shape, str],
-    found: dict[Shape, int],
+    status: dict[Shape | Portfolio, str],
+    found: dict[Shape | Portfolio, int],
     search: _Search,
     best: dict[str, Any] | None,
+    portfolios: Sequence[PortfolioBound] = (),
+    notes_in: Sequence[str] = (),
 ) -> Plan:
     cand = pd.DataFrame(
         [
@@ -724,10 +932,28 @@ def _assemble(
             }
             for b in all_bounds
         ]
+        + [
+            {
+                "mode": b.portfolio.mode,
+                "shape": b.portfolio.label(),
+                "prefill_hardware": b.portfolio.prefill.hardware,
+                "prefill_tp": b.portfolio.prefill.tp,
+                "prefill_layout": b.portfolio.prefill.layout(),
+                **{
+                    k: v for k, v in _decode_columns(b.portfolio, b.counts).items() if k != "decode_instances"
+                },
+                "lower_bound_split": b.portfolio.split(b.counts),
+                "lower_bound_usd_per_hour": b.usd_per_hour,
+                "status": status.get(b.portfolio, "unexplored"),
+                "best_run": found.get(b.portfolio, -1),
+                **search.trust(b.portfolio),
+            }
+            for b in portfolios
+        ]
     )
     runs = pd.DataFrame(search.rows)
     best_run = int(best["run"]) if best else None
-    notes = []
+    notes = list(notes_in)
     if search.out_of_budget:
         notes.append(
             f"stopped at the simulation budget ({space.max_simulations}); a cheaper deployment may exist"

@@ -1,0 +1,170 @@
+"""Portfolios in the planner: a decode pool of its own chip per class, against every single shape."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.cli.main import main
+from engine.planning.plan import SearchSpace, plan, planning_scenario
+from engine.planning.portfolio import Portfolio, class_demand, decode_choices, grow, portfolio_bounds
+from engine.planning.sizing import Kind, demand, instance_of, instance_rates
+from engine.scenario import codec as io
+from engine.scenario.resolve import scenario_catalog
+from engine.serving.workload import generate
+
+CHIPS = ("h100-sxm", "h20", "mi300x")
+# disaggregated only and a 180 s window: a minute is too short for this mix (a single H100 tp4
+# decode instance passes over 60 s and fails chat's TPOT over the preset's 600 s)
+SPACE = SearchSpace(hardware=CHIPS, modes=("disaggregated",), duration_s=180.0)
+
+
+@pytest.fixture(scope="module")
+def plans() -> tuple[Any, Any]:
+    s = io.load_preset("portfolio-chat-batch")
+    return plan(s, 20.0, SPACE), plan(s, 20.0, replace(SPACE, portfolio=True))
+
+
+def _portfolio_rows(frame: pd.DataFrame) -> pd.Series:
+    return frame["shape"].str.contains(": ", regex=False)
+
+
+def test_a_portfolio_beats_every_single_shape(plans: tuple[Any, Any]) -> None:
+    off, on = plans
+    runs = on.runs
+    single = runs[~_portfolio_rows(runs) & runs["passes"]]["usd_per_hour"].min()
+    best = runs.iloc[on.best_run]
+    assert best["passes"] and _portfolio_rows(runs)[on.best_run]
+    assert best["usd_per_hour"] < single == off.best_usd_per_hour
+    # chat decodes on bandwidth at a tight TPOT target, batch on a big KV memory at a loose one
+    assert best["shape"] == "h100-sxm tp2 -> chat: h20 tp1 | batch: mi300x tp1"
+    assert best["split"] == "3P:3D|4D" and best["decode_instances"] == 7
+    assert best["calibration"].startswith("uncalibrated: h20")  # the least calibrated pool's mark
+    cand = on.candidates[_portfolio_rows(on.candidates)]
+    assert set(cand["status"]) <= {"simulated", "bounded"} and (cand["best_run"] == on.best_run).any()
+    # the search stays small: the portfolio stage adds a simulation or two
+    assert on.simulated - off.simulated <= 3
+
+
+def test_the_chosen_portfolio_is_a_valid_scenario(plans: tuple[Any, Any]) -> None:
+    _, on = plans
+    best = on.best
+    assert best is not None and best.duration_s == 600.0  # the user's window, not the planning one
+    pools = {p.name: (p.role, p.hardware, p.tp, p.count) for p in best.deployment.pools}
+    assert pools == {
+        "prefill": ("prefill", "h100-sxm", 2, 3),
+        "decode-chat": ("decode", "h20", 1, 3),
+        "decode-batch": ("decode", "mi300x", 1, 4),
+    }
+    assert [c.pools for c in best.workload.classes] == [("decode-chat",), ("decode-batch",)]
+    assert io.loads_toml(io.dumps_toml(best)) == best
+    doc = on.to_json()
+    assert doc["best"]["class_pools"] == {"chat": ["decode-chat"], "batch": ["decode-batch"]}
+    assert on.scenario_of(on.best_run) == best
+
+
+def test_portfolio_off_changes_nothing(plans: tuple[Any, Any]) -> None:
+    off, on = plans
+    assert SearchSpace().portfolio is False
+    assert not _portfolio_rows(off.runs).any() and not _portfolio_rows(off.candidates).any()
+    assert "class_pools" not in off.to_json()["best"]  # the preset's pins are cleared for a shape
+    n = len(off.runs)
+    keep = [c for c in off.runs.columns if c not in ("chosen", "on_cost_frontier", "on_throughput_frontier")]
+    pd.testing.assert_frame_equal(off.runs[keep], on.runs[keep].iloc[:n])
+    shapes = on.candidates[~_portfolio_rows(on.candidates)].drop(columns=["best_run"])
+    pd.testing.assert_frame_equal(off.candidates.drop(columns=["best_run"]), shapes)
+    # what the planner chose before portfolios existed
+    best = off.runs.iloc[off.best_run]
+    assert (best["shape"], best["split"], round(best["usd_per_hour"], 2)) == (
+        "h100-sxm tp2 -> mi300x tp2",
+        "3P:4D",
+        30.94,
+    )
+
+
+def test_at_a_minute_the_single_shape_wins_without_simulating_a_portfolio() -> None:
+    # over 60 s one H100 tp4 instance decodes both classes ($24.90/h); every portfolio's lower
+    # bound is above that, so none is simulated (over 180 s that instance fails chat's TPOT)
+    s = io.load_preset("portfolio-chat-batch")
+    space = replace(SPACE, duration_s=60.0, portfolio=True)
+    p = plan(s, 20.0, space)
+    assert not _portfolio_rows(p.runs).any()
+    cand = p.candidates[_portfolio_rows(p.candidates)]
+    assert len(cand) and set(cand["status"]) == {"bounded"}
+    assert (cand["lower_bound_usd_per_hour"] >= p.best_usd_per_hour).all()
+
+
+def test_a_single_class_gets_no_portfolio() -> None:
+    s = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 60.0})
+    space = SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0, finalists=1, portfolio=True)
+    on = plan(s, 8.0, space)
+    off = plan(s, 8.0, replace(space, portfolio=False))
+    assert not _portfolio_rows(on.runs).any() and len(on.candidates) == len(off.candidates)
+    assert on.best_run == off.best_run and on.simulated == off.simulated
+    assert any("no portfolio tried" in n for n in on.notes) and not off.notes
+
+
+# --- the pieces ------------------------------------------------------------------------------
+
+
+def _demand() -> Any:
+    s = io.load_preset("portfolio-chat-batch")
+    base = planning_scenario(s, 20.0, 60.0)
+    return base, demand(base, generate(base))
+
+
+def test_class_demand_keeps_one_class_and_its_targets() -> None:
+    _, d = _demand()
+    chat, batch = class_demand(d, 0), class_demand(d, 1)
+    assert len(chat.prompt_tokens) + len(batch.prompt_tokens) == len(d.prompt_tokens)
+    assert chat.rate_rps + batch.rate_rps == pytest.approx(d.rate_rps)
+    assert chat.tpot_target_s == (0.030,) and batch.tpot_target_s == (0.150,)
+    assert not chat.cls.any() and batch.mean_output_tokens > chat.mean_output_tokens
+
+
+def test_each_class_is_sized_on_its_own_demand() -> None:
+    base, d = _demand()
+    cat = scenario_catalog(base)
+    kinds = [Kind(h, tp) for h in CHIPS for tp in (1, 2, 4)]
+    picks = []
+    for c in (0, 1):
+        dc = class_demand(d, c)
+        rates = {k: instance_rates(instance_of(base, cat, *k), dc, base.cost) for k in kinds}
+        picks.append(decode_choices(rates, dc, 64, per_class=2))
+    assert picks[0][0][0].hardware == "h20"  # bandwidth per dollar for 30 ms
+    assert {k.hardware for k, _, _ in picks[1]} == {"mi300x"}  # KV memory per dollar for 150 ms
+    bounds = portfolio_bounds(Kind("h100-sxm", 2), 3, 4.98, ["chat", "batch"], picks)
+    costs = [b.usd_per_hour for b in bounds]
+    assert costs == sorted(costs) and all(len(set(b.portfolio.decode)) == 2 for b in bounds)
+
+
+def test_growth_follows_each_class_blame() -> None:
+    assert grow((3, 2, 4), [True, True], [False, True], [0.2, 0.9]) == [(3, 3, 4)]
+    assert grow((3, 2, 4), [False, True], [True, True], [0.6, 0.1]) == [(4, 2, 4), (3, 3, 4)]
+    assert grow((3, 2, 4), [True, True], [True, True], [0.0, 0.0]) == [(4, 2, 4), (3, 3, 4), (3, 2, 5)]
+
+
+def test_portfolio_names_and_labels() -> None:
+    pf = Portfolio(Kind("h100-sxm", 2), ("chat", "batch"), (Kind("h20", 2), Kind("mi300x", 1)))
+    assert pf.label() == "h100-sxm tp2 -> chat: h20 tp2 | batch: mi300x tp1"
+    assert pf.split((3, 2, 4)) == "3P:2D|4D" and pf.pool_names() == ("decode-chat", "decode-batch")
+    long = Portfolio(Kind("h100-sxm", 2), ("x" * 60, "y"), (Kind("h20", 2), Kind("mi300x", 1)))
+    assert long.pool_names() == ("decode-1", "decode-y")
+    assert np.all([len(n) <= 64 for n in long.pool_names()])
+
+
+def test_cli_plan_portfolio_writes_a_scenario_that_loads(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "chosen.toml"
+    args = ["plan", "portfolio-chat-batch", "--target-rps", "20", "--hardware", ",".join(CHIPS)]
+    args += ["--modes", "disaggregated", "--duration-s", "180", "--portfolio", "--no-progress"]
+    assert main([*args, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "cheapest: h100-sxm tp2 -> chat: h20 tp1 | batch: mi300x tp1 3P:3D|4D" in text
+    chosen = io.load(out)
+    assert [c.pools for c in chosen.workload.classes] == [("decode-chat",), ("decode-batch",)]
