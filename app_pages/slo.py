@@ -37,6 +37,18 @@ for i, cls in enumerate(sc.workload.classes):
                 columns=1,
             )
 
+
+def chip_price(field: str, chip_id: str, key: str, what: str, lo: str) -> None:
+    """A per-chip price typed in: applied if allowed, else refused with the field and its range."""
+    value = float(st.session_state[key])
+    low_ok = value > 0 if field == "capex_usd" else value >= 0
+    if not low_ok or value > 10_000_000:
+        state.notify(f"{what} (cost.{field}.{chip_id}): {value:,.0f} is not allowed: {lo}, up to 10,000,000")
+        return
+    prices = dict(getattr(state.scenario().cost, field))
+    state.override({f"cost.{field}": {**prices, chip_id: value}}, what)
+
+
 with st.expander("Cost basis", expanded=sc.cost.mode == "own", icon=":material/payments:"):
     st.caption(
         "What cost per request is measured in: **rent** bills every chip at its catalog price per hour; **own** "
@@ -53,20 +65,19 @@ with st.expander("Cost basis", expanded=sc.cost.mode == "own", icon=":material/p
         for chip_id in sorted({p.hardware for p in sc.deployment.pools if p.hardware in cat.hardware}):
             hw = cat.hardware[chip_id]
             c1, c2 = st.columns(2)
-            for col, field, what in (
-                (c1, "capex_usd", "purchase price"),
-                (c2, "server_capex_usd", "server share"),
+            for col, field, what, lo in (
+                (c1, "capex_usd", "purchase price", "above 0"),
+                (c2, "server_capex_usd", "server share", "0 or more"),
             ):
-                prices = dict(getattr(sc.cost, field))
-                shown = float(prices.get(chip_id, getattr(hw, field)) or 0.0)
-                new = col.number_input(
-                    f"{chip_id}: {what} ($)", min_value=0.0, value=shown, step=500.0,
-                    key=f"fg:cost.{field}:{chip_id}", help="Catalog: " + (hw.sources.get(field) or "no price"),
+                shown = float(dict(getattr(sc.cost, field)).get(chip_id, getattr(hw, field)) or 0.0)
+                key = f"fg:cost.{field}:{chip_id}"
+                if st.session_state.get(key) != shown:  # the scenario's value, after any refusal too
+                    st.session_state[key] = shown
+                col.number_input(
+                    f"{chip_id}: {what} ($)", step=500.0, format="%.0f", key=key, on_change=chip_price,
+                    args=(field, chip_id, key, f"{chip_id} {what}", lo),
+                    help=f"Catalog: {hw.sources.get(field) or 'no price'}. Allowed: {lo}, up to $10,000,000.",
                 )  # fmt: skip
-                if new != shown and state.override(
-                    {f"cost.{field}": {**prices, chip_id: float(new)}}, f"{chip_id} {what}"
-                ):
-                    st.rerun()
 
 if res is None:
     st.stop()

@@ -3,6 +3,7 @@ cache tiers, scheduling policies, failure drills."""
 
 import streamlit as st
 
+from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES
 from engine.explain.confidence import pool_marks
@@ -10,15 +11,20 @@ from engine.explain.previews import (
     chip_options,
     pool_memory,
     pool_summary,
+    removal_effects,
+    with_edge_site,
     with_mode,
     with_pool_added,
     with_pool_removed,
+    without_edge_site,
 )
 from engine.scenario.codec import preset_names
 from engine.scenario.model import (
     Batching,
     Cache,
+    Degrade,
     Deployment,
+    Edge,
     Fault,
     KvLink,
     Pool,
@@ -32,8 +38,8 @@ from ui.parallelism import experts_form, speculative_form, split_widgets
 from ui.text import plain
 from ui.widgets import bound, current, defaulted_form, list_editor, model_form, names, number, select, slider
 
-POOL_FIELDS = {"name", "role", "hardware", "tp", "pp", "dp", "ep", "count", "profile", "sends_to"}
-SHOWN = {"name", "description", "lesson", "counterpart", "version", "seed", "duration_s", "warmup_s", "resolution_s",
+POOL_FIELDS = {"name", "role", "hardware", "tp", "pp", "dp", "ep", "count", "profile", "sends_to", "tier"}
+SHOWN = {"name", "description", "lesson", "counterpart", "version", "seed", "duration_s", "warmup_s", "resolution_s", "cost",
          "model", "workload", "deployment", "cache", "scheduler", "faults", "custom_hardware", "custom_models"}  # fmt: skip
 
 layout.page(
@@ -53,8 +59,11 @@ except ScenarioError as exc:
 
 
 def mode_changed() -> None:
-    """Switch between one colocated pool and prefill + decode pools, keeping the chips."""
-    state.commit(with_mode(state.scenario(), st.session_state["fg:mode"]), "mode")
+    """Switch between colocated and disaggregated pools, keeping the chips (`with_mode`)."""
+    try:
+        state.commit(with_mode(state.scenario(), st.session_state["fg:mode"]), "mode")
+    except (ScenarioError, ValueError) as exc:
+        state.notify(f"deployment.mode: not switched: {exc}")
 
 
 def hardware_changed(path: str, key: str) -> None:
@@ -83,10 +92,26 @@ def pool_added(role: str) -> None:
 
 
 def pool_removed(index: int) -> None:
+    sc = state.scenario()
+    effects = removal_effects(sc, index)
     try:
-        state.commit(with_pool_removed(state.scenario(), index), "remove a pool")
-    except ValueError as exc:
+        done = state.commit(with_pool_removed(sc, index), "remove a pool")
+    except (ScenarioError, ValueError) as exc:
         state.notify(str(exc))
+        return
+    if done and effects:
+        state.notify(
+            f"Removed pool {sc.deployment.pools[index].name} and with it: {', '.join(effects)}.", kind="info"
+        )
+
+
+def edge_site(add: bool) -> None:
+    try:
+        state.commit(
+            with_edge_site(state.scenario()) if add else without_edge_site(state.scenario()), "edge site"
+        )
+    except (ScenarioError, ValueError) as exc:
+        state.notify(f"deployment.edge: {exc}")
 
 
 chips = chip_options(cat)
@@ -116,12 +141,13 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
     if extra:
         model_form(path, Pool, only=extra, columns=2)
     if pool.role == "prefill" and len(decode_pools) > 1:
-        names(f"{path}.sends_to", decode_pools, "Hands prompts to",
+        names(f"{path}.sends_to", decode_pools, "Hands prompts to", placeholder="any decode pool",
               help="The decode pools this pool's prompts go to (none chosen: any). Pair a premium prefill pool with "
-              "its own decode pool, or keep a slow link's pools apart.")  # fmt: skip
+              "its own decode pool, or keep a slow link's pools apart. A class pinned to decode pools goes to its "
+              "own pools where this choice shares none of them.")  # fmt: skip
 
 
-roles = [p.role for p in sc.deployment.pools]
+dc_roles = [p.role for p in sc.deployment.pools if p.tier == "datacenter"]
 decode_pools = [p.name for p in sc.deployment.pools if p.role == "decode"]
 POOLS_PER_ROW = 3
 for row in range(0, len(sc.deployment.pools), POOLS_PER_ROW):
@@ -130,13 +156,18 @@ for row in range(0, len(sc.deployment.pools), POOLS_PER_ROW):
         path = f"deployment.pools[{i}]"
         with col, st.container(border=True):
             head, rm = st.columns([5, 1], vertical_alignment="center")
-            head.markdown(
-                f"**{pool.role.capitalize()} pool** {plain(pool.name)}", help=(Pool.__doc__ or "").strip()
-            )
+            kind = "Edge" if pool.tier == "edge" else pool.role.capitalize()
+            head.markdown(f"**{kind} pool** {plain(pool.name)}", help=(Pool.__doc__ or "").strip())
             rm.button("", key=f"fg:rm-pool:{i}", on_click=pool_removed, args=(i,), icon=":material/delete:",
-                      disabled=roles.count(pool.role) < 2, help=f"Remove this pool (a deployment keeps one {pool.role} pool at least)")  # fmt: skip
+                      disabled=pool.tier != "edge" and dc_roles.count(pool.role) < 2,
+                      help=f"Remove this pool and the class pins, faults and routes that name it (a deployment keeps "
+                      f"one {pool.role} pool at least)")  # fmt: skip
             pool_editor(i, pool, path)
-if len(sc.deployment.pools) < 8:
+if len(sc.deployment.pools) >= bounds.MAX_POOLS:
+    st.caption(
+        f"{bounds.MAX_POOLS} pools: the most a deployment has (docs/bounds.md). Remove one to add another."
+    )
+else:
     add_roles = ["prefill", "decode"] if sc.deployment.mode == "disaggregated" else ["mixed"]
     for col, role in zip(st.columns(4), add_roles, strict=False):
         col.button(f"Add a {role} pool" if role != "mixed" else "Add a pool", key=f"fg:add-pool:{role}",
@@ -154,7 +185,8 @@ with left, st.container(border=True):
     slider("deployment.mem_fraction", 0.5, 0.98, "HBM usable for weights + KV", step=0.01)
     extra = [
         n for n in Deployment.model_fields
-        if n not in {"mode", "stack", "pools", "batching", "link", "mem_fraction", "speculative", "expert_imbalance"}
+        if n not in {"mode", "stack", "pools", "batching", "link", "mem_fraction", "speculative", "expert_imbalance",
+                     "fallback", "degrade", "edge"}
     ]  # fmt: skip
     if extra:
         model_form("deployment", Deployment, only=extra)
@@ -192,7 +224,7 @@ if len(entry_pools) > 1 or len(decode_pools) > 1:
         path = f"workload.classes[{i}]"
         c1, c2, c3 = st.columns([3, 2, 2], vertical_alignment="bottom")
         with c1:
-            names(f"{path}.pools", entry_pools + decode_pools, f"{c.name}: pools",
+            names(f"{path}.pools", entry_pools + decode_pools, f"{c.name}: pools", placeholder="any pool",
                   help="The entry pools (mixed or prefill) this class's requests may enter and the decode pools "
                   "its prompts are handed to; none chosen of a kind: any.")  # fmt: skip
         with c2:
@@ -216,7 +248,28 @@ list_editor(
     new_item=lambda: {"at_s": round(sc.duration_s / 2, 1), "pool": pools[-1], "instances": 1, "duration_s": round(sc.duration_s / 5, 1)},
     title=lambda i, f: f"Fault {i + 1}: {f.get('instances', 1)} × {f.get('pool')} at {f.get('at_s')} s",
 )  # fmt: skip
+with st.container(border=True):
+    st.markdown("**When a pool is lost or overloaded**", help=(Degrade.__doc__ or "").strip())
+    if sc.deployment.mode == "disaggregated":
+        select("deployment.fallback", ["none", "colocated"], "Fallback while every prefill instance is down",
+               help="none: arrivals are rejected; colocated: decode instances serve whole requests until prefill "
+               "is back. Spilling to another pool of a role needs no setting: routing spans every live pool.")  # fmt: skip
+    model_form("deployment.degrade", Degrade, columns=4)
 drill.fallback_comparison(state.scenario())  # each fallback on these faults (ui/drill.py)
+
+st.subheader("Edge site", help=(Edge.__doc__ or "").strip())
+if sc.deployment.edge is None:
+    st.caption("No edge site: every request goes to the data centre. An edge site serves what its rule allows on "
+               "its own chips under a power budget and offloads the rest over the WAN.")  # fmt: skip
+    st.button("Add an edge site", key="fg:add-edge", on_click=edge_site, args=(True,), icon=":material/add:",
+              help="Two edge NPUs (change the chip on the pool) and the site's default rule and 200 W budget.")  # fmt: skip
+else:
+    with st.container(border=True):
+        model_form("deployment.edge", Edge, skip=("classes",), columns=3)
+        names("deployment.edge.classes", [c.name for c in sc.workload.classes], "Classes served at the edge",
+              placeholder="every class")  # fmt: skip
+        st.button("Remove the edge site", key="fg:rm-edge", on_click=edge_site, args=(False,),
+                  icon=":material/delete:")  # fmt: skip
 
 others = [n for n in Scenario.model_fields if n not in SHOWN]
 if others:

@@ -31,6 +31,7 @@ def test_pools_are_added_routed_pinned_and_removed_on_the_strategy_page() -> Non
     # removing a pool drops what names it; the only pool of a role cannot be removed
     at.button(key="fg:rm-pool:3").click().run()
     assert_clean(at)
+    assert any("pin to it" in i.value for i in at.info)  # said, not silent
     sc = scenario_of(at)
     assert [p.name for p in sc.deployment.pools] == ["prefill", "decode", "decode-2"]
     assert sc.workload.classes[0].pools == ()
@@ -38,3 +39,22 @@ def test_pools_are_added_routed_pinned_and_removed_on_the_strategy_page() -> Non
     # and the Results page runs the portfolio
     at.switch_page("app_pages/results.py").run()
     assert_clean(at)
+
+
+def test_mode_switch_and_edge_site_on_the_strategy_page() -> None:
+    # an edge site stays through a mode switch (the switch once raised on it)
+    at = app("strategy", short("edge-offload"))
+    at.segmented_control(key="fg:mode").set_value("disaggregated").run()
+    assert_clean(at)
+    sc = scenario_of(at)
+    assert sc.deployment.mode == "disaggregated" and sc.deployment.edge is not None
+    at.button(key="fg:rm-edge").click().run()
+    assert_clean(at)
+    assert scenario_of(at).deployment.edge is None
+    assert all(p.tier == "datacenter" for p in scenario_of(at).deployment.pools)
+    # a portfolio switched to colocated keeps every pool's chips
+    at = app("strategy", short("portfolio-chat-batch"))
+    at.segmented_control(key="fg:mode").set_value("colocated").run()
+    assert_clean(at)
+    chips = [(p.hardware, p.count) for p in scenario_of(at).deployment.pools]
+    assert chips == [("h100-sxm", 3), ("h20", 2), ("mi300x", 4)]

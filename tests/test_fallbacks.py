@@ -249,3 +249,21 @@ def test_the_strategy_page_compares_fallbacks_and_sets_degrade() -> None:
     at.toggle(key="fg:deployment.degrade.enabled").set_value(True).run()
     assert_clean(at)
     assert scenario_of(at).deployment.degrade.enabled
+
+
+def test_the_drill_says_which_variants_did_not_act() -> None:
+    import pandas as pd
+
+    from engine.explain.drill import unchanged
+
+    table = pd.DataFrame(
+        {
+            "fallback": ["none", "colocated", "degrade"],
+            "completed": [90, 100, 90],
+            "rejected": [10, 0, 10],
+            "failed": [0, 0, 0],
+            "slo_attainment": [0.8, 0.9, 0.8],
+        }
+    )
+    assert unchanged(table) == ["degrade"]
+    assert unchanged(table[table["fallback"] != "none"]) == []

@@ -206,6 +206,13 @@ def test_slo_page_switches_to_owning_and_results_say_so() -> None:
     at.number_input(key="fg:cost.capex_usd:h100-sxm").set_value(30_000.0).run()
     assert_clean(at)
     assert scenario_of(at).cost.capex_usd == {"h100-sxm": 30_000.0}
+    # a price out of range is refused at once, with the field and the range, and the box goes back
+    at.number_input(key="fg:cost.capex_usd:h100-sxm").set_value(-5.0).run()
+    refusal = [w.value.replace("\\", "") for w in at.warning]  # (escaped by plain())
+    assert any("cost.capex_usd.h100-sxm" in w and "above 0" in w for w in refusal), refusal
+    assert scenario_of(at).cost.capex_usd == {"h100-sxm": 30_000.0}
+    assert at.number_input(key="fg:cost.capex_usd:h100-sxm").value == 30_000.0
+    next(b for b in at.button if b.key and b.key.startswith("fg:dismiss:")).click().run()
     at.switch_page("app_pages/results.py").run()
     assert_clean(at)
     basis = [c.value for c in at.caption if c.value.startswith("Cost basis")]

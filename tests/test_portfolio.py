@@ -155,8 +155,24 @@ def test_pools_are_added_and_removed_with_what_names_them() -> None:
     assert fewer.workload.classes[0].pools == ()  # premium's pin went with its pool: it may go anywhere
     with pytest.raises(ValueError, match="only decode pool"):
         with_pool_removed(load_preset("chat-disaggregated"), 1)
-    # switching modes drops pins to pools that no longer exist
-    assert all(c.pools == () for c in with_mode(sc, "disaggregated").workload.classes)
+    # switching modes keeps each pool's chips, and the pins (and faults) follow their pools
+    split = with_mode(sc, "disaggregated")
+    assert [(p.name, p.role, p.count) for p in split.deployment.pools] == [
+        ("premium-prefill", "prefill", 1),
+        ("premium-decode", "decode", 1),
+        ("shared-prefill", "prefill", 1),
+        ("shared-decode", "decode", 2),
+    ]
+    assert split.workload.classes[0].pools == ("premium-prefill", "premium-decode")
+    assert split.faults == ()  # it named 'premium', which is gone
+    mixed = with_mode(load_preset("portfolio-chat-batch"), "colocated")
+    assert [(p.name, p.role, p.hardware, p.count) for p in mixed.deployment.pools] == [
+        ("prefill", "mixed", "h100-sxm", 3),
+        ("decode-chat", "mixed", "h20", 2),
+        ("decode-batch", "mixed", "mi300x", 4),
+    ]
+    edge = with_mode(load_preset("edge-offload"), "disaggregated")
+    assert [p.tier for p in edge.deployment.pools].count("edge") == 1 and edge.deployment.edge is not None
 
 
 def test_a_class_pinned_to_a_decode_pool_decodes_only_there() -> None:

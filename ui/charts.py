@@ -258,7 +258,11 @@ def timeseries(
             )  # fmt: skip
     fig.update_xaxes(title="time (s)")
     fig.update_yaxes(title=yaxis, tickformat=".0%" if percent else None, rangemode="tozero")
-    return _layout(fig, title, height + (50 if len(columns) > 1 else 0), legend_below=len(columns) > 1)
+    # below the plot when the legend would not fit beside the title (line styles, or over two pools)
+    pools = ts["pool"].nunique()
+    below = len(columns) > 1 or pools > 2
+    entries = pools + (len(columns) if len(columns) > 1 else 0)
+    return _layout(fig, title, height + (25 * -(-entries // 3) if below else 0), legend_below=below)
 
 
 def cost_parts(parts: pd.DataFrame, *, height: int = 260) -> go.Figure:

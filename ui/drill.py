@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.core.errors import ScenarioError
-from engine.explain.drill import class_attainment, fallback_drill
+from engine.explain.drill import class_attainment, fallback_drill, unchanged
 from engine.scenario.model import Scenario
 from ui import sim
 from ui.charts import POOL_COLORS
@@ -100,3 +100,10 @@ def fallback_comparison(scenario: Scenario) -> None:
         attainment_bars(table), theme="streamlit", key="fg:drill:chart", config={"displaylogo": False}
     )
     st.dataframe(table, hide_index=True, column_config=_columns(table))  # type: ignore[arg-type]
+    same = unchanged(table)
+    if same:
+        st.caption(
+            f"{', '.join(same)}: the same as none on these faults: it never acted (degrade checks arrivals that "
+            "reach an entry instance; while every entry instance is down none does, and only the colocated "
+            "fallback serves them)."
+        )

@@ -207,6 +207,8 @@ def notices() -> None:
         with st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False):
             if kind == "success":
                 st.success(plain(message), icon=":material/check_circle:")
+            elif kind == "info":
+                st.info(plain(message), icon=":material/info:")
             else:
                 st.warning(plain(message), icon=":material/warning:")
             tag = hashlib.sha256(key.encode()).hexdigest()[:16]

@@ -78,8 +78,8 @@ HARDWARE: dict[str, Any] = {
     "scale_up_gb_s": cc.NumberColumn("Scale-up (GB/s)", help="NVLink-class bandwidth per chip."),
     "tdp_w": cc.NumberColumn("TDP (W)"),
     "usd_per_hour": cc.NumberColumn("$ / chip-hour", format="%.2f"),
-    "capex_usd": cc.NumberColumn("Purchase ($)", format="%.0f", help="One chip's price, for owned chips."),
-    "server_capex_usd": cc.NumberColumn("Server share ($)", format="%.0f", help="The chip's share of its server."),
+    "capex_usd": cc.NumberColumn("Purchase ($)", format="localized", help="One chip's price, for owned chips."),
+    "server_capex_usd": cc.NumberColumn("Server share ($)", format="localized", help="The chip's share of its server."),
     "calibration": cc.TextColumn("Calibration", width="medium", help="calibrated: a profile fitted to measurements of "
                                  "this chip under the scenario's serving stack; uncalibrated: a profile chosen by a rule."),
     "expected_error": cc.TextColumn("Expected error", width="medium", help="Cross-validated relative error of the "

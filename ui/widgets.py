@@ -260,6 +260,12 @@ def range_check(lo: float | None, hi: float | None, kept: Any = None) -> Check:
     return check
 
 
+def _decimals(value: float, most: int = 6) -> int:
+    """Decimals needed to show `value` as it is (up to `most`): 1.58 -> 2, 0.5 -> 1, 3.0 -> 0."""
+    text = f"{value:.{most}f}".rstrip("0")
+    return len(text.split(".")[1]) if "." in text else 0
+
+
 def nice_step(value: float, integer: bool) -> float | int:
     """A step for a number input: about a tenth of the value's order of magnitude."""
     if integer:
@@ -303,7 +309,7 @@ def number(
         "key": key,
         "step": step,
         "help": help or HELP.get(name),
-        "format": fmt or ("%d" if integer else f"%.{max(0, -math.floor(math.log10(step)))}f"),
+        "format": fmt or ("%d" if integer else f"%.{max(-math.floor(math.log10(step)), _decimals(ref), 0)}f"),
     }
     if optional:
         kw["placeholder"] = placeholder or "default"
@@ -357,11 +363,17 @@ def select(
     return bound(st.selectbox, path, label or label_of(name), **kw)
 
 
-def names(path: str, options: Sequence[str], label: str, *, help: str | None = None) -> Any:
-    """A multiselect of names bound to a tuple-of-names field (names no longer offered are kept)."""
+def names(
+    path: str, options: Sequence[str], label: str, *, help: str | None = None, placeholder: str = "any"
+) -> Any:
+    """A multiselect of names bound to a tuple-of-names field (names no longer offered are kept);
+    `placeholder` says what choosing none means."""
     value = list(current(path, []) or [])
     opts = list(options) + [v for v in value if v not in options]
-    return bound(st.multiselect, path, label, default=[], options=opts, help=help, to_ui=list, from_ui=list)
+    return bound(
+        st.multiselect, path, label, default=[], options=opts, help=help, to_ui=list, from_ui=list,
+        placeholder=placeholder,
+    )  # fmt: skip
 
 
 def toggle(path: str, label: str | None = None, *, default: bool = False, help: str | None = None) -> Any:

@@ -21,6 +21,8 @@ MAX_RATE_RPS = 5_000.0
 """Mean arrival rate."""
 MAX_INSTANCES = 512
 """Instances across all pools of a deployment."""
+MAX_POOLS = 8
+"""Pools of a deployment (each its own chip, layout and role)."""
 MAX_TP = 64
 """Chips per tensor-parallel group."""
 MAX_PP = 16
@@ -53,6 +55,7 @@ TABLE: tuple[tuple[str, float, str], ...] = (
     ("simulated window", MAX_DURATION_S, "seconds of arrivals"),
     ("arrival rate", MAX_RATE_RPS, "requests per second"),
     ("instances", MAX_INSTANCES, "across all pools"),
+    ("pools", MAX_POOLS, "per deployment"),
     ("tensor parallel", MAX_TP, "chips per instance"),
     ("pipeline stages", MAX_PP, "stages per instance"),
     ("tokens per request", MAX_TOKENS_PER_REQUEST, "prompt or output"),

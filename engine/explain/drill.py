@@ -108,3 +108,15 @@ def class_attainment(table: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["VARIANTS", "class_attainment", "default_degrade", "fallback_drill", "fallback_variants"]
+
+
+def unchanged(table: pd.DataFrame) -> list[str]:
+    """The variants whose run ended exactly as `none`'s did (same completed, rejected and failed
+    requests and attainment): they did not act on these faults. Degrade, for one, never acts while
+    no entry instance is up, since no arrival then reaches its check."""
+    rows = table.set_index("fallback")
+    if "none" not in rows.index:
+        return []
+    keys = ["completed", "rejected", "failed", "slo_attainment"]
+    base = rows.loc["none", keys]
+    return [str(v) for v in rows.index if v != "none" and rows.loc[v, keys].equals(base)]

@@ -21,7 +21,8 @@ import pandas as pd
 
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec, KvPrecision, ModelSpec, Precision
-from engine.core import datafiles
+from engine.core import bounds, datafiles
+from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
 from engine.costmodel.roofline import decode_table, prefill_table
 from engine.planning.sizing import layout_label
@@ -148,38 +149,83 @@ def length_columns(root: Path | None = None) -> list[tuple[str, str]]:
 
 
 def with_mode(scenario: Scenario, mode: str) -> Scenario:
-    """The scenario served colocated or disaggregated, keeping its chips and instance shape.
+    """The scenario served colocated or disaggregated, keeping its chips and instance shapes.
 
-    Colocated to disaggregated: the pool's instances are split, a third (at least one) to
-    prefill and the rest to decode. Disaggregated to colocated: one mixed pool with every
-    instance, on the decode pool's chip. Faults name pools, so they are dropped; elastic
-    roles, which need two pools, are switched off.
+    One kind of instance (one chip and layout) and no class pinned: colocated to disaggregated
+    splits its instances, a third (at least one) to a prefill pool and the rest to a decode pool;
+    back, one mixed pool holds them all. Several kinds, or classes pinned to pools (a portfolio,
+    traffic isolation): colocated, every pool becomes a mixed pool of its own chip and count under
+    its name; disaggregated, every mixed pool of two or more instances splits into its own prefill
+    and decode pools and a pool of one instance decodes. Edge pools
+    stay as they are. Class pins follow their pools; faults that name a pool still there stay
+    (link faults only on a prefill pool); elastic roles and the prefill fallback, which need a
+    disaggregated deployment, are switched off when colocated. More than eight pools raises.
     """
     dep = scenario.deployment
     if dep.mode == mode:
         return scenario
-    if mode == "disaggregated":
-        base = dep.pools[0]
-        total = sum(p.count for p in dep.pools)
-        n_pre = max(1, round(total / 3)) if total > 1 else 1
-        n_dec = max(1, total - n_pre)
-        pools = [
-            {**base.model_dump(exclude_none=True), "name": "prefill", "role": "prefill", "count": n_pre},
-            {**base.model_dump(exclude_none=True), "name": "decode", "role": "decode", "count": n_dec},
-        ]
-    elif mode == "colocated":
-        dec = next((p for p in dep.pools if p.role == "decode"), dep.pools[0])
-        total = sum(p.count for p in dep.pools)
-        pools = [{**dec.model_dump(exclude_none=True), "name": "mixed", "role": "mixed", "count": total}]
-    else:
+    if mode not in ("colocated", "disaggregated"):
         raise ValueError(f"mode: {mode!r} is not colocated or disaggregated")
-    changes: dict[str, Any] = {"deployment.mode": mode, "deployment.pools": pools, "faults": []}
-    for i, c in enumerate(scenario.workload.classes):  # pins name pools that are gone
+    edge = [p.model_dump(exclude_none=True) for p in dep.pools if p.tier == "edge"]
+    dc = [p for p in dep.pools if p.tier != "edge"]
+    kinds = {(p.hardware, p.tp, p.pp, p.dp, p.ep, p.profile) for p in dc}
+    renamed: dict[str, list[str]] = {}  # old pool name -> the pools that take its place
+
+    def pool(p: Pool, **changes: Any) -> dict[str, Any]:
+        return {**p.model_dump(exclude_none=True), "sends_to": [], **changes}
+
+    pools: list[dict[str, Any]] = []
+    pinned = any(c.pools for c in scenario.workload.classes)
+    if len(kinds) == 1 and not pinned:
+        base, total = dc[0], sum(p.count for p in dc)
+        if mode == "disaggregated":
+            n_pre = max(1, round(total / 3)) if total > 1 else 1
+            pools = [
+                pool(base, name="prefill", role="prefill", count=n_pre),
+                pool(base, name="decode", role="decode", count=max(1, total - n_pre)),
+            ]
+        else:
+            pools = [pool(base, name="mixed", role="mixed", count=total)]
+        renamed = {p.name: [q["name"] for q in pools] for p in dc}
+    elif mode == "colocated":
+        pools = [pool(p, role="mixed") for p in dc]
+        renamed = {p.name: [p.name] for p in dc}
+    else:
+        for p in dc:
+            if p.count >= 2:
+                n_pre = max(1, round(p.count / 3))
+                pools += [
+                    pool(p, name=f"{p.name}-prefill", role="prefill", count=n_pre),
+                    pool(p, name=f"{p.name}-decode", role="decode", count=p.count - n_pre),
+                ]
+            else:
+                pools.append(pool(p, role="decode"))
+            renamed[p.name] = [q["name"] for q in pools[-2 if p.count >= 2 else -1 :]]
+        if not any(q["role"] == "prefill" for q in pools):
+            pools[0]["role"] = "prefill"
+    if len(pools) + len(edge) > bounds.MAX_POOLS:
+        raise ScenarioError(
+            f"deployment.pools: {mode} would need {len(pools) + len(edge)} pools; the limit is "
+            f"{bounds.MAX_POOLS}: remove a pool first"
+        )
+    roles = {q["name"]: q["role"] for q in pools} | {q["name"]: "mixed" for q in edge}
+    faults = [
+        f.model_dump(exclude_none=True)
+        for f in scenario.faults
+        if f.pool in roles and (f.kind != "link" or roles[f.pool] == "prefill")
+    ]
+    changes: dict[str, Any] = {"deployment.mode": mode, "deployment.pools": pools + edge, "faults": faults}
+    for i, c in enumerate(scenario.workload.classes):  # pins follow their pools
         if c.pools:
-            changes[f"workload.classes[{i}].pools"] = []
+            changes[f"workload.classes[{i}].pools"] = list(
+                dict.fromkeys(n for old in c.pools for n in renamed.get(old, []))
+            )
     data = to_data(scenario)
-    if data.get("scheduler", {}).get("elastic", {}).get("enabled"):
-        changes["scheduler.elastic.enabled"] = False
+    if mode == "colocated":
+        if data.get("scheduler", {}).get("elastic", {}).get("enabled"):
+            changes["scheduler.elastic.enabled"] = False
+        if dep.fallback != "none":
+            changes["deployment.fallback"] = "none"
     return apply_overrides(scenario, changes)
 
 
@@ -198,6 +244,50 @@ def with_pool_added(scenario: Scenario, role: str) -> Scenario:
     new = {**same[-1].model_dump(exclude_none=True), "name": f"{role}-{n}", "count": 1, "sends_to": []}
     pools = [p.model_dump(exclude_none=True) for p in dep.pools] + [new]
     return apply_overrides(scenario, {"deployment.pools": pools})
+
+
+def with_edge_site(scenario: Scenario, hardware: str = "edge-npu", count: int = 2) -> Scenario:
+    """The scenario with an edge site: a pool of `count` edge chips and `deployment.edge`'s defaults
+    (a budget that runs every one of them busy at once is for the user to set; the default is 200 W)."""
+    dep = scenario.deployment
+    if dep.edge is not None:
+        return scenario
+    names = {p.name for p in dep.pools}
+    name = next(
+        f"edge-{n}" if n else "edge"
+        for n in range(len(names) + 1)
+        if (f"edge-{n}" if n else "edge") not in names
+    )
+    pools = [p.model_dump(exclude_none=True) for p in dep.pools]
+    pools.append(
+        {"name": name, "role": "mixed", "tier": "edge", "hardware": hardware, "tp": 1, "count": count}
+    )
+    return apply_overrides(scenario, {"deployment.pools": pools, "deployment.edge": {}})
+
+
+def without_edge_site(scenario: Scenario) -> Scenario:
+    """The scenario with its edge site (edge pools, `deployment.edge`, faults on them) removed."""
+    dep = scenario.deployment
+    edge = {p.name for p in dep.pools if p.tier == "edge"}
+    if dep.edge is None and not edge:
+        return scenario
+    return apply_overrides(
+        scenario,
+        {
+            "deployment.pools": [p.model_dump(exclude_none=True) for p in dep.pools if p.name not in edge],
+            "deployment.edge": None,
+            "faults": [f.model_dump(exclude_none=True) for f in scenario.faults if f.pool not in edge],
+        },
+    )
+
+
+def removal_effects(scenario: Scenario, index: int) -> list[str]:
+    """What removing pool `index` also takes away: the class pins, faults and hand-off routes naming it."""
+    gone = scenario.deployment.pools[index].name
+    out = [f"class {c.name}'s pin to it" for c in scenario.workload.classes if gone in c.pools]
+    out += [f"fault {i + 1}" for i, f in enumerate(scenario.faults) if f.pool == gone]
+    out += [f"{p.name}'s route to it" for p in scenario.deployment.pools if gone in p.sends_to]
+    return out
 
 
 def with_pool_removed(scenario: Scenario, index: int) -> Scenario:
@@ -391,7 +481,7 @@ def pool_summary(pool: Pool, catalog: Catalog) -> str:
     hw = catalog.hardware.get(pool.hardware)
     chips = pool.count * pool.chips_per_instance
     price = f", ${chips * hw.usd_per_hour:,.2f}/h" if hw else ""
-    return f"{pool.count} × {pool.chips_per_instance} × {pool.hardware} = {chips} chips{price}"
+    return f"{pool.count} × {pool.chips_per_instance} × {pool.hardware} = {chips} chip{'' if chips == 1 else 's'}{price}"
 
 
 @dataclass(frozen=True)

@@ -418,7 +418,9 @@ class Deployment(Frozen):
     mode: Literal["colocated", "disaggregated"] = "colocated"
     stack: Literal["vllm", "sglang", "trtllm", "vllm-v0"] = "vllm"
     """Serving stack: its calibration profile per chip and its scheduler defaults (docs/calibration.md)."""
-    pools: Annotated[tuple[Pool, ...], Field(min_length=1, max_length=8)] = (Pool(name="main"),)
+    pools: Annotated[tuple[Pool, ...], Field(min_length=1, max_length=bounds.MAX_POOLS)] = (
+        Pool(name="main"),
+    )
     batching: Batching = Batching()
     link: KvLink = KvLink()
     mem_fraction: Annotated[float, Field(gt=0.1, le=0.98)] = 0.9
