@@ -55,7 +55,7 @@ def memory_text(m: PoolMemory) -> str:
     if m.dp > 1:
         kv += f" ({tokens(m.kv_tokens_per_rank)} per DP rank)"
     return (
-        f"{m.layout}: {m.chips_per_instance} chips per instance; weights {m.weights_gb_per_chip:,.1f} GB "
+        f"{m.layout}: {m.chips_per_instance} chip{'' if m.chips_per_instance == 1 else 's'} per instance; weights {m.weights_gb_per_chip:,.1f} GB "
         f"per chip of {m.usable_gb_per_chip:,.1f} GB usable; {kv}."
     )
 
