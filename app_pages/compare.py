@@ -72,7 +72,10 @@ table = pr.with_expected_error(
 if reps:
     replicas.caption(reps[0], "Utilisation and cost by part at the bottom are each side's first seed.")
 ha, hb = pr.headline(ra.summary), pr.headline(rb.summary)
-if (ma := ra.summary["cost"].get("mode", "rent")) != (mb := rb.summary["cost"].get("mode", "rent")):
+bases_differ = (ma := ra.summary["cost"].get("mode", "rent")) != (
+    mb := rb.summary["cost"].get("mode", "rent")
+)
+if bases_differ:
     st.info(f"A's chips are costed {'owned' if ma == 'own' else 'rented'}, B's {'owned' if mb == 'own' else 'rented'}: "
             "cost per request compares a rental bill with an ownership bill (see Cost by part below).",
             icon=":material/payments:")  # fmt: skip
@@ -95,14 +98,17 @@ for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row]
     still = delta is not None and not layout.shows_change(delta)  # rounds to 0.0%: no arrow, no colour
     delta = "0.0% vs A" if still else delta
     quiet = noise is not None and bool(noise.get(label, False))  # the 95% intervals overlap
+    apart = bases_differ and k == "usd_per_request"  # a rental bill against an ownership bill: no verdict
     va, vb = (
         (replicas.pm(k, reps[0].headline[k]), replicas.pm(k, reps[1].headline[k]))
         if reps
         else (fmt(ha[k]), fmt(hb[k]))
     )
     va, vb = marks.value(va, ta, k, bool(reps)), marks.value(vb, tb, k, bool(reps))
+    if delta and apart:
+        delta = f"{delta} · another cost basis"
     col.metric(f"{label}: B", vb, delta=f"{delta} · within noise" if delta and quiet else delta,
-               delta_color="off" if quiet or still else "inverse" if inverse else "normal",
+               delta_color="off" if quiet or still or apart else "inverse" if inverse else "normal",
                delta_arrow="off" if still else "auto",
                help=f"A: {va}. {layout.METRIC_HELP[k]}", border=True, width="content" if wide else "stretch")  # fmt: skip
 

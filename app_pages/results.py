@@ -24,7 +24,7 @@ cap.caption(
     f"({res.events:,} events) · engine {res.engine_version} · seed {sc.seed}"
 )
 if (edge := pr.edge_line(s)) is not None:
-    st.caption(plain(edge))
+    st.info(plain(edge), icon=":material/cell_tower:")
 reps = replicas.run([sc], n_seeds)  # None with one seed, or until the other seeds are done
 rep = reps[0] if reps else None
 

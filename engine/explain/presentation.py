@@ -235,12 +235,20 @@ def edge_line(summary: Mapping[str, Any]) -> str | None:
     e = summary.get("edge")
     if not e:
         return None
-    reasons = ", ".join(f"{k} {v:,}" for k, v in e["offloaded_by_reason"].items() if v)
+    words = {"rule": "by the rule", "saturated": "with the site full", "power": "for power"}
+    reasons = ", ".join(f"{v:,} {words.get(k, k)}" for k, v in e["offloaded_by_reason"].items() if v)
+    ttft = e.get("ttft_ms", {})
+
+    def p90(where: str) -> str:
+        v = ttft.get(where, {}).get("p90")
+        return f"{v:,.0f} ms" if v is not None else "none"
+
     return (
         f"Edge site: {e['local_share']:.1%} of requests served locally, {e['offloaded_share']:.1%} offloaded"
         + (f" ({reasons})" if reasons else "")
-        + f" · peak site power {e['peak_site_power_w']:.1f} W of a {e['power_budget_w']:g} W budget"
-        + f" (idle {e['site_idle_w']:.0f} W) · offload adds {e['offload_latency_ms']:g} ms"
+        + f" · TTFT p90 {p90('edge')} at the edge, {p90('offloaded')} offloaded (the WAN's "
+        + f"{e['offload_latency_ms']:g} ms included) · peak site power {e['peak_site_power_w']:.1f} W of a "
+        + f"{e['power_budget_w']:g} W budget (idle {e['site_idle_w']:.0f} W)"
     )
 
 
