@@ -124,3 +124,20 @@ def test_advisor_months_out_of_range_is_said() -> None:
     assert not at.exception
     said = [w.value for w in at.warning if "Months between model changes" in w.value]
     assert said and "500 is not allowed: the allowed range is 1 to 120" in said[0], said
+
+
+def test_the_planner_mixes_decode_pools_by_class_when_asked() -> None:
+    from engine.scenario.codec import load_preset
+    from tests.test_app import app
+
+    at = app("planner", load_preset("portfolio-chat-batch"), preset="portfolio-chat-batch")
+    at.number_input(key="plan_target").set_value(20.0)
+    at.multiselect(key="plan_hardware").set_value(["h100-sxm", "h20", "mi300x"])
+    at.multiselect(key="plan_modes").set_value(["disaggregated"])
+    at.multiselect(key="plan_tp").set_value([1, 2])
+    at.selectbox(key="plan_window").set_value(300.0)
+    at.checkbox(key="plan_portfolio").check()
+    at.button[0].click().run()
+    assert not at.exception
+    won = [s.value.replace("\\", "") for s in at.success if "Cheapest deployment" in s.value]
+    assert won and "chat:" in won[0] and "batch:" in won[0], won  # a portfolio, each class its decode chip
