@@ -3,10 +3,13 @@ between pools, and a KV fabric that transfers contend for (issue 15)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine import simulate
 from engine.core.errors import ScenarioError
@@ -16,6 +19,7 @@ from engine.policies.routers import CostAware, LeastLoaded
 from engine.scenario.codec import apply_overrides, load_preset
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
+from tests.simhelp import check_invariants, records
 
 H100_PREFILL = {"name": "pf-h100", "role": "prefill", "hardware": "h100-sxm", "tp": 2, "count": 2}
 MI_PREFILL = {"name": "pf-mi300x", "role": "prefill", "hardware": "mi300x", "tp": 2, "count": 1}
@@ -197,3 +201,67 @@ def test_the_portfolio_preset_beats_the_cheapest_all_h100_split_at_equal_slo() -
         {**short, "workload.classes[0].pools": [], "workload.classes[1].pools": []},
     )
     assert not simulate(unpinned).summary["classes"]["chat"]["passes"]
+
+
+CHIPS = ("h100-sxm", "h20", "mi300x", "h200")
+
+
+@settings(
+    max_examples=int(os.environ.get("PORTFOLIO_EXAMPLES", 25)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    prefill=st.lists(st.sampled_from(CHIPS), min_size=1, max_size=3),
+    decode=st.lists(st.sampled_from(CHIPS), min_size=1, max_size=3),
+    rate=st.floats(2.0, 30.0),
+    router=st.sampled_from(["least_loaded", "power_of_two", "cost_aware", "round_robin"]),
+    pin=st.booleans(),
+    route=st.booleans(),
+    fabric=st.sampled_from([None, 1.0, 50.0]),
+    fault=st.booleans(),
+    preempt=st.sampled_from(["none", "recompute"]),
+    seed=st.integers(0, 1000),
+)
+def test_invariants_on_random_portfolios(
+    prefill: list[str],
+    decode: list[str],
+    rate: float,
+    router: str,
+    pin: bool,
+    route: bool,
+    fabric: float | None,
+    fault: bool,
+    preempt: str,
+    seed: int,
+) -> None:
+    """Every request ends exactly once, timestamps are ordered and KV never overflows, whatever the
+    pools, routes, pins, fabric and faults."""
+    pools = [
+        {"name": f"p{i}", "role": "prefill", "hardware": h, "tp": 2, "count": 1}
+        for i, h in enumerate(prefill)
+    ]
+    pools += [
+        {"name": f"d{i}", "role": "decode", "hardware": h, "tp": 2, "count": 1} for i, h in enumerate(decode)
+    ]
+    if route:
+        pools[0]["sends_to"] = [f"d{len(decode) - 1}"]
+    changes: dict[str, Any] = {
+        "duration_s": 20.0,
+        "seed": seed,
+        "deployment.pools": pools,
+        "workload.arrival.rate_rps": rate,
+        "scheduler.router": {"name": router},
+        "scheduler.preemption": preempt,
+        "deployment.link.shared_gb_s": fabric,
+    }
+    if pin:
+        changes["workload.classes[0].pools"] = [f"p{len(prefill) - 1}", "d0"]
+    if fault:
+        changes["faults"] = [{"at_s": 5.0, "pool": "d0", "instances": 1, "duration_s": 5.0}]
+    s = apply_overrides(load_preset("chat-disaggregated"), changes)
+    rec, _ = records(s)
+    res = simulate(s)
+    check_invariants(res, rec)
+    t = res.requests
+    assert len(t) == t["request"].nunique() == res.summary["requests"]["total"]
