@@ -102,3 +102,18 @@ def test_hostile_link_renders_as_text(page: str) -> None:
             if isinstance(text, str) and ("evil" in text or "__bold__" in text) and rendered_markup(text):
                 bad.append((getattr(el, "type", "?"), attr, text[:120]))
     assert not bad, bad
+
+
+def test_a_hand_written_preset_parameter_is_read_as_the_links_preset() -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["preset"] = "edge-offload"
+    at.run()
+    assert not at.exception
+    assert at.session_state["fg_preset"] == "edge-offload"
+    assert "preset" not in at.query_params and at.query_params["p"] == "edge-offload"
+    bad = AppTest.from_file(APP, default_timeout=120)
+    bad.query_params["preset"] = "../../etc/passwd"
+    bad.run()
+    assert not bad.exception
+    assert bad.session_state["fg_preset"] == DEFAULT_PRESET  # refused, said, and the default shown
+    assert any("could not be used" in w.value for w in bad.warning)

@@ -201,6 +201,10 @@ def sync_link() -> None:
     """
     ss = st.session_state
     qp = st.query_params
+    if "preset" in qp:  # a hand-written `?preset=<name>` means the app's `p=<name>`
+        if "p" not in qp:
+            qp["p"] = str(qp["preset"])
+        del qp["preset"]
     params = {k: str(qp[k]) for k in LINK_KEYS if k in qp}
     if SCENARIO not in ss or (params and params != ss.get(LINK)):
         if params:
