@@ -206,6 +206,7 @@ class Simulation:
         self.ticks: dict[str, int] = {}
         self._live: dict[str, list[Server]] | None = None  # servers_of's lists, until roles change
         self._future: dict[str, int] | None = None  # future_cap's figures, until roles change
+        self._future_decode: dict[int, int] = {}  # the same for decode, per pool (set with _future)
         self.ended = 0  # requests closed so far
         self.block_names = RequestBlocks(reqs)  # each request's block hashes, built on first use
         self.servers: list[Server] = []
@@ -303,9 +304,12 @@ class Simulation:
         caps = self._future
         if caps is None:
             caps = self._future = {"prefill": 0, "decode": 0, "mixed": 0}
+            pools = self._future_decode = {}
             for s in self.servers:
                 if s.up or s.restores:
                     caps[s.future_role] = max(caps[s.future_role], s.kv_cap)
+                    if s.future_role == "decode":
+                        pools[s.pool.index] = max(pools.get(s.pool.index, 0), s.kv_cap)
         return caps[role]
 
     def holds(self, srv: Server, rid: int) -> bool:
@@ -335,14 +339,8 @@ class Simulation:
         """
         allowed = self.decode_pools(sender, rid) if sender is not None else None
         if allowed is not None:
-            cap = max(
-                (
-                    s.kv_cap
-                    for s in self.servers
-                    if s.pool.index in allowed and s.future_role == "decode" and (s.up or s.restores)
-                ),
-                default=0,
-            )
+            self.future_cap("decode")  # (brings the per-pool figures up to date)
+            cap = max((self._future_decode.get(p, 0) for p in allowed), default=0)
         elif cap is None:
             cap = self.future_cap("decode")
         if cap == 0:
