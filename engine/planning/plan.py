@@ -132,18 +132,23 @@ def phase_attainment(res: SimResult) -> tuple[float, float]:
     A request that did not complete misses both; one without a TPOT (a one-token answer) meets
     it. The attainment rule blames a pool with them, as the percentile rule does with its verdicts.
     """
+    _, ttft_met, tpot_met = _phases_met(res)
+    if not len(ttft_met):
+        return 0.0, 0.0
+    return float(ttft_met.mean()), float(tpot_met.mean())
+
+
+def _phases_met(res: SimResult) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per measured request: its class, and whether it met its class's TTFT and its TPOT target
+    (one that did not complete misses both; one without a TPOT meets it)."""
     t = res.requests
     t = t[measured_mask(res.scenario, t)]
-    if t.empty:
-        return 0.0, 0.0
     classes = res.scenario.workload.classes
     done = (t["outcome"] == "completed").to_numpy()
     ttft_t = t["class"].map({c.name: c.slo.ttft_ms / 1e3 for c in classes}).to_numpy(dtype=float)
     tpot_t = t["class"].map({c.name: c.slo.tpot_ms / 1e3 for c in classes}).to_numpy(dtype=float)
     ttft, tpot = t["ttft_s"].to_numpy(dtype=float), t["tpot_s"].to_numpy(dtype=float)
-    ttft_met = done & (ttft <= ttft_t)
-    tpot_met = done & (np.isnan(tpot) | (tpot <= tpot_t))
-    return float(ttft_met.mean()), float(tpot_met.mean())
+    return t["class"].to_numpy(), done & (ttft <= ttft_t), done & (np.isnan(tpot) | (tpot <= tpot_t))
 
 
 def class_verdicts(res: SimResult, rule: Rule, attainment: float) -> tuple[list[bool], list[bool]]:
@@ -156,17 +161,12 @@ def class_verdicts(res: SimResult, rule: Rule, attainment: float) -> tuple[list[
     s = res.summary
     classes = res.scenario.workload.classes
     if rule == "attainment":
-        t = res.requests
-        t = t[measured_mask(res.scenario, t)]
+        cls, ttft_met, tpot_met = _phases_met(res)
         ttft_ok, tpot_ok = [], []
         for c in classes:
-            mine = t[t["class"] == c.name]
-            done = (mine["outcome"] == "completed").to_numpy()
-            ttft, tpot = mine["ttft_s"].to_numpy(dtype=float), mine["tpot_s"].to_numpy(dtype=float)
-            ttft_met = done & (ttft <= c.slo.ttft_ms / 1e3)
-            tpot_met = done & (np.isnan(tpot) | (tpot <= c.slo.tpot_ms / 1e3))
-            ttft_ok.append(not len(mine) or float(ttft_met.mean()) >= attainment - 1e-12)
-            tpot_ok.append(not len(mine) or float(tpot_met.mean()) >= attainment - 1e-12)
+            mine = cls == c.name
+            ttft_ok.append(not mine.any() or float(ttft_met[mine].mean()) >= attainment - 1e-12)
+            tpot_ok.append(not mine.any() or float(tpot_met[mine].mean()) >= attainment - 1e-12)
         return ttft_ok, tpot_ok
     per = [(c.slo, s["classes"][c.name]) for c in classes]
     return (
