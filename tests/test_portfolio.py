@@ -159,6 +159,12 @@ def test_pools_are_added_and_removed_with_what_names_them() -> None:
     assert fewer.workload.classes[0].pools == ()  # premium's pin went with its pool: it may go anywhere
     with pytest.raises(ValueError, match="only decode pool"):
         with_pool_removed(load_preset("chat-disaggregated"), 1)
+    # the last edge pool takes its edge site with it; the last data-centre pool of a role stays
+    edge = load_preset("edge-offload")
+    alone = with_pool_removed(edge, 1)
+    assert alone.deployment.edge is None and [p.name for p in alone.deployment.pools] == ["datacenter"]
+    with pytest.raises(ValueError, match="only mixed pool"):
+        with_pool_removed(edge, 0)
     # switching modes keeps each pool's chips, and the pins (and faults) follow their pools
     split = with_mode(sc, "disaggregated")
     assert [(p.name, p.role, p.count) for p in split.deployment.pools] == [

@@ -283,40 +283,50 @@ def without_edge_site(scenario: Scenario) -> Scenario:
 
 def removal_effects(scenario: Scenario, index: int) -> list[str]:
     """What removing pool `index` also takes away: the class pins, faults and hand-off routes naming it."""
-    gone = scenario.deployment.pools[index].name
-    out = [f"class {c.name}'s pin to it" for c in scenario.workload.classes if gone in c.pools]
-    out += [f"fault {i + 1}" for i, f in enumerate(scenario.faults) if f.pool == gone]
-    out += [f"{p.name}'s route to it" for p in scenario.deployment.pools if gone in p.sends_to]
-    return out
+    return _removal(scenario, index)[1]
 
 
 def with_pool_removed(scenario: Scenario, index: int) -> Scenario:
     """The scenario without one pool, and without the faults, pins and hand-off routes naming it.
 
-    A deployment keeps at least one pool of each role it has; removing the last one raises.
+    A deployment keeps at least one data-centre pool of each role it has; removing the last one
+    raises. Removing the last edge pool removes the edge site (`without_edge_site`).
     """
     dep = scenario.deployment
     if not 0 <= index < len(dep.pools):
         raise ValueError(f"deployment.pools[{index}]: no such pool; there are {len(dep.pools)}")
     gone = dep.pools[index]
-    if sum(1 for p in dep.pools if p.role == gone.role) == 1:
+    same = [p for p in dep.pools if p.role == gone.role and p.tier == gone.tier]
+    if len(same) == 1:
+        if gone.tier == "edge":
+            return without_edge_site(scenario)
         raise ValueError(
             f"deployment.pools[{index}]: {gone.name!r} is the only {gone.role} pool; it cannot be removed"
         )
-    pools = []
-    for j, p in enumerate(dep.pools):
-        if j != index:
-            pools.append(
-                {**p.model_dump(exclude_none=True), "sends_to": [n for n in p.sends_to if n != gone.name]}
-            )
+    return apply_overrides(scenario, _removal(scenario, index)[0])
+
+
+def _removal(scenario: Scenario, index: int) -> tuple[dict[str, Any], list[str]]:
+    """The overrides that remove pool `index` with the faults, pins and routes naming it, and
+    what those were, in words."""
+    dep = scenario.deployment
+    gone = dep.pools[index].name
     changes: dict[str, Any] = {
-        "deployment.pools": pools,
-        "faults": [f.model_dump(exclude_none=True) for f in scenario.faults if f.pool != gone.name],
+        "deployment.pools": [
+            {**p.model_dump(exclude_none=True), "sends_to": [n for n in p.sends_to if n != gone]}
+            for j, p in enumerate(dep.pools)
+            if j != index
+        ],
+        "faults": [f.model_dump(exclude_none=True) for f in scenario.faults if f.pool != gone],
     }
+    effects = []
     for i, c in enumerate(scenario.workload.classes):
-        if gone.name in c.pools:
-            changes[f"workload.classes[{i}].pools"] = [n for n in c.pools if n != gone.name]
-    return apply_overrides(scenario, changes)
+        if gone in c.pools:
+            changes[f"workload.classes[{i}].pools"] = [n for n in c.pools if n != gone]
+            effects.append(f"class {c.name}'s pin to it")
+    effects += [f"fault {i + 1}" for i, f in enumerate(scenario.faults) if f.pool == gone]
+    effects += [f"{p.name}'s route to it" for p in dep.pools if gone in p.sends_to]
+    return changes, effects
 
 
 def fitting_tp(
