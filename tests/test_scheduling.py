@@ -338,6 +338,30 @@ def test_colocated_fallback_serves_through_the_loss_of_the_prefill_pool(duration
         assert not t.loc[t["arrival_s"] > 90.0, "prefill_instance"].isin(decode_pool).any()
 
 
+@pytest.mark.parametrize("order", ["short_first", "long_first"])
+def test_the_fallback_ends_when_any_fault_brings_prefill_back(order: str) -> None:
+    """Two faults take the two prefill instances: the one that leaves none up starts the
+    fallback, the other one's end brings prefill back and must end it. (CI found requests
+    parked for good when only the fault that started a fallback could end it.)"""
+    short = {"at_s": 20.0, "pool": "prefill", "instances": 1, "duration_s": 10.0}
+    long = {"at_s": 20.0, "pool": "prefill", "instances": 1, "duration_s": 60.0}
+    faults = [short, long] if order == "short_first" else [long, short]
+    s = io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {"duration_s": 60.0, "deployment.pools[0].count": 2, "deployment.fallback": "colocated", "faults": faults},
+    )
+    rec, _ = records(s)
+    res = simulate(s)
+    check_invariants(res, rec)
+    assert res.summary["requests"]["rejected"] == 0 and res.summary["requests"]["failed"] == 0
+    assert res.summary["scheduler"]["fallbacks"] == 1
+    t = res.requests
+    decode_pool = {i for i, (p, _, _) in enumerate(rec.servers) if p == 1}
+    # prefill is back at 30 s: decode instances take no new whole requests after they drain
+    assert not t.loc[t["arrival_s"] > 35.0, "prefill_instance"].isin(decode_pool).any()
+    assert t.loc[(t["arrival_s"] > 21.0) & (t["arrival_s"] < 29.0), "prefill_instance"].isin(decode_pool).all()
+
+
 def test_a_fallback_needs_disaggregation() -> None:
     from engine.core.errors import ScenarioError
 

@@ -36,9 +36,8 @@ def fault(sim: DisruptionHost, spec: Fault) -> Any:
     for srv in victims:
         srv.restores = spec.duration_s is not None
         held += srv.take_down()
-    fallen: list[Server] = []
     if sim.scenario.deployment.fallback == "colocated" and not sim.servers_of("entry"):
-        fallen = _fall_back(sim)
+        _fall_back(sim)
     stranded = sim.strand_handoffs()
     for rid in held + stranded:
         sim.lost(rid, spec.in_flight)
@@ -48,20 +47,23 @@ def fault(sim: DisruptionHost, spec: Fault) -> Any:
         for srv in victims:
             srv.bring_up()
         sim.retry_handoffs()
-        if fallen:
+        # whichever fault's end brings a prefill instance back ends the fallback, not only the
+        # fault that started it (another fault may have taken the last prefill instance)
+        if sim.fallen and sim.servers_of("prefill"):
+            fallen, sim.fallen = sim.fallen, []
             yield from _restore_roles(sim, fallen)
 
 
-def _fall_back(sim: DisruptionHost) -> list[Server]:
+def _fall_back(sim: DisruptionHost) -> None:
     """No prefill instance is left: every live decode instance serves whole requests meanwhile."""
     fallen = list(sim.servers_of("decode"))
     for srv in fallen:
         srv.role = "mixed"  # its future role stays decode: what it decodes, and what is sent to it, stays
     sim.counters["fallbacks"] += 1
+    sim.fallen += fallen
     sim.roles_changed()
     for srv in fallen:
         srv.notify(True)
-    return fallen
 
 
 def _restore_roles(sim: DisruptionHost, fallen: list[Server]) -> Any:

@@ -96,6 +96,7 @@ class DisruptionHost(Host, Protocol):
     ended: int
     counters: dict[str, float]
     link_factor: list[float]  # per pool: the share of its KV link's bandwidth a link fault leaves
+    fallen: list[Server]  # decode instances serving whole requests while no prefill instance is up
 
     def servers_of(self, role: str) -> list[Server]:
         """Live servers currently in a role."""

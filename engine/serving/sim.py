@@ -241,6 +241,7 @@ class Simulation:
         self.link_latency_s = link.latency_ms / 1000.0
         self.link_overlap = link.overlap
         self.link_factor: list[float] = [1.0] * len(resolved.pools)  # link faults degrade a pool's link
+        self.fallen: list[Server] = []  # decode instances serving whole requests (`deployment.fallback`)
         self.link_gb_s = link.bandwidth_gb_s
         # a fabric every hand-off also crosses, and when it is next free (FIFO, see `_send`)
         self.shared_bytes_s = link.shared_gb_s * 1e9 if link.shared_gb_s else 0.0
