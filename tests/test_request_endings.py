@@ -287,6 +287,37 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     return s
 
 
+def test_a_retried_request_served_whole_after_a_fallback_records_where_it_decoded() -> None:
+    """Found by the random scenarios: a request decoding when its decode instance failed was
+    retried and served whole by a fallen-back instance, but kept the failed instance as its
+    decode instance (and the run's token-gap table crashed on a request with no gap in range)."""
+    over = {
+        "duration_s": 2.0, "seed": 0, "workload.arrival.rate_rps": 4.0,
+        "deployment.pools[0].count": 1, "deployment.pools[1].count": 2,
+        "deployment.batching.max_batch": 1, "deployment.batching.chunked_prefill": False,
+        "scheduler.router": {"name": "cache_aware"}, "scheduler.queue": {"name": "edf"},
+        "scheduler.admission": {"name": "early_reject"},
+        "faults": [
+            {"at_s": 1.0, "pool": "prefill", "instances": 1}, {"at_s": 0.5, "pool": "prefill", "instances": 1},
+            {"at_s": 1.0, "pool": "decode", "instances": 1},
+        ],
+        "deployment.degrade": {
+            "enabled": True, "below_capacity": 0.0, "above_backlog": 1.0, "max_output_tokens": 0,
+            "shed_below_priority": 1,
+        },
+        "deployment.fallback": "colocated",
+    }  # fmt: skip
+    s = io.apply_overrides(io.load_preset("chat-disaggregated"), over)
+    res, rec = run(s)
+    served_where_it_fits(res, rec)
+    t = res.requests
+    done = t[t["outcome"] == "completed"]
+    assert len(done) == len(t) and (done["retries"] > 0).any()
+    assert (done["decode_instance"] >= 0).all()
+    down = 1  # the decode fault at 1 s takes the decode pool's first instance, for good
+    assert not (done["decode_instance"] == down).any()
+
+
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(s=scenarios())
 def test_every_request_ends_exactly_once_in_random_scenarios(s: Scenario) -> None:

@@ -334,6 +334,9 @@ def test_colocated_fallback_serves_through_the_loss_of_the_prefill_pool(duration
     decode_pool = {i for i, (p, _, _) in enumerate(rec.servers) if p == 1}
     during = (t["arrival_s"] > 41.0) & (t["arrival_s"] < 69.0)
     assert t.loc[during, "prefill_instance"].isin(decode_pool).all()  # served whole by decode instances
+    whole = t[during & (t["outcome"] == "completed")]
+    assert (whole["decode_instance"] == whole["prefill_instance"]).all()  # and decoded where prefilled
+    assert whole.loc[whole["output_tokens"] > 1, "max_tbt_s"].notna().all()  # so their gaps are measured
     if duration is not None:
         assert not t.loc[t["arrival_s"] > 90.0, "prefill_instance"].isin(decode_pool).any()
 
@@ -348,7 +351,12 @@ def test_the_fallback_ends_when_any_fault_brings_prefill_back(order: str) -> Non
     faults = [short, long] if order == "short_first" else [long, short]
     s = io.apply_overrides(
         io.load_preset("chat-disaggregated"),
-        {"duration_s": 60.0, "deployment.pools[0].count": 2, "deployment.fallback": "colocated", "faults": faults},
+        {
+            "duration_s": 60.0,
+            "deployment.pools[0].count": 2,
+            "deployment.fallback": "colocated",
+            "faults": faults,
+        },
     )
     rec, _ = records(s)
     res = simulate(s)
@@ -359,7 +367,9 @@ def test_the_fallback_ends_when_any_fault_brings_prefill_back(order: str) -> Non
     decode_pool = {i for i, (p, _, _) in enumerate(rec.servers) if p == 1}
     # prefill is back at 30 s: decode instances take no new whole requests after they drain
     assert not t.loc[t["arrival_s"] > 35.0, "prefill_instance"].isin(decode_pool).any()
-    assert t.loc[(t["arrival_s"] > 21.0) & (t["arrival_s"] < 29.0), "prefill_instance"].isin(decode_pool).all()
+    assert (
+        t.loc[(t["arrival_s"] > 21.0) & (t["arrival_s"] < 29.0), "prefill_instance"].isin(decode_pool).all()
+    )
 
 
 def test_a_fallback_needs_disaggregation() -> None:

@@ -151,7 +151,8 @@ def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
         lo = np.searchsorted(times, rec.first_token_s[who], side="right")
         hi = np.searchsorted(times, rec.completion_s[who], side="right")
         has = hi > lo
-        result[who[has]] = _range_max(gaps, lo[has], hi[has])
+        if has.any():
+            result[who[has]] = _range_max(gaps, lo[has], hi[has])
     return result
 
 

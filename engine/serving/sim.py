@@ -521,7 +521,12 @@ class Simulation:
         heapq.heappush(srv.waiting, (self.queue.key(view or self.request_view(rid)), rid))
         srv.queue_tokens(rid, self.pf_target[rid])
         self.prefill_inst[rid] = srv.idx
-        if not self.disaggregated or (self.edge is not None and srv.pool.spec.tier == "edge"):
+        # a mixed instance serves the whole request: colocated, at the edge, or fallen back
+        if (
+            not self.disaggregated
+            or srv.role == "mixed"
+            or (self.edge is not None and srv.pool.spec.tier == "edge")
+        ):
             self.decode_inst[rid] = srv.idx
         could = srv.has_slot() and srv.kv_reserved + self.reserve_tokens(rid, srv.role) <= srv.kv_cap
         srv.notify(could)
@@ -916,6 +921,7 @@ class Simulation:
         self.prefilled[rid] = 0
         self.resume[rid] = -1
         self.first_token[rid] = math.nan
+        self.decode_inst[rid] = -1  # the retry is placed anew
         self.arrive(rid, retry=True)
 
     # --- arrivals -------------------------------------------------------------------------
