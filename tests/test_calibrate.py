@@ -97,7 +97,8 @@ def test_every_reference_row_is_used_or_set_aside_with_a_reason(report: validati
     # unstated settings are not guessed: output-or-total throughput, unknown lengths, EP
     assert not by_id["X114"].usable and "not stated" in by_id["X114"].reason
     assert not by_id["X147"].usable and "lengths" in by_id["X147"].reason
-    assert not by_id["X139"].usable and "rate" in by_id["X139"].reason
+    assert not by_id["X139"].usable and "lengths" in by_id["X139"].reason  # ShareGPT at a rate
+    assert not by_id["X070"].usable and by_id["X070"].reason == reference.OPEN_LOOP_REASON  # rerun whole
     assert (
         not by_id["X224"].usable and "lengths" in by_id["X224"].reason
     )  # "ISL 1K (dataset prepared by user)"
@@ -257,11 +258,12 @@ def test_bad_user_csv_names_line_and_column(tmp_path: Path) -> None:
         calibrate.read_measurements(p)
 
 
-def test_validation_page_is_current(report: validation.Report) -> None:
+def test_validation_page_is_current(report: validation.Report, catalog: Catalog) -> None:
     """docs/validation.md's generated half is what `python -m engine validate --markdown` prints today."""
     doc = (Path(calibrate.__file__).resolve().parents[2] / "docs" / "validation.md").read_text(
         encoding="utf-8"
     )
     marker = "a test keeps it current. -->\n\n"
     assert marker in doc
-    assert doc.split(marker, 1)[1].rstrip("\n") == cli_validate.markdown(report).rstrip("\n")
+    e2e = cli_validate.end_to_end_frame(report, catalog)
+    assert doc.split(marker, 1)[1].rstrip("\n") == cli_validate.markdown(report, e2e).rstrip("\n")

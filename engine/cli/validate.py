@@ -18,6 +18,7 @@ from typing import Any
 from engine.catalog.entries import load_catalog, presets_dir
 from engine.cli.common import emit_json
 from engine.costmodel import calibrate, reference, validation
+from engine.explain import end_to_end
 
 SCHEMES = (
     ("fit", "fit"),
@@ -81,8 +82,42 @@ def headline_lines(rep: validation.Report) -> list[str]:
     return lines
 
 
-def markdown(rep: validation.Report) -> str:
-    """The report as markdown (the body of docs/validation.md)."""
+def end_to_end_frame(rep: validation.Report, catalog: Any) -> Any:
+    """The open-loop rows rerun by the simulator (`engine.explain.end_to_end`)."""
+    points = [r.point for r in rep.rows if r.point is not None]
+    return end_to_end.frame(end_to_end.checks(catalog, points))
+
+
+def end_to_end_lines(e2e: Any) -> list[str]:
+    """The end-to-end section of docs/validation.md: one line per rerun row, and the medians."""
+    if e2e is None or e2e.empty:
+        return []
+    h = end_to_end.headline(e2e)
+    out = [
+        "## Open-loop rows rerun by the simulator (never fitted)",
+        "",
+        f"{int(h['n'])} rows measured under Poisson arrivals at a rate are rerun end to end "
+        "(engine/explain/end_to_end.py): the stated chip, batch limits, chunked prefill, rate and "
+        "prompt count, every request at the stated mean lengths. *fit*: the shipped profiles; "
+        "*left out*: the profiles refitted without the row's source, by the rules of docs/calibration.md. "
+        f"Median |error| {h['fit_median']:.0%} (p90 {h['fit_p90']:.0%}) with the shipped profiles, "
+        f"{h['held_out_median']:.0%} (p90 {h['held_out_p90']:.0%}) left out.",
+        "",
+        "| id | setup | load | figure | measured | fit | error | left out | error | basis |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in e2e.itertuples():
+        load = "all at once" if r.rate_rps >= 1000 else f"{r.rate_rps:g} req/s"
+        out.append(
+            f"| {r.id} | {r.model} {r.tp}x{r.chip} ({r.stack}) | {load} | {r.figure} | "
+            f"{r.measured:,.1f} {r.unit} | {r.fit:,.1f} | {r.fit_error:+.0%} | {r.held_out:,.1f} | "
+            f"{r.held_out_error:+.0%} | {r.basis} |"
+        )
+    return out
+
+
+def markdown(rep: validation.Report, e2e: Any = None) -> str:
+    """The report as markdown (the body of docs/validation.md), with the end-to-end reruns if given."""
     out = [
         f"{rep.usable} of {len(rep.rows)} reference rows are usable points; the others are set aside:",
         "",
@@ -119,6 +154,8 @@ def markdown(rep: validation.Report) -> str:
             f"| {r.id} | {r.setup}{tag} | {r.point} | {r.stack} | {r.measured:,.1f} {r.unit} | "
             f"{r.predicted:,.1f} | {r.error:+.1%} | {_signed(r.loso_error)} |"
         )
+    if e2e is not None and not e2e.empty:
+        out += ["", *end_to_end_lines(e2e)]
     if rep.energy is not None and not rep.energy.empty:
         out += ["", "## Power and energy (ML.ENERGY rows)", ""]
         out += ["| id | setup | kind | measured | predicted | error |", "|---|---|---|---:|---:|---:|"]
@@ -135,12 +172,16 @@ def _signed(v: Any) -> str:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """`python -m engine validate [--json | --markdown]`."""
-    rep = validation.report(load_catalog())
+    catalog = load_catalog()
+    rep = validation.report(catalog)
+    e2e = end_to_end_frame(rep, catalog)
     if args.json:
-        emit_json(rep.as_dict())
+        doc = rep.as_dict()
+        doc["end_to_end"] = {"headline": end_to_end.headline(e2e), "rows": e2e.to_dict(orient="records")}
+        emit_json(doc)
         return 0
     if args.markdown:
-        print(markdown(rep))
+        print(markdown(rep, e2e))
         return 0
     print(f"{rep.usable} of {len(rep.rows)} reference rows usable; set aside:")
     for reason, n in rep.set_aside().items():
@@ -153,6 +194,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print()
     for line in headline_lines(rep):
         print(line)
+    h = end_to_end.headline(e2e)
+    if h:
+        print(
+            f"{'open-loop reruns':17}: median |error| {h['fit_median']:.1%} fitted, {h['held_out_median']:.1%} "
+            f"with the source left out, over {int(h['n'])} rows (simulated end to end, never fitted)"
+        )
     return 0
 
 

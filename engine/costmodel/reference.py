@@ -299,8 +299,10 @@ def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog
     if kind is None:
         return skip(why)
     rate = r["rate"].strip()
-    if rate.lower().startswith(("poisson", "request rate")) or "req/s" in rate:
-        return skip("open-loop arrivals at a rate: the steady-state predictor covers fixed concurrency only")
+    if _open_loop_rate(rate) is not None:
+        if _means(r) is None:
+            return skip("prompt or output lengths are not stated as numbers")
+        return skip(OPEN_LOOP_REASON)
     isl, osl = _int(r["input_len"]), _int(r["output_len"])
     if isl is None or osl is None:
         return skip("prompt or output lengths are not stated as numbers")
@@ -381,6 +383,126 @@ def _itl_fit(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catal
         note=f"from the reported fit (with {pair_id}): ITL at {ctx:,} tokens of context",
     )  # fmt: skip
     return Row(rid, key, stack, r["kind"], point)
+
+
+OPEN_LOOP_REASON = "open-loop arrivals at a rate: rerun end to end by the simulator (never fitted)"
+"""Why an open-loop row with stated mean lengths is not a point: `open_loop_rows` reads it instead."""
+
+
+def _open_loop_rate(rate: str) -> float | None:
+    """Requests per second of an open-loop row ('Poisson 16 req/s', 'request rate 1000 ...'), else None."""
+    m = re.match(
+        r"(?:poisson\s+|request rate\s+)?(\d+(?:\.\d+)?)\s*(?:req/s|\b)", rate.strip(), re.IGNORECASE
+    )
+    if m is None or not (rate.lower().startswith(("poisson", "request rate")) or "req/s" in rate):
+        return None
+    return float(m.group(1))
+
+
+def _means(r: dict[str, str]) -> tuple[float, float, int] | None:
+    """(mean prompt, mean output, prompts) where a row states its dataset's mean prompt length and
+    its token totals ('ShareGPT (mean 215.2)'; notes '1000 prompts: 215196 input / 120689 output
+    tokens in total'), else None."""
+    mean_in = re.search(r"\(mean (\d+(?:\.\d+)?)\)", r["input_len"])
+    totals = re.search(r"(\d+) prompts: (\d+) input / (\d+) output tokens in total", r["notes"])
+    if mean_in is None or totals is None:
+        return None
+    n = int(totals.group(1))
+    return float(mean_in.group(1)), int(totals.group(3)) / n, n
+
+
+@dataclass(frozen=True)
+class OpenLoop:
+    """An open-loop row (Poisson arrivals at a rate) with what the simulator needs to rerun it.
+
+    Only the lengths' means are stated (ShareGPT prompts, model-written answers): the rerun gives
+    every request the mean prompt and answer, which is an assumption, said in `note`.
+    """
+
+    id: str
+    source_key: str
+    source: str
+    stack: str
+    model: str
+    hardware: str
+    tp: int
+    weights: Precision
+    kv: KvPrecision
+    mean_input: float
+    mean_output: float
+    prompts: int
+    rate_rps: float
+    figure: Kind
+    value: float
+    unit: str
+    max_batch: int
+    token_budget: int
+    chunked: bool
+    note: str
+
+
+def open_loop_rows(catalog: Catalog) -> list[OpenLoop]:
+    """The open-loop rows of calibration-extra.csv that the simulator reruns (`OPEN_LOOP_REASON`)."""
+    path = datafiles.data_dir() / "reference" / EXTRA_FILE
+    with open(path, newline="", encoding="utf-8") as fh:
+        raw = list(csv.DictReader(fh))
+    by_id = {r["id"]: r for r in raw}
+    out = []
+    for r in raw:
+        if _judge(r, by_id, catalog).reason != OPEN_LOOP_REASON:
+            continue
+        stack = _stack(r["framework"])
+        version = _version(r["framework"])
+        if stack == "vllm" and (version is None or version < (0, 8)):
+            stack = "vllm-v0"
+        model, hw = _model(r["model"]), _hardware(r["hardware"])
+        means = _means(r)
+        rate = _open_loop_rate(r["rate"])
+        kind, _, _ = _kind(r["metric"])
+        assert model is not None and hw is not None and means is not None and rate is not None and kind
+        weights, kv = _precision(r["precision"], r["model"])
+        notes = ["every request at the stated mean lengths (their spread is not stated)"]
+        if kv is None:
+            kv = stacks.kv_default(stack, weights)
+            notes.append(f"KV precision unstated: the stack's default ({kv})")
+        text = r["notes"]
+        max_len = catalog.model(model).max_context
+        settings = _settings(stack, version, hw, catalog, False, max_len) or stacks.vllm_v0_defaults(max_len)
+        seqs = re.search(r"max-num-seqs (\d+)", text)
+        tokens = re.search(r"max-num-batched-tokens (\d+)", text)
+        chunk = re.search(r"enable-chunked-prefill (TRUE|FALSE)", text)
+        chunked = chunk.group(1) == "TRUE" if chunk else settings.chunked_prefill
+        budget = (
+            int(tokens.group(1)) if tokens else (settings.token_budget if chunked else max(max_len, 2048))
+        )
+        steps = re.search(r"num-scheduler-step (\d+)", text)
+        if steps and int(steps.group(1)) > 1:
+            notes.append(f"{steps.group(1)} scheduler steps per host call (multi-step): not modelled")
+        out.append(
+            OpenLoop(
+                id=r["id"],
+                source_key=source_key(r["source"]),
+                source=r["source"],
+                stack=stack,
+                model=model,
+                hardware=hw,
+                tp=int(r["tp"]),
+                weights=weights,
+                kv=kv,
+                mean_input=means[0],
+                mean_output=means[1],
+                prompts=means[2],
+                rate_rps=rate,
+                figure=kind,
+                value=float(r["value"]),
+                unit=r["unit"],
+                max_batch=int(seqs.group(1)) if seqs else settings.max_batch,
+                token_budget=budget,
+                chunked=chunked,
+                note="; ".join(notes),
+            )
+        )
+    return out
 
 
 def reference_rows(catalog: Catalog) -> list[Row]:

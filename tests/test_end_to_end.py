@@ -1,0 +1,103 @@
+"""Open-loop reference rows rerun end to end by the simulator (engine/explain/end_to_end.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.catalog.entries import Catalog
+from engine.costmodel import calibrate, reference
+from engine.explain import end_to_end
+
+
+@pytest.fixture(scope="module")
+def rows(catalog: Catalog) -> list[reference.OpenLoop]:
+    return reference.open_loop_rows(catalog)
+
+
+def test_open_loop_rows_with_stated_means_are_rerun_and_the_rest_stay_aside(
+    rows: list[reference.OpenLoop], catalog: Catalog
+) -> None:
+    """dstack's twelve rows state the mean prompt (215.2) and the token totals; SGLang's ShareGPT
+    rows state neither, so they stay set aside for their lengths."""
+    assert len(rows) == 12
+    by_id = {r.id: r for r in rows}
+    h100, mi300x = by_id["X070"], by_id["X076"]
+    assert h100.mean_input == pytest.approx(215.2) and h100.mean_output == pytest.approx(120.689)
+    assert (h100.prompts, h100.rate_rps, h100.figure) == (1000, 16.0, "throughput")
+    assert (h100.max_batch, h100.token_budget, h100.chunked, h100.kv) == (512, 512, True, "bf16")
+    assert (mi300x.max_batch, mi300x.chunked, mi300x.kv) == (1024, False, "fp8")
+    assert "multi-step" in mi300x.note and "multi-step" not in h100.note
+    assert by_id["X073"].rate_rps == 1000.0  # 'request rate 1000 (effectively all at once)'
+    reasons = {r.id: r.reason for r in reference.reference_rows(catalog) if not r.usable}
+    assert all(reasons[i] == reference.OPEN_LOOP_REASON for i in by_id)
+    assert reasons["X139"] == "prompt or output lengths are not stated as numbers"  # SGLang, ShareGPT
+
+
+def test_a_rerun_runs_the_rows_settings(rows: list[reference.OpenLoop]) -> None:
+    row = next(r for r in rows if r.id == "X070")
+    s = end_to_end.scenario_of(row)
+    assert s.duration_s == pytest.approx(1000 / 16.0)
+    assert s.workload.arrival.rate_rps == 16.0
+    cls = s.workload.classes[0]
+    assert (cls.input.tokens, cls.output.tokens) == (215, 121)
+    b = s.deployment.batching
+    assert (b.max_batch, b.token_budget, b.chunked_prefill) == (512, 512, True)
+    assert s.deployment.stack == "vllm-v0" and s.scheduler.preemption == "recompute"
+    pool = s.deployment.pools[0]
+    assert (pool.hardware, pool.tp, pool.count, pool.profile) == ("h100-sxm", 8, 1, end_to_end.PROFILE)
+    assert s.model.weights == "fp8" and s.model.kv == "bf16"
+
+
+def test_figures_are_measured_as_benchmark_serving_measures_them() -> None:
+    t = pd.DataFrame(
+        {
+            "arrival_s": [0.0, 1.0, 2.0],
+            "first_token_s": [0.5, 1.2, np.nan],
+            "completion_s": [2.5, 4.2, np.nan],
+            "output_tokens": [5, 4, 7],
+            "outcome": ["completed", "completed", "rejected"],
+        }
+    )
+    f = end_to_end.figures(t)
+    assert f["throughput"] == pytest.approx(9 / 4.2)  # completed output over first arrival to last answer
+    assert f["ttft"] == pytest.approx(350.0)
+    assert f["tpot"] == pytest.approx((2.0 / 4 + 3.0 / 3) / 2 * 1000.0)
+
+
+def test_a_faster_profile_serves_the_same_row_faster(
+    rows: list[reference.OpenLoop], catalog: Catalog
+) -> None:
+    """The profile a rerun is given is the one it runs with: more bandwidth and compute, more tokens."""
+    row = next(r for r in rows if r.id == "X076")
+    base = catalog.chip("mi300x").profiles["vllm-v0"]
+    fast = base.model_copy(
+        update={
+            "eta_compute": min(0.85, base.eta_compute * 2),
+            "eta_bandwidth": min(0.92, base.eta_bandwidth * 1.5),
+        }
+    )
+    slow = end_to_end.run_row(row, base, catalog)
+    quick = end_to_end.run_row(row, fast, catalog)
+    assert quick["tpot"] < slow["tpot"] and quick["ttft"] < slow["ttft"]
+    assert quick["throughput"] >= slow["throughput"]
+
+
+def test_checks_use_the_shipped_profile_and_a_refit_without_the_source(catalog: Catalog) -> None:
+    points = reference.usable_points(catalog)
+    found = end_to_end.checks(catalog, points)
+    assert len(found) == 12
+    h100 = [c for c in found if c.row.hardware == "h100-sxm"]
+    # dstack's are the only H100 vLLM V0 rows: left out, the chip borrows another stack's profile
+    assert {c.basis for c in h100} == {"other_stack"}
+    assert {c.basis for c in found if c.row.hardware == "mi300x"} == {"fitted"}
+    # with the shipped profile the H100 rerun equals a run with the chip's own vllm-v0 entry
+    row = h100[0].row
+    shipped = catalog.chip("h100-sxm").profiles["vllm-v0"]
+    assert h100[0].fit == pytest.approx(end_to_end.run_row(row, shipped, catalog)[row.figure])
+    assert all(np.isfinite([c.fit, c.held_out]).all() for c in found)
+    assert (
+        calibrate.reference_fits(points, catalog)[("h100-sxm", "vllm-v0")].profile.eta_compute
+        == shipped.eta_compute
+    )
