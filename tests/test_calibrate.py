@@ -62,10 +62,11 @@ def test_shipped_profiles_equal_a_fresh_fit(usable: list[calibrate.Measurement],
         assert trust.is_fitted(shipped)
 
 
-def test_expected_errors_equal_a_fresh_cross_validation(report: validation.Report) -> None:
+def test_expected_errors_equal_a_fresh_cross_validation(report: validation.Report, catalog: Catalog) -> None:
     """presets/calibration.toml is what `calibrate --reference --write` would write today."""
     shipped = (presets_dir() / "calibration.toml").read_text(encoding="utf-8")
-    assert shipped == cli_validate.expected_error_toml(report)
+    e2e = cli_validate.end_to_end_frame(report, catalog)
+    assert shipped == cli_validate.expected_error_toml(report, e2e)
     # every basis the app can show has figures for each kind of headline number
     for basis in ("fitted", "same_silicon", "other_stack", "transfer", "moe"):
         assert set(trust.expected_errors(basis)) >= {"throughput", "ttft", "tpot", "energy"}, basis  # type: ignore[arg-type]

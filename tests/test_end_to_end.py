@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from engine.catalog.entries import Catalog
-from engine.costmodel import calibrate, reference
+from engine.costmodel import calibrate, reference, trust
 from engine.explain import end_to_end
 
 
@@ -101,3 +101,22 @@ def test_checks_use_the_shipped_profile_and_a_refit_without_the_source(catalog: 
         calibrate.reference_fits(points, catalog)[("h100-sxm", "vllm-v0")].profile.eta_compute
         == shipped.eta_compute
     )
+
+
+def test_a_profile_that_missed_online_serving_shows_the_miss(catalog: Catalog) -> None:
+    """The reruns' error of a fit widens the error bar of every pool that runs with that fit (its
+    chip, and chips of the same silicon), and the rule says why; other fits keep their basis' bar."""
+    _, h100_v0 = trust.calibration(catalog.chip("h100-sxm"), "vllm-v0", catalog)
+    _, h200_v0 = trust.calibration(catalog.chip("h200"), "vllm-v0", catalog)
+    _, h100_v1 = trust.calibration(catalog.chip("h100-sxm"), "vllm", catalog)
+    online = trust.online_errors("h100-sxm", "vllm-v0")
+    assert online["throughput"] > 0.5 and online["ttft"] > 1.0  # a third of the throughput; TTFT far off
+    for cal in (h100_v0, h200_v0):
+        assert cal.expected_error["ttft"] == online["ttft"]
+        assert cal.expected_error["throughput"] >= online["throughput"]
+        assert "serving at a rate" in cal.rule and "docs/validation.md" in cal.rule
+    assert h100_v0.fitted and h200_v0.basis == "same_silicon"
+    assert h100_v1.expected_error == trust.expected_errors("fitted")
+    assert "serving at a rate" not in h100_v1.rule
+    assert trust.with_error("24 ms", online["ttft"]) == "24 ms ± >100%"
+    assert trust.with_error("24 ms", 0.19) == "24 ms ± 19%"

@@ -38,6 +38,7 @@ from engine.costmodel.stacks import STACK_NAMES
 
 Basis = Literal["fitted", "same_silicon", "other_stack", "illustrative", "transfer", "assumed"]
 FIGURES = ("throughput", "ttft", "tpot", "energy")
+FIGURE_NAMES = {"throughput": "throughput", "ttft": "TTFT", "tpot": "TPOT", "energy": "energy"}
 
 NVIDIA_ONLY = ("trtllm",)
 """Stacks that run on NVIDIA GPUs only."""
@@ -142,13 +143,40 @@ class Calibration:
 
 
 @functools.cache
-def _error_table() -> dict[str, dict[str, float]]:
+def _tables() -> dict[str, Any]:
     path = presets_dir() / "calibration.toml"
     if not path.is_file():
         return {}
     with open(path, "rb") as fh:
-        doc = tomllib.load(fh)
-    return {k: {f: float(v) for f, v in row.items()} for k, row in doc.get("expected_error", {}).items()}
+        return tomllib.load(fh)
+
+
+def _error_table() -> dict[str, dict[str, float]]:
+    return {
+        k: {f: float(v) for f, v in row.items()} for k, row in _tables().get("expected_error", {}).items()
+    }
+
+
+def online_errors(chip: str, stack: str) -> dict[str, float]:
+    """The error open-loop serving reruns showed with the profile fitted to (chip, stack) (docs/validation.md)."""
+    row = _tables().get("online_error", {}).get(f"{chip}:{stack}", {})
+    return {f: float(v) for f, v in row.items()}
+
+
+def _widened(cal: Calibration, origin: tuple[str, str]) -> Calibration:
+    """`cal` with the larger of its basis' error and the online reruns' error of the profile's fit."""
+    online = online_errors(*origin)
+    if not online:
+        return cal
+    errors = {f: max(cal.expected_error.get(f, 0.0), v) for f, v in online.items()}
+    figure = max(("throughput", "ttft", "tpot"), key=lambda f: online.get(f, 0.0))
+    rule = (
+        f"{cal.rule}; serving at a rate, this {origin[0]} {STACK_NAMES.get(origin[1], origin[1])} profile "
+        f"missed the measured {FIGURE_NAMES[figure]} by a median {online.get(figure, 0.0):.0%} (docs/validation.md)"
+    )
+    return Calibration(
+        cal.hardware, cal.stack, cal.profile_name, cal.basis, rule, {**cal.expected_error, **errors}
+    )
 
 
 def expected_errors(basis: Basis, moe: bool = False) -> dict[str, float]:
@@ -273,12 +301,16 @@ def calibration(
     if found is not None:
         prof, basis, chip, other = found
         if basis == "fitted":
-            return result(prof, stack, "fitted", prof.source)
-        if basis == "same_silicon":
-            rule = f"same silicon as {chip}: its {stack_name} profile"
+            prof, cal = result(prof, stack, "fitted", prof.source)
         else:
-            rule = f"{STACK_NAMES[other]} profile of {chip} used for {stack_name} (no {stack_name} fit)"
-        return result(prof.model_copy(update={"source": f"{rule} ({prof.source})"}), stack, basis, rule)
+            if basis == "same_silicon":
+                rule = f"same silicon as {chip}: its {stack_name} profile"
+            else:
+                rule = f"{STACK_NAMES[other]} profile of {chip} used for {stack_name} (no {stack_name} fit)"
+            prof, cal = result(
+                prof.model_copy(update={"source": f"{rule} ({prof.source})"}), stack, basis, rule
+            )
+        return prof, _widened(cal, (chip, other))
     ref = catalog.hardware.get(ILLUSTRATIVE_REFERENCE)
     if hw.illustrative and ref is not None and ref.id != hw.id:
         prof, _ = calibration(ref, stack, catalog)
@@ -323,7 +355,7 @@ def chip_for_stack(
 
 
 def with_error(text: str, error: float | None) -> str:
-    """'24 ms' -> '24 ms ± 15%' (unchanged when the error is unknown)."""
+    """'24 ms' -> '24 ms ± 15%' (unchanged when the error is unknown; '± >100%' past 100%)."""
     if error is None:
         return text
-    return f"{text} ± {error:.0%}"
+    return f"{text} ± >100%" if error > 1.0 else f"{text} ± {error:.0%}"

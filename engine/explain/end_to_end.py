@@ -25,7 +25,7 @@ import pandas as pd
 
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile
-from engine.costmodel import calibrate, crossval
+from engine.costmodel import calibrate, crossval, trust
 from engine.costmodel.reference import OpenLoop, open_loop_rows
 from engine.scenario.codec import from_data
 from engine.scenario.model import Scenario
@@ -115,6 +115,8 @@ class Check:
     fit: float
     held_out: float
     basis: str
+    origin: str = ""
+    """'chip:stack' of the fit the shipped profile is (by the rules of docs/calibration.md), or 'transfer'."""
 
     @property
     def fit_error(self) -> float:
@@ -147,7 +149,13 @@ def checks(catalog: Catalog, points: list[calibrate.Measurement]) -> list[Check]
         for prof in (shipped, held):
             if (*setup, prof) not in runs:
                 runs[(*setup, prof)] = run_row(row, prof, catalog)
-        out.append(Check(row, runs[(*setup, shipped)][row.figure], runs[(*setup, held)][row.figure], basis))
+        found = trust.borrowed_profile(
+            row.hardware, row.stack, lambda c, st: fits[(c, st)].profile if (c, st) in fits else None
+        )
+        origin = f"{found[2]}:{found[3]}" if found is not None else "transfer"
+        out.append(
+            Check(row, runs[(*setup, shipped)][row.figure], runs[(*setup, held)][row.figure], basis, origin)
+        )
     return out
 
 
@@ -170,6 +178,7 @@ def frame(found: list[Check]) -> pd.DataFrame:
                 "held_out": c.held_out,
                 "held_out_error": c.held_out_error,
                 "basis": c.basis,
+                "origin": c.origin,
                 "note": c.row.note,
             }
             for c in found
@@ -189,3 +198,16 @@ def headline(df: pd.DataFrame) -> dict[str, float]:
         "held_out_median": float(held.median()),
         "held_out_p90": float(np.quantile(held, 0.9)),
     }
+
+
+def online_errors(df: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Per 'chip:stack' whose fit the reruns ran with, the median |error| per figure (to 1%)."""
+    out: dict[str, dict[str, float]] = {}
+    if df.empty:
+        return out
+    for origin, g in df.groupby("origin", sort=True):
+        out[str(origin)] = {
+            str(figure): round(float(f["fit_error"].abs().median()), 2)
+            for figure, f in g.groupby("figure", sort=False)
+        }
+    return out
