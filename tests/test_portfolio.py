@@ -98,6 +98,27 @@ def test_cost_aware_fills_the_cheapest_chips_first_and_spills_under_load() -> No
     assert np.count_nonzero(dec == 3) / 2 > np.count_nonzero(dec == 2)
 
 
+def test_cost_aware_prices_instances_on_the_scenarios_cost_basis() -> None:
+    """Owned chips are priced as the bill counts them (capital, hosting, energy at TDP), not at rent."""
+    from engine.costmodel import ownership
+    from engine.serving.sim import Simulation
+    from engine.serving.workload import generate
+
+    def prices(sc: Scenario) -> dict[str, tuple[float, ...]]:
+        sim = Simulation(resolve(sc), generate(sc))
+        return {srv.pool.spec.name: srv.prices for srv in sim.servers}
+
+    rent = portfolio(**{"scheduler.router": {"name": "cost_aware"}})
+    own = apply_overrides(rent, {"cost.mode": "own"})
+    pr, po = prices(rent), prices(own)
+    for name, pool in ((p.spec.name, p) for p in resolve(own).pools):
+        hw = pool.hardware
+        chip_hour = ownership.chip_hour_usd(hw, own.cost, power_w=hw.tdp_w)
+        for r, o in zip(pr[name], po[name], strict=True):  # per million tokens, in each role
+            assert o == pytest.approx(r * chip_hour / hw.usd_per_hour)
+    assert po != pr
+
+
 def test_sends_to_pairs_prefill_and_decode_pools() -> None:
     sc = portfolio(
         **{

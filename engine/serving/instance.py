@@ -21,6 +21,7 @@ import heapq
 from typing import TYPE_CHECKING, Any
 
 from engine import policies
+from engine.costmodel import ownership
 from engine.costmodel.perf import StepModel
 from engine.scenario.resolve import ResolvedPool
 from engine.serving.cache import LruBlocks
@@ -93,7 +94,14 @@ class Server:
         # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`)
         self.rates = throughput(self.step, sim.token_budget, sim.max_batch)
         self.speeds = (1.0, 1.0)
-        per_s = pool.usd_per_hour / pool.spec.count / 3600.0  # this instance's price per second
+        # this instance's price per second, on the scenario's cost basis: rent, or an owned chip's
+        # capital, hosting and energy while busy (at its TDP), so `cost_aware` routes as the bill counts
+        basis = sim.scenario.cost
+        if basis.mode == "rent":
+            per_s = pool.usd_per_hour / pool.spec.count / 3600.0
+        else:
+            hw = pool.hardware
+            per_s = pool.instance.chips * ownership.chip_hour_usd(hw, basis, power_w=hw.tdp_w) / 3600.0
         self.prices = tuple(per_s / r * 1e6 if r > 0 else 0.0 for r in self.rates)  # per million tokens
         self.last_decode = -1.0  # end of the batch's last decode step; -1 when no batch is decoding
         bt = sim.reqs.block_tokens
