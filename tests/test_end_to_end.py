@@ -120,3 +120,17 @@ def test_a_profile_that_missed_online_serving_shows_the_miss(catalog: Catalog) -
     assert "serving at a rate" not in h100_v1.rule
     assert trust.with_error("24 ms", online["ttft"]) == "24 ms ± >100%"
     assert trust.with_error("24 ms", 0.19) == "24 ms ± 19%"
+
+
+def test_the_pages_and_the_cli_show_the_online_caveat_of_a_fitted_pool() -> None:
+    from engine.explain import confidence
+    from engine.scenario.codec import apply_overrides, load_preset
+
+    s = apply_overrides(load_preset("chat-colocated"), {"deployment.stack": "vllm-v0"})
+    marks = confidence.pool_marks(s)
+    assert not confidence.uncalibrated(marks)  # fitted: the badge still says calibrated ...
+    (text,) = confidence.caveats(marks)  # ... and the caption says what the reruns showed
+    assert text.startswith("serving at a rate") and "TTFT" in text
+    assert "TTFT ± >100%" in confidence.errors_text(marks[0].calibration.expected_error)
+    plain = apply_overrides(load_preset("chat-colocated"), {"deployment.stack": "vllm"})
+    assert confidence.caveats(confidence.pool_marks(plain)) == []

@@ -44,7 +44,10 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
         else:
             stack = confidence.stack_name(marks[0].calibration.stack) if marks else ""
             errs = confidence.errors_text(marks[0].calibration.expected_error) if marks else ""
-            st.caption(plain(f"Every pool runs with a profile fitted to its chip under {stack}; {errs}."))
+            warn = "".join(f"; {c}" for c in confidence.caveats(marks))
+            st.caption(
+                plain(f"Every pool runs with a profile fitted to its chip under {stack}; {errs}{warn}.")
+            )
 
 
 def pool_mark(cal: Calibration) -> None:
@@ -65,4 +68,8 @@ def value(text: str, trust: Sequence[PoolMark], key: str, seeds: bool = False) -
     if not seeds:
         return confidence.with_figure_error(text, trust, key)
     err = confidence.figure_error(trust, confidence.HEADLINE_SOURCES.get(key, ()))
-    return text if err is None or text.strip() in confidence.NO_VALUE else f"{text} (model ± {err:.0%})"
+    return (
+        text
+        if err is None or text.strip() in confidence.NO_VALUE
+        else f"{text} (model ± {confidence.error_text(err)})"
+    )

@@ -29,6 +29,7 @@ import streamlit as st
 from engine.catalog.entries import load_catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.costmodel.trust import error_text
 from engine.explain import advisor
 from engine.planning.frontier import passing_frontiers
 from engine.planning.plan import DEFAULT_ATTAINMENT, PP_MIN_TP, Plan, Rule, SearchSpace, plan, rule_text
@@ -173,7 +174,7 @@ def pareto_chart(
 
 def _pm(error: float) -> str:
     """' ± 12%' after a calibration mark ('' when the error is unknown)."""
-    return f" ± {error:.0%}" if isinstance(error, float) and np.isfinite(error) else ""
+    return f" ± {error_text(error)}" if isinstance(error, float) and np.isfinite(error) else ""
 
 
 def selected_run(event: Any) -> int | None:

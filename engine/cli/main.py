@@ -25,6 +25,7 @@ from engine.cli import plan as cli_plan
 from engine.cli.common import add_work_limit_flag, dumps, emit_json, load_scenario
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
+from engine.costmodel.trust import error_text
 from engine.explain import confidence
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
@@ -175,7 +176,7 @@ def _fmt(v: Any, unit: str = "", scale: float = 1.0) -> str:
 def _pm(marks: Sequence[confidence.PoolMark], source: confidence.Source) -> str:
     """' ± 15%': a figure's expected error from its pools' calibration ('' when unknown)."""
     err = confidence.figure_error(marks, source)
-    return "" if err is None else f" ± {err:.0%}"
+    return "" if err is None else f" ± {error_text(err)}"
 
 
 LATENCY_SOURCES: dict[str, confidence.Source] = {

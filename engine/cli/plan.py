@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.cli.common import add_work_limit_flag, emit_json, load_scenario
 from engine.core.errors import ScenarioError
+from engine.costmodel.trust import error_text
 from engine.explain import confidence
 from engine.scenario import codec as scenario_io
 
@@ -113,7 +114,7 @@ def _mark(row: Mapping[Any, Any]) -> str:
     if "calibrated" not in row:
         return ""
     err = row.get("throughput_error")
-    pm = f" ± {err:.0%}" if isinstance(err, float) and math.isfinite(err) else ""
+    pm = f" ± {error_text(err)}" if isinstance(err, float) and math.isfinite(err) else ""
     return ("calibrated" if row["calibrated"] else "uncalibrated") + pm
 
 

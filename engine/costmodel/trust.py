@@ -163,6 +163,21 @@ def online_errors(chip: str, stack: str) -> dict[str, float]:
     return {f: float(v) for f, v in row.items()}
 
 
+ONLINE_CAVEAT = "serving at a rate"
+"""How the clause a rule gains from the online reruns begins (`caveat` finds it)."""
+
+
+def caveat(rule: str) -> str:
+    """The online reruns' clause of a rule ('serving at a rate, this ... missed ...'), or ''."""
+    _, sep, tail = rule.partition(f"; {ONLINE_CAVEAT}")
+    return f"{ONLINE_CAVEAT}{tail}" if sep else ""
+
+
+def error_text(error: float) -> str:
+    """'15%', or '>100%' past 100%: beyond that a figure is off by a factor, not a margin."""
+    return ">100%" if error > 1.0 else f"{error:.0%}"
+
+
 def _widened(cal: Calibration, origin: tuple[str, str]) -> Calibration:
     """`cal` with the larger of its basis' error and the online reruns' error of the profile's fit."""
     online = online_errors(*origin)
@@ -170,9 +185,15 @@ def _widened(cal: Calibration, origin: tuple[str, str]) -> Calibration:
         return cal
     errors = {f: max(cal.expected_error.get(f, 0.0), v) for f, v in online.items()}
     figure = max(("throughput", "ttft", "tpot"), key=lambda f: online.get(f, 0.0))
+    miss = online.get(figure, 0.0)
+    how = (
+        f"put the {FIGURE_NAMES[figure]} at a median {miss + 1:.0f} times the measured"
+        if miss > 1.0
+        else f"missed the measured {FIGURE_NAMES[figure]} by a median {miss:.0%}"
+    )
     rule = (
-        f"{cal.rule}; serving at a rate, this {origin[0]} {STACK_NAMES.get(origin[1], origin[1])} profile "
-        f"missed the measured {FIGURE_NAMES[figure]} by a median {online.get(figure, 0.0):.0%} (docs/validation.md)"
+        f"{cal.rule}; {ONLINE_CAVEAT}, this {origin[0]} {STACK_NAMES.get(origin[1], origin[1])} profile "
+        f"{how} (docs/validation.md)"
     )
     return Calibration(
         cal.hardware, cal.stack, cal.profile_name, cal.basis, rule, {**cal.expected_error, **errors}
@@ -358,4 +379,4 @@ def with_error(text: str, error: float | None) -> str:
     """'24 ms' -> '24 ms ± 15%' (unchanged when the error is unknown; '± >100%' past 100%)."""
     if error is None:
         return text
-    return f"{text} ± >100%" if error > 1.0 else f"{text} ± {error:.0%}"
+    return f"{text} ± {error_text(error)}"

@@ -27,7 +27,16 @@ from typing import Any
 
 from engine.catalog.entries import Catalog
 from engine.costmodel.stacks import STACK_NAMES
-from engine.costmodel.trust import BASIS_TEXT, FIGURES, NVIDIA_ONLY, Calibration, calibration, with_error
+from engine.costmodel.trust import (
+    BASIS_TEXT,
+    FIGURES,
+    NVIDIA_ONLY,
+    Calibration,
+    calibration,
+    caveat,
+    error_text,
+    with_error,
+)
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 
@@ -121,7 +130,9 @@ def stack_name(stack: str) -> str:
 
 def error_list(errors: Mapping[str, float]) -> str:
     """'throughput ± 8%, TTFT ± 12%, ...' ('' when no error is known)."""
-    return ", ".join(f"{FIGURE_NAMES[f]} ± {errors[f]:.0%}" for f in FIGURES if errors.get(f) is not None)
+    return ", ".join(
+        f"{FIGURE_NAMES[f]} ± {error_text(errors[f])}" for f in FIGURES if errors.get(f) is not None
+    )
 
 
 def errors_text(errors: Mapping[str, float]) -> str:
@@ -134,6 +145,16 @@ def describe(cal: Calibration) -> str:
     """A calibration in one line: mark, rule and expected errors."""
     head = "calibrated" if cal.fitted else "uncalibrated"
     return f"{head} under {stack_name(cal.stack)}: {cal.rule}; {errors_text(cal.expected_error)}"
+
+
+def caveats(marks: Iterable[PoolMark]) -> list[str]:
+    """The distinct online-serving caveats of the pools' profiles (docs/validation.md), in pool order."""
+    out: list[str] = []
+    for m in marks:
+        text = caveat(m.calibration.rule)
+        if text and text not in out:
+            out.append(text)
+    return out
 
 
 def short_mark(cal: Calibration) -> str:
