@@ -372,6 +372,60 @@ def test_the_fallback_ends_when_any_fault_brings_prefill_back(order: str) -> Non
     )
 
 
+def _one_prefill(faults: list[dict[str, Any]], **over: Any) -> Scenario:
+    return io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {"duration_s": 80.0, "deployment.pools[0].count": 1, "deployment.pools[1].count": 2,
+         "deployment.fallback": "colocated", "faults": faults, **over},
+    )  # fmt: skip
+
+
+def test_a_fallen_back_instance_lost_and_restored_decodes_again() -> None:
+    """Both decode instances fail while serving whole requests, and return: they must come back as
+    decode instances, not stay 'mixed' in the role they will have, which rejected every later
+    arrival as having no decode instance."""
+    s = _one_prefill(
+        [
+            {"at_s": 20.0, "pool": "prefill", "instances": 1, "duration_s": 30.0},
+            {"at_s": 25.0, "pool": "decode", "instances": 2, "duration_s": 10.0},
+        ]
+    )
+    rec, _ = records(s)
+    res = simulate(s)
+    check_invariants(res, rec)
+    t = res.requests
+    late = t[t["arrival_s"] > 55.0]
+    assert len(late) > 300 and (late["outcome"] == "completed").all()
+    assert res.summary["scheduler"]["fallbacks"] == 1
+    # while nothing at all was up (25-35 s) arrivals found no instance; before and after, all served
+    lost = t[t["outcome"] != "completed"]
+    assert set(lost["reason"]) == {"no_instance_up"}
+    assert (lost["arrival_s"].between(25.0, 35.5) | (lost["retries"] > 0)).all()  # or in flight when lost
+
+
+@pytest.mark.parametrize("second_at", [36.0, 60.0])
+def test_losing_prefill_again_while_the_fallback_drains_falls_back_again(second_at: float) -> None:
+    """Prefill lost at 20 s for 10 s, then again: at 36 s the fallen-back instances are still
+    finishing their prompts; they must serve whole requests again, not turn to decoding with no
+    prefill instance up (which rejected every arrival of the second loss)."""
+    s = _one_prefill(
+        [
+            {"at_s": 20.0, "pool": "prefill", "instances": 1, "duration_s": 10.0},
+            {"at_s": second_at, "pool": "prefill", "instances": 1, "duration_s": 20.0},
+        ],
+        **{"workload.arrival.rate_rps": 40.0},
+    )
+    rec, _ = records(s)
+    res = simulate(s)
+    check_invariants(res, rec)
+    assert res.summary["requests"]["rejected"] == 0 and res.summary["requests"]["failed"] == 0
+    assert res.summary["scheduler"]["fallbacks"] == 2
+    t = res.requests
+    decode_pool = {i for i, (p, _, _) in enumerate(rec.servers) if p == 1}
+    during = t["arrival_s"].between(second_at + 1.0, second_at + 19.0)
+    assert t.loc[during, "prefill_instance"].isin(decode_pool).all()
+
+
 def test_a_fallback_needs_disaggregation() -> None:
     from engine.core.errors import ScenarioError
 

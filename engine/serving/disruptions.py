@@ -54,11 +54,29 @@ def fault(sim: DisruptionHost, spec: Fault) -> Any:
             yield from _restore_roles(sim, fallen)
 
 
+def end_fallback(sim: DisruptionHost) -> None:
+    """A prefill instance came back some other way (an elastic switch): end a fallback under way."""
+    if sim.fallen and sim.servers_of("prefill"):
+        fallen, sim.fallen = sim.fallen, []
+        sim.env.process(_restore_roles(sim, fallen))
+
+
 def _fall_back(sim: DisruptionHost) -> None:
-    """No prefill instance is left: every live decode instance serves whole requests meanwhile."""
-    fallen = list(sim.servers_of("decode"))
+    """No prefill instance is left: every live decode instance serves whole requests meanwhile.
+
+    Instances still draining from an earlier fallback (their prompts not yet finished) fall back
+    again at once rather than turn to decoding with no prefill instance up.
+    """
+    draining = [
+        s for s in sim.servers
+        if s.up and s.role == "mixed" and s.future_role == "decode" and s.draining and s not in sim.fallen
+    ]  # fmt: skip
+    fallen = list(sim.servers_of("decode")) + draining
+    if not fallen:
+        return
     for srv in fallen:
         srv.role = "mixed"  # its future role stays decode: what it decodes, and what is sent to it, stays
+        srv.draining = False
     sim.counters["fallbacks"] += 1
     sim.fallen += fallen
     sim.roles_changed()
@@ -68,13 +86,16 @@ def _fall_back(sim: DisruptionHost) -> None:
 
 def _restore_roles(sim: DisruptionHost, fallen: list[Server]) -> Any:
     """Prefill is back: the fallen-back instances take no new prompts, finish the ones they hold,
-    then decode only again."""
+    then decode only again (unless prefill is lost again meanwhile and they fall back anew)."""
     for srv in fallen:
         srv.draining = True
     sim.roles_changed()
     left = list(fallen)
     while left:
         for srv in list(left):
+            if srv in sim.fallen:  # fell back again while draining: the new fallback owns it
+                left.remove(srv)
+                continue
             if not srv.up or not (srv.waiting or srv.prefilling or srv.loading):
                 srv.draining = False
                 if srv.role == "mixed":
@@ -160,4 +181,6 @@ def _switch(sim: DisruptionHost, srv: Server, role: str, switch_s: float) -> Any
     srv.bring_up()
     if role == "decode":
         sim.retry_handoffs()
+    else:
+        end_fallback(sim)
     srv.notify(True)

@@ -472,7 +472,9 @@ class Server:
         """Lose the instance: return every request it held; it serves nothing until brought up."""
         held = self.drop_all()
         self.up = False
-        self.future_role = self.role  # a switch under way is abandoned: it returns in its old role
+        if self.busy_switching:  # a switch under way is abandoned: it returns in its old role
+            self.future_role = self.role
+        # (a decode instance serving whole requests in a fallback keeps its future role, decode)
         self.sim.roles_changed()
         if self.hbm is not None:
             self.hbm.clear()
