@@ -315,7 +315,7 @@ def test_a_retried_request_served_whole_after_a_fallback_records_where_it_decode
     assert len(done) == len(t) and (done["retries"] > 0).any()
     assert (done["decode_instance"] >= 0).all()
     down = 1  # the decode fault at 1 s takes the decode pool's first instance, for good
-    assert not (done["decode_instance"] == down).any()
+    assert not ((done["decode_instance"] == down) & (done["completion_s"] > 1.0)).any()
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -39,11 +39,13 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
               "serving stack. Uncalibrated: a pool's profile comes by a rule (same silicon, another stack, or a "
               "conservative transfer; docs/calibration.md). Figures show their expected error (± x%) where "
               "cross-validation has measured it.")  # fmt: skip
-        if off:
-            st.caption(plain(confidence.note(marks) or ""))
+        if off:  # the uncalibrated pools' rules carry their caveats; the fitted pools' are added
+            shown = confidence.note(marks) or ""
+            more = [c for c in confidence.caveats(m for m in marks if m.fitted) if c not in shown]
+            st.caption(plain(shown + "".join(f" Fitted pools: {c}." for c in more)))
         else:
             stack = confidence.stack_name(marks[0].calibration.stack) if marks else ""
-            errs = confidence.errors_text(marks[0].calibration.expected_error) if marks else ""
+            errs = confidence.errors_text(confidence.errors_by_figure(marks))
             warn = "".join(f"; {c}" for c in confidence.caveats(marks))
             st.caption(
                 plain(f"Every pool runs with a profile fitted to its chip under {stack}; {errs}{warn}.")

@@ -232,7 +232,7 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
         if energy and "throughput" in row:  # as for the bases: the power model's and the throughput's
             row["energy"] = validation.energy_error(energy["energy_median"], row["throughput"])
         lines.append(f'[online_error."{key}"]')
-        lines += [f"{figure} = {v}" for figure, v in row.items()]
+        lines += [f"{figure} = {int(v) if figure == 'reruns' else v}" for figure, v in row.items()]
         lines.append("")
     return "\n".join(lines)
 

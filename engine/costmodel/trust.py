@@ -116,6 +116,8 @@ class Calibration:
     basis: Basis
     rule: str
     expected_error: dict[str, float]
+    caveat: str = ""
+    """What the simulator's reruns of online serving showed for this profile's fit ('' when nothing)."""
 
     @property
     def fitted(self) -> bool:
@@ -139,6 +141,7 @@ class Calibration:
             "basis": self.basis,
             "rule": self.rule,
             "expected_error": dict(self.expected_error),
+            "caveat": self.caveat,
         }
 
 
@@ -163,16 +166,6 @@ def online_errors(chip: str, stack: str) -> dict[str, float]:
     return {f: float(v) for f, v in row.items()}
 
 
-ONLINE_CAVEAT = "serving at a rate"
-"""How the clause a rule gains from the online reruns begins (`caveat` finds it)."""
-
-
-def caveat(rule: str) -> str:
-    """The online reruns' clause of a rule ('serving at a rate, this ... missed ...'), or ''."""
-    _, sep, tail = rule.partition(f"; {ONLINE_CAVEAT}")
-    return f"{ONLINE_CAVEAT}{tail}" if sep else ""
-
-
 def error_text(error: float) -> str:
     """'15%', or '>100%' past 100%: beyond that a figure is off by a factor, not a margin."""
     return ">100%" if error > 1.0 else f"{error:.0%}"
@@ -181,6 +174,7 @@ def error_text(error: float) -> str:
 def _widened(cal: Calibration, origin: tuple[str, str]) -> Calibration:
     """`cal` with the larger of its basis' error and the online reruns' error of the profile's fit."""
     online = online_errors(*origin)
+    reruns = int(online.pop("reruns", 0))
     if not online:
         return cal
     errors = {f: max(cal.expected_error.get(f, 0.0), v) for f, v in online.items()}
@@ -191,13 +185,14 @@ def _widened(cal: Calibration, origin: tuple[str, str]) -> Calibration:
         if miss > 1.0
         else f"missed the measured {FIGURE_NAMES[figure]} by a median {miss:.0%}"
     )
-    rule = (
-        f"{cal.rule}; {ONLINE_CAVEAT}, this {origin[0]} {STACK_NAMES.get(origin[1], origin[1])} profile "
-        f"{how} (docs/validation.md)"
+    caveat = (
+        f"serving at a rate, this {origin[0]} {STACK_NAMES.get(origin[1], origin[1])} profile {how} "
+        f"({reruns} rows rerun, docs/validation.md)"
     )
     return Calibration(
-        cal.hardware, cal.stack, cal.profile_name, cal.basis, rule, {**cal.expected_error, **errors}
-    )
+        cal.hardware, cal.stack, cal.profile_name, cal.basis, f"{cal.rule}; {caveat}",
+        {**cal.expected_error, **errors}, caveat,
+    )  # fmt: skip
 
 
 def expected_errors(basis: Basis, moe: bool = False) -> dict[str, float]:
@@ -316,7 +311,8 @@ def calibration(
     if profile_name is not None:
         prof = hw.profile(profile_name)
         if is_fitted(prof):
-            return result(prof, profile_name, "fitted", prof.source)
+            prof, cal = result(prof, profile_name, "fitted", prof.source)
+            return prof, _widened(cal, (hw.id, profile_name))  # a chip's fits are named by their stack
         return result(prof, profile_name, "assumed", prof.source)
     found = borrowed_profile(hw.id, stack, lambda chip, st: _fitted_profile(catalog.hardware.get(chip), st))
     if found is not None:
@@ -336,9 +332,11 @@ def calibration(
     if hw.illustrative and ref is not None and ref.id != hw.id:
         prof, _ = calibration(ref, stack, catalog)
         rule = f"illustrative chip: the {ILLUSTRATIVE_REFERENCE} {stack_name} profile, so comparisons reflect its specs"
-        return result(
+        prof, cal = result(
             prof.model_copy(update={"source": f"{rule} ({prof.source})"}), stack, "illustrative", rule
         )
+        ref_fit = borrowed_profile(ref.id, stack, lambda c, st: _fitted_profile(catalog.hardware.get(c), st))
+        return prof, _widened(cal, (ref_fit[2], ref_fit[3])) if ref_fit is not None else cal
     prof = transfer_profile(catalog, stack)
     return result(prof, stack, "transfer", prof.source)
 

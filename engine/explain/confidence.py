@@ -33,7 +33,6 @@ from engine.costmodel.trust import (
     NVIDIA_ONLY,
     Calibration,
     calibration,
-    caveat,
     error_text,
     with_error,
 )
@@ -108,6 +107,7 @@ def _from_dict(hardware: str, d: Mapping[str, Any]) -> Calibration:
         basis=d.get("basis", "assumed"),
         rule=str(d.get("rule", "")),
         expected_error={str(k): float(v) for k, v in (d.get("expected_error") or {}).items()},
+        caveat=str(d.get("caveat", "")),
     )
 
 
@@ -151,7 +151,7 @@ def caveats(marks: Iterable[PoolMark]) -> list[str]:
     """The distinct online-serving caveats of the pools' profiles (docs/validation.md), in pool order."""
     out: list[str] = []
     for m in marks:
-        text = caveat(m.calibration.rule)
+        text = m.calibration.caveat
         if text and text not in out:
             out.append(text)
     return out

@@ -30,6 +30,7 @@ from engine.costmodel.reference import OpenLoop, open_loop_rows
 from engine.scenario.codec import from_data
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
+from engine.serving.workload import Requests
 
 PROFILE = "end-to-end"
 """Name under which a run's profile is added to its chip (so the run uses exactly that profile)."""
@@ -80,6 +81,24 @@ def scenario_of(row: OpenLoop) -> Scenario:
     )
 
 
+def requests_of(row: OpenLoop) -> Requests:
+    """The row's prompts as `benchmark_serving.py` sends them: exactly `prompts` requests, the first
+    at 0 and each next one after an exponential gap at the row's rate (seeded), at the mean lengths."""
+    n = row.prompts
+    gaps = np.random.default_rng(0).exponential(1.0 / row.rate_rps, n)
+    arrival = np.concatenate(([0.0], np.cumsum(gaps[:-1])))
+    return Requests(
+        arrival_s=arrival,
+        cls=np.zeros(n, dtype=np.int64),
+        prompt_tokens=np.full(n, max(1, round(row.mean_input)), dtype=np.int64),
+        output_tokens=np.full(n, max(1, round(row.mean_output)), dtype=np.int64),
+        prefix_group=np.zeros(n, dtype=np.int64),
+        prefix_tokens=np.zeros(n, dtype=np.int64),
+        session=np.arange(n, dtype=np.int64),
+        reused_tokens=np.zeros(n, dtype=np.int64),
+    )
+
+
 def figures(requests: pd.DataFrame) -> dict[str, float]:
     """Output throughput (tok/s), mean TTFT and mean TPOT (ms) as benchmark_serving computes them."""
     done = requests[requests["outcome"] == "completed"]
@@ -103,7 +122,9 @@ def run_row(row: OpenLoop, profile: CalibrationProfile, catalog: Catalog) -> dic
     """Simulate a row's setup with `profile` on its chip; its three figures."""
     hw = catalog.chip(row.hardware)
     spec = hw.model_copy(update={"profiles": {**hw.profiles, PROFILE: profile}})
-    res = simulate(scenario_of(row), replace(catalog, hardware={**catalog.hardware, spec.id: spec}))
+    reqs = requests_of(row)
+    sc = scenario_of(row).model_copy(update={"duration_s": float(reqs.arrival_s[-1]) + 1e-6})
+    res = simulate(sc, replace(catalog, hardware={**catalog.hardware, spec.id: spec}), reqs)
     return figures(res.requests)
 
 
@@ -210,4 +231,5 @@ def online_errors(df: pd.DataFrame) -> dict[str, dict[str, float]]:
             str(figure): round(float(f["fit_error"].abs().median()), 2)
             for figure, f in g.groupby("figure", sort=False)
         }
+        out[str(origin)]["reruns"] = float(len(g))
     return out
