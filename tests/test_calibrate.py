@@ -267,4 +267,5 @@ def test_validation_page_is_current(report: validation.Report, catalog: Catalog)
     marker = "a test keeps it current. -->\n\n"
     assert marker in doc
     e2e = cli_validate.end_to_end_frame(report, catalog)
-    assert doc.split(marker, 1)[1].rstrip("\n") == cli_validate.markdown(report, e2e).rstrip("\n")
+    reruns = cli_validate.reruns_frame(report, catalog)
+    assert doc.split(marker, 1)[1].rstrip("\n") == cli_validate.markdown(report, e2e, reruns).rstrip("\n")

@@ -165,3 +165,41 @@ def test_the_cli_json_carries_the_caveat(capsys: pytest.CaptureFixture[str]) -> 
     (pool,) = json.loads(capsys.readouterr().out)["calibration"].values()
     assert pool["fitted"] and pool["caveat"].startswith("serving at a rate")
     assert pool["expected_error"]["ttft"] > 1.0
+
+
+def test_the_simulator_reproduces_the_predictor_where_both_model_the_same_run(catalog: Catalog) -> None:
+    """A static batch that fits in KV memory runs the same iterations in both: the same figure. One
+    that does not (dstack's 256 prompts of 2,048 + 2,048 tokens on eight H100s) preempts and
+    recomputes in the simulator, where the predictor only splits it into waves: slower."""
+    points = {m.id: m for m in reference.usable_points(catalog)}
+    prof = catalog.chip("mi300x").profiles["vllm-v0"]
+    fits = points["X020"]  # 70B on 8 MI300X, 8 prompts of 2,048 + 2,048 tokens at once
+    assert end_to_end.rerun_point(fits, prof, catalog) == pytest.approx(
+        calibrate.predict(fits, catalog, prof), rel=0.002
+    )
+    h100 = catalog.chip("h100-sxm").profiles["vllm-v0"]
+    over = points["X058"]
+    inst = calibrate._instance(over, catalog)
+    assert over.batch * (over.prompt_tokens + over.output_tokens) > inst.kv_capacity_tokens
+    assert end_to_end.rerun_point(over, h100, catalog) < 0.8 * calibrate.predict(over, catalog, h100)
+
+
+def test_a_concurrency_is_rerun_as_staggered_closed_loop_clients(catalog: Catalog) -> None:
+    """The vLLM project's 8 clients of 20,000-token prompts: simulated TTFT near the predictor's
+    steady state (clients started together would prefill in lock step and wait on each other)."""
+    points = {m.id: m for m in reference.usable_points(catalog)}
+    m = points["X128"]
+    assert m.kind == "ttft" and m.concurrency == 8
+    prof = catalog.chip("h100-sxm").profiles["vllm"]
+    assert end_to_end.rerun_point(m, prof, catalog) == pytest.approx(
+        calibrate.predict(m, catalog, prof), rel=0.2
+    )
+
+
+def test_the_reruns_cover_the_runs_a_simulation_can_reproduce(catalog: Catalog) -> None:
+    df = end_to_end.point_reruns(catalog, reference.usable_points(catalog))
+    assert set(df["kind"]) == {"throughput", "tpot", "ttft", "batch_latency"}
+    assert len(df) >= 80 and df["simulated"].gt(0).all()
+    h = end_to_end.rerun_headline(df)
+    # the simulator's error on the fitted points stays near the predictor's (docs/validation.md)
+    assert h["simulated_median"] < h["predicted_median"] + 0.05

@@ -88,6 +88,38 @@ def end_to_end_frame(rep: validation.Report, catalog: Any) -> Any:
     return end_to_end.frame(end_to_end.checks(catalog, points))
 
 
+def reruns_frame(rep: validation.Report, catalog: Any) -> Any:
+    """The fitted points rerun by the simulator (`engine.explain.end_to_end.point_reruns`)."""
+    points = [r.point for r in rep.rows if r.point is not None]
+    return end_to_end.point_reruns(catalog, points)
+
+
+def rerun_lines(reruns: Any) -> list[str]:
+    """The section of docs/validation.md on the simulator against the fitted points."""
+    if reruns is None or reruns.empty:
+        return []
+    h = end_to_end.rerun_headline(reruns)
+    out = [
+        "## The simulator on the fitted points",
+        "",
+        f"The app's figures come from the simulator, the fit's from the cost model's steady-state "
+        f"predictor. The {int(h['n'])} dense points of a kind a run reproduces (static batches and "
+        "offline throughputs sent at once, concurrencies as that many closed-loop clients) are "
+        "rerun by the simulator with the shipped profiles (engine/explain/end_to_end.py): median "
+        f"|error| {h['simulated_median']:.0%} (p90 {h['simulated_p90']:.0%}) against the "
+        f"predictor's {h['predicted_median']:.0%} (p90 {h['predicted_p90']:.0%}); the two differ by a "
+        f"median {h['agreement_median']:.0%} (p90 {h['agreement_p90']:.0%}).",
+        "",
+        "| chip | stack | kind | n | predictor | simulator | simulator vs predictor |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
+    for r in end_to_end.rerun_summary(reruns).itertuples():
+        out.append(
+            f"| {r.chip} | {r.stack} | {r.kind} | {r.n} | {r.predicted:.0%} | {r.simulated:.0%} | {r.agreement:.0%} |"
+        )
+    return out
+
+
 def end_to_end_lines(e2e: Any) -> list[str]:
     """The end-to-end section of docs/validation.md: one line per rerun row, and the medians."""
     if e2e is None or e2e.empty:
@@ -116,7 +148,7 @@ def end_to_end_lines(e2e: Any) -> list[str]:
     return out
 
 
-def markdown(rep: validation.Report, e2e: Any = None) -> str:
+def markdown(rep: validation.Report, e2e: Any = None, reruns: Any = None) -> str:
     """The report as markdown (the body of docs/validation.md), with the end-to-end reruns if given."""
     out = [
         f"{rep.usable} of {len(rep.rows)} reference rows are usable points; the others are set aside:",
@@ -154,6 +186,8 @@ def markdown(rep: validation.Report, e2e: Any = None) -> str:
             f"| {r.id} | {r.setup}{tag} | {r.point} | {r.stack} | {r.measured:,.1f} {r.unit} | "
             f"{r.predicted:,.1f} | {r.error:+.1%} | {_signed(r.loso_error)} |"
         )
+    if reruns is not None and not reruns.empty:
+        out += ["", *rerun_lines(reruns)]
     if e2e is not None and not e2e.empty:
         out += ["", *end_to_end_lines(e2e)]
     if rep.energy is not None and not rep.energy.empty:
@@ -175,13 +209,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     rep = validation.report(catalog)
     e2e = end_to_end_frame(rep, catalog)
+    reruns = reruns_frame(rep, catalog)
     if args.json:
         doc = rep.as_dict()
         doc["end_to_end"] = {"headline": end_to_end.headline(e2e), "rows": e2e.to_dict(orient="records")}
+        doc["simulator"] = {
+            "headline": end_to_end.rerun_headline(reruns),
+            "rows": reruns.to_dict(orient="records"),
+        }
         emit_json(doc)
         return 0
     if args.markdown:
-        print(markdown(rep, e2e))
+        print(markdown(rep, e2e, reruns))
         return 0
     print(f"{rep.usable} of {len(rep.rows)} reference rows usable; set aside:")
     for reason, n in rep.set_aside().items():
@@ -194,6 +233,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print()
     for line in headline_lines(rep):
         print(line)
+    sim = end_to_end.rerun_headline(reruns)
+    if sim:
+        print(
+            f"{'simulator reruns':17}: median |error| {sim['simulated_median']:.1%}, p90 {sim['simulated_p90']:.1%} "
+            f"over {int(sim['n'])} fitted points (the predictor: {sim['predicted_median']:.1%}, p90 "
+            f"{sim['predicted_p90']:.1%})"
+        )
     h = end_to_end.headline(e2e)
     if h:
         print(

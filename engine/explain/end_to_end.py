@@ -233,3 +233,171 @@ def online_errors(df: pd.DataFrame) -> dict[str, dict[str, float]]:
         }
         out[str(origin)]["reruns"] = float(len(g))
     return out
+
+
+# --- the fitted points, rerun by the simulator ----------------------------------------------
+
+RERUN_KINDS = ("throughput", "tpot", "ttft", "batch_latency")
+"""Kinds of reference point a simulation reproduces (one prompt's prefill or one decode step is a
+single iteration: the cost model itself, with nothing for the simulator to add)."""
+
+SCENARIO_STACKS = ("vllm", "vllm-v0", "sglang", "trtllm")
+OFFLINE_REQUESTS = (1_000, 6_000)
+"""An offline throughput without a stated prompt count runs 4 x the batch cap, within these bounds."""
+
+
+def _point_scenario(m: calibrate.Measurement, duration_s: float, arrival: dict[str, object]) -> Scenario:
+    stack = m.stack if m.stack in SCENARIO_STACKS else "vllm"
+    return from_data(
+        {
+            "version": 1,
+            "name": f"{m.id}: {m.hardware} x{m.tp}",
+            "seed": 0,
+            "duration_s": duration_s,
+            "model": {"id": m.model, "weights": m.weights, "kv": m.kv},
+            "workload": {
+                "classes": [
+                    {
+                        "name": "fixed",
+                        "input": {"kind": "constant", "tokens": m.prompt_tokens},
+                        "output": {"kind": "constant", "tokens": max(m.output_tokens, 1)},
+                    }
+                ],
+                "arrival": arrival,
+            },
+            "deployment": {
+                "mode": "colocated",
+                "stack": stack,
+                "mem_fraction": m.kv_mem_fraction,
+                "pools": [
+                    {
+                        "name": "server",
+                        "role": "mixed",
+                        "hardware": m.hardware,
+                        "tp": m.tp,
+                        "count": 1,
+                        "profile": PROFILE,
+                    }
+                ],
+                "batching": {
+                    "max_batch": m.max_batch,
+                    "token_budget": m.token_budget,
+                    "chunked_prefill": m.chunked,
+                },
+            },
+            # vLLM and SGLang grow KV a token at a time and recompute on preemption; TensorRT-LLM and
+            # Splitwise's harness reserve the whole request
+            "scheduler": {
+                "preemption": "recompute" if stack != "trtllm" and m.stack != "splitwise" else "none"
+            },
+        }
+    )
+
+
+def _at_once(m: calibrate.Measurement, n: int) -> Requests:
+    return Requests(
+        arrival_s=np.zeros(n),
+        cls=np.zeros(n, dtype=np.int64),
+        prompt_tokens=np.full(n, m.prompt_tokens, dtype=np.int64),
+        output_tokens=np.full(n, max(m.output_tokens, 1), dtype=np.int64),
+        prefix_group=np.zeros(n, dtype=np.int64),
+        prefix_tokens=np.zeros(n, dtype=np.int64),
+        session=np.arange(n, dtype=np.int64),
+        reused_tokens=np.zeros(n, dtype=np.int64),
+    )
+
+
+def rerun_point(m: calibrate.Measurement, profile: CalibrationProfile, catalog: Catalog) -> float:
+    """A reference point's figure, simulated with `profile` on its chip (its unit: ms or tokens/s).
+
+    Static batches and offline throughputs send their prompts at once; a concurrency runs that
+    many closed-loop clients (no think time, all from the start) for about fifteen requests each,
+    and measures the steady state after the first fifth of the window.
+    """
+    hw = catalog.chip(m.hardware)
+    spec = hw.model_copy(update={"profiles": {**hw.profiles, PROFILE: profile}})
+    cat = replace(catalog, hardware={**catalog.hardware, spec.id: spec})
+    per_request = m.output_tokens + (m.prompt_tokens if m.count_input else 0)
+    if m.static or (m.kind == "throughput" and not m.concurrency):
+        n = m.batch if m.static else int(np.clip(4 * m.max_batch, *OFFLINE_REQUESTS))
+        reqs = _at_once(m, n)
+        res = simulate(_point_scenario(m, 1.0, {"kind": "offline", "requests": n}), cat, reqs)
+        t = res.requests
+        span = float(t["completion_s"].max())
+        return span * 1000.0 if m.kind == "batch_latency" else n * per_request / span
+    # a concurrency: closed-loop clients, the window sized by the predicted time of a request
+    tpot_ms = calibrate.predict(replace(m, kind="tpot"), catalog, profile)
+    ttft_ms = calibrate.predict(replace(m, kind="ttft"), catalog, profile)
+    request_s = (ttft_ms + tpot_ms * max(m.output_tokens - 1, 0)) / 1000.0
+    window = float(np.clip(15.0 * request_s, 10.0, 3_600.0))
+    arrival = {"kind": "closed_loop", "clients": m.concurrency, "think_time_s": 0.0, "ramp_s": request_s}
+    res = simulate(_point_scenario(m, window, arrival), cat)
+    t = res.requests
+    warm = window / 5.0
+    done = t[(t["outcome"] == "completed") & (t["arrival_s"] >= warm)]
+    if m.kind == "throughput":
+        ended = t[(t["outcome"] == "completed") & (t["completion_s"] >= warm) & (t["completion_s"] <= window)]
+        return float(len(ended) * per_request / (window - warm))
+    return figures(done)[m.kind]
+
+
+def point_reruns(catalog: Catalog, points: list[calibrate.Measurement]) -> pd.DataFrame:
+    """Every dense reference point of a kind the simulator reproduces: measured, predicted by the
+    cost model's steady-state predictor and simulated, both with the shipped profiles."""
+    fits = calibrate.reference_fits(points, catalog)
+    rows = []
+    for m in points:
+        if m.kind not in RERUN_KINDS or calibrate.is_moe(m, catalog) or m.dp > 1 or m.speculation is not None:
+            continue
+        prof, _ = crossval.rule_profile(m.hardware, calibrate.stack_of(m), fits)
+        predicted = calibrate.predict(m, catalog, prof)
+        simulated = rerun_point(m, prof, catalog)
+        rows.append(
+            {
+                "id": m.id,
+                "chip": m.hardware,
+                "stack": calibrate.stack_of(m),
+                "kind": m.kind,
+                "measured": m.value,
+                "predicted": predicted,
+                "simulated": simulated,
+                "predicted_error": predicted / m.value - 1.0,
+                "simulated_error": simulated / m.value - 1.0,
+                "agreement": simulated / predicted - 1.0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def rerun_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per chip, stack and kind: points, and the median |error| of the predictor, of the simulator,
+    and of the simulator against the predictor."""
+    if df.empty:
+        return df
+    g = df.assign(
+        p=df["predicted_error"].abs(), s=df["simulated_error"].abs(), a=df["agreement"].abs()
+    ).groupby(["chip", "stack", "kind"])
+    return pd.DataFrame(
+        {
+            "n": g.size(),
+            "predicted": g["p"].median(),
+            "simulated": g["s"].median(),
+            "agreement": g["a"].median(),
+        }
+    ).reset_index()
+
+
+def rerun_headline(df: pd.DataFrame) -> dict[str, float]:
+    """Over every rerun point: n, median and p90 |error| of predictor and simulator, median agreement."""
+    if df.empty:
+        return {}
+    p, s, a = df["predicted_error"].abs(), df["simulated_error"].abs(), df["agreement"].abs()
+    return {
+        "n": float(len(df)),
+        "predicted_median": float(p.median()),
+        "predicted_p90": float(np.quantile(p, 0.9)),
+        "simulated_median": float(s.median()),
+        "simulated_p90": float(np.quantile(s, 0.9)),
+        "agreement_median": float(a.median()),
+        "agreement_p90": float(np.quantile(a, 0.9)),
+    }
