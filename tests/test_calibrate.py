@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,6 +48,12 @@ def report(catalog: Catalog) -> validation.Report:
     return validation.report(catalog)
 
 
+@pytest.fixture(scope="module")
+def simulated(report: validation.Report, catalog: Catalog) -> tuple[Any, Any]:
+    """The simulator's reruns: open-loop rows, fitted points (what `make validate` shows)."""
+    return cli_validate.simulated(report, catalog)
+
+
 def test_shipped_profiles_equal_a_fresh_fit(usable: list[calibrate.Measurement], catalog: Catalog) -> None:
     fits = calibrate.reference_fits(usable, catalog)
     expected = {
@@ -62,10 +69,12 @@ def test_shipped_profiles_equal_a_fresh_fit(usable: list[calibrate.Measurement],
         assert trust.is_fitted(shipped)
 
 
-def test_expected_errors_equal_a_fresh_cross_validation(report: validation.Report, catalog: Catalog) -> None:
+def test_expected_errors_equal_a_fresh_cross_validation(
+    report: validation.Report, simulated: tuple[Any, Any]
+) -> None:
     """presets/calibration.toml is what `calibrate --reference --write` would write today."""
     shipped = (presets_dir() / "calibration.toml").read_text(encoding="utf-8")
-    e2e = cli_validate.end_to_end_frame(report, catalog)
+    e2e = simulated[0]
     assert shipped == cli_validate.expected_error_toml(report, e2e)
     # every basis the app can show has figures for each kind of headline number
     for basis in ("fitted", "same_silicon", "other_stack", "transfer", "moe"):
@@ -259,13 +268,12 @@ def test_bad_user_csv_names_line_and_column(tmp_path: Path) -> None:
         calibrate.read_measurements(p)
 
 
-def test_validation_page_is_current(report: validation.Report, catalog: Catalog) -> None:
+def test_validation_page_is_current(report: validation.Report, simulated: tuple[Any, Any]) -> None:
     """docs/validation.md's generated half is what `python -m engine validate --markdown` prints today."""
     doc = (Path(calibrate.__file__).resolve().parents[2] / "docs" / "validation.md").read_text(
         encoding="utf-8"
     )
     marker = "a test keeps it current. -->\n\n"
     assert marker in doc
-    e2e = cli_validate.end_to_end_frame(report, catalog)
-    reruns = cli_validate.reruns_frame(report, catalog)
+    e2e, reruns = simulated
     assert doc.split(marker, 1)[1].rstrip("\n") == cli_validate.markdown(report, e2e, reruns).rstrip("\n")

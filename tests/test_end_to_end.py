@@ -95,7 +95,8 @@ def test_a_faster_profile_serves_the_same_row_faster(
 
 def test_checks_use_the_shipped_profile_and_a_refit_without_the_source(catalog: Catalog) -> None:
     points = reference.usable_points(catalog)
-    found = end_to_end.checks(catalog, points)
+    fits = calibrate.reference_fits(points, catalog)
+    found = end_to_end.checks(catalog, reference.open_loop_rows(catalog), points, fits)
     assert len(found) == 12
     h100 = [c for c in found if c.row.hardware == "h100-sxm"]
     # dstack's are the only H100 vLLM V0 rows: left out, the chip borrows another stack's profile
@@ -106,10 +107,7 @@ def test_checks_use_the_shipped_profile_and_a_refit_without_the_source(catalog: 
     shipped = catalog.chip("h100-sxm").profiles["vllm-v0"]
     assert h100[0].fit == pytest.approx(end_to_end.run_row(row, shipped, catalog)[row.figure])
     assert all(np.isfinite([c.fit, c.held_out]).all() for c in found)
-    assert (
-        calibrate.reference_fits(points, catalog)[("h100-sxm", "vllm-v0")].profile.eta_compute
-        == shipped.eta_compute
-    )
+    assert fits[("h100-sxm", "vllm-v0")].profile.eta_compute == shipped.eta_compute
 
 
 def test_a_profile_that_missed_online_serving_shows_the_miss(catalog: Catalog) -> None:
@@ -197,7 +195,8 @@ def test_a_concurrency_is_rerun_as_staggered_closed_loop_clients(catalog: Catalo
 
 
 def test_the_reruns_cover_the_runs_a_simulation_can_reproduce(catalog: Catalog) -> None:
-    df = end_to_end.point_reruns(catalog, reference.usable_points(catalog))
+    points = reference.usable_points(catalog)
+    df = end_to_end.point_reruns(catalog, points, calibrate.reference_fits(points, catalog))
     assert set(df["kind"]) == {"throughput", "tpot", "ttft", "batch_latency"}
     assert len(df) >= 80 and df["simulated"].gt(0).all()
     h = end_to_end.rerun_headline(df)

@@ -82,16 +82,14 @@ def headline_lines(rep: validation.Report) -> list[str]:
     return lines
 
 
-def end_to_end_frame(rep: validation.Report, catalog: Any) -> Any:
-    """The open-loop rows rerun by the simulator (`engine.explain.end_to_end`)."""
+def simulated(rep: validation.Report, catalog: Any) -> tuple[Any, Any]:
+    """(the open-loop rows rerun end to end, the fitted points rerun) by the simulator, with the
+    reference fit computed once for both (`engine.explain.end_to_end`)."""
     points = [r.point for r in rep.rows if r.point is not None]
-    return end_to_end.frame(end_to_end.checks(catalog, points))
-
-
-def reruns_frame(rep: validation.Report, catalog: Any) -> Any:
-    """The fitted points rerun by the simulator (`engine.explain.end_to_end.point_reruns`)."""
-    points = [r.point for r in rep.rows if r.point is not None]
-    return end_to_end.point_reruns(catalog, points)
+    fits = calibrate.reference_fits(points, catalog)
+    rows = [r.open_loop for r in rep.rows if r.open_loop is not None]
+    e2e = end_to_end.frame(end_to_end.checks(catalog, rows, points, fits))
+    return e2e, end_to_end.point_reruns(catalog, points, fits)
 
 
 def rerun_lines(reruns: Any) -> list[str]:
@@ -208,8 +206,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """`python -m engine validate [--json | --markdown]`."""
     catalog = load_catalog()
     rep = validation.report(catalog)
-    e2e = end_to_end_frame(rep, catalog)
-    reruns = reruns_frame(rep, catalog)
+    e2e, reruns = simulated(rep, catalog)
     if args.json:
         doc = rep.as_dict()
         doc["end_to_end"] = {"headline": end_to_end.headline(e2e), "rows": e2e.to_dict(orient="records")}
@@ -312,7 +309,7 @@ def cmd_calibrate_reference(args: argparse.Namespace) -> int:
     fits = calibrate.reference_fits(points, cat)
     if getattr(args, "write", False):
         rep = validation.report(cat)
-        for path in write_reference(fits, rep, end_to_end_frame(rep, cat)):
+        for path in write_reference(fits, rep, simulated(rep, cat)[0]):
             print(f"wrote {path}")
         return 0
     for (chip_id, stack), f in sorted(fits.items()):

@@ -34,14 +34,19 @@ def silicon_of(chip: str) -> frozenset[str]:
     return frozenset({chip, *trust.siblings_of(chip)})
 
 
-def rule_profile(chip: str, stack: str, fits: dict[tuple[str, str], Fit]) -> tuple[CalibrationProfile, str]:
-    """The profile (and its basis) the trust rules give `chip` under `stack`, from a set of fits."""
+def fitted_lookup(fits: dict[tuple[str, str], Fit]) -> trust.Lookup:
+    """(chip, stack) -> the profile fitted to it in `fits`, or None (what the trust rules consult)."""
 
     def fitted(c: str, st: str) -> CalibrationProfile | None:
         f = fits.get((c, st))
         return f.profile if f is not None else None
 
-    found = trust.borrowed_profile(chip, stack, fitted)
+    return fitted
+
+
+def rule_profile(chip: str, stack: str, fits: dict[tuple[str, str], Fit]) -> tuple[CalibrationProfile, str]:
+    """The profile (and its basis) the trust rules give `chip` under `stack`, from a set of fits."""
+    found = trust.borrowed_profile(chip, stack, fitted_lookup(fits))
     if found is not None:
         return found[0], found[1]
     pool = [f.profile for (c, s), f in fits.items() if s == stack] or [

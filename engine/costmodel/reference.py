@@ -39,6 +39,8 @@ class Row:
     kind: str
     point: Measurement | None
     reason: str = ""
+    open_loop: OpenLoop | None = None
+    """An open-loop row the simulator reruns (`OPEN_LOOP_REASON`): what the rerun needs."""
 
     @property
     def usable(self) -> bool:
@@ -302,7 +304,9 @@ def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog
     if _open_loop_rate(rate) is not None:
         if _means(r) is None:
             return skip("prompt or output lengths are not stated as numbers")
-        return skip(OPEN_LOOP_REASON)
+        return replace(
+            skip(OPEN_LOOP_REASON), open_loop=_open_loop(r, catalog, key, stack, version, model, hw, kind)
+        )
     isl, osl = _int(r["input_len"]), _int(r["output_len"])
     if isl is None or osl is None:
         return skip("prompt or output lengths are not stated as numbers")
@@ -441,68 +445,39 @@ class OpenLoop:
     note: str
 
 
+def _open_loop(r: dict[str, str], catalog: Catalog, key: str, stack: str, version: tuple[int, int] | None,
+               model: str, hw: str, kind: Kind) -> OpenLoop:  # fmt: skip
+    """What the simulator needs to rerun an open-loop row with stated mean lengths."""
+    means, rate = _means(r), _open_loop_rate(r["rate"])
+    assert means is not None and rate is not None
+    weights, kv = _precision(r["precision"], r["model"])
+    notes = ["every request at the stated mean lengths (their spread is not stated)"]
+    if kv is None:
+        kv = stacks.kv_default(stack, weights)
+        notes.append(f"KV precision unstated: the stack's default ({kv})")
+    text = r["notes"]
+    max_len = catalog.model(model).max_context
+    settings = _settings(stack, version, hw, catalog, False, max_len) or stacks.vllm_v0_defaults(max_len)
+    seqs = re.search(r"max-num-seqs (\d+)", text)
+    tokens = re.search(r"max-num-batched-tokens (\d+)", text)
+    chunk = re.search(r"enable-chunked-prefill (TRUE|FALSE)", text)
+    chunked = chunk.group(1) == "TRUE" if chunk else settings.chunked_prefill
+    budget = int(tokens.group(1)) if tokens else (settings.token_budget if chunked else max(max_len, 2048))
+    steps = re.search(r"num-scheduler-step (\d+)", text)
+    if steps and int(steps.group(1)) > 1:
+        notes.append(f"{steps.group(1)} scheduler steps per host call (multi-step): not modelled")
+    return OpenLoop(
+        id=r["id"], source_key=key, source=r["source"], stack=stack, model=model, hardware=hw,
+        tp=int(r["tp"]), weights=weights, kv=kv, mean_input=means[0], mean_output=means[1],
+        prompts=means[2], rate_rps=rate, figure=kind, value=float(r["value"]), unit=r["unit"],
+        max_batch=int(seqs.group(1)) if seqs else settings.max_batch, token_budget=budget,
+        chunked=chunked, note="; ".join(notes),
+    )  # fmt: skip
+
+
 def open_loop_rows(catalog: Catalog) -> list[OpenLoop]:
     """The open-loop rows of calibration-extra.csv that the simulator reruns (`OPEN_LOOP_REASON`)."""
-    path = datafiles.data_dir() / "reference" / EXTRA_FILE
-    with open(path, newline="", encoding="utf-8") as fh:
-        raw = list(csv.DictReader(fh))
-    by_id = {r["id"]: r for r in raw}
-    out = []
-    for r in raw:
-        if _judge(r, by_id, catalog).reason != OPEN_LOOP_REASON:
-            continue
-        stack = _stack(r["framework"])
-        version = _version(r["framework"])
-        if stack == "vllm" and (version is None or version < (0, 8)):
-            stack = "vllm-v0"
-        model, hw = _model(r["model"]), _hardware(r["hardware"])
-        means = _means(r)
-        rate = _open_loop_rate(r["rate"])
-        kind, _, _ = _kind(r["metric"])
-        assert model is not None and hw is not None and means is not None and rate is not None and kind
-        weights, kv = _precision(r["precision"], r["model"])
-        notes = ["every request at the stated mean lengths (their spread is not stated)"]
-        if kv is None:
-            kv = stacks.kv_default(stack, weights)
-            notes.append(f"KV precision unstated: the stack's default ({kv})")
-        text = r["notes"]
-        max_len = catalog.model(model).max_context
-        settings = _settings(stack, version, hw, catalog, False, max_len) or stacks.vllm_v0_defaults(max_len)
-        seqs = re.search(r"max-num-seqs (\d+)", text)
-        tokens = re.search(r"max-num-batched-tokens (\d+)", text)
-        chunk = re.search(r"enable-chunked-prefill (TRUE|FALSE)", text)
-        chunked = chunk.group(1) == "TRUE" if chunk else settings.chunked_prefill
-        budget = (
-            int(tokens.group(1)) if tokens else (settings.token_budget if chunked else max(max_len, 2048))
-        )
-        steps = re.search(r"num-scheduler-step (\d+)", text)
-        if steps and int(steps.group(1)) > 1:
-            notes.append(f"{steps.group(1)} scheduler steps per host call (multi-step): not modelled")
-        out.append(
-            OpenLoop(
-                id=r["id"],
-                source_key=source_key(r["source"]),
-                source=r["source"],
-                stack=stack,
-                model=model,
-                hardware=hw,
-                tp=int(r["tp"]),
-                weights=weights,
-                kv=kv,
-                mean_input=means[0],
-                mean_output=means[1],
-                prompts=means[2],
-                rate_rps=rate,
-                figure=kind,
-                value=float(r["value"]),
-                unit=r["unit"],
-                max_batch=int(seqs.group(1)) if seqs else settings.max_batch,
-                token_budget=budget,
-                chunked=chunked,
-                note="; ".join(notes),
-            )
-        )
-    return out
+    return [r.open_loop for r in reference_rows(catalog) if r.open_loop is not None]
 
 
 def reference_rows(catalog: Catalog) -> list[Row]:

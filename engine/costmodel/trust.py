@@ -301,6 +301,9 @@ def calibration(
     """
     stack_name = STACK_NAMES.get(stack, stack)
 
+    def fitted_in_catalog(chip: str, st: str) -> CalibrationProfile | None:
+        return _fitted_profile(catalog.hardware.get(chip), st)
+
     def result(
         prof: CalibrationProfile, name: str, basis: Basis, rule: str
     ) -> tuple[CalibrationProfile, Calibration]:
@@ -314,7 +317,7 @@ def calibration(
             prof, cal = result(prof, profile_name, "fitted", prof.source)
             return prof, _widened(cal, (hw.id, profile_name))  # a chip's fits are named by their stack
         return result(prof, profile_name, "assumed", prof.source)
-    found = borrowed_profile(hw.id, stack, lambda chip, st: _fitted_profile(catalog.hardware.get(chip), st))
+    found = borrowed_profile(hw.id, stack, fitted_in_catalog)
     if found is not None:
         prof, basis, chip, other = found
         if basis == "fitted":
@@ -335,7 +338,7 @@ def calibration(
         prof, cal = result(
             prof.model_copy(update={"source": f"{rule} ({prof.source})"}), stack, "illustrative", rule
         )
-        ref_fit = borrowed_profile(ref.id, stack, lambda c, st: _fitted_profile(catalog.hardware.get(c), st))
+        ref_fit = borrowed_profile(ref.id, stack, fitted_in_catalog)
         return prof, _widened(cal, (ref_fit[2], ref_fit[3])) if ref_fit is not None else cal
     prof = transfer_profile(catalog, stack)
     return result(prof, stack, "transfer", prof.source)

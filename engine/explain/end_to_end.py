@@ -26,7 +26,7 @@ import pandas as pd
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile
 from engine.costmodel import calibrate, crossval, trust
-from engine.costmodel.reference import OpenLoop, open_loop_rows
+from engine.costmodel.reference import OpenLoop
 from engine.scenario.codec import from_data
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
@@ -36,67 +36,109 @@ PROFILE = "end-to-end"
 """Name under which a run's profile is added to its chip (so the run uses exactly that profile)."""
 
 
-def scenario_of(row: OpenLoop) -> Scenario:
-    """The scenario that reruns an open-loop row: one instance, the row's settings, its rate."""
+def _scenario(
+    setup: OpenLoop | calibrate.Measurement,
+    *,
+    name: str,
+    stack: str,
+    lengths: tuple[int, int],
+    arrival: dict[str, object],
+    duration_s: float,
+    preemption: str,
+    mem_fraction: float = 0.9,
+) -> Scenario:
+    """One instance of the setup's chip and layout, its batch limits and stack, fixed lengths, and
+    its pool running with the profile a run adds to the chip (`PROFILE`)."""
     return from_data(
         {
             "version": 1,
-            "name": f"{row.id}: {row.hardware} x{row.tp} at {row.rate_rps:g} req/s",
+            "name": name,
             "seed": 0,
-            "duration_s": row.prompts / row.rate_rps,
-            "model": {"id": row.model, "weights": row.weights, "kv": row.kv},
+            "duration_s": duration_s,
+            "model": {"id": setup.model, "weights": setup.weights, "kv": setup.kv},
             "workload": {
                 "classes": [
                     {
-                        "name": "sharegpt",
-                        "input": {"kind": "constant", "tokens": max(1, round(row.mean_input))},
-                        "output": {"kind": "constant", "tokens": max(1, round(row.mean_output))},
+                        "name": "fixed",
+                        "input": {"kind": "constant", "tokens": lengths[0]},
+                        "output": {"kind": "constant", "tokens": lengths[1]},
                     }
                 ],
-                "arrival": {"kind": "poisson", "rate_rps": row.rate_rps},
+                "arrival": arrival,
             },
             "deployment": {
                 "mode": "colocated",
-                "stack": row.stack,
+                "stack": stack,
+                "mem_fraction": mem_fraction,
                 "pools": [
                     {
                         "name": "server",
                         "role": "mixed",
-                        "hardware": row.hardware,
-                        "tp": row.tp,
+                        "hardware": setup.hardware,
+                        "tp": setup.tp,
                         "count": 1,
                         "profile": PROFILE,
                     }
                 ],
                 "batching": {
-                    "max_batch": row.max_batch,
-                    "token_budget": row.token_budget,
-                    "chunked_prefill": row.chunked,
+                    "max_batch": setup.max_batch,
+                    "token_budget": setup.token_budget,
+                    "chunked_prefill": setup.chunked,
                 },
             },
-            # vLLM's scheduler: first come, first served; KV grows a token at a time; recompute on
-            # preemption
-            "scheduler": {"preemption": "recompute"},
+            "scheduler": {"preemption": preemption},
         }
+    )
+
+
+def _lengths(row: OpenLoop) -> tuple[int, int]:
+    """An open-loop row's requests: each at the stated mean prompt and answer."""
+    return max(1, round(row.mean_input)), max(1, round(row.mean_output))
+
+
+def scenario_of(row: OpenLoop) -> Scenario:
+    """The scenario that reruns an open-loop row: one instance, the row's settings, its rate.
+
+    vLLM's scheduler: first come, first served; KV grows a token at a time; recompute on preemption.
+    """
+    return _scenario(
+        row,
+        name=f"{row.id}: {row.hardware} x{row.tp} at {row.rate_rps:g} req/s",
+        stack=row.stack,
+        lengths=_lengths(row),
+        arrival={"kind": "poisson", "rate_rps": row.rate_rps},
+        duration_s=row.prompts / row.rate_rps,
+        preemption="recompute",
+    )
+
+
+def _fixed(arrival_s: np.ndarray, lengths: tuple[int, int]) -> Requests:
+    """Requests arriving at `arrival_s`, every one of the same (prompt, output) lengths."""
+    n = len(arrival_s)
+    return Requests(
+        arrival_s=arrival_s,
+        cls=np.zeros(n, dtype=np.int64),
+        prompt_tokens=np.full(n, lengths[0], dtype=np.int64),
+        output_tokens=np.full(n, lengths[1], dtype=np.int64),
+        prefix_group=np.zeros(n, dtype=np.int64),
+        prefix_tokens=np.zeros(n, dtype=np.int64),
+        session=np.arange(n, dtype=np.int64),
+        reused_tokens=np.zeros(n, dtype=np.int64),
     )
 
 
 def requests_of(row: OpenLoop) -> Requests:
     """The row's prompts as `benchmark_serving.py` sends them: exactly `prompts` requests, the first
     at 0 and each next one after an exponential gap at the row's rate (seeded), at the mean lengths."""
-    n = row.prompts
-    gaps = np.random.default_rng(0).exponential(1.0 / row.rate_rps, n)
-    arrival = np.concatenate(([0.0], np.cumsum(gaps[:-1])))
-    return Requests(
-        arrival_s=arrival,
-        cls=np.zeros(n, dtype=np.int64),
-        prompt_tokens=np.full(n, max(1, round(row.mean_input)), dtype=np.int64),
-        output_tokens=np.full(n, max(1, round(row.mean_output)), dtype=np.int64),
-        prefix_group=np.zeros(n, dtype=np.int64),
-        prefix_tokens=np.zeros(n, dtype=np.int64),
-        session=np.arange(n, dtype=np.int64),
-        reused_tokens=np.zeros(n, dtype=np.int64),
-    )
+    gaps = np.random.default_rng(0).exponential(1.0 / row.rate_rps, row.prompts)
+    return _fixed(np.concatenate(([0.0], np.cumsum(gaps[:-1]))), _lengths(row))
+
+
+def _with_profile(catalog: Catalog, chip: str, profile: CalibrationProfile) -> Catalog:
+    """The catalog with `profile` added to `chip` as `PROFILE`, the profile the reruns' pool names."""
+    hw = catalog.chip(chip)
+    spec = hw.model_copy(update={"profiles": {**hw.profiles, PROFILE: profile}})
+    return replace(catalog, hardware={**catalog.hardware, spec.id: spec})
 
 
 def figures(requests: pd.DataFrame) -> dict[str, float]:
@@ -120,11 +162,9 @@ def figures(requests: pd.DataFrame) -> dict[str, float]:
 
 def run_row(row: OpenLoop, profile: CalibrationProfile, catalog: Catalog) -> dict[str, float]:
     """Simulate a row's setup with `profile` on its chip; its three figures."""
-    hw = catalog.chip(row.hardware)
-    spec = hw.model_copy(update={"profiles": {**hw.profiles, PROFILE: profile}})
     reqs = requests_of(row)
     sc = scenario_of(row).model_copy(update={"duration_s": float(reqs.arrival_s[-1]) + 1e-6})
-    res = simulate(sc, replace(catalog, hardware={**catalog.hardware, spec.id: spec}), reqs)
+    res = simulate(sc, _with_profile(catalog, row.hardware, profile), reqs)
     return figures(res.requests)
 
 
@@ -148,14 +188,17 @@ class Check:
         return self.held_out / self.row.value - 1.0
 
 
-def checks(catalog: Catalog, points: list[calibrate.Measurement]) -> list[Check]:
+def checks(
+    catalog: Catalog,
+    rows: list[OpenLoop],
+    points: list[calibrate.Measurement],
+    fits: dict[tuple[str, str], calibrate.Fit],
+) -> list[Check]:
     """Every open-loop row rerun with the shipped profiles and with its source left out.
 
-    `points` are the usable reference points the profiles are fitted to (the same fit the
-    catalog ships: a test keeps them equal).
+    `points` are the usable reference points and `fits` their fit (`calibrate.reference_fits`: the
+    profiles the catalog ships, a test keeps them equal); each source is refitted without its rows.
     """
-    rows = open_loop_rows(catalog)
-    fits = calibrate.reference_fits(points, catalog)
     held_fits: dict[str, dict[tuple[str, str], calibrate.Fit]] = {}
     runs: dict[tuple[object, ...], dict[str, float]] = {}
     out = []
@@ -170,9 +213,7 @@ def checks(catalog: Catalog, points: list[calibrate.Measurement]) -> list[Check]
         for prof in (shipped, held):
             if (*setup, prof) not in runs:
                 runs[(*setup, prof)] = run_row(row, prof, catalog)
-        found = trust.borrowed_profile(
-            row.hardware, row.stack, lambda c, st: fits[(c, st)].profile if (c, st) in fits else None
-        )
+        found = trust.borrowed_profile(row.hardware, row.stack, crossval.fitted_lookup(fits))
         origin = f"{found[2]}:{found[3]}" if found is not None else "transfer"
         out.append(
             Check(row, runs[(*setup, shipped)][row.figure], runs[(*setup, held)][row.figure], basis, origin)
@@ -247,63 +288,18 @@ OFFLINE_REQUESTS = (1_000, 6_000)
 
 
 def _point_scenario(m: calibrate.Measurement, duration_s: float, arrival: dict[str, object]) -> Scenario:
+    """A reference point's run. vLLM and SGLang grow KV a token at a time and recompute on
+    preemption; TensorRT-LLM and Splitwise's harness reserve the whole request."""
     stack = m.stack if m.stack in SCENARIO_STACKS else "vllm"
-    return from_data(
-        {
-            "version": 1,
-            "name": f"{m.id}: {m.hardware} x{m.tp}",
-            "seed": 0,
-            "duration_s": duration_s,
-            "model": {"id": m.model, "weights": m.weights, "kv": m.kv},
-            "workload": {
-                "classes": [
-                    {
-                        "name": "fixed",
-                        "input": {"kind": "constant", "tokens": m.prompt_tokens},
-                        "output": {"kind": "constant", "tokens": max(m.output_tokens, 1)},
-                    }
-                ],
-                "arrival": arrival,
-            },
-            "deployment": {
-                "mode": "colocated",
-                "stack": stack,
-                "mem_fraction": m.kv_mem_fraction,
-                "pools": [
-                    {
-                        "name": "server",
-                        "role": "mixed",
-                        "hardware": m.hardware,
-                        "tp": m.tp,
-                        "count": 1,
-                        "profile": PROFILE,
-                    }
-                ],
-                "batching": {
-                    "max_batch": m.max_batch,
-                    "token_budget": m.token_budget,
-                    "chunked_prefill": m.chunked,
-                },
-            },
-            # vLLM and SGLang grow KV a token at a time and recompute on preemption; TensorRT-LLM and
-            # Splitwise's harness reserve the whole request
-            "scheduler": {
-                "preemption": "recompute" if stack != "trtllm" and m.stack != "splitwise" else "none"
-            },
-        }
-    )
-
-
-def _at_once(m: calibrate.Measurement, n: int) -> Requests:
-    return Requests(
-        arrival_s=np.zeros(n),
-        cls=np.zeros(n, dtype=np.int64),
-        prompt_tokens=np.full(n, m.prompt_tokens, dtype=np.int64),
-        output_tokens=np.full(n, max(m.output_tokens, 1), dtype=np.int64),
-        prefix_group=np.zeros(n, dtype=np.int64),
-        prefix_tokens=np.zeros(n, dtype=np.int64),
-        session=np.arange(n, dtype=np.int64),
-        reused_tokens=np.zeros(n, dtype=np.int64),
+    return _scenario(
+        m,
+        name=f"{m.id}: {m.hardware} x{m.tp}",
+        stack=stack,
+        lengths=(m.prompt_tokens, max(m.output_tokens, 1)),
+        arrival=arrival,
+        duration_s=duration_s,
+        preemption="recompute" if stack != "trtllm" and m.stack != "splitwise" else "none",
+        mem_fraction=m.kv_mem_fraction,
     )
 
 
@@ -311,16 +307,15 @@ def rerun_point(m: calibrate.Measurement, profile: CalibrationProfile, catalog: 
     """A reference point's figure, simulated with `profile` on its chip (its unit: ms or tokens/s).
 
     Static batches and offline throughputs send their prompts at once; a concurrency runs that
-    many closed-loop clients (no think time, all from the start) for about fifteen requests each,
-    and measures the steady state after the first fifth of the window.
+    many closed-loop clients (no think time, started evenly over one request's predicted time, so
+    they are staggered as in a steady state) for about fifteen requests each, and measures the
+    steady state after the first fifth of the window.
     """
-    hw = catalog.chip(m.hardware)
-    spec = hw.model_copy(update={"profiles": {**hw.profiles, PROFILE: profile}})
-    cat = replace(catalog, hardware={**catalog.hardware, spec.id: spec})
+    cat = _with_profile(catalog, m.hardware, profile)
     per_request = m.output_tokens + (m.prompt_tokens if m.count_input else 0)
     if m.static or (m.kind == "throughput" and not m.concurrency):
         n = m.batch if m.static else int(np.clip(4 * m.max_batch, *OFFLINE_REQUESTS))
-        reqs = _at_once(m, n)
+        reqs = _fixed(np.zeros(n), (m.prompt_tokens, max(m.output_tokens, 1)))
         res = simulate(_point_scenario(m, 1.0, {"kind": "offline", "requests": n}), cat, reqs)
         t = res.requests
         span = float(t["completion_s"].max())
@@ -341,10 +336,11 @@ def rerun_point(m: calibrate.Measurement, profile: CalibrationProfile, catalog: 
     return figures(done)[m.kind]
 
 
-def point_reruns(catalog: Catalog, points: list[calibrate.Measurement]) -> pd.DataFrame:
+def point_reruns(
+    catalog: Catalog, points: list[calibrate.Measurement], fits: dict[tuple[str, str], calibrate.Fit]
+) -> pd.DataFrame:
     """Every dense reference point of a kind the simulator reproduces: measured, predicted by the
-    cost model's steady-state predictor and simulated, both with the shipped profiles."""
-    fits = calibrate.reference_fits(points, catalog)
+    cost model's steady-state predictor and simulated, both with the shipped profiles (`fits`)."""
     rows = []
     for m in points:
         if m.kind not in RERUN_KINDS or calibrate.is_moe(m, catalog) or m.dp > 1 or m.speculation is not None:

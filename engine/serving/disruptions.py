@@ -49,15 +49,24 @@ def fault(sim: DisruptionHost, spec: Fault) -> Any:
         sim.retry_handoffs()
         # whichever fault's end brings a prefill instance back ends the fallback, not only the
         # fault that started it (another fault may have taken the last prefill instance)
-        if sim.fallen and sim.servers_of("prefill"):
-            fallen, sim.fallen = sim.fallen, []
+        fallen = _prefill_back(sim)
+        if fallen:
             yield from _restore_roles(sim, fallen)
+
+
+def _prefill_back(sim: DisruptionHost) -> list[Server]:
+    """With a prefill instance up again, the instances of the fallback under way, which it no
+    longer owns (none when no fallback is under way or prefill is still down)."""
+    if not (sim.fallen and sim.servers_of("prefill")):
+        return []
+    fallen, sim.fallen = sim.fallen, []
+    return fallen
 
 
 def end_fallback(sim: DisruptionHost) -> None:
     """A prefill instance came back some other way (an elastic switch): end a fallback under way."""
-    if sim.fallen and sim.servers_of("prefill"):
-        fallen, sim.fallen = sim.fallen, []
+    fallen = _prefill_back(sim)
+    if fallen:
         sim.env.process(_restore_roles(sim, fallen))
 
 
