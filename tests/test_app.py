@@ -224,11 +224,11 @@ def test_policy_widgets_come_from_the_registry() -> None:
 
 def test_a_refused_value_snaps_back_with_the_reason() -> None:
     at = app("strategy")
-    at.selectbox(key="fg:deployment.pools[0].tp").set_value(1).run()  # 70B fp8 does not fit one H100
+    at.selectbox(key="fg:deployment.pools[0].hardware").set_value("l4").run()  # 70B fp8 does not fit 2 x L4
     assert not at.exception
     assert any("tp" in text_of(w.value) for w in at.warning), [w.value for w in at.warning]
     assert scenario_of(at) == short()
-    assert at.selectbox(key="fg:deployment.pools[0].tp").value == short().deployment.pools[0].tp
+    assert at.selectbox(key="fg:deployment.pools[0].hardware").value == short().deployment.pools[0].hardware
 
 
 def test_slo_target_changes_attainment() -> None:

@@ -123,7 +123,7 @@ def test_a_profile_that_missed_online_serving_shows_the_miss(catalog: Catalog) -
     }
     _, h100_v1 = trust.calibration(h100, "vllm", catalog)
     online = trust.online_errors("h100-sxm", "vllm-v0")
-    assert online["throughput"] > 0.5 and online["ttft"] > 1.0  # a third of the throughput; TTFT far off
+    assert online["throughput"] > 0.5 and online["ttft"] > 0.5  # both well beyond a fitted chip's bar
     assert online.pop("reruns") == 6
     for name, cal in pools.items():
         # the reruns' TTFT miss is larger than any basis' error: it is what each of them shows
@@ -135,7 +135,8 @@ def test_a_profile_that_missed_online_serving_shows_the_miss(catalog: Catalog) -
     assert pools["illustrative"].basis == "illustrative"
     assert h100_v1.expected_error == trust.expected_errors("fitted")
     assert h100_v1.caveat == "" and "serving at a rate" not in h100_v1.rule
-    assert trust.with_error("24 ms", online["ttft"]) == "24 ms ± >100%"
+    assert trust.with_error("24 ms", online["ttft"]) == "24 ms ± 56%"
+    assert trust.with_error("24 ms", 1.37) == "24 ms ± >100%"
     assert trust.with_error("24 ms", 0.19) == "24 ms ± 19%"
 
 
@@ -147,8 +148,8 @@ def test_the_pages_and_the_cli_show_the_online_caveat_of_a_fitted_pool() -> None
     marks = confidence.pool_marks(s)
     assert not confidence.uncalibrated(marks)  # fitted: the badge still says calibrated ...
     (text,) = confidence.caveats(marks)  # ... and the caption says what the reruns showed
-    assert text.startswith("serving at a rate") and "TTFT" in text
-    assert "TTFT ± >100%" in confidence.errors_text(marks[0].calibration.expected_error)
+    assert text.startswith("serving at a rate") and "throughput by a median 63%" in text
+    assert "TTFT ± 56%" in confidence.errors_text(marks[0].calibration.expected_error)
     plain = apply_overrides(load_preset("chat-colocated"), {"deployment.stack": "vllm"})
     assert confidence.caveats(confidence.pool_marks(plain)) == []
 
@@ -162,13 +163,15 @@ def test_the_cli_json_carries_the_caveat(capsys: pytest.CaptureFixture[str]) -> 
     assert main(args) == 0
     (pool,) = json.loads(capsys.readouterr().out)["calibration"].values()
     assert pool["fitted"] and pool["caveat"].startswith("serving at a rate")
-    assert pool["expected_error"]["ttft"] > 1.0
+    assert pool["expected_error"]["ttft"] > 0.5
 
 
 def test_the_simulator_reproduces_the_predictor_where_both_model_the_same_run(catalog: Catalog) -> None:
     """A static batch that fits in KV memory runs the same iterations in both: the same figure. One
-    that does not (dstack's 256 prompts of 2,048 + 2,048 tokens on eight H100s) preempts and
-    recomputes in the simulator, where the predictor only splits it into waves: slower."""
+    that does not (dstack's 256 prompts of 2,048 + 2,048 tokens on eight H100s, whose KV room is
+    what is left beside the bf16 attention of Meta's checkpoint and a 91,680-token forward pass)
+    runs in waves in the predictor and preempts in the simulator, which packs the batch tighter
+    than the predictor's whole waves: faster, both within a fifth of the measured 1,196 tokens/s."""
     points = {m.id: m for m in reference.usable_points(catalog)}
     prof = catalog.chip("mi300x").profiles["vllm-v0"]
     fits = points["X020"]  # 70B on 8 MI300X, 8 prompts of 2,048 + 2,048 tokens at once
@@ -179,7 +182,10 @@ def test_the_simulator_reproduces_the_predictor_where_both_model_the_same_run(ca
     over = points["X058"]
     inst = calibrate._instance(over, catalog)
     assert over.batch * (over.prompt_tokens + over.output_tokens) > inst.kv_capacity_tokens
-    assert end_to_end.rerun_point(over, h100, catalog) < 0.8 * calibrate.predict(over, catalog, h100)
+    assert over.batch * (over.prompt_tokens + over.output_tokens) > 8 * inst.kv_capacity_tokens
+    simulated, predicted = end_to_end.rerun_point(over, h100, catalog), calibrate.predict(over, catalog, h100)
+    assert predicted < simulated < 1.2 * over.value
+    assert predicted == pytest.approx(over.value, rel=0.2)
 
 
 def test_a_concurrency_is_rerun_as_staggered_closed_loop_clients(catalog: Catalog) -> None:

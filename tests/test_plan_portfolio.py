@@ -41,8 +41,8 @@ def test_a_portfolio_beats_every_single_shape(plans: tuple[Any, Any]) -> None:
     assert best["passes"] and _portfolio_rows(runs)[on.best_run]
     assert best["usd_per_hour"] < single == off.best_usd_per_hour
     # chat decodes on bandwidth at a tight TPOT target, batch on a big KV memory at a loose one
-    assert best["shape"] == "h100-sxm tp2 -> chat: h20 tp1 | batch: mi300x tp1"
-    assert best["split"] == "3P:3D|4D" and best["decode_instances"] == 7
+    assert best["shape"] == "h100-sxm tp1 -> chat: h20 tp1 | batch: mi300x tp1"
+    assert best["split"] == "5P:3D|4D" and best["decode_instances"] == 7
     assert best["calibration"].startswith("uncalibrated: h20")  # the least calibrated pool's mark
     cand = on.candidates[_portfolio_rows(on.candidates)]
     assert set(cand["status"]) <= {"simulated", "bounded"} and (cand["best_run"] == on.best_run).any()
@@ -56,7 +56,7 @@ def test_the_chosen_portfolio_is_a_valid_scenario(plans: tuple[Any, Any]) -> Non
     assert best is not None and best.duration_s == 600.0  # the user's window, not the planning one
     pools = {p.name: (p.role, p.hardware, p.tp, p.count) for p in best.deployment.pools}
     assert pools == {
-        "prefill": ("prefill", "h100-sxm", 2, 3),
+        "prefill": ("prefill", "h100-sxm", 1, 5),
         "decode-chat": ("decode", "h20", 1, 3),
         "decode-batch": ("decode", "mi300x", 1, 4),
     }
@@ -80,9 +80,9 @@ def test_portfolio_off_changes_nothing(plans: tuple[Any, Any]) -> None:
     # what the planner chose before portfolios existed
     best = off.runs.iloc[off.best_run]
     assert (best["shape"], best["split"], round(best["usd_per_hour"], 2)) == (
-        "h100-sxm tp2 -> mi300x tp2",
-        "3P:4D",
-        30.94,
+        "h100-sxm tp1 -> mi300x tp2",
+        "5P:4D",
+        28.45,
     )
 
 
@@ -165,6 +165,6 @@ def test_cli_plan_portfolio_writes_a_scenario_that_loads(
     args += ["--modes", "disaggregated", "--duration-s", "180", "--portfolio", "--no-progress"]
     assert main([*args, "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "cheapest: h100-sxm tp2 -> chat: h20 tp1 | batch: mi300x tp1 3P:3D|4D" in text
+    assert "cheapest: h100-sxm tp1 -> chat: h20 tp1 | batch: mi300x tp1 5P:3D|4D" in text
     chosen = io.load(out)
     assert [c.pools for c in chosen.workload.classes] == [("decode-chat",), ("decode-batch",)]

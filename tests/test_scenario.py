@@ -111,7 +111,7 @@ def test_resolve_errors_name_the_field() -> None:
     with pytest.raises(ScenarioError, match=r"deployment\.pools\[0\]\.hardware: unknown hardware 'h1000'"):
         resolve(io.apply_overrides(base, {"deployment.pools[0].hardware": "h1000"}))
     with pytest.raises(ScenarioError, match=r"deployment\.pools\[0\]\.tp: llama-3.1-70b .* at least 2 chips"):
-        resolve(io.apply_overrides(base, {"deployment.pools[0].tp": 1}))
+        resolve(io.apply_overrides(base, {"deployment.pools[0].tp": 1, "model.weights": "bf16"}))
     with pytest.raises(ScenarioError, match=r"model\.id: unknown model"):
         resolve(io.apply_overrides(base, {"model.id": "gpt-9"}))
 

@@ -43,6 +43,7 @@ def _roofline(sc_json: str, chips: tuple[tuple[str, int], ...]) -> tuple[pd.Data
         sc.model.weights,
         sc.kv_precision(),
         sc.deployment.mem_fraction,
+        activation_tokens=sc.activation_tokens(),
     )
 
 
@@ -78,7 +79,12 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
     skipped = []
     for c in picked:
         tp = next((t for h, t in in_use if h == c), None) or fitting_tp(
-            model, cat.chip(c), sc.model.weights, sc.kv_precision(), sc.deployment.mem_fraction
+            model,
+            cat.chip(c),
+            sc.model.weights,
+            sc.kv_precision(),
+            sc.deployment.mem_fraction,
+            sc.activation_tokens(),
         )
         if tp is None:
             skipped.append(c)

@@ -56,7 +56,7 @@ def memory_text(m: PoolMemory) -> str:
         kv += f" ({tokens(m.kv_tokens_per_rank)} per DP rank)"
     return (
         f"{m.layout}: {m.chips_per_instance} chip{'' if m.chips_per_instance == 1 else 's'} per instance; weights {m.weights_gb_per_chip:,.1f} GB "
-        f"per chip of {m.usable_gb_per_chip:,.1f} GB usable; {kv}."
+        f"and activations {m.activations_gb_per_chip:,.1f} GB per chip of {m.usable_gb_per_chip:,.1f} GB usable; {kv}."
     )
 
 

@@ -35,6 +35,13 @@ ComputePrecision = Literal["bf16", "fp8", "fp4", "int8"]
 BYTES_PER_ELEMENT: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5, "int4": 0.5}
 """Storage bytes of one weight or KV element by precision (scales of block formats ignored)."""
 
+GIB = float(1 << 30)
+"""Bytes in one GiB. Vendors state HBM and GDDR capacities in binary units under the name GB: an
+"80 GB" H100 holds 80 GiB (nvidia-smi: 81,559 MiB), so `memory_gb` counts GiB."""
+
+ACTIVATION_ELEMENT_BYTES = 2.0
+"""Bytes of one activation element held during a forward pass (bf16)."""
+
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 
 SOURCED_FIELDS = (
@@ -336,12 +343,43 @@ class ModelSpec(Spec):
         t = max(tokens, 0.0)
         return e * (1.0 - math.pow(1.0 - k / e, t))
 
-    def weight_bytes(self, weights: Precision) -> float:
-        """Bytes of all weights at a precision (embeddings kept in bf16 as serving stacks do)."""
-        emb = self.embedding_params()
-        return (self.total_params() - emb) * BYTES_PER_ELEMENT[weights] + emb * 2.0
+    def activation_bytes_per_token(self, tp: int) -> float:
+        """Peak activation bytes per batched token on one of `tp` chips during a forward pass.
 
-    def weight_bytes_read(self, weights: Precision, tokens: float) -> float:
+        The peak of a decoder layer's MLP: the residual stream and the MLP's input (2 x hidden)
+        beside the gate-up projection's output and its activated half (3 x width / tp), in bf16.
+        The width is the dense MLP's, or a MoE layer's routed and shared experts per token.
+        (Assumption: docs/calibration.md, "Memory".)
+        """
+        width = float(self.intermediate)
+        if self.moe:
+            width = max(
+                width, (self.moe.experts_per_token + self.moe.shared_experts) * self.moe.expert_intermediate
+            )
+        return ACTIVATION_ELEMENT_BYTES * (2.0 * self.hidden + 3.0 * width / tp)
+
+    def _attention_extra(self, weights: Precision, attention: Precision | None) -> float:
+        """Bytes the attention projections add when a checkpoint keeps them at `attention`."""
+        if attention is None:
+            return 0.0
+        per = BYTES_PER_ELEMENT[attention] - BYTES_PER_ELEMENT[weights]
+        return self.layers * self.attention_params() * per
+
+    def weight_bytes(self, weights: Precision, attention: Precision | None = None) -> float:
+        """Bytes of all weights at a precision (embeddings kept in bf16 as serving stacks do).
+
+        `attention`: the attention projections' precision where a checkpoint keeps them apart
+        (Meta's FP8 Llama 3.1 405B quantises only the MLPs); None: the same as the rest.
+        """
+        emb = self.embedding_params()
+        return (
+            (self.total_params() - emb) * BYTES_PER_ELEMENT[weights] + emb * 2.0
+            + self._attention_extra(weights, attention)
+        )  # fmt: skip
+
+    def weight_bytes_read(
+        self, weights: Precision, tokens: float, attention: Precision | None = None
+    ) -> float:
         """Bytes of weights one iteration of `tokens` tokens streams from memory.
 
         Dense models read everything once per iteration (only the output head, not the input
@@ -349,7 +387,11 @@ class ModelSpec(Spec):
         """
         wb = BYTES_PER_ELEMENT[weights]
         head = self.vocab * self.hidden * 2.0
-        dense = (self.dense_params() - self.embedding_params()) * wb + head
+        dense = (
+            (self.dense_params() - self.embedding_params()) * wb
+            + head
+            + self._attention_extra(weights, attention)
+        )
         if not self.moe:
             return dense
         touched = self.expected_experts_touched(tokens)

@@ -36,6 +36,7 @@ from engine.catalog.specs import CalibrationProfile, HardwareSpec, KvPrecision, 
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance, Speculation, iteration_cost
+from engine.costmodel.stacks import activation_tokens
 
 Kind = Literal["prefill", "decode", "throughput", "tpot", "ttft", "batch_latency"]
 Figure = Literal["throughput", "ttft", "tpot", "energy"]
@@ -114,6 +115,8 @@ class Measurement:
     ep: int = 1
     imbalance: float = 1.0
     speculation: tuple[int, float] | None = None
+    attention_weights: Precision | None = None
+    """The attention projections' precision where the checkpoint keeps them apart (None: `weights`)."""
 
     @property
     def plain(self) -> bool:
@@ -151,6 +154,7 @@ def _instance(m: Measurement, catalog: Catalog, hw: HardwareSpec | None = None) 
     return Instance(
         model=model, hardware=chip, tp=m.tp, weights=m.weights, kv=m.kv, mem_fraction=m.kv_mem_fraction,
         dp=m.dp, ep=m.ep, imbalance=m.imbalance, speculation=spec,
+        activation_tokens=activation_tokens(stack_of(m), m.token_budget), attention_weights=m.attention_weights,
     )  # fmt: skip
 
 
@@ -174,6 +178,7 @@ def _with_profile(inst: Instance, profile: CalibrationProfile) -> Instance:
             "profiles": {"given": profile}, "default_profile": "given",
         }), tp=inst.tp, pp=inst.pp, weights=inst.weights, kv=inst.kv, mem_fraction=inst.mem_fraction,
         dp=inst.dp, ep=inst.ep, imbalance=inst.imbalance, speculation=inst.speculation,
+        activation_tokens=inst.activation_tokens, attention_weights=inst.attention_weights,
     )  # fmt: skip
 
 
@@ -532,18 +537,28 @@ def is_moe(m: Measurement, catalog: Catalog) -> bool:
     return catalog.model(m.model).moe is not None
 
 
+def kv_oversubscribed(m: Measurement, catalog: Catalog) -> bool:
+    """True for a static batch whose requests, grown to full length, overflow the KV room."""
+    return (
+        m.static and m.batch * (m.prompt_tokens + m.output_tokens) > _instance(m, catalog).kv_capacity_tokens
+    )
+
+
 def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tuple[str, str], Fit]:
     """Fitted profiles per (chip, stack) from the reference points, as shipped in the catalog.
 
     Dense-model points only: MoE points check how the dense profiles carry to expert layers (their
-    kernels, routing imbalance and all-to-all), which they would otherwise bend. Each (chip family,
+    kernels, routing imbalance and all-to-all), which they would otherwise bend. Static batches
+    that overflow the KV room are checked, not fitted: the stack preempts and recomputes, which
+    the predictor's waves do not reproduce, and a fit would take the difference for slow chips
+    (dstack's 32K-token H100 batches pulled the compute fraction to 0.14). Each (chip family,
     stack) with at least two points is fitted; stacks in `FIXED_OVERHEAD_MS` keep their overhead
     fixed and fit the two fractions. A chip with a single point is not fitted: it serves as a
     held-out check of a sibling chip's profile.
     """
     groups: dict[tuple[str, str], list[Measurement]] = {}
     for m in points:
-        if is_moe(m, catalog):
+        if is_moe(m, catalog) or kv_oversubscribed(m, catalog):
             continue
         groups.setdefault((FAMILY.get(m.hardware, m.hardware), stack_of(m)), []).append(m)
     first = _fit_groups(groups, catalog, {})

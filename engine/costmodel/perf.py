@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike
 
 from engine.catalog.specs import (
     BYTES_PER_ELEMENT,
+    GIB,
     CalibrationProfile,
     HardwareSpec,
     KvPrecision,
@@ -84,6 +85,12 @@ class Instance:
     ep: int = 1
     imbalance: float = 1.0
     speculation: Speculation | None = None
+    attention_weights: Precision | None = None
+    """Precision of the attention projections where the checkpoint keeps them apart from the
+    other weights (Meta's FP8 Llama 3.1 405B: bf16); None: `weights`. Memory and bytes read only."""
+    activation_tokens: int = 0
+    """Tokens of the largest forward pass the serving stack keeps memory for (its per-iteration
+    token budget: vLLM profiles it at start-up and gives the KV cache only what is left)."""
     profile: CalibrationProfile = field(init=False)
 
     def __post_init__(self) -> None:
@@ -153,7 +160,7 @@ class Instance:
         Attention and dense layers are held once per data-parallel rank; experts once per
         expert-parallel group (an EP group spreads one copy over its `ep` ranks).
         """
-        total = self.model.weight_bytes(self.weights)
+        total = self.model.weight_bytes(self.weights, self.attention_weights)
         if self.dp == 1 and self.ep == 1:
             return total
         experts = self.expert_bytes
@@ -162,13 +169,22 @@ class Instance:
 
     @property
     def memory_bytes(self) -> float:
-        """Usable device memory of the instance (mem_fraction of the total)."""
-        return self.chips * self.hardware.memory_gb * 1e9 * self.mem_fraction
+        """Usable device memory of the instance (mem_fraction of the total, `memory_gb` in GiB)."""
+        return self.chips * self.hardware.memory_gb * GIB * self.mem_fraction
+
+    @property
+    def activation_bytes(self) -> float:
+        """Memory kept for the activations of one forward pass of `activation_tokens` tokens
+        (each data-parallel rank runs its share of them)."""
+        if self.activation_tokens <= 0:
+            return 0.0
+        per_chip = self.activation_tokens / self.dp * self.model.activation_bytes_per_token(self.tp)
+        return self.chips * per_chip
 
     @property
     def kv_capacity_tokens(self) -> int:
-        """Tokens of KV cache that fit beside the weights (0 if the weights do not fit)."""
-        free = self.memory_bytes - self.weight_bytes
+        """Tokens of KV cache that fit beside the weights and the activations (0 if they do not)."""
+        free = self.memory_bytes - self.weight_bytes - self.activation_bytes
         return max(0, int(free // self.kv_bytes_held))
 
     def fits(self) -> bool:
@@ -204,8 +220,10 @@ class Instance:
         """Weight bytes one iteration of `tokens` tokens streams (vectorised over tokens)."""
         t = np.asarray(tokens, dtype=float)
         if not self.model.moe:
-            return np.full_like(t, self.model.weight_bytes_read(self.weights, 0.0))
-        return np.vectorize(lambda x: self.model.weight_bytes_read(self.weights, x))(t)
+            return np.full_like(t, self.model.weight_bytes_read(self.weights, 0.0, self.attention_weights))
+        return np.vectorize(lambda x: self.model.weight_bytes_read(self.weights, x, self.attention_weights))(
+            t
+        )
 
 
 @dataclass(frozen=True)
@@ -329,7 +347,9 @@ class StepModel:
         self._bytes_s = inst.bytes_per_s
         self._overhead = inst.profile.overhead_ms / 1000.0
         self._dense_bytes = (
-            float(inst.weight_bytes_read(0.0)) if not m.moe else float(m.weight_bytes_read(inst.weights, 0.0))
+            float(inst.weight_bytes_read(0.0))
+            if not m.moe
+            else float(m.weight_bytes_read(inst.weights, 0.0, inst.attention_weights))
         )
         self._moe = m.moe is not None
         self._e = float(m.moe.experts) if m.moe else 0.0

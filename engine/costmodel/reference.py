@@ -127,6 +127,14 @@ def _precision(text: str, model_name: str) -> tuple[Precision, KvPrecision | Non
     return weights, kv
 
 
+def _attention(text: str) -> Precision | None:
+    """The attention projections' precision where the checkpoint keeps them apart: Meta's FP8
+    Llama 3.1 405B quantises only the MLPs. Its weights take 56.77 GiB per GPU at TP8 against
+    49.32 GiB for AMD's fully quantised checkpoint (dstack's gpu-usage.md), the bf16 attention's
+    difference."""
+    return "bf16" if "META FP8" in text.upper() else None
+
+
 def _settings(stack: str, version: tuple[int, int] | None, hw_id: str, catalog: Catalog, offline: bool,
               max_model_len: int) -> stacks.StackDefaults | None:  # fmt: skip
     hw = catalog.chip(hw_id)
@@ -141,6 +149,12 @@ def _settings(stack: str, version: tuple[int, int] | None, hw_id: str, catalog: 
         return stacks.StackDefaults(256, budget, True, budget, "vLLM 0.8 defaults")
     return stacks.vllm_v0_defaults(max_model_len)
 
+
+V0_SCRIPT = re.compile(r"benchmark_(?:throughput|latency)\.py --[^;]*")
+"""A vLLM V0 benchmark command stated in a row's notes. The 0.6-series scripts take
+`--enable-chunked-prefill` as a flag that is off unless given, and pass it to the engine, so a
+stated command without it prefills whole prompts, and the engine's token budget (and the
+forward pass it profiles memory with) is max(max-model-len, 2,048) tokens."""
 
 DEFAULT_EXPERT_IMBALANCE = 1.4
 """Busiest expert-parallel rank over the mean where a row does not state it: the scenarios' default
@@ -329,6 +343,18 @@ def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog
             return skip("vLLM version not stated: its batch defaults are unknown")
         settings = stacks.vllm_v0_defaults(max_model_len)
         notes.append("vLLM version unstated: the batch fits every version's cap; V0 prefill split assumed")
+    if (
+        stack == "vllm-v0"
+        and (cmd := V0_SCRIPT.search(r["notes"]))
+        and "--enable-chunked-prefill" not in cmd.group(0)
+    ):
+        settings = stacks.StackDefaults(
+            settings.max_batch, max(max_model_len, 2048), False, max(max_model_len, 2048),
+            "vLLM V0 benchmark script without --enable-chunked-prefill (off by default): whole prompts",
+        )  # fmt: skip
+        notes.append(
+            f"stated command has no --enable-chunked-prefill: whole prompts, {max_model_len:,}-token passes"
+        )
     seqs = re.search(r"max[-_]num[-_]seqs[ =](\d+)|max_batch_size (\d+)", r["notes"] + " " + rate)
     max_batch = int(seqs.group(1) or seqs.group(2)) if seqs else settings.max_batch
     tokens = re.search(r"max_num_tokens (\d+)", r["notes"])
@@ -342,6 +368,7 @@ def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog
         notes.append(f"MTP speculation: {spec[0]} drafted tokens, {spec[1]:.0%} accepted (stated)")
     common = {
         "id": rid, "model": model, "hardware": hw, "tp": lay.tp, "weights": weights, "kv": kv,
+        "attention_weights": _attention(r["precision"]),
         "prompt_tokens": isl, "output_tokens": osl, "unit": r["unit"], "source": r["source"],
         "stack": stack, "source_key": key, "max_batch": max_batch, "token_budget": budget,
         "chunked": settings.chunked_prefill, "count_input": count_input,
@@ -432,6 +459,7 @@ class OpenLoop:
     tp: int
     weights: Precision
     kv: KvPrecision
+    attention_weights: Precision | None
     mean_input: float
     mean_output: float
     prompts: int
@@ -468,7 +496,8 @@ def _open_loop(r: dict[str, str], catalog: Catalog, key: str, stack: str, versio
         notes.append(f"{steps.group(1)} scheduler steps per host call (multi-step): not modelled")
     return OpenLoop(
         id=r["id"], source_key=key, source=r["source"], stack=stack, model=model, hardware=hw,
-        tp=int(r["tp"]), weights=weights, kv=kv, mean_input=means[0], mean_output=means[1],
+        tp=int(r["tp"]), weights=weights, kv=kv, attention_weights=_attention(r["precision"]),
+        mean_input=means[0], mean_output=means[1],
         prompts=means[2], rate_rps=rate, figure=kind, value=float(r["value"]), unit=r["unit"],
         max_batch=int(seqs.group(1)) if seqs else settings.max_batch, token_budget=budget,
         chunked=chunked, note="; ".join(notes),

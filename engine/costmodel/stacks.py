@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.catalog.specs import HardwareSpec, KvPrecision, Precision
+from engine.catalog.specs import GIB, HardwareSpec, KvPrecision, Precision
 
 StackId = Literal["vllm", "vllm-v0", "sglang", "trtllm"]
 
@@ -50,7 +50,6 @@ SERVING_STACKS: tuple[StackId, ...] = ("vllm", "sglang", "trtllm", "vllm-v0")
 DEFAULT_STACK: StackId = "vllm"
 """The stack of a scenario that names none: it runs on every vendor's GPUs (decision in docs/calibration.md)."""
 
-GIB = 1024**3
 LARGE_GPU_BYTES = 70 * GIB
 """vLLM's threshold for its larger batch defaults (70 GiB)."""
 
@@ -73,7 +72,7 @@ class StackDefaults:
 
 
 def _large(hw: HardwareSpec) -> bool:
-    return hw.memory_gb * 1e9 >= LARGE_GPU_BYTES and not hw.id.startswith("a100")
+    return hw.memory_gb * GIB >= LARGE_GPU_BYTES and not hw.id.startswith("a100")
 
 
 def defaults(stack: str, hw: HardwareSpec, offline: bool = False) -> StackDefaults:
@@ -87,7 +86,7 @@ def defaults(stack: str, hw: HardwareSpec, offline: bool = False) -> StackDefaul
     if stack == "vllm-v0":
         return vllm_v0_defaults(V0_CONTEXT)
     if stack == "sglang":
-        mem = hw.memory_gb * 1e9 / 2**20  # MiB, as SGLang compares
+        mem = hw.memory_gb * 1024  # MiB, as SGLang compares
         size = 2048 if mem < 35 * 1024 else 8192 if mem < 160 * 1024 else 16384
         return StackDefaults(
             UNCAPPED_BATCH,
@@ -97,6 +96,17 @@ def defaults(stack: str, hw: HardwareSpec, offline: bool = False) -> StackDefaul
             "SGLang chunked_prefill_size by memory; running requests by KV pool",
         )
     return StackDefaults(2048, 8192, True, 8192, "TensorRT-LLM trtllm-bench/trtllm-serve defaults")
+
+
+def activation_tokens(stack: str, token_budget: int) -> int:
+    """Tokens of forward pass whose activations a stack keeps memory for, beside weights and KV.
+
+    vLLM profiles one forward pass of its token budget at start-up and gives the KV cache what
+    is left of its memory fraction; TensorRT-LLM sizes its activation buffers for `max_num_tokens`
+    before the KV cache takes its share. SGLang's `mem_fraction_static` covers weights and KV
+    only, the activations living in the rest, so it keeps nothing more.
+    """
+    return 0 if stack == "sglang" else token_budget
 
 
 def kv_default(stack: str, weights: Precision) -> KvPrecision:

@@ -230,11 +230,16 @@ def conservative(profiles: list[CalibrationProfile], basis: str) -> CalibrationP
     )
 
 
+MIN_TRANSFER_POOL = 3
+"""Fewest fits of a stack a transfer takes its quartiles from; with fewer, the fits of every stack
+(a quartile of one or two fits is that fit, not a conservative choice)."""
+
+
 def transfer_profile(catalog: Catalog, stack: str) -> CalibrationProfile:
     """The conservative profile for a chip with no measurements under `stack` (rule 3)."""
     pool = [p for h in catalog.hardware.values() if (p := _fitted_profile(h, stack)) is not None]
     basis = f"{STACK_NAMES.get(stack, stack)} profiles"
-    if not pool:
+    if len(pool) < MIN_TRANSFER_POOL:
         pool = [
             p
             for h in catalog.hardware.values()

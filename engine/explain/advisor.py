@@ -90,8 +90,10 @@ def _fitting_instance(
             hardware=chip,
             tp=tp,
             weights=scenario.model.weights,
+            attention_weights=scenario.model.attention_weights,
             kv=scenario.kv_precision(),
             mem_fraction=scenario.deployment.mem_fraction,
+            activation_tokens=scenario.activation_tokens(),
         )
         if inst.fits():
             return inst

@@ -55,7 +55,12 @@ def _scenario(
             "name": name,
             "seed": 0,
             "duration_s": duration_s,
-            "model": {"id": setup.model, "weights": setup.weights, "kv": setup.kv},
+            "model": {
+                "id": setup.model,
+                "weights": setup.weights,
+                "kv": setup.kv,
+                "attention_weights": setup.attention_weights,
+            },
             "workload": {
                 "classes": [
                     {

@@ -330,14 +330,20 @@ def _removal(scenario: Scenario, index: int) -> tuple[dict[str, Any], list[str]]
 
 
 def fitting_tp(
-    model: ModelSpec, hw: HardwareSpec, weights: Precision, kv: KvPrecision, mem_fraction: float = 0.9
+    model: ModelSpec,
+    hw: HardwareSpec,
+    weights: Precision,
+    kv: KvPrecision,
+    mem_fraction: float = 0.9,
+    activation_tokens: int = 0,
 ) -> int | None:
     """The smallest power-of-two tensor parallelism (up to 64) at which the model fits the chip."""
     tp = 1
     while tp <= 64:
         if Instance(
-            model=model, hardware=hw, tp=tp, weights=weights, kv=kv, mem_fraction=mem_fraction
-        ).fits():
+            model=model, hardware=hw, tp=tp, weights=weights, kv=kv, mem_fraction=mem_fraction,
+            activation_tokens=activation_tokens,
+        ).fits():  # fmt: skip
             return tp
         tp *= 2
     return None
@@ -350,6 +356,7 @@ def roofline(
     kv: KvPrecision,
     mem_fraction: float = 0.9,
     prompts: Sequence[int] = (512, 2048, 8192),
+    activation_tokens: int = 0,
     batches: Sequence[int] = (1, 8, 32, 128),
     context_tokens: int = 4096,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -363,7 +370,10 @@ def roofline(
     grid = np.geomspace(0.5, 20_000, 120)
     curves, points = [], []
     for hw, tp in chips:
-        inst = Instance(model=model, hardware=hw, tp=tp, weights=weights, kv=kv, mem_fraction=mem_fraction)
+        inst = Instance(
+            model=model, hardware=hw, tp=tp, weights=weights, kv=kv, mem_fraction=mem_fraction,
+            activation_tokens=activation_tokens,
+        )  # fmt: skip
         name = f"{hw.id} ×{tp}"
         per_chip_flops = inst.flops_per_s / tp
         per_chip_bw = inst.bytes_per_s / tp
@@ -507,7 +517,9 @@ class PoolMemory:
     """Weights each chip holds: attention and dense layers split over tp (and pp), the routed
     experts over ep (and pp); every chip holds the same share."""
     usable_gb_per_chip: float
-    """HBM a chip gives weights and KV cache (`deployment.mem_fraction` of its memory)."""
+    """HBM a chip gives weights, activations and KV cache (`deployment.mem_fraction` of its memory)."""
+    activations_gb_per_chip: float
+    """Memory each chip keeps for one forward pass of the stack's token budget (0 under SGLang)."""
     kv_capacity_tokens: int
     """Tokens of KV cache the whole instance holds beside its weights."""
 
@@ -534,6 +546,7 @@ def pool_memory(scenario: Scenario, catalog: Catalog | None = None) -> list[Pool
                 dp=inst.dp,
                 weights_gb_per_chip=inst.weight_bytes / inst.chips / 1e9,
                 usable_gb_per_chip=inst.memory_bytes / inst.chips / 1e9,
+                activations_gb_per_chip=inst.activation_bytes / inst.chips / 1e9,
                 kv_capacity_tokens=inst.kv_capacity_tokens,
             )
         )

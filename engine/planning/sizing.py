@@ -303,8 +303,10 @@ def instance_of(
         ep=ep,
         imbalance=scenario.deployment.expert_imbalance if ep > 1 else 1.0,
         weights=m.weights,
+        attention_weights=m.attention_weights,
         kv=scenario.kv_precision(),
         profile_name=name,
         mem_fraction=scenario.deployment.mem_fraction,
         speculation=speculation_of(scenario, cat, spec, tp),
+        activation_tokens=scenario.activation_tokens(),
     )

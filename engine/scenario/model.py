@@ -258,6 +258,9 @@ class ModelChoice(Frozen):
     weights: Precision = "bf16"
     kv: KvPrecision | None = None
     """KV-cache precision; unset: the serving stack's default for the weights (`Scenario.kv_precision`)."""
+    attention_weights: Precision | None = None
+    """Precision of the attention projections where the checkpoint keeps them apart from the rest
+    (Meta's FP8 Llama 3.1 405B quantises only the MLPs: bf16); unset: `weights`."""
 
 
 class Pool(Frozen):
@@ -691,6 +694,10 @@ class Scenario(Frozen):
             chunk_tokens=b.chunk_tokens if b.chunk_tokens is not None else min(d.chunk_tokens, budget),
             source=d.source,
         )
+
+    def activation_tokens(self) -> int:
+        """Tokens of forward pass each instance keeps activation memory for (`stacks.activation_tokens`)."""
+        return stacks.activation_tokens(self.deployment.stack, self.batching().token_budget)
 
     def iteration_scheduler(self) -> policies.IterationScheduler:
         """The iteration scheduler of the run: the scenario's, else its serving stack's."""

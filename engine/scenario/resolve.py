@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from engine.catalog.entries import Catalog, load_catalog
-from engine.catalog.specs import HardwareSpec, ModelSpec
+from engine.catalog.specs import GIB, HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership, power, trust
 from engine.costmodel.perf import Instance, IterationCost, Speculation, decode_cost, prefill_cost
@@ -115,22 +115,27 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 ep=spec.ep,
                 imbalance=scenario.deployment.expert_imbalance if spec.ep > 1 else 1.0,
                 weights=scenario.model.weights,
+                attention_weights=scenario.model.attention_weights,
                 kv=scenario.kv_precision(),
                 profile_name=name,
                 mem_fraction=scenario.deployment.mem_fraction,
                 speculation=speculation_of(scenario, cat, hw, spec.tp) if spec.role != "prefill" else None,
+                activation_tokens=scenario.activation_tokens(),
             )
         except ScenarioError as exc:
             raise ScenarioError(f"{where}.{exc}") from None
         if not inst.fits():
-            need = inst.weight_bytes / 1e9
+            act = inst.activation_bytes / 1e9
+            room = min(model.max_context, 4096)  # what `Instance.fits` asks for
+            need = inst.weight_bytes / 1e9 + act + room * inst.kv_bytes_held / 1e9
             have = inst.memory_bytes / 1e9
-            per_chip = hw.memory_gb * scenario.deployment.mem_fraction
+            per_chip = hw.memory_gb * GIB / 1e9 * scenario.deployment.mem_fraction
             min_chips = int(need // per_chip) + 1
             dp = f" x {spec.dp}" if spec.dp > 1 else ""
             raise ScenarioError(
-                f"{where}.tp: {model.id} in {scenario.model.weights} needs {need:.0f} GB of weights plus KV "
-                f"room; {spec.tp} x {spec.pp}{dp} x {hw.id} hold {have:.0f} GB usable. Use at least "
+                f"{where}.tp: {model.id} in {scenario.model.weights} needs {inst.weight_bytes / 1e9:.0f} GB of weights"
+                f"{f' and {act:.0f} GB of activations' if act >= 0.5 else ''} plus KV room for one "
+                f"{room:,}-token request; {spec.tp} x {spec.pp}{dp} x {hw.id} hold {have:.0f} GB usable. Use at least "
                 f"{min_chips} chips per instance (tp x pp{' x dp' if dp else ''}), lower precision, or a larger chip"
             )
         _check_speed(scenario, where, inst)
