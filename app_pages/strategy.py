@@ -182,7 +182,7 @@ with left, st.container(border=True):
     st.caption(
         plain(f"Empty fields take {stack}'s defaults on {sc.deployment.pools[0].hardware} ({limits.source}).")
     )
-    slider("deployment.mem_fraction", 0.5, 0.98, "HBM usable for weights + KV", step=0.01)
+    slider("deployment.mem_fraction", 0.5, 0.98, "HBM usable for weights, activations + KV", step=0.01)
     extra = [
         n for n in Deployment.model_fields
         if n not in {"mode", "stack", "pools", "batching", "link", "mem_fraction", "speculative", "expert_imbalance",

@@ -123,6 +123,14 @@ def test_strategy_shows_each_pools_mark_and_the_stack_defaults() -> None:
     assert len(badges) >= 2  # one per pool (the live strip in the sidebar has its own)
     assert any(calibration_of(chip, stack).rule in text_of(c.value) for c in at.caption)
 
+    # a fitted pool whose profile missed online serving says so under the pool, not only in the badge
+    fitted = calibration_of("h100-sxm", "vllm-v0")
+    assert fitted.fitted and fitted.caveat
+    at = app("strategy", on("h100-sxm", "vllm-v0"))
+    assert_clean(at)
+    pools = [text_of(c.value) for c in at.caption if text_of(c.value).startswith("fitted to measurements")]
+    assert len(pools) == 2 and all(fitted.caveat in c for c in pools)
+
     # the stack: TensorRT-LLM on the H100 makes the pools calibrated
     sc = on(*CALIBRATED, **{"deployment.stack": "vllm"})
     at = app("strategy", sc)

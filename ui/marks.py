@@ -58,6 +58,8 @@ def pool_mark(cal: Calibration) -> None:
         badge(cal.fitted, help=plain(confidence.describe(cal)))
         stack = confidence.stack_name(cal.stack)
         how = f"fitted to measurements under {stack}" if cal.fitted else cal.rule
+        if cal.fitted and cal.caveat:  # a rule's text carries its caveat; a fit's is added
+            how += f"; {cal.caveat}"
         st.caption(plain(f"{how} · {confidence.errors_text(cal.expected_error)}"))
 
 

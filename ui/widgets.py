@@ -61,7 +61,7 @@ HELP: dict[str, str] = {
     "token_budget": "Most tokens (prefill chunks plus decodes) in one iteration.",
     "chunked_prefill": "Split long prompts into chunks that share iterations with running decodes.",
     "chunk_tokens": "Prefill tokens per chunk when chunked prefill is on.",
-    "mem_fraction": "Share of each chip's HBM usable for weights and KV cache.",
+    "mem_fraction": "Share of each chip's HBM (in GiB, as vendors state it) usable for weights, one forward pass of activations and the KV cache.",
     "bandwidth_gb_s": "KV link bandwidth per instance pair in GB/s; empty means the sender's scale-out NICs.",
     "latency_ms": "Fixed latency of one KV transfer.",
     "overlap": "Send layer l's KV while layer l+1 computes: only the part that outlasts the prefill is exposed.",
