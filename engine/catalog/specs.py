@@ -94,6 +94,7 @@ class HardwareSpec(Spec):
         description="dense peak TFLOP/s per precision"
     )
     memory_gb: Annotated[float, Field(ge=0.01, le=100_000)]
+    """Memory per chip as the vendor states it; read as GiB (`GIB`), which is what "GB" of HBM means."""
     memory_tb_s: Annotated[float, Field(ge=0.001, le=100_000)]
     scale_up_gb_s: Annotated[float, Field(ge=0, le=100_000)] = Field(
         description="bidirectional scale-up (NVLink-class) bandwidth per chip; 0: none (PCIe is used)"
