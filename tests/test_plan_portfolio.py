@@ -81,8 +81,8 @@ def test_portfolio_off_changes_nothing(plans: tuple[Any, Any]) -> None:
     best = off.runs.iloc[off.best_run]
     assert (best["shape"], best["split"], round(best["usd_per_hour"], 2)) == (
         "h100-sxm tp1 -> mi300x tp2",
-        "5P:4D",
-        28.45,
+        "5P:3D",
+        24.45,
     )
 
 

@@ -116,7 +116,8 @@ def section() -> None:
         st.metric("η_B (bandwidth)", f"{p.eta_bandwidth:.3f}", border=True, width="content",
                   help="Achieved over peak memory bytes/s.")  # fmt: skip
         st.metric("Overhead", f"{p.overhead_ms:.2f} ms", border=True, width="content",
-                  help="Fixed cost per iteration (launches, host work).")  # fmt: skip
+                  help="Fixed cost per iteration of an 80-layer model (launches, small per-layer kernels); "
+                  "a model with L layers pays L/80 of it.")  # fmt: skip
         st.metric("Median |error|", f"{rec.fit.median_abs_error:.1%}", border=True, width="content")
         st.metric("Worst |error|", f"{rec.fit.worst_abs_error:.1%}", border=True, width="content")
     was = cat.hardware[str(chip)].profile()

@@ -39,6 +39,12 @@ GIB = float(1 << 30)
 """Bytes in one GiB. Vendors state HBM and GDDR capacities in binary units under the name GB: an
 "80 GB" H100 holds 80 GiB (nvidia-smi: 81,559 MiB), so `memory_gb` counts GiB."""
 
+OVERHEAD_LAYERS = 80
+"""Layers of the model a profile's `overhead_ms` is stated for. The fixed part of an iteration is
+mostly per layer (kernel launches, norms, rotary embeddings, activations and small reductions,
+each a few microseconds), so a 32-layer model pays 0.4 of it and a 126-layer one 1.6 times: an
+overhead fitted on Llama-3.1-405B then carries to Llama-3.1-70B and 8B (docs/calibration.md)."""
+
 ACTIVATION_ELEMENT_BYTES = 2.0
 """Bytes of one activation element held during a forward pass (bf16)."""
 
@@ -77,7 +83,8 @@ class CalibrationProfile(Spec):
     eta_compute: Fraction = Field(description="achieved / peak dense FLOP/s in large GEMMs")
     eta_bandwidth: Fraction = Field(description="achieved / peak HBM bytes/s in streaming reads")
     overhead_ms: Annotated[float, Field(ge=0, le=1000)] = Field(
-        description="fixed host/launch overhead per iteration"
+        description="fixed overhead per iteration of an 80-layer model (launches and small per-layer "
+        "kernels); it scales with the model's layers (`OVERHEAD_LAYERS`)"
     )
     source: str = Field(min_length=3, max_length=2000)
 

@@ -385,7 +385,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     )
     print(
         f"{args.hardware}/{args.profile}: eta_compute {result.profile.eta_compute}, eta_bandwidth "
-        f"{result.profile.eta_bandwidth}, overhead {result.profile.overhead_ms} ms; median |error| "
+        f"{result.profile.eta_bandwidth}, overhead {result.profile.overhead_ms} ms per 80 layers; median |error| "
         f"{result.median_abs_error:.1%}",
         file=sys.stderr,
     )

@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.catalog.entries import load_catalog, presets_dir
 from engine.cli.common import emit_json
-from engine.costmodel import calibrate, reference, validation
+from engine.costmodel import calibrate, crossval, reference, validation
 from engine.explain import end_to_end
 
 SCHEMES = (
@@ -166,6 +166,19 @@ def markdown(rep: validation.Report, e2e: Any = None, reruns: Any = None) -> str
         "|---|---|---|---:|" + "---:|" * len(SCHEMES),
     ]
     out += ["| " + " | ".join(r) + " |" for r in group_lines(rep)]
+    out += ["", "## Which sources carry the held-out miss", ""]
+    out += [
+        "Each source left out in turn, its points predicted by the rule that then applies (*fitted*: its "
+        "chip and stack keep another source; *other_stack*, *transfer*: they do not). Signed: + when the "
+        "model over-predicts the figure.",
+        "",
+        "| source | rule | n | median | p90 | signed median |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for r in crossval.by_source(rep.predictions).itertuples():
+        out.append(
+            f"| {r.source} | {r.basis} | {r.n} | {_pct(r.median)} | {_pct(r.p90)} | {_signed(r.signed)} |"
+        )
     out += ["", "## Expected error shown in the app (median, by the rule behind a chip's profile)", ""]
     out += ["| basis | throughput | TTFT | TPOT | energy |", "|---|---:|---:|---:|---:|"]
     for basis, row in rep.expected_error.items():

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from engine.catalog.entries import Catalog
-from engine.catalog.specs import CalibrationProfile, HardwareSpec, KvPrecision, Precision
+from engine.catalog.specs import OVERHEAD_LAYERS, CalibrationProfile, HardwareSpec, KvPrecision, Precision
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance, Speculation, iteration_cost
@@ -141,6 +141,8 @@ class Parts:
     segments: np.ndarray
     numerator: float
     throughput: bool
+    overhead_scale: float = 1.0
+    """What one millisecond of a profile's overhead costs an iteration of this model (layers / 80)."""
 
 
 def _instance(m: Measurement, catalog: Catalog, hw: HardwareSpec | None = None) -> Instance:
@@ -311,14 +313,23 @@ def _parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> P
                 segs.append(
                     seg(1.0, iteration_cost(unit, prefill_tokens=isl, prefill_attn_pairs=isl * isl / 2.0))
                 )
-    return Parts(np.array(segs, dtype=float).reshape(-1, 4), numerator, thr)
+    return Parts(
+        np.array(segs, dtype=float).reshape(-1, 4), numerator, thr, inst.model.layers / OVERHEAD_LAYERS
+    )
 
 
 def predict_from_parts(p: Parts, kind: Kind, eta_f: float, eta_b: float, overhead_ms: float) -> float:
     """Predicted value (ms for times, tokens/s for throughput) for given factors."""
     s = p.segments
     t = float(
-        (s[:, 0] * (np.maximum(s[:, 1] / eta_f, s[:, 2] / eta_b) + s[:, 3] + overhead_ms / 1000.0)).sum()
+        (
+            s[:, 0]
+            * (
+                np.maximum(s[:, 1] / eta_f, s[:, 2] / eta_b)
+                + s[:, 3]
+                + p.overhead_scale * overhead_ms / 1000.0
+            )
+        ).sum()
     )
     return p.numerator / t if p.throughput else t * 1000.0
 
@@ -364,7 +375,7 @@ def _loss_grid(
         # (segments, F, B) roofline times, summed with weights: shape (F, B)
         roof = np.maximum(s[:, 1, None, None] * inv_f[None], s[:, 2, None, None] * inv_b[None])
         base = np.tensordot(s[:, 0], roof + s[:, 3, None, None], axes=1)
-        t = base[:, :, None] + s[:, 0].sum() * ohs[None, None, :]
+        t = base[:, :, None] + s[:, 0].sum() * p.overhead_scale * ohs[None, None, :]
         pred = p.numerator / t if p.throughput else t * 1000.0
         r2 = np.log(pred / meas) ** 2
         loss += r2 if ROBUST is None else 2.0 * ROBUST**2 * (np.sqrt(1.0 + r2 / ROBUST**2) - 1.0)

@@ -141,6 +141,25 @@ def headline(df: pd.DataFrame) -> dict[str, dict[str, float]]:
     }
 
 
+def by_source(df: pd.DataFrame) -> pd.DataFrame:
+    """Leave-one-source-out per source and the rule its points were predicted by: points, median
+    and p90 |error|, and the median signed error (+: the model over-predicts the figure), largest
+    median first. Which publications carry the held-out miss, and whether a second source helps."""
+    held = df[df["scheme"] == "loso"]
+    if held.empty:
+        return pd.DataFrame(columns=["source", "basis", "n", "median", "p90", "signed"])
+    g = held.groupby(["source", "basis"])
+    out = pd.DataFrame(
+        {
+            "n": g.size(),
+            "median": g["abs_error"].median(),
+            "p90": g["abs_error"].quantile(0.9),
+            "signed": g["error"].median(),
+        }
+    ).reset_index()
+    return out.sort_values(["median", "source"], ascending=[False, True], ignore_index=True)
+
+
 MIN_ROWS = 3
 """Fewest held-out rows behind a per-figure expected error; with fewer, the basis' overall median."""
 

@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike
 from engine.catalog.specs import (
     BYTES_PER_ELEMENT,
     GIB,
+    OVERHEAD_LAYERS,
     CalibrationProfile,
     HardwareSpec,
     KvPrecision,
@@ -168,6 +169,11 @@ class Instance:
         return (total - experts) * self.dp + experts * copies
 
     @property
+    def overhead_s(self) -> float:
+        """Fixed seconds of one iteration: the profile's overhead, scaled by the model's layers."""
+        return self.profile.overhead_ms / 1000.0 * self.model.layers / OVERHEAD_LAYERS
+
+    @property
     def memory_bytes(self) -> float:
         """Usable device memory of the instance (mem_fraction of the total, `memory_gb` in GiB)."""
         return self.chips * self.hardware.memory_gb * GIB * self.mem_fraction
@@ -280,7 +286,7 @@ def iteration_cost(
     compute_s = flops / inst.flops_per_s
     memory_s = nbytes / inst.bytes_per_s
     comm_s = inst.comm_time(tokens)
-    overhead = inst.profile.overhead_ms / 1000.0
+    overhead = inst.overhead_s
     time_s = np.where(tokens > 0, np.maximum(compute_s, memory_s) + comm_s + overhead, 0.0)
     return IterationCost(time_s, compute_s, memory_s, comm_s, overhead, flops, nbytes)
 
@@ -306,8 +312,8 @@ def _general_cost(
     scale = inst.pp * inst.dp
     compute = np.asarray(flops) / (inst.flops_per_s * scale)
     memory = np.asarray(nbytes) / (inst.bytes_per_s * scale)
-    comm = np.maximum(np.asarray(t) - np.maximum(compute, memory) - inst.profile.overhead_ms / 1000.0, 0.0)
-    return IterationCost(t, compute, memory, comm, inst.profile.overhead_ms / 1000.0, flops, nbytes)
+    comm = np.maximum(np.asarray(t) - np.maximum(compute, memory) - inst.overhead_s, 0.0)
+    return IterationCost(t, compute, memory, comm, inst.overhead_s, flops, nbytes)
 
 
 def prefill_cost(inst: Instance, prompt_tokens: ArrayLike, cached_tokens: ArrayLike = 0) -> IterationCost:
@@ -345,7 +351,7 @@ class StepModel:
         self._kvb = inst.kv_bytes_held
         self._flops_s = inst.flops_per_s
         self._bytes_s = inst.bytes_per_s
-        self._overhead = inst.profile.overhead_ms / 1000.0
+        self._overhead = inst.overhead_s
         self._dense_bytes = (
             float(inst.weight_bytes_read(0.0))
             if not m.moe

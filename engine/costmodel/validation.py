@@ -75,6 +75,7 @@ class Report:
             "energy": self.energy_headline(),
             "expected_error": self.expected_error,
             "groups": self.group_records(),
+            "sources": crossval.by_source(self.predictions).to_dict(orient="records"),
             "points": self.points.to_dict(orient="records"),
         }
 
