@@ -13,7 +13,7 @@ from engine.catalog.specs import CalibrationProfile
 from engine.cli import validate as cli_validate
 from engine.cli.main import main
 from engine.core.errors import ScenarioError
-from engine.costmodel import calibrate, reference, trust, validation
+from engine.costmodel import calibrate, crossval, reference, trust, validation
 from engine.costmodel.perf import StepModel
 from engine.scenario.model import Deployment
 
@@ -277,3 +277,17 @@ def test_validation_page_is_current(report: validation.Report, simulated: tuple[
     assert marker in doc
     e2e, reruns = simulated
     assert doc.split(marker, 1)[1].rstrip("\n") == cli_validate.markdown(report, e2e, reruns).rstrip("\n")
+
+
+def test_the_held_out_miss_is_shown_per_source(report: validation.Report) -> None:
+    """Each publication left out in turn: its points, the rule they fell back on, and the error,
+    largest first; the medians are those of the leave-source-out predictions themselves."""
+    table = crossval.by_source(report.predictions)
+    loso = report.predictions[report.predictions["scheme"] == "loso"]
+    assert table["n"].sum() == len(loso)
+    assert list(table["median"]) == sorted(table["median"], reverse=True)
+    top = table.iloc[0]
+    mine = loso[(loso["source"] == top["source"]) & (loso["basis"] == top["basis"])]
+    assert top["median"] == pytest.approx(mine["abs_error"].median())
+    assert set(table["basis"]) <= {"fitted", "same_silicon", "other_stack", "transfer"}
+    assert report.as_dict()["sources"][0]["source"] == top["source"]

@@ -205,3 +205,25 @@ def test_decode_run_totals(h100_70b_tp4: Instance) -> None:
     assert flops == pytest.approx(sum(float(r.flops) for r in ref))
     assert nbytes == pytest.approx(sum(float(r.bytes) for r in ref))
     assert t == pytest.approx(sum(float(r.time_s) for r in ref))
+
+
+def test_the_fixed_overhead_is_per_layer(catalog: Catalog) -> None:
+    """A profile's overhead is stated for 80 layers: Llama-3.1-8B (32) pays 0.4 of it, 405B (126)
+    1.575 times, in the iteration cost and in the simulator's fast path alike."""
+    from engine.catalog.specs import CalibrationProfile
+
+    prof = CalibrationProfile(eta_compute=0.5, eta_bandwidth=0.7, overhead_ms=8.0, source="test profile")
+    chip = catalog.chip("h100-sxm").model_copy(update={"profiles": {"t": prof}, "default_profile": "t"})
+    for model, tp, expected in (
+        ("llama-3.1-8b", 1, 3.2),
+        ("llama-3.1-70b", 4, 8.0),
+        ("llama-3.1-405b", 8, 12.6),
+    ):
+        inst = Instance(model=catalog.model(model), hardware=chip, tp=tp, weights="fp8")
+        assert inst.overhead_s * 1000 == pytest.approx(expected)
+        bare = Instance(model=catalog.model(model), hardware=chip.model_copy(update={"profiles": {
+            "t": prof.model_copy(update={"overhead_ms": 0.0})}}), tp=tp, weights="fp8")  # fmt: skip
+        with_oh = float(iteration_cost(inst, decode_requests=4, decode_context_tokens=4096).time_s)
+        without = float(iteration_cost(bare, decode_requests=4, decode_context_tokens=4096).time_s)
+        assert (with_oh - without) * 1000 == pytest.approx(expected)
+        assert StepModel(inst).cost(0.0, 0.0, 0.0, 4.0, 4096.0)[0] == pytest.approx(with_oh)
