@@ -149,7 +149,9 @@ def test_the_pages_and_the_cli_show_the_online_caveat_of_a_fitted_pool() -> None
     assert not confidence.uncalibrated(marks)  # fitted: the badge still says calibrated ...
     (text,) = confidence.caveats(marks)  # ... and the caption says what the reruns showed
     online = trust.online_errors("h100-sxm", "vllm-v0")
-    assert text.startswith("serving at a rate") and f"throughput by a median {online['throughput']:.0%}" in text
+    assert (
+        text.startswith("serving at a rate") and f"throughput by a median {online['throughput']:.0%}" in text
+    )
     assert f"TTFT ± {online['ttft']:.0%}" in confidence.errors_text(marks[0].calibration.expected_error)
     plain = apply_overrides(load_preset("chat-colocated"), {"deployment.stack": "vllm"})
     assert confidence.caveats(confidence.pool_marks(plain)) == []
