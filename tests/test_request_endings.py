@@ -318,6 +318,35 @@ def test_a_retried_request_served_whole_after_a_fallback_records_where_it_decode
     assert not ((done["decode_instance"] == down) & (done["completion_s"] > 1.0)).any()
 
 
+def test_a_fallen_decode_instance_starts_once_a_lost_transfer_frees_its_room() -> None:
+    """Found by the random scenarios: both prefill instances fail at the end of the window while
+    their prompts' KV is on its way to a decode instance. That instance falls back to serving
+    whole requests, and a retried prompt queues on it behind the room still reserved for those
+    transfers. When they arrive from a failed instance the room is given back, and the instance
+    must start the queued prompt then: nothing else would ever wake it."""
+    over = {
+        "duration_s": 2.0, "model.kv": "fp8", "workload.arrival": {"kind": "poisson", "rate_rps": 29.0},
+        "deployment.pools": [
+            {"name": "prefill", "role": "prefill", "hardware": "h100-sxm", "tp": 2, "count": 2},
+            {"name": "decode", "role": "decode", "hardware": "h100-sxm", "tp": 2, "count": 3},
+        ],
+        "deployment.batching": {"max_batch": 6, "chunked_prefill": False},
+        "deployment.link": {"bandwidth_gb_s": 0.5, "latency_ms": 0.05},
+        "deployment.mem_fraction": 0.453125, "deployment.fallback": "colocated",
+        "deployment.degrade": {"enabled": True, "below_capacity": 0.5, "max_output_tokens": 1},
+        "scheduler.queue": {"name": "edf"}, "scheduler.preemption": "recompute",
+        "faults": [{"at_s": 2.0, "pool": "prefill", "instances": 2}],
+    }  # fmt: skip
+    s = io.apply_overrides(io.load_preset("portfolio-h100-only"), over)
+    res, rec = run(s)
+    served_where_it_fits(res, rec)
+    t = res.requests
+    assert UNFINISHED not in set(t["reason"])
+    retried = t[t["retries"] > 0]
+    assert len(retried) and (retried["outcome"] == "completed").all()
+    assert (retried["prefill_instance"] >= 2).all()  # served whole by the fallen-back decode instances
+
+
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(s=scenarios())
 def test_every_request_ends_exactly_once_in_random_scenarios(s: Scenario) -> None:

@@ -715,6 +715,11 @@ class Simulation:
                 dst.kv_reserved -= (
                     self.reserve_tokens(rid, "decode") if not self.preempt else self.prompt[rid]
                 )
+                # the room is free again: hand-offs waiting for it, or (on an instance fallen
+                # back to serving whole requests) a prompt queued behind it, may start now
+                if dst.role == "decode":
+                    self.retry_handoffs()
+                dst.notify(True)
             self.lost(rid)
             return
         self.first_token[rid] = self.env.now
