@@ -45,6 +45,12 @@ mostly per layer (kernel launches, norms, rotary embeddings, activations and sma
 each a few microseconds), so a 32-layer model pays 0.4 of it and a 126-layer one 1.6 times: an
 overhead fitted on Llama-3.1-405B then carries to Llama-3.1-70B and 8B (docs/calibration.md)."""
 
+EAGER_LAYER_MS = 0.075
+"""Extra fixed time per layer of an iteration when a stack runs without CUDA/HIP graphs (vLLM's
+`--enforce-eager`): each of a layer's dozen-odd kernels is launched from Python. Assumption,
+checked on the only rows that state it (dstack's eight MI300X batches): a scan from 0 to 1 ms
+fits them best at 0.05 to 0.1 ms (docs/calibration.md, "Eager mode")."""
+
 ACTIVATION_ELEMENT_BYTES = 2.0
 """Bytes of one activation element held during a forward pass (bf16)."""
 

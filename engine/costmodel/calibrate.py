@@ -117,6 +117,8 @@ class Measurement:
     speculation: tuple[int, float] | None = None
     attention_weights: Precision | None = None
     """The attention projections' precision where the checkpoint keeps them apart (None: `weights`)."""
+    eager: bool = False
+    """Run without CUDA/HIP graphs (the row states `--enforce-eager`)."""
 
     @property
     def plain(self) -> bool:
@@ -157,6 +159,7 @@ def _instance(m: Measurement, catalog: Catalog, hw: HardwareSpec | None = None) 
         model=model, hardware=chip, tp=m.tp, weights=m.weights, kv=m.kv, mem_fraction=m.kv_mem_fraction,
         dp=m.dp, ep=m.ep, imbalance=m.imbalance, speculation=spec,
         activation_tokens=activation_tokens(stack_of(m), m.token_budget), attention_weights=m.attention_weights,
+        eager=m.eager,
     )  # fmt: skip
 
 
@@ -180,7 +183,7 @@ def _with_profile(inst: Instance, profile: CalibrationProfile) -> Instance:
             "profiles": {"given": profile}, "default_profile": "given",
         }), tp=inst.tp, pp=inst.pp, weights=inst.weights, kv=inst.kv, mem_fraction=inst.mem_fraction,
         dp=inst.dp, ep=inst.ep, imbalance=inst.imbalance, speculation=inst.speculation,
-        activation_tokens=inst.activation_tokens, attention_weights=inst.attention_weights,
+        activation_tokens=inst.activation_tokens, attention_weights=inst.attention_weights, eager=inst.eager,
     )  # fmt: skip
 
 
@@ -192,7 +195,8 @@ Seg = Callable[[float, Any], tuple[float, float, float, float]]
 
 
 def _seg(weight: float, c: Any) -> tuple[float, float, float, float]:
-    return (weight, float(c.compute_s), float(c.memory_s), float(c.comm_s))
+    # the fixed part: communication, and (eager mode) the launches a unit profile still pays
+    return (weight, float(c.compute_s), float(c.memory_s), float(c.comm_s) + float(c.overhead_s))
 
 
 def _seg_timed(weight: float, c: Any) -> tuple[float, float, float, float]:

@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike
 
 from engine.catalog.specs import (
     BYTES_PER_ELEMENT,
+    EAGER_LAYER_MS,
     GIB,
     OVERHEAD_LAYERS,
     CalibrationProfile,
@@ -89,6 +90,9 @@ class Instance:
     attention_weights: Precision | None = None
     """Precision of the attention projections where the checkpoint keeps them apart from the
     other weights (Meta's FP8 Llama 3.1 405B: bf16); None: `weights`. Memory and bytes read only."""
+    eager: bool = False
+    """The stack runs without CUDA/HIP graphs (`--enforce-eager`): every layer pays a launch cost
+    per iteration (`EAGER_LAYER_MS`)."""
     activation_tokens: int = 0
     """Tokens of the largest forward pass the serving stack keeps memory for (its per-iteration
     token budget: vLLM profiles it at start-up and gives the KV cache only what is left)."""
@@ -171,7 +175,8 @@ class Instance:
     @property
     def overhead_s(self) -> float:
         """Fixed seconds of one iteration: the profile's overhead, scaled by the model's layers."""
-        return self.profile.overhead_ms / 1000.0 * self.model.layers / OVERHEAD_LAYERS
+        per_layer = self.profile.overhead_ms / OVERHEAD_LAYERS + (EAGER_LAYER_MS if self.eager else 0.0)
+        return per_layer / 1000.0 * self.model.layers
 
     @property
     def memory_bytes(self) -> float:

@@ -368,7 +368,7 @@ def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog
         notes.append(f"MTP speculation: {spec[0]} drafted tokens, {spec[1]:.0%} accepted (stated)")
     common = {
         "id": rid, "model": model, "hardware": hw, "tp": lay.tp, "weights": weights, "kv": kv,
-        "attention_weights": _attention(r["precision"]),
+        "attention_weights": _attention(r["precision"]), "eager": "--enforce-eager" in r["notes"],
         "prompt_tokens": isl, "output_tokens": osl, "unit": r["unit"], "source": r["source"],
         "stack": stack, "source_key": key, "max_batch": max_batch, "token_budget": budget,
         "chunked": settings.chunked_prefill, "count_input": count_input,

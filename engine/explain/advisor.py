@@ -94,6 +94,7 @@ def _fitting_instance(
             kv=scenario.kv_precision(),
             mem_fraction=scenario.deployment.mem_fraction,
             activation_tokens=scenario.activation_tokens(),
+            eager=scenario.deployment.eager,
         )
         if inst.fits():
             return inst

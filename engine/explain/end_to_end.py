@@ -75,6 +75,7 @@ def _scenario(
                 "mode": "colocated",
                 "stack": stack,
                 "mem_fraction": mem_fraction,
+                "eager": bool(getattr(setup, "eager", False)),
                 "pools": [
                     {
                         "name": "server",

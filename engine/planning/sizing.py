@@ -309,4 +309,5 @@ def instance_of(
         mem_fraction=scenario.deployment.mem_fraction,
         speculation=speculation_of(scenario, cat, spec, tp),
         activation_tokens=scenario.activation_tokens(),
+        eager=scenario.deployment.eager,
     )

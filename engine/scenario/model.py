@@ -427,6 +427,9 @@ class Deployment(Frozen):
     batching: Batching = Batching()
     link: KvLink = KvLink()
     mem_fraction: Annotated[float, Field(gt=0.1, le=0.98)] = 0.9
+    eager: bool = False
+    """Run without CUDA/HIP graphs (vLLM's `--enforce-eager`): every layer of every iteration pays
+    a launch cost (`engine.catalog.specs.EAGER_LAYER_MS`)."""
     fallback: Literal["none", "colocated"] = "none"
     """When every prefill instance is lost: reject arrivals (none), or let the decode instances
     serve whole requests until prefill is back (colocated). Spilling to another pool of the role is

@@ -121,6 +121,7 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 mem_fraction=scenario.deployment.mem_fraction,
                 speculation=speculation_of(scenario, cat, hw, spec.tp) if spec.role != "prefill" else None,
                 activation_tokens=scenario.activation_tokens(),
+                eager=scenario.deployment.eager,
             )
         except ScenarioError as exc:
             raise ScenarioError(f"{where}.{exc}") from None
@@ -166,6 +167,7 @@ def speculation_of(scenario: Scenario, cat: Catalog, hw: HardwareSpec, tp: int) 
     draft = Instance(
         model=cat.models[sp.draft_model], hardware=hw, tp=tp, weights=scenario.model.weights,
         kv=scenario.kv_precision(), profile_name=hw.default_profile, mem_fraction=scenario.deployment.mem_fraction,
+        eager=scenario.deployment.eager,
     )  # fmt: skip
     return Speculation(tokens, acceptance, draft=draft)
 
