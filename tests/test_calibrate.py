@@ -291,3 +291,12 @@ def test_the_held_out_miss_is_shown_per_source(report: validation.Report) -> Non
     assert top["median"] == pytest.approx(mine["abs_error"].median())
     assert set(table["basis"]) <= {"fitted", "same_silicon", "other_stack", "transfer"}
     assert report.as_dict()["sources"][0]["source"] == top["source"]
+
+
+def test_a_rows_stated_eager_mode_and_checkpoint_reach_its_point(usable: list[calibrate.Measurement]) -> None:
+    """dstack's MI300X batches state --enforce-eager; its H100 rows ran Meta's FP8 checkpoint,
+    whose attention stays in bf16, with a benchmark command that prefills whole prompts."""
+    by_id = {m.id: m for m in usable}
+    assert by_id["X062"].eager and not by_id["X058"].eager and not by_id["X001"].eager
+    assert by_id["X058"].attention_weights == "bf16" and by_id["X062"].attention_weights is None
+    assert not by_id["X058"].chunked and by_id["X058"].token_budget == 91680

@@ -227,3 +227,21 @@ def test_the_fixed_overhead_is_per_layer(catalog: Catalog) -> None:
         without = float(iteration_cost(bare, decode_requests=4, decode_context_tokens=4096).time_s)
         assert (with_oh - without) * 1000 == pytest.approx(expected)
         assert StepModel(inst).cost(0.0, 0.0, 0.0, 4.0, 4096.0)[0] == pytest.approx(with_oh)
+
+
+def test_eager_mode_adds_a_launch_cost_per_layer(catalog: Catalog) -> None:
+    """Without CUDA/HIP graphs every layer of every iteration pays EAGER_LAYER_MS, in the cost
+    model and the simulator's fast path, on top of the profile's own overhead."""
+    from engine.catalog.specs import EAGER_LAYER_MS
+
+    model = catalog.model("llama-3.1-405b")
+    graphed = Instance(model=model, hardware=catalog.chip("mi300x"), tp=8, weights="fp8")
+    eager = Instance(model=model, hardware=catalog.chip("mi300x"), tp=8, weights="fp8", eager=True)
+    extra = EAGER_LAYER_MS * model.layers / 1000.0
+    assert eager.overhead_s - graphed.overhead_s == pytest.approx(extra)
+    for inst in (graphed, eager):
+        t = float(iteration_cost(inst, decode_requests=16, decode_context_tokens=16 * 2048).time_s)
+        assert StepModel(inst).cost(0.0, 0.0, 0.0, 16.0, 16 * 2048.0)[0] == pytest.approx(t)
+    slow = float(iteration_cost(eager, decode_requests=16, decode_context_tokens=16 * 2048).time_s)
+    fast = float(iteration_cost(graphed, decode_requests=16, decode_context_tokens=16 * 2048).time_s)
+    assert slow - fast == pytest.approx(extra)
