@@ -688,3 +688,19 @@ def test_a_chip_number_out_of_range_is_said_at_once() -> None:
                     "the chip is not saved until it is in range"], said  # fmt: skip
     at.number_input(key=key).set_value(0.6).run()  # back in range: the message goes
     assert_clean(at)
+
+
+def test_eager_mode_is_a_strategy_toggle_that_slows_decode() -> None:
+    """`deployment.eager` shows on the Strategy page with its reason, reaches the scenario, and
+    the run it starts pays the launch cost: a slower time per output token."""
+    from engine.serving.run import simulate
+
+    at = app("strategy")
+    box = at.toggle(key="fg:deployment.eager")
+    assert box.label.startswith("Eager mode") and "enforce-eager" in (box.help or "")
+    box.set_value(True).run()
+    assert_clean(at)
+    eager = scenario_of(at)
+    assert eager.deployment.eager and eager == short(**{"deployment.eager": True})
+    graphed = simulate(short()).summary["latency_ms"]["tpot"]["p50"]
+    assert simulate(eager).summary["latency_ms"]["tpot"]["p50"] > graphed + 2.0  # 80 layers x 0.075 ms

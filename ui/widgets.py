@@ -62,6 +62,8 @@ HELP: dict[str, str] = {
     "chunked_prefill": "Split long prompts into chunks that share iterations with running decodes.",
     "chunk_tokens": "Prefill tokens per chunk when chunked prefill is on.",
     "mem_fraction": "Share of each chip's HBM (in GiB, as vendors state it) usable for weights, one forward pass of activations and the KV cache.",
+    "eager": "The stack runs without CUDA/HIP graphs (vLLM's --enforce-eager): every layer of every iteration "
+    'pays a kernel-launch cost, 0.075 ms (docs/calibration.md, "Eager mode").',
     "bandwidth_gb_s": "KV link bandwidth per instance pair in GB/s; empty means the sender's scale-out NICs.",
     "latency_ms": "Fixed latency of one KV transfer.",
     "overlap": "Send layer l's KV while layer l+1 computes: only the part that outlasts the prefill is exposed.",
@@ -109,6 +111,7 @@ _ACRONYMS = {
 
 
 LABELS: dict[str, str] = {
+    "eager": "Eager mode (no CUDA graphs)",
     "tdp_w": "TDP (W)",
     "idle_w": "Idle power (W)",
     "usd_per_hour": "Price ($/chip-hour)",
