@@ -114,6 +114,9 @@ def test_resolve_errors_name_the_field() -> None:
         resolve(io.apply_overrides(base, {"deployment.pools[0].tp": 1, "model.weights": "bf16"}))
     with pytest.raises(ScenarioError, match=r"model\.id: unknown model"):
         resolve(io.apply_overrides(base, {"model.id": "gpt-9"}))
+    # a token budget whose one forward pass outgrows the memory says so, and names the knob
+    with pytest.raises(ScenarioError, match=r"GB of activations .* deployment\.batching\.token_budget"):
+        resolve(io.apply_overrides(base, {"deployment.batching.token_budget": 1_048_576}))
 
 
 def test_custom_hardware_inline(catalog) -> None:  # type: ignore[no-untyped-def]

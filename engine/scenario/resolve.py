@@ -138,6 +138,12 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 f"{f' and {act:.0f} GB of activations' if act >= 0.5 else ''} plus KV room for one "
                 f"{room:,}-token request; {spec.tp} x {spec.pp}{dp} x {hw.id} hold {have:.0f} GB usable. Use at least "
                 f"{min_chips} chips per instance (tp x pp{' x dp' if dp else ''}), lower precision, or a larger chip"
+                + (
+                    f", or a smaller deployment.batching.token_budget (the activations are one forward pass of "
+                    f"{inst.activation_tokens:,} tokens)"
+                    if act > 0.25 * need
+                    else ""
+                )
             )
         _check_speed(scenario, where, inst)
         if scenario.cost.mode == "own":  # refuse an owned chip without a price now, not after the run
