@@ -245,3 +245,30 @@ def test_eager_mode_adds_a_launch_cost_per_layer(catalog: Catalog) -> None:
     slow = float(iteration_cost(eager, decode_requests=16, decode_context_tokens=16 * 2048).time_s)
     fast = float(iteration_cost(graphed, decode_requests=16, decode_context_tokens=16 * 2048).time_s)
     assert slow - fast == pytest.approx(extra)
+
+
+def test_the_roofline_preview_prices_what_the_run_will(catalog: Catalog) -> None:
+    """The Hardware page's roofline and its tp guess build the instance the run builds: Meta's FP8
+    405B with bf16 attention, eager, with the stack's activation reserve."""
+    from engine.explain.previews import fitting_tp, roofline
+    from engine.scenario.codec import apply_overrides, load_preset
+    from engine.scenario.resolve import resolve
+
+    over = {
+        "model.id": "llama-3.1-405b", "model.weights": "fp8", "model.attention_weights": "bf16",
+        "deployment.eager": True, "deployment.pools[0].tp": 8, "deployment.pools[0].pp": 1,
+    }  # fmt: skip
+    sc = apply_overrides(load_preset("pipeline-llama-405b"), over)
+    inst = resolve(sc).pools[0].instance
+    from engine.costmodel import trust
+
+    chip = trust.chip_for_stack(catalog.chip("h100-sxm"), sc.deployment.stack, catalog)  # as the page does
+    _, points = roofline(
+        inst.model, [(chip, 8)], "fp8", sc.kv_precision(), sc.deployment.mem_fraction,
+        activation_tokens=sc.activation_tokens(), attention_weights="bf16", eager=True,
+    )  # fmt: skip
+    step = points[points["label"] == "decode batch 8, 4096 context"]["time_ms"]
+    assert float(step.iloc[0]) == pytest.approx(float(decode_cost(inst, 8, 4096).time_s) * 1e3)
+    # at 62% of HBM the bf16 attention no longer fits eight H100s: the guess says sixteen, as resolve would
+    assert fitting_tp(inst.model, chip, "fp8", sc.kv_precision(), 0.62, sc.activation_tokens(), "bf16") == 16
+    assert fitting_tp(inst.model, chip, "fp8", sc.kv_precision(), 0.62, sc.activation_tokens()) == 8

@@ -115,8 +115,19 @@ def test_resolve_errors_name_the_field() -> None:
     with pytest.raises(ScenarioError, match=r"model\.id: unknown model"):
         resolve(io.apply_overrides(base, {"model.id": "gpt-9"}))
     # a token budget whose one forward pass outgrows the memory says so, and names the knob
-    with pytest.raises(ScenarioError, match=r"GB of activations .* deployment\.batching\.token_budget"):
+    with pytest.raises(
+        ScenarioError, match=r"^deployment\.batching\.token_budget: the activations of one 1,048,576"
+    ):
         resolve(io.apply_overrides(base, {"deployment.batching.token_budget": 1_048_576}))
+    # ... and one that only tips the balance keeps the advice on chips, naming the budget too
+    with pytest.raises(
+        ScenarioError, match=r"pools\[0\]\.tp: .* activations .* deployment\.batching\.token_budget"
+    ):
+        resolve(
+            io.apply_overrides(
+                base, {"deployment.batching.token_budget": 131_072, "deployment.pools[0].tp": 1}
+            )
+        )
 
 
 def test_custom_hardware_inline(catalog) -> None:  # type: ignore[no-untyped-def]

@@ -64,7 +64,7 @@ def section() -> None:
     st.markdown(
         "Measured your own stack (vLLM, SGLang, TensorRT-LLM...) on your own chips? Fit the cost model's three "
         "factors to your numbers: **η_F** (achieved / peak FLOP/s), **η_B** (achieved / peak memory bandwidth) "
-        "and the **overhead** per iteration. Write one row per measurement: a prefill time (one prompt alone, "
+        "and the **overhead** per iteration (stated per 80 layers: a model with L layers pays L/80 of it). Write one row per measurement: a prefill time (one prompt alone, "
         "ms), a decode step time (one step of `batch` requests at `context_tokens` each, ms) or an offline "
         "throughput (every request `prompt_tokens` in, `output_tokens` out, all queued at once; output tokens/s). "
         "Mix kinds and batch sizes: short and long prompts, small and large batches pin down different factors. "
@@ -123,7 +123,7 @@ def section() -> None:
     was = cat.hardware[str(chip)].profile()
     st.caption(
         f"{plain(chip)}'s default profile until now: η_F {was.eta_compute}, η_B {was.eta_bandwidth}, overhead "
-        f"{was.overhead_ms} ms ({plain(was.source)})."
+        f"{was.overhead_ms} ms per 80 layers ({plain(was.source)})."
     )
     st.dataframe(rec.fit.table[list(tables.CALIBRATION_FIT)], hide_index=True, width="stretch",
                  column_config=tables.CALIBRATION_FIT)  # fmt: skip

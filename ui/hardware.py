@@ -44,6 +44,8 @@ def _roofline(sc_json: str, chips: tuple[tuple[str, int], ...]) -> tuple[pd.Data
         sc.kv_precision(),
         sc.deployment.mem_fraction,
         activation_tokens=sc.activation_tokens(),
+        attention_weights=sc.model.attention_weights,
+        eager=sc.deployment.eager,
     )
 
 
@@ -85,6 +87,7 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
             sc.kv_precision(),
             sc.deployment.mem_fraction,
             sc.activation_tokens(),
+            sc.model.attention_weights,
         )
         if tp is None:
             skipped.append(c)
@@ -116,7 +119,7 @@ CHIP_LABELS = {
     "tflops_fp4": "FP4 TFLOP/s (0: none)",
     "eta_compute": "Compute fraction η_F",
     "eta_bandwidth": "Bandwidth fraction η_B",
-    "overhead_ms": "Overhead per iteration (ms)",
+    "overhead_ms": "Overhead per 80 layers (ms)",
 }
 CHIP_FIELDS = ("tflops_bf16", "tflops_fp8", "tflops_fp4", *CHIP_NUMBERS)
 PROFILE_FIELDS = {"eta_compute": (0.01, 1.0), "eta_bandwidth": (0.01, 1.0), "overhead_ms": (0.0, 1000.0)}

@@ -100,12 +100,13 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def cmd_roofline(args: argparse.Namespace) -> int:
-    from engine.costmodel import trust
+    from engine.costmodel import stacks, trust
     from engine.costmodel.roofline import report
 
     cat = load_catalog()
     model = cat.model(args.model)
     chip = trust.chip_for_stack(cat.chip(args.hardware), args.stack, cat, moe=model.moe is not None)
+    budget = stacks.defaults(args.stack, chip).token_budget  # the stack's, as a scenario's run keeps room for
     inst = Instance(
         model=model,
         hardware=chip,
@@ -114,6 +115,7 @@ def cmd_roofline(args: argparse.Namespace) -> int:
         weights=args.weights,
         kv=args.kv,
         profile_name=args.profile,
+        activation_tokens=stacks.activation_tokens(args.stack, budget),
     )
     rep = report(inst)
     if args.json:

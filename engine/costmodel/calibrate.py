@@ -521,8 +521,9 @@ FIXED_OVERHEAD_MS = {"trtllm": 3.0}
 TensorRT-LLM's published numbers are offline throughputs at large batch only: they cannot tell a
 fixed per-iteration cost from a per-token one. Fitted freely, the overhead absorbs per-token
 costs (about 13 ms on H100), which would make batch-1 decode nearly twice as slow as the stack
-really is. Assumption: with CUDA graphs and an overlapped scheduler, the host overhead per
-iteration is about 3 ms; the fractions are fitted with it held there.
+really is. Assumption: with CUDA graphs and an overlapped scheduler, the overhead per iteration
+of an 80-layer model is about 3 ms (scaled by layers like every overhead); the fractions are
+fitted with it held there.
 """
 
 PRIOR_WEIGHT = 0.02
@@ -554,9 +555,8 @@ def is_moe(m: Measurement, catalog: Catalog) -> bool:
 
 def kv_oversubscribed(m: Measurement, catalog: Catalog) -> bool:
     """True for a static batch whose requests, grown to full length, overflow the KV room."""
-    return (
-        m.static and m.batch * (m.prompt_tokens + m.output_tokens) > _instance(m, catalog).kv_capacity_tokens
-    )
+    static = m.static or m.kind == "batch_latency"  # as `_parts` runs them
+    return static and m.batch * (m.prompt_tokens + m.output_tokens) > _instance(m, catalog).kv_capacity_tokens
 
 
 def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tuple[str, str], Fit]:

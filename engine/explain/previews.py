@@ -336,13 +336,14 @@ def fitting_tp(
     kv: KvPrecision,
     mem_fraction: float = 0.9,
     activation_tokens: int = 0,
+    attention_weights: Precision | None = None,
 ) -> int | None:
     """The smallest power-of-two tensor parallelism (up to 64) at which the model fits the chip."""
     tp = 1
     while tp <= 64:
         if Instance(
             model=model, hardware=hw, tp=tp, weights=weights, kv=kv, mem_fraction=mem_fraction,
-            activation_tokens=activation_tokens,
+            activation_tokens=activation_tokens, attention_weights=attention_weights,
         ).fits():  # fmt: skip
             return tp
         tp *= 2
@@ -357,6 +358,8 @@ def roofline(
     mem_fraction: float = 0.9,
     prompts: Sequence[int] = (512, 2048, 8192),
     activation_tokens: int = 0,
+    attention_weights: Precision | None = None,
+    eager: bool = False,
     batches: Sequence[int] = (1, 8, 32, 128),
     context_tokens: int = 4096,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -372,7 +375,7 @@ def roofline(
     for hw, tp in chips:
         inst = Instance(
             model=model, hardware=hw, tp=tp, weights=weights, kv=kv, mem_fraction=mem_fraction,
-            activation_tokens=activation_tokens,
+            activation_tokens=activation_tokens, attention_weights=attention_weights, eager=eager,
         )  # fmt: skip
         name = f"{hw.id} ×{tp}"
         per_chip_flops = inst.flops_per_s / tp

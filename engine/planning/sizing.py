@@ -149,7 +149,16 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
     if unpriced:
         return replace(head, prefill_problem=unpriced, decode_problem=unpriced)
     if not inst.fits() or not len(d.prompt_tokens):
-        why = f"weights do not fit ({inst.weight_bytes / 1e9:.0f} GB on {inst.chips} x {hw.id})"
+        act = inst.activation_bytes / 1e9
+        why = (
+            f"weights do not fit ({inst.weight_bytes / 1e9:.0f} GB"
+            + (
+                f" and {act:.0f} GB of activations for a {inst.activation_tokens:,}-token pass"
+                if act >= 0.5
+                else ""
+            )
+            + f" on {inst.chips} x {hw.id})"
+        )
         return replace(head, prefill_problem=why, decode_problem=why)
     cap = inst.kv_capacity_tokens
     q, k = d.prompt_tokens, d.cached_tokens

@@ -131,6 +131,14 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
             need = inst.weight_bytes / 1e9 + act + room * inst.kv_bytes_held / 1e9
             have = inst.memory_bytes / 1e9
             per_chip = hw.memory_gb * GIB / 1e9 * scenario.deployment.mem_fraction
+            act_chip = act / inst.chips
+            if act_chip >= 0.5 * per_chip:  # more chips split the weights, hardly the activations
+                raise ScenarioError(
+                    f"deployment.batching.token_budget: the activations of one {inst.activation_tokens:,}-token "
+                    f"forward pass take {act_chip:.0f} GB of each {hw.id}'s {per_chip:.0f} GB usable, and more "
+                    f"chips do not shrink them enough; lower the token budget (set at most "
+                    f"{max(int(inst.activation_tokens * 0.25 * per_chip / act_chip), 16):,})"
+                )
             min_chips = int(need // per_chip) + 1
             dp = f" x {spec.dp}" if spec.dp > 1 else ""
             raise ScenarioError(
