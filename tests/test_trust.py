@@ -136,3 +136,26 @@ def test_a_custom_chip_keeps_its_own_profile(catalog: Catalog) -> None:
     sc = sc.model_copy(update={"custom_hardware": (h,)})
     pool = resolve(sc).pools[0]
     assert pool.instance.profile == h.profile() and pool.calibration.basis == "assumed"
+
+
+def test_a_transfer_counts_a_shared_fit_once(catalog: Catalog) -> None:
+    """H100 and H200 share one TensorRT-LLM fit: with B200's that is two distinct fits, fewer than
+    a transfer takes its quartiles from, so it uses every stack's; the cross-validation's rule
+    (built from the fits themselves) gives the same profile."""
+    from engine.costmodel import calibrate, crossval, reference
+
+    cat = catalog
+    fitted = {
+        h.profiles["trtllm"]
+        for h in cat.hardware.values()
+        if "trtllm" in h.profiles and trust.is_fitted(h.profiles["trtllm"])
+    }
+    assert len(fitted) < trust.MIN_TRANSFER_POOL
+    prof = trust.transfer_profile(cat, "trtllm")
+    assert "every stack" in prof.source
+    fits = calibrate.reference_fits(reference.usable_points(cat), cat)
+    ruled, basis = crossval.rule_profile("tpu-v5e", "trtllm", fits)
+    assert basis == "transfer"
+    assert (ruled.eta_compute, ruled.eta_bandwidth, ruled.overhead_ms) == (
+        prof.eta_compute, prof.eta_bandwidth, prof.overhead_ms,
+    )  # fmt: skip

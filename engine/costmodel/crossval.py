@@ -49,9 +49,9 @@ def rule_profile(chip: str, stack: str, fits: dict[tuple[str, str], Fit]) -> tup
     found = trust.borrowed_profile(chip, stack, fitted_lookup(fits))
     if found is not None:
         return found[0], found[1]
-    pool = [f.profile for (c, s), f in fits.items() if s == stack]
+    pool = trust.distinct([f.profile for (c, s), f in fits.items() if s == stack])
     if len(pool) < trust.MIN_TRANSFER_POOL:
-        pool = [f.profile for (c, s), f in fits.items() if s in trust.STACK_ORDER]
+        pool = trust.distinct([f.profile for (c, s), f in fits.items() if s in trust.STACK_ORDER])
     return trust.conservative(pool, "profiles"), "transfer"
 
 

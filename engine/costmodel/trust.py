@@ -230,6 +230,11 @@ def conservative(profiles: list[CalibrationProfile], basis: str) -> CalibrationP
     )
 
 
+def distinct(profiles: list[CalibrationProfile]) -> list[CalibrationProfile]:
+    """The profiles, each fit once (chips sharing a die share one fit), in their first order."""
+    return list(dict.fromkeys(profiles))
+
+
 MIN_TRANSFER_POOL = 3
 """Fewest fits of a stack a transfer takes its quartiles from; with fewer, the fits of every stack
 (a quartile of one or two fits is that fit, not a conservative choice)."""
@@ -237,15 +242,18 @@ MIN_TRANSFER_POOL = 3
 
 def transfer_profile(catalog: Catalog, stack: str) -> CalibrationProfile:
     """The conservative profile for a chip with no measurements under `stack` (rule 3)."""
-    pool = [p for h in catalog.hardware.values() if (p := _fitted_profile(h, stack)) is not None]
+    # one fit shared by the chips of a die (H100 and H200 under TensorRT-LLM) counts once
+    pool = distinct([p for h in catalog.hardware.values() if (p := _fitted_profile(h, stack)) is not None])
     basis = f"{STACK_NAMES.get(stack, stack)} profiles"
     if len(pool) < MIN_TRANSFER_POOL:
-        pool = [
-            p
-            for h in catalog.hardware.values()
-            for s in STACK_ORDER
-            if (p := _fitted_profile(h, s)) is not None
-        ]
+        pool = distinct(
+            [
+                p
+                for h in catalog.hardware.values()
+                for s in STACK_ORDER
+                if (p := _fitted_profile(h, s)) is not None
+            ]
+        )
         basis = "profiles of every stack"
     if not pool:
         return CalibrationProfile(
