@@ -424,3 +424,19 @@ def test_a_dense_405b_plan_considers_pipelines(capsys: pytest.CaptureFixture[str
 
     print_plan(p)
     assert "h100-sxm tp8 pp2" in capsys.readouterr().out
+
+
+def test_the_planner_keeps_the_activation_room_the_candidate_chip_will_keep() -> None:
+    """A candidate is sized with its own chip's default token budget (an L40S under vLLM: 2,048),
+    as the run that puts it first will: the same KV room as resolve gives."""
+    from engine.catalog.entries import load_catalog
+    from engine.planning.sizing import instance_of
+    from engine.scenario.resolve import resolve
+
+    cat = load_catalog()
+    base = io.load_preset("chat-colocated")  # H100 pools: an 8,192-token budget
+    planned = instance_of(base, cat, "l40s", 4)
+    on_l40s = io.apply_overrides(base, {"deployment.pools[0].hardware": "l40s", "deployment.pools[0].tp": 4})
+    run = resolve(on_l40s).pools[0].instance
+    assert planned.activation_tokens == run.activation_tokens == 2048 < base.activation_tokens()
+    assert planned.kv_capacity_tokens == run.kv_capacity_tokens

@@ -317,6 +317,6 @@ def instance_of(
         profile_name=name,
         mem_fraction=scenario.deployment.mem_fraction,
         speculation=speculation_of(scenario, cat, spec, tp),
-        activation_tokens=scenario.activation_tokens(),
+        activation_tokens=scenario.activation_tokens(cat.hardware[hw]),  # the budget on this chip
         eager=scenario.deployment.eager,
     )

@@ -681,10 +681,11 @@ class Scenario(Frozen):
 
         return load_catalog().hardware.get(hw_id)
 
-    def batching(self) -> Limits:
-        """The batching limits of the run: the scenario's where set, else the stack's defaults."""
+    def batching(self, hw: HardwareSpec | None = None) -> Limits:
+        """The batching limits of the run: the scenario's where set, else the stack's defaults on the
+        first pool's chip (or on `hw`: what a planner candidate whose first pool runs it would use)."""
         b = self.deployment.batching
-        hw = self._first_chip()
+        hw = hw or self._first_chip()
         if hw is None:
             d = stacks.StackDefaults(256, 2048, True, 2048, "unknown chip: the smallest defaults")
         else:
@@ -698,9 +699,9 @@ class Scenario(Frozen):
             source=d.source,
         )
 
-    def activation_tokens(self) -> int:
+    def activation_tokens(self, hw: HardwareSpec | None = None) -> int:
         """Tokens of forward pass each instance keeps activation memory for (`stacks.activation_tokens`)."""
-        return stacks.activation_tokens(self.deployment.stack, self.batching().token_budget)
+        return stacks.activation_tokens(self.deployment.stack, self.batching(hw).token_budget)
 
     def iteration_scheduler(self) -> policies.IterationScheduler:
         """The iteration scheduler of the run: the scenario's, else its serving stack's."""
