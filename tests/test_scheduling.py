@@ -9,7 +9,7 @@ import pytest
 
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
-from engine.serving.run import simulate
+from engine.serving.run import SimResult, simulate
 from tests.simhelp import LEGACY_STACK, check_invariants, records
 
 LONG_PROMPTS = {
@@ -314,6 +314,18 @@ def test_a_link_fault_needs_a_sending_pool() -> None:
         io.apply_overrides(io.load_preset("chat-disaggregated"), {"faults": [fault]})
 
 
+def _fell_back(s: Scenario, fallbacks: int) -> tuple[SimResult, set[int]]:
+    """Run a scenario whose loss of prefill the colocated fallback covers: the invariants hold, no
+    request is rejected or failed, `fallbacks` fallbacks happened. The result, and the indices of
+    the decode pool's instances."""
+    rec, _ = records(s)
+    res = simulate(s)
+    check_invariants(res, rec)
+    assert res.summary["requests"]["rejected"] == 0 and res.summary["requests"]["failed"] == 0
+    assert res.summary["scheduler"]["fallbacks"] == fallbacks
+    return res, {i for i, (p, _, _) in enumerate(rec.servers) if p == 1}
+
+
 @pytest.mark.parametrize("duration", [30.0, None])
 def test_colocated_fallback_serves_through_the_loss_of_the_prefill_pool(duration: float | None) -> None:
     """Every prefill instance lost: without a fallback arrivals are rejected; with the colocated
@@ -322,16 +334,10 @@ def test_colocated_fallback_serves_through_the_loss_of_the_prefill_pool(duration
     fault = {"at_s": 40.0, "pool": "prefill", "instances": 3, "duration_s": duration}
     base = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 120.0, "faults": [fault]})
     plain = simulate(base)
-    s = io.apply_overrides(base, {"deployment.fallback": "colocated"})
-    rec, _ = records(s)
-    fell = simulate(s)
-    check_invariants(fell, rec)
+    fell, decode_pool = _fell_back(io.apply_overrides(base, {"deployment.fallback": "colocated"}), 1)
     assert plain.summary["requests"]["rejected_by_reason"].get("no_instance_up", 0) > 100
-    assert fell.summary["requests"]["rejected"] == 0 and fell.summary["requests"]["failed"] == 0
-    assert fell.summary["scheduler"]["fallbacks"] == 1
     assert fell.summary["slo_attainment"] > plain.summary["slo_attainment"] + 0.1
     t = fell.requests
-    decode_pool = {i for i, (p, _, _) in enumerate(rec.servers) if p == 1}
     during = (t["arrival_s"] > 41.0) & (t["arrival_s"] < 69.0)
     assert t.loc[during, "prefill_instance"].isin(decode_pool).all()  # served whole by decode instances
     whole = t[during & (t["outcome"] == "completed")]
@@ -358,13 +364,8 @@ def test_the_fallback_ends_when_any_fault_brings_prefill_back(order: str) -> Non
             "faults": faults,
         },
     )
-    rec, _ = records(s)
-    res = simulate(s)
-    check_invariants(res, rec)
-    assert res.summary["requests"]["rejected"] == 0 and res.summary["requests"]["failed"] == 0
-    assert res.summary["scheduler"]["fallbacks"] == 1
+    res, decode_pool = _fell_back(s, 1)
     t = res.requests
-    decode_pool = {i for i, (p, _, _) in enumerate(rec.servers) if p == 1}
     # prefill is back at 30 s: decode instances take no new whole requests after they drain
     assert not t.loc[t["arrival_s"] > 35.0, "prefill_instance"].isin(decode_pool).any()
     assert (
@@ -415,13 +416,8 @@ def test_losing_prefill_again_while_the_fallback_drains_falls_back_again(second_
         ],
         **{"workload.arrival.rate_rps": 40.0},
     )
-    rec, _ = records(s)
-    res = simulate(s)
-    check_invariants(res, rec)
-    assert res.summary["requests"]["rejected"] == 0 and res.summary["requests"]["failed"] == 0
-    assert res.summary["scheduler"]["fallbacks"] == 2
+    res, decode_pool = _fell_back(s, 2)
     t = res.requests
-    decode_pool = {i for i, (p, _, _) in enumerate(rec.servers) if p == 1}
     during = t["arrival_s"].between(second_at + 1.0, second_at + 19.0)
     assert t.loc[during, "prefill_instance"].isin(decode_pool).all()
 

@@ -135,6 +135,11 @@ def _attention(text: str) -> Precision | None:
     return "bf16" if "META FP8" in text.upper() else None
 
 
+def _eager(notes: str) -> bool:
+    """The row ran without CUDA/HIP graphs (its stated command has `--enforce-eager`)."""
+    return "--enforce-eager" in notes
+
+
 def _settings(stack: str, version: tuple[int, int] | None, hw_id: str, catalog: Catalog, offline: bool,
               max_model_len: int) -> stacks.StackDefaults | None:  # fmt: skip
     hw = catalog.chip(hw_id)
@@ -368,7 +373,7 @@ def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog
         notes.append(f"MTP speculation: {spec[0]} drafted tokens, {spec[1]:.0%} accepted (stated)")
     common = {
         "id": rid, "model": model, "hardware": hw, "tp": lay.tp, "weights": weights, "kv": kv,
-        "attention_weights": _attention(r["precision"]), "eager": "--enforce-eager" in r["notes"],
+        "attention_weights": _attention(r["precision"]), "eager": _eager(r["notes"]),
         "prompt_tokens": isl, "output_tokens": osl, "unit": r["unit"], "source": r["source"],
         "stack": stack, "source_key": key, "max_batch": max_batch, "token_budget": budget,
         "chunked": settings.chunked_prefill, "count_input": count_input,
@@ -460,6 +465,7 @@ class OpenLoop:
     weights: Precision
     kv: KvPrecision
     attention_weights: Precision | None
+    eager: bool
     mean_input: float
     mean_output: float
     prompts: int
@@ -497,6 +503,7 @@ def _open_loop(r: dict[str, str], catalog: Catalog, key: str, stack: str, versio
     return OpenLoop(
         id=r["id"], source_key=key, source=r["source"], stack=stack, model=model, hardware=hw,
         tp=int(r["tp"]), weights=weights, kv=kv, attention_weights=_attention(r["precision"]),
+        eager=_eager(r["notes"]),
         mean_input=means[0], mean_output=means[1],
         prompts=means[2], rate_rps=rate, figure=kind, value=float(r["value"]), unit=r["unit"],
         max_batch=int(seqs.group(1)) if seqs else settings.max_batch, token_budget=budget,

@@ -75,7 +75,7 @@ def _scenario(
                 "mode": "colocated",
                 "stack": stack,
                 "mem_fraction": mem_fraction,
-                "eager": bool(getattr(setup, "eager", False)),
+                "eager": setup.eager,
                 "pools": [
                     {
                         "name": "server",
@@ -254,18 +254,21 @@ def frame(found: list[Check]) -> pd.DataFrame:
     )
 
 
+def _spread(df: pd.DataFrame, **columns: str) -> dict[str, float]:
+    """n, then `<name>_median` and `<name>_p90` of |df[column]| for each name=column given."""
+    out = {"n": float(len(df))}
+    for name, column in columns.items():
+        err = df[column].abs()
+        out[f"{name}_median"] = float(err.median())
+        out[f"{name}_p90"] = float(np.quantile(err, 0.9))
+    return out
+
+
 def headline(df: pd.DataFrame) -> dict[str, float]:
     """Median and p90 |error| of the reruns, fit and held out."""
     if df.empty:
         return {}
-    fit, held = df["fit_error"].abs(), df["held_out_error"].abs()
-    return {
-        "n": float(len(df)),
-        "fit_median": float(fit.median()),
-        "fit_p90": float(np.quantile(fit, 0.9)),
-        "held_out_median": float(held.median()),
-        "held_out_p90": float(np.quantile(held, 0.9)),
-    }
+    return _spread(df, fit="fit_error", held_out="held_out_error")
 
 
 def online_errors(df: pd.DataFrame) -> dict[str, dict[str, float]]:
@@ -393,13 +396,4 @@ def rerun_headline(df: pd.DataFrame) -> dict[str, float]:
     """Over every rerun point: n, median and p90 |error| of predictor and simulator, median agreement."""
     if df.empty:
         return {}
-    p, s, a = df["predicted_error"].abs(), df["simulated_error"].abs(), df["agreement"].abs()
-    return {
-        "n": float(len(df)),
-        "predicted_median": float(p.median()),
-        "predicted_p90": float(np.quantile(p, 0.9)),
-        "simulated_median": float(s.median()),
-        "simulated_p90": float(np.quantile(s, 0.9)),
-        "agreement_median": float(a.median()),
-        "agreement_p90": float(np.quantile(a, 0.9)),
-    }
+    return _spread(df, predicted="predicted_error", simulated="simulated_error", agreement="agreement")
