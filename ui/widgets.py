@@ -111,7 +111,7 @@ _ACRONYMS = {
 
 
 LABELS: dict[str, str] = {
-    "eager": "Eager mode (no CUDA graphs)",
+    "eager": "Eager mode",
     "tdp_w": "TDP (W)",
     "idle_w": "Idle power (W)",
     "usd_per_hour": "Price ($/chip-hour)",
