@@ -103,7 +103,7 @@ def rack(mode: str) -> Scenario:
                     "output": {"kind": "lognormal", "mean": 300, "p99": 1200, "max_tokens": 2000},
                     "slo": {"ttft_ms": 2000, "tpot_ms": 100, "percentile": 90},
                 }],
-                "arrival": {"kind": "poisson", "rate_rps": 120.0},
+                "arrival": {"kind": "poisson", "rate_rps": 160.0},
             },
             "deployment": {"mode": mode, "pools": pools},
         }

@@ -51,3 +51,11 @@ def test_fitted_hopper_profiles_stay_below_the_kernel_ceilings(ceilings: dict[st
             assert p.eta_compute <= ceilings["bf16"], (chip, name, p.eta_compute)
             assert p.eta_bandwidth <= ceilings["bandwidth"], (chip, name, p.eta_bandwidth)
     assert checked >= 4  # H100's four stacks and H200's TensorRT-LLM profile at least
+
+
+def test_the_low_precision_matmul_speed_up_is_the_measured_one(ceilings: dict[str, float]) -> None:
+    """The cost model's GEMM fractions are these measurements (rounded), not fitted numbers."""
+    from engine.costmodel import perf
+
+    assert perf.MATMUL_FRACTION_BF16 == pytest.approx(ceilings["bf16"], abs=0.001)
+    assert perf.MATMUL_FRACTION_LOW == pytest.approx(ceilings["fp8"], abs=0.001)

@@ -180,8 +180,8 @@ def test_planner_ranks_with_the_mode() -> None:
     )
     dear = {"cost.capex_usd": {"h100-sxm": 400_000.0}}
     s = io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 20.0, **dear})
-    rented = plan(s, 4.0, space)
-    owned = plan(io.apply_overrides(s, {"cost.mode": "own"}), 4.0, space)
+    rented = plan(s, 3.0, space)
+    owned = plan(io.apply_overrides(s, {"cost.mode": "own"}), 3.0, space)
     assert rented.best is not None and owned.best is not None
     assert rented.best.deployment.pools[0].hardware == "h100-sxm"
     assert owned.best.deployment.pools[0].hardware == "h200"

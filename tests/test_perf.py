@@ -272,3 +272,47 @@ def test_the_roofline_preview_prices_what_the_run_will(catalog: Catalog) -> None
     # at 62% of HBM the bf16 attention no longer fits eight H100s: the guess says sixteen, as resolve would
     assert fitting_tp(inst.model, chip, "fp8", sc.kv_precision(), 0.62, sc.activation_tokens(), "bf16") == 16
     assert fitting_tp(inst.model, chip, "fp8", sc.kv_precision(), 0.62, sc.activation_tokens()) == 8
+
+
+def test_low_precision_speeds_up_the_matmuls_only(catalog: Catalog) -> None:
+    """eta_F is a fraction of the BF16 peak; FP8 and FP4 weights shorten only the GEMMs, by the
+    kernels' measured speed-up, so a stack's FP8 compute reaches 1 / (2 (1/eta - beta)) of the
+    FP8 peak, less than eta, and the simulator's fast path and the step model agree with it."""
+    from engine.catalog.specs import CalibrationProfile
+    from engine.costmodel.perf import MATMUL_FRACTION_BF16, MATMUL_FRACTION_LOW
+
+    eta = 0.55
+    prof = CalibrationProfile(eta_compute=eta, eta_bandwidth=0.7, overhead_ms=0.0, source="test profile")
+    h100 = catalog.chip("h100-sxm").model_copy(update={"profiles": {"t": prof}, "default_profile": "t"})
+    model = catalog.model("llama-3.1-70b")
+    bf16 = Instance(model=model, hardware=h100, tp=2, weights="bf16")
+    fp8 = Instance(model=model, hardware=h100, tp=2, weights="fp8")
+    int4 = Instance(model=model, hardware=h100, tp=2, weights="int4")  # W4A16: BF16 matmuls
+    assert bf16.matmul_saving_s_per_flop == 0.0 == int4.matmul_saving_s_per_flop
+    assert bf16.matmul_flops_per_s == bf16.flops_per_s == 2 * h100.tflops["bf16"] * 1e12 * eta
+    speedup = 2.0 * MATMUL_FRACTION_LOW / MATMUL_FRACTION_BF16
+    beta = (1.0 - 1.0 / speedup) / MATMUL_FRACTION_BF16
+    peak16 = h100.tflops["fp8"] * 1e12 / 2.0  # the FP8 path's peak over its nominal speed-up
+    assert fp8.matmul_flops_per_s == pytest.approx(2 * peak16 / (1.0 / eta - beta))
+    frac = fp8.matmul_flops_per_s / (2 * h100.tflops["fp8"] * 1e12)
+    assert 0.35 < frac < eta  # FP8 is faster than BF16 but reaches less of its own peak
+    # a 4K prefill (compute-bound): the matmuls at the FP8 rate, attention at the BF16 one
+    pre = prefill_cost(fp8, 4096)
+    lin = 2.0 * model.matmul_params() * 4096
+    att = model.attention_flops_per_pair() * 4096 * 4096 / 2.0
+    assert float(pre.compute_s) == pytest.approx(lin / fp8.matmul_flops_per_s + att / fp8.flops_per_s)
+    assert float(pre.saving_s) < 0.0 and float(prefill_cost(bf16, 4096).saving_s) == 0.0
+    assert float(prefill_cost(bf16, 4096).compute_s) / float(pre.compute_s) < speedup
+    for q, d, c in ((4096.0, 0.0, 0.0), (512.0, 64.0, 64 * 3000.0), (0.0, 256.0, 256 * 2000.0)):
+        t = float(
+            iteration_cost(fp8, prefill_tokens=q, prefill_attn_pairs=q * q / 2, decode_requests=d,
+                           decode_context_tokens=c).time_s
+        )  # fmt: skip
+        assert StepModel(fp8).cost(q, q * q / 2, 0.0, d, c)[0] == pytest.approx(t)
+    run = StepModel(fp8).decode_run(256, 256 * 2000.0, 50)[0]
+    steps = sum(float(decode_cost(fp8, 256, 2000.0 + i).time_s) for i in range(50))
+    assert run == pytest.approx(steps)
+    # a chip built for FP8 with a weak BF16 path is timed as a balanced design of its FP8 peak
+    odd = h100.model_copy(update={"tflops": {"bf16": 100.0, "fp8": h100.tflops["fp8"]}})
+    skew = Instance(model=model, hardware=odd, tp=2, weights="fp8")
+    assert skew.matmul_flops_per_s == pytest.approx(fp8.matmul_flops_per_s)

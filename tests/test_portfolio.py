@@ -198,7 +198,7 @@ def test_pools_are_added_and_removed_with_what_names_them() -> None:
     assert split.faults == ()  # it named 'premium', which is gone
     mixed = with_mode(load_preset("portfolio-chat-batch"), "colocated")
     assert [(p.name, p.role, p.hardware, p.count) for p in mixed.deployment.pools] == [
-        ("prefill", "mixed", "h100-sxm", 3),
+        ("prefill", "mixed", "h100-sxm", 4),
         ("decode-chat", "mixed", "h20", 2),
         ("decode-batch", "mixed", "mi300x", 4),
     ]

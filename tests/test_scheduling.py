@@ -273,7 +273,7 @@ def test_elastic_roles_drain_a_busy_instance_when_the_backlog_lasts() -> None:
     ever idle, so switching only idle ones never fires; draining one (no new work, switch once
     empty) does, and lifts attainment (issue 15)."""
     base = io.apply_overrides(io.load_preset("chat-disaggregated"), {
-        "duration_s": 240.0, "workload.arrival.rate_rps": 12.0,
+        "duration_s": 240.0, "workload.arrival.rate_rps": 9.0,
         "deployment.pools[0].count": 2, "deployment.pools[1].count": 4,
         "workload.classes[0].input": {"kind": "lognormal", "mean": 3000, "p99": 9000, "max_tokens": 16000},
     })  # fmt: skip
@@ -332,7 +332,10 @@ def test_colocated_fallback_serves_through_the_loss_of_the_prefill_pool(duration
     fallback the decode instances serve whole requests meanwhile, and go back to decoding only
     once prefill is back (issue 15)."""
     fault = {"at_s": 40.0, "pool": "prefill", "instances": 3, "duration_s": duration}
-    base = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 120.0, "faults": [fault]})
+    base = io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {"duration_s": 120.0, "faults": [fault], "workload.arrival.rate_rps": 12.0},
+    )  # three decode instances serve whole requests at this rate, not at the preset's 16
     plain = simulate(base)
     fell, decode_pool = _fell_back(io.apply_overrides(base, {"deployment.fallback": "colocated"}), 1)
     assert plain.summary["requests"]["rejected_by_reason"].get("no_instance_up", 0) > 100

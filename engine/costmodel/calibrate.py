@@ -135,9 +135,10 @@ class Measurement:
 class Parts:
     """A prediction as a weighted sum of iterations whose parts scale with 1/eta_F, 1/eta_B or not.
 
-    Each row of `segments` is (weight, compute_s, memory_s, fixed_s) at eta = 1 and no overhead;
-    a time is sum(weight * (max(compute / eta_F, memory / eta_B) + fixed + overhead)), and a
-    throughput is `numerator` divided by that time.
+    Each row of `segments` is (weight, compute_s, memory_s, fixed_s, saving_s) at eta = 1 and no
+    overhead; a time is sum(weight * (max(compute / eta_F + saving, memory / eta_B) + fixed +
+    overhead)), and a throughput is `numerator` divided by that time. `saving` (<= 0) is what
+    low-precision matmuls take off the compute time (`perf.Instance.matmul_saving_s_per_flop`).
     """
 
     segments: np.ndarray
@@ -191,22 +192,24 @@ def _unit(inst: Instance) -> Instance:
     return _with_profile(inst, UNIT)
 
 
-Seg = Callable[[float, Any], tuple[float, float, float, float]]
+Segment = tuple[float, float, float, float, float]
+Seg = Callable[[float, Any], Segment]
 
 
-def _seg(weight: float, c: Any) -> tuple[float, float, float, float]:
+def _seg(weight: float, c: Any) -> Segment:
     # the fixed part: communication, and (eager mode) the launches a unit profile still pays
-    return (weight, float(c.compute_s), float(c.memory_s), float(c.comm_s) + float(c.overhead_s))
+    saving = float(c.saving_s)
+    return (
+        weight, float(c.compute_s) - saving, float(c.memory_s), float(c.comm_s) + float(c.overhead_s), saving
+    )  # fmt: skip
 
 
-def _seg_timed(weight: float, c: Any) -> tuple[float, float, float, float]:
+def _seg_timed(weight: float, c: Any) -> Segment:
     """An iteration already timed at its profile: its whole time, overhead included, as 'compute'."""
-    return (weight, float(c.time_s), 0.0, 0.0)
+    return (weight, float(c.time_s), 0.0, 0.0, 0.0)
 
 
-def _decode_run(
-    unit: Instance, batch: int, ctx0: float, steps: int, seg: Seg = _seg
-) -> list[tuple[float, float, float, float]]:
+def _decode_run(unit: Instance, batch: int, ctx0: float, steps: int, seg: Seg = _seg) -> list[Segment]:
     """`steps` decode steps of `batch` requests whose context grows from `ctx0` by one per step."""
     if steps <= 0:
         return []
@@ -219,9 +222,7 @@ def _decode_run(
     return out
 
 
-def _steady(
-    unit: Instance, m: Measurement, b: int, seg: Seg = _seg
-) -> list[tuple[float, float, float, float]]:
+def _steady(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Segment]:
     """One average iteration of the steady state with `b` requests in flight (per output token)."""
     isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
     ctx = isl + osl / 2.0
@@ -238,16 +239,14 @@ def _steady(
     return [seg(1.0, dec), seg(b / osl / k, pf)]
 
 
-def _static(
-    unit: Instance, inst: Instance, m: Measurement, seg: Seg = _seg
-) -> tuple[list[tuple[float, float, float, float]], int]:
+def _static(unit: Instance, inst: Instance, m: Measurement, seg: Seg = _seg) -> tuple[list[Segment], int]:
     """A static batch: every request starts at once; waves of at most the batch cap (and KV room)."""
     isl, osl, n = m.prompt_tokens, max(m.output_tokens, 1), max(m.batch, 1)
     room = max(1, inst.kv_capacity_tokens // max(isl + osl, 1))
     per_wave = max(1, min(n, m.max_batch, room))
     waves = -(-n // per_wave)
     b = -(-n // waves)
-    segs: list[tuple[float, float, float, float]] = []
+    segs: list[Segment] = []
     if m.chunked:
         iters = max(1, -(-b * isl // max(m.token_budget, 1)))
         q = b * isl / iters
@@ -258,7 +257,9 @@ def _static(
         iters = -(-b // k)
         pf = iteration_cost(unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0)
         segs.append(seg(iters * waves, pf))
-    segs.extend((w * waves, c, mm, f) for w, c, mm, f in _decode_run(unit, b, float(isl), osl - 1, seg))
+    segs.extend(
+        (w * waves, c, mm, f, sv) for w, c, mm, f, sv in _decode_run(unit, b, float(isl), osl - 1, seg)
+    )
     return segs, n
 
 
@@ -274,7 +275,7 @@ def parts(m: Measurement, inst: Instance) -> Parts:
 
 def _parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> Parts:
     """`parts` with every iteration timed on `unit` and made a segment by `seg`."""
-    segs: list[tuple[float, float, float, float]]
+    segs: list[Segment]
     numerator, thr = 1.0, False
     if m.kind == "prefill":
         q = float(m.prompt_tokens)
@@ -300,9 +301,9 @@ def _parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> P
             segs = []
             queued = max(m.concurrency - b, 0) if m.concurrency else 0
             if queued:
-                segs.extend((w * queued / b * osl, c, mm, f) for w, c, mm, f in steady)
+                segs.extend((w * queued / b * osl, c, mm, f, sv) for w, c, mm, f, sv in steady)
             if b > 1:
-                segs.extend((w * 0.5, c, mm, f) for w, c, mm, f in steady)
+                segs.extend((w * 0.5, c, mm, f, sv) for w, c, mm, f, sv in steady)
             others = b - 1
             if m.chunked:
                 room = max(m.token_budget - others, 1)
@@ -318,7 +319,7 @@ def _parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> P
                     seg(1.0, iteration_cost(unit, prefill_tokens=isl, prefill_attn_pairs=isl * isl / 2.0))
                 )
     return Parts(
-        np.array(segs, dtype=float).reshape(-1, 4), numerator, thr, inst.model.layers / OVERHEAD_LAYERS
+        np.array(segs, dtype=float).reshape(-1, 5), numerator, thr, inst.model.layers / OVERHEAD_LAYERS
     )
 
 
@@ -329,7 +330,7 @@ def predict_from_parts(p: Parts, kind: Kind, eta_f: float, eta_b: float, overhea
         (
             s[:, 0]
             * (
-                np.maximum(s[:, 1] / eta_f, s[:, 2] / eta_b)
+                np.maximum(s[:, 1] / eta_f + s[:, 4], s[:, 2] / eta_b)
                 + s[:, 3]
                 + p.overhead_scale * overhead_ms / 1000.0
             )
@@ -377,7 +378,9 @@ def _loss_grid(
     for p, meas in zip(ps, measured, strict=True):
         s = p.segments
         # (segments, F, B) roofline times, summed with weights: shape (F, B)
-        roof = np.maximum(s[:, 1, None, None] * inv_f[None], s[:, 2, None, None] * inv_b[None])
+        roof = np.maximum(
+            s[:, 1, None, None] * inv_f[None] + s[:, 4, None, None], s[:, 2, None, None] * inv_b[None]
+        )
         base = np.tensordot(s[:, 0], roof + s[:, 3, None, None], axes=1)
         t = base[:, :, None] + s[:, 0].sum() * p.overhead_scale * ohs[None, None, :]
         pred = p.numerator / t if p.throughput else t * 1000.0

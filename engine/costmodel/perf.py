@@ -9,8 +9,13 @@ steps (request j: context ``c_j``), ``D`` decode requests in all:
   (4 * L * n_q * h for standard heads);
 - bytes = weights read (MoE: the experts the batch touches) + kv * (sum k_i + sum c_j)
   (reading the cache) + kv * (sum q_i + D) (writing the new tokens' KV);
-- t = max(FLOPs / (chips_per_stage * F * eta_F), bytes / (chips_per_stage * B * eta_B))
-  + t_tp + t_pp + t_fixed.
+- t = max(FLOPs / (chips_per_stage * F * eta_F) - 2 * P_a * tokens * s_lp, bytes / (chips_per_stage
+  * B * eta_B)) + t_tp + t_pp + t_fixed.
+
+F is the chip's BF16 dense peak: eta_F is the fraction of it a stack reaches end to end. FP8 and
+FP4 weights speed up the matmuls only: ``s_lp`` is the time per matmul FLOP they save against
+BF16, from the GEMM kernels' measured fractions of their peaks (`MATMUL_FRACTION_BF16`,
+`MATMUL_FRACTION_LOW`); attention, norms, the sampler and the stack's gaps do not speed up.
 
 ``t_tp`` is two ring all-reduces of the activations per layer over the scale-up link;
 ``t_pp`` one activation hand-off per stage boundary. Pipeline stages run one after another
@@ -42,6 +47,16 @@ from engine.core.errors import ScenarioError
 
 ACTIVATION_BYTES = 2.0
 """Bytes of one activation element exchanged in all-reduces (bf16)."""
+
+MATMUL_FRACTION_BF16 = 0.834
+"""Fraction of the BF16 dense peak large BF16 GEMMs reach (825 of 989 TFLOP/s on an H200,
+Llama-3.1-70B projection shapes; data/reference/kernels-h200.csv, this project's measurement)."""
+MATMUL_FRACTION_LOW = 0.745
+"""Fraction of the FP8 dense peak the same GEMMs reach in FP8 (1,475 of 1,979 TFLOP/s on the H200).
+FP4 GEMMs are assumed to reach the same fraction of theirs (no FP4 chip was measured)."""
+
+PATH_SPEEDUP: dict[str, float] = {"bf16": 1.0, "fp8": 2.0, "int8": 2.0, "fp4": 4.0}
+"""Nominal speed-up of a tensor-core path over BF16 (each halving of the operand width doubles it)."""
 
 _SCALAR = (float, int)
 """Plain numbers, which the transfer-time functions keep plain (the simulator's hot path)."""
@@ -141,9 +156,44 @@ class Instance:
         return self.kv_bytes_per_token * self.kv_copies
 
     @property
+    def _path(self) -> tuple[float, float]:
+        """(peak FLOP/s of one chip at the weights' tensor-core path, that path's nominal speed-up
+        over BF16: 1, 2 for FP8, 4 for FP4)."""
+        hw = self.hardware
+        return hw.peak_flops(self.weights), PATH_SPEEDUP[hw.compute_precision(self.weights)]
+
+    @property
     def flops_per_s(self) -> float:
-        """Achievable FLOP/s of one pipeline stage (tp chips at eta_F)."""
-        return self.tp * self.hardware.peak_flops(self.weights) * self.profile.eta_compute
+        """Achievable FLOP/s of one pipeline stage at BF16: tp chips at eta_F of their BF16 peak.
+
+        A chip's BF16 peak is read as its weights' path's peak over that path's nominal speed-up
+        (the same number on GPUs, whose FP8 peak is twice the BF16 one; a chip built for FP8
+        with a weak BF16 path is timed as a balanced design of its FP8 peak).
+        """
+        peak, ratio = self._path
+        return self.tp * (peak if ratio == 1.0 else peak / ratio) * self.profile.eta_compute
+
+    @property
+    def matmul_saving_s_per_flop(self) -> float:
+        """Seconds each matmul FLOP saves, against `flops_per_s`, where the weights run a faster
+        tensor-core path than BF16 (FP8, FP4); 0 otherwise.
+
+        Only the GEMMs speed up, by their kernels' measured speed-up (the path's nominal one times
+        `MATMUL_FRACTION_LOW / MATMUL_FRACTION_BF16`): a matmul FLOP's BF16 kernel time,
+        1 / (F * MATMUL_FRACTION_BF16), shrinks by it; the rest of the stack's time per FLOP
+        (1 / (F * eta_F) less the kernel's: attention, norms, sampling, gaps) stays.
+        """
+        peak, ratio = self._path
+        if ratio == 1.0:
+            return 0.0
+        speedup = ratio * MATMUL_FRACTION_LOW / MATMUL_FRACTION_BF16
+        return (1.0 - 1.0 / speedup) / (self.tp * peak / ratio * MATMUL_FRACTION_BF16)
+
+    @property
+    def matmul_flops_per_s(self) -> float:
+        """Achievable FLOP/s of one pipeline stage in the linear layers (at the weights' precision)."""
+        saving = self.matmul_saving_s_per_flop
+        return self.flops_per_s if saving == 0.0 else 1.0 / (1.0 / self.flops_per_s - saving)
 
     @property
     def bytes_per_s(self) -> float:
@@ -248,6 +298,9 @@ class IterationCost:
     overhead_s: float
     flops: Any
     bytes: Any
+    saving_s: Any = 0.0
+    """Seconds of `compute_s` the low-precision matmuls took off (<= 0): compute_s is
+    flops / flops_per_s + saving_s, and only its first part scales with 1 / eta_F."""
 
     @property
     def compute_bound(self) -> Any:
@@ -285,15 +338,17 @@ def iteration_cost(
     d = np.asarray(decode_requests, dtype=float)
     c = np.asarray(decode_context_tokens, dtype=float)
     tokens = q + d
-    flops = 2.0 * m.matmul_params() * tokens + m.attention_flops_per_pair() * (pairs + c)
+    lin = 2.0 * m.matmul_params() * tokens
+    flops = lin + m.attention_flops_per_pair() * (pairs + c)
     kvb = inst.kv_bytes_held
     nbytes = np.where(tokens > 0, inst.weight_bytes_read(tokens) + kvb * (k + c) + kvb * tokens, 0.0)
-    compute_s = flops / inst.flops_per_s
+    saving_s = -lin * inst.matmul_saving_s_per_flop
+    compute_s = flops / inst.flops_per_s + saving_s
     memory_s = nbytes / inst.bytes_per_s
     comm_s = inst.comm_time(tokens)
     overhead = inst.overhead_s
     time_s = np.where(tokens > 0, np.maximum(compute_s, memory_s) + comm_s + overhead, 0.0)
-    return IterationCost(time_s, compute_s, memory_s, comm_s, overhead, flops, nbytes)
+    return IterationCost(time_s, compute_s, memory_s, comm_s, overhead, flops, nbytes, saving_s)
 
 
 def _general_cost(
@@ -315,7 +370,7 @@ def _general_cost(
             out[(slice(None), *idx)] = step.cost(qi, pi, ki, di, ci)
     t, flops, nbytes = (x if x.shape else float(x) for x in out)
     scale = inst.pp * inst.dp
-    compute = np.asarray(flops) / (inst.flops_per_s * scale)
+    compute = np.asarray(flops) / (inst.matmul_flops_per_s * scale)  # at the matmuls' rate
     memory = np.asarray(nbytes) / (inst.bytes_per_s * scale)
     comm = np.maximum(np.asarray(t) - np.maximum(compute, memory) - inst.overhead_s, 0.0)
     return IterationCost(t, compute, memory, comm, inst.overhead_s, flops, nbytes)
@@ -347,7 +402,7 @@ class StepModel:
 
     __slots__ = ("_apf", "_comm_lat", "_comm_per_tok", "_dense_bytes", "_expert_bytes", "_flops_s",
                  "_kvb", "_lin", "_bytes_s", "_moe", "_overhead", "_e", "_k_over_e",
-                 "_last_batch", "_last_terms", "_inst", "_plain", "_draft")  # fmt: skip
+                 "_last_batch", "_last_terms", "_inst", "_plain", "_draft", "_save")  # fmt: skip
 
     def __init__(self, inst: Instance) -> None:
         m = inst.model
@@ -355,6 +410,7 @@ class StepModel:
         self._apf = m.attention_flops_per_pair()
         self._kvb = inst.kv_bytes_held
         self._flops_s = inst.flops_per_s
+        self._save = inst.matmul_saving_s_per_flop
         self._bytes_s = inst.bytes_per_s
         self._overhead = inst.overhead_s
         self._dense_bytes = (
@@ -403,7 +459,8 @@ class StepModel:
         if inst.dp == 1 and inst.ep == 1:
             flops = self._lin * tokens + self._apf * (pairs + c_attn)
             nbytes = self.weight_bytes(tokens) + kv
-            t = max(flops / self._flops_s, nbytes / self._bytes_s) + self._tp_comm(tokens)
+            compute = flops / self._flops_s - self._lin * tokens * self._save
+            t = max(compute, nbytes / self._bytes_s) + self._tp_comm(tokens)
             return t, flops, nbytes
         m = inst.model
         dp, ep = float(inst.dp), float(inst.ep)
@@ -413,7 +470,8 @@ class StepModel:
         routed_lin = 2.0 * layers_moe * k_e * m.expert_params()
         # attention and dense layers: each data-parallel rank runs its share of the batch
         f_att = (self._lin - routed_lin) * tokens + self._apf * (pairs + c_attn)
-        t_att = max(f_att / dp / self._flops_s, (self._dense_bytes + kv / dp) / self._bytes_s)
+        c_att = f_att / dp / self._flops_s - (self._lin - routed_lin) * tokens / dp * self._save
+        t_att = max(c_att, (self._dense_bytes + kv / dp) / self._bytes_s)
         if not m.moe:
             flops, nbytes = f_att, self._dense_bytes * dp + kv
             return t_att + self._tp_comm(tokens / dp), flops, nbytes
@@ -428,7 +486,8 @@ class StepModel:
         f_rank = 2.0 * layers_moe * m.expert_params() * load
         m_rank = layers_moe * touched_rank * m.expert_params() * wb
         chip_f, chip_b = self._flops_s / inst.tp, self._bytes_s / inst.tp
-        t_exp = max(f_rank / (chips_ep * chip_f), m_rank / (chips_ep * chip_b))
+        c_exp = f_rank / (chips_ep * chip_f) - f_rank * self._save * inst.tp / chips_ep
+        t_exp = max(c_exp, m_rank / (chips_ep * chip_b))
         a2a = 0.0
         if ep > 1:  # dispatch and combine: each token's hidden state to and from its experts' ranks
             per_chip = tokens * k_e * m.hidden * ACTIVATION_BYTES * (ep - 1.0) / ep / (dp * inst.tp)
@@ -518,7 +577,8 @@ class StepModel:
         flops = self._lin * tokens + self._apf * (pairs + c)
         nbytes = self.weight_bytes(tokens) + self._kvb * (k + c + tokens)
         comm = self._comm_lat + self._comm_per_tok * tokens if self._comm_per_tok else 0.0
-        t = max(flops / self._flops_s, nbytes / self._bytes_s) + comm + self._overhead
+        compute = flops / self._flops_s - self._lin * tokens * self._save
+        t = max(compute, nbytes / self._bytes_s) + comm + self._overhead
         return t, flops, nbytes
 
     def decode_run(self, batch: int, context_sum: float, steps: int) -> tuple[float, float, float]:
@@ -543,7 +603,7 @@ class StepModel:
             f1 = apf * b
             m0 = (self.weight_bytes(b) if self._moe else self._dense_bytes) + kvb * (context_sum + b)
             m1 = kvb * b
-            a_c, b_c = f0 / flops_s, f1 / flops_s
+            a_c, b_c = f0 / flops_s - self._lin * b * self._save, f1 / flops_s
             a_m, b_m = m0 / bytes_s, m1 / bytes_s
             fixed = (self._comm_lat + self._comm_per_tok * b if self._comm_per_tok else 0.0) + self._overhead
             # g(i) = compute - memory at step i; compute binds where g(i) >= 0. The step at which
@@ -641,8 +701,8 @@ def roofline_point(inst: Instance, phase: str, cost: IterationCost) -> RooflineP
     """Arithmetic intensity, attainable FLOP/s and binding resource of one iteration."""
     flops, nbytes = float(cost.flops), float(cost.bytes)
     intensity = flops / nbytes if nbytes else math.inf
-    ridge = inst.flops_per_s / inst.bytes_per_s
-    attainable = min(inst.flops_per_s, intensity * inst.bytes_per_s) / inst.tp
+    ridge = inst.matmul_flops_per_s / inst.bytes_per_s
+    attainable = min(inst.matmul_flops_per_s, intensity * inst.bytes_per_s) / inst.tp
     return RooflinePoint(
         phase=phase,
         intensity_flops_per_byte=intensity,

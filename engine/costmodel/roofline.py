@@ -82,7 +82,7 @@ def report(inst: Instance) -> dict[str, Any]:
         "weight_bytes": inst.weight_bytes,
         "kv_bytes_per_token": inst.kv_bytes_per_token,
         "kv_capacity_tokens": inst.kv_capacity_tokens,
-        "ridge_flops_per_byte": inst.flops_per_s / inst.bytes_per_s,
+        "ridge_flops_per_byte": inst.matmul_flops_per_s / inst.bytes_per_s,
         "prefill": prefill_table(inst).to_dict(orient="records"),
         "decode": decode_table(inst).to_dict(orient="records"),
     }

@@ -120,7 +120,7 @@ def roofline_rows(inst: Instance, d: Demand, basis: CostBasis | None = None) -> 
         "hardware": hw.id,
         "class": hw.kind,
         "tp": inst.tp,
-        "ridge_flops_per_byte": inst.flops_per_s / inst.bytes_per_s,
+        "ridge_flops_per_byte": inst.matmul_flops_per_s / inst.bytes_per_s,
         "kv_capacity_tokens": inst.kv_capacity_tokens,
     }
     out = []

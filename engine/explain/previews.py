@@ -378,7 +378,7 @@ def roofline(
             activation_tokens=activation_tokens, attention_weights=attention_weights, eager=eager,
         )  # fmt: skip
         name = f"{hw.id} ×{tp}"
-        per_chip_flops = inst.flops_per_s / tp
+        per_chip_flops = inst.matmul_flops_per_s / tp
         per_chip_bw = inst.bytes_per_s / tp
         curves.append(
             pd.DataFrame(

@@ -575,7 +575,7 @@ class Simulation:
 
             def flops(s: Server) -> float:
                 inst = s.pool.instance
-                return inst.chips * inst.hardware.peak_flops(inst.weights) * inst.profile.eta_compute
+                return inst.matmul_flops_per_s * inst.pp * inst.dp
 
             # the data centre's entry pools (an edge site's instances are not entry instances)
             own = [
