@@ -14,8 +14,9 @@ st.markdown(
     f"""
 Fengong (分工, *division of labour*) simulates LLM serving: a workload of request classes on a deployment of
 chips, colocated or split into prefill and decode pools. One engine iteration is a roofline:
-`t = max(FLOPs / (tp·F·η_F), bytes / (tp·B·η_B)) + t_tp + t_fixed`; a discrete-event model of continuous
-batching turns it into latencies, utilisation and cost. Engine version **{ENGINE_VERSION}**.
+`t = max(FLOPs / (tp·F·η_F) − s·matmul FLOPs, bytes / (tp·B·η_B)) + t_tp + t_fixed`, with F the BF16 peak and
+s what FP8 or FP4 weights save per matmul FLOP (only the matmuls speed up, by the GEMM speed-up measured on an
+H200); a discrete-event model of continuous batching turns it into latencies, utilisation and cost. Engine version **{ENGINE_VERSION}**.
 Definitions of every number: `docs/metrics.md`; the cost model's assumptions: `docs/cost-model.md`.
 """
 )

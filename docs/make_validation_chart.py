@@ -54,8 +54,8 @@ def main() -> None:
     h = rep.headline
     fig.update_layout(
         title=(
-            f"Cost model vs {int(h['fit']['n'])} public measurements: median |error| {h['fit']['median']:.0%} in sample, "
-            f"{h['loso']['median']:.0%} with the source left out"
+            f"Cost model vs {int(h['fit']['n'])} public measurements: median |error| {h['fit']['median']:.1%} in sample, "
+            f"{h['loso']['median']:.1%} with the source left out"
         ),
         width=1200,
         height=600,

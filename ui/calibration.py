@@ -63,7 +63,8 @@ def section() -> None:
     """Explain the CSV, offer an example, fit an upload, and offer the result."""
     st.markdown(
         "Measured your own stack (vLLM, SGLang, TensorRT-LLM...) on your own chips? Fit the cost model's three "
-        "factors to your numbers: **η_F** (achieved / peak FLOP/s), **η_B** (achieved / peak memory bandwidth) "
+        "factors to your numbers: **η_F** (achieved / BF16 peak FLOP/s; FP8 and FP4 rows speed up only the matmuls), "
+        "**η_B** (achieved / peak memory bandwidth) "
         "and the **overhead** per iteration (stated per 80 layers: a model with L layers pays L/80 of it). Write one row per measurement: a prefill time (one prompt alone, "
         "ms), a decode step time (one step of `batch` requests at `context_tokens` each, ms) or an offline "
         "throughput (every request `prompt_tokens` in, `output_tokens` out, all queued at once; output tokens/s). "
@@ -112,7 +113,7 @@ def section() -> None:
     p = rec.profile
     with st.container(horizontal=True, gap="small"):
         st.metric("η_F (compute)", f"{p.eta_compute:.3f}", border=True, width="content",
-                  help="Achieved over peak dense FLOP/s.")  # fmt: skip
+                  help="Achieved over the BF16 dense peak FLOP/s (FP8 and FP4 speed up only the matmuls).")  # fmt: skip
         st.metric("η_B (bandwidth)", f"{p.eta_bandwidth:.3f}", border=True, width="content",
                   help="Achieved over peak memory bytes/s.")  # fmt: skip
         st.metric("Overhead", f"{p.overhead_ms:.2f} ms", border=True, width="content",

@@ -84,7 +84,7 @@ HARDWARE: dict[str, Any] = {
                                  "this chip under the scenario's serving stack; uncalibrated: a profile chosen by a rule."),
     "expected_error": cc.TextColumn("Expected error", width="medium", help="Cross-validated relative error of the "
                                     "figures simulated on this chip, by kind (docs/calibration.md)."),
-    "eta_compute": cc.NumberColumn("η_F", help="Achievable fraction of peak FLOP/s under the scenario's stack."),
+    "eta_compute": cc.NumberColumn("η_F", help="Achievable fraction of the BF16 peak FLOP/s under the scenario's stack (FP8 and FP4 speed up only the matmuls)."),
     "eta_bandwidth": cc.NumberColumn("η_B", help="Achievable fraction of peak HBM bandwidth under the scenario's stack."),
     "calibration_rule": cc.TextColumn("Calibration rule", width="medium", help="Where the chip's profile comes from."),
     "spec_source": cc.TextColumn("Spec source", width="medium"),

@@ -86,7 +86,9 @@ class Spec(Frozen):
 class CalibrationProfile(Spec):
     """Achievable fractions of peak for one chip under one serving stack, with their source."""
 
-    eta_compute: Fraction = Field(description="achieved / peak dense FLOP/s in large GEMMs")
+    eta_compute: Fraction = Field(
+        description="achieved / BF16 dense peak FLOP/s, end to end (FP8 and FP4 shorten only the matmuls)"
+    )
     eta_bandwidth: Fraction = Field(description="achieved / peak HBM bytes/s in streaming reads")
     overhead_ms: Annotated[float, Field(ge=0, le=1000)] = Field(
         description="fixed overhead per iteration of an 80-layer model (launches and small per-layer "
