@@ -580,15 +580,19 @@ def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tupl
         if is_moe(m, catalog) or kv_oversubscribed(m, catalog):
             continue
         groups.setdefault((FAMILY.get(m.hardware, m.hardware), stack_of(m)), []).append(m)
+    from engine.costmodel.trust import STACK_ORDER  # the serving stacks (a research harness is not one)
+
     first = _fit_groups(groups, catalog, {})
-    # second pass: what a group's points cannot tell is drawn towards the same chip's other fits
+    # second pass: what a group's points cannot tell is drawn towards the same chip's fits under
+    # the other serving stacks (Splitwise's harness, whose fixed costs no stack has, informs none)
+    serving = {k: f for k, f in first.items() if k[1] in STACK_ORDER}
     priors: dict[tuple[str, str], tuple[float, float]] = {}
     pooled = (
-        float(np.median([f.profile.eta_compute for f in first.values()])) if first else 0.5,
-        float(np.median([f.profile.eta_bandwidth for f in first.values()])) if first else 0.75,
+        float(np.median([f.profile.eta_compute for f in serving.values()])) if serving else 0.5,
+        float(np.median([f.profile.eta_bandwidth for f in serving.values()])) if serving else 0.75,
     )
     for key in groups:
-        chip_fits = [f.profile for (c, s), f in first.items() if FAMILY.get(c, c) == key[0] and s != key[1]]
+        chip_fits = [f.profile for (c, s), f in serving.items() if FAMILY.get(c, c) == key[0] and s != key[1]]
         priors[key] = (
             (
                 float(np.mean([p.eta_compute for p in chip_fits])),
