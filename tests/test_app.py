@@ -684,7 +684,7 @@ def test_a_chip_number_out_of_range_is_said_at_once() -> None:
     key = f"fg:chip:{short().deployment.pools[0].hardware}:eta_compute"
     at.number_input(key=key).set_value(1.5).run()
     said = [text_of(w.value) for w in at.warning if "η_F" in text_of(w.value)]
-    assert said == ["Compute fraction η_F: 1.5 is not allowed: the allowed range is 0.01 to 1; "
+    assert said == ["Compute fraction η_F (of BF16 peak): 1.5 is not allowed: the allowed range is 0.01 to 1; "
                     "the chip is not saved until it is in range"], said  # fmt: skip
     at.number_input(key=key).set_value(0.6).run()  # back in range: the message goes
     assert_clean(at)

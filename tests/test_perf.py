@@ -290,9 +290,10 @@ def test_low_precision_speeds_up_the_matmuls_only(catalog: Catalog) -> None:
     int4 = Instance(model=model, hardware=h100, tp=2, weights="int4")  # W4A16: BF16 matmuls
     assert bf16.matmul_saving_s_per_flop == 0.0 == int4.matmul_saving_s_per_flop
     assert bf16.matmul_flops_per_s == bf16.flops_per_s == 2 * h100.tflops["bf16"] * 1e12 * eta
+    # an H100 lists 1,979 and 989 TFLOP/s: the nominal 2x, rounded, so the FP8 path's peak over 2
     speedup = 2.0 * MATMUL_FRACTION_LOW / MATMUL_FRACTION_BF16
     beta = (1.0 - 1.0 / speedup) / MATMUL_FRACTION_BF16
-    peak16 = h100.tflops["fp8"] * 1e12 / 2.0  # the FP8 path's peak over its nominal speed-up
+    peak16 = h100.tflops["fp8"] * 1e12 / 2.0
     assert fp8.matmul_flops_per_s == pytest.approx(2 * peak16 / (1.0 / eta - beta))
     frac = fp8.matmul_flops_per_s / (2 * h100.tflops["fp8"] * 1e12)
     assert 0.35 < frac < eta  # FP8 is faster than BF16 but reaches less of its own peak
@@ -312,7 +313,44 @@ def test_low_precision_speeds_up_the_matmuls_only(catalog: Catalog) -> None:
     run = StepModel(fp8).decode_run(256, 256 * 2000.0, 50)[0]
     steps = sum(float(decode_cost(fp8, 256, 2000.0 + i).time_s) for i in range(50))
     assert run == pytest.approx(steps)
-    # a chip built for FP8 with a weak BF16 path is timed as a balanced design of its FP8 peak
-    odd = h100.model_copy(update={"tflops": {"bf16": 100.0, "fp8": h100.tflops["fp8"]}})
-    skew = Instance(model=model, hardware=odd, tp=2, weights="fp8")
-    assert skew.matmul_flops_per_s == pytest.approx(fp8.matmul_flops_per_s)
+    # the speed-up is the chip's own: an FP8 path no faster than BF16 (Gaudi 3) saves nothing,
+    # B300's FP4 (5.8 times its BF16 peak) saves more than B200's (4 times)
+    gaudi = catalog.chip("gaudi3").model_copy(update={"profiles": {"t": prof}, "default_profile": "t"})
+    assert gaudi.tflops["fp8"] == gaudi.tflops["bf16"]
+    g8 = Instance(model=model, hardware=gaudi, tp=2, weights="fp8")
+    assert g8.matmul_saving_s_per_flop == 0.0
+    assert float(prefill_cost(g8, 4096).time_s) == float(
+        prefill_cost(Instance(model=model, hardware=gaudi, tp=2, weights="bf16"), 4096).time_s
+    )
+    fp4 = {c: Instance(model=model, hardware=catalog.chip(c).model_copy(update={
+        "profiles": {"t": prof}, "default_profile": "t"}), tp=2, weights="fp4") for c in ("b200", "b300")}  # fmt: skip
+    assert fp4["b300"].flops_per_s == fp4["b200"].flops_per_s  # the same BF16 peak
+    assert fp4["b300"].matmul_flops_per_s > 1.1 * fp4["b200"].matmul_flops_per_s
+    # whatever eta_F a user states, the matmuls never run faster than BF16 at that eta_F allows
+    # scaled by the kernels' speed-up, and never at or above the path's peak
+    for eta_f in (0.5, MATMUL_FRACTION_BF16, 0.9, 1.0):
+        p = prof.model_copy(update={"eta_compute": eta_f})
+        chip = catalog.chip("b300").model_copy(update={"profiles": {"t": p}, "default_profile": "t"})
+        inst = Instance(model=model, hardware=chip, tp=1, weights="fp4")
+        g = chip.tflops["fp4"] / chip.tflops["bf16"] * MATMUL_FRACTION_LOW / MATMUL_FRACTION_BF16
+        assert inst.matmul_flops_per_s <= inst.flops_per_s * g * (1 + 1e-9)
+        assert inst.matmul_flops_per_s < chip.tflops["fp4"] * 1e12
+
+
+def test_the_general_path_splits_low_precision_compute_as_the_plain_one(catalog: Catalog) -> None:
+    """An instance timed by the step model (speculation with nothing drafted, here) reports the
+    same compute time, saving and communication as the plain roofline for FP8 weights: the time
+    the matmuls save is not misread as communication."""
+    from engine.costmodel.perf import Speculation
+
+    model, h100 = catalog.model("llama-3.1-8b"), catalog.chip("h100-sxm")
+    plain = Instance(model=model, hardware=h100, tp=1, weights="fp8")
+    general = Instance(model=model, hardware=h100, tp=1, weights="fp8", speculation=Speculation(0, 0.8))
+    assert plain.plain and not general.plain
+    q = 100_000.0
+    a = iteration_cost(plain, prefill_tokens=q, prefill_attn_pairs=q * q / 2)
+    b = iteration_cost(general, prefill_tokens=q, prefill_attn_pairs=q * q / 2)
+    assert float(b.time_s) == pytest.approx(float(a.time_s))
+    assert float(b.compute_s) == pytest.approx(float(a.compute_s))
+    assert float(b.saving_s) == pytest.approx(float(a.saving_s)) and float(a.saving_s) < 0.0
+    assert float(b.comm_s) == pytest.approx(0.0, abs=1e-9) == float(a.comm_s)

@@ -117,7 +117,7 @@ CHIP_LABELS = {
     "tflops_bf16": "BF16 TFLOP/s",
     "tflops_fp8": "FP8 TFLOP/s",
     "tflops_fp4": "FP4 TFLOP/s (0: none)",
-    "eta_compute": "Compute fraction η_F",
+    "eta_compute": "Compute fraction η_F (of BF16 peak)",
     "eta_bandwidth": "Bandwidth fraction η_B",
     "overhead_ms": "Overhead per 80 layers (ms)",
 }

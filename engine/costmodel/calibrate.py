@@ -35,7 +35,7 @@ from engine.catalog.entries import Catalog
 from engine.catalog.specs import OVERHEAD_LAYERS, CalibrationProfile, HardwareSpec, KvPrecision, Precision
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
-from engine.costmodel.perf import Instance, Speculation, iteration_cost
+from engine.costmodel.perf import MATMUL_FRACTION_BF16, Instance, Speculation, iteration_cost
 from engine.costmodel.stacks import activation_tokens
 
 Kind = Literal["prefill", "decode", "throughput", "tpot", "ttft", "batch_latency"]
@@ -174,8 +174,11 @@ def steady_batch(
     return max(1, int(min(max_batch, by_budget, by_kv)))
 
 
-UNIT = CalibrationProfile(eta_compute=1, eta_bandwidth=1, overhead_ms=0, source="unit")
-"""Unit efficiency and no overhead: the profile predictions are decomposed at."""
+UNIT = CalibrationProfile(eta_compute=MATMUL_FRACTION_BF16, eta_bandwidth=1, overhead_ms=0, source="unit")
+"""The profile predictions are decomposed at: no overhead, full bandwidth, and the BF16 GEMMs'
+compute fraction, the highest at which a low-precision iteration's compute time is still
+affine in 1 / eta_F (above it the matmuls' time is floored: `perf.Instance.matmul_saving_s_per_flop`).
+`_seg` scales the compute part back to eta_F = 1."""
 
 
 def _with_profile(inst: Instance, profile: CalibrationProfile) -> Instance:
@@ -200,9 +203,8 @@ Seg = Callable[[float, Any], Segment]
 def _seg(weight: float, c: Any) -> Segment:
     # the fixed part: communication, and (eager mode) the launches a unit profile still pays
     saving = float(c.saving_s)
-    return (
-        weight, float(c.compute_s) - saving, float(c.memory_s), float(c.comm_s) + float(c.overhead_s), saving
-    )  # fmt: skip
+    compute = (float(c.compute_s) - saving) * UNIT.eta_compute  # at eta_F = 1
+    return (weight, compute, float(c.memory_s), float(c.comm_s) + float(c.overhead_s), saving)
 
 
 def _seg_timed(weight: float, c: Any) -> Segment:

@@ -55,8 +55,8 @@ MATMUL_FRACTION_LOW = 0.745
 """Fraction of the FP8 dense peak the same GEMMs reach in FP8 (1,475 of 1,979 TFLOP/s on the H200).
 FP4 GEMMs are assumed to reach the same fraction of theirs (no FP4 chip was measured)."""
 
-PATH_SPEEDUP: dict[str, float] = {"bf16": 1.0, "fp8": 2.0, "int8": 2.0, "fp4": 4.0}
-"""Nominal speed-up of a tensor-core path over BF16 (each halving of the operand width doubles it)."""
+NOMINAL_SPEEDUP: dict[str, float] = {"fp8": 2.0, "int8": 2.0, "fp4": 4.0}
+"""A tensor path's nominal speed-up over BF16 (each halving of the operand width doubles it)."""
 
 _SCALAR = (float, int)
 """Plain numbers, which the transfer-time functions keep plain (the simulator's hot path)."""
@@ -156,38 +156,51 @@ class Instance:
         return self.kv_bytes_per_token * self.kv_copies
 
     @property
-    def _path(self) -> tuple[float, float]:
-        """(peak FLOP/s of one chip at the weights' tensor-core path, that path's nominal speed-up
-        over BF16: 1, 2 for FP8, 4 for FP4)."""
+    def _paths(self) -> tuple[float, float]:
+        """(one chip's BF16 peak FLOP/s, the speed-up of the weights' tensor path over it).
+
+        Datasheet peaks are rounded: where the path's listed peak is within 2% of its nominal
+        speed-up over the listed BF16 one (2 for FP8, 4 for FP4; an H100's 1,979 against 989),
+        the ratio is the nominal one and the BF16 peak the path's over it. Otherwise both are as
+        listed (Gaudi 3's FP8 at its BF16 peak: 1; B300's FP4 at 5.8 times). A chip that lists no
+        BF16 peak takes its next path's (`HardwareSpec.compute_precision`).
+        """
         hw = self.hardware
-        return hw.peak_flops(self.weights), PATH_SPEEDUP[hw.compute_precision(self.weights)]
+        path, base = hw.peak_flops(self.weights), hw.peak_flops("bf16")
+        nominal = NOMINAL_SPEEDUP.get(hw.compute_precision(self.weights), 1.0)
+        if hw.compute_precision(self.weights) == hw.compute_precision("bf16"):
+            return base, 1.0
+        if abs(path / base / nominal - 1.0) <= 0.02:
+            return path / nominal, nominal
+        return base, path / base
 
     @property
     def flops_per_s(self) -> float:
-        """Achievable FLOP/s of one pipeline stage at BF16: tp chips at eta_F of their BF16 peak.
-
-        A chip's BF16 peak is read as its weights' path's peak over that path's nominal speed-up
-        (the same number on GPUs, whose FP8 peak is twice the BF16 one; a chip built for FP8
-        with a weak BF16 path is timed as a balanced design of its FP8 peak).
-        """
-        peak, ratio = self._path
-        return self.tp * (peak if ratio == 1.0 else peak / ratio) * self.profile.eta_compute
+        """Achievable FLOP/s of one pipeline stage at BF16: tp chips at eta_F of their BF16 peak."""
+        return self.tp * self._paths[0] * self.profile.eta_compute
 
     @property
     def matmul_saving_s_per_flop(self) -> float:
         """Seconds each matmul FLOP saves, against `flops_per_s`, where the weights run a faster
         tensor-core path than BF16 (FP8, FP4); 0 otherwise.
 
-        Only the GEMMs speed up, by their kernels' measured speed-up (the path's nominal one times
-        `MATMUL_FRACTION_LOW / MATMUL_FRACTION_BF16`): a matmul FLOP's BF16 kernel time,
-        1 / (F * MATMUL_FRACTION_BF16), shrinks by it; the rest of the stack's time per FLOP
-        (1 / (F * eta_F) less the kernel's: attention, norms, sampling, gaps) stays.
+        Only the GEMMs speed up, by their kernels' speed-up g: the path's speed-up over BF16
+        (`_paths`) times `MATMUL_FRACTION_LOW / MATMUL_FRACTION_BF16` (measured on an H200); no
+        saving where g <= 1 (an FP8 path no faster than BF16, as on Gaudi 3 or TPU v5p). A matmul
+        FLOP's BF16 kernel time, 1 / (F * MATMUL_FRACTION_BF16), shrinks by g; the rest of the
+        stack's time per FLOP (1 / (F * eta_F) less the kernel's: attention, norms, sampling,
+        gaps) stays. A profile above eta_F = MATMUL_FRACTION_BF16 leaves no such rest: its
+        matmuls take their BF16 time over g (the two forms agree at MATMUL_FRACTION_BF16).
         """
-        peak, ratio = self._path
-        if ratio == 1.0:
-            return 0.0
+        base, ratio = self._paths
         speedup = ratio * MATMUL_FRACTION_LOW / MATMUL_FRACTION_BF16
-        return (1.0 - 1.0 / speedup) / (self.tp * peak / ratio * MATMUL_FRACTION_BF16)
+        if ratio == 1.0 or speedup <= 1.0:
+            return 0.0
+        f = self.tp * base
+        kernel = (1.0 - 1.0 / speedup) / (f * MATMUL_FRACTION_BF16)
+        if self.profile.eta_compute <= MATMUL_FRACTION_BF16:
+            return kernel
+        return (1.0 - 1.0 / speedup) / (f * self.profile.eta_compute)  # a matmul's BF16 time over g
 
     @property
     def matmul_flops_per_s(self) -> float:
@@ -357,7 +370,8 @@ def _general_cost(
     """`iteration_cost` of an instance that is not plain, from `StepModel` element by element.
 
     A decode-only iteration is a decode step (speculation amortised per token); compute and
-    memory times are the FLOPs and bytes at the whole instance's achievable rates.
+    memory times are the FLOPs and bytes at the whole instance's achievable rates, the FLOPs
+    beyond the batch's attention taken as matmuls (exact without speculation).
     """
     step = StepModel(inst)
     arrays = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (q, pairs, k, d, c)))
@@ -370,10 +384,13 @@ def _general_cost(
             out[(slice(None), *idx)] = step.cost(qi, pi, ki, di, ci)
     t, flops, nbytes = (x if x.shape else float(x) for x in out)
     scale = inst.pp * inst.dp
-    compute = np.asarray(flops) / (inst.matmul_flops_per_s * scale)  # at the matmuls' rate
+    attention = inst.model.attention_flops_per_pair() * (arrays[1] + arrays[4])
+    saving = -np.maximum(np.asarray(flops) - attention, 0.0) * inst.matmul_saving_s_per_flop / scale
+    compute = np.asarray(flops) / (inst.flops_per_s * scale) + saving
     memory = np.asarray(nbytes) / (inst.bytes_per_s * scale)
     comm = np.maximum(np.asarray(t) - np.maximum(compute, memory) - inst.overhead_s, 0.0)
-    return IterationCost(t, compute, memory, comm, inst.overhead_s, flops, nbytes)
+    saving_s = saving if saving.shape else float(saving)
+    return IterationCost(t, compute, memory, comm, inst.overhead_s, flops, nbytes, saving_s)
 
 
 def prefill_cost(inst: Instance, prompt_tokens: ArrayLike, cached_tokens: ArrayLike = 0) -> IterationCost:
