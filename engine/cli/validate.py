@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +98,8 @@ def rerun_lines(reruns: Any) -> list[str]:
     if reruns is None or reruns.empty:
         return []
     h = end_to_end.rerun_headline(reruns)
-    out = [
-        "## The simulator on the fitted points",
-        "",
+    return _section(
+        "The simulator on the fitted points",
         f"The app's figures come from the simulator, the fit's from the cost model's steady-state "
         f"predictor. The {int(h['n'])} dense points of a kind a run reproduces (static batches and "
         "offline throughputs sent at once, concurrencies as that many closed-loop clients) are "
@@ -107,15 +107,13 @@ def rerun_lines(reruns: Any) -> list[str]:
         f"|error| {h['simulated_median']:.0%} (p90 {h['simulated_p90']:.0%}) against the "
         f"predictor's {h['predicted_median']:.0%} (p90 {h['predicted_p90']:.0%}); the two differ by a "
         f"median {h['agreement_median']:.0%} (p90 {h['agreement_p90']:.0%}).",
-        "",
         "| chip | stack | kind | n | predictor | simulator | simulator vs predictor |",
         "|---|---|---|---:|---:|---:|---:|",
-    ]
-    for r in end_to_end.rerun_summary(reruns).itertuples():
-        out.append(
+        (
             f"| {r.chip} | {r.stack} | {r.kind} | {r.n} | {r.predicted:.0%} | {r.simulated:.0%} | {r.agreement:.0%} |"
-        )
-    return out
+            for r in end_to_end.rerun_summary(reruns).itertuples()
+        ),
+    )
 
 
 def end_to_end_lines(e2e: Any) -> list[str]:
@@ -123,27 +121,29 @@ def end_to_end_lines(e2e: Any) -> list[str]:
     if e2e is None or e2e.empty:
         return []
     h = end_to_end.headline(e2e)
-    out = [
-        "## Open-loop rows rerun by the simulator (never fitted)",
-        "",
+    return _section(
+        "Open-loop rows rerun by the simulator (never fitted)",
         f"{int(h['n'])} rows measured under Poisson arrivals at a rate are rerun end to end "
         "(engine/explain/end_to_end.py): the stated chip, batch limits, chunked prefill, rate and "
         "prompt count, every request at the stated mean lengths. *fit*: the shipped profiles; "
         "*left out*: the profiles refitted without the row's source, by the rules of docs/calibration.md. "
         f"Median |error| {h['fit_median']:.0%} (p90 {h['fit_p90']:.0%}) with the shipped profiles, "
         f"{h['held_out_median']:.0%} (p90 {h['held_out_p90']:.0%}) left out.",
-        "",
         "| id | setup | load | figure | measured | fit | error | left out | error | basis |",
         "|---|---|---|---|---:|---:|---:|---:|---:|---|",
-    ]
-    for r in e2e.itertuples():
-        load = "all at once" if r.rate_rps >= 1000 else f"{r.rate_rps:g} req/s"
-        out.append(
-            f"| {r.id} | {r.model} {r.tp}x{r.chip} ({r.stack}) | {load} | {r.figure} | "
+        (
+            f"| {r.id} | {r.model} {r.tp}x{r.chip} ({r.stack}) | "
+            f"{'all at once' if r.rate_rps >= 1000 else f'{r.rate_rps:g} req/s'} | {r.figure} | "
             f"{r.measured:,.1f} {r.unit} | {r.fit:,.1f} | {r.fit_error:+.0%} | {r.held_out:,.1f} | "
             f"{r.held_out_error:+.0%} | {r.basis} |"
-        )
-    return out
+            for r in e2e.itertuples()
+        ),
+    )
+
+
+def _section(title: str, text: str, columns: str, align: str, rows: Iterable[str]) -> list[str]:
+    """One section of docs/validation.md: its heading, a paragraph (none if empty) and a table."""
+    return [f"## {title}", "", *([text, ""] if text else []), columns, align, *rows]
 
 
 def markdown(rep: validation.Report, e2e: Any = None, reruns: Any = None) -> str:
@@ -156,58 +156,62 @@ def markdown(rep: validation.Report, e2e: Any = None, reruns: Any = None) -> str
     ]
     out += [f"| {n} | {reason} |" for reason, n in rep.set_aside().items()]
     out += ["", "## Overall", "", "```", *headline_lines(rep), "```", ""]
-    out += [
-        "## Per chip, stack and figure",
-        "",
+    out += _section(
+        "Per chip, stack and figure",
         "Median / p90 of |predicted / measured - 1|. *fit*: the shipped profiles; the others refit "
         "without the held-out rows and predict them by the rules of docs/calibration.md.",
-        "",
         "| chip | stack | figure | n | " + " | ".join(n for _, n in SCHEMES) + " |",
         "|---|---|---|---:|" + "---:|" * len(SCHEMES),
-    ]
-    out += ["| " + " | ".join(r) + " |" for r in group_lines(rep)]
-    out += ["", "## Which sources carry the held-out miss", ""]
-    out += [
+        ("| " + " | ".join(r) + " |" for r in group_lines(rep)),
+    )
+    out += ["", *_section(
+        "Which sources carry the held-out miss",
         "Each source left out in turn, its points predicted by the rule that then applies (*fitted*: its "
         "chip and stack keep another source; *other_stack*, *transfer*: they do not). Signed: + when the "
         "model over-predicts the figure.",
-        "",
         "| source | rule | n | median | p90 | signed median |",
         "|---|---|---:|---:|---:|---:|",
-    ]
-    for r in crossval.by_source(rep.predictions).itertuples():
-        out.append(
+        (
             f"| {r.source} | {r.basis} | {r.n} | {_pct(r.median)} | {_pct(r.p90)} | {_signed(r.signed)} |"
-        )
-    out += ["", "## Expected error shown in the app (median, by the rule behind a chip's profile)", ""]
-    out += ["| basis | throughput | TTFT | TPOT | energy |", "|---|---:|---:|---:|---:|"]
-    for basis, row in rep.expected_error.items():
-        out.append(
+            for r in crossval.by_source(rep.predictions).itertuples()
+        ),
+    )]  # fmt: skip
+    out += ["", *_section(
+        "Expected error shown in the app (median, by the rule behind a chip's profile)",
+        "",
+        "| basis | throughput | TTFT | TPOT | energy |",
+        "|---|---:|---:|---:|---:|",
+        (
             f"| {basis} | {_pct(row.get('throughput'))} | {_pct(row.get('ttft'))} | {_pct(row.get('tpot'))} | "
             f"{_pct(row.get('energy'))} |"
-        )
-    out += ["", "## Every point", ""]
-    out += [
+            for basis, row in rep.expected_error.items()
+        ),
+    )]  # fmt: skip
+    out += ["", *_section(
+        "Every point",
+        "",
         "| id | setup | point | stack | measured | predicted | error | left out |",
         "|---|---|---|---|---:|---:|---:|---:|",
-    ]
-    for r in rep.points.itertuples():
-        tag = " (MoE)" if r.moe else ""
-        out.append(
-            f"| {r.id} | {r.setup}{tag} | {r.point} | {r.stack} | {r.measured:,.1f} {r.unit} | "
+        (
+            f"| {r.id} | {r.setup}{' (MoE)' if r.moe else ''} | {r.point} | {r.stack} | {r.measured:,.1f} {r.unit} | "
             f"{r.predicted:,.1f} | {r.error:+.1%} | {_signed(r.loso_error)} |"
-        )
-    if reruns is not None and not reruns.empty:
-        out += ["", *rerun_lines(reruns)]
-    if e2e is not None and not e2e.empty:
-        out += ["", *end_to_end_lines(e2e)]
+            for r in rep.points.itertuples()
+        ),
+    )]  # fmt: skip
+    for section in (rerun_lines(reruns), end_to_end_lines(e2e)):
+        if section:
+            out += ["", *section]
     if rep.energy is not None and not rep.energy.empty:
-        out += ["", "## Power and energy (ML.ENERGY rows)", ""]
-        out += ["| id | setup | kind | measured | predicted | error |", "|---|---|---|---:|---:|---:|"]
-        for r in rep.energy.itertuples():
-            out.append(
+        out += ["", *_section(
+            "Power and energy (ML.ENERGY rows)",
+            "",
+            "| id | setup | kind | measured | predicted | error |",
+            "|---|---|---|---:|---:|---:|",
+            (
                 f"| {r.id} | {r.setup} | {r.kind} | {r.measured:,.3g} | {r.predicted:,.3g} | {r.error:+.1%} |"
-            )
+                for r in rep.energy.itertuples()
+            ),
+        )]  # fmt: skip
     return "\n".join(out)
 
 

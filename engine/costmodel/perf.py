@@ -166,10 +166,10 @@ class Instance:
         BF16 peak takes its next path's (`HardwareSpec.compute_precision`).
         """
         hw = self.hardware
-        path, base = hw.peak_flops(self.weights), hw.peak_flops("bf16")
-        nominal = NOMINAL_SPEEDUP.get(hw.compute_precision(self.weights), 1.0)
-        if hw.compute_precision(self.weights) == hw.compute_precision("bf16"):
+        low, base = hw.compute_precision(self.weights), hw.peak_flops("bf16")
+        if low == hw.compute_precision("bf16"):
             return base, 1.0
+        path, nominal = hw.peak_flops(self.weights), NOMINAL_SPEEDUP.get(low, 1.0)
         if abs(path / base / nominal - 1.0) <= 0.02:
             return path / nominal, nominal
         return base, path / base
@@ -194,13 +194,11 @@ class Instance:
         """
         base, ratio = self._paths
         speedup = ratio * MATMUL_FRACTION_LOW / MATMUL_FRACTION_BF16
-        if ratio == 1.0 or speedup <= 1.0:
+        if speedup <= 1.0:
             return 0.0
-        f = self.tp * base
-        kernel = (1.0 - 1.0 / speedup) / (f * MATMUL_FRACTION_BF16)
-        if self.profile.eta_compute <= MATMUL_FRACTION_BF16:
-            return kernel
-        return (1.0 - 1.0 / speedup) / (f * self.profile.eta_compute)  # a matmul's BF16 time over g
+        # the BF16 kernel's time per FLOP, or the stack's whole time where eta_F claims more
+        bf16_gemm = self.tp * base * max(self.profile.eta_compute, MATMUL_FRACTION_BF16)
+        return (1.0 - 1.0 / speedup) / bf16_gemm
 
     @property
     def matmul_flops_per_s(self) -> float:
