@@ -131,7 +131,7 @@ def test_the_planner_mixes_decode_pools_by_class_when_asked() -> None:
     from tests.test_app import app
 
     at = app("planner", load_preset("portfolio-chat-batch"), preset="portfolio-chat-batch")
-    at.number_input(key="plan_target").set_value(10.0)
+    at.number_input(key="plan_target").set_value(8.0)
     at.multiselect(key="plan_hardware").set_value(["h100-sxm", "h20", "mi300x"])
     at.multiselect(key="plan_modes").set_value(["disaggregated"])
     at.multiselect(key="plan_tp").set_value([1, 2])

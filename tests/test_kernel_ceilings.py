@@ -59,3 +59,29 @@ def test_the_low_precision_matmul_speed_up_is_the_measured_one(ceilings: dict[st
 
     assert abs(perf.MATMUL_FRACTION_BF16 - ceilings["bf16"]) <= 0.001
     assert abs(perf.MATMUL_FRACTION_LOW - ceilings["fp8"]) <= 0.001
+
+
+def test_the_unhidden_share_is_the_measured_one() -> None:
+    """`perf.UNHIDDEN_FRACTION` is the H200 GEMMs' own: near the ridge (compute and memory times
+    within a factor of two), a GEMM takes the longer of the two plus this share of the shorter."""
+    import numpy as np
+
+    from engine.costmodel import perf
+
+    kernels = pd.read_csv(datafiles.data_dir() / "reference" / "kernels-h200.csv")
+    gemm = kernels[kernels["kind"] == "gemm"]
+    stream = float(kernels.loc[kernels["kind"] == "gemv", "gb_s"].max()) * 1e9  # a weight matrix's read rate
+    shares = []
+    for dtype, width in (("bf16", 2), ("fp8", 1)):
+        rows = gemm[gemm["dtype"] == dtype]
+        best = float(rows["tflops"].max()) * 1e12
+        for shape, seconds in zip(rows["shape"], rows["seconds"], strict=True):
+            m, k, n = (int(x) for x in shape.split("x"))
+            compute = 2.0 * m * n * k / best
+            memory = (n * k * width + 2 * (m * k + m * n)) / stream
+            lo, hi = sorted((compute, memory))
+            if lo >= hi / 2.0:
+                shares.append((seconds - hi) / lo)
+    assert len(shares) == 6  # 256 tokens, three shapes, two precisions
+    assert min(shares) > 0.0 and max(shares) < 1.0  # the two overlap, but not wholly
+    assert abs(perf.UNHIDDEN_FRACTION - float(np.median(shares))) <= 0.005

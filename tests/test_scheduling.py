@@ -78,7 +78,7 @@ def test_other_queue_orders_run_clean(queue: str) -> None:
 
 def memory_bound(mode: str) -> Scenario:
     return overloaded(**{
-        "scheduler.preemption": mode, "deployment.pools[0].count": 1, "deployment.mem_fraction": 0.535,
+        "scheduler.preemption": mode, "deployment.pools[0].count": 1, "deployment.mem_fraction": 0.52,
         "workload.arrival.rate_rps": 1.0,
         "workload.classes[0].input": {"kind": "lognormal", "mean": 1000, "p99": 4000, "max_tokens": 8000},
         "workload.classes[0].output": {"kind": "lognormal", "mean": 1500, "p99": 4000, "max_tokens": 4096},

@@ -36,6 +36,7 @@ from engine.catalog.specs import OVERHEAD_LAYERS, CalibrationProfile, HardwareSp
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import MATMUL_FRACTION_BF16, Instance, Speculation, iteration_cost
+from engine.costmodel.perf import roof as perf_roof
 from engine.costmodel.stacks import activation_tokens
 
 Kind = Literal["prefill", "decode", "throughput", "tpot", "ttft", "batch_latency"]
@@ -137,9 +138,9 @@ class Parts:
     """A prediction as a weighted sum of iterations whose parts scale with 1/eta_F, 1/eta_B or not.
 
     Each row of `segments` is (weight, compute_s, memory_s, fixed_s, saving_s) at eta = 1 and no
-    overhead; a time is sum(weight * (max(compute / eta_F + saving, memory / eta_B) + fixed +
-    overhead)), and a throughput is `numerator` divided by that time. `saving` (<= 0) is what
-    low-precision matmuls take off the compute time (`perf.Instance.matmul_saving_s_per_flop`).
+    overhead; a time is sum(weight * (roof(compute / eta_F + saving, memory / eta_B) + fixed +
+    overhead)) (`perf.roof`: the longer plus the unhidden share of the shorter), and a throughput
+    is `numerator` divided by that time. `saving` (<= 0) is what low-precision matmuls take off the compute time (`perf.Instance.matmul_saving_s_per_flop`).
     """
 
     segments: np.ndarray
@@ -333,7 +334,7 @@ def predict_from_parts(p: Parts, kind: Kind, eta_f: float, eta_b: float, overhea
         (
             s[:, 0]
             * (
-                np.maximum(s[:, 1] / eta_f + s[:, 4], s[:, 2] / eta_b)
+                perf_roof(s[:, 1] / eta_f + s[:, 4], s[:, 2] / eta_b)
                 + s[:, 3]
                 + p.overhead_scale * overhead_ms / 1000.0
             )
@@ -381,10 +382,10 @@ def _loss_grid(
     for p, meas in zip(ps, measured, strict=True):
         s = p.segments
         # (segments, F, B) roofline times, summed with weights: shape (F, B)
-        roof = np.maximum(
+        both = perf_roof(
             s[:, 1, None, None] * inv_f[None] + s[:, 4, None, None], s[:, 2, None, None] * inv_b[None]
         )
-        base = np.tensordot(s[:, 0], roof + s[:, 3, None, None], axes=1)
+        base = np.tensordot(s[:, 0], both + s[:, 3, None, None], axes=1)
         t = base[:, :, None] + s[:, 0].sum() * p.overhead_scale * ohs[None, None, :]
         pred = p.numerator / t if p.throughput else t * 1000.0
         r2 = np.log(pred / meas) ** 2
