@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from engine.catalog.entries import Catalog, presets_dir
@@ -291,6 +292,21 @@ def test_the_held_out_miss_is_shown_per_source(report: validation.Report) -> Non
     assert top["median"] == pytest.approx(mine["abs_error"].median())
     assert set(table["basis"]) <= {"fitted", "same_silicon", "other_stack", "transfer"}
     assert report.as_dict()["sources"][0]["source"] == top["source"]
+
+
+def test_the_serving_stacks_figure_leaves_only_the_research_harness_aside(report: validation.Report) -> None:
+    """Shown beside the target, never instead: the same held-out predictions, Splitwise's points
+    (a research harness, no serving stack) left out of the medians."""
+    loso = report.predictions[report.predictions["scheme"] == "loso"]
+    serving = loso[loso["stack"] != "splitwise"]
+    got = report.serving_headline["loso"]
+    assert got["n"] == len(serving) == len(loso) - int((loso["stack"] == "splitwise").sum()) > 0
+    assert got["median"] == pytest.approx(serving["abs_error"].median())
+    assert got["p90"] == pytest.approx(np.quantile(serving["abs_error"], 0.9))
+    assert report.headline["loso"]["n"] == len(loso)  # the target's figure still counts every point
+    lines = cli_validate.headline_lines(report)
+    assert any(line.startswith("serving stacks") for line in lines)
+    assert any(line.startswith("target (leave source out") for line in lines)
 
 
 def test_a_rows_stated_eager_mode_and_checkpoint_reach_its_point(usable: list[calibrate.Measurement]) -> None:
