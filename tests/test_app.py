@@ -476,6 +476,22 @@ def test_report_and_chart_html_carry_provenance() -> None:
 # --- recalibration on the About page ----------------------------------------------------------
 
 
+def test_about_page_shows_the_held_out_error_behind_each_rule() -> None:
+    from engine.costmodel import trust
+
+    at = app("about")
+    assert_clean(at)
+    table = next(df.value for df in at.dataframe if "rule" in df.value.columns)
+    expected = trust.error_table()
+    assert len(table) == len(expected) and len(table) >= 4
+    fitted = table[table["rule"].str.startswith("fitted")].iloc[0]
+    assert (
+        fitted["tpot"] == expected["fitted"]["tpot"]
+        and fitted["throughput"] == expected["fitted"]["throughput"]
+    )
+    assert any("Held out, the error is larger" in m.value for m in at.markdown)
+
+
 def test_about_page_recalibrates_from_an_upload() -> None:
     from engine.catalog.entries import load_catalog
     from engine.explain import report

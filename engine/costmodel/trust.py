@@ -160,6 +160,11 @@ def _error_table() -> dict[str, dict[str, float]]:
     }
 
 
+def error_table() -> dict[str, dict[str, float]]:
+    """The expected error per basis and figure (presets/calibration.toml: held-out medians)."""
+    return _error_table()
+
+
 def online_errors(chip: str, stack: str) -> dict[str, float]:
     """The error open-loop serving reruns showed with the profile fitted to (chip, stack) (docs/validation.md)."""
     row = _tables().get("online_error", {}).get(f"{chip}:{stack}", {})

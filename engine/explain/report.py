@@ -36,7 +36,7 @@ from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
 from engine.core.safecsv import safe_comment, safe_csv
-from engine.costmodel import calibrate, reference
+from engine.costmodel import calibrate, reference, trust
 from engine.scenario.model import Scenario
 from engine.serving.run import ENGINE_VERSION
 
@@ -168,6 +168,29 @@ def validation_table(catalog: Catalog) -> pd.DataFrame | None:
     if calibrate.reference_csv() is None:
         return None
     return calibrate.table(reference.usable_points(catalog), catalog)
+
+
+BASIS_LABELS = {
+    "fitted": "fitted: the chip's own profile for the stack",
+    "same_silicon": "same silicon: a chip of the same die",
+    "other_stack": "other stack: the chip's profile under another stack",
+    "transfer": "transfer: a conservative share of the fitted chips",
+    "moe": "MoE models (never fitted), on any basis",
+}
+"""How the About page names each rule behind a profile (docs/calibration.md, 'How sure a number is')."""
+
+
+def expected_error_frame() -> pd.DataFrame:
+    """The held-out error the app attaches to each headline figure, one row per rule: the median
+    |error| of predictions made on that basis with their source left out (presets/calibration.toml,
+    written by `calibrate --reference --write`). Empty when that file is missing."""
+    table = trust.error_table()
+    rows = [
+        {"rule": BASIS_LABELS[b], **{f: table[b].get(f) for f in ("throughput", "ttft", "tpot", "energy")}}
+        for b in BASIS_LABELS
+        if b in table
+    ]
+    return pd.DataFrame(rows, columns=["rule", "throughput", "ttft", "tpot", "energy"])
 
 
 # --- recalibration from a user's own measurements -------------------------------------------
