@@ -22,8 +22,8 @@ CHIPS = ("h100-sxm", "h20", "mi300x")
 # decode instance passes over 60 s and fails chat's TPOT over the preset's 600 s)
 SPACE = SearchSpace(hardware=CHIPS, modes=("disaggregated",), duration_s=180.0)
 RATE = 8.0
-"""At 8 req/s a portfolio wins; from 9 req/s up (the preset runs 20) the prefill pool is most of
-the bill and the best single shape is as cheap as any portfolio that passes."""
+"""At 8 req/s a portfolio wins (and at the preset's 20: docs/planner.md); from 9 to 16 req/s the
+best single shape is as cheap as any portfolio that passes."""
 
 
 @pytest.fixture(scope="module")

@@ -35,7 +35,7 @@ from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership, trust
 from engine.costmodel.ownership import CostBasis
-from engine.costmodel.perf import Instance, decode_cost, prefill_cost
+from engine.costmodel.perf import Instance, decode_cost, prefill_cost, roof
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import speculation_of
 from engine.serving.workload import Requests
@@ -169,7 +169,9 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
     # a full pipeline overlaps its stages: what the lone prompt spends in bubbles and hand-offs
     # (its comm_s) is left out, keeping the figure a lower bound
     comm = cost.comm_s if inst.pp == 1 else 0.0
-    per_req = np.maximum(cost.compute_s, cost.memory_s / share) + comm + cost.overhead_s / share
+    # the weights' read shared by `share` prompts; compute and memory combined as an iteration
+    # combines them (`roof` of totals is at most the phases' sum, so the bound holds)
+    per_req = roof(cost.compute_s, cost.memory_s / share) + comm + cost.overhead_s / share
     tail = 1.0 - max(d.percentile) / 100.0
     prefill_problem = ""
     if float(np.mean(q > cap)) > tail:

@@ -91,7 +91,7 @@ class EarlyReject(Admission):
         "Reject a request whose predicted TTFT exceeds factor x its TTFT target (low_priority_factor for "
         "classes below the top priority, so they shed first)."
     )
-    # The simulator's TTFT prediction runs about 6% optimistic at the median and more in the tail
+    # The simulator's TTFT prediction runs about 8% optimistic at the median and more in the tail
     # (docs/scheduling.md); 0.6 keeps admitted requests' p99 within target in our overload tests.
     factor: float = 0.6
     low_priority_factor: float = 0.3
