@@ -12,7 +12,7 @@ import pytest
 
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel import calibrate
+from engine.costmodel import calibrate, reference
 from engine.explain import presentation as pr
 from engine.explain import previews as pv
 from engine.explain import report
@@ -310,7 +310,10 @@ def test_validation_table_is_there_when_the_reference_is(catalog: Catalog) -> No
         assert tab is None
         return
     assert tab is not None and len(tab) >= 20
-    assert {"measured", "predicted", "error", "kind"} <= set(tab.columns)
+    assert {"measured", "predicted", "error", "kind", "fitted"} <= set(tab.columns)
+    # the MoE rows, never fitted, are told apart from the dense fit (make validate's split)
+    moe = {m.id for m in reference.usable_points(catalog) if calibrate.is_moe(m, catalog)}
+    assert moe and set(tab.loc[~tab["fitted"], "id"]) == moe
 
 
 def test_link_problems_are_scenario_errors() -> None:

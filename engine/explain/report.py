@@ -164,10 +164,15 @@ section {{ margin-top: 2rem; }}
 
 
 def validation_table(catalog: Catalog) -> pd.DataFrame | None:
-    """The cost model's predicted-against-measured table (what ``python -m engine validate`` prints)."""
+    """The cost model's predicted-against-measured table (what ``python -m engine validate`` prints),
+    with `fitted`: False for the MoE points, which no profile is fitted to (they check how the dense
+    profiles carry to expert layers, and `make validate` reports them apart)."""
     if calibrate.reference_csv() is None:
         return None
-    return calibrate.table(reference.usable_points(catalog), catalog)
+    points = reference.usable_points(catalog)
+    tab = calibrate.table(points, catalog)
+    tab.insert(4, "fitted", [not calibrate.is_moe(m, catalog) for m in points])
+    return tab
 
 
 BASIS_LABELS = {
