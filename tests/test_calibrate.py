@@ -304,8 +304,16 @@ def test_the_serving_stacks_figure_leaves_only_the_research_harness_aside(report
     assert got["median"] == pytest.approx(serving["abs_error"].median())
     assert got["p90"] == pytest.approx(np.quantile(serving["abs_error"], 0.9))
     assert report.headline["loso"]["n"] == len(loso)  # the target's figure still counts every point
+    # every usable row held out, MoE included: the issue's own wording, shown beside the target
+    moe = report.predictions[report.predictions["scheme"] == "moe_loso"]
+    assert set(moe["id"]) == set(report.predictions.loc[report.predictions["scheme"] == "moe", "id"])
+    every = report.all_usable_headline
+    assert every["n"] == len(loso) + len(moe) == report.usable
+    both = np.concatenate([loso["abs_error"].to_numpy(), moe["abs_error"].to_numpy()])
+    assert every["median"] == pytest.approx(np.median(both))
     lines = cli_validate.headline_lines(report)
     assert any(line.startswith("serving stacks") for line in lines)
+    assert any(line.startswith("every usable row") for line in lines)
     assert any(line.startswith("target (leave source out") for line in lines)
 
 

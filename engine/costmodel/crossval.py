@@ -80,19 +80,22 @@ def _predict(
 
 
 def _held_out(
-    points: Sequence[Measurement], catalog: Catalog, key: Callable[[Measurement], object]
+    points: Sequence[Measurement], catalog: Catalog, key: Callable[[Measurement], object], moe: bool = False
 ) -> list[Prediction]:
+    """Each group of `key` left out in turn, its dense points predicted with the profiles refitted
+    without it (with `moe`, its MoE points instead: the dense profiles they borrow, refitted so)."""
     out: list[Prediction] = []
     for k in sorted({key(m) for m in points}, key=str):
         kept = [m for m in points if key(m) != k]
-        held = [m for m in points if key(m) == k and not calibrate.is_moe(m, catalog)]
+        held = [m for m in points if key(m) == k and calibrate.is_moe(m, catalog) == moe]
         if held:
             out.extend(_predict(held, calibrate.reference_fits(kept, catalog), catalog))
     return out
 
 
 def cross_validate(points: Sequence[Measurement], catalog: Catalog) -> dict[str, list[Prediction]]:
-    """Predictions of every dense point under fit, LOSO, LOCO and LOFO, and MoE points under the fit."""
+    """Predictions of every dense point under fit, LOSO, LOCO and LOFO, and of MoE points under the
+    fit and with their source left out (`moe_loso`: with the dense LOSO, every usable point held out)."""
     fits = calibrate.reference_fits(points, catalog)
     dense = [m for m in points if not calibrate.is_moe(m, catalog)]
     moe = [m for m in points if calibrate.is_moe(m, catalog)]
@@ -102,6 +105,7 @@ def cross_validate(points: Sequence[Measurement], catalog: Catalog) -> dict[str,
         "loco": _held_out(points, catalog, lambda m: m.hardware),
         "lofo": _held_out(points, catalog, lambda m: min(silicon_of(m.hardware))),
         "moe": _predict(moe, fits, catalog),
+        "moe_loso": _held_out(points, catalog, lambda m: m.source_key, moe=True),
     }
 
 
