@@ -49,10 +49,11 @@ else:
     errors = report.expected_error_frame()
     if not errors.empty:
         st.markdown(
-            "**Held out, the error is larger.** Refitted with each point's source left out, the predictions miss by "
-            "these medians, by the rule that gave the chip its profile; they are the `±` every headline figure "
-            "carries. `make validate` prints the whole cross-validation (also by chip and by chip family); "
-            "`docs/validation.md` has the tables."
+            "**Held out, the error is larger.** Refitted with each point's source, chip or chip family left out, "
+            "the predictions miss by these medians, by the rule that then gave the chip its profile (the MoE row: "
+            "MoE points with the dense profiles, never fitted). They are the `±` headline figures carry, widened "
+            "where the simulator's reruns of online serving showed a fit missing by more (the H100 under vLLM "
+            "V0). `make validate` prints the whole cross-validation; `docs/validation.md` has the tables."
         )
         pct = st.column_config.NumberColumn(format="percent")
         st.dataframe(errors, hide_index=True, column_config={

@@ -62,6 +62,31 @@ def test_more_bandwidth_decodes_faster(catalog: Catalog) -> None:
     assert h100.prefill_s_per_request > 0 and h100.decode_batch >= 1
 
 
+@pytest.mark.parametrize(
+    ("chip", "tp", "weights", "prompt"),
+    [("h100-sxm", 1, "fp8", 2048), ("h100-sxm", 4, "fp8", 256), ("h100-sxm", 4, "fp8", 64), ("b200", 2, "fp4", 64),
+     ("h20", 2, "fp8", 512)],
+)  # fmt: skip
+def test_the_prefill_bound_never_exceeds_a_full_iterations_share(
+    catalog: Catalog, chip: str, tp: int, weights: str, prompt: int
+) -> None:
+    """The planner's per-request prefill time is a lower bound: at most a prompt's share of an
+    iteration that carries as many prompts as the token budget holds (weights read and all-reduce
+    latencies paid once for all of them), compute and memory combined as the engine combines them."""
+    from engine.costmodel.perf import iteration_cost
+
+    d = _demand(chat(**{"workload.classes[0].input": {"kind": "constant", "tokens": prompt}}))
+    inst = Instance(model=catalog.model("llama-3.1-70b"), hardware=catalog.chip(chip), tp=tp, weights=weights)
+    bound = instance_rates(inst, d).prefill_s_per_request
+    share = max(1.0, d.token_budget // prompt)
+    full = iteration_cost(
+        inst, prefill_tokens=share * prompt, prefill_attn_pairs=share * prompt * prompt / 2.0
+    )
+    actual = float(full.time_s) / share
+    assert 0.0 < bound <= actual * (1.0 + 1e-9)
+    assert bound > 0.5 * actual  # and a useful one
+
+
 def test_lower_bound_grows_with_load(catalog: Catalog) -> None:
     m = catalog.model("llama-3.1-70b")
     inst = Instance(model=m, hardware=catalog.chip("h100-sxm"), tp=2, weights="fp8", kv="fp8")

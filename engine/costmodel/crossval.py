@@ -83,11 +83,12 @@ def _held_out(
     points: Sequence[Measurement], catalog: Catalog, key: Callable[[Measurement], object], moe: bool = False
 ) -> list[Prediction]:
     """Each group of `key` left out in turn, its dense points predicted with the profiles refitted
-    without it (with `moe`, its MoE points instead: the dense profiles they borrow, refitted so)."""
+    without it (with `moe`, its MoE points too, with the dense profiles they borrow, refitted so:
+    one refit serves both)."""
     out: list[Prediction] = []
     for k in sorted({key(m) for m in points}, key=str):
         kept = [m for m in points if key(m) != k]
-        held = [m for m in points if key(m) == k and calibrate.is_moe(m, catalog) == moe]
+        held = [m for m in points if key(m) == k and (moe or not calibrate.is_moe(m, catalog))]
         if held:
             out.extend(_predict(held, calibrate.reference_fits(kept, catalog), catalog))
     return out
@@ -99,13 +100,14 @@ def cross_validate(points: Sequence[Measurement], catalog: Catalog) -> dict[str,
     fits = calibrate.reference_fits(points, catalog)
     dense = [m for m in points if not calibrate.is_moe(m, catalog)]
     moe = [m for m in points if calibrate.is_moe(m, catalog)]
+    by_source = _held_out(points, catalog, lambda m: m.source_key, moe=True)
     return {
         "fit": _predict(dense, fits, catalog),
-        "loso": _held_out(points, catalog, lambda m: m.source_key),
+        "loso": [p for p in by_source if not calibrate.is_moe(p.point, catalog)],
         "loco": _held_out(points, catalog, lambda m: m.hardware),
         "lofo": _held_out(points, catalog, lambda m: min(silicon_of(m.hardware))),
         "moe": _predict(moe, fits, catalog),
-        "moe_loso": _held_out(points, catalog, lambda m: m.source_key, moe=True),
+        "moe_loso": [p for p in by_source if calibrate.is_moe(p.point, catalog)],
     }
 
 

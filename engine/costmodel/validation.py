@@ -90,6 +90,7 @@ class Report:
             "rows": {"total": len(self.rows), "usable": self.usable, "set_aside": self.set_aside().to_dict()},
             "headline": self.headline,
             "serving_stacks_headline": self.serving_headline,
+            "all_usable_headline": self.all_usable_headline,
             "targets": TARGETS,
             "energy": self.energy_headline(),
             "expected_error": self.expected_error,
@@ -107,7 +108,7 @@ def point_table(rows: list[reference.Row], preds: pd.DataFrame, catalog: Catalog
     """One line per usable point: setup, measured, fitted prediction and held-out errors."""
     base = calibrate.table([r.point for r in rows if r.point is not None], catalog)
     fitted = preds[preds["scheme"].isin(["fit", "moe"])].set_index("id")
-    loso = preds[preds["scheme"] == "loso"].set_index("id")
+    loso = preds[preds["scheme"].isin(["loso", "moe_loso"])].set_index("id")
     base["stack"] = [calibrate.stack_of(r.point) for r in rows if r.point is not None]
     base["source"] = [r.source_key for r in rows if r.point is not None]
     base["predicted"] = base["id"].map(fitted["predicted"])

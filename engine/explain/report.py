@@ -187,8 +187,11 @@ BASIS_LABELS = {
 
 def expected_error_frame() -> pd.DataFrame:
     """The held-out error the app attaches to each headline figure, one row per rule: the median
-    |error| of predictions made on that basis with their source left out (presets/calibration.toml,
-    written by `calibrate --reference --write`). Empty when that file is missing."""
+    |error| of predictions made on that basis with their source, chip or chip family left out, and
+    for MoE models that of the MoE points (never fitted) with the dense profiles
+    (presets/calibration.toml, written by `calibrate --reference --write`). A pool whose fit missed
+    serving at a rate shows the larger online error instead (`trust.online_errors`). Empty when
+    that file is missing."""
     table = trust.error_table()
     rows = [
         {"rule": BASIS_LABELS[b], **{f: table[b].get(f) for f in ("throughput", "ttft", "tpot", "energy")}}

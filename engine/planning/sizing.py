@@ -167,10 +167,11 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
     alone = np.asarray(cost.time_s, dtype=float)
     share = max(1.0, d.token_budget // max(float(np.mean(q - k)), 1.0))  # prompts per iteration
     # a full pipeline overlaps its stages: what the lone prompt spends in bubbles and hand-offs
-    # (its comm_s) is left out, keeping the figure a lower bound
-    comm = cost.comm_s if inst.pp == 1 else 0.0
-    # the weights' read shared by `share` prompts; compute and memory combined as an iteration
-    # combines them (`roof` of totals is at most the phases' sum, so the bound holds)
+    # is left out, keeping the figure a lower bound; otherwise an iteration of `share` prompts
+    # pays the all-reduce latencies once, so each prompt its share of that iteration's exchange
+    comm = inst.comm_time(share * (q - k)) / share if inst.pp == 1 else 0.0
+    # an iteration of `share` prompts reads the weights once: it takes at least
+    # roof(share * compute, memory), and roof scales linearly, so per prompt roof(compute, memory / share)
     per_req = roof(cost.compute_s, cost.memory_s / share) + comm + cost.overhead_s / share
     tail = 1.0 - max(d.percentile) / 100.0
     prefill_problem = ""
