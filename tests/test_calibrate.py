@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 from typing import Any
 
@@ -278,6 +279,56 @@ def test_validation_page_is_current(report: validation.Report, simulated: tuple[
     assert marker in doc
     e2e, reruns = simulated
     assert doc.split(marker, 1)[1].rstrip("\n") == cli_validate.markdown(report, e2e, reruns).rstrip("\n")
+
+
+def _readme_validation_rows() -> dict[str, tuple[str, str]]:
+    """README's validation table: row label -> (median cell, p90 cell)."""
+    text = (Path(calibrate.__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    table = text.split("| | median error | p90 |\n|---|---:|---:|\n", 1)[1].split("\n\n", 1)[0]
+    rows = [line.strip("|").rsplit("|", 2) for line in table.splitlines()]
+    return {label.strip(): (med.strip(), p90.strip()) for label, med, p90 in rows}
+
+
+def _as_printed(cell: str, value: float) -> str:
+    """`value` (a fraction) printed as the README cell prints it: '13.3%' or '7%'."""
+    decimals = len(cell.rstrip("%").partition(".")[2])
+    return f"{value * 100:.{decimals}f}%"
+
+
+def test_the_readme_states_the_validation_figures_as_measured(
+    report: validation.Report, simulated: tuple[Any, Any]
+) -> None:
+    """Every figure of README's validation table is what make validate measures today, and each row
+    names the points it counts: a README that keeps old figures after a model change fails."""
+    from engine.explain import end_to_end
+
+    e2e, reruns = simulated
+    h, energy = report.headline, report.energy_headline()
+    sim, online = end_to_end.rerun_headline(reruns), end_to_end.headline(e2e)
+    expected = {
+        "fitted profiles": (h["fit"]["median"], h["fit"]["p90"], h["fit"]["n"]),
+        "each source left out": (h["loso"]["median"], h["loso"]["p90"], None),
+        "the same, serving stacks only": (
+            report.serving_headline["loso"]["median"], report.serving_headline["loso"]["p90"],
+            report.serving_headline["loso"]["n"],
+        ),
+        "every usable row held out": (
+            report.all_usable_headline["median"], report.all_usable_headline["p90"], report.all_usable_headline["n"],
+        ),
+        "each chip left out": (h["loco"]["median"], h["loco"]["p90"], None),
+        "MoE rows": (h["moe"]["median"], h["moe"]["p90"], h["moe"]["n"]),
+        "89 of the 113 dense points": (sim["simulated_median"], sim["simulated_p90"], sim["n"]),
+        "open-loop rows rerun end to end": (online["fit_median"], online["fit_p90"], online["n"]),
+        "energy per output token": (energy["energy_median"], energy["energy_p90"], energy["energy_n"]),
+    }  # fmt: skip
+    rows = _readme_validation_rows()
+    assert len(rows) == len(expected)
+    for prefix, (median, p90, n) in expected.items():
+        label = next(k for k in rows if k.startswith(prefix))
+        med_cell, p90_cell = rows[label]
+        assert (med_cell, p90_cell) == (_as_printed(med_cell, median), _as_printed(p90_cell, p90)), label
+        if n is not None:
+            assert re.search(rf"\b{int(n)}\b", label), (label, n)
 
 
 def test_the_held_out_miss_is_shown_per_source(report: validation.Report) -> None:
