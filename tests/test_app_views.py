@@ -224,6 +224,14 @@ def test_roofline_points_bind_where_the_model_says(catalog: Catalog) -> None:
     assert (pre[pre["label"].str.contains("8192")]["bound"] == "compute").all()
     assert dec.iloc[0]["bound"] == "bandwidth"  # batch 1 decode
     assert pre["intensity_flops_per_byte"].min() > dec["intensity_flops_per_byte"].max()
+    # points sit at what the iteration reaches: on the ceiling far from the ridge, under it near the
+    # ridge by at most the unhidden share (compute and memory overlap only in part)
+    from engine.costmodel.perf import UNHIDDEN_FRACTION
+
+    ratio = points["achieved_tflops"] / points["attainable_tflops"]
+    assert (ratio <= 1.0 + 1e-9).all() and (ratio >= 1.0 / (1.0 + UNHIDDEN_FRACTION) - 1e-9).all()
+    assert ratio.max() > 0.97  # a batch-1 decode step: memory alone, nearly on the ceiling
+    assert ratio.min() < 0.9  # a point near the ridge pays for the part neither side hides
 
 
 def test_custom_chip_records_its_sources(catalog: Catalog) -> None:

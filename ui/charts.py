@@ -358,16 +358,18 @@ def roofline(curves: pd.DataFrame, points: pd.DataFrame, *, height: int = 460) -
             sub = pts[pts["phase"] == phase]
             fig.add_trace(
                 go.Scatter(
-                    x=sub["intensity_flops_per_byte"], y=sub["attainable_tflops"], mode="markers", name=f"{chip} {phase}",
+                    x=sub["intensity_flops_per_byte"], y=sub["achieved_tflops"], mode="markers", name=f"{chip} {phase}",
                     marker={"symbol": symbol, "size": 10, "color": color, "line": {"width": 1, "color": "white"}},
                     legendgroup=str(chip), showlegend=False,
-                    customdata=np.stack([sub["label"], sub["bound"], sub["time_ms"], sub["tokens_per_s"]], axis=1),
-                    hovertemplate=f"<b>{chip}</b><br>" + "%{customdata[0]}<br>%{x:,.1f} FLOP/byte, %{y:,.0f} TFLOP/s per chip"
+                    customdata=np.stack([sub["label"], sub["bound"], sub["time_ms"], sub["tokens_per_s"],
+                                         sub["attainable_tflops"]], axis=1),
+                    hovertemplate=f"<b>{chip}</b><br>" + "%{customdata[0]}<br>%{x:,.1f} FLOP/byte, %{y:,.0f} TFLOP/s per chip "
+                    "(ceiling %{customdata[4]:,.0f})"
                     "<br>%{customdata[1]}-bound, %{customdata[2]:,.1f} ms, %{customdata[3]:,.0f} tokens/s<extra></extra>",
                 )
             )  # fmt: skip
     fig.update_xaxes(title="arithmetic intensity (FLOP per byte of HBM traffic)", type="log")
-    fig.update_yaxes(title="attainable TFLOP/s per chip", type="log")
+    fig.update_yaxes(title="TFLOP/s per chip (lines: ceiling; points: reached)", type="log")
     fig.update_layout(hovermode="closest")
     return _layout(fig, "Roofline: prefill (●) and decode (◆) of the model", height)
 

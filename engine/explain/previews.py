@@ -367,8 +367,9 @@ def roofline(
 
     Returns ``(curves, points)``. Curves: ``chip``, ``intensity_flops_per_byte``,
     ``attainable_tflops`` (per chip, at the calibrated fractions of peak). Points: ``chip``,
-    ``phase``, ``label``, ``intensity_flops_per_byte``, ``attainable_tflops``, ``bound``,
-    ``time_ms``, ``tokens_per_s``.
+    ``phase``, ``label``, ``intensity_flops_per_byte``, ``attainable_tflops`` (the ceiling at the
+    point's intensity), ``achieved_tflops`` (what its compute and memory time reach: below the
+    ceiling near the ridge), ``bound``, ``time_ms``, ``tokens_per_s``.
     """
     grid = np.geomspace(0.5, 20_000, 120)
     curves, points = [], []
@@ -394,6 +395,7 @@ def roofline(
                     "label": [f"prefill {q} tokens" for q in pre["prompt_tokens"]],
                     "intensity_flops_per_byte": pre["intensity_flops_per_byte"],
                     "attainable_tflops": pre["attainable_tflops_per_chip"],
+                    "achieved_tflops": pre["achieved_tflops_per_chip"],
                     "bound": pre["bound"],
                     "time_ms": pre["time_ms"],
                     "tokens_per_s": pre["tokens_per_s"],
@@ -410,6 +412,7 @@ def roofline(
                     "label": [f"decode batch {b}, {context_tokens} context" for b in dec["batch"]],
                     "intensity_flops_per_byte": intensity,
                     "attainable_tflops": np.minimum(per_chip_flops, intensity * per_chip_bw) / 1e12,
+                    "achieved_tflops": dec["achieved_tflops_per_chip"],
                     "bound": dec["bound"],
                     "time_ms": dec["time_ms"],
                     "tokens_per_s": dec["tokens_per_s"],
