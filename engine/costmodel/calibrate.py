@@ -35,8 +35,7 @@ from engine.catalog.entries import Catalog
 from engine.catalog.specs import OVERHEAD_LAYERS, CalibrationProfile, HardwareSpec, KvPrecision, Precision
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
-from engine.costmodel.perf import MATMUL_FRACTION_BF16, Instance, Speculation, iteration_cost
-from engine.costmodel.perf import roof as perf_roof
+from engine.costmodel.perf import MATMUL_FRACTION_BF16, Instance, Speculation, iteration_cost, roof
 from engine.costmodel.stacks import activation_tokens
 
 Kind = Literal["prefill", "decode", "throughput", "tpot", "ttft", "batch_latency"]
@@ -334,7 +333,7 @@ def predict_from_parts(p: Parts, kind: Kind, eta_f: float, eta_b: float, overhea
         (
             s[:, 0]
             * (
-                perf_roof(s[:, 1] / eta_f + s[:, 4], s[:, 2] / eta_b)
+                roof(s[:, 1] / eta_f + s[:, 4], s[:, 2] / eta_b)
                 + s[:, 3]
                 + p.overhead_scale * overhead_ms / 1000.0
             )
@@ -382,7 +381,7 @@ def _loss_grid(
     for p, meas in zip(ps, measured, strict=True):
         s = p.segments
         # (segments, F, B) roofline times, summed with weights: shape (F, B)
-        both = perf_roof(
+        both = roof(
             s[:, 1, None, None] * inv_f[None] + s[:, 4, None, None], s[:, 2, None, None] * inv_b[None]
         )
         base = np.tensordot(s[:, 0], both + s[:, 3, None, None], axes=1)

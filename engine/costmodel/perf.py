@@ -631,7 +631,8 @@ class StepModel:
 
         Step i sees a context sum of ``context_sum + i * batch``; compute and memory time are
         both linear in i, so their maximum changes side at most once and each side sums in
-        closed form, as does their sum (`roof` is (1 - u) * max + u * (compute + memory)). This is what lets the simulator jump over many tokens with one event.
+        closed form, as does their sum (`roof` is (1 - u) * max + u * (compute + memory)). This
+        is what lets the simulator jump over many tokens with one event.
         """
         if steps <= 0 or batch <= 0:
             return 0.0, 0.0, 0.0

@@ -38,7 +38,7 @@ class Report:
     def serving_headline(self) -> dict[str, dict[str, float]]:
         """`headline` over the serving stacks' points alone (`trust.STACK_ORDER`): what a user of
         TensorRT-LLM, vLLM or SGLang should expect, Splitwise's research harness aside. The
-        targets count every point; this is shown beside them, never instead."""
+        target counts every dense point; this is shown beside it, never instead."""
         return crossval.headline(self.predictions[self.predictions["stack"].isin(trust.STACK_ORDER)])
 
     @property
@@ -47,10 +47,8 @@ class Report:
         borrow the dense profiles, refitted without their source). The issue's wording counts
         every usable row; the target line counts the dense ones, and this is shown beside it."""
         p = self.predictions
-        held = p[p["scheme"].isin(["loso", "moe_loso"])]["abs_error"]
-        if held.empty:
-            return {}
-        return {"n": float(len(held)), "median": float(held.median()), "p90": float(np.quantile(held, 0.9))}
+        held = p[p["scheme"].isin(["loso", "moe_loso"])].assign(scheme="all")
+        return crossval.headline(held).get("all", {})
 
     @property
     def usable(self) -> int:
