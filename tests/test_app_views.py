@@ -319,7 +319,7 @@ def test_validation_table_is_there_when_the_reference_is(catalog: Catalog) -> No
         return
     assert tab is not None and len(tab) >= 20
     assert {"measured", "predicted", "error", "kind", "fitted"} <= set(tab.columns)
-    # the MoE rows, never fitted, are told apart from the dense fit (make validate's split)
+    # the MoE rows, which fit only their experts' factor, are told apart from the dense fit (make validate's split)
     moe = {m.id for m in reference.usable_points(catalog) if calibrate.is_moe(m, catalog)}
     assert moe and set(tab.loc[~tab["fitted"], "id"]) == moe
 

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.catalog.entries import Catalog
+from engine.catalog.specs import HardwareSpec
 from engine.costmodel.perf import (
     Instance,
     StepModel,
@@ -175,11 +176,17 @@ def test_moe_decode_reads_only_touched_experts(catalog: Catalog) -> None:
     c=st.integers(0, 100000),
     model_id=st.sampled_from(["llama-3.1-70b", "mixtral-8x7b", "deepseek-v3"]),
     tp=st.sampled_from([1, 2, 8]),
+    eta_experts=st.sampled_from([1.0, 0.31]),
 )
 def test_step_model_equals_iteration_cost(
-    catalog: Catalog, q: int, k: int, d: int, c: int, model_id: str, tp: int
+    catalog: Catalog, q: int, k: int, d: int, c: int, model_id: str, tp: int, eta_experts: float
 ) -> None:
-    inst = Instance(model=catalog.model(model_id), hardware=catalog.chip("h200"), tp=tp, weights="fp8")
+    inst = Instance(
+        model=catalog.model(model_id),
+        hardware=_with_experts(catalog, "h200", eta_experts),
+        tp=tp,
+        weights="fp8",
+    )
     pairs = q * (k + q / 2)
     ref = iteration_cost(
         inst,
@@ -193,6 +200,60 @@ def test_step_model_equals_iteration_cost(
     assert t == pytest.approx(float(ref.time_s), rel=1e-9)
     assert flops == pytest.approx(float(ref.flops), rel=1e-9)
     assert nbytes == pytest.approx(float(ref.bytes), rel=1e-9)
+
+
+def _with_experts(catalog: Catalog, chip: str, eta_experts: float) -> HardwareSpec:
+    """`chip` whose default profile runs MoE experts at `eta_experts` of its dense rates."""
+    hw = catalog.chip(chip)
+    prof = hw.profile(None).model_copy(update={"eta_experts": eta_experts})
+    return hw.model_copy(update={"profiles": {**hw.profiles, "x": prof}, "default_profile": "x"})
+
+
+def test_slow_experts_stretch_only_the_experts_work(catalog: Catalog) -> None:
+    """eta_experts divides the routed experts' compute and memory times, nothing else: a dense
+    model is unchanged, and a MoE decode step's memory time grows by exactly the touched experts'
+    bytes read at the slower rate (FLOPs and bytes stay what the hardware does)."""
+    dense = catalog.model("llama-3.1-70b")
+    for e in (1.0, 0.31):
+        a = iteration_cost(Instance(model=dense, hardware=catalog.chip("h200"), tp=4), decode_requests=8,
+                           decode_context_tokens=8000)  # fmt: skip
+        b = iteration_cost(Instance(model=dense, hardware=_with_experts(catalog, "h200", e), tp=4),
+                           decode_requests=8, decode_context_tokens=8000)  # fmt: skip
+        assert float(a.time_s) == float(b.time_s)
+    m = catalog.model("deepseek-v3")
+    fast = Instance(model=m, hardware=_with_experts(catalog, "h200", 1.0), tp=8, weights="fp8")
+    slow = Instance(model=m, hardware=_with_experts(catalog, "h200", 0.25), tp=8, weights="fp8")
+    a = iteration_cost(fast, decode_requests=64, decode_context_tokens=64 * 2000)
+    b = iteration_cost(slow, decode_requests=64, decode_context_tokens=64 * 2000)
+    assert float(b.flops) == float(a.flops) and float(b.bytes) == float(a.bytes)
+    read = m.moe_layers() * m.expected_experts_touched(64) * m.expert_params() * 1.0  # fp8: 1 byte
+    assert float(b.memory_s) - float(a.memory_s) == pytest.approx(3.0 * read / fast.bytes_per_s, rel=1e-9)
+    routed = 2.0 * m.moe_layers() * m.moe.experts_per_token * m.expert_params() * 64
+    per_flop = 1.0 / fast.flops_per_s - fast.matmul_saving_s_per_flop
+    assert float(b.compute_s) - float(a.compute_s) == pytest.approx(3.0 * routed * per_flop, rel=1e-9)
+    assert float(b.time_s) > float(a.time_s)
+    # expert parallelism: the experts' phase of a pass takes 1 / eta_experts as long
+    ep_fast = Instance(model=m, hardware=_with_experts(catalog, "h200", 1.0), tp=1, dp=8, ep=8, weights="fp8")
+    ep_slow = Instance(
+        model=m, hardware=_with_experts(catalog, "h200", 0.25), tp=1, dp=8, ep=8, weights="fp8"
+    )
+    assert (
+        StepModel(ep_slow).cost(0, 0, 0, 256, 256 * 2000)[0]
+        > StepModel(ep_fast).cost(0, 0, 0, 256, 256 * 2000)[0]
+    )
+
+
+@pytest.mark.parametrize("model_id,eta_experts", [("deepseek-v3", 0.31), ("mixtral-8x7b", 0.5)])
+def test_decode_run_totals_with_slow_experts(catalog: Catalog, model_id: str, eta_experts: float) -> None:
+    inst = Instance(model=catalog.model(model_id), hardware=_with_experts(catalog, "h200", eta_experts), tp=8,
+                    weights="fp8")  # fmt: skip
+    t, flops, nbytes = StepModel(inst).decode_run(32, 32 * 900, 40)
+    ref = [
+        iteration_cost(inst, decode_requests=32, decode_context_tokens=32 * 900 + 32 * i) for i in range(40)
+    ]
+    assert t == pytest.approx(sum(float(r.time_s) for r in ref), rel=1e-9)
+    assert flops == pytest.approx(sum(float(r.flops) for r in ref), rel=1e-9)
+    assert nbytes == pytest.approx(sum(float(r.bytes) for r in ref), rel=1e-9)
 
 
 def test_decode_run_totals(h100_70b_tp4: Instance) -> None:

@@ -39,7 +39,10 @@ def _roofline(sc_json: str, chips: tuple[tuple[str, int], ...]) -> tuple[pd.Data
     stack = sc.deployment.stack
     return roofline(
         model,
-        [(trust.chip_for_stack(cat.chip(c), stack, cat, custom=c in custom), tp) for c, tp in chips],
+        [
+            (trust.chip_for_stack(cat.chip(c), stack, cat, custom=c in custom, moe=model.moe is not None), tp)
+            for c, tp in chips
+        ],
         sc.model.weights,
         sc.kv_precision(),
         sc.deployment.mem_fraction,

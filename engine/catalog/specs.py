@@ -95,6 +95,12 @@ class CalibrationProfile(Spec):
         "kernels); it scales with the model's layers (`OVERHEAD_LAYERS`)"
     )
     source: str = Field(min_length=3, max_length=2000)
+    eta_experts: Fraction | None = Field(
+        default=None,
+        description="the rate a MoE model's routed-expert kernels reach, as a fraction of the rates the "
+        "two fractions above give the dense layers (1: as fast as dense). Unset: the factor fitted to "
+        "the MoE reference rows (presets/calibration.toml, docs/calibration.md)",
+    )
 
 
 class HardwareSpec(Spec):

@@ -192,8 +192,11 @@ def _with_profile(inst: Instance, profile: CalibrationProfile) -> Instance:
     )  # fmt: skip
 
 
-def _unit(inst: Instance) -> Instance:
-    return _with_profile(inst, UNIT)
+def _unit(inst: Instance, eta_experts: float | None = None) -> Instance:
+    """`inst` at the `UNIT` profile, its routed experts at `eta_experts` of its dense layers' rates
+    (default: as in `inst`'s profile). The experts' share is a ratio, kept when eta_F and eta_B scale."""
+    e = inst.profile.eta_experts if eta_experts is None else eta_experts
+    return _with_profile(inst, UNIT if e is None else UNIT.model_copy(update={"eta_experts": e}))
 
 
 Segment = tuple[float, float, float, float, float]
@@ -348,7 +351,7 @@ def predict(m: Measurement, catalog: Catalog, profile: CalibrationProfile) -> fl
     if not inst.plain:  # the step model's phases timed at the profile's rates: nothing left to scale
         p = _parts(m, inst, _with_profile(inst, profile), _seg_timed)
         return predict_from_parts(p, m.kind, 1.0, 1.0, 0.0)
-    p = parts(m, inst)
+    p = _parts(m, inst, _unit(inst, profile.eta_experts))
     return predict_from_parts(p, m.kind, profile.eta_compute, profile.eta_bandwidth, profile.overhead_ms)
 
 
@@ -440,6 +443,9 @@ def fit(
         eta_bandwidth=round(best[1], 3),
         overhead_ms=round(best[2], 2),
         source=source,
+        # MoE points were timed with experts as fast as the dense layers: the fractions hold their
+        # slowness, which the shipped experts' factor must not add a second time
+        eta_experts=1.0 if any(is_moe(m, catalog) for m in points) else None,
     )
     return Fit(profile=profile, table=table(points, catalog, profile))
 
@@ -472,7 +478,8 @@ def table(
     """Setup, measured, predicted and error for each point.
 
     Without an explicit profile, each point uses its chip's profile for the point's stack when
-    the chip has one (e.g. ``trtllm``), and the profile the trust rules give it otherwise.
+    the chip has one (e.g. ``trtllm``), and the profile the trust rules give it otherwise; a MoE
+    point's also takes the shipped experts' factor (`trust.with_experts`).
     """
     from engine.costmodel import trust  # the rules of a chip without its own profile
 
@@ -481,7 +488,10 @@ def table(
         inst = _instance(m, catalog)
         stack = stack_of(m)
         own = inst.hardware.profiles.get(stack)
-        prof = profile or own or trust.calibration(inst.hardware, stack, catalog)[0]
+        moe = is_moe(m, catalog)
+        if own is not None and moe:
+            own = trust.with_experts(own)
+        prof = profile or own or trust.calibration(inst.hardware, stack, catalog, moe=moe)[0]
         pred = predict(m, catalog, prof)
         setup = f"{m.model} {m.tp * m.dp}x{m.hardware} {m.weights}{layout(m)}"
         what = describe(m)
@@ -555,8 +565,65 @@ def stack_of(m: Measurement) -> str:
 
 
 def is_moe(m: Measurement, catalog: Catalog) -> bool:
-    """True for points of mixture-of-experts models: a check of the dense profiles, never fitted."""
+    """True for points of mixture-of-experts models: never in a dense profile's fit (`fit_experts`)."""
     return catalog.model(m.model).moe is not None
+
+
+EXPERT_FIGURES: tuple[Figure, ...] = ("throughput", "tpot")
+"""The MoE figures `fit_experts` fits. TTFT is predicted, not fitted: the MoE rows that give it
+(dstack's, at a concurrency) count time spent waiting inside the server, which no row states
+(at 128 clients, a mean TTFT longer than a request's whole decode)."""
+
+
+@dataclass(frozen=True)
+class ExpertFit:
+    """One `eta_experts` for every stack, fitted to the MoE points with the dense profiles they borrow."""
+
+    eta_experts: float
+    ids: tuple[str, ...]
+    log_errors: tuple[float, ...]
+    """log(predicted / measured) of each fitted point at `eta_experts`."""
+
+    @property
+    def median_abs_error(self) -> float:
+        """Median |predicted / measured - 1| over the fitted points."""
+        return float(np.median(np.abs(np.expm1(self.log_errors))))
+
+    @property
+    def source(self) -> str:
+        """Where the factor comes from, for a profile's source text."""
+        return (
+            f"fitted to {len(self.ids)} MoE throughput and TPOT measurements ({', '.join(self.ids)}), "
+            "with the dense profiles each borrows (docs/calibration.md)"
+        )
+
+
+def fit_experts(
+    points: Sequence[Measurement], catalog: Catalog, profile_of: Callable[[Measurement], CalibrationProfile]
+) -> ExpertFit | None:
+    """The routed experts' rate against the dense layers' (`CalibrationProfile.eta_experts`) of least
+    squared log error over the MoE points' `EXPERT_FIGURES`, each predicted with `profile_of(point)`
+    (the dense profile its chip and stack get); None without such points.
+
+    One factor for every stack and chip: per stack, the MoE rows come from one source each (dstack's
+    vLLM and SGLang runs), which cannot be told apart from that source's own harness. A grid in
+    steps of 0.05, then 0.01 around the best.
+    """
+    pts = [(m, profile_of(m)) for m in points if is_moe(m, catalog) and m.figure in EXPERT_FIGURES]
+    if not pts:
+        return None
+
+    def logs(e: float) -> np.ndarray:
+        return np.array(
+            [math.log(predict(m, catalog, p.model_copy(update={"eta_experts": e})) / m.value) for m, p in pts]
+        )
+
+    def best(grid: np.ndarray) -> float:
+        return float(grid[int(np.argmin([float((logs(e) ** 2).sum()) for e in grid]))])
+
+    coarse = best(np.round(np.arange(0.05, 1.0001, 0.05), 2))
+    fine = best(np.round(np.arange(max(0.02, coarse - 0.04), min(1.0, coarse + 0.04) + 1e-9, 0.01), 2))
+    return ExpertFit(fine, tuple(m.id for m, _ in pts), tuple(float(x) for x in logs(fine)))
 
 
 def kv_oversubscribed(m: Measurement, catalog: Catalog) -> bool:
@@ -647,7 +714,8 @@ def profile_toml(name: str, profile: CalibrationProfile) -> str:
         f"eta_compute = {profile.eta_compute}\n"
         f"eta_bandwidth = {profile.eta_bandwidth}\n"
         f"overhead_ms = {profile.overhead_ms}\n"
-        f'source = "{src}"\n'
+        + (f"eta_experts = {profile.eta_experts}\n" if profile.eta_experts is not None else "")
+        + f'source = "{src}"\n'
     )
 
 

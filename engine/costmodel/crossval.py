@@ -10,8 +10,9 @@ the rule a chip without a fit would get (`engine.costmodel.trust`):
 - **leave one family out** (LOFO): every chip of the same silicon is removed together, so only
   the conservative transfer (or another stack) is left: the error of an unmeasured chip.
 
-MoE points are never fitted (their kernels run at other fractions of peak than dense ones); their error with the shipped
-profiles is itself out of sample. `expected_error_table` condenses it all into the per-basis,
+MoE points are kept out of the dense fits (their kernels run at other fractions of peak than
+dense ones); they fit one factor of their own, the routed experts' rate against the dense layers'
+(`calibrate.fit_experts`), which leaving their source out refits too. `expected_error_table` condenses it all into the per-basis,
 per-figure medians the app shows as error bars (presets/calibration.toml).
 """
 
@@ -69,12 +70,26 @@ class Prediction:
         return self.predicted / self.point.value - 1.0
 
 
+def fit_experts(
+    points: Sequence[Measurement], catalog: Catalog, fits: dict[tuple[str, str], Fit]
+) -> calibrate.ExpertFit | None:
+    """`calibrate.fit_experts` with each MoE point's dense profile given by the rules from `fits`."""
+    return calibrate.fit_experts(
+        points, catalog, lambda m: rule_profile(m.hardware, calibrate.stack_of(m), fits)[0]
+    )
+
+
 def _predict(
-    points: Sequence[Measurement], fits: dict[tuple[str, str], Fit], catalog: Catalog
+    points: Sequence[Measurement],
+    fits: dict[tuple[str, str], Fit],
+    catalog: Catalog,
+    experts: calibrate.ExpertFit | None = None,
 ) -> list[Prediction]:
     out = []
     for m in points:
         prof, basis = rule_profile(m.hardware, calibrate.stack_of(m), fits)
+        if experts is not None and calibrate.is_moe(m, catalog):
+            prof = prof.model_copy(update={"eta_experts": experts.eta_experts})
         out.append(Prediction(m, calibrate.predict(m, catalog, prof), basis))
     return out
 
@@ -83,14 +98,16 @@ def _held_out(
     points: Sequence[Measurement], catalog: Catalog, key: Callable[[Measurement], object], moe: bool = False
 ) -> list[Prediction]:
     """Each group of `key` left out in turn, its dense points predicted with the profiles refitted
-    without it (with `moe`, its MoE points too, with the dense profiles they borrow, refitted so:
-    one refit serves both)."""
+    without it (with `moe`, its MoE points too, with the dense profiles they borrow and the experts'
+    factor refitted so: one refit serves both)."""
     out: list[Prediction] = []
     for k in sorted({key(m) for m in points}, key=str):
         kept = [m for m in points if key(m) != k]
         held = [m for m in points if key(m) == k and (moe or not calibrate.is_moe(m, catalog))]
         if held:
-            out.extend(_predict(held, calibrate.reference_fits(kept, catalog), catalog))
+            fits = calibrate.reference_fits(kept, catalog)
+            experts = fit_experts(kept, catalog, fits) if moe else None
+            out.extend(_predict(held, fits, catalog, experts))
     return out
 
 
@@ -106,7 +123,7 @@ def cross_validate(points: Sequence[Measurement], catalog: Catalog) -> dict[str,
         "loso": [p for p in by_source if not calibrate.is_moe(p.point, catalog)],
         "loco": _held_out(points, catalog, lambda m: m.hardware),
         "lofo": _held_out(points, catalog, lambda m: min(silicon_of(m.hardware))),
-        "moe": _predict(moe, fits, catalog),
+        "moe": _predict(moe, fits, catalog, fit_experts(points, catalog, fits)),
         "moe_loso": [p for p in by_source if calibrate.is_moe(p.point, catalog)],
     }
 
@@ -176,12 +193,13 @@ def expected_error_table(df: pd.DataFrame) -> dict[str, dict[str, float]]:
     Held-out predictions (LOSO, LOCO, LOFO) are grouped by the rule that supplied their
     profile: a row left out with its source but whose chip and stack keep other data measures
     'fitted'; one whose chip lost all its data and took a sibling's profile measures
-    'same_silicon'; and so on. MoE rows give their own row. Rounded to 1%.
+    'same_silicon'; and so on. MoE rows give their own row, held out with their source (their
+    experts' factor is fitted to them). Rounded to 1%.
     """
     held = df[df["scheme"].isin(["loso", "loco", "lofo"])]
     out: dict[str, dict[str, float]] = {}
     groups = {b: held[held["basis"] == b] for b in ("fitted", "same_silicon", "other_stack", "transfer")}
-    groups["moe"] = df[df["scheme"] == "moe"]
+    groups["moe"] = df[df["scheme"] == "moe_loso"]
     for basis, sub in groups.items():
         if sub.empty:
             continue

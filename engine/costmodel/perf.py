@@ -236,6 +236,28 @@ class Instance:
         return self.tp * self.hardware.memory_tb_s * 1e12 * self.profile.eta_bandwidth
 
     @property
+    def expert_extra(self) -> float:
+        """Extra time per unit of routed-expert work: 1 / eta_experts - 1 (0 for a dense model, or
+        where the profile's experts run as fast as its dense layers). The experts' compute and
+        memory times are both (1 + this) times what the profile's dense rates give."""
+        e = self.profile.eta_experts
+        if not self.model.moe or e is None:
+            return 0.0
+        return 1.0 / e - 1.0
+
+    def expert_extra_work(self, tokens: ArrayLike) -> tuple[Any, Any]:
+        """(FLOPs, bytes) that the experts' slowness adds to an iteration of `tokens` tokens, at the
+        dense rates: `expert_extra` times the routed matmul FLOPs and the touched experts' bytes."""
+        t = np.maximum(np.asarray(tokens, dtype=float), 0.0)
+        m, x = self.model, self.expert_extra
+        if m.moe is None or not x:
+            return np.zeros_like(t), np.zeros_like(t)
+        k, e = m.moe.experts_per_token, m.moe.experts
+        flops = x * 2.0 * m.moe_layers() * k * m.expert_params() * t
+        touched = e * (1.0 - np.power(1.0 - k / e, t))
+        return flops, x * m.moe_layers() * touched * m.expert_params() * BYTES_PER_ELEMENT[self.weights]
+
+    @property
     def expert_bytes(self) -> float:
         """Bytes of one copy of every routed expert (0 for a dense model)."""
         m = self.model
@@ -380,6 +402,11 @@ def iteration_cost(
     saving_s = -lin * inst.matmul_saving_s_per_flop
     compute_s = flops / inst.flops_per_s + saving_s
     memory_s = nbytes / inst.bytes_per_s
+    if inst.expert_extra:  # the routed experts run slower than the dense layers: their extra work
+        xf, xb = inst.expert_extra_work(tokens)
+        saving_s = saving_s - xf * inst.matmul_saving_s_per_flop
+        compute_s = compute_s + xf / inst.flops_per_s - xf * inst.matmul_saving_s_per_flop
+        memory_s = memory_s + xb / inst.bytes_per_s
     comm_s = inst.comm_time(tokens)
     overhead = inst.overhead_s
     time_s = np.where(tokens > 0, roof(compute_s, memory_s) + comm_s + overhead, 0.0)
@@ -410,6 +437,10 @@ def _general_cost(
     saving = -np.maximum(np.asarray(flops) - attention, 0.0) * inst.matmul_saving_s_per_flop / scale
     compute = np.asarray(flops) / (inst.flops_per_s * scale) + saving
     memory = np.asarray(nbytes) / (inst.bytes_per_s * scale)
+    if inst.expert_extra:  # the experts' extra time as compute and memory, not as communication
+        xf, xb = inst.expert_extra_work(arrays[0] + arrays[3])
+        compute = compute + xf * (1.0 / inst.flops_per_s - inst.matmul_saving_s_per_flop) / scale
+        memory = memory + xb / (inst.bytes_per_s * scale)
     comm = np.maximum(np.asarray(t) - roof(compute, memory) - inst.overhead_s, 0.0)
     saving_s = saving if saving.shape else float(saving)
     return IterationCost(t, compute, memory, comm, inst.overhead_s, flops, nbytes, saving_s)
@@ -441,7 +472,7 @@ class StepModel:
 
     __slots__ = ("_apf", "_comm_lat", "_comm_per_tok", "_dense_bytes", "_expert_bytes", "_flops_s",
                  "_kvb", "_lin", "_bytes_s", "_moe", "_overhead", "_e", "_k_over_e",
-                 "_last_batch", "_last_terms", "_inst", "_plain", "_draft", "_save")  # fmt: skip
+                 "_last_batch", "_last_terms", "_inst", "_plain", "_draft", "_save", "_x", "_routed")  # fmt: skip
 
     def __init__(self, inst: Instance) -> None:
         m = inst.model
@@ -461,6 +492,8 @@ class StepModel:
         self._e = float(m.moe.experts) if m.moe else 0.0
         self._k_over_e = m.moe.experts_per_token / m.moe.experts if m.moe else 0.0
         self._expert_bytes = m.moe_layers() * m.expert_params() * BYTES_PER_ELEMENT[inst.weights]
+        self._x = inst.expert_extra
+        self._routed = 2.0 * m.moe_layers() * m.moe.experts_per_token * m.expert_params() if m.moe else 0.0
         one = float(inst.comm_time(1.0))
         two = float(inst.comm_time(2.0))
         self._comm_per_tok = two - one
@@ -499,7 +532,10 @@ class StepModel:
             flops = self._lin * tokens + self._apf * (pairs + c_attn)
             nbytes = self.weight_bytes(tokens) + kv
             compute = flops / self._flops_s - self._lin * tokens * self._save
-            t = roof(compute, nbytes / self._bytes_s) + self._tp_comm(tokens)
+            memory = nbytes / self._bytes_s
+            if self._x:
+                compute, memory = self._expert_extra(tokens, compute, memory)
+            t = roof(compute, memory) + self._tp_comm(tokens)
             return t, flops, nbytes
         m = inst.model
         dp, ep = float(inst.dp), float(inst.ep)
@@ -526,7 +562,7 @@ class StepModel:
         m_rank = layers_moe * touched_rank * m.expert_params() * wb
         chip_f, chip_b = self._flops_s / inst.tp, self._bytes_s / inst.tp
         c_exp = f_rank / (chips_ep * chip_f) - f_rank * self._save * inst.tp / chips_ep
-        t_exp = roof(c_exp, m_rank / (chips_ep * chip_b))
+        t_exp = roof(c_exp, m_rank / (chips_ep * chip_b)) * (1.0 + self._x)
         a2a = 0.0
         if ep > 1:  # dispatch and combine: each token's hidden state to and from its experts' ranks
             per_chip = tokens * k_e * m.hidden * ACTIVATION_BYTES * (ep - 1.0) / ep / (dp * inst.tp)
@@ -586,6 +622,15 @@ class StepModel:
         e = spec.tokens_per_step
         return t / e, f / e, b / e
 
+    def _expert_extra(self, tokens: float, compute: float, memory: float) -> tuple[float, float]:
+        """Compute and memory times with the routed experts' extra work (`Instance.expert_extra`)."""
+        routed = self._x * self._routed * tokens
+        touched = self._e * (1.0 - math.pow(1.0 - self._k_over_e, tokens))
+        return (
+            compute + routed / self._flops_s - routed * self._save,
+            memory + self._x * touched * self._expert_bytes / self._bytes_s,
+        )
+
     @property
     def overhead_s(self) -> float:
         """Fixed overhead of one iteration."""
@@ -618,6 +663,8 @@ class StepModel:
         comm = self._comm_lat + self._comm_per_tok * tokens if self._comm_per_tok else 0.0
         compute = flops / self._flops_s - self._lin * tokens * self._save
         memory = nbytes / self._bytes_s  # `roof`, inlined: the simulator's hottest line
+        if self._x:
+            compute, memory = self._expert_extra(tokens, compute, memory)
         both = (
             compute + UNHIDDEN_FRACTION * memory
             if compute >= memory
@@ -651,6 +698,8 @@ class StepModel:
             m1 = kvb * b
             a_c, b_c = f0 / flops_s - self._lin * b * self._save, f1 / flops_s
             a_m, b_m = m0 / bytes_s, m1 / bytes_s
+            if self._x:  # the experts' extra time depends on the batch, not the context: a constant
+                a_c, a_m = self._expert_extra(b, a_c, a_m)
             fixed = (self._comm_lat + self._comm_per_tok * b if self._comm_per_tok else 0.0) + self._overhead
             # g(i) = compute - memory at step i; compute binds where g(i) >= 0. The step at which
             # the binding side changes (before any cap on the steps), and whether compute binds late.

@@ -165,6 +165,21 @@ def error_table() -> dict[str, dict[str, float]]:
     return _error_table()
 
 
+def experts_factor() -> float | None:
+    """The routed experts' rate against the dense layers' that MoE models run at
+    (presets/calibration.toml's `[experts]`, fitted to the MoE rows); None before it is generated."""
+    v = _tables().get("experts", {}).get("eta_experts")
+    return float(v) if v is not None else None
+
+
+def with_experts(prof: CalibrationProfile) -> CalibrationProfile:
+    """`prof` with the fitted experts' factor, unless the profile states its own `eta_experts`."""
+    factor = experts_factor()
+    if factor is None or prof.eta_experts is not None:
+        return prof
+    return prof.model_copy(update={"eta_experts": factor})
+
+
 def online_errors(chip: str, stack: str) -> dict[str, float]:
     """The error open-loop serving reruns showed with the profile fitted to (chip, stack) (docs/validation.md)."""
     row = _tables().get("online_error", {}).get(f"{chip}:{stack}", {})
@@ -325,7 +340,9 @@ def calibration(
     def result(
         prof: CalibrationProfile, name: str, basis: Basis, rule: str
     ) -> tuple[CalibrationProfile, Calibration]:
-        return prof, Calibration(hw.id, stack, name, basis, rule, expected_errors(basis, moe))
+        return (with_experts(prof) if moe else prof), Calibration(
+            hw.id, stack, name, basis, rule, expected_errors(basis, moe)
+        )
 
     if profile_name is None and custom:
         profile_name = hw.default_profile

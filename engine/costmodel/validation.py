@@ -3,7 +3,7 @@
 `report(catalog)` gathers what `make validate` prints and docs/validation.md shows: which rows
 are usable and why the others are set aside, per chip, stack and kind of figure the median and
 p90 error of the fit and of each held-out scheme, the overall figures against the targets, the
-MoE rows (never fitted), and the power model's check against the measured power and energy rows.
+MoE rows and their experts' factor, and the power model's check against the measured power and energy rows.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ class Report:
     energy: pd.DataFrame | None
     points: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    experts: calibrate.ExpertFit | None = None
+    """The routed experts' factor fitted to every MoE point (`calibrate.fit_experts`)."""
 
     @property
     def serving_headline(self) -> dict[str, dict[str, float]]:
@@ -43,9 +45,10 @@ class Report:
 
     @property
     def all_usable_headline(self) -> dict[str, float]:
-        """Leave-one-source-out over every usable point, the MoE ones included (never fitted: they
-        borrow the dense profiles, refitted without their source). The issue's wording counts
-        every usable row; the target line counts the dense ones, and this is shown beside it."""
+        """Leave-one-source-out over every usable point, the MoE ones included (with the dense
+        profiles they borrow and the experts' factor, both refitted without their source). The
+        issue's wording counts every usable row; the target line counts the dense ones, and this
+        is shown beside it."""
         p = self.predictions
         held = p[p["scheme"].isin(["loso", "moe_loso"])].assign(scheme="all")
         return crossval.headline(held).get("all", {})
@@ -92,6 +95,15 @@ class Report:
             "targets": TARGETS,
             "energy": self.energy_headline(),
             "expected_error": self.expected_error,
+            "experts": (
+                {
+                    "eta_experts": self.experts.eta_experts,
+                    "points": list(self.experts.ids),
+                    "median_abs_error": self.experts.median_abs_error,
+                }
+                if self.experts is not None
+                else None
+            ),
             "groups": self.group_records(),
             "sources": crossval.by_source(self.predictions).to_dict(orient="records"),
             "points": self.points.to_dict(orient="records"),
@@ -141,4 +153,5 @@ def report(catalog: Catalog) -> Report:
         expected_error=expected,
         energy=energy,
         points=point_table(rows, preds, catalog),
+        experts=crossval.fit_experts(points, catalog, calibrate.reference_fits(points, catalog)),
     )

@@ -165,8 +165,8 @@ section {{ margin-top: 2rem; }}
 
 def validation_table(catalog: Catalog) -> pd.DataFrame | None:
     """The cost model's predicted-against-measured table (what ``python -m engine validate`` prints),
-    with `fitted`: False for the MoE points, which no profile is fitted to (they check how the dense
-    profiles carry to expert layers, and `make validate` reports them apart)."""
+    with `fitted`: False for the MoE points, which no dense profile is fitted to (they borrow the
+    dense profiles and fit one factor of their own, the experts'; `make validate` reports them apart)."""
     if calibrate.reference_csv() is None:
         return None
     points = reference.usable_points(catalog)
@@ -180,7 +180,7 @@ BASIS_LABELS = {
     "same_silicon": "same silicon: a chip of the same die",
     "other_stack": "other stack: the chip's profile under another stack",
     "transfer": "transfer: a conservative share of the fitted chips",
-    "moe": "MoE models (never fitted), on any basis",
+    "moe": "MoE models, on any basis (their experts' factor refitted without the point's source)",
 }
 """How the About page names each rule behind a profile (docs/calibration.md, 'How sure a number is')."""
 
@@ -188,7 +188,8 @@ BASIS_LABELS = {
 def expected_error_frame() -> pd.DataFrame:
     """The held-out error the app attaches to each headline figure, one row per rule: the median
     |error| of predictions made on that basis with their source, chip or chip family left out, and
-    for MoE models that of the MoE points (never fitted) with the dense profiles
+    for MoE models that of the MoE points left out with their source (the dense profiles and the
+    experts' factor refitted without it)
     (presets/calibration.toml, written by `calibrate --reference --write`). A pool whose fit missed
     serving at a rate shows the larger online error instead (`trust.online_errors`). Empty when
     that file is missing."""
