@@ -419,6 +419,16 @@ def test_moe_models_run_with_the_fitted_experts_factor(catalog: Catalog) -> None
     moe_prof, _ = trust.calibration(h200, "trtllm", catalog, moe=True)
     dense_prof, _ = trust.calibration(h200, "trtllm", catalog)
     assert moe_prof.eta_experts == factor and dense_prof.eta_experts is None
+    # the calibration says so wherever a mark is shown: the caveat, a rule's text, the JSON
+    _, moe_cal = trust.calibration(h200, "vllm", catalog, moe=True)
+    _, dense_cal = trust.calibration(h200, "vllm", catalog)
+    assert moe_cal.experts == factor and f"experts at {factor:.0%}" in moe_cal.caveat
+    assert not moe_cal.fitted and "experts at" in moe_cal.rule
+    assert dense_cal.experts is None and "experts" not in dense_cal.rule + dense_cal.caveat
+    assert moe_cal.as_dict()["eta_experts"] == factor and "eta_experts" not in dense_cal.as_dict()
+    from engine.explain.confidence import _from_dict
+
+    assert _from_dict("h200", moe_cal.as_dict()) == moe_cal
     assert (moe_prof.eta_compute, moe_prof.eta_bandwidth) == (
         dense_prof.eta_compute,
         dense_prof.eta_bandwidth,

@@ -24,6 +24,7 @@ rewrites and a test keeps equal to a fresh cross-validation.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import tomllib
 from collections.abc import Callable
@@ -117,7 +118,10 @@ class Calibration:
     rule: str
     expected_error: dict[str, float]
     caveat: str = ""
-    """What the simulator's reruns of online serving showed for this profile's fit ('' when nothing)."""
+    """What the simulator's reruns of online serving showed for this profile's fit, and for a MoE
+    model the rate its experts ran at ('' when nothing)."""
+    experts: float | None = None
+    """A MoE model's routed experts' rate against the dense layers' (`CalibrationProfile.eta_experts`)."""
 
     @property
     def fitted(self) -> bool:
@@ -142,6 +146,7 @@ class Calibration:
             "rule": self.rule,
             "expected_error": dict(self.expected_error),
             "caveat": self.caveat,
+            **({"eta_experts": self.experts} if self.experts is not None else {}),
         }
 
 
@@ -330,8 +335,35 @@ def calibration(
     """The profile `hw` runs with under `stack` (or the named profile) and how sure it is.
 
     A scenario's own (custom) chip runs with its entry's default profile, fitted or assumed as
-    its source says: the user's numbers are theirs to state, and are marked accordingly.
+    its source says: the user's numbers are theirs to state, and are marked accordingly. For a
+    MoE model the profile carries the experts' factor, and the calibration says so (its caveat,
+    and a rule's text, as for an online caveat).
     """
+    prof, cal = _calibration(hw, stack, catalog, profile_name, moe, custom)
+    if not moe or prof.eta_experts is None:
+        return prof, cal
+    whose = (
+        "one factor fitted to the MoE reference rows"
+        if prof.eta_experts == experts_factor()
+        else "the profile's own factor"
+    )
+    note = f"MoE: routed experts at {prof.eta_experts:.0%} of the dense layers' rates ({whose}, docs/calibration.md)"
+    return prof, dataclasses.replace(
+        cal,
+        rule=cal.rule if cal.fitted else f"{cal.rule}; {note}",
+        caveat=f"{cal.caveat}; {note}" if cal.caveat else note,
+        experts=prof.eta_experts,
+    )
+
+
+def _calibration(
+    hw: HardwareSpec,
+    stack: str,
+    catalog: Catalog,
+    profile_name: str | None,
+    moe: bool,
+    custom: bool,
+) -> tuple[CalibrationProfile, Calibration]:
     stack_name = STACK_NAMES.get(stack, stack)
 
     def fitted_in_catalog(chip: str, st: str) -> CalibrationProfile | None:

@@ -108,6 +108,7 @@ def _from_dict(hardware: str, d: Mapping[str, Any]) -> Calibration:
         rule=str(d.get("rule", "")),
         expected_error={str(k): float(v) for k, v in (d.get("expected_error") or {}).items()},
         caveat=str(d.get("caveat", "")),
+        experts=float(d["eta_experts"]) if d.get("eta_experts") is not None else None,
     )
 
 
