@@ -20,7 +20,9 @@ hardware.model_picker(sc, cat)
 st.subheader("Where prefill and decode sit", help="Arithmetic intensity of each phase against the chip's achievable "
              "compute and bandwidth (the lines): points left of the ridge are bandwidth-bound, right of it "
              "compute-bound. Each point sits at the FLOP/s its iteration reaches: near the ridge, under the line, "
-             "since compute and memory hide each other only in part (0.32 of the shorter time stays).")  # fmt: skip
+             "since compute and memory hide each other only in part (0.32 of the shorter time stays). A MoE "
+             "model's points sit lower still: its routed experts run at a fitted share of the line's rates "
+             "(docs/calibration.md).")  # fmt: skip
 hardware.roofline_section(sc, cat)
 
 st.subheader(f"Accelerators ({len(cat.hardware)})", help="Calibration: whether the chip has a profile fitted to "
