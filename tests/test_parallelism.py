@@ -99,6 +99,29 @@ def test_speculation_pays_only_when_drafts_are_accepted(catalog: Catalog) -> Non
     assert Speculation(tokens=1, acceptance=0.85).tokens_per_step == pytest.approx(1.85)
 
 
+def test_an_mtp_head_pays_its_layers_share_of_the_fixed_overhead(catalog: Catalog) -> None:
+    """A drafted token through an MTP head runs one layer: it pays 1/L of a step's per-layer
+    launches as well as 1/L of its work. Per token, a step of k drafts at acceptance a costs the
+    verification's overhead plus k shares of it, over the tokens the step yields."""
+    from engine.catalog.specs import CalibrationProfile
+
+    model = catalog.model("deepseek-v3")
+
+    def per_token(overhead_ms: float, spec: Speculation | None) -> float:
+        prof = CalibrationProfile(
+            eta_compute=0.6, eta_bandwidth=0.7, overhead_ms=overhead_ms, source="test profile"
+        )
+        hw = catalog.chip("h200").model_copy(update={"profiles": {"t": prof}, "default_profile": "t"})
+        i = Instance(model=model, hardware=hw, tp=8, weights="fp8", kv="fp8", speculation=spec)
+        return StepModel(i).decode_run(32, 32 * 2048.0, 1)[0]
+
+    s = Speculation(tokens=2, acceptance=0.8, draft_share=1.0 / model.layers)
+    extra = per_token(8.0, s) - per_token(0.0, s)
+    fixed = 8.0 / 80 * model.layers / 1000.0  # the profile's overhead for this model's layers
+    assert extra == pytest.approx(fixed * (1.0 + 2.0 / model.layers) / s.tokens_per_step, rel=1e-9)
+    assert per_token(8.0, None) - per_token(0.0, None) == pytest.approx(fixed, rel=1e-9)
+
+
 def test_speculation_in_a_run_lowers_tpot_and_keeps_every_token() -> None:
     base = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 60.0})
     mtp = io.apply_overrides(base, {"deployment.speculative": {"method": "mtp"}})

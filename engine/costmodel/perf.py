@@ -612,10 +612,11 @@ class StepModel:
         t += self._overhead
         if self._draft is not None:  # a draft model: k decode steps of its own
             dt, df, db = self._draft.cost(0.0, 0.0, 0.0, batch, context_sum)
-        else:  # an MTP head: a share of one target step per drafted token
+        else:  # an MTP head: a share of one target step per drafted token, its launches included
             dt, df, db = (
                 x * spec.draft_share for x in self._pipelined(0.0, 0.0, 0.0, batch, 0.0, 0.0, batch)
             )
+            dt += self._overhead * spec.draft_share
         t += spec.tokens * dt
         f += spec.tokens * df
         b += spec.tokens * db
