@@ -12,7 +12,7 @@ import pytest
 
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel import calibrate, reference
+from engine.costmodel import calibrate, reference, trust
 from engine.explain import presentation as pr
 from engine.explain import previews as pv
 from engine.explain import report
@@ -254,6 +254,25 @@ def test_custom_chip_records_its_sources(catalog: Catalog) -> None:
     assert gone.deployment.pools[0].hardware == "h200" and not gone.custom_hardware
     with pytest.raises(ValueError):
         pv.custom_chip(base, "Bad Id!", "x", {}, {"bf16": 1.0})
+
+
+def test_a_custom_chips_profile_keeps_its_experts_factor(catalog: Catalog) -> None:
+    """The form edits the fractions and the overhead; a base refitted on MoE measurements keeps
+    saying its fractions hold the experts' slowness (eta_experts 1.0), so a run does not add the
+    fitted factor on top; a base that leaves it unset keeps taking the fitted one."""
+    base = catalog.chip("mi300x")
+    prof = base.profile(None).model_copy(update={"eta_experts": 1.0, "source": "fitted to my MoE rows"})
+    refit = base.model_copy(update={"profiles": {**base.profiles, "mine": prof}, "default_profile": "mine"})
+    numbers = {"eta_compute": 0.3, "eta_bandwidth": 0.6, "overhead_ms": 4.0}
+    chip = pv.custom_chip(refit, "my-mi300x", "Mine", {}, dict(base.tflops), numbers)
+    assert chip.profile(None).eta_experts == 1.0
+    assert trust.calibration(chip, "vllm", catalog, moe=True, custom=True)[0].eta_experts == 1.0
+    plain = pv.custom_chip(base, "my-mi300x", "Mine", {}, dict(base.tflops), numbers)
+    assert plain.profile(None).eta_experts is None
+    assert (
+        trust.calibration(plain, "vllm", catalog, moe=True, custom=True)[0].eta_experts
+        == trust.experts_factor()
+    )
 
 
 # --- report ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -446,3 +447,25 @@ def test_moe_models_run_with_the_fitted_experts_factor(catalog: Catalog) -> None
     # an unset factor is not written out, so a shipped or exported profile keeps taking the fit's
     assert "eta_experts" not in calibrate.profile_toml("trtllm", dense_prof)
     assert "eta_experts" not in entry_to_toml(h200)
+
+
+def test_a_fit_times_moe_points_with_their_experts_as_fast_as_dense(catalog: Catalog) -> None:
+    """`fit` stamps eta_experts 1.0 on a MoE fit, so it must decompose the points that way too,
+    whatever the chip's default profile says about experts."""
+    rows = [
+        m for m in reference.usable_points(catalog) if calibrate.is_moe(m, catalog) and m.hardware == "mi300x"
+    ]
+    rows = [m for m in rows if m.plain and m.figure in ("tpot", "throughput")]
+    assert len(rows) >= 3
+    plain_fit = calibrate.fit(rows, catalog, "fitted to MoE rows (test)")
+    chip = catalog.chip("mi300x")
+    odd = chip.profile(None).model_copy(update={"eta_experts": 0.5})
+    profiles = {**chip.profiles, chip.default_profile: odd}
+    hardware = {**catalog.hardware, "mi300x": chip.model_copy(update={"profiles": profiles})}
+    other = dataclasses.replace(catalog, hardware=hardware)
+    odd_fit = calibrate.fit(rows, other, "fitted to MoE rows (test)")
+    assert odd_fit.profile == plain_fit.profile
+    # and a prediction at a profile that leaves the factor unset runs the experts as dense, plain or not
+    prof = plain_fit.profile.model_copy(update={"eta_experts": None})
+    m = rows[0]
+    assert calibrate.predict(m, other, prof) == calibrate.predict(m, catalog, prof)

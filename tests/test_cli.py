@@ -43,6 +43,22 @@ def test_roofline_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "prefill" in out and "decode" in out and "KV capacity" in out
 
 
+def test_roofline_of_a_moe_model_runs_its_experts_factor_with_any_profile(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A profile named on the command line is the one a run with it uses: for a MoE model it
+    carries the experts' factor, so naming the stack's profile changes nothing."""
+
+    def decode(*extra: str) -> list[float]:
+        args = ["roofline", "--model", "deepseek-v3", "--hardware", "h200", "--tp", "8", "--weights", "fp8"]
+        assert main([*args, "--kv", "fp8", "--json", *extra]) == 0
+        return [r["time_ms"] for r in json.loads(capsys.readouterr().out)["decode"]]
+
+    by_stack = decode("--stack", "trtllm")
+    assert decode("--stack", "vllm", "--profile", "trtllm") == by_stack
+    assert decode("--stack", "trtllm", "--profile", "trtllm") == by_stack
+
+
 def test_unknown_hardware_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["roofline", "--model", "llama-3.1-70b", "--hardware", "h1000"]) == 2
     assert "unknown hardware 'h1000'" in capsys.readouterr().err

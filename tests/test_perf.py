@@ -11,6 +11,7 @@ from engine.catalog.entries import Catalog
 from engine.catalog.specs import HardwareSpec
 from engine.costmodel.perf import (
     Instance,
+    Speculation,
     StepModel,
     decode_cost,
     decode_steps_time,
@@ -19,6 +20,7 @@ from engine.costmodel.perf import (
     iteration_cost,
     kv_transfer_time,
     prefill_cost,
+    roof,
     roofline_point,
 )
 
@@ -415,3 +417,24 @@ def test_the_general_path_splits_low_precision_compute_as_the_plain_one(catalog:
     assert float(b.compute_s) == pytest.approx(float(a.compute_s))
     assert float(b.saving_s) == pytest.approx(float(a.saving_s)) and float(a.saving_s) < 0.0
     assert float(b.comm_s) == pytest.approx(0.0, abs=1e-9) == float(a.comm_s)
+
+
+@pytest.mark.parametrize(
+    "layout", [dict(tp=4, pp=2), dict(tp=1, dp=8, ep=8), dict(tp=8, speculation=Speculation(2, 0.8, 1 / 61))]
+)
+def test_slow_experts_show_as_compute_and_memory_not_as_links(catalog: Catalog, layout: dict) -> None:
+    """The step model's breakdown of an iteration: what the slower experts add is compute and
+    memory time; the links' and hand-offs' share is what it is with the experts at dense speed."""
+    m = catalog.model("deepseek-v3")
+    fast = Instance(model=m, hardware=_with_experts(catalog, "h200", 1.0), weights="fp8", **layout)
+    slow = Instance(model=m, hardware=_with_experts(catalog, "h200", 0.31), weights="fp8", **layout)
+    for kw in (dict(decode_requests=64, decode_context_tokens=64 * 2000),
+               dict(prefill_tokens=4096, prefill_attn_pairs=4096 * 2048, decode_requests=32,
+                    decode_context_tokens=32 * 2000)):  # fmt: skip
+        a, b = iteration_cost(fast, **kw), iteration_cost(slow, **kw)
+        assert float(b.time_s) > float(a.time_s)
+        assert float(b.comm_s) == pytest.approx(float(a.comm_s), rel=1e-9, abs=1e-12)
+        assert float(b.flops) == float(a.flops) and float(b.bytes) == float(a.bytes)
+        # the extra time is all in compute and memory (their roof grows by exactly that much)
+        grown = float(roof(b.compute_s, b.memory_s)) - float(roof(a.compute_s, a.memory_s))
+        assert grown == pytest.approx(float(b.time_s) - float(a.time_s), rel=1e-9)

@@ -105,7 +105,10 @@ def cmd_roofline(args: argparse.Namespace) -> int:
 
     cat = load_catalog()
     model = cat.model(args.model)
-    chip = trust.chip_for_stack(cat.chip(args.hardware), args.stack, cat, moe=model.moe is not None)
+    # the profile (given or the stack's by rule), with a MoE model's experts' factor, as a run uses it
+    chip, name, _ = trust.effective_chip(
+        cat.chip(args.hardware), args.stack, cat, args.profile, moe=model.moe is not None
+    )
     budget = stacks.defaults(args.stack, chip).token_budget  # the stack's, as a scenario's run keeps room for
     inst = Instance(
         model=model,
@@ -114,7 +117,7 @@ def cmd_roofline(args: argparse.Namespace) -> int:
         pp=args.pp,
         weights=args.weights,
         kv=args.kv,
-        profile_name=args.profile,
+        profile_name=name,
         activation_tokens=stacks.activation_tokens(args.stack, budget),
     )
     rep = report(inst)
@@ -123,7 +126,7 @@ def cmd_roofline(args: argparse.Namespace) -> int:
         return 0
     print(
         f"{inst.model.name} on {args.tp} x {inst.hardware.name} ({args.weights} weights, {args.kv} KV, "
-        f"profile {inst.hardware.default_profile if args.profile is None else args.profile})"
+        f"profile {name})"
     )
     print(
         f"weights {rep['weight_bytes'] / 1e9:.1f} GB; KV {rep['kv_bytes_per_token']:,.0f} B/token; "

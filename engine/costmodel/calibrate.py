@@ -192,10 +192,10 @@ def _with_profile(inst: Instance, profile: CalibrationProfile) -> Instance:
     )  # fmt: skip
 
 
-def _unit(inst: Instance, eta_experts: float | None = None) -> Instance:
+def _unit(inst: Instance, eta_experts: float | None) -> Instance:
     """`inst` at the `UNIT` profile, its routed experts at `eta_experts` of its dense layers' rates
-    (default: as in `inst`'s profile). The experts' share is a ratio, kept when eta_F and eta_B scale."""
-    e = inst.profile.eta_experts if eta_experts is None else eta_experts
+    (None: as fast). The experts' share is a ratio, kept when eta_F and eta_B scale."""
+    e = eta_experts
     return _with_profile(inst, UNIT if e is None else UNIT.model_copy(update={"eta_experts": e}))
 
 
@@ -276,7 +276,7 @@ def parts(m: Measurement, inst: Instance) -> Parts:
     model of a data- or expert-parallel instance (or one that speculates) adds phases that do not
     scale together with 1/eta; `predict` times such points at their profile instead.
     """
-    return _parts(m, inst, _unit(inst))
+    return _parts(m, inst, _unit(inst, inst.profile.eta_experts))
 
 
 def _parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> Parts:
@@ -436,7 +436,8 @@ def fit(
     chips = {p.hardware for p in points}
     if len({FAMILY.get(c, c) for c in chips}) != 1:
         raise ScenarioError(f"calibration: fit one chip (or one chip family) at a time (got {sorted(chips)})")
-    ps = [parts(m, _instance(m, catalog)) for m in points]
+    # a MoE point is decomposed with its experts as fast as the dense layers, as the profile says
+    ps = [_parts(m, inst, _unit(inst, None)) for m in points for inst in (_instance(m, catalog),)]
     best = _grid_fit(ps, [m.value for m in points], fix_overhead_ms, fix_eta_bandwidth, prior)
     profile = CalibrationProfile(
         eta_compute=round(best[0], 3),

@@ -29,6 +29,7 @@ All functions are pure and accept numpy arrays wherever a count is expected.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -245,6 +246,15 @@ class Instance:
             return 0.0
         return 1.0 / e - 1.0
 
+    def with_experts_as_dense(self) -> Instance:
+        """This instance with its profile's experts as fast as its dense layers (eta_experts unset)."""
+        if self.profile.eta_experts is None:
+            return self
+        name = self.profile_name or self.hardware.default_profile
+        prof = self.profile.model_copy(update={"eta_experts": None})
+        hw = self.hardware.model_copy(update={"profiles": {**self.hardware.profiles, name: prof}})
+        return dataclasses.replace(self, hardware=hw, profile_name=name)
+
     def expert_extra_work(self, tokens: ArrayLike) -> tuple[Any, Any]:
         """(FLOPs, bytes) that the experts' slowness adds to an iteration of `tokens` tokens, at the
         dense rates: `expert_extra` times the routed matmul FLOPs and the touched experts' bytes."""
@@ -420,28 +430,36 @@ def _general_cost(
 
     A decode-only iteration is a decode step (speculation amortised per token); compute and
     memory times are the FLOPs and bytes at the whole instance's achievable rates, the FLOPs
-    beyond the batch's attention taken as matmuls (exact without speculation).
+    beyond the batch's attention taken as matmuls (exact without speculation). A MoE model's
+    slower experts (`Instance.expert_extra`) lengthen both, by the time the step model gives them
+    (timed again with the experts as fast as the dense layers: micro-batches and speculation
+    included), so the rest is what the links and hand-offs take.
     """
-    step = StepModel(inst)
     arrays = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (q, pairs, k, d, c)))
-    out = np.zeros((3, *arrays[0].shape))
-    for idx in np.ndindex(arrays[0].shape):
-        qi, pi, ki, di, ci = (float(a[idx]) for a in arrays)
-        if qi <= 0 and di >= 1:
-            out[(slice(None), *idx)] = step.decode_run(round(di), ci, 1)
-        else:
-            out[(slice(None), *idx)] = step.cost(qi, pi, ki, di, ci)
+
+    def run(step: StepModel) -> np.ndarray:
+        out = np.zeros((3, *arrays[0].shape))
+        for idx in np.ndindex(arrays[0].shape):
+            qi, pi, ki, di, ci = (float(a[idx]) for a in arrays)
+            if qi <= 0 and di >= 1:
+                out[(slice(None), *idx)] = step.decode_run(round(di), ci, 1)
+            else:
+                out[(slice(None), *idx)] = step.cost(qi, pi, ki, di, ci)
+        return out
+
+    out = run(StepModel(inst))
+    dense_t = run(StepModel(inst.with_experts_as_dense()))[0] if inst.expert_extra else out[0]
     t, flops, nbytes = (x if x.shape else float(x) for x in out)
     scale = inst.pp * inst.dp
     attention = inst.model.attention_flops_per_pair() * (arrays[1] + arrays[4])
     saving = -np.maximum(np.asarray(flops) - attention, 0.0) * inst.matmul_saving_s_per_flop / scale
     compute = np.asarray(flops) / (inst.flops_per_s * scale) + saving
     memory = np.asarray(nbytes) / (inst.bytes_per_s * scale)
+    both = roof(compute, memory)
+    comm = np.maximum(dense_t - both - inst.overhead_s, 0.0)
     if inst.expert_extra:  # the experts' extra time as compute and memory, not as communication
-        xf, xb = inst.expert_extra_work(arrays[0] + arrays[3])
-        compute = compute + xf * (1.0 / inst.flops_per_s - inst.matmul_saving_s_per_flop) / scale
-        memory = memory + xb / (inst.bytes_per_s * scale)
-    comm = np.maximum(np.asarray(t) - roof(compute, memory) - inst.overhead_s, 0.0)
+        stretch = 1.0 + np.divide(np.asarray(t) - dense_t, both, out=np.zeros_like(both), where=both > 0)
+        compute, memory, saving = compute * stretch, memory * stretch, saving * stretch
     saving_s = saving if saving.shape else float(saving)
     return IterationCost(t, compute, memory, comm, inst.overhead_s, flops, nbytes, saving_s)
 

@@ -472,6 +472,9 @@ def custom_chip(
             eta_bandwidth=profile["eta_bandwidth"],
             overhead_ms=profile["overhead_ms"],
             source=USER_SOURCE,
+            # the form does not edit it: a refit of MoE measurements keeps saying its fractions
+            # hold the experts' slowness (1.0), and an unset one keeps taking the fitted factor
+            eta_experts=profile.get("eta_experts", base.profile(None).eta_experts),
         )
         data["profiles"] = {**data["profiles"], "user": prof.model_dump()}
         data["default_profile"] = "user"
