@@ -338,7 +338,8 @@ def test_the_readme_states_the_validation_figures_as_measured(
 
     e2e, reruns = simulated
     h, energy = report.headline, report.energy_headline()
-    sim, online = end_to_end.rerun_headline(reruns), end_to_end.headline(e2e)
+    sim, online = end_to_end.rerun_headline(cli_validate.dense_reruns(reruns)), end_to_end.headline(e2e)
+    moe_sim = end_to_end.rerun_headline(cli_validate.moe_reruns(reruns))
     expected = {
         "fitted profiles": (h["fit"]["median"], h["fit"]["p90"], h["fit"]["n"]),
         "each source left out": (h["loso"]["median"], h["loso"]["p90"], None),
@@ -352,6 +353,7 @@ def test_the_readme_states_the_validation_figures_as_measured(
         "each chip left out": (h["loco"]["median"], h["loco"]["p90"], None),
         "MoE rows": (h["moe"]["median"], h["moe"]["p90"], h["moe"]["n"]),
         "89 of the 113 dense points": (sim["simulated_median"], sim["simulated_p90"], sim["n"]),
+        "27 tensor-parallel MoE points": (moe_sim["simulated_median"], moe_sim["simulated_p90"], moe_sim["n"]),
         "open-loop rows rerun end to end": (online["fit_median"], online["fit_p90"], online["n"]),
         "energy per output token": (energy["energy_median"], energy["energy_p90"], energy["energy_n"]),
     }  # fmt: skip

@@ -214,3 +214,17 @@ def test_the_reruns_cover_the_runs_a_simulation_can_reproduce(catalog: Catalog) 
     h = end_to_end.rerun_headline(df)
     # the simulator's error on the fitted points stays near the predictor's (docs/validation.md)
     assert h["simulated_median"] < h["predicted_median"] + 0.05
+    assert not df["moe"].any()
+
+
+def test_moe_points_rerun_with_the_experts_factor(catalog: Catalog) -> None:
+    """The tensor-parallel MoE points rerun by the simulator run their experts at the given rate:
+    slower experts, lower simulated throughput; no dense point among them."""
+    points = reference.usable_points(catalog)
+    fits = calibrate.reference_fits(points, catalog)
+    moe = [m for m in points if calibrate.is_moe(m, catalog) and m.id in ("X110", "X112", "H119")]
+    slow = end_to_end.point_reruns(catalog, moe + points[:3], fits, 0.31).set_index("id")
+    fast = end_to_end.point_reruns(catalog, moe, fits, 1.0).set_index("id")
+    assert set(slow.index) == {"X110", "X112", "H119"} and slow["moe"].all()
+    assert (slow["simulated"] < fast["simulated"]).all()
+    assert (slow["predicted"] < fast["predicted"]).all()

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from engine.catalog.entries import load_catalog, presets_dir
 from engine.cli.common import emit_json
 from engine.costmodel import calibrate, crossval, reference, validation
@@ -110,20 +112,49 @@ def headline_lines(rep: validation.Report) -> list[str]:
 
 
 def simulated(rep: validation.Report, catalog: Any) -> tuple[Any, Any]:
-    """(the open-loop rows rerun end to end, the fitted points rerun) by the simulator, with the
-    reference fit computed once for both (`engine.explain.end_to_end`)."""
+    """(the open-loop rows rerun end to end, the points rerun) by the simulator, with the reference
+    fit computed once for both (`engine.explain.end_to_end`). The reruns are the fitted dense
+    points and, marked `moe`, the tensor-parallel MoE points with the experts' factor."""
     points = [r.point for r in rep.rows if r.point is not None]
     fits = calibrate.reference_fits(points, catalog)
     rows = [r.open_loop for r in rep.rows if r.open_loop is not None]
     e2e = end_to_end.frame(end_to_end.checks(catalog, rows, points, fits))
-    return e2e, end_to_end.point_reruns(catalog, points, fits)
+    reruns = end_to_end.point_reruns(catalog, points, fits)
+    if rep.experts is not None:
+        moe = end_to_end.point_reruns(catalog, points, fits, rep.experts.eta_experts)
+        reruns = pd.concat([reruns, moe], ignore_index=True)
+    return e2e, reruns
+
+
+def dense_reruns(reruns: Any) -> Any:
+    """The dense points' reruns (the fitted ones) of `simulated`'s frame."""
+    return reruns[~reruns["moe"]] if "moe" in reruns else reruns
+
+
+def moe_reruns(reruns: Any) -> Any:
+    """The MoE points' reruns of `simulated`'s frame (empty without them)."""
+    return reruns[reruns["moe"]] if "moe" in reruns else reruns.iloc[0:0]
 
 
 def rerun_lines(reruns: Any) -> list[str]:
     """The section of docs/validation.md on the simulator against the fitted points."""
     if reruns is None or reruns.empty:
         return []
+    moe = moe_reruns(reruns)
+    reruns = dense_reruns(reruns)
     h = end_to_end.rerun_headline(reruns)
+    hm = end_to_end.rerun_headline(moe)
+    ttft = moe[moe["kind"] == "ttft"] if not moe.empty else moe
+    misses = pd.concat([ttft["simulated_error"], ttft["predicted_error"]]).abs() if not ttft.empty else None
+    lo, hi = (float(misses.min()), float(misses.max())) if misses is not None else (0.0, 0.0)
+    moe_text = (
+        f" The {int(hm['n'])} tensor-parallel MoE points of those kinds, rerun the same way with the experts' "
+        f"factor, miss by a median {hm['simulated_median']:.0%} (p90 {hm['simulated_p90']:.0%}) against the "
+        f"predictor's {hm['predicted_median']:.0%} (p90 {hm['predicted_p90']:.0%}): what the app's MoE figures "
+        "score." + (f" Their TTFT rows are off by {lo:.0%}-{hi:.0%} in both." if not ttft.empty else "")
+        if hm
+        else ""
+    )
     return _section(
         "The simulator on the fitted points",
         f"The app's figures come from the simulator, the fit's from the cost model's steady-state "
@@ -132,12 +163,15 @@ def rerun_lines(reruns: Any) -> list[str]:
         "rerun by the simulator with the shipped profiles (engine/explain/end_to_end.py): median "
         f"|error| {h['simulated_median']:.0%} (p90 {h['simulated_p90']:.0%}) against the "
         f"predictor's {h['predicted_median']:.0%} (p90 {h['predicted_p90']:.0%}); the two differ by a "
-        f"median {h['agreement_median']:.0%} (p90 {h['agreement_p90']:.0%}).",
+        f"median {h['agreement_median']:.0%} (p90 {h['agreement_p90']:.0%}).{moe_text}",
         "| chip | stack | kind | n | predictor | simulator | simulator vs predictor |",
         "|---|---|---|---:|---:|---:|---:|",
         (
-            f"| {r.chip} | {r.stack} | {r.kind} | {r.n} | {r.predicted:.0%} | {r.simulated:.0%} | {r.agreement:.0%} |"
-            for r in end_to_end.rerun_summary(reruns).itertuples()
+            f"| {r.chip} | {r.stack}{' (MoE)' if moe_part else ''} | {r.kind} | {r.n} | {r.predicted:.0%} | "
+            f"{r.simulated:.0%} | {r.agreement:.0%} |"
+            for moe_part, part in ((False, reruns), (True, moe))
+            if not part.empty
+            for r in end_to_end.rerun_summary(part).itertuples()
         ),
     )
 
@@ -254,7 +288,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         doc = rep.as_dict()
         doc["end_to_end"] = {"headline": end_to_end.headline(e2e), "rows": e2e.to_dict(orient="records")}
         doc["simulator"] = {
-            "headline": end_to_end.rerun_headline(reruns),
+            "headline": end_to_end.rerun_headline(dense_reruns(reruns)),
+            "moe_headline": end_to_end.rerun_headline(moe_reruns(reruns)),
             "rows": reruns.to_dict(orient="records"),
         }
         emit_json(doc)
@@ -273,11 +308,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print()
     for line in headline_lines(rep):
         print(line)
-    sim = end_to_end.rerun_headline(reruns)
+    sim = end_to_end.rerun_headline(dense_reruns(reruns))
     if sim:
         print(
             f"{'simulator reruns':17}: median |error| {sim['simulated_median']:.1%}, p90 {sim['simulated_p90']:.1%} "
             f"over {int(sim['n'])} fitted points (the predictor: {sim['predicted_median']:.1%}, p90 "
+            f"{sim['predicted_p90']:.1%})"
+        )
+    sim = end_to_end.rerun_headline(moe_reruns(reruns))
+    if sim:
+        print(
+            f"{'MoE reruns':17}: median |error| {sim['simulated_median']:.1%}, p90 {sim['simulated_p90']:.1%} "
+            f"over {int(sim['n'])} tensor-parallel MoE points (the predictor: {sim['predicted_median']:.1%}, p90 "
             f"{sim['predicted_p90']:.1%})"
         )
     h = end_to_end.headline(e2e)

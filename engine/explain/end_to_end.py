@@ -346,15 +346,24 @@ def rerun_point(m: calibrate.Measurement, profile: CalibrationProfile, catalog: 
 
 
 def point_reruns(
-    catalog: Catalog, points: list[calibrate.Measurement], fits: dict[tuple[str, str], calibrate.Fit]
+    catalog: Catalog,
+    points: list[calibrate.Measurement],
+    fits: dict[tuple[str, str], calibrate.Fit],
+    experts: float | None = None,
 ) -> pd.DataFrame:
     """Every dense reference point of a kind the simulator reproduces: measured, predicted by the
-    cost model's steady-state predictor and simulated, both with the shipped profiles (`fits`)."""
+    cost model's steady-state predictor and simulated, both with the shipped profiles (`fits`).
+    With `experts` (the fitted `eta_experts`), the MoE points instead, their experts at that rate;
+    tensor-parallel ones only, as for the dense points (`moe` tells them apart)."""
     rows = []
     for m in points:
-        if m.kind not in RERUN_KINDS or calibrate.is_moe(m, catalog) or m.dp > 1 or m.speculation is not None:
+        if m.kind not in RERUN_KINDS or m.dp > 1 or m.speculation is not None:
+            continue
+        if calibrate.is_moe(m, catalog) != (experts is not None):
             continue
         prof, _ = crossval.rule_profile(m.hardware, calibrate.stack_of(m), fits)
+        if experts is not None:
+            prof = prof.model_copy(update={"eta_experts": experts})
         predicted = calibrate.predict(m, catalog, prof)
         simulated = rerun_point(m, prof, catalog)
         rows.append(
@@ -369,6 +378,7 @@ def point_reruns(
                 "predicted_error": predicted / m.value - 1.0,
                 "simulated_error": simulated / m.value - 1.0,
                 "agreement": simulated / predicted - 1.0,
+                "moe": experts is not None,
             }
         )
     return pd.DataFrame(rows)
