@@ -122,6 +122,30 @@ def test_an_mtp_head_pays_its_layers_share_of_the_fixed_overhead(catalog: Catalo
     assert per_token(8.0, None) - per_token(0.0, None) == pytest.approx(fixed, rel=1e-9)
 
 
+def test_each_data_parallel_rank_has_its_own_batch_cap_and_token_budget(catalog: Catalog) -> None:
+    """As the stacks schedule attention DP (and as the fit reads the reference rows), a dp-rank
+    instance admits dp x the batch cap and runs dp x the token budget per iteration, and keeps
+    activation memory for one forward pass of the budget on every rank; a plain one is unchanged."""
+    from engine.planning.sizing import instance_of
+    from engine.serving.sim import Simulation
+    from engine.serving.workload import generate
+
+    sc = io.apply_overrides(io.load_preset("moe-deepseek-dp-ep"), {"duration_s": 5.0})
+    b = sc.batching()
+    res = resolve(sc)
+    sim = Simulation(res, generate(sc))
+    for srv in sim.servers:
+        dp = srv.pool.instance.dp
+        assert dp > 1 and (srv.max_batch, srv.token_budget) == (b.max_batch * dp, b.token_budget * dp)
+        assert srv.pool.instance.activation_tokens == sc.activation_tokens() * dp
+    assert instance_of(sc, catalog, "h200", 1, 1, 8, 8).activation_tokens == sc.activation_tokens() * 8
+    tp = io.load_preset("moe-deepseek-h200")
+    plain = Simulation(resolve(tp), generate(io.apply_overrides(tp, {"duration_s": 5.0})))
+    assert {(s.max_batch, s.token_budget) for s in plain.servers} == {
+        (tp.batching().max_batch, tp.batching().token_budget)
+    }
+
+
 def test_speculation_in_a_run_lowers_tpot_and_keeps_every_token() -> None:
     base = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 60.0})
     mtp = io.apply_overrides(base, {"deployment.speculative": {"method": "mtp"}})

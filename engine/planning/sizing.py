@@ -153,7 +153,7 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
         why = (
             f"weights do not fit ({inst.weight_bytes / 1e9:.0f} GB"
             + (
-                f" and {act:.0f} GB of activations for a {inst.activation_tokens:,}-token pass"
+                f" and {act:.0f} GB of activations for a {inst.activation_tokens // inst.dp:,}-token pass"
                 if act >= 0.5
                 else ""
             )
@@ -165,7 +165,8 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
     # prompts run unspeculated (resolve gives prefill pools none; mixed iterations run without it)
     cost = prefill_cost(replace(inst, speculation=None) if inst.speculation else inst, q, k)
     alone = np.asarray(cost.time_s, dtype=float)
-    share = max(1.0, d.token_budget // max(float(np.mean(q - k)), 1.0))  # prompts per iteration
+    # prompts per iteration: every data-parallel rank has its own token budget and batch cap
+    share = max(1.0, d.token_budget * inst.dp // max(float(np.mean(q - k)), 1.0))
     # a full pipeline overlaps its stages: what the lone prompt spends in bubbles and hand-offs
     # is left out, keeping the figure a lower bound; otherwise an iteration of `share` prompts
     # pays the all-reduce latencies once, so each prompt its share of that iteration's exchange
@@ -186,7 +187,8 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
     reserve = d.prompt_tokens + d.output_tokens
     held = reserve if d.reserves_output else d.prompt_tokens + d.output_tokens / 2.0
     b_kv = int(cap // max(float(held.mean()), 1.0))
-    batches = np.arange(1, max(1, min(b_kv, d.max_batch)) + 1, dtype=float)
+    max_batch = d.max_batch * inst.dp
+    batches = np.arange(1, max(1, min(b_kv, max_batch)) + 1, dtype=float)
     steps = np.asarray(decode_cost(inst, batches, d.mean_decode_context_tokens).time_s, dtype=float)
     tpot = min(d.tpot_target_s)
     ok = steps <= tpot
@@ -198,7 +200,7 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
             f"one decode step at batch 1 takes {steps[0] * 1e3:.1f} ms > TPOT {tpot * 1e3:.0f} ms"
         )
     batch = int(np.nonzero(ok)[0][-1]) + 1 if ok.any() else 1
-    limit = "tpot" if batch < len(batches) else ("kv_capacity" if b_kv < d.max_batch else "max_batch")
+    limit = "tpot" if batch < len(batches) else ("kv_capacity" if b_kv < max_batch else "max_batch")
     return replace(
         head,
         prefill_s_per_request=float(np.mean(per_req)),
@@ -320,6 +322,7 @@ def instance_of(
         profile_name=name,
         mem_fraction=scenario.deployment.mem_fraction,
         speculation=speculation_of(scenario, cat, spec, tp),
-        activation_tokens=scenario.activation_tokens(cat.hardware[hw]),  # the budget on this chip
+        activation_tokens=scenario.activation_tokens(cat.hardware[hw])
+        * dp,  # the budget on this chip, per rank
         eager=scenario.deployment.eager,
     )

@@ -120,7 +120,8 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 profile_name=name,
                 mem_fraction=scenario.deployment.mem_fraction,
                 speculation=speculation_of(scenario, cat, hw, spec.tp) if spec.role != "prefill" else None,
-                activation_tokens=scenario.activation_tokens(),
+                # each data-parallel rank runs a forward pass of up to its own token budget
+                activation_tokens=scenario.activation_tokens() * spec.dp,
                 eager=scenario.deployment.eager,
             )
         except ScenarioError as exc:
@@ -132,12 +133,13 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
             have = inst.memory_bytes / 1e9
             per_chip = hw.memory_gb * GIB / 1e9 * scenario.deployment.mem_fraction
             act_chip = act / inst.chips
+            pass_tokens = inst.activation_tokens // spec.dp  # one rank's forward pass
             if act_chip >= 0.5 * per_chip:  # more chips split the weights, hardly the activations
                 raise ScenarioError(
-                    f"deployment.batching.token_budget: the activations of one {inst.activation_tokens:,}-token "
+                    f"deployment.batching.token_budget: the activations of one {pass_tokens:,}-token "
                     f"forward pass take {act_chip:.0f} GB of each {hw.id}'s {per_chip:.0f} GB usable, and more "
                     f"chips do not shrink them enough; lower the token budget (set at most "
-                    f"{max(int(inst.activation_tokens * 0.25 * per_chip / act_chip), 16):,})"
+                    f"{max(int(pass_tokens * 0.25 * per_chip / act_chip), 16):,})"
                 )
             min_chips = int(need // per_chip) + 1
             dp = f" x {spec.dp}" if spec.dp > 1 else ""
@@ -148,7 +150,7 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 f"{min_chips} chips per instance (tp x pp{' x dp' if dp else ''}), lower precision, or a larger chip"
                 + (
                     f", or a smaller deployment.batching.token_budget (the activations are one forward pass of "
-                    f"{inst.activation_tokens:,} tokens)"
+                    f"{pass_tokens:,} tokens{' per data-parallel rank' if spec.dp > 1 else ''})"
                     if act > 0.25 * need
                     else ""
                 )

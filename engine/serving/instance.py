@@ -52,6 +52,7 @@ class Server:
         "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
         "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth", "own_blocks",
         "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates", "speeds", "prices",
+        "max_batch", "token_budget",
     )  # fmt: skip
 
     def __init__(self, sim: Host, idx: int, local: int, pool: ResolvedPool) -> None:
@@ -61,6 +62,10 @@ class Server:
         self.pool = pool
         self.role: str = pool.spec.role
         self.step = StepModel(pool.instance)
+        # every attention data-parallel rank schedules its own batch: the batch cap and the token
+        # budget count once per rank, as the stacks and the fit read them (docs/cost-model.md)
+        self.max_batch = sim.max_batch * pool.instance.dp
+        self.token_budget = sim.token_budget * pool.instance.dp
         self.kv_cap = pool.instance.kv_capacity_tokens
         self.kv_reserved = 0
         self.kv_peak = 0
@@ -92,7 +97,7 @@ class Server:
         self.generation = 0  # bumps when the instance fails: stale callbacks are ignored
         self.nic_free_s = 0.0
         # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`)
-        self.rates = throughput(self.step, sim.token_budget, sim.max_batch)
+        self.rates = throughput(self.step, self.token_budget, self.max_batch)
         self.speeds = (1.0, 1.0)
         # this instance's price per second, on the scenario's cost basis: rent, or an owned chip's
         # capital, hosting and energy while busy (at its TDP), so `cost_aware` routes as the bill counts
@@ -171,7 +176,7 @@ class Server:
 
     def has_slot(self) -> bool:
         """True when the running batch can take another request."""
-        return len(self.running) + len(self.prefilling) + len(self.loading) < self.sim.max_batch
+        return len(self.running) + len(self.prefilling) + len(self.loading) < self.max_batch
 
     # --- the state machine ----------------------------------------------------------------
     # An instance is idle, running one iteration, or running one decode jump. Each of those
@@ -384,7 +389,7 @@ class Server:
         """
         sim = self.sim
         mixed_chunks = sim.chunked and self.role == "mixed"  # prompts may be split
-        budget = sim.token_budget - (len(self.running) if sim.mix and self.role == "mixed" else 0)
+        budget = self.token_budget - (len(self.running) if sim.mix and self.role == "mixed" else 0)
         chunks: list[tuple[int, int, int]] = []
         for rid in self.prefilling:
             if budget <= 0:
@@ -436,14 +441,14 @@ class Server:
 
     def _admit_incoming(self) -> None:
         sim = self.sim
-        while self.incoming and len(self.running) + len(self.loading) < sim.max_batch:
+        while self.incoming and len(self.running) + len(self.loading) < self.max_batch:
             rid = self.incoming.pop(0)
             self.start_decoding(rid, sim.prompt[rid], sim.output[rid] - 1)
 
     def _admit_swapped(self) -> None:
         """Bring back preempted requests (before new ones) once their memory is free again."""
         sim = self.sim
-        while self.swapped and len(self.running) + len(self.loading) < sim.max_batch:
+        while self.swapped and len(self.running) + len(self.loading) < self.max_batch:
             rid, ctx, remaining = self.swapped[0]
             if self.kv_reserved + ctx + len(self.running) + 1 > self.kv_cap:
                 break

@@ -597,7 +597,7 @@ class Simulation:
         iteration.
         """
         d = len(srv.running) if srv.role == "mixed" and self.mix else 0
-        q = max(float(self.token_budget - d), 1.0)
+        q = max(float(srv.token_budget - d), 1.0)
         prompt = float(self.prompt[rid])
         t_iter = srv.step.cost(
             q, q * (prompt / 2.0 + q / 2.0), prompt / 2.0, d, float(srv.ctx_sum) if d else 0.0
@@ -731,7 +731,7 @@ class Simulation:
             self.end(rid, COMPLETED)
             return
         dst.incoming.append(rid)
-        dst.notify(len(dst.running) < self.max_batch)
+        dst.notify(len(dst.running) < dst.max_batch)
 
     def release_prefilled(self, srv: Server, rid: int) -> None:
         """Free a prefilled prompt's KV on the prefill instance that held it for the hand-off."""

@@ -481,7 +481,8 @@ def _memory_terms(scenario: Scenario, load: _Load, event_terms: list[Term]) -> l
         tiers = (cache.hbm * (2 if disaggregated else 1)) + cache.host.enabled + cache.pooled.enabled
         copies = cache.hbm * instances + cache.host.enabled * entry + cache.pooled.enabled
         entries = min(load.block_ids * copies, load.full_blocks * tiers)
-        live = min(load.n, instances * scenario.batching().max_batch) * load.blocks / load.n
+        ranks = sum(p.count * p.dp for p in pools)  # each data-parallel rank has its own batch cap
+        live = min(load.n, ranks * scenario.batching().max_batch) * load.blocks / load.n
         terms.append(
             Term(
                 "memory_bytes",
