@@ -90,12 +90,14 @@ def test_fit_quality_is_what_the_docs_state(report: validation.Report) -> None:
     assert fit["abs_error"].quantile(0.9) < 0.30
     thr = fit[(fit["stack"] == "trtllm") & (fit["figure"] == "throughput")]
     assert thr["abs_error"].median() < 0.12
-    # MoE rows fit their experts' factor alone; held out with their source, their throughput is
-    # within the median the About page states for MoE
+    # MoE rows fit their experts' factor alone; held out with their source, their throughput
+    # misses by far less than with the experts as fast as the dense layers (145%), and by the
+    # median the app's MoE error bar states
     moe = report.predictions[
         (report.predictions["scheme"] == "moe_loso") & (report.predictions["figure"] == "throughput")
     ]
-    assert len(moe) >= 10 and moe["abs_error"].median() < 0.35
+    assert len(moe) >= 10 and moe["abs_error"].median() < 0.5
+    assert round(float(moe["abs_error"].median()), 2) == report.expected_error["moe"]["throughput"]
     split = fit[fit["stack"] == "splitwise"]
     assert split["abs_error"].median() < 0.25
     # held out, the model misses by more than it does in sample: the error bars say so

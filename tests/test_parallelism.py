@@ -6,7 +6,7 @@ import pytest
 
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel.perf import Instance, Speculation, StepModel
+from engine.costmodel.perf import Instance, Speculation, StepModel, iteration_cost
 from engine.scenario import codec as io
 from engine.scenario.resolve import resolve
 from engine.serving.run import simulate
@@ -120,6 +120,29 @@ def test_an_mtp_head_pays_its_layers_share_of_the_fixed_overhead(catalog: Catalo
     fixed = 8.0 / 80 * model.layers / 1000.0  # the profile's overhead for this model's layers
     assert extra == pytest.approx(fixed * (1.0 + 2.0 / model.layers) / s.tokens_per_step, rel=1e-9)
     assert per_token(8.0, None) - per_token(0.0, None) == pytest.approx(fixed, rel=1e-9)
+
+
+def test_a_prompt_runs_on_one_data_parallel_rank(catalog: Catalog) -> None:
+    """With attention DP the busiest rank sets the attention phase: a lone prompt's chunk is all on
+    one rank (slower than an even spread), many prompts spread out (the same as even), and a
+    plain instance, which has no ranks, ignores the hint."""
+    m = catalog.model("deepseek-v3")
+    dp = StepModel(
+        Instance(model=m, hardware=catalog.chip("h200"), tp=1, dp=8, ep=8, weights="fp8", kv="fp8")
+    )
+    q = 4096.0
+    pairs = q * q / 2.0
+    even = dp.cost(q, pairs, 0, 0, 0.0)[0]
+    lone = dp.cost(q, pairs, 0, 0, 0.0, 1, q)[0]
+    assert lone > 1.5 * even
+    assert dp.cost(q, pairs, 0, 0, 0.0, 8, q / 8)[0] == even  # eight equal prompts: one a rank
+    assert dp.cost(q, pairs, 0, 0, 0.0, 2, q / 2)[0] < lone  # two prompts: half the work each
+    # the vectorised cost gives the same, and FLOPs and bytes are what the chips do either way
+    ic = iteration_cost(dp._inst, prefill_tokens=q, prefill_attn_pairs=pairs, prefill_largest=q)
+    assert float(ic.time_s) == pytest.approx(lone, rel=1e-12)
+    assert dp.cost(q, pairs, 0, 0, 0.0, 1, q)[1:] == dp.cost(q, pairs, 0, 0, 0.0)[1:]
+    tp = StepModel(Instance(model=m, hardware=catalog.chip("h200"), tp=8, weights="fp8", kv="fp8"))
+    assert tp.cost(q, pairs, 0, 0, 0.0, 1, q) == tp.cost(q, pairs, 0, 0, 0.0)
 
 
 def test_each_data_parallel_rank_has_its_own_batch_cap_and_token_budget(catalog: Catalog) -> None:

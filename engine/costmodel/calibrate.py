@@ -236,12 +236,15 @@ def _steady(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Seg
         c = iteration_cost(
             unit, decode_requests=b, decode_context_tokens=b * ctx, prefill_tokens=b * isl / osl,
             prefill_attn_pairs=(b / osl) * isl * isl / 2.0,
+            prefill_largest=min(isl, max((m.token_budget - b) / m.dp, 1)),  # a chunk fits one rank
         )  # fmt: skip
         return [seg(1.0, c)]
     # prefill-first without chunking: prefill iterations of k whole prompts between decode steps
     k = max(1, min(b, m.token_budget // max(isl, 1)))
     dec = iteration_cost(unit, decode_requests=b, decode_context_tokens=b * ctx)
-    pf = iteration_cost(unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0)
+    pf = iteration_cost(
+        unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0, prefill_largest=isl
+    )
     return [seg(1.0, dec), seg(b / osl / k, pf)]
 
 
@@ -285,7 +288,9 @@ def _parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> P
     numerator, thr = 1.0, False
     if m.kind == "prefill":
         q = float(m.prompt_tokens)
-        segs = [seg(1.0, iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=q * q / 2))]
+        segs = [
+            seg(1.0, iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=q * q / 2, prefill_largest=q))
+        ]
     elif m.kind == "decode":
         c = iteration_cost(unit, decode_requests=m.batch, decode_context_tokens=m.batch * m.context_tokens)
         segs = [seg(1.0, c)]
@@ -311,18 +316,24 @@ def _parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> P
             if b > 1:
                 segs.extend((w * 0.5, c, mm, f, sv) for w, c, mm, f, sv in steady)
             others = b - 1
-            if m.chunked:
-                room = max(m.token_budget - others, 1)
+            if m.chunked:  # with attention DP, the prompt's chunks fit its rank's own budget
+                room = max((m.token_budget - others) // m.dp, 1)
                 iters = max(1, -(-isl // room))
                 q = isl / iters
                 c = iteration_cost(
                     unit, prefill_tokens=q, prefill_attn_pairs=isl * isl / 2.0 / iters,
                     decode_requests=others, decode_context_tokens=others * (isl + osl / 2.0),
+                    prefill_largest=q,
                 )  # fmt: skip
                 segs.append(seg(iters, c))
             else:
                 segs.append(
-                    seg(1.0, iteration_cost(unit, prefill_tokens=isl, prefill_attn_pairs=isl * isl / 2.0))
+                    seg(
+                        1.0,
+                        iteration_cost(
+                            unit, prefill_tokens=isl, prefill_attn_pairs=isl * isl / 2.0, prefill_largest=isl
+                        ),
+                    )
                 )
     return Parts(
         np.array(segs, dtype=float).reshape(-1, 5), numerator, thr, inst.model.layers / OVERHEAD_LAYERS

@@ -383,6 +383,7 @@ def iteration_cost(
     prefill_cached_tokens: ArrayLike = 0,
     decode_requests: ArrayLike = 0,
     decode_context_tokens: ArrayLike = 0,
+    prefill_largest: ArrayLike = 0,
 ) -> IterationCost:
     """Cost of one iteration from the batch's sums (scalars or broadcastable arrays).
 
@@ -397,6 +398,7 @@ def iteration_cost(
             prefill_cached_tokens,
             decode_requests,
             decode_context_tokens,
+            prefill_largest,
         )
     m = inst.model
     q = np.asarray(prefill_tokens, dtype=float)
@@ -424,7 +426,13 @@ def iteration_cost(
 
 
 def _general_cost(
-    inst: Instance, q: ArrayLike, pairs: ArrayLike, k: ArrayLike, d: ArrayLike, c: ArrayLike
+    inst: Instance,
+    q: ArrayLike,
+    pairs: ArrayLike,
+    k: ArrayLike,
+    d: ArrayLike,
+    c: ArrayLike,
+    largest: ArrayLike = 0,
 ) -> IterationCost:
     """`iteration_cost` of an instance that is not plain, from `StepModel` element by element.
 
@@ -435,16 +443,16 @@ def _general_cost(
     (timed again with the experts as fast as the dense layers: micro-batches and speculation
     included), so the rest is what the links and hand-offs take.
     """
-    arrays = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (q, pairs, k, d, c)))
+    arrays = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (q, pairs, k, d, c, largest)))
 
     def run(step: StepModel) -> np.ndarray:
         out = np.zeros((3, *arrays[0].shape))
         for idx in np.ndindex(arrays[0].shape):
-            qi, pi, ki, di, ci = (float(a[idx]) for a in arrays)
+            qi, pi, ki, di, ci, li = (float(a[idx]) for a in arrays)
             if qi <= 0 and di >= 1:
                 out[(slice(None), *idx)] = step.decode_run(round(di), ci, 1)
             else:
-                out[(slice(None), *idx)] = step.cost(qi, pi, ki, di, ci)
+                out[(slice(None), *idx)] = step.cost(qi, pi, ki, di, ci, largest=li)
         return out
 
     out = run(StepModel(inst))
@@ -538,7 +546,7 @@ class StepModel:
         return 2.0 * inst.model.layers * (ring + inst.hardware.allreduce_latency_us * 1e-6)
 
     def _pass(
-        self, q: float, pairs: float, k: float, d: float, c_attn: float, c_kv: float
+        self, q: float, pairs: float, k: float, d: float, c_attn: float, c_kv: float, largest: float = 0.0
     ) -> tuple[float, ...]:
         """(seconds, FLOPs, bytes) of one micro-batch through every layer (no hand-off, no overhead)."""
         inst = self._inst
@@ -561,13 +569,24 @@ class StepModel:
         layers_moe = float(m.moe_layers())
         k_e = float(m.moe.experts_per_token) if m.moe else 0.0
         routed_lin = 2.0 * layers_moe * k_e * m.expert_params()
-        # attention and dense layers: each data-parallel rank runs its share of the batch
+        # attention and dense layers: each data-parallel rank runs its own requests, and the
+        # busiest sets the layer time (the MoE layers wait for every rank): a share 1/dp of the
+        # decodes and of the prompt work, or at least the largest prompt chunk's (a prompt runs on
+        # one rank; `largest`, 0 when unknown)
         f_att = (self._lin - routed_lin) * tokens + self._apf * (pairs + c_attn)
-        c_att = f_att / dp / self._flops_s - (self._lin - routed_lin) * tokens / dp * self._save
-        t_att = roof(c_att, (self._dense_bytes + kv / dp) / self._bytes_s)
+        if q > 0 and largest * dp > q:
+            sp = min(1.0, largest / q)
+            r_tok = q * sp + d / dp
+            f_rank = (self._lin - routed_lin) * r_tok + self._apf * (pairs * sp + c_attn / dp)
+            kv_rank = self._kvb * ((k + q) * sp + (c_kv + d) / dp)
+            c_att = f_rank / self._flops_s - (self._lin - routed_lin) * r_tok * self._save
+        else:  # evenly spread
+            r_tok, kv_rank = tokens / dp, kv / dp
+            c_att = f_att / dp / self._flops_s - (self._lin - routed_lin) * tokens / dp * self._save
+        t_att = roof(c_att, (self._dense_bytes + kv_rank) / self._bytes_s)
         if not m.moe:
             flops, nbytes = f_att, self._dense_bytes * dp + kv
-            return t_att + self._tp_comm(tokens / dp), flops, nbytes
+            return t_att + self._tp_comm(r_tok), flops, nbytes
         # experts: the busiest expert-parallel rank sets the layer time
         routed = tokens * k_e
         load = min(routed, routed / ep * inst.imbalance)
@@ -595,10 +614,18 @@ class StepModel:
         touched_all = m.expected_experts_touched(tokens)
         flops = f_att + routed_lin * tokens
         nbytes = self._dense_bytes * dp + kv + layers_moe * touched_all * m.expert_params() * wb
-        return t_att + t_exp + a2a + self._tp_comm(tokens / dp), flops, nbytes
+        return t_att + t_exp + a2a + self._tp_comm(r_tok), flops, nbytes
 
     def _pipelined(
-        self, q: float, pairs: float, k: float, d: float, c_attn: float, c_kv: float, items: float
+        self,
+        q: float,
+        pairs: float,
+        k: float,
+        d: float,
+        c_attn: float,
+        c_kv: float,
+        items: float,
+        largest: float = 0.0,
     ) -> tuple[float, float, float]:
         """An iteration over `pp` stages with up to `pp` micro-batches in flight (seconds, FLOPs, bytes).
 
@@ -609,7 +636,7 @@ class StepModel:
         inst = self._inst
         pp = inst.pp
         m = float(max(1, min(pp, int(items)))) if pp > 1 else 1.0
-        t, flops, nbytes = self._pass(q / m, pairs / m, k / m, d / m, c_attn / m, c_kv / m)
+        t, flops, nbytes = self._pass(q / m, pairs / m, k / m, d / m, c_attn / m, c_kv / m, largest)
         t *= max(m, pp) / pp
         if pp > 1:
             msg = (q + d) / m * inst.model.hidden * ACTIVATION_BYTES
@@ -663,7 +690,7 @@ class StepModel:
         return self._dense_bytes + touched * self._expert_bytes
 
     def cost(
-        self, q: float, pairs: float, k: float, d: float, c: float, items: int = 0
+        self, q: float, pairs: float, k: float, d: float, c: float, items: int = 0, largest: float = 0.0
     ) -> tuple[float, float, float]:
         """(seconds, FLOPs, bytes) of one iteration from its sums (see `iteration_cost`).
 
@@ -675,7 +702,7 @@ class StepModel:
             return 0.0, 0.0, 0.0
         if not self._plain:
             n = items or int(d) + (1 if q > 0 else 0)
-            t, flops, nbytes = self._pipelined(q, pairs, k, d, c, c, n)
+            t, flops, nbytes = self._pipelined(q, pairs, k, d, c, c, n, largest)
             return t + self._overhead, flops, nbytes
         flops = self._lin * tokens + self._apf * (pairs + c)
         nbytes = self.weight_bytes(tokens) + self._kvb * (k + c + tokens)

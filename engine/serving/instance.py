@@ -52,7 +52,7 @@ class Server:
         "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
         "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth", "own_blocks",
         "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates", "speeds", "prices",
-        "max_batch", "token_budget",
+        "max_batch", "token_budget", "ranks",
     )  # fmt: skip
 
     def __init__(self, sim: Host, idx: int, local: int, pool: ResolvedPool) -> None:
@@ -64,6 +64,7 @@ class Server:
         self.step = StepModel(pool.instance)
         # every attention data-parallel rank schedules its own batch: the batch cap and the token
         # budget count once per rank, as the stacks and the fit read them (docs/cost-model.md)
+        self.ranks = pool.instance.dp  # a prompt runs on one of them
         self.max_batch = sim.max_batch * pool.instance.dp
         self.token_budget = sim.token_budget * pool.instance.dp
         self.kv_cap = pool.instance.kv_capacity_tokens
@@ -219,7 +220,8 @@ class Server:
         pairs = sum(c[1] * (c[2] + c[1] / 2.0) for c in chunks)
         k = sum(c[2] for c in chunks)
         ctx = float(self.ctx_sum) if decodes else 0.0
-        t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx, len(chunks) + decodes)
+        largest = float(max(c[1] for c in chunks)) if self.ranks > 1 else 0.0
+        t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx, len(chunks) + decodes, largest)
         work = (chunks, decodes, ctx, q, pairs, k, self.sim.env.now, t, flops, nbytes)
         self.sim.env.after(t, self._iteration_done, self.token, work)
 
@@ -229,7 +231,8 @@ class Server:
         sim = self.sim
         chunks, d, ctx, q, pairs, k, t0, t, flops, nbytes = work
         if d:  # split the iteration's time between its prefill and decode work by their costs alone
-            tp = self.step.cost(q, pairs, k, 0, 0.0)[0]
+            largest = float(max(c[1] for c in chunks)) if self.ranks > 1 else 0.0
+            tp = self.step.cost(q, pairs, k, 0, 0.0, 0, largest)[0]
             share = tp / (tp + self.step.cost(0, 0.0, 0, d, ctx)[0])
         else:
             share = 1.0
@@ -460,7 +463,7 @@ class Server:
             if sim.swap:
                 delay = sim.swap_time(self, ctx)
             else:  # recompute the context's KV in place (a prefill of ctx tokens)
-                delay = float(self.step.cost(ctx, ctx * ctx / 2.0, 0, 0, 0.0)[0])
+                delay = float(self.step.cost(ctx, ctx * ctx / 2.0, 0, 0, 0.0, 0, ctx)[0])
             sim.env.after(delay, self._resumed, (rid, ctx, remaining), self.generation)
 
     def _resumed(self, item: tuple[int, int, int], generation: int) -> None:

@@ -600,7 +600,13 @@ class Simulation:
         q = max(float(srv.token_budget - d), 1.0)
         prompt = float(self.prompt[rid])
         t_iter = srv.step.cost(
-            q, q * (prompt / 2.0 + q / 2.0), prompt / 2.0, d, float(srv.ctx_sum) if d else 0.0
+            q,
+            q * (prompt / 2.0 + q / 2.0),
+            prompt / 2.0,
+            d,
+            float(srv.ctx_sum) if d else 0.0,
+            0,
+            min(prompt, q),
         )[0]
         # a prompt gets at most one chunk per iteration, however short the queue
         own = 0.0
@@ -609,7 +615,7 @@ class Simulation:
             ctx = float(srv.ctx_sum) if d else 0.0
             own = (
                 math.ceil(prompt / c)
-                * srv.step.cost(c, c * (prompt / 2.0 + c / 2.0), prompt / 2.0, d, ctx)[0]
+                * srv.step.cost(c, c * (prompt / 2.0 + c / 2.0), prompt / 2.0, d, ctx, 0, c)[0]
             )
         return max((srv.tokens_ahead(rid) + prompt) * t_iter / q, own)
 
