@@ -101,7 +101,9 @@ def headline_lines(rep: validation.Report) -> list[str]:
     if every:
         lines.append(
             f"{'every usable row':17}: leave source out median {every['median']:.1%}, p90 {every['p90']:.1%} "
-            f"over {int(every['n'])} points (the MoE rows included)"
+            f"over {int(every['n'])} points (the MoE rows included; against the target: median "
+            f"{'met' if every['median'] <= t['loso_median'] else 'not met'}, p90 "
+            f"{'met' if every['p90'] <= t['loso_p90'] else 'not met'})"
         )
     if e:
         lines.append(
