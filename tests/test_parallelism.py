@@ -145,6 +145,38 @@ def test_a_prompt_runs_on_one_data_parallel_rank(catalog: Catalog) -> None:
     assert tp.cost(q, pairs, 0, 0, 0.0, 1, q) == tp.cost(q, pairs, 0, 0, 0.0)
 
 
+def test_the_busiest_rank_applies_to_data_parallel_ranks_only(catalog: Catalog) -> None:
+    """Expert parallelism without attention DP has one rank of attention: a largest-chunk hint
+    changes nothing, to the last bit; the rates an instance advertises to the routers count its
+    ranks, each with a rank's budget; a chunk never exceeds a rank's budget; and admission's TTFT
+    estimate on an idle DP prefill instance is at least the prompt's own iterations on its rank."""
+    from engine.serving.instance import throughput
+    from engine.serving.sim import Simulation
+    from engine.serving.workload import generate
+
+    m = catalog.model("deepseek-v3")
+    ep = StepModel(Instance(model=m, hardware=catalog.chip("h200"), tp=8, ep=8, weights="fp8", kv="fp8"))
+    for q, d in ((512.0, 64.0), (4096.0, 0.0), (100.0, 300.0)):
+        assert ep.cost(q, q * q / 2, 0, d, d * 1000.0, 0, 4 * q) == ep.cost(q, q * q / 2, 0, d, d * 1000.0)
+    dp = StepModel(
+        Instance(model=m, hardware=catalog.chip("h200"), tp=1, dp=8, ep=8, weights="fp8", kv="fp8")
+    )
+    tb = 2048.0
+    rate = throughput(dp, 2048, 256, 8)[0]
+    assert rate == pytest.approx(8 * tb / dp.cost(8 * tb, 8 * tb * tb / 2, 0, 0, 0.0, 8, tb)[0], rel=1e-12)
+    assert rate > 1.3 * throughput(dp, 8 * 2048, 8 * 256)[0]  # not one 16k-token prompt on one rank
+    sc = io.apply_overrides(
+        io.load_preset("moe-deepseek-dp-ep"),
+        {"duration_s": 5.0, "deployment.batching": {"token_budget": 2048, "chunk_tokens": 2048}},
+    )
+    sim = Simulation(resolve(sc), generate(sc))
+    prefill = next(s for s in sim.servers if s.role == "prefill")
+    assert prefill.chunk_cap == 2048 and prefill.token_budget == 8 * 2048
+    for rid in range(20):  # any prompt takes at least one chunk's iteration on its own rank
+        c = min(float(sim.prompt[rid]), 2048.0)
+        assert sim.predicted_ttft(prefill, rid) >= prefill.step.cost(c, c * c / 2, 0, 0, 0.0, 1, c)[0]
+
+
 def test_each_data_parallel_rank_has_its_own_batch_cap_and_token_budget(catalog: Catalog) -> None:
     """As the stacks schedule attention DP (and as the fit reads the reference rows), a dp-rank
     instance admits dp x the batch cap and runs dp x the token budget per iteration, and keeps

@@ -57,8 +57,9 @@ HELP: dict[str, str] = {
     "cv": "Coefficient of variation of the gaps between arrivals: 1 is Poisson, above 1 is bursty.",
     "shape": "How the rate varies over the window; built-in shapes keep rate_rps as the mean.",
     "peak_factor": "Peak rate over the mean (ramp: end over start; peak: the middle fifth; diurnal: midday).",
-    "max_batch": "Most requests in one running batch of an instance.",
-    "token_budget": "Most tokens (prefill chunks plus decodes) in one iteration.",
+    "max_batch": "Most requests in one running batch of an instance (of each rank, in a pool with DP ranks).",
+    "token_budget": "Most tokens (prefill chunks plus decodes) in one iteration (of each rank, in a pool with "
+    "DP ranks).",
     "chunked_prefill": "Split long prompts into chunks that share iterations with running decodes.",
     "chunk_tokens": "Prefill tokens per chunk when chunked prefill is on.",
     "mem_fraction": "Share of each chip's HBM (in GiB, as vendors state it) usable for weights, one forward pass of activations and the KV cache.",

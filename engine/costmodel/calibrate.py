@@ -259,12 +259,17 @@ def _static(unit: Instance, inst: Instance, m: Measurement, seg: Seg = _seg) -> 
     if m.chunked:
         iters = max(1, -(-b * isl // max(m.token_budget, 1)))
         q = b * isl / iters
-        pf = iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=b * isl * isl / 2.0 / iters)
+        pf = iteration_cost(
+            unit, prefill_tokens=q, prefill_attn_pairs=b * isl * isl / 2.0 / iters,
+            prefill_largest=min(isl, q, m.token_budget / m.dp),  # a prompt's chunk, on one rank
+        )  # fmt: skip
         segs.append(seg(iters * waves, pf))
     else:
         k = max(1, min(b, m.token_budget // max(isl, 1)))
         iters = -(-b // k)
-        pf = iteration_cost(unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0)
+        pf = iteration_cost(
+            unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0, prefill_largest=isl
+        )
         segs.append(seg(iters * waves, pf))
     segs.extend(
         (w * waves, c, mm, f, sv) for w, c, mm, f, sv in _decode_run(unit, b, float(isl), osl - 1, seg)

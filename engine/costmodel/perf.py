@@ -574,12 +574,13 @@ class StepModel:
         # decodes and of the prompt work, or at least the largest prompt chunk's (a prompt runs on
         # one rank; `largest`, 0 when unknown)
         f_att = (self._lin - routed_lin) * tokens + self._apf * (pairs + c_attn)
-        if q > 0 and largest * dp > q:
+        busiest = dp > 1 and q > 0 and largest * dp > q
+        if busiest:
             sp = min(1.0, largest / q)
             r_tok = q * sp + d / dp
-            f_rank = (self._lin - routed_lin) * r_tok + self._apf * (pairs * sp + c_attn / dp)
+            f_busy = (self._lin - routed_lin) * r_tok + self._apf * (pairs * sp + c_attn / dp)
             kv_rank = self._kvb * ((k + q) * sp + (c_kv + d) / dp)
-            c_att = f_rank / self._flops_s - (self._lin - routed_lin) * r_tok * self._save
+            c_att = f_busy / self._flops_s - (self._lin - routed_lin) * r_tok * self._save
         else:  # evenly spread
             r_tok, kv_rank = tokens / dp, kv / dp
             c_att = f_att / dp / self._flops_s - (self._lin - routed_lin) * tokens / dp * self._save
@@ -602,6 +603,8 @@ class StepModel:
         t_exp = roof(c_exp, m_rank / (chips_ep * chip_b)) * (1.0 + self._x)
         a2a = 0.0
         if ep > 1:  # dispatch and combine: each token's hidden state to and from its experts' ranks
+            # spread evenly over the ranks (timing the busiest rank's own traffic here, on top of an
+            # all-to-all not overlapped with compute, made the MoE rows worse: docs/validation.md)
             per_chip = tokens * k_e * m.hidden * ACTIVATION_BYTES * (ep - 1.0) / ep / (dp * inst.tp)
             hw = inst.hardware
             in_domain = inst.ep <= hw.scale_up_domain

@@ -32,12 +32,14 @@ if TYPE_CHECKING:
 _new_view = tuple.__new__
 
 
-def throughput(step: StepModel, token_budget: int, max_batch: int) -> tuple[float, float]:
+def throughput(step: StepModel, token_budget: int, max_batch: int, ranks: int = 1) -> tuple[float, float]:
     """(prompt tokens/s, decode tokens/s) of an instance: a full token budget of one prompt at
-    a time, and a full batch (at most 64 requests) of 2,048-token contexts decoding."""
-    q = float(token_budget)
-    t = step.cost(q, q * q / 2.0, 0.0, 0.0, 0.0)[0]
-    b = float(min(max_batch, 64))
+    a time, and a full batch (at most 64 requests) of 2,048-token contexts decoding, on each of
+    its `ranks` attention data-parallel ranks (`token_budget` and `max_batch` are a rank's)."""
+    one = float(token_budget)
+    q = one * ranks
+    t = step.cost(q, one * one / 2.0 * ranks, 0.0, 0.0, 0.0, ranks, one)[0]
+    b = float(min(max_batch, 64) * ranks)
     t_dec = step.cost(0.0, 0.0, 0.0, b, b * 2048.0)[0]
     return (q / t if t > 0 else 0.0, b / t_dec if t_dec > 0 else 0.0)
 
@@ -52,7 +54,7 @@ class Server:
         "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak", "hbm", "host",
         "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth", "own_blocks",
         "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates", "speeds", "prices",
-        "max_batch", "token_budget", "ranks",
+        "max_batch", "token_budget", "ranks", "chunk_cap",
     )  # fmt: skip
 
     def __init__(self, sim: Host, idx: int, local: int, pool: ResolvedPool) -> None:
@@ -67,6 +69,8 @@ class Server:
         self.ranks = pool.instance.dp  # a prompt runs on one of them
         self.max_batch = sim.max_batch * pool.instance.dp
         self.token_budget = sim.token_budget * pool.instance.dp
+        # a chunk runs on one rank: at most a rank's budget (one instance's, without ranks)
+        self.chunk_cap = min(sim.chunk_tokens, sim.token_budget) if self.ranks > 1 else sim.chunk_tokens
         self.kv_cap = pool.instance.kv_capacity_tokens
         self.kv_reserved = 0
         self.kv_peak = 0
@@ -98,7 +102,7 @@ class Server:
         self.generation = 0  # bumps when the instance fails: stale callbacks are ignored
         self.nic_free_s = 0.0
         # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`)
-        self.rates = throughput(self.step, self.token_budget, self.max_batch)
+        self.rates = throughput(self.step, sim.token_budget, sim.max_batch, self.ranks)
         self.speeds = (1.0, 1.0)
         # this instance's price per second, on the scenario's cost basis: rent, or an owned chip's
         # capital, hosting and energy while busy (at its TDP), so `cost_aware` routes as the bill counts
@@ -399,7 +403,7 @@ class Server:
                 break
             left = sim.pf_target[rid] - sim.prefilled[rid]
             if mixed_chunks:
-                q = min(left, sim.chunk_tokens, budget)
+                q = min(left, self.chunk_cap, budget)
             elif left <= budget or not chunks:
                 q = left
             else:
@@ -429,7 +433,7 @@ class Server:
             self.prefilling.append(rid)
             sim.prefill_start[rid] = sim.env.now
             left = sim.pf_target[rid] - sim.prefilled[rid]
-            q = min(left, sim.chunk_tokens, budget) if mixed_chunks else left
+            q = min(left, self.chunk_cap, budget) if mixed_chunks else left
             chunks.append((rid, q, sim.prefilled[rid]))
             budget -= q
         return chunks

@@ -608,10 +608,11 @@ class Simulation:
             0,
             min(prompt, q),
         )[0]
-        # a prompt gets at most one chunk per iteration, however short the queue
+        # a prompt gets at most one chunk per iteration, however short the queue, and with
+        # attention DP its chunks run on one rank
         own = 0.0
-        if srv.role == "mixed" and self.chunked:
-            c = float(min(self.chunk_tokens, prompt))
+        if (srv.role == "mixed" and self.chunked) or srv.ranks > 1:
+            c = float(min(srv.chunk_cap, prompt))
             ctx = float(srv.ctx_sum) if d else 0.0
             own = (
                 math.ceil(prompt / c)

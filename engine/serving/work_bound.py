@@ -406,7 +406,8 @@ def _event_terms(scenario: Scenario, load: _Load) -> list[Term]:
         )
     if sc.faults:
         batch = sc.batching().max_batch
-        retried = sum(min(load.n, f.instances * batch) for f in sc.faults)
+        ranks = {p.name: p.dp for p in sc.deployment.pools}  # each rank has its own batch cap
+        retried = sum(min(load.n, f.instances * batch * ranks.get(f.pool, 1)) for f in sc.faults)
         terms.append(
             Term(
                 "events",
