@@ -381,6 +381,12 @@ def test_the_held_out_miss_is_shown_per_source(report: validation.Report) -> Non
     assert top["median"] == pytest.approx(mine["abs_error"].median())
     assert set(table["basis"]) <= {"fitted", "same_silicon", "other_stack", "transfer"}
     assert report.as_dict()["sources"][0]["source"] == top["source"]
+    # the MoE points get their own table, every one of them counted once
+    moe = crossval.by_source(report.predictions, "moe_loso")
+    assert moe["n"].sum() == (report.predictions["scheme"] == "moe_loso").sum() > 0
+    assert any("Deepseek-R1" in s for s in moe["source"]) and not any(
+        "Deepseek-R1" in s for s in table["source"]
+    )
 
 
 def test_the_serving_stacks_figure_leaves_only_the_research_harness_aside(report: validation.Report) -> None:

@@ -238,6 +238,19 @@ def markdown(rep: validation.Report, e2e: Any = None, reruns: Any = None) -> str
             for r in crossval.by_source(rep.predictions).itertuples()
         ),
     )]  # fmt: skip
+    moe_sources = crossval.by_source(rep.predictions, "moe_loso")
+    if not moe_sources.empty:
+        out += ["", *_section(
+            "The MoE rows, each source left out",
+            "The same for the MoE points: the dense profiles they borrow and the experts' factor refitted "
+            "without the source (dstack's rows then take the factor TensorRT-LLM's four rows give alone).",
+            "| source | rule | n | median | p90 | signed median |",
+            "|---|---|---:|---:|---:|---:|",
+            (
+                f"| {r.source} | {r.basis} | {r.n} | {_pct(r.median)} | {_pct(r.p90)} | {_signed(r.signed)} |"
+                for r in moe_sources.itertuples()
+            ),
+        )]  # fmt: skip
     out += ["", *_section(
         "Expected error shown in the app (median, by the rule behind a chip's profile)",
         "",

@@ -164,11 +164,12 @@ def headline(df: pd.DataFrame) -> dict[str, dict[str, float]]:
     }
 
 
-def by_source(df: pd.DataFrame) -> pd.DataFrame:
+def by_source(df: pd.DataFrame, scheme: str = "loso") -> pd.DataFrame:
     """Leave-one-source-out per source and the rule its points were predicted by: points, median
     and p90 |error|, and the median signed error (+: the model over-predicts the figure), largest
-    median first. Which publications carry the held-out miss, and whether a second source helps."""
-    held = df[df["scheme"] == "loso"]
+    median first. Which publications carry the held-out miss, and whether a second source helps.
+    `scheme`: "loso" (the dense points) or "moe_loso" (the MoE points)."""
+    held = df[df["scheme"] == scheme]
     if held.empty:
         return pd.DataFrame(columns=["source", "basis", "n", "median", "p90", "signed"])
     g = held.groupby(["source", "basis"])
