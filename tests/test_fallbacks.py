@@ -267,3 +267,29 @@ def test_the_drill_says_which_variants_did_not_act() -> None:
     )
     assert unchanged(table) == ["degrade"]
     assert unchanged(table[table["fallback"] != "none"]) == []
+
+
+def test_a_capped_answer_leaves_only_its_generated_blocks_for_the_next_turn() -> None:
+    """Degrade caps an answer: the cache keeps the prompt and the tokens that were generated, not
+    the drawn answer's, so the conversation's next turn cannot hit blocks no one produced."""
+    from engine.scenario.resolve import resolve
+    from engine.serving.sim import Simulation
+
+    s = io.apply_overrides(
+        io.load_preset("agentic-cache"),
+        {
+            "duration_s": 30.0,
+            "workload.arrival.rate_rps": 200.0,  # sessions: far past what the pools serve
+            "deployment.degrade": {"enabled": True, "above_backlog": 2.0, "max_output_tokens": 64},
+        },
+    )
+    reqs = generate(s)
+    sim = Simulation(resolve(s), reqs)
+    sim.run()
+    drawn = reqs.output_tokens
+    capped = [r for r in range(len(sim.output)) if sim.output[r] < drawn[r]]
+    assert len(capped) > 20 and reqs.session is not None
+    bt = reqs.block_tokens
+    for rid in capped:
+        assert sim.output[rid] == 64
+        assert len(sim.block_names.full_blocks(rid)) == (int(reqs.prompt_tokens[rid]) + 64) // bt

@@ -205,6 +205,12 @@ class RequestBlocks:
             got = self._full[rid] = self._make(rid, self.prompt[rid] + self.output[rid])
         return got
 
+    def cap_output(self, rid: int, tokens: int) -> None:
+        """The request delivers only `tokens` of its answer (degrade's cap): its full blocks stop
+        there, so the next turn of its conversation finds only what was generated."""
+        self.output[rid] = tokens
+        self._full[rid] = None
+
     def drop(self, rid: int) -> None:
         """Forget a finished request's block lists (the id objects, one per block of the run, stay)."""
         self._prompt[rid] = None

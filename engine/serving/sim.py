@@ -548,6 +548,7 @@ class Simulation:
             self.counters["capped_requests"] += 1
             self.counters["capped_tokens"] += self.output[rid] - cap
             self.output[rid] = cap  # everything downstream (KV reserved, decode steps, metrics) sees the cap
+            self.block_names.cap_output(rid, cap)  # and the cache: only generated tokens are stored
             self.views[rid] = None
         return False
 
