@@ -195,8 +195,9 @@ def _with_profile(inst: Instance, profile: CalibrationProfile) -> Instance:
 def _unit(inst: Instance, eta_experts: float | None) -> Instance:
     """`inst` at the `UNIT` profile, its routed experts at `eta_experts` of its dense layers' rates
     (None: as fast). The experts' share is a ratio, kept when eta_F and eta_B scale."""
-    e = eta_experts
-    return _with_profile(inst, UNIT if e is None else UNIT.model_copy(update={"eta_experts": e}))
+    if eta_experts is None:
+        return _with_profile(inst, UNIT)
+    return _with_profile(inst, UNIT.model_copy(update={"eta_experts": eta_experts}))
 
 
 Segment = tuple[float, float, float, float, float]

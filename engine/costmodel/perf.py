@@ -568,7 +568,7 @@ class StepModel:
         wb = BYTES_PER_ELEMENT[inst.weights]
         layers_moe = float(m.moe_layers())
         k_e = float(m.moe.experts_per_token) if m.moe else 0.0
-        routed_lin = 2.0 * layers_moe * k_e * m.expert_params()
+        routed_lin = self._routed  # the routed experts' matmul FLOPs per token (0 for a dense model)
         # attention and dense layers: each data-parallel rank runs its own requests, and the
         # busiest sets the layer time (the MoE layers wait for every rank): a share 1/dp of the
         # decodes and of the prompt work, or at least the largest prompt chunk's (a prompt runs on

@@ -305,6 +305,7 @@ def instance_of(
     m = scenario.model
     model = cat.models[m.id]
     custom = any(h.id == hw for h in scenario.custom_hardware)
+    rank_tokens = scenario.activation_tokens(cat.hardware[hw])  # one forward pass of the budget on this chip
     spec, name, _ = trust.effective_chip(
         cat.hardware[hw], scenario.deployment.stack, cat, profile, moe=model.moe is not None, custom=custom
     )
@@ -322,7 +323,6 @@ def instance_of(
         profile_name=name,
         mem_fraction=scenario.deployment.mem_fraction,
         speculation=speculation_of(scenario, cat, spec, tp),
-        activation_tokens=scenario.activation_tokens(cat.hardware[hw])
-        * dp,  # the budget on this chip, per rank
+        activation_tokens=rank_tokens * dp,
         eager=scenario.deployment.eager,
     )

@@ -67,8 +67,8 @@ class Server:
         # every attention data-parallel rank schedules its own batch: the batch cap and the token
         # budget count once per rank, as the stacks and the fit read them (docs/cost-model.md)
         self.ranks = pool.instance.dp  # a prompt runs on one of them
-        self.max_batch = sim.max_batch * pool.instance.dp
-        self.token_budget = sim.token_budget * pool.instance.dp
+        self.max_batch = sim.max_batch * self.ranks
+        self.token_budget = sim.token_budget * self.ranks
         # a chunk runs on one rank: at most a rank's budget (one instance's, without ranks)
         self.chunk_cap = min(sim.chunk_tokens, sim.token_budget) if self.ranks > 1 else sim.chunk_tokens
         self.kv_cap = pool.instance.kv_capacity_tokens
@@ -224,18 +224,17 @@ class Server:
         pairs = sum(c[1] * (c[2] + c[1] / 2.0) for c in chunks)
         k = sum(c[2] for c in chunks)
         ctx = float(self.ctx_sum) if decodes else 0.0
-        largest = float(max(c[1] for c in chunks)) if self.ranks > 1 else 0.0
+        largest = float(max(c[1] for c in chunks)) if self.ranks > 1 else 0.0  # a prompt's rank
         t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx, len(chunks) + decodes, largest)
-        work = (chunks, decodes, ctx, q, pairs, k, self.sim.env.now, t, flops, nbytes)
+        work = (chunks, decodes, ctx, q, pairs, k, largest, self.sim.env.now, t, flops, nbytes)
         self.sim.env.after(t, self._iteration_done, self.token, work)
 
     def _iteration_done(self, token: int, work: tuple[Any, ...]) -> None:
         if token != self.token:
             return
         sim = self.sim
-        chunks, d, ctx, q, pairs, k, t0, t, flops, nbytes = work
+        chunks, d, ctx, q, pairs, k, largest, t0, t, flops, nbytes = work
         if d:  # split the iteration's time between its prefill and decode work by their costs alone
-            largest = float(max(c[1] for c in chunks)) if self.ranks > 1 else 0.0
             tp = self.step.cost(q, pairs, k, 0, 0.0, 0, largest)[0]
             share = tp / (tp + self.step.cost(0, 0.0, 0, d, ctx)[0])
         else:
