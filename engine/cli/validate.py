@@ -49,6 +49,13 @@ def group_lines(rep: validation.Report) -> list[tuple[str, ...]]:
     return out
 
 
+def _halves(h: dict[str, float]) -> str:
+    """Which half of the leave-source-out target a headline meets: 'median met, p90 not met'."""
+    t = validation.TARGETS
+    median = "met" if h["median"] <= t["loso_median"] else "not met"
+    return f"median {median}, p90 {'met' if h['p90'] <= t['loso_p90'] else 'not met'}"
+
+
 def headline_lines(rep: validation.Report) -> list[str]:
     """The overall figures, the targets and the energy check, one sentence each."""
     h = rep.headline
@@ -85,12 +92,11 @@ def headline_lines(rep: validation.Report) -> list[str]:
     t = validation.TARGETS
     loso = h.get("loso", {})
     if loso:
-        med_ok, p90_ok = loso["median"] <= t["loso_median"], loso["p90"] <= t["loso_p90"]
+        both = loso["median"] <= t["loso_median"] and loso["p90"] <= t["loso_p90"]
         lines.append(
             f"target (leave source out median <= {t['loso_median']:.0%}, p90 <= {t['loso_p90']:.0%}, dense points): "
-            + ("met" if med_ok and p90_ok else f"NOT met (median {'met' if med_ok else 'not met'}, p90 "
-               f"{'met' if p90_ok else 'not met'})")
-        )  # fmt: skip
+            + ("met" if both else f"NOT met ({_halves(loso)})")
+        )
     serving = rep.serving_headline.get("loso")
     if serving:
         lines.append(
@@ -101,9 +107,7 @@ def headline_lines(rep: validation.Report) -> list[str]:
     if every:
         lines.append(
             f"{'every usable row':17}: leave source out median {every['median']:.1%}, p90 {every['p90']:.1%} "
-            f"over {int(every['n'])} points (the MoE rows included; against the target: median "
-            f"{'met' if every['median'] <= t['loso_median'] else 'not met'}, p90 "
-            f"{'met' if every['p90'] <= t['loso_p90'] else 'not met'})"
+            f"over {int(every['n'])} points (the MoE rows included; against the target: {_halves(every)})"
         )
     if e:
         lines.append(
@@ -114,11 +118,11 @@ def headline_lines(rep: validation.Report) -> list[str]:
 
 
 def simulated(rep: validation.Report, catalog: Any) -> tuple[Any, Any]:
-    """(the open-loop rows rerun end to end, the points rerun) by the simulator, with the reference
-    fit computed once for both (`engine.explain.end_to_end`). The reruns are the fitted dense
-    points and, marked `moe`, the tensor-parallel MoE points with the experts' factor."""
+    """(the open-loop rows rerun end to end, the points rerun) by the simulator, both with the
+    report's fit (`engine.explain.end_to_end`). The reruns are the fitted dense points and, marked
+    `moe`, the tensor-parallel MoE points with the experts' factor."""
     points = [r.point for r in rep.rows if r.point is not None]
-    fits = calibrate.reference_fits(points, catalog)
+    fits = rep.fits
     rows = [r.open_loop for r in rep.rows if r.open_loop is not None]
     e2e = end_to_end.frame(end_to_end.checks(catalog, rows, points, fits))
     reruns = end_to_end.point_reruns(catalog, points, fits)
@@ -203,6 +207,20 @@ def end_to_end_lines(e2e: Any) -> list[str]:
     )
 
 
+def _source_section(title: str, text: str, table: Any) -> list[str]:
+    """A section of `crossval.by_source`'s table: per source and rule, n, median, p90, signed median."""
+    return _section(
+        title,
+        text,
+        "| source | rule | n | median | p90 | signed median |",
+        "|---|---|---:|---:|---:|---:|",
+        (
+            f"| {r.source} | {r.basis} | {r.n} | {_pct(r.median)} | {_pct(r.p90)} | {_signed(r.signed)} |"
+            for r in table.itertuples()
+        ),
+    )
+
+
 def _section(title: str, text: str, columns: str, align: str, rows: Iterable[str]) -> list[str]:
     """One section of docs/validation.md: its heading, a paragraph (none if empty) and a table."""
     return [f"## {title}", "", *([text, ""] if text else []), columns, align, *rows]
@@ -226,30 +244,20 @@ def markdown(rep: validation.Report, e2e: Any = None, reruns: Any = None) -> str
         "|---|---|---|---:|" + "---:|" * len(SCHEMES),
         ("| " + " | ".join(r) + " |" for r in group_lines(rep)),
     )
-    out += ["", *_section(
+    out += ["", *_source_section(
         "Which sources carry the held-out miss",
         "Each source left out in turn, its points predicted by the rule that then applies (*fitted*: its "
         "chip and stack keep another source; *other_stack*, *transfer*: they do not). Signed: + when the "
         "model over-predicts the figure.",
-        "| source | rule | n | median | p90 | signed median |",
-        "|---|---|---:|---:|---:|---:|",
-        (
-            f"| {r.source} | {r.basis} | {r.n} | {_pct(r.median)} | {_pct(r.p90)} | {_signed(r.signed)} |"
-            for r in crossval.by_source(rep.predictions).itertuples()
-        ),
+        crossval.by_source(rep.predictions),
     )]  # fmt: skip
     moe_sources = crossval.by_source(rep.predictions, "moe_loso")
     if not moe_sources.empty:
-        out += ["", *_section(
+        out += ["", *_source_section(
             "The MoE rows, each source left out",
             "The same for the MoE points: the dense profiles they borrow and the experts' factor refitted "
             "without the source (dstack's rows then take the factor TensorRT-LLM's four rows give alone).",
-            "| source | rule | n | median | p90 | signed median |",
-            "|---|---|---:|---:|---:|---:|",
-            (
-                f"| {r.source} | {r.basis} | {r.n} | {_pct(r.median)} | {_pct(r.p90)} | {_signed(r.signed)} |"
-                for r in moe_sources.itertuples()
-            ),
+            moe_sources,
         )]  # fmt: skip
     out += ["", *_section(
         "Expected error shown in the app (median, by the rule behind a chip's profile)",
@@ -416,13 +424,12 @@ def write_reference(
 def cmd_calibrate_reference(args: argparse.Namespace) -> int:
     """`python -m engine calibrate --reference [--write]`."""
     cat = load_catalog()
-    points = reference.usable_points(cat)
-    fits = calibrate.reference_fits(points, cat)
     if getattr(args, "write", False):
         rep = validation.report(cat)
-        for path in write_reference(fits, rep, simulated(rep, cat)[0]):
+        for path in write_reference(rep.fits, rep, simulated(rep, cat)[0]):
             print(f"wrote {path}")
         return 0
+    fits = calibrate.reference_fits(reference.usable_points(cat), cat)
     for (chip_id, stack), f in sorted(fits.items()):
         print(f"# {chip_id}: median |error| {f.median_abs_error:.1%}, worst {f.worst_abs_error:.1%}")
         print(calibrate.profile_toml(stack, f.profile))

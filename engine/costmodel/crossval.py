@@ -111,10 +111,19 @@ def _held_out(
     return out
 
 
-def cross_validate(points: Sequence[Measurement], catalog: Catalog) -> dict[str, list[Prediction]]:
+def cross_validate(
+    points: Sequence[Measurement],
+    catalog: Catalog,
+    fits: dict[tuple[str, str], Fit] | None = None,
+    experts: calibrate.ExpertFit | None = None,
+) -> dict[str, list[Prediction]]:
     """Predictions of every dense point under fit, LOSO, LOCO and LOFO, and of MoE points under the
-    fit and with their source left out (`moe_loso`: with the dense LOSO, every usable point held out)."""
-    fits = calibrate.reference_fits(points, catalog)
+    fit and with their source left out (`moe_loso`: with the dense LOSO, every usable point held out).
+    `fits` and `experts`: the fit to every point, where the caller has it already."""
+    if fits is None:
+        fits = calibrate.reference_fits(points, catalog)
+    if experts is None:
+        experts = fit_experts(points, catalog, fits)
     dense = [m for m in points if not calibrate.is_moe(m, catalog)]
     moe = [m for m in points if calibrate.is_moe(m, catalog)]
     by_source = _held_out(points, catalog, lambda m: m.source_key, moe=True)
@@ -123,7 +132,7 @@ def cross_validate(points: Sequence[Measurement], catalog: Catalog) -> dict[str,
         "loso": [p for p in by_source if not calibrate.is_moe(p.point, catalog)],
         "loco": _held_out(points, catalog, lambda m: m.hardware),
         "lofo": _held_out(points, catalog, lambda m: min(silicon_of(m.hardware))),
-        "moe": _predict(moe, fits, catalog, fit_experts(points, catalog, fits)),
+        "moe": _predict(moe, fits, catalog, experts),
         "moe_loso": [p for p in by_source if calibrate.is_moe(p.point, catalog)],
     }
 

@@ -35,6 +35,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     experts: calibrate.ExpertFit | None = None
     """The routed experts' factor fitted to every MoE point (`calibrate.fit_experts`)."""
+    fits: dict[tuple[str, str], calibrate.Fit] = field(default_factory=dict)
+    """The profiles fitted to every point (`calibrate.reference_fits`), what the shipped ones are."""
 
     @property
     def serving_headline(self) -> dict[str, dict[str, float]]:
@@ -138,7 +140,9 @@ def report(catalog: Catalog) -> Report:
     """The whole validation report of the shipped reference data."""
     rows = reference.reference_rows(catalog)
     points = [r.point for r in rows if r.point is not None]
-    preds = crossval.frame(crossval.cross_validate(points, catalog))
+    fits = calibrate.reference_fits(points, catalog)
+    experts = crossval.fit_experts(points, catalog, fits)
+    preds = crossval.frame(crossval.cross_validate(points, catalog, fits, experts))
     energy = power.energy_validation(catalog)
     expected = crossval.expected_error_table(preds)
     if energy is not None and not energy.empty:
@@ -153,5 +157,6 @@ def report(catalog: Catalog) -> Report:
         expected_error=expected,
         energy=energy,
         points=point_table(rows, preds, catalog),
-        experts=crossval.fit_experts(points, catalog, calibrate.reference_fits(points, catalog)),
+        experts=experts,
+        fits=fits,
     )
