@@ -7,19 +7,21 @@ import streamlit as st
 from engine.catalog.entries import load_catalog
 from engine.core import bounds
 from engine.costmodel import trust
+from engine.costmodel.perf import UNHIDDEN_FRACTION as U
 from engine.explain import report
 from engine.serving.run import ENGINE_VERSION
 from ui import calibration, charts, export, layout, state
 
 layout.page("About & validation", live=False)
-_EXPERTS = f"{trust.experts_factor():.2f}" if trust.experts_factor() is not None else "1 (not yet fitted)"
+_FACTOR = trust.experts_factor()
+_EXPERTS = f"{_FACTOR:.2f}" if _FACTOR is not None else "1 (not yet fitted)"
 st.markdown(
     f"""
 Fengong (分工, *division of labour*) simulates LLM serving: a workload of request classes on a deployment of
 chips, colocated or split into prefill and decode pools. One engine iteration is a roofline:
-`t = max(c, m) + 0.32·min(c, m) + t_tp + t_fixed`, with compute time `c = FLOPs / (tp·F·η_F) − s·matmul FLOPs`
+`t = max(c, m) + {U:g}·min(c, m) + t_tp + t_fixed`, with compute time `c = FLOPs / (tp·F·η_F) − s·matmul FLOPs`
 and memory time `m = bytes / (tp·B·η_B)`: F is the BF16 peak, s what FP8 or FP4 weights save per matmul FLOP
-(only the matmuls speed up, by the GEMM speed-up measured on an H200), and 0.32 the share of the shorter time
+(only the matmuls speed up, by the GEMM speed-up measured on an H200), and {U:g} the share of the shorter time
 the longer does not hide (measured on the same H200's GEMMs). A MoE model's routed experts count
 1/η_X times in c and m, η_X = {_EXPERTS} fitted to the MoE reference rows. A discrete-event model of continuous batching turns it into latencies, utilisation and cost. Engine version **{ENGINE_VERSION}**.
 Definitions of every number: `docs/metrics.md`; the cost model's assumptions: `docs/cost-model.md`.

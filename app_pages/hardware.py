@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from engine.costmodel.perf import UNHIDDEN_FRACTION
 from engine.costmodel.stacks import STACK_NAMES
 from engine.scenario.resolve import scenario_catalog
 from ui import hardware, layout, state, tables
@@ -20,7 +21,8 @@ hardware.model_picker(sc, cat)
 st.subheader("Where prefill and decode sit", help="Arithmetic intensity of each phase against the chip's achievable "
              "compute and bandwidth (the lines): points left of the ridge are bandwidth-bound, right of it "
              "compute-bound. Each point sits at the FLOP/s its iteration reaches: near the ridge, under the line, "
-             "since compute and memory hide each other only in part (0.32 of the shorter time stays). A MoE "
+             f"since compute and memory hide each other only in part ({UNHIDDEN_FRACTION:g} of the shorter time "
+             "stays). A MoE "
              "model's points sit lower still: its routed experts run at a fitted share of the line's rates "
              "(docs/calibration.md).")  # fmt: skip
 hardware.roofline_section(sc, cat)
