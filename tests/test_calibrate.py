@@ -479,3 +479,34 @@ def test_a_fit_times_moe_points_with_their_experts_as_fast_as_dense(catalog: Cat
     prof = plain_fit.profile.model_copy(update={"eta_experts": None})
     m = rows[0]
     assert calibrate.predict(m, other, prof) == calibrate.predict(m, catalog, prof)
+
+
+def test_a_lockstep_rounds_prompts_wait_for_each_other(catalog: Catalog) -> None:
+    """Clients started together with identical requests stay in step: each round's prompts arrive
+    at once and prefill a pass at a time, so a prompt's first token comes on average with the
+    ((passes + 1) / 2)-th pass. With whole prompts one per pass, 7 clients wait 4 prefills; one
+    client, alone, waits for its own, as in the steady state."""
+    prof = catalog.chip("h100-sxm").profiles["vllm-v0"]
+    base = calibrate.Measurement(
+        id="t", model="llama-3.1-8b", hardware="h100-sxm", tp=1, weights="bf16", kv="bf16",
+        kind="ttft", prompt_tokens=2048, output_tokens=256, chunked=False, token_budget=2048,
+        concurrency=7, lockstep=True, value=1.0, unit="ms",
+    )  # fmt: skip
+    alone = calibrate.predict(dataclasses.replace(base, kind="prefill"), catalog, prof)
+    assert calibrate.predict(base, catalog, prof) == pytest.approx(4 * alone, rel=1e-9)
+    one = dataclasses.replace(base, concurrency=1)
+    assert calibrate.predict(one, catalog, prof) == pytest.approx(
+        calibrate.predict(dataclasses.replace(one, lockstep=False), catalog, prof), rel=1e-9
+    )
+    assert calibrate.predict(dataclasses.replace(base, lockstep=False), catalog, prof) < 2 * alone
+
+
+def test_lockstep_is_read_only_where_the_row_states_it(usable: list[calibrate.Measurement]) -> None:
+    """dstack's DeepSeek-R1 concurrencies state the random dataset at range ratio 1 (identical
+    requests) and 500 prompts; the vLLM project's rows vary their lengths by 15%, so their clients
+    drift apart as in a steady state."""
+    by_id = {m.id: m for m in usable}
+    conc = [m for m in usable if m.concurrency]
+    assert {m.id for m in conc if m.lockstep} == {f"X{i:03d}" for i in range(82, 110)}
+    assert all(by_id[i].prompts == 500 for i in ("X084", "X095", "X109"))
+    assert not by_id["X125"].lockstep and by_id["X125"].prompts == 150

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -228,3 +230,19 @@ def test_moe_points_rerun_with_the_experts_factor(catalog: Catalog) -> None:
     assert set(slow.index) == {"X110", "X112", "H119"} and slow["moe"].all()
     assert (slow["simulated"] < fast["simulated"]).all()
     assert (slow["predicted"] < fast["predicted"]).all()
+
+
+def test_a_lockstep_concurrency_is_rerun_as_its_benchmark_ran(catalog: Catalog) -> None:
+    """dstack's DeepSeek-R1 runs: 128 clients started together, 500 identical requests (random
+    dataset at range ratio 1). The rerun starts every client at t = 0 and measures the 500: each
+    round's prompts queue behind each other, so the mean TTFT is seconds, as the predictor's
+    round gives it, where clients staggered as in a steady state wait a fraction of a second."""
+    points = {m.id: m for m in reference.usable_points(catalog)}
+    m = points["X084"]
+    assert m.lockstep and m.concurrency == 128 and m.prompts == 500
+    prof = catalog.chip("mi300x").profiles["vllm-v0"].model_copy(update={"eta_experts": 0.32})
+    lock = end_to_end.rerun_point(m, prof, catalog)
+    predicted = calibrate.predict(m, catalog, prof)
+    staggered = end_to_end.rerun_point(dataclasses.replace(m, lockstep=False), prof, catalog)
+    assert lock == pytest.approx(predicted, rel=0.15)
+    assert lock > 10 * staggered

@@ -157,7 +157,10 @@ def rerun_lines(reruns: Any) -> list[str]:
         f" The {int(hm['n'])} tensor-parallel MoE points of those kinds, rerun the same way with the experts' "
         f"factor, miss by a median {hm['simulated_median']:.0%} (p90 {hm['simulated_p90']:.0%}) against the "
         f"predictor's {hm['predicted_median']:.0%} (p90 {hm['predicted_p90']:.0%}): what the app's MoE figures "
-        "score." + (f" Their TTFT rows are off by {lo:.0%}-{hi:.0%} in both." if not ttft.empty else "")
+        "score. Their concurrencies send identical requests from clients started together, so the "
+        "clients stay in step and each round's prompts queue behind each other; the rerun and the "
+        "predictor both run them so (`lockstep`)."
+        + (f" Their TTFT rows are off by {lo:.0%}-{hi:.0%} in both." if not ttft.empty else "")
         if hm
         else ""
     )

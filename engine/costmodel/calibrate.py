@@ -120,6 +120,13 @@ class Measurement:
     """The attention projections' precision where the checkpoint keeps them apart (None: `weights`)."""
     eager: bool = False
     """Run without CUDA/HIP graphs (the row states `--enforce-eager`)."""
+    prompts: int = 0
+    """Requests the benchmark sent in all, where the row states it (0: not stated)."""
+    lockstep: bool = False
+    """A concurrency whose clients start together and whose requests all have the same lengths
+    (bench_serving's random dataset at range ratio 1): the clients stay in step, every round's
+    prompts queueing behind each other. The steady-state predictor does not model this; the
+    simulator's rerun does (`engine.explain.end_to_end.rerun_point`)."""
 
     @property
     def plain(self) -> bool:
@@ -278,6 +285,45 @@ def _static(unit: Instance, inst: Instance, m: Measurement, seg: Seg = _seg) -> 
     return segs, n
 
 
+def _own_prefill(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> Segment:
+    """A prompt's own prefill in the steady state: chunks that fit its rank's share of the budget
+    beside the other `b - 1` requests' decodes, or (without chunking) one whole-prompt pass."""
+    isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
+    if not m.chunked:
+        return seg(
+            1.0,
+            iteration_cost(unit, prefill_tokens=isl, prefill_attn_pairs=isl * isl / 2.0, prefill_largest=isl),
+        )
+    others = b - 1  # with attention DP, the prompt's chunks fit its rank's own budget
+    room = max((m.token_budget - others) // m.dp, 1)
+    iters = max(1, -(-isl // room))
+    q = isl / iters
+    c = iteration_cost(
+        unit, prefill_tokens=q, prefill_attn_pairs=isl * isl / 2.0 / iters,
+        decode_requests=others, decode_context_tokens=others * (isl + osl / 2.0),
+        prefill_largest=q,
+    )  # fmt: skip
+    return seg(iters, c)
+
+
+def _round_prefill(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Segment]:
+    """A lockstep round's mean wait for the first token: its `b` prompts, arrived together, prefill
+    in passes of the token budget (whole prompts without chunking), with the prompts already
+    prefilled decoding in the same passes when chunked; a prompt's first token comes with the
+    pass that ends it, the ((passes + 1) / 2)-th on average."""
+    isl = m.prompt_tokens
+    per_pass = float(m.token_budget) if m.chunked else float(max(1, m.token_budget // max(isl, 1)) * isl)
+    q = min(float(b * isl), max(per_pass, 1.0))
+    passes = math.ceil(b * isl / q)
+    done = (b - 1) / 2.0 if m.chunked else 0.0  # prompts already prefilled, decoding alongside
+    c = iteration_cost(
+        unit, prefill_tokens=q, prefill_attn_pairs=b * isl * isl / 2.0 / passes,
+        decode_requests=done, decode_context_tokens=done * (isl + 1.0),
+        prefill_largest=min(isl, q / m.dp),
+    )  # fmt: skip
+    return [seg((passes + 1) / 2.0, c)]
+
+
 def parts(m: Measurement, inst: Instance) -> Parts:
     """The prediction of `m` on `inst` at eta = 1 and no overhead, as weighted iterations.
 
@@ -319,28 +365,12 @@ def _parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> P
             queued = max(m.concurrency - b, 0) if m.concurrency else 0
             if queued:
                 segs.extend((w * queued / b * osl, c, mm, f, sv) for w, c, mm, f, sv in steady)
-            if b > 1:
-                segs.extend((w * 0.5, c, mm, f, sv) for w, c, mm, f, sv in steady)
-            others = b - 1
-            if m.chunked:  # with attention DP, the prompt's chunks fit its rank's own budget
-                room = max((m.token_budget - others) // m.dp, 1)
-                iters = max(1, -(-isl // room))
-                q = isl / iters
-                c = iteration_cost(
-                    unit, prefill_tokens=q, prefill_attn_pairs=isl * isl / 2.0 / iters,
-                    decode_requests=others, decode_context_tokens=others * (isl + osl / 2.0),
-                    prefill_largest=q,
-                )  # fmt: skip
-                segs.append(seg(iters, c))
+            if m.lockstep:  # a round's prompts arrive together and prefill one after another
+                segs.extend(_round_prefill(unit, m, b, seg))
             else:
-                segs.append(
-                    seg(
-                        1.0,
-                        iteration_cost(
-                            unit, prefill_tokens=isl, prefill_attn_pairs=isl * isl / 2.0, prefill_largest=isl
-                        ),
-                    )
-                )
+                if b > 1:
+                    segs.extend((w * 0.5, c, mm, f, sv) for w, c, mm, f, sv in steady)
+                segs.append(_own_prefill(unit, m, b, seg))
     return Parts(
         np.array(segs, dtype=float).reshape(-1, 5), numerator, thr, inst.model.layers / OVERHEAD_LAYERS
     )
