@@ -36,21 +36,33 @@ def scenario_of(choice: str) -> Scenario:
     return state.preset(choice)
 
 
+for side in ("a", "b"):  # a link's choice the page does not know is said, then left to the default
+    if side in st.query_params and (asked := str(st.query_params[side])) not in CHOICES:
+        st.warning(
+            f"Scenario {side.upper()}: {plain(repr(asked[:60]))} is not a choice ({CURRENT}, {SWITCHED}, or a "
+            "preset's name); showing the default.",
+            icon=":material/link_off:",
+        )
+        del st.query_params[side]
 c1, c2, c3 = st.columns([5, 5, 2])
-default_a = "chat-colocated" if "chat-colocated" in CHOICES else CURRENT
+# A is the scenario; B what it is measured against, as the lesson's link opens it: its preset
+# counterpart (the same requests), else the same scenario served the other way
+default_b = current.counterpart if current.counterpart in CHOICES else SWITCHED
 a_key = c1.selectbox(
-    "Scenario A", CHOICES, index=CHOICES.index(default_a), key="a", bind="query-params", help=HELP
+    "Scenario A", CHOICES, index=CHOICES.index(CURRENT), key="a", bind="query-params", help=HELP
 )
 b_key = c2.selectbox(
-    "Scenario B", CHOICES, index=CHOICES.index(CURRENT), key="b", bind="query-params", help=HELP
+    "Scenario B", CHOICES, index=CHOICES.index(default_b), key="b", bind="query-params", help=HELP
 )
 try:
     sa, sb = scenario_of(a_key or CURRENT), scenario_of(b_key or CURRENT)
 except ScenarioError as exc:  # switching modes can fail validation; say so
     st.error(f"Cannot build that pair: {plain(exc)}")
     st.stop()
-c1.caption(plain(sa.name))
-c2.caption(plain(sb.name))
+for col, key, chosen in ((c1, a_key, sa), (c2, b_key, sb)):  # a name no longer says what an edit changed
+    mine = key in (CURRENT, SWITCHED, None)
+    col.caption(plain(chosen.name) + (" (edited)" if mine and state.edited() else "")
+                + (f", served {other}" if key == SWITCHED else ""))  # fmt: skip
 with c3:
     n_seeds = replicas.picker("compare")
 ra, rb = sim.result(sa, "scenario A"), sim.result(sb, "scenario B")
@@ -80,12 +92,13 @@ if bases_differ:
             "cost per request compares a rental bill with an ownership bill (see Cost by part below).",
             icon=":material/payments:")  # fmt: skip
 change = table.set_index("figure")["change_pct"]
+points = table.set_index("figure")["change_points"]
 noise = table.set_index("figure")["within_noise"] if reps else None
 HEAD = (
     ("TTFT p99", "ttft_p99_ms", layout.fmt_ms, True),
     ("TPOT p99", "tpot_p99_ms", layout.fmt_ms, True),
     ("SLO attainment", "slo_attainment", layout.fmt_pct, False),
-    ("Goodput", "goodput_rps", lambda v: f"{v or 0:,.1f}/s", False),
+    ("Goodput", "goodput_rps", layout.fmt_rps, False),
     ("Cost per request", "usd_per_request", layout.fmt_usd, True),
 )
 # "mean ± x" and a calibration's "± x%" are wider: let the metrics wrap rather than cut their values
@@ -93,10 +106,13 @@ wide = bool(reps) or any(confidence.figure_error(t, confidence.HEADLINE_SOURCES[
                          for t in (ta, tb) for _, k, *_ in HEAD if k in confidence.HEADLINE_SOURCES)  # fmt: skip
 row = st.container(horizontal=True, gap="small") if wide else None
 for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row] * 5, HEAD, strict=True):
-    pct = change.get(label)
-    delta = f"{pct:+.1f}% vs A" if pct is not None and pd.notna(pct) else None
+    pct, pts = change.get(label), points.get(label)
+    delta = (
+        f"{pts:+.1f} pts vs A" if pts is not None and pd.notna(pts)
+        else f"{pct:+.1f}% vs A" if pct is not None and pd.notna(pct) else None
+    )  # fmt: skip
     still = delta is not None and not layout.shows_change(delta)  # rounds to 0.0%: no arrow, no colour
-    delta = "0.0% vs A" if still else delta
+    delta = ("0.0 pts vs A" if pts is not None and pd.notna(pts) else "0.0% vs A") if still else delta
     quiet = noise is not None and bool(noise.get(label, False))  # the 95% intervals overlap
     apart = bases_differ and k == "usd_per_request"  # a rental bill against an ownership bill: no verdict
     va, vb = (
@@ -140,7 +156,7 @@ for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
 left, right = st.columns([3, 2])
 with left:
     config = {**tables.COMPARE, **replicas.COMPARE_COLUMNS} if reps else tables.COMPARE
-    st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=config)
+    st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=config, placeholder="–")
 with right:
     export.chart(
         charts.compare_bars(table, ("A", "B"), height=420),

@@ -6,7 +6,7 @@ import streamlit as st
 
 from engine.explain import confidence
 from engine.explain import presentation as pr
-from ui import charts, export, layout, lesson, marks, planner, replicas, tables
+from ui import charts, export, layout, lesson, marks, planner, replicas, state, tables
 from ui.text import plain
 
 res = layout.page("Results", live=False)
@@ -19,7 +19,7 @@ cap, pick = st.columns([6, 1], vertical_alignment="bottom")
 with pick:
     n_seeds = replicas.picker("results")
 cap.caption(
-    f"**{plain(sc.name)}** · {req['total']:,} requests in the window ({req['completed']:,} completed, "
+    f"**{plain(sc.name)}**{' (edited)' if state.edited() else ''} · {req['total']:,} requests in the window ({req['completed']:,} completed, "
     f"{req['rejected']:,} rejected, {req['failed']:,} failed) · simulated in {res.wall_s:.2f} s "
     f"({res.events:,} events) · engine {res.engine_version} · seed {sc.seed}"
 )
@@ -34,7 +34,7 @@ HEADLINE = (
     ("TTFT p99", layout.fmt_ms(h["ttft_p99_ms"]), "ttft_p99_ms"),
     ("TPOT p99", layout.fmt_ms(h["tpot_p99_ms"]), "tpot_p99_ms"),
     ("SLO attainment", layout.fmt_pct(h["slo_attainment"]), "slo_attainment"),
-    ("Goodput", f"{h['goodput_rps'] or 0:,.2f} req/s", "goodput_rps"),
+    ("Goodput", layout.fmt_rps(h["goodput_rps"] or 0.0), "goodput_rps"),
     (
         "$ / request" + (" (owned)" if s["cost"].get("mode") == "own" else ""),
         layout.fmt_usd(h["usd_per_request"]),
@@ -115,10 +115,10 @@ with c2:
         st.metric("$ / 1M output tokens", confidence.with_figure_error(layout.fmt_usd(h["usd_per_million_output_tokens"]),
                   trust, "usd_per_million_output_tokens"), border=True, width="content",
                   help=layout.METRIC_HELP["usd_per_million_output_tokens"])  # fmt: skip
-        st.metric("Goodput per $", confidence.with_figure_error(f"{h['goodput_per_usd'] or 0:,.0f} req", trust,
+        st.metric("Goodput per $", confidence.with_figure_error(layout.fmt_count(h["goodput_per_usd"]) + " req/$", trust,
                   "goodput_per_usd"), border=True, width="content",
                   help="Requests that met their SLO per dollar: goodput × 3600 / bill per hour.")  # fmt: skip
-        st.metric("Energy per token", confidence.with_figure_error(f"{joules or 0:.2f} J", trust, "joules_per_output_token"),
+        st.metric("Energy per output token", confidence.with_figure_error(f"{joules or 0:.2f} J", trust, "joules_per_output_token"),
                   border=True, width="content", help="Idle power all the time, plus while iterating a fitted share of "
                   "the dynamic range (TDP − idle) and energy per byte and per FLOP moved, per output token.")  # fmt: skip
     st.markdown("**Utilisation over the window**")

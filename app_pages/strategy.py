@@ -131,8 +131,8 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
                  help="Catalog chips and the scenario's custom ones (Hardware catalog page).")  # fmt: skip
     profiles = sorted(cat.hardware[pool.hardware].profiles) if pool.hardware in cat.hardware else []
     select(f"{path}.profile", [None, *profiles], "Calibration profile",
-           format_func=lambda p: f"{stack} (by rule)" if p is None else str(p),
-           help=f"Achievable fractions (compute: of the BF16 peak; bandwidth: of HBM) fitted to a serving stack (see About & validation). By rule: "
+           format_func=lambda p: f"automatic ({stack})" if p is None else str(p),
+           help=f"Achievable fractions (compute: of the BF16 peak; bandwidth: of HBM) fitted to a serving stack (see About & validation). Automatic: "
            f"the profile fitted to this chip under {stack}, else one borrowed from the same silicon, another "
            "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.")  # fmt: skip
     slider(f"{path}.count", 1, 32, "Instances", integer=True)

@@ -198,3 +198,24 @@ def test_an_uncalibrated_pool_is_a_finding_with_its_rule_and_how_to_fix_it() -> 
         assert "About page" in f.text
         for figure, err in cal.expected_error.items():
             assert f.numbers[f"{figure}_error"] == err and f"± {err:.0%}" in f.text
+
+
+def test_a_prefill_pool_backed_up_by_decode_is_not_told_to_shrink() -> None:
+    """L40S decode instances fill their KV memory: prompts, prefilled, wait for room, so the prefill
+    pool is idle while its queue grows. The advisor says so, and does not advise fewer prefill
+    instances (which would only lengthen the queue)."""
+    sc = io.apply_overrides(io.load_preset("chat-disaggregated"), {"deployment.pools[1].hardware": "l40s"})
+    t = topics(findings(simulate(sc)))
+    assert t["overload"].severity == "critical" and "prefill pool" in t["overload"].text
+    f = t["pd_ratio"]
+    assert "idle" in f.text and "queue grows" in f.text and "decode" in f.text
+    assert "suggested_prefill_instances" not in f.numbers and "would keep it" not in f.text
+
+
+def test_durations_read_in_the_unit_that_fits() -> None:
+    from engine.explain.presentation import duration_text
+
+    cases = {42.25: "42.2 ms", 880.0: "880 ms", 9_999.0: "9,999 ms", 14_300.0: "14.3 s",
+             1_043_795.0: "17.4 min", 3_600_000.0: "60.0 min", 86_400_000.0: "24.0 h"}  # fmt: skip
+    assert {v: duration_text(v) for v in cases} == cases
+    assert duration_text(None) == duration_text(float("nan")) == "–"

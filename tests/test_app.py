@@ -720,3 +720,32 @@ def test_eager_mode_is_a_strategy_toggle_that_slows_decode() -> None:
     assert eager.deployment.eager and eager == short(**{"deployment.eager": True})
     graphed = simulate(short()).summary["latency_ms"]["tpot"]["p50"]
     assert simulate(eager).summary["latency_ms"]["tpot"]["p50"] > graphed + 2.0  # 80 layers x 0.075 ms
+
+
+def test_compare_opens_against_the_scenarios_counterpart() -> None:
+    """Straight to /compare without a or b: A is the scenario, B its counterpart preset (the same
+    requests), as the lesson's link opens it; a scenario without one meets itself served the other
+    way, never an unrelated preset."""
+    at = app("compare")
+    assert_clean(at)
+    assert (at.selectbox(key="a").value, at.selectbox(key="b").value) == ("current", short().counterpart)
+    alone = app("compare", short().model_copy(update={"counterpart": None}))
+    assert_clean(alone)
+    assert (alone.selectbox(key="a").value, alone.selectbox(key="b").value) == (
+        "current",
+        "current, other mode",
+    )
+
+
+def test_a_closed_loops_own_knobs_show_only_for_a_closed_loop() -> None:
+    """How clients think and start (think, think spread, ramp) means nothing to a Poisson arrival."""
+
+    def labels(at: AppTest) -> set[str]:
+        return {w.label for w in [*at.number_input, *at.selectbox, *at.slider]}
+
+    poisson = app("workload")
+    assert_clean(poisson)
+    assert not {"Think", "Think spread", "Ramp (s)", "Clients"} & labels(poisson)
+    closed = app("workload", short(**{"workload.arrival": {"kind": "closed_loop", "clients": 8}}))
+    assert_clean(closed)
+    assert {"Think", "Think spread", "Ramp (s)", "Clients"} <= labels(closed)

@@ -58,7 +58,7 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
     assert "uncalibrated" in mark and f"pools prefill, decode on {chip}" in mark and cal.rule in mark
     shown = {m.label: m.value for m in at.metric}
     for label, figure in (("TTFT p99", "ttft"), ("TPOT p99", "tpot"), ("Goodput", "throughput"),
-                          ("$ / request", "throughput"), ("Energy per token", "energy")):  # fmt: skip
+                          ("$ / request", "throughput"), ("Energy per output token", "energy")):  # fmt: skip
         err = cal.error(figure)
         assert shown[label].endswith(f" ± {err:.0%}") if err is not None else "±" not in shown[label], label
     assert "±" not in shown["SLO attainment"] and "±" not in shown["Bill per hour"]

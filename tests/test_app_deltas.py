@@ -31,6 +31,13 @@ def test_compare_of_a_scenario_with_itself_shows_neutral_deltas() -> None:
     assert_clean(at)
     heads = [m for m in at.metric if m.label.endswith(": B")]
     assert len(heads) == 5
-    for m in heads:
-        assert m.proto.delta == "0.0% vs A", m.proto.delta
+    for m in heads:  # a share's change is in points
+        assert m.proto.delta == ("0.0 pts vs A" if m.label.startswith("SLO") else "0.0% vs A"), m.proto.delta
         assert m.proto.direction == MetricProto.MetricDirection.NONE
+
+
+def test_counts_read_to_three_figures() -> None:
+    from ui.layout import fmt_count, fmt_rps
+
+    assert [fmt_count(v) for v in (2380.4, 31.44, 2.054, 0.0, None)] == ["2,380", "31.4", "2.05", "0", "–"]
+    assert fmt_rps(0.0834) == "0.08 req/s" and fmt_rps(None) == "–"

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from engine.catalog.entries import load_catalog
 from engine.scenario.codec import DEFAULT_PRESET, from_data, to_data, to_link
 from engine.scenario.resolve import resolve
-from tests.test_app import APP
+from tests.test_app import APP, text_of
 
 MD = MarkdownIt("commonmark", {"linkify": True}).enable(["linkify", "strikethrough", "table"])
 INPUTS = {"text_input", "text_area", "number_input", "chat_input", "selectbox", "multiselect"}
@@ -117,3 +117,21 @@ def test_a_hand_written_preset_parameter_is_read_as_the_links_preset() -> None:
     assert not bad.exception
     assert bad.session_state["fg_preset"] == DEFAULT_PRESET  # refused, said, and the default shown
     assert any("could not be used" in w.value for w in bad.warning)
+
+
+def test_parameters_the_app_does_not_read_are_said_and_dropped() -> None:
+    """`?scenario=../../etc/passwd` is no parameter of the app's: a warning names it, and it leaves
+    the address, so a share link does not carry it on. Compare's own `a` and `b` with a value that is
+    not a choice are said too, and the page shows its default."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"scenario": "../../etc/passwd", "p": DEFAULT_PRESET})
+    at.run()
+    assert not at.exception
+    assert "scenario" not in at.query_params
+    assert any("'scenario'" in text_of(w.value) and "ignored" in text_of(w.value) for w in at.warning)
+    cmp = AppTest.from_file(APP, default_timeout=120)
+    cmp.query_params.update({"p": DEFAULT_PRESET, "a": "../../etc/passwd", "b": "current"})
+    cmp.switch_page("app_pages/compare.py").run()
+    assert not cmp.exception
+    assert any("Scenario A" in text_of(w.value) and "not a choice" in text_of(w.value) for w in cmp.warning)
+    assert cmp.selectbox(key="a").value == "current" and cmp.selectbox(key="b").value == "current"

@@ -89,6 +89,19 @@ def test_compare_says_which_is_better() -> None:
     assert cached.loc["Cache hit rate", "better"] == "B"
 
 
+def test_a_share_changes_in_points_not_percent() -> None:
+    """0.8% to 99.6% of requests within SLO is +98.8 points, not +12,350%: a share's change is in
+    percentage points, and it has no relative change; other figures keep theirs."""
+    a = {"slo_attainment": 0.008, "latency_ms": {"ttft": {"p99": 200.0}}}
+    b = {"slo_attainment": 0.996, "latency_ms": {"ttft": {"p99": 100.0}}}
+    t = pr.compare(a, b).set_index("figure")
+    assert t.loc["SLO attainment", "change_points"] == pytest.approx(98.8)
+    assert pd.isna(t.loc["SLO attainment", "change_pct"])
+    assert t.loc["TTFT p99", "change_pct"] == pytest.approx(-50.0) and pd.isna(
+        t.loc["TTFT p99", "change_points"]
+    )
+
+
 def test_cost_parts_add_up(run: SimResult) -> None:
     parts = pr.cost_parts(run.summary)
     assert parts["share"].sum() == pytest.approx(1.0)
@@ -491,3 +504,15 @@ def test_class_gap_names_missing_and_impossible_classes() -> None:
     many = class_gap(sc, [f"c{i}" for i in range(bounds.MAX_CLASSES)])
     assert not many.creatable and many.over_limit == 1
     assert not class_gap(sc, ["chat", ""]).missing
+
+
+def test_an_uncalibrated_chips_roofline_is_dashed_and_named_so(catalog: Catalog) -> None:
+    from ui.charts import roofline as roofline_chart
+
+    model = catalog.model("llama-3.1-70b")
+    curves, points = pv.roofline(
+        model, [(catalog.chip("h100-sxm"), 4), (catalog.chip("l40s"), 8)], "fp8", "fp8"
+    )
+    fig = roofline_chart(curves, points, uncalibrated={pv.roofline_name("l40s", 8)})
+    lines = {t.name: t.line.dash for t in fig.data if t.mode == "lines"}
+    assert lines == {"h100-sxm ×4": "solid", "l40s ×8 (uncalibrated)": "dash"}

@@ -71,6 +71,7 @@ def test_each_figure_takes_the_largest_error_of_its_pools() -> None:
     assert "slo_attainment" not in errs
     assert confidence.with_figure_error("24 ms", marks, "tpot_p99_ms") == "24 ms ± 15%"
     assert confidence.with_figure_error("–", marks, "tpot_p99_ms") == "–"  # no value, no error bar
+    assert confidence.with_figure_error("0.00 req/s", marks, "goodput_rps") == "0.00 req/s"  # ± of nothing
     assert confidence.with_figure_error("99%", marks, "slo_attainment") == "99%"
     assert confidence.compared_errors(["E2E p99", "SLO attainment", "Cost per hour"], marks, marks) == [
         0.3,

@@ -291,3 +291,17 @@ def test_cli_failures_found_by_fuzzing_are_messages(tmp_path: Path) -> None:
     deep.write_text("a = " + "[" * 5_000 + "]" * 5_000)
     rc, err = run_cli(["run", str(deep)])
     assert rc == 2 and "nested" in err
+
+
+def test_a_nan_is_said_to_be_no_number_with_the_fields_range() -> None:
+    """NaN fails every bound, so a bare 'should be at most 5000' would mislead: the message says it is
+    no number, and still names the field and its range."""
+    for value in (float("nan"), "NaN"):
+        with pytest.raises(ScenarioError) as err:
+            io.apply_overrides(io.load_preset("chat-colocated"), {"workload.arrival.rate_rps": value})
+        text = str(err.value)
+        assert text.startswith("workload.arrival.rate_rps: must be a number, not NaN") and "5000" in text
+    with pytest.raises(ScenarioError, match="an empirical distribution needs"):
+        io.apply_overrides(
+            io.load_preset("chat-colocated"), {"workload.classes[0].input": {"kind": "empirical"}}
+        )

@@ -187,7 +187,7 @@ def test_compare_flags_overlapping_intervals_as_noise() -> None:
     b = _replicas(latency_ms__ttft__p99=(105.0, 125.0), goodput_rps=(20.0, 21.0), slo_attainment=(0.9, 0.92))
     table = compare_with_noise(a, b).set_index("figure")
     assert list(table.reset_index().columns) == [
-        "figure", "unit", "a", "a_ci95", "b", "b_ci95", "change", "change_pct", "better", "within_noise",
+        "figure", "unit", "a", "a_ci95", "b", "b_ci95", "change", "change_pct", "change_points", "better", "within_noise",
     ]  # fmt: skip
     assert table.loc["TTFT p99", "within_noise"] and table.loc["TTFT p99", "better"] == NOISE
     assert table.loc["TTFT p99", "a"] == pytest.approx(100.0) and table.loc[

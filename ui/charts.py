@@ -10,7 +10,7 @@ or `engine.explain.previews`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -332,8 +332,11 @@ def rate(
     return _layout(fig, title, height)
 
 
-def roofline(curves: pd.DataFrame, points: pd.DataFrame, *, height: int = 460) -> go.Figure:
-    """Each chip's achievable roofline, with the model's prefill (circles) and decode (diamonds) points."""
+def roofline(
+    curves: pd.DataFrame, points: pd.DataFrame, *, height: int = 460, uncalibrated: Collection[str] = ()
+) -> go.Figure:
+    """Each chip's achievable roofline, with the model's prefill (circles) and decode (diamonds) points;
+    an `uncalibrated` chip's ceiling is dashed and named so in the legend (its fractions come by rule)."""
     fig = go.Figure()
     palette = [
         "#1f77b4",
@@ -349,9 +352,12 @@ def roofline(curves: pd.DataFrame, points: pd.DataFrame, *, height: int = 460) -
     ]
     for i, (chip, rows) in enumerate(curves.groupby("chip", sort=False)):
         color = palette[i % len(palette)]
+        loose = chip in uncalibrated
         fig.add_trace(
-            go.Scatter(x=rows["intensity_flops_per_byte"], y=rows["attainable_tflops"], name=str(chip), mode="lines",
-                       line={"color": color}, legendgroup=str(chip), hoverinfo="skip")
+            go.Scatter(x=rows["intensity_flops_per_byte"], y=rows["attainable_tflops"], mode="lines",
+                       name=f"{chip} (uncalibrated)" if loose else str(chip),
+                       line={"color": color, "dash": "dash" if loose else "solid"}, legendgroup=str(chip),
+                       hoverinfo="skip")
         )  # fmt: skip
         pts = points[points["chip"] == chip]
         for phase, symbol in (("prefill", "circle"), ("decode", "diamond")):
@@ -371,7 +377,8 @@ def roofline(curves: pd.DataFrame, points: pd.DataFrame, *, height: int = 460) -
     fig.update_xaxes(title="arithmetic intensity (FLOP per byte of HBM traffic)", type="log")
     fig.update_yaxes(title="TFLOP/s per chip (lines: ceiling; points: reached)", type="log")
     fig.update_layout(hovermode="closest")
-    return _layout(fig, "Roofline: prefill (●) and decode (◆) of the model", height)
+    # below the plot: eight chips' names in a row above it ran into the title
+    return _layout(fig, "Roofline: prefill (●) and decode (◆) of the model", height, legend_below=True)
 
 
 def validation(tab: pd.DataFrame, *, height: int = 460) -> go.Figure:
@@ -400,15 +407,20 @@ def validation(tab: pd.DataFrame, *, height: int = 460) -> go.Figure:
 
 
 def compare_bars(table: pd.DataFrame, labels: tuple[str, str], *, height: int = 300) -> go.Figure:
-    """Relative change from A to B of each compared figure (green where B is better)."""
-    rows = table.dropna(subset=["change_pct"])
-    rows = rows[np.isfinite(rows["change_pct"].to_numpy(dtype=float))]
+    """Change from A to B of each compared figure (green where B is better): relative, in percent,
+    and for a share (SLO attainment, cache hit rate) in percentage points, named so."""
+    points = table["change_points"] if "change_points" in table else pd.Series(np.nan, index=table.index)
+    rows = table.assign(
+        x=table["change_pct"].astype(float).fillna(points.astype(float)),
+        y=[f"{f} (points)" if pd.notna(p) else f for f, p in zip(table["figure"], points, strict=True)],
+    )
+    rows = rows[np.isfinite(rows["x"].to_numpy(dtype=float))]
     colors = ["#2e8b57" if b == "B" else ("#c0392b" if b == "A" else "gray") for b in rows["better"]]
     fig = go.Figure(
-        go.Bar(x=rows["change_pct"], y=rows["figure"], orientation="h", marker={"color": colors},
-               hovertemplate="%{y}: %{x:+.1f}%<extra></extra>")
+        go.Bar(x=rows["x"], y=rows["y"], orientation="h", marker={"color": colors},
+               hovertemplate="%{y}: %{x:+.1f}<extra></extra>")
     )  # fmt: skip
-    fig.update_xaxes(title=f"change from {labels[0]} to {labels[1]} (%)", zeroline=True)
+    fig.update_xaxes(title=f"change from {labels[0]} to {labels[1]} (%; shares in points)", zeroline=True)
     fig.update_yaxes(autorange="reversed", title=None)
     return _layout(fig, "What changes (green: B better, red: A better)", height, legend=False)
 

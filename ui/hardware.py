@@ -20,6 +20,7 @@ from engine.explain.previews import (
     fitting_tp,
     pool_chips,
     roofline,
+    roofline_name,
     with_custom_chip,
     without_custom_chip,
 )
@@ -101,7 +102,12 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
     if not chips:
         return
     curves, points = _roofline(sc.model_dump_json(), tuple(chips))
-    export.chart(charts.roofline(curves, points), sc, "roofline", title="Roofline",
+    custom = {h.id for h in sc.custom_hardware}
+    loose = {
+        roofline_name(c, tp) for c, tp in chips
+        if not trust.calibration(cat.chip(c), sc.deployment.stack, cat, custom=c in custom)[1].fitted
+    }  # fmt: skip
+    export.chart(charts.roofline(curves, points, uncalibrated=loose), sc, "roofline", title="Roofline",
                  help=f"{sc.model.id}, {sc.model.weights} weights, {sc.kv_precision()} KV. Prefill at 512/2048/8192-token prompts; "
                  "decode steps at batch 1/8/32/128 with 4096 tokens of context each.")  # fmt: skip
     with st.expander("Roofline points as a table", icon=":material/table:"):

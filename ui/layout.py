@@ -18,7 +18,7 @@ import streamlit as st
 
 from engine.core.errors import ScenarioError
 from engine.explain import confidence
-from engine.explain.presentation import headline, latency_cdfs
+from engine.explain.presentation import duration_text, headline, latency_cdfs
 from engine.scenario.codec import dumps_toml, loads_toml, preset_names
 from engine.serving.run import SimResult
 from ui import charts, sim, state
@@ -39,10 +39,23 @@ METRIC_HELP = {
 
 
 def fmt_ms(v: float | None) -> str:
-    """Milliseconds for display."""
+    """A duration given in milliseconds, for display (`presentation.duration_text`: seconds from
+    ten seconds on, so a backlog's TTFT reads 17.4 min, not 1,043,795 ms)."""
+    return duration_text(v)
+
+
+def fmt_rps(v: float | None) -> str:
+    """Requests per second for display."""
+    return "–" if v is None or not math.isfinite(v) else f"{v:,.2f} req/s"
+
+
+def fmt_count(v: float | None) -> str:
+    """A positive quantity to three significant figures, with thousands separators: 2,380, 31.4, 2.05."""
     if v is None or not math.isfinite(v):
         return "–"
-    return f"{v:,.0f} ms" if v >= 100 else f"{v:,.1f} ms"
+    if v == 0 or abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:,.1f}" if abs(v) >= 10 else f"{v:,.2f}"
 
 
 def fmt_pct(v: float | None) -> str:
@@ -128,7 +141,7 @@ STRIP = (
     # label, headline key, value format, delta format, delta scale, lower is better
     ("TTFT p99", "ttft_p99_ms", fmt_ms, "{:,.0f} ms", 1.0, True),
     ("TPOT p99", "tpot_p99_ms", fmt_ms, "{:,.1f} ms", 1.0, True),
-    ("SLO met", "slo_attainment", fmt_pct, "{:.1f} pt", 100.0, False),
+    ("SLO met", "slo_attainment", fmt_pct, "{:.1f} pts", 100.0, False),
     ("Goodput", "goodput_rps", lambda v: f"{v or 0:,.1f}/s", "{:,.2f}", 1.0, False),
     ("$/request", "usd_per_request", fmt_usd, "{:,.0f} µ$", 1e6, True),
     ("$/1M tokens", "usd_per_million_output_tokens", fmt_usd, "{:,.3f}", 1.0, True),

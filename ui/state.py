@@ -37,6 +37,10 @@ PRESET = "fg_preset"
 LINK = "fg_link"
 NOTICES = "fg_notices"
 LINK_KEYS = ("v", "p", "s")
+PAGE_KEYS = ("a", "b")
+"""Query parameters a page binds to its widgets (Compare's scenarios A and B)."""
+STREAMLIT_KEYS = ("embed", "embed_options")
+"""Query parameters Streamlit itself reads."""
 
 
 @st.cache_resource(show_spinner=False)
@@ -205,6 +209,15 @@ def sync_link() -> None:
         if "p" not in qp:
             qp["p"] = str(qp["preset"])
         del qp["preset"]
+    unknown = [k for k in qp if k not in (*LINK_KEYS, *PAGE_KEYS, *STREAMLIT_KEYS)]
+    if unknown:  # said, and dropped, so a share link does not carry them on
+        names = ", ".join(repr(k[:40]) for k in unknown[:5]) + (" and more" if len(unknown) > 5 else "")
+        many = len(unknown) > 1
+        notify(f"The link's parameter{'s' if many else ''} {names} {'are not ones' if many else 'is not one'} "
+               f"the app reads (v, p, s; a and b on Compare): {'they were' if many else 'it was'} ignored.",
+               key="link:unknown")  # fmt: skip
+        for k in unknown:
+            del qp[k]
     params = {k: str(qp[k]) for k in LINK_KEYS if k in qp}
     if SCENARIO not in ss or (params and params != ss.get(LINK)):
         if params:

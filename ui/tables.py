@@ -59,6 +59,9 @@ COMPARE: dict[str, Any] = {
     "b": cc.NumberColumn("B", format="%.4g"),
     "change": cc.NumberColumn("B − A", format="%+.4g"),
     "change_pct": cc.NumberColumn("change", format="%+.1f%%"),
+    "change_points": cc.NumberColumn(
+        "change (points)", format="%+.1f pts", help="A share's change in percentage points (B − A)."
+    ),
     "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%)."),
     "expected_error_pct": cc.NumberColumn(
         "model error",

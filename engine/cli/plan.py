@@ -134,7 +134,8 @@ def print_plan(p: Plan) -> None:
         print(
             f"cheapest: {r['shape']} {r['split']} = {int(r['chips'])} chips, ${r['usd_per_hour']:,.2f}/h; "
             f"goodput {r['goodput_rps']:.2f} req/s, TTFT p90 {r['ttft_ms_p90']:,.0f} ms, "
-            f"TPOT mean {r['tpot_ms_mean']:.1f} ms, ${r['usd_per_million_output_tokens']:.2f} per M output tokens"
+            f"TPOT p90 {r['tpot_ms_p90']:.1f} ms (mean {r['tpot_ms_mean']:.1f}), "
+            f"${r['usd_per_million_output_tokens']:.2f} per M output tokens"
             + (f"; {r['calibration']}" if "calibration" in r else "")
         )
     print("\ncost against goodput (Pareto frontier; * = chosen)")

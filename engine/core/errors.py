@@ -60,6 +60,13 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> str:
         if err["type"] == "extra_forbidden":
             msg = "unknown field (not part of the scenario format)"
         value = err.get("input")
+        if _is_nan(value) and err["type"] in (
+            "less_than_equal",
+            "less_than",
+            "greater_than",
+            "greater_than_equal",
+        ):
+            msg = f"must be a number, not NaN; {msg[0].lower()}{msg[1:]}"  # NaN fails every bound
         head, sep, rest = msg.partition(": ")
         if sep and isinstance(value, dict) and _looks_like_path(head):
             parts.append(head)
@@ -72,6 +79,13 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> str:
         more = len(unique) - MAX_PROBLEMS_SHOWN
         unique = [*unique[:MAX_PROBLEMS_SHOWN], f"and {more} more problem{'s' if more > 1 else ''}"]
     return "; ".join(unique)
+
+
+def _is_nan(value: object) -> bool:
+    """A float NaN, or a text that reads as one ('NaN', 'nan')."""
+    if isinstance(value, float):
+        return value != value
+    return isinstance(value, str) and value.strip().lower() == "nan"
 
 
 def _looks_like_path(text: str) -> bool:

@@ -42,6 +42,7 @@ from engine.costmodel import ownership, trust
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance, decode_cost, prefill_cost, roofline_point
 from engine.explain.confidence import errors_text, pool_marks, stack_name, uncalibrated
+from engine.explain.presentation import duration_text
 from engine.planning.sizing import Demand, demand, instance_rates
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog
@@ -315,23 +316,23 @@ def _slo_findings(result: SimResult) -> list[Finding]:
                 Finding(
                     "info",
                     "slo",
-                    f"class {name} passes: {pct} TTFT {_ms(ttft)} of {slo.ttft_ms:g} ms, "
-                    f"TPOT {_ms(tpot)} of {slo.tpot_ms:g} ms.",
+                    f"class {name} passes: {pct} TTFT {_ms(ttft)} of {_ms(slo.ttft_ms)}, "
+                    f"TPOT {_ms(tpot)} of {_ms(slo.tpot_ms)}.",
                     nums,
                 )
             )
             continue
         missed = []
         if ttft is None or ttft > slo.ttft_ms:
-            missed.append(f"{pct} TTFT {_ms(ttft)} ms against {slo.ttft_ms:g} ms")
+            missed.append(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}")
         if tpot is not None and tpot > slo.tpot_ms:
-            missed.append(f"{pct} TPOT {_ms(tpot)} ms against {slo.tpot_ms:g} ms")
+            missed.append(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}")
         out.append(
             Finding(
                 "critical",
                 "slo",
                 f"class {name} fails its SLO: {'; '.join(missed) or 'too few completed'} "
-                f"({c['slo_attainment']:.0%} of its requests met it).",
+                f"({c['slo_attainment']:.1%} of its requests met it).",
                 nums,
             )
         )
@@ -339,7 +340,8 @@ def _slo_findings(result: SimResult) -> list[Finding]:
 
 
 def _ms(v: float | None) -> str:
-    return "n/a" if v is None or not math.isfinite(v) else f"{v:,.0f}"
+    """A duration in ms as text with its unit (`presentation.duration_text`), n/a when unknown."""
+    return "n/a" if v is None or not math.isfinite(v) else duration_text(v)
 
 
 def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Finding]:
@@ -351,6 +353,7 @@ def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Findi
         name, role = pool.spec.name, pool.spec.role
         u = util[name]
         label = f"the {name} pool" if name == role or role == "mixed" else f"the {role} pool ({name})"
+        backlog = _queue_growth(bins[bins["pool"] == name])  # (first, last quarter) when it grows
         if role in ("decode", "mixed"):
             share = kv_bound_share(result, name)
             if share >= 0.2:
@@ -370,15 +373,25 @@ def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Findi
                 )
         if role == "prefill":
             busy = u["busy"]
-            if busy < 0.4:
-                need = max(1, math.ceil(pool.spec.count * busy / 0.7))
+            if busy < 0.4 and backlog is not None:  # idle, yet prompts pile up: they wait downstream
+                out.append(
+                    Finding(
+                        "warning",
+                        "pd_ratio",
+                        f"prefill is idle {1 - busy:.0%} of the time while its queue grows: prompts wait "
+                        "for room in the decode pool (its KV memory or batch), not for prefill compute; "
+                        "more decode capacity, not fewer prefill instances, would serve them.",
+                        {"prefill_busy": busy, "prefill_instances": pool.spec.count},
+                    )
+                )
+            elif busy < 0.4 and (need := max(1, math.ceil(pool.spec.count * busy / 0.7))) < pool.spec.count:
                 out.append(
                     Finding(
                         "warning",
                         "pd_ratio",
                         f"prefill is idle {1 - busy:.0%} of the time: the P:D ratio "
                         f"({pool.spec.count}:{counts.get('decode', 0)}) is too high; about {need} "
-                        "prefill instances would keep it 70% busy.",
+                        f"prefill instance{'s' if need > 1 else ''} would keep it 70% busy.",
                         {
                             "prefill_busy": busy,
                             "prefill_instances": pool.spec.count,
@@ -407,7 +420,11 @@ def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Findi
                         "decode_headroom",
                         f"decode has headroom: TPOT is at most {ratio:.0%} of its target, batches "
                         f"average {batch:.0f} requests and KV memory is {u['kv_memory']:.0%} used; "
-                        "fewer decode instances (bigger batches) would raise throughput per chip.",
+                        + (
+                            "fewer decode instances (bigger batches) would raise throughput per chip."
+                            if pool.spec.count > 1
+                            else "its one instance could take more load, or run on fewer chips."
+                        ),
                         {
                             "tpot_over_target": ratio,
                             "mean_batch": batch,
@@ -416,24 +433,28 @@ def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Findi
                         },
                     )
                 )
-        mine = bins[bins["pool"] == name]
-        if len(mine) >= 8:
-            q = len(mine) // 4
-            first, last = (
-                float(mine["queue_depth"].iloc[:q].mean()),
-                float(mine["queue_depth"].iloc[-q:].mean()),
-            )
-            if last > 5 and last > 2 * first:
-                out.append(
-                    Finding(
-                        "critical",
-                        "overload",
-                        f"the queue of {label} grows through the window ({first:.0f} -> {last:.0f} "
-                        "requests waiting): the load exceeds what it can serve.",
-                        {"queue_first_quarter": first, "queue_last_quarter": last},
-                    )
+        if backlog is not None:
+            first, last = backlog
+            out.append(
+                Finding(
+                    "critical",
+                    "overload",
+                    f"the queue of {label} grows through the window ({first:.0f} -> {last:.0f} "
+                    "requests waiting): the load exceeds what it can serve.",
+                    {"queue_first_quarter": first, "queue_last_quarter": last},
                 )
+            )
     return out
+
+
+def _queue_growth(bins: pd.DataFrame) -> tuple[float, float] | None:
+    """(mean queue depth of the window's first quarter, of its last) when the queue grows through
+    the window (more than 5 waiting at the end, and twice the start), else None."""
+    if len(bins) < 8:
+        return None
+    q = len(bins) // 4
+    first, last = float(bins["queue_depth"].iloc[:q].mean()), float(bins["queue_depth"].iloc[-q:].mean())
+    return (first, last) if last > 5 and last > 2 * first else None
 
 
 def calibration_findings(result: SimResult) -> list[Finding]:

@@ -33,6 +33,22 @@ ALL_CLASSES = "all"
 """The label of the curve over every class together (drawn when there are several)."""
 
 
+def duration_text(ms: float | None) -> str:
+    """A duration given in milliseconds, in the unit a reader takes in at a glance: ms below ten
+    seconds (one decimal below 100 ms), seconds below ten minutes, then minutes and hours."""
+    if ms is None or not math.isfinite(ms):
+        return "–"
+    if ms < 100:
+        return f"{ms:,.1f} ms"
+    if ms < 10_000:
+        return f"{ms:,.0f} ms"
+    if ms < 600_000:
+        return f"{ms / 1000:,.1f} s"
+    if ms < 36_000_000:
+        return f"{ms / 60_000:,.1f} min"
+    return f"{ms / 3_600_000:,.1f} h"
+
+
 def cdf_points(values: np.ndarray, max_points: int = 400) -> tuple[np.ndarray, np.ndarray]:
     """(sorted values, cumulative fraction) of an empirical CDF, thinned to about `max_points`.
 
@@ -447,6 +463,9 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     """Two summaries side by side: each figure, its change from A to B, and which one is better.
 
     ``better`` is ``A``, ``B`` or ``same`` (a relative change under 0.5% counts as the same).
+    A share (unit ``fraction``: SLO attainment, cache hit rate) changes by ``change_points``
+    (percentage points), not by a relative ``change_pct``: 0.8% to 99.6% is +98.8 points, where
+    a relative change would read +12,450%.
     """
     rows = []
     for label, path, unit, way in COMPARED:
@@ -461,8 +480,11 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
             better = "same"
         else:
             better = "B" if (change < 0) == (way == "lower") else "A"
+        share = unit == "fraction"
         rows.append(
-            {"figure": label, "unit": unit, "a": va, "b": vb, "change": change, "change_pct": rel * 100 if rel is not None else None, "better": better}
+            {"figure": label, "unit": unit, "a": va, "b": vb, "change": change,
+             "change_pct": rel * 100 if rel is not None and not share else None,
+             "change_points": change * 100 if change is not None and share else None, "better": better}
         )  # fmt: skip
     return pd.DataFrame(rows)
 

@@ -350,6 +350,11 @@ def fitting_tp(
     return None
 
 
+def roofline_name(chip: str, tp: int) -> str:
+    """A chip's series in `roofline`: its id and tensor-parallel degree."""
+    return f"{chip} ×{tp}"
+
+
 def roofline(
     model: ModelSpec,
     chips: Sequence[tuple[HardwareSpec, int]],
@@ -378,7 +383,7 @@ def roofline(
             model=model, hardware=hw, tp=tp, weights=weights, kv=kv, mem_fraction=mem_fraction,
             activation_tokens=activation_tokens, attention_weights=attention_weights, eager=eager,
         )  # fmt: skip
-        name = f"{hw.id} ×{tp}"
+        name = roofline_name(hw.id, tp)
         per_chip_flops = inst.matmul_flops_per_s / tp
         per_chip_bw = inst.bytes_per_s / tp
         curves.append(
@@ -505,11 +510,19 @@ def chip_options(catalog: Catalog) -> list[str]:
     return [h.id for h in chips]
 
 
+def price_assumed(hw: HardwareSpec) -> bool:
+    """Whether a chip's hourly price is an assumption (its source says so), not a published rate."""
+    return hw.sources.get("usd_per_hour", "").strip().lower().startswith("assumption")
+
+
 def pool_summary(pool: Pool, catalog: Catalog) -> str:
-    """A one-line description of a pool: count x chips per instance x chip, chips in all, price per hour."""
+    """A one-line description of a pool: count x chips per instance x chip, chips in all, price per
+    hour (said to be assumed where the chip's price is an assumption, not a published rate)."""
     hw = catalog.hardware.get(pool.hardware)
     chips = pool.count * pool.chips_per_instance
     price = f", ${chips * hw.usd_per_hour:,.2f}/h" if hw else ""
+    if hw and price_assumed(hw):
+        price += " (assumed price)"
     return f"{pool.count} × {pool.chips_per_instance} × {pool.hardware} = {chips} chip{'' if chips == 1 else 's'}{price}"
 
 

@@ -237,5 +237,8 @@ def compare_with_noise(a: Replicas, b: Replicas) -> pd.DataFrame:
     table["better"] = [
         NOISE if n and b in ("A", "B") else b for n, b in zip(noise, table["better"], strict=True)
     ]
-    order = ["figure", "unit", "a", "a_ci95", "b", "b_ci95", "change", "change_pct", "better", "within_noise"]
+    order = [
+        "figure", "unit", "a", "a_ci95", "b", "b_ci95", "change", "change_pct", "change_points", "better",
+        "within_noise",
+    ]  # fmt: skip
     return table[order]

@@ -549,6 +549,7 @@ def run_row(
         "tpot_ms_mean": tpot_mean,
         "tokens_per_s_per_user": 1e3 / tpot_mean if tpot_mean else math.nan,
         "ttft_ms_p90": s["latency_ms"]["ttft"]["p90"],
+        "tpot_ms_p90": s["latency_ms"]["tpot"]["p90"],
         "usd_per_million_output_tokens": s["cost"]["usd_per_million_output_tokens"],
         "prefill_busy": util["mixed" if colo else "prefill"]["busy"],
         "decode_kv_memory": (

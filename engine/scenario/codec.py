@@ -326,7 +326,10 @@ def _from_link(params: dict[str, str]) -> Scenario:
         raise ScenarioError(f"link version {version[:16]!r} is not supported (expected {LINK_VERSION})")
     preset = params.get("p", DEFAULT_PRESET)
     if preset not in preset_names():
-        raise ScenarioError(f"link preset {preset[:64]!r} is unknown; known: {', '.join(preset_names())}")
+        raise ScenarioError(
+            f"link preset {preset[:64]!r} is unknown: not one of the {len(preset_names())} shipped presets, "
+            "which the sidebar's preset picker lists"
+        )
     payload = params.get("s", "")
     if not payload:
         return load_preset(preset)

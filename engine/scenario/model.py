@@ -69,7 +69,10 @@ class LengthDist(Frozen):
         }[self.kind]
         missing = [f for f in need if getattr(self, f) is None]
         if missing:
-            raise ValueError(f"{missing[0]}: a {self.kind} distribution needs {' and '.join(missing)}")
+            article = "an" if self.kind[0] in "aeiou" else "a"
+            raise ValueError(
+                f"{missing[0]}: {article} {self.kind} distribution needs {' and '.join(missing)}"
+            )
         if self.kind == "uniform" and self.low is not None and self.high is not None and self.low > self.high:
             raise ValueError(f"low: must not exceed high ({self.high}) (got {self.low})")
         if (
