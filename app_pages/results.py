@@ -15,7 +15,7 @@ if res is None:
 sc, s = res.scenario, res.summary
 lesson.banner(sc)  # what the preset teaches, and one click to its counterpart
 req = s["requests"]
-cap, pick = st.columns([6, 1], vertical_alignment="bottom")
+cap, pick = st.columns([4, 1], vertical_alignment="bottom")
 with pick:
     n_seeds = replicas.picker("results")
 cap.caption(

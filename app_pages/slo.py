@@ -85,14 +85,22 @@ if res is None:
 st.subheader("Attainment per class", help="SLO attainment: share of the class's requests that met both targets. "
              "'Holds to p…': the percentile up to which each latency stays within target; below the SLO percentile, the tail breaks.")  # fmt: skip
 tail = pr.slo_tail(sc, res.requests)
+
+
+def _holds(pct: float) -> str:
+    """How far into the tail a target holds: 'every request within it', or 'holds to p97.3'."""
+    return "every request within it" if pct >= 100.0 else f"holds to p{pct:.1f}"
+
+
 for row in tail.to_dict("records"):
     verdict = "passes" if row["passes"] else f"fails on {row['breaks']}"
     icon = ":material/check_circle:" if row["passes"] else ":material/cancel:"
     msg = (
         f"**{plain(row['class'])}** {plain(verdict)} at p{row['percentile']:g}: TTFT p{row['percentile']:g} = "
-        f"{layout.fmt_ms(row['ttft_at_percentile_ms'])} (target {row['ttft_target_ms']:,.0f} ms, holds to "
-        f"p{row['ttft_holds_to_pct']:.1f}); TPOT p{row['percentile']:g} = {layout.fmt_ms(row['tpot_at_percentile_ms'])} "
-        f"(target {row['tpot_target_ms']:,.0f} ms, holds to p{row['tpot_holds_to_pct']:.1f}). "
+        f"{layout.fmt_ms(row['ttft_at_percentile_ms'])} (target {layout.fmt_ms(row['ttft_target_ms'])}, "
+        f"{_holds(row['ttft_holds_to_pct'])}); TPOT p{row['percentile']:g} = "
+        f"{layout.fmt_ms(row['tpot_at_percentile_ms'])} (target {layout.fmt_ms(row['tpot_target_ms'])}, "
+        f"{_holds(row['tpot_holds_to_pct'])}). "
         f"{row['slo_attainment']:.1%} of its requests met both."
     )
     (st.success if row["passes"] else st.error)(msg, icon=icon)

@@ -108,6 +108,7 @@ _ACRONYMS = {
     "ttft": "TTFT",
     "tpot": "TPOT",
     "e2e": "E2E",
+    "tbt": "TBT",
 }
 
 
@@ -615,7 +616,7 @@ def defaulted_form(
             elif sh.kind in ("int", "float"):
                 shown = f"{eff:,}" if isinstance(eff, int | float) else str(eff)
                 number(join(path, n), label_of(n), integer=sh.kind == "int", lo=sh.lo, hi=sh.hi, optional=True,
-                       placeholder=f"{shown} ({whose} default)", help=tip)  # fmt: skip
+                       placeholder=f"{shown} (default)", help=tip)  # fmt: skip
             else:
                 field_widget(join(path, n), n, sh, help=tip)
     overridden = [n for n in names if current(join(path, n)) is not None]
