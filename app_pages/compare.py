@@ -156,7 +156,8 @@ for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
 left, right = st.columns([3, 2])
 with left:
     config = {**tables.COMPARE, **replicas.COMPARE_COLUMNS} if reps else tables.COMPARE
-    st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=config, placeholder="–")
+    st.dataframe(tables.compare_view(table), hide_index=True, width="stretch", height=420, column_config=config,
+                 placeholder="–")  # fmt: skip
 with right:
     export.chart(
         charts.compare_bars(table, ("A", "B"), height=420),

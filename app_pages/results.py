@@ -115,7 +115,7 @@ with c2:
         st.metric("$ / 1M output tokens", confidence.with_figure_error(layout.fmt_usd(h["usd_per_million_output_tokens"]),
                   trust, "usd_per_million_output_tokens"), border=True, width="content",
                   help=layout.METRIC_HELP["usd_per_million_output_tokens"])  # fmt: skip
-        st.metric("Goodput per $", confidence.with_figure_error(layout.fmt_count(h["goodput_per_usd"]) + " req/$", trust,
+        st.metric("Goodput per $", confidence.with_figure_error(layout.fmt_count(h["goodput_per_usd"]) + (" req/$" if h["goodput_per_usd"] is not None else ""), trust,
                   "goodput_per_usd"), border=True, width="content",
                   help="Requests that met their SLO per dollar: goodput × 3600 / bill per hour.")  # fmt: skip
         st.metric("Energy per output token", confidence.with_figure_error(f"{joules or 0:.2f} J", trust, "joules_per_output_token"),

@@ -89,7 +89,9 @@ tail = pr.slo_tail(sc, res.requests)
 
 def _holds(pct: float) -> str:
     """How far into the tail a target holds: 'every request within it', or 'holds to p97.3'."""
-    return "every request within it" if pct >= 100.0 else f"holds to p{pct:.1f}"
+    if pct >= 100.0:
+        return "every request within it"
+    return f"holds to p{pct:.1f}" if f"{pct:.1f}" != "100.0" else f"holds to p{pct:.2f}"
 
 
 for row in tail.to_dict("records"):

@@ -216,6 +216,7 @@ def test_durations_read_in_the_unit_that_fits() -> None:
     from engine.explain.presentation import duration_text
 
     cases = {42.25: "42.2 ms", 880.0: "880 ms", 9_999.0: "9,999 ms", 14_300.0: "14.3 s",
-             1_043_795.0: "17.4 min", 3_600_000.0: "60.0 min", 86_400_000.0: "24.0 h"}  # fmt: skip
+             1_043_795.0: "17.4 min", 3_600_000.0: "60.0 min", 86_400_000.0: "24.0 h", 99.96: "100 ms",
+             599_951.0: "10.0 min", 35_990_000.0: "599.8 min", 35_998_000.0: "10.0 h"}  # fmt: skip
     assert {v: duration_text(v) for v in cases} == cases
     assert duration_text(None) == duration_text(float("nan")) == "–"

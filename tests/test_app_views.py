@@ -100,6 +100,14 @@ def test_a_share_changes_in_points_not_percent() -> None:
     assert t.loc["TTFT p99", "change_pct"] == pytest.approx(-50.0) and pd.isna(
         t.loc["TTFT p99", "change_points"]
     )
+    from ui.tables import compare_view
+
+    shown = compare_view(pr.compare(a, b)).set_index("figure")  # one change column on the page
+    assert "change_points" not in shown.columns
+    assert (shown.loc["SLO attainment", "change_pct"], shown.loc["TTFT p99", "change_pct"]) == (
+        "+98.8 pts",
+        "-50.0%",
+    )
 
 
 def test_cost_parts_add_up(run: SimResult) -> None:

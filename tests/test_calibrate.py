@@ -510,3 +510,26 @@ def test_lockstep_is_read_only_where_the_row_states_it(usable: list[calibrate.Me
     assert {m.id for m in conc if m.lockstep} == {f"X{i:03d}" for i in range(82, 110)}
     assert all(by_id[i].prompts == 500 for i in ("X084", "X095", "X109"))
     assert not by_id["X125"].lockstep and by_id["X125"].prompts == 150
+
+
+def test_a_lockstep_round_is_no_faster_than_the_steady_state(usable: list[calibrate.Measurement]) -> None:
+    """One client alone waits for its own prompt whether or not it is 'in step', chunked or not; a
+    round of prompts never comes sooner than one prompt in the steady state, attention DP included
+    (a prompt runs whole on one rank, so the busiest rank holds one however many ranks idle)."""
+    from engine.catalog.entries import load_catalog
+
+    catalog = load_catalog()
+    by_id = {m.id: m for m in usable}
+    for i in ("X109", "X097", "X095", "X084"):
+        m = by_id[i]
+        prof = crossval.rule_profile(
+            m.hardware, calibrate.stack_of(m), calibrate.reference_fits(usable, catalog)
+        )[0]
+        prof = prof.model_copy(update={"eta_experts": 0.32})
+        one = dataclasses.replace(m, concurrency=1)
+        assert calibrate.predict(one, catalog, prof) == pytest.approx(
+            calibrate.predict(dataclasses.replace(one, lockstep=False), catalog, prof), rel=1e-9
+        ), i
+        assert calibrate.predict(m, catalog, prof) >= calibrate.predict(
+            dataclasses.replace(m, lockstep=False), catalog, prof
+        ), i

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pandas as pd
 import streamlit as st
 
 cc = st.column_config
@@ -58,9 +59,8 @@ COMPARE: dict[str, Any] = {
     "a": cc.NumberColumn("A", format="%.4g"),
     "b": cc.NumberColumn("B", format="%.4g"),
     "change": cc.NumberColumn("B − A", format="%+.4g"),
-    "change_pct": cc.NumberColumn("change", format="%+.1f%%"),
-    "change_points": cc.NumberColumn(
-        "change (points)", format="%+.1f pts", help="A share's change in percentage points (B − A)."
+    "change_pct": cc.TextColumn(
+        "change", help="Relative change from A to B; a share's (SLO attainment, cache hit rate) in points."
     ),
     "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%)."),
     "expected_error_pct": cc.NumberColumn(
@@ -71,6 +71,18 @@ COMPARE: dict[str, Any] = {
         "cross-validated or not applicable.",
     ),
 }
+
+
+def compare_view(table: pd.DataFrame) -> pd.DataFrame:
+    """A compare table for display: one change column, a relative change in percent or, for a share,
+    its change in percentage points (`change_points`), so neither column is mostly empty."""
+    points = table["change_points"] if "change_points" in table else pd.Series(None, index=table.index)
+    text = [
+        f"{p:+.1f} pts" if pd.notna(p) else f"{c:+.1f}%" if pd.notna(c) else None
+        for c, p in zip(table["change_pct"], points, strict=True)
+    ]
+    return table.assign(change_pct=text).drop(columns=["change_points"], errors="ignore")
+
 
 HARDWARE: dict[str, Any] = {
     "bf16_tflops": cc.NumberColumn("BF16 TFLOP/s", help="Dense peak, no sparsity."),

@@ -308,20 +308,24 @@ def _own_prefill(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> Seg
 
 def _round_prefill(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Segment]:
     """A lockstep round's mean wait for the first token: its `b` prompts, arrived together, prefill
-    in passes of the token budget (whole prompts without chunking), with the prompts already
-    prefilled decoding in the same passes when chunked; a prompt's first token comes with the
-    pass that ends it, the ((passes + 1) / 2)-th on average."""
+    in passes of up to the token budget (whole prompts without chunking), the passes even in size
+    so the work is the round's; prompt i's first token comes with the pass that ends it,
+    ceil(i x passes / b), averaged over the round. With chunking, the prompts prefilled in earlier
+    passes decode alongside. Under attention DP a prompt runs on one rank: the busiest holds at
+    least a rank's budget of it."""
     isl = m.prompt_tokens
     per_pass = float(m.token_budget) if m.chunked else float(max(1, m.token_budget // max(isl, 1)) * isl)
-    q = min(float(b * isl), max(per_pass, 1.0))
-    passes = math.ceil(b * isl / q)
-    done = (b - 1) / 2.0 if m.chunked else 0.0  # prompts already prefilled, decoding alongside
+    passes = max(1, math.ceil(b * isl / max(per_pass, 1.0)))
+    q = b * isl / passes
+    ends = np.ceil(np.arange(1, b + 1) * passes / b - 1e-9)  # the pass that ends each prompt
+    prior = np.floor(np.arange(passes) * b / passes + 1e-9)  # prompts done before each pass
+    done = float(prior.mean()) if m.chunked else 0.0
     c = iteration_cost(
         unit, prefill_tokens=q, prefill_attn_pairs=b * isl * isl / 2.0 / passes,
         decode_requests=done, decode_context_tokens=done * (isl + 1.0),
-        prefill_largest=min(isl, q / m.dp),
+        prefill_largest=min(isl, q, m.token_budget / m.dp),
     )  # fmt: skip
-    return [seg((passes + 1) / 2.0, c)]
+    return [seg(float(ends.mean()), c)]
 
 
 def parts(m: Measurement, inst: Instance) -> Parts:

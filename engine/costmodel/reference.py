@@ -389,13 +389,15 @@ def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog
         if kind == "batch_latency":
             point = Measurement(kind=kind, batch=c, static=True, value=value, note="; ".join(notes), **common)  # type: ignore[arg-type]
         else:
-            sent = re.search(r"(\d+) (?:prompts|requests)\b", r["scenario"] + " " + rate)
-            lockstep = "range ratio 1)" in r["scenario"] and "~" not in r["input_len"] + r["output_len"]
+            sent = re.search(r"(\d[\d,]*) (?:prompts|requests)\b", r["scenario"] + " " + rate)
+            lockstep = bool(re.search(r"range ratio 1(?:\.0+)?\)", r["scenario"])) and "~" not in (
+                r["input_len"] + r["output_len"]
+            )
             if lockstep:
                 notes.append("fixed lengths, clients started together: they stay in step")
             point = Measurement(
                 kind=kind, concurrency=c, value=value, note="; ".join(notes),
-                prompts=int(sent.group(1)) if sent else 0, lockstep=lockstep, **common,  # type: ignore[arg-type]
+                prompts=int(sent.group(1).replace(",", "")) if sent else 0, lockstep=lockstep, **common,  # type: ignore[arg-type]
             )  # fmt: skip
     elif rate.lower().startswith(("infinite", "offline", "inf")):
         point = Measurement(kind=kind, value=value, note="; ".join(notes), **common)  # type: ignore[arg-type]

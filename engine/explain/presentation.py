@@ -38,13 +38,13 @@ def duration_text(ms: float | None) -> str:
     seconds (one decimal below 100 ms), seconds below ten minutes, then minutes and hours."""
     if ms is None or not math.isfinite(ms):
         return "–"
-    if ms < 100:
+    if ms < 99.95:  # the thresholds are where a value would round up to the next unit's
         return f"{ms:,.1f} ms"
-    if ms < 10_000:
+    if ms < 9_999.5:
         return f"{ms:,.0f} ms"
-    if ms < 600_000:
+    if ms < 599_950:
         return f"{ms / 1000:,.1f} s"
-    if ms < 36_000_000:
+    if ms < 35_997_000:
         return f"{ms / 60_000:,.1f} min"
     return f"{ms / 3_600_000:,.1f} h"
 
