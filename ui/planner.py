@@ -246,7 +246,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
         )
         c3.number_input("Budget ($/h, 0 = none)", value=0.0, step=10.0, key="plan_budget")
         moe = cat.models[sc.model.id].moe if sc.model.id in cat.models else None
-        c4, c5, c6, c7 = st.columns([3, 3, 2, 2])
+        c4, c5, c6, c7 = st.columns([4, 3, 2, 2])  # "colocated" and "disaggregated" side by side
         c4.multiselect(
             "Modes", ["colocated", "disaggregated"], default=["colocated", "disaggregated"], key="plan_modes"
         )
