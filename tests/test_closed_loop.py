@@ -124,3 +124,20 @@ def test_think_distributions(think: str) -> None:
 def test_validation_names_the_field_and_range(field: str, value: Any, message: str) -> None:
     with pytest.raises(ScenarioError, match=message):
         io.apply_overrides(io.load_preset("chat-colocated"), {f"workload.arrival.{field}": value})
+
+
+def test_a_closed_loop_can_stop_after_a_count_of_requests() -> None:
+    """bench_serving's --num-prompts beside --max-concurrency: the clients send that many requests
+    in all, then stop, however long the window; unset, they send until the window ends."""
+    from engine.scenario import codec as io
+    from engine.serving.run import simulate as run
+
+    base = io.apply_overrides(
+        io.load_preset("chat-colocated"),
+        {"duration_s": 600.0, "workload.arrival": {"kind": "closed_loop", "clients": 8, "ramp_s": 0.0}},
+    )
+    capped = io.apply_overrides(base, {"workload.arrival.stop_after": 50})
+    t = run(capped).requests
+    assert len(t) == 50 and (t["outcome"] == "completed").all()
+    assert len(run(base).requests) > 50
+    assert io.apply_overrides(base, {"workload.arrival.kind": "poisson", "workload.arrival.stop_after": 50})

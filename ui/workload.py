@@ -52,7 +52,7 @@ ARRIVAL_FIELDS = {
     "poisson": ("rate_rps", "shape", "peak_factor", "points"),
     "gamma": ("rate_rps", "cv", "shape", "peak_factor", "points"),
     "offline": ("requests",),
-    "closed_loop": ("clients", "think_time_s", "think", "think_spread", "ramp_s"),
+    "closed_loop": ("clients", "think_time_s", "think", "think_spread", "ramp_s", "stop_after"),
 }
 """The arrival fields each kind uses; fields the engine adds later are shown for every kind."""
 
@@ -174,7 +174,9 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
         with c2:
             number("workload.arrival.think_time_s", lo=0.0, hi=86_400.0)
     if arr.kind == "closed_loop":  # how the clients think and start: a closed loop's own knobs
-        model_form("workload.arrival", Arrival, only=["think", "think_spread", "ramp_s"], columns=3)
+        model_form(
+            "workload.arrival", Arrival, only=["think", "think_spread", "ramp_s", "stop_after"], columns=4
+        )
     extra = [n for n in Arrival.model_fields if n not in known]
     if extra:
         model_form("workload.arrival", Arrival, only=extra)

@@ -355,19 +355,16 @@ request time (a round queues its prompts behind each other, which the prediction
 
 
 def _lockstep(m: calibrate.Measurement, catalog: Catalog, request_s: float, per_request: int) -> float:
-    """A lockstep concurrency's figure: `m.concurrency` clients from t = 0 sending exactly `m.prompts`
-    requests (fifteen a client when unstated), so the last round is as short as the benchmark's,
-    all of them measured as the benchmark measures them, warm-up included."""
+    """A lockstep concurrency's figure: `m.concurrency` clients from t = 0 that stop after `m.prompts`
+    requests (`Arrival.stop_after`; fifteen a client when unstated), so the last round is as short
+    as the benchmark's, all of them measured as the benchmark measures them, warm-up included."""
     n = m.prompts or 15 * m.concurrency
     rounds = -(-n // m.concurrency) + 1
     window = float(np.clip(LOCKSTEP_SLACK * rounds * request_s, 10.0, 4 * 3_600.0))
-    arrival = {"kind": "closed_loop", "clients": m.concurrency, "think_time_s": 0.0, "ramp_s": 0.0}
-    reqs = replace(
-        _fixed(np.zeros(n), (m.prompt_tokens, max(m.output_tokens, 1))),
-        closed_loop_clients=m.concurrency,
-        pause_s=np.zeros(n),
-    )
-    t = simulate(_point_scenario(m, window, arrival), catalog, reqs).requests
+    arrival = {
+        "kind": "closed_loop", "clients": m.concurrency, "think_time_s": 0.0, "ramp_s": 0.0, "stop_after": n,
+    }  # fmt: skip
+    t = simulate(_point_scenario(m, window, arrival), catalog).requests
     done = t[t["outcome"] == "completed"]
     if len(done) < n:  # a window too short for the run would measure a biased part of it
         raise ValueError(f"{m.id}: {len(done)} of {n} lockstep requests ended within {window:,.0f} s")

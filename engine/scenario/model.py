@@ -187,6 +187,10 @@ class Arrival(Frozen):
     think: Literal["exponential", "constant", "uniform"] = "exponential"
     think_spread: Annotated[float, Field(ge=0, le=1)] = 0.5
     ramp_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)] | None = None
+    stop_after: Annotated[int, Field(ge=1, le=bounds.MAX_REQUESTS)] | None = None
+    """Closed loop: the clients send this many requests in all, then stop (bench_serving's
+    ``--num-prompts`` beside ``--max-concurrency``); unset, they send until the window ends. Other
+    kinds ignore it, as they ignore `clients`."""
 
     @model_validator(mode="after")
     def _check(self) -> Arrival:
@@ -195,6 +199,13 @@ class Arrival(Frozen):
         if any(b.at_s <= a.at_s for a, b in zip(self.points, self.points[1:], strict=False)):
             raise ValueError("points: at_s must increase strictly")
         return self
+
+    def closed_loop_rows(self) -> int:
+        """Requests a closed loop draws: `stop_after`, else 64 a client (at least 1,024), within
+        the requests-per-run bound; the clients send them until the window ends."""
+        if self.stop_after is not None:
+            return self.stop_after
+        return min(bounds.MAX_REQUESTS, max(self.clients * 64, 1024))
 
     def start_ramp_s(self, window_s: float) -> float:
         """Seconds over which closed-loop clients send their first requests.

@@ -166,6 +166,8 @@ def _count_cause(scenario: Scenario, rows: int) -> str:
     if arr.kind == "offline":
         return f"workload.arrival.requests={arr.requests:,}"
     if arr.kind == "closed_loop":
+        if arr.stop_after is not None:
+            return f"workload.arrival.stop_after={arr.stop_after:,}"
         return (
             f"workload.arrival.clients={arr.clients:,} with think_time_s={arr.think_time_s:g} over "
             f"duration_s={scenario.duration_s:g}"
@@ -291,8 +293,7 @@ def _expected(scenario: Scenario) -> _Load:
     elif arr.kind == "offline":
         starts = float(arr.requests)
     else:
-        rows = min(bounds.MAX_REQUESTS, max(arr.clients * 64, 1024))
-        starts = _closed_loop_requests(scenario, rows)
+        starts = _closed_loop_requests(scenario, arr.closed_loop_rows())
     bt = scenario.cache.block_tokens
     c = _chunk(scenario)
     n_c, p_c, o_c, chunk_c, ids_c, sess_c = [], [], [], [], [], []
@@ -322,7 +323,7 @@ def _expected(scenario: Scenario) -> _Load:
     n = float(n_arr.sum())
     weights = n_arr / n if n > 0 else np.zeros_like(n_arr)
     cache = scenario.cache.enabled
-    rows = min(bounds.MAX_REQUESTS, max(arr.clients * 64, 1024)) if arr.kind == "closed_loop" else round(n)
+    rows = arr.closed_loop_rows() if arr.kind == "closed_loop" else round(n)
     return _Load(
         rows=rows,
         n=n,

@@ -183,7 +183,7 @@ def generate(scenario: Scenario) -> Requests:
     if arr.kind == "offline":
         starts = np.zeros(arr.requests)
     elif arr.kind == "closed_loop":
-        starts = np.zeros(min(bounds.MAX_REQUESTS, max(arr.clients * 64, 1024)))
+        starts = np.zeros(arr.closed_loop_rows())
     else:
         turns_mean = float(np.dot(shares, [c.multi_turn.turns_mean for c in classes]))
         starts = arrival_times(arr, scenario.duration_s, arr.rate_rps / turns_mean, rng)
