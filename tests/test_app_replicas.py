@@ -102,6 +102,8 @@ def test_replications_are_bounded_server_wide_and_stale_jobs_stop(monkeypatch: p
     release = threading.Event()
     monkeypatch.setattr(replicas.sim, "cached", lambda sc: release.wait(30))  # a simulation that waits
     monkeypatch.setattr(replicas, "MAX_ALIVE", 2)
+    fresh = replicas._Registry()  # this test's own server: jobs other tests left running do not count
+    monkeypatch.setattr(replicas, "_registry", lambda: fresh)
     base = load_preset("edge-npu")
     scenarios = [apply_overrides(base, {"seed": 100 + i}) for i in range(3)]
     try:
