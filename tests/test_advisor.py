@@ -220,3 +220,26 @@ def test_durations_read_in_the_unit_that_fits() -> None:
              599_951.0: "10.0 min", 35_990_000.0: "599.8 min", 35_998_000.0: "10.0 h"}  # fmt: skip
     assert {v: duration_text(v) for v in cases} == cases
     assert duration_text(None) == duration_text(float("nan")) == "–"
+
+
+def test_clients_in_step_are_explained_and_staggered_ones_are_not() -> None:
+    """64 clients started together with identical 3,200-token prompts on one instance: most of TTFT
+    is waiting for the round's other prompts, and the advisor says why. Started over a ramp, or
+    with lengths that vary, they drift apart and the note does not appear."""
+    from engine.explain.advisor import in_step
+
+    sc = io.apply_overrides(io.load_preset("chat-colocated"), {
+        "deployment.pools[0].count": 1,
+        "workload.arrival": {"kind": "closed_loop", "clients": 64, "ramp_s": 0.0, "stop_after": 640},
+        "workload.classes[0].input": {"kind": "constant", "tokens": 3200},
+        "workload.classes[0].output": {"kind": "constant", "tokens": 800},
+    })  # fmt: skip
+    t = topics(findings(simulate(sc)))
+    assert in_step(sc) and "lockstep" in t and t["queueing"].numbers["queueing_share_of_ttft"] >= 0.5
+    assert "64 clients" in t["lockstep"].text
+    ramped = io.apply_overrides(sc, {"workload.arrival.ramp_s": 30.0})
+    varied = io.apply_overrides(
+        sc, {"workload.classes[0].input": {"kind": "uniform", "low": 2000, "high": 4400}}
+    )
+    assert not in_step(ramped) and not in_step(varied)
+    assert "lockstep" not in topics(findings(simulate(ramped)))

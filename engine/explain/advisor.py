@@ -447,6 +447,20 @@ def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Findi
     return out
 
 
+def in_step(scenario: Scenario) -> bool:
+    """Whether a scenario's closed-loop clients stay in step: started together, no think time to
+    jitter them, and every class's prompt and output lengths constant."""
+    arr = scenario.workload.arrival
+    return (
+        arr.kind == "closed_loop"
+        and arr.clients > 1
+        and arr.start_ramp_s(scenario.duration_s) == 0
+        and (arr.think_time_s == 0 or arr.think == "constant")
+        and scenario.workload.trace is None
+        and all(c.input.kind == "constant" and c.output.kind == "constant" for c in scenario.workload.classes)
+    )
+
+
 def _queue_growth(bins: pd.DataFrame) -> tuple[float, float] | None:
     """(mean queue depth of the window's first quarter, of its last) when the queue grows through
     the window (more than 5 waiting at the end, and twice the start), else None."""
@@ -537,6 +551,19 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
                     {"queueing_share_of_ttft": share, "ttft_ms_mean": float(done["ttft_s"].mean() * 1e3)},
                 )
             )
+            if in_step(result.scenario):
+                arr = result.scenario.workload.arrival
+                out.append(
+                    Finding(
+                        "info",
+                        "lockstep",
+                        f"the {arr.clients:,} clients start together and send identical requests, so they stay "
+                        "in step: each round's prompts arrive at once and wait for each other's prefill (as "
+                        "bench_serving's random dataset at range ratio 1 runs). Users drift apart; a start "
+                        "ramp (ramp_s), think times or varied lengths would spread them.",
+                        {"clients": arr.clients, "queueing_share_of_ttft": share},
+                    )
+                )
     if result.scenario.deployment.mode == "colocated":
         tp = done["tpot_s"].dropna()
         classes = result.summary["classes"]
