@@ -524,3 +524,12 @@ def test_an_uncalibrated_chips_roofline_is_dashed_and_named_so(catalog: Catalog)
     fig = roofline_chart(curves, points, uncalibrated={pv.roofline_name("l40s", 8)})
     lines = {t.name: t.line.dash for t in fig.data if t.mode == "lines"}
     assert lines == {"h100-sxm ×4": "solid", "l40s ×8 (uncalibrated)": "dash"}
+
+
+def test_a_low_percentage_axis_shows_tenths() -> None:
+    from ui.charts import timeseries
+
+    ts = pd.DataFrame({"t_s": [0.0, 1.0, 2.0], "pool": ["decode"] * 3, "kv_memory": [0.004, 0.013, 0.021]})
+    assert timeseries(ts, ["kv_memory"], "KV", "KV memory", percent=True).layout.yaxis.tickformat == ".1%"
+    ts["kv_memory"] = [0.1, 0.5, 0.9]
+    assert timeseries(ts, ["kv_memory"], "KV", "KV memory", percent=True).layout.yaxis.tickformat == ".0%"

@@ -17,7 +17,7 @@ def runs(passes: list[bool]) -> pd.DataFrame:
             "usd_per_hour": [10.0, 20.0, 30.0, 40.0],
             "goodput_rps": [0.5, 10.0, 9.0, 15.0],
             "tokens_per_s_per_user": [5.0, 40.0, 30.0, 20.0],
-            "output_tokens_per_s_per_chip": [900.0, 500.0, 400.0, 600.0],
+            "goodput_tokens_per_s_per_chip": [900.0, 500.0, 400.0, 600.0],
             "on_cost_frontier": [True, True, False, True],
             "on_throughput_frontier": [True, True, False, True],
         }

@@ -465,3 +465,14 @@ def test_the_planner_keeps_the_activation_room_the_candidate_chip_will_keep() ->
     run = resolve(on_l40s).pools[0].instance
     assert planned.activation_tokens == run.activation_tokens == 2048 < base.activation_tokens()
     assert planned.kv_capacity_tokens == run.kv_capacity_tokens
+
+
+def test_goodput_per_chip_counts_only_the_tokens_within_their_slo(small_plan: Any) -> None:
+    """An open loop that falls behind still completes every offered request, so its output tokens/s
+    is the offered load; goodput per chip, the throughput frontier's axis, counts only the tokens
+    of requests within their SLO: at most the output rate, at least its share within SLO."""
+    r = small_plan.runs
+    ratio = r["goodput_tokens_per_s_per_chip"] / r["output_tokens_per_s_per_chip"]
+    assert (ratio <= 1.0 + 1e-9).all()
+    assert (ratio >= r["slo_attainment"] - 1e-9).all()
+    assert "goodput_tokens_per_s_per_chip" in small_plan.frontier_throughput

@@ -257,7 +257,11 @@ def timeseries(
                            line={"dash": dashes[j % 4], "color": "#8c8c8c"}, legendgroup="styles", hoverinfo="skip")
             )  # fmt: skip
     fig.update_xaxes(title="time (s)")
-    fig.update_yaxes(title=yaxis, tickformat=".0%" if percent else None, rangemode="tozero")
+    top = float(np.nanmax(ts[list(columns)].to_numpy(dtype=float))) if len(ts) else 1.0
+    # whole percents would label ticks 0.5% apart "1%, 1%, 2%" on a pool that stays under 10%
+    fig.update_yaxes(
+        title=yaxis, tickformat=(".0%" if top >= 0.1 else ".1%") if percent else None, rangemode="tozero"
+    )
     # below the plot when the legend would not fit beside the title (line styles, or over two pools)
     pools = ts["pool"].nunique()
     below = len(columns) > 1 or pools > 2

@@ -440,9 +440,9 @@ def planner_page() -> None:
     frontiers = (  # x, y, frontier flag, title, axis titles, widget key
         ("usd_per_hour", "goodput_rps", "on_cost_frontier", "Cost against goodput",
          "cost ($/h)", "goodput (req/s meeting their SLO)", "plan_cost"),
-        ("tokens_per_s_per_user", "output_tokens_per_s_per_chip", "on_throughput_frontier",
-         "Throughput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
-         "output tokens/s per chip", "plan_tput"),
+        ("tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "on_throughput_frontier",
+         "Goodput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
+         "output tokens/s per chip, of requests within their SLO", "plan_tput"),
     )  # fmt: skip
     runs = passing_frontiers(p.runs)
     run = None

@@ -158,13 +158,15 @@ def print_plan(p: Plan) -> None:
             f"{mark} {c['shape']:{width}} {c['split']:>8} {c['usd_per_hour']:9.2f} {c['goodput_rps']:9.2f}  "
             f"{bool(c['passes'])!s:6}  {_mark(c)}"
         )
-    print("\nthroughput per chip against tokens/s per user (Pareto frontier)")
+    print(
+        "\ngoodput per chip (output tokens of requests within their SLO) against tokens/s per user (Pareto frontier)"
+    )
     print(f"  {'deployment':{width}} {'split':>8} {'tok/s/user':>10} {'tok/s/chip':>10}  calibration")
     for t in p.frontier_throughput.to_dict(orient="records"):
         mark = "*" if t["chosen"] else " "
         print(
             f"{mark} {t['shape']:{width}} {t['split']:>8} {t['tokens_per_s_per_user']:10.1f} "
-            f"{t['output_tokens_per_s_per_chip']:10.0f}  {_mark(t)}"
+            f"{t['goodput_tokens_per_s_per_chip']:10.0f}  {_mark(t)}"
         )
     off = [cal for cal in p.calibration if not cal.fitted]
     if off:

@@ -15,7 +15,7 @@ from engine.planning.plan import pareto
 
 FRONTIERS: dict[str, tuple[str, str, bool, bool]] = {
     "on_cost_frontier": ("usd_per_hour", "goodput_rps", False, True),
-    "on_throughput_frontier": ("tokens_per_s_per_user", "output_tokens_per_s_per_chip", True, True),
+    "on_throughput_frontier": ("tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", True, True),
 }
 """Frontier flag -> (x column, y column, maximise x, maximise y), as `engine.planning.plan.plan` defines them."""
 
