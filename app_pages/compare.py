@@ -107,12 +107,11 @@ wide = bool(reps) or any(confidence.figure_error(t, confidence.HEADLINE_SOURCES[
 row = st.container(horizontal=True, gap="small") if wide else None
 for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row] * 5, HEAD, strict=True):
     pct, pts = change.get(label), points.get(label)
-    delta = (
-        f"{pts:+.1f} pts vs A" if pts is not None and pd.notna(pts)
-        else f"{pct:+.1f}% vs A" if pct is not None and pd.notna(pct) else None
-    )  # fmt: skip
-    still = delta is not None and not layout.shows_change(delta)  # rounds to 0.0%: no arrow, no colour
-    delta = ("0.0 pts vs A" if pts is not None and pd.notna(pts) else "0.0% vs A") if still else delta
+    text = tables.change_text(pct, pts)
+    still = text is not None and not layout.shows_change(text)  # rounds to 0.0: no arrow, no colour
+    if still:  # unsigned, as the same figure on both sides reads
+        text = "0.0 pts" if pts is not None and pd.notna(pts) else "0.0%"
+    delta = f"{text} vs A" if text is not None else None
     quiet = noise is not None and bool(noise.get(label, False))  # the 95% intervals overlap
     apart = bases_differ and k == "usd_per_request"  # a rental bill against an ownership bill: no verdict
     va, vb = (

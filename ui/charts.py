@@ -17,6 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine.explain.presentation import ALL_CLASSES
+from ui.tables import changes
 
 ACCENT = "#c0392b"
 """SLO lines and other targets (the theme's primary colour)."""
@@ -413,10 +414,9 @@ def validation(tab: pd.DataFrame, *, height: int = 460) -> go.Figure:
 def compare_bars(table: pd.DataFrame, labels: tuple[str, str], *, height: int = 300) -> go.Figure:
     """Change from A to B of each compared figure (green where B is better): relative, in percent,
     and for a share (SLO attainment, cache hit rate) in percentage points, named so."""
-    points = table["change_points"] if "change_points" in table else pd.Series(np.nan, index=table.index)
+    change, in_points = changes(table)
     rows = table.assign(
-        x=table["change_pct"].astype(float).fillna(points.astype(float)),
-        y=[f"{f} (points)" if pd.notna(p) else f for f, p in zip(table["figure"], points, strict=True)],
+        x=change, y=[f"{f} (points)" if p else f for f, p in zip(table["figure"], in_points, strict=True)]
     )
     rows = rows[np.isfinite(rows["x"].to_numpy(dtype=float))]
     colors = ["#2e8b57" if b == "B" else ("#c0392b" if b == "A" else "gray") for b in rows["better"]]

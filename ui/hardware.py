@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
@@ -102,11 +104,8 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
     if not chips:
         return
     curves, points = _roofline(sc.model_dump_json(), tuple(chips))
-    custom = {h.id for h in sc.custom_hardware}
-    loose = {
-        roofline_name(c, tp) for c, tp in chips
-        if not trust.calibration(cat.chip(c), sc.deployment.stack, cat, custom=c in custom)[1].fitted
-    }  # fmt: skip
+    marks = _chip_trust(cat, sc)
+    loose = {roofline_name(c, tp) for c, tp in chips if not marks[c]["calibrated"]}
     export.chart(charts.roofline(curves, points, uncalibrated=loose), sc, "roofline", title="Roofline",
                  help=f"{sc.model.id}, {sc.model.weights} weights, {sc.kv_precision()} KV. Prefill at 512/2048/8192-token prompts; "
                  "decode steps at batch 1/8/32/128 with 4096 tokens of context each.")  # fmt: skip
@@ -233,15 +232,21 @@ def custom_chip_form(sc: Scenario, cat: Catalog) -> None:
 # --- the catalog tables ------------------------------------------------------------------------
 
 
+def _chip_trust(cat: Catalog, sc: Scenario) -> dict[str, dict[str, Any]]:
+    """Each chip's calibration under the scenario's stack and model (`confidence.chip_rows`): what
+    the catalog table and the roofline mark alike."""
+    model = cat.models.get(sc.model.id)
+    moe = model is not None and model.moe is not None
+    return chip_rows(cat, sc.deployment.stack, moe=moe, custom=[h.id for h in sc.custom_hardware])
+
+
 def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
     """One row per chip, units in the column names, sources alongside, and how sure its numbers are.
 
     The calibration columns and the achievable fractions are those the chip runs with under the
     scenario's serving stack (`engine.explain.confidence.chip_rows`).
     """
-    model = cat.models.get(sc.model.id)
-    moe = model is not None and model.moe is not None
-    trust = chip_rows(cat, sc.deployment.stack, moe=moe, custom=[h.id for h in sc.custom_hardware])
+    trust = _chip_trust(cat, sc)
     rows = []
     for h in sorted(cat.hardware.values(), key=lambda h: h.id):
         t = trust[h.id]

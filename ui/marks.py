@@ -74,6 +74,6 @@ def value(text: str, trust: Sequence[PoolMark], key: str, seeds: bool = False) -
     err = confidence.figure_error(trust, confidence.HEADLINE_SOURCES.get(key, ()))
     return (
         text
-        if err is None or text.strip() in confidence.NO_VALUE
+        if err is None or not confidence.bears_error(text)
         else f"{text} (model ± {confidence.error_text(err)})"
     )

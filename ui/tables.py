@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -73,13 +74,28 @@ COMPARE: dict[str, Any] = {
 }
 
 
+def change_text(pct: float | None, points: float | None) -> str | None:
+    """A figure's change from A to B as text: a share's in percentage points ('+98.8 pts'), any
+    other's relative ('-41.8%'); None when neither is known."""
+    if points is not None and pd.notna(points):
+        return f"{points:+.1f} pts"
+    return f"{pct:+.1f}%" if pct is not None and pd.notna(pct) else None
+
+
+def changes(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """(each figure's change: relative in percent, or a share's in points; whether it is in points)
+    of a compare table (`engine.explain.presentation.compare`)."""
+    points = table["change_points"] if "change_points" in table else pd.Series(np.nan, index=table.index)
+    in_points = points.notna()
+    return table["change_pct"].astype(float).where(~in_points, points.astype(float)), in_points
+
+
 def compare_view(table: pd.DataFrame) -> pd.DataFrame:
     """A compare table for display: one change column, a relative change in percent or, for a share,
     its change in percentage points (`change_points`), so neither column is mostly empty."""
-    points = table["change_points"] if "change_points" in table else pd.Series(None, index=table.index)
     text = [
-        f"{p:+.1f} pts" if pd.notna(p) else f"{c:+.1f}%" if pd.notna(c) else None
-        for c, p in zip(table["change_pct"], points, strict=True)
+        change_text(c, p)
+        for c, p in zip(table["change_pct"], table.get("change_points", [None] * len(table)), strict=True)
     ]
     return table.assign(change_pct=text).drop(columns=["change_points"], errors="ignore")
 

@@ -226,15 +226,18 @@ def compared_errors(
 def with_figure_error(text: str, marks: Sequence[PoolMark], key: str) -> str:
     """A headline figure's text with its expected error: '24 ms' -> '24 ms ± 15%'."""
     src = HEADLINE_SOURCES.get(key)
-    if not src or text.strip() in NO_VALUE or _is_zero(text):
-        return text  # a percentage of nothing is nothing: 0.00 req/s carries no error bar
+    if not src or not bears_error(text):
+        return text
     return with_error(text, figure_error(marks, src))
 
 
-def _is_zero(text: str) -> bool:
-    """Whether a formatted figure is zero ('0.00 req/s', '$0.00000')."""
+def bears_error(text: str) -> bool:
+    """Whether a formatted figure takes an error bar: not a missing one ('–'), and not zero ('0.00
+    req/s', '$0.00000': a percentage of nothing is nothing)."""
+    if text.strip() in NO_VALUE:
+        return False
     digits = [c for c in text if c.isdigit()]
-    return bool(digits) and all(c == "0" for c in digits)
+    return not digits or any(c != "0" for c in digits)
 
 
 def chip_rows(
