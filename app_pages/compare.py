@@ -119,7 +119,8 @@ for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row]
         if reps
         else (fmt(ha[k]), fmt(hb[k]))
     )
-    va, vb = marks.value(va, ta, k, bool(reps)), marks.value(vb, tb, k, bool(reps))
+    va = marks.value(va, ta, k, bool(reps), confidence.limits(ra.summary, sa))
+    vb = marks.value(vb, tb, k, bool(reps), confidence.limits(rb.summary, sb))
     if delta and apart:
         delta = f"{delta} · another cost basis"
     col.metric(f"{label}: B", vb, delta=f"{delta} · within noise" if delta and quiet else delta,

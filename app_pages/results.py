@@ -30,6 +30,7 @@ rep = reps[0] if reps else None
 
 h = pr.headline(s)
 trust = confidence.pool_marks(sc, s)  # each pool's calibration, as the run used it
+bounds = confidence.limits(s, sc)  # an open loop's rates cannot rise above what arrived
 HEADLINE = (
     ("TTFT p99", layout.fmt_ms(h["ttft_p99_ms"]), "ttft_p99_ms"),
     ("TPOT p99", layout.fmt_ms(h["tpot_p99_ms"]), "tpot_p99_ms"),
@@ -43,11 +44,11 @@ HEADLINE = (
 )
 with st.container(horizontal=True, gap="small"):
     for label, value, key in HEADLINE:
-        st.metric(label, marks.value(replicas.metric_value(rep, key, value), trust, key, rep is not None),
+        st.metric(label, marks.value(replicas.metric_value(rep, key, value), trust, key, rep is not None, bounds),
                   help=layout.METRIC_HELP[key], border=True, width="content")  # fmt: skip
     if rep is not None:
         st.metric("Throughput", marks.value(replicas.pm("throughput_rps", rep.headline["throughput_rps"]),
-                  trust, "throughput_rps", True), border=True, width="content",
+                  trust, "throughput_rps", True, bounds), border=True, width="content",
                   help="Completed requests per second of the window.")  # fmt: skip
     marks.run_mark(trust, key="fg-calibration", stacked=True)  # beside the figures it qualifies
 if rep is not None:
@@ -113,10 +114,10 @@ with c2:
                   help="Every chip (and cache tier) per hour, busy or idle: its rent, or when owned its "
                   "capital, hosting and the energy the run drew.")  # fmt: skip
         st.metric("$ / 1M output tokens", confidence.with_figure_error(layout.fmt_usd(h["usd_per_million_output_tokens"]),
-                  trust, "usd_per_million_output_tokens"), border=True, width="content",
+                  trust, "usd_per_million_output_tokens", bounds), border=True, width="content",
                   help=layout.METRIC_HELP["usd_per_million_output_tokens"])  # fmt: skip
         st.metric("Goodput per $", confidence.with_figure_error(layout.fmt_count(h["goodput_per_usd"]) + (" req/$" if h["goodput_per_usd"] is not None else ""), trust,
-                  "goodput_per_usd"), border=True, width="content",
+                  "goodput_per_usd", bounds), border=True, width="content",
                   help="Requests that met their SLO per dollar: goodput × 3600 / bill per hour.")  # fmt: skip
         st.metric("Energy per output token", confidence.with_figure_error(f"{joules or 0:.2f} J", trust, "joules_per_output_token"),
                   border=True, width="content", help="Idle power all the time, plus while iterating a fitted share of "

@@ -60,7 +60,13 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
     for label, figure in (("TTFT p99", "ttft"), ("TPOT p99", "tpot"), ("Goodput", "throughput"),
                           ("$ / request", "throughput"), ("Energy per output token", "energy")):  # fmt: skip
         err = cal.error(figure)
-        assert shown[label].endswith(f" ± {err:.0%}") if err is not None else "±" not in shown[label], label
+        if err is None:
+            assert "±" not in shown[label], label
+        else:  # the whole error, or cut on one side where an open loop bounds the figure ('−0% to +36%')
+            assert re.search(rf" (± {err:.0%}|\(−{err:.0%} to \+\d+%\)|\(−\d+% to \+{err:.0%}\))$", shown[label]), (
+                label,
+                shown[label],
+            )
     assert "±" not in shown["SLO attainment"] and "±" not in shown["Bill per hour"]
     advice = [text_of(w.value) for w in at.get_by_key("fg-advisor").warning]
     assert any(a.startswith(f"{chip} (pools prefill, decode) is uncalibrated") and "python -m engine calibrate" in a
@@ -73,6 +79,25 @@ def test_a_calibrated_run_is_marked_calibrated_and_nothing_says_uncalibrated() -
     mark = texts(at.get_by_key("fg-calibration"))
     assert "calibrated" in mark and "uncalibrated" not in mark.lower()
     assert not [w for w in at.get_by_key("fg-advisor").warning if "uncalibrated" in w.value]
+
+
+def test_a_moe_model_on_a_fitted_chip_is_marked_partly_calibrated() -> None:
+    """Results says 'partly calibrated' (not plain 'calibrated') beside the MoE error bars, the
+    caption says only the dense layers are the chip's fit, and the advisor says why and how to fit
+    the chip's own."""
+    sc = short("moe-deepseek-h200", **{"deployment.stack": "trtllm"})
+    at = app("results", sc, preset="moe-deepseek-h200")
+    assert_clean(at)
+    mark = texts(at.get_by_key("fg-calibration"))
+    assert "partly calibrated" in mark and "uncalibrated" not in mark and "dense layers" in mark, mark
+    assert "experts at" in mark
+    notes = [text_of(i.value) for i in at.get_by_key("fg-advisor").info]
+    assert any(
+        "is partly calibrated under TensorRT-LLM" in n and "python -m engine calibrate" in n for n in notes
+    )
+    at.switch_page("app_pages/strategy.py").run()
+    assert_clean(at)
+    assert "partly calibrated" in " ".join(m.value for m in at.markdown)
 
 
 def test_the_catalog_table_marks_each_chip_under_the_stack() -> None:

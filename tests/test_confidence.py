@@ -126,3 +126,41 @@ def test_cli_run_json_carries_the_calibration_and_the_text_shows_it(
     if "tpot" in errors:  # the TPOT line carries the decode pool's error
         tpot_line = next(line for line in out.splitlines() if line.strip().startswith("tpot"))
         assert tpot_line.endswith(f"± {errors['tpot']:.0%}")
+
+
+def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() -> None:
+    """A run that served all it was offered cannot serve more on faster chips: goodput and
+    throughput are cut above at what arrived, the cost per request below at the bill over it, while
+    slower chips keep the whole error; a closed loop, whose clients send more when served faster,
+    keeps the whole bar both ways."""
+    sc = on(*CALIBRATED)
+    run = simulate(sc)
+    s = run.summary
+    req = s["requests"]
+    bounds = confidence.limits(s, sc)
+    assert bounds["throughput_rps"] == (float("inf"), pytest.approx(req["total"] / req["completed"] - 1.0))
+    good = s["goodput_rps"] * s["window_s"]
+    assert bounds["goodput_rps"][1] == pytest.approx(req["total"] / good - 1.0)
+    assert bounds["usd_per_request"] == (pytest.approx(1.0 - req["completed"] / req["total"]), float("inf"))
+    assert "ttft_p99_ms" not in bounds and "joules_per_output_token" not in bounds
+    marks = confidence.pool_marks(sc, s)
+    err = confidence.figure_error(marks, confidence.THROUGHPUT)
+    assert err is not None and err > 0.05
+    if req["completed"] == req["total"]:  # the preset keeps up: nothing more to serve
+        assert confidence.with_figure_error("9.90 req/s", marks, "throughput_rps", bounds) == (
+            f"9.90 req/s (−{err:.0%} to +0%)"
+        )
+        assert confidence.with_figure_error("$0.002", marks, "usd_per_request", bounds) == (
+            f"$0.002 (−0% to +{err:.0%})"
+        )
+    # unbounded keys, and no bounds at all, keep the symmetric bar
+    assert confidence.with_figure_error("24 ms", marks, "ttft_p99_ms", bounds).endswith("%") and "±" in (
+        confidence.with_figure_error("24 ms", marks, "ttft_p99_ms", bounds)
+    )
+    assert confidence.with_figure_error("9.90 req/s", marks, "throughput_rps") == f"9.90 req/s ± {err:.0%}"
+    assert confidence.band(0.36, (float("inf"), 0.5)) == "± 36%"  # a bound wider than the error: no cut
+    assert confidence.band(0.36, (float("inf"), 0.1)) == "−36% to +10%"
+    closed = io.apply_overrides(
+        sc, {"workload.arrival": {"kind": "closed_loop", "clients": 8, "think_time_s": 0.5}, "duration_s": 20.0}
+    )
+    assert confidence.limits(simulate(closed).summary, closed) == {}

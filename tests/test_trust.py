@@ -95,6 +95,38 @@ def test_a_run_says_how_sure_it_is() -> None:
     assert cal["expected_error"]["tpot"] >= trust.expected_errors("fitted")["tpot"]
 
 
+def test_a_fitted_chip_serving_a_moe_model_is_only_partly_calibrated(catalog: Catalog) -> None:
+    """Its dense layers are its own fit; its experts run at the factor shared by every chip, so the
+    mark says 'partly calibrated' (never plain 'calibrated'); an uncalibrated chip stays
+    uncalibrated, a dense model on the fitted chip stays calibrated, and a profile with its own
+    experts' rate (a user's fit of MoE rows) is calibrated."""
+    from engine.explain import confidence
+
+    h200 = catalog.chip("h200")
+    _, moe = trust.calibration(h200, "trtllm", catalog, moe=True)
+    _, dense = trust.calibration(h200, "trtllm", catalog)
+    _, other = trust.calibration(h200, "vllm", catalog, moe=True)
+    assert moe.fitted and moe.partial and moe.mark == "partly calibrated"
+    assert moe.label().startswith("partly calibrated (") and moe.as_dict()["partial"] is True
+    assert confidence.describe(moe).startswith("partly calibrated under TensorRT-LLM") and "experts at" in (
+        confidence.describe(moe)
+    )
+    assert confidence.short_mark(moe).startswith("partly calibrated: ")
+    assert not dense.partial and dense.mark == "calibrated" and dense.as_dict()["partial"] is False
+    assert not other.fitted and not other.partial and other.mark == "uncalibrated"
+    refit = h200.profile("trtllm").model_copy(update={"eta_experts": 1.0, "source": "fitted to my MoE rows"})
+    own = h200.model_copy(update={"profiles": {**h200.profiles, "mine": refit}, "default_profile": "mine"})
+    _, mine = trust.calibration(own, "trtllm", catalog, moe=True, custom=True)
+    assert mine.fitted and not mine.partial and mine.mark == "calibrated"
+    # a run is as sure as its least sure pool
+    marks = [confidence.PoolMark("a", "prefill", c) for c in (dense, moe)]
+    assert (
+        confidence.run_mark(marks[:1]) == "calibrated" and confidence.run_mark(marks) == "partly calibrated"
+    )
+    marks.append(confidence.PoolMark("b", "decode", other))
+    assert confidence.run_mark(marks) == "uncalibrated"
+
+
 def test_stack_defaults_apply_unless_the_scenario_sets_them() -> None:
     base = io.load_preset("chat-disaggregated")
     assert base.deployment.stack == "vllm"

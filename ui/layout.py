@@ -21,7 +21,7 @@ from engine.explain import confidence
 from engine.explain.presentation import duration_text, headline, latency_cdfs
 from engine.scenario.codec import dumps_toml, loads_toml, preset_names
 from engine.serving.run import SimResult
-from ui import charts, sim, state
+from ui import charts, marks, sim, state
 from ui.text import plain
 
 PAGE = "fg_page"
@@ -194,11 +194,14 @@ def live_strip(result: SimResult) -> None:
     off = confidence.uncalibrated(trust)
     errors = confidence.error_list(confidence.errors_by_figure(trust))
     if off:
-        box.markdown(":orange-badge[:material/warning: uncalibrated] "
+        box.markdown(marks.badge_markdown("uncalibrated") + " "
                      + plain(", ".join(f"{m.pool} on {m.hardware}" for m in off)),
                      help=plain(" ".join(filter(None, [confidence.note(trust), errors and f"Expected error: {errors}."]))))  # fmt: skip
+    elif confidence.partly(trust):
+        box.markdown(marks.badge_markdown("partly calibrated"),
+                     help=plain(f"Every pool's chip has a profile fitted under its serving stack, but the routed experts run at one factor shared by every chip ({'; '.join(confidence.caveats(trust))}). Expected error: {errors or 'not yet cross-validated'}."))  # fmt: skip
     else:
-        box.markdown(":green-badge[:material/verified: calibrated]",
+        box.markdown(marks.badge_markdown("calibrated"),
                      help=plain(f"Every pool's chip has a profile fitted under its serving stack. Expected error: {errors or 'not yet cross-validated'}."))  # fmt: skip
     sc = result.scenario
     frame = latency_cdfs(sc, result.requests, "ttft", max_points=120)

@@ -16,14 +16,34 @@ from engine.explain import confidence
 from engine.explain.confidence import PoolMark
 from ui.text import plain
 
-CALIBRATED = ("calibrated", "green", ":material/verified:")
-UNCALIBRATED = ("uncalibrated", "orange", ":material/warning:")
+BADGES = {
+    "calibrated": ("green", ":material/verified:"),
+    "partly calibrated": ("yellow", ":material/rule:"),
+    "uncalibrated": ("orange", ":material/warning:"),
+}
+"""Each mark's colour and icon (`Calibration.mark`, `confidence.run_mark`)."""
 
 
-def badge(fitted: bool, help: str | None = None) -> None:
-    """A green 'calibrated' or an orange 'uncalibrated' badge."""
-    label, color, icon = CALIBRATED if fitted else UNCALIBRATED
-    st.badge(label, color=color, icon=icon, help=help)  # type: ignore[arg-type]
+def badge(mark: str, help: str | None = None) -> None:
+    """A green 'calibrated', a yellow 'partly calibrated' or an orange 'uncalibrated' badge."""
+    color, icon = BADGES[mark]
+    st.badge(mark, color=color, icon=icon, help=help)  # type: ignore[arg-type]
+
+
+def badge_markdown(mark: str) -> str:
+    """The same badge as a Markdown directive, to sit inside a line of text."""
+    color, icon = BADGES[mark]
+    return f":{color}-badge[{icon} {mark}]"
+
+
+MARK_HELP = (
+    "Calibrated: every pool's chip has a profile fitted to measurements under the serving stack. "
+    "Partly calibrated: so it has, but the model is MoE and its routed experts run at one factor fitted "
+    "to every chip's MoE measurements together, which held out misses by more (docs/validation.md). "
+    "Uncalibrated: a pool's profile comes by a rule (same silicon, another stack, or a conservative "
+    "transfer; docs/calibration.md). Figures show their expected error (± x%) where cross-validation "
+    "has measured it."
+)
 
 
 def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: bool = False) -> None:
@@ -35,10 +55,7 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
     with st.container(key=key, horizontal=not stacked, gap="small", vertical_alignment="center"):
         if prefix:
             st.markdown(f"**{plain(prefix)}**")
-        badge(not off, help="Calibrated: every pool's chip has a profile fitted to measurements under the "
-              "serving stack. Uncalibrated: a pool's profile comes by a rule (same silicon, another stack, or a "
-              "conservative transfer; docs/calibration.md). Figures show their expected error (± x%) where "
-              "cross-validation has measured it.")  # fmt: skip
+        badge(confidence.run_mark(marks), help=MARK_HELP)
         if off:  # the uncalibrated pools' rules carry their caveats; the fitted pools' are added
             shown = confidence.note(marks) or ""
             more = [c for c in confidence.caveats(m for m in marks if m.fitted) if c not in shown]
@@ -47,15 +64,14 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
             stack = confidence.stack_name(marks[0].calibration.stack) if marks else ""
             errs = confidence.errors_text(confidence.errors_by_figure(marks))
             warn = "".join(f"; {c}" for c in confidence.caveats(marks))
-            st.caption(
-                plain(f"Every pool runs with a profile fitted to its chip under {stack}; {errs}{warn}.")
-            )
+            what = "Every pool's dense layers run" if confidence.partly(marks) else "Every pool runs"
+            st.caption(plain(f"{what} with a profile fitted to its chip under {stack}; {errs}{warn}."))
 
 
 def pool_mark(cal: Calibration) -> None:
     """A pool's mark: the badge and a one-line reason (the whole rule in the badge's help)."""
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
-        badge(cal.fitted, help=plain(confidence.describe(cal)))
+        badge(cal.mark, help=plain(confidence.describe(cal)))
         stack = confidence.stack_name(cal.stack)
         how = f"fitted to measurements under {stack}" if cal.fitted else cal.rule
         if cal.fitted and cal.caveat:  # a rule's text carries its caveat; a fit's is added
@@ -63,17 +79,24 @@ def pool_mark(cal: Calibration) -> None:
         st.caption(plain(f"{how} · {confidence.errors_text(cal.expected_error)}"))
 
 
-def value(text: str, trust: Sequence[PoolMark], key: str, seeds: bool = False) -> str:
-    """A headline figure's text with its expected error: '24 ms ± 15%'.
+def value(
+    text: str,
+    trust: Sequence[PoolMark],
+    key: str,
+    seeds: bool = False,
+    bounds: confidence.Limits | None = None,
+) -> str:
+    """A headline figure's text with its expected error: '24 ms ± 15%' (cut by the run's
+    `bounds`, `confidence.limits`: '9.9 req/s (−36% to +0%)').
 
     Over several seeds the text already holds the seeds' interval (``824 ± 36 ms``): the model's
     error follows it in words, ``824 ± 36 ms (model ± 15%)``, so the two are not confused.
     """
     if not seeds:
-        return confidence.with_figure_error(text, trust, key)
+        return confidence.with_figure_error(text, trust, key, bounds)
     err = confidence.figure_error(trust, confidence.HEADLINE_SOURCES.get(key, ()))
     return (
         text
         if err is None or not confidence.bears_error(text)
-        else f"{text} (model ± {confidence.error_text(err)})"
+        else f"{text} (model {confidence.band(err, (bounds or {}).get(key))})"
     )

@@ -172,7 +172,14 @@ def pareto_chart(
     return fig
 
 
-def _pm(error: float) -> str:
+def run_mark(row: Any) -> str:
+    """A run's mark from its ``calibration`` text ('calibrated', 'partly calibrated', 'uncalibrated')."""
+    if not bool(row["calibrated"]):
+        return "uncalibrated"
+    return "partly calibrated" if str(row.get("calibration", "")).startswith("partly") else "calibrated"
+
+
+def _pm(error: float | None) -> str:
     """' ± 12%' after a calibration mark ('' when the error is unknown)."""
     return f" ± {error_text(error)}" if isinstance(error, float) and np.isfinite(error) else ""
 
@@ -383,8 +390,8 @@ def _summary(p: Plan) -> None:
     )
     st.success(
         f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
-        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s, "
-        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms, TPOT p90 {r['tpot_ms_p90']:.1f} ms "
+        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(r.get('throughput_error'))}, "
+        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(r.get('ttft_error'))}, TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(r.get('tpot_error'))} "
         f"(simulated over {p.duration_s:g} s).",
         icon=":material/check_circle:",
     )
@@ -392,9 +399,11 @@ def _summary(p: Plan) -> None:
         with st.container(
             key="fg-plan-calibration", horizontal=True, gap="small", vertical_alignment="center"
         ):
-            marks.badge(bool(r["calibrated"]))
+            marks.badge(run_mark(r), help=marks.MARK_HELP)
             rules = "; ".join(f"{c.hardware}: {c.rule}" for c in p.calibration if not c.fitted)
-            st.caption(plain(f"Chosen deployment: {r['calibration']}{_pm(r['throughput_error'])}"
+            shared = next((c.caveat for c in p.calibration if c.partial), "")
+            st.caption(plain(f"Chosen deployment: {r['calibration']}"
+                             + (f" ({shared})" if shared and run_mark(r) == "partly calibrated" else "")
                              + (f". Uncalibrated chips of this search: {rules}." if rules else ".")))  # fmt: skip
 
 

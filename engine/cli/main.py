@@ -25,7 +25,6 @@ from engine.cli import plan as cli_plan
 from engine.cli.common import add_work_limit_flag, dumps, emit_json, load_scenario
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
-from engine.costmodel.trust import error_text
 from engine.explain import confidence
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
@@ -178,10 +177,13 @@ def _fmt(v: Any, unit: str = "", scale: float = 1.0) -> str:
     return "-" if v is None else f"{v * scale:,.2f}{unit}"
 
 
-def _pm(marks: Sequence[confidence.PoolMark], source: confidence.Source) -> str:
-    """' ± 15%': a figure's expected error from its pools' calibration ('' when unknown)."""
+def _pm(
+    marks: Sequence[confidence.PoolMark], source: confidence.Source, bound: tuple[float, float] | None = None
+) -> str:
+    """' ± 15%': a figure's expected error from its pools' calibration ('' when unknown), cut by
+    the run's `bound` (`confidence.limits`): ' (−36% to +0%)'."""
     err = confidence.figure_error(marks, source)
-    return "" if err is None else f" ± {error_text(err)}"
+    return "" if err is None else confidence.band_text("", err, bound)
 
 
 LATENCY_SOURCES: dict[str, confidence.Source] = {
@@ -194,7 +196,11 @@ LATENCY_SOURCES: dict[str, confidence.Source] = {
 def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None:
     """A human summary of one run; with its scenario, each pool's calibration and each figure's error."""
     marks = confidence.pool_marks(scenario, doc) if scenario is not None else ()
-    thr = _pm(marks, confidence.THROUGHPUT)
+    bounds = confidence.limits(doc, scenario) if scenario is not None else {}
+
+    def thr(key: str) -> str:
+        return _pm(marks, confidence.THROUGHPUT, bounds.get(key))
+
     r = doc["requests"]
     print(
         f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
@@ -203,7 +209,9 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
     for name, lat in doc["latency_ms"].items():
         err = _pm(marks, LATENCY_SOURCES.get(name, ()))
         print(f"  {name:5} ms  p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}{err}")
-    print(f"SLO attainment {doc['slo_attainment']:.1%}; goodput {doc['goodput_rps']:.2f} req/s{thr}")
+    print(
+        f"SLO attainment {doc['slo_attainment']:.1%}; goodput {doc['goodput_rps']:.2f} req/s{thr('goodput_rps')}"
+    )
     for cls, c in doc["classes"].items():
         verdict = "passes" if c["passes"] else "FAILS"
         print(
@@ -211,11 +219,13 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
             f"{_fmt(c['tpot_ms_at_percentile'])} ms, attainment {c['slo_attainment']:.1%}: {verdict}"
         )
     t = doc["throughput_tokens_per_s"]
-    print(f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s{thr}")
+    print(
+        f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s{thr('throughput_rps')}"
+    )
     c = doc["cost"]
     print(
-        f"cost: ${c['usd_per_hour']:,.2f}/h; ${_fmt(c['usd_per_request'], scale=1000)} per 1k requests{thr}; "
-        f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens{thr}"
+        f"cost: ${c['usd_per_hour']:,.2f}/h; ${_fmt(c['usd_per_request'], scale=1000)} per 1k requests{thr('usd_per_request')}; "
+        f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens{thr('usd_per_million_output_tokens')}"
     )
     parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())
     print(f"  per 1k requests by part ($): {parts}")

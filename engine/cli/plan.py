@@ -115,7 +115,10 @@ def _mark(row: Mapping[Any, Any]) -> str:
         return ""
     err = row.get("throughput_error")
     pm = f" ± {error_text(err)}" if isinstance(err, float) and math.isfinite(err) else ""
-    return ("calibrated" if row["calibrated"] else "uncalibrated") + pm
+    head = str(row.get("calibration") or "").split(":")[0]
+    return (
+        head if row["calibrated"] and head else "calibrated" if row["calibrated"] else "uncalibrated"
+    ) + pm
 
 
 def print_plan(p: Plan) -> None:
@@ -173,6 +176,11 @@ def print_plan(p: Plan) -> None:
         print("\nuncalibrated chips (a profile by rule; docs/calibration.md):")
         for cal in off:
             print(f"  {cal.hardware}: {cal.rule}")
+    partial = [cal for cal in p.calibration if cal.partial]
+    if partial:
+        print("\npartly calibrated chips (fitted dense layers; the MoE experts' factor is shared):")
+        for cal in partial:
+            print(f"  {cal.hardware}: {cal.caveat}")
 
 
 # --- capacity --------------------------------------------------------------------------------

@@ -101,6 +101,9 @@ BASIS_TEXT: dict[str, str] = {
     "assumed": "assumed factors (no measurements)",
 }
 
+PARTIAL_TEXT = "MoE experts: one factor shared by every chip"
+"""Why a fitted chip is only partly calibrated for a MoE model (`Calibration.partial`)."""
+
 
 def is_fitted(profile: CalibrationProfile) -> bool:
     """True when a profile was fitted to measurements (its source says so)."""
@@ -128,9 +131,23 @@ class Calibration:
         """True when the chip's own measurements under this stack were fitted."""
         return self.basis == "fitted"
 
+    @property
+    def partial(self) -> bool:
+        """Fitted, but for a MoE model whose routed experts run at the one factor fitted to every
+        chip's and stack's MoE rows together: the chip's dense layers are its own, the experts not."""
+        return self.fitted and self.experts is not None and self.experts == experts_factor()
+
+    @property
+    def mark(self) -> str:
+        """'calibrated', 'partly calibrated' or 'uncalibrated'."""
+        return "partly calibrated" if self.partial else "calibrated" if self.fitted else "uncalibrated"
+
     def label(self) -> str:
-        """A short mark for tables: 'calibrated' or 'uncalibrated (<basis>)'."""
-        return "calibrated" if self.fitted else f"uncalibrated ({BASIS_TEXT[self.basis]})"
+        """A short mark for tables: 'calibrated', 'partly calibrated (MoE experts: shared factor)'
+        or 'uncalibrated (<basis>)'."""
+        if self.partial:
+            return f"{self.mark} ({PARTIAL_TEXT})"
+        return self.mark if self.fitted else f"{self.mark} ({BASIS_TEXT[self.basis]})"
 
     def error(self, figure: str) -> float | None:
         """The expected relative error of a kind of figure (throughput, ttft, tpot, energy)."""
@@ -142,6 +159,7 @@ class Calibration:
             "profile": self.profile_name,
             "stack": self.stack,
             "fitted": self.fitted,
+            "partial": self.partial,
             "basis": self.basis,
             "rule": self.rule,
             "expected_error": dict(self.expected_error),

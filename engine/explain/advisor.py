@@ -41,7 +41,7 @@ from engine.core.errors import ScenarioError
 from engine.costmodel import ownership, trust
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance, decode_cost, prefill_cost, roofline_point
-from engine.explain.confidence import errors_text, pool_marks, stack_name, uncalibrated
+from engine.explain.confidence import errors_text, partly, pool_marks, stack_name, uncalibrated
 from engine.explain.presentation import duration_text
 from engine.planning.sizing import Demand, demand, instance_rates
 from engine.scenario.model import Scenario
@@ -472,7 +472,8 @@ def _queue_growth(bins: pd.DataFrame) -> tuple[float, float] | None:
 
 
 def calibration_findings(result: SimResult) -> list[Finding]:
-    """One warning per chip (and rule) of the run that is uncalibrated under its serving stack.
+    """One warning per chip (and rule) of the run that is uncalibrated under its serving stack, and
+    a note per fitted chip whose MoE experts run at the shared factor (partly calibrated).
 
     It names the pools, the chip, the rule its profile came by and the expected error, and says
     how to calibrate it: fit the user's own measurements of that chip under that stack.
@@ -495,6 +496,26 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 f"measurements of {hw} under {stack}; {errors_text(cal.expected_error)}. To calibrate it, fit your "
                 f"own measurements: python -m engine calibrate measurements.csv --hardware {hw} "
                 f"--profile {cal.stack}, or the upload on the About page.",
+                {f"{f}_error": e for f, e in cal.expected_error.items()},
+            )
+        )
+    shared: dict[str, list[str]] = {}
+    for m in partly(pool_marks(result.scenario, result.summary)):
+        shared.setdefault(m.hardware, []).append(m.pool)
+        cals[m.hardware, ""] = m.calibration
+    for hw, pools in shared.items():
+        cal = cals[hw, ""]
+        stack = stack_name(cal.stack)
+        which = f"pools {', '.join(pools)}" if len(pools) > 1 else f"pool {pools[0]}"
+        out.append(
+            Finding(
+                "info",
+                "calibration",
+                f"{hw} ({which}) is partly calibrated under {stack}: its dense layers are fitted to measurements "
+                f"of {hw}, but the model's routed experts run at {cal.experts:.0%} of their rates, one factor "
+                f"fitted to every chip's and stack's MoE measurements together; {errors_text(cal.expected_error)}. "
+                f"To give {hw} its own, fit your measurements of a MoE model on it: python -m engine calibrate "
+                f"measurements.csv --hardware {hw} --profile {cal.stack}, or the upload on the About page.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )
         )

@@ -14,7 +14,9 @@ is not), energy per token the energy error of every pool; over several pools, th
 figure whose basis has no cross-validated error (presets/calibration.toml not generated yet, or
 no figure for that basis) gets no error bar rather than an invented one. SLO attainment and the
 bill per hour carry none: the first is a share of requests, not a scaled quantity, and the second
-is prices times chips.
+is prices times chips. An open loop cannot complete more than it was sent, so where a run served
+what arrived, the throughput-borne figures' bars are cut on the side faster chips would move them
+(`limits`: `9.9 req/s (−36% to +0%)`).
 
 Plain data only, no pandas: the command line's ``run`` imports it.
 """
@@ -31,10 +33,10 @@ from engine.costmodel.trust import (
     BASIS_TEXT,
     FIGURES,
     NVIDIA_ONLY,
+    PARTIAL_TEXT,
     Calibration,
     calibration,
     error_text,
-    with_error,
 )
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
@@ -143,9 +145,10 @@ def errors_text(errors: Mapping[str, float]) -> str:
 
 
 def describe(cal: Calibration) -> str:
-    """A calibration in one line: mark, rule and expected errors."""
-    head = "calibrated" if cal.fitted else "uncalibrated"
-    return f"{head} under {stack_name(cal.stack)}: {cal.rule}; {errors_text(cal.expected_error)}"
+    """A calibration in one line: mark, rule (with a fit's caveat: a rule's text carries its own)
+    and expected errors."""
+    how = f"{cal.rule}; {cal.caveat}" if cal.fitted and cal.caveat else cal.rule
+    return f"{cal.mark} under {stack_name(cal.stack)}: {how}; {errors_text(cal.expected_error)}"
 
 
 def caveats(marks: Iterable[PoolMark]) -> list[str]:
@@ -159,8 +162,10 @@ def caveats(marks: Iterable[PoolMark]) -> list[str]:
 
 
 def short_mark(cal: Calibration) -> str:
-    """A table cell: 'calibrated' or 'uncalibrated: <basis>'."""
-    return "calibrated" if cal.fitted else f"uncalibrated: {BASIS_TEXT[cal.basis]}"
+    """A table cell: 'calibrated', 'partly calibrated: <why>' or 'uncalibrated: <basis>'."""
+    if cal.partial:
+        return f"{cal.mark}: {PARTIAL_TEXT}"
+    return cal.mark if cal.fitted else f"{cal.mark}: {BASIS_TEXT[cal.basis]}"
 
 
 def figure_error(marks: Iterable[PoolMark], source: Source) -> float | None:
@@ -189,6 +194,17 @@ def errors_by_figure(marks: Sequence[PoolMark]) -> dict[str, float]:
 def uncalibrated(marks: Iterable[PoolMark]) -> list[PoolMark]:
     """The pools whose chip has no fitted profile under the run's stack."""
     return [m for m in marks if not m.fitted]
+
+
+def partly(marks: Iterable[PoolMark]) -> list[PoolMark]:
+    """The fitted pools that run a MoE model's experts at the shared factor (`Calibration.partial`)."""
+    return [m for m in marks if m.calibration.partial]
+
+
+def run_mark(marks: Sequence[PoolMark]) -> str:
+    """A run's mark: 'uncalibrated' if any pool is, else 'partly calibrated' if any pool is, else
+    'calibrated'. A run is as sure as its least sure pool."""
+    return "uncalibrated" if uncalibrated(marks) else "partly calibrated" if partly(marks) else "calibrated"
 
 
 def note(marks: Sequence[PoolMark]) -> str | None:
@@ -223,12 +239,67 @@ def compared_errors(
     return out
 
 
-def with_figure_error(text: str, marks: Sequence[PoolMark], key: str) -> str:
-    """A headline figure's text with its expected error: '24 ms' -> '24 ms ± 15%'."""
+RAISED_BY_SPEED = ("goodput_rps", "throughput_rps", "goodput_per_usd")
+"""Headline figures that faster chips raise: an open loop caps them at what arrived."""
+LOWERED_BY_SPEED = ("usd_per_request", "usd_per_million_output_tokens")
+"""Headline figures that faster chips lower: an open loop floors them at the bill over what arrived."""
+
+Limits = Mapping[str, tuple[float, float]]
+"""Per headline key, the largest relative fall and rise the model's error can make of the figure."""
+
+
+def limits(summary: Mapping[str, Any], scenario: Scenario) -> dict[str, tuple[float, float]]:
+    """How far faster or slower chips could move each throughput-borne figure of an open loop.
+
+    A model that is too pessimistic means faster real chips, but an open loop (Poisson, gamma,
+    offline or a trace) only ever sends what it sends: a run that served every request it was
+    offered cannot complete more of them, so goodput and throughput cannot rise above what arrived
+    and the cost per request cannot fall below the bill over it. The error bar is cut there, on the
+    side speed would move it; slower chips can still move the figure by the whole error. A closed
+    loop's clients send more when served faster, so it has no such bound ({}).
+    """
+    arrival = scenario.workload.arrival
+    if scenario.workload.trace is None and arrival.kind == "closed_loop":
+        return {}
+    req = summary.get("requests", {})
+    total, done = float(req.get("total") or 0), float(req.get("completed") or 0)
+    window = float(summary.get("window_s") or 0.0)
+    if total <= 0 or done <= 0 or window <= 0:
+        return {}
+    inf = float("inf")
+    good = float(summary.get("goodput_rps") or 0.0) * window
+    out = {"throughput_rps": (inf, max(total / done - 1.0, 0.0))}
+    if good > 0:
+        out["goodput_rps"] = out["goodput_per_usd"] = (inf, max(total / good - 1.0, 0.0))
+    floor = max(1.0 - done / total, 0.0)
+    out.update({k: (floor, inf) for k in LOWERED_BY_SPEED})
+    return out
+
+
+def band(error: float, bound: tuple[float, float] | None = None) -> str:
+    """'± 36%', or cut by a bound (`limits`) '−36% to +0%'."""
+    down, up = (min(error, bound[0]), min(error, bound[1])) if bound else (error, error)
+    if (down, up) == (error, error):
+        return f"± {error_text(error)}"
+    return f"−{error_text(down)} to +{error_text(up)}"
+
+
+def band_text(text: str, error: float | None, bound: tuple[float, float] | None = None) -> str:
+    """'9.9 req/s ± 36%', or within a bound '9.9 req/s (−36% to +0%)'; the text alone when the
+    error is unknown."""
+    if error is None:
+        return text
+    b = band(error, bound)
+    return f"{text} {b}" if b.startswith("±") else f"{text} ({b})"
+
+
+def with_figure_error(text: str, marks: Sequence[PoolMark], key: str, bounds: Limits | None = None) -> str:
+    """A headline figure's text with its expected error: '24 ms' -> '24 ms ± 15%', cut where the
+    run's `bounds` (`limits`) say the figure cannot go."""
     src = HEADLINE_SOURCES.get(key)
     if not src or not bears_error(text):
         return text
-    return with_error(text, figure_error(marks, src))
+    return band_text(text, figure_error(marks, src), (bounds or {}).get(key))
 
 
 def bears_error(text: str) -> bool:

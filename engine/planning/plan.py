@@ -48,7 +48,7 @@ from engine.catalog.specs import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import STACK_NAMES
-from engine.costmodel.trust import BASIS_TEXT, NVIDIA_ONLY, Calibration, calibration
+from engine.costmodel.trust import BASIS_TEXT, NVIDIA_ONLY, PARTIAL_TEXT, Calibration, calibration
 from engine.planning.portfolio import (
     MAX_POOLS,
     Portfolio,
@@ -466,7 +466,8 @@ def chip_calibrations(scenario: Scenario, cat: Catalog, chips: Sequence[str]) ->
 def trust_columns(prefill: Calibration, *decode: Calibration) -> dict[str, Any]:
     """A deployment's calibration as table columns.
 
-    ``calibrated``: every chip has a profile fitted under the stack; ``calibration``: that, or
+    ``calibrated``: every chip has a profile fitted under the stack; ``calibration``: that
+    (``calibrated``, or ``partly calibrated: <why>`` for a MoE model's shared experts' factor), or
     ``uncalibrated: <chip> (<basis>)``; ``throughput_error`` (over every chip), ``ttft_error`` (the
     prefill chip's), ``tpot_error`` (the decode chips', the largest of a portfolio's): expected
     relative errors, NaN where unknown. A portfolio is as sure as its least calibrated pool.
@@ -474,9 +475,11 @@ def trust_columns(prefill: Calibration, *decode: Calibration) -> dict[str, Any]:
     chips = list({c.hardware: c for c in (prefill, *decode)}.values())
     off = [c for c in chips if not c.fitted]
     mark = (
-        "calibrated"
-        if not off
-        else "uncalibrated: " + ", ".join(f"{c.hardware} ({BASIS_TEXT[c.basis]})" for c in off)
+        "uncalibrated: " + ", ".join(f"{c.hardware} ({BASIS_TEXT[c.basis]})" for c in off)
+        if off
+        else f"partly calibrated: {PARTIAL_TEXT}"
+        if any(c.partial for c in chips)
+        else "calibrated"
     )
 
     def known(errors: Sequence[float | None]) -> float:
