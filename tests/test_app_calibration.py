@@ -63,7 +63,9 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
         if err is None:
             assert "±" not in shown[label], label
         else:  # the whole error, or cut on one side where an open loop bounds the figure ('−0% to +36%')
-            assert re.search(rf" (± {err:.0%}|\(−{err:.0%} to \+\d+%\)|\(−\d+% to \+{err:.0%}\))$", shown[label]), (
+            assert re.search(
+                rf" (± {err:.0%}|\(−{err:.0%} to \+\d+%\)|\(−\d+% to \+{err:.0%}\))$", shown[label]
+            ), (
                 label,
                 shown[label],
             )

@@ -161,6 +161,7 @@ def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() 
     assert confidence.band(0.36, (float("inf"), 0.5)) == "± 36%"  # a bound wider than the error: no cut
     assert confidence.band(0.36, (float("inf"), 0.1)) == "−36% to +10%"
     closed = io.apply_overrides(
-        sc, {"workload.arrival": {"kind": "closed_loop", "clients": 8, "think_time_s": 0.5}, "duration_s": 20.0}
+        sc,
+        {"workload.arrival": {"kind": "closed_loop", "clients": 8, "think_time_s": 0.5}, "duration_s": 20.0},
     )
     assert confidence.limits(simulate(closed).summary, closed) == {}

@@ -26,14 +26,19 @@ from ui.text import plain
 
 PAGE = "fg_page"
 
+BOUND_HELP = (
+    " Its error bar is the model's expected throughput error; where the run served every request an "
+    "open loop sent, faster chips could not serve more, so the bar is cut on that side (−36% to +0%)."
+)
+
 METRIC_HELP = {
     "ttft_p99_ms": "99th percentile of time to first token over completed requests (queueing, prefill and KV transfer).",
     "tpot_p99_ms": "99th percentile of time per output token over completed requests.",
     "slo_attainment": "Share of requests in the window that met their class's TTFT and TPOT targets "
     "(rejected and failed requests count as misses).",
     "usd_per_request": "The whole deployment's bill (every chip, idle or not, until the drain ends) "
-    "divided by completed requests.",
-    "goodput_rps": "Requests per second of the window that met their SLO.",
+    "divided by completed requests." + BOUND_HELP,
+    "goodput_rps": "Requests per second of the window that met their SLO." + BOUND_HELP,
     "usd_per_million_output_tokens": "The bill divided by output tokens of completed requests, times a million.",
 }
 

@@ -35,7 +35,7 @@ from engine.planning.frontier import passing_frontiers
 from engine.planning.plan import DEFAULT_ATTAINMENT, PP_MIN_TP, Plan, Rule, SearchSpace, plan, rule_text
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
-from ui import marks, state
+from ui import marks, state, tables
 from ui.text import plain
 
 PLAN = "fg_plan"
@@ -111,6 +111,12 @@ def pareto_chart(
         )
 
     passing = rows["passes"].astype(bool)
+    # neighbouring frontier points take their labels above and below in turn, so they do not overlap
+    order = {i: n for n, i in enumerate(front.index)}
+
+    def place(i: Any) -> str:
+        return "bottom center" if order.get(i, 0) % 2 else "top center"
+
     for mode, symbol, color in (("colocated", "circle", "#1f77b4"), ("disaggregated", "diamond", "#e67e22")):
         for calibrated in (True, False):
             sub = rows[(rows["mode"] == mode) & passing & (rows["_sure"] == calibrated)]
@@ -122,7 +128,7 @@ def pareto_chart(
                     y=sub[y],
                     mode="markers+text",
                     text=sub["split"].where(sub[frontier] | sub["chosen"], ""),  # label the frontier only
-                    textposition="top center",
+                    textposition=sub.index.map(place).tolist(),
                     name=f"{mode}, meets SLOs" + ("" if calibrated else ", uncalibrated chip"),
                     marker={
                         "symbol": symbol if calibrated else f"{symbol}-open",
@@ -444,14 +450,15 @@ def planner_page() -> None:
         "Click a point to load that deployment as the current scenario. Coloured markers meet every SLO and "
         "the frontier joins the best of them; grey crosses miss an SLO. Open markers: a chip with no profile fitted "
         "under the scenario's serving stack (uncalibrated; hover for the basis and the expected error). Labels give "
-        "each frontier point's P:D split (M: a colocated pool)."
+        "each frontier point's P:D split (M: a colocated pool). Goodput per chip counts the output tokens of "
+        "requests within their SLO."
     )
     frontiers = (  # x, y, frontier flag, title, axis titles, widget key
         ("usd_per_hour", "goodput_rps", "on_cost_frontier", "Cost against goodput",
          "cost ($/h)", "goodput (req/s meeting their SLO)", "plan_cost"),
         ("tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "on_throughput_frontier",
          "Goodput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
-         "output tokens/s per chip, of requests within their SLO", "plan_tput"),
+         "goodput tokens/s per chip", "plan_tput"),
     )  # fmt: skip
     runs = passing_frontiers(p.runs)
     run = None
@@ -467,9 +474,14 @@ def planner_page() -> None:
     if run is not None and 0 <= run < len(p.runs):
         _load(p, run, key)
     with st.expander("Every simulated run", icon=":material/table_rows:"):
-        st.dataframe(runs, hide_index=True, width="stretch")
+        st.dataframe(runs, hide_index=True, width="stretch", column_config=tables.PLAN_RUNS,
+                     column_order=tables.shown(tables.PLAN_RUNS, runs))  # fmt: skip
     with st.expander("Every shape and what became of it", icon=":material/filter_alt:"):
-        st.dataframe(p.candidates, hide_index=True, width="stretch")
+        shapes = p.candidates.replace([np.inf, -np.inf], np.nan)  # a pruned shape has no bound, no run
+        if "best_run" in shapes:
+            shapes["best_run"] = shapes["best_run"].where(shapes["best_run"] >= 0)
+        st.dataframe(shapes, hide_index=True, width="stretch", column_config=tables.PLAN_SHAPES,
+                     column_order=tables.shown(tables.PLAN_SHAPES, shapes))  # fmt: skip
 
 
 # --- the Advisor panel (for the Results page) ------------------------------------------------

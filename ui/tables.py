@@ -112,7 +112,8 @@ HARDWARE: dict[str, Any] = {
     "capex_usd": cc.NumberColumn("Purchase ($)", format="localized", help="One chip's price, for owned chips."),
     "server_capex_usd": cc.NumberColumn("Server share ($)", format="localized", help="The chip's share of its server."),
     "calibration": cc.TextColumn("Calibration", width="medium", help="calibrated: a profile fitted to measurements of "
-                                 "this chip under the scenario's serving stack; uncalibrated: a profile chosen by a rule."),
+                                 "this chip under the scenario's serving stack; partly calibrated: so fitted, but a MoE "
+                                 "model's experts run at the factor shared by every chip; uncalibrated: a profile chosen by a rule."),
     "expected_error": cc.TextColumn("Expected error", width="medium", help="Cross-validated relative error of the "
                                     "figures simulated on this chip, by kind (docs/calibration.md)."),
     "eta_compute": cc.NumberColumn("η_F", help="Achievable fraction of the BF16 peak FLOP/s under the scenario's stack (FP8 and FP4 speed up only the matmuls)."),
@@ -132,3 +133,55 @@ CALIBRATION_FIT: dict[str, Any] = {
     "predicted": cc.NumberColumn("predicted", format="%.2f", help="The cost model with the fitted profile."),
     "error": cc.NumberColumn("error", format="percent", help="predicted / measured − 1"),
 }
+
+
+_ERR = "Expected relative error of the figure (cross-validated, docs/validation.md)."
+PLAN_RUNS: dict[str, Any] = {
+    "run": cc.NumberColumn("run", width=44),
+    "mode": cc.TextColumn("mode"),
+    "shape": cc.TextColumn("shape", help="Prefill chip and layout -> decode chip and layout (one for colocated)."),
+    "split": cc.TextColumn("split", help="Instances: P:D prefill to decode, M a colocated pool."),
+    "chips": cc.NumberColumn("chips"),
+    "usd_per_hour": cc.NumberColumn("$/h", format="%.2f"),
+    "passes": cc.CheckboxColumn("passes", help="Meets the plan's rule (every class at its SLO percentile, or the attainment asked)."),
+    "ttft_ok": cc.CheckboxColumn("TTFT ok"),
+    "tpot_ok": cc.CheckboxColumn("TPOT ok"),
+    "slo_attainment": cc.NumberColumn("attainment", format="percent", help="Share of requests within their SLO."),
+    "goodput_rps": cc.NumberColumn("goodput (req/s)", format="%.2f"),
+    "output_tokens_per_s": cc.NumberColumn("output tok/s", format="%.0f"),
+    "output_tokens_per_s_per_chip": cc.NumberColumn("output tok/s/chip", format="%.0f"),
+    "goodput_tokens_per_s_per_chip": cc.NumberColumn("goodput tok/s/chip", format="%.0f", help="Output tokens per second per chip of requests within their SLO."),
+    "tpot_ms_mean": cc.NumberColumn("TPOT mean", format="%.1f ms"),
+    "tokens_per_s_per_user": cc.NumberColumn("tok/s/user", format="%.1f", help="1 / mean TPOT."),
+    "ttft_ms_p90": cc.NumberColumn("TTFT p90", format="%.0f ms"),
+    "tpot_ms_p90": cc.NumberColumn("TPOT p90", format="%.1f ms"),
+    "usd_per_million_output_tokens": cc.NumberColumn("$/1M output tok", format="%.3f"),
+    "prefill_busy": cc.NumberColumn("prefill busy", format="percent"),
+    "decode_kv_memory": cc.NumberColumn("decode KV", format="percent", help="Peak KV memory of the fullest decode pool."),
+    "calibration": cc.TextColumn("calibration", width="medium"),
+    "calibrated": None,  # the text column says it
+    "throughput_error": cc.NumberColumn("± throughput", format="percent", help=_ERR),
+    "ttft_error": cc.NumberColumn("± TTFT", format="percent", help=_ERR),
+    "tpot_error": cc.NumberColumn("± TPOT", format="percent", help=_ERR),
+    "chosen": cc.CheckboxColumn("chosen"),
+    "on_cost_frontier": cc.CheckboxColumn("cost frontier"),
+    "on_throughput_frontier": cc.CheckboxColumn("goodput frontier"),
+}  # fmt: skip
+"""The planner's runs table (`Plan.runs`), in the order shown (`shown`); the per-pool layout
+columns are left out (the shape and split say them; `plan --json` keeps them)."""
+
+PLAN_SHAPES: dict[str, Any] = {
+    "mode": cc.TextColumn("mode"),
+    "shape": PLAN_RUNS["shape"],
+    "lower_bound_split": cc.TextColumn("bound split", help="The cheapest P:D split the cost model's bounds allow."),
+    "lower_bound_usd_per_hour": cc.NumberColumn("bound $/h", format="%.2f", help="The cost model's lower bound on its bill."),
+    "status": cc.TextColumn("what became of it", width="medium"),
+    "best_run": cc.NumberColumn("best run", help="Its cheapest passing run, if simulated."),
+    **{k: PLAN_RUNS[k] for k in ("calibration", "calibrated", "throughput_error", "ttft_error", "tpot_error")},
+}  # fmt: skip
+"""The planner's shapes table (`Plan.candidates`)."""
+
+
+def shown(config: dict[str, Any], frame: pd.DataFrame) -> list[str]:
+    """The columns of `frame` a table config labels (not hides), in the config's order."""
+    return [k for k, v in config.items() if v is not None and k in frame.columns]
