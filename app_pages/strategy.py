@@ -73,14 +73,15 @@ def hardware_changed(path: str, key: str) -> None:
 
 if st.session_state.get("fg:mode") != sc.deployment.mode:
     st.session_state["fg:mode"] = sc.deployment.mode
-mode_col, stack_col = st.columns([3, 2], vertical_alignment="bottom")
-mode_col.segmented_control(
+# a row that wraps: in a narrow window the stack goes under the deployment rather than clipping it
+top = st.container(horizontal=True, vertical_alignment="bottom", gap="medium")
+top.segmented_control(
     "Deployment", ["colocated", "disaggregated"], key="fg:mode", on_change=mode_changed, required=True,
     format_func={"colocated": "Colocated: one pool does both", "disaggregated": "Disaggregated: prefill and decode pools"}.get,
     help="Colocated instances run prefill and decode in the same iterations (chunked prefill). Disaggregated ones "
     "specialise; each prompt's KV cache crosses the link to a decode instance.",
 )  # fmt: skip
-with stack_col:
+with top.container(width=260):
     select("deployment.stack", list(SERVING_STACKS), "Serving stack", format_func=lambda s: STACK_NAMES.get(s, s),
            help=f"The serving software every instance runs ({', '.join(STACK_NAMES[s] for s in SERVING_STACKS)}). It picks each chip's calibration "
            "profile (the one fitted to that chip under this stack, or one chosen by a rule and marked uncalibrated) and the "
@@ -149,12 +150,13 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
 
 dc_roles = [p.role for p in sc.deployment.pools if p.tier == "datacenter"]
 decode_pools = [p.name for p in sc.deployment.pools if p.role == "decode"]
-POOLS_PER_ROW = 3
-for row in range(0, len(sc.deployment.pools), POOLS_PER_ROW):
-    shown = list(enumerate(sc.deployment.pools))[row : row + POOLS_PER_ROW]
-    for col, (i, pool) in zip(st.columns(POOLS_PER_ROW), shown, strict=False):
+# a pool card's width in pixels: the cards wrap, as many to a row as the window holds (two at
+# 1,400 px, one under 1,000), so a chip's name and the parallelism boxes are never squeezed
+POOL_WIDTH = 300
+with st.container(horizontal=True, gap="small"):
+    for i, pool in enumerate(sc.deployment.pools):
         path = f"deployment.pools[{i}]"
-        with col, st.container(border=True):
+        with st.container(border=True, width=POOL_WIDTH):
             head, rm = st.columns([5, 1], vertical_alignment="center")
             kind = "Edge" if pool.tier == "edge" else pool.role.capitalize()
             head.markdown(f"**{kind} pool** {plain(pool.name)}", help=(Pool.__doc__ or "").strip())

@@ -749,3 +749,19 @@ def test_a_closed_loops_own_knobs_show_only_for_a_closed_loop() -> None:
     closed = app("workload", short(**{"workload.arrival": {"kind": "closed_loop", "clients": 8}}))
     assert_clean(closed)
     assert {"Think", "Think spread", "Ramp (s)", "Clients"} <= labels(closed)
+
+
+def test_no_page_writes_a_stray_string() -> None:
+    """Streamlit's magic writes any bare expression of a page script to the page: a docstring-like
+    string after a constant would show as text. Only the module's own docstring is allowed."""
+    import ast
+    from pathlib import Path
+
+    for path in sorted(Path("app_pages").glob("*.py")) + [Path("app.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        stray = [
+            node.lineno
+            for node in tree.body[1:]
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ]
+        assert not stray, f"{path}: bare strings at lines {stray}"

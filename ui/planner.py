@@ -241,7 +241,8 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
     mine = [p.hardware for p in sc.deployment.pools]
     default_chips = list(dict.fromkeys([*mine, *(c for c in ("h100-sxm", "h200", "b200") if c in chips)]))
     with st.form("plan_form", border=True):
-        c1, c2, c3 = st.columns([2, 4, 2])
+        # rows that wrap: in a narrow window a field moves to the next line instead of squeezing its values
+        c1 = c2 = c3 = st.container(horizontal=True, gap="small")
         # no min/max on these inputs: Streamlit would refuse an out-of-range value silently; the
         # form checks the ranges when it is submitted and says which field is off (FORM_RANGES)
         c1.number_input(
@@ -249,6 +250,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             key="plan_target",
             value=float(sc.workload.arrival.rate_rps),
             step=1.0,
+            width=160,
         )
         c2.multiselect(
             "Allowed hardware",
@@ -256,14 +258,19 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             default=default_chips,
             key="plan_hardware",
             help="Chips the planner may put in any pool; prefill and decode may differ.",
+            width=380,
         )
-        c3.number_input("Budget ($/h, 0 = none)", value=0.0, step=10.0, key="plan_budget")
+        c3.number_input("Budget ($/h, 0 = none)", value=0.0, step=10.0, key="plan_budget", width=180)
         moe = cat.models[sc.model.id].moe if sc.model.id in cat.models else None
-        c4, c5, c6, c7 = st.columns([4, 3, 2, 2])  # "colocated" and "disaggregated" side by side
+        c4 = c5 = c6 = c7 = st.container(horizontal=True, gap="small")
         c4.multiselect(
-            "Modes", ["colocated", "disaggregated"], default=["colocated", "disaggregated"], key="plan_modes"
+            "Modes",
+            ["colocated", "disaggregated"],
+            default=["colocated", "disaggregated"],
+            key="plan_modes",
+            width=280,  # "colocated" and "disaggregated" side by side
         )
-        c5.multiselect("Tensor parallel", [1, 2, 4, 8], default=[1, 2, 4, 8], key="plan_tp")
+        c5.multiselect("Tensor parallel", [1, 2, 4, 8], default=[1, 2, 4, 8], key="plan_tp", width=230)
         c6.multiselect(
             "Pipeline stages",
             PP_CHOICES,
@@ -271,6 +278,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             key="plan_pp",
             help=f"Stages per instance; above 1 with each tensor-parallel degree of {PP_MIN_TP} or more, for "
             "models that need more chips than one node's tensor parallelism (Llama-3.1-405B on H100s).",
+            width=160,
         )
         c7.multiselect(
             "Expert parallel (MoE)",
@@ -282,8 +290,9 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             "tensor parallelism per attention rank and as many data-parallel ranks as fill the group "
             "(tp1 dp8 ep8, tp2 dp4 ep8): DeepSeek's layout. MoE models only"
             + ("." if moe else f"; {sc.model.id} is dense."),
+            width=170,
         )
-        c8, c9, c10, c11 = st.columns([2, 2, 4, 2])
+        c8 = c9 = c10 = c11 = st.container(horizontal=True, gap="small")
         c8.selectbox(
             "Planning window",
             [60.0, 120.0, 300.0],
@@ -291,8 +300,9 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             key="plan_window",
             format_func=lambda v: f"{v:g} s",
             help="Arrival window of each planning run.",
+            width=160,
         )
-        c9.number_input("Most simulations", value=120, step=5, key="plan_sims")
+        c9.number_input("Most simulations", value=120, step=5, key="plan_sims", width=160)
         c10.selectbox(
             "A deployment passes when",
             list(RULE_LABELS),
@@ -301,6 +311,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             help="Every class with its TTFT and TPOT within target at its SLO percentile (MLPerf's rule), "
             "or at least the share below of all requests each within its class's TTFT and TPOT "
             "targets (DistServe's attainment).",
+            width=340,
         )
         c11.number_input(
             "Requests within their SLO (%)",
@@ -308,8 +319,9 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             step=5.0,
             key="plan_attainment",
             help="The share the attainment rule asks for (DistServe: 90%). Not used by the percentile rule.",
+            width=200,
         )
-        c12, c13 = st.columns(2)
+        c12 = c13 = st.container(horizontal=True, gap="large")
         c12.checkbox("Allow prefill and decode on different chips", value=True, key="plan_mixed")
         c13.checkbox(
             "Mix decode pools by class",
