@@ -757,7 +757,7 @@ def test_no_page_writes_a_stray_string() -> None:
     import ast
     from pathlib import Path
 
-    for path in sorted(Path("app_pages").glob("*.py")) + [Path("app.py")]:
+    for path in [*sorted(Path("app_pages").glob("*.py")), Path("app.py")]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         stray = [
             node.lineno
