@@ -44,7 +44,7 @@ for side in ("a", "b"):  # a link's choice the page does not know is said, then 
             icon=":material/link_off:",
         )
         del st.query_params[side]
-c1, c2, c3 = st.columns([5, 5, 2])
+c1, c2, c3 = st.columns([5, 5, 3])  # the Seeds box (130 px) fits at 1,100 px
 # A is the scenario; B what it is measured against, as the lesson's link opens it: its preset
 # counterpart (the same requests), else the same scenario served the other way
 default_b = current.counterpart if current.counterpart in CHOICES else SWITCHED

@@ -27,8 +27,10 @@ from ui.text import plain
 PAGE = "fg_page"
 
 BOUND_HELP = (
-    " Its error bar is the model's expected throughput error; where the run served every request an "
-    "open loop sent, faster chips could not serve more, so the bar is cut on that side (−36% to +0%)."
+    " Its error bar is the model's expected throughput error. Where an open loop's run served every "
+    "request it was sent, faster chips could not serve more, so the bar is cut on the side they would "
+    "move this figure (goodput: −36% to +0%; cost per request: −0% to +36%, less where the drain "
+    "after the window adds to the bill)."
 )
 
 METRIC_HELP = {

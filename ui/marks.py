@@ -64,8 +64,16 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
             stack = confidence.stack_name(marks[0].calibration.stack) if marks else ""
             errs = confidence.errors_text(confidence.errors_by_figure(marks))
             warn = "".join(f"; {c}" for c in confidence.caveats(marks))
-            what = "Every pool's dense layers run" if confidence.partly(marks) else "Every pool runs"
-            st.caption(plain(f"{what} with a profile fitted to its chip under {stack}; {errs}{warn}."))
+            shared = [m.pool for m in confidence.partly(marks)]
+            only = (
+                f" (for {'pools' if len(shared) > 1 else 'pool'} {', '.join(shared)}, its dense layers; the "
+                "routed experts run at the factor shared by every chip)"
+                if shared
+                else ""
+            )
+            st.caption(
+                plain(f"Every pool runs with a profile fitted to its chip under {stack}{only}; {errs}{warn}.")
+            )
 
 
 def pool_mark(cal: Calibration) -> None:

@@ -419,7 +419,8 @@ def _summary(p: Plan) -> None:
         ):
             marks.badge(run_mark(r), help=marks.MARK_HELP)
             rules = "; ".join(f"{c.hardware}: {c.rule}" for c in p.calibration if not c.fitted)
-            shared = next((c.caveat for c in p.calibration if c.partial), "")
+            chosen = {r.get(f"{role}_hardware") for role in ("prefill", "decode", "mixed")}
+            shared = next((c.caveat for c in p.calibration if c.partial and c.hardware in chosen), "")
             st.caption(plain(f"Chosen deployment: {r['calibration']}"
                              + (f" ({shared})" if shared and run_mark(r) == "partly calibrated" else "")
                              + (f". Uncalibrated chips of this search: {rules}." if rules else ".")))  # fmt: skip

@@ -125,6 +125,9 @@ class Calibration:
     model the rate its experts ran at ('' when nothing)."""
     experts: float | None = None
     """A MoE model's routed experts' rate against the dense layers' (`CalibrationProfile.eta_experts`)."""
+    shared_experts: bool = False
+    """True when `experts` is the one factor fitted to every chip's and stack's MoE rows
+    (`experts_factor`), not the profile's own."""
 
     @property
     def fitted(self) -> bool:
@@ -135,7 +138,7 @@ class Calibration:
     def partial(self) -> bool:
         """Fitted, but for a MoE model whose routed experts run at the one factor fitted to every
         chip's and stack's MoE rows together: the chip's dense layers are its own, the experts not."""
-        return self.fitted and self.experts is not None and self.experts == experts_factor()
+        return self.fitted and self.shared_experts
 
     @property
     def mark(self) -> str:
@@ -160,6 +163,7 @@ class Calibration:
             "stack": self.stack,
             "fitted": self.fitted,
             "partial": self.partial,
+            **({"shared_experts": True} if self.shared_experts else {}),
             "basis": self.basis,
             "rule": self.rule,
             "expected_error": dict(self.expected_error),
@@ -357,20 +361,19 @@ def calibration(
     MoE model the profile carries the experts' factor, and the calibration says so (its caveat,
     and a rule's text, as for an online caveat).
     """
-    prof, cal = _calibration(hw, stack, catalog, profile_name, moe, custom)
+    plain, cal = _calibration(hw, stack, catalog, profile_name, moe, custom)
+    prof = with_experts(plain) if moe else plain
     if not moe or prof.eta_experts is None:
         return prof, cal
-    whose = (
-        "one factor fitted to the MoE reference rows"
-        if prof.eta_experts == experts_factor()
-        else "the profile's own factor"
-    )
+    shared = plain.eta_experts is None  # the profile states no experts' rate of its own
+    whose = "one factor fitted to the MoE reference rows" if shared else "the profile's own factor"
     note = f"MoE: routed experts at {prof.eta_experts:.0%} of the dense layers' rates ({whose}, docs/calibration.md)"
     return prof, dataclasses.replace(
         cal,
         rule=cal.rule if cal.fitted else f"{cal.rule}; {note}",
         caveat=f"{cal.caveat}; {note}" if cal.caveat else note,
         experts=prof.eta_experts,
+        shared_experts=shared,
     )
 
 
@@ -390,9 +393,7 @@ def _calibration(
     def result(
         prof: CalibrationProfile, name: str, basis: Basis, rule: str
     ) -> tuple[CalibrationProfile, Calibration]:
-        return (with_experts(prof) if moe else prof), Calibration(
-            hw.id, stack, name, basis, rule, expected_errors(basis, moe)
-        )
+        return prof, Calibration(hw.id, stack, name, basis, rule, expected_errors(basis, moe))
 
     if profile_name is None and custom:
         profile_name = hw.default_profile

@@ -512,7 +512,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 "info",
                 "calibration",
                 f"{hw} ({which}) is partly calibrated under {stack}: its dense layers are fitted to measurements "
-                f"of {hw}, but the model's routed experts run at {cal.experts:.0%} of their rates, one factor "
+                f"of {hw}, but the model's routed experts run at {cal.experts:.0%} of the dense layers' rates, one factor "
                 f"fitted to every chip's and stack's MoE measurements together; {errors_text(cal.expected_error)}. "
                 f"To give {hw} its own, fit your measurements of a MoE model on it: python -m engine calibrate "
                 f"measurements.csv --hardware {hw} --profile {cal.stack}, or the upload on the About page.",

@@ -16,7 +16,7 @@ no figure for that basis) gets no error bar rather than an invented one. SLO att
 bill per hour carry none: the first is a share of requests, not a scaled quantity, and the second
 is prices times chips. An open loop cannot complete more than it was sent, so where a run served
 what arrived, the throughput-borne figures' bars are cut on the side faster chips would move them
-(`limits`: `9.9 req/s (−36% to +0%)`).
+(`limits`: `9.9 req/s (−36% to +0%)`; offline batches and closed loops keep the whole bar).
 
 Plain data only, no pandas: the command line's ``run`` imports it.
 """
@@ -40,6 +40,7 @@ from engine.costmodel.trust import (
 )
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
+from engine.serving.metrics import whole_run
 
 PREFILLING = ("prefill", "mixed")
 """Pool roles whose speed sets TTFT."""
@@ -111,6 +112,7 @@ def _from_dict(hardware: str, d: Mapping[str, Any]) -> Calibration:
         expected_error={str(k): float(v) for k, v in (d.get("expected_error") or {}).items()},
         caveat=str(d.get("caveat", "")),
         experts=float(d["eta_experts"]) if d.get("eta_experts") is not None else None,
+        shared_experts=bool(d.get("shared_experts", False)),
     )
 
 
@@ -147,7 +149,8 @@ def errors_text(errors: Mapping[str, float]) -> str:
 def describe(cal: Calibration) -> str:
     """A calibration in one line: mark, rule (with a fit's caveat: a rule's text carries its own)
     and expected errors."""
-    how = f"{cal.rule}; {cal.caveat}" if cal.fitted and cal.caveat else cal.rule
+    extra = [c for c in cal.caveat.split("; ") if c and c not in cal.rule] if cal.fitted else []
+    how = "; ".join([cal.rule, *extra])
     return f"{cal.mark} under {stack_name(cal.stack)}: {how}; {errors_text(cal.expected_error)}"
 
 
@@ -249,21 +252,24 @@ Limits = Mapping[str, tuple[float, float]]
 
 
 def limits(summary: Mapping[str, Any], scenario: Scenario) -> dict[str, tuple[float, float]]:
-    """How far faster or slower chips could move each throughput-borne figure of an open loop.
+    """How far faster chips could move each throughput-borne figure of an open loop.
 
-    A model that is too pessimistic means faster real chips, but an open loop (Poisson, gamma,
-    offline or a trace) only ever sends what it sends: a run that served every request it was
-    offered cannot complete more of them, so goodput and throughput cannot rise above what arrived
-    and the cost per request cannot fall below the bill over it. The error bar is cut there, on the
-    side speed would move it; slower chips can still move the figure by the whole error. A closed
-    loop's clients send more when served faster, so it has no such bound ({}).
+    A model that is too pessimistic means faster real chips, but an open loop (Poisson, gamma or
+    a trace, whose window is the arrivals') only ever sends what it sends: a run that served every
+    request it was offered cannot complete more of them, so goodput and throughput cannot rise
+    above what arrived. The bill runs until the last request drains, so faster chips can lower the
+    cost per request by ending the drain sooner, but not below the bill up to the window's end
+    over every request that arrived. The error bar is cut there, on the side speed would move it;
+    the other side keeps the whole error. Offline batches and closed loops are measured over the
+    whole run, which faster chips shorten (and a closed loop's clients send more when served
+    faster): they have no such bound ({}).
     """
-    arrival = scenario.workload.arrival
-    if scenario.workload.trace is None and arrival.kind == "closed_loop":
+    if whole_run(scenario):
         return {}
     req = summary.get("requests", {})
     total, done = float(req.get("total") or 0), float(req.get("completed") or 0)
     window = float(summary.get("window_s") or 0.0)
+    end = float(summary.get("drain_end_s") or 0.0)
     if total <= 0 or done <= 0 or window <= 0:
         return {}
     inf = float("inf")
@@ -271,7 +277,8 @@ def limits(summary: Mapping[str, Any], scenario: Scenario) -> dict[str, tuple[fl
     out = {"throughput_rps": (inf, max(total / done - 1.0, 0.0))}
     if good > 0:
         out["goodput_rps"] = out["goodput_per_usd"] = (inf, max(total / good - 1.0, 0.0))
-    floor = max(1.0 - done / total, 0.0)
+    shorter = min(1.0, scenario.duration_s / end) if end > 0 else 1.0  # the drain, at best gone
+    floor = max(1.0 - done / total * shorter, 0.0)
     out.update({k: (floor, inf) for k in LOWERED_BY_SPEED})
     return out
 
