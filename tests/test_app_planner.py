@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.test_frontier import runs as sample_runs
@@ -141,3 +142,38 @@ def test_the_planner_mixes_decode_pools_by_class_when_asked() -> None:
     assert not at.exception
     won = [s.value.replace("\\", "") for s in at.success if "Cheapest deployment" in s.value]
     assert won and "chat:" in won[0] and "batch:" in won[0], won  # a portfolio, each class its decode chip
+
+
+def test_the_planner_says_whether_its_choice_holds_with_slower_chips_and_loads_what_does() -> None:
+    """At 16 req/s on H100s the cheapest chat-colocated deployment passes by a thin margin: with its
+    chips as slow as their expected error allows it misses, and the page names and loads the
+    cheapest deployment that passes even then."""
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.switch_page("app_pages/planner.py")
+    at.run()
+    at.number_input(key="plan_target").set_value(16.0)
+    at.multiselect(key="plan_hardware").set_value(["h100-sxm"])
+    at.multiselect(key="plan_tp").set_value([1, 2])
+    at.multiselect(key="plan_pp").set_value([1])
+    at.selectbox(key="plan_window").set_value(60.0)
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    box = at.get_by_key("fg-plan-margin")
+    said = " ".join(w.value for w in box.warning).replace("\\", "").replace("\u2060", "")  # escapes, joiners
+    assert "With every chip slower by its expected throughput error (h100-sxm 15%)" in said, said
+    assert "the chosen deployment no longer passes" in said and "The cheapest that passes even then" in said
+    shape = said.split("even then: **")[1].split("**")[0]
+    at.button(key="fg-plan-load-margin").click().run()
+    assert not at.exception
+    now = at.session_state["fg_scenario"]
+    counts = {p.role: p.count for p in now.deployment.pools}
+    split = f"{counts['prefill']}P:{counts['decode']}D" if "prefill" in counts else f"{counts['mixed']}M"
+    assert shape.endswith(split), (shape, counts)
+    assert now.workload.arrival.rate_rps == 16.0
+    # unticked, the plan comes without its margin
+    at.switch_page("app_pages/planner.py").run()
+    at.checkbox(key="plan_margin").uncheck()
+    at.button[0].click().run()
+    assert not at.exception and any("Cheapest deployment" in x.value for x in at.success)
+    with pytest.raises(KeyError):
+        at.get_by_key("fg-plan-margin")

@@ -259,6 +259,18 @@ def test_cli_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["best"]["passes"] is True
     assert doc["counts"]["simulated"] >= 1 and doc["frontier_cost"]
     assert doc["best"]["deployment"]["pools"][0]["hardware"] == "h100-sxm"
+    # the margin: the choice rerun, and the search repeated, with chips slower by their expected error
+    m = doc["margin"]
+    assert m["slowdown"] == {"h100-sxm": doc["calibration"]["h100-sxm"]["expected_error"]["throughput"]}
+    assert isinstance(m["chosen_holds"], bool) and m["chosen_slowed"]["run"] == doc["best"]["run"]
+    if m["chosen_holds"]:
+        assert m["extra_usd_per_hour"] == 0.0
+    elif m["slowed_best"] is not None:
+        assert (
+            m["slowed_best"]["usd_per_hour"] >= doc["best"]["usd_per_hour"]
+        )  # another split may cost the same
+    assert main([*SMALL_PLAN, "--target-rps", "8", "--finalists", "1", "--json", "--no-margin"]) == 0
+    assert "margin" not in json.loads(capsys.readouterr().out)
 
 
 def test_cli_plan_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
@@ -269,6 +281,8 @@ def test_cli_plan_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     out = capsys.readouterr().out
     assert "cheapest:" in out and "Pareto" in out
+    assert "margin: with every chip slower by its expected throughput error (h100-sxm " in out
+    assert "the chosen deployment still passes" in out or "the chosen deployment no longer passes" in out
 
 
 def test_cli_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:

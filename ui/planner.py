@@ -31,8 +31,19 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.trust import error_text
 from engine.explain import advisor
+from engine.explain.presentation import duration_text
 from engine.planning.frontier import passing_frontiers
-from engine.planning.plan import DEFAULT_ATTAINMENT, PP_MIN_TP, Plan, Rule, SearchSpace, plan, rule_text
+from engine.planning.margin import Margin, margin
+from engine.planning.plan import (
+    DEFAULT_ATTAINMENT,
+    PP_MIN_TP,
+    Plan,
+    Progress,
+    Rule,
+    SearchSpace,
+    plan,
+    rule_text,
+)
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
 from ui import marks, state, tables
@@ -330,6 +341,14 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             help="With two or more request classes: after the search, also try one prefill pool and a decode "
             "pool of its own chip for each class, the class pinned to it (a portfolio).",
         )
+        c13.checkbox(
+            "Check the margin for the model's error",
+            value=True,
+            key="plan_margin",
+            help="After the search, rerun the chosen deployment, and search again, with every chip slower by its "
+            "expected throughput error (the calibration's cross-validated error): does the choice hold if the "
+            "chips are as slow as the model may be wrong, and what would hold then. About doubles the time.",
+        )
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
     if not st.session_state.pop(REQUEST, False):
         return None
@@ -362,20 +381,68 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
     return float(ss["plan_target"]), space, rule, float(ss["plan_attainment"]) / 100.0
 
 
-def _run_plan(sc: Scenario, target: float, space: SearchSpace, rule: Rule, attainment: float) -> Plan | None:
+def _run_plan(
+    sc: Scenario, target: float, space: SearchSpace, rule: Rule, attainment: float, with_margin: bool
+) -> tuple[Plan, Margin | None] | None:
+    """The plan, and its margin for the model's error when asked (`engine.planning.margin`)."""
     bar = st.progress(0.0, text="Planning…")
 
-    def progress(done: int, total: int, note: str) -> None:
-        bar.progress(min(done / max(total, 1), 1.0), text=f"Simulation {done + 1} (at most {total}): {note}")
+    def progress(what: str) -> Progress:
+        def show(done: int, total: int, note: str) -> None:
+            bar.progress(min(done / max(total, 1), 1.0), text=f"{what} {done + 1} (at most {total}): {note}")
+
+        return show
 
     try:
-        result = plan(sc, target, space, progress=progress, rule=rule, attainment=attainment)
+        result = plan(sc, target, space, progress=progress("Simulation"), rule=rule, attainment=attainment)
+        edge = (
+            margin(sc, result, space, progress=progress("Margin: slowed simulation")) if with_margin else None
+        )
     except ScenarioError as exc:
         st.error(f"Cannot plan this scenario: {plain(exc)}")
         return None
     finally:
         bar.empty()
-    return result
+    return result, edge
+
+
+def _margin(m: Margin, key: tuple[Any, ...]) -> None:
+    """The margin for the model's error: the choice with slowed chips, and the cheapest that holds.
+    Chip ids and shapes can come from a custom chip: they go through `plain`."""
+    slow = plain(", ".join(f"{chip} {e:.0%}" for chip, e in m.slowdown.items() if e > 0) or "no chip")
+    c = m.chosen
+    figures = (
+        f"{c.slo_attainment:.1%} of requests within SLO, TTFT p90 {duration_text(c.ttft_ms_p90)}, "
+        f"TPOT p90 {duration_text(c.tpot_ms_p90)}"
+    )
+    head = (
+        f"**Margin for the model's error.** With every chip slower by its expected throughput error ({slow}),"
+    )
+    with st.container(key="fg-plan-margin"):
+        if m.holds:
+            st.info(f"{head} the chosen deployment still passes: {figures}.", icon=":material/shield:")
+            return
+        q = m.slowed
+        if q.best_run is None:
+            st.warning(
+                f"{head} the chosen deployment no longer passes ({figures}), and no deployment of this search "
+                f"passes then ({q.simulated} simulations).",
+                icon=":material/gpp_maybe:",
+            )
+            return
+        r = q.runs.iloc[q.best_run]
+        extra = m.extra_usd_per_hour or 0.0
+        base = m.modelled.best_usd_per_hour or 0.0
+        share = f", +{extra / base:.0%}" if base else ""
+        more = f"+\\${extra:,.2f}/h{share}" if extra >= 0.005 else "the same price"
+        st.warning(
+            f"{head} the chosen deployment no longer passes ({figures}). The cheapest that passes even then: "
+            f"**{plain(r['shape'])} {plain(r['split'])}**, {int(r['chips'])} chips, **\\${r['usd_per_hour']:,.2f}/h** "
+            f"({more})" + ("" if q.exhaustive else "; the slowed search ran out of simulations") + ".",
+            icon=":material/gpp_maybe:",
+        )  # fmt: skip
+        if st.button("Load the deployment that holds", key="fg-plan-load-margin", icon=":material/download:"):
+            _load(q, q.best_run, (*key, "slowed"))
 
 
 def _summary(p: Plan) -> None:
@@ -444,19 +511,23 @@ def planner_page() -> None:
     if asked is not None:
         target, space, rule, attainment = asked
         key = (sc.model_dump_json(), target, space, rule, attainment)
-        result = _run_plan(sc, target, space, rule, attainment)
+        result = _run_plan(
+            sc, target, space, rule, attainment, bool(st.session_state.get("plan_margin", True))
+        )
         if result is not None:
-            st.session_state[PLAN] = (key, result)
+            st.session_state[PLAN] = (key, *result)
     stored = st.session_state.get(PLAN)
     if stored is None:
         st.info("Set a target load and the chips allowed, then press **Plan**.", icon=":material/info:")
         return
-    key, p = stored
+    key, p, edge = stored if len(stored) == 3 else (*stored, None)  # a plan kept from before the margin
     loaded = st.session_state.pop(JUST_LOADED, None)
     if loaded:
         st.success(f"Loaded **{plain(loaded)}** as the current scenario.", icon=":material/download_done:")
         st.page_link("app_pages/results.py", label="See its results", icon=":material/monitoring:")
     _summary(p)
+    if edge is not None:
+        _margin(edge, key)
     if p.runs.empty:
         return
     st.caption(

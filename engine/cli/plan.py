@@ -24,6 +24,7 @@ from engine.explain import confidence
 from engine.scenario import codec as scenario_io
 
 if TYPE_CHECKING:
+    from engine.planning.margin import Margin
     from engine.planning.plan import Plan
 
 STABLE_MONTHS_DEFAULT = 12.0
@@ -96,13 +97,26 @@ def cmd_plan(args: argparse.Namespace) -> int:
         )
     finally:
         bar.close()
+    edge = None
+    if not args.no_margin and result.best_run is not None:
+        from engine.planning.margin import margin
+
+        bar = _Bar(space.max_simulations, "margin", not args.no_progress)
+        try:
+            edge = margin(scen, result, space, progress=bar.plan, check_work=not args.no_work_limit)
+        finally:
+            bar.close()
     if args.json:
         doc = result.to_json()
+        if edge is not None:
+            doc["margin"] = edge.to_json()
         doc["engine_version"] = ENGINE_VERSION
         doc["scenario"] = {"name": scen.name, "seed": scen.seed}
         emit_json(doc)
         return 0
     print_plan(result)
+    if edge is not None:
+        print_margin(edge)
     if args.out and result.best is not None:
         Path(args.out).write_text(scenario_io.dumps_toml(result.best), encoding="utf-8")
         print(f"wrote the chosen scenario to {args.out}")
@@ -119,6 +133,38 @@ def _mark(row: Mapping[Any, Any]) -> str:
     return (
         head if row["calibrated"] and head else "calibrated" if row["calibrated"] else "uncalibrated"
     ) + pm
+
+
+def print_margin(m: Margin) -> None:
+    """The plan's margin for the model's error: the choice with slowed chips, and what holds."""
+    slow = ", ".join(f"{chip} {e:.0%}" for chip, e in m.slowdown.items() if e > 0) or "no chip"
+    c = m.chosen
+    figures = (
+        f"attainment {c.slo_attainment:.1%}, goodput {c.goodput_rps:.2f} req/s, TTFT p90 {_ms(c.ttft_ms_p90)}, "
+        f"TPOT p90 {_ms(c.tpot_ms_p90)}"
+    )
+    print(f"\nmargin: with every chip slower by its expected throughput error ({slow})")
+    if m.holds:
+        print(f"  the chosen deployment still passes ({figures})")
+        return
+    print(f"  the chosen deployment no longer passes ({figures})")
+    q = m.slowed
+    if q.best_run is None:
+        print(f"  no deployment passes with slowed chips in this search ({q.simulated} simulations)")
+        return
+    r = q.runs.iloc[q.best_run]
+    extra = m.extra_usd_per_hour or 0.0
+    share = extra / m.modelled.best_usd_per_hour if m.modelled.best_usd_per_hour else 0.0
+    more = f"+${extra:,.2f}/h, +{share:.0%}" if extra >= 0.005 else "the same price"
+    print(
+        f"  cheapest that passes even then: {r['shape']} {r['split']} = {int(r['chips'])} chips, "
+        f"${r['usd_per_hour']:,.2f}/h ({more})"
+        + ("" if q.exhaustive else " (the slowed search ran out of simulations)")
+    )
+
+
+def _ms(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:,.0f} ms" if v >= 100 else f"{v:.1f} ms"
 
 
 def print_plan(p: Plan) -> None:
@@ -397,6 +443,12 @@ def register(sub: Any) -> None:
     p.add_argument("--out", default=None, help="write the chosen scenario (TOML) here")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--no-margin",
+        action="store_true",
+        help="skip the margin: the choice rerun, and the search repeated, with every chip as much slower "
+        "as its expected throughput error allows (docs/planner.md)",
+    )
     add_work_limit_flag(p)
     p.set_defaults(func=cmd_plan)
 

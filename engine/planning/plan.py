@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -307,6 +307,9 @@ class Plan:
     rule: Rule = "percentile"
     """What passing meant (`run_passes`), with `attainment` the share the attainment rule asked for."""
     attainment: float = DEFAULT_ATTAINMENT
+    slowdown: dict[str, float] = field(default_factory=dict)
+    """Empty for a plan as modelled; for a plan with `slowed` chips, how much slower each chip ran
+    (its expected throughput error, `slowdowns`)."""
 
     @property
     def best_usd_per_hour(self) -> float | None:
@@ -341,6 +344,7 @@ class Plan:
             "exhaustive": self.exhaustive,
             "notes": list(self.notes),
             "calibration": {c.hardware: c.as_dict() for c in self.calibration},
+            **({"slowdown": dict(self.slowdown)} if self.slowdown else {}),
             "frontier_cost": self.frontier_cost.to_dict(orient="records"),
             "frontier_throughput": self.frontier_throughput.to_dict(orient="records"),
             "candidates": self.candidates.to_dict(orient="records"),
@@ -461,6 +465,12 @@ def chip_calibrations(scenario: Scenario, cat: Catalog, chips: Sequence[str]) ->
         h: calibration(cat.hardware[h], stack, cat, profiles.get(h), moe=moe, custom=h in custom)[1]
         for h in chips
     }
+
+
+def slowdowns(calibrations: Iterable[Calibration]) -> dict[str, float]:
+    """Per chip, how much slower than modelled a pessimistic plan runs it: the expected error of
+    its throughput (0 where none has been cross-validated)."""
+    return {c.hardware: float(c.error("throughput") or 0.0) for c in calibrations}
 
 
 def trust_columns(prefill: Calibration, *decode: Calibration) -> dict[str, Any]:
@@ -616,6 +626,8 @@ class _Search:
         self.calibrations: dict[str, Calibration] = {}
         self.verdicts: dict[int, tuple[list[bool], list[bool], list[float]]] = {}
         """A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""
+        self.slowdown: dict[str, float] = {}
+        """Per chip, how much slower than its profile every run makes it (empty: as modelled)."""
 
     def cost(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> float:
         """Cost per hour of a shape (or portfolio) at given counts."""
@@ -643,6 +655,7 @@ class _Search:
             self.cat,
             requests=self.reqs,
             check_work=self.check_work,
+            slowdown=self.slowdown,
         )
         row = {
             "run": len(self.rows),
@@ -755,13 +768,17 @@ def plan(
     check_work: bool = True,
     rule: Rule = "percentile",
     attainment: float = DEFAULT_ATTAINMENT,
+    slowed: bool = False,
 ) -> Plan:
     """The cheapest deployment whose simulated run passes at `target_rps`.
 
     Passing follows `rule` (`run_passes`): ``percentile``, every class's TTFT and TPOT within
     target at its SLO percentile; ``attainment``, at least `attainment` of the requests within
     their SLO. `check_work=False` lifts the work bound on each run (engine.serving.work_bound),
-    as `simulate`'s does.
+    as `simulate`'s does. `slowed` runs every chip as much slower than modelled as its expected
+    throughput error allows (`slowdowns`): the cheapest deployment that passes even so, the
+    margin a buyer can add for the model's error (docs/planner.md, "Margin"). The cost model's
+    bounds stay those of the modelled chips: lower than the slowed ones, so still bounds.
     """
     check_rule(rule, attainment)
     space = space or SearchSpace()
@@ -779,6 +796,8 @@ def plan(
         full, {}, space, cat, progress, check_work, rule, attainment,
     )  # fmt: skip
     search.calibrations = chip_calibrations(search.base, cat, chips)
+    if slowed:
+        search.slowdown = slowdowns(search.calibrations.values())
     d = rule_demand(demand(search.base, search.reqs), rule, attainment)
     kinds = instance_kinds(space, chips, cat.models[scenario.model.id])
     search.rates.update(
@@ -1012,4 +1031,5 @@ def _assemble(
         calibration=tuple(search.calibrations.values()),
         rule=search.rule,
         attainment=search.attainment,
+        slowdown=dict(search.slowdown),
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from engine.catalog.entries import Catalog
 from engine.scenario.model import Scenario
-from engine.scenario.resolve import Resolved, resolve
+from engine.scenario.resolve import Resolved, resolve, slowed
 from engine.serving import metrics, work_bound
 from engine.serving.sim import Records, Simulation
 from engine.serving.workload import Requests, generate
@@ -119,13 +120,17 @@ def simulate(
     requests: Requests | None = None,
     *,
     check_work: bool = True,
+    slowdown: Mapping[str, float] | None = None,
 ) -> SimResult:
     """Run one scenario. `requests` may be given to replay the exact same requests.
 
     A run whose estimated work exceeds the bounds raises `work_bound.WorkBoundError` (a
-    ScenarioError) before it starts, unless `check_work` is False.
+    ScenarioError) before it starts, unless `check_work` is False. `slowdown` (chip id -> e)
+    runs each chip 1 + e times slower than its profile (`resolve.slowed`: the planner's margin).
     """
     resolved = resolve(scenario, catalog)
+    if slowdown:
+        resolved = slowed(resolved, slowdown)
     reqs = requests if requests is not None else generate(scenario)
     if check_work:
         work_bound.check(scenario, reqs)

@@ -1,0 +1,120 @@
+"""The margin of a plan: what if the chips are as slow as the model's expected error allows?
+
+The planner picks the cheapest deployment whose simulated run passes. Its figures carry the
+cross-validated error of their calibration (`engine.costmodel.trust`), and the cheapest passing
+deployment is the one that passes by the least. A buyer wants to know whether the choice holds
+if the chips turn out slower than modelled, and what holding would cost. So the margin reruns
+the chosen deployment, on the same requests, with every chip slower by its expected throughput
+error (`engine.scenario.resolve.slowed`: compute and bandwidth fractions divided by 1 + e, the
+fixed cost per iteration times 1 + e), and plans again with every run so slowed: the cheapest
+deployment that passes even then (docs/planner.md, "Margin").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.catalog.entries import Catalog
+from engine.planning.plan import Plan, Progress, SearchSpace, plan, planning_scenario, run_passes
+from engine.scenario.model import Scenario
+from engine.serving.run import simulate
+from engine.serving.workload import generate
+
+
+@dataclass(frozen=True)
+class Check:
+    """The chosen deployment of a plan, rerun with its chips slowed."""
+
+    run: int
+    """Its run number in the plan as modelled (`Plan.runs`)."""
+    passes: bool
+    slo_attainment: float
+    goodput_rps: float
+    ttft_ms_p90: float | None
+    tpot_ms_p90: float | None
+
+
+@dataclass(frozen=True)
+class Margin:
+    """The plan as modelled, its choice rerun with slowed chips, and the plan with slowed chips."""
+
+    modelled: Plan
+    chosen: Check
+    slowed: Plan
+
+    @property
+    def slowdown(self) -> dict[str, float]:
+        """Per chip of the search: how much slower it was made (its expected throughput error)."""
+        return self.slowed.slowdown
+
+    @property
+    def holds(self) -> bool:
+        """True when the chosen deployment still passes with its chips slowed."""
+        return self.chosen.passes
+
+    @property
+    def extra_usd_per_hour(self) -> float | None:
+        """What the cheapest deployment that passes with slowed chips costs more per hour than the
+        chosen one (0 when the choice holds; None when nothing passed slowed)."""
+        if self.holds:
+            return 0.0
+        a, b = self.modelled.best_usd_per_hour, self.slowed.best_usd_per_hour
+        return None if a is None or b is None else b - a
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for `plan --json`: the slowdown, the chosen deployment slowed, and the slowed
+        plan's choice."""
+        q = self.slowed
+        best = None
+        if q.best_run is not None:
+            r = q.runs.iloc[q.best_run]
+            best = {
+                k: r[k] for k in ("shape", "split", "chips", "usd_per_hour", "slo_attainment", "goodput_rps")
+            }
+            best = {k: (v.item() if hasattr(v, "item") else v) for k, v in best.items()}
+        return {
+            "slowdown": dict(self.slowdown),
+            "chosen_holds": self.holds,
+            "chosen_slowed": self.chosen.__dict__.copy(),
+            "extra_usd_per_hour": self.extra_usd_per_hour,
+            "slowed_best": best,
+            "slowed_exhaustive": q.exhaustive,
+        }
+
+
+def _p90(summary: Mapping[str, Any], metric: str) -> float | None:
+    v = summary.get("latency_ms", {}).get(metric, {}).get("p90")
+    return None if v is None else float(v)
+
+
+def margin(
+    scenario: Scenario,
+    p: Plan,
+    space: SearchSpace | None = None,
+    *,
+    catalog: Catalog | None = None,
+    progress: Progress | None = None,
+    check_work: bool = True,
+) -> Margin | None:
+    """The margin of plan `p` (made from `scenario` over `space`): its choice rerun with each chip
+    slower by its expected throughput error, and the same search with every run so slowed.
+    None when `p` found no passing deployment."""
+    if p.best_run is None:
+        return None
+    q = plan(
+        scenario, p.target_rps, space, catalog=catalog, progress=progress, check_work=check_work,
+        rule=p.rule, attainment=p.attainment, slowed=True,
+    )  # fmt: skip
+    sc = planning_scenario(p.scenario_of(p.best_run), p.target_rps, p.duration_s)
+    s = simulate(sc, catalog, requests=generate(sc), check_work=check_work, slowdown=q.slowdown).summary
+    chosen = Check(
+        run=p.best_run,
+        passes=run_passes(s, p.rule, p.attainment),
+        slo_attainment=float(s["slo_attainment"]),
+        goodput_rps=float(s["goodput_rps"]),
+        ttft_ms_p90=_p90(s, "ttft"),
+        tpot_ms_p90=_p90(s, "tpot"),
+    )
+    return Margin(modelled=p, chosen=chosen, slowed=q)

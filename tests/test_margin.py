@@ -1,0 +1,89 @@
+"""The planner's margin for the model's error (engine.planning.margin, engine.scenario.resolve.slowed).
+
+Chips slowed by e take up to 1 + e times as long per iteration; a plan with slowed chips finds the
+cheapest deployment that passes even then; the margin reruns the modelled choice so and says
+whether it holds, and what holding would cost.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.costmodel.perf import decode_cost, prefill_cost
+from engine.planning.margin import margin
+from engine.planning.plan import SearchSpace, plan, planning_scenario, run_passes, slowdowns
+from engine.scenario import codec as io
+from engine.scenario.resolve import resolve, slowed
+from engine.serving.run import simulate
+from engine.serving.workload import generate
+
+SPACE = SearchSpace(hardware=("h100-sxm",), tp=(1, 2), pp=(1,), duration_s=60.0, max_simulations=40)
+
+
+def test_a_slowed_chip_takes_up_to_one_plus_e_as_long() -> None:
+    sc = io.load_preset("chat-disaggregated")
+    res = resolve(sc)
+    slow = slowed(res, {"h100-sxm": 0.25})
+    for a, b in zip(res.pools, slow.pools, strict=True):
+        assert b.instance.flops_per_s == pytest.approx(a.instance.flops_per_s / 1.25)
+        assert b.instance.bytes_per_s == pytest.approx(a.instance.bytes_per_s / 1.25)
+        assert b.instance.profile.overhead_ms == pytest.approx(a.instance.profile.overhead_ms * 1.25)
+        assert b.calibration == a.calibration  # the mark is the profile's own
+        for cost in (lambda i: prefill_cost(i, [2048]), lambda i: decode_cost(i, [32], [1024])):
+            t0, t1 = cost(a.instance).time_s, cost(b.instance).time_s
+            assert t0 < t1 <= 1.25 * t0 * (1 + 1e-9)  # links and transfers do not slow
+    assert slowed(res, {"b200": 0.5}).pools == res.pools  # a chip not in the scenario: nothing moves
+
+
+def test_simulate_with_a_slowdown_is_slower_and_without_one_unchanged() -> None:
+    sc = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 60.0})
+    reqs = generate(sc)
+    base = simulate(sc, requests=reqs).summary
+    assert simulate(sc, requests=reqs, slowdown={}).summary == base
+    slow = simulate(sc, requests=reqs, slowdown={"h100-sxm": 0.3}).summary
+    assert slow["latency_ms"]["tpot"]["p50"] > 1.2 * base["latency_ms"]["tpot"]["p50"]
+    assert slow["latency_ms"]["ttft"]["p50"] > base["latency_ms"]["ttft"]["p50"]
+
+
+def test_a_choice_that_misses_when_slowed_and_what_holds_then() -> None:
+    sc = io.load_preset("chat-colocated")
+    p = plan(sc, 16.0, SPACE)
+    assert p.best_run is not None and not p.slowdown
+    m = margin(sc, p, SPACE)
+    assert m is not None
+    cal = {c.hardware: c for c in p.calibration}
+    assert m.slowdown == {"h100-sxm": cal["h100-sxm"].error("throughput")} == slowdowns(p.calibration)
+    assert m.slowdown["h100-sxm"] > 0.05
+    # the chosen deployment, rerun slowed on the same requests, is what the margin says
+    chosen = planning_scenario(p.scenario_of(p.best_run), 16.0, SPACE.duration_s)
+    again = simulate(chosen, requests=generate(chosen), slowdown=m.slowdown).summary
+    assert m.chosen.slo_attainment == again["slo_attainment"] and m.chosen.passes == run_passes(again)
+    assert m.chosen.slo_attainment < p.runs["slo_attainment"].iloc[p.best_run]
+    assert not m.holds, "pick a plan that passes by a thin margin for this test"
+    q = m.slowed
+    assert q.slowdown == m.slowdown and q.best_run is not None
+    # slower chips pass no cheaper deployment; the one that holds passes when rerun slowed
+    assert q.best_usd_per_hour is not None and p.best_usd_per_hour is not None
+    assert q.best_usd_per_hour > p.best_usd_per_hour
+    assert m.extra_usd_per_hour == pytest.approx(q.best_usd_per_hour - p.best_usd_per_hour)
+    held = planning_scenario(q.scenario_of(q.best_run), 16.0, SPACE.duration_s)
+    assert run_passes(simulate(held, requests=generate(held), slowdown=m.slowdown).summary)
+    doc = m.to_json()
+    assert doc["chosen_holds"] is False and doc["slowed_best"]["usd_per_hour"] == q.best_usd_per_hour
+
+
+def test_a_choice_that_holds_costs_nothing_more() -> None:
+    sc = io.load_preset("chat-colocated")
+    p = plan(sc, 4.0, SPACE)  # a light load: the cheapest deployment has room to spare
+    m = margin(sc, p, SPACE)
+    assert m is not None and m.holds and m.extra_usd_per_hour == 0.0
+    assert m.slowed.best_usd_per_hour == p.best_usd_per_hour
+
+
+def test_no_margin_without_a_passing_deployment() -> None:
+    sc = io.load_preset("chat-colocated")
+    p = plan(
+        sc, 16.0, SearchSpace(hardware=("h100-sxm",), tp=(2,), pp=(1,), duration_s=30.0, max_simulations=1)
+    )
+    if p.best_run is None:
+        assert margin(sc, p, SPACE) is None
