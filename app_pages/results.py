@@ -55,6 +55,7 @@ if rep is not None:
     replicas.caption(rep, "Everything below the latency CDFs is your seed's run.")
 
 planner.advisor_panel(res)  # from the run's numbers: no simulation
+planner.margin_panel(res)  # one more simulation, when asked
 
 targets = pr.slo_targets(sc)
 figures: list[tuple[str, Any]] = []

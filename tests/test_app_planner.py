@@ -177,3 +177,27 @@ def test_the_planner_says_whether_its_choice_holds_with_slower_chips_and_loads_w
     assert not at.exception and any("Cheapest deployment" in x.value for x in at.success)
     with pytest.raises(KeyError):
         at.get_by_key("fg-plan-margin")
+
+
+def test_results_reruns_with_slower_chips_when_asked() -> None:
+    """The Results page's margin panel runs nothing until asked; then it says which verdicts move
+    and shows each figure as modelled and with slower chips, until the scenario changes."""
+    from engine.scenario.codec import apply_overrides, load_preset, to_link
+
+    at = AppTest.from_file(APP, default_timeout=240)
+    sc = apply_overrides(load_preset("chat-colocated"), {"duration_s": 300.0})
+    at.query_params.update(to_link(sc, "chat-colocated"))
+    at.run()
+    assert not at.exception
+    panel = at.get_by_key("fg-run-margin")
+    assert not panel.dataframe and not panel.warning
+    at.button(key="fg-run-margin-go").click().run()
+    assert not at.exception
+    panel = at.get_by_key("fg-run-margin")
+    said = " ".join(w.value for w in panel.warning).replace("\\", "")  # Markdown escapes
+    assert "(h100-sxm 15%)" in said and "class chat now fails" in said, said
+    frame = panel.dataframe[0].value
+    assert list(frame.columns) == ["figure", "as modelled", "chips slower"]
+    assert "SLO attainment" in set(frame["figure"])
+    at.run()  # a rerun keeps it while the scenario is the same
+    assert at.get_by_key("fg-run-margin").dataframe

@@ -87,3 +87,28 @@ def test_no_margin_without_a_passing_deployment() -> None:
     )
     if p.best_run is None:
         assert margin(sc, p, SPACE) is None
+
+
+def test_one_runs_margin_says_which_verdicts_move() -> None:
+    """chat-colocated passes at 16 req/s as modelled; with its H100s 15% slower its one class fails
+    (the figures move the way slower chips move them); chat-disaggregated holds."""
+    from engine.explain.margin import figure_text, run_margin
+
+    sc = io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 300.0})
+    res = simulate(sc)
+    m = run_margin(sc, res.summary)
+    assert m.slowdown == {"h100-sxm": 0.15} and m.modelled == res.summary
+    assert m.passes == (True, False) and not m.holds and m.classes() == [("chat", True, False)]
+    slo = sc.workload.classes[0].slo
+    assert (
+        m.why("chat")
+        == f"p90 TPOT {figure_text('TPOT p90', m.slowed['classes']['chat']['tpot_ms_at_percentile'])} against {slo.tpot_ms:.1f} ms"
+    )
+    rows = {name: (a, b) for name, a, b in m.rows()}
+    assert rows["SLO attainment"][1] < rows["SLO attainment"][0]
+    assert rows["TPOT p99"][1] > rows["TPOT p99"][0] and rows["goodput"][1] < rows["goodput"][0]
+    assert figure_text("TPOT p99", 36.16) == "36.2 ms" and figure_text("SLO attainment", 0.5) == "50.0%"
+    assert figure_text("goodput", None) == "–"
+    ok = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 300.0})
+    held = run_margin(ok, simulate(ok).summary)
+    assert held.holds and held.passes == (True, True)

@@ -490,3 +490,18 @@ def test_goodput_per_chip_counts_only_the_tokens_within_their_slo(small_plan: An
     assert (ratio <= 1.0 + 1e-9).all()
     assert (ratio >= r["slo_attainment"] - 1e-9).all()
     assert "goodput_tokens_per_s_per_chip" in small_plan.frontier_throughput
+
+
+def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --margin` prints each figure as modelled and with slower chips, and each class's verdict."""
+    assert main(["run", "chat-colocated", "--set", "duration_s=300", "--margin"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "margin: the same requests with every chip slower by its expected throughput error (h100-sxm 15%)"
+        in out
+    )
+    assert "class chat: passes -> FAILS" in out
+    assert main(["run", "chat-colocated", "--set", "duration_s=60", "--margin", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["margin"]["slowdown"] == {"h100-sxm": 0.15}
+    assert doc["margin"]["slowed"]["slo_attainment"] <= doc["slo_attainment"]

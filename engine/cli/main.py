@@ -289,11 +289,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     res = simulate(scen, check_work=check)
     if args.out:
         write_outputs(res, Path(args.out), args.format)
+    edge = None
+    if args.margin:
+        from engine.explain.margin import run_margin  # pandas: loaded only when asked
+
+        edge = run_margin(scen, res.summary, check_work=check)
     if args.json:
-        emit_json(res.to_json())
+        doc = res.to_json()
+        if edge is not None:
+            doc["margin"] = {"slowdown": edge.slowdown, "slowed": edge.slowed}
+        emit_json(doc)
         return 0
     print(f"{scen.name} (seed {scen.seed})")
     print_summary(res.to_json(), res.scenario)
+    if edge is not None:
+        from engine.explain.margin import figure_text
+
+        slow = ", ".join(f"{chip} {e:.0%}" for chip, e in edge.slowdown.items() if e > 0) or "no chip"
+        print(f"margin: the same requests with every chip slower by its expected throughput error ({slow})")
+        for name, a, b in edge.rows():
+            print(f"  {name:18} {figure_text(name, a):>12} -> {figure_text(name, b):>12}")
+        for name, a, b in edge.classes():
+            why = "" if b else f" ({edge.why(name)})"
+            print(f"  class {name}: {'passes' if a else 'FAILS'} -> {'passes' if b else 'FAILS'}{why}")
     if args.out:
         print(
             f"wrote requests.{args.format}, timeseries.{args.format}, summary.json, scenario.toml to {args.out}"
@@ -472,6 +490,12 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--out", default=None, help="directory for requests/timeseries tables and the summary")
     u.add_argument("--format", choices=["csv", "parquet"], default="csv")
     u.add_argument("--replications", type=int, default=1, help="run N seeds and report 95%% intervals")
+    u.add_argument(
+        "--margin",
+        action="store_true",
+        help="also rerun the same requests with every chip slower by its expected throughput error "
+        "(docs/planner.md, Margin): does the verdict hold?",
+    )
     add_work_limit_flag(u)
     u.set_defaults(func=cmd_run)
 
