@@ -7,6 +7,7 @@ whether it holds, and what holding would cost.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from engine.costmodel.perf import decode_cost, prefill_cost
@@ -20,18 +21,36 @@ from engine.serving.workload import generate
 SPACE = SearchSpace(hardware=("h100-sxm",), tp=(1, 2), pp=(1,), duration_s=60.0, max_simulations=40)
 
 
-def test_a_slowed_chip_takes_up_to_one_plus_e_as_long() -> None:
-    sc = io.load_preset("chat-disaggregated")
-    res = resolve(sc)
-    slow = slowed(res, {"h100-sxm": 0.25})
-    for a, b in zip(res.pools, slow.pools, strict=True):
-        assert b.instance.flops_per_s == pytest.approx(a.instance.flops_per_s / 1.25)
-        assert b.instance.bytes_per_s == pytest.approx(a.instance.bytes_per_s / 1.25)
-        assert b.instance.profile.overhead_ms == pytest.approx(a.instance.profile.overhead_ms * 1.25)
-        assert b.calibration == a.calibration  # the mark is the profile's own
-        for cost in (lambda i: prefill_cost(i, [2048]), lambda i: decode_cost(i, [32], [1024])):
-            t0, t1 = cost(a.instance).time_s, cost(b.instance).time_s
-            assert t0 < t1 <= 1.25 * t0 * (1 + 1e-9)  # links and transfers do not slow
+def test_a_slowed_chip_takes_one_plus_e_as_long() -> None:
+    """Every iteration of a slowed chip, links and any draft model included, takes 1 + e as long;
+    the work (FLOPs, bytes) is the same."""
+    from engine.costmodel.perf import StepModel
+
+    for name, over in (
+        ("chat-disaggregated", {}),
+        ("moe-deepseek-dp-ep", {}),
+        ("pipeline-llama-405b", {}),
+        ("chat-colocated", {"deployment.speculative": {"method": "draft", "draft_model": "llama-3.1-8b"}}),
+    ):
+        res = resolve(io.apply_overrides(io.load_preset(name), over))
+        chips = {p.instance.hardware.id for p in res.pools}
+        slow = slowed(res, dict.fromkeys(chips, 0.25))
+        for a, b in zip(res.pools, slow.pools, strict=True):
+            assert (
+                b.instance.time_scale == 1.25 and b.calibration == a.calibration
+            )  # the mark is the profile's own
+            for cost in (lambda i: prefill_cost(i, 2048), lambda i: decode_cost(i, 32, 1024)):
+                ca, cb = cost(a.instance), cost(b.instance)
+                assert float(cb.time_s) == pytest.approx(1.25 * float(ca.time_s), rel=1e-12), name
+                assert np.array_equal(cb.flops, ca.flops) and np.array_equal(cb.bytes, ca.bytes)
+            sa, sb = StepModel(a.instance), StepModel(b.instance)
+            assert sb.cost(512, 512 * 256, 0, 8, 8 * 1024)[0] == pytest.approx(
+                1.25 * sa.cost(512, 512 * 256, 0, 8, 8 * 1024)[0]
+            )
+            assert sb.decode_run(8, 8 * 1024, 50)[0] == pytest.approx(
+                1.25 * sa.decode_run(8, 8 * 1024, 50)[0]
+            )
+    res = resolve(io.load_preset("chat-disaggregated"))
     assert slowed(res, {"b200": 0.5}).pools == res.pools  # a chip not in the scenario: nothing moves
 
 

@@ -348,7 +348,8 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             key="plan_margin",
             help="After the search, rerun the chosen deployment, and search again, with every chip slower by its "
             "expected throughput error (the calibration's cross-validated error): does the choice hold if the "
-            "chips are as slow as the model may be wrong, and what would hold then. About doubles the time.",
+            "chips are as slow as the model may be wrong, and what would hold then. Slower chips need more "
+            "instances, so the second search takes longer than the first: about three times the time in all.",
         )
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
     if not st.session_state.pop(REQUEST, False):
@@ -396,12 +397,17 @@ def _run_plan(
 
     try:
         result = plan(sc, target, space, progress=progress("Simulation"), rule=rule, attainment=attainment)
+    except ScenarioError as exc:
+        bar.empty()
+        st.error(f"Cannot plan this scenario: {plain(exc)}")
+        return None
+    edge = None
+    try:
         edge = (
             margin(sc, result, space, progress=progress("Margin: slowed simulation")) if with_margin else None
         )
-    except ScenarioError as exc:
-        st.error(f"Cannot plan this scenario: {plain(exc)}")
-        return None
+    except ScenarioError as exc:  # the plan stands; say why its margin is missing
+        state.notify(f"The margin for the model's error could not be computed: {exc}")
     finally:
         bar.empty()
     return result, edge
@@ -425,17 +431,15 @@ def _margin(m: Margin, key: tuple[Any, ...]) -> None:
             return
         q = m.slowed
         if q.best_run is None:
+            why = plain(m.nothing_text())
             st.warning(
                 f"{head} the chosen deployment no longer passes ({figures}), and no deployment of this search "
-                f"passes then ({q.simulated} simulations).",
+                f"passes then ({q.simulated} simulations{'; ' + why if why else ''}).",
                 icon=":material/gpp_maybe:",
             )
             return
         r = q.runs.iloc[q.best_run]
-        extra = m.extra_usd_per_hour or 0.0
-        base = m.modelled.best_usd_per_hour or 0.0
-        share = f", +{extra / base:.0%}" if base else ""
-        more = f"+\\${extra:,.2f}/h{share}" if extra >= 0.005 else "the same price"
+        more = plain(m.extra_text())
         st.warning(
             f"{head} the chosen deployment no longer passes ({figures}). The cheapest that passes even then: "
             f"**{plain(r['shape'])} {plain(r['split'])}**, {int(r['chips'])} chips, **\\${r['usd_per_hour']:,.2f}/h** "
@@ -600,8 +604,8 @@ def margin_panel(result: SimResult) -> None:
         st.subheader(
             "Margin for the model's error",
             help="Every figure here carries the calibration's expected error. This reruns the scenario on the "
-            "same requests with every chip slower by its expected throughput error (peak FLOP/s and HBM bandwidth "
-            "over 1 + e, the fixed cost per iteration times 1 + e) and shows what moves: whether the verdict "
+            "same requests with every chip slower by its expected throughput error (every iteration 1 + e times "
+            "as long) and shows what moves: whether the verdict "
             "holds if the model is as wrong as it says it may be (docs/planner.md, Margin).",
         )
         if st.button("Rerun with the chips as slow as the model's error allows", key="fg-run-margin-go",

@@ -97,19 +97,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
         )
     finally:
         bar.close()
-    edge = None
+    edge, failed = None, ""
     if not args.no_margin and result.best_run is not None:
         from engine.planning.margin import margin
 
         bar = _Bar(space.max_simulations, "margin", not args.no_progress)
         try:
             edge = margin(scen, result, space, progress=bar.plan, check_work=not args.no_work_limit)
+        except ScenarioError as exc:  # the plan stands; its margin says why it is missing
+            failed = str(exc)
         finally:
             bar.close()
     if args.json:
         doc = result.to_json()
-        if edge is not None:
-            doc["margin"] = edge.to_json()
+        if not args.no_margin:
+            doc["margin"] = edge.to_json() if edge is not None else {"error": failed} if failed else None
         doc["engine_version"] = ENGINE_VERSION
         doc["scenario"] = {"name": scen.name, "seed": scen.seed}
         emit_json(doc)
@@ -117,6 +119,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     print_plan(result)
     if edge is not None:
         print_margin(edge)
+    elif failed:
+        print(f"\nmargin: not computed: {failed}")
     if args.out and result.best is not None:
         Path(args.out).write_text(scenario_io.dumps_toml(result.best), encoding="utf-8")
         print(f"wrote the chosen scenario to {args.out}")
@@ -150,12 +154,14 @@ def print_margin(m: Margin) -> None:
     print(f"  the chosen deployment no longer passes ({figures})")
     q = m.slowed
     if q.best_run is None:
-        print(f"  no deployment passes with slowed chips in this search ({q.simulated} simulations)")
+        why = m.nothing_text()
+        print(
+            f"  no deployment passes with slowed chips in this search ({q.simulated} simulations"
+            + (f"; {why})" if why else ")")
+        )
         return
     r = q.runs.iloc[q.best_run]
-    extra = m.extra_usd_per_hour or 0.0
-    share = extra / m.modelled.best_usd_per_hour if m.modelled.best_usd_per_hour else 0.0
-    more = f"+${extra:,.2f}/h, +{share:.0%}" if extra >= 0.005 else "the same price"
+    more = m.extra_text()
     print(
         f"  cheapest that passes even then: {r['shape']} {r['split']} = {int(r['chips'])} chips, "
         f"${r['usd_per_hour']:,.2f}/h ({more})"

@@ -136,6 +136,9 @@ class Instance:
     activation_tokens: int = 0
     """Tokens of the largest forward pass the serving stack keeps memory for (its per-iteration
     token budget: vLLM profiles it at start-up and gives the KV cache only what is left)."""
+    time_scale: float = 1.0
+    """Every iteration takes this many times as long as modelled (1: as modelled). The planner's
+    margin runs chips slower by their expected error (`engine.scenario.resolve.slowed`)."""
     profile: CalibrationProfile = field(init=False)
 
     def __post_init__(self) -> None:
@@ -422,6 +425,8 @@ def iteration_cost(
     comm_s = inst.comm_time(tokens)
     overhead = inst.overhead_s
     time_s = np.where(tokens > 0, roof(compute_s, memory_s) + comm_s + overhead, 0.0)
+    if inst.time_scale != 1.0:
+        time_s = time_s * inst.time_scale
     return IterationCost(time_s, compute_s, memory_s, comm_s, overhead, flops, nbytes, saving_s)
 
 
@@ -498,7 +503,7 @@ class StepModel:
 
     __slots__ = ("_apf", "_comm_lat", "_comm_per_tok", "_dense_bytes", "_expert_bytes", "_flops_s",
                  "_kvb", "_lin", "_bytes_s", "_moe", "_overhead", "_e", "_k_over_e",
-                 "_last_batch", "_last_terms", "_inst", "_plain", "_draft", "_save", "_x", "_routed")  # fmt: skip
+                 "_last_batch", "_last_terms", "_inst", "_plain", "_draft", "_save", "_x", "_routed", "_scale")  # fmt: skip
 
     def __init__(self, inst: Instance) -> None:
         m = inst.model
@@ -530,6 +535,7 @@ class StepModel:
         self._plain = inst.plain
         spec = inst.speculation
         self._draft = StepModel(spec.draft) if spec is not None and spec.draft is not None else None
+        self._scale = inst.time_scale  # the whole iteration, draft and links included
 
     # --- pipelines, expert and data parallelism, speculation (the general path) -------------
     # An instance that is not `plain` is timed here: a pass of a micro-batch through every layer
@@ -706,7 +712,7 @@ class StepModel:
         if not self._plain:
             n = items or int(d) + (1 if q > 0 else 0)
             t, flops, nbytes = self._pipelined(q, pairs, k, d, c, c, n, largest)
-            return t + self._overhead, flops, nbytes
+            return (t + self._overhead) * self._scale, flops, nbytes
         flops = self._lin * tokens + self._apf * (pairs + c)
         nbytes = self.weight_bytes(tokens) + self._kvb * (k + c + tokens)
         comm = self._comm_lat + self._comm_per_tok * tokens if self._comm_per_tok else 0.0
@@ -720,7 +726,7 @@ class StepModel:
             else memory + UNHIDDEN_FRACTION * compute
         )
         t = both + comm + self._overhead
-        return t, flops, nbytes
+        return t * self._scale, flops, nbytes
 
     def decode_run(self, batch: int, context_sum: float, steps: int) -> tuple[float, float, float]:
         """(seconds, FLOPs, bytes) of `steps` decode steps of an unchanging batch.
@@ -734,7 +740,7 @@ class StepModel:
             return 0.0, 0.0, 0.0
         if not self._plain:  # per-step cost at the run's mid context (linear pieces: nearly exact)
             t, f, b = self._decode_step(float(batch), context_sum + batch * (steps - 1) / 2.0)
-            return steps * t, steps * f, steps * b
+            return steps * t * self._scale, steps * f, steps * b
         key = (batch, context_sum)
         if key == self._last_batch:  # the simulator asks again for the same batch (cut jumps)
             f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, split_at, compute_late = self._last_terms
@@ -776,7 +782,7 @@ class StepModel:
         tri = n * (n - 1) / 2.0
         both = n * (a_c + a_m) + (b_c + b_m) * tri
         total = (1.0 - UNHIDDEN_FRACTION) * total + UNHIDDEN_FRACTION * both
-        return total + steps * fixed, n * f0 + f1 * tri, n * m0 + m1 * tri
+        return (total + steps * fixed) * self._scale, n * f0 + f1 * tri, n * m0 + m1 * tri
 
     def decode_steps_within(self, batch: int, context_sum: float, budget_s: float, cap: int) -> int:
         """The largest number of decode steps (at most `cap`) that finish within `budget_s`."""

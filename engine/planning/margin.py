@@ -5,15 +5,15 @@ cross-validated error of their calibration (`engine.costmodel.trust`), and the c
 deployment is the one that passes by the least. A buyer wants to know whether the choice holds
 if the chips turn out slower than modelled, and what holding would cost. So the margin reruns
 the chosen deployment, on the same requests, with every chip slower by its expected throughput
-error (`engine.scenario.resolve.slowed`: compute and bandwidth fractions divided by 1 + e, the
-fixed cost per iteration times 1 + e), and plans again with every run so slowed: the cheapest
-deployment that passes even then (docs/planner.md, "Margin").
+error (`engine.scenario.resolve.slowed`: every iteration 1 + e times as long), and plans again
+with every run so slowed: the cheapest deployment that passes even then (docs/planner.md,
+"Margin").
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.catalog.entries import Catalog
@@ -43,6 +43,8 @@ class Margin:
     modelled: Plan
     chosen: Check
     slowed: Plan
+    budget_usd_per_hour: float | None = None
+    """The search's budget, if it had one (a slowed search can find nothing within it)."""
 
     @property
     def slowdown(self) -> dict[str, float]:
@@ -61,7 +63,27 @@ class Margin:
         if self.holds:
             return 0.0
         a, b = self.modelled.best_usd_per_hour, self.slowed.best_usd_per_hour
-        return None if a is None or b is None else b - a
+        return None if a is None or b is None else round(b - a, 2)
+
+    def nothing_text(self) -> str:
+        """Why the slowed search found nothing: 'within its budget of $18.00/h', 'the slowed search
+        ran out of simulations', or ''."""
+        why = []
+        if self.budget_usd_per_hour is not None:
+            why.append(f"within its budget of ${self.budget_usd_per_hour:,.2f}/h")
+        if not self.slowed.exhaustive:
+            why.append("the slowed search ran out of simulations")
+        return "; ".join(why)
+
+    def extra_text(self) -> str:
+        """'+$4.98/h, +29%', or 'the same price'."""
+        extra = self.extra_usd_per_hour or 0.0
+        if abs(extra) < 0.005:
+            return "the same price"
+        base = self.modelled.best_usd_per_hour or 0.0
+        sign = "+" if extra > 0 else "−"
+        share = f", {sign}{abs(extra) / base:.0%}" if base else ""
+        return f"{sign}${abs(extra):,.2f}/h{share}"
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for `plan --json`: the slowdown, the chosen deployment slowed, and the slowed
@@ -103,13 +125,44 @@ def margin(
     None when `p` found no passing deployment."""
     if p.best_run is None:
         return None
+    space = space or SearchSpace()
+    # the slowed search is for the cheapest that holds: no frontier is drawn from it
     q = plan(
-        scenario, p.target_rps, space, catalog=catalog, progress=progress, check_work=check_work,
-        rule=p.rule, attainment=p.attainment, slowed=True,
+        scenario, p.target_rps, replace(space, finalists=0, frontier_extra=0), catalog=catalog,
+        progress=progress, check_work=check_work, rule=p.rule, attainment=p.attainment, slowed=True,
     )  # fmt: skip
-    sc = planning_scenario(p.scenario_of(p.best_run), p.target_rps, p.duration_s)
+    chosen = _chosen_slowed(p, q, space, catalog, check_work)
+    return Margin(modelled=p, chosen=chosen, slowed=q, budget_usd_per_hour=space.budget_usd_per_hour)
+
+
+def _chosen_slowed(p: Plan, q: Plan, space: SearchSpace, catalog: Catalog | None, check_work: bool) -> Check:
+    """The modelled choice with slowed chips: the slowed plan's run of the same deployment where it
+    made one, else one simulation on the search's window and requests."""
+    assert p.best_run is not None
+    mine = p.scenario_of(p.best_run)
+    same = [
+        i
+        for i, s in enumerate(q.scenarios)
+        if s.deployment == mine.deployment and s.workload.classes == mine.workload.classes
+    ]
+    if same:
+        r = q.runs.iloc[same[0]]
+
+        def num(key: str) -> float | None:
+            v = r[key]
+            return None if v is None or v != v else float(v)
+
+        return Check(
+            run=p.best_run,
+            passes=bool(r["passes"]),
+            slo_attainment=float(r["slo_attainment"]),
+            goodput_rps=float(r["goodput_rps"]),
+            ttft_ms_p90=num("ttft_ms_p90"),
+            tpot_ms_p90=num("tpot_ms_p90"),
+        )
+    sc = planning_scenario(mine, p.target_rps, space.duration_s)
     s = simulate(sc, catalog, requests=generate(sc), check_work=check_work, slowdown=q.slowdown).summary
-    chosen = Check(
+    return Check(
         run=p.best_run,
         passes=run_passes(s, p.rule, p.attainment),
         slo_attainment=float(s["slo_attainment"]),
@@ -117,4 +170,3 @@ def margin(
         ttft_ms_p90=_p90(s, "ttft"),
         tpot_ms_p90=_p90(s, "tpot"),
     )
-    return Margin(modelled=p, chosen=chosen, slowed=q)

@@ -78,37 +78,17 @@ def scenario_catalog(scenario: Scenario, base: Catalog | None = None) -> Catalog
     return (base or load_catalog()).with_entries(scenario.custom_hardware, scenario.custom_models)
 
 
-SLOWED = "slowed"
-"""The name of the slowed profile a pool's chip runs with in `slowed`."""
-
-
 def slowed(resolved: Resolved, slowdown: Mapping[str, float]) -> Resolved:
     """`resolved` with each pool's chips slower by their chip's `slowdown` e (chip id -> e >= 0):
-    every peak FLOP/s and the HBM bandwidth divided by 1 + e and the profile's fixed cost per
-    iteration times 1 + e, so an iteration takes up to 1 + e times as long (the scale-up links,
-    KV transfers, eager launches and the scheduler are unchanged). Scaling the peaks rather than
-    the fractions keeps the FP8/FP4 matmul speed-up a ratio, so no part slows by more than 1 + e.
-    The calibration marks are the profile's own. For the planner's margin (`engine.planning.plan`,
-    ``slowed``): chips as slow as their expected error allows."""
+    every iteration takes 1 + e times as long (`Instance.time_scale`), its compute, memory, links,
+    fixed costs and any draft model alike, since the expected error e was measured on whole
+    iterations; KV transfers between pools and the scheduler are unchanged, and FLOPs and bytes
+    stay what the work is. For the planner's margin (`engine.planning.plan`, ``slowed``): chips as
+    slow as their expected error allows."""
     pools = []
     for p in resolved.pools:
-        inst, e = p.instance, float(slowdown.get(p.instance.hardware.id, 0.0))
-        if e > 0:
-            hw = inst.hardware
-            prof = inst.profile.model_copy(
-                update={
-                    "overhead_ms": inst.profile.overhead_ms * (1.0 + e),
-                    "source": f"{inst.profile.source}; chip slowed by {e:.0%}",
-                }
-            )
-            hw = hw.model_copy(
-                update={
-                    "tflops": {k: v / (1.0 + e) for k, v in hw.tflops.items()},
-                    "memory_tb_s": hw.memory_tb_s / (1.0 + e),
-                    "profiles": {**hw.profiles, SLOWED: prof},
-                }
-            )
-            inst = dataclasses.replace(inst, hardware=hw, profile_name=SLOWED)
+        e = float(slowdown.get(p.instance.hardware.id, 0.0))
+        inst = dataclasses.replace(p.instance, time_scale=1.0 + e) if e > 0 else p.instance
         pools.append(dataclasses.replace(p, instance=inst))
     return dataclasses.replace(resolved, pools=tuple(pools))
 
