@@ -10,7 +10,7 @@ from engine.explain.previews import with_mode
 from engine.explain.replicas import compare_with_noise
 from engine.scenario.codec import preset_names
 from engine.scenario.model import Scenario
-from ui import charts, export, layout, marks, replicas, sim, state, tables
+from ui import charts, export, layout, margin, marks, replicas, sim, state, tables
 from ui.text import plain
 
 layout.page(
@@ -165,6 +165,8 @@ with right:
         "compare_changes",
         title="changes from A to B",
     )
+
+margin.compare_panel(ra, rb)  # two more simulations, when asked
 
 for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
     with column:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from engine.explain import confidence
 from engine.explain import presentation as pr
-from ui import charts, export, layout, lesson, marks, planner, replicas, state, tables
+from ui import charts, export, layout, lesson, margin, marks, planner, replicas, state, tables
 from ui.text import plain
 
 res = layout.page("Results", live=False)
@@ -55,7 +55,7 @@ if rep is not None:
     replicas.caption(rep, "Everything below the latency CDFs is your seed's run.")
 
 planner.advisor_panel(res)  # from the run's numbers: no simulation
-planner.margin_panel(res)  # one more simulation, when asked
+margin.margin_panel(res)  # one more simulation, when asked
 
 targets = pr.slo_targets(sc)
 figures: list[tuple[str, Any]] = []

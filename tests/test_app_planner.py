@@ -201,3 +201,31 @@ def test_results_reruns_with_slower_chips_when_asked() -> None:
     assert "SLO attainment" in set(frame["figure"])
     at.run()  # a rerun keeps it while the scenario is the same
     assert at.get_by_key("fg-run-margin").dataframe
+
+
+def test_compare_checks_its_order_against_the_models_error_when_asked() -> None:
+    """Compare's margin panel runs nothing until asked; then a row per figure with each case's
+    change and better side, and a verdict. chat-disaggregated against chat-hetero-h20 run on
+    different chips, so each side slower alone is a case too."""
+    from engine.scenario.codec import apply_overrides, load_preset, to_link
+
+    at = AppTest.from_file(APP, default_timeout=240)
+    sc = apply_overrides(load_preset("chat-disaggregated"), {"duration_s": 120.0})
+    at.query_params.update({**to_link(sc, "chat-disaggregated"), "b": "chat-hetero-h20"})
+    at.run()
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    panel = at.get_by_key("fg-compare-margin")
+    assert not panel.dataframe
+    at.button(key="fg-compare-margin-go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    panel = at.get_by_key("fg-compare-margin")
+    frame = panel.dataframe[0].value
+    assert list(frame.columns) == [
+        "figure", "as modelled", "both slower", "B's chips slower", "A's chips slower", "verdict"
+    ]  # fmt: skip
+    row = frame.set_index("figure").loc["Cost per request"]
+    assert row["verdict"] in {"B in every case", "A in every case", "depends on the model's error", "the same",
+                              "A, or the same", "B, or the same"}  # fmt: skip
+    said = " ".join(x.value for x in [*panel.warning, *panel.info]).replace("\\", "")
+    assert "A's chips slower: h100-sxm 15%; B's: h100-sxm 15%, h20" in said, said

@@ -131,3 +131,34 @@ def test_one_runs_margin_says_which_verdicts_move() -> None:
     ok = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 300.0})
     held = run_margin(ok, simulate(ok).summary)
     assert held.holds and held.passes == (True, True)
+
+
+def test_a_comparison_is_checked_in_the_cases_its_chips_allow() -> None:
+    """Same chips under the same stack: both as modelled and both slower; different chips: each
+    side slower alone too. A figure whose better side never changes holds."""
+    import pandas as pd
+
+    from engine.explain.margin import CompareMargin, compare_margin
+
+    def pair(a: str, b: str) -> CompareMargin:
+        sa, sb = (io.apply_overrides(io.load_preset(n), {"duration_s": 120.0}) for n in (a, b))
+        return compare_margin(sa, simulate(sa).summary, sb, simulate(sb).summary)
+
+    same = pair("chat-colocated", "chat-disaggregated")
+    assert same.shared and [c for c, _, _ in same.cases()] == ["as modelled", "both slower"]
+    assert same.verdicts()["Cost per request"] == "B"  # disaggregated is cheaper per request either way
+    apart = pair("chat-disaggregated", "chat-hetero-h20")
+    assert not apart.shared and len(apart.cases()) == 4
+    t = apart.table()
+    assert set(t["case"]) == {"as modelled", "both slower", "B's chips slower", "A's chips slower"}
+    # B slowed alone is B's worst case: never better for B than both slowed
+    cost = t[t["figure"] == "Cost per request"].set_index("case")["change_pct"]
+    assert cost["B's chips slower"] >= cost["as modelled"] and cost["A's chips slower"] <= cost["as modelled"]
+
+    class Fixed(CompareMargin):
+        def table(self) -> pd.DataFrame:
+            rows = [("x", "B"), ("x", "B"), ("y", "B"), ("y", "same"), ("z", "A"), ("z", "B"), ("w", "same")]
+            return pd.DataFrame([{"figure": f, "case": str(i), "change_pct": 0.0, "change_points": None, "better": b}
+                                 for i, (f, b) in enumerate(rows)])  # fmt: skip
+
+    assert Fixed(apart.a, apart.b).verdicts() == {"x": "B", "y": "B or same", "z": "depends", "w": "same"}

@@ -31,7 +31,6 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.trust import error_text
 from engine.explain import advisor
-from engine.explain.margin import RunMargin, figure_text, run_margin
 from engine.explain.presentation import duration_text
 from engine.planning.frontier import passing_frontiers
 from engine.planning.margin import Margin, margin
@@ -584,59 +583,6 @@ def _roofline(scenario_json: str) -> pd.DataFrame:
 def _failed(what: str, exc: Exception) -> None:
     """Show that one report could not be computed, keeping the rest of the page."""
     st.error(f"{what} could not be computed: {type(exc).__name__}: {plain(exc)}", icon=":material/error:")
-
-
-MARGIN_FOR = "fg_margin_for"
-"""The scenario (JSON) whose margin the user asked for: it stays shown until the scenario changes."""
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def _run_margin(scenario_json: str, _summary: dict[str, Any]) -> RunMargin:
-    return run_margin(Scenario.model_validate_json(scenario_json), _summary)
-
-
-def margin_panel(result: SimResult) -> None:
-    """On request, the run again on the same requests with every chip slower by its expected
-    throughput error (`engine.explain.margin.run_margin`): does the verdict hold?"""
-    sc = result.scenario
-    js = sc.model_dump_json()
-    with st.container(key="fg-run-margin"):
-        st.subheader(
-            "Margin for the model's error",
-            help="Every figure here carries the calibration's expected error. This reruns the scenario on the "
-            "same requests with every chip slower by its expected throughput error (every iteration 1 + e times "
-            "as long) and shows what moves: whether the verdict "
-            "holds if the model is as wrong as it says it may be (docs/planner.md, Margin).",
-        )
-        if st.button("Rerun with the chips as slow as the model's error allows", key="fg-run-margin-go",
-                     icon=":material/shield:"):  # fmt: skip
-            st.session_state[MARGIN_FOR] = js
-        if st.session_state.get(MARGIN_FOR) != js:
-            return
-        try:
-            m = _run_margin(js, result.summary)
-        except ScenarioError as exc:
-            st.error(f"The margin could not be computed: {plain(exc)}", icon=":material/error:")
-            return
-        slow = plain(", ".join(f"{chip} {e:.0%}" for chip, e in m.slowdown.items() if e > 0) or "no chip")
-        before = m.passes[0]
-        moved = [
-            f"class {plain(n)} {'now passes' if b else f'now fails ({m.why(n)})'}"
-            for n, a, b in m.classes()
-            if a != b
-        ]
-        head = f"With every chip slower by its expected throughput error ({slow}),"
-        if not moved:
-            failing = ", ".join(plain(n) for n, _, b in m.classes() if not b)
-            verdict = "every class still passes" if before else f"the verdict stands: {failing} still fail"
-            st.info(f"{head} {verdict}.", icon=":material/shield:")
-        else:
-            st.warning(f"{head} {'; '.join(moved)}.", icon=":material/gpp_maybe:")
-        frame = pd.DataFrame(
-            [(n, figure_text(n, a), figure_text(n, b)) for n, a, b in m.rows()],
-            columns=["figure", "as modelled", "chips slower"],
-        )
-        st.dataframe(frame, hide_index=True, width="content")
 
 
 def advisor_panel(result: SimResult) -> None:

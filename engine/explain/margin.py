@@ -13,9 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from engine.catalog.entries import Catalog
 from engine.explain.confidence import pool_marks
-from engine.explain.presentation import duration_text
+from engine.explain.presentation import compare, duration_text
 from engine.planning.plan import run_passes
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
@@ -119,3 +121,97 @@ def run_margin(
     slow = simulate(scenario, catalog, check_work=check_work, slowdown=slowdown).summary
     targets = {c.name: (c.slo.ttft_ms, c.slo.tpot_ms) for c in scenario.workload.classes}
     return RunMargin(slowdown=slowdown, modelled=dict(summary), slowed=slow, targets=targets)
+
+
+# --- a comparison's margin (the Compare page) -------------------------------------------------
+
+MARGIN_FIGURES = (
+    "SLO attainment",
+    "Goodput",
+    "TTFT p99",
+    "TPOT p99",
+    "Cost per request",
+    "Cost per 1M output tokens",
+    "Energy per output token",
+)
+"""The Compare figures whose winner the comparison's margin checks (`presentation.COMPARED` labels)."""
+
+
+@dataclass(frozen=True)
+class CompareMargin:
+    """Scenarios A and B, each as modelled and with its chips slower by their expected error.
+
+    Errors of the same chip under the same stack move together, so where A and B run on the same
+    chips only two cases are fair: both as modelled and both slower. Where their chips differ
+    either side may be the one the model flatters, so each side slower alone is a case too.
+    """
+
+    a: RunMargin
+    b: RunMargin
+
+    @property
+    def shared(self) -> bool:
+        """True when A and B run on the same chips under the same stack (their errors move together)."""
+        stacks = {
+            str(c.get("stack", ""))
+            for s in (self.a.modelled, self.b.modelled)
+            for c in s.get("calibration", {}).values()
+        }
+        return set(self.a.slowdown) == set(self.b.slowdown) and len(stacks) <= 1
+
+    def cases(self) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]:
+        """(name, A's summary, B's summary) of each case the comparison is checked in."""
+        out: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = [
+            ("as modelled", self.a.modelled, self.b.modelled),
+            ("both slower", self.a.slowed, self.b.slowed),
+        ]
+        if not self.shared:
+            out += [
+                ("B's chips slower", self.a.modelled, self.b.slowed),
+                ("A's chips slower", self.a.slowed, self.b.modelled),
+            ]
+        return out
+
+    def table(self) -> pd.DataFrame:
+        """Per figure of `MARGIN_FIGURES` and case: the change from A to B and which is better
+        (`presentation.compare` columns), long form: figure, case, change_pct, change_points, better."""
+        rows = []
+        for case, a, b in self.cases():
+            t = compare(a, b).set_index("figure")
+            for figure in MARGIN_FIGURES:
+                if figure in t.index:
+                    r = t.loc[figure]
+                    rows.append({"figure": figure, "case": case, "change_pct": r["change_pct"],
+                                 "change_points": r["change_points"], "better": r["better"]})  # fmt: skip
+        return pd.DataFrame(rows, columns=["figure", "case", "change_pct", "change_points", "better"])
+
+    def verdicts(self) -> dict[str, str]:
+        """Per figure: 'A' or 'B' when that side is better in every case, 'same' when no case tells
+        them apart, 'A or same' / 'B or same' when one side is never worse, else 'depends' (the
+        model's error can turn the order)."""
+        out: dict[str, str] = {}
+        for figure, group in self.table().groupby("figure", sort=False):
+            winners = set(group["better"]) - {""}
+            sides = winners - {"same"}
+            if not sides:
+                out[str(figure)] = "same"
+            elif len(sides) == 1:
+                side = next(iter(sides))
+                out[str(figure)] = side if "same" not in winners else f"{side} or same"
+            else:
+                out[str(figure)] = "depends"
+        return out
+
+
+def compare_margin(
+    a: Scenario,
+    a_summary: Mapping[str, Any],
+    b: Scenario,
+    b_summary: Mapping[str, Any],
+    *,
+    check_work: bool = True,
+) -> CompareMargin:
+    """A and B each rerun on their own requests with their chips slower by their expected error."""
+    return CompareMargin(
+        run_margin(a, a_summary, check_work=check_work), run_margin(b, b_summary, check_work=check_work)
+    )

@@ -1,0 +1,145 @@
+"""The margin for the model's error on the Results and Compare pages (`engine.explain.margin`).
+
+Each panel runs nothing until asked: one button reruns the scenario (or both of Compare's) on the
+same requests with every chip slower by its expected throughput error, and what it shows stays
+until the scenario changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from engine.core.errors import ScenarioError
+from engine.explain.margin import CompareMargin, RunMargin, compare_margin, figure_text, run_margin
+from engine.scenario.model import Scenario
+from engine.serving.run import SimResult
+from ui import tables
+from ui.text import plain
+
+MARGIN_FOR = "fg_margin_for"
+"""The scenario (JSON) whose margin the user asked for: it stays shown until the scenario changes."""
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _run_margin(scenario_json: str, _summary: dict[str, Any]) -> RunMargin:
+    return run_margin(Scenario.model_validate_json(scenario_json), _summary)
+
+
+def margin_panel(result: SimResult) -> None:
+    """On request, the run again on the same requests with every chip slower by its expected
+    throughput error (`engine.explain.margin.run_margin`): does the verdict hold?"""
+    sc = result.scenario
+    js = sc.model_dump_json()
+    with st.container(key="fg-run-margin"):
+        st.subheader(
+            "Margin for the model's error",
+            help="Every figure here carries the calibration's expected error. This reruns the scenario on the "
+            "same requests with every chip slower by its expected throughput error (every iteration 1 + e times "
+            "as long) and shows what moves: whether the verdict "
+            "holds if the model is as wrong as it says it may be (docs/planner.md, Margin).",
+        )
+        if st.button("Rerun with the chips as slow as the model's error allows", key="fg-run-margin-go",
+                     icon=":material/shield:"):  # fmt: skip
+            st.session_state[MARGIN_FOR] = js
+        if st.session_state.get(MARGIN_FOR) != js:
+            return
+        try:
+            m = _run_margin(js, result.summary)
+        except ScenarioError as exc:
+            st.error(f"The margin could not be computed: {plain(exc)}", icon=":material/error:")
+            return
+        slow = plain(", ".join(f"{chip} {e:.0%}" for chip, e in m.slowdown.items() if e > 0) or "no chip")
+        before = m.passes[0]
+        moved = [
+            f"class {plain(n)} {'now passes' if b else f'now fails ({m.why(n)})'}"
+            for n, a, b in m.classes()
+            if a != b
+        ]
+        head = f"With every chip slower by its expected throughput error ({slow}),"
+        if not moved:
+            failing = ", ".join(plain(n) for n, _, b in m.classes() if not b)
+            verdict = "every class still passes" if before else f"the verdict stands: {failing} still fail"
+            st.info(f"{head} {verdict}.", icon=":material/shield:")
+        else:
+            st.warning(f"{head} {'; '.join(moved)}.", icon=":material/gpp_maybe:")
+        frame = pd.DataFrame(
+            [(n, figure_text(n, a), figure_text(n, b)) for n, a, b in m.rows()],
+            columns=["figure", "as modelled", "chips slower"],
+        )
+        st.dataframe(frame, hide_index=True, width="content")
+
+
+COMPARE_FOR = "fg_compare_margin_for"
+"""The pair of scenarios (JSON) whose comparison margin the user asked for."""
+
+VERDICT_TEXT = {
+    "A": "A in every case",
+    "B": "B in every case",
+    "same": "the same",
+    "A or same": "A, or the same",
+    "B or same": "B, or the same",
+    "depends": "depends on the model's error",
+}
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _compare_margin(a_json: str, _a: dict[str, Any], b_json: str, _b: dict[str, Any]) -> CompareMargin:
+    return compare_margin(Scenario.model_validate_json(a_json), _a, Scenario.model_validate_json(b_json), _b)
+
+
+def _cell(row: Any) -> str:
+    text = tables.change_text(row["change_pct"], row["change_points"]) or "–"
+    better = row["better"]
+    return f"{text} ({better})" if better in ("A", "B") else f"{text} (same)" if better == "same" else text
+
+
+def compare_panel(a: SimResult, b: SimResult) -> None:
+    """On request, A and B each with slower chips: does B's lead (or A's) hold in every case?"""
+    aj, bj = a.scenario.model_dump_json(), b.scenario.model_dump_json()
+    with st.container(key="fg-compare-margin"):
+        st.subheader(
+            "Does the comparison hold against the model's error?",
+            help="Each side is rerun on its requests with every chip slower by its expected throughput error. "
+            "Where A and B run on the same chips under the same stack their errors move together, so the cases "
+            "are both as modelled and both slower; where their chips differ, either may be the one the model "
+            "flatters, so each side slower alone is a case too. A figure whose better side is the same in every "
+            "case holds (docs/planner.md, Margin).",
+        )
+        if st.button("Check the comparison against the model's error", key="fg-compare-margin-go",
+                     icon=":material/shield:"):  # fmt: skip
+            st.session_state[COMPARE_FOR] = (aj, bj)
+        if st.session_state.get(COMPARE_FOR) != (aj, bj):
+            return
+        try:
+            m = _compare_margin(aj, a.summary, bj, b.summary)
+        except ScenarioError as exc:
+            st.error(f"The margin could not be computed: {plain(exc)}", icon=":material/error:")
+            return
+        long = m.table()
+        if long.empty:
+            return
+        long["cell"] = long.apply(_cell, axis=1)
+        order = [c for c, _, _ in m.cases()]
+        wide = long.pivot(index="figure", columns="case", values="cell").reindex(columns=order)
+        wide = wide.reindex([f for f in dict.fromkeys(long["figure"])])
+        verdicts = m.verdicts()
+        wide["verdict"] = [VERDICT_TEXT.get(verdicts.get(f, ""), "") for f in wide.index]
+        turns = [f for f, v in verdicts.items() if v == "depends"]
+        slow_a = plain(", ".join(f"{c} {e:.0%}" for c, e in m.a.slowdown.items() if e > 0) or "none")
+        slow_b = plain(", ".join(f"{c} {e:.0%}" for c, e in m.b.slowdown.items() if e > 0) or "none")
+        how = (
+            f"A and B share their chips, so they slow together ({slow_a})."
+            if m.shared
+            else f"A's chips slower: {slow_a}; B's: {slow_b}."
+        )
+        if turns:
+            st.warning(
+                f"The model's error can turn the order of {', '.join(turns)}. {how}",
+                icon=":material/gpp_maybe:",
+            )
+        else:
+            st.info(f"Every figure keeps its better side in every case. {how}", icon=":material/shield:")
+        st.dataframe(wide.reset_index(), hide_index=True, width="stretch")
