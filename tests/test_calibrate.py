@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -413,6 +414,34 @@ def test_the_serving_stacks_figure_leaves_only_the_research_harness_aside(report
     assert any(line.startswith("serving stacks") for line in lines)
     assert any(line.startswith("every usable row") for line in lines)
     assert any(line.startswith("target (leave source out") for line in lines)
+
+
+def test_what_holds_the_p90_counts_the_misses_the_target_cannot_allow(report: validation.Report) -> None:
+    """The held-out points beyond the p90 target, per source, and how many the target allows: no
+    more than that many may miss while the p90 stays within it, and one more can break it."""
+    bound = validation.TARGETS["loso_p90"]
+    held = report.predictions[report.predictions["scheme"].isin(["loso", "moe_loso"])]
+    n, over, allowed, counts = crossval.beyond(report.predictions, bound)
+    assert n == len(held) == report.usable
+    assert over == int((held["abs_error"] > bound).sum()) == counts.sum()
+    assert list(counts) == sorted(counts, reverse=True)
+    if over <= allowed:  # the guarantee: that few misses cannot hold the p90 above the bound
+        assert report.all_usable_headline["p90"] <= bound
+    for size in (10, 11, 101, 149, 150):
+        k = (size - 1) - int(np.ceil(0.9 * (size - 1) - 1e-9))
+        fits = np.r_[np.full(size - k, bound), np.full(k, 1e6)]
+        assert np.quantile(fits, 0.9) <= bound  # `allowed` misses keep the p90 within the bound
+        breaks = np.r_[np.zeros(size - k - 1), np.full(k + 1, 1e6)]
+        assert np.quantile(breaks, 0.9) > bound  # and one more can take it over
+        frame = pd.DataFrame({"scheme": "loso", "source": "s", "abs_error": fits})
+        assert crossval.beyond(frame, bound)[2] == k
+    lines = cli_validate.headline_lines(report)
+    holds = [line for line in lines if line.startswith("what holds the p90")]
+    assert len(holds) == (1 if over > allowed else 0)
+    if holds:
+        assert f"{over} of {n} points" in holds[0] and f"allows {allowed}" in holds[0]
+        assert all(f"{src} {k}" in holds[0] for src, k in counts.items())
+    assert report.as_dict()["beyond_p90_target"]["beyond"] == over
 
 
 def test_a_rows_stated_eager_mode_and_checkpoint_reach_its_point(usable: list[calibrate.Measurement]) -> None:

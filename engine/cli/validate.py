@@ -109,6 +109,13 @@ def headline_lines(rep: validation.Report) -> list[str]:
             f"{'every usable row':17}: leave source out median {every['median']:.1%}, p90 {every['p90']:.1%} "
             f"over {int(every['n'])} points (the MoE rows included; against the target: {_halves(every)})"
         )
+        n, over, allowed, counts = crossval.beyond(rep.predictions, t["loso_p90"])
+        if over > allowed:
+            lines.append(
+                f"{'what holds the p90':17}: {over} of {n} points miss by more than {t['loso_p90']:.0%} held out, "
+                f"where a p90 within it allows {allowed}: "
+                + ", ".join(f"{src} {k}" for src, k in counts.items())
+            )
     if e:
         lines.append(
             f"target (energy per token median <= {t['energy_median']:.0%}): "

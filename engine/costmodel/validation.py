@@ -55,6 +55,17 @@ class Report:
         held = p[p["scheme"].isin(["loso", "moe_loso"])].assign(scheme="all")
         return crossval.headline(held).get("all", {})
 
+    def beyond_p90_target(self) -> dict[str, Any]:
+        """Held-out points (every usable row) missing by more than the p90 target, how many the
+        target allows, and the misses per source (`crossval.beyond`)."""
+        n, over, allowed, counts = crossval.beyond(self.predictions, TARGETS["loso_p90"])
+        return {
+            "points": n,
+            "beyond": over,
+            "allowed": allowed,
+            "by_source": {str(k): int(v) for k, v in counts.items()},
+        }
+
     @property
     def usable(self) -> int:
         """Rows that became points."""
@@ -108,6 +119,7 @@ class Report:
             ),
             "groups": self.group_records(),
             "sources": crossval.by_source(self.predictions).to_dict(orient="records"),
+            "beyond_p90_target": self.beyond_p90_target(),
             "points": self.points.to_dict(orient="records"),
         }
 
