@@ -42,15 +42,29 @@ HEADLINE = (
         "usd_per_request",
     ),
 )
-with st.container(horizontal=True, gap="small"):
-    for label, value, key in HEADLINE:
-        st.metric(label, marks.value(replicas.metric_value(rep, key, value), trust, key, rep is not None, bounds),
-                  help=layout.METRIC_HELP[key], border=True, width="content")  # fmt: skip
+
+
+def headline_figures(moves: confidence.Moves | None) -> None:
+    """The headline row: each figure with its band (the run's spread once known, else the
+    calibration's error of its kind)."""
+    shown = [
+        (label, replicas.metric_value(rep, key, value), key, layout.METRIC_HELP[key])
+        for label, value, key in HEADLINE
+    ]
     if rep is not None:
-        st.metric("Throughput", marks.value(replicas.pm("throughput_rps", rep.headline["throughput_rps"]),
-                  trust, "throughput_rps", True, bounds), border=True, width="content",
-                  help="Completed requests per second of the window.")  # fmt: skip
-    marks.run_mark(trust, key="fg-calibration", stacked=True)  # beside the figures it qualifies
+        shown.append(("Throughput", replicas.pm("throughput_rps", rep.headline["throughput_rps"]), "throughput_rps",
+                      "Completed requests per second of the window."))  # fmt: skip
+    for label, text, key, help_ in shown:
+        value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
+        st.metric(label, value, delta=band, delta_color="off", delta_arrow="off", help=help_, border=True,
+                  width="content")  # fmt: skip
+
+
+head = st.empty()  # drawn now with the kinds' errors, again at the end with the run's spread
+with head.container(horizontal=True, gap="small", width="stretch"):
+    headline_figures(None)
+spread_note = st.empty()
+marks.run_mark(trust, key="fg-calibration")  # under the figures it qualifies
 if rep is not None:
     replicas.caption(rep, "Everything below the latency CDFs is your seed's run.")
 
@@ -114,12 +128,19 @@ with c2:
         st.metric("Bill per hour", layout.fmt_usd(cost["usd_per_hour"]), border=True, width="content",
                   help="Every chip (and cache tier) per hour, busy or idle: its rent, or when owned its "
                   "capital, hosting and the energy the run drew.")  # fmt: skip
-        st.metric("$ / 1M output tokens", confidence.with_figure_error(layout.fmt_usd(h["usd_per_million_output_tokens"]),
-                  trust, "usd_per_million_output_tokens", bounds), border=True, width="content",
-                  help=layout.METRIC_HELP["usd_per_million_output_tokens"])  # fmt: skip
-        st.metric("Goodput per $", confidence.with_figure_error(layout.fmt_count(h["goodput_per_usd"]) + (" req/$" if h["goodput_per_usd"] is not None else ""), trust,
-                  "goodput_per_usd", bounds), border=True, width="content",
-                  help="Requests that met their SLO per dollar: goodput × 3600 / bill per hour.")  # fmt: skip
+        money = st.empty()  # with the run's spread at the end, as the headline
+
+        def money_figures(moves: confidence.Moves | None) -> None:
+            """$ per million output tokens and goodput per dollar, with their bands."""
+            st.metric("$ / 1M output tokens", confidence.with_spread(layout.fmt_usd(h["usd_per_million_output_tokens"]),
+                      trust, "usd_per_million_output_tokens", moves, bounds), border=True, width="content",
+                      help=layout.METRIC_HELP["usd_per_million_output_tokens"])  # fmt: skip
+            st.metric("Goodput per $", confidence.with_spread(layout.fmt_count(h["goodput_per_usd"]) + (" req/$" if h["goodput_per_usd"] is not None else ""), trust,
+                      "goodput_per_usd", moves, bounds), border=True, width="content",
+                      help="Requests that met their SLO per dollar: goodput × 3600 / bill per hour.")  # fmt: skip
+
+        with money.container(horizontal=True, gap="small"):
+            money_figures(None)
         st.metric("Energy per output token", confidence.with_figure_error(f"{joules or 0:.2f} J", trust, "joules_per_output_token"),
                   border=True, width="content", help="Idle power all the time, plus while iterating a fitted share of "
                   "the dynamic range (TDP − idle) and energy per byte and per FLOP moved, per output token.")  # fmt: skip
@@ -172,3 +193,13 @@ st.subheader(
 export.table_buttons(res, figures=lambda: figures)
 with st.expander("Per-request table (first 1,000 rows)", icon=":material/list:"):
     st.dataframe(res.requests.head(1000), hide_index=True, width="stretch")
+
+# the run's spread last, so the page is drawn first: two more simulations on the same requests
+spread = margin.spread(res)
+if spread is not None:
+    moves = spread.moves()
+    with head.container(horizontal=True, gap="small", width="stretch"):
+        headline_figures(moves)
+    with money.container(horizontal=True, gap="small"):
+        money_figures(moves)
+    spread_note.caption(plain(margin.spread_caption(spread)))

@@ -19,7 +19,10 @@ from engine.catalog.entries import load_catalog
 from engine.costmodel import trust
 from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES
 from engine.costmodel.trust import Calibration
+from engine.explain import confidence
+from engine.explain.margin import run_spread
 from engine.scenario.codec import DEFAULT_PRESET, to_link
+from engine.serving.run import simulate
 from tests.test_app import APP, app, assert_clean, scenario_of, short, text_of
 from ui.widgets import UNSET
 
@@ -57,15 +60,26 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
     mark = texts(at.get_by_key("fg-calibration"))
     assert "uncalibrated" in mark and f"pools prefill, decode on {chip}" in mark and cal.rule in mark
     shown = {m.label: m.value for m in at.metric}
-    for label, figure in (("TTFT p99", "ttft"), ("TPOT p99", "tpot"), ("Goodput", "throughput"),
-                          ("$ / request", "throughput"), ("Energy per output token", "energy")):  # fmt: skip
-        err = cal.error(figure)
-        if err is None:
-            assert "±" not in shown[label], label
-        else:  # the whole error, or cut on the side faster chips would move the figure
-            cut = rf"\(−{err:.0%} to \+\d+%\)" if label == "Goodput" else rf"\(−\d+% to \+{err:.0%}\)"
-            assert re.search(rf" (± {err:.0%}|{cut})$", shown[label]), (label, shown[label])
-    assert "±" not in shown["SLO attainment"] and "±" not in shown["Bill per hour"]
+    bands = {m.label: m.proto.delta for m in at.metric}
+    # each headline figure's band is its run's spread: the same requests with the chip slower and
+    # faster by its expected throughput error, the latencies never narrower than their kind's error
+    sc = scenario_of(at)
+    spread = run_spread(sc, simulate(sc).summary)
+    assert spread.slowdown == {chip: cal.error("throughput")}
+    moves = spread.moves()
+    for label, key, figure in (("TTFT p99", "ttft_p99_ms", "ttft"), ("TPOT p99", "tpot_p99_ms", "tpot"),
+                               ("Goodput", "goodput_rps", "throughput"), ("$ / request", "usd_per_request", "throughput"),
+                               ("SLO attainment", "slo_attainment", None)):  # fmt: skip
+        err = cal.error(figure) if figure else None
+        band = confidence.spread_band(key, err, moves[key])
+        assert bands[label] == band, (label, shown[label], bands[label], band)  # under the figure
+        if key in confidence.LATENCIES and err is not None:
+            assert all(int(x) >= round(err * 100) for x in re.findall(r"(\d+)%", band)), (label, band)
+    assert "pts" in bands["SLO attainment"] and shown["SLO attainment"].endswith("%")
+    assert shown["Energy per output token"].endswith(f"± {cal.error('energy'):.0%}")
+    assert "±" not in shown["Bill per hour"]
+    captions = [text_of(c.value) for c in at.caption]
+    assert any("Bands:" in c and f"{chip} ± {cal.error('throughput'):.0%}" in c for c in captions), captions
     advice = [text_of(w.value) for w in at.get_by_key("fg-advisor").warning]
     assert any(a.startswith(f"{chip} (pools prefill, decode) is uncalibrated") and "python -m engine calibrate" in a
                for a in advice), advice  # fmt: skip

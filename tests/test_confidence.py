@@ -167,3 +167,20 @@ def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() 
         {"workload.arrival": {"kind": "closed_loop", "clients": 8, "think_time_s": 0.5}, "duration_s": 20.0},
     )
     assert confidence.limits(simulate(closed).summary, closed) == {}
+
+
+def test_a_spread_band_takes_the_runs_moves_and_keeps_a_latencys_own_error() -> None:
+    """Throughput-borne figures take their run's spread alone; a latency never narrower than its
+    kind's error; SLO attainment in points; no '-0%'."""
+    from engine.explain.confidence import spread_band
+
+    assert spread_band("ttft_p99_ms", 0.09, (0.39, -0.22)) == "−22% to +39%"
+    assert spread_band("ttft_p99_ms", 0.09, (0.02, -0.01)) == "± 9%"  # the kind's error, both sides
+    assert spread_band("tpot_p99_ms", 0.07, (0.17, -0.03)) == "−7% to +17%"
+    assert spread_band("goodput_rps", 0.15, (-0.01, 0.0)) == "−1% to +0%"  # served all it was sent
+    assert spread_band("throughput_rps", 0.15, (-0.0, 0.0)) == "± 0%"
+    assert spread_band("usd_per_request", 0.15, (0.02, -0.01)) == "−1% to +2%"
+    assert spread_band("goodput_rps", 0.36, (-0.81, 3.5)) == "−81% to +>100%"
+    assert spread_band("slo_attainment", None, (-0.367, 0.043)) == "−36.7 to +4.3 pts"
+    assert spread_band("slo_attainment", None, (0.0, 0.0)) == "± 0 pts"
+    assert spread_band("ttft_p99_ms", None, (0.1, -0.05)) == "−5% to +10%"  # no kind error known

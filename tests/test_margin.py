@@ -133,6 +133,45 @@ def test_one_runs_margin_says_which_verdicts_move() -> None:
     assert held.holds and held.passes == (True, True)
 
 
+def test_a_runs_spread_moves_its_figures_both_ways_on_the_same_requests() -> None:
+    """The spread runs the same requests with every chip slower and faster by its expected
+    throughput error: its slower half is the run's margin, its faster half is faster, and an open
+    loop that served all it was sent cannot serve more on faster chips."""
+    from engine.explain.margin import SPREAD_KEYS, RunSpread, run_margin, run_spread
+
+    sc = io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 300.0})
+    res = simulate(sc)
+    sp = run_spread(sc, res.summary)
+    assert sp.slowdown == {"h100-sxm": 0.15} and sp.modelled == res.summary
+    assert sp.slower == run_margin(sc, res.summary).slowed  # the margin is the slower half
+    assert sp.margin(sc).passes == run_margin(sc, res.summary).passes
+    quick = simulate(sc, slowdown={"h100-sxm": 1 / 1.15 - 1}).summary
+    assert sp.faster == quick
+    lat = {k: sp.faster["latency_ms"][m]["p99"] for k, m in (("ttft", "ttft"), ("tpot", "tpot"))}
+    assert lat["tpot"] < res.summary["latency_ms"]["tpot"]["p99"] < sp.slower["latency_ms"]["tpot"]["p99"]
+    moves = sp.moves()
+    assert set(moves) <= set(SPREAD_KEYS) and {"ttft_p99_ms", "tpot_p99_ms", "slo_attainment"} <= set(moves)
+    slow_tpot, fast_tpot = moves["tpot_p99_ms"]
+    assert slow_tpot > 0 > fast_tpot
+    assert moves["slo_attainment"][0] < 0  # in points: slower chips miss more
+    assert moves["slo_attainment"][0] == pytest.approx(
+        sp.slower["slo_attainment"] - res.summary["slo_attainment"]
+    )
+    assert moves["throughput_rps"][1] == pytest.approx(0.0, abs=1e-9)  # it served all that arrived
+    # no chip with an expected error: no band (the runs are the modelled one)
+    same = RunSpread(slowdown={"h100-sxm": 0.0}, modelled=res.summary, slower=sp.slower, faster=sp.faster)
+    assert same.moves() == {}
+
+
+def test_a_chip_cannot_be_made_infinitely_fast() -> None:
+    from engine.core.errors import ScenarioError
+
+    res = resolve(io.load_preset("chat-disaggregated"))
+    assert slowed(res, {"h100-sxm": -0.2}).pools[0].instance.time_scale == pytest.approx(0.8)
+    with pytest.raises(ScenarioError, match=r"slowdown of h100-sxm: must be above -1"):
+        slowed(res, {"h100-sxm": -1.0})
+
+
 def test_a_comparison_is_checked_in_the_cases_its_chips_allow() -> None:
     """Same chips under the same stack: both as modelled and both slower; different chips: each
     side slower alone too. A figure whose better side never changes holds."""

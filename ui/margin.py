@@ -1,8 +1,9 @@
 """The margin for the model's error on the Results and Compare pages (`engine.explain.margin`).
 
-Each panel runs nothing until asked: one button reruns the scenario (or both of Compare's) on the
-same requests with every chip slower by its expected throughput error, and what it shows stays
-until the scenario changes.
+The Results page runs its scenario's spread once drawn (`spread`: the same requests with every chip
+slower and faster by its expected throughput error), which gives the headline its bands and the
+margin panel its slower run. Compare's panel runs nothing until asked: one button reruns both
+scenarios with slower chips, and what it shows stays until the scenario changes.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.core.errors import ScenarioError
-from engine.explain.margin import CompareMargin, RunMargin, compare_margin, figure_text, run_margin
+from engine.explain.margin import CompareMargin, RunMargin, RunSpread, compare_margin, figure_text, run_spread
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
 from ui import tables
@@ -24,8 +25,36 @@ MARGIN_FOR = "fg_margin_for"
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
+def _run_spread(scenario_json: str, _summary: dict[str, Any]) -> RunSpread:
+    return run_spread(Scenario.model_validate_json(scenario_json), _summary)
+
+
 def _run_margin(scenario_json: str, _summary: dict[str, Any]) -> RunMargin:
-    return run_margin(Scenario.model_validate_json(scenario_json), _summary)
+    """The run's margin: the slower half of its spread (one cache for both)."""
+    return _run_spread(scenario_json, _summary).margin(Scenario.model_validate_json(scenario_json))
+
+
+def spread(result: SimResult) -> RunSpread | None:
+    """The run's spread (`engine.explain.margin.run_spread`): the same requests with every chip
+    slower and faster by its expected throughput error; None where it cannot run (a slowed run
+    over the work bound), the figures then keeping their kinds' errors."""
+    try:
+        with st.spinner("Checking how far the model's error moves each figure…"):
+            return _run_spread(result.scenario.model_dump_json(), result.summary)
+    except ScenarioError:
+        return None
+
+
+def spread_caption(sp: RunSpread) -> str:
+    """What the headline bands are, with the error each chip was moved by."""
+    chips = ", ".join(f"{chip} ± {e:.0%}" for chip, e in sp.slowdown.items() if e > 0)
+    if not chips:
+        return "No chip of this run has an expected error: its figures carry no band."
+    return (
+        "Bands: how each figure moves when the same requests run with every chip slower and faster by "
+        f"its expected throughput error ({chips}); TTFT and TPOT keep at least the calibration's error of "
+        "their kind. SLO attainment moves in points."
+    )
 
 
 def margin_panel(result: SimResult) -> None:

@@ -93,18 +93,32 @@ def value(
     key: str,
     seeds: bool = False,
     bounds: confidence.Limits | None = None,
+    moves: confidence.Moves | None = None,
 ) -> str:
-    """A headline figure's text with its expected error: '24 ms ± 15%' (cut by the run's
-    `bounds`, `confidence.limits`: '9.9 req/s (−36% to +0%)').
+    """A headline figure's text with its band in one string (`value_parts`): '810 ms (−22% to
+    +39%)', '24 ms ± 15%', over several seeds '824 ± 36 ms (model ± 15%)'."""
+    text, band = value_parts(text, trust, key, seeds, bounds, moves)
+    if band is None:
+        return text
+    return f"{text} {band}" if band.startswith("±") else f"{text} ({band})"
+
+
+def value_parts(
+    text: str,
+    trust: Sequence[PoolMark],
+    key: str,
+    seeds: bool = False,
+    bounds: confidence.Limits | None = None,
+    moves: confidence.Moves | None = None,
+) -> tuple[str, str | None]:
+    """A headline figure's text and its band apart: the run's spread where known (`moves`,
+    `confidence.figure_band`: '−22% to +39%'), else its kind's expected error ('± 15%', cut by
+    the run's `bounds`, `confidence.limits`: '−36% to +0%').
 
     Over several seeds the text already holds the seeds' interval (``824 ± 36 ms``): the model's
-    error follows it in words, ``824 ± 36 ms (model ± 15%)``, so the two are not confused.
+    band says so in words, ``model ± 15%``, so the two are not confused.
     """
-    if not seeds:
-        return confidence.with_figure_error(text, trust, key, bounds)
-    err = confidence.figure_error(trust, confidence.HEADLINE_SOURCES.get(key, ()))
-    return (
-        text
-        if err is None or not confidence.bears_error(text)
-        else f"{text} (model {confidence.band(err, (bounds or {}).get(key))})"
-    )
+    band = confidence.figure_band(text, trust, key, moves, bounds)
+    if band is None or not seeds:
+        return text, band
+    return text, f"model {band}"

@@ -357,3 +357,61 @@ def chip_rows(
             "overhead_ms": prof.overhead_ms,
         }
     return out
+
+
+Moves = Mapping[str, tuple[float, float]]
+"""Per headline key, the change of the figure with every chip slower and with every chip faster by
+its expected throughput error (`engine.explain.margin.RunSpread.moves`): relative, or in points
+(fractions of 1) for SLO attainment."""
+
+LATENCIES = ("ttft_p99_ms", "tpot_p99_ms")
+"""Headline figures whose own kind of error (TTFT, TPOT) was measured apart from the chips' speed."""
+
+
+def spread_band(key: str, error: float | None, move: tuple[float, float]) -> str:
+    """A figure's band from its run's spread: '± 9%', '−9% to +38%', or for SLO attainment
+    '−4.8 to +2.1 pts'.
+
+    With chips slower and faster by their expected throughput error the run moves each figure;
+    that is the band of the figures the chips' speed carries (goodput, throughput, cost). A
+    latency keeps at least its own kind's expected error on each side (`error`, measured on rows
+    at their own loads), and takes the spread where the run's queues make it wider."""
+    lo, hi = min(0.0, *move), max(0.0, *move)
+    if key == "slo_attainment":
+        if lo == hi == 0.0:
+            return "± 0 pts"
+        return f"{lo * 100:+.1f} to {hi * 100:+.1f} pts".replace("-", "−")
+    down, up = abs(lo), hi
+    if key in LATENCIES and error is not None:
+        down, up = max(down, error), max(up, error)
+    if error_text(down) == error_text(up):
+        return f"± {error_text(up)}"
+    return f"−{error_text(down)} to +{error_text(up)}"
+
+
+def figure_band(
+    text: str, marks: Sequence[PoolMark], key: str, moves: Moves | None = None, bounds: Limits | None = None
+) -> str | None:
+    """The band a headline figure carries: its run's spread where known (`spread_band`: '−22% to
+    +39%', '−1.1 to +0.2 pts'), else its kind's expected error ('± 9%', cut by `bounds`); None for
+    a figure without one (a missing or zero figure, the bill, SLO attainment without a spread)."""
+    move = (moves or {}).get(key)
+    if key == "slo_attainment":
+        return None if move is None else spread_band(key, None, move)
+    src = HEADLINE_SOURCES.get(key)
+    if not src or not bears_error(text):
+        return None
+    err = figure_error(marks, src)
+    if move is not None:
+        return spread_band(key, err, move)
+    return None if err is None else band(err, (bounds or {}).get(key))
+
+
+def with_spread(
+    text: str, marks: Sequence[PoolMark], key: str, moves: Moves | None, bounds: Limits | None = None
+) -> str:
+    """A headline figure with its band (`figure_band`): '810 ms (−22% to +39%)', '20.2 ms ± 7%'."""
+    b = figure_band(text, marks, key, moves, bounds)
+    if b is None:
+        return text
+    return f"{text} {b}" if b.startswith("±") else f"{text} ({b})"

@@ -17,10 +17,11 @@ import pandas as pd
 
 from engine.catalog.entries import Catalog
 from engine.explain.confidence import pool_marks
-from engine.explain.presentation import compare, duration_text
+from engine.explain.presentation import compare, duration_text, headline
 from engine.planning.plan import run_passes
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
+from engine.serving.workload import generate
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,87 @@ def run_margin(
     slow = simulate(scenario, catalog, check_work=check_work, slowdown=slowdown).summary
     targets = {c.name: (c.slo.ttft_ms, c.slo.tpot_ms) for c in scenario.workload.classes}
     return RunMargin(slowdown=slowdown, modelled=dict(summary), slowed=slow, targets=targets)
+
+
+# --- a run's spread: the headline figures with chips slower and faster -------------------------
+
+SPREAD_KEYS = (
+    "ttft_p99_ms",
+    "tpot_p99_ms",
+    "slo_attainment",
+    "goodput_rps",
+    "throughput_rps",
+    "usd_per_request",
+    "usd_per_million_output_tokens",
+    "goodput_per_usd",
+)
+"""Headline figures (`presentation.headline` keys, plus throughput) whose spread a run reports."""
+
+SHARES = ("slo_attainment",)
+"""Spread figures that are shares of requests: they move in points, not in percent."""
+
+
+def _figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
+    h: dict[str, float | None] = dict(headline(summary))
+    h["throughput_rps"] = summary.get("throughput_rps")
+    return h
+
+
+@dataclass(frozen=True)
+class RunSpread:
+    """A run as modelled and the same requests with every chip slower, and faster, by its expected
+    throughput error: how far the model's error can move each headline figure of this run.
+
+    The calibration's expected error of a kind of figure (`confidence`) was measured on single
+    rows at their own loads; what a run's figures do when every iteration is that much slower or
+    faster depends on the run: a queue near saturation turns a 15% slower chip into a TTFT p99
+    half again as long, an open loop with headroom serves the same requests either way. The
+    spread is that run's answer, on the same requests."""
+
+    slowdown: dict[str, float]
+    """Per chip: its expected throughput error e (slower: 1 + e times as long; faster: 1 / (1 + e))."""
+    modelled: dict[str, Any]
+    slower: dict[str, Any]
+    faster: dict[str, Any]
+
+    def moves(self) -> dict[str, tuple[float, float]]:
+        """Per figure (`SPREAD_KEYS`) with a value: (its change with slower chips, with faster
+        chips), relative to the modelled value, in points (fractions of 1) for shares."""
+        out: dict[str, tuple[float, float]] = {}
+        if not any(e > 0 for e in self.slowdown.values()):  # no chip has an expected error: no band
+            return out
+        base, slow, fast = _figures(self.modelled), _figures(self.slower), _figures(self.faster)
+        for key in SPREAD_KEYS:
+            v0, vs, vf = base.get(key), slow.get(key), fast.get(key)
+            if v0 is None or vs is None or vf is None:
+                continue
+            if key in SHARES:
+                out[key] = (float(vs) - float(v0), float(vf) - float(v0))
+            elif v0 > 0:
+                out[key] = (float(vs) / float(v0) - 1.0, float(vf) / float(v0) - 1.0)
+        return out
+
+    def margin(self, scenario: Scenario) -> RunMargin:
+        """The slower half as the run's margin (`run_margin`, without simulating again)."""
+        targets = {c.name: (c.slo.ttft_ms, c.slo.tpot_ms) for c in scenario.workload.classes}
+        return RunMargin(slowdown=self.slowdown, modelled=self.modelled, slowed=self.slower, targets=targets)
+
+
+def run_spread(
+    scenario: Scenario, summary: Mapping[str, Any], catalog: Catalog | None = None, *, check_work: bool = True
+) -> RunSpread:
+    """A run (`summary`, of `scenario`) and the same requests with every chip slower and faster by
+    its expected throughput error (two more simulations)."""
+    slowdown = run_slowdowns(scenario, summary)
+    if not any(e > 0 for e in slowdown.values()):
+        return RunSpread(
+            slowdown=slowdown, modelled=dict(summary), slower=dict(summary), faster=dict(summary)
+        )
+    reqs = generate(scenario)
+    slow = simulate(scenario, catalog, reqs, check_work=check_work, slowdown=slowdown).summary
+    quick = {chip: 1.0 / (1.0 + e) - 1.0 for chip, e in slowdown.items()}
+    fast = simulate(scenario, catalog, reqs, check_work=check_work, slowdown=quick).summary
+    return RunSpread(slowdown=slowdown, modelled=dict(summary), slower=slow, faster=fast)
 
 
 # --- a comparison's margin (the Compare page) -------------------------------------------------

@@ -79,16 +79,19 @@ def scenario_catalog(scenario: Scenario, base: Catalog | None = None) -> Catalog
 
 
 def slowed(resolved: Resolved, slowdown: Mapping[str, float]) -> Resolved:
-    """`resolved` with each pool's chips slower by their chip's `slowdown` e (chip id -> e >= 0):
+    """`resolved` with each pool's chips slower by their chip's `slowdown` e (chip id -> e > -1):
     every iteration takes 1 + e times as long (`Instance.time_scale`), its compute, memory, links,
     fixed costs and any draft model alike, since the expected error e was measured on whole
     iterations; KV transfers between pools and the scheduler are unchanged, and FLOPs and bytes
     stay what the work is. For the planner's margin (`engine.planning.plan`, ``slowed``): chips as
-    slow as their expected error allows."""
+    slow as their expected error allows; a negative e makes them faster (a run's spread,
+    `engine.explain.margin.run_spread`: 1 / (1 + error) - 1)."""
     pools = []
     for p in resolved.pools:
         e = float(slowdown.get(p.instance.hardware.id, 0.0))
-        inst = dataclasses.replace(p.instance, time_scale=1.0 + e) if e > 0 else p.instance
+        if not e > -1.0:
+            raise ScenarioError(f"slowdown of {p.instance.hardware.id}: must be above -1 (got {e})")
+        inst = dataclasses.replace(p.instance, time_scale=1.0 + e) if e != 0 else p.instance
         pools.append(dataclasses.replace(p, instance=inst))
     return dataclasses.replace(resolved, pools=tuple(pools))
 
