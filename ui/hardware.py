@@ -9,7 +9,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from engine.catalog.entries import Catalog
-from engine.catalog.specs import HardwareSpec
+from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core.errors import format_validation_error
 from engine.costmodel import trust
 from engine.costmodel.stacks import STACK_NAMES
@@ -113,10 +113,17 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
         st.dataframe(points, hide_index=True, width="stretch")
 
 
-def _chip_values(h: HardwareSpec) -> dict[str, float]:
+def stack_profile(h: HardwareSpec, sc: Scenario, cat: Catalog) -> CalibrationProfile:
+    """The profile `h` runs with under the scenario's serving stack (its dense layers'), by the
+    rules of `engine.costmodel.trust`: what a copy of it starts from, so that an unedited copy
+    runs as fast as the chip it copies (its default profile may be another stack's fit)."""
+    custom = any(c.id == h.id for c in sc.custom_hardware)
+    return trust.calibration(h, sc.deployment.stack, cat, custom=custom)[0]
+
+
+def _chip_values(h: HardwareSpec, prof: CalibrationProfile) -> dict[str, float]:
     vals: dict[str, float] = {k: float(getattr(h, k)) for k in CHIP_NUMBERS}
     vals.update({f"tflops_{p}": float(h.tflops.get(p, 0.0)) for p in ("bf16", "fp8", "fp4")})  # type: ignore[call-overload]
-    prof = h.profile()
     vals.update(eta_compute=prof.eta_compute, eta_bandwidth=prof.eta_bandwidth, overhead_ms=prof.overhead_ms)
     return vals
 
@@ -148,11 +155,16 @@ def _save_chip(base_id: str, prefix: str) -> None:
     cat = scenario_catalog(state.scenario())
     chip_id = str(ss[f"{prefix}id"]).strip()
     values = {k: float(ss[f"{prefix}{k}"]) for k in (*CHIP_FIELDS, *PROFILE_FIELDS)}
+    base = cat.chip(base_id)
+    fractions = {k: values[k] for k in PROFILE_FIELDS}
+    experts = stack_profile(base, state.scenario(), cat).eta_experts  # the form does not edit it
+    if experts is not None:
+        fractions["eta_experts"] = experts
     try:
         chip = custom_chip(
-            cat.chip(base_id), chip_id, str(ss[f"{prefix}name"]).strip() or chip_id,
+            base, chip_id, str(ss[f"{prefix}name"]).strip() or chip_id,
             {k: values[k] for k in CHIP_NUMBERS}, {p: values[f"tflops_{p}"] for p in ("bf16", "fp8", "fp4")},
-            {k: values[k] for k in PROFILE_FIELDS},
+            fractions,
         )  # fmt: skip
     except ValidationError as exc:
         state.notify(f"custom chip not saved: {format_validation_error(exc)}")
@@ -200,8 +212,9 @@ def custom_chip_form(sc: Scenario, cat: Catalog) -> None:
                            format_func=lambda c: f"{c} (custom)" if c in custom else c,
                            help="Pick a chip to copy (or one of your custom chips to edit).")  # fmt: skip
     base = cat.chip(base_id)
-    vals = _chip_values(base)
-    prefix = f"fg:chip:{base_id}:"  # the fields start from the chosen chip's numbers
+    vals = _chip_values(base, stack_profile(base, sc, cat))
+    # the fields start from the chosen chip's numbers under the scenario's stack
+    prefix = f"fg:chip:{base_id}:{sc.deployment.stack}:"
     with st.container(border=True):
         f1, f2 = st.columns(2)
         f1.text_input("Id", value=base_id if base_id in custom else f"my-{base_id}"[:64], key=f"{prefix}id",
