@@ -24,6 +24,24 @@ def test_the_live_strip_drops_arrows_that_round_to_zero() -> None:
     assert rows["SLO met"] == ""
 
 
+def test_a_change_reads_in_its_values_unit_and_a_collapse_is_not_cheaper() -> None:
+    """'198.2 s' changes by '196.6 s', not '196,582 ms'; a cost change shows in dollars; a cost
+    that fell while SLO attainment fell is grey (an overloaded run is not a better one)."""
+    prev = {"ttft_p99_ms": 1_600.0, "tpot_p99_ms": 20.0, "slo_attainment": 0.929, "goodput_rps": 20.0,
+            "usd_per_request": 0.00036, "usd_per_million_output_tokens": 1.40}  # fmt: skip
+    now = {"ttft_p99_ms": 198_200.0, "tpot_p99_ms": 20.0, "slo_attainment": 0.008, "goodput_rps": 0.3,
+           "usd_per_request": 0.00029, "usd_per_million_output_tokens": 1.10}  # fmt: skip
+    rows = {label: (value, change) for label, value, change in strip_rows(now, prev)}
+    assert rows["TTFT p99"] == ("198.2 s", ":small[:red[▲196.6 s]]")
+    assert rows["SLO met"][1] == ":small[:red[▼92.1 pts]]"
+    assert rows["Goodput"][1] == ":small[:red[▼19.70/s]]"
+    assert rows["$/request"][1] == ":small[:gray[▼$0.00007]]"
+    assert rows["$/1M tokens"] == ("$1.10", ":small[:gray[▼$0.30]]")
+    # the same fall in cost with SLO attainment held is good news
+    held = strip_rows({**now, "slo_attainment": 0.929}, prev)
+    assert dict((a, c) for a, _, c in held)["$/request"] == ":small[:green[▼$0.00007]]"
+
+
 def test_compare_of_a_scenario_with_itself_shows_neutral_deltas() -> None:
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({**to_link(short(), DEFAULT_PRESET), "a": "current", "b": "current"})

@@ -117,3 +117,19 @@ def test_replications_are_bounded_server_wide_and_stale_jobs_stop(monkeypatch: p
         assert first.cancelled
     finally:
         release.set()
+
+
+def test_a_narrow_interval_shows_a_digit_of_its_width() -> None:
+    """'20.12 ± 0.04 ms', not '20.1 ± 0.0 ms' (which reads as no spread at all); a wide one keeps
+    the figure's own decimals."""
+    from engine.explain.replicas import interval
+    from ui.replicas import pm
+
+    narrow = interval([20.08, 20.12, 20.16])
+    assert narrow is not None and 0 < narrow.half_width < 0.5
+    text = pm("tpot_p99_ms", narrow)
+    assert text.startswith("20.1") and " ± 0.0" not in text and text.endswith(" ms"), text
+    assert pm("ttft_p99_ms", interval([700.0, 800.0, 900.0])).endswith(" ms")
+    assert " ± " in pm("ttft_p99_ms", interval([700.0, 800.0, 900.0]))
+    assert pm("slo_attainment", interval([0.9961, 0.9962, 0.9963])).endswith("%")
+    assert " ± 0.0%" not in pm("slo_attainment", interval([0.9961, 0.9962, 0.9963]))

@@ -266,7 +266,9 @@ def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
         rows.append(
             {
                 "id": h.id,
-                "name": h.name + (" (illustrative)" if h.illustrative else ""),
+                # an illustrative chip is said so once (its name may already say it)
+                "name": h.name
+                + (" (illustrative)" if h.illustrative and "illustrative" not in h.name.lower() else ""),
                 "class": h.kind,
                 "calibration": t["calibration"],
                 "expected_error": t["expected_error"],

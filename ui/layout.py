@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -74,7 +75,7 @@ def fmt_usd(v: float | None) -> str:
     """Dollars with enough digits for fractions of a cent."""
     if v is None:
         return "–"
-    return f"${v:,.2f}" if v >= 1 else f"${v:.5f}"
+    return f"${v:,.2f}" if v >= 0.1 else f"${v:.5f}"
 
 
 def share_url() -> str:
@@ -138,22 +139,44 @@ def sidebar() -> None:
 
 
 def _delta(now: float | None, before: float | None, scale: float = 1.0) -> float | None:
+    """now - before (times `scale`), None where either is missing or the change is rounding noise."""
     if now is None or before is None or not math.isfinite(now) or not math.isfinite(before):
         return None
     d = (now - before) * scale
     return d if abs(d) > 1e-9 * max(abs(now * scale), 1.0) else None
 
 
-STRIP = (
-    # label, headline key, value format, delta format, delta scale, lower is better
-    ("TTFT p99", "ttft_p99_ms", fmt_ms, "{:,.0f} ms", 1.0, True),
-    ("TPOT p99", "tpot_p99_ms", fmt_ms, "{:,.1f} ms", 1.0, True),
-    ("SLO met", "slo_attainment", fmt_pct, "{:.1f} pts", 100.0, False),
-    ("Goodput", "goodput_rps", lambda v: f"{v or 0:,.1f}/s", "{:,.2f}", 1.0, False),
-    ("$/request", "usd_per_request", fmt_usd, "{:,.0f} µ$", 1e6, True),
-    ("$/1M tokens", "usd_per_million_output_tokens", fmt_usd, "{:,.3f}", 1.0, True),
+def duration_change(change_ms: float, value_ms: float | None, decimals: int = 0) -> str:
+    """A change of a duration in the unit its value is shown in (`fmt_ms`): '196.6 s' beside
+    '198.2 s', not '196,582 ms'; in ms with `decimals` where the value is in ms."""
+    v = abs(value_ms) if value_ms is not None and math.isfinite(value_ms) else 0.0
+    for limit, unit, size in ((9_999.5, "ms", 1.0), (599_950, "s", 1000.0), (35_997_000, "min", 60_000.0)):
+        if v < limit:
+            return f"{change_ms / size:,.{decimals if unit == 'ms' else 1}f} {unit}"
+    return f"{change_ms / 3_600_000:,.1f} h"
+
+
+def usd_change(change: float, value: float | None) -> str:
+    """A change of dollars to the places its value is shown with (`fmt_usd`)."""
+    return f"${change:,.2f}" if value is not None and value >= 0.1 else f"${change:.5f}"
+
+
+STRIP: tuple[tuple[str, str, Any, Any, bool], ...] = (
+    # label, headline key, value format, change format (change, value), lower is better
+    ("TTFT p99", "ttft_p99_ms", fmt_ms, lambda d, v: duration_change(d, v, 0), True),
+    ("TPOT p99", "tpot_p99_ms", fmt_ms, lambda d, v: duration_change(d, v, 1), True),
+    ("SLO met", "slo_attainment", fmt_pct, lambda d, v: f"{d * 100:.1f} pts", False),
+    ("Goodput", "goodput_rps", lambda v: f"{v or 0:,.1f}/s", lambda d, v: f"{d:,.2f}/s", False),
+    ("$/request", "usd_per_request", fmt_usd, usd_change, True),
+    ("$/1M tokens", "usd_per_million_output_tokens", fmt_usd, usd_change, True),
 )
 """The live strip's rows."""
+
+COSTS = ("usd_per_request", "usd_per_million_output_tokens")
+"""Strip figures whose fall is only good news while no fewer requests meet their SLO."""
+
+SLO_FALL_PTS = 0.5
+"""A fall in SLO attainment (points) past which a cheaper request is not called better."""
 
 
 def shows_change(text: str) -> bool:
@@ -162,14 +185,19 @@ def shows_change(text: str) -> bool:
 
 
 def strip_rows(now: dict[str, float | None], prev: dict[str, float | None]) -> list[tuple[str, str, str]]:
-    """(label, value, coloured change) per row of the live strip; green when the change is good."""
+    """(label, value, coloured change) per row of the live strip; green when the change is good,
+    grey for a cost that fell while fewer requests met their SLO (an overloaded run bills the same
+    chips over more, slower requests: cheaper per request, and no better)."""
+    slo = _delta(now.get("slo_attainment"), prev.get("slo_attainment"), 100.0)
+    worse = slo is not None and slo < -SLO_FALL_PTS
     rows = []
-    for label, key, fmt, dfmt, scale, lower in STRIP:
-        d = _delta(now.get(key), prev.get(key), scale)
+    for label, key, fmt, dfmt, lower in STRIP:
+        d = _delta(now.get(key), prev.get(key))
         change = ""
-        if d is not None and shows_change(dfmt.format(abs(d))):
+        if d is not None and shows_change(text := dfmt(abs(d), now.get(key))):
             good = (d < 0) == lower
-            change = f":small[:{'green' if good else 'red'}[{'▼' if d < 0 else '▲'}{dfmt.format(abs(d))}]]"
+            colour = "gray" if key in COSTS and d < 0 and worse else "green" if good else "red"
+            change = f":small[:{colour}[{'▼' if d < 0 else '▲'}{text}]]"
         rows.append((label, fmt(now.get(key)), change))
     return rows
 
@@ -186,7 +214,8 @@ def live_strip(result: SimResult) -> None:
     box = st.sidebar.container(border=True, key="fg-live")
     box.markdown(
         "**Live result**",
-        help="Re-simulated on every change; coloured arrows show the change from the previous run.\n\n"
+        help="Re-simulated on every change; coloured arrows show the change from the previous run (green "
+        "better, red worse; a cost that fell while fewer requests met their SLO is grey: not better).\n\n"
         + "\n\n".join(f"**{label}**: {METRIC_HELP[k]}" for label, k, *_ in STRIP),
     )
     nbsp = "\u00a0"  # a value and its change each stay on one line (the change wraps below as a whole)

@@ -640,6 +640,7 @@ def advisor_panel(result: SimResult) -> None:
                 "limit and the TPOT target, on the smallest tensor-parallel group that holds the weights."
             )
             try:
-                st.dataframe(_roofline(result.scenario.model_dump_json()), hide_index=True, width="stretch")
+                st.dataframe(_roofline(result.scenario.model_dump_json()), hide_index=True, width="stretch",
+                             column_config=tables.ROOFLINE)  # fmt: skip
             except Exception as exc:
                 _failed("The roofline table", exc)

@@ -246,14 +246,28 @@ def _decimals(key: str, mean: float) -> int:
     return 2
 
 
+def _showing(half: float, decimals: int, most: int = 3) -> int:
+    """Decimals enough for a nonzero half-width to show a digit (up to `most` more): '20.12 ±
+    0.04 ms' rather than '20.1 ± 0.0 ms', which reads as no spread at all."""
+    d = decimals
+    while half > 0 and round(half, d) == 0 and d < decimals + most:
+        d += 1
+    return d
+
+
 def pm(key: str, iv: Interval | None) -> str:
     """A headline figure as ``mean ± half-width`` with its unit, e.g. ``824 ± 36 ms`` or ``97.1 ± 0.8%``."""
     if iv is None or not math.isfinite(iv.mean):
         return "–"
     half = iv.half_width
     if key == "slo_attainment":
-        return f"{iv.mean:.1%}" if not math.isfinite(half) else f"{iv.mean * 100:.1f} ± {half * 100:.1f}%"
+        if not math.isfinite(half):
+            return f"{iv.mean:.1%}"
+        d = _showing(half * 100, 1)
+        return f"{iv.mean * 100:.{d}f} ± {half * 100:.{d}f}%"
     d = _decimals(key, iv.mean)
+    if math.isfinite(half):
+        d = _showing(half, d)
     if key.startswith("usd"):
         return f"${iv.mean:,.{d}f}" + (f" ± {half:,.{d}f}" if math.isfinite(half) else "")
     unit = " ms" if key.endswith("_ms") else " req/s"

@@ -49,7 +49,7 @@ UTILIZATION: dict[str, Any] = {
 COST_PARTS: dict[str, Any] = {
     "part": cc.TextColumn("part"),
     "kind": cc.TextColumn("kind", help="Owned chips: capital, hosting, energy (and cache capacity)."),
-    "usd_per_request": cc.NumberColumn("$ / request", format="%.6f"),
+    "usd_per_request": cc.NumberColumn("$ / request", format="$%.3g"),  # 2e-07 for a tiny part, not 0.000000
     "usd_per_million_output_tokens": cc.NumberColumn("$ / 1M output tokens", format="%.3f"),
     "share": fraction("share of bill"),
 }
@@ -185,3 +185,27 @@ PLAN_SHAPES: dict[str, Any] = {
 def shown(config: dict[str, Any], frame: pd.DataFrame) -> list[str]:
     """The columns of `frame` a table config labels (not hides), in the config's order."""
     return [k for k, v in config.items() if v is not None and k in frame.columns]
+
+
+ROOFLINE: dict[str, Any] = {
+    "hardware": cc.TextColumn("chip"),
+    "class": cc.TextColumn("class"),
+    "tp": cc.NumberColumn("TP", help="The smallest tensor-parallel group that holds the weights.", width=40),
+    "ridge_flops_per_byte": cc.NumberColumn("ridge (FLOP/B)", format="%.0f", help="Arithmetic intensity where the chip's achievable compute and bandwidth meet."),
+    "kv_capacity_tokens": cc.NumberColumn("KV room (tokens)", format="localized", help="KV-cache tokens beside the weights and activations."),
+    "phase": cc.TextColumn("phase"),
+    "batch": cc.NumberColumn("batch", format="%d", help="Prefill: one prompt; decode: the largest batch that fits KV memory, the batch limit and the TPOT target."),
+    "tokens": cc.NumberColumn("tokens", format="localized", help="Tokens the iteration processes."),
+    "intensity_flops_per_byte": cc.NumberColumn("intensity (FLOP/B)", format="%.1f"),
+    "attainable_tflops_per_chip": cc.NumberColumn("attainable TFLOP/s per chip", format="%.0f"),
+    "achieved_tflops_per_chip": cc.NumberColumn("achieved TFLOP/s per chip", format="%.0f"),
+    "roofline_bound": cc.TextColumn("roofline bound"),
+    "binds": cc.TextColumn("binds", help="What limits the phase: compute, bandwidth, KV capacity or a link."),
+    "time_ms": cc.NumberColumn("iteration", format="%.1f ms"),
+    "kv_transfer_ms": cc.NumberColumn("KV transfer", format="%.1f ms", help="The prompt's KV over the chip's scale-out links."),
+    "tokens_per_s_per_chip": cc.NumberColumn("tokens/s per chip", format="localized"),
+    "usd_per_million_tokens": cc.NumberColumn("$ / 1M tokens", format="$%.3f", help="A busy chip-hour under the cost basis."),
+    "batch_limit": cc.TextColumn("batch limit"),
+    "note": cc.TextColumn("note"),
+}  # fmt: skip
+"""The Results page's 'Where each phase sits on each chip's roofline' (`engine.explain.advisor.roofline_table`)."""
