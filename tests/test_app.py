@@ -791,3 +791,28 @@ def test_no_page_writes_a_stray_string() -> None:
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
         ]
         assert not stray, f"{path}: bare strings at lines {stray}"
+
+
+def test_a_model_the_pools_cannot_hold_is_refused_with_a_layout_and_a_resize_button() -> None:
+    """DeepSeek-V3 on the default preset's tp-2 H100 pools: the refusal names layouts that hold it
+    (tp 16, or tp 8 x pp 2), and one click serves it on the smallest of them."""
+    from engine.scenario.resolve import resolve
+
+    at = app("hardware")
+    before = scenario_of(at)
+    at.selectbox(key="fg:model.id").set_value("deepseek-v3").run()
+    assert scenario_of(at) == before  # refused: nothing changed
+    said = [text_of(w.value) for w in at.warning if "deepseek-v3" in text_of(w.value)]
+    assert said and "tp 16, or tp 8 x pp 2" in said[0], said
+    button = next(b for b in at.button if b.key == "fg:model-fit")
+    assert "tp 8 x pp 2" in button.label
+    button.click().run()
+    assert_clean(at)
+    after = scenario_of(at)
+    assert after.model.id == "deepseek-v3"
+    assert [(p.tp, p.pp) for p in after.deployment.pools] == [(8, 2)] * len(before.deployment.pools)
+    assert [p.count for p in after.deployment.pools] == [p.count for p in before.deployment.pools]
+    resolve(after)  # it runs
+    assert not [
+        w for w in at.warning if "deepseek-v3" in text_of(w.value) and "not possible" in text_of(w.value)
+    ]

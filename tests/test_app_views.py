@@ -533,3 +533,36 @@ def test_a_low_percentage_axis_shows_tenths() -> None:
     assert timeseries(ts, ["kv_memory"], "KV", "KV memory", percent=True).layout.yaxis.tickformat == ".1%"
     ts["kv_memory"] = [0.1, 0.5, 0.9]
     assert timeseries(ts, ["kv_memory"], "KV", "KV memory", percent=True).layout.yaxis.tickformat == ".0%"
+
+
+def test_a_model_is_fitted_to_the_smallest_layout_that_holds_it() -> None:
+    """Pools that hold the new model keep their layout; the others take the smallest of tp 1-8, then
+    tp 8 x pp 2-8, that holds it; nothing holds a 671B model in bf16 on 64 TPU v5e chips."""
+    from engine.explain.previews import LAYOUTS, with_model_fitted
+    from engine.scenario.resolve import resolve
+
+    sc = load_preset("chat-disaggregated")
+    small = with_model_fitted(sc, "llama-3.1-8b")
+    assert small is not None and [(p.tp, p.pp) for p in small.deployment.pools] == [
+        (p.tp, p.pp) for p in sc.deployment.pools
+    ]
+    big = with_model_fitted(sc, "deepseek-v3")
+    assert big is not None and big.model.id == "deepseek-v3"
+    layouts = [(p.tp, p.pp) for p in big.deployment.pools]
+    assert layouts == [(8, 2), (8, 2)]
+    resolve(big)
+    # the layout before it in LAYOUTS does not hold it
+    smaller = LAYOUTS[LAYOUTS.index((8, 2)) - 1]
+    with pytest.raises(ScenarioError):
+        resolve(
+            apply_overrides(big, {"deployment.pools[0].tp": smaller[0], "deployment.pools[0].pp": smaller[1]})
+        )
+    tiny = apply_overrides(
+        sc,
+        {
+            "model.weights": "bf16",
+            "deployment.pools[0].hardware": "tpu-v5e",
+            "deployment.pools[1].hardware": "tpu-v5e",
+        },
+    )  # 1.3 TB of weights against 64 x 16 GB
+    assert with_model_fitted(tiny, "deepseek-v3") is None

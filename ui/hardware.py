@@ -24,13 +24,14 @@ from engine.explain.previews import (
     roofline,
     roofline_name,
     with_custom_chip,
+    with_model_fitted,
     without_custom_chip,
 )
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
 from ui import charts, export, state
 from ui.text import plain
-from ui.widgets import label_of, range_check, select
+from ui.widgets import label_of, local_problem, range_check, refused_value, select
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -55,6 +56,29 @@ def _roofline(sc_json: str, chips: tuple[tuple[str, int], ...]) -> tuple[pd.Data
     )
 
 
+def _model_refused(sc: Scenario, cat: Catalog) -> None:
+    """Why a model choice was refused, and where larger instances would hold it, one click to
+    switch to them (`engine.explain.previews.with_model_fitted`)."""
+    problem = local_problem("model")
+    if not problem:
+        return
+    st.warning(plain(problem), icon=":material/block:")
+    model_id = refused_value("model")
+    fitted = with_model_fitted(sc, model_id, cat) if isinstance(model_id, str) else None
+    if fitted is None:
+        st.caption(
+            "No layout of up to 8 x 8 chips of these pools' chips holds it: pick a larger chip on Strategy."
+        )
+        return
+    layouts = ", ".join(
+        f"{p.name} tp {p.tp}" + (f" x pp {p.pp}" if p.pp > 1 else "")
+        for p, q in zip(fitted.deployment.pools, sc.deployment.pools, strict=True)
+        if (p.tp, p.pp, p.dp, p.ep) != (q.tp, q.pp, q.dp, q.ep)
+    )
+    st.button(f"Serve {model_id} on larger instances ({layouts})", icon=":material/open_in_full:",
+              key="fg:model-fit", on_click=state.commit, args=(fitted, f"model {model_id}"))  # fmt: skip
+
+
 def model_picker(sc: Scenario, cat: Catalog) -> None:
     """The served model and its weight and KV precisions (the KV's left to the serving stack unless set)."""
     stack = STACK_NAMES.get(sc.deployment.stack, sc.deployment.stack)
@@ -62,7 +86,9 @@ def model_picker(sc: Scenario, cat: Catalog) -> None:
     c1, c2, c3 = st.columns([2, 1, 1])
     with c1:
         select("model.id", sorted(cat.models), "Model", format_func=lambda m: f"{m} ({cat.models[m].name})" if m in cat.models else m,
-               help="The model every pool serves (catalog models plus the scenario's custom ones).")  # fmt: skip
+               help="The model every pool serves (catalog models plus the scenario's custom ones). One the pools' "
+               "instances cannot hold is refused with the layout it needs, and a button resizes them.", slot="model")  # fmt: skip
+    _model_refused(sc, cat)
     with c2:
         select("model.weights", ["bf16", "fp8", "fp4", "int4"], "Weights", help="Weight precision: fp8/fp4 use the chip's "
                "native path where it has one; int4 is weight-only (bf16 compute).")  # fmt: skip

@@ -170,7 +170,8 @@ Check = Callable[[Any], str | None]
 
 
 PROBLEMS = "fg_problems"
-"""Session key of the refusals shown beside their widgets: slot -> (scenario refused against, message)."""
+"""Session key of the refusals shown beside their widgets: slot -> (scenario refused against, message,
+the refused value)."""
 
 
 def local_problem(slot: str) -> str | None:
@@ -180,6 +181,12 @@ def local_problem(slot: str) -> str | None:
     """
     kept = st.session_state.get(PROBLEMS, {}).get(slot)
     return kept[1] if kept and kept[0] is state.scenario() else None
+
+
+def refused_value(slot: str) -> Any:
+    """The value whose refusal `local_problem(slot)` shows (None when there is none)."""
+    kept = st.session_state.get(PROBLEMS, {}).get(slot)
+    return kept[2] if kept and kept[0] is state.scenario() else None
 
 
 def _on_change(
@@ -203,7 +210,7 @@ def _on_change(
     problems = st.session_state.setdefault(PROBLEMS, {})
     problems.pop(slot, None)
     if refused:  # shown beside the widget (`local_problem`) while nothing else changes
-        problems[slot] = (state.scenario(), f"{what} {show_value(value)} is not possible: {refused}")
+        problems[slot] = (state.scenario(), f"{what} {show_value(value)} is not possible: {refused}", value)
 
 
 def bound(

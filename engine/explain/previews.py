@@ -28,7 +28,7 @@ from engine.costmodel.roofline import decode_table, prefill_table
 from engine.planning.sizing import layout_label
 from engine.scenario.codec import apply_overrides, to_data
 from engine.scenario.model import Arrival, LengthDist, Pool, Scenario
-from engine.scenario.resolve import resolve
+from engine.scenario.resolve import resolve, scenario_catalog
 from engine.serving.workload import rate_factor, sample_lengths
 
 # --- workload -----------------------------------------------------------------------------
@@ -348,6 +348,57 @@ def fitting_tp(
             return tp
         tp *= 2
     return None
+
+
+LAYOUTS = ((1, 1), (2, 1), (4, 1), (8, 1), *((8, pp) for pp in range(2, 9)))
+"""Layouts `with_model_fitted` tries, smallest first: tensor parallelism within an 8-chip node,
+then pipeline stages of 8 across nodes."""
+
+
+def with_model_fitted(scenario: Scenario, model_id: str, catalog: Catalog | None = None) -> Scenario | None:
+    """The scenario serving `model_id`, each pool whose instances no longer hold it given the
+    smallest layout that does (`LAYOUTS`; data and expert parallelism back to 1 there, since what
+    a rank holds depends on them); the pools that still hold it keep theirs. None when no layout
+    up to 8 x 8 chips holds it, or the result does not resolve for another reason."""
+    try:
+        new = apply_overrides(scenario, {"model.id": model_id})
+        resolve(new, catalog)
+        return new  # it already fits
+    except ScenarioError:
+        pass
+    cat = scenario_catalog(new, catalog)
+    model = cat.model(model_id)
+    changes: dict[str, Any] = {}
+
+    def fits(hw: HardwareSpec, tp: int, pp: int, dp: int = 1, ep: int = 1) -> bool:
+        inst = Instance(
+            model=model, hardware=hw, tp=tp, pp=pp, dp=dp, ep=ep, weights=new.model.weights,
+            kv=new.kv_precision(), mem_fraction=new.deployment.mem_fraction,
+            activation_tokens=new.activation_tokens() * dp, attention_weights=new.model.attention_weights,
+        )  # fmt: skip
+        return inst.fits()
+
+    for i, pool in enumerate(new.deployment.pools):
+        hw = cat.chip(pool.hardware)
+        try:
+            if fits(hw, pool.tp, pool.pp, pool.dp, pool.ep):
+                continue
+        except ScenarioError:  # an EP the new model cannot take
+            pass
+        size = pool.tp * pool.pp
+        layout = next((lp for lp in LAYOUTS if lp[0] * lp[1] >= size and fits(hw, *lp)), None)
+        if layout is None:
+            return None
+        where = f"deployment.pools[{i}]"
+        changes.update(
+            {f"{where}.tp": layout[0], f"{where}.pp": layout[1], f"{where}.dp": 1, f"{where}.ep": 1}
+        )
+    try:
+        out = apply_overrides(new, changes)
+        resolve(out, catalog)
+    except ScenarioError:
+        return None
+    return out
 
 
 def roofline_name(chip: str, tp: int) -> str:

@@ -96,6 +96,22 @@ def slowed(resolved: Resolved, slowdown: Mapping[str, float]) -> Resolved:
     return dataclasses.replace(resolved, pools=tuple(pools))
 
 
+def layouts_text(min_chips: int, dp: int = 1, max_tp: int = 64) -> str:
+    """Layouts of at least `min_chips` chips to suggest where a model does not fit: ': tp 16, or
+    tp 8 x pp 2' (tensor parallelism in powers of two, as stacks shard heads; one 8-chip node,
+    then pipeline stages across nodes). None ('') for data-parallel ranks, whose share of the
+    weights depends on the expert layout."""
+    if dp > 1:
+        return ""
+    tp = 1
+    while tp < min_chips and tp < max_tp:
+        tp *= 2
+    out = [f"tp {tp}"] if tp >= min_chips else []
+    if min_chips > 8:
+        out.append(f"tp 8 x pp {math.ceil(min_chips / 8)}")
+    return f": {', or '.join(out)}" if out else ""
+
+
 def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
     """Look up the scenario's model and chips and build its instances, or say what is wrong."""
     cat = scenario_catalog(scenario, catalog)
@@ -162,12 +178,13 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                     f"{max(int(pass_tokens * 0.25 * per_chip / act_chip), 16):,})"
                 )
             min_chips = int(need // per_chip) + 1
-            dp = f" x {spec.dp}" if spec.dp > 1 else ""
+            dp = f" x dp {spec.dp}" if spec.dp > 1 else ""
             raise ScenarioError(
                 f"{where}.tp: {model.id} in {scenario.model.weights} needs {inst.weight_bytes / 1e9:.0f} GB of weights"
                 f"{f' and {act:.0f} GB of activations' if act >= 0.5 else ''} plus KV room for one "
-                f"{room:,}-token request; {spec.tp} x {spec.pp}{dp} x {hw.id} hold {have:.0f} GB usable. Use at least "
-                f"{min_chips} chips per instance (tp x pp{' x dp' if dp else ''}), lower precision, or a larger chip"
+                f"{room:,}-token request; tp {spec.tp} x pp {spec.pp}{dp} of {hw.id} hold {have:.0f} GB usable. Use at "
+                f"least {min_chips} chips per instance (tp x pp{' x dp' if dp else ''}"
+                f"{layouts_text(min_chips, spec.dp)}), lower precision, or a larger chip"
                 + (
                     f", or a smaller deployment.batching.token_budget (the activations are one forward pass of "
                     f"{pass_tokens:,} tokens{' per data-parallel rank' if spec.dp > 1 else ''})"
