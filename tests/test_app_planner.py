@@ -229,3 +229,14 @@ def test_compare_checks_its_order_against_the_models_error_when_asked() -> None:
                               "A, or the same", "B, or the same"}  # fmt: skip
     said = " ".join(x.value for x in [*panel.warning, *panel.info]).replace("\\", "")
     assert "A's chips slower: h100-sxm 15%; B's: h100-sxm 15%, h20" in said, said
+
+
+def test_the_verdicts_band_reaches_as_far_as_the_margin_moved_the_figure() -> None:
+    """The chosen deployment's TPOT p90 '56.4 ms ± 18%' beside a margin rerun of 87.9 ms reads
+    '(−18% to +56%)'; a rerun within the error leaves '± 18%'."""
+    from ui.planner import _pm
+
+    assert _pm(0.18, 56.4, 87.9) == " (−18% to +56%)"
+    assert _pm(0.18, 56.4, 60.0) == " ± 18%"
+    assert _pm(0.18, 56.4, None) == _pm(0.18) == " ± 18%"
+    assert _pm(None, 56.4, 87.9) == ""

@@ -19,6 +19,7 @@ roofline.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -196,9 +197,18 @@ def run_mark(row: Any) -> str:
     return "partly calibrated" if str(row.get("calibration", "")).startswith("partly") else "calibrated"
 
 
-def _pm(error: float | None) -> str:
-    """' ± 12%' after a calibration mark ('' when the error is unknown)."""
-    return f" ± {error_text(error)}" if isinstance(error, float) and np.isfinite(error) else ""
+def _pm(error: float | None, modelled: float | None = None, slowed: float | None = None) -> str:
+    """' ± 12%' after a figure ('' when the error is unknown); with the figure as modelled and with
+    its chips slowed (the margin's rerun), the band widens on the side the slowed run moved it
+    beyond the error: ' (−18% to +56%)', as the Results page's spread does."""
+    if not (isinstance(error, float) and np.isfinite(error)):
+        return ""
+    up = error
+    if modelled and slowed is not None and math.isfinite(slowed) and modelled > 0:
+        up = max(error, slowed / modelled - 1.0)
+    if error_text(up) == error_text(error):
+        return f" ± {error_text(error)}"
+    return f" (−{error_text(error)} to +{error_text(up)})"
 
 
 def selected_run(event: Any) -> int | None:
@@ -449,7 +459,11 @@ def _margin(m: Margin, key: tuple[Any, ...]) -> None:
             _load(q, q.best_run, (*key, "slowed"))
 
 
-def _summary(p: Plan) -> None:
+def _summary(p: Plan, edge: Margin | None = None) -> None:
+    """The search's counts and its verdict; with the margin (`edge`), the verdict's TTFT and TPOT
+    bands reach as far as the chosen deployment moved with slowed chips."""
+    slow_ttft = edge.chosen.ttft_ms_p90 if edge is not None and edge.chosen.run == p.best_run else None
+    slow_tpot = edge.chosen.tpot_ms_p90 if edge is not None and edge.chosen.run == p.best_run else None
     c = st.columns(5)
     c[0].metric("Shapes considered", f"{len(p.candidates):,}")
     c[1].metric(
@@ -480,7 +494,8 @@ def _summary(p: Plan) -> None:
     st.success(
         f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
         f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(r.get('throughput_error'))}, "
-        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(r.get('ttft_error'))}, TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(r.get('tpot_error'))} "
+        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(r.get('ttft_error'), r['ttft_ms_p90'], slow_ttft)}, "
+        f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(r.get('tpot_error'), r['tpot_ms_p90'], slow_tpot)} "
         f"(simulated over {p.duration_s:g} s).",
         icon=":material/check_circle:",
     )
@@ -529,7 +544,7 @@ def planner_page() -> None:
     if loaded:
         st.success(f"Loaded **{plain(loaded)}** as the current scenario.", icon=":material/download_done:")
         st.page_link("app_pages/results.py", label="See its results", icon=":material/monitoring:")
-    _summary(p)
+    _summary(p, edge)
     if edge is not None:
         _margin(edge, key)
     if p.runs.empty:
