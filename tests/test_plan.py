@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -501,7 +502,18 @@ def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
         in out
     )
     assert "class chat: passes -> FAILS" in out
+    assert "spread: each headline figure with every chip slower and faster by that error" in out
+    assert re.search(r"slo_attainment +[\d.]+ +−[\d.]+ to \+[\d.]+ pts", out), out
     assert main(["run", "chat-colocated", "--set", "duration_s=60", "--margin", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["margin"]["slowdown"] == {"h100-sxm": 0.15}
     assert doc["margin"]["slowed"]["slo_attainment"] <= doc["slo_attainment"]
+    # and its spread: every headline figure with the chips slower and faster, as the Results page
+    spread = doc["spread"]
+    assert spread["slowdown"] == {"h100-sxm": 0.15}
+    tpot = spread["moves"]["tpot_p99_ms"]
+    assert tpot["slower"] > 0 > tpot["faster"]
+    assert tpot["slower"] == pytest.approx(
+        doc["margin"]["slowed"]["latency_ms"]["tpot"]["p99"] / doc["latency_ms"]["tpot"]["p99"] - 1
+    )
+    assert spread["faster"]["latency_ms"]["tpot"]["p99"] < doc["latency_ms"]["tpot"]["p99"]

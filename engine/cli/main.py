@@ -289,20 +289,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     res = simulate(scen, check_work=check)
     if args.out:
         write_outputs(res, Path(args.out), args.format)
-    edge = None
+    edge = spread = None
     if args.margin:
-        from engine.explain.margin import run_margin  # pandas: loaded only when asked
+        from engine.explain.margin import run_spread  # pandas: loaded only when asked
 
-        edge = run_margin(scen, res.summary, check_work=check)
+        spread = run_spread(scen, res.summary, check_work=check)
+        edge = spread.margin(scen)
     if args.json:
         doc = res.to_json()
-        if edge is not None:
+        if spread is not None and edge is not None:
             doc["margin"] = {"slowdown": edge.slowdown, "slowed": edge.slowed}
+            doc["spread"] = {
+                "slowdown": spread.slowdown,
+                "faster": spread.faster,
+                "moves": {k: {"slower": a, "faster": b} for k, (a, b) in spread.moves().items()},
+            }
         emit_json(doc)
         return 0
     print(f"{scen.name} (seed {scen.seed})")
     print_summary(res.to_json(), res.scenario)
-    if edge is not None:
+    if edge is not None and spread is not None:
         from engine.explain.margin import figure_text
 
         slow = ", ".join(f"{chip} {e:.0%}" for chip, e in edge.slowdown.items() if e > 0) or "no chip"
@@ -312,11 +318,29 @@ def cmd_run(args: argparse.Namespace) -> int:
         for name, a, b in edge.classes():
             why = "" if b else f" ({edge.why(name)})"
             print(f"  class {name}: {'passes' if a else 'FAILS'} -> {'passes' if b else 'FAILS'}{why}")
+        print("spread: each headline figure with every chip slower and faster by that error")
+        for line in spread_lines(res.summary, scen, spread.moves()):
+            print(f"  {line}")
     if args.out:
         print(
             f"wrote requests.{args.format}, timeseries.{args.format}, summary.json, scenario.toml to {args.out}"
         )
     return 0
+
+
+def spread_lines(summary: dict[str, Any], scenario: Scenario, moves: Any) -> list[str]:
+    """'ttft_p99_ms  810  (−22% to +39%)': each headline figure of a run with its spread's band."""
+    from engine.explain.presentation import headline  # pandas: loaded only when asked
+
+    marks = confidence.pool_marks(scenario, summary)
+    figures = {**headline(summary), "throughput_rps": summary.get("throughput_rps")}
+    out = []
+    for key, v in figures.items():
+        if v is None or key not in moves:
+            continue
+        band = confidence.figure_band(f"{v:.6g}", marks, key, moves)
+        out.append(f"{key:30} {v:12.5g}  {band or ''}")
+    return out
 
 
 def cmd_drill(args: argparse.Namespace) -> int:
