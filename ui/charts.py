@@ -66,6 +66,45 @@ def _log_ok(values: pd.Series | np.ndarray) -> bool:
     return len(v) > 1 and v.max() / v.min() > 30
 
 
+LABEL_AXIS_PER_CHAR = 0.013
+"""About how much of a half-page chart's x axis one character of an 11-pixel label covers."""
+
+
+def _label_place(
+    curves: Sequence[tuple[np.ndarray, np.ndarray]],
+    target: float,
+    chars: int,
+    lo: float | None,
+    hi: float | None,
+    log: bool,
+    y0: float,
+) -> tuple[float, str]:
+    """Where a target's label goes so that no curve runs under it: (y, xanchor). Left of its line
+    at the bottom first (where most curves have not started), then right of it, then higher up."""
+    if lo is None or hi is None or not curves:
+        return y0, "right"
+    a, b = (math.log10(lo), math.log10(hi)) if log else (lo, hi)
+    x = math.log10(target) if log else target
+    width = chars * LABEL_AXIS_PER_CHAR * (b - a)
+
+    def clear(y: float, side: str) -> bool:
+        span = (x - width, x) if side == "right" else (x, x + width)
+        if span[0] < a or span[1] > b:
+            return False
+        for frac, lat in curves:  # the curve's x over the label's height
+            seg = np.interp([min(y, 1.0), min(y + 0.09, 1.0)], frac, lat)
+            seg = np.log10(np.maximum(seg, 1e-9)) if log else seg
+            if seg[1] >= span[0] and seg[0] <= span[1]:
+                return False
+        return True
+
+    for y in (y0, y0 + 0.3, y0 + 0.6):
+        for side in ("right", "left"):
+            if clear(y, side):
+                return y, side
+    return y0, "right"
+
+
 def cdf(
     frame: pd.DataFrame,
     metric: str,
@@ -97,6 +136,16 @@ def cdf(
     vals = frame["latency_ms"].to_numpy(dtype=float) if len(frame) else np.zeros(0)
     log = _log_ok(vals)
     rows_t = targets[targets["metric"] == metric].to_dict("records") if targets is not None else []
+    lo = hi = None
+    if len(vals):  # fix the range: long target labels must not stretch it
+        hi = max([float(vals.max()), *[float(t["target_ms"]) for t in rows_t]]) * 1.15
+        lo = max(float(vals[vals > 0].min()) / 1.3, 1e-3) if log else 0.0
+        fig.update_xaxes(range=[math.log10(lo), math.log10(hi)] if log else [lo, hi])
+    curves = (
+        [(g["fraction"].to_numpy(dtype=float), g["latency_ms"].to_numpy(dtype=float)) for _, g in frame.groupby(series, sort=False)]
+        if len(frame)
+        else []
+    )  # fmt: skip
     for i, t in enumerate(rows_t):
         target, pct = float(t["target_ms"]), float(t["percentile"])
         color = palette.get(str(t["class"]), ACCENT) if len(rows_t) > 1 else ACCENT
@@ -104,16 +153,13 @@ def cdf(
         label = (
             f"{t['class']} SLO {target:,.0f} ms" if len(rows_t) > 1 else f"SLO {target:,.0f} ms @ p{pct:g}"
         )
+        y, side = _label_place(curves, target, len(label), lo, hi, log, 0.03 + 0.09 * i)
         fig.add_annotation(
-            x=math.log10(target) if log else target, y=0.03 + 0.09 * i, text=label, showarrow=False,
-            xanchor="right", yanchor="bottom", font={"color": color, "size": 11}, bgcolor="rgba(128,128,128,0.12)",
+            x=math.log10(target) if log else target, y=y, text=label, showarrow=False,
+            xanchor=side, yanchor="bottom", font={"color": color, "size": 11}, bgcolor="rgba(128,128,128,0.12)",
         )  # fmt: skip
     for pct in sorted({float(t["percentile"]) for t in rows_t}):
         fig.add_hline(y=pct / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
-    if len(vals):  # fix the range: long target labels must not stretch it
-        hi = max([float(vals.max()), *[float(t["target_ms"]) for t in rows_t]]) * 1.15
-        lo = max(float(vals[vals > 0].min()) / 1.3, 1e-3) if log else 0.0
-        fig.update_xaxes(range=[math.log10(lo), math.log10(hi)] if log else [lo, hi])
     fig.update_xaxes(title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if log else "linear")
     fig.update_yaxes(title="fraction of requests", range=[0, 1.02], tickformat=".0%")
     return _layout(
