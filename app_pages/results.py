@@ -66,7 +66,10 @@ with head.container(horizontal=True, gap="small", width="stretch"):
 spread_note = st.empty()
 marks.run_mark(trust, key="fg-calibration")  # under the figures it qualifies
 if rep is not None:
-    replicas.caption(rep, "Everything below the latency CDFs is your seed's run.")
+    replicas.caption(
+        rep,
+        "The bands under the figures, the advisor, the margin and everything below the latency CDFs are your seed's run.",
+    )
 
 planner.advisor_panel(res)  # from the run's numbers: no simulation
 margin.margin_panel(res)  # one more simulation, when asked

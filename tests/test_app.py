@@ -813,6 +813,8 @@ def test_a_model_the_pools_cannot_hold_is_refused_with_a_layout_and_a_resize_but
     assert [(p.tp, p.pp) for p in after.deployment.pools] == [(8, 2)] * len(before.deployment.pools)
     assert [p.count for p in after.deployment.pools] == [p.count for p in before.deployment.pools]
     resolve(after)  # it runs
+    told = [text_of(i.value) for i in at.info if "Serving deepseek-v3" in text_of(i.value)]
+    assert told and "12 -> 96 chips" in told[0], told  # and says what it did to the deployment
     assert not [
         w for w in at.warning if "deepseek-v3" in text_of(w.value) and "not possible" in text_of(w.value)
     ]

@@ -35,11 +35,11 @@ def test_a_change_reads_in_its_values_unit_and_a_collapse_is_not_cheaper() -> No
     assert rows["TTFT p99"] == ("198.2 s", ":small[:red[▲196.6 s]]")
     assert rows["SLO met"][1] == ":small[:red[▼92.1 pts]]"
     assert rows["Goodput"][1] == ":small[:red[▼19.70/s]]"
-    assert rows["$/request"][1] == ":small[:gray[▼$0.00007]]"
+    assert rows["$/request"][1] == ":small[:gray[▼$0.000070]]"
     assert rows["$/1M tokens"] == ("$1.10", ":small[:gray[▼$0.30]]")
     # the same fall in cost with SLO attainment held is good news
     held = strip_rows({**now, "slo_attainment": 0.929}, prev)
-    assert dict((a, c) for a, _, c in held)["$/request"] == ":small[:green[▼$0.00007]]"
+    assert dict((a, c) for a, _, c in held)["$/request"] == ":small[:green[▼$0.000070]]"
 
 
 def test_compare_of_a_scenario_with_itself_shows_neutral_deltas() -> None:

@@ -566,3 +566,13 @@ def test_a_model_is_fitted_to_the_smallest_layout_that_holds_it() -> None:
         },
     )  # 1.3 TB of weights against 64 x 16 GB
     assert with_model_fitted(tiny, "deepseek-v3") is None
+
+
+def test_dollars_read_to_three_significant_figures_below_ten_cents() -> None:
+    """$0.93 (not $0.93219), $0.00691, $0.000540 and $0.0000309 (not $0.00003, which a 15% change
+    turns into $0.00004: +33% to the eye)."""
+    from engine.explain.presentation import usd_text
+
+    assert [usd_text(v) for v in (12.345, 0.93219, 0.00691, 0.00054, 0.0000309, 0.0, None)] == [
+        "$12.35", "$0.93", "$0.00691", "$0.000540", "$0.0000309", "$0.00000", "–"
+    ]  # fmt: skip

@@ -180,7 +180,18 @@ def test_a_spread_band_takes_the_runs_moves_and_keeps_a_latencys_own_error() -> 
     assert spread_band("goodput_rps", 0.15, (-0.01, 0.0)) == "−1% to +0%"  # served all it was sent
     assert spread_band("throughput_rps", 0.15, (-0.0, 0.0)) == "± 0%"
     assert spread_band("usd_per_request", 0.15, (0.02, -0.01)) == "−1% to +2%"
-    assert spread_band("goodput_rps", 0.36, (-0.81, 3.5)) == "−81% to +>100%"
+    assert spread_band("goodput_rps", 0.36, (-0.81, 3.5)) == "−81% to > +100%"
     assert spread_band("slo_attainment", None, (-0.367, 0.043)) == "−36.7 to +4.3 pts"
     assert spread_band("slo_attainment", None, (0.0, 0.0)) == "± 0 pts"
     assert spread_band("ttft_p99_ms", None, (0.1, -0.05)) == "−5% to +10%"  # no kind error known
+
+
+def test_a_band_side_reads_as_a_change() -> None:
+    """'−36%', '+39%', '> +100%' past a doubling, and '+0%' for nothing, never '−0%'."""
+    from engine.explain.confidence import band, side_text
+
+    assert [side_text(x) for x in (-0.36, 0.39, 1.5, -0.0, 0.0, 0.004)] == [
+        "−36%", "+39%", "> +100%", "+0%", "+0%", "+0%"
+    ]  # fmt: skip
+    assert band(0.15, (0.0, float("inf"))) == "+0% to +15%"
+    assert band(0.36, (float("inf"), 0.0)) == "−36% to +0%"

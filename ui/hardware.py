@@ -76,7 +76,29 @@ def _model_refused(sc: Scenario, cat: Catalog) -> None:
         if (p.tp, p.pp, p.dp, p.ep) != (q.tp, q.pp, q.dp, q.ep)
     )
     st.button(f"Serve {model_id} on larger instances ({layouts})", icon=":material/open_in_full:",
-              key="fg:model-fit", on_click=state.commit, args=(fitted, f"model {model_id}"))  # fmt: skip
+              key="fg:model-fit", on_click=_serve_fitted, args=(sc, fitted, model_id, layouts))  # fmt: skip
+
+
+def _serve_fitted(before: Scenario, fitted: Scenario, model_id: str, layouts: str) -> None:
+    """Serve the model on the resized pools, and say what that did to the chips and the bill."""
+    if not state.commit(fitted, f"model {model_id}"):
+        return
+    cat = scenario_catalog(fitted)
+
+    def size(s: Scenario) -> tuple[int, float | None]:
+        chips = [
+            (p.count * p.tp * p.pp * p.dp, cat.chip(p.hardware).usd_per_hour) for p in s.deployment.pools
+        ]
+        prices = [n * u for n, u in chips if u is not None]
+        return sum(n for n, _ in chips), sum(prices) if len(prices) == len(chips) else None
+
+    (c0, u0), (c1, u1) = size(before), size(fitted)
+    bill = f", ${u0:,.2f} -> ${u1:,.2f} an hour at list prices" if u0 is not None and u1 is not None else ""
+    state.notify(
+        f"Serving {model_id} with {layouts}: {c0:,} -> {c1:,} chips{bill} (the Strategy page changes the split).",
+        kind="info",
+        key="model-fit",
+    )
 
 
 def model_picker(sc: Scenario, cat: Catalog) -> None:

@@ -19,7 +19,7 @@ import streamlit as st
 
 from engine.core.errors import ScenarioError
 from engine.explain import confidence
-from engine.explain.presentation import duration_text, headline, latency_cdfs
+from engine.explain.presentation import duration_text, headline, latency_cdfs, usd_decimals, usd_text
 from engine.scenario.codec import dumps_toml, loads_toml, preset_names
 from engine.serving.run import SimResult
 from ui import charts, marks, sim, state
@@ -73,9 +73,7 @@ def fmt_pct(v: float | None) -> str:
 
 def fmt_usd(v: float | None) -> str:
     """Dollars with enough digits for fractions of a cent."""
-    if v is None:
-        return "–"
-    return f"${v:,.2f}" if v >= 0.1 else f"${v:.5f}"
+    return usd_text(v)
 
 
 def share_url() -> str:
@@ -158,7 +156,7 @@ def duration_change(change_ms: float, value_ms: float | None, decimals: int = 0)
 
 def usd_change(change: float, value: float | None) -> str:
     """A change of dollars to the places its value is shown with (`fmt_usd`)."""
-    return f"${change:,.2f}" if value is not None and value >= 0.1 else f"${change:.5f}"
+    return f"${change:,.{usd_decimals(value) if value is not None else 5}f}"
 
 
 STRIP: tuple[tuple[str, str, Any, Any, bool], ...] = (
@@ -166,7 +164,7 @@ STRIP: tuple[tuple[str, str, Any, Any, bool], ...] = (
     ("TTFT p99", "ttft_p99_ms", fmt_ms, lambda d, v: duration_change(d, v, 0), True),
     ("TPOT p99", "tpot_p99_ms", fmt_ms, lambda d, v: duration_change(d, v, 1), True),
     ("SLO met", "slo_attainment", fmt_pct, lambda d, v: f"{d * 100:.1f} pts", False),
-    ("Goodput", "goodput_rps", lambda v: f"{v or 0:,.1f}/s", lambda d, v: f"{d:,.2f}/s", False),
+    ("Goodput", "goodput_rps", lambda v: f"{fmt_count(v or 0.0)}/s", lambda d, v: f"{d:,.2f}/s", False),
     ("$/request", "usd_per_request", fmt_usd, usd_change, True),
     ("$/1M tokens", "usd_per_million_output_tokens", fmt_usd, usd_change, True),
 )

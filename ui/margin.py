@@ -89,8 +89,13 @@ def margin_panel(result: SimResult) -> None:
         ]
         head = f"With every chip slower by its expected throughput error ({slow}),"
         if not moved:
-            failing = ", ".join(plain(n) for n, _, b in m.classes() if not b)
-            verdict = "every class still passes" if before else f"the verdict stands: {failing} still fail"
+            fails = [plain(n) for n, _, b in m.classes() if not b]
+            still = (
+                f"class {fails[0]} still fails"
+                if len(fails) == 1
+                else f"classes {', '.join(fails)} still fail"
+            )
+            verdict = "every class still passes" if before else f"the verdict stands: {still}"
             st.info(f"{head} {verdict}.", icon=":material/shield:")
         else:
             st.warning(f"{head} {'; '.join(moved)}.", icon=":material/gpp_maybe:")

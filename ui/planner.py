@@ -32,6 +32,7 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.trust import error_text
 from engine.explain import advisor
+from engine.explain.confidence import side_text
 from engine.explain.presentation import duration_text
 from engine.planning.frontier import passing_frontiers
 from engine.planning.margin import Margin, margin
@@ -200,15 +201,17 @@ def run_mark(row: Any) -> str:
 def _pm(error: float | None, modelled: float | None = None, slowed: float | None = None) -> str:
     """' ± 12%' after a figure ('' when the error is unknown); with the figure as modelled and with
     its chips slowed (the margin's rerun), the band widens on the side the slowed run moved it
-    beyond the error: ' (−18% to +56%)', as the Results page's spread does."""
+    beyond the error: ' (−18% to +56%)' for a latency, ' (−97% to +36%)' for a goodput, as the
+    Results page's spread does."""
     if not (isinstance(error, float) and np.isfinite(error)):
         return ""
-    up = error
+    down = up = error
     if modelled and slowed is not None and math.isfinite(slowed) and modelled > 0:
-        up = max(error, slowed / modelled - 1.0)
-    if error_text(up) == error_text(error):
+        move = slowed / modelled - 1.0
+        up, down = max(error, move), max(error, -move)
+    if error_text(up) == error_text(down) == error_text(error):
         return f" ± {error_text(error)}"
-    return f" (−{error_text(error)} to +{error_text(up)})"
+    return f" ({side_text(-down)} to {side_text(up)})"
 
 
 def selected_run(event: Any) -> int | None:
@@ -464,6 +467,7 @@ def _summary(p: Plan, edge: Margin | None = None) -> None:
     bands reach as far as the chosen deployment moved with slowed chips."""
     slow_ttft = edge.chosen.ttft_ms_p90 if edge is not None and edge.chosen.run == p.best_run else None
     slow_tpot = edge.chosen.tpot_ms_p90 if edge is not None and edge.chosen.run == p.best_run else None
+    slow_goodput = edge.chosen.goodput_rps if edge is not None and edge.chosen.run == p.best_run else None
     c = st.columns(5)
     c[0].metric("Shapes considered", f"{len(p.candidates):,}")
     c[1].metric(
@@ -493,7 +497,7 @@ def _summary(p: Plan, edge: Margin | None = None) -> None:
     )
     st.success(
         f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
-        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(r.get('throughput_error'))}, "
+        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(r.get('throughput_error'), r['goodput_rps'], slow_goodput)}, "
         f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(r.get('ttft_error'), r['ttft_ms_p90'], slow_ttft)}, "
         f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(r.get('tpot_error'), r['tpot_ms_p90'], slow_tpot)} "
         f"(simulated over {p.duration_s:g} s).",

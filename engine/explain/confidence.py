@@ -283,12 +283,23 @@ def limits(summary: Mapping[str, Any], scenario: Scenario) -> dict[str, tuple[fl
     return out
 
 
+def side_text(change: float) -> str:
+    """One side of a band: '−36%', '+39%', '> +100%' past a doubling, and '+0%' for a side that
+    rounds to nothing (never '−0%')."""
+    text = error_text(abs(change))
+    if text == "0%":
+        return "+0%"
+    if text.startswith(">"):
+        return f"> {'−' if change < 0 else '+'}{text[1:]}"
+    return f"{'−' if change < 0 else '+'}{text}"
+
+
 def band(error: float, bound: tuple[float, float] | None = None) -> str:
     """'± 36%', or cut by a bound (`limits`) '−36% to +0%'."""
     down, up = (min(error, bound[0]), min(error, bound[1])) if bound else (error, error)
     if (down, up) == (error, error):
         return f"± {error_text(error)}"
-    return f"−{error_text(down)} to +{error_text(up)}"
+    return f"{side_text(-down)} to {side_text(up)}"
 
 
 def band_text(text: str, error: float | None, bound: tuple[float, float] | None = None) -> str:
@@ -386,7 +397,7 @@ def spread_band(key: str, error: float | None, move: tuple[float, float]) -> str
         down, up = max(down, error), max(up, error)
     if error_text(down) == error_text(up):
         return f"± {error_text(up)}"
-    return f"−{error_text(down)} to +{error_text(up)}"
+    return f"{side_text(-down)} to {side_text(up)}"
 
 
 def figure_band(

@@ -17,7 +17,7 @@ import pandas as pd
 
 from engine.catalog.entries import Catalog
 from engine.explain.confidence import pool_marks
-from engine.explain.presentation import compare, duration_text, headline
+from engine.explain.presentation import compare, duration_text, headline, usd_text
 from engine.planning.plan import run_passes
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
@@ -91,7 +91,7 @@ class RunMargin:
 
 def figure_text(name: str, v: float | None) -> str:
     """A `RunMargin.rows` figure as shown: durations in the unit that fits, shares in percent,
-    dollars to five places."""
+    dollars to three significant figures (`presentation.usd_text`)."""
     if v is None:
         return "–"
     if name.startswith(("TTFT", "TPOT")):
@@ -101,7 +101,7 @@ def figure_text(name: str, v: float | None) -> str:
     if name == "SLO attainment":
         return f"{v:.1%}"
     if name.startswith("$"):
-        return f"${v:.5f}"
+        return usd_text(v)
     return f"{v:,.2f}"
 
 

@@ -33,6 +33,23 @@ ALL_CLASSES = "all"
 """The label of the curve over every class together (drawn when there are several)."""
 
 
+def usd_decimals(usd: float) -> int:
+    """Places a dollar figure is shown to: two from $0.10, else three significant figures and at
+    least five places ($0.00691, $0.000540, $0.0000309: a cost that small still reads to 1%)."""
+    if usd >= 0.1:
+        return 2
+    if usd <= 0 or not math.isfinite(usd):
+        return 5
+    return max(5, 2 - math.floor(math.log10(usd)))
+
+
+def usd_text(usd: float | None) -> str:
+    """Dollars to `usd_decimals` places ('–' for none)."""
+    if usd is None or not math.isfinite(usd):
+        return "–"
+    return f"${usd:,.{usd_decimals(usd)}f}"
+
+
 def duration_text(ms: float | None) -> str:
     """A duration given in milliseconds, in the unit a reader takes in at a glance: ms below ten
     seconds (one decimal below 100 ms), seconds below ten minutes, then minutes and hours."""
