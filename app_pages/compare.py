@@ -101,32 +101,43 @@ HEAD = (
     ("Goodput", "goodput_rps", layout.fmt_rps, False),
     ("Cost per request", "usd_per_request", layout.fmt_usd, True),
 )
-# "mean ± x" and a calibration's "± x%" are wider: let the metrics wrap rather than cut their values
-wide = bool(reps) or any(confidence.figure_error(t, confidence.HEADLINE_SOURCES[k]) is not None
-                         for t in (ta, tb) for _, k, *_ in HEAD if k in confidence.HEADLINE_SOURCES)  # fmt: skip
-row = st.container(horizontal=True, gap="small") if wide else None
-for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row] * 5, HEAD, strict=True):
-    pct, pts = change.get(label), points.get(label)
-    text = tables.change_text(pct, pts)
-    still = text is not None and not layout.shows_change(text)  # rounds to 0.0: no arrow, no colour
-    if still:  # unsigned, as the same figure on both sides reads
-        text = "0.0 pts" if pts is not None and pd.notna(pts) else "0.0%"
-    delta = f"{text} vs A" if text is not None else None
-    quiet = noise is not None and bool(noise.get(label, False))  # the 95% intervals overlap
-    apart = bases_differ and k == "usd_per_request"  # a rental bill against an ownership bill: no verdict
-    va, vb = (
-        (replicas.pm(k, reps[0].headline[k]), replicas.pm(k, reps[1].headline[k]))
-        if reps
-        else (fmt(ha[k]), fmt(hb[k]))
-    )
-    va = marks.value(va, ta, k, bool(reps), confidence.limits(ra.summary, sa))
-    vb = marks.value(vb, tb, k, bool(reps), confidence.limits(rb.summary, sb))
-    if delta and apart:
-        delta = f"{delta} · another cost basis"
-    col.metric(f"{label}: B", vb, delta=f"{delta} · within noise" if delta and quiet else delta,
-               delta_color="off" if quiet or still or apart else "inverse" if inverse else "normal",
-               delta_arrow="off" if still else "auto",
-               help=f"A: {va}. {layout.METRIC_HELP[k]}", border=True, width="content" if wide else "stretch")  # fmt: skip
+
+
+def headline_row(moves_a: confidence.Moves | None, moves_b: confidence.Moves | None) -> None:
+    """B's headline figures with the change from A, each with its band (its run's spread once
+    known, else its kind's error), A's value in the help."""
+    # "mean ± x" and a band are wider: let the metrics wrap rather than cut their values
+    wide = bool(reps) or any(confidence.figure_error(t, confidence.HEADLINE_SOURCES[k]) is not None
+                             for t in (ta, tb) for _, k, *_ in HEAD if k in confidence.HEADLINE_SOURCES)  # fmt: skip
+    row = st.container(horizontal=True, gap="small") if wide else None
+    for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row] * 5, HEAD, strict=True):
+        pct, pts = change.get(label), points.get(label)
+        text = tables.change_text(pct, pts)
+        still = text is not None and not layout.shows_change(text)  # rounds to 0.0: no arrow, no colour
+        if still:  # unsigned, as the same figure on both sides reads
+            text = "0.0 pts" if pts is not None and pd.notna(pts) else "0.0%"
+        delta = f"{text} vs A" if text is not None else None
+        quiet = noise is not None and bool(noise.get(label, False))  # the 95% intervals overlap
+        apart = bases_differ and k == "usd_per_request"  # a rental bill against an ownership bill: no verdict
+        va, vb = (
+            (replicas.pm(k, reps[0].headline[k]), replicas.pm(k, reps[1].headline[k]))
+            if reps
+            else (fmt(ha[k]), fmt(hb[k]))
+        )
+        va = marks.value(va, ta, k, bool(reps), confidence.limits(ra.summary, sa), moves_a)
+        vb = marks.value(vb, tb, k, bool(reps), confidence.limits(rb.summary, sb), moves_b)
+        if delta and apart:
+            delta = f"{delta} · another cost basis"
+        col.metric(f"{label}: B", vb, delta=f"{delta} · within noise" if delta and quiet else delta,
+                   delta_color="off" if quiet or still or apart else "inverse" if inverse else "normal",
+                   delta_arrow="off" if still else "auto",
+                   help=f"A: {va}. {layout.METRIC_HELP[k]}", border=True, width="content" if wide else "stretch")  # fmt: skip
+
+
+head = st.empty()  # drawn now with the kinds' errors, again at the end with each side's spread
+with head.container():
+    headline_row(None, None)
+spread_note = st.empty()
 
 names = sorted({c.name for c in sa.workload.classes} & {c.name for c in sb.workload.classes})
 cls = st.segmented_control(
@@ -183,3 +194,12 @@ for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
         )
         if len(kinds := pr.cost_kinds(run.summary)):
             st.dataframe(kinds, hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+
+# each side's spread last, so the page is drawn first (cached with the Results page's)
+spreads = (margin.spread(ra), margin.spread(rb))
+if spreads[0] is not None and spreads[1] is not None:
+    with head.container():
+        headline_row(spreads[0].moves(), spreads[1].moves())
+    same = spreads[0].slowdown == spreads[1].slowdown
+    spread_note.caption(plain(margin.spread_caption(spreads[1], " (A and B)") if same else
+                              f"{margin.spread_caption(spreads[0], ' (A)')} {margin.spread_caption(spreads[1], ' (B)')}"))  # fmt: skip

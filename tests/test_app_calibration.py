@@ -137,12 +137,15 @@ def test_compare_marks_each_side_and_its_error_bars() -> None:
         assert "uncalibrated" in texts(at.get_by_key(f"fg-calibration-{side}"))
     cal = calibration_of(*UNCALIBRATED)
     heads = {m.label: m for m in at.metric}
-    err = cal.error("ttft")
-    if err is not None:
-        assert (
-            heads["TTFT p99: B"].value.endswith(f"± {err:.0%}")
-            and f"± {err:.0%}" in heads["TTFT p99: B"].help
-        )
+    # each side's figure carries its run's spread, as on Results: the same band for A and B here
+    sc = scenario_of(at)
+    moves = run_spread(sc, simulate(sc).summary).moves()
+    band = confidence.spread_band("ttft_p99_ms", cal.error("ttft"), moves["ttft_p99_ms"])
+    shown = heads["TTFT p99: B"]
+    assert shown.value.endswith(band if band.startswith("±") else f"({band})"), (shown.value, band)
+    assert f"({band})" in shown.help or band in shown.help
+    captions = [text_of(c.value) for c in at.caption]
+    assert any(c.startswith("Bands (A and B): how each figure moves") for c in captions), captions
     table = next(df.value for df in at.dataframe if "better" in df.value.columns).set_index("figure")
     assert "expected_error_pct" in table.columns
     assert table["expected_error_pct"].isna()["SLO attainment"]

@@ -45,13 +45,13 @@ def spread(result: SimResult) -> RunSpread | None:
         return None
 
 
-def spread_caption(sp: RunSpread) -> str:
-    """What the headline bands are, with the error each chip was moved by."""
+def spread_caption(sp: RunSpread, whose: str = "") -> str:
+    """What the headline bands are, with the error each chip was moved by (`whose`: ' (A and B)')."""
     chips = ", ".join(f"{chip} ± {e:.0%}" for chip, e in sp.slowdown.items() if e > 0)
     if not chips:
-        return "No chip of this run has an expected error: its figures carry no band."
+        return f"No chip of this run{whose} has an expected error: its figures carry no band."
     return (
-        "Bands: how each figure moves when the same requests run with every chip slower and faster by "
+        f"Bands{whose}: how each figure moves when the same requests run with every chip slower and faster by "
         f"its expected throughput error ({chips}); TTFT and TPOT keep at least the calibration's error of "
         "their kind. SLO attainment moves in points."
     )
