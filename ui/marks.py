@@ -97,10 +97,7 @@ def value(
 ) -> str:
     """A headline figure's text with its band in one string (`value_parts`): '810 ms (−22% to
     +39%)', '24 ms ± 15%', over several seeds '824 ± 36 ms (model ± 15%)'."""
-    text, band = value_parts(text, trust, key, seeds, bounds, moves)
-    if band is None:
-        return text
-    return f"{text} {band}" if band.startswith("±") else f"{text} ({band})"
+    return confidence.with_band(*value_parts(text, trust, key, seeds, bounds, moves))
 
 
 def value_parts(

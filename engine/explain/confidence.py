@@ -302,13 +302,18 @@ def band(error: float, bound: tuple[float, float] | None = None) -> str:
     return f"{side_text(-down)} to {side_text(up)}"
 
 
+def with_band(text: str, b: str | None) -> str:
+    """A figure and its band in one string: '24 ms ± 15%', '810 ms (−22% to +39%)'; `text` alone
+    without one."""
+    if b is None:
+        return text
+    return f"{text} {b}" if b.startswith("±") else f"{text} ({b})"
+
+
 def band_text(text: str, error: float | None, bound: tuple[float, float] | None = None) -> str:
     """'9.9 req/s ± 36%', or within a bound '9.9 req/s (−36% to +0%)'; the text alone when the
     error is unknown."""
-    if error is None:
-        return text
-    b = band(error, bound)
-    return f"{text} {b}" if b.startswith("±") else f"{text} ({b})"
+    return with_band(text, None if error is None else band(error, bound))
 
 
 def with_figure_error(text: str, marks: Sequence[PoolMark], key: str, bounds: Limits | None = None) -> str:
@@ -422,7 +427,4 @@ def with_spread(
     text: str, marks: Sequence[PoolMark], key: str, moves: Moves | None, bounds: Limits | None = None
 ) -> str:
     """A headline figure with its band (`figure_band`): '810 ms (−22% to +39%)', '20.2 ms ± 7%'."""
-    b = figure_band(text, marks, key, moves, bounds)
-    if b is None:
-        return text
-    return f"{text} {b}" if b.startswith("±") else f"{text} ({b})"
+    return with_band(text, figure_band(text, marks, key, moves, bounds))
