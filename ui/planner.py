@@ -294,7 +294,9 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             key="plan_modes",
             width=280,  # "colocated" and "disaggregated" side by side
         )
-        c5.multiselect("Tensor parallel", [1, 2, 4, 8], default=[1, 2, 4, 8], key="plan_tp", width=230)
+        c5.multiselect(
+            "Tensor parallel", [1, 2, 4, 8], default=[1, 2, 4, 8], key="plan_tp", width=270
+        )  # four chips and the clear button
         c6.multiselect(
             "Pipeline stages",
             PP_CHOICES,
