@@ -466,6 +466,10 @@ def test_an_unedited_copy_of_a_chip_runs_as_the_chip_it_copies() -> None:
     before, after = simulate(sc).summary["latency_ms"], simulate(copy).summary["latency_ms"]
     for metric in ("ttft", "tpot"):
         assert after[metric]["p99"] == pytest.approx(before[metric]["p99"], rel=1e-9), metric
+    # and it is as sure: a copy in every number that sets its speed keeps the chip's calibration
+    hw.switch_page("app_pages/results.py").run()
+    mark = " ".join(text_of(m.value) for m in hw.get_by_key("fg-calibration").markdown)
+    assert "uncalibrated" not in mark and "calibrated" in mark, mark
     # the form follows the stack: under TensorRT-LLM it starts from that fit
     trt = app("hardware", short(**{"deployment.stack": "trtllm"}))
     fit = load_catalog().chip(chip).profile("trtllm")

@@ -191,3 +191,39 @@ def test_a_transfer_counts_a_shared_fit_once(catalog: Catalog) -> None:
     assert (ruled.eta_compute, ruled.eta_bandwidth, ruled.overhead_ms) == (
         prof.eta_compute, prof.eta_bandwidth, prof.overhead_ms,
     )  # fmt: skip
+
+
+def test_a_copy_of_a_chip_that_changed_only_its_price_keeps_the_chips_calibration() -> None:
+    """'What if H100s rented for $1.99?' needs a custom chip: one that differs from a catalog chip
+    in price and name alone runs as that chip and is as sure; one that changed a spec is the
+    user's own design, marked as its profile's source says."""
+    from engine.catalog.entries import load_catalog
+    from engine.explain.previews import custom_chip
+    from engine.scenario.codec import apply_overrides, load_preset
+    from engine.scenario.resolve import resolve, scenario_catalog
+
+    cat = load_catalog()
+    base = cat.chip("h100-sxm")
+    base_prof, base_cal = trust.calibration(base, "vllm", cat)
+    fractions = {"eta_compute": base_prof.eta_compute, "eta_bandwidth": base_prof.eta_bandwidth,
+                 "overhead_ms": base_prof.overhead_ms}  # fmt: skip
+    cheap = custom_chip(base, "my-h100", "Cheap H100", {"usd_per_hour": 1.99}, dict(base.tflops), fractions)
+    sc = load_preset("chat-disaggregated")
+    mine = apply_overrides(sc, {"custom_hardware": [cheap.model_dump(mode="json", by_alias=True, exclude_none=True)],
+                                "deployment.pools[0].hardware": "my-h100", "deployment.pools[1].hardware": "my-h100"})  # fmt: skip
+    scat = scenario_catalog(mine)
+    assert trust.speed_twin(scat.chip("my-h100"), "vllm", scat) is not None
+    prof, cal = trust.calibration(scat.chip("my-h100"), "vllm", scat, custom=True)
+    assert cal.fitted and cal.expected_error == base_cal.expected_error and cal.hardware == "my-h100"
+    assert "a copy of h100-sxm" in cal.rule
+    assert (prof.eta_compute, prof.eta_bandwidth, prof.overhead_ms) == tuple(fractions.values())
+    assert [p.calibration.basis for p in resolve(mine).pools] == ["fitted", "fitted"]
+    # a faster memory is a design of one's own: the user's numbers, marked so
+    fast = custom_chip(base, "my-h100", "Faster H100", {"memory_tb_s": 4.0}, dict(base.tflops), fractions)
+    fcat = scenario_catalog(apply_overrides(mine, {"custom_hardware": [fast.model_dump(mode="json", by_alias=True, exclude_none=True)]}))  # fmt: skip
+    assert trust.speed_twin(fcat.chip("my-h100"), "vllm", fcat) is None
+    assert not trust.calibration(fcat.chip("my-h100"), "vllm", fcat, custom=True)[1].fitted
+    # so are other fractions than the chip's under the stack
+    slow = custom_chip(base, "my-h100", "H100", {}, dict(base.tflops), {**fractions, "eta_bandwidth": 0.5})
+    scat2 = scenario_catalog(apply_overrides(mine, {"custom_hardware": [slow.model_dump(mode="json", by_alias=True, exclude_none=True)]}))  # fmt: skip
+    assert trust.speed_twin(scat2.chip("my-h100"), "vllm", scat2) is None

@@ -377,6 +377,39 @@ def calibration(
     )
 
 
+PRICE_FIELDS = frozenset(
+    {
+        "id",
+        "name",
+        "sources",
+        "illustrative",
+        "profiles",
+        "default_profile",
+        "usd_per_hour",
+        "capex_usd",
+        "server_capex_usd",
+    }
+)
+"""A chip entry's fields that do not set its speed or power: a copy that differs from a catalog
+chip in these alone runs, and is measured, as that chip (`speed_twin`)."""
+
+
+def speed_twin(hw: HardwareSpec, stack: str, catalog: Catalog) -> HardwareSpec | None:
+    """The catalog chip a custom chip is a copy of in all but price and name: every number that
+    sets its speed and power the same, and its default profile the same fractions as that chip's
+    under `stack`; None when there is none (a user chip that changed a spec, or its fractions)."""
+    mine = hw.model_dump(exclude=set(PRICE_FIELDS))
+    own = hw.profile(None)
+    for c in catalog.hardware.values():
+        if c.id == hw.id or c.illustrative or c.model_dump(exclude=set(PRICE_FIELDS)) != mine:
+            continue
+        prof, _ = _calibration(c, stack, catalog, None, False, False)
+        same = (prof.eta_compute, prof.eta_bandwidth, prof.overhead_ms, prof.eta_experts)
+        if same == (own.eta_compute, own.eta_bandwidth, own.overhead_ms, own.eta_experts):
+            return c
+    return None
+
+
 def _calibration(
     hw: HardwareSpec,
     stack: str,
@@ -386,6 +419,11 @@ def _calibration(
     custom: bool,
 ) -> tuple[CalibrationProfile, Calibration]:
     stack_name = STACK_NAMES.get(stack, stack)
+    if custom and profile_name is None and (twin := speed_twin(hw, stack, catalog)) is not None:
+        # a copy that changed only its price runs as its chip does, and is as sure
+        prof, cal = _calibration(twin, stack, catalog, None, moe, False)
+        note = f"a copy of {twin.id} in every number that sets its speed"
+        return prof, dataclasses.replace(cal, hardware=hw.id, rule=f"{cal.rule} ({note})")
 
     def fitted_in_catalog(chip: str, st: str) -> CalibrationProfile | None:
         return _fitted_profile(catalog.hardware.get(chip), st)
