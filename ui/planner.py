@@ -624,7 +624,8 @@ def advisor_panel(result: SimResult) -> None:
             found = []
         for i, f in enumerate(found):
             show, icon = SEVERITY_STYLE[f.severity]
-            with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+            # no wrap: a long finding keeps its Numbers button beside it, not under it
+            with st.container(horizontal=True, gap="small", vertical_alignment="center", wrap=False):
                 show(plain(f.text), icon=icon, width="stretch")
                 if f.numbers:
                     with st.popover("Numbers", icon=":material/calculate:", help="The figures behind it.",
