@@ -218,6 +218,11 @@ def cdf_band(
     return fig
 
 
+def _short_ms(ms: float) -> str:
+    """A decade tick's duration in few characters: '100 ms', '1 s', '1000 s'."""
+    return f"{ms:g} ms" if ms < 1000 else f"{ms / 1000:g} s"
+
+
 def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | None) -> go.Figure:
     """The live strip's small TTFT CDF."""
     fig = go.Figure()
@@ -231,9 +236,15 @@ def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | 
         fig.add_vline(x=target_ms, line={"dash": "dash", "color": ACCENT, "width": 1.5})
     if percentile:
         fig.add_hline(y=percentile / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
-    fig.update_xaxes(title=None, type="log" if _log_ok(frame["latency_ms"]) else "linear", ticksuffix=" ms")
-    fig.update_xaxes(dtick=1, selector={"type": "log"})
-    fig.update_yaxes(title=None, range=[0, 1.02], tickformat=".0%")
+    log = _log_ok(frame["latency_ms"])
+    fig.update_xaxes(title=None, type="log" if log else "linear", ticksuffix="" if log else " ms",
+                     tickfont={"size": 10})  # fmt: skip
+    if log:  # decades in the unit that reads shortest: 100 ms, 1 s, 10 s (a sidebar is narrow)
+        v = frame["latency_ms"].to_numpy(dtype=float)
+        v = v[np.isfinite(v) & (v > 0)]
+        ticks = [10.0**k for k in range(math.floor(math.log10(v.min())), math.ceil(math.log10(v.max())) + 1)]
+        fig.update_xaxes(tickvals=ticks, ticktext=[_short_ms(t) for t in ticks])
+    fig.update_yaxes(title=None, range=[0, 1.02], tickformat=".0%", tickfont={"size": 10})
     fig.update_layout(height=170, margin={"l": 0, "r": 0, "t": 22, "b": 0}, showlegend=False,
                       title={"text": "TTFT CDF", "font": {"size": 12}, "x": 0})  # fmt: skip
     return fig
