@@ -124,8 +124,11 @@ def pareto_chart(
         )
 
     passing = rows["passes"].astype(bool)
-    # neighbouring frontier points take their labels above and below in turn, so they do not overlap
-    order = {i: n for n, i in enumerate(front.index)}
+    # neighbouring labelled points (the frontier and the chosen run, in x order) take their labels
+    # above and below in turn, so they do not overlap (a chosen run off the frontier took the
+    # same side as its neighbour and sat on its label)
+    labelled = rows[rows[frontier].astype(bool) | rows["chosen"].astype(bool)].sort_values(x)
+    order = {i: n for n, i in enumerate(labelled.index)}
 
     def place(i: Any) -> str:
         return "bottom center" if order.get(i, 0) % 2 else "top center"
