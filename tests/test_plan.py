@@ -303,6 +303,22 @@ def test_cli_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(capsys.readouterr().out)
     assert doc["simulations"] == len(doc["runs"]) <= 4
     assert np.isfinite(doc["estimate_rps"])
+    # the margin: the same search with the chips slower and faster; slower never serves more
+    m = doc["margin"]
+    assert m["slowdown"] == {"h100-sxm": 0.15}
+    assert m["slower_capacity_rps"] <= doc["capacity_rps"] <= m["faster_capacity_rps"]
+
+
+def test_capacity_falls_with_slower_chips_more_than_their_error_when_a_target_binds() -> None:
+    """chat-colocated's capacity is bound by its 30 ms TPOT target: 15% slower chips cost it more
+    than 15% of its capacity, which is why the CLI searches again rather than printing ± 15%."""
+    from engine.planning.capacity import capacity
+
+    sc = io.load_preset("chat-colocated")
+    base = capacity(sc, duration_s=120.0)
+    slow = capacity(sc, duration_s=120.0, slowdown={"h100-sxm": 0.15})
+    assert 0 < slow.capacity_rps < base.capacity_rps / 1.15
+    assert capacity(sc, duration_s=120.0, slowdown={}).capacity_rps == base.capacity_rps
 
 
 def test_hardware_choice_reads_lists_and_all() -> None:

@@ -245,34 +245,62 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     from engine.serving.run import ENGINE_VERSION
 
     scen = load_scenario(args.scenario, args.set)
-    bar = _Bar(args.max_simulations, "capacity", not args.no_progress)
-    try:
-        cap = capacity(
-            scen,
-            max_simulations=args.max_simulations,
-            duration_s=args.duration_s,
-            progress=bar.plan,
-            check_work=not args.no_work_limit,
-            rule=args.rule,
-            attainment=_attainment(args),
-        )
-    finally:
-        bar.close()
+    marks = confidence.pool_marks(scen)
+    slow = {m.hardware: float(m.calibration.error("throughput") or 0.0) for m in marks}
+    with_margin = not args.no_margin and any(e > 0 for e in slow.values())
+    cases: dict[str, dict[str, float] | None] = {"modelled": None}
+    if with_margin:  # the same search with every chip slower, and faster, by its expected error
+        cases |= {"slower": slow, "faster": {c: 1.0 / (1.0 + e) - 1.0 for c, e in slow.items()}}
+    found: dict[str, Any] = {}
+    for case, slowdown in cases.items():
+        bar = _Bar(args.max_simulations, "capacity" if slowdown is None else f"capacity, chips {case}",
+                   not args.no_progress)  # fmt: skip
+        try:
+            found[case] = capacity(
+                scen,
+                max_simulations=args.max_simulations,
+                duration_s=args.duration_s,
+                progress=bar.plan,
+                check_work=not args.no_work_limit,
+                rule=args.rule,
+                attainment=_attainment(args),
+                slowdown=slowdown,
+            )
+        finally:
+            bar.close()
+    cap = found["modelled"]
     if args.json:
         emit_json(
             {
                 **cap.to_json(),
+                **(
+                    {
+                        "margin": {
+                            "slowdown": slow,
+                            "slower_capacity_rps": found["slower"].capacity_rps,
+                            "faster_capacity_rps": found["faster"].capacity_rps,
+                        }
+                    }
+                    if with_margin
+                    else {}
+                ),
                 "engine_version": ENGINE_VERSION,
                 "scenario": {"name": scen.name, "seed": scen.seed},
             }
         )
         return 0
     failed = "none failed" if cap.failed_rps is None else f"fails at {cap.failed_rps:.3g} req/s"
-    marks = confidence.pool_marks(scen)
     capacity_text = confidence.with_figure_error(f"{cap.capacity_rps:.3g} req/s", marks, "throughput_rps")
+    if with_margin:
+        lo, hi = found["slower"].capacity_rps, found["faster"].capacity_rps
+        chips = ", ".join(f"{c} {e:.0%}" for c, e in slow.items() if e > 0)
+        capacity_text = (
+            f"{cap.capacity_rps:.3g} req/s ({lo:.3g} to {hi:.3g} with every chip slower and faster by its "
+            f"expected throughput error: {chips})"
+        )
     print(
         f"{scen.name}: capacity {capacity_text} ({rule_text(cap.rule, cap.attainment)}; {failed}); cost-model "
-        f"estimate {cap.estimate_rps:.3g} req/s; {cap.simulations} simulations"
+        f"estimate {cap.estimate_rps:.3g} req/s; {sum(c.simulations for c in found.values())} simulations"
     )
     if confidence.uncalibrated(marks):
         print(f"  {confidence.note(marks)}")
@@ -468,6 +496,12 @@ def register(sub: Any) -> None:
     c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     c.add_argument("--json", action="store_true")
     c.add_argument("--no-progress", action="store_true")
+    c.add_argument(
+        "--no-margin",
+        action="store_true",
+        help="skip the margin: the same search with every chip slower, and faster, by its expected "
+        "throughput error (three searches in all)",
+    )
     add_work_limit_flag(c)
     c.set_defaults(func=cmd_capacity)
 

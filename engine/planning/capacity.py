@@ -11,6 +11,7 @@ within a fixed number of simulations; every run is kept.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,12 +101,15 @@ def capacity(
     check_work: bool = True,
     rule: Rule = "percentile",
     attainment: float = DEFAULT_ATTAINMENT,
+    slowdown: Mapping[str, float] | None = None,
 ) -> Capacity:
     """Bisection on `workload.arrival.rate_rps` for the highest rate that passes under `rule`.
 
     ``percentile``: every class passes at its SLO percentile. ``attainment``: at least
     `attainment` (a share in (0, 1]) of the requests meet their class's SLO. `check_work=False`
-    lifts the work bound on each run (engine.serving.work_bound), as `simulate`'s does.
+    lifts the work bound on each run (engine.serving.work_bound), as `simulate`'s does;
+    `slowdown` (chip id -> e) runs every chip 1 + e times as long (`simulate`'s: the capacity's
+    margin for the model's error, with chips slower, or faster for e < 0).
     """
     check_rule(rule, attainment)
     if not 2 <= max_simulations <= 100:
@@ -122,7 +126,10 @@ def capacity(
         if progress:
             progress(len(rows), max_simulations, f"{rate:.3g} req/s")
         res = simulate(
-            scenario_io.apply_overrides(base, {"workload.arrival.rate_rps": rate}), cat, check_work=check_work
+            scenario_io.apply_overrides(base, {"workload.arrival.rate_rps": rate}),
+            cat,
+            check_work=check_work,
+            slowdown=slowdown,
         )
         ok = run_passes(res.summary, rule, attainment)
         rows.append(
