@@ -470,6 +470,18 @@ def test_an_unedited_copy_of_a_chip_runs_as_the_chip_it_copies() -> None:
     hw.switch_page("app_pages/results.py").run()
     mark = " ".join(text_of(m.value) for m in hw.get_by_key("fg-calibration").markdown)
     assert "uncalibrated" not in mark and "calibrated" in mark, mark
+    # a chip with peaks the form does not show (the A100's int8) is copied whole
+    from engine.costmodel import trust
+    from engine.scenario.resolve import scenario_catalog
+
+    a100 = app("hardware")
+    a100.selectbox(key="fg:chip-base").set_value("a100-80g").run()
+    next(b for b in a100.button if b.label == "Save chip to this scenario").click().run()
+    with_a100 = scenario_of(a100)
+    chip_copy = next(h for h in with_a100.custom_hardware if h.id == "my-a100-80g")
+    assert chip_copy.tflops == load_catalog().chip("a100-80g").tflops
+    twin = trust.speed_twin(chip_copy, with_a100.deployment.stack, scenario_catalog(with_a100))
+    assert twin is not None and twin.id == "a100-80g"
     # the form follows the stack: under TensorRT-LLM it starts from that fit
     trt = app("hardware", short(**{"deployment.stack": "trtllm"}))
     fit = load_catalog().chip(chip).profile("trtllm")
@@ -809,7 +821,7 @@ def test_a_model_the_pools_cannot_hold_is_refused_with_a_layout_and_a_resize_but
     said = [text_of(w.value) for w in at.warning if "deepseek-v3" in text_of(w.value)]
     assert said and "tp 16, or tp 8 x pp 2" in said[0], said
     button = next(b for b in at.button if b.key == "fg:model-fit")
-    assert "tp 8 x pp 2" in button.label
+    assert "resized instances" in button.label and "tp 8 x pp 2" in button.label
     button.click().run()
     assert_clean(at)
     after = scenario_of(at)

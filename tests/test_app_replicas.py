@@ -125,10 +125,10 @@ def test_a_narrow_interval_shows_a_digit_of_its_width() -> None:
     from engine.explain.replicas import interval
     from ui.replicas import pm
 
-    narrow = interval([20.08, 20.12, 20.16])
-    assert narrow is not None and 0 < narrow.half_width < 0.5
+    narrow = interval([20.10, 20.12, 20.14])
+    assert narrow is not None and 0 < narrow.half_width < 0.05  # rounds to 0.0 at the figure's decimal
     text = pm("tpot_p99_ms", narrow)
-    assert text.startswith("20.1") and " ± 0.0" not in text and text.endswith(" ms"), text
+    assert re.fullmatch(r"20\.12 ± 0\.0[1-9] ms", text), text
     assert pm("ttft_p99_ms", interval([700.0, 800.0, 900.0])).endswith(" ms")
     assert " ± " in pm("ttft_p99_ms", interval([700.0, 800.0, 900.0]))
     assert pm("slo_attainment", interval([0.9961, 0.9962, 0.9963])).endswith("%")

@@ -566,6 +566,19 @@ def test_a_model_is_fitted_to_the_smallest_layout_that_holds_it() -> None:
         },
     )  # 1.3 TB of weights against 64 x 16 GB
     assert with_model_fitted(tiny, "deepseek-v3") is None
+    # data-parallel pools keep their ranks: only an expert parallelism the model cannot take moves
+    dp = load_preset("moe-deepseek-dp-ep")
+    assert [(p.tp, p.dp, p.ep) for p in dp.deployment.pools] == [(1, 8, 8), (1, 16, 16)]
+    dense = with_model_fitted(dp, "llama-3.1-70b")
+    assert dense is not None and [(p.tp, p.pp, p.dp, p.ep) for p in dense.deployment.pools] == [
+        (1, 1, 8, 1),
+        (1, 1, 16, 1),
+    ]
+    mixtral = with_model_fitted(dp, "mixtral-8x7b")  # 8 experts: at most 8 expert-parallel ranks
+    assert mixtral is not None and [(p.dp, p.ep) for p in mixtral.deployment.pools] == [(8, 8), (16, 8)]
+    # what else refuses the model is said, not hidden behind "no layout holds it"
+    with pytest.raises(ScenarioError, match=r"deployment\.edge\.power_budget_w"):
+        with_model_fitted(load_preset("edge-offload"), "llama-3.1-70b")
 
 
 def test_dollars_read_to_three_significant_figures_below_ten_cents() -> None:

@@ -183,6 +183,7 @@ def test_a_spread_band_takes_the_runs_moves_and_keeps_a_latencys_own_error() -> 
     assert spread_band("goodput_rps", 0.36, (-0.81, 3.5)) == "−81% to > +100%"
     assert spread_band("slo_attainment", None, (-0.367, 0.043)) == "−36.7 to +4.3 pts"
     assert spread_band("slo_attainment", None, (0.0, 0.0)) == "± 0 pts"
+    assert spread_band("slo_attainment", None, (-0.0001, 0.02)) == "+0.0 to +2.0 pts"  # never −0.0
     assert spread_band("ttft_p99_ms", None, (0.1, -0.05)) == "−5% to +10%"  # no kind error known
 
 

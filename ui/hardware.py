@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
-from engine.core.errors import format_validation_error
+from engine.core.errors import ScenarioError, format_validation_error
 from engine.costmodel import trust
 from engine.costmodel.stacks import STACK_NAMES
 from engine.costmodel.stacks import kv_default as kv_default_of
@@ -57,25 +57,32 @@ def _roofline(sc_json: str, chips: tuple[tuple[str, int], ...]) -> tuple[pd.Data
 
 
 def _model_refused(sc: Scenario, cat: Catalog) -> None:
-    """Why a model choice was refused, and where larger instances would hold it, one click to
+    """Why a model choice was refused, and how resized instances would hold it, one click to
     switch to them (`engine.explain.previews.with_model_fitted`)."""
     problem = local_problem("model")
     if not problem:
         return
     st.warning(plain(problem), icon=":material/block:")
     model_id = refused_value("model")
-    fitted = with_model_fitted(sc, model_id, cat) if isinstance(model_id, str) else None
+    if not isinstance(model_id, str):
+        return
+    try:
+        fitted = with_model_fitted(sc, model_id, cat)
+    except ScenarioError as exc:  # resized, something else still refuses it: say what
+        st.caption(plain(f"Resizing the pools would not be enough: {exc}."))
+        return
     if fitted is None:
         st.caption(
             "No layout of up to 8 x 8 chips of these pools' chips holds it: pick a larger chip on Strategy."
         )
         return
     layouts = ", ".join(
-        f"{p.name} tp {p.tp}" + (f" x pp {p.pp}" if p.pp > 1 else "")
+        f"{p.name} tp {p.tp}" + (f" x pp {p.pp}" if p.pp > 1 else "") + (f" x dp {p.dp}" if p.dp > 1 else "")
+        + (f" ep {p.ep}" if p.ep > 1 else "")
         for p, q in zip(fitted.deployment.pools, sc.deployment.pools, strict=True)
         if (p.tp, p.pp, p.dp, p.ep) != (q.tp, q.pp, q.dp, q.ep)
-    )
-    st.button(f"Serve {model_id} on larger instances ({layouts})", icon=":material/open_in_full:",
+    )  # fmt: skip
+    st.button(f"Serve {model_id} on resized instances ({layouts})", icon=":material/open_in_full:",
               key="fg:model-fit", on_click=_serve_fitted, args=(sc, fitted, model_id, layouts))  # fmt: skip
 
 
@@ -211,7 +218,9 @@ def _save_chip(base_id: str, prefix: str) -> None:
     try:
         chip = custom_chip(
             base, chip_id, str(ss[f"{prefix}name"]).strip() or chip_id,
-            {k: values[k] for k in CHIP_NUMBERS}, {p: values[f"tflops_{p}"] for p in ("bf16", "fp8", "fp4")},
+            {k: values[k] for k in CHIP_NUMBERS},
+            # the peaks the form does not show (int8) stay the chip's
+            {**base.tflops, **{p: values[f"tflops_{p}"] for p in ("bf16", "fp8", "fp4")}},
             fractions,
         )  # fmt: skip
     except ValidationError as exc:

@@ -1,9 +1,10 @@
 """The margin for the model's error on the Results and Compare pages (`engine.explain.margin`).
 
-The Results page runs its scenario's spread once drawn (`spread`: the same requests with every chip
-slower and faster by its expected throughput error), which gives the headline its bands and the
-margin panel its slower run. Compare's panel runs nothing until asked: one button reruns both
-scenarios with slower chips, and what it shows stays until the scenario changes.
+The Results and Compare pages run each scenario's spread once drawn (`spread`: the same requests
+with every chip slower and faster by its expected throughput error), which gives the headlines
+their bands and the Results margin panel its slower run. Compare's margin panel runs nothing
+until asked: one button reruns both scenarios with slower chips (alone and together, where their
+chips differ), and what it shows stays until the scenario changes.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ def _run_margin(scenario_json: str, _summary: dict[str, Any]) -> RunMargin:
 
 def spread(result: SimResult) -> RunSpread | None:
     """The run's spread (`engine.explain.margin.run_spread`): the same requests with every chip
-    slower and faster by its expected throughput error; None where it cannot run (a slowed run
-    over the work bound), the figures then keeping their kinds' errors."""
+    slower and faster by its expected throughput error; None where the engine refuses it (it shares
+    the run's requests and work bound, so only defensively), the figures then keeping their kinds'
+    errors."""
     try:
         with st.spinner("Checking how far the model's error moves each figure…"):
             return _run_spread(result.scenario.model_dump_json(), result.summary)

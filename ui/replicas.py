@@ -30,6 +30,7 @@ from typing import Any
 import streamlit as st
 from streamlit import column_config as cc
 
+from engine.explain.presentation import usd_decimals
 from engine.explain.replicas import Interval, Replicas, seed_scenarios, summarize
 from engine.scenario.model import Scenario
 from ui import sim
@@ -242,7 +243,7 @@ def _decimals(key: str, mean: float) -> int:
     if key.endswith("_ms"):
         return 0 if abs(mean) >= 100 else 1
     if key.startswith("usd"):
-        return 2 if abs(mean) >= 1 else 5
+        return usd_decimals(abs(mean))  # as one seed's figure reads
     return 2
 
 

@@ -384,6 +384,12 @@ LATENCIES = ("ttft_p99_ms", "tpot_p99_ms")
 """Headline figures whose own kind of error (TTFT, TPOT) was measured apart from the chips' speed."""
 
 
+def _points(change: float) -> str:
+    """A change of a share in points, one decimal: '−4.8', '+2.1', and '+0.0' for nothing."""
+    text = f"{abs(change) * 100:.1f}"
+    return f"+{text}" if text == "0.0" or change > 0 else f"−{text}"
+
+
 def spread_band(key: str, error: float | None, move: tuple[float, float]) -> str:
     """A figure's band from its run's spread: '± 9%', '−9% to +38%', or for SLO attainment
     '−4.8 to +2.1 pts'.
@@ -396,7 +402,7 @@ def spread_band(key: str, error: float | None, move: tuple[float, float]) -> str
     if key == "slo_attainment":
         if lo == hi == 0.0:
             return "± 0 pts"
-        return f"{lo * 100:+.1f} to {hi * 100:+.1f} pts".replace("-", "−")
+        return f"{_points(lo)} to {_points(hi)} pts"
     down, up = abs(lo), hi
     if key in LATENCIES and error is not None:
         down, up = max(down, error), max(up, error)

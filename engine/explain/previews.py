@@ -356,12 +356,18 @@ then pipeline stages of 8 across nodes."""
 
 
 def with_model_fitted(scenario: Scenario, model_id: str, catalog: Catalog | None = None) -> Scenario | None:
-    """The scenario serving `model_id`, each pool whose instances no longer hold it given the
-    smallest layout that does (`LAYOUTS`; data and expert parallelism back to 1 there, since what
-    a rank holds depends on them); the pools that still hold it keep theirs. None when no layout
-    up to 8 x 8 chips holds it, or the result does not resolve for another reason."""
+    """The scenario serving `model_id`, each pool resized where its instances no longer hold it.
+
+    A pool that holds the model keeps its layout; one whose expert parallelism the model cannot
+    take (a dense model, fewer experts) keeps its tensor, pipeline and data parallelism with the
+    largest expert-parallel degree that fits (1 for a dense model); any other takes the smallest
+    of `LAYOUTS` with at least as many chips per instance that holds it (data and expert
+    parallelism back to 1, since what a rank holds depends on them). None when no layout up to
+    8 x 8 chips holds it. Raises the `ScenarioError` of what else refuses the result (an unknown
+    model, an edge site's power budget, a token budget), so a page can say that instead.
+    """
+    new = apply_overrides(scenario, {"model.id": model_id})
     try:
-        new = apply_overrides(scenario, {"model.id": model_id})
         resolve(new, catalog)
         return new  # it already fits
     except ScenarioError:
@@ -371,33 +377,37 @@ def with_model_fitted(scenario: Scenario, model_id: str, catalog: Catalog | None
     changes: dict[str, Any] = {}
 
     def fits(hw: HardwareSpec, tp: int, pp: int, dp: int = 1, ep: int = 1) -> bool:
-        inst = Instance(
-            model=model, hardware=hw, tp=tp, pp=pp, dp=dp, ep=ep, weights=new.model.weights,
-            kv=new.kv_precision(), mem_fraction=new.deployment.mem_fraction,
-            activation_tokens=new.activation_tokens() * dp, attention_weights=new.model.attention_weights,
-        )  # fmt: skip
+        try:
+            inst = Instance(
+                model=model, hardware=hw, tp=tp, pp=pp, dp=dp, ep=ep, weights=new.model.weights,
+                kv=new.kv_precision(), mem_fraction=new.deployment.mem_fraction,
+                activation_tokens=new.activation_tokens() * dp, attention_weights=new.model.attention_weights,
+            )  # fmt: skip
+        except ScenarioError:  # an expert-parallel degree the model cannot take
+            return False
         return inst.fits()
 
+    experts = model.moe.experts if model.moe else 1
     for i, pool in enumerate(new.deployment.pools):
         hw = cat.chip(pool.hardware)
-        try:
-            if fits(hw, pool.tp, pool.pp, pool.dp, pool.ep):
-                continue
-        except ScenarioError:  # an EP the new model cannot take
-            pass
-        size = pool.tp * pool.pp
+        where = f"deployment.pools[{i}]"
+        if fits(hw, pool.tp, pool.pp, pool.dp, pool.ep):
+            continue
+        stage = pool.tp * pool.dp
+        eps = [e for e in range(min(stage, experts), 0, -1) if stage % e == 0]
+        ep = next((e for e in eps if e <= pool.ep and fits(hw, pool.tp, pool.pp, pool.dp, e)), None)
+        if ep is not None:  # only its expert parallelism no longer fits the model
+            changes[f"{where}.ep"] = ep
+            continue
+        size = pool.tp * pool.pp * pool.dp
         layout = next((lp for lp in LAYOUTS if lp[0] * lp[1] >= size and fits(hw, *lp)), None)
         if layout is None:
             return None
-        where = f"deployment.pools[{i}]"
         changes.update(
             {f"{where}.tp": layout[0], f"{where}.pp": layout[1], f"{where}.dp": 1, f"{where}.ep": 1}
         )
-    try:
-        out = apply_overrides(new, changes)
-        resolve(out, catalog)
-    except ScenarioError:
-        return None
+    out = apply_overrides(new, changes)
+    resolve(out, catalog)  # what else refuses it is said as the engine says it
     return out
 
 
