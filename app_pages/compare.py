@@ -177,7 +177,7 @@ with right:
         title="changes from A to B",
     )
 
-margin.compare_panel(ra, rb)  # two more simulations, when asked
+margin.compare_panel(ra, rb)  # when asked: the spreads' slower runs
 
 for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
     with column:

@@ -3,8 +3,9 @@
 The Results and Compare pages run each scenario's spread once drawn (`spread`: the same requests
 with every chip slower and faster by its expected throughput error), which gives the headlines
 their bands and the Results margin panel its slower run. Compare's margin panel runs nothing
-until asked: one button reruns both scenarios with slower chips (alone and together, where their
-chips differ), and what it shows stays until the scenario changes.
+until asked: one button shows both scenarios with slower chips (alone and together, where their
+chips differ; the spreads' slower runs, so nothing more is simulated), and what it shows stays
+until the scenario changes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.core.errors import ScenarioError
-from engine.explain.margin import CompareMargin, RunMargin, RunSpread, compare_margin, figure_text, run_spread
+from engine.explain.margin import CompareMargin, RunMargin, RunSpread, figure_text, run_spread
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
 from ui import tables
@@ -121,9 +122,10 @@ VERDICT_TEXT = {
 }
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
 def _compare_margin(a_json: str, _a: dict[str, Any], b_json: str, _b: dict[str, Any]) -> CompareMargin:
-    return compare_margin(Scenario.model_validate_json(a_json), _a, Scenario.model_validate_json(b_json), _b)
+    """A's and B's margins: the slower halves of their spreads, which the page's bands already ran
+    (`engine.explain.margin.compare_margin` would run them again)."""
+    return CompareMargin(_run_margin(a_json, _a), _run_margin(b_json, _b))
 
 
 def _cell(row: Any) -> str:
