@@ -78,7 +78,7 @@ def _model_refused(sc: Scenario, cat: Catalog) -> None:
         return
     layouts = ", ".join(
         f"{p.name} tp {p.tp}" + (f" x pp {p.pp}" if p.pp > 1 else "") + (f" x dp {p.dp}" if p.dp > 1 else "")
-        + (f" ep {p.ep}" if p.ep > 1 else "")
+        + (f" ep {p.ep}" if p.ep > 1 or p.ep != q.ep else "")
         for p, q in zip(fitted.deployment.pools, sc.deployment.pools, strict=True)
         if (p.tp, p.pp, p.dp, p.ep) != (q.tp, q.pp, q.dp, q.ep)
     )  # fmt: skip
