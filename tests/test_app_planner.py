@@ -241,3 +241,7 @@ def test_the_verdicts_band_reaches_as_far_as_the_margin_moved_the_figure() -> No
     assert _pm(0.18, 56.4, None) == _pm(0.18) == " ± 18%"
     assert _pm(None, 56.4, 87.9) == ""
     assert _pm(0.36, 10.01, 0.30) == " (−97% to +36%)"  # a goodput the slowed choice loses
+    # with the faster rerun too: a goodput takes the two moves alone, a latency keeps its floor
+    assert _pm(0.36, 10.01, 0.30, 12.0, latency=False) == " (−97% to +20%)"
+    assert _pm(0.18, 56.4, 87.9, 50.0) == " (−18% to +56%)"
+    assert _pm(0.18, 56.4, 87.9, 40.0) == " (−29% to +56%)"

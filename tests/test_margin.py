@@ -89,6 +89,14 @@ def test_a_choice_that_misses_when_slowed_and_what_holds_then() -> None:
     assert run_passes(simulate(held, requests=generate(held), slowdown=m.slowdown).summary)
     doc = m.to_json()
     assert doc["chosen_holds"] is False and doc["slowed_best"]["usd_per_hour"] == q.best_usd_per_hour
+    # and the other side of its bands: the choice with the chips faster by the same error
+    assert m.faster is not None and doc["chosen_faster"]["slo_attainment"] == m.faster.slo_attainment
+    quick = simulate(
+        chosen, requests=generate(chosen), slowdown={"h100-sxm": 1 / (1 + m.slowdown["h100-sxm"]) - 1}
+    )
+    assert m.faster.slo_attainment == quick.summary["slo_attainment"]
+    assert m.faster.tpot_ms_p90 is not None and m.chosen.tpot_ms_p90 is not None
+    assert m.faster.tpot_ms_p90 < p.runs["tpot_ms_p90"].iloc[p.best_run] < m.chosen.tpot_ms_p90
 
 
 def test_a_choice_that_holds_costs_nothing_more() -> None:

@@ -201,19 +201,32 @@ def run_mark(row: Any) -> str:
     return "partly calibrated" if str(row.get("calibration", "")).startswith("partly") else "calibrated"
 
 
-def _pm(error: float | None, modelled: float | None = None, slowed: float | None = None) -> str:
+def _pm(
+    error: float | None,
+    modelled: float | None = None,
+    slowed: float | None = None,
+    faster: float | None = None,
+    *,
+    latency: bool = True,
+) -> str:
     """' ± 12%' after a figure ('' when the error is unknown); with the figure as modelled and with
-    its chips slowed (the margin's rerun), the band widens on the side the slowed run moved it
-    beyond the error: ' (−18% to +56%)' for a latency, ' (−97% to +36%)' for a goodput, as the
-    Results page's spread does."""
+    its chips slowed and faster (the margin's reruns), its band is how far they move it, as the
+    Results page's spread: a latency never narrower than its kind's error (' (−18% to +56%)'),
+    a goodput the moves alone (' (−97% to +20%)') once both are known."""
     if not (isinstance(error, float) and np.isfinite(error)):
         return ""
-    down = up = error
-    if modelled and slowed is not None and math.isfinite(slowed) and modelled > 0:
-        move = slowed / modelled - 1.0
-        up, down = max(error, move), max(error, -move)
-    if error_text(up) == error_text(down) == error_text(error):
+    moves = [
+        v / modelled - 1.0
+        for v in (slowed, faster)
+        if modelled and modelled > 0 and v is not None and math.isfinite(v)
+    ]
+    if not moves:
         return f" ± {error_text(error)}"
+    lo, hi = min(0.0, *moves), max(0.0, *moves)
+    floor = error if latency or len(moves) < 2 else 0.0  # one side unknown: the kind's error there
+    down, up = max(abs(lo), floor), max(hi, floor)
+    if error_text(up) == error_text(down):
+        return f" ± {error_text(up)}"
     return f" ({side_text(-down)} to {side_text(up)})"
 
 
@@ -473,6 +486,10 @@ def _summary(p: Plan, edge: Margin | None = None) -> None:
     slow_ttft = edge.chosen.ttft_ms_p90 if edge is not None and edge.chosen.run == p.best_run else None
     slow_tpot = edge.chosen.tpot_ms_p90 if edge is not None and edge.chosen.run == p.best_run else None
     slow_goodput = edge.chosen.goodput_rps if edge is not None and edge.chosen.run == p.best_run else None
+    fast = edge.faster if edge is not None and edge.chosen.run == p.best_run else None
+    fast_ttft, fast_tpot, fast_goodput = (
+        (fast.ttft_ms_p90, fast.tpot_ms_p90, fast.goodput_rps) if fast is not None else (None, None, None)
+    )
     c = st.columns(5)
     c[0].metric("Shapes considered", f"{len(p.candidates):,}")
     c[1].metric(
@@ -502,9 +519,9 @@ def _summary(p: Plan, edge: Margin | None = None) -> None:
     )
     st.success(
         f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
-        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(r.get('throughput_error'), r['goodput_rps'], slow_goodput)}, "
-        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(r.get('ttft_error'), r['ttft_ms_p90'], slow_ttft)}, "
-        f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(r.get('tpot_error'), r['tpot_ms_p90'], slow_tpot)} "
+        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(r.get('throughput_error'), r['goodput_rps'], slow_goodput, fast_goodput, latency=False)}, "
+        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(r.get('ttft_error'), r['ttft_ms_p90'], slow_ttft, fast_ttft)}, "
+        f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(r.get('tpot_error'), r['tpot_ms_p90'], slow_tpot, fast_tpot)} "
         f"(simulated over {p.duration_s:g} s).",
         icon=":material/check_circle:",
     )

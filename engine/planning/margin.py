@@ -45,6 +45,9 @@ class Margin:
     slowed: Plan
     budget_usd_per_hour: float | None = None
     """The search's budget, if it had one (a slowed search can find nothing within it)."""
+    faster: Check | None = None
+    """The choice with every chip faster by its expected error (1 / (1 + e) as long): the other
+    side of its figures' bands (None for a margin made without it)."""
 
     @property
     def slowdown(self) -> dict[str, float]:
@@ -100,6 +103,7 @@ class Margin:
             "slowdown": dict(self.slowdown),
             "chosen_holds": self.holds,
             "chosen_slowed": self.chosen.__dict__.copy(),
+            "chosen_faster": None if self.faster is None else self.faster.__dict__.copy(),
             "extra_usd_per_hour": self.extra_usd_per_hour,
             "slowed_best": best,
             "slowed_exhaustive": q.exhaustive,
@@ -132,7 +136,11 @@ def margin(
         progress=progress, check_work=check_work, rule=p.rule, attainment=p.attainment, slowed=True,
     )  # fmt: skip
     chosen = _chosen_slowed(p, q, space, catalog, check_work)
-    return Margin(modelled=p, chosen=chosen, slowed=q, budget_usd_per_hour=space.budget_usd_per_hour)
+    quick = {chip: 1.0 / (1.0 + e) - 1.0 for chip, e in q.slowdown.items() if e > 0}
+    faster = _check(p, space, catalog, check_work, quick) if quick else None
+    return Margin(
+        modelled=p, chosen=chosen, slowed=q, budget_usd_per_hour=space.budget_usd_per_hour, faster=faster
+    )
 
 
 def _chosen_slowed(p: Plan, q: Plan, space: SearchSpace, catalog: Catalog | None, check_work: bool) -> Check:
@@ -160,8 +168,16 @@ def _chosen_slowed(p: Plan, q: Plan, space: SearchSpace, catalog: Catalog | None
             ttft_ms_p90=num("ttft_ms_p90"),
             tpot_ms_p90=num("tpot_ms_p90"),
         )
-    sc = planning_scenario(mine, p.target_rps, space.duration_s)
-    s = simulate(sc, catalog, requests=generate(sc), check_work=check_work, slowdown=q.slowdown).summary
+    return _check(p, space, catalog, check_work, q.slowdown)
+
+
+def _check(
+    p: Plan, space: SearchSpace, catalog: Catalog | None, check_work: bool, slowdown: Mapping[str, float]
+) -> Check:
+    """The plan's choice, simulated on the search's window and requests with `slowdown`."""
+    assert p.best_run is not None
+    sc = planning_scenario(p.scenario_of(p.best_run), p.target_rps, space.duration_s)
+    s = simulate(sc, catalog, requests=generate(sc), check_work=check_work, slowdown=slowdown).summary
     return Check(
         run=p.best_run,
         passes=run_passes(s, p.rule, p.attainment),
