@@ -124,8 +124,12 @@ def headline_row(moves_a: confidence.Moves | None, moves_b: confidence.Moves | N
             if reps
             else (fmt(ha[k]), fmt(hb[k]))
         )
-        va = marks.value(va, ta, k, bool(reps), confidence.limits(ra.summary, sa), moves_a)
-        vb = marks.value(vb, tb, k, bool(reps), confidence.limits(rb.summary, sb), moves_b)
+        va = confidence.with_band(
+            *marks.value_parts(va, ta, k, bool(reps), confidence.limits(ra.summary, sa), moves_a)
+        )
+        vb = confidence.with_band(
+            *marks.value_parts(vb, tb, k, bool(reps), confidence.limits(rb.summary, sb), moves_b)
+        )
         if delta and apart:
             delta = f"{delta} · another cost basis"
         col.metric(f"{label}: B", vb, delta=f"{delta} · within noise" if delta and quiet else delta,

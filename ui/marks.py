@@ -87,19 +87,6 @@ def pool_mark(cal: Calibration) -> None:
         st.caption(plain(f"{how} · {confidence.errors_text(cal.expected_error)}"))
 
 
-def value(
-    text: str,
-    trust: Sequence[PoolMark],
-    key: str,
-    seeds: bool = False,
-    bounds: confidence.Limits | None = None,
-    moves: confidence.Moves | None = None,
-) -> str:
-    """A headline figure's text with its band in one string (`value_parts`): '810 ms (−22% to
-    +39%)', '24 ms ± 15%', over several seeds '824 ± 36 ms (model ± 15%)'."""
-    return confidence.with_band(*value_parts(text, trust, key, seeds, bounds, moves))
-
-
 def value_parts(
     text: str,
     trust: Sequence[PoolMark],
