@@ -19,7 +19,14 @@ import streamlit as st
 
 from engine.core.errors import ScenarioError
 from engine.explain import confidence
-from engine.explain.presentation import duration_text, headline, latency_cdfs, usd_decimals, usd_text
+from engine.explain.presentation import (
+    duration_text,
+    duration_unit,
+    headline,
+    latency_cdfs,
+    usd_decimals,
+    usd_text,
+)
 from engine.scenario.codec import dumps_toml, loads_toml, preset_names
 from engine.serving.run import SimResult
 from ui import charts, marks, sim, state
@@ -147,11 +154,8 @@ def _delta(now: float | None, before: float | None, scale: float = 1.0) -> float
 def duration_change(change_ms: float, value_ms: float | None, decimals: int = 0) -> str:
     """A change of a duration in the unit its value is shown in (`fmt_ms`): '196.6 s' beside
     '198.2 s', not '196,582 ms'; in ms with `decimals` where the value is in ms."""
-    v = abs(value_ms) if value_ms is not None and math.isfinite(value_ms) else 0.0
-    for limit, unit, size in ((9_999.5, "ms", 1.0), (599_950, "s", 1000.0), (35_997_000, "min", 60_000.0)):
-        if v < limit:
-            return f"{change_ms / size:,.{decimals if unit == 'ms' else 1}f} {unit}"
-    return f"{change_ms / 3_600_000:,.1f} h"
+    unit, size = duration_unit(abs(value_ms) if value_ms is not None and math.isfinite(value_ms) else 0.0)
+    return f"{change_ms / size:,.{decimals if unit == 'ms' else 1}f} {unit}"
 
 
 def usd_change(change: float, value: float | None) -> str:

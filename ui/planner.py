@@ -32,7 +32,7 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.trust import error_text
 from engine.explain import advisor
-from engine.explain.confidence import side_text
+from engine.explain.confidence import range_text
 from engine.explain.presentation import duration_text
 from engine.planning.frontier import passing_frontiers
 from engine.planning.margin import Margin, margin
@@ -224,10 +224,8 @@ def _pm(
         return f" ± {error_text(error)}"
     lo, hi = min(0.0, *moves), max(0.0, *moves)
     floor = error if latency or len(moves) < 2 else 0.0  # one side unknown: the kind's error there
-    down, up = max(abs(lo), floor), max(hi, floor)
-    if error_text(up) == error_text(down):
-        return f" ± {error_text(up)}"
-    return f" ({side_text(-down)} to {side_text(up)})"
+    band = range_text(max(abs(lo), floor), max(hi, floor))
+    return f" {band}" if band.startswith("±") else f" ({band})"
 
 
 def selected_run(event: Any) -> int | None:
@@ -481,15 +479,19 @@ def _margin(m: Margin, key: tuple[Any, ...]) -> None:
 
 
 def _summary(p: Plan, edge: Margin | None = None) -> None:
-    """The search's counts and its verdict; with the margin (`edge`), the verdict's TTFT and TPOT
-    bands reach as far as the chosen deployment moved with slowed chips."""
-    slow_ttft = edge.chosen.ttft_ms_p90 if edge is not None and edge.chosen.run == p.best_run else None
-    slow_tpot = edge.chosen.tpot_ms_p90 if edge is not None and edge.chosen.run == p.best_run else None
-    slow_goodput = edge.chosen.goodput_rps if edge is not None and edge.chosen.run == p.best_run else None
-    fast = edge.faster if edge is not None and edge.chosen.run == p.best_run else None
-    fast_ttft, fast_tpot, fast_goodput = (
-        (fast.ttft_ms_p90, fast.tpot_ms_p90, fast.goodput_rps) if fast is not None else (None, None, None)
-    )
+    """The search's counts and its verdict; with the margin (`edge`), the verdict's TTFT, TPOT and
+    goodput bands are how far the chosen deployment moved with slowed and faster chips."""
+    ours = edge is not None and edge.chosen.run == p.best_run  # the margin of this plan's choice
+
+    def rerun(check: Any) -> tuple[float | None, float | None, float | None]:
+        return (
+            (check.ttft_ms_p90, check.tpot_ms_p90, check.goodput_rps)
+            if ours and check
+            else (None, None, None)
+        )
+
+    slow_ttft, slow_tpot, slow_goodput = rerun(edge.chosen if edge else None)
+    fast_ttft, fast_tpot, fast_goodput = rerun(edge.faster if edge else None)
     c = st.columns(5)
     c[0].metric("Shapes considered", f"{len(p.candidates):,}")
     c[1].metric(

@@ -240,17 +240,19 @@ def print_plan(p: Plan) -> None:
 
 def cmd_capacity(args: argparse.Namespace) -> int:
     """The highest arrival rate that passes under the chosen rule, by bisection."""
+    from engine.explain.margin import run_slowdowns  # pandas: loaded only for this command
     from engine.planning.capacity import capacity
     from engine.planning.plan import rule_text
+    from engine.scenario.resolve import hastened
     from engine.serving.run import ENGINE_VERSION
 
     scen = load_scenario(args.scenario, args.set)
     marks = confidence.pool_marks(scen)
-    slow = {m.hardware: float(m.calibration.error("throughput") or 0.0) for m in marks}
+    slow = run_slowdowns(scen)
     with_margin = not args.no_margin and any(e > 0 for e in slow.values())
     cases: dict[str, dict[str, float] | None] = {"modelled": None}
     if with_margin:  # the same search with every chip slower, and faster, by its expected error
-        cases |= {"slower": slow, "faster": {c: 1.0 / (1.0 + e) - 1.0 for c, e in slow.items()}}
+        cases |= {"slower": slow, "faster": hastened(slow)}
     found: dict[str, Any] = {}
     for case, slowdown in cases.items():
         bar = _Bar(args.max_simulations, "capacity" if slowdown is None else f"capacity, chips {case}",

@@ -406,6 +406,12 @@ def spread_band(key: str, error: float | None, move: tuple[float, float]) -> str
     down, up = abs(lo), hi
     if key in LATENCIES and error is not None:
         down, up = max(down, error), max(up, error)
+    return range_text(down, up)
+
+
+def range_text(down: float, up: float) -> str:
+    """A band from its fall and rise (both >= 0): '± 9%' where they read the same, else
+    '−22% to +39%'."""
     if error_text(down) == error_text(up):
         return f"± {error_text(up)}"
     return f"{side_text(-down)} to {side_text(up)}"

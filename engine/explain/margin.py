@@ -20,6 +20,7 @@ from engine.explain.confidence import pool_marks
 from engine.explain.presentation import compare, duration_text, headline, usd_text
 from engine.planning.plan import run_passes
 from engine.scenario.model import Scenario
+from engine.scenario.resolve import hastened
 from engine.serving.run import simulate
 from engine.serving.workload import generate
 
@@ -200,8 +201,7 @@ def run_spread(
         )
     reqs = generate(scenario)
     slow = simulate(scenario, catalog, reqs, check_work=check_work, slowdown=slowdown).summary
-    quick = {chip: 1.0 / (1.0 + e) - 1.0 for chip, e in slowdown.items()}
-    fast = simulate(scenario, catalog, reqs, check_work=check_work, slowdown=quick).summary
+    fast = simulate(scenario, catalog, reqs, check_work=check_work, slowdown=hastened(slowdown)).summary
     return RunSpread(slowdown=slowdown, modelled=dict(summary), slower=slow, faster=fast)
 
 

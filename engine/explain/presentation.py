@@ -50,20 +50,27 @@ def usd_text(usd: float | None) -> str:
     return f"${usd:,.{usd_decimals(usd)}f}"
 
 
+DURATION_UNITS = ((9_999.5, "ms", 1.0), (599_950.0, "s", 1000.0), (35_997_000.0, "min", 60_000.0))
+"""(below, unit, milliseconds a unit): where a duration shown to its unit's decimals would round up
+to the next unit's; hours beyond."""
+
+
+def duration_unit(ms: float) -> tuple[str, float]:
+    """The unit a duration of `ms` milliseconds reads in (`duration_text`), and its size in ms."""
+    for below, unit, size in DURATION_UNITS:
+        if ms < below:
+            return unit, size
+    return "h", 3_600_000.0
+
+
 def duration_text(ms: float | None) -> str:
     """A duration given in milliseconds, in the unit a reader takes in at a glance: ms below ten
     seconds (one decimal below 100 ms), seconds below ten minutes, then minutes and hours."""
     if ms is None or not math.isfinite(ms):
         return "–"
-    if ms < 99.95:  # the thresholds are where a value would round up to the next unit's
-        return f"{ms:,.1f} ms"
-    if ms < 9_999.5:
-        return f"{ms:,.0f} ms"
-    if ms < 599_950:
-        return f"{ms / 1000:,.1f} s"
-    if ms < 35_997_000:
-        return f"{ms / 60_000:,.1f} min"
-    return f"{ms / 3_600_000:,.1f} h"
+    unit, size = duration_unit(ms)
+    decimals = (1 if ms < 99.95 else 0) if unit == "ms" else 1
+    return f"{ms / size:,.{decimals}f} {unit}"
 
 
 def cdf_points(values: np.ndarray, max_points: int = 400) -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ from typing import Any
 from engine.catalog.entries import Catalog
 from engine.planning.plan import Plan, Progress, SearchSpace, plan, planning_scenario, run_passes
 from engine.scenario.model import Scenario
+from engine.scenario.resolve import hastened
 from engine.serving.run import simulate
 from engine.serving.workload import generate
 
@@ -136,7 +137,7 @@ def margin(
         progress=progress, check_work=check_work, rule=p.rule, attainment=p.attainment, slowed=True,
     )  # fmt: skip
     chosen = _chosen_slowed(p, q, space, catalog, check_work)
-    quick = {chip: 1.0 / (1.0 + e) - 1.0 for chip, e in q.slowdown.items() if e > 0}
+    quick = hastened(q.slowdown)
     faster = _check(p, space, catalog, check_work, quick) if quick else None
     return Margin(
         modelled=p, chosen=chosen, slowed=q, budget_usd_per_hour=space.budget_usd_per_hour, faster=faster
