@@ -25,8 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engine.scenario import codec
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
+from engine.serving.ledger import Records
 from engine.serving.run import result_of
-from engine.serving.sim import Records, Simulation
+from engine.serving.sim import Simulation
 from engine.serving.workload import generate
 
 
@@ -57,8 +58,14 @@ def fingerprint(scenario: Scenario) -> tuple[str, str]:
 
 EXTRA = {
     "swap": ("chat-colocated", {"scheduler.preemption": "swap", "workload.arrival.rate_rps": 40.0}),
-    "recompute": ("chat-disaggregated", {"scheduler.preemption": "recompute", "workload.arrival.rate_rps": 40.0}),
-    "closed": ("chat-colocated", {"workload.arrival.kind": "closed_loop", "workload.arrival.clients": 64, "duration_s": 120.0}),
+    "recompute": (
+        "chat-disaggregated",
+        {"scheduler.preemption": "recompute", "workload.arrival.rate_rps": 40.0},
+    ),
+    "closed": (
+        "chat-colocated",
+        {"workload.arrival.kind": "closed_loop", "workload.arrival.clients": 64, "duration_s": 120.0},
+    ),
 }
 
 

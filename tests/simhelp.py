@@ -9,8 +9,9 @@ import numpy as np
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
+from engine.serving.ledger import Records
 from engine.serving.run import SimResult
-from engine.serving.sim import Records, Simulation
+from engine.serving.sim import Simulation
 from engine.serving.workload import generate
 
 

@@ -18,8 +18,9 @@ from engine.costmodel.power import chip_power_w, instance_power_range_w
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
+from engine.serving.ledger import PENDING, SEGMENT_COLUMNS, Records
 from engine.serving.run import result_of
-from engine.serving.sim import PENDING, SEGMENT_COLUMNS, Records, Simulation
+from engine.serving.sim import Simulation
 from engine.serving.workload import generate
 from tests.simhelp import check_invariants
 

@@ -16,8 +16,8 @@ from engine.core.errors import ScenarioError
 from engine.explain.drill import class_attainment, default_degrade, fallback_drill, fallback_variants
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
+from engine.serving.ledger import DEGRADED, PENDING
 from engine.serving.run import SimResult, simulate
-from engine.serving.sim import DEGRADED, PENDING
 from engine.serving.workload import generate
 from tests.simhelp import check_invariants, records
 

@@ -10,8 +10,8 @@ import pytest
 from engine.core.errors import ScenarioError
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
+from engine.serving.ledger import SEGMENT_COLUMNS
 from engine.serving.run import simulate
-from engine.serving.sim import SEGMENT_COLUMNS
 from tests.simhelp import check_invariants, records
 
 COL = {c: i for i, c in enumerate(SEGMENT_COLUMNS)}

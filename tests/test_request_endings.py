@@ -22,8 +22,8 @@ from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 from engine.serving.instance import Server
+from engine.serving.ledger import NO_DECODE, PENDING, TOO_LONG, TOO_LONG_LIVE, UNFINISHED, Records
 from engine.serving.run import SimResult, flatten, simulate
-from engine.serving.sim import NO_DECODE, PENDING, TOO_LONG, TOO_LONG_LIVE, UNFINISHED, Records
 from tests.simhelp import check_invariants, records
 
 

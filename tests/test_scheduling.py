@@ -202,22 +202,22 @@ def test_an_instance_that_fails_while_switching_roles_stays_down() -> None:
 
 
 def test_cached_live_server_lists_never_go_stale(monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.serving.sim import Simulation
+    from engine.serving.fleet import Fleet
 
-    cached = Simulation.servers_of
+    cached = Fleet.servers_of
     checks = [0]
 
-    def checked(self: Simulation, role: str) -> list[Any]:
+    def checked(self: Fleet, role: str) -> list[Any]:
         got = cached(self, role)
         roles = ("mixed", "prefill") if role == "entry" else (role,)
         fresh = [
             s for s in self.servers if s.role in roles and s.up and not s.busy_switching and not s.draining
         ]
-        assert got == fresh, f"stale {role} list at t={self.env.now}"
+        assert got == fresh, f"stale {role} list at t={self.ledger.env.now}"
         checks[0] += 1
         return got
 
-    monkeypatch.setattr(Simulation, "servers_of", checked)
+    monkeypatch.setattr(Fleet, "servers_of", checked)
     s = io.apply_overrides(io.load_preset("chat-disaggregated"), {
         "duration_s": 120.0, "workload.arrival.rate_rps": 14.0,
         "workload.classes[0].input": {"kind": "lognormal", "mean": 3000, "p99": 9000, "max_tokens": 16000},

@@ -36,8 +36,9 @@ from engine.costmodel.power import chip_power_w, instance_power_range_w
 
 if TYPE_CHECKING:
     from engine.scenario.resolve import Resolved
+    from engine.serving.fleet import Fleet
     from engine.serving.instance import Server
-    from engine.serving.sim import Simulation
+    from engine.serving.ledger import RequestLedger
 
 UNDECIDED, LOCAL, RULE, SATURATED, POWER = 0, 1, 2, 3, 4
 SITES = {
@@ -55,16 +56,18 @@ class EdgeSite:
     """The edge site's rule, power accounting and per-request placement during one run."""
 
     __slots__ = (
-        "sim", "servers", "idle_w", "extra_w", "site_idle_w", "budget_w", "classes", "max_prompt",
+        "fleet", "ledger", "servers", "idle_w", "extra_w", "site_idle_w", "budget_w", "classes", "max_prompt",
         "max_output", "latency_s", "queue_limit", "cap", "where", "peak_charged_w",
     )  # fmt: skip
 
-    def __init__(self, sim: Simulation) -> None:
-        spec = sim.scenario.deployment.edge
+    def __init__(self, resolved: Resolved, fleet: Fleet, ledger: RequestLedger) -> None:
+        sc = resolved.scenario
+        spec = sc.deployment.edge
         assert spec is not None
-        self.sim = sim
-        self.servers: list[Server] = [s for s in sim.servers if s.pool.spec.tier == "edge"]
-        weights = sim.scenario.model.weights
+        self.fleet = fleet
+        self.ledger = ledger
+        self.servers: list[Server] = [s for s in fleet.servers if s.pool.spec.tier == "edge"]
+        weights = sc.model.weights
         ranges = {
             s.idx: instance_power_range_w(s.pool.hardware, s.pool.instance.chips, weights)
             for s in self.servers
@@ -73,47 +76,48 @@ class EdgeSite:
         self.extra_w = {i: hi - lo for i, (lo, hi) in ranges.items()}  # charged while it holds work
         self.site_idle_w = sum(self.idle_w.values())
         self.budget_w = spec.power_budget_w
-        names = [c.name for c in sim.scenario.workload.classes]
+        names = [c.name for c in sc.workload.classes]
         self.classes = frozenset(names.index(n) for n in spec.classes) if spec.classes else None
         self.max_prompt = spec.max_prompt_tokens
         self.max_output = spec.max_output_tokens
         self.latency_s = spec.offload_latency_ms / 1000.0
         self.queue_limit = spec.offload_queue
         self.cap = max(s.kv_cap for s in self.servers)
-        self.where: list[int] = [UNDECIDED] * sim.n
+        self.where: list[int] = [UNDECIDED] * len(ledger.reqs)
         self.peak_charged_w = self.site_idle_w  # the most the enforcement ever charged (a check)
 
     def charged_w(self) -> float:
         """The site's power as the enforcement counts it: idle for all, most busy draw for the holding."""
         return self.site_idle_w + sum(self.extra_w[s.idx] for s in self.servers if holding(s))
 
-    def take(self, rid: int, retry: bool) -> bool:
-        """Serve the request at the edge or send it to the data centre; False: it is there now."""
-        if self.where[rid] >= RULE:
-            return False  # offloaded: the data centre's path from here on
-        sim = self.sim
-        code = self.place(rid)
-        self.where[rid] = code
-        if code != LOCAL:
-            sim.env.after(self.latency_s, sim.arrive, rid, retry)
-        return True
+    def take(self, rid: int) -> tuple[Server | None, float] | None:
+        """Where an arriving request goes: (an edge instance to queue it on, 0), or (None, the delay
+        after which it reaches the data centre); None once it is there (offloaded before).
 
-    def place(self, rid: int) -> int:
-        """Queue the request on an edge instance (LOCAL), or say why it is offloaded."""
-        sim = self.sim
-        prompt, output = sim.prompt[rid], sim.output[rid]
+        The site answers; the front door acts on the answer (`engine.serving.front_door`).
+        """
+        if self.where[rid] >= RULE:
+            return None  # offloaded: the data centre's path from here on
+        code, srv = self.place(rid)
+        self.where[rid] = code
+        return (srv, 0.0) if code == LOCAL else (None, self.latency_s)
+
+    def place(self, rid: int) -> tuple[int, Server | None]:
+        """(LOCAL, the edge instance that takes the request), or (why it is offloaded, None)."""
+        led = self.ledger
+        prompt, output = led.prompt[rid], led.output[rid]
         if (
             prompt > self.max_prompt
             or output > self.max_output
             or prompt + output > self.cap
-            or (self.classes is not None and int(sim.reqs.cls[rid]) not in self.classes)
+            or (self.classes is not None and int(led.reqs.cls[rid]) not in self.classes)
         ):
-            return RULE
+            return RULE, None
         charged = self.charged_w()
         room_w = self.budget_w - charged
         takers: list[Server] = []
         short_of_power = False
-        for s in sim.servers_of("edge"):
+        for s in self.fleet.servers_of("edge"):
             if prompt + output > s.kv_cap:
                 continue
             if holding(s):
@@ -124,14 +128,13 @@ class EdgeSite:
             else:
                 short_of_power = True
         if not takers:
-            return POWER if short_of_power else SATURATED
-        srv = sim.route(rid, takers, "edge")
+            return (POWER if short_of_power else SATURATED), None
+        srv = self.fleet.route(rid, takers, "edge")
         if not holding(srv):
             charged += self.extra_w[srv.idx]
             if charged > self.peak_charged_w:
                 self.peak_charged_w = charged
-        sim.enqueue(srv, rid)
-        return LOCAL
+        return LOCAL, srv
 
 
 def holding(s: Server) -> bool:
@@ -144,7 +147,7 @@ def site_power_w(
 ) -> tuple[float, float]:
     """(idle, peak) power of the edge site in watts, from the iterations the run recorded.
 
-    `segments` holds the records' iteration columns by name (`sim.SEGMENT_COLUMNS`), `servers` the
+    `segments` holds the records' iteration columns by name (`ledger.SEGMENT_COLUMNS`), `servers` the
     records' (pool, index in pool, role) per server.
 
     Independent of the enforcement's accounting: every edge chip at its idle power, plus for each

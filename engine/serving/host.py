@@ -1,6 +1,7 @@
 """What an instance and the disruptions may see and call of the running simulation.
 
-The simulation (`engine.serving.sim.Simulation`) owns every request's state and its life cycle;
+The simulation (`engine.serving.sim.Simulation`) wires the actors that own every request's state
+(the request ledger, the fleet, the KV ledger, the front door) and its life cycle;
 an instance (`engine.serving.instance.Server`) runs iterations and reports what happened (a
 prefill finished, a request completed, memory ran out) through the few calls declared here, and
 reads the per-request state it needs. Faults and elastic role switches (`disruptions`) take a
@@ -90,13 +91,22 @@ class DisruptionHost(Host, Protocol):
 
     resolved: Resolved
     servers: list[Server]
-    pending_handoff: list[tuple[Server, int]]
     fault_policy: str
-    issued: int
-    ended: int
     counters: dict[str, float]
     link_factor: list[float]  # per pool: the share of its KV link's bandwidth a link fault leaves
     fallen: list[Server]  # decode instances serving whole requests while no prefill instance is up
+
+    @property
+    def pending_handoff(self) -> list[tuple[Server, int]]:
+        """Prefilled prompts waiting for decode memory."""
+
+    @property
+    def issued(self) -> int:
+        """Requests sent so far."""
+
+    @property
+    def ended(self) -> int:
+        """Requests closed so far."""
 
     def servers_of(self, role: str) -> list[Server]:
         """Live servers currently in a role."""

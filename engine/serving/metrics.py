@@ -42,7 +42,7 @@ from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved
 from engine.serving import edge
 from engine.serving.cache import TIERS
-from engine.serving.sim import COMPLETED, FAILED, OUTCOMES, REJECTED, SEGMENT_COLUMNS, Records
+from engine.serving.ledger import COMPLETED, FAILED, OUTCOMES, REJECTED, SEGMENT_COLUMNS, Records
 from engine.serving.workload import Requests
 
 PERCENTILES = (50, 90, 99)

@@ -23,7 +23,8 @@ from engine.catalog.entries import Catalog
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, slowed
 from engine.serving import metrics, work_bound
-from engine.serving.sim import Records, Simulation
+from engine.serving.ledger import Records
+from engine.serving.sim import Simulation
 from engine.serving.workload import Requests, generate
 
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from engine.scenario.resolve import Resolved
+from engine.serving.ledger import Records
 from engine.serving.metrics import pool_series
-from engine.serving.sim import Records
 
 
 def request_table(columns: dict[str, Any]) -> pd.DataFrame:

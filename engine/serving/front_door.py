@@ -1,0 +1,247 @@
+"""The front door: how requests come in, and whether and where each is queued.
+
+Open-loop arrivals are issued at their drawn times (`arrivals_from`); a closed loop's clients each
+send their next request a think time after their last one ended (`next_from_client`, subscribed to
+the request ledger's "ended"). An arriving request meets, in order: the edge site, which answers
+where it goes (an edge instance, or the data centre after the offload delay); the KV capacity
+checks (a request no instance of its role could hold is rejected at once); its class's pinned
+pools and their overflow rule; degrading (`serve_less`: while entry capacity is short or the
+backlog long, lower classes are shed and outputs capped); the router; and admission control,
+which sees the TTFT the request would have there (`predicted_ttft`). Then it is queued.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import TYPE_CHECKING
+
+from engine import policies
+from engine.serving.cache import RequestBlocks
+from engine.serving.ledger import (
+    DEGRADED,
+    FAILED,
+    NO_INSTANCE,
+    REJECTED,
+    TOO_LONG,
+    TOO_LONG_LIVE,
+    RequestLedger,
+)
+from engine.serving.workload import closed_loop_pauses
+
+if TYPE_CHECKING:
+    from engine.scenario.resolve import Resolved
+    from engine.serving.edge import EdgeSite
+    from engine.serving.fleet import Fleet
+    from engine.serving.host import Clock
+    from engine.serving.instance import Server
+    from engine.serving.kv import KvLedger
+
+
+class FrontDoor:
+    """Arrivals, closed-loop clients, admission, degrading and queueing of new requests."""
+
+    def __init__(
+        self, resolved: Resolved, ledger: RequestLedger, fleet: Fleet, kv: KvLedger, env: Clock,
+        blocks: RequestBlocks, queue: policies.QueueOrder, counters: dict[str, float], edge: EdgeSite | None,
+    ) -> None:  # fmt: skip
+        sc = resolved.scenario
+        self.scenario = sc
+        self.ledger = ledger
+        self.fleet = fleet
+        self.kv = kv
+        self.env = env
+        self.blocks = blocks
+        self.queue = queue
+        self.counters = counters
+        self.edge = edge
+        self.n = len(ledger.reqs)
+        self.admission = policies.build_admission(sc.scheduler.admission.as_dict())
+        b = sc.batching()
+        self.mix = sc.iteration_scheduler().mixes_decodes
+        self.chunked = b.chunked_prefill
+        # degrade (`deployment.degrade`): None when off, so arrivals pay nothing for it
+        self.degrade = sc.deployment.degrade if sc.deployment.degrade.enabled else None
+        counters.update(degraded_arrivals=0, capped_requests=0, capped_tokens=0)
+
+    def start(self) -> None:
+        """Issue the first requests: every client's first one, or the open loop's."""
+        led = self.ledger
+        if led.closed:
+            pauses = led.reqs.pause_s
+            if pauses is None:  # requests built by hand: draw them as generate does
+                pauses = closed_loop_pauses(self.scenario.workload.arrival, self.n, self.scenario)
+            self.pauses = pauses
+            led.on_end.append(self.next_from_client)
+            for _ in range(min(led.reqs.closed_loop_clients, self.n)):
+                self.next_from_client(0.0)
+        else:
+            self.arrivals_from(0)
+
+    def arrivals_from(self, rid: int) -> None:
+        """Open loop: issue every request due now from `rid` on, then wait for the next one."""
+        now = self.env.now
+        arrival = self.ledger.arrival
+        while rid < self.n:
+            dt = arrival[rid] - now
+            if dt > 0:
+                self.env.after(dt, self._arrival_due, rid)
+                return
+            self.arrive(rid)
+            rid += 1
+
+    def _arrival_due(self, rid: int) -> None:
+        self.arrive(rid)
+        self.arrivals_from(rid + 1)
+
+    def next_from_client(self, now: float) -> None:
+        """Closed loop: a client starts, or one whose request ended sends its next after a think time.
+
+        The pause is the next request's own (`Requests.pause_s`: start offsets, then think times
+        drawn by request id), so every deployment sees the same pauses. A client whose next
+        request would come after the window stops.
+        """
+        led = self.ledger
+        if led.issued >= self.n:
+            return
+        rid = led.issued
+        delay = float(self.pauses[rid])
+        if now + delay >= self.scenario.duration_s:
+            return
+        led.issued += 1
+        led.arrival[rid] = now + delay
+        self.env.after(delay, self.arrive, rid)
+
+    def arrive(self, rid: int, retry: bool = False) -> None:
+        """A request arrives (or is retried): admission, routing, queueing."""
+        led = self.ledger
+        if self.edge is not None:
+            answer = self.edge.take(rid)
+            if answer is not None:  # served at the edge, or on its way to the data centre
+                srv, delay_s = answer
+                if srv is not None:
+                    self.enqueue(srv, rid)
+                else:  # it comes back here once it reaches the data centre
+                    self.env.after(delay_s, self.arrive, rid, retry)
+                return
+        fleet = self.fleet
+        end = led.end
+        need = led.prompt[rid] + led.output[rid]
+        if need > fleet.decode_cap or led.prompt[rid] > fleet.prefill_cap:
+            end(rid, REJECTED, TOO_LONG)
+            return
+        live = entry = fleet.entry_servers()
+        if not live:
+            end(rid, FAILED if retry else REJECTED, NO_INSTANCE)
+            return
+        if need > fleet.min_cap:  # some instances could never hold it: route among the others
+            entry = [s for s in live if fleet.holds(s, rid)]
+            if not entry:
+                end(rid, FAILED if retry else REJECTED, TOO_LONG_LIVE)
+                return
+        if (
+            fleet.disaggregated and entry[0].role == "prefill"
+        ):  # (a decode pool fallen back serves whole requests)
+            why = fleet.undeliverable(rid)
+            if why:
+                end(rid, FAILED if retry else REJECTED, why)
+                return
+        pinned = fleet.pinned[led.reqs.cls[rid]]
+        if pinned is not None:  # traffic isolation: the class's own pools, and what overflow does
+            own = [s for s in entry if s.pool.index in pinned]
+            spec = self.scenario.workload.classes[led.reqs.cls[rid]]
+            full = not own or all(len(s.waiting) >= spec.spill_queue for s in own)
+            if not full or spec.overflow == "wait":
+                if not own:
+                    end(rid, FAILED if retry else REJECTED, NO_INSTANCE)
+                    return
+                entry = own
+            elif spec.overflow == "reject":
+                end(rid, FAILED if retry else REJECTED, "isolation_full")
+                return
+        if self.degrade is not None and self.serve_less(rid, retry):
+            return  # shed while degraded
+        srv = fleet.route(rid, entry, "entry")
+        view = led.request_view(rid)
+        if not retry and not isinstance(self.admission, policies.AdmitAll):
+            queued = sum(len(s.waiting) for s in live)
+            reason = self.admission.reject(view, queued, self.predicted_ttft(srv, rid))
+            if reason:
+                end(rid, REJECTED, reason)
+                return
+        self.enqueue(srv, rid, view)
+
+    def enqueue(self, srv: Server, rid: int, view: policies.RequestView | None = None) -> None:
+        """Queue a request on the instance chosen for it (data centre or edge) and wake it."""
+        led = self.ledger
+        heapq.heappush(srv.waiting, (self.queue.key(view or led.request_view(rid)), rid))
+        srv.queue_tokens(rid, led.pf_target[rid])
+        led.prefill_inst[rid] = srv.idx
+        # a mixed instance serves the whole request: colocated, at the edge, or fallen back
+        if (
+            not self.fleet.disaggregated
+            or srv.role == "mixed"
+            or (self.edge is not None and srv.pool.spec.tier == "edge")
+        ):
+            led.decode_inst[rid] = srv.idx
+        could = srv.has_slot() and srv.kv_reserved + self.kv.reserve_tokens(rid, srv.role) <= srv.kv_cap
+        srv.notify(could)
+
+    def serve_less(self, rid: int, retry: bool) -> bool:
+        """While a degrade trigger holds: shed the request (True) if its class is below the shedding
+        priority, else cap its output; a retry is never shed (it was admitted before)."""
+        if not self.degraded():
+            return False
+        dg = self.degrade
+        assert dg is not None
+        led = self.ledger
+        if not retry:
+            self.counters["degraded_arrivals"] += 1
+            if led.priority[rid] < dg.shed_below_priority:
+                led.end(rid, REJECTED, DEGRADED)
+                return True
+        cap = dg.max_output_tokens
+        if cap and led.output[rid] > cap:
+            self.counters["capped_requests"] += 1
+            self.counters["capped_tokens"] += led.output[rid] - cap
+            led.output[rid] = cap  # everything downstream (KV reserved, decode steps, metrics) sees the cap
+            self.blocks.cap_output(rid, cap)  # and the cache: only generated tokens are stored
+            led.views[rid] = None
+        return False
+
+    def degraded(self) -> bool:
+        """Whether a trigger of `deployment.degrade` holds now: entry capacity short, or its backlog long."""
+        dg = self.degrade
+        assert dg is not None
+        if dg.below_capacity and self.fleet.entry_share() < dg.below_capacity:
+            return True
+        if dg.above_backlog is not None:
+            live = self.fleet.entry_servers()
+            # prompts queued on entry instances, and prefilled prompts waiting for decode memory
+            waiting = sum(len(s.waiting) for s in live) + len(self.kv.pending_handoff)
+            return waiting > dg.above_backlog * len(live)
+        return False
+
+    def predicted_ttft(self, srv: Server, rid: int) -> float:
+        """What admission control expects this request's TTFT to be on `srv`.
+
+        The prompt tokens queued ahead of it (under strict priority, only those of its own and
+        higher priorities) plus its own, at the prefill rate the instance has now: a full token
+        budget shared with the decodes it is running (chunked prefill), each iteration timed by
+        the cost model; and never less than one chunk of its own prompt per iteration.
+        """
+        d = len(srv.running) if srv.role == "mixed" and self.mix else 0
+        q = max(float(srv.token_budget - d), 1.0)
+        prompt = float(self.ledger.prompt[rid])
+        ctx = float(srv.ctx_sum) if d else 0.0
+        t_iter = srv.step.cost(q, q * (prompt / 2.0 + q / 2.0), prompt / 2.0, d, ctx, 0, min(prompt, q))[0]
+        # a prompt gets at most one chunk per iteration, however short the queue, and with
+        # attention DP its chunks run on one rank
+        own = 0.0
+        if (srv.role == "mixed" and self.chunked) or srv.ranks > 1:
+            c = float(min(srv.chunk_cap, prompt))
+            own = (
+                math.ceil(prompt / c)
+                * srv.step.cost(c, c * (prompt / 2.0 + c / 2.0), prompt / 2.0, d, ctx, 0, c)[0]
+            )
+        return max((srv.tokens_ahead(rid) + prompt) * t_iter / q, own)

@@ -1,0 +1,259 @@
+"""The KV ledger: who holds which KV memory, and the rule that it never exceeds an instance's capacity.
+
+Without preemption a request reserves its prompt plus its output on admission (TensorRT-LLM's
+"guaranteed no evict"), so memory never overflows. With preemption it reserves what it holds and
+grows a token a step; when memory runs out a victim is recomputed or swapped to host memory
+(`preempt_request`; see `engine.scenario.model.Scheduler`).
+
+Disaggregated, a finished prompt's KV cache is handed off over the link (`engine.serving.link`)
+to a decode instance that has room for it, chosen by the router; where none has room now but one
+could later, the hand-off is parked until decode memory is freed (`retry_handoffs`) or the fleet
+changes. The prefix cache's tiers (`engine.serving.cache`) are looked up before a prefill
+(`use_cache`) and filled after one (`remember`).
+
+The ledger answers rather than calls up: when a transfer lands it publishes the outcome to the
+simulation's hooks (`on_delivered`, `on_lost`), which deliver the first token or retry the request.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from engine.serving.cache import HBM, HOST, POOLED, LruBlocks, RequestBlocks, lookup
+from engine.serving.handoffs import ParkedHandoffs
+from engine.serving.ledger import FAILED, RequestLedger
+from engine.serving.link import KvLink
+
+if TYPE_CHECKING:
+    from engine import policies
+    from engine.scenario.resolve import Resolved
+    from engine.serving.fleet import Fleet
+    from engine.serving.host import Clock
+    from engine.serving.instance import Server
+
+
+class KvLedger(ParkedHandoffs):
+    """KV reservations and releases, the prefix cache, hand-offs over the link, and swaps."""
+
+    def __init__(
+        self, resolved: Resolved, ledger: RequestLedger, fleet: Fleet, env: Clock,
+        blocks: RequestBlocks, queue: policies.QueueOrder, counters: dict[str, float],
+    ) -> None:  # fmt: skip
+        sc = resolved.scenario
+        super().__init__()
+        self.ledger = ledger
+        self.fleet = fleet
+        self.env = env
+        self.reqs = ledger.reqs
+        self.blocks = blocks
+        self.queue = queue
+        self.counters = counters
+        self.cache = sc.cache
+        self.cache_on = sc.cache.enabled
+        self.preempt = sc.scheduler.preemption != "none"
+        self.swap = sc.scheduler.preemption == "swap"
+        self.link = KvLink(resolved)
+        self.pooled = (
+            LruBlocks(
+                int(
+                    sc.cache.pooled.capacity_gb
+                    * 1e9
+                    // (resolved.pools[0].instance.kv_bytes_per_token * self.reqs.block_tokens)
+                )
+            )
+            if self.cache_on and sc.cache.pooled.enabled
+            else None
+        )
+        self.on_delivered: Callable[[Server, int], None] = _unset
+        self.on_lost: Callable[[int], None] = _unset
+
+    # --- reservations -----------------------------------------------------------------------
+    def reserve_tokens(self, rid: int, role: str) -> int:
+        """KV tokens a request reserves on admission to an instance of a role."""
+        if role == "prefill" or self.preempt:
+            return self.ledger.pf_target[rid]
+        return self.ledger.pf_target[rid] + self.ledger.output[rid]
+
+    def release_tokens(self, rid: int, role: str) -> int:
+        """KV tokens a finished request gives back."""
+        led = self.ledger
+        if role == "prefill":
+            return led.prompt[rid]
+        if self.preempt:
+            return led.context[rid]
+        return led.prompt[rid] + led.output[rid]
+
+    def release_prefilled(self, srv: Server, rid: int) -> None:
+        """Free a prefilled prompt's KV on the prefill instance that held it for the hand-off."""
+        prompt = self.ledger.prompt[rid]
+        srv.kv_reserved -= prompt
+        srv.kv_used -= prompt
+        srv.notify(True)
+
+    def release(self, srv: Server, rid: int) -> None:
+        """Give back a request's KV reservation and memory on its instance."""
+        srv.kv_reserved -= self.release_tokens(rid, srv.role)
+        srv.kv_used -= self.ledger.context[rid]
+        if srv.role == "decode":
+            self.retry_handoffs()
+        srv.notify(True)
+
+    # --- the prefix cache -------------------------------------------------------------------
+    def use_cache(self, srv: Server, rid: int) -> float:
+        """Look the prompt up in the tiers; skip the prefix found; return the load time."""
+        led = self.ledger
+        if led.resume[rid] >= 0:
+            return 0.0
+        blocks = self.blocks.prompt_blocks(rid)
+        found = lookup(blocks, (srv.hbm, srv.host, self.pooled))
+        bt = self.reqs.block_tokens
+        total = sum(found)
+        if total == 0:
+            return 0.0
+        hit = min(total * bt, led.prompt[rid] - 1)
+        scale = hit / (total * bt)
+        tokens = [int(f * bt * scale) for f in found]
+        tokens[HBM] = hit - tokens[HOST] - tokens[POOLED]
+        led.hits[rid] = tuple(tokens)
+        # a read refreshes the tiers that served it (as a GPU prefix hit leaves the CPU or
+        # pooled copy's recency alone); the prefill's write-through refreshes every tier later
+        hit_blocks = blocks[:total]
+        for tier, served in zip((srv.hbm, srv.host, self.pooled), found, strict=True):
+            if served and tier is not None:
+                tier.touch(hit_blocks)
+        led.prefilled[rid] = hit
+        srv.kv_used += hit
+        srv.queue_tokens(rid, -hit)
+        kvb = srv.kv_bytes
+        cache = self.cache
+        load = tokens[HOST] * kvb / (cache.host.bandwidth_gb_s * 1e9) + tokens[POOLED] * kvb / (
+            cache.pooled.bandwidth_gb_s * 1e9
+        )
+        led.load_s[rid] = load
+        return load
+
+    def remember(self, srv: Server, rid: int, full: bool) -> None:
+        """Put a request's blocks into the instance's tiers and the pool, as just used.
+
+        At the end of a prefill: the prompt's blocks. At completion: the prompt's and the
+        answer's, as one sequence (what the next turn of a conversation reuses; inserted
+        together, a prompt ages tail first, see `LruBlocks`). Host memory is the prefill side's
+        tier: a decode instance keeps what it received and produced in HBM only, so the next
+        turn sends it only what it lacks.
+        """
+        blocks = self.blocks.full_blocks(rid) if full else self.blocks.prompt_blocks(rid)
+        if srv.hbm is not None:
+            srv.hbm.capacity = max(0, (srv.kv_cap - srv.kv_reserved) // self.reqs.block_tokens)
+            srv.hbm.insert(blocks)
+        if srv.host is not None and srv.role != "decode":
+            srv.host.insert(blocks)
+        if self.pooled is not None:
+            self.pooled.insert(blocks)
+
+    # --- hand-offs --------------------------------------------------------------------------
+    def handoff(self, srv: Server, rid: int) -> None:
+        """Send a prefilled prompt to a decode instance with room, or park it until one has some."""
+        if self.send(srv, rid):
+            return
+        why = self.fleet.undeliverable(rid, sender=srv)
+        if why:  # no decode instance that could take it will ever be up again
+            self.release_prefilled(srv, rid)
+            self.ledger.end(rid, FAILED, why)
+        else:  # waits for decode memory, or for an instance to come back
+            self.park(srv, rid, self.handoff_need(rid))
+
+    def handoff_need(self, rid: int) -> int:
+        """KV tokens a hand-off reserves on the decode instance."""
+        led = self.ledger
+        return led.prompt[rid] if self.preempt else led.pf_target[rid] + led.output[rid]
+
+    def send(self, srv: Server, rid: int) -> bool:
+        """Reserve room on a decode instance and send the KV cache over the link; False if none has room."""
+        led = self.ledger
+        need = self.handoff_need(rid)
+        decode = self.fleet.servers_of("decode")
+        allowed = self.fleet.decode_pools(srv, rid)
+        if allowed is not None:  # this pool, or this request's class, hands off to some decode pools only
+            decode = [d for d in decode if d.pool.index in allowed]
+        if self.preempt:  # room also for the jump under way and every request's next token
+            whole = led.prompt[rid] + led.output[rid]  # and for all it will grow to
+            fits = [
+                d for d in decode
+                if d.kv_reserved + d.jump_growth + need + len(d.running) + 1 <= d.kv_cap and whole <= d.kv_cap
+            ]  # fmt: skip
+        else:
+            fits = [d for d in decode if d.kv_reserved + need <= d.kv_cap]
+        if not fits:
+            return False
+        dst = self.fleet.route(rid, fits, "decode")
+        dst.inbound += 1
+        dst.kv_reserved += need
+        if dst.kv_reserved > dst.kv_peak:
+            dst.kv_peak = dst.kv_reserved
+        led.decode_inst[rid] = dst.idx
+        tokens = float(led.prompt[rid])
+        if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
+            held = lookup(self.blocks.prompt_blocks(rid), (dst.hbm,))[0] * self.reqs.block_tokens
+            held = min(held, led.prompt[rid])
+            tokens -= held
+            self.counters["transfer_tokens_saved"] += held
+        now = self.env.now
+        end, full = self.link.send(srv, tokens, now, max(now - led.prefill_start[rid], 0.0))
+        led.transfer[rid] = end - now
+        led.transfer_wait[rid] = max(end - now - full, 0.0)  # queued behind other transfers
+        self.env.after(end - now, self.transferred, srv, dst, rid, srv.generation, dst.generation)
+        return True
+
+    def transferred(self, src: Server, dst: Server, rid: int, src_gen: int, dst_gen: int) -> None:
+        """The KV cache has arrived: free the prefill side; deliver, or lose it to a fault on either side."""
+        if src.generation == src_gen:
+            self.release_prefilled(src, rid)
+        if dst.generation == dst_gen:
+            dst.inbound -= 1
+        if src.generation != src_gen or dst.generation != dst_gen:
+            if dst.generation == dst_gen:
+                dst.kv_reserved -= (
+                    self.reserve_tokens(rid, "decode") if not self.preempt else self.ledger.prompt[rid]
+                )
+                # the room is free again: hand-offs waiting for it, or (on an instance fallen
+                # back to serving whole requests) a prompt queued behind it, may start now
+                if dst.role == "decode":
+                    self.retry_handoffs()
+                dst.notify(True)
+            self.on_lost(rid)
+            return
+        self.on_delivered(dst, rid)
+
+    # --- preemption -------------------------------------------------------------------------
+    def swap_time(self, srv: Server, tokens: int) -> float:
+        """Seconds to move `tokens` tokens of KV between HBM and host memory over PCIe."""
+        inst = srv.pool.instance
+        return tokens * inst.kv_bytes_per_token / (srv.pool.hardware.pcie_gb_s * 1e9 * inst.tp)
+
+    def preempt_request(self, srv: Server, rid: int) -> None:
+        """Take a running request off the instance to free its memory (recompute or swap)."""
+        led = self.ledger
+        ctx, remaining = srv.leave(rid)
+        srv.kv_reserved -= ctx
+        srv.kv_used -= ctx
+        led.preemptions[rid] += 1
+        self.counters["preemptions"] += 1
+        if self.swap:
+            self.counters["swapped_bytes"] += 2.0 * ctx * srv.pool.instance.kv_bytes_per_token
+        else:
+            self.counters["recomputed_tokens"] += ctx
+        if self.swap or srv.role == "decode":
+            # swapped out to host memory, or (decode instance) recomputed in place once memory frees
+            srv.swapped.append((rid, ctx, remaining))
+            return
+        led.pf_target[rid] = ctx
+        led.prefilled[rid] = 0
+        led.resume[rid] = remaining
+        heapq.heappush(srv.waiting, (self.queue.key(led.request_view(rid)), rid))
+        srv.queue_tokens(rid, ctx)
+
+
+def _unset(*_: object) -> None:
+    raise AssertionError("the simulation wires the KV ledger's hooks before it runs")

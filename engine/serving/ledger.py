@@ -1,0 +1,199 @@
+"""The request ledger: every request's state during a run, and the rule that it ends exactly once.
+
+Per-request state lives in parallel Python lists indexed by request id (a scalar read or write
+of a numpy array costs several times more, and the event handlers do little else); the
+simulation hands the lists its instances read to them once, and `columns` turns them into the
+arrays of the run's `Records` at the end.
+
+A request ends exactly once (`end`): completed, rejected or failed, the last two with a reason
+(`REASONS`, plus the admission policies' own). Ending publishes "ended" to the subscribers of
+`on_end` (the closed loop's clients send their next request then), so the ledger calls nobody
+above it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engine import policies
+
+if TYPE_CHECKING:
+    from engine.scenario.resolve import Resolved
+    from engine.serving.host import Clock
+    from engine.serving.workload import Requests
+
+PENDING, COMPLETED, REJECTED, FAILED = 0, 1, 2, 3
+OUTCOMES = {PENDING: "pending", COMPLETED: "completed", REJECTED: "rejected", FAILED: "failed"}
+SEGMENT_COLUMNS = (
+    "server", "t0", "t1", "flops", "bytes", "kv_tokens", "batch", "waiting", "prefill_s",
+    "decodes", "steps", "first_gap_s", "step_s",
+)  # fmt: skip
+"""Columns of the per-iteration records. A segment that produced tokens (`decodes` requests for
+`steps` steps) records the gap before its first step's tokens (from the batch's previous decode
+step: a prompt-only iteration in between is a stall) and its mean step time."""
+TOO_LONG = "too_long_for_kv"
+TOO_LONG_LIVE = "too_long_for_live_kv"
+NO_INSTANCE = "no_instance_up"
+NO_DECODE = "no_decode_instance"
+LOST = "instance_lost"
+UNFINISHED = "unfinished_at_end"
+DEGRADED = "degraded"
+REASONS = {
+    TOO_LONG: "the request needs more KV memory than any instance of its role has",
+    TOO_LONG_LIVE: "too long for the KV memory of every instance it could be sent to now (decode: ever again)",
+    NO_INSTANCE: "no instance that takes new requests is up",
+    NO_DECODE: "no decode instance is up or will come back (disaggregated)",
+    LOST: "its instance failed and the fault fails requests in flight",
+    UNFINISHED: "still in flight when the run ended (a safety net: a correct run never needs it)",
+    DEGRADED: "shed while the deployment was degraded: its class is below deployment.degrade.shed_below_priority",
+}
+"""Why the simulator rejects or fails a request (admission policies add their own reasons)."""
+
+
+@dataclass(frozen=True)
+class Records:
+    """What happened, per request and per iteration, as arrays (the metrics module reads it)."""
+
+    arrival_s: np.ndarray
+    first_token_s: np.ndarray
+    completion_s: np.ndarray
+    outcome: np.ndarray
+    reason: list[str]
+    prefill_instance: np.ndarray
+    decode_instance: np.ndarray
+    transfer_s: np.ndarray
+    transfer_wait_s: np.ndarray  # of transfer_s: the part spent queued for the sender's link
+    cache_hit_tokens: np.ndarray  # (requests, 3): tokens served from HBM, host, pooled
+    cache_load_s: np.ndarray
+    retries: np.ndarray
+    preemptions: np.ndarray
+    segments: np.ndarray  # columns: SEGMENT_COLUMNS
+    servers: list[tuple[int, int, str]]  # (pool index, index in pool, starting role) per server
+    kv_capacity: np.ndarray  # tokens, per server
+    events: int
+    end_s: float
+    tokens_emitted: int  # output tokens produced by iterations (checked against completed outputs)
+    tokens_discarded: int  # tokens produced and then lost to a fault (retried from the start)
+    kv_peak: np.ndarray  # most KV tokens reserved at once, per server
+    counters: dict[str, float]
+    output_tokens: np.ndarray  # delivered output length per request: the drawn one, or capped while degraded
+    site: list[str] | None = None  # with an edge site: where each request was served (`edge.SITES`)
+
+
+class RequestLedger:
+    """Every request's state in parallel lists, and how many were issued and have ended."""
+
+    def __init__(self, resolved: Resolved, reqs: Requests, env: Clock) -> None:
+        sc = resolved.scenario
+        n = len(reqs)
+        self.env = env
+        self.reqs = reqs
+        self.classes = sc.workload.classes
+        # read-only inputs (`output` is capped while degraded, `pf_target` by a recompute)
+        self.prompt: list[int] = reqs.prompt_tokens.tolist()
+        self.output: list[int] = reqs.output_tokens.tolist()
+        self.pf_target: list[int] = reqs.prompt_tokens.tolist()
+        self.closed = reqs.closed_loop_clients > 0
+        nan = math.nan
+        # a closed loop's arrivals are set as its clients send them
+        self.arrival: list[float] = [nan] * n if self.closed else reqs.arrival_s.astype(float).tolist()
+        self.issued = 0 if self.closed else n  # requests sent so far
+        self.ended = 0  # requests closed so far
+        self.prefilled: list[int] = [0] * n
+        self.context: list[int] = [0] * n
+        self.first_token: list[float] = [nan] * n
+        self.completion: list[float] = [nan] * n
+        self.outcome: list[int] = [PENDING] * n
+        self.reason = [""] * n
+        self.prefill_inst: list[int] = [-1] * n
+        self.decode_inst: list[int] = [-1] * n
+        self.transfer: list[float] = [0.0] * n
+        self.transfer_wait: list[float] = [0.0] * n
+        self.prefill_start: list[float] = [0.0] * n
+        self.hits: list[tuple[int, ...]] = [(0, 0, 0)] * n
+        self.load_s: list[float] = [0.0] * n
+        self.retries: list[int] = [0] * n
+        self.preemptions: list[int] = [0] * n
+        self.resume: list[int] = [-1] * n  # tokens left after a recompute, else -1
+        self.views: list[policies.RequestView | None] = [None] * n
+        self.priority: list[int] = [self.classes[c].priority for c in reqs.cls.tolist()]
+        self.top_priority = max(c.priority for c in self.classes)
+        # per class: the tightest TTFT target of the classes above it, which admission protects by
+        # shedding this class first; under strict priority the classes above overtake it anyway
+        self.guard_ttft: list[float] = [
+            math.inf
+            if sc.scheduler.queue.name == "priority"
+            else min(
+                (o.slo.ttft_ms / 1000.0 for o in self.classes if o.priority > c.priority), default=math.inf
+            )
+            for c in self.classes
+        ]
+        self.on_end: list[Callable[[float], None]] = []  # told the time whenever a request ends
+
+    def end(self, rid: int, outcome: int, reason: str = "") -> None:
+        """Close a request exactly once (a request that does not complete says why)."""
+        assert self.outcome[rid] == PENDING, f"request {rid} ended twice"
+        assert outcome == COMPLETED or reason, f"request {rid} ended without a reason"
+        self.outcome[rid] = outcome
+        self.ended += 1
+        self.reason[rid] = reason
+        now = self.env.now
+        if outcome == COMPLETED:
+            self.completion[rid] = now
+        for hook in self.on_end:
+            hook(now)
+
+    def close_unfinished(self) -> None:
+        """The safety net: fail whatever is still pending, without telling the subscribers."""
+        for rid in range(self.issued):
+            if self.outcome[rid] == PENDING:  # not through `end`: a closed loop must not send more
+                self.outcome[rid] = FAILED
+                self.reason[rid] = UNFINISHED
+                self.ended += 1
+
+    def request_view(self, rid: int) -> policies.RequestView:
+        """What a policy sees of a request (built once per request)."""
+        view = self.views[rid]
+        if view is None:
+            c = int(self.reqs.cls[rid])
+            spec = self.classes[c]
+            view = self.views[rid] = policies.RequestView(
+                rid, c, spec.priority, self.arrival[rid], self.prompt[rid], self.output[rid],
+                self.arrival[rid] + spec.slo.ttft_ms / 1000.0, self.top_priority, self.guard_ttft[c],
+                spec.slo.tpot_ms / 1000.0,
+            )  # fmt: skip
+        return view
+
+    def retried(self, rid: int) -> None:
+        """A request goes back to the start after its instance was lost: nothing of it is kept."""
+        self.retries[rid] += 1
+        self.pf_target[rid] = self.prompt[rid]
+        self.prefilled[rid] = 0
+        self.resume[rid] = -1
+        self.first_token[rid] = math.nan
+        self.decode_inst[rid] = -1  # the retry is placed anew
+
+    def columns(self) -> dict[str, Any]:
+        """The per-request fields of `Records`, as arrays over the requests issued."""
+        n = self.issued
+        return {
+            "arrival_s": np.array(self.arrival[:n], dtype=float),
+            "first_token_s": np.array(self.first_token[:n], dtype=float),
+            "completion_s": np.array(self.completion[:n], dtype=float),
+            "outcome": np.array(self.outcome[:n], dtype=np.int8),
+            "reason": self.reason[:n],
+            "prefill_instance": np.array(self.prefill_inst[:n], dtype=np.int64),
+            "decode_instance": np.array(self.decode_inst[:n], dtype=np.int64),
+            "transfer_s": np.array(self.transfer[:n], dtype=float),
+            "transfer_wait_s": np.array(self.transfer_wait[:n], dtype=float),
+            "cache_hit_tokens": np.array(self.hits[:n], dtype=np.int64).reshape(-1, 3),
+            "cache_load_s": np.array(self.load_s[:n], dtype=float),
+            "retries": np.array(self.retries[:n], dtype=np.int64),
+            "preemptions": np.array(self.preemptions[:n], dtype=np.int64),
+            "output_tokens": np.array(self.output[:n], dtype=np.int64),
+        }

@@ -1,0 +1,56 @@
+"""The KV link between prefill and decode pools: how long a hand-off's transfer takes.
+
+A prefilled prompt's KV cache crosses the link from the prefill instance to the decode instance
+the router chose. The link's bandwidth is the scenario's (or, unset, the sending instance's
+scale-out bandwidth across its chips), scaled by any link fault on the sending pool
+(`link_factor`), and never above a shared fabric that every hand-off also crosses. A transfer
+may overlap the prefill layer by layer (`exposed_transfer_time`); each sender's NIC sends one
+transfer at a time, and the shared fabric's capacity is spent in arrival order (a fluid FIFO
+queue), so a transfer can start late behind others.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.costmodel.perf import exposed_transfer_time, kv_transfer_time
+
+if TYPE_CHECKING:
+    from engine.scenario.resolve import Resolved
+    from engine.serving.instance import Server
+
+
+class KvLink:
+    """The link's settings and state: per-pool fault factors and when the shared fabric is free."""
+
+    def __init__(self, resolved: Resolved) -> None:
+        link = resolved.scenario.deployment.link
+        self.latency_s = link.latency_ms / 1000.0
+        self.overlap = link.overlap
+        self.gb_s = link.bandwidth_gb_s
+        self.factor: list[float] = [1.0] * len(resolved.pools)  # link faults degrade a pool's link
+        # a fabric every hand-off also crosses, and when it is next free (FIFO)
+        self.shared_bytes_s = link.shared_gb_s * 1e9 if link.shared_gb_s else 0.0
+        self.shared_free_s = 0.0
+
+    def send(self, srv: Server, tokens: float, now: float, prefill_s: float) -> tuple[float, float]:
+        """Send `tokens` of KV from `srv` now: (when the transfer ends, its unqueued duration).
+
+        `prefill_s` is how long the prompt's prefill took (the part a layer-by-layer transfer can
+        hide behind). The sender's NIC is busy until the end.
+        """
+        inst = srv.pool.instance
+        bw = (self.gb_s or (srv.pool.hardware.scale_out_gb_s * inst.tp)) * self.factor[srv.pool.index]
+        if self.shared_bytes_s:  # no faster than the shared fabric either
+            bw = min(bw, self.shared_bytes_s / 1e9)
+        full = kv_transfer_time(srv.kv_bytes, tokens, bw, self.latency_s)
+        exposed = exposed_transfer_time(full, prefill_s, inst.model.layers, self.overlap)
+        start = max(now - (full - exposed), srv.nic_free_s)
+        if self.shared_bytes_s:
+            # the fabric's capacity is spent in arrival order: each transfer uses its bytes' worth
+            # of fabric time, and starts late by the backlog others left (a fluid FIFO queue)
+            start = max(start, self.shared_free_s)
+            self.shared_free_s = start + srv.kv_bytes * tokens / self.shared_bytes_s
+        end = max(start + full, now)
+        srv.nic_free_s = end
+        return end, full
