@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from engine.serving.instance import Server
 
 
-def fault(sim: DisruptionHost, spec: Fault) -> Any:
+def fault(sim: DisruptionHost[Server], spec: Fault) -> Any:
     """At spec.at_s, take instances of a pool down (or degrade its KV link); restore after spec.duration_s."""
     yield sim.env.timeout(spec.at_s)
     pool = next(p for p in sim.resolved.pools if p.spec.name == spec.pool)
@@ -54,7 +54,7 @@ def fault(sim: DisruptionHost, spec: Fault) -> Any:
             yield from _restore_roles(sim, fallen)
 
 
-def _prefill_back(sim: DisruptionHost) -> list[Server]:
+def _prefill_back(sim: DisruptionHost[Server]) -> list[Server]:
     """With a prefill instance up again, the instances of the fallback under way, which it no
     longer owns (none when no fallback is under way or prefill is still down)."""
     if not (sim.fallen and sim.servers_of("prefill")):
@@ -63,14 +63,14 @@ def _prefill_back(sim: DisruptionHost) -> list[Server]:
     return fallen
 
 
-def end_fallback(sim: DisruptionHost) -> None:
+def end_fallback(sim: DisruptionHost[Server]) -> None:
     """A prefill instance came back some other way (an elastic switch): end a fallback under way."""
     fallen = _prefill_back(sim)
     if fallen:
         sim.env.process(_restore_roles(sim, fallen))
 
 
-def _fall_back(sim: DisruptionHost) -> None:
+def _fall_back(sim: DisruptionHost[Server]) -> None:
     """No prefill instance is left: every live decode instance serves whole requests meanwhile.
 
     Instances still draining from an earlier fallback (their prompts not yet finished) fall back
@@ -93,7 +93,7 @@ def _fall_back(sim: DisruptionHost) -> None:
         srv.notify(True)
 
 
-def _restore_roles(sim: DisruptionHost, fallen: list[Server]) -> Any:
+def _restore_roles(sim: DisruptionHost[Server], fallen: list[Server]) -> Any:
     """Prefill is back: the fallen-back instances take no new prompts, finish the ones they hold,
     then decode only again (unless prefill is lost again meanwhile and they fall back anew)."""
     for srv in fallen:
@@ -117,7 +117,7 @@ def _restore_roles(sim: DisruptionHost, fallen: list[Server]) -> Any:
             yield sim.env.timeout(0.5)
 
 
-def elastic(sim: DisruptionHost) -> Any:
+def elastic(sim: DisruptionHost[Server]) -> Any:
     """Move an instance to the role whose backlog is over the threshold.
 
     An idle instance of the other role switches at once. With `drain`, once the backlog has
@@ -174,7 +174,7 @@ def elastic(sim: DisruptionHost) -> Any:
                 break
 
 
-def _switch(sim: DisruptionHost, srv: Server, role: str, switch_s: float) -> Any:
+def _switch(sim: DisruptionHost[Server], srv: Server, role: str, switch_s: float) -> Any:
     srv.busy_switching = True
     srv.future_role = role
     sim.roles_changed()

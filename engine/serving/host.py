@@ -6,8 +6,9 @@ an instance (`engine.serving.instance.Server`) runs iterations and reports what 
 prefill finished, a request completed, memory ran out) through the few calls declared here, and
 reads the per-request state it needs. Faults and elastic role switches (`disruptions`) take a
 little more: the servers, the parked hand-offs and the calls that end or retry requests. Both
-are Protocols, so neither module imports the simulation: the simulation satisfies them, and
-mypy checks that it does where it hands itself to its instances.
+are Protocols over the instance type, so neither module imports the simulation and this one never
+names the instance: the simulation satisfies them, and mypy checks that it does where it hands
+itself to its instances.
 
 `Clock` is simpy's environment with the simulator's cheap timed calls (`after`).
 """
@@ -15,20 +16,24 @@ mypy checks that it does where it hands itself to its instances.
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import simpy
 
 _NORMAL = simpy.events.NORMAL
 
+Srv = TypeVar("Srv")
+SrvIn = TypeVar("SrvIn", contravariant=True)
+"""The instance type (`engine.serving.instance.Server`): a parameter, so this module never names it
+and the instance module and this one do not import each other, even for type checking."""
+
 if TYPE_CHECKING:
     from engine.scenario.model import Scenario
     from engine.scenario.resolve import Resolved
-    from engine.serving.instance import Server
     from engine.serving.workload import Requests
 
 
-class Host(Protocol):
+class Host(Protocol[SrvIn]):
     """The simulation as an instance sees it: per-request state, batching settings, and its calls."""
 
     env: Clock
@@ -59,7 +64,7 @@ class Host(Protocol):
     tokens_discarded: int
 
     def segment(
-        self, srv: Server, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
+        self, srv: SrvIn, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
         prefill_s: float = 0.0, decodes: int = 0, steps: int = 0, first_gap: float = 0.0, step_s: float = 0.0,
     ) -> None:  # fmt: skip
         """Record one iteration (or decode jump): the time series and the gaps between tokens."""
@@ -67,37 +72,37 @@ class Host(Protocol):
     def reserve_tokens(self, rid: int, role: str) -> int:
         """KV tokens a request reserves on admission to an instance of a role."""
 
-    def use_cache(self, srv: Server, rid: int) -> float:
+    def use_cache(self, srv: SrvIn, rid: int) -> float:
         """Look a request's prompt up in the cache tiers; the seconds its hit takes to load."""
 
-    def swap_time(self, srv: Server, tokens: int) -> float:
+    def swap_time(self, srv: SrvIn, tokens: int) -> float:
         """Seconds to move `tokens` of KV between HBM and host memory."""
 
-    def prefill_done(self, srv: Server, rid: int) -> None:
+    def prefill_done(self, srv: SrvIn, rid: int) -> None:
         """A request's prompt is fully prefilled on `srv`."""
 
-    def complete(self, srv: Server, rid: int) -> None:
+    def complete(self, srv: SrvIn, rid: int) -> None:
         """A request produced its last token on `srv`."""
 
-    def preempt_request(self, srv: Server, rid: int) -> None:
+    def preempt_request(self, srv: SrvIn, rid: int) -> None:
         """`srv` ran out of KV memory and takes `rid` off its batch."""
 
     def roles_changed(self) -> None:
         """An instance went down, came back or switched roles."""
 
 
-class DisruptionHost(Host, Protocol):
+class DisruptionHost(Host[Srv], Protocol[Srv]):
     """The simulation as faults and elastic role switches see it."""
 
     resolved: Resolved
-    servers: list[Server]
+    servers: list[Srv]
     fault_policy: str
     counters: dict[str, float]
     link_factor: list[float]  # per pool: the share of its KV link's bandwidth a link fault leaves
-    fallen: list[Server]  # decode instances serving whole requests while no prefill instance is up
+    fallen: list[Srv]  # decode instances serving whole requests while no prefill instance is up
 
     @property
-    def pending_handoff(self) -> list[tuple[Server, int]]:
+    def pending_handoff(self) -> list[tuple[Srv, int]]:
         """Prefilled prompts waiting for decode memory."""
 
     @property
@@ -108,7 +113,7 @@ class DisruptionHost(Host, Protocol):
     def ended(self) -> int:
         """Requests closed so far."""
 
-    def servers_of(self, role: str) -> list[Server]:
+    def servers_of(self, role: str) -> list[Srv]:
         """Live servers currently in a role."""
 
     def lost(self, rid: int, policy: str | None = None) -> None:

@@ -9,7 +9,8 @@ cut short by a joining request, a fault), so a stale call does nothing.
 The instance keeps its waiting queue (ordered by the queue policy), the prompts it is
 prefilling, its decode batch (with a heap of the step at which each request finishes), KV
 reservations (admission never overcommits; with preemption a victim leaves when memory runs
-out), its own cache tiers (HBM, host DRAM) and what a fault or a role switch takes away. What
+out), its own cache tiers (HBM, host DRAM) and what a fault or a role switch takes away
+(batch formation in `engine.serving.batching`, faults in `engine.serving.outage`). What
 happens to a request between instances (routing, hand-off, completion) is the simulation's
 business; this module reports to it through the calls `engine.serving.host.Host` declares and
 never imports the simulation module.
@@ -24,7 +25,9 @@ from engine import policies
 from engine.costmodel import ownership
 from engine.costmodel.perf import StepModel
 from engine.scenario.resolve import ResolvedPool
+from engine.serving.batching import BatchFormation
 from engine.serving.cache import LruBlocks
+from engine.serving.outage import Outage
 
 if TYPE_CHECKING:
     from engine.serving.host import Host
@@ -44,7 +47,7 @@ def throughput(step: StepModel, token_budget: int, max_batch: int, ranks: int = 
     return (q / t if t > 0 else 0.0, b / t_dec if t_dec > 0 else 0.0)
 
 
-class Server:
+class Server(BatchFormation, Outage):
     """One instance: its queues, KV bookkeeping, cache tiers and batch-forming state machine."""
 
     __slots__ = (
@@ -57,7 +60,7 @@ class Server:
         "max_batch", "token_budget", "ranks", "chunk_cap",
     )  # fmt: skip
 
-    def __init__(self, sim: Host, idx: int, local: int, pool: ResolvedPool) -> None:
+    def __init__(self, sim: Host[Server], idx: int, local: int, pool: ResolvedPool) -> None:
         self.sim = sim
         self.idx = idx
         self.local = local
@@ -371,168 +374,6 @@ class Server:
             sim.complete(self, rid)
         if not self.running:
             self.last_decode = -1.0
-
-    def _make_room(self) -> bool:
-        """Preempt victims until the next decode step fits in memory; False if any were taken."""
-        sim = self.sim
-        took = False
-        while self.running and self.kv_reserved + len(self.running) > self.kv_cap:
-            victim = min(
-                self.running,
-                key=lambda r: (sim.priority[r], -sim.arrival[r], -r),
-            )
-            sim.preempt_request(self, victim)
-            took = True
-        return not took
-
-    # --- batch formation ------------------------------------------------------------------
-    def _schedule_prefill(self) -> list[tuple[int, int, int]]:
-        """Prefill work of the next iteration: continuing prompts, then new ones from the queue.
-
-        A waiting request is admitted (and its KV reserved) only when this iteration has token
-        budget for it, as vLLM's scheduler does, so the backlog stays in the queue, where the
-        queue order decides who goes next.
-        """
-        sim = self.sim
-        mixed_chunks = sim.chunked and self.role == "mixed"  # prompts may be split
-        budget = self.token_budget - (len(self.running) if sim.mix and self.role == "mixed" else 0)
-        chunks: list[tuple[int, int, int]] = []
-        for rid in self.prefilling:
-            if budget <= 0:
-                break
-            left = sim.pf_target[rid] - sim.prefilled[rid]
-            if mixed_chunks:
-                q = min(left, self.chunk_cap, budget)
-            elif left <= budget or not chunks:
-                q = left
-            else:
-                continue
-            chunks.append((rid, q, sim.prefilled[rid]))
-            budget -= q
-        # with preemption, keep room for every running request's next token (a watermark)
-        spare = len(self.running) + 1 if sim.preempt and self.role == "mixed" else 0
-        while self.waiting and budget > 0 and self.has_slot():
-            rid = self.waiting[0][1]
-            need = sim.reserve_tokens(rid, self.role)
-            if self.kv_reserved + need + spare > self.kv_cap:
-                break
-            if not mixed_chunks and chunks and sim.pf_target[rid] > budget:
-                break  # a whole prompt that does not fit this iteration waits for the next
-            heapq.heappop(self.waiting)
-            self.kv_reserved += need
-            if self.kv_reserved > self.kv_peak:
-                self.kv_peak = self.kv_reserved
-            if self.hbm is not None:
-                self.hbm.shrink((self.kv_cap - self.kv_reserved) // sim.reqs.block_tokens)
-            load_s = sim.use_cache(self, rid) if sim.cache_on else 0.0
-            if load_s > 0:
-                self.loading.add(rid)
-                sim.env.after(load_s, self._loaded, rid, self.generation)
-                continue
-            self.prefilling.append(rid)
-            sim.prefill_start[rid] = sim.env.now
-            left = sim.pf_target[rid] - sim.prefilled[rid]
-            q = min(left, self.chunk_cap, budget) if mixed_chunks else left
-            chunks.append((rid, q, sim.prefilled[rid]))
-            budget -= q
-        return chunks
-
-    def _loaded(self, rid: int, generation: int) -> None:
-        if generation != self.generation:
-            return
-        self.loading.discard(rid)
-        self.prefilling.append(rid)
-        self.sim.prefill_start[rid] = self.sim.env.now
-        self.notify(True)
-
-    def _admit_incoming(self) -> None:
-        sim = self.sim
-        while self.incoming and len(self.running) + len(self.loading) < self.max_batch:
-            rid = self.incoming.pop(0)
-            self.start_decoding(rid, sim.prompt[rid], sim.output[rid] - 1)
-
-    def _admit_swapped(self) -> None:
-        """Bring back preempted requests (before new ones) once their memory is free again."""
-        sim = self.sim
-        while self.swapped and len(self.running) + len(self.loading) < self.max_batch:
-            rid, ctx, remaining = self.swapped[0]
-            if self.kv_reserved + ctx + len(self.running) + 1 > self.kv_cap:
-                break
-            self.swapped.pop(0)
-            self.kv_reserved += ctx
-            if self.kv_reserved > self.kv_peak:
-                self.kv_peak = self.kv_reserved
-            self.loading.add(rid)
-            if sim.swap:
-                delay = sim.swap_time(self, ctx)
-            else:  # recompute the context's KV in place (a prefill of ctx tokens)
-                delay = float(self.step.cost(ctx, ctx * ctx / 2.0, 0, 0, 0.0, 0, ctx)[0])
-            sim.env.after(delay, self._resumed, (rid, ctx, remaining), self.generation)
-
-    def _resumed(self, item: tuple[int, int, int], generation: int) -> None:
-        if generation != self.generation:
-            return
-        rid, ctx, _ = item
-        self.loading.discard(rid)
-        self.kv_used += ctx
-        self.ready.append(item)  # joins at the next iteration boundary, not mid-iteration
-        self.notify(True)
-
-    # --- faults and role switches ---------------------------------------------------------
-    def take_down(self) -> list[int]:
-        """Lose the instance: return every request it held; it serves nothing until brought up."""
-        held = self.drop_all()
-        self.up = False
-        if self.busy_switching:  # a switch under way is abandoned: it returns in its old role
-            self.future_role = self.role
-        # (a decode instance serving whole requests in a fallback keeps its future role, decode)
-        self.sim.roles_changed()
-        if self.hbm is not None:
-            self.hbm.clear()
-        if self.host is not None:
-            self.host.clear()
-        return held
-
-    def drop_all(self) -> list[int]:
-        """Forget every request the instance holds and whatever it had under way; return them.
-
-        The caller ends or retries them. Tokens they had streamed are counted as discarded, and
-        the generation bumps, so calls scheduled for the old work (iteration ends, cache loads,
-        KV transfers from or to here) find it gone.
-        """
-        sim = self.sim
-        held = [rid for _, rid in self.waiting] + list(self.prefilling) + list(self.running)
-        held += list(self.incoming) + [rid for rid, _, _ in self.swapped] + sorted(self.loading)
-        held += [rid for rid, _, _ in self.ready]
-        # tokens already streamed by requests that will be retried from the start
-        left: dict[int, int] = {rid: self.finish_of[rid] - self.steps_done for rid in self.running}
-        left.update({rid: remaining for rid, _, remaining in self.swapped + self.ready})
-        left.update({rid: sim.output[rid] - 1 for rid in self.incoming})
-        for rid in held:
-            if rid not in left and sim.resume[rid] >= 0:
-                left[rid] = sim.resume[rid]
-        for rid, remaining in left.items():
-            sim.tokens_discarded += sim.output[rid] - remaining
-        self.generation += 1
-        self.waiting, self.prefilling, self.incoming, self.swapped = [], [], [], []
-        self.running, self.finish, self.finish_of, self.loading, self.ready = {}, [], {}, set(), []
-        self.waiting_tokens = self.kv_reserved = self.kv_used = self.ctx_sum = self.inbound = 0
-        self.tokens_by_priority = {}
-        self.busy = False
-        self.jump = None
-        self.jump_growth = 0
-        self.kick_pending = False
-        self.last_decode = -1.0
-        self.token += 1  # whatever was under way never finishes
-        return list(dict.fromkeys(held))
-
-    def bring_up(self) -> None:
-        """The instance is back (empty)."""
-        self.up = True
-        self.busy_switching = False
-        self.restores = False
-        self.sim.roles_changed()
-        self.notify(True)
 
     def idle(self) -> bool:
         """True when the instance holds no request at all (KV on its way here counts as held)."""

@@ -1,0 +1,166 @@
+"""How an instance forms its next batch: which prompts it admits, which requests rejoin, who is preempted.
+
+A waiting request is admitted (and its KV reserved) only when the iteration has token budget
+for it, as vLLM's scheduler does, so the backlog stays in the queue, where the queue order
+decides who goes next. Prompts whose prefix comes from a slower cache tier, and preempted
+requests swapped back in or recomputed, are `loading` until their KV is in place, then rejoin at
+the next iteration boundary. With preemption, a decode step that would not fit in memory takes
+victims first (lowest priority, latest arrival). `BatchFormation` is a part of
+`engine.serving.instance.Server`, kept in its own room.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING, Any
+
+from engine.costmodel.perf import StepModel
+from engine.serving.cache import LruBlocks
+
+if TYPE_CHECKING:
+    from engine.serving.host import Host
+
+
+class BatchFormation:
+    """The batch-forming part of a serving instance (the state it reads is the instance's)."""
+
+    sim: Host[Any]
+    role: str
+    step: StepModel
+    kv_cap: int
+    kv_reserved: int
+    kv_peak: int
+    kv_used: int
+    max_batch: int
+    token_budget: int
+    chunk_cap: int
+    waiting: list[tuple[tuple[float, ...], int]]
+    prefilling: list[int]
+    running: dict[int, int]
+    incoming: list[int]
+    swapped: list[tuple[int, int, int]]
+    loading: set[int]
+    ready: list[tuple[int, int, int]]
+    generation: int
+    hbm: LruBlocks | None
+
+    def has_slot(self) -> bool:
+        """True when the running batch can take another request (the instance's)."""
+        raise NotImplementedError
+
+    def notify(self, could_start: bool) -> None:
+        """Start work if idle (the instance's)."""
+        raise NotImplementedError
+
+    def queue_tokens(self, rid: int, delta: int) -> None:
+        """Account prompt tokens still to prefill (the instance's)."""
+        raise NotImplementedError
+
+    def start_decoding(self, rid: int, context: int, remaining: int) -> None:
+        """A request joins the decode batch (the instance's)."""
+        raise NotImplementedError
+
+    def _make_room(self) -> bool:
+        """Preempt victims until the next decode step fits in memory; False if any were taken."""
+        sim = self.sim
+        took = False
+        while self.running and self.kv_reserved + len(self.running) > self.kv_cap:
+            victim = min(
+                self.running,
+                key=lambda r: (sim.priority[r], -sim.arrival[r], -r),
+            )
+            sim.preempt_request(self, victim)
+            took = True
+        return not took
+
+    def _schedule_prefill(self) -> list[tuple[int, int, int]]:
+        """Prefill work of the next iteration: continuing prompts, then new ones from the queue.
+
+        A waiting request is admitted (and its KV reserved) only when this iteration has token
+        budget for it, as vLLM's scheduler does, so the backlog stays in the queue, where the
+        queue order decides who goes next.
+        """
+        sim = self.sim
+        mixed_chunks = sim.chunked and self.role == "mixed"  # prompts may be split
+        budget = self.token_budget - (len(self.running) if sim.mix and self.role == "mixed" else 0)
+        chunks: list[tuple[int, int, int]] = []
+        for rid in self.prefilling:
+            if budget <= 0:
+                break
+            left = sim.pf_target[rid] - sim.prefilled[rid]
+            if mixed_chunks:
+                q = min(left, self.chunk_cap, budget)
+            elif left <= budget or not chunks:
+                q = left
+            else:
+                continue
+            chunks.append((rid, q, sim.prefilled[rid]))
+            budget -= q
+        # with preemption, keep room for every running request's next token (a watermark)
+        spare = len(self.running) + 1 if sim.preempt and self.role == "mixed" else 0
+        while self.waiting and budget > 0 and self.has_slot():
+            rid = self.waiting[0][1]
+            need = sim.reserve_tokens(rid, self.role)
+            if self.kv_reserved + need + spare > self.kv_cap:
+                break
+            if not mixed_chunks and chunks and sim.pf_target[rid] > budget:
+                break  # a whole prompt that does not fit this iteration waits for the next
+            heapq.heappop(self.waiting)
+            self.kv_reserved += need
+            if self.kv_reserved > self.kv_peak:
+                self.kv_peak = self.kv_reserved
+            if self.hbm is not None:
+                self.hbm.shrink((self.kv_cap - self.kv_reserved) // sim.reqs.block_tokens)
+            load_s = sim.use_cache(self, rid) if sim.cache_on else 0.0
+            if load_s > 0:
+                self.loading.add(rid)
+                sim.env.after(load_s, self._loaded, rid, self.generation)
+                continue
+            self.prefilling.append(rid)
+            sim.prefill_start[rid] = sim.env.now
+            left = sim.pf_target[rid] - sim.prefilled[rid]
+            q = min(left, self.chunk_cap, budget) if mixed_chunks else left
+            chunks.append((rid, q, sim.prefilled[rid]))
+            budget -= q
+        return chunks
+
+    def _loaded(self, rid: int, generation: int) -> None:
+        if generation != self.generation:
+            return
+        self.loading.discard(rid)
+        self.prefilling.append(rid)
+        self.sim.prefill_start[rid] = self.sim.env.now
+        self.notify(True)
+
+    def _admit_incoming(self) -> None:
+        sim = self.sim
+        while self.incoming and len(self.running) + len(self.loading) < self.max_batch:
+            rid = self.incoming.pop(0)
+            self.start_decoding(rid, sim.prompt[rid], sim.output[rid] - 1)
+
+    def _admit_swapped(self) -> None:
+        """Bring back preempted requests (before new ones) once their memory is free again."""
+        sim = self.sim
+        while self.swapped and len(self.running) + len(self.loading) < self.max_batch:
+            rid, ctx, remaining = self.swapped[0]
+            if self.kv_reserved + ctx + len(self.running) + 1 > self.kv_cap:
+                break
+            self.swapped.pop(0)
+            self.kv_reserved += ctx
+            if self.kv_reserved > self.kv_peak:
+                self.kv_peak = self.kv_reserved
+            self.loading.add(rid)
+            if sim.swap:
+                delay = sim.swap_time(self, ctx)
+            else:  # recompute the context's KV in place (a prefill of ctx tokens)
+                delay = float(self.step.cost(ctx, ctx * ctx / 2.0, 0, 0, 0.0, 0, ctx)[0])
+            sim.env.after(delay, self._resumed, (rid, ctx, remaining), self.generation)
+
+    def _resumed(self, item: tuple[int, int, int], generation: int) -> None:
+        if generation != self.generation:
+            return
+        rid, ctx, _ = item
+        self.loading.discard(rid)
+        self.kv_used += ctx
+        self.ready.append(item)  # joins at the next iteration boundary, not mid-iteration
+        self.notify(True)
