@@ -40,9 +40,9 @@ _API = {
     "model_from_hf_config": "engine.catalog.entries",
     "ScenarioError": "engine.core.errors",
     "Instance": "engine.costmodel.perf",
-    "decode_cost": "engine.costmodel.perf",
-    "iteration_cost": "engine.costmodel.perf",
-    "prefill_cost": "engine.costmodel.perf",
+    "decode_cost": "engine.costmodel.iteration",
+    "iteration_cost": "engine.costmodel.iteration",
+    "prefill_cost": "engine.costmodel.iteration",
     "Plan": "engine.planning.plan",
     "SearchSpace": "engine.planning.plan",
     "plan": "engine.planning.plan",
@@ -114,7 +114,8 @@ if TYPE_CHECKING:
     from engine.catalog.entries import Catalog, load_catalog, model_from_hf_config
     from engine.catalog.specs import HardwareSpec, ModelSpec
     from engine.core.errors import ScenarioError
-    from engine.costmodel.perf import Instance, decode_cost, iteration_cost, prefill_cost
+    from engine.costmodel.iteration import decode_cost, iteration_cost, prefill_cost
+    from engine.costmodel.perf import Instance
     from engine.explain.advisor import Advice, Finding, advise
     from engine.planning.capacity import Capacity, capacity
     from engine.planning.plan import Plan, SearchSpace, plan

@@ -21,7 +21,7 @@ from engine.cli import validate as cli_validate
 from engine.cli.main import main
 from engine.core.errors import ScenarioError
 from engine.costmodel import calibrate, crossval, reference, trust, validation
-from engine.costmodel.perf import StepModel
+from engine.costmodel.step import StepModel
 from engine.scenario.model import Deployment
 
 REF = calibrate.reference_csv() or Path("/nonexistent")

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from engine.catalog.entries import Catalog, load_catalog, model_from_hf_config
 from engine.catalog.specs import HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
-from engine.costmodel.perf import decode_cost, kv_transfer_time, prefill_cost
+from engine.costmodel.iteration import decode_cost, kv_transfer_time, prefill_cost
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import MAX_ITERATION_S, resolve, scenario_catalog

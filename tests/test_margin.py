@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.costmodel.perf import decode_cost, prefill_cost
+from engine.costmodel.iteration import decode_cost, prefill_cost
 from engine.planning.margin import margin
 from engine.planning.plan import SearchSpace, plan, planning_scenario, run_passes, slowdowns
 from engine.scenario import codec as io
@@ -24,7 +24,7 @@ SPACE = SearchSpace(hardware=("h100-sxm",), tp=(1, 2), pp=(1,), duration_s=60.0,
 def test_a_slowed_chip_takes_one_plus_e_as_long() -> None:
     """Every iteration of a slowed chip, links and any draft model included, takes 1 + e as long;
     the work (FLOPs, bytes) is the same."""
-    from engine.costmodel.perf import StepModel
+    from engine.costmodel.step import StepModel
 
     for name, over in (
         ("chat-disaggregated", {}),

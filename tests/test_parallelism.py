@@ -6,7 +6,9 @@ import pytest
 
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel.perf import Instance, Speculation, StepModel, iteration_cost
+from engine.costmodel.iteration import iteration_cost
+from engine.costmodel.perf import Instance, Speculation
+from engine.costmodel.step import StepModel
 from engine.scenario import codec as io
 from engine.scenario.resolve import resolve
 from engine.serving.run import simulate

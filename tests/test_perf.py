@@ -9,20 +9,16 @@ from hypothesis import strategies as st
 
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import HardwareSpec
-from engine.costmodel.perf import (
-    Instance,
-    Speculation,
-    StepModel,
+from engine.costmodel.iteration import (
     decode_cost,
-    decode_steps_time,
-    decode_steps_within,
     exposed_transfer_time,
     iteration_cost,
     kv_transfer_time,
     prefill_cost,
-    roof,
     roofline_point,
 )
+from engine.costmodel.perf import Instance, Speculation, roof
+from engine.costmodel.step import StepModel, decode_steps_time, decode_steps_within
 
 
 def test_batch1_decode_70b_on_4xh100_is_weight_bandwidth_bound(h100_70b_tp4: Instance) -> None:

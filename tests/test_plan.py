@@ -74,7 +74,7 @@ def test_the_prefill_bound_never_exceeds_a_full_iterations_share(
     """The planner's per-request prefill time is a lower bound: at most a prompt's share of an
     iteration that carries as many prompts as the token budget holds (weights read and all-reduce
     latencies paid once for all of them), compute and memory combined as the engine combines them."""
-    from engine.costmodel.perf import iteration_cost
+    from engine.costmodel.iteration import iteration_cost
 
     d = _demand(chat(**{"workload.classes[0].input": {"kind": "constant", "tokens": prompt}}))
     inst = Instance(model=catalog.model("llama-3.1-70b"), hardware=catalog.chip(chip), tp=tp, weights=weights)

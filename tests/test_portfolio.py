@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from engine import simulate
 from engine.core.errors import ScenarioError
-from engine.costmodel.perf import StepModel
+from engine.costmodel.step import StepModel
 from engine.explain.previews import with_mode, with_pool_added, with_pool_removed
 from engine.policies.registry import InstanceView, RequestView
 from engine.policies.routers import CostAware, LeastLoaded

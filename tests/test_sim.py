@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.catalog.entries import load_catalog
-from engine.costmodel.perf import decode_cost, prefill_cost
+from engine.costmodel.iteration import decode_cost, prefill_cost
 from engine.scenario import codec as io
 from engine.scenario.resolve import resolve
 from engine.serving.run import flatten, simulate

@@ -8,7 +8,8 @@ import pytest
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.costmodel import stacks, trust
-from engine.costmodel.perf import Instance, decode_cost, prefill_cost
+from engine.costmodel.iteration import decode_cost, prefill_cost
+from engine.costmodel.perf import Instance
 from engine.scenario import codec as io
 from engine.scenario.resolve import resolve
 from engine.serving.run import simulate

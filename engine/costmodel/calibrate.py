@@ -35,7 +35,8 @@ from engine.catalog.entries import Catalog
 from engine.catalog.specs import OVERHEAD_LAYERS, CalibrationProfile, HardwareSpec, KvPrecision, Precision
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
-from engine.costmodel.perf import MATMUL_FRACTION_BF16, Instance, Speculation, iteration_cost, roof
+from engine.costmodel.iteration import iteration_cost
+from engine.costmodel.perf import MATMUL_FRACTION_BF16, Instance, Speculation, roof
 from engine.costmodel.stacks import activation_tokens
 
 Kind = Literal["prefill", "decode", "throughput", "tpot", "ttft", "batch_latency"]

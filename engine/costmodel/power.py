@@ -58,7 +58,8 @@ from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec, KvPrecision, Precision
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
-from engine.costmodel.perf import Instance, iteration_cost
+from engine.costmodel.iteration import iteration_cost
+from engine.costmodel.perf import Instance
 
 # Fitted by `fit_reference` to the ML.ENERGY power rows X168, X172, X176, X180, X184, X188, X192,
 # X196, X200, X204, X212, X216 and X220 (data/reference/calibration-extra.csv, with their ITL,

@@ -12,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from engine.costmodel.perf import Instance, IterationCost, decode_cost, prefill_cost, roof, roofline_point
+from engine.costmodel.iteration import IterationCost, decode_cost, prefill_cost, roofline_point
+from engine.costmodel.perf import Instance, roof
 
 PROMPTS = (512, 2048, 8192)
 BATCHES = (1, 8, 32, 128)

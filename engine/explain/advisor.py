@@ -39,8 +39,9 @@ import pandas as pd
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership, trust
+from engine.costmodel.iteration import decode_cost, prefill_cost, roofline_point
 from engine.costmodel.ownership import CostBasis
-from engine.costmodel.perf import Instance, decode_cost, prefill_cost, roofline_point
+from engine.costmodel.perf import Instance
 from engine.explain.confidence import errors_text, partly, pool_marks, stack_name, uncalibrated
 from engine.explain.presentation import duration_text
 from engine.planning.sizing import Demand, demand, instance_rates

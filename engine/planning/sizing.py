@@ -34,8 +34,9 @@ import numpy as np
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership, trust
+from engine.costmodel.iteration import decode_cost, prefill_cost
 from engine.costmodel.ownership import CostBasis
-from engine.costmodel.perf import Instance, decode_cost, prefill_cost, roof
+from engine.costmodel.perf import Instance, roof
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import speculation_of
 from engine.serving.workload import Requests

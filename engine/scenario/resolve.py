@@ -22,7 +22,8 @@ from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import GIB, HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership, power, trust
-from engine.costmodel.perf import Instance, IterationCost, Speculation, decode_cost, prefill_cost
+from engine.costmodel.iteration import IterationCost, decode_cost, prefill_cost
+from engine.costmodel.perf import Instance, Speculation
 from engine.costmodel.trust import Calibration
 from engine.scenario.model import Pool, Scenario
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING, Any
 
-from engine.costmodel.perf import StepModel
+from engine.costmodel.step import StepModel
 from engine.serving.cache import LruBlocks
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 An instance is idle, running one iteration (prefill chunks, maybe with decode steps), or running
 one decode jump (a run of decode-only steps with an unchanging batch, timed in closed form by
-`perf.StepModel.decode_run`). Each ends with a timed call on the simulation's clock that applies
+`step.StepModel.decode_run`). Each ends with a timed call on the simulation's clock that applies
 the work and forms the next batch; `token` bumps whenever a scheduled end is superseded (a jump
 cut short by a joining request, a fault), so a stale call does nothing.
 
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import policies
 from engine.costmodel import ownership
-from engine.costmodel.perf import StepModel
+from engine.costmodel.step import StepModel
 from engine.scenario.resolve import ResolvedPool
 from engine.serving.batching import BatchFormation
 from engine.serving.cache import LruBlocks

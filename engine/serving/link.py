@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine.costmodel.perf import exposed_transfer_time, kv_transfer_time
+from engine.costmodel.iteration import exposed_transfer_time, kv_transfer_time
 
 if TYPE_CHECKING:
     from engine.scenario.resolve import Resolved

@@ -5,7 +5,7 @@ simpy's event queue: idle, running one iteration, or running one decode jump, ea
 timed call (`host.Clock`: a bare function call in the queue, ordered as a simpy timeout would be)
 that applies the work and forms the next batch. An iteration that contains prefill work is one
 event; so is a run of decode-only iterations with an unchanging batch, whose steps the cost model
-sums in closed form (`perf.StepModel.decode_run`). The number of events is therefore a small
+sums in closed form (`step.StepModel.decode_run`). The number of events is therefore a small
 multiple of the number of requests, whatever the output lengths.
 
 The run's other actors each own one invariant:

@@ -1,0 +1,217 @@
+"""The cost of one iteration over arrays, KV transfers, and where an iteration sits on the roofline.
+
+`iteration_cost` applies the formulas of `engine.costmodel.perf` to any mix of prefill chunks and
+decode steps, element-wise over numpy arrays (what tables, charts and the planner's estimates
+use); the simulator's scalar fast path is `engine.costmodel.step.StepModel`, held equal to it by a
+test. A KV hand-off's time is its bytes over the link plus the link's latency, and a layer-by-layer
+transfer hides behind the prefill all but its last layer's share (`exposed_transfer_time`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from engine.core.errors import ScenarioError
+from engine.costmodel.perf import SCALAR_TYPES, Instance, roof
+from engine.costmodel.step import StepModel
+
+
+@dataclass(frozen=True)
+class IterationCost:
+    """Time of one iteration and what it is made of (arrays when the inputs were arrays)."""
+
+    time_s: Any
+    compute_s: Any
+    memory_s: Any
+    comm_s: Any
+    overhead_s: float
+    flops: Any
+    bytes: Any
+    saving_s: Any = 0.0
+    """Seconds of `compute_s` the low-precision matmuls took off (<= 0): compute_s is
+    flops / flops_per_s + saving_s, and only its first part scales with 1 / eta_F."""
+
+    @property
+    def compute_bound(self) -> Any:
+        """True where compute time exceeds memory time."""
+        return np.asarray(self.compute_s) >= np.asarray(self.memory_s)
+
+
+def iteration_cost(
+    inst: Instance,
+    *,
+    prefill_tokens: ArrayLike = 0,
+    prefill_attn_pairs: ArrayLike = 0,
+    prefill_cached_tokens: ArrayLike = 0,
+    decode_requests: ArrayLike = 0,
+    decode_context_tokens: ArrayLike = 0,
+    prefill_largest: ArrayLike = 0,
+) -> IterationCost:
+    """Cost of one iteration from the batch's sums (scalars or broadcastable arrays).
+
+    prefill_tokens = sum q_i; prefill_attn_pairs = sum q_i * (k_i + q_i / 2);
+    prefill_cached_tokens = sum k_i; decode_requests = D; decode_context_tokens = sum c_j.
+    """
+    if not inst.plain:  # pipelines, expert/data parallelism, speculation: the step model, element-wise
+        return _general_cost(
+            inst,
+            prefill_tokens,
+            prefill_attn_pairs,
+            prefill_cached_tokens,
+            decode_requests,
+            decode_context_tokens,
+            prefill_largest,
+        )
+    m = inst.model
+    q = np.asarray(prefill_tokens, dtype=float)
+    pairs = np.asarray(prefill_attn_pairs, dtype=float)
+    k = np.asarray(prefill_cached_tokens, dtype=float)
+    d = np.asarray(decode_requests, dtype=float)
+    c = np.asarray(decode_context_tokens, dtype=float)
+    tokens = q + d
+    lin = 2.0 * m.matmul_params() * tokens
+    flops = lin + m.attention_flops_per_pair() * (pairs + c)
+    kvb = inst.kv_bytes_held
+    nbytes = np.where(tokens > 0, inst.weight_bytes_read(tokens) + kvb * (k + c) + kvb * tokens, 0.0)
+    saving_s = -lin * inst.matmul_saving_s_per_flop
+    compute_s = flops / inst.flops_per_s + saving_s
+    memory_s = nbytes / inst.bytes_per_s
+    if inst.expert_extra:  # the routed experts run slower than the dense layers: their extra work
+        xf, xb = inst.expert_extra_work(tokens)
+        saving_s = saving_s - xf * inst.matmul_saving_s_per_flop
+        compute_s = compute_s + xf / inst.flops_per_s - xf * inst.matmul_saving_s_per_flop
+        memory_s = memory_s + xb / inst.bytes_per_s
+    comm_s = inst.comm_time(tokens)
+    overhead = inst.overhead_s
+    time_s = np.where(tokens > 0, roof(compute_s, memory_s) + comm_s + overhead, 0.0)
+    if inst.time_scale != 1.0:
+        time_s = time_s * inst.time_scale
+    return IterationCost(time_s, compute_s, memory_s, comm_s, overhead, flops, nbytes, saving_s)
+
+
+def _general_cost(
+    inst: Instance,
+    q: ArrayLike,
+    pairs: ArrayLike,
+    k: ArrayLike,
+    d: ArrayLike,
+    c: ArrayLike,
+    largest: ArrayLike = 0,
+) -> IterationCost:
+    """`iteration_cost` of an instance that is not plain, from `StepModel` element by element.
+
+    A decode-only iteration is a decode step (speculation amortised per token); compute and
+    memory times are the FLOPs and bytes at the whole instance's achievable rates, the FLOPs
+    beyond the batch's attention taken as matmuls (exact without speculation). A MoE model's
+    slower experts (`Instance.expert_extra`) lengthen both, by the time the step model gives them
+    (timed again with the experts as fast as the dense layers: micro-batches and speculation
+    included), so the rest is what the links and hand-offs take.
+    """
+    arrays = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (q, pairs, k, d, c, largest)))
+
+    def run(step: StepModel) -> np.ndarray:
+        out = np.zeros((3, *arrays[0].shape))
+        for idx in np.ndindex(arrays[0].shape):
+            qi, pi, ki, di, ci, li = (float(a[idx]) for a in arrays)
+            if qi <= 0 and di >= 1:
+                out[(slice(None), *idx)] = step.decode_run(round(di), ci, 1)
+            else:
+                out[(slice(None), *idx)] = step.cost(qi, pi, ki, di, ci, largest=li)
+        return out
+
+    out = run(StepModel(inst))
+    dense_t = run(StepModel(inst.with_experts_as_dense()))[0] if inst.expert_extra else out[0]
+    t, flops, nbytes = (x if x.shape else float(x) for x in out)
+    scale = inst.pp * inst.dp
+    attention = inst.model.attention_flops_per_pair() * (arrays[1] + arrays[4])
+    saving = -np.maximum(np.asarray(flops) - attention, 0.0) * inst.matmul_saving_s_per_flop / scale
+    compute = np.asarray(flops) / (inst.flops_per_s * scale) + saving
+    memory = np.asarray(nbytes) / (inst.bytes_per_s * scale)
+    both = roof(compute, memory)
+    comm = np.maximum(dense_t - both - inst.overhead_s, 0.0)
+    if inst.expert_extra:  # the experts' extra time as compute and memory, not as communication
+        stretch = 1.0 + np.divide(np.asarray(t) - dense_t, both, out=np.zeros_like(both), where=both > 0)
+        compute, memory, saving = compute * stretch, memory * stretch, saving * stretch
+    saving_s = saving if saving.shape else float(saving)
+    return IterationCost(t, compute, memory, comm, inst.overhead_s, flops, nbytes, saving_s)
+
+
+def prefill_cost(inst: Instance, prompt_tokens: ArrayLike, cached_tokens: ArrayLike = 0) -> IterationCost:
+    """Cost of prefilling one prompt (or an array of prompts, one iteration each)."""
+    q = np.asarray(prompt_tokens, dtype=float) - np.asarray(cached_tokens, dtype=float)
+    k = np.asarray(cached_tokens, dtype=float)
+    return iteration_cost(
+        inst, prefill_tokens=q, prefill_attn_pairs=q * (k + q / 2.0), prefill_cached_tokens=k
+    )
+
+
+def decode_cost(inst: Instance, batch: ArrayLike, context_tokens: ArrayLike) -> IterationCost:
+    """Cost of one decode step of `batch` requests that each hold `context_tokens` tokens."""
+    b = np.asarray(batch, dtype=float)
+    return iteration_cost(
+        inst, decode_requests=b, decode_context_tokens=b * np.asarray(context_tokens, dtype=float)
+    )
+
+
+def kv_transfer_time(
+    kv_bytes_per_token: float,
+    tokens: ArrayLike,
+    link_gb_s: float,
+    latency_s: float = 0.0,
+) -> Any:
+    """Seconds to move `tokens` tokens of KV cache over a link of `link_gb_s` GB/s (floats stay floats)."""
+    if not link_gb_s > 0:  # resolve() refuses such a scenario; this keeps direct callers honest
+        raise ScenarioError(f"KV transfer over a link of {link_gb_s} GB/s: the link needs a bandwidth")
+    t = tokens if isinstance(tokens, SCALAR_TYPES) else np.asarray(tokens, dtype=float)
+    return latency_s + t * kv_bytes_per_token / (link_gb_s * 1e9)
+
+
+def exposed_transfer_time(transfer_s: ArrayLike, prefill_s: ArrayLike, layers: int, overlap: bool) -> Any:
+    """Transfer time left on the critical path after the prefill ends.
+
+    With layer-by-layer overlap, layer l's KV moves while layer l+1 computes: only the part of
+    the transfer that outlasts the prefill, or at least the last layer's share, remains.
+    Floats stay floats (the simulator's hot path); arrays are handled element-wise.
+    """
+    if isinstance(transfer_s, SCALAR_TYPES) and isinstance(prefill_s, SCALAR_TYPES):
+        if not overlap:
+            return float(transfer_s)
+        return max(transfer_s - prefill_s * (layers - 1) / layers, transfer_s / layers)
+    tr = np.asarray(transfer_s, dtype=float)
+    if not overlap:
+        return tr
+    pf = np.asarray(prefill_s, dtype=float)
+    return np.maximum(tr - pf * (layers - 1) / layers, tr / layers)
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """Where a phase sits on an instance's roofline."""
+
+    phase: str
+    intensity_flops_per_byte: float
+    attainable_tflops: float
+    ridge_flops_per_byte: float
+    bound: str
+    time_s: float
+
+
+def roofline_point(inst: Instance, phase: str, cost: IterationCost) -> RooflinePoint:
+    """Arithmetic intensity, attainable FLOP/s and binding resource of one iteration."""
+    flops, nbytes = float(cost.flops), float(cost.bytes)
+    intensity = flops / nbytes if nbytes else math.inf
+    ridge = inst.matmul_flops_per_s / inst.bytes_per_s
+    attainable = min(inst.matmul_flops_per_s, intensity * inst.bytes_per_s) / inst.tp
+    return RooflinePoint(
+        phase=phase,
+        intensity_flops_per_byte=intensity,
+        attainable_tflops=attainable / 1e12,
+        ridge_flops_per_byte=ridge,
+        bound="compute" if intensity >= ridge else "bandwidth",
+        time_s=float(cost.time_s),
+    )
