@@ -19,6 +19,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(PY) tools/size_budget.py
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy engine

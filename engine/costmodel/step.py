@@ -25,9 +25,30 @@ class StepModel:
     and returns (seconds, FLOPs, bytes). A test holds it equal to `iteration_cost`.
     """
 
-    __slots__ = ("_apf", "_comm_lat", "_comm_per_tok", "_dense_bytes", "_expert_bytes", "_flops_s",
-                 "_kvb", "_lin", "_bytes_s", "_moe", "_overhead", "_e", "_k_over_e",
-                 "_last_batch", "_last_terms", "_inst", "_plain", "_draft", "_save", "_x", "_routed", "_scale")  # fmt: skip
+    __slots__ = (
+        "_apf",
+        "_comm_lat",
+        "_comm_per_tok",
+        "_dense_bytes",
+        "_expert_bytes",
+        "_flops_s",
+        "_kvb",
+        "_lin",
+        "_bytes_s",
+        "_moe",
+        "_overhead",
+        "_e",
+        "_k_over_e",
+        "_last_batch",
+        "_last_terms",
+        "_inst",
+        "_plain",
+        "_draft",
+        "_save",
+        "_x",
+        "_routed",
+        "_scale",
+    )
 
     def __init__(self, inst: Instance) -> None:
         m = inst.model
