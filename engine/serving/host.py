@@ -90,6 +90,9 @@ class Host(Protocol[SrvIn]):
     def roles_changed(self) -> None:
         """An instance went down, came back or switched roles."""
 
+    def rejoined(self, srv: SrvIn, rid: int) -> None:
+        """A preempted request rejoins `srv`'s batch (swapped in or recomputed)."""
+
 
 class DisruptionHost(Host[Srv], Protocol[Srv]):
     """The simulation as faults and elastic role switches see it."""

@@ -199,7 +199,9 @@ class Server(BatchFormation, Outage):
             return
         while True:
             while self.ready:
-                self.start_decoding(*self.ready.pop(0))
+                item = self.ready.pop(0)
+                self.sim.rejoined(self, item[0])
+                self.start_decoding(*item)
             if self.swapped:
                 self._admit_swapped()
             if self.incoming and self.role != "prefill":  # (a decode instance fallen back to mixed too)

@@ -240,6 +240,8 @@ class KvLedger(ParkedHandoffs):
         srv.kv_used -= ctx
         led.preemptions[rid] += 1
         self.counters["preemptions"] += 1
+        # its last token came with the batch's last decode step (a lower bound where it joined since)
+        led.stalled.setdefault(rid, srv.last_decode if srv.last_decode >= 0.0 else self.env.now)
         if self.swap:
             self.counters["swapped_bytes"] += 2.0 * ctx * srv.pool.instance.kv_bytes_per_token
         else:

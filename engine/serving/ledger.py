@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -83,6 +83,10 @@ class Records:
     counters: dict[str, float]
     output_tokens: np.ndarray  # delivered output length per request: the drawn one, or capped while degraded
     site: list[str] | None = None  # with an edge site: where each request was served (`edge.SITES`)
+    stalls: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    """One row per preemption that ended in the request rejoining a batch: (request, server, the end
+    of the batch's last decode step before it was taken off, when it rejoined). Its next token comes
+    with the server's next decode step; `metrics.largest_gaps` counts the stall as a gap."""
 
 
 class RequestLedger:
@@ -121,6 +125,8 @@ class RequestLedger:
         self.preemptions: list[int] = [0] * n
         self.resume: list[int] = [-1] * n  # tokens left after a recompute, else -1
         self.views: list[policies.RequestView | None] = [None] * n
+        self.stalled: dict[int, float] = {}  # preempted, not yet back: the end of its last decode step
+        self.stalls: list[tuple[int, int, float, float]] = []  # (request, server, stalled since, rejoined)
         self.priority: list[int] = [self.classes[c].priority for c in reqs.cls.tolist()]
         self.top_priority = max(c.priority for c in self.classes)
         # per class: the tightest TTFT target of the classes above it, which admission protects by
@@ -172,6 +178,7 @@ class RequestLedger:
     def retried(self, rid: int) -> None:
         """A request goes back to the start after its instance was lost: nothing of it is kept."""
         self.retries[rid] += 1
+        self.stalled.pop(rid, None)  # a stall before the fault is not a gap of the retry
         self.pf_target[rid] = self.prompt[rid]
         self.prefilled[rid] = 0
         self.resume[rid] = -1
@@ -196,4 +203,5 @@ class RequestLedger:
             "retries": np.array(self.retries[:n], dtype=np.int64),
             "preemptions": np.array(self.preemptions[:n], dtype=np.int64),
             "output_tokens": np.array(self.output[:n], dtype=np.int64),
+            "stalls": np.array(self.stalls, dtype=float).reshape(-1, 4),
         }

@@ -153,7 +153,41 @@ def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
         has = hi > lo
         if has.any():
             result[who[has]] = _range_max(gaps, lo[has], hi[has])
+    rid, stall_s, _ = _stall_gaps(rec, dec, c)
+    keep = ok[rid]
+    if keep.any():  # a preempted request's wait to rejoin is a gap between two of its tokens
+        np.fmax.at(result, rid[keep], stall_s[keep])
     return result
+
+
+def _stall_gaps(
+    rec: Records, dec: np.ndarray, c: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per preemption that rejoined: (request, gap in s, row of `dec` that ended it).
+
+    The gap runs from the end of the batch's last decode step before the request was taken off to
+    the end of the first decode step of its server after it rejoined (when its next token came).
+    Rejoins with no decode step after them (the run ended) are left out.
+    """
+    stalls = rec.stalls
+    none = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
+    if not len(stalls) or not len(dec):
+        return none
+    server = dec[:, c["server"]].astype(np.int64)
+    t1 = dec[:, c["t1"]]
+    s_server = stalls[:, 1].astype(np.int64)
+    row = np.full(len(stalls), -1, dtype=np.int64)
+    for srv in np.unique(s_server).tolist():
+        rows = np.flatnonzero(server == srv)  # in time order: an instance's segments end one after another
+        mine = np.flatnonzero(s_server == srv)
+        pos = np.searchsorted(t1[rows], stalls[mine, 3], side="right")
+        ok = pos < len(rows)
+        row[mine[ok]] = rows[pos[ok]]
+    found = row >= 0
+    if not found.any():
+        return none
+    row = row[found]
+    return stalls[found, 0].astype(np.int64), t1[row] - stalls[found, 2], row
 
 
 def _range_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -179,7 +213,8 @@ def token_gaps(rec: Records, lo: float, hi: float) -> dict[str, float | None]:
     """Percentiles (ms) of the gap before every token decoded in [lo, hi] (Mooncake's TBT).
 
     Token-weighted: a segment's first step counts its requests at its first gap, its other steps
-    at its mean step time. A request's first token (TTFT) is not a gap.
+    at its mean step time; a preempted request's token after it rejoined counts at its stall
+    (`_stall_gaps`). A request's first token (TTFT) is not a gap.
     """
     seg = rec.segments
     empty: dict[str, float | None] = {f"p{q}": None for q in PERCENTILES}
@@ -192,9 +227,18 @@ def token_gaps(rec: Records, lo: float, hi: float) -> dict[str, float | None]:
     keep = (d > 0) & (t1 >= lo) & (t1 <= hi)
     if not keep.any():
         return empty
+    first_weight = np.where(keep, d, 0.0)
+    dec_rows = np.flatnonzero(d > 0)
+    _, stall_s, row = _stall_gaps(rec, seg[dec_rows], c)
+    row = dec_rows[row]
+    inside = keep[row]
+    # a rejoining request's token in that step came after its stall, not after the batch's gap
+    np.subtract.at(first_weight, row[inside], 1.0)
     d, steps = d[keep], seg[keep, c["steps"]]
-    values = np.concatenate([seg[keep, c["first_gap_s"]], seg[keep, c["step_s"]]]) * 1e3
-    weights = np.concatenate([d, d * (steps - 1.0)])
+    values = np.concatenate([seg[keep, c["first_gap_s"]], seg[keep, c["step_s"]], stall_s[inside]]) * 1e3
+    weights = np.concatenate(
+        [np.maximum(first_weight[keep], 0.0), d * (steps - 1.0), np.ones(int(inside.sum()))]
+    )
     order = np.argsort(values, kind="stable")
     values, weights = values[order], weights[order]
     cum = np.cumsum(weights)

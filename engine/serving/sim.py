@@ -158,6 +158,12 @@ class Simulation:
         """Requests closed so far."""
         return self.ledger.ended
 
+    def rejoined(self, srv: Server, rid: int) -> None:
+        """A preempted request rejoins `srv`'s batch: its stall ends with the next decode step."""
+        led = self.ledger
+        now = self.env.now
+        led.stalls.append((rid, srv.idx, led.stalled.pop(rid, now), now))
+
     # --- a request's milestones -----------------------------------------------------------------
     def prefill_done(self, srv: Server, rid: int) -> None:
         """A prompt is fully prefilled: first token (colocated) or hand-off (disaggregated)."""
@@ -170,6 +176,7 @@ class Simulation:
         if led.resume[rid] >= 0:  # a recomputed request picks up where it was preempted
             remaining = led.resume[rid]
             led.resume[rid] = -1
+            self.rejoined(srv, rid)
             srv.start_decoding(rid, led.pf_target[rid], remaining)
             return
         led.first_token[rid] = self.env.now
