@@ -460,7 +460,7 @@ def test_a_preempted_requests_largest_gap_is_at_least_its_stall(mode: str) -> No
     # the token-weighted TBT counts each rejoining token at its stall: its mean rises over the run
     from dataclasses import replace
 
-    from engine.serving.metrics import token_gaps
+    from engine.serving.gaps import token_gaps
 
     counted = token_gaps(rec, 0.0, rec.end_s)["mean"]
     ignored = token_gaps(replace(rec, stalls=rec.stalls[:0]), 0.0, rec.end_s)["mean"]

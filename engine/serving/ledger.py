@@ -86,7 +86,7 @@ class Records:
     stalls: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     """One row per preemption that ended in the request rejoining a batch: (request, server, the end
     of the batch's last decode step before it was taken off, when it rejoined). Its next token comes
-    with the server's next decode step; `metrics.largest_gaps` counts the stall as a gap."""
+    with the server's next decode step; `gaps.largest_gaps` counts the stall as a gap."""
 
 
 class RequestLedger:

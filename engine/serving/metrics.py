@@ -42,10 +42,9 @@ from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved
 from engine.serving import edge
 from engine.serving.cache import TIERS
+from engine.serving.gaps import PERCENTILES, largest_gaps, token_gaps
 from engine.serving.ledger import COMPLETED, FAILED, OUTCOMES, REJECTED, SEGMENT_COLUMNS, Records
 from engine.serving.workload import Requests
-
-PERCENTILES = (50, 90, 99)
 
 
 def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[str, Any]:
@@ -118,137 +117,6 @@ def met_slo(
     if tbt is not None and any(c.slo.tbt_ms for c in classes):
         ok &= np.isnan(tbt) | (tbt <= target(tbt_t))
     return ok
-
-
-def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
-    """Per request, the largest gap between two of its tokens (s; NaN below two tokens or undone).
-
-    Each decode segment of an instance records the gap before its first step's tokens (a
-    prompt-only iteration in between, or a long mixed one, is a stall) and its mean step time.
-    A request decoding on an instance from its first token to its completion saw every segment
-    of that instance ending in that interval: its largest gap is their largest, found with a
-    sparse table of range maxima per instance (O(segments log segments), no per-token work).
-    """
-    n = len(out)
-    result = np.full(n, np.nan)
-    seg = rec.segments
-    if not len(seg) or not n:
-        return result
-    c = {name: i for i, name in enumerate(SEGMENT_COLUMNS)}
-    dec = seg[seg[:, c["decodes"]] > 0]
-    if not len(dec):
-        return result
-    worst = np.maximum(dec[:, c["first_gap_s"]], np.where(dec[:, c["steps"]] > 1, dec[:, c["step_s"]], 0.0))
-    server = dec[:, c["server"]].astype(np.int64)
-    t1 = dec[:, c["t1"]]
-    ok = (rec.outcome == COMPLETED) & (out > 1) & (rec.decode_instance >= 0)
-    for srv in np.unique(server).tolist():
-        rows = server == srv
-        times, gaps = t1[rows], worst[rows]
-        who = np.flatnonzero(ok & (rec.decode_instance == srv))
-        if not len(who):
-            continue
-        lo = np.searchsorted(times, rec.first_token_s[who], side="right")
-        hi = np.searchsorted(times, rec.completion_s[who], side="right")
-        has = hi > lo
-        if has.any():
-            result[who[has]] = _range_max(gaps, lo[has], hi[has])
-    rid, stall_s, _ = _stall_gaps(rec, dec, c)
-    keep = ok[rid]
-    if keep.any():  # a preempted request's wait to rejoin is a gap between two of its tokens
-        np.fmax.at(result, rid[keep], stall_s[keep])
-    return result
-
-
-def _stall_gaps(
-    rec: Records, dec: np.ndarray, c: dict[str, int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per preemption that rejoined: (request, gap in s, row of `dec` that ended it).
-
-    The gap runs from the end of the batch's last decode step before the request was taken off to
-    the end of the first decode step of its server after it rejoined (when its next token came).
-    Rejoins with no decode step after them (the run ended) are left out.
-    """
-    stalls = rec.stalls
-    none = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
-    if not len(stalls) or not len(dec):
-        return none
-    server = dec[:, c["server"]].astype(np.int64)
-    t1 = dec[:, c["t1"]]
-    s_server = stalls[:, 1].astype(np.int64)
-    row = np.full(len(stalls), -1, dtype=np.int64)
-    for srv in np.unique(s_server).tolist():
-        rows = np.flatnonzero(server == srv)  # in time order: an instance's segments end one after another
-        mine = np.flatnonzero(s_server == srv)
-        pos = np.searchsorted(t1[rows], stalls[mine, 3], side="right")
-        ok = pos < len(rows)
-        row[mine[ok]] = rows[pos[ok]]
-    found = row >= 0
-    if not found.any():
-        return none
-    row = row[found]
-    return stalls[found, 0].astype(np.int64), t1[row] - stalls[found, 2], row
-
-
-def _range_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """max(values[lo[i]:hi[i]]) for every i (each range non-empty), by a sparse table."""
-    table = [values]
-    width = 1
-    longest = int((hi - lo).max())
-    while width * 2 <= longest:
-        prev = table[-1]
-        table.append(np.maximum(prev[:-width], prev[width:]))
-        width *= 2
-    length = hi - lo
-    level = np.floor(np.log2(length)).astype(np.int64)
-    out = np.empty(len(lo))
-    for k in np.unique(level).tolist():
-        sel = level == k
-        row = table[k]
-        out[sel] = np.maximum(row[lo[sel]], row[hi[sel] - (1 << k)])
-    return out
-
-
-def token_gaps(rec: Records, lo: float, hi: float) -> dict[str, float | None]:
-    """Percentiles (ms) of the gap before every token decoded in [lo, hi] (Mooncake's TBT).
-
-    Token-weighted: a segment's first step counts its requests at its first gap, its other steps
-    at its mean step time; a preempted request's token after it rejoined counts at its stall
-    (`_stall_gaps`). A request's first token (TTFT) is not a gap.
-    """
-    seg = rec.segments
-    empty: dict[str, float | None] = {f"p{q}": None for q in PERCENTILES}
-    empty["mean"] = None
-    if not len(seg):
-        return empty
-    c = {name: i for i, name in enumerate(SEGMENT_COLUMNS)}
-    t1 = seg[:, c["t1"]]
-    d = seg[:, c["decodes"]]
-    keep = (d > 0) & (t1 >= lo) & (t1 <= hi)
-    if not keep.any():
-        return empty
-    first_weight = np.where(keep, d, 0.0)
-    dec_rows = np.flatnonzero(d > 0)
-    _, stall_s, row = _stall_gaps(rec, seg[dec_rows], c)
-    row = dec_rows[row]
-    inside = keep[row]
-    # a rejoining request's token in that step came after its stall, not after the batch's gap
-    np.subtract.at(first_weight, row[inside], 1.0)
-    d, steps = d[keep], seg[keep, c["steps"]]
-    values = np.concatenate([seg[keep, c["first_gap_s"]], seg[keep, c["step_s"]], stall_s[inside]]) * 1e3
-    weights = np.concatenate(
-        [np.maximum(first_weight[keep], 0.0), d * (steps - 1.0), np.ones(int(inside.sum()))]
-    )
-    order = np.argsort(values, kind="stable")
-    values, weights = values[order], weights[order]
-    cum = np.cumsum(weights)
-    total = float(cum[-1])
-    out: dict[str, float | None] = {}
-    for q in PERCENTILES:
-        i = int(np.searchsorted(cum, q / 100.0 * total, side="left"))
-        out[f"p{q}"] = float(values[min(i, len(values) - 1)])
-    out["mean"] = float((values * weights).sum() / total)
-    return out
 
 
 def whole_run(scenario: Scenario) -> bool:
