@@ -26,6 +26,8 @@ from engine.explain import report
 from engine.scenario import codec as sio
 from engine.scenario.model import LengthDist, Scenario
 from engine.serving import workload as wl
+from engine.serving.traces import azure
+from engine.serving.traces import csv as trace_csv
 from engine.serving.workload import read_trace, sample_lengths, trace_class_names
 
 BASE = sio.load_preset("chat-colocated")
@@ -421,7 +423,7 @@ def test_any_length_file_gives_lengths_or_a_scenario_error(data: bytes) -> None:
         except ScenarioError:
             return
         finally:
-            wl._EMPIRICAL_CACHE.pop((str(p), "n"), None)
+            trace_csv._EMPIRICAL_CACHE.pop((str(p), "n"), None)
         assert np.all((x >= 1) & (x <= TOP))
 
 
@@ -440,9 +442,9 @@ def row_by_row(parse: Callable[[str], float], cells: list[str]) -> list[float] |
 def test_whole_column_conversions_accept_only_what_rows_accept(cells: list[str]) -> None:
     """A column conversion may give up (None), but never accepts a bad cell or changes a value."""
     pairs: list[tuple[Callable[[list[str]], np.ndarray | None], Callable[[str], float]]] = [
-        (wl._tokens_column, lambda c: wl._tokens(c, "t", 1, "c")),
-        (wl._seconds_column, lambda c: wl._seconds(c, "t", 1, "c")),
-        (wl._azure_column, lambda c: wl._azure_seconds(c, "t", 1)),
+        (trace_csv._tokens_column, lambda c: trace_csv._tokens(c, "t", 1, "c")),
+        (trace_csv._seconds_column, lambda c: trace_csv._seconds(c, "t", 1, "c")),
+        (azure._azure_column, lambda c: azure._azure_seconds(c, "t", 1)),
     ]
     for fast, slow in pairs:
         got = fast(cells)
@@ -461,6 +463,6 @@ def test_whole_column_conversions_accept_only_what_rows_accept(cells: list[str])
 )  # fmt: skip
 def test_azure_column_matches_the_row_reader_exactly(stamps: list[object], digits: int) -> None:
     cells = [f"{s:%Y-%m-%d %H:%M:%S}" + (f".{s:%f}{'0' * 3}"[: digits + 1] if digits else "") for s in stamps]  # type: ignore[str-format]
-    got = wl._azure_column(cells)
-    want = [wl._azure_seconds(c, "t", 1) for c in cells]
+    got = azure._azure_column(cells)
+    want = [azure._azure_seconds(c, "t", 1) for c in cells]
     assert got is not None and got.tolist() == want

@@ -7,8 +7,8 @@ or gigabytes of block ids. This module estimates, without simulating, four figur
 refuses one that exceeds its documented maximum (`bounds.MAX_EVENTS` and the rows after it):
 
 - requests n: the drawn requests when given (what `simulate` passes), else the expectation from
-  the scenario (rate x window with shape and multi-turn sessions cut at the window's end, the
-  offline count, or a closed loop's clients x (window / think time + 1)); a trace is read.
+  the scenario; a trace is read. The request count and lengths form the load
+  (`engine.serving.work_load`); every term below is computed from it.
 - events: n x (4 colocated or 6 disaggregated events per request: arrival, batch formation, KV
   transfer and hand-off, joining the decode batch, completion) plus one per prefill iteration
   (colocated chunked prefill: ceil(prompt / chunk) per request; otherwise one), one per cache
@@ -32,12 +32,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.scenario.model import LengthDist, RequestClass, Scenario
-from engine.serving.workload import Requests, generate, rate_factor, sample_lengths
+from engine.scenario.model import Scenario
+from engine.serving import work_load
+from engine.serving.workload import Requests, generate
 
 EVENTS_COLOCATED = 4.0
 """Events per request besides prefill iterations, colocated: arrival, batch, join, completion."""
@@ -131,219 +130,10 @@ def sci(x: float) -> str:
     return f"{mant}e{int(exp)}"
 
 
-# --- the load: how many requests and how long ------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Load:
-    rows: int  # request rows the run allocates
-    n: float  # requests expected to be simulated
-    prompt_mean: float
-    prompt_max: float
-    output_mean: float
-    chunks_mean: float  # prefill iterations per request
-    blocks: float  # sum of (2 prompt + output) / block tokens over simulated requests
-    full_blocks: float  # sum of (prompt + output) / block tokens
-    block_ids: float  # distinct block ids built
-    block_tokens: int
-    heavy: int  # the class with the longest prompts on average
-    count_cause: str  # the fields that set the request count
-
-
-def _chunk(scenario: Scenario) -> int | None:
-    """Tokens per prefill iteration of one prompt, when prompts are chunked."""
-    b = scenario.batching()
-    if scenario.deployment.mode != "colocated" or not b.chunked_prefill:
-        return None
-    return max(1, min(b.chunk_tokens, b.token_budget))
-
-
-def _count_cause(scenario: Scenario, rows: int) -> str:
-    wl = scenario.workload
-    arr = wl.arrival
-    if wl.trace is not None:
-        return f"workload.trace.path {wl.trace.path} ({rows:,} requests in the window)"
-    if arr.kind == "offline":
-        return f"workload.arrival.requests={arr.requests:,}"
-    if arr.kind == "closed_loop":
-        if arr.stop_after is not None:
-            return f"workload.arrival.stop_after={arr.stop_after:,}"
-        return (
-            f"workload.arrival.clients={arr.clients:,} with think_time_s={arr.think_time_s:g} over "
-            f"duration_s={scenario.duration_s:g}"
-        )
-    return f"workload.arrival.rate_rps={arr.rate_rps:g} over duration_s={scenario.duration_s:g}"
-
-
-def _closed_loop_requests(scenario: Scenario, rows: int) -> float:
-    """Requests a closed loop issues: each client about one per think time, within the rows.
-
-    A uniform think time counts at its shortest, so a wide spread is not underestimated.
-    """
-    arr = scenario.workload.arrival
-    think = arr.think_time_s * (1.0 - arr.think_spread if arr.think == "uniform" else 1.0)
-    if think <= 0:
-        return float(rows)
-    return min(float(rows), arr.clients * (scenario.duration_s / think + 1.0))
-
-
-def _group_ids(classes: tuple[RequestClass, ...], sessions: np.ndarray, bt: int) -> float:
-    """Block ids of the shared-prefix chains: one chain per prefix group in use."""
-    return float(
-        sum(min(c.prefix.groups, s) * (c.prefix.tokens // bt) for c, s in zip(classes, sessions, strict=True))
-    )
-
-
-def _from_requests(scenario: Scenario, reqs: Requests) -> _Load:
-    """The load of drawn requests (exact lengths; a closed loop's issued count estimated)."""
-    rows = len(reqs)
-    classes = scenario.workload.classes
-    p = reqs.prompt_tokens.astype(np.int64)
-    o = reqs.output_tokens.astype(np.int64)
-    bt = max(int(reqs.block_tokens), 1)
-    n = _closed_loop_requests(scenario, rows) if reqs.closed_loop_clients > 0 else float(rows)
-    scale = n / rows if rows else 0.0
-    c = _chunk(scenario)
-    chunks = float(((p + c - 1) // c).mean()) if c is not None and rows else 1.0
-    counts = np.bincount(reqs.cls, minlength=len(classes))[: len(classes)]
-    sums = np.bincount(reqs.cls, weights=p, minlength=len(classes))[: len(classes)]
-    heavy = int(np.argmax(sums / np.maximum(counts, 1))) if rows else 0
-    blocks = full = ids = 0.0
-    if scenario.cache.enabled and rows:
-        full_each = (p + o) // bt
-        full = float(full_each.sum())
-        blocks = full + float((p // bt).sum())
-        if reqs.block_hashes is not None:
-            ids = float(len(reqs.block_hashes))
-        elif any(cl.multi_turn.turns_mean > 1 for cl in classes):
-            chains = np.zeros(int(reqs.session.max()) + 1, dtype=np.int64)
-            np.maximum.at(chains, reqs.session, full_each)
-            sessions = np.bincount(
-                reqs.cls[np.unique(reqs.session, return_index=True)[1]], minlength=len(classes)
-            )
-            ids = float(chains.sum()) + _group_ids(classes, sessions[: len(classes)], bt)
-        else:
-            ids = float(full) + _group_ids(classes, counts, bt)
-    return _Load(
-        rows=rows,
-        n=n,
-        prompt_mean=float(p.mean()) if rows else 0.0,
-        prompt_max=float(p.max()) if rows else 0.0,
-        output_mean=float(o.mean()) if rows else 0.0,
-        chunks_mean=chunks,
-        blocks=blocks * scale,
-        full_blocks=full * scale,
-        block_ids=ids * scale,
-        block_tokens=bt,
-        heavy=heavy,
-        count_cause=_count_cause(scenario, rows),
-    )
-
-
-def _length_stats(dist: LengthDist) -> tuple[float, float]:
-    """(mean, max) of a length distribution (an empirical one is sampled from its file)."""
-    if dist.kind == "constant":
-        t = float(dist.tokens or 1)
-        return t, t
-    if dist.kind == "uniform":
-        return dist.nominal_mean(), float(dist.high or 1)
-    if dist.kind == "lognormal":
-        return min(dist.nominal_mean(), float(dist.max_tokens)), float(dist.max_tokens)
-    draws = sample_lengths(dist, 2048, np.random.default_rng(0))
-    return float(draws.mean()), float(draws.max())
-
-
-_GRID = 64  # points over the window at which multi-turn sessions are cut
-
-
-def _session_turns(mean_turns: float, think_s: float, window_s: float) -> tuple[float, float]:
-    """(turns per session, mean turn index) of geometric sessions started uniformly in the window.
-
-    Turn k of a session started u seconds before the window ends arrives in it when k x think
-    < u; with q = 1 - 1 / mean, the expected turns are sum q^k and the index sum k q^k over
-    those k, averaged over u.
-    """
-    if mean_turns <= 1:
-        return 1.0, 0.0
-    q = 1.0 - 1.0 / mean_turns
-    if think_s <= 0:
-        return mean_turns, mean_turns - 1.0
-    u = (np.arange(_GRID) + 0.5) / _GRID * window_s
-    k = np.minimum(u / think_s + 1.0, 1e9)  # q^k is nil long before; keeps k q^k finite
-    s0 = (1.0 - q**k) / (1.0 - q)
-    s1 = q * (1.0 - k * q ** (k - 1.0) + (k - 1.0) * q**k) / (1.0 - q) ** 2
-    turns = float(s0.mean())
-    return turns, float(s1.mean()) / turns
-
-
-def _expected(scenario: Scenario) -> _Load:
-    """The load expected from a generated workload's settings (nothing drawn)."""
-    wl = scenario.workload
-    arr = wl.arrival
-    classes = wl.classes
-    shares = wl.shares()
-    window = scenario.duration_s
-    cap = float(bounds.MAX_TOKENS_PER_REQUEST)
-    open_loop = arr.kind in ("poisson", "gamma")
-    if open_loop:
-        grid = np.linspace(0.0, window, 257)
-        factor = float(np.mean(rate_factor(arr, window, grid)))
-        mean_turns = sum(s * c.multi_turn.turns_mean for s, c in zip(shares, classes, strict=True))
-        starts = arr.rate_rps * factor * window / mean_turns
-    elif arr.kind == "offline":
-        starts = float(arr.requests)
-    else:
-        starts = _closed_loop_requests(scenario, arr.closed_loop_rows())
-    bt = scenario.cache.block_tokens
-    c = _chunk(scenario)
-    n_c, p_c, o_c, chunk_c, ids_c, sess_c = [], [], [], [], [], []
-    p_max = 0.0
-    for share, cl in zip(shares, classes, strict=True):
-        in_mean, in_max = _length_stats(cl.input)
-        out_mean, _ = _length_stats(cl.output)
-        turns, kbar = (
-            _session_turns(cl.multi_turn.turns_mean, cl.multi_turn.think_time_s, window)
-            if open_loop
-            else (1.0, 0.0)
-        )
-        sessions = starts * share
-        prompt = min(cap, cl.prefix.tokens + in_mean + (in_mean + out_mean) * kbar)
-        last = min(cap, cl.prefix.tokens + (in_mean + out_mean) * turns)  # a session's last context
-        # the longest prompt: the longest input after the most turns a session is likely to reach
-        think = cl.multi_turn.think_time_s
-        k_hi = min(window / think if think > 0 else math.inf, 5.0 * cl.multi_turn.turns_mean) if kbar else 0.0
-        p_max = max(p_max, min(cap, cl.prefix.tokens + in_max + (in_mean + out_mean) * k_hi))
-        n_c.append(sessions * turns)
-        p_c.append(prompt)
-        o_c.append(out_mean)
-        chunk_c.append(max(1.0, prompt / c + 0.5) if c is not None else 1.0)
-        ids_c.append(sessions * last / bt)
-        sess_c.append(sessions)
-    n_arr, p_arr, o_arr = np.array(n_c), np.array(p_c), np.array(o_c)
-    n = float(n_arr.sum())
-    weights = n_arr / n if n > 0 else np.zeros_like(n_arr)
-    cache = scenario.cache.enabled
-    rows = arr.closed_loop_rows() if arr.kind == "closed_loop" else round(n)
-    return _Load(
-        rows=rows,
-        n=n,
-        prompt_mean=float(weights @ p_arr),
-        prompt_max=p_max,
-        output_mean=float(weights @ o_arr),
-        chunks_mean=float(weights @ np.array(chunk_c)),
-        blocks=float(n_arr @ (2.0 * p_arr + o_arr)) / bt if cache else 0.0,
-        full_blocks=float(n_arr @ (p_arr + o_arr)) / bt if cache else 0.0,
-        block_ids=(float(sum(ids_c)) + _group_ids(classes, np.array(sess_c), bt)) if cache else 0.0,
-        block_tokens=bt,
-        heavy=int(np.argmax(p_arr)),
-        count_cause=_count_cause(scenario, rows),
-    )
-
-
 # --- the estimate ------------------------------------------------------------------------------
 
 
-def _prompt_fields(scenario: Scenario, load: _Load) -> str:
+def _prompt_fields(scenario: Scenario, load: work_load.Load) -> str:
     """The fields that make prompts long: the heaviest class's prefix and multi-turn settings."""
     wl = scenario.workload
     if wl.trace is not None:
@@ -360,7 +150,7 @@ def _prompt_fields(scenario: Scenario, load: _Load) -> str:
     return ", ".join(parts)
 
 
-def _event_terms(scenario: Scenario, load: _Load) -> list[Term]:
+def _event_terms(scenario: Scenario, load: work_load.Load) -> list[Term]:
     sc = scenario
     colocated = sc.deployment.mode == "colocated"
     per = (EVENTS_COLOCATED if colocated else EVENTS_DISAGGREGATED) + 1.0
@@ -376,7 +166,7 @@ def _event_terms(scenario: Scenario, load: _Load) -> list[Term]:
             "lower the request count",
         )
     ]
-    c = _chunk(sc)
+    c = work_load.chunk_tokens(sc)
     if c is not None and load.chunks_mean > 1.0:
         b = sc.batching()
         knob = (
@@ -421,7 +211,7 @@ def _event_terms(scenario: Scenario, load: _Load) -> list[Term]:
     return terms
 
 
-def _router_term(scenario: Scenario, load: _Load) -> Term:
+def _router_term(scenario: Scenario, load: work_load.Load) -> Term:
     pools = scenario.deployment.pools
     entry = [(i, p) for i, p in enumerate(pools) if p.role in ("mixed", "prefill")]
     decode = [(i, p) for i, p in enumerate(pools) if p.role == "decode"]
@@ -441,7 +231,7 @@ def _router_term(scenario: Scenario, load: _Load) -> Term:
     )
 
 
-def _cache_cause(scenario: Scenario, load: _Load) -> str:
+def _cache_cause(scenario: Scenario, load: work_load.Load) -> str:
     trace = scenario.workload.trace
     field = (
         f"workload.trace.block_tokens={load.block_tokens:,}"
@@ -454,7 +244,7 @@ def _cache_cause(scenario: Scenario, load: _Load) -> str:
     )
 
 
-def _memory_terms(scenario: Scenario, load: _Load, event_terms: list[Term]) -> list[Term]:
+def _memory_terms(scenario: Scenario, load: work_load.Load, event_terms: list[Term]) -> list[Term]:
     recorded = [t for t in event_terms if t.part != "elastic checks"]  # checks leave no records
     events = sum(t.value for t in recorded)
     top = max(recorded, key=lambda t: t.value)
@@ -507,7 +297,9 @@ def estimate(scenario: Scenario, requests: Requests | None = None) -> WorkEstima
     """
     if requests is None and scenario.workload.trace is not None:
         requests = generate(scenario)
-    load = _from_requests(scenario, requests) if requests is not None else _expected(scenario)
+    load = (
+        work_load.from_requests(scenario, requests) if requests is not None else work_load.expected(scenario)
+    )
     ev_terms = _event_terms(scenario, load)
     events = sum(t.value for t in ev_terms)
     router = _router_term(scenario, load)

@@ -30,15 +30,7 @@ from engine.core.errors import ScenarioError
 from engine.scenario.model import Arrival, LengthDist, RequestClass, Scenario, Trace
 from engine.serving import traces
 
-# what other modules imported from here before the trace readers moved to engine.serving.traces
-# (the underscored ones: tests of the readers written against this module)
-from engine.serving.traces import _EMPIRICAL_CACHE as _EMPIRICAL_CACHE
-from engine.serving.traces import _azure_column as _azure_column
-from engine.serving.traces import _azure_seconds as _azure_seconds
-from engine.serving.traces import _seconds as _seconds
-from engine.serving.traces import _seconds_column as _seconds_column
-from engine.serving.traces import _tokens as _tokens
-from engine.serving.traces import _tokens_column as _tokens_column
+# what the UI imports from here since before the trace readers moved to engine.serving.traces
 from engine.serving.traces import trace_class_names as trace_class_names
 
 Z99 = 2.3263478740408408

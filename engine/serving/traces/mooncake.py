@@ -1,0 +1,79 @@
+"""Mooncake traces: JSON Lines, one request a line, with the prompt's block hashes.
+
+Each line is a JSON object with ``timestamp`` (milliseconds), ``input_length`` and
+``output_length`` (tokens) and ``hash_ids``: one id per prompt block of `Trace.block_tokens`
+tokens. Mooncake's ids are prefix hashes (an id names its block *and everything before it*), so
+they become the prefix cache's block names (`engine.serving.cache`) as they are. A bad line
+raises ScenarioError naming its line and field.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+
+import numpy as np
+
+from engine.core import bounds
+from engine.core.errors import ScenarioError
+from engine.scenario.model import Scenario
+from engine.serving.traces.text import LENGTH_RULE, TraceArrays, _chunks, _show
+
+MAX_TIMESTAMP_MS = 1e18
+"""The largest Mooncake timestamp accepted (milliseconds; about 31 million years)."""
+
+
+def _read_mooncake(text: str, name: str, scenario: Scenario) -> TraceArrays:
+    arrival: array[float] = array("d")
+    prompt: array[int] = array("q")
+    output: array[int] = array("q")
+    lens: array[int] = array("q")
+    hashes: array[int] = array("q")
+    top = bounds.MAX_TOKENS_PER_REQUEST
+    for start, lines in _chunks(text):
+        for line_no, line in enumerate(lines, start=start):
+            if not line or line.isspace():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ScenarioError(
+                    f"{name}: line {line_no}: not JSON ({exc.msg}, column {exc.colno})"
+                ) from None
+            except (ValueError, RecursionError) as exc:
+                why = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
+                raise ScenarioError(f"{name}: line {line_no}: not usable JSON ({why})") from None
+            if type(row) is not dict:
+                raise ScenarioError(f"{name}: line {line_no}: expected a JSON object")
+            try:
+                ts, inp, out = row["timestamp"], row["input_length"], row["output_length"]
+            except KeyError as exc:
+                raise ScenarioError(f"{name}: line {line_no}: missing field {exc.args[0]!r}") from None
+            where = f"{name}: line {line_no}, field"
+            if not ((type(ts) is int or type(ts) is float) and 0 <= ts <= MAX_TIMESTAMP_MS):
+                rule = f"a time in milliseconds from 0 to {MAX_TIMESTAMP_MS:.0e}"
+                raise ScenarioError(f"{where} timestamp: must be {rule} (got {_show(ts)})")
+            if not (type(inp) is int and 1 <= inp <= top):
+                raise ScenarioError(f"{where} input_length: must be {LENGTH_RULE} (got {_show(inp)})")
+            if not (type(out) is int and 1 <= out <= top):
+                raise ScenarioError(f"{where} output_length: must be {LENGTH_RULE} (got {_show(out)})")
+            h = row.get("hash_ids", [])
+            try:
+                if type(h) is not list or (h and set(map(type, h)) != {int}):
+                    raise TypeError
+                hashes.extend(h)
+            except (TypeError, OverflowError):
+                raise ScenarioError(f"{where} hash_ids: must be a list of 64-bit integers") from None
+            arrival.append(ts / 1000.0)
+            prompt.append(inp)
+            output.append(out)
+            lens.append(len(h))
+    offsets = np.concatenate([[0], np.cumsum(np.frombuffer(lens, dtype=np.int64))]).astype(np.int64)
+    return TraceArrays(
+        np.frombuffer(arrival, dtype=np.float64),
+        np.frombuffer(prompt, dtype=np.int64),
+        np.frombuffer(output, dtype=np.int64),
+        np.zeros(len(arrival), dtype=np.int64),
+        offsets,
+        np.frombuffer(hashes, dtype=np.int64),
+    )
