@@ -264,8 +264,11 @@ def _read_csv(text: str, name: str, scenario: Scenario) -> TraceArrays:
             return None
 
     converters: list[Converter] = [
-        (ia, _seconds_column), (ii, _tokens_column), (io_, _tokens_column), (ic, classes) if ic >= 0 else (ia, _zeros),
-    ]  # fmt: skip
+        (ia, _seconds_column),
+        (ii, _tokens_column),
+        (io_, _tokens_column),
+        (ic, classes) if ic >= 0 else (ia, _zeros),
+    ]
     unknown: dict[str, list[int]] = {}
     parts: list[list[np.ndarray]] = []
     for chunk in chunks:
