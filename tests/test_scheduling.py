@@ -465,3 +465,39 @@ def test_a_preempted_requests_largest_gap_is_at_least_its_stall(mode: str) -> No
     counted = token_gaps(rec, 0.0, rec.end_s)["mean"]
     ignored = token_gaps(replace(rec, stalls=rec.stalls[:0]), 0.0, rec.end_s)["mean"]
     assert counted is not None and ignored is not None and counted > ignored
+
+
+def _spike(**elastic: Any) -> Scenario:
+    """Long prompts at 14 req/s for 40 s, then a trickle: prefill is starved only during the spike."""
+    return io.apply_overrides(io.load_preset("chat-disaggregated"), {
+        "duration_s": 200.0, "workload.arrival.rate_rps": 14.0,
+        "workload.arrival.shape": "points",
+        "workload.arrival.points": [{"at_s": 0, "factor": 1}, {"at_s": 40, "factor": 1},
+                                    {"at_s": 41, "factor": 0.05}, {"at_s": 200, "factor": 0.05}],
+        "workload.classes[0].input": {"kind": "lognormal", "mean": 3000, "p99": 9000, "max_tokens": 16000},
+        "workload.classes[0].output": {"kind": "constant", "tokens": 64},
+        "scheduler.elastic": {"enabled": True, "threshold": 4, "switch_s": 5, "check_s": 2, **elastic},
+    })  # fmt: skip
+
+
+def test_elastic_roles_return_home_once_the_spike_is_over() -> None:
+    """Issue 34: roles switched during a spike return to their pools' roles after it (with hysteresis),
+    and with `restore` off they stay where the spike left them."""
+    from engine.scenario.resolve import resolve
+    from engine.serving.sim import Simulation
+    from engine.serving.workload import generate
+
+    def after(s: Scenario) -> tuple[Simulation, dict[str, Any]]:
+        sim = Simulation(resolve(s), generate(s))
+        rec = sim.run()
+        return sim, rec.counters
+
+    sim, counters = after(_spike())
+    assert counters["role_switches"] >= 2 and counters["role_restores"] >= 1
+    assert all(s.role == s.pool.spec.role for s in sim.servers)  # every instance is home again
+    kept, kept_counters = after(_spike(restore=False))
+    assert kept_counters["role_switches"] >= 1 and kept_counters["role_restores"] == 0
+    assert any(s.role != s.pool.spec.role for s in kept.servers)
+    res = simulate(_spike())
+    check_invariants(res, records(_spike())[0])
+    assert res.summary["scheduler"]["role_restores"] == counters["role_restores"]

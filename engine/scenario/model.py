@@ -555,6 +555,11 @@ class Elastic(Frozen):
     serves nothing. With `drain`, when the backlog has stayed over the threshold for `sustain_s`
     and no instance of the other role is idle, the least loaded one is drained: it takes no new
     work, finishes what it holds, then switches.
+
+    With `restore`, instances return to their own pool's role once the spike is over, one at a
+    time: when neither role is over the threshold and both backlogs have stayed at most a quarter
+    of it for `restore_after_s` (the hysteresis that keeps a fluctuating load from switching back
+    and forth), an idle moved instance switches home, or the least loaded one is drained first.
     """
 
     enabled: bool = False
@@ -563,6 +568,8 @@ class Elastic(Frozen):
     check_s: Annotated[float, Field(gt=0, le=3600)] = 5.0
     drain: bool = True
     sustain_s: Annotated[float, Field(ge=0, le=86_400)] = 15.0
+    restore: bool = True
+    restore_after_s: Annotated[float, Field(ge=0, le=86_400)] = 30.0
 
 
 class Scheduler(Frozen):

@@ -118,16 +118,19 @@ def _restore_roles(sim: DisruptionHost[Server], fallen: list[Server]) -> Any:
 
 
 def elastic(sim: DisruptionHost[Server]) -> Any:
-    """Move an instance to the role whose backlog is over the threshold.
+    """Move an instance to the role whose backlog is over the threshold, and back once it is calm.
 
     An idle instance of the other role switches at once. With `drain`, once the backlog has
     stayed over the threshold for `sustain_s` and none is idle, the least loaded instance of the
-    other role is drained (no new work; what it holds finishes) and switches when empty.
+    other role is drained (no new work; what it holds finishes) and switches when empty. With
+    `restore`, once both backlogs have stayed at most a quarter of the threshold for
+    `restore_after_s`, one moved instance returns to its pool's role (`_restore_one`).
     """
     cfg = sim.scenario.scheduler.elastic
     horizon = sim.scenario.duration_s
     limit = 20.0 * horizon + 3600.0
     over_since: dict[str, float] = {}
+    calm_since: float | None = None
     draining: Server | None = None
     while (sim.env.now < horizon or sim.ended < sim.issued) and sim.env.now < limit:
         yield sim.env.timeout(cfg.check_s)
@@ -155,6 +158,18 @@ def elastic(sim: DisruptionHost[Server]) -> Any:
                 over_since.setdefault(role, sim.env.now)
             else:
                 over_since.pop(role, None)
+        quarter = cfg.threshold / 4.0
+        calm = queued <= quarter * len(prefill) and len(sim.pending_handoff) <= quarter * len(decode)
+        calm_since = (calm_since if calm_since is not None else sim.env.now) if calm else None
+        if cfg.restore and calm_since is not None and sim.env.now - calm_since >= cfg.restore_after_s:
+            moved = _restore_one(sim, cfg.drain)
+            if moved is not None:
+                calm_since = None
+                if moved.draining:
+                    draining = moved
+                    continue
+                yield from _switch(sim, moved, moved.pool.spec.role, cfg.switch_s)
+                continue
         for role, donors in (("prefill", decode), ("decode", prefill)):
             if not starved[role]:
                 continue
@@ -172,6 +187,35 @@ def elastic(sim: DisruptionHost[Server]) -> Any:
                 sim.counters["role_drains"] += 1
                 over_since.pop(role, None)
                 break
+
+
+def _serves_away(sim: DisruptionHost[Server], s: Server) -> bool:
+    """True when a live instance serves the other role than its pool's, and its role keeps another."""
+    home, role = s.pool.spec.role, s.role
+    if not s.up or s.busy_switching or s.draining or s in sim.fallen or role == home:
+        return False
+    return home in ("prefill", "decode") and role in ("prefill", "decode") and len(sim.servers_of(role)) > 1
+
+
+def _restore_one(sim: DisruptionHost[Server], drain: bool) -> Server | None:
+    """The instance to send home after a spike: an idle one that serves the other role, else (with
+    `drain`) the least loaded, marked draining; None when none serves away or its role would empty.
+
+    Instances in a fallback (serving whole requests) are the fallback's, not the controller's.
+    """
+    away = [s for s in sim.servers if _serves_away(sim, s)]
+    idle = [s for s in away if s.idle()]
+    if idle:
+        sim.counters["role_restores"] += 1
+        return idle[-1]
+    if not away or not drain:
+        return None
+    sim.counters["role_restores"] += 1
+    srv = min(away, key=lambda s: (len(s.running) + len(s.waiting) + len(s.incoming), -s.idx))
+    srv.draining = True
+    sim.roles_changed()
+    sim.counters["role_drains"] += 1
+    return srv
 
 
 def _switch(sim: DisruptionHost[Server], srv: Server, role: str, switch_s: float) -> Any:

@@ -319,6 +319,7 @@ def summary(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> dict[s
         "retried": int(counters.get("retried", 0)),
         "role_switches": int(counters.get("role_switches", 0)),
         "role_drains": int(counters.get("role_drains", 0)),
+        "role_restores": int(counters.get("role_restores", 0)),
         "link_faults": int(counters.get("link_faults", 0)),
         "fallbacks": int(counters.get("fallbacks", 0)),
         "degraded_arrivals": int(counters.get("degraded_arrivals", 0)),

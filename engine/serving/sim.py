@@ -51,7 +51,7 @@ from engine.serving.ledger import (
 from engine.serving.workload import Requests
 
 _COUNTERS = (
-    "preemptions", "recomputed_tokens", "swapped_bytes", "retried", "role_switches", "role_drains",
+    "preemptions", "recomputed_tokens", "swapped_bytes", "retried", "role_switches", "role_drains", "role_restores",
     "link_faults", "fallbacks", "transfer_tokens_saved",
 )  # fmt: skip
 
