@@ -303,3 +303,26 @@ def test_invariants_on_random_portfolios(
     check_invariants(res, rec)
     t = res.requests
     assert len(t) == t["request"].nunique() == res.summary["requests"]["total"]
+
+
+def test_a_class_whose_decode_pool_is_lost_spills_to_another_decode_pool() -> None:
+    """Issue 34: with `overflow = "spill"`, chat's own decode pool lost for good sends chat to the batch
+    class's decode pool; nothing fails with no_decode_instance while that pool serves. With "wait"
+    (the default) the chat requests after the loss fail, as before."""
+    def run(overflow: str) -> Any:
+        s = apply_overrides(load_preset("portfolio-chat-batch"), {
+            "duration_s": 90.0, "workload.classes[0].overflow": overflow,
+            "faults": [{"at_s": 30.0, "pool": "decode-chat", "instances": 3}],
+        })  # fmt: skip
+        return simulate(s)
+
+    spilled = run("spill")
+    table = spilled.requests
+    assert "no_decode_instance" not in set(table["reason"])
+    late_chat = table[(table["class"] == "chat") & (table["arrival_s"] > 31.0)]
+    assert len(late_chat) > 100 and (late_chat["outcome"] == "completed").all()
+    batch_servers = {7, 8}  # decode-batch's two instances, after 4 prefill and 3 decode-chat ones
+    assert set(late_chat["decode_instance"]) <= batch_servers
+    waited = run("wait").requests
+    lost = waited[(waited["class"] == "chat") & (waited["arrival_s"] > 31.0)]
+    assert (lost["reason"] == "no_decode_instance").mean() > 0.9

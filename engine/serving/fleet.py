@@ -69,6 +69,8 @@ class Fleet:
             frozenset(index_of[n] for n in c.pools if index_of[n] not in decoders) or None for c in classes
         ]
         self.any_decode_pins = any(p is not None for p in self.pinned_decode)
+        # per class: whether it spills to other pools (`overflow = "spill"`), also once its own decode pools are lost
+        self.spills: list[bool] = [c.overflow == "spill" for c in classes]
         # per pool: the decode pools its hand-offs may go to (pool indices), or None for any
         self.targets: list[frozenset[int] | None] = [
             frozenset(index_of[n] for n in p.spec.sends_to) if p.spec.sends_to else None
@@ -134,15 +136,26 @@ class Fleet:
         """The decode pools a prompt prefilled on `sender` may go to (None: any).
 
         The sending pool's `sends_to` and the class's decode pools together; where they share
-        none, the class's own decode pools win.
+        none, the class's own decode pools win. A class that spills (`overflow = "spill"`) whose own
+        decode pools are lost for good may go to any (and past a `sends_to` whose pools are lost too).
         """
         routes = self.targets[sender.pool.index]
         if not self.any_decode_pins:
             return routes
-        pins = self.pinned_decode[self.reqs.cls[rid]]
+        cls = self.reqs.cls[rid]
+        pins = self.pinned_decode[cls]
+        if self.spills[cls] and pins is not None and not self._serving(pins):
+            # its own decode pools are lost for good: it spills to any decode pool that can take it
+            pins = None
+            routes = routes if routes is None or self._serving(routes) else None
         if routes is None or pins is None:
             return pins if routes is None else routes
         return (routes & pins) or pins
+
+    def _serving(self, pools: frozenset[int]) -> bool:
+        """True when some decode instance of `pools` serves now or will again."""
+        self.future_cap("decode")  # (brings the per-pool figures up to date)
+        return any(self._future_decode.get(p, 0) > 0 for p in pools)
 
     def undeliverable(self, rid: int, cap: int | None = None, sender: Server | None = None) -> str:
         """Why no decode instance, now or later, could take this request ('' when one could).
