@@ -309,6 +309,7 @@ def test_a_class_whose_decode_pool_is_lost_spills_to_another_decode_pool() -> No
     """Issue 34: with `overflow = "spill"`, chat's own decode pool lost for good sends chat to the batch
     class's decode pool; nothing fails with no_decode_instance while that pool serves. With "wait"
     (the default) the chat requests after the loss fail, as before."""
+
     def run(overflow: str) -> Any:
         s = apply_overrides(load_preset("portfolio-chat-batch"), {
             "duration_s": 90.0, "workload.classes[0].overflow": overflow,
