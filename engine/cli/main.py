@@ -25,6 +25,7 @@ from engine.cli import plan as cli_plan
 from engine.cli.common import add_work_limit_flag, dumps, emit_json, load_scenario
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
+from engine.costmodel.stacks import SERVING_STACKS
 from engine.explain import confidence
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
@@ -474,7 +475,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--weights", choices=["bf16", "fp8", "fp4", "int4"], default="bf16")
     r.add_argument("--kv", choices=["bf16", "fp8"], default="bf16")
     r.add_argument(
-        "--stack", choices=["vllm", "sglang", "trtllm", "vllm-v0"], default="vllm",
+        "--stack", choices=list(SERVING_STACKS), default="vllm",
         help="serving stack: the chip's profile under it, by the rules of docs/calibration.md",
     )  # fmt: skip
     r.add_argument("--profile", default=None, help="a named calibration profile of the chip instead")
