@@ -42,6 +42,7 @@ MEASUREMENT_COLUMNS = (
 
 def cmd_catalog(args: argparse.Namespace) -> int:
     cat = load_catalog()
+    bands = confidence.chip_rows(cat, "vllm")  # each chip's mark and band under the default stack
     hw = [
         {
             "id": h.id,
@@ -59,6 +60,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             "usd_per_hour": h.usd_per_hour,
             "profiles": sorted(h.profiles),
             "sources": dict(h.sources),
+            "calibration": {k: bands[h.id][k] for k in ("calibration", "calibrated", "expected_error")},
         }
         for h in sorted(cat.hardware.values(), key=lambda h: h.id)
     ]
@@ -80,13 +82,19 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"hardware": hw, "models": models})
         return 0
-    print(f"{'hardware':24} {'class':5} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GB':>6} {'TB/s':>6} {'$/h':>6}")
+    print(
+        f"{'hardware':24} {'class':5} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GB':>6} {'TB/s':>6} {'$/h':>6}  under vLLM"
+    )
     for h in hw:
         tf: dict[str, float] = h["tflops"]  # type: ignore[assignment]
         mark = " (illustrative)" if h["illustrative"] else ""
+        band = bands[str(h["id"])]
+        thr = band["throughput_error"]
+        cal = f"{band['calibration']}" + (f", throughput ± {thr:.0%}" if thr is not None else "")
         print(
             f"{h['id']:24} {h['class']:5} {tf.get('bf16', 0):6.0f} {tf.get('fp8', 0):6.0f} "
-            f"{tf.get('fp4', 0):6.0f} {h['memory_gb']:6.0f} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}{mark}"
+            f"{tf.get('fp4', 0):6.0f} {h['memory_gb']:6.0f} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}  "
+            f"{cal}{mark}"
         )
     print()
     print(f"{'model':18} {'params':>8} {'active':>8} {'KV B/token':>11}  kind")

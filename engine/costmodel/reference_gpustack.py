@@ -67,12 +67,12 @@ def _aside(r: dict[str, str]) -> str:
     """Why a row is set aside before it is judged ('' when it is not)."""
     if "A100" in r["hardware"]:
         return A100_REASON
-    if r["metric"] not in KEPT_METRICS:
-        return "another view of a result block whose output throughput, mean TTFT and mean TPOT are used"
     if "TABLE-ONLY" in r["notes"]:
         return (
             "a Conclusion-table figure only: no result block, so no actual lengths or prompt count (caveat 3)"
         )
+    if r["metric"] not in KEPT_METRICS:
+        return "another view of a result block whose output throughput, mean TTFT and mean TPOT are used"
     if r["n_gpus"].strip() == "unstated":
         return "the NPU count is not stated (MindIE hides its world size; caveat 1)"
     if "INT8" in r["precision"].upper() or "W8A8" in r["precision"].upper():
