@@ -101,3 +101,13 @@ def test_the_catalog_lists_the_910b_with_its_band(capsys: pytest.CaptureFixture[
     assert main(["catalog", "--json"]) == 0
     chip = next(h for h in json.loads(capsys.readouterr().out)["hardware"] if h["id"] == CHIP)
     assert chip["calibration"]["calibrated"] and "TPOT ± 7%" in chip["calibration"]["expected_error"]
+
+
+def test_the_results_page_marks_both_chips_fitted_with_their_band() -> None:
+    from tests.test_app import app, assert_clean, short
+
+    at = app("results", short("chat-ascend-910b"), preset="chat-ascend-910b")
+    assert_clean(at)
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes
+    assert "Every pool runs with a profile fitted to its chip under vLLM" in captions
+    assert "ascend-910b ± 15%" in captions and "TPOT ± 7%" in captions
