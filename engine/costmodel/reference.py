@@ -9,7 +9,9 @@ are never guessed: a row whose prediction depends on them is set aside; where th
 documented default applies (KV precision 'auto', the batch cap of the version), that default is
 used and said in the row's note.
 
-Power and energy rows are not timings: `engine.costmodel.power` fits and checks them.
+Power and energy rows are not timings: `engine.costmodel.power` fits and checks them. A third
+file, calibration-a100-ascend.csv (GPUStack's Performance Lab), is rewritten into this reader's
+words and judged by it (`engine.costmodel.reference_gpustack`).
 """
 
 from __future__ import annotations
