@@ -73,6 +73,14 @@ def test_the_910b_shows_its_fitted_band_under_vllm(catalog: Catalog) -> None:
     assert row["calibrated"] and row["throughput_error"] == trust.expected_errors("fitted")["throughput"]
     _, mindie = trust.calibration(hw, "mindie", catalog)
     assert mindie.basis == "other_stack" and "vLLM-Ascend" in mindie.rule
+    # under an Ascend stack the other chips show that it does not run on them, as TensorRT-LLM does
+    assert confidence.chip_rows(catalog, "mindie")["h100-sxm"]["calibration"] == (
+        "not run by MindIE (Huawei Ascend NPUs only)"
+    )
+    assert (
+        confidence.chip_rows(catalog, "trtllm")[CHIP]["calibration"]
+        == "not run by TensorRT-LLM (NVIDIA GPUs only)"
+    )
 
 
 def test_ascend_stacks_are_refused_on_other_chips(capsys: pytest.CaptureFixture[str]) -> None:

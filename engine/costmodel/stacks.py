@@ -118,6 +118,15 @@ def defaults(stack: str, hw: HardwareSpec, offline: bool = False) -> StackDefaul
     return StackDefaults(2048, 8192, True, 8192, "TensorRT-LLM trtllm-bench/trtllm-serve defaults")
 
 
+def runs_only_on(stack: str, hw: HardwareSpec) -> str:
+    """Where `stack` runs when `hw` is not one of those chips ('NVIDIA GPUs only'), else ''."""
+    if stack == "trtllm" and hw.vendor != "NVIDIA":
+        return "NVIDIA GPUs only"
+    if stack in ASCEND_ONLY and not hw.id.startswith("ascend"):
+        return "Huawei Ascend NPUs only"
+    return ""
+
+
 def kv_fraction(stack: str) -> float:
     """The memory fraction a stack's KV cache and weights share by default (vLLM's 0.9, SGLang's 0.88)."""
     return {"sglang": 0.88, "mindie": MINDIE_KV_FRACTION}.get(stack, 0.9)
