@@ -25,6 +25,7 @@ from engine.cli import plan as cli_plan
 from engine.cli.common import add_work_limit_flag, dumps, emit_json, load_scenario
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
+from engine.costmodel.stacks import SERVING_STACKS
 from engine.explain import confidence
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
@@ -41,6 +42,7 @@ MEASUREMENT_COLUMNS = (
 
 def cmd_catalog(args: argparse.Namespace) -> int:
     cat = load_catalog()
+    bands = confidence.chip_rows(cat, "vllm")  # each chip's mark and band under the default stack
     hw = [
         {
             "id": h.id,
@@ -58,6 +60,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             "usd_per_hour": h.usd_per_hour,
             "profiles": sorted(h.profiles),
             "sources": dict(h.sources),
+            "calibration": {k: bands[h.id][k] for k in ("calibration", "calibrated", "expected_error")},
         }
         for h in sorted(cat.hardware.values(), key=lambda h: h.id)
     ]
@@ -79,13 +82,19 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"hardware": hw, "models": models})
         return 0
-    print(f"{'hardware':24} {'class':5} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GB':>6} {'TB/s':>6} {'$/h':>6}")
+    print(
+        f"{'hardware':24} {'class':5} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GB':>6} {'TB/s':>6} {'$/h':>6}  under vLLM"
+    )
     for h in hw:
         tf: dict[str, float] = h["tflops"]  # type: ignore[assignment]
         mark = " (illustrative)" if h["illustrative"] else ""
+        band = bands[str(h["id"])]
+        thr = band["throughput_error"]
+        cal = f"{band['calibration']}" + (f", throughput ± {thr:.0%}" if thr is not None else "")
         print(
             f"{h['id']:24} {h['class']:5} {tf.get('bf16', 0):6.0f} {tf.get('fp8', 0):6.0f} "
-            f"{tf.get('fp4', 0):6.0f} {h['memory_gb']:6.0f} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}{mark}"
+            f"{tf.get('fp4', 0):6.0f} {h['memory_gb']:6.0f} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}  "
+            f"{cal}{mark}"
         )
     print()
     print(f"{'model':18} {'params':>8} {'active':>8} {'KV B/token':>11}  kind")
@@ -474,7 +483,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--weights", choices=["bf16", "fp8", "fp4", "int4"], default="bf16")
     r.add_argument("--kv", choices=["bf16", "fp8"], default="bf16")
     r.add_argument(
-        "--stack", choices=["vllm", "sglang", "trtllm", "vllm-v0"], default="vllm",
+        "--stack", choices=list(SERVING_STACKS), default="vllm",
         help="serving stack: the chip's profile under it, by the rules of docs/calibration.md",
     )  # fmt: skip
     r.add_argument("--profile", default=None, help="a named calibration profile of the chip instead")

@@ -563,7 +563,7 @@ def table(
 
 STACKS = {
     "splitwise": "Splitwise characterization", "trtllm": "TensorRT-LLM", "vllm": "vLLM", "vllm-v0": "vLLM V0", "sglang": "SGLang",
-    "user": "user",
+    "user": "user", "vllm-ascend": "vLLM-Ascend", "mindie": "MindIE",
 }  # fmt: skip
 """Serving stacks the reference measurements come from, by profile name."""
 
@@ -628,6 +628,13 @@ EXPERT_FIGURES: tuple[Figure, ...] = ("throughput", "tpot")
 (at 128 clients, a mean TTFT longer than a request's whole decode)."""
 
 
+EXPERTS_CHECKED_ONLY: tuple[str, ...] = ("vllm-ascend", "mindie")
+"""Stacks whose MoE rows check the experts' factor but are not fitted to it: the Ascend 910B's
+(docs/calibration.md, 'Ascend 910B'). The factor is one for every chip and stack; the 910B's seven
+rows rest on a dense profile of five points from one source, and would move every chip's MoE
+figures by themselves (0.32 to 0.30)."""
+
+
 @dataclass(frozen=True)
 class ExpertFit:
     """One `eta_experts` for every stack, fitted to the MoE points with the dense profiles they borrow."""
@@ -662,7 +669,11 @@ def fit_experts(
     vLLM and SGLang runs), which cannot be told apart from that source's own harness. A grid in
     steps of 0.05, then 0.01 around the best.
     """
-    pts = [(m, profile_of(m)) for m in points if is_moe(m, catalog) and m.figure in EXPERT_FIGURES]
+    pts = [
+        (m, profile_of(m))
+        for m in points
+        if is_moe(m, catalog) and m.figure in EXPERT_FIGURES and m.stack not in EXPERTS_CHECKED_ONLY
+    ]
     if not pts:
         return None
 
@@ -680,9 +691,12 @@ def fit_experts(
 
 
 def kv_oversubscribed(m: Measurement, catalog: Catalog) -> bool:
-    """True for a static batch whose requests, grown to full length, overflow the KV room."""
+    """True for a static batch whose requests that run at once (at most the batch cap), grown to full
+    length, overflow the KV room: the stack then preempts. A burst of more requests than the cap
+    runs in waves, which the predictor models."""
     static = m.static or m.kind == "batch_latency"  # as `_parts` runs them
-    return static and m.batch * (m.prompt_tokens + m.output_tokens) > _instance(m, catalog).kv_capacity_tokens
+    at_once = min(m.batch, m.max_batch)
+    return static and at_once * (m.prompt_tokens + m.output_tokens) > _instance(m, catalog).kv_capacity_tokens
 
 
 def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tuple[str, str], Fit]:

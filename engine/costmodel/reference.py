@@ -9,7 +9,9 @@ are never guessed: a row whose prediction depends on them is set aside; where th
 documented default applies (KV precision 'auto', the batch cap of the version), that default is
 used and said in the row's note.
 
-Power and energy rows are not timings: `engine.costmodel.power` fits and checks them.
+Power and energy rows are not timings: `engine.costmodel.power` fits and checks them. A third
+file, calibration-a100-ascend.csv (GPUStack's Performance Lab), is rewritten into this reader's
+words and judged by it (`engine.costmodel.reference_gpustack`).
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ _MODELS = (
     ("Mixtral-8x7B", "mixtral-8x7b"),
     ("DeepSeek-R1", "deepseek-v3"),
     ("DeepSeek-V3", "deepseek-v3"),
+    ("Qwen3-30B-A3B", "qwen3-30b-a3b"),
+    ("Qwen3-8B", "qwen3-8b"),
 )
 """Model names in the data and the catalog entry of the same architecture (Llama-3-8B and
 Llama-3.1-8B differ only in their context limit; Hermes-3 is a fine-tune of Llama-3.1-405B;
@@ -89,6 +93,7 @@ def _hardware(name: str) -> str | None:
         ("H200", "h200"),
         ("B200", "b200"),
         ("L4 ", "l4"),
+        ("Ascend 910B", "ascend-910b"),
     ):
         if key in name:
             return hid
@@ -97,6 +102,8 @@ def _hardware(name: str) -> str | None:
 
 def _stack(framework: str) -> str:
     f = framework.lower()
+    if f.startswith(("vllm-ascend", "mindie")):
+        return f.split(" ", 1)[0]
     if f.startswith("sglang"):
         return "sglang"
     if f.startswith("tensorrt"):
@@ -377,7 +384,7 @@ def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog
         "prompt_tokens": isl, "output_tokens": osl, "unit": r["unit"], "source": r["source"],
         "stack": stack, "source_key": key, "max_batch": max_batch, "token_budget": budget,
         "chunked": settings.chunked_prefill, "count_input": count_input,
-        "kv_mem_fraction": 0.88 if stack == "sglang" else 0.9,
+        "kv_mem_fraction": stacks.kv_fraction(stack),
         "dp": lay.dp, "ep": lay.ep, "imbalance": lay.imbalance, "speculation": spec,
     }  # fmt: skip
     value = float(r["value"]) * (1000.0 if r["unit"].strip() == "s" else 1.0)
@@ -539,6 +546,9 @@ def reference_rows(catalog: Catalog) -> list[Row]:
         m = replace(m, stack=stack_of(m), source_key=source_key(m.source))
         rows.append(Row(m.id, m.source_key, m.stack, m.kind, m))
     rows.extend(read_extra_csv(extra, catalog))
+    from engine.costmodel import reference_gpustack  # it reads its rows with this module's judge
+
+    rows.extend(reference_gpustack.read_gpustack_rows(catalog))
     return rows
 
 

@@ -23,6 +23,14 @@ Sources (stored copies read through the project's search tools; see docs/calibra
   limited by the KV pool, not by a fixed cap. KV `auto`: bf16.
 - TensorRT-LLM, `trtllm-bench`/`trtllm-serve` defaults: `max_batch_size` 2,048 and
   `max_num_tokens` 8,192; its FP8 checkpoints quantise the KV cache to FP8 as well.
+- vLLM-Ascend (Huawei Ascend NPUs): a hardware plugin of vLLM, started with `vllm serve`, so
+  vLLM's engine arguments and their defaults hold (the V1 defaults by chip size: a 64 GB 910B
+  gets 2,048 tokens and 256 sequences); its profile is its own, as its kernels are.
+- MindIE (Huawei's serving stack for Ascend), `config.json` defaults (MindIE-LLM
+  service_parameter_configuration.md): `maxBatchSize` 200, `maxPrefillTokens` 8,192,
+  `templateType` "Standard" (prefill and decode batched apart, no SplitFuse chunking) with
+  `supportSelectBatch` false (prefill first), and the KV cache sized from 0.8 of the NPU's
+  memory (`NPU_MEMORY_FRACTION`).
 """
 
 from __future__ import annotations
@@ -32,19 +40,21 @@ from typing import Literal
 
 from engine.catalog.specs import GIB, HardwareSpec, KvPrecision, Precision
 
-StackId = Literal["vllm", "vllm-v0", "sglang", "trtllm"]
+StackId = Literal["vllm", "vllm-v0", "sglang", "trtllm", "vllm-ascend", "mindie"]
 
 STACK_NAMES: dict[str, str] = {
     "vllm": "vLLM",
     "vllm-v0": "vLLM V0 (before 0.8)",
     "sglang": "SGLang",
     "trtllm": "TensorRT-LLM",
+    "vllm-ascend": "vLLM-Ascend",
+    "mindie": "MindIE",
     "splitwise": "Splitwise characterization harness",
     "user": "user measurements",
 }
 """Display names of the stacks and measurement harnesses profiles are fitted to."""
 
-SERVING_STACKS: tuple[StackId, ...] = ("vllm", "sglang", "trtllm", "vllm-v0")
+SERVING_STACKS: tuple[StackId, ...] = ("vllm", "sglang", "trtllm", "vllm-v0", "vllm-ascend", "mindie")
 """Stacks a scenario can run under (`deployment.stack`)."""
 
 DEFAULT_STACK: StackId = "vllm"
@@ -55,6 +65,12 @@ LARGE_GPU_BYTES = 70 * GIB
 
 V0_CONTEXT = 32768
 """Context limit a vLLM V0 scenario is taken to run with: whole prompts, no chunking."""
+
+ASCEND_ONLY: tuple[StackId, ...] = ("vllm-ascend", "mindie")
+"""Stacks that run on Huawei Ascend NPUs only."""
+
+MINDIE_KV_FRACTION = 0.8
+"""The share of an NPU's memory MindIE sizes weights and KV cache in (`NPU_MEMORY_FRACTION`'s default)."""
 
 UNCAPPED_BATCH = 4096
 """Batch cap standing for 'limited by the KV pool only' (SGLang): the scenario's upper bound."""
@@ -77,7 +93,11 @@ def _large(hw: HardwareSpec) -> bool:
 
 def defaults(stack: str, hw: HardwareSpec, offline: bool = False) -> StackDefaults:
     """The scheduler defaults `stack` runs with on `hw` (online serving unless `offline`)."""
-    if stack == "vllm":
+    if stack == "mindie":
+        return StackDefaults(
+            200, 8192, False, 8192, "MindIE config.json defaults (prefill first, no chunking)"
+        )
+    if stack in ("vllm", "vllm-ascend"):
         if _large(hw):
             budget = 16384 if offline else 8192
             return StackDefaults(1024, budget, True, budget, "vLLM V1 defaults for chips of 70 GiB or more")
@@ -96,6 +116,20 @@ def defaults(stack: str, hw: HardwareSpec, offline: bool = False) -> StackDefaul
             "SGLang chunked_prefill_size by memory; running requests by KV pool",
         )
     return StackDefaults(2048, 8192, True, 8192, "TensorRT-LLM trtllm-bench/trtllm-serve defaults")
+
+
+def runs_only_on(stack: str, hw: HardwareSpec) -> str:
+    """Where `stack` runs when `hw` is not one of those chips ('NVIDIA GPUs only'), else ''."""
+    if stack == "trtllm" and hw.vendor != "NVIDIA":
+        return "NVIDIA GPUs only"
+    if stack in ASCEND_ONLY and not hw.id.startswith("ascend"):
+        return "Huawei Ascend NPUs only"
+    return ""
+
+
+def kv_fraction(stack: str) -> float:
+    """The memory fraction a stack's KV cache and weights share by default (vLLM's 0.9, SGLang's 0.88)."""
+    return {"sglang": 0.88, "mindie": MINDIE_KV_FRACTION}.get(stack, 0.9)
 
 
 def activation_tokens(stack: str, token_budget: int) -> int:

@@ -85,8 +85,20 @@ RELATED: dict[str, tuple[str, ...]] = {
     "vllm-v0": ("vllm", "sglang", "trtllm"),
     "sglang": ("vllm", "vllm-v0", "trtllm"),
     "trtllm": ("vllm", "sglang", "vllm-v0"),
+    "vllm-ascend": ("mindie",),
+    "mindie": ("vllm-ascend",),
 }
 """For a stack with no fit on a chip, the other stacks whose profile it borrows, closest first."""
+
+PLATFORM_STACKS: dict[tuple[str, str], str] = {("ascend", "vllm"): "vllm-ascend"}
+"""(chip id prefix, stack) -> the stack as it runs there: vLLM on an Ascend NPU is vLLM-Ascend, vLLM
+with Huawei's hardware plugin (`vllm serve`), so the chip's vLLM-Ascend fit is its vLLM fit."""
+
+
+def native_stack(chip: str, stack: str) -> str:
+    """`stack` as it runs on `chip` (`PLATFORM_STACKS`)."""
+    return next((n for (pre, s), n in PLATFORM_STACKS.items() if s == stack and chip.startswith(pre)), stack)
+
 
 ILLUSTRATIVE_REFERENCE = "h100-sxm"
 """An illustrative (what-if) chip runs with this chip's fitted profile under the same stack: its
@@ -330,9 +342,9 @@ def borrowed_profile(
     The chip's own fit; else a fit of the same silicon; else another stack's fit of the chip or
     its silicon, closest stack first. `engine.costmodel.crossval` applies the same rules to refits.
     """
-    own = fitted(chip, stack)
+    own = fitted(chip, native_stack(chip, stack))
     if own is not None:
-        return own, "fitted", chip, stack
+        return own, "fitted", chip, native_stack(chip, stack)
     siblings = siblings_of(chip)
     for sib in siblings:
         twin = fitted(sib, stack)

@@ -28,11 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.catalog.entries import Catalog
-from engine.costmodel.stacks import STACK_NAMES
+from engine.costmodel.stacks import STACK_NAMES, runs_only_on
 from engine.costmodel.trust import (
     BASIS_TEXT,
     FIGURES,
-    NVIDIA_ONLY,
     PARTIAL_TEXT,
     Calibration,
     calibration,
@@ -350,9 +349,9 @@ def chip_rows(
     own = set(custom)
     for hw in catalog.hardware.values():
         prof, cal = calibration(hw, stack, catalog, moe=moe, custom=hw.id in own)
-        if stack in NVIDIA_ONLY and hw.vendor != "NVIDIA":  # resolving refuses it: no profile to show
+        if only := runs_only_on(stack, hw):  # resolving refuses it: no profile to show
             out[hw.id] = {
-                "calibration": f"not run by {stack_name(stack)} (NVIDIA GPUs only)",
+                "calibration": f"not run by {stack_name(stack)} ({only})",
                 "calibrated": False,
                 "calibration_rule": "",
                 "expected_error": "",

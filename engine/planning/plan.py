@@ -47,8 +47,8 @@ from engine.catalog.entries import Catalog
 from engine.catalog.specs import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.costmodel.stacks import STACK_NAMES
-from engine.costmodel.trust import BASIS_TEXT, NVIDIA_ONLY, PARTIAL_TEXT, Calibration, calibration
+from engine.costmodel.stacks import STACK_NAMES, runs_only_on
+from engine.costmodel.trust import BASIS_TEXT, PARTIAL_TEXT, Calibration, calibration
 from engine.planning.portfolio import (
     MAX_POOLS,
     Portfolio,
@@ -806,11 +806,11 @@ def plan(
     budget = space.budget_usd_per_hour if space.budget_usd_per_hour is not None else math.inf
     all_bounds = []
     stack = scenario.deployment.stack
-    barred = {h for h in chips if stack in NVIDIA_ONLY and cat.hardware[h].vendor != "NVIDIA"}
+    barred = {h: only for h in chips if (only := runs_only_on(stack, cat.hardware[h]))}
     for shape in shapes(space, kinds):
         b = lower_bound(shape, search.rates, d, space.max_instances_per_pool)
-        if not b.pruned and {shape.prefill.hardware, shape.decode.hardware} & barred:
-            b = replace(b, pruned=f"{STACK_NAMES.get(stack, stack)} runs on NVIDIA GPUs only")
+        if not b.pruned and (hit := {shape.prefill.hardware, shape.decode.hardware} & set(barred)):
+            b = replace(b, pruned=f"{STACK_NAMES.get(stack, stack)} runs on {barred[min(hit)]}")
         if not b.pruned and b.usd_per_hour > budget:
             b = replace(b, pruned=f"over budget (at least ${b.usd_per_hour:,.2f}/h)")
         all_bounds.append(b)
@@ -848,7 +848,7 @@ def plan(
     notes: list[str] = []
     portfolios: list[PortfolioBound] = []
     if space.portfolio:
-        portfolios, best, notes = _portfolios(search, d, kinds, barred, live, cap, status, found, best)
+        portfolios, best, notes = _portfolios(search, d, kinds, set(barred), live, cap, status, found, best)
     return _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes)
 
 

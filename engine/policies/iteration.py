@@ -71,7 +71,10 @@ class PrefillFirst(IterationScheduler):
     mixes_decodes: ClassVar[bool] = False
 
 
-STACK_SCHEDULER = {"vllm": "mixed", "trtllm": "mixed", "sglang": "prefill_first", "vllm-v0": "prefill_first"}
+STACK_SCHEDULER = {
+    "vllm": "mixed", "trtllm": "mixed", "sglang": "prefill_first", "vllm-v0": "prefill_first",
+    "vllm-ascend": "mixed", "mindie": "prefill_first",
+}  # fmt: skip
 """The iteration scheduler each serving stack runs by default."""
 
 

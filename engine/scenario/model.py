@@ -433,7 +433,7 @@ class Deployment(Frozen):
     """How the work is split: colocated (mixed pools) or disaggregated (prefill + decode)."""
 
     mode: Literal["colocated", "disaggregated"] = "colocated"
-    stack: Literal["vllm", "sglang", "trtllm", "vllm-v0"] = "vllm"
+    stack: Literal["vllm", "sglang", "trtllm", "vllm-v0", "vllm-ascend", "mindie"] = "vllm"
     """Serving stack: its calibration profile per chip and its scheduler defaults (docs/calibration.md)."""
     pools: Annotated[tuple[Pool, ...], Field(min_length=1, max_length=bounds.MAX_POOLS)] = (
         Pool(name="main"),

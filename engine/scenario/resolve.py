@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import GIB, HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
-from engine.costmodel import ownership, power, trust
+from engine.costmodel import ownership, power, stacks, trust
 from engine.costmodel.iteration import IterationCost, decode_cost, prefill_cost
 from engine.costmodel.perf import Instance, Speculation
 from engine.costmodel.trust import Calibration
@@ -143,6 +143,12 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
             raise ScenarioError(
                 f"deployment.stack: {scenario.deployment.stack!r} runs on NVIDIA GPUs only; {where}.hardware is "
                 f"{hw.id!r} ({hw.vendor}). Choose vllm or sglang, or an NVIDIA chip"
+            )
+        if scenario.deployment.stack in stacks.ASCEND_ONLY and not hw.id.startswith("ascend"):
+            raise ScenarioError(
+                f"deployment.stack: {scenario.deployment.stack!r} runs on Huawei Ascend NPUs only; {where}.hardware "
+                f"is {hw.id!r} ({hw.vendor}). Choose another stack, or name the profile on the Ascend pool "
+                f"(deployment.pools[i].profile = {scenario.deployment.stack!r})"
             )
         custom = any(h.id == hw.id for h in scenario.custom_hardware)
         hw, name, cal = trust.effective_chip(

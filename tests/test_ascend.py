@@ -1,0 +1,121 @@
+"""Huawei Ascend 910B: a sourced catalog entry, a fit reproduced from its rows, a preset that runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.catalog.entries import Catalog
+from engine.cli.main import main
+from engine.costmodel import calibrate, reference, reference_gpustack, trust
+from engine.explain import confidence
+
+CHIP = "ascend-910b"
+
+
+def test_the_entry_cites_the_910b2_figures_of_the_spec_sheet(catalog: Catalog) -> None:
+    hw = catalog.chip(CHIP)
+    assert (hw.vendor, hw.kind) == ("Huawei", "NPU")
+    assert "910B2" in hw.name and "910B2" in hw.notes
+    assert dict(hw.tflops) == {"bf16": 353.9}  # cube only; no INT8 figure is published
+    assert (hw.memory_gb, hw.memory_tb_s) == (64, 1.6)
+    for field in ("tflops", "memory_gb", "memory_tb_s", "pcie_gb_s", "tdp_w"):
+        assert "ascend-spec.md" in hw.sources[field], field
+    # where sources disagree, the entry says what it did not take
+    assert "376" in hw.sources["tflops"] and "280" in hw.sources["tflops"]
+    assert "1.2 TB/s" in hw.sources["memory_tb_s"] and "310 W" in hw.sources["tdp_w"]
+    for guessed in ("scale_up_gb_s", "usd_per_hour", "capex_usd"):
+        assert hw.sources[guessed].startswith("assumption"), guessed
+
+
+@pytest.fixture(scope="module")
+def rows(catalog: Catalog) -> list[reference.Row]:
+    return reference_gpustack.read_gpustack_rows(catalog)
+
+
+def test_rows_are_read_as_they_ran(rows: list[reference.Row]) -> None:
+    by_id = {r.id: r for r in rows}
+    assert len(rows) == 1027
+    burst = by_id["A1000"].point  # 1000 random prompts of 128 + 4 tokens, all at t = 0
+    assert burst is not None and burst.static and burst.batch == 1000
+    assert (burst.prompt_tokens, burst.output_tokens, burst.stack) == (128, 4, "vllm-ascend")
+    sharegpt = by_id["A937"].point  # MindIE, ShareGPT burst: the block's mean lengths
+    assert sharegpt is not None and (sharegpt.prompt_tokens, sharegpt.output_tokens) == (217, 202)
+    assert (sharegpt.max_batch, sharegpt.chunked, sharegpt.kv_mem_fraction) == (200, False, 0.8)
+    closed = by_id["A1015"].point  # max-concurrency 4, mean TPOT
+    assert closed is not None and (closed.kind, closed.concurrency, closed.prompts) == ("tpot", 4, 100)
+    assert "NPU count" in by_id["A712"].reason  # MindIE Qwen3-30B-A3B: world size unstated
+    assert "Conclusion-table" in by_id["A1020"].reason
+    assert "another view" in by_id["A929"].reason  # the total throughput of A928's block
+    assert by_id["A001"].reason == reference_gpustack.A100_REASON
+
+
+def test_the_910b_profile_is_a_fresh_fit_of_its_vllm_ascend_rows(catalog: Catalog) -> None:
+    fits = calibrate.reference_fits(reference.usable_points(catalog), catalog)
+    fit = fits[(CHIP, "vllm-ascend")]
+    shipped = catalog.chip(CHIP).profiles["vllm-ascend"]
+    assert shipped.eta_compute == pytest.approx(fit.profile.eta_compute, abs=0.002)
+    assert shipped.eta_bandwidth == pytest.approx(fit.profile.eta_bandwidth, abs=0.002)
+    assert shipped.overhead_ms == pytest.approx(fit.profile.overhead_ms, abs=0.02)
+    assert sorted(fit.table["id"]) == sorted(["A928", "A1000", "A1009", "A1012", "A1015"])
+    assert fit.table["abs_error"].median() < 0.2
+    # MindIE has one usable dense row: not a fit, a held-out check of the vLLM-Ascend profile
+    assert (CHIP, "mindie") not in fits
+
+
+def test_the_910b_shows_its_fitted_band_under_vllm(catalog: Catalog) -> None:
+    hw = catalog.chip(CHIP)
+    prof, cal = trust.calibration(hw, "vllm", catalog)
+    assert cal.fitted and prof == hw.profiles["vllm-ascend"]
+    assert cal.expected_error == trust.expected_errors("fitted")
+    row = confidence.chip_rows(catalog, "vllm")[CHIP]
+    assert row["calibrated"] and row["throughput_error"] == trust.expected_errors("fitted")["throughput"]
+    _, mindie = trust.calibration(hw, "mindie", catalog)
+    assert mindie.basis == "other_stack" and "vLLM-Ascend" in mindie.rule
+    # under an Ascend stack the other chips show that it does not run on them, as TensorRT-LLM does
+    assert confidence.chip_rows(catalog, "mindie")["h100-sxm"]["calibration"] == (
+        "not run by MindIE (Huawei Ascend NPUs only)"
+    )
+    assert (
+        confidence.chip_rows(catalog, "trtllm")[CHIP]["calibration"]
+        == "not run by TensorRT-LLM (NVIDIA GPUs only)"
+    )
+
+
+def test_ascend_stacks_are_refused_on_other_chips(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "chat-colocated", "--set", "deployment.stack=mindie"]) == 2
+    assert "runs on Huawei Ascend NPUs only" in capsys.readouterr().err
+    args = ["run", "chat-ascend-910b", "--set", "deployment.stack=trtllm"]
+    assert main(args) == 2
+    assert "NVIDIA GPUs only" in capsys.readouterr().err
+
+
+def test_the_preset_runs_the_910b_beside_an_h100(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "chat-ascend-910b", "--set", "duration_s=60", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    cal = doc["calibration"]
+    assert set(cal) == {"ascend", "h100"}
+    assert cal["ascend"]["fitted"] and cal["ascend"]["basis"] == "fitted"
+    assert "vLLM-Ascend measurements" in cal["ascend"]["rule"]
+    assert cal["ascend"]["expected_error"]["throughput"] == pytest.approx(0.15)
+    assert cal["h100"]["fitted"]
+
+
+def test_the_catalog_lists_the_910b_with_its_band(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(CHIP))
+    assert "NPU" in line and "calibrated, throughput ± 15%" in line and "uncalibrated" not in line
+    assert main(["catalog", "--json"]) == 0
+    chip = next(h for h in json.loads(capsys.readouterr().out)["hardware"] if h["id"] == CHIP)
+    assert chip["calibration"]["calibrated"] and "TPOT ± 7%" in chip["calibration"]["expected_error"]
+
+
+def test_the_results_page_marks_both_chips_fitted_with_their_band() -> None:
+    from tests.test_app import app, assert_clean, short
+
+    at = app("results", short("chat-ascend-910b"), preset="chat-ascend-910b")
+    assert_clean(at)
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes
+    assert "Every pool runs with a profile fitted to its chip under vLLM" in captions
+    assert "ascend-910b ± 15%" in captions and "TPOT ± 7%" in captions
