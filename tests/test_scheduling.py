@@ -501,3 +501,31 @@ def test_elastic_roles_return_home_once_the_spike_is_over() -> None:
     res = simulate(_spike())
     check_invariants(res, records(_spike())[0])
     assert res.summary["scheduler"]["role_restores"] == counters["role_restores"]
+
+
+@pytest.mark.parametrize("policy", ["queue", "reject", "forever"])
+def test_a_kv_link_that_goes_down_queues_or_fails_every_hand_off_with_a_reason(policy: str) -> None:
+    """Issue 34: a link fault with link_factor 0 takes the prefill pool's KV link down for 10 s: hand-offs
+    wait for it (queue) or fail with `link_down` (reject, or a link down for good); every request ends
+    exactly once, and nothing crosses the link while it is down."""
+    fault: dict[str, Any] = {"at_s": 20.0, "pool": "prefill", "kind": "link", "link_factor": 0.0}
+    if policy != "forever":
+        fault.update(duration_s=10.0, link_down=policy)
+    s = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 60.0, "faults": [fault]})
+    rec, _ = records(s)
+    res = simulate(s)
+    check_invariants(res, rec)
+    table = res.requests
+    down = (table["first_token_s"] >= 20.0) & (table["first_token_s"] - table["kv_transfer_s"] < 30.0)
+    sent_while_down = table[down & (table["first_token_s"] - table["kv_transfer_s"] > 20.0)]
+    assert sent_while_down.empty  # a hand-off starts only once the link is back
+    failed = table[table["reason"] == "link_down"]
+    if policy == "queue":
+        assert failed.empty and (table["outcome"] == "completed").all()
+        waited = table[(table["arrival_s"] > 21.0) & (table["arrival_s"] < 28.0)]
+        assert len(waited) > 10 and (waited["first_token_s"] >= 30.0).all()
+    elif policy == "reject":
+        assert len(failed) > 10 and failed["arrival_s"].between(19.0, 30.0).all()
+        assert (table[table["arrival_s"] > 31.0]["outcome"] == "completed").all()
+    else:
+        assert (table[table["arrival_s"] > 21.0]["reason"] == "link_down").all()

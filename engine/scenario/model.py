@@ -606,6 +606,9 @@ class Fault(Frozen):
     With `kind = "link"`, the pool's KV link (a prefill pool's, disaggregated) runs at
     `link_factor` of its bandwidth for `duration_s` instead: a degraded or congested network.
     Transfers started meanwhile take that much longer; transfers under way finish as scheduled.
+    `link_factor = 0` takes the link down: hand-offs from the pool wait for it to come back
+    (`link_down = "queue"`, parked as for decode memory) or fail with reason `link_down`
+    ("reject"); a link down for good fails them either way.
     """
 
     at_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)]
@@ -614,7 +617,8 @@ class Fault(Frozen):
     duration_s: Annotated[float, Field(gt=0, le=bounds.MAX_DURATION_S)] | None = None
     in_flight: Literal["retry", "fail"] = "retry"
     kind: Literal["instances", "link"] = "instances"
-    link_factor: Annotated[float, Field(gt=0, le=1)] = 0.1
+    link_factor: Annotated[float, Field(ge=0, le=1)] = 0.1
+    link_down: Literal["queue", "reject"] = "queue"
 
 
 class Scenario(Frozen):

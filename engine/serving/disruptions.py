@@ -24,8 +24,11 @@ def fault(sim: DisruptionHost[Server], spec: Fault) -> Any:
     yield sim.env.timeout(spec.at_s)
     pool = next(p for p in sim.resolved.pools if p.spec.name == spec.pool)
     if spec.kind == "link":
-        sim.link_factor[pool.index] *= spec.link_factor
         sim.counters["link_faults"] += 1
+        if spec.link_factor == 0.0:
+            yield from _link_down(sim, pool.index, spec)
+            return
+        sim.link_factor[pool.index] *= spec.link_factor
         if spec.duration_s is not None:
             yield sim.env.timeout(spec.duration_s)
             sim.link_factor[pool.index] /= spec.link_factor
@@ -52,6 +55,16 @@ def fault(sim: DisruptionHost[Server], spec: Fault) -> Any:
         fallen = _prefill_back(sim)
         if fallen:
             yield from _restore_roles(sim, fallen)
+
+
+def _link_down(sim: DisruptionHost[Server], pool: int, spec: Fault) -> Any:
+    """A pool's KV link is down: hand-offs from it wait or fail (`Fault.link_down`) until it is back."""
+    reject = spec.link_down == "reject"
+    sim.link_down(pool, reject, forever=spec.duration_s is None)
+    if spec.duration_s is None:
+        return
+    yield sim.env.timeout(spec.duration_s)
+    sim.link_up(pool, reject)
 
 
 def _prefill_back(sim: DisruptionHost[Server]) -> list[Server]:

@@ -47,6 +47,10 @@ class ParkedHandoffs:
         """Free a prefilled prompt's KV on its prefill instance (the KV ledger's)."""
         raise NotImplementedError
 
+    def refusal(self, srv: Server) -> str:
+        """Why a hand-off from `srv` fails over the link now (the KV ledger's)."""
+        raise NotImplementedError
+
     def park(self, srv: Server, rid: int, need: int) -> None:
         """Park a prefilled prompt that needs `need` KV tokens on a decode instance."""
         self.pending_handoff.append((srv, rid))
@@ -100,7 +104,7 @@ class ParkedHandoffs:
                     rooms = self._pool_rooms(decode)
                 continue
             # no single instance takes it (preemption: its whole length)
-            why = fleet.undeliverable(rid, sender=srv)
+            why = fleet.undeliverable(rid, sender=srv) or self.refusal(srv)
             if why:
                 del pending[i], needs[i]
                 self.release_prefilled(srv, rid)
@@ -130,7 +134,9 @@ class ParkedHandoffs:
                 self.handoff(srv, rid)
                 room = self._decode_room(decode)
                 continue
-            why = fleet.undeliverable(rid, cap, srv)  # fits nowhere now
+            why = fleet.undeliverable(rid, cap, srv) or self.refusal(
+                srv
+            )  # fits nowhere now, or the link refuses
             if why:
                 self.release_prefilled(srv, rid)
                 led.end(rid, FAILED, why)
@@ -140,6 +146,11 @@ class ParkedHandoffs:
                 if need < self._pending_min_need:
                     self._pending_min_need = need
         self._pending_epoch = epoch
+
+    def recheck(self) -> None:
+        """Something other than the fleet changed what may be delivered: check every parked hand-off."""
+        self._pending_epoch = -1
+        self.retry_handoffs()
 
     def strand_handoffs(self) -> list[int]:
         """Forget the waiting hand-offs whose prefill instance is down; return their requests."""

@@ -128,6 +128,12 @@ class DisruptionHost(Host[Srv], Protocol[Srv]):
     def retry_handoffs(self) -> None:
         """Try the parked prefill-to-decode hand-offs again."""
 
+    def link_down(self, pool: int, reject: bool, forever: bool) -> None:
+        """A pool's KV link goes down: its hand-offs fail (`reject`, or `forever`) or wait."""
+
+    def link_up(self, pool: int, reject: bool) -> None:
+        """A pool's KV link is back (from a fault that went down with `reject`)."""
+
     def strand_handoffs(self) -> list[int]:
         """Forget the parked hand-offs whose prefill instance is down; return their requests."""
 

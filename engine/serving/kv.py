@@ -157,8 +157,8 @@ class KvLedger(ParkedHandoffs):
         """Send a prefilled prompt to a decode instance with room, or park it until one has some."""
         if self.send(srv, rid):
             return
-        why = self.fleet.undeliverable(rid, sender=srv)
-        if why:  # no decode instance that could take it will ever be up again
+        why = self.fleet.undeliverable(rid, sender=srv) or self.link.refusal(srv)
+        if why:  # no decode instance that could take it will ever be up again, or the link is down
             self.release_prefilled(srv, rid)
             self.ledger.end(rid, FAILED, why)
         else:  # waits for decode memory, or for an instance to come back
@@ -171,6 +171,8 @@ class KvLedger(ParkedHandoffs):
 
     def send(self, srv: Server, rid: int) -> bool:
         """Reserve room on a decode instance and send the KV cache over the link; False if none has room."""
+        if self.link.down[srv.pool.index]:
+            return False  # nothing crosses a link that is down
         led = self.ledger
         need = self.handoff_need(rid)
         decode = self.fleet.servers_of("decode")
@@ -225,6 +227,10 @@ class KvLedger(ParkedHandoffs):
             self.on_lost(rid)
             return
         self.on_delivered(dst, rid)
+
+    def refusal(self, srv: Server) -> str:
+        """Why a hand-off from `srv` fails over the link now ('' when it may be sent or wait)."""
+        return self.link.refusal(srv)
 
     # --- preemption -------------------------------------------------------------------------
     def swap_time(self, srv: Server, tokens: int) -> float:

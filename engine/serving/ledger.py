@@ -43,6 +43,7 @@ NO_DECODE = "no_decode_instance"
 LOST = "instance_lost"
 UNFINISHED = "unfinished_at_end"
 DEGRADED = "degraded"
+LINK_DOWN = "link_down"
 REASONS = {
     TOO_LONG: "the request needs more KV memory than any instance of its role has",
     TOO_LONG_LIVE: "too long for the KV memory of every instance it could be sent to now (decode: ever again)",
@@ -51,6 +52,7 @@ REASONS = {
     LOST: "its instance failed and the fault fails requests in flight",
     UNFINISHED: "still in flight when the run ended (a safety net: a correct run never needs it)",
     DEGRADED: "shed while the deployment was degraded: its class is below deployment.degrade.shed_below_priority",
+    LINK_DOWN: "its prefill pool's KV link was down and the fault rejects hand-offs (faults[i].link_down)",
 }
 """Why the simulator rejects or fails a request (admission policies add their own reasons)."""
 

@@ -6,7 +6,8 @@ scale-out bandwidth across its chips), scaled by any link fault on the sending p
 (`link_factor`), and never above a shared fabric that every hand-off also crosses. A transfer
 may overlap the prefill layer by layer (`exposed_transfer_time`); each sender's NIC sends one
 transfer at a time, and the shared fabric's capacity is spent in arrival order (a fluid FIFO
-queue), so a transfer can start late behind others.
+queue), so a transfer can start late behind others. A link that is down (a link fault with
+`link_factor = 0`) sends nothing: hand-offs wait for it or fail, per the fault (`refusal`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.costmodel.iteration import exposed_transfer_time, kv_transfer_time
+from engine.serving.ledger import LINK_DOWN
 
 if TYPE_CHECKING:
     from engine.scenario.resolve import Resolved
@@ -29,9 +31,29 @@ class KvLink:
         self.overlap = link.overlap
         self.gb_s = link.bandwidth_gb_s
         self.factor: list[float] = [1.0] * len(resolved.pools)  # link faults degrade a pool's link
+        # per pool: link faults that have it down now, and whether a hand-off then fails or waits
+        self.down: list[int] = [0] * len(resolved.pools)
+        self.rejects: list[int] = [0] * len(resolved.pools)  # of `down`, those whose hand-offs fail
+        self.forever: list[bool] = [False] * len(resolved.pools)  # down for good
         # a fabric every hand-off also crosses, and when it is next free (FIFO)
         self.shared_bytes_s = link.shared_gb_s * 1e9 if link.shared_gb_s else 0.0
         self.shared_free_s = 0.0
+
+    def take_down(self, pool: int, reject: bool, forever: bool) -> None:
+        """A link fault takes the pool's link down (faults may overlap)."""
+        self.down[pool] += 1
+        self.rejects[pool] += int(reject)
+        self.forever[pool] = self.forever[pool] or forever
+
+    def bring_up(self, pool: int, reject: bool) -> None:
+        """A link fault that took the pool's link down ends."""
+        self.down[pool] -= 1
+        self.rejects[pool] -= int(reject)
+
+    def refusal(self, srv: Server) -> str:
+        """Why a hand-off from `srv` fails now ('' when it may be sent, or may wait for the link)."""
+        pool = srv.pool.index
+        return LINK_DOWN if self.down[pool] and (self.rejects[pool] or self.forever[pool]) else ""
 
     def send(self, srv: Server, tokens: float, now: float, prefill_s: float) -> tuple[float, float]:
         """Send `tokens` of KV from `srv` now: (when the transfer ends, its unqueued duration).

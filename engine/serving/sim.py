@@ -139,6 +139,17 @@ class Simulation:
         """Try the parked prefill-to-decode hand-offs again."""
         self.kv.retry_handoffs()
 
+    def link_down(self, pool: int, reject: bool, forever: bool) -> None:
+        """A pool's KV link goes down: its hand-offs fail (`reject`, or `forever`) or wait."""
+        self.kv.link.take_down(pool, reject, forever)
+        if reject or forever:
+            self.kv.recheck()  # parked hand-offs from the pool fail now
+
+    def link_up(self, pool: int, reject: bool) -> None:
+        """A pool's KV link is back: what waited for it is sent."""
+        self.kv.link.bring_up(pool, reject)
+        self.kv.retry_handoffs()
+
     def strand_handoffs(self) -> list[int]:
         """Forget the parked hand-offs whose prefill instance is down; return their requests."""
         return self.kv.strand_handoffs()
