@@ -191,7 +191,7 @@ st.dataframe(  # every class, every column
     hide_index=True,
     width="stretch",
     height="content",
-    column_config=tables.SLO_TAIL,
+    column_config=tables.slo_tail_columns(sustain.shortfall_rps(s) is not None),
 )
 
 with st.expander("All summary figures", icon=":material/table_rows:"):
