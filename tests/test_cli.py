@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -158,4 +159,25 @@ def test_run_text_prints_no_bare_latency_for_an_unsustainable_run(capsys: pytest
     assert len(latency) >= 4
     assert all("grows with run length" in line for line in latency), latency
     assert main(["run", "chat-disaggregated", "--set", "duration_s=120"]) == 0
+    assert "grows with run length" not in capsys.readouterr().out
+
+
+def test_the_planners_margin_marks_a_choice_that_falls_behind(capsys: pytest.CaptureFixture[str]) -> None:
+    from types import SimpleNamespace
+
+    from engine.cli.plan import print_margin
+    from engine.planning.margin import Check
+
+    def margin(shortfall: float | None) -> Any:
+        chosen = Check(run=0, passes=False, slo_attainment=0.4, goodput_rps=9.0, ttft_ms_p90=61_000.0,
+                       tpot_ms_p90=24.0, shortfall_rps=shortfall)  # fmt: skip
+        slowed = SimpleNamespace(best_run=None, simulated=6, slowdown={"h100-sxm": 0.15})
+        return SimpleNamespace(chosen=chosen, holds=False, slowed=slowed, slowdown=slowed.slowdown,
+                               nothing_text=lambda: "")  # fmt: skip
+
+    print_margin(margin(3.2))
+    out = capsys.readouterr().out
+    assert "TTFT p90 61,000 ms, TPOT p90 24.0 ms, grows with run length" in out
+    assert "unsustainable, short by 3.2 req/s" in out
+    print_margin(margin(None))
     assert "grows with run length" not in capsys.readouterr().out

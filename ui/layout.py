@@ -190,12 +190,13 @@ def shows_change(text: str) -> bool:
 
 
 def strip_rows(
-    now: dict[str, float | None], prev: dict[str, float | None], behind: bool = False
+    now: dict[str, float | None], prev: dict[str, float | None], shortfall_rps: float | None = None
 ) -> list[tuple[str, str, str]]:
     """(label, value, coloured change) per row of the live strip; green when the change is good,
     grey for a cost that fell while fewer requests met their SLO (an overloaded run bills the same
-    chips over more, slower requests: cheaper per request, and no better). An unsustainable run
-    (`behind`) shows its latencies as at least their value, growing with run length, and no change."""
+    chips over more, slower requests: cheaper per request, and no better). An unsustainable run (its
+    `shortfall_rps` given) shows its latencies as at least their value, growing with run length, and
+    no change."""
     slo = _delta(now.get("slo_attainment"), prev.get("slo_attainment"), 100.0)
     worse = slo is not None and slo < -SLO_FALL_PTS
     rows = []
@@ -206,10 +207,9 @@ def strip_rows(
             good = (d < 0) == lower
             colour = "gray" if key in COSTS and d < 0 and worse else "green" if good else "red"
             change = f":small[:{colour}[{'▼' if d < 0 else '▲'}{text}]]"
-        if behind and key in GROWING:  # set by the run's length: no figure to compare
-            rows.append(
-                (label, sustain.at_least(fmt(now.get(key)), 0.0), f":small[:orange[{sustain.GROWS}]]")
-            )
+        if shortfall_rps is not None and key in GROWING:  # set by the run's length: nothing to compare
+            grows = f":small[:orange[{sustain.GROWS}]]"
+            rows.append((label, sustain.at_least(fmt(now.get(key)), shortfall_rps), grows))
             continue
         rows.append((label, fmt(now.get(key)), change))
     return rows
@@ -234,7 +234,7 @@ def live_strip(result: SimResult) -> None:
     nbsp = "\u00a0"  # a value and its change each stay on one line (the change wraps below as a whole)
     rows = [
         (a.replace("$", "\\$"), b.replace("$", "\\$").replace(" ", nbsp), c.replace(" ", nbsp))
-        for a, b, c in strip_rows(h, prev, bool(result.summary.get("unsustainable")))
+        for a, b, c in strip_rows(h, prev, sustain.shortfall_rps(result.summary))
     ]  # "$" opens LaTeX
     box.markdown(
         "| figure | this run |\n|:--|--:|\n" + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)
