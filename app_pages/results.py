@@ -45,8 +45,8 @@ HEADLINE = (
     ),
 )
 
+# headline figures an unsustainable run shows as growing with run length (`engine.explain.sustain`)
 LATENCY_KEYS = ("ttft_p99_ms", "tpot_p99_ms")
-"""Headline figures an unsustainable run shows as growing with run length (`engine.explain.sustain`)."""
 
 
 def headline_figures(moves: confidence.Moves | None) -> None:
