@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.core.errors import ScenarioError
-from engine.explain import confidence
+from engine.explain import confidence, sustain
 from engine.explain import presentation as pr
 from engine.explain.previews import with_mode
 from engine.explain.replicas import compare_with_noise
@@ -77,6 +77,11 @@ if sa.workload != sb.workload or sa.seed != sb.seed:
         "A and B have different workloads or seeds: they do not see the same requests, so the comparison is not paired."
     )
 
+for side, run in (("A", ra), ("B", rb)):  # before the figures it qualifies
+    if (behind := sustain.line(run.summary)) is not None:
+        st.error(plain(f"{side}: {behind}"), icon=":material/trending_up:")
+behind_a, behind_b = sustain.shortfall_rps(ra.summary), sustain.shortfall_rps(rb.summary)
+
 reps = replicas.run([sa, sb], n_seeds)  # None with one seed, or until the other seeds are done
 table = pr.with_expected_error(
     compare_with_noise(*reps) if reps else pr.compare(ra.summary, rb.summary), ta, tb
@@ -132,9 +137,13 @@ def headline_row(moves_a: confidence.Moves | None, moves_b: confidence.Moves | N
         )
         if delta and apart:
             delta = f"{delta} · another cost basis"
+        grows = k in ("ttft_p99_ms", "tpot_p99_ms") and (behind_a is not None or behind_b is not None)
+        if grows:  # a latency set by a run's length: marked, and no change from A
+            va = sustain.latency(sustain.at_least(va, behind_a), behind_a)
+            vb, delta = sustain.at_least(vb, behind_b), sustain.GROWS
         col.metric(f"{label}: B", vb, delta=f"{delta} · within noise" if delta and quiet else delta,
-                   delta_color="off" if quiet or still or apart else "inverse" if inverse else "normal",
-                   delta_arrow="off" if still else "auto",
+                   delta_color="off" if quiet or still or apart or grows else "inverse" if inverse else "normal",
+                   delta_arrow="off" if still or grows else "auto",
                    help=f"A: {va}. {layout.METRIC_HELP[k]}", border=True, width="content" if wide else "stretch")  # fmt: skip
 
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import streamlit as st
 
-from engine.explain import confidence
+from engine.explain import confidence, sustain
 from engine.explain import presentation as pr
 from ui import charts, export, layout, lesson, margin, marks, planner, replicas, state, tables
 from ui.text import plain
@@ -23,6 +23,8 @@ cap.caption(
     f"{req['rejected']:,} rejected, {req['failed']:,} failed) · simulated in {res.wall_s:.2f} s "
     f"({res.events:,} events) · engine {res.engine_version} · seed {sc.seed}"
 )
+if (behind := sustain.line(s)) is not None:  # before the figures it qualifies
+    st.error(plain(behind), icon=":material/trending_up:")
 if (edge := pr.edge_line(s)) is not None:
     st.info(plain(edge), icon=":material/cell_tower:")
 reps = replicas.run([sc], n_seeds)  # None with one seed, or until the other seeds are done
@@ -43,6 +45,9 @@ HEADLINE = (
     ),
 )
 
+# headline figures an unsustainable run shows as growing with run length (`engine.explain.sustain`)
+LATENCY_KEYS = ("ttft_p99_ms", "tpot_p99_ms")
+
 
 def headline_figures(moves: confidence.Moves | None) -> None:
     """The headline row: each figure with its band (the run's spread once known, else the
@@ -54,8 +59,11 @@ def headline_figures(moves: confidence.Moves | None) -> None:
     if rep is not None:
         shown.append(("Throughput", replicas.pm("throughput_rps", rep.headline["throughput_rps"]), "throughput_rps",
                       "Completed requests per second of the window."))  # fmt: skip
+    short = sustain.shortfall_rps(s)
     for label, text, key, help_ in shown:
         value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
+        if short is not None and key in LATENCY_KEYS:  # a figure set by the run's length, not a band
+            value, band = sustain.at_least(value, short), sustain.GROWS
         st.metric(label, value, delta=band, delta_color="off", delta_arrow="off", help=help_, border=True,
                   width="content")  # fmt: skip
 
@@ -183,7 +191,7 @@ st.dataframe(  # every class, every column
     hide_index=True,
     width="stretch",
     height="content",
-    column_config=tables.SLO_TAIL,
+    column_config=tables.slo_tail_columns(sustain.shortfall_rps(s) is not None),
 )
 
 with st.expander("All summary figures", icon=":material/table_rows:"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -132,3 +133,51 @@ def test_run_json_never_loads_pandas() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout)["requests"]["completed"] > 0
     assert out.stderr.strip() == "", out.stderr
+
+
+OVERLOADED = ["--set", "duration_s=120", "--set", "workload.arrival.rate_rps=48"]
+
+
+def test_run_json_marks_an_unsustainable_run_and_only_that(capsys: pytest.CaptureFixture[str]) -> None:
+    """`unsustainable` is null for a run that keeps up, `{shortfall_rps, ...}` for one whose queue
+    grows through the window (chat-disaggregated at three times its load)."""
+    assert main(["run", "chat-disaggregated", "--json", "--set", "duration_s=120"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert "unsustainable" in doc and doc["unsustainable"] is None
+    assert main(["run", "chat-disaggregated", "--json", *OVERLOADED]) == 0
+    mark = json.loads(capsys.readouterr().out)["unsustainable"]
+    assert set(mark) == {"shortfall_rps", "offered_rps", "sustained_rps"}
+    assert 10.0 < mark["shortfall_rps"] < 30.0
+    assert mark["sustained_rps"] == pytest.approx(mark["offered_rps"] - mark["shortfall_rps"])
+
+
+def test_run_text_prints_no_bare_latency_for_an_unsustainable_run(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "chat-disaggregated", *OVERLOADED]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("Unsustainable: ") and "short by" in line for line in lines)
+    latency = [line for line in lines if line.lstrip().startswith(("ttft", "tpot", "e2e", "class "))]
+    assert len(latency) >= 4
+    assert all("grows with run length" in line for line in latency), latency
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=120"]) == 0
+    assert "grows with run length" not in capsys.readouterr().out
+
+
+def test_the_planners_margin_marks_a_choice_that_falls_behind(capsys: pytest.CaptureFixture[str]) -> None:
+    from types import SimpleNamespace
+
+    from engine.cli.plan import print_margin
+    from engine.planning.margin import Check
+
+    def margin(shortfall: float | None) -> Any:
+        chosen = Check(run=0, passes=False, slo_attainment=0.4, goodput_rps=9.0, ttft_ms_p90=61_000.0,
+                       tpot_ms_p90=24.0, shortfall_rps=shortfall)  # fmt: skip
+        slowed = SimpleNamespace(best_run=None, simulated=6, slowdown={"h100-sxm": 0.15})
+        return SimpleNamespace(chosen=chosen, holds=False, slowed=slowed, slowdown=slowed.slowdown,
+                               nothing_text=lambda: "")  # fmt: skip
+
+    print_margin(margin(3.2))
+    out = capsys.readouterr().out
+    assert "TTFT p90 61,000 ms, TPOT p90 24.0 ms, grows with run length" in out
+    assert "unsustainable, short by 3.2 req/s" in out
+    print_margin(margin(None))
+    assert "grows with run length" not in capsys.readouterr().out

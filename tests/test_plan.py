@@ -231,6 +231,20 @@ def test_more_instances_never_lower_capacity() -> None:
     assert capacity(bigger, max_simulations=6).capacity_rps >= capacity(s, max_simulations=6).capacity_rps
 
 
+def test_capacity_stops_below_a_rate_the_deployment_cannot_sustain() -> None:
+    """With targets no latency misses, only sustainability bounds the search: every rate past what
+    twelve H100s sustain (about 30 req/s) builds a queue that grows through the window and fails."""
+    loose = {"ttft_ms": 3_600_000, "tpot_ms": 60_000, "percentile": 50}
+    s = chat("chat-disaggregated", **{"duration_s": 240.0, "workload.classes[0].slo": loose})
+    cap = capacity(s, max_simulations=7, low_rps=16.0, high_rps=64.0)
+    runs = cap.runs
+    behind = runs["shortfall_rps"].notna()
+    assert behind.any() and not runs.loc[behind, "passes"].any()
+    assert runs.loc[behind, "classes_pass"].all()  # every class within its targets, yet failing
+    assert 20.0 < cap.capacity_rps < 34.0
+    assert cap.failed_rps is not None and cap.failed_rps < 40.0
+
+
 def test_capacity_rejects_closed_loop() -> None:
     with pytest.raises(ScenarioError, match=r"workload.arrival.kind"):
         capacity(chat(**{"workload.arrival.kind": "closed_loop"}))

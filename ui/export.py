@@ -22,7 +22,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.explain import report
+from engine.explain import report, sustain
 from engine.explain.presentation import summary_rows
 from engine.scenario.codec import dumps_toml
 from engine.scenario.model import Scenario
@@ -208,5 +208,5 @@ def report_html(result: SimResult, figures: Sequence[tuple[str, go.Figure]], met
         sections.append((title, copy.to_html(full_html=False, include_plotlyjs=i == 0)))
     return report.html_report(
         f"Fengong report: {sc.name}", meta, dumps_toml(sc), summary_rows(result.to_json()), sections,
-        notes=sc.description.strip(),
+        notes=" ".join(filter(None, [sustain.line(result.summary), sc.description.strip()])),
     )  # fmt: skip

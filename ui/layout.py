@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from engine.core.errors import ScenarioError
-from engine.explain import confidence
+from engine.explain import confidence, sustain
 from engine.explain.presentation import (
     duration_text,
     duration_unit,
@@ -174,6 +174,9 @@ STRIP: tuple[tuple[str, str, Any, Any, bool], ...] = (
 )
 """The live strip's rows."""
 
+GROWING = ("ttft_p99_ms", "tpot_p99_ms")
+"""Strip figures an unsustainable run shows as growing with run length (`engine.explain.sustain`)."""
+
 COSTS = ("usd_per_request", "usd_per_million_output_tokens")
 """Strip figures whose fall is only good news while no fewer requests meet their SLO."""
 
@@ -186,10 +189,14 @@ def shows_change(text: str) -> bool:
     return any(ch in "123456789" for ch in text)
 
 
-def strip_rows(now: dict[str, float | None], prev: dict[str, float | None]) -> list[tuple[str, str, str]]:
+def strip_rows(
+    now: dict[str, float | None], prev: dict[str, float | None], shortfall_rps: float | None = None
+) -> list[tuple[str, str, str]]:
     """(label, value, coloured change) per row of the live strip; green when the change is good,
     grey for a cost that fell while fewer requests met their SLO (an overloaded run bills the same
-    chips over more, slower requests: cheaper per request, and no better)."""
+    chips over more, slower requests: cheaper per request, and no better). An unsustainable run (its
+    `shortfall_rps` given) shows its latencies as at least their value, growing with run length, and
+    no change."""
     slo = _delta(now.get("slo_attainment"), prev.get("slo_attainment"), 100.0)
     worse = slo is not None and slo < -SLO_FALL_PTS
     rows = []
@@ -200,6 +207,10 @@ def strip_rows(now: dict[str, float | None], prev: dict[str, float | None]) -> l
             good = (d < 0) == lower
             colour = "gray" if key in COSTS and d < 0 and worse else "green" if good else "red"
             change = f":small[:{colour}[{'▼' if d < 0 else '▲'}{text}]]"
+        if shortfall_rps is not None and key in GROWING:  # set by the run's length: nothing to compare
+            grows = f":small[:orange[{sustain.GROWS}]]"
+            rows.append((label, sustain.at_least(fmt(now.get(key)), shortfall_rps), grows))
+            continue
         rows.append((label, fmt(now.get(key)), change))
     return rows
 
@@ -223,7 +234,7 @@ def live_strip(result: SimResult) -> None:
     nbsp = "\u00a0"  # a value and its change each stay on one line (the change wraps below as a whole)
     rows = [
         (a.replace("$", "\\$"), b.replace("$", "\\$").replace(" ", nbsp), c.replace(" ", nbsp))
-        for a, b, c in strip_rows(h, prev)
+        for a, b, c in strip_rows(h, prev, sustain.shortfall_rps(result.summary))
     ]  # "$" opens LaTeX
     box.markdown(
         "| figure | this run |\n|:--|--:|\n" + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)

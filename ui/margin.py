@@ -90,6 +90,9 @@ def margin_panel(result: SimResult) -> None:
             for n, a, b in m.classes()
             if a != b
         ]
+        short_a, short_b = m.shortfalls
+        if short_b is not None and short_a is None:  # its classes' verdicts no longer mean passing
+            moved.append(f"the run falls behind its load (unsustainable, short by {short_b:,.2g} req/s)")
         head = f"With every chip slower by its expected throughput error ({slow}),"
         if not moved:
             fails = [plain(n) for n, _, b in m.classes() if not b]
@@ -103,7 +106,7 @@ def margin_panel(result: SimResult) -> None:
         else:
             st.warning(f"{head} {'; '.join(moved)}.", icon=":material/gpp_maybe:")
         frame = pd.DataFrame(
-            [(n, figure_text(n, a), figure_text(n, b)) for n, a, b in m.rows()],
+            [(n, figure_text(n, a, short_a), figure_text(n, b, short_b)) for n, a, b in m.rows()],
             columns=["figure", "as modelled", "chips slower"],
         )
         st.dataframe(frame, hide_index=True, width="content")

@@ -31,7 +31,7 @@ from engine.catalog.entries import load_catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.trust import error_text
-from engine.explain import advisor
+from engine.explain import advisor, sustain
 from engine.explain.confidence import range_text
 from engine.explain.presentation import duration_text
 from engine.planning.frontier import passing_frontiers
@@ -446,10 +446,10 @@ def _margin(m: Margin, key: tuple[Any, ...]) -> None:
     Chip ids and shapes can come from a custom chip: they go through `plain`."""
     slow = plain(", ".join(f"{chip} {e:.0%}" for chip, e in m.slowdown.items() if e > 0) or "no chip")
     c = m.chosen
-    figures = (
-        f"{c.slo_attainment:.1%} of requests within SLO, TTFT p90 {duration_text(c.ttft_ms_p90)}, "
-        f"TPOT p90 {duration_text(c.tpot_ms_p90)}"
-    )
+    latency = f"TTFT p90 {duration_text(c.ttft_ms_p90)}, TPOT p90 {duration_text(c.tpot_ms_p90)}"
+    figures = f"{c.slo_attainment:.1%} of requests within SLO, {sustain.latency(latency, c.shortfall_rps)}"
+    if c.shortfall_rps is not None:
+        figures += f"; it falls behind its load, short by {c.shortfall_rps:,.2g} req/s"
     head = (
         f"**Margin for the model's error.** With every chip slower by its expected throughput error ({slow}),"
     )
@@ -484,11 +484,11 @@ def _summary(p: Plan, edge: Margin | None = None) -> None:
     ours = edge is not None and edge.chosen.run == p.best_run  # the margin of this plan's choice
 
     def rerun(check: Any) -> tuple[float | None, float | None, float | None]:
-        return (
-            (check.ttft_ms_p90, check.tpot_ms_p90, check.goodput_rps)
-            if ours and check
-            else (None, None, None)
-        )
+        if not (ours and check):
+            return None, None, None
+        if getattr(check, "shortfall_rps", None) is not None:  # its latencies grow with run length
+            return None, None, check.goodput_rps
+        return check.ttft_ms_p90, check.tpot_ms_p90, check.goodput_rps
 
     slow_ttft, slow_tpot, slow_goodput = rerun(edge.chosen if edge else None)
     fast_ttft, fast_tpot, fast_goodput = rerun(edge.faster if edge else None)
@@ -524,7 +524,13 @@ def _summary(p: Plan, edge: Margin | None = None) -> None:
         f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(r.get('throughput_error'), r['goodput_rps'], slow_goodput, fast_goodput, latency=False)}, "
         f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(r.get('ttft_error'), r['ttft_ms_p90'], slow_ttft, fast_ttft)}, "
         f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(r.get('tpot_error'), r['tpot_ms_p90'], slow_tpot, fast_tpot)} "
-        f"(simulated over {p.duration_s:g} s).",
+        f"(simulated over {p.duration_s:g} s)."
+        + (
+            f" With every chip slower by its expected error it falls behind its load (short by "
+            f"{behind:,.2g} req/s): its latency then {sustain.GROWS}, so the bands' upper ends are the kinds' errors."
+            if ours and edge is not None and (behind := edge.chosen.shortfall_rps) is not None
+            else ""
+        ),
         icon=":material/check_circle:",
     )
     if "calibrated" in r:

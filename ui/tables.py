@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.explain import sustain
+
 cc = st.column_config
 
 
@@ -32,6 +34,20 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
     "passes": cc.CheckboxColumn("passes", help="Both latencies within target at the SLO percentile.", width=58),
     "breaks": cc.TextColumn("breaks on", help="Where the tail breaks: the metric(s) that miss their target at the SLO percentile."),
 }  # fmt: skip
+
+
+def slo_tail_columns(growing: bool) -> dict[str, Any]:
+    """`SLO_TAIL`, or for an unsustainable run its latencies at the percentile marked: '≥ 63,835 ms',
+    growing with run length (`engine.explain.sustain`)."""
+    if not growing:
+        return SLO_TAIL
+    grows = f"At least this: the run is unsustainable, and each of its latencies {sustain.GROWS}."
+    return {
+        **SLO_TAIL,
+        "ttft_at_percentile_ms": cc.NumberColumn("TTFT at pct", format="≥ %.0f ms", help=grows, width=92),
+        "tpot_at_percentile_ms": cc.NumberColumn("TPOT at pct", format="≥ %.1f ms", help=grows, width=92),
+    }
+
 
 UTILIZATION: dict[str, Any] = {
     "pool": cc.TextColumn("pool"),

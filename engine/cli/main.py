@@ -26,7 +26,7 @@ from engine.cli.common import add_work_limit_flag, dumps, emit_json, load_scenar
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
 from engine.costmodel.stacks import SERVING_STACKS
-from engine.explain import confidence
+from engine.explain import confidence, sustain
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
@@ -215,17 +215,25 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
         f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
         f"{r['failed']:,} failed"
     )
+    short = sustain.shortfall_rps(doc)
+    if (said := sustain.line(doc)) is not None:
+        print(said)  # before the figures it qualifies
     for name, lat in doc["latency_ms"].items():
         err = _pm(marks, LATENCY_SOURCES.get(name, ()))
-        print(f"  {name:5} ms  p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}{err}")
+        figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"
+        print(f"  {name:5} ms  {sustain.latency(figures + err, short)}")
     print(
         f"SLO attainment {doc['slo_attainment']:.1%}; goodput {doc['goodput_rps']:.2f} req/s{thr('goodput_rps')}"
     )
     for cls, c in doc["classes"].items():
         verdict = "passes" if c["passes"] else "FAILS"
         print(
-            f"  class {cls}: p{c['percentile']:g} TTFT {_fmt(c['ttft_ms_at_percentile'])} ms, TPOT "
-            f"{_fmt(c['tpot_ms_at_percentile'])} ms, attainment {c['slo_attainment']:.1%}: {verdict}"
+            f"  class {cls}: p{c['percentile']:g} "
+            + sustain.latency(
+                f"TTFT {_fmt(c['ttft_ms_at_percentile'])} ms, TPOT {_fmt(c['tpot_ms_at_percentile'])} ms",
+                short,
+            )
+            + f", attainment {c['slo_attainment']:.1%}: {verdict}"
         )
     t = doc["throughput_tokens_per_s"]
     print(
@@ -283,6 +291,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"{args.replications} replications (seeds {runs[0].scenario.seed}..{runs[-1].scenario.seed}); "
             "mean [95% interval]"
         )
+        behind = [short for r in runs if (short := sustain.shortfall_rps(r.summary)) is not None]
+        if behind:
+            print(
+                f"unsustainable in {len(behind)} of {len(runs)} seeds (short by up to {max(behind):,.2g} req/s): "
+                "the queue grows through the window"
+            )
         for key in (
             "slo_attainment",
             "goodput_rps",
@@ -293,7 +307,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         ):
             if key in stats:
                 s = stats[key]
-                print(f"  {key:32} {s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]")
+                figure = f"{s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]"
+                grows = max(behind) if behind and key.startswith("latency_ms") else None
+                print(f"  {key:32} {sustain.latency(figure, grows)}")
         return 0
     res = simulate(scen, check_work=check)
     if args.out:
@@ -322,8 +338,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         slow = ", ".join(f"{chip} {e:.0%}" for chip, e in edge.slowdown.items() if e > 0) or "no chip"
         print(f"margin: the same requests with every chip slower by its expected throughput error ({slow})")
+        short_a, short_b = edge.shortfalls
         for name, a, b in edge.rows():
-            print(f"  {name:18} {figure_text(name, a):>12} -> {figure_text(name, b):>12}")
+            print(f"  {name:18} {figure_text(name, a, short_a):>12} -> {figure_text(name, b, short_b):>12}")
         for name, a, b in edge.classes():
             why = "" if b else f" ({edge.why(name)})"
             print(f"  class {name}: {'passes' if a else 'FAILS'} -> {'passes' if b else 'FAILS'}{why}")
@@ -348,7 +365,8 @@ def spread_lines(summary: dict[str, Any], scenario: Scenario, moves: Any) -> lis
         if v is None or key not in moves:
             continue
         band = confidence.figure_band(f"{v:.6g}", marks, key, moves)
-        out.append(f"{key:30} {v:12.5g}  {band or ''}")
+        grows = sustain.shortfall_rps(summary) if key.endswith("_ms") else None
+        out.append(f"{key:30} {sustain.latency(f'{v:12.5g}', grows)}  {band or ''}")
     return out
 
 

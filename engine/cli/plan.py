@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from engine.cli.common import add_work_limit_flag, emit_json, load_scenario
 from engine.core.errors import ScenarioError
 from engine.costmodel.trust import error_text
-from engine.explain import confidence
+from engine.explain import confidence, sustain
 from engine.scenario import codec as scenario_io
 
 if TYPE_CHECKING:
@@ -143,10 +143,12 @@ def print_margin(m: Margin) -> None:
     """The plan's margin for the model's error: the choice with slowed chips, and what holds."""
     slow = ", ".join(f"{chip} {e:.0%}" for chip, e in m.slowdown.items() if e > 0) or "no chip"
     c = m.chosen
-    figures = (
-        f"attainment {c.slo_attainment:.1%}, goodput {c.goodput_rps:.2f} req/s, TTFT p90 {_ms(c.ttft_ms_p90)}, "
-        f"TPOT p90 {_ms(c.tpot_ms_p90)}"
+    latency = sustain.latency(
+        f"TTFT p90 {_ms(c.ttft_ms_p90)}, TPOT p90 {_ms(c.tpot_ms_p90)}", c.shortfall_rps
     )
+    figures = f"attainment {c.slo_attainment:.1%}, goodput {c.goodput_rps:.2f} req/s, {latency}"
+    if c.shortfall_rps is not None:
+        figures += f"; unsustainable, short by {c.shortfall_rps:,.2g} req/s"
     print(f"\nmargin: with every chip slower by its expected throughput error ({slow})")
     if m.holds:
         print(f"  the chosen deployment still passes ({figures})")
@@ -307,9 +309,13 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     if confidence.uncalibrated(marks):
         print(f"  {confidence.note(marks)}")
     for c in cap.runs.to_dict(orient="records"):
+        short = c.get("shortfall_rps")
+        behind = (
+            f"  unsustainable, short by {short:,.2g} req/s" if short is not None and short == short else ""
+        )
         print(
             f"  {c['rate_rps']:9.3f} req/s  {'passes' if c['passes'] else 'FAILS ':6}  goodput "
-            f"{c['goodput_rps']:8.2f}  attainment {c['slo_attainment']:.1%}"
+            f"{c['goodput_rps']:8.2f}  attainment {c['slo_attainment']:.1%}{behind}"
         )
     return 0
 

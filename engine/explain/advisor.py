@@ -42,6 +42,7 @@ from engine.costmodel import ownership, trust
 from engine.costmodel.iteration import decode_cost, prefill_cost, roofline_point
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance
+from engine.explain import sustain
 from engine.explain.confidence import errors_text, partly, pool_marks, stack_name, uncalibrated
 from engine.explain.presentation import duration_text
 from engine.planning.sizing import Demand, demand, instance_rates
@@ -255,6 +256,8 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
     cat = scenario_catalog(result.scenario, catalog)
     s = result.summary
     out: list[Finding] = []
+    if (behind := sustain.line(s)) is not None:  # first: it qualifies every latency below
+        out.append(Finding("critical", "saturation", behind, dict(s["unsustainable"])))
     out += _slo_findings(result)
     out += _pool_findings(result, res, cat)
     out += _latency_findings(result, res)
@@ -301,6 +304,7 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
 def _slo_findings(result: SimResult) -> list[Finding]:
     out = []
     specs = {c.name: c for c in result.scenario.workload.classes}
+    short = sustain.shortfall_rps(result.summary)  # unsustainable: every percentile grows with run length
     for name, c in result.summary["classes"].items():
         slo = specs[name].slo
         ttft, tpot = c["ttft_ms_at_percentile"], c["tpot_ms_at_percentile"]
@@ -313,21 +317,17 @@ def _slo_findings(result: SimResult) -> list[Finding]:
         }
         pct = f"p{c['percentile']:g}"
         if c["passes"]:
+            figures = f"{pct} TTFT {_ms(ttft)} of {_ms(slo.ttft_ms)}, TPOT {_ms(tpot)} of {_ms(slo.tpot_ms)}"
+            verdict = "is within its SLO over this run only" if short is not None else "passes"
             out.append(
-                Finding(
-                    "info",
-                    "slo",
-                    f"class {name} passes: {pct} TTFT {_ms(ttft)} of {_ms(slo.ttft_ms)}, "
-                    f"TPOT {_ms(tpot)} of {_ms(slo.tpot_ms)}.",
-                    nums,
-                )
+                Finding("info", "slo", f"class {name} {verdict}: {sustain.latency(figures, short)}.", nums)
             )
             continue
         missed = []
         if ttft is None or ttft > slo.ttft_ms:
-            missed.append(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}")
+            missed.append(sustain.latency(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}", short))
         if tpot is not None and tpot > slo.tpot_ms:
-            missed.append(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}")
+            missed.append(sustain.latency(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}", short))
         out.append(
             Finding(
                 "critical",

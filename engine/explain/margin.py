@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from engine.catalog.entries import Catalog
+from engine.explain import sustain
 from engine.explain.confidence import pool_marks
 from engine.explain.presentation import compare, duration_text, headline, usd_text
 from engine.planning.plan import run_passes
@@ -69,7 +70,14 @@ class RunMargin:
         ):
             if at is not None and at > target:
                 out.append(f"{p} {label} {duration_text(at)} against {duration_text(target)}")
+        if (short := sustain.shortfall_rps(self.slowed)) is not None:  # its percentiles only grow
+            out = [sustain.latency(o, short) for o in out] + [f"unsustainable, short by {short:,.2g} req/s"]
         return ", ".join(out)
+
+    @property
+    def shortfalls(self) -> tuple[float | None, float | None]:
+        """The run's shortfall in req/s as modelled and slowed (None where it keeps up)."""
+        return sustain.shortfall_rps(self.modelled), sustain.shortfall_rps(self.slowed)
 
     def rows(self) -> list[tuple[str, float | None, float | None]]:
         """The figures that move: (name, as modelled, slowed)."""
@@ -90,13 +98,14 @@ class RunMargin:
         return out
 
 
-def figure_text(name: str, v: float | None) -> str:
+def figure_text(name: str, v: float | None, shortfall: float | None = None) -> str:
     """A `RunMargin.rows` figure as shown: durations in the unit that fits, shares in percent,
-    dollars to three significant figures (`presentation.usd_text`)."""
+    dollars to three significant figures (`presentation.usd_text`); a latency of an unsustainable
+    run (its `shortfall` in req/s given) marked as growing with run length."""
     if v is None:
         return "–"
     if name.startswith(("TTFT", "TPOT")):
-        return duration_text(v)
+        return sustain.latency(duration_text(v), shortfall)
     if name == "goodput":
         return f"{v:,.2f} req/s"
     if name == "SLO attainment":

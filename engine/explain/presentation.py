@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from engine.explain.confidence import PoolMark, compared_errors
+from engine.explain.sustain import GROWS
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
 from engine.serving.run import flatten
@@ -489,16 +490,22 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     ``better`` is ``A``, ``B`` or ``same`` (a relative change under 0.5% counts as the same).
     A share (unit ``fraction``: SLO attainment, cache hit rate) changes by ``change_points``
     (percentage points), not by a relative ``change_pct``: 0.8% to 99.6% is +98.8 points, where
-    a relative change would read +12,450%.
+    a relative change would read +12,450%. A latency of an unsustainable run (either side) grows
+    with run length: its row keeps both figures but no change and no verdict (``better`` is
+    ``GROWS``, `engine.explain.sustain`).
     """
     rows = []
+    behind = bool(a.get("unsustainable") or b.get("unsustainable"))
     for label, path, unit, way in COMPARED:
         va, vb = _lookup(a, path), _lookup(b, path)
         if label in ONLY_WHEN_USED and not va and not vb:
             continue
         change = vb - va if va is not None and vb is not None else None
-        rel = change / abs(va) if change is not None and va else None
-        if change is None:
+        grows = behind and path.startswith("latency_ms.")
+        rel = change / abs(va) if change is not None and va and not grows else None
+        if grows:
+            better, change = GROWS, None
+        elif change is None:
             better = ""
         elif (rel is not None and abs(rel) < 0.005) or change == 0:
             better = "same"

@@ -5,7 +5,8 @@ MLPerf's server-scenario rule), every class with its TTFT and TPOT within target
 percentile; ``attainment`` (DistServe's goodput), at least a share X (default 90%) of all
 requests each meeting its class's TTFT and TPOT targets. Bisection on
 `workload.arrival.rate_rps` from a bracket the cost model suggests (`analytic_capacity_rps`),
-within a fixed number of simulations; every run is kept.
+within a fixed number of simulations; every run is kept. An unsustainable run (its queue grows
+through the window) fails under either rule, so the search stops below the rate it cannot sustain.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ class Capacity:
     `capacity_rps` is 0 when even the lowest rate tried failed; `failed_rps` is the lowest rate
     seen failing (None if none failed: the true capacity may be higher). `runs` has one row per
     simulation: rate, whether it passed under `rule`, whether every class passed at its
-    percentile, goodput and SLO attainment.
+    percentile, its shortfall in req/s when unsustainable (None when it keeps up: such a run never
+    passes, `engine.serving.saturation`), goodput and SLO attainment.
     """
 
     capacity_rps: float
@@ -136,7 +138,8 @@ def capacity(
             {
                 "rate_rps": rate,
                 "passes": ok,
-                "classes_pass": run_passes(res.summary, "percentile"),
+                "classes_pass": all(c["passes"] for c in res.summary["classes"].values()),
+                "shortfall_rps": (res.summary["unsustainable"] or {}).get("shortfall_rps"),
                 "goodput_rps": res.summary["goodput_rps"],
                 "slo_attainment": res.summary["slo_attainment"],
             }
@@ -164,7 +167,9 @@ def capacity(
             lo = mid
         else:
             hi = mid
-    runs = pd.DataFrame(rows, columns=["rate_rps", "passes", "classes_pass", "goodput_rps", "slo_attainment"])
+    runs = pd.DataFrame(
+        rows, columns=["rate_rps", "passes", "classes_pass", "shortfall_rps", "goodput_rps", "slo_attainment"]
+    )
     ok = runs.loc[runs["passes"], "rate_rps"]
     bad = runs.loc[~runs["passes"].astype(bool), "rate_rps"]
     return Capacity(

@@ -35,6 +35,8 @@ class Check:
     goodput_rps: float
     ttft_ms_p90: float | None
     tpot_ms_p90: float | None
+    shortfall_rps: float | None = None
+    """Its shortfall in req/s when it cannot keep up with the load (unsustainable), else None."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,7 @@ def _chosen_slowed(p: Plan, q: Plan, space: SearchSpace, catalog: Catalog | None
             goodput_rps=float(r["goodput_rps"]),
             ttft_ms_p90=num("ttft_ms_p90"),
             tpot_ms_p90=num("tpot_ms_p90"),
+            shortfall_rps=num("shortfall_rps"),
         )
     return _check(p, space, catalog, check_work, q.slowdown)
 
@@ -186,4 +189,5 @@ def _check(
         goodput_rps=float(s["goodput_rps"]),
         ttft_ms_p90=_p90(s, "ttft"),
         tpot_ms_p90=_p90(s, "tpot"),
+        shortfall_rps=(s["unsustainable"] or {}).get("shortfall_rps"),
     )

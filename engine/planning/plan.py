@@ -119,8 +119,12 @@ def run_passes(
     ``percentile`` (MLPerf's): every class passes (`engine.serving.metrics`: its TTFT and TPOT at
     its SLO percentile within target, rejected and failed requests infinitely late).
     ``attainment`` (DistServe's): the run's `slo_attainment` (requests that met their class's
-    SLO, per request, over all requests of the window) is at least `attainment`.
+    SLO, per request, over all requests of the window) is at least `attainment`. Under either
+    rule an unsustainable run (`summary["unsustainable"]`: its queue grows through the window,
+    `engine.serving.saturation`) never passes: its percentiles are set by the run's length.
     """
+    if summary.get("unsustainable"):
+        return False
     if rule == "attainment":
         return bool(summary["slo_attainment"] >= attainment - 1e-12)
     return all(c["passes"] for c in summary["classes"].values())
@@ -553,6 +557,7 @@ def run_row(
         "chips": chips,
         "usd_per_hour": s["cost"]["usd_per_hour"],
         "passes": run_passes(s, rule, attainment),
+        "shortfall_rps": (s.get("unsustainable") or {}).get("shortfall_rps"),  # None: it keeps up
         "ttft_ok": ttft_ok,
         "tpot_ok": tpot_ok,
         "slo_attainment": s["slo_attainment"],

@@ -22,7 +22,7 @@ import numpy as np
 from engine.catalog.entries import Catalog
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, slowed
-from engine.serving import metrics, work_bound
+from engine.serving import metrics, saturation, work_bound
 from engine.serving.ledger import Records
 from engine.serving.sim import Simulation
 from engine.serving.workload import Requests, generate
@@ -153,9 +153,12 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
             session=reqs.session[:n], reused_tokens=reqs.reused_tokens[:n], block_tokens=reqs.block_tokens,
         )  # fmt: skip
     columns = metrics.request_columns(resolved, reqs, rec)
+    summary = metrics.summary(resolved, rec, columns)
+    # None when the run reaches a steady state; else its shortfall (engine.serving.saturation)
+    summary["unsustainable"] = saturation.unsustainable(resolved.scenario, rec)
     return SimResult(
         scenario=resolved.scenario,
-        summary=metrics.summary(resolved, rec, columns),
+        summary=summary,
         events=rec.events,
         wall_s=wall,
         tables=RunTables(resolved, rec, columns),

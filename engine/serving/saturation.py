@@ -1,0 +1,110 @@
+"""Saturation: whether a run's queue grows through its window (offered load above what it sustains).
+
+A run whose arrivals outpace what its deployment serves never reaches a steady state: its queue
+grows for as long as it runs, so its latency percentiles are set by the run's length (run twice
+as long and the p99 TTFT roughly doubles) and say nothing about the deployment. Such a run is
+*unsustainable* (DESIGN.md, docs/metrics.md), and its summary says by how much it falls short.
+
+The test reads the run's records, numpy only. The queue is the number of requests that have
+arrived and not yet had their first token (a rejected or failed request leaves it when it
+arrives, or at its first token if it had one). It counts a prompt waiting on an instance, one
+being prefilled, and in a split deployment one waiting for decode memory or its KV transfer: the
+first token is delivered once the decode instance holds the cache. Requests that are decoding
+are not queued: a running batch that fills up is a deployment reaching its steady state, which
+can take longer than a long answer, not a backlog.
+
+The queue is sampled at `SAMPLES` evenly spaced times over the second half of the window (the
+first half lets the batches fill and the queue settle) and a straight line fitted by least
+squares. The run is unsustainable when the line rises by
+
+- at least `TREND_SDS` times the queue's scatter around it (a trend, not a burst or a wander: a
+  sustainable queue near capacity rises and falls, an overloaded one rises throughout),
+- at least `MIN_GROWTH_REQUESTS` requests (a handful of requests is no backlog), and
+- at least `MIN_SHORTFALL_SHARE` of the offered rate (a queue that gains one request in a
+  hundred arrivals is too close to call),
+
+and the queue never drains over that half: its least value there is at least `HELD_SHARE` of
+its rise. A queue that grows through the window has gained about as much by the middle as it
+gains after; one that empties in the second half and fills again is a burst (a load at 97% of
+what the deployment sustains, with bursty arrivals, does that), or a load that only outgrew the
+deployment late in the window, too late to tell from a burst.
+
+The slope is the shortfall: requests per second that arrive and are not taken up, the offered
+rate (arrivals per second over the same half window) minus the rate the deployment sustains.
+Offline batches and closed loops are never unsustainable in this sense (`metrics.whole_run`):
+a batch is all present at t = 0 and measured to its makespan, and a closed loop's clients wait
+for their answers, so it cannot overrun the deployment however slow it is.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+import numpy as np
+
+from engine.scenario.model import Scenario
+from engine.serving.ledger import Records
+from engine.serving.metrics import whole_run
+
+SAMPLES = 256
+"""Times at which the queue is sampled over the second half of the window."""
+TREND_SDS = 4.0
+"""The rise over the half window, in standard deviations of the queue around the fitted line."""
+MIN_GROWTH_REQUESTS = 10.0
+"""The least rise over the half window, in requests, that counts as a backlog."""
+MIN_SHORTFALL_SHARE = 0.01
+"""The least shortfall, as a share of the offered rate, that counts."""
+HELD_SHARE = 0.5
+"""The queue's least value over the half window, as a share of its rise there, that counts as held."""
+
+
+class Shortfall(TypedDict):
+    """An unsustainable run's mark (`summary["unsustainable"]`): rates over the window's second half."""
+
+    shortfall_rps: float
+    offered_rps: float
+    sustained_rps: float
+
+
+def queue_trend(scenario: Scenario, rec: Records) -> tuple[float, float, float, float] | None:
+    """(offered rate, queue slope in req/s, scatter around the fitted line and least queue, in
+    requests) over the second half of the window; None for a whole-run load or a half window
+    without arrivals."""
+    if whole_run(scenario):
+        return None
+    start = scenario.warmup_s + (scenario.duration_s - scenario.warmup_s) / 2.0
+    half_s = scenario.duration_s - start
+    arrival = rec.arrival_s
+    offered = int(np.count_nonzero((arrival >= start) & (arrival < scenario.duration_s)))
+    if half_s <= 0 or offered == 0:
+        return None
+    served = np.where(np.isfinite(rec.first_token_s), rec.first_token_s, arrival)
+    times = np.linspace(start, scenario.duration_s, SAMPLES)
+    queued = np.searchsorted(np.sort(arrival), times, side="right") - np.searchsorted(
+        np.sort(served), times, side="right"
+    )
+    x = times - times.mean()
+    y = queued - queued.mean()
+    slope = float((x * y).sum() / (x * x).sum())
+    scatter = float(np.sqrt(np.mean((y - slope * x) ** 2)))
+    return offered / half_s, slope, scatter, float(queued.min())
+
+
+def unsustainable(scenario: Scenario, rec: Records) -> Shortfall | None:
+    """The run's shortfall when its queue grows through the window (the rule above), else None."""
+    trend = queue_trend(scenario, rec)
+    if trend is None:
+        return None
+    offered_rps, slope_rps, scatter, least = trend
+    growth = slope_rps * (scenario.duration_s - scenario.warmup_s) / 2.0
+    if (
+        growth < max(TREND_SDS * scatter, MIN_GROWTH_REQUESTS)
+        or slope_rps < MIN_SHORTFALL_SHARE * offered_rps
+        or least < HELD_SHARE * growth  # it drained: a burst, or an overload too late to tell
+    ):
+        return None
+    return {
+        "shortfall_rps": slope_rps,
+        "offered_rps": offered_rps,
+        "sustained_rps": offered_rps - slope_rps,
+    }

@@ -1,0 +1,140 @@
+"""Saturation: a run whose queue grows through its window is marked unsustainable, with its shortfall."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engine.planning.plan import run_passes
+from engine.serving import saturation
+from engine.serving.run import SimResult, simulate
+from tests.simhelp import small
+
+OVER = 48.0  # chat-disaggregated's 16 req/s three times: its twelve H100s sustain about 30
+
+
+def _run(preset: str = "chat-disaggregated", **over: Any) -> SimResult:
+    return simulate(small(preset, duration_s=240.0, **over))
+
+
+@pytest.fixture(scope="module")
+def overloaded() -> SimResult:
+    return _run(**{"workload.arrival.rate_rps": OVER})
+
+
+def test_a_preset_pushed_past_its_capacity_is_marked_with_its_shortfall(overloaded: SimResult) -> None:
+    mark = overloaded.summary["unsustainable"]
+    assert mark is not None
+    # offered minus sustained, measured apart from the queue: arrivals and completions per second
+    # over the window's second half (a steady overload completes at the rate it sustains)
+    t = overloaded.requests
+    lo, hi = 120.0, 240.0
+    offered = float(((t["arrival_s"] >= lo) & (t["arrival_s"] < hi)).sum()) / (hi - lo)
+    completed = float(((t["completion_s"] >= lo) & (t["completion_s"] < hi)).sum()) / (hi - lo)
+    assert mark["offered_rps"] == pytest.approx(offered)
+    assert mark["shortfall_rps"] == pytest.approx(offered - completed, rel=0.15)
+    assert mark["sustained_rps"] == pytest.approx(mark["offered_rps"] - mark["shortfall_rps"])
+    assert 0.4 * OVER < mark["shortfall_rps"] < 0.8 * OVER  # about 16 of 48 req/s go unserved
+    # its percentiles grow with the run's length: the latest arrivals wait longest
+    late = t[t["arrival_s"] >= 180.0]["ttft_s"].median()
+    early = t[(t["arrival_s"] >= 60.0) & (t["arrival_s"] < 120.0)]["ttft_s"].median()
+    assert late > 1.5 * early
+
+
+def test_its_preset_load_and_a_bursty_load_below_capacity_are_not_marked(overloaded: SimResult) -> None:
+    assert _run().summary["unsustainable"] is None
+    # bursty (gamma, cv 2) at 85% of what the overloaded run showed the deployment sustains
+    near = 0.85 * overloaded.summary["unsustainable"]["sustained_rps"]
+    for seed in (1, 2):
+        res = _run(
+            **{
+                "workload.arrival.rate_rps": near,
+                "workload.arrival.kind": "gamma",
+                "workload.arrival.cv": 2.0,
+            },
+            seed=seed,
+        )
+        assert res.summary["unsustainable"] is None, (seed, res.summary["unsustainable"])
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {"workload.arrival.kind": "offline", "workload.arrival.requests": 3000},
+        {"workload.arrival.kind": "closed_loop", "workload.arrival.clients": 2000},
+    ],
+    ids=["offline", "closed_loop"],
+)
+def test_whole_run_loads_are_never_unsustainable(over: dict[str, Any]) -> None:
+    res = _run(**over)
+    # far more than the deployment serves at once (a queue builds), yet not a run that overruns
+    assert res.summary["latency_ms"]["ttft"]["p50"] > 1_000
+    assert res.summary["unsustainable"] is None
+
+
+def _records(arrival: np.ndarray, first_token: np.ndarray) -> Any:
+    return SimpleNamespace(arrival_s=arrival, first_token_s=first_token)
+
+
+def _scenario() -> Any:
+    return small("chat-colocated", duration_s=200.0)
+
+
+def test_the_rule_on_synthetic_queues() -> None:
+    sc = _scenario()
+    arrival = np.arange(0.0, 200.0, 0.1)  # 10 req/s
+    # served at 8 req/s in order: the queue gains 2 req/s from the start
+    served = np.arange(len(arrival)) / 8.0 + 0.05
+    mark = saturation.unsustainable(sc, _records(arrival, served))
+    assert mark is not None and mark["shortfall_rps"] == pytest.approx(2.0, rel=0.02)
+    assert mark["offered_rps"] == pytest.approx(10.0)
+    # served as they come (a constant 0.5 s each): no backlog
+    assert saturation.unsustainable(sc, _records(arrival, arrival + 0.5)) is None
+    # rejected on arrival (no first token): they leave the queue at once
+    assert saturation.unsustainable(sc, _records(arrival, np.full_like(arrival, math.nan))) is None
+
+
+def test_a_queue_that_drains_in_the_second_half_is_a_burst() -> None:
+    sc = _scenario()
+    arrival = np.arange(0.0, 200.0, 0.1)
+    # a backlog that empties at t = 110 and rebuilds: rising over the half, but not held
+    served = np.where(arrival < 110.0, arrival + 0.5, 110.0 + (arrival - 110.0) * 1.25 + 0.05)
+    trend = saturation.queue_trend(sc, _records(arrival, served))
+    assert trend is not None and trend[1] > 1.0  # it does rise over the second half
+    assert saturation.unsustainable(sc, _records(arrival, served)) is None
+    # the same rise held from the start is marked
+    held = arrival * 1.25 + 0.05
+    assert saturation.unsustainable(sc, _records(arrival, held)) is not None
+
+
+def test_a_few_requests_are_no_backlog() -> None:
+    sc = _scenario()
+    arrival = np.array([120.0, 150.0, 170.0, 190.0])
+    assert saturation.unsustainable(sc, _records(arrival, np.full(4, 1e9))) is None  # never served: 4 queued
+
+
+def test_no_rule_counts_an_unsustainable_run_as_passing(overloaded: SimResult) -> None:
+    s = dict(overloaded.summary)
+    loose = {
+        **s,
+        "slo_attainment": 1.0,
+        "classes": {k: {**c, "passes": True} for k, c in s["classes"].items()},
+    }
+    assert not run_passes(loose, "percentile") and not run_passes(loose, "attainment", 0.5)
+    assert run_passes({**loose, "unsustainable": None}, "percentile")  # the same figures, keeping up
+
+
+def test_the_planners_row_fails_an_unsustainable_run(overloaded: SimResult) -> None:
+    from engine.planning.plan import run_row
+    from engine.planning.sizing import Shape
+
+    shape = Shape("disaggregated", ("h100-sxm", 2), ("h100-sxm", 2))
+    row = run_row(overloaded, shape, (3, 3), "attainment", 0.0)  # an attainment of 0 passes any other run
+    assert not row["passes"]
+    assert row["shortfall_rps"] == overloaded.summary["unsustainable"]["shortfall_rps"]
+    keeping_up = run_row(_run(), shape, (3, 3), "attainment", 0.0)
+    assert keeping_up["passes"] and keeping_up["shortfall_rps"] is None
