@@ -1,0 +1,228 @@
+"""The summary's breakdowns: per class, the prefix cache, the edge site, and the bill.
+
+Each takes the run's records and its per-request columns (`metrics.request_columns`) and returns
+one section of the summary (`metrics.summary` assembles them): `class_summary` (each class's
+requests, latencies and SLO), `cache_summary` (hits by tier, tokens saved), `edge_summary` (what the
+edge served, offloaded, and its power), `cost_summary` (the bill per hour, per request and per
+million output tokens, split by role and, when owned, by kind).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from engine.costmodel import ownership
+from engine.scenario.resolve import Resolved
+from engine.serving import edge
+from engine.serving.cache import TIERS
+from engine.serving.gaps import PERCENTILES
+from engine.serving.ledger import COMPLETED, FAILED, REJECTED, SEGMENT_COLUMNS, Records
+from engine.serving.stats import nan_mean, nan_sum, percentile
+
+
+def edge_summary(
+    resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
+) -> dict[str, Any]:
+    """Where the window's requests were served (edge, or offloaded by reason), TTFT by site, and the
+    site's peak power (from the recorded iterations, `edge.site_power_w`) against its budget."""
+    spec = resolved.scenario.deployment.edge
+    assert spec is not None
+    site = columns["site"]
+    n = int(np.count_nonzero(mask))
+    local = mask & (site == "edge")
+    by_reason = {r: int(np.count_nonzero(mask & (site == f"offload_{r}"))) for r in edge.REASONS.values()}
+    offloaded = sum(by_reason.values())
+    seg = rec.segments
+    idle_w, peak_w = edge.site_power_w(
+        resolved, {c: seg[:, i] for i, c in enumerate(SEGMENT_COLUMNS)}, rec.servers
+    )
+    done = rec.outcome == COMPLETED
+    ttft_ms = columns["ttft_s"] * 1e3
+    return {
+        "requests": n,
+        "local": int(np.count_nonzero(local)),
+        "local_completed": int(np.count_nonzero(local & done)),
+        "offloaded": offloaded,
+        "offloaded_by_reason": by_reason,
+        "local_share": int(np.count_nonzero(local)) / n if n else 0.0,
+        "offloaded_share": offloaded / n if n else 0.0,
+        "ttft_ms": {
+            "edge": {f"p{q}": percentile(ttft_ms[local & done], q) for q in PERCENTILES},
+            "offloaded": {
+                f"p{q}": percentile(ttft_ms[mask & done & (site != "edge")], q) for q in PERCENTILES
+            },
+        },
+        "power_budget_w": spec.power_budget_w,
+        "site_idle_w": idle_w,
+        "peak_site_power_w": peak_w,
+        "offload_latency_ms": spec.offload_latency_ms,
+    }
+
+
+def cache_summary(
+    resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
+) -> dict[str, Any]:
+    """Prefix-cache hit rates (per tier and class), prefill compute saved and bytes moved."""
+    sc = resolved.scenario
+    hits = rec.cache_hit_tokens[mask]
+    prompts = columns["prompt_tokens"][mask].astype(float)
+    total = float(prompts.sum())
+    model = resolved.model
+    kvb = model.kv_bytes_per_token(sc.kv_precision())
+    m = hits.sum(axis=1).astype(float)
+    saved = float(np.sum(2.0 * model.matmul_params() * m + model.attention_flops_per_pair() * m * m / 2.0))
+    by_class = {}
+    classes = columns["class"][mask]
+    for spec in sc.workload.classes:
+        sel = classes == spec.name
+        denom = float(prompts[sel].sum())
+        by_class[spec.name] = float(m[sel].sum()) / denom if denom else 0.0
+    return {
+        "enabled": sc.cache.enabled,
+        "hit_rate": float(m.sum()) / total if total else 0.0,
+        "hit_rate_by_tier": {
+            t: float(hits[:, i].sum()) / total if total else 0.0 for i, t in enumerate(TIERS)
+        },
+        "hit_rate_by_class": by_class,
+        "bytes_by_tier": {t: float(hits[:, i].sum()) * kvb for i, t in enumerate(TIERS)},
+        "prefill_flops_saved": saved,
+        "load_ms_mean": float(np.mean(rec.cache_load_s[mask]) * 1e3) if len(hits) else 0.0,
+        "kv_transfer_tokens_saved": int(rec.counters.get("transfer_tokens_saved", 0)),
+    }
+
+
+def class_summary(
+    resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
+) -> dict[str, dict[str, Any]]:
+    """Per class: counts, latency percentiles at the SLO percentile, attainment and pass/fail."""
+    out: dict[str, dict[str, Any]] = {}
+    for spec in resolved.scenario.workload.classes:
+        rows = mask & (columns["class"] == spec.name)
+        n_rows = int(np.count_nonzero(rows))
+        pct = spec.slo.percentile
+        outcome = rec.outcome[rows]
+        completed = outcome == COMPLETED
+        ttft = np.where(completed, columns["ttft_s"][rows], np.inf)
+        tpot = columns["tpot_s"][rows][completed]
+        tpot = np.concatenate([tpot[np.isfinite(tpot)], np.full(int((~completed).sum()), np.inf)])
+        # "higher": an observed value, never an interpolation with a rejected request's infinity
+        ttft_p = float(np.percentile(ttft, pct, method="higher")) if len(ttft) else None
+        tpot_p = float(np.percentile(tpot, pct, method="higher")) if len(tpot) else None
+        tbt = columns["max_tbt_s"][rows][completed]
+        tbt = np.concatenate([tbt[np.isfinite(tbt)], np.full(int((~completed).sum()), np.inf)])
+        tbt_p = float(np.percentile(tbt, pct, method="higher")) if len(tbt) else None
+        passes = (
+            n_rows > 0
+            and ttft_p is not None and ttft_p <= spec.slo.ttft_ms / 1e3
+            and (tpot_p is None or tpot_p <= spec.slo.tpot_ms / 1e3)
+            and (not spec.slo.tbt_ms or tbt_p is None or tbt_p <= spec.slo.tbt_ms / 1e3)
+        )  # fmt: skip
+        out[spec.name] = {
+            "requests": n_rows,
+            "completed": int(completed.sum()),
+            "rejected": int((outcome == REJECTED).sum()),
+            "failed": int((outcome == FAILED).sum()),
+            "percentile": pct,
+            "ttft_ms_at_percentile": ttft_p * 1e3 if ttft_p is not None and math.isfinite(ttft_p) else None,
+            "tpot_ms_at_percentile": tpot_p * 1e3 if tpot_p is not None and math.isfinite(tpot_p) else None,
+            "max_tbt_ms_at_percentile": tbt_p * 1e3 if tbt_p is not None and math.isfinite(tbt_p) else None,
+            "slo_attainment": nan_mean(columns["met_slo"][rows]) if n_rows else 0.0,
+            "passes": bool(passes),
+        }
+    return out
+
+
+def cost_summary(
+    resolved: Resolved,
+    rec: Records,
+    columns: dict[str, Any],
+    cum_all: dict[int, dict[str, np.ndarray]],
+    energy_by_pool: dict[int, float] | None = None,
+) -> dict[str, Any]:
+    """The bill, per hour, per request and per million output tokens, and where it went.
+
+    ``usd_by_part`` splits it by role (prefill, decode, KV transfer, cache) in either mode; an
+    owned deployment (`scenario.cost.mode` ``own``) also splits it by kind (``usd_by_kind``:
+    capital, energy, hosting, cache). Both splits add up to ``usd_total``.
+    """
+    sc = resolved.scenario
+    basis = sc.cost
+    hours = max(rec.end_s, 1e-9) / 3600.0
+    cache_gb = 0.0
+    if sc.cache.enabled:
+        per_inst = sc.cache.host.capacity_gb if sc.cache.host.enabled else 0.0
+        cache_gb = per_inst * sum(p.spec.count for p in resolved.pools) + (
+            sc.cache.pooled.capacity_gb if sc.cache.pooled.enabled else 0.0
+        )
+    cache_per_hour = cache_gb * sc.cache.usd_per_gb_hour
+    kinds = {k: 0.0 for k in ownership.KINDS}
+    if basis.mode == "rent":
+        pool_bills = [p.usd_per_hour * hours for p in resolved.pools]
+        per_hour = sum(p.usd_per_hour for p in resolved.pools) + cache_per_hour
+        bill = per_hour * hours
+    else:
+        # owned: capital and hosting accrue per chip-hour, energy is what the pool drew (with PUE)
+        pool_bills = []
+        for p in resolved.pools:
+            capital = p.chips * ownership.capital_usd_per_chip_hour(p.hardware, basis) * hours
+            hosting = p.chips * ownership.hosting_usd_per_chip_hour(p.hardware, basis) * hours
+            energy = ownership.energy_usd((energy_by_pool or {}).get(p.index, 0.0), basis)
+            kinds["capital"] += capital
+            kinds["hosting"] += hosting
+            kinds["energy"] += energy
+            pool_bills.append(capital + hosting + energy)
+        bill = sum(pool_bills) + cache_per_hour * hours
+        per_hour = bill / hours
+    split = {"prefill": 0.0, "decode": 0.0, "kv_transfer": 0.0, "cache": cache_per_hour * hours}
+    completed = rec.outcome == COMPLETED
+    senders = sum(1 for p in resolved.pools if p.spec.role == "prefill")
+    pool_of = np.array([pool for pool, _, _ in rec.servers], dtype=np.int64)
+    for pool, pool_bill in zip(resolved.pools, pool_bills, strict=True):
+        if pool.spec.role == "prefill":
+            # the link is billed for what it carries (the sending chips' time while this request's
+            # bytes cross after its prefill); time queued for the link is the prefill chips holding KV
+            if basis.mode == "rent":
+                chip_rate = pool.instance.chips * pool.hardware.usd_per_hour / 3600.0
+            else:  # one instance's average cost per second of the run
+                chip_rate = pool_bill / (pool.spec.count * hours * 3600.0)
+            sent, waited = columns["kv_transfer_s"], columns["kv_wait_s"]
+            if senders > 1:  # the transfers this pool sent
+                first = np.asarray(columns["prefill_instance"])
+                mine = (first >= 0) & (pool_of[np.maximum(first, 0)] == pool.index)
+                sent, waited = sent[mine], waited[mine]
+            carried = nan_sum(sent) - nan_sum(waited)
+            transfer = min(pool_bill, max(carried, 0.0) * chip_rate)
+            split["kv_transfer"] += transfer
+            split["prefill"] += pool_bill - transfer
+        elif pool.spec.role == "decode":
+            split["decode"] += pool_bill
+        else:
+            c = cum_all[pool.index]
+            busy = float(c["busy"][1])
+            share = float(c["prefill_s"][1]) / busy if busy > 0 else 0.5
+            split["prefill"] += pool_bill * share
+            split["decode"] += pool_bill * (1.0 - share)
+    n_done = int(np.count_nonzero(completed))
+    out_tok = float(columns["output_tokens"][completed].sum())
+    out: dict[str, Any] = {
+        "mode": basis.mode,
+        "basis": basis.label(),
+        "usd_per_hour": per_hour,
+        "usd_total": bill,
+        "usd_per_request": bill / n_done if n_done else None,
+        "usd_per_million_output_tokens": bill / out_tok * 1e6 if out_tok else None,
+        "usd_per_request_by_part": {k: (v / n_done if n_done else None) for k, v in split.items()},
+        "usd_by_part": split,
+    }
+    if len(resolved.pools) > 1:  # a portfolio: each pool's bill (one pool's is the whole bill)
+        out["usd_by_pool"] = {p.spec.name: b for p, b in zip(resolved.pools, pool_bills, strict=True)}
+    if basis.mode == "own":
+        # only in own mode: a rent-mode summary keeps its numeric keys (golden results, exports)
+        out["usd_by_kind"] = {**kinds, "cache": split["cache"]}
+        out["usd_per_request_by_kind"] = {
+            k: (v / n_done if n_done else None) for k, v in out["usd_by_kind"].items()
+        }
+    return out
