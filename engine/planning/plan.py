@@ -308,8 +308,11 @@ class Plan:
     """What passing meant (`run_passes`), with `attainment` the share the attainment rule asked for."""
     attainment: float = DEFAULT_ATTAINMENT
     slowdown: dict[str, float] = field(default_factory=dict)
-    """Empty for a plan as modelled; for a plan with `slowed` chips, how much slower each chip ran
-    (its expected throughput error, `slowdowns`)."""
+    """Empty for a plan as modelled; for a plan with `slowed` chips, how much longer each chip's
+    iterations ran (its band's pessimistic edge, `slowdowns`)."""
+    speedup: dict[str, float] = field(default_factory=dict)
+    """For a plan with `slowed` chips: each chip's band's optimistic edge (`speedups`), for the
+    margin's rerun with faster chips."""
 
     @property
     def best_usd_per_hour(self) -> float | None:
@@ -468,9 +471,14 @@ def chip_calibrations(scenario: Scenario, cat: Catalog, chips: Sequence[str]) ->
 
 
 def slowdowns(calibrations: Iterable[Calibration]) -> dict[str, float]:
-    """Per chip, how much slower than modelled a pessimistic plan runs it: the expected error of
-    its throughput (0 where none has been cross-validated)."""
-    return {c.hardware: float(c.error("throughput") or 0.0) for c in calibrations}
+    """Per chip, how much longer than modelled a pessimistic plan runs its iterations: the
+    pessimistic edge of its throughput band (`Calibration.edges`; 0 where no band is shown)."""
+    return {c.hardware: c.edges()[0] for c in calibrations}
+
+
+def speedups(calibrations: Iterable[Calibration]) -> dict[str, float]:
+    """Per chip with a throughput band, its optimistic edge (`Calibration.edges`, usually below 0)."""
+    return {c.hardware: c.edges()[1] for c in calibrations if "throughput" in c.band}
 
 
 def trust_columns(prefill: Calibration, *decode: Calibration) -> dict[str, Any]:
@@ -628,6 +636,8 @@ class _Search:
         """A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""
         self.slowdown: dict[str, float] = {}
         """Per chip, how much slower than its profile every run makes it (empty: as modelled)."""
+        self.speedup: dict[str, float] = {}
+        """Per chip, its band's optimistic edge (`speedups`; empty: as modelled)."""
 
     def cost(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> float:
         """Cost per hour of a shape (or portfolio) at given counts."""
@@ -776,7 +786,7 @@ def plan(
     target at its SLO percentile; ``attainment``, at least `attainment` of the requests within
     their SLO. `check_work=False` lifts the work bound on each run (engine.serving.work_bound),
     as `simulate`'s does. `slowed` runs every chip as much slower than modelled as its expected
-    throughput error allows (`slowdowns`): the cheapest deployment that passes even so, the
+    throughput band's pessimistic edge says (`slowdowns`): the cheapest deployment that passes even so, the
     margin a buyer can add for the model's error (docs/planner.md, "Margin"). The cost model's
     bounds stay those of the modelled chips: lower than the slowed ones, so still bounds.
     """
@@ -798,6 +808,7 @@ def plan(
     search.calibrations = chip_calibrations(search.base, cat, chips)
     if slowed:
         search.slowdown = slowdowns(search.calibrations.values())
+        search.speedup = speedups(search.calibrations.values())
     d = rule_demand(demand(search.base, search.reqs), rule, attainment)
     kinds = instance_kinds(space, chips, cat.models[scenario.model.id])
     search.rates.update(
@@ -1032,4 +1043,5 @@ def _assemble(
         rule=search.rule,
         attainment=search.attainment,
         slowdown=dict(search.slowdown),
+        speedup=dict(search.speedup),
     )
