@@ -171,8 +171,12 @@ def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() 
             f"$0.002 (−{trust.error_text(floor)} to {confidence.side_text(cost[1])})"
         )
     # no bounds at all keep the whole band
-    assert confidence.with_figure_error("9.90 req/s", marks, "throughput_rps") == confidence.band_text("9.90 req/s", r)
-    assert confidence.band((-0.36, 0.36), (float("inf"), 0.5)) == "± 36%"  # a bound wider than the band: no cut
+    assert confidence.with_figure_error("9.90 req/s", marks, "throughput_rps") == confidence.band_text(
+        "9.90 req/s", r
+    )
+    assert (
+        confidence.band((-0.36, 0.36), (float("inf"), 0.5)) == "± 36%"
+    )  # a bound wider than the band: no cut
     assert confidence.band((-0.36, 0.36), (float("inf"), 0.1)) == "−36% to +10%"
     assert confidence.band((0.05, 0.3), (float("inf"), 0.0)) == "± 0%"  # a rise cut to nothing
     closed = io.apply_overrides(
