@@ -74,6 +74,8 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
             st.caption(
                 plain(f"Every pool runs with a profile fitted to its chip under {stack}{only}; {errs}{warn}.")
             )
+    if any(m.calibration.band for m in marks):
+        st.caption(plain(confidence.BAND_NOTE))
 
 
 def pool_mark(cal: Calibration) -> None:
@@ -84,7 +86,7 @@ def pool_mark(cal: Calibration) -> None:
         how = f"fitted to measurements under {stack}" if cal.fitted else cal.rule
         if cal.fitted and cal.caveat:  # a rule's text carries its caveat; a fit's is added
             how += f"; {cal.caveat}"
-        st.caption(plain(f"{how} · {confidence.errors_text(cal.expected_error)}"))
+        st.caption(plain(f"{how} · {confidence.errors_text(confidence.real_bands(cal))}"))
 
 
 def value_parts(

@@ -31,7 +31,7 @@ from engine.catalog.entries import load_catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.trust import error_text
-from engine.explain import advisor
+from engine.explain import advisor, confidence
 from engine.explain.confidence import range_text
 from engine.explain.presentation import duration_text
 from engine.planning.frontier import passing_frontiers
@@ -527,6 +527,8 @@ def _summary(p: Plan, edge: Margin | None = None) -> None:
         f"(simulated over {p.duration_s:g} s).",
         icon=":material/check_circle:",
     )
+    if any(c.band for c in p.calibration):
+        st.caption(plain(confidence.BAND_NOTE))
     if "calibrated" in r:
         with st.container(
             key="fg-plan-calibration", horizontal=True, gap="small", vertical_alignment="center"

@@ -20,7 +20,7 @@ import pandas as pd
 
 from engine.catalog.entries import load_catalog, presets_dir
 from engine.cli.common import emit_json
-from engine.costmodel import bands, calibrate, crossval, reference, trust, validation
+from engine.costmodel import band_lookup, bands, calibrate, crossval, reference, trust, validation
 from engine.explain import end_to_end
 
 SCHEMES = (
@@ -135,8 +135,8 @@ def _coverage_cell(figure: str, c: dict[str, float]) -> str:
     """'throughput 60.0% of 55 points (target met)' and the like, for one kind."""
     name = trust.FIGURE_NAMES.get(figure, figure)
     text = f"{name} {c['coverage']:.1%} of {int(c['points'])} points"
-    if c["points"] < bands.MIN_KIND_POINTS:
-        return f"{text} (under {bands.MIN_KIND_POINTS}: band not shown)"
+    if c["points"] < band_lookup.MIN_KIND_POINTS:
+        return f"{text} (under {band_lookup.MIN_KIND_POINTS}: band not shown)"
     lo, hi = bands.COVERAGE_RANGE
     return f"{text} ({lo:.0%}-{hi:.0%}: {'met' if bands.within_target(c) else 'NOT met'})"
 
@@ -150,7 +150,7 @@ def band_lines(rep: validation.Report) -> list[str]:
     ]
     by_model = rep.band_coverage(("model", "figure"))
     for fam, cov in rep.band_coverage().items():
-        cells = [_coverage_cell(f, cov[f]) for f in bands.KINDS if f in cov]
+        cells = [_coverage_cell(f, cov[f]) for f in band_lookup.KINDS if f in cov]
         lines.append(f"{'band coverage, ' + FAMILY_TEXT.get(fam, fam):17}: " + "; ".join(cells))
         moe = {k.split(":", 1)[1]: v for k, v in by_model.get(fam, {}).items() if k.startswith("moe:")}
         if moe:
@@ -158,7 +158,7 @@ def band_lines(rep: validation.Report) -> list[str]:
                 f"{'  of which MoE':17}: "
                 + "; ".join(
                     f"{trust.FIGURE_NAMES[f]} {moe[f]['coverage']:.1%} of {int(moe[f]['points'])}"
-                    for f in bands.KINDS
+                    for f in band_lookup.KINDS
                     if f in moe
                 )
             )

@@ -43,7 +43,7 @@ LEVELS: tuple[tuple[str, ...], ...] = (
 FIELDS = ("model", "basis", "stack", "chip", "figure")
 
 
-def group_key(level: tuple[str, ...], point: Mapping[str, object]) -> str:
+def group_key(level: tuple[str, ...], point: Mapping[Any, Any]) -> str:
     """'dense:fitted:vllm-v0:*:throughput': the group of `point` at `level` ('*' for a field not used)."""
     return ":".join(str(point[f]) if f in level else "*" for f in FIELDS)
 

@@ -109,7 +109,7 @@ def spreads(points: pd.DataFrame) -> dict[str, Spread]:
             if "chip" in level and 1.0 - ONE_SIDED < above < ONE_SIDED:
                 continue  # a chip whose misses fall both ways takes its stack's band
             q16, q50, q84 = np.quantile(g["log_ratio"], (QUANTILES[0], 0.5, QUANTILES[1]))
-            key = group_key(level, g.iloc[0])
+            key = group_key(level, g.iloc[0].to_dict())
             out[key] = Spread(float(q16), float(q50), float(q84), len(g), int(g["source"].nunique()), above)
     return out
 

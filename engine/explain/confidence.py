@@ -143,7 +143,9 @@ def stack_name(stack: str) -> str:
 
 def error_list(ranges: Mapping[str, Range]) -> str:
     """'throughput −30% to +17%, TPOT ± 12%' from per-kind bands (`real_bands`; '' when none is shown)."""
-    return ", ".join(f"{FIGURE_NAMES[f]} {signed_text(*ranges[f])}" for f in FIGURES if ranges.get(f) is not None)
+    return ", ".join(
+        f"{FIGURE_NAMES[f]} {signed_text(*ranges[f])}" for f in FIGURES if ranges.get(f) is not None
+    )
 
 
 def errors_text(ranges: Mapping[str, Range]) -> str:
