@@ -30,9 +30,7 @@ import streamlit as st
 from engine.catalog.entries import load_catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.costmodel.trust import error_text
 from engine.explain import advisor, confidence
-from engine.explain.confidence import range_text
 from engine.explain.presentation import duration_text
 from engine.planning.frontier import passing_frontiers
 from engine.planning.margin import Margin, margin
@@ -109,7 +107,8 @@ def pareto_chart(
     if "calibrated" in rows:
         sure = rows["calibrated"].fillna(True).astype(bool)
         said = (
-            rows["calibration"].fillna("") + rows["throughput_error"].map(_pm)
+            rows["calibration"].fillna("")
+            + rows.apply(lambda r: _pm(*_band_of(r, "throughput")), axis=1).astype(str)
             if "calibration" in rows
             else ""
         )
@@ -202,30 +201,36 @@ def run_mark(row: Any) -> str:
 
 
 def _pm(
-    error: float | None,
+    fall: float | None,
+    rise: float | None,
     modelled: float | None = None,
     slowed: float | None = None,
     faster: float | None = None,
     *,
     latency: bool = True,
 ) -> str:
-    """' ± 12%' after a figure ('' when the error is unknown); with the figure as modelled and with
-    its chips slowed and faster (the margin's reruns), its band is how far they move it, as the
-    Results page's spread: a latency never narrower than its kind's error (' (−18% to +56%)'),
-    a goodput the moves alone (' (−97% to +20%)') once both are known."""
-    if not (isinstance(error, float) and np.isfinite(error)):
+    """' (−30% to +67%)' after a figure: its kind's band ('' when none is shown); with the figure as
+    modelled and with its chips at the band's two edges (the margin's reruns), how far they move it,
+    as the Results page's spread: a latency never narrower than its kind's band, a goodput the
+    moves alone once both are known."""
+    if not all(isinstance(v, float) and np.isfinite(v) for v in (fall, rise)):
         return ""
+    assert fall is not None and rise is not None
     moves = [
         v / modelled - 1.0
         for v in (slowed, faster)
         if modelled and modelled > 0 and v is not None and math.isfinite(v)
     ]
-    if not moves:
-        return f" ± {error_text(error)}"
-    lo, hi = min(0.0, *moves), max(0.0, *moves)
-    floor = error if latency or len(moves) < 2 else 0.0  # one side unknown: the kind's error there
-    band = range_text(max(abs(lo), floor), max(hi, floor))
+    lo, hi = (min(moves), max(moves)) if moves else (fall, rise)
+    if moves and (latency or len(moves) < 2):  # one side unknown: the kind's band there
+        lo, hi = min(lo, fall), max(hi, rise)
+    band = confidence.signed_text(lo, hi)
     return f" {band}" if band.startswith("±") else f" ({band})"
+
+
+def _band_of(r: Any, figure: str) -> tuple[float | None, float | None]:
+    """A runs-table row's band of a kind (`trust_columns`' ``<kind>_fall`` and ``<kind>_rise``)."""
+    return r.get(f"{figure}_fall"), r.get(f"{figure}_rise")
 
 
 def selected_run(event: Any) -> int | None:
@@ -374,9 +379,9 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             "Check the margin for the model's error",
             value=True,
             key="plan_margin",
-            help="After the search, rerun the chosen deployment, and search again, with every chip slower by its "
-            "expected throughput error (the calibration's cross-validated error): does the choice hold if the "
-            "chips are as slow as the model may be wrong, and what would hold then. Slower chips need more "
+            help="After the search, rerun the chosen deployment, and search again, with every chip at the "
+            "pessimistic edge of its throughput band (where about two in three real deployments land): does the "
+            "choice hold if the chips are as slow as the band says they may be, and what would hold then. Slower chips need more "
             "instances, so the second search takes longer than the first: about three times the time in all.",
         )
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
@@ -444,15 +449,13 @@ def _run_plan(
 def _margin(m: Margin, key: tuple[Any, ...]) -> None:
     """The margin for the model's error: the choice with slowed chips, and the cheapest that holds.
     Chip ids and shapes can come from a custom chip: they go through `plain`."""
-    slow = plain(", ".join(f"{chip} {e:.0%}" for chip, e in m.slowdown.items() if e > 0) or "no chip")
+    slow = plain(", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band")
     c = m.chosen
     figures = (
         f"{c.slo_attainment:.1%} of requests within SLO, TTFT p90 {duration_text(c.ttft_ms_p90)}, "
         f"TPOT p90 {duration_text(c.tpot_ms_p90)}"
     )
-    head = (
-        f"**Margin for the model's error.** With every chip slower by its expected throughput error ({slow}),"
-    )
+    head = f"**Margin for the model's error.** With every chip at the pessimistic edge of its throughput band ({slow}),"
     with st.container(key="fg-plan-margin"):
         if m.holds:
             st.info(f"{head} the chosen deployment still passes: {figures}.", icon=":material/shield:")
@@ -521,9 +524,9 @@ def _summary(p: Plan, edge: Margin | None = None) -> None:
     )
     st.success(
         f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
-        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(r.get('throughput_error'), r['goodput_rps'], slow_goodput, fast_goodput, latency=False)}, "
-        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(r.get('ttft_error'), r['ttft_ms_p90'], slow_ttft, fast_ttft)}, "
-        f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(r.get('tpot_error'), r['tpot_ms_p90'], slow_tpot, fast_tpot)} "
+        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(*_band_of(r, 'throughput'), r['goodput_rps'], slow_goodput, fast_goodput, latency=False)}, "
+        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(*_band_of(r, 'ttft'), r['ttft_ms_p90'], slow_ttft, fast_ttft)}, "
+        f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(*_band_of(r, 'tpot'), r['tpot_ms_p90'], slow_tpot, fast_tpot)} "
         f"(simulated over {p.duration_s:g} s).",
         icon=":material/check_circle:",
     )
@@ -582,7 +585,7 @@ def planner_page() -> None:
     st.caption(
         "Click a point to load that deployment as the current scenario. Coloured markers meet every SLO and "
         "the frontier joins the best of them; grey crosses miss an SLO. Open markers: a chip with no profile fitted "
-        "under the scenario's serving stack (uncalibrated; hover for the basis and the expected error). Labels give "
+        "under the scenario's serving stack (uncalibrated; hover for the basis and the band). Labels give "
         "each frontier point's P:D split (M: a colocated pool). Goodput per chip counts the output tokens of "
         "requests within their SLO."
     )

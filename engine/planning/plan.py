@@ -487,8 +487,10 @@ def trust_columns(prefill: Calibration, *decode: Calibration) -> dict[str, Any]:
     ``calibrated``: every chip has a profile fitted under the stack; ``calibration``: that
     (``calibrated``, or ``partly calibrated: <why>`` for a MoE model's shared experts' factor), or
     ``uncalibrated: <chip> (<basis>)``; ``throughput_error`` (over every chip), ``ttft_error`` (the
-    prefill chip's), ``tpot_error`` (the decode chips', the largest of a portfolio's): expected
-    relative errors, NaN where unknown. A portfolio is as sure as its least calibrated pool.
+    prefill chip's), ``tpot_error`` (the decode chips', the largest of a portfolio's): median
+    held-out errors, NaN where unknown; ``<kind>_fall`` and ``<kind>_rise`` over the same chips:
+    the band (where the real figure lands against the modelled one, signed; NaN where none is
+    shown). A portfolio is as sure as its least calibrated pool.
     """
     chips = list({c.hardware: c for c in (prefill, *decode)}.values())
     off = [c for c in chips if not c.fitted]
@@ -504,12 +506,22 @@ def trust_columns(prefill: Calibration, *decode: Calibration) -> dict[str, Any]:
         have = [e for e in errors if e is not None]
         return max(have) if have else math.nan
 
+    def band(figure: str, cals: Sequence[Calibration]) -> dict[str, float]:
+        found = [r for c in cals if (r := c.real_band(figure)) is not None]
+        return {
+            f"{figure}_fall": min(r[0] for r in found) if found else math.nan,
+            f"{figure}_rise": max(r[1] for r in found) if found else math.nan,
+        }
+
     return {
         "calibrated": not off,
         "calibration": mark,
         "throughput_error": known([c.error("throughput") for c in chips]),
         "ttft_error": known([prefill.error("ttft")]),
         "tpot_error": known([d.error("tpot") for d in decode]),
+        **band("throughput", chips),
+        **band("ttft", [prefill]),
+        **band("tpot", decode),
     }
 
 
