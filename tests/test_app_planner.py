@@ -259,13 +259,13 @@ def test_the_verdicts_band_reaches_as_far_as_the_margin_moved_the_figure() -> No
     '(−18% to +56%)'; a rerun within the band leaves '± 18%'."""
     from ui.planner import _pm
 
-    assert _pm(-0.18, 0.18, 56.4, 87.9) == " (−18% to +56%)"
-    assert _pm(-0.18, 0.18, 56.4, 60.0) == " ± 18%"
-    assert _pm(-0.18, 0.18, 56.4, None) == _pm(-0.18, 0.18) == " ± 18%"
-    assert _pm(None, None, 56.4, 87.9) == ""
-    assert _pm(-0.36, 0.36, 10.01, 0.30) == " (−97% to +36%)"  # a goodput the slowed choice loses
+    assert _pm((-0.18, 0.18), 56.4, 87.9) == " (−18% to +56%)"
+    assert _pm((-0.18, 0.18), 56.4, 60.0) == " ± 18%"
+    assert _pm((-0.18, 0.18), 56.4, None) == _pm((-0.18, 0.18)) == " ± 18%"
+    assert _pm((None, None), 56.4, 87.9) == ""
+    assert _pm((-0.36, 0.36), 10.01, 0.30) == " (−97% to +36%)"  # a goodput the slowed choice loses
     # with the faster rerun too: a goodput takes the two moves alone, a latency keeps its floor
-    assert _pm(-0.36, 0.36, 10.01, 0.30, 12.0, latency=False) == " (−97% to +20%)"
-    assert _pm(-0.18, 0.18, 56.4, 87.9, 50.0) == " (−18% to +56%)"
-    assert _pm(-0.18, 0.18, 56.4, 87.9, 40.0) == " (−29% to +56%)"
-    assert _pm(-0.30, 0.67) == " (−30% to +67%)"  # an asymmetric band reads as one
+    assert _pm((-0.36, 0.36), 10.01, 0.30, 12.0, latency=False) == " (−97% to +20%)"
+    assert _pm((-0.18, 0.18), 56.4, 87.9, 50.0) == " (−18% to +56%)"
+    assert _pm((-0.18, 0.18), 56.4, 87.9, 40.0) == " (−29% to +56%)"
+    assert _pm((-0.30, 0.67)) == " (−30% to +67%)"  # an asymmetric band reads as one

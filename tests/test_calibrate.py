@@ -602,7 +602,10 @@ def test_validate_prints_each_kinds_band_coverage_measured_out_of_sample(report:
     line = next(x for x in lines if x.startswith("band coverage, rows with data"))
     for f in ("throughput", "tpot"):
         assert cov[f]["points"] >= 20
-        assert f"{trust.FIGURE_NAMES[f]} {cov[f]['coverage']:.1%} of {int(cov[f]['points'])} points (60%-76%" in line
+        assert (
+            f"{trust.FIGURE_NAMES[f]} {cov[f]['coverage']:.1%} of {int(cov[f]['points'])} points (60%-76%"
+            in line
+        )
     doc = report.as_dict()["bands"]["source_out"]
     assert doc["coverage"] == cov and doc["groups"]
     checked = report.band_checks["source_out"]

@@ -106,11 +106,9 @@ def pareto_chart(
     )
     if "calibrated" in rows:
         sure = rows["calibrated"].fillna(True).astype(bool)
+        pairs = rows.reindex(columns=["throughput_fall", "throughput_rise"]).itertuples(index=False)
         said = (
-            rows["calibration"].fillna("")
-            + rows.apply(lambda r: _pm(*_band_of(r, "throughput")), axis=1).astype(str)
-            if "calibration" in rows
-            else ""
+            rows["calibration"].fillna("") + [_pm(tuple(p)) for p in pairs] if "calibration" in rows else ""
         )
     else:  # a plan from before calibration marks: every point as calibrated, nothing said
         sure, said = pd.Series(True, index=rows.index), ""
@@ -201,36 +199,28 @@ def run_mark(row: Any) -> str:
 
 
 def _pm(
-    fall: float | None,
-    rise: float | None,
+    band: Any,
     modelled: float | None = None,
     slowed: float | None = None,
     faster: float | None = None,
     *,
     latency: bool = True,
 ) -> str:
-    """' (−30% to +67%)' after a figure: its kind's band ('' when none is shown); with the figure as
-    modelled and with its chips at the band's two edges (the margin's reruns), how far they move it,
-    as the Results page's spread: a latency never narrower than its kind's band, a goodput the
-    moves alone once both are known."""
-    if not all(isinstance(v, float) and np.isfinite(v) for v in (fall, rise)):
+    """' (−30% to +67%)' after a figure: its kind's band (fall, rise; '' when none is shown); with the
+    figure as modelled and at its chips' two edges (the margin's reruns), how far they move it, as on
+    Results: a latency never narrower than its kind's band, a goodput the moves alone once both are known."""
+    if not all(isinstance(v, float) and np.isfinite(v) for v in band):
         return ""
-    assert fall is not None and rise is not None
     moves = [
         v / modelled - 1.0
         for v in (slowed, faster)
         if modelled and modelled > 0 and v is not None and math.isfinite(v)
     ]
-    lo, hi = (min(moves), max(moves)) if moves else (fall, rise)
+    lo, hi = (min(moves), max(moves)) if moves else band
     if moves and (latency or len(moves) < 2):  # one side unknown: the kind's band there
-        lo, hi = min(lo, fall), max(hi, rise)
-    band = confidence.signed_text(lo, hi)
-    return f" {band}" if band.startswith("±") else f" ({band})"
-
-
-def _band_of(r: Any, figure: str) -> tuple[float | None, float | None]:
-    """A runs-table row's band of a kind (`trust_columns`' ``<kind>_fall`` and ``<kind>_rise``)."""
-    return r.get(f"{figure}_fall"), r.get(f"{figure}_rise")
+        lo, hi = min(lo, band[0]), max(hi, band[1])
+    text = confidence.signed_text(lo, hi)
+    return f" {text}" if text.startswith("±") else f" ({text})"
 
 
 def selected_run(event: Any) -> int | None:
@@ -381,8 +371,8 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             key="plan_margin",
             help="After the search, rerun the chosen deployment, and search again, with every chip at the "
             "pessimistic edge of its throughput band (where about two in three real deployments land): does the "
-            "choice hold if the chips are as slow as the band says they may be, and what would hold then. Slower chips need more "
-            "instances, so the second search takes longer than the first: about three times the time in all.",
+            "choice hold if the chips are as slow as the band says they may be, and what would hold then. Slower "
+            "chips need more instances, so the second search takes longer: about three times the time in all.",
         )
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
     if not st.session_state.pop(REQUEST, False):
@@ -522,11 +512,12 @@ def _summary(p: Plan, edge: Margin | None = None) -> None:
     meets = (
         "meets every SLO" if rule == "percentile" else f"keeps {attainment:.0%} of requests within their SLO"
     )
+    band = {k: (r.get(f"{k}_fall"), r.get(f"{k}_rise")) for k in ("throughput", "ttft", "tpot")}
     st.success(
         f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
-        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(*_band_of(r, 'throughput'), r['goodput_rps'], slow_goodput, fast_goodput, latency=False)}, "
-        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(*_band_of(r, 'ttft'), r['ttft_ms_p90'], slow_ttft, fast_ttft)}, "
-        f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(*_band_of(r, 'tpot'), r['tpot_ms_p90'], slow_tpot, fast_tpot)} "
+        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(band['throughput'], r['goodput_rps'], slow_goodput, fast_goodput, latency=False)}, "
+        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(band['ttft'], r['ttft_ms_p90'], slow_ttft, fast_ttft)}, "
+        f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(band['tpot'], r['tpot_ms_p90'], slow_tpot, fast_tpot)} "
         f"(simulated over {p.duration_s:g} s).",
         icon=":material/check_circle:",
     )

@@ -142,7 +142,8 @@ def source_out_scores(points: pd.DataFrame) -> pd.DataFrame:
         for p in _records(points[points["source"] == src]):
             key = find(rest, p)
             if key is not None:
-                rows.append({"figure": p["figure"], "score": score(rest[key], float(p["log_ratio"]))})  # type: ignore[arg-type]
+                log_ratio = float(p["log_ratio"])  # type: ignore[arg-type]
+                rows.append({"figure": p["figure"], "score": score(rest[key], log_ratio)})
     return pd.DataFrame(rows, columns=["figure", "score"])
 
 

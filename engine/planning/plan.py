@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -48,7 +48,8 @@ from engine.catalog.specs import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import STACK_NAMES
-from engine.costmodel.trust import BASIS_TEXT, NVIDIA_ONLY, PARTIAL_TEXT, Calibration, calibration
+from engine.costmodel.trust import NVIDIA_ONLY, Calibration
+from engine.planning.calibrations import chip_calibrations, slowdowns, speedups, trust_columns
 from engine.planning.portfolio import (
     MAX_POOLS,
     Portfolio,
@@ -310,9 +311,12 @@ class Plan:
     slowdown: dict[str, float] = field(default_factory=dict)
     """Empty for a plan as modelled; for a plan with `slowed` chips, how much longer each chip's
     iterations ran (its band's pessimistic edge, `slowdowns`)."""
-    speedup: dict[str, float] = field(default_factory=dict)
-    """For a plan with `slowed` chips: each chip's band's optimistic edge (`speedups`), for the
-    margin's rerun with faster chips."""
+
+    @property
+    def speedup(self) -> dict[str, float]:
+        """For a plan with `slowed` chips: each chip's band's optimistic edge (`speedups`), for the
+        margin's rerun with faster chips; empty for a plan as modelled."""
+        return speedups(self.calibration) if self.slowdown else {}
 
     @property
     def best_usd_per_hour(self) -> float | None:
@@ -458,73 +462,6 @@ def split_label(shape: Shape | Portfolio, counts: Sequence[int]) -> str:
     return f"{counts[0]}M" if shape.mode == "colocated" else f"{counts[0]}P:{counts[1]}D"
 
 
-def chip_calibrations(scenario: Scenario, cat: Catalog, chips: Sequence[str]) -> dict[str, Calibration]:
-    """The calibration each chip runs with under the scenario's stack (a profile the scenario pins kept)."""
-    profiles = {p.hardware: p.profile for p in scenario.deployment.pools if p.profile is not None}
-    moe = cat.models[scenario.model.id].moe is not None
-    stack = scenario.deployment.stack
-    custom = {h.id for h in scenario.custom_hardware}
-    return {
-        h: calibration(cat.hardware[h], stack, cat, profiles.get(h), moe=moe, custom=h in custom)[1]
-        for h in chips
-    }
-
-
-def slowdowns(calibrations: Iterable[Calibration]) -> dict[str, float]:
-    """Per chip, how much longer than modelled a pessimistic plan runs its iterations: the
-    pessimistic edge of its throughput band (`Calibration.edges`; 0 where no band is shown)."""
-    return {c.hardware: c.edges()[0] for c in calibrations}
-
-
-def speedups(calibrations: Iterable[Calibration]) -> dict[str, float]:
-    """Per chip with a throughput band, its optimistic edge (`Calibration.edges`, usually below 0)."""
-    return {c.hardware: c.edges()[1] for c in calibrations if "throughput" in c.band}
-
-
-def trust_columns(prefill: Calibration, *decode: Calibration) -> dict[str, Any]:
-    """A deployment's calibration as table columns.
-
-    ``calibrated``: every chip has a profile fitted under the stack; ``calibration``: that
-    (``calibrated``, or ``partly calibrated: <why>`` for a MoE model's shared experts' factor), or
-    ``uncalibrated: <chip> (<basis>)``; ``throughput_error`` (over every chip), ``ttft_error`` (the
-    prefill chip's), ``tpot_error`` (the decode chips', the largest of a portfolio's): median
-    held-out errors, NaN where unknown; ``<kind>_fall`` and ``<kind>_rise`` over the same chips:
-    the band (where the real figure lands against the modelled one, signed; NaN where none is
-    shown). A portfolio is as sure as its least calibrated pool.
-    """
-    chips = list({c.hardware: c for c in (prefill, *decode)}.values())
-    off = [c for c in chips if not c.fitted]
-    mark = (
-        "uncalibrated: " + ", ".join(f"{c.hardware} ({BASIS_TEXT[c.basis]})" for c in off)
-        if off
-        else f"partly calibrated: {PARTIAL_TEXT}"
-        if any(c.partial for c in chips)
-        else "calibrated"
-    )
-
-    def known(errors: Sequence[float | None]) -> float:
-        have = [e for e in errors if e is not None]
-        return max(have) if have else math.nan
-
-    def band(figure: str, cals: Sequence[Calibration]) -> dict[str, float]:
-        found = [r for c in cals if (r := c.real_band(figure)) is not None]
-        return {
-            f"{figure}_fall": min(r[0] for r in found) if found else math.nan,
-            f"{figure}_rise": max(r[1] for r in found) if found else math.nan,
-        }
-
-    return {
-        "calibrated": not off,
-        "calibration": mark,
-        "throughput_error": known([c.error("throughput") for c in chips]),
-        "ttft_error": known([prefill.error("ttft")]),
-        "tpot_error": known([d.error("tpot") for d in decode]),
-        **band("throughput", chips),
-        **band("ttft", [prefill]),
-        **band("tpot", decode),
-    }
-
-
 def run_row(
     res: SimResult,
     shape: Shape | Portfolio,
@@ -648,8 +585,6 @@ class _Search:
         """A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""
         self.slowdown: dict[str, float] = {}
         """Per chip, how much slower than its profile every run makes it (empty: as modelled)."""
-        self.speedup: dict[str, float] = {}
-        """Per chip, its band's optimistic edge (`speedups`; empty: as modelled)."""
 
     def cost(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> float:
         """Cost per hour of a shape (or portfolio) at given counts."""
@@ -820,7 +755,6 @@ def plan(
     search.calibrations = chip_calibrations(search.base, cat, chips)
     if slowed:
         search.slowdown = slowdowns(search.calibrations.values())
-        search.speedup = speedups(search.calibrations.values())
     d = rule_demand(demand(search.base, search.reqs), rule, attainment)
     kinds = instance_kinds(space, chips, cat.models[scenario.model.id])
     search.rates.update(
@@ -1055,5 +989,4 @@ def _assemble(
         rule=search.rule,
         attainment=search.attainment,
         slowdown=dict(search.slowdown),
-        speedup=dict(search.speedup),
     )
