@@ -2,7 +2,8 @@
 
 `validate` prints which reference rows are usable, per chip, stack and kind of figure the
 median and p90 error of the fit and of each held-out scheme (leave one source, chip or chip
-family out), the overall figures against the targets, the MoE rows and the energy check;
+family out), the overall figures against the targets, the MoE rows, the energy check and each
+band family's coverage per kind, measured out of sample (`engine.costmodel.bands`);
 `--markdown` writes the same as docs/validation.md's body, `--json` as data.
 `calibrate --reference --write` refits every profile, writes them into the hardware entries in
 presets/hardware and the expected errors into presets/calibration.toml.

@@ -17,9 +17,12 @@ by a rule, in this order, and the pool is marked *uncalibrated* wherever its num
 
 The expected error of each basis comes from cross-validation (`engine.costmodel.crossval`,
 `make validate`): leave one source out for fitted chips, leave one chip out for the same-silicon
-rule, leave one chip family out for transfers; MoE models carry their own figure. The numbers
-live in presets/calibration.toml, which `python -m engine calibrate --reference --write`
-rewrites and a test keeps equal to a fresh cross-validation.
+rule, leave one chip family out for transfers; MoE models carry their own figure. A calibration's
+band (`Calibration.band`, what the app shows beside a figure) is the 16th to 84th percentile of
+the held-out ratios of its basis, stack and kind (`engine.costmodel.bands`, looked up by
+`engine.costmodel.band_lookup`). Both live in presets/calibration.toml, which
+`python -m engine calibrate --reference --write` rewrites and a test keeps equal to a fresh
+cross-validation.
 """
 
 from __future__ import annotations

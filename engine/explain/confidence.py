@@ -1,22 +1,23 @@
-"""How sure the shown numbers are: each pool's calibration mark and the error bar of each figure.
+"""How sure the shown numbers are: each pool's calibration mark and the band of each figure.
 
 Every pool runs with a calibration profile chosen by a rule (`engine.costmodel.trust`): fitted to
 measurements of its chip under the scenario's serving stack (*calibrated*), or borrowed from the
 same silicon, another stack or a conservative transfer (*uncalibrated*, with the rule). A run's
 summary carries the choice per pool (``summary["calibration"]``); this module turns it into what
 the pages, the command line and the advisor show: a mark per pool, one note naming every
-uncalibrated pool with its chip and rule, and the expected relative error of each figure.
+uncalibrated pool with its chip and rule, and each figure's band: where about two in three real
+deployments land (`engine.costmodel.bands`), asymmetric where the model's held-out misses are.
 
-Which error a figure carries: TTFT the TTFT error of the pools that prefill (prefill and mixed
-roles), TPOT that of the pools that decode (decode and mixed), throughput, goodput, capacity and
-cost per request or per token the throughput error of every pool (a bill is exact; what it buys
-is not), energy per token the energy error of every pool; over several pools, the largest. A
-figure whose basis has no cross-validated error (presets/calibration.toml not generated yet, or
-no figure for that basis) gets no error bar rather than an invented one. SLO attainment and the
-bill per hour carry none: the first is a share of requests, not a scaled quantity, and the second
-is prices times chips. An open loop cannot complete more than it was sent, so where a run served
-what arrived, the throughput-borne figures' bars are cut on the side faster chips would move them
-(`limits`: `9.9 req/s (−36% to +0%)`; offline batches and closed loops keep the whole bar).
+Which band a figure carries: TTFT the TTFT band of the pools that prefill (prefill and mixed
+roles), TPOT that of the pools that decode (decode and mixed), throughput, goodput and capacity
+the throughput band of every pool, cost per request or per token that band turned round (a bill
+is exact; what it buys is not); over several pools, the lowest fall and the highest rise. A kind
+whose band's coverage was not measured on enough held-out points (TTFT, energy per token today)
+gets no band rather than an invented one. SLO attainment and the bill per hour carry none: the
+first is a share of requests, not a scaled quantity, and the second is prices times chips. An
+open loop cannot complete more than it was sent, so where a run served what arrived, the
+throughput-borne figures' bands are cut on the side faster chips would move them (`limits`:
+`9.9 req/s (−30% to +0%)`; offline batches and closed loops keep the whole band).
 
 Plain data only, no pandas: the command line's ``run`` imports it.
 """
