@@ -112,7 +112,7 @@ def headline_row(moves_a: confidence.Moves | None, moves_b: confidence.Moves | N
     """B's headline figures with the change from A, each with its band (its run's spread once
     known, else its kind's error), A's value in the help."""
     # "mean ± x" and a band are wider: let the metrics wrap rather than cut their values
-    wide = bool(reps) or any(confidence.figure_error(t, confidence.HEADLINE_SOURCES[k]) is not None
+    wide = bool(reps) or any(confidence.headline_range(t, k) is not None
                              for t in (ta, tb) for _, k, *_ in HEAD if k in confidence.HEADLINE_SOURCES)  # fmt: skip
     row = st.container(horizontal=True, gap="small") if wide else None
     for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row] * 5, HEAD, strict=True):

@@ -175,6 +175,7 @@ def test_advise_with_the_prefix_cache_on() -> None:
 
 def test_an_uncalibrated_pool_is_a_finding_with_its_rule_and_how_to_fix_it() -> None:
     from engine.costmodel import trust
+    from engine.explain import confidence
 
     cat = load_catalog()
     for chip, stack in (("mi325x", "vllm"), ("h100-sxm", "trtllm")):
@@ -197,7 +198,9 @@ def test_an_uncalibrated_pool_is_a_finding_with_its_rule_and_how_to_fix_it() -> 
         assert f"python -m engine calibrate measurements.csv --hardware {chip} --profile {stack}" in f.text
         assert "About page" in f.text
         for figure, err in cal.expected_error.items():
-            assert f.numbers[f"{figure}_error"] == err and f"± {err:.0%}" in f.text
+            assert f.numbers[f"{figure}_error"] == err
+        for figure, r in confidence.real_bands(cal).items():  # the text gives each kind's band
+            assert f"{confidence.FIGURE_NAMES[figure]} {confidence.signed_text(*r)}" in f.text
 
 
 def test_a_prefill_pool_backed_up_by_decode_is_not_told_to_shrink() -> None:

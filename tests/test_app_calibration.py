@@ -61,25 +61,29 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
     assert "uncalibrated" in mark and f"pools prefill, decode on {chip}" in mark and cal.rule in mark
     shown = {m.label: m.value for m in at.metric}
     bands = {m.label: m.proto.delta for m in at.metric}
-    # each headline figure's band is its run's spread: the same requests with the chip slower and
-    # faster by its expected throughput error, the latencies never narrower than their kind's error
+    # each headline figure's band is its run's spread: the same requests with the chip at either edge
+    # of its throughput band, the latencies never narrower than their kind's band
     sc = scenario_of(at)
     spread = run_spread(sc, simulate(sc).summary)
-    assert spread.slowdown == {chip: cal.error("throughput")}
+    assert spread.slowdown == {chip: cal.edges()[0]} and spread.speedup == {chip: cal.edges()[1]}
     moves = spread.moves()
     for label, key, figure in (("TTFT p99", "ttft_p99_ms", "ttft"), ("TPOT p99", "tpot_p99_ms", "tpot"),
                                ("Goodput", "goodput_rps", "throughput"), ("$ / request", "usd_per_request", "throughput"),
                                ("SLO attainment", "slo_attainment", None)):  # fmt: skip
-        err = cal.error(figure) if figure else None
-        band = confidence.spread_band(key, err, moves[key])
+        own = cal.real_band(figure) if figure else None
+        band = confidence.spread_band(key, own, moves[key])
         assert bands[label] == band, (label, shown[label], bands[label], band)  # under the figure
-        if key in confidence.LATENCIES and err is not None:
-            assert all(int(x) >= round(err * 100) for x in re.findall(r"(\d+)%", band)), (label, band)
+        if key in confidence.LATENCIES and own is not None:
+            assert band == confidence.spread_band(
+                key, None, (min(own[0], *moves[key]), max(own[1], *moves[key]))
+            )
     assert "pts" in bands["SLO attainment"] and shown["SLO attainment"].endswith("%")
-    assert shown["Energy per output token"].endswith(f"± {cal.error('energy'):.0%}")
+    assert "%" not in shown["Energy per output token"]  # energy's band coverage is not measured: none shown
     assert "±" not in shown["Bill per hour"]
     captions = [text_of(c.value) for c in at.caption]
-    assert any("Bands:" in c and f"{chip} ± {cal.error('throughput'):.0%}" in c for c in captions), captions
+    edges = f"{chip} {cal.edges()[0]:+.0%} / {cal.edges()[1]:+.0%}"
+    assert any("Bands:" in c and edges in c for c in captions), captions
+    assert any(confidence.BAND_MEANING in c for c in captions), captions
     advice = [text_of(w.value) for w in at.get_by_key("fg-advisor").warning]
     assert any(a.startswith(f"{chip} (pools prefill, decode) is uncalibrated") and "python -m engine calibrate" in a
                for a in advice), advice  # fmt: skip
@@ -122,10 +126,9 @@ def test_the_catalog_table_marks_each_chip_under_the_stack() -> None:
     at = app("hardware", on(*CALIBRATED))
     table = next(df.value for df in at.dataframe if "calibration" in df.value.columns).set_index("id")
     assert table.loc[CALIBRATED[0], "calibration"] == "calibrated"
-    err = calibration_of(*CALIBRATED).error("throughput")
-    assert (
-        (f"throughput ± {err:.0%}" in table.loc[CALIBRATED[0], "expected_error"]) if err is not None else True
-    )
+    band = calibration_of(*CALIBRATED).real_band("throughput")
+    assert band is not None
+    assert f"throughput {confidence.signed_text(*band)}" in table.loc[CALIBRATED[0], "expected_error"]
 
 
 def test_compare_marks_each_side_and_its_error_bars() -> None:
@@ -140,15 +143,16 @@ def test_compare_marks_each_side_and_its_error_bars() -> None:
     # each side's figure carries its run's spread, as on Results: the same band for A and B here
     sc = scenario_of(at)
     moves = run_spread(sc, simulate(sc).summary).moves()
-    band = confidence.spread_band("ttft_p99_ms", cal.error("ttft"), moves["ttft_p99_ms"])
+    band = confidence.spread_band("ttft_p99_ms", cal.real_band("ttft"), moves["ttft_p99_ms"])
     shown = heads["TTFT p99: B"]
     assert shown.value.endswith(band if band.startswith("±") else f"({band})"), (shown.value, band)
     assert f"({band})" in shown.help or band in shown.help
     captions = [text_of(c.value) for c in at.caption]
     assert any(c.startswith("Bands (A and B): how each figure moves") for c in captions), captions
     table = next(df.value for df in at.dataframe if "better" in df.value.columns).set_index("figure")
-    assert "expected_error_pct" in table.columns
-    assert table["expected_error_pct"].isna()["SLO attainment"]
+    assert "band" in table.columns
+    assert table["band"]["SLO attainment"] == "" and table["band"]["Goodput"] != ""
+    assert any(confidence.BAND_MEANING in c for c in captions)
 
     at = app("compare", on(*CALIBRATED))
     at.selectbox(key="b").set_value("current").run()

@@ -144,6 +144,16 @@ def test_the_planner_mixes_decode_pools_by_class_when_asked() -> None:
     assert won and "chat:" in won[0] and "batch:" in won[0], won  # a portfolio, each class its decode chip
 
 
+def h100_edges(preset: str) -> tuple[float, float]:
+    """The H100's throughput band edges under a preset's stack (`Calibration.edges`)."""
+    from engine.catalog.entries import load_catalog
+    from engine.costmodel import trust
+    from engine.scenario.codec import load_preset
+
+    cat = load_catalog()
+    return trust.calibration(cat.hardware["h100-sxm"], load_preset(preset).deployment.stack, cat)[1].edges()
+
+
 def test_the_planner_says_whether_its_choice_holds_with_slower_chips_and_loads_what_does() -> None:
     """At 16 req/s on H100s the cheapest chat-colocated deployment passes by a thin margin: with its
     chips as slow as their expected error allows it misses, and the page names and loads the
@@ -160,7 +170,10 @@ def test_the_planner_says_whether_its_choice_holds_with_slower_chips_and_loads_w
     assert not at.exception, [e.value for e in at.exception]
     box = at.get_by_key("fg-plan-margin")
     said = " ".join(w.value for w in box.warning).replace("\\", "").replace("\u2060", "")  # escapes, joiners
-    assert "With every chip slower by its expected throughput error (h100-sxm 15%)" in said, said
+    slow = h100_edges("chat-colocated")[0]
+    assert (
+        f"With every chip at the pessimistic edge of its throughput band (h100-sxm {slow:+.0%} time)" in said
+    ), said
     assert "the chosen deployment no longer passes" in said and "The cheapest that passes even then" in said
     shape = said.split("even then: **")[1].split("**")[0]
     at.button(key="fg-plan-load-margin").click().run()
@@ -195,7 +208,9 @@ def test_results_reruns_with_slower_chips_when_asked() -> None:
     assert not at.exception
     panel = at.get_by_key("fg-run-margin")
     said = " ".join(w.value for w in panel.warning).replace("\\", "")  # Markdown escapes
-    assert "(h100-sxm 15%)" in said and "class chat now fails" in said, said
+    assert (
+        f"(h100-sxm {h100_edges('chat-colocated')[0]:+.0%} time)" in said and "class chat now fails" in said
+    ), said
     frame = panel.dataframe[0].value
     assert list(frame.columns) == ["figure", "as modelled", "chips slower"]
     assert "SLO attainment" in set(frame["figure"])
@@ -228,20 +243,29 @@ def test_compare_checks_its_order_against_the_models_error_when_asked() -> None:
     assert row["verdict"] in {"B in every case", "A in every case", "depends on the model's error", "the same",
                               "A, or the same", "B, or the same"}  # fmt: skip
     said = " ".join(x.value for x in [*panel.warning, *panel.info]).replace("\\", "")
-    assert "A's chips slower: h100-sxm 15%; B's: h100-sxm 15%, h20" in said, said
+    from engine.catalog.entries import load_catalog
+    from engine.costmodel import trust
+
+    cat = load_catalog()
+    h100 = h100_edges("chat-disaggregated")[0]
+    h20 = trust.calibration(cat.hardware["h20"], load_preset("chat-hetero-h20").deployment.stack, cat)[
+        1
+    ].edges()[0]
+    assert f"A's chips slower: h100-sxm {h100:+.0%}; B's: h100-sxm {h100:+.0%}, h20 {h20:+.0%}" in said, said
 
 
 def test_the_verdicts_band_reaches_as_far_as_the_margin_moved_the_figure() -> None:
     """The chosen deployment's TPOT p90 '56.4 ms ± 18%' beside a margin rerun of 87.9 ms reads
-    '(−18% to +56%)'; a rerun within the error leaves '± 18%'."""
+    '(−18% to +56%)'; a rerun within the band leaves '± 18%'."""
     from ui.planner import _pm
 
-    assert _pm(0.18, 56.4, 87.9) == " (−18% to +56%)"
-    assert _pm(0.18, 56.4, 60.0) == " ± 18%"
-    assert _pm(0.18, 56.4, None) == _pm(0.18) == " ± 18%"
-    assert _pm(None, 56.4, 87.9) == ""
-    assert _pm(0.36, 10.01, 0.30) == " (−97% to +36%)"  # a goodput the slowed choice loses
+    assert _pm((-0.18, 0.18), 56.4, 87.9) == " (−18% to +56%)"
+    assert _pm((-0.18, 0.18), 56.4, 60.0) == " ± 18%"
+    assert _pm((-0.18, 0.18), 56.4, None) == _pm((-0.18, 0.18)) == " ± 18%"
+    assert _pm((None, None), 56.4, 87.9) == ""
+    assert _pm((-0.36, 0.36), 10.01, 0.30) == " (−97% to +36%)"  # a goodput the slowed choice loses
     # with the faster rerun too: a goodput takes the two moves alone, a latency keeps its floor
-    assert _pm(0.36, 10.01, 0.30, 12.0, latency=False) == " (−97% to +20%)"
-    assert _pm(0.18, 56.4, 87.9, 50.0) == " (−18% to +56%)"
-    assert _pm(0.18, 56.4, 87.9, 40.0) == " (−29% to +56%)"
+    assert _pm((-0.36, 0.36), 10.01, 0.30, 12.0, latency=False) == " (−97% to +20%)"
+    assert _pm((-0.18, 0.18), 56.4, 87.9, 50.0) == " (−18% to +56%)"
+    assert _pm((-0.18, 0.18), 56.4, 87.9, 40.0) == " (−29% to +56%)"
+    assert _pm((-0.30, 0.67)) == " (−30% to +67%)"  # an asymmetric band reads as one

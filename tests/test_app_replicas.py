@@ -13,7 +13,9 @@ from streamlit.testing.v1 import AppTest
 from tests.test_app import app, assert_clean
 
 SEEDS = 3
-MODEL_ERROR = re.compile(r"( ± \d+%| \(model (± \d+%|−\d+% to \+\d+%|−?[\d.]+ to \+?[\d.]+ pts|± 0 pts)\))$")
+MODEL_ERROR = re.compile(
+    r"( ± \d+%| \((model )?(± \d+%|(> )?[−+]\d+% to (> )?[−+]\d+%|[−+]?[\d.]+ to [−+]?[\d.]+ pts|± 0 pts)\))$"
+)
 """The calibration's expected error after a figure (ui.marks.value): not a seeds' interval."""
 
 

@@ -592,3 +592,22 @@ def test_any_lockstep_ttft_is_finite_and_one_client_waits_as_in_the_steady_state
     assert calibrate.predict(one, catalog, prof) == pytest.approx(
         calibrate.predict(dataclasses.replace(one, lockstep=False), catalog, prof), rel=1e-9
     )
+
+
+def test_validate_prints_each_kinds_band_coverage_measured_out_of_sample(report: validation.Report) -> None:
+    """`make validate` prints, per kind, the share of held-out points inside the band fitted without
+    their source, with the target; the JSON carries the same; every kind shown has 20 points."""
+    cov = report.band_coverage()["source_out"]
+    lines = cli_validate.band_lines(report)
+    line = next(x for x in lines if x.startswith("band coverage, rows with data"))
+    for f in ("throughput", "tpot"):
+        assert cov[f]["points"] >= 20
+        assert (
+            f"{trust.FIGURE_NAMES[f]} {cov[f]['coverage']:.1%} of {int(cov[f]['points'])} points (60%-76%"
+            in line
+        )
+    doc = report.as_dict()["bands"]["source_out"]
+    assert doc["coverage"] == cov and doc["groups"]
+    checked = report.band_checks["source_out"]
+    assert len(checked) == sum(int(c["points"]) for c in cov.values())
+    assert 0.0 < checked["inside"].mean() < 1.0

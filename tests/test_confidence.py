@@ -1,8 +1,8 @@
-"""How sure the shown numbers are (engine.explain.confidence): marks per pool, error bars per figure.
+"""How sure the shown numbers are (engine.explain.confidence): marks per pool, bands per figure.
 
 The catalog's calibrations move as profiles are fitted, so the scenarios are picked by what
 `engine.costmodel.trust` says today: a chip that is fitted under a stack, one that is not. The
-expected errors are stubbed where a test needs known numbers.
+bands are stubbed where a test needs known numbers.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ def basis(chip: str, stack: str) -> str:
     return trust.calibration(cat.hardware[chip], stack, cat)[1].basis
 
 
-def cal(hw: str, fitted: bool, **errors: float) -> Calibration:
-    return Calibration(hw, "vllm", "vllm", "fitted" if fitted else "transfer", f"rule of {hw}", errors)
+def cal(hw: str, fitted: bool, **band: tuple[float, float]) -> Calibration:
+    """A calibration with stubbed bands: per kind, (low, high) ratio predicted / measured."""
+    return Calibration(hw, "vllm", "vllm", "fitted" if fitted else "transfer", f"rule of {hw}", {}, band=band)
 
 
 def test_the_chosen_chips_are_what_the_tests_say() -> None:
@@ -58,34 +59,45 @@ def test_marks_come_from_the_run_and_match_resolving() -> None:
     assert confidence.note(confidence.pool_marks(on(*CALIBRATED))) is None
 
 
-def test_each_figure_takes_the_largest_error_of_its_pools() -> None:
+def test_each_figure_takes_the_widest_band_of_its_pools() -> None:
+    """A figure's band spans the lowest fall and the highest rise of its pools' bands; a ratio
+    band (low, high) predicted / measured reads as the real figure at 1/high to 1/low of the shown
+    one, and a cost turns its throughput's band round."""
     marks = (
-        PoolMark("p", "prefill", cal("a", True, throughput=0.1, ttft=0.3, tpot=0.05, energy=0.2)),
-        PoolMark("d", "decode", cal("b", False, throughput=0.2, ttft=0.1, tpot=0.15)),
+        PoolMark("p", "prefill", cal("a", True, throughput=(0.8, 1.25), ttft=(0.5, 1.0), tpot=(1.0, 1.25))),
+        PoolMark("d", "decode", cal("b", False, throughput=(1.0, 2.0), tpot=(0.8, 1.0))),
     )
-    errs = confidence.headline_errors(marks)
-    assert errs["ttft_p99_ms"] == 0.3  # the prefill pool's
-    assert errs["tpot_p99_ms"] == 0.15  # the decode pool's
-    assert errs["goodput_rps"] == errs["usd_per_request"] == errs["usd_per_million_output_tokens"] == 0.2
-    assert errs["joules_per_output_token"] == 0.2  # the only pool that has one
-    assert "slo_attainment" not in errs
-    assert confidence.with_figure_error("24 ms", marks, "tpot_p99_ms") == "24 ms ± 15%"
-    assert confidence.with_figure_error("–", marks, "tpot_p99_ms") == "–"  # no value, no error bar
+    assert confidence.headline_range(marks, "ttft_p99_ms") == pytest.approx((0.0, 1.0))  # the prefill pool's
+    assert confidence.headline_range(marks, "tpot_p99_ms") == pytest.approx((0.0, 0.25))  # the decode pool's
+    assert confidence.headline_range(marks, "goodput_rps") == pytest.approx((-0.5, 0.25))  # both pools'
+    assert confidence.headline_range(marks, "usd_per_request") == pytest.approx((-0.2, 1.0))  # turned round
+    assert confidence.headline_range(marks, "joules_per_output_token") is None  # no band measured
+    assert confidence.with_figure_error("24 ms", marks, "tpot_p99_ms") == "24 ms (+0% to +25%)"
+    assert confidence.with_figure_error("10 req/s", marks, "goodput_rps") == "10 req/s (−50% to +25%)"
+    assert confidence.with_figure_error("–", marks, "tpot_p99_ms") == "–"  # no value, no band
     assert confidence.with_figure_error("0.00 req/s", marks, "goodput_rps") == "0.00 req/s"  # ± of nothing
     assert confidence.with_figure_error("99%", marks, "slo_attainment") == "99%"
     assert confidence.compared_errors(["E2E p99", "SLO attainment", "Cost per hour"], marks, marks) == [
-        0.3,
+        "+0% to +100%",
         None,
         None,
     ]
 
 
-def test_unknown_errors_give_no_error_bar() -> None:
+def test_a_band_on_one_side_reads_so() -> None:
+    """A model that runs high on every held-out row shows a band wholly below the figure."""
+    marks = (PoolMark("m", "mixed", cal("a", True, throughput=(1.1, 1.5))),)
+    assert confidence.with_figure_error("10 req/s", marks, "throughput_rps") == "10 req/s (−33% to −9%)"
+    assert confidence.signed_text(-0.12, 0.12) == "± 12%"
+
+
+def test_unknown_bands_give_no_band() -> None:
     marks = (PoolMark("m", "mixed", cal("a", False)),)
-    assert confidence.headline_errors(marks)["ttft_p99_ms"] is None
+    assert confidence.headline_range(marks, "ttft_p99_ms") is None
     assert confidence.with_figure_error("24 ms", marks, "ttft_p99_ms") == "24 ms"
-    assert confidence.errors_text({}) == "expected error not yet cross-validated"
+    assert confidence.errors_text({}) == "no band with a measured coverage"
     assert "uncalibrated under vLLM: rule of a" in confidence.describe(marks[0].calibration)
+    assert "two in three" in confidence.BAND_NOTE
 
 
 def test_catalog_rows_follow_the_stack() -> None:
@@ -122,10 +134,12 @@ def test_cli_run_json_carries_the_calibration_and_the_text_shows_it(
     out = capsys.readouterr().out
     mark = "calibrated" if fitted else "uncalibrated"
     assert f"pool prefill on {chip}: {mark} under " in out and f"pool decode on {chip}: {mark} under " in out
-    errors = block["decode"]["expected_error"]
-    if "tpot" in errors:  # the TPOT line carries the decode pool's error
+    band = block["decode"]["band"]
+    if "tpot" in band:  # the TPOT line carries the decode pool's band, and the line saying what it is
+        low, high = band["tpot"]
         tpot_line = next(line for line in out.splitlines() if line.strip().startswith("tpot"))
-        assert tpot_line.endswith(f"± {errors['tpot']:.0%}")
+        assert tpot_line.endswith(confidence.band_text("", (1 / high - 1, 1 / low - 1)))
+        assert confidence.BAND_NOTE in out
 
 
 def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() -> None:
@@ -145,23 +159,26 @@ def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() 
     assert bounds["usd_per_request"] == (pytest.approx(floor), float("inf"))
     assert "ttft_p99_ms" not in bounds and "joules_per_output_token" not in bounds
     marks = confidence.pool_marks(sc, s)
-    err = confidence.figure_error(marks, confidence.THROUGHPUT)
-    assert err is not None and err > 0.05
+    r = confidence.headline_range(marks, "throughput_rps")
+    assert r is not None and r[0] < -0.05 and r[1] > 0.05
     if req["completed"] == req["total"]:  # the preset keeps up: nothing more to serve
         assert confidence.with_figure_error("9.90 req/s", marks, "throughput_rps", bounds) == (
-            f"9.90 req/s (−{err:.0%} to +0%)"
+            f"9.90 req/s ({confidence.side_text(r[0])} to +0%)"
         )
-        assert 0 < floor < err  # the drain is short: cost can fall a little, not by the whole error
+        cost = confidence.headline_range(marks, "usd_per_request")
+        assert cost is not None and 0 < floor < -cost[0]  # the drain is short: cost can fall a little
         assert confidence.with_figure_error("$0.002", marks, "usd_per_request", bounds) == (
-            f"$0.002 (−{trust.error_text(floor)} to +{err:.0%})"
+            f"$0.002 (−{trust.error_text(floor)} to {confidence.side_text(cost[1])})"
         )
-    # unbounded keys, and no bounds at all, keep the symmetric bar
-    assert confidence.with_figure_error("24 ms", marks, "ttft_p99_ms", bounds).endswith("%") and "±" in (
-        confidence.with_figure_error("24 ms", marks, "ttft_p99_ms", bounds)
+    # no bounds at all keep the whole band
+    assert confidence.with_figure_error("9.90 req/s", marks, "throughput_rps") == confidence.band_text(
+        "9.90 req/s", r
     )
-    assert confidence.with_figure_error("9.90 req/s", marks, "throughput_rps") == f"9.90 req/s ± {err:.0%}"
-    assert confidence.band(0.36, (float("inf"), 0.5)) == "± 36%"  # a bound wider than the error: no cut
-    assert confidence.band(0.36, (float("inf"), 0.1)) == "−36% to +10%"
+    assert (
+        confidence.band((-0.36, 0.36), (float("inf"), 0.5)) == "± 36%"
+    )  # a bound wider than the band: no cut
+    assert confidence.band((-0.36, 0.36), (float("inf"), 0.1)) == "−36% to +10%"
+    assert confidence.band((0.05, 0.3), (float("inf"), 0.0)) == "± 0%"  # a rise cut to nothing
     closed = io.apply_overrides(
         sc,
         {"workload.arrival": {"kind": "closed_loop", "clients": 8, "think_time_s": 0.5}, "duration_s": 20.0},
@@ -174,13 +191,14 @@ def test_a_spread_band_takes_the_runs_moves_and_keeps_a_latencys_own_error() -> 
     kind's error; SLO attainment in points; no '-0%'."""
     from engine.explain.confidence import spread_band
 
-    assert spread_band("ttft_p99_ms", 0.09, (0.39, -0.22)) == "−22% to +39%"
-    assert spread_band("ttft_p99_ms", 0.09, (0.02, -0.01)) == "± 9%"  # the kind's error, both sides
-    assert spread_band("tpot_p99_ms", 0.07, (0.17, -0.03)) == "−7% to +17%"
-    assert spread_band("goodput_rps", 0.15, (-0.01, 0.0)) == "−1% to +0%"  # served all it was sent
-    assert spread_band("throughput_rps", 0.15, (-0.0, 0.0)) == "± 0%"
-    assert spread_band("usd_per_request", 0.15, (0.02, -0.01)) == "−1% to +2%"
-    assert spread_band("goodput_rps", 0.36, (-0.81, 3.5)) == "−81% to > +100%"
+    assert spread_band("ttft_p99_ms", (-0.09, 0.09), (0.39, -0.22)) == "−22% to +39%"
+    assert spread_band("ttft_p99_ms", (-0.09, 0.09), (0.02, -0.01)) == "± 9%"  # the kind's band, both sides
+    assert spread_band("tpot_p99_ms", (-0.07, 0.12), (0.17, -0.03)) == "−7% to +17%"
+    assert spread_band("goodput_rps", (-0.15, 0.15), (-0.01, 0.0)) == "−1% to +0%"  # served all it was sent
+    assert spread_band("throughput_rps", (-0.15, 0.15), (-0.0, 0.0)) == "± 0%"
+    assert spread_band("usd_per_request", (-0.15, 0.15), (0.02, -0.01)) == "−1% to +2%"
+    assert spread_band("goodput_rps", (-0.36, 0.36), (-0.81, 3.5)) == "−81% to > +100%"
+    assert spread_band("goodput_rps", None, (-0.3, -0.05)) == "−30% to −5%"  # both edges slower: one side
     assert spread_band("slo_attainment", None, (-0.367, 0.043)) == "−36.7 to +4.3 pts"
     assert spread_band("slo_attainment", None, (0.0, 0.0)) == "± 0 pts"
     assert spread_band("slo_attainment", None, (-0.0001, 0.02)) == "+0.0 to +2.0 pts"  # never −0.0
@@ -194,5 +212,5 @@ def test_a_band_side_reads_as_a_change() -> None:
     assert [side_text(x) for x in (-0.36, 0.39, 1.5, -0.0, 0.0, 0.004)] == [
         "−36%", "+39%", "> +100%", "+0%", "+0%", "+0%"
     ]  # fmt: skip
-    assert band(0.15, (0.0, float("inf"))) == "+0% to +15%"
-    assert band(0.36, (float("inf"), 0.0)) == "−36% to +0%"
+    assert band((-0.15, 0.15), (0.0, float("inf"))) == "+0% to +15%"
+    assert band((-0.36, 0.36), (float("inf"), 0.0)) == "−36% to +0%"

@@ -157,7 +157,7 @@ def test_the_pages_and_the_cli_show_the_online_caveat_of_a_fitted_pool() -> None
     worst = max(("throughput", "ttft", "tpot"), key=lambda f: online[f])  # the caption names the largest miss
     name = {"throughput": "throughput", "ttft": "TTFT", "tpot": "TPOT"}[worst]
     assert text.startswith("serving at a rate") and f"{name} by a median {online[worst]:.0%}" in text
-    assert f"TTFT ± {online['ttft']:.0%}" in confidence.errors_text(marks[0].calibration.expected_error)
+    assert marks[0].calibration.expected_error["ttft"] == online["ttft"]  # the median miss, in the run's JSON
     plain = apply_overrides(load_preset("chat-colocated"), {"deployment.stack": "vllm"})
     assert confidence.caveats(confidence.pool_marks(plain)) == []
 

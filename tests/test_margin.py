@@ -7,6 +7,8 @@ whether it holds, and what holding would cost.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -71,7 +73,7 @@ def test_a_choice_that_misses_when_slowed_and_what_holds_then() -> None:
     m = margin(sc, p, SPACE)
     assert m is not None
     cal = {c.hardware: c for c in p.calibration}
-    assert m.slowdown == {"h100-sxm": cal["h100-sxm"].error("throughput")} == slowdowns(p.calibration)
+    assert m.slowdown == {"h100-sxm": cal["h100-sxm"].edges()[0]} == slowdowns(p.calibration)
     assert m.slowdown["h100-sxm"] > 0.05
     # the chosen deployment, rerun slowed on the same requests, is what the margin says
     chosen = planning_scenario(p.scenario_of(p.best_run), 16.0, SPACE.duration_s)
@@ -89,19 +91,22 @@ def test_a_choice_that_misses_when_slowed_and_what_holds_then() -> None:
     assert run_passes(simulate(held, requests=generate(held), slowdown=m.slowdown).summary)
     doc = m.to_json()
     assert doc["chosen_holds"] is False and doc["slowed_best"]["usd_per_hour"] == q.best_usd_per_hour
-    # and the other side of its bands: the choice with the chips faster by the same error
+    # and the other side of its bands: the choice with the chips at the band's optimistic edge
     assert m.faster is not None and doc["chosen_faster"]["slo_attainment"] == m.faster.slo_attainment
-    quick = simulate(
-        chosen, requests=generate(chosen), slowdown={"h100-sxm": 1 / (1 + m.slowdown["h100-sxm"]) - 1}
-    )
+    assert q.speedup == {"h100-sxm": cal["h100-sxm"].edges()[1]}
+    quick = simulate(chosen, requests=generate(chosen), slowdown=q.speedup)
     assert m.faster.slo_attainment == quick.summary["slo_attainment"]
     assert m.faster.tpot_ms_p90 is not None and m.chosen.tpot_ms_p90 is not None
     assert m.faster.tpot_ms_p90 < p.runs["tpot_ms_p90"].iloc[p.best_run] < m.chosen.tpot_ms_p90
 
 
 def test_a_choice_that_holds_costs_nothing_more() -> None:
-    sc = io.load_preset("chat-colocated")
-    p = plan(sc, 4.0, SPACE)  # a light load: the cheapest deployment has room to spare
+    # a light load and loose targets: the cheapest deployment has room to spare
+    sc = io.apply_overrides(
+        io.load_preset("chat-colocated"),
+        {"workload.classes[0].slo.tpot_ms": 100.0, "workload.classes[0].slo.ttft_ms": 5000.0},
+    )
+    p = plan(sc, 2.0, SPACE)
     m = margin(sc, p, SPACE)
     assert m is not None and m.holds and m.extra_usd_per_hour == 0.0
     assert m.slowed.best_usd_per_hour == p.best_usd_per_hour
@@ -116,15 +121,25 @@ def test_no_margin_without_a_passing_deployment() -> None:
         assert margin(sc, p, SPACE) is None
 
 
+def h100_edges(sc: Any) -> tuple[float, float]:
+    """The pessimistic and optimistic edges of the H100's throughput band under the scenario's stack."""
+    from engine.catalog.entries import load_catalog
+    from engine.costmodel import trust
+
+    cat = load_catalog()
+    return trust.calibration(cat.hardware["h100-sxm"], sc.deployment.stack, cat)[1].edges()
+
+
 def test_one_runs_margin_says_which_verdicts_move() -> None:
-    """chat-colocated passes at 16 req/s as modelled; with its H100s 15% slower its one class fails
-    (the figures move the way slower chips move them); chat-disaggregated holds."""
+    """chat-colocated passes at 16 req/s as modelled; with its H100s at the pessimistic edge of
+    their throughput band its one class fails (the figures move the way slower chips move them)."""
     from engine.explain.margin import figure_text, run_margin
 
     sc = io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 300.0})
     res = simulate(sc)
     m = run_margin(sc, res.summary)
-    assert m.slowdown == {"h100-sxm": 0.15} and m.modelled == res.summary
+    slow, _ = h100_edges(sc)
+    assert slow > 0 and m.slowdown == {"h100-sxm": pytest.approx(slow)} and m.modelled == res.summary
     assert m.passes == (True, False) and not m.holds and m.classes() == [("chat", True, False)]
     slo = sc.workload.classes[0].slo
     assert (
@@ -136,24 +151,24 @@ def test_one_runs_margin_says_which_verdicts_move() -> None:
     assert rows["TPOT p99"][1] > rows["TPOT p99"][0] and rows["goodput"][1] < rows["goodput"][0]
     assert figure_text("TPOT p99", 36.16) == "36.2 ms" and figure_text("SLO attainment", 0.5) == "50.0%"
     assert figure_text("goodput", None) == "–"
-    ok = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 300.0})
-    held = run_margin(ok, simulate(ok).summary)
-    assert held.holds and held.passes == (True, True)
 
 
 def test_a_runs_spread_moves_its_figures_both_ways_on_the_same_requests() -> None:
-    """The spread runs the same requests with every chip slower and faster by its expected
-    throughput error: its slower half is the run's margin, its faster half is faster, and an open
-    loop that served all it was sent cannot serve more on faster chips."""
+    """The spread runs the same requests with every chip at the pessimistic and at the optimistic
+    edge of its throughput band (asymmetric: the optimistic edge is the band's own, not the slow
+    one mirrored): its slower half is the run's margin, its faster half is faster, and an open loop
+    that served all it was sent cannot serve more on faster chips."""
     from engine.explain.margin import SPREAD_KEYS, RunSpread, run_margin, run_spread
 
     sc = io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 300.0})
     res = simulate(sc)
     sp = run_spread(sc, res.summary)
-    assert sp.slowdown == {"h100-sxm": 0.15} and sp.modelled == res.summary
+    slow, fast = h100_edges(sc)
+    assert sp.slowdown == {"h100-sxm": pytest.approx(slow)} and sp.modelled == res.summary
+    assert sp.speedup == {"h100-sxm": pytest.approx(fast)} and fast != pytest.approx(1 / (1 + slow) - 1)
     assert sp.slower == run_margin(sc, res.summary).slowed  # the margin is the slower half
     assert sp.margin(sc).passes == run_margin(sc, res.summary).passes
-    quick = simulate(sc, slowdown={"h100-sxm": 1 / 1.15 - 1}).summary
+    quick = simulate(sc, slowdown={"h100-sxm": fast}).summary
     assert sp.faster == quick
     lat = {k: sp.faster["latency_ms"][m]["p99"] for k, m in (("ttft", "ttft"), ("tpot", "tpot"))}
     assert lat["tpot"] < res.summary["latency_ms"]["tpot"]["p99"] < sp.slower["latency_ms"]["tpot"]["p99"]
@@ -166,9 +181,20 @@ def test_a_runs_spread_moves_its_figures_both_ways_on_the_same_requests() -> Non
         sp.slower["slo_attainment"] - res.summary["slo_attainment"]
     )
     assert moves["throughput_rps"][1] == pytest.approx(0.0, abs=1e-9)  # it served all that arrived
-    # no chip with an expected error: no band (the runs are the modelled one)
-    same = RunSpread(slowdown={"h100-sxm": 0.0}, modelled=res.summary, slower=sp.slower, faster=sp.faster)
+    # no chip with a band: no spread
+    same = RunSpread(slowdown={}, modelled=res.summary, slower=sp.slower, faster=sp.faster)
     assert same.moves() == {}
+
+
+def test_the_edges_are_the_bands_sides() -> None:
+    """A band (low, high) ratio predicted / measured puts the pessimistic edge at iterations high
+    times as long and the optimistic one at low times; no band, no edges."""
+    from engine.costmodel.trust import Calibration
+
+    c = Calibration("x", "vllm", "vllm", "fitted", "rule", {}, band={"throughput": (0.8, 1.5)})
+    assert c.edges() == pytest.approx((0.5, -0.2))
+    assert c.real_band("throughput") == pytest.approx((1 / 1.5 - 1, 0.25))
+    assert Calibration("x", "vllm", "vllm", "fitted", "rule", {}).edges() == (0.0, 0.0)
 
 
 def test_a_chip_cannot_be_made_infinitely_fast() -> None:

@@ -274,9 +274,11 @@ def test_cli_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["best"]["passes"] is True
     assert doc["counts"]["simulated"] >= 1 and doc["frontier_cost"]
     assert doc["best"]["deployment"]["pools"][0]["hardware"] == "h100-sxm"
-    # the margin: the choice rerun, and the search repeated, with chips slower by their expected error
+    # the margin: the choice rerun, and the search repeated, with chips at their band's pessimistic edge
     m = doc["margin"]
-    assert m["slowdown"] == {"h100-sxm": doc["calibration"]["h100-sxm"]["expected_error"]["throughput"]}
+    assert m["slowdown"] == {
+        "h100-sxm": pytest.approx(doc["calibration"]["h100-sxm"]["band"]["throughput"][1] - 1)
+    }
     assert isinstance(m["chosen_holds"], bool) and m["chosen_slowed"]["run"] == doc["best"]["run"]
     if m["chosen_holds"]:
         assert m["extra_usd_per_hour"] == 0.0
@@ -296,8 +298,19 @@ def test_cli_plan_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     out = capsys.readouterr().out
     assert "cheapest:" in out and "Pareto" in out
-    assert "margin: with every chip slower by its expected throughput error (h100-sxm " in out
+    assert "margin: with every chip at the pessimistic edge of its throughput band (h100-sxm +" in out
+    assert "about two in three real deployments land inside" in out
     assert "the chosen deployment still passes" in out or "the chosen deployment no longer passes" in out
+
+
+def h100_edges() -> tuple[float, float]:
+    """The H100's throughput band edges under chat-colocated's stack (`Calibration.edges`)."""
+    from engine.catalog.entries import load_catalog
+    from engine.costmodel import trust
+
+    cat = load_catalog()
+    stack = io.load_preset("chat-colocated").deployment.stack
+    return trust.calibration(cat.hardware["h100-sxm"], stack, cat)[1].edges()
 
 
 def test_cli_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -319,7 +332,8 @@ def test_cli_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert np.isfinite(doc["estimate_rps"])
     # the margin: the same search with the chips slower and faster; slower never serves more
     m = doc["margin"]
-    assert m["slowdown"] == {"h100-sxm": 0.15}
+    slow, fast = h100_edges()
+    assert m["slowdown"] == {"h100-sxm": slow} and m["speedup"] == {"h100-sxm": fast}
     assert m["slower_capacity_rps"] <= doc["capacity_rps"] <= m["faster_capacity_rps"]
 
 
@@ -527,20 +541,24 @@ def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
     """`run --margin` prints each figure as modelled and with slower chips, and each class's verdict."""
     assert main(["run", "chat-colocated", "--set", "duration_s=300", "--margin"]) == 0
     out = capsys.readouterr().out
+    slow, fast = h100_edges()
     assert (
-        "margin: the same requests with every chip slower by its expected throughput error (h100-sxm 15%)"
+        f"margin: the same requests with every chip at its throughput band's pessimistic edge (h100-sxm {slow:+.0%} time)"
         in out
     )
     assert "class chat: passes -> FAILS" in out
-    assert "spread: each headline figure with every chip slower and faster by that error" in out
+    assert (
+        f"spread: each headline figure with every chip at either edge of its band (optimistic: h100-sxm {fast:+.0%}"
+        in out
+    )
     assert re.search(r"slo_attainment +[\d.]+ +−[\d.]+ to \+[\d.]+ pts", out), out
     assert main(["run", "chat-colocated", "--set", "duration_s=60", "--margin", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["margin"]["slowdown"] == {"h100-sxm": 0.15}
+    assert doc["margin"]["slowdown"] == {"h100-sxm": slow}
     assert doc["margin"]["slowed"]["slo_attainment"] <= doc["slo_attainment"]
     # and its spread: every headline figure with the chips slower and faster, as the Results page
     spread = doc["spread"]
-    assert spread["slowdown"] == {"h100-sxm": 0.15}
+    assert spread["slowdown"] == {"h100-sxm": slow} and spread["speedup"] == {"h100-sxm": fast}
     tpot = spread["moves"]["tpot_p99_ms"]
     assert tpot["slower"] > 0 > tpot["faster"]
     assert tpot["slower"] == pytest.approx(

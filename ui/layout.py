@@ -35,10 +35,10 @@ from ui.text import plain
 PAGE = "fg_page"
 
 BOUND_HELP = (
-    " Its error bar is the model's expected throughput error. Where an open loop's run served every "
-    "request it was sent, faster chips could not serve more, so the bar is cut on the side they would "
-    "move this figure (goodput: −36% to +0%; cost per request: −0% to +36%, less where the drain "
-    "after the window adds to the bill)."
+    " Its band is the model's throughput band (about two in three real deployments land inside). Where "
+    "an open loop's run served every request it was sent, faster chips could not serve more, so the band "
+    "is cut on the side they would move this figure (goodput: −36% to +0%; cost per request: −0% to +36%, "
+    "less where the drain after the window adds to the bill)."
 )
 
 METRIC_HELP = {
@@ -245,13 +245,13 @@ def live_strip(result: SimResult) -> None:
     if off:
         box.markdown(marks.badge_markdown("uncalibrated") + " "
                      + plain(", ".join(f"{m.pool} on {m.hardware}" for m in off)),
-                     help=plain(" ".join(filter(None, [confidence.note(trust), errors and f"Expected error: {errors}."]))))  # fmt: skip
+                     help=plain(" ".join(filter(None, [confidence.note(trust), errors and f"Band: {errors}."]))))  # fmt: skip
     elif confidence.partly(trust):
         box.markdown(marks.badge_markdown("partly calibrated"),
-                     help=plain(f"Every pool's chip has a profile fitted under its serving stack, but the routed experts run at one factor shared by every chip ({'; '.join(confidence.caveats(trust))}). Expected error: {errors or 'not yet cross-validated'}."))  # fmt: skip
+                     help=plain(f"Every pool's chip has a profile fitted under its serving stack, but the routed experts run at one factor shared by every chip ({'; '.join(confidence.caveats(trust))}). Band: {errors or 'none with a measured coverage'}."))  # fmt: skip
     else:
         box.markdown(marks.badge_markdown("calibrated"),
-                     help=plain(f"Every pool's chip has a profile fitted under its serving stack. Expected error: {errors or 'not yet cross-validated'}."))  # fmt: skip
+                     help=plain(f"Every pool's chip has a profile fitted under its serving stack. Band: {errors or 'none with a measured coverage'}."))  # fmt: skip
     sc = result.scenario
     frame = latency_cdfs(sc, result.requests, "ttft", max_points=120)
     first = sc.workload.classes[0].slo

@@ -1,7 +1,7 @@
 """The margin for the model's error on the Results and Compare pages (`engine.explain.margin`).
 
 The Results and Compare pages run each scenario's spread once drawn (`spread`: the same requests
-with every chip slower and faster by its expected throughput error), which gives the headlines
+with every chip at the pessimistic and at the optimistic edge of its throughput band), which gives the headlines
 their bands and the Results margin panel its slower run. Compare's margin panel runs nothing
 until asked: one button shows both scenarios with slower chips (alone and together, where their
 chips differ; the spreads' slower runs, so nothing more is simulated), and what it shows stays
@@ -38,9 +38,9 @@ def _run_margin(scenario_json: str, _summary: dict[str, Any]) -> RunMargin:
 
 def spread(result: SimResult) -> RunSpread | None:
     """The run's spread (`engine.explain.margin.run_spread`): the same requests with every chip
-    slower and faster by its expected throughput error; None where the engine refuses it (it shares
-    the run's requests and work bound, so only defensively), the figures then keeping their kinds'
-    errors."""
+    at the pessimistic and at the optimistic edge of its throughput band; None where the engine refuses
+    it (it shares the run's requests and work bound, so only defensively), the figures then keeping
+    their kinds' bands."""
     try:
         with st.spinner("Checking how far the model's error moves each figure…"):
             return _run_spread(result.scenario.model_dump_json(), result.summary)
@@ -49,29 +49,31 @@ def spread(result: SimResult) -> RunSpread | None:
 
 
 def spread_caption(sp: RunSpread, whose: str = "") -> str:
-    """What the headline bands are, with the error each chip was moved by (`whose`: ' (A and B)')."""
-    chips = ", ".join(f"{chip} ± {e:.0%}" for chip, e in sp.slowdown.items() if e > 0)
+    """What the headline bands are, with the edges each chip was moved to (`whose`: ' (A and B)')."""
+    chips = ", ".join(
+        f"{chip} {sp.slowdown[chip]:+.0%} / {sp.speedup.get(chip, 0.0):+.0%}" for chip in sp.slowdown
+    )
     if not chips:
-        return f"No chip of this run{whose} has an expected error: its figures carry no band."
+        return f"No chip of this run{whose} has a band: its figures carry none."
     return (
-        f"Bands{whose}: how each figure moves when the same requests run with every chip slower and faster by "
-        f"its expected throughput error ({chips}); TTFT and TPOT keep at least the calibration's error of "
-        "their kind. SLO attainment moves in points."
+        f"Bands{whose}: how each figure moves when the same requests run with every chip at the pessimistic "
+        f"and at the optimistic edge of its throughput band (iteration time {chips}); TTFT and TPOT keep at "
+        "least their own kind's band. SLO attainment moves in points."
     )
 
 
 def margin_panel(result: SimResult) -> None:
-    """On request, the run again on the same requests with every chip slower by its expected
-    throughput error (`engine.explain.margin.run_margin`): does the verdict hold?"""
+    """On request, the run again on the same requests with every chip at the pessimistic edge of its
+    throughput band (`engine.explain.margin.run_margin`): does the verdict hold?"""
     sc = result.scenario
     js = sc.model_dump_json()
     with st.container(key="fg-run-margin"):
         st.subheader(
             "Margin for the model's error",
-            help="Every figure here carries the calibration's expected error. This reruns the scenario on the "
-            "same requests with every chip slower by its expected throughput error (every iteration 1 + e times "
-            "as long) and shows what moves: whether the verdict "
-            "holds if the model is as wrong as it says it may be (docs/planner.md, Margin).",
+            help="Every figure here carries its band (about two in three real deployments land inside). This "
+            "reruns the scenario on the same requests with every chip at the pessimistic edge of its throughput "
+            "band (every iteration 1 + e times as long) and shows what moves: whether the verdict "
+            "holds if the model is as wrong as its band says it may be (docs/planner.md, Margin).",
         )
         if st.button("Rerun with the chips as slow as the model's error allows", key="fg-run-margin-go",
                      icon=":material/shield:"):  # fmt: skip
@@ -83,7 +85,9 @@ def margin_panel(result: SimResult) -> None:
         except ScenarioError as exc:
             st.error(f"The margin could not be computed: {plain(exc)}", icon=":material/error:")
             return
-        slow = plain(", ".join(f"{chip} {e:.0%}" for chip, e in m.slowdown.items() if e > 0) or "no chip")
+        slow = plain(
+            ", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band"
+        )
         before = m.passes[0]
         moved = [
             f"class {plain(n)} {'now passes' if b else f'now fails ({m.why(n)})'}"
@@ -93,7 +97,7 @@ def margin_panel(result: SimResult) -> None:
         short_a, short_b = m.shortfalls
         if short_b is not None and short_a is None:  # its classes' verdicts no longer mean passing
             moved.append(f"the run falls behind its load (unsustainable, short by {short_b:,.2g} req/s)")
-        head = f"With every chip slower by its expected throughput error ({slow}),"
+        head = f"With every chip at the pessimistic edge of its throughput band ({slow}),"
         if not moved:
             fails = [plain(n) for n, _, b in m.classes() if not b]
             still = (
@@ -143,7 +147,7 @@ def compare_panel(a: SimResult, b: SimResult) -> None:
     with st.container(key="fg-compare-margin"):
         st.subheader(
             "Does the comparison hold against the model's error?",
-            help="Each side is rerun on its requests with every chip slower by its expected throughput error. "
+            help="Each side is rerun on its requests with every chip at the pessimistic edge of its throughput band. "
             "Where A and B run on the same chips under the same stack their errors move together, so the cases "
             "are both as modelled and both slower; where their chips differ, either may be the one the model "
             "flatters, so each side slower alone is a case too. A figure whose better side is the same in every "
@@ -169,8 +173,8 @@ def compare_panel(a: SimResult, b: SimResult) -> None:
         verdicts = m.verdicts()
         wide["verdict"] = [VERDICT_TEXT.get(verdicts.get(f, ""), "") for f in wide.index]
         turns = [f for f, v in verdicts.items() if v == "depends"]
-        slow_a = plain(", ".join(f"{c} {e:.0%}" for c, e in m.a.slowdown.items() if e > 0) or "none")
-        slow_b = plain(", ".join(f"{c} {e:.0%}" for c, e in m.b.slowdown.items() if e > 0) or "none")
+        slow_a = plain(", ".join(f"{c} {e:+.0%}" for c, e in m.a.slowdown.items()) or "none")
+        slow_b = plain(", ".join(f"{c} {e:+.0%}" for c, e in m.b.slowdown.items()) or "none")
         how = (
             f"A and B share their chips, so they slow together ({slow_a})."
             if m.shared

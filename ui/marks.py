@@ -41,8 +41,8 @@ MARK_HELP = (
     "Partly calibrated: so it has, but the model is MoE and its routed experts run at one factor fitted "
     "to every chip's MoE measurements together, which held out misses by more (docs/validation.md). "
     "Uncalibrated: a pool's profile comes by a rule (same silicon, another stack, or a conservative "
-    "transfer; docs/calibration.md). Figures show their expected error (± x%) where cross-validation "
-    "has measured it."
+    "transfer; docs/calibration.md). Figures show their band (−x% to +y%), where about two in three real "
+    "deployments land, wherever its coverage on held-out measurements has been measured."
 )
 
 
@@ -74,6 +74,8 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
             st.caption(
                 plain(f"Every pool runs with a profile fitted to its chip under {stack}{only}; {errs}{warn}.")
             )
+    if any(m.calibration.band for m in marks):
+        st.caption(plain(confidence.BAND_NOTE))
 
 
 def pool_mark(cal: Calibration) -> None:
@@ -84,7 +86,7 @@ def pool_mark(cal: Calibration) -> None:
         how = f"fitted to measurements under {stack}" if cal.fitted else cal.rule
         if cal.fitted and cal.caveat:  # a rule's text carries its caveat; a fit's is added
             how += f"; {cal.caveat}"
-        st.caption(plain(f"{how} · {confidence.errors_text(cal.expected_error)}"))
+        st.caption(plain(f"{how} · {confidence.errors_text(confidence.real_bands(cal))}"))
 
 
 def value_parts(
@@ -96,7 +98,7 @@ def value_parts(
     moves: confidence.Moves | None = None,
 ) -> tuple[str, str | None]:
     """A headline figure's text and its band apart: the run's spread where known (`moves`,
-    `confidence.figure_band`: '−22% to +39%'), else its kind's expected error ('± 15%', cut by
+    `confidence.figure_band`: '−22% to +39%'), else its kind's band ('−30% to +67%', cut by
     the run's `bounds`, `confidence.limits`: '−36% to +0%').
 
     Over several seeds the text already holds the seeds' interval (``824 ± 36 ms``): the model's

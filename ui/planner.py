@@ -30,9 +30,7 @@ import streamlit as st
 from engine.catalog.entries import load_catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.costmodel.trust import error_text
-from engine.explain import advisor, sustain
-from engine.explain.confidence import range_text
+from engine.explain import advisor, confidence, sustain
 from engine.explain.presentation import duration_text
 from engine.planning.frontier import passing_frontiers
 from engine.planning.margin import Margin, margin
@@ -108,10 +106,9 @@ def pareto_chart(
     )
     if "calibrated" in rows:
         sure = rows["calibrated"].fillna(True).astype(bool)
+        pairs = rows.reindex(columns=["throughput_fall", "throughput_rise"]).itertuples(index=False)
         said = (
-            rows["calibration"].fillna("") + rows["throughput_error"].map(_pm)
-            if "calibration" in rows
-            else ""
+            rows["calibration"].fillna("") + [_pm(tuple(p)) for p in pairs] if "calibration" in rows else ""
         )
     else:  # a plan from before calibration marks: every point as calibrated, nothing said
         sure, said = pd.Series(True, index=rows.index), ""
@@ -202,30 +199,28 @@ def run_mark(row: Any) -> str:
 
 
 def _pm(
-    error: float | None,
+    band: Any,
     modelled: float | None = None,
     slowed: float | None = None,
     faster: float | None = None,
     *,
     latency: bool = True,
 ) -> str:
-    """' ± 12%' after a figure ('' when the error is unknown); with the figure as modelled and with
-    its chips slowed and faster (the margin's reruns), its band is how far they move it, as the
-    Results page's spread: a latency never narrower than its kind's error (' (−18% to +56%)'),
-    a goodput the moves alone (' (−97% to +20%)') once both are known."""
-    if not (isinstance(error, float) and np.isfinite(error)):
+    """' (−30% to +67%)' after a figure: its kind's band (fall, rise; '' when none is shown); with the
+    figure as modelled and at its chips' two edges (the margin's reruns), how far they move it, as on
+    Results: a latency never narrower than its kind's band, a goodput the moves alone once both are known."""
+    if not all(isinstance(v, float) and np.isfinite(v) for v in band):
         return ""
     moves = [
         v / modelled - 1.0
         for v in (slowed, faster)
         if modelled and modelled > 0 and v is not None and math.isfinite(v)
     ]
-    if not moves:
-        return f" ± {error_text(error)}"
-    lo, hi = min(0.0, *moves), max(0.0, *moves)
-    floor = error if latency or len(moves) < 2 else 0.0  # one side unknown: the kind's error there
-    band = range_text(max(abs(lo), floor), max(hi, floor))
-    return f" {band}" if band.startswith("±") else f" ({band})"
+    lo, hi = (min(moves), max(moves)) if moves else band
+    if moves and (latency or len(moves) < 2):  # one side unknown: the kind's band there
+        lo, hi = min(lo, band[0]), max(hi, band[1])
+    text = confidence.signed_text(lo, hi)
+    return f" {text}" if text.startswith("±") else f" ({text})"
 
 
 def selected_run(event: Any) -> int | None:
@@ -374,10 +369,10 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             "Check the margin for the model's error",
             value=True,
             key="plan_margin",
-            help="After the search, rerun the chosen deployment, and search again, with every chip slower by its "
-            "expected throughput error (the calibration's cross-validated error): does the choice hold if the "
-            "chips are as slow as the model may be wrong, and what would hold then. Slower chips need more "
-            "instances, so the second search takes longer than the first: about three times the time in all.",
+            help="After the search, rerun the chosen deployment, and search again, with every chip at the "
+            "pessimistic edge of its throughput band (where about two in three real deployments land): does the "
+            "choice hold if the chips are as slow as the band says they may be, and what would hold then. Slower "
+            "chips need more instances, so the second search takes longer: about three times the time in all.",
         )
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
     if not st.session_state.pop(REQUEST, False):
@@ -444,14 +439,15 @@ def _run_plan(
 def _margin(m: Margin, key: tuple[Any, ...]) -> None:
     """The margin for the model's error: the choice with slowed chips, and the cheapest that holds.
     Chip ids and shapes can come from a custom chip: they go through `plain`."""
-    slow = plain(", ".join(f"{chip} {e:.0%}" for chip, e in m.slowdown.items() if e > 0) or "no chip")
+    slow = plain(", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band")
     c = m.chosen
     latency = f"TTFT p90 {duration_text(c.ttft_ms_p90)}, TPOT p90 {duration_text(c.tpot_ms_p90)}"
     figures = f"{c.slo_attainment:.1%} of requests within SLO, {sustain.latency(latency, c.shortfall_rps)}"
     if c.shortfall_rps is not None:
         figures += f"; it falls behind its load, short by {c.shortfall_rps:,.2g} req/s"
     head = (
-        f"**Margin for the model's error.** With every chip slower by its expected throughput error ({slow}),"
+        "**Margin for the model's error.** With every chip at the pessimistic edge of its throughput band "
+        f"({slow}),"
     )
     with st.container(key="fg-plan-margin"):
         if m.holds:
@@ -519,20 +515,23 @@ def _summary(p: Plan, edge: Margin | None = None) -> None:
     meets = (
         "meets every SLO" if rule == "percentile" else f"keeps {attainment:.0%} of requests within their SLO"
     )
+    band = {k: (r.get(f"{k}_fall"), r.get(f"{k}_rise")) for k in ("throughput", "ttft", "tpot")}
     st.success(
         f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
-        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(r.get('throughput_error'), r['goodput_rps'], slow_goodput, fast_goodput, latency=False)}, "
-        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(r.get('ttft_error'), r['ttft_ms_p90'], slow_ttft, fast_ttft)}, "
-        f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(r.get('tpot_error'), r['tpot_ms_p90'], slow_tpot, fast_tpot)} "
+        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(band['throughput'], r['goodput_rps'], slow_goodput, fast_goodput, latency=False)}, "
+        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(band['ttft'], r['ttft_ms_p90'], slow_ttft, fast_ttft)}, "
+        f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(band['tpot'], r['tpot_ms_p90'], slow_tpot, fast_tpot)} "
         f"(simulated over {p.duration_s:g} s)."
         + (
-            f" With every chip slower by its expected error it falls behind its load (short by "
-            f"{behind:,.2g} req/s): its latency then {sustain.GROWS}, so the bands' upper ends are the kinds' errors."
+            f" At the pessimistic edge of every chip's band it falls behind its load (short by "
+            f"{behind:,.2g} req/s): its latency then {sustain.GROWS}, so the bands' upper ends are the kinds' bands."
             if ours and edge is not None and (behind := edge.chosen.shortfall_rps) is not None
             else ""
         ),
         icon=":material/check_circle:",
     )
+    if any(c.band for c in p.calibration):
+        st.caption(plain(confidence.BAND_NOTE))
     if "calibrated" in r:
         with st.container(
             key="fg-plan-calibration", horizontal=True, gap="small", vertical_alignment="center"
@@ -586,7 +585,7 @@ def planner_page() -> None:
     st.caption(
         "Click a point to load that deployment as the current scenario. Coloured markers meet every SLO and "
         "the frontier joins the best of them; grey crosses miss an SLO. Open markers: a chip with no profile fitted "
-        "under the scenario's serving stack (uncalibrated; hover for the basis and the expected error). Labels give "
+        "under the scenario's serving stack (uncalibrated; hover for the basis and the band). Labels give "
         "each frontier point's P:D split (M: a colocated pool). Goodput per chip counts the output tokens of "
         "requests within their SLO."
     )

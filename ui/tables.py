@@ -80,12 +80,10 @@ COMPARE: dict[str, Any] = {
         "change", help="Relative change from A to B; a share's (SLO attainment, cache hit rate) in points."
     ),
     "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%)."),
-    "expected_error_pct": cc.NumberColumn(
-        "model error",
-        format="± %.0f%%",
-        help="Expected error of the figure "
-        "from its pools' calibration (the larger of A and B); empty where not yet "
-        "cross-validated or not applicable.",
+    "band": cc.TextColumn(
+        "band",
+        help="Where about two in three real deployments land: the figure's band from its pools' "
+        "calibration (A's and B's together); empty where no band's coverage was measured.",
     ),
 }
 
@@ -151,7 +149,7 @@ CALIBRATION_FIT: dict[str, Any] = {
 }
 
 
-_ERR = "Expected relative error of the figure (cross-validated, docs/validation.md)."
+_ERR = "Median held-out |error| of the figure (docs/validation.md); its band is in the planner's verdict."
 PLAN_RUNS: dict[str, Any] = {
     "run": cc.NumberColumn("run", width=44),
     "mode": cc.TextColumn("mode"),
@@ -176,9 +174,9 @@ PLAN_RUNS: dict[str, Any] = {
     "decode_kv_memory": cc.NumberColumn("decode KV", format="percent", help="Peak KV memory of the fullest decode pool."),
     "calibration": cc.TextColumn("calibration", width="medium"),
     "calibrated": None,  # the text column says it
-    "throughput_error": cc.NumberColumn("± throughput", format="percent", help=_ERR),
-    "ttft_error": cc.NumberColumn("± TTFT", format="percent", help=_ERR),
-    "tpot_error": cc.NumberColumn("± TPOT", format="percent", help=_ERR),
+    "throughput_error": cc.NumberColumn("median miss, throughput", format="percent", help=_ERR),
+    "ttft_error": cc.NumberColumn("median miss, TTFT", format="percent", help=_ERR),
+    "tpot_error": cc.NumberColumn("median miss, TPOT", format="percent", help=_ERR),
     "chosen": cc.CheckboxColumn("chosen"),
     "on_cost_frontier": cc.CheckboxColumn("cost frontier"),
     "on_throughput_frontier": cc.CheckboxColumn("goodput frontier"),

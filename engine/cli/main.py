@@ -189,10 +189,10 @@ def _fmt(v: Any, unit: str = "", scale: float = 1.0) -> str:
 def _pm(
     marks: Sequence[confidence.PoolMark], source: confidence.Source, bound: tuple[float, float] | None = None
 ) -> str:
-    """' ± 15%': a figure's expected error from its pools' calibration ('' when unknown), cut by
-    the run's `bound` (`confidence.limits`): ' (−36% to +0%)'."""
-    err = confidence.figure_error(marks, source)
-    return "" if err is None else confidence.band_text("", err, bound)
+    """' (−30% to +17%)': a figure's band from its pools' calibration ('' when none is shown), cut
+    by the run's `bound` (`confidence.limits`): ' (−36% to +0%)'."""
+    r = confidence.figure_range(marks, source)
+    return "" if r is None else confidence.band_text("", r, bound)
 
 
 LATENCY_SOURCES: dict[str, confidence.Source] = {
@@ -208,7 +208,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
     bounds = confidence.limits(doc, scenario) if scenario is not None else {}
 
     def thr(key: str) -> str:
-        return _pm(marks, confidence.THROUGHPUT, bounds.get(key))
+        r = confidence.headline_range(marks, key)  # a cost's band is its throughput's turned round
+        return "" if r is None else confidence.band_text("", r, bounds.get(key))
 
     r = doc["requests"]
     print(
@@ -262,6 +263,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
         )
     for m in marks:
         print(f"pool {m.pool} on {m.hardware}: {confidence.describe(m.calibration)}")
+    if any(m.calibration.band for m in marks):
+        print(confidence.BAND_NOTE)
     e = doc["energy"]["joules_per_output_token"]
     energy_error = _pm(marks, confidence.HEADLINE_SOURCES["joules_per_output_token"])
     print(f"energy: {_fmt(e)} J per output token{energy_error}")
@@ -326,6 +329,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             doc["margin"] = {"slowdown": edge.slowdown, "slowed": edge.slowed}
             doc["spread"] = {
                 "slowdown": spread.slowdown,
+                "speedup": spread.speedup,
                 "faster": spread.faster,
                 "moves": {k: {"slower": a, "faster": b} for k, (a, b) in spread.moves().items()},
             }
@@ -336,15 +340,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     if edge is not None and spread is not None:
         from engine.explain.margin import figure_text
 
-        slow = ", ".join(f"{chip} {e:.0%}" for chip, e in edge.slowdown.items() if e > 0) or "no chip"
-        print(f"margin: the same requests with every chip slower by its expected throughput error ({slow})")
+        slow = ", ".join(f"{chip} {e:+.0%}" for chip, e in edge.slowdown.items()) or "no chip has a band"
+        print(
+            f"margin: the same requests with every chip at its throughput band's pessimistic edge ({slow} time)"
+        )
         short_a, short_b = edge.shortfalls
         for name, a, b in edge.rows():
             print(f"  {name:18} {figure_text(name, a, short_a):>12} -> {figure_text(name, b, short_b):>12}")
         for name, a, b in edge.classes():
             why = "" if b else f" ({edge.why(name)})"
             print(f"  class {name}: {'passes' if a else 'FAILS'} -> {'passes' if b else 'FAILS'}{why}")
-        print("spread: each headline figure with every chip slower and faster by that error")
+        fast = ", ".join(f"{chip} {e:+.0%}" for chip, e in spread.speedup.items())
+        print(
+            f"spread: each headline figure with every chip at either edge of its band (optimistic: {fast} time)"
+        )
         for line in spread_lines(res.summary, scen, spread.moves()):
             print(f"  {line}")
     if args.out:

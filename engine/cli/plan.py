@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from engine.cli.common import add_work_limit_flag, emit_json, load_scenario
 from engine.core.errors import ScenarioError
-from engine.costmodel.trust import error_text
 from engine.explain import confidence, sustain
 from engine.scenario import codec as scenario_io
 
@@ -128,11 +127,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _mark(row: Mapping[Any, Any]) -> str:
-    """A frontier row's calibration: 'calibrated ± 8%' or 'uncalibrated' (the throughput error, when known)."""
+    """A frontier row's calibration: 'calibrated (−30% to +67%)' or 'uncalibrated' (the throughput band,
+    when one is shown)."""
     if "calibrated" not in row:
         return ""
-    err = row.get("throughput_error")
-    pm = f" ± {error_text(err)}" if isinstance(err, float) and math.isfinite(err) else ""
+    fall, rise = row.get("throughput_fall"), row.get("throughput_rise")
+    known = all(isinstance(v, float) and math.isfinite(v) for v in (fall, rise))
+    pm = f" ({confidence.signed_text(fall, rise)})" if known else ""  # type: ignore[arg-type]
     head = str(row.get("calibration") or "").split(":")[0]
     return (
         head if row["calibrated"] and head else "calibrated" if row["calibrated"] else "uncalibrated"
@@ -141,7 +142,7 @@ def _mark(row: Mapping[Any, Any]) -> str:
 
 def print_margin(m: Margin) -> None:
     """The plan's margin for the model's error: the choice with slowed chips, and what holds."""
-    slow = ", ".join(f"{chip} {e:.0%}" for chip, e in m.slowdown.items() if e > 0) or "no chip"
+    slow = ", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band"
     c = m.chosen
     latency = sustain.latency(
         f"TTFT p90 {_ms(c.ttft_ms_p90)}, TPOT p90 {_ms(c.tpot_ms_p90)}", c.shortfall_rps
@@ -149,7 +150,7 @@ def print_margin(m: Margin) -> None:
     figures = f"attainment {c.slo_attainment:.1%}, goodput {c.goodput_rps:.2f} req/s, {latency}"
     if c.shortfall_rps is not None:
         figures += f"; unsustainable, short by {c.shortfall_rps:,.2g} req/s"
-    print(f"\nmargin: with every chip slower by its expected throughput error ({slow})")
+    print(f"\nmargin: with every chip at the pessimistic edge of its throughput band ({slow})")
     if m.holds:
         print(f"  the chosen deployment still passes ({figures})")
         return
@@ -235,6 +236,8 @@ def print_plan(p: Plan) -> None:
         print("\npartly calibrated chips (fitted dense layers; the MoE experts' factor is shared):")
         for cal in partial:
             print(f"  {cal.hardware}: {cal.caveat}")
+    if any(cal.band for cal in p.calibration):
+        print(f"\n{confidence.BAND_NOTE}")
 
 
 # --- capacity --------------------------------------------------------------------------------
@@ -242,19 +245,20 @@ def print_plan(p: Plan) -> None:
 
 def cmd_capacity(args: argparse.Namespace) -> int:
     """The highest arrival rate that passes under the chosen rule, by bisection."""
-    from engine.explain.margin import run_slowdowns  # pandas: loaded only for this command
+    from engine.explain.margin import run_edges  # pandas: loaded only for this command
     from engine.planning.capacity import capacity
     from engine.planning.plan import rule_text
-    from engine.scenario.resolve import hastened
     from engine.serving.run import ENGINE_VERSION
 
     scen = load_scenario(args.scenario, args.set)
     marks = confidence.pool_marks(scen)
-    slow = run_slowdowns(scen)
-    with_margin = not args.no_margin and any(e > 0 for e in slow.values())
+    slow, fast = run_edges(scen)
+    with_margin = not args.no_margin and bool(slow)
     cases: dict[str, dict[str, float] | None] = {"modelled": None}
-    if with_margin:  # the same search with every chip slower, and faster, by its expected error
-        cases |= {"slower": slow, "faster": hastened(slow)}
+    if (
+        with_margin
+    ):  # the same search with every chip at the pessimistic, and the optimistic, edge of its band
+        cases |= {"slower": slow, "faster": fast}
     found: dict[str, Any] = {}
     for case, slowdown in cases.items():
         bar = _Bar(args.max_simulations, "capacity" if slowdown is None else f"capacity, chips {case}",
@@ -281,6 +285,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
                     {
                         "margin": {
                             "slowdown": slow,
+                            "speedup": fast,
                             "slower_capacity_rps": found["slower"].capacity_rps,
                             "faster_capacity_rps": found["faster"].capacity_rps,
                         }
@@ -297,10 +302,10 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     capacity_text = confidence.with_figure_error(f"{cap.capacity_rps:.3g} req/s", marks, "throughput_rps")
     if with_margin:
         lo, hi = found["slower"].capacity_rps, found["faster"].capacity_rps
-        chips = ", ".join(f"{c} {e:.0%}" for c, e in slow.items() if e > 0)
+        chips = ", ".join(f"{c} {slow[c]:+.0%} / {fast.get(c, 0.0):+.0%}" for c in slow)
         capacity_text = (
-            f"{cap.capacity_rps:.3g} req/s ({lo:.3g} to {hi:.3g} with every chip slower and faster by its "
-            f"expected throughput error: {chips})"
+            f"{cap.capacity_rps:.3g} req/s ({lo:.3g} to {hi:.3g} with every chip at the pessimistic and the "
+            f"optimistic edge of its throughput band, iteration time {chips})"
         )
     print(
         f"{scen.name}: capacity {capacity_text} ({rule_text(cap.rule, cap.attainment)}; {failed}); cost-model "
@@ -308,6 +313,8 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     )
     if confidence.uncalibrated(marks):
         print(f"  {confidence.note(marks)}")
+    if any(m.calibration.band for m in marks):
+        print(f"  {confidence.BAND_NOTE}")
     for c in cap.runs.to_dict(orient="records"):
         short = c.get("shortfall_rps")
         behind = (

@@ -2,7 +2,8 @@
 
 `validate` prints which reference rows are usable, per chip, stack and kind of figure the
 median and p90 error of the fit and of each held-out scheme (leave one source, chip or chip
-family out), the overall figures against the targets, the MoE rows and the energy check;
+family out), the overall figures against the targets, the MoE rows, the energy check and each
+band family's coverage per kind, measured out of sample (`engine.costmodel.bands`);
 `--markdown` writes the same as docs/validation.md's body, `--json` as data.
 `calibrate --reference --write` refits every profile, writes them into the hardware entries in
 presets/hardware and the expected errors into presets/calibration.toml.
@@ -20,7 +21,7 @@ import pandas as pd
 
 from engine.catalog.entries import load_catalog, presets_dir
 from engine.cli.common import emit_json
-from engine.costmodel import calibrate, crossval, reference, validation
+from engine.costmodel import band_lookup, bands, calibrate, crossval, reference, trust, validation
 from engine.explain import end_to_end
 
 SCHEMES = (
@@ -121,6 +122,47 @@ def headline_lines(rep: validation.Report) -> list[str]:
             f"target (energy per token median <= {t['energy_median']:.0%}): "
             f"{'met' if e['energy_median'] <= t['energy_median'] else 'NOT met'}"
         )
+    return lines
+
+
+FAMILY_TEXT = {
+    "source_out": "rows with data",
+    "chip_out": "chips without data",
+}
+"""How `band_lines` names each family of held-out points (`validation.BAND_SCHEMES`)."""
+
+
+def _coverage_cell(figure: str, c: dict[str, float]) -> str:
+    """'throughput 60.0% of 55 points (target met)' and the like, for one kind."""
+    name = trust.FIGURE_NAMES.get(figure, figure)
+    text = f"{name} {c['coverage']:.1%} of {int(c['points'])} points"
+    if c["points"] < band_lookup.MIN_KIND_POINTS:
+        return f"{text} (under {band_lookup.MIN_KIND_POINTS}: band not shown)"
+    lo, hi = bands.COVERAGE_RANGE
+    return f"{text} ({lo:.0%}-{hi:.0%}: {'met' if bands.within_target(c) else 'NOT met'})"
+
+
+def band_lines(rep: validation.Report) -> list[str]:
+    """Each band family's out-of-sample coverage per kind, and the MoE rows' apart."""
+    lo, hi = bands.QUANTILES
+    lines = [
+        f"bands: the {lo:.0%}-{hi:.0%} percentile of held-out predicted / measured, widened so two in three of a "
+        "new source's points land inside; coverage out of sample (each source left out, every band refitted)"
+    ]
+    by_model = rep.band_coverage(("model", "figure"))
+    for fam, cov in rep.band_coverage().items():
+        cells = [_coverage_cell(f, cov[f]) for f in band_lookup.KINDS if f in cov]
+        lines.append(f"{'band coverage, ' + FAMILY_TEXT.get(fam, fam):17}: " + "; ".join(cells))
+        moe = {k.split(":", 1)[1]: v for k, v in by_model.get(fam, {}).items() if k.startswith("moe:")}
+        if moe:
+            lines.append(
+                f"{'  of which MoE':17}: "
+                + "; ".join(
+                    f"{trust.FIGURE_NAMES[f]} {moe[f]['coverage']:.1%} of {int(moe[f]['points'])}"
+                    for f in band_lookup.KINDS
+                    if f in moe
+                )
+            )
     return lines
 
 
@@ -245,7 +287,7 @@ def markdown(rep: validation.Report, e2e: Any = None, reruns: Any = None) -> str
         "|---:|---|",
     ]
     out += [f"| {n} | {reason} |" for reason, n in rep.set_aside().items()]
-    out += ["", "## Overall", "", "```", *headline_lines(rep), "```", ""]
+    out += ["", "## Overall", "", "```", *headline_lines(rep), *band_lines(rep), "```", ""]
     out += _section(
         "Per chip, stack and figure",
         "Median / p90 of |predicted / measured - 1|. *fit*: the shipped profiles; the others refit "
@@ -339,7 +381,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"{r[0]:10} {r[1]:9} {r[2]:10} {r[3]:>3}  " + "  ".join(f"{c:>17}" for c in r[4:]))
     print("(median / p90 of |predicted / measured - 1|)")
     print()
-    for line in headline_lines(rep):
+    for line in [*headline_lines(rep), *band_lines(rep)]:
         print(line)
     sim = end_to_end.rerun_headline(dense_reruns(reruns))
     if sim:
@@ -391,6 +433,7 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
             if figure in row:
                 lines.append(f"{figure} = {row[figure]}")
         lines.append("")
+    lines += band_toml(rep)
     online = end_to_end.online_errors(e2e) if e2e is not None else {}
     if online:
         lines += [
@@ -407,6 +450,28 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
         lines += [f"{figure} = {int(v) if figure == 'reruns' else v}" for figure, v in row.items()]
         lines.append("")
     return "\n".join(lines)
+
+
+def band_toml(rep: validation.Report) -> list[str]:
+    """presets/calibration.toml's bands: per family, each group's [low, high] ratio predicted /
+    measured and the out-of-sample coverage per kind (`engine.costmodel.bands`)."""
+    if not rep.band_tables:
+        return []
+    lines = [
+        "# Bands (engine/costmodel/bands.py): per family of held-out points, each group's 16th-84th",
+        "# percentile ratio predicted / measured, widened; a group is 'model:basis:stack:chip:figure'",
+        "# ('*' where pooled). Coverage: the share of held-out points inside, each source left out.",
+        "",
+    ]
+    coverage = rep.band_coverage()
+    for fam, table in rep.band_tables.items():
+        lines.append(f"[band_coverage.{fam}]")
+        for figure, c in coverage.get(fam, {}).items():
+            lines += [f"{figure} = {round(c['coverage'], 3)}", f"{figure}_points = {int(c['points'])}"]
+        lines += ["", f"[band.{fam}]"]
+        lines += [f'"{key}" = [{b.low}, {b.high}]' for key, b in table.bands.items()]
+        lines.append("")
+    return lines
 
 
 def write_reference(

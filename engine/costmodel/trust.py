@@ -17,9 +17,12 @@ by a rule, in this order, and the pool is marked *uncalibrated* wherever its num
 
 The expected error of each basis comes from cross-validation (`engine.costmodel.crossval`,
 `make validate`): leave one source out for fitted chips, leave one chip out for the same-silicon
-rule, leave one chip family out for transfers; MoE models carry their own figure. The numbers
-live in presets/calibration.toml, which `python -m engine calibrate --reference --write`
-rewrites and a test keeps equal to a fresh cross-validation.
+rule, leave one chip family out for transfers; MoE models carry their own figure. A calibration's
+band (`Calibration.band`, what the app shows beside a figure) is the 16th to 84th percentile of
+the held-out ratios of its basis, stack and kind (`engine.costmodel.bands`, looked up by
+`engine.costmodel.band_lookup`). Both live in presets/calibration.toml, which
+`python -m engine calibrate --reference --write` rewrites and a test keeps equal to a fresh
+cross-validation.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import numpy as np
 
 from engine.catalog.entries import Catalog, presets_dir
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
+from engine.costmodel.band_lookup import bands_for
 from engine.costmodel.stacks import STACK_NAMES
 
 Basis = Literal["fitted", "same_silicon", "other_stack", "illustrative", "transfer", "assumed"]
@@ -140,6 +144,9 @@ class Calibration:
     shared_experts: bool = False
     """True when `experts` is the one factor fitted to every chip's and stack's MoE rows
     (`experts_factor`), not the profile's own."""
+    band: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
+    """Per kind of figure whose band is shown (`engine.costmodel.bands`): the 16th and 84th
+    percentile ratio predicted / measured over held-out rows of this basis, stack and kind."""
 
     @property
     def fitted(self) -> bool:
@@ -168,8 +175,20 @@ class Calibration:
         """The expected relative error of a kind of figure (throughput, ttft, tpot, energy)."""
         return self.expected_error.get(figure)
 
+    def real_band(self, figure: str) -> tuple[float, float] | None:
+        """Where a real figure of this kind lands against the modelled one, as signed relative
+        changes (fall, rise): the band's ratios turned round (None when no band is shown)."""
+        b = self.band.get(figure)
+        return None if b is None else (1.0 / b[1] - 1.0, 1.0 / b[0] - 1.0)
+
+    def edges(self) -> tuple[float, float]:
+        """How much longer every iteration takes at the band's pessimistic and optimistic edges of
+        throughput (e in 1 + e; the second usually negative); (0, 0) when no band is shown."""
+        b = self.band.get("throughput")
+        return (0.0, 0.0) if b is None else (b[1] - 1.0, b[0] - 1.0)
+
     def as_dict(self) -> dict[str, Any]:
-        """Plain data for JSON: profile, fitted, basis, rule, expected_error."""
+        """Plain data for JSON: profile, fitted, basis, rule, expected_error, band."""
         return {
             "profile": self.profile_name,
             "stack": self.stack,
@@ -179,6 +198,7 @@ class Calibration:
             "basis": self.basis,
             "rule": self.rule,
             "expected_error": dict(self.expected_error),
+            "band": {f: list(b) for f, b in self.band.items()},
             "caveat": self.caveat,
             **({"eta_experts": self.experts} if self.experts is not None else {}),
         }
@@ -248,10 +268,9 @@ def _widened(cal: Calibration, origin: tuple[str, str]) -> Calibration:
         f"serving at a rate, this {origin[0]} {STACK_NAMES.get(origin[1], origin[1])} profile {how} "
         f"({reruns} rows rerun, docs/validation.md)"
     )
-    return Calibration(
-        cal.hardware, cal.stack, cal.profile_name, cal.basis, f"{cal.rule}; {caveat}",
-        {**cal.expected_error, **errors}, caveat,
-    )  # fmt: skip
+    return dataclasses.replace(
+        cal, rule=f"{cal.rule}; {caveat}", expected_error={**cal.expected_error, **errors}, caveat=caveat
+    )
 
 
 def expected_errors(basis: Basis, moe: bool = False) -> dict[str, float]:
@@ -443,7 +462,15 @@ def _calibration(
     def result(
         prof: CalibrationProfile, name: str, basis: Basis, rule: str
     ) -> tuple[CalibrationProfile, Calibration]:
-        return prof, Calibration(hw.id, stack, name, basis, rule, expected_errors(basis, moe))
+        return prof, Calibration(
+            hw.id,
+            stack,
+            name,
+            basis,
+            rule,
+            expected_errors(basis, moe),
+            band=bands_for(hw.id, stack, basis, moe),
+        )
 
     if profile_name is None and custom:
         profile_name = hw.default_profile

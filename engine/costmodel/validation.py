@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from engine.catalog.entries import Catalog
-from engine.costmodel import calibrate, crossval, power, reference, stacks, trust
+from engine.costmodel import bands, calibrate, crossval, power, reference, stacks, trust
 
 TARGETS = {"loso_median": 0.15, "loso_p90": 0.35, "energy_median": 0.25}
 """The targets issue 11 sets: leave-one-source-out median and p90, energy per token median."""
@@ -37,6 +37,15 @@ class Report:
     """The routed experts' factor fitted to every MoE point (`calibrate.fit_experts`)."""
     fits: dict[tuple[str, str], calibrate.Fit] = field(default_factory=dict)
     """The profiles fitted to every point (`calibrate.reference_fits`), what the shipped ones are."""
+    band_tables: dict[str, bands.Table] = field(default_factory=dict)
+    """Per family of held-out points (`BAND_SCHEMES`): the bands fitted to all of them, what ships."""
+    band_checks: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """Per family: every held-out point checked against the bands fitted without its source
+    (`bands.coverage`): the out-of-sample coverage."""
+
+    def band_coverage(self, by: tuple[str, ...] = ("figure",)) -> dict[str, dict[str, dict[str, float]]]:
+        """Per family and group of `by`: held-out points and the share inside their band, out of sample."""
+        return {fam: bands.summary(c, by) for fam, c in self.band_checks.items() if not c.empty}
 
     @property
     def serving_headline(self) -> dict[str, dict[str, float]]:
@@ -118,6 +127,19 @@ class Report:
                 if self.experts is not None
                 else None
             ),
+            "bands": {
+                fam: {
+                    "coverage": self.band_coverage().get(fam, {}),
+                    "coverage_by_model": self.band_coverage(("model", "figure")).get(fam, {}),
+                    "coverage_by_basis": self.band_coverage(("basis", "figure")).get(fam, {}),
+                    "coverage_range": list(bands.COVERAGE_RANGE),
+                    "widening": table.widening,
+                    "groups": {
+                        k: {"low": b.low, "high": b.high, "points": b.points} for k, b in table.bands.items()
+                    },
+                }
+                for fam, table in self.band_tables.items()
+            },
             "groups": self.group_records(),
             "sources": crossval.by_source(self.predictions).to_dict(orient="records"),
             "beyond_p90_target": self.beyond_p90_target(),
@@ -144,6 +166,28 @@ def point_table(rows: list[reference.Row], preds: pd.DataFrame, catalog: Catalog
     return base
 
 
+BAND_SCHEMES = {"source_out": ("loso", "moe_loso"), "chip_out": ("loco", "lofo")}
+"""The two families of held-out points bands are fitted to: each usable row with its source left
+out (chips and stacks with data: fitted, other stack, and MoE rows), and each row with its chip or
+chip family left out (chips without data: same silicon, transfer)."""
+
+SET_APART = ("splitwise",)
+"""Stacks whose rows are validated apart from the bands: Splitwise's research harness, which no
+scenario's serving stack is (issue 30's decision)."""
+
+
+def fit_bands(preds: pd.DataFrame) -> tuple[dict[str, bands.Table], dict[str, pd.DataFrame]]:
+    """Per family of `BAND_SCHEMES`: the bands fitted to its points, and its points checked out of
+    sample (`bands.coverage`); the stacks of `SET_APART` aside."""
+    usable = preds[~preds["stack"].isin(SET_APART)]
+    tables, checks = {}, {}
+    for fam, schemes in BAND_SCHEMES.items():
+        points = bands.frame(usable, schemes)
+        tables[fam] = bands.fit(points)
+        checks[fam] = bands.coverage(points)
+    return tables, checks
+
+
 def energy_error(power_model: float, throughput: float) -> float:
     """Energy per token's expected error: the power model's and the throughput's, in quadrature."""
     return round(float(np.hypot(power_model, throughput)), 2)
@@ -162,6 +206,7 @@ def report(catalog: Catalog) -> Report:
         power_median = float(energy.loc[energy["kind"] == "energy", "abs_error"].median())
         for row in expected.values():
             row["energy"] = energy_error(power_median, row["throughput"])
+    tables, checks = fit_bands(preds)
     return Report(
         rows=rows,
         predictions=preds,
@@ -172,4 +217,6 @@ def report(catalog: Catalog) -> Report:
         points=point_table(rows, preds, catalog),
         experts=experts,
         fits=fits,
+        band_tables=tables,
+        band_checks=checks,
     )

@@ -1,22 +1,23 @@
-"""How sure the shown numbers are: each pool's calibration mark and the error bar of each figure.
+"""How sure the shown numbers are: each pool's calibration mark and the band of each figure.
 
 Every pool runs with a calibration profile chosen by a rule (`engine.costmodel.trust`): fitted to
 measurements of its chip under the scenario's serving stack (*calibrated*), or borrowed from the
 same silicon, another stack or a conservative transfer (*uncalibrated*, with the rule). A run's
 summary carries the choice per pool (``summary["calibration"]``); this module turns it into what
 the pages, the command line and the advisor show: a mark per pool, one note naming every
-uncalibrated pool with its chip and rule, and the expected relative error of each figure.
+uncalibrated pool with its chip and rule, and each figure's band: where about two in three real
+deployments land (`engine.costmodel.bands`), asymmetric where the model's held-out misses are.
 
-Which error a figure carries: TTFT the TTFT error of the pools that prefill (prefill and mixed
-roles), TPOT that of the pools that decode (decode and mixed), throughput, goodput, capacity and
-cost per request or per token the throughput error of every pool (a bill is exact; what it buys
-is not), energy per token the energy error of every pool; over several pools, the largest. A
-figure whose basis has no cross-validated error (presets/calibration.toml not generated yet, or
-no figure for that basis) gets no error bar rather than an invented one. SLO attainment and the
-bill per hour carry none: the first is a share of requests, not a scaled quantity, and the second
-is prices times chips. An open loop cannot complete more than it was sent, so where a run served
-what arrived, the throughput-borne figures' bars are cut on the side faster chips would move them
-(`limits`: `9.9 req/s (−36% to +0%)`; offline batches and closed loops keep the whole bar).
+Which band a figure carries: TTFT the TTFT band of the pools that prefill (prefill and mixed
+roles), TPOT that of the pools that decode (decode and mixed), throughput, goodput and capacity
+the throughput band of every pool, cost per request or per token that band turned round (a bill
+is exact; what it buys is not); over several pools, the lowest fall and the highest rise. A kind
+whose band's coverage was not measured on enough held-out points (TTFT, energy per token today)
+gets no band rather than an invented one. SLO attainment and the bill per hour carry none: the
+first is a share of requests, not a scaled quantity, and the second is prices times chips. An
+open loop cannot complete more than it was sent, so where a run served what arrived, the
+throughput-borne figures' bands are cut on the side faster chips would move them (`limits`:
+`9.9 req/s (−30% to +0%)`; offline batches and closed loops keep the whole band).
 
 Plain data only, no pandas: the command line's ``run`` imports it.
 """
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.catalog.entries import Catalog
+from engine.costmodel.band_lookup import BAND_MEANING
 from engine.costmodel.stacks import STACK_NAMES, runs_only_on
 from engine.costmodel.trust import (
     BASIS_TEXT,
@@ -51,6 +53,12 @@ NO_VALUE = ("", "-", "–", "n/a")
 
 FIGURE_NAMES = {"throughput": "throughput", "ttft": "TTFT", "tpot": "TPOT", "energy": "energy"}
 """How each kind of figure is named in a sentence."""
+
+BAND_NOTE = (
+    f"Band: {BAND_MEANING} (the 16th to 84th percentile of the model's misses on measurements it "
+    "was not fitted to, docs/calibration.md)."
+)
+"""The one line that says what a band is, wherever bands are printed."""
 
 Source = tuple[tuple[str, tuple[str, ...] | None], ...]
 """Where a figure's error comes from: (kind of figure, pool roles or None for every pool), largest wins."""
@@ -112,6 +120,7 @@ def _from_dict(hardware: str, d: Mapping[str, Any]) -> Calibration:
         caveat=str(d.get("caveat", "")),
         experts=float(d["eta_experts"]) if d.get("eta_experts") is not None else None,
         shared_experts=bool(d.get("shared_experts", False)),
+        band={str(k): (float(v[0]), float(v[1])) for k, v in (d.get("band") or {}).items()},
     )
 
 
@@ -132,17 +141,22 @@ def stack_name(stack: str) -> str:
     return STACK_NAMES.get(stack, stack)
 
 
-def error_list(errors: Mapping[str, float]) -> str:
-    """'throughput ± 8%, TTFT ± 12%, ...' ('' when no error is known)."""
+def error_list(ranges: Mapping[str, Range]) -> str:
+    """'throughput −30% to +17%, TPOT ± 12%' from per-kind bands (`real_bands`; '' when none is shown)."""
     return ", ".join(
-        f"{FIGURE_NAMES[f]} ± {error_text(errors[f])}" for f in FIGURES if errors.get(f) is not None
+        f"{FIGURE_NAMES[f]} {signed_text(*ranges[f])}" for f in FIGURES if ranges.get(f) is not None
     )
 
 
-def errors_text(errors: Mapping[str, float]) -> str:
-    """'expected error: throughput ± 8%, ...', or that none has been cross-validated yet."""
-    listed = error_list(errors)
-    return f"expected error: {listed}" if listed else "expected error not yet cross-validated"
+def errors_text(ranges: Mapping[str, Range]) -> str:
+    """'band: throughput −30% to +17%, ...', or that no band's coverage has been measured."""
+    listed = error_list(ranges)
+    return f"band: {listed}" if listed else "no band with a measured coverage"
+
+
+def real_bands(cal: Calibration) -> dict[str, Range]:
+    """Per kind of figure with a band: where the real figure lands against the modelled one."""
+    return {f: r for f in FIGURES if (r := cal.real_band(f)) is not None}
 
 
 def describe(cal: Calibration) -> str:
@@ -150,7 +164,7 @@ def describe(cal: Calibration) -> str:
     and expected errors."""
     extra = [c for c in cal.caveat.split("; ") if c and c not in cal.rule] if cal.fitted else []
     how = "; ".join([cal.rule, *extra])
-    return f"{cal.mark} under {stack_name(cal.stack)}: {how}; {errors_text(cal.expected_error)}"
+    return f"{cal.mark} under {stack_name(cal.stack)}: {how}; {errors_text(real_bands(cal))}"
 
 
 def caveats(marks: Iterable[PoolMark]) -> list[str]:
@@ -170,27 +184,41 @@ def short_mark(cal: Calibration) -> str:
     return cal.mark if cal.fitted else f"{cal.mark}: {BASIS_TEXT[cal.basis]}"
 
 
-def figure_error(marks: Iterable[PoolMark], source: Source) -> float | None:
-    """The largest expected error of a figure over the pools it depends on (None when none is known)."""
-    errors = [
-        e
+Range = tuple[float, float]
+"""A band as where the real figure lands against the modelled one: (fall, rise), signed relative
+changes, fall <= rise (both negative where the model runs high on every held-out point)."""
+
+
+def figure_range(marks: Iterable[PoolMark], source: Source) -> Range | None:
+    """A figure's band over the pools it depends on: the lowest fall and the highest rise of their
+    bands (None when no pool has one)."""
+    found = [
+        r
         for figure, roles in source
         for m in marks
         if roles is None or m.role in roles
-        if (e := m.calibration.error(figure)) is not None
+        if (r := m.calibration.real_band(figure)) is not None
     ]
-    return max(errors) if errors else None
+    return (min(r[0] for r in found), max(r[1] for r in found)) if found else None
 
 
-def headline_errors(marks: Sequence[PoolMark]) -> dict[str, float | None]:
-    """The expected relative error of each headline figure, by headline key."""
-    return {key: figure_error(marks, src) for key, src in HEADLINE_SOURCES.items()}
+def inverted(r: Range) -> Range:
+    """The band of a figure inverse to the one `r` is of: cost per request against throughput."""
+    return 1.0 / (1.0 + r[1]) - 1.0, 1.0 / (1.0 + r[0]) - 1.0
 
 
-def errors_by_figure(marks: Sequence[PoolMark]) -> dict[str, float]:
-    """The largest expected error of each kind of figure over every pool (only the known ones)."""
-    out = {f: figure_error(marks, ((f, None),)) for f in FIGURES}
-    return {f: e for f, e in out.items() if e is not None}
+def headline_range(marks: Sequence[PoolMark], key: str) -> Range | None:
+    """The band of a headline figure (`HEADLINE_SOURCES`), turned round for the costs that faster
+    chips lower."""
+    src = HEADLINE_SOURCES.get(key)
+    r = figure_range(marks, src) if src else None
+    return inverted(r) if r is not None and key in LOWERED_BY_SPEED else r
+
+
+def errors_by_figure(marks: Sequence[PoolMark]) -> dict[str, Range]:
+    """The band of each kind of figure over every pool (only those shown)."""
+    out = {f: figure_range(marks, ((f, None),)) for f in FIGURES}
+    return {f: r for f, r in out.items() if r is not None}
 
 
 def uncalibrated(marks: Iterable[PoolMark]) -> list[PoolMark]:
@@ -223,21 +251,22 @@ def note(marks: Sequence[PoolMark]) -> str | None:
     parts = []
     for (hw, rule), ms in groups.items():
         names = ", ".join(m.pool for m in ms)
-        errs = errors_text(ms[0].calibration.expected_error)
+        errs = errors_text(real_bands(ms[0].calibration))
         parts.append(f"{'pools' if len(ms) > 1 else 'pool'} {names} on {hw}: {rule} ({errs})")
     stack = stack_name(off[0].calibration.stack)
     return f"Uncalibrated under {stack}: " + "; ".join(parts) + "."
 
 
-def compared_errors(
-    labels: Iterable[str], a: Sequence[PoolMark], b: Sequence[PoolMark]
-) -> list[float | None]:
-    """Per Compare-table figure: the larger expected error of A and B (None when neither is known)."""
-    out: list[float | None] = []
+def compared_errors(labels: Iterable[str], a: Sequence[PoolMark], b: Sequence[PoolMark]) -> list[str | None]:
+    """Per Compare-table figure: the band of A and B together (the lower fall, the higher rise) as
+    text, '−30% to +17%' (None when neither side has one)."""
+    out: list[str | None] = []
     for label in labels:
         src = COMPARED_SOURCES.get(label)
-        errs = [e for e in (figure_error(a, src), figure_error(b, src)) if e is not None] if src else []
-        out.append(max(errs) if errs else None)
+        found = [r for r in (figure_range(a, src), figure_range(b, src)) if r is not None] if src else []
+        if found and label.startswith("Cost"):
+            found = [inverted(r) for r in found]
+        out.append(signed_text(min(r[0] for r in found), max(r[1] for r in found)) if found else None)
     return out
 
 
@@ -293,12 +322,14 @@ def side_text(change: float) -> str:
     return f"{'−' if change < 0 else '+'}{text}"
 
 
-def band(error: float, bound: tuple[float, float] | None = None) -> str:
-    """'± 36%', or cut by a bound (`limits`) '−36% to +0%'."""
-    down, up = (min(error, bound[0]), min(error, bound[1])) if bound else (error, error)
-    if (down, up) == (error, error):
-        return f"± {error_text(error)}"
-    return f"{side_text(-down)} to {side_text(up)}"
+def band(r: Range, bound: tuple[float, float] | None = None) -> str:
+    """'± 36%', '−30% to +17%', or cut by a bound (`limits`: the largest fall and rise the figure
+    can make) '−36% to +0%'."""
+    fall, rise = r
+    if bound:
+        rise = min(rise, bound[1])
+        fall = min(max(fall, -bound[0]), rise)
+    return signed_text(fall, rise)
 
 
 def with_band(text: str, b: str | None) -> str:
@@ -309,19 +340,17 @@ def with_band(text: str, b: str | None) -> str:
     return f"{text} {b}" if b.startswith("±") else f"{text} ({b})"
 
 
-def band_text(text: str, error: float | None, bound: tuple[float, float] | None = None) -> str:
-    """'9.9 req/s ± 36%', or within a bound '9.9 req/s (−36% to +0%)'; the text alone when the
-    error is unknown."""
-    return with_band(text, None if error is None else band(error, bound))
+def band_text(text: str, r: Range | None, bound: tuple[float, float] | None = None) -> str:
+    """'9.9 req/s ± 36%', '9.9 req/s (−30% to +17%)'; the text alone when no band is shown."""
+    return with_band(text, None if r is None else band(r, bound))
 
 
 def with_figure_error(text: str, marks: Sequence[PoolMark], key: str, bounds: Limits | None = None) -> str:
-    """A headline figure's text with its expected error: '24 ms' -> '24 ms ± 15%', cut where the
+    """A headline figure's text with its band: '24 ms' -> '24 ms (−9% to +12%)', cut where the
     run's `bounds` (`limits`) say the figure cannot go."""
-    src = HEADLINE_SOURCES.get(key)
-    if not src or not bears_error(text):
+    if key not in HEADLINE_SOURCES or not bears_error(text):
         return text
-    return band_text(text, figure_error(marks, src), (bounds or {}).get(key))
+    return band_text(text, headline_range(marks, key), (bounds or {}).get(key))
 
 
 def bears_error(text: str) -> bool:
@@ -365,7 +394,7 @@ def chip_rows(
             "calibration": short_mark(cal),
             "calibrated": cal.fitted,
             "calibration_rule": cal.rule,
-            "expected_error": error_list(cal.expected_error) or "not yet cross-validated",
+            "expected_error": error_list(real_bands(cal)) or "no band with a measured coverage",
             **{f"{f}_error": cal.error(f) for f in FIGURES},
             "eta_compute": prof.eta_compute,
             "eta_bandwidth": prof.eta_bandwidth,
@@ -389,49 +418,55 @@ def _points(change: float) -> str:
     return f"+{text}" if text == "0.0" or change > 0 else f"−{text}"
 
 
-def spread_band(key: str, error: float | None, move: tuple[float, float]) -> str:
+def spread_band(key: str, r: Range | None, move: tuple[float, float]) -> str:
     """A figure's band from its run's spread: '± 9%', '−9% to +38%', or for SLO attainment
     '−4.8 to +2.1 pts'.
 
-    With chips slower and faster by their expected throughput error the run moves each figure;
-    that is the band of the figures the chips' speed carries (goodput, throughput, cost). A
-    latency keeps at least its own kind's expected error on each side (`error`, measured on rows
-    at their own loads), and takes the spread where the run's queues make it wider."""
-    lo, hi = min(0.0, *move), max(0.0, *move)
+    With chips at the pessimistic and the optimistic edge of their throughput band the run moves
+    each figure; that is the band of the figures the chips' speed carries (goodput, throughput,
+    cost). A latency keeps at least its own kind's band (`r`, measured on rows at their own loads)
+    and takes the spread where the run's queues make it wider."""
+    lo, hi = min(move), max(move)
     if key == "slo_attainment":
+        lo, hi = min(0.0, lo), max(0.0, hi)
         if lo == hi == 0.0:
             return "± 0 pts"
         return f"{_points(lo)} to {_points(hi)} pts"
-    down, up = abs(lo), hi
-    if key in LATENCIES and error is not None:
-        down, up = max(down, error), max(up, error)
-    return range_text(down, up)
+    if key in LATENCIES and r is not None:
+        lo, hi = min(lo, r[0]), max(hi, r[1])
+    return signed_text(lo, hi)
 
 
 def range_text(down: float, up: float) -> str:
     """A band from its fall and rise (both >= 0): '± 9%' where they read the same, else
     '−22% to +39%'."""
-    if error_text(down) == error_text(up):
-        return f"± {error_text(up)}"
-    return f"{side_text(-down)} to {side_text(up)}"
+    return signed_text(-down, up)
+
+
+def signed_text(lo: float, hi: float) -> str:
+    """A band from its signed sides (lo <= hi): '± 9%' where they mirror, else '−22% to +39%' (or
+    '−30% to −5%' when the whole band lies below the figure)."""
+    if error_text(abs(lo)) == error_text(abs(hi)) and (lo <= 0.0 <= hi or error_text(abs(hi)) == "0%"):
+        return f"± {error_text(abs(hi))}"
+    return f"{side_text(lo)} to {side_text(hi)}"
 
 
 def figure_band(
     text: str, marks: Sequence[PoolMark], key: str, moves: Moves | None = None, bounds: Limits | None = None
 ) -> str | None:
     """The band a headline figure carries: its run's spread where known (`spread_band`: '−22% to
-    +39%', '−1.1 to +0.2 pts'), else its kind's expected error ('± 9%', cut by `bounds`); None for
-    a figure without one (a missing or zero figure, the bill, SLO attainment without a spread)."""
+    +39%', '−1.1 to +0.2 pts'), else its kind's band ('−9% to +12%', cut by `bounds`); None for a
+    figure without one (a missing or zero figure, the bill, SLO attainment without a spread, a
+    kind whose band's coverage was not measured)."""
     move = (moves or {}).get(key)
     if key == "slo_attainment":
         return None if move is None else spread_band(key, None, move)
-    src = HEADLINE_SOURCES.get(key)
-    if not src or not bears_error(text):
+    if key not in HEADLINE_SOURCES or not bears_error(text):
         return None
-    err = figure_error(marks, src)
+    r = headline_range(marks, key)
     if move is not None:
-        return spread_band(key, err, move)
-    return None if err is None else band(err, (bounds or {}).get(key))
+        return spread_band(key, r, move)
+    return None if r is None else band(r, (bounds or {}).get(key))
 
 
 def with_spread(

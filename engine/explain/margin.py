@@ -1,5 +1,5 @@
-"""One run's margin for the model's error: the same requests with every chip slower by its
-expected throughput error (`engine.scenario.resolve.slowed`), and which verdicts move.
+"""One run's margin for the model's error: the same requests with every chip at the pessimistic
+edge of its throughput band (`engine.scenario.resolve.slowed`), and which verdicts move.
 
 The Results page's "Margin for the model's error" and ``python -m engine run --margin``; the
 planner's margin, which also searches again with slowed chips, is `engine.planning.margin`
@@ -21,7 +21,6 @@ from engine.explain.confidence import pool_marks
 from engine.explain.presentation import compare, duration_text, headline, usd_text
 from engine.planning.plan import run_passes
 from engine.scenario.model import Scenario
-from engine.scenario.resolve import hastened
 from engine.serving.run import simulate
 from engine.serving.workload import generate
 
@@ -31,7 +30,7 @@ class RunMargin:
     """A run as modelled and the same run, on the same requests, with slower chips."""
 
     slowdown: dict[str, float]
-    """Per chip of the run: how much slower it was made (its expected throughput error)."""
+    """Per chip of the run: how much longer its iterations were made (its band's pessimistic edge)."""
     modelled: dict[str, Any]
     """The run's summary as modelled."""
     slowed: dict[str, Any]
@@ -115,19 +114,33 @@ def figure_text(name: str, v: float | None, shortfall: float | None = None) -> s
     return f"{v:,.2f}"
 
 
-def run_slowdowns(scenario: Scenario, summary: Mapping[str, Any] | None = None) -> dict[str, float]:
-    """Per chip of a scenario's pools: its expected throughput error (the run's calibration)."""
-    out: dict[str, float] = {}
+def run_edges(
+    scenario: Scenario, summary: Mapping[str, Any] | None = None
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Per chip of a scenario's pools: how much longer its iterations take at the pessimistic and at
+    the optimistic edge of its throughput band (`Calibration.edges`: e in 1 + e); a chip in pools
+    with different bands takes the widest. Empty when no chip has a band."""
+    slow: dict[str, float] = {}
+    fast: dict[str, float] = {}
     for m in pool_marks(scenario, summary):
-        out[m.hardware] = max(out.get(m.hardware, 0.0), float(m.calibration.error("throughput") or 0.0))
-    return out
+        if "throughput" not in m.calibration.band:
+            continue
+        hi, lo = m.calibration.edges()
+        slow[m.hardware] = max(slow.get(m.hardware, hi), hi)
+        fast[m.hardware] = min(fast.get(m.hardware, lo), lo)
+    return slow, fast
+
+
+def run_slowdowns(scenario: Scenario, summary: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """Per chip of a scenario's pools: the pessimistic edge of its throughput band (`run_edges`)."""
+    return run_edges(scenario, summary)[0]
 
 
 def run_margin(
     scenario: Scenario, summary: Mapping[str, Any], catalog: Catalog | None = None, *, check_work: bool = True
 ) -> RunMargin:
     """A run (`summary`, of `scenario`) and the same scenario rerun, on the same requests, with every
-    chip slower by its expected throughput error."""
+    chip at the pessimistic edge of its throughput band."""
     slowdown = run_slowdowns(scenario, summary)
     slow = simulate(scenario, catalog, check_work=check_work, slowdown=slowdown).summary
     targets = {c.name: (c.slo.ttft_ms, c.slo.tpot_ms) for c in scenario.workload.classes}
@@ -160,26 +173,30 @@ def _figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
 
 @dataclass(frozen=True)
 class RunSpread:
-    """A run as modelled and the same requests with every chip slower, and faster, by its expected
-    throughput error: how far the model's error can move each headline figure of this run.
+    """A run as modelled and the same requests with every chip at the pessimistic, and at the
+    optimistic, edge of its throughput band: how far the model's error can move each headline
+    figure of this run.
 
-    The calibration's expected error of a kind of figure (`confidence`) was measured on single
-    rows at their own loads; what a run's figures do when every iteration is that much slower or
-    faster depends on the run: a queue near saturation turns a 15% slower chip into a TTFT p99
-    half again as long, an open loop with headroom serves the same requests either way. The
-    spread is that run's answer, on the same requests."""
+    A band (`engine.costmodel.bands`) was measured on single rows at their own loads; what a run's
+    figures do when every iteration takes that much longer or shorter depends on the run: a queue
+    near saturation turns a 15% slower chip into a TTFT p99 half again as long, an open loop with
+    headroom serves the same requests either way. The spread is that run's answer, on the same
+    requests. The edges are the band's own: a chip the model runs slow in every held-out row has
+    both edges faster than modelled."""
 
     slowdown: dict[str, float]
-    """Per chip: its expected throughput error e (slower: 1 + e times as long; faster: 1 / (1 + e))."""
+    """Per chip: its band's pessimistic edge e (every iteration 1 + e times as long)."""
     modelled: dict[str, Any]
     slower: dict[str, Any]
     faster: dict[str, Any]
+    speedup: dict[str, float] = field(default_factory=dict)
+    """Per chip: its band's optimistic edge e (1 + e times as long; usually e < 0)."""
 
     def moves(self) -> dict[str, tuple[float, float]]:
         """Per figure (`SPREAD_KEYS`) with a value: (its change with slower chips, with faster
         chips), relative to the modelled value, in points (fractions of 1) for shares."""
         out: dict[str, tuple[float, float]] = {}
-        if not any(e > 0 for e in self.slowdown.values()):  # no chip has an expected error: no band
+        if not self.slowdown:  # no chip has a band: no spread
             return out
         base, slow, fast = _figures(self.modelled), _figures(self.slower), _figures(self.faster)
         for key in SPREAD_KEYS:
@@ -201,17 +218,15 @@ class RunSpread:
 def run_spread(
     scenario: Scenario, summary: Mapping[str, Any], catalog: Catalog | None = None, *, check_work: bool = True
 ) -> RunSpread:
-    """A run (`summary`, of `scenario`) and the same requests with every chip slower and faster by
-    its expected throughput error (two more simulations)."""
-    slowdown = run_slowdowns(scenario, summary)
-    if not any(e > 0 for e in slowdown.values()):
-        return RunSpread(
-            slowdown=slowdown, modelled=dict(summary), slower=dict(summary), faster=dict(summary)
-        )
+    """A run (`summary`, of `scenario`) and the same requests with every chip at the pessimistic
+    and at the optimistic edge of its throughput band (two more simulations)."""
+    slowdown, speedup = run_edges(scenario, summary)
+    if not slowdown:
+        return RunSpread(slowdown={}, modelled=dict(summary), slower=dict(summary), faster=dict(summary))
     reqs = generate(scenario)
     slow = simulate(scenario, catalog, reqs, check_work=check_work, slowdown=slowdown).summary
-    fast = simulate(scenario, catalog, reqs, check_work=check_work, slowdown=hastened(slowdown)).summary
-    return RunSpread(slowdown=slowdown, modelled=dict(summary), slower=slow, faster=fast)
+    fast = simulate(scenario, catalog, reqs, check_work=check_work, slowdown=speedup).summary
+    return RunSpread(slowdown=slowdown, modelled=dict(summary), slower=slow, faster=fast, speedup=speedup)
 
 
 # --- a comparison's margin (the Compare page) -------------------------------------------------
@@ -230,7 +245,7 @@ MARGIN_FIGURES = (
 
 @dataclass(frozen=True)
 class CompareMargin:
-    """Scenarios A and B, each as modelled and with its chips slower by their expected error.
+    """Scenarios A and B, each as modelled and with its chips at the pessimistic edge of their band.
 
     Errors of the same chip under the same stack move together, so where A and B run on the same
     chips only two cases are fair: both as modelled and both slower. Where their chips differ
@@ -302,7 +317,7 @@ def compare_margin(
     *,
     check_work: bool = True,
 ) -> CompareMargin:
-    """A and B each rerun on their own requests with their chips slower by their expected error."""
+    """A and B each rerun on their own requests with their chips at the pessimistic edge of their band."""
     return CompareMargin(
         run_margin(a, a_summary, check_work=check_work), run_margin(b, b_summary, check_work=check_work)
     )

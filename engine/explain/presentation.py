@@ -521,16 +521,14 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def with_expected_error(table: pd.DataFrame, a: Sequence[PoolMark], b: Sequence[PoolMark]) -> pd.DataFrame:
-    """A `compare` table with ``expected_error_pct``: per figure, the larger expected error of A and B.
-
-    In percent, empty where neither side's calibration has a cross-validated error for it
-    (`engine.explain.confidence`). Two runs on the same chips share their calibration's bias, so
-    a change smaller than this is not necessarily noise; it says how far each side's absolute
-    figure may be off.
+    """A `compare` table with ``band``: per figure, A's and B's bands together as text ('−30% to
+    +17%': the lower fall and the higher rise), '' where neither side shows one
+    (`engine.explain.confidence`). Two runs on the same chips share their calibration's bias, so a
+    change smaller than this is not necessarily noise; it says where each side's absolute figure
+    may land.
     """
-    errors = compared_errors(table["figure"], a, b)
-    pct = pd.Series([math.nan if e is None else e * 100 for e in errors], index=table.index, dtype=float)
-    return table.assign(expected_error_pct=pct)
+    bands = compared_errors(table["figure"], a, b)
+    return table.assign(band=pd.Series([b or "" for b in bands], index=table.index, dtype=object))
 
 
 def utilization_frame(summary: Mapping[str, Any]) -> pd.DataFrame:

@@ -1,11 +1,12 @@
-"""The margin of a plan: what if the chips are as slow as the model's expected error allows?
+"""The margin of a plan: what if the chips are as slow as the pessimistic edge of their band?
 
 The planner picks the cheapest deployment whose simulated run passes. Its figures carry the
-cross-validated error of their calibration (`engine.costmodel.trust`), and the cheapest passing
+band of their calibration (`engine.costmodel.bands`: where about two in three real deployments
+land), and the cheapest passing
 deployment is the one that passes by the least. A buyer wants to know whether the choice holds
 if the chips turn out slower than modelled, and what holding would cost. So the margin reruns
-the chosen deployment, on the same requests, with every chip slower by its expected throughput
-error (`engine.scenario.resolve.slowed`: every iteration 1 + e times as long), and plans again
+the chosen deployment, on the same requests, with every chip at the pessimistic edge of its
+throughput band (`engine.scenario.resolve.slowed`: every iteration 1 + e times as long), and plans again
 with every run so slowed: the cheapest deployment that passes even then (docs/planner.md,
 "Margin").
 """
@@ -19,7 +20,6 @@ from typing import Any
 from engine.catalog.entries import Catalog
 from engine.planning.plan import Plan, Progress, SearchSpace, plan, planning_scenario, run_passes
 from engine.scenario.model import Scenario
-from engine.scenario.resolve import hastened
 from engine.serving.run import simulate
 from engine.serving.workload import generate
 
@@ -49,12 +49,12 @@ class Margin:
     budget_usd_per_hour: float | None = None
     """The search's budget, if it had one (a slowed search can find nothing within it)."""
     faster: Check | None = None
-    """The choice with every chip faster by its expected error (1 / (1 + e) as long): the other
+    """The choice with every chip at its band's optimistic edge: the other
     side of its figures' bands (None for a margin made without it)."""
 
     @property
     def slowdown(self) -> dict[str, float]:
-        """Per chip of the search: how much slower it was made (its expected throughput error)."""
+        """Per chip of the search: how much longer its iterations were made (its throughput band's pessimistic edge)."""
         return self.slowed.slowdown
 
     @property
@@ -128,7 +128,7 @@ def margin(
     check_work: bool = True,
 ) -> Margin | None:
     """The margin of plan `p` (made from `scenario` over `space`): its choice rerun with each chip
-    slower by its expected throughput error, and the same search with every run so slowed.
+    at its throughput band's pessimistic edge, and the same search with every run so slowed.
     None when `p` found no passing deployment."""
     if p.best_run is None:
         return None
@@ -139,7 +139,7 @@ def margin(
         progress=progress, check_work=check_work, rule=p.rule, attainment=p.attainment, slowed=True,
     )  # fmt: skip
     chosen = _chosen_slowed(p, q, space, catalog, check_work)
-    quick = hastened(q.slowdown)
+    quick = dict(q.speedup)
     faster = _check(p, space, catalog, check_work, quick) if quick else None
     return Margin(
         modelled=p, chosen=chosen, slowed=q, budget_usd_per_hour=space.budget_usd_per_hour, faster=faster

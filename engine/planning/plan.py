@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -48,7 +48,8 @@ from engine.catalog.specs import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import STACK_NAMES, runs_only_on
-from engine.costmodel.trust import BASIS_TEXT, PARTIAL_TEXT, Calibration, calibration
+from engine.costmodel.trust import Calibration
+from engine.planning.calibrations import chip_calibrations, slowdowns, speedups, trust_columns
 from engine.planning.portfolio import (
     MAX_POOLS,
     Portfolio,
@@ -312,8 +313,14 @@ class Plan:
     """What passing meant (`run_passes`), with `attainment` the share the attainment rule asked for."""
     attainment: float = DEFAULT_ATTAINMENT
     slowdown: dict[str, float] = field(default_factory=dict)
-    """Empty for a plan as modelled; for a plan with `slowed` chips, how much slower each chip ran
-    (its expected throughput error, `slowdowns`)."""
+    """Empty for a plan as modelled; for a plan with `slowed` chips, how much longer each chip's
+    iterations ran (its band's pessimistic edge, `slowdowns`)."""
+
+    @property
+    def speedup(self) -> dict[str, float]:
+        """For a plan with `slowed` chips: each chip's band's optimistic edge (`speedups`), for the
+        margin's rerun with faster chips; empty for a plan as modelled."""
+        return speedups(self.calibration) if self.slowdown else {}
 
     @property
     def best_usd_per_hour(self) -> float | None:
@@ -457,56 +464,6 @@ def split_label(shape: Shape | Portfolio, counts: Sequence[int]) -> str:
     if isinstance(shape, Portfolio):
         return shape.split(counts)
     return f"{counts[0]}M" if shape.mode == "colocated" else f"{counts[0]}P:{counts[1]}D"
-
-
-def chip_calibrations(scenario: Scenario, cat: Catalog, chips: Sequence[str]) -> dict[str, Calibration]:
-    """The calibration each chip runs with under the scenario's stack (a profile the scenario pins kept)."""
-    profiles = {p.hardware: p.profile for p in scenario.deployment.pools if p.profile is not None}
-    moe = cat.models[scenario.model.id].moe is not None
-    stack = scenario.deployment.stack
-    custom = {h.id for h in scenario.custom_hardware}
-    return {
-        h: calibration(cat.hardware[h], stack, cat, profiles.get(h), moe=moe, custom=h in custom)[1]
-        for h in chips
-    }
-
-
-def slowdowns(calibrations: Iterable[Calibration]) -> dict[str, float]:
-    """Per chip, how much slower than modelled a pessimistic plan runs it: the expected error of
-    its throughput (0 where none has been cross-validated)."""
-    return {c.hardware: float(c.error("throughput") or 0.0) for c in calibrations}
-
-
-def trust_columns(prefill: Calibration, *decode: Calibration) -> dict[str, Any]:
-    """A deployment's calibration as table columns.
-
-    ``calibrated``: every chip has a profile fitted under the stack; ``calibration``: that
-    (``calibrated``, or ``partly calibrated: <why>`` for a MoE model's shared experts' factor), or
-    ``uncalibrated: <chip> (<basis>)``; ``throughput_error`` (over every chip), ``ttft_error`` (the
-    prefill chip's), ``tpot_error`` (the decode chips', the largest of a portfolio's): expected
-    relative errors, NaN where unknown. A portfolio is as sure as its least calibrated pool.
-    """
-    chips = list({c.hardware: c for c in (prefill, *decode)}.values())
-    off = [c for c in chips if not c.fitted]
-    mark = (
-        "uncalibrated: " + ", ".join(f"{c.hardware} ({BASIS_TEXT[c.basis]})" for c in off)
-        if off
-        else f"partly calibrated: {PARTIAL_TEXT}"
-        if any(c.partial for c in chips)
-        else "calibrated"
-    )
-
-    def known(errors: Sequence[float | None]) -> float:
-        have = [e for e in errors if e is not None]
-        return max(have) if have else math.nan
-
-    return {
-        "calibrated": not off,
-        "calibration": mark,
-        "throughput_error": known([c.error("throughput") for c in chips]),
-        "ttft_error": known([prefill.error("ttft")]),
-        "tpot_error": known([d.error("tpot") for d in decode]),
-    }
 
 
 def run_row(
@@ -781,7 +738,7 @@ def plan(
     target at its SLO percentile; ``attainment``, at least `attainment` of the requests within
     their SLO. `check_work=False` lifts the work bound on each run (engine.serving.work_bound),
     as `simulate`'s does. `slowed` runs every chip as much slower than modelled as its expected
-    throughput error allows (`slowdowns`): the cheapest deployment that passes even so, the
+    throughput band's pessimistic edge says (`slowdowns`): the cheapest deployment that passes even so, the
     margin a buyer can add for the model's error (docs/planner.md, "Margin"). The cost model's
     bounds stay those of the modelled chips: lower than the slowed ones, so still bounds.
     """

@@ -1,0 +1,99 @@
+"""The bands the app shows, read from presets/calibration.toml (`engine.costmodel.bands` fits them).
+
+Plain data, no pandas: the command line's ``run`` reads bands through `engine.costmodel.trust`.
+A band is looked up in the groups `bands.LEVELS` names, most specific first, with the same keys
+('model:basis:stack:chip:figure', '*' where pooled).
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from collections.abc import Mapping
+from typing import Any
+
+from engine.catalog.entries import presets_dir
+
+KINDS = ("throughput", "ttft", "tpot")
+"""Kinds of figure with held-out points (energy per token: its power rows are fitted, one source)."""
+
+
+@functools.cache
+def _table() -> dict[str, Any]:
+    path = presets_dir() / "calibration.toml"
+    if not path.is_file():
+        return {}
+    with open(path, "rb") as fh:
+        return tomllib.load(fh)
+
+
+MIN_KIND_POINTS = 20
+"""Fewest held-out points of a kind whose coverage makes its bands shown (and that gets its own
+widening, `engine.costmodel.bands`): a coverage measured on fewer says little."""
+
+LEVELS: tuple[tuple[str, ...], ...] = (
+    ("model", "basis", "stack", "chip", "figure"),
+    ("model", "basis", "stack", "figure"),
+    ("model", "basis", "figure"),
+    ("model", "figure"),
+    ("figure",),
+    (),
+)
+"""The groups a band is looked up in, most specific first (`engine.costmodel.bands`)."""
+FIELDS = ("model", "basis", "stack", "chip", "figure")
+
+
+def group_key(level: tuple[str, ...], point: Mapping[Any, Any]) -> str:
+    """'dense:fitted:vllm-v0:*:throughput': the group of `point` at `level` ('*' for a field not used)."""
+    return ":".join(str(point[f]) if f in level else "*" for f in FIELDS)
+
+
+BAND_MEANING = "about two in three real deployments land inside"
+"""What a band says, in the one line Results, Compare, the planner and the command line print."""
+
+CHIPS_WITHOUT_DATA = ("same_silicon", "transfer", "illustrative", "assumed")
+"""Bases whose bands come from rows held out with their chip (`validation.BAND_SCHEMES`' chip_out)."""
+
+
+def _band_table() -> dict[str, dict[str, tuple[float, float]]]:
+    return {
+        fam: {k: (float(v[0]), float(v[1])) for k, v in rows.items()}
+        for fam, rows in _table().get("band", {}).items()
+    }
+
+
+def shown_kinds(family: str) -> tuple[str, ...]:
+    """The kinds whose bands a family shows: those whose coverage was measured on enough points."""
+    cov = _table().get("band_coverage", {}).get(family, {})
+    return tuple(f for f in KINDS if cov.get(f"{f}_points", 0) >= MIN_KIND_POINTS)
+
+
+def _lookup(rows: dict[str, tuple[float, float]], point: dict[str, str]) -> tuple[float, float] | None:
+    for level in LEVELS:
+        key = group_key(level, point)
+        if key in rows:
+            return rows[key]
+    return None
+
+
+def bands_for(chip: str, stack: str, basis: str, moe: bool = False) -> dict[str, tuple[float, float]]:
+    """Per kind shown, the band (ratio predicted / measured) of a chip's figures under a stack and basis.
+
+    A chip with data (fitted, another stack's fit) takes the bands of rows held out with their
+    source; one without (same silicon, transfer, illustrative, assumed) those of rows held out with
+    their chip or chip family. A MoE model on a chip without data takes the wider of both sides of
+    its chip's band and of the MoE rows' band (only the first family has MoE rows). {} before
+    presets/calibration.toml carries bands."""
+    tables = _band_table()
+    family = "chip_out" if basis in CHIPS_WITHOUT_DATA else "source_out"
+    key_basis = "transfer" if basis in ("illustrative", "assumed") else basis
+    point = {"model": "moe" if moe else "dense", "basis": key_basis, "stack": stack, "chip": chip}
+    out: dict[str, tuple[float, float]] = {}
+    for figure in shown_kinds(family):
+        found = [_lookup(tables.get(family, {}), {**point, "figure": figure})]
+        if moe and family == "chip_out" and figure in shown_kinds("source_out"):
+            found.append(_lookup(tables.get("source_out", {}), {**point, "figure": figure}))
+        have = [b for b in found if b is not None]
+        if have:
+            out[figure] = (min(b[0] for b in have), max(b[1] for b in have))
+    return out

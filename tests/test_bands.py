@@ -1,0 +1,104 @@
+"""Bands from held-out ratios (engine.costmodel.bands): asymmetric percentiles, groups with their
+fallbacks, and a coverage measured out of sample, so a band fitted to its own points is caught."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.costmodel import bands
+
+
+def points(ratios_by_source: dict[str, list[float]], **fields: str) -> pd.DataFrame:
+    """Held-out points of one group (dense, fitted, vllm, h100-sxm, throughput unless told), per source."""
+    rows = [
+        {"id": f"{src}{i}", "source": src, "model": "dense", "basis": "fitted", "stack": "vllm",
+         "chip": "h100-sxm", "figure": "throughput", **fields, "ratio": r}
+        for src, rs in ratios_by_source.items()
+        for i, r in enumerate(rs)
+    ]  # fmt: skip
+    df = pd.DataFrame(rows)
+    df["log_ratio"] = np.log(df["ratio"])
+    return df
+
+
+def test_a_band_is_asymmetric_where_the_data_are() -> None:
+    """The 16th and 84th percentiles of a lopsided set of ratios sit unevenly about the median,
+    and a band read as the real figure turns them round."""
+    rng = np.random.default_rng(1)
+    data = points({s: list(np.exp(rng.exponential(0.3, 40) - 0.1)) for s in "abcd"})
+    s = bands.spreads(data)["*:*:*:*:*"]
+    assert (s.q84 - s.q50) > 1.5 * (s.q50 - s.q16)  # a long tail above
+    b = bands.Band(0.8, 1.5, 10, "g")
+    assert b.real() == pytest.approx((1 / 1.5 - 1, 0.25)) and b.contains(1.2) and not b.contains(1.6)
+
+
+def test_a_one_sided_chip_gets_its_own_band_and_a_mixed_one_its_stacks() -> None:
+    """A chip whose misses all fall one way, with enough points from two sources, has its own band;
+    a chip whose misses fall both ways, or with too few points, takes the wider group's."""
+    one = points({"a": [1.2, 1.3, 1.25, 1.4], "b": [1.15, 1.35, 1.3, 1.22]}, chip="mi300x")
+    mixed = points({"a": [0.8, 1.2, 0.9, 1.1], "b": [0.85, 1.15, 0.95, 1.05]}, chip="b200")
+    few = points({"a": [2.0], "b": [2.1]}, chip="h200")
+    groups = bands.spreads(pd.concat([one, mixed, few], ignore_index=True))
+    assert "dense:fitted:vllm:mi300x:throughput" in groups
+    assert (
+        "dense:fitted:vllm:b200:throughput" not in groups
+        and "dense:fitted:vllm:h200:throughput" not in groups
+    )
+    assert bands.find(groups, {"model": "dense", "basis": "fitted", "stack": "vllm", "chip": "h200",
+                               "figure": "throughput"}) == "dense:fitted:vllm:*:throughput"  # fmt: skip
+    # one source alone never makes a group: its spread says nothing about the next source's
+    assert bands.spreads(points({"a": [1.0] * 20})) == {}
+
+
+def test_coverage_is_out_of_sample_and_catches_a_band_fitted_in_sample(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each source's ratios sit apart from the others': the raw band of all of them holds about two
+    in three of them (in sample, by construction), but the raw band of the other sources holds far
+    fewer of a left-out source's. `coverage` measures the second, and never fits a band to the
+    source it judges."""
+    rng = np.random.default_rng(2)
+    data = points(
+        {f"s{i}": list(level * np.exp(rng.normal(0, 0.01, 10))) for i, level in enumerate((0.7, 1.0, 1.4))}
+    )
+    table = bands.Table({"*:*:*:*:*": _raw_band(data)}, {"*": 1.0})  # the raw 16th-84th of every point
+    in_sample = bands.check(data, table)["inside"].mean()
+    assert 0.6 <= in_sample <= 0.76
+    fitted_on: list[set[str]] = []
+    real_fit = bands.fit
+
+    def fit(pts: pd.DataFrame) -> bands.Table:
+        fitted_on.append(set(pts["source"]))
+        return real_fit(pts)
+
+    monkeypatch.setattr(bands, "widening", lambda pts: {"*": 1.0})  # the raw percentiles, as in sample
+    monkeypatch.setattr(bands, "fit", fit)
+    checked = bands.coverage(data)
+    out = bands.summary(checked)["throughput"]
+    assert out["points"] == 30 and out["coverage"] < in_sample - 0.2  # caught
+    assert len(fitted_on) == 3 and all(len(f) == 2 for f in fitted_on)
+    assert {src for src in data["source"]} == {next(iter(set(data["source"]) - f)) for f in fitted_on}
+
+
+def test_the_widening_makes_a_new_source_land_inside_two_times_in_three() -> None:
+    """With sources that scatter about one median, the widened bands hold about two in three of
+    a left-out source's points, where the raw percentiles of the others hold fewer."""
+    rng = np.random.default_rng(3)
+    data = points({f"s{i}": list(np.exp(rng.normal(0, 0.2) + rng.normal(0, 0.1, 12))) for i in range(12)})
+    checked = bands.coverage(data)
+    widened = checked["inside"].mean()
+    assert 0.55 <= widened <= 0.8
+    assert bands.fit(data).widening["throughput"] > 1.0
+
+
+def test_too_few_points_show_no_band_and_a_kind_within_the_range_passes() -> None:
+    cov = {"throughput": {"points": 55.0, "coverage": 0.6}, "ttft": {"points": 10.0, "coverage": 0.2}}
+    assert bands.shown(cov) == ("throughput",)
+    assert bands.within_target(cov["throughput"]) and not bands.within_target({"coverage": 0.77})
+
+
+def _raw_band(data: pd.DataFrame) -> bands.Band:
+    lo, hi = np.quantile(data["ratio"], bands.QUANTILES)
+    return bands.Band(float(lo), float(hi), len(data), "*:*:*:*:*")
