@@ -225,6 +225,42 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
     )
 
 
+EXPORT_BUTTON = ".st-key-fg-export-ttft_cdf button"
+ON_BUTTON = "([x, y, sel]) => document.elementFromPoint(x, y) === document.querySelector(sel)"
+
+
+def test_export_menu_opens_on_the_first_click(server: str) -> None:
+    """Fresh loads of Results, each clicked once on the export button's chevron while the page is busy.
+
+    The chevron is replaced when the menu opens; a click whose target left the page counted as a click
+    outside the menu and closed it again at once. The CPU is slowed 4x so that every load is as busy as
+    the slow ones were; a click anywhere on the button must reach the button itself and open the menu.
+    """
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        for _ in range(3):
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page.set_default_timeout(90_000)
+            page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 4})
+            page.goto(f"{server}/")
+            button = page.locator(EXPORT_BUTTON).first
+            button.evaluate("e => e.scrollIntoView({block: 'center'})")
+            box = button.locator("[data-testid='stIconMaterial']").last.bounding_box()  # the chevron
+            assert box is not None
+            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+            assert page.evaluate(
+                ON_BUTTON, [x, y, ".st-key-fg-export-ttft_cdf [data-testid='stPopoverButton']"]
+            )
+            page.mouse.click(x, y)
+            png = page.locator(".st-key-fg-dl-ttft_cdf").get_by_role("button", name="PNG", exact=True)
+            expect(png).to_be_visible(timeout=15_000)
+            expect(button).to_have_attribute("aria-expanded", "true")
+            page.close()
+        browser.close()
+
+
 NO_BROWSER = "/nonexistent/chromium-for-kaleido"
 
 
