@@ -19,7 +19,7 @@ cap, pick = st.columns([4, 1], vertical_alignment="bottom")
 with pick:
     n_seeds = replicas.picker("results")
 cap.caption(
-    f"**{plain(sc.name)}**{' (edited)' if state.edited() else ''} · {req['total']:,} requests in the window ({req['completed']:,} completed, "
+    f"**{plain(state.named(sc).name)}** · {req['total']:,} requests in the window ({req['completed']:,} completed, "
     f"{req['rejected']:,} rejected, {req['failed']:,} failed) · simulated in {res.wall_s:.2f} s "
     f"({res.events:,} events) · engine {res.engine_version} · seed {sc.seed}"
 )

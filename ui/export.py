@@ -35,8 +35,9 @@ FAILURES = "fg_export_failures"
 _LOG = logging.getLogger(__name__)
 
 
-def _meta(scenario: Scenario) -> dict[str, str]:
-    return report.provenance(scenario, state.preset_name(), state.edited())
+def provenance(scenario: Scenario) -> dict[str, str]:
+    """The provenance of an export of the session's scenario, under the name it shows (`state.named`)."""
+    return report.provenance(state.named(scenario), state.preset_name(), state.edited())
 
 
 def name(scenario: Scenario, what: str, ext: str) -> str:
@@ -116,8 +117,8 @@ def figure_buttons(fig: go.Figure, scenario: Scenario, what: str, title: str) ->
 
     Where kaleido has no browser, PNG and SVG are disabled and the reason and the fix are shown.
     """
-    meta = _meta(scenario)
-    toml = dumps_toml(scenario)
+    meta = provenance(scenario)
+    toml = dumps_toml(state.named(scenario))
     k = f"fg:dl:{what}"
     blocked = image_export.problem()
     why = "Needs Chrome or Chromium on the server (see below)." if blocked else None
@@ -166,8 +167,8 @@ def table_buttons(
 ) -> None:
     """CSV of the per-request and summary tables, the scenario's TOML, and the HTML report."""
     sc = result.scenario
-    meta = {**_meta(sc), "engine_version": result.engine_version}
-    toml = dumps_toml(sc)
+    meta = {**provenance(sc), "engine_version": result.engine_version}
+    toml = dumps_toml(state.named(sc))
     with st.container(horizontal=True, gap="small", key="fg-dl-tables"):
         st.download_button(
             "Requests (CSV)", data=guarded(lambda: report.csv_with_provenance(result.requests, meta), "requests"),
@@ -189,7 +190,7 @@ def table_buttons(
         )  # fmt: skip
         if figures is not None:
             st.download_button(
-                "Report (HTML)", data=guarded(lambda: report_html(result, figures(), meta), "report"),
+                "Report (HTML)", data=guarded(lambda: report_html(result, figures(), meta, toml), "report"),
                 file_name=name(sc, "report", "html"), mime="text/html", on_click="ignore", key="fg:dl:report",
                 help="One self-contained page: the scenario, the summary and every chart (interactive).",
                 icon=":material/article:",
@@ -199,14 +200,20 @@ def table_buttons(
             st.error(f"The last {what} export failed: {plain(reason)}", icon=":material/error:")
 
 
-def report_html(result: SimResult, figures: Sequence[tuple[str, go.Figure]], meta: dict[str, str]) -> str:
-    """The one-file HTML report of a run: plotly.js inline once, then every chart."""
+def report_html(
+    result: SimResult, figures: Sequence[tuple[str, go.Figure]], meta: dict[str, str], toml: str | None = None
+) -> str:
+    """The one-file HTML report of a run: plotly.js inline once, then every chart.
+
+    Its title is the scenario's name as `meta` gives it (an edited scenario's derived name) and its
+    TOML `toml` (by default the run's scenario as it is).
+    """
     sc = result.scenario
     sections = []
     for i, (title, fig) in enumerate(figures):
         copy = go.Figure(fig).update_layout(template="plotly_white")
         sections.append((title, copy.to_html(full_html=False, include_plotlyjs=i == 0)))
     return report.html_report(
-        f"Fengong report: {sc.name}", meta, dumps_toml(sc), summary_rows(result.to_json()), sections,
-        notes=sc.description.strip(),
+        f"Fengong report: {meta.get('scenario', sc.name)}", meta, toml or dumps_toml(sc),
+        summary_rows(result.to_json()), sections, notes=sc.description.strip(),
     )  # fmt: skip
