@@ -22,6 +22,21 @@ from ui.tables import changes
 ACCENT = "#c0392b"
 """SLO lines and other targets (the theme's primary colour)."""
 
+CATEGORY_COLORS = (
+    "#0068c9",
+    "#83c9ff",
+    "#ff2b2b",
+    "#ffabab",
+    "#29b09d",
+    "#7defa1",
+    "#ff8700",
+    "#ffd16a",
+    "#6d3fc0",
+    "#d5dae5",
+)
+"""Lines and bars without a colour of their own, in the app (`theme.chartCategoricalColors` in
+.streamlit/config.toml, Streamlit's light default written down) and in exports (`ui.export`)."""
+
 PAIR = ("#4e79a7", "#f28e2b")
 ALL = ALL_CLASSES
 """Scenario A and B on the Compare page (distinguishable in light and dark, and for most colour blindness)."""

@@ -28,6 +28,7 @@ from engine.scenario.codec import dumps_toml
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
 from ui import image_export, state
+from ui.charts import CATEGORY_COLORS
 from ui.text import plain
 
 EXPORT_WIDTH, EXPORT_HEIGHT, EXPORT_SCALE = 1000, 560, 2
@@ -45,15 +46,55 @@ def name(scenario: Scenario, what: str, ext: str) -> str:
     return report.file_name(state.preset_name(), scenario.seed, what, ext, state.edited())
 
 
+PRINT_MARGIN = {"l": 70, "r": 40, "t": 90}
+"""Room around the plot of an exported chart: the title and a legend above it stay off the edges."""
+CAPTION_ROOM_PX = 34
+"""Below the axis (and a legend under the plot): the provenance caption's line, inside the canvas."""
+
+
+def _bottom_px(fig: go.Figure) -> int:
+    """The bottom margin of an exported chart: its x axis, a legend under the plot, then the caption."""
+    legend_below = fig.layout.legend.y is not None and fig.layout.legend.y < 0
+    rows = -(-sum(1 for t in fig.data if t.showlegend is not False) // 3) if legend_below else 0
+    return 70 + 26 * rows + (20 if legend_below else 0) + CAPTION_ROOM_PX
+
+
 def print_copy(fig: go.Figure, meta: dict[str, str]) -> go.Figure:
-    """A copy of a figure styled for a file: white template, a provenance caption underneath."""
+    """A copy of a figure styled for a file: white template, the app's line colours, room around the plot,
+    and a provenance caption at the bottom of the canvas.
+
+    The caption is placed in pixels from the plot's bottom edge (`yshift`), inside a bottom margin
+    that holds the axis and any legend under the plot, so it lands in the canvas at any export size.
+    """
     out = go.Figure(fig)
     caption = f"Fengong {meta['engine_version']} · {meta['scenario']} · preset {meta['preset']} · seed {meta['seed']}"
-    out.update_layout(template="plotly_white", margin={"b": 70})
+    bottom = _bottom_px(out)
+    out.update_layout(
+        template="plotly_white",
+        colorway=list(CATEGORY_COLORS),
+        margin={**PRINT_MARGIN, "b": bottom},
+        title={
+            "xref": "paper",
+            "x": 0,
+            "xanchor": "left",
+            "yref": "container",
+            "y": 1,
+            "yanchor": "top",
+            "pad": {"t": 18},
+        },
+    )
     out.add_annotation(
-        text=caption, xref="paper", yref="paper", x=0, y=-0.2, showarrow=False, xanchor="left", yanchor="top",
+        text=caption,
+        xref="paper",
+        yref="paper",
+        x=0,
+        y=0,
+        yanchor="bottom",
+        yshift=-(bottom - 8),
+        showarrow=False,
+        xanchor="left",
         font={"size": 10, "color": "#666"},
-    )  # fmt: skip
+    )
     return out
 
 

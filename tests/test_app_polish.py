@@ -1,0 +1,83 @@
+"""App tests of the polish items: cards that show their whole value, typed SLO targets, honest colours."""
+
+from __future__ import annotations
+
+from tests.test_app import app, assert_clean
+
+BANDED = ("$ / 1M output tokens", "Goodput per $", "Energy per output token")
+
+
+def test_cost_cards_keep_their_band_under_the_value() -> None:
+    """A band beside the value ('$2.10 (−1% to +2%)') made a narrow card cut it short; it goes under, as the headline's."""
+    at = app("results")
+    assert_clean(at)
+    cards = {m.label: m for m in at.metric if m.label in BANDED}
+    assert set(cards) == set(BANDED)
+    for label, card in cards.items():
+        assert "%" not in card.value and "(" not in card.value, (label, card.value)
+        assert card.delta and "%" in card.delta, (label, card.delta)
+
+
+def _figure():  # type: ignore[no-untyped-def]
+    import plotly.graph_objects as go
+
+    from ui import charts
+
+    fig = go.Figure([go.Scatter(x=[0, 1], y=[0, 1], name="a"), go.Scatter(x=[0, 1], y=[1, 0], name="b")])
+    return charts._layout(fig, "A title", 300)
+
+
+META = {"engine_version": "0", "scenario": "s", "preset": "p", "seed": "1"}
+
+
+def test_an_exported_chart_keeps_its_caption_and_title_inside_the_canvas() -> None:
+    from ui import export
+
+    out = export.print_copy(_figure(), META)
+    caption = out.layout.annotations[-1]
+    assert caption.text.startswith("Fengong 0")
+    # anchored on the plot's bottom edge, shifted down in pixels by less than the bottom margin: in the canvas
+    assert caption.yref == "paper" and caption.y == 0 and caption.yanchor == "bottom"
+    assert 0 < -caption.yshift < out.layout.margin.b - 4
+    assert out.layout.margin.b >= 70 + export.CAPTION_ROOM_PX  # the axis and its title, then the caption
+    # the title starts where the plot does (left margin), not at the canvas's edge
+    assert out.layout.title.xref == "paper" and out.layout.title.x == 0 and out.layout.margin.l >= 40
+
+
+def test_exported_lines_take_the_apps_colours() -> None:
+    import tomllib
+    from pathlib import Path
+
+    from ui import charts, export
+
+    config = tomllib.loads(
+        (Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text()
+    )
+    assert tuple(config["theme"]["chartCategoricalColors"]) == charts.CATEGORY_COLORS  # the app's
+    assert tuple(export.print_copy(_figure(), META).layout.colorway) == charts.CATEGORY_COLORS  # the file's
+
+
+def test_an_exported_png_shows_its_caption_and_a_title_clear_of_the_edge() -> None:
+    """Rendered by kaleido at the export size (skipped where it finds no browser)."""
+    import io
+
+    import pytest
+    from PIL import Image  # Streamlit's own dependency
+
+    from ui import export, image_export
+
+    if image_export.problem():
+        pytest.skip("kaleido finds no browser here")
+    png = export.print_copy(_figure(), META).to_image(
+        format="png", width=export.EXPORT_WIDTH, height=export.EXPORT_HEIGHT, scale=1
+    )
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    w, h = img.size
+    px = img.load()
+    # the caption's neutral grey (#666, antialiased); the template's text and grid are blue-grey
+    grey = [
+        (x, y) for y in range(h) for x in range(w) if len(set(px[x, y])) == 1 and 60 <= px[x, y][0] <= 170
+    ]
+    assert len(grey) > 50 and min(y for _, y in grey) > h * 0.85  # the caption, at the canvas's bottom
+    dark_at_edge = [(x, y) for y in range(60) for x in range(20) if sum(px[x, y]) < 600]
+    assert not dark_at_edge  # the title does not touch the left edge
