@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.test_app import app, assert_clean
+from ui.text import plain
 
 BANDED = ("$ / 1M output tokens", "Goodput per $", "Energy per output token")
 
@@ -81,3 +82,31 @@ def test_an_exported_png_shows_its_caption_and_a_title_clear_of_the_edge() -> No
     assert len(grey) > 50 and min(y for _, y in grey) > h * 0.85  # the caption, at the canvas's bottom
     dark_at_edge = [(x, y) for y in range(60) for x in range(20) if sum(px[x, y]) < 600]
     assert not dark_at_edge  # the title does not touch the left edge
+
+
+TTFT = "workload.classes[0].slo.ttft_ms"
+TPOT = "workload.classes[0].slo.tpot_ms"
+
+
+def test_slo_targets_can_be_typed() -> None:
+    """Beside each target's slider, a box that takes any value in the field's range (733 ms, or past the slider)."""
+    from tests.test_app import scenario_of
+
+    at = app("slo")
+    assert_clean(at)
+    at.number_input(key=f"fg:{TTFT}-typed").set_value(733.0).run()
+    at.number_input(key=f"fg:{TPOT}-typed").set_value(412.5).run()  # past the slider's 300 ms
+    slo = scenario_of(at).workload.classes[0].slo
+    assert (slo.ttft_ms, slo.tpot_ms) == (733.0, 412.5)
+    assert at.slider(key=f"fg:{TTFT}").value == 733.0  # the slider follows
+
+
+def test_a_typed_slo_target_out_of_range_is_refused_naming_the_field() -> None:
+    from tests.test_app import scenario_of
+
+    at = app("slo")
+    before = scenario_of(at).workload.classes[0].slo.ttft_ms
+    at.number_input(key=f"fg:{TTFT}-typed").set_value(0.0).run()
+    said = " ".join(w.value for w in at.warning)
+    assert plain(TTFT) in said and plain("1 to 3,600,000") in said, said
+    assert scenario_of(at).workload.classes[0].slo.ttft_ms == before
