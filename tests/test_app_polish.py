@@ -110,3 +110,45 @@ def test_a_typed_slo_target_out_of_range_is_refused_naming_the_field() -> None:
     said = " ".join(w.value for w in at.warning)
     assert plain(TTFT) in said and plain("1 to 3,600,000") in said, said
     assert scenario_of(at).workload.classes[0].slo.ttft_ms == before
+
+
+def test_share_bars_are_not_drawn_in_the_red_that_marks_misses() -> None:
+    from ui import tables
+
+    bars = [
+        (name, col, conf["type_config"]["color"])
+        for name, configs in vars(tables).items()
+        if name.isupper() and isinstance(configs, dict)
+        for col, conf in configs.items()
+        if isinstance(conf, dict) and conf.get("type_config", {}).get("type") == "progress"
+    ]
+    assert len(bars) >= 6  # met SLO, the utilisation columns, shares of the bill
+    assert all(color not in (None, "primary", "red") for _, _, color in bars), bars
+
+
+def test_a_prefix_cache_that_is_off_shows_no_tiers_in_use() -> None:
+    from tests.test_app import short
+
+    off = app("strategy")
+    assert_clean(off)
+    labels = [t.label for t in off.toggle]
+    assert "Reuse cached prefixes" in labels and "Cache in HBM" not in labels
+    assert not next(t for t in off.toggle if t.label == "Reuse cached prefixes").value
+    on = app("strategy", scenario=short("agentic-cache"), preset="agentic-cache")
+    assert_clean(on)
+    assert "Cache in HBM" in [t.label for t in on.toggle]
+
+
+def test_the_utilisation_legend_names_each_line_as_drawn() -> None:
+    """One entry per line, with its pool's colour and its column's dash: no grey dash entries to combine with colours."""
+    import pandas as pd
+
+    from ui import charts
+
+    ts = pd.DataFrame(
+        {"t_s": [0.0, 1.0] * 2, "pool": ["prefill"] * 2 + ["decode"] * 2, "compute_util": 0.5, "busy": 0.9}
+    )
+    fig = charts.timeseries(ts, ["compute_util", "busy"], "Utilisation", "share", percent=True)
+    shown = [t for t in fig.data if t.showlegend is not False]
+    assert [t.name for t in shown] == ["prefill compute", "prefill busy", "decode compute", "decode busy"]
+    assert len({(t.line.color, t.line.dash) for t in shown}) == 4 and len(fig.data) == 4
