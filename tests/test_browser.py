@@ -225,8 +225,13 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
     )
 
 
-EXPORT_BUTTON = ".st-key-fg-export-ttft_cdf button"
-ON_BUTTON = "([x, y, sel]) => document.elementFromPoint(x, y) === document.querySelector(sel)"
+EXPORT_BUTTON = ".st-key-fg-export-ttft_cdf [data-testid='stPopoverButton']"
+# where a click at the chevron's centre lands, and that centre relative to the button (one look: the page may move)
+AT_CHEVRON = """b => {
+    const icon = [...b.querySelectorAll("[data-testid='stIconMaterial']")].pop(), r = icon.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2, box = b.getBoundingClientRect();
+    return {lands_on_button: document.elementFromPoint(x, y) === b, x: x - box.left, y: y - box.top};
+}"""
 
 
 def test_export_menu_opens_on_the_first_click(server: str) -> None:
@@ -247,15 +252,15 @@ def test_export_menu_opens_on_the_first_click(server: str) -> None:
             page.goto(f"{server}/")
             button = page.locator(EXPORT_BUTTON).first
             button.evaluate("e => e.scrollIntoView({block: 'center'})")
-            box = button.locator("[data-testid='stIconMaterial']").last.bounding_box()  # the chevron
-            assert box is not None
-            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-            assert page.evaluate(
-                ON_BUTTON, [x, y, ".st-key-fg-export-ttft_cdf [data-testid='stPopoverButton']"]
+            spot = button.evaluate(AT_CHEVRON)
+            assert spot["lands_on_button"], (
+                "a click on the chevron reaches a part that is replaced on opening"
             )
-            page.mouse.click(x, y)
+            button.click(
+                position={"x": spot["x"], "y": spot["y"]}
+            )  # Playwright waits for the button to hold still
             png = page.locator(".st-key-fg-dl-ttft_cdf").get_by_role("button", name="PNG", exact=True)
-            expect(png).to_be_visible(timeout=15_000)
+            expect(png).to_be_visible(timeout=30_000)
             expect(button).to_have_attribute("aria-expanded", "true")
             page.close()
         browser.close()
