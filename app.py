@@ -10,9 +10,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import layout, state
+from ui import layout, state, styles
 
 st.set_page_config(page_title="Fengong: LLM serving lab", page_icon="⚙️", layout="wide")
+styles.inject()  # before anything is drawn: the popover buttons take clicks on themselves
 
 state.sync_link()
 

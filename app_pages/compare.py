@@ -59,9 +59,9 @@ try:
 except ScenarioError as exc:  # switching modes can fail validation; say so
     st.error(f"Cannot build that pair: {plain(exc)}")
     st.stop()
-for col, key, chosen in ((c1, a_key, sa), (c2, b_key, sb)):  # a name no longer says what an edit changed
+for col, key, chosen in ((c1, a_key, sa), (c2, b_key, sb)):  # an edited scenario named for what it runs
     mine = key in (CURRENT, SWITCHED, None)
-    col.caption(plain(chosen.name) + (" (edited)" if mine and state.edited() else "")
+    col.caption(plain((state.named(chosen) if mine else chosen).name)
                 + (f", served {other}" if key == SWITCHED else ""))  # fmt: skip
 with c3:
     n_seeds = replicas.picker("compare")

@@ -19,7 +19,7 @@ cap, pick = st.columns([4, 1], vertical_alignment="bottom")
 with pick:
     n_seeds = replicas.picker("results")
 cap.caption(
-    f"**{plain(sc.name)}**{' (edited)' if state.edited() else ''} · {req['total']:,} requests in the window ({req['completed']:,} completed, "
+    f"**{plain(state.named(sc).name)}** · {req['total']:,} requests in the window ({req['completed']:,} completed, "
     f"{req['rejected']:,} rejected, {req['failed']:,} failed) · simulated in {res.wall_s:.2f} s "
     f"({res.events:,} events) · engine {res.engine_version} · seed {sc.seed}"
 )
@@ -142,17 +142,39 @@ with c2:
         money = st.empty()  # with the run's spread at the end, as the headline
 
         def money_figures(moves: confidence.Moves | None) -> None:
-            """$ per million output tokens and goodput per dollar, with their bands."""
-            st.metric("$ / 1M output tokens", confidence.with_spread(layout.fmt_usd(h["usd_per_million_output_tokens"]),
-                      trust, "usd_per_million_output_tokens", moves, bounds), border=True, width="content",
-                      help=layout.METRIC_HELP["usd_per_million_output_tokens"])  # fmt: skip
-            st.metric("Goodput per $", confidence.with_spread(layout.fmt_count(h["goodput_per_usd"]) + (" req/$" if h["goodput_per_usd"] is not None else ""), trust,
-                      "goodput_per_usd", moves, bounds), border=True, width="content",
-                      help="Requests that met their SLO per dollar: goodput × 3600 / bill per hour.")  # fmt: skip
+            """$ per million output tokens and goodput per dollar, their bands under them (as the headline's:
+            a band beside the value made the card cut it short)."""
+            per_usd = h["goodput_per_usd"]
+            for label, text, key, help_ in (
+                (
+                    "$ / 1M output tokens",
+                    layout.fmt_usd(h["usd_per_million_output_tokens"]),
+                    "usd_per_million_output_tokens",
+                    layout.METRIC_HELP["usd_per_million_output_tokens"],
+                ),
+                (
+                    "Goodput per $",
+                    layout.fmt_count(per_usd) + (" req/$" if per_usd is not None else ""),
+                    "goodput_per_usd",
+                    "Requests that met their SLO per dollar: goodput × 3600 / bill per hour.",
+                ),
+            ):
+                value, band = marks.value_parts(text, trust, key, False, bounds, moves)
+                st.metric(
+                    label,
+                    value,
+                    delta=band,
+                    delta_color="off",
+                    delta_arrow="off",
+                    border=True,
+                    width="content",
+                    help=help_,
+                )
 
         with money.container(horizontal=True, gap="small"):
             money_figures(None)
-        st.metric("Energy per output token", confidence.with_figure_error(f"{joules or 0:.2f} J", trust, "joules_per_output_token"),
+        energy, energy_band = marks.value_parts(f"{joules or 0:.2f} J", trust, "joules_per_output_token")
+        st.metric("Energy per output token", energy, delta=energy_band, delta_color="off", delta_arrow="off",
                   border=True, width="content", help="Idle power all the time, plus while iterating a fitted share of "
                   "the dynamic range (TDP − idle) and energy per byte and per FLOP moved, per output token.")  # fmt: skip
     st.markdown("**Utilisation over the window**")

@@ -9,7 +9,7 @@ from engine.scenario.model import Slo
 from engine.scenario.resolve import scenario_catalog
 from ui import charts, export, layout, state
 from ui.text import plain
-from ui.widgets import model_form, select, slider
+from ui.widgets import key_of, model_form, number, select, slider
 
 res = layout.page(
     "SLO targets",
@@ -19,15 +19,37 @@ res = layout.page(
 sc = state.scenario()
 PERCENTILES = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9]
 
+
+def target(path: str, what: str, sweep: tuple[float, float, float], allowed: tuple[float, float]) -> None:
+    """A latency target: a slider over the usual `sweep` (low, high, step) and a box that takes any
+    `allowed` value, typed (a slider alone cannot hit 733 ms, nor go past its end)."""
+    lo, hi, step = sweep
+    left, right = st.columns([2, 1], vertical_alignment="bottom")
+    with left:
+        slider(path, lo, hi, f"{what} target (ms)", step=step, fmt="%.0f ms")
+    with right:
+        number(
+            path,
+            "Exact (ms)",
+            key=f"{key_of(path)}-typed",
+            lo=allowed[0],
+            hi=allowed[1],
+            fmt="%g",
+            what=f"{what} target (ms)",
+            step=step,
+            help=f"Any {what} target from {allowed[0]:g} to {allowed[1]:,.0f} ms, typed.",
+        )
+
+
 for i, cls in enumerate(sc.workload.classes):
     path = f"workload.classes[{i}].slo"
     with st.container(border=True):
         st.markdown(f"**{plain(cls.name)}** · priority {cls.priority}")
-        c1, c2, c3, c4 = st.columns([3, 3, 2, 2])
+        c1, c2, c3, c4 = st.columns([4, 4, 2, 2])
         with c1:
-            slider(f"{path}.ttft_ms", 50.0, 10_000.0, "TTFT target (ms)", step=50.0, fmt="%.0f ms")
+            target(f"{path}.ttft_ms", "TTFT", (50.0, 10_000.0, 50.0), (1.0, 3_600_000.0))
         with c2:
-            slider(f"{path}.tpot_ms", 5.0, 300.0, "TPOT target (ms)", step=1.0, fmt="%.0f ms")
+            target(f"{path}.tpot_ms", "TPOT", (5.0, 300.0, 1.0), (0.1, 60_000.0))
         with c3:
             select(f"{path}.percentile", PERCENTILES, "Percentile", format_func=lambda p: f"p{p:g}")
         with c4:

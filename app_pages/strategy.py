@@ -36,7 +36,18 @@ from engine.scenario.resolve import scenario_catalog
 from ui import drill, layout, marks, state
 from ui.parallelism import experts_form, speculative_form, split_widgets
 from ui.text import plain
-from ui.widgets import bound, current, defaulted_form, list_editor, model_form, names, number, select, slider
+from ui.widgets import (
+    bound,
+    current,
+    defaulted_form,
+    list_editor,
+    model_form,
+    names,
+    number,
+    select,
+    slider,
+    toggle,
+)
 
 POOL_FIELDS = {"name", "role", "hardware", "tp", "pp", "dp", "ep", "count", "profile", "sends_to", "tier"}
 SHOWN = {"name", "description", "lesson", "counterpart", "version", "seed", "duration_s", "warmup_s", "resolution_s", "cost",
@@ -205,7 +216,18 @@ if moe:
         experts_form(sc)
 
 st.subheader("Prefix cache", help=(Cache.__doc__ or "").strip())
-model_form("cache", Cache, columns=4)
+if sc.cache.enabled:
+    model_form("cache", Cache, columns=4)
+else:  # its tiers would read as in use ("Cache in HBM" on) while nothing is cached
+    toggle(
+        "cache.enabled",
+        "Reuse cached prefixes",
+        help="Reuse the KV blocks of prompts seen before (shared "
+        "prefixes, earlier turns): their prefill is skipped, their KV loaded from the tier that holds them.",
+    )
+    st.caption(
+        "Off: every prompt is prefilled in full. Turn it on to choose the tiers that hold reused blocks."
+    )
 
 st.subheader("Scheduling", help="Routing across instances, queue order, admission control, preemption and more. "
              "Each policy's fields are its knobs; policies added to the engine appear here by themselves.")  # fmt: skip

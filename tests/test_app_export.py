@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.test_app import app, assert_clean
 from ui import export, image_export
+from ui.text import plain
 
 
 @pytest.fixture
@@ -113,3 +114,48 @@ def test_a_later_success_clears_the_failure(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(export, "_failures", lambda: failures)
     assert export.guarded(lambda: b"ok", "k")() == b"ok"
     assert failures == {}
+
+
+def test_an_edited_scenario_is_exported_under_its_derived_name() -> None:
+    """A swapped chip: the provenance (PNG, SVG, CSV and HTML headers), the TOML and the report's title."""
+
+    def page() -> None:
+        import streamlit as st
+
+        from engine.scenario.codec import dumps_toml
+        from engine.serving.run import simulate
+        from ui import export, state
+
+        if state.SCENARIO not in st.session_state:
+            state.use_preset("chat-disaggregated")
+            state.override({"deployment.pools[0].hardware": "mi300x", "duration_s": 20.0})
+        sc = state.scenario()
+        meta = export.provenance(sc)
+        st.text(f"scenario={meta['scenario']}|preset={meta['preset']}")
+        html = export.report_html(simulate(sc), [], meta, dumps_toml(state.named(sc)))
+        st.text(
+            f"title={'<title>Fengong report: ' + meta['scenario'] in html}|toml={meta['scenario'] in html}"
+        )
+
+    at = AppTest.from_function(page, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [t.value for t in at.text]
+    want = "llama-3.1-70b on 6 mi300x prefill + 6 h100-sxm decode, edited from chat-disaggregated"
+    assert shown[0] == f"scenario={want}|preset=chat-disaggregated (edited)", shown
+    assert shown[1] == "title=True|toml=True", shown
+
+
+def test_the_pages_show_an_edited_scenarios_derived_name() -> None:
+    from engine.scenario.codec import apply_overrides, load_preset
+
+    sc = apply_overrides(
+        load_preset("chat-disaggregated"), {"deployment.pools[0].hardware": "mi300x", "duration_s": 20.0}
+    )
+    at = app("results", scenario=sc, preset="chat-disaggregated")
+    assert_clean(at)
+    want = plain("llama-3.1-70b on 6 mi300x prefill + 6 h100-sxm decode, edited from chat-disaggregated")
+    assert any(want in c.value for c in at.sidebar.caption)  # the header beside every page
+    assert any(want in c.value for c in at.main.caption)  # the Results caption
+    assert not any(
+        plain("Chat disaggregated: H100 prefill") in c.value for c in [*at.sidebar.caption, *at.main.caption]
+    )

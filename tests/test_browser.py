@@ -225,6 +225,47 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
     )
 
 
+EXPORT_BUTTON = ".st-key-fg-export-ttft_cdf [data-testid='stPopoverButton']"
+# where a click at the chevron's centre lands, and that centre relative to the button (one look: the page may move)
+AT_CHEVRON = """b => {
+    const icon = [...b.querySelectorAll("[data-testid='stIconMaterial']")].pop(), r = icon.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2, box = b.getBoundingClientRect();
+    return {lands_on_button: document.elementFromPoint(x, y) === b, x: x - box.left, y: y - box.top};
+}"""
+
+
+def test_export_menu_opens_on_the_first_click(server: str) -> None:
+    """Fresh loads of Results, each clicked once on the export button's chevron while the page is busy.
+
+    The chevron is replaced when the menu opens; a click whose target left the page counted as a click
+    outside the menu and closed it again at once. The CPU is slowed 4x so that every load is as busy as
+    the slow ones were; a click anywhere on the button must reach the button itself and open the menu.
+    """
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        for _ in range(3):
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page.set_default_timeout(90_000)
+            page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 4})
+            page.goto(f"{server}/")
+            button = page.locator(EXPORT_BUTTON).first
+            button.evaluate("e => e.scrollIntoView({block: 'center'})")
+            spot = button.evaluate(AT_CHEVRON)
+            assert spot["lands_on_button"], (
+                "a click on the chevron reaches a part that is replaced on opening"
+            )
+            button.click(
+                position={"x": spot["x"], "y": spot["y"]}
+            )  # Playwright waits for the button to hold still
+            png = page.locator(".st-key-fg-dl-ttft_cdf").get_by_role("button", name="PNG", exact=True)
+            expect(png).to_be_visible(timeout=30_000)
+            expect(button).to_have_attribute("aria-expanded", "true")
+            page.close()
+        browser.close()
+
+
 NO_BROWSER = "/nonexistent/chromium-for-kaleido"
 
 

@@ -22,6 +22,21 @@ from ui.tables import changes
 ACCENT = "#c0392b"
 """SLO lines and other targets (the theme's primary colour)."""
 
+CATEGORY_COLORS = (
+    "#0068c9",
+    "#83c9ff",
+    "#ff2b2b",
+    "#ffabab",
+    "#29b09d",
+    "#7defa1",
+    "#ff8700",
+    "#ffd16a",
+    "#6d3fc0",
+    "#d5dae5",
+)
+"""Lines and bars without a colour of their own, in the app (`theme.chartCategoricalColors` in
+.streamlit/config.toml, Streamlit's light default written down) and in exports (`ui.export`)."""
+
 PAIR = ("#4e79a7", "#f28e2b")
 ALL = ALL_CLASSES
 """Scenario A and B on the Compare page (distinguishable in light and dark, and for most colour blindness)."""
@@ -295,24 +310,25 @@ def timeseries(
     percent: bool = False,
     height: int = 300,
 ) -> go.Figure:
-    """Per pool (one colour, one legend entry) and column (solid, dotted, dashed), one line over time."""
+    """Per pool (one colour) and column (solid, dotted, dashed), one line over time.
+
+    With several columns every line has its own legend entry ("prefill busy"), drawn as it is (the
+    pool's colour and the column's dash): a legend of colours for pools beside grey dashes for
+    columns made the reader combine the two.
+    """
     dashes = ["solid", "dot", "dash", "dashdot"]
+    several = len(columns) > 1
     fig = go.Figure()
     for i, (pool, rows) in enumerate(ts.groupby("pool", sort=False)):
         color = POOL_COLORS[i % len(POOL_COLORS)]
         for j, col in enumerate(columns):
             what = col.replace("_util", "").replace("_", " ")
             fig.add_trace(
-                go.Scatter(x=rows["t_s"], y=rows[col], name=str(pool), mode="lines", legendgroup=str(pool),
+                go.Scatter(x=rows["t_s"], y=rows[col], name=f"{pool} {what}" if several else str(pool), mode="lines",
+                           legendgroup=str(pool),
                            line={"dash": dashes[j % 4], "color": color, "width": 2 if j == 0 else 1.5},
-                           showlegend=j == 0, line_shape="hv",
+                           showlegend=several or j == 0, line_shape="hv",
                            hovertemplate=f"{pool} {what}: " + ("%{y:.1%}" if percent else "%{y:,.1f}") + "<extra></extra>")
-            )  # fmt: skip
-    if len(columns) > 1:  # legend entries for the line styles, in grey
-        for j, col in enumerate(columns):
-            fig.add_trace(
-                go.Scatter(x=[None], y=[None], mode="lines", name=col.replace("_util", "").replace("_", " "),
-                           line={"dash": dashes[j % 4], "color": "#8c8c8c"}, legendgroup="styles", hoverinfo="skip")
             )  # fmt: skip
     fig.update_xaxes(title="time (s)")
     top = float(np.nanmax(ts[list(columns)].to_numpy(dtype=float))) if len(ts) else 1.0
@@ -322,8 +338,8 @@ def timeseries(
     )
     # below the plot when the legend would not fit beside the title (line styles, or over two pools)
     pools = ts["pool"].nunique()
-    below = len(columns) > 1 or pools > 2
-    entries = pools + (len(columns) if len(columns) > 1 else 0)
+    below = several or pools > 2
+    entries = pools * len(columns) if several else pools
     return _layout(fig, title, height + (25 * -(-entries // 3) if below else 0), legend_below=below)
 
 

@@ -28,6 +28,7 @@ from engine.scenario.codec import dumps_toml
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
 from ui import image_export, state
+from ui.charts import CATEGORY_COLORS
 from ui.text import plain
 
 EXPORT_WIDTH, EXPORT_HEIGHT, EXPORT_SCALE = 1000, 560, 2
@@ -35,8 +36,9 @@ FAILURES = "fg_export_failures"
 _LOG = logging.getLogger(__name__)
 
 
-def _meta(scenario: Scenario) -> dict[str, str]:
-    return report.provenance(scenario, state.preset_name(), state.edited())
+def provenance(scenario: Scenario) -> dict[str, str]:
+    """The provenance of an export of the session's scenario, under the name it shows (`state.named`)."""
+    return report.provenance(state.named(scenario), state.preset_name(), state.edited())
 
 
 def name(scenario: Scenario, what: str, ext: str) -> str:
@@ -44,15 +46,55 @@ def name(scenario: Scenario, what: str, ext: str) -> str:
     return report.file_name(state.preset_name(), scenario.seed, what, ext, state.edited())
 
 
+PRINT_MARGIN = {"l": 70, "r": 40, "t": 90}
+"""Room around the plot of an exported chart: the title and a legend above it stay off the edges."""
+CAPTION_ROOM_PX = 34
+"""Below the axis (and a legend under the plot): the provenance caption's line, inside the canvas."""
+
+
+def _bottom_px(fig: go.Figure) -> int:
+    """The bottom margin of an exported chart: its x axis, a legend under the plot, then the caption."""
+    legend_below = fig.layout.legend.y is not None and fig.layout.legend.y < 0
+    rows = -(-sum(1 for t in fig.data if t.showlegend is not False) // 3) if legend_below else 0
+    return 70 + 26 * rows + (20 if legend_below else 0) + CAPTION_ROOM_PX
+
+
 def print_copy(fig: go.Figure, meta: dict[str, str]) -> go.Figure:
-    """A copy of a figure styled for a file: white template, a provenance caption underneath."""
+    """A copy of a figure styled for a file: white template, the app's line colours, room around the plot,
+    and a provenance caption at the bottom of the canvas.
+
+    The caption is placed in pixels from the plot's bottom edge (`yshift`), inside a bottom margin
+    that holds the axis and any legend under the plot, so it lands in the canvas at any export size.
+    """
     out = go.Figure(fig)
     caption = f"Fengong {meta['engine_version']} · {meta['scenario']} · preset {meta['preset']} · seed {meta['seed']}"
-    out.update_layout(template="plotly_white", margin={"b": 70})
+    bottom = _bottom_px(out)
+    out.update_layout(
+        template="plotly_white",
+        colorway=list(CATEGORY_COLORS),
+        margin={**PRINT_MARGIN, "b": bottom},
+        title={
+            "xref": "paper",
+            "x": 0,
+            "xanchor": "left",
+            "yref": "container",
+            "y": 1,
+            "yanchor": "top",
+            "pad": {"t": 18},
+        },
+    )
     out.add_annotation(
-        text=caption, xref="paper", yref="paper", x=0, y=-0.2, showarrow=False, xanchor="left", yanchor="top",
+        text=caption,
+        xref="paper",
+        yref="paper",
+        x=0,
+        y=0,
+        yanchor="bottom",
+        yshift=-(bottom - 8),
+        showarrow=False,
+        xanchor="left",
         font={"size": 10, "color": "#666"},
-    )  # fmt: skip
+    )
     return out
 
 
@@ -116,8 +158,8 @@ def figure_buttons(fig: go.Figure, scenario: Scenario, what: str, title: str) ->
 
     Where kaleido has no browser, PNG and SVG are disabled and the reason and the fix are shown.
     """
-    meta = _meta(scenario)
-    toml = dumps_toml(scenario)
+    meta = provenance(scenario)
+    toml = dumps_toml(state.named(scenario))
     k = f"fg:dl:{what}"
     blocked = image_export.problem()
     why = "Needs Chrome or Chromium on the server (see below)." if blocked else None
@@ -166,8 +208,8 @@ def table_buttons(
 ) -> None:
     """CSV of the per-request and summary tables, the scenario's TOML, and the HTML report."""
     sc = result.scenario
-    meta = {**_meta(sc), "engine_version": result.engine_version}
-    toml = dumps_toml(sc)
+    meta = {**provenance(sc), "engine_version": result.engine_version}
+    toml = dumps_toml(state.named(sc))
     with st.container(horizontal=True, gap="small", key="fg-dl-tables"):
         st.download_button(
             "Requests (CSV)", data=guarded(lambda: report.csv_with_provenance(result.requests, meta), "requests"),
@@ -189,7 +231,7 @@ def table_buttons(
         )  # fmt: skip
         if figures is not None:
             st.download_button(
-                "Report (HTML)", data=guarded(lambda: report_html(result, figures(), meta), "report"),
+                "Report (HTML)", data=guarded(lambda: report_html(result, figures(), meta, toml), "report"),
                 file_name=name(sc, "report", "html"), mime="text/html", on_click="ignore", key="fg:dl:report",
                 help="One self-contained page: the scenario, the summary and every chart (interactive).",
                 icon=":material/article:",
@@ -199,14 +241,21 @@ def table_buttons(
             st.error(f"The last {what} export failed: {plain(reason)}", icon=":material/error:")
 
 
-def report_html(result: SimResult, figures: Sequence[tuple[str, go.Figure]], meta: dict[str, str]) -> str:
-    """The one-file HTML report of a run: plotly.js inline once, then every chart."""
+def report_html(
+    result: SimResult, figures: Sequence[tuple[str, go.Figure]], meta: dict[str, str], toml: str | None = None
+) -> str:
+    """The one-file HTML report of a run: plotly.js inline once, then every chart.
+
+    Its title is the scenario's name as `meta` gives it (an edited scenario's derived name) and its
+    TOML `toml` (by default the run's scenario as it is).
+    """
     sc = result.scenario
     sections = []
     for i, (title, fig) in enumerate(figures):
         copy = go.Figure(fig).update_layout(template="plotly_white")
         sections.append((title, copy.to_html(full_html=False, include_plotlyjs=i == 0)))
     return report.html_report(
-        f"Fengong report: {sc.name}", meta, dumps_toml(sc), summary_rows(result.to_json()), sections,
+        f"Fengong report: {meta.get('scenario', sc.name)}", meta, toml or dumps_toml(sc),
+        summary_rows(result.to_json()), sections,
         notes=" ".join(filter(None, [sustain.line(result.summary), sc.description.strip()])),
     )  # fmt: skip

@@ -129,7 +129,7 @@ def sidebar() -> None:
         help="Every scenario starts from a shipped preset; your changes are kept relative to it (and in the share link).",
     )  # fmt: skip
     sc = state.scenario()
-    sb.caption(plain(sc.name) + (" · **edited**" if state.edited() else ""))
+    sb.caption(plain(state.named(sc).name))
     c1, c2 = sb.columns(2)
     with c1.popover("Share", icon=":material/share:", width="stretch"):
         st.markdown("This address opens this scenario on this page:")

@@ -30,6 +30,7 @@ from engine.scenario.codec import (
     to_link,
 )
 from engine.scenario.model import Scenario
+from engine.scenario.naming import named as named_scenario
 from engine.scenario.resolve import resolve
 
 SCENARIO = "fg_scenario"
@@ -82,6 +83,13 @@ def link() -> dict[str, str]:
 def edited() -> bool:
     """Whether the scenario differs from its preset."""
     return "s" in link()
+
+
+def named(sc: Scenario | None = None) -> Scenario:
+    """The session's scenario (or `sc`, one edited from the session's preset) under the name it shows:
+    the preset's while unchanged, else derived from its model and pools (`engine.scenario.naming`)."""
+    name = preset_name()
+    return named_scenario(scenario() if sc is None else sc, preset(name), name)
 
 
 def notify(message: str, kind: str = "warning", key: str | None = None) -> None:

@@ -12,12 +12,18 @@ from engine.explain import sustain
 
 cc = st.column_config
 
+BAR_COLOR = "blue"
+"""Bars of shares and fractions: a measure, neither good nor bad (red is the theme's colour for misses)."""
+
 
 def fraction(
     label: str, help: str | None = None, width: Literal["small", "medium", "large"] | None = None
 ) -> Any:
-    """A 0..1 column drawn as a bar with a percentage."""
-    return cc.ProgressColumn(label, min_value=0.0, max_value=1.0, format="percent", help=help, width=width)
+    """A 0..1 column drawn as a bar with a percentage, in a neutral blue: the theme's primary red would
+    mark a high share of requests meeting their SLO, or a busy chip, as something wrong."""
+    return cc.ProgressColumn(
+        label, min_value=0.0, max_value=1.0, format="percent", help=help, width=width, color=BAR_COLOR
+    )
 
 
 SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main column at 1440 px

@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.core.errors import ScenarioError
 from engine.scenario import codec as scenario_io
+from engine.scenario import naming
 from engine.scenario.model import Scenario
 
 
@@ -49,7 +50,11 @@ def add_work_limit_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
-    """A scenario from a file path or a preset name, with ``--set PATH=VALUE`` overrides."""
+    """A scenario from a file path or a preset name, with ``--set PATH=VALUE`` overrides.
+
+    An edited scenario is named after its model and pools, "edited from" the preset or file
+    (`engine.scenario.naming`), unless the overrides set its name.
+    """
     scen = scenario_io.load(ref) if Path(ref).exists() else scenario_io.load_preset(ref)
     overrides: dict[str, Any] = {}
     for item in sets or ():
@@ -57,4 +62,9 @@ def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
         if not sep:
             raise ScenarioError(f"--set {item!r}: expected path=value")
         overrides[path.strip()] = scenario_io.parse_value(value.strip())
-    return scenario_io.apply_overrides(scen, overrides) if overrides else scen
+    if not overrides:
+        return scen
+    source = Path(ref).stem if Path(ref).exists() else ref
+    return naming.named(
+        scenario_io.apply_overrides(scen, overrides), scen, source
+    )  # a name that says what it runs

@@ -621,11 +621,15 @@ class Fault(Frozen):
     link_down: Literal["queue", "reject"] = "queue"
 
 
+NAME_MAX_CHARS = 160
+"""The longest scenario name: room for a derived one (`engine.scenario.naming`) of a few pools."""
+
+
 class Scenario(Frozen):
     """One complete, validated simulation setup."""
 
     version: Literal[1] = 1
-    name: Annotated[str, Field(min_length=1, max_length=80)] = "scenario"
+    name: Annotated[str, Field(min_length=1, max_length=NAME_MAX_CHARS)] = "scenario"
     description: Annotated[str, Field(max_length=4000)] = ""
     lesson: Annotated[str, Field(max_length=600)] = ""
     """What the scenario demonstrates, in a sentence or two (the Results page opens with it)."""

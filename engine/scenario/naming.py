@@ -1,0 +1,55 @@
+"""A scenario's name once it is edited: derived from what it runs, and from where it started.
+
+A preset's name describes the preset ("Chat disaggregated: H100 prefill, H100 decode"). Once a user
+swaps the model or a pool's chip, that name is wrong everywhere it is shown: the dashboard's header,
+the CLI's output, the metadata of exported files and the HTML report. `named` gives an edited
+scenario a name made of its model and its pools, and the preset (or file) it came from:
+``deepseek-r1 on 16 h800 prefill + 16 h100-sxm decode, edited from deepseek-v3-disaggregated``.
+A scenario equal to its starting point keeps its name, and so does one whose name was itself set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.scenario.model import NAME_MAX_CHARS, Pool, Scenario
+
+
+def _pool_texts(pools: Sequence[Pool]) -> list[str]:
+    """``<chips> <chip>[ <role>][ at the edge]`` per kind of pool, in order, chips of a kind summed."""
+    roles = any(p.role != "mixed" for p in pools)
+    chips: dict[tuple[str, str, str], int] = {}
+    for p in pools:
+        kind = (
+            p.hardware,
+            p.role if roles and p.role != "mixed" else "",
+            " at the edge" if p.tier == "edge" else "",
+        )
+        chips[kind] = chips.get(kind, 0) + p.count * p.chips_per_instance
+    return [f"{n} {hw}{' ' + role if role else ''}{edge}" for (hw, role, edge), n in chips.items()]
+
+
+def derived_name(scenario: Scenario, source: str) -> str:
+    """``<model> on <chips> <chip> [role] + ..., edited from <source>``, at most `NAME_MAX_CHARS` long."""
+    pools = scenario.deployment.pools
+    tail = f", edited from {source}"
+    full = f"{scenario.model.id} on {' + '.join(_pool_texts(pools))}{tail}"
+    if len(full) <= NAME_MAX_CHARS:
+        return full
+    chips = sum(p.count * p.chips_per_instance for p in pools)
+    kinds = sorted({p.hardware for p in pools})
+    short = f"{scenario.model.id} on {chips} chips ({', '.join(kinds)}){tail}"
+    if len(short) <= NAME_MAX_CHARS:
+        return short
+    return short[: NAME_MAX_CHARS - 1] + "…"
+
+
+def named(scenario: Scenario, base: Scenario, source: str) -> Scenario:
+    """`scenario` under the name it should show: its own where it equals `base` or was renamed, else derived.
+
+    `base` is the scenario it was edited from (a preset, a file) and `source` what to call that
+    (the preset's id, the file's stem).
+    """
+    if scenario.name != base.name or scenario == base:
+        return scenario
+    return scenario.model_copy(update={"name": derived_name(scenario, source)})

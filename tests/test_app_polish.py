@@ -1,0 +1,154 @@
+"""App tests of the polish items: cards that show their whole value, typed SLO targets, honest colours."""
+
+from __future__ import annotations
+
+from tests.test_app import app, assert_clean
+from ui.text import plain
+
+BANDED = ("$ / 1M output tokens", "Goodput per $", "Energy per output token")
+
+
+def test_cost_cards_keep_their_band_under_the_value() -> None:
+    """A band beside the value ('$2.10 (−1% to +2%)') made a narrow card cut it short; it goes under, as the headline's."""
+    at = app("results")
+    assert_clean(at)
+    cards = {m.label: m for m in at.metric if m.label in BANDED}
+    assert set(cards) == set(BANDED)
+    for label, card in cards.items():
+        assert "%" not in card.value and "(" not in card.value, (label, card.value)
+        assert card.delta and "%" in card.delta, (label, card.delta)
+
+
+def _figure():  # type: ignore[no-untyped-def]
+    import plotly.graph_objects as go
+
+    from ui import charts
+
+    fig = go.Figure([go.Scatter(x=[0, 1], y=[0, 1], name="a"), go.Scatter(x=[0, 1], y=[1, 0], name="b")])
+    return charts._layout(fig, "A title", 300)
+
+
+META = {"engine_version": "0", "scenario": "s", "preset": "p", "seed": "1"}
+
+
+def test_an_exported_chart_keeps_its_caption_and_title_inside_the_canvas() -> None:
+    from ui import export
+
+    out = export.print_copy(_figure(), META)
+    caption = out.layout.annotations[-1]
+    assert caption.text.startswith("Fengong 0")
+    # anchored on the plot's bottom edge, shifted down in pixels by less than the bottom margin: in the canvas
+    assert caption.yref == "paper" and caption.y == 0 and caption.yanchor == "bottom"
+    assert 0 < -caption.yshift < out.layout.margin.b - 4
+    assert out.layout.margin.b >= 70 + export.CAPTION_ROOM_PX  # the axis and its title, then the caption
+    # the title starts where the plot does (left margin), not at the canvas's edge
+    assert out.layout.title.xref == "paper" and out.layout.title.x == 0 and out.layout.margin.l >= 40
+
+
+def test_exported_lines_take_the_apps_colours() -> None:
+    import tomllib
+    from pathlib import Path
+
+    from ui import charts, export
+
+    config = tomllib.loads(
+        (Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text()
+    )
+    assert tuple(config["theme"]["chartCategoricalColors"]) == charts.CATEGORY_COLORS  # the app's
+    assert tuple(export.print_copy(_figure(), META).layout.colorway) == charts.CATEGORY_COLORS  # the file's
+
+
+def test_an_exported_png_shows_its_caption_and_a_title_clear_of_the_edge() -> None:
+    """Rendered by kaleido at the export size (skipped where it finds no browser)."""
+    import io
+
+    import pytest
+    from PIL import Image  # Streamlit's own dependency
+
+    from ui import export, image_export
+
+    if image_export.problem():
+        pytest.skip("kaleido finds no browser here")
+    png = export.print_copy(_figure(), META).to_image(
+        format="png", width=export.EXPORT_WIDTH, height=export.EXPORT_HEIGHT, scale=1
+    )
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    w, h = img.size
+    px = img.load()
+    # the caption's neutral grey (#666, antialiased); the template's text and grid are blue-grey
+    grey = [
+        (x, y) for y in range(h) for x in range(w) if len(set(px[x, y])) == 1 and 60 <= px[x, y][0] <= 170
+    ]
+    assert len(grey) > 50 and min(y for _, y in grey) > h * 0.85  # the caption, at the canvas's bottom
+    dark_at_edge = [(x, y) for y in range(60) for x in range(20) if sum(px[x, y]) < 600]
+    assert not dark_at_edge  # the title does not touch the left edge
+
+
+TTFT = "workload.classes[0].slo.ttft_ms"
+TPOT = "workload.classes[0].slo.tpot_ms"
+
+
+def test_slo_targets_can_be_typed() -> None:
+    """Beside each target's slider, a box that takes any value in the field's range (733 ms, or past the slider)."""
+    from tests.test_app import scenario_of
+
+    at = app("slo")
+    assert_clean(at)
+    at.number_input(key=f"fg:{TTFT}-typed").set_value(733.0).run()
+    at.number_input(key=f"fg:{TPOT}-typed").set_value(412.5).run()  # past the slider's 300 ms
+    slo = scenario_of(at).workload.classes[0].slo
+    assert (slo.ttft_ms, slo.tpot_ms) == (733.0, 412.5)
+    assert at.slider(key=f"fg:{TTFT}").value == 733.0  # the slider follows
+
+
+def test_a_typed_slo_target_out_of_range_is_refused_naming_the_field() -> None:
+    from tests.test_app import scenario_of
+
+    at = app("slo")
+    before = scenario_of(at).workload.classes[0].slo.ttft_ms
+    at.number_input(key=f"fg:{TTFT}-typed").set_value(0.0).run()
+    said = " ".join(w.value for w in at.warning)
+    assert plain(TTFT) in said and plain("1 to 3,600,000") in said, said
+    assert scenario_of(at).workload.classes[0].slo.ttft_ms == before
+
+
+def test_share_bars_are_not_drawn_in_the_red_that_marks_misses() -> None:
+    from ui import tables
+
+    bars = [
+        (name, col, conf["type_config"]["color"])
+        for name, configs in vars(tables).items()
+        if name.isupper() and isinstance(configs, dict)
+        for col, conf in configs.items()
+        if isinstance(conf, dict) and conf.get("type_config", {}).get("type") == "progress"
+    ]
+    assert len(bars) >= 6  # met SLO, the utilisation columns, shares of the bill
+    assert all(color not in (None, "primary", "red") for _, _, color in bars), bars
+
+
+def test_a_prefix_cache_that_is_off_shows_no_tiers_in_use() -> None:
+    from tests.test_app import short
+
+    off = app("strategy")
+    assert_clean(off)
+    labels = [t.label for t in off.toggle]
+    assert "Reuse cached prefixes" in labels and "Cache in HBM" not in labels
+    assert not next(t for t in off.toggle if t.label == "Reuse cached prefixes").value
+    on = app("strategy", scenario=short("agentic-cache"), preset="agentic-cache")
+    assert_clean(on)
+    assert "Cache in HBM" in [t.label for t in on.toggle]
+
+
+def test_the_utilisation_legend_names_each_line_as_drawn() -> None:
+    """One entry per line, with its pool's colour and its column's dash: no grey dash entries to combine with colours."""
+    import pandas as pd
+
+    from ui import charts
+
+    ts = pd.DataFrame(
+        {"t_s": [0.0, 1.0] * 2, "pool": ["prefill"] * 2 + ["decode"] * 2, "compute_util": 0.5, "busy": 0.9}
+    )
+    fig = charts.timeseries(ts, ["compute_util", "busy"], "Utilisation", "share", percent=True)
+    shown = [t for t in fig.data if t.showlegend is not False]
+    assert [t.name for t in shown] == ["prefill compute", "prefill busy", "decode compute", "decode busy"]
+    assert len({(t.line.color, t.line.dash) for t in shown}) == 4 and len(fig.data) == 4

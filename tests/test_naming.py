@@ -1,0 +1,68 @@
+"""An edited scenario's name follows its edits: derived from its model and pools, "edited from" its start."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.cli.main import main
+from engine.scenario.codec import apply_overrides, load_preset
+from engine.scenario.naming import NAME_MAX_CHARS, derived_name, named
+
+PRESET = "chat-disaggregated"
+
+
+def test_an_unchanged_preset_keeps_its_name() -> None:
+    base = load_preset(PRESET)
+    assert named(base, base, PRESET) is base
+
+
+def test_a_swapped_chip_renames_the_scenario() -> None:
+    base = load_preset(PRESET)
+    edited = apply_overrides(base, {"deployment.pools[0].hardware": "mi300x"})
+    assert named(edited, base, PRESET).name == (
+        "llama-3.1-70b on 6 mi300x prefill + 6 h100-sxm decode, edited from chat-disaggregated"
+    )
+
+
+def test_a_swapped_model_renames_the_scenario() -> None:
+    base = load_preset("moe-deepseek-h200")
+    edited = apply_overrides(base, {"model.id": "deepseek-r1"})
+    name = named(edited, base, "moe-deepseek-h200").name
+    assert name.startswith("deepseek-r1 on ") and name.endswith(", edited from moe-deepseek-h200")
+    assert base.name not in name
+
+
+def test_any_edit_names_what_it_runs_and_a_set_name_is_kept() -> None:
+    base = load_preset("chat-colocated")
+    faster = apply_overrides(base, {"workload.arrival.rate_rps": 20.0})
+    assert (
+        named(faster, base, "chat-colocated").name
+        == "llama-3.1-70b on 12 h100-sxm, edited from chat-colocated"
+    )
+    mine = apply_overrides(base, {"name": "my test", "workload.arrival.rate_rps": 20.0})
+    assert named(mine, base, "chat-colocated").name == "my test"
+
+
+def test_pools_of_one_kind_are_summed_and_a_long_name_fits_the_field() -> None:
+    base = load_preset("chat-colocated")
+    pools = [
+        {"name": f"p{i}", "hardware": hw, "tp": 2, "count": 1}
+        for i, hw in enumerate(["h100-sxm", "mi300x"] * 4)
+    ]
+    edited = apply_overrides(base, {"deployment.pools": pools})
+    assert (
+        derived_name(edited, "chat-colocated")
+        == "llama-3.1-70b on 8 h100-sxm + 8 mi300x, edited from chat-colocated"
+    )
+    long = derived_name(edited, "a-file-stem-" * 20)
+    assert len(long) == NAME_MAX_CHARS and long.endswith("…")
+    apply_overrides(edited, {"name": long})  # a valid name
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_the_cli_names_an_edited_scenario(json_out: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["scenario", PRESET, "--set", "deployment.pools[1].hardware=mi300x"]
+    assert main([*args, "--json"] if json_out else args) == 0
+    out = capsys.readouterr().out
+    want = "llama-3.1-70b on 6 h100-sxm prefill + 6 mi300x decode, edited from chat-disaggregated"
+    assert want in out and load_preset(PRESET).name not in out

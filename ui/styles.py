@@ -1,0 +1,22 @@
+"""The app's few CSS rules, injected once per run by app.py; each works around a Streamlit behaviour.
+
+A popover button (the ⤓ export menu above every chart, Share, Numbers) ends in a chevron icon that
+React replaces (expand_more -> expand_less) when the popover opens. Streamlit 1.67 closes a popover
+on a click outside it and ignores only the click that opened it, for 50 ms: when the page is busy
+drawing charts the re-render takes longer, the opening click reaches the document with a target
+that is no longer in the page, counts as outside, and the menu closes at once (the first click on a
+freshly loaded page did nothing but show the tooltip). With the button's inner parts transparent to
+the pointer, every click on it targets the button itself, which stays in the page.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+POPOVER_CLICKS_ON_BUTTON = '[data-testid="stPopoverButton"] * { pointer-events: none; }'
+CSS = "\n".join([POPOVER_CLICKS_ON_BUTTON])
+
+
+def inject() -> None:
+    """Add the rules to the page (a style-only st.html takes no room)."""
+    st.html(f"<style>\n{CSS}\n</style>")
