@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.calibration import trust
 from engine.catalog.entries import load_catalog
 from engine.core import bounds
-from engine.costmodel import trust
 from engine.costmodel.perf import UNHIDDEN_FRACTION as U
 from engine.explain import report
 from engine.serving.run import ENGINE_VERSION

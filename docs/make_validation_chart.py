@@ -12,8 +12,8 @@ from pathlib import Path
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from engine.calibration import validation
 from engine.catalog.entries import load_catalog
-from engine.costmodel import validation
 
 OUT = Path(__file__).resolve().parent / "img" / "validation.png"
 

@@ -10,7 +10,8 @@ contract in pyproject.toml holds the order; docs/architecture.md draws it):
 
     core       errors, hard limits, the trust boundary (bounded parsing, data files, safe CSV)
     catalog    hardware and model specs, the catalog
-    costmodel  the cost of one iteration (roofline, step model), calibration
+    costmodel  the cost of one iteration (roofline, step model)
+    calibration  fitting the cost model to measurements; bands and their coverage; trust
     policies   routers, queue orders, admission: registered classes over read-only views
     scenario   the Scenario value, its files and share links, its resolution against the catalog
     serving    workload and traces, cache, instances, the simulation, metrics, simulate()

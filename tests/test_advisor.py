@@ -174,7 +174,7 @@ def test_advise_with_the_prefix_cache_on() -> None:
 
 
 def test_an_uncalibrated_pool_is_a_finding_with_its_rule_and_how_to_fix_it() -> None:
-    from engine.costmodel import trust
+    from engine.calibration import trust
     from engine.explain import confidence
 
     cat = load_catalog()

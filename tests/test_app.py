@@ -471,7 +471,7 @@ def test_an_unedited_copy_of_a_chip_runs_as_the_chip_it_copies() -> None:
     mark = " ".join(text_of(m.value) for m in hw.get_by_key("fg-calibration").markdown)
     assert "uncalibrated" not in mark and "calibrated" in mark, mark
     # a chip with peaks the form does not show (the A100's int8) is copied whole
-    from engine.costmodel import trust
+    from engine.calibration import trust
     from engine.scenario.resolve import scenario_catalog
 
     a100 = app("hardware")
@@ -518,7 +518,7 @@ def test_report_and_chart_html_carry_provenance() -> None:
 
 
 def test_about_page_shows_the_held_out_error_behind_each_rule() -> None:
-    from engine.costmodel import trust
+    from engine.calibration import trust
 
     at = app("about")
     assert_clean(at)

@@ -3,7 +3,7 @@
 A scenario whose pools run on a chip with no profile fitted under its serving stack is marked
 uncalibrated, with the pool, the chip and the rule, on the catalog table, the Results headline,
 Compare, the Planner and the Advisor; a fitted one is marked calibrated and never uncalibrated.
-Which chip is which comes from `engine.costmodel.trust` (asserted first, as the catalog moves).
+Which chip is which comes from `engine.calibration.trust` (asserted first, as the catalog moves).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from engine.calibration import trust
+from engine.calibration.trust import Calibration
 from engine.catalog.entries import load_catalog
-from engine.costmodel import trust
 from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES
-from engine.costmodel.trust import Calibration
 from engine.explain import confidence
 from engine.explain.margin import run_spread
 from engine.scenario.codec import DEFAULT_PRESET, to_link

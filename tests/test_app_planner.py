@@ -146,8 +146,8 @@ def test_the_planner_mixes_decode_pools_by_class_when_asked() -> None:
 
 def h100_edges(preset: str) -> tuple[float, float]:
     """The H100's throughput band edges under a preset's stack (`Calibration.edges`)."""
+    from engine.calibration import trust
     from engine.catalog.entries import load_catalog
-    from engine.costmodel import trust
     from engine.scenario.codec import load_preset
 
     cat = load_catalog()
@@ -243,8 +243,8 @@ def test_compare_checks_its_order_against_the_models_error_when_asked() -> None:
     assert row["verdict"] in {"B in every case", "A in every case", "depends on the model's error", "the same",
                               "A, or the same", "B, or the same"}  # fmt: skip
     said = " ".join(x.value for x in [*panel.warning, *panel.info]).replace("\\", "")
+    from engine.calibration import trust
     from engine.catalog.entries import load_catalog
-    from engine.costmodel import trust
 
     cat = load_catalog()
     h100 = h100_edges("chat-disaggregated")[0]

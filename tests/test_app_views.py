@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine.calibration import calibrate, reference, trust
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel import calibrate, reference, trust
 from engine.explain import presentation as pr
 from engine.explain import previews as pv
 from engine.explain import report
@@ -377,9 +377,9 @@ def test_link_problems_are_scenario_errors() -> None:
 def test_example_measurements_fit_back_to_their_profile(catalog: Catalog, tmp_path: Path) -> None:
     import tomllib
 
+    from engine.calibration import calibrate
     from engine.catalog.specs import HardwareSpec
     from engine.cli.main import main
-    from engine.costmodel import calibrate
 
     assert list(report.MEASUREMENT_COLUMN_HELP) == list(calibrate.MEASUREMENT_COLUMNS)
     text = report.example_measurements_csv(catalog)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from engine.calibration import calibrate, reference, reference_gpustack, trust
 from engine.catalog.entries import Catalog
 from engine.cli.main import main
-from engine.costmodel import calibrate, reference, reference_gpustack, trust
 from engine.explain import confidence
 
 CHIP = "ascend-910b"

@@ -1,4 +1,4 @@
-"""Bands from held-out ratios (engine.costmodel.bands): asymmetric percentiles, groups with their
+"""Bands from held-out ratios (engine.calibration.bands): asymmetric percentiles, groups with their
 fallbacks, and a coverage measured out of sample, so a band fitted to its own points is caught."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.costmodel import bands
+from engine.calibration import bands
 
 
 def points(ratios_by_source: dict[str, list[float]], **fields: str) -> pd.DataFrame:

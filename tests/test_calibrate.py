@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.calibration import calibrate, crossval, reference, trust, validation
 from engine.catalog.entries import Catalog, entry_to_toml, presets_dir
 from engine.catalog.specs import CalibrationProfile
 from engine.cli import validate as cli_validate
 from engine.cli.main import main
 from engine.core.errors import ScenarioError
-from engine.costmodel import calibrate, crossval, reference, trust, validation
 from engine.costmodel.step import StepModel
 from engine.scenario.model import Deployment
 

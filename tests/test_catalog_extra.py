@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from engine.calibration import trust
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import SOURCED_FIELDS
-from engine.costmodel import trust
 
 MODELS = {  # id: (published parameters in billions, layers, hidden, heads, context)
     "opt-13b": (13.0, 40, 5120, 40, 2048),

@@ -117,8 +117,8 @@ def test_run_does_not_import_the_planner_or_the_advisor() -> None:
 
 def test_calibrate_help_columns_match_calibration() -> None:
     """The CLI keeps calibration (and pandas) out of start-up, so it repeats the columns: they must agree."""
+    from engine.calibration import calibrate
     from engine.cli.main import MEASUREMENT_COLUMNS
-    from engine.costmodel import calibrate
 
     assert MEASUREMENT_COLUMNS == calibrate.MEASUREMENT_COLUMNS
 

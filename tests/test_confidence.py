@@ -1,7 +1,7 @@
 """How sure the shown numbers are (engine.explain.confidence): marks per pool, bands per figure.
 
 The catalog's calibrations move as profiles are fitted, so the scenarios are picked by what
-`engine.costmodel.trust` says today: a chip that is fitted under a stack, one that is not. The
+`engine.calibration.trust` says today: a chip that is fitted under a stack, one that is not. The
 bands are stubbed where a test needs known numbers.
 """
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from engine.calibration import trust
+from engine.calibration.trust import Calibration
 from engine.catalog.entries import load_catalog
-from engine.costmodel import trust
-from engine.costmodel.trust import Calibration
 from engine.explain import confidence
 from engine.explain.confidence import PoolMark
 from engine.scenario import codec as io

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine.calibration import calibrate, reference, trust
 from engine.catalog.entries import Catalog
-from engine.costmodel import calibrate, reference, trust
 from engine.explain import end_to_end
 
 

@@ -123,8 +123,8 @@ def test_no_margin_without_a_passing_deployment() -> None:
 
 def h100_edges(sc: Any) -> tuple[float, float]:
     """The pessimistic and optimistic edges of the H100's throughput band under the scenario's stack."""
+    from engine.calibration import trust
     from engine.catalog.entries import load_catalog
-    from engine.costmodel import trust
 
     cat = load_catalog()
     return trust.calibration(cat.hardware["h100-sxm"], sc.deployment.stack, cat)[1].edges()
@@ -189,7 +189,7 @@ def test_a_runs_spread_moves_its_figures_both_ways_on_the_same_requests() -> Non
 def test_the_edges_are_the_bands_sides() -> None:
     """A band (low, high) ratio predicted / measured puts the pessimistic edge at iterations high
     times as long and the optimistic one at low times; no band, no edges."""
-    from engine.costmodel.trust import Calibration
+    from engine.calibration.trust import Calibration
 
     c = Calibration("x", "vllm", "vllm", "fitted", "rule", {}, band={"throughput": (0.8, 1.5)})
     assert c.edges() == pytest.approx((0.5, -0.2))

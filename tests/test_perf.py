@@ -319,7 +319,7 @@ def test_the_roofline_preview_prices_what_the_run_will(catalog: Catalog) -> None
     }  # fmt: skip
     sc = apply_overrides(load_preset("pipeline-llama-405b"), over)
     inst = resolve(sc).pools[0].instance
-    from engine.costmodel import trust
+    from engine.calibration import trust
 
     chip = trust.chip_for_stack(catalog.chip("h100-sxm"), sc.deployment.stack, catalog)  # as the page does
     _, points = roofline(

@@ -305,8 +305,8 @@ def test_cli_plan_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
 
 def h100_edges() -> tuple[float, float]:
     """The H100's throughput band edges under chat-colocated's stack (`Calibration.edges`)."""
+    from engine.calibration import trust
     from engine.catalog.entries import load_catalog
-    from engine.costmodel import trust
 
     cat = load_catalog()
     stack = io.load_preset("chat-colocated").deployment.stack
@@ -364,9 +364,9 @@ def test_every_candidate_and_run_says_whether_its_chips_are_calibrated(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Under vLLM the H100 is fitted and the MI325X is not: each row and frontier point says so."""
+    from engine.calibration import trust
     from engine.catalog.entries import load_catalog
     from engine.cli.plan import print_plan
-    from engine.costmodel import trust
 
     cat = load_catalog()
     fitted = {h: trust.calibration(cat.hardware[h], "vllm", cat)[1].fitted for h in ("h100-sxm", "mi325x")}

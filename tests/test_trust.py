@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.calibration import trust
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel import stacks, trust
+from engine.costmodel import stacks
 from engine.costmodel.iteration import decode_cost, prefill_cost
 from engine.costmodel.perf import Instance
 from engine.scenario import codec as io
@@ -175,7 +176,7 @@ def test_a_transfer_counts_a_shared_fit_once(catalog: Catalog) -> None:
     """H100 and H200 share one TensorRT-LLM fit: with B200's that is two distinct fits, fewer than
     a transfer takes its quartiles from, so it uses every stack's; the cross-validation's rule
     (built from the fits themselves) gives the same profile."""
-    from engine.costmodel import calibrate, crossval, reference
+    from engine.calibration import calibrate, crossval, reference
 
     cat = catalog
     fitted = {

@@ -1,7 +1,7 @@
 """The About page's recalibration: fit a chip's profile to the user's own measurements.
 
 The user uploads a CSV of measured prefill times, decode step times or offline throughputs
-(`engine.costmodel.calibrate.MEASUREMENT_COLUMNS`), picks a chip of the file and names the profile;
+(`engine.calibration.calibrate.MEASUREMENT_COLUMNS`), picks a chip of the file and names the profile;
 `engine.explain.report.recalibrate` fits eta_compute, eta_bandwidth and overhead_ms as
 ``python -m engine calibrate`` does. The page shows the fit and its error per point, offers the
 new catalog entry (``<chip>-<profile>``) as TOML, and can add it to the scenario's custom
@@ -13,10 +13,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from engine.calibration import calibrate
 from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import HardwareSpec
 from engine.core.errors import ScenarioError
-from engine.costmodel import calibrate
 from engine.explain import report
 from engine.scenario.resolve import scenario_catalog
 from ui import hardware, state, tables

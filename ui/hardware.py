@@ -8,10 +8,10 @@ import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
 
+from engine.calibration import trust
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core.errors import ScenarioError, format_validation_error
-from engine.costmodel import trust
 from engine.costmodel.stacks import STACK_NAMES
 from engine.costmodel.stacks import kv_default as kv_default_of
 from engine.explain.confidence import chip_rows
@@ -170,7 +170,7 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
 
 def stack_profile(h: HardwareSpec, sc: Scenario, cat: Catalog) -> CalibrationProfile:
     """The profile `h` runs with under the scenario's serving stack (its dense layers'), by the
-    rules of `engine.costmodel.trust`: what a copy of it starts from, so that an unedited copy
+    rules of `engine.calibration.trust`: what a copy of it starts from, so that an unedited copy
     runs as fast as the chip it copies (its default profile may be another stack's fit)."""
     custom = any(c.id == h.id for c in sc.custom_hardware)
     return trust.calibration(h, sc.deployment.stack, cat, custom=custom)[0]

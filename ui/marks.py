@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from engine.costmodel.trust import Calibration
+from engine.calibration.trust import Calibration
 from engine.explain import confidence
 from engine.explain.confidence import PoolMark
 from ui.text import plain

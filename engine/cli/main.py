@@ -37,7 +37,7 @@ MEASUREMENT_COLUMNS = (
     "id", "model", "hardware", "tp", "weights", "kv", "kind", "prompt_tokens", "output_tokens",
     "batch", "context_tokens", "value", "unit", "source",
 )  # fmt: skip
-"""`engine.costmodel.calibrate.MEASUREMENT_COLUMNS`, repeated for --help (a test keeps them equal)."""
+"""`engine.calibration.calibrate.MEASUREMENT_COLUMNS`, repeated for --help (a test keeps them equal)."""
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
@@ -108,7 +108,8 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def cmd_roofline(args: argparse.Namespace) -> int:
-    from engine.costmodel import stacks, trust
+    from engine.calibration import trust
+    from engine.costmodel import stacks
     from engine.costmodel.roofline import report
 
     cat = load_catalog()
@@ -457,7 +458,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from engine.costmodel import calibrate
+    from engine.calibration import calibrate
 
     cat = load_catalog()
     if args.reference:

@@ -3,7 +3,7 @@
 `validate` prints which reference rows are usable, per chip, stack and kind of figure the
 median and p90 error of the fit and of each held-out scheme (leave one source, chip or chip
 family out), the overall figures against the targets, the MoE rows, the energy check and each
-band family's coverage per kind, measured out of sample (`engine.costmodel.bands`);
+band family's coverage per kind, measured out of sample (`engine.calibration.bands`);
 `--markdown` writes the same as docs/validation.md's body, `--json` as data.
 `calibrate --reference --write` refits every profile, writes them into the hardware entries in
 presets/hardware and the expected errors into presets/calibration.toml.
@@ -19,9 +19,9 @@ from typing import Any
 
 import pandas as pd
 
+from engine.calibration import band_lookup, bands, calibrate, crossval, reference, trust, validation
 from engine.catalog.entries import load_catalog, presets_dir
 from engine.cli.common import emit_json
-from engine.costmodel import band_lookup, bands, calibrate, crossval, reference, trust, validation
 from engine.explain import end_to_end
 
 SCHEMES = (
@@ -454,11 +454,11 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
 
 def band_toml(rep: validation.Report) -> list[str]:
     """presets/calibration.toml's bands: per family, each group's [low, high] ratio predicted /
-    measured and the out-of-sample coverage per kind (`engine.costmodel.bands`)."""
+    measured and the out-of-sample coverage per kind (`engine.calibration.bands`)."""
     if not rep.band_tables:
         return []
     lines = [
-        "# Bands (engine/costmodel/bands.py): per family of held-out points, each group's 16th-84th",
+        "# Bands (engine/calibration/bands.py): per family of held-out points, each group's 16th-84th",
         "# percentile ratio predicted / measured, widened; a group is 'model:basis:stack:chip:figure'",
         "# ('*' where pooled). Coverage: the share of held-out points inside, each source left out.",
         "",

@@ -16,7 +16,7 @@ Three reports, each a plain value:
   the time series, the request table, the bill by part), each with a severity and the figures
   behind it. Thresholds are stated where they are used; they are judgement, not physics. A pool
   whose chip has no profile fitted under the run's serving stack is one too: its numbers rest on
-  a rule (`engine.costmodel.trust`), and the finding says which, with the error to expect.
+  a rule (`engine.calibration.trust`), and the finding says which, with the error to expect.
 - `specialisation(result, model_change_months)`: the three questions that decide whether a
   phase deserves its own chip (an ASIC): is its computation stable (months between model
   changes, a user input, against `STABLE_MONTHS`), is it large (its share of the fleet's
@@ -36,9 +36,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from engine.calibration import trust
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel import ownership, trust
+from engine.costmodel import ownership
 from engine.costmodel.iteration import decode_cost, prefill_cost, roofline_point
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance

@@ -1,12 +1,12 @@
 """How sure the shown numbers are: each pool's calibration mark and the band of each figure.
 
-Every pool runs with a calibration profile chosen by a rule (`engine.costmodel.trust`): fitted to
+Every pool runs with a calibration profile chosen by a rule (`engine.calibration.trust`): fitted to
 measurements of its chip under the scenario's serving stack (*calibrated*), or borrowed from the
 same silicon, another stack or a conservative transfer (*uncalibrated*, with the rule). A run's
 summary carries the choice per pool (``summary["calibration"]``); this module turns it into what
 the pages, the command line and the advisor show: a mark per pool, one note naming every
 uncalibrated pool with its chip and rule, and each figure's band: where about two in three real
-deployments land (`engine.costmodel.bands`), asymmetric where the model's held-out misses are.
+deployments land (`engine.calibration.bands`), asymmetric where the model's held-out misses are.
 
 Which band a figure carries: TTFT the TTFT band of the pools that prefill (prefill and mixed
 roles), TPOT that of the pools that decode (decode and mixed), throughput, goodput and capacity
@@ -28,10 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.catalog.entries import Catalog
-from engine.costmodel.band_lookup import BAND_MEANING
-from engine.costmodel.stacks import STACK_NAMES, runs_only_on
-from engine.costmodel.trust import (
+from engine.calibration.band_lookup import BAND_MEANING
+from engine.calibration.trust import (
     BASIS_TEXT,
     FIGURES,
     PARTIAL_TEXT,
@@ -39,6 +37,8 @@ from engine.costmodel.trust import (
     calibration,
     error_text,
 )
+from engine.catalog.entries import Catalog
+from engine.costmodel.stacks import STACK_NAMES, runs_only_on
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 from engine.serving.metrics import whole_run

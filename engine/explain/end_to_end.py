@@ -1,6 +1,6 @@
 """End-to-end checks: open-loop reference rows rerun by the simulator.
 
-The steady-state predictor behind the fit (engine/costmodel/calibrate.py) covers fixed
+The steady-state predictor behind the fit (engine/calibration/calibrate.py) covers fixed
 concurrency and static batches. Rows measured under Poisson arrivals at a rate (dstack's
 H100-vs-MI300X runs: 1,000 ShareGPT prompts at 16 req/s and all at once) depend on queueing,
 batch growth and scheduling as well, which is what the simulator itself models. Each such row is
@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from engine.calibration import calibrate, crossval, trust
+from engine.calibration.reference import OpenLoop
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile
-from engine.costmodel import calibrate, crossval, trust
-from engine.costmodel.reference import OpenLoop
 from engine.scenario.codec import from_data
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate

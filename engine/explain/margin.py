@@ -177,7 +177,7 @@ class RunSpread:
     optimistic, edge of its throughput band: how far the model's error can move each headline
     figure of this run.
 
-    A band (`engine.costmodel.bands`) was measured on single rows at their own loads; what a run's
+    A band (`engine.calibration.bands`) was measured on single rows at their own loads; what a run's
     figures do when every iteration takes that much longer or shorter depends on the run: a queue
     near saturation turns a 15% slower chip into a TTFT p99 half again as long, an open loop with
     headroom serves the same requests either way. The spread is that run's answer, on the same

@@ -31,12 +31,12 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
+from engine.calibration import calibrate, reference, trust
 from engine.catalog.entries import Catalog, entry_to_toml
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
 from engine.core.safecsv import safe_comment, safe_csv
-from engine.costmodel import calibrate, reference, trust
 from engine.scenario.model import Scenario
 from engine.serving.run import ENGINE_VERSION
 

@@ -1,5 +1,5 @@
 """Which calibration each chip of a plan runs with, the columns that say so, and the band's edges
-the planner's margin runs the chips at (`engine.costmodel.trust`, `engine.costmodel.bands`)."""
+the planner's margin runs the chips at (`engine.calibration.trust`, `engine.calibration.bands`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from engine.calibration.trust import BASIS_TEXT, PARTIAL_TEXT, Calibration, calibration
 from engine.catalog.entries import Catalog
-from engine.costmodel.trust import BASIS_TEXT, PARTIAL_TEXT, Calibration, calibration
 from engine.scenario.model import Scenario
 
 

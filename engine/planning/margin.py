@@ -1,7 +1,7 @@
 """The margin of a plan: what if the chips are as slow as the pessimistic edge of their band?
 
 The planner picks the cheapest deployment whose simulated run passes. Its figures carry the
-band of their calibration (`engine.costmodel.bands`: where about two in three real deployments
+band of their calibration (`engine.calibration.bands`: where about two in three real deployments
 land), and the cheapest passing
 deployment is the one that passes by the least. A buyer wants to know whether the choice holds
 if the chips turn out slower than modelled, and what holding would cost. So the margin reruns

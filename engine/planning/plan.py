@@ -21,7 +21,7 @@ With `SearchSpace.portfolio`, a workload of two or more classes is then offered 
 kind per class, the class pinned to it; they are searched the same way, below the best cost.
 
 Every candidate and run says how sure its numbers are: whether its chips have a profile fitted
-under the scenario's serving stack (`engine.costmodel.trust`), and the error to expect
+under the scenario's serving stack (`engine.calibration.trust`), and the error to expect
 (`trust_columns`); an uncalibrated chip is planned with a conservative profile, never a flattering one.
 
 What "passes" means is a rule (`run_passes`): ``percentile`` (the default, MLPerf's): every class
@@ -43,12 +43,12 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from engine.calibration.trust import Calibration
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import STACK_NAMES, runs_only_on
-from engine.costmodel.trust import Calibration
 from engine.planning.calibrations import chip_calibrations, slowdowns, speedups, trust_columns
 from engine.planning.portfolio import (
     MAX_POOLS,

@@ -31,9 +31,10 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from engine.calibration import trust
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel import ownership, trust
+from engine.costmodel import ownership
 from engine.costmodel.iteration import decode_cost, prefill_cost
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance, roof

@@ -18,13 +18,14 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from engine.calibration import trust
+from engine.calibration.trust import Calibration
 from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import GIB, HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
-from engine.costmodel import ownership, power, stacks, trust
+from engine.costmodel import ownership, power, stacks
 from engine.costmodel.iteration import IterationCost, decode_cost, prefill_cost
 from engine.costmodel.perf import Instance, Speculation
-from engine.costmodel.trust import Calibration
 from engine.scenario.model import Pool, Scenario
 
 MAX_ITERATION_S = 86_400.0

@@ -534,7 +534,7 @@ def table(
     the chip has one (e.g. ``trtllm``), and the profile the trust rules give it otherwise; a MoE
     point's also takes the shipped experts' factor (`trust.with_experts`).
     """
-    from engine.costmodel import trust  # the rules of a chip without its own profile
+    from engine.calibration import trust  # the rules of a chip without its own profile
 
     rows = []
     for m in points:
@@ -716,7 +716,7 @@ def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tupl
         if is_moe(m, catalog) or kv_oversubscribed(m, catalog):
             continue
         groups.setdefault((FAMILY.get(m.hardware, m.hardware), stack_of(m)), []).append(m)
-    from engine.costmodel.trust import STACK_ORDER  # the serving stacks (a research harness is not one)
+    from engine.calibration.trust import STACK_ORDER  # the serving stacks (a research harness is not one)
 
     first = _fit_groups(groups, catalog, {})
     # second pass: what a group's points cannot tell is drawn towards the same chip's fits under

@@ -11,7 +11,7 @@ used and said in the row's note.
 
 Power and energy rows are not timings: `engine.costmodel.power` fits and checks them. A third
 file, calibration-a100-ascend.csv (GPUStack's Performance Lab), is rewritten into this reader's
-words and judged by it (`engine.costmodel.reference_gpustack`).
+words and judged by it (`engine.calibration.reference_gpustack`).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from engine.calibration.calibrate import Kind, Measurement, read_reference_csv, stack_of
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import KvPrecision, Precision
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
 from engine.costmodel import stacks
-from engine.costmodel.calibrate import Kind, Measurement, read_reference_csv, stack_of
 
 EXTRA_FILE = "calibration-extra.csv"
 
@@ -546,7 +546,7 @@ def reference_rows(catalog: Catalog) -> list[Row]:
         m = replace(m, stack=stack_of(m), source_key=source_key(m.source))
         rows.append(Row(m.id, m.source_key, m.stack, m.kind, m))
     rows.extend(read_extra_csv(extra, catalog))
-    from engine.costmodel import reference_gpustack  # it reads its rows with this module's judge
+    from engine.calibration import reference_gpustack  # it reads its rows with this module's judge
 
     rows.extend(reference_gpustack.read_gpustack_rows(catalog))
     return rows

@@ -1,6 +1,6 @@
-"""The bands the app shows, read from presets/calibration.toml (`engine.costmodel.bands` fits them).
+"""The bands the app shows, read from presets/calibration.toml (`engine.calibration.bands` fits them).
 
-Plain data, no pandas: the command line's ``run`` reads bands through `engine.costmodel.trust`.
+Plain data, no pandas: the command line's ``run`` reads bands through `engine.calibration.trust`.
 A band is looked up in the groups `bands.LEVELS` names, most specific first, with the same keys
 ('model:basis:stack:chip:figure', '*' where pooled).
 """
@@ -29,7 +29,7 @@ def _table() -> dict[str, Any]:
 
 MIN_KIND_POINTS = 20
 """Fewest held-out points of a kind whose coverage makes its bands shown (and that gets its own
-widening, `engine.costmodel.bands`): a coverage measured on fewer says little."""
+widening, `engine.calibration.bands`): a coverage measured on fewer says little."""
 
 LEVELS: tuple[tuple[str, ...], ...] = (
     ("model", "basis", "stack", "chip", "figure"),
@@ -39,7 +39,7 @@ LEVELS: tuple[tuple[str, ...], ...] = (
     ("figure",),
     (),
 )
-"""The groups a band is looked up in, most specific first (`engine.costmodel.bands`)."""
+"""The groups a band is looked up in, most specific first (`engine.calibration.bands`)."""
 FIELDS = ("model", "basis", "stack", "chip", "figure")
 
 

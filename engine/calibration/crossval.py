@@ -1,7 +1,7 @@
 """Honest error bars: how far the cost model misses on data it was not fitted to.
 
 Three ways to hold data back, each refitting every profile without it and predicting it with
-the rule a chip without a fit would get (`engine.costmodel.trust`):
+the rule a chip without a fit would get (`engine.calibration.trust`):
 
 - **leave one source out** (LOSO): a publication's rows are predicted from the others. This is
   the error to expect on a calibrated chip and stack when a new measurement arrives;
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from engine.calibration import calibrate, trust
+from engine.calibration.calibrate import Fit, Measurement
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile
-from engine.costmodel import calibrate, trust
-from engine.costmodel.calibrate import Fit, Measurement
 
 
 def silicon_of(chip: str) -> frozenset[str]:

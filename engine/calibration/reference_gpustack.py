@@ -28,10 +28,10 @@ import csv
 import re
 from dataclasses import replace
 
+from engine.calibration import reference
+from engine.calibration.reference import Row
 from engine.catalog.entries import Catalog
 from engine.core import datafiles
-from engine.costmodel import reference
-from engine.costmodel.reference import Row
 
 GPUSTACK_FILE = "calibration-a100-ascend.csv"
 

@@ -2,7 +2,7 @@
 
 A band is a range of the ratio predicted / measured that a figure's real value is expected to
 fall in: between its 16th and 84th percentiles over measurements the model was not fitted to
-(each source left out in turn, `engine.costmodel.crossval`). Its two sides are the data's, so a
+(each source left out in turn, `engine.calibration.crossval`). Its two sides are the data's, so a
 model that runs a chip slow shows a band on one side of the figure.
 
 **Groups, most specific first.** A point's band comes from the first of these groups that holds
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.costmodel.band_lookup import FIELDS, KINDS, LEVELS, MIN_KIND_POINTS, group_key
+from engine.calibration.band_lookup import FIELDS, KINDS, LEVELS, MIN_KIND_POINTS, group_key
 
 QUANTILES = (0.16, 0.84)
 """The percentiles a band spans: about two in three of a normal spread."""

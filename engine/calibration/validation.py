@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.calibration import bands, calibrate, crossval, reference, trust
 from engine.catalog.entries import Catalog
-from engine.costmodel import bands, calibrate, crossval, power, reference, stacks, trust
+from engine.costmodel import power, stacks
 
 TARGETS = {"loso_median": 0.15, "loso_p90": 0.35, "energy_median": 0.25}
 """The targets issue 11 sets: leave-one-source-out median and p90, energy per token median."""

@@ -15,12 +15,12 @@ by a rule, in this order, and the pool is marked *uncalibrated* wherever its num
    upper quartile of the overhead among the profiles fitted for that stack on any chip (all
    stacks where none), so an unmeasured chip is not flattered against a measured one.
 
-The expected error of each basis comes from cross-validation (`engine.costmodel.crossval`,
+The expected error of each basis comes from cross-validation (`engine.calibration.crossval`,
 `make validate`): leave one source out for fitted chips, leave one chip out for the same-silicon
 rule, leave one chip family out for transfers; MoE models carry their own figure. A calibration's
 band (`Calibration.band`, what the app shows beside a figure) is the 16th to 84th percentile of
-the held-out ratios of its basis, stack and kind (`engine.costmodel.bands`, looked up by
-`engine.costmodel.band_lookup`). Both live in presets/calibration.toml, which
+the held-out ratios of its basis, stack and kind (`engine.calibration.bands`, looked up by
+`engine.calibration.band_lookup`). Both live in presets/calibration.toml, which
 `python -m engine calibrate --reference --write` rewrites and a test keeps equal to a fresh
 cross-validation.
 """
@@ -36,9 +36,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from engine.calibration.band_lookup import bands_for
 from engine.catalog.entries import Catalog, presets_dir
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
-from engine.costmodel.band_lookup import bands_for
 from engine.costmodel.stacks import STACK_NAMES
 
 Basis = Literal["fitted", "same_silicon", "other_stack", "illustrative", "transfer", "assumed"]
@@ -145,7 +145,7 @@ class Calibration:
     """True when `experts` is the one factor fitted to every chip's and stack's MoE rows
     (`experts_factor`), not the profile's own."""
     band: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
-    """Per kind of figure whose band is shown (`engine.costmodel.bands`): the 16th and 84th
+    """Per kind of figure whose band is shown (`engine.calibration.bands`): the 16th and 84th
     percentile ratio predicted / measured over held-out rows of this basis, stack and kind."""
 
     @property
@@ -359,7 +359,7 @@ def borrowed_profile(
     """Rules 1-3: (profile, basis, chip, stack it was fitted on), or None when only a transfer is left.
 
     The chip's own fit; else a fit of the same silicon; else another stack's fit of the chip or
-    its silicon, closest stack first. `engine.costmodel.crossval` applies the same rules to refits.
+    its silicon, closest stack first. `engine.calibration.crossval` applies the same rules to refits.
     """
     own = fitted(chip, native_stack(chip, stack))
     if own is not None:
