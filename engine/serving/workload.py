@@ -27,6 +27,7 @@ import numpy as np
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.scenario.model import Z99 as Z99  # the lengths' check and their draws share it
 from engine.scenario.model import Arrival, LengthDist, RequestClass, Scenario, Trace
 from engine.serving import traces
 
@@ -40,9 +41,6 @@ from engine.serving.traces import _seconds_column as _seconds_column
 from engine.serving.traces import _tokens as _tokens
 from engine.serving.traces import _tokens_column as _tokens_column
 from engine.serving.traces import trace_class_names as trace_class_names
-
-Z99 = 2.3263478740408408
-"""The standard normal's 99th percentile."""
 
 
 @dataclass(frozen=True)
