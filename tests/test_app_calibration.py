@@ -81,7 +81,7 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
     captions = [text_of(c.value) for c in at.caption]
     assert any("Bands:" in c and f"{chip} ± {cal.error('throughput'):.0%}" in c for c in captions), captions
     advice = [text_of(w.value) for w in at.get_by_key("fg-advisor").warning]
-    assert any(a.startswith(f"{chip} (pools prefill, decode) is uncalibrated") and "python -m engine calibrate" in a
+    assert any(a.startswith(f"{chip} (pools prefill, decode) is uncalibrated") and "fengong calibrate" in a
                for a in advice), advice  # fmt: skip
 
 
@@ -105,7 +105,7 @@ def test_a_moe_model_on_a_fitted_chip_is_marked_partly_calibrated() -> None:
     assert "experts at" in mark
     notes = [text_of(i.value) for i in at.get_by_key("fg-advisor").info]
     assert any(
-        "is partly calibrated under TensorRT-LLM" in n and "python -m engine calibrate" in n for n in notes
+        "is partly calibrated under TensorRT-LLM" in n and "fengong calibrate" in n for n in notes
     )
     at.switch_page("app_pages/strategy.py").run()
     assert_clean(at)

@@ -58,8 +58,11 @@ def test_a_vanishing_physical_value_is_refused_naming_its_field(preset: str, pat
 
 def test_a_lognormal_no_sigma_can_give_is_refused_when_loaded(capsys: pytest.CaptureFixture[str]) -> None:
     """`scenario` used to accept it and `run` to refuse it without a field: one check, at load."""
-    sets = ["workload.classes[0].input.kind=lognormal", "workload.classes[0].input.mean=513",
-            "workload.classes[0].input.p99=40000"]  # fmt: skip
+    sets = [
+        "workload.classes[0].input.kind=lognormal",
+        "workload.classes[0].input.mean=513",
+        "workload.classes[0].input.p99=40000",
+    ]
     for command in ("scenario", "run"):
         argv = [command, "chat-colocated"] + [a for s in sets for a in ("--set", s)]
         assert main(argv) == 2
@@ -136,13 +139,24 @@ def physical_scenarios(draw: st.DrawFn) -> m.Scenario:
     """A short disaggregated run with its cache tiers on, a link fault, and random physical fields."""
     base = io.load_preset("chat-disaggregated")
     over: dict[str, Any] = {
-        "duration_s": 4.0, "workload.arrival.rate_rps": 4.0, "workload.arrival.kind": "gamma",
-        "seed": draw(st.integers(0, 1000)), "cache.enabled": True, "cache.host.enabled": True,
-        "cache.host.capacity_gb": 50.0, "cache.pooled.enabled": True, "cache.pooled.capacity_gb": 100.0,
+        "duration_s": 4.0,
+        "workload.arrival.rate_rps": 4.0,
+        "workload.arrival.kind": "gamma",
+        "seed": draw(st.integers(0, 1000)),
+        "cache.enabled": True,
+        "cache.host.enabled": True,
+        "cache.host.capacity_gb": 50.0,
+        "cache.pooled.enabled": True,
+        "cache.pooled.capacity_gb": 100.0,
         "workload.classes[0].prefix.tokens": 512,
-        "faults": [{**LINK_FAULT, "duration_s": draw(in_range(m.Fault, "duration_s", high=10.0)),
-                    "link_factor": draw(in_range(m.Fault, "link_factor"))}],
-    }  # fmt: skip
+        "faults": [
+            {
+                **LINK_FAULT,
+                "duration_s": draw(in_range(m.Fault, "duration_s", high=10.0)),
+                "link_factor": draw(in_range(m.Fault, "link_factor")),
+            }
+        ],
+    }
     for path in draw(st.lists(st.sampled_from(sorted(PHYSICAL)), min_size=2, max_size=6, unique=True)):
         over[path] = draw(PHYSICAL[path])
     try:
