@@ -3,6 +3,7 @@
 A chip's calibration says whether its profile under the stack was fitted to measurements of that
 chip ('calibrated') or comes by a rule ('uncalibrated: <basis>'), and the throughput error to
 expect (`engine.explain.confidence.chip_rows`, as the dashboard's Hardware page shows it).
+`chip_marks` gives the same, short, for ``advise``'s roofline table.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from engine.catalog.entries import load_catalog
 from engine.cli.common import emit_json
 from engine.costmodel.trust import error_text
 from engine.explain import confidence
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import scenario_catalog
 
 STACKS = ("vllm", "sglang", "trtllm", "vllm-v0")
 """Serving stacks --stack accepts (`engine.scenario.model.Deployment.stack`; a test keeps them equal)."""
@@ -102,6 +105,22 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             f"{m['kv_bytes_per_token_bf16']:11,.0f}  {kind}"
         )
     return 0
+
+
+def chip_marks(scen: Scenario) -> dict[str, str]:
+    """Each chip's calibration under the scenario's stack and model, short: 'calibrated ± 15%',
+    'uncalibrated ± 33%' (its throughput error; the dashboard's Hardware page shows the same)."""
+    cat = scenario_catalog(scen)
+    moe = cat.models[scen.model.id].moe is not None if scen.model.id in cat.models else False
+    rows = confidence.chip_rows(
+        cat, scen.deployment.stack, moe=moe, custom=[h.id for h in scen.custom_hardware]
+    )
+    out = {}
+    for chip, row in rows.items():
+        head = str(row["calibration"]).split(":")[0]
+        err = row["throughput_error"]
+        out[chip] = head + (f" ± {error_text(err)}" if isinstance(err, float) else "")
+    return out
 
 
 def register(sub: Any) -> None:

@@ -18,6 +18,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.cli.catalog import chip_marks
 from engine.cli.common import add_work_limit_flag, check_range, check_writable_file, emit_json, load_scenario
 from engine.core import bounds
 from engine.core.errors import ScenarioError
@@ -188,7 +189,10 @@ def _frontier_rows(p: Plan, flag: str, order: str) -> list[dict[str, Any]]:
     runs = passing_frontiers(p.runs)
     if runs.empty or flag not in runs:
         return []
-    return list(runs[runs[flag]].sort_values(order).to_dict(orient="records"))
+    return [
+        {str(k): v for k, v in r.items()}
+        for r in runs[runs[flag]].sort_values(order).to_dict(orient="records")
+    ]
 
 
 def print_plan(p: Plan) -> None:
@@ -415,7 +419,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if args.hardware:
         keep = [h.strip() for h in args.hardware.split(",") if h.strip()]
         adv = Advice(adv.roofline[adv.roofline["hardware"].isin(keep)], adv.findings, adv.specialisation)
-    marks = _chip_marks(scen)
+    marks = chip_marks(scen)
     if args.json:
         doc = adv.to_json()
         for row in doc["roofline"]:
@@ -451,24 +455,6 @@ def cmd_advise(args: argparse.Namespace) -> int:
     for text in adv.specialisation["text"]:
         print(f"  {text}")
     return 0
-
-
-def _chip_marks(scen: Any) -> dict[str, str]:
-    """Each chip's calibration under the scenario's stack and model, short: 'calibrated ± 15%',
-    'uncalibrated ± 33%' (its throughput error; the dashboard's Hardware page shows the same)."""
-    from engine.scenario.resolve import scenario_catalog
-
-    cat = scenario_catalog(scen)
-    moe = cat.models[scen.model.id].moe is not None if scen.model.id in cat.models else False
-    rows = confidence.chip_rows(
-        cat, scen.deployment.stack, moe=moe, custom=[h.id for h in scen.custom_hardware]
-    )
-    out = {}
-    for chip, row in rows.items():
-        head = str(row["calibration"]).split(":")[0]
-        err = row["throughput_error"]
-        out[chip] = head + (f" ± {error_text(err)}" if isinstance(err, float) else "")
-    return out
 
 
 RULE_CHOICES = ("percentile", "attainment")
