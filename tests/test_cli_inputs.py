@@ -147,7 +147,10 @@ def test_a_sweep_whose_write_fails_keeps_its_results_and_says_where(
         ),
         (["plan", "chat-colocated", "--target-rps", "inf"], "--target-rps"),
         (["plan", "chat-colocated", "--target-rps", "10", "--duration-s", "1e-320"], "--duration-s"),
-        (["capacity", "chat-colocated", "--rule", "attainment", "--attainment", "nan"], "--attainment"),
+        (
+            ["capacity", "chat-colocated", "--rule", "attainment", "--attainment", "nan"],
+            "attainment: a share of requests in (0, 1]",
+        ),
     ],
 )
 def test_planning_flags_outside_their_ranges_are_refused_naming_the_flag(

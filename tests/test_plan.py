@@ -276,7 +276,7 @@ def test_cli_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_cli_plan_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "chat-colocated", "--target-rps", "-1", "--no-progress"]) == 2
-    assert "target_rps" in capsys.readouterr().err
+    assert "--target-rps" in capsys.readouterr().err
     assert main(["plan", "chat-colocated", "--target-rps", "4", "--tp", "x", "--no-progress"]) == 2
     code = main([*SMALL_PLAN, "--target-rps", "6"])
     assert code == 0

@@ -485,7 +485,6 @@ def _attainment(args: argparse.Namespace) -> float:
     """--attainment, or its default; refused with --rule percentile, where it would mean nothing."""
     if args.attainment is None:
         return ATTAINMENT_DEFAULT
-    check_range(args.attainment, "--attainment", 0, 1, above=True)
     if args.rule != "attainment":
         raise ScenarioError(f"--attainment: applies to --rule attainment only (got --rule {args.rule})")
     return float(args.attainment)
