@@ -309,6 +309,7 @@ def test_cli_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert m["slower_capacity_rps"] <= doc["capacity_rps"] <= m["faster_capacity_rps"]
 
 
+@pytest.mark.slow  # three capacity searches over 120 s windows
 def test_capacity_falls_with_slower_chips_more_than_their_error_when_a_target_binds() -> None:
     """chat-colocated's capacity is bound by its 30 ms TPOT target: 15% slower chips cost it more
     than 15% of its capacity, which is why the CLI searches again rather than printing ± 15%."""
