@@ -104,9 +104,7 @@ def test_a_moe_model_on_a_fitted_chip_is_marked_partly_calibrated() -> None:
     assert "partly calibrated" in mark and "uncalibrated" not in mark and "dense layers" in mark, mark
     assert "experts at" in mark
     notes = [text_of(i.value) for i in at.get_by_key("fg-advisor").info]
-    assert any(
-        "is partly calibrated under TensorRT-LLM" in n and "fengong calibrate" in n for n in notes
-    )
+    assert any("is partly calibrated under TensorRT-LLM" in n and "fengong calibrate" in n for n in notes)
     at.switch_page("app_pages/strategy.py").run()
     assert_clean(at)
     assert "partly calibrated" in " ".join(m.value for m in at.markdown)
