@@ -67,6 +67,7 @@ def _no_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli, "simulate", boom)
     monkeypatch.setattr(cli, "replicate", boom)
     monkeypatch.setattr(sweeping, "sweep", boom)
+    monkeypatch.setattr(planning, "plan", boom)
 
 
 def test_an_unwritable_destination_is_refused_before_anything_runs(
@@ -92,6 +93,8 @@ def test_an_unwritable_destination_is_refused_before_anything_runs(
         assert "cannot write there" in refused(
             ["run", "chat-colocated", *extra, "--out", str(a_file / "d")], capsys
         )
+    plan = ["plan", "chat-colocated", "--target-rps", "4", "--no-progress", "--out"]
+    assert "is not an existing folder" in refused([*plan, str(a_file / "best.toml")], capsys)
     assert not list(tmp_path.glob("no*"))
 
 

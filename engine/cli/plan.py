@@ -75,6 +75,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     check_range(
         args.budget_usd_per_hour, "--budget-usd-per-hour", 0, bounds.MAX_BUDGET_USD_PER_HOUR, above=True
     )
+    if args.out:
+        check_writable_file(args.out)  # before the search, not after
     scen = load_scenario(args.scenario, args.set)
     hardware = hardware_choice(scen, args.hardware or "")
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
