@@ -1,10 +1,12 @@
-# Two commands on a fresh machine: `make run` (the dashboard) and `make test` (everything CI runs).
+# Two commands on a fresh machine: `make run` (the dashboard; `make run PORT=8502` for another port) and
+# `make test` (everything CI runs); `make quick` runs the fast tests only.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+PORT ?= 8501
 
-.PHONY: run test lint typecheck unit check validate bench clean
+.PHONY: run test quick lint typecheck unit check validate bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -13,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/streamlit run app.py --server.port 8501 --server.headless true
+	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -28,6 +30,10 @@ unit: $(STAMP)
 	$(VENV)/bin/pytest -q -n 2
 
 test: lint typecheck unit
+
+# the tests not marked slow (browser, app pages, long simulations): under a minute, for iterating
+quick: $(STAMP)
+	$(VENV)/bin/pytest -q -n 2 -m "not slow"
 
 check: test
 

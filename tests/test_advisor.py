@@ -195,7 +195,7 @@ def test_an_uncalibrated_pool_is_a_finding_with_its_rule_and_how_to_fix_it() -> 
             f.text.startswith(f"{chip} (pools prefill, decode) is uncalibrated under vLLM")
             and cal.rule in f.text
         )
-        assert f"python -m engine calibrate measurements.csv --hardware {chip} --profile {stack}" in f.text
+        assert f"fengong calibrate measurements.csv --hardware {chip} --profile {stack}" in f.text
         assert "About page" in f.text
         for figure, err in cal.expected_error.items():
             assert f.numbers[f"{figure}_error"] == err

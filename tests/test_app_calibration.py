@@ -85,7 +85,7 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
     assert any("Bands:" in c and edges in c for c in captions), captions
     assert any(confidence.BAND_MEANING in c for c in captions), captions
     advice = [text_of(w.value) for w in at.get_by_key("fg-advisor").warning]
-    assert any(a.startswith(f"{chip} (pools prefill, decode) is uncalibrated") and "python -m engine calibrate" in a
+    assert any(a.startswith(f"{chip} (pools prefill, decode) is uncalibrated") and "fengong calibrate" in a
                for a in advice), advice  # fmt: skip
 
 
@@ -108,9 +108,7 @@ def test_a_moe_model_on_a_fitted_chip_is_marked_partly_calibrated() -> None:
     assert "partly calibrated" in mark and "uncalibrated" not in mark and "dense layers" in mark, mark
     assert "experts at" in mark
     notes = [text_of(i.value) for i in at.get_by_key("fg-advisor").info]
-    assert any(
-        "is partly calibrated under TensorRT-LLM" in n and "python -m engine calibrate" in n for n in notes
-    )
+    assert any("is partly calibrated under TensorRT-LLM" in n and "fengong calibrate" in n for n in notes)
     at.switch_page("app_pages/strategy.py").run()
     assert_clean(at)
     assert "partly calibrated" in " ".join(m.value for m in at.markdown)

@@ -76,6 +76,7 @@ def test_shipped_profiles_equal_a_fresh_fit(usable: list[calibrate.Measurement],
         assert trust.is_fitted(shipped)
 
 
+@pytest.mark.slow  # the simulator's reruns of every reference row (`simulated`): tens of seconds
 def test_expected_errors_equal_a_fresh_cross_validation(
     report: validation.Report, simulated: tuple[Any, Any]
 ) -> None:
@@ -310,6 +311,7 @@ def test_bad_user_csv_names_line_and_column(tmp_path: Path) -> None:
         calibrate.read_measurements(p)
 
 
+@pytest.mark.slow  # the simulator's reruns of every reference row (`simulated`): tens of seconds
 def test_validation_page_is_current(report: validation.Report, simulated: tuple[Any, Any]) -> None:
     """docs/validation.md's generated half is what `python -m engine validate --markdown` prints today."""
     doc = (Path(calibrate.__file__).resolve().parents[2] / "docs" / "validation.md").read_text(
@@ -335,6 +337,7 @@ def _as_printed(cell: str, value: float) -> str:
     return f"{value * 100:.{decimals}f}%"
 
 
+@pytest.mark.slow  # the simulator's reruns of every reference row (`simulated`): tens of seconds
 def test_the_readme_states_the_validation_figures_as_measured(
     report: validation.Report, simulated: tuple[Any, Any]
 ) -> None:

@@ -32,6 +32,7 @@ def test_the_readme_names_every_command_of_the_cli() -> None:
     assert set(sub.choices) <= named, set(sub.choices) - named
 
 
+@pytest.mark.slow  # each command a whole process; validate, plan and capacity take tens of seconds
 @pytest.mark.parametrize("command", readme_commands())
 def test_readme_command_runs_as_printed(command: str) -> None:
     argv = shlex.split(command)

@@ -30,11 +30,6 @@ HOSTILE: dict[str, tuple[str, dict[str, Any], str]] = {
         },
         "deployment.batching.chunk_tokens=16",
     ),
-    "elastic check every nanosecond": (
-        "chat-disaggregated",
-        {"scheduler.elastic": {"enabled": True, "check_s": 1e-9}},
-        "scheduler.elastic.check_s=1e-09",
-    ),
     "one-token blocks under a million-token prefix, 1000-turn sessions": (
         "agentic-cache",
         {

@@ -68,3 +68,49 @@ def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
     return naming.named(
         scenario_io.apply_overrides(scen, overrides), scen, source
     )  # a name that says what it runs
+
+
+def check_range(value: float | None, flag: str, low: float, high: float, *, above: bool = False) -> None:
+    """Refuse a flag's number outside [low, high] (or (low, high] with `above`), NaN and infinities
+    included, naming the flag and the range; None (the flag not given) passes."""
+    if value is None:
+        return
+    ok = (low < value if above else low <= value) and value <= high
+    if not (ok and math.isfinite(value)):
+        opening = "(" if above else "["
+        raise ScenarioError(f"{flag}: must be in {opening}{low:g}, {high:g}] (got {value:g})")
+
+
+def check_writable_file(path: str, flag: str = "--out") -> None:
+    """Refuse, before any work, a file destination that cannot be written: its folder missing or
+    not a folder, the path a folder, or no permission (tried by creating the file, then removing it
+    again when it was not there before)."""
+    target = Path(path)
+    if target.is_dir():
+        raise ScenarioError(f"{flag} {path}: is a folder; name a file")
+    folder = target.parent
+    if not folder.is_dir():
+        raise ScenarioError(f"{flag} {path}: {folder} is not an existing folder")
+    existed = target.exists()
+    try:
+        with target.open("ab"):
+            pass
+    except OSError as exc:
+        raise ScenarioError(
+            f"{flag} {path}: cannot write there ({exc.strerror or type(exc).__name__})"
+        ) from None
+    if not existed:
+        target.unlink(missing_ok=True)
+
+
+def check_writable_folder(path: str, flag: str = "--out") -> None:
+    """Refuse, before any work, a folder destination that cannot be made or written (creating it)."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+        probe = Path(path) / ".fengong-write-check"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise ScenarioError(
+            f"{flag} {path}: cannot write there ({exc.strerror or type(exc).__name__}); name a folder"
+        ) from None

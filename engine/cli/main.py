@@ -21,8 +21,17 @@ from typing import Any
 
 from engine.catalog.entries import entry_to_toml, load_catalog, model_from_hf_config
 from engine.catalog.specs import HardwareSpec
+from engine.cli import catalog as cli_catalog
 from engine.cli import plan as cli_plan
-from engine.cli.common import add_work_limit_flag, dumps, emit_json, load_scenario
+from engine.cli.common import (
+    add_work_limit_flag,
+    check_range,
+    check_writable_folder,
+    dumps,
+    emit_json,
+    load_scenario,
+)
+from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
 from engine.costmodel.stacks import SERVING_STACKS
@@ -38,73 +47,6 @@ MEASUREMENT_COLUMNS = (
     "batch", "context_tokens", "value", "unit", "source",
 )  # fmt: skip
 """`engine.calibration.calibrate.MEASUREMENT_COLUMNS`, repeated for --help (a test keeps them equal)."""
-
-
-def cmd_catalog(args: argparse.Namespace) -> int:
-    cat = load_catalog()
-    bands = confidence.chip_rows(cat, "vllm")  # each chip's mark and band under the default stack
-    hw = [
-        {
-            "id": h.id,
-            "name": h.name,
-            "vendor": h.vendor,
-            "class": h.kind,
-            "illustrative": h.illustrative,
-            "tflops": dict(h.tflops),
-            "memory_gb": h.memory_gb,
-            "memory_tb_s": h.memory_tb_s,
-            "scale_up_gb_s": h.scale_up_gb_s,
-            "scale_out_gb_s": h.scale_out_gb_s,
-            "tdp_w": h.tdp_w,
-            "idle_w": h.idle_w,
-            "usd_per_hour": h.usd_per_hour,
-            "profiles": sorted(h.profiles),
-            "sources": dict(h.sources),
-            "calibration": {k: bands[h.id][k] for k in ("calibration", "calibrated", "expected_error")},
-        }
-        for h in sorted(cat.hardware.values(), key=lambda h: h.id)
-    ]
-    models = [
-        {
-            "id": m.id,
-            "name": m.name,
-            "params_b": m.total_params() / 1e9,
-            "active_params_b": m.active_params() / 1e9,
-            "layers": m.layers,
-            "hidden": m.hidden,
-            "kv_bytes_per_token_bf16": m.kv_bytes_per_token("bf16"),
-            "moe": m.moe is not None,
-            "mla": m.mla is not None,
-            "source": m.source,
-        }
-        for m in sorted(cat.models.values(), key=lambda m: m.id)
-    ]
-    if args.json:
-        emit_json({"hardware": hw, "models": models})
-        return 0
-    print(
-        f"{'hardware':24} {'class':5} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GB':>6} {'TB/s':>6} {'$/h':>6}  under vLLM"
-    )
-    for h in hw:
-        tf: dict[str, float] = h["tflops"]  # type: ignore[assignment]
-        mark = " (illustrative)" if h["illustrative"] else ""
-        band = bands[str(h["id"])]
-        thr = band["throughput_error"]
-        cal = f"{band['calibration']}" + (f", throughput ± {thr:.0%}" if thr is not None else "")
-        print(
-            f"{h['id']:24} {h['class']:5} {tf.get('bf16', 0):6.0f} {tf.get('fp8', 0):6.0f} "
-            f"{tf.get('fp4', 0):6.0f} {h['memory_gb']:6.0f} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}  "
-            f"{cal}{mark}"
-        )
-    print()
-    print(f"{'model':18} {'params':>8} {'active':>8} {'KV B/token':>11}  kind")
-    for m in models:
-        kind = "MoE+MLA" if m["moe"] and m["mla"] else "MoE" if m["moe"] else "dense"
-        print(
-            f"{m['id']:18} {m['params_b']:7.1f}B {m['active_params_b']:7.1f}B "
-            f"{m['kv_bytes_per_token_bf16']:11,.0f}  {kind}"
-        )
-    return 0
 
 
 def cmd_roofline(args: argparse.Namespace) -> int:
@@ -277,19 +219,23 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    check_range(args.replications, "--replications", 1, bounds.MAX_REPLICATIONS)
     scen = load_scenario(args.scenario, args.set)
     check = not args.no_work_limit
+    if args.out:
+        check_writable_folder(args.out)  # before the runs, not after
     if args.replications > 1:
         runs, stats = replicate(scen, args.replications, check_work=check)
+        doc = {
+            "replications": args.replications,
+            "seeds": [r.scenario.seed for r in runs],
+            "stats": stats,
+            "engine_version": ENGINE_VERSION,
+        }
+        if args.out:
+            write_replications(runs, doc, Path(args.out), args.format)
         if args.json:
-            emit_json(
-                {
-                    "replications": args.replications,
-                    "seeds": [r.scenario.seed for r in runs],
-                    "stats": stats,
-                    "engine_version": ENGINE_VERSION,
-                }
-            )
+            emit_json(doc)
             return 0
         print(
             f"{args.replications} replications (seeds {runs[0].scenario.seed}..{runs[-1].scenario.seed}); "
@@ -314,6 +260,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 figure = f"{s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]"
                 grows = max(behind) if behind and key.startswith("latency_ms") else None
                 print(f"  {key:32} {sustain.latency(figure, grows)}")
+        if args.out:
+            print(
+                f"wrote seed-<N>/ (each replication's files) and replications.json (the intervals) to {args.out}"
+            )
         return 0
     res = simulate(scen, check_work=check)
     if args.out:
@@ -419,6 +369,18 @@ def write_outputs(res: SimResult, out: Path, fmt: str) -> None:
         ) from None
 
 
+def write_replications(runs: Sequence[SimResult], doc: dict[str, Any], out: Path, fmt: str) -> None:
+    """Write each replication's files under ``seed-<N>/`` and the intervals as ``replications.json``."""
+    for res in runs:
+        write_outputs(res, out / f"seed-{res.scenario.seed}", fmt)
+    try:
+        (out / "replications.json").write_text(dumps(doc), encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(
+            f"--out {out}: cannot write there ({exc.strerror or type(exc).__name__})"
+        ) from None
+
+
 def _write_outputs(res: SimResult, out: Path, fmt: str) -> None:
     from engine.core.safecsv import safe_csv
 
@@ -473,10 +435,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     result = calibrate.fit(
         points, cat, f"fitted to {len(points)} measurements in {Path(args.measurements).name}"
     )
-    print(
-        result.table[["id", "point", "measured", "predicted", "error"]].to_string(index=False),
-        file=sys.stderr,
-    )
+    shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
+    shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")  # a signed percentage, as the summary line
+    print(shown.to_string(index=False), file=sys.stderr)
     print(
         f"{args.hardware}/{args.profile}: eta_compute {result.profile.eta_compute}, eta_bandwidth "
         f"{result.profile.eta_bandwidth}, overhead {result.profile.overhead_ms} ms per 80 layers; median |error| "
@@ -496,12 +457,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the CLI."""
-    p = argparse.ArgumentParser(prog="python -m engine", description="Fengong: LLM-serving lab.")
+    p = argparse.ArgumentParser(prog="fengong", description="Fengong: LLM-serving lab.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    c = sub.add_parser("catalog", help="list hardware and models")
-    c.add_argument("--json", action="store_true", help="one JSON document on stdout")
-    c.set_defaults(func=cmd_catalog)
+    cli_catalog.register(sub)
 
     r = sub.add_parser("roofline", help="prefill and decode of a model on one instance")
     r.add_argument("--model", required=True)
@@ -550,7 +509,13 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("--json", action="store_true", help="one JSON document on stdout")
     u.add_argument("--out", default=None, help="directory for requests/timeseries tables and the summary")
     u.add_argument("--format", choices=["csv", "parquet"], default="csv")
-    u.add_argument("--replications", type=int, default=1, help="run N seeds and report 95%% intervals")
+    u.add_argument(
+        "--replications",
+        type=int,
+        default=1,
+        help=f"run N seeds (1 to {bounds.MAX_REPLICATIONS}) and report 95%% intervals; with --out, each "
+        "seed's files under seed-<N>/ and the intervals in replications.json",
+    )
     u.add_argument(
         "--margin",
         action="store_true",

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Mapping
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.cli.common import add_work_limit_flag, emit_json, load_scenario
+from engine.cli.catalog import chip_marks
+from engine.cli.common import add_work_limit_flag, check_range, check_writable_file, emit_json, load_scenario
+from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.explain import confidence, sustain
 from engine.scenario import codec as scenario_io
@@ -66,6 +69,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from engine.planning.plan import SearchSpace, hardware_choice, plan
     from engine.serving.run import ENGINE_VERSION
 
+    check_range(args.target_rps, "--target-rps", 0, bounds.MAX_RATE_RPS, above=True)
+    check_range(args.duration_s, "--duration-s", 10, bounds.MAX_DURATION_S)
+    check_range(
+        args.budget_usd_per_hour, "--budget-usd-per-hour", 0, bounds.MAX_BUDGET_USD_PER_HOUR, above=True
+    )
+    if args.out:
+        check_writable_file(args.out)  # before the search, not after
     scen = load_scenario(args.scenario, args.set)
     hardware = hardware_choice(scen, args.hardware or "")
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
@@ -176,6 +186,20 @@ def _ms(v: float | None) -> str:
     return "n/a" if v is None else f"{v:,.0f} ms" if v >= 100 else f"{v:.1f} ms"
 
 
+def _frontier_rows(p: Plan, flag: str, order: str) -> list[dict[str, Any]]:
+    """A frontier's runs over the passing runs only, as the dashboard draws it (`passing_frontiers`):
+    a failing run is no point of a trade-off anyone can deploy."""
+    from engine.planning.frontier import passing_frontiers
+
+    runs = passing_frontiers(p.runs)
+    if runs.empty or flag not in runs:
+        return []
+    return [
+        {str(k): v for k, v in r.items()}
+        for r in runs[runs[flag]].sort_values(order).to_dict(orient="records")
+    ]
+
+
 def print_plan(p: Plan) -> None:
     """A human summary of a plan, each deployment with its calibration mark."""
     from engine.planning.plan import rule_text
@@ -196,31 +220,32 @@ def print_plan(p: Plan) -> None:
             f"${r['usd_per_million_output_tokens']:.2f} per M output tokens"
             + (f"; {r['calibration']}" if "calibration" in r else "")
         )
-    print("\ncost against goodput (Pareto frontier; * = chosen)")
-    # the deployment column fits its longest label ("h200 tp1 dp8 ep8 -> h200 tp2 dp8 ep16")
-    width = max(
-        [
-            34,
-            *(
-                len(str(x))
-                for f in (p.frontier_cost, p.frontier_throughput)
-                if "shape" in f
-                for x in f["shape"]
-            ),
-        ]
+    cost, tput = (
+        _frontier_rows(p, "on_cost_frontier", "usd_per_hour"),
+        _frontier_rows(p, "on_throughput_frontier", "tokens_per_s_per_user"),
     )
-    print(f"  {'deployment':{width}} {'split':>8} {'$/h':>9} {'goodput':>9}  passes  calibration")
-    for c in p.frontier_cost.to_dict(orient="records"):
+    # the deployment column fits its longest label ("h200 tp1 dp8 ep8 -> h200 tp2 dp8 ep16")
+    width = max([34, *(len(str(r["shape"])) for r in cost + tput)])
+    print("\ncost against goodput (Pareto frontier of the deployments that pass; * = chosen)")
+    if not cost:
+        print("  none: no simulated deployment passed")
+    else:
+        print(f"  {'deployment':{width}} {'split':>8} {'$/h':>9} {'goodput':>9}  calibration")
+    for c in cost:
         mark = "*" if c["chosen"] else " "
         print(
             f"{mark} {c['shape']:{width}} {c['split']:>8} {c['usd_per_hour']:9.2f} {c['goodput_rps']:9.2f}  "
-            f"{bool(c['passes'])!s:6}  {_mark(c)}"
+            f"{_mark(c)}"
         )
     print(
-        "\ngoodput per chip (output tokens of requests within their SLO) against tokens/s per user (Pareto frontier)"
+        "\ngoodput per chip (output tokens of requests within their SLO) against tokens/s per user (Pareto "
+        "frontier of the deployments that pass)"
     )
-    print(f"  {'deployment':{width}} {'split':>8} {'tok/s/user':>10} {'tok/s/chip':>10}  calibration")
-    for t in p.frontier_throughput.to_dict(orient="records"):
+    if not tput:
+        print("  none: no simulated deployment passed")
+    else:
+        print(f"  {'deployment':{width}} {'split':>8} {'tok/s/user':>10} {'tok/s/chip':>10}  calibration")
+    for t in tput:
         mark = "*" if t["chosen"] else " "
         print(
             f"{mark} {t['shape']:{width}} {t['split']:>8} {t['tokens_per_s_per_user']:10.1f} "
@@ -250,6 +275,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     from engine.planning.plan import rule_text
     from engine.serving.run import ENGINE_VERSION
 
+    check_range(args.duration_s, "--duration-s", bounds.MIN_DURATION_S, bounds.MAX_DURATION_S)
     scen = load_scenario(args.scenario, args.set)
     marks = confidence.pool_marks(scen)
     slow, fast = run_edges(scen)
@@ -337,6 +363,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     scen = load_scenario(args.scenario, args.set)
     vary = parse_vary(args.vary)
     points = grid(vary, args.seeds, scen.seed)
+    check_writable_file(args.out)  # before the grid runs, not after
     bar = _Bar(len(points), "sweep", not args.no_progress)
     client: Any = None
     executor: Executor | None
@@ -366,9 +393,31 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         bar.close()
         if client is not None:
             client.close()
-    write(frame, args.out)
+    try:
+        write(frame, args.out)
+    except OSError as exc:  # e.g. the disk filled while the grid ran: keep the results anyway
+        kept = _keep(frame, args.out, write)
+        raise ScenarioError(
+            f"--out {args.out}: cannot write there ({exc.strerror or type(exc).__name__}); "
+            + (f"the results are kept in {kept}" if kept else "the results could not be kept either")
+        ) from None
     print(f"wrote {len(frame)} runs x {frame.shape[1]} columns to {args.out}", file=sys.stderr)
     return 0
+
+
+def _keep(frame: Any, out: str, write: Any) -> str | None:
+    """Write a sweep's table to a new file in the temporary folder (same format as `out`); its path,
+    or None when that fails too."""
+    import tempfile
+
+    suffix = ".csv" if out.lower().endswith(".csv") else ".parquet"
+    fd, path = tempfile.mkstemp(prefix="fengong-sweep-", suffix=suffix)
+    os.close(fd)
+    try:
+        write(frame, path)
+    except OSError:
+        return None
+    return path
 
 
 # --- advise ----------------------------------------------------------------------------------
@@ -385,10 +434,14 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if args.hardware:
         keep = [h.strip() for h in args.hardware.split(",") if h.strip()]
         adv = Advice(adv.roofline[adv.roofline["hardware"].isin(keep)], adv.findings, adv.specialisation)
+    marks = chip_marks(scen)
     if args.json:
+        doc = adv.to_json()
+        for row in doc["roofline"]:
+            row["calibration"] = marks.get(row["hardware"], "")
         emit_json(
             {
-                **adv.to_json(),
+                **doc,
                 "engine_version": ENGINE_VERSION,
                 "scenario": {"name": scen.name, "seed": scen.seed},
             }
@@ -400,14 +453,15 @@ def cmd_advise(args: argparse.Namespace) -> int:
     print("\nwhere each phase sits on each chip's roofline (smallest tp that holds the weights)")
     print(
         f"{'chip':22} {'tp':>2} {'phase':8} {'batch':>5} {'FLOP/B':>7} {'ridge':>6} {'TFLOP/s/chip':>12} "
-        f"{'tok/s/chip':>10} {'$/M tok':>8}  binds"
+        f"{'tok/s/chip':>10} {'$/M tok':>8}  {'calibration':24}  binds"
     )
     for r in adv.roofline.to_dict(orient="records"):
         note = f" ({r['note']})" if r["note"] else ""
         print(
             f"{r['hardware']:22} {r['tp']:2d} {r['phase']:8} {r['batch']:5d} {r['intensity_flops_per_byte']:7.0f} "
             f"{r['ridge_flops_per_byte']:6.0f} {r['achieved_tflops_per_chip']:12.0f} "
-            f"{r['tokens_per_s_per_chip']:10.0f} {r['usd_per_million_tokens']:8.3f}  {r['binds']}{note}"
+            f"{r['tokens_per_s_per_chip']:10.0f} {r['usd_per_million_tokens']:8.3f}  "
+            f"{marks.get(r['hardware'], ''):24}  {r['binds']}{note}"
         )
     print("\nfindings from the run")
     for f in adv.findings:

@@ -497,7 +497,7 @@ def write_reference(
 
 
 def cmd_calibrate_reference(args: argparse.Namespace) -> int:
-    """`python -m engine calibrate --reference [--write]`."""
+    """`fengong calibrate --reference [--write]`."""
     cat = load_catalog()
     if getattr(args, "write", False):
         rep = validation.report(cat)

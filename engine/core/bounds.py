@@ -17,8 +17,16 @@ MAX_REQUESTS = 200_000
 """Requests in one run (expected arrivals for open-loop loads, or trace rows)."""
 MAX_DURATION_S = 86_400.0
 """Simulated arrival window (one day)."""
+MIN_DURATION_S = 1.0
+"""Shortest arrival window of a run (and of a planning or capacity run)."""
 MAX_RATE_RPS = 5_000.0
 """Mean arrival rate."""
+MIN_RATE_RPS = 1e-4
+"""Lowest mean arrival rate (one request in about three hours)."""
+MAX_REPLICATIONS = 100
+"""Seeds one replicated run may simulate (``replicate``, the CLI's ``run --replications``)."""
+MAX_BUDGET_USD_PER_HOUR = 10_000_000.0
+"""Highest hourly budget a plan may be given."""
 MAX_INSTANCES = 512
 """Instances across all pools of a deployment."""
 MAX_POOLS = 8
@@ -54,6 +62,7 @@ TABLE: tuple[tuple[str, float, str], ...] = (
     ("requests per run", MAX_REQUESTS, "expected arrivals (rate x window) or trace rows"),
     ("simulated window", MAX_DURATION_S, "seconds of arrivals"),
     ("arrival rate", MAX_RATE_RPS, "requests per second"),
+    ("replications", MAX_REPLICATIONS, "seeds of one replicated run (run --replications)"),
     ("instances", MAX_INSTANCES, "across all pools"),
     ("pools", MAX_POOLS, "per deployment"),
     ("tensor parallel", MAX_TP, "chips per instance"),

@@ -496,7 +496,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 "calibration",
                 f"{hw} ({which}) is uncalibrated under {stack}: its profile comes by a rule ({rule}), not from "
                 f"measurements of {hw} under {stack}; {errors_text(real_bands(cal))}. To calibrate it, fit your "
-                f"own measurements: python -m engine calibrate measurements.csv --hardware {hw} "
+                f"own measurements: fengong calibrate measurements.csv --hardware {hw} "
                 f"--profile {cal.stack}, or the upload on the About page.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )
@@ -516,7 +516,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 f"{hw} ({which}) is partly calibrated under {stack}: its dense layers are fitted to measurements "
                 f"of {hw}, but the model's routed experts run at {cal.experts:.0%} of the dense layers' rates, one factor "
                 f"fitted to every chip's and stack's MoE measurements together; {errors_text(real_bands(cal))}. "
-                f"To give {hw} its own, fit your measurements of a MoE model on it: python -m engine calibrate "
+                f"To give {hw} its own, fit your measurements of a MoE model on it: fengong calibrate "
                 f"measurements.csv --hardware {hw} --profile {cal.stack}, or the upload on the About page.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )

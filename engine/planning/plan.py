@@ -260,8 +260,11 @@ class SearchSpace:
                 f"space.max_instances_per_pool: must be in [1, {bounds.MAX_INSTANCES // 2}] "
                 f"(got {self.max_instances_per_pool})"
             )
-        if self.budget_usd_per_hour is not None and not self.budget_usd_per_hour > 0:
-            raise ScenarioError(f"space.budget_usd_per_hour: must be > 0 (got {self.budget_usd_per_hour})")
+        budget = self.budget_usd_per_hour
+        if budget is not None and not 0 < budget <= bounds.MAX_BUDGET_USD_PER_HOUR:  # inf is not "no budget"
+            raise ScenarioError(
+                f"space.budget_usd_per_hour: must be in (0, {bounds.MAX_BUDGET_USD_PER_HOUR:g}] (got {budget})"
+            )
         if self.duration_s is not None and not 10.0 <= self.duration_s <= bounds.MAX_DURATION_S:
             raise ScenarioError(
                 f"space.duration_s: must be in [10, {bounds.MAX_DURATION_S:g}] (got {self.duration_s})"

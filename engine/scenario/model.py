@@ -17,7 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
 from engine import policies
-from engine.catalog.specs import Frozen, HardwareSpec, KvPrecision, ModelSpec, Precision
+from engine.catalog.specs import MIN_LINK_GB_S, Frozen, HardwareSpec, KvPrecision, ModelSpec, Precision
 from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
 from engine.costmodel import stacks
@@ -26,6 +26,10 @@ from engine.costmodel.ownership import CostBasis
 SCHEMA_VERSION = 1
 """Version of the scenario format; share links and result files carry it."""
 
+Z99 = 2.3263478740408408
+"""The standard normal's 99th percentile."""
+LOGNORMAL_MAX_SPREAD = math.exp(Z99 * Z99 / 2)
+"""Largest p99 / mean of a lognormal (about 14.97): past it no sigma gives both."""
 Tokens = Annotated[int, Field(ge=1, le=bounds.MAX_TOKENS_PER_REQUEST)]
 _NAME = re.compile(r"[^\W_][\w .+/-]*")
 
@@ -82,6 +86,11 @@ class LengthDist(Frozen):
             and self.p99 <= self.mean
         ):
             raise ValueError(f"p99: must exceed mean ({self.mean}) for a lognormal (got {self.p99})")
+        if self.kind == "lognormal" and 2.0 * math.log((self.p99 or 1) / (self.mean or 1)) > Z99 * Z99:
+            raise ValueError(
+                f"p99: a lognormal's p99 is at most {LOGNORMAL_MAX_SPREAD:.2f}x its mean ({self.mean}), "
+                f"so at most {LOGNORMAL_MAX_SPREAD * (self.mean or 0):.6g} (got {self.p99})"
+            )
         return self
 
     def nominal_mean(self) -> float:
@@ -99,11 +108,11 @@ class Slo(Frozen):
     """Latency targets of a class: TTFT and TPOT at a percentile, optionally an E2E deadline and a
     TBT target (each request's largest gap between two tokens: stalls break it, means hide them)."""
 
-    ttft_ms: Annotated[float, Field(gt=0, le=3_600_000)] = 2000.0
-    tpot_ms: Annotated[float, Field(gt=0, le=60_000)] = 100.0
+    ttft_ms: Annotated[float, Field(ge=0.01, le=3_600_000)] = 2000.0
+    tpot_ms: Annotated[float, Field(ge=0.01, le=60_000)] = 100.0
     percentile: Annotated[float, Field(ge=50, le=99.99)] = 99.0
-    e2e_ms: Annotated[float, Field(gt=0, le=86_400_000)] | None = None
-    tbt_ms: Annotated[float, Field(gt=0, le=600_000)] | None = None
+    e2e_ms: Annotated[float, Field(ge=0.01, le=86_400_000)] | None = None
+    tbt_ms: Annotated[float, Field(ge=0.01, le=600_000)] | None = None
 
 
 class Prefix(Frozen):
@@ -128,7 +137,7 @@ class RequestClass(Frozen):
     """
 
     name: Name
-    share: Annotated[float, Field(gt=0, le=1)] = 1.0
+    share: Annotated[float, Field(ge=1e-6, le=1)] = 1.0
     priority: Annotated[int, Field(ge=0, le=100)] = 0
     input: LengthDist = LengthDist(kind="constant", tokens=1024)
     output: LengthDist = LengthDist(kind="constant", tokens=256)
@@ -176,8 +185,8 @@ class Arrival(Frozen):
     prompts prefill one after another (5,000 tokens of an 8B model take ~0.15 s on an H100)."""
 
     kind: Literal["poisson", "gamma", "offline", "closed_loop"] = "poisson"
-    rate_rps: Annotated[float, Field(gt=0, le=bounds.MAX_RATE_RPS)] = 10.0
-    cv: Annotated[float, Field(gt=0, le=20)] = 1.0
+    rate_rps: Annotated[float, Field(ge=bounds.MIN_RATE_RPS, le=bounds.MAX_RATE_RPS)] = 10.0
+    cv: Annotated[float, Field(ge=0.01, le=20)] = 1.0
     shape: Literal["flat", "ramp", "peak", "diurnal", "points"] = "flat"
     peak_factor: Annotated[float, Field(ge=1, le=20)] = 2.0
     points: tuple[RatePoint, ...] = ()
@@ -235,11 +244,11 @@ class Trace(Frozen):
 
     format: Literal["mooncake", "azure", "csv", "agentic"]
     path: Annotated[str, Field(min_length=1, max_length=1024)]
-    time_scale: Annotated[float, Field(gt=0, le=1000)] = 1.0
+    time_scale: Annotated[float, Field(ge=0.001, le=1000)] = 1.0
     max_requests: Annotated[int, Field(ge=1, le=bounds.MAX_REQUESTS)] = bounds.MAX_REQUESTS
     start_s: Annotated[float, Field(ge=0, le=10 * bounds.MAX_DURATION_S)] = 0.0
     block_tokens: Annotated[int, Field(ge=1, le=65536)] = 512
-    max_gap_s: Annotated[float, Field(gt=0, le=bounds.MAX_DURATION_S)] | None = None
+    max_gap_s: Annotated[float, Field(ge=0.001, le=bounds.MAX_DURATION_S)] | None = None
 
 
 class Workload(Frozen):
@@ -363,10 +372,10 @@ class KvLink(Frozen):
     bandwidth (each chip has its own NIC). With `overlap`, layer l moves while l+1 computes.
     """
 
-    bandwidth_gb_s: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    bandwidth_gb_s: Annotated[float, Field(ge=MIN_LINK_GB_S, le=100_000)] | None = None
     latency_ms: Annotated[float, Field(ge=0, le=10_000)] = 0.05
     overlap: bool = True
-    shared_gb_s: Annotated[float, Field(gt=0, le=1_000_000)] | None = None
+    shared_gb_s: Annotated[float, Field(ge=MIN_LINK_GB_S, le=1_000_000)] | None = None
     """A fabric every hand-off also crosses (a spine, an inter-building or inter-site link), in GB/s
     for all transfers together; unset: none, each pair has its own path. Transfers contend for it."""
 
@@ -417,7 +426,7 @@ class Edge(Frozen):
     WAN round trip) after it arrived (docs/scheduling.md, "Edge tier").
     """
 
-    power_budget_w: Annotated[float, Field(gt=0, le=10_000_000)] = 200.0
+    power_budget_w: Annotated[float, Field(ge=0.1, le=10_000_000)] = 200.0
     """The site's power budget for its edge chips, in watts."""
     max_prompt_tokens: Tokens = 2048
     max_output_tokens: Tokens = 512
@@ -518,7 +527,7 @@ class CacheTier(Frozen):
 
     enabled: bool = False
     capacity_gb: Annotated[float, Field(ge=0, le=1_000_000)] = 0.0
-    bandwidth_gb_s: Annotated[float, Field(gt=0, le=100_000)] = 50.0
+    bandwidth_gb_s: Annotated[float, Field(ge=MIN_LINK_GB_S, le=100_000)] = 50.0
 
 
 class Cache(Frozen):
@@ -565,7 +574,7 @@ class Elastic(Frozen):
     enabled: bool = False
     threshold: Annotated[float, Field(gt=0, le=100_000)] = 8.0
     switch_s: Annotated[float, Field(ge=0, le=3600)] = 20.0
-    check_s: Annotated[float, Field(gt=0, le=3600)] = 5.0
+    check_s: Annotated[float, Field(ge=0.01, le=3600)] = 5.0
     drain: bool = True
     sustain_s: Annotated[float, Field(ge=0, le=86_400)] = 15.0
     restore: bool = True
@@ -614,11 +623,24 @@ class Fault(Frozen):
     at_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)]
     pool: Name
     instances: Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES)] = 1
-    duration_s: Annotated[float, Field(gt=0, le=bounds.MAX_DURATION_S)] | None = None
+    duration_s: Annotated[float, Field(ge=0.001, le=bounds.MAX_DURATION_S)] | None = None
     in_flight: Literal["retry", "fail"] = "retry"
     kind: Literal["instances", "link"] = "instances"
     link_factor: Annotated[float, Field(ge=0, le=1)] = 0.1
     link_down: Literal["queue", "reject"] = "queue"
+
+    @model_validator(mode="after")
+    def _physical_link(self) -> Fault:
+        # a link at a millionth of its bandwidth is no physical state: down (0) or from 0.1% of it
+        if 0.0 < self.link_factor < MIN_LINK_FACTOR:
+            raise ValueError(
+                f"link_factor: 0 (the link down) or from {MIN_LINK_FACTOR:g} to 1 (got {self.link_factor:g})"
+            )
+        return self
+
+
+MIN_LINK_FACTOR = 0.001
+"""The smallest share of a KV link's bandwidth a link fault may leave, short of taking it down (0)."""
 
 
 NAME_MAX_CHARS = 160
@@ -636,9 +658,9 @@ class Scenario(Frozen):
     counterpart: Name | None = None
     """A preset to compare against, the baseline the lesson is measured from (e.g. the same chips colocated)."""
     seed: Annotated[int, Field(ge=0, le=2**31 - 1)] = 1
-    duration_s: Annotated[float, Field(gt=0, le=bounds.MAX_DURATION_S)] = 600.0
+    duration_s: Annotated[float, Field(ge=bounds.MIN_DURATION_S, le=bounds.MAX_DURATION_S)] = 600.0
     warmup_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)] = 0.0
-    resolution_s: Annotated[float, Field(gt=0, le=3600)] = 5.0
+    resolution_s: Annotated[float, Field(ge=0.01, le=3600)] = 5.0
     model: ModelChoice = ModelChoice()
     workload: Workload = Workload()
     deployment: Deployment = Deployment()

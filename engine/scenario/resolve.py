@@ -155,6 +155,8 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
         hw, name, cal = trust.effective_chip(
             hw, scenario.deployment.stack, cat, spec.profile, moe=model.moe is not None, custom=custom
         )
+        # outside the try below: its errors name deployment.speculative, not this pool
+        speculation = speculation_of(scenario, cat, hw, spec.tp) if spec.role != "prefill" else None
         try:
             inst = Instance(
                 model=model,
@@ -169,7 +171,7 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 kv=scenario.kv_precision(),
                 profile_name=name,
                 mem_fraction=scenario.deployment.mem_fraction,
-                speculation=speculation_of(scenario, cat, hw, spec.tp) if spec.role != "prefill" else None,
+                speculation=speculation,
                 # each data-parallel rank runs a forward pass of up to its own token budget
                 activation_tokens=scenario.activation_tokens() * spec.dp,
                 eager=scenario.deployment.eager,

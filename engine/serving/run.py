@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.catalog.entries import Catalog
+from engine.core import bounds
+from engine.core.errors import ScenarioError
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, slowed
 from engine.serving import metrics, saturation, work_bound
@@ -195,6 +197,8 @@ def replicate(
     scenario: Scenario, n: int, catalog: Catalog | None = None, *, check_work: bool = True
 ) -> tuple[list[SimResult], dict[str, Any]]:
     """Run `n` seeds (seed, seed+1, ...) and give each figure's mean and 95% interval."""
+    if not 1 <= n <= bounds.MAX_REPLICATIONS:
+        raise ScenarioError(f"replications: must be from 1 to {bounds.MAX_REPLICATIONS} (got {n})")
     runs = [
         simulate(scenario.model_copy(update={"seed": scenario.seed + i}), catalog, check_work=check_work)
         for i in range(n)

@@ -1,7 +1,7 @@
 """The work a scenario asks of the simulator, estimated before it runs, and the bound on it.
 
 Field-by-field limits (`engine.core.bounds`) do not bound products of fields: a million-token prompt
-cut into 16-token chunks, an elastic check every nanosecond, or one-token cache blocks over a
+cut into 16-token chunks or one-token cache blocks over a
 million-token shared prefix each pass every field's check and still ask for billions of events
 or gigabytes of block ids. This module estimates, without simulating, four figures of a run and
 refuses one that exceeds its documented maximum (`bounds.MAX_EVENTS` and the rows after it):

@@ -27,14 +27,12 @@ import numpy as np
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.scenario.model import Z99 as Z99  # the lengths' check and their draws share it
 from engine.scenario.model import Arrival, LengthDist, RequestClass, Scenario, Trace
 from engine.serving import traces
 
 # what the UI imports from here since before the trace readers moved to engine.serving.traces
 from engine.serving.traces import trace_class_names as trace_class_names
-
-Z99 = 2.3263478740408408
-"""The standard normal's 99th percentile."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,135 @@
+"""The ``catalog`` command: the catalog's chips, each with its calibration under a serving stack, and models.
+
+A chip's calibration says whether its profile under the stack was fitted to measurements of that
+chip ('calibrated') or comes by a rule ('uncalibrated: <basis>'), and its bands, where about two in
+three real deployments land (`engine.explain.confidence.chip_rows`, as the Hardware page shows it).
+`chip_marks` gives the same, short, for ``advise``'s roofline table.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from engine.calibration.band_lookup import BAND_MEANING
+from engine.catalog.entries import load_catalog
+from engine.cli.common import emit_json
+from engine.explain import confidence
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import scenario_catalog
+
+STACKS = ("vllm", "sglang", "trtllm", "vllm-v0", "vllm-ascend", "mindie")
+"""Serving stacks --stack accepts (`engine.scenario.model.Deployment.stack`; a test keeps them equal)."""
+
+
+def mark_text(row: dict[str, Any]) -> str:
+    """'calibrated (throughput −30% to +67%, TPOT −28% to +10%)': a chip's mark and its bands (where
+    about two in three real deployments land; none where a band's coverage is not measured)."""
+    band = str(row.get("expected_error") or "")
+    return str(row["calibration"]) + (f" ({band})" if band else "")
+
+
+def calibration_json(row: dict[str, Any], stack: str) -> dict[str, Any]:
+    """A chip's calibration under `stack` for --json: mark, fitted or not, rule and expected errors."""
+    return {
+        "stack": stack,
+        "mark": row["calibration"],
+        "calibrated": row["calibrated"],
+        "rule": row["calibration_rule"],
+        "bands": row["expected_error"],
+        "median_miss": {
+            k[: -len("_error")]: v for k, v in row.items() if k.endswith("_error") and k != "expected_error"
+        },
+    }
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    """List the catalog's chips (with their calibration under --stack) and models."""
+    cat = load_catalog()
+    marks = confidence.chip_rows(cat, args.stack)
+    hw = [
+        {
+            "id": h.id,
+            "name": h.name,
+            "vendor": h.vendor,
+            "class": h.kind,
+            "illustrative": h.illustrative,
+            "tflops": dict(h.tflops),
+            "memory_gb": h.memory_gb,
+            "memory_tb_s": h.memory_tb_s,
+            "scale_up_gb_s": h.scale_up_gb_s,
+            "scale_out_gb_s": h.scale_out_gb_s,
+            "tdp_w": h.tdp_w,
+            "idle_w": h.idle_w,
+            "usd_per_hour": h.usd_per_hour,
+            "profiles": sorted(h.profiles),
+            "sources": dict(h.sources),
+            "calibration": calibration_json(marks[h.id], args.stack),
+        }
+        for h in sorted(cat.hardware.values(), key=lambda h: h.id)
+    ]
+    models = [
+        {
+            "id": m.id,
+            "name": m.name,
+            "params_b": m.total_params() / 1e9,
+            "active_params_b": m.active_params() / 1e9,
+            "layers": m.layers,
+            "hidden": m.hidden,
+            "kv_bytes_per_token_bf16": m.kv_bytes_per_token("bf16"),
+            "moe": m.moe is not None,
+            "mla": m.mla is not None,
+            "source": m.source,
+        }
+        for m in sorted(cat.models.values(), key=lambda m: m.id)
+    ]
+    if args.json:
+        emit_json({"hardware": hw, "models": models})
+        return 0
+    print(
+        f"{'hardware':24} {'class':5} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GB':>6} {'TB/s':>6} {'$/h':>6}  "
+        f"calibration under {confidence.stack_name(args.stack)} (its bands: {BAND_MEANING})"
+    )
+    for h in hw:
+        tf: dict[str, float] = h["tflops"]  # type: ignore[assignment]
+        mark = " (illustrative)" if h["illustrative"] else ""
+        print(
+            f"{h['id']:24} {h['class']:5} {tf.get('bf16', 0):6.0f} {tf.get('fp8', 0):6.0f} "
+            f"{tf.get('fp4', 0):6.0f} {h['memory_gb']:6.0f} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}  "
+            f"{mark_text(marks[str(h['id'])])}{mark}"
+        )
+    print()
+    print(f"{'model':18} {'params':>8} {'active':>8} {'KV B/token':>11}  kind")
+    for m in models:
+        kind = "MoE+MLA" if m["moe"] and m["mla"] else "MoE" if m["moe"] else "dense"
+        print(
+            f"{m['id']:18} {m['params_b']:7.1f}B {m['active_params_b']:7.1f}B "
+            f"{m['kv_bytes_per_token_bf16']:11,.0f}  {kind}"
+        )
+    return 0
+
+
+def chip_marks(scen: Scenario) -> dict[str, str]:
+    """Each chip's calibration under the scenario's stack and model, short: 'calibrated (throughput
+    −30% to +67%, ...)', 'uncalibrated (...)' (its bands; the dashboard's Hardware page shows the same)."""
+    cat = scenario_catalog(scen)
+    moe = cat.models[scen.model.id].moe is not None if scen.model.id in cat.models else False
+    rows = confidence.chip_rows(
+        cat, scen.deployment.stack, moe=moe, custom=[h.id for h in scen.custom_hardware]
+    )
+    out = {}
+    for chip, row in rows.items():
+        head = str(row["calibration"]).split(":")[0]
+        band = str(row.get("expected_error") or "")
+        out[chip] = head + (f" ({band})" if band else "")
+    return out
+
+
+def register(sub: Any) -> None:
+    """Add the catalog command to the CLI's subparsers."""
+    c = sub.add_parser("catalog", help="list hardware (with its calibration) and models")
+    c.add_argument(
+        "--stack", choices=STACKS, default="vllm", help="serving stack whose calibration each chip shows"
+    )
+    c.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    c.set_defaults(func=cmd_catalog)

@@ -1,0 +1,289 @@
+"""The command line's loose ends from a newcomer's first hour and the hostile-input campaign.
+
+Replications write their files and are bounded; destinations are checked before the work and
+results survive a failed write; every number a flag takes has a range named in its refusal; the
+planner's frontier holds passing deployments only; chips show their calibration; the module
+entry outside the virtual environment says how to get in; `make run` takes a port.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.cli import main as cli
+from engine.cli import plan as cli_plan
+from engine.core import bounds
+from engine.core.errors import ScenarioError
+from engine.planning import plan as planning
+from engine.planning import sweep as sweeping
+from engine.scenario import codec as io
+from engine.scenario.model import Deployment
+from engine.serving.run import replicate
+
+ROOT = Path(__file__).resolve().parent.parent
+SHORT = ["--set", "duration_s=5"]
+
+
+def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The CLI's message for `argv`, which must exit 2 (bad input) without a traceback."""
+    assert cli.main(argv) == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("n", ["0", "-3", "1000", str(10**23)])
+def test_replications_outside_their_range_are_refused(n: str, capsys: pytest.CaptureFixture[str]) -> None:
+    err = refused(["run", "chat-colocated", *SHORT, "--replications", n], capsys)
+    assert f"--replications: must be in [1, {bounds.MAX_REPLICATIONS}]" in err, err
+    with pytest.raises(ScenarioError, match="replications: must be from 1 to"):
+        replicate(io.load_preset("chat-colocated"), int(n))
+    assert f"| replications | {bounds.MAX_REPLICATIONS} |" in (ROOT / "docs" / "bounds.md").read_text()
+
+
+def test_run_with_replications_writes_each_replication_and_the_intervals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "reps"
+    assert cli.main(["run", "chat-colocated", *SHORT, "--replications", "2", "--out", str(out)]) == 0
+    assert "replications.json" in capsys.readouterr().out
+    for seed in (1, 2):
+        files = {p.name for p in (out / f"seed-{seed}").iterdir()}
+        assert files == {"requests.csv", "timeseries.csv", "summary.json", "scenario.toml"}
+        assert json.loads((out / f"seed-{seed}" / "summary.json").read_text())["scenario"]["seed"] == seed
+    doc = json.loads((out / "replications.json").read_text())
+    assert doc["seeds"] == [1, 2] and doc["stats"]["slo_attainment"]["n"] == 2
+
+
+def _no_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("ran before checking where its results go")
+
+    monkeypatch.setattr(cli, "simulate", boom)
+    monkeypatch.setattr(cli, "replicate", boom)
+    monkeypatch.setattr(sweeping, "sweep", boom)
+    monkeypatch.setattr(planning, "plan", boom)
+
+
+def test_an_unwritable_destination_is_refused_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _no_runs(monkeypatch)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    sweep = [
+        "sweep",
+        "chat-colocated",
+        "--vary",
+        "workload.arrival.rate_rps=4,5",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--out",
+    ]
+    assert "a-file is not an existing folder" in refused([*sweep, str(a_file / "out.parquet")], capsys)
+    assert "is a folder; name a file" in refused([*sweep, str(tmp_path)], capsys)
+    assert "is not an existing folder" in refused([*sweep, str(tmp_path / "no" / "out.csv")], capsys)
+    for extra in ([], ["--replications", "2"]):
+        assert "cannot write there" in refused(
+            ["run", "chat-colocated", *extra, "--out", str(a_file / "d")], capsys
+        )
+    plan = ["plan", "chat-colocated", "--target-rps", "4", "--no-progress", "--out"]
+    assert "is not an existing folder" in refused([*plan, str(a_file / "best.toml")], capsys)
+    assert not list(tmp_path.glob("no*"))
+
+
+def test_a_sweep_whose_write_fails_keeps_its_results_and_says_where(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real = sweeping.write
+    calls: list[str] = []
+
+    def full_disk_once(frame: Any, path: str) -> None:
+        calls.append(path)
+        if len(calls) == 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(frame, path)
+
+    monkeypatch.setattr(sweeping, "write", full_disk_once)
+    out = tmp_path / "out.csv"
+    err = refused(
+        [
+            "sweep",
+            "chat-colocated",
+            *SHORT,
+            "--vary",
+            "workload.arrival.rate_rps=4,5",
+            "--workers",
+            "1",
+            "--no-progress",
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
+    assert "No space left on device" in err and "the results are kept in " in err, err
+    kept = Path(err.split("the results are kept in ")[1].strip())
+    try:
+        assert kept.suffix == ".csv" and len(kept.read_text().splitlines()) == 3  # a header and two runs
+    finally:
+        kept.unlink()
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["capacity", "chat-colocated", "--duration-s", "1e-320"], "--duration-s: must be in [1, 86400]"),
+        (["capacity", "chat-colocated", "--duration-s", "nan"], "--duration-s"),
+        (
+            ["plan", "chat-colocated", "--target-rps", "10", "--budget-usd-per-hour", "inf"],
+            "--budget-usd-per-hour",
+        ),
+        (
+            ["plan", "chat-colocated", "--target-rps", "10", "--budget-usd-per-hour", "0"],
+            "--budget-usd-per-hour",
+        ),
+        (["plan", "chat-colocated", "--target-rps", "inf"], "--target-rps"),
+        (["plan", "chat-colocated", "--target-rps", "10", "--duration-s", "1e-320"], "--duration-s"),
+        (
+            ["capacity", "chat-colocated", "--rule", "attainment", "--attainment", "nan"],
+            "attainment: a share of requests in (0, 1]",
+        ),
+    ],
+)
+def test_planning_flags_outside_their_ranges_are_refused_naming_the_flag(
+    argv: list[str], flag: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _no_runs(monkeypatch)
+    assert flag in refused(argv, capsys)
+
+
+def test_an_infinite_budget_is_no_budget_nowhere() -> None:
+    with pytest.raises(ScenarioError, match=r"space\.budget_usd_per_hour: must be in \(0, "):
+        planning.SearchSpace(budget_usd_per_hour=float("inf"))
+
+
+def test_the_planners_frontier_leaves_failing_deployments_off(capsys: pytest.CaptureFixture[str]) -> None:
+    s = io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 60.0})
+    space = planning.SearchSpace(
+        hardware=("h100-sxm",), tp=(2,), duration_s=30.0, finalists=1, frontier_extra=1
+    )
+    p = planning.plan(s, 24.0, space)
+    failing = p.frontier_cost[~p.frontier_cost["passes"].astype(bool)]
+    assert len(failing), "the plan's own frontier (over every run) should hold a failing run to leave off"
+    cli_plan.print_plan(p)
+    text = capsys.readouterr().out
+    frontier = text.split("cost against goodput")[1]
+    for r in failing.itertuples():
+        assert f" {r.split:>8} {r.usd_per_hour:9.2f} " not in frontier, (r.split, frontier)
+    assert "False" not in frontier
+    assert f"{p.runs.iloc[p.best_run]['usd_per_hour']:9.2f}" in frontier
+
+
+def test_the_catalog_shows_each_chips_calibration(capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.cli.catalog import STACKS
+
+    assert set(STACKS) == set(Deployment.model_fields["stack"].annotation.__args__)
+    assert cli.main(["catalog"]) == 0
+    lines = {ln.split()[0]: ln for ln in capsys.readouterr().out.splitlines() if ln.strip()}
+    assert "calibration under vLLM" in lines["hardware"]
+    assert lines["h100-sxm"].rstrip().endswith("calibrated (± 15%)")
+    assert "uncalibrated: " in lines["l40s"]
+    assert cli.main(["catalog", "--json", "--stack", "trtllm"]) == 0
+    chips = {h["id"]: h["calibration"] for h in json.loads(capsys.readouterr().out)["hardware"]}
+    assert chips["h100-sxm"]["stack"] == "trtllm" and chips["h100-sxm"]["calibrated"] is True
+    assert chips["mi300x"]["calibrated"] is False  # TensorRT-LLM runs NVIDIA GPUs only
+    assert chips["h100-sxm"]["expected_error"]["throughput"] > 0
+
+
+def test_advises_roofline_table_shows_each_chips_calibration(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["advise", "chat-colocated", *SHORT, "--hardware", "h100-sxm,l40s"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    rows = [ln for ln in out.splitlines() if ln.startswith(("h100-sxm ", "l40s "))]
+    assert rows and all(("uncalibrated ±" in r) == r.startswith("l40s") for r in rows), rows
+    assert "calibration" in out.split("\n\n")[1].splitlines()[1]
+    assert cli.main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {r["hardware"]: r["calibration"] for r in doc["roofline"]}["h100-sxm"].startswith("calibrated ±")
+
+
+def test_calibrate_prints_errors_as_percentages(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    csv = ROOT / "docs" / "examples" / "l40s-timings.csv"
+    argv = ["calibrate", str(csv), "--hardware", "l40s", "--out", str(tmp_path / "x.toml")]
+    assert cli.main(argv) == 0
+    table = capsys.readouterr().err.splitlines()
+    assert table[0].split()[-1] == "error"
+    assert all(ln.split()[-1].endswith("%") for ln in table[1:-1]), table
+
+
+def test_the_module_entry_without_its_dependencies_says_how_to_activate_the_venv() -> None:
+    code = (
+        "import sys, runpy; sys.modules['pydantic'] = None; runpy.run_module('engine', run_name='__main__')"
+    )
+    out = subprocess.run([sys.executable, "-c", code, "catalog"], capture_output=True, text=True, check=False)
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "'pydantic'" in out.stderr and "source .venv/bin/activate" in out.stderr
+
+
+def test_users_read_fengong_commands() -> None:
+    """The README's prose and the advisor's advice name the installed command, not `python -m engine`."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    prose = [ln for ln in readme.splitlines() if "python -m engine" in ln]
+    # what remains: the sentence that says the two are the same, and the benchmark that times the module
+    assert all(
+        "the same as" in ln or "or `python -m engine`" in ln or "process, imports" in ln for ln in prose
+    )
+    advisor = (ROOT / "engine" / "explain" / "advisor.py").read_text(encoding="utf-8")
+    assert "python -m engine" not in advisor and "fengong calibrate" in advisor
+    assert cli.parser().prog == "fengong"
+
+
+def test_make_run_takes_a_port() -> None:
+    out = subprocess.run(
+        ["make", "-n", "run", "PORT=8502"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert "--server.port 8502" in out.stdout
+    default = subprocess.run(["make", "-n", "run"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert "--server.port 8501" in default.stdout
+    assert "make run PORT=8502" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_make_quick_runs_the_tests_not_marked_slow() -> None:
+    out = subprocess.run(["make", "-n", "quick"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert '-m "not slow"' in out.stdout
+    collected = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-m",
+            "not slow",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_readme.py",
+            "tests/test_browser.py",
+            "tests/test_app_export.py",
+            "tests/test_cli_inputs.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    kept = [ln for ln in collected.stdout.splitlines() if "::" in ln]
+    assert kept and all(ln.startswith(("tests/test_readme.py", "tests/test_cli_inputs.py")) for ln in kept), (
+        kept
+    )
+    assert not any("runs_as_printed" in ln for ln in kept)
+    assert "slow:" in (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # registered, so -m is not a typo
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`make quick`" in readme and "about 4 minutes" in readme
