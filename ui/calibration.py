@@ -69,7 +69,7 @@ def section() -> None:
         "ms), a decode step time (one step of `batch` requests at `context_tokens` each, ms) or an offline "
         "throughput (every request `prompt_tokens` in, `output_tokens` out, all queued at once; output tokens/s). "
         "Mix kinds and batch sizes: short and long prompts, small and large batches pin down different factors. "
-        "The same fit from the command line: `python -m engine calibrate FILE.csv --hardware CHIP --profile NAME`."
+        "The same fit from the command line: `fengong calibrate FILE.csv --hardware CHIP --profile NAME`."
     )
     with st.expander("The columns", icon=":material/view_column:"):
         st.dataframe(columns_frame(), hide_index=True, width="stretch", column_config={

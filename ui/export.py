@@ -221,12 +221,12 @@ def table_buttons(
             "Summary (CSV)",
             data=guarded(lambda: report.csv_with_provenance(summary_rows(result.to_json()), meta), "summary"),
             file_name=name(sc, "summary", "csv"), mime="text/csv", on_click="ignore", key="fg:dl:summary",
-            help="Every summary figure as a dotted name and a value (what `python -m engine run --json` prints).",
+            help="Every summary figure as a dotted name and a value (what `fengong run --json` prints).",
             icon=":material/summarize:",
         )  # fmt: skip
         st.download_button(
             "Scenario (TOML)", data=toml, file_name=name(sc, "scenario", "toml"), mime="application/toml",
-            on_click="ignore", key="fg:dl:toml", help="Run it again with `python -m engine run <file>`.",
+            on_click="ignore", key="fg:dl:toml", help="Run it again with `fengong run <file>`.",
             icon=":material/description:",
         )  # fmt: skip
         if figures is not None:

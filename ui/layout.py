@@ -138,7 +138,7 @@ def sidebar() -> None:
         st.download_button("Scenario (TOML)", data=dumps_toml(sc), file_name=f"fengong_{state.preset_name()}_{sc.seed}_scenario.toml",
                            mime="application/toml", on_click="ignore", key="fg:dl:sidebar-toml", icon=":material/download:")  # fmt: skip
         st.file_uploader("Open a scenario file", type=["toml"], key="fg:open", on_change=_open_file,
-                         help="A TOML scenario (as `python -m engine scenario` writes); it replaces the current one.")  # fmt: skip
+                         help="A TOML scenario (as `fengong scenario` writes); it replaces the current one.")  # fmt: skip
     c2.button("Reset", on_click=_reset, disabled=not state.edited(), width="stretch", icon=":material/undo:",
               help="Back to the preset, dropping your changes.")  # fmt: skip
 
