@@ -145,12 +145,21 @@ def frame(preds: dict[str, list[Prediction]]) -> pd.DataFrame:
             m = p.point
             rows.append(
                 {
-                    "scheme": scheme, "id": m.id, "chip": m.hardware, "stack": calibrate.stack_of(m),
-                    "figure": m.figure, "kind": m.kind, "source": m.source_key, "model": m.model,
-                    "basis": p.basis, "measured": m.value, "predicted": p.predicted, "error": p.error,
+                    "scheme": scheme,
+                    "id": m.id,
+                    "chip": m.hardware,
+                    "stack": calibrate.stack_of(m),
+                    "figure": m.figure,
+                    "kind": m.kind,
+                    "source": m.source_key,
+                    "model": m.model,
+                    "basis": p.basis,
+                    "measured": m.value,
+                    "predicted": p.predicted,
+                    "error": p.error,
                     "abs_error": abs(p.error),
                 }
-            )  # fmt: skip
+            )
     return pd.DataFrame(rows)
 
 

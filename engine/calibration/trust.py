@@ -335,9 +335,11 @@ def transfer_profile(catalog: Catalog, stack: str) -> CalibrationProfile:
         basis = "profiles of every stack"
     if not pool:
         return CalibrationProfile(
-            eta_compute=0.4, eta_bandwidth=0.6, overhead_ms=5.0,
+            eta_compute=0.4,
+            eta_bandwidth=0.6,
+            overhead_ms=5.0,
             source="assumption: conservative factors; no fitted profile in the catalog to transfer from",
-        )  # fmt: skip
+        )
     return conservative(pool, basis)
 
 

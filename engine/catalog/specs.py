@@ -57,8 +57,15 @@ ACTIVATION_ELEMENT_BYTES = 2.0
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 
 SOURCED_FIELDS = (
-    "tflops", "memory_gb", "memory_tb_s", "scale_up_gb_s", "scale_out_gb_s", "tdp_w", "idle_w", "usd_per_hour",
-)  # fmt: skip
+    "tflops",
+    "memory_gb",
+    "memory_tb_s",
+    "scale_up_gb_s",
+    "scale_out_gb_s",
+    "tdp_w",
+    "idle_w",
+    "usd_per_hour",
+)
 """Hardware fields whose value must carry a source (or ``assumption: <why>``)."""
 OPTIONAL_SOURCED_FIELDS = ("capex_usd", "server_capex_usd")
 """Hardware fields that may be absent, and carry a source when present (ownership prices)."""
@@ -395,9 +402,10 @@ class ModelSpec(Spec):
         """
         emb = self.embedding_params()
         return (
-            (self.total_params() - emb) * BYTES_PER_ELEMENT[weights] + emb * 2.0
+            (self.total_params() - emb) * BYTES_PER_ELEMENT[weights]
+            + emb * 2.0
             + self._attention_extra(weights, attention)
-        )  # fmt: skip
+        )
 
     def weight_bytes_read(
         self, weights: Precision, tokens: float, attention: Precision | None = None

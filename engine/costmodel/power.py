@@ -79,9 +79,11 @@ HOST_BOUND_IDS = frozenset({"X207", "X208", "X209", "X210"})
 26.7 ms between max_num_seqs 64 and 128 on B200 for Llama-3.1-8B, and power falls)."""
 
 _MODELS = {
-    "Llama-3.1-8B-Instruct": "llama-3.1-8b", "Llama-3.1-70B-Instruct": "llama-3.1-70b",
-    "Llama-3.1-405B-Instruct-FP8": "llama-3.1-405b", "DeepSeek-V3.1": "deepseek-v3",
-}  # fmt: skip
+    "Llama-3.1-8B-Instruct": "llama-3.1-8b",
+    "Llama-3.1-70B-Instruct": "llama-3.1-70b",
+    "Llama-3.1-405B-Instruct-FP8": "llama-3.1-405b",
+    "DeepSeek-V3.1": "deepseek-v3",
+}
 _CHIPS = {"H100": "h100-sxm", "B200": "b200"}
 _SOURCE = "ml-energy/leaderboard"
 
@@ -226,27 +228,36 @@ def read_power_points(path: str | Path | None = None) -> list[PowerPoint]:
         label = re.search(r'label "(\w+)"', hardware)
         points.append(
             PowerPoint(
-                power_id=power["id"], energy_id=energy["id"], model=_MODELS[model],
-                hardware=_CHIPS[label.group(1) if label else hardware], gpus=int(power["n_gpus"]),
-                expert_parallel="EP" in tp, weights="fp8" if "FP8" in power["precision"] else "bf16",
+                power_id=power["id"],
+                energy_id=energy["id"],
+                model=_MODELS[model],
+                hardware=_CHIPS[label.group(1) if label else hardware],
+                gpus=int(power["n_gpus"]),
+                expert_parallel="EP" in tp,
+                weights="fp8" if "FP8" in power["precision"] else "bf16",
                 max_num_seqs=int(_number(r"max_num_seqs (\d+)", rate, "max_num_seqs")),
                 batch=_number(r"avg running batch ([\d.]+)", power["notes"], "running batch"),
                 mean_output_tokens=_number(r"mean ([\d.]+)", power["output_len"], "output length"),
-                itl_s=float(rows["median_itl_ms"]["value"]) / 1e3, power_w=float(power["value"]),
+                itl_s=float(rows["median_itl_ms"]["value"]) / 1e3,
+                power_w=float(power["value"]),
                 joules_per_token=float(energy["value"]),
                 tokens_per_s=float(rows["output_tokens_per_s"]["value"]),
             )
-        )  # fmt: skip
+        )
     return points
 
 
 def _unit_instance(p: PowerPoint, catalog: Catalog) -> Instance:
     """The point's instance at eta = 1 and no overhead (what the chips did, not how well)."""
     chip = catalog.chip(p.hardware)
-    unit = chip.model_copy(update={
-        "profiles": {"unit": CalibrationProfile(eta_compute=1, eta_bandwidth=1, overhead_ms=0, source="unit")},
-        "default_profile": "unit",
-    })  # fmt: skip
+    unit = chip.model_copy(
+        update={
+            "profiles": {
+                "unit": CalibrationProfile(eta_compute=1, eta_bandwidth=1, overhead_ms=0, source="unit")
+            },
+            "default_profile": "unit",
+        }
+    )
     # an expert-parallel run is taken as TP over its GPUs: the engine shards experts that way
     return Instance(
         model=catalog.model(p.model), hardware=unit, tp=p.gpus, weights=p.weights, kv=KV_PRECISION
@@ -350,9 +361,15 @@ def energy_validation(
         ):
             rows.append(
                 {
-                    "id": row_id, "setup": setup, "kind": kind, "measured": measured, "predicted": predicted,
-                    "error": predicted / measured - 1.0, "abs_error": abs(predicted / measured - 1.0),
-                    "fitted": p.fitted, "note": p.note,
+                    "id": row_id,
+                    "setup": setup,
+                    "kind": kind,
+                    "measured": measured,
+                    "predicted": predicted,
+                    "error": predicted / measured - 1.0,
+                    "abs_error": abs(predicted / measured - 1.0),
+                    "fitted": p.fitted,
+                    "note": p.note,
                 }
-            )  # fmt: skip
+            )
     return pd.DataFrame(rows)

@@ -214,8 +214,21 @@ def checks(
             held_fits[row.source_key] = calibrate.reference_fits(kept, catalog)
         shipped, _ = crossval.rule_profile(row.hardware, row.stack, fits)
         held, basis = crossval.rule_profile(row.hardware, row.stack, held_fits[row.source_key])
-        setup = (row.hardware, row.tp, row.model, row.weights, row.kv, row.mean_input, row.mean_output,
-                 row.prompts, row.rate_rps, row.max_batch, row.token_budget, row.chunked, row.stack)  # fmt: skip
+        setup = (
+            row.hardware,
+            row.tp,
+            row.model,
+            row.weights,
+            row.kv,
+            row.mean_input,
+            row.mean_output,
+            row.prompts,
+            row.rate_rps,
+            row.max_batch,
+            row.token_budget,
+            row.chunked,
+            row.stack,
+        )
         for prof in (shipped, held):
             if (*setup, prof) not in runs:
                 runs[(*setup, prof)] = run_row(row, prof, catalog)
@@ -362,8 +375,12 @@ def _lockstep(m: calibrate.Measurement, catalog: Catalog, request_s: float, per_
     rounds = -(-n // m.concurrency) + 1
     window = float(np.clip(LOCKSTEP_SLACK * rounds * request_s, 10.0, 4 * 3_600.0))
     arrival = {
-        "kind": "closed_loop", "clients": m.concurrency, "think_time_s": 0.0, "ramp_s": 0.0, "stop_after": n,
-    }  # fmt: skip
+        "kind": "closed_loop",
+        "clients": m.concurrency,
+        "think_time_s": 0.0,
+        "ramp_s": 0.0,
+        "stop_after": n,
+    }
     t = simulate(_point_scenario(m, window, arrival), catalog).requests
     done = t[t["outcome"] == "completed"]
     if len(done) < n:  # a window too short for the run would measure a biased part of it

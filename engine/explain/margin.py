@@ -287,8 +287,15 @@ class CompareMargin:
             for figure in MARGIN_FIGURES:
                 if figure in t.index:
                     r = t.loc[figure]
-                    rows.append({"figure": figure, "case": case, "change_pct": r["change_pct"],
-                                 "change_points": r["change_points"], "better": r["better"]})  # fmt: skip
+                    rows.append(
+                        {
+                            "figure": figure,
+                            "case": case,
+                            "change_pct": r["change_pct"],
+                            "change_points": r["change_points"],
+                            "better": r["better"],
+                        }
+                    )
         return pd.DataFrame(rows, columns=["figure", "case", "change_pct", "change_points", "better"])
 
     def verdicts(self) -> dict[str, str]:

@@ -390,19 +390,35 @@ def cache_figures(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     moved = cache.get("bytes_by_tier", {})
     from_tiers = ", ".join(
         f"{TIER_LABELS.get(t, t)} {_scaled(b, 'B', _BYTE_STEPS)}" for t, b in moved.items() if b > 0
-    )  # fmt: skip
+    )
     out = [
-        ("Prefill compute saved", _scaled(cache.get("prefill_flops_saved", 0.0), "FLOP", _FLOP_STEPS),
-         "FLOPs the cached prefixes did not have to recompute, over the measured window."),
-        ("KV read from cache", _scaled(sum(moved.values()), "B", _BYTE_STEPS),
-         f"Bytes of KV cache served by hits, by tier: {from_tiers or 'none'}."),
-    ]  # fmt: skip
+        (
+            "Prefill compute saved",
+            _scaled(cache.get("prefill_flops_saved", 0.0), "FLOP", _FLOP_STEPS),
+            "FLOPs the cached prefixes did not have to recompute, over the measured window.",
+        ),
+        (
+            "KV read from cache",
+            _scaled(sum(moved.values()), "B", _BYTE_STEPS),
+            f"Bytes of KV cache served by hits, by tier: {from_tiers or 'none'}.",
+        ),
+    ]
     if cache.get("load_ms_mean", 0.0) > 0:
-        out.append(("Mean load time", f"{cache['load_ms_mean']:,.2f} ms",
-                    "Time to bring host or pooled hits into HBM before the prefill, averaged over requests (HBM hits cost none)."))  # fmt: skip
+        out.append(
+            (
+                "Mean load time",
+                f"{cache['load_ms_mean']:,.2f} ms",
+                "Time to bring host or pooled hits into HBM before the prefill, averaged over requests (HBM hits cost none).",
+            )
+        )
     if cache.get("kv_transfer_tokens_saved", 0) > 0:
-        out.append(("Transfer saved", f"{cache['kv_transfer_tokens_saved']:,} tokens",
-                    "Prompt tokens whose KV the decode instance already held, so they did not cross the link."))  # fmt: skip
+        out.append(
+            (
+                "Transfer saved",
+                f"{cache['kv_transfer_tokens_saved']:,} tokens",
+                "Prompt tokens whose KV the decode instance already held, so they did not cross the link.",
+            )
+        )
     return out
 
 
@@ -427,14 +443,44 @@ def scheduler_figures(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
             out.append((f"{verb}: {reason.replace('_', ' ')}", f"{count:,}", help_text))
     rows = (
-        ("preemptions", "Preemptions", "{:,}", "Running requests taken off an instance when KV memory ran out."),
-        ("recomputed_tokens", "Tokens recomputed", "{:,}", "Prefill redone for preempted requests (recompute)."),
+        (
+            "preemptions",
+            "Preemptions",
+            "{:,}",
+            "Running requests taken off an instance when KV memory ran out.",
+        ),
+        (
+            "recomputed_tokens",
+            "Tokens recomputed",
+            "{:,}",
+            "Prefill redone for preempted requests (recompute).",
+        ),
         ("swapped_bytes", "Swapped over PCIe", None, "KV moved out to host memory and back (swap)."),
-        ("retried", "Retried after a fault", "{:,}", "Requests restarted from the beginning after their instance was lost."),
-        ("role_switches", "Role switches", "{:,}", "Elastic roles: instances moved between prefill and decode."),
-        ("capped_requests", "Answers capped (degrade)", "{:,}", "Requests admitted while degraded, their output cut to deployment.degrade.max_output_tokens."),
-        ("capped_tokens", "Output tokens cut (degrade)", "{:,}", "Output tokens the caps removed (what the users did not get)."),
-    )  # fmt: skip
+        (
+            "retried",
+            "Retried after a fault",
+            "{:,}",
+            "Requests restarted from the beginning after their instance was lost.",
+        ),
+        (
+            "role_switches",
+            "Role switches",
+            "{:,}",
+            "Elastic roles: instances moved between prefill and decode.",
+        ),
+        (
+            "capped_requests",
+            "Answers capped (degrade)",
+            "{:,}",
+            "Requests admitted while degraded, their output cut to deployment.degrade.max_output_tokens.",
+        ),
+        (
+            "capped_tokens",
+            "Output tokens cut (degrade)",
+            "{:,}",
+            "Output tokens the caps removed (what the users did not get).",
+        ),
+    )
     for key, label, fmt, help_ in rows:
         value = sched.get(key, 0) or 0
         if value:
@@ -513,10 +559,17 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
             better = "B" if (change < 0) == (way == "lower") else "A"
         share = unit == "fraction"
         rows.append(
-            {"figure": label, "unit": unit, "a": va, "b": vb, "change": change,
-             "change_pct": rel * 100 if rel is not None and not share else None,
-             "change_points": change * 100 if change is not None and share else None, "better": better}
-        )  # fmt: skip
+            {
+                "figure": label,
+                "unit": unit,
+                "a": va,
+                "b": vb,
+                "change": change,
+                "change_pct": rel * 100 if rel is not None and not share else None,
+                "change_points": change * 100 if change is not None and share else None,
+                "better": better,
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -172,9 +172,17 @@ def cdf_band(
         p = _fractions(min(len(r) for r in runs), max_points)
         q = np.array([np.quantile(r, p, method="inverted_cdf") for r in runs])
         frames.append(
-            pd.DataFrame({"class": name, "latency_ms": q.mean(axis=0), "fraction": p,
-                          "low_ms": q.min(axis=0), "high_ms": q.max(axis=0), "seeds": len(runs)})
-        )  # fmt: skip
+            pd.DataFrame(
+                {
+                    "class": name,
+                    "latency_ms": q.mean(axis=0),
+                    "fraction": p,
+                    "low_ms": q.min(axis=0),
+                    "high_ms": q.max(axis=0),
+                    "seeds": len(runs),
+                }
+            )
+        )
     if not frames:
         return pd.DataFrame(columns=["class", "latency_ms", "fraction", "low_ms", "high_ms", "seeds"])
     return pd.concat(frames, ignore_index=True)
@@ -238,7 +246,16 @@ def compare_with_noise(a: Replicas, b: Replicas) -> pd.DataFrame:
         NOISE if n and b in ("A", "B") else b for n, b in zip(noise, table["better"], strict=True)
     ]
     order = [
-        "figure", "unit", "a", "a_ci95", "b", "b_ci95", "change", "change_pct", "change_points", "better",
+        "figure",
+        "unit",
+        "a",
+        "a_ci95",
+        "b",
+        "b_ci95",
+        "change",
+        "change_pct",
+        "change_points",
+        "better",
         "within_noise",
-    ]  # fmt: skip
+    ]
     return table[order]

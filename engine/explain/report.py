@@ -258,9 +258,16 @@ def example_measurements_csv(catalog: Catalog, model: str = "llama-3.1-8b", hard
         kind = setup["kind"]
         unit = "tok/s" if kind == "throughput" else "ms"
         m = calibrate.Measurement(
-            id=f"{hardware}-{kind}-{i + 1}", model=model, hardware=hardware, tp=1, weights="bf16", kv="bf16",
-            value=1.0, unit=unit, **setup,
-        )  # fmt: skip
+            id=f"{hardware}-{kind}-{i + 1}",
+            model=model,
+            hardware=hardware,
+            tp=1,
+            weights="bf16",
+            kv="bf16",
+            value=1.0,
+            unit=unit,
+            **setup,
+        )
         value = calibrate.predict(m, catalog, EXAMPLE_PROFILE) * jitter
         rows.append(
             {
@@ -405,9 +412,12 @@ def recalibrate(
     try:
         result = calibrate.fit(rows, catalog, f"fitted to {len(rows)} measurements in {name}")
         entry = chip.model_copy(
-            update={"id": f"{chip.id}-{profile}", "profiles": {**chip.profiles, profile: result.profile},
-                    "default_profile": profile}
-        )  # fmt: skip
+            update={
+                "id": f"{chip.id}-{profile}",
+                "profiles": {**chip.profiles, profile: result.profile},
+                "default_profile": profile,
+            }
+        )
         entry = HardwareSpec.model_validate(entry.model_dump(by_alias=True))
     except ValidationError as exc:
         raise ScenarioError(f"calibration: {format_validation_error(exc)}") from None

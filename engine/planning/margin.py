@@ -135,9 +135,16 @@ def margin(
     space = space or SearchSpace()
     # the slowed search is for the cheapest that holds: no frontier is drawn from it
     q = plan(
-        scenario, p.target_rps, replace(space, finalists=0, frontier_extra=0), catalog=catalog,
-        progress=progress, check_work=check_work, rule=p.rule, attainment=p.attainment, slowed=True,
-    )  # fmt: skip
+        scenario,
+        p.target_rps,
+        replace(space, finalists=0, frontier_extra=0),
+        catalog=catalog,
+        progress=progress,
+        check_work=check_work,
+        rule=p.rule,
+        attainment=p.attainment,
+        slowed=True,
+    )
     chosen = _chosen_slowed(p, q, space, catalog, check_work)
     quick = dict(q.speedup)
     faster = _check(p, space, catalog, check_work, quick) if quick else None

@@ -72,9 +72,13 @@ class PrefillFirst(IterationScheduler):
 
 
 STACK_SCHEDULER = {
-    "vllm": "mixed", "trtllm": "mixed", "sglang": "prefill_first", "vllm-v0": "prefill_first",
-    "vllm-ascend": "mixed", "mindie": "prefill_first",
-}  # fmt: skip
+    "vllm": "mixed",
+    "trtllm": "mixed",
+    "sglang": "prefill_first",
+    "vllm-v0": "prefill_first",
+    "vllm-ascend": "mixed",
+    "mindie": "prefill_first",
+}
 """The iteration scheduler each serving stack runs by default."""
 
 

@@ -234,10 +234,15 @@ def speculation_of(scenario: Scenario, cat: Catalog, hw: HardwareSpec, tp: int) 
             f"deployment.speculative.draft_model: unknown model {sp.draft_model!r}; known: {', '.join(sorted(cat.models))}"
         )
     draft = Instance(
-        model=cat.models[sp.draft_model], hardware=hw, tp=tp, weights=scenario.model.weights,
-        kv=scenario.kv_precision(), profile_name=hw.default_profile, mem_fraction=scenario.deployment.mem_fraction,
+        model=cat.models[sp.draft_model],
+        hardware=hw,
+        tp=tp,
+        weights=scenario.model.weights,
+        kv=scenario.kv_precision(),
+        profile_name=hw.default_profile,
+        mem_fraction=scenario.deployment.mem_fraction,
         eager=scenario.deployment.eager,
-    )  # fmt: skip
+    )
     return Speculation(tokens, acceptance, draft=draft)
 
 

@@ -116,10 +116,11 @@ def class_summary(
         tbt_p = float(np.percentile(tbt, pct, method="higher")) if len(tbt) else None
         passes = (
             n_rows > 0
-            and ttft_p is not None and ttft_p <= spec.slo.ttft_ms / 1e3
+            and ttft_p is not None
+            and ttft_p <= spec.slo.ttft_ms / 1e3
             and (tpot_p is None or tpot_p <= spec.slo.tpot_ms / 1e3)
             and (not spec.slo.tbt_ms or tbt_p is None or tbt_p <= spec.slo.tbt_ms / 1e3)
-        )  # fmt: skip
+        )
         out[spec.name] = {
             "requests": n_rows,
             "completed": int(completed.sum()),

@@ -144,9 +144,19 @@ class RequestBlocks:
     """
 
     __slots__ = (
-        "_chains", "_full", "_interned", "_prompt", "bt", "groups", "hashes", "offsets", "output", "prefix",
-        "prompt", "sessions",
-    )  # fmt: skip
+        "_chains",
+        "_full",
+        "_interned",
+        "_prompt",
+        "bt",
+        "groups",
+        "hashes",
+        "offsets",
+        "output",
+        "prefix",
+        "prompt",
+        "sessions",
+    )
 
     def __init__(self, reqs: Requests) -> None:
         n = len(reqs)

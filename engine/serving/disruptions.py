@@ -90,9 +90,10 @@ def _fall_back(sim: DisruptionHost[Server]) -> None:
     again at once rather than turn to decoding with no prefill instance up.
     """
     draining = [
-        s for s in sim.servers
+        s
+        for s in sim.servers
         if s.up and s.role == "mixed" and s.future_role == "decode" and s.draining and s not in sim.fallen
-    ]  # fmt: skip
+    ]
     fallen = list(sim.servers_of("decode")) + draining
     if not fallen:
         return

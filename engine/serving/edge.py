@@ -56,9 +56,22 @@ class EdgeSite:
     """The edge site's rule, power accounting and per-request placement during one run."""
 
     __slots__ = (
-        "fleet", "ledger", "servers", "idle_w", "extra_w", "site_idle_w", "budget_w", "classes", "max_prompt",
-        "max_output", "latency_s", "queue_limit", "cap", "where", "peak_charged_w",
-    )  # fmt: skip
+        "fleet",
+        "ledger",
+        "servers",
+        "idle_w",
+        "extra_w",
+        "site_idle_w",
+        "budget_w",
+        "classes",
+        "max_prompt",
+        "max_output",
+        "latency_s",
+        "queue_limit",
+        "cap",
+        "where",
+        "peak_charged_w",
+    )
 
     def __init__(self, resolved: Resolved, fleet: Fleet, ledger: RequestLedger) -> None:
         sc = resolved.scenario

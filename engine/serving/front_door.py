@@ -42,9 +42,17 @@ class FrontDoor:
     """Arrivals, closed-loop clients, admission, degrading and queueing of new requests."""
 
     def __init__(
-        self, resolved: Resolved, ledger: RequestLedger, fleet: Fleet, kv: KvLedger, env: Clock,
-        blocks: RequestBlocks, queue: policies.QueueOrder, counters: dict[str, float], edge: EdgeSite | None,
-    ) -> None:  # fmt: skip
+        self,
+        resolved: Resolved,
+        ledger: RequestLedger,
+        fleet: Fleet,
+        kv: KvLedger,
+        env: Clock,
+        blocks: RequestBlocks,
+        queue: policies.QueueOrder,
+        counters: dict[str, float],
+        edge: EdgeSite | None,
+    ) -> None:
         sc = resolved.scenario
         self.scenario = sc
         self.ledger = ledger

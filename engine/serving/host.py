@@ -64,9 +64,20 @@ class Host(Protocol[SrvIn]):
     tokens_discarded: int
 
     def segment(
-        self, srv: SrvIn, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
-        prefill_s: float = 0.0, decodes: int = 0, steps: int = 0, first_gap: float = 0.0, step_s: float = 0.0,
-    ) -> None:  # fmt: skip
+        self,
+        srv: SrvIn,
+        t0: float,
+        t1: float,
+        flops: float,
+        nbytes: float,
+        kv: float,
+        batch: int,
+        prefill_s: float = 0.0,
+        decodes: int = 0,
+        steps: int = 0,
+        first_gap: float = 0.0,
+        step_s: float = 0.0,
+    ) -> None:
         """Record one iteration (or decode jump): the time series and the gaps between tokens."""
 
     def reserve_tokens(self, rid: int, role: str) -> int:

@@ -38,9 +38,15 @@ class KvLedger(ParkedHandoffs):
     """KV reservations and releases, the prefix cache, hand-offs over the link, and swaps."""
 
     def __init__(
-        self, resolved: Resolved, ledger: RequestLedger, fleet: Fleet, env: Clock,
-        blocks: RequestBlocks, queue: policies.QueueOrder, counters: dict[str, float],
-    ) -> None:  # fmt: skip
+        self,
+        resolved: Resolved,
+        ledger: RequestLedger,
+        fleet: Fleet,
+        env: Clock,
+        blocks: RequestBlocks,
+        queue: policies.QueueOrder,
+        counters: dict[str, float],
+    ) -> None:
         sc = resolved.scenario
         super().__init__()
         self.ledger = ledger
@@ -182,9 +188,10 @@ class KvLedger(ParkedHandoffs):
         if self.preempt:  # room also for the jump under way and every request's next token
             whole = led.prompt[rid] + led.output[rid]  # and for all it will grow to
             fits = [
-                d for d in decode
+                d
+                for d in decode
                 if d.kv_reserved + d.jump_growth + need + len(d.running) + 1 <= d.kv_cap and whole <= d.kv_cap
-            ]  # fmt: skip
+            ]
         else:
             fits = [d for d in decode if d.kv_reserved + need <= d.kv_cap]
         if not fits:

@@ -30,9 +30,20 @@ if TYPE_CHECKING:
 PENDING, COMPLETED, REJECTED, FAILED = 0, 1, 2, 3
 OUTCOMES = {PENDING: "pending", COMPLETED: "completed", REJECTED: "rejected", FAILED: "failed"}
 SEGMENT_COLUMNS = (
-    "server", "t0", "t1", "flops", "bytes", "kv_tokens", "batch", "waiting", "prefill_s",
-    "decodes", "steps", "first_gap_s", "step_s",
-)  # fmt: skip
+    "server",
+    "t0",
+    "t1",
+    "flops",
+    "bytes",
+    "kv_tokens",
+    "batch",
+    "waiting",
+    "prefill_s",
+    "decodes",
+    "steps",
+    "first_gap_s",
+    "step_s",
+)
 """Columns of the per-iteration records. A segment that produced tokens (`decodes` requests for
 `steps` steps) records the gap before its first step's tokens (from the batch's previous decode
 step: a prompt-only iteration in between is a stall) and its mean step time."""
@@ -171,10 +182,17 @@ class RequestLedger:
             c = int(self.reqs.cls[rid])
             spec = self.classes[c]
             view = self.views[rid] = policies.RequestView(
-                rid, c, spec.priority, self.arrival[rid], self.prompt[rid], self.output[rid],
-                self.arrival[rid] + spec.slo.ttft_ms / 1000.0, self.top_priority, self.guard_ttft[c],
+                rid,
+                c,
+                spec.priority,
+                self.arrival[rid],
+                self.prompt[rid],
+                self.output[rid],
+                self.arrival[rid] + spec.slo.ttft_ms / 1000.0,
+                self.top_priority,
+                self.guard_ttft[c],
                 spec.slo.tpot_ms / 1000.0,
-            )  # fmt: skip
+            )
         return view
 
     def retried(self, rid: int) -> None:

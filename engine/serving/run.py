@@ -150,10 +150,15 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
     if n < len(reqs):  # a closed loop issued fewer requests than were drawn
         reqs = Requests(
             arrival_s=rec.arrival_s,
-            cls=reqs.cls[:n], prompt_tokens=reqs.prompt_tokens[:n], output_tokens=reqs.output_tokens[:n],
-            prefix_group=reqs.prefix_group[:n], prefix_tokens=reqs.prefix_tokens[:n],
-            session=reqs.session[:n], reused_tokens=reqs.reused_tokens[:n], block_tokens=reqs.block_tokens,
-        )  # fmt: skip
+            cls=reqs.cls[:n],
+            prompt_tokens=reqs.prompt_tokens[:n],
+            output_tokens=reqs.output_tokens[:n],
+            prefix_group=reqs.prefix_group[:n],
+            prefix_tokens=reqs.prefix_tokens[:n],
+            session=reqs.session[:n],
+            reused_tokens=reqs.reused_tokens[:n],
+            block_tokens=reqs.block_tokens,
+        )
     columns = metrics.request_columns(resolved, reqs, rec)
     summary = metrics.summary(resolved, rec, columns)
     # None when the run reaches a steady state; else its shortfall (engine.serving.saturation)
@@ -169,8 +174,23 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
 
 # --- replications -------------------------------------------------------------------------
 
-_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-         10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 25: 2.060, 30: 2.042}  # fmt: skip
+_T975 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    12: 2.179,
+    15: 2.131,
+    20: 2.086,
+    25: 2.060,
+    30: 2.042,
+}
 
 
 def t_quantile(dof: int) -> float:

@@ -51,9 +51,17 @@ from engine.serving.ledger import (
 from engine.serving.workload import Requests
 
 _COUNTERS = (
-    "preemptions", "recomputed_tokens", "swapped_bytes", "retried", "role_switches", "role_drains", "role_restores",
-    "link_faults", "fallbacks", "transfer_tokens_saved",
-)  # fmt: skip
+    "preemptions",
+    "recomputed_tokens",
+    "swapped_bytes",
+    "retried",
+    "role_switches",
+    "role_drains",
+    "role_restores",
+    "link_faults",
+    "fallbacks",
+    "transfer_tokens_saved",
+)
 
 
 class Simulation:
@@ -102,9 +110,20 @@ class Simulation:
 
     # --- what instances and disruptions call (`host.Host`, `host.DisruptionHost`) ----------------
     def segment(
-        self, srv: Server, t0: float, t1: float, flops: float, nbytes: float, kv: float, batch: int,
-        prefill_s: float = 0.0, decodes: int = 0, steps: int = 0, first_gap: float = 0.0, step_s: float = 0.0,
-    ) -> None:  # fmt: skip
+        self,
+        srv: Server,
+        t0: float,
+        t1: float,
+        flops: float,
+        nbytes: float,
+        kv: float,
+        batch: int,
+        prefill_s: float = 0.0,
+        decodes: int = 0,
+        steps: int = 0,
+        first_gap: float = 0.0,
+        step_s: float = 0.0,
+    ) -> None:
         """Record one iteration (or decode jump): the time series and the gaps between tokens."""
         waiting = len(srv.waiting) + len(srv.incoming)
         self.segments.append(
