@@ -18,8 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from engine.planning.candidates import SearchSpace, hardware_choice
 from engine.planning.margin import margin
-from engine.planning.plan import SearchSpace, hardware_choice, plan
+from engine.planning.plan import plan
 from engine.scenario import codec as io
 
 

@@ -118,8 +118,9 @@ if TYPE_CHECKING:
     from engine.costmodel.iteration import decode_cost, iteration_cost, prefill_cost
     from engine.costmodel.perf import Instance
     from engine.explain.advisor import Advice, Finding, advise
+    from engine.planning.candidates import SearchSpace
     from engine.planning.capacity import Capacity, capacity
-    from engine.planning.plan import Plan, SearchSpace, plan
+    from engine.planning.plan import Plan, plan
     from engine.planning.sweep import sweep
     from engine.scenario.codec import apply_overrides, load_preset, preset_names
     from engine.scenario.codec import load as load_scenario

@@ -66,7 +66,8 @@ def test_loading_a_run_makes_it_the_current_scenario() -> None:
     def app() -> None:
         import streamlit as st
 
-        from engine.planning.plan import SearchSpace, plan
+        from engine.planning.candidates import SearchSpace
+        from engine.planning.plan import plan
         from ui import planner, state
 
         if state.SCENARIO not in st.session_state:

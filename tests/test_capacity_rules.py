@@ -15,9 +15,11 @@ from streamlit.testing.v1 import AppTest  # noqa: TID251  (one app test of the p
 from engine.cli import plan as cli_plan
 from engine.cli.main import main
 from engine.core.errors import ScenarioError
-from engine.planning import plan as planning
+from engine.planning import rules as planning
+from engine.planning.candidates import SearchSpace, planning_scenario
 from engine.planning.capacity import Capacity, capacity
-from engine.planning.plan import SearchSpace, plan, planning_scenario, rule_demand, run_passes
+from engine.planning.plan import plan
+from engine.planning.rules import rule_demand, run_passes
 from engine.planning.sizing import demand
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario

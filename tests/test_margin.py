@@ -13,8 +13,11 @@ import numpy as np
 import pytest
 
 from engine.costmodel.iteration import decode_cost, prefill_cost
+from engine.planning.calibrations import slowdowns
+from engine.planning.candidates import SearchSpace, planning_scenario
 from engine.planning.margin import margin
-from engine.planning.plan import SearchSpace, plan, planning_scenario, run_passes, slowdowns
+from engine.planning.plan import plan
+from engine.planning.rules import run_passes
 from engine.scenario import codec as io
 from engine.scenario.resolve import resolve, slowed
 from engine.serving.run import simulate

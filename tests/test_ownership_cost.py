@@ -11,7 +11,8 @@ from engine.catalog.specs import HardwareSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership
 from engine.costmodel.ownership import CostBasis
-from engine.planning.plan import SearchSpace, plan
+from engine.planning.candidates import SearchSpace
+from engine.planning.plan import plan
 from engine.scenario import codec as io
 from engine.serving.run import simulate
 from tests.simhelp import small

@@ -18,8 +18,9 @@ from engine.catalog.entries import Catalog
 from engine.cli.main import main
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
+from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
 from engine.planning.capacity import capacity
-from engine.planning.plan import SearchSpace, pareto, plan, planning_scenario, with_deployment
+from engine.planning.plan import pareto, plan
 from engine.planning.sizing import Kind, Shape, demand, instance_rates, lower_bound
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
@@ -351,7 +352,7 @@ def test_capacity_falls_with_slower_chips_more_than_their_error_when_a_target_bi
 
 
 def test_hardware_choice_reads_lists_and_all() -> None:
-    from engine.planning.plan import hardware_choice
+    from engine.planning.candidates import hardware_choice
 
     s = io.load_preset("chat-disaggregated")
     assert hardware_choice(s, " h100-sxm, h200 ,") == ("h100-sxm", "h200")
@@ -417,7 +418,7 @@ def test_a_stack_that_cannot_run_a_chip_prunes_its_shapes() -> None:
 
 
 def test_instance_kinds_add_pipelines_and_expert_layouts(catalog: Catalog) -> None:
-    from engine.planning.plan import instance_kinds
+    from engine.planning.candidates import instance_kinds
 
     space = SearchSpace(tp=(1, 2, 4, 8), pp=(1, 2), ep=(8, 16), ep_tp=(1, 2))
     dense = [k.layout() for k in instance_kinds(space, ("h100-sxm",), catalog.model("llama-3.1-70b"))]

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from engine.cli.main import main
-from engine.planning.plan import SearchSpace, plan, planning_scenario
+from engine.planning.candidates import SearchSpace, planning_scenario
+from engine.planning.plan import plan
 from engine.planning.portfolio import Portfolio, class_demand, decode_choices, grow, portfolio_bounds
 from engine.planning.sizing import Kind, demand, instance_of, instance_rates
 from engine.scenario import codec as io

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.planning.plan import run_passes
+from engine.planning.rules import run_passes
 from engine.serving import saturation
 from engine.serving.run import SimResult, simulate
 from tests.simhelp import small
@@ -129,7 +129,7 @@ def test_no_rule_counts_an_unsustainable_run_as_passing(overloaded: SimResult) -
 
 
 def test_the_planners_row_fails_an_unsustainable_run(overloaded: SimResult) -> None:
-    from engine.planning.plan import run_row
+    from engine.planning.search import run_row
     from engine.planning.sizing import Shape
 
     shape = Shape("disaggregated", ("h100-sxm", 2), ("h100-sxm", 2))

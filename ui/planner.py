@@ -32,18 +32,12 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.explain import advisor, confidence, sustain
 from engine.explain.presentation import duration_text
+from engine.planning.candidates import PP_MIN_TP, SearchSpace
 from engine.planning.frontier import passing_frontiers
 from engine.planning.margin import Margin, margin
-from engine.planning.plan import (
-    DEFAULT_ATTAINMENT,
-    PP_MIN_TP,
-    Plan,
-    Progress,
-    Rule,
-    SearchSpace,
-    plan,
-    rule_text,
-)
+from engine.planning.plan import Plan, plan
+from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
+from engine.planning.search import Progress
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
 from ui import marks, state, tables
@@ -256,7 +250,7 @@ RULE_LABELS: dict[str, str] = {
     "percentile": "Every class at its SLO percentile (MLPerf)",
     "attainment": "A share of requests within their SLO (DistServe)",
 }
-"""The planner's pass rules (`engine.planning.plan.run_passes`) as the form names them."""
+"""The planner's pass rules (`engine.planning.rules.run_passes`) as the form names them."""
 
 
 def _request() -> None:

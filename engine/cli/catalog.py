@@ -110,8 +110,8 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def chip_marks(scen: Scenario) -> dict[str, str]:
-    """Each chip's calibration under the scenario's stack and model, short: 'calibrated (throughput
-    −30% to +67%, ...)', 'uncalibrated (...)' (its bands; the dashboard's Hardware page shows the same)."""
+    """Each chip's calibration under the scenario's stack and model, short: 'calibrated −24% to +56%',
+    'uncalibrated −41% to +74%' (its throughput band; the dashboard's Hardware page shows the same)."""
     cat = scenario_catalog(scen)
     moe = cat.models[scen.model.id].moe is not None if scen.model.id in cat.models else False
     rows = confidence.chip_rows(
@@ -120,8 +120,8 @@ def chip_marks(scen: Scenario) -> dict[str, str]:
     out = {}
     for chip, row in rows.items():
         head = str(row["calibration"]).split(":")[0]
-        band = str(row.get("expected_error") or "")
-        out[chip] = head + (f" ({band})" if band else "")
+        band = str(row.get("throughput_band") or "")
+        out[chip] = head + (f" {band}" if band else "")
     return out
 
 

@@ -66,7 +66,8 @@ class _Bar:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Find the cheapest deployment that meets every SLO at --target-rps."""
-    from engine.planning.plan import SearchSpace, hardware_choice, plan
+    from engine.planning.candidates import SearchSpace, hardware_choice
+    from engine.planning.plan import plan
     from engine.serving.run import ENGINE_VERSION
 
     check_range(args.target_rps, "--target-rps", 0, bounds.MAX_RATE_RPS, above=True)
@@ -202,7 +203,7 @@ def _frontier_rows(p: Plan, flag: str, order: str) -> list[dict[str, Any]]:
 
 def print_plan(p: Plan) -> None:
     """A human summary of a plan, each deployment with its calibration mark."""
-    from engine.planning.plan import rule_text
+    from engine.planning.rules import rule_text
 
     print(
         f"target {p.target_rps:g} req/s over a {p.duration_s:g} s planning window: {len(p.candidates)} shapes, "
@@ -272,7 +273,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     """The highest arrival rate that passes under the chosen rule, by bisection."""
     from engine.explain.margin import run_edges  # pandas: loaded only for this command
     from engine.planning.capacity import capacity
-    from engine.planning.plan import rule_text
+    from engine.planning.rules import rule_text
     from engine.serving.run import ENGINE_VERSION
 
     check_range(args.duration_s, "--duration-s", bounds.MIN_DURATION_S, bounds.MAX_DURATION_S)
@@ -473,13 +474,13 @@ def cmd_advise(args: argparse.Namespace) -> int:
 
 
 RULE_CHOICES = ("percentile", "attainment")
-"""What --rule accepts (engine.planning.plan.RULES; a test keeps them equal)."""
+"""What --rule accepts (engine.planning.rules.RULES; a test keeps them equal)."""
 ATTAINMENT_DEFAULT = 0.9
-"""Default of --attainment (engine.planning.plan.DEFAULT_ATTAINMENT; a test keeps them equal)."""
+"""Default of --attainment (engine.planning.rules.DEFAULT_ATTAINMENT; a test keeps them equal)."""
 
 
 def _add_rule_flags(parser: argparse.ArgumentParser) -> None:
-    """--rule and --attainment: what passing means (engine.planning.plan.run_passes)."""
+    """--rule and --attainment: what passing means (engine.planning.rules.run_passes)."""
     parser.add_argument(
         "--rule",
         choices=RULE_CHOICES,

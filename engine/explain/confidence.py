@@ -370,7 +370,7 @@ def chip_rows(
     `custom` names the scenario's own chips, which run with their entry's default profile.
 
     Keys of each row: ``calibration`` (short mark), ``calibrated``, ``calibration_rule``,
-    ``expected_error`` (text), ``throughput_error``, ``ttft_error``, ``tpot_error``,
+    ``expected_error`` (text: every kind's band), ``throughput_band`` (text), ``throughput_error``, ``ttft_error``, ``tpot_error``,
     ``energy_error`` (fractions, None where unknown), ``eta_compute``, ``eta_bandwidth``,
     ``overhead_ms`` (the profile's).
     """
@@ -384,6 +384,7 @@ def chip_rows(
                 "calibrated": False,
                 "calibration_rule": "",
                 "expected_error": "",
+                "throughput_band": "",
                 **{f"{f}_error": None for f in FIGURES},
                 "eta_compute": None,
                 "eta_bandwidth": None,
@@ -395,6 +396,7 @@ def chip_rows(
             "calibrated": cal.fitted,
             "calibration_rule": cal.rule,
             "expected_error": error_list(real_bands(cal)) or "no band with a measured coverage",
+            "throughput_band": signed_text(*r) if (r := cal.real_band("throughput")) is not None else "",
             **{f"{f}_error": cal.error(f) for f in FIGURES},
             "eta_compute": prof.eta_compute,
             "eta_bandwidth": prof.eta_bandwidth,

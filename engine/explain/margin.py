@@ -19,7 +19,7 @@ from engine.catalog.entries import Catalog
 from engine.explain import sustain
 from engine.explain.confidence import pool_marks
 from engine.explain.presentation import compare, duration_text, headline, usd_text
-from engine.planning.plan import run_passes
+from engine.planning.rules import run_passes
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
 from engine.serving.workload import generate

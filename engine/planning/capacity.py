@@ -1,6 +1,6 @@
 """Capacity: the highest arrival rate at which a scenario's deployment passes its SLOs.
 
-Two definitions of passing (`engine.planning.plan.run_passes`): ``percentile`` (the default,
+Two definitions of passing (`engine.planning.rules.run_passes`): ``percentile`` (the default,
 MLPerf's server-scenario rule), every class with its TTFT and TPOT within target at its SLO
 percentile; ``attainment`` (DistServe's goodput), at least a share X (default 90%) of all
 requests each meeting its class's TTFT and TPOT targets. Bisection on
@@ -21,15 +21,9 @@ import pandas as pd
 from engine.catalog.entries import Catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.planning.plan import (
-    DEFAULT_ATTAINMENT,
-    Progress,
-    Rule,
-    check_rule,
-    planning_scenario,
-    rule_text,
-    run_passes,
-)
+from engine.planning.candidates import planning_scenario
+from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, check_rule, rule_text, run_passes
+from engine.planning.search import Progress
 from engine.planning.sizing import demand, instance_of, instance_rates
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario

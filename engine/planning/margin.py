@@ -18,7 +18,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.catalog.entries import Catalog
-from engine.planning.plan import Plan, Progress, SearchSpace, plan, planning_scenario, run_passes
+from engine.planning.candidates import SearchSpace, planning_scenario
+from engine.planning.plan import Plan, plan
+from engine.planning.rules import run_passes
+from engine.planning.search import Progress
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
 from engine.serving.workload import generate

@@ -1,0 +1,207 @@
+"""What the planner searches over, and the deployments it builds from it.
+
+`SearchSpace` is the user's bounds (chips, layouts, modes, counts, budget, simulations). An instance
+kind is a chip and a layout (`instance_kinds`); a *shape* is a deployment without its instance
+counts (`shapes`); `with_deployment` and `with_portfolio` turn a shape or a portfolio and its
+counts into a scenario to simulate, on the planning window (`planning_scenario`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.catalog.specs import ModelSpec
+from engine.core import bounds
+from engine.core.errors import ScenarioError
+from engine.planning.portfolio import (
+    Portfolio,
+    pool_entry,
+    portfolio_overrides,
+)
+from engine.planning.sizing import (
+    Kind,
+    Mode,
+    Shape,
+)
+from engine.scenario import codec as scenario_io
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import scenario_catalog
+
+PP_MIN_TP = 4
+"""The smallest tensor-parallel group a planned pipeline stage has: below it, a larger tp does better."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchSpace:
+    """What the planner may choose from, and how hard it may look.
+
+    `hardware`: catalog ids allowed in any pool (empty: the chips the scenario already uses).
+    `tp`: tensor-parallel degrees. `pp`: pipeline stages, a degree above 1 paired with each tp of
+    at least `PP_MIN_TP` (a pipeline spans nodes once tensor parallelism fills one). `ep` (MoE
+    models only): expert-parallel groups of this many chips per stage, each laid out as tp in
+    `ep_tp` chips per attention rank and dp = ep / tp data-parallel ranks, the experts spread over
+    every chip (DeepSeek's layout); a group larger than the model's expert count is skipped.
+    `mixed_hardware`: a disaggregated deployment may put prefill and decode on different chips.
+    `duration_s`: the planning runs' arrival window (shorter than the scenario's keeps it fast).
+    `finalists`: shapes searched to a passing deployment even when a cheaper one is known, so the
+    Pareto frontier has points beyond the winner; `frontier_extra`: extra runs of the winner with
+    more decode (or mixed) instances, tracing throughput against interactivity.
+    `portfolio`: for a workload of two or more classes, also try portfolios after the search: the
+    best disaggregated prefill pool, and a decode pool of its own chip per class
+    (`engine.planning.portfolio`); off by default.
+    """
+
+    hardware: tuple[str, ...] = ()
+    modes: tuple[Mode, ...] = ("colocated", "disaggregated")
+    tp: tuple[int, ...] = (1, 2, 4, 8)
+    pp: tuple[int, ...] = (1, 2)
+    ep: tuple[int, ...] = (8, 16)
+    ep_tp: tuple[int, ...] = (1, 2)
+    mixed_hardware: bool = True
+    max_instances_per_pool: int = 64
+    budget_usd_per_hour: float | None = None
+    duration_s: float | None = 120.0
+    max_simulations: int = 120
+    max_simulations_per_shape: int = 12
+    finalists: int = 3
+    frontier_extra: int = 2
+    portfolio: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.modes or any(m not in ("colocated", "disaggregated") for m in self.modes):
+            raise ScenarioError(f"space.modes: choose from colocated, disaggregated (got {self.modes})")
+        if not self.tp or any(t < 1 or t > bounds.MAX_TP for t in self.tp):
+            raise ScenarioError(f"space.tp: each must be in [1, {bounds.MAX_TP}] (got {self.tp})")
+        if not self.pp or any(p < 1 or p > bounds.MAX_PP for p in self.pp):
+            raise ScenarioError(f"space.pp: each must be in [1, {bounds.MAX_PP}] (got {self.pp})")
+        if any(e < 2 or e > bounds.MAX_TP for e in self.ep):
+            raise ScenarioError(f"space.ep: each must be in [2, {bounds.MAX_TP}] (got {self.ep})")
+        if not self.ep_tp or any(t < 1 or t > bounds.MAX_TP for t in self.ep_tp):
+            raise ScenarioError(f"space.ep_tp: each must be in [1, {bounds.MAX_TP}] (got {self.ep_tp})")
+        if not 1 <= self.max_instances_per_pool <= bounds.MAX_INSTANCES // 2:
+            raise ScenarioError(
+                f"space.max_instances_per_pool: must be in [1, {bounds.MAX_INSTANCES // 2}] "
+                f"(got {self.max_instances_per_pool})"
+            )
+        budget = self.budget_usd_per_hour
+        if budget is not None and not 0 < budget <= bounds.MAX_BUDGET_USD_PER_HOUR:  # inf is not "no budget"
+            raise ScenarioError(
+                f"space.budget_usd_per_hour: must be in (0, {bounds.MAX_BUDGET_USD_PER_HOUR:g}] (got {budget})"
+            )
+        if self.duration_s is not None and not 10.0 <= self.duration_s <= bounds.MAX_DURATION_S:
+            raise ScenarioError(
+                f"space.duration_s: must be in [10, {bounds.MAX_DURATION_S:g}] (got {self.duration_s})"
+            )
+        if not 1 <= self.max_simulations <= 2000:
+            raise ScenarioError(f"space.max_simulations: must be in [1, 2000] (got {self.max_simulations})")
+        if not 1 <= self.max_simulations_per_shape <= 200:
+            raise ScenarioError(
+                f"space.max_simulations_per_shape: must be in [1, 200] (got {self.max_simulations_per_shape})"
+            )
+        if not 0 <= self.finalists <= 50 or not 0 <= self.frontier_extra <= 10:
+            raise ScenarioError("space.finalists: must be in [0, 50]; space.frontier_extra in [0, 10]")
+
+
+def hardware_choice(scenario: Scenario, text: str) -> tuple[str, ...]:
+    """Chips a plan may use, from a comma list of catalog ids or "all" (every non-illustrative chip).
+
+    An empty text means the chips the scenario already uses (`SearchSpace.hardware` empty).
+    """
+    if text.strip() == "all":
+        return tuple(sorted(h.id for h in scenario_catalog(scenario).hardware.values() if not h.illustrative))
+    return tuple(h.strip() for h in text.split(",") if h.strip())
+
+
+def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float | None) -> Scenario:
+    """The scenario at the target load over the planning window, faults left out."""
+    if not 0 < target_rps <= bounds.MAX_RATE_RPS:
+        raise ScenarioError(f"target_rps: must be in (0, {bounds.MAX_RATE_RPS:g}] (got {target_rps})")
+    wl = scenario.workload
+    if wl.trace is not None or wl.arrival.kind not in ("poisson", "gamma"):
+        got = "a trace" if wl.trace is not None else wl.arrival.kind
+        raise ScenarioError(
+            f"workload.arrival.kind: planning needs an open-loop load, poisson or gamma (got {got})"
+        )
+    over: dict[str, Any] = {"workload.arrival.rate_rps": float(target_rps), "faults": []}
+    if duration_s is not None:
+        over["duration_s"] = float(duration_s)
+        over["warmup_s"] = min(scenario.warmup_s, float(duration_s) / 4)
+    return scenario_io.apply_overrides(scenario, over)
+
+
+def with_deployment(scenario: Scenario, shape: Shape, counts: tuple[int, int]) -> Scenario:
+    """`scenario` with its pools replaced by a shape at given counts (profiles kept per chip).
+
+    Class pins (`workload.classes[i].pools`) are cleared: they named the pools this replaces.
+    """
+    profiles = _profiles(scenario)
+
+    def pool(name: str, kind: Kind, count: int) -> dict[str, Any]:
+        return pool_entry(name, name, kind, count, profiles)
+
+    if shape.mode == "colocated":
+        pools = [pool("mixed", shape.prefill, counts[0])]
+    else:
+        pools = [pool("prefill", shape.prefill, counts[0]), pool("decode", shape.decode, counts[1])]
+    over: dict[str, Any] = {"deployment.mode": shape.mode, "deployment.pools": pools, "faults": []}
+    over |= unpinned(scenario)
+    if shape.mode == "colocated":  # elastic roles switch prefill and decode instances: none here
+        over["scheduler.elastic.enabled"] = False
+    return scenario_io.apply_overrides(scenario, over)
+
+
+def with_portfolio(scenario: Scenario, pf: Portfolio, counts: Sequence[int]) -> Scenario:
+    """`scenario` deployed as a portfolio at given counts: a prefill pool, a decode pool per class.
+
+    Each class is pinned to its own decode pool (``decode-<class>``), its other pins cleared.
+    """
+    return scenario_io.apply_overrides(scenario, portfolio_overrides(pf, counts, _profiles(scenario)))
+
+
+def _profiles(scenario: Scenario) -> dict[str, str | None]:
+    """The calibration profile the scenario's pools pin per chip."""
+    return {p.hardware: p.profile for p in scenario.deployment.pools if p.profile is not None}
+
+
+def unpinned(scenario: Scenario) -> dict[str, Any]:
+    """Overrides that clear the classes' pool pins: they name pools a planned deployment replaces."""
+    return {f"workload.classes[{i}].pools": [] for i, c in enumerate(scenario.workload.classes) if c.pools}
+
+
+def instance_kinds(space: SearchSpace, chips: Sequence[str], model: ModelSpec) -> list[Kind]:
+    """The instance kinds the search space allows on each chip for a model (`SearchSpace`)."""
+    out: list[Kind] = []
+    for hw in chips:
+        for tp in sorted(set(space.tp)):
+            out += [Kind(hw, tp, pp) for pp in sorted(set(space.pp)) if pp == 1 or tp >= PP_MIN_TP]
+        if model.moe is None:
+            continue
+        for group in sorted(e for e in set(space.ep) if e <= model.moe.experts):
+            out += [Kind(hw, tp, 1, group // tp, group) for tp in sorted(set(space.ep_tp)) if group % tp == 0]
+    return list(dict.fromkeys(out))
+
+
+def shapes(space: SearchSpace, kinds: Sequence[Kind]) -> list[Shape]:
+    """Every shape the search space allows over the given instance kinds."""
+    out: list[Shape] = []
+    if "colocated" in space.modes:
+        out += [Shape("colocated", k, k) for k in kinds]
+    if "disaggregated" in space.modes:
+        pairs = [(p, d) for p in kinds for d in kinds if space.mixed_hardware or p.hardware == d.hardware]
+        out += [Shape("disaggregated", p, d) for p, d in pairs]
+    return out
+
+
+def extra_degrees(shape: Shape) -> int:
+    """How many parallelism degrees beyond tensor parallelism a shape's pools use."""
+    kinds = {shape.prefill, shape.decode}
+    return sum((k.pp > 1) + (k.dp > 1) + (k.ep > 1) for k in kinds)
+
+
+def split_label(shape: Shape | Portfolio, counts: Sequence[int]) -> str:
+    """The P:D split of a deployment: ``5P:2D``, ``8M`` for a colocated pool, ``3P:2D|4D`` for a portfolio."""
+    if isinstance(shape, Portfolio):
+        return shape.split(counts)
+    return f"{counts[0]}M" if shape.mode == "colocated" else f"{counts[0]}P:{counts[1]}D"

@@ -1,0 +1,281 @@
+"""The planner's search: simulating candidate deployments of a shape, count by count.
+
+`Search` keeps the simulation budget and every run's row (`run_row`: costs, latencies, verdict,
+calibration); colocated shapes search counts by galloping then bisection, disaggregated ones the
+cheapest pair first, growing the pool the failure points at. `engine.planning.plan` orders the
+shapes and assembles the answer.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engine.calibration.trust import Calibration
+from engine.catalog.entries import Catalog
+from engine.planning.calibrations import trust_columns
+from engine.planning.candidates import SearchSpace, split_label, with_deployment, with_portfolio
+from engine.planning.portfolio import (
+    Portfolio,
+    PortfolioBound,
+    grow,
+)
+from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, class_verdicts, phase_attainment, run_passes
+from engine.planning.sizing import (
+    Bound,
+    InstanceRates,
+    Kind,
+    Shape,
+)
+from engine.scenario.model import Scenario
+from engine.serving.run import SimResult, simulate
+from engine.serving.workload import generate
+
+Progress = Callable[[int, int, str], None]
+"""A progress callback: (simulations done, simulation budget, what is running)."""
+
+
+def run_row(
+    res: SimResult,
+    shape: Shape | Portfolio,
+    counts: tuple[int, ...],
+    rule: Rule = "percentile",
+    attainment: float = DEFAULT_ATTAINMENT,
+) -> dict[str, Any]:
+    """One planning run as a table row: deployment, cost, SLO verdicts, throughput, interactivity.
+
+    `passes` follows the rule (`run_passes`); `ttft_ok` and `tpot_ok` say which phase fell short
+    under it: each class's percentile, or the share of requests within each target.
+    """
+    s = res.summary
+    specs = [(c.slo, s["classes"][c.name]) for c in res.scenario.workload.classes]
+    if rule == "attainment":
+        ttft_share, tpot_share = phase_attainment(res)
+        ttft_ok = ttft_share >= attainment - 1e-12
+        tpot_ok = tpot_share >= attainment - 1e-12
+    else:
+        ttft_ok = all(
+            c["ttft_ms_at_percentile"] is not None and c["ttft_ms_at_percentile"] <= slo.ttft_ms
+            for slo, c in specs
+        )
+        tpot_ok = all(
+            c["tpot_ms_at_percentile"] is None or c["tpot_ms_at_percentile"] <= slo.tpot_ms
+            for slo, c in specs
+        )
+    chips = sum(p.count * p.chips_per_instance for p in res.scenario.deployment.pools)
+    colo = shape.mode == "colocated"
+    util = s["utilization"]
+    out_tps = s["throughput_tokens_per_s"]["output"]
+    tpot_mean = s["latency_ms"]["tpot"]["mean"]
+    return {
+        "mode": shape.mode,
+        "shape": shape.label(),
+        "split": split_label(shape, counts),
+        "prefill_hardware": None if colo else shape.prefill.hardware,
+        "prefill_tp": 0 if colo else shape.prefill.tp,
+        "prefill_layout": None if colo else shape.prefill.layout(),
+        "prefill_instances": 0 if colo else counts[0],
+        **decode_columns(shape, counts),
+        "mixed_hardware": shape.prefill.hardware if colo else None,
+        "mixed_tp": shape.prefill.tp if colo else 0,
+        "mixed_layout": shape.prefill.layout() if colo else None,
+        "mixed_instances": counts[0] if colo else 0,
+        "chips": chips,
+        "usd_per_hour": s["cost"]["usd_per_hour"],
+        "passes": run_passes(s, rule, attainment),
+        "shortfall_rps": (s.get("unsustainable") or {}).get("shortfall_rps"),  # None: it keeps up
+        "ttft_ok": ttft_ok,
+        "tpot_ok": tpot_ok,
+        "slo_attainment": s["slo_attainment"],
+        "goodput_rps": s["goodput_rps"],
+        "output_tokens_per_s": out_tps,
+        "output_tokens_per_s_per_chip": out_tps / chips,
+        # the output tokens of requests that met their SLO: a run that falls behind still completes
+        # what was offered, and only this shows how little of it was worth serving
+        "goodput_tokens_per_s_per_chip": (
+            out_tps * s["goodput_rps"] / s["throughput_rps"] / chips if s["throughput_rps"] else 0.0
+        ),
+        "tpot_ms_mean": tpot_mean,
+        "tokens_per_s_per_user": 1e3 / tpot_mean if tpot_mean else math.nan,
+        "ttft_ms_p90": s["latency_ms"]["ttft"]["p90"],
+        "tpot_ms_p90": s["latency_ms"]["tpot"]["p90"],
+        "usd_per_million_output_tokens": s["cost"]["usd_per_million_output_tokens"],
+        "prefill_busy": util["mixed" if colo else "prefill"]["busy"],
+        "decode_kv_memory": (
+            max(util[name]["kv_memory"] for name in shape.pool_names())
+            if isinstance(shape, Portfolio)
+            else util["mixed" if colo else "decode"]["kv_memory"]
+        ),
+    }
+
+
+def decode_columns(shape: Shape | Portfolio, counts: Sequence[int]) -> dict[str, Any]:
+    """A run's decode columns; a portfolio's decode pools joined (one column per pool would vary)."""
+    if isinstance(shape, Portfolio):
+        tps = {k.tp for k in shape.decode}
+        return {
+            "decode_hardware": ", ".join(dict.fromkeys(k.hardware for k in shape.decode)),
+            "decode_tp": tps.pop() if len(tps) == 1 else 0,  # 0: the pools differ
+            "decode_layout": " | ".join(
+                f"{c}: {k.layout()}" for c, k in zip(shape.classes, shape.decode, strict=True)
+            ),
+            "decode_instances": sum(counts[1:]),
+        }
+    colo = shape.mode == "colocated"
+    return {
+        "decode_hardware": None if colo else shape.decode.hardware,
+        "decode_tp": 0 if colo else shape.decode.tp,
+        "decode_layout": None if colo else shape.decode.layout(),
+        "decode_instances": 0 if colo else counts[1],
+    }
+
+
+class Search:
+    """Mutable state of one planning search: the runs so far and the budget left."""
+
+    def __init__(
+        self,
+        base: Scenario,
+        full: Scenario,
+        rates: dict[Kind, InstanceRates],
+        space: SearchSpace,
+        cat: Catalog,
+        progress: Progress | None,
+        check_work: bool = True,
+        rule: Rule = "percentile",
+        attainment: float = DEFAULT_ATTAINMENT,
+    ) -> None:
+        self.base, self.full, self.rates, self.space, self.cat = base, full, rates, space, cat
+        self.check_work = check_work
+        self.rule, self.attainment = rule, attainment
+        self.reqs = generate(base)  # every candidate serves the very same requests
+        self.progress = progress
+        self.rows: list[dict[str, Any]] = []
+        self.scenarios: list[Scenario] = []
+        self.index: dict[tuple[Shape | Portfolio, tuple[int, ...]], int] = {}
+        self.out_of_budget = False
+        self.calibrations: dict[str, Calibration] = {}
+        self.verdicts: dict[int, tuple[list[bool], list[bool], list[float]]] = {}
+        """A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""
+        self.slowdown: dict[str, float] = {}
+        """Per chip, how much slower than its profile every run makes it (empty: as modelled)."""
+
+    def cost(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> float:
+        """Cost per hour of a shape (or portfolio) at given counts."""
+        kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
+        return sum(n * self.rates[k].usd_per_hour for k, n in zip(kinds, counts, strict=False))
+
+    def deploy(self, scenario: Scenario, shape: Shape | Portfolio, counts: tuple[int, ...]) -> Scenario:
+        """`scenario` with a shape's (or a portfolio's) pools at given counts."""
+        if isinstance(shape, Portfolio):
+            return with_portfolio(scenario, shape, counts)
+        return with_deployment(scenario, shape, (counts[0], counts[1]))
+
+    def run(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> dict[str, Any] | None:
+        """Simulate one deployment (memoised); None once the simulation budget is spent."""
+        if (shape, counts) in self.index:
+            return self.rows[self.index[shape, counts]]
+        if len(self.rows) >= self.space.max_simulations:
+            self.out_of_budget = True
+            return None
+        if self.progress:
+            label = f"{shape.label()} {split_label(shape, counts)}"
+            self.progress(len(self.rows), self.space.max_simulations, label)
+        res = simulate(
+            self.deploy(self.base, shape, counts),
+            self.cat,
+            requests=self.reqs,
+            check_work=self.check_work,
+            slowdown=self.slowdown,
+        )
+        row = {
+            "run": len(self.rows),
+            **run_row(res, shape, counts, self.rule, self.attainment),
+            **self.trust(shape),
+        }
+        if isinstance(shape, Portfolio):
+            ttft_ok, tpot_ok = class_verdicts(res, self.rule, self.attainment)
+            kv = [res.summary["utilization"][name]["kv_memory"] for name in shape.pool_names()]
+            self.verdicts[len(self.rows)] = (ttft_ok, tpot_ok, kv)
+        self.index[shape, counts] = len(self.rows)
+        self.rows.append(row)
+        self.scenarios.append(self.deploy(self.full, shape, counts))
+        return row
+
+    def trust(self, shape: Shape | Portfolio) -> dict[str, Any]:
+        """The calibration columns of a shape or portfolio (`trust_columns`)."""
+        kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
+        return trust_columns(*(self.calibrations[k.hardware] for k in kinds))
+
+    def search(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
+        """The cheapest passing counts of a shape below `cap_usd`, from its lower bound up."""
+        return self._gallop(b, cap_usd) if b.shape.mode == "colocated" else self._best_first(b, cap_usd)
+
+    def _gallop(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
+        """Colocated: n, n+1, n+3, n+7, ... until one passes, then bisect down to the fewest."""
+        most = self.space.max_instances_per_pool
+        if math.isfinite(cap_usd):
+            most = min(most, math.ceil(cap_usd / self.rates[b.shape.prefill].usd_per_hour - 1e-9) - 1)
+        lo, hi, n, step, sims = b.counts[0] - 1, 0, b.counts[0], 1, 0
+        best: dict[str, Any] | None = None
+        while sims < self.space.max_simulations_per_shape and ((best is None and lo < most) or hi - lo > 1):
+            n = min(n, most) if best is None else (lo + hi) // 2
+            row = self.run(b.shape, (n, 0))
+            sims += 1
+            if row is None:
+                break
+            if row["passes"]:
+                hi, best = n, row
+            else:
+                lo, n, step = n, n + step, step * 2
+        return best
+
+    def _best_first(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
+        """Disaggregated: the cheapest untried (P, D) first, growing the pool the failure blames.
+
+        A missed TTFT grows prefill (and decode too when its KV memory is half full or more:
+        finished prompts may be waiting for decode memory); a missed TPOT grows decode.
+        """
+        heap = [(self.cost(b.shape, b.counts), b.counts)]
+        seen = {b.counts}
+        sims = 0
+        while heap and sims < self.space.max_simulations_per_shape:
+            cost, (n_p, n_d) = heapq.heappop(heap)
+            if cost >= cap_usd:
+                break
+            row = self.run(b.shape, (n_p, n_d))
+            sims += 1
+            if row is None or row["passes"]:
+                return row
+            grow = []
+            if not row["ttft_ok"]:
+                grow.append((n_p + 1, n_d))
+            if not row["tpot_ok"] or (not row["ttft_ok"] and row["decode_kv_memory"] >= 0.5):
+                grow.append((n_p, n_d + 1))
+            for nxt in grow or [(n_p + 1, n_d), (n_p, n_d + 1)]:  # neither blamed: grow both
+                if nxt not in seen and max(nxt) <= self.space.max_instances_per_pool:
+                    seen.add(nxt)
+                    heapq.heappush(heap, (self.cost(b.shape, nxt), nxt))
+        return None
+
+    def search_portfolio(self, b: PortfolioBound, cap_usd: float) -> dict[str, Any] | None:
+        """A portfolio's cheapest passing counts below `cap_usd`: cheapest untried counts first,
+        growing the pools each class's failure blames (`engine.planning.portfolio.grow`)."""
+        heap = [(self.cost(b.portfolio, b.counts), b.counts)]
+        seen = {b.counts}
+        sims = 0
+        while heap and sims < self.space.max_simulations_per_shape:
+            cost, counts = heapq.heappop(heap)
+            if cost >= cap_usd:
+                break
+            row = self.run(b.portfolio, counts)
+            sims += 1
+            if row is None or row["passes"]:
+                return row
+            for nxt in grow(counts, *self.verdicts[int(row["run"])]):
+                if nxt not in seen and max(nxt) <= self.space.max_instances_per_pool:
+                    seen.add(nxt)
+                    heapq.heappush(heap, (self.cost(b.portfolio, nxt), nxt))
+        return None
