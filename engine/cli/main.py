@@ -22,7 +22,7 @@ from typing import Any
 from engine.catalog.entries import entry_to_toml, load_catalog, model_from_hf_config
 from engine.catalog.specs import HardwareSpec
 from engine.cli import catalog as cli_catalog
-from engine.cli import plan as cli_plan
+from engine.cli import plan_flags
 from engine.cli.common import (
     add_work_limit_flag,
     check_range,
@@ -538,7 +538,7 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--name", default=None)
     m.add_argument("--out", default=None, help="write the TOML here (else stdout)")
     m.set_defaults(func=cmd_import_model)
-    cli_plan.register(sub)
+    plan_flags.register(sub)
     return p
 
 

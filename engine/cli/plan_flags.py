@@ -1,0 +1,149 @@
+"""The flags of the planning commands (plan, capacity, sweep, advise), each command's own builder.
+
+`register(sub)` adds them to the CLI's subparsers (engine.cli.main calls it); what each command does
+is `engine.cli.plan`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from engine.cli.common import add_work_limit_flag
+from engine.cli.plan import (
+    ATTAINMENT_DEFAULT,
+    RULE_CHOICES,
+    STABLE_MONTHS_DEFAULT,
+    cmd_advise,
+    cmd_capacity,
+    cmd_plan,
+    cmd_sweep,
+)
+
+
+def _add_rule_flags(parser: argparse.ArgumentParser) -> None:
+    """--rule and --attainment: what passing means (engine.planning.rules.run_passes)."""
+    parser.add_argument(
+        "--rule",
+        choices=RULE_CHOICES,
+        default="percentile",
+        help="percentile: every class within target at its SLO percentile (MLPerf); attainment: at "
+        "least --attainment of requests within their SLO (DistServe)",
+    )
+    parser.add_argument(
+        "--attainment",
+        type=float,
+        default=None,
+        help=f"share of requests that must meet their SLO under --rule attainment, in (0, 1] "
+        f"(default {ATTAINMENT_DEFAULT:g})",
+    )
+
+
+def _plan(sub: Any) -> None:
+    """The `plan` command's flags."""
+    p = sub.add_parser("plan", help="the cheapest deployment that meets every SLO at a target load")
+    p.add_argument("scenario", help="a .toml/.json file or a preset name")
+    p.add_argument("--target-rps", type=float, required=True, help="the load to plan for (requests/s)")
+    p.add_argument(
+        "--hardware", default="", help="chips allowed, comma-separated, or 'all' (default: the scenario's)"
+    )
+    p.add_argument("--modes", default="colocated,disaggregated", help="deployment modes to consider")
+    p.add_argument("--tp", default="1,2,4,8", help="tensor-parallel degrees to consider")
+    p.add_argument(
+        "--pp", default="1,2", help="pipeline stages to consider (above 1: with each --tp of 4 or more)"
+    )
+    p.add_argument(
+        "--ep",
+        default="8,16",
+        help="MoE models: expert-parallel groups (chips per stage) to consider, as --ep-tp x dp chips; "
+        "empty: none",
+    )
+    p.add_argument(
+        "--ep-tp",
+        default="1,2",
+        help="MoE models: tensor-parallel chips per data-parallel rank of an --ep group",
+    )
+    p.add_argument("--no-mixed-hardware", action="store_true", help="prefill and decode on the same chip")
+    p.add_argument("--budget-usd-per-hour", type=float, default=None)
+    p.add_argument("--duration-s", type=float, default=120.0, help="planning window of each run")
+    p.add_argument("--max-simulations", type=int, default=120)
+    p.add_argument(
+        "--finalists", type=int, default=3, help="shapes searched to a passing point for the frontier"
+    )
+    p.add_argument(
+        "--portfolio",
+        action="store_true",
+        help="with two or more classes, also try a decode pool of its own chip per class (docs/planner.md)",
+    )
+    _add_rule_flags(p)
+    p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    p.add_argument("--out", default=None, help="write the chosen scenario (TOML) here")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--no-margin",
+        action="store_true",
+        help="skip the margin: the choice rerun, and the search repeated, with every chip as much slower "
+        "as its expected throughput error allows (docs/planner.md)",
+    )
+    add_work_limit_flag(p)
+    p.set_defaults(func=cmd_plan)
+
+
+def _capacity(sub: Any) -> None:
+    """The `capacity` command's flags."""
+    c = sub.add_parser("capacity", help="the highest load at which every class passes its SLO")
+    c.add_argument("scenario", help="a .toml/.json file or a preset name")
+    c.add_argument("--max-simulations", type=int, default=10)
+    c.add_argument(
+        "--duration-s", type=float, default=None, help="window of each run (default: the scenario's)"
+    )
+    _add_rule_flags(c)
+    c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--no-progress", action="store_true")
+    c.add_argument(
+        "--no-margin",
+        action="store_true",
+        help="skip the margin: the same search with every chip slower, and faster, by its expected "
+        "throughput error (three searches in all)",
+    )
+    add_work_limit_flag(c)
+    c.set_defaults(func=cmd_capacity)
+
+
+def _sweep(sub: Any) -> None:
+    """The `sweep` command's flags."""
+    w = sub.add_parser("sweep", help="run a grid of field values and seeds in parallel")
+    w.add_argument("scenario", help="a .toml/.json file or a preset name")
+    w.add_argument("--vary", action="append", default=[], required=True, metavar="PATH=V1,V2,...")
+    w.add_argument("--seeds", type=int, default=1, help="seeds per grid point (seed, seed+1, ...)")
+    w.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    w.add_argument("--out", required=True, help="results table: .parquet (default) or .csv")
+    w.add_argument(
+        "--workers", type=int, default=None, help="local processes (default: all cores; 1: in-process)"
+    )
+    w.add_argument(
+        "--dask", default=None, metavar="tcp://HOST:PORT", help="run on a Dask distributed scheduler"
+    )
+    w.add_argument("--no-progress", action="store_true")
+    add_work_limit_flag(w)
+    w.set_defaults(func=cmd_sweep)
+
+
+def _advise(sub: Any) -> None:
+    """The `advise` command's flags."""
+    a = sub.add_parser("advise", help="roofline positions, findings from a run, specialisation test")
+    a.add_argument("scenario", help="a .toml/.json file or a preset name")
+    a.add_argument("--model-change-months", type=float, default=STABLE_MONTHS_DEFAULT)
+    a.add_argument("--hardware", default="", help="chips shown in the roofline table (default: all)")
+    a.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    a.add_argument("--json", action="store_true")
+    add_work_limit_flag(a)
+    a.set_defaults(func=cmd_advise)
+
+
+def register(sub: Any) -> None:
+    """Add the plan, capacity, sweep and advise commands to the CLI's subparsers."""
+    for add in (_plan, _capacity, _sweep, _advise):
+        add(sub)
