@@ -1,5 +1,5 @@
 """The scenarios the benchmarks time, in one place: bench/run.py times them and
-tests/test_work_bound.py checks that each stays well inside the work bound."""
+tests/serving/test_work_bound.py checks that each stays well inside the work bound."""
 
 from __future__ import annotations
 

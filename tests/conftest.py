@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -15,16 +16,15 @@ settings.register_profile("dev", max_examples=30, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
-SLOW_MODULES = ("test_browser", "test_app")
-"""Modules whose tests are all `slow`: the real browser, and every dashboard page (AppTest runs a page's
+SLOW_FOLDER = Path(__file__).resolve().parent / "app"
+"""The folder whose tests are all `slow`: the real browser, and every dashboard page (AppTest runs a page's
 script and its simulations; most of these tests take seconds, the planner's tens of seconds)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the tests of `SLOW_MODULES` slow (`make quick` runs ``-m "not slow"``)."""
+    """Mark the tests under `SLOW_FOLDER` slow (`make quick` runs ``-m "not slow"``)."""
     for item in items:
-        module = getattr(item, "module", None)
-        if module is not None and module.__name__.split(".")[-1].startswith(SLOW_MODULES):
+        if Path(item.path).resolve().is_relative_to(SLOW_FOLDER):
             item.add_marker(pytest.mark.slow)
 
 

@@ -52,7 +52,7 @@ MIN_ETA_COMPUTE = 0.05
 """Lower bound of a fitted compute fraction."""
 MAX_ETA_COMPUTE = 0.85
 """Upper bound of a fitted compute fraction (of the BF16 peak): large BF16 GEMMs alone reach about 83%
-(`perf.MATMUL_FRACTION_BF16`), and tests/test_kernel_ceilings.py keeps Hopper fits below it."""
+(`perf.MATMUL_FRACTION_BF16`), and tests/calibration/test_kernel_ceilings.py keeps Hopper fits below it."""
 MAX_ETA_BANDWIDTH = 0.92
 """Upper bound of a fitted bandwidth fraction: streaming reads reach about 90% (Azure measured 92% on GB200)."""
 

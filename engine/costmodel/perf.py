@@ -70,7 +70,7 @@ takes longer than either (tile start-up, the weights' first reads before the mat
 Measured, not fitted: the median of (t - max) / min over this project's H200 GEMMs whose two times
 are within a factor of two of each other (BF16 and FP8, 256 tokens, the three Llama-3.1-70B
 projection shapes), each time at the kernels' best rates (data/reference/kernels-h200.csv;
-tests/test_kernel_ceilings.py recomputes it). A plain iteration applies it to its totals, the step
+tests/calibration/test_kernel_ceilings.py recomputes it). A plain iteration applies it to its totals, the step
 model to each phase (attention and dense layers, experts)."""
 
 

@@ -10,7 +10,7 @@ A chunk whose rows all have the header's number of cells is converted column by 
 numpy (`_convert`, each column by its `Converter`); a conversion gives up (None) on any cell it
 is unsure of, and the chunk is then read row by row (`_rows`), which is also what finds and words
 a problem: a ScenarioError naming its line and column. Both paths accept the same values and give
-the same numbers (tests/test_trace_input.py holds them to it). The Azure reader (`azure`) shares
+the same numbers (tests/serving/test_trace_input.py holds them to it). The Azure reader (`azure`) shares
 these cells and columns.
 """
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from engine.core import datafiles
 from engine.scenario import codec as io
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_no_code_reads_a_folder_outside_the_repository() -> None:

@@ -25,7 +25,7 @@ from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.serving.workload import generate
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SMALL = SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0, finalists=1, frontier_extra=1)
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.test_frontier import runs as sample_runs
+from tests.planning.test_frontier import runs as sample_runs
 from ui.planner import pareto_chart, selected_run
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def test_planner_page_plans_and_draws_both_frontiers() -> None:
@@ -130,7 +130,7 @@ def test_advisor_months_out_of_range_is_said() -> None:
 
 def test_the_planner_mixes_decode_pools_by_class_when_asked() -> None:
     from engine.scenario.codec import load_preset
-    from tests.test_app import app
+    from tests.app.test_app import app
 
     at = app("planner", load_preset("portfolio-chat-batch"), preset="portfolio-chat-batch")
     at.number_input(key="plan_target").set_value(8.0)

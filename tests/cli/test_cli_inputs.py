@@ -30,7 +30,7 @@ from engine.scenario import codec as io
 from engine.scenario.model import Deployment
 from engine.serving.run import replicate
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHORT = ["--set", "duration_s=5"]
 
 
@@ -270,10 +270,10 @@ def test_make_quick_runs_the_tests_not_marked_slow() -> None:
             "not slow",
             "-p",
             "no:cacheprovider",
-            "tests/test_readme.py",
-            "tests/test_browser.py",
-            "tests/test_app_export.py",
-            "tests/test_cli_inputs.py",
+            "tests/docs/test_readme.py",
+            "tests/app/test_browser.py",
+            "tests/app/test_app_export.py",
+            "tests/cli/test_cli_inputs.py",
         ],
         cwd=ROOT,
         capture_output=True,
@@ -281,9 +281,9 @@ def test_make_quick_runs_the_tests_not_marked_slow() -> None:
         check=False,
     )
     kept = [ln for ln in collected.stdout.splitlines() if "::" in ln]
-    assert kept and all(ln.startswith(("tests/test_readme.py", "tests/test_cli_inputs.py")) for ln in kept), (
-        kept
-    )
+    assert kept and all(
+        ln.startswith(("tests/docs/test_readme.py", "tests/cli/test_cli_inputs.py")) for ln in kept
+    ), kept
     assert not any("runs_as_printed" in ln for ln in kept)
     assert "slow:" in (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # registered, so -m is not a typo
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -148,7 +148,7 @@ def test_estimate_json_pairs_figures_with_limits() -> None:
 def test_bound_rows_are_documented() -> None:
     names = [row[0] for row in bounds.TABLE]
     assert {"simulated events", "router looks", "cache block visits", "simulation memory"} <= set(names)
-    text = (Path(__file__).resolve().parent.parent / "docs" / "bounds.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "bounds.md").read_text(encoding="utf-8")
     for value in (
         bounds.MAX_EVENTS,
         bounds.MAX_ROUTER_LOOKS,

@@ -29,7 +29,7 @@ from engine.scenario.codec import DEFAULT_PRESET, apply_overrides, load_preset, 
 from engine.serving.run import ENGINE_VERSION
 
 CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
 
 pytestmark = pytest.mark.skipif(

@@ -27,7 +27,7 @@ from engine.scenario.codec import (
 )
 from engine.scenario.model import Scenario
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SHORT = {"duration_s": 120.0}
 PAGES = {
     "results": "Results",
