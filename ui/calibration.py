@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from engine.calibration import calibrate
+from engine.calibration import measurements
 from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import HardwareSpec
 from engine.core.errors import ScenarioError
@@ -37,13 +37,13 @@ def columns_frame() -> pd.DataFrame:
     return pd.DataFrame(
         [
             {"column": c, "required": report.MEASUREMENT_COLUMN_HELP[c][0], "meaning": report.MEASUREMENT_COLUMN_HELP[c][1]}
-            for c in calibrate.MEASUREMENT_COLUMNS
+            for c in measurements.MEASUREMENT_COLUMNS
         ]
     )  # fmt: skip
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _parse(data: bytes, name: str, catalog_key: str, _catalog: Catalog) -> list[calibrate.Measurement]:
+def _parse(data: bytes, name: str, catalog_key: str, _catalog: Catalog) -> list[measurements.Measurement]:
     return report.parse_measurements(data, name, _catalog)
 
 

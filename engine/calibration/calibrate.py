@@ -20,391 +20,29 @@ cost model's compute and memory parts scale as 1/eta.
 
 from __future__ import annotations
 
-import csv
-import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
+from engine.calibration.measurements import (
+    MAX_ETA_BANDWIDTH,
+    MAX_ETA_COMPUTE,
+    MIN_ETA_COMPUTE,
+    Figure,
+    Measurement,
+    read_reference_csv,
+    stack_of,
+)
+from engine.calibration.predictor import Parts, measured_instance, predict, unit_instance, unit_parts
 from engine.catalog.entries import Catalog
-from engine.catalog.specs import OVERHEAD_LAYERS, CalibrationProfile, HardwareSpec, KvPrecision, Precision
+from engine.catalog.specs import CalibrationProfile
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
-from engine.costmodel.iteration import iteration_cost
-from engine.costmodel.perf import MATMUL_FRACTION_BF16, Instance, Speculation, roof
-from engine.costmodel.stacks import activation_tokens
-
-Kind = Literal["prefill", "decode", "throughput", "tpot", "ttft", "batch_latency"]
-Figure = Literal["throughput", "ttft", "tpot", "energy"]
-
-FIGURE_OF: dict[str, Figure] = {
-    "throughput": "throughput", "prefill": "ttft", "ttft": "ttft",
-    "decode": "tpot", "tpot": "tpot", "batch_latency": "tpot",
-}  # fmt: skip
-"""The kind of headline figure each kind of measurement checks (errors are reported per figure)."""
-
-MIN_ETA_COMPUTE = 0.05
-"""Lower bound of a fitted compute fraction."""
-MAX_ETA_COMPUTE = 0.85
-"""Upper bound of a fitted compute fraction (of the BF16 peak): large BF16 GEMMs alone reach about 83%
-(`perf.MATMUL_FRACTION_BF16`), and tests/calibration/test_kernel_ceilings.py keeps Hopper fits below it."""
-MAX_ETA_BANDWIDTH = 0.92
-"""Upper bound of a fitted bandwidth fraction: streaming reads reach about 90% (Azure measured 92% on GB200)."""
-
-DEFAULT_MAX_BATCH = 2048
-"""Batch cap assumed for throughput points (trtllm-bench's default max_batch_size)."""
-DEFAULT_TOKEN_BUDGET = 8192
-"""Tokens per iteration assumed for throughput points (trtllm-bench's default max_num_tokens)."""
-
-DECODE_PIECES = 8
-"""A run of decode steps with a growing context is summed as this many pieces at their mid context."""
-
-MEASUREMENT_COLUMNS = (
-    "id", "model", "hardware", "tp", "weights", "kv", "kind", "prompt_tokens", "output_tokens",
-    "batch", "context_tokens", "value", "unit", "source",
-)  # fmt: skip
-"""Columns of a measurement CSV a user can fit their own profile from."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Measurement:
-    """One measured point and its setup.
-
-    Kinds: ``prefill`` (one prompt alone, ms), ``decode`` (one step of `batch` requests at
-    `context_tokens`, ms), ``throughput`` (tokens/s), ``tpot`` (time between a request's tokens,
-    ms), ``ttft`` (time to first token, ms) and ``batch_latency`` (a static batch of `batch`
-    requests from start to last token, ms). Throughput, TPOT and TTFT are predicted in the steady
-    state of continuous batching under the row's limits: the batch cap, the token budget, chunked
-    prefill or not, and at most `concurrency` requests in flight (0: as many as fit). With
-    `static`, the `batch` requests all start together and the run ends when they finish.
-
-    The instance is `tp` x `dp` chips: `dp` attention data-parallel ranks of `tp` chips, the
-    routed experts spread over `ep` of them with `imbalance` (busiest rank over the mean), and
-    `speculation` (drafted tokens, acceptance) for MTP speculative decoding. Such a point is
-    predicted by the cost model's general step model (`predict`); it is never fitted.
-    """
-
-    id: str
-    model: str
-    hardware: str
-    tp: int
-    weights: Precision
-    kv: KvPrecision
-    kind: Kind
-    prompt_tokens: int = 0
-    output_tokens: int = 0
-    batch: int = 1
-    context_tokens: int = 0
-    value: float
-    unit: str
-    source: str = ""
-    kv_mem_fraction: float = 0.9
-    stack: str = ""
-    source_key: str = ""
-    max_batch: int = DEFAULT_MAX_BATCH
-    token_budget: int = DEFAULT_TOKEN_BUDGET
-    chunked: bool = True
-    concurrency: int = 0
-    static: bool = False
-    count_input: bool = False
-    note: str = ""
-    dp: int = 1
-    ep: int = 1
-    imbalance: float = 1.0
-    speculation: tuple[int, float] | None = None
-    attention_weights: Precision | None = None
-    """The attention projections' precision where the checkpoint keeps them apart (None: `weights`)."""
-    eager: bool = False
-    """Run without CUDA/HIP graphs (the row states `--enforce-eager`)."""
-    prompts: int = 0
-    """Requests the benchmark sent in all, where the row states it (0: not stated)."""
-    lockstep: bool = False
-    """A concurrency whose clients start together and whose requests all have the same lengths
-    (bench_serving's random dataset at range ratio 1): the clients stay in step, every round's
-    prompts queueing behind each other. The steady-state predictor does not model this; the
-    simulator's rerun does (`engine.explain.end_to_end.rerun_point`)."""
-
-    @property
-    def plain(self) -> bool:
-        """True for a tensor-parallel instance without data or expert parallelism or speculation."""
-        return self.dp == 1 and self.ep == 1 and self.speculation is None
-
-    @property
-    def figure(self) -> Figure:
-        """The kind of headline figure this point checks."""
-        return FIGURE_OF[self.kind]
-
-
-@dataclass(frozen=True)
-class Parts:
-    """A prediction as a weighted sum of iterations whose parts scale with 1/eta_F, 1/eta_B or not.
-
-    Each row of `segments` is (weight, compute_s, memory_s, fixed_s, saving_s) at eta = 1 and no
-    overhead; a time is sum(weight * (roof(compute / eta_F + saving, memory / eta_B) + fixed +
-    overhead)) (`perf.roof`: the longer plus the unhidden share of the shorter), and a throughput
-    is `numerator` divided by that time. `saving` (<= 0) is what low-precision matmuls take off the compute time (`perf.Instance.matmul_saving_s_per_flop`).
-    """
-
-    segments: np.ndarray
-    numerator: float
-    throughput: bool
-    overhead_scale: float = 1.0
-    """What one millisecond of a profile's overhead costs an iteration of this model (layers / 80)."""
-
-
-def _instance(m: Measurement, catalog: Catalog, hw: HardwareSpec | None = None) -> Instance:
-    chip = hw or catalog.chip(m.hardware)
-    model = catalog.model(m.model)
-    spec = (
-        Speculation(m.speculation[0], m.speculation[1], draft_share=1.0 / model.layers)
-        if m.speculation is not None
-        else None
-    )  # an MTP head: one layer's worth of a target step per drafted token, as the scenarios run it
-    return Instance(
-        model=model, hardware=chip, tp=m.tp, weights=m.weights, kv=m.kv, mem_fraction=m.kv_mem_fraction,
-        dp=m.dp, ep=m.ep, imbalance=m.imbalance, speculation=spec,
-        activation_tokens=activation_tokens(stack_of(m), m.token_budget), attention_weights=m.attention_weights,
-        eager=m.eager,
-    )  # fmt: skip
-
-
-def steady_batch(
-    inst: Instance, isl: int, osl: int, max_batch: int, token_budget: int, chunked: bool = True
-) -> int:
-    """Requests in flight in the steady state of a run of fixed ISL/OSL."""
-    by_budget = token_budget / (1.0 + isl / max(osl, 1)) if chunked else float(max_batch)
-    by_kv = inst.kv_capacity_tokens / max(isl + osl, 1)
-    return max(1, int(min(max_batch, by_budget, by_kv)))
-
-
-UNIT = CalibrationProfile(eta_compute=MATMUL_FRACTION_BF16, eta_bandwidth=1, overhead_ms=0, source="unit")
-"""The profile predictions are decomposed at: no overhead, full bandwidth, and the BF16 GEMMs'
-compute fraction, the highest at which a low-precision iteration's compute time is still
-affine in 1 / eta_F (above it the matmuls' time is floored: `perf.Instance.matmul_saving_s_per_flop`).
-`_seg` scales the compute part back to eta_F = 1."""
-
-
-def _with_profile(inst: Instance, profile: CalibrationProfile) -> Instance:
-    """`inst` with its chip running at `profile` (the layout, precisions and speculation kept)."""
-    return Instance(
-        model=inst.model, hardware=inst.hardware.model_copy(update={
-            "profiles": {"given": profile}, "default_profile": "given",
-        }), tp=inst.tp, pp=inst.pp, weights=inst.weights, kv=inst.kv, mem_fraction=inst.mem_fraction,
-        dp=inst.dp, ep=inst.ep, imbalance=inst.imbalance, speculation=inst.speculation,
-        activation_tokens=inst.activation_tokens, attention_weights=inst.attention_weights, eager=inst.eager,
-    )  # fmt: skip
-
-
-def _unit(inst: Instance, eta_experts: float | None) -> Instance:
-    """`inst` at the `UNIT` profile, its routed experts at `eta_experts` of its dense layers' rates
-    (None: as fast). The experts' share is a ratio, kept when eta_F and eta_B scale."""
-    if eta_experts is None:
-        return _with_profile(inst, UNIT)
-    return _with_profile(inst, UNIT.model_copy(update={"eta_experts": eta_experts}))
-
-
-Segment = tuple[float, float, float, float, float]
-Seg = Callable[[float, Any], Segment]
-
-
-def _seg(weight: float, c: Any) -> Segment:
-    # the fixed part: communication, and (eager mode) the launches a unit profile still pays
-    saving = float(c.saving_s)
-    compute = (float(c.compute_s) - saving) * UNIT.eta_compute  # at eta_F = 1
-    return (weight, compute, float(c.memory_s), float(c.comm_s) + float(c.overhead_s), saving)
-
-
-def _seg_timed(weight: float, c: Any) -> Segment:
-    """An iteration already timed at its profile: its whole time, overhead included, as 'compute'."""
-    return (weight, float(c.time_s), 0.0, 0.0, 0.0)
-
-
-def _decode_run(unit: Instance, batch: int, ctx0: float, steps: int, seg: Seg = _seg) -> list[Segment]:
-    """`steps` decode steps of `batch` requests whose context grows from `ctx0` by one per step."""
-    if steps <= 0:
-        return []
-    n = max(1, min(DECODE_PIECES, steps))
-    edges = np.linspace(0.0, float(steps), n + 1)
-    out = []
-    for a, b in itertools.pairwise(edges):
-        mid = ctx0 + (a + b) / 2.0
-        out.append(seg(b - a, iteration_cost(unit, decode_requests=batch, decode_context_tokens=batch * mid)))
-    return out
-
-
-def _steady(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Segment]:
-    """One average iteration of the steady state with `b` requests in flight (per output token)."""
-    isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
-    ctx = isl + osl / 2.0
-    if m.chunked:
-        c = iteration_cost(
-            unit, decode_requests=b, decode_context_tokens=b * ctx, prefill_tokens=b * isl / osl,
-            prefill_attn_pairs=(b / osl) * isl * isl / 2.0,
-            prefill_largest=min(isl, max((m.token_budget - b) / m.dp, 1)),  # a chunk fits one rank
-        )  # fmt: skip
-        return [seg(1.0, c)]
-    # prefill-first without chunking: prefill iterations of k whole prompts between decode steps
-    k = max(1, min(b, m.token_budget // max(isl, 1)))
-    dec = iteration_cost(unit, decode_requests=b, decode_context_tokens=b * ctx)
-    pf = iteration_cost(
-        unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0, prefill_largest=isl
-    )
-    return [seg(1.0, dec), seg(b / osl / k, pf)]
-
-
-def _static(unit: Instance, inst: Instance, m: Measurement, seg: Seg = _seg) -> tuple[list[Segment], int]:
-    """A static batch: every request starts at once; waves of at most the batch cap (and KV room)."""
-    isl, osl, n = m.prompt_tokens, max(m.output_tokens, 1), max(m.batch, 1)
-    room = max(1, inst.kv_capacity_tokens // max(isl + osl, 1))
-    per_wave = max(1, min(n, m.max_batch, room))
-    waves = -(-n // per_wave)
-    b = -(-n // waves)
-    segs: list[Segment] = []
-    if m.chunked:
-        iters = max(1, -(-b * isl // max(m.token_budget, 1)))
-        q = b * isl / iters
-        pf = iteration_cost(
-            unit, prefill_tokens=q, prefill_attn_pairs=b * isl * isl / 2.0 / iters,
-            prefill_largest=min(isl, q, m.token_budget / m.dp),  # a prompt's chunk, on one rank
-        )  # fmt: skip
-        segs.append(seg(iters * waves, pf))
-    else:
-        k = max(1, min(b, m.token_budget // max(isl, 1)))
-        iters = -(-b // k)
-        pf = iteration_cost(
-            unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0, prefill_largest=isl
-        )
-        segs.append(seg(iters * waves, pf))
-    segs.extend(
-        (w * waves, c, mm, f, sv) for w, c, mm, f, sv in _decode_run(unit, b, float(isl), osl - 1, seg)
-    )
-    return segs, n
-
-
-def _own_prefill(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> Segment:
-    """A prompt's own prefill in the steady state: chunks that fit its rank's share of the budget
-    beside the other `b - 1` requests' decodes, or (without chunking) one whole-prompt pass."""
-    isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
-    if not m.chunked:
-        return seg(
-            1.0,
-            iteration_cost(unit, prefill_tokens=isl, prefill_attn_pairs=isl * isl / 2.0, prefill_largest=isl),
-        )
-    others = b - 1  # with attention DP, the prompt's chunks fit its rank's own budget
-    room = max((m.token_budget - others) // m.dp, 1)
-    iters = max(1, -(-isl // room))
-    q = isl / iters
-    c = iteration_cost(
-        unit, prefill_tokens=q, prefill_attn_pairs=isl * isl / 2.0 / iters,
-        decode_requests=others, decode_context_tokens=others * (isl + osl / 2.0),
-        prefill_largest=q,
-    )  # fmt: skip
-    return seg(iters, c)
-
-
-def _round_prefill(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Segment]:
-    """A lockstep round's mean wait for the first token: its `b` prompts, arrived together, prefill
-    in passes of up to the token budget (whole prompts without chunking), the passes even in size
-    so the work is the round's; prompt i's first token comes with the pass that ends it,
-    ceil(i x passes / b), averaged over the round. With chunking, the prompts prefilled in earlier
-    passes decode alongside. Under attention DP a prompt runs on one rank: the busiest holds at
-    least a rank's budget of it."""
-    isl = m.prompt_tokens
-    per_pass = float(m.token_budget) if m.chunked else float(max(1, m.token_budget // max(isl, 1)) * isl)
-    passes = max(1, math.ceil(b * isl / max(per_pass, 1.0)))
-    q = b * isl / passes
-    ends = np.ceil(np.arange(1, b + 1) * passes / b - 1e-9)  # the pass that ends each prompt
-    prior = np.floor(np.arange(passes) * b / passes + 1e-9)  # prompts done before each pass
-    done = float(prior.mean()) if m.chunked else 0.0
-    c = iteration_cost(
-        unit, prefill_tokens=q, prefill_attn_pairs=b * isl * isl / 2.0 / passes,
-        decode_requests=done, decode_context_tokens=done * (isl + 1.0),
-        prefill_largest=min(isl, q, m.token_budget / m.dp),
-    )  # fmt: skip
-    return [seg(float(ends.mean()), c)]
-
-
-def parts(m: Measurement, inst: Instance) -> Parts:
-    """The prediction of `m` on `inst` at eta = 1 and no overhead, as weighted iterations.
-
-    Exact for a plain instance, whose iteration is one roofline over the whole batch. The step
-    model of a data- or expert-parallel instance (or one that speculates) adds phases that do not
-    scale together with 1/eta; `predict` times such points at their profile instead.
-    """
-    return _parts(m, inst, _unit(inst, inst.profile.eta_experts))
-
-
-def _parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> Parts:
-    """`parts` with every iteration timed on `unit` and made a segment by `seg`."""
-    segs: list[Segment]
-    numerator, thr = 1.0, False
-    if m.kind == "prefill":
-        q = float(m.prompt_tokens)
-        segs = [
-            seg(1.0, iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=q * q / 2, prefill_largest=q))
-        ]
-    elif m.kind == "decode":
-        c = iteration_cost(unit, decode_requests=m.batch, decode_context_tokens=m.batch * m.context_tokens)
-        segs = [seg(1.0, c)]
-    elif m.kind == "batch_latency" or (m.kind == "throughput" and m.static):
-        segs, n = _static(unit, inst, m, seg)
-        if m.kind == "throughput":
-            numerator, thr = float(n * (m.output_tokens + (m.prompt_tokens if m.count_input else 0))), True
-    else:
-        isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
-        cap = min(m.max_batch, m.concurrency) if m.concurrency else m.max_batch
-        b = steady_batch(inst, isl, osl, cap, m.token_budget, m.chunked)
-        steady = _steady(unit, m, b, seg)
-        if m.kind == "throughput":
-            segs = steady
-            numerator, thr = float(b) * (1.0 + (isl / osl if m.count_input else 0.0)), True
-        elif m.kind == "tpot":
-            segs = steady
-        else:  # ttft: the wait for a place, the running iteration, then the prompt's own iterations
-            segs = []
-            queued = max(m.concurrency - b, 0) if m.concurrency else 0
-            if queued:
-                segs.extend((w * queued / b * osl, c, mm, f, sv) for w, c, mm, f, sv in steady)
-            if m.lockstep:  # a round's prompts arrive together and prefill one after another
-                segs.extend(_round_prefill(unit, m, b, seg))
-            else:
-                if b > 1:
-                    segs.extend((w * 0.5, c, mm, f, sv) for w, c, mm, f, sv in steady)
-                segs.append(_own_prefill(unit, m, b, seg))
-    return Parts(
-        np.array(segs, dtype=float).reshape(-1, 5), numerator, thr, inst.model.layers / OVERHEAD_LAYERS
-    )
-
-
-def predict_from_parts(p: Parts, kind: Kind, eta_f: float, eta_b: float, overhead_ms: float) -> float:
-    """Predicted value (ms for times, tokens/s for throughput) for given factors."""
-    s = p.segments
-    t = float(
-        (
-            s[:, 0]
-            * (
-                roof(s[:, 1] / eta_f + s[:, 4], s[:, 2] / eta_b)
-                + s[:, 3]
-                + p.overhead_scale * overhead_ms / 1000.0
-            )
-        ).sum()
-    )
-    return p.numerator / t if p.throughput else t * 1000.0
-
-
-def predict(m: Measurement, catalog: Catalog, profile: CalibrationProfile) -> float:
-    """What the cost model predicts for a measurement with a given profile."""
-    inst = _instance(m, catalog)
-    if not inst.plain:  # the step model's phases timed at the profile's rates: nothing left to scale
-        p = _parts(m, inst, _with_profile(inst, profile), _seg_timed)
-        return predict_from_parts(p, m.kind, 1.0, 1.0, 0.0)
-    p = _parts(m, inst, _unit(inst, profile.eta_experts))
-    return predict_from_parts(p, m.kind, profile.eta_compute, profile.eta_bandwidth, profile.overhead_ms)
+from engine.costmodel.perf import roof
 
 
 @dataclass(frozen=True)
@@ -489,7 +127,11 @@ def fit(
     if len({FAMILY.get(c, c) for c in chips}) != 1:
         raise ScenarioError(f"calibration: fit one chip (or one chip family) at a time (got {sorted(chips)})")
     # a MoE point is decomposed with its experts as fast as the dense layers, as the profile says
-    ps = [_parts(m, inst, _unit(inst, None)) for m in points for inst in (_instance(m, catalog),)]
+    ps = [
+        unit_parts(m, inst, unit_instance(inst, None))
+        for m in points
+        for inst in (measured_instance(m, catalog),)
+    ]
     best = _grid_fit(ps, [m.value for m in points], fix_overhead_ms, fix_eta_bandwidth, prior)
     profile = CalibrationProfile(
         eta_compute=round(best[0], 3),
@@ -538,7 +180,7 @@ def table(
 
     rows = []
     for m in points:
-        inst = _instance(m, catalog)
+        inst = measured_instance(m, catalog)
         stack = stack_of(m)
         own = inst.hardware.profiles.get(stack)
         moe = is_moe(m, catalog)
@@ -604,17 +246,6 @@ It decides only what the points cannot: four batch-1 decode steps say nothing of
 fraction, which would otherwise land on the grid's edge. Against a single point's squared log
 error of 0.01 to 0.1 it moves identified factors by a few percent at most.
 """
-
-
-def stack_of(m: Measurement) -> str:
-    """The profile name a reference measurement belongs to."""
-    if m.stack:
-        return m.stack
-    if "Splitwise" in m.source:
-        return "splitwise"
-    if "TensorRT-LLM" in m.source:
-        return "trtllm"
-    return "user"
 
 
 def is_moe(m: Measurement, catalog: Catalog) -> bool:
@@ -694,9 +325,12 @@ def kv_oversubscribed(m: Measurement, catalog: Catalog) -> bool:
     """True for a static batch whose requests that run at once (at most the batch cap), grown to full
     length, overflow the KV room: the stack then preempts. A burst of more requests than the cap
     runs in waves, which the predictor models."""
-    static = m.static or m.kind == "batch_latency"  # as `_parts` runs them
+    static = m.static or m.kind == "batch_latency"  # as `unit_parts` runs them
     at_once = min(m.batch, m.max_batch)
-    return static and at_once * (m.prompt_tokens + m.output_tokens) > _instance(m, catalog).kv_capacity_tokens
+    return (
+        static
+        and at_once * (m.prompt_tokens + m.output_tokens) > measured_instance(m, catalog).kv_capacity_tokens
+    )
 
 
 def reference_fits(points: Sequence[Measurement], catalog: Catalog) -> dict[tuple[str, str], Fit]:
@@ -817,95 +451,3 @@ def reference_points() -> list[Measurement]:
             "reference data not found: data/reference/calibration.csv is missing from the project"
         )
     return read_reference_csv(path)
-
-
-# --- reading measurements -----------------------------------------------------------------
-
-_MODEL_IDS = {
-    "Llama-2-70B": "llama-2-70b", "BLOOM-176B": "bloom-176b", "Llama-3.1-8B-Instruct": "llama-3.1-8b",
-    "Llama-3.3-70B-Instruct": "llama-3.3-70b", "Llama-3.1-405B-Instruct": "llama-3.1-405b",
-    "Qwen3-235B-A22B": "qwen3-235b-a22b",
-}  # fmt: skip
-_HW_IDS = {
-    "NVIDIA A100-80GB (DGX)": "a100-80g", "NVIDIA H100-80GB (DGX)": "h100-sxm",
-    "NVIDIA H100 SXM 80GB": "h100-sxm", "NVIDIA H200 SXM 141GB": "h200", "NVIDIA B200 180GB": "b200",
-    "NVIDIA GB200 192GB": "gb200",
-}  # fmt: skip
-_PRECISION: dict[str, Precision] = {"FP16": "bf16", "BF16": "bf16", "FP8": "fp8", "FP4": "fp4"}
-
-
-def read_reference_csv(path: str | Path) -> list[Measurement]:
-    """The shared reference file (calibration.csv: Splitwise timings, TensorRT-LLM throughputs)."""
-    out = []
-    with open(path, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            scen = row["scenario"]
-            weights = _PRECISION[row["precision"]]
-            kv: KvPrecision = "fp8" if weights in ("fp8", "fp4") else "bf16"
-            common: dict[str, Any] = {
-                "id": row["id"], "model": _MODEL_IDS[row["model"]], "hardware": _HW_IDS[row["hardware"]],
-                "tp": int(row["tp"]), "weights": weights, "kv": kv, "value": float(row["value"]),
-                "unit": row["unit"], "source": row["source"],
-            }  # fmt: skip
-            if scen.startswith("isolated prefill"):
-                out.append(Measurement(kind="prefill", prompt_tokens=int(row["input_len"]), **common))
-            elif scen.startswith("decode step"):
-                batch = int(scen.rsplit(" ", 1)[-1])
-                out.append(
-                    Measurement(kind="decode", batch=batch, context_tokens=int(row["input_len"]), **common)
-                )
-            else:
-                out.append(
-                    Measurement(
-                        kind="throughput", prompt_tokens=int(row["input_len"]),
-                        output_tokens=int(row["output_len"]), kv_mem_fraction=0.92, **common,
-                    )
-                )  # fmt: skip
-    return out
-
-
-def read_measurements(path: str | Path) -> list[Measurement]:
-    """A user's measurement CSV (columns `MEASUREMENT_COLUMNS`); errors name the line and column."""
-    out = []
-    try:
-        fh = open(path, newline="", encoding="utf-8")  # noqa: SIM115
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc}") from None
-    with fh:
-        reader = csv.DictReader(fh)
-        missing = [
-            c for c in ("model", "hardware", "tp", "kind", "value") if c not in (reader.fieldnames or [])
-        ]
-        if missing:
-            raise ScenarioError(f"{path}: missing column(s) {', '.join(missing)}")
-        for line, row in enumerate(reader, start=2):
-            try:
-                kind = row["kind"].strip()
-                if kind not in ("prefill", "decode", "throughput"):
-                    raise ValueError(f"kind: {kind!r} is not prefill, decode or throughput")
-                weights = (row.get("weights") or "bf16").strip()
-                kv = (row.get("kv") or "bf16").strip()
-                if weights not in ("bf16", "fp8", "fp4", "int4"):
-                    raise ValueError(f"weights: {weights!r} is not bf16, fp8, fp4 or int4")
-                if kv not in ("bf16", "fp8"):
-                    raise ValueError(f"kv: {kv!r} is not bf16 or fp8")
-                value = float(row["value"])
-                if not math.isfinite(value) or value <= 0:
-                    raise ValueError(f"value: must be a positive number (got {row['value']!r})")
-                out.append(
-                    Measurement(
-                        id=row.get("id") or f"line{line}", model=row["model"].strip(),
-                        hardware=row["hardware"].strip(), tp=int(row["tp"]),
-                        weights=weights,  # type: ignore[arg-type]
-                        kv=kv,  # type: ignore[arg-type]
-                        kind=kind,  # type: ignore[arg-type]
-                        prompt_tokens=int(row.get("prompt_tokens") or 0),
-                        output_tokens=int(row.get("output_tokens") or 0),
-                        batch=int(row.get("batch") or 1), context_tokens=int(row.get("context_tokens") or 0),
-                        value=value, unit=row.get("unit") or ("tok/s" if kind == "throughput" else "ms"),
-                        source=row.get("source") or str(path),
-                    )
-                )  # fmt: skip
-            except (ValueError, TypeError) as exc:
-                raise ScenarioError(f"{path}: line {line}: {exc}") from None
-    return out

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.calibration import calibrate, trust
-from engine.calibration.calibrate import Fit, Measurement
+from engine.calibration import calibrate, measurements, predictor, trust
+from engine.calibration.calibrate import Fit
+from engine.calibration.measurements import Measurement
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile
 
@@ -75,7 +76,7 @@ def fit_experts(
 ) -> calibrate.ExpertFit | None:
     """`calibrate.fit_experts` with each MoE point's dense profile given by the rules from `fits`."""
     return calibrate.fit_experts(
-        points, catalog, lambda m: rule_profile(m.hardware, calibrate.stack_of(m), fits)[0]
+        points, catalog, lambda m: rule_profile(m.hardware, measurements.stack_of(m), fits)[0]
     )
 
 
@@ -87,10 +88,10 @@ def _predict(
 ) -> list[Prediction]:
     out = []
     for m in points:
-        prof, basis = rule_profile(m.hardware, calibrate.stack_of(m), fits)
+        prof, basis = rule_profile(m.hardware, measurements.stack_of(m), fits)
         if experts is not None and calibrate.is_moe(m, catalog):
             prof = prof.model_copy(update={"eta_experts": experts.eta_experts})
-        out.append(Prediction(m, calibrate.predict(m, catalog, prof), basis))
+        out.append(Prediction(m, predictor.predict(m, catalog, prof), basis))
     return out
 
 
@@ -148,7 +149,7 @@ def frame(preds: dict[str, list[Prediction]]) -> pd.DataFrame:
                     "scheme": scheme,
                     "id": m.id,
                     "chip": m.hardware,
-                    "stack": calibrate.stack_of(m),
+                    "stack": measurements.stack_of(m),
                     "figure": m.figure,
                     "kind": m.kind,
                     "source": m.source_key,

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from engine.calibration.calibrate import Kind, Measurement, read_reference_csv, stack_of
+from engine.calibration.measurements import Kind, Measurement, read_reference_csv, stack_of
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import KvPrecision, Precision
 from engine.core import datafiles

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.calibration import bands, calibrate, crossval, reference, trust
+from engine.calibration import bands, calibrate, crossval, measurements, reference, trust
 from engine.catalog.entries import Catalog
 from engine.costmodel import power, stacks
 
@@ -157,7 +157,7 @@ def point_table(rows: list[reference.Row], preds: pd.DataFrame, catalog: Catalog
     base = calibrate.table([r.point for r in rows if r.point is not None], catalog)
     fitted = preds[preds["scheme"].isin(["fit", "moe"])].set_index("id")
     loso = preds[preds["scheme"].isin(["loso", "moe_loso"])].set_index("id")
-    base["stack"] = [calibrate.stack_of(r.point) for r in rows if r.point is not None]
+    base["stack"] = [measurements.stack_of(r.point) for r in rows if r.point is not None]
     base["source"] = [r.source_key for r in rows if r.point is not None]
     base["predicted"] = base["id"].map(fitted["predicted"])
     base["error"] = base["predicted"] / base["measured"] - 1.0

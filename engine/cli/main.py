@@ -46,7 +46,7 @@ MEASUREMENT_COLUMNS = (
     "id", "model", "hardware", "tp", "weights", "kv", "kind", "prompt_tokens", "output_tokens",
     "batch", "context_tokens", "value", "unit", "source",
 )  # fmt: skip
-"""`engine.calibration.calibrate.MEASUREMENT_COLUMNS`, repeated for --help (a test keeps them equal)."""
+"""`engine.calibration.measurements.MEASUREMENT_COLUMNS`, repeated for --help (a test keeps them equal)."""
 
 
 def cmd_roofline(args: argparse.Namespace) -> int:
@@ -420,7 +420,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from engine.calibration import calibrate
+    from engine.calibration import calibrate, measurements
 
     cat = load_catalog()
     if args.reference:
@@ -429,7 +429,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         return cmd_calibrate_reference(args)
     if not args.measurements or not args.hardware:
         raise ScenarioError("calibrate: give a measurements CSV and --hardware (or --reference)")
-    points = [m for m in calibrate.read_measurements(args.measurements) if m.hardware == args.hardware]
+    points = [m for m in measurements.read_measurements(args.measurements) if m.hardware == args.hardware]
     if not points:
         raise ScenarioError(f"calibrate: no rows for hardware {args.hardware!r} in {args.measurements}")
     result = calibrate.fit(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from engine.calibration import calibrate, crossval, trust
+from engine.calibration import calibrate, crossval, measurements, predictor, trust
 from engine.calibration.reference import OpenLoop
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile
@@ -37,7 +37,7 @@ PROFILE = "end-to-end"
 
 
 def _scenario(
-    setup: OpenLoop | calibrate.Measurement,
+    setup: OpenLoop | measurements.Measurement,
     *,
     name: str,
     stack: str,
@@ -197,7 +197,7 @@ class Check:
 def checks(
     catalog: Catalog,
     rows: list[OpenLoop],
-    points: list[calibrate.Measurement],
+    points: list[measurements.Measurement],
     fits: dict[tuple[str, str], calibrate.Fit],
 ) -> list[Check]:
     """Every open-loop row rerun with the shipped profiles and with its source left out.
@@ -309,7 +309,7 @@ OFFLINE_REQUESTS = (1_000, 6_000)
 """An offline throughput without a stated prompt count runs 4 x the batch cap, within these bounds."""
 
 
-def _point_scenario(m: calibrate.Measurement, duration_s: float, arrival: dict[str, object]) -> Scenario:
+def _point_scenario(m: measurements.Measurement, duration_s: float, arrival: dict[str, object]) -> Scenario:
     """A reference point's run. vLLM and SGLang grow KV a token at a time and recompute on
     preemption; TensorRT-LLM and Splitwise's harness reserve the whole request."""
     stack = m.stack if m.stack in SCENARIO_STACKS else "vllm"
@@ -325,7 +325,7 @@ def _point_scenario(m: calibrate.Measurement, duration_s: float, arrival: dict[s
     )
 
 
-def rerun_point(m: calibrate.Measurement, profile: CalibrationProfile, catalog: Catalog) -> float:
+def rerun_point(m: measurements.Measurement, profile: CalibrationProfile, catalog: Catalog) -> float:
     """A reference point's figure, simulated with `profile` on its chip (its unit: ms or tokens/s).
 
     Static batches and offline throughputs send their prompts at once; a concurrency runs that
@@ -345,8 +345,8 @@ def rerun_point(m: calibrate.Measurement, profile: CalibrationProfile, catalog: 
         span = float(t["completion_s"].max())
         return span * 1000.0 if m.kind == "batch_latency" else n * per_request / span
     # a concurrency: closed-loop clients, the window sized by the predicted time of a request
-    tpot_ms = calibrate.predict(replace(m, kind="tpot"), catalog, profile)
-    ttft_ms = calibrate.predict(replace(m, kind="ttft"), catalog, profile)
+    tpot_ms = predictor.predict(replace(m, kind="tpot"), catalog, profile)
+    ttft_ms = predictor.predict(replace(m, kind="ttft"), catalog, profile)
     request_s = (ttft_ms + tpot_ms * max(m.output_tokens - 1, 0)) / 1000.0
     if m.lockstep:
         return _lockstep(m, cat, request_s, per_request)
@@ -367,7 +367,7 @@ LOCKSTEP_SLACK = 3.0
 request time (a round queues its prompts behind each other, which the prediction leaves out)."""
 
 
-def _lockstep(m: calibrate.Measurement, catalog: Catalog, request_s: float, per_request: int) -> float:
+def _lockstep(m: measurements.Measurement, catalog: Catalog, request_s: float, per_request: int) -> float:
     """A lockstep concurrency's figure: `m.concurrency` clients from t = 0 that stop after `m.prompts`
     requests (`Arrival.stop_after`; fifteen a client when unstated), so the last round is as short
     as the benchmark's, all of them measured as the benchmark measures them, warm-up included."""
@@ -392,7 +392,7 @@ def _lockstep(m: calibrate.Measurement, catalog: Catalog, request_s: float, per_
 
 def point_reruns(
     catalog: Catalog,
-    points: list[calibrate.Measurement],
+    points: list[measurements.Measurement],
     fits: dict[tuple[str, str], calibrate.Fit],
     experts: float | None = None,
 ) -> pd.DataFrame:
@@ -406,16 +406,16 @@ def point_reruns(
             continue
         if calibrate.is_moe(m, catalog) != (experts is not None):
             continue
-        prof, _ = crossval.rule_profile(m.hardware, calibrate.stack_of(m), fits)
+        prof, _ = crossval.rule_profile(m.hardware, measurements.stack_of(m), fits)
         if experts is not None:
             prof = prof.model_copy(update={"eta_experts": experts})
-        predicted = calibrate.predict(m, catalog, prof)
+        predicted = predictor.predict(m, catalog, prof)
         simulated = rerun_point(m, prof, catalog)
         rows.append(
             {
                 "id": m.id,
                 "chip": m.hardware,
-                "stack": calibrate.stack_of(m),
+                "stack": measurements.stack_of(m),
                 "kind": m.kind,
                 "measured": m.value,
                 "predicted": predicted,

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.calibration import calibrate, reference, trust
+from engine.calibration import calibrate, measurements, reference, trust
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.explain import presentation as pr
@@ -377,13 +377,12 @@ def test_link_problems_are_scenario_errors() -> None:
 def test_example_measurements_fit_back_to_their_profile(catalog: Catalog, tmp_path: Path) -> None:
     import tomllib
 
-    from engine.calibration import calibrate
     from engine.catalog.specs import HardwareSpec
     from engine.cli.main import main
 
-    assert list(report.MEASUREMENT_COLUMN_HELP) == list(calibrate.MEASUREMENT_COLUMNS)
+    assert list(report.MEASUREMENT_COLUMN_HELP) == list(measurements.MEASUREMENT_COLUMNS)
     text = report.example_measurements_csv(catalog)
-    assert text.splitlines()[0] == ",".join(calibrate.MEASUREMENT_COLUMNS)
+    assert text.splitlines()[0] == ",".join(measurements.MEASUREMENT_COLUMNS)
     points = report.parse_measurements(text.encode(), "bench.csv", catalog)
     assert {m.kind for m in points} == {"prefill", "decode", "throughput"}
     assert {m.hardware for m in points} == {"l40s"} and {m.model for m in points} == {"llama-3.1-8b"}

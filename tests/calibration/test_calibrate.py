@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.calibration import calibrate, crossval, reference, trust, validation
+from engine.calibration import calibrate, crossval, measurements, predictor, reference, trust, validation
 from engine.catalog.entries import Catalog, entry_to_toml, presets_dir
 from engine.catalog.specs import CalibrationProfile
 from engine.cli import validate as cli_validate
@@ -33,11 +33,11 @@ def test_reference_data_ships_with_the_project() -> None:
 
 
 @pytest.fixture(scope="module")
-def points() -> list[calibrate.Measurement]:
-    return calibrate.read_reference_csv(REF)
+def points() -> list[measurements.Measurement]:
+    return measurements.read_reference_csv(REF)
 
 
-def test_reference_file_read_unchanged(points: list[calibrate.Measurement]) -> None:
+def test_reference_file_read_unchanged(points: list[measurements.Measurement]) -> None:
     assert len(points) == 31
     kinds = {p.kind for p in points}
     assert kinds == {"prefill", "decode", "throughput"}
@@ -46,7 +46,7 @@ def test_reference_file_read_unchanged(points: list[calibrate.Measurement]) -> N
 
 
 @pytest.fixture(scope="module")
-def usable(catalog: Catalog) -> list[calibrate.Measurement]:
+def usable(catalog: Catalog) -> list[measurements.Measurement]:
     return reference.usable_points(catalog)
 
 
@@ -61,7 +61,7 @@ def simulated(report: validation.Report, catalog: Catalog) -> tuple[Any, Any]:
     return cli_validate.simulated(report, catalog)
 
 
-def test_shipped_profiles_equal_a_fresh_fit(usable: list[calibrate.Measurement], catalog: Catalog) -> None:
+def test_shipped_profiles_equal_a_fresh_fit(usable: list[measurements.Measurement], catalog: Catalog) -> None:
     fits = calibrate.reference_fits(usable, catalog)
     expected = {
         ("h100-sxm", "trtllm"), ("h100-sxm", "vllm"), ("h100-sxm", "vllm-v0"), ("h100-sxm", "splitwise"),
@@ -124,7 +124,9 @@ def test_moe_experts_run_slower_than_the_dense_layers(report: validation.Report,
     for src in sources:
         rows = [m for m in moe if m.source_key == src]
         as_dense = [
-            calibrate.predict(m, catalog, crossval.rule_profile(m.hardware, calibrate.stack_of(m), fits)[0])
+            predictor.predict(
+                m, catalog, crossval.rule_profile(m.hardware, measurements.stack_of(m), fits)[0]
+            )
             / m.value
             for m in rows
         ]
@@ -134,9 +136,9 @@ def test_moe_experts_run_slower_than_the_dense_layers(report: validation.Report,
         assert refit is not None and abs(refit.eta_experts - ef.eta_experts) <= 0.1, src
     # the fit is what the points say: a point's prediction slows as eta_experts falls
     m = moe[0]
-    prof = crossval.rule_profile(m.hardware, calibrate.stack_of(m), fits)[0]
+    prof = crossval.rule_profile(m.hardware, measurements.stack_of(m), fits)[0]
     values = [
-        calibrate.predict(m, catalog, prof.model_copy(update={"eta_experts": e})) for e in (1.0, 0.6, 0.3)
+        predictor.predict(m, catalog, prof.model_copy(update={"eta_experts": e})) for e in (1.0, 0.6, 0.3)
     ]
     assert values[0] > values[1] > values[2]
 
@@ -213,16 +215,16 @@ def test_parallel_layouts_are_read_as_the_rows_ran(report: validation.Report, ca
 def test_parallel_points_are_timed_by_the_step_model(catalog: Catalog) -> None:
     """A data- or expert-parallel point is predicted with the engine's step model at the profile."""
     prof = CalibrationProfile(eta_compute=0.5, eta_bandwidth=0.7, overhead_ms=2.0, source="test")
-    m = calibrate.Measurement(
+    m = measurements.Measurement(
         id="t", model="deepseek-v3", hardware="h200", tp=1, dp=8, ep=8, imbalance=1.4, weights="fp8",
         kv="fp8", kind="decode", batch=256, context_tokens=3000, value=1.0, unit="ms",
     )  # fmt: skip
-    inst = calibrate._with_profile(calibrate._instance(m, catalog), prof)
+    inst = predictor._with_profile(predictor.measured_instance(m, catalog), prof)
     step = StepModel(inst).decode_run(256, 256 * 3000.0, 1)[0] * 1000.0
-    assert calibrate.predict(m, catalog, prof) == pytest.approx(step, rel=1e-9)
+    assert predictor.predict(m, catalog, prof) == pytest.approx(step, rel=1e-9)
     # speculation amortises the step over the tokens it yields, overhead included
-    spec = calibrate.Measurement(**{**m.__dict__, "speculation": (1, 0.85)})
-    assert calibrate.predict(spec, catalog, prof) < calibrate.predict(m, catalog, prof)
+    spec = measurements.Measurement(**{**m.__dict__, "speculation": (1, 0.85)})
+    assert predictor.predict(spec, catalog, prof) < predictor.predict(m, catalog, prof)
     assert "tp1 dp8 ep8, MTP 1 at 85%" in calibrate.table([spec], catalog, prof)["setup"][0]
 
 
@@ -238,7 +240,7 @@ def test_fit_recovers_known_factors(catalog: Catalog) -> None:
     ]
     pts = []
     for i, s in enumerate(setups):
-        m = calibrate.Measurement(
+        m = measurements.Measurement(
             id=f"p{i}",
             model="llama-3.1-8b",
             hardware="h100-sxm",
@@ -249,7 +251,7 @@ def test_fit_recovers_known_factors(catalog: Catalog) -> None:
             unit="ms",
             **s,
         )  # type: ignore[arg-type]
-        pts.append(calibrate.Measurement(**{**m.__dict__, "value": calibrate.predict(m, catalog, truth)}))
+        pts.append(measurements.Measurement(**{**m.__dict__, "value": predictor.predict(m, catalog, truth)}))
     f = calibrate.fit(pts, catalog, "test fit")
     assert f.profile.eta_compute == pytest.approx(0.55, rel=0.03)
     assert f.profile.eta_bandwidth == pytest.approx(0.7, rel=0.03)
@@ -259,10 +261,10 @@ def test_fit_recovers_known_factors(catalog: Catalog) -> None:
 
 def _write(path: Path, rows: list[dict[str, object]]) -> None:
     with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(calibrate.MEASUREMENT_COLUMNS))
+        w = csv.DictWriter(fh, fieldnames=list(measurements.MEASUREMENT_COLUMNS))
         w.writeheader()
         for r in rows:
-            w.writerow({k: r.get(k, "") for k in calibrate.MEASUREMENT_COLUMNS})
+            w.writerow({k: r.get(k, "") for k in measurements.MEASUREMENT_COLUMNS})
 
 
 def test_user_csv_to_catalog_entry(tmp_path: Path, catalog: Catalog) -> None:
@@ -302,13 +304,13 @@ def test_bad_user_csv_names_line_and_column(tmp_path: Path) -> None:
     p = tmp_path / "bad.csv"
     _write(p, [{"model": "llama-3.1-8b", "hardware": "l40s", "tp": 1, "kind": "decode", "value": "fast"}])
     with pytest.raises(ScenarioError, match=r"line 2: .*fast"):
-        calibrate.read_measurements(p)
+        measurements.read_measurements(p)
     _write(p, [{"model": "m", "hardware": "l40s", "tp": 1, "kind": "warmup", "value": 3}])
     with pytest.raises(ScenarioError, match=r"line 2: kind: 'warmup'"):
-        calibrate.read_measurements(p)
+        measurements.read_measurements(p)
     p.write_text("a,b\n1,2\n")
     with pytest.raises(ScenarioError, match="missing column"):
-        calibrate.read_measurements(p)
+        measurements.read_measurements(p)
 
 
 @pytest.mark.slow  # the simulator's reruns of every reference row (`simulated`): tens of seconds
@@ -447,7 +449,9 @@ def test_what_holds_the_p90_counts_the_misses_the_target_cannot_allow(report: va
     assert report.as_dict()["beyond_p90_target"]["beyond"] == over
 
 
-def test_a_rows_stated_eager_mode_and_checkpoint_reach_its_point(usable: list[calibrate.Measurement]) -> None:
+def test_a_rows_stated_eager_mode_and_checkpoint_reach_its_point(
+    usable: list[measurements.Measurement],
+) -> None:
     """dstack's MI300X batches state --enforce-eager; its H100 rows ran Meta's FP8 checkpoint,
     whose attention stays in bf16, with a benchmark command that prefills whole prompts."""
     by_id = {m.id: m for m in usable}
@@ -513,7 +517,7 @@ def test_a_fit_times_moe_points_with_their_experts_as_fast_as_dense(catalog: Cat
     # and a prediction at a profile that leaves the factor unset runs the experts as dense, plain or not
     prof = plain_fit.profile.model_copy(update={"eta_experts": None})
     m = rows[0]
-    assert calibrate.predict(m, other, prof) == calibrate.predict(m, catalog, prof)
+    assert predictor.predict(m, other, prof) == predictor.predict(m, catalog, prof)
 
 
 def test_a_lockstep_rounds_prompts_wait_for_each_other(catalog: Catalog) -> None:
@@ -522,21 +526,21 @@ def test_a_lockstep_rounds_prompts_wait_for_each_other(catalog: Catalog) -> None
     ((passes + 1) / 2)-th pass. With whole prompts one per pass, 7 clients wait 4 prefills; one
     client, alone, waits for its own, as in the steady state."""
     prof = catalog.chip("h100-sxm").profiles["vllm-v0"]
-    base = calibrate.Measurement(
+    base = measurements.Measurement(
         id="t", model="llama-3.1-8b", hardware="h100-sxm", tp=1, weights="bf16", kv="bf16",
         kind="ttft", prompt_tokens=2048, output_tokens=256, chunked=False, token_budget=2048,
         concurrency=7, lockstep=True, value=1.0, unit="ms",
     )  # fmt: skip
-    alone = calibrate.predict(dataclasses.replace(base, kind="prefill"), catalog, prof)
-    assert calibrate.predict(base, catalog, prof) == pytest.approx(4 * alone, rel=1e-9)
+    alone = predictor.predict(dataclasses.replace(base, kind="prefill"), catalog, prof)
+    assert predictor.predict(base, catalog, prof) == pytest.approx(4 * alone, rel=1e-9)
     one = dataclasses.replace(base, concurrency=1)
-    assert calibrate.predict(one, catalog, prof) == pytest.approx(
-        calibrate.predict(dataclasses.replace(one, lockstep=False), catalog, prof), rel=1e-9
+    assert predictor.predict(one, catalog, prof) == pytest.approx(
+        predictor.predict(dataclasses.replace(one, lockstep=False), catalog, prof), rel=1e-9
     )
-    assert calibrate.predict(dataclasses.replace(base, lockstep=False), catalog, prof) < 2 * alone
+    assert predictor.predict(dataclasses.replace(base, lockstep=False), catalog, prof) < 2 * alone
 
 
-def test_lockstep_is_read_only_where_the_row_states_it(usable: list[calibrate.Measurement]) -> None:
+def test_lockstep_is_read_only_where_the_row_states_it(usable: list[measurements.Measurement]) -> None:
     """dstack's DeepSeek-R1 concurrencies state the random dataset at range ratio 1 (identical
     requests) and 500 prompts; the vLLM project's rows vary their lengths by 15%, so their clients
     drift apart as in a steady state."""
@@ -547,7 +551,7 @@ def test_lockstep_is_read_only_where_the_row_states_it(usable: list[calibrate.Me
     assert not by_id["X125"].lockstep and by_id["X125"].prompts == 150
 
 
-def test_a_lockstep_round_is_no_faster_than_the_steady_state(usable: list[calibrate.Measurement]) -> None:
+def test_a_lockstep_round_is_no_faster_than_the_steady_state(usable: list[measurements.Measurement]) -> None:
     """One client alone waits for its own prompt whether or not it is 'in step', chunked or not; and
     for dstack's 3,200-token prompts a round never comes sooner than one prompt in the steady state,
     attention DP included (a prompt runs whole on one rank, so the busiest rank holds one however
@@ -560,14 +564,14 @@ def test_a_lockstep_round_is_no_faster_than_the_steady_state(usable: list[calibr
     for i in ("X109", "X097", "X095", "X084"):
         m = by_id[i]
         prof = crossval.rule_profile(
-            m.hardware, calibrate.stack_of(m), calibrate.reference_fits(usable, catalog)
+            m.hardware, measurements.stack_of(m), calibrate.reference_fits(usable, catalog)
         )[0]
         prof = prof.model_copy(update={"eta_experts": 0.32})
         one = dataclasses.replace(m, concurrency=1)
-        assert calibrate.predict(one, catalog, prof) == pytest.approx(
-            calibrate.predict(dataclasses.replace(one, lockstep=False), catalog, prof), rel=1e-9
+        assert predictor.predict(one, catalog, prof) == pytest.approx(
+            predictor.predict(dataclasses.replace(one, lockstep=False), catalog, prof), rel=1e-9
         ), i
-        assert calibrate.predict(m, catalog, prof) >= calibrate.predict(
+        assert predictor.predict(m, catalog, prof) >= predictor.predict(
             dataclasses.replace(m, lockstep=False), catalog, prof
         ), i
 
@@ -584,16 +588,16 @@ def test_any_lockstep_ttft_is_finite_and_one_client_waits_as_in_the_steady_state
 
     catalog = load_catalog()
     prof = catalog.chip("h100-sxm").profiles["vllm-v0"]
-    m = calibrate.Measurement(
+    m = measurements.Measurement(
         id="t", model="llama-3.1-8b", hardware="h100-sxm", tp=1, weights="bf16", kv="bf16", kind="ttft",
         prompt_tokens=isl, output_tokens=osl, chunked=chunked, token_budget=budget, max_batch=cap,
         concurrency=clients, lockstep=True, value=1.0, unit="ms",
     )  # fmt: skip
-    t = calibrate.predict(m, catalog, prof)
+    t = predictor.predict(m, catalog, prof)
     assert math.isfinite(t) and t > 0
     one = dataclasses.replace(m, concurrency=1)
-    assert calibrate.predict(one, catalog, prof) == pytest.approx(
-        calibrate.predict(dataclasses.replace(one, lockstep=False), catalog, prof), rel=1e-9
+    assert predictor.predict(one, catalog, prof) == pytest.approx(
+        predictor.predict(dataclasses.replace(one, lockstep=False), catalog, prof), rel=1e-9
     )
 
 

@@ -117,10 +117,10 @@ def test_run_does_not_import_the_planner_or_the_advisor() -> None:
 
 def test_calibrate_help_columns_match_calibration() -> None:
     """The CLI keeps calibration (and pandas) out of start-up, so it repeats the columns: they must agree."""
-    from engine.calibration import calibrate
+    from engine.calibration import measurements
     from engine.cli.main import MEASUREMENT_COLUMNS
 
-    assert MEASUREMENT_COLUMNS == calibrate.MEASUREMENT_COLUMNS
+    assert MEASUREMENT_COLUMNS == measurements.MEASUREMENT_COLUMNS
 
 
 def test_run_json_never_loads_pandas() -> None:

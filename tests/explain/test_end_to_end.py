@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.calibration import calibrate, reference, trust
+from engine.calibration import calibrate, predictor, reference, trust
 from engine.catalog.entries import Catalog
 from engine.explain import end_to_end
 
@@ -184,14 +184,14 @@ def test_the_simulator_reproduces_the_predictor_where_both_model_the_same_run(ca
     prof = catalog.chip("mi300x").profiles["vllm-v0"]
     fits = points["X020"]  # 70B on 8 MI300X, 8 prompts of 2,048 + 2,048 tokens at once
     assert end_to_end.rerun_point(fits, prof, catalog) == pytest.approx(
-        calibrate.predict(fits, catalog, prof), rel=0.002
+        predictor.predict(fits, catalog, prof), rel=0.002
     )
     h100 = catalog.chip("h100-sxm").profiles["vllm-v0"]
     over = points["X058"]
-    inst = calibrate._instance(over, catalog)
+    inst = predictor.measured_instance(over, catalog)
     assert over.batch * (over.prompt_tokens + over.output_tokens) > inst.kv_capacity_tokens
     assert over.batch * (over.prompt_tokens + over.output_tokens) > 8 * inst.kv_capacity_tokens
-    simulated, predicted = end_to_end.rerun_point(over, h100, catalog), calibrate.predict(over, catalog, h100)
+    simulated, predicted = end_to_end.rerun_point(over, h100, catalog), predictor.predict(over, catalog, h100)
     assert predicted < simulated < 1.2 * over.value
     assert predicted == pytest.approx(over.value, rel=0.2)
 
@@ -204,7 +204,7 @@ def test_a_concurrency_is_rerun_as_staggered_closed_loop_clients(catalog: Catalo
     assert m.kind == "ttft" and m.concurrency == 8
     prof = catalog.chip("h100-sxm").profiles["vllm"]
     assert end_to_end.rerun_point(m, prof, catalog) == pytest.approx(
-        calibrate.predict(m, catalog, prof), rel=0.2
+        predictor.predict(m, catalog, prof), rel=0.2
     )
 
 
@@ -242,7 +242,7 @@ def test_a_lockstep_concurrency_is_rerun_as_its_benchmark_ran(catalog: Catalog) 
     assert m.lockstep and m.concurrency == 128 and m.prompts == 500
     prof = catalog.chip("mi300x").profiles["vllm-v0"].model_copy(update={"eta_experts": 0.32})
     lock = end_to_end.rerun_point(m, prof, catalog)
-    predicted = calibrate.predict(m, catalog, prof)
+    predicted = predictor.predict(m, catalog, prof)
     staggered = end_to_end.rerun_point(dataclasses.replace(m, lockstep=False), prof, catalog)
     assert lock == pytest.approx(predicted, rel=0.15)
     assert lock > 10 * staggered

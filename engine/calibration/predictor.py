@@ -1,0 +1,296 @@
+"""The predictor the fit uses: a measurement's predicted figure from a profile, in closed form.
+
+Throughput is predicted by the steady state of continuous batching: B requests in flight, B
+limited by the batch cap, the per-iteration token budget (B decode tokens plus the prefill
+tokens B * ISL / OSL that keep the batch full) and the KV capacity (B * (ISL + OSL) tokens). An
+iteration then runs B decodes at mean context ISL + OSL / 2 and those prefill tokens; the rate
+is B / t_iteration. A measurement's time splits into parts (`parts`: compute, memory and fixed
+seconds at unit fractions), so a profile's prediction is a weighted sum (`predict_from_parts`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.calibration.measurements import Kind, Measurement, stack_of
+from engine.catalog.entries import Catalog
+from engine.catalog.specs import OVERHEAD_LAYERS, CalibrationProfile, HardwareSpec
+from engine.costmodel.iteration import iteration_cost
+from engine.costmodel.perf import MATMUL_FRACTION_BF16, Instance, Speculation, roof
+from engine.costmodel.stacks import activation_tokens
+
+DECODE_PIECES = 8
+"""A run of decode steps with a growing context is summed as this many pieces at their mid context."""
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A prediction as a weighted sum of iterations whose parts scale with 1/eta_F, 1/eta_B or not.
+
+    Each row of `segments` is (weight, compute_s, memory_s, fixed_s, saving_s) at eta = 1 and no
+    overhead; a time is sum(weight * (roof(compute / eta_F + saving, memory / eta_B) + fixed +
+    overhead)) (`perf.roof`: the longer plus the unhidden share of the shorter), and a throughput
+    is `numerator` divided by that time. `saving` (<= 0) is what low-precision matmuls take off the compute time (`perf.Instance.matmul_saving_s_per_flop`).
+    """
+
+    segments: np.ndarray
+    numerator: float
+    throughput: bool
+    overhead_scale: float = 1.0
+    """What one millisecond of a profile's overhead costs an iteration of this model (layers / 80)."""
+
+
+def measured_instance(m: Measurement, catalog: Catalog, hw: HardwareSpec | None = None) -> Instance:
+    chip = hw or catalog.chip(m.hardware)
+    model = catalog.model(m.model)
+    spec = (
+        Speculation(m.speculation[0], m.speculation[1], draft_share=1.0 / model.layers)
+        if m.speculation is not None
+        else None
+    )  # an MTP head: one layer's worth of a target step per drafted token, as the scenarios run it
+    return Instance(
+        model=model, hardware=chip, tp=m.tp, weights=m.weights, kv=m.kv, mem_fraction=m.kv_mem_fraction,
+        dp=m.dp, ep=m.ep, imbalance=m.imbalance, speculation=spec,
+        activation_tokens=activation_tokens(stack_of(m), m.token_budget), attention_weights=m.attention_weights,
+        eager=m.eager,
+    )  # fmt: skip
+
+
+def steady_batch(
+    inst: Instance, isl: int, osl: int, max_batch: int, token_budget: int, chunked: bool = True
+) -> int:
+    """Requests in flight in the steady state of a run of fixed ISL/OSL."""
+    by_budget = token_budget / (1.0 + isl / max(osl, 1)) if chunked else float(max_batch)
+    by_kv = inst.kv_capacity_tokens / max(isl + osl, 1)
+    return max(1, int(min(max_batch, by_budget, by_kv)))
+
+
+UNIT = CalibrationProfile(eta_compute=MATMUL_FRACTION_BF16, eta_bandwidth=1, overhead_ms=0, source="unit")
+"""The profile predictions are decomposed at: no overhead, full bandwidth, and the BF16 GEMMs'
+compute fraction, the highest at which a low-precision iteration's compute time is still
+affine in 1 / eta_F (above it the matmuls' time is floored: `perf.Instance.matmul_saving_s_per_flop`).
+`_seg` scales the compute part back to eta_F = 1."""
+
+
+def _with_profile(inst: Instance, profile: CalibrationProfile) -> Instance:
+    """`inst` with its chip running at `profile` (the layout, precisions and speculation kept)."""
+    return Instance(
+        model=inst.model, hardware=inst.hardware.model_copy(update={
+            "profiles": {"given": profile}, "default_profile": "given",
+        }), tp=inst.tp, pp=inst.pp, weights=inst.weights, kv=inst.kv, mem_fraction=inst.mem_fraction,
+        dp=inst.dp, ep=inst.ep, imbalance=inst.imbalance, speculation=inst.speculation,
+        activation_tokens=inst.activation_tokens, attention_weights=inst.attention_weights, eager=inst.eager,
+    )  # fmt: skip
+
+
+def unit_instance(inst: Instance, eta_experts: float | None) -> Instance:
+    """`inst` at the `UNIT` profile, its routed experts at `eta_experts` of its dense layers' rates
+    (None: as fast). The experts' share is a ratio, kept when eta_F and eta_B scale."""
+    if eta_experts is None:
+        return _with_profile(inst, UNIT)
+    return _with_profile(inst, UNIT.model_copy(update={"eta_experts": eta_experts}))
+
+
+Segment = tuple[float, float, float, float, float]
+Seg = Callable[[float, Any], Segment]
+
+
+def _seg(weight: float, c: Any) -> Segment:
+    # the fixed part: communication, and (eager mode) the launches a unit profile still pays
+    saving = float(c.saving_s)
+    compute = (float(c.compute_s) - saving) * UNIT.eta_compute  # at eta_F = 1
+    return (weight, compute, float(c.memory_s), float(c.comm_s) + float(c.overhead_s), saving)
+
+
+def _seg_timed(weight: float, c: Any) -> Segment:
+    """An iteration already timed at its profile: its whole time, overhead included, as 'compute'."""
+    return (weight, float(c.time_s), 0.0, 0.0, 0.0)
+
+
+def _decode_run(unit: Instance, batch: int, ctx0: float, steps: int, seg: Seg = _seg) -> list[Segment]:
+    """`steps` decode steps of `batch` requests whose context grows from `ctx0` by one per step."""
+    if steps <= 0:
+        return []
+    n = max(1, min(DECODE_PIECES, steps))
+    edges = np.linspace(0.0, float(steps), n + 1)
+    out = []
+    for a, b in itertools.pairwise(edges):
+        mid = ctx0 + (a + b) / 2.0
+        out.append(seg(b - a, iteration_cost(unit, decode_requests=batch, decode_context_tokens=batch * mid)))
+    return out
+
+
+def _steady(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Segment]:
+    """One average iteration of the steady state with `b` requests in flight (per output token)."""
+    isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
+    ctx = isl + osl / 2.0
+    if m.chunked:
+        c = iteration_cost(
+            unit, decode_requests=b, decode_context_tokens=b * ctx, prefill_tokens=b * isl / osl,
+            prefill_attn_pairs=(b / osl) * isl * isl / 2.0,
+            prefill_largest=min(isl, max((m.token_budget - b) / m.dp, 1)),  # a chunk fits one rank
+        )  # fmt: skip
+        return [seg(1.0, c)]
+    # prefill-first without chunking: prefill iterations of k whole prompts between decode steps
+    k = max(1, min(b, m.token_budget // max(isl, 1)))
+    dec = iteration_cost(unit, decode_requests=b, decode_context_tokens=b * ctx)
+    pf = iteration_cost(
+        unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0, prefill_largest=isl
+    )
+    return [seg(1.0, dec), seg(b / osl / k, pf)]
+
+
+def _static(unit: Instance, inst: Instance, m: Measurement, seg: Seg = _seg) -> tuple[list[Segment], int]:
+    """A static batch: every request starts at once; waves of at most the batch cap (and KV room)."""
+    isl, osl, n = m.prompt_tokens, max(m.output_tokens, 1), max(m.batch, 1)
+    room = max(1, inst.kv_capacity_tokens // max(isl + osl, 1))
+    per_wave = max(1, min(n, m.max_batch, room))
+    waves = -(-n // per_wave)
+    b = -(-n // waves)
+    segs: list[Segment] = []
+    if m.chunked:
+        iters = max(1, -(-b * isl // max(m.token_budget, 1)))
+        q = b * isl / iters
+        pf = iteration_cost(
+            unit, prefill_tokens=q, prefill_attn_pairs=b * isl * isl / 2.0 / iters,
+            prefill_largest=min(isl, q, m.token_budget / m.dp),  # a prompt's chunk, on one rank
+        )  # fmt: skip
+        segs.append(seg(iters * waves, pf))
+    else:
+        k = max(1, min(b, m.token_budget // max(isl, 1)))
+        iters = -(-b // k)
+        pf = iteration_cost(
+            unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0, prefill_largest=isl
+        )
+        segs.append(seg(iters * waves, pf))
+    segs.extend(
+        (w * waves, c, mm, f, sv) for w, c, mm, f, sv in _decode_run(unit, b, float(isl), osl - 1, seg)
+    )
+    return segs, n
+
+
+def _own_prefill(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> Segment:
+    """A prompt's own prefill in the steady state: chunks that fit its rank's share of the budget
+    beside the other `b - 1` requests' decodes, or (without chunking) one whole-prompt pass."""
+    isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
+    if not m.chunked:
+        return seg(
+            1.0,
+            iteration_cost(unit, prefill_tokens=isl, prefill_attn_pairs=isl * isl / 2.0, prefill_largest=isl),
+        )
+    others = b - 1  # with attention DP, the prompt's chunks fit its rank's own budget
+    room = max((m.token_budget - others) // m.dp, 1)
+    iters = max(1, -(-isl // room))
+    q = isl / iters
+    c = iteration_cost(
+        unit, prefill_tokens=q, prefill_attn_pairs=isl * isl / 2.0 / iters,
+        decode_requests=others, decode_context_tokens=others * (isl + osl / 2.0),
+        prefill_largest=q,
+    )  # fmt: skip
+    return seg(iters, c)
+
+
+def _round_prefill(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Segment]:
+    """A lockstep round's mean wait for the first token: its `b` prompts, arrived together, prefill
+    in passes of up to the token budget (whole prompts without chunking), the passes even in size
+    so the work is the round's; prompt i's first token comes with the pass that ends it,
+    ceil(i x passes / b), averaged over the round. With chunking, the prompts prefilled in earlier
+    passes decode alongside. Under attention DP a prompt runs on one rank: the busiest holds at
+    least a rank's budget of it."""
+    isl = m.prompt_tokens
+    per_pass = float(m.token_budget) if m.chunked else float(max(1, m.token_budget // max(isl, 1)) * isl)
+    passes = max(1, math.ceil(b * isl / max(per_pass, 1.0)))
+    q = b * isl / passes
+    ends = np.ceil(np.arange(1, b + 1) * passes / b - 1e-9)  # the pass that ends each prompt
+    prior = np.floor(np.arange(passes) * b / passes + 1e-9)  # prompts done before each pass
+    done = float(prior.mean()) if m.chunked else 0.0
+    c = iteration_cost(
+        unit, prefill_tokens=q, prefill_attn_pairs=b * isl * isl / 2.0 / passes,
+        decode_requests=done, decode_context_tokens=done * (isl + 1.0),
+        prefill_largest=min(isl, q, m.token_budget / m.dp),
+    )  # fmt: skip
+    return [seg(float(ends.mean()), c)]
+
+
+def parts(m: Measurement, inst: Instance) -> Parts:
+    """The prediction of `m` on `inst` at eta = 1 and no overhead, as weighted iterations.
+
+    Exact for a plain instance, whose iteration is one roofline over the whole batch. The step
+    model of a data- or expert-parallel instance (or one that speculates) adds phases that do not
+    scale together with 1/eta; `predict` times such points at their profile instead.
+    """
+    return unit_parts(m, inst, unit_instance(inst, inst.profile.eta_experts))
+
+
+def unit_parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> Parts:
+    """`parts` with every iteration timed on `unit` and made a segment by `seg`."""
+    segs: list[Segment]
+    numerator, thr = 1.0, False
+    if m.kind == "prefill":
+        q = float(m.prompt_tokens)
+        segs = [
+            seg(1.0, iteration_cost(unit, prefill_tokens=q, prefill_attn_pairs=q * q / 2, prefill_largest=q))
+        ]
+    elif m.kind == "decode":
+        c = iteration_cost(unit, decode_requests=m.batch, decode_context_tokens=m.batch * m.context_tokens)
+        segs = [seg(1.0, c)]
+    elif m.kind == "batch_latency" or (m.kind == "throughput" and m.static):
+        segs, n = _static(unit, inst, m, seg)
+        if m.kind == "throughput":
+            numerator, thr = float(n * (m.output_tokens + (m.prompt_tokens if m.count_input else 0))), True
+    else:
+        isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
+        cap = min(m.max_batch, m.concurrency) if m.concurrency else m.max_batch
+        b = steady_batch(inst, isl, osl, cap, m.token_budget, m.chunked)
+        steady = _steady(unit, m, b, seg)
+        if m.kind == "throughput":
+            segs = steady
+            numerator, thr = float(b) * (1.0 + (isl / osl if m.count_input else 0.0)), True
+        elif m.kind == "tpot":
+            segs = steady
+        else:  # ttft: the wait for a place, the running iteration, then the prompt's own iterations
+            segs = []
+            queued = max(m.concurrency - b, 0) if m.concurrency else 0
+            if queued:
+                segs.extend((w * queued / b * osl, c, mm, f, sv) for w, c, mm, f, sv in steady)
+            if m.lockstep:  # a round's prompts arrive together and prefill one after another
+                segs.extend(_round_prefill(unit, m, b, seg))
+            else:
+                if b > 1:
+                    segs.extend((w * 0.5, c, mm, f, sv) for w, c, mm, f, sv in steady)
+                segs.append(_own_prefill(unit, m, b, seg))
+    return Parts(
+        np.array(segs, dtype=float).reshape(-1, 5), numerator, thr, inst.model.layers / OVERHEAD_LAYERS
+    )
+
+
+def predict_from_parts(p: Parts, kind: Kind, eta_f: float, eta_b: float, overhead_ms: float) -> float:
+    """Predicted value (ms for times, tokens/s for throughput) for given factors."""
+    s = p.segments
+    t = float(
+        (
+            s[:, 0]
+            * (
+                roof(s[:, 1] / eta_f + s[:, 4], s[:, 2] / eta_b)
+                + s[:, 3]
+                + p.overhead_scale * overhead_ms / 1000.0
+            )
+        ).sum()
+    )
+    return p.numerator / t if p.throughput else t * 1000.0
+
+
+def predict(m: Measurement, catalog: Catalog, profile: CalibrationProfile) -> float:
+    """What the cost model predicts for a measurement with a given profile."""
+    inst = measured_instance(m, catalog)
+    if not inst.plain:  # the step model's phases timed at the profile's rates: nothing left to scale
+        p = unit_parts(m, inst, _with_profile(inst, profile), _seg_timed)
+        return predict_from_parts(p, m.kind, 1.0, 1.0, 0.0)
+    p = unit_parts(m, inst, unit_instance(inst, profile.eta_experts))
+    return predict_from_parts(p, m.kind, profile.eta_compute, profile.eta_bandwidth, profile.overhead_ms)
