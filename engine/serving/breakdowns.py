@@ -136,22 +136,12 @@ def class_summary(
     return out
 
 
-def cost_summary(
-    resolved: Resolved,
-    rec: Records,
-    columns: dict[str, Any],
-    cum_all: dict[int, dict[str, np.ndarray]],
-    energy_by_pool: dict[int, float] | None = None,
-) -> dict[str, Any]:
-    """The bill, per hour, per request and per million output tokens, and where it went.
-
-    ``usd_by_part`` splits it by role (prefill, decode, KV transfer, cache) in either mode; an
-    owned deployment (`scenario.cost.mode` ``own``) also splits it by kind (``usd_by_kind``:
-    capital, energy, hosting, cache). Both splits add up to ``usd_total``.
-    """
+def _bills(
+    resolved: Resolved, hours: float, energy_by_pool: dict[int, float] | None
+) -> tuple[list[float], float, float, float, dict[str, float]]:
+    """(each pool's bill, the cache's $/h, the deployment's $/h, the whole bill, an owned bill by kind)."""
     sc = resolved.scenario
     basis = sc.cost
-    hours = max(rec.end_s, 1e-9) / 3600.0
     cache_gb = 0.0
     if sc.cache.enabled:
         per_inst = sc.cache.host.capacity_gb if sc.cache.host.enabled else 0.0
@@ -177,6 +167,25 @@ def cost_summary(
             pool_bills.append(capital + hosting + energy)
         bill = sum(pool_bills) + cache_per_hour * hours
         per_hour = bill / hours
+    return pool_bills, cache_per_hour, per_hour, bill, kinds
+
+
+def cost_summary(
+    resolved: Resolved,
+    rec: Records,
+    columns: dict[str, Any],
+    cum_all: dict[int, dict[str, np.ndarray]],
+    energy_by_pool: dict[int, float] | None = None,
+) -> dict[str, Any]:
+    """The bill, per hour, per request and per million output tokens, and where it went.
+
+    ``usd_by_part`` splits it by role (prefill, decode, KV transfer, cache) in either mode; an
+    owned deployment (`scenario.cost.mode` ``own``) also splits it by kind (``usd_by_kind``:
+    capital, energy, hosting, cache). Both splits add up to ``usd_total``.
+    """
+    basis = resolved.scenario.cost
+    hours = max(rec.end_s, 1e-9) / 3600.0
+    pool_bills, cache_per_hour, per_hour, bill, kinds = _bills(resolved, hours, energy_by_pool)
     split = {"prefill": 0.0, "decode": 0.0, "kv_transfer": 0.0, "cache": cache_per_hour * hours}
     completed = rec.outcome == COMPLETED
     senders = sum(1 for p in resolved.pools if p.spec.role == "prefill")
