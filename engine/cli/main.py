@@ -17,7 +17,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.catalog.entries import entry_to_toml, load_catalog, model_from_hf_config
 from engine.catalog.specs import HardwareSpec
@@ -41,6 +41,9 @@ from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 from engine.serving.run import ENGINE_VERSION, SimResult, replicate, simulate
 from engine.serving.work_bound import WorkBoundError, estimate, sci
+
+if TYPE_CHECKING:
+    from engine.explain.margin import RunMargin, RunSpread
 
 MEASUREMENT_COLUMNS = (
     "id", "model", "hardware", "tp", "weights", "kv", "kind", "prompt_tokens", "output_tokens",
@@ -218,6 +221,72 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
         )
 
 
+def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> int:
+    """`run --replications N`: N seeds, each figure's mean and 95% interval (and their files with --out)."""
+    runs, stats = replicate(scen, args.replications, check_work=check)
+    doc = {
+        "replications": args.replications,
+        "seeds": [r.scenario.seed for r in runs],
+        "stats": stats,
+        "engine_version": ENGINE_VERSION,
+    }
+    if args.out:
+        write_replications(runs, doc, Path(args.out), args.format)
+    if args.json:
+        emit_json(doc)
+        return 0
+    print(
+        f"{args.replications} replications (seeds {runs[0].scenario.seed}..{runs[-1].scenario.seed}); "
+        "mean [95% interval]"
+    )
+    behind = [short for r in runs if (short := sustain.shortfall_rps(r.summary)) is not None]
+    if behind:
+        print(
+            f"unsustainable in {len(behind)} of {len(runs)} seeds (short by up to {max(behind):,.2g} req/s): "
+            "the queue grows through the window"
+        )
+    for key in (
+        "slo_attainment",
+        "goodput_rps",
+        "latency_ms.ttft.p99",
+        "latency_ms.tpot.p99",
+        "cost.usd_per_request",
+        "throughput_tokens_per_s.output",
+    ):
+        if key in stats:
+            s = stats[key]
+            figure = f"{s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]"
+            grows = max(behind) if behind and key.startswith("latency_ms") else None
+            print(f"  {key:32} {sustain.latency(figure, grows)}")
+    if args.out:
+        print(
+            f"wrote seed-<N>/ (each replication's files) and replications.json (the intervals) to {args.out}"
+        )
+    return 0
+
+
+def _print_spread(summary: dict[str, Any], scen: Scenario, edge: RunMargin, spread: RunSpread) -> None:
+    """`run --margin`'s text: the run at its chips' pessimistic edges, then each figure's spread."""
+    from engine.explain.margin import figure_text
+
+    slow = ", ".join(f"{chip} {e:+.0%}" for chip, e in edge.slowdown.items()) or "no chip has a band"
+    print(
+        f"margin: the same requests with every chip at its throughput band's pessimistic edge ({slow} time)"
+    )
+    short_a, short_b = edge.shortfalls
+    for name, a, b in edge.rows():
+        print(f"  {name:18} {figure_text(name, a, short_a):>12} -> {figure_text(name, b, short_b):>12}")
+    for name, a, b in edge.classes():
+        why = "" if b else f" ({edge.why(name)})"
+        print(f"  class {name}: {'passes' if a else 'FAILS'} -> {'passes' if b else 'FAILS'}{why}")
+    fast = ", ".join(f"{chip} {e:+.0%}" for chip, e in spread.speedup.items())
+    print(
+        f"spread: each headline figure with every chip at either edge of its band (optimistic: {fast} time)"
+    )
+    for line in spread_lines(summary, scen, spread.moves()):
+        print(f"  {line}")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     check_range(args.replications, "--replications", 1, bounds.MAX_REPLICATIONS)
     scen = load_scenario(args.scenario, args.set)
@@ -225,46 +294,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out:
         check_writable_folder(args.out)  # before the runs, not after
     if args.replications > 1:
-        runs, stats = replicate(scen, args.replications, check_work=check)
-        doc = {
-            "replications": args.replications,
-            "seeds": [r.scenario.seed for r in runs],
-            "stats": stats,
-            "engine_version": ENGINE_VERSION,
-        }
-        if args.out:
-            write_replications(runs, doc, Path(args.out), args.format)
-        if args.json:
-            emit_json(doc)
-            return 0
-        print(
-            f"{args.replications} replications (seeds {runs[0].scenario.seed}..{runs[-1].scenario.seed}); "
-            "mean [95% interval]"
-        )
-        behind = [short for r in runs if (short := sustain.shortfall_rps(r.summary)) is not None]
-        if behind:
-            print(
-                f"unsustainable in {len(behind)} of {len(runs)} seeds (short by up to {max(behind):,.2g} req/s): "
-                "the queue grows through the window"
-            )
-        for key in (
-            "slo_attainment",
-            "goodput_rps",
-            "latency_ms.ttft.p99",
-            "latency_ms.tpot.p99",
-            "cost.usd_per_request",
-            "throughput_tokens_per_s.output",
-        ):
-            if key in stats:
-                s = stats[key]
-                figure = f"{s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]"
-                grows = max(behind) if behind and key.startswith("latency_ms") else None
-                print(f"  {key:32} {sustain.latency(figure, grows)}")
-        if args.out:
-            print(
-                f"wrote seed-<N>/ (each replication's files) and replications.json (the intervals) to {args.out}"
-            )
-        return 0
+        return _run_replications(args, scen, check)
     res = simulate(scen, check_work=check)
     if args.out:
         write_outputs(res, Path(args.out), args.format)
@@ -289,24 +319,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"{scen.name} (seed {scen.seed})")
     print_summary(res.to_json(), res.scenario)
     if edge is not None and spread is not None:
-        from engine.explain.margin import figure_text
-
-        slow = ", ".join(f"{chip} {e:+.0%}" for chip, e in edge.slowdown.items()) or "no chip has a band"
-        print(
-            f"margin: the same requests with every chip at its throughput band's pessimistic edge ({slow} time)"
-        )
-        short_a, short_b = edge.shortfalls
-        for name, a, b in edge.rows():
-            print(f"  {name:18} {figure_text(name, a, short_a):>12} -> {figure_text(name, b, short_b):>12}")
-        for name, a, b in edge.classes():
-            why = "" if b else f" ({edge.why(name)})"
-            print(f"  class {name}: {'passes' if a else 'FAILS'} -> {'passes' if b else 'FAILS'}{why}")
-        fast = ", ".join(f"{chip} {e:+.0%}" for chip, e in spread.speedup.items())
-        print(
-            f"spread: each headline figure with every chip at either edge of its band (optimistic: {fast} time)"
-        )
-        for line in spread_lines(res.summary, scen, spread.moves()):
-            print(f"  {line}")
+        _print_spread(res.summary, scen, edge, spread)
     if args.out:
         print(
             f"wrote requests.{args.format}, timeseries.{args.format}, summary.json, scenario.toml to {args.out}"
