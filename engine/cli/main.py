@@ -27,10 +27,10 @@ from engine.cli.common import (
     add_work_limit_flag,
     check_range,
     check_writable_folder,
-    dumps,
     emit_json,
     load_scenario,
 )
+from engine.cli.outputs import write_outputs, write_replications
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
@@ -39,7 +39,7 @@ from engine.explain import confidence, sustain
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
-from engine.serving.run import ENGINE_VERSION, SimResult, replicate, simulate
+from engine.serving.run import ENGINE_VERSION, replicate, simulate
 from engine.serving.work_bound import WorkBoundError, estimate, sci
 
 if TYPE_CHECKING:
@@ -372,42 +372,6 @@ def cmd_drill(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_outputs(res: SimResult, out: Path, fmt: str) -> None:
-    """Write the per-request and time-series tables, the summary and the scenario."""
-    try:
-        _write_outputs(res, out, fmt)
-    except OSError as exc:
-        raise ScenarioError(
-            f"--out {out}: cannot write there ({exc.strerror or type(exc).__name__}); name a folder"
-        ) from None
-
-
-def write_replications(runs: Sequence[SimResult], doc: dict[str, Any], out: Path, fmt: str) -> None:
-    """Write each replication's files under ``seed-<N>/`` and the intervals as ``replications.json``."""
-    for res in runs:
-        write_outputs(res, out / f"seed-{res.scenario.seed}", fmt)
-    try:
-        (out / "replications.json").write_text(dumps(doc), encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(
-            f"--out {out}: cannot write there ({exc.strerror or type(exc).__name__})"
-        ) from None
-
-
-def _write_outputs(res: SimResult, out: Path, fmt: str) -> None:
-    from engine.core.safecsv import safe_csv
-
-    out.mkdir(parents=True, exist_ok=True)
-    for name, frame in (("requests", res.requests), ("timeseries", res.timeseries)):
-        if fmt == "parquet":
-            frame.to_parquet(out / f"{name}.parquet", index=False)
-        else:
-            (out / f"{name}.csv").write_text(safe_csv(frame), encoding="utf-8")
-    doc = res.to_json()
-    (out / "summary.json").write_text(dumps(doc), encoding="utf-8")
-    (out / "scenario.toml").write_text(scenario_io.dumps_toml(res.scenario), encoding="utf-8")
-
-
 def cmd_import_model(args: argparse.Namespace) -> int:
     spec = model_from_hf_config(Path(args.config), args.id, args.name)
     return _write_or_print(entry_to_toml(spec), args.out)
@@ -468,13 +432,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     )
 
 
-def parser() -> argparse.ArgumentParser:
-    """The argument parser of the CLI."""
-    p = argparse.ArgumentParser(prog="fengong", description="Fengong: LLM-serving lab.")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    cli_catalog.register(sub)
-
+def _roofline_flags(sub: Any) -> None:
+    """The `roofline` command's flags."""
     r = sub.add_parser("roofline", help="prefill and decode of a model on one instance")
     r.add_argument("--model", required=True)
     r.add_argument("--hardware", required=True)
@@ -490,12 +449,18 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_roofline)
 
+
+def _scenario_flags(sub: Any) -> None:
+    """The `scenario` command's flags."""
     s = sub.add_parser("scenario", help="validate a scenario file or preset and print it")
     s.add_argument("scenario", help="a .toml/.json file or a preset name")
     s.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_scenario)
 
+
+def _validate_flags(sub: Any) -> None:
+    """The `validate` command's flags."""
     v = sub.add_parser(
         "validate", help="the cost model against every reference measurement, with cross-validation"
     )
@@ -503,6 +468,9 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--markdown", action="store_true", help="print a markdown table")
     v.set_defaults(func=cmd_validate)
 
+
+def _calibrate_flags(sub: Any) -> None:
+    """The `calibrate` command's flags."""
     k = sub.add_parser("calibrate", help="fit a chip's profile to measured timings")
     k.add_argument("measurements", nargs="?", help="CSV with columns " + ", ".join(MEASUREMENT_COLUMNS))
     k.add_argument("--hardware", help="catalog id of the chip measured")
@@ -516,6 +484,9 @@ def parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     k.set_defaults(func=cmd_calibrate)
 
+
+def _run_flags(sub: Any) -> None:
+    """The `run` command's flags."""
     u = sub.add_parser("run", help="simulate a scenario file or preset")
     u.add_argument("scenario", help="a .toml/.json file or a preset name")
     u.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
@@ -538,6 +509,9 @@ def parser() -> argparse.ArgumentParser:
     add_work_limit_flag(u)
     u.set_defaults(func=cmd_run)
 
+
+def _drill_flags(sub: Any) -> None:
+    """The `drill` command's flags."""
     d = sub.add_parser("drill", help="a scenario with faults under each fallback policy, side by side")
     d.add_argument("scenario", help="a .toml/.json file or a preset name (with at least one fault)")
     d.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
@@ -545,12 +519,33 @@ def parser() -> argparse.ArgumentParser:
     add_work_limit_flag(d)
     d.set_defaults(func=cmd_drill)
 
+
+def _import_model_flags(sub: Any) -> None:
+    """The `import-model` command's flags."""
     m = sub.add_parser("import-model", help="a Hugging Face config.json to a model catalog entry")
     m.add_argument("config", help="path to a local config.json")
     m.add_argument("--id", required=True, help="catalog id, e.g. my-model-7b")
     m.add_argument("--name", default=None)
     m.add_argument("--out", default=None, help="write the TOML here (else stdout)")
     m.set_defaults(func=cmd_import_model)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of the CLI."""
+    p = argparse.ArgumentParser(prog="fengong", description="Fengong: LLM-serving lab.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    cli_catalog.register(sub)
+    for add in (
+        _roofline_flags,
+        _scenario_flags,
+        _validate_flags,
+        _calibrate_flags,
+        _run_flags,
+        _drill_flags,
+        _import_model_flags,
+    ):
+        add(sub)
     plan_flags.register(sub)
     return p
 

@@ -1,0 +1,51 @@
+"""What ``run --out`` writes: each run's tables, summary and scenario, and a replication's intervals.
+
+A destination that cannot be written is refused with the flag named (`--out`), never a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.cli.common import dumps
+from engine.core.errors import ScenarioError
+from engine.scenario import codec as scenario_io
+from engine.serving.run import SimResult
+
+
+def write_outputs(res: SimResult, out: Path, fmt: str) -> None:
+    """Write the per-request and time-series tables, the summary and the scenario."""
+    try:
+        _write_outputs(res, out, fmt)
+    except OSError as exc:
+        raise ScenarioError(
+            f"--out {out}: cannot write there ({exc.strerror or type(exc).__name__}); name a folder"
+        ) from None
+
+
+def write_replications(runs: Sequence[SimResult], doc: dict[str, Any], out: Path, fmt: str) -> None:
+    """Write each replication's files under ``seed-<N>/`` and the intervals as ``replications.json``."""
+    for res in runs:
+        write_outputs(res, out / f"seed-{res.scenario.seed}", fmt)
+    try:
+        (out / "replications.json").write_text(dumps(doc), encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(
+            f"--out {out}: cannot write there ({exc.strerror or type(exc).__name__})"
+        ) from None
+
+
+def _write_outputs(res: SimResult, out: Path, fmt: str) -> None:
+    from engine.core.safecsv import safe_csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name, frame in (("requests", res.requests), ("timeseries", res.timeseries)):
+        if fmt == "parquet":
+            frame.to_parquet(out / f"{name}.parquet", index=False)
+        else:
+            (out / f"{name}.csv").write_text(safe_csv(frame), encoding="utf-8")
+    doc = res.to_json()
+    (out / "summary.json").write_text(dumps(doc), encoding="utf-8")
+    (out / "scenario.toml").write_text(scenario_io.dumps_toml(res.scenario), encoding="utf-8")
