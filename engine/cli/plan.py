@@ -269,12 +269,30 @@ def print_plan(p: Plan) -> None:
 # --- capacity --------------------------------------------------------------------------------
 
 
+def _capacity_json(
+    cap: Any, found: dict[str, Any], slow: dict[str, float], fast: dict[str, float], scen: Any
+) -> dict[str, Any]:
+    """`capacity --json`: the search, and with a margin the two searches at the bands' edges."""
+    from engine.serving.run import ENGINE_VERSION
+
+    doc = dict(cap.to_json())
+    if found:
+        doc["margin"] = {
+            "slowdown": slow,
+            "speedup": fast,
+            "slower_capacity_rps": found["slower"].capacity_rps,
+            "faster_capacity_rps": found["faster"].capacity_rps,
+        }
+    doc["engine_version"] = ENGINE_VERSION
+    doc["scenario"] = {"name": scen.name, "seed": scen.seed}
+    return doc
+
+
 def cmd_capacity(args: argparse.Namespace) -> int:
     """The highest arrival rate that passes under the chosen rule, by bisection."""
     from engine.explain.margin import run_edges  # pandas: loaded only for this command
     from engine.planning.capacity import capacity
     from engine.planning.rules import rule_text
-    from engine.serving.run import ENGINE_VERSION
 
     check_range(args.duration_s, "--duration-s", bounds.MIN_DURATION_S, bounds.MAX_DURATION_S)
     scen = load_scenario(args.scenario, args.set)
@@ -305,25 +323,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
             bar.close()
     cap = found["modelled"]
     if args.json:
-        emit_json(
-            {
-                **cap.to_json(),
-                **(
-                    {
-                        "margin": {
-                            "slowdown": slow,
-                            "speedup": fast,
-                            "slower_capacity_rps": found["slower"].capacity_rps,
-                            "faster_capacity_rps": found["faster"].capacity_rps,
-                        }
-                    }
-                    if with_margin
-                    else {}
-                ),
-                "engine_version": ENGINE_VERSION,
-                "scenario": {"name": scen.name, "seed": scen.seed},
-            }
-        )
+        emit_json(_capacity_json(cap, found if with_margin else {}, slow, fast, scen))
         return 0
     failed = "none failed" if cap.failed_rps is None else f"fails at {cap.failed_rps:.3g} req/s"
     capacity_text = confidence.with_figure_error(f"{cap.capacity_rps:.3g} req/s", marks, "throughput_rps")
