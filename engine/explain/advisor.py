@@ -46,7 +46,7 @@ from engine.costmodel.perf import Instance
 from engine.explain import sustain
 from engine.explain.confidence import errors_text, partly, pool_marks, real_bands, stack_name, uncalibrated
 from engine.explain.presentation import duration_text
-from engine.planning.sizing import Demand, demand, instance_rates
+from engine.planning.sizing import Demand, InstanceRates, demand, instance_rates
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog
 from engine.serving.run import SimResult
@@ -105,6 +105,40 @@ def _fitting_instance(
     return None
 
 
+def _decode_row(
+    inst: Instance, d: Demand, rates: InstanceRates, base: dict[str, Any], usd_per_chip_hour: float
+) -> dict[str, Any]:
+    """The roofline table's decode row: a decode step at the batch B* the instance reaches."""
+    b = max(rates.decode_batch, 1)
+    dc = decode_cost(inst, b, d.mean_decode_context_tokens)
+    dt = roofline_point(inst, "decode", dc)
+    t = float(dc.time_s)
+    comm = float(dc.comm_s)
+    if comm > max(float(dc.compute_s), float(dc.memory_s)):
+        binds = "link"
+    elif dt.bound == "bandwidth" and rates.decode_batch_limit == "kv_capacity":
+        binds = "kv_capacity"
+    else:
+        binds = dt.bound
+    return {
+        **base,
+        "phase": "decode",
+        "batch": b,
+        "tokens": float(b),
+        "intensity_flops_per_byte": dt.intensity_flops_per_byte,
+        "attainable_tflops_per_chip": dt.attainable_tflops,
+        "achieved_tflops_per_chip": float(dc.flops) / t / inst.chips / 1e12,
+        "roofline_bound": dt.bound,
+        "binds": binds,
+        "time_ms": t * 1e3,
+        "kv_transfer_ms": 0.0,
+        "tokens_per_s_per_chip": b / t / inst.chips,
+        "usd_per_million_tokens": usd_per_chip_hour * inst.chips / 3600 * t / b * 1e6,
+        "batch_limit": rates.decode_batch_limit,
+        "note": rates.decode_problem,
+    }
+
+
 def roofline_rows(inst: Instance, d: Demand, basis: CostBasis | None = None) -> list[dict[str, Any]]:
     """Prefill of the mean prompt and decode at B* on one instance, as two table rows.
 
@@ -157,36 +191,7 @@ def roofline_rows(inst: Instance, d: Demand, basis: CostBasis | None = None) -> 
             "note": rates.prefill_problem,
         }
     )
-    b = max(rates.decode_batch, 1)
-    dc = decode_cost(inst, b, d.mean_decode_context_tokens)
-    dt = roofline_point(inst, "decode", dc)
-    t = float(dc.time_s)
-    comm = float(dc.comm_s)
-    if comm > max(float(dc.compute_s), float(dc.memory_s)):
-        binds = "link"
-    elif dt.bound == "bandwidth" and rates.decode_batch_limit == "kv_capacity":
-        binds = "kv_capacity"
-    else:
-        binds = dt.bound
-    out.append(
-        {
-            **base,
-            "phase": "decode",
-            "batch": b,
-            "tokens": float(b),
-            "intensity_flops_per_byte": dt.intensity_flops_per_byte,
-            "attainable_tflops_per_chip": dt.attainable_tflops,
-            "achieved_tflops_per_chip": float(dc.flops) / t / inst.chips / 1e12,
-            "roofline_bound": dt.bound,
-            "binds": binds,
-            "time_ms": t * 1e3,
-            "kv_transfer_ms": 0.0,
-            "tokens_per_s_per_chip": b / t / inst.chips,
-            "usd_per_million_tokens": usd_per_chip_hour * inst.chips / 3600 * t / b * 1e6,
-            "batch_limit": rates.decode_batch_limit,
-            "note": rates.decode_problem,
-        }
-    )
+    out.append(_decode_row(inst, d, rates, base, usd_per_chip_hour))
     return out
 
 
