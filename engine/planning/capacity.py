@@ -12,7 +12,7 @@ through the window) fails under either rule, so the search stops below the rate 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +84,38 @@ def analytic_capacity_rps(scenario: Scenario, catalog: Catalog | None = None) ->
     return mixed_rps if roles == {"mixed"} else min(prefill_rps, decode_rps)
 
 
+def _bracket_and_bisect(
+    passes: Callable[[float], bool],
+    budget_left: Callable[[], bool],
+    probe: float,
+    low_rps: float | None,
+    high_rps: float | None,
+    top: float,
+    rel_tol: float,
+) -> None:
+    """Double or halve from `probe` until a passing and a failing rate bracket the capacity (at most
+    `top`), then bisect until the bracket is within `rel_tol`; `passes` records every run."""
+    lo, hi = low_rps, high_rps
+    while budget_left() and (lo is None or hi is None):
+        if passes(probe):
+            lo = probe
+            if probe >= top:
+                break
+            probe = min(top, probe * 2.0 if hi is None else (probe + hi) / 2)
+        else:
+            hi = probe
+            probe = probe / 2.0 if lo is None else (probe + lo) / 2
+        if lo is not None and hi is not None and lo >= hi:
+            lo = None  # a given low bound that fails: keep halving
+            probe = hi / 2.0
+    while lo is not None and hi is not None and budget_left() and (hi - lo) > rel_tol * hi:
+        mid = (lo + hi) / 2.0
+        if passes(mid):
+            lo = mid
+        else:
+            hi = mid
+
+
 def capacity(
     scenario: Scenario,
     *,
@@ -140,27 +172,8 @@ def capacity(
         )
         return ok
 
-    lo: float | None = low_rps
-    hi: float | None = high_rps
     probe = min(top, high_rps or low_rps or (estimate if math.isfinite(estimate) and estimate > 0 else 1.0))
-    while len(rows) < max_simulations and (lo is None or hi is None):
-        if passes(probe):
-            lo = probe
-            if probe >= top:
-                break
-            probe = min(top, probe * 2.0 if hi is None else (probe + hi) / 2)
-        else:
-            hi = probe
-            probe = probe / 2.0 if lo is None else (probe + lo) / 2
-        if lo is not None and hi is not None and lo >= hi:
-            lo = None  # a given low bound that fails: keep halving
-            probe = hi / 2.0
-    while lo is not None and hi is not None and len(rows) < max_simulations and (hi - lo) > rel_tol * hi:
-        mid = (lo + hi) / 2.0
-        if passes(mid):
-            lo = mid
-        else:
-            hi = mid
+    _bracket_and_bisect(passes, lambda: len(rows) < max_simulations, probe, low_rps, high_rps, top, rel_tol)
     runs = pd.DataFrame(
         rows, columns=["rate_rps", "passes", "classes_pass", "shortfall_rps", "goodput_rps", "slo_attainment"]
     )
