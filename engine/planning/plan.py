@@ -176,6 +176,46 @@ def pareto(frame: pd.DataFrame, x: str, y: str, *, maximize_x: bool, maximize_y:
     return pd.Series(keep, index=frame.index)
 
 
+def _chips(scenario: Scenario, space: SearchSpace, cat: Catalog) -> tuple[str, ...]:
+    """The chips the plan may use: the space's, else the scenario's (each one the catalog knows)."""
+    chips = space.hardware or tuple(dict.fromkeys(p.hardware for p in scenario.deployment.pools))
+    unknown = [h for h in chips if h not in cat.hardware]
+    if unknown:
+        known = ", ".join(sorted(cat.hardware))
+        raise ScenarioError(f"space.hardware: unknown hardware {unknown[0]!r}; known: {known}")
+    return chips
+
+
+def _bounds(
+    candidates: list[Shape],
+    search: Search,
+    d: Demand,
+    space: SearchSpace,
+    barred: dict[str, str],
+    stack: str,
+    budget: float,
+) -> list[Bound]:
+    """Each shape's lower bound, pruned where its stack cannot run a chip or it is over the budget."""
+    out = []
+    for shape in candidates:
+        b = lower_bound(shape, search.rates, d, space.max_instances_per_pool)
+        if not b.pruned and (hit := {shape.prefill.hardware, shape.decode.hardware} & set(barred)):
+            b = replace(b, pruned=f"{STACK_NAMES.get(stack, stack)} runs on {barred[min(hit)]}")
+        if not b.pruned and b.usd_per_hour > budget:
+            b = replace(b, pruned=f"over budget (at least ${b.usd_per_hour:,.2f}/h)")
+        out.append(b)
+    return out
+
+
+def _trace_frontier(search: Search, best: dict[str, Any], space: SearchSpace) -> None:
+    """The winner with more decode (or mixed) instances, one at a time: the frontier beyond it."""
+    won, (n_p, n_d) = next(k for k, v in search.index.items() if v == best["run"])
+    for extra in range(1, space.frontier_extra + 1):
+        more = (n_p + extra, 0) if won.mode == "colocated" else (n_p, n_d + extra)
+        if max(more) > space.max_instances_per_pool or search.run(won, more) is None:
+            break
+
+
 def plan(
     scenario: Scenario,
     target_rps: float,
@@ -203,11 +243,7 @@ def plan(
     cat = scenario_catalog(scenario, catalog)
     if scenario.model.id not in cat.models:
         raise ScenarioError(f"model.id: unknown model {scenario.model.id!r}")
-    chips = space.hardware or tuple(dict.fromkeys(p.hardware for p in scenario.deployment.pools))
-    unknown = [h for h in chips if h not in cat.hardware]
-    if unknown:
-        known = ", ".join(sorted(cat.hardware))
-        raise ScenarioError(f"space.hardware: unknown hardware {unknown[0]!r}; known: {known}")
+    chips = _chips(scenario, space, cat)
     full = planning_scenario(scenario, target_rps, None)
     search = Search(
         planning_scenario(scenario, target_rps, space.duration_s),
@@ -222,16 +258,9 @@ def plan(
         {k: instance_rates(instance_of(search.base, cat, *k), d, search.base.cost) for k in kinds}
     )
     budget = space.budget_usd_per_hour if space.budget_usd_per_hour is not None else math.inf
-    all_bounds = []
     stack = scenario.deployment.stack
     barred = {h: only for h in chips if (only := runs_only_on(stack, cat.hardware[h]))}
-    for shape in shapes(space, kinds):
-        b = lower_bound(shape, search.rates, d, space.max_instances_per_pool)
-        if not b.pruned and (hit := {shape.prefill.hardware, shape.decode.hardware} & set(barred)):
-            b = replace(b, pruned=f"{STACK_NAMES.get(stack, stack)} runs on {barred[min(hit)]}")
-        if not b.pruned and b.usd_per_hour > budget:
-            b = replace(b, pruned=f"over budget (at least ${b.usd_per_hour:,.2f}/h)")
-        all_bounds.append(b)
+    all_bounds = _bounds(shapes(space, kinds), search, d, space, barred, stack, budget)
     status: dict[Shape | Portfolio, str] = {b.shape: f"pruned: {b.pruned}" for b in all_bounds if b.pruned}
     # cheapest bound first; at a tie the simpler layouts (fewer of pp, dp, ep above 1), then by name
     live = sorted(
@@ -257,12 +286,8 @@ def plan(
             if row is not None:
                 found[b.shape] = int(row["run"])
                 best = row if best is None or row["usd_per_hour"] < best["usd_per_hour"] else best
-    if best is not None:  # the winner with more decode (or mixed) instances traces the frontier
-        won, (n_p, n_d) = next(k for k, v in search.index.items() if v == best["run"])
-        for extra in range(1, space.frontier_extra + 1):
-            more = (n_p + extra, 0) if won.mode == "colocated" else (n_p, n_d + extra)
-            if max(more) > space.max_instances_per_pool or search.run(won, more) is None:
-                break
+    if best is not None:
+        _trace_frontier(search, best, space)
     notes: list[str] = []
     portfolios: list[PortfolioBound] = []
     if space.portfolio:
