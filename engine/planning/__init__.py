@@ -6,3 +6,67 @@ Pareto frontiers), `portfolio` (a decode pool of its own chip per request class,
 planner) and `sweep` (grids of runs on a local pool or a Dask cluster).
 May import: every lower package, up to engine.serving.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_API = {
+    "Capacity": "engine.planning.capacity",
+    "passing_frontiers": "engine.planning.frontier",
+    "Margin": "engine.planning.margin",
+    "plan_margin": "engine.planning.margin",
+    "DEFAULT_ATTAINMENT": "engine.planning.plan",
+    "PP_MIN_TP": "engine.planning.plan",
+    "Plan": "engine.planning.plan",
+    "Progress": "engine.planning.plan",
+    "Rule": "engine.planning.plan",
+    "SearchSpace": "engine.planning.plan",
+    "rule_text": "engine.planning.plan",
+}
+_RENAMED = {"plan_margin": "margin"}
+
+__all__ = [
+    "DEFAULT_ATTAINMENT",
+    "PP_MIN_TP",
+    "Capacity",
+    "Margin",
+    "Plan",
+    "Progress",
+    "Rule",
+    "SearchSpace",
+    "passing_frontiers",
+    "plan_margin",
+    "rule_text",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from the module that defines it, on first use."""
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from engine.planning.capacity import Capacity
+    from engine.planning.frontier import passing_frontiers
+    from engine.planning.margin import Margin
+    from engine.planning.margin import margin as plan_margin
+    from engine.planning.plan import (
+        DEFAULT_ATTAINMENT,
+        PP_MIN_TP,
+        Plan,
+        Progress,
+        Rule,
+        SearchSpace,
+        rule_text,
+    )
