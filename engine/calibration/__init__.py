@@ -8,6 +8,9 @@ figure: the 16th to 84th percentile of held-out predicted / measured ratios, and
 measured out of sample), `trust` (which profile a chip runs with under a stack, its basis, and its
 bands).
 May import: engine.core, engine.catalog, engine.costmodel.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API).
 """
 
 from __future__ import annotations

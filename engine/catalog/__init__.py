@@ -4,6 +4,9 @@ Owns: `specs` (HardwareSpec, ModelSpec, calibration profiles: validated, sourced
 `entries` (the catalog: built-in TOML entries, the user's own folders, inline custom entries,
 Hugging Face configs).
 May import: engine.core.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API).
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ limits every scenario is checked against), `safeparse` (JSON/TOML with size and 
 `datafiles` (the data location: shipped ``data:`` files, ``upload:`` files, confinement), and
 `safecsv` (CSV cells a spreadsheet cannot run).
 May import: nothing of the engine. Everything else may import it.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API). `BOUNDS_TABLE` is `bounds.TABLE`.
 """
 
 from __future__ import annotations

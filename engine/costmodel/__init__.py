@@ -7,6 +7,9 @@ Owns: `perf` (Instance: the deployment unit, its memory and rates; the roofline 
 stacks' scheduler defaults), `ownership` (the bill of owned chips). Calibration, which fits these
 to measurements, is `engine.calibration`.
 May import: engine.core, engine.catalog.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API).
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ traces, deployments), `drill` (a scenario's faults under each fallback policy), 
 unsustainable run and its latencies are said), and `report` (exports with provenance, the
 validation table).
 May import: every lower package, up to engine.planning.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API).
 """
 
 from __future__ import annotations

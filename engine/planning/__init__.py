@@ -5,6 +5,10 @@ at which every class passes), `plan` (the cheapest deployment that meets the SLO
 Pareto frontiers), `portfolio` (a decode pool of its own chip per request class, for the
 planner) and `sweep` (grids of runs on a local pool or a Dask cluster).
 May import: every lower package, up to engine.serving.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API). `plan`, `capacity` and `sweep` are
+`engine`'s (a face holds no name of one of its modules); `plan_margin` is `margin.margin`.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ Owns: `model` (the Scenario and its parts: workload, deployment, cache, schedule
 `codec` (TOML and JSON files, field paths and overrides, presets, share links), and `resolve`
 (looking a scenario's chips and model up in the catalog and building its instances).
 May import: engine.core, engine.catalog, engine.costmodel, engine.policies.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API). `load_scenario` is `codec.load`; `resolve`
+is `engine`'s (a face holds no name of one of its modules).
 """
 
 from __future__ import annotations

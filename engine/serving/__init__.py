@@ -15,6 +15,9 @@ pandas, laid out when first read). Around it: `work_load` (how many requests and
 or expected), `work_bound` (the size of a run estimated from that load, checked before it starts)
 and `run` (the front door: simulate, replicate).
 May import: engine.core, engine.catalog, engine.costmodel, engine.policies, engine.scenario.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API). `estimate_work` is `work_bound.estimate`.
 """
 
 from __future__ import annotations
