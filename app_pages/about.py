@@ -4,16 +4,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.calibration import trust
-from engine.catalog.entries import load_catalog
-from engine.core import bounds
-from engine.costmodel.perf import UNHIDDEN_FRACTION as U
-from engine.explain import report
-from engine.serving.run import ENGINE_VERSION
+from engine import explain as ex
+from engine.calibration import experts_factor
+from engine.catalog import load_catalog
+from engine.core import BOUNDS_TABLE
+from engine.costmodel import UNHIDDEN_FRACTION as U
+from engine.serving import ENGINE_VERSION
 from ui import calibration, charts, export, layout, state
 
 layout.page("About & validation", live=False)
-_FACTOR = trust.experts_factor()
+_FACTOR = experts_factor()
 _EXPERTS = f"{_FACTOR:.2f}" if _FACTOR is not None else "1 (not yet fitted)"
 st.markdown(
     f"""
@@ -31,7 +31,7 @@ Definitions of every number: `docs/metrics.md`; the cost model's assumptions: `d
 
 @st.cache_data(show_spinner="Predicting the reference measurements…")
 def _validation() -> pd.DataFrame | None:
-    return report.validation_table(load_catalog())
+    return ex.validation_table(load_catalog())
 
 
 st.subheader("Predicted against measured", help="Each point is a public measurement (Splitwise's prefill and decode "
@@ -52,7 +52,7 @@ else:
                   "the routed experts' rate against the dense layers', fitted to their throughputs and TPOTs "
                   "(TTFT is not fitted). Held out by source they give the error bar MoE results carry.")  # fmt: skip
     export.chart(charts.validation(tab), state.scenario(), "validation", title="validation")
-    errors = report.expected_error_frame()
+    errors = ex.expected_error_frame()
     if not errors.empty:
         st.markdown(
             "**Held out, the error is larger.** Refitted with each point's source, chip or chip family left out, "
@@ -88,5 +88,5 @@ st.subheader(
     "Hard limits",
     help="Enforced whenever a scenario is validated, whatever its origin: preset, file, share link or upload.",
 )
-st.dataframe(pd.DataFrame(bounds.TABLE, columns=["limit", "value", "unit"]), hide_index=True, height="content",
+st.dataframe(pd.DataFrame(BOUNDS_TABLE, columns=["limit", "value", "unit"]), hide_index=True, height="content",
              column_config={"value": st.column_config.NumberColumn(format="localized")})  # fmt: skip

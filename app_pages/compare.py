@@ -3,13 +3,10 @@
 import pandas as pd
 import streamlit as st
 
-from engine.core.errors import ScenarioError
-from engine.explain import confidence, sustain
-from engine.explain import presentation as pr
-from engine.explain.previews import with_mode
-from engine.explain.replicas import compare_with_noise
-from engine.scenario.codec import preset_names
-from engine.scenario.model import Scenario
+from engine import explain as ex
+from engine.core import ScenarioError
+from engine.explain import compare_with_noise, with_mode
+from engine.scenario import Scenario, preset_names
 from ui import charts, export, layout, margin, marks, replicas, sim, state, tables
 from ui.text import plain
 
@@ -68,7 +65,7 @@ with c3:
 ra, rb = sim.result(sa, "scenario A"), sim.result(sb, "scenario B")
 if ra is None or rb is None:
     st.stop()
-ta, tb = confidence.pool_marks(sa, ra.summary), confidence.pool_marks(sb, rb.summary)
+ta, tb = ex.pool_marks(sa, ra.summary), ex.pool_marks(sb, rb.summary)
 for col, side, trust in ((c1, "A", ta), (c2, "B", tb)):
     with col:
         marks.run_mark(trust, key=f"fg-calibration-{side.lower()}")
@@ -78,17 +75,17 @@ if sa.workload != sb.workload or sa.seed != sb.seed:
     )
 
 for side, run in (("A", ra), ("B", rb)):  # before the figures it qualifies
-    if (behind := sustain.line(run.summary)) is not None:
+    if (behind := ex.line(run.summary)) is not None:
         st.error(plain(f"{side}: {behind}"), icon=":material/trending_up:")
-behind_a, behind_b = sustain.shortfall_rps(ra.summary), sustain.shortfall_rps(rb.summary)
+behind_a, behind_b = ex.shortfall_rps(ra.summary), ex.shortfall_rps(rb.summary)
 
 reps = replicas.run([sa, sb], n_seeds)  # None with one seed, or until the other seeds are done
-table = pr.with_expected_error(
-    compare_with_noise(*reps) if reps else pr.compare(ra.summary, rb.summary), ta, tb
+table = ex.with_expected_error(
+    compare_with_noise(*reps) if reps else ex.compare(ra.summary, rb.summary), ta, tb
 )
 if reps:
     replicas.caption(reps[0], "Utilisation and cost by part at the bottom are each side's first seed.")
-ha, hb = pr.headline(ra.summary), pr.headline(rb.summary)
+ha, hb = ex.headline(ra.summary), ex.headline(rb.summary)
 bases_differ = (ma := ra.summary["cost"].get("mode", "rent")) != (
     mb := rb.summary["cost"].get("mode", "rent")
 )
@@ -108,12 +105,12 @@ HEAD = (
 )
 
 
-def headline_row(moves_a: confidence.Moves | None, moves_b: confidence.Moves | None) -> None:
+def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
     """B's headline figures with the change from A, each with its band (its run's spread once
     known, else its kind's error), A's value in the help."""
     # "mean ± x" and a band are wider: let the metrics wrap rather than cut their values
-    wide = bool(reps) or any(confidence.headline_range(t, k) is not None
-                             for t in (ta, tb) for _, k, *_ in HEAD if k in confidence.HEADLINE_SOURCES)  # fmt: skip
+    wide = bool(reps) or any(ex.headline_range(t, k) is not None
+                             for t in (ta, tb) for _, k, *_ in HEAD if k in ex.HEADLINE_SOURCES)  # fmt: skip
     row = st.container(horizontal=True, gap="small") if wide else None
     for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row] * 5, HEAD, strict=True):
         pct, pts = change.get(label), points.get(label)
@@ -129,18 +126,14 @@ def headline_row(moves_a: confidence.Moves | None, moves_b: confidence.Moves | N
             if reps
             else (fmt(ha[k]), fmt(hb[k]))
         )
-        va = confidence.with_band(
-            *marks.value_parts(va, ta, k, bool(reps), confidence.limits(ra.summary, sa), moves_a)
-        )
-        vb = confidence.with_band(
-            *marks.value_parts(vb, tb, k, bool(reps), confidence.limits(rb.summary, sb), moves_b)
-        )
+        va = ex.with_band(*marks.value_parts(va, ta, k, bool(reps), ex.limits(ra.summary, sa), moves_a))
+        vb = ex.with_band(*marks.value_parts(vb, tb, k, bool(reps), ex.limits(rb.summary, sb), moves_b))
         if delta and apart:
             delta = f"{delta} · another cost basis"
         grows = k in ("ttft_p99_ms", "tpot_p99_ms") and (behind_a is not None or behind_b is not None)
         if grows:  # a latency set by a run's length: marked, and no change from A
-            va = sustain.latency(sustain.at_least(va, behind_a), behind_a)
-            vb, delta = sustain.at_least(vb, behind_b), sustain.GROWS
+            va = ex.latency(ex.at_least(va, behind_a), behind_a)
+            vb, delta = ex.at_least(vb, behind_b), ex.GROWS
         col.metric(f"{label}: B", vb, delta=f"{delta} · within noise" if delta and quiet else delta,
                    delta_color="off" if quiet or still or apart or grows else "inverse" if inverse else "normal",
                    delta_arrow="off" if still or grows else "auto",
@@ -161,10 +154,10 @@ cls = st.segmented_control(
 )
 cols = st.columns(3)
 for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
-    fa = reps[0].bands[metric] if reps else pr.latency_cdfs(sa, ra.requests, metric)  # type: ignore[arg-type]
-    fb = reps[1].bands[metric] if reps else pr.latency_cdfs(sb, rb.requests, metric)  # type: ignore[arg-type]
-    frame, shared = pr.paired_cdfs(fa, fb, cls or "all")
-    targets = pr.slo_targets(sa)
+    fa = reps[0].bands[metric] if reps else ex.latency_cdfs(sa, ra.requests, metric)  # type: ignore[arg-type]
+    fb = reps[1].bands[metric] if reps else ex.latency_cdfs(sb, rb.requests, metric)  # type: ignore[arg-type]
+    frame, shared = ex.paired_cdfs(fa, fb, cls or "all")
+    targets = ex.slo_targets(sa)
     targets = targets[targets["class"] == shared] if shared else targets.head(0)
     colors, dashes = {"A": charts.PAIR[0], "B": charts.PAIR[1]}, {"B": "dash"}
     name = charts.METRIC_NAMES[metric]
@@ -196,16 +189,16 @@ for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
     with column:
         st.markdown(f"**Utilisation: {label}**")
         st.dataframe(
-            pr.utilization_frame(run.summary),
+            ex.utilization_frame(run.summary),
             hide_index=True,
             width="stretch",
             column_config=tables.UTILIZATION,
         )
-        st.markdown(f"**Cost by part: {label}** ({plain(pr.cost_basis(run.summary))})")
+        st.markdown(f"**Cost by part: {label}** ({plain(ex.cost_basis(run.summary))})")
         st.dataframe(
-            pr.cost_parts(run.summary), hide_index=True, width="stretch", column_config=tables.COST_PARTS
+            ex.cost_parts(run.summary), hide_index=True, width="stretch", column_config=tables.COST_PARTS
         )
-        if len(kinds := pr.cost_kinds(run.summary)):
+        if len(kinds := ex.cost_kinds(run.summary)):
             st.dataframe(kinds, hide_index=True, width="stretch", column_config=tables.COST_PARTS)
 
 # each side's spread last, so the page is drawn first (cached with the Results page's)

@@ -2,9 +2,8 @@
 
 import streamlit as st
 
-from engine.costmodel.perf import UNHIDDEN_FRACTION
-from engine.costmodel.stacks import STACK_NAMES
-from engine.scenario.resolve import scenario_catalog
+from engine.costmodel import STACK_NAMES, UNHIDDEN_FRACTION
+from engine.scenario import scenario_catalog
 from ui import hardware, layout, state, tables
 
 layout.page(

@@ -4,8 +4,7 @@ from typing import Any
 
 import streamlit as st
 
-from engine.explain import confidence, sustain
-from engine.explain import presentation as pr
+from engine import explain as ex
 from ui import charts, export, layout, lesson, margin, marks, planner, replicas, state, tables
 from ui.text import plain
 
@@ -23,16 +22,16 @@ cap.caption(
     f"{req['rejected']:,} rejected, {req['failed']:,} failed) · simulated in {res.wall_s:.2f} s "
     f"({res.events:,} events) · engine {res.engine_version} · seed {sc.seed}"
 )
-if (behind := sustain.line(s)) is not None:  # before the figures it qualifies
+if (behind := ex.line(s)) is not None:  # before the figures it qualifies
     st.error(plain(behind), icon=":material/trending_up:")
-if (edge := pr.edge_line(s)) is not None:
+if (edge := ex.edge_line(s)) is not None:
     st.info(plain(edge), icon=":material/cell_tower:")
 reps = replicas.run([sc], n_seeds)  # None with one seed, or until the other seeds are done
 rep = reps[0] if reps else None
 
-h = pr.headline(s)
-trust = confidence.pool_marks(sc, s)  # each pool's calibration, as the run used it
-bounds = confidence.limits(s, sc)  # an open loop's rates cannot rise above what arrived
+h = ex.headline(s)
+trust = ex.pool_marks(sc, s)  # each pool's calibration, as the run used it
+bounds = ex.limits(s, sc)  # an open loop's rates cannot rise above what arrived
 HEADLINE = (
     ("TTFT p99", layout.fmt_ms(h["ttft_p99_ms"]), "ttft_p99_ms"),
     ("TPOT p99", layout.fmt_ms(h["tpot_p99_ms"]), "tpot_p99_ms"),
@@ -49,7 +48,7 @@ HEADLINE = (
 LATENCY_KEYS = ("ttft_p99_ms", "tpot_p99_ms")
 
 
-def headline_figures(moves: confidence.Moves | None) -> None:
+def headline_figures(moves: ex.Moves | None) -> None:
     """The headline row: each figure with its band (the run's spread once known, else the
     calibration's error of its kind)."""
     shown = [
@@ -59,11 +58,11 @@ def headline_figures(moves: confidence.Moves | None) -> None:
     if rep is not None:
         shown.append(("Throughput", replicas.pm("throughput_rps", rep.headline["throughput_rps"]), "throughput_rps",
                       "Completed requests per second of the window."))  # fmt: skip
-    short = sustain.shortfall_rps(s)
+    short = ex.shortfall_rps(s)
     for label, text, key, help_ in shown:
         value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
         if short is not None and key in LATENCY_KEYS:  # a figure set by the run's length, not a band
-            value, band = sustain.at_least(value, short), sustain.GROWS
+            value, band = ex.at_least(value, short), ex.GROWS
         st.metric(label, value, delta=band, delta_color="off", delta_arrow="off", help=help_, border=True,
                   width="content")  # fmt: skip
 
@@ -82,7 +81,7 @@ if rep is not None:
 planner.advisor_panel(res)  # from the run's numbers: no simulation
 margin.margin_panel(res)  # one more simulation, when asked
 
-targets = pr.slo_targets(sc)
+targets = ex.slo_targets(sc)
 figures: list[tuple[str, Any]] = []
 
 st.subheader(
@@ -93,7 +92,7 @@ st.subheader(
 )
 for col, metric in zip([*st.columns(2), *st.columns(2)], ("ttft", "tpot", "max_tbt", "e2e"), strict=True):
     if rep is None:
-        fig = charts.cdf(pr.latency_cdfs(sc, res.requests, metric), metric, targets)  # type: ignore[arg-type]
+        fig = charts.cdf(ex.latency_cdfs(sc, res.requests, metric), metric, targets)  # type: ignore[arg-type]
     else:
         fig = charts.cdf_band(rep.bands[metric], metric, targets, seeds=rep.n)
     figures.append((f"{charts.METRIC_NAMES[metric]} CDF", fig))
@@ -122,15 +121,15 @@ st.subheader(
     help="Every chip is billed from t = 0 to the end of the drain, idle or not; the parts add up to the bill.",
 )
 c1, c2 = st.columns([1, 1])
-parts = pr.cost_parts(s)
+parts = ex.cost_parts(s)
 cost = s["cost"]
 with c1:
     fig = charts.cost_parts(parts)
     figures.append(("Cost per request by part", fig))
     export.chart(fig, sc, "cost_by_part")
     st.dataframe(parts, hide_index=True, width="stretch", column_config=tables.COST_PARTS)
-    st.caption(f"Cost basis: {plain(pr.cost_basis(s))} (SLO targets page, 'Cost basis').")
-    kinds = pr.cost_kinds(s)
+    st.caption(f"Cost basis: {plain(ex.cost_basis(s))} (SLO targets page, 'Cost basis').")
+    kinds = ex.cost_kinds(s)
     if len(kinds):
         st.dataframe(kinds, hide_index=True, width="stretch", column_config=tables.COST_PARTS)
 with c2:
@@ -141,7 +140,7 @@ with c2:
                   "capital, hosting and the energy the run drew.")  # fmt: skip
         money = st.empty()  # with the run's spread at the end, as the headline
 
-        def money_figures(moves: confidence.Moves | None) -> None:
+        def money_figures(moves: ex.Moves | None) -> None:
             """$ per million output tokens and goodput per dollar, their bands under them (as the headline's:
             a band beside the value made the card cut it short)."""
             per_usd = h["goodput_per_usd"]
@@ -178,9 +177,9 @@ with c2:
                   border=True, width="content", help="Idle power all the time, plus while iterating a fitted share of "
                   "the dynamic range (TDP − idle) and energy per byte and per FLOP moved, per output token.")  # fmt: skip
     st.markdown("**Utilisation over the window**")
-    st.dataframe(pr.utilization_frame(s), hide_index=True, width="stretch", column_config=tables.UTILIZATION)
+    st.dataframe(ex.utilization_frame(s), hide_index=True, width="stretch", column_config=tables.UTILIZATION)
 
-rates = pr.cache_rates(s)
+rates = ex.cache_rates(s)
 if len(rates) and (sc.cache.enabled or float(rates["value"].max()) > 0):
     st.subheader(
         "Prefix cache",
@@ -192,10 +191,10 @@ if len(rates) and (sc.cache.enabled or float(rates["value"].max()) > 0):
         figures.append(("Cache hit rates", fig))
         export.chart(fig, sc, "cache_hit_rates")
     with c2, st.container(horizontal=True, gap="small"):
-        for label, value, help_ in pr.cache_figures(s):
+        for label, value, help_ in ex.cache_figures(s):
             st.metric(label, value, help=help_, border=True, width="content")
 
-happened = pr.scheduler_figures(s)
+happened = ex.scheduler_figures(s)
 if happened:
     st.subheader(
         "Overload, preemption and faults",
@@ -209,15 +208,15 @@ st.subheader(
     "Per class", help="Attainment and where each latency's tail breaks; details on the SLO targets page."
 )
 st.dataframe(  # every class, every column
-    pr.slo_tail(sc, res.requests),
+    ex.slo_tail(sc, res.requests),
     hide_index=True,
     width="stretch",
     height="content",
-    column_config=tables.slo_tail_columns(sustain.shortfall_rps(s) is not None),
+    column_config=tables.slo_tail_columns(ex.shortfall_rps(s) is not None),
 )
 
 with st.expander("All summary figures", icon=":material/table_rows:"):
-    st.dataframe(pr.summary_rows(res.to_json()), hide_index=True, width="stretch", height=420)
+    st.dataframe(ex.summary_rows(res.to_json()), hide_index=True, width="stretch", height=420)
 
 st.subheader(
     "Export",

@@ -2,11 +2,9 @@
 
 import streamlit as st
 
-from engine.costmodel.ownership import CostBasis
-from engine.explain import presentation as pr
-from engine.explain import sustain
-from engine.scenario.model import Slo
-from engine.scenario.resolve import scenario_catalog
+from engine import explain as ex
+from engine.costmodel import CostBasis
+from engine.scenario import Slo, scenario_catalog
 from ui import charts, export, layout, state
 from ui.text import plain
 from ui.widgets import key_of, model_form, number, select, slider
@@ -107,7 +105,7 @@ if res is None:
 
 st.subheader("Attainment per class", help="SLO attainment: share of the class's requests that met both targets. "
              "'Holds to p…': the percentile up to which each latency stays within target; below the SLO percentile, the tail breaks.")  # fmt: skip
-tail = pr.slo_tail(sc, res.requests)
+tail = ex.slo_tail(sc, res.requests)
 
 
 def _holds(pct: float) -> str:
@@ -117,8 +115,8 @@ def _holds(pct: float) -> str:
     return f"holds to p{pct:.1f}" if f"{pct:.1f}" != "100.0" else f"holds to p{pct:.2f}"
 
 
-short = sustain.shortfall_rps(res.summary)  # unsustainable: every percentile grows with run length
-if (behind := sustain.line(res.summary)) is not None:
+short = ex.shortfall_rps(res.summary)  # unsustainable: every percentile grows with run length
+if (behind := ex.line(res.summary)) is not None:
     st.error(plain(behind), icon=":material/trending_up:")
 for row in tail.to_dict("records"):
     passes = row["passes"] and short is None
@@ -131,8 +129,8 @@ for row in tail.to_dict("records"):
     )
     icon = ":material/check_circle:" if passes else ":material/cancel:"
     pct = f"p{row['percentile']:g}"
-    ttft = sustain.latency(layout.fmt_ms(row["ttft_at_percentile_ms"]), short)
-    tpot = sustain.latency(layout.fmt_ms(row["tpot_at_percentile_ms"]), short)
+    ttft = ex.latency(layout.fmt_ms(row["ttft_at_percentile_ms"]), short)
+    tpot = ex.latency(layout.fmt_ms(row["tpot_at_percentile_ms"]), short)
     msg = (
         f"**{plain(row['class'])}** {plain(verdict)} at {pct}: TTFT {pct} = {ttft} (target "
         f"{layout.fmt_ms(row['ttft_target_ms'])}, {_holds(row['ttft_holds_to_pct'])}); TPOT {pct} = {tpot} "
@@ -141,11 +139,11 @@ for row in tail.to_dict("records"):
     )
     (st.success if passes else st.error)(msg, icon=icon)
 
-targets = pr.slo_targets(sc)
+targets = ex.slo_targets(sc)
 c1, c2 = st.columns(2)
 for col, metric in zip((c1, c2), ("ttft", "tpot"), strict=True):
     with col:
-        fig = charts.tail(pr.tail_curves(sc, res.requests, metric), metric, targets)  # type: ignore[arg-type]
+        fig = charts.tail(ex.tail_curves(sc, res.requests, metric), metric, targets)  # type: ignore[arg-type]
         export.chart(
             fig,
             sc,

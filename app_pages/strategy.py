@@ -3,12 +3,11 @@ cache tiers, scheduling policies, failure drills."""
 
 import streamlit as st
 
-from engine.core import bounds
-from engine.core.errors import ScenarioError
-from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES
-from engine.explain.confidence import pool_marks
-from engine.explain.previews import (
+from engine.core import MAX_POOLS, ScenarioError
+from engine.costmodel import SERVING_STACKS, STACK_NAMES
+from engine.explain import (
     chip_options,
+    pool_marks,
     pool_memory,
     pool_summary,
     removal_effects,
@@ -18,8 +17,7 @@ from engine.explain.previews import (
     with_pool_removed,
     without_edge_site,
 )
-from engine.scenario.codec import preset_names
-from engine.scenario.model import (
+from engine.scenario import (
     Batching,
     Cache,
     Degrade,
@@ -31,8 +29,9 @@ from engine.scenario.model import (
     RequestClass,
     Scenario,
     Scheduler,
+    preset_names,
+    scenario_catalog,
 )
-from engine.scenario.resolve import scenario_catalog
 from ui import drill, layout, marks, state
 from ui.parallelism import experts_form, speculative_form, split_widgets
 from ui.text import plain
@@ -176,10 +175,8 @@ with st.container(horizontal=True, gap="small"):
                       help=f"Remove this pool and the class pins, faults and routes that name it (a deployment keeps "
                       f"one {pool.role} pool at least)")  # fmt: skip
             pool_editor(i, pool, path)
-if len(sc.deployment.pools) >= bounds.MAX_POOLS:
-    st.caption(
-        f"{bounds.MAX_POOLS} pools: the most a deployment has (docs/bounds.md). Remove one to add another."
-    )
+if len(sc.deployment.pools) >= MAX_POOLS:
+    st.caption(f"{MAX_POOLS} pools: the most a deployment has (docs/bounds.md). Remove one to add another.")
 else:
     add_roles = ["prefill", "decode"] if sc.deployment.mode == "disaggregated" else ["mixed"]
     for col, role in zip(st.columns(4), add_roles, strict=False):

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from engine.core import bounds
-from engine.scenario.model import MultiTurn, Prefix
+from engine.core import MAX_CLASSES, MAX_DURATION_S
+from engine.scenario import MultiTurn, Prefix
 from ui import layout, state
 from ui import workload as wl
 from ui.widgets import add_item, bound, current, model_form, number, remove_item, slider
@@ -27,14 +27,14 @@ st.segmented_control(
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    number("duration_s", "Window (s)", lo=1.0, hi=bounds.MAX_DURATION_S,
+    number("duration_s", "Window (s)", lo=1.0, hi=MAX_DURATION_S,
            help="Arrivals in [0, window) are measured; the run then drains until they all end.")  # fmt: skip
 with c2:
     number(
         "warmup_s",
         "Warm-up (s)",
         lo=0.0,
-        hi=bounds.MAX_DURATION_S,
+        hi=MAX_DURATION_S,
         help="Requests arriving before this are not measured.",
     )
 with c3:
@@ -99,7 +99,7 @@ for i in range(len(classes)):
             with p2:
                 st.markdown("**Multi-turn sessions**", help=(MultiTurn.__doc__ or "").strip())
                 model_form(f"{path}.multi_turn", MultiTurn, columns=2)
-if len(classes) < bounds.MAX_CLASSES:
+if len(classes) < MAX_CLASSES:
     st.button(
         "Add a class",
         on_click=add_item,

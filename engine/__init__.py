@@ -45,7 +45,7 @@ _API = {
     "iteration_cost": "engine.costmodel.iteration",
     "prefill_cost": "engine.costmodel.iteration",
     "Plan": "engine.planning.plan",
-    "SearchSpace": "engine.planning.plan",
+    "SearchSpace": "engine.planning.candidates",
     "plan": "engine.planning.plan",
     "resolve": "engine.scenario.resolve",
     "SimResult": "engine.serving.run",

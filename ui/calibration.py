@@ -13,12 +13,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from engine.calibration import measurements
-from engine.catalog.entries import Catalog, load_catalog
-from engine.catalog.specs import HardwareSpec
-from engine.core.errors import ScenarioError
-from engine.explain import report
-from engine.scenario.resolve import scenario_catalog
+from engine import explain as ex
+from engine.calibration import MEASUREMENT_COLUMNS, Measurement
+from engine.catalog import Catalog, HardwareSpec, load_catalog
+from engine.core import ScenarioError
+from engine.scenario import scenario_catalog
 from ui import hardware, state, tables
 from ui.text import plain
 
@@ -29,30 +28,30 @@ PROFILE = "fg:calib-profile"
 
 @st.cache_data(show_spinner=False)
 def _example() -> str:
-    return report.example_measurements_csv(load_catalog())
+    return ex.example_measurements_csv(load_catalog())
 
 
 def columns_frame() -> pd.DataFrame:
     """The CSV's columns in order: name, required, meaning."""
     return pd.DataFrame(
         [
-            {"column": c, "required": report.MEASUREMENT_COLUMN_HELP[c][0], "meaning": report.MEASUREMENT_COLUMN_HELP[c][1]}
-            for c in measurements.MEASUREMENT_COLUMNS
+            {"column": c, "required": ex.MEASUREMENT_COLUMN_HELP[c][0], "meaning": ex.MEASUREMENT_COLUMN_HELP[c][1]}
+            for c in MEASUREMENT_COLUMNS
         ]
     )  # fmt: skip
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _parse(data: bytes, name: str, catalog_key: str, _catalog: Catalog) -> list[measurements.Measurement]:
-    return report.parse_measurements(data, name, _catalog)
+def _parse(data: bytes, name: str, catalog_key: str, _catalog: Catalog) -> list[Measurement]:
+    return ex.parse_measurements(data, name, _catalog)
 
 
 @st.cache_data(max_entries=8, show_spinner="Fitting…")
 def _fit(
     data: bytes, name: str, hardware_id: str, profile: str, catalog_key: str, _catalog: Catalog
-) -> report.Recalibration:
-    points = report.parse_measurements(data, name, _catalog)
-    return report.recalibrate(points, _catalog, hardware_id, profile, name)
+) -> ex.Recalibration:
+    points = ex.parse_measurements(data, name, _catalog)
+    return ex.recalibrate(points, _catalog, hardware_id, profile, name)
 
 
 def _use(chip: HardwareSpec) -> None:
@@ -74,7 +73,7 @@ def section() -> None:
     with st.expander("The columns", icon=":material/view_column:"):
         st.dataframe(columns_frame(), hide_index=True, width="stretch", column_config={
             "required": st.column_config.CheckboxColumn("required"), "meaning": st.column_config.TextColumn(width="large")})  # fmt: skip
-    limit_mib = report.MAX_MEASUREMENT_BYTES // (1024 * 1024)
+    limit_mib = ex.MAX_MEASUREMENT_BYTES // (1024 * 1024)
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     up = c1.file_uploader(
         "Your measurements (CSV)", type=["csv"], key=UPLOAD, max_upload_size=limit_mib,

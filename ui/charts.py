@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.explain.presentation import ALL_CLASSES
+from engine.explain import ALL_CLASSES
 from ui.tables import changes
 
 ACCENT = "#c0392b"

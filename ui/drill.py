@@ -12,9 +12,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.core.errors import ScenarioError
-from engine.explain.drill import class_attainment, fallback_drill, unchanged
-from engine.scenario.model import Scenario
+from engine.core import ScenarioError
+from engine.explain import class_attainment, fallback_drill, unchanged
+from engine.scenario import Scenario
 from ui import sim
 from ui.charts import POOL_COLORS
 from ui.text import plain

@@ -22,11 +22,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.explain import report, sustain
-from engine.explain.presentation import summary_rows
-from engine.scenario.codec import dumps_toml
-from engine.scenario.model import Scenario
-from engine.serving.run import SimResult
+from engine import explain as ex
+from engine.explain import summary_rows
+from engine.scenario import Scenario, dumps_toml
+from engine.serving import SimResult
 from ui import image_export, state
 from ui.charts import CATEGORY_COLORS
 from ui.text import plain
@@ -38,12 +37,12 @@ _LOG = logging.getLogger(__name__)
 
 def provenance(scenario: Scenario) -> dict[str, str]:
     """The provenance of an export of the session's scenario, under the name it shows (`state.named`)."""
-    return report.provenance(state.named(scenario), state.preset_name(), state.edited())
+    return ex.provenance(state.named(scenario), state.preset_name(), state.edited())
 
 
 def name(scenario: Scenario, what: str, ext: str) -> str:
     """The file name of an export of the session's scenario."""
-    return report.file_name(state.preset_name(), scenario.seed, what, ext, state.edited())
+    return ex.file_name(state.preset_name(), scenario.seed, what, ext, state.edited())
 
 
 PRINT_MARGIN = {"l": 70, "r": 40, "t": 90}
@@ -103,7 +102,7 @@ def png_bytes(fig: go.Figure, meta: dict[str, str], scenario_toml: str) -> bytes
     raw = print_copy(fig, meta).to_image(
         format="png", width=EXPORT_WIDTH, height=EXPORT_HEIGHT, scale=EXPORT_SCALE
     )
-    return report.png_with_text(
+    return ex.png_with_text(
         raw, {**{f"fengong:{k}": v for k, v in meta.items()}, "fengong:scenario_toml": scenario_toml}
     )
 
@@ -113,13 +112,13 @@ def svg_text(fig: go.Figure, meta: dict[str, str], scenario_toml: str) -> str:
     raw = (
         print_copy(fig, meta).to_image(format="svg", width=EXPORT_WIDTH, height=EXPORT_HEIGHT).decode("utf-8")
     )
-    return report.svg_with_metadata(raw, {**meta, "scenario_toml": scenario_toml})
+    return ex.svg_with_metadata(raw, {**meta, "scenario_toml": scenario_toml})
 
 
 def html_text(fig: go.Figure, meta: dict[str, str], scenario_toml: str, title: str) -> str:
     """The figure as a standalone interactive HTML page (plotly.js inline), provenance included."""
     div = print_copy(fig, meta).to_html(full_html=False, include_plotlyjs=True)
-    return report.html_report(
+    return ex.html_report(
         title, meta, scenario_toml, pd.DataFrame(columns=["figure", "value"]), [(title, div)]
     )
 
@@ -212,14 +211,14 @@ def table_buttons(
     toml = dumps_toml(state.named(sc))
     with st.container(horizontal=True, gap="small", key="fg-dl-tables"):
         st.download_button(
-            "Requests (CSV)", data=guarded(lambda: report.csv_with_provenance(result.requests, meta), "requests"),
+            "Requests (CSV)", data=guarded(lambda: ex.csv_with_provenance(result.requests, meta), "requests"),
             file_name=name(sc, "requests", "csv"), mime="text/csv", on_click="ignore", key="fg:dl:requests",
             help="One row per request: class, times, tokens, instances, outcome, TTFT/TPOT/E2E in seconds, met_slo.",
             icon=":material/table:",
         )  # fmt: skip
         st.download_button(
             "Summary (CSV)",
-            data=guarded(lambda: report.csv_with_provenance(summary_rows(result.to_json()), meta), "summary"),
+            data=guarded(lambda: ex.csv_with_provenance(summary_rows(result.to_json()), meta), "summary"),
             file_name=name(sc, "summary", "csv"), mime="text/csv", on_click="ignore", key="fg:dl:summary",
             help="Every summary figure as a dotted name and a value (what `fengong run --json` prints).",
             icon=":material/summarize:",
@@ -254,8 +253,8 @@ def report_html(
     for i, (title, fig) in enumerate(figures):
         copy = go.Figure(fig).update_layout(template="plotly_white")
         sections.append((title, copy.to_html(full_html=False, include_plotlyjs=i == 0)))
-    return report.html_report(
+    return ex.html_report(
         f"Fengong report: {meta.get('scenario', sc.name)}", meta, toml or dumps_toml(sc),
         summary_rows(result.to_json()), sections,
-        notes=" ".join(filter(None, [sustain.line(result.summary), sc.description.strip()])),
+        notes=" ".join(filter(None, [ex.line(result.summary), sc.description.strip()])),
     )  # fmt: skip

@@ -8,16 +8,15 @@ import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
 
-from engine.calibration import trust
-from engine.catalog.entries import Catalog
-from engine.catalog.specs import CalibrationProfile, HardwareSpec
-from engine.core.errors import ScenarioError, format_validation_error
-from engine.costmodel.stacks import STACK_NAMES
-from engine.costmodel.stacks import kv_default as kv_default_of
-from engine.explain.confidence import chip_rows
-from engine.explain.previews import (
+from engine.calibration import calibration, chip_for_stack
+from engine.catalog import CalibrationProfile, Catalog, HardwareSpec
+from engine.core import ScenarioError, format_validation_error
+from engine.costmodel import STACK_NAMES
+from engine.costmodel import kv_default as kv_default_of
+from engine.explain import (
     CHIP_NUMBERS,
     chip_options,
+    chip_rows,
     custom_chip,
     fitting_tp,
     pool_chips,
@@ -27,8 +26,7 @@ from engine.explain.previews import (
     with_model_fitted,
     without_custom_chip,
 )
-from engine.scenario.model import Scenario
-from engine.scenario.resolve import scenario_catalog
+from engine.scenario import Scenario, scenario_catalog
 from ui import charts, export, state
 from ui.text import plain
 from ui.widgets import label_of, local_problem, range_check, refused_value, select
@@ -44,7 +42,7 @@ def _roofline(sc_json: str, chips: tuple[tuple[str, int], ...]) -> tuple[pd.Data
     return roofline(
         model,
         [
-            (trust.chip_for_stack(cat.chip(c), stack, cat, custom=c in custom, moe=model.moe is not None), tp)
+            (chip_for_stack(cat.chip(c), stack, cat, custom=c in custom, moe=model.moe is not None), tp)
             for c, tp in chips
         ],
         sc.model.weights,
@@ -173,7 +171,7 @@ def stack_profile(h: HardwareSpec, sc: Scenario, cat: Catalog) -> CalibrationPro
     rules of `engine.calibration.trust`: what a copy of it starts from, so that an unedited copy
     runs as fast as the chip it copies (its default profile may be another stack's fit)."""
     custom = any(c.id == h.id for c in sc.custom_hardware)
-    return trust.calibration(h, sc.deployment.stack, cat, custom=custom)[0]
+    return calibration(h, sc.deployment.stack, cat, custom=custom)[0]
 
 
 def _chip_values(h: HardwareSpec, prof: CalibrationProfile) -> dict[str, float]:

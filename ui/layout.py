@@ -17,18 +17,11 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from engine.core.errors import ScenarioError
-from engine.explain import confidence, sustain
-from engine.explain.presentation import (
-    duration_text,
-    duration_unit,
-    headline,
-    latency_cdfs,
-    usd_decimals,
-    usd_text,
-)
-from engine.scenario.codec import dumps_toml, loads_toml, preset_names
-from engine.serving.run import SimResult
+from engine import explain as ex
+from engine.core import ScenarioError
+from engine.explain import duration_text, duration_unit, headline, latency_cdfs, usd_decimals, usd_text
+from engine.scenario import dumps_toml, loads_toml, preset_names
+from engine.serving import SimResult
 from ui import charts, marks, sim, state
 from ui.text import plain
 
@@ -208,8 +201,8 @@ def strip_rows(
             colour = "gray" if key in COSTS and d < 0 and worse else "green" if good else "red"
             change = f":small[:{colour}[{'▼' if d < 0 else '▲'}{text}]]"
         if shortfall_rps is not None and key in GROWING:  # set by the run's length: nothing to compare
-            grows = f":small[:orange[{sustain.GROWS}]]"
-            rows.append((label, sustain.at_least(fmt(now.get(key)), shortfall_rps), grows))
+            grows = f":small[:orange[{ex.GROWS}]]"
+            rows.append((label, ex.at_least(fmt(now.get(key)), shortfall_rps), grows))
             continue
         rows.append((label, fmt(now.get(key)), change))
     return rows
@@ -234,21 +227,21 @@ def live_strip(result: SimResult) -> None:
     nbsp = "\u00a0"  # a value and its change each stay on one line (the change wraps below as a whole)
     rows = [
         (a.replace("$", "\\$"), b.replace("$", "\\$").replace(" ", nbsp), c.replace(" ", nbsp))
-        for a, b, c in strip_rows(h, prev, sustain.shortfall_rps(result.summary))
+        for a, b, c in strip_rows(h, prev, ex.shortfall_rps(result.summary))
     ]  # "$" opens LaTeX
     box.markdown(
         "| figure | this run |\n|:--|--:|\n" + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)
     )
-    trust = confidence.pool_marks(result.scenario, result.summary)
-    off = confidence.uncalibrated(trust)
-    errors = confidence.error_list(confidence.errors_by_figure(trust))
+    trust = ex.pool_marks(result.scenario, result.summary)
+    off = ex.uncalibrated(trust)
+    errors = ex.error_list(ex.errors_by_figure(trust))
     if off:
         box.markdown(marks.badge_markdown("uncalibrated") + " "
                      + plain(", ".join(f"{m.pool} on {m.hardware}" for m in off)),
-                     help=plain(" ".join(filter(None, [confidence.note(trust), errors and f"Band: {errors}."]))))  # fmt: skip
-    elif confidence.partly(trust):
+                     help=plain(" ".join(filter(None, [ex.note(trust), errors and f"Band: {errors}."]))))  # fmt: skip
+    elif ex.partly(trust):
         box.markdown(marks.badge_markdown("partly calibrated"),
-                     help=plain(f"Every pool's chip has a profile fitted under its serving stack, but the routed experts run at one factor shared by every chip ({'; '.join(confidence.caveats(trust))}). Band: {errors or 'none with a measured coverage'}."))  # fmt: skip
+                     help=plain(f"Every pool's chip has a profile fitted under its serving stack, but the routed experts run at one factor shared by every chip ({'; '.join(ex.caveats(trust))}). Band: {errors or 'none with a measured coverage'}."))  # fmt: skip
     else:
         box.markdown(marks.badge_markdown("calibrated"),
                      help=plain(f"Every pool's chip has a profile fitted under its serving stack. Band: {errors or 'none with a measured coverage'}."))  # fmt: skip

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.scenario.codec import preset_names
-from engine.scenario.model import Scenario
+from engine.scenario import Scenario, preset_names
 from ui import state
 from ui.text import plain
 

@@ -15,10 +15,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from engine.core.errors import ScenarioError
-from engine.explain.margin import CompareMargin, RunMargin, RunSpread, figure_text, run_spread
-from engine.scenario.model import Scenario
-from engine.serving.run import SimResult
+from engine.core import ScenarioError
+from engine.explain import CompareMargin, RunMargin, RunSpread, figure_text, run_spread
+from engine.scenario import Scenario
+from engine.serving import SimResult
 from ui import tables
 from ui.text import plain
 

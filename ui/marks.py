@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from engine.calibration.trust import Calibration
-from engine.explain import confidence
-from engine.explain.confidence import PoolMark
+from engine import explain as ex
+from engine.calibration import Calibration
+from engine.explain import PoolMark
 from ui.text import plain
 
 BADGES = {
@@ -51,20 +51,20 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
 
     `stacked` puts the caption under the badge (beside a row of metrics) rather than after it.
     """
-    off = confidence.uncalibrated(marks)
+    off = ex.uncalibrated(marks)
     with st.container(key=key, horizontal=not stacked, gap="small", vertical_alignment="center"):
         if prefix:
             st.markdown(f"**{plain(prefix)}**")
-        badge(confidence.run_mark(marks), help=MARK_HELP)
+        badge(ex.run_mark(marks), help=MARK_HELP)
         if off:  # the uncalibrated pools' rules carry their caveats; the fitted pools' are added
-            shown = confidence.note(marks) or ""
-            more = [c for c in confidence.caveats(m for m in marks if m.fitted) if c not in shown]
+            shown = ex.note(marks) or ""
+            more = [c for c in ex.caveats(m for m in marks if m.fitted) if c not in shown]
             st.caption(plain(shown + "".join(f" Fitted pools: {c}." for c in more)))
         else:
-            stack = confidence.stack_name(marks[0].calibration.stack) if marks else ""
-            errs = confidence.errors_text(confidence.errors_by_figure(marks))
-            warn = "".join(f"; {c}" for c in confidence.caveats(marks))
-            shared = [m.pool for m in confidence.partly(marks)]
+            stack = ex.stack_name(marks[0].calibration.stack) if marks else ""
+            errs = ex.errors_text(ex.errors_by_figure(marks))
+            warn = "".join(f"; {c}" for c in ex.caveats(marks))
+            shared = [m.pool for m in ex.partly(marks)]
             only = (
                 f" (for {'pools' if len(shared) > 1 else 'pool'} {', '.join(shared)}, its dense layers; the "
                 "routed experts run at the factor shared by every chip)"
@@ -75,18 +75,18 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
                 plain(f"Every pool runs with a profile fitted to its chip under {stack}{only}; {errs}{warn}.")
             )
     if any(m.calibration.band for m in marks):
-        st.caption(plain(confidence.BAND_NOTE))
+        st.caption(plain(ex.BAND_NOTE))
 
 
 def pool_mark(cal: Calibration) -> None:
     """A pool's mark: the badge and a one-line reason (the whole rule in the badge's help)."""
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
-        badge(cal.mark, help=plain(confidence.describe(cal)))
-        stack = confidence.stack_name(cal.stack)
+        badge(cal.mark, help=plain(ex.describe(cal)))
+        stack = ex.stack_name(cal.stack)
         how = f"fitted to measurements under {stack}" if cal.fitted else cal.rule
         if cal.fitted and cal.caveat:  # a rule's text carries its caveat; a fit's is added
             how += f"; {cal.caveat}"
-        st.caption(plain(f"{how} · {confidence.errors_text(confidence.real_bands(cal))}"))
+        st.caption(plain(f"{how} · {ex.errors_text(ex.real_bands(cal))}"))
 
 
 def value_parts(
@@ -94,8 +94,8 @@ def value_parts(
     trust: Sequence[PoolMark],
     key: str,
     seeds: bool = False,
-    bounds: confidence.Limits | None = None,
-    moves: confidence.Moves | None = None,
+    bounds: ex.Limits | None = None,
+    moves: ex.Moves | None = None,
 ) -> tuple[str, str | None]:
     """A headline figure's text and its band apart: the run's spread where known (`moves`,
     `confidence.figure_band`: '−22% to +39%'), else its kind's band ('−30% to +67%', cut by
@@ -104,7 +104,7 @@ def value_parts(
     Over several seeds the text already holds the seeds' interval (``824 ± 36 ms``): the model's
     band says so in words, ``model ± 15%``, so the two are not confused.
     """
-    band = confidence.figure_band(text, trust, key, moves, bounds)
+    band = ex.figure_band(text, trust, key, moves, bounds)
     if band is None or not seeds:
         return text, band
     return text, f"model {band}"

@@ -15,11 +15,11 @@ from typing import Any
 
 import streamlit as st
 
-from engine.catalog.entries import Catalog
-from engine.core.bounds import MAX_PP, MAX_TP
-from engine.costmodel.perf import Speculation
-from engine.explain.previews import PoolMemory, default_speculation, draft_models
-from engine.scenario.model import Pool, Scenario, Speculative
+from engine.catalog import Catalog
+from engine.core import MAX_PP, MAX_TP
+from engine.costmodel import Speculation
+from engine.explain import PoolMemory, default_speculation, draft_models
+from engine.scenario import Pool, Scenario, Speculative
 from ui import state
 from ui.text import plain
 from ui.widgets import bound, current, key_of, local_problem, number, select

@@ -27,19 +27,25 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.catalog.entries import load_catalog
-from engine.core import bounds
-from engine.core.errors import ScenarioError
-from engine.explain import advisor, confidence, sustain
-from engine.explain.presentation import duration_text
-from engine.planning.candidates import PP_MIN_TP, SearchSpace
-from engine.planning.frontier import passing_frontiers
-from engine.planning.margin import Margin, margin
-from engine.planning.plan import Plan, plan
-from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
-from engine.planning.search import Progress
-from engine.scenario.model import Scenario
-from engine.serving.run import SimResult
+from engine import explain as ex
+from engine import plan
+from engine.catalog import load_catalog
+from engine.core import MAX_RATE_RPS, ScenarioError
+from engine.explain import duration_text
+from engine.planning import (
+    DEFAULT_ATTAINMENT,
+    PP_MIN_TP,
+    Margin,
+    Plan,
+    Progress,
+    Rule,
+    SearchSpace,
+    passing_frontiers,
+    plan_margin,
+    rule_text,
+)
+from engine.scenario import Scenario
+from engine.serving import SimResult
 from ui import marks, state, tables
 from ui.text import plain
 
@@ -213,7 +219,7 @@ def _pm(
     lo, hi = (min(moves), max(moves)) if moves else band
     if moves and (latency or len(moves) < 2):  # one side unknown: the kind's band there
         lo, hi = min(lo, band[0]), max(hi, band[1])
-    text = confidence.signed_text(lo, hi)
+    text = ex.signed_text(lo, hi)
     return f" {text}" if text.startswith("±") else f" ({text})"
 
 
@@ -234,7 +240,7 @@ def selected_run(event: Any) -> int | None:
 
 
 FORM_RANGES = {
-    "plan_target": ("Target load (req/s)", 0.1, bounds.MAX_RATE_RPS),
+    "plan_target": ("Target load (req/s)", 0.1, MAX_RATE_RPS),
     "plan_budget": ("Budget ($/h)", 0.0, 1e7),
     "plan_sims": ("Most simulations", 5, 400),
     "plan_attainment": ("Requests within their SLO (%)", 1.0, 100.0),
@@ -421,7 +427,9 @@ def _run_plan(
     edge = None
     try:
         edge = (
-            margin(sc, result, space, progress=progress("Margin: slowed simulation")) if with_margin else None
+            plan_margin(sc, result, space, progress=progress("Margin: slowed simulation"))
+            if with_margin
+            else None
         )
     except ScenarioError as exc:  # the plan stands; say why its margin is missing
         state.notify(f"The margin for the model's error could not be computed: {exc}")
@@ -436,7 +444,7 @@ def _margin(m: Margin, key: tuple[Any, ...]) -> None:
     slow = plain(", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band")
     c = m.chosen
     latency = f"TTFT p90 {duration_text(c.ttft_ms_p90)}, TPOT p90 {duration_text(c.tpot_ms_p90)}"
-    figures = f"{c.slo_attainment:.1%} of requests within SLO, {sustain.latency(latency, c.shortfall_rps)}"
+    figures = f"{c.slo_attainment:.1%} of requests within SLO, {ex.latency(latency, c.shortfall_rps)}"
     if c.shortfall_rps is not None:
         figures += f"; it falls behind its load, short by {c.shortfall_rps:,.2g} req/s"
     head = (
@@ -518,14 +526,14 @@ def _summary(p: Plan, edge: Margin | None = None) -> None:
         f"(simulated over {p.duration_s:g} s)."
         + (
             f" At the pessimistic edge of every chip's band it falls behind its load (short by "
-            f"{behind:,.2g} req/s): its latency then {sustain.GROWS}, so the bands' upper ends are the kinds' bands."
+            f"{behind:,.2g} req/s): its latency then {ex.GROWS}, so the bands' upper ends are the kinds' bands."
             if ours and edge is not None and (behind := edge.chosen.shortfall_rps) is not None
             else ""
         ),
         icon=":material/check_circle:",
     )
     if any(c.band for c in p.calibration):
-        st.caption(plain(confidence.BAND_NOTE))
+        st.caption(plain(ex.BAND_NOTE))
     if "calibrated" in r:
         with st.container(
             key="fg-plan-calibration", horizontal=True, gap="small", vertical_alignment="center"
@@ -619,7 +627,7 @@ def planner_page() -> None:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _roofline(scenario_json: str) -> pd.DataFrame:
-    return advisor.roofline_table(Scenario.model_validate_json(scenario_json))
+    return ex.roofline_table(Scenario.model_validate_json(scenario_json))
 
 
 def _failed(what: str, exc: Exception) -> None:
@@ -639,7 +647,7 @@ def advisor_panel(result: SimResult) -> None:
             "Advisor", help="Statements that follow from this run's numbers, each with the figures behind it."
         )
         try:
-            found = advisor.findings(result)
+            found = ex.findings(result)
         except Exception as exc:  # the engine is the project's code: show the failure, keep the page
             _failed("The findings", exc)
             found = []
@@ -655,7 +663,7 @@ def advisor_panel(result: SimResult) -> None:
         with st.expander("Should a phase get its own chip?", icon=":material/developer_board:"):
             months = st.number_input(
                 "Months between model changes",
-                value=advisor.STABLE_MONTHS,
+                value=ex.STABLE_MONTHS,
                 step=1.0,
                 key="advisor_months",
                 help="How long the served model's computation stays the same.",
@@ -664,12 +672,12 @@ def advisor_panel(result: SimResult) -> None:
             if not lo <= months <= hi:
                 st.warning(
                     f"Months between model changes: {months:,g} is not allowed: the allowed range is "
-                    f"{lo:g} to {hi:g}; the test uses {advisor.STABLE_MONTHS:g}.",
+                    f"{lo:g} to {hi:g}; the test uses {ex.STABLE_MONTHS:g}.",
                     icon=":material/warning:",
                 )
-                months = advisor.STABLE_MONTHS
+                months = ex.STABLE_MONTHS
             try:
-                spec = advisor.specialisation(result, months)
+                spec = ex.specialisation(result, months)
             except Exception as exc:
                 _failed("The specialisation test", exc)
             else:

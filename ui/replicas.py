@@ -30,9 +30,8 @@ from typing import Any
 import streamlit as st
 from streamlit import column_config as cc
 
-from engine.explain.presentation import usd_decimals
-from engine.explain.replicas import Interval, Replicas, seed_scenarios, summarize
-from engine.scenario.model import Scenario
+from engine.explain import Interval, Replicas, seed_scenarios, summarize, usd_decimals
+from engine.scenario import Scenario
 from ui import sim
 from ui.text import plain
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.core.errors import ScenarioError
-from engine.scenario.model import Scenario
-from engine.serving.run import SimResult, simulate
+from engine.core import ScenarioError
+from engine.scenario import Scenario
+from engine.serving import SimResult, simulate
 from ui.text import plain
 
 BIG_RUN_REQUESTS = 30_000

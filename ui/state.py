@@ -18,9 +18,11 @@ from typing import Any
 
 import streamlit as st
 
-from engine.core.errors import ScenarioError
-from engine.scenario.codec import (
+from engine import resolve
+from engine.core import ScenarioError
+from engine.scenario import (
     DEFAULT_PRESET,
+    Scenario,
     apply_overrides,
     check_untrusted,
     from_link,
@@ -29,9 +31,7 @@ from engine.scenario.codec import (
     to_data,
     to_link,
 )
-from engine.scenario.model import Scenario
-from engine.scenario.naming import named as named_scenario
-from engine.scenario.resolve import resolve
+from engine.scenario import named as named_scenario
 
 SCENARIO = "fg_scenario"
 PRESET = "fg_preset"

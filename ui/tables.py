@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.explain import sustain
+from engine import explain as ex
 
 cc = st.column_config
 
@@ -47,7 +47,7 @@ def slo_tail_columns(growing: bool) -> dict[str, Any]:
     growing with run length (`engine.explain.sustain`)."""
     if not growing:
         return SLO_TAIL
-    grows = f"At least this: the run is unsustainable, and each of its latencies {sustain.GROWS}."
+    grows = f"At least this: the run is unsustainable, and each of its latencies {ex.GROWS}."
     return {
         **SLO_TAIL,
         "ttft_at_percentile_ms": cc.NumberColumn("TTFT at pct", format="≥ %.0f ms", help=grows, width=92),

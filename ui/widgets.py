@@ -26,9 +26,8 @@ import streamlit as st
 from pydantic import BaseModel
 
 from engine import policies
-from engine.core.errors import ScenarioError
-from engine.scenario.codec import get_path
-from engine.scenario.model import PolicySpec
+from engine.core import ScenarioError
+from engine.scenario import PolicySpec, get_path
 from ui import state
 from ui.text import plain
 

@@ -8,22 +8,34 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from engine.core import bounds, datafiles
-from engine.core.errors import ScenarioError
-from engine.explain.previews import (
+from engine.core import (
+    DATA_PREFIX,
+    LEGACY_PREFIX,
+    MAX_CLASSES,
+    MAX_CLIENTS,
+    MAX_RATE_RPS,
+    MAX_REQUESTS,
+    MAX_TOKENS_PER_REQUEST,
+    MAX_TRACE_BYTES,
+    UPLOAD_PREFIX,
+    ScenarioError,
+    store_upload,
+)
+from engine.explain import (
     arrival_histogram,
     length_columns,
     length_histogram,
     length_stats,
+    peak_of,
+    rate_cap_rps,
     rate_curve,
+    rate_stops,
+    round_down,
     shipped_traces,
     trace_format,
 )
-from engine.explain.rate_scale import peak_of, rate_cap_rps, rate_stops, round_down
-from engine.scenario.codec import apply_overrides
-from engine.scenario.model import Arrival, LengthDist, Scenario, Trace
-from engine.serving.trace_classes import ClassGap, class_gap, with_classes
-from engine.serving.workload import read_trace, trace_class_names
+from engine.scenario import Arrival, LengthDist, Scenario, Trace, apply_overrides
+from engine.serving import ClassGap, class_gap, read_trace, trace_class_names, with_classes
 from ui import charts, export, state
 from ui.text import plain
 from ui.widgets import (
@@ -72,7 +84,7 @@ def _converted(dist: dict[str, Any], kind: str) -> dict[str, Any]:
         or 512
     )
     mean = max(mean, 2.0)
-    out: dict[str, Any] = {"kind": kind, "max_tokens": dist.get("max_tokens", bounds.MAX_TOKENS_PER_REQUEST)}
+    out: dict[str, Any] = {"kind": kind, "max_tokens": dist.get("max_tokens", MAX_TOKENS_PER_REQUEST)}
     if kind == "constant":
         out["tokens"] = round(mean)
     elif kind == "uniform":
@@ -119,11 +131,11 @@ def dist_editor(path: str, title: str, seed: int) -> None:
                     label_of(name),
                     integer=name in ("tokens", "low", "high"),
                     lo=1,
-                    hi=bounds.MAX_TOKENS_PER_REQUEST,
+                    hi=MAX_TOKENS_PER_REQUEST,
                     what=f"{title}, {label_of(name).lower()}",
                 )
     with cols[-1]:
-        number(f"{path}.max_tokens", "Max", integer=True, lo=1, hi=bounds.MAX_TOKENS_PER_REQUEST,
+        number(f"{path}.max_tokens", "Max", integer=True, lo=1, hi=MAX_TOKENS_PER_REQUEST,
                what=f"{title}, maximum")  # fmt: skip
     try:
         hist, stats = _histogram(LengthDist.model_validate(dist).model_dump_json(), seed)
@@ -167,10 +179,10 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
             points_editor(arr)
     if "requests" in used:
         with c1:
-            number("workload.arrival.requests", integer=True, lo=1, hi=bounds.MAX_REQUESTS)
+            number("workload.arrival.requests", integer=True, lo=1, hi=MAX_REQUESTS)
     if "clients" in used:
         with c1:
-            number("workload.arrival.clients", integer=True, lo=1, hi=bounds.MAX_CLIENTS)
+            number("workload.arrival.clients", integer=True, lo=1, hi=MAX_CLIENTS)
         with c2:
             number("workload.arrival.think_time_s", lo=0.0, hi=86_400.0)
     if arr.kind == "closed_loop":  # how the clients think and start: a closed loop's own knobs
@@ -203,10 +215,10 @@ def rate_editor(sc: Scenario) -> None:
     cap = rate_cap_rps(sc)
     rate = sc.workload.arrival.rate_rps
     peak = peak_of(sc.workload.arrival)
-    if cap >= bounds.MAX_RATE_RPS:
+    if cap >= MAX_RATE_RPS:
         why = "the documented bound"
     else:
-        why = f"{bounds.MAX_REQUESTS:,} requests per run over the {sc.duration_s:g} s window"
+        why = f"{MAX_REQUESTS:,} requests per run over the {sc.duration_s:g} s window"
         why += f" at a peak of {peak:g}× the mean" if peak > 1 else ""
 
     def check(value: float | None) -> str | None:
@@ -262,7 +274,7 @@ def source_of(sc: Scenario) -> str:
     tr = sc.workload.trace
     if tr is None:
         return "upload" if st.session_state.get("fg_upload_mode") else "generated"
-    return "upload" if tr.path.startswith(datafiles.UPLOAD_PREFIX) else "shipped"
+    return "upload" if tr.path.startswith(UPLOAD_PREFIX) else "shipped"
 
 
 def _source_changed() -> None:
@@ -282,7 +294,7 @@ def trace_editor(sc: Scenario) -> None:
     traces = shipped_traces()
     by_path = {t.path: t for t in traces}
     tr = sc.workload.trace
-    if tr is not None and tr.path.startswith((datafiles.DATA_PREFIX, datafiles.LEGACY_PREFIX)):
+    if tr is not None and tr.path.startswith((DATA_PREFIX, LEGACY_PREFIX)):
         key = "fg:trace-pick"
         if st.session_state.get(key) != tr.path:
             st.session_state[key] = tr.path
@@ -301,10 +313,10 @@ def trace_editor(sc: Scenario) -> None:
 def upload_editor() -> None:
     """Upload a trace (CSV or JSONL, size-limited); it is checked, kept by content hash, and replayed."""
     up = st.file_uploader(
-        "Trace file", type=["csv", "jsonl"], key="fg:upload", max_upload_size=bounds.MAX_TRACE_BYTES // (1024 * 1024),
+        "Trace file", type=["csv", "jsonl"], key="fg:upload", max_upload_size=MAX_TRACE_BYTES // (1024 * 1024),
         help="Mooncake JSONL (timestamp ms, input_length, output_length[, hash_ids]); Azure CSV (TIMESTAMP, "
         "ContextTokens, GeneratedTokens); or a plain CSV (arrival_s, input_tokens, output_tokens[, class]). "
-        f"At most {bounds.MAX_TRACE_BYTES // (1024 * 1024)} MiB.",
+        f"At most {MAX_TRACE_BYTES // (1024 * 1024)} MiB.",
     )  # fmt: skip
     if up is None:
         return
@@ -313,8 +325,8 @@ def upload_editor() -> None:
     if st.session_state.get("fg_upload_done") == digest:
         return
     name = plain(up.name)
-    if len(raw) > bounds.MAX_TRACE_BYTES:
-        st.error(f"{name}: {len(raw):,} bytes; the limit is {bounds.MAX_TRACE_BYTES:,}")
+    if len(raw) > MAX_TRACE_BYTES:
+        st.error(f"{name}: {len(raw):,} bytes; the limit is {MAX_TRACE_BYTES:,}")
         return
     try:
         text = raw.decode("utf-8-sig")
@@ -335,7 +347,7 @@ def upload_editor() -> None:
             return
         with st.spinner(f"Checking {name}…"):
             reqs = read_trace(trace, sc, text=text)
-        ref = datafiles.store_upload(raw, suffix)
+        ref = store_upload(raw, suffix)
     except ScenarioError as exc:
         st.error(plain(exc))
         return
@@ -376,7 +388,7 @@ def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:
     if gap.over_limit:
         reasons.append(
             f"it names {len(gap.missing)} classes this scenario lacks; with its {len(sc.workload.classes)} that is "
-            f"{gap.over_limit} more than the {bounds.MAX_CLASSES} a workload may have"
+            f"{gap.over_limit} more than the {MAX_CLASSES} a workload may have"
         )
     try:
         read_trace(trace, sc, text=text)
@@ -398,7 +410,7 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
         text = raw.decode("utf-8-sig")
         with_them = apply_overrides(sc, {"workload.classes": classes})
         reqs = read_trace(Trace(format=fmt, path=file_name[:200] or "upload"), with_them, text=text)  # type: ignore[arg-type]
-        ref = datafiles.store_upload(raw, ".jsonl" if file_name.endswith(".jsonl") else ".csv")
+        ref = store_upload(raw, ".jsonl" if file_name.endswith(".jsonl") else ".csv")
     except (ScenarioError, UnicodeDecodeError) as exc:
         state.notify(f"{file_name}: {exc}", key=f"upload:{file_name}")
         return

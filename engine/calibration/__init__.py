@@ -9,4 +9,50 @@ figure: the 16th to 84th percentile of held-out predicted / measured ratios, and
 measured out of sample), `trust` (which profile a chip runs with under a stack, its basis, and its
 bands).
 May import: engine.core, engine.catalog, engine.costmodel.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_API = {
+    "MEASUREMENT_COLUMNS": "engine.calibration.measurements",
+    "Measurement": "engine.calibration.measurements",
+    "Calibration": "engine.calibration.trust",
+    "calibration": "engine.calibration.trust",
+    "chip_for_stack": "engine.calibration.trust",
+    "experts_factor": "engine.calibration.trust",
+}
+_RENAMED: dict[str, str] = {}
+
+__all__ = [
+    "MEASUREMENT_COLUMNS",
+    "Calibration",
+    "Measurement",
+    "calibration",
+    "chip_for_stack",
+    "experts_factor",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from the module that defines it, on first use."""
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from engine.calibration.measurements import MEASUREMENT_COLUMNS, Measurement
+    from engine.calibration.trust import Calibration, calibration, chip_for_stack, experts_factor

@@ -5,4 +5,85 @@ limits every scenario is checked against), `safeparse` (JSON/TOML with size and 
 `datafiles` (the data location: shipped ``data:`` files, ``upload:`` files, confinement), and
 `safecsv` (CSV cells a spreadsheet cannot run).
 May import: nothing of the engine. Everything else may import it.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API). `BOUNDS_TABLE` is `bounds.TABLE`.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_API = {
+    "BOUNDS_TABLE": "engine.core.bounds",
+    "MAX_CLASSES": "engine.core.bounds",
+    "MAX_CLIENTS": "engine.core.bounds",
+    "MAX_DURATION_S": "engine.core.bounds",
+    "MAX_POOLS": "engine.core.bounds",
+    "MAX_PP": "engine.core.bounds",
+    "MAX_RATE_RPS": "engine.core.bounds",
+    "MAX_REQUESTS": "engine.core.bounds",
+    "MAX_TOKENS_PER_REQUEST": "engine.core.bounds",
+    "MAX_TP": "engine.core.bounds",
+    "MAX_TRACE_BYTES": "engine.core.bounds",
+    "DATA_PREFIX": "engine.core.datafiles",
+    "LEGACY_PREFIX": "engine.core.datafiles",
+    "UPLOAD_PREFIX": "engine.core.datafiles",
+    "store_upload": "engine.core.datafiles",
+    "ScenarioError": "engine.core.errors",
+    "format_validation_error": "engine.core.errors",
+}
+_RENAMED = {"BOUNDS_TABLE": "TABLE"}
+
+__all__ = [
+    "BOUNDS_TABLE",
+    "DATA_PREFIX",
+    "LEGACY_PREFIX",
+    "MAX_CLASSES",
+    "MAX_CLIENTS",
+    "MAX_DURATION_S",
+    "MAX_POOLS",
+    "MAX_PP",
+    "MAX_RATE_RPS",
+    "MAX_REQUESTS",
+    "MAX_TOKENS_PER_REQUEST",
+    "MAX_TP",
+    "MAX_TRACE_BYTES",
+    "UPLOAD_PREFIX",
+    "ScenarioError",
+    "format_validation_error",
+    "store_upload",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from the module that defines it, on first use."""
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from engine.core.bounds import (
+        MAX_CLASSES,
+        MAX_CLIENTS,
+        MAX_DURATION_S,
+        MAX_POOLS,
+        MAX_PP,
+        MAX_RATE_RPS,
+        MAX_REQUESTS,
+        MAX_TOKENS_PER_REQUEST,
+        MAX_TP,
+        MAX_TRACE_BYTES,
+    )
+    from engine.core.bounds import TABLE as BOUNDS_TABLE
+    from engine.core.datafiles import DATA_PREFIX, LEGACY_PREFIX, UPLOAD_PREFIX, store_upload
+    from engine.core.errors import ScenarioError, format_validation_error

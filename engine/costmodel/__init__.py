@@ -7,4 +7,60 @@ Owns: `perf` (Instance: the deployment unit, its memory and rates; the roofline 
 stacks' scheduler defaults), `ownership` (the bill of owned chips). Calibration, which fits these
 to measurements, is `engine.calibration`.
 May import: engine.core, engine.catalog.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_API = {
+    "decode_cost": "engine.costmodel.iteration",
+    "iteration_cost": "engine.costmodel.iteration",
+    "prefill_cost": "engine.costmodel.iteration",
+    "CostBasis": "engine.costmodel.ownership",
+    "Instance": "engine.costmodel.perf",
+    "Speculation": "engine.costmodel.perf",
+    "UNHIDDEN_FRACTION": "engine.costmodel.perf",
+    "SERVING_STACKS": "engine.costmodel.stacks",
+    "STACK_NAMES": "engine.costmodel.stacks",
+    "kv_default": "engine.costmodel.stacks",
+}
+_RENAMED: dict[str, str] = {}
+
+__all__ = [
+    "SERVING_STACKS",
+    "STACK_NAMES",
+    "UNHIDDEN_FRACTION",
+    "CostBasis",
+    "Instance",
+    "Speculation",
+    "decode_cost",
+    "iteration_cost",
+    "kv_default",
+    "prefill_cost",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from the module that defines it, on first use."""
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from engine.costmodel.iteration import decode_cost, iteration_cost, prefill_cost
+    from engine.costmodel.ownership import CostBasis
+    from engine.costmodel.perf import UNHIDDEN_FRACTION, Instance, Speculation
+    from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES, kv_default

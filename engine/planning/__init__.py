@@ -8,4 +8,67 @@ Pareto frontiers), `calibrations` (each candidate's calibration and band), `marg
 again with chips at their bands' edges), `frontier` (the frontiers of passing runs), `portfolio` (a decode pool of its own chip per request class, for the
 planner) and `sweep` (grids of runs on a local pool or a Dask cluster).
 May import: every lower package, up to engine.serving.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API). `plan`, `capacity` and `sweep` are
+`engine`'s (a face holds no name of one of its modules); `plan_margin` is `margin.margin`.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_API = {
+    "Capacity": "engine.planning.capacity",
+    "passing_frontiers": "engine.planning.frontier",
+    "Margin": "engine.planning.margin",
+    "plan_margin": "engine.planning.margin",
+    "DEFAULT_ATTAINMENT": "engine.planning.rules",
+    "PP_MIN_TP": "engine.planning.candidates",
+    "Plan": "engine.planning.plan",
+    "Progress": "engine.planning.search",
+    "Rule": "engine.planning.rules",
+    "SearchSpace": "engine.planning.candidates",
+    "rule_text": "engine.planning.rules",
+}
+_RENAMED = {"plan_margin": "margin"}
+
+__all__ = [
+    "DEFAULT_ATTAINMENT",
+    "PP_MIN_TP",
+    "Capacity",
+    "Margin",
+    "Plan",
+    "Progress",
+    "Rule",
+    "SearchSpace",
+    "passing_frontiers",
+    "plan_margin",
+    "rule_text",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from the module that defines it, on first use."""
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from engine.planning.candidates import PP_MIN_TP, SearchSpace
+    from engine.planning.capacity import Capacity
+    from engine.planning.frontier import passing_frontiers
+    from engine.planning.margin import Margin
+    from engine.planning.margin import margin as plan_margin
+    from engine.planning.plan import Plan
+    from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
+    from engine.planning.search import Progress

@@ -7,7 +7,6 @@ into events.
 May import: engine.core.
 """
 
-from engine.policies import admission, iteration, queues, routers
 from engine.policies.admission import Admission, AdmitAll, build_admission
 from engine.policies.iteration import STACK_SCHEDULER, IterationScheduler, build_iteration
 from engine.policies.queues import QueueOrder, StrictPriority, build_queue
@@ -35,16 +34,12 @@ __all__ = [
     "RequestView",
     "Router",
     "StrictPriority",
-    "admission",
     "build",
     "build_admission",
     "build_iteration",
     "build_queue",
     "build_router",
-    "iteration",
     "knob_fields",
-    "queues",
     "register",
     "registered",
-    "routers",
 ]

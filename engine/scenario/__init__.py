@@ -4,4 +4,140 @@ Owns: `model` (the Scenario and its parts: workload, deployment, cache, schedule
 `codec` (TOML and JSON files, field paths and overrides, presets, share links), and `resolve`
 (looking a scenario's chips and model up in the catalog and building its instances).
 May import: engine.core, engine.catalog, engine.costmodel, engine.policies.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API). `load_scenario` is `codec.load`; `resolve`
+is `engine`'s (a face holds no name of one of its modules).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_API = {
+    "DEFAULT_PRESET": "engine.scenario.codec",
+    "apply_overrides": "engine.scenario.codec",
+    "check_untrusted": "engine.scenario.codec",
+    "dumps_toml": "engine.scenario.codec",
+    "from_link": "engine.scenario.codec",
+    "get_path": "engine.scenario.codec",
+    "load_preset": "engine.scenario.codec",
+    "load_scenario": "engine.scenario.codec",
+    "loads_toml": "engine.scenario.codec",
+    "preset_names": "engine.scenario.codec",
+    "to_data": "engine.scenario.codec",
+    "to_link": "engine.scenario.codec",
+    "Arrival": "engine.scenario.model",
+    "Batching": "engine.scenario.model",
+    "Cache": "engine.scenario.model",
+    "Degrade": "engine.scenario.model",
+    "Deployment": "engine.scenario.model",
+    "Edge": "engine.scenario.model",
+    "Fault": "engine.scenario.model",
+    "KvLink": "engine.scenario.model",
+    "LengthDist": "engine.scenario.model",
+    "MultiTurn": "engine.scenario.model",
+    "PolicySpec": "engine.scenario.model",
+    "Pool": "engine.scenario.model",
+    "Prefix": "engine.scenario.model",
+    "RequestClass": "engine.scenario.model",
+    "Scenario": "engine.scenario.model",
+    "Scheduler": "engine.scenario.model",
+    "Slo": "engine.scenario.model",
+    "Speculative": "engine.scenario.model",
+    "Trace": "engine.scenario.model",
+    "named": "engine.scenario.naming",
+    "scenario_catalog": "engine.scenario.resolve",
+}
+_RENAMED = {"load_scenario": "load"}
+
+__all__ = [
+    "DEFAULT_PRESET",
+    "Arrival",
+    "Batching",
+    "Cache",
+    "Degrade",
+    "Deployment",
+    "Edge",
+    "Fault",
+    "KvLink",
+    "LengthDist",
+    "MultiTurn",
+    "PolicySpec",
+    "Pool",
+    "Prefix",
+    "RequestClass",
+    "Scenario",
+    "Scheduler",
+    "Slo",
+    "Speculative",
+    "Trace",
+    "apply_overrides",
+    "check_untrusted",
+    "dumps_toml",
+    "from_link",
+    "get_path",
+    "load_preset",
+    "load_scenario",
+    "loads_toml",
+    "named",
+    "preset_names",
+    "scenario_catalog",
+    "to_data",
+    "to_link",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from the module that defines it, on first use."""
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from engine.scenario.codec import (
+        DEFAULT_PRESET,
+        apply_overrides,
+        check_untrusted,
+        dumps_toml,
+        from_link,
+        get_path,
+        load_preset,
+        loads_toml,
+        preset_names,
+        to_data,
+        to_link,
+    )
+    from engine.scenario.codec import load as load_scenario
+    from engine.scenario.model import (
+        Arrival,
+        Batching,
+        Cache,
+        Degrade,
+        Deployment,
+        Edge,
+        Fault,
+        KvLink,
+        LengthDist,
+        MultiTurn,
+        PolicySpec,
+        Pool,
+        Prefix,
+        RequestClass,
+        Scenario,
+        Scheduler,
+        Slo,
+        Speculative,
+        Trace,
+    )
+    from engine.scenario.naming import named
+    from engine.scenario.resolve import scenario_catalog

@@ -15,4 +15,61 @@ pandas, laid out when first read). Around it: `work_load` (how many requests and
 or expected), `work_bound` (the size of a run estimated from that load, checked before it starts)
 and `run` (the front door: simulate, replicate).
 May import: engine.core, engine.catalog, engine.costmodel, engine.policies, engine.scenario.
+
+The face: `__all__` names what the packages above and the dashboard import, each loaded from its
+module on first use (docs/architecture.md, Public API). `estimate_work` is `work_bound.estimate`.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_API = {
+    "ENGINE_VERSION": "engine.serving.run",
+    "SimResult": "engine.serving.run",
+    "replicate": "engine.serving.run",
+    "simulate": "engine.serving.run",
+    "ClassGap": "engine.serving.trace_classes",
+    "class_gap": "engine.serving.trace_classes",
+    "with_classes": "engine.serving.trace_classes",
+    "estimate_work": "engine.serving.work_bound",
+    "read_trace": "engine.serving.workload",
+    "trace_class_names": "engine.serving.traces.csv",
+}
+_RENAMED = {"estimate_work": "estimate"}
+
+__all__ = [
+    "ENGINE_VERSION",
+    "ClassGap",
+    "SimResult",
+    "class_gap",
+    "estimate_work",
+    "read_trace",
+    "replicate",
+    "simulate",
+    "trace_class_names",
+    "with_classes",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from the module that defines it, on first use."""
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from engine.serving.run import ENGINE_VERSION, SimResult, replicate, simulate
+    from engine.serving.trace_classes import ClassGap, class_gap, with_classes
+    from engine.serving.traces.csv import trace_class_names
+    from engine.serving.work_bound import estimate as estimate_work
+    from engine.serving.workload import read_trace
