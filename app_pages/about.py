@@ -34,9 +34,12 @@ def _validation() -> pd.DataFrame | None:
     return ex.validation_table(load_catalog())
 
 
-st.subheader("Predicted against measured", help="Each point is a public measurement (Splitwise's prefill and decode "
-             "timings, TensorRT-LLM's published throughputs, vLLM results from AMD, OCI, dstack and the vLLM project) "
-             "predicted by the cost model with the chip's profile for that stack, in sample.")  # fmt: skip
+st.subheader(
+    "Predicted against measured",
+    help="Each point is a public measurement (Splitwise's prefill and decode "
+    "timings, TensorRT-LLM's published throughputs, vLLM results from AMD, OCI, dstack and the vLLM project) "
+    "predicted by the cost model with the chip's profile for that stack, in sample.",
+)
 tab = _validation()
 if tab is None:
     st.info("The reference measurements (data/reference/calibration.csv) are missing from this installation.")
@@ -47,10 +50,13 @@ else:
     c2.metric("Median |error|, in sample", f"{float(dense['abs_error'].median()):.1%}")
     c3.metric("p90 |error|, in sample", f"{float(dense['abs_error'].quantile(0.9)):.1%}")
     if len(moe):
-        c4.metric("MoE: median |error|", f"{float(moe['abs_error'].median()):.0%}",
-                  help="DeepSeek and Qwen3 rows: predicted with the dense profiles and one factor of their own, "
-                  "the routed experts' rate against the dense layers', fitted to their throughputs and TPOTs "
-                  "(TTFT is not fitted). Held out by source they give the error bar MoE results carry.")  # fmt: skip
+        c4.metric(
+            "MoE: median |error|",
+            f"{float(moe['abs_error'].median()):.0%}",
+            help="DeepSeek and Qwen3 rows: predicted with the dense profiles and one factor of their own, "
+            "the routed experts' rate against the dense layers', fitted to their throughputs and TPOTs "
+            "(TTFT is not fitted). Held out by source they give the error bar MoE results carry.",
+        )
     export.chart(charts.validation(tab), state.scenario(), "validation", title="validation")
     errors = ex.expected_error_frame()
     if not errors.empty:
@@ -62,31 +68,57 @@ else:
             "V0). `make validate` prints the whole cross-validation; `docs/validation.md` has the tables."
         )
         pct = st.column_config.NumberColumn(format="percent")
-        st.dataframe(errors, hide_index=True, column_config={
-            "throughput": pct, "ttft": st.column_config.NumberColumn("TTFT", format="percent"),
-            "tpot": st.column_config.NumberColumn("TPOT", format="percent"), "energy": pct})  # fmt: skip
+        st.dataframe(
+            errors,
+            hide_index=True,
+            column_config={
+                "throughput": pct,
+                "ttft": st.column_config.NumberColumn("TTFT", format="percent"),
+                "tpot": st.column_config.NumberColumn("TPOT", format="percent"),
+                "energy": pct,
+            },
+        )
     by_kind = (
         tab.assign(models=np.where(tab["fitted"], "dense (fitted)", "MoE (experts' factor fitted)"))
         .groupby(["models", "kind"])["abs_error"]
         .agg(["count", "median", "max"])
         .reset_index()
     )
-    st.dataframe(by_kind, hide_index=True, column_config={
-        "median": st.column_config.NumberColumn("median |error|", format="percent"),
-        "max": st.column_config.NumberColumn("worst |error|", format="percent")})  # fmt: skip
-    st.dataframe(tab, hide_index=True, width="stretch", column_config={
-        "error": st.column_config.NumberColumn("error", format="percent"),
-        "abs_error": st.column_config.NumberColumn("|error|", format="percent"),
-        "measured": st.column_config.NumberColumn(format="%.1f"), "predicted": st.column_config.NumberColumn(format="%.1f")})  # fmt: skip
+    st.dataframe(
+        by_kind,
+        hide_index=True,
+        column_config={
+            "median": st.column_config.NumberColumn("median |error|", format="percent"),
+            "max": st.column_config.NumberColumn("worst |error|", format="percent"),
+        },
+    )
+    st.dataframe(
+        tab,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "error": st.column_config.NumberColumn("error", format="percent"),
+            "abs_error": st.column_config.NumberColumn("|error|", format="percent"),
+            "measured": st.column_config.NumberColumn(format="%.1f"),
+            "predicted": st.column_config.NumberColumn(format="%.1f"),
+        },
+    )
 
-st.subheader("Recalibrate from your own measurements", anchor="recalibrate",
-             help="Fits the three factors of one chip's calibration profile to your measured timings, "
-             "and saves the result as a catalog entry of your own.")  # fmt: skip
+st.subheader(
+    "Recalibrate from your own measurements",
+    anchor="recalibrate",
+    help="Fits the three factors of one chip's calibration profile to your measured timings, "
+    "and saves the result as a catalog entry of your own.",
+)
 calibration.section()
 
 st.subheader(
     "Hard limits",
     help="Enforced whenever a scenario is validated, whatever its origin: preset, file, share link or upload.",
 )
-st.dataframe(pd.DataFrame(BOUNDS_TABLE, columns=["limit", "value", "unit"]), hide_index=True, height="content",
-             column_config={"value": st.column_config.NumberColumn(format="localized")})  # fmt: skip
+st.dataframe(
+    pd.DataFrame(BOUNDS_TABLE, columns=["limit", "value", "unit"]),
+    hide_index=True,
+    height="content",
+    column_config={"value": st.column_config.NumberColumn(format="localized")},
+)

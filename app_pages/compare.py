@@ -58,8 +58,10 @@ except ScenarioError as exc:  # switching modes can fail validation; say so
     st.stop()
 for col, key, chosen in ((c1, a_key, sa), (c2, b_key, sb)):  # an edited scenario named for what it runs
     mine = key in (CURRENT, SWITCHED, None)
-    col.caption(plain((state.named(chosen) if mine else chosen).name)
-                + (f", served {other}" if key == SWITCHED else ""))  # fmt: skip
+    col.caption(
+        plain((state.named(chosen) if mine else chosen).name)
+        + (f", served {other}" if key == SWITCHED else "")
+    )
 with c3:
     n_seeds = replicas.picker("compare")
 ra, rb = sim.result(sa, "scenario A"), sim.result(sb, "scenario B")
@@ -90,9 +92,11 @@ bases_differ = (ma := ra.summary["cost"].get("mode", "rent")) != (
     mb := rb.summary["cost"].get("mode", "rent")
 )
 if bases_differ:
-    st.info(f"A's chips are costed {'owned' if ma == 'own' else 'rented'}, B's {'owned' if mb == 'own' else 'rented'}: "
-            "cost per request compares a rental bill with an ownership bill (see Cost by part below).",
-            icon=":material/payments:")  # fmt: skip
+    st.info(
+        f"A's chips are costed {'owned' if ma == 'own' else 'rented'}, B's {'owned' if mb == 'own' else 'rented'}: "
+        "cost per request compares a rental bill with an ownership bill (see Cost by part below).",
+        icon=":material/payments:",
+    )
 change = table.set_index("figure")["change_pct"]
 points = table.set_index("figure")["change_points"]
 noise = table.set_index("figure")["within_noise"] if reps else None
@@ -109,8 +113,9 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
     """B's headline figures with the change from A, each with its band (its run's spread once
     known, else its kind's error), A's value in the help."""
     # "mean ± x" and a band are wider: let the metrics wrap rather than cut their values
-    wide = bool(reps) or any(ex.headline_range(t, k) is not None
-                             for t in (ta, tb) for _, k, *_ in HEAD if k in ex.HEADLINE_SOURCES)  # fmt: skip
+    wide = bool(reps) or any(
+        ex.headline_range(t, k) is not None for t in (ta, tb) for _, k, *_ in HEAD if k in ex.HEADLINE_SOURCES
+    )
     row = st.container(horizontal=True, gap="small") if wide else None
     for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row] * 5, HEAD, strict=True):
         pct, pts = change.get(label), points.get(label)
@@ -134,10 +139,16 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
         if grows:  # a latency set by a run's length: marked, and no change from A
             va = ex.latency(ex.at_least(va, behind_a), behind_a)
             vb, delta = ex.at_least(vb, behind_b), ex.GROWS
-        col.metric(f"{label}: B", vb, delta=f"{delta} · within noise" if delta and quiet else delta,
-                   delta_color="off" if quiet or still or apart or grows else "inverse" if inverse else "normal",
-                   delta_arrow="off" if still or grows else "auto",
-                   help=f"A: {va}. {layout.METRIC_HELP[k]}", border=True, width="content" if wide else "stretch")  # fmt: skip
+        col.metric(
+            f"{label}: B",
+            vb,
+            delta=f"{delta} · within noise" if delta and quiet else delta,
+            delta_color="off" if quiet or still or apart or grows else "inverse" if inverse else "normal",
+            delta_arrow="off" if still or grows else "auto",
+            help=f"A: {va}. {layout.METRIC_HELP[k]}",
+            border=True,
+            width="content" if wide else "stretch",
+        )
 
 
 head = st.empty()  # drawn now with the kinds' errors, again at the end with each side's spread
@@ -162,19 +173,34 @@ for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
     colors, dashes = {"A": charts.PAIR[0], "B": charts.PAIR[1]}, {"B": "dash"}
     name = charts.METRIC_NAMES[metric]
     if reps:
-        fig = charts.cdf_band(frame, metric, targets, seeds=n_seeds, series="run", colors=colors, dashes=dashes,
-                              title=f"{name} CDF: A vs B, mean of {n_seeds} seeds")  # fmt: skip
+        fig = charts.cdf_band(
+            frame,
+            metric,
+            targets,
+            seeds=n_seeds,
+            series="run",
+            colors=colors,
+            dashes=dashes,
+            title=f"{name} CDF: A vs B, mean of {n_seeds} seeds",
+        )
     else:
-        fig = charts.cdf(frame, metric, targets, series="run", colors=colors, dashes=dashes,
-                         title=f"{name} CDF: A vs B")  # fmt: skip
+        fig = charts.cdf(
+            frame, metric, targets, series="run", colors=colors, dashes=dashes, title=f"{name} CDF: A vs B"
+        )
     with col:
         export.chart(fig, current, f"compare_{metric}_cdf", title=f"{metric} CDF, A vs B")
 
 left, right = st.columns([3, 2])
 with left:
     config = {**tables.COMPARE, **replicas.COMPARE_COLUMNS} if reps else tables.COMPARE
-    st.dataframe(tables.compare_view(table), hide_index=True, width="stretch", height=420, column_config=config,
-                 placeholder="–")  # fmt: skip
+    st.dataframe(
+        tables.compare_view(table),
+        hide_index=True,
+        width="stretch",
+        height=420,
+        column_config=config,
+        placeholder="–",
+    )
 with right:
     export.chart(
         charts.compare_bars(table, ("A", "B"), height=420),
@@ -207,5 +233,10 @@ if spreads[0] is not None and spreads[1] is not None:
     with head.container():
         headline_row(spreads[0].moves(), spreads[1].moves())
     same = spreads[0].slowdown == spreads[1].slowdown
-    spread_note.caption(plain(margin.spread_caption(spreads[1], " (A and B)") if same else
-                              f"{margin.spread_caption(spreads[0], ' (A)')} {margin.spread_caption(spreads[1], ' (B)')}"))  # fmt: skip
+    spread_note.caption(
+        plain(
+            margin.spread_caption(spreads[1], " (A and B)")
+            if same
+            else f"{margin.spread_caption(spreads[0], ' (A)')} {margin.spread_caption(spreads[1], ' (B)')}"
+        )
+    )

@@ -17,18 +17,24 @@ cat = scenario_catalog(sc)
 st.subheader("Model served")
 hardware.model_picker(sc, cat)
 
-st.subheader("Where prefill and decode sit", help="Arithmetic intensity of each phase against the chip's achievable "
-             "compute and bandwidth (the lines): points left of the ridge are bandwidth-bound, right of it "
-             "compute-bound. Each point sits at the FLOP/s its iteration reaches: near the ridge, under the line, "
-             f"since compute and memory hide each other only in part ({UNHIDDEN_FRACTION:g} of the shorter time "
-             "stays). A MoE "
-             "model's points sit lower still: its routed experts run at a fitted share of the line's rates "
-             "(docs/calibration.md).")  # fmt: skip
+st.subheader(
+    "Where prefill and decode sit",
+    help="Arithmetic intensity of each phase against the chip's achievable "
+    "compute and bandwidth (the lines): points left of the ridge are bandwidth-bound, right of it "
+    "compute-bound. Each point sits at the FLOP/s its iteration reaches: near the ridge, under the line, "
+    f"since compute and memory hide each other only in part ({UNHIDDEN_FRACTION:g} of the shorter time "
+    "stays). A MoE "
+    "model's points sit lower still: its routed experts run at a fitted share of the line's rates "
+    "(docs/calibration.md).",
+)
 hardware.roofline_section(sc, cat)
 
-st.subheader(f"Accelerators ({len(cat.hardware)})", help="Calibration: whether the chip has a profile fitted to "
-             f"measurements under the scenario's serving stack ({STACK_NAMES[sc.deployment.stack]}), or runs with one "
-             "chosen by a rule (same silicon, another stack, conservative transfer), with the error to expect.")  # fmt: skip
+st.subheader(
+    f"Accelerators ({len(cat.hardware)})",
+    help="Calibration: whether the chip has a profile fitted to "
+    f"measurements under the scenario's serving stack ({STACK_NAMES[sc.deployment.stack]}), or runs with one "
+    "chosen by a rule (same silicon, another stack, conservative transfer), with the error to expect.",
+)
 st.dataframe(
     hardware.hardware_frame(cat, sc), hide_index=True, width="stretch", column_config=tables.HARDWARE
 )

@@ -56,15 +56,29 @@ def headline_figures(moves: ex.Moves | None) -> None:
         for label, value, key in HEADLINE
     ]
     if rep is not None:
-        shown.append(("Throughput", replicas.pm("throughput_rps", rep.headline["throughput_rps"]), "throughput_rps",
-                      "Completed requests per second of the window."))  # fmt: skip
+        shown.append(
+            (
+                "Throughput",
+                replicas.pm("throughput_rps", rep.headline["throughput_rps"]),
+                "throughput_rps",
+                "Completed requests per second of the window.",
+            )
+        )
     short = ex.shortfall_rps(s)
     for label, text, key, help_ in shown:
         value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
         if short is not None and key in LATENCY_KEYS:  # a figure set by the run's length, not a band
             value, band = ex.at_least(value, short), ex.GROWS
-        st.metric(label, value, delta=band, delta_color="off", delta_arrow="off", help=help_, border=True,
-                  width="content")  # fmt: skip
+        st.metric(
+            label,
+            value,
+            delta=band,
+            delta_color="off",
+            delta_arrow="off",
+            help=help_,
+            border=True,
+            width="content",
+        )
 
 
 head = st.empty()  # drawn now with the kinds' errors, again at the end with the run's spread
@@ -135,9 +149,14 @@ with c1:
 with c2:
     joules = s["energy"]["joules_per_output_token"]
     with st.container(horizontal=True, gap="small"):
-        st.metric("Bill per hour", layout.fmt_usd(cost["usd_per_hour"]), border=True, width="content",
-                  help="Every chip (and cache tier) per hour, busy or idle: its rent, or when owned its "
-                  "capital, hosting and the energy the run drew.")  # fmt: skip
+        st.metric(
+            "Bill per hour",
+            layout.fmt_usd(cost["usd_per_hour"]),
+            border=True,
+            width="content",
+            help="Every chip (and cache tier) per hour, busy or idle: its rent, or when owned its "
+            "capital, hosting and the energy the run drew.",
+        )
         money = st.empty()  # with the run's spread at the end, as the headline
 
         def money_figures(moves: ex.Moves | None) -> None:
@@ -173,9 +192,17 @@ with c2:
         with money.container(horizontal=True, gap="small"):
             money_figures(None)
         energy, energy_band = marks.value_parts(f"{joules or 0:.2f} J", trust, "joules_per_output_token")
-        st.metric("Energy per output token", energy, delta=energy_band, delta_color="off", delta_arrow="off",
-                  border=True, width="content", help="Idle power all the time, plus while iterating a fitted share of "
-                  "the dynamic range (TDP − idle) and energy per byte and per FLOP moved, per output token.")  # fmt: skip
+        st.metric(
+            "Energy per output token",
+            energy,
+            delta=energy_band,
+            delta_color="off",
+            delta_arrow="off",
+            border=True,
+            width="content",
+            help="Idle power all the time, plus while iterating a fitted share of "
+            "the dynamic range (TDP − idle) and energy per byte and per FLOP moved, per output token.",
+        )
     st.markdown("**Utilisation over the window**")
     st.dataframe(ex.utilization_frame(s), hide_index=True, width="stretch", column_config=tables.UTILIZATION)
 

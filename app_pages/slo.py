@@ -76,8 +76,13 @@ with st.expander("Cost basis", expanded=sc.cost.mode == "own", icon=":material/p
         "bills capital (chip and server share written off over the years), hosting (colocation per kW of "
         "provisioned power) and the run's energy times PUE. Sources: docs/cost-model.md."
     )
-    select("cost.mode", ["rent", "own"], "Chips are", horizontal=True,
-           format_func=lambda m: {"rent": "rented", "own": "owned"}.get(m, str(m)))  # fmt: skip
+    select(
+        "cost.mode",
+        ["rent", "own"],
+        "Chips are",
+        horizontal=True,
+        format_func=lambda m: {"rent": "rented", "own": "owned"}.get(m, str(m)),
+    )
     if sc.cost.mode == "own":
         model_form(
             "cost", CostBasis, only=[n for n in CostBasis.model_fields if n != "mode" and "capex" not in n]
@@ -95,16 +100,23 @@ with st.expander("Cost basis", expanded=sc.cost.mode == "own", icon=":material/p
                 if st.session_state.get(key) != shown:  # the scenario's value, after any refusal too
                     st.session_state[key] = shown
                 col.number_input(
-                    f"{chip_id}: {what} ($)", step=500.0, format="%.0f", key=key, on_change=chip_price,
+                    f"{chip_id}: {what} ($)",
+                    step=500.0,
+                    format="%.0f",
+                    key=key,
+                    on_change=chip_price,
                     args=(field, chip_id, key, f"{chip_id} {what}", lo),
                     help=f"Catalog: {hw.sources.get(field) or 'no price'}. Allowed: {lo}, up to $10,000,000.",
-                )  # fmt: skip
+                )
 
 if res is None:
     st.stop()
 
-st.subheader("Attainment per class", help="SLO attainment: share of the class's requests that met both targets. "
-             "'Holds to p…': the percentile up to which each latency stays within target; below the SLO percentile, the tail breaks.")  # fmt: skip
+st.subheader(
+    "Attainment per class",
+    help="SLO attainment: share of the class's requests that met both targets. "
+    "'Holds to p…': the percentile up to which each latency stays within target; below the SLO percentile, the tail breaks.",
+)
 tail = ex.slo_tail(sc, res.requests)
 
 

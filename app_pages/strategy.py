@@ -49,8 +49,26 @@ from ui.widgets import (
 )
 
 POOL_FIELDS = {"name", "role", "hardware", "tp", "pp", "dp", "ep", "count", "profile", "sends_to", "tier"}
-SHOWN = {"name", "description", "lesson", "counterpart", "version", "seed", "duration_s", "warmup_s", "resolution_s", "cost",
-         "model", "workload", "deployment", "cache", "scheduler", "faults", "custom_hardware", "custom_models"}  # fmt: skip
+SHOWN = {
+    "name",
+    "description",
+    "lesson",
+    "counterpart",
+    "version",
+    "seed",
+    "duration_s",
+    "warmup_s",
+    "resolution_s",
+    "cost",
+    "model",
+    "workload",
+    "deployment",
+    "cache",
+    "scheduler",
+    "faults",
+    "custom_hardware",
+    "custom_models",
+}
 
 layout.page(
     "Disaggregation strategy",
@@ -86,16 +104,28 @@ if st.session_state.get("fg:mode") != sc.deployment.mode:
 # a row that wraps: in a narrow window the stack goes under the deployment rather than clipping it
 top = st.container(horizontal=True, vertical_alignment="bottom", gap="medium")
 top.segmented_control(
-    "Deployment", ["colocated", "disaggregated"], key="fg:mode", on_change=mode_changed, required=True,
-    format_func={"colocated": "Colocated: one pool does both", "disaggregated": "Disaggregated: prefill and decode pools"}.get,
+    "Deployment",
+    ["colocated", "disaggregated"],
+    key="fg:mode",
+    on_change=mode_changed,
+    required=True,
+    format_func={
+        "colocated": "Colocated: one pool does both",
+        "disaggregated": "Disaggregated: prefill and decode pools",
+    }.get,
     help="Colocated instances run prefill and decode in the same iterations (chunked prefill). Disaggregated ones "
     "specialise; each prompt's KV cache crosses the link to a decode instance.",
-)  # fmt: skip
+)
 with top.container(width=260):
-    select("deployment.stack", list(SERVING_STACKS), "Serving stack", format_func=lambda s: STACK_NAMES.get(s, s),
-           help=f"The serving software every instance runs ({', '.join(STACK_NAMES[s] for s in SERVING_STACKS)}). It picks each chip's calibration "
-           "profile (the one fitted to that chip under this stack, or one chosen by a rule and marked uncalibrated) and the "
-           "defaults of batching and KV-cache precision that you do not set yourself.")  # fmt: skip
+    select(
+        "deployment.stack",
+        list(SERVING_STACKS),
+        "Serving stack",
+        format_func=lambda s: STACK_NAMES.get(s, s),
+        help=f"The serving software every instance runs ({', '.join(STACK_NAMES[s] for s in SERVING_STACKS)}). It picks each chip's calibration "
+        "profile (the one fitted to that chip under this stack, or one chosen by a rule and marked uncalibrated) and the "
+        "defaults of batching and KV-cache precision that you do not set yourself.",
+    )
 
 
 def pool_added(role: str) -> None:
@@ -136,26 +166,40 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
     key = f"fg:{path}.hardware"
     if st.session_state.get(key) != pool.hardware:
         st.session_state[key] = pool.hardware
-    st.selectbox("Chip", chips if pool.hardware in chips else [*chips, pool.hardware], key=key,
-                 on_change=hardware_changed, args=(path, key),
-                 format_func=lambda c: f"{c} · {cat.hardware[c].name}" if c in cat.hardware else c,
-                 help="Catalog chips and the scenario's custom ones (Hardware catalog page).")  # fmt: skip
+    st.selectbox(
+        "Chip",
+        chips if pool.hardware in chips else [*chips, pool.hardware],
+        key=key,
+        on_change=hardware_changed,
+        args=(path, key),
+        format_func=lambda c: f"{c} · {cat.hardware[c].name}" if c in cat.hardware else c,
+        help="Catalog chips and the scenario's custom ones (Hardware catalog page).",
+    )
     profiles = sorted(cat.hardware[pool.hardware].profiles) if pool.hardware in cat.hardware else []
-    select(f"{path}.profile", [None, *profiles], "Calibration profile",
-           format_func=lambda p: f"automatic ({stack})" if p is None else str(p),
-           help=f"Achievable fractions (compute: of the BF16 peak; bandwidth: of HBM) fitted to a serving stack (see About & validation). Automatic: "
-           f"the profile fitted to this chip under {stack}, else one borrowed from the same silicon, another "
-           "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.")  # fmt: skip
+    select(
+        f"{path}.profile",
+        [None, *profiles],
+        "Calibration profile",
+        format_func=lambda p: f"automatic ({stack})" if p is None else str(p),
+        help=f"Achievable fractions (compute: of the BF16 peak; bandwidth: of HBM) fitted to a serving stack (see About & validation). Automatic: "
+        f"the profile fitted to this chip under {stack}, else one borrowed from the same silicon, another "
+        "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.",
+    )
     slider(f"{path}.count", 1, 32, "Instances", integer=True)
     split_widgets(i, pool, moe.experts if moe else 0, memory.get(pool.name))
     extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]
     if extra:
         model_form(path, Pool, only=extra, columns=2)
     if pool.role == "prefill" and len(decode_pools) > 1:
-        names(f"{path}.sends_to", decode_pools, "Hands prompts to", placeholder="any decode pool",
-              help="The decode pools this pool's prompts go to (none chosen: any). Pair a premium prefill pool with "
-              "its own decode pool, or keep a slow link's pools apart. A class pinned to decode pools goes to its "
-              "own pools where this choice shares none of them.")  # fmt: skip
+        names(
+            f"{path}.sends_to",
+            decode_pools,
+            "Hands prompts to",
+            placeholder="any decode pool",
+            help="The decode pools this pool's prompts go to (none chosen: any). Pair a premium prefill pool with "
+            "its own decode pool, or keep a slow link's pools apart. A class pinned to decode pools goes to its "
+            "own pools where this choice shares none of them.",
+        )
 
 
 dc_roles = [p.role for p in sc.deployment.pools if p.tier == "datacenter"]
@@ -170,20 +214,31 @@ with st.container(horizontal=True, gap="small"):
             head, rm = st.columns([5, 1], vertical_alignment="center")
             kind = "Edge" if pool.tier == "edge" else pool.role.capitalize()
             head.markdown(f"**{kind} pool** {plain(pool.name)}", help=(Pool.__doc__ or "").strip())
-            rm.button("", key=f"fg:rm-pool:{i}", on_click=pool_removed, args=(i,), icon=":material/delete:",
-                      disabled=pool.tier != "edge" and dc_roles.count(pool.role) < 2,
-                      help=f"Remove this pool and the class pins, faults and routes that name it (a deployment keeps "
-                      f"one {pool.role} pool at least)")  # fmt: skip
+            rm.button(
+                "",
+                key=f"fg:rm-pool:{i}",
+                on_click=pool_removed,
+                args=(i,),
+                icon=":material/delete:",
+                disabled=pool.tier != "edge" and dc_roles.count(pool.role) < 2,
+                help=f"Remove this pool and the class pins, faults and routes that name it (a deployment keeps "
+                f"one {pool.role} pool at least)",
+            )
             pool_editor(i, pool, path)
 if len(sc.deployment.pools) >= MAX_POOLS:
     st.caption(f"{MAX_POOLS} pools: the most a deployment has (docs/bounds.md). Remove one to add another.")
 else:
     add_roles = ["prefill", "decode"] if sc.deployment.mode == "disaggregated" else ["mixed"]
     for col, role in zip(st.columns(4), add_roles, strict=False):
-        col.button(f"Add a {role} pool" if role != "mixed" else "Add a pool", key=f"fg:add-pool:{role}",
-                   on_click=pool_added, args=(role,), icon=":material/add:",
-                   help="Another pool of this role (a copy of the last one, one instance): several kinds of chips "
-                   "can share a role, and the router spreads work by their speed (or price, with cost_aware).")  # fmt: skip
+        col.button(
+            f"Add a {role} pool" if role != "mixed" else "Add a pool",
+            key=f"fg:add-pool:{role}",
+            on_click=pool_added,
+            args=(role,),
+            icon=":material/add:",
+            help="Another pool of this role (a copy of the last one, one instance): several kinds of chips "
+            "can share a role, and the router spreads work by their speed (or price, with cost_aware).",
+        )
 left, right = st.columns(2)
 with left, st.container(border=True):
     st.markdown("**Batching**", help=(Batching.__doc__ or "").strip())
@@ -194,10 +249,23 @@ with left, st.container(border=True):
     )
     slider("deployment.mem_fraction", 0.5, 0.98, "HBM usable for weights, activations + KV", step=0.01)
     extra = [
-        n for n in Deployment.model_fields
-        if n not in {"mode", "stack", "pools", "batching", "link", "mem_fraction", "speculative", "expert_imbalance",
-                     "fallback", "degrade", "edge"}
-    ]  # fmt: skip
+        n
+        for n in Deployment.model_fields
+        if n
+        not in {
+            "mode",
+            "stack",
+            "pools",
+            "batching",
+            "link",
+            "mem_fraction",
+            "speculative",
+            "expert_imbalance",
+            "fallback",
+            "degrade",
+            "edge",
+        }
+    ]
     if extra:
         model_form("deployment", Deployment, only=extra)
 with right, st.container(border=True):
@@ -226,8 +294,11 @@ else:  # its tiers would read as in use ("Cache in HBM" on) while nothing is cac
         "Off: every prompt is prefilled in full. Turn it on to choose the tiers that hold reused blocks."
     )
 
-st.subheader("Scheduling", help="Routing across instances, queue order, admission control, preemption and more. "
-             "Each policy's fields are its knobs; policies added to the engine appear here by themselves.")  # fmt: skip
+st.subheader(
+    "Scheduling",
+    help="Routing across instances, queue order, admission control, preemption and more. "
+    "Each policy's fields are its knobs; policies added to the engine appear here by themselves.",
+)
 model_form("scheduler", Scheduler, columns=3)
 
 entry_pools = [
@@ -245,12 +316,21 @@ if len(entry_pools) > 1 or len(decode_pools) > 1:
         path = f"workload.classes[{i}]"
         c1, c2, c3 = st.columns([3, 2, 2], vertical_alignment="bottom")
         with c1:
-            names(f"{path}.pools", entry_pools + decode_pools, f"{c.name}: pools", placeholder="any pool",
-                  help="The entry pools (mixed or prefill) this class's requests may enter and the decode pools "
-                  "its prompts are handed to; none chosen of a kind: any.")  # fmt: skip
+            names(
+                f"{path}.pools",
+                entry_pools + decode_pools,
+                f"{c.name}: pools",
+                placeholder="any pool",
+                help="The entry pools (mixed or prefill) this class's requests may enter and the decode pools "
+                "its prompts are handed to; none chosen of a kind: any.",
+            )
         with c2:
-            select(f"{path}.overflow", ["wait", "spill", "reject"], "When they are full",
-                   help="Wait for the class's pools, spill to the others, or reject with reason isolation_full.")  # fmt: skip
+            select(
+                f"{path}.overflow",
+                ["wait", "spill", "reject"],
+                "When they are full",
+                help="Wait for the class's pools, spill to the others, or reject with reason isolation_full.",
+            )
         with c3:
             number(
                 f"{path}.spill_queue",
@@ -265,32 +345,61 @@ st.subheader(
 )
 pools = [p.name for p in sc.deployment.pools]
 list_editor(
-    "faults", Fault, choices={"pool": pools}, add_label="Add a fault",
-    new_item=lambda: {"at_s": round(sc.duration_s / 2, 1), "pool": pools[-1], "instances": 1, "duration_s": round(sc.duration_s / 5, 1)},
+    "faults",
+    Fault,
+    choices={"pool": pools},
+    add_label="Add a fault",
+    new_item=lambda: {
+        "at_s": round(sc.duration_s / 2, 1),
+        "pool": pools[-1],
+        "instances": 1,
+        "duration_s": round(sc.duration_s / 5, 1),
+    },
     title=lambda i, f: f"Fault {i + 1}: {f.get('instances', 1)} × {f.get('pool')} at {f.get('at_s')} s",
-)  # fmt: skip
+)
 with st.container(border=True):
     st.markdown("**When a pool is lost or overloaded**", help=(Degrade.__doc__ or "").strip())
     if sc.deployment.mode == "disaggregated":
-        select("deployment.fallback", ["none", "colocated"], "Fallback while every prefill instance is down",
-               help="none: arrivals are rejected; colocated: decode instances serve whole requests until prefill "
-               "is back. Spilling to another pool of a role needs no setting: routing spans every live pool.")  # fmt: skip
+        select(
+            "deployment.fallback",
+            ["none", "colocated"],
+            "Fallback while every prefill instance is down",
+            help="none: arrivals are rejected; colocated: decode instances serve whole requests until prefill "
+            "is back. Spilling to another pool of a role needs no setting: routing spans every live pool.",
+        )
     model_form("deployment.degrade", Degrade, columns=4)
 drill.fallback_comparison(state.scenario())  # each fallback on these faults (ui/drill.py)
 
 st.subheader("Edge site", help=(Edge.__doc__ or "").strip())
 if sc.deployment.edge is None:
-    st.caption("No edge site: every request goes to the data centre. An edge site serves what its rule allows on "
-               "its own chips under a power budget and offloads the rest over the WAN.")  # fmt: skip
-    st.button("Add an edge site", key="fg:add-edge", on_click=edge_site, args=(True,), icon=":material/add:",
-              help="Two edge NPUs (change the chip on the pool) and the site's default rule and 200 W budget.")  # fmt: skip
+    st.caption(
+        "No edge site: every request goes to the data centre. An edge site serves what its rule allows on "
+        "its own chips under a power budget and offloads the rest over the WAN."
+    )
+    st.button(
+        "Add an edge site",
+        key="fg:add-edge",
+        on_click=edge_site,
+        args=(True,),
+        icon=":material/add:",
+        help="Two edge NPUs (change the chip on the pool) and the site's default rule and 200 W budget.",
+    )
 else:
     with st.container(border=True):
         model_form("deployment.edge", Edge, skip=("classes",), columns=3)
-        names("deployment.edge.classes", [c.name for c in sc.workload.classes], "Classes served at the edge",
-              placeholder="every class")  # fmt: skip
-        st.button("Remove the edge site", key="fg:rm-edge", on_click=edge_site, args=(False,),
-                  icon=":material/delete:")  # fmt: skip
+        names(
+            "deployment.edge.classes",
+            [c.name for c in sc.workload.classes],
+            "Classes served at the edge",
+            placeholder="every class",
+        )
+        st.button(
+            "Remove the edge site",
+            key="fg:rm-edge",
+            on_click=edge_site,
+            args=(False,),
+            icon=":material/delete:",
+        )
 
 others = [n for n in Scenario.model_fields if n not in SHOWN]
 if others:
@@ -300,9 +409,18 @@ if others:
 with st.expander("Scenario name and description", icon=":material/edit_note:"):
     bound(st.text_input, "name", "Name", max_chars=80)
     bound(st.text_area, "description", "Description", max_chars=4000)
-    bound(st.text_area, "lesson", "Lesson", max_chars=600,
-          help="What the scenario demonstrates, with the figure that shows it; the Results page opens with it.")  # fmt: skip
-    select("counterpart", [None, *preset_names()], "Counterpart preset",
-           format_func=lambda p: "none" if p is None else str(p),
-           help="The preset this scenario is measured against; the Results page links to Compare with it.")  # fmt: skip
+    bound(
+        st.text_area,
+        "lesson",
+        "Lesson",
+        max_chars=600,
+        help="What the scenario demonstrates, with the figure that shows it; the Results page opens with it.",
+    )
+    select(
+        "counterpart",
+        [None, *preset_names()],
+        "Counterpart preset",
+        format_func=lambda p: "none" if p is None else str(p),
+        help="The preset this scenario is measured against; the Results page links to Compare with it.",
+    )
     st.caption(f"{len(current('custom_hardware', []) or [])} custom chip(s) in this scenario.")

@@ -20,15 +20,28 @@ source = wl.source_of(sc)
 if st.session_state.get("fg:source") != source:
     st.session_state["fg:source"] = source
 st.segmented_control(
-    "Source", ["generated", "shipped", "upload"], key="fg:source", on_change=wl._source_changed, required=True,
-    format_func={"generated": "Generated from classes", "shipped": "Shipped trace", "upload": "Upload a trace"}.get,
+    "Source",
+    ["generated", "shipped", "upload"],
+    key="fg:source",
+    on_change=wl._source_changed,
+    required=True,
+    format_func={
+        "generated": "Generated from classes",
+        "shipped": "Shipped trace",
+        "upload": "Upload a trace",
+    }.get,
     help="Generated: arrivals and lengths drawn from the classes below. A trace replays real arrival times and lengths.",
-)  # fmt: skip
+)
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    number("duration_s", "Window (s)", lo=1.0, hi=MAX_DURATION_S,
-           help="Arrivals in [0, window) are measured; the run then drains until they all end.")  # fmt: skip
+    number(
+        "duration_s",
+        "Window (s)",
+        lo=1.0,
+        hi=MAX_DURATION_S,
+        help="Arrivals in [0, window) are measured; the run then drains until they all end.",
+    )
 with c2:
     number(
         "warmup_s",
@@ -65,8 +78,11 @@ else:
         wl.trace_editor(sc)
         wl.trace_arrivals(sc, observed)
 
-st.subheader("Request classes", help="Each class has its share of traffic, a priority, length distributions, shared "
-             "prefixes, multi-turn sessions and its own SLO (set on the SLO page).")  # fmt: skip
+st.subheader(
+    "Request classes",
+    help="Each class has its share of traffic, a priority, length distributions, shared "
+    "prefixes, multi-turn sessions and its own SLO (set on the SLO page).",
+)
 if sc.workload.trace is not None:
     st.caption(
         "With a trace, lengths and arrivals come from the file; classes name SLOs (a plain CSV may give each row a class)."
@@ -84,8 +100,15 @@ for i in range(len(classes)):
         with h3:
             number(f"{path}.priority", integer=True, lo=0, hi=100)
         with h4:
-            st.button("", key=f"fg:rm:{path}", on_click=remove_item, args=("workload.classes", i), help="Remove this class",
-                      disabled=len(classes) < 2, icon=":material/delete:")  # fmt: skip
+            st.button(
+                "",
+                key=f"fg:rm:{path}",
+                on_click=remove_item,
+                args=("workload.classes", i),
+                help="Remove this class",
+                disabled=len(classes) < 2,
+                icon=":material/delete:",
+            )
         if sc.workload.trace is None:
             d1, d2 = st.columns(2)
             with d1:

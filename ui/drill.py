@@ -40,20 +40,31 @@ def attainment_bars(table: pd.DataFrame) -> go.Figure:
     """SLO attainment per fallback: all requests, then each class, as grouped bars."""
     long = class_attainment(table)
     fig = go.Figure(
-        go.Bar(x=table["fallback"], y=table["slo_attainment"], name="all requests", marker={"color": "#555555"},
-               hovertemplate="%{x}: %{y:.1%} of all requests met their SLO<extra></extra>")
-    )  # fmt: skip
+        go.Bar(
+            x=table["fallback"],
+            y=table["slo_attainment"],
+            name="all requests",
+            marker={"color": "#555555"},
+            hovertemplate="%{x}: %{y:.1%} of all requests met their SLO<extra></extra>",
+        )
+    )
     for i, (name, rows) in enumerate(long.groupby("class", sort=False)):
         fig.add_trace(
-            go.Bar(x=rows["fallback"], y=rows["slo_attainment"], name=str(name),
-                   marker={"color": POOL_COLORS[i % len(POOL_COLORS)]},
-                   hovertemplate=f"%{{x}}: %{{y:.1%}} of {name} met its SLO<extra></extra>")
-        )  # fmt: skip
+            go.Bar(
+                x=rows["fallback"],
+                y=rows["slo_attainment"],
+                name=str(name),
+                marker={"color": POOL_COLORS[i % len(POOL_COLORS)]},
+                hovertemplate=f"%{{x}}: %{{y:.1%}} of {name} met its SLO<extra></extra>",
+            )
+        )
     fig.update_layout(
-        barmode="group", height=300, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        barmode="group",
+        height=300,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
         title={"text": "SLO attainment by fallback", "x": 0, "xanchor": "left", "font": {"size": 15}},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
-    )  # fmt: skip
+    )
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02], title=None)
     return fig
 
@@ -62,15 +73,23 @@ def _columns(table: pd.DataFrame) -> dict[str, object]:
     cc = st.column_config
     config: dict[str, object] = {
         "fallback": cc.TextColumn("fallback"),
-        "slo_attainment": cc.NumberColumn("attainment", format="percent", help="Requests that met their SLO (rejected and failed ones miss)."),
+        "slo_attainment": cc.NumberColumn(
+            "attainment",
+            format="percent",
+            help="Requests that met their SLO (rejected and failed ones miss).",
+        ),
         "completed": cc.NumberColumn("completed", format="localized"),
         "rejected": cc.NumberColumn("rejected", format="localized"),
         "failed": cc.NumberColumn("failed", format="localized"),
         "ttft_p90_ms": cc.NumberColumn("TTFT p90", format="%.0f ms", help="Of completed requests."),
-        "usd_per_request": cc.NumberColumn("$ / request", format="$%.6f", help="The whole bill over completed requests."),
-        "capped_requests": cc.NumberColumn("capped", format="localized", help="Answers cut to degrade's max_output_tokens."),
+        "usd_per_request": cc.NumberColumn(
+            "$ / request", format="$%.6f", help="The whole bill over completed requests."
+        ),
+        "capped_requests": cc.NumberColumn(
+            "capped", format="localized", help="Answers cut to degrade's max_output_tokens."
+        ),
         "capped_tokens": cc.NumberColumn("tokens cut", format="localized"),
-    }  # fmt: skip
+    }
     for col in table.columns:
         if col.startswith("slo_attainment."):
             name = col.removeprefix("slo_attainment.")

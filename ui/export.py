@@ -166,15 +166,39 @@ def figure_buttons(fig: go.Figure, scenario: Scenario, what: str, title: str) ->
     svg = guarded(lambda: svg_text(fig, meta, toml), k + ":svg", image=True)
     html = guarded(lambda: html_text(fig, meta, toml, title), k + ":html")
     with st.container(horizontal=True, gap="small", key=f"fg-dl-{what}"):
-        st.download_button("PNG", data=png, file_name=name(scenario, what, "png"), mime="image/png",
-                           key=k + ":png", on_click="ignore", icon=":material/image:", disabled=bool(blocked),
-                           help=why or f"{EXPORT_WIDTH * EXPORT_SCALE} × {EXPORT_HEIGHT * EXPORT_SCALE} pixels, the scenario in its metadata.")  # fmt: skip
-        st.download_button("SVG", data=svg, file_name=name(scenario, what, "svg"), mime="image/svg+xml",
-                           key=k + ":svg", on_click="ignore", icon=":material/shape_line:", disabled=bool(blocked),
-                           help=why or "A vector image, the scenario in its metadata.")  # fmt: skip
-        st.download_button("HTML", data=html, file_name=name(scenario, what, "html"), mime="text/html",
-                           key=k + ":html", on_click="ignore", icon=":material/code:",
-                           help="An interactive page (plotly.js inline), the scenario included.")  # fmt: skip
+        st.download_button(
+            "PNG",
+            data=png,
+            file_name=name(scenario, what, "png"),
+            mime="image/png",
+            key=k + ":png",
+            on_click="ignore",
+            icon=":material/image:",
+            disabled=bool(blocked),
+            help=why
+            or f"{EXPORT_WIDTH * EXPORT_SCALE} × {EXPORT_HEIGHT * EXPORT_SCALE} pixels, the scenario in its metadata.",
+        )
+        st.download_button(
+            "SVG",
+            data=svg,
+            file_name=name(scenario, what, "svg"),
+            mime="image/svg+xml",
+            key=k + ":svg",
+            on_click="ignore",
+            icon=":material/shape_line:",
+            disabled=bool(blocked),
+            help=why or "A vector image, the scenario in its metadata.",
+        )
+        st.download_button(
+            "HTML",
+            data=html,
+            file_name=name(scenario, what, "html"),
+            mime="text/html",
+            key=k + ":html",
+            on_click="ignore",
+            icon=":material/code:",
+            help="An interactive page (plotly.js inline), the scenario included.",
+        )
     if blocked:
         st.caption(f":material/warning: {blocked}")
     for ext in ("png", "svg", "html"):
@@ -211,30 +235,46 @@ def table_buttons(
     toml = dumps_toml(state.named(sc))
     with st.container(horizontal=True, gap="small", key="fg-dl-tables"):
         st.download_button(
-            "Requests (CSV)", data=guarded(lambda: ex.csv_with_provenance(result.requests, meta), "requests"),
-            file_name=name(sc, "requests", "csv"), mime="text/csv", on_click="ignore", key="fg:dl:requests",
+            "Requests (CSV)",
+            data=guarded(lambda: ex.csv_with_provenance(result.requests, meta), "requests"),
+            file_name=name(sc, "requests", "csv"),
+            mime="text/csv",
+            on_click="ignore",
+            key="fg:dl:requests",
             help="One row per request: class, times, tokens, instances, outcome, TTFT/TPOT/E2E in seconds, met_slo.",
             icon=":material/table:",
-        )  # fmt: skip
+        )
         st.download_button(
             "Summary (CSV)",
             data=guarded(lambda: ex.csv_with_provenance(summary_rows(result.to_json()), meta), "summary"),
-            file_name=name(sc, "summary", "csv"), mime="text/csv", on_click="ignore", key="fg:dl:summary",
+            file_name=name(sc, "summary", "csv"),
+            mime="text/csv",
+            on_click="ignore",
+            key="fg:dl:summary",
             help="Every summary figure as a dotted name and a value (what `fengong run --json` prints).",
             icon=":material/summarize:",
-        )  # fmt: skip
+        )
         st.download_button(
-            "Scenario (TOML)", data=toml, file_name=name(sc, "scenario", "toml"), mime="application/toml",
-            on_click="ignore", key="fg:dl:toml", help="Run it again with `fengong run <file>`.",
+            "Scenario (TOML)",
+            data=toml,
+            file_name=name(sc, "scenario", "toml"),
+            mime="application/toml",
+            on_click="ignore",
+            key="fg:dl:toml",
+            help="Run it again with `fengong run <file>`.",
             icon=":material/description:",
-        )  # fmt: skip
+        )
         if figures is not None:
             st.download_button(
-                "Report (HTML)", data=guarded(lambda: report_html(result, figures(), meta, toml), "report"),
-                file_name=name(sc, "report", "html"), mime="text/html", on_click="ignore", key="fg:dl:report",
+                "Report (HTML)",
+                data=guarded(lambda: report_html(result, figures(), meta, toml), "report"),
+                file_name=name(sc, "report", "html"),
+                mime="text/html",
+                on_click="ignore",
+                key="fg:dl:report",
                 help="One self-contained page: the scenario, the summary and every chart (interactive).",
                 icon=":material/article:",
-            )  # fmt: skip
+            )
     for what in ("requests", "summary", "report"):
         if reason := _failures().get(what):
             st.error(f"The last {what} export failed: {plain(reason)}", icon=":material/error:")
@@ -254,7 +294,10 @@ def report_html(
         copy = go.Figure(fig).update_layout(template="plotly_white")
         sections.append((title, copy.to_html(full_html=False, include_plotlyjs=i == 0)))
     return ex.html_report(
-        f"Fengong report: {meta.get('scenario', sc.name)}", meta, toml or dumps_toml(sc),
-        summary_rows(result.to_json()), sections,
+        f"Fengong report: {meta.get('scenario', sc.name)}",
+        meta,
+        toml or dumps_toml(sc),
+        summary_rows(result.to_json()),
+        sections,
         notes=" ".join(filter(None, [ex.line(result.summary), sc.description.strip()])),
-    )  # fmt: skip
+    )

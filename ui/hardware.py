@@ -75,13 +75,20 @@ def _model_refused(sc: Scenario, cat: Catalog) -> None:
         )
         return
     layouts = ", ".join(
-        f"{p.name} tp {p.tp}" + (f" x pp {p.pp}" if p.pp > 1 else "") + (f" x dp {p.dp}" if p.dp > 1 else "")
+        f"{p.name} tp {p.tp}"
+        + (f" x pp {p.pp}" if p.pp > 1 else "")
+        + (f" x dp {p.dp}" if p.dp > 1 else "")
         + (f" ep {p.ep}" if p.ep > 1 or p.ep != q.ep else "")
         for p, q in zip(fitted.deployment.pools, sc.deployment.pools, strict=True)
         if (p.tp, p.pp, p.dp, p.ep) != (q.tp, q.pp, q.dp, q.ep)
-    )  # fmt: skip
-    st.button(f"Serve {model_id} on resized instances ({layouts})", icon=":material/open_in_full:",
-              key="fg:model-fit", on_click=_serve_fitted, args=(sc, fitted, model_id, layouts))  # fmt: skip
+    )
+    st.button(
+        f"Serve {model_id} on resized instances ({layouts})",
+        icon=":material/open_in_full:",
+        key="fg:model-fit",
+        on_click=_serve_fitted,
+        args=(sc, fitted, model_id, layouts),
+    )
 
 
 def _serve_fitted(before: Scenario, fitted: Scenario, model_id: str, layouts: str) -> None:
@@ -112,18 +119,33 @@ def model_picker(sc: Scenario, cat: Catalog) -> None:
     kv_default = kv_default_of(sc.deployment.stack, sc.model.weights)
     c1, c2, c3 = st.columns([2, 1, 1])
     with c1:
-        select("model.id", sorted(cat.models), "Model", format_func=lambda m: f"{m} ({cat.models[m].name})" if m in cat.models else m,
-               help="The model every pool serves (catalog models plus the scenario's custom ones). One the pools' "
-               "instances cannot hold is refused with the layout it needs, and a button resizes them.", slot="model")  # fmt: skip
+        select(
+            "model.id",
+            sorted(cat.models),
+            "Model",
+            format_func=lambda m: f"{m} ({cat.models[m].name})" if m in cat.models else m,
+            help="The model every pool serves (catalog models plus the scenario's custom ones). One the pools' "
+            "instances cannot hold is refused with the layout it needs, and a button resizes them.",
+            slot="model",
+        )
     _model_refused(sc, cat)
     with c2:
-        select("model.weights", ["bf16", "fp8", "fp4", "int4"], "Weights", help="Weight precision: fp8/fp4 use the chip's "
-               "native path where it has one; int4 is weight-only (bf16 compute).")  # fmt: skip
+        select(
+            "model.weights",
+            ["bf16", "fp8", "fp4", "int4"],
+            "Weights",
+            help="Weight precision: fp8/fp4 use the chip's "
+            "native path where it has one; int4 is weight-only (bf16 compute).",
+        )
     with c3:
-        select("model.kv", [None, "bf16", "fp8"], "KV cache",
-               format_func=lambda k: f"{stack} default ({kv_default})" if k is None else str(k),
-               help=f"KV-cache precision: bytes per cached element. Default: what {stack} uses with these weights "
-               "(TensorRT-LLM's FP8 and FP4 checkpoints carry an FP8 KV cache; vLLM and SGLang keep bf16).")  # fmt: skip
+        select(
+            "model.kv",
+            [None, "bf16", "fp8"],
+            "KV cache",
+            format_func=lambda k: f"{stack} default ({kv_default})" if k is None else str(k),
+            help=f"KV-cache precision: bytes per cached element. Default: what {stack} uses with these weights "
+            "(TensorRT-LLM's FP8 and FP4 checkpoints carry an FP8 KV cache; vLLM and SGLang keep bf16).",
+        )
 
 
 def roofline_section(sc: Scenario, cat: Catalog) -> None:
@@ -134,8 +156,13 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
     default = list(
         dict.fromkeys([c for c, _ in in_use] + [c for c in ("h200", "b200", "mi300x") if c in options])
     )
-    picked = st.multiselect("Chips on the roofline", options, default=default, key="fg:roofline-chips",
-                            help="Chips in the scenario's pools use their pool's TP; others the smallest TP at which the model fits.")  # fmt: skip
+    picked = st.multiselect(
+        "Chips on the roofline",
+        options,
+        default=default,
+        key="fg:roofline-chips",
+        help="Chips in the scenario's pools use their pool's TP; others the smallest TP at which the model fits.",
+    )
     chips: list[tuple[str, int]] = []
     skipped = []
     for c in picked:
@@ -159,9 +186,14 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
     curves, points = _roofline(sc.model_dump_json(), tuple(chips))
     marks = _chip_trust(cat, sc)
     loose = {roofline_name(c, tp) for c, tp in chips if not marks[c]["calibrated"]}
-    export.chart(charts.roofline(curves, points, uncalibrated=loose), sc, "roofline", title="Roofline",
-                 help=f"{sc.model.id}, {sc.model.weights} weights, {sc.kv_precision()} KV. Prefill at 512/2048/8192-token prompts; "
-                 "decode steps at batch 1/8/32/128 with 4096 tokens of context each.")  # fmt: skip
+    export.chart(
+        charts.roofline(curves, points, uncalibrated=loose),
+        sc,
+        "roofline",
+        title="Roofline",
+        help=f"{sc.model.id}, {sc.model.weights} weights, {sc.kv_precision()} KV. Prefill at 512/2048/8192-token prompts; "
+        "decode steps at batch 1/8/32/128 with 4096 tokens of context each.",
+    )
     with st.expander("Roofline points as a table", icon=":material/table:"):
         st.dataframe(points, hide_index=True, width="stretch")
 
@@ -215,12 +247,14 @@ def _save_chip(base_id: str, prefix: str) -> None:
         fractions["eta_experts"] = experts
     try:
         chip = custom_chip(
-            base, chip_id, str(ss[f"{prefix}name"]).strip() or chip_id,
+            base,
+            chip_id,
+            str(ss[f"{prefix}name"]).strip() or chip_id,
             {k: values[k] for k in CHIP_NUMBERS},
             # the peaks the form does not show (int8) stay the chip's
             {**base.tflops, **{p: values[f"tflops_{p}"] for p in ("bf16", "fp8", "fp4")}},
             fractions,
-        )  # fmt: skip
+        )
     except ValidationError as exc:
         state.notify(f"custom chip not saved: {format_validation_error(exc)}")
         return
@@ -263,38 +297,67 @@ def custom_chip_form(sc: Scenario, cat: Catalog) -> None:
     custom = {h.id: h for h in sc.custom_hardware}
     options = list(dict.fromkeys([*custom, *chip_options(cat)]))
     first = sc.deployment.pools[0].hardware
-    base_id = st.selectbox("Start from", options, index=options.index(first) if first in options else 0, key="fg:chip-base",
-                           format_func=lambda c: f"{c} (custom)" if c in custom else c,
-                           help="Pick a chip to copy (or one of your custom chips to edit).")  # fmt: skip
+    base_id = st.selectbox(
+        "Start from",
+        options,
+        index=options.index(first) if first in options else 0,
+        key="fg:chip-base",
+        format_func=lambda c: f"{c} (custom)" if c in custom else c,
+        help="Pick a chip to copy (or one of your custom chips to edit).",
+    )
     base = cat.chip(base_id)
     vals = _chip_values(base, stack_profile(base, sc, cat))
     # the fields start from the chosen chip's numbers under the scenario's stack
     prefix = f"fg:chip:{base_id}:{sc.deployment.stack}:"
     with st.container(border=True):
         f1, f2 = st.columns(2)
-        f1.text_input("Id", value=base_id if base_id in custom else f"my-{base_id}"[:64], key=f"{prefix}id",
-                      help="Lower case letters, digits, . _ - (a catalog chip's id cannot be reused).")  # fmt: skip
+        f1.text_input(
+            "Id",
+            value=base_id if base_id in custom else f"my-{base_id}"[:64],
+            key=f"{prefix}id",
+            help="Lower case letters, digits, . _ - (a catalog chip's id cannot be reused).",
+        )
         f2.text_input(
             "Name", value=base.name if base_id in custom else f"{base.name} (custom)", key=f"{prefix}name"
         )
         cols = st.columns(4)
         for i, key in enumerate(CHIP_FIELDS):
             label = CHIP_LABELS.get(key, label_of(key))
-            cols[i % 4].number_input(label, value=vals[key], key=f"{prefix}{key}", on_change=_chip_field_changed,
-                                     args=(f"{prefix}{key}", label, 0.0, None))  # fmt: skip
+            cols[i % 4].number_input(
+                label,
+                value=vals[key],
+                key=f"{prefix}{key}",
+                on_change=_chip_field_changed,
+                args=(f"{prefix}{key}", label, 0.0, None),
+            )
         st.markdown("**Achievable fractions** (saved as the chip's `user` calibration profile)")
         for col, (key, (lo, hi)) in zip(st.columns(3), PROFILE_FIELDS.items(), strict=True):
-            col.number_input(CHIP_LABELS[key], value=vals[key], key=f"{prefix}{key}", on_change=_chip_field_changed,
-                             args=(f"{prefix}{key}", CHIP_LABELS[key], lo, hi))  # fmt: skip
+            col.number_input(
+                CHIP_LABELS[key],
+                value=vals[key],
+                key=f"{prefix}{key}",
+                on_change=_chip_field_changed,
+                args=(f"{prefix}{key}", CHIP_LABELS[key], lo, hi),
+            )
         st.checkbox("Use it in every pool", value=False, key=f"{prefix}use")
-        st.button("Save chip to this scenario", icon=":material/save:", on_click=_save_chip,
-                  args=(base_id, prefix), key="fg:chip-save")  # fmt: skip
+        st.button(
+            "Save chip to this scenario",
+            icon=":material/save:",
+            on_click=_save_chip,
+            args=(base_id, prefix),
+            key="fg:chip-save",
+        )
     if custom:
         st.caption("Custom chips of this scenario: " + plain(", ".join(custom)))
         with st.container(horizontal=True):
             for chip_id in custom:
-                st.button(f"Remove {plain(chip_id)}", icon=":material/delete:", on_click=_remove_chip, args=(chip_id,),
-                          key=f"fg:chip-rm:{chip_id}")  # fmt: skip
+                st.button(
+                    f"Remove {plain(chip_id)}",
+                    icon=":material/delete:",
+                    on_click=_remove_chip,
+                    args=(chip_id,),
+                    key=f"fg:chip-rm:{chip_id}",
+                )
 
 
 # --- the catalog tables ------------------------------------------------------------------------

@@ -117,10 +117,13 @@ def sidebar() -> None:
         # right one, also after a page switch, when the browser redraws the box from its default
         st.session_state.pop("fg:preset", None)
     sb.selectbox(
-        "Preset", names, key="fg:preset", on_change=_preset_changed,
+        "Preset",
+        names,
+        key="fg:preset",
+        on_change=_preset_changed,
         index=names.index(state.preset_name()) if state.preset_name() in names else 0,
         help="Every scenario starts from a shipped preset; your changes are kept relative to it (and in the share link).",
-    )  # fmt: skip
+    )
     sc = state.scenario()
     sb.caption(plain(state.named(sc).name))
     c1, c2 = sb.columns(2)
@@ -128,12 +131,30 @@ def sidebar() -> None:
         st.markdown("This address opens this scenario on this page:")
         st.code(share_url(), language=None, wrap_lines=True)
         st.caption("It holds the preset and only the fields you changed, so it stays short.")
-        st.download_button("Scenario (TOML)", data=dumps_toml(sc), file_name=f"fengong_{state.preset_name()}_{sc.seed}_scenario.toml",
-                           mime="application/toml", on_click="ignore", key="fg:dl:sidebar-toml", icon=":material/download:")  # fmt: skip
-        st.file_uploader("Open a scenario file", type=["toml"], key="fg:open", on_change=_open_file,
-                         help="A TOML scenario (as `fengong scenario` writes); it replaces the current one.")  # fmt: skip
-    c2.button("Reset", on_click=_reset, disabled=not state.edited(), width="stretch", icon=":material/undo:",
-              help="Back to the preset, dropping your changes.")  # fmt: skip
+        st.download_button(
+            "Scenario (TOML)",
+            data=dumps_toml(sc),
+            file_name=f"fengong_{state.preset_name()}_{sc.seed}_scenario.toml",
+            mime="application/toml",
+            on_click="ignore",
+            key="fg:dl:sidebar-toml",
+            icon=":material/download:",
+        )
+        st.file_uploader(
+            "Open a scenario file",
+            type=["toml"],
+            key="fg:open",
+            on_change=_open_file,
+            help="A TOML scenario (as `fengong scenario` writes); it replaces the current one.",
+        )
+    c2.button(
+        "Reset",
+        on_click=_reset,
+        disabled=not state.edited(),
+        width="stretch",
+        icon=":material/undo:",
+        help="Back to the preset, dropping your changes.",
+    )
 
 
 def _delta(now: float | None, before: float | None, scale: float = 1.0) -> float | None:
@@ -236,23 +257,36 @@ def live_strip(result: SimResult) -> None:
     off = ex.uncalibrated(trust)
     errors = ex.error_list(ex.errors_by_figure(trust))
     if off:
-        box.markdown(marks.badge_markdown("uncalibrated") + " "
-                     + plain(", ".join(f"{m.pool} on {m.hardware}" for m in off)),
-                     help=plain(" ".join(filter(None, [ex.note(trust), errors and f"Band: {errors}."]))))  # fmt: skip
+        box.markdown(
+            marks.badge_markdown("uncalibrated")
+            + " "
+            + plain(", ".join(f"{m.pool} on {m.hardware}" for m in off)),
+            help=plain(" ".join(filter(None, [ex.note(trust), errors and f"Band: {errors}."]))),
+        )
     elif ex.partly(trust):
-        box.markdown(marks.badge_markdown("partly calibrated"),
-                     help=plain(f"Every pool's chip has a profile fitted under its serving stack, but the routed experts run at one factor shared by every chip ({'; '.join(ex.caveats(trust))}). Band: {errors or 'none with a measured coverage'}."))  # fmt: skip
+        box.markdown(
+            marks.badge_markdown("partly calibrated"),
+            help=plain(
+                f"Every pool's chip has a profile fitted under its serving stack, but the routed experts run at one factor shared by every chip ({'; '.join(ex.caveats(trust))}). Band: {errors or 'none with a measured coverage'}."
+            ),
+        )
     else:
-        box.markdown(marks.badge_markdown("calibrated"),
-                     help=plain(f"Every pool's chip has a profile fitted under its serving stack. Band: {errors or 'none with a measured coverage'}."))  # fmt: skip
+        box.markdown(
+            marks.badge_markdown("calibrated"),
+            help=plain(
+                f"Every pool's chip has a profile fitted under its serving stack. Band: {errors or 'none with a measured coverage'}."
+            ),
+        )
     sc = result.scenario
     frame = latency_cdfs(sc, result.requests, "ttft", max_points=120)
     first = sc.workload.classes[0].slo
     target = first.ttft_ms if len(sc.workload.classes) == 1 else None
     box.plotly_chart(
-        charts.strip_cdf(frame, target, first.percentile if target else None), theme="streamlit",
-        key="fg:strip", config={"displayModeBar": False, "staticPlot": True},
-    )  # fmt: skip
+        charts.strip_cdf(frame, target, first.percentile if target else None),
+        theme="streamlit",
+        key="fg:strip",
+        config={"displayModeBar": False, "staticPlot": True},
+    )
 
 
 def notices() -> None:
@@ -270,11 +304,23 @@ def notices() -> None:
             else:
                 st.warning(plain(message), icon=":material/warning:")
             tag = hashlib.sha256(key.encode()).hexdigest()[:16]
-            st.button("", key=f"fg:dismiss:{tag}", on_click=state.dismiss, args=(key,), icon=":material/close:",
-                      type="tertiary", help="Dismiss this message")  # fmt: skip
+            st.button(
+                "",
+                key=f"fg:dismiss:{tag}",
+                on_click=state.dismiss,
+                args=(key,),
+                icon=":material/close:",
+                type="tertiary",
+                help="Dismiss this message",
+            )
     if len(waiting) > 1:
-        st.button("Dismiss all", key="fg:dismiss-all", on_click=state.dismiss, type="tertiary",
-                  icon=":material/clear_all:")  # fmt: skip
+        st.button(
+            "Dismiss all",
+            key="fg:dismiss-all",
+            on_click=state.dismiss,
+            type="tertiary",
+            icon=":material/clear_all:",
+        )
 
 
 def page(title: str, caption: str = "", *, live: bool = True) -> SimResult | None:

@@ -75,8 +75,11 @@ def margin_panel(result: SimResult) -> None:
             "band (every iteration 1 + e times as long) and shows what moves: whether the verdict "
             "holds if the model is as wrong as its band says it may be (docs/planner.md, Margin).",
         )
-        if st.button("Rerun with the chips as slow as the model's error allows", key="fg-run-margin-go",
-                     icon=":material/shield:"):  # fmt: skip
+        if st.button(
+            "Rerun with the chips as slow as the model's error allows",
+            key="fg-run-margin-go",
+            icon=":material/shield:",
+        ):
             st.session_state[MARGIN_FOR] = js
         if st.session_state.get(MARGIN_FOR) != js:
             return
@@ -153,8 +156,11 @@ def compare_panel(a: SimResult, b: SimResult) -> None:
             "flatters, so each side slower alone is a case too. A figure whose better side is the same in every "
             "case holds (docs/planner.md, Margin).",
         )
-        if st.button("Check the comparison against the model's error", key="fg-compare-margin-go",
-                     icon=":material/shield:"):  # fmt: skip
+        if st.button(
+            "Check the comparison against the model's error",
+            key="fg-compare-margin-go",
+            icon=":material/shield:",
+        ):
             st.session_state[COMPARE_FOR] = (aj, bj)
         if st.session_state.get(COMPARE_FOR) != (aj, bj):
             return

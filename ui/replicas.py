@@ -179,9 +179,14 @@ def picker(page: str) -> int:
         ss[SETTING] = ss[widget]
 
     n = st.selectbox(
-        "Seeds", OPTIONS, key=widget, on_change=keep, help=HELP, width=130,
+        "Seeds",
+        OPTIONS,
+        key=widget,
+        on_change=keep,
+        help=HELP,
+        width=130,
         format_func=lambda k: "1 (this seed)" if k == 1 else f"{k} seeds",
-    )  # fmt: skip
+    )
     return int(n or 1)
 
 
@@ -299,13 +304,20 @@ def caption(rep: Replicas, rest: str) -> None:
 
 COMPARE_COLUMNS: dict[str, Any] = {
     "a": cc.NumberColumn("A", format="%.4g", help="Mean over the seeds."),
-    "a_ci95": cc.NumberColumn("A ±", format="%.2g", help="Half-width of A's 95% confidence interval over the seeds."),
+    "a_ci95": cc.NumberColumn(
+        "A ±", format="%.2g", help="Half-width of A's 95% confidence interval over the seeds."
+    ),
     "b": cc.NumberColumn("B", format="%.4g", help="Mean over the seeds."),
-    "b_ci95": cc.NumberColumn("B ±", format="%.2g", help="Half-width of B's 95% confidence interval over the seeds."),
-    "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%; within "
-                            "noise: the two 95% intervals overlap, so the seeds alone could explain the difference)."),
+    "b_ci95": cc.NumberColumn(
+        "B ±", format="%.2g", help="Half-width of B's 95% confidence interval over the seeds."
+    ),
+    "better": cc.TextColumn(
+        "better",
+        help="Which scenario does better on this figure (same: within 0.5%; within "
+        "noise: the two 95% intervals overlap, so the seeds alone could explain the difference).",
+    ),
     "unit": cc.TextColumn("unit", width="small"),
     "change": None,  # B − A: the relative change says it, and the ± columns need the room
     "within_noise": None,  # `better` says it; the page reads the column for its metrics
-}  # fmt: skip
+}
 """Column settings the Compare table adds (or changes) when it lines up replications."""

@@ -221,9 +221,11 @@ def sync_link() -> None:
     if unknown:  # said, and dropped, so a share link does not carry them on
         names = ", ".join(repr(k[:40]) for k in unknown[:5]) + (" and more" if len(unknown) > 5 else "")
         many = len(unknown) > 1
-        notify(f"The link's parameter{'s' if many else ''} {names} {'are not ones' if many else 'is not one'} "
-               f"the app reads (v, p, s; a and b on Compare): {'they were' if many else 'it was'} ignored.",
-               key="link:unknown")  # fmt: skip
+        notify(
+            f"The link's parameter{'s' if many else ''} {names} {'are not ones' if many else 'is not one'} "
+            f"the app reads (v, p, s; a and b on Compare): {'they were' if many else 'it was'} ignored.",
+            key="link:unknown",
+        )
         for k in unknown:
             del qp[k]
     params = {k: str(qp[k]) for k in LINK_KEYS if k in qp}

@@ -29,17 +29,34 @@ def fraction(
 SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main column at 1440 px
     "class": cc.TextColumn("class"),
     "requests": cc.NumberColumn("requests", help="Requests of the class in the window.", width=68),
-    "percentile": cc.NumberColumn("SLO pct", format="p%g", help="The percentile the targets apply at.", width=60),
+    "percentile": cc.NumberColumn(
+        "SLO pct", format="p%g", help="The percentile the targets apply at.", width=60
+    ),
     "slo_attainment": fraction("met SLO", "Share of the class's requests that met both targets.", "small"),
     "ttft_target_ms": cc.NumberColumn("TTFT target", format="%.0f ms", width=82),
-    "ttft_at_percentile_ms": cc.NumberColumn("TTFT at pct", format="%.0f ms", help="TTFT at the SLO percentile (rejected and failed requests count as late).", width=82),
-    "ttft_holds_to_pct": cc.NumberColumn("TTFT holds", format="p%.1f", help="The percentile up to which TTFT stays within target.", width=82),
+    "ttft_at_percentile_ms": cc.NumberColumn(
+        "TTFT at pct",
+        format="%.0f ms",
+        help="TTFT at the SLO percentile (rejected and failed requests count as late).",
+        width=82,
+    ),
+    "ttft_holds_to_pct": cc.NumberColumn(
+        "TTFT holds", format="p%.1f", help="The percentile up to which TTFT stays within target.", width=82
+    ),
     "tpot_target_ms": cc.NumberColumn("TPOT target", format="%.0f ms", width=82),
-    "tpot_at_percentile_ms": cc.NumberColumn("TPOT at pct", format="%.1f ms", help="TPOT at the SLO percentile.", width=82),
-    "tpot_holds_to_pct": cc.NumberColumn("TPOT holds", format="p%.1f", help="The percentile up to which TPOT stays within target.", width=82),
-    "passes": cc.CheckboxColumn("passes", help="Both latencies within target at the SLO percentile.", width=58),
-    "breaks": cc.TextColumn("breaks on", help="Where the tail breaks: the metric(s) that miss their target at the SLO percentile."),
-}  # fmt: skip
+    "tpot_at_percentile_ms": cc.NumberColumn(
+        "TPOT at pct", format="%.1f ms", help="TPOT at the SLO percentile.", width=82
+    ),
+    "tpot_holds_to_pct": cc.NumberColumn(
+        "TPOT holds", format="p%.1f", help="The percentile up to which TPOT stays within target.", width=82
+    ),
+    "passes": cc.CheckboxColumn(
+        "passes", help="Both latencies within target at the SLO percentile.", width=58
+    ),
+    "breaks": cc.TextColumn(
+        "breaks on", help="Where the tail breaks: the metric(s) that miss their target at the SLO percentile."
+    ),
+}
 
 
 def slo_tail_columns(growing: bool) -> dict[str, Any]:
@@ -129,20 +146,39 @@ HARDWARE: dict[str, Any] = {
     "scale_up_gb_s": cc.NumberColumn("Scale-up (GB/s)", help="NVLink-class bandwidth per chip."),
     "tdp_w": cc.NumberColumn("TDP (W)"),
     "usd_per_hour": cc.NumberColumn("$ / chip-hour", format="%.2f"),
-    "capex_usd": cc.NumberColumn("Purchase ($)", format="localized", help="One chip's price, for owned chips."),
-    "server_capex_usd": cc.NumberColumn("Server share ($)", format="localized", help="The chip's share of its server."),
-    "calibration": cc.TextColumn("Calibration", width="medium", help="calibrated: a profile fitted to measurements of "
-                                 "this chip under the scenario's serving stack; partly calibrated: so fitted, but a MoE "
-                                 "model's experts run at the factor shared by every chip; uncalibrated: a profile chosen by a rule."),
-    "expected_error": cc.TextColumn("Expected error", width="medium", help="Cross-validated relative error of the "
-                                    "figures simulated on this chip, by kind (docs/calibration.md)."),
-    "eta_compute": cc.NumberColumn("η_F", help="Achievable fraction of the BF16 peak FLOP/s under the scenario's stack (FP8 and FP4 speed up only the matmuls)."),
-    "eta_bandwidth": cc.NumberColumn("η_B", help="Achievable fraction of peak HBM bandwidth under the scenario's stack."),
-    "calibration_rule": cc.TextColumn("Calibration rule", width="medium", help="Where the chip's profile comes from."),
+    "capex_usd": cc.NumberColumn(
+        "Purchase ($)", format="localized", help="One chip's price, for owned chips."
+    ),
+    "server_capex_usd": cc.NumberColumn(
+        "Server share ($)", format="localized", help="The chip's share of its server."
+    ),
+    "calibration": cc.TextColumn(
+        "Calibration",
+        width="medium",
+        help="calibrated: a profile fitted to measurements of "
+        "this chip under the scenario's serving stack; partly calibrated: so fitted, but a MoE "
+        "model's experts run at the factor shared by every chip; uncalibrated: a profile chosen by a rule.",
+    ),
+    "expected_error": cc.TextColumn(
+        "Expected error",
+        width="medium",
+        help="Cross-validated relative error of the "
+        "figures simulated on this chip, by kind (docs/calibration.md).",
+    ),
+    "eta_compute": cc.NumberColumn(
+        "η_F",
+        help="Achievable fraction of the BF16 peak FLOP/s under the scenario's stack (FP8 and FP4 speed up only the matmuls).",
+    ),
+    "eta_bandwidth": cc.NumberColumn(
+        "η_B", help="Achievable fraction of peak HBM bandwidth under the scenario's stack."
+    ),
+    "calibration_rule": cc.TextColumn(
+        "Calibration rule", width="medium", help="Where the chip's profile comes from."
+    ),
     "spec_source": cc.TextColumn("Spec source", width="medium"),
     "price_source": cc.TextColumn("Price source", width="medium"),
     "capex_source": cc.TextColumn("Purchase price source", width="medium"),
-}  # fmt: skip
+}
 
 CALIBRATION_FIT: dict[str, Any] = {
     "id": cc.TextColumn("id"),
@@ -159,25 +195,37 @@ _ERR = "Median held-out |error| of the figure (docs/validation.md); its band is 
 PLAN_RUNS: dict[str, Any] = {
     "run": cc.NumberColumn("run", width=44),
     "mode": cc.TextColumn("mode"),
-    "shape": cc.TextColumn("shape", help="Prefill chip and layout -> decode chip and layout (one for colocated)."),
+    "shape": cc.TextColumn(
+        "shape", help="Prefill chip and layout -> decode chip and layout (one for colocated)."
+    ),
     "split": cc.TextColumn("split", help="Instances: P:D prefill to decode, M a colocated pool."),
     "chips": cc.NumberColumn("chips"),
     "usd_per_hour": cc.NumberColumn("$/h", format="%.2f"),
-    "passes": cc.CheckboxColumn("passes", help="Meets the plan's rule (every class at its SLO percentile, or the attainment asked)."),
+    "passes": cc.CheckboxColumn(
+        "passes", help="Meets the plan's rule (every class at its SLO percentile, or the attainment asked)."
+    ),
     "ttft_ok": cc.CheckboxColumn("TTFT ok"),
     "tpot_ok": cc.CheckboxColumn("TPOT ok"),
-    "slo_attainment": cc.NumberColumn("attainment", format="percent", help="Share of requests within their SLO."),
+    "slo_attainment": cc.NumberColumn(
+        "attainment", format="percent", help="Share of requests within their SLO."
+    ),
     "goodput_rps": cc.NumberColumn("goodput (req/s)", format="%.2f"),
     "output_tokens_per_s": cc.NumberColumn("output tok/s", format="%.0f"),
     "output_tokens_per_s_per_chip": cc.NumberColumn("output tok/s/chip", format="%.0f"),
-    "goodput_tokens_per_s_per_chip": cc.NumberColumn("goodput tok/s/chip", format="%.0f", help="Output tokens per second per chip of requests within their SLO."),
+    "goodput_tokens_per_s_per_chip": cc.NumberColumn(
+        "goodput tok/s/chip",
+        format="%.0f",
+        help="Output tokens per second per chip of requests within their SLO.",
+    ),
     "tpot_ms_mean": cc.NumberColumn("TPOT mean", format="%.1f ms"),
     "tokens_per_s_per_user": cc.NumberColumn("tok/s/user", format="%.1f", help="1 / mean TPOT."),
     "ttft_ms_p90": cc.NumberColumn("TTFT p90", format="%.0f ms"),
     "tpot_ms_p90": cc.NumberColumn("TPOT p90", format="%.1f ms"),
     "usd_per_million_output_tokens": cc.NumberColumn("$/1M output tok", format="%.3f"),
     "prefill_busy": cc.NumberColumn("prefill busy", format="percent"),
-    "decode_kv_memory": cc.NumberColumn("decode KV", format="percent", help="Peak KV memory of the fullest decode pool."),
+    "decode_kv_memory": cc.NumberColumn(
+        "decode KV", format="percent", help="Peak KV memory of the fullest decode pool."
+    ),
     "calibration": cc.TextColumn("calibration", width="medium"),
     "calibrated": None,  # the text column says it
     "throughput_error": cc.NumberColumn("median miss, throughput", format="percent", help=_ERR),
@@ -186,19 +234,25 @@ PLAN_RUNS: dict[str, Any] = {
     "chosen": cc.CheckboxColumn("chosen"),
     "on_cost_frontier": cc.CheckboxColumn("cost frontier"),
     "on_throughput_frontier": cc.CheckboxColumn("goodput frontier"),
-}  # fmt: skip
+}
 """The planner's runs table (`Plan.runs`), in the order shown (`shown`); the per-pool layout
 columns are left out (the shape and split say them; `plan --json` keeps them)."""
 
 PLAN_SHAPES: dict[str, Any] = {
     "mode": cc.TextColumn("mode"),
     "shape": PLAN_RUNS["shape"],
-    "lower_bound_split": cc.TextColumn("bound split", help="The cheapest P:D split the cost model's bounds allow."),
-    "lower_bound_usd_per_hour": cc.NumberColumn("bound $/h", format="%.2f", help="The cost model's lower bound on its bill."),
+    "lower_bound_split": cc.TextColumn(
+        "bound split", help="The cheapest P:D split the cost model's bounds allow."
+    ),
+    "lower_bound_usd_per_hour": cc.NumberColumn(
+        "bound $/h", format="%.2f", help="The cost model's lower bound on its bill."
+    ),
     "status": cc.TextColumn("what became of it", width="medium"),
     "best_run": cc.NumberColumn("best run", help="Its cheapest passing run, if simulated."),
-    **{k: PLAN_RUNS[k] for k in ("calibration", "calibrated", "throughput_error", "ttft_error", "tpot_error")},
-}  # fmt: skip
+    **{
+        k: PLAN_RUNS[k] for k in ("calibration", "calibrated", "throughput_error", "ttft_error", "tpot_error")
+    },
+}
 """The planner's shapes table (`Plan.candidates`)."""
 
 
@@ -211,10 +265,20 @@ ROOFLINE: dict[str, Any] = {
     "hardware": cc.TextColumn("chip"),
     "class": cc.TextColumn("class"),
     "tp": cc.NumberColumn("TP", help="The smallest tensor-parallel group that holds the weights.", width=40),
-    "ridge_flops_per_byte": cc.NumberColumn("ridge (FLOP/B)", format="%.0f", help="Arithmetic intensity where the chip's achievable compute and bandwidth meet."),
-    "kv_capacity_tokens": cc.NumberColumn("KV room (tokens)", format="localized", help="KV-cache tokens beside the weights and activations."),
+    "ridge_flops_per_byte": cc.NumberColumn(
+        "ridge (FLOP/B)",
+        format="%.0f",
+        help="Arithmetic intensity where the chip's achievable compute and bandwidth meet.",
+    ),
+    "kv_capacity_tokens": cc.NumberColumn(
+        "KV room (tokens)", format="localized", help="KV-cache tokens beside the weights and activations."
+    ),
     "phase": cc.TextColumn("phase"),
-    "batch": cc.NumberColumn("batch", format="%d", help="Prefill: one prompt; decode: the largest batch that fits KV memory, the batch limit and the TPOT target."),
+    "batch": cc.NumberColumn(
+        "batch",
+        format="%d",
+        help="Prefill: one prompt; decode: the largest batch that fits KV memory, the batch limit and the TPOT target.",
+    ),
     "tokens": cc.NumberColumn("tokens", format="localized", help="Tokens the iteration processes."),
     "intensity_flops_per_byte": cc.NumberColumn("intensity (FLOP/B)", format="%.1f"),
     "attainable_tflops_per_chip": cc.NumberColumn("attainable TFLOP/s per chip", format="%.0f"),
@@ -222,10 +286,14 @@ ROOFLINE: dict[str, Any] = {
     "roofline_bound": cc.TextColumn("roofline bound"),
     "binds": cc.TextColumn("binds", help="What limits the phase: compute, bandwidth, KV capacity or a link."),
     "time_ms": cc.NumberColumn("iteration", format="%.1f ms"),
-    "kv_transfer_ms": cc.NumberColumn("KV transfer", format="%.1f ms", help="The prompt's KV over the chip's scale-out links."),
+    "kv_transfer_ms": cc.NumberColumn(
+        "KV transfer", format="%.1f ms", help="The prompt's KV over the chip's scale-out links."
+    ),
     "tokens_per_s_per_chip": cc.NumberColumn("tokens/s per chip", format="localized"),
-    "usd_per_million_tokens": cc.NumberColumn("$ / 1M tokens", format="$%.3f", help="A busy chip-hour under the cost basis."),
+    "usd_per_million_tokens": cc.NumberColumn(
+        "$ / 1M tokens", format="$%.3f", help="A busy chip-hour under the cost basis."
+    ),
     "batch_limit": cc.TextColumn("batch limit"),
     "note": cc.TextColumn("note"),
-}  # fmt: skip
+}
 """The Results page's 'Where each phase sits on each chip's roofline' (`engine.explain.advisor.roofline_table`)."""

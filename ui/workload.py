@@ -110,9 +110,14 @@ def dist_editor(path: str, title: str, seed: int) -> None:
     if st.session_state.get(key) != kind:
         st.session_state[key] = kind
     st.segmented_control(
-        title, list(DIST_FIELDS), key=key, on_change=_kind_changed, args=(path, key), required=True,
+        title,
+        list(DIST_FIELDS),
+        key=key,
+        on_change=_kind_changed,
+        args=(path, key),
+        required=True,
         help=(LengthDist.__doc__ or "").strip().split("\n\n")[1] if LengthDist.__doc__ else None,
-    )  # fmt: skip
+    )
     fields = DIST_FIELDS.get(kind, ())
     cols = st.columns(len(fields) + 1)
     for col, name in zip(cols, fields, strict=False):
@@ -135,8 +140,14 @@ def dist_editor(path: str, title: str, seed: int) -> None:
                     what=f"{title}, {label_of(name).lower()}",
                 )
     with cols[-1]:
-        number(f"{path}.max_tokens", "Max", integer=True, lo=1, hi=MAX_TOKENS_PER_REQUEST,
-               what=f"{title}, maximum")  # fmt: skip
+        number(
+            f"{path}.max_tokens",
+            "Max",
+            integer=True,
+            lo=1,
+            hi=MAX_TOKENS_PER_REQUEST,
+            what=f"{title}, maximum",
+        )
     try:
         hist, stats = _histogram(LengthDist.model_validate(dist).model_dump_json(), seed)
     except (ScenarioError, ValueError) as exc:
@@ -158,8 +169,13 @@ def dist_editor(path: str, title: str, seed: int) -> None:
 def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
     """The arrival process: kind, the fields it uses, and the rate over the window."""
     arr = sc.workload.arrival
-    select("workload.arrival.kind", ["poisson", "gamma", "offline", "closed_loop"], "Arrival process", horizontal=True,
-           help=(Arrival.__doc__ or "").strip().split("\n\n")[-1])  # fmt: skip
+    select(
+        "workload.arrival.kind",
+        ["poisson", "gamma", "offline", "closed_loop"],
+        "Arrival process",
+        horizontal=True,
+        help=(Arrival.__doc__ or "").strip().split("\n\n")[-1],
+    )
     used = set(ARRIVAL_FIELDS.get(arr.kind, ()))
     known = {f for fs in ARRIVAL_FIELDS.values() for f in fs} | {"kind"}
     c1, c2, c3 = st.columns([2, 1, 1] if "rate_rps" in used else [1, 1, 1])  # the rate: a slider and a box
@@ -195,8 +211,12 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
     curve = rate_curve(arr, sc.duration_s)
     obs = arrival_histogram(observed_s, sc.duration_s) if observed_s is not None and len(observed_s) else None
     if len(curve) or obs is not None:
-        export.chart(charts.rate(curve, "Arrival rate over the window", observed=obs), sc, "arrival_rate",
-                     title="Arrival rate over the window")  # fmt: skip
+        export.chart(
+            charts.rate(curve, "Arrival rate over the window", observed=obs),
+            sc,
+            "arrival_rate",
+            title="Arrival rate over the window",
+        )
     else:
         st.caption(
             "A closed loop or an offline batch has no arrival curve: requests come as earlier ones end, or all at t = 0."
@@ -232,13 +252,28 @@ def rate_editor(sc: Scenario) -> None:
 
     left, right = st.columns([3, 2], vertical_alignment="bottom")
     with left:
-        bound(st.select_slider, RATE, "Rate (req/s)", options=rate_stops(cap, rate), format_func=lambda v: f"{v:g}",
-              to_ui=float, from_ui=float,
-              help=f"{HELP['rate_rps']} The stops are spaced by ratio, up to {show_number(round_down(cap))} req/s "
-              f"({why}); type any rate in the box beside it.")  # fmt: skip
+        bound(
+            st.select_slider,
+            RATE,
+            "Rate (req/s)",
+            options=rate_stops(cap, rate),
+            format_func=lambda v: f"{v:g}",
+            to_ui=float,
+            from_ui=float,
+            help=f"{HELP['rate_rps']} The stops are spaced by ratio, up to {show_number(round_down(cap))} req/s "
+            f"({why}); type any rate in the box beside it.",
+        )
     with right:
-        number(RATE, "Exact (req/s)", key="fg:rate-typed", check=check, what="Rate (req/s)", step=nice_step(rate, False),
-               fmt="%g", help=f"Any mean rate above 0 and up to {show_number(round_down(cap))} req/s ({why}).")  # fmt: skip
+        number(
+            RATE,
+            "Exact (req/s)",
+            key="fg:rate-typed",
+            check=check,
+            what="Rate (req/s)",
+            step=nice_step(rate, False),
+            fmt="%g",
+            help=f"Any mean rate above 0 and up to {show_number(round_down(cap))} req/s ({why}).",
+        )
 
 
 def points_editor(arr: Arrival) -> None:
@@ -246,9 +281,16 @@ def points_editor(arr: Arrival) -> None:
     frame = pd.DataFrame(
         [p.model_dump() for p in arr.points] or [{"at_s": 0.0, "factor": 1.0}, {"at_s": 600.0, "factor": 1.0}]
     )
-    edited = st.data_editor(frame, num_rows="dynamic", key="fg:points", hide_index=True,
-                            column_config={"at_s": st.column_config.NumberColumn("at (s)", min_value=0.0),
-                                           "factor": st.column_config.NumberColumn("× rate", min_value=0.0)})  # fmt: skip
+    edited = st.data_editor(
+        frame,
+        num_rows="dynamic",
+        key="fg:points",
+        hide_index=True,
+        column_config={
+            "at_s": st.column_config.NumberColumn("at (s)", min_value=0.0),
+            "factor": st.column_config.NumberColumn("× rate", min_value=0.0),
+        },
+    )
     rows = edited.dropna().sort_values("at_s").to_dict("records")
     changed = rows != [p.model_dump() for p in arr.points] and len(rows) >= 2
     if changed and state.override({"workload.arrival.points": rows}):
@@ -263,9 +305,11 @@ def trace_arrivals(sc: Scenario, observed_s: Any) -> None:
     if observed_s is None or not len(observed_s):
         return
     fig = charts.rate(
-        pd.DataFrame(columns=["t_s", "rate_rps"]), "Arrivals of the trace in the window",
-        observed=arrival_histogram(observed_s, sc.duration_s), observed_name="trace",
-    )  # fmt: skip
+        pd.DataFrame(columns=["t_s", "rate_rps"]),
+        "Arrivals of the trace in the window",
+        observed=arrival_histogram(observed_s, sc.duration_s),
+        observed_name="trace",
+    )
     export.chart(fig, sc, "trace_arrivals", title="Arrivals of the trace")
 
 
@@ -304,8 +348,14 @@ def trace_editor(sc: Scenario) -> None:
             state.override({"workload.trace.path": t.path, "workload.trace.format": t.format})
 
         opts = list(by_path) if tr.path in by_path else [*by_path, tr.path]
-        st.selectbox("Trace", opts, key=key, on_change=picked, format_func=lambda p: by_path[p].label if p in by_path else p,
-                     help="Public traces shipped in data/traces (each with its licence; see its SOURCE.md).")  # fmt: skip
+        st.selectbox(
+            "Trace",
+            opts,
+            key=key,
+            on_change=picked,
+            format_func=lambda p: by_path[p].label if p in by_path else p,
+            help="Public traces shipped in data/traces (each with its licence; see its SOURCE.md).",
+        )
     if tr is not None:
         model_form("workload.trace", Trace, skip=("path", "format"), columns=4)
 
@@ -313,11 +363,14 @@ def trace_editor(sc: Scenario) -> None:
 def upload_editor() -> None:
     """Upload a trace (CSV or JSONL, size-limited); it is checked, kept by content hash, and replayed."""
     up = st.file_uploader(
-        "Trace file", type=["csv", "jsonl"], key="fg:upload", max_upload_size=MAX_TRACE_BYTES // (1024 * 1024),
+        "Trace file",
+        type=["csv", "jsonl"],
+        key="fg:upload",
+        max_upload_size=MAX_TRACE_BYTES // (1024 * 1024),
         help="Mooncake JSONL (timestamp ms, input_length, output_length[, hash_ids]); Azure CSV (TIMESTAMP, "
         "ContextTokens, GeneratedTokens); or a plain CSV (arrival_s, input_tokens, output_tokens[, class]). "
         f"At most {MAX_TRACE_BYTES // (1024 * 1024)} MiB.",
-    )  # fmt: skip
+    )
     if up is None:
         return
     raw = up.getvalue()
@@ -380,9 +433,12 @@ def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:
         )
         st.button(
             plain(f"Create class{'es' if len(gap.missing) > 1 else ''} {shown} and use the trace"),
-            key="fg:upload-create-classes", on_click=_create_classes, args=(file_name, gap.missing, trace.format),
-            type="primary", icon=":material/add:",
-        )  # fmt: skip
+            key="fg:upload-create-classes",
+            on_click=_create_classes,
+            args=(file_name, gap.missing, trace.format),
+            type="primary",
+            icon=":material/add:",
+        )
         return
     reasons = [f"{label!r} cannot be a class name: {why}" for label, why in gap.bad]
     if gap.over_limit:
@@ -421,8 +477,9 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
         state.notify(
             f"{file_name}: created class{'es' if len(names) > 1 else ''} {', '.join(names)} (SLOs on the SLO page); "
             f"{len(reqs):,} requests in the window, format {fmt}.",
-            kind="success", key=f"upload:{file_name}",
-        )  # fmt: skip
+            kind="success",
+            key=f"upload:{file_name}",
+        )
 
 
 def class_template(n: int) -> dict[str, Any]:
