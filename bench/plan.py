@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.run import machine_load
 from engine.planning.candidates import SearchSpace, hardware_choice
 from engine.planning.margin import margin
 from engine.planning.plan import plan
@@ -36,7 +37,7 @@ def main() -> None:
     t0 = time.perf_counter()
     p = plan(scen, args.target_rps, space)
     wall = time.perf_counter() - t0
-    ok = "ok" if wall < 60 else "SLOW"
+    ok = "ok" if wall < 60 else f"SLOW at {machine_load()}"
     print(
         f"plan {io.DEFAULT_PRESET} at {args.target_rps:g} req/s over {len(chips)} chips: {', '.join(chips)}"
     )
@@ -62,7 +63,7 @@ def main() -> None:
             f"{held}; cheapest that passes slowed {cost} ({q.simulated} simulations)"
         )
     total = wall + extra
-    ok = "ok" if total < 60 else "SLOW"
+    ok = "ok" if total < 60 else f"SLOW at {machine_load()}"
     print(f"{'planner with its margin, wall time':42} {total:8.2f} s  (target < 60 s, {ok})")
 
 
