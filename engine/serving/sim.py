@@ -3,12 +3,9 @@
 Each instance (`engine.serving.instance.Server`) runs continuous batching as a small state machine on
 simpy's event queue: idle, running one iteration, or running one decode jump, each ending with a
 timed call (`host.Clock`: a bare function call in the queue, ordered as a simpy timeout would be)
-that applies the work and forms the next batch. An iteration that contains prefill work is one
-event; so is a run of decode-only iterations with an unchanging batch, whose steps the cost model
-sums in closed form (`step.StepModel.decode_run`). The number of events is therefore a small
-multiple of the number of requests, whatever the output lengths.
-
-The run's other actors each own one invariant:
+that applies the work and forms the next batch. A run of decode-only iterations with an unchanging
+batch is one event too (`step.StepModel.decode_run` sums its steps in closed form), so events are a
+small multiple of requests, whatever the output lengths. The run's other actors each own one invariant:
 
 - the request ledger (`ledger`): every request's state; a request ends exactly once, with a reason;
 - the fleet (`fleet`): the live instances by role, their capacities, and routing among them;
@@ -51,17 +48,9 @@ from engine.serving.ledger import (
 from engine.serving.workload import Requests
 
 _COUNTERS = (
-    "preemptions",
-    "recomputed_tokens",
-    "swapped_bytes",
-    "retried",
-    "role_switches",
-    "role_drains",
-    "role_restores",
-    "link_faults",
-    "fallbacks",
-    "transfer_tokens_saved",
-)
+    "preemptions", "recomputed_tokens", "swapped_bytes", "retried", "role_switches", "role_drains", "role_restores",
+    "link_faults", "fallbacks", "transfer_tokens_saved",
+)  # fmt: skip
 
 
 class Simulation:
