@@ -24,6 +24,7 @@ from engine.planning.rules import run_passes
 from engine.planning.search import Progress
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
+from engine.serving.summary import shortfall_rps
 from engine.serving.workload import generate
 
 
@@ -199,5 +200,5 @@ def _check(
         goodput_rps=float(s["goodput_rps"]),
         ttft_ms_p90=_p90(s, "ttft"),
         tpot_ms_p90=_p90(s, "tpot"),
-        shortfall_rps=(s["unsustainable"] or {}).get("shortfall_rps"),
+        shortfall_rps=shortfall_rps(s),
     )
