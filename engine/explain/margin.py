@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -82,15 +82,16 @@ class RunMargin:
     def rows(self) -> list[tuple[str, float | None, float | None]]:
         """The figures that move: (name, as modelled, slowed)."""
 
-        def lat(s: Mapping[str, Any], metric: str, p: str) -> float | None:
-            v = s.get("latency_ms", {}).get(metric, {}).get(p)
+        def lat(s: Summary, metric: Literal["ttft", "tpot"], p: Literal["p90", "p99"]) -> float | None:
+            v = s["latency_ms"][metric][p]
             return None if v is None else float(v)
 
         out: list[tuple[str, float | None, float | None]] = [
             ("SLO attainment", self.modelled["slo_attainment"], self.slowed["slo_attainment"]),
             ("goodput", self.modelled["goodput_rps"], self.slowed["goodput_rps"]),
         ]
-        for metric, name in (("ttft", "TTFT"), ("tpot", "TPOT")):
+        metrics: tuple[tuple[Literal["ttft", "tpot"], str], ...] = (("ttft", "TTFT"), ("tpot", "TPOT"))
+        for metric, name in metrics:
             for p in ("p90", "p99"):
                 out.append((f"{name} {p}", lat(self.modelled, metric, p), lat(self.slowed, metric, p)))
         out.append(

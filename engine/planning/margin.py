@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from engine.catalog.entries import Catalog
 from engine.planning.candidates import SearchSpace, planning_scenario
@@ -24,7 +24,7 @@ from engine.planning.rules import run_passes
 from engine.planning.search import Progress
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
-from engine.serving.summary import shortfall_rps
+from engine.serving.summary import Summary, shortfall_rps
 from engine.serving.workload import generate
 
 
@@ -117,8 +117,8 @@ class Margin:
         }
 
 
-def _p90(summary: Mapping[str, Any], metric: str) -> float | None:
-    v = summary.get("latency_ms", {}).get(metric, {}).get("p90")
+def _p90(summary: Summary, metric: Literal["ttft", "tpot"]) -> float | None:
+    v = summary["latency_ms"][metric]["p90"]
     return None if v is None else float(v)
 
 
