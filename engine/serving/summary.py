@@ -74,9 +74,9 @@ class RequestCounts(TypedDict):
     completed: int
     """Of those, completed."""
     rejected: int
-    """Of those, rejected (admission, queue limits, edge), never started."""
+    """Of those, turned away at arrival (see `rejected_by_reason`)."""
     failed: int
-    """Of those, failed after starting (a fault, an exhausted retry)."""
+    """Of those, admitted but not finished (e.g. their instance lost under the fail policy)."""
     rejected_by_reason: dict[str, int]
     """Rejected requests counted by reason, most first."""
     failed_by_reason: dict[str, int]
@@ -200,9 +200,9 @@ class Cache(TypedDict):
     prefill_flops_saved: float
     """Prefill compute the hits saved, FLOPs."""
     load_ms_mean: float
-    """Mean time loading cached KV per request, ms."""
+    """Mean time bringing host or pooled hits into HBM before the prefill, per window request, ms."""
     kv_transfer_tokens_saved: int
-    """KV tokens a disaggregated hand-off did not send thanks to the cache, tokens."""
+    """Prompt tokens whose KV the decode instance already held, so they did not cross the link, tokens."""
 
 
 class Scheduler(TypedDict):
@@ -215,19 +215,19 @@ class Scheduler(TypedDict):
     swapped_bytes: float
     """KV swapped out to host memory, bytes."""
     retried: int
-    """Requests retried after a fault."""
+    """Retries: requests started again after their instance failed (each retry counts)."""
     role_switches: int
-    """Instances that switched role (prefill / decode)."""
+    """Role switches the elastic role controller started."""
     role_drains: int
-    """Instances drained for a role switch."""
+    """Instances marked draining (to switch role, or to go home after a spike)."""
     role_restores: int
-    """Instances restored to their role."""
+    """Instances sent back to their pool's role after a spike."""
     link_faults: int
-    """KV link faults."""
+    """KV link faults that struck."""
     fallbacks: int
-    """Requests served by a fallback path (a disaggregated request served colocated)."""
+    """Fallbacks: decode instances turned colocated (whole requests) with no prefill instance up."""
     degraded_arrivals: int
-    """Arrivals while the deployment was degrading."""
+    """New arrivals while a degrade trigger held (each shed or capped by its class)."""
     capped_requests: int
     """Requests whose output was capped while degraded."""
     capped_tokens: int
