@@ -32,7 +32,7 @@ import functools
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
@@ -126,6 +126,46 @@ def is_fitted(profile: CalibrationProfile) -> bool:
     return profile.source.startswith("fitted")
 
 
+class _MoeKeys(TypedDict, total=False):
+    shared_experts: bool
+    """True when the MoE experts' rate is the one factor fitted to every chip's and stack's MoE rows
+    (present only then)."""
+    eta_experts: float
+    """A MoE model's routed experts' rate against the dense layers' (MoE only)."""
+
+
+def _shared(shared: bool) -> _MoeKeys:
+    # the key only when true (the JSON of a dense model keeps its keys)
+    return {"shared_experts": True} if shared else {}
+
+
+def _eta(experts: float | None) -> _MoeKeys:
+    return {} if experts is None else {"eta_experts": experts}
+
+
+class CalibrationDoc(_MoeKeys):
+    """A pool's calibration in a run's summary (`Calibration.as_dict`)."""
+
+    profile: str
+    """The calibration profile's name."""
+    stack: str
+    """The serving stack the chip is modelled under."""
+    fitted: bool
+    """True when the chip's own measurements under this stack were fitted."""
+    partial: bool
+    """Fitted, but a MoE model's routed experts run at the one shared factor."""
+    basis: Basis
+    """Where the profile comes from (fitted, same_silicon, other_stack, illustrative, transfer, assumed)."""
+    rule: str
+    """The rule that chose the profile, in words."""
+    expected_error: dict[str, float]
+    """Expected relative error by kind of figure (throughput, ttft, tpot, energy), as a fraction."""
+    band: dict[str, list[float]]
+    """Per kind of figure: the 16th and 84th percentile ratio predicted / measured on held-out rows."""
+    caveat: str
+    """What reruns of online serving showed for this fit ('' when nothing)."""
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Which profile a chip runs with under a stack, on what basis, and the error to expect."""
@@ -187,21 +227,22 @@ class Calibration:
         b = self.band.get("throughput")
         return (0.0, 0.0) if b is None else (b[1] - 1.0, b[0] - 1.0)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> CalibrationDoc:
         """Plain data for JSON: profile, fitted, basis, rule, expected_error, band."""
-        return {
+        doc: CalibrationDoc = {
             "profile": self.profile_name,
             "stack": self.stack,
             "fitted": self.fitted,
             "partial": self.partial,
-            **({"shared_experts": True} if self.shared_experts else {}),
+            **_shared(self.shared_experts),
             "basis": self.basis,
             "rule": self.rule,
             "expected_error": dict(self.expected_error),
             "band": {f: list(b) for f, b in self.band.items()},
             "caveat": self.caveat,
-            **({"eta_experts": self.experts} if self.experts is not None else {}),
+            **_eta(self.experts),
         }
+        return doc
 
 
 @functools.cache

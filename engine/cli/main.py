@@ -44,6 +44,7 @@ from engine.serving.work_bound import WorkBoundError, estimate, sci
 
 if TYPE_CHECKING:
     from engine.explain.margin import RunMargin, RunSpread
+    from engine.serving.summary import Summary
 
 MEASUREMENT_COLUMNS = (
     "id", "model", "hardware", "tp", "weights", "kv", "kind", "prompt_tokens", "output_tokens",
@@ -265,7 +266,7 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
     return 0
 
 
-def _print_spread(summary: dict[str, Any], scen: Scenario, edge: RunMargin, spread: RunSpread) -> None:
+def _print_spread(summary: Summary, scen: Scenario, edge: RunMargin, spread: RunSpread) -> None:
     """`run --margin`'s text: the run at its chips' pessimistic edges, then each figure's spread."""
     from engine.explain.margin import figure_text
 
@@ -327,12 +328,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def spread_lines(summary: dict[str, Any], scenario: Scenario, moves: Any) -> list[str]:
+def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:
     """'ttft_p99_ms  810  (−22% to +39%)': each headline figure of a run with its spread's band."""
     from engine.explain.presentation import headline  # pandas: loaded only when asked
 
     marks = confidence.pool_marks(scenario, summary)
-    figures = {**headline(summary), "throughput_rps": summary.get("throughput_rps")}
+    figures = {**headline(summary), "throughput_rps": summary["throughput_rps"]}
     out = []
     for key, v in figures.items():
         if v is None or key not in moves:

@@ -262,8 +262,9 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
     cat = scenario_catalog(result.scenario, catalog)
     s = result.summary
     out: list[Finding] = []
-    if (behind := sustain.line(s)) is not None:  # first: it qualifies every latency below
-        out.append(Finding("critical", "saturation", behind, dict(s["unsustainable"])))
+    if (behind := sustain.line(s)) and (mark := s["unsustainable"]):  # first: it qualifies the rest
+        numbers = {k: mark[k] for k in ("shortfall_rps", "offered_rps", "sustained_rps")}
+        out.append(Finding("critical", "saturation", behind, numbers))
     out += _slo_findings(result)
     out += _pool_findings(result, res, cat)
     out += _latency_findings(result, res)
@@ -594,10 +595,9 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
                 )
     if result.scenario.deployment.mode == "colocated":
         tp = done["tpot_s"].dropna()
-        classes = result.summary["classes"]
         tpot_misses = [
             spec.name for spec in result.scenario.workload.classes
-            if (classes.get(spec.name, {}).get("tpot_ms_at_percentile") or 0.0) > spec.slo.tpot_ms
+            if (result.summary["classes"][spec.name]["tpot_ms_at_percentile"] or 0.0) > spec.slo.tpot_ms
         ]  # fmt: skip
         if len(tp) >= 10 and float(tp.median()) > 0:
             ratio = float(tp.quantile(0.99) / tp.median())

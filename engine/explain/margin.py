@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -22,6 +22,7 @@ from engine.explain.presentation import compare, duration_text, headline, usd_te
 from engine.planning.rules import run_passes
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
+from engine.serving.summary import Summary
 from engine.serving.workload import generate
 
 
@@ -31,9 +32,9 @@ class RunMargin:
 
     slowdown: dict[str, float]
     """Per chip of the run: how much longer its iterations were made (its band's pessimistic edge)."""
-    modelled: dict[str, Any]
+    modelled: Summary
     """The run's summary as modelled."""
-    slowed: dict[str, Any]
+    slowed: Summary
     """The summary with every chip slowed."""
     targets: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Per class: its TTFT and TPOT targets (ms)."""
@@ -81,19 +82,21 @@ class RunMargin:
     def rows(self) -> list[tuple[str, float | None, float | None]]:
         """The figures that move: (name, as modelled, slowed)."""
 
-        def lat(s: Mapping[str, Any], metric: str, p: str) -> float | None:
-            v = s.get("latency_ms", {}).get(metric, {}).get(p)
+        def lat(s: Summary, metric: Literal["ttft", "tpot"], p: Literal["p90", "p99"]) -> float | None:
+            v = s["latency_ms"][metric][p]
             return None if v is None else float(v)
 
         out: list[tuple[str, float | None, float | None]] = [
             ("SLO attainment", self.modelled["slo_attainment"], self.slowed["slo_attainment"]),
             ("goodput", self.modelled["goodput_rps"], self.slowed["goodput_rps"]),
         ]
-        for metric, name in (("ttft", "TTFT"), ("tpot", "TPOT")):
+        metrics: tuple[tuple[Literal["ttft", "tpot"], str], ...] = (("ttft", "TTFT"), ("tpot", "TPOT"))
+        for metric, name in metrics:
             for p in ("p90", "p99"):
                 out.append((f"{name} {p}", lat(self.modelled, metric, p), lat(self.slowed, metric, p)))
-        cost = "usd_per_request"
-        out.append(("$ / request", self.modelled["cost"].get(cost), self.slowed["cost"].get(cost)))
+        out.append(
+            ("$ / request", self.modelled["cost"]["usd_per_request"], self.slowed["cost"]["usd_per_request"])
+        )
         return out
 
 
@@ -137,14 +140,14 @@ def run_slowdowns(scenario: Scenario, summary: Mapping[str, Any] | None = None) 
 
 
 def run_margin(
-    scenario: Scenario, summary: Mapping[str, Any], catalog: Catalog | None = None, *, check_work: bool = True
+    scenario: Scenario, summary: Summary, catalog: Catalog | None = None, *, check_work: bool = True
 ) -> RunMargin:
     """A run (`summary`, of `scenario`) and the same scenario rerun, on the same requests, with every
     chip at the pessimistic edge of its throughput band."""
     slowdown = run_slowdowns(scenario, summary)
     slow = simulate(scenario, catalog, check_work=check_work, slowdown=slowdown).summary
     targets = {c.name: (c.slo.ttft_ms, c.slo.tpot_ms) for c in scenario.workload.classes}
-    return RunMargin(slowdown=slowdown, modelled=dict(summary), slowed=slow, targets=targets)
+    return RunMargin(slowdown=slowdown, modelled=summary.copy(), slowed=slow, targets=targets)
 
 
 # --- a run's spread: the headline figures with chips slower and faster -------------------------
@@ -186,9 +189,9 @@ class RunSpread:
 
     slowdown: dict[str, float]
     """Per chip: its band's pessimistic edge e (every iteration 1 + e times as long)."""
-    modelled: dict[str, Any]
-    slower: dict[str, Any]
-    faster: dict[str, Any]
+    modelled: Summary
+    slower: Summary
+    faster: Summary
     speedup: dict[str, float] = field(default_factory=dict)
     """Per chip: its band's optimistic edge e (1 + e times as long; usually e < 0)."""
 
@@ -216,17 +219,17 @@ class RunSpread:
 
 
 def run_spread(
-    scenario: Scenario, summary: Mapping[str, Any], catalog: Catalog | None = None, *, check_work: bool = True
+    scenario: Scenario, summary: Summary, catalog: Catalog | None = None, *, check_work: bool = True
 ) -> RunSpread:
     """A run (`summary`, of `scenario`) and the same requests with every chip at the pessimistic
     and at the optimistic edge of its throughput band (two more simulations)."""
     slowdown, speedup = run_edges(scenario, summary)
     if not slowdown:
-        return RunSpread(slowdown={}, modelled=dict(summary), slower=dict(summary), faster=dict(summary))
+        return RunSpread(slowdown={}, modelled=summary.copy(), slower=summary.copy(), faster=summary.copy())
     reqs = generate(scenario)
     slow = simulate(scenario, catalog, reqs, check_work=check_work, slowdown=slowdown).summary
     fast = simulate(scenario, catalog, reqs, check_work=check_work, slowdown=speedup).summary
-    return RunSpread(slowdown=slowdown, modelled=dict(summary), slower=slow, faster=fast, speedup=speedup)
+    return RunSpread(slowdown=slowdown, modelled=summary.copy(), slower=slow, faster=fast, speedup=speedup)
 
 
 # --- a comparison's margin (the Compare page) -------------------------------------------------
@@ -258,16 +261,12 @@ class CompareMargin:
     @property
     def shared(self) -> bool:
         """True when A and B run on the same chips under the same stack (their errors move together)."""
-        stacks = {
-            str(c.get("stack", ""))
-            for s in (self.a.modelled, self.b.modelled)
-            for c in s.get("calibration", {}).values()
-        }
+        stacks = {c["stack"] for s in (self.a.modelled, self.b.modelled) for c in s["calibration"].values()}
         return set(self.a.slowdown) == set(self.b.slowdown) and len(stacks) <= 1
 
-    def cases(self) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]:
+    def cases(self) -> list[tuple[str, Summary, Summary]]:
         """(name, A's summary, B's summary) of each case the comparison is checked in."""
-        out: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = [
+        out: list[tuple[str, Summary, Summary]] = [
             ("as modelled", self.a.modelled, self.b.modelled),
             ("both slower", self.a.slowed, self.b.slowed),
         ]
@@ -318,9 +317,9 @@ class CompareMargin:
 
 def compare_margin(
     a: Scenario,
-    a_summary: Mapping[str, Any],
+    a_summary: Summary,
     b: Scenario,
-    b_summary: Mapping[str, Any],
+    b_summary: Summary,
     *,
     check_work: bool = True,
 ) -> CompareMargin:

@@ -29,6 +29,7 @@ from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
 from engine.serving.run import simulate
+from engine.serving.summary import shortfall_rps
 from engine.serving.workload import generate
 
 
@@ -165,7 +166,7 @@ def capacity(
                 "rate_rps": rate,
                 "passes": ok,
                 "classes_pass": all(c["passes"] for c in res.summary["classes"].values()),
-                "shortfall_rps": (res.summary["unsustainable"] or {}).get("shortfall_rps"),
+                "shortfall_rps": shortfall_rps(res.summary),
                 "goodput_rps": res.summary["goodput_rps"],
                 "slo_attainment": res.summary["slo_attainment"],
             }

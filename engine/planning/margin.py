@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from engine.catalog.entries import Catalog
 from engine.planning.candidates import SearchSpace, planning_scenario
@@ -24,6 +24,7 @@ from engine.planning.rules import run_passes
 from engine.planning.search import Progress
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
+from engine.serving.summary import Summary, shortfall_rps
 from engine.serving.workload import generate
 
 
@@ -116,8 +117,8 @@ class Margin:
         }
 
 
-def _p90(summary: Mapping[str, Any], metric: str) -> float | None:
-    v = summary.get("latency_ms", {}).get(metric, {}).get("p90")
+def _p90(summary: Summary, metric: Literal["ttft", "tpot"]) -> float | None:
+    v = summary["latency_ms"][metric]["p90"]
     return None if v is None else float(v)
 
 
@@ -199,5 +200,5 @@ def _check(
         goodput_rps=float(s["goodput_rps"]),
         ttft_ms_p90=_p90(s, "ttft"),
         tpot_ms_p90=_p90(s, "tpot"),
-        shortfall_rps=(s["unsustainable"] or {}).get("shortfall_rps"),
+        shortfall_rps=shortfall_rps(s),
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from engine.planning.sizing import (
 )
 from engine.serving.metrics import measured_mask
 from engine.serving.run import SimResult
+from engine.serving.summary import Summary
 
 Rule = Literal["percentile", "attainment"]
 """What makes a run pass: every class at its SLO percentile, or a share of requests within their SLO."""
@@ -46,9 +47,7 @@ def rule_text(rule: Rule, attainment: float = DEFAULT_ATTAINMENT) -> str:
     return "every class within its TTFT and TPOT targets at its SLO percentile"
 
 
-def run_passes(
-    summary: dict[str, Any], rule: Rule = "percentile", attainment: float = DEFAULT_ATTAINMENT
-) -> bool:
+def run_passes(summary: Summary, rule: Rule = "percentile", attainment: float = DEFAULT_ATTAINMENT) -> bool:
     """Whether one run's summary passes under a rule.
 
     ``percentile`` (MLPerf's): every class passes (`engine.serving.metrics`: its TTFT and TPOT at

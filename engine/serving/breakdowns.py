@@ -18,14 +18,12 @@ from engine.costmodel import ownership
 from engine.scenario.resolve import Resolved
 from engine.serving import edge
 from engine.serving.cache import TIERS
-from engine.serving.gaps import PERCENTILES
 from engine.serving.ledger import COMPLETED, FAILED, REJECTED, SEGMENT_COLUMNS, Records
-from engine.serving.stats import nan_mean, nan_sum, percentile
+from engine.serving.stats import nan_mean, nan_sum, percentiles
+from engine.serving.summary import Cache, ClassSummary, Cost, Edge
 
 
-def edge_summary(
-    resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
-) -> dict[str, Any]:
+def edge_summary(resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray) -> Edge:
     """Where the window's requests were served (edge, or offloaded by reason), TTFT by site, and the
     site's peak power (from the recorded iterations, `edge.site_power_w`) against its budget."""
     spec = resolved.scenario.deployment.edge
@@ -50,10 +48,8 @@ def edge_summary(
         "local_share": int(np.count_nonzero(local)) / n if n else 0.0,
         "offloaded_share": offloaded / n if n else 0.0,
         "ttft_ms": {
-            "edge": {f"p{q}": percentile(ttft_ms[local & done], q) for q in PERCENTILES},
-            "offloaded": {
-                f"p{q}": percentile(ttft_ms[mask & done & (site != "edge")], q) for q in PERCENTILES
-            },
+            "edge": percentiles(ttft_ms[local & done]),
+            "offloaded": percentiles(ttft_ms[mask & done & (site != "edge")]),
         },
         "power_budget_w": spec.power_budget_w,
         "site_idle_w": idle_w,
@@ -62,9 +58,7 @@ def edge_summary(
     }
 
 
-def cache_summary(
-    resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
-) -> dict[str, Any]:
+def cache_summary(resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray) -> Cache:
     """Prefix-cache hit rates (per tier and class), prefill compute saved and bytes moved."""
     sc = resolved.scenario
     hits = rec.cache_hit_tokens[mask]
@@ -96,9 +90,9 @@ def cache_summary(
 
 def class_summary(
     resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, ClassSummary]:
     """Per class: counts, latency percentiles at the SLO percentile, attainment and pass/fail."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, ClassSummary] = {}
     for spec in resolved.scenario.workload.classes:
         rows = mask & (columns["class"] == spec.name)
         n_rows = int(np.count_nonzero(rows))
@@ -176,7 +170,7 @@ def cost_summary(
     columns: dict[str, Any],
     cum_all: dict[int, dict[str, np.ndarray]],
     energy_by_pool: dict[int, float] | None = None,
-) -> dict[str, Any]:
+) -> Cost:
     """The bill, per hour, per request and per million output tokens, and where it went.
 
     ``usd_by_part`` splits it by role (prefill, decode, KV transfer, cache) in either mode; an
@@ -217,7 +211,7 @@ def cost_summary(
             split["decode"] += pool_bill * (1.0 - share)
     n_done = int(np.count_nonzero(completed))
     out_tok = float(columns["output_tokens"][completed].sum())
-    out: dict[str, Any] = {
+    out: Cost = {
         "mode": basis.mode,
         "basis": basis.label(),
         "usd_per_hour": per_hour,

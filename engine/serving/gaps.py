@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from engine.serving.ledger import COMPLETED, SEGMENT_COLUMNS, Records
+from engine.serving.summary import LatencyStats
 
 PERCENTILES = (50, 90, 99)
-"""The percentiles every latency figure reports (`engine.serving.metrics` uses the same)."""
+"""The percentiles every latency figure reports (the keys of `engine.serving.summary.Percentiles`)."""
 
 
 def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
@@ -107,7 +108,7 @@ def _range_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray
     return out
 
 
-def token_gaps(rec: Records, lo: float, hi: float) -> dict[str, float | None]:
+def token_gaps(rec: Records, lo: float, hi: float) -> LatencyStats:
     """Percentiles (ms) of the gap before every token decoded in [lo, hi] (Mooncake's TBT).
 
     Token-weighted: a segment's first step counts its requests at its first gap, its other steps
@@ -115,8 +116,7 @@ def token_gaps(rec: Records, lo: float, hi: float) -> dict[str, float | None]:
     (`_stall_gaps`). A request's first token (TTFT) is not a gap.
     """
     seg = rec.segments
-    empty: dict[str, float | None] = {f"p{q}": None for q in PERCENTILES}
-    empty["mean"] = None
+    empty: LatencyStats = {"p50": None, "p90": None, "p99": None, "mean": None}
     if not len(seg):
         return empty
     c = {name: i for i, name in enumerate(SEGMENT_COLUMNS)}
@@ -141,9 +141,9 @@ def token_gaps(rec: Records, lo: float, hi: float) -> dict[str, float | None]:
     values, weights = values[order], weights[order]
     cum = np.cumsum(weights)
     total = float(cum[-1])
-    out: dict[str, float | None] = {}
-    for q in PERCENTILES:
+
+    def at(q: float) -> float:
         i = int(np.searchsorted(cum, q / 100.0 * total, side="left"))
-        out[f"p{q}"] = float(values[min(i, len(values) - 1)])
-    out["mean"] = float((values * weights).sum() / total)
-    return out
+        return float(values[min(i, len(values) - 1)])
+
+    return {"p50": at(50), "p90": at(90), "p99": at(99), "mean": float((values * weights).sum() / total)}

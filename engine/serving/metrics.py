@@ -33,7 +33,7 @@ series, when a result's tables are first read. Sums and means are taken as panda
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -41,9 +41,18 @@ from engine.costmodel import power
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved
 from engine.serving.breakdowns import cache_summary, class_summary, cost_summary, edge_summary
-from engine.serving.gaps import PERCENTILES, largest_gaps, token_gaps
+from engine.serving.gaps import largest_gaps, token_gaps
 from engine.serving.ledger import COMPLETED, FAILED, OUTCOMES, REJECTED, SEGMENT_COLUMNS, Records
-from engine.serving.stats import by_reason, nan_mean, percentile
+from engine.serving.stats import by_reason, latency_stats, nan_mean, percentile
+from engine.serving.summary import (
+    Edge,
+    LatencyMs,
+    LatencyStats,
+    PoolUtilization,
+    Scheduler,
+    Shortfall,
+    Summary,
+)
 from engine.serving.workload import Requests
 
 
@@ -192,13 +201,13 @@ def pool_series(resolved: Resolved, rec: Records, edges: np.ndarray) -> dict[int
 
 def _utilisation_and_energy(
     resolved: Resolved, rec: Records, lo: float, span: float
-) -> tuple[dict[str, dict[str, float]], dict[int, dict[str, np.ndarray]], float, dict[int, float]]:
+) -> tuple[dict[str, PoolUtilization], dict[int, dict[str, np.ndarray]], float, dict[int, float]]:
     """(utilisation per pool over the window, integrals over the run, energy in J, energy by pool)."""
     # one pass over the iterations: integrals at 0, the window's start and end, and the drain's end
     series = pool_series(resolved, rec, np.array([0.0, lo, lo + span, max(rec.end_s, 1e-9)]))
     cum = {p: {k: v[1:3] for k, v in q.items()} for p, q in series.items()}
     cum_all = {p: {k: v[[0, 3]] for k, v in q.items()} for p, q in series.items()}
-    util: dict[str, dict[str, float]] = {}
+    util: dict[str, PoolUtilization] = {}
     energy_j = 0.0
     energy_by_pool: dict[int, float] = {}
     for pool in resolved.pools:
@@ -234,7 +243,7 @@ def _utilisation_and_energy(
     return util, cum_all, energy_j, energy_by_pool
 
 
-def scheduler_counts(counters: dict[str, float]) -> dict[str, float]:
+def scheduler_counts(counters: dict[str, float]) -> Scheduler:
     """What the scheduler and the disruptions did: preemptions, retries, role switches, fallbacks, degrading."""
     return {
         "preemptions": int(counters.get("preemptions", 0)),
@@ -252,59 +261,81 @@ def scheduler_counts(counters: dict[str, float]) -> dict[str, float]:
     }
 
 
-def summary(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> dict[str, Any]:
-    """The summary figures of one run (the JSON the CLI prints), from its `request_columns`."""
+class _EdgeSection(TypedDict, total=False):
+    edge: Edge
+
+
+def _edge_section(
+    resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
+) -> _EdgeSection:
+    # the summary's `edge` key, with an edge site only
+    return {"edge": edge_summary(resolved, rec, columns, mask)} if rec.site is not None else {}
+
+
+def summary(
+    resolved: Resolved, rec: Records, columns: dict[str, Any], unsustainable: Shortfall | None
+) -> Summary:
+    """The summary figures of one run (the JSON the CLI prints), from its `request_columns`.
+
+    `unsustainable` is the run's shortfall (`engine.serving.saturation.unsustainable`), or None.
+    """
     mask, lo, span = window(resolved, columns, rec)
     completed = rec.outcome == COMPLETED
     done = mask & completed
     n_win = int(np.count_nonzero(mask))
-    out: dict[str, Any] = {}
-    out["requests"] = {
-        "total": n_win,
-        "completed": int(np.count_nonzero(done)),
-        "rejected": int(np.count_nonzero(mask & (rec.outcome == REJECTED))),
-        "failed": int(np.count_nonzero(mask & (rec.outcome == FAILED))),
-        "rejected_by_reason": by_reason(rec.reason, mask & (rec.outcome == REJECTED)),
-        "failed_by_reason": by_reason(rec.reason, mask & (rec.outcome == FAILED)),
+
+    def stats(col: str) -> LatencyStats:
+        return latency_stats(columns[col][done] * 1e3)
+
+    lat: LatencyMs = {
+        "ttft": stats("ttft_s"),
+        "tpot": stats("tpot_s"),
+        "e2e": stats("e2e_s"),
+        "max_tbt": stats("max_tbt_s"),
+        "tbt": token_gaps(rec, lo, max(lo + span, rec.end_s) if whole_run(resolved.scenario) else lo + span),
     }
-    lat: dict[str, dict[str, float | None]] = {}
-    for name, col in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s"), ("max_tbt", "max_tbt_s")):
-        vals = columns[col][done] * 1e3
-        lat[name] = {f"p{q}": percentile(vals, q) for q in PERCENTILES}
-        lat[name]["mean"] = float(np.nanmean(vals)) if np.isfinite(vals).any() else None
-    lat["tbt"] = token_gaps(rec, lo, max(lo + span, rec.end_s) if whole_run(resolved.scenario) else lo + span)
-    out["latency_ms"] = lat
     met = int(np.count_nonzero(columns["met_slo"][mask]))
     n_done = int(np.count_nonzero(done))
-    out["slo_attainment"] = met / n_win if n_win else 0.0
-    out["goodput_rps"] = met / span
-    out["throughput_rps"] = n_done / span
-    out["throughput_tokens_per_s"] = {
-        "input": float(columns["prompt_tokens"][done].sum()) / span,
-        "output": float(columns["output_tokens"][done].sum()) / span,
-    }
-    out["classes"] = class_summary(resolved, rec, columns, mask)
     # utilisation over the window, energy over the run
     util, cum_all, energy_j, energy_by_pool = _utilisation_and_energy(resolved, rec, lo, span)
-    out["utilization"] = util
-    out["calibration"] = {pool.spec.name: pool.calibration.as_dict() for pool in resolved.pools}
-    out["cost"] = cost_summary(resolved, rec, columns, cum_all, energy_by_pool)
     out_tokens = float(columns["output_tokens"][completed].sum())
-    out["energy"] = {
-        "joules": energy_j,
-        "joules_per_output_token": energy_j / out_tokens if out_tokens else None,
-    }
-    out["window_s"] = span
-    out["drain_end_s"] = rec.end_s
-    out["cache"] = cache_summary(resolved, rec, columns, mask)
-    out["scheduler"] = scheduler_counts(rec.counters)
     transfer = columns["kv_transfer_s"][done]
-    out["kv_transfer_ms"] = {
-        "mean": float(nan_mean(transfer) * 1e3) if n_done else None,
-        "p99": percentile(transfer * 1e3, 99),
+    out: Summary = {
+        "requests": {
+            "total": n_win,
+            "completed": int(np.count_nonzero(done)),
+            "rejected": int(np.count_nonzero(mask & (rec.outcome == REJECTED))),
+            "failed": int(np.count_nonzero(mask & (rec.outcome == FAILED))),
+            "rejected_by_reason": by_reason(rec.reason, mask & (rec.outcome == REJECTED)),
+            "failed_by_reason": by_reason(rec.reason, mask & (rec.outcome == FAILED)),
+        },
+        "latency_ms": lat,
+        "slo_attainment": met / n_win if n_win else 0.0,
+        "goodput_rps": met / span,
+        "throughput_rps": n_done / span,
+        "throughput_tokens_per_s": {
+            "input": float(columns["prompt_tokens"][done].sum()) / span,
+            "output": float(columns["output_tokens"][done].sum()) / span,
+        },
+        "classes": class_summary(resolved, rec, columns, mask),
+        "utilization": util,
+        "calibration": {pool.spec.name: pool.calibration.as_dict() for pool in resolved.pools},
+        "cost": cost_summary(resolved, rec, columns, cum_all, energy_by_pool),
+        "energy": {
+            "joules": energy_j,
+            "joules_per_output_token": energy_j / out_tokens if out_tokens else None,
+        },
+        "window_s": span,
+        "drain_end_s": rec.end_s,
+        "cache": cache_summary(resolved, rec, columns, mask),
+        "scheduler": scheduler_counts(rec.counters),
+        "kv_transfer_ms": {
+            "mean": float(nan_mean(transfer) * 1e3) if n_done else None,
+            "p99": percentile(transfer * 1e3, 99),
+        },
+        **_edge_section(resolved, rec, columns, mask),
+        "unsustainable": unsustainable,
     }
-    if rec.site is not None:
-        out["edge"] = edge_summary(resolved, rec, columns, mask)
     return out
 
 

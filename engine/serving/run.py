@@ -27,6 +27,7 @@ from engine.scenario.resolve import Resolved, resolve, slowed
 from engine.serving import metrics, saturation, work_bound
 from engine.serving.ledger import Records
 from engine.serving.sim import Simulation
+from engine.serving.summary import Summary
 from engine.serving.workload import Requests, generate
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class SimResult:
     """
 
     scenario: Scenario
-    summary: dict[str, Any]
+    summary: Summary
     events: int
     wall_s: float
     tables: RunTables = field(repr=False, compare=False)
@@ -160,12 +161,11 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
             block_tokens=reqs.block_tokens,
         )
     columns = metrics.request_columns(resolved, reqs, rec)
-    summary = metrics.summary(resolved, rec, columns)
-    # None when the run reaches a steady state; else its shortfall (engine.serving.saturation)
-    summary["unsustainable"] = saturation.unsustainable(resolved.scenario, rec)
+    # unsustainable: None when the run reaches a steady state; else its shortfall (engine.serving.saturation)
+    shortfall = saturation.unsustainable(resolved.scenario, rec)
     return SimResult(
         scenario=resolved.scenario,
-        summary=summary,
+        summary=metrics.summary(resolved, rec, columns, shortfall),
         events=rec.events,
         wall_s=wall,
         tables=RunTables(resolved, rec, columns),
@@ -201,7 +201,7 @@ def t_quantile(dof: int) -> float:
     return _T975[max(keys)] if dof <= 30 else 1.96
 
 
-def flatten(doc: dict[str, Any], prefix: str = "") -> dict[str, float]:
+def flatten(doc: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     """Numeric leaves of a nested summary as ``a.b.c`` keys."""
     out: dict[str, float] = {}
     for k, v in doc.items():

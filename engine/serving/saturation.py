@@ -38,13 +38,12 @@ for their answers, so it cannot overrun the deployment however slow it is.
 
 from __future__ import annotations
 
-from typing import TypedDict
-
 import numpy as np
 
 from engine.scenario.model import Scenario
 from engine.serving.ledger import Records
 from engine.serving.metrics import whole_run
+from engine.serving.summary import Shortfall
 
 SAMPLES = 256
 """Times at which the queue is sampled over the second half of the window."""
@@ -56,14 +55,6 @@ MIN_SHORTFALL_SHARE = 0.01
 """The least shortfall, as a share of the offered rate, that counts."""
 HELD_SHARE = 0.5
 """The queue's least value over the half window, as a share of its rise there, that counts as held."""
-
-
-class Shortfall(TypedDict):
-    """An unsustainable run's mark (`summary["unsustainable"]`): rates over the window's second half."""
-
-    shortfall_rps: float
-    offered_rps: float
-    sustained_rps: float
 
 
 def queue_trend(scenario: Scenario, rec: Records) -> tuple[float, float, float, float] | None:

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from engine.serving.summary import LatencyStats, Percentiles
+
 
 def by_reason(reasons: list[str], selected: np.ndarray) -> dict[str, int]:
     """Selected requests counted by reason: most first, ties in order of first appearance.
@@ -54,3 +56,13 @@ def percentile(values: np.ndarray, q: float) -> float | None:
     """The q-th percentile of the finite values (None when there are none)."""
     v = values[np.isfinite(values)]
     return float(np.percentile(v, q)) if len(v) else None
+
+
+def percentiles(values: np.ndarray) -> Percentiles:
+    """The p50, p90 and p99 of the finite values (each None when there are none)."""
+    return {"p50": percentile(values, 50), "p90": percentile(values, 90), "p99": percentile(values, 99)}
+
+
+def latency_stats(values: np.ndarray) -> LatencyStats:
+    """`percentiles` and the mean of the values (the mean None when none is finite)."""
+    return {**percentiles(values), "mean": float(np.nanmean(values)) if np.isfinite(values).any() else None}

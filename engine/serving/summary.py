@@ -1,0 +1,430 @@
+"""The shape of a run's summary: the JSON `python -m engine run --json` prints, as TypedDicts.
+
+`metrics.summary` builds a `Summary` (its sections from `engine.serving.breakdowns`); every engine
+function that reads one takes it typed, so mypy checks each key read. The JSON shape is the contract
+(CLI JSON, exports, golden files), hence TypedDicts and not dataclasses: a summary is a plain dict.
+Each field's docstring gives its meaning and unit; `markdown()` lists them all for docs/metrics.md.
+"""
+
+import ast
+import inspect
+import sys
+import types
+import typing
+from typing import Literal, NotRequired, TypedDict
+
+from engine.calibration.trust import CalibrationDoc
+
+__all__ = [
+    "BEGIN",
+    "END",
+    "Cache",
+    "CalibrationDoc",
+    "ClassSummary",
+    "Cost",
+    "Edge",
+    "EdgeTtft",
+    "Energy",
+    "KvTransferMs",
+    "LatencyMs",
+    "LatencyStats",
+    "Percentiles",
+    "PoolUtilization",
+    "RequestCounts",
+    "Scheduler",
+    "Shortfall",
+    "Summary",
+    "TokenRates",
+    "fields",
+    "markdown",
+    "shortfall_rps",
+    "update_doc",
+]
+
+
+class Percentiles(TypedDict):
+    """Percentiles of a latency, in ms (None when no request has the figure)."""
+
+    p50: float | None
+    """Median, ms."""
+    p90: float | None
+    """90th percentile, ms."""
+    p99: float | None
+    """99th percentile, ms."""
+
+
+class LatencyStats(TypedDict):
+    """Percentiles and mean of a latency over the window's completed requests, in ms."""
+
+    p50: float | None
+    """Median, ms (None when no request has the figure)."""
+    p90: float | None
+    """90th percentile, ms."""
+    p99: float | None
+    """99th percentile, ms."""
+    mean: float | None
+    """Mean, ms (None when no request has the figure)."""
+
+
+class RequestCounts(TypedDict):
+    """The window's requests by outcome."""
+
+    total: int
+    """Requests arriving in the window (every request for a whole-run load)."""
+    completed: int
+    """Of those, completed."""
+    rejected: int
+    """Of those, turned away at arrival (see `rejected_by_reason`)."""
+    failed: int
+    """Of those, admitted but not finished (e.g. their instance lost under the fail policy)."""
+    rejected_by_reason: dict[str, int]
+    """Rejected requests counted by reason, most first."""
+    failed_by_reason: dict[str, int]
+    """Failed requests counted by reason, most first."""
+
+
+class LatencyMs(TypedDict):
+    """Latency distributions, ms."""
+
+    ttft: LatencyStats
+    """Time to first token (queueing and KV transfer included), per completed request."""
+    tpot: LatencyStats
+    """Time per output token after the first, per completed request with more than one token."""
+    e2e: LatencyStats
+    """Arrival to completion, per completed request."""
+    max_tbt: LatencyStats
+    """Each completed request's largest gap between two of its tokens."""
+    tbt: LatencyStats
+    """Gap before every token decoded in the window, token-weighted (Mooncake's TBT)."""
+
+
+class TokenRates(TypedDict):
+    """Tokens of completed window requests per second of the window."""
+
+    input: float
+    """Prompt tokens per second."""
+    output: float
+    """Output tokens per second."""
+
+
+class ClassSummary(TypedDict):
+    """One request class over the window, judged at its SLO percentile."""
+
+    requests: int
+    """The class's requests in the window."""
+    completed: int
+    """Of those, completed."""
+    rejected: int
+    """Of those, rejected."""
+    failed: int
+    """Of those, failed."""
+    percentile: float
+    """The class's SLO percentile (e.g. 99)."""
+    ttft_ms_at_percentile: float | None
+    """TTFT at that percentile, ms; rejected and failed requests count as infinitely late (None: infinite)."""
+    tpot_ms_at_percentile: float | None
+    """TPOT at that percentile, ms (None: infinite or no request)."""
+    max_tbt_ms_at_percentile: float | None
+    """Largest token gap at that percentile, ms (None: infinite or no request)."""
+    slo_attainment: float
+    """Share of the class's window requests that met their SLO, 0-1."""
+    passes: bool
+    """True when TTFT, TPOT (and TBT, if targeted) at the percentile are within target."""
+
+
+class PoolUtilization(TypedDict):
+    """One pool's time-weighted utilisation over the window, each 0-1."""
+
+    compute: float
+    """Achieved / peak FLOP/s."""
+    bandwidth: float
+    """Achieved / peak HBM bytes/s."""
+    busy: float
+    """Share of instance-time spent iterating."""
+    kv_memory: float
+    """KV tokens held / KV capacity."""
+
+
+class Cost(TypedDict):
+    """The bill: every chip from t = 0 to the end of the drain, idle or not."""
+
+    mode: Literal["rent", "own"]
+    """'rent' (hourly prices) or 'own' (capital, hosting, energy)."""
+    basis: str
+    """The cost basis in words."""
+    usd_per_hour: float
+    """The deployment's cost per hour, USD/h."""
+    usd_total: float
+    """The whole run's bill, USD."""
+    usd_per_request: float | None
+    """Bill / completed requests, USD (None when none completed)."""
+    usd_per_million_output_tokens: float | None
+    """Bill per million output tokens of completed requests, USD (None when none)."""
+    usd_per_request_by_part: dict[str, float | None]
+    """`usd_by_part` per completed request, USD (each None when none completed)."""
+    usd_by_part: dict[str, float]
+    """The bill by role, USD, adding up to `usd_total`: prefill (a colocated pool's split by its prefill
+    time), decode, kv_transfer (the sending chips' time while KV crosses the link), cache (host and
+    pooled tiers at their GB-hour price)."""
+    usd_by_pool: NotRequired[dict[str, float]]
+    """Each pool's bill, USD (a portfolio of more than one pool only)."""
+    usd_by_kind: NotRequired[dict[str, float]]
+    """Owned cost only: the bill by kind, USD, adding up to `usd_total`: capital (depreciated purchase),
+    energy (drawn, with PUE), hosting (space, cooling, operations), cache."""
+    usd_per_request_by_kind: NotRequired[dict[str, float | None]]
+    """Owned cost only: `usd_by_kind` per completed request, USD (each None when none completed)."""
+
+
+class Energy(TypedDict):
+    """Energy over the whole run (`engine.costmodel.power`)."""
+
+    joules: float
+    """Every chip's energy, J."""
+    joules_per_output_token: float | None
+    """Energy per output token of completed requests, J (None when none)."""
+
+
+class Cache(TypedDict):
+    """The prefix cache over the window."""
+
+    enabled: bool
+    """True when the scenario enables the prefix cache."""
+    hit_rate: float
+    """Prompt tokens found in cache / prompt tokens, 0-1."""
+    hit_rate_by_tier: dict[str, float]
+    """The hit rate by tier (hbm, host, pooled), 0-1."""
+    hit_rate_by_class: dict[str, float]
+    """The hit rate by request class, 0-1."""
+    bytes_by_tier: dict[str, float]
+    """KV bytes served from each tier, bytes."""
+    prefill_flops_saved: float
+    """Prefill compute the hits saved, FLOPs."""
+    load_ms_mean: float
+    """Mean time bringing host or pooled hits into HBM before the prefill, per window request, ms."""
+    kv_transfer_tokens_saved: int
+    """Prompt tokens whose KV the decode instance already held, so they did not cross the link, tokens."""
+
+
+class Scheduler(TypedDict):
+    """What the scheduler and the disruptions did over the run (counts unless said)."""
+
+    preemptions: int
+    """Requests evicted from a running batch."""
+    recomputed_tokens: int
+    """Tokens computed again after preemption, tokens."""
+    swapped_bytes: float
+    """KV swapped out to host memory, bytes."""
+    retried: int
+    """Retries: requests started again after their instance failed (each retry counts)."""
+    role_switches: int
+    """Role switches the elastic role controller started."""
+    role_drains: int
+    """Instances marked draining (to switch role, or to go home after a spike)."""
+    role_restores: int
+    """Instances sent back to their pool's role after a spike."""
+    link_faults: int
+    """KV link faults that struck."""
+    fallbacks: int
+    """Fallbacks: decode instances turned colocated (whole requests) with no prefill instance up."""
+    degraded_arrivals: int
+    """New arrivals while a degrade trigger held (each shed or capped by its class)."""
+    capped_requests: int
+    """Requests whose output was capped while degraded."""
+    capped_tokens: int
+    """Output tokens cut by those caps, tokens."""
+
+
+class KvTransferMs(TypedDict):
+    """KV transfer time of completed window requests, ms."""
+
+    mean: float | None
+    """Mean, ms (None when none completed)."""
+    p99: float | None
+    """99th percentile, ms (None when no transfer)."""
+
+
+class EdgeTtft(TypedDict):
+    """TTFT of completed window requests by where they were served, ms."""
+
+    edge: Percentiles
+    """Served at the edge site."""
+    offloaded: Percentiles
+    """Offloaded to the cloud."""
+
+
+class Edge(TypedDict):
+    """The edge site over the window (a deployment with an edge site only)."""
+
+    requests: int
+    """The window's requests."""
+    local: int
+    """Served at the edge."""
+    local_completed: int
+    """Served at the edge and completed."""
+    offloaded: int
+    """Offloaded to the cloud."""
+    offloaded_by_reason: dict[str, int]
+    """Offloaded, by reason (rule, saturated, power)."""
+    local_share: float
+    """local / requests, 0-1."""
+    offloaded_share: float
+    """offloaded / requests, 0-1."""
+    ttft_ms: EdgeTtft
+    """TTFT by site, ms."""
+    power_budget_w: float
+    """The site's power budget, W."""
+    site_idle_w: float
+    """The site's idle power, W."""
+    peak_site_power_w: float
+    """The site's peak power over the recorded iterations, W."""
+    offload_latency_ms: float
+    """The added latency of offloading a request, ms."""
+
+
+class Shortfall(TypedDict):
+    """An unsustainable run's mark: rates over the window's second half (`engine.serving.saturation`)."""
+
+    shortfall_rps: float
+    """How fast the queue grows, req/s."""
+    offered_rps: float
+    """The offered arrival rate, req/s."""
+    sustained_rps: float
+    """offered - shortfall: what the deployment kept up with, req/s."""
+
+
+class Summary(TypedDict):
+    """One run's summary figures (docs/metrics.md defines them)."""
+
+    requests: RequestCounts
+    """The window's requests by outcome."""
+    latency_ms: LatencyMs
+    """Latency distributions, ms."""
+    slo_attainment: float
+    """Window requests that met their SLO / window requests (rejected and failed count as misses), 0-1."""
+    goodput_rps: float
+    """Requests that met their SLO per second of the window, req/s."""
+    throughput_rps: float
+    """Completed window requests per second of the window, req/s."""
+    throughput_tokens_per_s: TokenRates
+    """Token throughput of completed window requests, tokens/s."""
+    classes: dict[str, ClassSummary]
+    """Per request class (by name)."""
+    utilization: dict[str, PoolUtilization]
+    """Per pool (by name), over the window."""
+    calibration: dict[str, CalibrationDoc]
+    """Per pool (by name): the chip's calibration under its stack."""
+    cost: Cost
+    """The bill."""
+    energy: Energy
+    """Energy over the whole run."""
+    window_s: float
+    """The measured window's length (the makespan for a whole-run load), s."""
+    drain_end_s: float
+    """When the last request ended, s."""
+    cache: Cache
+    """The prefix cache."""
+    scheduler: Scheduler
+    """Scheduler and disruption counts."""
+    kv_transfer_ms: KvTransferMs
+    """KV transfer time, ms."""
+    edge: NotRequired[Edge]
+    """The edge site (a deployment with an edge site only)."""
+    unsustainable: Shortfall | None
+    """None when the run reaches a steady state, else by how much its queue grows."""
+
+
+def shortfall_rps(summary: Summary) -> float | None:
+    """How fast an unsustainable run's queue grows, req/s (None when the run keeps up)."""
+    mark = summary["unsustainable"]
+    return None if mark is None else mark["shortfall_rps"]
+
+
+def _docstrings(td: type) -> dict[str, str]:
+    """Each field's attribute docstring in a TypedDict's source, its TypedDict bases' first."""
+    module = sys.modules[td.__module__]
+    node = ast.parse(inspect.getsource(td)).body[0]
+    assert isinstance(node, ast.ClassDef)
+    out: dict[str, str] = {}
+    for base in node.bases:
+        parent = getattr(module, base.id, None) if isinstance(base, ast.Name) else None
+        if parent is not None and parent is not TypedDict and typing.is_typeddict(parent):
+            out |= _docstrings(parent)
+    for stmt, nxt in zip(node.body, node.body[1:], strict=False):
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+            out[stmt.target.id] = " ".join(str(nxt.value.value).split())
+    return out
+
+
+def _name(tp: object) -> str:
+    """A type as written in the source, short (no module prefixes)."""
+    if isinstance(tp, type) and not typing.get_args(tp):
+        return "None" if tp is type(None) else tp.__name__
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_name(a) for a in args)
+    if origin is Literal:
+        return "Literal[" + ", ".join(repr(a) for a in args) + "]"
+    return f"{getattr(origin, '__name__', str(origin))}[{', '.join(_name(a) for a in args)}]"
+
+
+def _nested(tp: object) -> type | None:
+    """The TypedDict a field holds (directly, as a dict's values, or beside None), if any."""
+    if typing.is_typeddict(tp):
+        return tp  # type: ignore[return-value]
+    for arg in typing.get_args(tp):
+        inner = _nested(arg)
+        if inner is not None:
+            return inner
+    return None
+
+
+def fields(td: type = Summary, prefix: str = "") -> list[tuple[str, str, bool, str]]:
+    """Every field path under `td` (a dict's keys as ``<name>``): (path, type, required, docstring)."""
+    hints = typing.get_type_hints(td, globalns=vars(sys.modules[td.__module__]), include_extras=True)
+    docs = _docstrings(td)
+    out: list[tuple[str, str, bool, str]] = []
+    for key, tp in hints.items():
+        required = key in td.__required_keys__  # type: ignore[attr-defined]
+        bare = typing.get_args(tp)[0] if typing.get_origin(tp) is NotRequired else tp
+        path = f"{prefix}{key}"
+        out.append((path, _name(bare), required, docs.get(key, "")))
+        inner = _nested(bare)
+        if inner is not None:
+            keyed = typing.get_origin(bare) is dict
+            out += fields(inner, f"{path}.<name>." if keyed else f"{path}.")
+    return out
+
+
+BEGIN = "<!-- summary-fields:begin -->"
+"""docs/metrics.md's marker before the generated field list."""
+END = "<!-- summary-fields:end -->"
+"""docs/metrics.md's marker after it."""
+
+
+def markdown() -> str:
+    """The table of every summary field for docs/metrics.md (between its generated markers)."""
+    lines = ["| Field | Type | Meaning |", "| --- | --- | --- |"]
+    for path, tp, required, doc in fields():
+        tp = tp.replace("|", "\\|")
+        lines.append(f"| `{path}` | {tp}{'' if required else ' (optional)'} | {doc} |")
+    return "\n".join(lines) + "\n"
+
+
+def update_doc(path: str) -> bool:
+    """Write `markdown()` between the markers of a Markdown file (docs/metrics.md); True if it changed."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    head, sep, rest = text.partition(BEGIN + "\n")
+    _, sep2, tail = rest.partition(END)
+    if not sep or not sep2:
+        raise ValueError(f"{path} lacks the markers {BEGIN} ... {END}")
+    new = head + sep + markdown() + sep2 + tail
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(new)
+    return new != text
+
+
+if __name__ == "__main__":  # python -m engine.serving.summary [docs/metrics.md]: regenerate the field list
+    print("updated" if update_doc(sys.argv[1] if len(sys.argv) > 1 else "docs/metrics.md") else "current")

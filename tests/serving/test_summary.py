@@ -1,0 +1,142 @@
+"""The summary's contract: a run's summary has exactly the keys `engine.serving.summary` declares,
+`to_json()` keeps today's top-level keys, and docs/metrics.md lists every field as summary.py says."""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+from typing import Any, NotRequired
+
+import pytest
+
+from engine.serving import summary
+from engine.serving.run import SimResult, simulate
+from engine.serving.summary import Summary
+from tests.simhelp import small
+
+DOC = Path(__file__).parents[2] / "docs" / "metrics.md"
+BEGIN, END = summary.BEGIN, summary.END
+
+# `fengong run --json`'s top-level keys, taken from a chat-colocated run before the summary was typed
+TOP_LEVEL = [
+    "requests",
+    "latency_ms",
+    "slo_attainment",
+    "goodput_rps",
+    "throughput_rps",
+    "throughput_tokens_per_s",
+    "classes",
+    "utilization",
+    "calibration",
+    "cost",
+    "energy",
+    "window_s",
+    "drain_end_s",
+    "cache",
+    "scheduler",
+    "kv_transfer_ms",
+    "unsustainable",
+    "sim",
+    "scenario",
+    "engine_version",
+]
+
+# each: a preset, what it shows, and its overrides (small: a short run)
+CASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "colocated": ("chat-colocated", {}),
+    "disaggregated": ("chat-disaggregated", {}),
+    "edge": ("edge-offload", {}),
+    "owned cost": ("rent-vs-own", {}),
+    "faults": ("failure-drill", {"duration_s": 300.0}),  # its fault strikes at 260 s
+    "moe": ("moe-deepseek-h200", {}),
+    "unsustainable": ("chat-disaggregated", {"duration_s": 240.0, "workload.arrival.rate_rps": 48.0}),
+}
+
+_LEAF: dict[type, tuple[type, ...]] = {float: (float, int), int: (int,), bool: (bool,), str: (str,)}
+
+
+def mismatches(doc: Any, tp: Any, path: str = "summary") -> list[str]:
+    """Where `doc` differs from the type `tp` (a TypedDict, a dict of them, a leaf, a union)."""
+    if typing.get_origin(tp) is NotRequired:
+        tp = typing.get_args(tp)[0]
+    if typing.is_typeddict(tp):
+        if not isinstance(doc, dict):
+            return [f"{path}: {type(doc).__name__}, not a dict"]
+        hints = typing.get_type_hints(tp, include_extras=True)
+        required, declared = set(tp.__required_keys__), set(hints)
+        out = [f"{path}.{k}: missing" for k in sorted(required - set(doc))]
+        out += [f"{path}.{k}: not declared" for k in sorted(set(doc) - declared)]
+        for k in sorted(set(doc) & declared):
+            out += mismatches(doc[k], hints[k], f"{path}.{k}")
+        return out
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is dict:
+        if not isinstance(doc, dict):
+            return [f"{path}: {type(doc).__name__}, not a dict"]
+        return [m for k, v in doc.items() for m in mismatches(v, args[1], f"{path}.{k}")]
+    if origin is list:
+        return [m for i, v in enumerate(doc) for m in mismatches(v, args[0], f"{path}[{i}]")]
+    if origin is typing.Literal:
+        return [] if doc in args else [f"{path}: {doc!r} not one of {args}"]
+    if args:  # a union: any of its members
+        fits = [mismatches(doc, a, path) for a in args]
+        return [] if any(not f for f in fits) else fits[0]
+    if tp is type(None):
+        return [] if doc is None else [f"{path}: {doc!r}, not None"]
+    ok = isinstance(doc, _LEAF.get(tp, (tp,))) and not (tp in (int, float) and isinstance(doc, bool))
+    return [] if ok else [f"{path}: {type(doc).__name__}, not {tp.__name__}"]
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def run(request: pytest.FixtureRequest) -> tuple[str, SimResult]:
+    preset, over = CASES[request.param]
+    return request.param, simulate(small(preset, **over))
+
+
+def test_a_runs_summary_has_exactly_the_declared_keys(run: tuple[str, SimResult]) -> None:
+    case, res = run
+    assert mismatches(res.summary, Summary) == []
+    # each case shows what it was chosen for: the optional keys where they apply
+    s = res.summary
+    assert ("edge" in s) == (case == "edge")
+    assert ("usd_by_kind" in s["cost"]) == ("usd_per_request_by_kind" in s["cost"]) == (case == "owned cost")
+    assert (s["unsustainable"] is not None) == (case == "unsustainable")
+    if case == "faults":
+        assert s["requests"]["failed"] + s["scheduler"]["retried"] > 0
+    if case == "moe":
+        assert all("eta_experts" in c for c in s["calibration"].values())
+
+
+def test_to_json_keeps_todays_top_level_keys(run: tuple[str, SimResult]) -> None:
+    case, res = run
+    extra = ["edge"] if case == "edge" else []
+    expected = TOP_LEVEL[:16] + extra + TOP_LEVEL[16:]
+    assert list(res.to_json()) == expected
+
+
+def test_the_checker_finds_a_missing_an_undeclared_and_a_mistyped_key() -> None:
+    doc: dict[str, Any] = {"shortfall_rps": 1.0, "offered_rps": 3, "sustained_rps": 2.0}
+    assert mismatches(doc, summary.Shortfall) == []
+    assert mismatches({**doc, "extra": 1.0}, summary.Shortfall) == ["summary.extra: not declared"]
+    del doc["offered_rps"]
+    assert mismatches(doc, summary.Shortfall) == ["summary.offered_rps: missing"]
+    assert mismatches({**doc, "offered_rps": "3"}, summary.Shortfall) == [
+        "summary.offered_rps: str, not float"
+    ]
+
+
+def test_every_field_has_a_docstring() -> None:
+    rows = summary.fields()
+    assert len(rows) > 100
+    assert [p for p, _, _, doc in rows if not doc] == []
+    assert ("edge", "Edge", False, rows[[r[0] for r in rows].index("edge")][3]) in rows
+
+
+def test_metrics_doc_lists_every_field_as_summary_py_says() -> None:
+    text = DOC.read_text()
+    m = re.search(re.escape(BEGIN) + r"\n(.*?)" + re.escape(END), text, re.S)
+    assert m is not None, f"docs/metrics.md lacks the markers {BEGIN} ... {END}"
+    assert m.group(1) == summary.markdown(), (
+        "docs/metrics.md is stale: run `python -m engine.serving.summary` to regenerate its field list"
+    )
