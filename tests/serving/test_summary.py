@@ -10,13 +10,13 @@ from typing import Any, NotRequired
 
 import pytest
 
-from engine.serving import summary
 from engine.serving.run import SimResult, simulate
-from engine.serving.summary import Summary
+from engine.serving.summary import Shortfall, Summary
 from tests.simhelp import small
+from tools import summary_fields
 
 DOC = Path(__file__).parents[2] / "docs" / "metrics.md"
-BEGIN, END = summary.BEGIN, summary.END
+BEGIN, END = summary_fields.BEGIN, summary_fields.END
 
 # `fengong run --json`'s top-level keys, taken from a chat-colocated run before the summary was typed
 TOP_LEVEL = [
@@ -117,17 +117,15 @@ def test_to_json_keeps_todays_top_level_keys(run: tuple[str, SimResult]) -> None
 
 def test_the_checker_finds_a_missing_an_undeclared_and_a_mistyped_key() -> None:
     doc: dict[str, Any] = {"shortfall_rps": 1.0, "offered_rps": 3, "sustained_rps": 2.0}
-    assert mismatches(doc, summary.Shortfall) == []
-    assert mismatches({**doc, "extra": 1.0}, summary.Shortfall) == ["summary.extra: not declared"]
+    assert mismatches(doc, Shortfall) == []
+    assert mismatches({**doc, "extra": 1.0}, Shortfall) == ["summary.extra: not declared"]
     del doc["offered_rps"]
-    assert mismatches(doc, summary.Shortfall) == ["summary.offered_rps: missing"]
-    assert mismatches({**doc, "offered_rps": "3"}, summary.Shortfall) == [
-        "summary.offered_rps: str, not float"
-    ]
+    assert mismatches(doc, Shortfall) == ["summary.offered_rps: missing"]
+    assert mismatches({**doc, "offered_rps": "3"}, Shortfall) == ["summary.offered_rps: str, not float"]
 
 
 def test_every_field_has_a_docstring() -> None:
-    rows = summary.fields()
+    rows = summary_fields.fields()
     assert len(rows) > 100
     assert [p for p, _, _, doc in rows if not doc] == []
     assert ("edge", "Edge", False, rows[[r[0] for r in rows].index("edge")][3]) in rows
@@ -137,6 +135,6 @@ def test_metrics_doc_lists_every_field_as_summary_py_says() -> None:
     text = DOC.read_text()
     m = re.search(re.escape(BEGIN) + r"\n(.*?)" + re.escape(END), text, re.S)
     assert m is not None, f"docs/metrics.md lacks the markers {BEGIN} ... {END}"
-    assert m.group(1) == summary.markdown(), (
-        "docs/metrics.md is stale: run `python -m engine.serving.summary` to regenerate its field list"
+    assert m.group(1) == summary_fields.markdown(), (
+        "docs/metrics.md is stale: run `python tools/summary_fields.py` to regenerate its field list"
     )
