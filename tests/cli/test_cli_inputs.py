@@ -287,4 +287,4 @@ def test_make_quick_runs_the_tests_not_marked_slow() -> None:
     assert not any("runs_as_printed" in ln for ln in kept)
     assert "slow:" in (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # registered, so -m is not a typo
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "`make quick`" in readme and "about 4 minutes" in readme
+    assert "`make quick`" in readme and "`make test` took" in readme  # the suite's length, as measured
