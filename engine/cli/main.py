@@ -40,6 +40,7 @@ from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 from engine.serving.run import ENGINE_VERSION, replicate, simulate
+from engine.serving.summary import shortfall_rps
 from engine.serving.work_bound import WorkBoundError, estimate, sci
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
         f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
         f"{r['failed']:,} failed"
     )
-    short = sustain.shortfall_rps(doc)
+    short = shortfall_rps(doc)
     if (said := sustain.line(doc)) is not None:
         print(said)  # before the figures it qualifies
     for name, lat in doc["latency_ms"].items():
@@ -240,7 +241,7 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
         f"{args.replications} replications (seeds {runs[0].scenario.seed}..{runs[-1].scenario.seed}); "
         "mean [95% interval]"
     )
-    behind = [short for r in runs if (short := sustain.shortfall_rps(r.summary)) is not None]
+    behind = [short for r in runs if (short := shortfall_rps(r.summary)) is not None]
     if behind:
         print(
             f"unsustainable in {len(behind)} of {len(runs)} seeds (short by up to {max(behind):,.2g} req/s): "
@@ -339,7 +340,7 @@ def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:
         if v is None or key not in moves:
             continue
         band = confidence.figure_band(f"{v:.6g}", marks, key, moves)
-        grows = sustain.shortfall_rps(summary) if key.endswith("_ms") else None
+        grows = shortfall_rps(summary) if key.endswith("_ms") else None
         out.append(f"{key:30} {sustain.latency(f'{v:12.5g}', grows)}  {band or ''}")
     return out
 

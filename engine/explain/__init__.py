@@ -134,7 +134,7 @@ _API = {
     "at_least": "engine.explain.sustain",
     "latency": "engine.explain.sustain",
     "line": "engine.explain.sustain",
-    "shortfall_rps": "engine.explain.sustain",
+    "shortfall_rps": "engine.serving.summary",
 }
 _RENAMED: dict[str, str] = {}
 
@@ -370,4 +370,5 @@ if TYPE_CHECKING:
         svg_with_metadata,
         validation_table,
     )
-    from engine.explain.sustain import GROWS, at_least, latency, line, shortfall_rps
+    from engine.explain.sustain import GROWS, at_least, latency, line
+    from engine.serving.summary import shortfall_rps

@@ -50,6 +50,7 @@ from engine.planning.sizing import Demand, InstanceRates, demand, instance_rates
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog
 from engine.serving.run import SimResult
+from engine.serving.summary import shortfall_rps
 from engine.serving.workload import generate
 
 STABLE_MONTHS = 12.0
@@ -311,7 +312,7 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
 def _slo_findings(result: SimResult) -> list[Finding]:
     out = []
     specs = {c.name: c for c in result.scenario.workload.classes}
-    short = sustain.shortfall_rps(result.summary)  # unsustainable: every percentile grows with run length
+    short = shortfall_rps(result.summary)  # unsustainable: every percentile grows with run length
     for name, c in result.summary["classes"].items():
         slo = specs[name].slo
         ttft, tpot = c["ttft_ms_at_percentile"], c["tpot_ms_at_percentile"]

@@ -22,7 +22,7 @@ from engine.explain.presentation import compare, duration_text, headline, usd_te
 from engine.planning.rules import run_passes
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
-from engine.serving.summary import Summary
+from engine.serving.summary import Summary, shortfall_rps
 from engine.serving.workload import generate
 
 
@@ -70,14 +70,14 @@ class RunMargin:
         ):
             if at is not None and at > target:
                 out.append(f"{p} {label} {duration_text(at)} against {duration_text(target)}")
-        if (short := sustain.shortfall_rps(self.slowed)) is not None:  # its percentiles only grow
+        if (short := shortfall_rps(self.slowed)) is not None:  # its percentiles only grow
             out = [sustain.latency(o, short) for o in out] + [f"unsustainable, short by {short:,.2g} req/s"]
         return ", ".join(out)
 
     @property
     def shortfalls(self) -> tuple[float | None, float | None]:
         """The run's shortfall in req/s as modelled and slowed (None where it keeps up)."""
-        return sustain.shortfall_rps(self.modelled), sustain.shortfall_rps(self.slowed)
+        return shortfall_rps(self.modelled), shortfall_rps(self.slowed)
 
     def rows(self) -> list[tuple[str, float | None, float | None]]:
         """The figures that move: (name, as modelled, slowed)."""

@@ -4,6 +4,7 @@ A run whose queue grows through its window (`engine.serving.saturation`) has lat
 set by how long it ran, so no page, table or command prints one of them bare: each carries
 `GROWS` (``"26,317 ms, grows with run length"``; in a headline tile ``"≥ 26.3 s"`` over it).
 Throughput, cost and attainment stay as they are: they describe the run that was simulated.
+The shortfall itself is read with `engine.serving.summary.shortfall_rps`.
 """
 
 from __future__ import annotations
@@ -13,12 +14,6 @@ from typing import Any
 
 GROWS = "grows with run length"
 """What an unsustainable run's latency percentile says instead of standing alone."""
-
-
-def shortfall_rps(summary: Mapping[str, Any]) -> float | None:
-    """The run's shortfall in req/s when it is unsustainable, else None."""
-    mark = summary.get("unsustainable")
-    return float(mark["shortfall_rps"]) if mark else None
 
 
 def latency(text: str, shortfall: float | None) -> str:

@@ -6,7 +6,8 @@ function that reads one takes it typed, so mypy checks each key read. The JSON s
 Each field's docstring gives its meaning and unit; `tools/summary_fields.py` lists them all in docs/metrics.md.
 """
 
-from typing import Literal, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, TypedDict
 
 from engine.calibration.trust import CalibrationDoc
 
@@ -323,7 +324,9 @@ class Summary(TypedDict):
     """None when the run reaches a steady state, else by how much its queue grows."""
 
 
-def shortfall_rps(summary: Summary) -> float | None:
-    """How fast an unsustainable run's queue grows, req/s (None when the run keeps up)."""
-    mark = summary["unsustainable"]
-    return None if mark is None else mark["shortfall_rps"]
+def shortfall_rps(summary: Mapping[str, Any]) -> float | None:
+    """How fast an unsustainable run's queue grows, req/s (None when the run keeps up).
+
+    Any summary-like document: a run's `Summary`, its ``to_json()``, a replications mean."""
+    mark = summary.get("unsustainable")
+    return float(mark["shortfall_rps"]) if mark else None
