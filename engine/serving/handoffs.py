@@ -17,6 +17,7 @@ from engine.serving.ledger import FAILED, RequestLedger
 if TYPE_CHECKING:
     from engine.serving.fleet import Fleet
     from engine.serving.instance import Server
+    from engine.serving.link import KvLink
 
 
 class ParkedHandoffs:
@@ -24,6 +25,7 @@ class ParkedHandoffs:
 
     ledger: RequestLedger
     fleet: Fleet
+    link: KvLink
     preempt: bool
 
     def __init__(self) -> None:
@@ -47,9 +49,10 @@ class ParkedHandoffs:
         """Free a prefilled prompt's KV on its prefill instance (the KV ledger's)."""
         raise NotImplementedError
 
-    def refusal(self, srv: Server) -> str:
-        """Why a hand-off from `srv` fails over the link now (the KV ledger's)."""
-        raise NotImplementedError
+    def why_not(self, srv: Server, rid: int, cap: int | None = None) -> str:
+        """Why a prefilled prompt on `srv` fails rather than waits ('' when it may wait): no decode
+        instance that could take it will ever be up (`Fleet.undeliverable`), or its link refuses."""
+        return self.fleet.undeliverable(rid, cap, srv) or self.link.refusal(srv)
 
     def park(self, srv: Server, rid: int, need: int) -> None:
         """Park a prefilled prompt that needs `need` KV tokens on a decode instance."""
@@ -104,7 +107,7 @@ class ParkedHandoffs:
                     rooms = self._pool_rooms(decode)
                 continue
             # no single instance takes it (preemption: its whole length)
-            why = fleet.undeliverable(rid, sender=srv) or self.refusal(srv)
+            why = self.why_not(srv, rid)
             if why:
                 del pending[i], needs[i]
                 self.release_prefilled(srv, rid)
@@ -134,9 +137,7 @@ class ParkedHandoffs:
                 self.handoff(srv, rid)
                 room = self._decode_room(decode)
                 continue
-            why = fleet.undeliverable(rid, cap, srv) or self.refusal(
-                srv
-            )  # fits nowhere now, or the link refuses
+            why = self.why_not(srv, rid, cap)  # fits nowhere now
             if why:
                 self.release_prefilled(srv, rid)
                 led.end(rid, FAILED, why)

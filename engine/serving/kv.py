@@ -163,7 +163,7 @@ class KvLedger(ParkedHandoffs):
         """Send a prefilled prompt to a decode instance with room, or park it until one has some."""
         if self.send(srv, rid):
             return
-        why = self.fleet.undeliverable(rid, sender=srv) or self.link.refusal(srv)
+        why = self.why_not(srv, rid)
         if why:  # no decode instance that could take it will ever be up again, or the link is down
             self.release_prefilled(srv, rid)
             self.ledger.end(rid, FAILED, why)
@@ -234,10 +234,6 @@ class KvLedger(ParkedHandoffs):
             self.on_lost(rid)
             return
         self.on_delivered(dst, rid)
-
-    def refusal(self, srv: Server) -> str:
-        """Why a hand-off from `srv` fails over the link now ('' when it may be sent or wait)."""
-        return self.link.refusal(srv)
 
     # --- preemption -------------------------------------------------------------------------
     def swap_time(self, srv: Server, tokens: int) -> float:
