@@ -439,12 +439,6 @@ def spread_band(key: str, r: Range | None, move: tuple[float, float]) -> str:
     return signed_text(lo, hi)
 
 
-def range_text(down: float, up: float) -> str:
-    """A band from its fall and rise (both >= 0): '± 9%' where they read the same, else
-    '−22% to +39%'."""
-    return signed_text(-down, up)
-
-
 def signed_text(lo: float, hi: float) -> str:
     """A band from its signed sides (lo <= hi): '± 9%' where they mirror, else '−22% to +39%' (or
     '−30% to −5%' when the whole band lies below the figure)."""
@@ -469,10 +463,3 @@ def figure_band(
     if move is not None:
         return spread_band(key, r, move)
     return None if r is None else band(r, (bounds or {}).get(key))
-
-
-def with_spread(
-    text: str, marks: Sequence[PoolMark], key: str, moves: Moves | None, bounds: Limits | None = None
-) -> str:
-    """A headline figure with its band (`figure_band`): '810 ms (−22% to +39%)', '20.2 ms ± 7%'."""
-    return with_band(text, figure_band(text, marks, key, moves, bounds))

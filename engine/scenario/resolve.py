@@ -98,12 +98,6 @@ def slowed(resolved: Resolved, slowdown: Mapping[str, float]) -> Resolved:
     return dataclasses.replace(resolved, pools=tuple(pools))
 
 
-def hastened(slowdown: Mapping[str, float]) -> dict[str, float]:
-    """The slowdowns that make each chip as much faster as `slowdown` makes it slower: every
-    iteration 1 / (1 + e) as long (chips without an error left out)."""
-    return {chip: 1.0 / (1.0 + e) - 1.0 for chip, e in slowdown.items() if e > 0}
-
-
 def layouts_text(min_chips: int, dp: int = 1, max_tp: int = 64) -> str:
     """Layouts of at least `min_chips` chips to suggest where a model does not fit: ': tp 16, or
     tp 8 x pp 2' (tensor parallelism in powers of two, as stacks shard heads; one 8-chip node,
