@@ -296,4 +296,4 @@ ROOFLINE: dict[str, Any] = {
     "batch_limit": cc.TextColumn("batch limit"),
     "note": cc.TextColumn("note"),
 }
-"""The Results page's 'Where each phase sits on each chip's roofline' (`engine.explain.advisor.roofline_table`)."""
+"""The Results page's 'Where each phase sits on each chip's roofline' (`engine.explain.rooflines`)."""

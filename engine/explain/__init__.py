@@ -1,6 +1,7 @@
 """Explaining results: findings, values the pages show, previews and reports.
 
-Owns: `advisor` (roofline placement and findings), `confidence` (calibration marks and the
+Owns: `advisor` (findings and the specialisation test), `rooflines` (each phase on each
+chip's roofline), `confidence` (calibration marks and the
 expected error of each figure), `presentation` (the figures and frames the
 dashboard draws), `previews` (what a setting will do before a run: length histograms, shipped
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
@@ -24,7 +25,7 @@ _API = {
     "STABLE_MONTHS": "engine.explain.advisor",
     "advise": "engine.explain.advisor",
     "findings": "engine.explain.advisor",
-    "roofline_table": "engine.explain.advisor",
+    "roofline_table": "engine.explain.rooflines",
     "specialisation": "engine.explain.advisor",
     "BAND_NOTE": "engine.explain.confidence",
     "HEADLINE_SOURCES": "engine.explain.confidence",
@@ -268,7 +269,6 @@ if TYPE_CHECKING:
         Finding,
         advise,
         findings,
-        roofline_table,
         specialisation,
     )
     from engine.explain.confidence import (
@@ -370,5 +370,6 @@ if TYPE_CHECKING:
         svg_with_metadata,
         validation_table,
     )
+    from engine.explain.rooflines import roofline_table
     from engine.explain.sustain import GROWS, at_least, latency, line
     from engine.serving.summary import shortfall_rps

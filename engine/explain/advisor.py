@@ -2,16 +2,8 @@
 
 Three reports, each a plain value:
 
-- `roofline_table(scenario)`: for the scenario's model and workload, every catalog chip (at the
-  smallest tensor-parallel degree that holds the weights) with prefill of the mean prompt and
-  decode at the batch B* the planner would use (the largest that fits KV memory, the batching
-  limit and the TPOT target): arithmetic intensity, the ridge point, attainable and achieved
-  TFLOP/s per chip, which resource binds, and a note when the chip cannot meet an SLO in that
-  phase even unloaded (the planner's pruning reasons). `compute` and `bandwidth` come from the roofline;
-  `kv_capacity` when decode is bandwidth-bound at a batch that KV memory caps (more memory
-  means a bigger batch and more tokens per second for the same weight reads); `link` when the
-  tensor-parallel all-reduces outlast the compute and memory time, or, for prefill, when moving
-  the prompt's KV cache over the chip's NICs takes longer than computing it.
+- `roofline_table(scenario)` (`engine.explain.rooflines`): every catalog chip's phases on its
+  roofline for the scenario's model and workload.
 - `findings(result)`: plain-language statements from a simulated run's numbers (utilisation,
   the time series, the request table, the bill by part), each with a severity and the figures
   behind it. Thresholds are stated where they are used; they are judgement, not physics. A pool
@@ -29,29 +21,24 @@ Three reports, each a plain value:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from engine.calibration import trust
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel import ownership
-from engine.costmodel.iteration import decode_cost, prefill_cost, roofline_point
-from engine.costmodel.ownership import CostBasis
-from engine.costmodel.perf import Instance
+from engine.costmodel.iteration import decode_cost, prefill_cost
 from engine.explain import sustain
 from engine.explain.confidence import errors_text, partly, pool_marks, real_bands, stack_name, uncalibrated
 from engine.explain.presentation import duration_text
-from engine.planning.sizing import Demand, InstanceRates, demand, instance_rates
+from engine.explain.rooflines import roofline_table
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog
 from engine.serving.run import SimResult
 from engine.serving.summary import shortfall_rps
-from engine.serving.workload import generate
 
 STABLE_MONTHS = 12.0
 """Months between model changes from which a phase's computation counts as stable (assumption:
@@ -78,142 +65,7 @@ class Finding:
     numbers: Mapping[str, float] = field(default_factory=dict)
 
 
-# --- rooflines -------------------------------------------------------------------------------
-
-
-def _fitting_instance(
-    scenario: Scenario, cat: Catalog, hw: str, tp_options: Sequence[int]
-) -> Instance | None:
-    model = cat.models[scenario.model.id]
-    custom = any(h.id == hw for h in scenario.custom_hardware)
-    chip = trust.chip_for_stack(
-        cat.hardware[hw], scenario.deployment.stack, cat, custom, model.moe is not None
-    )
-    for tp in sorted(tp_options):
-        inst = Instance(
-            model=model,
-            hardware=chip,
-            tp=tp,
-            weights=scenario.model.weights,
-            attention_weights=scenario.model.attention_weights,
-            kv=scenario.kv_precision(),
-            mem_fraction=scenario.deployment.mem_fraction,
-            activation_tokens=scenario.activation_tokens(),
-            eager=scenario.deployment.eager,
-        )
-        if inst.fits():
-            return inst
-    return None
-
-
-def _decode_row(
-    inst: Instance, d: Demand, rates: InstanceRates, base: dict[str, Any], usd_per_chip_hour: float
-) -> dict[str, Any]:
-    """The roofline table's decode row: a decode step at the batch B* the instance reaches."""
-    b = max(rates.decode_batch, 1)
-    dc = decode_cost(inst, b, d.mean_decode_context_tokens)
-    dt = roofline_point(inst, "decode", dc)
-    t = float(dc.time_s)
-    comm = float(dc.comm_s)
-    if comm > max(float(dc.compute_s), float(dc.memory_s)):
-        binds = "link"
-    elif dt.bound == "bandwidth" and rates.decode_batch_limit == "kv_capacity":
-        binds = "kv_capacity"
-    else:
-        binds = dt.bound
-    return {
-        **base,
-        "phase": "decode",
-        "batch": b,
-        "tokens": float(b),
-        "intensity_flops_per_byte": dt.intensity_flops_per_byte,
-        "attainable_tflops_per_chip": dt.attainable_tflops,
-        "achieved_tflops_per_chip": float(dc.flops) / t / inst.chips / 1e12,
-        "roofline_bound": dt.bound,
-        "binds": binds,
-        "time_ms": t * 1e3,
-        "kv_transfer_ms": 0.0,
-        "tokens_per_s_per_chip": b / t / inst.chips,
-        "usd_per_million_tokens": usd_per_chip_hour * inst.chips / 3600 * t / b * 1e6,
-        "batch_limit": rates.decode_batch_limit,
-        "note": rates.decode_problem,
-    }
-
-
-def roofline_rows(inst: Instance, d: Demand, basis: CostBasis | None = None) -> list[dict[str, Any]]:
-    """Prefill of the mean prompt and decode at B* on one instance, as two table rows.
-
-    Dollars per million tokens price a busy chip-hour under the cost basis (rent by default; an
-    owned chip at its TDP, an upper bound of its energy).
-    """
-    hw = inst.hardware
-    prompt = float(np.mean(d.prompt_tokens - d.cached_tokens)) if len(d.prompt_tokens) else 1024.0
-    cached = float(np.mean(d.cached_tokens)) if len(d.cached_tokens) else 0.0
-    basis = basis or CostBasis()
-    rates = instance_rates(inst, d, basis)
-    try:
-        usd_per_chip_hour = ownership.chip_hour_usd(hw, basis, power_w=hw.tdp_w)
-    except ScenarioError:
-        usd_per_chip_hour = math.nan  # an owned chip without a price (its note says so)
-    base = {
-        "hardware": hw.id,
-        "class": hw.kind,
-        "tp": inst.tp,
-        "ridge_flops_per_byte": inst.matmul_flops_per_s / inst.bytes_per_s,
-        "kv_capacity_tokens": inst.kv_capacity_tokens,
-    }
-    out = []
-    pc = prefill_cost(inst, prompt + cached, cached)  # prefill_cost takes the whole prompt
-    pt = roofline_point(inst, "prefill", pc)
-    link_s = inst.kv_bytes_per_token * (prompt + cached) / max(hw.scale_out_gb_s * inst.tp * 1e9, 1.0)
-    comm = float(pc.comm_s)
-    binds = (
-        "link"
-        if comm > max(float(pc.compute_s), float(pc.memory_s)) or link_s > float(pc.time_s)
-        else pt.bound
-    )
-    t = float(pc.time_s)
-    out.append(
-        {
-            **base,
-            "phase": "prefill",
-            "batch": 1,
-            "tokens": prompt,
-            "intensity_flops_per_byte": pt.intensity_flops_per_byte,
-            "attainable_tflops_per_chip": pt.attainable_tflops,
-            "achieved_tflops_per_chip": float(pc.flops) / t / inst.chips / 1e12,
-            "roofline_bound": pt.bound,
-            "binds": binds,
-            "time_ms": t * 1e3,
-            "kv_transfer_ms": link_s * 1e3,
-            "tokens_per_s_per_chip": prompt / t / inst.chips,
-            "usd_per_million_tokens": usd_per_chip_hour * inst.chips / 3600 * t / prompt * 1e6,
-            "batch_limit": "",
-            "note": rates.prefill_problem,
-        }
-    )
-    out.append(_decode_row(inst, d, rates, base, usd_per_chip_hour))
-    return out
-
-
-def roofline_table(
-    scenario: Scenario,
-    catalog: Catalog | None = None,
-    hardware: Sequence[str] | None = None,
-    tp_options: Sequence[int] = (1, 2, 4, 8),
-) -> pd.DataFrame:
-    """Both phases of the scenario's model on each chip (all catalog chips by default)."""
-    cat = scenario_catalog(scenario, catalog)
-    d = demand(scenario, generate(scenario))
-    rows: list[dict[str, Any]] = []
-    for hw in hardware or sorted(cat.hardware):
-        inst = _fitting_instance(scenario, cat, hw, tp_options)
-        if inst is not None:
-            rows.extend(roofline_rows(inst, d, scenario.cost))
-    return pd.DataFrame(rows)
-
-
-# --- findings from a run ---------------------------------------------------------------------
+# --- findings --------------------------------------------------------------------------------
 
 
 def _window_bins(result: SimResult) -> pd.DataFrame:

@@ -18,9 +18,9 @@ from engine.explain.advisor import (
     kv_bound_share,
     phase_bottlenecks,
     phase_chip_hours,
-    roofline_table,
     specialisation,
 )
+from engine.explain.rooflines import roofline_table
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult, simulate
@@ -164,7 +164,7 @@ def test_cli_advise(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_advise_with_the_prefix_cache_on() -> None:
     """The cached share of a prompt is not computed again, and the roofline rows still come out."""
-    from engine.explain.advisor import roofline_table
+    from engine.explain.rooflines import roofline_table
     from engine.scenario import codec as sio
 
     table = roofline_table(sio.apply_overrides(sio.load_preset("agentic-cache"), {"duration_s": 60.0}))
