@@ -28,6 +28,13 @@ PROGRAMS = {
     "trtllm": ("trtllm-serve",),
 }
 """The program each launch command starts with, before its arguments."""
+ROUTERS = {
+    "vllm": "prefill/decode: a proxy must send each request to a prefill server, then to a decode server "
+    "(vLLM's disaggregated-serving proxy example); not generated: --emit dynamo or llm-d deploys one",
+    "sglang": "prefill/decode: SGLang's router must pair the servers (sglang_router with its PD mode); "
+    "not generated",
+}
+"""What a plain prefill/decode launch still lacks: the router in front, which these commands do not start."""
 NODE_GPUS = 8
 """GPUs in one node of the servers these manifests target (an HGX board); an instance with more spans nodes."""
 
@@ -71,11 +78,17 @@ def _command(program: tuple[str, ...], argv: list[str]) -> str:
 
 def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
     lines = ["#!/bin/sh", *_comment(shared_notes(f, stack))]
+    if f.disaggregated and stack in ROUTERS:
+        lines += _comment([ROUTERS[stack]])
     commands: list[tuple[str, tuple[str, ...]]] = []
     files: list[tuple[str, str]] = []
     for pool in f.pools:
         lines.append("")
         lines.append(f"# pool {pool.name}: {_pool_line(pool)}")
+        if pool.chips_per_instance > NODE_GPUS:
+            lines.append(
+                f"# {pool.chips_per_instance} chips span several {NODE_GPUS}-GPU nodes: add the stack's multi-node flags"
+            )
         if stack == "trtllm":
             cfg_name = f"trtllm-{pool.name}.yaml"
             argv, config, notes = trtllm_args(f, pool, cfg_name)
@@ -109,7 +122,7 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
             "'disaggregated' (got 'colocated'); choose vllm, sglang or trtllm for a colocated one"
         )
     doc = dynamo_graph(f) if stack == "dynamo" else llmd_set(f)
-    notes = shared_notes(f, "vllm")  # both run vLLM workers
+    notes = shared_notes(f, "vllm", copies=False)  # both run vLLM workers; replicas count the copies
     notes += [f"pool {p.name}: {_pool_line(p)}" for p in f.pools]
     notes += [
         f"pool {p.name}: {p.chips_per_instance} chips an instance span more than one 8-GPU node; make each "

@@ -125,8 +125,9 @@ def model_arg(f: DeploymentFacts) -> str:
     return f.hf_id or f"MODEL_PATH_FOR_{f.model_id.upper().replace('-', '_').replace('.', '_')}"
 
 
-def shared_notes(f: DeploymentFacts, stack: str) -> list[str]:
-    """Comments every stack's export opens with: what was modelled, and what has no flag anywhere."""
+def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list[str]:
+    """Comments every stack's export opens with: what was modelled, what has no flag anywhere and
+    (for commands, where a manifest has replicas) how many copies of each pool's command to run."""
     notes = [f"scenario {f.scenario_name!r}: model {f.model_id}, modelled with the {f.modelled_stack} stack"]
     if f.modelled_stack != stack:
         notes.append(
@@ -144,7 +145,7 @@ def shared_notes(f: DeploymentFacts, stack: str) -> list[str]:
         notes.append(
             f"speculative decoding ({f.speculative}): left out; set the stack's speculative options by hand"
         )
-    for p in f.pools:
+    for p in f.pools if copies else ():
         if p.count > 1:
             notes.append(f"pool {p.name}: run {p.count} copies of its command behind a router")
     return notes
