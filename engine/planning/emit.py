@@ -87,7 +87,8 @@ def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
         lines.append(f"# pool {pool.name}: {_pool_line(pool)}")
         if pool.chips_per_instance > NODE_GPUS:
             lines.append(
-                f"# {pool.chips_per_instance} chips span several {NODE_GPUS}-GPU nodes: add the stack's multi-node flags"
+                f"# {pool.chips_per_instance} chips span several {NODE_GPUS}-GPU nodes: "
+                "add the stack's multi-node flags"
             )
         if stack == "trtllm":
             cfg_name = f"trtllm-{pool.name}.yaml"

@@ -54,6 +54,7 @@ class DeploymentFacts:
     speculative: str | None
     preemption: str
     pools: tuple[PoolFacts, ...]
+    edge_pools: tuple[str, ...] = ()
 
 
 def _model(scenario: Scenario) -> ModelSpec:
@@ -117,6 +118,7 @@ def facts(scenario: Scenario) -> DeploymentFacts:
         speculative=spec.method if spec is not None else None,
         preemption=scenario.scheduler.preemption,
         pools=pools,
+        edge_pools=tuple(p.name for p in dep.pools if p.tier == "edge"),
     )
 
 
@@ -140,6 +142,11 @@ def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list
         notes.append(
             f"prefix-cache tiers {', '.join(f.cache_tiers)} (cache.host / cache.pooled): no flag of this export "
             "sets them; configure the stack's KV offloading (e.g. LMCache) by hand"
+        )
+    if f.edge_pools:
+        notes.append(
+            f"edge pools {', '.join(f.edge_pools)} (deployment.edge): left out; an edge site runs its own "
+            "stack, and the offload rule has no flag"
         )
     if f.speculative is not None:
         notes.append(

@@ -29,7 +29,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _entries(name: str) -> list[tuple[str, str]]:
     lines = (FLAGS_DIR / name).read_text(encoding="utf-8").splitlines()
-    return [tuple(line.split(None, 1)) for line in lines if line.strip() and not line.startswith("#")]  # type: ignore[misc]
+    rows = [line.split(None, 1) for line in lines if line.strip() and not line.startswith("#")]
+    return [(row[0], row[1] if len(row) > 1 else "") for row in rows]
 
 
 def header(name: str) -> str:

@@ -198,6 +198,12 @@ def test_fields_without_a_flag_become_comments_not_flags() -> None:
     assert "# prefix-cache tiers host" in emit_deployment(tiers, "sglang").text
     small_chunks = _vary(base, **{"deployment.batching.chunk_tokens": 512})
     assert "# chunk_tokens = 512" in emit_deployment(small_chunks, "vllm").text
+    edge = emit_deployment(_presets()["edge-offload"], "vllm")
+    assert "# edge pools site (deployment.edge): left out" in edge.text
+    assert [pool for pool, _ in edge.commands] == ["datacenter"]
+    spec = _vary(base, **{"deployment.speculative": {"method": "mtp"}})
+    text = emit_deployment(spec, "vllm").text
+    assert "# speculative decoding (mtp): left out" in text and "--speculative-config" not in text
 
 
 def test_prefix_cache_and_kv_precision_follow_the_scenario() -> None:
