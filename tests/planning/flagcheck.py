@@ -55,7 +55,10 @@ def parser(*names: str, positional_model: bool) -> _Parser:
                 continue
             seen.add(flag)
             dest = "opt_" + flag.lstrip("-").replace("-", "_")
-            if kind == "int":
+            if kind.endswith("!"):
+                kind = kind[:-1]
+                p.add_argument(flag, dest=dest, type=str, required=True)
+            elif kind == "int":
                 p.add_argument(flag, dest=dest, type=int)
             elif kind == "float":
                 p.add_argument(flag, dest=dest, type=float)

@@ -78,6 +78,14 @@ def test_the_rebuilt_parsers_refuse_what_the_stacks_refuse() -> None:
         _parse("sglang", ("--model-path", "m", "--kv-cache-dtype", "fp8"))
     with pytest.raises(flagcheck.Refused):  # vLLM's spelling is not SGLang's
         _parse("sglang", ("--model-path", "m", "--max-num-seqs", "8"))
+    with pytest.raises(flagcheck.Refused):  # SGLang requires the model path
+        _parse(
+            "sglang",
+            (
+                "--tp-size",
+                "2",
+            ),
+        )
 
 
 def test_every_flag_file_names_its_source() -> None:
