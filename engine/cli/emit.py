@@ -34,6 +34,16 @@ def add_emit_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--emit-out", default=None, help="write the --emit text here instead of stdout")
 
 
+def check_emit_flags(args: argparse.Namespace) -> None:
+    """Refuse --emit-out without --emit, or a destination that cannot be written, before the search."""
+    if args.emit_out and not args.emit:
+        raise ScenarioError(
+            "--emit-out: names where --emit writes; give --emit vllm|sglang|trtllm|dynamo|llm-d"
+        )
+    if args.emit_out:
+        check_writable_file(args.emit_out, "--emit-out")
+
+
 def emitted_text(scenario: Scenario, stack: str) -> str:
     """The export's text (raises ScenarioError where the stack cannot take the deployment)."""
     from engine.planning import emit_deployment

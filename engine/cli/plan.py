@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.cli.catalog import chip_marks
 from engine.cli.common import check_range, check_writable_file, emit_json, load_scenario
-from engine.cli.emit import plan_emit, print_plan_emit
+from engine.cli.emit import check_emit_flags, plan_emit, print_plan_emit
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.explain import confidence, sustain
@@ -78,8 +78,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     )
     if args.out:
         check_writable_file(args.out)  # before the search, not after
-    if args.emit_out:
-        check_writable_file(args.emit_out, "--emit-out")
+    check_emit_flags(args)
     scen = load_scenario(args.scenario, args.set)
     hardware = hardware_choice(scen, args.hardware or "")
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())

@@ -98,9 +98,7 @@ def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
             lines += _comment(notes)
             lines.append(f"cat > {shlex.quote(cfg_name)} <<'EOF'\n{body}\nEOF")
             if pool.vendor != "NVIDIA":
-                lines.append(
-                    f"# {pool.hardware_id} is a {pool.vendor} chip: TensorRT-LLM runs on NVIDIA GPUs only"
-                )
+                lines.append(f"# {pool.hardware_id} ({pool.vendor}): TensorRT-LLM runs on NVIDIA GPUs only")
         else:
             argv, notes = vllm_args(f, pool) if stack == "vllm" else sglang_args(f, pool)
             lines += _comment(notes)
@@ -132,7 +130,7 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
         if p.chips_per_instance > NODE_GPUS
     ]
     notes += [
-        f"{p.hardware_id} is a {p.vendor} chip: this manifest requests NVIDIA GPUs"
+        f"{p.hardware_id} ({p.vendor}): this manifest requests NVIDIA GPUs"
         for p in f.pools
         if p.vendor != "NVIDIA"
     ]

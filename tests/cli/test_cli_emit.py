@@ -76,3 +76,8 @@ def test_plan_emit_says_why_a_manifest_is_missing(tmp_path: Path, capsys: pytest
     argv = [w for w in out.read_text(encoding="utf-8").split() if w != "\\"]
     start = argv.index("sglang.launch_server") + 1
     _parse("sglang", tuple(argv[start:]))  # the written command parses with SGLang's flags
+
+
+def test_emit_out_without_emit_is_refused_before_the_search(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*SMALL_PLAN, "--emit-out", "/tmp/never-written.sh"]) == 2
+    assert "--emit-out: names where --emit writes" in capsys.readouterr().err

@@ -251,3 +251,12 @@ def test_catalog_models_name_their_hugging_face_checkpoint() -> None:
             assert m.hf_id in m.source, f"{m.id}: hf_id {m.hf_id} is not the repository its source names"
     assert models["opt-175b"].hf_id is None  # released through metaseq, not on the Hub
     assert models["deepseek-r1"].hf_weights == "fp8" and models["llama-3.1-70b"].hf_weights == "bf16"
+
+
+def test_chips_a_stack_cannot_drive_are_said_so() -> None:
+    amd = _vary(_presets()["chat-colocated"], **{"deployment.pools[0].hardware": "mi300x"})
+    assert "# mi300x (AMD): TensorRT-LLM runs on NVIDIA GPUs only" in emit_deployment(amd, "trtllm").text
+    assert "NVIDIA GPUs" not in emit_deployment(amd, "vllm").text  # vLLM and SGLang run on ROCm too
+    wide = _presets()["moe-deepseek-dp-ep"]  # a 16-chip decode instance
+    assert "# 16 chips span several 8-GPU nodes" in emit_deployment(wide, "sglang").text
+    assert "16 chips an instance span more than one 8-GPU node" in emit_deployment(wide, "dynamo").text
