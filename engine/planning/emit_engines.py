@@ -41,6 +41,14 @@ def _quantisation(f: DeploymentFacts, online_fp8: bool) -> tuple[Argv, list[str]
     ]
 
 
+_PREEMPTION = {
+    "none": "scheduler.preemption = none (whole outputs reserved at admission): {stack} reserves KV as "
+    "it grows and preempts by recompute; no flag reserves whole outputs",
+    "swap": "scheduler.preemption = swap: {stack} recomputes preempted requests; no flag swaps them out",
+}
+"""What vLLM and SGLang do instead of a scenario's preemption policy (both recompute)."""
+
+
 def _disagg_vllm(pool: PoolFacts) -> Argv:
     role = {"prefill": "kv_producer", "decode": "kv_consumer"}.get(pool.role)
     if role is None:
@@ -78,10 +86,8 @@ def vllm_args(f: DeploymentFacts, pool: PoolFacts, *, disagg_flags: bool = True)
     argv += quant
     if disagg_flags:
         argv += _disagg_vllm(pool)
-    if f.preemption == "swap":
-        notes.append(
-            "scheduler.preemption = swap: vLLM's V1 engine recomputes preempted requests; no flag swaps"
-        )
+    if f.preemption != "recompute":
+        notes.append(_PREEMPTION[f.preemption].format(stack="vLLM"))
     return argv, notes + qnotes
 
 
@@ -106,6 +112,8 @@ def sglang_args(f: DeploymentFacts, pool: PoolFacts) -> tuple[Argv, list[str]]:
     argv += quant
     if pool.role in ("prefill", "decode"):
         argv += ["--disaggregation-mode", pool.role]
+    if f.preemption != "recompute":
+        notes.append(_PREEMPTION[f.preemption].format(stack="SGLang"))
     return argv, notes + qnotes
 
 
@@ -147,5 +155,10 @@ def trtllm_args(
     )
     if f.eager:
         notes.append("deployment.eager: no trtllm-serve flag for it; left out")
+    if f.preemption != "none":
+        notes.append(
+            f"scheduler.preemption = {f.preemption}: trtllm-serve schedules with guaranteed-no-evict "
+            "(whole outputs reserved); no flag of the pinned serve command changes it"
+        )
     _, qnotes = _quantisation(f, online_fp8=False)
     return argv, config, notes + qnotes

@@ -55,6 +55,8 @@ class DeploymentFacts:
     preemption: str
     pools: tuple[PoolFacts, ...]
     edge_pools: tuple[str, ...] = ()
+    policies: tuple[str, ...] = ()
+    """Scheduler policies other than the plain defaults, as `kind = name` (no stack flag sets them)."""
 
 
 def _model(scenario: Scenario) -> ModelSpec:
@@ -119,7 +121,18 @@ def facts(scenario: Scenario) -> DeploymentFacts:
         preemption=scenario.scheduler.preemption,
         pools=pools,
         edge_pools=tuple(p.name for p in dep.pools if p.tier == "edge"),
+        policies=_policies(scenario),
     )
+
+
+PLAIN_POLICIES = {"router": "least_loaded", "queue": "fcfs", "admission": "none"}
+"""The scheduler's defaults, which every stack's own router and queue stand in for."""
+
+
+def _policies(scenario: Scenario) -> tuple[str, ...]:
+    sched = scenario.scheduler
+    chosen = {"router": sched.router.name, "queue": sched.queue.name, "admission": sched.admission.name}
+    return tuple(f"scheduler.{k} = {v}" for k, v in chosen.items() if v != PLAIN_POLICIES[k])
 
 
 def model_arg(f: DeploymentFacts) -> str:
@@ -147,6 +160,11 @@ def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list
         notes.append(
             f"edge pools {', '.join(f.edge_pools)} (deployment.edge): left out; an edge site runs its own "
             "stack, and the offload rule has no flag"
+        )
+    if f.policies:
+        notes.append(
+            f"{', '.join(f.policies)}: the router and queue in front of the servers decide this; "
+            "no server flag sets it"
         )
     if f.speculative is not None:
         notes.append(

@@ -209,6 +209,13 @@ def test_fields_without_a_flag_become_comments_not_flags() -> None:
     edge = emit_deployment(_presets()["edge-offload"], "vllm")
     assert "# edge pools site (deployment.edge): left out" in edge.text
     assert [pool for pool, _ in edge.commands] == ["datacenter"]
+    policies = emit_deployment(_presets()["enterprise-mixed"], "sglang").text
+    assert "# scheduler.queue = priority, scheduler.admission = early_reject: the router" in policies
+    recompute = _vary(base, **{"scheduler.preemption": "recompute"})
+    assert "scheduler.preemption" not in emit_deployment(recompute, "vllm").text  # what vLLM does
+    assert "# scheduler.preemption = recompute: trtllm-serve" in emit_deployment(recompute, "trtllm").text
+    assert "# scheduler.preemption = none (whole outputs" in emit_deployment(base, "sglang").text
+    assert "scheduler.preemption" not in emit_deployment(base, "trtllm").text  # guaranteed-no-evict
     spec = _vary(base, **{"deployment.speculative": {"method": "mtp"}})
     text = emit_deployment(spec, "vllm").text
     assert "# speculative decoding (mtp): left out" in text and "--speculative-config" not in text
