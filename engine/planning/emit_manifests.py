@@ -1,9 +1,10 @@
 """Prefill/decode deployments for NVIDIA Dynamo and llm-d, built from a disaggregated scenario.
 
 Dynamo: a `DynamoGraphDeployment` (apiVersion nvidia.com/v1alpha1) with a Frontend service and one
-worker service per pool, each running `python3 -m dynamo.vllm` with vLLM's engine flags and
-Dynamo's `--is-prefill-worker` / `--is-decode-worker`; replicas are the pool's instance count and
-each replica's GPUs its chips (the shape of ai-dynamo/dynamo's examples/backends/vllm/deploy/disagg.yaml).
+worker service per pool, each running `python3 -m dynamo.vllm` with vLLM's engine flags, a NIXL KV
+connector and Dynamo's `--is-prefill-worker` / `--is-decode-worker`; replicas are the pool's
+instance count and each replica's GPUs its chips (the shape of ai-dynamo/dynamo's
+examples/backends/vllm/deploy/disagg.yaml).
 
 llm-d: a `DisaggregatedSet` (apiVersion disaggregatedset.x-k8s.io/v1) with one role per pool, each
 a LeaderWorkerSet template whose container runs `vllm serve` with a NIXL KV connector; decode
@@ -26,6 +27,9 @@ from engine.planning.emit_facts import DeploymentFacts, PoolFacts
 
 DYNAMO_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:DYNAMO_VERSION"
 """Dynamo's vLLM runtime image, with the version left for the user (the examples use ${VERSION})."""
+NIXL_BOTH = ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}']
+"""The KV connector of a Dynamo vLLM worker: Dynamo's vLLM worker asks for it explicitly in prefill mode
+(components/src/dynamo/vllm/args.py, whose error message gives this very value)."""
 LLMD_IMAGE = "REPLACE_MODEL_SERVER_IMAGE"
 LLMD_SIDECAR_IMAGE = "REPLACE_ROUTING_SIDECAR_IMAGE"
 
@@ -66,7 +70,7 @@ def dynamo_graph(f: DeploymentFacts) -> dict[str, Any]:
                     "image": DYNAMO_IMAGE,
                     "workingDir": "/workspace/examples/backends/vllm",
                     "command": ["python3", "-m", "dynamo.vllm"],
-                    "args": ["--model", model, *engine, role_flag],
+                    "args": ["--model", model, *engine, *NIXL_BOTH, role_flag],
                 }
             },
         }
