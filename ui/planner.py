@@ -47,6 +47,7 @@ from engine.planning import (
 from engine.scenario import Scenario
 from engine.serving import SimResult
 from ui import marks, state, tables
+from ui.planner_emit import emit_panel
 from ui.text import plain
 
 PLAN = "fg_plan"
@@ -582,6 +583,7 @@ def planner_page() -> None:
     _summary(p, edge)
     if edge is not None:
         _margin(edge, key)
+    emit_panel(p.best)
     if p.runs.empty:
         return
     st.caption(
@@ -623,8 +625,6 @@ def planner_page() -> None:
 
 
 # --- the Advisor panel (for the Results page) ------------------------------------------------
-
-
 @st.cache_data(max_entries=16, show_spinner=False)
 def _roofline(scenario_json: str) -> pd.DataFrame:
     return ex.roofline_table(Scenario.model_validate_json(scenario_json))

@@ -272,6 +272,14 @@ class ModelSpec(Spec):
     published_params_b: Annotated[float, Field(gt=0, le=1_000_000)] | None = Field(
         default=None, description="the parameter count its authors publish, as a cross-check"
     )
+    hf_id: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$",
+        description="the checkpoint's Hugging Face repository (owner/name), which launch commands load",
+    )
+    hf_weights: Precision = Field(
+        default="bf16", description="the precision the checkpoint at hf_id stores its weights in"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ModelSpec:

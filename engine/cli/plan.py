@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.cli.catalog import chip_marks
 from engine.cli.common import check_range, check_writable_file, emit_json, load_scenario
+from engine.cli.emit import check_emit_flags, plan_emit, print_plan_emit
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.explain import confidence, sustain
@@ -77,6 +78,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     )
     if args.out:
         check_writable_file(args.out)  # before the search, not after
+    check_emit_flags(args)
     scen = load_scenario(args.scenario, args.set)
     hardware = hardware_choice(scen, args.hardware or "")
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
@@ -124,6 +126,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             doc["margin"] = edge.to_json() if edge is not None else {"error": failed} if failed else None
         doc["engine_version"] = ENGINE_VERSION
         doc["scenario"] = {"name": scen.name, "seed": scen.seed}
+        if args.emit:
+            doc["emit"] = plan_emit(result.best, args)
         emit_json(doc)
         return 0
     print_plan(result)
@@ -134,6 +138,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.out and result.best is not None:
         Path(args.out).write_text(scenario_io.dumps_toml(result.best), encoding="utf-8")
         print(f"wrote the chosen scenario to {args.out}")
+    print_plan_emit(plan_emit(result.best, args))
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from engine.cli import emit as emit_cli
 from engine.cli.common import add_work_limit_flag
 from engine.cli.plan import (
     ATTAINMENT_DEFAULT,
@@ -86,6 +87,7 @@ def _plan(sub: Any) -> None:
         help="skip the margin: the choice rerun, and the search repeated, with every chip as much slower "
         "as its expected throughput error allows (docs/planner.md)",
     )
+    emit_cli.add_emit_flags(p)
     add_work_limit_flag(p)
     p.set_defaults(func=cmd_plan)
 
@@ -144,6 +146,6 @@ def _advise(sub: Any) -> None:
 
 
 def register(sub: Any) -> None:
-    """Add the plan, capacity, sweep and advise commands to the CLI's subparsers."""
-    for add in (_plan, _capacity, _sweep, _advise):
+    """Add the plan, capacity, sweep, advise and emit commands to the CLI's subparsers."""
+    for add in (_plan, _capacity, _sweep, _advise, emit_cli.register):
         add(sub)

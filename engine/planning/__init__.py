@@ -6,12 +6,14 @@ instance kinds, shapes and the scenarios built from them), `search` (simulating 
 candidates within the budget), `plan` (the cheapest deployment that meets the SLOs, and the
 Pareto frontiers), `calibrations` (each candidate's calibration and band), `margin` (the choice
 again with chips at their bands' edges), `frontier` (the frontiers of passing runs), `portfolio` (a decode pool of its own chip per request class, for the
-planner) and `sweep` (grids of runs on a local pool or a Dask cluster).
+planner), `sweep` (grids of runs on a local pool or a Dask cluster) and `emit` (a deployment as
+launch commands or a manifest for a serving stack: `emit_facts`, `emit_engines`, `emit_manifests`).
 May import: every lower package, up to engine.serving.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its
 module on first use (docs/architecture.md, Public API). `plan`, `capacity` and `sweep` are
-`engine`'s (a face holds no name of one of its modules); `plan_margin` is `margin.margin`.
+`engine`'s (a face holds no name of one of its modules); `plan_margin` is `margin.margin`,
+`emit_deployment` is `emit.emit` and `EMIT_STACKS` is `emit.STACKS`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from engine.faces import lazy as _lazy
 
 _API = {
     "Capacity": "engine.planning.capacity",
+    "EMIT_STACKS": "engine.planning.emit",
+    "Emitted": "engine.planning.emit",
+    "emit_deployment": "engine.planning.emit",
     "passing_frontiers": "engine.planning.frontier",
     "Margin": "engine.planning.margin",
     "plan_margin": "engine.planning.margin",
@@ -33,17 +38,20 @@ _API = {
     "SearchSpace": "engine.planning.candidates",
     "rule_text": "engine.planning.rules",
 }
-_RENAMED = {"plan_margin": "margin"}
+_RENAMED = {"plan_margin": "margin", "emit_deployment": "emit", "EMIT_STACKS": "STACKS"}
 
 __all__ = [
     "DEFAULT_ATTAINMENT",
+    "EMIT_STACKS",
     "PP_MIN_TP",
     "Capacity",
+    "Emitted",
     "Margin",
     "Plan",
     "Progress",
     "Rule",
     "SearchSpace",
+    "emit_deployment",
     "passing_frontiers",
     "plan_margin",
     "rule_text",
@@ -56,6 +64,9 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 if TYPE_CHECKING:
     from engine.planning.candidates import PP_MIN_TP, SearchSpace
     from engine.planning.capacity import Capacity
+    from engine.planning.emit import STACKS as EMIT_STACKS
+    from engine.planning.emit import Emitted
+    from engine.planning.emit import emit as emit_deployment
     from engine.planning.frontier import passing_frontiers
     from engine.planning.margin import Margin
     from engine.planning.margin import margin as plan_margin

@@ -1,0 +1,166 @@
+"""From plan to deployment: a scenario's deployment as launch commands or a manifest for a serving stack.
+
+`emit(scenario, stack)` writes one text a user can paste: shell commands for vLLM, SGLang and
+TensorRT-LLM (one per pool, with TensorRT-LLM's options file beside its command), or a Kubernetes
+manifest for NVIDIA Dynamo or llm-d (disaggregated deployments only). Scenario fields with no flag
+in the stack become comments, never invented flags. `Emitted.commands` keeps every command's
+argument vector so tests can parse each one with the stack's own flag list.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Literal
+
+from engine.core.errors import ScenarioError
+from engine.planning.emit_engines import sglang_args, trtllm_args, vllm_args
+from engine.planning.emit_facts import DeploymentFacts, PoolFacts, facts, shared_notes
+from engine.planning.emit_manifests import dynamo_graph, llmd_set, to_yaml
+from engine.scenario.model import Scenario
+
+Stack = Literal["vllm", "sglang", "trtllm", "dynamo", "llm-d"]
+STACKS: tuple[Stack, ...] = ("vllm", "sglang", "trtllm", "dynamo", "llm-d")
+"""The stacks `emit` writes for, in the order the CLI and the Planner page offer them."""
+PROGRAMS = {
+    "vllm": ("vllm", "serve"),
+    "sglang": ("python", "-m", "sglang.launch_server"),
+    "trtllm": ("trtllm-serve",),
+}
+"""The program each launch command starts with, before its arguments."""
+ROUTERS = {
+    "vllm": "prefill/decode: a proxy must send each request to a prefill server, then to a decode server "
+    "(vLLM's disaggregated-serving proxy example); not generated: --emit dynamo or llm-d deploys one",
+    "sglang": "prefill/decode: SGLang's router must pair the servers (sglang_router with its PD mode); "
+    "not generated",
+}
+"""What a plain prefill/decode launch still lacks: the router in front, which these commands do not start."""
+NODE_GPUS = 8
+"""GPUs in one node of the servers these manifests target (an HGX board); an instance with more spans nodes."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Emitted:
+    """An export: its text, each command's argument vector by pool, and any files it names."""
+
+    stack: str
+    text: str
+    commands: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(pool name, arguments after the program) for each command."""
+    files: tuple[tuple[str, str], ...] = ()
+    """(file name, contents) of side files a command reads (TensorRT-LLM's --config)."""
+    document: dict[str, object] | None = None
+    """The manifest as a mapping (Dynamo, llm-d)."""
+    filename: str = "deploy.sh"
+
+
+def _comment(lines: list[str]) -> list[str]:
+    return [f"# {line}" for line in lines]
+
+
+def _command(program: tuple[str, ...], argv: list[str]) -> str:
+    """A command over several lines: the program and its positional model, then one flag a line."""
+    head = list(program)
+    rest = list(argv)
+    if rest and not rest[0].startswith("-"):
+        head.append(rest.pop(0))
+    out = shlex.join(head)
+    i = 0
+    while i < len(rest):
+        pair = [rest[i]]
+        if i + 1 < len(rest) and not rest[i + 1].startswith("--"):
+            pair.append(rest[i + 1])
+            i += 1
+        out += " \\\n    " + shlex.join(pair)
+        i += 1
+    return out
+
+
+def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
+    lines = ["#!/bin/sh", *_comment(shared_notes(f, stack))]
+    if f.disaggregated and stack in ROUTERS:
+        lines += _comment([ROUTERS[stack]])
+    commands: list[tuple[str, tuple[str, ...]]] = []
+    files: list[tuple[str, str]] = []
+    for pool in f.pools:
+        lines.append("")
+        lines.append(f"# pool {pool.name}: {_pool_line(pool)}")
+        if pool.chips_per_instance > NODE_GPUS:
+            lines.append(
+                f"# {pool.chips_per_instance} chips span several {NODE_GPUS}-GPU nodes: "
+                "add the stack's multi-node flags"
+            )
+        if stack == "trtllm":
+            cfg_name = f"trtllm-{pool.name}.yaml"
+            argv, config, notes = trtllm_args(f, pool, cfg_name)
+            body = to_yaml(config)
+            files.append((cfg_name, body))
+            lines += _comment(notes)
+            lines.append(f"cat > {shlex.quote(cfg_name)} <<'EOF'\n{body}\nEOF")
+            if pool.vendor != "NVIDIA":
+                lines.append(f"# {pool.hardware_id} ({pool.vendor}): TensorRT-LLM runs on NVIDIA GPUs only")
+        else:
+            argv, notes = vllm_args(f, pool) if stack == "vllm" else sglang_args(f, pool)
+            lines += _comment(notes)
+        lines.append(_command(PROGRAMS[stack], argv))
+        commands.append((pool.name, tuple(argv)))
+    return Emitted(stack=stack, text="\n".join(lines) + "\n", commands=tuple(commands), files=tuple(files))
+
+
+def _pool_line(pool: PoolFacts) -> str:
+    return (
+        f"{pool.role}, {pool.count} x {pool.hardware_id} instance(s) of tp {pool.tp} x pp {pool.pp} x dp "
+        f"{pool.dp} (ep {pool.ep}) = {pool.chips_per_instance} chips each"
+    )
+
+
+def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
+    if not f.disaggregated:
+        raise ScenarioError(
+            f"deployment.mode: the {stack} export is a prefill/decode deployment and needs mode "
+            "'disaggregated' (got 'colocated'); choose vllm, sglang or trtllm for a colocated one"
+        )
+    doc = dynamo_graph(f) if stack == "dynamo" else llmd_set(f)
+    notes = shared_notes(f, "vllm", copies=False)  # both run vLLM workers; replicas count the copies
+    notes += [f"pool {p.name}: {_pool_line(p)}" for p in f.pools]
+    notes += [
+        f"pool {p.name}: {p.chips_per_instance} chips an instance span more than one 8-GPU node; make each "
+        "replica multi-node by hand (LeaderWorkerSet size, Dynamo multinode)"
+        for p in f.pools
+        if p.chips_per_instance > NODE_GPUS
+    ]
+    notes += [
+        f"{p.hardware_id} ({p.vendor}): this manifest requests NVIDIA GPUs"
+        for p in f.pools
+        if p.vendor != "NVIDIA"
+    ]
+    commands = tuple(_manifest_commands(doc, stack))
+    text = "\n".join(_comment(notes)) + "\n" + to_yaml(doc) + "\n"
+    return Emitted(stack=stack, text=text, commands=commands, document=doc, filename=f"{stack}.yaml")
+
+
+def _manifest_commands(doc: dict[str, object], stack: Stack) -> list[tuple[str, tuple[str, ...]]]:
+    """Each worker's arguments in a manifest, for the flag checks."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    spec = doc["spec"]
+    assert isinstance(spec, dict)
+    if stack == "dynamo":
+        for name, service in spec["services"].items():
+            container = service["extraPodSpec"]["mainContainer"]
+            if "args" in container:
+                out.append((name, tuple(container["args"])))
+    else:
+        for role in spec["roles"]:
+            pod = role["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+            out.append((role["name"], tuple(pod["containers"][0]["args"])))
+    return out
+
+
+def emit(scenario: Scenario, stack: str) -> Emitted:
+    """The scenario's deployment as launch commands (vllm, sglang, trtllm) or a manifest (dynamo, llm-d)."""
+    if stack not in STACKS:
+        raise ScenarioError(f"stack: choose one of {', '.join(STACKS)} (got {stack!r})")
+    f = facts(scenario)
+    if stack in ("dynamo", "llm-d"):
+        return _manifest(f, stack)  # type: ignore[arg-type]
+    return _shell(f, stack)  # type: ignore[arg-type]

@@ -1,0 +1,176 @@
+"""What a launch command needs to know about a scenario's deployment, read once for every stack.
+
+A serving stack is started per instance: each pool of the deployment becomes one command (or one
+worker of a manifest) with its parallel sizes, and the scenario's batching limits, KV precision,
+prefix cache and weight precision become flags. This module gathers those facts from a Scenario
+(the catalog supplies the model's Hugging Face id and the precision its checkpoint stores), so
+that the stack writers in `emit_engines` and `emit_manifests` only translate them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.catalog.entries import load_catalog
+from engine.catalog.specs import HardwareSpec, ModelSpec
+from engine.core.errors import ScenarioError
+from engine.scenario.model import Limits, Pool, Scenario
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolFacts:
+    """One pool as a serving stack sees it: a role, parallel sizes, a chip and how many copies."""
+
+    name: str
+    role: str
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    count: int
+    chips_per_instance: int
+    hardware_id: str
+    vendor: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeploymentFacts:
+    """Everything the stack writers read: the model, precisions, batching limits, cache and pools."""
+
+    scenario_name: str
+    modelled_stack: str
+    model_id: str
+    hf_id: str | None
+    moe: bool
+    weights: str
+    checkpoint_weights: str
+    kv: str
+    limits: Limits
+    prefix_cache: bool
+    cache_tiers: tuple[str, ...]
+    mem_fraction: float
+    eager: bool
+    disaggregated: bool
+    speculative: str | None
+    preemption: str
+    pools: tuple[PoolFacts, ...]
+    edge_pools: tuple[str, ...] = ()
+    policies: tuple[str, ...] = ()
+    """Scheduler policies other than the plain defaults, as `kind = name` (no stack flag sets them)."""
+
+
+def _model(scenario: Scenario) -> ModelSpec:
+    for m in scenario.custom_models:
+        if m.id == scenario.model.id:
+            return m
+    return load_catalog().model(scenario.model.id)
+
+
+def _chip(scenario: Scenario, hw_id: str) -> HardwareSpec | None:
+    for h in scenario.custom_hardware:
+        if h.id == hw_id:
+            return h
+    return load_catalog().hardware.get(hw_id)
+
+
+def _pool(scenario: Scenario, p: Pool) -> PoolFacts:
+    chip = _chip(scenario, p.hardware)
+    return PoolFacts(
+        name=p.name,
+        role=p.role,
+        tp=p.tp,
+        pp=p.pp,
+        dp=p.dp,
+        ep=p.ep,
+        count=p.count,
+        chips_per_instance=p.chips_per_instance,
+        hardware_id=p.hardware,
+        vendor=chip.vendor if chip is not None else "unknown",
+    )
+
+
+def facts(scenario: Scenario) -> DeploymentFacts:
+    """The facts of a scenario's deployment that launch commands carry (edge pools are left out)."""
+    model = _model(scenario)
+    dep = scenario.deployment
+    pools = tuple(_pool(scenario, p) for p in dep.pools if p.tier == "datacenter")
+    if not pools:
+        raise ScenarioError("deployment.pools: no data-centre pool to export")
+    tiers = tuple(
+        name
+        for name, tier in (("host", scenario.cache.host), ("pooled", scenario.cache.pooled))
+        if tier.enabled
+    )
+    spec = dep.speculative
+    return DeploymentFacts(
+        scenario_name=scenario.name,
+        modelled_stack=dep.stack,
+        model_id=model.id,
+        hf_id=model.hf_id,
+        moe=model.moe is not None,
+        weights=scenario.model.weights,
+        checkpoint_weights=model.hf_weights,
+        kv=scenario.kv_precision(),
+        limits=scenario.batching(),
+        prefix_cache=scenario.cache.enabled,
+        cache_tiers=tiers if scenario.cache.enabled else (),
+        mem_fraction=dep.mem_fraction,
+        eager=dep.eager,
+        disaggregated=dep.mode == "disaggregated",
+        speculative=spec.method if spec is not None else None,
+        preemption=scenario.scheduler.preemption,
+        pools=pools,
+        edge_pools=tuple(p.name for p in dep.pools if p.tier == "edge"),
+        policies=_policies(scenario),
+    )
+
+
+PLAIN_POLICIES = {"router": "least_loaded", "queue": "fcfs", "admission": "none"}
+"""The scheduler's defaults, which every stack's own router and queue stand in for."""
+
+
+def _policies(scenario: Scenario) -> tuple[str, ...]:
+    sched = scenario.scheduler
+    chosen = {"router": sched.router.name, "queue": sched.queue.name, "admission": sched.admission.name}
+    return tuple(f"scheduler.{k} = {v}" for k, v in chosen.items() if v != PLAIN_POLICIES[k])
+
+
+def model_arg(f: DeploymentFacts) -> str:
+    """The model argument of a launch command: the Hugging Face id, or a placeholder to replace."""
+    return f.hf_id or f"MODEL_PATH_FOR_{f.model_id.upper().replace('-', '_').replace('.', '_')}"
+
+
+def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list[str]:
+    """Comments every stack's export opens with: what was modelled, what has no flag anywhere and
+    (for commands, where a manifest has replicas) how many copies of each pool's command to run."""
+    notes = [f"scenario {f.scenario_name!r}: model {f.model_id}, modelled with the {f.modelled_stack} stack"]
+    if f.modelled_stack != stack:
+        notes.append(
+            f"the scenario's batching defaults are {f.modelled_stack}'s; set deployment.stack = "
+            f"'{stack}' and plan again for {stack}'s own defaults"
+        )
+    if f.hf_id is None:
+        notes.append(f"the catalog has no Hugging Face id for {f.model_id}: replace {model_arg(f)}")
+    if f.cache_tiers:
+        notes.append(
+            f"prefix-cache tiers {', '.join(f.cache_tiers)} (cache.host / cache.pooled): no flag of this export "
+            "sets them; configure the stack's KV offloading (e.g. LMCache) by hand"
+        )
+    if f.edge_pools:
+        notes.append(
+            f"edge pools {', '.join(f.edge_pools)} (deployment.edge): left out; an edge site runs its own "
+            "stack, and the offload rule has no flag"
+        )
+    if f.policies:
+        notes.append(
+            f"{', '.join(f.policies)}: the router and queue in front of the servers decide this; "
+            "no server flag sets it"
+        )
+    if f.speculative is not None:
+        notes.append(
+            f"speculative decoding ({f.speculative}): left out; set the stack's speculative options by hand"
+        )
+    for p in f.pools if copies else ():
+        if p.count > 1:
+            notes.append(f"pool {p.name}: run {p.count} copies of its command behind a router")
+    return notes

@@ -1,0 +1,171 @@
+"""Prefill/decode deployments for NVIDIA Dynamo and llm-d, built from a disaggregated scenario.
+
+Dynamo: a `DynamoGraphDeployment` (apiVersion nvidia.com/v1alpha1) with a Frontend service and one
+worker service per pool, each running `python3 -m dynamo.vllm` with vLLM's engine flags, a NIXL KV
+connector and Dynamo's `--is-prefill-worker` / `--is-decode-worker`; replicas are the pool's
+instance count and each replica's GPUs its chips (the shape of ai-dynamo/dynamo's
+examples/backends/vllm/deploy/disagg.yaml).
+
+llm-d: a `DisaggregatedSet` (apiVersion disaggregatedset.x-k8s.io/v1) with one role per pool, each
+a LeaderWorkerSet template whose container runs `vllm serve` with a NIXL KV connector; decode
+roles carry llm-d's routing sidecar (the shape of llm-d/llm-d's
+guides/pd-disaggregation/modelserver/gpu/vllm/base/disaggregatedset.yaml). Images are placeholders
+the user replaces, as in those guides.
+
+Both are plain mappings; `to_yaml` writes them as YAML (block style, strings JSON-quoted, which
+YAML reads as double-quoted scalars).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from engine.planning.emit_engines import vllm_args
+from engine.planning.emit_facts import DeploymentFacts, PoolFacts
+
+DYNAMO_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:DYNAMO_VERSION"
+"""Dynamo's vLLM runtime image, with the version left for the user (the examples use ${VERSION})."""
+NIXL_BOTH = ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}']
+"""The KV connector of a Dynamo vLLM worker: Dynamo's vLLM worker asks for it explicitly in prefill mode
+(components/src/dynamo/vllm/args.py, whose error message gives this very value)."""
+LLMD_IMAGE = "REPLACE_MODEL_SERVER_IMAGE"
+LLMD_SIDECAR_IMAGE = "REPLACE_ROUTING_SIDECAR_IMAGE"
+
+
+def _k8s_name(text: str) -> str:
+    name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
+    return name[:50] or "fengong"
+
+
+def _service_name(pool: PoolFacts) -> str:
+    base = "Vllm" + pool.role.capitalize() + "Worker"
+    if pool.name == pool.role:
+        return base
+    return base + "".join(w.capitalize() for w in re.split(r"[^A-Za-z0-9]+", pool.name) if w)
+
+
+def dynamo_graph(f: DeploymentFacts) -> dict[str, Any]:
+    """The DynamoGraphDeployment of a disaggregated deployment's prefill and decode pools."""
+    services: dict[str, Any] = {
+        "Frontend": {
+            "componentType": "frontend",
+            "replicas": 1,
+            "extraPodSpec": {"mainContainer": {"image": DYNAMO_IMAGE}},
+        }
+    }
+    for pool in f.pools:
+        args, _ = vllm_args(f, pool, disagg_flags=False)
+        model, engine = args[0], args[1:]
+        role_flag = "--is-prefill-worker" if pool.role == "prefill" else "--is-decode-worker"
+        services[_service_name(pool)] = {
+            "envFromSecret": "hf-token-secret",
+            "componentType": "worker",
+            "subComponentType": pool.role,
+            "replicas": pool.count,
+            "resources": {"limits": {"gpu": str(pool.chips_per_instance)}},
+            "extraPodSpec": {
+                "mainContainer": {
+                    "image": DYNAMO_IMAGE,
+                    "workingDir": "/workspace/examples/backends/vllm",
+                    "command": ["python3", "-m", "dynamo.vllm"],
+                    "args": ["--model", model, *engine, *NIXL_BOTH, role_flag],
+                }
+            },
+        }
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": _k8s_name(f.scenario_name)},
+        "spec": {"services": services},
+    }
+
+
+def _llmd_container(f: DeploymentFacts, pool: PoolFacts) -> dict[str, Any]:
+    args, _ = vllm_args(f, pool)
+    gpus = str(pool.chips_per_instance)
+    if pool.role == "decode":
+        args = [*args, "--port", "8200"]  # the routing sidecar listens on 8000 in front of it
+    return {
+        "name": "modelserver",
+        "image": LLMD_IMAGE,
+        "command": ["vllm", "serve"],
+        "args": args,
+        "ports": [{"name": "modelserver", "containerPort": 8200 if pool.role == "decode" else 8000}],
+        "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
+    }
+
+
+def _llmd_role(f: DeploymentFacts, pool: PoolFacts) -> dict[str, Any]:
+    labels = {"llm-d.ai/inference-serving": "true", "llm-d.ai/role": pool.role}
+    pod: dict[str, Any] = {"containers": [_llmd_container(f, pool)]}
+    if pool.role == "decode":
+        pod["initContainers"] = [
+            {
+                "name": "routing-proxy",
+                "image": LLMD_SIDECAR_IMAGE,
+                "args": ["--port=8000", "--kv-connector=nixlv2", "--secure-proxy=false"],
+                "ports": [{"name": "sidecar", "containerPort": 8000}],
+                "restartPolicy": "Always",
+            }
+        ]
+    return {
+        "name": _k8s_name(pool.name) if len(f.pools) > 2 else pool.role,
+        "spec": {
+            "replicas": pool.count,
+            "leaderWorkerTemplate": {
+                "size": 1,
+                "workerTemplate": {"metadata": {"labels": labels}, "spec": pod},
+            },
+        },
+    }
+
+
+def llmd_set(f: DeploymentFacts) -> dict[str, Any]:
+    """The llm-d DisaggregatedSet of a disaggregated deployment's prefill and decode pools."""
+    return {
+        "apiVersion": "disaggregatedset.x-k8s.io/v1",
+        "kind": "DisaggregatedSet",
+        "metadata": {"name": _k8s_name(f.scenario_name), "labels": {"llm-d.ai/inference-serving": "true"}},
+        "spec": {"slices": 1, "roles": [_llmd_role(f, p) for p in f.pools]},
+    }
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    return json.dumps(str(value))
+
+
+def _empty(item: Any) -> str:
+    if isinstance(item, dict):
+        return "{}"
+    return "[]" if isinstance(item, list) else _scalar(item)
+
+
+def to_yaml(value: Any, indent: int = 0) -> str:
+    """A mapping of mappings, lists and scalars as block-style YAML."""
+    pad = " " * indent
+    lines: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, dict | list) and item:
+                lines.append(f"{pad}{key}:")
+                lines.append(to_yaml(item, indent + 2))
+            else:
+                lines.append(f"{pad}{key}: {_empty(item)}")
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict | list) and item:
+                body = to_yaml(item, indent + 2)
+                lines.append(f"{pad}- {body.lstrip()}")
+            else:
+                lines.append(f"{pad}- {_scalar(item)}")
+    else:
+        lines.append(f"{pad}{_scalar(value)}")
+    return "\n".join(lines)

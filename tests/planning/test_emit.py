@@ -1,0 +1,269 @@
+"""The launch-command export (engine.planning.emit): every flag and key it writes is one the stack's own
+parser or schema accepts at a pinned version, and the values carry the scenario's deployment.
+
+The accepted names live in tests/planning/emit_flags/ (one file a stack; each header names the
+repository, the file and the commit they were read from). `flagcheck.parser` rebuilds an argparse
+parser from them, so a flag missing from the list, a value of the wrong type or outside a flag's
+choices fails the parse.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+import pytest
+import yaml
+
+from engine.catalog.entries import load_catalog
+from engine.core.errors import ScenarioError
+from engine.planning import EMIT_STACKS, emit_deployment
+from engine.planning.emit_manifests import to_yaml
+from engine.scenario import codec
+from engine.scenario.model import Scenario
+from tests.planning import flagcheck
+
+PARSERS = {
+    "vllm": (("vllm.flags",), True),
+    "sglang": (("sglang.flags",), False),
+    "trtllm": (("trtllm.flags",), True),
+    "dynamo": (("dynamo.flags", "vllm.flags"), False),
+    "llm-d": (("vllm.flags",), True),
+}
+"""Each stack's flag lists and whether its command takes the model as a positional argument."""
+
+
+@cache
+def _presets() -> dict[str, Scenario]:
+    return {name: codec.load_preset(name) for name in codec.preset_names()}
+
+
+def _parse(stack: str, argv: tuple[str, ...]) -> Any:
+    names, positional = PARSERS[stack]
+    return flagcheck.parser(*names, positional_model=positional).parse_args(list(argv))
+
+
+def _vary(scenario: Scenario, **changes: Any) -> Scenario:
+    return codec.apply_overrides(scenario, changes)
+
+
+def _cases() -> list[tuple[str, str]]:
+    out = []
+    for name, s in _presets().items():
+        for stack in EMIT_STACKS:
+            if stack in ("dynamo", "llm-d") and s.deployment.mode != "disaggregated":
+                continue
+            out.append((name, stack))
+    return out
+
+
+@pytest.mark.parametrize(("preset", "stack"), _cases())
+def test_every_emitted_flag_parses_with_the_stacks_own_flags(preset: str, stack: str) -> None:
+    emitted = emit_deployment(_presets()[preset], stack)
+    assert emitted.commands, "an export holds at least one command"
+    for pool, argv in emitted.commands:
+        try:
+            _parse(stack, argv)
+        except flagcheck.Refused as exc:
+            pytest.fail(f"{preset} {stack} pool {pool}: {exc} in {' '.join(argv)}")
+
+
+def test_the_rebuilt_parsers_refuse_what_the_stacks_refuse() -> None:
+    with pytest.raises(flagcheck.Refused):  # a flag the stack does not have
+        _parse("vllm", ("m", "--tensor-parallel", "2"))
+    with pytest.raises(flagcheck.Refused):  # an int flag given a float
+        _parse("trtllm", ("m", "--max_batch_size", "0.5"))
+    with pytest.raises(flagcheck.Refused):  # a value outside the choices
+        _parse("sglang", ("--model-path", "m", "--kv-cache-dtype", "fp8"))
+    with pytest.raises(flagcheck.Refused):  # vLLM's spelling is not SGLang's
+        _parse("sglang", ("--model-path", "m", "--max-num-seqs", "8"))
+    with pytest.raises(flagcheck.Refused):  # SGLang requires the model path
+        _parse(
+            "sglang",
+            (
+                "--tp-size",
+                "2",
+            ),
+        )
+
+
+def test_every_flag_file_names_its_source() -> None:
+    for name in sorted(p.name for p in flagcheck.FLAGS_DIR.iterdir()):
+        head = flagcheck.header(name)
+        assert "repository: github.com/" in head, name
+        assert re.search(r"\b[0-9a-f]{40}\b", head), f"{name}: no commit named"
+        assert re.search(r"\S+\.(py|yaml)\b", head), f"{name}: no file named"
+
+
+def test_values_carry_the_scenarios_deployment() -> None:
+    s = _presets()["chat-disaggregated"]
+    lim = s.batching()
+    emitted = emit_deployment(s, "vllm")
+    for (name, argv), pool in zip(emitted.commands, s.deployment.pools, strict=True):
+        a = _parse("vllm", argv)
+        assert name == pool.name
+        assert (a.opt_tensor_parallel_size, a.opt_pipeline_parallel_size) == (pool.tp, pool.pp)
+        assert (a.opt_max_num_seqs, a.opt_max_num_batched_tokens) == (lim.max_batch, lim.token_budget)
+        assert a.opt_enable_chunked_prefill is lim.chunked_prefill
+        assert a.opt_enable_prefix_caching is s.cache.enabled
+        assert a.opt_kv_cache_dtype == ("fp8" if s.kv_precision() == "fp8" else "bfloat16")
+        assert a.opt_gpu_memory_utilization == pytest.approx(s.deployment.mem_fraction)
+        assert a.model == load_catalog().model(s.model.id).hf_id
+        assert (
+            a.opt_kv_transfer_config["kv_role"]
+            == {"prefill": "kv_producer", "decode": "kv_consumer"}[pool.role]
+        )
+
+
+def test_attention_dp_and_expert_parallel_map_per_stack() -> None:
+    s = _presets()["moe-deepseek-dp-ep"]
+    pools = s.deployment.pools
+    sg = emit_deployment(s, "sglang")
+    for (_, argv), pool in zip(sg.commands, pools, strict=True):
+        a = _parse("sglang", argv)
+        assert a.opt_tp_size == pool.tp * pool.dp  # SGLang's tp size counts every chip of the instance
+        assert a.opt_dp_size == pool.dp and a.opt_enable_dp_attention
+        assert a.opt_ep_size == pool.ep
+        assert a.opt_disaggregation_mode == pool.role
+    vl = emit_deployment(s, "vllm")
+    for (_, argv), pool in zip(vl.commands, pools, strict=True):
+        a = _parse("vllm", argv)
+        assert (a.opt_tensor_parallel_size, a.opt_data_parallel_size) == (pool.tp, pool.dp)
+        assert a.opt_enable_expert_parallel is True
+    trt = emit_deployment(s, "trtllm")
+    configs = {name: yaml.safe_load(text) for name, text in trt.files}
+    for (_, argv), pool in zip(trt.commands, pools, strict=True):
+        a = _parse("trtllm", argv)
+        assert (a.opt_tp_size, a.opt_ep_size) == (pool.tp * pool.dp, pool.ep)
+        assert configs[a.opt_config]["enable_attention_dp"] is True
+
+
+def _flatten(doc: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in doc.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, path + "."))
+        else:
+            out[path] = value
+    return out
+
+
+_PY_TYPES = {"bool": bool, "str": str, "int": int, "float": float}
+
+
+@pytest.mark.parametrize(
+    "preset", ["chat-colocated", "chat-disaggregated", "moe-deepseek-dp-ep", "agentic-cache"]
+)
+def test_trtllm_options_files_use_only_llm_api_keys(preset: str) -> None:
+    allowed = flagcheck.config_keys("trtllm_config.keys")
+    emitted = emit_deployment(_presets()[preset], "trtllm")
+    assert emitted.files
+    for name, text in emitted.files:
+        assert name in emitted.text and text in emitted.text  # the script writes the file it names
+        for key, value in _flatten(yaml.safe_load(text)).items():
+            assert key in allowed, f"{name}: {key} is not an LLM API option"
+            kind = allowed[key]
+            if kind.startswith("choice:"):
+                assert value in kind.removeprefix("choice:").split(","), key
+            else:
+                assert type(value) is _PY_TYPES[kind], key
+
+
+@pytest.mark.parametrize("stack", ["dynamo", "llm-d"])
+@pytest.mark.parametrize("preset", ["chat-disaggregated", "moe-deepseek-dp-ep", "chat-hetero-h20"])
+def test_manifests_use_only_the_reference_keys_and_read_back(stack: str, preset: str) -> None:
+    emitted = emit_deployment(_presets()[preset], stack)
+    doc = yaml.safe_load(emitted.text)  # comments and all: the text is what a user applies
+    assert doc == emitted.document
+    under = ("spec :: services",) if stack == "dynamo" else ()
+    extra = flagcheck.key_paths(doc, under) - flagcheck.manifest_keys(f"{stack}.keys")
+    assert not extra, f"keys the reference {stack} manifest does not have: {sorted(extra)}"
+    workers = [c for c in emitted.commands]
+    assert len(workers) == len(_presets()[preset].deployment.pools)
+
+
+def test_dynamo_workers_say_their_role_and_replicas() -> None:
+    s = _presets()["chat-disaggregated"]
+    doc = emit_deployment(s, "dynamo").document
+    assert doc is not None
+    services = doc["spec"]["services"]  # type: ignore[index]
+    for pool in s.deployment.pools:
+        (svc,) = [v for v in services.values() if v.get("subComponentType") == pool.role]
+        assert svc["replicas"] == pool.count
+        assert svc["resources"]["limits"]["gpu"] == str(pool.chips_per_instance)
+        a = _parse("dynamo", tuple(svc["extraPodSpec"]["mainContainer"]["args"]))
+        assert getattr(a, f"opt_is_{pool.role}_worker") is True
+
+
+def test_fields_without_a_flag_become_comments_not_flags() -> None:
+    base = _presets()["chat-colocated"]
+    fp4 = _vary(base, **{"model.weights": "fp4"})
+    text = emit_deployment(fp4, "vllm").text
+    assert "# model.weights = fp4" in text and "--quantization" not in text
+    tiers = _vary(base, **{"cache.enabled": True, "cache.host.enabled": True, "cache.host.capacity_gb": 100})
+    assert "# prefix-cache tiers host" in emit_deployment(tiers, "sglang").text
+    small_chunks = _vary(base, **{"deployment.batching.chunk_tokens": 512})
+    assert "# chunk_tokens = 512" in emit_deployment(small_chunks, "vllm").text
+    edge = emit_deployment(_presets()["edge-offload"], "vllm")
+    assert "# edge pools site (deployment.edge): left out" in edge.text
+    assert [pool for pool, _ in edge.commands] == ["datacenter"]
+    policies = emit_deployment(_presets()["enterprise-mixed"], "sglang").text
+    assert "# scheduler.queue = priority, scheduler.admission = early_reject: the router" in policies
+    recompute = _vary(base, **{"scheduler.preemption": "recompute"})
+    assert "scheduler.preemption" not in emit_deployment(recompute, "vllm").text  # what vLLM does
+    assert "# scheduler.preemption = recompute: trtllm-serve" in emit_deployment(recompute, "trtllm").text
+    assert "# scheduler.preemption = none (whole outputs" in emit_deployment(base, "sglang").text
+    assert "scheduler.preemption" not in emit_deployment(base, "trtllm").text  # guaranteed-no-evict
+    spec = _vary(base, **{"deployment.speculative": {"method": "mtp"}})
+    text = emit_deployment(spec, "vllm").text
+    assert "# speculative decoding (mtp): left out" in text and "--speculative-config" not in text
+
+
+def test_prefix_cache_and_kv_precision_follow_the_scenario() -> None:
+    base = _presets()["chat-colocated"]
+    on = _vary(base, **{"cache.enabled": True, "model.kv": "bf16"})
+    off = _vary(base, **{"cache.enabled": False, "model.kv": "fp8"})
+    a_on = _parse("vllm", emit_deployment(on, "vllm").commands[0][1])
+    a_off = _parse("vllm", emit_deployment(off, "vllm").commands[0][1])
+    assert (a_on.opt_enable_prefix_caching, a_on.opt_kv_cache_dtype) == (True, "bfloat16")
+    assert (a_off.opt_enable_prefix_caching, a_off.opt_kv_cache_dtype) == (False, "fp8")
+    assert "--disable-radix-cache" not in emit_deployment(on, "sglang").commands[0][1]
+    assert "--disable-radix-cache" in emit_deployment(off, "sglang").commands[0][1]
+
+
+def test_a_native_fp8_checkpoint_needs_no_quantisation_flag() -> None:
+    s = _vary(_presets()["chat-colocated"], **{"model.id": "deepseek-r1", "model.weights": "fp8"})
+    argv = emit_deployment(s, "vllm").commands[0][1]
+    assert argv[0] == "deepseek-ai/DeepSeek-R1" and "--quantization" not in argv
+
+
+def test_bad_requests_are_refused_with_the_field() -> None:
+    with pytest.raises(ScenarioError, match=r"deployment\.mode"):
+        emit_deployment(_presets()["chat-colocated"], "dynamo")
+    with pytest.raises(ScenarioError, match="stack: choose one of"):
+        emit_deployment(_presets()["chat-colocated"], "ollama")
+
+
+def test_yaml_writer_reads_back_as_written() -> None:
+    doc = {"a": {"b": [1, 2.5, "x: y", True], "c": [], "d": {}}, "e": [{"f": "#not a comment", "g": None}]}
+    assert yaml.safe_load(to_yaml(doc)) == doc
+
+
+def test_catalog_models_name_their_hugging_face_checkpoint() -> None:
+    models = load_catalog().models
+    for m in models.values():
+        if m.hf_id is not None:
+            assert m.hf_id in m.source, f"{m.id}: hf_id {m.hf_id} is not the repository its source names"
+    assert models["opt-175b"].hf_id is None  # released through metaseq, not on the Hub
+    assert models["deepseek-r1"].hf_weights == "fp8" and models["llama-3.1-70b"].hf_weights == "bf16"
+
+
+def test_chips_a_stack_cannot_drive_are_said_so() -> None:
+    amd = _vary(_presets()["chat-colocated"], **{"deployment.pools[0].hardware": "mi300x"})
+    assert "# mi300x (AMD): TensorRT-LLM runs on NVIDIA GPUs only" in emit_deployment(amd, "trtllm").text
+    assert "NVIDIA GPUs" not in emit_deployment(amd, "vllm").text  # vLLM and SGLang run on ROCm too
+    wide = _presets()["moe-deepseek-dp-ep"]  # a 16-chip decode instance
+    assert "# 16 chips span several 8-GPU nodes" in emit_deployment(wide, "sglang").text
+    assert "16 chips an instance span more than one 8-GPU node" in emit_deployment(wide, "dynamo").text
