@@ -2,9 +2,10 @@
 
 Open-loop arrivals are issued at their drawn times (`arrivals_from`); a closed loop's clients each
 send their next request a think time after their last one ended (`next_from_client`, subscribed to
-the request ledger's "ended"). A new request first travels the way in (`way_in`: the network to the
-first serving site, the control plane's decision; free by default). It then meets, in order: the edge site, which answers
-where it goes (an edge instance, or the data centre after the offload delay); the KV capacity
+the request ledger's "ended"). A new request first travels the way in (`way_in`: the network to
+the first serving site, the control plane's decision; free by default). It then meets, in order:
+the edge site, which answers where it goes (an edge instance, or the data centre after the
+offload delay and backhaul); the KV capacity
 checks (a request no instance of its role could hold is rejected at once); its class's pinned
 pools and their overflow rule; degrading (`serve_less`: while entry capacity is short or the
 backlog long, lower classes are shed and outputs capped); the router; and admission control,
