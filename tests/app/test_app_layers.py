@@ -6,7 +6,7 @@ import pytest
 
 from engine.explain import layer_view
 from engine.serving.run import simulate
-from tests.app.test_app import app, assert_clean, short, text_of
+from tests.app.test_app import app, assert_clean, scenario_of, short, text_of
 
 pytestmark = pytest.mark.slow  # each test runs the app, the layer view five simulations
 
@@ -36,3 +36,14 @@ def test_the_layer_view_runs_when_asked_and_names_the_layer_that_matters_most() 
     assert len(tornado) == 1, "no tornado chart"
     bars = [e for e in view.effects if not e.refused]
     assert len(bars) >= 1 and view.sentence.startswith(("Here the", "No layer"))
+
+
+def test_the_strategy_page_sets_where_the_users_are() -> None:
+    at = app("strategy", short("chat-colocated"))
+    rtt = at.number_input(key="fg:network.user_rtt_ms")
+    assert rtt.label == "User RTT (ms)" and rtt.value == 0.0
+    rtt.set_value(35.0).run()
+    at.number_input(key="fg:control_plane.decision_ms").set_value(1.5).run()
+    assert_clean(at)
+    sc = scenario_of(at)
+    assert sc.network.user_rtt_ms == 35.0 and sc.control_plane.decision_ms == 1.5
