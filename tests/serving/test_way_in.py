@@ -19,6 +19,7 @@ from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 from engine.serving.run import result_of
 from engine.serving.sim import Simulation
+from engine.serving.work_bound import estimate
 from engine.serving.workload import generate
 from tests.simhelp import check_invariants, small
 
@@ -158,3 +159,14 @@ def test_closed_loop_clients_wait_for_the_trip() -> None:
 def test_bad_values_are_refused_naming_the_field(path: str, value: Any, message: str) -> None:
     with pytest.raises(ScenarioError, match=message):
         io.apply_overrides(io.load_preset("chat-colocated"), {path: value})
+
+
+def test_the_work_estimate_counts_the_way_ins_events() -> None:
+    plain = chat()
+    gated = chat(**{"network.user_rtt_ms": 5.0, "network.gateway": {"batch_window_ms": 20.0, "batch_max": 8}})
+    reqs = generate(gated)
+    for s in (plain, gated):
+        res = resolve(s)
+        events = Simulation(res, reqs).run().events
+        assert events / 3 <= estimate(s, reqs).events <= 3 * events
+    assert estimate(gated, reqs).events > estimate(plain, reqs).events + 2.5 * len(reqs)
