@@ -5,12 +5,12 @@ many devices and forwards them in batches, the first serving site (the edge site
 scenario has one, else the data centre) and, for what the edge offloads, the data centre. Each
 hop has a round trip and, where set, a bandwidth:
 
-- `Network.user_rtt_ms`: device to the first serving site and back. The whole round trip is
-  charged before the site sees the request (the answer's way back included), so TTFT and E2E grow
-  by it and TPOT does not; the prompt's bytes cross `uplink_mbps` first.
+- `Network.user_rtt_ms`: device to its next hop (the gateway, else the first serving site) and
+  back; the prompt's bytes cross `uplink_mbps` first. Every round trip is charged whole on the
+  way in (the answer's way back included), so TTFT and E2E grow by it and TPOT does not.
 - `Gateway`: a request waits there until its batch leaves (`batch_window_ms` after the batch's
   first request, or at once when `batch_max` are in), then the batch's bytes cross the gateway's
-  `bandwidth_mbps`.
+  `bandwidth_mbps` and its round trip to the first serving site, `Gateway.rtt_ms`.
 - `Edge.offload_latency_ms` and `Edge.backhaul_mbps`: the edge site to the data centre, charged
   to what the edge offloads.
 
@@ -72,6 +72,8 @@ class Gateway(Frozen):
     `bandwidth_mbps` together (one batch at a time on the link is not modelled: no queueing).
     """
 
+    rtt_ms: Rtt = 0.0
+    """The gateway to the first serving site and back, ms (the device's own hop is `user_rtt_ms`)."""
     batch_window_ms: Rtt = 10.0
     """How long the gateway holds a batch open, ms."""
     batch_max: Annotated[int, Field(ge=1, le=1_000_000)] = 16
@@ -84,8 +86,9 @@ class Network(Frozen):
     """The user's way to the first serving site: round trip, uplink, an optional gateway."""
 
     user_rtt_ms: Rtt = 0.0
-    """Device to the first serving site (the edge site with one, else the data centre) and back, ms.
-    0: a client beside its server, as serving benchmarks measure (docs/network.md for typical trips)."""
+    """Device to its next hop and back, ms: the gateway where there is one, else the first serving site
+    (the edge site with one, else the data centre). 0: a client beside its server, as serving
+    benchmarks measure (docs/network.md for typical trips)."""
     uplink_mbps: Mbps | None = None
     """The device's uplink: a prompt's bytes cross it first (unset: not limiting)."""
     bytes_per_token: Annotated[float, Field(ge=0.5, le=1_000_000)] = 4.0
@@ -104,11 +107,15 @@ class ControlPlane(Frozen):
     `decision_ms` is the router's and scheduler's decision for one request (parsing it, scoring
     instances, a cache-aware match); `kv_index_lookup_us` the lookup of one prompt block in a
     shared KV pool's index (`cache.pooled`, a Mooncake-style store; charged only with that tier on).
-    Both are paid once per request, on its way in, with no contention between requests.
+    Both are paid once per request, on its way in; with `routers` set they are made by that many
+    workers, one decision at a time each (a request waits for a free one), else with no contention.
     """
 
     decision_ms: Annotated[float, Field(ge=0, le=10_000)] = 0.0
     """Routing and scheduling decision time per request, ms."""
+    routers: Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES)] | None = None
+    """Router workers making the decisions, one at a time each, so decisions queue when requests come
+    faster than they decide (unset: as many as needed, no queueing)."""
     kv_index_lookup_us: Annotated[float, Field(ge=0, le=1_000_000)] = 0.0
     """Lookup time per prompt block in the shared KV pool's index, µs."""
 

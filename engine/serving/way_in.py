@@ -6,20 +6,22 @@ scenario's network (`Scenario.network`) and waits for the control plane (`Scenar
 - its prompt's bytes (`prompt tokens x bytes_per_token`) cross the device's uplink;
 - with a gateway, it waits for its batch to leave (the window after the batch's first request, or
   at once when the batch is full), and the batch's bytes cross the gateway's link;
-- the round trip to the first serving site (`user_rtt_ms`), charged whole on the way in, so the
-  first token and the completion reach the user when the run records them: TTFT and E2E include
-  it, TPOT does not;
+- the round trips: the device's to its next hop (`user_rtt_ms`) and the gateway's to the first
+  serving site (`gateway.rtt_ms`), charged whole on the way in, so the first token and the
+  completion reach the user when the run records them: TTFT and E2E include them, TPOT does not;
 - the decision: `decision_ms`, plus `kv_index_lookup_us` per block of its prompt when a shared KV
-  pool (`cache.pooled`) is on.
+  pool (`cache.pooled`) is on; with `routers` set, decisions are made by that many workers, one at
+  a time each, in the order requests reach the site, so they queue under load.
 
-No contention is modelled on any of these (each request's transfer and decision run as if alone);
-docs/network.md says why and what that misses. A retried request (its instance failed) is already
+No link is shared (each request's or batch's transfer runs as if alone); docs/network.md says
+why and what that misses. A retried request (its instance failed) is already
 in, and does not pay again. The front door asks (`send`); this actor answers by calling the front
 door back when the request is through, and keeps what each request paid for the summary.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -50,6 +52,8 @@ class WayIn:
         "sent",
         "uplink_bytes_s",
         "gateway_bytes_s",
+        "gateway_rtt_s",
+        "routers",
     )
 
     def __init__(
@@ -67,6 +71,9 @@ class WayIn:
         self.uplink_bytes_s = bytes_per_s(net.uplink_mbps)
         self.gateway = net.gateway
         self.gateway_bytes_s = bytes_per_s(net.gateway.bandwidth_mbps) if net.gateway else None
+        self.gateway_rtt_s = net.gateway.rtt_ms / 1e3 if net.gateway else 0.0
+        # when each router worker is next free (None: no contention between decisions)
+        self.routers: list[float] | None = [0.0] * cp.routers if cp.routers and cp.decision_ms > 0 else None
         self.decision_s = cp.decision_ms / 1e3
         pooled = sc.cache.enabled and sc.cache.pooled.enabled
         self.lookup_s = cp.kv_index_lookup_us / 1e6 if pooled else 0.0
@@ -108,17 +115,33 @@ class WayIn:
             return
         self.batch_token += 1
         batch, self.batch = self.batch, []
-        tx = self.transfer_s(sum(self.prompt[r] for r in batch), self.gateway_bytes_s)
-        waited = self.env.now
+        still = self.transfer_s(sum(self.prompt[r] for r in batch), self.gateway_bytes_s)
+        still += self.gateway_rtt_s + self.rtt_s
+        now = self.env.now
         for rid in batch:
-            self._through(rid, waited - self.arrival[rid] + tx + self.rtt_s, tx + self.rtt_s)
+            self._through(rid, now - self.arrival[rid] + still, still)
 
     def _through(self, rid: int, network_s: float, still_s: float | None = None) -> None:
         """Charge the rest of the way (`still_s`, all of `network_s` unless given) and the decision."""
-        control = self.decision_s + self.lookup_s * (self.prompt[rid] // self.block_tokens)
         self.network_s[rid] = network_s
+        still = network_s if still_s is None else still_s
+        if self.routers is not None:  # the decision waits for a router worker at the site
+            self.env.after(still, self._decide, rid)
+            return
+        control = self.decision_s + self.lookup_s * (self.prompt[rid] // self.block_tokens)
         self.control_s[rid] = control
-        self.env.after((network_s if still_s is None else still_s) + control, self.deliver, rid)
+        self.env.after(still + control, self.deliver, rid)
+
+    def _decide(self, rid: int) -> None:
+        """At the site: the first free router worker decides (after those ahead of it), then the lookups."""
+        routers = self.routers
+        assert routers is not None
+        now = self.env.now
+        start = max(now, heapq.heappop(routers))
+        heapq.heappush(routers, start + self.decision_s)
+        control = start - now + self.decision_s + self.lookup_s * (self.prompt[rid] // self.block_tokens)
+        self.control_s[rid] = control
+        self.env.after(control, self.deliver, rid)
 
     def offloaded(self, rid: int, delay_s: float) -> None:
         """The edge sent the request on to the data centre: its trip there is network time too."""

@@ -170,3 +170,27 @@ def test_the_work_estimate_counts_the_way_ins_events() -> None:
         events = Simulation(res, reqs).run().events
         assert events / 3 <= estimate(s, reqs).events <= 3 * events
     assert estimate(gated, reqs).events > estimate(plain, reqs).events + 2.5 * len(reqs)
+
+
+def test_each_tier_adds_its_own_round_trip() -> None:
+    s = chat(
+        **{
+            "network.user_rtt_ms": 5.0,
+            "network.gateway": {"rtt_ms": 3.0, "batch_window_ms": 100.0, "batch_max": 1},
+        }
+    )
+    _, rec = run(s)
+    np.testing.assert_allclose(rec.network_s, 0.008)  # device to gateway, gateway to site; no wait
+
+
+def test_router_workers_make_decisions_one_at_a_time() -> None:
+    decision = 0.05  # 50 ms each on one worker: at this rate decisions queue
+    free, _ = run(chat(**{"control_plane.decision_ms": 50.0}))
+    busy, rec = run(chat(**{"control_plane.decision_ms": 50.0, "control_plane.routers": 1}))
+    starts = np.sort(busy.requests["arrival_s"].to_numpy() + rec.control_s - decision)
+    assert (np.diff(starts) >= decision - 1e-9).all()  # never two decisions at once
+    assert rec.control_s.min() == pytest.approx(decision) and rec.control_s.max() > 2 * decision
+    assert busy.summary["way_in"]["control_plane_ms_mean"] > free.summary["way_in"]["control_plane_ms_mean"]
+    _, rec_many = run(chat(**{"control_plane.decision_ms": 50.0, "control_plane.routers": 64}))
+    np.testing.assert_allclose(rec_many.control_s, decision)  # enough workers: nobody waits
+    check_invariants(busy, rec)
