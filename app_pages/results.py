@@ -5,7 +5,7 @@ from typing import Any
 import streamlit as st
 
 from engine import explain as ex
-from ui import charts, export, layout, lesson, margin, marks, planner, replicas, state, tables
+from ui import charts, export, layers, layout, lesson, margin, marks, planner, replicas, state, tables
 from ui.text import plain
 
 res = layout.page("Results", live=False)
@@ -26,6 +26,8 @@ if (behind := ex.line(s)) is not None:  # before the figures it qualifies
     st.error(plain(behind), icon=":material/trending_up:")
 if (edge := ex.edge_line(s)) is not None:
     st.info(plain(edge), icon=":material/cell_tower:")
+if (way := ex.way_in_line(s)) is not None:  # network and control plane, as shares of TTFT
+    st.info(plain(way), icon=":material/lan:")
 reps = replicas.run([sc], n_seeds)  # None with one seed, or until the other seeds are done
 rep = reps[0] if reps else None
 
@@ -241,6 +243,13 @@ st.dataframe(  # every class, every column
     height="content",
     column_config=tables.slo_tail_columns(ex.shortfall_rps(s) is not None),
 )
+
+st.subheader(
+    "Which layer decided it",
+    help="Model precision, chips, scheduling policy and serving stack, each switched alone to its alternative: "
+    "which one moves cost per request and SLO attainment most here. A simulation per layer, run when asked.",
+)
+layers.layer_panel(sc)
 
 with st.expander("All summary figures", icon=":material/table_rows:"):
     st.dataframe(ex.summary_rows(res.to_json()), hide_index=True, width="stretch", height=420)

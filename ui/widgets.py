@@ -95,19 +95,10 @@ HELP: dict[str, str] = {
 UNITS: tuple[tuple[str, str], ...] = (
     ("_usd_per_gb_hour", "$/GB-h"), ("_gb_s", "GB/s"), ("_tb_s", "TB/s"), ("_gb", "GB"), ("_ms", "ms"),
     ("_rps", "req/s"), ("_tokens", "tokens"), ("_usd", "$"), ("_tflops", "TFLOP/s"), ("_w", "W"), ("_s", "s"),
+    ("_mbps", "Mb/s"), ("_us", "µs"),
 )  # fmt: skip
 _ACRONYMS = {
-    "tp": "TP",
-    "pp": "PP",
-    "dp": "DP",
-    "ep": "EP",
-    "cv": "CV",
-    "kv": "KV",
-    "hbm": "HBM",
-    "ttft": "TTFT",
-    "tpot": "TPOT",
-    "e2e": "E2E",
-    "tbt": "TBT",
+    w: w.upper() for w in ("tp", "pp", "dp", "ep", "cv", "kv", "hbm", "ttft", "tpot", "e2e", "tbt", "rtt")
 }
 
 

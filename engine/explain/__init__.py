@@ -5,8 +5,9 @@ chip's roofline), `confidence` (calibration marks and the
 expected error of each figure), `presentation` (the figures and frames the
 dashboard draws), `previews` (what a setting will do before a run: length histograms, shipped
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
-unsustainable run and its latencies are said), and `report` (exports with provenance, the
-validation table).
+unsustainable run and its latencies are said), `report` (exports with provenance, the
+validation table), `layers` (which layer decided it: each layer switched alone) and `way_in`
+(network and control-plane time as shares of TTFT).
 May import: every lower package, up to engine.planning.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its
@@ -136,6 +137,12 @@ _API = {
     "latency": "engine.explain.sustain",
     "line": "engine.explain.sustain",
     "shortfall_rps": "engine.serving.summary",
+    "LAYERS": "engine.explain.layers",
+    "LayerEffect": "engine.explain.layers",
+    "LayerView": "engine.explain.layers",
+    "effects_table": "engine.explain.layers",
+    "layer_view": "engine.explain.layers",
+    "way_in_line": "engine.explain.way_in",
 }
 _RENAMED: dict[str, str] = {}
 
@@ -145,6 +152,7 @@ __all__ = [
     "CHIP_NUMBERS",
     "GROWS",
     "HEADLINE_SOURCES",
+    "LAYERS",
     "MAX_MEASUREMENT_BYTES",
     "MEASUREMENT_COLUMN_HELP",
     "STABLE_MONTHS",
@@ -152,6 +160,8 @@ __all__ = [
     "CompareMargin",
     "Finding",
     "Interval",
+    "LayerEffect",
+    "LayerView",
     "Limits",
     "Moves",
     "PoolMark",
@@ -182,6 +192,7 @@ __all__ = [
     "duration_text",
     "duration_unit",
     "edge_line",
+    "effects_table",
     "error_list",
     "errors_by_figure",
     "errors_text",
@@ -198,6 +209,7 @@ __all__ = [
     "html_report",
     "latency",
     "latency_cdfs",
+    "layer_view",
     "length_columns",
     "length_histogram",
     "length_stats",
@@ -246,6 +258,7 @@ __all__ = [
     "usd_text",
     "utilization_frame",
     "validation_table",
+    "way_in_line",
     "with_band",
     "with_custom_chip",
     "with_edge_site",
@@ -297,6 +310,7 @@ if TYPE_CHECKING:
         with_band,
     )
     from engine.explain.drill import class_attainment, fallback_drill, unchanged
+    from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.margin import CompareMargin, RunMargin, RunSpread, figure_text, run_spread
     from engine.explain.presentation import (
         ALL_CLASSES,
@@ -372,4 +386,5 @@ if TYPE_CHECKING:
     )
     from engine.explain.rooflines import roofline_table
     from engine.explain.sustain import GROWS, at_least, latency, line
+    from engine.explain.way_in import way_in_line
     from engine.serving.summary import shortfall_rps

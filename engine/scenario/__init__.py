@@ -1,6 +1,7 @@
 """The scenario: one validated, serialisable value, its files and links, and its resolution.
 
 Owns: `model` (the Scenario and its parts: workload, deployment, cache, scheduler, faults),
+`network` (the user's way in: round trip, gateway, edge site, control-plane costs), `fields`,
 `codec` (TOML and JSON files, field paths and overrides, presets, share links), and `resolve`
 (looking a scenario's chips and model up in the catalog and building its instances).
 May import: engine.core, engine.catalog, engine.costmodel, engine.policies.
@@ -34,7 +35,10 @@ _API = {
     "Cache": "engine.scenario.model",
     "Degrade": "engine.scenario.model",
     "Deployment": "engine.scenario.model",
-    "Edge": "engine.scenario.model",
+    "ControlPlane": "engine.scenario.network",
+    "Edge": "engine.scenario.network",
+    "Gateway": "engine.scenario.network",
+    "Network": "engine.scenario.network",
     "Fault": "engine.scenario.model",
     "KvLink": "engine.scenario.model",
     "LengthDist": "engine.scenario.model",
@@ -58,13 +62,16 @@ __all__ = [
     "Arrival",
     "Batching",
     "Cache",
+    "ControlPlane",
     "Degrade",
     "Deployment",
     "Edge",
     "Fault",
+    "Gateway",
     "KvLink",
     "LengthDist",
     "MultiTurn",
+    "Network",
     "PolicySpec",
     "Pool",
     "Prefix",
@@ -114,7 +121,6 @@ if TYPE_CHECKING:
         Cache,
         Degrade,
         Deployment,
-        Edge,
         Fault,
         KvLink,
         LengthDist,
@@ -130,4 +136,5 @@ if TYPE_CHECKING:
         Trace,
     )
     from engine.scenario.naming import named
+    from engine.scenario.network import ControlPlane, Edge, Gateway, Network
     from engine.scenario.resolve import scenario_catalog

@@ -11,10 +11,9 @@ Unknown keys are errors. Every failure names the field by its path, the value an
 from __future__ import annotations
 
 import math
-import re
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from engine import policies
 from engine.catalog.specs import MIN_LINK_GB_S, Frozen, HardwareSpec, KvPrecision, ModelSpec, Precision
@@ -22,6 +21,8 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
 from engine.costmodel import stacks
 from engine.costmodel.ownership import CostBasis
+from engine.scenario.fields import Name, Tokens
+from engine.scenario.network import ControlPlane, Edge, Network
 
 SCHEMA_VERSION = 1
 """Version of the scenario format; share links and result files carry it."""
@@ -30,19 +31,6 @@ Z99 = 2.3263478740408408
 """The standard normal's 99th percentile."""
 LOGNORMAL_MAX_SPREAD = math.exp(Z99 * Z99 / 2)
 """Largest p99 / mean of a lognormal (about 14.97): past it no sigma gives both."""
-Tokens = Annotated[int, Field(ge=1, le=bounds.MAX_TOKENS_PER_REQUEST)]
-_NAME = re.compile(r"[^\W_][\w .+/-]*")
-
-
-def _plain_name(value: str) -> str:
-    # names reach labels, legends and tables: plain words only (no HTML or Markdown brackets; pages
-    # still show them through ui.text.plain, since a bare address would be autolinked)
-    if not _NAME.fullmatch(value):
-        raise ValueError("use letters, digits, spaces and . _ + / - only, starting with a letter or digit")
-    return value
-
-
-Name = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_plain_name)]
 
 
 class LengthDist(Frozen):
@@ -413,31 +401,6 @@ class Degrade(Frozen):
         return self
 
 
-class Edge(Frozen):
-    """An edge site: its pools (`tier = "edge"`) serve some requests locally, the rest go to the data centre.
-
-    A request is an edge candidate when its class is in `classes` (empty: every class) and its
-    prompt and output are within `max_prompt_tokens` and `max_output_tokens` (the output stands for
-    the request's max_tokens cap, all a real router knows) and some edge instance's KV memory holds
-    it. A candidate is served at the edge unless every edge instance that could take it already has
-    `offload_queue` requests waiting, or starting one more would take the site's draw over
-    `power_budget_w` (idle power of every edge chip plus full busy power of the instances holding
-    work). Everything else is offloaded: it reaches the data-centre pools `offload_latency_ms` (the
-    WAN round trip) after it arrived (docs/scheduling.md, "Edge tier").
-    """
-
-    power_budget_w: Annotated[float, Field(ge=0.1, le=10_000_000)] = 200.0
-    """The site's power budget for its edge chips, in watts."""
-    max_prompt_tokens: Tokens = 2048
-    max_output_tokens: Tokens = 512
-    classes: Annotated[tuple[Name, ...], Field(max_length=bounds.MAX_CLASSES)] = ()
-    """Classes served at the edge (names); empty: every class."""
-    offload_latency_ms: Annotated[float, Field(ge=0, le=10_000)] = 40.0
-    """WAN round trip added to an offloaded request before the data centre sees it."""
-    offload_queue: Annotated[int, Field(ge=0, le=1_000_000)] = 4
-    """Waiting requests per edge instance at which it counts as saturated."""
-
-
 class Deployment(Frozen):
     """How the work is split: colocated (mixed pools) or disaggregated (prefill + decode)."""
 
@@ -667,6 +630,10 @@ class Scenario(Frozen):
     cache: Cache = Cache()
     cost: CostBasis = CostBasis()
     scheduler: Scheduler = Scheduler()
+    network: Network = Network()
+    """The user's way to the first serving site: round trip, bandwidth, a gateway (docs/network.md)."""
+    control_plane: ControlPlane = ControlPlane()
+    """Per-request decision time and per-block KV-index lookups, paid before queueing (docs/network.md)."""
     faults: Annotated[tuple[Fault, ...], Field(max_length=bounds.MAX_FAULTS)] = ()
     custom_hardware: Annotated[tuple[HardwareSpec, ...], Field(max_length=16)] = ()
     custom_models: Annotated[tuple[ModelSpec, ...], Field(max_length=8)] = ()

@@ -1,9 +1,10 @@
-"""The summary's breakdowns: per class, the prefix cache, the edge site, and the bill.
+"""The summary's breakdowns: per class, the prefix cache, the edge site, the way in, and the bill.
 
 Each takes the run's records and its per-request columns (`metrics.request_columns`) and returns
 one section of the summary (`metrics.summary` assembles them): `class_summary` (each class's
 requests, latencies and SLO), `cache_summary` (hits by tier, tokens saved), `edge_summary` (what the
-edge served, offloaded, and its power), `cost_summary` (the bill per hour, per request and per
+edge served, offloaded, and its power), `way_in_summary` (network and control-plane time, and
+their shares of TTFT), `cost_summary` (the bill per hour, per request and per
 million output tokens, split by role and, when owned, by kind).
 """
 
@@ -20,7 +21,7 @@ from engine.serving import edge
 from engine.serving.cache import TIERS
 from engine.serving.ledger import COMPLETED, FAILED, REJECTED, SEGMENT_COLUMNS, Records
 from engine.serving.stats import nan_mean, nan_sum, percentiles
-from engine.serving.summary import Cache, ClassSummary, Cost, Edge
+from engine.serving.summary import Cache, ClassSummary, Cost, Edge, WayIn
 
 
 def edge_summary(resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray) -> Edge:
@@ -55,6 +56,23 @@ def edge_summary(resolved: Resolved, rec: Records, columns: dict[str, Any], mask
         "site_idle_w": idle_w,
         "peak_site_power_w": peak_w,
         "offload_latency_ms": spec.offload_latency_ms,
+    }
+
+
+def way_in_summary(resolved: Resolved, columns: dict[str, Any], done: np.ndarray) -> WayIn:
+    """Network and control-plane time of the window's completed requests, and their shares of TTFT."""
+    net_ms = columns["network_s"][done] * 1e3
+    ctl_ms = columns["control_s"][done] * 1e3
+    ttft_ms = columns["ttft_s"][done] * 1e3
+    total = float(ttft_ms.sum())
+    some = len(ttft_ms) > 0
+    return {
+        "user_rtt_ms": resolved.scenario.network.user_rtt_ms,
+        "network_ms_mean": float(net_ms.mean()) if some else None,
+        "control_plane_ms_mean": float(ctl_ms.mean()) if some else None,
+        "ttft_ms_mean": float(ttft_ms.mean()) if some else None,
+        "network_share_of_ttft": float(net_ms.sum()) / total if total > 0 else None,
+        "control_plane_share_of_ttft": float(ctl_ms.sum()) / total if total > 0 else None,
     }
 
 

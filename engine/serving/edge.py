@@ -19,8 +19,9 @@ request look too long:
   none, it is offloaded (`power` when an idle instance could have taken it within a larger budget,
   else `saturated`: every edge instance that could hold it is full or down).
 
-An offloaded request reaches the data-centre path `offload_latency_ms` after its arrival (the WAN
-round trip, charged before the data centre sees it, so TTFT and E2E include it) and is routed there
+An offloaded request reaches the data-centre path `offload_latency_ms` after it reached the edge (the
+WAN round trip, charged before the data centre sees it, so TTFT and E2E include it; plus its
+prompt's bytes over `backhaul_mbps` where set) and is routed there
 as any request is. Edge instances never serve data-centre requests. A request the edge held that is
 retried (its instance failed) passes the edge again; one offloaded stays with the data centre.
 """
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.costmodel.power import chip_power_w, instance_power_range_w
+from engine.serving.way_in import bytes_per_s
 
 if TYPE_CHECKING:
     from engine.scenario.resolve import Resolved
@@ -67,6 +69,8 @@ class EdgeSite:
         "max_prompt",
         "max_output",
         "latency_s",
+        "backhaul_bytes_s",
+        "bytes_per_token",
         "queue_limit",
         "cap",
         "where",
@@ -94,6 +98,8 @@ class EdgeSite:
         self.max_prompt = spec.max_prompt_tokens
         self.max_output = spec.max_output_tokens
         self.latency_s = spec.offload_latency_ms / 1000.0
+        self.backhaul_bytes_s = bytes_per_s(spec.backhaul_mbps)
+        self.bytes_per_token = sc.network.bytes_per_token
         self.queue_limit = spec.offload_queue
         self.cap = max(s.kv_cap for s in self.servers)
         self.where: list[int] = [UNDECIDED] * len(ledger.reqs)
@@ -113,7 +119,10 @@ class EdgeSite:
             return None  # offloaded: the data centre's path from here on
         code, srv = self.place(rid)
         self.where[rid] = code
-        return (srv, 0.0) if code == LOCAL else (None, self.latency_s)
+        if code == LOCAL:
+            return srv, 0.0
+        rate = self.backhaul_bytes_s
+        return None, self.latency_s + (self.ledger.prompt[rid] * self.bytes_per_token / rate if rate else 0.0)
 
     def place(self, rid: int) -> tuple[int, Server | None]:
         """(LOCAL, the edge instance that takes the request), or (why it is offloaded, None)."""

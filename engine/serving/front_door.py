@@ -2,8 +2,10 @@
 
 Open-loop arrivals are issued at their drawn times (`arrivals_from`); a closed loop's clients each
 send their next request a think time after their last one ended (`next_from_client`, subscribed to
-the request ledger's "ended"). An arriving request meets, in order: the edge site, which answers
-where it goes (an edge instance, or the data centre after the offload delay); the KV capacity
+the request ledger's "ended"). A new request first travels the way in (`way_in`: the network to
+the first serving site, the control plane's decision; free by default). It then meets, in order:
+the edge site, which answers where it goes (an edge instance, or the data centre after the
+offload delay and backhaul); the KV capacity
 checks (a request no instance of its role could hold is rejected at once); its class's pinned
 pools and their overflow rule; degrading (`serve_less`: while entry capacity is short or the
 backlog long, lower classes are shed and outputs capped); the router; and admission control,
@@ -27,6 +29,7 @@ from engine.serving.ledger import (
     TOO_LONG_LIVE,
     RequestLedger,
 )
+from engine.serving.way_in import WayIn
 from engine.serving.workload import closed_loop_pauses
 
 if TYPE_CHECKING:
@@ -64,6 +67,9 @@ class FrontDoor:
         self.counters = counters
         self.edge = edge
         self.n = len(ledger.reqs)
+        # the network and the control plane on the way in; None when both are free (the default)
+        free = sc.network.is_free() and sc.control_plane.is_free()
+        self.way_in = None if free else WayIn(resolved, ledger, env, self.arrive)
         self.admission = policies.build_admission(sc.scheduler.admission.as_dict())
         b = sc.batching()
         self.mix = sc.iteration_scheduler().mixes_decodes
@@ -123,6 +129,8 @@ class FrontDoor:
     def arrive(self, rid: int, retry: bool = False) -> None:
         """A request arrives (or is retried): admission, routing, queueing."""
         led = self.ledger
+        if not retry and self.way_in is not None and self.way_in.send(rid):
+            return  # on its way in: it comes back here once through
         if self.edge is not None:
             answer = self.edge.take(rid)
             if answer is not None:  # served at the edge, or on its way to the data centre
@@ -130,6 +138,8 @@ class FrontDoor:
                 if srv is not None:
                     self.enqueue(srv, rid)
                 else:  # it comes back here once it reaches the data centre
+                    if self.way_in is not None:
+                        self.way_in.offloaded(rid, delay_s)
                     self.env.after(delay_s, self.arrive, rid, retry)
                 return
         fleet = self.fleet

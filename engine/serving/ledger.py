@@ -96,6 +96,8 @@ class Records:
     counters: dict[str, float]
     output_tokens: np.ndarray  # delivered output length per request: the drawn one, or capped while degraded
     site: list[str] | None = None  # with an edge site: where each request was served (`edge.SITES`)
+    network_s: np.ndarray | None = None  # with a network or control plane that costs: `way_in`'s per request
+    control_s: np.ndarray | None = None
     stalls: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     """One row per preemption that ended in the request rejoining a batch: (request, server, the end
     of the batch's last decode step before it was taken off, when it rejoined). Its next token comes

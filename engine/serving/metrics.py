@@ -40,7 +40,7 @@ import numpy as np
 from engine.costmodel import power
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved
-from engine.serving.breakdowns import cache_summary, class_summary, cost_summary, edge_summary
+from engine.serving.breakdowns import cache_summary, class_summary, cost_summary, edge_summary, way_in_summary
 from engine.serving.gaps import largest_gaps, token_gaps
 from engine.serving.ledger import COMPLETED, FAILED, OUTCOMES, REJECTED, SEGMENT_COLUMNS, Records
 from engine.serving.stats import by_reason, latency_stats, nan_mean, percentile
@@ -52,6 +52,7 @@ from engine.serving.summary import (
     Scheduler,
     Shortfall,
     Summary,
+    WayIn,
 )
 from engine.serving.workload import Requests
 
@@ -95,6 +96,7 @@ def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[st
         "e2e_s": e2e,
         "max_tbt_s": tbt,
         **({"site": np.array(rec.site)} if rec.site is not None else {}),  # with an edge site only
+        **_way_in_columns(rec),
         "met_slo": met_slo(resolved, reqs.cls[:n], rec.outcome, ttft, tpot, e2e, tbt),
     }
 
@@ -261,6 +263,17 @@ def scheduler_counts(counters: dict[str, float]) -> Scheduler:
     }
 
 
+def _way_in_columns(rec: Records) -> dict[str, np.ndarray]:
+    # network and control-plane time per request, when the scenario charges any (`way_in`)
+    if rec.network_s is None or rec.control_s is None:
+        return {}
+    return {"network_s": rec.network_s, "control_s": rec.control_s}
+
+
+class _WayInSection(TypedDict, total=False):
+    way_in: WayIn
+
+
 class _EdgeSection(TypedDict, total=False):
     edge: Edge
 
@@ -270,6 +283,11 @@ def _edge_section(
 ) -> _EdgeSection:
     # the summary's `edge` key, with an edge site only
     return {"edge": edge_summary(resolved, rec, columns, mask)} if rec.site is not None else {}
+
+
+def _way_in_section(resolved: Resolved, columns: dict[str, Any], done: np.ndarray) -> _WayInSection:
+    # the summary's `way_in` key, when the scenario's network or control plane costs time
+    return {"way_in": way_in_summary(resolved, columns, done)} if "network_s" in columns else {}
 
 
 def summary(
@@ -334,6 +352,7 @@ def summary(
             "p99": percentile(transfer * 1e3, 99),
         },
         **_edge_section(resolved, rec, columns, mask),
+        **_way_in_section(resolved, columns, done),
         "unsustainable": unsustainable,
     }
     return out

@@ -294,4 +294,11 @@ class Simulation:
             kv_peak=np.array([s.kv_peak for s in self.servers], dtype=float),
             counters=dict(self.counters),
             site=[SITES[w] for w in self.edge.where[:n]] if self.edge is not None else None,
+            network_s=self._paid(n, "network_s"),
+            control_s=self._paid(n, "control_s"),
         )
+
+    def _paid(self, n: int, what: str) -> np.ndarray | None:
+        # what each request paid on its way in (`way_in`), when the scenario charges anything
+        way = self.front.way_in
+        return None if way is None else np.array(getattr(way, what)[:n], dtype=float)

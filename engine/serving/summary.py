@@ -29,6 +29,7 @@ __all__ = [
     "Shortfall",
     "Summary",
     "TokenRates",
+    "WayIn",
     "shortfall_rps",
 ]
 
@@ -272,6 +273,24 @@ class Edge(TypedDict):
     """The added latency of offloading a request, ms."""
 
 
+class WayIn(TypedDict):
+    """What the window's completed requests paid on their way in (a scenario whose network or
+    control plane costs time only): the network to the first serving site and the decision."""
+
+    user_rtt_ms: float
+    """The scenario's round trip from the user to the first serving site, ms."""
+    network_ms_mean: float | None
+    """Mean time on the network (uplink, gateway, round trip, an offload's trip), ms."""
+    control_plane_ms_mean: float | None
+    """Mean routing/scheduling decision and KV-index lookup time, ms."""
+    ttft_ms_mean: float | None
+    """Mean TTFT of the same requests, ms (the shares' denominator)."""
+    network_share_of_ttft: float | None
+    """Network time over TTFT, summed over the requests, 0-1."""
+    control_plane_share_of_ttft: float | None
+    """Control-plane time over TTFT, summed over the requests, 0-1."""
+
+
 class Shortfall(TypedDict):
     """An unsustainable run's mark: rates over the window's second half (`engine.serving.saturation`)."""
 
@@ -320,6 +339,8 @@ class Summary(TypedDict):
     """KV transfer time, ms."""
     edge: NotRequired[Edge]
     """The edge site (a deployment with an edge site only)."""
+    way_in: NotRequired[WayIn]
+    """The network and control plane on the way in (only when either costs time)."""
     unsustainable: Shortfall | None
     """None when the run reaches a steady state, else by how much its queue grows."""
 

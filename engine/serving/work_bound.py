@@ -12,7 +12,8 @@ refuses one that exceeds its documented maximum (`bounds.MAX_EVENTS` and the row
 - events: n x (4 colocated or 6 disaggregated events per request: arrival, batch formation, KV
   transfer and hand-off, joining the decode batch, completion) plus one per prefill iteration
   (colocated chunked prefill: ceil(prompt / chunk) per request; otherwise one), one per cache
-  load from host or pooled tiers, elastic checks (window / check interval) and faults.
+  load from host or pooled tiers, one for the way in when it costs time (two more through a
+  gateway, one more with router workers), elastic checks (window / check interval) and faults.
 - router looks: n x the instances each request is routed among (entry and, disaggregated,
   decode): the router builds a view of every candidate instance.
 - cache blocks: sum over requests of (2 x prompt + output) / block tokens (a prompt's block list
@@ -157,6 +158,12 @@ def _event_terms(scenario: Scenario, load: work_load.Load) -> list[Term]:
     cache = sc.cache
     if cache.enabled and (cache.host.enabled or cache.pooled.enabled):
         per += 1.0
+    if not (sc.network.is_free() and sc.control_plane.is_free()):
+        per += 1.0  # the way in (`way_in`): one call when the request is through
+        if sc.network.gateway is not None:
+            per += 2.0  # reaching the gateway, and at most one batch window closing per request
+        if sc.control_plane.routers and sc.control_plane.decision_ms > 0:
+            per += 1.0  # reaching the router workers
     terms = [
         Term(
             "events",

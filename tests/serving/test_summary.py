@@ -46,7 +46,8 @@ TOP_LEVEL = [
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "colocated": ("chat-colocated", {}),
     "disaggregated": ("chat-disaggregated", {}),
-    "edge": ("edge-offload", {}),
+    "edge": ("edge-offload", {}),  # its devices reach the site in 6 ms: a way in too
+    "way in": ("chat-colocated", {"network.user_rtt_ms": 20.0, "control_plane.decision_ms": 1.0}),
     "owned cost": ("rent-vs-own", {}),
     "faults": ("failure-drill", {"duration_s": 300.0}),  # its fault strikes at 260 s
     "moe": ("moe-deepseek-h200", {}),
@@ -100,6 +101,7 @@ def test_a_runs_summary_has_exactly_the_declared_keys(run: tuple[str, SimResult]
     # each case shows what it was chosen for: the optional keys where they apply
     s = res.summary
     assert ("edge" in s) == (case == "edge")
+    assert ("way_in" in s) == (case in ("edge", "way in"))
     assert ("usd_by_kind" in s["cost"]) == ("usd_per_request_by_kind" in s["cost"]) == (case == "owned cost")
     assert (s["unsustainable"] is not None) == (case == "unsustainable")
     if case == "faults":
@@ -110,7 +112,7 @@ def test_a_runs_summary_has_exactly_the_declared_keys(run: tuple[str, SimResult]
 
 def test_to_json_keeps_todays_top_level_keys(run: tuple[str, SimResult]) -> None:
     case, res = run
-    extra = ["edge"] if case == "edge" else []
+    extra = {"edge": ["edge", "way_in"], "way in": ["way_in"]}.get(case, [])
     expected = TOP_LEVEL[:16] + extra + TOP_LEVEL[16:]
     assert list(res.to_json()) == expected
 

@@ -1,0 +1,250 @@
+"""Which layer decided it: each layer's choice switched to a named alternative, one at a time.
+
+The seeds' claim is that four layers decide an outcome together (the algorithm, the resources,
+the scheduling, the software), not peak FLOP/s. For one scenario this module switches each
+layer's choice to its alternative, keeping every other setting, simulates each variant on the
+same requests (generation is separate from serving, so the comparison is paired), and reports
+the change in cost per request and in SLO attainment against the scenario itself:
+
+- **model precision** (`model.weights`): 16-bit weights to fp8; anything narrower back to bf16;
+- **chips** (every data-centre pool's `hardware`): the next chip up of the same class (GPU, ASIC,
+  NPU, TPU, SoC) in the catalog by memory bandwidth, the figure decode is bound by (H100 to H200);
+  the fastest of its class steps down to the one below it. Edge pools keep theirs (the site's
+  power budget chose them);
+- **scheduling policy** (`scheduler.queue`): FCFS to strict priority where the classes differ in
+  priority, else to shortest-prompt-first; any other order back to FCFS;
+- **serving stack** (`deployment.stack`): vLLM and SGLang swap; TensorRT-LLM and vLLM v0 go to
+  vLLM; vLLM-Ascend and MindIE swap.
+
+A variant the engine refuses (the weights no longer fit, a chip without a profile for the stack)
+is kept as a row with the reason and no figures. Rows are sorted by effect: the larger of the
+relative change in cost per request and the change in attainment. Simulations run through the
+`run` callable, so a caller with a cache (the dashboard) passes its own; `duration_s` shortens
+every run alike (tests, quick looks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.catalog.specs import HardwareSpec
+from engine.core.errors import ScenarioError
+from engine.scenario import codec
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import scenario_catalog
+from engine.serving.run import SimResult, simulate
+
+LAYERS = ("model precision", "chips", "scheduling policy", "serving stack")
+"""The layers switched, in the order the rows are built (before sorting)."""
+
+STACK_ALTERNATIVE = {
+    "vllm": "sglang",
+    "sglang": "vllm",
+    "trtllm": "vllm",
+    "vllm-v0": "vllm",
+    "vllm-ascend": "mindie",
+    "mindie": "vllm-ascend",
+}
+"""Each serving stack's named alternative."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerEffect:
+    """One layer switched: what it was, what it became, and what that did to cost and SLO."""
+
+    layer: str
+    choice: str
+    """The scenario's own choice, in words."""
+    alternative: str
+    """The choice it was switched to."""
+    usd_per_request: float | None
+    slo_attainment: float | None
+    d_usd_per_request: float | None
+    """Alternative minus the scenario's cost per request, USD (None when the variant did not run)."""
+    d_cost_share: float | None
+    """That change over the scenario's cost per request (-0.1: 10% cheaper)."""
+    d_slo_attainment: float | None
+    """Alternative minus the scenario's attainment, 0-1 (0.02: two points more requests met their SLO)."""
+    refused: str = ""
+    """Why the variant could not run (empty when it ran)."""
+
+    @property
+    def effect(self) -> float:
+        """How much the switch moved things: the larger of |relative cost change| and |attainment change|."""
+        if self.refused:
+            return -1.0
+        return max(abs(self.d_cost_share or 0.0), abs(self.d_slo_attainment or 0.0))
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerView:
+    """The scenario's own figures, each layer's effect (largest first) and the sentence that sums it up."""
+
+    usd_per_request: float | None
+    slo_attainment: float
+    effects: tuple[LayerEffect, ...]
+    sentence: str
+
+
+def chip_alternative(hw: HardwareSpec, catalog: Mapping[str, HardwareSpec]) -> HardwareSpec | None:
+    """The next chip up of `hw`'s class by memory bandwidth (the slowest of those faster, then by id);
+    for the fastest of its class, the next one down; None when the class has no other chip."""
+    peers = sorted(
+        (h for h in catalog.values() if h.kind == hw.kind and h.id != hw.id),
+        key=lambda h: (h.memory_tb_s, h.id),
+    )
+    up = [h for h in peers if h.memory_tb_s > hw.memory_tb_s]
+    if up:
+        return up[0]
+    down = [h for h in peers if h.memory_tb_s < hw.memory_tb_s]
+    return down[-1] if down else (peers[0] if peers else None)
+
+
+def alternatives(scenario: Scenario) -> list[tuple[str, str, str, dict[str, Any] | str]]:
+    """Per layer: (layer, choice, alternative, overrides by path) or, with no alternative, the reason."""
+    out: list[tuple[str, str, str, dict[str, Any] | str]] = []
+    w = scenario.model.weights
+    alt_w = "fp8" if w in ("bf16", "fp16") else "bf16"
+    out.append(("model precision", f"{w} weights", f"{alt_w} weights", {"model.weights": alt_w}))
+    hardware = scenario_catalog(scenario).hardware
+    changes: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    for i, pool in enumerate(scenario.deployment.pools):
+        if pool.tier != "datacenter" or pool.hardware not in hardware:
+            continue
+        alt = chip_alternative(hardware[pool.hardware], hardware)
+        if alt is not None:
+            changes[f"deployment.pools[{i}].hardware"] = alt.id
+            names[pool.hardware] = alt.id
+    chips = ", ".join(names) or "the chips"
+    if changes:
+        out.append(("chips", chips, ", ".join(names.values()), changes))
+    else:
+        out.append(("chips", chips, "none", "no other chip of its class in the catalog"))
+    queue = scenario.scheduler.queue.name
+    if queue != "fcfs":
+        alt_q = "fcfs"
+    elif len({c.priority for c in scenario.workload.classes}) > 1:
+        alt_q = "priority"
+    else:
+        alt_q = "spf"
+    out.append(("scheduling policy", queue, alt_q, {"scheduler.queue": {"name": alt_q}}))
+    stack = scenario.deployment.stack
+    out.append(
+        ("serving stack", stack, STACK_ALTERNATIVE[stack], {"deployment.stack": STACK_ALTERNATIVE[stack]})
+    )
+    return out
+
+
+def _shortened(scenario: Scenario, duration_s: float | None) -> Scenario:
+    if duration_s is None or duration_s >= scenario.duration_s:
+        return scenario
+    return codec.apply_overrides(
+        scenario, {"duration_s": duration_s, "warmup_s": min(scenario.warmup_s, duration_s / 2)}
+    )
+
+
+def layer_view(
+    scenario: Scenario, run: Callable[[Scenario], SimResult] | None = None, duration_s: float | None = None
+) -> LayerView:
+    """Each layer switched to its alternative alone, simulated, and compared with the scenario itself."""
+    simulate_one = run or simulate
+    base_sc = _shortened(scenario, duration_s)
+    base = simulate_one(base_sc).summary
+    cost0 = base["cost"]["usd_per_request"]
+    slo0 = base["slo_attainment"]
+    effects = []
+    for layer, choice, alt, change in alternatives(base_sc):
+        if isinstance(change, str):
+            effects.append(_refused(layer, choice, alt, change))
+            continue
+        try:
+            s = simulate_one(codec.apply_overrides(base_sc, change)).summary
+        except ScenarioError as exc:
+            effects.append(_refused(layer, choice, alt, str(exc)))
+            continue
+        cost, slo = s["cost"]["usd_per_request"], s["slo_attainment"]
+        d_cost = cost - cost0 if cost is not None and cost0 is not None else None
+        effects.append(
+            LayerEffect(
+                layer=layer,
+                choice=choice,
+                alternative=alt,
+                usd_per_request=cost,
+                slo_attainment=slo,
+                d_usd_per_request=d_cost,
+                d_cost_share=d_cost / cost0 if d_cost is not None and cost0 else None,
+                d_slo_attainment=slo - slo0,
+            )
+        )
+    ranked = tuple(sorted(effects, key=lambda e: -e.effect))
+    return LayerView(usd_per_request=cost0, slo_attainment=slo0, effects=ranked, sentence=sentence(ranked))
+
+
+def _refused(layer: str, choice: str, alt: str, why: str) -> LayerEffect:
+    return LayerEffect(
+        layer=layer,
+        choice=choice,
+        alternative=alt,
+        usd_per_request=None,
+        slo_attainment=None,
+        d_usd_per_request=None,
+        d_cost_share=None,
+        d_slo_attainment=None,
+        refused=why,
+    )
+
+
+def sentence(effects: tuple[LayerEffect, ...]) -> str:
+    """One sentence naming the layer that matters most here, with what its switch did."""
+    ran = [e for e in effects if not e.refused]
+    if not ran:
+        return "No layer could be switched here: every alternative was refused."
+    top = ran[0]
+    if top.effect < 0.005:
+        return (
+            "No layer matters much here: no switch moves cost per request or SLO attainment by 0.5% or more."
+        )
+    parts = []
+    if top.d_cost_share is not None:
+        parts.append(f"cost per request {top.d_cost_share:+.1%}")
+    if top.d_slo_attainment is not None:
+        parts.append(f"SLO attainment {100 * top.d_slo_attainment:+.1f} points")
+    text = (
+        f"Here the {top.layer} decide{'s' if not top.layer.endswith('s') else ''} most: "
+        f"{top.choice} to {top.alternative} moves {' and '.join(parts)}"
+    )
+    if len(ran) > 1:
+        low = ran[-1]
+        text += f"; the {low.layer} matter{'s' if not low.layer.endswith('s') else ''} least"
+    return text + "."
+
+
+def effects_table(view: LayerView) -> list[dict[str, Any]]:
+    """The view's rows as plain records (for a table or JSON), largest effect first."""
+    return [
+        {
+            "layer": e.layer,
+            "choice": e.choice,
+            "alternative": e.alternative,
+            "usd_per_request": e.usd_per_request,
+            "slo_attainment": e.slo_attainment,
+            "d_cost_share": e.d_cost_share,
+            "d_slo_attainment": e.d_slo_attainment,
+            "refused": e.refused,
+        }
+        for e in view.effects
+    ]
+
+
+__all__ = [
+    "LAYERS",
+    "LayerEffect",
+    "LayerView",
+    "alternatives",
+    "chip_alternative",
+    "effects_table",
+    "layer_view",
+]

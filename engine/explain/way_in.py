@@ -1,0 +1,25 @@
+"""How the way in is said: network and control-plane time as their share of TTFT (`Summary.way_in`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def way_in_line(summary: Mapping[str, Any]) -> str | None:
+    """One line on what requests paid before any instance saw them; None when the way in was free."""
+    w = summary.get("way_in")
+    if not w or w["network_ms_mean"] is None:
+        return None
+    net, ctl = w["network_ms_mean"], w["control_plane_ms_mean"]
+    net_share, ctl_share = w["network_share_of_ttft"] or 0.0, w["control_plane_share_of_ttft"] or 0.0
+    text = (
+        f"On the way in: {net:.1f} ms on the network per request on average ({net_share:.0%} of TTFT; "
+        f"round trip to the first site {w['user_rtt_ms']:g} ms)"
+    )
+    if ctl > 0:
+        text += f", {ctl:.2f} ms in the control plane ({ctl_share:.1%} of TTFT)"
+    return text + "."
+
+
+__all__ = ["way_in_line"]

@@ -1,0 +1,112 @@
+"""Which layer decided it, on the Results page: each layer switched alone, as a tornado chart.
+
+A button runs `engine.explain.layer_view` (the scenario and each variant through the one cached
+simulate wrapper, so a variant already simulated elsewhere is not run again; the view itself is
+cached by the scenario's JSON), since it costs a simulation per layer. It draws two panels of
+horizontal bars, the change in cost per request and in SLO attainment per layer, largest effect at
+the top, with the sentence that names the layer that matters most. It stays on screen while the
+scenario is unchanged.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from engine import explain as ex
+from engine.core import ScenarioError
+from engine.scenario import Scenario
+from ui import sim
+from ui.text import plain
+
+SHOWN_KEY = "fg:layers"
+"""Session key: the JSON of the scenario whose layer view is on screen."""
+
+HELP = (
+    "Runs this scenario again once per layer, each time with one layer's choice switched to its "
+    "alternative and everything else kept, on the same requests: model precision (16-bit weights to "
+    "fp8, narrower ones to bf16), chips (the next chip up of the same class by memory bandwidth), "
+    "scheduling policy (FCFS to strict priority or shortest-prompt-first, others to FCFS) and serving "
+    "stack (vLLM and SGLang swap). Bars: the change against this run."
+)
+CHEAPER, DEARER = "#2e7d32", "#c62828"
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _view(scenario_json: str) -> ex.LayerView:
+    return ex.layer_view(Scenario.model_validate_json(scenario_json), run=sim.cached)
+
+
+def tornado(view: ex.LayerView) -> go.Figure:
+    """Change in cost per request (%) and in SLO attainment (points) per layer, largest effect on top."""
+    ran = [e for e in view.effects if not e.refused]
+    labels = [f"{e.layer}: {e.choice} → {e.alternative}" for e in ran][::-1]  # plotly draws bottom-up
+    cost = [100 * (e.d_cost_share or 0.0) for e in ran][::-1]
+    slo = [100 * (e.d_slo_attainment or 0.0) for e in ran][::-1]
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        shared_yaxes=True,
+        horizontal_spacing=0.04,
+        subplot_titles=("Cost per request, % change", "SLO attainment, points"),
+    )
+    fig.add_trace(
+        go.Bar(
+            y=labels,
+            x=cost,
+            orientation="h",
+            marker={"color": [CHEAPER if c <= 0 else DEARER for c in cost]},
+            hovertemplate="%{y}: cost per request %{x:+.1f}%<extra></extra>",
+            name="cost",
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Bar(
+            y=labels,
+            x=slo,
+            orientation="h",
+            marker={"color": [CHEAPER if v >= 0 else DEARER for v in slo]},
+            hovertemplate="%{y}: SLO attainment %{x:+.1f} points<extra></extra>",
+            name="SLO",
+        ),
+        row=1,
+        col=2,
+    )
+    fig.update_layout(
+        height=120 + 50 * max(len(ran), 1),
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        showlegend=False,
+        title={"text": "Which layer decided it", "x": 0, "xanchor": "left", "font": {"size": 15}},
+    )
+    fig.update_xaxes(zeroline=True, zerolinewidth=1, zerolinecolor="#888888")
+    return fig
+
+
+def layer_panel(scenario: Scenario) -> None:
+    """A "Which layer decided it?" button; once pressed, the tornado, its sentence and the refused switches."""
+    key = scenario.model_dump_json()
+    if st.button(
+        "Which layer decided it?", icon=":material/stacked_bar_chart:", help=HELP, key="fg:layers:run"
+    ):
+        st.session_state[SHOWN_KEY] = key
+    if st.session_state.get(SHOWN_KEY) != key:
+        return
+    try:
+        with st.spinner("Switching each layer in turn, on the same requests…", show_time=True):
+            view = _view(key)
+    except ScenarioError as exc:
+        st.error(f"The layer view cannot run: {plain(exc)}", icon=":material/error:")
+        return
+    st.markdown(plain(view.sentence))
+    if any(not e.refused for e in view.effects):
+        st.plotly_chart(
+            tornado(view), theme="streamlit", key="fg:layers:chart", config={"displaylogo": False}
+        )
+    for e in view.effects:
+        if e.refused:
+            st.caption(
+                f"{plain(e.layer)}: {plain(e.choice)} → {plain(e.alternative)} was refused: {plain(e.refused)}"
+            )
