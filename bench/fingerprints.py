@@ -32,10 +32,16 @@ from engine.serving.workload import generate
 
 
 def records_digest(rec: Records) -> str:
-    """SHA-256 of every per-request and per-iteration array of a run."""
+    """SHA-256 of every per-request and per-iteration array of a run.
+
+    A field left None (a column of a feature the run does not use) is left out, so that adding an
+    optional column keeps the digests of the runs that do not fill it.
+    """
     h = hashlib.sha256()
     for name in sorted(vars(rec)):
         value = getattr(rec, name)
+        if value is None:
+            continue
         if isinstance(value, np.ndarray):
             h.update(name.encode())
             h.update(str(value.dtype).encode())
