@@ -68,6 +68,8 @@ class ClusterRunner:
         self.submitted = 0
         """Simulations submitted in all, hints and demands (`submitted - used`: hints never asked for)."""
         self.used = 0
+        self.ready = 0
+        """Results asked for that a hint had submitted before (`ready / used`: how well the hints guess)."""
 
     def pending(self) -> int:
         """Simulations submitted ahead that have not finished."""
@@ -75,6 +77,7 @@ class ClusterRunner:
 
     def result(self, key: Hashable, fn: Callable[..., Any], *args: Any) -> Any:
         fut = self.futures.pop(key, None)
+        self.ready += fut is not None
         if fut is None:
             fut = self._submit(fn, args)
         self.used += 1

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any
@@ -43,8 +45,26 @@ Progress = Callable[[int, int, str], None]
 Verdicts = tuple[list[bool], list[bool], list[float]]
 """A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""
 
-_DRAWN: dict[str, Requests] = {}
-"""A worker's requests by planning scenario (`evaluate`): drawn once per plan, not once per run."""
+_DRAWN: OrderedDict[str, Requests] = OrderedDict()
+"""A worker's requests by planning scenario (`evaluate`): drawn once per plan, not once per run;
+the last `DRAWN_PLANS` plans' (a worker may serve several sessions' plans at once)."""
+DRAWN_PLANS = 4
+_DRAWING = threading.Lock()
+
+
+def _drawn(base: Scenario) -> Requests:
+    """The requests every run of the plan on `base` serves, drawn on this worker once."""
+    key = base.model_dump_json()
+    with _DRAWING:
+        if key in _DRAWN:
+            _DRAWN.move_to_end(key)
+            return _DRAWN[key]
+    reqs = generate(base)  # deterministic: the same seed draws the same requests anywhere
+    with _DRAWING:
+        _DRAWN[key] = reqs
+        while len(_DRAWN) > DRAWN_PLANS:
+            _DRAWN.popitem(last=False)
+    return reqs
 
 
 def evaluate(
@@ -64,11 +84,7 @@ def evaluate(
     worker: the same seed draws the same requests, kept for the plan's next runs).
     """
     if isinstance(requests, Scenario):
-        key = requests.model_dump_json()
-        if key not in _DRAWN:
-            _DRAWN.clear()  # one plan's requests at a time
-            _DRAWN[key] = generate(requests)
-        requests = _DRAWN[key]
+        requests = _drawn(requests)
     res = simulate(scenario, cat, requests=requests, check_work=check_work, slowdown=slowdown)
     verdicts = None
     if isinstance(shape, Portfolio):

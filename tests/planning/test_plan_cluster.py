@@ -11,11 +11,16 @@ import pandas as pd
 import pytest
 
 from engine.core.errors import ScenarioError
-from engine.planning.candidates import SearchSpace
+from engine.planning import search
+from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
 from engine.planning.plan import Plan, plan
 from engine.planning.runner import ClusterRunner, LocalRunner
+from engine.planning.search import DRAWN_PLANS, _drawn, evaluate
+from engine.planning.sizing import Kind, Shape
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
+from engine.scenario.resolve import scenario_catalog
+from engine.serving.workload import generate
 
 SPACE = SearchSpace(hardware=("h100-sxm", "b200"), tp=(1, 2), pp=(1,), duration_s=30.0, max_simulations=24)
 
@@ -92,9 +97,9 @@ def test_the_cluster_runner_keeps_hints_by_key_and_raises_only_when_asked() -> N
         r.ahead("bad", fail, "work bound")  # a hint that fails costs nothing until asked for
         r.ahead("a", pow, 2, 3)
         r.ahead("b", pow, 2, 4)  # over the cap only while two are pending
-        assert r.result("a", pow, 2, 3) == 8 and r.used == 1
+        assert r.result("a", pow, 2, 3) == 8 and r.used == 1 and r.ready == 1
         assert "a" not in r.futures  # consumed
-        assert r.result("c", pow, 3, 2) == 9  # never hinted: submitted when asked
+        assert r.result("c", pow, 3, 2) == 9 and r.ready == 1  # never hinted: submitted when asked
         with pytest.raises(ScenarioError, match="work bound"):
             r.result("bad", fail, "work bound")
         r.ahead("d", pow, 1, 1)
@@ -108,3 +113,19 @@ def test_the_local_runner_ignores_hints() -> None:
     r = LocalRunner()
     r.ahead("x", fail, "never run")
     assert r.result("y", pow, 2, 2) == 4 and not r.speculates
+
+
+def test_a_worker_draws_a_plans_requests_itself_with_the_same_result() -> None:
+    base = planning_scenario(chat(), 16.0, 30.0)
+    kind = Kind("h100-sxm", 2)
+    shape = Shape("colocated", kind, kind)
+    deployed = with_deployment(base, shape, (3, 0))
+    cat = scenario_catalog(base, None)
+    args = (shape, (3, 0), True, {}, "percentile", 0.9)
+    here, _ = evaluate(deployed, cat, generate(base), *args)
+    there, _ = evaluate(deployed, cat, base, *args)  # what a cluster's worker is sent
+    pd.testing.assert_series_equal(pd.Series(here), pd.Series(there))
+    for seed in range(DRAWN_PLANS + 2):  # a worker keeps a few plans' requests, not every plan's
+        _drawn(io.apply_overrides(base, {"seed": seed}))
+    assert len(search._DRAWN) == DRAWN_PLANS
+    assert _drawn(base) is _drawn(base)  # drawn once
