@@ -3,7 +3,7 @@
 `planner_page()` draws the Planner: a form (target load, allowed chips, modes, tensor-parallel
 degrees, pipeline depths, expert-parallel groups for a MoE model, budget, planning window, whether to
 mix decode pools by class (portfolios), and what passing means: every class at its SLO percentile, or
-a share of requests within their SLO), a progress bar while `engine.planning.plan.plan` runs, the chosen
+a share of requests within their SLO), the plan's work (its run, progress and cancel: `ui.plan_run`), the chosen
 deployment, and the two Pareto charts the industry uses (cost per hour against goodput; output
 tokens/s per chip against tokens/s per user), every simulated run a point labelled with its
 P:D split and the chosen one starred. The frontiers hold passing runs only (`engine.planning.frontier`):
@@ -28,25 +28,22 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine import explain as ex
-from engine import plan
 from engine.catalog import load_catalog
-from engine.core import MAX_RATE_RPS, ScenarioError
+from engine.core import MAX_RATE_RPS
 from engine.explain import duration_text
 from engine.planning import (
     DEFAULT_ATTAINMENT,
     PP_MIN_TP,
     Margin,
     Plan,
-    Progress,
     Rule,
     SearchSpace,
     passing_frontiers,
-    plan_margin,
     rule_text,
 )
 from engine.scenario import Scenario
 from engine.serving import SimResult
-from ui import marks, state, tables
+from ui import marks, plan_run, state, tables
 from ui.planner_emit import emit_panel
 from ui.text import plain
 
@@ -376,20 +373,33 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             "chips need more instances, so the second search takes longer: about three times the time in all.",
         )
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
+    asked = _asked()
+    if asked is not None:  # the values last submitted (the defaults at first): what Plan would run
+        plan_run.work_line(sc, asked[0], asked[1], bool(st.session_state.get("plan_margin", True)))
     if not st.session_state.pop(REQUEST, False):
         return None
+    return asked
+
+
+def _asked() -> tuple[float, SearchSpace, Rule, float] | None:
+    """The form's values as a plan request, or None (with why, once submitted) when they cannot be."""
     ss = st.session_state
+    submitted = bool(ss.get(REQUEST))
     refused = [
         f"{label}: {ss[key]:,g} is not allowed: the allowed range is {lo:,g} to {hi:,g}"
         for key, (label, lo, hi) in FORM_RANGES.items()
         if not lo <= float(ss[key]) <= hi
     ]
     if refused:
-        st.error("Not planned. " + "; ".join(refused) + ".", icon=":material/error:")
+        if submitted:
+            st.error("Not planned. " + "; ".join(refused) + ".", icon=":material/error:")
         return None
     hardware, modes, tps, pps = ss["plan_hardware"], ss["plan_modes"], ss["plan_tp"], ss["plan_pp"]
     if not hardware or not modes or not tps or not pps:
-        st.warning("Choose at least one chip, one mode, one tensor-parallel degree and one pipeline depth.")
+        if submitted:
+            st.warning(
+                "Choose at least one chip, one mode, one tensor-parallel degree and one pipeline depth."
+            )
         return None
     space = SearchSpace(
         hardware=tuple(hardware),
@@ -405,38 +415,6 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
     )
     rule: Rule = "attainment" if ss["plan_rule"] == "attainment" else "percentile"
     return float(ss["plan_target"]), space, rule, float(ss["plan_attainment"]) / 100.0
-
-
-def _run_plan(
-    sc: Scenario, target: float, space: SearchSpace, rule: Rule, attainment: float, with_margin: bool
-) -> tuple[Plan, Margin | None] | None:
-    """The plan, and its margin for the model's error when asked (`engine.planning.margin`)."""
-    bar = st.progress(0.0, text="Planning…")
-
-    def progress(what: str) -> Progress:
-        def show(done: int, total: int, note: str) -> None:
-            bar.progress(min(done / max(total, 1), 1.0), text=f"{what} {done + 1} (at most {total}): {note}")
-
-        return show
-
-    try:
-        result = plan(sc, target, space, progress=progress("Simulation"), rule=rule, attainment=attainment)
-    except ScenarioError as exc:
-        bar.empty()
-        st.error(f"Cannot plan this scenario: {plain(exc)}")
-        return None
-    edge = None
-    try:
-        edge = (
-            plan_margin(sc, result, space, progress=progress("Margin: slowed simulation"))
-            if with_margin
-            else None
-        )
-    except ScenarioError as exc:  # the plan stands; say why its margin is missing
-        state.notify(f"The margin for the model's error could not be computed: {exc}")
-    finally:
-        bar.empty()
-    return result, edge
 
 
 def _margin(m: Margin, key: tuple[Any, ...]) -> None:
@@ -562,11 +540,12 @@ def _load(p: Plan, run: int, key: tuple[Any, ...]) -> None:
 def planner_page() -> None:
     """The Planner page's content (app_pages/planner.py draws the frame)."""
     sc = state.scenario()
+    plan_run.interrupted()  # a plan this rerun stopped says so; nothing of it was kept
     asked = _inputs(sc)
     if asked is not None:
         target, space, rule, attainment = asked
         key = (sc.model_dump_json(), target, space, rule, attainment)
-        result = _run_plan(
+        result = plan_run.run_plan(
             sc, target, space, rule, attainment, bool(st.session_state.get("plan_margin", True))
         )
         if result is not None:

@@ -39,13 +39,13 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(dumps(data) + "\n")
 
 
-def add_work_limit_flag(parser: argparse.ArgumentParser) -> None:
+def add_work_limit_flag(parser: argparse.ArgumentParser, more: str = "") -> None:
     """Add ``--no-work-limit``: lift the work bound (engine.serving.work_bound) for a trusted local run."""
     parser.add_argument(
         "--no-work-limit",
         action="store_true",
         help="run even when the estimated work (events, router looks, cache blocks, memory) is over "
-        "the bounds of docs/bounds.md; for trusted local runs",
+        f"the bounds of docs/bounds.md{more}; for trusted local runs",
     )
 
 

@@ -10,10 +10,11 @@ The planner, the advisor and sweeps are imported when their command runs, so tha
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,24 +66,29 @@ class _Bar:
 # --- plan ------------------------------------------------------------------------------------
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
-    """Find the cheapest deployment that meets every SLO at --target-rps."""
-    from engine.planning.candidates import SearchSpace, hardware_choice
-    from engine.planning.plan import plan
-    from engine.serving.run import ENGINE_VERSION
+PLAN_FLAGS = {
+    "target_rps": "--target-rps",
+    "duration_s": "--duration-s",
+    "max_simulations": "--max-simulations",
+    "margin": "--no-margin",
+    "lift": "--no-work-limit",
+}
+"""The plan work bound's levers as `plan`'s flags (engine.planning.plan_work.LEVERS)."""
 
-    check_range(args.target_rps, "--target-rps", 0, bounds.MAX_RATE_RPS, above=True)
-    check_range(args.duration_s, "--duration-s", 10, bounds.MAX_DURATION_S)
-    check_range(
-        args.budget_usd_per_hour, "--budget-usd-per-hour", 0, bounds.MAX_BUDGET_USD_PER_HOUR, above=True
-    )
-    if args.out:
-        check_writable_file(args.out)  # before the search, not after
-    check_emit_flags(args)
-    scen = load_scenario(args.scenario, args.set)
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Find the cheapest deployment that meets every SLO at --target-rps (on --dask's cluster if given)."""
+    with cluster_executor(args.dask) as executor:
+        return _plan(args, executor)
+
+
+def _space(args: argparse.Namespace, scen: Any) -> Any:
+    """The search space the flags ask for."""
+    from engine.planning.candidates import SearchSpace, hardware_choice
+
     hardware = hardware_choice(scen, args.hardware or "")
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
-    space = SearchSpace(
+    return SearchSpace(
         hardware=hardware,
         modes=modes,  # type: ignore[arg-type]
         tp=_ints(args.tp, "--tp"),
@@ -96,6 +102,27 @@ def cmd_plan(args: argparse.Namespace) -> int:
         finalists=args.finalists,
         portfolio=args.portfolio,
     )
+
+
+def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
+    from engine.planning.plan import plan
+    from engine.planning.plan_work import check_plan_work
+    from engine.serving.run import ENGINE_VERSION
+
+    check_range(args.target_rps, "--target-rps", 0, bounds.MAX_RATE_RPS, above=True)
+    check_range(args.duration_s, "--duration-s", 10, bounds.MAX_DURATION_S)
+    check_range(
+        args.budget_usd_per_hour, "--budget-usd-per-hour", 0, bounds.MAX_BUDGET_USD_PER_HOUR, above=True
+    )
+    if args.out:
+        check_writable_file(args.out)  # before the search, not after
+    check_emit_flags(args)
+    scen = load_scenario(args.scenario, args.set)
+    space = _space(args, scen)
+    # the whole plan, its margin included, is bounded before any simulation (docs/planner.md)
+    work = None
+    if not args.no_work_limit:
+        work = check_plan_work(scen, args.target_rps, space, margin=not args.no_margin, names=PLAN_FLAGS)
     bar = _Bar(space.max_simulations, "planning", not args.no_progress)
     try:
         result = plan(
@@ -106,6 +133,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             check_work=not args.no_work_limit,
             rule=args.rule,
             attainment=_attainment(args),
+            executor=executor,
         )
     finally:
         bar.close()
@@ -115,7 +143,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
         bar = _Bar(space.max_simulations, "margin", not args.no_progress)
         try:
-            edge = margin(scen, result, space, progress=bar.plan, check_work=not args.no_work_limit)
+            edge = margin(
+                scen, result, space, progress=bar.plan, check_work=not args.no_work_limit, executor=executor
+            )
         except ScenarioError as exc:  # the plan stands; its margin says why it is missing
             failed = str(exc)
         finally:
@@ -126,6 +156,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             doc["margin"] = edge.to_json() if edge is not None else {"error": failed} if failed else None
         doc["engine_version"] = ENGINE_VERSION
         doc["scenario"] = {"name": scen.name, "seed": scen.seed}
+        doc["work"] = work.to_json() if work is not None else None
         if args.emit:
             doc["emit"] = plan_emit(result.best, args)
         emit_json(doc)
@@ -491,3 +522,18 @@ def _attainment(args: argparse.Namespace) -> float:
     if args.rule != "attainment":
         raise ScenarioError(f"--attainment: applies to --rule attainment only (got --rule {args.rule})")
     return float(args.attainment)
+
+
+@contextlib.contextmanager
+def cluster_executor(address: str | None) -> Iterator[Executor | None]:
+    """An executor on the Dask scheduler at `address` for the block's length (None: no address)."""
+    if not address:
+        yield None
+        return
+    from distributed import Client  # heavy and only needed here: imported on demand
+
+    client = Client(address)  # type: ignore[no-untyped-call]
+    try:
+        yield client.get_executor()  # type: ignore[no-untyped-call]
+    finally:
+        client.close()  # type: ignore[no-untyped-call]

@@ -88,7 +88,13 @@ def _plan(sub: Any) -> None:
         "as its expected throughput error allows (docs/planner.md)",
     )
     emit_cli.add_emit_flags(p)
-    add_work_limit_flag(p)
+    p.add_argument(
+        "--dask",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="run the candidates' simulations on a Dask distributed scheduler (the same plan as locally)",
+    )
+    add_work_limit_flag(p, "; for plan also the bound on the plan's total work (docs/planner.md)")
     p.set_defaults(func=cmd_plan)
 
 

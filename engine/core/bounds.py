@@ -57,6 +57,10 @@ MAX_CACHE_BLOCKS = 50_000_000
 """Prefix-cache block visits over a run: requests x (2 x prompt + output) / block tokens."""
 MAX_STATE_BYTES = 2_000_000_000
 """Estimated memory of one run's state, records and cache bookkeeping."""
+PLAN_EVENTS_PER_S = 50_000.0
+"""Estimated events one core simulates per second in a plan (measured: docs/planner.md, "Bounded work")."""
+MAX_PLAN_EVENTS = 30_000_000
+"""Estimated events of a whole plan, its margin included: about ten minutes of one core."""
 
 TABLE: tuple[tuple[str, float, str], ...] = (
     ("requests per run", MAX_REQUESTS, "expected arrivals (rate x window) or trace rows"),
@@ -78,5 +82,6 @@ TABLE: tuple[tuple[str, float, str], ...] = (
     ("router looks", MAX_ROUTER_LOOKS, "requests x instances compared, per run (work bound)"),
     ("cache block visits", MAX_CACHE_BLOCKS, "per run (work bound)"),
     ("simulation memory", MAX_STATE_BYTES, "bytes, estimated per run (work bound)"),
+    ("plan work", MAX_PLAN_EVENTS, "simulated events estimated over a plan's runs, margin included"),
 )
 """The limits as (name, value, unit) rows, for documentation and the app."""

@@ -4,7 +4,9 @@ Owns: `sizing` (first-order instance counts from the cost model), `capacity` (th
 at which every class passes), `rules` (what makes a run pass), `candidates` (the search space,
 instance kinds, shapes and the scenarios built from them), `search` (simulating a shape's
 candidates within the budget), `plan` (the cheapest deployment that meets the SLOs, and the
-Pareto frontiers), `calibrations` (each candidate's calibration and band), `margin` (the choice
+Pareto frontiers), `plan_work` (a plan's total work, bounded before it starts), `runner` (where
+its simulations run: here, or on a cluster ahead of the search), `calibrations` (each
+candidate's calibration and band), `margin` (the choice
 again with chips at their bands' edges), `frontier` (the frontiers of passing runs), `portfolio` (a decode pool of its own chip per request class, for the
 planner), `sweep` (grids of runs on a local pool or a Dask cluster) and `emit` (a deployment as
 launch commands or a manifest for a serving stack: `emit_facts`, `emit_engines`, `emit_manifests`).
@@ -14,6 +16,7 @@ The face: `__all__` names what the packages above and the dashboard import, each
 module on first use (docs/architecture.md, Public API). `plan`, `capacity` and `sweep` are
 `engine`'s (a face holds no name of one of its modules); `plan_margin` is `margin.margin`,
 `emit_deployment` is `emit.emit` and `EMIT_STACKS` is `emit.STACKS`.
+`plan_work_estimate` is `plan_work.plan_work`.
 """
 
 from __future__ import annotations
@@ -33,12 +36,20 @@ _API = {
     "DEFAULT_ATTAINMENT": "engine.planning.rules",
     "PP_MIN_TP": "engine.planning.candidates",
     "Plan": "engine.planning.plan",
+    "PlanWork": "engine.planning.plan_work",
+    "PlanWorkError": "engine.planning.plan_work",
+    "plan_work_estimate": "engine.planning.plan_work",
     "Progress": "engine.planning.search",
     "Rule": "engine.planning.rules",
     "SearchSpace": "engine.planning.candidates",
     "rule_text": "engine.planning.rules",
 }
-_RENAMED = {"plan_margin": "margin", "emit_deployment": "emit", "EMIT_STACKS": "STACKS"}
+_RENAMED = {
+    "plan_margin": "margin",
+    "emit_deployment": "emit",
+    "EMIT_STACKS": "STACKS",
+    "plan_work_estimate": "plan_work",
+}
 
 __all__ = [
     "DEFAULT_ATTAINMENT",
@@ -48,12 +59,15 @@ __all__ = [
     "Emitted",
     "Margin",
     "Plan",
+    "PlanWork",
+    "PlanWorkError",
     "Progress",
     "Rule",
     "SearchSpace",
     "emit_deployment",
     "passing_frontiers",
     "plan_margin",
+    "plan_work_estimate",
     "rule_text",
 ]
 
@@ -71,5 +85,7 @@ if TYPE_CHECKING:
     from engine.planning.margin import Margin
     from engine.planning.margin import margin as plan_margin
     from engine.planning.plan import Plan
+    from engine.planning.plan_work import PlanWork, PlanWorkError
+    from engine.planning.plan_work import plan_work as plan_work_estimate
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
     from engine.planning.search import Progress

@@ -14,6 +14,7 @@ with every run so slowed: the cheapest deployment that passes even then (docs/pl
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -130,10 +131,12 @@ def margin(
     catalog: Catalog | None = None,
     progress: Progress | None = None,
     check_work: bool = True,
+    executor: Executor | None = None,
 ) -> Margin | None:
     """The margin of plan `p` (made from `scenario` over `space`): its choice rerun with each chip
     at its throughput band's pessimistic edge, and the same search with every run so slowed.
-    None when `p` found no passing deployment."""
+    None when `p` found no passing deployment. `executor` runs the slowed search's simulations
+    there, as `plan`'s does."""
     if p.best_run is None:
         return None
     space = space or SearchSpace()
@@ -148,6 +151,7 @@ def margin(
         rule=p.rule,
         attainment=p.attainment,
         slowed=True,
+        executor=executor,
     )
     chosen = _chosen_slowed(p, q, space, catalog, check_work)
     quick = dict(q.speedup)

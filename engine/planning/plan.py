@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -227,16 +228,17 @@ def plan(
     rule: Rule = "percentile",
     attainment: float = DEFAULT_ATTAINMENT,
     slowed: bool = False,
+    executor: Executor | None = None,
 ) -> Plan:
     """The cheapest deployment whose simulated run passes at `target_rps`.
 
     Passing follows `rule` (`run_passes`): ``percentile``, every class's TTFT and TPOT within
-    target at its SLO percentile; ``attainment``, at least `attainment` of the requests within
-    their SLO. `check_work=False` lifts the work bound on each run (engine.serving.work_bound),
-    as `simulate`'s does. `slowed` runs every chip as much slower than modelled as its expected
-    throughput band's pessimistic edge says (`slowdowns`): the cheapest deployment that passes even so, the
-    margin a buyer can add for the model's error (docs/planner.md, "Margin"). The cost model's
-    bounds stay those of the modelled chips: lower than the slowed ones, so still bounds.
+    target at its SLO percentile; ``attainment``, at least `attainment` of the requests within their
+    SLO. `check_work=False` lifts the work bounds on each run (engine.serving.work_bound) and on the
+    whole plan (`plan_work`). `slowed` runs every chip as much slower than modelled as its throughput
+    band's pessimistic edge says (`slowdowns`): the cheapest deployment that passes even so, the
+    margin for the model's error (docs/planner.md, "Margin"; the bounds stay the modelled chips',
+    lower, so still bounds). `executor` runs the simulations there (`engine.planning.runner`).
     """
     check_rule(rule, attainment)
     space = space or SearchSpace()
@@ -247,7 +249,7 @@ def plan(
     full = planning_scenario(scenario, target_rps, None)
     search = Search(
         planning_scenario(scenario, target_rps, space.duration_s),
-        full, {}, space, cat, progress, check_work, rule, attainment,
+        full, {}, space, cat, progress, check_work, rule, attainment, executor,
     )  # fmt: skip
     search.calibrations = chip_calibrations(search.base, cat, chips)
     if slowed:
@@ -280,6 +282,7 @@ def plan(
         elif b.usd_per_hour >= min(best_cost, cap) and not finalist:
             status[b.shape] = "bounded"
         else:
+            search.ahead_shapes(live, i, best_cost)  # a cluster's runner starts them early; no effect here
             row = search.search(b, cap if finalist else min(best_cost, cap))
             status[b.shape] = "simulated"
             searched_modes.add(b.shape.mode)
@@ -292,6 +295,7 @@ def plan(
     portfolios: list[PortfolioBound] = []
     if space.portfolio:
         portfolios, best, notes = _portfolios(search, d, kinds, set(barred), live, cap, status, found, best)
+    search.runner.close()  # hints never asked for
     return _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes)
 
 

@@ -10,19 +10,25 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 from engine.calibration.trust import Calibration
 from engine.catalog.entries import Catalog
+from engine.core.errors import ScenarioError
 from engine.planning.calibrations import trust_columns
 from engine.planning.candidates import SearchSpace, split_label, with_deployment, with_portfolio
+from engine.planning.plan_work import check_plan_work
 from engine.planning.portfolio import (
     Portfolio,
     PortfolioBound,
     grow,
 )
 from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, class_verdicts, phase_attainment, run_passes
+from engine.planning.runner import ClusterRunner, LocalRunner, Runner
 from engine.planning.sizing import (
     Bound,
     InstanceRates,
@@ -32,10 +38,63 @@ from engine.planning.sizing import (
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult, simulate
 from engine.serving.summary import shortfall_rps
-from engine.serving.workload import generate
+from engine.serving.workload import Requests, generate
 
 Progress = Callable[[int, int, str], None]
 """A progress callback: (simulations done, simulation budget, what is running)."""
+Verdicts = tuple[list[bool], list[bool], list[float]]
+"""A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""
+
+_DRAWN: OrderedDict[str, Requests] = OrderedDict()
+"""A worker's requests by planning scenario (`evaluate`): drawn once per plan, not once per run;
+the last `DRAWN_PLANS` plans' (a worker may serve several sessions' plans at once)."""
+DRAWN_PLANS = 4
+_DRAWING = threading.Lock()
+
+
+def _drawn(base: Scenario) -> Requests:
+    """The requests every run of the plan on `base` serves, drawn on this worker once."""
+    key = base.model_dump_json()
+    with _DRAWING:
+        if key in _DRAWN:
+            _DRAWN.move_to_end(key)
+            return _DRAWN[key]
+    reqs = generate(base)  # deterministic: the same seed draws the same requests anywhere
+    with _DRAWING:
+        _DRAWN[key] = reqs
+        while len(_DRAWN) > DRAWN_PLANS:
+            _DRAWN.popitem(last=False)
+    return reqs
+
+
+def evaluate(
+    scenario: Scenario,
+    cat: Catalog,
+    requests: Requests | Scenario,
+    shape: Shape | Portfolio,
+    counts: tuple[int, ...],
+    check_work: bool,
+    slowdown: dict[str, float],
+    rule: Rule,
+    attainment: float,
+) -> tuple[dict[str, Any], Verdicts | None]:
+    """One planning simulation: its row (`run_row`) and, for a portfolio, its per-class verdicts.
+
+    `requests` are the drawn requests, or the planning scenario they are drawn from (on a cluster's
+    worker: the same seed draws the same requests, kept for the plan's next runs).
+    """
+    if isinstance(requests, Scenario):
+        requests = _drawn(requests)
+    res = simulate(scenario, cat, requests=requests, check_work=check_work, slowdown=slowdown)
+    verdicts = None
+    if isinstance(shape, Portfolio):
+        ttft_ok, tpot_ok = class_verdicts(res, rule, attainment)
+        verdicts = (
+            ttft_ok,
+            tpot_ok,
+            [res.summary["utilization"][n]["kv_memory"] for n in shape.pool_names()],
+        )
+    return run_row(res, shape, counts, rule, attainment), verdicts
 
 
 def run_row(
@@ -134,7 +193,12 @@ def decode_columns(shape: Shape | Portfolio, counts: Sequence[int]) -> dict[str,
 
 
 class Search:
-    """Mutable state of one planning search: the runs so far and the budget left."""
+    """Mutable state of one planning search: the runs so far and the budget left.
+
+    With `check_work`, a search whose total work is over the bound (`plan_work`) is refused when it
+    is made, before any simulation; with an `executor`, its simulations run there, ahead of need
+    (`engine.planning.runner.ClusterRunner`), the decisions unchanged.
+    """
 
     def __init__(
         self,
@@ -147,7 +211,10 @@ class Search:
         check_work: bool = True,
         rule: Rule = "percentile",
         attainment: float = DEFAULT_ATTAINMENT,
+        executor: Executor | None = None,
     ) -> None:
+        if check_work:  # the whole search is bounded before its requests are drawn (`plan_work`)
+            check_plan_work(base, base.workload.arrival.rate_rps, space)
         self.base, self.full, self.rates, self.space, self.cat = base, full, rates, space, cat
         self.check_work = check_work
         self.rule, self.attainment = rule, attainment
@@ -158,10 +225,12 @@ class Search:
         self.index: dict[tuple[Shape | Portfolio, tuple[int, ...]], int] = {}
         self.out_of_budget = False
         self.calibrations: dict[str, Calibration] = {}
-        self.verdicts: dict[int, tuple[list[bool], list[bool], list[float]]] = {}
+        self.verdicts: dict[int, Verdicts] = {}
         """A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""
         self.slowdown: dict[str, float] = {}
         """Per chip, how much slower than its profile every run makes it (empty: as modelled)."""
+        self.runner: Runner = LocalRunner() if executor is None else ClusterRunner(executor)
+        """Where the simulations run (`engine.planning.runner`); the search's decisions never depend on it."""
 
     def cost(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> float:
         """Cost per hour of a shape (or portfolio) at given counts."""
@@ -184,26 +253,53 @@ class Search:
         if self.progress:
             label = f"{shape.label()} {split_label(shape, counts)}"
             self.progress(len(self.rows), self.space.max_simulations, label)
-        res = simulate(
-            self.deploy(self.base, shape, counts),
-            self.cat,
-            requests=self.reqs,
-            check_work=self.check_work,
-            slowdown=self.slowdown,
-        )
-        row = {
-            "run": len(self.rows),
-            **run_row(res, shape, counts, self.rule, self.attainment),
-            **self.trust(shape),
-        }
-        if isinstance(shape, Portfolio):
-            ttft_ok, tpot_ok = class_verdicts(res, self.rule, self.attainment)
-            kv = [res.summary["utilization"][name]["kv_memory"] for name in shape.pool_names()]
-            self.verdicts[len(self.rows)] = (ttft_ok, tpot_ok, kv)
+        out, verdicts = self.runner.result((shape, counts), evaluate, *self._task(shape, counts))
+        row = {"run": len(self.rows), **out, **self.trust(shape)}
+        if verdicts is not None:
+            self.verdicts[len(self.rows)] = verdicts
         self.index[shape, counts] = len(self.rows)
         self.rows.append(row)
         self.scenarios.append(self.deploy(self.full, shape, counts))
         return row
+
+    def _task(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> tuple[Any, ...]:
+        """`evaluate`'s arguments for one deployment (a cluster's workers draw the requests themselves)."""
+        reqs = self.base if self.runner.speculates else self.reqs
+        deployed = self.deploy(self.base, shape, counts)
+        return (
+            deployed,
+            self.cat,
+            reqs,
+            shape,
+            counts,
+            self.check_work,
+            dict(self.slowdown),
+            self.rule,
+            self.attainment,
+        )
+
+    def ahead(self, shape: Shape | Portfolio, *points: tuple[int, ...]) -> None:
+        """Hint the runner at deployments the search will likely simulate next (no effect on the search)."""
+        if not self.runner.speculates:
+            return
+        for counts in points:
+            if (shape, counts) in self.index or not 0 < max(counts) <= self.space.max_instances_per_pool:
+                continue
+            try:
+                task = self._task(shape, counts)
+            except ScenarioError:  # the search meets the same error when (and if) it asks for the run
+                continue
+            self.runner.ahead((shape, counts), evaluate, *task)
+
+    def ahead_shapes(self, live: Sequence[Bound], i: int, best_usd: float, shapes: int = 4) -> None:
+        """Hint the lower-bound counts of the shapes the plan will likely search after `live[i]`: the
+        next `shapes` that are finalists or whose bound is below the best cost so far."""
+        if self.runner.speculates:
+            likely = [
+                b for j, b in enumerate(live[i:], i) if j < self.space.finalists or b.usd_per_hour < best_usd
+            ]
+            for b in likely[: shapes + 1]:
+                self.ahead(b.shape, b.counts)
 
     def trust(self, shape: Shape | Portfolio) -> dict[str, Any]:
         """The calibration columns of a shape or portfolio (`trust_columns`)."""
@@ -223,6 +319,10 @@ class Search:
         best: dict[str, Any] | None = None
         while sims < self.space.max_simulations_per_shape and ((best is None and lo < most) or hi - lo > 1):
             n = min(n, most) if best is None else (lo + hi) // 2
+            # next: bisect below n if it passes; gallop (or bisect) above it if it fails
+            likely = [(lo + n) // 2] if n - lo > 1 else []
+            likely += [min(n + step, most)] if best is None else [(n + hi) // 2] if hi - n > 1 else []
+            self.ahead(b.shape, (n, 0), *((c, 0) for c in likely))
             row = self.run(b.shape, (n, 0))
             sims += 1
             if row is None:
@@ -246,6 +346,9 @@ class Search:
             cost, (n_p, n_d) = heapq.heappop(heap)
             if cost >= cap_usd:
                 break
+            # next: either pool grown, then the cheapest pairs already queued
+            likely = [(n_p + 1, n_d), (n_p, n_d + 1), *(c for _, c in heapq.nsmallest(2, heap))]
+            self.ahead(b.shape, (n_p, n_d), *likely)
             row = self.run(b.shape, (n_p, n_d))
             sims += 1
             if row is None or row["passes"]:

@@ -1,0 +1,204 @@
+"""A plan's total simulated work, estimated before any simulation, and the bound on it.
+
+`simulate` refuses one over-large run (`engine.serving.work_bound`); a plan is many runs, so a
+form that accepts 600 req/s over a 300 s window with 400 simulations and the margin on asks for
+hours of CPU from one click although each of its runs is within bounds. DESIGN.md: "A plan or
+sweep is bounded by the sum of its runs' estimates."
+
+The estimate (`plan_work`): every planning run serves the same requests (the target rate over the
+planning window), so each costs about the same events: the work bound's event estimate of the
+planning scenario deployed in the heaviest mode the search allows (disaggregated runs take two
+events a request more; colocated chunked prefill one per chunk). A plan runs at most
+`max_simulations` of them (finalists, frontier runs and portfolios included); its margin repeats
+the search with slowed chips (at most as many again) and reruns the choice twice (slowed and
+faster); `full_runs` adds runs at the scenario's own window (a finalist's verification). The sum
+is compared with `bounds.MAX_PLAN_EVENTS`, measured as about ten minutes of one core of the
+reference machine (docs/planner.md, "Bounded work"). The estimate is an upper bound on the runs
+(most plans stop well before their budget), not a prediction of the wall time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from engine.core import bounds
+from engine.core.errors import ScenarioError
+from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
+from engine.planning.sizing import Kind, Shape
+from engine.scenario.model import Scenario
+from engine.serving.work_bound import estimate, sci
+
+MIN_WINDOW_S = 10.0
+"""The shortest planning window offered as a fix (the command line's lower bound on --duration-s)."""
+MARGIN_RERUNS = 2
+"""Single runs a margin adds besides its slowed search: the choice slowed, and faster."""
+
+
+LEVERS: dict[str, str] = {
+    "target_rps": "target_rps",
+    "duration_s": "space.duration_s (the planning window)",
+    "max_simulations": "space.max_simulations",
+    "margin": "plan without the margin",
+    "lift": "check_work=False",
+}
+"""What a refusal tells the Python caller to change; the CLI and the page pass their own names."""
+
+
+class PlanWorkError(ScenarioError):
+    """A plan whose estimated total work exceeds `bounds.MAX_PLAN_EVENTS`."""
+
+
+@dataclass(frozen=True)
+class PlanWork:
+    """A plan's estimated work: events per run, runs at most, and the total against the limit."""
+
+    requests: float
+    """Requests of one planning run (target rate x planning window)."""
+    events_per_run: float
+    runs: int
+    """Planning runs at most: the search's budget, doubled with the margin, plus its reruns."""
+    full_runs: int
+    events_per_full_run: float
+    margin: bool
+    limit: float
+
+    @property
+    def events(self) -> float:
+        """The plan's estimated events in all."""
+        return self.events_per_run * self.runs + self.events_per_full_run * self.full_runs
+
+    @property
+    def over(self) -> bool:
+        return self.events > self.limit
+
+    @property
+    def cpu_seconds(self) -> float:
+        """The estimate as seconds of one core at the measured rate (`bounds.PLAN_EVENTS_PER_S`)."""
+        return self.events / bounds.PLAN_EVENTS_PER_S
+
+    def text(self) -> str:
+        """One line: the estimate, its runs and the limit."""
+        share = self.events / self.limit
+        of = f"{share:.1f}x the limit" if share > 1 else f"{share:.0%} of the limit"
+        return (
+            f"about {sci(self.events)} simulated events ({self.runs} runs at most of about "
+            f"{self.requests:,.0f} requests{', the margin included' if self.margin else ''}; "
+            f"about {duration(self.cpu_seconds)} of one core), {of} ({sci(self.limit)})"
+        )
+
+    def problem(
+        self, space: SearchSpace, target_rps: float, names: Mapping[str, str] | None = None
+    ) -> str | None:
+        """The refusal, naming what to reduce and to what, or None within the limit.
+
+        Each lever offered brings the plan within the limit alone (the events scale about
+        linearly with the rate, the window and the simulations). `names` relabels the levers
+        (`LEVERS`' keys) for the command line or the page.
+        """
+        if not self.over:
+            return None
+        name = {**LEVERS, **(names or {})}
+        factor = self.limit / self.events
+        window = space.duration_s or 0.0
+        searches = self.runs - (MARGIN_RERUNS if self.margin else 0)
+        per_sim = (
+            self.limit
+            - self.events_per_full_run * self.full_runs
+            - self.events_per_run * (self.runs - searches)
+        )
+        sims = math.floor(per_sim / (self.events_per_run * searches / space.max_simulations))
+        fixes = [
+            f"{name['target_rps']} to {_down(target_rps * factor):g} req/s",
+            f"{name['duration_s']} to {math.floor(window * factor)} s"
+            if window * factor >= MIN_WINDOW_S
+            else "",
+            f"{name['max_simulations']} to {sims}" if sims >= 1 else "",
+            name["margin"] if self.margin and self.events_per_run * searches / 2 < per_sim else "",
+        ]
+        return (
+            f"plan work: {self.text()}; lower one of: "
+            + ", ".join(f for f in fixes if f)
+            + f" (or lift the limit: {name['lift']})"
+        )
+
+    def to_json(self) -> dict[str, float | int | bool]:
+        return {
+            "events": self.events,
+            "limit": self.limit,
+            "runs": self.runs,
+            "events_per_run": self.events_per_run,
+            "requests_per_run": self.requests,
+            "full_runs": self.full_runs,
+            "margin": self.margin,
+            "cpu_seconds": self.cpu_seconds,
+        }
+
+
+def _down(x: float) -> float:
+    """`x` rounded down to three significant figures (a fix must not round back over the limit)."""
+    scale = 10.0 ** (math.floor(math.log10(x)) - 2)
+    return math.floor(x / scale) * scale
+
+
+def duration(seconds: float) -> str:
+    """A rough duration: 40 s, 12 min, 3.5 h."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _events(scenario: Scenario, space: SearchSpace) -> tuple[float, float]:
+    """(requests, events) of one run of `scenario`, in the heaviest mode the search allows."""
+    chip = scenario.deployment.pools[0].hardware
+    kind = Kind(chip, 1)
+    most, n = 0.0, 0.0
+    for mode in space.modes:
+        deployed = with_deployment(
+            scenario, Shape(mode, kind, kind), (1, 1 if mode == "disaggregated" else 0)
+        )
+        est = estimate(deployed)
+        most, n = max(most, est.events), est.requests
+    return n, most
+
+
+def plan_work(
+    scenario: Scenario,
+    target_rps: float,
+    space: SearchSpace | None = None,
+    *,
+    margin: bool = False,
+    full_runs: int = 0,
+) -> PlanWork:
+    """The estimated work of planning `scenario` at `target_rps` over `space` (no simulation).
+
+    Costs a few milliseconds: the requests are estimated from the workload's settings, not drawn.
+    """
+    space = space or SearchSpace()
+    base = planning_scenario(scenario, target_rps, space.duration_s)
+    n, per_run = _events(base, space)
+    full = planning_scenario(scenario, target_rps, None) if full_runs else base
+    per_full = _events(full, space)[1] if full_runs else 0.0
+    runs = space.max_simulations * (2 if margin else 1) + (MARGIN_RERUNS if margin else 0)
+    return PlanWork(n, per_run, runs, full_runs, per_full, margin, float(bounds.MAX_PLAN_EVENTS))
+
+
+def check_plan_work(
+    scenario: Scenario,
+    target_rps: float,
+    space: SearchSpace | None = None,
+    *,
+    margin: bool = False,
+    full_runs: int = 0,
+    names: Mapping[str, str] | None = None,
+) -> PlanWork:
+    """`plan_work`, or PlanWorkError naming the figure and what to reduce when over the limit."""
+    space = space or SearchSpace()
+    work = plan_work(scenario, target_rps, space, margin=margin, full_runs=full_runs)
+    problem = work.problem(space, target_rps, names)
+    if problem:
+        raise PlanWorkError(problem)
+    return work

@@ -1,0 +1,105 @@
+"""A plan's total work: estimated before any simulation, refused beyond the limit with the fix."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from engine.core import bounds
+from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
+from engine.planning.plan import plan
+from engine.planning.plan_work import MARGIN_RERUNS, PlanWorkError, check_plan_work, plan_work
+from engine.planning.sizing import Kind, Shape
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+from engine.serving import work_bound
+
+# the issue's example: 600 req/s over a 300 s window, 400 simulations, the margin on
+HUGE = SearchSpace(duration_s=300.0, max_simulations=400)
+
+
+def chat(preset: str = "chat-colocated", **over: Any) -> Scenario:
+    return io.apply_overrides(io.load_preset(preset), over)
+
+
+def test_the_estimate_is_the_sum_of_the_runs_work_bounds() -> None:
+    sc = chat()
+    space = SearchSpace(hardware=("h100-sxm",), duration_s=60.0, max_simulations=30)
+    w = plan_work(sc, 20.0, space)
+    base = planning_scenario(sc, 20.0, 60.0)
+    kind = Kind("h100-sxm", 1)
+    runs = [
+        work_bound.estimate(with_deployment(base, Shape(m, kind, kind), c)).events
+        for m, c in (("colocated", (1, 0)), ("disaggregated", (1, 1)))
+    ]
+    assert w.events_per_run == max(runs)  # the heaviest mode the search allows
+    assert w.requests == pytest.approx(20.0 * 60.0)
+    assert w.runs == 30 and w.events == pytest.approx(30 * max(runs))
+    with_margin = plan_work(sc, 20.0, space, margin=True)
+    assert with_margin.runs == 2 * 30 + MARGIN_RERUNS
+    # the estimate scales with what drives the work: the rate and the window
+    assert plan_work(sc, 40.0, space).events == pytest.approx(2 * w.events, rel=0.01)
+    assert plan_work(sc, 20.0, SearchSpace(duration_s=120.0, max_simulations=30)).events == pytest.approx(
+        2 * w.events, rel=0.01
+    )
+    # verification runs at the scenario's own length count at that length
+    full = plan_work(sc, 20.0, space, full_runs=2)
+    assert full.events_per_full_run == pytest.approx(w.events_per_run * sc.duration_s / 60.0, rel=0.01)
+    assert full.events == pytest.approx(w.events + 2 * full.events_per_full_run)
+
+
+def test_a_default_plan_of_a_preset_is_within_the_limit() -> None:
+    w = plan_work(chat(), 16.0, SearchSpace(), margin=True)
+    assert not w.over and w.problem(SearchSpace(), 16.0) is None
+    assert re.search(r"about [\d.e]+ simulated events \(242 runs at most of about 1,920 requests", w.text())
+    assert "% of the limit" in w.text()
+
+
+def test_the_issues_example_is_refused_with_the_figure_and_the_fix() -> None:
+    with pytest.raises(PlanWorkError) as err:
+        check_plan_work(chat(), 600.0, HUGE, margin=True)
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith("plan work: about 1e9 simulated events (802 runs")
+    assert "x the limit (3e7)" in msg
+    # each lever offered brings the plan within the limit alone
+    rate = float(re.search(r"target_rps to ([\d.]+) req/s", msg)[1])  # type: ignore[index]
+    assert not plan_work(chat(), rate, HUGE, margin=True).over
+    assert plan_work(chat(), rate * 1.05, HUGE, margin=True).over
+    sims = int(re.search(r"max_simulations to (\d+)", msg)[1])  # type: ignore[index]
+    assert not plan_work(chat(), 600.0, SearchSpace(duration_s=300.0, max_simulations=sims), margin=True).over
+    assert "check_work=False" in msg
+
+
+def test_window_and_margin_are_offered_only_when_they_suffice() -> None:
+    sc = chat()
+    space = SearchSpace(duration_s=300.0, max_simulations=200)
+    w = plan_work(sc, 60.0, space, margin=True)
+    assert 1 < w.events / w.limit < 2
+    msg = w.problem(space, 60.0, {"margin": "--no-margin", "duration_s": "--duration-s"})
+    assert msg is not None and "--no-margin" in msg
+    window = float(re.search(r"--duration-s to (\d+) s", msg)[1])  # type: ignore[index]
+    assert not plan_work(sc, 60.0, SearchSpace(duration_s=window, max_simulations=200), margin=True).over
+    far = plan_work(sc, 600.0, HUGE, margin=True).problem(HUGE, 600.0)
+    assert far is not None and "without the margin" not in far and "duration_s" not in far  # 9 s is no window
+
+
+def test_plan_refuses_before_any_simulation_and_check_work_lifts_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[Any] = []
+    monkeypatch.setattr("engine.planning.search.simulate", lambda *a, **k: calls.append(a))
+    with pytest.raises(PlanWorkError, match="plan work: "):
+        plan(chat(duration_s=300.0), 600.0, HUGE)  # the full-length scenario within the request bound
+    assert calls == []
+    # the limit is a documented bound, in the table of bounds
+    assert ("plan work", bounds.MAX_PLAN_EVENTS) in [(n, v) for n, v, _ in bounds.TABLE]
+
+
+def test_lifting_the_limit_plans_a_search_over_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a tiny limit: a small plan is refused, and check_work=False runs it
+    monkeypatch.setattr(bounds, "MAX_PLAN_EVENTS", 10)
+    space = SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=20.0, max_simulations=3, finalists=1)
+    with pytest.raises(PlanWorkError):
+        plan(chat(), 8.0, space)
+    p = plan(chat(), 8.0, space, check_work=False)
+    assert 1 <= p.simulated <= 3
