@@ -53,6 +53,7 @@ from engine.serving.summary import (
     Shortfall,
     Summary,
 )
+from engine.serving.timeline import autoscale_summary, on_instances
 from engine.serving.workload import Requests
 
 
@@ -213,7 +214,9 @@ def _utilisation_and_energy(
     for pool in resolved.pools:
         c = cum[pool.index]
         inst = pool.instance
-        n = pool.spec.count
+        # instances on (an autoscaled pool's billed ones, on average): over the window, over the run
+        n = on_instances(rec.scaling, pool.spec.count, pool.index, lo, lo + span)
+        n_run = on_instances(rec.scaling, pool.spec.count, pool.index, 0.0, max(rec.end_s, 1e-9))
         peak_f = inst.chips * inst.hardware.peak_flops(inst.weights) * n
         peak_b = inst.chips * inst.hardware.memory_tb_s * 1e12 * n
 
@@ -221,10 +224,10 @@ def _utilisation_and_energy(
             return float(c[key][1] - c[key][0])
 
         util[pool.spec.name] = {
-            "compute": min(1.0, d("flops") / (peak_f * span)),
-            "bandwidth": min(1.0, d("bytes") / (peak_b * span)),
-            "busy": min(1.0, d("busy") / (n * span)),
-            "kv_memory": min(1.0, d("kv") / (max(inst.kv_capacity_tokens, 1) * n * span)),
+            "compute": min(1.0, d("flops") / (peak_f * span)) if n > 0 else 0.0,
+            "bandwidth": min(1.0, d("bytes") / (peak_b * span)) if n > 0 else 0.0,
+            "busy": min(1.0, d("busy") / (n * span)) if n > 0 else 0.0,
+            "kv_memory": min(1.0, d("kv") / (max(inst.kv_capacity_tokens, 1) * n * span)) if n > 0 else 0.0,
         }
         # energy over the whole run (engine.costmodel.power): idle power always, and while
         # iterating a fitted share of the dynamic range plus energy per byte and per FLOP moved.
@@ -233,8 +236,8 @@ def _utilisation_and_energy(
         ca = cum_all[pool.index]
         energy_by_pool[pool.index] = power.run_energy_j(
             inst.hardware,
-            chips=inst.chips * n,
-            span_s=max(rec.end_s, 1e-9),
+            chips=inst.chips * pool.spec.count,
+            span_s=max(rec.end_s, 1e-9) * (n_run / pool.spec.count if n_run != pool.spec.count else 1.0),
             busy_chip_s=float(ca["busy"][1]) * inst.chips,
             bytes_moved=float(ca["bytes"][1]),
             flops=float(ca["flops"][1]),
@@ -336,6 +339,8 @@ def summary(
         **_edge_section(resolved, rec, columns, mask),
         "unsustainable": unsustainable,
     }
+    if rec.scaling is not None:
+        out["autoscale"] = autoscale_summary(resolved, rec.scaling, columns, mask, rec.end_s)
     return out
 
 

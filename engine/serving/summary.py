@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
 from engine.calibration.trust import CalibrationDoc
+from engine.serving.timeline import AutoscaleSummary
 
 __all__ = [
     "Cache",
@@ -320,6 +321,8 @@ class Summary(TypedDict):
     """KV transfer time, ms."""
     edge: NotRequired[Edge]
     """The edge site (a deployment with an edge site only)."""
+    autoscale: NotRequired[AutoscaleSummary]
+    """What the autoscalers did, cold starts, and the timeline (a deployment with an autoscaled pool only)."""
     unsustainable: Shortfall | None
     """None when the run reaches a steady state, else by how much its queue grows."""
 

@@ -105,6 +105,8 @@ def rate_factor_shape(arrival: Arrival, x: np.ndarray) -> np.ndarray:
         return 1.0 + (pf - 1.0) * x  # from 1 to peak_factor
     if arrival.shape == "peak":
         return np.where(np.abs(x - 0.5) < 0.1, pf, 1.0)  # the middle fifth of the window
+    if arrival.shape == "diurnal" and arrival.peak_hour is not None:  # the window is one day
+        return 1.0 + (pf - 1.0) * 0.5 * (1.0 + np.cos(2.0 * np.pi * (x - arrival.peak_hour / 24.0)))
     if arrival.shape == "diurnal":
         return 1.0 + (pf - 1.0) * 0.5 * (1.0 - np.cos(2.0 * np.pi * x))  # trough at the ends
     return np.ones_like(x)
