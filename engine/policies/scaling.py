@@ -127,7 +127,7 @@ class SloDriven(Autoscaler):
     )
     headroom: float = 0.8
     """The share of an instance's SLO capacity to plan for (queueing grows sharply near 1)."""
-    predict: Literal["constant", "trend"] = "trend"
+    predict: Literal["constant", "trend"] = "constant"
     """``constant``: the last interval's demand; ``trend``: extrapolated linearly over the lookahead."""
 
     def __post_init__(self) -> None:

@@ -218,3 +218,26 @@ def test_a_share_link_and_a_toml_file_carry_the_autoscaler_and_the_daily_curve()
     s = _day()
     assert io.from_link(io.to_link(s, "chat-disaggregated")) == s
     assert io.loads_toml(io.dumps_toml(s)) == s
+
+
+def test_the_day_presets_differ_only_in_how_the_pools_are_sized() -> None:
+    auto, static = io.load_preset("day-autoscaled"), io.load_preset("day-static-peak")
+    same = {"name", "description", "lesson", "counterpart", "deployment"}
+    assert auto.model_dump(exclude=same) == static.model_dump(exclude=same)
+    assert all(p.autoscale is not None for p in auto.deployment.pools)
+    assert all(p.autoscale is None for p in static.deployment.pools)
+
+
+@pytest.mark.slow
+def test_the_day_presets_teach_their_lesson() -> None:
+    """Autoscaling the day costs less than the static peak and keeps nearly all of its SLO attainment."""
+    from engine.serving.run import simulate
+
+    auto = simulate(io.load_preset("day-autoscaled")).summary
+    static = simulate(io.load_preset("day-static-peak")).summary
+    assert auto["cost"]["usd_total"] < 0.8 * static["cost"]["usd_total"]
+    assert static["slo_attainment"] > auto["slo_attainment"] > 0.98
+    misses = auto["requests"]["total"] - round(auto["slo_attainment"] * auto["requests"]["total"])
+    assert 0 < auto["autoscale"]["misses_during_cold_start"] < misses
+    hours = sum(p["instance_hours"] for p in auto["autoscale"]["pools"].values())
+    assert hours < 0.8 * 5 * static["drain_end_s"] / 3600.0
