@@ -5,7 +5,7 @@ from typing import Any
 import streamlit as st
 
 from engine import explain as ex
-from ui import charts, export, layout, lesson, margin, marks, planner, replicas, state, tables
+from ui import charts, export, layout, lesson, margin, marks, planner, replicas, state, tables, timeline
 from ui.text import plain
 
 res = layout.page("Results", live=False)
@@ -129,10 +129,12 @@ for col, (what, columns, title, yaxis, pct) in zip(st.columns(3), SERIES, strict
     figures.append((title, fig))
     with col:
         export.chart(fig, sc, what)
+timeline.panel(dict(s), sc, figures)  # autoscaled pools only: minute by minute, with the scale events
 
 st.subheader(
     "Cost and goodput",
-    help="Every chip is billed from t = 0 to the end of the drain, idle or not; the parts add up to the bill.",
+    help="Every chip is billed from t = 0 to the end of the drain, idle or not (an autoscaled pool's instances "
+    "from their request to their stop); the parts add up to the bill.",
 )
 c1, c2 = st.columns([1, 1])
 parts = ex.cost_parts(s)

@@ -4,7 +4,8 @@ A pool with `autoscale` set has `count` slots; `initial` of them serve from t = 
 off. Every `interval_s` its `PoolScaler` shows the pool's load (`policies.PoolLoad`) to the pool's
 autoscaler, clamps the answer to [min_instances, count], holds it through the cooldowns, and acts:
 
-- up (within the window only: past it no request arrives): a draining instance is taken back first (it is warm); otherwise an off slot is requested.
+- up (within the window only: past it no request arrives): a draining instance is taken back
+  first (it is warm); otherwise an off slot is requested.
   It is billed from that moment and serves after its cold start (`ColdStart.seconds` of its
   weights), when it comes up empty and the parked hand-offs are tried again;
 - down: an instance still starting is cancelled first (billed until now, it never served);
