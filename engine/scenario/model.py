@@ -22,7 +22,7 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
 from engine.costmodel import stacks
 from engine.costmodel.ownership import CostBasis
-from engine.scenario.arrival import Arrival
+from engine.scenario.arrival import Arrival as Arrival  # re-exported: older code imports it from here
 from engine.scenario.policy_spec import PolicySpec
 from engine.scenario.scaling import Autoscale
 

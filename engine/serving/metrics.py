@@ -17,8 +17,9 @@ Definitions (docs/metrics.md repeats them):
 - Utilisation per pool, time-weighted: `compute` = achieved / peak FLOP/s, `bandwidth` =
   achieved / peak HBM bytes/s, `busy` = fraction of time iterating, `kv_memory` = KV tokens
   held / KV capacity.
-- Cost: every chip is billed at its price from t = 0 to the end of the drain, idle or not;
-  cache tiers at their GB-hour price. Per request = bill / completed requests.
+- Cost: every chip is billed at its price from t = 0 to the end of the drain, idle or not (an
+  autoscaled pool's rented instances from request to stop, `engine.serving.timeline`); cache tiers
+  at their GB-hour price. Per request = bill / completed requests.
 - Energy: per chip, idle power all the time, plus while it iterates a fitted share of its
   dynamic range (TDP - idle) and a fitted energy per HBM byte and per FLOP, at most TDP
   (`engine.costmodel.power`, fitted to ML.ENERGY measurements).
@@ -53,7 +54,7 @@ from engine.serving.summary import (
     Shortfall,
     Summary,
 )
-from engine.serving.timeline import autoscale_summary, on_instances
+from engine.serving.timeline import AutoscaleSummary, autoscale_summary, on_instances
 from engine.serving.workload import Requests
 
 
@@ -275,6 +276,19 @@ def _edge_section(
     return {"edge": edge_summary(resolved, rec, columns, mask)} if rec.site is not None else {}
 
 
+class _AutoscaleSection(TypedDict, total=False):
+    autoscale: AutoscaleSummary
+
+
+def _autoscale_section(
+    resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
+) -> _AutoscaleSection:
+    # the summary's `autoscale` key, with an autoscaled pool only (other runs' summaries are unchanged)
+    if rec.scaling is None:
+        return {}
+    return {"autoscale": autoscale_summary(resolved, rec.scaling, columns, mask, rec.end_s)}
+
+
 def summary(
     resolved: Resolved, rec: Records, columns: dict[str, Any], unsustainable: Shortfall | None
 ) -> Summary:
@@ -337,10 +351,9 @@ def summary(
             "p99": percentile(transfer * 1e3, 99),
         },
         **_edge_section(resolved, rec, columns, mask),
+        **_autoscale_section(resolved, rec, columns, mask),
         "unsustainable": unsustainable,
     }
-    if rec.scaling is not None:
-        out["autoscale"] = autoscale_summary(resolved, rec.scaling, columns, mask, rec.end_s)
     return out
 
 

@@ -27,8 +27,9 @@ import numpy as np
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.scenario.arrival import Arrival
 from engine.scenario.model import Z99 as Z99  # the lengths' check and their draws share it
-from engine.scenario.model import Arrival, LengthDist, RequestClass, Scenario, Trace
+from engine.scenario.model import LengthDist, RequestClass, Scenario, Trace
 from engine.serving import traces
 
 # what the UI imports from here since before the trace readers moved to engine.serving.traces

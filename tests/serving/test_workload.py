@@ -13,7 +13,8 @@ import pytest
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
 from engine.scenario import codec as io
-from engine.scenario.model import Arrival, LengthDist
+from engine.scenario.arrival import Arrival
+from engine.scenario.model import LengthDist
 from engine.serving.workload import arrival_times, generate, lognormal_params, sample_lengths
 
 BASE = io.load_preset("chat-colocated")
