@@ -6,7 +6,7 @@ import pytest
 
 from engine.scenario.codec import apply_overrides, load_preset
 from engine.serving.run import simulate
-from tests.app.test_app import app, assert_clean
+from tests.app.test_app import app, assert_clean, scenario_of
 from ui import timeline
 
 
@@ -43,3 +43,13 @@ def test_results_shows_the_panel_for_an_autoscaled_run_only() -> None:
     )
     assert_clean(fixed)
     assert "Over the day: autoscaling" not in [h.value for h in fixed.subheader]
+
+
+def test_the_workload_page_sets_the_hour_of_peak_of_a_daily_curve() -> None:
+    at = app("workload", _short_day(), preset="day-autoscaled")  # type: ignore[arg-type]
+    assert_clean(at)
+    box = next(n for n in at.number_input if n.label == "Hour of peak")
+    assert box.value == 14.0
+    box.set_value(18.0).run()
+    assert_clean(at)
+    assert scenario_of(at).workload.arrival.peak_hour == 18.0
