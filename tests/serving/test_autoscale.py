@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine.core.errors import ScenarioError
 from engine.scenario import codec as io
@@ -241,3 +243,65 @@ def test_the_day_presets_teach_their_lesson() -> None:
     assert 0 < auto["autoscale"]["misses_during_cold_start"] < misses
     hours = sum(p["instance_hours"] for p in auto["autoscale"]["pools"].values())
     assert hours < 0.8 * 5 * static["drain_end_s"] / 3600.0
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    preset=st.sampled_from(["chat-colocated", "chat-disaggregated"]),
+    policy=st.sampled_from(
+        [{"name": "slo"}, {"name": "utilisation", "target": 0.5}, {"name": "queue", "up_above": 1.0}]
+    ),
+    count=st.integers(1, 4),
+    initial=st.integers(1, 4),
+    rate=st.floats(1.0, 40.0),
+    interval=st.floats(1.0, 8.0),
+    cold=st.floats(0.0, 6.0),
+    preemption=st.sampled_from(["none", "recompute", "swap"]),
+    seed=st.integers(0, 1000),
+)
+def test_random_autoscaled_runs_end_every_request_and_keep_their_bounds(
+    preset: str,
+    policy: dict[str, Any],
+    count: int,
+    initial: int,
+    rate: float,
+    interval: float,
+    cold: float,
+    preemption: str,
+    seed: int,
+) -> None:
+    initial = min(initial, count)
+    scale = {
+        "policy": policy,
+        "min_instances": 1,
+        "initial_instances": initial,
+        "interval_s": interval,
+        "up_cooldown_s": 0.0,
+        "down_cooldown_s": interval,
+        "cold_start": {"startup_s": cold, "load_gb_s": 100.0, "warmup_s": 0.0},
+    }
+    base = io.load_preset(preset)
+    over: dict[str, Any] = {
+        "duration_s": 40.0,
+        "seed": seed,
+        "workload.arrival.rate_rps": rate,
+        "workload.arrival.shape": "diurnal",
+        "workload.arrival.peak_factor": 5.0,
+        "workload.arrival.peak_hour": 12.0,
+        "scheduler.preemption": preemption,
+    }
+    for i in range(len(base.deployment.pools)):
+        over[f"deployment.pools[{i}].count"] = count
+        over[f"deployment.pools[{i}].autoscale"] = scale
+    s = io.apply_overrides(base, over)
+    rec, reqs = records(s)
+    res = result_of(resolve(s), reqs, rec, 0.0)
+    check_invariants(res, rec)
+    assert np.all(rec.outcome != PENDING)
+    assert res.summary["requests"]["failed"] == 0  # a drain, a cancelled start never lose a request
+    log = _log(rec)
+    for pool in range(len(s.deployment.pools)):
+        times = sorted({a for _, p, a, _ in log.billed if p == pool})
+        assert all(1 <= _billed_at(log, pool, t) <= count for t in times)
+    tl = res.summary["autoscale"]["timeline"]
+    assert sum(tl["requests"]) == res.summary["requests"]["total"]
