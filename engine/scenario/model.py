@@ -24,7 +24,7 @@ from engine.costmodel import stacks
 from engine.costmodel.ownership import CostBasis
 from engine.scenario.arrival import Arrival as Arrival  # re-exported: older code imports it from here
 from engine.scenario.policy_spec import PolicySpec
-from engine.scenario.scaling import Autoscale
+from engine.scenario.scaling import Autoscale, conflicts
 
 SCHEMA_VERSION = 1
 """Version of the scenario format; share links and result files carry it."""
@@ -677,19 +677,18 @@ class Scenario(Frozen):
         return stacks.activation_tokens(self.deployment.stack, self.batching(hw).token_budget)
 
     def _check_autoscale(self) -> None:
-        # autoscaled pools come and go on their own: elastic roles, fallbacks and faults would move them too
-        scaled = {p.name for p in self.deployment.pools if p.autoscale is not None}
-        if not scaled:
-            return
-        if self.scheduler.elastic.enabled:
-            raise ValueError("scheduler.elastic.enabled: elastic roles and autoscaled pools do not combine")
-        if self.deployment.fallback != "none":
-            raise ValueError('deployment.fallback: must be "none" with autoscaled pools')
-        for i, f in enumerate(self.faults):
-            if f.pool in scaled:
-                raise ValueError(
-                    f"faults[{i}].pool: {f.pool!r} autoscales; faults on autoscaled pools are not modelled"
-                )
+        dep, dg = self.deployment, self.deployment.degrade
+        scaled = {p.name for p in dep.pools if p.autoscale is not None}
+        faulted = [f.pool for f in self.faults]
+        why = conflicts(
+            scaled,
+            self.scheduler.elastic.enabled,
+            dep.fallback,
+            dg.enabled and dg.below_capacity > 0,
+            faulted,
+        )
+        if why:
+            raise ValueError(why)
 
     def iteration_scheduler(self) -> policies.IterationScheduler:
         """The iteration scheduler of the run: the scenario's, else its serving stack's."""

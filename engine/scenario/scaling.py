@@ -105,3 +105,25 @@ class Autoscale(Frozen):
             )
         if self.initial > count:
             raise ValueError(f"autoscale.initial_instances: {self.initial} must be from 1 to count ({count})")
+
+
+def conflicts(
+    scaled: set[str], elastic: bool, fallback: str, degrade_on_capacity: bool, faulted: list[str]
+) -> str:
+    """Why a scenario's autoscaled pools (by name) cannot run beside its other settings ('' when they can).
+
+    Autoscaled pools come and go on their own: elastic roles, a fallback and faults would move the
+    same instances, and instances scaled away are not capacity lost (degrade's `below_capacity`).
+    """
+    if not scaled:
+        return ""
+    if elastic:
+        return "scheduler.elastic.enabled: elastic roles and autoscaled pools do not combine"
+    if fallback != "none":
+        return 'deployment.fallback: must be "none" with autoscaled pools'
+    if degrade_on_capacity:
+        return "deployment.degrade.below_capacity: must be 0 with autoscaled pools (use above_backlog)"
+    for i, pool in enumerate(faulted):
+        if pool in scaled:
+            return f"faults[{i}].pool: {pool!r} autoscales; faults on autoscaled pools are not modelled"
+    return ""

@@ -18,7 +18,6 @@ off (the chips are theirs); only rent follows the instances billed.
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -98,6 +97,16 @@ def billed_seconds(log: ScalingLog, pool: int, lo: float, hi: float) -> float:
     return sum(max(0.0, min(b, hi) - max(a, lo)) for _, p, a, b in log.billed if p == pool)
 
 
+def billed_per_bin(log: ScalingLog, pool: int, edges: np.ndarray) -> np.ndarray:
+    """Instance-seconds a pool was billed in each bin between consecutive `edges`."""
+    lo, hi = edges[:-1], edges[1:]
+    out = np.zeros(len(lo))
+    for _, p, a, b in log.billed:
+        if p == pool:
+            out += np.clip(np.minimum(b, hi) - np.maximum(a, lo), 0.0, None)
+    return out
+
+
 def starting_spans(log: ScalingLog) -> list[tuple[float, float]]:
     """The stretches during which some instance was starting (requested, not yet ready or cancelled)."""
     opened: dict[int, float] = {}
@@ -138,7 +147,7 @@ def timeline(
     usd = np.zeros(len(widths))
     for p in resolved.pools:
         if p.index in log.slots:
-            secs = np.array([billed_seconds(log, p.index, a, b) for a, b in itertools.pairwise(edges)])
+            secs = billed_per_bin(log, p.index, edges)
         else:
             secs = widths * p.spec.count
         instances[p.spec.name] = (secs / widths).tolist()

@@ -150,6 +150,16 @@ def test_a_drain_loses_no_request(day: tuple[SimResult, Records]) -> None:
     check_invariants(res, rec)
 
 
+def test_utilisation_over_time_counts_the_instances_on(day: tuple[SimResult, Records]) -> None:
+    res, _ = day
+    ts = res.timeseries
+    decode = ts[ts["pool"] == "decode"]
+    # busy over the instances on, not over the eight slots: the decode pool runs near full
+    assert decode["busy"].max() <= 1.0 + 1e-6
+    assert decode["busy"].mean() > 0.5
+    assert res.summary["utilization"]["decode"]["busy"] > 0.5
+
+
 def test_the_timeline_adds_up_to_the_totals(day: tuple[SimResult, Records]) -> None:
     res, _ = day
     s = res.summary
@@ -208,6 +218,10 @@ def test_bad_autoscale_settings_name_the_field() -> None:
         _day({"name": "slo", "headroom": 3.0})
     with pytest.raises(ScenarioError, match="peak_hour"):
         _day(**{"workload.arrival.shape": "flat"})
+    with pytest.raises(ScenarioError, match=r"degrade\.below_capacity"):
+        _day(**{"deployment.degrade": {"enabled": True, "below_capacity": 0.5, "max_output_tokens": 64}})
+    with pytest.raises(ScenarioError, match=r"faults\[0\]\.pool: 'decode' autoscales"):
+        _day(**{"faults": [{"at_s": 10.0, "pool": "decode", "instances": 1}]})
 
 
 def test_a_run_without_autoscaling_has_no_autoscale_section() -> None:
