@@ -157,7 +157,8 @@ with c2:
             border=True,
             width="content",
             help="Every chip (and cache tier) per hour, busy or idle: its rent, or when owned its "
-            "capital, hosting and the energy the run drew.",
+            "capital, hosting and the energy the run drew. An autoscaled pool's rent follows its instances "
+            "billed: the figure is then the run's average.",
         )
         money = st.empty()  # with the run's spread at the end, as the headline
 
