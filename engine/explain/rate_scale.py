@@ -15,8 +15,7 @@ from __future__ import annotations
 import math
 
 from engine.core import bounds
-from engine.scenario.arrival import Arrival
-from engine.scenario.model import Scenario
+from engine.scenario.model import Arrival, Scenario
 
 MIN_RATE_RPS = 0.1
 """The lowest stop of the rate scale (any positive rate can still be typed)."""
