@@ -5,7 +5,20 @@ from typing import Any
 import streamlit as st
 
 from engine import explain as ex
-from ui import charts, export, layers, layout, lesson, margin, marks, planner, replicas, state, tables
+from ui import (
+    charts,
+    export,
+    layers,
+    layout,
+    lesson,
+    margin,
+    marks,
+    planner,
+    replicas,
+    state,
+    tables,
+    timeline,
+)
 from ui.text import plain
 
 res = layout.page("Results", live=False)
@@ -131,10 +144,12 @@ for col, (what, columns, title, yaxis, pct) in zip(st.columns(3), SERIES, strict
     figures.append((title, fig))
     with col:
         export.chart(fig, sc, what)
+timeline.panel(dict(s), sc, figures)  # autoscaled pools only: minute by minute, with the scale events
 
 st.subheader(
     "Cost and goodput",
-    help="Every chip is billed from t = 0 to the end of the drain, idle or not; the parts add up to the bill.",
+    help="Every chip is billed from t = 0 to the end of the drain, idle or not (an autoscaled pool's instances "
+    "from their request to their stop); the parts add up to the bill.",
 )
 c1, c2 = st.columns([1, 1])
 parts = ex.cost_parts(s)
@@ -157,7 +172,8 @@ with c2:
             border=True,
             width="content",
             help="Every chip (and cache tier) per hour, busy or idle: its rent, or when owned its "
-            "capital, hosting and the energy the run drew.",
+            "capital, hosting and the energy the run drew. An autoscaled pool's rent follows its instances "
+            "billed: the figure is then the run's average.",
         )
         money = st.empty()  # with the run's spread at the end, as the headline
 

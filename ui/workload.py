@@ -61,8 +61,8 @@ DIST_FIELDS = {
 """The fields each kind of length distribution uses (max_tokens applies to all)."""
 
 ARRIVAL_FIELDS = {
-    "poisson": ("rate_rps", "shape", "peak_factor", "points"),
-    "gamma": ("rate_rps", "cv", "shape", "peak_factor", "points"),
+    "poisson": ("rate_rps", "shape", "peak_factor", "peak_hour", "points"),
+    "gamma": ("rate_rps", "cv", "shape", "peak_factor", "peak_hour", "points"),
     "offline": ("requests",),
     "closed_loop": ("clients", "think_time_s", "think", "think_spread", "ramp_s", "stop_after"),
 }
@@ -191,6 +191,19 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
         if arr.shape in ("ramp", "peak", "diurnal"):
             with c2 if "cv" not in used else c1:
                 slider("workload.arrival.peak_factor", 1.0, 10.0, "Peak factor", step=0.1)
+        if arr.shape == "diurnal":  # the window read as one day, peaking at this hour (empty: its middle)
+            with c3:
+                number(
+                    "workload.arrival.peak_hour",
+                    "Hour of peak",
+                    lo=0.0,
+                    hi=23.99,
+                    optional=True,
+                    step=1.0,
+                    placeholder="middle of the window",
+                    help="Read the window as one day (real or compressed) whose rate peaks at this hour "
+                    "(0-24); the trough is twelve hours away. Empty: the peak is in the middle of the window.",
+                )
         if arr.shape == "points":
             points_editor(arr)
     if "requests" in used:

@@ -1,7 +1,8 @@
 """Scheduling policies, each a registered class deciding from a read-only view.
 
 Owns: `registry` (Policy, register, build, the views), `routers`, `queues` (queue orders),
-`admission` and `iteration` (how an iteration mixes prompts and decodes). Importing the package registers every built-in policy; a new one is one class with
+`admission`, `iteration` (how an iteration mixes prompts and decodes) and `scaling` (autoscalers:
+how many instances a pool wants). Importing the package registers every built-in policy; a new one is one class with
 ``@register`` in the module of its kind. Only the simulation (engine.serving) turns decisions
 into events.
 May import: engine.core.
@@ -21,21 +22,25 @@ from engine.policies.registry import (
     registered,
 )
 from engine.policies.routers import Router, build_router
+from engine.policies.scaling import Autoscaler, PoolLoad, build_autoscaler
 
 __all__ = [
     "STACK_SCHEDULER",
     "Admission",
     "AdmitAll",
+    "Autoscaler",
     "InstanceView",
     "IterationScheduler",
     "Policy",
     "PolicyKind",
+    "PoolLoad",
     "QueueOrder",
     "RequestView",
     "Router",
     "StrictPriority",
     "build",
     "build_admission",
+    "build_autoscaler",
     "build_iteration",
     "build_queue",
     "build_router",

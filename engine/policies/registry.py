@@ -18,9 +18,15 @@ from pydantic import TypeAdapter, ValidationError
 
 from engine.core.errors import ScenarioError, format_validation_error
 
-PolicyKind = Literal["router", "queue", "admission", "iteration"]
+PolicyKind = Literal["router", "queue", "admission", "iteration", "autoscaler"]
 
-_REGISTRY: dict[str, dict[str, type[Policy]]] = {"router": {}, "queue": {}, "admission": {}, "iteration": {}}
+_REGISTRY: dict[str, dict[str, type[Policy]]] = {
+    "router": {},
+    "queue": {},
+    "admission": {},
+    "iteration": {},
+    "autoscaler": {},
+}
 
 
 @dataclass(frozen=True, kw_only=True)

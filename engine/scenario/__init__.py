@@ -1,6 +1,7 @@
 """The scenario: one validated, serialisable value, its files and links, and its resolution.
 
-Owns: `model` (the Scenario and its parts: workload, deployment, cache, scheduler, faults),
+Owns: `model` (the Scenario and its parts: workload, deployment, cache, scheduler, faults; how
+requests arrive in `arrival`, a pool's autoscaling in `scaling`, a policy's saved form in `policy_spec`),
 `network` (the user's way in: round trip, gateway, edge site, control-plane costs), `fields`,
 `codec` (TOML and JSON files, field paths and overrides, presets, share links), and `resolve`
 (looking a scenario's chips and model up in the catalog and building its instances).
@@ -30,7 +31,7 @@ _API = {
     "preset_names": "engine.scenario.codec",
     "to_data": "engine.scenario.codec",
     "to_link": "engine.scenario.codec",
-    "Arrival": "engine.scenario.model",
+    "Arrival": "engine.scenario.arrival",
     "Batching": "engine.scenario.model",
     "Cache": "engine.scenario.model",
     "Degrade": "engine.scenario.model",
@@ -43,7 +44,9 @@ _API = {
     "KvLink": "engine.scenario.model",
     "LengthDist": "engine.scenario.model",
     "MultiTurn": "engine.scenario.model",
-    "PolicySpec": "engine.scenario.model",
+    "PolicySpec": "engine.scenario.policy_spec",
+    "Autoscale": "engine.scenario.scaling",
+    "ColdStart": "engine.scenario.scaling",
     "Pool": "engine.scenario.model",
     "Prefix": "engine.scenario.model",
     "RequestClass": "engine.scenario.model",
@@ -60,8 +63,10 @@ _RENAMED = {"load_scenario": "load"}
 __all__ = [
     "DEFAULT_PRESET",
     "Arrival",
+    "Autoscale",
     "Batching",
     "Cache",
+    "ColdStart",
     "ControlPlane",
     "Degrade",
     "Deployment",
@@ -101,6 +106,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 
 if TYPE_CHECKING:
+    from engine.scenario.arrival import Arrival
     from engine.scenario.codec import (
         DEFAULT_PRESET,
         apply_overrides,
@@ -116,7 +122,6 @@ if TYPE_CHECKING:
     )
     from engine.scenario.codec import load as load_scenario
     from engine.scenario.model import (
-        Arrival,
         Batching,
         Cache,
         Degrade,
@@ -125,7 +130,6 @@ if TYPE_CHECKING:
         KvLink,
         LengthDist,
         MultiTurn,
-        PolicySpec,
         Pool,
         Prefix,
         RequestClass,
@@ -137,4 +141,6 @@ if TYPE_CHECKING:
     )
     from engine.scenario.naming import named
     from engine.scenario.network import ControlPlane, Edge, Gateway, Network
+    from engine.scenario.policy_spec import PolicySpec
     from engine.scenario.resolve import scenario_catalog
+    from engine.scenario.scaling import Autoscale, ColdStart

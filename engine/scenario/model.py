@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from engine import policies
 from engine.catalog.specs import MIN_LINK_GB_S, Frozen, HardwareSpec, KvPrecision, ModelSpec, Precision
@@ -21,8 +21,11 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
 from engine.costmodel import stacks
 from engine.costmodel.ownership import CostBasis
+from engine.scenario.arrival import Arrival as Arrival  # re-exported: older code imports it from here
 from engine.scenario.fields import Name, Tokens
 from engine.scenario.network import ControlPlane, Edge, Network
+from engine.scenario.policy_spec import PolicySpec
+from engine.scenario.scaling import Autoscale, conflicts
 
 SCHEMA_VERSION = 1
 """Version of the scenario format; share links and result files carry it."""
@@ -141,82 +144,6 @@ class RequestClass(Frozen):
     spill_queue: Annotated[int, Field(ge=1, le=1_000_000)] = 8
 
 
-class RatePoint(Frozen):
-    """One point of a rate schedule: at `at_s`, the rate is `factor` times the base rate."""
-
-    at_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)]
-    factor: Annotated[float, Field(ge=0, le=100)]
-
-
-class Arrival(Frozen):
-    """How requests arrive.
-
-    ``poisson`` and ``gamma`` (bursty, with a coefficient of variation) are open loops at
-    `rate_rps`, shaped over time by `shape` (``flat``, ``ramp``, ``peak``, ``diurnal``) or
-    by explicit `points`. ``offline`` puts `requests` requests at t = 0. ``closed_loop`` has
-    `clients` clients, each sending its next request a think time after its last one ends.
-
-    Closed loop: client k of N sends its first request at k x `ramp_s` / N (one more client
-    every `ramp_s` / N, as AIPerf's ``--concurrency-ramp-duration`` and GuideLLM's ``rampup``
-    spread them). Think times have mean `think_time_s`, drawn from `think`: ``exponential``
-    (the default; TPC-C's negative-exponential think time), ``constant``, or ``uniform`` over
-    mean x [1 - `think_spread`, 1 + `think_spread`] (Locust's ``between``). `ramp_s` unset: one
-    mean think time; with no think time, `CLIENT_RAMP_S`, at most a tenth of the window
-    (`start_ramp_s`). Started together and never jittered, clients would stay in lock step,
-    their prompts queueing behind each other every round.
-    """
-
-    CLIENT_RAMP_S: ClassVar[float] = 1.0
-    """Default start ramp of clients that do not think. An assumption: shorter than one request's
-    round trip for usual outputs (200 tokens at 7 ms a token is 1.4 s), so the starts stay spread
-    over a client's cycle instead of wrapping round it, and long enough that a few clients' long
-    prompts prefill one after another (5,000 tokens of an 8B model take ~0.15 s on an H100)."""
-
-    kind: Literal["poisson", "gamma", "offline", "closed_loop"] = "poisson"
-    rate_rps: Annotated[float, Field(ge=bounds.MIN_RATE_RPS, le=bounds.MAX_RATE_RPS)] = 10.0
-    cv: Annotated[float, Field(ge=0.01, le=20)] = 1.0
-    shape: Literal["flat", "ramp", "peak", "diurnal", "points"] = "flat"
-    peak_factor: Annotated[float, Field(ge=1, le=20)] = 2.0
-    points: tuple[RatePoint, ...] = ()
-    requests: Annotated[int, Field(ge=1, le=bounds.MAX_REQUESTS)] = 1000
-    clients: Annotated[int, Field(ge=1, le=bounds.MAX_CLIENTS)] = 16
-    think_time_s: Annotated[float, Field(ge=0, le=86_400)] = 0.0
-    think: Literal["exponential", "constant", "uniform"] = "exponential"
-    think_spread: Annotated[float, Field(ge=0, le=1)] = 0.5
-    ramp_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)] | None = None
-    stop_after: Annotated[int, Field(ge=1, le=bounds.MAX_REQUESTS)] | None = None
-    """Closed loop: the clients send this many requests in all, then stop (bench_serving's
-    ``--num-prompts`` beside ``--max-concurrency``); unset, they send until the window ends. Other
-    kinds ignore it, as they ignore `clients`."""
-
-    @model_validator(mode="after")
-    def _check(self) -> Arrival:
-        if self.shape == "points" and len(self.points) < 2:
-            raise ValueError("shape 'points' needs at least two points")
-        if any(b.at_s <= a.at_s for a, b in zip(self.points, self.points[1:], strict=False)):
-            raise ValueError("points: at_s must increase strictly")
-        return self
-
-    def closed_loop_rows(self) -> int:
-        """Requests a closed loop draws: `stop_after`, else 64 a client (at least 1,024), within
-        the requests-per-run bound; the clients send them until the window ends."""
-        if self.stop_after is not None:
-            return self.stop_after
-        return min(bounds.MAX_REQUESTS, max(self.clients * 64, 1024))
-
-    def start_ramp_s(self, window_s: float) -> float:
-        """Seconds over which closed-loop clients send their first requests.
-
-        `ramp_s` when set (0: every client at t = 0); else one mean think time; else, when
-        clients do not think, `CLIENT_RAMP_S`, at most a tenth of the window.
-        """
-        if self.ramp_s is not None:
-            return self.ramp_s
-        if self.think_time_s > 0:
-            return self.think_time_s
-        return min(self.CLIENT_RAMP_S, window_s / 10.0)
-
-
 class Trace(Frozen):
     """A trace to replay instead of generated arrivals.
 
@@ -292,6 +219,14 @@ class Pool(Frozen):
     """Prefill pools only: the decode pools this pool hands prompts to (empty: any decode pool)."""
     tier: Literal["datacenter", "edge"] = "datacenter"
     """Where the pool runs: the data centre, or an edge site (`deployment.edge`; role 'mixed')."""
+    autoscale: Autoscale | None = None
+    """Instances come and go with the load (`engine.scenario.scaling`); `count` is then the most it may have."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Pool:
+        if self.autoscale is not None:
+            self.autoscale.check_within(self.count, self.tier)
+        return self
 
     @property
     def chips_per_instance(self) -> int:
@@ -504,20 +439,6 @@ class Cache(Frozen):
     usd_per_gb_hour: Annotated[float, Field(ge=0, le=100)] = 0.0005
 
 
-class PolicySpec(Frozen):
-    """A policy's saved form: its registered `name` plus its knobs as extra keys."""
-
-    model_config = ConfigDict(frozen=True, extra="allow")
-    name: Annotated[str, Field(min_length=1, max_length=64)]
-
-    def __hash__(self) -> int:
-        return hash(self.model_dump_json())
-
-    def as_dict(self) -> dict[str, Any]:
-        """Name and knobs as one mapping."""
-        return self.model_dump(mode="json")
-
-
 class Elastic(Frozen):
     """Elastic roles: an instance may switch between prefill and decode (disaggregated only).
 
@@ -659,6 +580,7 @@ class Scenario(Frozen):
             )
         if self.scheduler.elastic.enabled and self.deployment.mode != "disaggregated":
             raise ValueError("scheduler.elastic.enabled: elastic roles need a disaggregated deployment")
+        self._check_autoscale()
         pool_names = {p.name for p in self.deployment.pools}
         entry_names = {
             p.name for p in self.deployment.pools if p.role in ("mixed", "prefill") and p.tier == "datacenter"
@@ -720,6 +642,20 @@ class Scenario(Frozen):
     def activation_tokens(self, hw: HardwareSpec | None = None) -> int:
         """Tokens of forward pass each instance keeps activation memory for (`stacks.activation_tokens`)."""
         return stacks.activation_tokens(self.deployment.stack, self.batching(hw).token_budget)
+
+    def _check_autoscale(self) -> None:
+        dep, dg = self.deployment, self.deployment.degrade
+        scaled = {p.name for p in dep.pools if p.autoscale is not None}
+        faulted = [f.pool for f in self.faults]
+        why = conflicts(
+            scaled,
+            self.scheduler.elastic.enabled,
+            dep.fallback,
+            dg.enabled and dg.below_capacity > 0,
+            faulted,
+        )
+        if why:
+            raise ValueError(why)
 
     def iteration_scheduler(self) -> policies.IterationScheduler:
         """The iteration scheduler of the run: the scenario's, else its serving stack's."""

@@ -11,7 +11,7 @@ million output tokens, split by role and, when owned, by kind).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,10 @@ from engine.serving.cache import TIERS
 from engine.serving.ledger import COMPLETED, FAILED, REJECTED, SEGMENT_COLUMNS, Records
 from engine.serving.stats import nan_mean, nan_sum, percentiles
 from engine.serving.summary import Cache, ClassSummary, Cost, Edge, WayIn
+from engine.serving.timeline import pool_bill_usd
+
+if TYPE_CHECKING:
+    from engine.serving.autoscale import ScalingLog
 
 
 def edge_summary(resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray) -> Edge:
@@ -149,7 +153,10 @@ def class_summary(
 
 
 def _bills(
-    resolved: Resolved, hours: float, energy_by_pool: dict[int, float] | None
+    resolved: Resolved,
+    hours: float,
+    energy_by_pool: dict[int, float] | None,
+    scaling: ScalingLog | None = None,
 ) -> tuple[list[float], float, float, float, dict[str, float]]:
     """(each pool's bill, the cache's $/h, the deployment's $/h, the whole bill, an owned bill by kind)."""
     sc = resolved.scenario
@@ -162,7 +169,11 @@ def _bills(
         )
     cache_per_hour = cache_gb * sc.cache.usd_per_gb_hour
     kinds = {k: 0.0 for k in ownership.KINDS}
-    if basis.mode == "rent":
+    if basis.mode == "rent" and scaling is not None:  # autoscaled pools pay for their billed instance-hours
+        pool_bills = [pool_bill_usd(resolved, scaling, p.index, hours) for p in resolved.pools]
+        bill = sum(pool_bills) + cache_per_hour * hours
+        per_hour = bill / hours
+    elif basis.mode == "rent":
         pool_bills = [p.usd_per_hour * hours for p in resolved.pools]
         per_hour = sum(p.usd_per_hour for p in resolved.pools) + cache_per_hour
         bill = per_hour * hours
@@ -197,7 +208,7 @@ def cost_summary(
     """
     basis = resolved.scenario.cost
     hours = max(rec.end_s, 1e-9) / 3600.0
-    pool_bills, cache_per_hour, per_hour, bill, kinds = _bills(resolved, hours, energy_by_pool)
+    pool_bills, cache_per_hour, per_hour, bill, kinds = _bills(resolved, hours, energy_by_pool, rec.scaling)
     split = {"prefill": 0.0, "decode": 0.0, "kv_transfer": 0.0, "cache": cache_per_hour * hours}
     completed = rec.outcome == COMPLETED
     senders = sum(1 for p in resolved.pools if p.spec.role == "prefill")

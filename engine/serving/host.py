@@ -198,3 +198,9 @@ class Clock(simpy.Environment):
                 callback(event)
             if not event._ok and not hasattr(event, "_defused"):
                 raise event._value
+
+
+class ScalingHost(DisruptionHost[Srv], Protocol[Srv]):
+    """The simulation as the autoscalers see it: a disruption host whose iterations can be read back."""
+
+    segments: list[tuple[float, ...]]

@@ -24,6 +24,7 @@ from engine import policies
 
 if TYPE_CHECKING:
     from engine.scenario.resolve import Resolved
+    from engine.serving.autoscale import ScalingLog
     from engine.serving.host import Clock
     from engine.serving.workload import Requests
 
@@ -102,6 +103,8 @@ class Records:
     """One row per preemption that ended in the request rejoining a batch: (request, server, the end
     of the batch's last decode step before it was taken off, when it rejoined). Its next token comes
     with the server's next decode step; `gaps.largest_gaps` counts the stall as a gap."""
+    scaling: ScalingLog | None = None
+    """With autoscaled pools: the autoscalers' events and each instance's billed stretches."""
 
 
 class RequestLedger:

@@ -17,8 +17,9 @@ Definitions (docs/metrics.md repeats them):
 - Utilisation per pool, time-weighted: `compute` = achieved / peak FLOP/s, `bandwidth` =
   achieved / peak HBM bytes/s, `busy` = fraction of time iterating, `kv_memory` = KV tokens
   held / KV capacity.
-- Cost: every chip is billed at its price from t = 0 to the end of the drain, idle or not;
-  cache tiers at their GB-hour price. Per request = bill / completed requests.
+- Cost: every chip is billed at its price from t = 0 to the end of the drain, idle or not (an
+  autoscaled pool's rented instances from request to stop, `engine.serving.timeline`); cache tiers
+  at their GB-hour price. Per request = bill / completed requests.
 - Energy: per chip, idle power all the time, plus while it iterates a fitted share of its
   dynamic range (TDP - idle) and a fitted energy per HBM byte and per FLOP, at most TDP
   (`engine.costmodel.power`, fitted to ML.ENERGY measurements).
@@ -54,6 +55,7 @@ from engine.serving.summary import (
     Summary,
     WayIn,
 )
+from engine.serving.timeline import AutoscaleSummary, autoscale_summary, on_instances
 from engine.serving.workload import Requests
 
 
@@ -215,7 +217,9 @@ def _utilisation_and_energy(
     for pool in resolved.pools:
         c = cum[pool.index]
         inst = pool.instance
-        n = pool.spec.count
+        # instances on (an autoscaled pool's billed ones, on average): over the window, over the run
+        n = on_instances(rec.scaling, pool.spec.count, pool.index, lo, lo + span)
+        n_run = on_instances(rec.scaling, pool.spec.count, pool.index, 0.0, max(rec.end_s, 1e-9))
         peak_f = inst.chips * inst.hardware.peak_flops(inst.weights) * n
         peak_b = inst.chips * inst.hardware.memory_tb_s * 1e12 * n
 
@@ -223,10 +227,10 @@ def _utilisation_and_energy(
             return float(c[key][1] - c[key][0])
 
         util[pool.spec.name] = {
-            "compute": min(1.0, d("flops") / (peak_f * span)),
-            "bandwidth": min(1.0, d("bytes") / (peak_b * span)),
-            "busy": min(1.0, d("busy") / (n * span)),
-            "kv_memory": min(1.0, d("kv") / (max(inst.kv_capacity_tokens, 1) * n * span)),
+            "compute": min(1.0, d("flops") / (peak_f * span)) if n > 0 else 0.0,
+            "bandwidth": min(1.0, d("bytes") / (peak_b * span)) if n > 0 else 0.0,
+            "busy": min(1.0, d("busy") / (n * span)) if n > 0 else 0.0,
+            "kv_memory": min(1.0, d("kv") / (max(inst.kv_capacity_tokens, 1) * n * span)) if n > 0 else 0.0,
         }
         # energy over the whole run (engine.costmodel.power): idle power always, and while
         # iterating a fitted share of the dynamic range plus energy per byte and per FLOP moved.
@@ -235,8 +239,8 @@ def _utilisation_and_energy(
         ca = cum_all[pool.index]
         energy_by_pool[pool.index] = power.run_energy_j(
             inst.hardware,
-            chips=inst.chips * n,
-            span_s=max(rec.end_s, 1e-9),
+            chips=inst.chips * pool.spec.count,
+            span_s=max(rec.end_s, 1e-9) * (n_run / pool.spec.count if n_run != pool.spec.count else 1.0),
             busy_chip_s=float(ca["busy"][1]) * inst.chips,
             bytes_moved=float(ca["bytes"][1]),
             flops=float(ca["flops"][1]),
@@ -288,6 +292,19 @@ def _edge_section(
 def _way_in_section(resolved: Resolved, columns: dict[str, Any], done: np.ndarray) -> _WayInSection:
     # the summary's `way_in` key, when the scenario's network or control plane costs time
     return {"way_in": way_in_summary(resolved, columns, done)} if "network_s" in columns else {}
+
+
+class _AutoscaleSection(TypedDict, total=False):
+    autoscale: AutoscaleSummary
+
+
+def _autoscale_section(
+    resolved: Resolved, rec: Records, columns: dict[str, Any], mask: np.ndarray
+) -> _AutoscaleSection:
+    # the summary's `autoscale` key, with an autoscaled pool only (other runs' summaries are unchanged)
+    if rec.scaling is None:
+        return {}
+    return {"autoscale": autoscale_summary(resolved, rec.scaling, columns, mask, rec.end_s)}
 
 
 def summary(
@@ -353,6 +370,7 @@ def summary(
         },
         **_edge_section(resolved, rec, columns, mask),
         **_way_in_section(resolved, columns, done),
+        **_autoscale_section(resolved, rec, columns, mask),
         "unsustainable": unsustainable,
     }
     return out

@@ -28,6 +28,7 @@ import numpy as np
 from engine import policies
 from engine.scenario.resolve import Resolved
 from engine.serving import disruptions
+from engine.serving.autoscale import Scaling
 from engine.serving.cache import RequestBlocks
 from engine.serving.edge import SITES, EdgeSite
 from engine.serving.fleet import Fleet
@@ -96,6 +97,12 @@ class Simulation:
         self.front = FrontDoor(resolved, led, fleet, kv, self.env, blocks, queue, self.counters, self.edge)
         self.fallen: list[Server] = []  # decode instances serving whole requests (`deployment.fallback`)
         self.fault_policy = "retry"
+        # autoscaled pools (`Pool.autoscale`): None when no pool autoscales, so other runs pay nothing
+        scaled = any(p.spec.autoscale is not None for p in resolved.pools)
+        means = (
+            (float(np.mean(reqs.prompt_tokens)), float(np.mean(reqs.output_tokens))) if self.n else (1.0, 1.0)
+        )
+        self.scaling = Scaling(self, means) if scaled else None
 
     # --- what instances and disruptions call (`host.Host`, `host.DisruptionHost`) ----------------
     def segment(
@@ -278,8 +285,13 @@ class Simulation:
             self.env.process(disruptions.fault(self, spec))
         if self.scenario.scheduler.elastic.enabled:
             self.env.process(disruptions.elastic(self))
+        if self.scaling is not None:
+            self.scaling.start()
         self.env.run_all()
         self.close_unfinished()
+        end_s = float(self.env.now) if math.isfinite(self.env.now) else 0.0
+        if self.scaling is not None:
+            self.scaling.log.close(end_s)
         n = self.ledger.issued
         segs = np.asarray(self.segments, dtype=float).reshape(-1, len(SEGMENT_COLUMNS))
         return Records(
@@ -288,7 +300,7 @@ class Simulation:
             servers=[(s.pool.index, s.local, s.pool.spec.role) for s in self.servers],
             kv_capacity=np.array([s.kv_cap for s in self.servers], dtype=float),
             events=self.env.calls,
-            end_s=float(self.env.now) if math.isfinite(self.env.now) else 0.0,
+            end_s=end_s,
             tokens_emitted=self.tokens_emitted,
             tokens_discarded=self.tokens_discarded,
             kv_peak=np.array([s.kv_peak for s in self.servers], dtype=float),
@@ -296,6 +308,7 @@ class Simulation:
             site=[SITES[w] for w in self.edge.where[:n]] if self.edge is not None else None,
             network_s=self._paid(n, "network_s"),
             control_s=self._paid(n, "control_s"),
+            scaling=self.scaling.log if self.scaling is not None else None,
         )
 
     def _paid(self, n: int, what: str) -> np.ndarray | None:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
 from engine.calibration.trust import CalibrationDoc
+from engine.serving.timeline import AutoscaleSummary
 
 __all__ = [
     "Cache",
@@ -341,6 +342,8 @@ class Summary(TypedDict):
     """The edge site (a deployment with an edge site only)."""
     way_in: NotRequired[WayIn]
     """The network and control plane on the way in (only when either costs time)."""
+    autoscale: NotRequired[AutoscaleSummary]
+    """What the autoscalers did, cold starts, and the timeline (a deployment with an autoscaled pool only)."""
     unsustainable: Shortfall | None
     """None when the run reaches a steady state, else by how much its queue grows."""
 

@@ -16,6 +16,7 @@ import pandas as pd
 from engine.scenario.resolve import Resolved
 from engine.serving.ledger import Records
 from engine.serving.metrics import pool_series
+from engine.serving.timeline import billed_per_bin
 
 
 def request_table(columns: dict[str, Any]) -> pd.DataFrame:
@@ -35,11 +36,15 @@ def timeseries(resolved: Resolved, rec: Records) -> pd.DataFrame:
     for pool in resolved.pools:
         c = cum[pool.index]
         inst = pool.instance
-        n = pool.spec.count
         width = np.diff(edges)
+        n: float | np.ndarray = pool.spec.count
+        if rec.scaling is not None and pool.index in rec.scaling.slots:  # the instances on in each bin
+            n = np.maximum(billed_per_bin(rec.scaling, pool.index, edges) / width, 1e-9)
         peak_f = inst.chips * inst.hardware.peak_flops(inst.weights) * n
         peak_b = inst.chips * inst.hardware.memory_tb_s * 1e12 * n
-        kv_cap = max(inst.kv_capacity_tokens * n, 1)
+        kv_cap: float | np.ndarray = max(inst.kv_capacity_tokens * pool.spec.count, 1)
+        if isinstance(n, np.ndarray):
+            kv_cap = np.maximum(inst.kv_capacity_tokens * n, 1.0)
         busy = np.diff(c["busy"])
         frames.append(
             pd.DataFrame(

@@ -27,8 +27,9 @@ import numpy as np
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.scenario.arrival import Arrival
 from engine.scenario.model import Z99 as Z99  # the lengths' check and their draws share it
-from engine.scenario.model import Arrival, LengthDist, RequestClass, Scenario, Trace
+from engine.scenario.model import LengthDist, RequestClass, Scenario, Trace
 from engine.serving import traces
 
 # what the UI imports from here since before the trace readers moved to engine.serving.traces
@@ -105,6 +106,8 @@ def rate_factor_shape(arrival: Arrival, x: np.ndarray) -> np.ndarray:
         return 1.0 + (pf - 1.0) * x  # from 1 to peak_factor
     if arrival.shape == "peak":
         return np.where(np.abs(x - 0.5) < 0.1, pf, 1.0)  # the middle fifth of the window
+    if arrival.shape == "diurnal" and arrival.peak_hour is not None:  # the window is one day
+        return 1.0 + (pf - 1.0) * 0.5 * (1.0 + np.cos(2.0 * np.pi * (x - arrival.peak_hour / 24.0)))
     if arrival.shape == "diurnal":
         return 1.0 + (pf - 1.0) * 0.5 * (1.0 - np.cos(2.0 * np.pi * x))  # trough at the ends
     return np.ones_like(x)

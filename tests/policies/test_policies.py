@@ -101,7 +101,7 @@ def test_duplicate_registration_raises() -> None:
 
 
 def test_every_policy_has_help_and_buildable_defaults() -> None:
-    for kind in ("router", "queue", "admission"):
+    for kind in ("router", "queue", "admission", "autoscaler"):
         for name, cls in policies.registered(kind).items():  # type: ignore[arg-type]
             assert cls.help, name
             assert policies.build(kind, {"name": name}).name == name  # type: ignore[arg-type]

@@ -9,7 +9,8 @@ import pytest
 
 from engine.core.errors import ScenarioError
 from engine.scenario import codec as io
-from engine.scenario.model import Arrival, Scenario
+from engine.scenario.arrival import Arrival
+from engine.scenario.model import Scenario
 from engine.serving.run import simulate
 from engine.serving.workload import closed_loop_pauses, generate
 

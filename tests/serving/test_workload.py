@@ -13,7 +13,8 @@ import pytest
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
 from engine.scenario import codec as io
-from engine.scenario.model import Arrival, LengthDist
+from engine.scenario.arrival import Arrival
+from engine.scenario.model import LengthDist
 from engine.serving.workload import arrival_times, generate, lognormal_params, sample_lengths
 
 BASE = io.load_preset("chat-colocated")
@@ -174,6 +175,25 @@ def test_rate_shapes_keep_the_mean_and_move_the_load(shape: str) -> None:
     middle = ((t > 450) & (t < 550)).sum()
     start = (t < 100).sum()
     assert middle > 1.5 * start
+
+
+def test_a_daily_curve_peaks_at_its_hour_and_keeps_the_mean() -> None:
+    rng = np.random.default_rng(4)
+    day = 2400.0  # a compressed day: 100 s an hour
+    arr = Arrival(kind="poisson", shape="diurnal", peak_factor=4.0, peak_hour=18.0)
+    t = arrival_times(arr, day, 10.0, rng)
+    assert len(t) == pytest.approx(24_000, rel=0.03)  # rate_rps is the day's mean
+    per_hour = np.histogram(t, bins=24, range=(0.0, day))[0]
+    assert int(np.argmax(per_hour)) in (17, 18)  # the hour from 18:00 and the one before, about equal
+    assert int(np.argmin(per_hour)) in (5, 6)  # the trough twelve hours away
+    assert per_hour.max() / per_hour.min() == pytest.approx(4.0, rel=0.25)
+
+
+def test_only_a_diurnal_curve_has_an_hour_of_peak() -> None:
+    with pytest.raises(ValueError, match="peak_hour: only a 'diurnal' shape"):
+        Arrival(kind="poisson", shape="ramp", peak_hour=3.0)
+    with pytest.raises(ValueError, match="peak_hour"):
+        Arrival(kind="poisson", shape="diurnal", peak_hour=24.0)
 
 
 def test_points_schedule() -> None:

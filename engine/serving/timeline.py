@@ -1,0 +1,227 @@
+"""A run with autoscaled pools over time: instance-hours, scale events, cold starts, and a timeline.
+
+From the autoscalers' log (`engine.serving.autoscale.ScalingLog`) and the per-request columns:
+
+- instance-seconds per pool: the billed stretches (request to stop), cut to any span;
+- scale events: ups (instances requested, or taken back while draining) and downs (drains, and
+  starts cancelled), each listed with its time and pool;
+- cold starts: while any instance of an autoscaled pool is starting, arrivals meet a deployment
+  short of what its autoscaler asked for; those that miss their SLO are counted apart;
+- the timeline: per bin (a minute, coarser for long runs: at most `MAX_BINS`) of the run from 0 to
+  the end of its drain, the window's requests arriving in it and those that met their SLO, each
+  pool's mean billed instances and its instance-hours, and the chips' bill in it. Summed over
+  its bins, the timeline gives the summary's totals (requests, met, instance-hours, the pools' bill).
+
+Owned deployments (`cost.mode = "own"`) pay capital and hosting for every slot whether on or
+off (the chips are theirs); only rent follows the instances billed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, TypedDict
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from engine.scenario.resolve import Resolved
+    from engine.serving.autoscale import ScalingLog
+
+BIN_S = 60.0
+"""The timeline's bin: a minute."""
+MAX_BINS = 1500
+"""At most this many bins (a longer run's bins are whole minutes, as many as it takes)."""
+UPS = ("request", "undrain")
+DOWNS = ("drain", "cancel")
+
+
+class ScaledPool(TypedDict):
+    """One autoscaled pool over the run."""
+
+    instance_hours: float
+    """Billed instance-hours, from each instance's request to its stop (or the run's end), h."""
+    slots: int
+    """The most instances it may have (the pool's count)."""
+    min_instances: int
+    """The fewest instances it may have."""
+    peak_instances: int
+    """The most instances billed at once."""
+    cold_start_s: float
+    """From request to serving: start-up + weights / load bandwidth + warm-up, s."""
+    capacity_rps: float
+    """Requests per second one instance serves within the tightest TTFT and TPOT targets (cost model)."""
+
+
+class Timeline(TypedDict):
+    """Per bin of the run (bin_s wide; the last one may be shorter)."""
+
+    bin_s: float
+    """Width of a bin: a minute, or whole minutes for a run of more than `MAX_BINS` minutes, s."""
+    t_s: list[float]
+    """Each bin's start, s."""
+    requests: list[int]
+    """Window requests arriving in the bin."""
+    met: list[int]
+    """Of them, those that met their SLO."""
+    slo_attainment: list[float | None]
+    """met / requests (None for a bin without requests)."""
+    instances: dict[str, list[float]]
+    """Per pool: mean instances billed over the bin (fixed pools: their count)."""
+    instance_hours: dict[str, list[float]]
+    """Per pool: instance-hours billed in the bin."""
+    usd: list[float]
+    """The chips' rent in the bin (every pool; cache tiers not included), $."""
+
+
+class AutoscaleSummary(TypedDict):
+    """What the autoscalers did and what it cost (runs with an autoscaled pool only)."""
+
+    pools: dict[str, ScaledPool]
+    """Per autoscaled pool (by name)."""
+    scale_ups: int
+    """Instances requested or taken back while draining."""
+    scale_downs: int
+    """Instances drained or cancelled while starting."""
+    events: list[tuple[float, str, str]]
+    """(time s, pool, action): request, ready, cancel, drain, undrain, stop."""
+    requests_during_cold_start: int
+    """Window requests that arrived while an instance of an autoscaled pool was starting."""
+    misses_during_cold_start: int
+    """Of them, those that missed their SLO."""
+    timeline: Timeline
+    """Per minute of the run: requests, SLO attainment, instances per pool, the bill."""
+
+
+def billed_seconds(log: ScalingLog, pool: int, lo: float, hi: float) -> float:
+    """Instance-seconds a pool was billed within [lo, hi)."""
+    return sum(max(0.0, min(b, hi) - max(a, lo)) for _, p, a, b in log.billed if p == pool)
+
+
+def billed_per_bin(log: ScalingLog, pool: int, edges: np.ndarray) -> np.ndarray:
+    """Instance-seconds a pool was billed in each bin between consecutive `edges`."""
+    lo, hi = edges[:-1], edges[1:]
+    out = np.zeros(len(lo))
+    for _, p, a, b in log.billed:
+        if p == pool:
+            out += np.clip(np.minimum(b, hi) - np.maximum(a, lo), 0.0, None)
+    return out
+
+
+def starting_spans(log: ScalingLog) -> list[tuple[float, float]]:
+    """The stretches during which some instance was starting (requested, not yet ready or cancelled)."""
+    opened: dict[int, float] = {}
+    spans: list[tuple[float, float]] = []
+    for t, _, action, srv in log.events:
+        if action == "request":
+            opened[srv] = t
+        elif action in ("ready", "cancel") and srv in opened:
+            spans.append((opened.pop(srv), t))
+    spans += [(a, math.inf) for a in opened.values()]
+    return spans
+
+
+def _bins(end_s: float) -> np.ndarray:
+    width = BIN_S * max(1, math.ceil(end_s / BIN_S / MAX_BINS))
+    edges = np.arange(0.0, end_s, width)
+    return np.append(edges, end_s) if len(edges) else np.array([0.0, max(end_s, 1e-9)])
+
+
+def _pool_rate_usd_s(resolved: Resolved, pool: int) -> float:
+    p = resolved.pools[pool]
+    return p.instance.chips * p.hardware.usd_per_hour / 3600.0
+
+
+def timeline(
+    resolved: Resolved, log: ScalingLog, arrival: np.ndarray, met: np.ndarray, end_s: float
+) -> Timeline:
+    """Per-bin requests, SLO attainment, instances and bill (`arrival`, `met`: the window's requests)."""
+    edges = _bins(end_s)
+    widths = np.diff(edges)
+    counts = np.histogram(arrival, bins=edges)[0] if len(arrival) else np.zeros(len(widths), dtype=np.int64)
+    # a request arriving exactly at the end still belongs in the last bin (histogram closes it too)
+    hits = (
+        np.histogram(arrival[met], bins=edges)[0] if len(arrival) else np.zeros(len(widths), dtype=np.int64)
+    )
+    instances: dict[str, list[float]] = {}
+    hours: dict[str, list[float]] = {}
+    usd = np.zeros(len(widths))
+    for p in resolved.pools:
+        if p.index in log.slots:
+            secs = billed_per_bin(log, p.index, edges)
+        else:
+            secs = widths * p.spec.count
+        instances[p.spec.name] = (secs / widths).tolist()
+        hours[p.spec.name] = (secs / 3600.0).tolist()
+        usd += secs * _pool_rate_usd_s(resolved, p.index)
+    return {
+        "bin_s": float(widths[0]),
+        "t_s": edges[:-1].tolist(),
+        "requests": counts.astype(int).tolist(),
+        "met": hits.astype(int).tolist(),
+        "slo_attainment": [float(h / c) if c else None for h, c in zip(hits, counts, strict=True)],
+        "instances": instances,
+        "instance_hours": hours,
+        "usd": usd.tolist(),
+    }
+
+
+def _peak(log: ScalingLog, pool: int) -> int:
+    steps = sorted(
+        [(a, 1) for _, p, a, _ in log.billed if p == pool]
+        + [(b, -1) for _, p, _, b in log.billed if p == pool]
+    )
+    now = most = 0
+    for _, d in steps:
+        now += d
+        most = max(most, now)
+    return most
+
+
+def autoscale_summary(
+    resolved: Resolved, log: ScalingLog, columns: dict[str, Any], mask: np.ndarray, end_s: float
+) -> AutoscaleSummary:
+    """The summary's `autoscale` section."""
+    arrival = np.asarray(columns["arrival_s"])[mask]
+    met = np.asarray(columns["met_slo"])[mask].astype(bool)
+    spans = starting_spans(log)
+    cold = np.zeros(len(arrival), dtype=bool)
+    for a, b in spans:
+        cold |= (arrival >= a) & (arrival < b)
+    pools: dict[str, ScaledPool] = {}
+    for p in resolved.pools:
+        spec = p.spec.autoscale
+        if spec is None:
+            continue
+        pools[p.spec.name] = {
+            "instance_hours": billed_seconds(log, p.index, 0.0, math.inf) / 3600.0,
+            "slots": p.spec.count,
+            "min_instances": spec.min_instances,
+            "peak_instances": _peak(log, p.index),
+            "cold_start_s": log.cold_start_s[p.index],
+            "capacity_rps": log.capacity_rps[p.index],
+        }
+    names = [p.spec.name for p in resolved.pools]
+    return {
+        "pools": pools,
+        "scale_ups": sum(1 for e in log.events if e[2] in UPS),
+        "scale_downs": sum(1 for e in log.events if e[2] in DOWNS),
+        "events": [(t, names[p], action) for t, p, action, _ in log.events],
+        "requests_during_cold_start": int(np.count_nonzero(cold)),
+        "misses_during_cold_start": int(np.count_nonzero(cold & ~met)),
+        "timeline": timeline(resolved, log, arrival, met, end_s),
+    }
+
+
+def pool_bill_usd(resolved: Resolved, log: ScalingLog | None, pool: int, hours: float) -> float:
+    """A pool's rent over the run: its billed instance-hours when it autoscales, else every instance all along."""
+    p = resolved.pools[pool]
+    if log is None or pool not in log.slots:
+        return p.usd_per_hour * hours
+    return billed_seconds(log, pool, 0.0, math.inf) * _pool_rate_usd_s(resolved, pool)
+
+
+def on_instances(log: ScalingLog | None, count: int, pool: int, lo: float, hi: float) -> float:
+    """Mean instances of a pool on over [lo, hi): billed ones when it autoscales, else its count."""
+    if log is None or pool not in log.slots or hi <= lo:
+        return float(count)
+    return billed_seconds(log, pool, lo, hi) / (hi - lo)
