@@ -24,14 +24,22 @@ _API = {
     "read_path": "engine.observe.detect",
     "read_text": "engine.observe.detect",
     "Observation": "engine.observe.observation",
+    "Deployment": "engine.observe.playback",
+    "Replay": "engine.observe.playback",
+    "guess_model": "engine.observe.playback",
+    "replay": "engine.observe.playback",
 }
 _RENAMED: dict[str, str] = {}
 
 __all__ = [
     "FORMATS",
+    "Deployment",
     "Observation",
+    "Replay",
+    "guess_model",
     "read_path",
     "read_text",
+    "replay",
 ]
 
 
@@ -41,3 +49,4 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 if TYPE_CHECKING:
     from engine.observe.detect import FORMATS, read_path, read_text
     from engine.observe.observation import Observation
+    from engine.observe.playback import Deployment, Replay, guess_model, replay
