@@ -25,6 +25,8 @@ _API = {
     "read_text": "engine.observe.detect",
     "Observation": "engine.observe.observation",
     "Deployment": "engine.observe.playback",
+    "FileFit": "engine.observe.fit",
+    "fit_files": "engine.observe.fit",
     "Replay": "engine.observe.playback",
     "guess_model": "engine.observe.playback",
     "replay": "engine.observe.playback",
@@ -34,8 +36,10 @@ _RENAMED: dict[str, str] = {}
 __all__ = [
     "FORMATS",
     "Deployment",
+    "FileFit",
     "Observation",
     "Replay",
+    "fit_files",
     "guess_model",
     "read_path",
     "read_text",
@@ -48,5 +52,6 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 if TYPE_CHECKING:
     from engine.observe.detect import FORMATS, read_path, read_text
+    from engine.observe.fit import FileFit, fit_files
     from engine.observe.observation import Observation
     from engine.observe.playback import Deployment, Replay, guess_model, replay

@@ -1,0 +1,91 @@
+"""Calibrating from benchmark results: points derived from each file, a profile fitted by the shipped
+fitting code, each file left out in turn; a known profile is recovered from runs it produced."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from engine.calibration import trust
+from engine.catalog.entries import load_catalog
+from engine.core.errors import ScenarioError
+from engine.observe import detect
+from engine.observe.fit import concurrency, fit_files, points
+from engine.observe.observation import Measured, Observation, from_rows
+from engine.observe.playback import Deployment, replay
+
+FIX = Path(__file__).parent / "fixtures"
+H100 = Deployment(hardware="h100-sxm", model="llama-3.1-8b")
+
+
+def test_points_from_a_closed_loop_and_an_open_loop() -> None:
+    cat = load_catalog()
+    closed = detect.read_path(FIX / "aiperf_profile_export_aiperf.json")
+    kinds = {p.kind: p for p in points(closed, H100, cat)}
+    assert set(kinds) == {"tpot", "ttft", "throughput"}
+    assert kinds["tpot"].concurrency == 4 and kinds["tpot"].value == closed.measured.tpot.mean_ms
+    opened = detect.read_path(FIX / "vllm_bench_detailed.json")
+    m = opened.measured
+    assert concurrency(opened) == round(m.request_rps * m.e2e.mean_ms / 1000.0)  # Little's law
+    assert {p.kind for p in points(opened, H100, cat)} == {"tpot", "ttft"}  # an offered load is no figure
+    # two instances share the clients
+    assert points(closed, dataclasses.replace(H100, count=2), cat)[0].concurrency == 2
+
+
+def test_fit_reports_each_file_held_out() -> None:
+    files = [
+        "vllm_bench_detailed.json",
+        "vllm_bench_detailed_rate8.json",
+        "aiperf_profile_export_aiperf.json",
+    ]
+    result = fit_files([detect.read_path(FIX / f) for f in files], H100, load_catalog())
+    assert list(result.held_out["file"]) == files
+    assert result.held_out["held_out_abs_error"].notna().all()
+    assert result.held_out_median is not None
+    assert result.profile.source.startswith("user's own")
+    assert len(result.table) == 7
+
+
+def test_one_file_has_no_held_out_error() -> None:
+    result = fit_files([detect.read_path(FIX / "aiperf_profile_export_aiperf.json")], H100, load_catalog())
+    assert result.held_out["held_out_abs_error"].isna().all() and result.held_out_median is None
+
+
+def test_a_file_without_a_load_gives_nothing_to_fit() -> None:
+    obs = detect.read_path(FIX / "vllm_metrics_t0.prom")  # one scrape: no rate
+    with pytest.raises(ScenarioError, match="no file states a concurrency or rate"):
+        fit_files([obs], H100, load_catalog())
+
+
+def _measured_by_simulator(obs: Observation, dep: Deployment) -> Observation:
+    """What `obs`'s benchmark would have measured had the server been the simulator on `dep`."""
+    rep = replay(obs, dep)
+    thr = rep.table.query("figure == 'output_tok_s'")["simulated"]
+    measured = Measured(
+        ttft=from_rows(rep.ttft_s),
+        tpot=from_rows(rep.tpot_s),
+        e2e=from_rows(rep.e2e_s),
+        output_tok_s=float(thr.iloc[0]) if len(thr) else None,
+    )
+    return dataclasses.replace(obs, measured=measured, source=f"sim-{obs.setup.concurrency}")
+
+
+def test_fitting_runs_of_a_slower_chip_moves_the_replay_towards_them() -> None:
+    cat = load_catalog()
+    shipped = trust.calibration(cat.chip("h100-sxm"), "vllm", cat)[0]
+    slow = shipped.model_copy(update={"eta_bandwidth": round(shipped.eta_bandwidth * 0.6, 3)})
+    base = detect.read_path(FIX / "aiperf_profile_export_aiperf.json")
+    runs = [
+        _measured_by_simulator(
+            dataclasses.replace(base, setup=dataclasses.replace(base.setup, concurrency=c)),
+            dataclasses.replace(H100, profile=slow),
+        )
+        for c in (2, 16)
+    ]
+    fitted = fit_files(runs, H100, cat).profile
+    assert fitted.eta_bandwidth < shipped.eta_bandwidth  # it found the chip slower at streaming
+    before = abs(replay(runs[1], H100).error("tpot"))
+    after = abs(replay(runs[1], dataclasses.replace(H100, profile=fitted)).error("tpot"))
+    assert after < before / 2
