@@ -152,15 +152,8 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
         f"overhead {p.overhead_ms} ms per 80 layers",
         file=sys.stderr,
     )
-    chip = cat.chip(dep.hardware)
-    entry = chip.model_copy(
-        update={
-            "id": args.new_id or f"{chip.id}-{args.profile}",
-            "profiles": {**chip.profiles, args.profile: p},
-            "default_profile": args.profile,
-        }
-    )
-    text = entry_to_toml(HardwareSpec.model_validate(entry.model_dump(by_alias=True)))
+    entry = fit.entry_with(cat.chip(dep.hardware), p, args.profile, args.new_id)
+    text = entry_to_toml(entry)
     if args.out:
         try:
             Path(args.out).write_text(text, encoding="utf-8")

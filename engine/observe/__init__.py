@@ -27,8 +27,12 @@ _API = {
     "Deployment": "engine.observe.playback",
     "FileFit": "engine.observe.fit",
     "fit_files": "engine.observe.fit",
+    "entry_with": "engine.observe.fit",
+    "entry_toml": "engine.observe.fit",
     "Replay": "engine.observe.playback",
     "guess_model": "engine.observe.playback",
+    "before_after": "engine.observe.playback",
+    "cdf_frame": "engine.observe.playback",
     "replay": "engine.observe.playback",
 }
 _RENAMED: dict[str, str] = {}
@@ -39,6 +43,10 @@ __all__ = [
     "FileFit",
     "Observation",
     "Replay",
+    "before_after",
+    "cdf_frame",
+    "entry_toml",
+    "entry_with",
     "fit_files",
     "guess_model",
     "read_path",
@@ -52,6 +60,6 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 if TYPE_CHECKING:
     from engine.observe.detect import FORMATS, read_path, read_text
-    from engine.observe.fit import FileFit, fit_files
+    from engine.observe.fit import FileFit, entry_toml, entry_with, fit_files
     from engine.observe.observation import Observation
-    from engine.observe.playback import Deployment, Replay, guess_model, replay
+    from engine.observe.playback import Deployment, Replay, before_after, cdf_frame, guess_model, replay

@@ -27,8 +27,8 @@ import pandas as pd
 
 from engine.calibration import calibrate
 from engine.calibration.measurements import Measurement
-from engine.catalog.entries import Catalog
-from engine.catalog.specs import CalibrationProfile
+from engine.catalog.entries import Catalog, entry_to_toml
+from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core.errors import ScenarioError
 from engine.observe.observation import Observation
 from engine.observe.playback import Deployment, guess_model
@@ -131,3 +131,23 @@ def fit_files(observations: Sequence[Observation], dep: Deployment, catalog: Cat
             err = float(calibrate.table(pts, catalog, without)["abs_error"].median())
         rows.append({"file": name, "points": len(pts), "held_out_abs_error": err})
     return FileFit(whole.profile, whole.table, pd.DataFrame(rows))
+
+
+def entry_with(
+    chip: HardwareSpec, profile: CalibrationProfile, name: str, new_id: str | None = None
+) -> HardwareSpec:
+    """`chip` as a catalog entry of the user's own (`<chip>-<name>` unless `new_id`), `profile` its default
+    under `name`, its other profiles kept: what `fengong calibrate` writes and the dashboard adds."""
+    entry = chip.model_copy(
+        update={
+            "id": new_id or f"{chip.id}-{name}",
+            "profiles": {**chip.profiles, name: profile},
+            "default_profile": name,
+        }
+    )
+    return HardwareSpec.model_validate(entry.model_dump(by_alias=True))
+
+
+def entry_toml(entry: HardwareSpec) -> str:
+    """A hardware entry as the TOML file a catalog directory takes."""
+    return entry_to_toml(entry)

@@ -267,16 +267,16 @@ def _rows(measured: Observation, sim: dict[str, Latency | float | None]) -> list
                     }
                 )
     for figure, unit in (("output_tok_s", "tok/s"), ("request_rps", "req/s")):
-        a, b = getattr(m, figure), sim.get(figure)
-        if isinstance(a, float) and isinstance(b, float) and a > 0:
+        have, got = getattr(m, figure), sim.get(figure)
+        if isinstance(have, float) and isinstance(got, float) and have > 0:
             rows.append(
                 {
                     "figure": figure,
                     "stat": "mean",
                     "unit": unit,
-                    "measured": a,
-                    "simulated": b,
-                    "error": b / a - 1.0,
+                    "measured": have,
+                    "simulated": got,
+                    "error": got / have - 1.0,
                 }
             )
     return rows
@@ -331,3 +331,46 @@ def replay(obs: Observation, dep: Deployment, catalog: Catalog | None = None, *,
         _rows(obs, sim), columns=["figure", "stat", "unit", "measured", "simulated", "error"]
     )
     return Replay(table=table, scenario=sc, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e, notes=tuple(notes))
+
+
+CDF_FIGURES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
+"""Figures whose distributions a replay draws, measured against simulated."""
+
+
+def _cdf(values_s: np.ndarray, figure: str, source: str, points: int) -> pd.DataFrame:
+    ms = np.sort(values_s) * 1000.0
+    idx = np.unique(np.linspace(0, len(ms) - 1, min(points, len(ms))).round().astype(int))
+    return pd.DataFrame(
+        {"figure": figure, "source": source, "latency_ms": ms[idx], "fraction": (idx + 1) / len(ms)}
+    )
+
+
+def cdf_frame(obs: Observation, rep: Replay, points: int = 200) -> pd.DataFrame:
+    """figure, source ('measured', 'simulated'), latency_ms, fraction: the CDFs of TTFT, TPOT and E2E (the
+    measured ones where the file has per-request rows), each at most `points` points."""
+    frames = []
+    for key, label in CDF_FIGURES.items():
+        sim = getattr(rep, f"{key}_s")
+        if obs.rows is not None:
+            meas = getattr(obs.rows, f"{key}_s")
+            if meas.size:
+                frames.append(_cdf(meas, label, "measured", points))
+        if sim.size:
+            frames.append(_cdf(sim, label, "simulated", points))
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["figure", "source", "latency_ms", "fraction"])
+    )
+
+
+def before_after(before: Replay, after: Replay) -> pd.DataFrame:
+    """Each compared figure measured, then simulated and its error with the profile before and after."""
+    keys = ["figure", "stat", "unit", "measured"]
+    a = before.table.rename(columns={"simulated": "simulated_before", "error": "error_before"})
+    b = after.table[["figure", "stat", "simulated", "error"]].rename(
+        columns={"simulated": "simulated_after", "error": "error_after"}
+    )
+    return a.merge(b, on=["figure", "stat"], how="left")[
+        [*keys, "simulated_before", "error_before", "simulated_after", "error_after"]
+    ]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engine.core.errors import ScenarioError
@@ -129,7 +130,7 @@ def quantile(q: float, cumulative: dict[float, float]) -> float | None:
     return prev_bound
 
 
-def _first(names: tuple[str, ...], have: dict[str, object]) -> str | None:
+def _first(names: tuple[str, ...], have: Mapping[str, object]) -> str | None:
     return next((n for n in names if n in have), None)
 
 

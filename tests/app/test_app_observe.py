@@ -1,0 +1,68 @@
+"""App test of the Hardware page's "Calibrate from your benchmark" (issue 33): a `vllm bench serve
+--save-result --save-detailed` JSON from an H100 gives, in three steps (upload, fit, use), the replay
+chart, a fitted profile with its held-out error, and a scenario that runs the chip with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.app.test_app import app, assert_clean, scenario_of
+
+FIX = Path(__file__).resolve().parents[1] / "observe" / "fixtures"
+FILES = ("vllm_bench_detailed.json", "vllm_bench_detailed_rate8.json")
+
+
+def _upload(at, names):  # type: ignore[no-untyped-def]
+    values = [(n, (FIX / n).read_bytes(), "application/json") for n in names]
+    return at.file_uploader(key="fg:observe-upload").set_value(values).run()
+
+
+def _frame(at, column):  # type: ignore[no-untyped-def]
+    """The first table of the page with `column` (a styled frame's data)."""
+    for df in at.dataframe:
+        value = df.value
+        data = getattr(value, "data", value)
+        if column in data.columns:
+            return data
+    raise AssertionError(f"no table with {column!r}")
+
+
+@pytest.mark.slow
+def test_upload_replay_fit_and_use_a_benchmark() -> None:
+    at = app("hardware")
+    assert_clean(at)
+    assert "Calibrate from your benchmark" in [s.value for s in at.subheader]
+    charts_before = len(at.get("plotly_chart"))
+    _upload(at, FILES)  # step 1
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert any("vllm-bench-json" in c.value and "per-request rows" in c.value for c in at.caption)
+    assert at.selectbox(key="fg:observe-model").value == "llama-3.1-8b"  # recognised from the file
+    assert len(at.get("plotly_chart")) == charts_before + 3  # TTFT, TPOT and E2E: measured vs simulated
+    before = _frame(at, "error")
+    assert {"ttft", "tpot", "e2e", "output_tok_s"} <= set(before["figure"])
+    at.toggle(key="fg:observe-fit").set_value(True).run()  # step 2
+    assert_clean(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert "%" in metrics["Held-out median |error|"]
+    both = _frame(at, "error_after")
+    assert {"error_before", "error_after"} <= set(both.columns) and len(both) == len(before)
+    assert "Catalog entry h100-sxm-mine.toml" in [b.label for b in at.download_button]
+    next(b for b in at.button if b.label == "Use this chip in the current scenario").click().run()  # step 3
+    assert_clean(at)
+    custom = scenario_of(at).custom_hardware
+    assert [h.id for h in custom] == ["h100-sxm-mine"] and custom[0].profiles["mine"].source.startswith(
+        "user's own"
+    )
+
+
+@pytest.mark.slow
+def test_a_file_of_no_known_format_is_refused_in_one_line() -> None:
+    at = app("hardware")
+    at.file_uploader(key="fg:observe-upload").set_value(
+        [("x.json", b'{"hello": 1}', "application/json")]
+    ).run()
+    assert_clean(at)
+    assert len(at.error) == 1 and "none of" in at.error[0].value and "\n" not in at.error[0].value
