@@ -16,8 +16,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.observe.observation import Latency, Measured, Observation, Setup, count, number
+from engine.observe.observation import (
+    UNKNOWN,
+    Latency,
+    Measured,
+    Observation,
+    Rows,
+    Setup,
+    count,
+    from_rows,
+    number,
+    series,
+)
 
 AIPERF_KEYS = ("time_to_first_token", "request_latency")
 """Metric keys an AIPerf export of a streaming LLM run has (with ``unit``)."""
@@ -112,3 +126,115 @@ def read_aiperf(doc: Mapping[str, Any], source: str) -> Observation:
     )
     notes = ("AIPerf's inter_token_latency is per request (E2E - TTFT) / (output - 1): compared as TPOT",)
     return Observation(format="aiperf-json", source=source, setup=setup, measured=measured, notes=notes)
+
+
+# --- per-request records: profile_export.jsonl ----------------------------------------------------
+
+RECORD_KEYS = ("metadata", "metrics")
+"""Keys of every line of AIPerf's ``profile_export.jsonl`` (``MetricRecordInfo``, with ``error``)."""
+
+
+def is_record(doc: Any) -> bool:
+    """True for one line of AIPerf's per-request export."""
+    return isinstance(doc, dict) and all(isinstance(doc.get(k), dict) for k in RECORD_KEYS)
+
+
+def _value(metrics: Mapping[str, Any], key: str, what: str, scale_to_ms: bool = False) -> float | None:
+    m = metrics.get(key)
+    if not isinstance(m, dict) or m.get("value") is None:
+        return None
+    v = number(m["value"], f"{what}: {key}")
+    if scale_to_ms:
+        unit = str(m.get("unit", "ms"))
+        if unit not in _TO_MS:
+            raise ScenarioError(f"{what}: {key}.unit: {unit!r} is not one of {', '.join(_TO_MS)}")
+        v *= _TO_MS[unit]
+    return v
+
+
+def read_records(docs: list[Any], source: str) -> Observation:
+    """AIPerf's ``profile_export.jsonl``: one record per request, with its send time; failed ones dropped.
+
+    Schema from ai-dynamo/aiperf at db4f6397 (aiperf/common/models/record_models.py, ``MetricRecordInfo``:
+    ``metadata.request_start_ns``, ``metrics.<tag>.value`` and ``.unit``, ``error``). The records
+    name no model and no load setting: the send times are the load.
+    """
+    what = f"{source} (AIPerf profile_export.jsonl)"
+    if len(docs) > bounds.MAX_REQUESTS:
+        raise ScenarioError(f"{what}: {len(docs):,} records; the limit is {bounds.MAX_REQUESTS:,}")
+    cols: dict[str, list[float]] = {k: [] for k in ("start", "prompt", "output", "ttft", "e2e")}
+    gaps: list[np.ndarray] = []
+    for i, doc in enumerate(docs):
+        if not is_record(doc):
+            raise ScenarioError(f"{what}: line {i + 1}: not a record with metadata and metrics")
+        if doc.get("error") is not None:
+            continue
+        at = f"{what}: line {i + 1}"
+        m = doc["metrics"]
+        start = doc["metadata"].get("request_start_ns")
+        row = {
+            "start": number(start, f"{at}: metadata.request_start_ns", high=1e20) / 1e9
+            if start is not None
+            else None,
+            "prompt": _value(m, "input_sequence_length", at),
+            "output": _value(m, "output_sequence_length", at) or _value(m, "output_token_count", at),
+            "ttft": _value(m, "time_to_first_token", at, scale_to_ms=True),
+            "e2e": _value(m, "request_latency", at, scale_to_ms=True),
+        }
+        missing = [k for k, v in row.items() if v is None]
+        if missing:
+            raise ScenarioError(f"{at}: lacks {', '.join(missing)} (a streaming LLM run's record has them)")
+        for k, v in row.items():
+            cols[k].append(float(v))  # type: ignore[arg-type]
+        chunks = (
+            m.get("inter_chunk_latency", {}).get("value")
+            if isinstance(m.get("inter_chunk_latency"), dict)
+            else None
+        )
+        if isinstance(chunks, list):
+            gaps.append(series(chunks, f"{at}: inter_chunk_latency", high=86_400_000.0) / 1000.0)
+    if not cols["start"]:
+        raise ScenarioError(f"{what}: no request succeeded; nothing to replay")
+    start = np.array(cols["start"])
+    rows = Rows(
+        prompt_tokens=np.array(cols["prompt"]),
+        output_tokens=np.array(cols["output"]),
+        ttft_s=np.array(cols["ttft"]) / 1000.0,
+        e2e_s=np.array(cols["e2e"]) / 1000.0,
+        itl_s=np.concatenate(gaps) if gaps else np.zeros(0),
+        start_s=start - start.min(),
+    )
+    span = float((rows.start_s + rows.e2e_s).max())
+    n = len(start)
+    setup = Setup(
+        prompt_tokens=float(rows.prompt_tokens.mean()),
+        output_tokens=float(rows.output_tokens.mean()),
+        requests=n,
+        rate_rps=n / float(rows.start_s.max()) if rows.start_s.max() > 0 else None,
+        all_at_once=bool(rows.start_s.max() == 0),
+        burstiness=None,
+    )
+    measured = Measured(
+        ttft=from_rows(rows.ttft_s),
+        tpot=from_rows(rows.tpot_s),
+        itl=from_rows(rows.itl_s) if gaps else None,
+        e2e=from_rows(rows.e2e_s),
+        output_tok_s=float(rows.output_tokens.sum()) / span if span > 0 else None,
+        request_rps=n / span if span > 0 else None,
+        duration_s=span,
+        completed=n,
+        failed=len(docs) - n,
+    )
+    notes = (
+        "AIPerf's records name no model and no load setting: the replay sends each request at its recorded "
+        "send time (a closed loop's send times depend on the server's speed; replayed as they were)",
+    )
+    return Observation(
+        format="aiperf-records-jsonl",
+        source=source,
+        setup=setup,
+        measured=measured,
+        rows=rows,
+        unknown=("model", *UNKNOWN),
+        notes=notes,
+    )

@@ -2,7 +2,7 @@
 
 A file is refused, with one line naming what it lacks, unless it is exactly one of: a
 `vllm bench serve` JSON, an SGLang `bench_serving` JSONL record, an AIPerf profile export JSON,
-either tool's printed result block, or a Prometheus scrape of a vLLM server. It is UTF-8 text of
+either tool's printed result block, AIPerf's per-request records, or a Prometheus scrape of a vLLM server. It is UTF-8 text of
 at most `bounds.MAX_TRACE_BYTES`, without NUL characters, nested at most `safeparse.MAX_NESTING`.
 """
 
@@ -22,6 +22,7 @@ FORMATS = (
     "SGLang bench_serving --output-file JSONL",
     "SGLang bench_serving printed result",
     "AIPerf profile_export_aiperf.json",
+    "AIPerf profile_export.jsonl (per-request records)",
     "Prometheus scrape of a vLLM server's /metrics",
 )
 """The formats `read_text` accepts, for messages and help texts."""
@@ -80,6 +81,8 @@ def read_text(
     head = text.lstrip()[:1]
     if head in ("{", "["):
         docs = bench.records(text, source, bounds.MAX_TRACE_BYTES)
+        if aiperf.is_record(docs[0]):
+            return aiperf.read_records(docs, source)
         notes = (f"{len(docs)} results in the file: the last is read",) if len(docs) > 1 else ()
         return _json_doc(docs[-1], source, notes)
     if bench.BLOCK_HEAD in text:

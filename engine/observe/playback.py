@@ -291,11 +291,14 @@ def replay(obs: Observation, dep: Deployment, catalog: Catalog | None = None, *,
     arrival = _arrival(obs, n)
     notes = list(obs.notes)
     open_loop = arrival["kind"] in ("poisson", "gamma")
-    send = (
-        gamma_arrivals(n, float(obs.setup.rate_rps or 1.0), obs.setup.burstiness or 1.0, seed)
-        if open_loop
-        else None
-    )
+    recorded = obs.rows.start_s if obs.rows is not None else None
+    if open_loop and recorded is not None:  # the file's own send times (AIPerf's records), in order
+        order = np.argsort(recorded, kind="stable")
+        send, prompt, output = recorded[order], prompt[order], output[order]
+    elif open_loop:
+        send = gamma_arrivals(n, float(obs.setup.rate_rps or 1.0), obs.setup.burstiness or 1.0, seed)
+    else:
+        send = None
     if obs.setup.concurrency and obs.setup.rate_rps:
         notes.append("a rate beside a concurrency is replayed as the concurrency alone")
     window = (

@@ -81,3 +81,11 @@ def test_missing_model_or_load_is_refused() -> None:
         replay(bare, H100)
     with pytest.raises(ScenarioError, match="unknown model"):
         replay(aggregated, dataclasses.replace(H100, model="not-a-model"))
+
+
+def test_recorded_send_times_are_replayed_as_they_were() -> None:
+    obs = detect.read_path(FIX / "aiperf_profile_export.jsonl")
+    rep = replay(obs, dataclasses.replace(H100, model="llama-3.1-8b"))
+    assert obs.rows is not None and obs.rows.start_s is not None
+    assert rep.scenario.duration_s == pytest.approx(float(obs.rows.start_s.max()) + 1e-6)
+    assert len(rep.ttft_s) == len(obs.rows.ttft_s)

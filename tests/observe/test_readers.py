@@ -233,3 +233,25 @@ def test_prometheus_negative_and_garbage_samples_are_refused() -> None:
         detect.read_text(text + "this is not { a sample\n", "m.prom")
     with pytest.raises(ScenarioError, match="earlier scrape is only for Prometheus"):
         detect.read_text((FIX / "vllm_bench.json").read_text(), "r.json", earlier=text)
+
+
+def test_aiperf_records_give_rows_with_send_times() -> None:
+    o = detect.read_path(FIX / "aiperf_profile_export.jsonl")
+    assert o.format == "aiperf-records-jsonl" and "model" in o.unknown
+    assert o.rows is not None and o.rows.start_s is not None
+    assert len(o.rows.ttft_s) == 63 and o.measured.failed == 1  # the cancelled record is dropped
+    assert o.rows.start_s.min() == 0.0 and o.setup.rate_rps is not None
+    assert o.measured.itl is not None and o.rows.itl_s.size == 63 * 127
+
+
+def test_aiperf_record_without_its_metrics_is_refused() -> None:
+    lines = (FIX / "aiperf_profile_export.jsonl").read_text().splitlines()
+    doc = json.loads(lines[0])
+    del doc["metrics"]["time_to_first_token"]
+    text = "\n".join([json.dumps(doc), *lines[1:]])
+    with pytest.raises(ScenarioError, match=r"line 1: lacks ttft"):
+        detect.read_text(text, "records.jsonl")
+    doc = json.loads(lines[0])
+    doc["metrics"]["request_latency"]["value"] = -5
+    with pytest.raises(ScenarioError, match="request_latency: -5 is out of range"):
+        detect.read_text("\n".join([json.dumps(doc), *lines[1:]]), "records.jsonl")
