@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from engine import observe as ob
-from engine.catalog import Catalog
+from engine.catalog import Catalog, HardwareSpec
 from engine.core import MAX_TRACE_BYTES, ScenarioError
 from engine.costmodel import SERVING_STACKS, STACK_NAMES
 from engine.scenario import scenario_catalog
@@ -66,8 +66,8 @@ def _deployment(obs: ob.Observation, cat: Catalog) -> ob.Deployment:
     c1, c2, c3, c4 = st.columns(4)
     model = c1.selectbox("Model", models, index=models.index(guessed), key=KEY + "model")
     tp = c2.number_input("Tensor parallel", 1, 64, pool.tp, key=KEY + "tp")
-    weights = c3.selectbox("Weights", ["bf16", "fp8", "fp4", "int4"], key=KEY + "weights")
-    kv = c4.selectbox("KV cache", ["bf16", "fp8"], key=KEY + "kv")
+    weights: Any = c3.selectbox("Weights", ["bf16", "fp8", "fp4", "int4"], key=KEY + "weights")
+    kv: Any = c4.selectbox("KV cache", ["bf16", "fp8"], key=KEY + "kv")
     return ob.Deployment(
         hardware=str(hw),
         count=int(count),
@@ -118,6 +118,10 @@ def _errors(frame: Any) -> Any:
         {c: "{:+.1%}" for c in frame.columns if c.startswith("error")}
         | {c: "{:,.2f}" for c in frame.columns if c.startswith(("measured", "simulated"))}
     )
+
+
+def _use(chip: HardwareSpec) -> None:
+    hardware.add_custom_chip(chip)
 
 
 def section() -> None:
@@ -219,7 +223,7 @@ def _fitted(
             "Use this chip in the current scenario",
             icon=":material/add_circle:",
             key=KEY + "use",
-            on_click=hardware.add_custom_chip,
+            on_click=_use,
             args=(entry,),
             disabled=present,
             help="Adds it to the scenario's custom hardware (it travels with the share link); "

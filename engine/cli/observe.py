@@ -139,13 +139,10 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
     shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
     shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")
     print(shown.to_string(index=False), file=sys.stderr)
-    for row in result.held_out.itertuples():
-        err = (
-            "no other file to fit without it"
-            if row.held_out_abs_error is None or row.held_out_abs_error != row.held_out_abs_error
-            else f"held-out median |error| {row.held_out_abs_error:.1%}"
-        )
-        print(f"{row.file}: {row.points} points; {err}", file=sys.stderr)
+    for row in result.held_out.to_dict(orient="records"):
+        e = row["held_out_abs_error"]
+        err = "no other file to fit without it" if e is None or e != e else f"held-out median |error| {e:.1%}"
+        print(f"{row['file']}: {row['points']} points; {err}", file=sys.stderr)
     p = result.profile
     print(
         f"{dep.hardware}/{args.profile}: eta_compute {p.eta_compute}, eta_bandwidth {p.eta_bandwidth}, "

@@ -152,6 +152,32 @@ def _value(metrics: Mapping[str, Any], key: str, what: str, scale_to_ms: bool = 
     return v
 
 
+def _record(doc: Mapping[str, Any], at: str) -> tuple[dict[str, float], np.ndarray | None]:
+    """One successful record: send time (s), lengths, TTFT and latency (ms), and its gaps (s) if given."""
+    m = doc["metrics"]
+    start = doc["metadata"].get("request_start_ns")
+    row = {
+        "start": None
+        if start is None
+        else number(start, f"{at}: metadata.request_start_ns", high=1e20) / 1e9,
+        "prompt": _value(m, "input_sequence_length", at),
+        "output": _value(m, "output_sequence_length", at) or _value(m, "output_token_count", at),
+        "ttft": _value(m, "time_to_first_token", at, scale_to_ms=True),
+        "e2e": _value(m, "request_latency", at, scale_to_ms=True),
+    }
+    missing = [k for k, v in row.items() if v is None]
+    if missing:
+        raise ScenarioError(f"{at}: lacks {', '.join(missing)} (a streaming LLM run's record has them)")
+    icl = m.get("inter_chunk_latency")
+    chunks = icl.get("value") if isinstance(icl, dict) else None
+    gaps = (
+        series(chunks, f"{at}: inter_chunk_latency", high=86_400_000.0) / 1000.0
+        if isinstance(chunks, list)
+        else None
+    )
+    return {k: float(v) for k, v in row.items() if v is not None}, gaps
+
+
 def read_records(docs: list[Any], source: str) -> Observation:
     """AIPerf's ``profile_export.jsonl``: one record per request, with its send time; failed ones dropped.
 
@@ -169,49 +195,32 @@ def read_records(docs: list[Any], source: str) -> Observation:
             raise ScenarioError(f"{what}: line {i + 1}: not a record with metadata and metrics")
         if doc.get("error") is not None:
             continue
-        at = f"{what}: line {i + 1}"
-        m = doc["metrics"]
-        start = doc["metadata"].get("request_start_ns")
-        row = {
-            "start": number(start, f"{at}: metadata.request_start_ns", high=1e20) / 1e9
-            if start is not None
-            else None,
-            "prompt": _value(m, "input_sequence_length", at),
-            "output": _value(m, "output_sequence_length", at) or _value(m, "output_token_count", at),
-            "ttft": _value(m, "time_to_first_token", at, scale_to_ms=True),
-            "e2e": _value(m, "request_latency", at, scale_to_ms=True),
-        }
-        missing = [k for k, v in row.items() if v is None]
-        if missing:
-            raise ScenarioError(f"{at}: lacks {', '.join(missing)} (a streaming LLM run's record has them)")
+        row, chunk_gaps = _record(doc, f"{what}: line {i + 1}")
         for k, v in row.items():
-            cols[k].append(float(v))  # type: ignore[arg-type]
-        chunks = (
-            m.get("inter_chunk_latency", {}).get("value")
-            if isinstance(m.get("inter_chunk_latency"), dict)
-            else None
-        )
-        if isinstance(chunks, list):
-            gaps.append(series(chunks, f"{at}: inter_chunk_latency", high=86_400_000.0) / 1000.0)
+            cols[k].append(v)
+        if chunk_gaps is not None:
+            gaps.append(chunk_gaps)
     if not cols["start"]:
         raise ScenarioError(f"{what}: no request succeeded; nothing to replay")
     start = np.array(cols["start"])
+    start -= start.min()
+    last = float(start.max())
     rows = Rows(
         prompt_tokens=np.array(cols["prompt"]),
         output_tokens=np.array(cols["output"]),
         ttft_s=np.array(cols["ttft"]) / 1000.0,
         e2e_s=np.array(cols["e2e"]) / 1000.0,
         itl_s=np.concatenate(gaps) if gaps else np.zeros(0),
-        start_s=start - start.min(),
+        start_s=start,
     )
-    span = float((rows.start_s + rows.e2e_s).max())
+    span = float((start + rows.e2e_s).max())
     n = len(start)
     setup = Setup(
         prompt_tokens=float(rows.prompt_tokens.mean()),
         output_tokens=float(rows.output_tokens.mean()),
         requests=n,
-        rate_rps=n / float(rows.start_s.max()) if rows.start_s.max() > 0 else None,
-        all_at_once=bool(rows.start_s.max() == 0),
+        rate_rps=n / last if last > 0 else None,
+        all_at_once=last == 0,
         burstiness=None,
     )
     measured = Measured(

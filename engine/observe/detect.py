@@ -2,8 +2,9 @@
 
 A file is refused, with one line naming what it lacks, unless it is exactly one of: a
 `vllm bench serve` JSON, an SGLang `bench_serving` JSONL record, an AIPerf profile export JSON,
-either tool's printed result block, AIPerf's per-request records, or a Prometheus scrape of a vLLM server. It is UTF-8 text of
-at most `bounds.MAX_TRACE_BYTES`, without NUL characters, nested at most `safeparse.MAX_NESTING`.
+either tool's printed result block, AIPerf's per-request records, or a Prometheus scrape of a vLLM
+server. It is UTF-8 text of at most `bounds.MAX_TRACE_BYTES`, without NUL characters, nested at most
+`safeparse.MAX_NESTING`.
 """
 
 from __future__ import annotations

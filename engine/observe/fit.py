@@ -20,7 +20,7 @@ On `count` instances each is taken to serve an equal share (concurrency and thro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -56,36 +56,38 @@ def points(obs: Observation, dep: Deployment, catalog: Catalog) -> list[Measurem
         return []
     same = obs.rows is None or (np.ptp(obs.rows.prompt_tokens) == 0 and np.ptp(obs.rows.output_tokens) == 0)
     closed = bool(s.concurrency)
-    common = {
-        "model": model,
-        "hardware": dep.hardware,
-        "tp": dep.tp,
-        "weights": dep.weights,
-        "kv": dep.kv,
-        "prompt_tokens": max(1, round(s.prompt_tokens)),
-        "output_tokens": max(1, round(s.output_tokens)),
-        "concurrency": c,
-        "stack": dep.stack,
-        "source": f"{obs.source} ({obs.format})",
-        "prompts": s.requests or 0,
-        "lockstep": closed and s.all_at_once is False and same and s.rate_rps is None,
-    }
+    base = Measurement(
+        id=obs.source,
+        model=model,
+        hardware=dep.hardware,
+        tp=dep.tp,
+        weights=dep.weights,
+        kv=dep.kv,
+        kind="tpot",
+        value=1.0,
+        unit="ms",
+        prompt_tokens=max(1, round(s.prompt_tokens)),
+        output_tokens=max(1, round(s.output_tokens)),
+        concurrency=c,
+        stack=dep.stack,
+        source=f"{obs.source} ({obs.format})",
+        prompts=s.requests or 0,
+        lockstep=closed and same and s.rate_rps is None,  # the clients start together, in step
+    )
     tpot = m.tpot if m.tpot is not None else m.itl
     out: list[Measurement] = []
     if tpot is not None and tpot.mean_ms:
-        out.append(Measurement(id=f"{obs.source}:tpot", kind="tpot", value=tpot.mean_ms, unit="ms", **common))
+        out.append(replace(base, id=f"{obs.source}:tpot", value=tpot.mean_ms))
     if m.ttft is not None and m.ttft.mean_ms:
-        out.append(
-            Measurement(id=f"{obs.source}:ttft", kind="ttft", value=m.ttft.mean_ms, unit="ms", **common)
-        )
+        out.append(replace(base, id=f"{obs.source}:ttft", kind="ttft", value=m.ttft.mean_ms))
     if closed and m.output_tok_s:
         out.append(
-            Measurement(
+            replace(
+                base,
                 id=f"{obs.source}:throughput",
                 kind="throughput",
                 value=m.output_tok_s / dep.count,
                 unit="tok/s",
-                **common,
             )
         )
     return out
