@@ -21,6 +21,7 @@ from engine.core import bounds, safeparse
 from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import SERVING_STACKS
 from engine.observe import detect
+from engine.observe.observation import with_load
 
 if TYPE_CHECKING:
     from engine.observe.playback import Deployment
@@ -39,6 +40,12 @@ def add_deployment_flags(p: argparse.ArgumentParser, *, hardware_required: bool)
     p.add_argument("--weights", choices=["bf16", "fp8", "fp4", "int4"], default="bf16")
     p.add_argument("--kv", choices=["bf16", "fp8"], default="bf16")
     p.add_argument("--model", default=None, help="catalog model id (default: recognised from the file)")
+    p.add_argument(
+        "--concurrency", type=int, default=None, help="the run's concurrency, where the file does not say"
+    )
+    p.add_argument(
+        "--rate", type=float, default=None, help="the run's request rate (req/s), where the file does not say"
+    )
     p.add_argument("--earlier", default=None, help="Prometheus: the scrape taken --window-s before FILE")
     p.add_argument("--window-s", type=float, default=None, help="Prometheus: seconds between the two scrapes")
 
@@ -69,7 +76,8 @@ def _read(path: str, args: argparse.Namespace) -> Any:
             earlier = Path(args.earlier).read_bytes()[: bounds.MAX_TRACE_BYTES + 1]
         except OSError as exc:
             raise ScenarioError(f"--earlier {args.earlier}: cannot read ({exc.strerror})") from None
-    return detect.read_path(path, earlier=earlier, window_s=args.window_s)
+    obs = detect.read_path(path, earlier=earlier, window_s=args.window_s)
+    return with_load(obs, concurrency=args.concurrency, rate_rps=args.rate)
 
 
 def profile_from(path: str) -> CalibrationProfile:

@@ -13,7 +13,11 @@ AIPerf's inter-token latency is per request, (E2E - TTFT) / (output - 1): vLLM's
 
 from __future__ import annotations
 
+import csv
+import io
+import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -247,3 +251,59 @@ def read_records(docs: list[Any], source: str) -> Observation:
         unknown=("model", *UNKNOWN),
         notes=notes,
     )
+
+
+# --- the aggregated CSV: profile_export_aiperf.csv --------------------------------------------------
+
+CSV_HEAD = "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std"
+"""The request-metrics header of AIPerf's CSV (``STAT_KEYS`` of aiperf/common/constants.py at db4f6397)."""
+
+_CSV_NAMES = {
+    "Time to First Token": "time_to_first_token",
+    "Inter Token Latency": "inter_token_latency",
+    "Request Latency": "request_latency",
+    "Output Token Throughput": "output_token_throughput",
+    "Request Throughput": "request_throughput",
+    "Request Count": "request_count",
+    "Input Sequence Length": "input_sequence_length",
+    "Output Sequence Length": "output_sequence_length",
+    "Benchmark Duration": "benchmark_duration",
+    "Error Request Count": "error_request_count",
+}
+_CSV_NAME = re.compile(r"^(?P<name>[A-Za-z0-9 ]+?)(?: \((?P<unit>[^)]+)\))?$")
+
+
+def is_csv(text: str) -> bool:
+    """True for AIPerf's aggregated CSV (its first line is `CSV_HEAD`)."""
+    return text.lstrip().split("\n", 1)[0].strip() == CSV_HEAD
+
+
+def read_csv(text: str, source: str) -> Observation:
+    """AIPerf's ``profile_export_aiperf.csv`` (aiperf/exporters/csv_exporter.py at db4f6397): request
+    metrics with a header of `CSV_HEAD` and one row per metric named ``Header (unit)``, then after a
+    blank line ``Metric,Value`` rows of single values. It states no model and no load setting: the
+    aggregated JSON beside it does; they are given with the deployment."""
+    doc: dict[str, Any] = {}
+    keys: list[str] = []
+    for line_no, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+        if not row or row[0] == "Metric":
+            keys = [k.strip() for k in row[1:]] if row else keys
+            continue
+        m = _CSV_NAME.match(row[0].strip())
+        tag = _CSV_NAMES.get(m.group("name")) if m else None
+        if tag is None or m is None:
+            continue  # a metric the replay does not use
+        stats: dict[str, Any] = {"unit": m.group("unit") or "count"}
+        for k, v in zip(keys, row[1:], strict=False):
+            if v.strip():
+                try:
+                    stats[k if k != "Value" else "avg"] = float(v)
+                except ValueError:
+                    raise ScenarioError(
+                        f"{source}: line {line_no}: {row[0]}: {v!r} is not a number"
+                    ) from None
+        doc[tag] = stats
+    if not is_aiperf(doc):
+        raise ScenarioError(f"{source}: an AIPerf CSV without Time to First Token and Request Latency rows")
+    obs = read_aiperf(doc, source)
+    return replace(obs, format="aiperf-csv", unknown=("model", "concurrency or request rate", *UNKNOWN))

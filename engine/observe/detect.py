@@ -24,6 +24,7 @@ FORMATS = (
     "SGLang bench_serving printed result",
     "AIPerf profile_export_aiperf.json",
     "AIPerf profile_export.jsonl (per-request records)",
+    "AIPerf profile_export_aiperf.csv",
     "Prometheus scrape of a vLLM server's /metrics",
 )
 """The formats `read_text` accepts, for messages and help texts."""
@@ -79,6 +80,8 @@ def read_text(
         return prometheus.read_scrapes(text, source, before, window_s)
     if earlier is not None:
         raise ScenarioError(f"{source}: an earlier scrape is only for Prometheus metrics")
+    if aiperf.is_csv(text):
+        return aiperf.read_csv(text, source)
     head = text.lstrip()[:1]
     if head in ("{", "["):
         docs = bench.records(text, source, bounds.MAX_TRACE_BYTES)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -188,3 +188,24 @@ def from_rows(values_s: np.ndarray, points: Sequence[float] = (50.0, 90.0, 99.0)
         return None
     ms = values_s * 1000.0
     return Latency(mean_ms=float(ms.mean()), percentiles_ms={p: float(np.percentile(ms, p)) for p in points})
+
+
+def with_load(
+    obs: Observation, *, concurrency: int | None = None, rate_rps: float | None = None
+) -> Observation:
+    """`obs` with the load the user states where the file does not (a concurrency or a request rate,
+    each replacing what the file says); unchanged when neither is given."""
+    if concurrency is None and rate_rps is None:
+        return obs
+    if concurrency is not None and count(concurrency, "concurrency", high=bounds.MAX_CLIENTS) < 1:
+        raise ScenarioError(f"concurrency: {concurrency} is out of range [1, {bounds.MAX_CLIENTS}]")
+    if rate_rps is not None:
+        number(rate_rps, "rate_rps", low=bounds.MIN_RATE_RPS, high=bounds.MAX_RATE_RPS)
+    setup = replace(
+        obs.setup,
+        concurrency=concurrency or obs.setup.concurrency,
+        rate_rps=rate_rps or obs.setup.rate_rps,
+        burstiness=obs.setup.burstiness or 1.0,
+    )
+    unknown = tuple(u for u in obs.unknown if u != "concurrency or request rate")
+    return replace(obs, setup=setup, unknown=unknown, notes=(*obs.notes, "the load was given with the file"))

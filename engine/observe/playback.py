@@ -160,7 +160,9 @@ def _arrival(obs: Observation, n: int) -> dict[str, object]:
         return {"kind": "gamma", "rate_rps": s.rate_rps, "cv": min(20.0, max(0.01, shape**-0.5))}
     if s.all_at_once:
         return {"kind": "offline", "requests": n}
-    raise ScenarioError(f"{obs.source}: the file states neither a request rate nor a concurrency to replay")
+    raise ScenarioError(
+        f"{obs.source}: the file states neither a request rate nor a concurrency to replay; give the one it ran at"
+    )
 
 
 def _scenario(

@@ -103,3 +103,18 @@ def test_calibrate_files_then_replay_with_the_profile(
 def test_calibrate_files_needs_the_hardware(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["calibrate", str(FIX / "vllm_bench.json")]) == 2
     assert "give --hardware" in capsys.readouterr().err
+
+
+def test_a_file_without_its_load_takes_it_from_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "replay",
+        str(FIX / "aiperf_profile_export_aiperf.csv"),
+        "--hardware",
+        "h100-sxm",
+        "--model",
+        "llama-3.1-8b",
+    ]
+    assert cli.main(argv) == 2
+    assert "give the one it ran at" in capsys.readouterr().err
+    assert cli.main([*argv, "--concurrency", "4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["setup"]["concurrency"] == 4

@@ -255,3 +255,27 @@ def test_aiperf_record_without_its_metrics_is_refused() -> None:
     doc["metrics"]["request_latency"]["value"] = -5
     with pytest.raises(ScenarioError, match="request_latency: -5 is out of range"):
         detect.read_text("\n".join([json.dumps(doc), *lines[1:]]), "records.jsonl")
+
+
+def test_aiperf_csv_matches_its_json_and_asks_for_the_load() -> None:
+    from engine.observe.observation import with_load
+
+    o = detect.read_path(FIX / "aiperf_profile_export_aiperf.csv")
+    j = detect.read_path(FIX / "aiperf_profile_export_aiperf.json")
+    assert o.format == "aiperf-csv" and "concurrency or request rate" in o.unknown
+    assert o.setup.concurrency is None and o.setup.model is None
+    assert o.measured.ttft.mean_ms == pytest.approx(j.measured.ttft.mean_ms, abs=0.006)
+    assert o.measured.e2e.at("p90") == pytest.approx(j.measured.e2e.at("p90"), abs=0.006)
+    assert o.measured.output_tok_s == pytest.approx(j.measured.output_tok_s, abs=0.006)
+    given = with_load(o, concurrency=4)
+    assert given.setup.concurrency == 4 and "concurrency or request rate" not in given.unknown
+    with pytest.raises(ScenarioError, match=r"concurrency: 0 is out of range \[1"):
+        with_load(o, concurrency=0)
+
+
+def test_aiperf_csv_with_a_bad_number_names_its_line() -> None:
+    text = (FIX / "aiperf_profile_export_aiperf.csv").read_text().replace("92.45", "ninety", 1)
+    with pytest.raises(
+        ScenarioError, match=r"line \d+: Time to First Token \(ms\): 'ninety' is not a number"
+    ):
+        detect.read_text(text, "x.csv")
