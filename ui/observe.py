@@ -28,20 +28,32 @@ KEY = "fg:observe-"
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _read(data: bytes, name: str) -> ob.Observation:
-    return ob.read_text(data, name)
+def _read(data: bytes, name: str, concurrency: int | None = None) -> ob.Observation:
+    obs = ob.read_text(data, name)
+    return ob.with_load(obs, concurrency=concurrency) if concurrency and not _has_load(obs) else obs
+
+
+def _has_load(obs: ob.Observation) -> bool:
+    s = obs.setup
+    return bool(s.concurrency or s.rate_rps or s.all_at_once)
 
 
 @st.cache_data(max_entries=8, show_spinner="Replaying…")
-def _replay(data: bytes, name: str, dep: ob.Deployment, catalog_key: str, _catalog: Catalog) -> ob.Replay:
-    return ob.replay(_read(data, name), dep, _catalog)
+def _replay(
+    data: bytes, name: str, load: int | None, dep: ob.Deployment, catalog_key: str, _catalog: Catalog
+) -> ob.Replay:
+    return ob.replay(_read(data, name, load), dep, _catalog)
 
 
 @st.cache_data(max_entries=8, show_spinner="Fitting…")
 def _fit(
-    files: tuple[tuple[bytes, str], ...], dep: ob.Deployment, catalog_key: str, _catalog: Catalog
+    files: tuple[tuple[bytes, str], ...],
+    load: int | None,
+    dep: ob.Deployment,
+    catalog_key: str,
+    _catalog: Catalog,
 ) -> ob.FileFit:
-    return ob.fit_files([_read(d, n) for d, n in files], dep, _catalog)
+    return ob.fit_files([_read(d, n, load) for d, n in files], dep, _catalog)
 
 
 def _deployment(obs: ob.Observation, cat: Catalog) -> ob.Deployment:
@@ -137,7 +149,7 @@ def section() -> None:
         "Benchmark results",
         accept_multiple_files=True,
         key=UPLOAD,
-        type=["json", "jsonl", "txt", "log", "prom"],
+        type=["json", "jsonl", "csv", "txt", "log", "prom"],
         max_upload_size=MAX_TRACE_BYTES // (1024 * 1024),
         help="; ".join(ob.FORMATS) + ". The first file is replayed; every file is used by the fit.",
     )
@@ -151,12 +163,26 @@ def section() -> None:
         return
     for obs in observations:
         _describe(obs)
+    load = None
+    if not all(_has_load(o) for o in observations):
+        given = st.number_input(
+            "Concurrency it ran at",
+            min_value=1,
+            max_value=10_000,
+            value=None,
+            key=KEY + "load",
+            help="A file here states no load (AIPerf's CSV): the number of clients the benchmark kept busy.",
+        )
+        if given is None:
+            st.info("Give the concurrency the run used to replay it.", icon=":material/info:")
+            return
+        load = int(given)
     sc = state.scenario()
     cat = scenario_catalog(sc)
     key = sc.model_dump_json(include={"custom_hardware", "custom_models"})
     dep = _deployment(observations[0], cat)
     try:
-        before = _replay(*files[0], dep, key, cat)
+        before = _replay(*files[0], load, dep, key, cat)
     except ScenarioError as exc:
         st.error(plain(exc), icon=":material/error:")
         return
@@ -164,11 +190,12 @@ def section() -> None:
     if not st.toggle("Fit a profile to these files", key=KEY + "fit"):
         st.dataframe(_errors(before.table), hide_index=True, width="stretch", key=KEY + "before")
         return
-    _fitted(files, observations, dep, cat, key, before)
+    _fitted(files, load, observations, dep, cat, key, before)
 
 
 def _fitted(
     files: tuple[tuple[bytes, str], ...],
+    load: int | None,
     observations: list[ob.Observation],
     dep: ob.Deployment,
     cat: Catalog,
@@ -176,7 +203,7 @@ def _fitted(
     before: ob.Replay,
 ) -> None:
     try:
-        result = _fit(files, dep, key, cat)
+        result = _fit(files, load, dep, key, cat)
     except ScenarioError as exc:
         st.error(plain(exc), icon=":material/error:")
         return
@@ -200,7 +227,7 @@ def _fitted(
         key=KEY + "held-out",
         column_config={"held_out_abs_error": {"label": "held-out median |error|"}},
     )
-    after = _replay(*files[0], dataclasses.replace(dep, profile=p), key, cat)
+    after = _replay(*files[0], load, dataclasses.replace(dep, profile=p), key, cat)
     st.markdown(
         f"**{plain(observations[0].source)}** replayed with the chip's profile before and after the fit:"
     )

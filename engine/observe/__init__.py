@@ -24,6 +24,7 @@ _API = {
     "read_path": "engine.observe.detect",
     "read_text": "engine.observe.detect",
     "Observation": "engine.observe.observation",
+    "with_load": "engine.observe.observation",
     "Deployment": "engine.observe.playback",
     "FileFit": "engine.observe.fit",
     "fit_files": "engine.observe.fit",
@@ -52,6 +53,7 @@ __all__ = [
     "read_path",
     "read_text",
     "replay",
+    "with_load",
 ]
 
 
@@ -61,5 +63,5 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 if TYPE_CHECKING:
     from engine.observe.detect import FORMATS, read_path, read_text
     from engine.observe.fit import FileFit, entry_toml, entry_with, fit_files
-    from engine.observe.observation import Observation
+    from engine.observe.observation import Observation, with_load
     from engine.observe.playback import Deployment, Replay, before_after, cdf_frame, guess_model, replay

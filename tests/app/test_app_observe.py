@@ -66,3 +66,16 @@ def test_a_file_of_no_known_format_is_refused_in_one_line() -> None:
     ).run()
     assert_clean(at)
     assert len(at.error) == 1 and "none of" in at.error[0].value and "\n" not in at.error[0].value
+
+
+@pytest.mark.slow
+def test_a_file_without_its_load_asks_for_it() -> None:
+    at = app("hardware")
+    data = (FIX / "aiperf_profile_export_aiperf.csv").read_bytes()
+    at.file_uploader(key="fg:observe-upload").set_value([("run.csv", data, "text/csv")]).run()
+    assert_clean(at)
+    assert any("Give the concurrency" in i.value for i in at.info)
+    at.number_input(key="fg:observe-load").set_value(4).run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert {"ttft", "tpot", "e2e"} <= set(_frame(at, "error")["figure"])
