@@ -133,7 +133,7 @@ def _errors(frame: Any) -> Any:
 
 
 def _use(chip: HardwareSpec) -> None:
-    hardware.add_custom_chip(chip)
+    hardware.add_custom_chip(chip, use_everywhere=True)
 
 
 def section() -> None:
@@ -235,7 +235,13 @@ def _fitted(
         _errors(ob.before_after(before, after)), hide_index=True, width="stretch", key=KEY + "before-after"
     )
     entry = ob.entry_with(cat.chip(dep.hardware), p, "mine")
-    present = {h.id: h for h in state.scenario().custom_hardware}.get(entry.id) == entry
+    sc = state.scenario()
+    mine = {h.id: h for h in sc.custom_hardware}.get(entry.id)
+    present = (
+        mine is not None
+        and mine.profiles.get("mine") == p
+        and all(pool.hardware == entry.id for pool in sc.deployment.pools)
+    )
     with st.container(horizontal=True, gap="small"):
         st.download_button(
             f"Catalog entry {entry.id}.toml",
@@ -247,16 +253,17 @@ def _fitted(
             key="fg:dl:observe-toml",
         )
         st.button(
-            "Use this chip in the current scenario",
+            "Run the scenario on this chip",
             icon=":material/add_circle:",
             key=KEY + "use",
             on_click=_use,
             args=(entry,),
             disabled=present,
-            help="Adds it to the scenario's custom hardware (it travels with the share link); "
-            "pick it on the Strategy page.",
+            help="Adds it to the scenario's custom hardware (it travels with the share link) and moves every "
+            "pool onto it; the Strategy page can move them back.",
         )
     if present:
         st.success(
-            f"**{plain(entry.id)}** is in this scenario's custom hardware.", icon=":material/check_circle:"
+            f"Every pool of the scenario runs on **{plain(entry.id)}**, with the fitted profile.",
+            icon=":material/check_circle:",
         )

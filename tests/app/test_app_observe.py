@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_app import app, assert_clean, scenario_of
+from tests.app.test_app import app, assert_clean, scenario_of, text_of
 
 FIX = Path(__file__).resolve().parents[1] / "observe" / "fixtures"
 FILES = ("vllm_bench_detailed.json", "vllm_bench_detailed_rate8.json")
@@ -50,12 +50,15 @@ def test_upload_replay_fit_and_use_a_benchmark() -> None:
     both = _frame(at, "error_after")
     assert {"error_before", "error_after"} <= set(both.columns) and len(both) == len(before)
     assert "Catalog entry h100-sxm-mine.toml" in [b.label for b in at.download_button]
-    next(b for b in at.button if b.label == "Use this chip in the current scenario").click().run()  # step 3
+    next(b for b in at.button if b.label == "Run the scenario on this chip").click().run()  # step 3
     assert_clean(at)
-    custom = scenario_of(at).custom_hardware
-    assert [h.id for h in custom] == ["h100-sxm-mine"] and custom[0].profiles["mine"].source.startswith(
-        "user's own"
-    )
+    sc = scenario_of(at)
+    assert [h.id for h in sc.custom_hardware] == ["h100-sxm-mine"]
+    assert sc.custom_hardware[0].profiles["mine"].source.startswith("user's own")
+    assert {p.hardware for p in sc.deployment.pools} == {"h100-sxm-mine"}
+    assert any("h100-sxm-mine" in text_of(s.value) for s in at.success)
+    at.switch_page("app_pages/results.py").run()  # the scenario runs with it
+    assert_clean(at)
 
 
 @pytest.mark.slow
