@@ -2,9 +2,9 @@
 
 A file is refused, with one line naming what it lacks, unless it is exactly one of: a
 `vllm bench serve` JSON, an SGLang `bench_serving` JSONL record, an AIPerf profile export JSON,
-either tool's printed result block, AIPerf's per-request records, or a Prometheus scrape of a vLLM
-server. It is UTF-8 text of at most `bounds.MAX_TRACE_BYTES`, without NUL characters, nested at most
-`safeparse.MAX_NESTING`.
+either tool's printed result block, AIPerf's per-request records or CSV, or a Prometheus scrape of a
+vLLM or SGLang server. It is UTF-8 text of at most `bounds.MAX_TRACE_BYTES`, without NUL characters,
+nested at most `safeparse.MAX_NESTING`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ FORMATS = (
     "AIPerf profile_export_aiperf.json",
     "AIPerf profile_export.jsonl (per-request records)",
     "AIPerf profile_export_aiperf.csv",
-    "Prometheus scrape of a vLLM server's /metrics",
+    "Prometheus scrape of a vLLM or SGLang server's /metrics",
 )
 """The formats `read_text` accepts, for messages and help texts."""
 

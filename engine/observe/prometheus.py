@@ -1,14 +1,18 @@
-"""Reader for a Prometheus text scrape of a vLLM server's ``/metrics``, or two scrapes over a window.
+"""Reader for a Prometheus text scrape of a vLLM or SGLang server's ``/metrics``, or two over a window.
 
 Metric names, copied from vllm-project/vllm at 005a810b (vllm/v1/metrics/loggers.py,
-``PrometheusStatLogger``), each labelled ``model_name`` and ``engine``:
+``PrometheusStatLogger``, labelled ``model_name`` and ``engine``) and sgl-project/sglang at 93d04878
+(python/sglang/srt/metrics/collector.py, ``SchedulerMetricsCollector`` and ``TokenizerMetricsCollector``):
 
-- histograms (``_bucket{le=...}``, ``_sum``, ``_count``, seconds): ``vllm:time_to_first_token_seconds``,
-  ``vllm:time_per_output_token_seconds`` (per output token: the ITL), ``vllm:e2e_request_latency_seconds``,
-  ``vllm:request_queue_time_seconds``;
-- gauges: ``vllm:num_requests_running``, ``vllm:num_requests_waiting``, ``vllm:kv_cache_usage_perc``
-  (older servers: ``vllm:gpu_cache_usage_perc``), a fraction from 0 to 1;
-- counters: ``vllm:prompt_tokens_total``, ``vllm:generation_tokens_total``.
+- histograms (``_bucket{le=...}``, ``_sum``, ``_count``, seconds): TTFT (``vllm:`` and
+  ``sglang:time_to_first_token_seconds``), the gap between tokens (``vllm:time_per_output_token_seconds``
+  or ``inter_token_latency_seconds``, ``sglang:inter_token_latency_seconds``: per token, the ITL), E2E
+  (``*:e2e_request_latency_seconds``), queueing (``vllm:request_queue_time_seconds``,
+  ``sglang:queue_time_seconds``);
+- gauges: requests running (``vllm:num_requests_running``, ``sglang:num_running_reqs``) and waiting
+  (``vllm:num_requests_waiting``, ``sglang:num_queue_reqs``), the KV cache in use from 0 to 1
+  (``vllm:kv_cache_usage_perc``, older ``vllm:gpu_cache_usage_perc``, ``sglang:token_usage``);
+- counters: ``*:prompt_tokens_total``, ``*:generation_tokens_total``.
 
 One scrape holds the histograms since the server started; two, taken `window_s` apart, give what
 happened between them (the later minus the earlier) and the rates: requests ended per second,
@@ -31,18 +35,28 @@ from engine.observe.observation import Latency, Measured, Observation, Setup, nu
 MAX_SERIES = 200_000
 """Most sample lines accepted in one scrape."""
 
+SERVERS = ("vllm", "sglang")
+"""Servers whose metrics are read: each metric's name starts with the server's and a colon."""
+
 HISTOGRAMS = {
-    "ttft": ("vllm:time_to_first_token_seconds",),
-    "itl": ("vllm:time_per_output_token_seconds", "vllm:inter_token_latency_seconds"),
-    "e2e": ("vllm:e2e_request_latency_seconds",),
-    "queue": ("vllm:request_queue_time_seconds",),
+    "ttft": ("vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"),
+    "itl": (
+        "vllm:time_per_output_token_seconds",
+        "vllm:inter_token_latency_seconds",
+        "sglang:inter_token_latency_seconds",
+    ),
+    "e2e": ("vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"),
+    "queue": ("vllm:request_queue_time_seconds", "sglang:queue_time_seconds"),
 }
 GAUGES = {
-    "running": ("vllm:num_requests_running",),
-    "waiting": ("vllm:num_requests_waiting",),
-    "kv_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
+    "running": ("vllm:num_requests_running", "sglang:num_running_reqs"),
+    "waiting": ("vllm:num_requests_waiting", "sglang:num_queue_reqs"),
+    "kv_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"),
 }
-COUNTERS = {"prompt": "vllm:prompt_tokens_total", "generation": "vllm:generation_tokens_total"}
+COUNTERS = {
+    "prompt": ("vllm:prompt_tokens_total", "sglang:prompt_tokens_total"),
+    "generation": ("vllm:generation_tokens_total", "sglang:generation_tokens_total"),
+}
 
 _SAMPLE = re.compile(
     r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)(?:\s+(?P<ts>-?\d+))?\s*$"
@@ -62,8 +76,14 @@ class Scrape:
 
 
 def is_scrape(text: str) -> bool:
-    """True for Prometheus text that holds vLLM's metrics."""
-    return "vllm:" in text[:200_000] and bool(re.search(r"^# (TYPE|HELP) vllm:", text[:200_000], re.M))
+    """True for Prometheus text that holds vLLM's or SGLang's metrics."""
+    return server_of(text) is not None
+
+
+def server_of(text: str) -> str | None:
+    """'vllm' or 'sglang': the server whose metrics a scrape holds (None: neither)."""
+    m = re.search(r"^# (?:TYPE|HELP) (vllm|sglang):", text[:200_000], re.M)
+    return m.group(1) if m else None
 
 
 def parse(text: str, source: str) -> Scrape:
@@ -84,7 +104,7 @@ def parse(text: str, source: str) -> Scrape:
         if m is None:
             raise ScenarioError(f"{source}: line {line_no}: not a Prometheus sample ('name{{labels}} value')")
         name = m.group("name")
-        if not name.startswith("vllm:"):
+        if not name.startswith(("vllm:", "sglang:")):
             continue
         try:
             value = float(m.group("value"))
@@ -179,7 +199,9 @@ def read_scrapes(
             raise ScenarioError(f"{source}: {name} went down between the scrapes")
         return d
 
-    gen, prompt = delta(COUNTERS["generation"]), delta(COUNTERS["prompt"])
+    gen_name, prompt_name = (_first(COUNTERS[k], later.values) for k in ("generation", "prompt"))
+    gen = delta(gen_name) if gen_name else None
+    prompt = delta(prompt_name) if prompt_name else None
     rate = window_s is not None and earlier is not None
     gauges = {k: later.values.get(n) for k, names in GAUGES.items() if (n := _first(names, later.values))}
     setup = Setup(
@@ -212,5 +234,9 @@ def read_scrapes(
             "one scrape: figures since the server started, no rates (give two scrapes and the window)"
         )
     return Observation(
-        format="prometheus-vllm", source=source, setup=setup, measured=measured, notes=tuple(notes)
+        format=f"prometheus-{server_of(later_text)}",
+        source=source,
+        setup=setup,
+        measured=measured,
+        notes=tuple(notes),
     )

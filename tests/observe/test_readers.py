@@ -279,3 +279,16 @@ def test_aiperf_csv_with_a_bad_number_names_its_line() -> None:
         ScenarioError, match=r"line \d+: Time to First Token \(ms\): 'ninety' is not a number"
     ):
         detect.read_text(text, "x.csv")
+
+
+def test_an_sglang_scrape_is_read_under_its_own_names() -> None:
+    o = detect.read_path(FIX / "sglang_metrics.prom")
+    v = detect.read_path(FIX / "vllm_metrics_t0.prom")
+    assert o.format == "prometheus-sglang" and v.format == "prometheus-vllm"
+    assert (
+        o.measured.completed == 500
+        and o.measured.waiting == 1.0
+        and o.measured.kv_usage == pytest.approx(0.12)
+    )
+    assert o.setup.prompt_tokens == pytest.approx(1024) and o.measured.itl is not None
+    assert o.measured.queue is not None and o.measured.ttft is not None and 30 < o.measured.ttft.mean_ms < 60
