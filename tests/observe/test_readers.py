@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine.core.errors import ScenarioError
 from engine.observe import detect
@@ -292,3 +294,47 @@ def test_an_sglang_scrape_is_read_under_its_own_names() -> None:
     )
     assert o.setup.prompt_tokens == pytest.approx(1024) and o.measured.itl is not None
     assert o.measured.queue is not None and o.measured.ttft is not None and 30 < o.measured.ttft.mean_ms < 60
+
+
+# --- property: whatever arrives, a reader answers with an Observation or one ScenarioError line ------
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**15), 10**15),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["inf", "Infinity", "", "NaN"]),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),
+    max_leaves=20,
+)
+
+
+def _mutated(name: str) -> st.SearchStrategy[dict]:
+    """A real fixture with some of its keys replaced by arbitrary values."""
+    doc = _doc(name)
+    return st.dictionaries(st.sampled_from(sorted(doc)), _VALUES, max_size=4).map(lambda m: {**doc, **m})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_mutated("vllm_bench.json"), _mutated("aiperf_profile_export_aiperf.json"), _VALUES))
+def test_hostile_json_gives_an_observation_or_one_line(doc: object) -> None:
+    try:
+        o = detect.read_text(json.dumps(doc), "h.json")
+    except ScenarioError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert o.format and o.source == "h.json"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=300))
+def test_hostile_text_gives_an_observation_or_one_line(text: str) -> None:
+    for body in (text, "# TYPE vllm:x counter\n" + text, "=== Serving Benchmark Result ===\n" + text):
+        try:
+            detect.read_text(body, "h.txt")
+        except ScenarioError as exc:
+            assert "\n" not in str(exc)
