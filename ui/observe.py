@@ -132,6 +132,10 @@ def _errors(frame: Any) -> Any:
     )
 
 
+def _errors_band(frame: Any) -> Any:
+    return frame.style.format({"low": "{:+.1%}", "high": "{:+.1%}", "coverage": "{:.0%}"}, na_rep="-")
+
+
 def _use(chip: HardwareSpec) -> None:
     hardware.add_custom_chip(chip, use_everywhere=True)
 
@@ -227,6 +231,12 @@ def _fitted(
         key=KEY + "held-out",
         column_config={"held_out_abs_error": {"label": "held-out median |error|"}},
     )
+    if len(result.bands):
+        st.caption(
+            "The band each figure carries: the 16th to 84th percentile of held-out errors (predicted / measured - 1), "
+            "and how often a file's points fell inside the band of the other files'."
+        )
+        st.dataframe(_errors_band(result.bands), hide_index=True, width="stretch")
     after = _replay(*files[0], load, dataclasses.replace(dep, profile=p), key, cat)
     st.markdown(
         f"**{plain(observations[0].source)}** replayed with the chip's profile before and after the fit:"

@@ -151,6 +151,17 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
         e = row["held_out_abs_error"]
         err = "no other file to fit without it" if e is None or e != e else f"held-out median |error| {e:.1%}"
         print(f"{row['file']}: {row['points']} points; {err}", file=sys.stderr)
+    for band in result.bands.to_dict(orient="records"):
+        cov = band["coverage"]
+        covered = (
+            ""
+            if cov is None or cov != cov
+            else f"; coverage {cov:.0%} (each file's points against the other files' band)"
+        )
+        span = f"{band['low']:+.1%} to {band['high']:+.1%}"
+        print(
+            f"band of {band['figure']} (held out, {band['points']} points): {span}{covered}", file=sys.stderr
+        )
     p = result.profile
     print(
         f"{dep.hardware}/{args.profile}: eta_compute {p.eta_compute}, eta_bandwidth {p.eta_bandwidth}, "

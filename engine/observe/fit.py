@@ -20,13 +20,13 @@ On `count` instances each is taken to serve an equal share (concurrency and thro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from engine.calibration import calibrate
-from engine.calibration.measurements import Measurement
+from engine.calibration.measurements import FIGURE_OF, Measurement
 from engine.catalog.entries import Catalog, entry_to_toml
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core.errors import ScenarioError
@@ -102,6 +102,8 @@ class FileFit:
     held_out: pd.DataFrame
     """file, points, median |error| of its points predicted by the profile fitted without it (None
     when no other file has points)."""
+    bands: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(BAND_COLUMNS)))
+    """The band each figure carries (`held_out_bands`): figure, points, low, high, coverage."""
 
     @property
     def held_out_median(self) -> float | None:
@@ -124,15 +126,52 @@ def fit_files(observations: Sequence[Observation], dep: Deployment, catalog: Cat
         f"{dep.stack} (fengong calibrate; engine.observe)"
     )
     whole = calibrate.fit(every, catalog, source)
-    rows = []
+    rows, errors = [], []
     for name, pts in per_file.items():
         rest = [p for p in every if p not in pts]
         err = None
         if pts and rest:
             without = calibrate.fit(rest, catalog, "held out").profile
-            err = float(calibrate.table(pts, catalog, without)["abs_error"].median())
+            t = calibrate.table(pts, catalog, without)
+            err = float(t["abs_error"].median())
+            errors += [(name, FIGURE_OF[k], e) for k, e in zip(t["kind"], t["error"], strict=True)]
         rows.append({"file": name, "points": len(pts), "held_out_abs_error": err})
-    return FileFit(whole.profile, whole.table, pd.DataFrame(rows))
+    held = pd.DataFrame(errors, columns=["file", "figure", "error"])
+    return FileFit(whole.profile, whole.table, pd.DataFrame(rows), held_out_bands(held))
+
+
+BAND_COLUMNS = ("figure", "points", "low", "high", "coverage")
+
+MIN_BAND_POINTS = 3
+"""Held-out points of a figure below which it carries no band."""
+
+
+def held_out_bands(errors: pd.DataFrame) -> pd.DataFrame:
+    """Per figure, the band of held-out errors (16th to 84th percentile of predicted / measured - 1,
+    as the shipped bands) and its coverage: each file's errors tested against the band of the other
+    files' (how often held-out data fell inside a band it did not help make; None with one file)."""
+    out = []
+    for figure, part in errors.groupby("figure", sort=True):
+        if len(part) < MIN_BAND_POINTS:
+            continue
+        lo, hi = np.percentile(part["error"], [16, 84])
+        inside, tested = 0, 0
+        for name, own in part.groupby("file"):
+            others = part[part["file"] != name]["error"]
+            if len(others) >= 2:
+                a, b = np.percentile(others, [16, 84])
+                inside += int(((own["error"] >= a) & (own["error"] <= b)).sum())
+                tested += len(own)
+        out.append(
+            {
+                "figure": figure,
+                "points": len(part),
+                "low": float(lo),
+                "high": float(hi),
+                "coverage": inside / tested if tested else None,
+            }
+        )
+    return pd.DataFrame(out, columns=list(BAND_COLUMNS))
 
 
 def entry_with(

@@ -89,3 +89,32 @@ def test_fitting_runs_of_a_slower_chip_moves_the_replay_towards_them() -> None:
     before = abs(replay(runs[1], H100).error("tpot"))
     after = abs(replay(runs[1], dataclasses.replace(H100, profile=fitted)).error("tpot"))
     assert after < before / 2
+
+
+def test_bands_are_the_held_out_percentiles_and_their_coverage_is_out_of_sample() -> None:
+    import pandas as pd
+
+    from engine.observe.fit import held_out_bands
+
+    errors = pd.DataFrame(
+        [(f"f{i}", "tpot", e) for i, e in enumerate([-0.2, -0.1, 0.0, 0.1, 0.2])] + [("f0", "ttft", 0.5)],
+        columns=["file", "figure", "error"],
+    )
+    bands = held_out_bands(errors)
+    assert list(bands["figure"]) == ["tpot"]  # one TTFT point carries no band
+    row = bands.iloc[0]
+    assert row["low"] == pytest.approx(-0.136) and row["high"] == pytest.approx(0.136)
+    # each file against the others' band: the middle three fall inside, the extremes outside
+    assert row["coverage"] == pytest.approx(3 / 5)
+
+
+def test_four_files_give_bands_on_the_cli_and_the_fit() -> None:
+    files = [
+        "vllm_bench_detailed.json",
+        "vllm_bench_detailed_rate8.json",
+        "aiperf_profile_export_aiperf.json",
+    ]
+    obs = [detect.read_path(FIX / f) for f in files] + [detect.read_path(FIX / "sglang_bench.jsonl")]
+    result = fit_files(obs, H100, load_catalog())
+    assert set(result.bands["figure"]) == {"tpot", "ttft"}
+    assert ((result.bands["low"] <= result.bands["high"]) & result.bands["coverage"].between(0, 1)).all()
