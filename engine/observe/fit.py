@@ -93,6 +93,10 @@ def points(obs: Observation, dep: Deployment, catalog: Catalog) -> list[Measurem
     return out
 
 
+BAND_COLUMNS: tuple[str, ...] = ("figure", "points", "low", "high", "coverage")
+"""Columns of a fit's bands."""
+
+
 @dataclass(frozen=True)
 class FileFit:
     """A profile fitted to every file's points, the fit's table, and each file's held-out error."""
@@ -139,8 +143,6 @@ def fit_files(observations: Sequence[Observation], dep: Deployment, catalog: Cat
     held = pd.DataFrame(errors, columns=["file", "figure", "error"])
     return FileFit(whole.profile, whole.table, pd.DataFrame(rows), held_out_bands(held))
 
-
-BAND_COLUMNS = ("figure", "points", "low", "high", "coverage")
 
 MIN_BAND_POINTS = 3
 """Held-out points of a figure below which it carries no band."""
