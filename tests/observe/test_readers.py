@@ -338,3 +338,23 @@ def test_hostile_text_gives_an_observation_or_one_line(text: str) -> None:
             detect.read_text(body, "h.txt")
         except ScenarioError as exc:
             assert "\n" not in str(exc)
+
+
+def test_a_newer_sglang_block_with_more_lines_is_read() -> None:
+    """Later bench_serving versions print vision-token and peak lines and a TPOT section."""
+    text = (FIX / "sglang_bench_printed.txt").read_text()
+    extra = "\n".join(
+        [
+            "{:<40} {:<10}".format("Total input vision tokens:", 0),
+            "{:<40} {:<10.2f}".format("Peak output token throughput (tok/s):", 1200.0),
+            "{s:{c}^{n}}".format(s="Time per Output Token (excl. 1st token)", n=50, c="-"),
+            "{:<40} {:<10.2f}".format("Mean TPOT (ms):", 8.03),
+            "{:<40} {:<10.2f}".format("P99 TPOT (ms):", 8.17),
+        ]
+    )
+    text = text.replace("---------------Inter-Token Latency", extra + "\n---------------Inter-Token Latency")
+    o = detect.read_text(text, "sglang.log")
+    assert (
+        o.measured.tpot is not None and o.measured.tpot.mean_ms == 8.03 and o.measured.tpot.at("p99") == 8.17
+    )
+    assert o.measured.itl is not None and o.measured.itl.at("p95") is not None
