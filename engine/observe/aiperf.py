@@ -25,6 +25,7 @@ import numpy as np
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.observe.observation import (
+    MAX_VALUE,
     UNKNOWN,
     Latency,
     Measured,
@@ -143,11 +144,13 @@ def is_record(doc: Any) -> bool:
     return isinstance(doc, dict) and all(isinstance(doc.get(k), dict) for k in RECORD_KEYS)
 
 
-def _value(metrics: Mapping[str, Any], key: str, what: str, scale_to_ms: bool = False) -> float | None:
+def _value(
+    metrics: Mapping[str, Any], key: str, what: str, scale_to_ms: bool = False, high: float = MAX_VALUE
+) -> float | None:
     m = metrics.get(key)
     if not isinstance(m, dict) or m.get("value") is None:
         return None
-    v = number(m["value"], f"{what}: {key}")
+    v = number(m["value"], f"{what}: {key}", high=high)
     if scale_to_ms:
         unit = str(m.get("unit", "ms"))
         if unit not in _TO_MS:
@@ -164,8 +167,9 @@ def _record(doc: Mapping[str, Any], at: str) -> tuple[dict[str, float], np.ndarr
         "start": None
         if start is None
         else number(start, f"{at}: metadata.request_start_ns", high=1e20) / 1e9,
-        "prompt": _value(m, "input_sequence_length", at),
-        "output": _value(m, "output_sequence_length", at) or _value(m, "output_token_count", at),
+        "prompt": _value(m, "input_sequence_length", at, high=bounds.MAX_TOKENS_PER_REQUEST),
+        "output": _value(m, "output_sequence_length", at, high=bounds.MAX_TOKENS_PER_REQUEST)
+        or _value(m, "output_token_count", at, high=bounds.MAX_TOKENS_PER_REQUEST),
         "ttft": _value(m, "time_to_first_token", at, scale_to_ms=True),
         "e2e": _value(m, "request_latency", at, scale_to_ms=True),
     }

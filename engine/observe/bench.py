@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.core import safeparse
+from engine.core import bounds, safeparse
 from engine.core.errors import ScenarioError
 from engine.observe.observation import (
     MAX_ITL_VALUES,
@@ -103,8 +103,8 @@ def _rows(doc: Mapping[str, Any], what: str) -> Rows | None:
     if isinstance(errors, list):
         lists["errors"] = errors
     n = check_rows(what, lists)
-    prompt = series(doc["input_lens"], f"{what}: input_lens", high=2**31)
-    output = series(doc["output_lens"], f"{what}: output_lens", high=2**31)
+    prompt = series(doc["input_lens"], f"{what}: input_lens", high=bounds.MAX_TOKENS_PER_REQUEST)
+    output = series(doc["output_lens"], f"{what}: output_lens", high=bounds.MAX_TOKENS_PER_REQUEST)
     ttft = series(doc["ttfts"], f"{what}: ttfts", high=86_400.0)
     if sum(len(x) if isinstance(x, list) else 0 for x in doc["itls"]) > MAX_ITL_VALUES:
         raise ScenarioError(f"{what}: itls: more than {MAX_ITL_VALUES:,} inter-token latencies")

@@ -304,7 +304,7 @@ def replay(obs: Observation, dep: Deployment, catalog: Catalog | None = None, *,
     if obs.setup.concurrency and obs.setup.rate_rps:
         notes.append("a rate beside a concurrency is replayed as the concurrency alone")
     window = (
-        float(send[-1]) + 1e-6
+        max(bounds.MIN_DURATION_S, float(send[-1]) + 1e-6)
         if send is not None
         else min(bounds.MAX_DURATION_S, max(3_600.0, 4.0 * (obs.measured.duration_s or 0.0)))
     )

@@ -89,3 +89,10 @@ def test_recorded_send_times_are_replayed_as_they_were() -> None:
     assert obs.rows is not None and obs.rows.start_s is not None
     assert rep.scenario.duration_s == pytest.approx(float(obs.rows.start_s.max()) + 1e-6)
     assert len(rep.ttft_s) == len(obs.rows.ttft_s)
+
+
+def test_a_single_request_is_replayed_in_a_window_of_at_least_a_second() -> None:
+    obs = detect.read_path(FIX / "vllm_bench.json")
+    one = dataclasses.replace(obs, setup=dataclasses.replace(obs.setup, requests=1))
+    rep = replay(one, H100)
+    assert len(rep.e2e_s) == 1 and rep.scenario.duration_s >= 1.0

@@ -358,3 +358,10 @@ def test_a_newer_sglang_block_with_more_lines_is_read() -> None:
         o.measured.tpot is not None and o.measured.tpot.mean_ms == 8.03 and o.measured.tpot.at("p99") == 8.17
     )
     assert o.measured.itl is not None and o.measured.itl.at("p95") is not None
+
+
+def test_a_prompt_longer_than_any_request_may_be_is_refused() -> None:
+    doc = _doc("vllm_bench_detailed.json")
+    doc["input_lens"][5] = 10**8
+    with pytest.raises(ScenarioError, match=r"input_lens\[5\].*out of range"):
+        detect.read_text(json.dumps(doc), "run.json")
