@@ -118,3 +118,23 @@ def test_four_files_give_bands_on_the_cli_and_the_fit() -> None:
     result = fit_files(obs, H100, load_catalog())
     assert set(result.bands["figure"]) == {"tpot", "ttft"}
     assert ((result.bands["low"] <= result.bands["high"]) & result.bands["coverage"].between(0, 1)).all()
+
+
+def test_the_fitted_chip_travels_in_a_share_link_and_runs() -> None:
+    from engine.explain.previews import with_custom_chip
+    from engine.observe.fit import entry_with
+    from engine.scenario.codec import DEFAULT_PRESET, from_link, load_preset, to_link
+    from engine.serving.run import simulate
+
+    cat = load_catalog()
+    fitted = fit_files([detect.read_path(FIX / "aiperf_profile_export_aiperf.json")], H100, cat).profile
+    entry = entry_with(cat.chip("h100-sxm"), fitted, "mine")
+    sc = with_custom_chip(load_preset(DEFAULT_PRESET), entry)
+    pools = tuple(p.model_copy(update={"hardware": entry.id, "profile": None}) for p in sc.deployment.pools)
+    sc = sc.model_copy(
+        update={"deployment": sc.deployment.model_copy(update={"pools": pools}), "duration_s": 20.0}
+    )
+    back = from_link(to_link(sc, DEFAULT_PRESET))
+    assert back.custom_hardware[0].profiles["mine"] == fitted
+    assert {p.hardware for p in back.deployment.pools} == {"h100-sxm-mine"}
+    assert simulate(back).summary["requests"]["completed"] > 0
