@@ -27,10 +27,18 @@ UPLOAD = "fg:observe-upload"
 KEY = "fg:observe-"
 
 
+Files = tuple[tuple[bytes, str], ...]
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
-def _read(data: bytes, name: str, concurrency: int | None = None) -> ob.Observation:
-    obs = ob.read_text(data, name)
-    return ob.with_load(obs, concurrency=concurrency) if concurrency and not _has_load(obs) else obs
+def _observations(files: Files, window_s: float | None, load: int | None) -> list[ob.Observation]:
+    """The uploads read: two scrapes `window_s` apart as one window, else each file alone; `load`
+    (a concurrency) given to the files that state none."""
+    if window_s is not None and len(files) == 2:
+        read = [ob.read_pair(*files[0], *files[1], window_s)]
+    else:
+        read = [ob.read_text(d, n) for d, n in files]
+    return [ob.with_load(o, concurrency=load) if load and not _has_load(o) else o for o in read]
 
 
 def _has_load(obs: ob.Observation) -> bool:
@@ -40,20 +48,26 @@ def _has_load(obs: ob.Observation) -> bool:
 
 @st.cache_data(max_entries=8, show_spinner="Replaying…")
 def _replay(
-    data: bytes, name: str, load: int | None, dep: ob.Deployment, catalog_key: str, _catalog: Catalog
+    files: Files,
+    window_s: float | None,
+    load: int | None,
+    dep: ob.Deployment,
+    catalog_key: str,
+    _catalog: Catalog,
 ) -> ob.Replay:
-    return ob.replay(_read(data, name, load), dep, _catalog)
+    return ob.replay(_observations(files, window_s, load)[0], dep, _catalog)
 
 
 @st.cache_data(max_entries=8, show_spinner="Fitting…")
 def _fit(
-    files: tuple[tuple[bytes, str], ...],
+    files: Files,
+    window_s: float | None,
     load: int | None,
     dep: ob.Deployment,
     catalog_key: str,
     _catalog: Catalog,
 ) -> ob.FileFit:
-    return ob.fit_files([_read(d, n, load) for d, n in files], dep, _catalog)
+    return ob.fit_files(_observations(files, window_s, load), dep, _catalog)
 
 
 def _deployment(obs: ob.Observation, cat: Catalog) -> ob.Deployment:
@@ -161,32 +175,27 @@ def section() -> None:
         return
     files = tuple((u.getvalue(), u.name) for u in ups)
     try:
-        observations = [_read(d, n) for d, n in files]
+        window, load = _window(files), None
+        if window is False:
+            return
+        observations = _observations(files, window or None, None)
+        for obs in observations:
+            _describe(obs)
+        if not all(_has_load(o) for o in observations):
+            load = _load()
+            if load is None:
+                return
+            observations = _observations(files, window or None, load)
     except ScenarioError as exc:
         st.error(plain(exc), icon=":material/error:")
         return
-    for obs in observations:
-        _describe(obs)
-    load = None
-    if not all(_has_load(o) for o in observations):
-        given = st.number_input(
-            "Concurrency it ran at",
-            min_value=1,
-            max_value=10_000,
-            value=None,
-            key=KEY + "load",
-            help="A file here states no load (AIPerf's CSV): the number of clients the benchmark kept busy.",
-        )
-        if given is None:
-            st.info("Give the concurrency the run used to replay it.", icon=":material/info:")
-            return
-        load = int(given)
     sc = state.scenario()
     cat = scenario_catalog(sc)
     key = sc.model_dump_json(include={"custom_hardware", "custom_models"})
     dep = _deployment(observations[0], cat)
+    runs = (files, window or None, load)
     try:
-        before = _replay(*files[0], load, dep, key, cat)
+        before = _replay(*runs, dep, key, cat)
     except ScenarioError as exc:
         st.error(plain(exc), icon=":material/error:")
         return
@@ -194,12 +203,47 @@ def section() -> None:
     if not st.toggle("Fit a profile to these files", key=KEY + "fit"):
         st.dataframe(_errors(before.table), hide_index=True, width="stretch", key=KEY + "before")
         return
-    _fitted(files, load, observations, dep, cat, key, before)
+    _fitted(runs, observations, dep, cat, key, before)
+
+
+def _window(files: Files) -> float | bool | None:
+    """Two scrapes: the seconds between them (False until given); anything else: None."""
+    if len(files) != 2 or not all(ob.is_scrape(d) for d, _ in files):
+        return None
+    given = st.number_input(
+        "Seconds between the two scrapes",
+        min_value=1.0,
+        max_value=86_400.0,
+        value=None,
+        key=KEY + "window",
+        help="Two scrapes of one server's /metrics, in either order: what happened between them, and its rates.",
+    )
+    if given is None:
+        st.info(
+            "Give the seconds between the two scrapes to read them as one window.", icon=":material/info:"
+        )
+        return False
+    return float(given)
+
+
+def _load() -> int | None:
+    """The concurrency of a run whose file states no load (None until given)."""
+    given = st.number_input(
+        "Concurrency it ran at",
+        min_value=1,
+        max_value=10_000,
+        value=None,
+        key=KEY + "load",
+        help="A file here states no load (AIPerf's CSV): the number of clients the benchmark kept busy.",
+    )
+    if given is None:
+        st.info("Give the concurrency the run used to replay it.", icon=":material/info:")
+        return None
+    return int(given)
 
 
 def _fitted(
-    files: tuple[tuple[bytes, str], ...],
-    load: int | None,
+    runs: tuple[Files, float | None, int | None],
     observations: list[ob.Observation],
     dep: ob.Deployment,
     cat: Catalog,
@@ -207,7 +251,7 @@ def _fitted(
     before: ob.Replay,
 ) -> None:
     try:
-        result = _fit(files, load, dep, key, cat)
+        result = _fit(*runs, dep, key, cat)
     except ScenarioError as exc:
         st.error(plain(exc), icon=":material/error:")
         return
@@ -237,7 +281,7 @@ def _fitted(
             "and how often a file's points fell inside the band of the other files'."
         )
         st.dataframe(_errors_band(result.bands), hide_index=True, width="stretch")
-    after = _replay(*files[0], load, dataclasses.replace(dep, profile=p), key, cat)
+    after = _replay(*runs, dataclasses.replace(dep, profile=p), key, cat)
     st.markdown(
         f"**{plain(observations[0].source)}** replayed with the chip's profile before and after the fit:"
     )

@@ -22,6 +22,8 @@ from engine.faces import lazy as _lazy
 _API = {
     "FORMATS": "engine.observe.detect",
     "read_path": "engine.observe.detect",
+    "read_pair": "engine.observe.detect",
+    "is_scrape": "engine.observe.detect",
     "read_text": "engine.observe.detect",
     "Observation": "engine.observe.observation",
     "with_load": "engine.observe.observation",
@@ -50,6 +52,8 @@ __all__ = [
     "entry_with",
     "fit_files",
     "guess_model",
+    "is_scrape",
+    "read_pair",
     "read_path",
     "read_text",
     "replay",
@@ -61,7 +65,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 
 if TYPE_CHECKING:
-    from engine.observe.detect import FORMATS, read_path, read_text
+    from engine.observe.detect import FORMATS, is_scrape, read_pair, read_path, read_text
     from engine.observe.fit import FileFit, entry_toml, entry_with, fit_files
     from engine.observe.observation import Observation, with_load
     from engine.observe.playback import Deployment, Replay, before_after, cdf_frame, guess_model, replay

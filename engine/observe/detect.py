@@ -103,3 +103,26 @@ def read_path(path: str | Path, **kw: Any) -> Observation:
     except OSError as exc:
         raise ScenarioError(f"{p.name}: cannot read ({exc.strerror or type(exc).__name__})") from None
     return read_text(data, p.name, **kw)
+
+
+def read_pair(
+    first: bytes | str, first_name: str, second: bytes | str, second_name: str, window_s: float
+) -> Observation:
+    """Two Prometheus scrapes of one server taken `window_s` apart, in either order: what happened
+    between them (the later is the one that has seen more requests end)."""
+    a, b = _text(first, first_name), _text(second, second_name)
+    if not (prometheus.is_scrape(a) and prometheus.is_scrape(b)):
+        raise ScenarioError(
+            f"{first_name}, {second_name}: a pair over a window must be two Prometheus scrapes"
+        )
+    if prometheus.later_first(a, b, first_name, second_name):
+        return prometheus.read_scrapes(a, first_name, b, window_s)
+    return prometheus.read_scrapes(b, second_name, a, window_s)
+
+
+def is_scrape(data: bytes | str) -> bool:
+    """True for the text of a Prometheus scrape of a vLLM or SGLang server (False for anything else)."""
+    try:
+        return prometheus.is_scrape(_text(data, "file"))
+    except ScenarioError:
+        return False

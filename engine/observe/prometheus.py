@@ -240,3 +240,12 @@ def read_scrapes(
         measured=measured,
         notes=tuple(notes),
     )
+
+
+def later_first(a: str, b: str, a_name: str, b_name: str) -> bool:
+    """True when scrape `a` was taken after `b`: its histograms have counted more observations."""
+
+    def seen(text: str, name: str) -> float:
+        return sum(v for k, v in parse(text, name).values.items() if k.endswith("_count"))
+
+    return seen(a, a_name) > seen(b, b_name)

@@ -82,3 +82,20 @@ def test_a_file_without_its_load_asks_for_it() -> None:
     assert_clean(at)
     assert not at.error, [e.value for e in at.error]
     assert {"ttft", "tpot", "e2e"} <= set(_frame(at, "error")["figure"])
+
+
+@pytest.mark.slow
+def test_two_scrapes_ask_for_the_window_then_replay_it() -> None:
+    at = app("hardware")
+    values = [
+        (n, (FIX / n).read_bytes(), "text/plain") for n in ("vllm_metrics_t60.prom", "vllm_metrics_t0.prom")
+    ]
+    at.file_uploader(key="fg:observe-upload").set_value(values).run()
+    assert_clean(at)
+    assert any("seconds between the two scrapes" in i.value for i in at.info)
+    at.number_input(key="fg:observe-window").set_value(60.0).run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    table = _frame(at, "error")
+    rate = table[table["figure"] == "request_rps"]["measured"]
+    assert float(rate.iloc[0]) == pytest.approx(4.0)

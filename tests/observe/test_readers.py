@@ -365,3 +365,13 @@ def test_a_prompt_longer_than_any_request_may_be_is_refused() -> None:
     doc["input_lens"][5] = 10**8
     with pytest.raises(ScenarioError, match=r"input_lens\[5\].*out of range"):
         detect.read_text(json.dumps(doc), "run.json")
+
+
+def test_two_scrapes_in_either_order_read_as_one_window() -> None:
+    t0, t60 = (FIX / "vllm_metrics_t0.prom").read_bytes(), (FIX / "vllm_metrics_t60.prom").read_bytes()
+    a = detect.read_pair(t0, "t0.prom", t60, "t60.prom", 60.0)
+    b = detect.read_pair(t60, "t60.prom", t0, "t0.prom", 60.0)
+    assert a.measured == b.measured and a.measured.completed == 240
+    assert detect.is_scrape(t0) and not detect.is_scrape(b"{}") and not detect.is_scrape(b"\xff\xfe")
+    with pytest.raises(ScenarioError, match="must be two Prometheus scrapes"):
+        detect.read_pair(t0, "t0.prom", b"{}", "x.json", 60.0)
