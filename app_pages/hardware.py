@@ -4,7 +4,7 @@ import streamlit as st
 
 from engine.costmodel import STACK_NAMES, UNHIDDEN_FRACTION
 from engine.scenario import scenario_catalog
-from ui import hardware, layout, state, tables
+from ui import hardware, layout, observe, state, tables
 
 layout.page(
     "Hardware catalog",
@@ -44,6 +44,13 @@ st.subheader(
     help="Saved into this scenario's custom_hardware, so it travels with the share link and the TOML.",
 )
 hardware.custom_chip_form(sc, cat)
+
+st.subheader(
+    "Calibrate from your benchmark",
+    help="Upload a vllm bench serve, SGLang bench_serving or AIPerf result (or a vLLM /metrics scrape): "
+    "replay it on the chip you name, fit the chip's profile to it, keep the chip (docs/calibration.md).",
+)
+observe.section()
 
 st.subheader(f"Models ({len(cat.models)})")
 st.dataframe(hardware.model_frame(cat), hide_index=True, width="stretch")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from engine.catalog.entries import entry_to_toml, load_catalog, model_from_hf_config
 from engine.catalog.specs import HardwareSpec
 from engine.cli import catalog as cli_catalog
+from engine.cli import observe as cli_observe
 from engine.cli import plan_flags
 from engine.cli.common import (
     add_work_limit_flag,
@@ -406,14 +407,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         from engine.cli.validate import cmd_calibrate_reference
 
         return cmd_calibrate_reference(args)
+    if args.measurements and not (len(args.measurements) == 1 and args.measurements[0].endswith(".csv")):
+        from engine.cli.observe import cmd_calibrate_files  # benchmark results (engine.observe)
+
+        return cmd_calibrate_files(args)
     if not args.measurements or not args.hardware:
         raise ScenarioError("calibrate: give a measurements CSV and --hardware (or --reference)")
-    points = [m for m in measurements.read_measurements(args.measurements) if m.hardware == args.hardware]
+    csv = args.measurements[0]
+    points = [m for m in measurements.read_measurements(csv) if m.hardware == args.hardware]
     if not points:
-        raise ScenarioError(f"calibrate: no rows for hardware {args.hardware!r} in {args.measurements}")
-    result = calibrate.fit(
-        points, cat, f"fitted to {len(points)} measurements in {Path(args.measurements).name}"
-    )
+        raise ScenarioError(f"calibrate: no rows for hardware {args.hardware!r} in {csv}")
+    result = calibrate.fit(points, cat, f"fitted to {len(points)} measurements in {Path(csv).name}")
     shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
     shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")  # a signed percentage, as the summary line
     print(shown.to_string(index=False), file=sys.stderr)
@@ -474,8 +478,14 @@ def _validate_flags(sub: Any) -> None:
 def _calibrate_flags(sub: Any) -> None:
     """The `calibrate` command's flags."""
     k = sub.add_parser("calibrate", help="fit a chip's profile to measured timings")
-    k.add_argument("measurements", nargs="?", help="CSV with columns " + ", ".join(MEASUREMENT_COLUMNS))
-    k.add_argument("--hardware", help="catalog id of the chip measured")
+    k.add_argument(
+        "measurements",
+        nargs="*",
+        help="a CSV with columns "
+        + ", ".join(MEASUREMENT_COLUMNS)
+        + "; or benchmark results (fengong replay's formats)",
+    )
+    cli_observe.add_deployment_flags(k, hardware_required=False)
     k.add_argument("--profile", default="mine", help="name of the fitted profile")
     k.add_argument("--new-id", default=None, help="catalog id of the new entry (default <chip>-<profile>)")
     k.add_argument("--out", default=None, help="write the new catalog entry here (else stdout)")
@@ -538,6 +548,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     cli_catalog.register(sub)
+    cli_observe.register(sub)
     for add in (
         _roofline_flags,
         _scenario_flags,

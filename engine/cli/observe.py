@@ -1,0 +1,200 @@
+"""`replay` and `calibrate FILE...`: a benchmark result replayed on a stated deployment, and a
+profile fitted to one or several results (docs/calibration.md, 'Calibrate from your benchmark').
+
+Both take what no file says as flags: ``--hardware`` (required), ``--count``, ``--stack``,
+``--tp``, ``--weights``, ``--kv``, and ``--model`` where the file's model name is not a catalog
+model. A Prometheus scrape takes ``--earlier`` (the scrape taken ``--window-s`` seconds before).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.catalog.entries import entry_to_toml, load_catalog
+from engine.catalog.specs import CalibrationProfile, HardwareSpec
+from engine.cli.common import check_range, emit_json
+from engine.core import bounds, safeparse
+from engine.core.errors import ScenarioError
+from engine.costmodel.stacks import SERVING_STACKS
+from engine.observe import detect
+from engine.observe.observation import with_load
+
+if TYPE_CHECKING:
+    from engine.observe.playback import Deployment
+
+
+def add_deployment_flags(p: argparse.ArgumentParser, *, hardware_required: bool) -> None:
+    """The flags that say what a benchmark file does not: where it ran."""
+    p.add_argument(
+        "--hardware", required=hardware_required, help="catalog id of the chip the benchmark ran on"
+    )
+    p.add_argument("--count", type=int, default=1, help="instances behind the benchmarked endpoint")
+    p.add_argument(
+        "--stack", choices=list(SERVING_STACKS), default="vllm", help="serving stack the server ran"
+    )
+    p.add_argument("--tp", type=int, default=1, help="tensor-parallel chips per instance")
+    p.add_argument("--weights", choices=["bf16", "fp8", "fp4", "int4"], default="bf16")
+    p.add_argument("--kv", choices=["bf16", "fp8"], default="bf16")
+    p.add_argument("--model", default=None, help="catalog model id (default: recognised from the file)")
+    p.add_argument(
+        "--concurrency", type=int, default=None, help="the run's concurrency, where the file does not say"
+    )
+    p.add_argument(
+        "--rate", type=float, default=None, help="the run's request rate (req/s), where the file does not say"
+    )
+    p.add_argument("--earlier", default=None, help="Prometheus: the scrape taken --window-s before FILE")
+    p.add_argument("--window-s", type=float, default=None, help="Prometheus: seconds between the two scrapes")
+
+
+def deployment(args: argparse.Namespace) -> Deployment:
+    """The flags as a `Deployment` (ranges checked)."""
+    from engine.observe import playback  # the simulator and pandas: loaded when a command needs them
+
+    check_range(args.count, "--count", 1, bounds.MAX_INSTANCES)
+    check_range(args.tp, "--tp", 1, bounds.MAX_TP)
+    check_range(args.window_s, "--window-s", 0.001, bounds.MAX_DURATION_S * 30)
+    load_catalog().chip(args.hardware)
+    return playback.Deployment(
+        hardware=args.hardware,
+        count=args.count,
+        stack=args.stack,
+        tp=args.tp,
+        weights=args.weights,
+        kv=args.kv,
+        model=args.model,
+    )
+
+
+def _read(path: str, args: argparse.Namespace) -> Any:
+    earlier = None
+    if args.earlier:
+        try:
+            earlier = Path(args.earlier).read_bytes()[: bounds.MAX_TRACE_BYTES + 1]
+        except OSError as exc:
+            raise ScenarioError(f"--earlier {args.earlier}: cannot read ({exc.strerror})") from None
+    obs = detect.read_path(path, earlier=earlier, window_s=args.window_s)
+    return with_load(obs, concurrency=args.concurrency, rate_rps=args.rate)
+
+
+def profile_from(path: str) -> CalibrationProfile:
+    """The default profile of a hardware entry's TOML (`fengong calibrate --out`)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"--profile-from {path}: cannot read ({type(exc).__name__})") from None
+    entry = HardwareSpec.model_validate(
+        safeparse.loads_toml(text, f"--profile-from {path}", max_chars=1_000_000)
+    )
+    name = entry.default_profile
+    if not name or name not in entry.profiles:
+        raise ScenarioError(f"--profile-from {path}: the entry names no default_profile among its profiles")
+    return entry.profiles[name]
+
+
+def _setup_dict(obs: Any) -> dict[str, Any]:
+    s = obs.setup
+    return {k: getattr(s, k) for k in s.__dataclass_fields__}
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """`fengong replay FILE --hardware ...`."""
+    from engine.observe import playback
+
+    dep = deployment(args)
+    if args.profile_from:
+        dep = replace(dep, profile=profile_from(args.profile_from))
+    obs = _read(args.file, args)
+    rep = playback.replay(obs, dep)
+    if args.json:
+        emit_json(
+            {
+                "source": obs.source,
+                "format": obs.format,
+                "setup": _setup_dict(obs),
+                "unknown": list(obs.unknown),
+                "deployment": {
+                    k: getattr(dep, k) for k in ("hardware", "count", "stack", "tp", "weights", "kv")
+                },
+                "model": rep.scenario.model.id,
+                "comparison": rep.table.to_dict(orient="records"),
+                "notes": list(rep.notes),
+            }
+        )
+        return 0
+    for note in rep.notes:
+        print(f"note: {note}", file=sys.stderr)
+    where = f"{dep.count}x {dep.hardware} tp{dep.tp} {dep.stack}"
+    print(f"{obs.source} ({obs.format}) replayed on {where}, model {rep.scenario.model.id}")
+    shown = rep.table.copy()
+    shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
+    return 0
+
+
+def cmd_calibrate_files(args: argparse.Namespace) -> int:
+    """`fengong calibrate FILE... --hardware ...`: a profile fitted to benchmark results."""
+    if not args.hardware:
+        raise ScenarioError("calibrate: give --hardware, the chip the benchmarks ran on")
+    from engine.observe import fit
+
+    dep = deployment(args)
+    cat = load_catalog()
+    result = fit.fit_files([_read(p, args) for p in args.measurements], dep, cat)
+    shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
+    shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")
+    print(shown.to_string(index=False), file=sys.stderr)
+    for row in result.held_out.to_dict(orient="records"):
+        e = row["held_out_abs_error"]
+        err = "no other file to fit without it" if e is None or e != e else f"held-out median |error| {e:.1%}"
+        print(f"{row['file']}: {row['points']} points; {err}", file=sys.stderr)
+    for band in result.bands.to_dict(orient="records"):
+        cov = band["coverage"]
+        covered = (
+            ""
+            if cov is None or cov != cov
+            else f"; coverage {cov:.0%} (each file's points against the other files' band)"
+        )
+        span = f"{band['low']:+.1%} to {band['high']:+.1%}"
+        print(
+            f"band of {band['figure']} (held out, {band['points']} points): {span}{covered}", file=sys.stderr
+        )
+    p = result.profile
+    print(
+        f"{dep.hardware}/{args.profile}: eta_compute {p.eta_compute}, eta_bandwidth {p.eta_bandwidth}, "
+        f"overhead {p.overhead_ms} ms per 80 layers",
+        file=sys.stderr,
+    )
+    entry = fit.entry_with(cat.chip(dep.hardware), p, args.profile, args.new_id)
+    text = entry_to_toml(entry)
+    if args.out:
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ScenarioError(
+                f"--out {args.out}: cannot write ({exc.strerror or type(exc).__name__})"
+            ) from None
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add the `replay` command."""
+    r = sub.add_parser(
+        "replay", help="replay a benchmark result on a stated deployment: measured vs simulated"
+    )
+    r.add_argument("file", help="a benchmark result: " + "; ".join(detect.FORMATS))
+    add_deployment_flags(r, hardware_required=True)
+    r.add_argument(
+        "--profile-from",
+        default=None,
+        metavar="TOML",
+        help="run the chip with the default profile of this hardware entry (as `fengong calibrate` writes it)",
+    )
+    r.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    r.set_defaults(func=cmd_replay)

@@ -1,0 +1,196 @@
+"""Calibrating from benchmark results: each file's figures as calibration points, one profile fitted
+to them by the same code as the shipped profiles (`engine.calibration.calibrate.fit`), each file
+left out in turn for its held-out error.
+
+A serving benchmark gives no step timings, only what requests saw. What it says is turned into
+the measurement kinds the steady-state predictor already models (`engine.calibration.measurements`):
+
+- ``tpot``: the run's mean TPOT (AIPerf's inter-token latency; a Prometheus scrape's mean time
+  per output token), at the run's concurrency and mean lengths: a decode step at that batch;
+- ``ttft``: the mean TTFT at the same concurrency (a lockstep round when the clients started
+  together on identical requests, `Measurement.lockstep`);
+- ``throughput``: output tokens per second, for a closed loop only (an open loop's throughput is
+  its offered load, which says nothing of the chip).
+
+The concurrency is the stated one (``--max-concurrency``, AIPerf's ``--concurrency``); for an open
+loop at a rate, the mean number of requests in flight by Little's law: request rate x mean E2E.
+On `count` instances each is taken to serve an equal share (concurrency and throughput divided).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from engine.calibration import calibrate
+from engine.calibration.measurements import FIGURE_OF, Measurement
+from engine.catalog.entries import Catalog, entry_to_toml
+from engine.catalog.specs import CalibrationProfile, HardwareSpec
+from engine.core.errors import ScenarioError
+from engine.observe.observation import Observation
+from engine.observe.playback import Deployment, guess_model
+
+
+def concurrency(obs: Observation, count: int = 1) -> int | None:
+    """Requests in flight per instance: the stated concurrency, else rate x mean E2E (Little's law)."""
+    s, m = obs.setup, obs.measured
+    if s.concurrency:
+        return max(1, round(s.concurrency / count))
+    rate = m.request_rps or s.rate_rps
+    if rate and m.e2e is not None and m.e2e.mean_ms is not None:
+        return max(1, round(rate * m.e2e.mean_ms / 1000.0 / count))
+    return None
+
+
+def points(obs: Observation, dep: Deployment, catalog: Catalog) -> list[Measurement]:
+    """What one file says, as calibration points on `dep` (empty when it states too little)."""
+    model = dep.model or guess_model(obs.setup.model, catalog)
+    if model is None:
+        raise ScenarioError(f"{obs.source}: give the model (the file names {obs.setup.model!r})")
+    s, m = obs.setup, obs.measured
+    c = concurrency(obs, dep.count)
+    if c is None or s.prompt_tokens is None or s.output_tokens is None:
+        return []
+    same = obs.rows is None or (np.ptp(obs.rows.prompt_tokens) == 0 and np.ptp(obs.rows.output_tokens) == 0)
+    closed = bool(s.concurrency)
+    base = Measurement(
+        id=obs.source,
+        model=model,
+        hardware=dep.hardware,
+        tp=dep.tp,
+        weights=dep.weights,
+        kv=dep.kv,
+        kind="tpot",
+        value=1.0,
+        unit="ms",
+        prompt_tokens=max(1, round(s.prompt_tokens)),
+        output_tokens=max(1, round(s.output_tokens)),
+        concurrency=c,
+        stack=dep.stack,
+        source=f"{obs.source} ({obs.format})",
+        prompts=s.requests or 0,
+        lockstep=closed and same and s.rate_rps is None,  # the clients start together, in step
+    )
+    tpot = m.tpot if m.tpot is not None else m.itl
+    out: list[Measurement] = []
+    if tpot is not None and tpot.mean_ms:
+        out.append(replace(base, id=f"{obs.source}:tpot", value=tpot.mean_ms))
+    if m.ttft is not None and m.ttft.mean_ms:
+        out.append(replace(base, id=f"{obs.source}:ttft", kind="ttft", value=m.ttft.mean_ms))
+    if closed and m.output_tok_s:
+        out.append(
+            replace(
+                base,
+                id=f"{obs.source}:throughput",
+                kind="throughput",
+                value=m.output_tok_s / dep.count,
+                unit="tok/s",
+            )
+        )
+    return out
+
+
+BAND_COLUMNS: tuple[str, ...] = ("figure", "points", "low", "high", "coverage")
+"""Columns of a fit's bands."""
+
+
+@dataclass(frozen=True)
+class FileFit:
+    """A profile fitted to every file's points, the fit's table, and each file's held-out error."""
+
+    profile: CalibrationProfile
+    table: pd.DataFrame
+    held_out: pd.DataFrame
+    """file, points, median |error| of its points predicted by the profile fitted without it (None
+    when no other file has points)."""
+    bands: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(BAND_COLUMNS)))
+    """The band each figure carries (`held_out_bands`): figure, points, low, high, coverage."""
+
+    @property
+    def held_out_median(self) -> float | None:
+        """Median over files of their held-out median |error| (None with fewer than two files)."""
+        v = self.held_out["held_out_abs_error"].dropna()
+        return None if v.empty else float(v.median())
+
+
+def fit_files(observations: Sequence[Observation], dep: Deployment, catalog: Catalog) -> FileFit:
+    """One profile for (`dep.hardware`, `dep.stack`) fitted to every file, and each file left out."""
+    per_file = {o.source: points(o, dep, catalog) for o in observations}
+    every = [p for ps in per_file.values() for p in ps]
+    if not every:
+        raise ScenarioError(
+            "calibrate: no file states a concurrency or rate with TTFT, TPOT or throughput to fit"
+        )
+    names = ", ".join(per_file)
+    source = (
+        f"user's own: fitted to {len(every)} points from {names} on {dep.count}x {dep.hardware} tp{dep.tp} "
+        f"{dep.stack} (fengong calibrate; engine.observe)"
+    )
+    whole = calibrate.fit(every, catalog, source)
+    rows, errors = [], []
+    for name, pts in per_file.items():
+        rest = [p for p in every if p not in pts]
+        err = None
+        if pts and rest:
+            without = calibrate.fit(rest, catalog, "held out").profile
+            t = calibrate.table(pts, catalog, without)
+            err = float(t["abs_error"].median())
+            errors += [(name, FIGURE_OF[k], e) for k, e in zip(t["kind"], t["error"], strict=True)]
+        rows.append({"file": name, "points": len(pts), "held_out_abs_error": err})
+    held = pd.DataFrame(errors, columns=["file", "figure", "error"])
+    return FileFit(whole.profile, whole.table, pd.DataFrame(rows), held_out_bands(held))
+
+
+MIN_BAND_POINTS = 3
+"""Held-out points of a figure below which it carries no band."""
+
+
+def held_out_bands(errors: pd.DataFrame) -> pd.DataFrame:
+    """Per figure, the band of held-out errors (16th to 84th percentile of predicted / measured - 1,
+    as the shipped bands) and its coverage: each file's errors tested against the band of the other
+    files' (how often held-out data fell inside a band it did not help make; None with one file)."""
+    out = []
+    for figure, part in errors.groupby("figure", sort=True):
+        if len(part) < MIN_BAND_POINTS:
+            continue
+        lo, hi = np.percentile(part["error"], [16, 84])
+        inside, tested = 0, 0
+        for name, own in part.groupby("file"):
+            others = part[part["file"] != name]["error"]
+            if len(others) >= 2:
+                a, b = np.percentile(others, [16, 84])
+                inside += int(((own["error"] >= a) & (own["error"] <= b)).sum())
+                tested += len(own)
+        out.append(
+            {
+                "figure": figure,
+                "points": len(part),
+                "low": float(lo),
+                "high": float(hi),
+                "coverage": inside / tested if tested else None,
+            }
+        )
+    return pd.DataFrame(out, columns=list(BAND_COLUMNS))
+
+
+def entry_with(
+    chip: HardwareSpec, profile: CalibrationProfile, name: str, new_id: str | None = None
+) -> HardwareSpec:
+    """`chip` as a catalog entry of the user's own (`<chip>-<name>` unless `new_id`), `profile` its default
+    under `name`, its other profiles kept: what `fengong calibrate` writes and the dashboard adds."""
+    entry = chip.model_copy(
+        update={
+            "id": new_id or f"{chip.id}-{name}",
+            "profiles": {**chip.profiles, name: profile},
+            "default_profile": name,
+        }
+    )
+    return HardwareSpec.model_validate(entry.model_dump(by_alias=True))
+
+
+def entry_toml(entry: HardwareSpec) -> str:
+    """A hardware entry as the TOML file a catalog directory takes."""
+    return entry_to_toml(entry)

@@ -1,0 +1,101 @@
+"""App test of the Hardware page's "Calibrate from your benchmark" (issue 33): a `vllm bench serve
+--save-result --save-detailed` JSON from an H100 gives, in three steps (upload, fit, use), the replay
+chart, a fitted profile with its held-out error, and a scenario that runs the chip with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.app.test_app import app, assert_clean, scenario_of, text_of
+
+FIX = Path(__file__).resolve().parents[1] / "observe" / "fixtures"
+FILES = ("vllm_bench_detailed.json", "vllm_bench_detailed_rate8.json")
+
+
+def _upload(at, names):  # type: ignore[no-untyped-def]
+    values = [(n, (FIX / n).read_bytes(), "application/json") for n in names]
+    return at.file_uploader(key="fg:observe-upload").set_value(values).run()
+
+
+def _frame(at, column):  # type: ignore[no-untyped-def]
+    """The first table of the page with `column` (a styled frame's data)."""
+    for df in at.dataframe:
+        value = df.value
+        data = getattr(value, "data", value)
+        if column in data.columns:
+            return data
+    raise AssertionError(f"no table with {column!r}")
+
+
+@pytest.mark.slow
+def test_upload_replay_fit_and_use_a_benchmark() -> None:
+    at = app("hardware")
+    assert_clean(at)
+    assert "Calibrate from your benchmark" in [s.value for s in at.subheader]
+    charts_before = len(at.get("plotly_chart"))
+    _upload(at, FILES)  # step 1
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert any("vllm-bench-json" in c.value and "per-request rows" in c.value for c in at.caption)
+    assert at.selectbox(key="fg:observe-model").value == "llama-3.1-8b"  # recognised from the file
+    assert len(at.get("plotly_chart")) == charts_before + 3  # TTFT, TPOT and E2E: measured vs simulated
+    before = _frame(at, "error")
+    assert {"ttft", "tpot", "e2e", "output_tok_s"} <= set(before["figure"])
+    at.toggle(key="fg:observe-fit").set_value(True).run()  # step 2
+    assert_clean(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert "%" in metrics["Held-out median |error|"]
+    both = _frame(at, "error_after")
+    assert {"error_before", "error_after"} <= set(both.columns) and len(both) == len(before)
+    assert "Catalog entry h100-sxm-mine.toml" in [b.label for b in at.download_button]
+    next(b for b in at.button if b.label == "Run the scenario on this chip").click().run()  # step 3
+    assert_clean(at)
+    sc = scenario_of(at)
+    assert [h.id for h in sc.custom_hardware] == ["h100-sxm-mine"]
+    assert sc.custom_hardware[0].profiles["mine"].source.startswith("user's own")
+    assert {p.hardware for p in sc.deployment.pools} == {"h100-sxm-mine"}
+    assert any("h100-sxm-mine" in text_of(s.value) for s in at.success)
+    at.switch_page("app_pages/results.py").run()  # the scenario runs with it
+    assert_clean(at)
+
+
+@pytest.mark.slow
+def test_a_file_of_no_known_format_is_refused_in_one_line() -> None:
+    at = app("hardware")
+    at.file_uploader(key="fg:observe-upload").set_value(
+        [("x.json", b'{"hello": 1}', "application/json")]
+    ).run()
+    assert_clean(at)
+    assert len(at.error) == 1 and "none of" in at.error[0].value and "\n" not in at.error[0].value
+
+
+@pytest.mark.slow
+def test_a_file_without_its_load_asks_for_it() -> None:
+    at = app("hardware")
+    data = (FIX / "aiperf_profile_export_aiperf.csv").read_bytes()
+    at.file_uploader(key="fg:observe-upload").set_value([("run.csv", data, "text/csv")]).run()
+    assert_clean(at)
+    assert any("Give the concurrency" in i.value for i in at.info)
+    at.number_input(key="fg:observe-load").set_value(4).run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert {"ttft", "tpot", "e2e"} <= set(_frame(at, "error")["figure"])
+
+
+@pytest.mark.slow
+def test_two_scrapes_ask_for_the_window_then_replay_it() -> None:
+    at = app("hardware")
+    values = [
+        (n, (FIX / n).read_bytes(), "text/plain") for n in ("vllm_metrics_t60.prom", "vllm_metrics_t0.prom")
+    ]
+    at.file_uploader(key="fg:observe-upload").set_value(values).run()
+    assert_clean(at)
+    assert any("seconds between the two scrapes" in i.value for i in at.info)
+    at.number_input(key="fg:observe-window").set_value(60.0).run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    table = _frame(at, "error")
+    rate = table[table["figure"] == "request_rps"]["measured"]
+    assert float(rate.iloc[0]) == pytest.approx(4.0)

@@ -1,0 +1,120 @@
+"""`fengong replay` and `fengong calibrate FILE...`: benchmark results on the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.catalog.specs import HardwareSpec
+from engine.cli import main as cli
+from engine.core import safeparse
+
+FIX = Path(__file__).resolve().parents[1] / "observe" / "fixtures"
+
+
+def test_replay_prints_measured_simulated_and_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["replay", str(FIX / "vllm_bench_detailed.json"), "--hardware", "h100-sxm"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "replayed on 1x h100-sxm tp1 vllm, model llama-3.1-8b" in out[0]
+    assert out[1].split() == ["figure", "stat", "unit", "measured", "simulated", "error"]
+    assert any(ln.split()[:2] == ["tpot", "mean"] and ln.rstrip().endswith("%") for ln in out)
+
+
+def test_replay_json_is_one_document(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "replay",
+        str(FIX / "sglang_bench.jsonl"),
+        "--hardware",
+        "h200",
+        "--model",
+        "llama-3.1-8b",
+        "--json",
+    ]
+    assert cli.main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["format"] == "sglang-bench-jsonl" and doc["setup"]["concurrency"] == 8
+    assert doc["deployment"]["hardware"] == "h200" and "model" in doc["unknown"]
+    assert {r["figure"] for r in doc["comparison"]} >= {"ttft", "tpot", "e2e", "output_tok_s"}
+
+
+def test_replay_two_prometheus_scrapes(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "replay",
+        str(FIX / "vllm_metrics_t60.prom"),
+        "--earlier",
+        str(FIX / "vllm_metrics_t0.prom"),
+        "--window-s",
+        "60",
+        "--hardware",
+        "h100-sxm",
+        "--json",
+    ]
+    assert cli.main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["setup"]["rate_rps"] == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--hardware", "h100-sxm", "--count", "0"], "--count: must be in [1, 512]"),
+        (["--hardware", "not-a-chip"], "unknown hardware 'not-a-chip'"),
+        (["--hardware", "h100-sxm", "--window-s", "nan"], "--window-s"),
+    ],
+)
+def test_replay_refuses_bad_flags(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["replay", str(FIX / "vllm_bench.json"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_replay_refuses_a_file_of_no_known_format(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    f = tmp_path / "x.txt"
+    f.write_text("hello\n")
+    assert cli.main(["replay", str(f), "--hardware", "h100-sxm"]) == 2
+    assert "not a benchmark result; accepted" in capsys.readouterr().err
+
+
+def test_calibrate_files_then_replay_with_the_profile(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "mine.toml"
+    files = [
+        str(FIX / f)
+        for f in (
+            "vllm_bench_detailed.json",
+            "vllm_bench_detailed_rate8.json",
+            "aiperf_profile_export_aiperf.json",
+        )
+    ]
+    assert cli.main(["calibrate", *files, "--hardware", "h100-sxm", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "vllm_bench_detailed.json: 2 points; held-out median |error|" in err
+    entry = HardwareSpec.model_validate(safeparse.loads_toml(out.read_text(), "mine.toml"))
+    assert entry.id == "h100-sxm-mine" and entry.default_profile == "mine"
+    assert entry.profiles["mine"].source.startswith("user's own")
+    argv = ["replay", files[0], "--hardware", "h100-sxm", "--profile-from", str(out), "--json"]
+    assert cli.main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["comparison"]
+
+
+def test_calibrate_files_needs_the_hardware(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["calibrate", str(FIX / "vllm_bench.json")]) == 2
+    assert "give --hardware" in capsys.readouterr().err
+
+
+def test_a_file_without_its_load_takes_it_from_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "replay",
+        str(FIX / "aiperf_profile_export_aiperf.csv"),
+        "--hardware",
+        "h100-sxm",
+        "--model",
+        "llama-3.1-8b",
+    ]
+    assert cli.main(argv) == 2
+    assert "give the one it ran at" in capsys.readouterr().err
+    assert cli.main([*argv, "--concurrency", "4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["setup"]["concurrency"] == 4

@@ -1,0 +1,140 @@
+"""Calibrating from benchmark results: points derived from each file, a profile fitted by the shipped
+fitting code, each file left out in turn; a known profile is recovered from runs it produced."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from engine.calibration import trust
+from engine.catalog.entries import load_catalog
+from engine.core.errors import ScenarioError
+from engine.observe import detect
+from engine.observe.fit import concurrency, fit_files, points
+from engine.observe.observation import Measured, Observation, from_rows
+from engine.observe.playback import Deployment, replay
+
+FIX = Path(__file__).parent / "fixtures"
+H100 = Deployment(hardware="h100-sxm", model="llama-3.1-8b")
+
+
+def test_points_from_a_closed_loop_and_an_open_loop() -> None:
+    cat = load_catalog()
+    closed = detect.read_path(FIX / "aiperf_profile_export_aiperf.json")
+    kinds = {p.kind: p for p in points(closed, H100, cat)}
+    assert set(kinds) == {"tpot", "ttft", "throughput"}
+    assert kinds["tpot"].concurrency == 4 and kinds["tpot"].value == closed.measured.tpot.mean_ms
+    opened = detect.read_path(FIX / "vllm_bench_detailed.json")
+    m = opened.measured
+    assert concurrency(opened) == round(m.request_rps * m.e2e.mean_ms / 1000.0)  # Little's law
+    assert {p.kind for p in points(opened, H100, cat)} == {"tpot", "ttft"}  # an offered load is no figure
+    # two instances share the clients
+    assert points(closed, dataclasses.replace(H100, count=2), cat)[0].concurrency == 2
+
+
+def test_fit_reports_each_file_held_out() -> None:
+    files = [
+        "vllm_bench_detailed.json",
+        "vllm_bench_detailed_rate8.json",
+        "aiperf_profile_export_aiperf.json",
+    ]
+    result = fit_files([detect.read_path(FIX / f) for f in files], H100, load_catalog())
+    assert list(result.held_out["file"]) == files
+    assert result.held_out["held_out_abs_error"].notna().all()
+    assert result.held_out_median is not None
+    assert result.profile.source.startswith("user's own")
+    assert len(result.table) == 7
+
+
+def test_one_file_has_no_held_out_error() -> None:
+    result = fit_files([detect.read_path(FIX / "aiperf_profile_export_aiperf.json")], H100, load_catalog())
+    assert result.held_out["held_out_abs_error"].isna().all() and result.held_out_median is None
+
+
+def test_a_file_without_a_load_gives_nothing_to_fit() -> None:
+    obs = detect.read_path(FIX / "vllm_metrics_t0.prom")  # one scrape: no rate
+    with pytest.raises(ScenarioError, match="no file states a concurrency or rate"):
+        fit_files([obs], H100, load_catalog())
+
+
+def _measured_by_simulator(obs: Observation, dep: Deployment) -> Observation:
+    """What `obs`'s benchmark would have measured had the server been the simulator on `dep`."""
+    rep = replay(obs, dep)
+    thr = rep.table.query("figure == 'output_tok_s'")["simulated"]
+    measured = Measured(
+        ttft=from_rows(rep.ttft_s),
+        tpot=from_rows(rep.tpot_s),
+        e2e=from_rows(rep.e2e_s),
+        output_tok_s=float(thr.iloc[0]) if len(thr) else None,
+    )
+    return dataclasses.replace(obs, measured=measured, source=f"sim-{obs.setup.concurrency}")
+
+
+def test_fitting_runs_of_a_slower_chip_moves_the_replay_towards_them() -> None:
+    cat = load_catalog()
+    shipped = trust.calibration(cat.chip("h100-sxm"), "vllm", cat)[0]
+    slow = shipped.model_copy(update={"eta_bandwidth": round(shipped.eta_bandwidth * 0.6, 3)})
+    base = detect.read_path(FIX / "aiperf_profile_export_aiperf.json")
+    runs = [
+        _measured_by_simulator(
+            dataclasses.replace(base, setup=dataclasses.replace(base.setup, concurrency=c)),
+            dataclasses.replace(H100, profile=slow),
+        )
+        for c in (2, 16)
+    ]
+    fitted = fit_files(runs, H100, cat).profile
+    assert fitted.eta_bandwidth < shipped.eta_bandwidth  # it found the chip slower at streaming
+    before = abs(replay(runs[1], H100).error("tpot"))
+    after = abs(replay(runs[1], dataclasses.replace(H100, profile=fitted)).error("tpot"))
+    assert after < before / 2
+
+
+def test_bands_are_the_held_out_percentiles_and_their_coverage_is_out_of_sample() -> None:
+    import pandas as pd
+
+    from engine.observe.fit import held_out_bands
+
+    errors = pd.DataFrame(
+        [(f"f{i}", "tpot", e) for i, e in enumerate([-0.2, -0.1, 0.0, 0.1, 0.2])] + [("f0", "ttft", 0.5)],
+        columns=["file", "figure", "error"],
+    )
+    bands = held_out_bands(errors)
+    assert list(bands["figure"]) == ["tpot"]  # one TTFT point carries no band
+    row = bands.iloc[0]
+    assert row["low"] == pytest.approx(-0.136) and row["high"] == pytest.approx(0.136)
+    # each file against the others' band: the middle three fall inside, the extremes outside
+    assert row["coverage"] == pytest.approx(3 / 5)
+
+
+def test_four_files_give_bands_on_the_cli_and_the_fit() -> None:
+    files = [
+        "vllm_bench_detailed.json",
+        "vllm_bench_detailed_rate8.json",
+        "aiperf_profile_export_aiperf.json",
+    ]
+    obs = [detect.read_path(FIX / f) for f in files] + [detect.read_path(FIX / "sglang_bench.jsonl")]
+    result = fit_files(obs, H100, load_catalog())
+    assert set(result.bands["figure"]) == {"tpot", "ttft"}
+    assert ((result.bands["low"] <= result.bands["high"]) & result.bands["coverage"].between(0, 1)).all()
+
+
+def test_the_fitted_chip_travels_in_a_share_link_and_runs() -> None:
+    from engine.explain.previews import with_custom_chip
+    from engine.observe.fit import entry_with
+    from engine.scenario.codec import DEFAULT_PRESET, from_link, load_preset, to_link
+    from engine.serving.run import simulate
+
+    cat = load_catalog()
+    fitted = fit_files([detect.read_path(FIX / "aiperf_profile_export_aiperf.json")], H100, cat).profile
+    entry = entry_with(cat.chip("h100-sxm"), fitted, "mine")
+    sc = with_custom_chip(load_preset(DEFAULT_PRESET), entry)
+    pools = tuple(p.model_copy(update={"hardware": entry.id, "profile": None}) for p in sc.deployment.pools)
+    sc = sc.model_copy(
+        update={"deployment": sc.deployment.model_copy(update={"pools": pools}), "duration_s": 20.0}
+    )
+    back = from_link(to_link(sc, DEFAULT_PRESET))
+    assert back.custom_hardware[0].profiles["mine"] == fitted
+    assert {p.hardware for p in back.deployment.pools} == {"h100-sxm-mine"}
+    assert simulate(back).summary["requests"]["completed"] > 0

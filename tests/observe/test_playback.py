@@ -1,0 +1,98 @@
+"""Replay: a benchmark result becomes the workload it sent, simulated on a stated deployment."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.calibration import trust
+from engine.catalog.entries import load_catalog
+from engine.core.errors import ScenarioError
+from engine.observe import detect
+from engine.observe.playback import Deployment, gamma_arrivals, guess_model, replay
+
+FIX = Path(__file__).parent / "fixtures"
+H100 = Deployment(hardware="h100-sxm")
+
+
+def test_model_names_are_recognised() -> None:
+    cat = load_catalog()
+    assert guess_model("meta-llama/Llama-3.1-8B-Instruct", cat) == "llama-3.1-8b"
+    assert guess_model("Qwen/Qwen3-8B", cat) == "qwen3-8b"
+    assert guess_model("my-org/unknown-model", cat) is None
+
+
+def test_detailed_result_replays_each_request_with_its_lengths() -> None:
+    obs = detect.read_path(FIX / "vllm_bench_detailed.json")
+    rep = replay(obs, H100)
+    assert obs.rows is not None
+    assert rep.scenario.workload.arrival.kind == "poisson"
+    assert len(rep.ttft_s) == 100  # every request completed, one simulated per measured
+    figures = set(rep.table["figure"])
+    assert {"ttft", "tpot", "itl", "e2e", "output_tok_s", "request_rps"} <= figures
+    # the error column is what it says
+    row = rep.table.iloc[0]
+    assert row["error"] == pytest.approx(row["simulated"] / row["measured"] - 1.0)
+    # a light load on one H100 for an 8B model: within a factor of two of the file's figures
+    assert abs(rep.error("tpot")) < 1.0 and abs(rep.error("output_tok_s")) < 0.5
+
+
+def test_a_concurrency_is_replayed_as_closed_loop_clients() -> None:
+    obs = detect.read_path(FIX / "sglang_bench.jsonl")
+    rep = replay(obs, dataclasses.replace(H100, model="llama-3.1-8b"))
+    arr = rep.scenario.workload.arrival
+    assert arr.kind == "closed_loop" and arr.clients == 8 and arr.stop_after == 80 and arr.ramp_s == 0.0
+    assert len(rep.e2e_s) == 80
+
+
+def test_the_deployment_and_profile_change_the_replay() -> None:
+    obs = detect.read_path(FIX / "vllm_bench.json")
+    base = replay(obs, H100)
+    faster = replay(obs, dataclasses.replace(H100, hardware="h200"))
+    shipped = trust.calibration(load_catalog().chip("h100-sxm"), "vllm", load_catalog())[0]
+    slow = replay(
+        obs,
+        dataclasses.replace(
+            H100, profile=shipped.model_copy(update={"eta_bandwidth": shipped.eta_bandwidth / 2})
+        ),
+    )
+    tpot = lambda r: float(r.table.query("figure == 'tpot' and stat == 'mean'")["simulated"].iloc[0])  # noqa: E731
+    assert tpot(faster) < tpot(base) < tpot(slow)
+
+
+def test_gamma_arrivals_follow_the_rate_and_burstiness() -> None:
+    t = gamma_arrivals(2000, 5.0, 1.0, seed=1)
+    assert t[0] == 0.0 and np.all(np.diff(t) >= 0)
+    assert np.mean(np.diff(t)) == pytest.approx(1 / 5.0, rel=0.02)
+    cv = lambda b: float(np.std(np.diff(gamma_arrivals(2000, 5.0, b, 1))) * 5.0)  # noqa: E731
+    assert cv(0.25) > 1.5 > cv(1.0) > 0.7 > cv(4.0)
+
+
+def test_missing_model_or_load_is_refused() -> None:
+    obs = detect.read_path(FIX / "sglang_bench.jsonl")
+    with pytest.raises(ScenarioError, match="does not name the model; give the model"):
+        replay(obs, H100)
+    aggregated = detect.read_path(FIX / "vllm_bench.json")
+    bare = dataclasses.replace(aggregated, setup=dataclasses.replace(aggregated.setup, rate_rps=None))
+    with pytest.raises(ScenarioError, match="neither a request rate nor a concurrency"):
+        replay(bare, H100)
+    with pytest.raises(ScenarioError, match="unknown model"):
+        replay(aggregated, dataclasses.replace(H100, model="not-a-model"))
+
+
+def test_recorded_send_times_are_replayed_as_they_were() -> None:
+    obs = detect.read_path(FIX / "aiperf_profile_export.jsonl")
+    rep = replay(obs, dataclasses.replace(H100, model="llama-3.1-8b"))
+    assert obs.rows is not None and obs.rows.start_s is not None
+    assert rep.scenario.duration_s == pytest.approx(float(obs.rows.start_s.max()) + 1e-6)
+    assert len(rep.ttft_s) == len(obs.rows.ttft_s)
+
+
+def test_a_single_request_is_replayed_in_a_window_of_at_least_a_second() -> None:
+    obs = detect.read_path(FIX / "vllm_bench.json")
+    one = dataclasses.replace(obs, setup=dataclasses.replace(obs.setup, requests=1))
+    rep = replay(one, H100)
+    assert len(rep.e2e_s) == 1 and rep.scenario.duration_s >= 1.0

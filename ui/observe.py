@@ -1,0 +1,323 @@
+"""The Hardware page's "Calibrate from your benchmark": upload, fill in, replay, fit, keep.
+
+Three steps: upload one or several benchmark results (`engine.observe.FORMATS`); say what the file
+cannot (chip, count, stack, layout, precision, the model where the file does not name one in the
+catalog) and see the first file replayed, measured against simulated CDFs and figures; fit a
+profile to every file (held-out error per file) and see the replay before and after, then add the
+chip with its fitted profile to the scenario's custom hardware (it travels with the share link)
+or download its TOML. Everything computed comes from `engine.observe`; this module only draws.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import streamlit as st
+
+from engine import observe as ob
+from engine.catalog import Catalog, HardwareSpec
+from engine.core import MAX_TRACE_BYTES, ScenarioError
+from engine.costmodel import SERVING_STACKS, STACK_NAMES
+from engine.scenario import scenario_catalog
+from ui import charts, hardware, state
+from ui.text import plain
+
+UPLOAD = "fg:observe-upload"
+KEY = "fg:observe-"
+
+
+Files = tuple[tuple[bytes, str], ...]
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _observations(files: Files, window_s: float | None, load: int | None) -> list[ob.Observation]:
+    """The uploads read: two scrapes `window_s` apart as one window, else each file alone; `load`
+    (a concurrency) given to the files that state none."""
+    if window_s is not None and len(files) == 2:
+        read = [ob.read_pair(*files[0], *files[1], window_s)]
+    else:
+        read = [ob.read_text(d, n) for d, n in files]
+    return [ob.with_load(o, concurrency=load) if load and not _has_load(o) else o for o in read]
+
+
+def _has_load(obs: ob.Observation) -> bool:
+    s = obs.setup
+    return bool(s.concurrency or s.rate_rps or s.all_at_once)
+
+
+@st.cache_data(max_entries=8, show_spinner="Replaying…")
+def _replay(
+    files: Files,
+    window_s: float | None,
+    load: int | None,
+    dep: ob.Deployment,
+    catalog_key: str,
+    _catalog: Catalog,
+) -> ob.Replay:
+    return ob.replay(_observations(files, window_s, load)[0], dep, _catalog)
+
+
+@st.cache_data(max_entries=8, show_spinner="Fitting…")
+def _fit(
+    files: Files,
+    window_s: float | None,
+    load: int | None,
+    dep: ob.Deployment,
+    catalog_key: str,
+    _catalog: Catalog,
+) -> ob.FileFit:
+    return ob.fit_files(_observations(files, window_s, load), dep, _catalog)
+
+
+def _deployment(obs: ob.Observation, cat: Catalog) -> ob.Deployment:
+    """The widgets for what the file cannot say, defaulting to the scenario's first pool."""
+    sc = state.scenario()
+    pool = sc.deployment.pools[0]
+    chips = sorted(cat.hardware)
+    models = sorted(cat.models)
+    guessed = ob.guess_model(obs.setup.model, cat) or sc.model.id
+    c1, c2, c3 = st.columns(3)
+    hw = c1.selectbox("Chip it ran on", chips, index=chips.index(pool.hardware), key=KEY + "chip")
+    count = c2.number_input(
+        "Instances", 1, 512, 1, key=KEY + "count", help="Servers behind the benchmarked endpoint."
+    )
+    stack = c3.selectbox(
+        "Serving stack",
+        SERVING_STACKS,
+        index=SERVING_STACKS.index(sc.deployment.stack),
+        key=KEY + "stack",
+        format_func=lambda s: STACK_NAMES[s],
+    )
+    c1, c2, c3, c4 = st.columns(4)
+    model = c1.selectbox("Model", models, index=models.index(guessed), key=KEY + "model")
+    tp = c2.number_input("Tensor parallel", 1, 64, pool.tp, key=KEY + "tp")
+    weights: Any = c3.selectbox("Weights", ["bf16", "fp8", "fp4", "int4"], key=KEY + "weights")
+    kv: Any = c4.selectbox("KV cache", ["bf16", "fp8"], key=KEY + "kv")
+    return ob.Deployment(
+        hardware=str(hw),
+        count=int(count),
+        stack=str(stack),
+        tp=int(tp),
+        weights=weights,
+        kv=kv,
+        model=str(model),
+    )
+
+
+def _describe(obs: ob.Observation) -> None:
+    s = obs.setup
+    load = (
+        f"concurrency {s.concurrency}"
+        if s.concurrency
+        else f"{s.rate_rps:g} req/s"
+        if s.rate_rps
+        else "all at once"
+    )
+    lengths = (
+        f"{s.prompt_tokens:,.0f} in / {s.output_tokens:,.0f} out"
+        if s.prompt_tokens and s.output_tokens
+        else "lengths not stated"
+    )
+    rows = "per-request rows" if obs.rows is not None else "aggregates only"
+    st.caption(
+        f"**{plain(obs.source)}**: {obs.format}; {s.requests or '?'} requests, {load}, {lengths}, {rows}. "
+        f"The file cannot say: {', '.join(obs.unknown)}." + "".join(f" {plain(n)}." for n in obs.notes)
+    )
+
+
+def _charts(obs: ob.Observation, rep: ob.Replay) -> None:
+    frame = ob.cdf_frame(obs, rep)
+    cols = st.columns(3)
+    for col, (metric, label) in zip(cols, (("ttft", "TTFT"), ("tpot", "TPOT"), ("e2e", "E2E")), strict=True):
+        part = frame[frame["figure"] == label]
+        if len(part):
+            col.plotly_chart(
+                charts.cdf(part, metric, series="source", height=260, dashes={"simulated": "dash"}),
+                width="stretch",
+                key=KEY + f"cdf-{metric}",
+            )
+
+
+def _errors(frame: Any) -> Any:
+    return frame.style.format(
+        {c: "{:+.1%}" for c in frame.columns if c.startswith("error")}
+        | {c: "{:,.2f}" for c in frame.columns if c.startswith(("measured", "simulated"))}
+    )
+
+
+def _errors_band(frame: Any) -> Any:
+    return frame.style.format({"low": "{:+.1%}", "high": "{:+.1%}", "coverage": "{:.0%}"}, na_rep="-")
+
+
+def _use(chip: HardwareSpec) -> None:
+    hardware.add_custom_chip(chip, use_everywhere=True)
+
+
+def section() -> None:
+    """Upload, fill in, replay; fit, compare before and after, keep the chip."""
+    st.markdown(
+        "Ran `vllm bench serve`, SGLang's `bench_serving` or AIPerf, or scraped a vLLM server's `/metrics`? Upload the "
+        "result: Fengong replays what it sent on the deployment you describe and sets what you measured beside what it "
+        "simulates; then fits the chip's profile to your files (the same fit as the shipped profiles), each file "
+        "left out in turn for its held-out error. From the command line: `fengong replay FILE --hardware CHIP` and "
+        "`fengong calibrate FILE... --hardware CHIP` (docs/calibration.md)."
+    )
+    ups = st.file_uploader(
+        "Benchmark results",
+        accept_multiple_files=True,
+        key=UPLOAD,
+        type=["json", "jsonl", "csv", "txt", "log", "prom"],
+        max_upload_size=MAX_TRACE_BYTES // (1024 * 1024),
+        help="; ".join(ob.FORMATS) + ". The first file is replayed; every file is used by the fit.",
+    )
+    if not ups:
+        return
+    files = tuple((u.getvalue(), u.name) for u in ups)
+    try:
+        window, load = _window(files), None
+        if window is False:
+            return
+        observations = _observations(files, window or None, None)
+        for obs in observations:
+            _describe(obs)
+        if not all(_has_load(o) for o in observations):
+            load = _load()
+            if load is None:
+                return
+            observations = _observations(files, window or None, load)
+    except ScenarioError as exc:
+        st.error(plain(exc), icon=":material/error:")
+        return
+    sc = state.scenario()
+    cat = scenario_catalog(sc)
+    key = sc.model_dump_json(include={"custom_hardware", "custom_models"})
+    dep = _deployment(observations[0], cat)
+    runs = (files, window or None, load)
+    try:
+        before = _replay(*runs, dep, key, cat)
+    except ScenarioError as exc:
+        st.error(plain(exc), icon=":material/error:")
+        return
+    _charts(observations[0], before)
+    if not st.toggle("Fit a profile to these files", key=KEY + "fit"):
+        st.dataframe(_errors(before.table), hide_index=True, width="stretch", key=KEY + "before")
+        return
+    _fitted(runs, observations, dep, cat, key, before)
+
+
+def _window(files: Files) -> float | bool | None:
+    """Two scrapes: the seconds between them (False until given); anything else: None."""
+    if len(files) != 2 or not all(ob.is_scrape(d) for d, _ in files):
+        return None
+    given = st.number_input(
+        "Seconds between the two scrapes",
+        min_value=1.0,
+        max_value=86_400.0,
+        value=None,
+        key=KEY + "window",
+        help="Two scrapes of one server's /metrics, in either order: what happened between them, and its rates.",
+    )
+    if given is None:
+        st.info(
+            "Give the seconds between the two scrapes to read them as one window.", icon=":material/info:"
+        )
+        return False
+    return float(given)
+
+
+def _load() -> int | None:
+    """The concurrency of a run whose file states no load (None until given)."""
+    given = st.number_input(
+        "Concurrency it ran at",
+        min_value=1,
+        max_value=10_000,
+        value=None,
+        key=KEY + "load",
+        help="A file here states no load (AIPerf's CSV): the number of clients the benchmark kept busy.",
+    )
+    if given is None:
+        st.info("Give the concurrency the run used to replay it.", icon=":material/info:")
+        return None
+    return int(given)
+
+
+def _fitted(
+    runs: tuple[Files, float | None, int | None],
+    observations: list[ob.Observation],
+    dep: ob.Deployment,
+    cat: Catalog,
+    key: str,
+    before: ob.Replay,
+) -> None:
+    try:
+        result = _fit(*runs, dep, key, cat)
+    except ScenarioError as exc:
+        st.error(plain(exc), icon=":material/error:")
+        return
+    p = result.profile
+    held = result.held_out_median
+    with st.container(horizontal=True, gap="small"):
+        st.metric("η_F (compute)", f"{p.eta_compute:.3f}", border=True, width="content")
+        st.metric("η_B (bandwidth)", f"{p.eta_bandwidth:.3f}", border=True, width="content")
+        st.metric("Overhead", f"{p.overhead_ms:.2f} ms", border=True, width="content")
+        st.metric(
+            "Held-out median |error|",
+            "one file: none" if held is None else f"{held:.1%}",
+            border=True,
+            width="content",
+            help="Each file's points predicted by the profile fitted to the other files.",
+        )
+    st.dataframe(
+        result.held_out,
+        hide_index=True,
+        width="stretch",
+        key=KEY + "held-out",
+        column_config={"held_out_abs_error": {"label": "held-out median |error|"}},
+    )
+    if len(result.bands):
+        st.caption(
+            "The band each figure carries: the 16th to 84th percentile of held-out errors (predicted / measured - 1), "
+            "and how often a file's points fell inside the band of the other files'."
+        )
+        st.dataframe(_errors_band(result.bands), hide_index=True, width="stretch")
+    after = _replay(*runs, dataclasses.replace(dep, profile=p), key, cat)
+    st.markdown(
+        f"**{plain(observations[0].source)}** replayed with the chip's profile before and after the fit:"
+    )
+    st.dataframe(
+        _errors(ob.before_after(before, after)), hide_index=True, width="stretch", key=KEY + "before-after"
+    )
+    entry = ob.entry_with(cat.chip(dep.hardware), p, "mine")
+    sc = state.scenario()
+    mine = {h.id: h for h in sc.custom_hardware}.get(entry.id)
+    present = (
+        mine is not None
+        and mine.profiles.get("mine") == p
+        and all(pool.hardware == entry.id for pool in sc.deployment.pools)
+    )
+    with st.container(horizontal=True, gap="small"):
+        st.download_button(
+            f"Catalog entry {entry.id}.toml",
+            data=ob.entry_toml(entry),
+            file_name=f"{entry.id}.toml",
+            mime="application/toml",
+            on_click="ignore",
+            icon=":material/download:",
+            key="fg:dl:observe-toml",
+        )
+        st.button(
+            "Run the scenario on this chip",
+            icon=":material/add_circle:",
+            key=KEY + "use",
+            on_click=_use,
+            args=(entry,),
+            disabled=present,
+            help="Adds it to the scenario's custom hardware (it travels with the share link) and moves every "
+            "pool onto it; the Strategy page can move them back.",
+        )
+    if present:
+        st.success(
+            f"Every pool of the scenario runs on **{plain(entry.id)}**, with the fitted profile.",
+            icon=":material/check_circle:",
+        )
