@@ -28,7 +28,7 @@ from engine.core import ScenarioError
 from engine.planning import Margin, Plan, PlanWork, Rule, SearchSpace, plan_margin
 from engine.planning import plan_work_estimate as plan_work
 from engine.scenario import Scenario
-from ui import state
+from ui import plan_verdict, state
 from ui.text import plain
 
 RUNNING = "fg_plan_running"
@@ -89,7 +89,8 @@ def run_plan(
     cluster = executor()
     try:
         report = running.report("Simulation")
-        result = plan(sc, target, space, progress=report, rule=rule, attainment=attainment, executor=cluster)
+        how = {"rule": rule, "attainment": attainment, "executor": cluster, **plan_verdict.options()}
+        result = plan(sc, target, space, progress=report, **how)
     except ScenarioError as exc:
         running.finish()
         st.error(f"Cannot plan this scenario: {plain(exc)}")

@@ -19,7 +19,6 @@ roofline.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -30,27 +29,26 @@ import streamlit as st
 from engine import explain as ex
 from engine.catalog import load_catalog
 from engine.core import MAX_RATE_RPS
-from engine.explain import duration_text
 from engine.planning import (
     DEFAULT_ATTAINMENT,
+    OBJECTIVE_COLUMNS,
     PP_MIN_TP,
-    Margin,
-    Plan,
     Rule,
     SearchSpace,
     passing_frontiers,
-    rule_text,
 )
 from engine.scenario import Scenario
 from engine.serving import SimResult
-from ui import marks, plan_run, state, tables
+from ui import plan_run, plan_verdict, state, tables
+from ui.plan_verdict import JUST_LOADED, OBJECTIVE_LABELS, margin_box, summary
+from ui.plan_verdict import band_text as _pm
+from ui.plan_verdict import load_run as _load
+from ui.plan_verdict import run_mark as run_mark
 from ui.planner_emit import emit_panel
 from ui.text import plain
 
 PLAN = "fg_plan"
-LOADED = "fg_plan_loaded"
 REQUEST = "fg_plan_request"
-JUST_LOADED = "fg_plan_just_loaded"
 SEVERITY_STYLE = {
     "critical": (st.error, ":material/error:"),
     "warning": (st.warning, ":material/warning:"),
@@ -189,38 +187,6 @@ def pareto_chart(
     return fig
 
 
-def run_mark(row: Any) -> str:
-    """A run's mark from its ``calibration`` text ('calibrated', 'partly calibrated', 'uncalibrated')."""
-    if not bool(row["calibrated"]):
-        return "uncalibrated"
-    return "partly calibrated" if str(row.get("calibration", "")).startswith("partly") else "calibrated"
-
-
-def _pm(
-    band: Any,
-    modelled: float | None = None,
-    slowed: float | None = None,
-    faster: float | None = None,
-    *,
-    latency: bool = True,
-) -> str:
-    """' (−30% to +67%)' after a figure: its kind's band (fall, rise; '' when none is shown); with the
-    figure as modelled and at its chips' two edges (the margin's reruns), how far they move it, as on
-    Results: a latency never narrower than its kind's band, a goodput the moves alone once both are known."""
-    if not all(isinstance(v, float) and np.isfinite(v) for v in band):
-        return ""
-    moves = [
-        v / modelled - 1.0
-        for v in (slowed, faster)
-        if modelled and modelled > 0 and v is not None and math.isfinite(v)
-    ]
-    lo, hi = (min(moves), max(moves)) if moves else band
-    if moves and (latency or len(moves) < 2):  # one side unknown: the kind's band there
-        lo, hi = min(lo, band[0]), max(hi, band[1])
-    text = ex.signed_text(lo, hi)
-    return f" {text}" if text.startswith("±") else f" ({text})"
-
-
 def selected_run(event: Any) -> int | None:
     """The run number of the point a chart selection event picked, if any."""
     try:
@@ -250,6 +216,13 @@ EP_CHOICES = [8, 16, 32]
 """Expert-parallel group sizes (chips per instance) the form offers for a MoE model."""
 MONTHS_RANGE = (1.0, 120.0)
 """Months between model changes the specialisation test accepts."""
+X_TITLES = {
+    "usd_per_hour": "cost ($/h)",
+    "usd_per_million_tokens": "cost ($ per million output tokens)",
+    "chips": "chips",
+    "power": "mean power (W)",
+}
+"""The cost frontier's x axis per objective."""
 RULE_LABELS: dict[str, str] = {
     "percentile": "Every class at its SLO percentile (MLPerf)",
     "attainment": "A share of requests within their SLO (DistServe)",
@@ -363,15 +336,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             help="With two or more request classes: after the search, also try one prefill pool and a decode "
             "pool of its own chip for each class, the class pinned to it (a portfolio).",
         )
-        c13.checkbox(
-            "Check the margin for the model's error",
-            value=True,
-            key="plan_margin",
-            help="After the search, rerun the chosen deployment, and search again, with every chip at the "
-            "pessimistic edge of its throughput band (where about two in three real deployments land): does the "
-            "choice hold if the chips are as slow as the band says they may be, and what would hold then. Slower "
-            "chips need more instances, so the second search takes longer: about three times the time in all.",
-        )
+        plan_verdict.choice_inputs(st.container(horizontal=True, gap="large", vertical_alignment="bottom"))
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
     asked = _asked()
     if asked is not None:  # the values last submitted (the defaults at first): what Plan would run
@@ -417,126 +382,6 @@ def _asked() -> tuple[float, SearchSpace, Rule, float] | None:
     return float(ss["plan_target"]), space, rule, float(ss["plan_attainment"]) / 100.0
 
 
-def _margin(m: Margin, key: tuple[Any, ...]) -> None:
-    """The margin for the model's error: the choice with slowed chips, and the cheapest that holds.
-    Chip ids and shapes can come from a custom chip: they go through `plain`."""
-    slow = plain(", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band")
-    c = m.chosen
-    latency = f"TTFT p90 {duration_text(c.ttft_ms_p90)}, TPOT p90 {duration_text(c.tpot_ms_p90)}"
-    figures = f"{c.slo_attainment:.1%} of requests within SLO, {ex.latency(latency, c.shortfall_rps)}"
-    if c.shortfall_rps is not None:
-        figures += f"; it falls behind its load, short by {c.shortfall_rps:,.2g} req/s"
-    head = (
-        "**Margin for the model's error.** With every chip at the pessimistic edge of its throughput band "
-        f"({slow}),"
-    )
-    with st.container(key="fg-plan-margin"):
-        if m.holds:
-            st.info(f"{head} the chosen deployment still passes: {figures}.", icon=":material/shield:")
-            return
-        q = m.slowed
-        if q.best_run is None:
-            why = plain(m.nothing_text())
-            st.warning(
-                f"{head} the chosen deployment no longer passes ({figures}), and no deployment of this search "
-                f"passes then ({q.simulated} simulations{'; ' + why if why else ''}).",
-                icon=":material/gpp_maybe:",
-            )
-            return
-        r = q.runs.iloc[q.best_run]
-        more = plain(m.extra_text())
-        st.warning(
-            f"{head} the chosen deployment no longer passes ({figures}). The cheapest that passes even then: "
-            f"**{plain(r['shape'])} {plain(r['split'])}**, {int(r['chips'])} chips, **\\${r['usd_per_hour']:,.2f}/h** "
-            f"({more})" + ("" if q.exhaustive else "; the slowed search ran out of simulations") + ".",
-            icon=":material/gpp_maybe:",
-        )  # fmt: skip
-        if st.button("Load the deployment that holds", key="fg-plan-load-margin", icon=":material/download:"):
-            _load(q, q.best_run, (*key, "slowed"))
-
-
-def _summary(p: Plan, edge: Margin | None = None) -> None:
-    """The search's counts and its verdict; with the margin (`edge`), the verdict's TTFT, TPOT and
-    goodput bands are how far the chosen deployment moved with slowed and faster chips."""
-    ours = edge is not None and edge.chosen.run == p.best_run  # the margin of this plan's choice
-
-    def rerun(check: Any) -> tuple[float | None, float | None, float | None]:
-        if not (ours and check):
-            return None, None, None
-        if getattr(check, "shortfall_rps", None) is not None:  # its latencies grow with run length
-            return None, None, check.goodput_rps
-        return check.ttft_ms_p90, check.tpot_ms_p90, check.goodput_rps
-
-    slow_ttft, slow_tpot, slow_goodput = rerun(edge.chosen if edge else None)
-    fast_ttft, fast_tpot, fast_goodput = rerun(edge.faster if edge else None)
-    c = st.columns(5)
-    c[0].metric("Shapes considered", f"{len(p.candidates):,}")
-    c[1].metric(
-        "Pruned by the cost model",
-        f"{p.pruned:,}",
-        help="Weights do not fit, TPOT or TTFT out of reach "
-        "even unloaded, requests too long for KV memory, or over budget.",
-    )
-    c[2].metric(
-        "Bounded out", f"{p.bounded:,}", help="Their lower-bound cost is not below a passing deployment's."
-    )
-    c[3].metric("Simulated", f"{p.simulated:,}")
-    rule = getattr(p, "rule", "percentile")  # a plan kept from before pass rules
-    attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
-    c[4].metric(
-        "Met every SLO" if rule == "percentile" else f"{attainment:.0%} within SLO",
-        f"{p.feasible:,}",
-        help=f"Simulated deployments that passed: {rule_text(rule, attainment)}.",
-    )
-    for note in p.notes:
-        st.warning(plain(note))
-    if p.best_run is None:
-        return
-    r = p.runs.iloc[p.best_run]
-    meets = (
-        "meets every SLO" if rule == "percentile" else f"keeps {attainment:.0%} of requests within their SLO"
-    )
-    band = {k: (r.get(f"{k}_fall"), r.get(f"{k}_rise")) for k in ("throughput", "ttft", "tpot")}
-    st.success(
-        f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
-        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{_pm(band['throughput'], r['goodput_rps'], slow_goodput, fast_goodput, latency=False)}, "
-        f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms{_pm(band['ttft'], r['ttft_ms_p90'], slow_ttft, fast_ttft)}, "
-        f"TPOT p90 {r['tpot_ms_p90']:.1f} ms{_pm(band['tpot'], r['tpot_ms_p90'], slow_tpot, fast_tpot)} "
-        f"(simulated over {p.duration_s:g} s)."
-        + (
-            f" At the pessimistic edge of every chip's band it falls behind its load (short by "
-            f"{behind:,.2g} req/s): its latency then {ex.GROWS}, so the bands' upper ends are the kinds' bands."
-            if ours and edge is not None and (behind := edge.chosen.shortfall_rps) is not None
-            else ""
-        ),
-        icon=":material/check_circle:",
-    )
-    if any(c.band for c in p.calibration):
-        st.caption(plain(ex.BAND_NOTE))
-    if "calibrated" in r:
-        with st.container(
-            key="fg-plan-calibration", horizontal=True, gap="small", vertical_alignment="center"
-        ):
-            marks.badge(run_mark(r), help=marks.MARK_HELP)
-            rules = "; ".join(f"{c.hardware}: {c.rule}" for c in p.calibration if not c.fitted)
-            chosen = {r.get(f"{role}_hardware") for role in ("prefill", "decode", "mixed")}
-            shared = next((c.caveat for c in p.calibration if c.partial and c.hardware in chosen), "")
-            st.caption(plain(f"Chosen deployment: {r['calibration']}"
-                             + (f" ({shared})" if shared and run_mark(r) == "partly calibrated" else "")
-                             + (f". Uncalibrated chips of this search: {rules}." if rules else ".")))  # fmt: skip
-
-
-def _load(p: Plan, run: int, key: tuple[Any, ...]) -> None:
-    """Make a run's deployment the session's scenario, once per (plan, run), and redraw the page."""
-    if st.session_state.get(LOADED) == (key, run):
-        return
-    st.session_state[LOADED] = (key, run)
-    r = p.runs.iloc[run]
-    if state.commit(p.scenario_of(run), "planner"):
-        st.session_state[JUST_LOADED] = f"{r['shape']} {r['split']} at {p.target_rps:g} req/s"
-        st.rerun()  # the sidebar and the share link follow the new scenario
-
-
 def planner_page() -> None:
     """The Planner page's content (app_pages/planner.py draws the frame)."""
     sc = state.scenario()
@@ -544,7 +389,7 @@ def planner_page() -> None:
     asked = _inputs(sc)
     if asked is not None:
         target, space, rule, attainment = asked
-        key = (sc.model_dump_json(), target, space, rule, attainment)
+        key = (sc.model_dump_json(), target, space, rule, attainment, *plan_verdict.options().values())
         result = plan_run.run_plan(
             sc, target, space, rule, attainment, bool(st.session_state.get("plan_margin", True))
         )
@@ -559,9 +404,9 @@ def planner_page() -> None:
     if loaded:
         st.success(f"Loaded **{plain(loaded)}** as the current scenario.", icon=":material/download_done:")
         st.page_link("app_pages/results.py", label="See its results", icon=":material/monitoring:")
-    _summary(p, edge)
+    summary(p, edge)
     if edge is not None:
-        _margin(edge, key)
+        margin_box(edge, key)
     emit_panel(p.best)
     if p.runs.empty:
         return
@@ -572,9 +417,10 @@ def planner_page() -> None:
         "each frontier point's P:D split (M: a colocated pool). Goodput per chip counts the output tokens of "
         "requests within their SLO."
     )
+    objective = getattr(p, "objective", "usd_per_hour")  # the cost frontier follows the objective
     frontiers = (  # x, y, frontier flag, title, axis titles, widget key
-        ("usd_per_hour", "goodput_rps", "on_cost_frontier", "Cost against goodput",
-         "cost ($/h)", "goodput (req/s meeting their SLO)", "plan_cost"),
+        (OBJECTIVE_COLUMNS[objective], "goodput_rps", "on_cost_frontier", f"{OBJECTIVE_LABELS[objective]} against "
+         "goodput", X_TITLES[objective], "goodput (req/s meeting their SLO)", "plan_cost"),
         ("tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "on_throughput_frontier",
          "Goodput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
          "goodput tokens/s per chip", "plan_tput"),

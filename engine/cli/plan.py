@@ -134,6 +134,9 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
             rule=args.rule,
             attainment=_attainment(args),
             executor=executor,
+            objective=args.objective,
+            risk_aware=not args.nominal,
+            verify=not args.no_verify,
         )
     finally:
         bar.close()
@@ -161,7 +164,10 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
             doc["emit"] = plan_emit(result.best, args)
         emit_json(doc)
         return 0
+    from engine.cli.plan_verdict import print_verdict
+
     print_plan(result)
+    print_verdict(result)
     if edge is not None:
         print_margin(edge)
     elif failed:
@@ -191,9 +197,7 @@ def print_margin(m: Margin) -> None:
     """The plan's margin for the model's error: the choice with slowed chips, and what holds."""
     slow = ", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band"
     c = m.chosen
-    latency = sustain.latency(
-        f"TTFT p90 {_ms(c.ttft_ms_p90)}, TPOT p90 {_ms(c.tpot_ms_p90)}", c.shortfall_rps
-    )
+    latency = sustain.latency(c.latency_text(), c.shortfall_rps)
     figures = f"attainment {c.slo_attainment:.1%}, goodput {c.goodput_rps:.2f} req/s, {latency}"
     if c.shortfall_rps is not None:
         figures += f"; unsustainable, short by {c.shortfall_rps:,.2g} req/s"
@@ -239,6 +243,8 @@ def _frontier_rows(p: Plan, flag: str, order: str) -> list[dict[str, Any]]:
 
 def print_plan(p: Plan) -> None:
     """A human summary of a plan, each deployment with its calibration mark."""
+    from engine.cli.plan_verdict import latency_text
+    from engine.planning.objective import COLUMN, OBJECTIVES, UNIT
     from engine.planning.rules import rule_text
 
     print(
@@ -249,31 +255,33 @@ def print_plan(p: Plan) -> None:
     for note in p.notes:
         print(f"note: {note}")
     if p.best_run is not None:
-        r = p.runs.iloc[p.best_run].to_dict()
+        r = {str(k): v for k, v in p.runs.iloc[p.best_run].to_dict().items()}
+        head = "chosen" if p.risk_aware else "cheapest"
+        latency = latency_text(r) if "classes_at_slo" in r else f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms"
         print(
-            f"cheapest: {r['shape']} {r['split']} = {int(r['chips'])} chips, ${r['usd_per_hour']:,.2f}/h; "
-            f"goodput {r['goodput_rps']:.2f} req/s, TTFT p90 {r['ttft_ms_p90']:,.0f} ms, "
-            f"TPOT p90 {r['tpot_ms_p90']:.1f} ms (mean {r['tpot_ms_mean']:.1f}), "
-            f"${r['usd_per_million_output_tokens']:.2f} per M output tokens"
+            f"{head}: {r['shape']} {r['split']} = {int(r['chips'])} chips, ${r['usd_per_hour']:,.2f}/h; "
+            f"goodput {r['goodput_rps']:.2f} req/s, {latency} (TPOT mean {r['tpot_ms_mean']:.1f} ms), "
+            f"${r['usd_per_million_output_tokens']:.2f} per M output tokens (planning run)"
             + (f"; {r['calibration']}" if "calibration" in r else "")
         )
+    objective = getattr(p, "objective", "usd_per_hour")
+    x, unit = COLUMN[objective], UNIT[objective]  # the cost frontier follows the objective
+    head = "cost" if objective == "usd_per_hour" else OBJECTIVES[objective]
     cost, tput = (
-        _frontier_rows(p, "on_cost_frontier", "usd_per_hour"),
+        _frontier_rows(p, "on_cost_frontier", x),
         _frontier_rows(p, "on_throughput_frontier", "tokens_per_s_per_user"),
     )
     # the deployment column fits its longest label ("h200 tp1 dp8 ep8 -> h200 tp2 dp8 ep16")
     width = max([34, *(len(str(r["shape"])) for r in cost + tput)])
-    print("\ncost against goodput (Pareto frontier of the deployments that pass; * = chosen)")
+    print(f"\n{head} against goodput (Pareto frontier of the deployments that pass; * = chosen)")
     if not cost:
         print("  none: no simulated deployment passed")
     else:
-        print(f"  {'deployment':{width}} {'split':>8} {'$/h':>9} {'goodput':>9}  calibration")
+        print(f"  {'deployment':{width}} {'split':>8} {unit:>9} {'goodput':>9}  calibration")
     for c in cost:
         mark = "*" if c["chosen"] else " "
-        print(
-            f"{mark} {c['shape']:{width}} {c['split']:>8} {c['usd_per_hour']:9.2f} {c['goodput_rps']:9.2f}  "
-            f"{_mark(c)}"
-        )
+        v = c[x] / 1e3 if objective == "power" else c[x]
+        print(f"{mark} {c['shape']:{width}} {c['split']:>8} {v:9.2f} {c['goodput_rps']:9.2f}  {_mark(c)}")
     print(
         "\ngoodput per chip (output tokens of requests within their SLO) against tokens/s per user (Pareto "
         "frontier of the deployments that pass)"
@@ -509,6 +517,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
     return 0
 
 
+OBJECTIVE_CHOICES = ("usd_per_hour", "usd_per_million_tokens", "chips", "power")
+"""What --objective accepts (engine.planning.objective.OBJECTIVES; a test keeps them equal)."""
 RULE_CHOICES = ("percentile", "attainment")
 """What --rule accepts (engine.planning.rules.RULES; a test keeps them equal)."""
 ATTAINMENT_DEFAULT = 0.9

@@ -13,6 +13,7 @@ from engine.cli import emit as emit_cli
 from engine.cli.common import add_work_limit_flag
 from engine.cli.plan import (
     ATTAINMENT_DEFAULT,
+    OBJECTIVE_CHOICES,
     RULE_CHOICES,
     STABLE_MONTHS_DEFAULT,
     cmd_advise,
@@ -70,6 +71,25 @@ def _plan(sub: Any) -> None:
     p.add_argument("--max-simulations", type=int, default=120)
     p.add_argument(
         "--finalists", type=int, default=3, help="shapes searched to a passing point for the frontier"
+    )
+    p.add_argument(
+        "--objective",
+        choices=OBJECTIVE_CHOICES,
+        default="usd_per_hour",
+        help="what the choice minimises: cost per hour at the target load (default), cost per million output "
+        "tokens, chips, or mean power",
+    )
+    p.add_argument(
+        "--nominal",
+        action="store_true",
+        help="choose the cheapest as modelled; by default the choice must also pass with every chip at the "
+        "pessimistic edge of its calibrated band (docs/planner.md, Verdict)",
+    )
+    p.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="quote each chip's pick from its planning run instead of rerunning it at the scenario's own "
+        "length and seed",
     )
     p.add_argument(
         "--portfolio",

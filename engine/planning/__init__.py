@@ -7,7 +7,8 @@ candidates within the budget), `plan` (the cheapest deployment that meets the SL
 Pareto frontiers), `plan_work` (a plan's total work, bounded before it starts), `runner` (where
 its simulations run: here, or on a cluster ahead of the search), `calibrations` (each
 candidate's calibration and band), `margin` (the choice
-again with chips at their bands' edges), `frontier` (the frontiers of passing runs), `portfolio` (a decode pool of its own chip per request class, for the
+again with chips at their bands' edges), `objective` (what the choice minimises and its bounds),
+`verdict` (each chip's best, risk-aware and verified), `frontier` (the frontiers of passing runs), `portfolio` (a decode pool of its own chip per request class, for the
 planner), `sweep` (grids of runs on a local pool or a Dask cluster) and `emit` (a deployment as
 launch commands or a manifest for a serving stack: `emit_facts`, `emit_engines`, `emit_manifests`).
 May import: every lower package, up to engine.serving.
@@ -32,6 +33,10 @@ _API = {
     "emit_deployment": "engine.planning.emit",
     "passing_frontiers": "engine.planning.frontier",
     "Margin": "engine.planning.margin",
+    "OBJECTIVES": "engine.planning.objective",
+    "OBJECTIVE_COLUMNS": "engine.planning.objective",
+    "Objective": "engine.planning.objective",
+    "Verdict": "engine.planning.verdict",
     "plan_margin": "engine.planning.margin",
     "DEFAULT_ATTAINMENT": "engine.planning.rules",
     "PP_MIN_TP": "engine.planning.candidates",
@@ -49,21 +54,26 @@ _RENAMED = {
     "emit_deployment": "emit",
     "EMIT_STACKS": "STACKS",
     "plan_work_estimate": "plan_work",
+    "OBJECTIVE_COLUMNS": "COLUMN",
 }
 
 __all__ = [
     "DEFAULT_ATTAINMENT",
     "EMIT_STACKS",
+    "OBJECTIVES",
+    "OBJECTIVE_COLUMNS",
     "PP_MIN_TP",
     "Capacity",
     "Emitted",
     "Margin",
+    "Objective",
     "Plan",
     "PlanWork",
     "PlanWorkError",
     "Progress",
     "Rule",
     "SearchSpace",
+    "Verdict",
     "emit_deployment",
     "passing_frontiers",
     "plan_margin",
@@ -84,8 +94,11 @@ if TYPE_CHECKING:
     from engine.planning.frontier import passing_frontiers
     from engine.planning.margin import Margin
     from engine.planning.margin import margin as plan_margin
+    from engine.planning.objective import COLUMN as OBJECTIVE_COLUMNS
+    from engine.planning.objective import OBJECTIVES, Objective
     from engine.planning.plan import Plan
     from engine.planning.plan_work import PlanWork, PlanWorkError
     from engine.planning.plan_work import plan_work as plan_work_estimate
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
     from engine.planning.search import Progress
+    from engine.planning.verdict import Verdict

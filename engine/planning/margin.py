@@ -22,7 +22,7 @@ from engine.catalog.entries import Catalog
 from engine.planning.candidates import SearchSpace, planning_scenario
 from engine.planning.plan import Plan, plan
 from engine.planning.rules import run_passes
-from engine.planning.search import Progress
+from engine.planning.search import Progress, at_slo
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
 from engine.serving.summary import Summary, shortfall_rps
@@ -42,6 +42,27 @@ class Check:
     tpot_ms_p90: float | None
     shortfall_rps: float | None = None
     """Its shortfall in req/s when it cannot keep up with the load (unsustainable), else None."""
+    slo_percentile: float = 90.0
+    """The SLO's percentile (the highest over the classes): the one the next two are at."""
+    ttft_ms_at_slo: float | None = None
+    """TTFT at the SLO's percentile, the highest over the classes (None: infinite, or not known)."""
+    tpot_ms_at_slo: float | None = None
+    """TPOT at the SLO's percentile, the highest over the classes (None: not known)."""
+
+    def latency_text(self) -> str:
+        """'TTFT p99 1.2 s, TPOT p99 41 ms' at the SLO's percentile (p90 for a check made before it)."""
+        pct = f"p{self.slo_percentile:g}"
+        ttft = (
+            self.ttft_ms_p90
+            if self.ttft_ms_at_slo is None and self.slo_percentile == 90.0
+            else self.ttft_ms_at_slo
+        )
+        tpot = (
+            self.tpot_ms_p90
+            if self.tpot_ms_at_slo is None and self.slo_percentile == 90.0
+            else self.tpot_ms_at_slo
+        )
+        return f"TTFT {pct} {_ms(ttft)}, TPOT {pct} {_ms(tpot)}"
 
 
 @dataclass(frozen=True)
@@ -118,6 +139,10 @@ class Margin:
         }
 
 
+def _ms(v: float | None) -> str:
+    return "n/a" if v is None or v != v else f"{v:,.0f} ms" if v >= 100 else f"{v:.1f} ms"
+
+
 def _p90(summary: Summary, metric: Literal["ttft", "tpot"]) -> float | None:
     v = summary["latency_ms"][metric]["p90"]
     return None if v is None else float(v)
@@ -152,6 +177,8 @@ def margin(
         attainment=p.attainment,
         slowed=True,
         executor=executor,
+        risk_aware=False,
+        verify=False,
     )
     chosen = _chosen_slowed(p, q, space, catalog, check_work)
     quick = dict(q.speedup)
@@ -186,6 +213,9 @@ def _chosen_slowed(p: Plan, q: Plan, space: SearchSpace, catalog: Catalog | None
             ttft_ms_p90=num("ttft_ms_p90"),
             tpot_ms_p90=num("tpot_ms_p90"),
             shortfall_rps=num("shortfall_rps"),
+            slo_percentile=float(r.get("slo_percentile", 90.0)),
+            ttft_ms_at_slo=num("ttft_ms_at_slo") if "ttft_ms_at_slo" in r else None,
+            tpot_ms_at_slo=num("tpot_ms_at_slo") if "tpot_ms_at_slo" in r else None,
         )
     return _check(p, space, catalog, check_work, q.slowdown)
 
@@ -196,7 +226,8 @@ def _check(
     """The plan's choice, simulated on the search's window and requests with `slowdown`."""
     assert p.best_run is not None
     sc = planning_scenario(p.scenario_of(p.best_run), p.target_rps, space.duration_s)
-    s = simulate(sc, catalog, requests=generate(sc), check_work=check_work, slowdown=slowdown).summary
+    res = simulate(sc, catalog, requests=generate(sc), check_work=check_work, slowdown=slowdown)
+    s, slo = res.summary, at_slo(res)
     return Check(
         run=p.best_run,
         passes=run_passes(s, p.rule, p.attainment),
@@ -205,4 +236,7 @@ def _check(
         ttft_ms_p90=_p90(s, "ttft"),
         tpot_ms_p90=_p90(s, "tpot"),
         shortfall_rps=shortfall_rps(s),
+        slo_percentile=float(slo["slo_percentile"]),
+        ttft_ms_at_slo=None if slo["ttft_ms_at_slo"] != slo["ttft_ms_at_slo"] else slo["ttft_ms_at_slo"],
+        tpot_ms_at_slo=None if slo["tpot_ms_at_slo"] != slo["tpot_ms_at_slo"] else slo["tpot_ms_at_slo"],
     )

@@ -56,6 +56,7 @@ from engine.planning.candidates import (
     shapes,
     split_label,
 )
+from engine.planning.objective import COLUMN, Objective, check_objective
 from engine.planning.portfolio import (
     MAX_POOLS,
     Portfolio,
@@ -76,6 +77,7 @@ from engine.planning.sizing import (
     instance_rates,
     lower_bound,
 )
+from engine.planning.verdict import Verdict, decide, group_of
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
@@ -119,6 +121,12 @@ class Plan:
     slowdown: dict[str, float] = field(default_factory=dict)
     """Empty for a plan as modelled; for a plan with `slowed` chips, how much longer each chip's
     iterations ran (its band's pessimistic edge, `slowdowns`)."""
+    objective: Objective = "usd_per_hour"
+    """What the choice minimises (`engine.planning.objective`)."""
+    risk_aware: bool = False
+    """True when the choice had to pass with every chip at its band's pessimistic edge too."""
+    verdict: Verdict | None = None
+    """Each chip's best deployment, verified at full length, and the choice (`engine.planning.verdict`)."""
 
     @property
     def speedup(self) -> dict[str, float]:
@@ -160,6 +168,9 @@ class Plan:
             "notes": list(self.notes),
             "calibration": {c.hardware: c.as_dict() for c in self.calibration},
             **({"slowdown": dict(self.slowdown)} if self.slowdown else {}),
+            "objective": self.objective,
+            "risk_aware": self.risk_aware,
+            "verdict": None if self.verdict is None else self.verdict.to_json(),
             "frontier_cost": self.frontier_cost.to_dict(orient="records"),
             "frontier_throughput": self.frontier_throughput.to_dict(orient="records"),
             "candidates": self.candidates.to_dict(orient="records"),
@@ -229,8 +240,11 @@ def plan(
     attainment: float = DEFAULT_ATTAINMENT,
     slowed: bool = False,
     executor: Executor | None = None,
+    objective: Objective = "usd_per_hour",
+    risk_aware: bool = True,
+    verify: bool = True,
 ) -> Plan:
-    """The cheapest deployment whose simulated run passes at `target_rps`.
+    """The cheapest deployment whose simulated run passes at `target_rps` (by `objective`).
 
     Passing follows `rule` (`run_passes`): ``percentile``, every class's TTFT and TPOT within
     target at its SLO percentile; ``attainment``, at least `attainment` of the requests within their
@@ -239,12 +253,10 @@ def plan(
     band's pessimistic edge says (`slowdowns`): the cheapest deployment that passes even so, the
     margin for the model's error (docs/planner.md, "Margin"; the bounds stay the modelled chips',
     lower, so still bounds). `executor` runs the simulations there (`engine.planning.runner`).
+    `objective`: what "cheapest" minimises; `risk_aware`: the choice passes at the bands' edge too;
+    `verify`: each chip's pick rerun at full length (`engine.planning.objective`, `.verdict`).
     """
-    check_rule(rule, attainment)
-    space = space or SearchSpace()
-    cat = scenario_catalog(scenario, catalog)
-    if scenario.model.id not in cat.models:
-        raise ScenarioError(f"model.id: unknown model {scenario.model.id!r}")
+    space, cat = _checked(scenario, space, catalog, rule, attainment, objective, slowed and risk_aware)
     chips = _chips(scenario, space, cat)
     full = planning_scenario(scenario, target_rps, None)
     search = Search(
@@ -259,6 +271,7 @@ def plan(
     search.rates.update(
         {k: instance_rates(instance_of(search.base, cat, *k), d, search.base.cost) for k in kinds}
     )
+    notes = search.aim(objective)
     budget = space.budget_usd_per_hour if space.budget_usd_per_hour is not None else math.inf
     stack = scenario.deployment.stack
     barred = {h: only for h in chips if (only := runs_only_on(stack, cat.hardware[h]))}
@@ -267,36 +280,98 @@ def plan(
     # cheapest bound first; at a tie the simpler layouts (fewer of pp, dp, ep above 1), then by name
     live = sorted(
         (b for b in all_bounds if not b.pruned),
-        key=lambda b: (b.usd_per_hour, extra_degrees(b.shape), b.shape.label()),
+        key=lambda b: (
+            search.cost(b.shape, b.counts),
+            b.usd_per_hour,
+            extra_degrees(b.shape),
+            b.shape.label(),
+        ),
     )
-    found: dict[Shape | Portfolio, int] = {}
-    best: dict[str, Any] | None = None
     cap = budget * (1 + 1e-9)
+    search.budget = cap
+    found: dict[Shape | Portfolio, int] = {}
+    groups = _branch_and_bound(search, live, status, found)
+    best = min(groups.values(), key=search.value, default=None)
+    if best is not None:
+        _trace_frontier(search, best, space)
+    portfolios: list[PortfolioBound] = []
+    if space.portfolio:
+        portfolios, best, said = _portfolios(search, d, kinds, set(barred), live, cap, status, found, best)
+        if best is not None and isinstance(pf := _shape_of(search, best), Portfolio):
+            groups[group_of(pf)] = best
+        notes += said
+    verdict = None
+    if verify or risk_aware:
+        verdict = decide(search, groups, live, status, found, risk_aware=risk_aware, verify=verify)
+        best = search.rows[verdict.chosen_run] if verdict.chosen_run is not None else None
+        notes += verdict.notes
+    search.runner.close()  # hints never asked for
+    out = _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes)
+    return replace(out, objective=objective, risk_aware=risk_aware, verdict=verdict)
+
+
+def _checked(
+    scenario: Scenario,
+    space: SearchSpace | None,
+    catalog: Catalog | None,
+    rule: Rule,
+    attainment: float,
+    objective: str,
+    slowed_risk: bool,
+) -> tuple[SearchSpace, Catalog]:
+    """The plan's inputs checked: its space (the default one if none) and catalog."""
+    check_rule(rule, attainment)
+    check_objective(objective)
+    if slowed_risk:
+        raise ScenarioError(
+            "risk_aware: a plan with slowed chips is already at the bands' edge; pass risk_aware=False"
+        )
+    cat = scenario_catalog(scenario, catalog)
+    if scenario.model.id not in cat.models:
+        raise ScenarioError(f"model.id: unknown model {scenario.model.id!r}")
+    return space or SearchSpace(), cat
+
+
+def _shape_of(search: Search, row: dict[str, Any]) -> Shape | Portfolio:
+    """The shape (or portfolio) of a run row."""
+    return next(k for k, i in search.index.items() if i == int(row["run"]))[0]
+
+
+def _branch_and_bound(
+    search: Search,
+    live: Sequence[Bound],
+    status: dict[Shape | Portfolio, str],
+    found: dict[Shape | Portfolio, int],
+) -> dict[str, dict[str, Any]]:
+    """Each shape, cheapest bound first, searched for its cheapest passing counts unless its
+    group (`group_of`: a chip, or a pairing of two) already has a passing deployment no dearer
+    than its bound: the best run of each group, by the objective (`Search.cost`, `Search.value`).
+
+    Bounding per group rather than by the overall best keeps every chip's best deployment, so
+    the verdict can set the chips side by side; the overall best is the cheapest of them."""
+    space, cap = search.space, search.budget
+    groups: dict[str, dict[str, Any]] = {}
     searched_modes: set[str] = set()
     for i, b in enumerate(live):
-        best_cost = best["usd_per_hour"] if best else math.inf
+        g = group_of(b.shape)
+        best_cost = search.value(groups[g]) if g in groups else math.inf
+        bound = search.cost(b.shape, b.counts)
         # finalists are searched to a passing point even above the best, for the frontier
         finalist = (i < space.finalists or b.shape.mode not in searched_modes) and b.usd_per_hour < cap
         if search.out_of_budget:
             status[b.shape] = "unexplored"
-        elif b.usd_per_hour >= min(best_cost, cap) and not finalist:
+        elif (bound >= best_cost or b.usd_per_hour >= cap) and not finalist:
             status[b.shape] = "bounded"
         else:
             search.ahead_shapes(live, i, best_cost)  # a cluster's runner starts them early; no effect here
-            row = search.search(b, cap if finalist else min(best_cost, cap))
+            row = search.search(b, math.inf if finalist else best_cost)
             status[b.shape] = "simulated"
             searched_modes.add(b.shape.mode)
             if row is not None:
                 found[b.shape] = int(row["run"])
-                best = row if best is None or row["usd_per_hour"] < best["usd_per_hour"] else best
-    if best is not None:
-        _trace_frontier(search, best, space)
-    notes: list[str] = []
-    portfolios: list[PortfolioBound] = []
-    if space.portfolio:
-        portfolios, best, notes = _portfolios(search, d, kinds, set(barred), live, cap, status, found, best)
-    search.runner.close()  # hints never asked for
-    return _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes)
+                if g not in groups or search.value(row) < best_cost:
+                    groups[g] = row
+    return groups
 
 
 def _portfolios(
@@ -361,19 +436,19 @@ def _portfolios(
         prefill, n_p, search.rates[prefill].usd_per_hour, [c.name for c in classes], choices
     )
     for b in bounds_:
-        best_cost = best["usd_per_hour"] if best else math.inf
+        best_cost = search.value(best) if best else math.inf
         if b.usd_per_hour > cap:
             status[b.portfolio] = f"pruned: over budget (at least ${b.usd_per_hour:,.2f}/h)"
         elif search.out_of_budget:
             status[b.portfolio] = "unexplored"
-        elif b.usd_per_hour >= min(best_cost, cap):
+        elif search.cost(b.portfolio, b.counts) >= best_cost:
             status[b.portfolio] = "bounded"
         else:
-            row = search.search_portfolio(b, min(best_cost, cap))
+            row = search.search_portfolio(b, best_cost)
             status[b.portfolio] = "simulated"
             if row is not None:
                 found[b.portfolio] = int(row["run"])
-                best = row if best is None or row["usd_per_hour"] < best["usd_per_hour"] else best
+                best = row if best is None or search.value(row) < best_cost else best
     return bounds_, best, []
 
 
@@ -401,6 +476,7 @@ def _assemble(
                 "decode_layout": b.shape.decode.layout(),
                 "lower_bound_split": split_label(b.shape, b.counts) if not b.pruned else None,
                 "lower_bound_usd_per_hour": b.usd_per_hour,
+                "lower_bound_objective": math.nan if b.pruned else search.cost(b.shape, b.counts),
                 "status": status.get(b.shape, "unexplored"),
                 "best_run": found.get(b.shape, -1),
                 **search.trust(b.shape),
@@ -439,9 +515,8 @@ def _assemble(
         frontier_cost = frontier_tput = runs
     else:
         runs["chosen"] = runs["run"] == (best_run if best_run is not None else -1)
-        runs["on_cost_frontier"] = pareto(
-            runs, "usd_per_hour", "goodput_rps", maximize_x=False, maximize_y=True
-        )
+        x = COLUMN[search.objective]  # the cost frontier follows the objective
+        runs["on_cost_frontier"] = pareto(runs, x, "goodput_rps", maximize_x=False, maximize_y=True)
         pool = runs[runs["passes"]] if runs["passes"].any() else runs
         on = pareto(
             pool, "tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", maximize_x=True, maximize_y=True
@@ -449,8 +524,8 @@ def _assemble(
         runs["on_throughput_frontier"] = runs["run"].isin(pool.loc[on, "run"])
         cols = ["run", "mode", "shape", "split", "chips", "passes", "chosen", "calibrated", "calibration",
                 "throughput_error"]  # fmt: skip
-        frontier_cost = runs.loc[runs["on_cost_frontier"], [*cols, "usd_per_hour", "goodput_rps"]]
-        frontier_cost = frontier_cost.sort_values("usd_per_hour").reset_index(drop=True)
+        cost_cols = list(dict.fromkeys([*cols, "usd_per_hour", x, "goodput_rps"]))
+        frontier_cost = runs.loc[runs["on_cost_frontier"], cost_cols].sort_values(x).reset_index(drop=True)
         tput_cols = [
             *cols, "tpot_error", "tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "output_tokens_per_s_per_chip",
         ]  # fmt: skip

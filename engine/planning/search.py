@@ -21,6 +21,7 @@ from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.planning.calibrations import trust_columns
 from engine.planning.candidates import SearchSpace, split_label, with_deployment, with_portfolio
+from engine.planning.objective import OBJECTIVES, UNBOUNDED, Objective, bound_value, row_value, unit_weights
 from engine.planning.plan_work import check_plan_work
 from engine.planning.portfolio import (
     Portfolio,
@@ -161,13 +162,50 @@ def run_row(
         "tokens_per_s_per_user": 1e3 / tpot_mean if tpot_mean else math.nan,
         "ttft_ms_p90": s["latency_ms"]["ttft"]["p90"],
         "tpot_ms_p90": s["latency_ms"]["tpot"]["p90"],
+        **at_slo(res),
         "usd_per_million_output_tokens": s["cost"]["usd_per_million_output_tokens"],
+        "usd_per_request": s["cost"]["usd_per_request"],
+        # mean power over the run: every chip's energy over the time to the last request's end
+        "power_w": s["energy"]["joules"] / s["drain_end_s"] if s["drain_end_s"] > 0 else math.nan,
         "prefill_busy": util["mixed" if colo else "prefill"]["busy"],
         "decode_kv_memory": (
             max(util[name]["kv_memory"] for name in shape.pool_names())
             if isinstance(shape, Portfolio)
             else util["mixed" if colo else "decode"]["kv_memory"]
         ),
+    }
+
+
+def at_slo(res: SimResult) -> dict[str, Any]:
+    """Latencies in the SLO's own terms: each class's TTFT and TPOT at its SLO percentile.
+
+    ``classes_at_slo``: per class, its percentile, the two figures (None: infinite, or no TPOT)
+    and its targets; ``ttft_ms_at_slo`` and ``tpot_ms_at_slo`` the highest over the classes (NaN
+    for an infinite one), ``slo_percentile`` the classes' percentile (the highest if they differ).
+    """
+    per: dict[str, dict[str, Any]] = {}
+    for c in res.scenario.workload.classes:
+        cs = res.summary["classes"][c.name]
+        per[c.name] = {
+            "percentile": c.slo.percentile,
+            "ttft_ms": cs["ttft_ms_at_percentile"],
+            "tpot_ms": cs["tpot_ms_at_percentile"],
+            "ttft_target_ms": c.slo.ttft_ms,
+            "tpot_target_ms": c.slo.tpot_ms,
+        }
+
+    def worst(key: str) -> float:
+        vals = [v[key] for v in per.values()]
+        if key == "ttft_ms" and any(v is None for v in vals):
+            return math.nan  # a request never served: infinitely late
+        have = [float(v) for v in vals if v is not None]
+        return max(have) if have else math.nan
+
+    return {
+        "slo_percentile": max(v["percentile"] for v in per.values()),
+        "ttft_ms_at_slo": worst("ttft_ms"),
+        "tpot_ms_at_slo": worst("tpot_ms"),
+        "classes_at_slo": per,
     }
 
 
@@ -212,13 +250,17 @@ class Search:
         rule: Rule = "percentile",
         attainment: float = DEFAULT_ATTAINMENT,
         executor: Executor | None = None,
+        requests: Requests | None = None,
     ) -> None:
         if check_work:  # the whole search is bounded before its requests are drawn (`plan_work`)
             check_plan_work(base, base.workload.arrival.rate_rps, space)
         self.base, self.full, self.rates, self.space, self.cat = base, full, rates, space, cat
         self.check_work = check_work
         self.rule, self.attainment = rule, attainment
-        self.reqs = generate(base)  # every candidate serves the very same requests
+        # every candidate serves the very same requests
+        self.reqs = generate(base) if requests is None else requests
+        self.allowance = 0
+        """Runs allowed past `SearchSpace.max_simulations`: the verdict's picks on the planning window."""
         self.progress = progress
         self.rows: list[dict[str, Any]] = []
         self.scenarios: list[Scenario] = []
@@ -231,11 +273,39 @@ class Search:
         """Per chip, how much slower than its profile every run makes it (empty: as modelled)."""
         self.runner: Runner = LocalRunner() if executor is None else ClusterRunner(executor)
         """Where the simulations run (`engine.planning.runner`); the search's decisions never depend on it."""
+        self.budget = math.inf
+        """The budget per hour (a hair above the user's, for rounding): no counts beyond it are tried."""
+        self.objective: Objective = "usd_per_hour"
+        self.weights: dict[Kind, float] = {}
+        """Per instance kind, the least an instance adds to the objective (`unit_weights`);
+        empty: its price per hour."""
 
     def cost(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> float:
-        """Cost per hour of a shape (or portfolio) at given counts."""
+        """The objective's lower bound of a shape (or portfolio) at given counts (cost per hour by
+        default): the order counts are tried in, and what is compared with a cap."""
+        kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
+        return bound_value(kinds, counts, self.weights or {k: self.rates[k].usd_per_hour for k in kinds})
+
+    def aim(self, objective: Objective) -> list[str]:
+        """Minimise `objective`: each instance kind's least share of it (`unit_weights`); an objective
+        whose bound is not valid (`UNBOUNDED`) gets 0, so no shape is bounded out by it, and a note."""
+        self.objective = objective
+        if objective in UNBOUNDED:
+            self.weights = dict.fromkeys(self.rates, 0.0)
+            return [
+                f"the cost model's bound of {OBJECTIVES[objective]} is not valid: searched without pruning"
+            ]
+        self.weights = unit_weights(objective, self.rates, self.cat, self.reqs)
+        return []
+
+    def usd(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> float:
+        """Cost per hour of a shape (or portfolio) at given counts, for the budget."""
         kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
         return sum(n * self.rates[k].usd_per_hour for k, n in zip(kinds, counts, strict=False))
+
+    def value(self, row: dict[str, Any]) -> float:
+        """A run's figure of the objective (`row_value`)."""
+        return row_value(row, self.objective)
 
     def deploy(self, scenario: Scenario, shape: Shape | Portfolio, counts: tuple[int, ...]) -> Scenario:
         """`scenario` with a shape's (or a portfolio's) pools at given counts."""
@@ -247,7 +317,7 @@ class Search:
         """Simulate one deployment (memoised); None once the simulation budget is spent."""
         if (shape, counts) in self.index:
             return self.rows[self.index[shape, counts]]
-        if len(self.rows) >= self.space.max_simulations:
+        if len(self.rows) >= self.space.max_simulations + self.allowance:
             self.out_of_budget = True
             return None
         if self.progress:
@@ -306,15 +376,17 @@ class Search:
         kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
         return trust_columns(*(self.calibrations[k.hardware] for k in kinds))
 
-    def search(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
-        """The cheapest passing counts of a shape below `cap_usd`, from its lower bound up."""
-        return self._gallop(b, cap_usd) if b.shape.mode == "colocated" else self._best_first(b, cap_usd)
+    def search(self, b: Bound, cap: float) -> dict[str, Any] | None:
+        """The cheapest passing counts of a shape below `cap` (in the objective's
+        units; `budget_usd_per_hour` applies too), from its lower bound up."""
+        return self._gallop(b, cap) if b.shape.mode == "colocated" else self._best_first(b, cap)
 
-    def _gallop(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
+    def _gallop(self, b: Bound, cap: float) -> dict[str, Any] | None:
         """Colocated: n, n+1, n+3, n+7, ... until one passes, then bisect down to the fewest."""
         most = self.space.max_instances_per_pool
-        if math.isfinite(cap_usd):
-            most = min(most, math.ceil(cap_usd / self.rates[b.shape.prefill].usd_per_hour - 1e-9) - 1)
+        for limit, unit in ((cap, self.cost(b.shape, (1, 0))), (self.budget, self.usd(b.shape, (1, 0)))):
+            if math.isfinite(limit) and unit > 0:
+                most = min(most, math.ceil(limit / unit - 1e-9) - 1)
         lo, hi, n, step, sims = b.counts[0] - 1, 0, b.counts[0], 1, 0
         best: dict[str, Any] | None = None
         while sims < self.space.max_simulations_per_shape and ((best is None and lo < most) or hi - lo > 1):
@@ -333,7 +405,7 @@ class Search:
                 lo, n, step = n, n + step, step * 2
         return best
 
-    def _best_first(self, b: Bound, cap_usd: float) -> dict[str, Any] | None:
+    def _best_first(self, b: Bound, cap: float) -> dict[str, Any] | None:
         """Disaggregated: the cheapest untried (P, D) first, growing the pool the failure blames.
 
         A missed TTFT grows prefill (and decode too when its KV memory is half full or more:
@@ -344,7 +416,7 @@ class Search:
         sims = 0
         while heap and sims < self.space.max_simulations_per_shape:
             cost, (n_p, n_d) = heapq.heappop(heap)
-            if cost >= cap_usd:
+            if cost >= cap:
                 break
             # next: either pool grown, then the cheapest pairs already queued
             likely = [(n_p + 1, n_d), (n_p, n_d + 1), *(c for _, c in heapq.nsmallest(2, heap))]
@@ -361,18 +433,19 @@ class Search:
             for nxt in grow or [(n_p + 1, n_d), (n_p, n_d + 1)]:  # neither blamed: grow both
                 if nxt not in seen and max(nxt) <= self.space.max_instances_per_pool:
                     seen.add(nxt)
-                    heapq.heappush(heap, (self.cost(b.shape, nxt), nxt))
+                    if self.usd(b.shape, nxt) < self.budget:
+                        heapq.heappush(heap, (self.cost(b.shape, nxt), nxt))
         return None
 
-    def search_portfolio(self, b: PortfolioBound, cap_usd: float) -> dict[str, Any] | None:
-        """A portfolio's cheapest passing counts below `cap_usd`: cheapest untried counts first,
+    def search_portfolio(self, b: PortfolioBound, cap: float) -> dict[str, Any] | None:
+        """A portfolio's cheapest passing counts below `cap`: cheapest untried counts first,
         growing the pools each class's failure blames (`engine.planning.portfolio.grow`)."""
         heap = [(self.cost(b.portfolio, b.counts), b.counts)]
         seen = {b.counts}
         sims = 0
         while heap and sims < self.space.max_simulations_per_shape:
             cost, counts = heapq.heappop(heap)
-            if cost >= cap_usd:
+            if cost >= cap:
                 break
             row = self.run(b.portfolio, counts)
             sims += 1
@@ -381,5 +454,6 @@ class Search:
             for nxt in grow(counts, *self.verdicts[int(row["run"])]):
                 if nxt not in seen and max(nxt) <= self.space.max_instances_per_pool:
                     seen.add(nxt)
-                    heapq.heappush(heap, (self.cost(b.portfolio, nxt), nxt))
+                    if self.usd(b.portfolio, nxt) < self.budget:
+                        heapq.heappush(heap, (self.cost(b.portfolio, nxt), nxt))
         return None

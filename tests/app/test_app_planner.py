@@ -139,6 +139,7 @@ def test_the_planner_mixes_decode_pools_by_class_when_asked() -> None:
     at.multiselect(key="plan_tp").set_value([1, 2])
     at.selectbox(key="plan_window").set_value(300.0)
     at.checkbox(key="plan_portfolio").check()
+    at.toggle(key="plan_risk").set_value(False)  # the portfolio search itself, not the risk-aware choice
     at.button[0].click().run()
     assert not at.exception
     won = [s.value.replace("\\", "") for s in at.success if "Cheapest deployment" in s.value]
@@ -167,6 +168,7 @@ def test_the_planner_says_whether_its_choice_holds_with_slower_chips_and_loads_w
     at.multiselect(key="plan_tp").set_value([1, 2])
     at.multiselect(key="plan_pp").set_value([1])
     at.selectbox(key="plan_window").set_value(60.0)
+    at.toggle(key="plan_risk").set_value(False)  # the nominal cheapest: the one at a cliff
     at.button[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     box = at.get_by_key("fg-plan-margin")

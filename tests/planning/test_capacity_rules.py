@@ -105,8 +105,9 @@ def test_bad_rules_are_refused(rule: str, share: float, message: str) -> None:
 
 def test_planner_honours_the_rule() -> None:
     s = chat(duration_s=60.0)
-    strict = plan(s, 28.0, SMALL)
-    loose = plan(s, 28.0, SMALL, rule="attainment", attainment=0.5)
+    nominal = {"risk_aware": False, "verify": False}  # the search under each rule, its pick unchecked
+    strict = plan(s, 28.0, SMALL, **nominal)
+    loose = plan(s, 28.0, SMALL, rule="attainment", attainment=0.5, **nominal)
     assert strict.best_run is not None and loose.best_run is not None
     assert (loose.rule, loose.attainment) == ("attainment", 0.5)
     # every run passes by its rule

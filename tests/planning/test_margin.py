@@ -71,7 +71,7 @@ def test_simulate_with_a_slowdown_is_slower_and_without_one_unchanged() -> None:
 
 def test_a_choice_that_misses_when_slowed_and_what_holds_then() -> None:
     sc = io.load_preset("chat-colocated")
-    p = plan(sc, 16.0, SPACE)
+    p = plan(sc, 16.0, SPACE, risk_aware=False, verify=False)
     assert p.best_run is not None and not p.slowdown
     m = margin(sc, p, SPACE)
     assert m is not None
@@ -109,7 +109,7 @@ def test_a_choice_that_holds_costs_nothing_more() -> None:
         io.load_preset("chat-colocated"),
         {"workload.classes[0].slo.tpot_ms": 100.0, "workload.classes[0].slo.ttft_ms": 5000.0},
     )
-    p = plan(sc, 2.0, SPACE)
+    p = plan(sc, 2.0, SPACE, risk_aware=False, verify=False)
     m = margin(sc, p, SPACE)
     assert m is not None and m.holds and m.extra_usd_per_hour == 0.0
     assert m.slowed.best_usd_per_hour == p.best_usd_per_hour

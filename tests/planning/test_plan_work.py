@@ -102,4 +102,5 @@ def test_lifting_the_limit_plans_a_search_over_it(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(PlanWorkError):
         plan(chat(), 8.0, space)
     p = plan(chat(), 8.0, space, check_work=False)
-    assert 1 <= p.simulated <= 3
+    # the verdict may add one planning run per chip group past the budget: its pick's (issue 32)
+    assert p.verdict is not None and 1 <= p.simulated <= 3 + len(p.verdict.table)

@@ -23,6 +23,8 @@ CHIPS = ("h100-sxm", "h20", "mi300x")
 # decode instance passes over 60 s and fails chat's TPOT over the preset's 600 s)
 SPACE = SearchSpace(hardware=CHIPS, modes=("disaggregated",), duration_s=180.0)
 RATE = 8.0
+NOMINAL: dict[str, Any] = {"risk_aware": False, "verify": False}
+"""The search as modelled, unchecked: these tests hold the portfolio search itself."""
 """At 8 req/s a portfolio wins (and at the preset's 20: docs/planner.md); from 9 to 16 req/s the
 best single shape is as cheap as any portfolio that passes."""
 
@@ -30,7 +32,7 @@ best single shape is as cheap as any portfolio that passes."""
 @pytest.fixture(scope="module")
 def plans() -> tuple[Any, Any]:
     s = io.load_preset("portfolio-chat-batch")
-    return plan(s, RATE, SPACE), plan(s, RATE, replace(SPACE, portfolio=True))
+    return plan(s, RATE, SPACE, **NOMINAL), plan(s, RATE, replace(SPACE, portfolio=True), **NOMINAL)
 
 
 def _portfolio_rows(frame: pd.DataFrame) -> pd.Series:
@@ -100,7 +102,7 @@ def test_at_a_minute_the_single_shape_wins_without_simulating_a_portfolio() -> N
     # bound is above that, so none is simulated (over 180 s that instance fails chat's TPOT)
     s = io.load_preset("portfolio-chat-batch")
     space = replace(SPACE, duration_s=60.0, portfolio=True)
-    p = plan(s, 20.0, space)
+    p = plan(s, 20.0, space, **NOMINAL)
     assert not _portfolio_rows(p.runs).any()
     cand = p.candidates[_portfolio_rows(p.candidates)]
     assert len(cand) and set(cand["status"]) == {"bounded"}
@@ -110,8 +112,8 @@ def test_at_a_minute_the_single_shape_wins_without_simulating_a_portfolio() -> N
 def test_a_single_class_gets_no_portfolio() -> None:
     s = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 60.0})
     space = SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0, finalists=1, portfolio=True)
-    on = plan(s, 8.0, space)
-    off = plan(s, 8.0, replace(space, portfolio=False))
+    on = plan(s, 8.0, space, **NOMINAL)
+    off = plan(s, 8.0, replace(space, portfolio=False), **NOMINAL)
     assert not _portfolio_rows(on.runs).any() and len(on.candidates) == len(off.candidates)
     assert on.best_run == off.best_run and on.simulated == off.simulated
     assert any("no portfolio tried" in n for n in on.notes) and not off.notes
@@ -175,6 +177,7 @@ def test_cli_plan_portfolio_writes_a_scenario_that_loads(
     out = tmp_path / "chosen.toml"
     args = ["plan", "portfolio-chat-batch", "--target-rps", "8", "--hardware", ",".join(CHIPS)]
     args += ["--modes", "disaggregated", "--duration-s", "180", "--portfolio", "--no-progress"]
+    args += ["--nominal", "--no-verify"]  # the portfolio search's own choice, as modelled
     assert main([*args, "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "cheapest: h100-sxm tp1 -> chat: h20 tp2 | batch: mi300x tp1 4P:1D|2D" in text

@@ -1,0 +1,118 @@
+"""The plan's verdict as text: the choice, the nominal cheapest beside it, each chip's best.
+
+`print_verdict(plan)` prints what `plan --json` carries under ``verdict``
+(`engine.planning.verdict.Verdict`): latencies at each class's SLO percentile, cost per million
+output tokens and per request, output tokens/s per chip, chips and power, each with its band
+where the calibration shows one, and which run the figures are quoted from.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from engine.planning.objective import COLUMN, OBJECTIVES, value_text
+
+if TYPE_CHECKING:
+    from engine.planning.plan import Plan
+    from engine.planning.verdict import Verdict
+
+
+def pct_label(percentile: float) -> str:
+    """'p99', 'p99.9', 'p90'."""
+    return f"p{percentile:g}"
+
+
+def _ms(v: Any) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "n/a"
+    return f"{v:,.0f} ms" if v >= 100 else f"{v:.1f} ms"
+
+
+def _band(b: Any, fmt: str) -> str:
+    """' (0.91 to 1.40)' or ''."""
+    return "" if not b else f" ({format(b[0], fmt)} to {format(b[1], fmt)})"
+
+
+def latency_text(row: dict[str, Any]) -> str:
+    """Each class's TTFT and TPOT at its SLO percentile against its targets, with their bands."""
+    parts = []
+    many = len(row["classes_at_slo"]) > 1
+    for name, c in row["classes_at_slo"].items():
+        p = pct_label(c["percentile"])
+        ttft = f"TTFT {p} {_ms(c['ttft_ms'])}{_band(c.get('ttft_band'), ',.0f')}"
+        tpot = f"TPOT {p} {_ms(c['tpot_ms'])}{_band(c.get('tpot_band'), '.1f')}"
+        ttft += f" (target {c['ttft_target_ms']:g} ms)"
+        tpot += f" (target {c['tpot_target_ms']:g} ms)"
+        parts.append((f"{name}: " if many else "") + f"{ttft}, {tpot}")
+    return "; ".join(parts)
+
+
+def figures_text(row: dict[str, Any]) -> str:
+    """Chips, $/h, $/M output tokens, $/request, tok/s per chip and power, with their bands."""
+    per_m = row["usd_per_million_output_tokens"]
+    per_req = row["usd_per_request"]
+    m_band = _band(row.get("usd_per_million_output_tokens_band"), ",.2f")
+    r_band = _band(row.get("usd_per_request_band"), ",.4f")
+    t_band = _band(row.get("output_tokens_per_s_per_chip_band"), ",.0f")
+    out = [
+        f"{int(row['chips'])} chips, ${row['usd_per_hour']:,.2f}/h",
+        "n/a per M output tokens" if per_m is None else f"${per_m:,.2f}{m_band} per M output tokens",
+        "n/a per request" if per_req is None else f"${per_req:,.4f}{r_band} per request",
+        f"{row['output_tokens_per_s_per_chip']:,.0f}{t_band} output tok/s per chip",
+        f"{row['power_w'] / 1e3:,.1f} kW",
+    ]
+    return ", ".join(out)
+
+
+def print_verdict(p: Plan) -> None:
+    """The verdict block of `plan` (nothing when the plan has none)."""
+    v = p.verdict
+    if v is None or v.chosen is None:
+        return
+    c = v.chosen
+    what = OBJECTIVES[v.objective]
+    how = (
+        f"the lowest {what} that still meets every SLO with every chip at the pessimistic edge of its band"
+        if v.risk_aware
+        else f"the lowest {what} that meets every SLO as modelled"
+    )
+    print(f"\nchosen ({how}): {c['shape']} {c['split']} ({c['group']})")
+    print(f"  {figures_text(c)}")
+    print(f"  {latency_text(c)}")
+    print(f"  quoted run: {c['verified_by']}" + ("" if c["verified"] else "; it FAILS there"))
+    if v.risk_aware and c["run"] != v.nominal_run:
+        r = p.runs.iloc[v.nominal_run] if v.nominal_run is not None else None
+        premium = v.premium_text()
+        if r is not None:
+            print(
+                f"  nominal cheapest: {r['shape']} {r['split']}, "
+                f"{value_text(float(r[COLUMN[v.objective]]), v.objective)}"
+                + (f"; the choice costs {premium}" if premium else "")
+            )
+    if v.risk_text():
+        print(f"  {v.risk_text()}")
+    print_per_chip(v)
+
+
+def print_per_chip(v: Verdict) -> None:
+    """One line per chip (or pairing): its best deployment and figures; * marks the choice."""
+    rows = v.table.to_dict(orient="records")
+    pct = pct_label(rows[0]["slo_percentile"]) if rows else "p99"
+    print(
+        "\nbest deployment per chip (* = chosen; figures from each one's quoted run; objective: "
+        f"{OBJECTIVES[v.objective]})"
+    )
+    print(
+        f"  {'chip':18} {'deployment':34} {'split':>8} {'chips':>5} {'$/h':>9} {'$/M tok':>8} "
+        f"{'tok/s/chip':>10} {'kW':>6} {'TTFT ' + pct:>10} {'TPOT ' + pct:>10}  {'holds':5}  verified"
+    )
+    for r in rows:
+        holds = "-" if r["holds_slowed"] is None else "yes" if r["holds_slowed"] else "NO"
+        per_m = r["usd_per_million_output_tokens"]
+        print(
+            f"{'*' if r['winner'] else ' '} {r['group']:18} {r['shape']:34} {r['split']:>8} {int(r['chips']):5d} "
+            f"{r['usd_per_hour']:9.2f} {'n/a' if per_m is None else format(per_m, '8.2f'):>8} "
+            f"{r['output_tokens_per_s_per_chip']:10.0f} {r['power_w'] / 1e3:6.1f} {_ms(r['ttft_ms_at_slo']):>10} "
+            f"{_ms(r['tpot_ms_at_slo']):>10}  {holds:5}  {'yes' if r['verified'] else 'no'}"
+        )

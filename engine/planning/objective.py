@@ -1,0 +1,108 @@
+"""What the planner minimises, and the cost model's lower bound of it per instance.
+
+The buyer chooses the objective (`Objective`): the bill per hour at the target load (the default),
+the cost per million output tokens, the number of chips, or the mean power drawn. Each is read
+from a simulated run's row (`COLUMN`, `row_value`) and bounded from below, for the branch and
+bound, by a per-instance weight times the lower bound on instance counts (`unit_weights`):
+
+- ``usd_per_hour``: each instance's price per hour (`InstanceRates.usd_per_hour`), exact;
+- ``chips``: each instance's chips, exact;
+- ``power``: each instance's idle power (``idle_w`` times its chips): a chip draws at least its
+  idle power whenever it is powered (`engine.costmodel.power`), so a run's mean power is never
+  below it;
+- ``usd_per_million_tokens``: the price per hour times the hours to the last arrival over every
+  output token the planning run's requests ask for, times a million: the bill runs at least until
+  the last request arrives, and no run completes more tokens than were asked.
+
+Every bound is valid (never above the run's figure), so the search prunes by each; a bound that
+were not would be listed in `UNBOUNDED` and the search would visit every shape of it without
+pruning by the cost model, and the plan's notes say so (docs/planner.md, "Objective").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from engine.catalog.entries import Catalog
+from engine.core.errors import ScenarioError
+from engine.planning.sizing import InstanceRates, Kind
+from engine.serving.workload import Requests
+
+Objective = Literal["usd_per_hour", "usd_per_million_tokens", "chips", "power"]
+
+OBJECTIVES: dict[str, str] = {
+    "usd_per_hour": "cost per hour",
+    "usd_per_million_tokens": "cost per million output tokens",
+    "chips": "chips",
+    "power": "mean power",
+}
+"""Each objective and what it reads, in words."""
+
+COLUMN: dict[str, str] = {
+    "usd_per_hour": "usd_per_hour",
+    "usd_per_million_tokens": "usd_per_million_output_tokens",
+    "chips": "chips",
+    "power": "power_w",
+}
+"""The run-table column (`engine.planning.search.run_row`) each objective minimises."""
+
+UNIT: dict[str, str] = {
+    "usd_per_hour": "$/h",
+    "usd_per_million_tokens": "$/M output tokens",
+    "chips": "chips",
+    "power": "kW",
+}
+
+UNBOUNDED: frozenset[str] = frozenset()
+"""Objectives whose cost-model bound is not a valid lower bound: searched without pruning by it."""
+
+
+def check_objective(objective: str) -> None:
+    """Refuse an unknown objective with the choices."""
+    if objective not in OBJECTIVES:
+        raise ScenarioError(f"objective: choose from {', '.join(OBJECTIVES)} (got {objective!r})")
+
+
+def row_value(row: Mapping[str, Any], objective: str) -> float:
+    """The objective's figure of a run row; infinite where the run has none (no token completed)."""
+    v = row.get(COLUMN[objective])
+    if v is None:
+        return math.inf
+    v = float(v)
+    return math.inf if v != v else v
+
+
+def value_text(value: float, objective: str) -> str:
+    """'$12.34/h', '$1.78 per M output tokens', '16 chips', '9.4 kW'."""
+    if not math.isfinite(value):
+        return "n/a"
+    if objective == "usd_per_hour":
+        return f"${value:,.2f}/h"
+    if objective == "usd_per_million_tokens":
+        return f"${value:,.3g} per M output tokens"
+    if objective == "chips":
+        return f"{value:,.0f} chips"
+    return f"{value / 1e3:,.1f} kW"
+
+
+def unit_weights(
+    objective: str, rates: Mapping[Kind, InstanceRates], cat: Catalog, reqs: Requests
+) -> dict[Kind, float]:
+    """Per instance kind, the least an instance adds to the objective (see the module's docstring)."""
+    if objective == "chips":
+        return {k: float(k.chips) for k in rates}
+    if objective == "power":
+        return {k: float(k.chips) * cat.hardware[k.hardware].idle_w for k in rates}
+    if objective == "usd_per_million_tokens":
+        tokens = float(reqs.output_tokens.sum())
+        last_s = float(reqs.arrival_s.max()) if len(reqs.arrival_s) else 0.0
+        per_usd_h = last_s / 3600.0 / tokens * 1e6 if tokens > 0 else 0.0
+        return {k: r.usd_per_hour * per_usd_h for k, r in rates.items()}
+    return {k: r.usd_per_hour for k, r in rates.items()}
+
+
+def bound_value(kinds: Iterable[Kind], counts: Iterable[int], weights: Mapping[Kind, float]) -> float:
+    """The objective's lower bound of a deployment from its kinds and (lower-bound) counts."""
+    return sum(n * weights[k] for k, n in zip(kinds, counts, strict=False))

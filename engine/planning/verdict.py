@@ -1,0 +1,380 @@
+"""The planner's verdict: each chip's best deployment side by side, checked, and the choice.
+
+The search (`engine.planning.plan`) bounds each *group* by its own best: a group is one chip
+(colocated, or disaggregated on that chip alone), one pairing of a prefill chip with a decode
+chip, or the portfolios (`group_of`). So a plan over H100 and MI300X answers with the best of
+each, not only the overall winner. `decide` then:
+
+1. **Risk-aware** (the default): for each group, the cheapest deployment that still passes with
+   every chip at the pessimistic edge of its calibrated throughput band (`slowdowns`). A slowed
+   run never passes where the same deployment as modelled fails (a slower chip is never faster),
+   so each shape's nominal best, or its lower bound where it has none, bounds it from below: the
+   slowed search starts from the nominal winners and climbs, and stops a group once its bound
+   reaches the group's best that holds. Usually it costs one slowed run per group (the nominal
+   pick holds) or a few (one more instance).
+2. **Verified**: each group's pick is rerun at the scenario's own length and seed, with its chips
+   as modelled; the figures quoted are that run's (`verified_by`). A pick that fails there moves
+   up (one more instance of the pool its failure blames) at most `VERIFY_TRIES` times.
+3. The winner is the group whose verified pick has the lowest objective; beside it, the nominal
+   cheapest (the search's own winner, as modelled) with the premium and its risk in words.
+
+Every figure carries its band where the calibration shows one (`trust_columns`): latencies the
+TTFT and TPOT bands, output tokens/s per chip the throughput band, costs per token and per
+request the throughput band turned round (faster chips lower them); mean power none (no
+measured coverage).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pandas as pd
+
+from engine.planning.calibrations import slowdowns
+from engine.planning.objective import OBJECTIVES, row_value, value_text
+from engine.planning.portfolio import Portfolio, PortfolioBound
+from engine.planning.search import Search, run_row
+from engine.planning.sizing import Bound, Shape
+from engine.serving.run import simulate
+
+MAX_GROUPS = 12
+"""The most chip groups a verdict checks and verifies (the cheapest nominal ones): a plan over many
+chips with mixing allowed has a group per pairing, and each costs full-length runs."""
+VERIFY_TRIES = 3
+"""How many times a pick that fails its full-length run moves up before the verdict gives up on it."""
+
+FIGURES = {  # column: (band kind, turned round)
+    "usd_per_million_output_tokens": ("throughput", True),
+    "usd_per_request": ("throughput", True),
+    "output_tokens_per_s_per_chip": ("throughput", False),
+    "ttft_ms_at_slo": ("ttft", False),
+    "tpot_ms_at_slo": ("tpot", False),
+}
+"""The verdict's banded figures and the band each takes (`band_of`)."""
+
+
+KEPT = (
+    *("mode", "shape", "split", "chips", "usd_per_hour", "usd_per_million_output_tokens", "usd_per_request"),
+    *("output_tokens_per_s_per_chip", "power_w", "slo_percentile", "ttft_ms_at_slo", "tpot_ms_at_slo"),
+    *("classes_at_slo", "slo_attainment", "goodput_rps", "passes", "calibrated", "calibration"),
+)
+"""The run columns a verdict row quotes."""
+
+
+def group_of(shape: Shape | Portfolio) -> str:
+    """The group a shape is bounded in: its chip, ``prefill chip -> decode chip``, or ``portfolio``."""
+    if isinstance(shape, Portfolio):
+        return "portfolio"
+    a, b = shape.prefill.hardware, shape.decode.hardware
+    return a if a == b else f"{a} -> {b}"
+
+
+def band_of(row: dict[str, Any], column: str) -> list[float] | None:
+    """[low, high] of a figure from its row's band columns (`FIGURES`); None where none is shown."""
+    kind, inverse = FIGURES[column]
+    v, fall, rise = row.get(column), row.get(f"{kind}_fall"), row.get(f"{kind}_rise")
+    if v is None or fall is None or rise is None or any(x != x for x in (v, fall, rise)):
+        return None
+    if inverse:
+        fall, rise = 1.0 / (1.0 + rise) - 1.0, 1.0 / (1.0 + fall) - 1.0
+    return [float(v) * (1.0 + fall), float(v) * (1.0 + rise)]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Each group's best deployment, its checks and figures (`table`), and the choice."""
+
+    objective: str
+    risk_aware: bool
+    table: pd.DataFrame
+    """One row per group: the pick's deployment, figures of its quoted run and their bands,
+    ``winner``, ``holds_slowed`` (None when not risk-aware), ``verified_by``, the group's nominal pick."""
+    chosen_run: int | None
+    """The winner's run in the plan's runs (on the planning window), None when nothing passed."""
+    nominal_run: int | None
+    """The search's own winner (as modelled, on the planning window)."""
+    slowdown: dict[str, float] = field(default_factory=dict)
+    """Per chip, how much longer its iterations ran in the risk-aware checks (empty: not risk-aware)."""
+    nominal_slowed: dict[str, Any] | None = None
+    """The nominal cheapest run with every chip at its band's edge: ``passes``, ``slo_attainment``,
+    ``ttft_ms_at_slo``, ``tpot_ms_at_slo``, ``slo_percentile``, ``shortfall_rps`` (None: not risk-aware)."""
+    notes: tuple[str, ...] = ()
+    slowed_simulations: int = 0
+    """How many runs the risk-aware checks simulated (with every chip at its band's edge)."""
+
+    @property
+    def chosen(self) -> dict[str, Any] | None:
+        """The winner's row of `table`."""
+        won = self.table[self.table["winner"]] if len(self.table) else self.table
+        return None if won.empty else {str(k): v for k, v in won.iloc[0].to_dict().items()}
+
+    def premium_text(self) -> str:
+        """What the risk-aware choice costs over the nominal cheapest: '+$4.98/h (+6%)', or ''."""
+        c = self.chosen
+        if c is None or c["nominal_value"] is None or not math.isfinite(c["nominal_value"]):
+            return ""
+        extra = c["objective_value"] - c["nominal_value"]
+        if abs(extra) < 1e-9 or c["run"] == self.nominal_run:
+            return ""
+        share = f" ({extra / c['nominal_value']:+.0%})" if c["nominal_value"] else ""
+        return (
+            f"+{value_text(extra, self.objective)}{share}" if extra > 0 else value_text(extra, self.objective)
+        )
+
+    def risk_text(self) -> str:
+        """The nominal cheapest's risk in words: whether it still passes with every chip at the
+        pessimistic edge of its band, and how it fares then; '' when not risk-aware."""
+        s = self.nominal_slowed
+        if s is None:
+            return ""
+        slow = ", ".join(f"{chip} {e:+.0%} time" for chip, e in self.slowdown.items()) or "no chip has a band"
+        if s["passes"]:
+            return f"the nominal cheapest still meets every SLO with every chip at its band's pessimistic edge ({slow})"
+        pct = f"p{s['slo_percentile']:g}"
+        ttft = s["ttft_ms_at_slo"]
+        late = "requests never served" if ttft is None or ttft != ttft else f"TTFT {pct} {ttft:,.0f} ms"
+        behind = "" if s["shortfall_rps"] is None else f", falling behind by {s['shortfall_rps']:,.2g} req/s"
+        return (
+            f"the nominal cheapest misses its SLO if the chips are as slow as their band's pessimistic edge "
+            f"({slow}): {s['slo_attainment']:.0%} of requests within SLO, {late}{behind}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for `plan --json`."""
+        rows = [{k: _plain(v) for k, v in r.items()} for r in self.table.to_dict(orient="records")]
+        return {
+            "objective": self.objective,
+            "objective_text": OBJECTIVES[self.objective],
+            "risk_aware": self.risk_aware,
+            "slowdown": dict(self.slowdown),
+            "chosen": next((r for r in rows if r["winner"]), None),
+            "premium": self.premium_text() or None,
+            "nominal_run": self.nominal_run,
+            "nominal_slowed": self.nominal_slowed,
+            "risk": self.risk_text() or None,
+            "per_chip": rows,
+            "notes": list(self.notes),
+            "slowed_simulations": self.slowed_simulations,
+        }
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "item"):
+        v = v.item()
+    return None if isinstance(v, float) and v != v else v
+
+
+def _counts(search: Search, row: dict[str, Any]) -> tuple[Shape | Portfolio, tuple[int, ...]]:
+    return next(k for k, i in search.index.items() if i == int(row["run"]))
+
+
+def decide(
+    search: Search,
+    groups: dict[str, dict[str, Any]],
+    live: list[Bound] | Any,
+    status: dict[Shape | Portfolio, str],
+    found: dict[Shape | Portfolio, int],
+    *,
+    risk_aware: bool,
+    verify: bool,
+) -> Verdict:
+    """The verdict from each group's nominal best (see the module's docstring); the `MAX_GROUPS`
+    groups of the lowest nominal objective are checked and verified, the rest named in a note."""
+    nominal = {g: search.value(row) for g, row in groups.items()}
+    order = sorted(groups, key=lambda g: nominal[g])
+    notes: list[str] = []
+    if len(order) > MAX_GROUPS:
+        notes.append(
+            f"{len(order) - MAX_GROUPS} more chip groups passed, not verified: {', '.join(order[MAX_GROUPS:])}"
+        )
+        groups = {g: groups[g] for g in order[:MAX_GROUPS]}
+    picks = {g: _counts(search, row) for g, row in groups.items()}
+    nominal_best = order[0] if order else None
+    slow, held = None, {}
+    if risk_aware and groups:
+        slow = _slowed(search)
+        held = _risk_picks(search, slow, groups, live, status, found)
+        for g, pick in held.items():
+            if pick is not None:
+                picks[g] = pick
+            else:
+                notes.append(f"{g}: no deployment of this search passes with its chips at the bands' edge")
+    if slow is not None and slow.out_of_budget:
+        notes.append(f"the risk-aware checks ran out of simulations ({search.space.max_simulations})")
+    search.allowance += len(picks) * (VERIFY_TRIES + 1)  # the picks' own runs, past the budget
+    rows = []
+    for g, (shape, counts) in picks.items():
+        row = _row(search, slow, g, shape, counts, verify, notes)
+        if row is None:
+            continue
+        row["nominal_value"] = nominal[g]
+        row["nominal_shape"], row["nominal_split"] = groups[g]["shape"], groups[g]["split"]
+        row["nominal_run"] = int(groups[g]["run"])
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    chosen_run = None
+    if len(table):
+        ok = table[table["passes"]] if table["passes"].any() else table
+        if risk_aware and "holds_slowed" in ok and ok["holds_slowed"].fillna(False).astype(bool).any():
+            ok = ok[ok["holds_slowed"].fillna(False).astype(bool)]
+        win = int(ok.index.to_numpy()[ok["objective_value"].to_numpy(dtype=float).argmin()])
+        table["winner"] = table.index == win
+        chosen_run = int(table["run"].to_numpy()[win])
+        table = table.sort_values("objective_value", kind="stable").reset_index(drop=True)
+    nominal_run = int(groups[nominal_best]["run"]) if nominal_best is not None else None
+    nominal_slowed = None
+    if slow is not None and nominal_best is not None:
+        got = slow.run(*_counts(search, groups[nominal_best]))  # run (memoised) by the risk search
+        keys = (
+            "passes",
+            "slo_attainment",
+            "ttft_ms_at_slo",
+            "tpot_ms_at_slo",
+            "slo_percentile",
+            "shortfall_rps",
+        )
+        nominal_slowed = None if got is None else {k: _plain(got[k]) for k in keys}
+    return Verdict(
+        objective=search.objective,
+        risk_aware=risk_aware,
+        table=table,
+        chosen_run=chosen_run,
+        nominal_run=nominal_run,
+        slowdown=dict(slow.slowdown) if slow is not None else {},
+        nominal_slowed=nominal_slowed,
+        notes=tuple(notes),
+        slowed_simulations=0 if slow is None else len(slow.rows),
+    )
+
+
+def _slowed(search: Search) -> Search:
+    """A search on the same requests with every chip at its band's pessimistic edge."""
+    s = search
+    slow = Search(
+        s.base, s.full, s.rates, s.space, s.cat, None, s.check_work, s.rule, s.attainment, requests=s.reqs
+    )
+    if search.progress is not None:
+        outer = search.progress
+
+        def tell(done: int, total: int, note: str) -> None:
+            outer(done, total, f"at the bands' edge: {note}")
+
+        slow.progress = tell
+    slow.calibrations, slow.slowdown = search.calibrations, slowdowns(search.calibrations.values())
+    slow.objective, slow.weights, slow.budget = search.objective, search.weights, search.budget
+    return slow
+
+
+def _risk_picks(
+    search: Search,
+    slow: Search,
+    groups: dict[str, dict[str, Any]],
+    live: list[Bound] | Any,
+    status: dict[Shape | Portfolio, str],
+    found: dict[Shape | Portfolio, int],
+) -> dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | None]:
+    """Per group, the cheapest deployment that passes slowed: the nominal pick first, then the
+    group's shapes by their lower bound (nominal best, or the cost model's bound), each searched
+    upward from there, until the bound reaches the best that holds."""
+    out: dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | None] = {}
+    for g, row in groups.items():
+        shape, counts = _counts(search, row)
+        if isinstance(shape, Portfolio):  # its own pools, grown from its nominal counts
+            got = slow.search_portfolio(PortfolioBound(shape, counts, row["usd_per_hour"]), math.inf)
+            out[g] = None if got is None else _counts(slow, got)
+            continue
+        best_nominal = search.value(row)
+        cands = []
+        for b in live:
+            if group_of(b.shape) != g:
+                continue
+            if b.shape in found:
+                r = search.rows[found[b.shape]]
+                cands.append((search.value(r), b, _counts(search, r)[1]))
+            else:
+                bound = search.cost(b.shape, b.counts)
+                low = max(bound, best_nominal) if status.get(b.shape) == "simulated" else bound
+                cands.append((low, b, b.counts))
+        cands.sort(key=lambda c: (c[0], c[1].shape != shape))
+        best: dict[str, Any] | None = None
+        for low, b, start in cands:
+            if (best is not None and low >= slow.value(best)) or slow.out_of_budget:
+                break
+            got = slow.search(replace(b, counts=start), slow.value(best) if best else math.inf)
+            if got is not None and (best is None or slow.value(got) < slow.value(best)):
+                best = got
+        out[g] = None if best is None else _counts(slow, best)
+    return out
+
+
+def _up(shape: Shape | Portfolio, counts: tuple[int, ...], row: dict[str, Any]) -> tuple[int, ...] | None:
+    """One more instance of the pool a failed full-length run blames; None for a portfolio."""
+    if isinstance(shape, Portfolio):
+        return None
+    if shape.mode == "colocated":
+        return (counts[0] + 1, 0)
+    n_p, n_d = counts
+    return (n_p + (not row["ttft_ok"] or row["tpot_ok"]), n_d + (not row["tpot_ok"] or row["ttft_ok"]))
+
+
+def _row(
+    search: Search,
+    slow: Search | None,
+    g: str,
+    shape: Shape | Portfolio,
+    counts: tuple[int, ...],
+    verify: bool,
+    notes: list[str],
+) -> dict[str, Any] | None:
+    """A group's verdict row: its pick verified (moved up if it fails), with its figures and bands."""
+    full = search.full
+    quoted: dict[str, Any] | None = None
+    moved = 0
+    for _ in range(VERIFY_TRIES + 1 if verify else 1):
+        if verify:
+            res = simulate(search.deploy(full, shape, counts), search.cat, check_work=search.check_work)
+            quoted = {**run_row(res, shape, counts, search.rule, search.attainment), **search.trust(shape)}
+            if quoted["passes"]:
+                break
+            nxt = _up(shape, counts, quoted)
+            if (
+                nxt is None
+                or max(nxt) > search.space.max_instances_per_pool
+                or search.usd(shape, nxt) >= search.budget
+            ):
+                break
+            counts, moved = nxt, moved + 1
+        else:
+            break
+    planned = search.run(shape, counts)  # the pick on the planning window: the frontier's point
+    if planned is None:
+        return None
+    if quoted is None:
+        quoted = dict(planned)
+    if verify and not quoted["passes"]:
+        notes.append(f"{g}: {shape.label()} {quoted['split']} fails its full-length run")
+    elif moved:
+        notes.append(f"{g}: the full-length run moved the pick up {moved} instance(s), to {quoted['split']}")
+    holds = None
+    if slow is not None:
+        s = slow.run(shape, counts)
+        holds = None if s is None else bool(s["passes"])
+    out = {"group": g, "winner": False, "run": int(planned["run"]), **{k: quoted.get(k) for k in KEPT}}
+    out |= {f"{k}_band": band_of(quoted, k) for k in FIGURES}
+    per: dict[str, dict[str, Any]] = {n: dict(c) for n, c in quoted["classes_at_slo"].items()}
+    out["classes_at_slo"] = per  # copies: the run rows keep theirs
+    for c in per.values():
+        c["ttft_band"] = band_of({**quoted, "ttft_ms_at_slo": c["ttft_ms"]}, "ttft_ms_at_slo")
+        c["tpot_band"] = band_of({**quoted, "tpot_ms_at_slo": c["tpot_ms"]}, "tpot_ms_at_slo")
+    out["objective_value"] = row_value(quoted, search.objective)
+    out["holds_slowed"] = holds
+    out["verified"] = bool(verify and quoted["passes"])
+    out["verified_by"] = (
+        f"full-length run ({full.duration_s:g} s, seed {full.seed})"
+        if verify
+        else f"planning run ({search.base.duration_s:g} s, seed {search.base.seed})"
+    )
+    out["moved_up"] = moved
+    return out

@@ -1,0 +1,50 @@
+"""`plan`'s verdict on the command line: the SLO's percentile, the objective, each chip's best."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.cli import plan as cli_plan
+from engine.cli.main import main
+from engine.planning.objective import OBJECTIVES
+
+PLAN = [
+    "plan", "chat-colocated", "--hardware", "h100-sxm,mi300x", "--tp", "2", "--pp", "1", "--duration-s", "30",
+    "--finalists", "1", "--target-rps", "12", "--no-progress", "--no-margin",
+    "--set", "duration_s=60", "--set", "workload.classes[0].slo.percentile=99",
+    "--set", "workload.classes[0].slo.ttft_ms=2000",
+]  # fmt: skip
+
+
+def test_the_objective_choices_are_the_engines() -> None:
+    assert tuple(OBJECTIVES) == cli_plan.OBJECTIVE_CHOICES
+
+
+def test_plan_json_carries_the_verdict_in_the_buyers_terms(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*PLAN, "--json", "--objective", "chips", "--nominal"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    v = doc["verdict"]
+    assert doc["objective"] == v["objective"] == "chips" and doc["risk_aware"] is v["risk_aware"] is False
+    c = v["chosen"]
+    assert c["verified_by"] == "full-length run (60 s, seed 1)" and c["verified"] is True
+    assert c["classes_at_slo"]["chat"]["percentile"] == 99.0 and c["ttft_ms_at_slo"] > 0
+    assert c["chips"] == min(r["chips"] for r in v["per_chip"] if r["passes"])
+    assert {"h100-sxm", "mi300x"} <= {r["group"] for r in v["per_chip"]}
+    assert sum(r["winner"] for r in v["per_chip"]) == 1
+    assert doc["best"]["run"] == c["run"]  # the best is the verdict's choice
+    assert doc["best"]["ttft_ms_at_slo"] >= doc["best"]["ttft_ms_p90"]
+
+
+def test_plan_text_quotes_the_slos_percentile_and_each_chip(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(PLAN) == 0
+    out = capsys.readouterr().out
+    verdict = out[out.index("\nchosen (") :]
+    assert "TTFT p99" in verdict and "TTFT p90" not in verdict and "TPOT p99" in verdict
+    assert "still meets every SLO with every chip at the pessimistic edge of its band" in verdict
+    assert "quoted run: full-length run (60 s, seed 1)" in verdict
+    assert "per M output tokens" in verdict and "output tok/s per chip" in verdict and " kW" in verdict
+    table = verdict[verdict.index("best deployment per chip") :].splitlines()[2:]
+    assert sum(line.startswith("*") for line in table) == 1
+    assert any(" mi300x " in line for line in table) and any(" h100-sxm " in line for line in table)

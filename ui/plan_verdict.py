@@ -1,0 +1,351 @@
+"""The Planner's verdict: the choice in the buyer's terms, each chip's best, the margin box.
+
+`summary(plan, margin)` draws the search's counts and the verdict (`engine.planning` `Verdict`):
+the chosen deployment with its latencies at each class's SLO percentile, cost per million output
+tokens and per request, output tokens/s per chip, chips and power, each with its band, quoted
+from its full-length run; the nominal cheapest beside it with the premium and the risk in words;
+and one row per chip (or pairing) with the winner starred. `margin_box` draws the margin for the
+model's error; `choice_inputs` the form's objective, risk-aware switch and margin box;
+`load_run` makes a run the session's scenario.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine import explain as ex
+from engine.explain import duration_text
+from engine.planning import (
+    DEFAULT_ATTAINMENT,
+    OBJECTIVES,
+    Margin,
+    Plan,
+    rule_text,
+)
+from ui import marks, state
+from ui.text import plain
+
+JUST_LOADED = "fg_plan_just_loaded"
+LOADED = "fg_plan_loaded"
+OBJECTIVE_LABELS = {
+    "usd_per_hour": "Cost per hour",
+    "usd_per_million_tokens": "Cost per million output tokens",
+    "chips": "Fewest chips",
+    "power": "Lowest power",
+}
+"""The objectives (`engine.planning.OBJECTIVES`) as the form names them."""
+
+
+def choice_inputs(row: Any) -> None:
+    """The form's choice fields: the objective, the risk-aware switch and the margin box."""
+    row.selectbox(
+        "Cheapest by",
+        list(OBJECTIVES),
+        format_func=OBJECTIVE_LABELS.__getitem__,
+        key="plan_objective",
+        help="What the choice minimises at the target load; the cost frontier follows it.",
+        width=260,
+    )
+    row.toggle(
+        "Risk-aware choice",
+        value=True,
+        key="plan_risk",
+        help="Choose the cheapest deployment that still meets every SLO with every chip at the pessimistic edge "
+        "of its calibrated band; the nominal cheapest is shown beside it with the premium. Off: the cheapest as "
+        "modelled.",
+    )
+    row.checkbox(
+        "Check the margin for the model's error",
+        value=True,
+        key="plan_margin",
+        help="After the search, rerun the chosen deployment, and search again, with every chip at the "
+        "pessimistic edge of its throughput band (where about two in three real deployments land): does the "
+        "choice hold if the chips are as slow as the band says they may be, and what would hold then. Slower "
+        "chips need more instances, so the second search takes longer: about three times the time in all.",
+    )
+
+
+def options() -> dict[str, Any]:
+    """The plan's objective and risk-aware switch as the form left them."""
+    ss = st.session_state
+    return {
+        "objective": ss.get("plan_objective", "usd_per_hour"),
+        "risk_aware": bool(ss.get("plan_risk", True)),
+    }
+
+
+def _band(b: Any, fmt: str) -> str:
+    return "" if not b else f" ({format(b[0], fmt)} to {format(b[1], fmt)})"
+
+
+def _latencies(c: dict[str, Any]) -> str:
+    """Each class's TTFT and TPOT at its SLO percentile, with their bands."""
+    parts = []
+    for name, k in c["classes_at_slo"].items():
+        p = f"p{k['percentile']:g}"
+        ttft = "never (requests not served)" if k["ttft_ms"] is None else duration_text(k["ttft_ms"])
+        tpot = "n/a" if k["tpot_ms"] is None else duration_text(k["tpot_ms"])
+        parts.append(
+            (f"{plain(name)}: " if len(c["classes_at_slo"]) > 1 else "")
+            + f"TTFT {p} {ttft}{_band(k.get('ttft_band'), ',.0f')} (target {k['ttft_target_ms']:g} ms), "
+            f"TPOT {p} {tpot}{_band(k.get('tpot_band'), '.1f')} (target {k['tpot_target_ms']:g} ms)"
+        )
+    return "; ".join(parts)
+
+
+def verdict_box(p: Plan) -> None:
+    """The choice, the nominal cheapest beside it, and each chip's best side by side."""
+    v = p.verdict
+    assert v is not None and v.chosen is not None
+    c = v.chosen
+    per_m, per_req = c["usd_per_million_output_tokens"], c["usd_per_request"]
+    edge = ", even with every chip at the pessimistic edge of its band" if v.risk_aware else " as modelled"
+    what = OBJECTIVE_LABELS[v.objective].lower()
+    rule, share = getattr(p, "rule", "percentile"), getattr(p, "attainment", DEFAULT_ATTAINMENT)
+    meets = "meets every SLO" if rule == "percentile" else f"keeps {share:.0%} of requests within their SLO"
+    m_band = _band(c["usd_per_million_output_tokens_band"], ",.2f")
+    r_band = _band(c["usd_per_request_band"], ",.4f")
+    t_band = _band(c["output_tokens_per_s_per_chip_band"], ",.0f")
+    figures = (
+        ", ".join(
+            [
+                f"{int(c['chips'])} chips",
+                f"**\\${c['usd_per_hour']:,.2f}/h**",
+                *([] if per_m is None else [f"**\\${per_m:,.2f}**{m_band} per million output tokens"]),
+                *([] if per_req is None else [f"\\${per_req:,.4f}{r_band} per request"]),
+                f"{c['output_tokens_per_s_per_chip']:,.0f}{t_band} output tokens/s per chip",
+                f"{c['power_w'] / 1e3:,.1f} kW",
+            ]
+        )
+        + f"; {_latencies(c)}"
+    )
+    with st.container(key="fg-plan-verdict"):
+        show = st.success if c["passes"] and c["holds_slowed"] is not False else st.warning
+        show(
+            f"Cheapest deployment by {what} that {meets} at {p.target_rps:g} req/s{edge}: "
+            f"**{plain(c['shape'])} {plain(c['split'])}** — {figures}. Quoted from its {c['verified_by']}"
+            + (
+                "."
+                if c["verified"] or c["verified_by"].startswith("planning")
+                else ", where it fails its SLO."
+            ),
+            icon=":material/check_circle:",
+        )
+        if v.risk_aware and c["run"] != v.nominal_run and v.nominal_run is not None:
+            r = p.runs.iloc[v.nominal_run]
+            premium = v.premium_text()
+            st.info(
+                f"Nominal cheapest: **{plain(r['shape'])} {plain(r['split'])}**"
+                + (f"; the choice costs {plain(premium)}" if premium else "")
+                + f". {plain(v.risk_text()).capitalize()}.",
+                icon=":material/balance:",
+            )
+        elif v.risk_text():
+            st.caption(plain(v.risk_text()).capitalize() + ".")
+        st.dataframe(per_chip_frame(v.table), hide_index=True, width="stretch", key="fg-plan-per-chip")
+
+
+def per_chip_frame(t: pd.DataFrame) -> pd.DataFrame:
+    """The verdict's table as the page shows it: one row per chip (or pairing), the winner starred."""
+    pct = f"p{t['slo_percentile'].iloc[0]:g}" if len(t) else "p99"
+
+    def banded(col: str, fmt: str) -> list[str]:
+        return [
+            "n/a" if v is None or v != v else f"{format(v, fmt)}{_band(b, fmt)}"
+            for v, b in zip(t[col], t[f"{col}_band"], strict=True)
+        ]
+
+    fails = ~t["verified"].astype(bool) & ~t["verified_by"].str.startswith("planning")
+    return pd.DataFrame(
+        {
+            "": np.where(t["winner"], "★", ""),
+            "chip": t["group"],
+            "deployment": t["shape"] + " " + t["split"],
+            "chips": t["chips"].astype(int),
+            "$/h": t["usd_per_hour"].round(2),
+            "$/M output tokens": banded("usd_per_million_output_tokens", ",.2f"),
+            "output tok/s per chip": banded("output_tokens_per_s_per_chip", ",.0f"),
+            "kW": (t["power_w"] / 1e3).round(1),
+            f"TTFT {pct} (ms)": banded("ttft_ms_at_slo", ",.0f"),
+            f"TPOT {pct} (ms)": banded("tpot_ms_at_slo", ",.1f"),
+            "holds at the band's edge": t["holds_slowed"].map(
+                {True: "yes", False: "no", None: "not checked"}
+            ),
+            "quoted run": np.where(fails, t["verified_by"] + " (fails)", t["verified_by"]),
+        }
+    )
+
+
+def run_mark(row: Any) -> str:
+    """A run's mark from its ``calibration`` text ('calibrated', 'partly calibrated', 'uncalibrated')."""
+    if not bool(row["calibrated"]):
+        return "uncalibrated"
+    return "partly calibrated" if str(row.get("calibration", "")).startswith("partly") else "calibrated"
+
+
+def band_text(
+    band: Any,
+    modelled: float | None = None,
+    slowed: float | None = None,
+    faster: float | None = None,
+    *,
+    latency: bool = True,
+) -> str:
+    """' (−30% to +67%)' after a figure: its kind's band (fall, rise; '' when none is shown); with the
+    figure as modelled and at its chips' two edges (the margin's reruns), how far they move it, as on
+    Results: a latency never narrower than its kind's band, a goodput the moves alone once both are known."""
+    if not all(isinstance(v, float) and np.isfinite(v) for v in band):
+        return ""
+    moves = [
+        v / modelled - 1.0
+        for v in (slowed, faster)
+        if modelled and modelled > 0 and v is not None and math.isfinite(v)
+    ]
+    lo, hi = (min(moves), max(moves)) if moves else band
+    if moves and (latency or len(moves) < 2):  # one side unknown: the kind's band there
+        lo, hi = min(lo, band[0]), max(hi, band[1])
+    text = ex.signed_text(lo, hi)
+    return f" {text}" if text.startswith("±") else f" ({text})"
+
+
+def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
+    """The margin for the model's error: the choice with slowed chips, and the cheapest that holds.
+    Chip ids and shapes can come from a custom chip: they go through `plain`."""
+    slow = plain(", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band")
+    c = m.chosen
+    latency = c.latency_text() if hasattr(c, "latency_text") else f"TTFT p90 {duration_text(c.ttft_ms_p90)}"
+    figures = f"{c.slo_attainment:.1%} of requests within SLO, {ex.latency(latency, c.shortfall_rps)}"
+    if c.shortfall_rps is not None:
+        figures += f"; it falls behind its load, short by {c.shortfall_rps:,.2g} req/s"
+    head = (
+        "**Margin for the model's error.** With every chip at the pessimistic edge of its throughput band "
+        f"({slow}),"
+    )
+    with st.container(key="fg-plan-margin"):
+        if m.holds:
+            st.info(f"{head} the chosen deployment still passes: {figures}.", icon=":material/shield:")
+            return
+        q = m.slowed
+        if q.best_run is None:
+            why = plain(m.nothing_text())
+            st.warning(
+                f"{head} the chosen deployment no longer passes ({figures}), and no deployment of this search "
+                f"passes then ({q.simulated} simulations{'; ' + why if why else ''}).",
+                icon=":material/gpp_maybe:",
+            )
+            return
+        r = q.runs.iloc[q.best_run]
+        more = plain(m.extra_text())
+        holds = f"**{plain(r['shape'])} {plain(r['split'])}**, {int(r['chips'])} chips"
+        st.warning(
+            f"{head} the chosen deployment no longer passes ({figures}). The cheapest that passes even then: "
+            f"{holds}, **\\${r['usd_per_hour']:,.2f}/h** ({more})"
+            + ("" if q.exhaustive else "; the slowed search ran out of simulations")
+            + ".",
+            icon=":material/gpp_maybe:",
+        )
+        if st.button("Load the deployment that holds", key="fg-plan-load-margin", icon=":material/download:"):
+            load_run(q, q.best_run, (*key, "slowed"))
+
+
+def summary(p: Plan, edge: Margin | None = None) -> None:
+    """The search's counts and its verdict; with the margin (`edge`), the verdict's TTFT, TPOT and
+    goodput bands are how far the chosen deployment moved with slowed and faster chips."""
+    ours = edge is not None and edge.chosen.run == p.best_run  # the margin of this plan's choice
+
+    def rerun(check: Any) -> tuple[float | None, float | None, float | None]:
+        if not (ours and check):
+            return None, None, None
+        if getattr(check, "shortfall_rps", None) is not None:  # its latencies grow with run length
+            return None, None, check.goodput_rps
+        return (
+            getattr(check, "ttft_ms_at_slo", None),
+            getattr(check, "tpot_ms_at_slo", None),
+            check.goodput_rps,
+        )
+
+    slow_ttft, slow_tpot, slow_goodput = rerun(edge.chosen if edge else None)
+    fast_ttft, fast_tpot, fast_goodput = rerun(edge.faster if edge else None)
+    c = st.columns(5)
+    c[0].metric("Shapes considered", f"{len(p.candidates):,}")
+    c[1].metric(
+        "Pruned by the cost model",
+        f"{p.pruned:,}",
+        help="Weights do not fit, TPOT or TTFT out of reach "
+        "even unloaded, requests too long for KV memory, or over budget.",
+    )
+    c[2].metric(
+        "Bounded out", f"{p.bounded:,}", help="Their lower-bound cost is not below a passing deployment's."
+    )
+    c[3].metric("Simulated", f"{p.simulated:,}")
+    rule = getattr(p, "rule", "percentile")  # a plan kept from before pass rules
+    attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
+    c[4].metric(
+        "Met every SLO" if rule == "percentile" else f"{attainment:.0%} within SLO",
+        f"{p.feasible:,}",
+        help=f"Simulated deployments that passed: {rule_text(rule, attainment)}.",
+    )
+    for note in p.notes:
+        st.warning(plain(note))
+    if p.best_run is None:
+        return
+    if getattr(p, "verdict", None) is not None and p.verdict.chosen is not None:
+        verdict_box(p)
+        _calibration(p, p.runs.iloc[p.best_run])
+        return
+    r = p.runs.iloc[p.best_run]
+    pct = f"p{r.get('slo_percentile', 90.0):g}"
+    ttft, tpot = r.get("ttft_ms_at_slo", r["ttft_ms_p90"]), r.get("tpot_ms_at_slo", r["tpot_ms_p90"])
+    meets = (
+        "meets every SLO" if rule == "percentile" else f"keeps {attainment:.0%} of requests within their SLO"
+    )
+    band = {k: (r.get(f"{k}_fall"), r.get(f"{k}_rise")) for k in ("throughput", "ttft", "tpot")}
+    goodput = band_text(band["throughput"], r["goodput_rps"], slow_goodput, fast_goodput, latency=False)
+    st.success(
+        f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
+        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{goodput}, "
+        f"TTFT {pct} {ttft:,.0f} ms{band_text(band['ttft'], ttft, slow_ttft, fast_ttft)}, "
+        f"TPOT {pct} {tpot:.1f} ms{band_text(band['tpot'], tpot, slow_tpot, fast_tpot)} "
+        f"(simulated over {p.duration_s:g} s)."
+        + (
+            f" At the pessimistic edge of every chip's band it falls behind its load (short by "
+            f"{behind:,.2g} req/s): its latency then {ex.GROWS}, so the bands' upper ends are the kinds' bands."
+            if ours and edge is not None and (behind := edge.chosen.shortfall_rps) is not None
+            else ""
+        ),
+        icon=":material/check_circle:",
+    )
+    _calibration(p, r)
+
+
+def _calibration(p: Plan, r: Any) -> None:
+    """The band note and the chosen deployment's calibration badge."""
+    if any(c.band for c in p.calibration):
+        st.caption(plain(ex.BAND_NOTE))
+    if "calibrated" in r:
+        with st.container(
+            key="fg-plan-calibration", horizontal=True, gap="small", vertical_alignment="center"
+        ):
+            marks.badge(run_mark(r), help=marks.MARK_HELP)
+            rules = "; ".join(f"{c.hardware}: {c.rule}" for c in p.calibration if not c.fitted)
+            chosen = {r.get(f"{role}_hardware") for role in ("prefill", "decode", "mixed")}
+            shared = next((c.caveat for c in p.calibration if c.partial and c.hardware in chosen), "")
+            said = f" ({shared})" if shared and run_mark(r) == "partly calibrated" else ""
+            said += f". Uncalibrated chips of this search: {rules}." if rules else "."
+            st.caption(plain(f"Chosen deployment: {r['calibration']}{said}"))
+
+
+def load_run(p: Plan, run: int, key: tuple[Any, ...]) -> None:
+    """Make a run's deployment the session's scenario, once per (plan, run), and redraw the page."""
+    if st.session_state.get(LOADED) == (key, run):
+        return
+    st.session_state[LOADED] = (key, run)
+    r = p.runs.iloc[run]
+    if state.commit(p.scenario_of(run), "planner"):
+        st.session_state[JUST_LOADED] = f"{r['shape']} {r['split']} at {p.target_rps:g} req/s"
+        st.rerun()  # the sidebar and the share link follow the new scenario
