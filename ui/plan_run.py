@@ -40,6 +40,7 @@ PAGE_LEVERS = {
     "duration_s": "Planning window",
     "max_simulations": "Most simulations",
     "margin": "untick “Check the margin for the model's error”",
+    "risk": "switch off “Risk-aware choice”",
     "lift": "the command line's --no-work-limit, for a trusted local run",
 }
 """The plan work bound's levers in the form's words (engine.planning.plan_work.LEVERS)."""
@@ -49,7 +50,7 @@ def work_line(sc: Scenario, target: float, space: SearchSpace, margin: bool) -> 
     """The plan's estimated work, as a caption (a warning when over the limit); None if it cannot be
     estimated (an input out of range, which the form reports when submitted)."""
     try:
-        work = plan_work(sc, target, space, margin=margin)
+        work = plan_work(sc, target, space, margin=margin, **_verdict_work())
     except ScenarioError:
         return None
     text = f"Work: {plain(work.text())}."
@@ -65,10 +66,15 @@ def work_line(sc: Scenario, target: float, space: SearchSpace, margin: bool) -> 
     return work
 
 
+def _verdict_work() -> dict[str, bool]:
+    """The verdict's options that add work (the page always verifies its picks at full length)."""
+    return {"risk_aware": plan_verdict.options()["risk_aware"], "verify": True}
+
+
 def refused(sc: Scenario, target: float, space: SearchSpace, margin: bool) -> bool:
     """True (and the refusal drawn) when the plan is over the work limit: it is not run."""
     try:
-        work = plan_work(sc, target, space, margin=margin)
+        work = plan_work(sc, target, space, margin=margin, **_verdict_work())
     except ScenarioError as exc:
         st.error(f"Cannot plan this scenario: {plain(exc)}")
         return True

@@ -71,6 +71,7 @@ PLAN_FLAGS = {
     "duration_s": "--duration-s",
     "max_simulations": "--max-simulations",
     "margin": "--no-margin",
+    "risk": "--nominal",
     "lift": "--no-work-limit",
 }
 """The plan work bound's levers as `plan`'s flags (engine.planning.plan_work.LEVERS)."""
@@ -122,7 +123,10 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
     # the whole plan, its margin included, is bounded before any simulation (docs/planner.md)
     work = None
     if not args.no_work_limit:
-        work = check_plan_work(scen, args.target_rps, space, margin=not args.no_margin, names=PLAN_FLAGS)
+        verdict = {"risk_aware": not args.nominal, "verify": not args.no_verify}
+        work = check_plan_work(
+            scen, args.target_rps, space, margin=not args.no_margin, names=PLAN_FLAGS, **verdict
+        )
     bar = _Bar(space.max_simulations, "planning", not args.no_progress)
     try:
         result = plan(

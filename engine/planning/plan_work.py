@@ -11,7 +11,10 @@ planning scenario deployed in the heaviest mode the search allows (disaggregated
 events a request more; colocated chunked prefill one per chunk). A plan runs at most
 `max_simulations` of them (finalists, frontier runs and portfolios included); its margin repeats
 the search with slowed chips (at most as many again) and reruns the choice twice (slowed and
-faster); `full_runs` adds runs at the scenario's own window (a finalist's verification). The sum
+faster). The verdict (`engine.planning.verdict`) adds, when risk-aware, a slowed search of at
+most `max_simulations` runs, and for each chip group it checks (`verdict_groups`, at most
+`MAX_GROUPS`) up to `VERIFY_TRIES` + 1 runs of its pick in the planning window and, when verified,
+as many at the scenario's own window; `full_runs` adds further full-window runs. The sum
 is compared with `bounds.MAX_PLAN_EVENTS`, measured as about ten minutes of one core of the
 reference machine (docs/planner.md, "Bounded work"). The estimate is an upper bound on the runs
 (most plans stop well before their budget), not a prediction of the wall time.
@@ -34,6 +37,11 @@ MIN_WINDOW_S = 10.0
 """The shortest planning window offered as a fix (the command line's lower bound on --duration-s)."""
 MARGIN_RERUNS = 2
 """Single runs a margin adds besides its slowed search: the choice slowed, and faster."""
+MAX_GROUPS = 12
+"""The most chip groups a verdict checks and verifies (the cheapest nominal ones): a plan over many
+chips with mixing allowed has a group per pairing, and each costs full-length runs."""
+VERIFY_TRIES = 3
+"""How many times a pick that fails its full-length run moves up before the verdict gives up on it."""
 
 
 LEVERS: dict[str, str] = {
@@ -41,6 +49,7 @@ LEVERS: dict[str, str] = {
     "duration_s": "space.duration_s (the planning window)",
     "max_simulations": "space.max_simulations",
     "margin": "plan without the margin",
+    "risk": "risk_aware=False",
     "lift": "check_work=False",
 }
 """What a refusal tells the Python caller to change; the CLI and the page pass their own names."""
@@ -58,11 +67,15 @@ class PlanWork:
     """Requests of one planning run (target rate x planning window)."""
     events_per_run: float
     runs: int
-    """Planning runs at most: the search's budget, doubled with the margin, plus its reruns."""
+    """Planning runs at most: the search's budget, doubled with the margin, plus its reruns and
+    the verdict's (its slowed search and its picks' runs)."""
     full_runs: int
     events_per_full_run: float
     margin: bool
     limit: float
+    risk_aware: bool = False
+    fixed_runs: int = 0
+    """Of `runs`, those that do not scale with `max_simulations` (the margin's reruns, the picks' runs)."""
 
     @property
     def events(self) -> float:
@@ -102,7 +115,7 @@ class PlanWork:
         name = {**LEVERS, **(names or {})}
         factor = self.limit / self.events
         window = space.duration_s or 0.0
-        searches = self.runs - (MARGIN_RERUNS if self.margin else 0)
+        searches = self.runs - self.fixed_runs
         per_sim = (
             self.limit
             - self.events_per_full_run * self.full_runs
@@ -115,7 +128,13 @@ class PlanWork:
             if window * factor >= MIN_WINDOW_S
             else "",
             f"{name['max_simulations']} to {sims}" if sims >= 1 else "",
-            name["margin"] if self.margin and self.events_per_run * searches / 2 < per_sim else "",
+            name["margin"]
+            if self.margin
+            and self.events - self.events_per_run * (space.max_simulations + MARGIN_RERUNS) <= self.limit
+            else "",
+            name["risk"]
+            if self.risk_aware and self.events - self.events_per_run * space.max_simulations <= self.limit
+            else "",
         ]
         return (
             f"plan work: {self.text()}; lower one of: "
@@ -131,6 +150,8 @@ class PlanWork:
             "events_per_run": self.events_per_run,
             "requests_per_run": self.requests,
             "full_runs": self.full_runs,
+            "events_per_full_run": self.events_per_full_run,
+            "risk_aware": self.risk_aware,
             "margin": self.margin,
             "cpu_seconds": self.cpu_seconds,
         }
@@ -172,9 +193,12 @@ def plan_work(
     *,
     margin: bool = False,
     full_runs: int = 0,
+    risk_aware: bool = False,
+    verify: bool = False,
 ) -> PlanWork:
     """The estimated work of planning `scenario` at `target_rps` over `space` (no simulation).
 
+    `risk_aware` and `verify` count the verdict's runs as `plan` makes them with the same options.
     Costs a few milliseconds: the requests are estimated from the workload's settings, not drawn.
     """
     space = space or SearchSpace()
@@ -182,8 +206,24 @@ def plan_work(
     n, per_run = _events(base, space)
     full = planning_scenario(scenario, target_rps, None) if full_runs else base
     per_full = _events(full, space)[1] if full_runs else 0.0
-    runs = space.max_simulations * (2 if margin else 1) + (MARGIN_RERUNS if margin else 0)
-    return PlanWork(n, per_run, runs, full_runs, per_full, margin, float(bounds.MAX_PLAN_EVENTS))
+    groups = verdict_groups(scenario, space) if risk_aware or verify else 0
+    picks = groups * (VERIFY_TRIES + 1)
+    searches = space.max_simulations * (1 + margin + risk_aware)
+    fixed = (MARGIN_RERUNS if margin else 0) + picks
+    full_runs += picks if verify else 0
+    if full_runs and not per_full:
+        per_full = _events(planning_scenario(scenario, target_rps, None), space)[1]
+    limit = float(bounds.MAX_PLAN_EVENTS)
+    return PlanWork(n, per_run, searches + fixed, full_runs, per_full, margin, limit, risk_aware, fixed)
+
+
+def verdict_groups(scenario: Scenario, space: SearchSpace) -> int:
+    """How many chip groups the verdict may check (`engine.planning.verdict.group_of`): one per chip,
+    one per prefill -> decode pairing of two chips when mixing is allowed, the portfolios; at most
+    `MAX_GROUPS`."""
+    n = len(space.hardware or {p.hardware for p in scenario.deployment.pools})
+    pairs = n * (n - 1) if space.mixed_hardware and "disaggregated" in space.modes else 0
+    return min(MAX_GROUPS, n + pairs + (1 if space.portfolio else 0))
 
 
 def check_plan_work(
@@ -193,11 +233,15 @@ def check_plan_work(
     *,
     margin: bool = False,
     full_runs: int = 0,
+    risk_aware: bool = False,
+    verify: bool = False,
     names: Mapping[str, str] | None = None,
 ) -> PlanWork:
     """`plan_work`, or PlanWorkError naming the figure and what to reduce when over the limit."""
     space = space or SearchSpace()
-    work = plan_work(scenario, target_rps, space, margin=margin, full_runs=full_runs)
+    work = plan_work(
+        scenario, target_rps, space, margin=margin, full_runs=full_runs, risk_aware=risk_aware, verify=verify
+    )
     problem = work.problem(space, target_rps, names)
     if problem:
         raise PlanWorkError(problem)

@@ -34,16 +34,11 @@ import pandas as pd
 
 from engine.planning.calibrations import slowdowns
 from engine.planning.objective import OBJECTIVES, row_value, value_text
+from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio, PortfolioBound
 from engine.planning.search import Search, run_row
 from engine.planning.sizing import Bound, Shape
 from engine.serving.run import simulate
-
-MAX_GROUPS = 12
-"""The most chip groups a verdict checks and verifies (the cheapest nominal ones): a plan over many
-chips with mixing allowed has a group per pairing, and each costs full-length runs."""
-VERIFY_TRIES = 3
-"""How many times a pick that fails its full-length run moves up before the verdict gives up on it."""
 
 FIGURES = {  # column: (band kind, turned round)
     "usd_per_million_output_tokens": ("throughput", True),

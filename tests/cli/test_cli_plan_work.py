@@ -24,9 +24,20 @@ def test_a_plan_over_the_bound_is_refused_with_the_figure_and_the_flags(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("engine.planning.search.simulate", lambda *a, **k: pytest.fail("simulated"))
-    code = main(
-        ["plan", "chat-colocated", "--target-rps", "600", "--duration-s", "300", "--max-simulations", "400"]
-    )
+    huge = [
+        "plan",
+        "chat-colocated",
+        "--target-rps",
+        "600",
+        "--duration-s",
+        "300",
+        "--max-simulations",
+        "400",
+    ]
+    # the verdict's full-length checks of 360,000 requests each: refused before any simulation too
+    assert main(huge) == 2
+    assert "up to 360,000 requests" in capsys.readouterr().err
+    code = main([*huge, "--nominal", "--no-verify"])
     err = capsys.readouterr().err
     assert code == 2
     assert "plan work: about 1e9 simulated events (802 runs at most of about 180,000 requests" in err
@@ -39,11 +50,13 @@ def test_the_estimate_is_in_json_and_no_work_limit_lifts_the_bound(
 ) -> None:
     doc = plan_json(capsys)
     work = doc["work"]
-    assert work["runs"] == 16 and work["requests_per_run"] == pytest.approx(16 * 30)
-    assert (
-        work["events"] == pytest.approx(16 * work["events_per_run"])
-        and work["limit"] == bounds.MAX_PLAN_EVENTS
-    )
+    # the search, the risk-aware slowed search, and each of the 4 chip groups' picks (h100-sxm, b200 and
+    # their two pairings) in the planning window and at full length
+    assert work["runs"] == 16 + 16 + 4 * 4 and work["full_runs"] == 4 * 4
+    assert work["requests_per_run"] == pytest.approx(16 * 30)
+    assert work["events"] == pytest.approx(48 * work["events_per_run"] + 16 * work["events_per_full_run"])
+    assert work["limit"] == bounds.MAX_PLAN_EVENTS
+    assert plan_json(capsys, "--nominal", "--no-verify")["work"]["runs"] == 16
     monkeypatch.setattr(bounds, "MAX_PLAN_EVENTS", 1000)
     assert main(["plan", "chat-disaggregated", "--target-rps", "16", *SMALL]) == 2
     assert "plan work:" in capsys.readouterr().err

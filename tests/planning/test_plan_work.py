@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -10,7 +11,15 @@ import pytest
 from engine.core import bounds
 from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
 from engine.planning.plan import plan
-from engine.planning.plan_work import MARGIN_RERUNS, PlanWorkError, check_plan_work, plan_work
+from engine.planning.plan_work import (
+    MARGIN_RERUNS,
+    MAX_GROUPS,
+    VERIFY_TRIES,
+    PlanWorkError,
+    check_plan_work,
+    plan_work,
+    verdict_groups,
+)
 from engine.planning.sizing import Kind, Shape
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
@@ -104,3 +113,36 @@ def test_lifting_the_limit_plans_a_search_over_it(monkeypatch: pytest.MonkeyPatc
     p = plan(chat(), 8.0, space, check_work=False)
     # the verdict may add one planning run per chip group past the budget: its pick's (issue 32)
     assert p.verdict is not None and 1 <= p.simulated <= 3 + len(p.verdict.table)
+
+
+def test_the_verdicts_runs_are_counted_as_plan_makes_them() -> None:
+    """Risk-aware: a slowed search as long as the plan's; each chip group checked: its pick's runs in the
+    planning window and, verified, as many at the scenario's own length."""
+    sc = chat()
+    space = SearchSpace(hardware=("h100-sxm", "mi300x"), duration_s=60.0, max_simulations=30)
+    base = plan_work(sc, 20.0, space)
+    groups = verdict_groups(sc, space)
+    assert groups == 2 + 2  # two chips, and each prefill -> decode pairing of the two
+    assert verdict_groups(sc, replace(space, mixed_hardware=False)) == 2
+    assert verdict_groups(sc, replace(space, hardware=tuple(f"c{i}" for i in range(9)))) == MAX_GROUPS
+    risk = plan_work(sc, 20.0, space, risk_aware=True)
+    assert risk.runs == 2 * 30 + groups * (VERIFY_TRIES + 1) and risk.full_runs == 0
+    checked = plan_work(sc, 20.0, space, risk_aware=True, verify=True)
+    assert checked.full_runs == groups * (VERIFY_TRIES + 1)
+    assert checked.events == pytest.approx(risk.events + checked.full_runs * checked.events_per_full_run)
+    assert checked.events_per_full_run == pytest.approx(base.events_per_run * sc.duration_s / 60.0, rel=0.01)
+
+
+def test_a_risk_aware_plan_over_the_limit_offers_the_nominal_plan_when_it_suffices() -> None:
+    sc = chat()
+    space = SearchSpace(duration_s=300.0, max_simulations=200)
+    nominal = plan_work(sc, 60.0, space)
+    risk = plan_work(sc, 60.0, space, risk_aware=True)
+    assert not nominal.over and risk.over, (nominal.events / nominal.limit, risk.events / risk.limit)
+    msg = risk.problem(space, 60.0, {"risk": "--nominal"})
+    assert msg is not None and "--nominal" in msg
+    # a plan the nominal search alone would not fit is not told to drop the risk check
+    big = plan_work(sc, 60.0, replace(space, max_simulations=400), risk_aware=True)
+    assert "--nominal" not in (
+        big.problem(replace(space, max_simulations=400), 60.0, {"risk": "--nominal"}) or ""
+    )
