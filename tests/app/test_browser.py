@@ -332,3 +332,64 @@ def test_exports_without_a_browser_for_kaleido(tmp_path: Path, monkeypatch: pyte
         browser.close()
     assert html.suggested_filename.endswith("_ttft_cdf.html") and "plotly" in html_path.read_text()
     assert csv.suggested_filename.endswith("_summary.csv") and ENGINE_VERSION in csv_path.read_text()
+
+
+def _choose(page, key: str, values: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """Replace a multiselect's choices as a user does: remove each chosen value, then type each value."""
+    remove = page.locator(f".st-key-{key} button[aria-label^='Remove ']:visible")
+    while remove.count():
+        remove.first.click()
+    box = page.locator(f".st-key-{key} input").first
+    for v in values:
+        box.fill(v)
+        page.locator("[role='option']").filter(has_text=v).first.click()
+    page.keyboard.press("Escape")
+
+
+def test_the_planner_answers_question_a_on_one_screen(server: str) -> None:
+    """Issue 32's question (a) in a real browser: Llama-3.1-70B chat at 20 req/s, prompts ~2k, answers ~300,
+    TTFT p99 <= 1 s and TPOT <= 50 ms, H100 or MI300X: one Plan click, and the screen holds the risk-aware
+    choice in the SLO's terms (p99, $ per million tokens, tokens/s per chip), each chip's best, and the
+    launch commands of the choice."""
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=240_000)  # a plan of a few dozen simulations on a busy CI machine
+    over = {
+        "duration_s": 60.0,
+        "workload.classes[0].input": {"kind": "lognormal", "mean": 2048, "p99": 6000, "max_tokens": 16384},
+        "workload.classes[0].output": {"kind": "lognormal", "mean": 300, "p99": 1200, "max_tokens": 4096},
+        "workload.classes[0].slo": {"ttft_ms": 1000, "tpot_ms": 50, "percentile": 99},
+    }
+    sc = apply_overrides(load_preset("chat-colocated"), over)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page.set_default_timeout(90_000)
+        page.goto(f"{server}/planner?{urlencode(to_link(sc, 'chat-colocated'))}")
+        target = page.locator(".st-key-plan_target input").first
+        target.fill("20")
+        _choose(page, "plan_hardware", ["h100-sxm", "mi300x"])
+        _choose(page, "plan_tp", ["2", "4"])
+        _choose(page, "plan_pp", ["1"])
+        page.locator(".st-key-plan_sims input").first.fill("24")  # a short search: the test is of the screen
+        page.locator(".st-key-plan_window").click()
+        page.locator("[role='option']").filter(has_text="60 s").first.click()
+        page.locator(".st-key-plan_margin label").first.click()  # no margin: the risk-aware choice covers it
+        expect(page.locator(".st-key-plan_margin input")).not_to_be_checked()
+        page.get_by_role("button", name="Plan", exact=True).click()
+
+        verdict = page.locator(".st-key-fg-plan-verdict")
+        expect(verdict).to_be_visible()
+        said = verdict.locator("[data-testid='stAlertContentSuccess'], [data-testid='stAlertContentWarning']")
+        text = said.first.inner_text()
+        assert "pessimistic edge of its band" in text and "20 req/s" in text, text
+        assert "TTFT p99" in text and "TPOT p99" in text and "p90" not in text, text
+        assert "per million output tokens" in text and "output tokens/s per chip" in text, text
+        assert "Quoted from its full-length run (60 s" in text, text
+        # each chip's best side by side (a canvas grid: test_app_plan_verdict reads its cells)
+        expect(verdict.locator("[data-testid='stDataFrame']")).to_be_visible()
+
+        # the choice as launch commands for its stack
+        page.get_by_text("Launch commands for the chosen deployment").click()
+        expect(page.locator("[data-testid='stCode']").filter(has_text="serve").first).to_be_visible()
+        browser.close()
