@@ -461,15 +461,19 @@ def test_a_rows_stated_eager_mode_and_checkpoint_reach_its_point(
 
 
 def test_moe_models_run_with_the_fitted_experts_factor(catalog: Catalog) -> None:
-    """The app's MoE scenarios run their experts at the shipped factor; dense models, and a profile
-    that states its own eta_experts (a user's, or a refit of MoE measurements), are left as they are."""
-    factor = trust.experts_factor()
+    """The app's MoE scenarios run their experts at the shipped terms of their stack; dense models,
+    and a profile that states its own eta_experts (a user's, or a refit of MoE measurements), are
+    left as they are."""
+    factor = trust.experts_factor("trtllm")
     assert factor is not None and factor < 1.0
     h200 = catalog.chip("h200")
     moe_prof, _ = trust.calibration(h200, "trtllm", catalog, moe=True)
     dense_prof, _ = trust.calibration(h200, "trtllm", catalog)
     assert moe_prof.eta_experts == factor and dense_prof.eta_experts is None
+    assert moe_prof.moe_layer_ms == trust.experts_terms("trtllm")["moe_layer_ms"]
+    assert dense_prof.moe_layer_ms is None
     # the calibration says so wherever a mark is shown: the caveat, a rule's text, the JSON
+    factor = trust.experts_factor("vllm")
     _, moe_cal = trust.calibration(h200, "vllm", catalog, moe=True)
     _, dense_cal = trust.calibration(h200, "vllm", catalog)
     assert moe_cal.experts == factor and f"experts at {factor:.0%}" in moe_cal.caveat
