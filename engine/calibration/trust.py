@@ -266,11 +266,8 @@ def error_table() -> dict[str, dict[str, float]]:
 
 
 def experts_factor(stack: str | None = None) -> float | None:
-    """The routed experts' rate against the dense layers' that MoE models run at under `stack`
-    (presets/calibration.toml's `[experts.<stack>]` where the stack has its own, else `[experts]`,
-    fitted to the MoE rows); None before it is generated."""
-    v = experts_terms(stack).get("eta_experts")
-    return float(v) if v is not None else None
+    """The routed experts' rate against the dense layers' under `stack` (`experts_terms`), or None."""
+    return experts_terms(stack).get("eta_experts")
 
 
 def experts_terms(stack: str | None = None) -> dict[str, float]:
@@ -451,13 +448,10 @@ def calibration(
         return prof, cal
     shared = plain.eta_experts is None  # the profile states no experts' rate of its own
     own = isinstance(_tables().get("experts", {}).get(stack), dict)  # the stack has terms of its own
-    rows = f"{stack}'s MoE reference rows" if own else "every stack's MoE reference rows"
-    whose = f"fitted to {rows}" if shared else "the profile's own factor"
+    whose = f"fitted to {stack if own else 'every stack'}'s MoE rows" if shared else "its own factor"
     layer = f", {prof.moe_layer_ms:.3g} ms per MoE layer" if prof.moe_layer_ms else ""
-    note = (
-        f"MoE: routed experts at {prof.eta_experts:.0%} of the dense layers' rates{layer} ({whose}, "
-        "docs/calibration.md)"
-    )
+    note = f"MoE: routed experts at {prof.eta_experts:.0%} of the dense layers' rates{layer} ({whose}"
+    note += ", docs/calibration.md)"
     return prof, dataclasses.replace(
         cal,
         rule=cal.rule if cal.fitted else f"{cal.rule}; {note}",
