@@ -58,9 +58,9 @@ def _halves(h: dict[str, float]) -> str:
 
 
 def _per_stack(ef: Any) -> str:
-    """'sglang 0.40 / 0.05 ms, vllm ...; ' : the stacks with terms of their own."""
+    """'; per stack where two sources allow: sglang 0.45 / 0.025 ms, ...': the stacks with terms of their own."""
     own = [f"{st} {t.eta_experts:.2f} / {t.moe_layer_ms:.3g} ms" for st, t in ef.stacks.items()]
-    return f"per stack where two sources allow: {', '.join(own)}; otherwise " if own else ""
+    return f"; per stack where two sources allow: {', '.join(own)}" if own else ""
 
 
 def headline_lines(rep: validation.Report) -> list[str]:
@@ -76,7 +76,7 @@ def headline_lines(rep: validation.Report) -> list[str]:
         ef = rep.experts
         how = (
             f" (experts at {ef.eta_experts:.2f} of the dense layers' rates and {ef.moe_layer_ms:.3g} ms per MoE"
-            f" layer, {_per_stack(ef)}fitted to {len(ef.ids)} throughput and TPOT points; TTFT predicted, not fitted)"
+            f" layer, fitted to {len(ef.ids)} throughput and TPOT points{_per_stack(ef)}; TTFT predicted, not fitted)"
             if ef is not None
             else ""
         )
@@ -87,8 +87,8 @@ def headline_lines(rep: validation.Report) -> list[str]:
     if "moe_loso" in h:
         lines.append(
             f"{'MoE, source out':17}: median |error| {h['moe_loso']['median']:.1%}, p90 "
-            f"{h['moe_loso']['p90']:.1%} over {int(h['moe_loso']['n'])} points (dense profiles and the experts' "
-            "factor refitted without the point's source)"
+            f"{h['moe_loso']['p90']:.1%} over {int(h['moe_loso']['n'])} points (dense profiles and the MoE "
+            "terms refitted without the point's source)"
         )
     e = rep.energy_headline()
     if e:
@@ -313,8 +313,8 @@ def markdown(rep: validation.Report, e2e: Any = None, reruns: Any = None) -> str
     if not moe_sources.empty:
         out += ["", *_source_section(
             "The MoE rows, each source left out",
-            "The same for the MoE points: the dense profiles they borrow and the experts' factor refitted "
-            "without the source (dstack's rows then take the factor TensorRT-LLM's four rows give alone).",
+            "The same for the MoE points: the dense profiles they borrow and the MoE terms refitted "
+            "without the source (a stack left with one source takes the terms every stack's rows give).",
             moe_sources,
         )]  # fmt: skip
     out += ["", *_section(
