@@ -267,7 +267,7 @@ def live_strip(result: SimResult) -> None:
         box.markdown(
             marks.badge_markdown("partly calibrated"),
             help=plain(
-                f"Every pool's chip has a profile fitted under its serving stack, but the routed experts run at one factor shared by every chip ({'; '.join(ex.caveats(trust))}). Band: {errors or 'none with a measured coverage'}."
+                f"Every pool's chip has a profile fitted under its serving stack, but the routed experts run at MoE terms fitted per serving stack, not per chip ({'; '.join(ex.caveats(trust))}). Band: {errors or 'none with a measured coverage'}."
             ),
         )
     else:

@@ -67,7 +67,7 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
             shared = [m.pool for m in ex.partly(marks)]
             only = (
                 f" (for {'pools' if len(shared) > 1 else 'pool'} {', '.join(shared)}, its dense layers; the "
-                "routed experts run at the factor shared by every chip)"
+                "routed experts run at terms fitted per serving stack, not per chip)"
                 if shared
                 else ""
             )

@@ -157,7 +157,8 @@ HARDWARE: dict[str, Any] = {
         width="medium",
         help="calibrated: a profile fitted to measurements of "
         "this chip under the scenario's serving stack; partly calibrated: so fitted, but a MoE "
-        "model's experts run at the factor shared by every chip; uncalibrated: a profile chosen by a rule.",
+        "model's experts run at terms fitted per serving stack, not per chip; uncalibrated: a profile "
+        "chosen by a rule.",
     ),
     "expected_error": cc.TextColumn(
         "Expected error",

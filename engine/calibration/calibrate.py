@@ -20,8 +20,7 @@ cost model's compute and memory parts scale as 1/eta.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,11 +31,17 @@ from engine.calibration.measurements import (
     MAX_ETA_BANDWIDTH,
     MAX_ETA_COMPUTE,
     MIN_ETA_COMPUTE,
-    Figure,
     Measurement,
     read_reference_csv,
     stack_of,
 )
+from engine.calibration.moe_fit import (  # the MoE terms' fit, read through this module too
+    EXPERT_FIGURES as EXPERT_FIGURES,
+)
+from engine.calibration.moe_fit import EXPERTS_CHECKED_ONLY as EXPERTS_CHECKED_ONLY
+from engine.calibration.moe_fit import ExpertFit as ExpertFit
+from engine.calibration.moe_fit import fit_experts as fit_experts
+from engine.calibration.moe_fit import is_moe as is_moe
 from engine.calibration.predictor import Parts, measured_instance, predict, unit_instance, unit_parts
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile
@@ -185,7 +190,7 @@ def table(
         own = inst.hardware.profiles.get(stack)
         moe = is_moe(m, catalog)
         if own is not None and moe:
-            own = trust.with_experts(own)
+            own = trust.with_experts(own, stack)
         prof = profile or own or trust.calibration(inst.hardware, stack, catalog, moe=moe)[0]
         pred = predict(m, catalog, prof)
         setup = f"{m.model} {m.tp * m.dp}x{m.hardware} {m.weights}{layout(m)}"
@@ -246,79 +251,6 @@ It decides only what the points cannot: four batch-1 decode steps say nothing of
 fraction, which would otherwise land on the grid's edge. Against a single point's squared log
 error of 0.01 to 0.1 it moves identified factors by a few percent at most.
 """
-
-
-def is_moe(m: Measurement, catalog: Catalog) -> bool:
-    """True for points of mixture-of-experts models: never in a dense profile's fit (`fit_experts`)."""
-    return catalog.model(m.model).moe is not None
-
-
-EXPERT_FIGURES: tuple[Figure, ...] = ("throughput", "tpot")
-"""The MoE figures `fit_experts` fits. TTFT is predicted, not fitted: the MoE rows that give it
-(dstack's, at a concurrency) count time spent waiting inside the server, which no row states
-(at 128 clients, a mean TTFT longer than a request's whole decode)."""
-
-
-EXPERTS_CHECKED_ONLY: tuple[str, ...] = ("vllm-ascend", "mindie")
-"""Stacks whose MoE rows check the experts' factor but are not fitted to it: the Ascend 910B's
-(docs/calibration.md, 'Ascend 910B'). The factor is one for every chip and stack; the 910B's seven
-rows rest on a dense profile of five points from one source, and would move every chip's MoE
-figures by themselves (0.32 to 0.30)."""
-
-
-@dataclass(frozen=True)
-class ExpertFit:
-    """One `eta_experts` for every stack, fitted to the MoE points with the dense profiles they borrow."""
-
-    eta_experts: float
-    ids: tuple[str, ...]
-    log_errors: tuple[float, ...]
-    """log(predicted / measured) of each fitted point at `eta_experts`."""
-
-    @property
-    def median_abs_error(self) -> float:
-        """Median |predicted / measured - 1| over the fitted points."""
-        return float(np.median(np.abs(np.expm1(self.log_errors))))
-
-    @property
-    def source(self) -> str:
-        """Where the factor comes from, for a profile's source text."""
-        return (
-            f"fitted to {len(self.ids)} MoE throughput and TPOT measurements ({', '.join(self.ids)}), "
-            "with the dense profiles each borrows (docs/calibration.md)"
-        )
-
-
-def fit_experts(
-    points: Sequence[Measurement], catalog: Catalog, profile_of: Callable[[Measurement], CalibrationProfile]
-) -> ExpertFit | None:
-    """The routed experts' rate against the dense layers' (`CalibrationProfile.eta_experts`) of least
-    squared log error over the MoE points' `EXPERT_FIGURES`, each predicted with `profile_of(point)`
-    (the dense profile its chip and stack get); None without such points.
-
-    One factor for every stack and chip: per stack, the MoE rows come from one source each (dstack's
-    vLLM and SGLang runs), which cannot be told apart from that source's own harness. A grid in
-    steps of 0.05, then 0.01 around the best.
-    """
-    pts = [
-        (m, profile_of(m))
-        for m in points
-        if is_moe(m, catalog) and m.figure in EXPERT_FIGURES and m.stack not in EXPERTS_CHECKED_ONLY
-    ]
-    if not pts:
-        return None
-
-    def logs(e: float) -> np.ndarray:
-        return np.array(
-            [math.log(predict(m, catalog, p.model_copy(update={"eta_experts": e})) / m.value) for m, p in pts]
-        )
-
-    def best(grid: np.ndarray) -> float:
-        return float(grid[int(np.argmin([float((logs(e) ** 2).sum()) for e in grid]))])
-
-    coarse = best(np.round(np.arange(0.05, 1.0001, 0.05), 2))
-    fine = best(np.round(np.arange(max(0.02, coarse - 0.04), min(1.0, coarse + 0.04) + 1e-9, 0.01), 2))
-    return ExpertFit(fine, tuple(m.id for m, _ in pts), tuple(float(x) for x in logs(fine)))
 
 
 def kv_oversubscribed(m: Measurement, catalog: Catalog) -> bool:

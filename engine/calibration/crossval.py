@@ -90,7 +90,7 @@ def _predict(
     for m in points:
         prof, basis = rule_profile(m.hardware, measurements.stack_of(m), fits)
         if experts is not None and calibrate.is_moe(m, catalog):
-            prof = prof.model_copy(update={"eta_experts": experts.eta_experts})
+            prof = prof.model_copy(update=experts.terms(measurements.stack_of(m)))
         out.append(Prediction(m, predictor.predict(m, catalog, prof), basis))
     return out
 
@@ -107,7 +107,9 @@ def _held_out(
         held = [m for m in points if key(m) == k and (moe or not calibrate.is_moe(m, catalog))]
         if held:
             fits = calibrate.reference_fits(kept, catalog)
-            experts = fit_experts(kept, catalog, fits) if moe else None
+            # the MoE terms only where a held-out point needs them (the dense folds do not)
+            needed = moe and any(calibrate.is_moe(m, catalog) for m in held)
+            experts = fit_experts(kept, catalog, fits) if needed else None
             out.extend(_predict(held, fits, catalog, experts))
     return out
 

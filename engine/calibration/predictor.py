@@ -89,12 +89,22 @@ def _with_profile(inst: Instance, profile: CalibrationProfile) -> Instance:
     )  # fmt: skip
 
 
-def unit_instance(inst: Instance, eta_experts: float | None) -> Instance:
-    """`inst` at the `UNIT` profile, its routed experts at `eta_experts` of its dense layers' rates
-    (None: as fast). The experts' share is a ratio, kept when eta_F and eta_B scale."""
-    if eta_experts is None:
+def unit_instance(inst: Instance, experts: CalibrationProfile | None) -> Instance:
+    """`inst` at the `UNIT` profile with the MoE terms of `experts` (None: experts as fast as the
+    dense layers): the routed experts' rate against the dense layers' (a ratio, kept when eta_F and
+    eta_B scale), the grouped GEMMs' tile and the fixed cost per MoE layer (a fixed part)."""
+    if experts is None:
         return _with_profile(inst, UNIT)
-    return _with_profile(inst, UNIT.model_copy(update={"eta_experts": eta_experts}))
+    return _with_profile(inst, UNIT.model_copy(update=moe_terms(experts)))
+
+
+MOE_TERMS = ("eta_experts", "expert_tile_tokens", "moe_layer_ms")
+"""The profile fields of the MoE step model (fitted per stack: `calibrate.fit_experts`)."""
+
+
+def moe_terms(profile: CalibrationProfile) -> dict[str, float | None]:
+    """The MoE step model's fields of `profile`."""
+    return {k: getattr(profile, k) for k in MOE_TERMS}
 
 
 Segment = tuple[float, float, float, float, float]
@@ -225,7 +235,7 @@ def parts(m: Measurement, inst: Instance) -> Parts:
     model of a data- or expert-parallel instance (or one that speculates) adds phases that do not
     scale together with 1/eta; `predict` times such points at their profile instead.
     """
-    return unit_parts(m, inst, unit_instance(inst, inst.profile.eta_experts))
+    return unit_parts(m, inst, unit_instance(inst, inst.profile))
 
 
 def unit_parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> Parts:
@@ -292,5 +302,5 @@ def predict(m: Measurement, catalog: Catalog, profile: CalibrationProfile) -> fl
     if not inst.plain:  # the step model's phases timed at the profile's rates: nothing left to scale
         p = unit_parts(m, inst, _with_profile(inst, profile), _seg_timed)
         return predict_from_parts(p, m.kind, 1.0, 1.0, 0.0)
-    p = unit_parts(m, inst, unit_instance(inst, profile.eta_experts))
+    p = unit_parts(m, inst, unit_instance(inst, profile))
     return predict_from_parts(p, m.kind, profile.eta_compute, profile.eta_bandwidth, profile.overhead_ms)

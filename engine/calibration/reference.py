@@ -72,6 +72,7 @@ _MODELS = (
     ("DeepSeek-R1", "deepseek-v3"),
     ("DeepSeek-V3", "deepseek-v3"),
     ("Qwen3-30B-A3B", "qwen3-30b-a3b"),
+    ("Qwen3-235B-A22B", "qwen3-235b-a22b"),
     ("Qwen3-8B", "qwen3-8b"),
 )
 """Model names in the data and the catalog entry of the same architecture (Llama-3-8B and
@@ -91,6 +92,7 @@ def _hardware(name: str) -> str | None:
         ("MI300X", "mi300x"),
         ("H100", "h100-sxm"),
         ("H200", "h200"),
+        ("H20 ", "h20"),
         ("B200", "b200"),
         ("L4 ", "l4"),
         ("Ascend 910B", "ascend-910b"),
@@ -214,7 +216,7 @@ def _layout(r: dict[str, str], stack: str) -> Layout | str:
     if ep > 1:
         said.append(f"expert imbalance unstated: the scenarios' default {DEFAULT_EXPERT_IMBALANCE}")
     if stack == "sglang" and "enable-dp-attention" in notes:
-        own_ep = "enable-ep-moe" in notes or "ep-size" in notes
+        own_ep = "enable-ep-moe" in notes or "ep-size" in notes or re.search(r"--ep \d", notes) is not None
         moe = (
             "expert-parallel"
             if own_ep
@@ -549,6 +551,9 @@ def reference_rows(catalog: Catalog) -> list[Row]:
     from engine.calibration import reference_gpustack  # it reads its rows with this module's judge
 
     rows.extend(reference_gpustack.read_gpustack_rows(catalog))
+    from engine.calibration import reference_moe
+
+    rows.extend(reference_moe.read_moe_rows(catalog))
     return rows
 
 

@@ -84,7 +84,8 @@ def _rewrite(r: dict[str, str]) -> dict[str, str]:
     """The row in the vocabulary `reference._judge` reads."""
     out = dict(r)
     tp = re.match(r"\s*(\d+)", r["tp"])
-    out["tp"] = tp.group(1) if tp else r["tp"]
+    if not re.fullmatch(r"\d+ \(EP \d+\)", r["tp"].strip()):  # an expert-parallel layout is read as is
+        out["tp"] = tp.group(1) if tp else r["tp"]
     out["input_len"] = _mean(r["input_len"]) or r["input_len"]
     out["output_len"] = _mean(r["output_len"]) or r["output_len"]
     out["rate"] = _load(r["rate"])

@@ -117,7 +117,7 @@ BASIS_TEXT: dict[str, str] = {
     "assumed": "assumed factors (no measurements)",
 }
 
-PARTIAL_TEXT = "MoE experts: one factor shared by every chip"
+PARTIAL_TEXT = "MoE experts: fitted per serving stack, not per chip"
 """Why a fitted chip is only partly calibrated for a MoE model (`Calibration.partial`)."""
 
 
@@ -265,19 +265,26 @@ def error_table() -> dict[str, dict[str, float]]:
     return _error_table()
 
 
-def experts_factor() -> float | None:
-    """The routed experts' rate against the dense layers' that MoE models run at
-    (presets/calibration.toml's `[experts]`, fitted to the MoE rows); None before it is generated."""
-    v = _tables().get("experts", {}).get("eta_experts")
-    return float(v) if v is not None else None
+def experts_factor(stack: str | None = None) -> float | None:
+    """The routed experts' rate against the dense layers' under `stack` (`experts_terms`), or None."""
+    return experts_terms(stack).get("eta_experts")
 
 
-def with_experts(prof: CalibrationProfile) -> CalibrationProfile:
-    """`prof` with the fitted experts' factor, unless the profile states its own `eta_experts`."""
-    factor = experts_factor()
-    if factor is None or prof.eta_experts is not None:
+def experts_terms(stack: str | None = None) -> dict[str, float]:
+    """The MoE step model's fitted terms for `stack` (`moe_fit.ExpertFit.terms`): the stack's own
+    table where it has one, else the terms shared by every stack; empty before they are generated."""
+    table = _tables().get("experts", {})
+    own = table.get(stack) if stack else None
+    row = own if isinstance(own, dict) else table
+    return {k: float(row[k]) for k in ("eta_experts", "moe_layer_ms") if k in row}
+
+
+def with_experts(prof: CalibrationProfile, stack: str | None = None) -> CalibrationProfile:
+    """`prof` with the fitted MoE terms of `stack`, unless the profile states its own `eta_experts`."""
+    terms = experts_terms(stack)
+    if not terms or prof.eta_experts is not None:
         return prof
-    return prof.model_copy(update={"eta_experts": factor})
+    return prof.model_copy(update=terms)
 
 
 def online_errors(chip: str, stack: str) -> dict[str, float]:
@@ -436,12 +443,15 @@ def calibration(
     and a rule's text, as for an online caveat).
     """
     plain, cal = _calibration(hw, stack, catalog, profile_name, moe, custom)
-    prof = with_experts(plain) if moe else plain
+    prof = with_experts(plain, stack) if moe else plain
     if not moe or prof.eta_experts is None:
         return prof, cal
     shared = plain.eta_experts is None  # the profile states no experts' rate of its own
-    whose = "one factor fitted to the MoE reference rows" if shared else "the profile's own factor"
-    note = f"MoE: routed experts at {prof.eta_experts:.0%} of the dense layers' rates ({whose}, docs/calibration.md)"
+    own = isinstance(_tables().get("experts", {}).get(stack), dict)  # the stack has terms of its own
+    whose = f"fitted to {stack if own else 'every stack'}'s MoE rows" if shared else "its own factor"
+    layer = f", {prof.moe_layer_ms:.3g} ms per MoE layer" if prof.moe_layer_ms else ""
+    note = f"MoE: routed experts at {prof.eta_experts:.0%} of the dense layers' rates{layer} ({whose}"
+    note += ", docs/calibration.md)"
     return prof, dataclasses.replace(
         cal,
         rule=cal.rule if cal.fitted else f"{cal.rule}; {note}",

@@ -122,6 +122,8 @@ class Report:
             "experts": (
                 {
                     "eta_experts": self.experts.eta_experts,
+                    "moe_layer_ms": self.experts.moe_layer_ms,
+                    "stacks": {st: t.update() for st, t in self.experts.stacks.items()},
                     "points": list(self.experts.ids),
                     "median_abs_error": self.experts.median_abs_error,
                 }

@@ -108,6 +108,19 @@ class CalibrationProfile(Spec):
         "two fractions above give the dense layers (1: as fast as dense). Unset: the factor fitted to "
         "the MoE reference rows (presets/calibration.toml, docs/calibration.md)",
     )
+    moe_layer_ms: Annotated[float, Field(ge=0, le=100)] | None = Field(
+        default=None,
+        description="fixed milliseconds each MoE layer adds to an iteration of a MoE model (routing, "
+        "token permutation and the grouped kernels' launches, whatever the batch). Unset: the value "
+        "fitted to the stack's MoE reference rows (presets/calibration.toml, docs/calibration.md)",
+    )
+    expert_tile_tokens: Annotated[float, Field(ge=0, le=4096)] | None = Field(
+        default=None,
+        description="tokens of work each routed expert a MoE layer touches costs beyond its own tokens: a "
+        "grouped GEMM runs an expert's tokens in tiles, so with t tokens per expert it does t + this "
+        "much work (its efficiency t / (t + this) falls with few tokens per expert). Unset: the value "
+        "fitted to the MoE reference rows (presets/calibration.toml, docs/calibration.md)",
+    )
 
 
 class HardwareSpec(Spec):

@@ -57,6 +57,12 @@ def _halves(h: dict[str, float]) -> str:
     return f"median {median}, p90 {'met' if h['p90'] <= t['loso_p90'] else 'not met'}"
 
 
+def _per_stack(ef: Any) -> str:
+    """'; per stack where two sources allow: sglang 0.45 / 0.025 ms, ...': the stacks with terms of their own."""
+    own = [f"{st} {t.eta_experts:.2f} / {t.moe_layer_ms:.3g} ms" for st, t in ef.stacks.items()]
+    return f"; per stack where two sources allow: {', '.join(own)}" if own else ""
+
+
 def headline_lines(rep: validation.Report) -> list[str]:
     """The overall figures, the targets and the energy check, one sentence each."""
     h = rep.headline
@@ -69,8 +75,8 @@ def headline_lines(rep: validation.Report) -> list[str]:
     if "moe" in h:
         ef = rep.experts
         how = (
-            f" (experts at {ef.eta_experts:.2f} of the dense layers' rates, fitted to {len(ef.ids)} throughput "
-            "and TPOT points; TTFT predicted, not fitted)"
+            f" (experts at {ef.eta_experts:.2f} of the dense layers' rates and {ef.moe_layer_ms:.3g} ms per MoE"
+            f" layer, fitted to {len(ef.ids)} throughput and TPOT points{_per_stack(ef)}; TTFT predicted, not fitted)"
             if ef is not None
             else ""
         )
@@ -81,8 +87,8 @@ def headline_lines(rep: validation.Report) -> list[str]:
     if "moe_loso" in h:
         lines.append(
             f"{'MoE, source out':17}: median |error| {h['moe_loso']['median']:.1%}, p90 "
-            f"{h['moe_loso']['p90']:.1%} over {int(h['moe_loso']['n'])} points (dense profiles and the experts' "
-            "factor refitted without the point's source)"
+            f"{h['moe_loso']['p90']:.1%} over {int(h['moe_loso']['n'])} points (dense profiles and the MoE "
+            "terms refitted without the point's source)"
         )
     e = rep.energy_headline()
     if e:
@@ -176,7 +182,7 @@ def simulated(rep: validation.Report, catalog: Any) -> tuple[Any, Any]:
     e2e = end_to_end.frame(end_to_end.checks(catalog, rows, points, fits))
     reruns = end_to_end.point_reruns(catalog, points, fits)
     if rep.experts is not None:
-        moe = end_to_end.point_reruns(catalog, points, fits, rep.experts.eta_experts)
+        moe = end_to_end.point_reruns(catalog, points, fits, rep.experts.terms)
         reruns = pd.concat([reruns, moe], ignore_index=True)
     return e2e, reruns
 
@@ -307,8 +313,8 @@ def markdown(rep: validation.Report, e2e: Any = None, reruns: Any = None) -> str
     if not moe_sources.empty:
         out += ["", *_source_section(
             "The MoE rows, each source left out",
-            "The same for the MoE points: the dense profiles they borrow and the experts' factor refitted "
-            "without the source (dstack's rows then take the factor TensorRT-LLM's four rows give alone).",
+            "The same for the MoE points: the dense profiles they borrow and the MoE terms refitted "
+            "without the source (a stack left with one source takes the terms every stack's rows give).",
             moe_sources,
         )]  # fmt: skip
     out += ["", *_section(
@@ -421,12 +427,22 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
         src = rep.experts.source.replace("\\", "\\\\").replace('"', '\\"')
         lines += [
             "# MoE models: the rate their routed experts' kernels reach against the dense layers'",
-            "# (CalibrationProfile.eta_experts), one factor for every chip and stack.",
+            "# (CalibrationProfile.eta_experts) and a fixed cost per MoE layer and iteration",
+            "# (moe_layer_ms); per stack where its MoE rows come from two sources, else shared.",
             "[experts]",
             f"eta_experts = {rep.experts.eta_experts}",
+            f"moe_layer_ms = {rep.experts.moe_layer_ms}",
             f'source = "{src}"',
             "",
         ]
+        for st, t in rep.experts.stacks.items():
+            lines += [
+                f"[experts.{st}]",
+                f"eta_experts = {t.eta_experts}",
+                f"moe_layer_ms = {t.moe_layer_ms}",
+                f'source = "fitted to {len(t.ids)} {st} MoE throughput and TPOT measurements from {t.sources} sources"',
+                "",
+            ]
     for basis, row in rep.expected_error.items():
         lines.append(f"[expected_error.{basis}]")
         for figure in ("throughput", "ttft", "tpot", "energy"):

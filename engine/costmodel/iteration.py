@@ -81,7 +81,7 @@ def iteration_cost(
     saving_s = -lin * inst.matmul_saving_s_per_flop
     compute_s = flops / inst.flops_per_s + saving_s
     memory_s = nbytes / inst.bytes_per_s
-    if inst.expert_extra:  # the routed experts run slower than the dense layers: their extra work
+    if inst.experts_slow:  # the routed experts run slower than the dense layers: their extra work
         xf, xb = inst.expert_extra_work(tokens)
         saving_s = saving_s - xf * inst.matmul_saving_s_per_flop
         compute_s = compute_s + xf / inst.flops_per_s - xf * inst.matmul_saving_s_per_flop
@@ -125,7 +125,7 @@ def _general_cost(
         return out
 
     out = run(StepModel(inst))
-    dense_t = run(StepModel(inst.with_experts_as_dense()))[0] if inst.expert_extra else out[0]
+    dense_t = run(StepModel(inst.with_experts_as_dense()))[0] if inst.experts_slow else out[0]
     t, flops, nbytes = (x if x.shape else float(x) for x in out)
     scale = inst.pp * inst.dp
     attention = inst.model.attention_flops_per_pair() * (arrays[1] + arrays[4])
@@ -134,7 +134,7 @@ def _general_cost(
     memory = np.asarray(nbytes) / (inst.bytes_per_s * scale)
     both = roof(compute, memory)
     comm = np.maximum(dense_t - both - inst.overhead_s, 0.0)
-    if inst.expert_extra:  # the experts' extra time as compute and memory, not as communication
+    if inst.experts_slow:  # the experts' extra time as compute and memory, not as communication
         stretch = 1.0 + np.divide(np.asarray(t) - dense_t, both, out=np.zeros_like(both), where=both > 0)
         compute, memory, saving = compute * stretch, memory * stretch, saving * stretch
     saving_s = saving if saving.shape else float(saving)

@@ -249,25 +249,40 @@ class Instance:
             return 0.0
         return 1.0 / e - 1.0
 
+    @property
+    def expert_tile(self) -> float:
+        """Tokens of work each touched routed expert costs beyond its own tokens in a MoE layer
+        (`CalibrationProfile.expert_tile_tokens`; 0 for a dense model or where unset)."""
+        t = self.profile.expert_tile_tokens
+        return float(t) if self.model.moe and t else 0.0
+
+    @property
+    def experts_slow(self) -> bool:
+        """True when the routed experts cost more than the dense layers' rates give them."""
+        return bool(self.expert_extra or self.expert_tile)
+
     def with_experts_as_dense(self) -> Instance:
-        """This instance with its profile's experts as fast as its dense layers (eta_experts unset)."""
-        if self.profile.eta_experts is None:
+        """This instance with its profile's experts as fast as its dense layers (eta_experts and
+        expert_tile_tokens unset)."""
+        if self.profile.eta_experts is None and not self.profile.expert_tile_tokens:
             return self
         name = self.profile_name or self.hardware.default_profile
-        prof = self.profile.model_copy(update={"eta_experts": None})
+        prof = self.profile.model_copy(update={"eta_experts": None, "expert_tile_tokens": None})
         hw = self.hardware.model_copy(update={"profiles": {**self.hardware.profiles, name: prof}})
         return dataclasses.replace(self, hardware=hw, profile_name=name)
 
     def expert_extra_work(self, tokens: ArrayLike) -> tuple[Any, Any]:
         """(FLOPs, bytes) that the experts' slowness adds to an iteration of `tokens` tokens, at the
-        dense rates: `expert_extra` times the routed matmul FLOPs and the touched experts' bytes."""
+        dense rates: `expert_extra` times the routed matmul FLOPs and the touched experts' bytes,
+        and each touched expert's `expert_tile` tokens of grouped-GEMM work (at the experts' rate)."""
         t = np.maximum(np.asarray(tokens, dtype=float), 0.0)
-        m, x = self.model, self.expert_extra
-        if m.moe is None or not x:
+        m, x, tile = self.model, self.expert_extra, self.expert_tile
+        if m.moe is None or not (x or tile):
             return np.zeros_like(t), np.zeros_like(t)
         k, e = m.moe.experts_per_token, m.moe.experts
-        flops = x * 2.0 * m.moe_layers() * k * m.expert_params() * t
         touched = e * (1.0 - np.power(1.0 - k / e, t))
+        per_token = 2.0 * m.moe_layers() * m.expert_params()
+        flops = x * per_token * k * t + (1.0 + x) * per_token * tile * touched
         return flops, x * m.moe_layers() * touched * m.expert_params() * BYTES_PER_ELEMENT[self.weights]
 
     @property
@@ -294,9 +309,13 @@ class Instance:
 
     @property
     def overhead_s(self) -> float:
-        """Fixed seconds of one iteration: the profile's overhead, scaled by the model's layers."""
+        """Fixed seconds of one iteration: the profile's overhead, scaled by the model's layers, and a
+        MoE model's fixed cost per MoE layer (`CalibrationProfile.moe_layer_ms`)."""
         per_layer = self.profile.overhead_ms / OVERHEAD_LAYERS + (EAGER_LAYER_MS if self.eager else 0.0)
-        return per_layer / 1000.0 * self.model.layers
+        fixed = per_layer / 1000.0 * self.model.layers
+        if self.model.moe and self.profile.moe_layer_ms:
+            fixed += self.profile.moe_layer_ms / 1000.0 * self.model.moe_layers()
+        return fixed
 
     @property
     def memory_bytes(self) -> float:

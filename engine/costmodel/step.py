@@ -46,6 +46,7 @@ class StepModel:
         "_draft",
         "_save",
         "_x",
+        "_tile",
         "_routed",
         "_scale",
     )
@@ -69,6 +70,8 @@ class StepModel:
         self._k_over_e = m.moe.experts_per_token / m.moe.experts if m.moe else 0.0
         self._expert_bytes = m.moe_layers() * m.expert_params() * BYTES_PER_ELEMENT[inst.weights]
         self._x = inst.expert_extra
+        # grouped-GEMM work each touched expert costs beyond its tokens, over every MoE layer (FLOPs)
+        self._tile = 2.0 * m.moe_layers() * m.expert_params() * inst.expert_tile if m.moe else 0.0
         self._routed = 2.0 * m.moe_layers() * m.moe.experts_per_token * m.expert_params() if m.moe else 0.0
         one = float(inst.comm_time(1.0))
         two = float(inst.comm_time(2.0))
@@ -110,7 +113,7 @@ class StepModel:
             nbytes = self.weight_bytes(tokens) + kv
             compute = flops / self._flops_s - self._lin * tokens * self._save
             memory = nbytes / self._bytes_s
-            if self._x:
+            if self._x or self._tile:
                 compute, memory = self._expert_extra(tokens, compute, memory)
             t = roof(compute, memory) + self._tp_comm(tokens)
             return t, flops, nbytes
@@ -147,7 +150,7 @@ class StepModel:
         touched_rank = (
             per_rank * (1.0 - math.pow(1.0 - min(1.0, 1.0 / per_rank), load)) if per_rank > 1 else 1.0
         )
-        f_rank = 2.0 * layers_moe * m.expert_params() * load
+        f_rank = 2.0 * layers_moe * m.expert_params() * load + self._tile * touched_rank
         m_rank = layers_moe * touched_rank * m.expert_params() * wb
         chip_f, chip_b = self._flops_s / inst.tp, self._bytes_s / inst.tp
         c_exp = f_rank / (chips_ep * chip_f) - f_rank * self._save * inst.tp / chips_ep
@@ -224,8 +227,8 @@ class StepModel:
 
     def _expert_extra(self, tokens: float, compute: float, memory: float) -> tuple[float, float]:
         """Compute and memory times with the routed experts' extra work (`Instance.expert_extra`)."""
-        routed = self._x * self._routed * tokens
         touched = self._e * (1.0 - math.pow(1.0 - self._k_over_e, tokens))
+        routed = self._x * self._routed * tokens + (1.0 + self._x) * self._tile * touched
         return (
             compute + routed / self._flops_s - routed * self._save,
             memory + self._x * touched * self._expert_bytes / self._bytes_s,
@@ -263,7 +266,7 @@ class StepModel:
         comm = self._comm_lat + self._comm_per_tok * tokens if self._comm_per_tok else 0.0
         compute = flops / self._flops_s - self._lin * tokens * self._save
         memory = nbytes / self._bytes_s  # `roof`, inlined: the simulator's hottest line
-        if self._x:
+        if self._x or self._tile:
             compute, memory = self._expert_extra(tokens, compute, memory)
         both = (
             compute + UNHIDDEN_FRACTION * memory
@@ -298,7 +301,7 @@ class StepModel:
             m1 = kvb * b
             a_c, b_c = f0 / flops_s - self._lin * b * self._save, f1 / flops_s
             a_m, b_m = m0 / bytes_s, m1 / bytes_s
-            if self._x:  # the experts' extra time depends on the batch, not the context: a constant
+            if self._x or self._tile:  # the experts' extra time depends on the batch, not the context
                 a_c, a_m = self._expert_extra(b, a_c, a_m)
             fixed = (self._comm_lat + self._comm_per_tok * b if self._comm_per_tok else 0.0) + self._overhead
             # g(i) = compute - memory at step i; compute binds where g(i) >= 0. The step at which

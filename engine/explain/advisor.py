@@ -373,8 +373,8 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 "info",
                 "calibration",
                 f"{hw} ({which}) is partly calibrated under {stack}: its dense layers are fitted to measurements "
-                f"of {hw}, but the model's routed experts run at {cal.experts:.0%} of the dense layers' rates, one factor "
-                f"fitted to every chip's and stack's MoE measurements together; {errors_text(real_bands(cal))}. "
+                f"of {hw}, but the model's routed experts run at {cal.experts:.0%} of the dense layers' rates, terms "
+                f"fitted to every chip's MoE measurements (per stack where two sources allow); {errors_text(real_bands(cal))}. "
                 f"To give {hw} its own, fit your measurements of a MoE model on it: fengong calibrate "
                 f"measurements.csv --hardware {hw} --profile {cal.stack}, or the upload on the About page.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},

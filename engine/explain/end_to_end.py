@@ -18,6 +18,7 @@ given by the rules of docs/calibration.md (*leave source out*). These rows are n
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -394,11 +395,11 @@ def point_reruns(
     catalog: Catalog,
     points: list[measurements.Measurement],
     fits: dict[tuple[str, str], calibrate.Fit],
-    experts: float | None = None,
+    experts: Callable[[str], dict[str, float]] | None = None,
 ) -> pd.DataFrame:
     """Every dense reference point of a kind the simulator reproduces: measured, predicted by the
     cost model's steady-state predictor and simulated, both with the shipped profiles (`fits`).
-    With `experts` (the fitted `eta_experts`), the MoE points instead, their experts at that rate;
+    With `experts` (a stack's fitted MoE terms, `moe_fit.ExpertFit.terms`), the MoE points instead;
     tensor-parallel ones only, as for the dense points (`moe` tells them apart)."""
     rows = []
     for m in points:
@@ -408,7 +409,7 @@ def point_reruns(
             continue
         prof, _ = crossval.rule_profile(m.hardware, measurements.stack_of(m), fits)
         if experts is not None:
-            prof = prof.model_copy(update={"eta_experts": experts})
+            prof = prof.model_copy(update=experts(measurements.stack_of(m)))
         predicted = predictor.predict(m, catalog, prof)
         simulated = rerun_point(m, prof, catalog)
         rows.append(

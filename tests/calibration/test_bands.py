@@ -102,3 +102,20 @@ def test_too_few_points_show_no_band_and_a_kind_within_the_range_passes() -> Non
 def _raw_band(data: pd.DataFrame) -> bands.Band:
     lo, hi = np.quantile(data["ratio"], bands.QUANTILES)
     return bands.Band(float(lo), float(hi), len(data), "*:*:*:*:*")
+
+
+def test_a_dense_figure_never_takes_the_moe_rows_band() -> None:
+    """Rows held out with their source: the TTFT points are almost all MoE rows (their TTFTs miss
+    by ~70%), so a dense model on a fitted chip shows no TTFT band, where a MoE model does; a
+    pooled group is never used across the two classes (`band_lookup._lookup`'s own_class)."""
+    from engine.calibration import band_lookup
+
+    rows = {"*:*:*:*:ttft": (0.1, 0.7), "moe:*:*:*:ttft": (0.12, 0.43), "dense:*:*:*:tpot": (0.9, 1.4)}
+    dense = {"model": "dense", "basis": "fitted", "stack": "vllm", "chip": "h100-sxm", "figure": "ttft"}
+    assert band_lookup._lookup(rows, dense) == (0.1, 0.7)  # pooled, as the chips without data read it
+    assert band_lookup._lookup(rows, dense, own_class=True) is None
+    assert band_lookup._lookup(rows, {**dense, "model": "moe"}, own_class=True) == (0.12, 0.43)
+    assert band_lookup._lookup(rows, {**dense, "figure": "tpot"}, own_class=True) == (0.9, 1.4)
+    # the shipped bands: a dense fitted chip shows throughput and TPOT, a MoE model also TTFT
+    assert set(band_lookup.bands_for("h100-sxm", "vllm", "fitted")) == {"throughput", "tpot"}
+    assert "ttft" in band_lookup.bands_for("b200", "sglang", "other_stack", moe=True)

@@ -144,7 +144,7 @@ def test_moe_experts_run_slower_than_the_dense_layers(report: validation.Report,
 
 
 def test_every_reference_row_is_used_or_set_aside_with_a_reason(report: validation.Report) -> None:
-    assert len(report.rows) == 31 + 231 + 1027  # calibration.csv, -extra.csv, -a100-ascend.csv
+    assert len(report.rows) == 31 + 231 + 1027 + 1026  # calibration.csv, -extra, -a100-ascend, -moe
     for r in report.rows:
         assert r.usable or len(r.reason) > 10, r.id
     assert report.usable >= 130
@@ -364,7 +364,7 @@ def test_the_readme_states_the_validation_figures_as_measured(
         "each chip left out": (h["loco"]["median"], h["loco"]["p90"], None),
         "MoE rows": (h["moe"]["median"], h["moe"]["p90"], h["moe"]["n"]),
         "98 of the 122 dense points": (sim["simulated_median"], sim["simulated_p90"], sim["n"]),
-        "35 tensor-parallel MoE points": (moe_sim["simulated_median"], moe_sim["simulated_p90"], moe_sim["n"]),
+        "tensor-parallel MoE points": (moe_sim["simulated_median"], moe_sim["simulated_p90"], moe_sim["n"]),
         "open-loop rows rerun end to end": (online["fit_median"], online["fit_p90"], online["n"]),
         "energy per output token": (energy["energy_median"], energy["energy_p90"], energy["energy_n"]),
     }  # fmt: skip
@@ -461,15 +461,19 @@ def test_a_rows_stated_eager_mode_and_checkpoint_reach_its_point(
 
 
 def test_moe_models_run_with_the_fitted_experts_factor(catalog: Catalog) -> None:
-    """The app's MoE scenarios run their experts at the shipped factor; dense models, and a profile
-    that states its own eta_experts (a user's, or a refit of MoE measurements), are left as they are."""
-    factor = trust.experts_factor()
+    """The app's MoE scenarios run their experts at the shipped terms of their stack; dense models,
+    and a profile that states its own eta_experts (a user's, or a refit of MoE measurements), are
+    left as they are."""
+    factor = trust.experts_factor("trtllm")
     assert factor is not None and factor < 1.0
     h200 = catalog.chip("h200")
     moe_prof, _ = trust.calibration(h200, "trtllm", catalog, moe=True)
     dense_prof, _ = trust.calibration(h200, "trtllm", catalog)
     assert moe_prof.eta_experts == factor and dense_prof.eta_experts is None
+    assert moe_prof.moe_layer_ms == trust.experts_terms("trtllm")["moe_layer_ms"]
+    assert dense_prof.moe_layer_ms is None
     # the calibration says so wherever a mark is shown: the caveat, a rule's text, the JSON
+    factor = trust.experts_factor("vllm")
     _, moe_cal = trust.calibration(h200, "vllm", catalog, moe=True)
     _, dense_cal = trust.calibration(h200, "vllm", catalog)
     assert moe_cal.experts == factor and f"experts at {factor:.0%}" in moe_cal.caveat

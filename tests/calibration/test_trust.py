@@ -98,7 +98,7 @@ def test_a_run_says_how_sure_it_is() -> None:
 
 
 def test_a_fitted_chip_serving_a_moe_model_is_only_partly_calibrated(catalog: Catalog) -> None:
-    """Its dense layers are its own fit; its experts run at the factor shared by every chip, so the
+    """Its dense layers are its own fit; its experts run at terms fitted per stack, not per chip, so the
     mark says 'partly calibrated' (never plain 'calibrated'); an uncalibrated chip stays
     uncalibrated, a dense model on the fitted chip stays calibrated, and a profile with its own
     experts' rate (a user's fit of MoE rows) is calibrated."""

@@ -48,7 +48,8 @@ def test_roofline_of_a_moe_model_runs_its_experts_factor_with_any_profile(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A profile named on the command line is the one a run with it uses: for a MoE model it
-    carries the experts' factor, so naming the stack's profile changes nothing."""
+    carries the MoE terms of the serving stack (which runs the experts), so naming the stack's
+    profile changes nothing, and another stack's profile keeps the named stack's MoE terms."""
 
     def decode(*extra: str) -> list[float]:
         args = ["roofline", "--model", "deepseek-v3", "--hardware", "h200", "--tp", "8", "--weights", "fp8"]
@@ -56,8 +57,9 @@ def test_roofline_of_a_moe_model_runs_its_experts_factor_with_any_profile(
         return [r["time_ms"] for r in json.loads(capsys.readouterr().out)["decode"]]
 
     by_stack = decode("--stack", "trtllm")
-    assert decode("--stack", "vllm", "--profile", "trtllm") == by_stack
     assert decode("--stack", "trtllm", "--profile", "trtllm") == by_stack
+    other = decode("--stack", "vllm", "--profile", "trtllm")  # trtllm's dense rates, vLLM's experts
+    assert other != by_stack and len(other) == len(by_stack)
 
 
 def test_unknown_hardware_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

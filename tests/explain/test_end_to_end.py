@@ -225,8 +225,10 @@ def test_moe_points_rerun_with_the_experts_factor(catalog: Catalog) -> None:
     points = reference.usable_points(catalog)
     fits = calibrate.reference_fits(points, catalog)
     moe = [m for m in points if calibrate.is_moe(m, catalog) and m.id in ("X110", "X112", "H119")]
-    slow = end_to_end.point_reruns(catalog, moe + points[:3], fits, 0.31).set_index("id")
-    fast = end_to_end.point_reruns(catalog, moe, fits, 1.0).set_index("id")
+    slow = end_to_end.point_reruns(
+        catalog, moe + points[:3], fits, lambda st: {"eta_experts": 0.31}
+    ).set_index("id")
+    fast = end_to_end.point_reruns(catalog, moe, fits, lambda st: {"eta_experts": 1.0}).set_index("id")
     assert set(slow.index) == {"X110", "X112", "H119"} and slow["moe"].all()
     assert (slow["simulated"] < fast["simulated"]).all()
     assert (slow["predicted"] < fast["predicted"]).all()

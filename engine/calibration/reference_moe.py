@@ -1,0 +1,116 @@
+"""The Mixture-of-Experts rows (data/reference/calibration-moe.csv), replayed as they were run.
+
+Three independent sources (calibration-moe-sources.md): GPUStack's Performance Lab (S1, bursts of
+every prompt at once and a few 4-client runs), the SGLang cookbook (S2, `sglang.bench_serving` at
+a fixed `--max-concurrency` with a stated prompt count) and Tencent's TKE playbook (S3, vLLM's
+`benchmark_serving.py` at a concurrency, prompt count unstated). Their rows use the vocabulary of
+the GPUStack A100/Ascend file, so `reference_gpustack` rewrites the lengths (the *actual* means:
+the cookbook's random lengths are shorter than requested) and loads; this module adds what differs:
+
+- **Layouts** in the `tp` column: "8 (EP)" (vLLM `--enable-expert-parallel`: experts over the TP
+  group), "8 (DP-attention)" and "8 (DP 8 attention, EP 8)" (SGLang `--enable-dp-attention`,
+  with `--ep 8`), "16 (2 nodes x 8 GPUs)" (one TP16 group over two machines).
+- **Set aside**: speculative decoding (EAGLE/MTP: the acceptance is not modelled here), the rows the
+  sources file flags (the collapsed MTP burst, caveat 4; the MI300X DP+EP run "to treat with care",
+  S2 caveat 2; the Llama-4 cold-start TTFTs, S2 caveat 4), and models outside the catalog (gpt-oss,
+  Llama-4, Qwen3-32B) by the judge.
+- **Bursts** ("rate inf, N prompts at once") become static batches of N: their throughput is a
+  makespan, which the predictor runs in waves; their TTFT and TPOT count the queue behind N
+  prompts and are set aside by the judge, as for the 910B.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+
+from engine.calibration import reference, reference_gpustack
+from engine.calibration.reference import Row
+from engine.catalog.entries import Catalog
+from engine.core import datafiles
+
+MOE_FILE = "calibration-moe.csv"
+
+_BOILERPLATE = re.compile(
+    r"MTP/speculative decoding OFF unless the cmd shows --speculative-\*"
+    r"|no speculative decoding unless the server cmd has --speculative-\*"
+    r"|no speculative decoding|no MTP|speculative decoding: none"
+)
+"""What every block's notes say of speculation when none ran (it would read as speculation)."""
+
+FLAGGED = (
+    ("do not use for steady-state", "flagged by the sources file: the MTP burst collapsed ~3x (S1 caveat 4)"),
+    ("treat with care", "flagged by the sources file: a TPOT of 215 ms at 100 clients (S2 caveat 2)"),
+    ("do not use these ttfts", "flagged by the sources file: a cold first request (S2 caveat 4)"),
+)
+"""(words in a row's notes, reason): rows the sources file says not to calibrate with."""
+
+
+def _layout(tp: str) -> str:
+    """The `tp` column in the words `reference._layout` reads (SGLang's DP attention and EP flags
+    are read from the command in the notes)."""
+    n = re.match(r"\s*(\d+)", tp)
+    if n is None:
+        return tp
+    if "(EP)" in tp:
+        return f"{n.group(1)} (EP {n.group(1)})"
+    if "attention" in tp or "nodes" in tp:
+        return n.group(1)
+    return tp
+
+
+def _aside(r: dict[str, str]) -> str:
+    """Why a MoE-file row is set aside before it is judged ('' when it is not)."""
+    notes, metric = r["notes"].lower(), r["metric"]
+    if metric not in reference_gpustack.KEPT_METRICS:
+        return "another view of a result block whose output throughput, mean TTFT and mean TPOT are used"
+    for words, why in FLAGGED:
+        if words in notes and (words != "do not use these ttfts" or "ttft" in metric):
+            return why
+    if "--speculative" in _BOILERPLATE.sub("", r["notes"]):
+        return "speculative decoding (EAGLE/MTP): its acceptance is not modelled for these rows"
+    burst = "at once" in r["rate"]
+    if burst and "ShareGPT" in r["output_len"]:
+        return SHAREGPT_BURST
+    if burst and re.match(r"\s*4 requested", r["output_len"]):
+        return SHORT_BURST
+    return ""
+
+
+SHAREGPT_BURST = (
+    "a burst of ShareGPT prompts: its makespan is set by the answers' long tail (the batch drains to a "
+    "few long requests), which replaying every request at the mean lengths does not reproduce"
+)
+"""Why a burst with ShareGPT lengths is set aside (only their means are stated, not their spread)."""
+
+SHORT_BURST = (
+    "a burst of 1,000 requests of 4 output tokens: bound by the server's handling of requests, not by "
+    "its iterations (S1 caveat 5)"
+)
+
+
+def judge_moe(r: dict[str, str], catalog: Catalog) -> Row:
+    """One row of the MoE file: a point with the settings it ran with, or the reason not."""
+    why = _aside(r)
+    if why:
+        return Row(
+            r["id"], reference.source_key(r["source"]), reference._stack(r["framework"]), r["kind"], None, why
+        )
+    out = dict(r)
+    out["tp"] = _layout(r["tp"])
+    # the stated token budget in the words `reference._judge` reads
+    out["notes"] = re.sub(
+        r"--max-num-batched-tokens (\d+)", r"max_num_tokens \1", _BOILERPLATE.sub("", r["notes"])
+    )
+    if out["tp"] != r["tp"]:
+        out["notes"] += "; " + f"layout read from {r['tp']!r}"
+    return reference_gpustack.judge_gpustack(out, catalog)
+
+
+def read_moe_rows(catalog: Catalog) -> list[Row]:
+    """Every row of data/reference/calibration-moe.csv, judged (none when the file is absent)."""
+    path = datafiles.data_dir() / "reference" / MOE_FILE
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        return [judge_moe(r, catalog) for r in csv.DictReader(fh)]

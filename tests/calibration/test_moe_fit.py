@@ -1,0 +1,75 @@
+"""The MoE step model's terms, fitted per stack where two sources allow (engine/calibration/moe_fit.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from engine.calibration import calibrate, crossval, measurements, moe_fit, predictor, reference, trust
+from engine.catalog.entries import Catalog
+
+
+@pytest.fixture(scope="module")
+def fitted(catalog: Catalog) -> tuple[list[measurements.Measurement], dict, moe_fit.ExpertFit]:
+    points = reference.usable_points(catalog)
+    fits = calibrate.reference_fits(points, catalog)
+    ef = crossval.fit_experts(points, catalog, fits)
+    assert ef is not None
+    return points, fits, ef
+
+
+def test_stacks_with_two_sources_get_their_own_terms(fitted: tuple) -> None:
+    points, _, ef = fitted
+    by_stack: dict[str, set[str]] = {}
+    for m in points:
+        if m.id in ef.ids:
+            by_stack.setdefault(m.stack, set()).add(m.source_key)
+    for st, sources in by_stack.items():
+        assert (st in ef.stacks) == (len(sources) >= moe_fit.MIN_SOURCES), st
+    assert {"sglang", "vllm"} <= set(ef.stacks)
+    # a stack without terms of its own takes the shared pair
+    shared = {"eta_experts": ef.eta_experts, "moe_layer_ms": ef.moe_layer_ms}
+    assert ef.terms("vllm-v0") == shared and ef.terms("no-such-stack") == shared
+    assert ef.terms("sglang") == ef.stacks["sglang"].update()
+
+
+def test_the_terms_beat_one_experts_factor_in_sample(fitted: tuple, catalog: Catalog) -> None:
+    """What the layer cost buys: over the points it is fitted to, the per-stack pair misses by less
+    than the best single experts' factor without it (the model before issue 30)."""
+    points, fits, ef = fitted
+    pts = [m for m in points if m.id in set(ef.ids)]
+    profs = [crossval.rule_profile(m.hardware, measurements.stack_of(m), fits)[0] for m in pts]
+
+    def errors(update: object) -> np.ndarray:
+        return np.array(
+            [
+                abs(predictor.predict(m, catalog, p.model_copy(update=update(m))) / m.value - 1.0)  # type: ignore[operator]
+                for m, p in zip(pts, profs, strict=True)
+            ]
+        )
+
+    new = errors(lambda m: ef.terms(m.stack))
+    old = min(
+        (errors(lambda m, e=e: {"eta_experts": e}) for e in (0.25, 0.3, 0.35)),
+        key=lambda x: float(np.sum(np.log1p(x) ** 2)),
+    )
+    assert np.median(new) < np.median(old) - 0.05
+    assert math.isclose(
+        float(np.median(np.abs(np.expm1(ef.log_errors)))), float(np.median(new)), rel_tol=1e-9
+    )
+
+
+def test_the_app_runs_the_shipped_terms_of_its_stack(fitted: tuple, catalog: Catalog) -> None:
+    _, _, ef = fitted
+    for st, terms in ef.stacks.items():
+        assert trust.experts_terms(st) == pytest.approx(terms.update()), st
+    assert trust.experts_terms("vllm-v0") == pytest.approx(
+        {"eta_experts": ef.eta_experts, "moe_layer_ms": ef.moe_layer_ms}
+    )
+    prof, cal = trust.calibration(catalog.chip("b200"), "sglang", catalog, moe=True)
+    assert (prof.eta_experts, prof.moe_layer_ms) == pytest.approx(
+        (ef.stacks["sglang"].eta_experts, ef.stacks["sglang"].moe_layer_ms)
+    )
+    assert cal.experts == prof.eta_experts
