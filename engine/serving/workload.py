@@ -190,7 +190,7 @@ def generate(scenario: Scenario) -> Requests:
     total = int(turns.sum())
     if total > bounds.MAX_REQUESTS:
         raise ScenarioError(
-            f"workload: {total:,} requests would be generated; the limit is {bounds.MAX_REQUESTS:,}"
+            f"workload: {total:,} requests would be generated; {bounds.requests_limit_text()}"
         )
     session = np.repeat(np.arange(n0), turns)
     turn_idx = np.arange(total) - np.repeat(np.cumsum(turns) - turns, turns)
