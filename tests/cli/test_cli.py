@@ -117,6 +117,18 @@ def test_the_parser_imports_no_command() -> None:
     assert out.stdout.strip() == "", out.stdout
 
 
+def test_a_package_missing_when_a_command_loads_says_how_to_get_it() -> None:
+    """The commands import their modules when they run, after the parser: a package missing then
+    (numpy here) still gets the one-line advice, not a traceback."""
+    code = (
+        "import runpy, sys; sys.modules['numpy'] = None; "
+        "sys.argv = ['engine', 'run', 'chat-colocated', '--json']; runpy.run_module('engine', run_name='__main__')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.startswith("fengong: this Python lacks the package 'numpy'"), out.stderr
+
+
 def test_calibrate_help_columns_match_calibration() -> None:
     """The CLI keeps calibration (and pandas) out of start-up, so it repeats the columns: they must agree."""
     from engine.calibration import measurements
