@@ -16,12 +16,15 @@ Multi-turn sessions: a session starts at an arrival; each next turn comes an exp
 time later and its prompt is the whole previous context (prompt and answer) plus new input.
 
 Traces: `engine.serving.traces` reads and checks a trace file; `read_trace` makes its rows requests.
+The readers load with the first trace or length file a run reads, so a generated workload never
+loads them (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -29,10 +32,6 @@ from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.scenario.model import Z99 as Z99  # the lengths' check and their draws share it
 from engine.scenario.model import Arrival, LengthDist, RequestClass, Scenario, Trace
-from engine.serving import traces
-
-# what the UI imports from here since before the trace readers moved to engine.serving.traces
-from engine.serving.traces import trace_class_names as trace_class_names
 
 
 @dataclass(frozen=True)
@@ -90,6 +89,8 @@ def sample_lengths(dist: LengthDist, n: int, rng: np.random.Generator) -> np.nda
         mu, sigma = lognormal_params(float(dist.mean or 1), float(dist.p99 or 2))
         out = rng.lognormal(mu, sigma, size=n)
     else:
+        from engine.serving import traces  # the readers: loaded with the first file read
+
         values = traces.length_column(dist)
         out = values[rng.integers(0, len(values), size=n)]
     return np.clip(np.rint(out), 1, dist.max_tokens).astype(np.int64)
@@ -269,6 +270,8 @@ def read_trace(trace: Trace, scenario: Scenario, text: str | None = None) -> Req
     The file is read and checked by `engine.serving.traces.read`; a trace's requests share no
     generated prefix groups (their block hashes, where the format has them, name their blocks).
     """
+    from engine.serving import traces  # the readers: loaded with the first trace read
+
     t = traces.read(trace, scenario, text)
     n = len(t)
     return Requests(
@@ -284,3 +287,13 @@ def read_trace(trace: Trace, scenario: Scenario, text: str | None = None) -> Req
         block_offsets=t.block_offsets,
         block_hashes=t.block_hashes,
     )
+
+
+def __getattr__(name: str) -> Any:
+    """`trace_class_names`, which the UI imported from here before the trace readers moved to
+    `engine.serving.traces`: loaded with the readers on first use."""
+    if name == "trace_class_names":
+        from engine.serving.traces import trace_class_names
+
+        return trace_class_names
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -157,8 +157,10 @@ LOADED_ONLY_WHEN_ASKED = (
     "engine.cli.entries",
     "engine.cli.validate",
     "engine.serving.tables",
+    "engine.serving.traces",
 )
-"""What a `run --json` process never needs: the planner, the trust tables, the human report, pandas."""
+"""What a `run --json` process of a generated workload never needs: the planner, the trust tables, the
+human report, pandas, the trace readers."""
 
 
 def test_run_json_loads_only_the_simulation() -> None:
