@@ -14,11 +14,12 @@ from typing import Any
 from engine.calibration.band_lookup import BAND_MEANING
 from engine.catalog.entries import load_catalog
 from engine.cli.common import emit_json
+from engine.costmodel.stacks import SERVING_STACKS
 from engine.explain import confidence
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
 
-STACKS = ("vllm", "sglang", "trtllm", "vllm-v0", "vllm-ascend", "mindie")
+STACKS = SERVING_STACKS
 """Serving stacks --stack accepts (`engine.scenario.model.Deployment.stack`; a test keeps them equal)."""
 
 
@@ -123,13 +124,3 @@ def chip_marks(scen: Scenario) -> dict[str, str]:
         band = str(row.get("throughput_band") or "")
         out[chip] = head + (f" {band}" if band else "")
     return out
-
-
-def register(sub: Any) -> None:
-    """Add the catalog command to the CLI's subparsers."""
-    c = sub.add_parser("catalog", help="list hardware (with its calibration) and models")
-    c.add_argument(
-        "--stack", choices=STACKS, default="vllm", help="serving stack whose calibration each chip shows"
-    )
-    c.add_argument("--json", action="store_true", help="one JSON document on stdout")
-    c.set_defaults(func=cmd_catalog)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,14 @@ def check_writable_folder(path: str, flag: str = "--out") -> None:
         raise ScenarioError(
             f"{flag} {path}: cannot write there ({exc.strerror or type(exc).__name__}); name a folder"
         ) from None
+
+
+def command(target: str) -> Callable[[argparse.Namespace], int]:
+    """The command ``"module:function"`` (e.g. ``"engine.cli.run:cmd_run"``), imported when it runs."""
+    module, _, name = target.partition(":")
+
+    def run(args: argparse.Namespace) -> int:
+        return int(getattr(importlib.import_module(module), name)(args))
+
+    run.__qualname__ = run.__name__ = name
+    return run

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from engine.cli.catalog import chip_marks
 from engine.cli.common import check_range, check_writable_file, emit_json, load_scenario
 from engine.cli.emit import check_emit_flags, plan_emit, print_plan_emit
+from engine.cli.plan_flags import ATTAINMENT_DEFAULT
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.explain import confidence, sustain
@@ -30,9 +31,6 @@ from engine.scenario import codec as scenario_io
 if TYPE_CHECKING:
     from engine.planning.margin import Margin
     from engine.planning.plan import Plan
-
-STABLE_MONTHS_DEFAULT = 12.0
-"""Default of --model-change-months (engine.explain.advisor.STABLE_MONTHS; a test keeps them equal)."""
 
 
 def _ints(text: str, flag: str) -> tuple[int, ...]:
@@ -519,14 +517,6 @@ def cmd_advise(args: argparse.Namespace) -> int:
     for text in adv.specialisation["text"]:
         print(f"  {text}")
     return 0
-
-
-OBJECTIVE_CHOICES = ("usd_per_hour", "usd_per_million_tokens", "chips", "power")
-"""What --objective accepts (engine.planning.objective.OBJECTIVES; a test keeps them equal)."""
-RULE_CHOICES = ("percentile", "attainment")
-"""What --rule accepts (engine.planning.rules.RULES; a test keeps them equal)."""
-ATTAINMENT_DEFAULT = 0.9
-"""Default of --attainment (engine.planning.rules.DEFAULT_ATTAINMENT; a test keeps them equal)."""
 
 
 def _attainment(args: argparse.Namespace) -> float:

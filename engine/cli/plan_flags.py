@@ -1,7 +1,7 @@
 """The flags of the planning commands (plan, capacity, sweep, advise), each command's own builder.
 
 `register(sub)` adds them to the CLI's subparsers (engine.cli.main calls it); what each command does
-is `engine.cli.plan`.
+is `engine.cli.plan`, imported when one of them runs (`engine.cli.common.command`).
 """
 
 from __future__ import annotations
@@ -10,17 +10,16 @@ import argparse
 from typing import Any
 
 from engine.cli import emit as emit_cli
-from engine.cli.common import add_work_limit_flag
-from engine.cli.plan import (
-    ATTAINMENT_DEFAULT,
-    OBJECTIVE_CHOICES,
-    RULE_CHOICES,
-    STABLE_MONTHS_DEFAULT,
-    cmd_advise,
-    cmd_capacity,
-    cmd_plan,
-    cmd_sweep,
-)
+from engine.cli.common import add_work_limit_flag, command
+
+RULE_CHOICES = ("percentile", "attainment")
+"""What --rule accepts (engine.planning.rules.RULES; a test keeps them equal)."""
+ATTAINMENT_DEFAULT = 0.9
+"""Default of --attainment (engine.planning.rules.DEFAULT_ATTAINMENT; a test keeps them equal)."""
+STABLE_MONTHS_DEFAULT = 12.0
+"""Default of --model-change-months (engine.explain.advisor.STABLE_MONTHS; a test keeps them equal)."""
+OBJECTIVE_CHOICES = ("usd_per_hour", "usd_per_million_tokens", "chips", "power")
+"""What --objective accepts (engine.planning.objective.OBJECTIVES; a test keeps them equal)."""
 
 
 def _add_rule_flags(parser: argparse.ArgumentParser) -> None:
@@ -115,7 +114,7 @@ def _plan(sub: Any) -> None:
         help="run the candidates' simulations on a Dask distributed scheduler (the same plan as locally)",
     )
     add_work_limit_flag(p, "; for plan also the bound on the plan's total work (docs/planner.md)")
-    p.set_defaults(func=cmd_plan)
+    p.set_defaults(func=command("engine.cli.plan:cmd_plan"))
 
 
 def _capacity(sub: Any) -> None:
@@ -137,7 +136,7 @@ def _capacity(sub: Any) -> None:
         "throughput error (three searches in all)",
     )
     add_work_limit_flag(c)
-    c.set_defaults(func=cmd_capacity)
+    c.set_defaults(func=command("engine.cli.plan:cmd_capacity"))
 
 
 def _sweep(sub: Any) -> None:
@@ -156,7 +155,7 @@ def _sweep(sub: Any) -> None:
     )
     w.add_argument("--no-progress", action="store_true")
     add_work_limit_flag(w)
-    w.set_defaults(func=cmd_sweep)
+    w.set_defaults(func=command("engine.cli.plan:cmd_sweep"))
 
 
 def _advise(sub: Any) -> None:
@@ -168,7 +167,7 @@ def _advise(sub: Any) -> None:
     a.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     a.add_argument("--json", action="store_true")
     add_work_limit_flag(a)
-    a.set_defaults(func=cmd_advise)
+    a.set_defaults(func=command("engine.cli.plan:cmd_advise"))
 
 
 def register(sub: Any) -> None:

@@ -8,13 +8,12 @@ The last four rows bound the work of a run rather than one field: products of fi
 length over chunk size, window over an elastic check interval, prompt length over cache block
 size, requests times instances) that each pass their own limit. `engine.serving.work_bound` estimates
 them before a run and `engine.simulate` refuses a scenario over any of them (the CLI's
-``--no-work-limit`` lifts them for trusted local runs).
+``--no-work-limit`` lifts them for trusted local runs). The requests row follows the memory row
+(`MAX_REQUESTS`): how many requests a run may have is the work bound's to judge, run by run.
 """
 
 from __future__ import annotations
 
-MAX_REQUESTS = 200_000
-"""Requests in one run (expected arrivals for open-loop loads, or trace rows)."""
 MAX_DURATION_S = 86_400.0
 """Simulated arrival window (one day)."""
 MIN_DURATION_S = 1.0
@@ -61,9 +60,22 @@ PLAN_EVENTS_PER_S = 50_000.0
 """Estimated events one core simulates per second in a plan (measured: docs/planner.md, "Bounded work")."""
 MAX_PLAN_EVENTS = 30_000_000
 """Estimated events of a whole plan, its margin included: about ten minutes of one core."""
+REQUEST_ROW_BYTES = 1200
+"""Memory of one request's row: its state, records and result columns (measured on the presets with
+tracemalloc; `engine.serving.work_bound` counts it with the events' records and the cache's)."""
+MAX_REQUESTS = MAX_STATE_BYTES // REQUEST_ROW_BYTES
+"""Request rows one run may allocate (expected arrivals for open-loop loads, or trace rows): as many as
+the memory bound holds before a single event is recorded, 1,666,666. Below it the work bound judges
+each run by its own estimate (events, router looks, cache blocks, memory), so a run of a million
+requests passes or fails on its merits; this row only keeps a scenario from asking to draw, or read,
+more requests than could ever pass."""
 
 TABLE: tuple[tuple[str, float, str], ...] = (
-    ("requests per run", MAX_REQUESTS, "expected arrivals (rate x window) or trace rows"),
+    (
+        "requests per run",
+        MAX_REQUESTS,
+        "expected arrivals or trace rows: what the memory bound holds (below)",
+    ),
     ("simulated window", MAX_DURATION_S, "seconds of arrivals"),
     ("arrival rate", MAX_RATE_RPS, "requests per second"),
     ("replications", MAX_REPLICATIONS, "seeds of one replicated run (run --replications)"),
@@ -85,3 +97,11 @@ TABLE: tuple[tuple[str, float, str], ...] = (
     ("plan work", MAX_PLAN_EVENTS, "simulated events estimated over a plan's runs, margin included"),
 )
 """The limits as (name, value, unit) rows, for documentation and the app."""
+
+
+def requests_limit_text() -> str:
+    """'the limit is 1,666,666 (what 2e9 bytes of simulation memory hold at 1,200 bytes a request)'."""
+    return (
+        f"the limit is {MAX_REQUESTS:,} (what {MAX_STATE_BYTES:.0e} bytes of simulation memory hold at "
+        f"{REQUEST_ROW_BYTES:,} bytes a request; docs/bounds.md)"
+    ).replace("e+0", "e")

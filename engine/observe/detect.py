@@ -15,19 +15,8 @@ from typing import Any
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.observe import aiperf, bench, prometheus
+from engine.observe.formats import FORMATS
 from engine.observe.observation import Observation
-
-FORMATS = (
-    "vllm bench serve --save-result JSON",
-    "vllm bench serve printed result",
-    "SGLang bench_serving --output-file JSONL",
-    "SGLang bench_serving printed result",
-    "AIPerf profile_export_aiperf.json",
-    "AIPerf profile_export.jsonl (per-request records)",
-    "AIPerf profile_export_aiperf.csv",
-    "Prometheus scrape of a vLLM or SGLang server's /metrics",
-)
-"""The formats `read_text` accepts, for messages and help texts."""
 
 
 def _text(data: bytes | str, source: str) -> str:

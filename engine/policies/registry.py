@@ -27,6 +27,8 @@ _REGISTRY: dict[str, dict[str, type[Policy]]] = {
     "iteration": {},
     "autoscaler": {},
 }
+_ADAPTERS: dict[type[Policy], TypeAdapter[Any]] = {}
+"""Each registered class's knobs validator, built on first use (`_adapter`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,9 +75,19 @@ def build(kind: PolicyKind, spec: Mapping[str, Any], where: str = "") -> Policy:
         knobs = [f.name for f in dataclasses.fields(cls)] or ["none"]
         raise ScenarioError(f"{where}.{unknown[0]}: unknown knob of {name!r}; its knobs: {', '.join(knobs)}")
     try:
-        return TypeAdapter(cls).validate_python(data, strict=False)  # type: ignore[no-any-return]
+        return _adapter(cls).validate_python(data, strict=False)  # type: ignore[no-any-return]
     except ValidationError as exc:
         raise ScenarioError(format_validation_error(exc, prefix=where)) from None
+
+
+def _adapter(cls: type[Policy]) -> TypeAdapter[Any]:
+    """The validator of one policy class's knobs, built on its first use and kept with the registry:
+    building one costs a millisecond or two, and every scenario validated and every simulation
+    builds its four policies (a plan runs dozens)."""
+    adapter = _ADAPTERS.get(cls)
+    if adapter is None:
+        adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+    return adapter
 
 
 # --- read-only views ----------------------------------------------------------------------

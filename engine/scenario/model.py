@@ -572,7 +572,7 @@ class Scenario(Frozen):
             if expected > bounds.MAX_REQUESTS:
                 raise ValueError(
                     f"workload.arrival.rate_rps: {arr.rate_rps} rps over duration_s {self.duration_s} "
-                    f"means up to {expected:,.0f} requests; the limit is {bounds.MAX_REQUESTS:,}"
+                    f"means up to {expected:,.0f} requests; {bounds.requests_limit_text()}"
                 )
         if self.deployment.fallback != "none" and self.deployment.mode != "disaggregated":
             raise ValueError(

@@ -44,8 +44,9 @@ EVENTS_COLOCATED = 4.0
 EVENTS_DISAGGREGATED = 6.0
 """Events per request besides its prefill iteration, disaggregated: arrival, prefill batch,
 transfer, decode batch, join, completion."""
-BYTES_PER_REQUEST = 1200.0
-"""Simulation state, records and result tables per request row."""
+BYTES_PER_REQUEST = float(bounds.REQUEST_ROW_BYTES)
+"""Simulation state, records and result tables per request row (`bounds.REQUEST_ROW_BYTES`, which also
+sets how many request rows a scenario may ask for)."""
 BYTES_PER_EVENT = 200.0
 """Iteration records (segments) and their tables, per event."""
 BYTES_PER_BLOCK_ID = 48.0

@@ -16,12 +16,15 @@ Multi-turn sessions: a session starts at an arrival; each next turn comes an exp
 time later and its prompt is the whole previous context (prompt and answer) plus new input.
 
 Traces: `engine.serving.traces` reads and checks a trace file; `read_trace` makes its rows requests.
+The readers load with the first trace or length file a run reads, so a generated workload never
+loads them (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -30,10 +33,6 @@ from engine.core.errors import ScenarioError
 from engine.scenario.arrival import Arrival
 from engine.scenario.model import Z99 as Z99  # the lengths' check and their draws share it
 from engine.scenario.model import LengthDist, RequestClass, Scenario, Trace
-from engine.serving import traces
-
-# what the UI imports from here since before the trace readers moved to engine.serving.traces
-from engine.serving.traces import trace_class_names as trace_class_names
 
 
 @dataclass(frozen=True)
@@ -91,6 +90,8 @@ def sample_lengths(dist: LengthDist, n: int, rng: np.random.Generator) -> np.nda
         mu, sigma = lognormal_params(float(dist.mean or 1), float(dist.p99 or 2))
         out = rng.lognormal(mu, sigma, size=n)
     else:
+        from engine.serving import traces  # the readers: loaded with the first file read
+
         values = traces.length_column(dist)
         out = values[rng.integers(0, len(values), size=n)]
     return np.clip(np.rint(out), 1, dist.max_tokens).astype(np.int64)
@@ -193,7 +194,7 @@ def generate(scenario: Scenario) -> Requests:
     total = int(turns.sum())
     if total > bounds.MAX_REQUESTS:
         raise ScenarioError(
-            f"workload: {total:,} requests would be generated; the limit is {bounds.MAX_REQUESTS:,}"
+            f"workload: {total:,} requests would be generated; {bounds.requests_limit_text()}"
         )
     session = np.repeat(np.arange(n0), turns)
     turn_idx = np.arange(total) - np.repeat(np.cumsum(turns) - turns, turns)
@@ -272,6 +273,8 @@ def read_trace(trace: Trace, scenario: Scenario, text: str | None = None) -> Req
     The file is read and checked by `engine.serving.traces.read`; a trace's requests share no
     generated prefix groups (their block hashes, where the format has them, name their blocks).
     """
+    from engine.serving import traces  # the readers: loaded with the first trace read
+
     t = traces.read(trace, scenario, text)
     n = len(t)
     return Requests(
@@ -287,3 +290,13 @@ def read_trace(trace: Trace, scenario: Scenario, text: str | None = None) -> Req
         block_offsets=t.block_offsets,
         block_hashes=t.block_hashes,
     )
+
+
+def __getattr__(name: str) -> Any:
+    """`trace_class_names`, which the UI imported from here before the trace readers moved to
+    `engine.serving.traces`: loaded with the readers on first use."""
+    if name == "trace_class_names":
+        from engine.serving.traces import trace_class_names
+
+        return trace_class_names
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -684,7 +684,8 @@ def test_an_accepted_change_settles_its_earlier_refusal() -> None:
 
 
 def test_the_rate_takes_typed_values_up_to_the_bound_for_the_window() -> None:
-    at = app("workload")  # a 120 s window: 200,000 requests per run allow up to 1,666 req/s
+    # a 1000 s window: the 1,666,666 request rows the memory bound holds allow up to 1,666 req/s
+    at = app("workload", short(**{"duration_s": 1000.0, "workload.arrival.rate_rps": 2.0}))
     slider = at.select_slider(key="fg:workload.arrival.rate_rps")
     assert float(slider.options[-1]) == 1660.0 and {"80", "1000"} <= set(slider.options)
     at.number_input(key="fg:rate-typed").set_value(150.0).run()  # above the old slider's 64
@@ -694,7 +695,7 @@ def test_the_rate_takes_typed_values_up_to_the_bound_for_the_window() -> None:
     at.number_input(key="fg:rate-typed").set_value(5000.0).run()  # the bound, but too many requests here
     assert scenario_of(at).workload.arrival.rate_rps == 150.0
     said = [text_of(w.value) for w in at.warning if "rate_rps" in text_of(w.value)]
-    assert len(said) == 1 and "at most 1,660 req/s" in said[0] and "120 s window" in said[0], said
+    assert len(said) == 1 and "at most 1,660 req/s" in said[0] and "1000 s window" in said[0], said
     # a short window reaches the documented bound itself
     short_window = app("workload", short(**{"duration_s": 10.0}))
     assert float(short_window.select_slider(key="fg:workload.arrival.rate_rps").options[-1]) == 5000.0

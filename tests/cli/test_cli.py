@@ -97,24 +97,38 @@ def test_import_model(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
 
 def test_advise_default_matches_the_advisor() -> None:
     """The CLI keeps the advisor out of start-up, so it repeats the default: they must agree."""
-    from engine.cli.plan import STABLE_MONTHS_DEFAULT
+    from engine.cli.plan_flags import STABLE_MONTHS_DEFAULT
     from engine.explain.advisor import STABLE_MONTHS
 
     assert STABLE_MONTHS_DEFAULT == STABLE_MONTHS
 
 
-def test_run_does_not_import_the_planner_or_the_advisor() -> None:
-    """A `run` process pays for what it uses (the whole process is timed by make bench)."""
+def test_the_parser_imports_no_command() -> None:
+    """Building the CLI loads the scenario's classes and nothing a command loads when it runs: no
+    simulation, no numpy, no planner, no calibration tables (docs/performance.md)."""
     import subprocess
     import sys
 
     code = (
-        "import sys, engine.cli.main; "
-        "print(','.join(m for m in ('engine.explain.advisor', 'engine.planning.plan', 'engine.planning.sweep', "
-        "'plotly', 'dask') if m in sys.modules))"
+        "import sys, engine.cli.main; engine.cli.main.parser(); "
+        "print(','.join(m for m in ('numpy', 'simpy', 'engine.serving', 'engine.calibration', 'engine.explain', "
+        "'engine.planning', 'engine.cli.run', 'engine.cli.catalog', 'engine.cli.plan', 'plotly', 'dask') "
+        "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", out.stdout
+
+
+def test_a_package_missing_when_a_command_loads_says_how_to_get_it() -> None:
+    """The commands import their modules when they run, after the parser: a package missing then
+    (numpy here) still gets the one-line advice, not a traceback."""
+    code = (
+        "import runpy, sys; sys.modules['numpy'] = None; "
+        "sys.argv = ['engine', 'run', 'chat-colocated', '--json']; runpy.run_module('engine', run_name='__main__')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.startswith("fengong: this Python lacks the package 'numpy'"), out.stderr
 
 
 def test_calibrate_help_columns_match_calibration() -> None:
@@ -125,16 +139,57 @@ def test_calibrate_help_columns_match_calibration() -> None:
     assert MEASUREMENT_COLUMNS == measurements.MEASUREMENT_COLUMNS
 
 
-def test_run_json_never_loads_pandas() -> None:
-    """A summary needs no table: `run --json` runs without pandas (the whole process is timed by make bench)."""
+LOADED_ONLY_WHEN_ASKED = (
+    "pandas",
+    "pyarrow",
+    "plotly",
+    "scipy",
+    "tqdm",
+    "dask",
+    "engine.planning",
+    "engine.explain.confidence",
+    "engine.explain.advisor",
+    "engine.explain.presentation",
+    "engine.calibration.calibrate",
+    "engine.calibration.reference",
+    "engine.calibration.bands",
+    "engine.cli.run_text",
+    "engine.cli.catalog",
+    "engine.cli.plan",
+    "engine.cli.entries",
+    "engine.cli.validate",
+    "engine.serving.tables",
+    "engine.serving.traces",
+)
+"""What a `run --json` process of a generated workload never needs: the planner, the trust tables, the
+human report, pandas, the trace readers."""
+
+
+def test_run_json_loads_only_the_simulation() -> None:
+    """A summary needs no table and no band: `run --json` simulates without loading pandas, the planner
+    or the calibration tables (the whole process is timed by make bench; docs/performance.md)."""
     code = (
         "import sys; from engine.cli.main import main; "
         "main(['run', 'chat-disaggregated', '--json', '--set', 'duration_s=30']); "
-        "sys.stderr.write(','.join(m for m in ('pandas', 'pyarrow') if m in sys.modules))"
+        f"sys.stderr.write(','.join(m for m in sys.modules if m.split('.')[0] in {LOADED_ONLY_WHEN_ASKED!r} "
+        f"or m in {LOADED_ONLY_WHEN_ASKED!r} or m.rsplit('.', 1)[0] in {LOADED_ONLY_WHEN_ASKED!r}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout)["requests"]["completed"] > 0
     assert out.stderr.strip() == "", out.stderr
+
+
+def test_a_printed_run_loads_the_report_it_prints() -> None:
+    """The other side of the lazy imports: a run printed as text does load the report and its bands,
+    so the check above cannot pass by a module list that nothing ever loads."""
+    code = (
+        "import sys; from engine.cli.main import main; "
+        "main(['run', 'chat-disaggregated', '--set', 'duration_s=30']); "
+        "sys.stderr.write(','.join(m for m in ('engine.cli.run_text', 'engine.explain.confidence') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "requests:" in out.stdout
+    assert out.stderr.strip() == "engine.cli.run_text,engine.explain.confidence", out.stderr
 
 
 OVERLOADED = ["--set", "duration_s=120", "--set", "workload.arrival.rate_rps=48"]

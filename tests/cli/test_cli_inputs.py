@@ -20,6 +20,7 @@ import pytest
 
 from engine.cli import main as cli
 from engine.cli import plan as cli_plan
+from engine.cli import run as cli_run
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.planning import plan as planning
@@ -67,8 +68,8 @@ def _no_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("ran before checking where its results go")
 
-    monkeypatch.setattr(cli, "simulate", boom)
-    monkeypatch.setattr(cli, "replicate", boom)
+    monkeypatch.setattr(cli_run, "simulate", boom)
+    monkeypatch.setattr(cli_run, "replicate", boom)
     monkeypatch.setattr(sweeping, "sweep", boom)
     monkeypatch.setattr(planning, "plan", boom)
 

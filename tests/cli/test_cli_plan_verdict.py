@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from engine.cli import plan as cli_plan
+from engine.cli import plan_flags
 from engine.cli.main import main
 from engine.planning.objective import OBJECTIVES
 
@@ -19,7 +19,7 @@ PLAN = [
 
 
 def test_the_objective_choices_are_the_engines() -> None:
-    assert tuple(OBJECTIVES) == cli_plan.OBJECTIVE_CHOICES
+    assert tuple(OBJECTIVES) == plan_flags.OBJECTIVE_CHOICES
 
 
 def test_plan_json_carries_the_verdict_in_the_buyers_terms(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest  # noqa: TID251  (one app test of the page's rule option)
 
-from engine.cli import plan as cli_plan
+from engine.cli import plan_flags
 from engine.cli.main import main
 from engine.core.errors import ScenarioError
 from engine.planning import rules as planning
@@ -189,8 +189,8 @@ def test_cli_rule_flags_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_defaults_match_the_engine() -> None:
-    assert cli_plan.RULE_CHOICES == planning.RULES
-    assert cli_plan.ATTAINMENT_DEFAULT == planning.DEFAULT_ATTAINMENT
+    assert plan_flags.RULE_CHOICES == planning.RULES
+    assert plan_flags.ATTAINMENT_DEFAULT == planning.DEFAULT_ATTAINMENT
 
 
 # --- the Planner page ------------------------------------------------------------------------

@@ -105,3 +105,27 @@ def test_every_policy_has_help_and_buildable_defaults() -> None:
         for name, cls in policies.registered(kind).items():  # type: ignore[arg-type]
             assert cls.help, name
             assert policies.build(kind, {"name": name}).name == name  # type: ignore[arg-type]
+
+
+def test_a_policy_classs_validator_is_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every scenario validated and every simulation builds its policies; the knobs' validator of a
+    class is built on its first use only (a millisecond or two each time otherwise, dozens of times in
+    a plan), and a policy built again still validates its knobs."""
+    from engine.policies import registry
+
+    built: list[type] = []
+    real = registry.TypeAdapter
+
+    def counting(cls: type) -> object:
+        built.append(cls)
+        return real(cls)
+
+    monkeypatch.setattr(registry, "TypeAdapter", counting)
+    monkeypatch.setattr(registry, "_ADAPTERS", {})
+    first = policies.build_admission({"name": "queue_cap", "max_queued": 8})
+    again = policies.build_admission({"name": "queue_cap", "max_queued": 9})
+    assert [type(first), type(again)] == [type(first)] * 2 and first != again
+    assert built == [type(first)]
+    with pytest.raises(ScenarioError, match=r"scheduler\.admission\.max_queued"):
+        policies.build_admission({"name": "queue_cap", "max_queued": 0})
+    assert built == [type(first)]

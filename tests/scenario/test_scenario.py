@@ -88,7 +88,10 @@ def test_preset_share_link_round_trip(name: str) -> None:
         ({"workload.classes[0].sharex": 2}, r"workload\.classes\[0\]\.sharex: unknown field"),
         ({"deployment.pools[0].tp": 0}, r"deployment\.pools\[0\]\.tp: .*greater than or equal to 1"),
         ({"deployment.pools[0].tp": 128}, r"deployment\.pools\[0\]\.tp: .*less than or equal to 64"),
-        ({"workload.arrival.rate_rps": 4000}, r"workload\.arrival\.rate_rps: .*limit is 200,000"),
+        (
+            {"workload.arrival.rate_rps": 4000},
+            r"workload\.arrival\.rate_rps: .*limit is 1,666,666 \(what 2e9 bytes",
+        ),
         ({"workload.classes[0].input.p99": 5}, r"workload\.classes\[0\]\.input\.p99: must exceed mean"),
         ({"scheduler.router": {"name": "nope"}}, r"scheduler\.router\.name: 'nope' is not a router policy"),
         (

@@ -88,6 +88,44 @@ def test_the_largest_open_load_is_refused_by_validation() -> None:
         )
 
 
+def _default_over(requests: int) -> Scenario:
+    """The default preset at its own rate over a window long enough for about `requests` requests."""
+    default = io.load_preset(io.DEFAULT_PRESET)
+    return io.apply_overrides(default, {"duration_s": requests / default.workload.arrival.rate_rps})
+
+
+def test_a_run_over_the_old_fixed_cap_is_judged_by_its_work() -> None:
+    """300,000 requests (over the fixed 200,000 that used to refuse any run) validate, and the work
+    bound passes them: events and memory are well within their limits."""
+    scen = _default_over(300_000)
+    est = work_bound.check(scen)
+    assert est.requests == pytest.approx(300_000, rel=0.01)
+    assert est.problems() == []
+
+
+def test_a_million_requests_are_refused_by_their_memory_naming_the_fields() -> None:
+    """1.2 million requests pass validation (the rows fit under `bounds.MAX_REQUESTS`) but not the
+    memory bound, and the message names the quantity, its limit and the fields that set the count."""
+    scen = _default_over(1_200_000)
+    assert scen.duration_s * scen.workload.arrival.rate_rps <= bounds.MAX_REQUESTS
+    with pytest.raises(WorkBoundError) as err:
+        work_bound.check(scen)
+    said = str(err.value)
+    assert "bytes of simulation state (limit 2e9" in said, said
+    assert "workload.arrival.rate_rps=16 over duration_s=75000" in said, said
+
+
+def test_more_rows_than_the_memory_bound_holds_are_refused_at_validation() -> None:
+    """The request rows' ceiling is the memory bound's own: a scenario asking for more is refused when
+    validated, naming the field and the limit, before anything is drawn."""
+    assert bounds.MAX_REQUESTS == bounds.MAX_STATE_BYTES // bounds.REQUEST_ROW_BYTES
+    assert work_bound.BYTES_PER_REQUEST == bounds.REQUEST_ROW_BYTES
+    with pytest.raises(
+        ScenarioError, match=r"workload\.arrival\.rate_rps: .* the limit is 1,666,666 \(what 2e9"
+    ):
+        io.apply_overrides(io.load_preset(io.DEFAULT_PRESET), {"workload.arrival.rate_rps": 3000})  # 1.8e6
+
+
 def _margin(est: work_bound.WorkEstimate, factor: float) -> None:
     for quantity, (_, limit_name) in work_bound.QUANTITIES.items():
         assert est.value(quantity) * factor <= getattr(bounds, limit_name), (quantity, est.value(quantity))

@@ -91,7 +91,7 @@ def read(trace: Trace, scenario: Scenario, text: str | None = None) -> TraceRequ
     lo, hi = np.searchsorted(arrival[order], (trace.start_s, trace.start_s + scenario.duration_s))
     idx = order[lo:hi][: trace.max_requests]
     if len(idx) > bounds.MAX_REQUESTS:
-        raise ScenarioError(f"{name}: {len(idx):,} requests in the window; limit {bounds.MAX_REQUESTS:,}")
+        raise ScenarioError(f"{name}: {len(idx):,} requests in the window; {bounds.requests_limit_text()}")
     n = len(idx)
     new_off = new_hash = None
     if offsets is not None and hashes is not None:

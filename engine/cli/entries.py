@@ -1,0 +1,125 @@
+"""The catalog-entry commands: ``roofline`` (a model on one instance), ``import-model`` (a Hugging
+Face config.json to an entry) and ``calibrate`` (a chip's profile fitted to measured timings)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from engine.catalog.entries import entry_to_toml, load_catalog, model_from_hf_config
+from engine.catalog.specs import HardwareSpec
+from engine.cli.common import emit_json
+from engine.core.errors import ScenarioError
+from engine.costmodel.perf import Instance
+
+
+def cmd_roofline(args: argparse.Namespace) -> int:
+    """Prefill and decode of a model on one instance: times, bounds, the roofline's ridge."""
+    from engine.calibration import trust
+    from engine.costmodel import stacks
+    from engine.costmodel.roofline import report
+
+    cat = load_catalog()
+    model = cat.model(args.model)
+    # the profile (given or the stack's by rule), with a MoE model's experts' factor, as a run uses it
+    chip, name, _ = trust.effective_chip(
+        cat.chip(args.hardware), args.stack, cat, args.profile, moe=model.moe is not None
+    )
+    budget = stacks.defaults(args.stack, chip).token_budget  # the stack's, as a scenario's run keeps room for
+    inst = Instance(
+        model=model,
+        hardware=chip,
+        tp=args.tp,
+        pp=args.pp,
+        weights=args.weights,
+        kv=args.kv,
+        profile_name=name,
+        activation_tokens=stacks.activation_tokens(args.stack, budget),
+    )
+    rep = report(inst)
+    if args.json:
+        emit_json(rep)
+        return 0
+    print(
+        f"{inst.model.name} on {args.tp} x {inst.hardware.name} ({args.weights} weights, {args.kv} KV, "
+        f"profile {name})"
+    )
+    print(
+        f"weights {rep['weight_bytes'] / 1e9:.1f} GB; KV {rep['kv_bytes_per_token']:,.0f} B/token; "
+        f"KV capacity {rep['kv_capacity_tokens']:,} tokens; ridge {rep['ridge_flops_per_byte']:.0f} FLOP/B"
+    )
+    if rep["kv_capacity_tokens"] == 0:
+        print("the weights do not fit: raise --tp or lower --weights precision")
+    print("\nprefill (one prompt alone)")
+    print(f"{'prompt':>8} {'time ms':>9} {'compute':>9} {'memory':>9} {'FLOP/B':>8}  bound")
+    for r in rep["prefill"]:
+        print(
+            f"{r['prompt_tokens']:8d} {r['time_ms']:9.2f} {r['compute_ms']:9.2f} {r['memory_ms']:9.2f} "
+            f"{r['intensity_flops_per_byte']:8.0f}  {r['bound']}"
+        )
+    print("\ndecode (one step)")
+    print(f"{'batch':>6} {'context':>8} {'time ms':>9} {'compute':>9} {'memory':>9} {'tok/s':>9}  bound")
+    for r in rep["decode"]:
+        print(
+            f"{r['batch']:6d} {r['context_tokens']:8d} {r['time_ms']:9.2f} {r['compute_ms']:9.2f} "
+            f"{r['memory_ms']:9.2f} {r['tokens_per_s']:9.0f}  {r['bound']}"
+        )
+    return 0
+
+
+def cmd_import_model(args: argparse.Namespace) -> int:
+    """A Hugging Face config.json turned into a model catalog entry."""
+    spec = model_from_hf_config(Path(args.config), args.id, args.name)
+    return _write_or_print(entry_to_toml(spec), args.out)
+
+
+def _write_or_print(text: str, out: str | None) -> int:
+    """Write text to `out` (saying so on stderr), or to stdout."""
+    if out:
+        try:
+            Path(out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ScenarioError(f"--out {out}: cannot write ({exc.strerror or type(exc).__name__})") from None
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """Fit a chip's profile to measured timings and print (or write) the new catalog entry."""
+    from engine.calibration import calibrate, measurements
+
+    cat = load_catalog()
+    if args.reference:
+        from engine.cli.validate import cmd_calibrate_reference
+
+        return cmd_calibrate_reference(args)
+    if args.measurements and not (len(args.measurements) == 1 and args.measurements[0].endswith(".csv")):
+        from engine.cli.observe import cmd_calibrate_files  # benchmark results (engine.observe)
+
+        return cmd_calibrate_files(args)
+    if not args.measurements or not args.hardware:
+        raise ScenarioError("calibrate: give a measurements CSV and --hardware (or --reference)")
+    csv = args.measurements[0]
+    points = [m for m in measurements.read_measurements(csv) if m.hardware == args.hardware]
+    if not points:
+        raise ScenarioError(f"calibrate: no rows for hardware {args.hardware!r} in {csv}")
+    result = calibrate.fit(points, cat, f"fitted to {len(points)} measurements in {Path(csv).name}")
+    shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
+    shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")  # a signed percentage, as the summary line
+    print(shown.to_string(index=False), file=sys.stderr)
+    print(
+        f"{args.hardware}/{args.profile}: eta_compute {result.profile.eta_compute}, eta_bandwidth "
+        f"{result.profile.eta_bandwidth}, overhead {result.profile.overhead_ms} ms per 80 layers; median |error| "
+        f"{result.median_abs_error:.1%}",
+        file=sys.stderr,
+    )
+    chip = cat.chip(args.hardware)
+    new_id = args.new_id or f"{chip.id}-{args.profile}"
+    profiles = {**chip.profiles, args.profile: result.profile}
+    entry = chip.model_copy(update={"id": new_id, "profiles": profiles, "default_profile": args.profile})
+    return _write_or_print(
+        entry_to_toml(HardwareSpec.model_validate(entry.model_dump(by_alias=True))), args.out
+    )

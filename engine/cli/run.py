@@ -1,0 +1,163 @@
+"""The ``run``, ``drill`` and ``scenario`` commands: a scenario simulated, drilled or shown resolved.
+
+``run --json`` prints the summary the engine returns and nothing else, so it imports neither the
+human report (`engine.cli.run_text`, which reads the calibration bands) nor pandas; those load
+when a command prints text, writes tables or asks for a margin.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from engine.cli.common import check_range, check_writable_folder, emit_json, load_scenario
+from engine.cli.outputs import write_outputs, write_replications
+from engine.core import bounds
+from engine.explain import sustain
+from engine.scenario import codec as scenario_io
+from engine.scenario.model import Scenario
+from engine.scenario.resolve import resolve
+from engine.serving.run import ENGINE_VERSION, replicate, simulate
+from engine.serving.summary import shortfall_rps
+from engine.serving.work_bound import estimate, sci
+
+
+def cmd_scenario(args: argparse.Namespace) -> int:
+    """Validate a scenario, print it resolved: each pool's capacity and price, the work estimate."""
+    scen = load_scenario(args.scenario, args.set)
+    res = resolve(scen)
+    if args.json:
+        emit_json(scenario_io.to_data(scen))
+        return 0
+    print(scenario_io.dumps_toml(scen))
+    for p in res.pools:
+        print(
+            f"# pool {p.spec.name}: {p.spec.count} x ({p.spec.tp} x {p.hardware.id}), KV capacity "
+            f"{p.instance.kv_capacity_tokens:,} tokens per instance, ${p.usd_per_hour:,.2f}/h"
+        )
+    work = estimate(scen)
+    print(
+        f"# work estimate: {sci(work.requests)} requests, {sci(work.events)} events, "
+        f"{sci(work.router_looks)} router looks, {sci(work.cache_blocks)} cache block visits, "
+        f"{work.memory_bytes / 1e6:,.0f} MB (bounds: docs/bounds.md)"
+    )
+    for problem in work.problems():
+        print(f"# over the bound: {problem}")
+    return 0
+
+
+def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> int:
+    """`run --replications N`: N seeds, each figure's mean and 95% interval (and their files with --out)."""
+    runs, stats = replicate(scen, args.replications, check_work=check)
+    doc = {
+        "replications": args.replications,
+        "seeds": [r.scenario.seed for r in runs],
+        "stats": stats,
+        "engine_version": ENGINE_VERSION,
+    }
+    if args.out:
+        write_replications(runs, doc, Path(args.out), args.format)
+    if args.json:
+        emit_json(doc)
+        return 0
+    print(
+        f"{args.replications} replications (seeds {runs[0].scenario.seed}..{runs[-1].scenario.seed}); "
+        "mean [95% interval]"
+    )
+    behind = [short for r in runs if (short := shortfall_rps(r.summary)) is not None]
+    if behind:
+        print(
+            f"unsustainable in {len(behind)} of {len(runs)} seeds (short by up to {max(behind):,.2g} req/s): "
+            "the queue grows through the window"
+        )
+    for key in (
+        "slo_attainment",
+        "goodput_rps",
+        "latency_ms.ttft.p99",
+        "latency_ms.tpot.p99",
+        "cost.usd_per_request",
+        "throughput_tokens_per_s.output",
+    ):
+        if key in stats:
+            s = stats[key]
+            figure = f"{s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]"
+            grows = max(behind) if behind and key.startswith("latency_ms") else None
+            print(f"  {key:32} {sustain.latency(figure, grows)}")
+    if args.out:
+        print(
+            f"wrote seed-<N>/ (each replication's files) and replications.json (the intervals) to {args.out}"
+        )
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Simulate a scenario (or N seeds of it) and print its summary, or write it as JSON or tables."""
+    check_range(args.replications, "--replications", 1, bounds.MAX_REPLICATIONS)
+    scen = load_scenario(args.scenario, args.set)
+    check = not args.no_work_limit
+    if args.out:
+        check_writable_folder(args.out)  # before the runs, not after
+    if args.replications > 1:
+        return _run_replications(args, scen, check)
+    res = simulate(scen, check_work=check)
+    if args.out:
+        write_outputs(res, Path(args.out), args.format)
+    edge = spread = None
+    if args.margin:
+        from engine.explain.margin import run_spread  # pandas: loaded only when asked
+
+        spread = run_spread(scen, res.summary, check_work=check)
+        edge = spread.margin(scen)
+    if args.json:
+        doc = res.to_json()
+        if spread is not None and edge is not None:
+            doc["margin"] = {"slowdown": edge.slowdown, "slowed": edge.slowed}
+            doc["spread"] = {
+                "slowdown": spread.slowdown,
+                "speedup": spread.speedup,
+                "faster": spread.faster,
+                "moves": {k: {"slower": a, "faster": b} for k, (a, b) in spread.moves().items()},
+            }
+        emit_json(doc)
+        return 0
+    from engine.cli import run_text  # the calibration bands: loaded only for a printed report
+
+    print(f"{scen.name} (seed {scen.seed})")
+    run_text.print_summary(res.to_json(), res.scenario)
+    if edge is not None and spread is not None:
+        run_text.print_spread(res.summary, scen, edge, spread)
+    if args.out:
+        print(
+            f"wrote requests.{args.format}, timeseries.{args.format}, summary.json, scenario.toml to {args.out}"
+        )
+    return 0
+
+
+def cmd_drill(args: argparse.Namespace) -> int:
+    """A scenario's faults under each fallback policy, side by side."""
+    from engine.explain.drill import fallback_drill  # pandas: loaded only for this command
+
+    scen = load_scenario(args.scenario, args.set)
+    check = not args.no_work_limit
+    table = fallback_drill(scen, run=lambda s: simulate(s, check_work=check))
+    if args.json:
+        rows = [{k: (None if v != v else v) for k, v in row.items()} for row in table.to_dict("records")]
+        emit_json(
+            {
+                "scenario": {"name": scen.name, "seed": scen.seed},
+                "drill": rows,
+                "engine_version": ENGINE_VERSION,
+            }
+        )
+        return 0
+    shown = table.copy()
+    for col in shown.columns:
+        if col.startswith("slo_attainment"):
+            shown[col] = shown[col].map("{:.1%}".format)
+    shown["ttft_p90_ms"] = shown["ttft_p90_ms"].map(lambda v: "-" if v is None or v != v else f"{v:,.0f}")
+    shown["usd_per_request"] = shown["usd_per_request"].map(
+        lambda v: "-" if v is None or v != v else f"{v:.6f}"
+    )
+    print(f"{scen.name} (seed {scen.seed}): each fallback on the same requests")
+    print(shown.to_string(index=False))
+    return 0

@@ -1,0 +1,150 @@
+"""The human report of one run (``run`` without ``--json``): figures with their calibration bands.
+
+Each figure carries the band of its pools' calibration (`engine.explain.confidence`), which reads
+the calibration tables; so this module loads only when a report is printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from engine.explain import confidence, sustain
+from engine.scenario.model import Scenario
+from engine.serving.summary import shortfall_rps
+
+if TYPE_CHECKING:
+    from engine.explain.margin import RunMargin, RunSpread
+    from engine.serving.summary import Summary
+
+
+def _fmt(v: Any, unit: str = "", scale: float = 1.0) -> str:
+    return "-" if v is None else f"{v * scale:,.2f}{unit}"
+
+
+def _pm(
+    marks: Sequence[confidence.PoolMark], source: confidence.Source, bound: tuple[float, float] | None = None
+) -> str:
+    """' (−30% to +17%)': a figure's band from its pools' calibration ('' when none is shown), cut
+    by the run's `bound` (`confidence.limits`): ' (−36% to +0%)'."""
+    r = confidence.figure_range(marks, source)
+    return "" if r is None else confidence.band_text("", r, bound)
+
+
+LATENCY_SOURCES: dict[str, confidence.Source] = {
+    "ttft": confidence.HEADLINE_SOURCES["ttft_p99_ms"],
+    "tpot": confidence.HEADLINE_SOURCES["tpot_p99_ms"],
+    "e2e": confidence.COMPARED_SOURCES["E2E p99"],
+}
+
+
+def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None:
+    """A human summary of one run; with its scenario, each pool's calibration and each figure's error."""
+    marks = confidence.pool_marks(scenario, doc) if scenario is not None else ()
+    bounds = confidence.limits(doc, scenario) if scenario is not None else {}
+
+    def thr(key: str) -> str:
+        r = confidence.headline_range(marks, key)  # a cost's band is its throughput's turned round
+        return "" if r is None else confidence.band_text("", r, bounds.get(key))
+
+    r = doc["requests"]
+    print(
+        f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
+        f"{r['failed']:,} failed"
+    )
+    short = shortfall_rps(doc)
+    if (said := sustain.line(doc)) is not None:
+        print(said)  # before the figures it qualifies
+    for name, lat in doc["latency_ms"].items():
+        err = _pm(marks, LATENCY_SOURCES.get(name, ()))
+        figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"
+        print(f"  {name:5} ms  {sustain.latency(figures + err, short)}")
+    print(
+        f"SLO attainment {doc['slo_attainment']:.1%}; goodput {doc['goodput_rps']:.2f} req/s{thr('goodput_rps')}"
+    )
+    for cls, c in doc["classes"].items():
+        verdict = "passes" if c["passes"] else "FAILS"
+        print(
+            f"  class {cls}: p{c['percentile']:g} "
+            + sustain.latency(
+                f"TTFT {_fmt(c['ttft_ms_at_percentile'])} ms, TPOT {_fmt(c['tpot_ms_at_percentile'])} ms",
+                short,
+            )
+            + f", attainment {c['slo_attainment']:.1%}: {verdict}"
+        )
+    t = doc["throughput_tokens_per_s"]
+    print(
+        f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s{thr('throughput_rps')}"
+    )
+    c = doc["cost"]
+    print(
+        f"cost: ${c['usd_per_hour']:,.2f}/h; "
+        f"${_fmt(c['usd_per_request'], scale=1000)} per 1k requests{thr('usd_per_request')}; "
+        f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens{thr('usd_per_million_output_tokens')}"
+    )
+    parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())
+    print(f"  per 1k requests by part ($): {parts}")
+    if c.get("usd_by_kind"):  # an owned deployment: its basis and the bill by kind
+        kinds = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_kind"].items())
+        print(f"  {c['basis']}; per 1k requests by kind ($): {kinds}")
+    bills = c.get("usd_by_pool", {})
+    for pool, u in doc["utilization"].items():
+        share = (
+            f", {bills[pool] / c['usd_total']:.1%} of the bill"
+            if pool in bills and c.get("usd_total")
+            else ""
+        )
+        print(
+            f"pool {pool}: compute {u['compute']:.1%}, bandwidth {u['bandwidth']:.1%}, busy {u['busy']:.1%}, "
+            f"KV memory {u['kv_memory']:.1%}{share}"
+        )
+    for m in marks:
+        print(f"pool {m.pool} on {m.hardware}: {confidence.describe(m.calibration)}")
+    if any(m.calibration.band for m in marks):
+        print(confidence.BAND_NOTE)
+    e = doc["energy"]["joules_per_output_token"]
+    energy_error = _pm(marks, confidence.HEADLINE_SOURCES["joules_per_output_token"])
+    print(f"energy: {_fmt(e)} J per output token{energy_error}")
+    if "sim" in doc:
+        s = doc["sim"]
+        print(
+            f"simulated in {s['wall_s']:.2f} s with {s['events']:,} events ({s['events_per_request']:.1f} per request)"
+        )
+
+
+def print_spread(summary: Summary, scen: Scenario, edge: RunMargin, spread: RunSpread) -> None:
+    """`run --margin`'s text: the run at its chips' pessimistic edges, then each figure's spread."""
+    from engine.explain.margin import figure_text
+
+    slow = ", ".join(f"{chip} {e:+.0%}" for chip, e in edge.slowdown.items()) or "no chip has a band"
+    print(
+        f"margin: the same requests with every chip at its throughput band's pessimistic edge ({slow} time)"
+    )
+    short_a, short_b = edge.shortfalls
+    for name, a, b in edge.rows():
+        print(f"  {name:18} {figure_text(name, a, short_a):>12} -> {figure_text(name, b, short_b):>12}")
+    for name, a, b in edge.classes():
+        why = "" if b else f" ({edge.why(name)})"
+        print(f"  class {name}: {'passes' if a else 'FAILS'} -> {'passes' if b else 'FAILS'}{why}")
+    fast = ", ".join(f"{chip} {e:+.0%}" for chip, e in spread.speedup.items())
+    print(
+        f"spread: each headline figure with every chip at either edge of its band (optimistic: {fast} time)"
+    )
+    for line in spread_lines(summary, scen, spread.moves()):
+        print(f"  {line}")
+
+
+def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:
+    """'ttft_p99_ms  810  (−22% to +39%)': each headline figure of a run with its spread's band."""
+    from engine.explain.presentation import headline  # pandas: loaded only when asked
+
+    marks = confidence.pool_marks(scenario, summary)
+    figures = {**headline(summary), "throughput_rps": summary["throughput_rps"]}
+    out = []
+    for key, v in figures.items():
+        if v is None or key not in moves:
+            continue
+        band = confidence.figure_band(f"{v:.6g}", marks, key, moves)
+        grows = shortfall_rps(summary) if key.endswith("_ms") else None
+        out.append(f"{key:30} {sustain.latency(f'{v:12.5g}', grows)}  {band or ''}")
+    return out
