@@ -3,7 +3,7 @@
 Owns: `observation` (what a file says: setup, measurements, per-request rows, what it cannot
 know; the checks on untrusted values), `bench` (vLLM's `vllm bench serve` and SGLang's
 `bench_serving`: JSON, JSONL and printed blocks), `aiperf` (AIPerf's profile export), `prometheus`
-(a vLLM server's /metrics, one scrape or two over a window), `detect` (the one front door: which
+(a vLLM server's /metrics, one scrape or two over a window), `formats` (their names), `detect` (the one front door: which
 format a file is in), `playback` (a result as a workload, simulated on a stated deployment, measured
 against simulated), `fit` (results as calibration points, a profile fitted by
 engine.calibration.calibrate, each file left out in turn).
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from engine.faces import lazy as _lazy
 
 _API = {
-    "FORMATS": "engine.observe.detect",
+    "FORMATS": "engine.observe.formats",
     "read_path": "engine.observe.detect",
     "read_pair": "engine.observe.detect",
     "is_scrape": "engine.observe.detect",
@@ -65,7 +65,8 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 
 if TYPE_CHECKING:
-    from engine.observe.detect import FORMATS, is_scrape, read_pair, read_path, read_text
+    from engine.observe.detect import is_scrape, read_pair, read_path, read_text
+    from engine.observe.formats import FORMATS
     from engine.observe.fit import FileFit, entry_toml, entry_with, fit_files
     from engine.observe.observation import Observation, with_load
     from engine.observe.playback import Deployment, Replay, before_after, cdf_frame, guess_model, replay
