@@ -4,8 +4,8 @@ Owns: `observation` (what a file says: setup, measurements, per-request rows, wh
 know; the checks on untrusted values), `bench` (vLLM's `vllm bench serve` and SGLang's
 `bench_serving`: JSON, JSONL and printed blocks), `aiperf` (AIPerf's profile export), `prometheus`
 (a vLLM server's /metrics, one scrape or two over a window), `formats` (their names), `detect` (the
-one front door: which format a file is in), `playback` (a result as a workload, simulated on a stated deployment, measured
-against simulated), `fit` (results as calibration points, a profile fitted by
+one front door: which format a file is in), `playback` (a result as a workload, simulated on a
+stated deployment, measured against simulated), `fit` (results as calibration points, a profile fitted by
 engine.calibration.calibrate, each file left out in turn).
 May import: every lower package, up to engine.explain.
 
