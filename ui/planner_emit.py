@@ -56,7 +56,9 @@ def emit_panel(best: Scenario | None, key: str = "plan_emit") -> None:
         except ScenarioError as exc:
             st.warning(str(exc), icon=":material/warning:")
             return
-        st.code(out.text, language="yaml" if out.document is not None else "bash")
+        # wrapped: the comments carry the caveats (a checkpoint to quantise, a flag with no equivalent)
+        # and ran past the block's right edge, readable only by scrolling sideways
+        st.code(out.text, language="yaml" if out.document is not None else "bash", wrap_lines=True)
         st.download_button(
             f"Download {out.filename}",
             out.text,

@@ -39,6 +39,7 @@ def test_a_colocated_choice_offers_the_engines_and_shows_a_parsable_command() ->
     assert list(radio.options) == ["vLLM", "SGLang", "TensorRT-LLM"]  # no manifest for a colocated choice
     (code,) = at.code
     assert code.language == "bash" and "vllm serve meta-llama/Llama-3.1-70B" in code.value
+    assert code.proto.wrap_lines  # the long comments (the caveats) wrap instead of running off the block
     _parse("vllm", _argv_after(code.value, "serve"))
     radio.set_value("sglang").run()
     assert "python -m sglang.launch_server" in at.code[0].value
