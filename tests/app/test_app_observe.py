@@ -49,6 +49,9 @@ def test_upload_replay_fit_and_use_a_benchmark() -> None:
     assert "%" in metrics["Held-out median |error|"]
     both = _frame(at, "error_after")
     assert {"error_before", "error_after"} <= set(both.columns) and len(both) == len(before)
+    configs = "".join(df.proto.columns for df in at.dataframe)
+    assert '"error, fitted"' in configs  # headings in words, not the frame's snake_case
+    assert '"format": "percent"' in configs.replace('":"', '": "')  # the held-out error as the metric says it
     assert "Catalog entry h100-sxm-mine.toml" in [b.label for b in at.download_button]
     next(b for b in at.button if b.label == "Run the scenario on this chip").click().run()  # step 3
     assert_clean(at)
