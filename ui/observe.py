@@ -303,6 +303,11 @@ def _fitted(
         key=KEY + "before-after",
         column_config=BEFORE_AFTER,
     )
+    st.caption(
+        "The fit matches each file's mean TTFT and TPOT (and, at a fixed concurrency, its throughput) at the "
+        "file's average concurrency; this replay sends the file's own requests at their own times, so its "
+        "errors can differ from the held-out ones above."
+    )
     entry = ob.entry_with(cat.chip(dep.hardware), p, "mine")
     sc = state.scenario()
     mine = {h.id: h for h in sc.custom_hardware}.get(entry.id)
