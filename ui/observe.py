@@ -98,10 +98,11 @@ def _deployment(obs: ob.Observation, cat: Catalog) -> ob.Deployment:
         format_func=lambda s: STACK_NAMES[s],
     )
     c1, c2, c3, c4 = st.columns(4)
-    model = c1.selectbox("Model", models, index=models.index(guessed), key=KEY + "model")
+    # not plain "Model", "Weights", "KV cache": the page's own model picker, above, has those labels
+    model = c1.selectbox("Model it served", models, index=models.index(guessed), key=KEY + "model")
     tp = c2.number_input("Tensor parallel", 1, 64, pool.tp, key=KEY + "tp")
-    weights: Any = c3.selectbox("Weights", ["bf16", "fp8", "fp4", "int4"], key=KEY + "weights")
-    kv: Any = c4.selectbox("KV cache", ["bf16", "fp8"], key=KEY + "kv")
+    weights: Any = c3.selectbox("Its weights", ["bf16", "fp8", "fp4", "int4"], key=KEY + "weights")
+    kv: Any = c4.selectbox("Its KV cache", ["bf16", "fp8"], key=KEY + "kv")
     return ob.Deployment(
         hardware=str(hw),
         count=int(count),

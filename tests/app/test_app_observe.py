@@ -40,6 +40,8 @@ def test_upload_replay_fit_and_use_a_benchmark() -> None:
     assert not at.error, [e.value for e in at.error]
     assert any("vllm-bench-json" in c.value and "per-request rows" in c.value for c in at.caption)
     assert at.selectbox(key="fg:observe-model").value == "llama-3.1-8b"  # recognised from the file
+    labels = [b.label for b in at.selectbox]
+    assert len(labels) == len(set(labels)), labels  # the page's model picker and this one told apart
     assert len(at.get("plotly_chart")) == charts_before + 3  # TTFT, TPOT and E2E: measured vs simulated
     before = _frame(at, "error")
     assert {"ttft", "tpot", "e2e", "output_tok_s"} <= set(before["figure"])
