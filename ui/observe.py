@@ -131,8 +131,14 @@ def _describe(obs: ob.Observation) -> None:
     rows = "per-request rows" if obs.rows is not None else "aggregates only"
     st.caption(
         f"**{plain(obs.source)}**: {obs.format}; {s.requests or '?'} requests, {load}, {lengths}, {rows}. "
-        f"The file cannot say: {', '.join(obs.unknown)}." + "".join(f" {plain(n)}." for n in obs.notes)
+        f"The file cannot say: {', '.join(obs.unknown)}."
+        + "".join(f" {plain(_sentence(n))}." for n in obs.notes)
     )
+
+
+def _sentence(note: str) -> str:
+    """A reader's note as a sentence of the caption (the notes start in lower case, as clauses)."""
+    return note[:1].upper() + note[1:]
 
 
 def _charts(obs: ob.Observation, rep: ob.Replay) -> None:

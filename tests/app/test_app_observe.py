@@ -100,6 +100,8 @@ def test_two_scrapes_ask_for_the_window_then_replay_it() -> None:
     assert any("seconds between the two scrapes" in i.value for i in at.info)
     at.number_input(key="fg:observe-window").set_value(60.0).run()
     assert_clean(at)
+    # the readers' notes join the caption as sentences ("... (weights and KV). A server's metrics ...")
+    assert any("KV). A server's metrics" in text_of(c.value) for c in at.caption)
     assert not at.error, [e.value for e in at.error]
     table = _frame(at, "error")
     rate = table[table["figure"] == "request_rps"]["measured"]
