@@ -313,7 +313,7 @@ def _fitted(
     st.caption(
         "The fit matches each file's mean TTFT and TPOT (and, at a fixed concurrency, its throughput) at the "
         "file's average concurrency; this replay sends the file's own requests at their own times, so its "
-        "errors can differ from the held-out ones above."
+        "errors can differ from the fit's."
     )
     entry = ob.entry_with(cat.chip(dep.hardware), p, "mine")
     sc = state.scenario()
