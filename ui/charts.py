@@ -54,6 +54,12 @@ METRIC_HELP = {
 }
 
 
+AXIS_BELOW_PX = 55
+"""Room under a plot for its x tick labels and axis title, where a legend below it starts."""
+LEGEND_ROW_PX = 22
+"""Height of one row of a horizontal legend (11 px text)."""
+
+
 def _layout(
     fig: go.Figure, title: str, height: int, legend: bool = True, legend_below: bool = False
 ) -> go.Figure:
@@ -339,8 +345,20 @@ def timeseries(
     # below the plot when the legend would not fit beside the title (line styles, or over two pools)
     pools = ts["pool"].nunique()
     below = several or pools > 2
-    entries = pools * len(columns) if several else pools
-    return _layout(fig, title, height + (25 * -(-entries // 3) if below else 0), legend_below=below)
+    if not below:
+        return _layout(fig, title, height, legend_below=False)
+    # The rows are made known, so the figure grows by them and the legend starts under the axis title:
+    # at the shared -0.25 of the plot's height, six entries wrapping one a row in a third of the page
+    # squeezed the plot until "time (s)" sat on them. Line styles ("prefill bandwidth": two do not fit a
+    # third of the page) one a row; pool names, short, three a row.
+    rows = pools * len(columns) if several else -(-pools // 3)
+    plot_px = height - 40 - 10 - AXIS_BELOW_PX  # title, bottom margin, ticks and axis title
+    fig = _layout(fig, title, height + rows * LEGEND_ROW_PX, legend_below=True)
+    fig.update_layout(
+        legend={"y": -AXIS_BELOW_PX / plot_px}
+        | ({"orientation": "v"} if several else {"entrywidth": 90, "entrywidthmode": "pixels"})
+    )
+    return fig
 
 
 def cost_parts(parts: pd.DataFrame, *, height: int = 260) -> go.Figure:

@@ -48,7 +48,7 @@ def tornado(view: ex.LayerView) -> go.Figure:
         rows=1,
         cols=2,
         shared_yaxes=True,
-        horizontal_spacing=0.04,
+        horizontal_spacing=0.1,  # at 0.04 the cost axis's last tick ran into the SLO axis's first
         subplot_titles=("Cost per request, % change", "SLO attainment, points"),
     )
     fig.add_trace(
@@ -58,6 +58,8 @@ def tornado(view: ex.LayerView) -> go.Figure:
             orientation="h",
             marker={"color": [CHEAPER if c <= 0 else DEARER for c in cost]},
             hovertemplate="%{y}: cost per request %{x:+.1f}%<extra></extra>",
+            texttemplate="%{x:+.1f}%",  # a small effect is a bar too thin to read without its number
+            textposition="auto",
             name="cost",
         ),
         row=1,
@@ -70,6 +72,8 @@ def tornado(view: ex.LayerView) -> go.Figure:
             orientation="h",
             marker={"color": [CHEAPER if v >= 0 else DEARER for v in slo]},
             hovertemplate="%{y}: SLO attainment %{x:+.1f} points<extra></extra>",
+            texttemplate="%{x:+.1f}",
+            textposition="auto",
             name="SLO",
         ),
         row=1,
@@ -82,6 +86,12 @@ def tornado(view: ex.LayerView) -> go.Figure:
         title={"text": "Which layer decided it", "x": 0, "xanchor": "left", "font": {"size": 15}},
     )
     fig.update_xaxes(zeroline=True, zerolinewidth=1, zerolinecolor="#888888")
+    # room beyond the bars on both sides of zero: a small bar's number sits outside it, and clipped at
+    # the plot's edge ("+0." of +0.4) or ran into the layer names
+    for col, values in ((1, cost), (2, slo)):
+        lo, hi = min([0.0, *values]), max([0.0, *values])
+        pad = 0.3 * max(hi - lo, 1.0)
+        fig.update_xaxes(range=[lo - pad, hi + pad], row=1, col=col)
     return fig
 
 

@@ -29,6 +29,14 @@ KEY = "fg:observe-"
 
 Files = tuple[tuple[bytes, str], ...]
 
+BEFORE_AFTER = {
+    "simulated_before": "simulated, chip's profile",
+    "error_before": "error, chip's profile",
+    "simulated_after": "simulated, fitted",
+    "error_after": "error, fitted",
+}
+"""The before-and-after table's headings in words (its columns keep the engine's names)."""
+
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _observations(files: Files, window_s: float | None, load: int | None) -> list[ob.Observation]:
@@ -90,10 +98,11 @@ def _deployment(obs: ob.Observation, cat: Catalog) -> ob.Deployment:
         format_func=lambda s: STACK_NAMES[s],
     )
     c1, c2, c3, c4 = st.columns(4)
-    model = c1.selectbox("Model", models, index=models.index(guessed), key=KEY + "model")
+    # not plain "Model", "Weights", "KV cache": the page's own model picker, above, has those labels
+    model = c1.selectbox("Model it served", models, index=models.index(guessed), key=KEY + "model")
     tp = c2.number_input("Tensor parallel", 1, 64, pool.tp, key=KEY + "tp")
-    weights: Any = c3.selectbox("Weights", ["bf16", "fp8", "fp4", "int4"], key=KEY + "weights")
-    kv: Any = c4.selectbox("KV cache", ["bf16", "fp8"], key=KEY + "kv")
+    weights: Any = c3.selectbox("Its weights", ["bf16", "fp8", "fp4", "int4"], key=KEY + "weights")
+    kv: Any = c4.selectbox("Its KV cache", ["bf16", "fp8"], key=KEY + "kv")
     return ob.Deployment(
         hardware=str(hw),
         count=int(count),
@@ -122,8 +131,14 @@ def _describe(obs: ob.Observation) -> None:
     rows = "per-request rows" if obs.rows is not None else "aggregates only"
     st.caption(
         f"**{plain(obs.source)}**: {obs.format}; {s.requests or '?'} requests, {load}, {lengths}, {rows}. "
-        f"The file cannot say: {', '.join(obs.unknown)}." + "".join(f" {plain(n)}." for n in obs.notes)
+        f"The file cannot say: {', '.join(obs.unknown)}."
+        + "".join(f" {plain(_sentence(n))}." for n in obs.notes)
     )
+
+
+def _sentence(note: str) -> str:
+    """A reader's note as a sentence of the caption (the notes start in lower case, as clauses)."""
+    return note[:1].upper() + note[1:]
 
 
 def _charts(obs: ob.Observation, rep: ob.Replay) -> None:
@@ -273,7 +288,10 @@ def _fitted(
         hide_index=True,
         width="stretch",
         key=KEY + "held-out",
-        column_config={"held_out_abs_error": {"label": "held-out median |error|"}},
+        # a percent, as the metric above says it (the bare fraction read "0.0314" under "3.0%")
+        column_config={
+            "held_out_abs_error": st.column_config.NumberColumn("held-out median |error|", format="percent")
+        },
     )
     if len(result.bands):
         st.caption(
@@ -286,7 +304,16 @@ def _fitted(
         f"**{plain(observations[0].source)}** replayed with the chip's profile before and after the fit:"
     )
     st.dataframe(
-        _errors(ob.before_after(before, after)), hide_index=True, width="stretch", key=KEY + "before-after"
+        _errors(ob.before_after(before, after)),
+        hide_index=True,
+        width="stretch",
+        key=KEY + "before-after",
+        column_config=BEFORE_AFTER,
+    )
+    st.caption(
+        "The fit matches each file's mean TTFT and TPOT (and, at a fixed concurrency, its throughput) at the "
+        "file's average concurrency; this replay sends the file's own requests at their own times, so its "
+        "errors can differ from the fit's."
     )
     entry = ob.entry_with(cat.chip(dep.hardware), p, "mine")
     sc = state.scenario()

@@ -136,9 +136,12 @@ class Running:
     def __init__(self, total_runs: int) -> None:
         st.session_state.pop(CANCEL, None)
         st.session_state[RUNNING] = {"done": 0, "total": total_runs, "started": time.monotonic()}
-        self.box = st.container()
-        self.bar = self.box.progress(0.0, text="Planning…")
-        self.box.button("Cancel the plan", key="fg-plan-cancel", on_click=_cancel, icon=":material/cancel:")
+        # a placeholder, so that `finish` takes the bar and the button away (a container's .empty()
+        # would only add an empty element to it, leaving both on screen under the finished plan)
+        self.box = st.empty()
+        shown = self.box.container()
+        self.bar = shown.progress(0.0, text="Planning…")
+        shown.button("Cancel the plan", key="fg-plan-cancel", on_click=_cancel, icon=":material/cancel:")
 
     def report(self, what: str, before: int = 0) -> Any:
         """A `Progress` callback for one phase (the search; the margin's slowed search, after

@@ -142,12 +142,18 @@ def verdict_box(p: Plan) -> None:
             st.info(
                 f"Nominal cheapest: **{plain(r['shape'])} {plain(r['split'])}**"
                 + (f"; the choice costs {plain(premium)}" if premium else "")
-                + f". {plain(v.risk_text()).capitalize()}.",
+                + f". {_sentence(plain(v.risk_text()))}.",
                 icon=":material/balance:",
             )
         elif v.risk_text():
-            st.caption(plain(v.risk_text()).capitalize() + ".")
+            st.caption(_sentence(plain(v.risk_text())) + ".")
         st.dataframe(per_chip_frame(v.table), hide_index=True, width="stretch", key="fg-plan-per-chip")
+
+
+def _sentence(text: str) -> str:
+    """`text` opening a sentence: its first letter raised, the rest kept (str.capitalize lowered
+    the rest, printing "misses its slo ... ttft p90")."""
+    return text[:1].upper() + text[1:]
 
 
 def per_chip_frame(t: pd.DataFrame) -> pd.DataFrame:

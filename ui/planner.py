@@ -407,7 +407,9 @@ def planner_page() -> None:
     summary(p, edge)
     if edge is not None:
         margin_box(edge, key)
-    emit_panel(p.best)
+    # under the name Results would give it once loaded: the preset's name ("... H100 pool") on a
+    # deployment of other chips put the wrong name in the commands' header and the manifests' metadata
+    emit_panel(None if p.best is None else state.named(p.best))
     if p.runs.empty:
         return
     st.caption(

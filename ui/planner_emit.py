@@ -36,7 +36,14 @@ def emit_panel(best: Scenario | None, key: str = "plan_emit") -> None:
     """The chosen deployment's launch commands for a stack the user picks, with a download button."""
     if best is None:
         return
-    with st.expander("Launch commands for the chosen deployment", icon=":material/terminal:"):
+    # keyed and stateful: opened, it stays open when choosing a stack reruns the page, even where the
+    # elements above it changed since (the finished plan's progress bar is gone on that rerun)
+    with st.expander(
+        "Launch commands for the chosen deployment",
+        icon=":material/terminal:",
+        key=f"{key}_open",
+        on_change="rerun",
+    ):
         stack = st.radio(
             "Serving stack",
             stacks_for(best),
@@ -49,7 +56,9 @@ def emit_panel(best: Scenario | None, key: str = "plan_emit") -> None:
         except ScenarioError as exc:
             st.warning(str(exc), icon=":material/warning:")
             return
-        st.code(out.text, language="yaml" if out.document is not None else "bash")
+        # wrapped: the comments carry the caveats (a checkpoint to quantise, a flag with no equivalent)
+        # and ran past the block's right edge, readable only by scrolling sideways
+        st.code(out.text, language="yaml" if out.document is not None else "bash", wrap_lines=True)
         st.download_button(
             f"Download {out.filename}",
             out.text,

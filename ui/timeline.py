@@ -83,7 +83,8 @@ def attainment_chart(auto: dict[str, Any]) -> go.Figure:
         )
     )
     _marks(fig, auto["events"], 1.04)
-    return _style(fig, "SLO attainment per minute", "requests arriving that met their SLO", percent=True)
+    # short axis titles: a long one runs past the plot's top into the chart's title (the panel's help says more)
+    return _style(fig, "SLO attainment per minute", "met their SLO", percent=True)
 
 
 def instances_chart(auto: dict[str, Any]) -> go.Figure:
@@ -102,11 +103,11 @@ def instances_chart(auto: dict[str, Any]) -> go.Figure:
                 mode="lines",
                 line={"color": charts.POOL_COLORS[i % len(charts.POOL_COLORS)], "width": 2},
                 line_shape="hv",
-                hovertemplate=f"{pool}: " + "%{y:.2f} instances<extra></extra>",
+                hovertemplate=f"{pool}: " + "%{y:.2f} instances billed (mean over the minute)<extra></extra>",
             )
         )
     _marks(fig, auto["events"], top + 0.5)
-    return _style(fig, "Instances per pool", "instances billed (mean over the minute)", percent=False)
+    return _style(fig, "Instances per pool", "instances billed", percent=False)
 
 
 def figures(auto: dict[str, Any]) -> list[tuple[str, str, str]]:

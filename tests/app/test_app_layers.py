@@ -47,3 +47,24 @@ def test_the_strategy_page_sets_where_the_users_are() -> None:
     assert_clean(at)
     sc = scenario_of(at)
     assert sc.network.user_rtt_ms == 35.0 and sc.control_plane.decision_ms == 1.5
+
+
+def test_the_tornado_labels_each_bar_with_its_number() -> None:
+    # a +0.3% bar beside a +200% one is a hairline: the number says what the bar cannot
+    from engine.explain import LayerEffect, LayerView
+    from ui.layers import tornado
+
+    effects = tuple(
+        LayerEffect(layer=layer, choice="a", alternative="b", usd_per_request=1.0, slo_attainment=0.9,
+                    d_usd_per_request=d, d_cost_share=d, d_slo_attainment=s)
+        for layer, d, s in (("model precision", 2.035, -0.991), ("chips", 0.003, 0.0))
+    )  # fmt: skip
+    fig = tornado(LayerView(usd_per_request=1.0, slo_attainment=0.9, effects=effects, sentence=""))
+    cost, slo = fig.data
+    assert cost.texttemplate == "%{x:+.1f}%" and slo.texttemplate == "%{x:+.1f}"
+    assert list(cost.x) == [0.3, 203.5] and list(slo.x) == [0.0, -99.1]  # largest effect drawn on top
+    # room for the numbers outside the bars, on both sides of zero
+    lo, hi = fig.layout.xaxis.range
+    assert lo < -50 and hi > 250
+    lo, hi = fig.layout.xaxis2.range
+    assert lo < -120 and hi > 25

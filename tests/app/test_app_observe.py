@@ -40,6 +40,8 @@ def test_upload_replay_fit_and_use_a_benchmark() -> None:
     assert not at.error, [e.value for e in at.error]
     assert any("vllm-bench-json" in c.value and "per-request rows" in c.value for c in at.caption)
     assert at.selectbox(key="fg:observe-model").value == "llama-3.1-8b"  # recognised from the file
+    labels = [b.label for b in at.selectbox]
+    assert len(labels) == len(set(labels)), labels  # the page's model picker and this one told apart
     assert len(at.get("plotly_chart")) == charts_before + 3  # TTFT, TPOT and E2E: measured vs simulated
     before = _frame(at, "error")
     assert {"ttft", "tpot", "e2e", "output_tok_s"} <= set(before["figure"])
@@ -49,6 +51,9 @@ def test_upload_replay_fit_and_use_a_benchmark() -> None:
     assert "%" in metrics["Held-out median |error|"]
     both = _frame(at, "error_after")
     assert {"error_before", "error_after"} <= set(both.columns) and len(both) == len(before)
+    configs = "".join(df.proto.columns for df in at.dataframe)
+    assert '"error, fitted"' in configs  # headings in words, not the frame's snake_case
+    assert '"format": "percent"' in configs.replace('":"', '": "')  # the held-out error as the metric says it
     assert "Catalog entry h100-sxm-mine.toml" in [b.label for b in at.download_button]
     next(b for b in at.button if b.label == "Run the scenario on this chip").click().run()  # step 3
     assert_clean(at)
@@ -95,6 +100,8 @@ def test_two_scrapes_ask_for_the_window_then_replay_it() -> None:
     assert any("seconds between the two scrapes" in i.value for i in at.info)
     at.number_input(key="fg:observe-window").set_value(60.0).run()
     assert_clean(at)
+    # the readers' notes join the caption as sentences ("... (weights and KV). A server's metrics ...")
+    assert any("KV). A server's metrics" in text_of(c.value) for c in at.caption)
     assert not at.error, [e.value for e in at.error]
     table = _frame(at, "error")
     rate = table[table["figure"] == "request_rps"]["measured"]

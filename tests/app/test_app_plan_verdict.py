@@ -4,10 +4,12 @@ winner starred, the risk-aware choice and the nominal one beside it, the objecti
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from engine.scenario.codec import apply_overrides, load_preset
-from tests.app.test_app import app
+from tests.app.test_app import app, text_of
 
 QUESTION = {
     "duration_s": 60.0,
@@ -45,6 +47,9 @@ def test_h100_or_mi300x_is_answered_on_one_screen() -> None:
     table = box.dataframe[0].value
     assert {"h100-sxm", "mi300x"} <= set(table["chip"]) and (table[""] == "★").sum() == 1
     assert "TTFT p99 (ms)" in table and set(table["holds at the band's edge"]) <= {"yes", "no"}
+    # the risk line keeps the SLO's and the figures' capitals (a str.capitalize lowered them)
+    risk = [text_of(t.value) for t in (*box.info, *box.caption)]
+    assert risk and not [t for t in risk if re.search(r"\b(slo|ttft|tpot)\b", t)], risk
     # the cost frontier follows the objective; two charts as before
     assert len(at.get("plotly_chart")) == 2
 

@@ -95,6 +95,9 @@ def test_a_plan_reports_progress_and_a_cancelled_plan_keeps_nothing(monkeypatch:
     assert not at.exception
     assert PLAN in at.session_state and plan_run.RUNNING not in at.session_state
     assert not any("cancelled" in t or "stopped" in t for t in texts(at.warning))
+    # a finished plan leaves no progress bar and no Cancel button under its verdict
+    assert not at.get("progress")
+    assert not [b for b in at.button if b.key == "fg-plan-cancel"]
 
 
 def test_the_progress_text_says_what_runs_and_the_time_left(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from engine.scenario import codec
+from engine.scenario.naming import named
 from tests.planning.test_emit import _parse
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -37,6 +39,7 @@ def test_a_colocated_choice_offers_the_engines_and_shows_a_parsable_command() ->
     assert list(radio.options) == ["vLLM", "SGLang", "TensorRT-LLM"]  # no manifest for a colocated choice
     (code,) = at.code
     assert code.language == "bash" and "vllm serve meta-llama/Llama-3.1-70B" in code.value
+    assert code.proto.wrap_lines  # the long comments (the caveats) wrap instead of running off the block
     _parse("vllm", _argv_after(code.value, "serve"))
     radio.set_value("sglang").run()
     assert "python -m sglang.launch_server" in at.code[0].value
@@ -71,3 +74,10 @@ def test_the_planner_page_shows_the_chosen_deployments_commands() -> None:
     code = at.code[0].value
     for pool in chosen.deployment.pools:
         assert f"# pool {pool.name}: {pool.role}, {pool.count} x {pool.hardware}" in code
+    # the header names the deployment as Results would once loaded, not the preset it was planned from
+    preset = at.session_state["fg_preset"]
+    shown = named(chosen, codec.load_preset(preset), preset).name
+    assert shown != codec.load_preset(preset).name
+    assert f"# scenario {shown!r}" in code
+    # the expander keeps its open state in the session (it stays open when a stack is picked)
+    assert "plan_emit_open" in at.session_state

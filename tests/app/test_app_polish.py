@@ -153,3 +153,8 @@ def test_the_utilisation_legend_names_each_line_as_drawn() -> None:
     shown = [t for t in fig.data if t.showlegend is not False]
     assert [t.name for t in shown] == ["prefill compute", "prefill busy", "decode compute", "decode busy"]
     assert len({(t.line.color, t.line.dash) for t in shown}) == 4 and len(fig.data) == 4
+    # one entry a row, the figure grown by them, the legend starting under the x axis's title (at the
+    # shared -0.25 of the plot, wrapped rows in a third of the page squeezed the plot onto "time (s)")
+    assert fig.layout.legend.orientation == "v"
+    assert fig.layout.height == 300 + 4 * charts.LEGEND_ROW_PX
+    assert fig.layout.legend.y * (300 - 50 - charts.AXIS_BELOW_PX) <= -charts.AXIS_BELOW_PX + 1e-9

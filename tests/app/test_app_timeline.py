@@ -30,6 +30,16 @@ def test_the_charts_draw_the_engines_timeline_and_mark_its_events() -> None:
     assert labels == ["Instance-hours", "Scale-ups / downs", "Cold start", "Misses while starting"]
 
 
+def test_the_axis_titles_fit_beside_the_plot() -> None:
+    # a 320 px chart has about 250 px of plot: a longer y title ran into the chart's title (seen in Chromium)
+    auto = {
+        "timeline": {"t_s": [0.0, 60.0], "slo_attainment": [1.0, 0.9], "instances": {"prefill": [1.0, 2.0]}},
+        "events": [(30.0, "prefill", "request")],
+    }
+    for fig in (timeline.attainment_chart(auto), timeline.instances_chart(auto)):
+        assert len(fig.layout.yaxis.title.text) <= 20, fig.layout.yaxis.title.text
+
+
 @pytest.mark.slow
 def test_results_shows_the_panel_for_an_autoscaled_run_only() -> None:
     at = app("results", _short_day(), preset="day-autoscaled")  # type: ignore[arg-type]
