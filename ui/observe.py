@@ -315,6 +315,11 @@ def _fitted(
         "file's average concurrency; this replay sends the file's own requests at their own times, so its "
         "errors can differ from the fit's."
     )
+    _keep(cat, dep, p)
+
+
+def _keep(cat: Catalog, dep: ob.Deployment, p: Any) -> None:
+    """The fitted chip as a catalog entry to download, and a button that moves the scenario onto it."""
     entry = ob.entry_with(cat.chip(dep.hardware), p, "mine")
     sc = state.scenario()
     mine = {h.id: h for h in sc.custom_hardware}.get(entry.id)

@@ -66,7 +66,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 if TYPE_CHECKING:
     from engine.observe.detect import is_scrape, read_pair, read_path, read_text
-    from engine.observe.formats import FORMATS
     from engine.observe.fit import FileFit, entry_toml, entry_with, fit_files
+    from engine.observe.formats import FORMATS
     from engine.observe.observation import Observation, with_load
     from engine.observe.playback import Deployment, Replay, before_after, cdf_frame, guess_model, replay

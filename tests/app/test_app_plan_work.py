@@ -53,8 +53,11 @@ def test_the_estimate_is_shown_before_planning_and_a_plan_over_the_limit_is_refu
     at.button[0].click().run()
     assert not at.exception
     refusal = [t for t in texts(at.error) if "plan work:" in t]
-    assert len(refusal) == 1 and refusal[0].startswith("Not planned. plan work: about 1e9 simulated events")
-    assert "Target load to 17.8 req/s" in refusal[0] and "Most simulations to 10" in refusal[0]
+    assert len(refusal) == 1 and refusal[0].startswith("Not planned. plan work: about 1.7e9 simulated events")
+    # the search, the margin's and the risk-aware check's searches of 400 each, and the verdict's checks of
+    # each of the 9 chip groups (h100-sxm, h200, b200 and their pairings), 36 of them at full length
+    assert "(1238 runs at most of about 180,000 requests, the margin included" in refusal[0]
+    assert "Target load to 10.9 req/s" in refusal[0]
     assert calls == [] and PLAN not in at.session_state  # nothing ran, nothing kept
     assert any("Over the limit" in t for t in texts(at.warning))  # the estimate says so too
 
