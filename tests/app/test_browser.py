@@ -348,30 +348,53 @@ def _choose(page, key: str, values: list[str]) -> None:  # type: ignore[no-untyp
     page.keyboard.press("Escape")
 
 
-def test_the_planner_answers_question_a_on_one_screen(server: str) -> None:
-    """Issue 32's question (a) in a real browser: Llama-3.1-70B chat at 20 req/s, prompts ~2k, answers ~300,
-    TTFT p99 <= 1 s and TPOT <= 50 ms, H100 or MI300X: one Plan click, and the screen holds the risk-aware
-    choice in the SLO's terms (p99, $ per million tokens, tokens/s per chip), each chip's best, and the
-    launch commands of the choice."""
+QUESTIONS = {
+    # (a) Llama-3.1-70B chat at 20 req/s, prompts ~2k, answers ~300, TTFT p99 <= 1 s, TPOT <= 50 ms: H100 or MI300X
+    "a": (
+        "chat-colocated",
+        {
+            "workload.classes[0].input": {
+                "kind": "lognormal",
+                "mean": 2048,
+                "p99": 6000,
+                "max_tokens": 16384,
+            },
+            "workload.classes[0].output": {"kind": "lognormal", "mean": 300, "p99": 1200, "max_tokens": 4096},
+            "workload.classes[0].slo": {"ttft_ms": 1000, "tpot_ms": 50, "percentile": 99},
+        },
+        "20",
+        ["h100-sxm", "mi300x"],
+        ["2", "4"],
+    ),
+    # (b) DeepSeek-R1 on H200 against GB200: what layout, what throughput per chip, what TTFT
+    "b": (
+        "moe-deepseek-h200",
+        {"model.id": "deepseek-r1", "workload.classes[0].slo.percentile": 99.0},
+        "10",
+        ["h200", "gb200"],
+        ["8"],
+    ),
+}
+
+
+@pytest.mark.parametrize("question", sorted(QUESTIONS))
+def test_the_planner_answers_the_issues_questions_on_one_screen(server: str, question: str) -> None:
+    """Issue 32's questions in a real browser: one Plan click, and the screen holds the risk-aware choice in the
+    SLO's terms (p99, $ per million tokens, tokens/s per chip), each chip's best, and the launch commands of the
+    choice (test_app_plan_verdict reads the per-chip table's cells)."""
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=240_000)  # a plan of a few dozen simulations on a busy CI machine
-    over = {
-        "duration_s": 60.0,
-        "workload.classes[0].input": {"kind": "lognormal", "mean": 2048, "p99": 6000, "max_tokens": 16384},
-        "workload.classes[0].output": {"kind": "lognormal", "mean": 300, "p99": 1200, "max_tokens": 4096},
-        "workload.classes[0].slo": {"ttft_ms": 1000, "tpot_ms": 50, "percentile": 99},
-    }
-    sc = apply_overrides(load_preset("chat-colocated"), over)
+    preset, over, target, chips, tps = QUESTIONS[question]
+    sc = apply_overrides(load_preset(preset), {"duration_s": 60.0, **over})
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": 1440, "height": 1000})
         page.set_default_timeout(90_000)
-        page.goto(f"{server}/planner?{urlencode(to_link(sc, 'chat-colocated'))}")
-        target = page.locator(".st-key-plan_target input").first
-        target.fill("20")
-        _choose(page, "plan_hardware", ["h100-sxm", "mi300x"])
-        _choose(page, "plan_tp", ["2", "4"])
+        page.goto(f"{server}/planner?{urlencode(to_link(sc, preset))}")
+        page.locator(".st-key-plan_target input").first.fill(target)
+        _choose(page, "plan_hardware", chips)
+        _choose(page, "plan_tp", tps)
         _choose(page, "plan_pp", ["1"])
         page.locator(".st-key-plan_sims input").first.fill("24")  # a short search: the test is of the screen
         page.locator(".st-key-plan_window").click()
@@ -384,12 +407,11 @@ def test_the_planner_answers_question_a_on_one_screen(server: str) -> None:
         expect(verdict).to_be_visible()
         said = verdict.locator("[data-testid='stAlertContentSuccess'], [data-testid='stAlertContentWarning']")
         text = said.first.inner_text()
-        assert "pessimistic edge of its band" in text and "20 req/s" in text, text
+        assert "pessimistic edge of its band" in text and f"{target} req/s" in text, text
         assert "TTFT p99" in text and "TPOT p99" in text and "p90" not in text, text
         assert "per million output tokens" in text and "output tokens/s per chip" in text, text
         assert "Quoted from its full-length run (60 s" in text, text
-        # each chip's best side by side (a canvas grid: test_app_plan_verdict reads its cells)
-        expect(verdict.locator("[data-testid='stDataFrame']")).to_be_visible()
+        expect(verdict.locator("[data-testid='stDataFrame']")).to_be_visible()  # each chip's best
 
         # the choice as launch commands for its stack
         page.get_by_text("Launch commands for the chosen deployment").click()
