@@ -418,9 +418,11 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
         )
     entry = next(p for p in res.pools if p.spec.role in ("prefill", "mixed"))
     service = np.asarray(prefill_cost(entry.instance, done["prompt_tokens"].to_numpy(dtype=float)).time_s)
-    wait = np.maximum(
-        done["ttft_s"].to_numpy(dtype=float) - service - done["kv_transfer_s"].to_numpy(dtype=float), 0.0
-    )
+    wait = done["ttft_s"].to_numpy(dtype=float) - service - done["kv_transfer_s"].to_numpy(dtype=float)
+    for way_in in ("network_s", "control_s"):  # the user's trip and the control plane: not a queue
+        if way_in in done:
+            wait = wait - done[way_in].fillna(0.0).to_numpy(dtype=float)
+    wait = np.maximum(wait, 0.0)
     if ttft_sum > 0:
         share = float(wait.sum()) / ttft_sum
         if share >= 0.5:

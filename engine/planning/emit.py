@@ -110,7 +110,7 @@ def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
 def _pool_line(pool: PoolFacts) -> str:
     return (
         f"{pool.role}, {pool.count} x {pool.hardware_id} instance(s) of tp {pool.tp} x pp {pool.pp} x dp "
-        f"{pool.dp} (ep {pool.ep}) = {pool.chips_per_instance} chips each"
+        f"{pool.dp} (ep {pool.ep}) = {pool.chips_per_instance} chip{'s' if pool.chips_per_instance != 1 else ''} each"
     )
 
 

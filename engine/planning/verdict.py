@@ -106,7 +106,9 @@ class Verdict:
         return None if won.empty else {str(k): v for k, v in won.iloc[0].to_dict().items()}
 
     def premium_text(self) -> str:
-        """What the risk-aware choice costs over the nominal cheapest: '+$4.98/h (+6%)', or ''."""
+        """What the risk-aware choice costs over the nominal cheapest: '+$4.98/h (+6%)', or '$4.50/h less
+        (-5%)' where it is cheaper (the nominal search stopped at its budget, or its pick failed its
+        full-length run and moved up), or ''."""
         c = self.chosen
         if c is None or c["nominal_value"] is None or not math.isfinite(c["nominal_value"]):
             return ""
@@ -114,9 +116,9 @@ class Verdict:
         if abs(extra) < 1e-9 or c["run"] == self.nominal_run:
             return ""
         share = f" ({extra / c['nominal_value']:+.0%})" if c["nominal_value"] else ""
-        return (
-            f"+{value_text(extra, self.objective)}{share}" if extra > 0 else value_text(extra, self.objective)
-        )
+        if extra > 0:
+            return f"+{value_text(extra, self.objective)}{share}"
+        return f"{value_text(-extra, self.objective)} less{share}"
 
     def risk_text(self) -> str:
         """The nominal cheapest's risk in words: whether it still passes with every chip at the

@@ -246,3 +246,19 @@ def test_clients_in_step_are_explained_and_staggered_ones_are_not() -> None:
     )
     assert not in_step(ramped) and not in_step(varied)
     assert "lockstep" not in topics(findings(simulate(ramped)))
+
+
+def test_the_users_network_trip_is_not_read_as_queueing() -> None:
+    """edge-cloud-only: 61% of the mean TTFT is the 46 ms trip to the site; without it the requests barely
+    wait, so the advisor must not say they spend most of their TTFT in queues."""
+    from engine.explain.advisor import findings
+    from engine.scenario.codec import apply_overrides, load_preset
+    from engine.serving.run import simulate
+
+    sc = load_preset("edge-cloud-only")
+    res = simulate(sc)
+    assert res.summary["way_in"]["network_share_of_ttft"] > 0.5
+    assert not [f for f in findings(res) if f.topic == "queueing"]
+    # the same requests and a trip ten times as long: still not queueing
+    far = simulate(apply_overrides(sc, {"network.user_rtt_ms": 460.0}))
+    assert not [f for f in findings(far) if f.topic == "queueing"]

@@ -209,3 +209,16 @@ def test_the_margins_check_speaks_the_slos_percentile() -> None:
     assert c.latency_text() == "TTFT p99 1,200 ms, TPOT p99 41.0 ms"
     old = Check(run=0, passes=True, slo_attainment=1.0, goodput_rps=1.0, ttft_ms_p90=80.0, tpot_ms_p90=30.0)
     assert old.latency_text() == "TTFT p90 80.0 ms, TPOT p90 30.0 ms"  # a check made before it knew the SLO's
+
+
+def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> None:
+    """The nominal search can stop at its budget above what the risk-aware checks then find."""
+    from engine.planning.verdict import Verdict
+
+    def verdict(value: float) -> Verdict:
+        row = {"winner": True, "run": 7, "objective_value": value, "nominal_value": 90.0}
+        return Verdict("usd_per_hour", True, pd.DataFrame([row]), chosen_run=7, nominal_run=3)
+
+    assert verdict(85.5).premium_text() == "$4.50/h less (-5%)"
+    assert verdict(99.0).premium_text() == "+$9.00/h (+10%)"
+    assert verdict(90.0).premium_text() == ""
