@@ -35,6 +35,7 @@ from engine.explain import sustain
 from engine.explain.confidence import errors_text, partly, pool_marks, real_bands, stack_name, uncalibrated
 from engine.explain.presentation import duration_text
 from engine.explain.rooflines import roofline_table
+from engine.explain.way_in import way_in_s
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog
 from engine.serving.run import SimResult
@@ -418,11 +419,8 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
         )
     entry = next(p for p in res.pools if p.spec.role in ("prefill", "mixed"))
     service = np.asarray(prefill_cost(entry.instance, done["prompt_tokens"].to_numpy(dtype=float)).time_s)
-    wait = done["ttft_s"].to_numpy(dtype=float) - service - done["kv_transfer_s"].to_numpy(dtype=float)
-    for way_in in ("network_s", "control_s"):  # the user's trip and the control plane: not a queue
-        if way_in in done:
-            wait = wait - done[way_in].fillna(0.0).to_numpy(dtype=float)
-    wait = np.maximum(wait, 0.0)
+    ttft = done["ttft_s"].to_numpy(dtype=float) - way_in_s(done)  # the user's trip: not a queue
+    wait = np.maximum(ttft - service - done["kv_transfer_s"].to_numpy(dtype=float), 0.0)
     if ttft_sum > 0:
         share = float(wait.sum()) / ttft_sum
         if share >= 0.5:

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def way_in_line(summary: Mapping[str, Any]) -> str | None:
@@ -23,3 +28,13 @@ def way_in_line(summary: Mapping[str, Any]) -> str | None:
 
 
 __all__ = ["way_in_line"]
+
+
+def way_in_s(requests: pd.DataFrame) -> np.ndarray:
+    """Each request's seconds on the way in (the user's network trip and the control plane's decision),
+    zero where the run charges none: a part of its TTFT that is neither queueing nor service."""
+    total = np.zeros(len(requests))
+    for column in ("network_s", "control_s"):
+        if column in requests:
+            total += requests[column].fillna(0.0).to_numpy(dtype=float)
+    return total
