@@ -440,10 +440,18 @@ def planner_page() -> None:
         run = selected_run(event) if run is None else run
     if run is not None and 0 <= run < len(p.runs):
         _load(p, run, key)
-    with st.expander("Every simulated run", icon=":material/table_rows:"):
+    # keyed and stateful (as the launch commands' expander): opened, they stay open on the rerun after a plan
+    with st.expander(
+        "Every simulated run", icon=":material/table_rows:", key="fg-plan-runs", on_change="rerun"
+    ):
         st.dataframe(runs, hide_index=True, width="stretch", column_config=tables.PLAN_RUNS,
                      column_order=tables.shown(tables.PLAN_RUNS, runs))  # fmt: skip
-    with st.expander("Every shape and what became of it", icon=":material/filter_alt:"):
+    with st.expander(
+        "Every shape and what became of it",
+        icon=":material/filter_alt:",
+        key="fg-plan-shapes",
+        on_change="rerun",
+    ):
         shapes = p.candidates.replace([np.inf, -np.inf], np.nan)  # a pruned shape has no bound, no run
         if "best_run" in shapes:
             shapes["best_run"] = shapes["best_run"].where(shapes["best_run"] >= 0)
