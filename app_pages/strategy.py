@@ -33,6 +33,7 @@ from engine.scenario import (
     scenario_catalog,
 )
 from ui import drill, layout, marks, state
+from ui.autoscale import pool_autoscale
 from ui.parallelism import experts_form, speculative_form, split_widgets
 from ui.text import plain
 from ui.widgets import (
@@ -48,7 +49,20 @@ from ui.widgets import (
     toggle,
 )
 
-POOL_FIELDS = {"name", "role", "hardware", "tp", "pp", "dp", "ep", "count", "profile", "sends_to", "tier"}
+POOL_FIELDS = {
+    "name",
+    "role",
+    "hardware",
+    "tp",
+    "pp",
+    "dp",
+    "ep",
+    "count",
+    "profile",
+    "sends_to",
+    "tier",
+    "autoscale",
+}
 SHOWN = {
     "name",
     "description",
@@ -159,7 +173,7 @@ chips = chip_options(cat)
 
 
 def pool_editor(i: int, pool: Pool, path: str) -> None:
-    """One pool's chip, profile, count, parallelism and hand-off routes."""
+    """One pool's chip, profile, count and autoscaling, parallelism and hand-off routes."""
     st.caption(plain(pool_summary(pool, cat)))
     if pool.name in calibrations:
         marks.pool_mark(calibrations[pool.name])
@@ -186,6 +200,7 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
         "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.",
     )
     slider(f"{path}.count", 1, 32, "Instances", integer=True)
+    pool_autoscale(pool, path)  # the count above is its most
     split_widgets(i, pool, moe.experts if moe else 0, memory.get(pool.name))
     extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]
     if extra:

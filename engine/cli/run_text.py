@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from engine.explain import confidence, sustain
+from engine.explain.scaled import autoscale_line
+from engine.explain.way_in import way_in_line
 from engine.scenario.model import Scenario
 from engine.serving.summary import shortfall_rps
 
@@ -59,6 +61,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
         err = _pm(marks, LATENCY_SOURCES.get(name, ()))
         figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"
         print(f"  {name:5} ms  {sustain.latency(figures + err, short)}")
+    if (way := way_in_line(doc)) is not None:  # network and control plane, as shares of TTFT
+        print(f"  {way}")
     print(
         f"SLO attainment {doc['slo_attainment']:.1%}; goodput {doc['goodput_rps']:.2f} req/s{thr('goodput_rps')}"
     )
@@ -102,6 +106,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
         print(f"pool {m.pool} on {m.hardware}: {confidence.describe(m.calibration)}")
     if any(m.calibration.band for m in marks):
         print(confidence.BAND_NOTE)
+    if (scaled := autoscale_line(doc)) is not None:
+        print(scaled)
     e = doc["energy"]["joules_per_output_token"]
     energy_error = _pm(marks, confidence.HEADLINE_SOURCES["joules_per_output_token"])
     print(f"energy: {_fmt(e)} J per output token{energy_error}")

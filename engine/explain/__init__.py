@@ -6,8 +6,8 @@ expected error of each figure), `presentation` (the figures and frames the
 dashboard draws), `previews` (what a setting will do before a run: length histograms, shipped
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
 unsustainable run and its latencies are said), `report` (exports with provenance, the
-validation table), `layers` (which layer decided it: each layer switched alone) and `way_in`
-(network and control-plane time as shares of TTFT).
+validation table), `layers` (which layer decided it: each layer switched alone), `way_in`
+(network and control-plane time as shares of TTFT) and `scaled` (a run's autoscaling in a line).
 May import: every lower package, up to engine.planning.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its
@@ -143,6 +143,7 @@ _API = {
     "effects_table": "engine.explain.layers",
     "layer_view": "engine.explain.layers",
     "way_in_line": "engine.explain.way_in",
+    "autoscale_line": "engine.explain.scaled",
 }
 _RENAMED: dict[str, str] = {}
 
@@ -173,6 +174,7 @@ __all__ = [
     "advise",
     "arrival_histogram",
     "at_least",
+    "autoscale_line",
     "cache_figures",
     "cache_rates",
     "caveats",
@@ -385,6 +387,7 @@ if TYPE_CHECKING:
         validation_table,
     )
     from engine.explain.rooflines import roofline_table
+    from engine.explain.scaled import autoscale_line
     from engine.explain.sustain import GROWS, at_least, latency, line
     from engine.explain.way_in import way_in_line
     from engine.serving.summary import shortfall_rps
