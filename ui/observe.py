@@ -349,7 +349,15 @@ def _keep(cat: Catalog, dep: ob.Deployment, p: Any) -> None:
             "pool onto it; the Strategy page can move them back.",
         )
     if present:
+        band = (
+            "no held-out error, so no band (one file)"
+            if p.band is None
+            else "the band of its held-out errors"
+            if p.band
+            else "too few held-out points for a band"
+        )
         st.success(
-            f"Every pool of the scenario runs on **{plain(entry.id)}**, with the fitted profile.",
+            f"Every pool of the scenario runs on **{plain(entry.id)}**, with the fitted profile: your own "
+            f"calibration under {STACK_NAMES[dep.stack]}, with {band}.",
             icon=":material/check_circle:",
         )
