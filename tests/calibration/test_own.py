@@ -78,7 +78,9 @@ def test_on_an_ascend_npu_a_vllm_fit_is_a_vllm_ascend_fit() -> None:
     other = own_terms("h100-sxm", prof, "vllm", trust.native_stack)
     assert other is not None and other[0] == "other_stack"
     catalog_fit = load_catalog().chip("h100-sxm").profile("vllm")
-    assert own_terms("h100-sxm", catalog_fit, "vllm", trust.native_stack) is None  # a shipped fit is not "own"
+    assert (
+        own_terms("h100-sxm", catalog_fit, "vllm", trust.native_stack) is None
+    )  # a shipped fit is not "own"
 
 
 def test_one_file_fit_is_calibrated_with_an_honest_note_and_no_band() -> None:
@@ -140,3 +142,16 @@ def test_a_profile_names_the_stacks_the_engine_serves() -> None:
     from engine.costmodel.stacks import SERVING_STACKS
 
     assert set(get_args(FittedStack)) == set(SERVING_STACKS)
+
+
+def test_the_advisor_asks_no_calibration_of_an_own_fit_and_says_where_to_make_one() -> None:
+    from types import SimpleNamespace
+
+    from engine.explain.advisor import calibration_findings
+
+    mine = SimpleNamespace(scenario=_on_mine(_fitted()), summary={})
+    assert calibration_findings(mine) == []  # type: ignore[arg-type]
+    (other,) = calibration_findings(SimpleNamespace(scenario=_on_mine(_fitted(), "sglang"), summary={}))  # type: ignore[arg-type]
+    assert "your own vLLM fit used for SGLang" in other.text
+    assert 'the Hardware page\'s "Calibrate from your benchmark"' in other.text
+    assert "fengong calibrate RESULT.json --hardware h100-sxm-mine --stack sglang" in other.text
