@@ -156,7 +156,7 @@ class CalibrationDoc(_MoeKeys):
     partial: bool
     """Fitted, but a MoE model's routed experts run at the one shared factor."""
     basis: Basis
-    """Where the profile comes from (fitted, same_silicon, other_stack, illustrative, transfer, assumed)."""
+    """Where the profile comes from (fitted, own, same_silicon, other_stack, illustrative, transfer, assumed)."""
     rule: str
     """The rule that chose the profile, in words."""
     expected_error: dict[str, float]
