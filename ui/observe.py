@@ -6,7 +6,8 @@ catalog) and see the first file replayed, measured against simulated CDFs and fi
 profile to every file (held-out error per file) and see the replay before and after, then add the
 chip with its fitted profile to the scenario's custom hardware (it travels with the share link)
 or download its TOML. The profile carries its stack and held-out band, so every page marks the chip
-calibrated under that stack as the user's own (`engine.calibration.own`). Everything computed comes from `engine.observe`; this module only draws.
+calibrated under that stack as the user's own (`engine.calibration.own`). Everything computed comes
+from `engine.observe`; this module only draws.
 """
 
 from __future__ import annotations

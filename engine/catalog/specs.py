@@ -18,6 +18,7 @@ entries can make the cost model divide by zero or return an absurd time.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Annotated, Literal
 
@@ -139,6 +140,10 @@ class CalibrationProfile(Spec):
         "points (`engine.observe.held_out_bands`); unset: the fit had no held-out error (one file); "
         "empty: too few held-out points for a band",
     )
+
+    def __hash__(self) -> int:
+        # a settings value is hashable (`band` is a dict); equal profiles dump the same sorted JSON
+        return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
 
     @model_validator(mode="after")
     def _check_band(self) -> CalibrationProfile:

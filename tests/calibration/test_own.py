@@ -43,6 +43,7 @@ def test_a_fit_carries_its_stack_and_held_out_band() -> None:
     assert prof.band is not None and set(prof.band) == {"tpot", "ttft"}  # three held-out points each
     assert all(0 < lo <= hi for lo, hi in prof.band.values())
     assert _fitted(FILES[2:]).band is None  # one file: no held-out error at all
+    assert hash(prof) == hash(prof.model_copy(update={"band": dict(reversed(list(prof.band.items())))}))
 
 
 def test_own_fit_is_calibrated_under_its_stack_with_its_own_band() -> None:
