@@ -1,7 +1,8 @@
 """The calibration mark beside the numbers: a badge per run or pool, and the note naming uncalibrated pools.
 
 `engine.explain.confidence` says which pools ran with a profile fitted to their chip under the
-scenario's serving stack and what error each figure carries; this draws it. Pool names, chip ids
+scenario's serving stack (the shipped fits, or the user's own benchmark's, named as such) and what
+error each figure carries; this draws it. Pool names, chip ids
 and rules can come from a share link or an upload, so every sentence goes through `ui.text.plain`.
 """
 
@@ -37,7 +38,9 @@ def badge_markdown(mark: str) -> str:
 
 
 MARK_HELP = (
-    "Calibrated: every pool's chip has a profile fitted to measurements under the serving stack. "
+    "Calibrated: every pool's chip has a profile fitted to measurements under the serving stack (the shipped "
+    "reference rows, or your own benchmark, fitted on the Hardware page or by `fengong calibrate`, with the band "
+    "of its own held-out errors). "
     "Partly calibrated: so it has, but the model is MoE and its routed experts run at one factor fitted "
     "to every chip's MoE measurements together, which held out misses by more (docs/validation.md). "
     "Uncalibrated: a pool's profile comes by a rule (same silicon, another stack, or a conservative "
@@ -72,10 +75,22 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
                 else ""
             )
             st.caption(
-                plain(f"Every pool runs with a profile fitted to its chip under {stack}{only}; {errs}{warn}.")
+                plain(
+                    f"Every pool runs with a profile fitted to its chip under {stack}{only}{_own(marks)}; {errs}{warn}."
+                )
             )
     if any(m.calibration.band for m in marks):
         st.caption(plain(ex.BAND_NOTE))
+
+
+OWN_TEXT = "your own calibration, fitted to your benchmark"
+"""How a pool that runs the user's own fit (`engine.calibration.own`) is marked beside its badge."""
+
+
+def _own(marks: Sequence[PoolMark]) -> str:
+    """' (pools a, b: your own calibration, ...)' for the pools whose chip runs the user's own fit."""
+    own = [m.pool for m in marks if m.calibration.basis == "own"]
+    return f" ({'pools' if len(own) > 1 else 'pool'} {', '.join(own)}: {OWN_TEXT})" if own else ""
 
 
 def pool_mark(cal: Calibration) -> None:
@@ -84,6 +99,8 @@ def pool_mark(cal: Calibration) -> None:
         badge(cal.mark, help=plain(ex.describe(cal)))
         stack = ex.stack_name(cal.stack)
         how = f"fitted to measurements under {stack}" if cal.fitted else cal.rule
+        if cal.basis == "own":
+            how = f"{OWN_TEXT} under {stack}"
         if cal.fitted and cal.caveat:  # a rule's text carries its caveat; a fit's is added
             how += f"; {cal.caveat}"
         st.caption(plain(f"{how} · {ex.errors_text(ex.real_bands(cal))}"))

@@ -5,7 +5,9 @@ cannot (chip, count, stack, layout, precision, the model where the file does not
 catalog) and see the first file replayed, measured against simulated CDFs and figures; fit a
 profile to every file (held-out error per file) and see the replay before and after, then add the
 chip with its fitted profile to the scenario's custom hardware (it travels with the share link)
-or download its TOML. Everything computed comes from `engine.observe`; this module only draws.
+or download its TOML. The profile carries its stack and held-out band, so every page marks the chip
+calibrated under that stack as the user's own (`engine.calibration.own`). Everything computed comes
+from `engine.observe`; this module only draws.
 """
 
 from __future__ import annotations
@@ -349,7 +351,15 @@ def _keep(cat: Catalog, dep: ob.Deployment, p: Any) -> None:
             "pool onto it; the Strategy page can move them back.",
         )
     if present:
+        band = (
+            "no held-out error, so no band (one file)"
+            if p.band is None
+            else "the band of its held-out errors"
+            if p.band
+            else "too few held-out points for a band"
+        )
         st.success(
-            f"Every pool of the scenario runs on **{plain(entry.id)}**, with the fitted profile.",
+            f"Every pool of the scenario runs on **{plain(entry.id)}**, with the fitted profile: your own "
+            f"calibration under {STACK_NAMES[dep.stack]}, with {band}.",
             icon=":material/check_circle:",
         )

@@ -37,11 +37,12 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 
 from engine.calibration.band_lookup import bands_for
+from engine.calibration.own import own_terms
 from engine.catalog.entries import Catalog, presets_dir
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.costmodel.stacks import STACK_NAMES
 
-Basis = Literal["fitted", "same_silicon", "other_stack", "illustrative", "transfer", "assumed"]
+Basis = Literal["fitted", "own", "same_silicon", "other_stack", "illustrative", "transfer", "assumed"]
 FIGURES = ("throughput", "ttft", "tpot", "energy")
 FIGURE_NAMES = {"throughput": "throughput", "ttft": "TTFT", "tpot": "TPOT", "energy": "energy"}
 
@@ -110,6 +111,7 @@ design is compared on its specs, not on an efficiency penalty no measurement sup
 
 BASIS_TEXT: dict[str, str] = {
     "fitted": "fitted to measurements of this chip and stack",
+    "own": "fitted to your own benchmark of this chip and stack",
     "same_silicon": "same silicon as a fitted chip",
     "other_stack": "fitted for another serving stack",
     "illustrative": "illustrative chip given the H100's profile",
@@ -134,8 +136,7 @@ class _MoeKeys(TypedDict, total=False):
     """A MoE model's routed experts' rate against the dense layers' (MoE only)."""
 
 
-def _shared(shared: bool) -> _MoeKeys:
-    # the key only when true (the JSON of a dense model keeps its keys)
+def _shared(shared: bool) -> _MoeKeys:  # the key only when true (a dense model's JSON keeps its keys)
     return {"shared_experts": True} if shared else {}
 
 
@@ -155,7 +156,7 @@ class CalibrationDoc(_MoeKeys):
     partial: bool
     """Fitted, but a MoE model's routed experts run at the one shared factor."""
     basis: Basis
-    """Where the profile comes from (fitted, same_silicon, other_stack, illustrative, transfer, assumed)."""
+    """Where the profile comes from (fitted, own, same_silicon, other_stack, illustrative, transfer, assumed)."""
     rule: str
     """The rule that chose the profile, in words."""
     expected_error: dict[str, float]
@@ -190,8 +191,8 @@ class Calibration:
 
     @property
     def fitted(self) -> bool:
-        """True when the chip's own measurements under this stack were fitted."""
-        return self.basis == "fitted"
+        """True when the chip's own measurements under this stack were fitted (the user's own included)."""
+        return self.basis in ("fitted", "own")
 
     @property
     def partial(self) -> bool:
@@ -209,7 +210,7 @@ class Calibration:
         or 'uncalibrated (<basis>)'."""
         if self.partial:
             return f"{self.mark} ({PARTIAL_TEXT})"
-        return self.mark if self.fitted else f"{self.mark} ({BASIS_TEXT[self.basis]})"
+        return self.mark if self.basis == "fitted" else f"{self.mark} ({BASIS_TEXT[self.basis]})"
 
     def error(self, figure: str) -> float | None:
         """The expected relative error of a kind of figure (throughput, ttft, tpot, energy)."""
@@ -332,9 +333,7 @@ def expected_errors(basis: Basis, moe: bool = False) -> dict[str, float]:
 
 
 def _fitted_profile(hw: HardwareSpec | None, stack: str) -> CalibrationProfile | None:
-    if hw is None:
-        return None
-    prof = hw.profiles.get(stack)
+    prof = None if hw is None else hw.profiles.get(stack)
     return prof if prof is not None and is_fitted(prof) else None
 
 
@@ -529,6 +528,10 @@ def _calibration(
         profile_name = hw.default_profile
     if profile_name is not None:
         prof = hw.profile(profile_name)
+        if (own := own_terms(hw.id, prof, stack, native_stack, moe)) is not None:
+            kind, why, band, errors, caveat = own  # another stack's fit takes that rule's expected error
+            errors = errors or expected_errors(kind, moe)
+            return prof, Calibration(hw.id, stack, profile_name, kind, why, errors, caveat, band=band)
         if is_fitted(prof):
             prof, cal = result(prof, profile_name, "fitted", prof.source)
             return prof, _widened(cal, (hw.id, profile_name))  # a chip's fits are named by their stack
@@ -594,6 +597,4 @@ def chip_for_stack(
 
 def with_error(text: str, error: float | None) -> str:
     """'24 ms' -> '24 ms ± 15%' (unchanged when the error is unknown; '± >100%' past 100%)."""
-    if error is None:
-        return text
-    return f"{text} ± {error_text(error)}"
+    return text if error is None else f"{text} ± {error_text(error)}"

@@ -18,6 +18,7 @@ entries can make the cost model divide by zero or return an absurd time.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Annotated, Literal
 
@@ -76,6 +77,13 @@ MIN_LINK_GB_S = 0.1
 Fraction = Annotated[float, Field(ge=0.01, le=1)]
 Text = Annotated[str, Field(max_length=2000)]
 Key = Annotated[str, Field(min_length=1, max_length=64)]
+BandFigure = Literal["throughput", "ttft", "tpot"]
+"""Kinds of figure a fitted profile's band may cover."""
+FittedStack = Literal["vllm", "vllm-v0", "sglang", "trtllm", "vllm-ascend", "mindie"]
+"""Serving stacks a profile may say it was fitted under (`engine.costmodel.SERVING_STACKS`, which the
+catalog sits below; a test keeps the two equal)."""
+BandRatio = Annotated[float, Field(ge=0.01, le=100)]
+"""One side of a band: a ratio predicted / measured."""
 
 
 class Frozen(BaseModel):
@@ -121,6 +129,28 @@ class CalibrationProfile(Spec):
         "much work (its efficiency t / (t + this) falls with few tokens per expert). Unset: the value "
         "fitted to the MoE reference rows (presets/calibration.toml, docs/calibration.md)",
     )
+    stack: FittedStack | None = Field(
+        default=None,
+        description="the serving stack a fit of the user's own benchmark ran under (`engine.observe`): with a "
+        'source starting "user\'s own", the profile counts as calibrated under this stack only',
+    )
+    band: Annotated[dict[BandFigure, tuple[BandRatio, BandRatio]], Field(max_length=3)] | None = Field(
+        default=None,
+        description="per figure, the 16th and 84th percentile ratio predicted / measured of the fit's held-out "
+        "points (`engine.observe.held_out_bands`); unset: the fit had no held-out error (one file); "
+        "empty: too few held-out points for a band",
+    )
+
+    def __hash__(self) -> int:
+        # a settings value is hashable (`band` is a dict); equal profiles dump the same sorted JSON
+        return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
+
+    @model_validator(mode="after")
+    def _check_band(self) -> CalibrationProfile:
+        for figure, (low, high) in (self.band or {}).items():
+            if low > high:
+                raise ValueError(f"band.{figure}: its low ratio {low:g} exceeds its high ratio {high:g}")
+        return self
 
 
 class HardwareSpec(Spec):

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from engine.calibration.own import calibrate_hint
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.costmodel.iteration import decode_cost, prefill_cost
@@ -356,8 +357,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 "calibration",
                 f"{hw} ({which}) is uncalibrated under {stack}: its profile comes by a rule ({rule}), not from "
                 f"measurements of {hw} under {stack}; {errors_text(real_bands(cal))}. To calibrate it, fit your "
-                f"own measurements: fengong calibrate measurements.csv --hardware {hw} "
-                f"--profile {cal.stack}, or the upload on the About page.",
+                f"own benchmark of it: {calibrate_hint(hw, cal.stack)}.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )
         )
@@ -376,8 +376,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 f"{hw} ({which}) is partly calibrated under {stack}: its dense layers are fitted to measurements "
                 f"of {hw}, but the model's routed experts run at {cal.experts:.0%} of the dense layers' rates, terms "
                 f"fitted to every chip's MoE measurements (per stack where two sources allow); {errors_text(real_bands(cal))}. "
-                f"To give {hw} its own, fit your measurements of a MoE model on it: fengong calibrate "
-                f"measurements.csv --hardware {hw} --profile {cal.stack}, or the upload on the About page.",
+                f"To give {hw} its own, fit your benchmark of a MoE model on it: {calibrate_hint(hw, cal.stack)}.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )
         )

@@ -181,7 +181,7 @@ def short_mark(cal: Calibration) -> str:
     """A table cell: 'calibrated', 'partly calibrated: <why>' or 'uncalibrated: <basis>'."""
     if cal.partial:
         return f"{cal.mark}: {PARTIAL_TEXT}"
-    return cal.mark if cal.fitted else f"{cal.mark}: {BASIS_TEXT[cal.basis]}"
+    return cal.mark if cal.basis == "fitted" else f"{cal.mark}: {BASIS_TEXT[cal.basis]}"
 
 
 Range = tuple[float, float]

@@ -141,7 +141,26 @@ def fit_files(observations: Sequence[Observation], dep: Deployment, catalog: Cat
             errors += [(name, FIGURE_OF[k], e) for k, e in zip(t["kind"], t["error"], strict=True)]
         rows.append({"file": name, "points": len(pts), "held_out_abs_error": err})
     held = pd.DataFrame(errors, columns=["file", "figure", "error"])
-    return FileFit(whole.profile, whole.table, pd.DataFrame(rows), held_out_bands(held))
+    bands = held_out_bands(held)
+    return FileFit(
+        marked(whole.profile, dep.stack, bands, bool(errors)), whole.table, pd.DataFrame(rows), bands
+    )
+
+
+def marked(
+    profile: CalibrationProfile, stack: str, bands: pd.DataFrame, held_out: bool
+) -> CalibrationProfile:
+    """`profile` carrying the stack it was fitted under and its held-out band as ratios predicted /
+    measured (`CalibrationProfile.band`: None without any held-out error, as with one file), so it
+    is marked the user's own calibration under that stack (`engine.calibration.own`)."""
+    rows = bands.to_dict(orient="records")
+    band = {str(r["figure"]): (_ratio(r["low"]), _ratio(r["high"])) for r in rows} if held_out else None
+    return CalibrationProfile.model_validate({**profile.model_dump(), "stack": stack, "band": band})
+
+
+def _ratio(error: float) -> float:
+    """A held-out error (predicted / measured - 1) as the ratio a band stores, within its bounds."""
+    return round(min(max(1.0 + float(error), 0.01), 100.0), 3)
 
 
 MIN_BAND_POINTS = 3

@@ -106,3 +106,30 @@ def test_two_scrapes_ask_for_the_window_then_replay_it() -> None:
     table = _frame(at, "error")
     rate = table[table["figure"] == "request_rps"]["measured"]
     assert float(rate.iloc[0]) == pytest.approx(4.0)
+
+
+@pytest.mark.slow
+def test_a_fitted_chip_is_marked_as_your_own_calibration() -> None:
+    """Fitted to three files on the Hardware page, the chip runs the scenario marked calibrated, as the
+    user's own, with the band of the fit's held-out errors; the advisor asks no calibration of it."""
+    at = app("hardware")
+    _upload(at, (*FILES, "aiperf_profile_export_aiperf.json"))
+    at.toggle(key="fg:observe-fit").set_value(True).run()
+    next(b for b in at.button if b.label == "Run the scenario on this chip").click().run()
+    assert_clean(at)
+    prof = scenario_of(at).custom_hardware[0].profiles["mine"]
+    assert prof.stack == scenario_of(at).deployment.stack and prof.band
+    assert any(
+        "your own calibration under vLLM, with the band of its held-out errors" in text_of(s.value)
+        for s in at.success
+    )
+    at.switch_page("app_pages/results.py").run()
+    assert_clean(at)
+    captions = [text_of(c.value) for c in at.caption]
+    assert any("your own calibration, fitted to your benchmark" in c for c in captions), captions
+    assert not any("uncalibrated" in c for c in captions), captions
+    texts = [text_of(e.value) for e in (*at.markdown, *at.warning, *at.info, *at.caption)]
+    assert not [t for t in texts if "h100-sxm-mine" in t and "uncalibrated" in t]
+    at.switch_page("app_pages/strategy.py").run()
+    assert_clean(at)
+    assert any("your own calibration, fitted to your benchmark under" in text_of(c.value) for c in at.caption)

@@ -195,8 +195,8 @@ def test_an_uncalibrated_pool_is_a_finding_with_its_rule_and_how_to_fix_it() -> 
             f.text.startswith(f"{chip} (pools prefill, decode) is uncalibrated under vLLM")
             and cal.rule in f.text
         )
-        assert f"fengong calibrate measurements.csv --hardware {chip} --profile {stack}" in f.text
-        assert "About page" in f.text
+        assert f"fengong calibrate RESULT.json --hardware {chip} --stack {stack}" in f.text
+        assert 'the Hardware page\'s "Calibrate from your benchmark"' in f.text
         for figure, err in cal.expected_error.items():
             assert f.numbers[f"{figure}_error"] == err
         for figure, r in confidence.real_bands(cal).items():  # the text gives each kind's band

@@ -1,0 +1,63 @@
+"""A profile fitted to the user's own benchmark: calibrated under the stack it was fitted under.
+
+`fengong calibrate` and the Hardware page's "Calibrate from your benchmark" (`engine.observe`) fit
+a chip's profile to the user's files and write it with a source starting "user's own", the stack
+the benchmark ran under (`CalibrationProfile.stack`) and the band of the fit's own held-out errors
+(`CalibrationProfile.band`: each file predicted by the profile fitted to the others). Such a
+profile, run under its stack, is *calibrated* (basis ``own``) and carries that band, not the
+shipped tables': the user measured this chip, and the band says how well the fit predicted their
+files. Fitted to one file there is no held-out error, so no band, and the mark says so. Run under
+another stack, it is a fit of another stack (basis ``other_stack``, the shipped band of that rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from engine.calibration.band_lookup import bands_for
+from engine.catalog.specs import CalibrationProfile
+from engine.costmodel.stacks import STACK_NAMES
+
+OWN_PREFIX = "user's own"
+"""How the source of a profile fitted to the user's own benchmark starts (`engine.observe.fit_files`)."""
+
+NO_HELD_OUT = "fitted to one file: no held-out error, so no band (fit two or more files for one)"
+"""The caveat of an own fit with no held-out error at all (`CalibrationProfile.band` unset)."""
+FEW_HELD_OUT = "too few held-out points for a band (three per figure)"
+"""The caveat of an own fit whose held-out points made no band (`CalibrationProfile.band` empty)."""
+
+Terms = tuple[Literal["own", "other_stack"], str, dict[str, tuple[float, float]], dict[str, float], str]
+"""(basis, rule, band, expected error per figure, caveat) of an own fit."""
+
+
+def is_own(profile: CalibrationProfile) -> bool:
+    """True for a profile fitted to the user's own benchmark under a stated stack."""
+    return profile.source.startswith(OWN_PREFIX) and profile.stack is not None
+
+
+def own_terms(
+    chip: str, profile: CalibrationProfile, stack: str, native: Callable[[str, str], str], moe: bool = False
+) -> Terms | None:
+    """How sure an own fit is when `chip` runs it under `stack` (the fit's stack and `stack` compared as
+    they run on the chip, `native`: vLLM on an Ascend NPU is vLLM-Ascend); None for any other profile."""
+    if profile.stack is None or not is_own(profile):
+        return None
+    fitted = STACK_NAMES.get(profile.stack, profile.stack)
+    if native(chip, profile.stack) != native(chip, stack):
+        rule = f"your own {fitted} fit used for {STACK_NAMES.get(stack, stack)} (no fit of yours under it)"
+        return "other_stack", rule, bands_for(chip, stack, "other_stack", moe), {}, ""
+    band: dict[str, tuple[float, float]] = {f: (lo, hi) for f, (lo, hi) in (profile.band or {}).items()}
+    errors = {f: max(abs(1.0 / hi - 1.0), abs(1.0 / lo - 1.0)) for f, (lo, hi) in band.items()}
+    caveat = NO_HELD_OUT if profile.band is None else "" if band else FEW_HELD_OUT
+    rule = f"your own benchmark under {fitted}: {profile.source[len(OWN_PREFIX) :].lstrip(': ')}"
+    return "own", rule, band, errors, caveat
+
+
+def calibrate_hint(chip: str, stack: str) -> str:
+    """Where to fit one's own benchmark of `chip` under `stack`: the Hardware page and the command line."""
+    return (
+        'the Hardware page\'s "Calibrate from your benchmark" (a vllm bench serve, SGLang bench_serving or AIPerf '
+        f"result, or a /metrics scrape), or fengong calibrate RESULT.json --hardware {chip} --stack {stack} "
+        "(which also takes a CSV of timings, docs/calibration.md)"
+    )
