@@ -242,8 +242,12 @@ def test_users_read_fengong_commands() -> None:
     assert all(
         "the same as" in ln or "or `python -m engine`" in ln or "process, imports" in ln for ln in prose
     )
+    from engine.calibration.own import calibrate_hint  # the advisor's advice to calibrate a chip
+
     advisor = (ROOT / "engine" / "explain" / "advisor.py").read_text(encoding="utf-8")
-    assert "python -m engine" not in advisor and "fengong calibrate" in advisor
+    assert "python -m engine" not in advisor and "calibrate_hint(" in advisor
+    hint = calibrate_hint("h100-sxm", "vllm")
+    assert "fengong calibrate" in hint and "python -m engine" not in hint
     assert cli.parser().prog == "fengong"
 
 
