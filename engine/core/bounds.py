@@ -94,7 +94,7 @@ TABLE: tuple[tuple[str, float, str], ...] = (
     ("router looks", MAX_ROUTER_LOOKS, "requests x instances compared, per run (work bound)"),
     ("cache block visits", MAX_CACHE_BLOCKS, "per run (work bound)"),
     ("simulation memory", MAX_STATE_BYTES, "bytes, estimated per run (work bound)"),
-    ("plan work", MAX_PLAN_EVENTS, "simulated events estimated over a plan's runs, margin included"),
+    ("plan or sweep work", MAX_PLAN_EVENTS, "simulated events estimated over a plan's or a sweep's runs"),
 )
 """The limits as (name, value, unit) rows, for documentation and the app."""
 

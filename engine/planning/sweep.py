@@ -12,6 +12,11 @@ The result is one tidy table, one row per run in grid order whatever order the r
 in: the varied values as columns named by their paths, the seed, then every numeric summary
 figure flattened to dotted names (`latency_ms.ttft.p99`, `classes.chat.passes`, ...) by
 `engine.serving.run.flatten`. Same scenario, grid and seeds: the same table.
+
+A sweep is bounded by the sum of its runs' estimates (DESIGN.md), as a plan is: `sweep_events` adds
+up each grid point's work-bound event estimate (times its seeds), and a sweep over
+`bounds.MAX_PLAN_EVENTS` is refused before any run, with the figure and how many runs of this size
+would fit; `check_work=False` (`--no-work-limit`) lifts it with the per-run bound.
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ from typing import Any
 
 import pandas as pd
 
+from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.core.safecsv import safe_csv
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.serving.run import ENGINE_VERSION, flatten, simulate
+from engine.serving.work_bound import estimate, sci
 
 MAX_POINTS = 10_000
 """Runs in one sweep (grid points times seeds)."""
@@ -105,6 +112,35 @@ def run_point(data: dict[str, Any], overrides: dict[str, Any], check_work: bool 
     return out
 
 
+def sweep_events(scenario: Scenario, tasks: Sequence[Mapping[str, Any]]) -> float:
+    """The sweep's estimated simulated events: each grid point's work-bound estimate, once per point
+    whatever its seed (the seed draws other requests of the same settings)."""
+    per_point: dict[str, float] = {}
+    total = 0.0
+    for over in tasks:
+        point = {p: v for p, v in over.items() if p != "seed"}
+        key = repr(sorted(point.items()))
+        if key not in per_point:
+            per_point[key] = estimate(scenario_io.apply_overrides(scenario, point)).events
+        total += per_point[key]
+    return total
+
+
+def check_sweep_work(scenario: Scenario, tasks: Sequence[Mapping[str, Any]]) -> float:
+    """`sweep_events`, or ScenarioError with the figure and the runs that would fit when over the limit."""
+    events = sweep_events(scenario, tasks)
+    limit = float(bounds.MAX_PLAN_EVENTS)
+    if events > limit:
+        fit = int(len(tasks) * limit / events)
+        raise ScenarioError(
+            f"sweep work: about {sci(events)} simulated events over {len(tasks):,} runs, "
+            f"{events / limit:.1f}x the limit ({sci(limit)}); lower the grid's values or the seeds to about "
+            f"{fit:,} runs of this size, or shorten the window (or lift the limit: --no-work-limit, "
+            "check_work=False)"
+        )
+    return events
+
+
 def local_executor(workers: int | None = None) -> ProcessPoolExecutor:
     """A process pool of `workers` processes (default: the machine's cores)."""
     n = workers or os.cpu_count() or 1
@@ -134,6 +170,8 @@ def sweep(
         over["seed"] = pt["seed"]
         scenario_io.apply_overrides(scenario, over)  # fail fast, naming the field
         tasks.append(over)
+    if check_work:
+        check_sweep_work(scenario, tasks)  # the whole sweep, before any run
     results: list[dict[str, float] | None] = [None] * len(tasks)
     done = 0
     if executor is None:

@@ -149,3 +149,33 @@ def test_cli_sweep_local_csv_and_errors(tmp_path: Path, capsys: pytest.CaptureFi
     assert frame["workload.arrival.rate_rps"].tolist() == [1, 2]
     assert main(["sweep", "chat-colocated", "--vary", "nope=1", "--out", str(out), "--no-progress"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_a_sweep_is_bounded_by_the_sum_of_its_runs_estimates(
+    scen: Scenario, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """DESIGN.md: a plan or sweep is bounded by the sum of its runs' estimates, before any run."""
+    from engine.core import bounds
+    from engine.planning import sweep as sweep_mod
+    from engine.serving.work_bound import estimate
+
+    # the sum: each point's estimate once per seed (the seed does not change the settings' estimate)
+    tasks = [{**o, "seed": s} for o in ({"workload.arrival.rate_rps": 2.0}, {"workload.arrival.rate_rps": 4.0})
+             for s in (7, 8)]  # fmt: skip
+    one = estimate(io.apply_overrides(scen, {"workload.arrival.rate_rps": 2.0})).events
+    two = estimate(io.apply_overrides(scen, {"workload.arrival.rate_rps": 4.0})).events
+    assert sweep_mod.sweep_events(scen, tasks) == pytest.approx(2 * one + 2 * two)
+    # over the limit: refused before any run, with the figure and how many runs of this size would fit
+    monkeypatch.setattr(bounds, "MAX_PLAN_EVENTS", int(3 * one))
+    monkeypatch.setattr(sweep_mod, "run_point", lambda *a, **k: pytest.fail("a run started"))
+    with pytest.raises(
+        ScenarioError, match=r"^sweep work: about .* simulated events over 8 runs, .*x the limit"
+    ):
+        sweep(scen, VARY, seeds=2)
+    out = tmp_path / "sweep.csv"
+    cli = ["sweep", "chat-disaggregated", "--vary", "deployment.pools[1].count=1,2", "--no-progress"]
+    assert main([*cli, "--workers", "1", "--out", str(out)]) == 2
+    assert "sweep work:" in capsys.readouterr().err and not out.exists()
+    # lifted: the runs go ahead (here the stub says so)
+    with pytest.raises(pytest.fail.Exception, match="a run started"):
+        sweep(scen, VARY, seeds=2, check_work=False)
