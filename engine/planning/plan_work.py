@@ -204,15 +204,12 @@ def plan_work(
     space = space or SearchSpace()
     base = planning_scenario(scenario, target_rps, space.duration_s)
     n, per_run = _events(base, space)
-    full = planning_scenario(scenario, target_rps, None) if full_runs else base
-    per_full = _events(full, space)[1] if full_runs else 0.0
     groups = verdict_groups(scenario, space) if risk_aware or verify else 0
     picks = groups * (VERIFY_TRIES + 1)
     searches = space.max_simulations * (1 + margin + risk_aware)
     fixed = (MARGIN_RERUNS if margin else 0) + picks
     full_runs += picks if verify else 0
-    if full_runs and not per_full:
-        per_full = _events(planning_scenario(scenario, target_rps, None), space)[1]
+    per_full = _events(planning_scenario(scenario, target_rps, None), space)[1] if full_runs else 0.0
     limit = float(bounds.MAX_PLAN_EVENTS)
     return PlanWork(n, per_run, searches + fixed, full_runs, per_full, margin, limit, risk_aware, fixed)
 
