@@ -112,28 +112,27 @@ def run_point(data: dict[str, Any], overrides: dict[str, Any], check_work: bool 
     return out
 
 
-def sweep_events(scenario: Scenario, tasks: Sequence[Mapping[str, Any]]) -> float:
-    """The sweep's estimated simulated events: each grid point's work-bound estimate, once per point
-    whatever its seed (the seed draws other requests of the same settings)."""
+def sweep_events(runs: Sequence[Scenario]) -> float:
+    """The sweep's estimated simulated events: each run's work-bound estimate, computed once per grid
+    point whatever its seed (the seed draws other requests of the same settings)."""
     per_point: dict[str, float] = {}
     total = 0.0
-    for over in tasks:
-        point = {p: v for p, v in over.items() if p != "seed"}
-        key = repr(sorted(point.items()))
+    for run in runs:
+        key = run.model_dump_json(exclude={"seed"})
         if key not in per_point:
-            per_point[key] = estimate(scenario_io.apply_overrides(scenario, point)).events
+            per_point[key] = estimate(run).events
         total += per_point[key]
     return total
 
 
-def check_sweep_work(scenario: Scenario, tasks: Sequence[Mapping[str, Any]]) -> float:
+def check_sweep_work(runs: Sequence[Scenario]) -> float:
     """`sweep_events`, or ScenarioError with the figure and the runs that would fit when over the limit."""
-    events = sweep_events(scenario, tasks)
+    events = sweep_events(runs)
     limit = float(bounds.MAX_PLAN_EVENTS)
     if events > limit:
-        fit = int(len(tasks) * limit / events)
+        fit = int(len(runs) * limit / events)
         raise ScenarioError(
-            f"sweep work: about {sci(events)} simulated events over {len(tasks):,} runs, "
+            f"sweep work: about {sci(events)} simulated events over {len(runs):,} runs, "
             f"{events / limit:.1f}x the limit ({sci(limit)}); lower the grid's values or the seeds to about "
             f"{fit:,} runs of this size, or shorten the window (or lift the limit: --no-work-limit, "
             "check_work=False)"
@@ -165,13 +164,14 @@ def sweep(
     points = grid(vary, seeds, scenario.seed)
     data = scenario_io.to_data(scenario)
     tasks = []
+    runs = []
     for pt in points:
         over = {p: v for p, v in pt.items() if p != "seed"}
         over["seed"] = pt["seed"]
-        scenario_io.apply_overrides(scenario, over)  # fail fast, naming the field
+        runs.append(scenario_io.apply_overrides(scenario, over))  # fail fast, naming the field
         tasks.append(over)
     if check_work:
-        check_sweep_work(scenario, tasks)  # the whole sweep, before any run
+        check_sweep_work(runs)  # the whole sweep, before any run
     results: list[dict[str, float] | None] = [None] * len(tasks)
     done = 0
     if executor is None:

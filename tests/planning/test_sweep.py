@@ -164,7 +164,8 @@ def test_a_sweep_is_bounded_by_the_sum_of_its_runs_estimates(
              for s in (7, 8)]  # fmt: skip
     one = estimate(io.apply_overrides(scen, {"workload.arrival.rate_rps": 2.0})).events
     two = estimate(io.apply_overrides(scen, {"workload.arrival.rate_rps": 4.0})).events
-    assert sweep_mod.sweep_events(scen, tasks) == pytest.approx(2 * one + 2 * two)
+    runs = [io.apply_overrides(scen, t) for t in tasks]
+    assert sweep_mod.sweep_events(runs) == pytest.approx(2 * one + 2 * two)
     # over the limit: refused before any run, with the figure and how many runs of this size would fit
     monkeypatch.setattr(bounds, "MAX_PLAN_EVENTS", int(3 * one))
     monkeypatch.setattr(sweep_mod, "run_point", lambda *a, **k: pytest.fail("a run started"))
