@@ -1,0 +1,128 @@
+"""Share links in the app (streamlit.testing AppTest): the first load, round trips through the URL, a
+link to another preset, and hostile links that warn and fall back."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import zlib
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.scenario.codec import (
+    DEFAULT_PRESET,
+    from_link,
+    load_preset,
+)
+from tests.app.test_app import APP, app, assert_clean, dismiss_buttons, scenario_of, short, text_of
+
+# --- share links -----------------------------------------------------------------------------
+
+
+def test_first_load_without_a_link_uses_the_default_preset() -> None:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception
+    assert scenario_of(at) == load_preset(DEFAULT_PRESET)
+    assert at.query_params.get("p") == DEFAULT_PRESET
+    assert "s" not in at.query_params
+
+
+def test_link_round_trips_through_the_url() -> None:
+    at = app("workload")
+    at.number_input(key="fg:rate-typed").set_value(9.5).run()  # a typed rate, between the slider's stops
+    params = {k: at.query_params[k] for k in ("v", "p", "s")}
+    assert from_link(params) == scenario_of(at)
+    # a fresh session opening that URL restores the scenario exactly
+    other = AppTest.from_file(APP, default_timeout=120)
+    other.query_params.update(params)
+    other.run()
+    assert_clean(other)
+    assert scenario_of(other) == scenario_of(at)
+    assert scenario_of(other).workload.arrival.rate_rps == 9.5
+
+
+def test_link_to_another_preset_with_changes() -> None:
+    sc = short("chat-colocated", **{"workload.classes[0].slo.ttft_ms": 750.0})
+    at = app("slo", sc, preset="chat-colocated")
+    assert_clean(at)
+    assert scenario_of(at) == sc
+    assert at.session_state["fg_preset"] == "chat-colocated"
+
+
+def _payload(changes: Any) -> str:
+    return _payload_text(json.dumps(changes))
+
+
+def _payload_text(text: str) -> str:
+    return base64.urlsafe_b64encode(zlib.compress(text.encode(), 9)).decode().rstrip("=")
+
+
+HOSTILE = {
+    "version": ({"v": "99", "p": DEFAULT_PRESET}, "version", DEFAULT_PRESET),
+    "preset": ({"v": "1", "p": "../../etc/passwd"}, "preset", DEFAULT_PRESET),
+    "garbage": ({"v": "1", "p": "chat-colocated", "s": "!!!not-base64@@"}, "not a valid encoded scenario", "chat-colocated"),
+    "not a mapping": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload([1, 2, 3])}, "map field paths", DEFAULT_PRESET),
+    "too long": ({"v": "1", "p": DEFAULT_PRESET, "s": "A" * 9000}, "limit", DEFAULT_PRESET),
+    "zip bomb": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload({"name": "x" * 4_000_000})}, "size limit", DEFAULT_PRESET),
+    "out of range": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload({"workload.arrival.rate_rps": 1e9})}, "rate_rps", DEFAULT_PRESET),
+    "over the bounds": (
+        {"v": "1", "p": DEFAULT_PRESET, "s": _payload({"workload.arrival.rate_rps": 4000.0, "duration_s": 86400.0})},
+        "limit",
+        DEFAULT_PRESET,
+    ),
+    "unknown field": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload({"workload.nope": 1})}, "nope", DEFAULT_PRESET),
+    "bad path": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload({"a..b": 1})}, "malformed", DEFAULT_PRESET),
+    "unknown chip": (
+        {"v": "1", "p": DEFAULT_PRESET, "s": _payload({"deployment.pools[0].hardware": "warp-core"})},
+        "warp-core",
+        DEFAULT_PRESET,
+    ),
+    "local file": (
+        {"v": "1", "p": DEFAULT_PRESET, "s": _payload({"workload.trace": {"format": "csv", "path": "/etc/passwd"}})},
+        "/etc/passwd",
+        DEFAULT_PRESET,
+    ),
+    "path escape": (
+        {"v": "1", "p": DEFAULT_PRESET,
+         "s": _payload({"workload.trace": {"format": "csv", "path": "shared:../../../etc/passwd"}})},
+        "relative path inside its folder",
+        DEFAULT_PRESET,
+    ),
+    "absolute data path": (
+        {"v": "1", "p": DEFAULT_PRESET,
+         "s": _payload({"workload.trace": {"format": "csv", "path": "shared:/etc/passwd"}})},
+        "relative path inside its folder",
+        DEFAULT_PRESET,
+    ),
+    "deep nesting": ({"v": "1", "p": DEFAULT_PRESET, "s": _payload_text("[" * 5000 + "]" * 5000)}, "nested", DEFAULT_PRESET),
+    "markup preset": ({"v": "1", "p": "![x](http://127.0.0.1:9/p.png) [click](http://127.0.0.1:9/)"}, "is unknown", DEFAULT_PRESET),
+    "markup class name": (
+        {"v": "1", "p": DEFAULT_PRESET, "s": _payload({"workload.classes[0].name": "[click](http://127.0.0.1:9/) :red[x]"})},
+        "letters, digits",
+        DEFAULT_PRESET,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_hostile_link_warns_and_falls_back(case: str) -> None:
+    params, words, fallback = HOSTILE[case]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    # the advisor's findings may be warnings too; the link's warning is the one about the link
+    warnings = [text_of(w.value) for w in at.warning if "share link" in str(w.value)]
+    assert len(warnings) == 1 and "share link could not be used" in warnings[0], warnings
+    assert words in warnings[0], warnings[0]
+    raw = next(w.value for w in at.warning if "share link" in str(w.value))
+    assert not re.search(r"(?<!\\)[\[\]()!<>`*_]", raw), raw  # user text reaches Markdown escaped
+    assert scenario_of(at) == load_preset(fallback)
+    assert at.query_params.get("p") == fallback and "s" not in at.query_params  # the URL is clean again
+    at.run()  # the warning stays, once, until dismissed
+    assert len([w for w in at.warning if "share link" in str(w.value)]) == 1
+    dismiss_buttons(at)[0].click().run()
+    assert not [w for w in at.warning if "share link" in str(w.value)]
