@@ -1,0 +1,146 @@
+"""Uploads in the app (streamlit.testing AppTest): traces (shipped and uploaded, with classes the scenario
+lacks or cannot have) and the About page's recalibration from a CSV of timings."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.test_app import app, assert_clean, scenario_of, text_of
+
+
+def test_trace_upload_and_shipped_traces() -> None:
+    at = app("workload")
+    at.segmented_control(key="fg:source").set_value("upload").run()
+    rows = "\n".join(f"{i * 0.2:.1f},{200 + i},{20 + i % 7}" for i in range(300))
+    at.file_uploader(key="fg:upload").set_value(
+        ("mine.csv", f"arrival_s,input_tokens,output_tokens\n{rows}\n".encode(), "text/csv")
+    ).run()
+    assert_clean(at)
+    trace = scenario_of(at).workload.trace
+    assert trace is not None and trace.format == "csv" and trace.path.startswith("upload:")
+    # a broken file is refused with the reason, and the scenario keeps its trace
+    bad = app("workload")
+    bad.segmented_control(key="fg:source").set_value("upload").run()
+    bad.file_uploader(key="fg:upload").set_value(
+        ("bad.csv", b"arrival_s,input_tokens,output_tokens\nsoon,1,1\n", "text/csv")
+    ).run()
+    assert not bad.exception
+    assert any("arrival_s" in text_of(e.value) for e in bad.error), [e.value for e in bad.error]
+    assert scenario_of(bad).workload.trace is None
+    # back to generated requests
+    at.segmented_control(key="fg:source").set_value("generated").run()
+    assert scenario_of(at).workload.trace is None
+
+
+# --- classes from a trace -------------------------------------------------------------------------
+
+
+def _upload(at: AppTest, name: str, body: str) -> None:
+    at.segmented_control(key="fg:source").set_value("upload").run()
+    at.file_uploader(key="fg:upload").set_value((name, body.encode(), "text/csv")).run()
+
+
+def test_a_trace_with_unknown_classes_offers_to_create_them() -> None:
+    at = app("workload")
+    labels = ["", "gold", "silver", "gold"]
+    rows = "\n".join(f"{i * 0.2:.1f},{200 + i},{20 + i % 7},{labels[i % 4]}" for i in range(300))
+    _upload(at, "tiers.csv", f"arrival_s,input_tokens,output_tokens,class\n{rows}\n")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert scenario_of(at).workload.trace is None  # nothing applied yet
+    assert any("gold, silver" in text_of(i.value) for i in at.info), [i.value for i in at.info]
+    button = at.button(key="fg:upload-create-classes")
+    assert text_of(button.label) == "Create classes gold, silver and use the trace"
+    button.click().run()
+    assert_clean(at)
+    sc = scenario_of(at)
+    assert [c.name for c in sc.workload.classes] == ["chat", "gold", "silver"]
+    assert all(c.slo == sc.workload.classes[0].slo for c in sc.workload.classes)  # editable on the SLO page
+    assert sc.workload.trace is not None and sc.workload.trace.path.startswith("upload:")
+    assert any("created classes gold, silver" in text_of(s.value) for s in at.success)
+    at.switch_page("app_pages/slo.py").run()
+    assert_clean(at)
+
+
+def test_a_trace_label_that_cannot_be_a_class_names_its_rows() -> None:
+    at = app("workload")
+    _upload(at, "odd.csv", "arrival_s,input_tokens,output_tokens,class\n0.1,100,10,\n0.2,100,10,[x](y)\n")
+    assert not at.exception
+    errors = [text_of(e.value) for e in at.error]
+    assert len(errors) == 1 and "cannot be a class name" in errors[0] and "line 3" in errors[0], errors
+    assert not [b for b in at.button if b.key == "fg:upload-create-classes"]
+    assert scenario_of(at).workload.trace is None
+
+
+# --- recalibration on the About page ----------------------------------------------------------
+
+
+def test_about_page_shows_the_held_out_error_behind_each_rule() -> None:
+    from engine.calibration import trust
+
+    at = app("about")
+    assert_clean(at)
+    table = next(df.value for df in at.dataframe if "rule" in df.value.columns)
+    expected = trust.error_table()
+    assert len(table) == len(expected) and len(table) >= 4
+    fitted = table[table["rule"].str.startswith("fitted")].iloc[0]
+    assert (
+        fitted["tpot"] == expected["fitted"]["tpot"]
+        and fitted["throughput"] == expected["fitted"]["throughput"]
+    )
+    assert any("Held out, the error is larger" in m.value for m in at.markdown)
+
+
+def test_about_page_recalibrates_from_an_upload() -> None:
+    from engine.catalog.entries import load_catalog
+    from engine.explain import report
+
+    at = app("about")
+    assert_clean(at)
+    assert "Recalibrate from your own measurements" in [s.value for s in at.subheader]
+    assert "Example CSV" in [b.label for b in at.download_button]
+    csv_bytes = report.example_measurements_csv(load_catalog()).encode()
+    at.file_uploader(key="fg:calib-upload").set_value(("bench.csv", csv_bytes, "text/csv")).run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    assert 0.4 < float(metrics["η_F (compute)"]) < 0.7 and 0.6 < float(metrics["η_B (bandwidth)"]) < 0.9
+    assert "Catalog entry l40s-mine.toml" in [b.label for b in at.download_button]
+    cols = [set(df.value.columns) for df in at.dataframe]
+    fit = next(
+        df.value
+        for df, c in zip(at.dataframe, cols, strict=True)
+        if {"predicted", "error"} <= c and "setup" not in c
+    )
+    assert len(fit) == 9 and fit["id"].str.startswith("l40s-").all()
+    assert (fit["error"].abs() < 0.06).all()
+    # another profile name makes another chip; "use" puts it into the scenario's custom hardware
+    at.text_input(key="fg:calib-profile").set_value("vllm").run()
+    assert "Catalog entry l40s-vllm.toml" in [b.label for b in at.download_button]
+    next(b for b in at.button if b.label == "Use this chip in the current scenario").click().run()
+    assert_clean(at)
+    custom = scenario_of(at).custom_hardware
+    assert [h.id for h in custom] == ["l40s-vllm"] and custom[0].default_profile == "vllm"
+    assert any("l40s-vllm" in text_of(s.value) for s in at.success)
+    at.switch_page("app_pages/strategy.py").run()
+    assert_clean(at)
+    chips = at.selectbox(key="fg:deployment.pools[0].hardware").options  # "id · name"
+    assert any(c.split(" ")[0] == "l40s-vllm" for c in chips), chips
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"model,hardware,tp,kind,value,prompt_tokens\nllama-3.1-8b,l40s,1,prefill,30,256\nllama-3.1-8b,l40s,two,prefill,3,3\n",
+         "line 3: tp: 'two' is not a whole number"),
+        (b"model,hardware,tp,kind,value\nllama-3.1-8b,l40s,1,prefil,3\n", "line 2: kind"),
+        (b"\xff\xfe\x00garbage", "not UTF-8"),
+    ],
+)  # fmt: skip
+def test_about_page_names_the_line_of_a_bad_upload(content: bytes, words: str) -> None:
+    at = app("about")
+    at.file_uploader(key="fg:calib-upload").set_value(("bad.csv", content, "text/csv")).run()
+    assert_clean(at)
+    errors = [text_of(e.value) for e in at.error]
+    assert len(errors) == 1 and "bad.csv" in errors[0] and words in errors[0], errors
+    assert not any(m.label == "η_F (compute)" for m in at.metric)
