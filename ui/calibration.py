@@ -5,7 +5,8 @@ The user uploads a CSV of measured prefill times, decode step times or offline t
 `engine.explain.report.recalibrate` fits eta_compute, eta_bandwidth and overhead_ms as
 ``python -m engine calibrate`` does. The page shows the fit and its error per point, offers the
 new catalog entry (``<chip>-<profile>``) as TOML, and can add it to the scenario's custom
-hardware so it can be picked on the Strategy page. A bad file is refused with its line and column.
+hardware so it can be picked on the Strategy page. The user says which serving stack the timings
+came from: the profile is marked their own calibration under it, with the band of its held-out points. A bad file is refused with its line and column.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from engine import explain as ex
 from engine.calibration import MEASUREMENT_COLUMNS, Measurement
 from engine.catalog import Catalog, HardwareSpec, load_catalog
 from engine.core import ScenarioError
+from engine.costmodel import SERVING_STACKS, STACK_NAMES
 from engine.scenario import scenario_catalog
 from ui import hardware, state, tables
 from ui.text import plain
@@ -24,6 +26,7 @@ from ui.text import plain
 UPLOAD = "fg:calib-upload"
 CHIP = "fg:calib-chip"
 PROFILE = "fg:calib-profile"
+STACK = "fg:calib-stack"
 
 
 @st.cache_data(show_spinner=False)
@@ -48,10 +51,10 @@ def _parse(data: bytes, name: str, catalog_key: str, _catalog: Catalog) -> list[
 
 @st.cache_data(max_entries=8, show_spinner="Fitting…")
 def _fit(
-    data: bytes, name: str, hardware_id: str, profile: str, catalog_key: str, _catalog: Catalog
+    data: bytes, name: str, hardware_id: str, profile: str, stack: str, catalog_key: str, _catalog: Catalog
 ) -> ex.Recalibration:
     points = ex.parse_measurements(data, name, _catalog)
-    return ex.recalibrate(points, _catalog, hardware_id, profile, name)
+    return ex.recalibrate(points, _catalog, hardware_id, profile, name, stack)
 
 
 def _use(chip: HardwareSpec) -> None:
@@ -99,13 +102,17 @@ def section() -> None:
         return
     counts = pd.Series([m.hardware for m in points]).value_counts()
     chips = sorted(counts.index)
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns(3)
     chip = c1.selectbox("Chip to fit", chips, key=CHIP, format_func=lambda c: f"{c} ({counts[c]} points)",
                         help="The fit uses the file's rows of this chip only.")  # fmt: skip
     profile = c2.text_input("Profile name", value="mine", key=PROFILE, max_chars=32,
                             help="Names the fitted profile and the new chip: <chip>-<profile>, e.g. l40s-vllm.")  # fmt: skip
+    stack = c3.selectbox("Measured under", SERVING_STACKS, index=SERVING_STACKS.index(sc.deployment.stack), key=STACK,
+                         format_func=lambda s: STACK_NAMES[s],
+                         help="The serving stack your timings came from: the fit is marked your own calibration "
+                         "under it (docs/calibration.md, 'Marked as your own').")  # fmt: skip
     try:
-        rec = _fit(raw, up.name, str(chip), profile.strip(), key, cat)
+        rec = _fit(raw, up.name, str(chip), profile.strip(), str(stack), key, cat)
     except ScenarioError as exc:
         st.error(plain(exc), icon=":material/error:")
         return
@@ -124,6 +131,16 @@ def section() -> None:
     st.caption(
         f"{plain(chip)}'s default profile until now: η_F {was.eta_compute}, η_B {was.eta_bandwidth}, overhead "
         f"{was.overhead_ms} ms per 80 layers ({plain(was.source)})."
+    )
+    band = p.band
+    held = (
+        "no held-out error (one point), so no band" if band is None
+        else ", ".join(f"{f.upper() if f != 'throughput' else f} {lo - 1:+.1%} to {hi - 1:+.1%}" for f, (lo, hi) in band.items())
+        or "too few held-out points for a band (three per figure)"
+    )  # fmt: skip
+    st.caption(
+        f"Marked as **your own** calibration under {STACK_NAMES[str(stack)]}: each point predicted by the profile "
+        f"fitted without it gives the band it carries ({held})."
     )
     st.dataframe(rec.fit.table[list(tables.CALIBRATION_FIT)], hide_index=True, width="stretch",
                  column_config=tables.CALIBRATION_FIT)  # fmt: skip
