@@ -6,10 +6,14 @@ The user uploads a CSV of measured prefill times, decode step times or offline t
 ``python -m engine calibrate`` does. The page shows the fit and its error per point, offers the
 new catalog entry (``<chip>-<profile>``) as TOML, and can add it to the scenario's custom
 hardware so it can be picked on the Strategy page. The user says which serving stack the timings
-came from: the profile is marked their own calibration under it, with the band of its held-out points. A bad file is refused with its line and column.
+came from: the profile is marked their own calibration under it, with the band of its held-out
+points. A bad file is refused with its line and column.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -61,6 +65,44 @@ def _use(chip: HardwareSpec) -> None:
     hardware.add_custom_chip(chip)
 
 
+def _stack(col: Any, default: str) -> str:
+    """The serving stack the timings came from (the scenario's by default): the fit is marked under it."""
+    return str(
+        col.selectbox(
+            "Measured under",
+            SERVING_STACKS,
+            index=SERVING_STACKS.index(default),
+            key=STACK,
+            format_func=lambda s: STACK_NAMES[s],
+            help="The serving stack your timings came from: the fit is marked your own calibration under it "
+            "(docs/calibration.md, 'Marked as your own').",
+        )
+    )
+
+
+def _captions(chip: HardwareSpec, band: Mapping[str, tuple[float, float]] | None, stack: str) -> None:
+    """The chip's profile until now, and the fit's mark: the user's own calibration under `stack`, with
+    the band of its held-out points."""
+    was = chip.profile()
+    st.caption(
+        f"{plain(chip.id)}'s default profile until now: η_F {was.eta_compute}, η_B {was.eta_bandwidth}, overhead "
+        f"{was.overhead_ms} ms per 80 layers ({plain(was.source)})."
+    )
+    held = (
+        "no held-out error (one point), so no band"
+        if band is None
+        else ", ".join(f"{_FIGURE[f]} {lo - 1:+.1%} to {hi - 1:+.1%}" for f, (lo, hi) in band.items())
+        or "too few held-out points for a band (three per figure)"
+    )
+    st.caption(
+        f"Marked as **your own** calibration under {STACK_NAMES[stack]}: each point predicted by the profile "
+        f"fitted without it gives the band it carries ({held})."
+    )
+
+
+_FIGURE = {"throughput": "throughput", "ttft": "TTFT", "tpot": "TPOT"}
+
+
 def section() -> None:
     """Explain the CSV, offer an example, fit an upload, and offer the result."""
     st.markdown(
@@ -107,12 +149,9 @@ def section() -> None:
                         help="The fit uses the file's rows of this chip only.")  # fmt: skip
     profile = c2.text_input("Profile name", value="mine", key=PROFILE, max_chars=32,
                             help="Names the fitted profile and the new chip: <chip>-<profile>, e.g. l40s-vllm.")  # fmt: skip
-    stack = c3.selectbox("Measured under", SERVING_STACKS, index=SERVING_STACKS.index(sc.deployment.stack), key=STACK,
-                         format_func=lambda s: STACK_NAMES[s],
-                         help="The serving stack your timings came from: the fit is marked your own calibration "
-                         "under it (docs/calibration.md, 'Marked as your own').")  # fmt: skip
+    stack = _stack(c3, sc.deployment.stack)
     try:
-        rec = _fit(raw, up.name, str(chip), profile.strip(), str(stack), key, cat)
+        rec = _fit(raw, up.name, str(chip), profile.strip(), stack, key, cat)
     except ScenarioError as exc:
         st.error(plain(exc), icon=":material/error:")
         return
@@ -127,21 +166,7 @@ def section() -> None:
                   "a model with L layers pays L/80 of it.")  # fmt: skip
         st.metric("Median |error|", f"{rec.fit.median_abs_error:.1%}", border=True, width="content")
         st.metric("Worst |error|", f"{rec.fit.worst_abs_error:.1%}", border=True, width="content")
-    was = cat.hardware[str(chip)].profile()
-    st.caption(
-        f"{plain(chip)}'s default profile until now: η_F {was.eta_compute}, η_B {was.eta_bandwidth}, overhead "
-        f"{was.overhead_ms} ms per 80 layers ({plain(was.source)})."
-    )
-    band = p.band
-    held = (
-        "no held-out error (one point), so no band" if band is None
-        else ", ".join(f"{f.upper() if f != 'throughput' else f} {lo - 1:+.1%} to {hi - 1:+.1%}" for f, (lo, hi) in band.items())
-        or "too few held-out points for a band (three per figure)"
-    )  # fmt: skip
-    st.caption(
-        f"Marked as **your own** calibration under {STACK_NAMES[str(stack)]}: each point predicted by the profile "
-        f"fitted without it gives the band it carries ({held})."
-    )
+    _captions(cat.hardware[str(chip)], p.band, stack)
     st.dataframe(rec.fit.table[list(tables.CALIBRATION_FIT)], hide_index=True, width="stretch",
                  column_config=tables.CALIBRATION_FIT)  # fmt: skip
     mine = {h.id: h for h in sc.custom_hardware}

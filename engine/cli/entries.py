@@ -117,10 +117,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     band = result.profile.band
-    held = "no held-out error (one point)" if band is None else (
-        "; ".join(f"{f} {lo - 1:+.1%} to {hi - 1:+.1%}" for f, (lo, hi) in band.items())
+    held = (
+        "no held-out error (one point)"
+        if band is None
+        else "; ".join(f"{f} {lo - 1:+.1%} to {hi - 1:+.1%}" for f, (lo, hi) in band.items())
         or "too few held-out points for a band (three per figure)"
-    )  # fmt: skip
+    )
     print(f"marked as your own calibration under {args.stack}; held-out band: {held}", file=sys.stderr)
     chip = cat.chip(args.hardware)
     new_id = args.new_id or f"{chip.id}-{args.profile}"

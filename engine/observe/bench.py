@@ -239,7 +239,8 @@ _PRINTED_METRIC = {"TTFT": "ttft", "TPOT": "tpot", "ITL": "itl", "E2EL": "e2e", 
 _NAMESPACE = re.compile(r"\b(model|num_prompts|burstiness)=('(?P<s>[^']{1,200})'|(?P<n>[0-9.]+))")
 _TOOL = re.compile(r"vllm bench serve|bench_serving|benchmark_serving")
 _FLAG = re.compile(
-    r"--(model|num-prompts|burstiness|request-rate|max-concurrency)(?:=|\s+)(?P<v>'[^']{1,200}'|\"[^\"]{1,200}\"|[^\s'\"]{1,200})"
+    r"--(model|num-prompts|burstiness|request-rate|max-concurrency)(?:=|\s+)"
+    r"(?P<v>'[^']{1,200}'|\"[^\"]{1,200}\"|[^\s'\"]{1,200})"
 )
 
 
