@@ -5,10 +5,15 @@ The user uploads a CSV of measured prefill times, decode step times or offline t
 `engine.explain.report.recalibrate` fits eta_compute, eta_bandwidth and overhead_ms as
 ``python -m engine calibrate`` does. The page shows the fit and its error per point, offers the
 new catalog entry (``<chip>-<profile>``) as TOML, and can add it to the scenario's custom
-hardware so it can be picked on the Strategy page. A bad file is refused with its line and column.
+hardware so it can be picked on the Strategy page. The user says which serving stack the timings
+came from: the profile is marked their own calibration under it, with the band of its held-out
+points. A bad file is refused with its line and column.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -17,6 +22,7 @@ from engine import explain as ex
 from engine.calibration import MEASUREMENT_COLUMNS, Measurement
 from engine.catalog import Catalog, HardwareSpec, load_catalog
 from engine.core import ScenarioError
+from engine.costmodel import SERVING_STACKS, STACK_NAMES
 from engine.scenario import scenario_catalog
 from ui import hardware, state, tables
 from ui.text import plain
@@ -24,6 +30,7 @@ from ui.text import plain
 UPLOAD = "fg:calib-upload"
 CHIP = "fg:calib-chip"
 PROFILE = "fg:calib-profile"
+STACK = "fg:calib-stack"
 
 
 @st.cache_data(show_spinner=False)
@@ -48,14 +55,52 @@ def _parse(data: bytes, name: str, catalog_key: str, _catalog: Catalog) -> list[
 
 @st.cache_data(max_entries=8, show_spinner="Fitting…")
 def _fit(
-    data: bytes, name: str, hardware_id: str, profile: str, catalog_key: str, _catalog: Catalog
+    data: bytes, name: str, hardware_id: str, profile: str, stack: str, catalog_key: str, _catalog: Catalog
 ) -> ex.Recalibration:
     points = ex.parse_measurements(data, name, _catalog)
-    return ex.recalibrate(points, _catalog, hardware_id, profile, name)
+    return ex.recalibrate(points, _catalog, hardware_id, profile, name, stack)
 
 
 def _use(chip: HardwareSpec) -> None:
     hardware.add_custom_chip(chip)
+
+
+def _stack(col: Any, default: str) -> str:
+    """The serving stack the timings came from (the scenario's by default): the fit is marked under it."""
+    return str(
+        col.selectbox(
+            "Measured under",
+            SERVING_STACKS,
+            index=SERVING_STACKS.index(default),
+            key=STACK,
+            format_func=lambda s: STACK_NAMES[s],
+            help="The serving stack your timings came from: the fit is marked your own calibration under it "
+            "(docs/calibration.md, 'Marked as your own').",
+        )
+    )
+
+
+def _captions(chip: HardwareSpec, band: Mapping[str, tuple[float, float]] | None, stack: str) -> None:
+    """The chip's profile until now, and the fit's mark: the user's own calibration under `stack`, with
+    the band of its held-out points."""
+    was = chip.profile()
+    st.caption(
+        f"{plain(chip.id)}'s default profile until now: η_F {was.eta_compute}, η_B {was.eta_bandwidth}, overhead "
+        f"{was.overhead_ms} ms per 80 layers ({plain(was.source)})."
+    )
+    held = (
+        "no held-out error (one point), so no band"
+        if band is None
+        else ", ".join(f"{_FIGURE[f]} {lo - 1:+.1%} to {hi - 1:+.1%}" for f, (lo, hi) in band.items())
+        or "too few held-out points for a band (three per figure)"
+    )
+    st.caption(
+        f"Marked as **your own** calibration under {STACK_NAMES[stack]}: each point predicted by the profile "
+        f"fitted without it gives the band it carries ({held})."
+    )
+
+
+_FIGURE = {"throughput": "throughput", "ttft": "TTFT", "tpot": "TPOT"}
 
 
 def section() -> None:
@@ -99,13 +144,14 @@ def section() -> None:
         return
     counts = pd.Series([m.hardware for m in points]).value_counts()
     chips = sorted(counts.index)
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns(3)
     chip = c1.selectbox("Chip to fit", chips, key=CHIP, format_func=lambda c: f"{c} ({counts[c]} points)",
                         help="The fit uses the file's rows of this chip only.")  # fmt: skip
     profile = c2.text_input("Profile name", value="mine", key=PROFILE, max_chars=32,
                             help="Names the fitted profile and the new chip: <chip>-<profile>, e.g. l40s-vllm.")  # fmt: skip
+    stack = _stack(c3, sc.deployment.stack)
     try:
-        rec = _fit(raw, up.name, str(chip), profile.strip(), key, cat)
+        rec = _fit(raw, up.name, str(chip), profile.strip(), stack, key, cat)
     except ScenarioError as exc:
         st.error(plain(exc), icon=":material/error:")
         return
@@ -120,11 +166,7 @@ def section() -> None:
                   "a model with L layers pays L/80 of it.")  # fmt: skip
         st.metric("Median |error|", f"{rec.fit.median_abs_error:.1%}", border=True, width="content")
         st.metric("Worst |error|", f"{rec.fit.worst_abs_error:.1%}", border=True, width="content")
-    was = cat.hardware[str(chip)].profile()
-    st.caption(
-        f"{plain(chip)}'s default profile until now: η_F {was.eta_compute}, η_B {was.eta_bandwidth}, overhead "
-        f"{was.overhead_ms} ms per 80 layers ({plain(was.source)})."
-    )
+    _captions(cat.hardware[str(chip)], p.band, stack)
     st.dataframe(rec.fit.table[list(tables.CALIBRATION_FIT)], hide_index=True, width="stretch",
                  column_config=tables.CALIBRATION_FIT)  # fmt: skip
     mine = {h.id: h for h in sc.custom_hardware}

@@ -54,10 +54,18 @@ def own_terms(
     return "own", rule, band, errors, caveat
 
 
-def calibrate_hint(chip: str, stack: str) -> str:
-    """Where to fit one's own benchmark of `chip` under `stack`: the Hardware page and the command line."""
+def calibrate_hint(chip: str, stack: str, custom: bool = False) -> str:
+    """Where to fit one's own benchmark of `chip` under `stack`: the Hardware page and the command line.
+
+    A `custom` chip (a scenario's own entry) is unknown to the command line until its entry is a file
+    of a catalog directory: the command names the directory (``FENGONG_CATALOG``) that makes it known."""
+    command = f"fengong calibrate RESULT.json --hardware {chip} --stack {stack}"
+    if custom:
+        command = (
+            f"FENGONG_CATALOG=DIR {command}, with the chip's entry saved as DIR/hardware/{chip}.toml (the "
+            "catalog entry the Hardware page downloads; the command line knows only catalog chips)"
+        )
     return (
         'the Hardware page\'s "Calibrate from your benchmark" (a vllm bench serve, SGLang bench_serving or AIPerf '
-        f"result, or a /metrics scrape), or fengong calibrate RESULT.json --hardware {chip} --stack {stack} "
-        "(which also takes a CSV of timings, docs/calibration.md)"
+        f"result, or a /metrics scrape), or {command} (which also takes a CSV of timings, docs/calibration.md)"
     )

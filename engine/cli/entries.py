@@ -89,7 +89,7 @@ def _write_or_print(text: str, out: str | None) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Fit a chip's profile to measured timings and print (or write) the new catalog entry."""
-    from engine.calibration import calibrate, measurements
+    from engine.calibration import measurements, own_fit
 
     cat = load_catalog()
     if args.reference:
@@ -106,7 +106,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     points = [m for m in measurements.read_measurements(csv) if m.hardware == args.hardware]
     if not points:
         raise ScenarioError(f"calibrate: no rows for hardware {args.hardware!r} in {csv}")
-    result = calibrate.fit(points, cat, f"fitted to {len(points)} measurements in {Path(csv).name}")
+    result = own_fit.fit_own(points, cat, Path(csv).name, args.stack)  # the user's own, under --stack
     shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
     shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")  # a signed percentage, as the summary line
     print(shown.to_string(index=False), file=sys.stderr)
@@ -116,6 +116,14 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         f"{result.median_abs_error:.1%}",
         file=sys.stderr,
     )
+    band = result.profile.band
+    held = (
+        "no held-out error (one point)"
+        if band is None
+        else "; ".join(f"{f} {lo - 1:+.1%} to {hi - 1:+.1%}" for f, (lo, hi) in band.items())
+        or "too few held-out points for a band (three per figure)"
+    )
+    print(f"marked as your own calibration under {args.stack}; held-out band: {held}", file=sys.stderr)
     chip = cat.chip(args.hardware)
     new_id = args.new_id or f"{chip.id}-{args.profile}"
     profiles = {**chip.profiles, args.profile: result.profile}

@@ -342,7 +342,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
     how to calibrate it: fit the user's own measurements of that chip under that stack.
     """
     groups: dict[tuple[str, str], list[str]] = {}
-    cals = {}
+    cals, custom = {}, {h.id for h in result.scenario.custom_hardware}  # custom: the CLI lacks them
     for m in uncalibrated(pool_marks(result.scenario, result.summary)):
         groups.setdefault((m.hardware, m.calibration.rule), []).append(m.pool)
         cals[m.hardware, m.calibration.rule] = m.calibration
@@ -357,7 +357,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 "calibration",
                 f"{hw} ({which}) is uncalibrated under {stack}: its profile comes by a rule ({rule}), not from "
                 f"measurements of {hw} under {stack}; {errors_text(real_bands(cal))}. To calibrate it, fit your "
-                f"own benchmark of it: {calibrate_hint(hw, cal.stack)}.",
+                f"own benchmark of it: {calibrate_hint(hw, cal.stack, hw in custom)}.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )
         )
@@ -375,8 +375,8 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 "calibration",
                 f"{hw} ({which}) is partly calibrated under {stack}: its dense layers are fitted to measurements "
                 f"of {hw}, but the model's routed experts run at {cal.experts:.0%} of the dense layers' rates, terms "
-                f"fitted to every chip's MoE measurements (per stack where two sources allow); {errors_text(real_bands(cal))}. "
-                f"To give {hw} its own, fit your benchmark of a MoE model on it: {calibrate_hint(hw, cal.stack)}.",
+                f"fitted to every chip's MoE measurements (per stack where two sources allow); {errors_text(real_bands(cal))}. To give "
+                f"{hw} its own, fit your benchmark of a MoE model: {calibrate_hint(hw, cal.stack, hw in custom)}.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )
         )

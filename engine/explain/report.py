@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
-from engine.calibration import calibrate, measurements, predictor, reference, trust
+from engine.calibration import calibrate, measurements, own_fit, predictor, reference, trust
 from engine.catalog.entries import Catalog, entry_to_toml
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core import bounds
@@ -388,11 +388,13 @@ def recalibrate(
     hardware: str,
     profile: str,
     name: str = "measurements.csv",
+    stack: str = "vllm",
 ) -> Recalibration:
     """Fit `hardware`'s factors to its rows of `points`; the result as a new catalog entry.
 
-    What ``python -m engine calibrate FILE --hardware H --profile P`` does: the entry is the chip
-    copied with id ``<H>-<P>`` and the fitted profile as its default. ScenarioError says why not.
+    What ``python -m engine calibrate FILE --hardware H --profile P --stack S`` does: the entry is the
+    chip copied with id ``<H>-<P>`` and the fitted profile as its default, marked as the user's own
+    under `stack` with the band of its held-out points (`own_fit.fit_own`). ScenarioError says why not.
     """
     if not PROFILE_NAME.match(profile):
         raise ScenarioError(
@@ -410,7 +412,7 @@ def recalibrate(
         )
     chip = catalog.chip(hardware)
     try:
-        result = calibrate.fit(rows, catalog, f"fitted to {len(rows)} measurements in {name}")
+        result = own_fit.fit_own(rows, catalog, name, stack)
         entry = chip.model_copy(
             update={
                 "id": f"{chip.id}-{profile}",

@@ -6,7 +6,8 @@ know; the checks on untrusted values), `bench` (vLLM's `vllm bench serve` and SG
 (a vLLM server's /metrics, one scrape or two over a window), `formats` (their names), `detect` (the
 one front door: which format a file is in), `playback` (a result as a workload, simulated on a
 stated deployment, measured against simulated), `fit` (results as calibration points, a profile fitted by
-engine.calibration.calibrate, each file left out in turn).
+engine.calibration.calibrate, each file left out in turn), `shipped` (the shipped reference rows
+copied from printed result blocks, as the same observations: one way in for measurements).
 May import: every lower package, up to engine.explain.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its
@@ -37,6 +38,8 @@ _API = {
     "before_after": "engine.observe.playback",
     "cdf_frame": "engine.observe.playback",
     "replay": "engine.observe.playback",
+    "block_observation": "engine.observe.shipped",
+    "reference_blocks": "engine.observe.shipped",
 }
 _RENAMED: dict[str, str] = {}
 
@@ -47,6 +50,7 @@ __all__ = [
     "Observation",
     "Replay",
     "before_after",
+    "block_observation",
     "cdf_frame",
     "entry_toml",
     "entry_with",
@@ -56,6 +60,7 @@ __all__ = [
     "read_pair",
     "read_path",
     "read_text",
+    "reference_blocks",
     "replay",
     "with_load",
 ]
@@ -70,3 +75,4 @@ if TYPE_CHECKING:
     from engine.observe.formats import FORMATS
     from engine.observe.observation import Observation, with_load
     from engine.observe.playback import Deployment, Replay, before_after, cdf_frame, guess_model, replay
+    from engine.observe.shipped import block_observation, reference_blocks

@@ -237,6 +237,36 @@ _LINE = re.compile(r"^(?P<label>[A-Za-z0-9 ()/._-]+):\s+(?P<value>\S+)\s*$")
 _PRINTED_STAT = re.compile(r"^(Mean|Median|P(\d+(?:\.\d+)?)) (TTFT|TPOT|ITL|E2EL|E2E Latency) \(ms\)$")
 _PRINTED_METRIC = {"TTFT": "ttft", "TPOT": "tpot", "ITL": "itl", "E2EL": "e2e", "E2E Latency": "e2e"}
 _NAMESPACE = re.compile(r"\b(model|num_prompts|burstiness)=('(?P<s>[^']{1,200})'|(?P<n>[0-9.]+))")
+_TOOL = re.compile(r"vllm bench serve|bench_serving|benchmark_serving")
+_FLAG = re.compile(
+    r"--(model|num-prompts|burstiness|request-rate|max-concurrency)(?:=|\s+)"
+    r"(?P<v>'[^']{1,200}'|\"[^\"]{1,200}\"|[^\s'\"]{1,200})"
+)
+
+
+def _arguments(head: str) -> dict[str, str]:
+    """The setup stated before a printed block: the ``--model``, ``--num-prompts``, ``--burstiness``,
+    ``--request-rate`` and ``--max-concurrency`` of the benchmark command pasted above it (lines
+    continued with a backslash joined), overridden by the ``Namespace(...)`` the tool echoes."""
+    out: dict[str, str] = {}
+    for line in re.sub(r"\\\r?\n", " ", head).splitlines():
+        if _TOOL.search(line) and not line.lstrip().startswith("#"):
+            out.update(
+                {m.group(1).replace("-", "_"): m.group("v").strip("'\"") for m in _FLAG.finditer(line)}
+            )
+    out.update({m.group(1): m.group("s") or m.group("n") for m in _NAMESPACE.finditer(head)})
+    return out
+
+
+def _argument(args: dict[str, str], key: str, what: str, **kw: float) -> float | None:
+    """A numeric argument of the command (None when absent or ``inf``), checked by `number`."""
+    v = args.get(key)
+    if v is None or v == "inf":
+        return None
+    try:
+        return number(float(v), f"{what}: --{key.replace('_', '-')}", **kw)
+    except ValueError:
+        raise ScenarioError(f"{what}: --{key.replace('_', '-')}: {v!r} is not a number") from None
 
 
 def printed_block(text: str, source: str) -> dict[str, str]:
@@ -258,7 +288,8 @@ def printed_block(text: str, source: str) -> dict[str, str]:
 
 def read_printed(text: str, source: str) -> Observation:
     """The result block either tool prints (SGLang's starts with 'Backend:'), with the model and
-    prompt count from the arguments it echoes before the run (``Namespace(... model='...' ...)``)."""
+    prompt count from the arguments it echoes before the run (``Namespace(... model='...' ...)``) or
+    the benchmark command pasted above the block (`_arguments`)."""
     block = printed_block(text, source)
     sglang = "Backend" in block
     what = f"{source} ({'sglang' if sglang else 'vllm'} printed result)"
@@ -283,24 +314,26 @@ def read_printed(text: str, source: str) -> Observation:
             slot["mean"] = v
         elif v is not None:
             slot["p"][50.0 if m.group(1) == "Median" else float(m.group(2))] = v
-    args = {
-        m.group(1): m.group("s") or m.group("n") for m in _NAMESPACE.finditer(text[: text.rfind(BLOCK_HEAD)])
-    }
+    args = _arguments(text[: text.rfind(BLOCK_HEAD)])
     done = num("Successful requests")
     rate_label = "Traffic request rate" if sglang else "Request rate configured (RPS)"
-    rate = num(rate_label)
+    rate = num(rate_label) if rate_label in block else _argument(args, "request_rate", what, low=1e-6)
     conc = num("Max request concurrency" if sglang else "Maximum request concurrency")
+    if conc is None:
+        conc = _argument(args, "max_concurrency", what, high=bounds.MAX_CLIENTS)
+    prompts = _argument(args, "num_prompts", what, high=bounds.MAX_REQUESTS)
+    burst = _argument(args, "burstiness", what, low=1e-3, high=1e3)
     tin, tout = num("Total input tokens"), num("Total generated tokens")
     latencies = {k: latency_ms(v["mean"], v["p"]) for k, v in lat.items()}
     setup = Setup(
         model=args.get("model"),
         prompt_tokens=tin / done if tin is not None and done else None,
         output_tokens=tout / done if tout is not None and done else None,
-        requests=int(float(args["num_prompts"])) if "num_prompts" in args else (int(done) if done else None),
+        requests=int(prompts) if prompts else (int(done) if done else None),
         rate_rps=rate,
         all_at_once=rate is None,
         concurrency=int(conc) if conc else None,
-        burstiness=float(args["burstiness"]) if "burstiness" in args else 1.0,
+        burstiness=burst or 1.0,
     )
     measured = Measured(
         ttft=latencies.get("ttft"),

@@ -27,6 +27,7 @@ import pandas as pd
 
 from engine.calibration import calibrate
 from engine.calibration.measurements import FIGURE_OF, Measurement
+from engine.calibration.own_fit import band_ratio
 from engine.catalog.entries import Catalog, entry_to_toml
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core.errors import ScenarioError
@@ -154,13 +155,10 @@ def marked(
     measured (`CalibrationProfile.band`: None without any held-out error, as with one file), so it
     is marked the user's own calibration under that stack (`engine.calibration.own`)."""
     rows = bands.to_dict(orient="records")
-    band = {str(r["figure"]): (_ratio(r["low"]), _ratio(r["high"])) for r in rows} if held_out else None
+    band = (
+        {str(r["figure"]): (band_ratio(r["low"]), band_ratio(r["high"])) for r in rows} if held_out else None
+    )
     return CalibrationProfile.model_validate({**profile.model_dump(), "stack": stack, "band": band})
-
-
-def _ratio(error: float) -> float:
-    """A held-out error (predicted / measured - 1) as the ratio a band stores, within its bounds."""
-    return round(min(max(1.0 + float(error), 0.01), 100.0), 3)
 
 
 MIN_BAND_POINTS = 3

@@ -84,9 +84,11 @@ class Replay:
 
 
 def _norm(name: str) -> str:
+    """A model name without its organisation, release date ('-2507', '-0528') and tuning suffix."""
     base = name.strip().rsplit("/", 1)[-1].lower()
     base = re.sub(r"^meta-", "", base)
-    return re.sub(r"-(instruct|chat|hf|it)$", "", base).replace("_", "-")
+    base = re.sub(r"-\d{4}$", "", base)  # a release's date: same architecture
+    return re.sub(r"-(instruct|chat|hf|it|thinking)$", "", base).replace("_", "-")
 
 
 def guess_model(name: str | None, catalog: Catalog) -> str | None:

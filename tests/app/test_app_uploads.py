@@ -114,6 +114,11 @@ def test_about_page_recalibrates_from_an_upload() -> None:
     )
     assert len(fit) == 9 and fit["id"].str.startswith("l40s-").all()
     assert (fit["error"].abs() < 0.06).all()
+    # the fit is the user's own, under the stack they say the timings came from
+    assert at.selectbox(key="fg:calib-stack").value == scenario_of(at).deployment.stack
+    at.selectbox(key="fg:calib-stack").set_value("sglang").run()
+    mark = next(text_of(c.value) for c in at.caption if "your own" in text_of(c.value))
+    assert "under SGLang" in mark and "TPOT" in mark, mark
     # another profile name makes another chip; "use" puts it into the scenario's custom hardware
     at.text_input(key="fg:calib-profile").set_value("vllm").run()
     assert "Catalog entry l40s-vllm.toml" in [b.label for b in at.download_button]
@@ -121,6 +126,7 @@ def test_about_page_recalibrates_from_an_upload() -> None:
     assert_clean(at)
     custom = scenario_of(at).custom_hardware
     assert [h.id for h in custom] == ["l40s-vllm"] and custom[0].default_profile == "vllm"
+    assert custom[0].profiles["vllm"].stack == "sglang" and custom[0].profiles["vllm"].band
     assert any("l40s-vllm" in text_of(s.value) for s in at.success)
     at.switch_page("app_pages/strategy.py").run()
     assert_clean(at)

@@ -155,4 +155,34 @@ def test_the_advisor_asks_no_calibration_of_an_own_fit_and_says_where_to_make_on
     (other,) = calibration_findings(SimpleNamespace(scenario=_on_mine(_fitted(), "sglang"), summary={}))  # type: ignore[arg-type]
     assert "your own vLLM fit used for SGLang" in other.text
     assert 'the Hardware page\'s "Calibrate from your benchmark"' in other.text
-    assert "fengong calibrate RESULT.json --hardware h100-sxm-mine --stack sglang" in other.text
+    # a custom chip is unknown to the command line: the command names the catalog directory that knows it
+    assert (
+        "FENGONG_CATALOG=DIR fengong calibrate RESULT.json --hardware h100-sxm-mine --stack sglang"
+        in other.text
+    )
+    assert "DIR/hardware/h100-sxm-mine.toml" in other.text
+
+
+def test_the_advisors_command_for_a_custom_chip_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from types import SimpleNamespace
+
+    from engine.cli.main import main
+    from engine.explain.advisor import calibration_findings
+    from engine.observe.fit import entry_toml
+
+    sc = _on_mine(_fitted(), "sglang")
+    (finding,) = calibration_findings(SimpleNamespace(scenario=sc, summary={}))  # type: ignore[arg-type]
+    command = finding.text.split(" or FENGONG_CATALOG=DIR ", 1)[1].split(",", 1)[0].split()
+    assert command[:2] == ["fengong", "calibrate"]
+    real = Path(__file__).parent.parent / "observe" / "fixtures" / "real"
+    argv = [*command[1:], "--model", "qwen3-8b", "--out", str(tmp_path / "out.toml")]
+    argv[argv.index("RESULT.json")] = str(real / "gpustack_qwen3-8b_h100_sglang-server_c4.txt")
+    assert main(argv) == 2  # as the advisor says: not without the chip's file
+    assert "unknown hardware 'h100-sxm-mine'" in capsys.readouterr().err
+    (tmp_path / "hardware").mkdir()
+    (tmp_path / "hardware" / "h100-sxm-mine.toml").write_text(entry_toml(sc.custom_hardware[0]))
+    monkeypatch.setenv("FENGONG_CATALOG", str(tmp_path))
+    assert main(argv) == 0
+    assert 'id = "h100-sxm-mine-mine"' in (tmp_path / "out.toml").read_text()

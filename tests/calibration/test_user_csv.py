@@ -93,3 +93,40 @@ def test_bad_user_csv_names_line_and_column(tmp_path: Path) -> None:
     p.write_text("a,b\n1,2\n")
     with pytest.raises(ScenarioError, match="missing column"):
         measurements.read_measurements(p)
+
+
+def test_a_csv_fit_is_marked_the_users_own_under_its_stack(catalog: Catalog) -> None:
+    from engine.calibration import trust
+    from engine.explain import report
+
+    points = report.parse_measurements(
+        report.example_measurements_csv(catalog).encode(), "bench.csv", catalog
+    )
+    rec = report.recalibrate(points, catalog, "l40s", "mine", "bench.csv", stack="sglang")
+    prof = rec.profile
+    assert prof.source == "user's own: fitted to 9 measurements in bench.csv" and prof.stack == "sglang"
+    # nine points held out one by one: three or more per figure give each its band, around the truth
+    assert prof.band is not None and set(prof.band) == {"ttft", "tpot"}
+    assert all(0.8 < lo <= hi < 1.2 for lo, hi in prof.band.values())
+    cat = Catalog(hardware={**catalog.hardware, rec.entry.id: rec.entry}, models=catalog.models)
+    _, under_it = trust.calibration(cat.chip("l40s-mine"), "sglang", cat, custom=True)
+    assert under_it.basis == "own" and under_it.mark == "calibrated" and under_it.band == prof.band
+    _, other = trust.calibration(cat.chip("l40s-mine"), "vllm", cat, custom=True)
+    assert other.basis == "other_stack" and other.mark == "uncalibrated"
+    one = report.recalibrate(points[:1], catalog, "l40s", "mine", "bench.csv", stack="sglang")
+    assert one.profile.band is None and one.profile.stack == "sglang"  # no held-out error at all
+
+
+def test_the_cli_csv_fit_writes_the_own_mark(tmp_path: Path, catalog: Catalog) -> None:
+    import tomllib
+
+    from engine.explain import report
+
+    csv_path = tmp_path / "mine.csv"
+    csv_path.write_text(report.example_measurements_csv(catalog))
+    out = tmp_path / "l40s-mine.toml"
+    argv = ["calibrate", str(csv_path), "--hardware", "l40s", "--stack", "trtllm", "--out", str(out)]
+    assert main(argv) == 0
+    prof = tomllib.loads(out.read_text())["profiles"]["mine"]
+    assert prof["source"].startswith("user's own: fitted to 9 measurements in mine.csv")
+    assert prof["stack"] == "trtllm" and set(prof["band"]) == {"ttft", "tpot"}

@@ -22,6 +22,10 @@ def test_model_names_are_recognised() -> None:
     cat = load_catalog()
     assert guess_model("meta-llama/Llama-3.1-8B-Instruct", cat) == "llama-3.1-8b"
     assert guess_model("Qwen/Qwen3-8B", cat) == "qwen3-8b"
+    # a release's date and a tuning suffix do not change the architecture (the real fixtures' names)
+    assert guess_model("Qwen/Qwen3-235B-A22B-Instruct-2507", cat) == "qwen3-235b-a22b"
+    assert guess_model("deepseek-ai/DeepSeek-R1-0528", cat) == "deepseek-r1"
+    assert guess_model("Qwen/Qwen3-32B", cat) is None  # not in the catalog
     assert guess_model("my-org/unknown-model", cat) is None
 
 
