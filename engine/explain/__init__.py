@@ -1,6 +1,6 @@
 """Explaining results: findings, values the pages show, previews and reports.
 
-Owns: `advisor` (findings and the specialisation test), `rooflines` (each phase on each
+Owns: `advisor` (findings from a run), `specialisation` (the ASIC test), `rooflines` (each phase on each
 chip's roofline), `confidence` (calibration marks and the
 expected error of each figure), `presentation` (the figures and frames the
 dashboard draws), `previews` (what a setting will do before a run: length histograms, shipped
@@ -23,11 +23,11 @@ from engine.faces import lazy as _lazy
 _API = {
     "Advice": "engine.explain.advisor",
     "Finding": "engine.explain.advisor",
-    "STABLE_MONTHS": "engine.explain.advisor",
+    "STABLE_MONTHS": "engine.explain.specialisation",
     "advise": "engine.explain.advisor",
     "findings": "engine.explain.advisor",
     "roofline_table": "engine.explain.rooflines",
-    "specialisation": "engine.explain.advisor",
+    "specialisation": "engine.explain.specialisation",
     "BAND_NOTE": "engine.explain.confidence",
     "HEADLINE_SOURCES": "engine.explain.confidence",
     "Limits": "engine.explain.confidence",
@@ -278,14 +278,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 
 if TYPE_CHECKING:
-    from engine.explain.advisor import (
-        STABLE_MONTHS,
-        Advice,
-        Finding,
-        advise,
-        findings,
-        specialisation,
-    )
+    from engine.explain.advisor import Advice, Finding, advise, findings
     from engine.explain.confidence import (
         BAND_NOTE,
         HEADLINE_SOURCES,
@@ -388,6 +381,7 @@ if TYPE_CHECKING:
     )
     from engine.explain.rooflines import roofline_table
     from engine.explain.scaled import autoscale_line
+    from engine.explain.specialisation import STABLE_MONTHS, specialisation
     from engine.explain.sustain import GROWS, at_least, latency, line
     from engine.explain.way_in import way_in_line
     from engine.serving.summary import shortfall_rps
