@@ -28,6 +28,7 @@ _API = {
     "findings": "engine.explain.advisor",
     "roofline_table": "engine.explain.rooflines",
     "specialisation": "engine.explain.specialisation",
+    "porting_lines": "engine.explain.software",
     "BAND_NOTE": "engine.explain.confidence",
     "HEADLINE_SOURCES": "engine.explain.confidence",
     "Limits": "engine.explain.confidence",
@@ -227,6 +228,7 @@ __all__ = [
     "pool_marks",
     "pool_memory",
     "pool_summary",
+    "porting_lines",
     "provenance",
     "rate_cap_rps",
     "rate_curve",
@@ -381,6 +383,7 @@ if TYPE_CHECKING:
     )
     from engine.explain.rooflines import roofline_table
     from engine.explain.scaled import autoscale_line
+    from engine.explain.software import porting_lines
     from engine.explain.specialisation import STABLE_MONTHS, specialisation
     from engine.explain.sustain import GROWS, at_least, latency, line
     from engine.explain.way_in import way_in_line

@@ -6,6 +6,9 @@ input, against `STABLE_MONTHS`), is it large (its share of the fleet's chip-hour
 against `LARGE_SHARE`), and is its bottleneck clear (the share of its work bound by one resource,
 against `CLEAR_SHARE`: prefill per request from the cost model, decode per busy time bin from the
 measured batch and KV memory). Three yeses: worth considering; two: borderline; fewer: not worth it.
+The seeds' fourth question, is its software ready (`engine.explain.software.software_answer`: the
+maturity of the phase's chips' stack, and the amortised porting against their bill), costs one yes
+when the answer is no; not rated (no maturity stated, numbers by rule) it costs nothing and says so.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import pandas as pd
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.costmodel.iteration import decode_cost, prefill_cost
+from engine.explain.software import software_answer
 from engine.scenario.resolve import resolve
 from engine.serving.run import SimResult
 
@@ -114,12 +118,13 @@ def _shares(kind: np.ndarray, weight: np.ndarray) -> dict[str, float]:
 def specialisation(
     result: SimResult, model_change_months: float, catalog: Catalog | None = None
 ) -> pd.DataFrame:
-    """Per phase: stable? large? clear bottleneck? with the numbers, and a verdict on an ASIC."""
+    """Per phase: stable? large? clear bottleneck? software ready? with the numbers, and a verdict on an ASIC."""
     if not 0 < model_change_months <= 600:
         raise ScenarioError(f"model_change_months: must be in (0, 600] (got {model_change_months})")
     hours = phase_chip_hours(result, catalog)
     total = sum(hours.values()) or 1.0
     binds = phase_bottlenecks(result, catalog)
+    res = resolve(result.scenario, catalog)
     rows = []
     for phase in ("prefill", "decode"):
         shares = binds.get(phase, {})
@@ -129,12 +134,14 @@ def specialisation(
         large = hours[phase] / total >= LARGE_SHARE
         clear = bshare >= CLEAR_SHARE
         yes = int(stable) + int(large) + int(clear)
+        sw = software_answer(result, res, phase)
+        yes -= int(sw.ready is False)  # software that is not ready costs one yes
         verdict = "worth considering" if yes == 3 else ("borderline" if yes == 2 else "not worth it")
         text = (
             f"{phase}: {'stable' if stable else 'not stable'} (a model change every {model_change_months:g} "
             f"months; {STABLE_MONTHS:g} needed), {'large' if large else 'small'} ({hours[phase] / total:.0%} of "
             f"chip-hours; {LARGE_SHARE:.0%} needed), {'clear' if clear else 'mixed'} bottleneck ({resource} "
-            f"binds {bshare:.0%} of its work; {CLEAR_SHARE:.0%} needed): an ASIC for {phase} is {verdict}"
+            f"binds {bshare:.0%} of its work; {CLEAR_SHARE:.0%} needed), {sw.text}: an ASIC for {phase} is {verdict}"
             + (f", built around {resource.replace('_', ' ')}." if yes == 3 else ".")
         )
         rows.append(
@@ -148,6 +155,10 @@ def specialisation(
                 "bottleneck_clear": clear,
                 "binding_resource": resource,
                 "binding_share": bshare,
+                "software_ready": sw.ready,
+                "maturity": sw.maturity,
+                "porting_usd": sw.porting_usd,
+                "porting_share": sw.porting_share,
                 "verdict": verdict,
                 "text": text,
             }
