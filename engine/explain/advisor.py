@@ -9,7 +9,7 @@ Three reports, each a plain value:
   behind it. Thresholds are stated where they are used; they are judgement, not physics. A pool
   whose chip has no profile fitted under the run's serving stack is one too: its numbers rest on
   a rule (`engine.calibration.trust`), and the finding says which, with the error to expect.
-- `specialisation(result, model_change_months)` (`engine.explain.specialisation`, re-exported
+- `specialisation(result, model_change_months)` (`engine.explain.asic`, re-exported
   here): whether a phase deserves its own chip (an ASIC): stable, large, clear bottleneck.
 """
 
@@ -27,10 +27,7 @@ from engine.calibration.own import calibrate_hint
 from engine.catalog.entries import Catalog
 from engine.costmodel.iteration import prefill_cost
 from engine.explain import sustain
-from engine.explain.confidence import errors_text, partly, pool_marks, real_bands, stack_name, uncalibrated
-from engine.explain.presentation import duration_text
-from engine.explain.rooflines import roofline_table
-from engine.explain.specialisation import (
+from engine.explain.asic import (
     CLEAR_SHARE,
     KV_FULL,
     LARGE_SHARE,
@@ -41,6 +38,9 @@ from engine.explain.specialisation import (
     specialisation,
     window_bins,
 )
+from engine.explain.confidence import errors_text, partly, pool_marks, real_bands, stack_name, uncalibrated
+from engine.explain.presentation import duration_text
+from engine.explain.rooflines import roofline_table
 from engine.explain.way_in import way_in_s
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog

@@ -6,7 +6,7 @@ derated and its band widened for it (`engine.calibration.software`), and a one-o
 (engineer-months at a price each, `CostBasis`) falls due. `porting(resolved)` lists that effort
 per chip, amortised as ownership amortises it (`engine.costmodel.ownership.porting_usd_per_hour`).
 
-`software_answer` is the specialisation test's fourth question (`engine.explain.specialisation`):
+`software_answer` is the specialisation test's fourth question (`engine.explain.asic`):
 is the phase's software ready? Ready where every chip of the phase runs a measured stack (stated,
 or fitted under the scenario's stack); for a vendor stack or a new port, ready only while its
 amortised porting costs less than `PORTING_SHARE` of what the phase's chips cost per hour (a

@@ -1,4 +1,4 @@
-"""The ASIC test's software question (engine.explain.software, engine.explain.specialisation)."""
+"""The ASIC test's software question (engine.explain.software, engine.explain.asic)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from engine.explain.asic import specialisation
 from engine.explain.software import PORTING_SHARE
-from engine.explain.specialisation import specialisation
 from engine.serving.run import simulate
 from tests.simhelp import small
 
