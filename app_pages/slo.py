@@ -59,10 +59,9 @@ for i, cls in enumerate(sc.workload.classes):
             )
 
 
+# the most each per-chip cost field allows (`engine.costmodel.ownership.CostBasis`)
 PER_CHIP_MAX = {"capex_usd": 10_000_000, "server_capex_usd": 10_000_000, "porting_engineer_months": 10_000}
-"""The most each per-chip cost field allows (`engine.costmodel.ownership.CostBasis`)."""
-PORTING = ("usd_per_engineer_month",)
-"""Cost basis fields drawn with the porting inputs, not in the generic form."""
+PORTING = ("usd_per_engineer_month",)  # drawn with the porting inputs, not in the generic form
 
 
 def chip_price(field: str, chip_id: str, key: str, what: str, lo: str) -> None:
