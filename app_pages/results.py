@@ -163,6 +163,8 @@ with c1:
     kinds = ex.cost_kinds(s)
     if len(kinds):
         st.dataframe(kinds, hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+    for line in ex.porting_lines(sc):  # a chip whose stack is being ported: the one-off, amortised
+        st.caption(f"Porting: {plain(line)} (docs/cost-model.md).")
 with c2:
     joules = s["energy"]["joules_per_output_token"]
     with st.container(horizontal=True, gap="small"):

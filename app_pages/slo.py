@@ -3,7 +3,7 @@
 import streamlit as st
 
 from engine import explain as ex
-from engine.costmodel import CostBasis
+from engine.costmodel import LEVELS, CostBasis
 from engine.scenario import Slo, scenario_catalog
 from ui import charts, export, layout, state
 from ui.text import plain
@@ -59,15 +59,43 @@ for i, cls in enumerate(sc.workload.classes):
             )
 
 
+# the most each per-chip cost field allows (`engine.costmodel.ownership.CostBasis`)
+PER_CHIP_MAX = {"capex_usd": 10_000_000, "server_capex_usd": 10_000_000, "porting_engineer_months": 10_000}
+PORTING = ("usd_per_engineer_month",)  # drawn with the porting inputs, not in the generic form
+
+
 def chip_price(field: str, chip_id: str, key: str, what: str, lo: str) -> None:
     """A per-chip price typed in: applied if allowed, else refused with the field and its range."""
     value = float(st.session_state[key])
     low_ok = value > 0 if field == "capex_usd" else value >= 0
-    if not low_ok or value > 10_000_000:
-        state.notify(f"{what} (cost.{field}.{chip_id}): {value:,.0f} is not allowed: {lo}, up to 10,000,000")
+    if not low_ok or value > PER_CHIP_MAX[field]:
+        state.notify(
+            f"{what} (cost.{field}.{chip_id}): {value:,.0f} is not allowed: {lo}, up to {PER_CHIP_MAX[field]:,}"
+        )
         return
     prices = dict(getattr(state.scenario().cost, field))
     state.override({f"cost.{field}": {**prices, chip_id: value}}, what)
+
+
+def porting_field(chip_id: str) -> None:
+    """A chip's one-off porting effort (engineer-months): the basis' own, else its pools' maturity level's."""
+    level = next((p.maturity for p in sc.deployment.pools if p.hardware == chip_id and p.maturity), None)
+    default = LEVELS[level].engineer_months if level else 0.0
+    shown = float(sc.cost.porting_engineer_months.get(chip_id, default))
+    key = f"fg:cost.porting_engineer_months:{chip_id}"
+    if st.session_state.get(key) != shown:
+        st.session_state[key] = shown
+    st.number_input(
+        f"{chip_id}: porting (engineer-months)",
+        step=1.0,
+        format="%.1f",
+        key=key,
+        on_change=chip_price,
+        args=("porting_engineer_months", chip_id, key, f"{chip_id} porting", "0 or more"),
+        help=f"One-off effort to run the model on {chip_id} under the scenario's stack, amortised over the "
+        f"years above at the price per engineer-month. Default: its pools' software maturity "
+        f"({level or 'not stated'}: {default:g}; Strategy page). Allowed: 0 to 10,000.",
+    )
 
 
 with st.expander("Cost basis", expanded=sc.cost.mode == "own", icon=":material/payments:"):
@@ -85,7 +113,18 @@ with st.expander("Cost basis", expanded=sc.cost.mode == "own", icon=":material/p
     )
     if sc.cost.mode == "own":
         model_form(
-            "cost", CostBasis, only=[n for n in CostBasis.model_fields if n != "mode" and "capex" not in n]
+            "cost",
+            CostBasis,
+            only=[n for n in CostBasis.model_fields if n not in ("mode", *PORTING, *PER_CHIP_MAX)],
+        )
+        number(
+            "cost.usd_per_engineer_month",
+            "Porting ($ per engineer-month)",
+            lo=0.0,
+            hi=1_000_000.0,
+            step=1000.0,
+            help="The price of one engineer-month of porting a chip's stack (assumption: $300,000 a year fully "
+            "loaded). A chip's engineer-months below default to its pools' software maturity (Strategy page).",
         )
         cat = scenario_catalog(sc)
         for chip_id in sorted({p.hardware for p in sc.deployment.pools if p.hardware in cat.hardware}):
@@ -108,6 +147,7 @@ with st.expander("Cost basis", expanded=sc.cost.mode == "own", icon=":material/p
                     args=(field, chip_id, key, f"{chip_id} {what}", lo),
                     help=f"Catalog: {hw.sources.get(field) or 'no price'}. Allowed: {lo}, up to $10,000,000.",
                 )
+            porting_field(chip_id)
 
 if res is None:
     st.stop()

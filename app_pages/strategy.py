@@ -4,7 +4,7 @@ cache tiers, scheduling policies, failure drills."""
 import streamlit as st
 
 from engine.core import MAX_POOLS, ScenarioError
-from engine.costmodel import SERVING_STACKS, STACK_NAMES
+from engine.costmodel import LEVELS, MATURITIES, SERVING_STACKS, STACK_NAMES
 from engine.explain import (
     chip_options,
     pool_marks,
@@ -59,6 +59,7 @@ POOL_FIELDS = {
     "ep",
     "count",
     "profile",
+    "maturity",
     "sends_to",
     "tier",
     "autoscale",
@@ -198,6 +199,16 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
         help=f"Achievable fractions (compute: of the BF16 peak; bandwidth: of HBM) fitted to a serving stack (see About & validation). Automatic: "
         f"the profile fitted to this chip under {stack}, else one borrowed from the same silicon, another "
         "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.",
+    )
+    select(
+        f"{path}.maturity",
+        [None, *MATURITIES],
+        "Software maturity",
+        format_func=lambda m: "as calibrated" if m is None else f"{m}: {LEVELS[m].text}",
+        help=f"How mature {stack} is on this chip. As calibrated: the profile above as it stands. Measured: a "
+        "mature stack (no change). Vendor: compute x0.8, bandwidth x0.85, overhead x1.5, band x1.25 each side, "
+        "6 engineer-months of porting. Port: x0.5, x0.6, x2, band x1.5, 24 engineer-months. Porting is billed "
+        "in own mode (SLO page's cost basis); docs/calibration.md, Software maturity.",
     )
     slider(f"{path}.count", 1, 32, "Instances", integer=True)
     pool_autoscale(pool, path)  # the count above is its most

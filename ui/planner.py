@@ -405,6 +405,8 @@ def planner_page() -> None:
         st.success(f"Loaded **{plain(loaded)}** as the current scenario.", icon=":material/download_done:")
         st.page_link("app_pages/results.py", label="See its results", icon=":material/monitoring:")
     summary(p, edge)
+    for line in ex.porting_lines(p.best) if p.best is not None else ():
+        st.caption(f"Porting of the cheapest plan's chips: {plain(line)}")
     if edge is not None:
         margin_box(edge, key)
     # under the name Results would give it once loaded: the preset's name ("... H100 pool") on a

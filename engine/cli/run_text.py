@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.explain import confidence, sustain
 from engine.explain.scaled import autoscale_line
+from engine.explain.software import porting_lines
 from engine.explain.way_in import way_in_line
 from engine.scenario.model import Scenario
 from engine.serving.summary import shortfall_rps
@@ -91,6 +92,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
     if c.get("usd_by_kind"):  # an owned deployment: its basis and the bill by kind
         kinds = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_kind"].items())
         print(f"  {c['basis']}; per 1k requests by kind ($): {kinds}")
+    for line in porting_lines(scenario) if scenario is not None else ():
+        print(f"  porting: {line}")
     bills = c.get("usd_by_pool", {})
     for pool, u in doc["utilization"].items():
         share = (

@@ -4,7 +4,8 @@ Owns: `perf` (Instance: the deployment unit, its memory and rates; the roofline 
 `iteration` (FLOPs, bytes and time of prefill and decode iterations over arrays, KV transfer),
 `step` (the simulator's scalar fast path of the same, decode runs in closed form), `roofline`
 (tables of one instance's phases), `power` (a chip's power from what it does), `stacks` (serving
-stacks' scheduler defaults), `ownership` (the bill of owned chips). Calibration, which fits these
+stacks' scheduler defaults), `maturity` (a stack's software maturity: its factors and porting
+effort), `ownership` (the bill of owned chips). Calibration, which fits these
 to measurements, is `engine.calibration`.
 May import: engine.core, engine.catalog.
 
@@ -22,6 +23,8 @@ _API = {
     "decode_cost": "engine.costmodel.iteration",
     "iteration_cost": "engine.costmodel.iteration",
     "prefill_cost": "engine.costmodel.iteration",
+    "LEVELS": "engine.costmodel.maturity",
+    "MATURITIES": "engine.costmodel.maturity",
     "CostBasis": "engine.costmodel.ownership",
     "Instance": "engine.costmodel.perf",
     "Speculation": "engine.costmodel.perf",
@@ -33,6 +36,8 @@ _API = {
 _RENAMED: dict[str, str] = {}
 
 __all__ = [
+    "LEVELS",
+    "MATURITIES",
     "SERVING_STACKS",
     "STACK_NAMES",
     "UNHIDDEN_FRACTION",
@@ -51,6 +56,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 if TYPE_CHECKING:
     from engine.costmodel.iteration import decode_cost, iteration_cost, prefill_cost
+    from engine.costmodel.maturity import LEVELS, MATURITIES
     from engine.costmodel.ownership import CostBasis
     from engine.costmodel.perf import UNHIDDEN_FRACTION, Instance, Speculation
     from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES, kv_default

@@ -12,6 +12,11 @@ of cost instead:
 - **energy**: the energy the run draws (`engine.costmodel.power`, chips only) times the site's PUE
   times the price of a kWh: this is the only part that grows with the work done.
 
+A chip whose stack is not mature (`engine.costmodel.maturity`) adds a fourth, **porting**: the
+one-off engineering of the (chip, stack) pair, engineer-months at a price each, straight-line over
+the same amortisation years, per hour of the deployment (`porting_usd_per_hour`); zero unless a
+pool states its maturity or the basis states the chip's engineer-months.
+
 Capital and hosting accrue per chip-hour like rent; energy depends on what the chips do, so the
 planner, which prices shapes before simulating them, uses `chip_hour_usd` with the chip's idle
 power (a lower bound of the bill) and the simulation charges the energy it measures.
@@ -26,6 +31,7 @@ from pydantic import Field
 
 from engine.catalog.specs import ID_PATTERN, Frozen, HardwareSpec
 from engine.core.errors import ScenarioError
+from engine.costmodel.maturity import LEVELS, USD_PER_ENGINEER_MONTH
 
 HOURS_PER_YEAR = 8760.0
 """Hours of one year of round-the-clock life."""
@@ -38,6 +44,7 @@ CostMode = Literal["rent", "own"]
 ChipId = Annotated[str, Field(pattern=ID_PATTERN)]
 ChipUsd = Annotated[float, Field(gt=0, le=10_000_000)]
 ServerUsd = Annotated[float, Field(ge=0, le=10_000_000)]
+EngineerMonths = Annotated[float, Field(ge=0, le=10_000)]
 
 KINDS = ("capital", "energy", "hosting")
 """The kinds of an owned deployment's bill (cache capacity is billed apart, per GB-hour)."""
@@ -71,6 +78,16 @@ class CostBasis(Frozen):
     )
     server_capex_usd: Annotated[dict[ChipId, ServerUsd], Field(max_length=32)] = Field(
         default_factory=dict, description="Server share per chip id, replacing the catalog's"
+    )
+
+    porting_engineer_months: Annotated[dict[ChipId, EngineerMonths], Field(max_length=32)] = Field(
+        default_factory=dict,
+        description="One-off porting effort per chip id under the scenario's stack, replacing its "
+        "maturity level's default (docs/calibration.md, Software maturity)",
+    )
+    usd_per_engineer_month: Annotated[float, Field(ge=0, le=1_000_000)] = Field(
+        default=USD_PER_ENGINEER_MONTH,
+        description="Price of one engineer-month of porting (assumption: $300,000 a year fully loaded)",
     )
 
     def __hash__(self) -> int:
@@ -115,6 +132,18 @@ def energy_usd(joules: float, basis: CostBasis) -> float:
     return joules / J_PER_KWH * basis.pue * basis.usd_per_kwh
 
 
+def porting_usd(chip: str, level: str | None, basis: CostBasis) -> float:
+    """One-off porting cost of `chip` under the scenario's stack: the basis' engineer-months for the
+    chip, else its maturity level's default (none when the pool states no level), times the price."""
+    default = LEVELS[level].engineer_months if level is not None else 0.0
+    return basis.porting_engineer_months.get(chip, default) * basis.usd_per_engineer_month
+
+
+def porting_usd_per_hour(chip: str, level: str | None, basis: CostBasis) -> float:
+    """The porting cost amortised straight-line over the basis' years, per hour of the deployment."""
+    return porting_usd(chip, level, basis) / (basis.amortisation_years * HOURS_PER_YEAR)
+
+
 def chip_hour_usd(hw: HardwareSpec, basis: CostBasis, power_w: float | None = None) -> float:
     """One chip-hour under the basis: its rent, or capital + hosting + energy at `power_w`.
 
@@ -140,4 +169,6 @@ __all__ = [
     "chip_hour_usd",
     "energy_usd",
     "hosting_usd_per_chip_hour",
+    "porting_usd",
+    "porting_usd_per_hour",
 ]

@@ -1,8 +1,9 @@
 """Explaining results: findings, values the pages show, previews and reports.
 
-Owns: `advisor` (findings and the specialisation test), `rooflines` (each phase on each
-chip's roofline), `confidence` (calibration marks and the
-expected error of each figure), `presentation` (the figures and frames the
+Owns: `advisor` (findings from a run), `asic` (the specialisation test: should a phase get its own
+chip), `software` (porting costs and the test's software question), `rooflines` (each phase on each
+chip's roofline), `confidence` (calibration marks and the expected error of each figure),
+`presentation` (the figures and frames the
 dashboard draws), `previews` (what a setting will do before a run: length histograms, shipped
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
 unsustainable run and its latencies are said), `report` (exports with provenance, the
@@ -23,11 +24,12 @@ from engine.faces import lazy as _lazy
 _API = {
     "Advice": "engine.explain.advisor",
     "Finding": "engine.explain.advisor",
-    "STABLE_MONTHS": "engine.explain.advisor",
+    "STABLE_MONTHS": "engine.explain.asic",
     "advise": "engine.explain.advisor",
     "findings": "engine.explain.advisor",
     "roofline_table": "engine.explain.rooflines",
-    "specialisation": "engine.explain.advisor",
+    "specialisation": "engine.explain.asic",
+    "porting_lines": "engine.explain.software",
     "BAND_NOTE": "engine.explain.confidence",
     "HEADLINE_SOURCES": "engine.explain.confidence",
     "Limits": "engine.explain.confidence",
@@ -227,6 +229,7 @@ __all__ = [
     "pool_marks",
     "pool_memory",
     "pool_summary",
+    "porting_lines",
     "provenance",
     "rate_cap_rps",
     "rate_curve",
@@ -278,14 +281,8 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 
 if TYPE_CHECKING:
-    from engine.explain.advisor import (
-        STABLE_MONTHS,
-        Advice,
-        Finding,
-        advise,
-        findings,
-        specialisation,
-    )
+    from engine.explain.advisor import Advice, Finding, advise, findings
+    from engine.explain.asic import STABLE_MONTHS, specialisation
     from engine.explain.confidence import (
         BAND_NOTE,
         HEADLINE_SOURCES,
@@ -388,6 +385,7 @@ if TYPE_CHECKING:
     )
     from engine.explain.rooflines import roofline_table
     from engine.explain.scaled import autoscale_line
+    from engine.explain.software import porting_lines
     from engine.explain.sustain import GROWS, at_least, latency, line
     from engine.explain.way_in import way_in_line
     from engine.serving.summary import shortfall_rps

@@ -7,19 +7,24 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engine.calibration.trust import BASIS_TEXT, PARTIAL_TEXT, Calibration, calibration
+from engine.calibration import software
+from engine.calibration.trust import BASIS_TEXT, PARTIAL_TEXT, Calibration
 from engine.catalog.entries import Catalog
 from engine.scenario.model import Scenario
 
 
 def chip_calibrations(scenario: Scenario, cat: Catalog, chips: Sequence[str]) -> dict[str, Calibration]:
-    """The calibration each chip runs with under the scenario's stack (a profile the scenario pins kept)."""
-    profiles = {p.hardware: p.profile for p in scenario.deployment.pools if p.profile is not None}
+    """The calibration each chip runs with under the scenario's stack (a profile the scenario pins kept, at
+    the software maturity its pools state)."""
+    pools = scenario.deployment.pools
+    profiles = {p.hardware: p.profile for p in pools if p.profile is not None}
     moe = cat.models[scenario.model.id].moe is not None
     stack = scenario.deployment.stack
     custom = {h.id for h in scenario.custom_hardware}
     return {
-        h: calibration(cat.hardware[h], stack, cat, profiles.get(h), moe=moe, custom=h in custom)[1]
+        h: software.calibration(
+            cat.hardware[h], stack, cat, profiles.get(h), software.level_of(pools, h), moe, h in custom
+        )[1]
         for h in chips
     }
 

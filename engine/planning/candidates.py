@@ -132,7 +132,7 @@ def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float |
 
 
 def with_deployment(scenario: Scenario, shape: Shape, counts: tuple[int, int]) -> Scenario:
-    """`scenario` with its pools replaced by a shape at given counts (profiles kept per chip).
+    """`scenario` with its pools replaced by a shape at given counts (profiles and maturity kept per chip).
 
     Class pins (`workload.classes[i].pools`) are cleared: they named the pools this replaces.
     """
@@ -160,9 +160,16 @@ def with_portfolio(scenario: Scenario, pf: Portfolio, counts: Sequence[int]) -> 
     return scenario_io.apply_overrides(scenario, portfolio_overrides(pf, counts, _profiles(scenario)))
 
 
-def _profiles(scenario: Scenario) -> dict[str, str | None]:
-    """The calibration profile the scenario's pools pin per chip."""
-    return {p.hardware: p.profile for p in scenario.deployment.pools if p.profile is not None}
+def _profiles(scenario: Scenario) -> dict[str, dict[str, str]]:
+    """What the scenario's pools pin per chip: its calibration profile (the last pool's that names one)
+    and its stack's software maturity (the first pool's that states one, as `software.level_of`)."""
+    out: dict[str, dict[str, str]] = {}
+    for p in scenario.deployment.pools:
+        if p.profile is not None:
+            out.setdefault(p.hardware, {})["profile"] = p.profile
+        if p.maturity is not None:
+            out.setdefault(p.hardware, {}).setdefault("maturity", p.maturity)
+    return out
 
 
 def unpinned(scenario: Scenario) -> dict[str, Any]:

@@ -149,9 +149,10 @@ def portfolio_bounds(
 
 
 def pool_entry(
-    name: str, role: str, kind: Kind, count: int, profiles: dict[str, str | None]
+    name: str, role: str, kind: Kind, count: int, profiles: dict[str, dict[str, str]]
 ) -> dict[str, Any]:
-    """One pool of a planned deployment as scenario data (the profile the scenario gave the chip kept)."""
+    """One pool of a planned deployment as scenario data (the profile and software maturity the scenario
+    gave the chip kept: `profiles` maps a chip to those pins)."""
     out: dict[str, Any] = {
         "name": name,
         "role": role,
@@ -160,12 +161,11 @@ def pool_entry(
         "count": count,
     }
     out |= {k: v for k, v in (("pp", kind.pp), ("dp", kind.dp), ("ep", kind.ep)) if v > 1}
-    profile = profiles.get(kind.hardware)
-    return out | ({"profile": profile} if profile is not None else {})
+    return out | profiles.get(kind.hardware, {})
 
 
 def portfolio_overrides(
-    pf: Portfolio, counts: Sequence[int], profiles: dict[str, str | None]
+    pf: Portfolio, counts: Sequence[int], profiles: dict[str, dict[str, str]]
 ) -> dict[str, Any]:
     """Scenario overrides (paths) that deploy a portfolio: its pools and each class's decode pin."""
     names = pf.pool_names()

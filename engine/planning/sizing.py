@@ -31,7 +31,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from engine.calibration import trust
+from engine.calibration import software
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership
@@ -299,7 +299,8 @@ def instance_of(
 ) -> Instance:
     """An instance of kind (`hw`, tp, pp, dp, ep) serving the scenario's model, as resolve builds a pool.
 
-    The chip runs the profile the scenario's pools give it (else the stack's, by rule); the
+    The chip runs the profile the scenario's pools give it (else the stack's, by rule), at the
+    software maturity they state (`engine.calibration.software`); the
     deployment's expert imbalance applies with ep > 1, its speculative decoding to decode steps.
     An impossible layout (ep on a dense model, ep not dividing tp x dp) raises ScenarioError.
     """
@@ -308,8 +309,9 @@ def instance_of(
     model = cat.models[m.id]
     custom = any(h.id == hw for h in scenario.custom_hardware)
     rank_tokens = scenario.activation_tokens(cat.hardware[hw])  # one forward pass of the budget on this chip
-    spec, name, _ = trust.effective_chip(
-        cat.hardware[hw], scenario.deployment.stack, cat, profile, moe=model.moe is not None, custom=custom
+    level = software.level_of(scenario.deployment.pools, hw)
+    spec, name, _ = software.effective_chip(
+        cat.hardware[hw], scenario.deployment.stack, cat, profile, level, model.moe is not None, custom
     )
     return Instance(
         model=model,

@@ -20,6 +20,7 @@ from engine.catalog.specs import MIN_LINK_GB_S, Frozen, HardwareSpec, KvPrecisio
 from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
 from engine.costmodel import stacks
+from engine.costmodel.maturity import Maturity
 from engine.costmodel.ownership import CostBasis
 from engine.scenario.arrival import Arrival as Arrival  # re-exported: older code imports it from here
 from engine.scenario.fields import Name, Tokens
@@ -215,6 +216,8 @@ class Pool(Frozen):
     """Expert parallelism: ranks the routed experts are spread over (divides tp x dp; MoE only)."""
     count: Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES)] = 1
     profile: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    maturity: Maturity | None = None
+    """Software maturity of the chip's stack: measured, vendor, port; unset: as calibrated (docs/calibration.md)."""
     sends_to: Annotated[tuple[Name, ...], Field(max_length=8)] = ()
     """Prefill pools only: the decode pools this pool hands prompts to (empty: any decode pool)."""
     tier: Literal["datacenter", "edge"] = "datacenter"
@@ -647,13 +650,8 @@ class Scenario(Frozen):
         dep, dg = self.deployment, self.deployment.degrade
         scaled = {p.name for p in dep.pools if p.autoscale is not None}
         faulted = [f.pool for f in self.faults]
-        why = conflicts(
-            scaled,
-            self.scheduler.elastic.enabled,
-            dep.fallback,
-            dg.enabled and dg.below_capacity > 0,
-            faulted,
-        )
+        degrading = dg.enabled and dg.below_capacity > 0
+        why = conflicts(scaled, self.scheduler.elastic.enabled, dep.fallback, degrading, faulted)
         if why:
             raise ValueError(why)
 

@@ -18,7 +18,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.calibration import trust
+from engine.calibration import software, trust
 from engine.calibration.trust import Calibration
 from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import GIB, HardwareSpec, ModelSpec
@@ -146,8 +146,8 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 f"(deployment.pools[i].profile = {scenario.deployment.stack!r})"
             )
         custom = any(h.id == hw.id for h in scenario.custom_hardware)
-        hw, name, cal = trust.effective_chip(
-            hw, scenario.deployment.stack, cat, spec.profile, moe=model.moe is not None, custom=custom
+        hw, name, cal = software.effective_chip(
+            hw, scenario.deployment.stack, cat, spec.profile, spec.maturity, model.moe is not None, custom
         )
         # outside the try below: its errors name deployment.speculative, not this pool
         speculation = speculation_of(scenario, cat, hw, spec.tp) if spec.role != "prefill" else None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.calibration.software import level_of
 from engine.costmodel import ownership
 from engine.scenario.resolve import Resolved
 from engine.serving import edge
@@ -152,6 +153,21 @@ def class_summary(
     return out
 
 
+def porting_usd_per_hour(resolved: Resolved) -> dict[int, float]:
+    """Each pool's share of the amortised porting of its chip (`ownership.porting_usd_per_hour`): the
+    one-off cost of a (chip, stack) pair is paid once per deployment, shared among its pools by chips."""
+    pools, basis = resolved.scenario.deployment.pools, resolved.scenario.cost
+    chips: dict[str, int] = {}
+    for p in resolved.pools:
+        chips[p.spec.hardware] = chips.get(p.spec.hardware, 0) + p.chips
+    return {
+        p.index: ownership.porting_usd_per_hour(p.spec.hardware, level_of(pools, p.spec.hardware), basis)
+        * p.chips
+        / chips[p.spec.hardware]
+        for p in resolved.pools
+    }
+
+
 def _bills(
     resolved: Resolved,
     hours: float,
@@ -180,6 +196,7 @@ def _bills(
     else:
         # owned: capital and hosting accrue per chip-hour, energy is what the pool drew (with PUE)
         pool_bills = []
+        porting = porting_usd_per_hour(resolved)
         for p in resolved.pools:
             capital = p.chips * ownership.capital_usd_per_chip_hour(p.hardware, basis) * hours
             hosting = p.chips * ownership.hosting_usd_per_chip_hour(p.hardware, basis) * hours
@@ -187,7 +204,9 @@ def _bills(
             kinds["capital"] += capital
             kinds["hosting"] += hosting
             kinds["energy"] += energy
-            pool_bills.append(capital + hosting + energy)
+            if port := porting.get(p.index, 0.0) * hours:  # a kind of its own only where a port is paid
+                kinds["porting"] = kinds.get("porting", 0.0) + port
+            pool_bills.append(capital + hosting + energy + port)
         bill = sum(pool_bills) + cache_per_hour * hours
         per_hour = bill / hours
     return pool_bills, cache_per_hour, per_hour, bill, kinds
@@ -204,7 +223,8 @@ def cost_summary(
 
     ``usd_by_part`` splits it by role (prefill, decode, KV transfer, cache) in either mode; an
     owned deployment (`scenario.cost.mode` ``own``) also splits it by kind (``usd_by_kind``:
-    capital, energy, hosting, cache). Both splits add up to ``usd_total``.
+    capital, energy, hosting, cache, and porting where a chip's stack is being ported). Both splits add up
+    to ``usd_total``.
     """
     basis = resolved.scenario.cost
     hours = max(rec.end_s, 1e-9) / 3600.0

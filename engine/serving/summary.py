@@ -163,7 +163,8 @@ class Cost(TypedDict):
     """Each pool's bill, USD (a portfolio of more than one pool only)."""
     usd_by_kind: NotRequired[dict[str, float]]
     """Owned cost only: the bill by kind, USD, adding up to `usd_total`: capital (depreciated purchase),
-    energy (drawn, with PUE), hosting (space, cooling, operations), cache."""
+    energy (drawn, with PUE), hosting (space, cooling, operations), cache, and porting (the one-off porting
+    of a chip's stack, amortised like capital) only where a pool states a maturity or the basis months."""
     usd_per_request_by_kind: NotRequired[dict[str, float | None]]
     """Owned cost only: `usd_by_kind` per completed request, USD (each None when none completed)."""
 

@@ -1,0 +1,166 @@
+"""Should a phase get its own chip? The specialisation (ASIC) test and what it reads from a run.
+
+`specialisation(result, model_change_months)` asks the questions that decide whether a phase
+deserves its own chip (an ASIC): is its computation stable (months between model changes, a user
+input, against `STABLE_MONTHS`), is it large (its share of the fleet's chip-hours in the run,
+against `LARGE_SHARE`), and is its bottleneck clear (the share of its work bound by one resource,
+against `CLEAR_SHARE`: prefill per request from the cost model, decode per busy time bin from the
+measured batch and KV memory). Three yeses: worth considering; two: borderline; fewer: not worth it.
+The seeds' fourth question, is its software ready (`engine.explain.software.software_answer`: the
+maturity of the phase's chips' stack, and the amortised porting against their bill), costs one yes
+when the answer is no; not rated (no maturity stated, numbers by rule) it costs nothing and says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.catalog.entries import Catalog
+from engine.core.errors import ScenarioError
+from engine.costmodel.iteration import decode_cost, prefill_cost
+from engine.explain.software import software_answer
+from engine.scenario.resolve import resolve
+from engine.serving.run import SimResult
+
+STABLE_MONTHS = 12.0
+"""Months between model changes from which a phase's computation counts as stable (assumption:
+a specialised chip takes 18-24 months to build and must then run unchanged work for a year or
+more to pay back; shorter model cycles change the shapes it was tuned for)."""
+LARGE_SHARE = 0.30
+"""Share of the fleet's chip-hours from which a phase counts as large (assumption)."""
+CLEAR_SHARE = 0.80
+"""Share of a phase's work bound by one resource from which its bottleneck counts as clear."""
+KV_FULL = 0.90
+"""KV memory in use, as a fraction of what reservations allow, from which a bin is KV-bound."""
+
+
+def window_bins(result: SimResult) -> pd.DataFrame:
+    """The run's time bins inside its window (open-loop loads; every bin for batch and closed loops)."""
+    sc = result.scenario
+    ts = result.timeseries
+    open_loop = sc.workload.trace is not None or sc.workload.arrival.kind in ("poisson", "gamma")
+    if not open_loop:
+        return ts
+    return ts[(ts["t_s"] >= sc.warmup_s) & (ts["t_s"] < sc.duration_s)]
+
+
+def hold_ratio(result: SimResult) -> float:
+    """KV in use over KV reserved for a typical request: (prompt + output / 2) / (prompt + output)."""
+    r = result.requests
+    p, o = float(r["prompt_tokens"].mean()), float(r["output_tokens"].mean())
+    return (p + o / 2.0) / (p + o) if p + o > 0 else 1.0
+
+
+def phase_chip_hours(result: SimResult, catalog: Catalog | None = None) -> dict[str, float]:
+    """Chip-hours of the run spent on prefill and on decode (colocated pools split by cost share)."""
+    res = resolve(result.scenario, catalog)
+    hours = max(float(result.summary["drain_end_s"]), 1e-9) / 3600.0
+    parts = result.summary["cost"]["usd_by_part"]
+    mixed_prefill = parts["prefill"] / max(parts["prefill"] + parts["decode"], 1e-12)
+    out = {"prefill": 0.0, "decode": 0.0}
+    for p in res.pools:
+        ch = p.chips * hours
+        if p.spec.role == "prefill":
+            out["prefill"] += ch
+        elif p.spec.role == "decode":
+            out["decode"] += ch
+        else:
+            out["prefill"] += ch * mixed_prefill
+            out["decode"] += ch * (1 - mixed_prefill)
+    return out
+
+
+def phase_bottlenecks(result: SimResult, catalog: Catalog | None = None) -> dict[str, dict[str, float]]:
+    """Per phase: the share of its work each resource binds (prefill per request, decode per bin)."""
+    res = resolve(result.scenario, catalog)
+    r = result.requests
+    done = r[r["outcome"] == "completed"]
+    out: dict[str, dict[str, float]] = {}
+    entry = next(p for p in res.pools if p.spec.role in ("prefill", "mixed"))
+    if len(done):
+        c = prefill_cost(entry.instance, done["prompt_tokens"].to_numpy(dtype=float))
+        comp, mem, comm = (np.asarray(x, dtype=float) for x in (c.compute_s, c.memory_s, c.comm_s))
+        t = np.asarray(c.time_s, dtype=float)
+        kind = np.where(comm > np.maximum(comp, mem), "link", np.where(comp >= mem, "compute", "bandwidth"))
+        if result.scenario.deployment.mode == "disaggregated":
+            kind = np.where(done["kv_transfer_s"].to_numpy(dtype=float) > t, "link", kind)
+        out["prefill"] = _shares(kind, t)
+    bins = window_bins(result)
+    kinds, weights = [], []
+    hold = hold_ratio(result)
+    ctx = float(r["prompt_tokens"].mean() + r["output_tokens"].mean() / 2.0) if len(r) else 0.0
+    for p in res.pools:
+        if p.spec.role not in ("decode", "mixed"):
+            continue
+        rows = bins[(bins["pool"] == p.spec.name) & (bins["busy"] > 0)]
+        if rows.empty:
+            continue
+        batch = np.maximum(rows["batch_size"].to_numpy(dtype=float).round(), 1.0)
+        dc = decode_cost(p.instance, batch, ctx)
+        comp, mem, comm = (np.asarray(x, dtype=float) for x in (dc.compute_s, dc.memory_s, dc.comm_s))
+        k = np.where(comm > np.maximum(comp, mem), "link", np.where(comp >= mem, "compute", "bandwidth"))
+        k = np.where(rows["kv_memory"].to_numpy(dtype=float) >= KV_FULL * hold, "kv_capacity", k)
+        kinds.append(k)
+        weights.append(rows["busy"].to_numpy(dtype=float))
+    if kinds:
+        out["decode"] = _shares(np.concatenate(kinds), np.concatenate(weights))
+    return out
+
+
+def _shares(kind: np.ndarray, weight: np.ndarray) -> dict[str, float]:
+    total = float(weight.sum())
+    if total <= 0:
+        return {}
+    return {str(k): float(weight[kind == k].sum()) / total for k in np.unique(kind)}
+
+
+def specialisation(
+    result: SimResult, model_change_months: float, catalog: Catalog | None = None
+) -> pd.DataFrame:
+    """Per phase: stable? large? clear bottleneck? software ready? with the numbers, and a verdict on an ASIC."""
+    if not 0 < model_change_months <= 600:
+        raise ScenarioError(f"model_change_months: must be in (0, 600] (got {model_change_months})")
+    hours = phase_chip_hours(result, catalog)
+    total = sum(hours.values()) or 1.0
+    binds = phase_bottlenecks(result, catalog)
+    res = resolve(result.scenario, catalog)
+    rows = []
+    for phase in ("prefill", "decode"):
+        shares = binds.get(phase, {})
+        resource = max(shares, key=lambda k: shares[k]) if shares else "none"
+        bshare = shares.get(resource, 0.0)
+        stable = model_change_months >= STABLE_MONTHS
+        large = hours[phase] / total >= LARGE_SHARE
+        clear = bshare >= CLEAR_SHARE
+        yes = int(stable) + int(large) + int(clear)
+        sw = software_answer(result, res, phase)
+        yes -= int(sw.ready is False)  # software that is not ready costs one yes
+        verdict = "worth considering" if yes == 3 else ("borderline" if yes == 2 else "not worth it")
+        text = (
+            f"{phase}: {'stable' if stable else 'not stable'} (a model change every {model_change_months:g} "
+            f"months; {STABLE_MONTHS:g} needed), {'large' if large else 'small'} ({hours[phase] / total:.0%} of "
+            f"chip-hours; {LARGE_SHARE:.0%} needed), {'clear' if clear else 'mixed'} bottleneck ({resource} "
+            f"binds {bshare:.0%} of its work; {CLEAR_SHARE:.0%} needed), {sw.text}: an ASIC for {phase} is {verdict}"
+            + (f", built around {resource.replace('_', ' ')}." if yes == 3 else ".")
+        )
+        rows.append(
+            {
+                "phase": phase,
+                "stable": stable,
+                "model_change_months": model_change_months,
+                "large": large,
+                "chip_hours": hours[phase],
+                "chip_hours_share": hours[phase] / total,
+                "bottleneck_clear": clear,
+                "binding_resource": resource,
+                "binding_share": bshare,
+                "software_ready": sw.ready,
+                "maturity": sw.maturity,
+                "porting_usd": sw.porting_usd,
+                "porting_share": sw.porting_share,
+                "verdict": verdict,
+                "text": text,
+            }
+        )
+    return pd.DataFrame(rows)
