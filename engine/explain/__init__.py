@@ -144,6 +144,7 @@ _API = {
     "layer_view": "engine.explain.layers",
     "way_in_line": "engine.explain.way_in",
     "autoscale_line": "engine.explain.scaled",
+    "power_cap_line": "engine.explain.power_line",
 }
 _RENAMED: dict[str, str] = {}
 
@@ -227,6 +228,7 @@ __all__ = [
     "pool_marks",
     "pool_memory",
     "pool_summary",
+    "power_cap_line",
     "provenance",
     "rate_cap_rps",
     "rate_curve",
@@ -314,6 +316,7 @@ if TYPE_CHECKING:
     from engine.explain.drill import class_attainment, fallback_drill, unchanged
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.margin import CompareMargin, RunMargin, RunSpread, figure_text, run_spread
+    from engine.explain.power_line import power_cap_line
     from engine.explain.presentation import (
         ALL_CLASSES,
         cache_figures,
