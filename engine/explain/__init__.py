@@ -7,7 +7,8 @@ dashboard draws), `previews` (what a setting will do before a run: length histog
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
 unsustainable run and its latencies are said), `report` (exports with provenance, the
 validation table), `layers` (which layer decided it: each layer switched alone), `way_in`
-(network and control-plane time as shares of TTFT) and `scaled` (a run's autoscaling in a line).
+(network and control-plane time as shares of TTFT), `scaled` (a run's autoscaling in a line) and
+`power_line` (a run's power caps, clocks and draw in a line).
 May import: every lower package, up to engine.planning.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its
