@@ -240,8 +240,8 @@ def _budget_inputs(row: Any) -> None:
         step=1.0,
         key="plan_power_budget",
         help="The most the deployment's chips may draw, every one at its TDP (what the site provisions for "
-        "them); a candidate over it is not tried. To run chips held below their TDP, set a power cap on "
-        "the Strategy page's deployment (deployment.power_cap_kw).",
+        "them); a candidate over it is not tried. A site power cap set on the Strategy page "
+        "(deployment.power_cap_kw) is a budget too: the plan takes the lower of the two.",
         width=200,
     )
 

@@ -225,14 +225,24 @@ def _bounds(
 
 
 def _power_note(search: Search, bounds_: list[Bound], budget_kw: float | None) -> list[str]:
-    """What the power budget left out, with the figure: the shapes over it and the least they need."""
-    over = [search.kw(b.shape, b.counts) for b in bounds_ if b.pruned.startswith("over the power budget")]
-    if budget_kw is None or not over:
+    """What the power budget left out, with the figure: the shapes over it and the least they need;
+    and where the budget is the scenario's site cap, that it is."""
+    if budget_kw is None:
         return []
-    return [
-        f"{len(over)} of {len(bounds_)} shapes need more than the power budget of {budget_kw:,.3g} kW with "
-        f"their chips at TDP at the fewest instances the cost model allows (the least of them {min(over):,.1f} kW)"
-    ]
+    notes = []
+    site = search.base.deployment.power_cap_kw
+    if site is not None and site <= budget_kw:
+        notes.append(
+            f"the scenario's site power cap ({site:,.3g} kW) is the plan's power budget: no candidate whose "
+            "chips at TDP draw more is tried, so none runs slowed by it"
+        )
+    over = [search.kw(b.shape, b.counts) for b in bounds_ if b.pruned.startswith("over the power budget")]
+    if over:
+        notes.append(
+            f"{len(over)} of {len(bounds_)} shapes need more than the power budget of {budget_kw:,.3g} kW with "
+            f"their chips at TDP at the fewest instances the cost model allows (the least of them {min(over):,.1f} kW)"
+        )
+    return notes
 
 
 def _trace_frontier(search: Search, best: dict[str, Any], space: SearchSpace) -> None:
@@ -339,7 +349,8 @@ def _checked(
     objective: str,
     slowed_risk: bool,
 ) -> tuple[SearchSpace, Catalog]:
-    """The plan's inputs checked: its space (the default one if none) and catalog."""
+    """The plan's inputs checked: its space (the default one if none) and catalog. A site power cap
+    is the plan's power budget (the lower of the two): no candidate tried is slowed or refused by it."""
     check_rule(rule, attainment)
     check_objective(objective)
     if slowed_risk:
@@ -349,7 +360,10 @@ def _checked(
     cat = scenario_catalog(scenario, catalog)
     if scenario.model.id not in cat.models:
         raise ScenarioError(f"model.id: unknown model {scenario.model.id!r}")
-    return space or SearchSpace(), cat
+    space = space or SearchSpace()
+    if (site := scenario.deployment.power_cap_kw) is not None:
+        space = replace(space, power_budget_kw=min(site, space.power_budget_kw or site))
+    return space, cat
 
 
 def _shape_of(search: Search, row: dict[str, Any]) -> Shape | Portfolio:

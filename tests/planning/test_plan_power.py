@@ -52,3 +52,11 @@ def test_bad_budgets_are_refused_naming_the_field(capsys: pytest.CaptureFixture[
         SearchSpace(power_budget_kw=0.0)
     assert main(["plan", "chat-colocated", "--target-rps", "4", "--power-budget-kw", "-1"]) != 0
     assert "--power-budget-kw: must be in (0, 1e+06] (got -1)" in capsys.readouterr().err
+
+
+def test_a_site_cap_is_the_plan_s_power_budget() -> None:
+    """Planning power-capped-site (6 kW): no candidate over 6 kW at TDP runs, so none is refused or slowed."""
+    s = io.apply_overrides(io.load_preset("power-capped-site"), {"duration_s": 60.0})
+    p = plan(s, 30.0, space(tp=(2,), max_simulations=10), **NOMINAL)
+    assert len(p.runs) and all(_kw(r) <= 6.0 for _, r in p.runs.iterrows())
+    assert any("site power cap (6 kW) is the plan's power budget" in n for n in p.notes)
