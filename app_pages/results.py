@@ -223,6 +223,8 @@ with c2:
             help="Idle power all the time, plus while iterating a fitted share of "
             "the dynamic range (TDP − idle) and energy per byte and per FLOP moved, per output token.",
         )
+        if (capped := ex.power_cap_line(s)) is not None:  # the cap, the clock it imposes, the draw
+            st.caption(plain(capped))
     st.markdown("**Utilisation over the window**")
     st.dataframe(ex.utilization_frame(s), hide_index=True, width="stretch", column_config=tables.UTILIZATION)
 

@@ -206,6 +206,7 @@ def selected_run(event: Any) -> int | None:
 FORM_RANGES = {
     "plan_target": ("Target load (req/s)", 0.1, MAX_RATE_RPS),
     "plan_budget": ("Budget ($/h)", 0.0, 1e7),
+    "plan_power_budget": ("Power budget (kW)", 0.0, 1e6),
     "plan_sims": ("Most simulations", 5, 400),
     "plan_attainment": ("Requests within their SLO (%)", 1.0, 100.0),
 }
@@ -228,6 +229,21 @@ RULE_LABELS: dict[str, str] = {
     "attainment": "A share of requests within their SLO (DistServe)",
 }
 """The planner's pass rules (`engine.planning.rules.run_passes`) as the form names them."""
+
+
+def _budget_inputs(row: Any) -> None:
+    """The plan's budgets: dollars per hour, and the power its chips may draw at TDP (0: none)."""
+    row.number_input("Budget ($/h, 0 = none)", value=0.0, step=10.0, key="plan_budget", width=180)
+    row.number_input(
+        "Power budget (kW, 0 = none)",
+        value=0.0,
+        step=1.0,
+        key="plan_power_budget",
+        help="The most the deployment's chips may draw, every one at its TDP (what the site provisions for "
+        "them); a candidate over it is not tried. A site power cap set on the Strategy page "
+        "(deployment.power_cap_kw) is a budget too: the plan takes the lower of the two.",
+        width=200,
+    )
 
 
 def _request() -> None:
@@ -264,7 +280,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             help="Chips the planner may put in any pool; prefill and decode may differ.",
             width=380,
         )
-        c3.number_input("Budget ($/h, 0 = none)", value=0.0, step=10.0, key="plan_budget", width=180)
+        _budget_inputs(c3)
         moe = cat.models[sc.model.id].moe if sc.model.id in cat.models else None
         c4 = c5 = c6 = c7 = st.container(horizontal=True, gap="small")
         c4.multiselect(
@@ -374,6 +390,7 @@ def _asked() -> tuple[float, SearchSpace, Rule, float] | None:
         ep=tuple(int(e) for e in ss["plan_ep"]),
         mixed_hardware=bool(ss["plan_mixed"]),
         budget_usd_per_hour=float(ss["plan_budget"]) or None,
+        power_budget_kw=float(ss["plan_power_budget"]) or None,
         duration_s=float(ss["plan_window"]),
         max_simulations=int(ss["plan_sims"]),
         portfolio=bool(ss["plan_portfolio"]),

@@ -96,6 +96,7 @@ def _space(args: argparse.Namespace, scen: Any) -> Any:
         ep_tp=_ints(args.ep_tp, "--ep-tp"),
         mixed_hardware=not args.no_mixed_hardware,
         budget_usd_per_hour=args.budget_usd_per_hour,
+        power_budget_kw=args.power_budget_kw,
         duration_s=args.duration_s,
         max_simulations=args.max_simulations,
         finalists=args.finalists,
@@ -104,6 +105,7 @@ def _space(args: argparse.Namespace, scen: Any) -> Any:
 
 
 def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
+    from engine.planning.candidates import MAX_POWER_BUDGET_KW
     from engine.planning.plan import plan
     from engine.planning.plan_work import check_plan_work
     from engine.serving.run import ENGINE_VERSION
@@ -113,6 +115,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
     check_range(
         args.budget_usd_per_hour, "--budget-usd-per-hour", 0, bounds.MAX_BUDGET_USD_PER_HOUR, above=True
     )
+    check_range(args.power_budget_kw, "--power-budget-kw", 0, MAX_POWER_BUDGET_KW, above=True)
     if args.out:
         check_writable_file(args.out)  # before the search, not after
     check_emit_flags(args)

@@ -21,6 +21,11 @@ STABLE_MONTHS_DEFAULT = 12.0
 OBJECTIVE_CHOICES = ("usd_per_hour", "usd_per_million_tokens", "chips", "power")
 """What --objective accepts (engine.planning.objective.OBJECTIVES; a test keeps them equal)."""
 
+POWER_BUDGET_HELP = (
+    "the most the deployment's chips may draw, each at its TDP (kW); candidates over it are not tried"
+)
+"""Help of plan's --power-budget-kw (docs/planner.md, Power budget)."""
+
 
 def _add_rule_flags(parser: argparse.ArgumentParser) -> None:
     """--rule and --attainment: what passing means (engine.planning.rules.run_passes)."""
@@ -66,6 +71,7 @@ def _plan(sub: Any) -> None:
     )
     p.add_argument("--no-mixed-hardware", action="store_true", help="prefill and decode on the same chip")
     p.add_argument("--budget-usd-per-hour", type=float, default=None)
+    p.add_argument("--power-budget-kw", type=float, default=None, help=POWER_BUDGET_HELP)
     p.add_argument("--duration-s", type=float, default=120.0, help="planning window of each run")
     p.add_argument("--max-simulations", type=int, default=120)
     p.add_argument(

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from engine.explain import confidence, sustain
+from engine.explain.power_line import power_cap_line
 from engine.explain.scaled import autoscale_line
 from engine.explain.software import porting_lines
 from engine.explain.way_in import way_in_line
@@ -114,6 +115,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
     e = doc["energy"]["joules_per_output_token"]
     energy_error = _pm(marks, confidence.HEADLINE_SOURCES["joules_per_output_token"])
     print(f"energy: {_fmt(e)} J per output token{energy_error}")
+    if (capped := power_cap_line(doc)) is not None:
+        print(capped)
     if "sim" in doc:
         s = doc["sim"]
         print(

@@ -139,6 +139,10 @@ class Instance:
     time_scale: float = 1.0
     """Every iteration takes this many times as long as modelled (1: as modelled). The planner's
     margin runs chips slower by their expected error (`engine.scenario.resolve.slowed`)."""
+    clock: float = 1.0
+    """Core clock over nominal under a power limit (`engine.costmodel.power_cap`): compute scales by it."""
+    bandwidth_scale: float = 1.0
+    """Achievable HBM bandwidth over nominal under a power limit (`power_cap.bandwidth_factor`)."""
     profile: CalibrationProfile = field(init=False)
 
     def __post_init__(self) -> None:
@@ -205,7 +209,7 @@ class Instance:
     @property
     def flops_per_s(self) -> float:
         """Achievable FLOP/s of one pipeline stage at BF16: tp chips at eta_F of their BF16 peak."""
-        return self.tp * self._paths[0] * self.profile.eta_compute
+        return self.tp * self._paths[0] * self.profile.eta_compute * self.clock
 
     @property
     def matmul_saving_s_per_flop(self) -> float:
@@ -226,7 +230,7 @@ class Instance:
             return 0.0
         # the BF16 kernel's time per FLOP, or the stack's whole time where eta_F claims more
         bf16_gemm = self.tp * base * max(self.profile.eta_compute, MATMUL_FRACTION_BF16)
-        return (1.0 - 1.0 / speedup) / bf16_gemm
+        return (1.0 - 1.0 / speedup) / bf16_gemm / self.clock  # a GEMM's time goes as 1 / clock
 
     @property
     def matmul_flops_per_s(self) -> float:
@@ -237,7 +241,7 @@ class Instance:
     @property
     def bytes_per_s(self) -> float:
         """Achievable HBM bytes/s of one pipeline stage (tp chips at eta_B)."""
-        return self.tp * self.hardware.memory_tb_s * 1e12 * self.profile.eta_bandwidth
+        return self.tp * self.hardware.memory_tb_s * 1e12 * self.profile.eta_bandwidth * self.bandwidth_scale
 
     @property
     def expert_extra(self) -> float:

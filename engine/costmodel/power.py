@@ -58,6 +58,7 @@ from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec, KvPrecision, Precision
 from engine.core import datafiles
 from engine.core.errors import ScenarioError
+from engine.costmodel import power_cap
 from engine.costmodel.iteration import iteration_cost
 from engine.costmodel.perf import Instance
 
@@ -133,6 +134,8 @@ def run_energy_j(
     bytes_moved: float,
     flops: float,
     coefficients: PowerCoefficients = FITTED,
+    clock: float = 1.0,
+    limit_w: float | None = None,
 ) -> float:
     """Energy (J) of `chips` chips over `span_s` seconds, from a run's integrals.
 
@@ -140,14 +143,18 @@ def run_energy_j(
     HBM bytes and FLOPs of all those iterations. The model is linear in them before the bound,
     so the integral of power is idle energy plus the dynamic energy, bounded by every busy
     chip-second at TDP (the bound holds on average over the run, not iteration by iteration).
+    A chip under a power limit (`engine.costmodel.power_cap`) runs at `clock`: its active power
+    and energy per FLOP scale down, and the bound is `limit_w` instead of the TDP.
     """
     span = hw.tdp_w - hw.idle_w
+    active, per_flop = power_cap.energy_scale(clock)
     dynamic = (
-        coefficients.active_fraction * span * busy_chip_s
+        coefficients.active_fraction * span * busy_chip_s * active
         + coefficients.pj_per_byte * 1e-12 * bytes_moved
-        + coefficients.pj_per_flop * 1e-12 * flops
+        + coefficients.pj_per_flop * 1e-12 * flops * per_flop
     )
-    return hw.idle_w * chips * span_s + min(span * busy_chip_s, dynamic)
+    most = span if limit_w is None else min(span, limit_w - hw.idle_w)
+    return hw.idle_w * chips * span_s + min(most * busy_chip_s, dynamic)
 
 
 def instance_power_range_w(hw: HardwareSpec, chips: int, weights: Precision = "bf16") -> tuple[float, float]:

@@ -8,7 +8,8 @@ dashboard draws), `previews` (what a setting will do before a run: length histog
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
 unsustainable run and its latencies are said), `report` (exports with provenance, the
 validation table), `layers` (which layer decided it: each layer switched alone), `way_in`
-(network and control-plane time as shares of TTFT) and `scaled` (a run's autoscaling in a line).
+(network and control-plane time as shares of TTFT), `scaled` (a run's autoscaling in a line) and
+`power_line` (a run's power caps, clocks and draw in a line).
 May import: every lower package, up to engine.planning.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its
@@ -146,6 +147,7 @@ _API = {
     "layer_view": "engine.explain.layers",
     "way_in_line": "engine.explain.way_in",
     "autoscale_line": "engine.explain.scaled",
+    "power_cap_line": "engine.explain.power_line",
 }
 _RENAMED: dict[str, str] = {}
 
@@ -230,6 +232,7 @@ __all__ = [
     "pool_memory",
     "pool_summary",
     "porting_lines",
+    "power_cap_line",
     "provenance",
     "rate_cap_rps",
     "rate_curve",
@@ -311,6 +314,7 @@ if TYPE_CHECKING:
     from engine.explain.drill import class_attainment, fallback_drill, unchanged
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.margin import CompareMargin, RunMargin, RunSpread, figure_text, run_spread
+    from engine.explain.power_line import power_cap_line
     from engine.explain.presentation import (
         ALL_CLASSES,
         cache_figures,

@@ -29,6 +29,8 @@ from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
 
+MAX_POWER_BUDGET_KW = 1_000_000.0
+"""The largest power budget a plan takes, kW (a gigawatt: the scenario's `power_cap_kw` bound)."""
 PP_MIN_TP = 4
 """The smallest tensor-parallel group a planned pipeline stage has: below it, a larger tp does better."""
 
@@ -48,6 +50,8 @@ class SearchSpace:
     `finalists`: shapes searched to a passing deployment even when a cheaper one is known, so the
     Pareto frontier has points beyond the winner; `frontier_extra`: extra runs of the winner with
     more decode (or mixed) instances, tracing throughput against interactivity.
+    `power_budget_kw`: the most the deployment's chips may draw, every one at its TDP (what a site
+    provisions for them); a candidate over it is not tried (docs/planner.md, "Power budget").
     `portfolio`: for a workload of two or more classes, also try portfolios after the search: the
     best disaggregated prefill pool, and a decode pool of its own chip per class
     (`engine.planning.portfolio`); off by default.
@@ -62,6 +66,7 @@ class SearchSpace:
     mixed_hardware: bool = True
     max_instances_per_pool: int = 64
     budget_usd_per_hour: float | None = None
+    power_budget_kw: float | None = None
     duration_s: float | None = 120.0
     max_simulations: int = 120
     max_simulations_per_shape: int = 12
@@ -89,6 +94,11 @@ class SearchSpace:
         if budget is not None and not 0 < budget <= bounds.MAX_BUDGET_USD_PER_HOUR:  # inf is not "no budget"
             raise ScenarioError(
                 f"space.budget_usd_per_hour: must be in (0, {bounds.MAX_BUDGET_USD_PER_HOUR:g}] (got {budget})"
+            )
+        power = self.power_budget_kw
+        if power is not None and not 0 < power <= MAX_POWER_BUDGET_KW:
+            raise ScenarioError(
+                f"space.power_budget_kw: must be in (0, {MAX_POWER_BUDGET_KW:g}] (got {power})"
             )
         if self.duration_s is not None and not 10.0 <= self.duration_s <= bounds.MAX_DURATION_S:
             raise ScenarioError(

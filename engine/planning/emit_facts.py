@@ -9,11 +9,12 @@ that the stack writers in `emit_engines` and `emit_manifests` only translate the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.catalog.entries import load_catalog
 from engine.catalog.specs import HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
+from engine.scenario import power_budget
 from engine.scenario.model import Limits, Pool, Scenario
 
 
@@ -31,6 +32,8 @@ class PoolFacts:
     chips_per_instance: int
     hardware_id: str
     vendor: str
+    power_limit_w: float | None = None
+    """Each chip's power limit under the scenario's caps (None: uncapped; `engine.scenario.power_budget`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,7 +96,7 @@ def facts(scenario: Scenario) -> DeploymentFacts:
     """The facts of a scenario's deployment that launch commands carry (edge pools are left out)."""
     model = _model(scenario)
     dep = scenario.deployment
-    pools = tuple(_pool(scenario, p) for p in dep.pools if p.tier == "datacenter")
+    pools = _limited(scenario, tuple(_pool(scenario, p) for p in dep.pools if p.tier == "datacenter"))
     if not pools:
         raise ScenarioError("deployment.pools: no data-centre pool to export")
     tiers = tuple(
@@ -122,6 +125,24 @@ def facts(scenario: Scenario) -> DeploymentFacts:
         pools=pools,
         edge_pools=tuple(p.name for p in dep.pools if p.tier == "edge"),
         policies=_policies(scenario),
+    )
+
+
+def _limited(scenario: Scenario, pools: tuple[PoolFacts, ...]) -> tuple[PoolFacts, ...]:
+    """The pools with their chips' power limits under the scenario's caps (none set: as they are)."""
+    dep = scenario.deployment
+    caps = {p.name: p.power_cap_kw for p in dep.pools}
+    hw = [_chip(scenario, p.hardware_id) for p in pools]
+    if (dep.power_cap_kw is None and not any(caps[p.name] for p in pools)) or None in hw:
+        return pools
+    capped = [
+        power_budget.CappedPool(p.name, "datacenter", caps[p.name], h, p.count * p.chips_per_instance)
+        for p, h in zip(pools, hw, strict=True)
+        if h is not None
+    ]
+    limits = power_budget.chip_limits(dep.power_cap_kw, capped)
+    return tuple(
+        replace(p, power_limit_w=lim.limit_w if lim else None) for p, lim in zip(pools, limits, strict=True)
     )
 
 
@@ -170,6 +191,12 @@ def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list
         notes.append(
             f"speculative decoding ({f.speculative}): left out; set the stack's speculative options by hand"
         )
+    for p in f.pools:
+        if p.power_limit_w is not None:
+            notes.append(
+                f"pool {p.name}: its power cap holds each chip to {p.power_limit_w:.0f} W; set it on every GPU "
+                f"before launch (NVIDIA: nvidia-smi -pl {p.power_limit_w:.0f}), as the run modelled"
+            )
     for p in f.pools if copies else ():
         if p.count > 1:
             notes.append(f"pool {p.name}: run {p.count} copies of its command behind a router")

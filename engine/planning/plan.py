@@ -206,8 +206,10 @@ def _bounds(
     barred: dict[str, str],
     stack: str,
     budget: float,
+    notes: list[str],
 ) -> list[Bound]:
-    """Each shape's lower bound, pruned where its stack cannot run a chip or it is over the budget."""
+    """Each shape's lower bound, pruned where its stack cannot run a chip or it is over the budget
+    (or the power budget: what that left out is added to `notes`, with the figure)."""
     out = []
     for shape in candidates:
         b = lower_bound(shape, search.rates, d, space.max_instances_per_pool)
@@ -215,8 +217,32 @@ def _bounds(
             b = replace(b, pruned=f"{STACK_NAMES.get(stack, stack)} runs on {barred[min(hit)]}")
         if not b.pruned and b.usd_per_hour > budget:
             b = replace(b, pruned=f"over budget (at least ${b.usd_per_hour:,.2f}/h)")
+        if not b.pruned and (kw := search.kw(shape, b.counts)) > search.power_budget_kw:
+            b = replace(b, pruned=f"over the power budget (at least {kw:,.1f} kW at TDP)")
         out.append(b)
+    notes += _power_note(search, out, space.power_budget_kw)
     return out
+
+
+def _power_note(search: Search, bounds_: list[Bound], budget_kw: float | None) -> list[str]:
+    """What the power budget left out, with the figure: the shapes over it and the least they need;
+    and where the budget is the scenario's site cap, that it is."""
+    if budget_kw is None:
+        return []
+    notes = []
+    site = search.base.deployment.power_cap_kw
+    if site is not None and site <= budget_kw:
+        notes.append(
+            f"the scenario's site power cap ({site:,.3g} kW) is the plan's power budget: no candidate whose "
+            "chips at TDP draw more is tried, so none runs slowed by it"
+        )
+    over = [search.kw(b.shape, b.counts) for b in bounds_ if b.pruned.startswith("over the power budget")]
+    if over:
+        notes.append(
+            f"{len(over)} of {len(bounds_)} shapes need more than the power budget of {budget_kw:,.3g} kW with "
+            f"their chips at TDP at the fewest instances the cost model allows (the least of them {min(over):,.1f} kW)"
+        )
+    return notes
 
 
 def _trace_frontier(search: Search, best: dict[str, Any], space: SearchSpace) -> None:
@@ -224,7 +250,11 @@ def _trace_frontier(search: Search, best: dict[str, Any], space: SearchSpace) ->
     won, (n_p, n_d) = next(k for k, v in search.index.items() if v == best["run"])
     for extra in range(1, space.frontier_extra + 1):
         more = (n_p + extra, 0) if won.mode == "colocated" else (n_p, n_d + extra)
-        if max(more) > space.max_instances_per_pool or search.run(won, more) is None:
+        if (
+            max(more) > space.max_instances_per_pool
+            or search.kw(won, more) > search.power_budget_kw
+            or search.run(won, more) is None
+        ):
             break
 
 
@@ -275,7 +305,7 @@ def plan(
     budget = space.budget_usd_per_hour if space.budget_usd_per_hour is not None else math.inf
     stack = scenario.deployment.stack
     barred = {h: only for h in chips if (only := runs_only_on(stack, cat.hardware[h]))}
-    all_bounds = _bounds(shapes(space, kinds), search, d, space, barred, stack, budget)
+    all_bounds = _bounds(shapes(space, kinds), search, d, space, barred, stack, budget, notes)
     status: dict[Shape | Portfolio, str] = {b.shape: f"pruned: {b.pruned}" for b in all_bounds if b.pruned}
     # cheapest bound first; at a tie the simpler layouts (fewer of pp, dp, ep above 1), then by name
     live = sorted(
@@ -319,7 +349,8 @@ def _checked(
     objective: str,
     slowed_risk: bool,
 ) -> tuple[SearchSpace, Catalog]:
-    """The plan's inputs checked: its space (the default one if none) and catalog."""
+    """The plan's inputs checked: its space (the default one if none) and catalog. A site power cap
+    is the plan's power budget (the lower of the two): no candidate tried is slowed or refused by it."""
     check_rule(rule, attainment)
     check_objective(objective)
     if slowed_risk:
@@ -329,7 +360,10 @@ def _checked(
     cat = scenario_catalog(scenario, catalog)
     if scenario.model.id not in cat.models:
         raise ScenarioError(f"model.id: unknown model {scenario.model.id!r}")
-    return space or SearchSpace(), cat
+    space = space or SearchSpace()
+    if (site := scenario.deployment.power_cap_kw) is not None:
+        space = replace(space, power_budget_kw=min(site, space.power_budget_kw or site))
+    return space, cat
 
 
 def _shape_of(search: Search, row: dict[str, Any]) -> Shape | Portfolio:
@@ -439,6 +473,8 @@ def _portfolios(
         best_cost = search.value(best) if best else math.inf
         if b.usd_per_hour > cap:
             status[b.portfolio] = f"pruned: over budget (at least ${b.usd_per_hour:,.2f}/h)"
+        elif (kw := search.kw(b.portfolio, b.counts)) > search.power_budget_kw:
+            status[b.portfolio] = f"pruned: over the power budget (at least {kw:,.1f} kW at TDP)"
         elif search.out_of_budget:
             status[b.portfolio] = "unexplored"
         elif search.cost(b.portfolio, b.counts) >= best_cost:

@@ -275,6 +275,10 @@ class Search:
         """Where the simulations run (`engine.planning.runner`); the search's decisions never depend on it."""
         self.budget = math.inf
         """The budget per hour (a hair above the user's, for rounding): no counts beyond it are tried."""
+        self.power_budget_kw = (
+            math.inf if space.power_budget_kw is None else space.power_budget_kw * (1 + 1e-9)
+        )
+        """The power budget (a hair above the user's): no counts whose chips draw more at TDP are tried."""
         self.objective: Objective = "usd_per_hour"
         self.weights: dict[Kind, float] = {}
         """Per instance kind, the least an instance adds to the objective (`unit_weights`);
@@ -302,6 +306,21 @@ class Search:
         """Cost per hour of a shape (or portfolio) at given counts, for the budget."""
         kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
         return sum(n * self.rates[k].usd_per_hour for k, n in zip(kinds, counts, strict=False))
+
+    def kw(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> float:
+        """The most a shape's (or portfolio's) chips draw at given counts, every chip at its TDP, kW:
+        what the site provisions for them (`SearchSpace.power_budget_kw`)."""
+        kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
+        return (
+            sum(
+                n * k.chips * self.cat.hardware[k.hardware].tdp_w for k, n in zip(kinds, counts, strict=False)
+            )
+            / 1e3
+        )
+
+    def affordable(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> bool:
+        """True when the counts are within the budget per hour and the power budget."""
+        return self.usd(shape, counts) < self.budget and self.kw(shape, counts) <= self.power_budget_kw
 
     def value(self, row: dict[str, Any]) -> float:
         """A run's figure of the objective (`row_value`)."""
@@ -384,7 +403,11 @@ class Search:
     def _gallop(self, b: Bound, cap: float) -> dict[str, Any] | None:
         """Colocated: n, n+1, n+3, n+7, ... until one passes, then bisect down to the fewest."""
         most = self.space.max_instances_per_pool
-        for limit, unit in ((cap, self.cost(b.shape, (1, 0))), (self.budget, self.usd(b.shape, (1, 0)))):
+        for limit, unit in (
+            (cap, self.cost(b.shape, (1, 0))),
+            (self.budget, self.usd(b.shape, (1, 0))),
+            (self.power_budget_kw * (1 + 1e-9), self.kw(b.shape, (1, 0))),  # the power budget is inclusive
+        ):
             if math.isfinite(limit) and unit > 0:
                 most = min(most, math.ceil(limit / unit - 1e-9) - 1)
         lo, hi, n, step, sims = b.counts[0] - 1, 0, b.counts[0], 1, 0
@@ -433,7 +456,7 @@ class Search:
             for nxt in grow or [(n_p + 1, n_d), (n_p, n_d + 1)]:  # neither blamed: grow both
                 if nxt not in seen and max(nxt) <= self.space.max_instances_per_pool:
                     seen.add(nxt)
-                    if self.usd(b.shape, nxt) < self.budget:
+                    if self.affordable(b.shape, nxt):
                         heapq.heappush(heap, (self.cost(b.shape, nxt), nxt))
         return None
 
@@ -454,6 +477,6 @@ class Search:
             for nxt in grow(counts, *self.verdicts[int(row["run"])]):
                 if nxt not in seen and max(nxt) <= self.space.max_instances_per_pool:
                     seen.add(nxt)
-                    if self.usd(b.portfolio, nxt) < self.budget:
+                    if self.affordable(b.portfolio, nxt):
                         heapq.heappush(heap, (self.cost(b.portfolio, nxt), nxt))
         return None

@@ -339,7 +339,7 @@ def _row(
             if (
                 nxt is None
                 or max(nxt) > search.space.max_instances_per_pool
-                or search.usd(shape, nxt) >= search.budget
+                or not search.affordable(shape, nxt)
             ):
                 break
             counts, moved = nxt, moved + 1

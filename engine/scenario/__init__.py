@@ -1,7 +1,8 @@
 """The scenario: one validated, serialisable value, its files and links, and its resolution.
 
 Owns: `model` (the Scenario and its parts: workload, deployment, cache, scheduler, faults; how
-requests arrive in `arrival`, a pool's autoscaling in `scaling`, a policy's saved form in `policy_spec`),
+requests arrive in `arrival`, a pool's autoscaling in `scaling`, a policy's saved form in `policy_spec`,
+what overload sheds in `degrade`, power caps and each chip's limit under them in `power_budget`),
 `network` (the user's way in: round trip, gateway, edge site, control-plane costs), `fields`,
 `codec` (TOML and JSON files, field paths and overrides, presets, share links), and `resolve`
 (looking a scenario's chips and model up in the catalog and building its instances).

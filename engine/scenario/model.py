@@ -23,9 +23,11 @@ from engine.costmodel import stacks
 from engine.costmodel.maturity import Maturity
 from engine.costmodel.ownership import CostBasis
 from engine.scenario.arrival import Arrival as Arrival  # re-exported: older code imports it from here
+from engine.scenario.degrade import Degrade as Degrade  # re-exported, as Arrival
 from engine.scenario.fields import Name, Tokens
 from engine.scenario.network import ControlPlane, Edge, Network
 from engine.scenario.policy_spec import PolicySpec
+from engine.scenario.power_budget import PowerCapKw
 from engine.scenario.scaling import Autoscale, conflicts
 
 SCHEMA_VERSION = 1
@@ -224,6 +226,8 @@ class Pool(Frozen):
     """Where the pool runs: the data centre, or an edge site (`deployment.edge`; role 'mixed')."""
     autoscale: Autoscale | None = None
     """Instances come and go with the load (`engine.scenario.scaling`); `count` is then the most it may have."""
+    power_cap_kw: PowerCapKw = None
+    """The pool's chips together may draw at most this, kW (`engine.scenario.power_budget`); unset: no cap."""
 
     @model_validator(mode="after")
     def _check(self) -> Pool:
@@ -306,39 +310,6 @@ class KvLink(Frozen):
     for all transfers together; unset: none, each pair has its own path. Transfers contend for it."""
 
 
-class Degrade(Frozen):
-    """Serve less rather than fail: shed low priorities and cap outputs while entry capacity is short.
-
-    The deployment is degraded, at a request's arrival, while a trigger holds: the live share of the
-    entry pools' prefill capacity (peak FLOP/s of their instances that are up in their own role;
-    decode instances fallen back to colocated do not count) is below `below_capacity` (0: never),
-    or the requests waiting per live entry instance (prompts queued, and prefilled prompts waiting for
-    decode memory) exceed `above_backlog` (unset: never).
-    Meanwhile a class with priority below `shed_below_priority` is rejected (reason `degraded`;
-    0: none), and an admitted request's output is cut to `max_output_tokens` (0: no cap; a real
-    server lowers the request's max_tokens). Works with either fallback (docs/scheduling.md).
-    """
-
-    enabled: bool = False
-    below_capacity: Annotated[float, Field(ge=0, le=1)] = 0.6
-    above_backlog: Annotated[float, Field(gt=0, le=100_000)] | None = None
-    max_output_tokens: Annotated[int, Field(ge=0, le=bounds.MAX_TOKENS_PER_REQUEST)] = 128
-    shed_below_priority: Annotated[int, Field(ge=0, le=100)] = 0
-
-    @model_validator(mode="after")
-    def _check(self) -> Degrade:
-        if self.enabled and not self.below_capacity and self.above_backlog is None:
-            raise ValueError(
-                "below_capacity: 0 turns it off; set it (up to 1) or above_backlog (> 0): degrading needs a trigger"
-            )
-        if self.enabled and not self.max_output_tokens and not self.shed_below_priority:
-            raise ValueError(
-                "max_output_tokens: 0 turns it off; set it (1 or more) or shed_below_priority (1 to 100): "
-                "degrading needs an action"
-            )
-        return self
-
-
 class Deployment(Frozen):
     """How the work is split: colocated (mixed pools) or disaggregated (prefill + decode)."""
 
@@ -367,6 +338,8 @@ class Deployment(Frozen):
     expert_imbalance: Annotated[float, Field(ge=1.0, le=64.0)] = 1.4
     """Tokens on the busiest expert-parallel rank over the mean (applies with ep > 1); 1.4 is the
     middle of the 1.2-1.8 range reported for real workloads without expert replication."""
+    power_cap_kw: PowerCapKw = None
+    """The site's data-centre chips together may draw at most this, kW (`engine.scenario.power_budget`)."""
 
     @model_validator(mode="after")
     def _check(self) -> Deployment:

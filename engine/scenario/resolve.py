@@ -23,10 +23,12 @@ from engine.calibration.trust import Calibration
 from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import GIB, HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
-from engine.costmodel import ownership, power, stacks
+from engine.costmodel import ownership, power, power_cap, stacks
 from engine.costmodel.iteration import IterationCost, decode_cost, prefill_cost
 from engine.costmodel.perf import Instance, Speculation
+from engine.scenario import power_budget
 from engine.scenario.model import Pool, Scenario
+from engine.scenario.power_budget import ChipLimit
 
 MAX_ITERATION_S = 86_400.0
 """Longest one engine iteration may take (a day): anything slower is a mistyped custom entry."""
@@ -42,6 +44,8 @@ class ResolvedPool:
     spec: Pool
     instance: Instance
     calibration: Calibration
+    power_limit: ChipLimit | None = None
+    """Its chips' power limit under the scenario's caps (None: uncapped; `engine.scenario.power_budget`)."""
 
     @property
     def hardware(self) -> HardwareSpec:
@@ -208,7 +212,30 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
         pools.append(ResolvedPool(index=i, spec=spec, instance=inst, calibration=cal))
     _check_kv_link(scenario, pools)
     _check_edge_power(scenario, pools)
-    return Resolved(scenario=scenario, model=model, pools=tuple(pools))
+    return Resolved(scenario=scenario, model=model, pools=_capped(scenario, pools))
+
+
+def _capped(scenario: Scenario, pools: list[ResolvedPool]) -> tuple[ResolvedPool, ...]:
+    """The pools with their chips held to the scenario's power caps (clock and bandwidth scaled)."""
+    site = scenario.deployment.power_cap_kw
+    if site is None and all(p.spec.power_cap_kw is None for p in pools):
+        return tuple(pools)
+    limits = power_budget.chip_limits(
+        site,
+        [
+            power_budget.CappedPool(p.spec.name, p.spec.tier, p.spec.power_cap_kw, p.hardware, p.chips)
+            for p in pools
+        ],
+    )
+    out = []
+    for p, limit in zip(pools, limits, strict=True):
+        if limit is not None:
+            inst = dataclasses.replace(
+                p.instance, clock=limit.clock, bandwidth_scale=power_cap.bandwidth_factor(limit.clock)
+            )
+            p = dataclasses.replace(p, instance=inst, power_limit=limit)
+        out.append(p)
+    return tuple(out)
 
 
 def speculation_of(scenario: Scenario, cat: Catalog, hw: HardwareSpec, tp: int) -> Speculation | None:

@@ -49,7 +49,9 @@ from engine.serving.summary import (
     Edge,
     LatencyMs,
     LatencyStats,
+    PoolPower,
     PoolUtilization,
+    PowerCap,
     Scheduler,
     Shortfall,
     Summary,
@@ -244,6 +246,8 @@ def _utilisation_and_energy(
             busy_chip_s=float(ca["busy"][1]) * inst.chips,
             bytes_moved=float(ca["bytes"][1]),
             flops=float(ca["flops"][1]),
+            clock=inst.clock,
+            limit_w=pool.power_limit.limit_w if pool.power_limit is not None else None,
         )
         energy_j += energy_by_pool[pool.index]
     return util, cum_all, energy_j, energy_by_pool
@@ -305,6 +309,34 @@ def _autoscale_section(
     if rec.scaling is None:
         return {}
     return {"autoscale": autoscale_summary(resolved, rec.scaling, columns, mask, rec.end_s)}
+
+
+class _PowerCapSection(TypedDict, total=False):
+    power_cap: PowerCap
+
+
+def _power_cap_section(
+    resolved: Resolved, rec: Records, energy_by_pool: dict[int, float]
+) -> _PowerCapSection:
+    # the summary's `power_cap` key, with a cap only (other runs' summaries are unchanged)
+    dep = resolved.scenario.deployment
+    if dep.power_cap_kw is None and all(p.spec.power_cap_kw is None for p in resolved.pools):
+        return {}
+    run_s = max(rec.end_s, 1e-9)
+    pools: dict[str, PoolPower] = {}
+    for p in resolved.pools:
+        if p.power_limit is not None:
+            pools[p.spec.name] = {
+                "cap_kw": p.power_limit.cap_kw,
+                "chip_limit_w": p.power_limit.limit_w,
+                "clock_factor": p.instance.clock,
+                "bandwidth_factor": p.instance.bandwidth_scale,
+                "mean_kw": energy_by_pool[p.index] / run_s / 1e3,
+            }
+    site = sum(energy_by_pool[p.index] for p in resolved.pools if p.spec.tier == "datacenter")
+    return {
+        "power_cap": {"site_cap_kw": dep.power_cap_kw, "site_mean_kw": site / run_s / 1e3, "pools": pools}
+    }
 
 
 def summary(
@@ -370,6 +402,7 @@ def summary(
         },
         **_edge_section(resolved, rec, columns, mask),
         **_way_in_section(resolved, columns, done),
+        **_power_cap_section(resolved, rec, energy_by_pool),
         **_autoscale_section(resolved, rec, columns, mask),
         "unsustainable": unsustainable,
     }

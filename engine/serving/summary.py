@@ -24,7 +24,9 @@ __all__ = [
     "LatencyMs",
     "LatencyStats",
     "Percentiles",
+    "PoolPower",
     "PoolUtilization",
+    "PowerCap",
     "RequestCounts",
     "Scheduler",
     "Shortfall",
@@ -275,6 +277,32 @@ class Edge(TypedDict):
     """The added latency of offloading a request, ms."""
 
 
+class PoolPower(TypedDict):
+    """One capped pool's power limit, the clock it imposes, and what the pool drew."""
+
+    cap_kw: float
+    """The pool's cap: each chip's limit times its chips (at its most instances), kW."""
+    chip_limit_w: float
+    """Each chip's power limit, W."""
+    clock_factor: float
+    """Core clock under the limit over nominal, 0-1: compute runs this much slower (`engine.costmodel.power_cap`)."""
+    bandwidth_factor: float
+    """Achievable HBM bandwidth under the limit over nominal, 0-1."""
+    mean_kw: float
+    """The pool's mean power over the run (energy / the run's length), kW; never above `cap_kw`."""
+
+
+class PowerCap(TypedDict):
+    """Power caps and what was drawn under them (a scenario with a cap only)."""
+
+    site_cap_kw: float | None
+    """The site's cap on its data-centre chips, kW (None: pool caps only)."""
+    site_mean_kw: float
+    """The data-centre chips' mean power over the run, kW."""
+    pools: dict[str, PoolPower]
+    """Per capped pool (by name); a pool whose limit is at or above its TDP is not listed."""
+
+
 class WayIn(TypedDict):
     """What the window's completed requests paid on their way in (a scenario whose network or
     control plane costs time only): the network to the first serving site and the decision."""
@@ -343,6 +371,8 @@ class Summary(TypedDict):
     """The edge site (a deployment with an edge site only)."""
     way_in: NotRequired[WayIn]
     """The network and control plane on the way in (only when either costs time)."""
+    power_cap: NotRequired[PowerCap]
+    """Power caps, the clock they impose and the power drawn (a scenario with a cap only)."""
     autoscale: NotRequired[AutoscaleSummary]
     """What the autoscalers did, cold starts, and the timeline (a deployment with an autoscaled pool only)."""
     unsustainable: Shortfall | None

@@ -267,3 +267,11 @@ def test_chips_a_stack_cannot_drive_are_said_so() -> None:
     wide = _presets()["moe-deepseek-dp-ep"]  # a 16-chip decode instance
     assert "# 16 chips span several 8-GPU nodes" in emit_deployment(wide, "sglang").text
     assert "16 chips an instance span more than one 8-GPU node" in emit_deployment(wide, "dynamo").text
+
+
+def test_a_capped_pool_s_export_says_the_power_limit_to_set() -> None:
+    """power-capped-site: each H100 held to 500 W; every stack's export says so, an uncapped one does not."""
+    for stack in ("vllm", "sglang", "trtllm", "dynamo", "llm-d"):
+        text = emit_deployment(_presets()["power-capped-site"], stack).text
+        assert text.count("nvidia-smi -pl 500") == 2, stack  # prefill and decode
+        assert "nvidia-smi" not in emit_deployment(_presets()["chat-disaggregated"], stack).text

@@ -327,3 +327,17 @@ def test_a_class_whose_decode_pool_is_lost_spills_to_another_decode_pool() -> No
     waited = run("wait").requests
     lost = waited[(waited["class"] == "chat") & (waited["arrival_s"] > 31.0)]
     assert (lost["reason"] == "no_decode_instance").mean() > 0.9
+
+
+def test_the_decode_loss_preset_serves_every_chat_request_on_the_batch_pool() -> None:
+    """portfolio-decode-loss (issue 34's preset): chat's decode pool lost for good at 300 s, chat spills;
+    no request fails, and every chat request that arrives after the loss decodes on decode-batch."""
+    s = load_preset("portfolio-decode-loss")
+    res = simulate(s)
+    assert res.summary["requests"]["failed"] == 0
+    t = res.requests
+    late = t[(t["class"] == "chat") & (t["arrival_s"] > 301.0)]
+    batch_servers = {7, 8}  # after 4 prefill and 3 decode-chat instances
+    assert len(late) > 1000 and set(late["decode_instance"]) <= batch_servers
+    waited = simulate(apply_overrides(s, {"workload.classes[0].overflow": "wait"}))
+    assert waited.summary["requests"]["failed_by_reason"].get("no_decode_instance", 0) > 1000
