@@ -7,7 +7,8 @@ dashboard draws), `previews` (what a setting will do before a run: length histog
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
 unsustainable run and its latencies are said), `report` (exports with provenance, the
 validation table), `layers` (which layer decided it: each layer switched alone), `way_in`
-(network and control-plane time as shares of TTFT) and `scaled` (a run's autoscaling in a line).
+(network and control-plane time as shares of TTFT), `scaled` (a run's autoscaling in a line) and
+`run_preview` (a run's preview: the same requests over a shorter window, with its expected error).
 May import: every lower package, up to engine.planning.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its
@@ -144,6 +145,12 @@ _API = {
     "layer_view": "engine.explain.layers",
     "way_in_line": "engine.explain.way_in",
     "autoscale_line": "engine.explain.scaled",
+    "PREVIEW_ERROR": "engine.explain.run_preview",
+    "PREVIEW_REQUESTS": "engine.explain.run_preview",
+    "RunPreview": "engine.explain.run_preview",
+    "measure_preview_error": "engine.explain.run_preview",
+    "preview_error_text": "engine.explain.run_preview",
+    "preview_of": "engine.explain.run_preview",
 }
 _RENAMED: dict[str, str] = {}
 
@@ -156,6 +163,8 @@ __all__ = [
     "LAYERS",
     "MAX_MEASUREMENT_BYTES",
     "MEASUREMENT_COLUMN_HELP",
+    "PREVIEW_ERROR",
+    "PREVIEW_REQUESTS",
     "STABLE_MONTHS",
     "Advice",
     "CompareMargin",
@@ -170,6 +179,7 @@ __all__ = [
     "Recalibration",
     "Replicas",
     "RunMargin",
+    "RunPreview",
     "RunSpread",
     "advise",
     "arrival_histogram",
@@ -217,6 +227,7 @@ __all__ = [
     "length_stats",
     "limits",
     "line",
+    "measure_preview_error",
     "note",
     "paired_cdfs",
     "parse_measurements",
@@ -227,6 +238,8 @@ __all__ = [
     "pool_marks",
     "pool_memory",
     "pool_summary",
+    "preview_error_text",
+    "preview_of",
     "provenance",
     "rate_cap_rps",
     "rate_curve",
@@ -387,6 +400,14 @@ if TYPE_CHECKING:
         validation_table,
     )
     from engine.explain.rooflines import roofline_table
+    from engine.explain.run_preview import (
+        PREVIEW_ERROR,
+        PREVIEW_REQUESTS,
+        RunPreview,
+        measure_preview_error,
+        preview_error_text,
+        preview_of,
+    )
     from engine.explain.scaled import autoscale_line
     from engine.explain.sustain import GROWS, at_least, latency, line
     from engine.explain.way_in import way_in_line
