@@ -254,9 +254,13 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
     prev: dict[str, float | None] = {} if preview is not None else ss.get("fg_live_prev") or {}
     tag = "-preview" if preview is not None else ""
     box = (slot if slot is not None else st.sidebar).container(border=True, key=f"fg-live{tag}")
+    # The full run's strip replaces the preview's in the same script run, where the browser keeps a
+    # block's extra children: both strips must be the same four elements (title, table, mark, CDF).
     if preview is not None:  # marked as what it is, with how far the full run may land from it
-        box.markdown(f"**Live result** {PREVIEW_MARK}", help=plain(preview.text()))
-        box.caption(plain(preview_caption(preview)))
+        box.markdown(
+            f"**Live result** {PREVIEW_MARK}  \n:small[:gray[{plain(preview_caption(preview))}]]",
+            help=plain(preview.text()),
+        )
     else:
         box.markdown(
             "**Live result**",
