@@ -229,29 +229,53 @@ def strip_rows(
     return rows
 
 
-def live_strip(result: SimResult) -> None:
-    """The compact live figures, each with its change from the previous different run."""
+PREVIEW_MARK = ":orange-badge[:material/hourglass_top: preview]"
+"""The mark of a live strip drawn from a preview while the full run simulates."""
+
+
+def preview_caption(preview: ex.RunPreview) -> str:
+    """'First 2,000 of 9,692 requests, full run on its way; expected error: TTFT p99 ±9%, ...'."""
+    return (
+        f"First {preview.requests:,} of {preview.full_requests:,} requests, the full run on its way; "
+        f"{ex.preview_error_text(preview.kind)}."
+    )
+
+
+def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | None = None) -> None:
+    """The compact live figures, each with its change from the previous different run, drawn in
+    `slot` (an `st.empty` of the sidebar; default: the sidebar's end). A `preview` is drawn marked
+    as one, with its expected error and no changes, and is not remembered as a run."""
     ss = st.session_state
     key = result.scenario.model_dump_json()
     h = headline(result.summary)
-    if ss.get("fg_live_key") != key:
+    if preview is None and ss.get("fg_live_key") != key:
         ss["fg_live_prev"] = ss.get("fg_live_now")
         ss["fg_live_key"], ss["fg_live_now"] = key, h
-    prev: dict[str, float | None] = ss.get("fg_live_prev") or {}
-    box = st.sidebar.container(border=True, key="fg-live")
-    box.markdown(
-        "**Live result**",
-        help="Re-simulated on every change; coloured arrows show the change from the previous run (green "
-        "better, red worse; a cost that fell while fewer requests met their SLO is grey: not better).\n\n"
-        + "\n\n".join(f"**{label}**: {METRIC_HELP[k]}" for label, k, *_ in STRIP),
-    )
+    prev: dict[str, float | None] = {} if preview is not None else ss.get("fg_live_prev") or {}
+    tag = "-preview" if preview is not None else ""
+    box = (slot if slot is not None else st.sidebar).container(border=True, key=f"fg-live{tag}")
+    # The full run's strip replaces the preview's in the same script run, where the browser keeps a
+    # block's extra children: both strips must be the same four elements (title, table, mark, CDF).
+    if preview is not None:  # marked as what it is, with how far the full run may land from it
+        box.markdown(
+            f"**Live result** {PREVIEW_MARK}  \n:small[:gray[{plain(preview_caption(preview))}]]",
+            help=plain(preview.text()),
+        )
+    else:
+        box.markdown(
+            "**Live result**",
+            help="Re-simulated on every change; coloured arrows show the change from the previous run (green "
+            "better, red worse; a cost that fell while fewer requests met their SLO is grey: not better).\n\n"
+            + "\n\n".join(f"**{label}**: {METRIC_HELP[k]}" for label, k, *_ in STRIP),
+        )
     nbsp = "\u00a0"  # a value and its change each stay on one line (the change wraps below as a whole)
     rows = [
         (a.replace("$", "\\$"), b.replace("$", "\\$").replace(" ", nbsp), c.replace(" ", nbsp))
         for a, b, c in strip_rows(h, prev, ex.shortfall_rps(result.summary))
     ]  # "$" opens LaTeX
     box.markdown(
-        "| figure | this run |\n|:--|--:|\n" + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)
+        f"| figure | {'preview' if preview is not None else 'this run'} |\n|:--|--:|\n"
+        + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)
     )
     trust = ex.pool_marks(result.scenario, result.summary)
     off = ex.uncalibrated(trust)
@@ -284,7 +308,7 @@ def live_strip(result: SimResult) -> None:
     box.plotly_chart(
         charts.strip_cdf(frame, target, first.percentile if target else None),
         theme="streamlit",
-        key="fg:strip",
+        key=f"fg:strip{tag}",
         config={"displayModeBar": False, "staticPlot": True},
     )
 
@@ -324,13 +348,23 @@ def notices() -> None:
 
 
 def page(title: str, caption: str = "", *, live: bool = True) -> SimResult | None:
-    """Draw the sidebar, the title and any warnings; simulate the session scenario; return its result."""
+    """Draw the sidebar, the title and any warnings; simulate the session scenario; return its result.
+
+    On an editing page (`live`), a scenario not simulated yet first shows its preview in the live
+    strip (`ui.sim.preview`), which the full run's strip then replaces in the same place."""
     sidebar()
     st.title(title)
     if caption:
         st.caption(caption)
     notices()
-    res = sim.result(state.scenario())
-    if live and res is not None:
-        live_strip(res)
+    scenario = state.scenario()
+    slot = st.sidebar.empty() if live else None
+    if slot is not None and (early := sim.preview(scenario)) is not None:
+        live_strip(early.result, slot, early)
+    res = sim.result(scenario)
+    if slot is not None:
+        if res is not None:
+            live_strip(res, slot)
+        else:  # no full run: its preview must not stand in for it
+            slot.empty()
     return res

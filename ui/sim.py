@@ -4,12 +4,17 @@
 server sees that exact scenario (`st.cache_data` keys on the JSON text, and a SimResult is plain
 data frames and numbers, so it pickles). Big runs show a status box while they simulate; every
 run is bounded by `engine.core.bounds`, which validation enforced when the scenario was built.
+
+`preview(scenario)` is what a page draws while a scenario it has not simulated yet runs: the
+same requests over a shorter window (`engine.explain.run_preview`), cached apart, so a preview's
+result is never the answer `result` gives, and nothing that exports or links reads it.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from engine import explain as ex
 from engine.core import ScenarioError
 from engine.scenario import Scenario
 from engine.serving import SimResult, simulate
@@ -22,6 +27,24 @@ BIG_RUN_REQUESTS = 30_000
 @st.cache_data(max_entries=48, show_spinner=False)
 def _simulate(scenario_json: str) -> SimResult:
     return simulate(Scenario.model_validate_json(scenario_json))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _preview(scenario_json: str) -> ex.RunPreview | None:
+    return ex.preview_of(Scenario.model_validate_json(scenario_json))
+
+
+def preview(scenario: Scenario) -> ex.RunPreview | None:
+    """The preview of a scenario this session has not simulated yet; None where the full run is
+    already at hand, the scenario has no preview, or the preview cannot run (the full run then
+    says why)."""
+    key = scenario.model_dump_json()
+    if key in st.session_state.get("fg_simulated", ()):
+        return None
+    try:
+        return _preview(key)
+    except Exception:  # the full run that follows shows the failure, with its reason
+        return None
 
 
 def cached(scenario: Scenario) -> SimResult:

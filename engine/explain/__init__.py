@@ -8,8 +8,9 @@ dashboard draws), `previews` (what a setting will do before a run: length histog
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
 unsustainable run and its latencies are said), `report` (exports with provenance, the
 validation table), `layers` (which layer decided it: each layer switched alone), `way_in`
-(network and control-plane time as shares of TTFT), `scaled` (a run's autoscaling in a line) and
-`power_line` (a run's power caps, clocks and draw in a line).
+(network and control-plane time as shares of TTFT), `scaled` (a run's autoscaling in a line),
+`power_line` (a run's power caps, clocks and draw in a line) and `run_preview` (a run's preview:
+the same requests over a shorter window, with its expected error).
 May import: every lower package, up to engine.planning.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its
@@ -148,6 +149,12 @@ _API = {
     "way_in_line": "engine.explain.way_in",
     "autoscale_line": "engine.explain.scaled",
     "power_cap_line": "engine.explain.power_line",
+    "PREVIEW_ERROR": "engine.explain.run_preview",
+    "PREVIEW_REQUESTS": "engine.explain.run_preview",
+    "RunPreview": "engine.explain.run_preview",
+    "measure_preview_error": "engine.explain.run_preview",
+    "preview_error_text": "engine.explain.run_preview",
+    "preview_of": "engine.explain.run_preview",
 }
 _RENAMED: dict[str, str] = {}
 
@@ -160,6 +167,8 @@ __all__ = [
     "LAYERS",
     "MAX_MEASUREMENT_BYTES",
     "MEASUREMENT_COLUMN_HELP",
+    "PREVIEW_ERROR",
+    "PREVIEW_REQUESTS",
     "STABLE_MONTHS",
     "Advice",
     "CompareMargin",
@@ -174,6 +183,7 @@ __all__ = [
     "Recalibration",
     "Replicas",
     "RunMargin",
+    "RunPreview",
     "RunSpread",
     "advise",
     "arrival_histogram",
@@ -221,6 +231,7 @@ __all__ = [
     "length_stats",
     "limits",
     "line",
+    "measure_preview_error",
     "note",
     "paired_cdfs",
     "parse_measurements",
@@ -233,6 +244,8 @@ __all__ = [
     "pool_summary",
     "porting_lines",
     "power_cap_line",
+    "preview_error_text",
+    "preview_of",
     "provenance",
     "rate_cap_rps",
     "rate_curve",
@@ -388,6 +401,14 @@ if TYPE_CHECKING:
         validation_table,
     )
     from engine.explain.rooflines import roofline_table
+    from engine.explain.run_preview import (
+        PREVIEW_ERROR,
+        PREVIEW_REQUESTS,
+        RunPreview,
+        measure_preview_error,
+        preview_error_text,
+        preview_of,
+    )
     from engine.explain.scaled import autoscale_line
     from engine.explain.software import porting_lines
     from engine.explain.sustain import GROWS, at_least, latency, line
