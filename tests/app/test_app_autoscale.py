@@ -15,7 +15,7 @@ def _decode(at: object) -> int:
 
 
 @pytest.mark.slow
-def test_autoscaling_the_decode_pool_draws_the_day_on_results() -> None:
+def test_autoscaling_the_decode_pool_draws_its_timeline_on_results() -> None:
     at = app("strategy", short(PRESET), preset=PRESET)
     assert_clean(at)
     d = _decode(at)
@@ -40,7 +40,7 @@ def test_autoscaling_the_decode_pool_draws_the_day_on_results() -> None:
 
     at.switch_page("app_pages/results.py").run()
     assert_clean(at)
-    assert "Over the day: autoscaling" in [h.value for h in at.subheader]
+    assert "Over time: autoscaling" in [h.value for h in at.subheader]  # not a day: no hour of peak
     assert "Instance-hours" in [m.label for m in at.metric]
 
     at.switch_page("app_pages/strategy.py").run()
