@@ -27,15 +27,16 @@ from ui.widgets import Shape, current, key_of, number, select, shape_of, show_nu
 
 KNOB_LABELS = {
     "target": "Busy target",
-    "up_above": "Up above (queued per instance)",
-    "down_below": "Down at or below (queued per instance)",
-    "busy_below": "Down while busy below",
+    "up_above": "Up above (queued)",
+    "down_below": "Down at or below",
+    "busy_below": "Down if busy below",
     "headroom": "Headroom",
-    "predict": "Demand prediction",
+    "predict": "Prediction",
 }
 """Labels of the built-in autoscalers' knobs (a knob not named here is labelled from its name)."""
 
-STORAGE_LABELS = {"nvme": "local NVMe", "network": "network storage", "peer": "a peer GPU"}
+STORAGE_LABELS = {"nvme": "local NVMe", "network": "network storage", "peer": "a running instance's GPUs"}
+"""What each weights tier is, for the help."""
 
 
 def _switched(path: str, key: str) -> None:
@@ -165,7 +166,9 @@ COLD_HELP = {
     "startup_s": "Scheduling the pod, starting the container and the serving engine, before the weights load "
     "(default: an assumption, docs/autoscaling.md).",
     "warmup_s": "After the weights: capturing CUDA graphs, compiling kernels (default: an assumption).",
-    "storage": "Where a new instance loads its weights from; its tier sets the bandwidth unless stated.",
+    "storage": "Where a new instance loads its weights from; its tier sets the bandwidth unless stated: "
+    + "; ".join(f"{t}: {STORAGE_LABELS[t]}, {gb:g} GB/s" for t, gb in ColdStart.TIERS.items())
+    + " (sources: docs/autoscaling.md).",
     "load_gb_s": "Weight-loading bandwidth of one instance; empty: the storage tier's default.",
 }
 
@@ -178,8 +181,8 @@ def _settings(at: str, spec: Autoscale) -> None:
         for k, sh, d, h in knobs
     ]
     for name, label in (
-        ("up_cooldown_s", "Scale-up cooldown (s)"),
-        ("down_cooldown_s", "Scale-down cooldown (s)"),
+        ("up_cooldown_s", "Up cooldown (s)"),
+        ("down_cooldown_s", "Down cooldown (s)"),
     ):
         sh, d, _ = _field(Autoscale, name)
         boxes.append((f"{at}.{name}", label, sh, d, COOLDOWN_HELP[name], {}))
@@ -188,14 +191,10 @@ def _settings(at: str, spec: Autoscale) -> None:
         ("startup_s", "Start-up (s)"),
         ("warmup_s", "Warm-up (s)"),
         ("storage", "Weights from"),
-        ("load_gb_s", "Load bandwidth (GB/s)"),
+        ("load_gb_s", "Load (GB/s)"),
     ):
         sh, d, _ = _field(ColdStart, name)
-        extra = (
-            {"placeholder": f"{tier:g} ({STORAGE_LABELS[spec.cold_start.storage]})"}
-            if name == "load_gb_s"
-            else {}
-        )
+        extra = {"placeholder": f"{tier:g} (its tier)"} if name == "load_gb_s" else {}
         boxes.append((f"{at}.cold_start.{name}", label, sh, d, COLD_HELP[name], extra))
     cols = st.columns(2)
     for i, (path, label, sh, d, h, kw) in enumerate(boxes):

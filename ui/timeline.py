@@ -93,7 +93,7 @@ def _minutes(over: Mapping[str, Any]) -> list[float]:
 
 
 def attainment_chart(over: Mapping[str, Any]) -> go.Figure:
-    """SLO attainment of the requests arriving in each minute (axis zoomed), the target dashed, the scale events marked."""
+    """SLO attainment of the requests arriving in each minute (axis zoomed), target dashed, scale events marked."""
     values, target = over["slo_attainment"], float(over["target"])
     lo, hi = attainment_range(values, target)
     fig = go.Figure()
@@ -168,7 +168,9 @@ def busy_chart(over: Mapping[str, Any]) -> go.Figure:
 
 
 def figures(over: Mapping[str, Any], summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """The run's figures over time: (label, value, help); an autoscaled run's scale events and cold starts last."""
+    """The run's figures over time: (label, value, help). Those a day's lesson quotes come first: the
+    instance-hours and the bill, then for an autoscaled run the misses while instances start, the scale
+    events and the cold start; the worst minute and the peak power last."""
     hours = over["instance_hours"]
     worst = min((v for v in over["slo_attainment"] if v is not None), default=None)
     peak = max((sum(kw) for kw in zip(*over["power_kw"].values(), strict=True)), default=0.0)
@@ -185,6 +187,32 @@ def figures(over: Mapping[str, Any], summary: Mapping[str, Any]) -> list[tuple[s
             "Every chip from t = 0 (an autoscaled one from its request) to the end of the drain, idle or not "
             "(cache tiers included).",
         ),
+    ]
+    auto = summary.get("autoscale")
+    if auto:
+        cold = max((p["cold_start_s"] for p in auto["pools"].values()), default=0.0)
+        during, missed = auto["requests_during_cold_start"], auto["misses_during_cold_start"]
+        misses = summary["requests"]["total"] - round(summary["goodput_rps"] * summary["window_s"])  # met/s
+        out += [
+            (
+                "Misses while starting",
+                f"{missed:,} of {misses:,}",
+                f"Of the run's {misses:,} requests that missed their SLO, those that arrived while an instance of "
+                f"an autoscaled pool was starting ({during:,} requests arrived then).",
+            ),
+            (
+                "Scale-ups / downs",
+                f"{auto['scale_ups']} / {auto['scale_downs']}",
+                "Instances requested (or taken back while draining) / drained or cancelled.",
+            ),
+            (
+                "Cold start",
+                f"{cold:,.0f} s",
+                "From request to serving: start-up + weights / load bandwidth + warm-up.",
+            ),
+        ]
+    return [
+        *out,
         (
             "Worst minute",
             "–" if worst is None else f"{worst:.1%}",
@@ -194,33 +222,6 @@ def figures(over: Mapping[str, Any], summary: Mapping[str, Any]) -> list[tuple[s
             "Peak power",
             f"{peak:,.1f} kW",
             "The most every pool's chips drew together, averaged over a minute.",
-        ),
-    ]
-    auto = summary.get("autoscale")
-    if not auto:
-        return out
-    cold = max((p["cold_start_s"] for p in auto["pools"].values()), default=0.0)
-    during, missed = auto["requests_during_cold_start"], auto["misses_during_cold_start"]
-    misses = summary["requests"]["total"] - round(
-        summary["goodput_rps"] * summary["window_s"]
-    )  # goodput: met/s
-    return [
-        *out,
-        (
-            "Scale-ups / downs",
-            f"{auto['scale_ups']} / {auto['scale_downs']}",
-            "Instances requested (or taken back while draining) / drained or cancelled.",
-        ),
-        (
-            "Cold start",
-            f"{cold:,.0f} s",
-            "From request to serving: start-up + weights / load bandwidth + warm-up.",
-        ),
-        (
-            "Misses while starting",
-            f"{missed:,} of {misses:,}",
-            f"Of the run's {misses:,} requests that missed their SLO, those that arrived while an instance of an "
-            f"autoscaled pool was starting ({during:,} requests arrived then).",
         ),
     ]
 
@@ -239,7 +240,10 @@ def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
         return
     summary = result.summary
     title = "Over the day" if sc.workload.arrival.peak_hour is not None else "Over time"
-    marks = " Triangles mark the autoscalers' decisions: up where an instance was requested, down where one began to drain."
+    marks = (
+        " Triangles mark the autoscalers' decisions: up where an instance was requested, down where one began "
+        "to drain."
+    )
     st.subheader(
         f"{title}: autoscaling" if summary.get("autoscale") else title,
         help=HELP + (marks if over["events"] else ""),

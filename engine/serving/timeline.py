@@ -262,7 +262,7 @@ class OverTime(TypedDict):
     power_kw: dict[str, list[float]]
     """Per pool: mean power its chips drew over the bin (`engine.costmodel.power`), kW."""
     events: list[tuple[float, str, str]]
-    """The autoscalers' decisions (time s, pool, action), as in the summary's `autoscale.events` (none for fixed pools)."""
+    """The autoscalers' decisions (time s, pool, action), as the summary's `autoscale.events` (fixed pools: none)."""
 
 
 def attainment_target(resolved: Resolved, classes: np.ndarray) -> float:

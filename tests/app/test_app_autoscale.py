@@ -111,7 +111,8 @@ def test_the_autoscalers_knobs_cooldowns_and_cold_start_round_trip_through_the_l
     assert {f"fg:{at_}.policy.{k}" for k in ("up_above", "down_below", "busy_below")} <= keys
     assert f"fg:{at_}.policy.headroom" not in keys
     _set(at, f"{at_}.policy.up_above", 8.0)
-    assert scenario_of(at).deployment.pools[1].autoscale.policy.as_dict() == {"name": "queue", "up_above": 8.0}  # type: ignore[union-attr]
+    policy = scenario_of(at).deployment.pools[1].autoscale.policy  # type: ignore[union-attr]
+    assert policy.as_dict() == {"name": "queue", "up_above": 8.0}
 
 
 @pytest.mark.slow

@@ -34,11 +34,11 @@ def test_the_charts_draw_the_engines_timeline_and_mark_its_events() -> None:
     assert labels == [
         "Instance-hours",
         "Bill for the run",
-        "Worst minute",
-        "Peak power",
+        "Misses while starting",
         "Scale-ups / downs",
         "Cold start",
-        "Misses while starting",
+        "Worst minute",
+        "Peak power",
     ]
 
 
