@@ -71,3 +71,25 @@ def test_a_window_of_a_few_minutes_has_no_timeline() -> None:
         ).over_time
         is not None
     )
+
+
+@pytest.mark.parametrize("name", io.preset_names())
+def test_every_presets_timeline_holds_its_runs_totals(name: str) -> None:
+    """A preset added later (an edge site, a trace, a portfolio) is covered the moment it exists."""
+    base = io.load_preset(name)
+    long_enough = 60.0 * MIN_BINS + base.warmup_s
+    run = simulate(
+        io.apply_overrides(base, {"duration_s": long_enough}) if base.duration_s > long_enough else base
+    )
+    over = run.over_time
+    if over is None:  # a whole-run load shorter than five minutes (the offline batch)
+        assert run.summary["drain_end_s"] < 60.0 * MIN_BINS and "autoscale" not in run.summary
+        return
+    assert sum(over["requests"]) == run.summary["requests"]["total"]
+    assert set(over["instances"]) == set(over["power_kw"]) == {p.name for p in run.scenario.deployment.pools}
+    for pool in run.scenario.deployment.pools:
+        if pool.autoscale is None:
+            assert set(over["instances"][pool.name]) == {float(pool.count)}
+    assert all(0.0 <= b <= 1.0 for v in over["busy"].values() for b in v)
+    assert all(kw >= 0.0 for v in over["power_kw"].values() for kw in v)
+    assert 0.5 <= over["target"] <= 0.9999
