@@ -220,7 +220,7 @@ def figures(over: Mapping[str, Any], summary: Mapping[str, Any]) -> list[tuple[s
         ),
         (
             "Peak power",
-            f"{peak:,.1f} kW",
+            f"{peak:,.1f} kW" if peak >= 1.0 else f"{peak * 1e3:,.0f} W",  # an edge device draws watts
             "The most every pool's chips drew together, averaged over a minute.",
         ),
     ]
