@@ -106,12 +106,15 @@ if rep is not None:
         rep,
         "The bands under the figures, the advisor, the margin and everything below the latency CDFs are your seed's run.",
     )
+figures: list[tuple[str, Any]] = []
+day = timeline.is_day(sc)
+if day:  # a day of traffic teaches minute by minute: its panel opens the page
+    timeline.panel(res, sc, figures)
 
 planner.advisor_panel(res)  # from the run's numbers: no simulation
 margin.margin_panel(res)  # one more simulation, when asked
 
 targets = ex.slo_targets(sc)
-figures: list[tuple[str, Any]] = []
 
 st.subheader(
     "Latency",
@@ -144,7 +147,8 @@ for col, (what, columns, title, yaxis, pct) in zip(st.columns(3), SERIES, strict
     figures.append((title, fig))
     with col:
         export.chart(fig, sc, what)
-timeline.panel(dict(s), sc, figures)  # autoscaled pools only: minute by minute, with the scale events
+if not day:
+    timeline.panel(res, sc, figures)  # a window of several minutes: minute by minute, with any scale events
 
 st.subheader(
     "Cost and goodput",

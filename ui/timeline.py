@@ -1,14 +1,22 @@
-"""The Results page's "Over the day" panel: a run with autoscaled pools, minute by minute.
+"""The Results page's "Over time" panel: any run whose window spans several minutes, minute by minute.
 
-Two charts from the summary's `autoscale.timeline` (the engine computes every number; this
-module only draws): SLO attainment per minute, and instances per pool per minute, both with the
-autoscalers' decisions marked (a scale-up where an instance was requested, a scale-down where one
-began to drain). Above them, the run's figures: instance-hours, scale events, cold start, and the
-requests that arrived while an instance was starting.
+Four charts from the result's `over_time` (`engine.serving.timeline.OverTime`: the engine computes
+every number; this module only draws): SLO attainment per minute (its axis zoomed to the data and
+the target, with the attainment the classes' SLO percentiles ask for as a dashed line), instances
+per pool, power per pool, and each pool's busy fraction; the autoscalers' decisions are marked on
+the first two (a scale-up where an instance was requested, a scale-down where one began to drain).
+Above them, the run's figures: instance-hours and the bill, then the autoscaling ones (scale
+events, cold start, the requests that arrived while an instance was starting) or, for a fixed
+deployment, its worst minute and its peak power.
+
+A run that reads its window as a day (a diurnal load with an hour of peak) or autoscales is a day
+of traffic: its panel opens the page, under the headline figures, since its lesson is there; any
+other run's comes after the pools' utilisation over time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -21,7 +29,12 @@ UP, DOWN = "#29b09d", "#ff8700"
 """Marks of scale-ups (an instance requested) and scale-downs (an instance draining)."""
 
 
-def _marks(fig: go.Figure, events: list[Any], top: float) -> None:
+def is_day(sc: Scenario) -> bool:
+    """Whether a run's lesson lives in its timeline: its load follows a day, or a pool autoscales."""
+    return sc.workload.arrival.peak_hour is not None or any(p.autoscale for p in sc.deployment.pools)
+
+
+def _marks(fig: go.Figure, events: Sequence[Any], top: float) -> None:
     """A tick at the top of the plot for each scale event (colour: up or down), hover naming it."""
     for action, color, label in (
         ("request", UP, "scale-up requested"),
@@ -66,15 +79,28 @@ def _style(fig: go.Figure, title: str, yaxis: str, *, percent: bool) -> go.Figur
     return fig
 
 
-def attainment_chart(auto: dict[str, Any]) -> go.Figure:
-    """SLO attainment of the requests arriving in each minute, with the scale events marked."""
-    tl = auto["timeline"]
-    minutes = [t / 60.0 for t in tl["t_s"]]
+def attainment_range(values: Sequence[float | None], target: float) -> tuple[float, float]:
+    """The attainment axis's range: the data and the target with a margin, within 0 to 1 (plus room on
+    top for the marks). A 0-100% axis flattened a minute at 92% into the line at 99%."""
+    seen = [float(v) for v in values if v is not None] + [target]
+    lo, hi = min(seen), min(max(seen), 1.0)
+    pad = max(0.12 * (hi - lo), 0.004)
+    return max(0.0, lo - pad), hi + pad
+
+
+def _minutes(over: Mapping[str, Any]) -> list[float]:
+    return [t / 60.0 for t in over["t_s"]]
+
+
+def attainment_chart(over: Mapping[str, Any]) -> go.Figure:
+    """SLO attainment of the requests arriving in each minute (axis zoomed), target dashed, scale events marked."""
+    values, target = over["slo_attainment"], float(over["target"])
+    lo, hi = attainment_range(values, target)
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
-            x=minutes,
-            y=tl["slo_attainment"],
+            x=_minutes(over),
+            y=values,
             name="SLO attainment",
             mode="lines",
             line={"color": charts.CATEGORY_COLORS[0], "width": 2},
@@ -82,92 +108,156 @@ def attainment_chart(auto: dict[str, Any]) -> go.Figure:
             hovertemplate="%{y:.1%} met their SLO<extra></extra>",
         )
     )
-    _marks(fig, auto["events"], 1.04)
+    fig.add_hline(
+        y=target,
+        line={"dash": "dash", "color": charts.ACCENT, "width": 1.5},
+        annotation={"text": f"target {target:.0%}", "font": {"size": 11, "color": charts.ACCENT}},
+        annotation_position="bottom right",
+    )
+    top = min(max([float(v) for v in values if v is not None] + [target]), 1.0)
+    _marks(fig, over["events"], (top + hi) / 2)  # in the margin above the data
     # short axis titles: a long one runs past the plot's top into the chart's title (the panel's help says more)
-    return _style(fig, "SLO attainment per minute", "met their SLO", percent=True)
+    fig = _style(fig, "SLO attainment per minute", "met SLO (zoomed)", percent=True)
+    fig.update_yaxes(range=[lo, hi], rangemode="normal", tickformat=".1%" if hi - lo < 0.1 else ".0%")
+    return fig
 
 
-def instances_chart(auto: dict[str, Any]) -> go.Figure:
-    """Instances billed per pool (mean over each minute), with the scale events marked."""
-    tl = auto["timeline"]
-    minutes = [t / 60.0 for t in tl["t_s"]]
+def _per_pool(
+    over: Mapping[str, Any], key: str, title: str, yaxis: str, hover: str, *, percent: bool = False
+) -> go.Figure:
     fig = go.Figure()
-    top = 1.0
-    for i, (pool, values) in enumerate(tl["instances"].items()):
-        top = max(top, max(values, default=0.0))
+    for i, (pool, values) in enumerate(over[key].items()):
         fig.add_trace(
             go.Scatter(
-                x=minutes,
+                x=_minutes(over),
                 y=values,
                 name=str(pool),
                 mode="lines",
                 line={"color": charts.POOL_COLORS[i % len(charts.POOL_COLORS)], "width": 2},
                 line_shape="hv",
-                hovertemplate=f"{pool}: " + "%{y:.2f} instances billed (mean over the minute)<extra></extra>",
+                hovertemplate=f"{pool}: {hover}<extra></extra>",
             )
         )
-    _marks(fig, auto["events"], top + 0.5)
-    return _style(fig, "Instances per pool", "instances billed", percent=False)
+    return _style(fig, title, yaxis, percent=percent)
 
 
-def figures(auto: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """The run's autoscaling figures: (label, value, help)."""
-    pools = auto["pools"]
-    hours = sum(p["instance_hours"] for p in pools.values())
-    cold = max((p["cold_start_s"] for p in pools.values()), default=0.0)
-    during, missed = auto["requests_during_cold_start"], auto["misses_during_cold_start"]
-    return [
+def instances_chart(over: Mapping[str, Any]) -> go.Figure:
+    """Instances billed per pool (mean over each minute), with the scale events marked."""
+    fig = _per_pool(
+        over,
+        "instances",
+        "Instances per pool",
+        "instances billed",
+        "%{y:.2f} instances billed (mean over the minute)",
+    )
+    top = max([1.0, *(max(v, default=0.0) for v in over["instances"].values())])
+    _marks(fig, over["events"], top + 0.5)
+    return fig
+
+
+def power_chart(over: Mapping[str, Any]) -> go.Figure:
+    """Mean power each pool's chips drew per minute, kW."""
+    return _per_pool(over, "power_kw", "Power per minute", "kW", "%{y:,.2f} kW (mean over the minute)")
+
+
+def busy_chart(over: Mapping[str, Any]) -> go.Figure:
+    """Each pool's busy fraction per minute (of its instances' time on)."""
+    return _per_pool(
+        over, "busy", "Busy per minute", "busy", "%{y:.1%} of its instances' time iterating", percent=True
+    )
+
+
+def figures(over: Mapping[str, Any], summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The run's figures over time: (label, value, help). Those a day's lesson quotes come first: the
+    instance-hours and the bill, then for an autoscaled run the misses while instances start, the scale
+    events and the cold start; the worst minute and the peak power last."""
+    hours = over["instance_hours"]
+    worst = min((v for v in over["slo_attainment"] if v is not None), default=None)
+    peak = max((sum(kw) for kw in zip(*over["power_kw"].values(), strict=True)), default=0.0)
+    out = [
         (
             "Instance-hours",
-            f"{hours:,.2f} h",
-            "Autoscaled pools' instances billed, each from its request to its stop: "
-            + ", ".join(
-                f"{name} {p['instance_hours']:,.2f} h (peak {p['peak_instances']})"
-                for name, p in pools.items()
+            f"{sum(hours.values()):,.2f} h",
+            "Instances billed, each from its request (a fixed pool: the start) to its stop or the end of the drain: "
+            + ", ".join(f"{name} {h:,.2f} h" for name, h in hours.items()),
+        ),
+        (
+            "Bill for the run",
+            f"${summary['cost']['usd_total']:,.2f}",
+            "Every chip from t = 0 (an autoscaled one from its request) to the end of the drain, idle or not "
+            "(cache tiers included).",
+        ),
+    ]
+    auto = summary.get("autoscale")
+    if auto:
+        cold = max((p["cold_start_s"] for p in auto["pools"].values()), default=0.0)
+        during, missed = auto["requests_during_cold_start"], auto["misses_during_cold_start"]
+        misses = summary["requests"]["total"] - round(summary["goodput_rps"] * summary["window_s"])  # met/s
+        out += [
+            (
+                "Misses while starting",
+                f"{missed:,} of {misses:,}",
+                f"Of the run's {misses:,} requests that missed their SLO, those that arrived while an instance of "
+                f"an autoscaled pool was starting ({during:,} requests arrived then).",
             ),
+            (
+                "Scale-ups / downs",
+                f"{auto['scale_ups']} / {auto['scale_downs']}",
+                "Instances requested (or taken back while draining) / drained or cancelled.",
+            ),
+            (
+                "Cold start",
+                f"{cold:,.0f} s",
+                "From request to serving: start-up + weights / load bandwidth + warm-up.",
+            ),
+        ]
+    return [
+        *out,
+        (
+            "Worst minute",
+            "–" if worst is None else f"{worst:.1%}",
+            "The lowest SLO attainment of the requests arriving in one minute.",
         ),
         (
-            "Scale-ups / downs",
-            f"{auto['scale_ups']} / {auto['scale_downs']}",
-            "Instances requested (or taken back while draining) / drained or cancelled.",
-        ),
-        (
-            "Cold start",
-            f"{cold:,.0f} s",
-            "From request to serving: start-up + weights / load bandwidth + warm-up.",
-        ),
-        (
-            "Misses while starting",
-            f"{missed:,} of {during:,}",
-            "Requests that missed their SLO, of those that arrived while an instance of an autoscaled pool "
-            "was starting.",
+            "Peak power",
+            f"{peak:,.1f} kW" if peak >= 1.0 else f"{peak * 1e3:,.0f} W",  # an edge device draws watts
+            "The most every pool's chips drew together, averaged over a minute.",
         ),
     ]
 
 
-def panel(summary: dict[str, Any], sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
-    """The panel, when the run has autoscaled pools (nothing otherwise); its charts join `drawn`."""
-    auto = summary.get("autoscale")
-    if not auto:
+HELP = (
+    "Per minute of the run: SLO attainment of the requests arriving in it (its axis zoomed to the data; dashed: "
+    "the attainment the classes' SLO percentiles ask for), each pool's instances (billed ones: starting instances "
+    "count, as they are paid for), the power its chips drew and the share of its instances' time spent iterating."
+)
+
+
+def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
+    """The panel, when the run spans several minutes (nothing otherwise); its charts join `drawn`."""
+    over = result.over_time
+    if over is None:
         return
+    summary = result.summary
+    title = "Over the day" if sc.workload.arrival.peak_hour is not None else "Over time"
+    marks = (
+        " Triangles mark the autoscalers' decisions: up where an instance was requested, down where one began "
+        "to drain."
+    )
     st.subheader(
-        "Over the day: autoscaling",
-        help="Per minute of the run: SLO attainment of the requests arriving in it, and each pool's instances "
-        "(billed ones: starting instances count, as they are paid for). Triangles mark the autoscalers' "
-        "decisions: up where an instance was requested, down where one began to drain.",
+        f"{title}: autoscaling" if summary.get("autoscale") else title,
+        help=HELP + (marks if over["events"] else ""),
     )
     with st.container(horizontal=True, gap="small"):
-        for label, value, help_ in figures(auto):
+        for label, value, help_ in figures(over, summary):
             st.metric(label, value, help=help_, border=True, width="content")
-    c1, c2 = st.columns(2)
-    for col, (title, fig, what) in zip(
-        (c1, c2),
-        (
-            ("SLO attainment per minute", attainment_chart(auto), "slo_per_minute"),
-            ("Instances per pool", instances_chart(auto), "instances_per_minute"),
-        ),
-        strict=True,
-    ):
-        drawn.append((title, fig))
+    charts_ = (
+        ("SLO attainment per minute", attainment_chart(over), "slo_per_minute"),
+        ("Instances per pool", instances_chart(over), "instances_per_minute"),
+        ("Power per minute", power_chart(over), "power_per_minute"),
+        ("Busy per minute", busy_chart(over), "busy_per_minute"),
+    )
+    for col, (name, fig, what) in zip([*st.columns(2), *st.columns(2)], charts_, strict=True):
+        drawn.append((name, fig))
         with col:
             export.chart(fig, sc, what)

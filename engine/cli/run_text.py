@@ -84,7 +84,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
     )
     c = doc["cost"]
     print(
-        f"cost: ${c['usd_per_hour']:,.2f}/h; "
+        f"cost: ${c['usd_per_hour']:,.2f}/h (${c['usd_total']:,.2f} for the run); "
         f"${_fmt(c['usd_per_request'], scale=1000)} per 1k requests{thr('usd_per_request')}; "
         f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens{thr('usd_per_million_output_tokens')}"
     )

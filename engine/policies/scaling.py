@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, NamedTuple
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
+
+from pydantic import Field
 
 from engine.policies.registry import Policy, PolicyKind, build, register
 
@@ -73,7 +75,9 @@ class TargetUtilisation(Autoscaler):
 
     name: ClassVar[str] = "utilisation"
     help: ClassVar[str] = "Keep the busy fraction of serving instances near a target (like an HPA)."
-    target: float = 0.7
+    target: Annotated[float, Field(ge=0.05, le=1.0)] = field(
+        default=0.7, metadata={"help": "The busy fraction to keep the serving instances at."}
+    )
 
     def __post_init__(self) -> None:
         if not 0.05 <= self.target <= 1.0:
@@ -93,9 +97,23 @@ class QueueDepth(Autoscaler):
     help: ClassVar[str] = (
         "Scale on queued requests per instance, with static thresholds (Dynamo's default mode)."
     )
-    up_above: float = 4.0
-    down_below: float = 0.5
-    busy_below: float = 0.5
+    up_above: Annotated[float, Field(gt=0, le=100_000)] = field(
+        default=4.0,
+        metadata={"help": "Queued requests per serving instance above which one more instance is asked for."},
+    )
+    down_below: Annotated[float, Field(ge=0, le=100_000)] = field(
+        default=0.5,
+        metadata={
+            "help": "Queued requests per serving instance at or below which one fewer will do "
+            "(below the scale-up threshold)."
+        },
+    )
+    busy_below: Annotated[float, Field(gt=0, le=1.0)] = field(
+        default=0.5,
+        metadata={
+            "help": "A scale-down also needs the serving instances busy less than this fraction of the time."
+        },
+    )
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.down_below < self.up_above <= 100_000:
@@ -125,10 +143,19 @@ class SloDriven(Autoscaler):
         "Predict the demand a cold start ahead and size for what one instance serves within the TTFT "
         "and TPOT targets (Dynamo's SLA planner)."
     )
-    headroom: float = 0.8
-    """The share of an instance's SLO capacity to plan for (queueing grows sharply near 1)."""
-    predict: Literal["constant", "trend"] = "constant"
-    """``constant``: the last interval's demand; ``trend``: extrapolated linearly over the lookahead."""
+    headroom: Annotated[float, Field(ge=0.1, le=1.0)] = field(
+        default=0.8,
+        metadata={
+            "help": "The share of an instance's capacity within the SLO to plan for (queueing grows sharply near 1)."
+        },
+    )
+    predict: Literal["constant", "trend"] = field(
+        default="constant",
+        metadata={
+            "help": "constant: the last interval's demand; trend: extrapolated along its change over one lookahead "
+            "(a cold start plus an interval)."
+        },
+    )
 
     def __post_init__(self) -> None:
         if not 0.1 <= self.headroom <= 1.0:

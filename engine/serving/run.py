@@ -28,6 +28,7 @@ from engine.serving import metrics, saturation, work_bound
 from engine.serving.ledger import Records
 from engine.serving.sim import Simulation
 from engine.serving.summary import Summary
+from engine.serving.timeline import OverTime
 from engine.serving.workload import Requests, generate
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class RunTables:
         self._source: tuple[Resolved, Records, dict[str, Any]] | None = (resolved, rec, columns)
         self._requests: pd.DataFrame | None = None
         self._timeseries: pd.DataFrame | None = None
+        self._over_time: OverTime | None = None
 
     def requests(self) -> pd.DataFrame:
         """One row per request (`engine.serving.tables.request_table`)."""
@@ -64,6 +66,12 @@ class RunTables:
         assert self._timeseries is not None
         return self._timeseries
 
+    def over_time(self) -> OverTime | None:
+        """The run minute by minute, when its window spans several minutes (`engine.serving.tables.over_time`)."""
+        if self._source is not None:
+            self._lay_out()
+        return self._over_time
+
     def _lay_out(self) -> None:
         from engine.serving import tables  # pandas comes in here, when a table is first read
 
@@ -71,6 +79,7 @@ class RunTables:
         resolved, rec, columns = self._source
         self._requests = tables.request_table(columns)
         self._timeseries = tables.timeseries(resolved, rec)
+        self._over_time = tables.over_time(resolved, rec, columns)
         self._source = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -103,6 +112,12 @@ class SimResult:
     def timeseries(self) -> pd.DataFrame:
         """Per pool and time bin: utilisations, KV memory, queue depth and running batch."""
         return self.tables.timeseries()
+
+    @property
+    def over_time(self) -> OverTime | None:
+        """Per minute: SLO attainment, instances, busy fraction and power per pool, the autoscalers'
+        decisions (None for a window under five minutes)."""
+        return self.tables.over_time()
 
     def to_json(self) -> dict[str, Any]:
         """The summary document with provenance (what `python -m engine run --json` prints)."""

@@ -15,8 +15,9 @@ import pandas as pd
 
 from engine.scenario.resolve import Resolved
 from engine.serving.ledger import Records
-from engine.serving.metrics import pool_series
-from engine.serving.timeline import billed_per_bin
+from engine.serving.metrics import pool_series, window
+from engine.serving.timeline import BIN_S, MIN_BINS, OverTime, billed_per_bin, bin_edges
+from engine.serving.timeline import over_time as _over_time
 
 
 def request_table(columns: dict[str, Any]) -> pd.DataFrame:
@@ -64,3 +65,13 @@ def timeseries(resolved: Resolved, rec: Records) -> pd.DataFrame:
             )
         )
     return pd.concat(frames, ignore_index=True)
+
+
+def over_time(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> OverTime | None:
+    """The run minute by minute (`engine.serving.timeline.over_time`), or None when its window is
+    shorter than `MIN_BINS` bins and no pool autoscales (an autoscaled run always has its timeline)."""
+    mask, _, span = window(resolved, columns, rec)
+    if rec.scaling is None and min(span, rec.end_s) < MIN_BINS * BIN_S:
+        return None
+    edges = bin_edges(rec.end_s)
+    return _over_time(resolved, rec.scaling, columns, mask, rec.end_s, pool_series(resolved, rec, edges))

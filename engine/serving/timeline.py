@@ -14,6 +14,12 @@ From the autoscalers' log (`engine.serving.autoscale.ScalingLog`) and the per-re
 
 Owned deployments (`cost.mode = "own"`) pay capital and hosting for every slot whether on or
 off (the chips are theirs); only rent follows the instances billed.
+
+Any run whose window spans `MIN_BINS` minutes or more, autoscaled or not, also has an `OverTime`
+(`over_time`, built when a result's tables are laid out, `engine.serving.tables`): the same bins
+with each pool's busy fraction and its power drawn, the SLO attainment the classes' percentiles
+ask for, and the autoscalers' decisions when there are any. It is not part of the summary, so a
+fixed deployment's summary is the same as before it existed.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
+from engine.costmodel import power
+
 if TYPE_CHECKING:
     from engine.scenario.resolve import Resolved
     from engine.serving.autoscale import ScalingLog
@@ -31,6 +39,9 @@ BIN_S = 60.0
 """The timeline's bin: a minute."""
 MAX_BINS = 1500
 """At most this many bins (a longer run's bins are whole minutes, as many as it takes)."""
+MIN_BINS = 5
+"""A run's window must span this many bins (five minutes) to have an `OverTime`: fewer points say
+nothing a run's totals do not."""
 UPS = ("request", "undrain")
 DOWNS = ("drain", "cancel")
 
@@ -120,7 +131,8 @@ def starting_spans(log: ScalingLog) -> list[tuple[float, float]]:
     return spans
 
 
-def _bins(end_s: float) -> np.ndarray:
+def bin_edges(end_s: float) -> np.ndarray:
+    """The timeline's bin edges from 0 to `end_s`: minutes (whole minutes, at most `MAX_BINS` of them)."""
     width = BIN_S * max(1, math.ceil(end_s / BIN_S / MAX_BINS))
     edges = np.arange(0.0, end_s, width)
     return np.append(edges, end_s) if len(edges) else np.array([0.0, max(end_s, 1e-9)])
@@ -132,10 +144,11 @@ def _pool_rate_usd_s(resolved: Resolved, pool: int) -> float:
 
 
 def timeline(
-    resolved: Resolved, log: ScalingLog, arrival: np.ndarray, met: np.ndarray, end_s: float
+    resolved: Resolved, log: ScalingLog | None, arrival: np.ndarray, met: np.ndarray, end_s: float
 ) -> Timeline:
-    """Per-bin requests, SLO attainment, instances and bill (`arrival`, `met`: the window's requests)."""
-    edges = _bins(end_s)
+    """Per-bin requests, SLO attainment, instances and bill (`arrival`, `met`: the window's requests;
+    `log`: the autoscalers', None for a fixed deployment)."""
+    edges = bin_edges(end_s)
     widths = np.diff(edges)
     counts = np.histogram(arrival, bins=edges)[0] if len(arrival) else np.zeros(len(widths), dtype=np.int64)
     # a request arriving exactly at the end still belongs in the last bin (histogram closes it too)
@@ -146,7 +159,7 @@ def timeline(
     hours: dict[str, list[float]] = {}
     usd = np.zeros(len(widths))
     for p in resolved.pools:
-        if p.index in log.slots:
+        if log is not None and p.index in log.slots:
             secs = billed_per_bin(log, p.index, edges)
         else:
             secs = widths * p.spec.count
@@ -225,3 +238,100 @@ def on_instances(log: ScalingLog | None, count: int, pool: int, lo: float, hi: f
     if log is None or pool not in log.slots or hi <= lo:
         return float(count)
     return billed_seconds(log, pool, lo, hi) / (hi - lo)
+
+
+class OverTime(TypedDict):
+    """A run per bin of its timeline, any deployment (what the Results page's "Over time" panel draws)."""
+
+    bin_s: float
+    """Width of a bin (a minute, or whole minutes for a long run), s."""
+    t_s: list[float]
+    """Each bin's start, s."""
+    requests: list[int]
+    """Window requests arriving in the bin."""
+    slo_attainment: list[float | None]
+    """Of them, the share that met their SLO (None for a bin without requests)."""
+    target: float
+    """The attainment the classes' SLO percentiles ask for: each window request's class percentile, averaged."""
+    instances: dict[str, list[float]]
+    """Per pool: mean instances on (billed) over the bin (a fixed pool: its count)."""
+    instance_hours: dict[str, float]
+    """Per pool: instance-hours billed over the run."""
+    busy: dict[str, list[float]]
+    """Per pool: the fraction of its instances' time on spent running iterations, over the bin."""
+    power_kw: dict[str, list[float]]
+    """Per pool: mean power its chips drew over the bin (`engine.costmodel.power`), kW."""
+    events: list[tuple[float, str, str]]
+    """The autoscalers' decisions (time s, pool, action), as the summary's `autoscale.events` (fixed pools: none)."""
+
+
+def attainment_target(resolved: Resolved, classes: np.ndarray) -> float:
+    """The SLO attainment the classes ask for: the mean of each request's class percentile (`classes`: names).
+
+    A class passes when its percentile of TTFT and of TPOT is within target, so about that share of
+    its requests meet their SLO when it just passes; below it, a minute's attainment is short of
+    what the SLO asks, above it there is room.
+    """
+    pct = {c.name: c.slo.percentile / 100.0 for c in resolved.scenario.workload.classes}
+    if len(classes) == 0:
+        return float(np.mean(list(pct.values())))
+    return float(np.mean([pct.get(str(c), 0.0) for c in classes]))
+
+
+def _pool_energy_j(resolved: Resolved, pool: int, on_s: np.ndarray, c: dict[str, np.ndarray]) -> np.ndarray:
+    """A pool's chips' energy per bin (J), from its instance-seconds on and the iterations' integrals `c`,
+    as the summary's energy takes it over the whole run (`power.run_energy_j`)."""
+    p = resolved.pools[pool]
+    inst = p.instance
+    busy, moved, flops = np.diff(c["busy"]), np.diff(c["bytes"]), np.diff(c["flops"])
+    return np.array(
+        [
+            power.run_energy_j(
+                inst.hardware,
+                chips=inst.chips,
+                span_s=float(on_s[b]),
+                busy_chip_s=float(busy[b]) * inst.chips,
+                bytes_moved=float(moved[b]),
+                flops=float(flops[b]),
+            )
+            for b in range(len(on_s))
+        ]
+    )
+
+
+def over_time(
+    resolved: Resolved,
+    log: ScalingLog | None,
+    columns: dict[str, Any],
+    mask: np.ndarray,
+    end_s: float,
+    integrals: dict[int, dict[str, np.ndarray]],
+) -> OverTime:
+    """The run per bin of `bin_edges(end_s)`: `integrals` are `metrics.pool_series` at those edges."""
+    arrival = np.asarray(columns["arrival_s"])[mask]
+    met = np.asarray(columns["met_slo"])[mask].astype(bool)
+    tl = timeline(resolved, log, arrival, met, end_s)
+    widths = np.diff(bin_edges(end_s))
+    busy: dict[str, list[float]] = {}
+    kw: dict[str, list[float]] = {}
+    for p in resolved.pools:
+        on_s = np.asarray(tl["instance_hours"][p.spec.name]) * 3600.0
+        c = integrals[p.index]
+        busy_s = np.diff(c["busy"])
+        busy[p.spec.name] = np.clip(
+            np.divide(busy_s, on_s, out=np.zeros_like(busy_s), where=on_s > 0), 0, 1
+        ).tolist()
+        kw[p.spec.name] = (_pool_energy_j(resolved, p.index, on_s, c) / widths / 1e3).tolist()
+    names = [p.spec.name for p in resolved.pools]
+    return {
+        "bin_s": tl["bin_s"],
+        "t_s": tl["t_s"],
+        "requests": tl["requests"],
+        "slo_attainment": tl["slo_attainment"],
+        "target": attainment_target(resolved, np.asarray(columns["class"])[mask]),
+        "instances": tl["instances"],
+        "instance_hours": {k: float(sum(v)) for k, v in tl["instance_hours"].items()},
+        "busy": busy,
+        "power_kw": kw,
+        "events": [(t, names[p], action) for t, p, action, _ in log.events] if log is not None else [],
+    }

@@ -1,4 +1,5 @@
-"""The Results page's autoscaling panel (ui/timeline.py, issue 34): drawn from the run's timeline, only when it has one."""
+"""The Results page's "Over time" panel (ui/timeline.py, issue 34): drawn from the run's `over_time`, for any run
+of several minutes, fixed or autoscaled; a day's panel opens the page with the figures its lesson quotes."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from engine.scenario.codec import apply_overrides, load_preset
 from engine.serving.run import simulate
-from tests.app.test_app import app, assert_clean, scenario_of
+from tests.app.test_app import app, assert_clean, scenario_of, short
 from ui import timeline
 
 
@@ -15,33 +16,83 @@ def _short_day() -> object:
 
 
 def test_the_charts_draw_the_engines_timeline_and_mark_its_events() -> None:
-    s = simulate(_short_day()).summary  # type: ignore[arg-type]
-    auto = dict(s["autoscale"])
-    fig = timeline.instances_chart(auto)
+    run = simulate(_short_day())  # type: ignore[arg-type]
+    over = run.over_time
+    assert over is not None
+    fig = timeline.instances_chart(over)
     lines = [t for t in fig.data if t.mode == "lines"]
     assert [t.name for t in lines] == ["prefill", "decode"]
-    assert list(lines[0].y) == auto["timeline"]["instances"]["prefill"]
+    assert list(lines[0].y) == over["instances"]["prefill"]
     marks = {t.name: len(t.x) for t in fig.data if t.mode == "markers"}
-    ups = sum(1 for _, _, a in auto["events"] if a == "request")
+    ups = sum(1 for _, _, a in over["events"] if a == "request")
     assert marks.get("scale-up requested", 0) == ups > 0
-    slo = timeline.attainment_chart(auto)
-    assert list(slo.data[0].y) == auto["timeline"]["slo_attainment"]
-    labels = [label for label, _, _ in timeline.figures(auto)]
-    assert labels == ["Instance-hours", "Scale-ups / downs", "Cold start", "Misses while starting"]
+    slo = timeline.attainment_chart(over)
+    assert list(slo.data[0].y) == over["slo_attainment"]
+    assert list(timeline.power_chart(over).data[1].y) == over["power_kw"]["decode"]
+    assert list(timeline.busy_chart(over).data[0].y) == over["busy"]["prefill"]
+    labels = [label for label, _, _ in timeline.figures(over, run.summary)]
+    assert labels == [
+        "Instance-hours",
+        "Bill for the run",
+        "Misses while starting",
+        "Scale-ups / downs",
+        "Cold start",
+        "Worst minute",
+        "Peak power",
+    ]
+
+
+def _over(values: list[float | None], target: float = 0.9) -> dict[str, object]:
+    return {
+        "t_s": [60.0 * i for i in range(len(values))],
+        "slo_attainment": values,
+        "target": target,
+        "instances": {"prefill": [1.0] * len(values)},
+        "power_kw": {"prefill": [1.0] * len(values)},
+        "busy": {"prefill": [0.5] * len(values)},
+        "events": [(30.0, "prefill", "request")],
+    }
 
 
 def test_the_axis_titles_fit_beside_the_plot() -> None:
     # a 320 px chart has about 250 px of plot: a longer y title ran into the chart's title (seen in Chromium)
-    auto = {
-        "timeline": {"t_s": [0.0, 60.0], "slo_attainment": [1.0, 0.9], "instances": {"prefill": [1.0, 2.0]}},
-        "events": [(30.0, "prefill", "request")],
-    }
-    for fig in (timeline.attainment_chart(auto), timeline.instances_chart(auto)):
+    over = _over([1.0, 0.9])
+    for chart in (
+        timeline.attainment_chart,
+        timeline.instances_chart,
+        timeline.power_chart,
+        timeline.busy_chart,
+    ):
+        fig = chart(over)
         assert len(fig.layout.yaxis.title.text) <= 20, fig.layout.yaxis.title.text
 
 
+@pytest.mark.parametrize(
+    ("values", "target"),
+    [
+        ([0.97, 0.995, None, 0.99], 0.9),
+        ([0.995, 0.999, 1.0], 0.99),
+        ([0.4, 0.8, 0.6], 0.9),
+        ([None, None], 0.5),
+    ],
+)
+def test_the_attainment_axis_follows_the_data_and_its_target(
+    values: list[float | None], target: float
+) -> None:
+    fig = timeline.attainment_chart(_over(values, target))
+    lo, hi = fig.layout.yaxis.range
+    seen = [v for v in values if v is not None] + [target]
+    assert lo < min(seen) and max(seen) < hi <= 1.1  # every point and the target inside, with a margin
+    assert lo >= 0.0
+    assert hi - lo < 1.5 * (max(seen) - min(seen)) + 0.02  # zoomed: not 0 to 100% whatever the data
+    assert "zoomed" in fig.layout.yaxis.title.text
+    assert [s.y0 for s in fig.layout.shapes] == [target]  # the target, dashed
+    marks = [t for t in fig.data if t.mode == "markers"]
+    assert all(max(seen) <= y <= hi for t in marks for y in t.y)  # the scale events above the data
+
+
 @pytest.mark.slow
-def test_results_shows_the_panel_for_an_autoscaled_run_only() -> None:
+def test_results_shows_the_panel_for_fixed_and_autoscaled_runs_alike() -> None:
     at = app("results", _short_day(), preset="day-autoscaled")  # type: ignore[arg-type]
     assert_clean(at)
     assert "Over the day: autoscaling" in [h.value for h in at.subheader]
@@ -52,7 +103,46 @@ def test_results_shows_the_panel_for_an_autoscaled_run_only() -> None:
         preset="day-static-peak",
     )
     assert_clean(fixed)
-    assert "Over the day: autoscaling" not in [h.value for h in fixed.subheader]
+    heads = [h.value for h in fixed.subheader]
+    assert "Over the day" in heads and "Over the day: autoscaling" not in heads
+    shown = {m.label: m.value for m in fixed.metric}
+    hours = float(shown["Instance-hours"].split()[0])
+    assert 5 * 900 / 3600 <= hours < 5 * 960 / 3600  # five instances, billed to the end of the drain
+    assert "Scale-ups / downs" not in shown
+    plain = app("results", short("chat-disaggregated", duration_s=600.0), preset="chat-disaggregated")
+    heads = [h.value for h in plain.subheader]
+    assert "Over time" in heads and heads.index("Over time") > heads.index(
+        "Latency"
+    )  # not a day: further down
+    too_short = app("results", short("chat-disaggregated"), preset="chat-disaggregated")
+    assert not [h for h in too_short.subheader if h.value.startswith("Over")]
+
+
+def _metric_values(at: object) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", ["day-autoscaled", "day-static-peak"])
+def test_the_day_presets_teach_their_lesson_on_the_first_screen(preset: str) -> None:
+    """The figures the lesson quotes are on the page, in the panel that follows the headline."""
+    at = app("results", load_preset(preset), preset=preset)
+    assert_clean(at)
+    lesson = load_preset(preset).lesson.replace("\n", " ")
+    heads = [h.value for h in at.subheader]
+    day = next(h for h in heads if h.startswith("Over the day"))
+    assert heads.index(day) < heads.index(
+        "Latency"
+    )  # before the CDFs: on the first screen, under the headline
+    shown = _metric_values(at)
+    assert shown["SLO attainment"] in lesson
+    assert shown["Bill for the run"] in lesson
+    assert f"{float(shown['Instance-hours'].split()[0]):.1f}" in lesson
+    if preset == "day-autoscaled":
+        missed, of = shown["Misses while starting"].split(" of ")
+        assert f"{missed} of its {of} misses" in lesson
+        assert f"{shown['Scale-ups / downs'].split(' / ')[0]} scale-ups" in lesson
+        assert f"{shown['Cold start']} from request to serving" in lesson
 
 
 def test_the_workload_page_sets_the_hour_of_peak_of_a_daily_curve() -> None:
