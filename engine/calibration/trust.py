@@ -54,6 +54,7 @@ TRANSFER_CHIPS: dict[str, str] = {
     "a800-80g": "same silicon as the A100, which has no serving-stack fit",
     "b300": "a new die (Blackwell Ultra), no measurements in the reference data",
     "gaudi3": "no public measurements in the reference data",
+    "groq-lpu": "no serving-stack measurements in the reference data (Groq serves tokens, not chips)",
     "inferentia2": "no public measurements in the reference data",
     "jetson-agx-orin": "no public measurements in the reference data",
     "l4": "its only reference rows serve a vision model the catalog lacks",

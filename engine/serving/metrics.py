@@ -221,7 +221,7 @@ def _utilisation_and_energy(
         n = on_instances(rec.scaling, pool.spec.count, pool.index, lo, lo + span)
         n_run = on_instances(rec.scaling, pool.spec.count, pool.index, 0.0, max(rec.end_s, 1e-9))
         peak_f = inst.chips * inst.hardware.peak_flops(inst.weights) * n
-        peak_b = inst.chips * inst.hardware.memory_tb_s * 1e12 * n
+        peak_b = inst.chips * inst.hardware.peak_memory_tb_s * 1e12 * n
 
         def d(key: str, c: dict[str, np.ndarray] = c) -> float:
             return float(c[key][1] - c[key][0])
