@@ -80,6 +80,20 @@ def decode_table(
     return pd.DataFrame(rows)
 
 
+def tier_ceilings(inst: Instance) -> dict[str, float]:
+    """Achievable bytes/s per chip of each memory tier beside the main one (SRAM, DDR), by name:
+    the extra roofs a chip with tiers draws (an iteration whose bytes all sit in one tier reaches
+    that tier's roof). Empty for a chip with one memory."""
+    tiers = inst.memory_tiers
+    if tiers is None:
+        return {}
+    return {
+        name: rate / inst.tp
+        for name, rate in zip(tiers.names, tiers.bytes_per_s, strict=True)
+        if name != "hbm"
+    }
+
+
 def report(inst: Instance) -> dict[str, Any]:
     """The whole roofline report of an instance as plain data."""
     return {
@@ -94,6 +108,10 @@ def report(inst: Instance) -> dict[str, Any]:
         "kv_bytes_per_token": inst.kv_bytes_per_token,
         "kv_capacity_tokens": inst.kv_capacity_tokens,
         "ridge_flops_per_byte": inst.matmul_flops_per_s / inst.bytes_per_s,
+        "tier_ridges_flops_per_byte": {
+            name: inst.matmul_flops_per_s / inst.tp / bw for name, bw in tier_ceilings(inst).items()
+        },
+        "weight_shares": inst.memory_tiers.weight_shares() if inst.memory_tiers is not None else {},
         "prefill": prefill_table(inst).to_dict(orient="records"),
         "decode": decode_table(inst).to_dict(orient="records"),
     }

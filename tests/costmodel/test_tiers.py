@@ -145,3 +145,19 @@ def test_a_tier_needs_a_source(catalog: Catalog) -> None:
     data["sources"].pop("sram_tb_s")
     with pytest.raises(ValueError, match="missing for sram_tb_s"):
         HardwareSpec.model_validate(data)
+
+
+def test_the_roofline_draws_a_roof_per_tier(catalog: Catalog) -> None:
+    from engine.explain.previews import roofline
+
+    model = catalog.models["llama-3.1-8b"]
+    curves, points = roofline(model, [(catalog.chip("sn40l"), 16), (catalog.chip("h100-sxm"), 1)], "fp8", "fp8")
+    sn = curves[curves["chip"] == "sn40l ×16"]
+    roofs = {r: rows for r, rows in sn.groupby(sn["roof"].fillna("main"))}
+    assert set(roofs) == {"main", "sram", "ddr"}
+    low = {r: float(rows["attainable_tflops"].iloc[0]) for r, rows in roofs.items()}
+    assert low["sram"] == pytest.approx(low["main"] * 240 / 2.0) and low["ddr"] == pytest.approx(low["main"] * 0.2 / 2.0)
+    assert curves[curves["chip"] == "h100-sxm ×1"]["roof"].isna().all()  # one memory, one roof
+    # decode of the 8B model, mostly in SRAM, reaches above the HBM roof
+    dec = points[(points["chip"] == "sn40l ×16") & (points["phase"] == "decode")]
+    assert (dec["achieved_tflops"] > dec["attainable_tflops"]).all()
