@@ -458,11 +458,14 @@ def roofline(
                        hoverinfo="skip")
         )  # fmt: skip
         for tier, roof in rows[tiers.notna()].groupby(tiers[tiers.notna()], sort=False):  # SRAM, DDR roofs
+            line = {"color": color, "dash": "dot", "width": 1}
+            x, y = roof["intensity_flops_per_byte"], roof["attainable_tflops"]
+            name = f"{chip} {str(tier).upper()} roof"
             fig.add_trace(
-                go.Scatter(x=roof["intensity_flops_per_byte"], y=roof["attainable_tflops"], mode="lines",
-                           name=f"{chip} {str(tier).upper()} roof", line={"color": color, "dash": "dot", "width": 1},
-                           legendgroup=str(chip), hoverinfo="skip")
-            )  # fmt: skip
+                go.Scatter(
+                    x=x, y=y, mode="lines", name=name, line=line, legendgroup=str(chip), hoverinfo="skip"
+                )
+            )
         pts = points[points["chip"] == chip]
         for phase, symbol in (("prefill", "circle"), ("decode", "diamond")):
             sub = pts[pts["phase"] == phase]

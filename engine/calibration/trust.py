@@ -66,10 +66,9 @@ TRANSFER_CHIPS: dict[str, str] = {
     "tpu-v6e": "no public measurements in the reference data",
     "trainium2": "no public measurements in the reference data",
 }
-"""Catalog chips whose factors come by conservative transfer (rule 4), and why.
-
-Every catalog chip is fitted, on the same silicon as a fitted chip, illustrative, or listed here:
-a test keeps the catalog and these tables in step, so a new chip cannot arrive without a rule."""
+"""Catalog chips whose factors come by conservative transfer (rule 4), and why. Every catalog chip is
+fitted, on the same silicon as a fitted chip, illustrative, or listed here: a test keeps the catalog
+and these tables in step, so a new chip cannot arrive without a rule."""
 
 SAME_SILICON: dict[str, str] = {
     "h200": "h100-sxm",

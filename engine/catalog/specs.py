@@ -272,11 +272,14 @@ class HardwareSpec(Spec):
             if (getattr(self, size) is None) != (getattr(self, speed) is None):
                 raise ValueError(f"{size}, {speed}: a memory tier needs both its capacity and its bandwidth")
         unsourced = [
-            f for f in TIER_SOURCED_FIELDS if getattr(self, f) is not None and not self.sources.get(f, "").strip()
+            f
+            for f in TIER_SOURCED_FIELDS
+            if getattr(self, f) is not None and not self.sources.get(f, "").strip()
         ]
         if unsourced:
             raise ValueError(
-                "sources: every number needs a source or 'assumption: <why>'; missing for " + ", ".join(unsourced)
+                "sources: every number needs a source or 'assumption: <why>'; missing for "
+                + ", ".join(unsourced)
             )
         if self.sram_tb_s is not None and self.sram_tb_s < self.memory_tb_s:
             raise ValueError(

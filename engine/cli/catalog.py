@@ -120,7 +120,9 @@ def tiers_text(h: dict[str, Any]) -> str:
     tiers: list[dict[str, Any]] = h["memory_tiers"]
     out = ""
     if len(tiers) > 1:
-        out += "; tiers: " + ", ".join(f"{t['tier'].upper()} {t['gb']:,g} GB at {t['tb_s']:g} TB/s" for t in tiers)
+        out += "; tiers: " + ", ".join(
+            f"{t['tier'].upper()} {t['gb']:,g} GB at {t['tb_s']:g} TB/s" for t in tiers
+        )
     if h["reconfig_s"] is not None:
         out += f"; reconfigures in {h['reconfig_s']:g} s"
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from engine.costmodel.iteration import IterationCost, decode_cost, prefill_cost, roofline_point
@@ -92,6 +93,23 @@ def tier_ceilings(inst: Instance) -> dict[str, float]:
         for name, rate in zip(tiers.names, tiers.bytes_per_s, strict=True)
         if name != "hbm"
     }
+
+
+def tier_curves(inst: Instance, intensity: np.ndarray, name: str) -> list[pd.DataFrame]:
+    """The roof of each tier beside the main memory (`tier_ceilings`) over a grid of intensities: the
+    attainable TFLOP/s per chip, named in a ``roof`` column ('sram', 'ddr'), as `curves` rows."""
+    flops = inst.matmul_flops_per_s / inst.tp
+    return [
+        pd.DataFrame(
+            {
+                "chip": name,
+                "roof": tier,
+                "intensity_flops_per_byte": intensity,
+                "attainable_tflops": np.minimum(flops, intensity * bw) / 1e12,
+            }
+        )
+        for tier, bw in tier_ceilings(inst).items()
+    ]
 
 
 def report(inst: Instance) -> dict[str, Any]:

@@ -165,7 +165,11 @@ class StepModel:
         m_rank = layers_moe * touched_rank * m.expert_params() * wb
         chip_f, chip_b = self._flops_s / inst.tp, self._bytes_s / inst.tp
         c_exp = f_rank / (chips_ep * chip_f) - f_rank * self._save * inst.tp / chips_ep
-        m_exp = m_rank / (chips_ep * chip_b) if self._tiers is None else m_rank * self._w_s_per_byte * inst.tp / chips_ep
+        m_exp = (
+            m_rank / (chips_ep * chip_b)
+            if self._tiers is None
+            else m_rank * self._w_s_per_byte * inst.tp / chips_ep
+        )
         t_exp = roof(c_exp, m_exp) * (1.0 + self._x)
         a2a = 0.0
         if ep > 1:  # dispatch and combine: each token's hidden state to and from its experts' ranks

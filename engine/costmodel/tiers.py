@@ -92,7 +92,9 @@ class MemoryTiers:
     def read_s(self, weight_bytes: Any, kv_bytes: Any) -> Any:
         """Seconds an iteration spends reading `weight_bytes` of weights and `kv_bytes` of KV."""
         start = self.kv_start_bytes
-        return np.asarray(weight_bytes) * self.weight_s_per_byte + self.span_s(start, start + np.asarray(kv_bytes))
+        return np.asarray(weight_bytes) * self.weight_s_per_byte + self.span_s(
+            start, start + np.asarray(kv_bytes)
+        )
 
     def weight_shares(self) -> dict[str, float]:
         """Fraction of the weights each tier holds (what the Hardware page and the catalog show)."""

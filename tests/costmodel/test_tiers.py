@@ -36,7 +36,9 @@ def test_weights_that_fit_in_sram_are_read_at_sram_bandwidth(catalog: Catalog) -
     eta = i.profile.eta_bandwidth
     assert tiers.weight_s_per_byte == pytest.approx(1.0 / (2 * hw.sram_tb_s * 1e12 * eta))  # type: ignore[operator]
     # a decode step's memory time is the weights over SRAM, far below the same chip read from HBM
-    flat = inst(catalog, "llama-3.1-8b", chip(catalog, sram_gb=None, sram_tb_s=None, ddr_gb=None, ddr_tb_s=None), 2)
+    flat = inst(
+        catalog, "llama-3.1-8b", chip(catalog, sram_gb=None, sram_tb_s=None, ddr_gb=None, ddr_tb_s=None), 2
+    )
     fast, slow = decode_cost(i, 1, 1024), decode_cost(flat, 1, 1024)
     assert float(fast.memory_s) < float(slow.memory_s) / 20
     assert float(slow.memory_s) == pytest.approx(float(slow.bytes) / flat.bytes_per_s)
@@ -87,7 +89,11 @@ def test_capacity_counts_every_tier(catalog: Catalog) -> None:
 def test_the_step_model_prices_tiers_as_iteration_cost_does(catalog: Catalog) -> None:
     i = inst(catalog, "llama-3.1-8b", chip(catalog, sram_gb=2.0), tp=8)
     step = StepModel(i)
-    for q, pairs, k, d, c in ((512, 512 * 256, 0, 4, 8000), (0, 0, 0, 32, 32 * 3000), (2048, 2048 * 1024, 0, 0, 0)):
+    for q, pairs, k, d, c in (
+        (512, 512 * 256, 0, 4, 8000),
+        (0, 0, 0, 32, 32 * 3000),
+        (2048, 2048 * 1024, 0, 0, 0),
+    ):
         want = iteration_cost(
             i,
             prefill_tokens=q,
@@ -107,7 +113,11 @@ def test_the_step_model_prices_tiers_as_iteration_cost_does(catalog: Catalog) ->
 
 def test_a_chip_without_tiers_is_unchanged(catalog: Catalog) -> None:
     h100 = catalog.chip("h100-sxm")
-    assert not h100.tiered and h100.total_memory_gb == h100.memory_gb and h100.peak_memory_tb_s == h100.memory_tb_s
+    assert (
+        not h100.tiered
+        and h100.total_memory_gb == h100.memory_gb
+        and h100.peak_memory_tb_s == h100.memory_tb_s
+    )
     assert Instance(model=catalog.models["llama-3.1-8b"], hardware=h100).memory_tiers is None
 
 
@@ -151,12 +161,16 @@ def test_the_roofline_draws_a_roof_per_tier(catalog: Catalog) -> None:
     from engine.explain.previews import roofline
 
     model = catalog.models["llama-3.1-8b"]
-    curves, points = roofline(model, [(catalog.chip("sn40l"), 16), (catalog.chip("h100-sxm"), 1)], "fp8", "fp8")
+    curves, points = roofline(
+        model, [(catalog.chip("sn40l"), 16), (catalog.chip("h100-sxm"), 1)], "fp8", "fp8"
+    )
     sn = curves[curves["chip"] == "sn40l ×16"]
     roofs = {r: rows for r, rows in sn.groupby(sn["roof"].fillna("main"))}
     assert set(roofs) == {"main", "sram", "ddr"}
     low = {r: float(rows["attainable_tflops"].iloc[0]) for r, rows in roofs.items()}
-    assert low["sram"] == pytest.approx(low["main"] * 240 / 2.0) and low["ddr"] == pytest.approx(low["main"] * 0.2 / 2.0)
+    assert low["sram"] == pytest.approx(low["main"] * 240 / 2.0) and low["ddr"] == pytest.approx(
+        low["main"] * 0.2 / 2.0
+    )
     assert curves[curves["chip"] == "h100-sxm ×1"]["roof"].isna().all()  # one memory, one roof
     # decode of the 8B model, mostly in SRAM, reaches above the HBM roof
     dec = points[(points["chip"] == "sn40l ×16") & (points["phase"] == "decode")]
