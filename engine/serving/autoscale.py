@@ -212,6 +212,9 @@ class PoolScaler:
         self.state[srv.idx] = "starting"
         self._bill_from(srv, sim.env.now)
         self._event("request", srv)
+        srv.reconfigure(
+            sim.counters
+        )  # a reconfigurable chip's energy to load its design (its time is in `cold_s`)
         sim.env.after(self.cold_s, self._ready, srv, srv.generation)
 
     def _ready(self, srv: Server, generation: int) -> None:

@@ -43,7 +43,15 @@ from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved
 from engine.serving.breakdowns import cache_summary, class_summary, cost_summary, edge_summary, way_in_summary
 from engine.serving.gaps import largest_gaps, token_gaps
-from engine.serving.ledger import COMPLETED, FAILED, OUTCOMES, REJECTED, SEGMENT_COLUMNS, Records
+from engine.serving.ledger import (
+    COMPLETED,
+    FAILED,
+    OUTCOMES,
+    RECONFIG_COUNTER,
+    REJECTED,
+    SEGMENT_COLUMNS,
+    Records,
+)
 from engine.serving.stats import by_reason, latency_stats, nan_mean, percentile
 from engine.serving.summary import (
     Edge,
@@ -245,6 +253,8 @@ def _utilisation_and_energy(
             bytes_moved=float(ca["bytes"][1]),
             flops=float(ca["flops"][1]),
         )
+        # reconfigurable chips: the energy of every design they loaded (`Server.reconfigure`)
+        energy_by_pool[pool.index] += rec.counters.get(f"{RECONFIG_COUNTER}.{pool.index}", 0.0)
         energy_j += energy_by_pool[pool.index]
     return util, cum_all, energy_j, energy_by_pool
 

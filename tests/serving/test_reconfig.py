@@ -52,3 +52,20 @@ def test_a_role_switch_waits_for_the_chip_to_reconfigure() -> None:
     # a decode instance moved to prefill serves no prompt for the minute its chips reconfigure
     assert plain.counters["role_switches"] > 0 and slow.counters["role_switches"] > 0
     assert slow.end_s > plain.end_s or slow.counters["role_switches"] < plain.counters["role_switches"]
+
+
+def test_each_reconfiguration_adds_its_energy_to_the_pool() -> None:
+    elastic = {"enabled": True, "threshold": 4, "switch_s": 1, "check_s": 2}
+    over = {
+        "duration_s": 120.0,
+        "workload.arrival.rate_rps": 14.0,
+        "workload.classes[0].input": {"kind": "lognormal", "mean": 3000, "p99": 9000, "max_tokens": 16000},
+        "workload.classes[0].output": {"kind": "constant", "tokens": 64},
+        "scheduler.elastic": elastic,
+    }
+    rec, _ = records(_with_reconfig(0.0, **over))  # no time, so both runs switch alike
+    switches = rec.counters["role_switches"]
+    assert switches > 0
+    # only decode instances (pool 1) are on the reconfigurable chip: 100 J a chip, two chips a switch
+    assert rec.counters["reconfig_j.1"] == pytest.approx(100.0 * 2 * switches)
+    assert "reconfig_j.0" not in rec.counters
