@@ -139,7 +139,9 @@ def _general_cost(
     memory = np.asarray(nbytes) / (inst.bytes_per_s * scale)
     tiers = inst.memory_tiers
     if tiers is not None:  # each byte at its tier's rate: the KV the batch reads and writes, the rest weights
-        kv = np.minimum(inst.kv_bytes_held * (arrays[2] + arrays[4] + arrays[0] + arrays[3]), np.asarray(nbytes))
+        kv = np.minimum(
+            inst.kv_bytes_held * (arrays[2] + arrays[4] + arrays[0] + arrays[3]), np.asarray(nbytes)
+        )
         memory = np.asarray(tiers.read_s(np.asarray(nbytes) - kv, kv)) / scale
     both = roof(compute, memory)
     comm = np.maximum(dense_t - both - inst.overhead_s, 0.0)

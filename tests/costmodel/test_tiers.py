@@ -175,3 +175,13 @@ def test_the_roofline_draws_a_roof_per_tier(catalog: Catalog) -> None:
     # decode of the 8B model, mostly in SRAM, reaches above the HBM roof
     dec = points[(points["chip"] == "sn40l ×16") & (points["phase"] == "decode")]
     assert (dec["achieved_tflops"] > dec["attainable_tflops"]).all()
+
+
+def test_pipelined_and_data_parallel_instances_read_their_tiers_too(catalog: Catalog) -> None:
+    flat_hw = chip(catalog, sram_gb=None, sram_tb_s=None, ddr_gb=None, ddr_tb_s=None)
+    for layout in ({"pp": 2}, {"dp": 2}):
+        tiered = inst(catalog, "llama-3.1-8b", catalog.chip("sn40l"), tp=8, **layout)
+        flat = inst(catalog, "llama-3.1-8b", flat_hw, tp=8, **layout)
+        fast, slow = decode_cost(tiered, 16, 2048), decode_cost(flat, 16, 2048)
+        assert float(fast.time_s) < float(slow.time_s)
+        assert float(fast.memory_s) < float(slow.memory_s) / 2  # 82% of the weights in SRAM, the KV in HBM
