@@ -184,4 +184,5 @@ def test_pipelined_and_data_parallel_instances_read_their_tiers_too(catalog: Cat
         flat = inst(catalog, "llama-3.1-8b", flat_hw, tp=8, **layout)
         fast, slow = decode_cost(tiered, 16, 2048), decode_cost(flat, 16, 2048)
         assert float(fast.time_s) < float(slow.time_s)
-        assert float(fast.memory_s) < float(slow.memory_s) / 2  # 82% of the weights in SRAM, the KV in HBM
+        # pp 2: 82% of the weights in SRAM; dp 2: each rank holds a copy in its 8 sockets, 41%
+        assert float(fast.memory_s) < float(slow.memory_s) * (0.5 if "pp" in layout else 0.8)
