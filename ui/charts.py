@@ -449,12 +449,23 @@ def roofline(
     for i, (chip, rows) in enumerate(curves.groupby("chip", sort=False)):
         color = palette[i % len(palette)]
         loose = chip in uncalibrated
+        tiers = rows["roof"] if "roof" in rows else pd.Series(np.nan, index=rows.index)
+        main = rows[tiers.isna()]
         fig.add_trace(
-            go.Scatter(x=rows["intensity_flops_per_byte"], y=rows["attainable_tflops"], mode="lines",
+            go.Scatter(x=main["intensity_flops_per_byte"], y=main["attainable_tflops"], mode="lines",
                        name=f"{chip} (uncalibrated)" if loose else str(chip),
                        line={"color": color, "dash": "dash" if loose else "solid"}, legendgroup=str(chip),
                        hoverinfo="skip")
         )  # fmt: skip
+        for tier, roof in rows[tiers.notna()].groupby(tiers[tiers.notna()], sort=False):  # SRAM, DDR roofs
+            line = {"color": color, "dash": "dot", "width": 1}
+            x, y = roof["intensity_flops_per_byte"], roof["attainable_tflops"]
+            name = f"{chip} {str(tier).upper()} roof"
+            fig.add_trace(
+                go.Scatter(
+                    x=x, y=y, mode="lines", name=name, line=line, legendgroup=str(chip), hoverinfo="skip"
+                )
+            )
         pts = points[points["chip"] == chip]
         for phase, symbol in (("prefill", "circle"), ("decode", "diamond")):
             sub = pts[pts["phase"] == phase]
@@ -470,7 +481,7 @@ def roofline(
                     "<br>%{customdata[1]}-bound, %{customdata[2]:,.1f} ms, %{customdata[3]:,.0f} tokens/s<extra></extra>",
                 )
             )  # fmt: skip
-    fig.update_xaxes(title="arithmetic intensity (FLOP per byte of HBM traffic)", type="log")
+    fig.update_xaxes(title="arithmetic intensity (FLOP per byte of memory traffic)", type="log")
     fig.update_yaxes(title="TFLOP/s per chip (lines: ceiling; points: reached)", type="log")
     fig.update_layout(hovermode="closest")
     # below the plot: eight chips' names in a row above it ran into the title

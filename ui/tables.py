@@ -143,6 +143,12 @@ HARDWARE: dict[str, Any] = {
     "fp4_tflops": cc.NumberColumn("FP4 TFLOP/s", help="Dense peak, no sparsity."),
     "memory_gb": cc.NumberColumn("HBM (GB)"),
     "memory_tb_s": cc.NumberColumn("HBM (TB/s)"),
+    "sram_gb": cc.NumberColumn("SRAM tier (GB)", help="On-chip SRAM that holds weights and KV before HBM."),
+    "sram_tb_s": cc.NumberColumn("SRAM (TB/s)"),
+    "ddr_gb": cc.NumberColumn("DDR tier (GB)", help="Memory read after HBM (SambaNova's third tier)."),
+    "reconfig_s": cc.NumberColumn(
+        "Reconfigure (s)", help="Loading a design: charged at start and at a role switch."
+    ),
     "scale_up_gb_s": cc.NumberColumn("Scale-up (GB/s)", help="NVLink-class bandwidth per chip."),
     "tdp_w": cc.NumberColumn("TDP (W)"),
     "usd_per_hour": cc.NumberColumn("$ / chip-hour", format="%.2f"),

@@ -54,6 +54,7 @@ TRANSFER_CHIPS: dict[str, str] = {
     "a800-80g": "same silicon as the A100, which has no serving-stack fit",
     "b300": "a new die (Blackwell Ultra), no measurements in the reference data",
     "gaudi3": "no public measurements in the reference data",
+    "groq-lpu": "no serving-stack measurements in the reference data (Groq serves tokens, not chips)",
     "inferentia2": "no public measurements in the reference data",
     "jetson-agx-orin": "no public measurements in the reference data",
     "l4": "its only reference rows serve a vision model the catalog lacks",
@@ -65,10 +66,9 @@ TRANSFER_CHIPS: dict[str, str] = {
     "tpu-v6e": "no public measurements in the reference data",
     "trainium2": "no public measurements in the reference data",
 }
-"""Catalog chips whose factors come by conservative transfer (rule 4), and why.
-
-Every catalog chip is fitted, on the same silicon as a fitted chip, illustrative, or listed here:
-a test keeps the catalog and these tables in step, so a new chip cannot arrive without a rule."""
+"""Catalog chips whose factors come by conservative transfer (rule 4), and why. Every catalog chip is
+fitted, on the same silicon as a fitted chip, illustrative, or listed here: a test keeps the catalog
+and these tables in step, so a new chip cannot arrive without a rule."""
 
 SAME_SILICON: dict[str, str] = {
     "h200": "h100-sxm",

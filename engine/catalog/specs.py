@@ -70,6 +70,15 @@ SOURCED_FIELDS = (
 """Hardware fields whose value must carry a source (or ``assumption: <why>``)."""
 OPTIONAL_SOURCED_FIELDS = ("capex_usd", "server_capex_usd")
 """Hardware fields that may be absent, and carry a source when present (ownership prices)."""
+TIER_SOURCED_FIELDS = ("sram_gb", "sram_tb_s", "ddr_gb", "ddr_tb_s", "reconfig_s", "reconfig_j", "clock_ghz")
+"""Fields of reconfigurable and dataflow chips that may be absent, and carry a source when present."""
+TIER_PAIRS = (("sram_gb", "sram_tb_s"), ("ddr_gb", "ddr_tb_s"))
+"""A memory tier is stated by its capacity and its bandwidth together, or not at all."""
+
+ChipClass = Literal["GPU", "ASIC", "NPU", "TPU", "SoC", "CGRA", "FPGA", "Dataflow"]
+"""Kinds of chip: CGRA a coarse-grained reconfigurable array (SambaNova's RDU), FPGA a fine-grained
+reconfigurable part (AMD Alveo, Versal), Dataflow a statically scheduled SRAM-centric part (Groq's
+LPU, Cerebras' WSE); docs/hardware.md, "Reconfigurable and dataflow chips"."""
 
 MIN_LINK_GB_S = 0.1
 """Slowest scale-up or scale-out link a chip may declare; 0 means it has no such link."""
@@ -159,7 +168,7 @@ class HardwareSpec(Spec):
     id: str = Field(pattern=ID_PATTERN)
     name: str = Field(min_length=1, max_length=120)
     vendor: str = Field(min_length=1, max_length=60)
-    kind: Literal["GPU", "ASIC", "NPU", "TPU", "SoC"] = Field(alias="class")
+    kind: ChipClass = Field(alias="class")
     illustrative: bool = False
     tflops: dict[ComputePrecision, Annotated[float, Field(ge=0.01, le=1_000_000)]] = Field(
         description="dense peak TFLOP/s per precision"
@@ -189,6 +198,31 @@ class HardwareSpec(Spec):
     server_capex_usd: Annotated[float, Field(ge=0, le=10_000_000)] | None = Field(
         default=None, description="the chip's share of its server's price (host, memory, NICs, chassis)"
     )
+    sram_gb: Annotated[float, Field(ge=0.001, le=100_000)] | None = Field(
+        default=None,
+        description="on-chip SRAM per chip that holds weights and KV as a memory tier read before HBM (GiB, "
+        "as `memory_gb`); None: no such tier (the chip's caches are not a tier)",
+    )
+    sram_tb_s: Annotated[float, Field(ge=0.001, le=1_000_000)] | None = Field(
+        default=None, description="bandwidth of that SRAM tier per chip; at least `memory_tb_s`"
+    )
+    ddr_gb: Annotated[float, Field(ge=0.01, le=100_000)] | None = Field(
+        default=None, description="DDR per chip read after HBM (SambaNova's third tier, GiB); None: none"
+    )
+    ddr_tb_s: Annotated[float, Field(ge=0.001, le=100_000)] | None = Field(
+        default=None, description="bandwidth of that DDR tier per chip; at most `memory_tb_s`"
+    )
+    reconfig_s: Annotated[float, Field(ge=0, le=3600)] | None = Field(
+        default=None,
+        description="seconds to reconfigure the chip for another phase or model (a bitstream or a dataflow "
+        "graph loaded); None: none beyond the serving stack's own start-up",
+    )
+    reconfig_j: Annotated[float, Field(ge=0, le=10_000_000)] | None = Field(
+        default=None, description="energy of one reconfiguration per chip (J); None: none stated"
+    )
+    clock_ghz: Annotated[float, Field(ge=0.01, le=10)] | None = Field(
+        default=None, description="the clock the peaks are stated at (for the catalog; peaks already hold it)"
+    )
     sources: Annotated[dict[Key, Text], Field(max_length=32)]
     profiles: Annotated[dict[Key, CalibrationProfile], Field(max_length=16)]
     default_profile: Key = "default"
@@ -216,6 +250,7 @@ class HardwareSpec(Spec):
             raise ValueError(
                 "sources: a price needs a source or 'assumption: <why>'; missing for " + ", ".join(unsourced)
             )
+        self._check_tiers()
         if self.idle_w > self.tdp_w:
             raise ValueError(f"idle_w: {self.idle_w} exceeds tdp_w {self.tdp_w}")
         for link in ("scale_up_gb_s", "scale_out_gb_s"):
@@ -231,6 +266,56 @@ class HardwareSpec(Spec):
                 f"default_profile: {self.default_profile!r} is not one of {sorted(self.profiles)}"
             )
         return self
+
+    def _check_tiers(self) -> None:
+        for size, speed in TIER_PAIRS:
+            if (getattr(self, size) is None) != (getattr(self, speed) is None):
+                raise ValueError(f"{size}, {speed}: a memory tier needs both its capacity and its bandwidth")
+        unsourced = [
+            f
+            for f in TIER_SOURCED_FIELDS
+            if getattr(self, f) is not None and not self.sources.get(f, "").strip()
+        ]
+        if unsourced:
+            raise ValueError(
+                "sources: every number needs a source or 'assumption: <why>'; missing for "
+                + ", ".join(unsourced)
+            )
+        if self.sram_tb_s is not None and self.sram_tb_s < self.memory_tb_s:
+            raise ValueError(
+                f"sram_tb_s: the SRAM tier is read before HBM, so it must be at least memory_tb_s "
+                f"{self.memory_tb_s:g} (got {self.sram_tb_s:g})"
+            )
+        if self.ddr_tb_s is not None and self.ddr_tb_s > self.memory_tb_s:
+            raise ValueError(
+                f"ddr_tb_s: the DDR tier is read after HBM, so it must be at most memory_tb_s "
+                f"{self.memory_tb_s:g} (got {self.ddr_tb_s:g})"
+            )
+
+    def memory_tiers(self) -> list[tuple[str, float, float]]:
+        """(name, GiB, TB/s) of each memory tier per chip in the order weights and KV fill them:
+        SRAM (if stated), the main memory (`memory_gb`, HBM on most chips), DDR (if stated)."""
+        tiers = [("hbm", self.memory_gb, self.memory_tb_s)]
+        if self.sram_gb is not None and self.sram_tb_s is not None:
+            tiers.insert(0, ("sram", self.sram_gb, self.sram_tb_s))
+        if self.ddr_gb is not None and self.ddr_tb_s is not None:
+            tiers.append(("ddr", self.ddr_gb, self.ddr_tb_s))
+        return tiers
+
+    @property
+    def tiered(self) -> bool:
+        """True when the chip states an SRAM or DDR tier beside its main memory."""
+        return self.sram_gb is not None or self.ddr_gb is not None
+
+    @property
+    def total_memory_gb(self) -> float:
+        """Memory of every tier per chip (GiB): what the capacity checks count."""
+        return sum(gb for _, gb, _ in self.memory_tiers()) if self.tiered else self.memory_gb
+
+    @property
+    def peak_memory_tb_s(self) -> float:
+        """The fastest tier's bandwidth per chip: the peak a bandwidth utilisation is measured against."""
+        return self.sram_tb_s if self.sram_tb_s is not None else self.memory_tb_s
 
     def profile(self, name: str | None = None) -> CalibrationProfile:
         """The named calibration profile, or the default one."""

@@ -58,6 +58,10 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             "tflops": dict(h.tflops),
             "memory_gb": h.memory_gb,
             "memory_tb_s": h.memory_tb_s,
+            "memory_tiers": [{"tier": n, "gb": gb, "tb_s": tb} for n, gb, tb in h.memory_tiers()],
+            "reconfig_s": h.reconfig_s,
+            "reconfig_j": h.reconfig_j,
+            "clock_ghz": h.clock_ghz,
             "scale_up_gb_s": h.scale_up_gb_s,
             "scale_out_gb_s": h.scale_out_gb_s,
             "tdp_w": h.tdp_w,
@@ -88,16 +92,16 @@ def cmd_catalog(args: argparse.Namespace) -> int:
         emit_json({"hardware": hw, "models": models})
         return 0
     print(
-        f"{'hardware':24} {'class':5} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GB':>6} {'TB/s':>6} {'$/h':>6}  "
+        f"{'hardware':24} {'class':8} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GB':>6} {'TB/s':>6} {'$/h':>6}  "
         f"calibration under {confidence.stack_name(args.stack)} (its bands: {BAND_MEANING})"
     )
     for h in hw:
         tf: dict[str, float] = h["tflops"]  # type: ignore[assignment]
         mark = " (illustrative)" if h["illustrative"] else ""
         print(
-            f"{h['id']:24} {h['class']:5} {tf.get('bf16', 0):6.0f} {tf.get('fp8', 0):6.0f} "
-            f"{tf.get('fp4', 0):6.0f} {h['memory_gb']:6.0f} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}  "
-            f"{mark_text(marks[str(h['id'])])}{mark}"
+            f"{h['id']:24} {h['class']:8} {tf.get('bf16', 0):6.0f} {tf.get('fp8', 0):6.0f} "
+            f"{tf.get('fp4', 0):6.0f} {h['memory_gb']:6g} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}  "
+            f"{mark_text(marks[str(h['id'])])}{mark}{tiers_text(h)}"
         )
     print()
     print(f"{'model':18} {'params':>8} {'active':>8} {'KV B/token':>11}  kind")
@@ -108,6 +112,20 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             f"{m['kv_bytes_per_token_bf16']:11,.0f}  {kind}"
         )
     return 0
+
+
+def tiers_text(h: dict[str, Any]) -> str:
+    """'; tiers: SRAM 0.52 GB at 240 TB/s, HBM 64 GB at 2 TB/s, DDR 1,536 GB at 0.2 TB/s; reconfigures
+    in 0.01 s' for a chip with memory tiers or a reconfiguration time; empty otherwise."""
+    tiers: list[dict[str, Any]] = h["memory_tiers"]
+    out = ""
+    if len(tiers) > 1:
+        out += "; tiers: " + ", ".join(
+            f"{t['tier'].upper()} {t['gb']:,g} GB at {t['tb_s']:g} TB/s" for t in tiers
+        )
+    if h["reconfig_s"] is not None:
+        out += f"; reconfigures in {h['reconfig_s']:g} s"
+    return out
 
 
 def chip_marks(scen: Scenario) -> dict[str, str]:

@@ -80,12 +80,17 @@ def iteration_cost(
     nbytes = np.where(tokens > 0, inst.weight_bytes_read(tokens) + kvb * (k + c) + kvb * tokens, 0.0)
     saving_s = -lin * inst.matmul_saving_s_per_flop
     compute_s = flops / inst.flops_per_s + saving_s
-    memory_s = nbytes / inst.bytes_per_s
+    tiers = inst.memory_tiers
+    if tiers is None:
+        memory_s = nbytes / inst.bytes_per_s
+    else:  # SRAM, HBM, DDR: each byte at its tier's rate (engine.costmodel.tiers)
+        kv_read = kvb * (k + c) + kvb * tokens
+        memory_s = np.where(tokens > 0, tiers.read_s(inst.weight_bytes_read(tokens), kv_read), 0.0)
     if inst.experts_slow:  # the routed experts run slower than the dense layers: their extra work
         xf, xb = inst.expert_extra_work(tokens)
         saving_s = saving_s - xf * inst.matmul_saving_s_per_flop
         compute_s = compute_s + xf / inst.flops_per_s - xf * inst.matmul_saving_s_per_flop
-        memory_s = memory_s + xb / inst.bytes_per_s
+        memory_s = memory_s + (xb / inst.bytes_per_s if tiers is None else xb * tiers.weight_s_per_byte)
     comm_s = inst.comm_time(tokens)
     overhead = inst.overhead_s
     time_s = np.where(tokens > 0, roof(compute_s, memory_s) + comm_s + overhead, 0.0)
@@ -132,6 +137,12 @@ def _general_cost(
     saving = -np.maximum(np.asarray(flops) - attention, 0.0) * inst.matmul_saving_s_per_flop / scale
     compute = np.asarray(flops) / (inst.flops_per_s * scale) + saving
     memory = np.asarray(nbytes) / (inst.bytes_per_s * scale)
+    tiers = inst.memory_tiers
+    if tiers is not None:  # each byte at its tier's rate: the KV the batch reads and writes, the rest weights
+        kv = np.minimum(
+            inst.kv_bytes_held * (arrays[2] + arrays[4] + arrays[0] + arrays[3]), np.asarray(nbytes)
+        )
+        memory = np.asarray(tiers.read_s(np.asarray(nbytes) - kv, kv)) / scale
     both = roof(compute, memory)
     comm = np.maximum(dense_t - both - inst.overhead_s, 0.0)
     if inst.experts_slow:  # the experts' extra time as compute and memory, not as communication

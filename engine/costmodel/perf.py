@@ -52,6 +52,7 @@ from engine.catalog.specs import (
     Precision,
 )
 from engine.core.errors import ScenarioError
+from engine.costmodel.tiers import MemoryTiers
 
 ACTIVATION_BYTES = 2.0
 """Bytes of one activation element exchanged in all-reduces (bf16)."""
@@ -240,7 +241,9 @@ class Instance:
 
     @property
     def bytes_per_s(self) -> float:
-        """Achievable HBM bytes/s of one pipeline stage (tp chips at eta_B)."""
+        """Achievable HBM bytes/s of one pipeline stage (tp chips at eta_B, times a power cap's
+        bandwidth factor); a chip with SRAM or DDR tiers reads each byte at its own tier's rate
+        instead (`memory_tiers`)."""
         return self.tp * self.hardware.memory_tb_s * 1e12 * self.profile.eta_bandwidth * self.bandwidth_scale
 
     @property
@@ -323,8 +326,25 @@ class Instance:
 
     @property
     def memory_bytes(self) -> float:
-        """Usable device memory of the instance (mem_fraction of the total, `memory_gb` in GiB)."""
-        return self.chips * self.hardware.memory_gb * GIB * self.mem_fraction
+        """Usable device memory of the instance (mem_fraction of the total, `memory_gb` in GiB):
+        every tier's where the chip states SRAM or DDR beside it (`HardwareSpec.total_memory_gb`)."""
+        return self.chips * self.hardware.total_memory_gb * GIB * self.mem_fraction
+
+    @property
+    def memory_tiers(self) -> MemoryTiers | None:
+        """Where weights and KV live on a chip with SRAM or DDR tiers (`engine.costmodel.tiers`);
+        None for a chip with one memory, whose iterations read bytes over `bytes_per_s`."""
+        if not self.hardware.tiered:
+            return None
+        return MemoryTiers.build(
+            self.hardware,
+            chips_per_rank=self.tp * self.pp,
+            tp=self.tp,
+            mem_fraction=self.mem_fraction,
+            eta_bandwidth=self.profile.eta_bandwidth * self.bandwidth_scale,
+            weight_bytes=self.weight_bytes / self.dp,
+            reserve_bytes=self.activation_bytes / self.dp,
+        )
 
     @property
     def activation_bytes(self) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from engine.costmodel.iteration import IterationCost, decode_cost, prefill_cost, roofline_point
@@ -80,6 +81,37 @@ def decode_table(
     return pd.DataFrame(rows)
 
 
+def tier_ceilings(inst: Instance) -> dict[str, float]:
+    """Achievable bytes/s per chip of each memory tier beside the main one (SRAM, DDR), by name:
+    the extra roofs a chip with tiers draws (an iteration whose bytes all sit in one tier reaches
+    that tier's roof). Empty for a chip with one memory."""
+    tiers = inst.memory_tiers
+    if tiers is None:
+        return {}
+    return {
+        name: rate / inst.tp
+        for name, rate in zip(tiers.names, tiers.bytes_per_s, strict=True)
+        if name != "hbm"
+    }
+
+
+def tier_curves(inst: Instance, intensity: np.ndarray, name: str) -> list[pd.DataFrame]:
+    """The roof of each tier beside the main memory (`tier_ceilings`) over a grid of intensities: the
+    attainable TFLOP/s per chip, named in a ``roof`` column ('sram', 'ddr'), as `curves` rows."""
+    flops = inst.matmul_flops_per_s / inst.tp
+    return [
+        pd.DataFrame(
+            {
+                "chip": name,
+                "roof": tier,
+                "intensity_flops_per_byte": intensity,
+                "attainable_tflops": np.minimum(flops, intensity * bw) / 1e12,
+            }
+        )
+        for tier, bw in tier_ceilings(inst).items()
+    ]
+
+
 def report(inst: Instance) -> dict[str, Any]:
     """The whole roofline report of an instance as plain data."""
     return {
@@ -94,6 +126,10 @@ def report(inst: Instance) -> dict[str, Any]:
         "kv_bytes_per_token": inst.kv_bytes_per_token,
         "kv_capacity_tokens": inst.kv_capacity_tokens,
         "ridge_flops_per_byte": inst.matmul_flops_per_s / inst.bytes_per_s,
+        "tier_ridges_flops_per_byte": {
+            name: inst.matmul_flops_per_s / inst.tp / bw for name, bw in tier_ceilings(inst).items()
+        },
+        "weight_shares": inst.memory_tiers.weight_shares() if inst.memory_tiers is not None else {},
         "prefill": prefill_table(inst).to_dict(orient="records"),
         "decode": decode_table(inst).to_dict(orient="records"),
     }

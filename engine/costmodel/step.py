@@ -49,6 +49,8 @@ class StepModel:
         "_tile",
         "_routed",
         "_scale",
+        "_tiers",
+        "_w_s_per_byte",
     )
 
     def __init__(self, inst: Instance) -> None:
@@ -84,6 +86,14 @@ class StepModel:
         spec = inst.speculation
         self._draft = StepModel(spec.draft) if spec is not None and spec.draft is not None else None
         self._scale = inst.time_scale  # the whole iteration, draft and links included
+        self._tiers = inst.memory_tiers  # None: one memory, bytes over `_bytes_s`
+        self._w_s_per_byte = self._tiers.weight_s_per_byte if self._tiers is not None else 0.0
+
+    def _read_s(self, weight_bytes: float, kv_bytes: float) -> float:
+        """Seconds to read an iteration's weights and KV: over the one bandwidth, or tier by tier."""
+        if self._tiers is None:
+            return (weight_bytes + kv_bytes) / self._bytes_s
+        return float(self._tiers.read_s(weight_bytes, kv_bytes))
 
     # --- pipelines, expert and data parallelism, speculation (the general path) -------------
     # An instance that is not `plain` is timed here: a pass of a micro-batch through every layer
@@ -110,9 +120,10 @@ class StepModel:
         kv = self._kvb * (k + c_kv + tokens)
         if inst.dp == 1 and inst.ep == 1:
             flops = self._lin * tokens + self._apf * (pairs + c_attn)
-            nbytes = self.weight_bytes(tokens) + kv
+            wread = self.weight_bytes(tokens)
+            nbytes = wread + kv
             compute = flops / self._flops_s - self._lin * tokens * self._save
-            memory = nbytes / self._bytes_s
+            memory = nbytes / self._bytes_s if self._tiers is None else self._read_s(wread, kv)
             if self._x or self._tile:
                 compute, memory = self._expert_extra(tokens, compute, memory)
             t = roof(compute, memory) + self._tp_comm(tokens)
@@ -138,7 +149,7 @@ class StepModel:
         else:  # evenly spread
             r_tok, kv_rank = tokens / dp, kv / dp
             c_att = f_att / dp / self._flops_s - (self._lin - routed_lin) * tokens / dp * self._save
-        t_att = roof(c_att, (self._dense_bytes + kv_rank) / self._bytes_s)
+        t_att = roof(c_att, self._read_s(self._dense_bytes, kv_rank))
         if not m.moe:
             flops, nbytes = f_att, self._dense_bytes * dp + kv
             return t_att + self._tp_comm(r_tok), flops, nbytes
@@ -154,7 +165,12 @@ class StepModel:
         m_rank = layers_moe * touched_rank * m.expert_params() * wb
         chip_f, chip_b = self._flops_s / inst.tp, self._bytes_s / inst.tp
         c_exp = f_rank / (chips_ep * chip_f) - f_rank * self._save * inst.tp / chips_ep
-        t_exp = roof(c_exp, m_rank / (chips_ep * chip_b)) * (1.0 + self._x)
+        m_exp = (
+            m_rank / (chips_ep * chip_b)
+            if self._tiers is None
+            else m_rank * self._w_s_per_byte * inst.tp / chips_ep
+        )
+        t_exp = roof(c_exp, m_exp) * (1.0 + self._x)
         a2a = 0.0
         if ep > 1:  # dispatch and combine: each token's hidden state to and from its experts' ranks
             # spread evenly over the ranks (timing the busiest rank's own traffic here, on top of an
@@ -229,9 +245,10 @@ class StepModel:
         """Compute and memory times with the routed experts' extra work (`Instance.expert_extra`)."""
         touched = self._e * (1.0 - math.pow(1.0 - self._k_over_e, tokens))
         routed = self._x * self._routed * tokens + (1.0 + self._x) * self._tile * touched
+        extra = self._x * touched * self._expert_bytes
         return (
             compute + routed / self._flops_s - routed * self._save,
-            memory + self._x * touched * self._expert_bytes / self._bytes_s,
+            memory + (extra / self._bytes_s if self._tiers is None else extra * self._w_s_per_byte),
         )
 
     @property
@@ -262,10 +279,13 @@ class StepModel:
             t, flops, nbytes = self._pipelined(q, pairs, k, d, c, c, n, largest)
             return (t + self._overhead) * self._scale, flops, nbytes
         flops = self._lin * tokens + self._apf * (pairs + c)
-        nbytes = self.weight_bytes(tokens) + self._kvb * (k + c + tokens)
+        wread = self.weight_bytes(tokens)
+        kv = self._kvb * (k + c + tokens)
+        nbytes = wread + kv
         comm = self._comm_lat + self._comm_per_tok * tokens if self._comm_per_tok else 0.0
         compute = flops / self._flops_s - self._lin * tokens * self._save
-        memory = nbytes / self._bytes_s  # `roof`, inlined: the simulator's hottest line
+        # `roof`, inlined: the simulator's hottest line
+        memory = nbytes / self._bytes_s if self._tiers is None else self._read_s(wread, kv)
         if self._x or self._tile:
             compute, memory = self._expert_extra(tokens, compute, memory)
         both = (
@@ -289,6 +309,9 @@ class StepModel:
         if not self._plain:  # per-step cost at the run's mid context (linear pieces: nearly exact)
             t, f, b = self._decode_step(float(batch), context_sum + batch * (steps - 1) / 2.0)
             return steps * t * self._scale, steps * f, steps * b
+        if self._tiers is not None:  # the KV's read time bends where it spills: the mid step, as above
+            t, f, b = self.cost(0.0, 0.0, 0.0, float(batch), context_sum + batch * (steps - 1) / 2.0, batch)
+            return steps * t, steps * f, steps * b
         key = (batch, context_sum)
         if key == self._last_batch:  # the simulator asks again for the same batch (cut jumps)
             f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, split_at, compute_late = self._last_terms

@@ -24,7 +24,7 @@ from engine.catalog.specs import CalibrationProfile, HardwareSpec, KvPrecision, 
 from engine.core import bounds, datafiles
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
-from engine.costmodel.roofline import decode_table, prefill_table
+from engine.costmodel.roofline import decode_table, prefill_table, tier_curves
 from engine.planning.sizing import layout_label
 from engine.scenario.codec import apply_overrides, to_data
 from engine.scenario.model import Arrival, LengthDist, Pool, Scenario
@@ -432,7 +432,7 @@ def roofline(
     """Roofline curves and the model's prefill and decode points on each (chip, tp).
 
     Returns ``(curves, points)``. Curves: ``chip``, ``intensity_flops_per_byte``,
-    ``attainable_tflops`` (per chip, at the calibrated fractions of peak). Points: ``chip``,
+    ``attainable_tflops`` (per chip, at the calibrated fractions of peak; ``roof``: a tier's). Points: ``chip``,
     ``phase``, ``label``, ``intensity_flops_per_byte``, ``attainable_tflops`` (the ceiling at the
     point's intensity), ``achieved_tflops`` (what its compute and memory time reach: below the
     ceiling near the ridge), ``bound``, ``time_ms``, ``tokens_per_s``.
@@ -447,11 +447,11 @@ def roofline(
         name = roofline_name(hw.id, tp)
         per_chip_flops = inst.matmul_flops_per_s / tp
         per_chip_bw = inst.bytes_per_s / tp
-        curves.append(
+        curves.extend([  # the main memory's roof, then a roof per SRAM or DDR tier (named in `roof`)
             pd.DataFrame(
                 {"chip": name, "intensity_flops_per_byte": grid, "attainable_tflops": np.minimum(per_chip_flops, grid * per_chip_bw) / 1e12}
-            )
-        )  # fmt: skip
+            ), *tier_curves(inst, grid, name)
+        ])  # fmt: skip
         pre = prefill_table(inst, prompts)
         points.append(
             pd.DataFrame(

@@ -7,7 +7,7 @@ autoscaler, clamps the answer to [min_instances, count], holds it through the co
 - up (within the window only: past it no request arrives): a draining instance is taken back
   first (it is warm); otherwise an off slot is requested.
   It is billed from that moment and serves after its cold start (`ColdStart.seconds` of its
-  weights), when it comes up empty and the parked hand-offs are tried again;
+  weights, plus a reconfigurable chip's `reconfig_s`), when it comes up empty and the parked hand-offs are tried again;
 - down: an instance still starting is cancelled first (billed until now, it never served);
   otherwise the least loaded serving instance drains: routing no longer sees it, it finishes
   what it holds (queued prompts included) and stops, unbilled from then on.
@@ -110,7 +110,10 @@ class PoolScaler:
             self._bill_from(s, 0.0)
         for s in self.slots[spec.initial :]:
             s.up = False
-        self.cold_s = spec.cold_start.seconds(pool.instance.weight_bytes)
+        # a reconfigurable chip (FPGA, CGRA) loads its design before it serves: its reconfiguration time
+        self.cold_s = spec.cold_start.seconds(pool.instance.weight_bytes) + (
+            pool.instance.hardware.reconfig_s or 0.0
+        )
         self.capacity_rps = capacity_rps
         log.cold_start_s[pool.index], log.capacity_rps[pool.index] = self.cold_s, capacity_rps
         log.slots[pool.index] = len(self.slots)
@@ -209,6 +212,9 @@ class PoolScaler:
         self.state[srv.idx] = "starting"
         self._bill_from(srv, sim.env.now)
         self._event("request", srv)
+        srv.reconfigure(
+            sim.counters
+        )  # a reconfigurable chip's energy to load its design (its time is in `cold_s`)
         sim.env.after(self.cold_s, self._ready, srv, srv.generation)
 
     def _ready(self, srv: Server, generation: int) -> None:

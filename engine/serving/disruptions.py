@@ -233,6 +233,8 @@ def _restore_one(sim: DisruptionHost[Server], drain: bool) -> Server | None:
 
 
 def _switch(sim: DisruptionHost[Server], srv: Server, role: str, switch_s: float) -> Any:
+    # a reconfigurable chip (FPGA, CGRA) also loads the other phase's design: its time and energy
+    switch_s += srv.reconfigure(sim.counters)
     srv.busy_switching = True
     srv.future_role = role
     sim.roles_changed()

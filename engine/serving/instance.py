@@ -27,6 +27,7 @@ from engine.costmodel.step import StepModel
 from engine.scenario.resolve import ResolvedPool
 from engine.serving.batching import BatchFormation
 from engine.serving.cache import LruBlocks
+from engine.serving.ledger import RECONFIG_COUNTER
 from engine.serving.outage import Outage
 
 if TYPE_CHECKING:
@@ -126,6 +127,20 @@ class Server(BatchFormation, Outage):
         self.own_blocks = [t.blocks for t in (self.hbm, self.host) if t is not None]
 
     # --- views and wake-ups ---------------------------------------------------------------
+
+    def reconfigure(self, counters: dict[str, float]) -> float:
+        """Charge one reconfiguration of this instance's chips (a reconfigurable chip loading another
+        design: `HardwareSpec.reconfig_s`, `reconfig_j`) and return its seconds (0 for other chips).
+
+        Its energy, every chip's, is counted per pool in the run's `counters` (`reconfig_j.<pool>`),
+        which the energy figures add (`engine.serving.metrics`)."""
+        inst = self.pool.instance
+        hw = inst.hardware
+        if hw.reconfig_j:
+            key = f"{RECONFIG_COUNTER}.{self.pool.index}"
+            counters[key] = counters.get(key, 0.0) + hw.reconfig_j * inst.chips
+        return hw.reconfig_s or 0.0
+
     def step_with(self, context: int) -> float:
         """Seconds of one decode step of the batch this instance runs, with one more request of
         `context` tokens (0 on a prefill instance)."""

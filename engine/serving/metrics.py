@@ -43,7 +43,15 @@ from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved
 from engine.serving.breakdowns import cache_summary, class_summary, cost_summary, edge_summary, way_in_summary
 from engine.serving.gaps import largest_gaps, token_gaps
-from engine.serving.ledger import COMPLETED, FAILED, OUTCOMES, REJECTED, SEGMENT_COLUMNS, Records
+from engine.serving.ledger import (
+    COMPLETED,
+    FAILED,
+    OUTCOMES,
+    RECONFIG_COUNTER,
+    REJECTED,
+    SEGMENT_COLUMNS,
+    Records,
+)
 from engine.serving.stats import by_reason, latency_stats, nan_mean, percentile
 from engine.serving.summary import (
     Edge,
@@ -223,7 +231,7 @@ def _utilisation_and_energy(
         n = on_instances(rec.scaling, pool.spec.count, pool.index, lo, lo + span)
         n_run = on_instances(rec.scaling, pool.spec.count, pool.index, 0.0, max(rec.end_s, 1e-9))
         peak_f = inst.chips * inst.hardware.peak_flops(inst.weights) * n
-        peak_b = inst.chips * inst.hardware.memory_tb_s * 1e12 * n
+        peak_b = inst.chips * inst.hardware.peak_memory_tb_s * 1e12 * n
 
         def d(key: str, c: dict[str, np.ndarray] = c) -> float:
             return float(c[key][1] - c[key][0])
@@ -249,6 +257,8 @@ def _utilisation_and_energy(
             clock=inst.clock,
             limit_w=pool.power_limit.limit_w if pool.power_limit is not None else None,
         )
+        # reconfigurable chips: the energy of every design they loaded (`Server.reconfigure`)
+        energy_by_pool[pool.index] += rec.counters.get(f"{RECONFIG_COUNTER}.{pool.index}", 0.0)
         energy_j += energy_by_pool[pool.index]
     return util, cum_all, energy_j, energy_by_pool
 

@@ -133,7 +133,7 @@ class PoolUtilization(TypedDict):
     compute: float
     """Achieved / peak FLOP/s."""
     bandwidth: float
-    """Achieved / peak HBM bytes/s."""
+    """Achieved / peak memory bytes/s (HBM; a chip with an SRAM tier: its SRAM's peak)."""
     busy: float
     """Share of instance-time spent iterating."""
     kv_memory: float
@@ -175,7 +175,7 @@ class Energy(TypedDict):
     """Energy over the whole run (`engine.costmodel.power`)."""
 
     joules: float
-    """Every chip's energy, J."""
+    """Every chip's energy, J (with the designs reconfigurable chips loaded: `reconfig_j`)."""
     joules_per_output_token: float | None
     """Energy per output token of completed requests, J (None when none)."""
 

@@ -42,7 +42,7 @@ def timeseries(resolved: Resolved, rec: Records) -> pd.DataFrame:
         if rec.scaling is not None and pool.index in rec.scaling.slots:  # the instances on in each bin
             n = np.maximum(billed_per_bin(rec.scaling, pool.index, edges) / width, 1e-9)
         peak_f = inst.chips * inst.hardware.peak_flops(inst.weights) * n
-        peak_b = inst.chips * inst.hardware.memory_tb_s * 1e12 * n
+        peak_b = inst.chips * inst.hardware.peak_memory_tb_s * 1e12 * n
         kv_cap: float | np.ndarray = max(inst.kv_capacity_tokens * pool.spec.count, 1)
         if isinstance(n, np.ndarray):
             kv_cap = np.maximum(inst.kv_capacity_tokens * n, 1.0)

@@ -58,7 +58,8 @@ class ScaledPool(TypedDict):
     peak_instances: int
     """The most instances billed at once."""
     cold_start_s: float
-    """From request to serving: start-up + weights / load bandwidth + warm-up, s."""
+    """From request to serving: start-up + weights / load bandwidth + warm-up (+ a reconfigurable
+    chip's reconfig_s), s."""
     capacity_rps: float
     """Requests per second one instance serves within the tightest TTFT and TPOT targets (cost model)."""
 
