@@ -8,7 +8,8 @@ Pareto frontiers), `plan_work` (a plan's total work, bounded before it starts), 
 its simulations run: here, or on a cluster ahead of the search), `calibrations` (each
 candidate's calibration and band), `margin` (the choice
 again with chips at their bands' edges), `objective` (what the choice minimises and its bounds),
-`verdict` (each chip's best, risk-aware and verified), `frontier` (the frontiers of passing runs), `portfolio` (a decode pool of its own chip per request class, for the
+`verdict` (each chip's best, risk-aware and verified), `lifetime` and `lifetime_spec` (portfolios
+re-sized as the served model changes over months: specialisation risk, capital written off), `frontier` (the frontiers of passing runs), `portfolio` (a decode pool of its own chip per request class, for the
 planner), `sweep` (grids of runs on a local pool or a Dask cluster) and `emit` (a deployment as
 launch commands or a manifest for a serving stack: `emit_facts`, `emit_engines`, `emit_manifests`).
 May import: every lower package, up to engine.serving.
@@ -33,6 +34,11 @@ _API = {
     "emit_deployment": "engine.planning.emit",
     "passing_frontiers": "engine.planning.frontier",
     "Margin": "engine.planning.margin",
+    "Lifetime": "engine.planning.lifetime_spec",
+    "LifetimeResult": "engine.planning.lifetime",
+    "lifetime_names": "engine.planning.lifetime_spec",
+    "load_lifetime": "engine.planning.lifetime_spec",
+    "run_lifetime": "engine.planning.lifetime",
     "OBJECTIVES": "engine.planning.objective",
     "OBJECTIVE_COLUMNS": "engine.planning.objective",
     "Objective": "engine.planning.objective",
@@ -65,6 +71,8 @@ __all__ = [
     "PP_MIN_TP",
     "Capacity",
     "Emitted",
+    "Lifetime",
+    "LifetimeResult",
     "Margin",
     "Objective",
     "Plan",
@@ -75,10 +83,13 @@ __all__ = [
     "SearchSpace",
     "Verdict",
     "emit_deployment",
+    "lifetime_names",
+    "load_lifetime",
     "passing_frontiers",
     "plan_margin",
     "plan_work_estimate",
     "rule_text",
+    "run_lifetime",
 ]
 
 
@@ -92,6 +103,8 @@ if TYPE_CHECKING:
     from engine.planning.emit import Emitted
     from engine.planning.emit import emit as emit_deployment
     from engine.planning.frontier import passing_frontiers
+    from engine.planning.lifetime import LifetimeResult, run_lifetime
+    from engine.planning.lifetime_spec import Lifetime, lifetime_names, load_lifetime
     from engine.planning.margin import Margin
     from engine.planning.margin import margin as plan_margin
     from engine.planning.objective import COLUMN as OBJECTIVE_COLUMNS
