@@ -30,14 +30,18 @@ def cmd_lifetime(args: argparse.Namespace) -> int:
 def print_text(res: LifetimeResult) -> None:
     """The lifetime as tables: per portfolio, its periods; then the totals."""
     lt = res.lifetime
-    print(f"{lt.name}\n{lt.months:g} months from preset {lt.base}; cost: {lt.cost.label()}; stranded: {lt.stranded}")
+    print(
+        f"{lt.name}\n{lt.months:g} months from preset {lt.base}; cost: {lt.cost.label()}; stranded: {lt.stranded}"
+    )
     for name, rows in res.periods.groupby("portfolio", sort=False):
         print(f"\n{name}")
-        print(f"{'period':30} {'model':16} {'prefill':20} {'decode':20} {'dedicated':34} {'$':>12} {'$/M tok':>8}")
+        print(
+            f"{'period':30} {'model':16} {'prefill':20} {'decode':26} {'dedicated':34} {'$':>12} {'$/M tok':>8}"
+        )
         for _, r in rows.iterrows():
             ded = (r["dedicated"] or "-")[:34]
             print(
-                f"{r['period'][:30]:30} {r['model'][:16]:16} {r['prefill_label']:20} {r['decode_label']:20} "
+                f"{r['period'][:30]:30} {r['model'][:16]:16} {r['prefill_label']:20} {r['decode_label']:26} "
                 f"{ded:34} {r['total_usd']:12,.0f} {r['usd_per_million_tokens']:8.3f}"
             )
     print(f"\n{'portfolio':12} {'total $':>14} {'written off $':>14} {'$/M tok':>8}")

@@ -154,7 +154,8 @@ def _import_model_flags(sub: Any) -> None:
 def _lifetime_flags(sub: Any) -> None:
     """The `lifetime` command's flags (the command: `engine.cli.lifetime`)."""
     t = sub.add_parser(
-        "lifetime", help="portfolios re-sized as the served model changes over months: cost and capital written off"
+        "lifetime",
+        help="portfolios re-sized as the served model changes over months: cost and capital written off",
     )
     t.add_argument("lifetime", help="a lifetime preset's name (presets/lifetimes) or a .toml file")
     t.add_argument(

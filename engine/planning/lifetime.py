@@ -35,9 +35,9 @@ from engine.catalog.specs import HardwareSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership
 from engine.costmodel.ownership import CostBasis
-from engine.planning.candidates import planning_scenario
+from engine.planning.candidates import SearchSpace, instance_kinds, planning_scenario
 from engine.planning.lifetime_spec import MAX_SIZING_REQUESTS, Lifetime, Period, PoolChoice, Portfolio
-from engine.planning.sizing import Demand, InstanceRates, demand, instance_of, instance_rates
+from engine.planning.sizing import Demand, InstanceRates, Kind, demand, instance_of, instance_rates
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
@@ -49,13 +49,13 @@ HOURS_PER_MONTH = ownership.HOURS_PER_YEAR / 12.0
 
 @dataclass(frozen=True)
 class Sized:
-    """A pool's layout in one period: degree, instances and chips, per-instance rate, or why it cannot serve.
+    """A pool in one period: its instance kind (chip and layout), instances, per-instance rate, or why it cannot serve.
 
     `rate` is requests/s for prefill, decode tokens/s for decode.
     """
 
     hardware: str
-    tp: int = 0
+    kind: Kind | None = None
     instances: int = 0
     rate: float = 0.0
     problem: str = ""
@@ -63,11 +63,15 @@ class Sized:
     @property
     def chips(self) -> int:
         """Chips the pool holds."""
-        return self.tp * self.instances
+        return self.kind.chips * self.instances if self.kind is not None else 0
+
+    def layout(self) -> str:
+        """The layout alone: ``tp2``, ``tp1 dp8 ep8``."""
+        return self.kind.layout() if self.kind is not None else "-"
 
     def label(self) -> str:
         """``h100-sxm tp2 x3`` (or ``-`` when the pool holds nothing)."""
-        return f"{self.hardware} tp{self.tp} x{self.instances}" if self.instances else "-"
+        return f"{self.kind.label()} x{self.instances}" if self.kind is not None and self.instances else "-"
 
 
 @dataclass(frozen=True)
@@ -141,12 +145,19 @@ def period_loads(lt: Lifetime, catalog: Catalog | None = None) -> list[PeriodLoa
     return out
 
 
-def _rates(load: PeriodLoad, cat: Catalog, hw: str, tp: int) -> InstanceRates:
+def kinds(choice: PoolChoice, load: PeriodLoad, cat: Catalog) -> list[Kind]:
+    """The instance kinds a pool may use for the period's model: its tp degrees, and for a MoE model
+    its expert-parallel groups laid out as the planner lays them (`engine.planning.candidates`)."""
+    space = SearchSpace(tp=choice.tp, pp=(1,), ep=choice.ep)
+    return instance_kinds(space, [choice.hardware], cat.models[load.period.model.id])
+
+
+def _rates(load: PeriodLoad, cat: Catalog, k: Kind) -> InstanceRates:
     """One instance kind's rates for a period, or its problem when the layout is impossible."""
     try:
-        return instance_rates(instance_of(load.scenario, cat, hw, tp), load.demand)
+        return instance_rates(instance_of(load.scenario, cat, *k), load.demand)
     except ScenarioError as exc:
-        return InstanceRates(hw, tp, tp, math.inf, 0, prefill_problem=str(exc), decode_problem=str(exc))
+        return InstanceRates(k.hardware, k.tp, k.chips, math.inf, 0, prefill_problem=str(exc), decode_problem=str(exc))
 
 
 def precision_problem(hw: HardwareSpec, load: PeriodLoad) -> str:
@@ -157,51 +168,55 @@ def precision_problem(hw: HardwareSpec, load: PeriodLoad) -> str:
     return f"designed for {', '.join(sorted(hw.tflops))} weights, not {weights}"
 
 
-def size_pool(load: PeriodLoad, cat: Catalog, choice: PoolChoice, phase: str, need: float) -> Sized:
-    """The degree among the choice's that serves `need` (req/s or tokens/s) with the fewest chips.
+def _phase_rate(r: InstanceRates, phase: str) -> tuple[float, str]:
+    """An instance's rate for a phase (req/s for prefill, tokens/s for decode) and its problem."""
+    if phase == "prefill":
+        rate, problem = 1.0 / r.prefill_s_per_request, r.prefill_problem
+    else:
+        rate, problem = r.decode_tokens_per_s, r.decode_problem
+    return (0.0, problem or "serves nothing") if problem or rate <= 0 else (rate, "")
 
-    A chip's price does not depend on the degree, so the fewest chips is also the cheapest; at
-    equal chips the smaller degree. None serves: the largest degree's problem is said.
+
+def size_pool(load: PeriodLoad, cat: Catalog, choice: PoolChoice, phase: str, need: float) -> Sized:
+    """The layout among the choice's that serves `need` (req/s or tokens/s) with the fewest chips.
+
+    A chip's price does not depend on the layout, so the fewest chips is also the cheapest; at
+    equal chips the first layout (smaller tp first). None serves: the last layout's problem is said.
     """
     best, problem = None, ""
-    for tp in sorted(choice.tp):
-        r = _rates(load, cat, choice.hardware, tp)
-        if phase == "prefill":
-            problem, rate = r.prefill_problem, 1.0 / r.prefill_s_per_request
-        else:
-            problem, rate = r.decode_problem, r.decode_tokens_per_s
-        if problem or rate <= 0:
-            problem = problem or "serves nothing"
+    for k in kinds(choice, load, cat):
+        rate, problem = _phase_rate(_rates(load, cat, k), phase)
+        if problem:
             continue
         n = max(1, math.ceil(need / rate - 1e-9))
-        if best is None or n * tp < best.chips:
-            best = Sized(choice.hardware, tp, n, rate)
+        if best is None or n * k.chips < best.chips:
+            best = Sized(choice.hardware, k, n, rate)
     return best if best is not None else Sized(choice.hardware, problem=problem)
 
 
 def fleet_serves(load: PeriodLoad, cat: Catalog, choice: PoolChoice, fleet: int, need: float) -> Sized:
-    """What a fixed fleet of `fleet` dedicated chips serves of `need` decode tokens/s at its best degree.
+    """What a fixed fleet of `fleet` dedicated chips serves of `need` decode tokens/s at its best layout.
 
-    Instances run at their full rate up to what the load needs; the degree serving the most (at
-    equal service, the fewest chips) wins. Cannot serve (precision, weights not fitting the fleet at
-    any degree): no instance, and the reason.
+    Instances run at their full rate up to what the load needs; the layout serving the most (at
+    equal service, the fewest chips) wins. Cannot serve (precision, weights not fitting the fleet in
+    any layout): no instance, and the reason.
     """
     hw = cat.hardware[choice.hardware]
     if why := precision_problem(hw, load):
         return Sized(hw.id, problem=why)
     best, best_key, problem = None, (0.0, 0), ""
-    for tp in sorted(choice.tp):
-        if tp > fleet:
-            problem = problem or f"needs tp{tp}, more than the {fleet} chips owned"
+    for k in kinds(choice, load, cat):
+        rate, why = _phase_rate(_rates(load, cat, k), "decode")
+        if k.chips > fleet:
+            problem = problem or f"needs {k.layout()}, more than the {fleet} chips owned" if not why else why
             continue
-        r = _rates(load, cat, hw.id, tp)
-        if r.decode_problem or r.decode_tokens_per_s <= 0:
-            problem = r.decode_problem or "serves nothing"
+        if why:
+            problem = why
             continue
-        n = min(fleet // tp, max(1, math.ceil(need / r.decode_tokens_per_s - 1e-9)))
-        key = (min(need, n * r.decode_tokens_per_s), -n * tp)
+        n = min(fleet // k.chips, max(1, math.ceil(need / rate - 1e-9)))
+        key = (min(need, n * rate), -n * k.chips)
         if best is None or key > best_key:
-            best, best_key = Sized(hw.id, tp, n, r.decode_tokens_per_s), key
+            best, best_key = Sized(hw.id, k, n, rate), key
     return best if best is not None else Sized(hw.id, problem=problem)
 
 
@@ -240,7 +255,11 @@ def _buy_fleet(pf: Portfolio, j: int, first: PeriodLoad, cat: Catalog, basis: Co
     chips = pf.decode.chips
     if chips is None:
         why = precision_problem(hw, first)
-        sized = Sized(hw.id, problem=why) if why else size_pool(first, cat, pf.decode, "decode", first.decode_tokens_per_s)
+        sized = (
+            Sized(hw.id, problem=why)
+            if why
+            else size_pool(first, cat, pf.decode, "decode", first.decode_tokens_per_s)
+        )
         if sized.problem:
             raise ScenarioError(
                 f"portfolios[{j}].decode: {hw.id} cannot serve the first period ({sized.problem}); a dedicated "
@@ -265,7 +284,11 @@ def _dedicated(fleet: Fleet, load: PeriodLoad, pf: Portfolio, cat: Catalog, lt: 
     if not sized.instances and lt.stranded == "write-off":
         fleet.gone = True
         written = book_value(fleet.capex_usd, basis, load.start_month)
-        return out | {"dedicated": f"written off: {sized.problem}", "dedicated_label": "-", "written_off_usd": written}
+        return out | {
+            "dedicated": f"written off: {sized.problem}",
+            "dedicated_label": "-",
+            "written_off_usd": written,
+        }
     used, hw = sized.chips, fleet.hw
     running_per_h = ownership.hosting_usd_per_chip_hour(hw, basis) * fleet.chips + ownership.energy_usd(
         (used * hw.tdp_w + (fleet.chips - used) * hw.idle_w) * 3600.0, basis
@@ -274,9 +297,9 @@ def _dedicated(fleet: Fleet, load: PeriodLoad, pf: Portfolio, cat: Catalog, lt: 
     if not sized.instances:
         status = f"kept idle: {sized.problem}"
     elif served < load.decode_tokens_per_s * (1 - 1e-9):
-        status = f"serves {served / load.decode_tokens_per_s:.0%} at tp{sized.tp}"
+        status = f"serves {served / load.decode_tokens_per_s:.0%} at {sized.layout()}"
     else:
-        status = f"serves all at tp{sized.tp}"
+        status = f"serves all at {sized.layout()}"
     return out | {
         "dedicated": status,
         "dedicated_label": sized.label(),
@@ -310,15 +333,17 @@ def _period_row(
         if sized.problem:
             where = "fallback" if pool == "decode" and fleet is not None else pool
             raise ScenarioError(
-                f"portfolios[{j}].{where}: {sized.hardware} cannot serve period {p.name!r} at any of "
-                f"tp {list((pf.prefill if pool == 'prefill' else flex or pf.decode).tp)} ({sized.problem})"
+                f"portfolios[{j}].{where}: {sized.hardware} cannot serve period {p.name!r} in any layout "
+                f"allowed ({sized.problem}); allow larger tp or ep"
             )
     row |= {
         "prefill_label": prefill.label(),
         "decode_label": decode.label(),
         "prefill_chips": prefill.chips,
         "decode_chips": decode.chips,
-        "prefill_usd": prefill.chips * hours * _flex_usd_per_chip_hour(cat.hardware[prefill.hardware], lt.cost),
+        "prefill_usd": prefill.chips
+        * hours
+        * _flex_usd_per_chip_hour(cat.hardware[prefill.hardware], lt.cost),
         "decode_usd": decode.chips * hours * _flex_usd_per_chip_hour(cat.hardware[decode.hardware], lt.cost)
         if decode.instances
         else 0.0,
@@ -347,7 +372,9 @@ def run_lifetime(lt: Lifetime, catalog: Catalog | None = None) -> LifetimeResult
         for load in loads:
             rows.append(_period_row(pf, j, load, cat, lt, fleet))
         if fleet is not None:
-            rows[-1]["book_value_end_usd"] = 0.0 if fleet.gone else book_value(fleet.capex_usd, lt.cost, lt.months)
+            rows[-1]["book_value_end_usd"] = (
+                0.0 if fleet.gone else book_value(fleet.capex_usd, lt.cost, lt.months)
+            )
     periods = pd.DataFrame(rows)
     if "book_value_end_usd" not in periods:
         periods["book_value_end_usd"] = math.nan
@@ -369,7 +396,9 @@ def summary_line(res: LifetimeResult) -> str:
     for _, t in res.totals.iterrows():
         text = f"{t['portfolio']} ${t['usd_per_million_tokens']:.3f} per million output tokens"
         if t["written_off_usd"] > 0:
-            when = res.periods[(res.periods["portfolio"] == t["portfolio"]) & (res.periods["written_off_usd"] > 0)]
+            when = res.periods[
+                (res.periods["portfolio"] == t["portfolio"]) & (res.periods["written_off_usd"] > 0)
+            ]
             text += (
                 f" (${t['written_off_usd']:,.0f} of capital written off at month "
                 f"{when['start_month'].iloc[0]:g}, {when['period'].iloc[0]})"

@@ -56,10 +56,17 @@ TpOptions = Annotated[
 
 
 class PoolChoice(Frozen):
-    """One pool of a portfolio: a chip and the tensor-parallel degrees it may use (the cheapest that serves wins)."""
+    """One pool of a portfolio: a chip and the layouts it may use (the one that serves with the fewest chips wins)."""
 
     hardware: Annotated[str, Field(pattern=ID_PATTERN, max_length=64)]
     tp: TpOptions = (1, 2, 4, 8)
+    ep: Annotated[
+        tuple[Annotated[int, Field(ge=2, le=bounds.MAX_TP)], ...], Field(max_length=MAX_TP_OPTIONS)
+    ] = Field(
+        default=(),
+        description="MoE models only: expert-parallel groups also tried, each as tp 1 or 2 per attention "
+        "rank and the rest data-parallel (the planner's layouts)",
+    )
     dedicated: bool = Field(
         default=False,
         description="bought once for the first period and kept for the whole life (an ASIC); "
@@ -93,7 +100,9 @@ class Portfolio(Frozen):
         if self.prefill.dedicated:
             raise ValueError("prefill.dedicated: only the decode pool may be dedicated in this version")
         if self.decode.dedicated and self.fallback is None:
-            raise ValueError("fallback: a dedicated decode pool needs a fallback chip for the periods it cannot serve")
+            raise ValueError(
+                "fallback: a dedicated decode pool needs a fallback chip for the periods it cannot serve"
+            )
         if self.fallback is not None and (self.fallback.dedicated or not self.decode.dedicated):
             raise ValueError("fallback: a flexible chip, and only beside a dedicated decode pool")
         return self
