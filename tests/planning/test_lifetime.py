@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -154,6 +156,17 @@ def test_cli_prints_the_bill_and_json_parses(capsys: pytest.CaptureFixture[str])
     assert "unknown lifetime 'no-such-lifetime'" in capsys.readouterr().err
 
 
+def test_lifetime_json_sizes_without_simulating() -> None:
+    """A lifetime runs the cost model's sizing only: the command loads neither the simulator nor plotly."""
+    code = (
+        "import sys; from engine.cli.main import main; main(['lifetime', 'asic-model-churn', '--json']); "
+        "sys.stderr.write(','.join(m for m in ('simpy', 'engine.serving.run', 'plotly', 'engine.cli.lifetime') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout)["totals"] and out.stderr.strip() == "engine.cli.lifetime", out.stderr
+
+
 def test_a_lifetime_file_runs_from_its_path(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "mine.toml"
     path.write_text('name = "x"\nbase = "decode-asic"\nperiods = 3\n', encoding="utf-8")
@@ -164,3 +177,21 @@ def test_a_lifetime_file_runs_from_its_path(tmp_path: Any, capsys: pytest.Captur
 def test_the_model_and_its_bounds_are_plain_values() -> None:
     lt = load_lifetime(PRESET)
     assert Lifetime.model_validate(lt.model_dump()) == lt and hash(lt) == hash(Lifetime.model_validate(lt.model_dump()))
+
+
+def test_the_presets_lesson_quotes_its_run(churn: Any) -> None:
+    """Every figure of the lesson is the run's, rounded as written."""
+    lesson = " ".join(load_lifetime(PRESET).lesson.split())
+    kept = run_lifetime(load_lifetime(PRESET).model_copy(update={"stranded": "keep"}))
+    gpu, asic = rows(churn, "GPU"), rows(churn, "ASIC")
+    total, total_kept = churn.totals.set_index("portfolio"), kept.totals.set_index("portfolio")
+    figures = [
+        f"${asic.loc[0, 'usd_per_million_tokens']:.2f}", f"${gpu.loc[0, 'usd_per_million_tokens']:.2f}",
+        asic.loc[1, "dedicated"].split()[1], f"${asic.loc[1, 'usd_per_million_tokens']:.2f}",
+        f"${gpu.loc[1, 'usd_per_million_tokens']:.2f}", f"${asic.loc[2, 'written_off_usd']:,.0f}",
+        f"${total.loc['ASIC', 'usd_per_million_tokens']:.2f}", f"${total.loc['GPU', 'usd_per_million_tokens']:.2f}",
+        f"${total_kept.loc['ASIC', 'usd_per_million_tokens']:.2f}",
+        f"${total_kept.loc['ASIC', 'book_value_end_usd']:,.0f}",
+    ]  # fmt: skip
+    missing = [f for f in figures if f not in lesson]
+    assert not missing, missing
