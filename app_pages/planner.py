@@ -3,7 +3,6 @@ then the specialisation risk of a portfolio over a schedule of model changes (`u
 
 import streamlit as st
 
-
 from ui import layout, lifetime
 from ui.planner import planner_page
 

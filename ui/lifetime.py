@@ -1,8 +1,9 @@
 """The Planner page's specialisation-risk section: a lifetime's bill per period, GPU against ASIC.
 
-Picks a shipped lifetime (presets/lifetimes) and what becomes of a stranded dedicated fleet, runs
-it (`engine.planning.run_lifetime`: the cost model's sizing per period, no simulation, cached)
-and draws two charts: each period's bill per portfolio, stacked by part, the capital written off
+Behind a toggle (the section costs a sizing of every period), it picks a shipped lifetime
+(presets/lifetimes) and what becomes of a stranded dedicated fleet, runs it
+(`engine.planning.run_lifetime`: the cost model's sizing per period, no simulation, cached) and
+draws two charts: each period's bill per portfolio, stacked by part, the capital written off
 in red; and the cost per million output tokens per period, the lifetime's own as a dashed line.
 """
 
@@ -35,13 +36,20 @@ def bill_chart(res: LifetimeResult) -> go.Figure:
         if not (p[col] > 0).any():
             continue
         fig.add_bar(
-            x=x, y=p[col], name=name, marker_color=colour,
+            x=x,
+            y=p[col],
+            name=name,
+            marker_color=colour,
             hovertemplate="%{x}<br>" + name + ": $%{y:,.0f}<extra></extra>",
-        )  # fmt: skip
+        )
     fig.update_layout(
-        barmode="stack", title="Bill per period, by part", yaxis_title="USD per period", height=420,
-        legend={"orientation": "h", "y": -0.25}, margin={"t": 50, "b": 10},
-    )  # fmt: skip
+        barmode="stack",
+        title="Bill per period, by part",
+        yaxis_title="USD per period",
+        height=420,
+        legend={"orientation": "h", "y": -0.25},
+        margin={"t": 50, "b": 10},
+    )
     return fig
 
 
@@ -51,18 +59,27 @@ def unit_cost_chart(res: LifetimeResult) -> go.Figure:
     for i, (name, rows) in enumerate(res.periods.groupby("portfolio", sort=False)):
         colour = LINE_COLOURS[i % len(LINE_COLOURS)]
         fig.add_scatter(
-            x=rows["period"], y=rows["usd_per_million_tokens"], name=str(name), mode="lines+markers",
-            line={"color": colour}, hovertemplate="%{x}: $%{y:.3f} per M tokens<extra>" + str(name) + "</extra>",
-        )  # fmt: skip
+            x=rows["period"],
+            y=rows["usd_per_million_tokens"],
+            name=str(name),
+            mode="lines+markers",
+            line={"color": colour},
+            hovertemplate="%{x}: $%{y:.3f} per M tokens<extra>" + str(name) + "</extra>",
+        )
         total = float(res.totals.loc[res.totals["portfolio"] == name, "usd_per_million_tokens"].iloc[0])
         fig.add_hline(
-            y=total, line={"color": colour, "dash": "dash"},
-            annotation_text=f"{name}, whole life: ${total:.3f}", annotation_position="top left",
-        )  # fmt: skip
+            y=total,
+            line={"color": colour, "dash": "dash"},
+            annotation_text=f"{name}, whole life: ${total:.3f}",
+            annotation_position="top left",
+        )
     fig.update_layout(
-        title="Cost per million output tokens", yaxis_title="USD per million output tokens", height=420,
-        legend={"orientation": "h", "y": -0.25}, margin={"t": 50, "b": 10},
-    )  # fmt: skip
+        title="Cost per million output tokens",
+        yaxis_title="USD per million output tokens",
+        height=420,
+        legend={"orientation": "h", "y": -0.25},
+        margin={"t": 50, "b": 10},
+    )
     return fig
 
 
@@ -73,8 +90,20 @@ def _run(name: str, stranded: str) -> LifetimeResult:
 
 
 def section() -> None:
-    """The specialisation-risk section: pick a lifetime, see its bill per period and its write-off."""
+    """The specialisation-risk section: pick a lifetime, see its bill per period and its write-off.
+
+    Drawn when its toggle is on: a lifetime sizes every period (about 2 s of CPU), which a Planner
+    page opened for a plan should not wait for.
+    """
     st.subheader("Specialisation risk over time", anchor="lifetime")
+    shown = st.toggle(
+        "Show how a portfolio with a chip designed for one model fares as the model changes",
+        key="fg-lifetime-on",
+        help="A schedule of model changes over months (docs/lifetime.md): GPUs re-sized every period "
+        "against a portfolio that owns an ASIC bought for the first model, and the capital written off.",
+    )
+    if not shown:
+        return
     names = lifetime_names()
     if not names:
         st.info("No lifetime presets are shipped.", icon=":material/info:")
@@ -82,10 +111,13 @@ def section() -> None:
     c1, c2 = st.columns([3, 2])
     name = c1.selectbox("Lifetime", names, key="fg-lifetime")
     stranded = c2.segmented_control(
-        "A dedicated fleet that serves nothing", ["write-off", "keep"], default="write-off",
-        key="fg-lifetime-stranded", help="write-off: its remaining book value is charged at once, then it is gone; "
+        "A dedicated fleet that serves nothing",
+        ["write-off", "keep"],
+        default="write-off",
+        key="fg-lifetime-stranded",
+        help="write-off: its remaining book value is charged at once, then it is gone; "
         "keep: kept idle, paying capital and hosting, in case a later model fits again",
-    )  # fmt: skip
+    )
     try:
         res = _run(str(name), str(stranded or "write-off"))
     except ScenarioError as exc:

@@ -159,9 +159,11 @@ def _lifetime_flags(sub: Any) -> None:
     )
     t.add_argument("lifetime", help="a lifetime preset's name (presets/lifetimes) or a .toml file")
     t.add_argument(
-        "--stranded", choices=["write-off", "keep"], default=None,
+        "--stranded",
+        choices=["write-off", "keep"],
+        default=None,
         help="a dedicated fleet that serves nothing: written off, or kept idle (default: the lifetime's)",
-    )  # fmt: skip
+    )
     t.add_argument("--json", action="store_true", help="one JSON document on stdout")
     t.set_defaults(func=command("engine.cli.lifetime:cmd_lifetime"))
 

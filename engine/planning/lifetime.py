@@ -157,7 +157,9 @@ def _rates(load: PeriodLoad, cat: Catalog, k: Kind) -> InstanceRates:
     try:
         return instance_rates(instance_of(load.scenario, cat, *k), load.demand)
     except ScenarioError as exc:
-        return InstanceRates(k.hardware, k.tp, k.chips, math.inf, 0, prefill_problem=str(exc), decode_problem=str(exc))
+        return InstanceRates(
+            k.hardware, k.tp, k.chips, math.inf, 0, prefill_problem=str(exc), decode_problem=str(exc)
+        )
 
 
 def precision_problem(hw: HardwareSpec, load: PeriodLoad) -> str:
@@ -204,19 +206,20 @@ def fleet_serves(load: PeriodLoad, cat: Catalog, choice: PoolChoice, fleet: int,
     hw = cat.hardware[choice.hardware]
     if why := precision_problem(hw, load):
         return Sized(hw.id, problem=why)
-    best, best_key, problem = None, (0.0, 0), ""
+    best, best_key, inside, beyond = None, (0.0, 0), "", ""
     for k in kinds(choice, load, cat):
-        rate, why = _phase_rate(_rates(load, cat, k), "decode")
-        if k.chips > fleet:
-            problem = problem or f"needs {k.layout()}, more than the {fleet} chips owned" if not why else why
+        if k.chips > fleet:  # a layout the fleet cannot fill
+            beyond = beyond or f"needs {k.layout()} or more, over the {fleet} chips owned"
             continue
+        rate, why = _phase_rate(_rates(load, cat, k), "decode")
         if why:
-            problem = why
+            inside = why
             continue
         n = min(fleet // k.chips, max(1, math.ceil(need / rate - 1e-9)))
         key = (min(need, n * rate), -n * k.chips)
         if best is None or key > best_key:
             best, best_key = Sized(hw.id, k, n, rate), key
+    problem = "; ".join(x for x in (inside, beyond) if x)
     return best if best is not None else Sized(hw.id, problem=problem)
 
 
@@ -276,8 +279,14 @@ def _buy_fleet(pf: Portfolio, j: int, first: PeriodLoad, cat: Catalog, basis: Co
 def _dedicated(fleet: Fleet, load: PeriodLoad, pf: Portfolio, cat: Catalog, lt: Lifetime) -> dict[str, Any]:
     """A period of a dedicated fleet: what it serves, its bill, and its write-off when stranded."""
     basis, p, hours = lt.cost, load.period, load.period.months * HOURS_PER_MONTH
-    out: dict[str, Any] = {"dedicated_chips_owned": 0, "dedicated_chips_used": 0, "dedicated_capital_usd": 0.0,
-                           "dedicated_running_usd": 0.0, "written_off_usd": 0.0, "served_tokens_per_s": 0.0}  # fmt: skip
+    out: dict[str, Any] = {
+        "dedicated_chips_owned": 0,
+        "dedicated_chips_used": 0,
+        "dedicated_capital_usd": 0.0,
+        "dedicated_running_usd": 0.0,
+        "written_off_usd": 0.0,
+        "served_tokens_per_s": 0.0,
+    }
     if fleet.gone:
         return out | {"dedicated": "written off earlier", "dedicated_label": "-"}
     sized = fleet_serves(load, cat, pf.decode, fleet.chips, load.decode_tokens_per_s)
@@ -316,8 +325,14 @@ def _period_row(
 ) -> dict[str, Any]:
     """One portfolio in one period: pools sized, the bill by part, tokens and $ per million tokens."""
     p, d, hours = load.period, load.demand, load.period.months * HOURS_PER_MONTH
-    row: dict[str, Any] = {"portfolio": pf.name, "period": p.name, "start_month": load.start_month,
-                           "months": p.months, "model": p.model.id, "weights": p.model.weights}  # fmt: skip
+    row: dict[str, Any] = {
+        "portfolio": pf.name,
+        "period": p.name,
+        "start_month": load.start_month,
+        "months": p.months,
+        "model": p.model.id,
+        "weights": p.model.weights,
+    }
     prefill = size_pool(load, cat, pf.prefill, "prefill", d.rate_rps)
     need = load.decode_tokens_per_s
     if fleet is not None:
@@ -325,8 +340,15 @@ def _period_row(
         need = max(0.0, need - row.pop("served_tokens_per_s"))
         flex = pf.fallback
     else:
-        row |= {"dedicated": "", "dedicated_label": "-", "dedicated_chips_owned": 0, "dedicated_chips_used": 0,
-                "dedicated_capital_usd": 0.0, "dedicated_running_usd": 0.0, "written_off_usd": 0.0}  # fmt: skip
+        row |= {
+            "dedicated": "",
+            "dedicated_label": "-",
+            "dedicated_chips_owned": 0,
+            "dedicated_chips_used": 0,
+            "dedicated_capital_usd": 0.0,
+            "dedicated_running_usd": 0.0,
+            "written_off_usd": 0.0,
+        }
         flex = pf.decode
     decode = size_pool(load, cat, flex, "decode", need) if flex is not None and need > 0 else Sized("-")
     for pool, sized in (("prefill", prefill), ("decode", decode)):

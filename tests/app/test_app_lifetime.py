@@ -16,6 +16,8 @@ def test_the_planner_page_charts_a_lifetime_and_its_write_off() -> None:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(s.value == "Specialisation risk over time" for s in at.subheader)
+    assert not at.get("plotly_chart") and not at.metric  # off until asked: the planner's page stays as it was
+    at.toggle(key="fg-lifetime-on").set_value(True).run()
     assert at.selectbox(key="fg-lifetime").value == "asic-model-churn"
     metrics = {m.label: m for m in at.metric}
     asic = next(m for label, m in metrics.items() if label.startswith("ASIC"))

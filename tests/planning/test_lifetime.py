@@ -48,12 +48,16 @@ def test_the_asic_is_written_off_when_the_model_outgrows_it(churn: Any) -> None:
     and its remaining book value (4 chips x $25,000, 24 of 60 months gone) is charged there."""
     asic = rows(churn, "ASIC")
     assert list(asic["written_off_usd"] > 0) == [False, False, True]
-    assert asic.loc[2, "written_off_usd"] == pytest.approx(book_value(100_000.0, load_lifetime(PRESET).cost, 24))
+    assert asic.loc[2, "written_off_usd"] == pytest.approx(
+        book_value(100_000.0, load_lifetime(PRESET).cost, 24)
+    )
     assert asic.loc[2, "written_off_usd"] == pytest.approx(60_000.0)
     assert asic.loc[2, "dedicated"].startswith("written off: designed for bf16, fp8")
     assert asic.loc[2, "dedicated_capital_usd"] == 0 and asic.loc[2, "decode_chips"] > 0  # GPUs serve it
     # in between, the MoE needs tp4: the four chips serve part of decode, H100s the rest
-    assert asic.loc[1, "dedicated"].startswith("serves ") and asic.loc[1, "dedicated_label"].startswith("decode-asic tp4")
+    assert asic.loc[1, "dedicated"].startswith("serves ") and asic.loc[1, "dedicated_label"].startswith(
+        "decode-asic tp4"
+    )
     assert 0 < asic.loc[1, "decode_chips"] <= rows(churn, "GPU").loc[1, "decode_chips"]
     assert rows(churn, "GPU")["written_off_usd"].sum() == 0
 
@@ -66,7 +70,9 @@ def test_no_write_off_while_the_model_still_fits() -> None:
     asic = rows(res, "ASIC")
     assert (asic["written_off_usd"] == 0).all()
     assert (asic["dedicated"] == "serves all at tp1").all() and (asic["decode_chips"] == 0).all()
-    assert list(asic["dedicated_capital_usd"]) == pytest.approx([20_000.0] * 3)  # $100,000 over 60 months, 12 a period
+    assert list(asic["dedicated_capital_usd"]) == pytest.approx(
+        [20_000.0] * 3
+    )  # $100,000 over 60 months, 12 a period
     total = res.totals.set_index("portfolio")
     assert total.loc["ASIC", "book_value_end_usd"] == pytest.approx(40_000.0)  # left on the books, not billed
 
@@ -76,7 +82,10 @@ def test_kept_idle_the_fleet_is_not_written_off_but_still_costs(churn: Any) -> N
     asic = rows(kept, "ASIC")
     assert (asic["written_off_usd"] == 0).all()
     assert asic.loc[2, "dedicated"].startswith("kept idle") and asic.loc[2, "dedicated_chips_used"] == 0
-    assert asic.loc[2, "dedicated_capital_usd"] == pytest.approx(20_000.0) and asic.loc[2, "dedicated_running_usd"] > 0
+    assert (
+        asic.loc[2, "dedicated_capital_usd"] == pytest.approx(20_000.0)
+        and asic.loc[2, "dedicated_running_usd"] > 0
+    )
     written = rows(churn, "ASIC")
     # the idle year's depreciation plus the book value left at the end is what the write-off charged
     left = kept.totals.set_index("portfolio").loc["ASIC", "book_value_end_usd"]
@@ -110,7 +119,7 @@ def test_period_bills_add_up_to_the_total(churn: Any) -> None:
         ({"portfolios": [{"name": "A", "prefill": {"hardware": "h100-sxm", "tp": [2, 2]},
                           "decode": {"hardware": "h100-sxm"}}]}, "portfolios[0].prefill.tp: a degree is repeated"),
         ({"portfolios": [{"name": "A", "prefill": {"hardware": "h100-sxm", "tp": [0]},
-                          "decode": {"hardware": "h100-sxm"}}]}, "portfolios[0].prefill.tp[0]: Input should be greater than or equal to 1"),
+                          "decode": {"hardware": "h100-sxm"}}]}, "portfolios[0].prefill.tp[0]: Input should be greater than"),
         ({"unknown": 1}, "unknown: unknown field"),
     ],
 )  # fmt: skip
@@ -139,8 +148,12 @@ def test_what_only_a_run_can_check_is_refused_naming_the_field(changes: dict[str
 
 
 def test_a_fleet_that_cannot_serve_the_first_period_is_refused() -> None:
-    lt = validate_lifetime(doc(periods=[{"name": "fp4", "months": 12, "model": {"id": "llama-3.1-70b", "weights": "fp4"}}]))
-    with pytest.raises(ScenarioError, match=r"portfolios\[1\]\.decode: decode-asic cannot serve the first period"):
+    lt = validate_lifetime(
+        doc(periods=[{"name": "fp4", "months": 12, "model": {"id": "llama-3.1-70b", "weights": "fp4"}}])
+    )
+    with pytest.raises(
+        ScenarioError, match=r"portfolios\[1\]\.decode: decode-asic cannot serve the first period"
+    ):
         run_lifetime(lt)
 
 
@@ -176,7 +189,9 @@ def test_a_lifetime_file_runs_from_its_path(tmp_path: Any, capsys: pytest.Captur
 
 def test_the_model_and_its_bounds_are_plain_values() -> None:
     lt = load_lifetime(PRESET)
-    assert Lifetime.model_validate(lt.model_dump()) == lt and hash(lt) == hash(Lifetime.model_validate(lt.model_dump()))
+    assert Lifetime.model_validate(lt.model_dump()) == lt and hash(lt) == hash(
+        Lifetime.model_validate(lt.model_dump())
+    )
 
 
 def test_the_presets_lesson_quotes_its_run(churn: Any) -> None:
