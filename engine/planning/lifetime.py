@@ -276,17 +276,22 @@ def _buy_fleet(pf: Portfolio, j: int, first: PeriodLoad, cat: Catalog, basis: Co
     return Fleet(hw, chips, chips * (chip + server))
 
 
+NO_FLEET: dict[str, Any] = {
+    "dedicated": "",
+    "dedicated_label": "-",
+    "dedicated_chips_owned": 0,
+    "dedicated_chips_used": 0,
+    "dedicated_capital_usd": 0.0,
+    "dedicated_running_usd": 0.0,
+    "written_off_usd": 0.0,
+}
+"""A period's dedicated-fleet columns when there is none (or it is gone)."""
+
+
 def _dedicated(fleet: Fleet, load: PeriodLoad, pf: Portfolio, cat: Catalog, lt: Lifetime) -> dict[str, Any]:
     """A period of a dedicated fleet: what it serves, its bill, and its write-off when stranded."""
     basis, p, hours = lt.cost, load.period, load.period.months * HOURS_PER_MONTH
-    out: dict[str, Any] = {
-        "dedicated_chips_owned": 0,
-        "dedicated_chips_used": 0,
-        "dedicated_capital_usd": 0.0,
-        "dedicated_running_usd": 0.0,
-        "written_off_usd": 0.0,
-        "served_tokens_per_s": 0.0,
-    }
+    out: dict[str, Any] = {**NO_FLEET, "served_tokens_per_s": 0.0}
     if fleet.gone:
         return out | {"dedicated": "written off earlier", "dedicated_label": "-"}
     sized = fleet_serves(load, cat, pf.decode, fleet.chips, load.decode_tokens_per_s)
@@ -340,15 +345,7 @@ def _period_row(
         need = max(0.0, need - row.pop("served_tokens_per_s"))
         flex = pf.fallback
     else:
-        row |= {
-            "dedicated": "",
-            "dedicated_label": "-",
-            "dedicated_chips_owned": 0,
-            "dedicated_chips_used": 0,
-            "dedicated_capital_usd": 0.0,
-            "dedicated_running_usd": 0.0,
-            "written_off_usd": 0.0,
-        }
+        row |= NO_FLEET
         flex = pf.decode
     decode = size_pool(load, cat, flex, "decode", need) if flex is not None and need > 0 else Sized("-")
     for pool, sized in (("prefill", prefill), ("decode", decode)):

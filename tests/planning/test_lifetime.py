@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +15,15 @@ import pytest
 from engine.cli.main import main
 from engine.core.errors import ScenarioError
 from engine.planning.lifetime import PARTS, book_value, run_lifetime
-from engine.planning.lifetime_spec import Lifetime, lifetime_names, load_lifetime, validate_lifetime
+from engine.planning.lifetime_spec import (
+    MAX_PERIODS,
+    MAX_PORTFOLIOS,
+    MAX_SIZING_REQUESTS,
+    Lifetime,
+    lifetime_names,
+    load_lifetime,
+    validate_lifetime,
+)
 
 PRESET = "asic-model-churn"
 DENSE = {"id": "llama-3.1-70b", "weights": "fp8", "kv": "fp8"}
@@ -112,6 +121,8 @@ def test_period_bills_add_up_to_the_total(churn: Any) -> None:
          "periods: 121 months in all; at most 120"),
         ({"periods": [{"name": "x", "months": 6, "model": DENSE}] * 2}, "periods: names must be unique"),
         ({"periods": []}, "periods"),
+        ({"periods": [{"name": str(i), "months": 1, "model": DENSE} for i in range(13)]},
+         "periods: Tuple should have at most 12 items"),
         ({"sizing_window_s": 5}, "sizing_window_s"),
         ({"stranded": "sell"}, "stranded"),
         ({"portfolios": [{"name": "A", "prefill": {"hardware": "h100-sxm"},
@@ -185,6 +196,13 @@ def test_a_lifetime_file_runs_from_its_path(tmp_path: Any, capsys: pytest.Captur
     path.write_text('name = "x"\nbase = "decode-asic"\nperiods = 3\n', encoding="utf-8")
     assert main(["lifetime", str(path)]) == 2
     assert "mine.toml: periods" in capsys.readouterr().err
+
+
+def test_the_bounds_table_names_the_lifetime_limits() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "bounds.md").read_text(encoding="utf-8")
+    for row in (f"| lifetime periods | {MAX_PERIODS} |", f"| lifetime portfolios | {MAX_PORTFOLIOS} |",
+                f"| lifetime sizing | {MAX_SIZING_REQUESTS:,} |"):  # fmt: skip
+        assert row in text, row
 
 
 def test_the_model_and_its_bounds_are_plain_values() -> None:
