@@ -92,7 +92,7 @@ def _run(name: str, stranded: str) -> LifetimeResult:
 def section() -> None:
     """The specialisation-risk section: pick a lifetime, see its bill per period and its write-off.
 
-    Drawn when its toggle is on: a lifetime sizes every period (about 2 s of CPU), which a Planner
+    Drawn when its toggle is on: a lifetime sizes every period (about a second of CPU), which a Planner
     page opened for a plan should not wait for.
     """
     st.subheader("Specialisation risk over time", anchor="lifetime")

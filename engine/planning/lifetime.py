@@ -25,7 +25,7 @@ assumptions, in words: docs/lifetime.md.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -82,6 +82,8 @@ class PeriodLoad:
     start_month: float
     scenario: Scenario
     demand: Demand
+    rates: dict[Kind, InstanceRates] = field(default_factory=dict, compare=False, repr=False)
+    """Each instance kind's rates once sized (portfolios share their prefill and fallback chips)."""
 
     @property
     def decode_tokens_per_s(self) -> float:
@@ -153,13 +155,16 @@ def kinds(choice: PoolChoice, load: PeriodLoad, cat: Catalog) -> list[Kind]:
 
 
 def _rates(load: PeriodLoad, cat: Catalog, k: Kind) -> InstanceRates:
-    """One instance kind's rates for a period, or its problem when the layout is impossible."""
-    try:
-        return instance_rates(instance_of(load.scenario, cat, *k), load.demand)
-    except ScenarioError as exc:
-        return InstanceRates(
-            k.hardware, k.tp, k.chips, math.inf, 0, prefill_problem=str(exc), decode_problem=str(exc)
-        )
+    """One instance kind's rates for a period (sized once), or its problem when the layout is impossible."""
+    if k not in load.rates:
+        try:
+            load.rates[k] = instance_rates(instance_of(load.scenario, cat, *k), load.demand)
+        except ScenarioError as exc:
+            why = str(exc)
+            load.rates[k] = InstanceRates(
+                k.hardware, k.tp, k.chips, math.inf, 0, prefill_problem=why, decode_problem=why
+            )
+    return load.rates[k]
 
 
 def precision_problem(hw: HardwareSpec, load: PeriodLoad) -> str:

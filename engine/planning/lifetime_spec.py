@@ -40,7 +40,7 @@ MAX_PORTFOLIOS = 4
 """Portfolios a lifetime may compare."""
 MAX_TP_OPTIONS = 6
 """Tensor-parallel degrees a pool may choose from."""
-MAX_SIZING_REQUESTS = 200_000
+MAX_SIZING_REQUESTS = 50_000
 """Requests drawn to size every period together (rate x sizing window, summed): the bound on a
 lifetime's work, which draws requests and runs the cost model but never simulates."""
 
