@@ -67,14 +67,17 @@ def unit_cost_chart(res: LifetimeResult) -> go.Figure:
             hovertemplate="%{x}: $%{y:.3f} per M tokens<extra>" + str(name) + "</extra>",
         )
         total = float(res.totals.loc[res.totals["portfolio"] == name, "usd_per_million_tokens"].iloc[0])
-        fig.add_hline(
-            y=total,
+        fig.add_scatter(  # the whole life's figure as a dashed level, named in the legend
+            x=rows["period"],
+            y=[total] * len(rows),
+            name=f"{name}, whole life: ${total:.3f}",
+            mode="lines",
             line={"color": colour, "dash": "dash"},
-            annotation_text=f"{name}, whole life: ${total:.3f}",
-            annotation_position="top left",
+            hovertemplate=f"{name}, whole life: ${total:.3f} per M tokens<extra></extra>",
         )
     fig.update_layout(
         title="Cost per million output tokens",
+        yaxis_rangemode="tozero",
         yaxis_title="USD per million output tokens",
         height=420,
         legend={"orientation": "h", "y": -0.25},

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
+
+from engine.planning import load_lifetime, run_lifetime
+from ui.lifetime import PART_STYLE, bill_chart, unit_cost_chart
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -31,3 +35,15 @@ def test_the_planner_page_charts_a_lifetime_and_its_write_off() -> None:
     bill = next(c for c in at.get("plotly_chart") if "Bill per period" in c.proto.spec)
     assert "capital written off" not in bill.proto.spec
     assert not any("written off" in str(m.delta) for m in at.metric)
+
+
+def test_the_charts_carry_the_engines_figures() -> None:
+    """The bill's bars are the periods' parts (the write-off its own red trace, in the period it
+    happens), and the unit-cost chart's dashed levels are the totals."""
+    res = run_lifetime(load_lifetime("asic-model-churn"))
+    traces = {t.name: t for t in bill_chart(res).data}
+    written = traces[PART_STYLE["written_off_usd"][0]]
+    assert list(written.y) == list(res.periods["written_off_usd"]) and written.marker.color == "#c0392b"
+    assert sum(sum(t.y) for t in traces.values()) == pytest.approx(sum(res.periods["total_usd"]))
+    levels = {t.name: t.y[0] for t in unit_cost_chart(res).data if "whole life" in t.name}
+    assert sorted(levels.values()) == sorted(res.totals["usd_per_million_tokens"])
