@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.cli.main import main
 from engine.core.errors import ScenarioError
@@ -228,3 +230,32 @@ def test_the_presets_lesson_quotes_its_run(churn: Any) -> None:
     ]  # fmt: skip
     missing = [f for f in figures if f not in lesson]
     assert not missing, missing
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=12,
+)
+FIELDS = ["name", "base", "stranded", "sizing_window_s", "periods", "portfolios", "cost", "version"]
+
+
+@given(st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=12), json_values, max_size=4))
+def test_any_document_gives_a_lifetime_or_one_scenario_error(changes: dict[str, Any]) -> None:
+    try:
+        assert isinstance(validate_lifetime(doc(**changes)), Lifetime)
+    except ScenarioError as exc:
+        assert str(exc).strip()
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.dictionaries(st.sampled_from(["workload.arrival.rate_rps", "duration_s", "seed"]) | st.text(max_size=30),
+                       json_values, max_size=2))  # fmt: skip
+def test_any_period_setting_runs_or_is_refused_naming_the_period(changes: dict[str, Any]) -> None:
+    lt = validate_lifetime(
+        doc(periods=[{"name": "only", "months": 6, "model": DENSE, "set": {**LONG, **changes}}])
+    )
+    try:
+        assert len(run_lifetime(lt).periods) == 2
+    except ScenarioError as exc:
+        assert str(exc).startswith(("periods[0] (only)", "sizing_window_s")), exc
