@@ -1,6 +1,9 @@
-"""Planner: the cheapest deployment that meets every SLO at a target load, and the Pareto frontier."""
+"""Planner: the cheapest deployment that meets every SLO at a target load, and the Pareto frontier;
+then the specialisation risk of a portfolio over a schedule of model changes (`ui.lifetime`)."""
 
-from ui import layout
+import streamlit as st
+
+from ui import layout, lifetime
 from ui.planner import planner_page
 
 layout.page(
@@ -11,3 +14,5 @@ layout.page(
     live=False,
 )
 planner_page()
+st.divider()
+lifetime.section()

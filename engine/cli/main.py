@@ -2,7 +2,8 @@
 
 Commands: ``catalog`` (list hardware and models), ``roofline`` (prefill and decode on one
 instance), ``scenario`` (validate a scenario file, print it resolved), ``run`` (simulate),
-``drill`` (a scenario's faults under each fallback policy), ``import-model`` (a Hugging Face
+``drill`` (a scenario's faults under each fallback policy), ``lifetime`` (portfolios through a
+schedule of model changes, `engine.cli.lifetime`), ``import-model`` (a Hugging Face
 config.json to a catalog entry), ``validate`` and ``calibrate``, and the planning commands
 (`engine.cli.plan_flags`). With ``--json`` stdout holds exactly one JSON document; messages go to
 stderr. Bad input exits with status 2 and a message naming the field.
@@ -150,6 +151,23 @@ def _import_model_flags(sub: Any) -> None:
     m.set_defaults(func=command("engine.cli.entries:cmd_import_model"))
 
 
+def _lifetime_flags(sub: Any) -> None:
+    """The `lifetime` command's flags (the command: `engine.cli.lifetime`)."""
+    t = sub.add_parser(
+        "lifetime",
+        help="portfolios re-sized as the served model changes over months: cost and capital written off",
+    )
+    t.add_argument("lifetime", help="a lifetime preset's name (presets/lifetimes) or a .toml file")
+    t.add_argument(
+        "--stranded",
+        choices=["write-off", "keep"],
+        default=None,
+        help="a dedicated fleet that serves nothing: written off, or kept idle (default: the lifetime's)",
+    )
+    t.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    t.set_defaults(func=command("engine.cli.lifetime:cmd_lifetime"))
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the CLI."""
     p = argparse.ArgumentParser(prog="fengong", description="Fengong: LLM-serving lab.")
@@ -165,6 +183,7 @@ def parser() -> argparse.ArgumentParser:
         _run_flags,
         _drill_flags,
         _import_model_flags,
+        _lifetime_flags,
     ):
         add(sub)
     plan_flags.register(sub)

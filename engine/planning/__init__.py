@@ -8,7 +8,8 @@ Pareto frontiers), `plan_work` (a plan's total work, bounded before it starts), 
 its simulations run: here, or on a cluster ahead of the search), `calibrations` (each
 candidate's calibration and band), `margin` (the choice
 again with chips at their bands' edges), `objective` (what the choice minimises and its bounds),
-`verdict` (each chip's best, risk-aware and verified), `frontier` (the frontiers of passing runs), `portfolio` (a decode pool of its own chip per request class, for the
+`verdict` (each chip's best, risk-aware and verified), `lifetime` and `lifetime_spec` (portfolios
+re-sized as the served model changes over months: specialisation risk, capital written off), `frontier` (the frontiers of passing runs), `portfolio` (a decode pool of its own chip per request class, for the
 planner), `sweep` (grids of runs on a local pool or a Dask cluster) and `emit` (a deployment as
 launch commands or a manifest for a serving stack: `emit_facts`, `emit_engines`, `emit_manifests`).
 May import: every lower package, up to engine.serving.
@@ -17,7 +18,7 @@ The face: `__all__` names what the packages above and the dashboard import, each
 module on first use (docs/architecture.md, Public API). `plan`, `capacity` and `sweep` are
 `engine`'s (a face holds no name of one of its modules); `plan_margin` is `margin.margin`,
 `emit_deployment` is `emit.emit` and `EMIT_STACKS` is `emit.STACKS`.
-`plan_work_estimate` is `plan_work.plan_work`.
+`plan_work_estimate` is `plan_work.plan_work`, `lifetime_summary` is `lifetime.summary_line`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ _API = {
     "emit_deployment": "engine.planning.emit",
     "passing_frontiers": "engine.planning.frontier",
     "Margin": "engine.planning.margin",
+    "Lifetime": "engine.planning.lifetime_spec",
+    "LifetimeResult": "engine.planning.lifetime",
+    "lifetime_names": "engine.planning.lifetime_spec",
+    "lifetime_summary": "engine.planning.lifetime",
+    "load_lifetime": "engine.planning.lifetime_spec",
+    "run_lifetime": "engine.planning.lifetime",
     "OBJECTIVES": "engine.planning.objective",
     "OBJECTIVE_COLUMNS": "engine.planning.objective",
     "Objective": "engine.planning.objective",
@@ -55,6 +62,7 @@ _RENAMED = {
     "EMIT_STACKS": "STACKS",
     "plan_work_estimate": "plan_work",
     "OBJECTIVE_COLUMNS": "COLUMN",
+    "lifetime_summary": "summary_line",
 }
 
 __all__ = [
@@ -65,6 +73,8 @@ __all__ = [
     "PP_MIN_TP",
     "Capacity",
     "Emitted",
+    "Lifetime",
+    "LifetimeResult",
     "Margin",
     "Objective",
     "Plan",
@@ -75,10 +85,14 @@ __all__ = [
     "SearchSpace",
     "Verdict",
     "emit_deployment",
+    "lifetime_names",
+    "lifetime_summary",
+    "load_lifetime",
     "passing_frontiers",
     "plan_margin",
     "plan_work_estimate",
     "rule_text",
+    "run_lifetime",
 ]
 
 
@@ -92,6 +106,9 @@ if TYPE_CHECKING:
     from engine.planning.emit import Emitted
     from engine.planning.emit import emit as emit_deployment
     from engine.planning.frontier import passing_frontiers
+    from engine.planning.lifetime import LifetimeResult, run_lifetime
+    from engine.planning.lifetime import summary_line as lifetime_summary
+    from engine.planning.lifetime_spec import Lifetime, lifetime_names, load_lifetime
     from engine.planning.margin import Margin
     from engine.planning.margin import margin as plan_margin
     from engine.planning.objective import COLUMN as OBJECTIVE_COLUMNS

@@ -158,6 +158,7 @@ LOADED_ONLY_WHEN_ASKED = (
     "engine.cli.plan",
     "engine.cli.entries",
     "engine.cli.validate",
+    "engine.cli.lifetime",
     "engine.serving.tables",
     "engine.serving.traces",
 )

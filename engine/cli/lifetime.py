@@ -1,0 +1,53 @@
+"""The ``lifetime`` command: a lifetime preset or file, each portfolio's bill per period and in total.
+
+Text: one table per portfolio (period, model, pools, the dedicated fleet's state, $ and $ per
+million output tokens), the totals, and one sentence; ``--json``: one document
+(`engine.planning.lifetime.LifetimeResult.to_json`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from engine.cli.common import emit_json
+from engine.planning.lifetime import LifetimeResult, run_lifetime, summary_line
+from engine.planning.lifetime_spec import load_lifetime
+
+
+def cmd_lifetime(args: argparse.Namespace) -> int:
+    """Run a lifetime and print its bill per period and in total (or one JSON document)."""
+    lt = load_lifetime(args.lifetime)
+    if args.stranded is not None:
+        lt = lt.model_copy(update={"stranded": args.stranded})
+    res = run_lifetime(lt)
+    if args.json:
+        emit_json(res.to_json())
+        return 0
+    print_text(res)
+    return 0
+
+
+def print_text(res: LifetimeResult) -> None:
+    """The lifetime as tables: per portfolio, its periods; then the totals."""
+    lt = res.lifetime
+    print(
+        f"{lt.name}\n{lt.months:g} months from preset {lt.base}; cost: {lt.cost.label()}; stranded: {lt.stranded}"
+    )
+    for name, rows in res.periods.groupby("portfolio", sort=False):
+        print(f"\n{name}")
+        print(
+            f"{'period':30} {'model':16} {'prefill':20} {'decode':26} {'dedicated':34} {'$':>12} {'$/M tok':>8}"
+        )
+        for _, r in rows.iterrows():
+            ded = (r["dedicated"] or "-")[:34]
+            print(
+                f"{r['period'][:30]:30} {r['model'][:16]:16} {r['prefill_label']:20} {r['decode_label']:26} "
+                f"{ded:34} {r['total_usd']:12,.0f} {r['usd_per_million_tokens']:8.3f}"
+            )
+    print(f"\n{'portfolio':12} {'total $':>14} {'written off $':>14} {'$/M tok':>8}")
+    for _, t in res.totals.iterrows():
+        print(
+            f"{t['portfolio'][:12]:12} {t['total_usd']:14,.0f} {t['written_off_usd']:14,.0f} "
+            f"{t['usd_per_million_tokens']:8.3f}"
+        )
+    print("\n" + summary_line(res))
