@@ -119,7 +119,7 @@ class RequestLedger:
         # read-only inputs (`output` is capped while degraded, `pf_target` by a recompute)
         self.prompt: list[int] = reqs.prompt_tokens.tolist()
         self.output: list[int] = reqs.output_tokens.tolist()
-        self.pf_target: list[int] = reqs.prompt_tokens.tolist()
+        self.pf_target: list[int] = list(self.prompt)  # the same int objects: no second copy of a million
         self.closed = reqs.closed_loop_clients > 0
         nan = math.nan
         # a closed loop's arrivals are set as its clients send them
@@ -166,6 +166,7 @@ class RequestLedger:
         self.outcome[rid] = outcome
         self.ended += 1
         self.reason[rid] = reason
+        self.views[rid] = None  # policies see only live requests: a million ended ones' views cost 170 MB
         now = self.env.now
         if outcome == COMPLETED:
             self.completion[rid] = now
