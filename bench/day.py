@@ -48,6 +48,8 @@ def main() -> None:
     out, err = proc.communicate()
     wall = time.perf_counter() - t0
     rss_mb = _child_peak_mb()
+    child = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = child.ru_utime + child.ru_stime  # the CLI process's, imports included
     if proc.returncode != 0:
         print(
             f"{'a day at 10 req/s (day-autoscaled, CLI)':42} FAILED: {' '.join(err.strip().splitlines()[-1:])}"
@@ -57,7 +59,8 @@ def main() -> None:
     n = doc["sim"]["requests_simulated"]
     auto = doc.get("autoscale", {})
     print(
-        f"{f'{n:,} requests (a day, day-autoscaled, CLI)':42} {wall:8.1f} s  {judged('day', wall)}  "
+        f"{f'{n:,} requests (a day, day-autoscaled, CLI)':42} {wall:8.1f} s  {judged('day', wall)} "
+        f"(process CPU {cpu:.1f} s)  "
         f"peak RSS {rss_mb:,.0f} MB {judged('day_rss', rss_mb, timed=False)}  "
         f"{doc['sim']['events_per_request']:5.1f} ev/req; SLO {doc['slo_attainment']:.1%}, "
         f"${doc['cost']['usd_total']:,.0f}, {auto.get('scale_ups', 0)} scale-ups"

@@ -50,7 +50,7 @@ sets how many request rows a scenario may ask for)."""
 BYTES_PER_EVENT = 60.0
 """Iteration records (segments) and the summary's working arrays over them, per event: a record is a
 104-byte row of a float64 table (`engine.serving.rows`), about 0.4 of them an event (measured: the
-default preset at 1,000,000 requests and a day of 864,000 peak at 0.93 and 0.85 GB; docs/performance.md)."""
+default preset at 1,000,000 requests and a day of 864,000 peak at 0.84 and 0.81 GB; docs/performance.md)."""
 BYTES_PER_BLOCK_ID = 48.0
 """A block id (a Python int) and its slot in its session's or prefix group's chain."""
 BYTES_PER_TIER_ENTRY = 100.0
