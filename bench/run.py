@@ -11,6 +11,8 @@ issues' otherwise, on the 2-core reference machine:
 - 100,000 synthetic requests in at most 3 s and 1 GB;
 - a million requests of the default preset in at most 60 s and 2 GB (bench/million.py, in a
   process of its own; skipped by --quick);
+- a whole day at 10 req/s (about 864,000 requests, autoscaled) from the CLI in at most 2 minutes
+  and 2 GB (bench/day.py, issue 34; skipped by --quick);
 - doubling every output length changes wall time by less than 30%; outputs four times longer
   take at most 1.3 times as long;
 - a slider move on the dashboard redraws in 0.5 s at the median and 1.5 s at most
@@ -103,6 +105,12 @@ def million() -> None:
     subprocess.run([sys.executable, str(script)], check=True)
 
 
+def day() -> None:
+    """bench/day.py in a process of its own: it runs the CLI on a whole day and reads its child's peak memory."""
+    script = Path(__file__).resolve().parent / "day.py"
+    subprocess.run([sys.executable, str(script)], check=True)
+
+
 def cold_start(rep: int) -> None:
     """The import of `engine.simulate` and a whole `run --json` process, each in fresh processes."""
     cpu, wall = import_cost(rep)
@@ -157,9 +165,9 @@ def variants(default: Scenario, base: float, rep: int) -> None:
 
 
 def large(quick: bool) -> None:
-    """100,000 requests in this process and a million in a process of their own (not with --quick)."""
+    """100,000 requests in this process, a million and a day in processes of their own (not with --quick)."""
     if quick:
-        print(f"{'100k and 1M requests':42} skipped (--quick)")
+        print(f"{'100k, 1M requests and a day':42} skipped (--quick)")
         return
     gc.collect()
     wall, _, ev, n, _ = timed(hundred_thousand(), 1)
@@ -167,6 +175,7 @@ def large(quick: bool) -> None:
     rss = f"process max RSS {rss_mb:,.0f} MB {judged('hundred_k_rss', rss_mb, timed=False)}"
     row("100k synthetic requests (40 instances)", wall, "hundred_k", ev, n, rss)
     million()
+    day()
 
 
 def slider(quick: bool) -> None:

@@ -6,6 +6,16 @@ from __future__ import annotations
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 
+FULL_DAY: tuple[str, dict[str, float]] = ("day-autoscaled", {"duration_s": 86_400.0})
+"""A whole day at 10 req/s on average (about 864,000 requests, issue 34): the day-autoscaled preset,
+whose daily curve spans its window, over 24 hours instead of one (bench/day.py runs it from the CLI)."""
+
+
+def full_day() -> Scenario:
+    """The `FULL_DAY` scenario: the day-autoscaled preset over 86,400 s."""
+    preset, overrides = FULL_DAY
+    return io.apply_overrides(io.load_preset(preset), dict(overrides))
+
 
 def everything_on() -> Scenario:
     """The default preset with every feature exercised: three cache tiers with multi-turn sessions,

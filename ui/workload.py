@@ -252,7 +252,7 @@ def rate_editor(sc: Scenario) -> None:
         why = "the documented bound"
     else:
         why = f"{MAX_REQUESTS:,} requests per run over the {sc.duration_s:g} s window"
-        why += f" at a peak of {peak:g}× the mean" if peak > 1 else ""
+        why += f" at points up to {peak:g}× the rate" if peak > 1 else ""
 
     def check(value: float | None) -> str | None:
         if value is not None and 0 < value <= cap:

@@ -1,7 +1,7 @@
 """The range of arrival rates a scenario may ask for, and a log-like scale of stops over it.
 
 Two limits bound the mean rate of an open loop: `bounds.MAX_RATE_RPS` itself, and the requests per
-run: rate x window x peak factor may not pass `bounds.MAX_REQUESTS` (the check in
+run: rate x window (x the highest factor of explicit points) may not pass `bounds.MAX_REQUESTS` (the check in
 `engine.scenario.model.Scenario`). `rate_cap_rps` is the lower of the two for a scenario's window and
 shape, so a control that offers rates up to it never offers one validation refuses.
 
@@ -24,12 +24,9 @@ MANTISSAS = (1.0, 1.2, 1.4, 1.6, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 
 
 def peak_of(arrival: Arrival) -> float:
-    """The highest multiple of the mean rate the arrival shape reaches (what the request bound counts)."""
-    if arrival.shape in ("peak", "diurnal", "ramp"):
-        return max(arrival.peak_factor, 1.0)
-    if arrival.shape == "points" and arrival.points:
-        return max(max(p.factor for p in arrival.points), 1.0)
-    return 1.0
+    """The multiple of rate x window the request bound counts (`Arrival.rows_factor`): 1 for the
+    built-in shapes, whose mean is `rate_rps`; explicit points' highest factor."""
+    return arrival.rows_factor()
 
 
 def rate_cap_rps(scenario: Scenario) -> float:

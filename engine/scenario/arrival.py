@@ -81,6 +81,15 @@ class Arrival(Frozen):
             )
         return self
 
+    def rows_factor(self) -> float:
+        """The multiple of rate x window the requests-per-run bound counts: 1 for the built-in
+        shapes (ramp, peak, diurnal: normalised to a mean of one, so `rate_rps` is the window's mean
+        rate and the requests drawn are about rate x window); explicit points multiply `rate_rps` as
+        given, so their highest factor (at least 1) bounds what they draw."""
+        if self.shape == "points" and self.points:
+            return max(max(p.factor for p in self.points), 1.0)
+        return 1.0
+
     def closed_loop_rows(self) -> int:
         """Requests a closed loop draws: `stop_after`, else 64 a client (at least 1,024), within
         the requests-per-run bound; the clients send them until the window ends."""

@@ -541,10 +541,7 @@ class Scenario(Frozen):
             raise ValueError(f"warmup_s: {self.warmup_s} must be below duration_s {self.duration_s}")
         arr = self.workload.arrival
         if self.workload.trace is None and arr.kind in ("poisson", "gamma"):
-            peak = arr.peak_factor if arr.shape in ("peak", "diurnal", "ramp") else 1.0
-            if arr.shape == "points":
-                peak = max(p.factor for p in arr.points)
-            expected = arr.rate_rps * self.duration_s * max(peak, 1.0)
+            expected = arr.rate_rps * self.duration_s * arr.rows_factor()
             if expected > bounds.MAX_REQUESTS:
                 raise ValueError(
                     f"workload.arrival.rate_rps: {arr.rate_rps} rps over duration_s {self.duration_s} "

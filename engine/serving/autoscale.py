@@ -148,7 +148,7 @@ class PoolScaler:
         mine = {s.idx for s in self.slots}
         segs = sim.segments
         busy = 0.0
-        for row in segs[self.cursor :]:  # (server, t0, t1, ...)
+        for row in segs.since(self.cursor):  # (server, t0, t1, ...)
             if int(row[0]) in mine:
                 busy += row[2] - row[1]
         self.cursor = len(segs)

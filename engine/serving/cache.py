@@ -148,6 +148,7 @@ class RequestBlocks:
         "_full",
         "_interned",
         "_prompt",
+        "_reqs",
         "bt",
         "groups",
         "hashes",
@@ -159,25 +160,43 @@ class RequestBlocks:
     )
 
     def __init__(self, reqs: Requests) -> None:
-        n = len(reqs)
         self.bt = reqs.block_tokens
-        self.prompt: list[int] = reqs.prompt_tokens.tolist()
-        self.output: list[int] = reqs.output_tokens.tolist()
         traced = reqs.block_offsets is not None and reqs.block_hashes is not None
-        self.offsets: list[int] | None = reqs.block_offsets.tolist() if traced else None  # type: ignore[union-attr]
         self.hashes: np.ndarray | None = reqs.block_hashes if traced else None
-        self.prefix: list[int] = [] if traced else reqs.prefix_tokens.tolist()
-        self.groups: list[int] = [] if traced else reqs.prefix_group.tolist()
-        self.sessions: list[int] = [] if traced else reqs.session.tolist()
-        self._prompt: list[list[int] | None] = [None] * n
-        self._full: list[list[int] | None] = [None] * n
-        too_big = max(self.groups + self.sessions, default=0)
+        too_big = 0 if traced or not len(reqs) else int(max(reqs.prefix_group.max(), reqs.session.max()))
         if too_big >= 1 << _OWNER_BITS:
             raise ValueError(
                 f"prefix group or session id {too_big} is past 2^{_OWNER_BITS}: block ids would collide"
             )
+        # the per-request lists are read from `reqs` on first use: a run without a cache or
+        # cache-aware routing never asks for a block (a million requests' lists cost 150 MB)
+        self._reqs: Requests | None = reqs
+        self.prompt: list[int] = []
+        self.output: list[int] = []
+        self.offsets: list[int] | None = None
+        self.prefix: list[int] = []
+        self.groups: list[int] = []
+        self.sessions: list[int] = []
+        self._prompt: list[list[int] | None] = []
+        self._full: list[list[int] | None] = []
         self._chains: dict[int, list[int]] = {}  # first id of a group's or session's blocks -> its ids
         self._interned: dict[int, int] = {}  # a trace's hash -> the one object for it
+
+    def _load(self) -> None:
+        """Read the per-request inputs into Python lists (once, at the first block asked for)."""
+        reqs, self._reqs = self._reqs, None
+        assert reqs is not None
+        n = len(reqs)
+        self.prompt = reqs.prompt_tokens.tolist()
+        self.output = reqs.output_tokens.tolist()
+        if self.hashes is not None and reqs.block_offsets is not None:
+            self.offsets = reqs.block_offsets.tolist()
+        else:
+            self.prefix = reqs.prefix_tokens.tolist()
+            self.groups = reqs.prefix_group.tolist()
+            self.sessions = reqs.session.tolist()
+        self._prompt = [None] * n
+        self._full = [None] * n
 
     def _chain(self, first: int, n: int) -> list[int]:
         """The ids first, first + 1, ... (at least n of them), the same objects on every call."""
@@ -203,6 +222,8 @@ class RequestBlocks:
 
     def prompt_blocks(self, rid: int) -> list[int]:
         """Blocks of the request's prompt."""
+        if self._reqs is not None:
+            self._load()
         got = self._prompt[rid]
         if got is None:
             got = self._prompt[rid] = self._make(rid, self.prompt[rid])
@@ -210,6 +231,8 @@ class RequestBlocks:
 
     def full_blocks(self, rid: int) -> list[int]:
         """Blocks of the prompt and the answer (what the next turn of a conversation reuses)."""
+        if self._reqs is not None:
+            self._load()
         got = self._full[rid]
         if got is None:
             got = self._full[rid] = self._make(rid, self.prompt[rid] + self.output[rid])
@@ -218,11 +241,15 @@ class RequestBlocks:
     def cap_output(self, rid: int, tokens: int) -> None:
         """The request delivers only `tokens` of its answer (degrade's cap): its full blocks stop
         there, so the next turn of its conversation finds only what was generated."""
+        if self._reqs is not None:
+            self._load()
         self.output[rid] = tokens
         self._full[rid] = None
 
     def drop(self, rid: int) -> None:
         """Forget a finished request's block lists (the id objects, one per block of the run, stay)."""
+        if self._reqs is not None:  # none were made
+            return
         self._prompt[rid] = None
         self._full[rid] = None
 

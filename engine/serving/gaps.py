@@ -34,12 +34,16 @@ def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
     if not len(seg) or not n:
         return result
     c = {name: i for i, name in enumerate(SEGMENT_COLUMNS)}
-    dec = seg[seg[:, c["decodes"]] > 0]
+    dec = np.flatnonzero(
+        seg[:, c["decodes"]] > 0
+    )  # the decode rows, read column by column (no copy of every column)
     if not len(dec):
         return result
-    worst = np.maximum(dec[:, c["first_gap_s"]], np.where(dec[:, c["steps"]] > 1, dec[:, c["step_s"]], 0.0))
-    server = dec[:, c["server"]].astype(np.int64)
-    t1 = dec[:, c["t1"]]
+    worst = np.maximum(
+        seg[dec, c["first_gap_s"]], np.where(seg[dec, c["steps"]] > 1, seg[dec, c["step_s"]], 0.0)
+    )
+    server = seg[dec, c["server"]].astype(np.int64)
+    t1 = seg[dec, c["t1"]]
     ok = (rec.outcome == COMPLETED) & (out > 1) & (rec.decode_instance >= 0)
     for srv in np.unique(server).tolist():
         rows = server == srv
@@ -52,7 +56,7 @@ def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
         has = hi > lo
         if has.any():
             result[who[has]] = _range_max(gaps, lo[has], hi[has])
-    rid, stall_s, _ = _stall_gaps(rec, dec, c)
+    rid, stall_s, _ = _stall_gaps(rec, server, t1)
     keep = ok[rid]
     if keep.any():  # a preempted request's wait to rejoin is a gap between two of its tokens
         np.fmax.at(result, rid[keep], stall_s[keep])
@@ -60,20 +64,19 @@ def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
 
 
 def _stall_gaps(
-    rec: Records, dec: np.ndarray, c: dict[str, int]
+    rec: Records, server: np.ndarray, t1: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per preemption that rejoined: (request, gap in s, row of `dec` that ended it).
+    """Per preemption that rejoined: (request, gap in s, index of the decode row that ended it).
 
+    `server` and `t1` are the decode rows' servers (as integers) and ends, in the records' order.
     The gap runs from the end of the batch's last decode step before the request was taken off to
     the end of the first decode step of its server after it rejoined (when its next token came).
     Rejoins with no decode step after them (the run ended) are left out.
     """
     stalls = rec.stalls
     none = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
-    if not len(stalls) or not len(dec):
+    if not len(stalls) or not len(server):
         return none
-    server = dec[:, c["server"]].astype(np.int64)
-    t1 = dec[:, c["t1"]]
     s_server = stalls[:, 1].astype(np.int64)
     row = np.full(len(stalls), -1, dtype=np.int64)
     for srv in np.unique(s_server).tolist():
@@ -127,7 +130,7 @@ def token_gaps(rec: Records, lo: float, hi: float) -> LatencyStats:
         return empty
     first_weight = np.where(keep, d, 0.0)
     dec_rows = np.flatnonzero(d > 0)
-    _, stall_s, row = _stall_gaps(rec, seg[dec_rows], c)
+    _, stall_s, row = _stall_gaps(rec, seg[dec_rows, c["server"]].astype(np.int64), t1[dec_rows])
     row = dec_rows[row]
     inside = keep[row]
     # a rejoining request's token in that step came after its stall, not after the batch's gap

@@ -30,6 +30,7 @@ and the instance module and this one do not import each other, even for type che
 if TYPE_CHECKING:
     from engine.scenario.model import Scenario
     from engine.scenario.resolve import Resolved
+    from engine.serving.rows import RowLog
     from engine.serving.workload import Requests
 
 
@@ -203,4 +204,4 @@ class Clock(simpy.Environment):
 class ScalingHost(DisruptionHost[Srv], Protocol[Srv]):
     """The simulation as the autoscalers see it: a disruption host whose iterations can be read back."""
 
-    segments: list[tuple[float, ...]]
+    segments: RowLog

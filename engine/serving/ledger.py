@@ -123,7 +123,7 @@ class RequestLedger:
         # read-only inputs (`output` is capped while degraded, `pf_target` by a recompute)
         self.prompt: list[int] = reqs.prompt_tokens.tolist()
         self.output: list[int] = reqs.output_tokens.tolist()
-        self.pf_target: list[int] = reqs.prompt_tokens.tolist()
+        self.pf_target: list[int] = list(self.prompt)  # the same int objects: no second copy of a million
         self.closed = reqs.closed_loop_clients > 0
         nan = math.nan
         # a closed loop's arrivals are set as its clients send them
@@ -170,6 +170,7 @@ class RequestLedger:
         self.outcome[rid] = outcome
         self.ended += 1
         self.reason[rid] = reason
+        self.views[rid] = None  # policies see only live requests: a million ended ones' views cost 170 MB
         now = self.env.now
         if outcome == COMPLETED:
             self.completion[rid] = now
@@ -215,22 +216,32 @@ class RequestLedger:
         self.decode_inst[rid] = -1  # the retry is placed anew
 
     def columns(self) -> dict[str, Any]:
-        """The per-request fields of `Records`, as arrays over the requests issued."""
+        """The per-request fields of `Records`, as arrays over the requests issued.
+
+        The run is over: each record list is emptied once it is an array (the lists of a million
+        requests hold about 100 MB of float objects), so the two are never all held at once.
+        """
         n = self.issued
+
+        def take(values: list[Any], dtype: Any) -> np.ndarray:
+            out = np.array(values[:n], dtype=dtype)
+            values.clear()
+            return out
+
         return {
-            "arrival_s": np.array(self.arrival[:n], dtype=float),
-            "first_token_s": np.array(self.first_token[:n], dtype=float),
-            "completion_s": np.array(self.completion[:n], dtype=float),
-            "outcome": np.array(self.outcome[:n], dtype=np.int8),
+            "arrival_s": take(self.arrival, float),
+            "first_token_s": take(self.first_token, float),
+            "completion_s": take(self.completion, float),
+            "outcome": take(self.outcome, np.int8),
             "reason": self.reason[:n],
-            "prefill_instance": np.array(self.prefill_inst[:n], dtype=np.int64),
-            "decode_instance": np.array(self.decode_inst[:n], dtype=np.int64),
-            "transfer_s": np.array(self.transfer[:n], dtype=float),
-            "transfer_wait_s": np.array(self.transfer_wait[:n], dtype=float),
-            "cache_hit_tokens": np.array(self.hits[:n], dtype=np.int64).reshape(-1, 3),
-            "cache_load_s": np.array(self.load_s[:n], dtype=float),
-            "retries": np.array(self.retries[:n], dtype=np.int64),
-            "preemptions": np.array(self.preemptions[:n], dtype=np.int64),
+            "prefill_instance": take(self.prefill_inst, np.int64),
+            "decode_instance": take(self.decode_inst, np.int64),
+            "transfer_s": take(self.transfer, float),
+            "transfer_wait_s": take(self.transfer_wait, float),
+            "cache_hit_tokens": take(self.hits, np.int64).reshape(-1, 3),
+            "cache_load_s": take(self.load_s, float),
+            "retries": take(self.retries, np.int64),
+            "preemptions": take(self.preemptions, np.int64),
             "output_tokens": np.array(self.output[:n], dtype=np.int64),
             "stalls": np.array(self.stalls, dtype=float).reshape(-1, 4),
         }

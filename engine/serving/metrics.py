@@ -166,34 +166,51 @@ def window(resolved: Resolved, table: Any, rec: Records) -> tuple[Any, float, fl
     return mask, sc.warmup_s, sc.duration_s - sc.warmup_s
 
 
-def _integrals(rows: np.ndarray, at: np.ndarray) -> dict[str, np.ndarray]:
+_QUANTITIES = ("flops", "bytes", "prefill_s", "busy", "kv", "batch", "waiting")
+"""What `pool_series` integrates: the iterations' amounts, and busy time and KV, batch and queue times seconds."""
+
+
+def _integrals(seg: np.ndarray, rows: np.ndarray | None, at: np.ndarray) -> dict[str, np.ndarray]:
     """Per quantity, ∫ from 0 to each of `at` of the rate that spreads each iteration's amount
-    uniformly over its [t0, t1]; `rows` are the pool's iterations (columns SEGMENT_COLUMNS)."""
-    cols = {c: i for i, c in enumerate(SEGMENT_COLUMNS)}
-    t0, t1 = rows[:, cols["t0"]], rows[:, cols["t1"]]
-    dt = t1 - t0
-    amounts = {
-        "flops": rows[:, cols["flops"]],
-        "bytes": rows[:, cols["bytes"]],
-        "prefill_s": rows[:, cols["prefill_s"]],
-        "busy": dt,
-        "kv": rows[:, cols["kv_tokens"]] * dt,
-        "batch": rows[:, cols["batch"]] * dt,
-        "waiting": rows[:, cols["waiting"]] * dt,
-    }
+    uniformly over its [t0, t1]; `rows` selects the pool's iterations of `seg` (columns
+    SEGMENT_COLUMNS; None: all of them).
+
+    The columns are read one at a time and every quantity reuses the same two buffers, so a run
+    of millions of iterations needs a few arrays of its length, not a copy of its records.
+    """
+
+    def col(name: str) -> np.ndarray:
+        i = SEGMENT_COLUMNS.index(name)
+        return seg[:, i] if rows is None else seg[rows, i]
+
+    t0, t1 = col("t0"), col("t1")
     if len(t0) == 0:
-        return {k: np.zeros_like(at) for k in amounts}
+        return {k: np.zeros_like(at) for k in _QUANTITIES}
+    dt = t1 - t0
     dur = np.maximum(dt, 1e-12)
     times = np.concatenate([t0, t1])
+    del t0, t1
     order = np.argsort(times, kind="stable")  # the same for every quantity: sorted once
     times = times[order]
     steps = np.diff(times)
+    m = len(dt)
+    spread, level = np.empty(2 * m), np.empty(2 * m)
     out = {}
-    for key, amount in amounts.items():
-        rate = amount / dur
-        level = np.cumsum(np.concatenate([rate, -rate])[order])
-        area = np.concatenate([[0.0], np.cumsum(level[:-1] * steps)])
-        out[key] = np.interp(at, times, area, left=0.0, right=area[-1])
+    for key in _QUANTITIES:
+        if key == "busy":
+            amount = dt
+        elif key in ("kv", "batch", "waiting"):  # levels held over the iteration: times its length
+            amount = col({"kv": "kv_tokens"}.get(key, key)) * dt
+        else:
+            amount = col(key)
+        np.divide(amount, dur, out=spread[:m])  # the rate, then its end: +rate at t0, -rate at t1
+        np.negative(spread[:m], out=spread[m:])
+        np.take(spread, order, out=level, mode="clip")
+        np.cumsum(level, out=level)
+        np.multiply(level[:-1], steps, out=spread[:-1])
+        level[0] = 0.0  # the area under the level up to each time
+        np.cumsum(spread[:-1], out=level[1:])
+        out[key] = np.interp(at, times, level, left=0.0, right=level[-1])
     return out
 
 
@@ -208,8 +225,8 @@ def pool_series(resolved: Resolved, rec: Records, edges: np.ndarray) -> dict[int
     pool_of = np.array([p for p, _, _ in rec.servers])
     out: dict[int, dict[str, np.ndarray]] = {}
     for pool in resolved.pools:
-        rows = seg[pool_of[seg[:, server].astype(int)] == pool.index] if len(seg) else seg
-        out[pool.index] = _integrals(rows, edges)
+        rows = pool_of[seg[:, server].astype(int)] == pool.index if len(seg) else None
+        out[pool.index] = _integrals(seg, rows, edges)
     return out
 
 

@@ -46,6 +46,7 @@ from engine.serving.ledger import (
     Records,
     RequestLedger,
 )
+from engine.serving.rows import RowLog
 from engine.serving.workload import Requests
 
 _COUNTERS = (
@@ -84,7 +85,7 @@ class Simulation:
         self.by_priority = isinstance(queue, policies.StrictPriority)
         self.counters: dict[str, float] = dict.fromkeys(_COUNTERS, 0)
         self.block_names = blocks = RequestBlocks(reqs)  # each request's block hashes, built on first use
-        self.segments: list[tuple[float, ...]] = []
+        self.segments = RowLog(len(SEGMENT_COLUMNS))  # one row per iteration or decode jump
         self.servers: list[Server] = []
         for pool in resolved.pools:
             for j in range(pool.spec.count):
@@ -122,7 +123,7 @@ class Simulation:
     ) -> None:
         """Record one iteration (or decode jump): the time series and the gaps between tokens."""
         waiting = len(srv.waiting) + len(srv.incoming)
-        self.segments.append(
+        self.segments.add(
             (srv.idx, t0, t1, flops, nbytes, kv, batch, waiting, prefill_s, decodes, steps, first_gap, step_s)
         )
 
@@ -293,7 +294,7 @@ class Simulation:
         if self.scaling is not None:
             self.scaling.log.close(end_s)
         n = self.ledger.issued
-        segs = np.asarray(self.segments, dtype=float).reshape(-1, len(SEGMENT_COLUMNS))
+        segs = self.segments.array()
         return Records(
             **self.ledger.columns(),
             segments=segs,

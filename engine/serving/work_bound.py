@@ -18,7 +18,7 @@ refuses one that exceeds its documented maximum (`bounds.MAX_EVENTS` and the row
   decode): the router builds a view of every candidate instance.
 - cache blocks: sum over requests of (2 x prompt + output) / block tokens (a prompt's block list
   and the prompt-and-answer list are built, looked up and inserted), when the cache is on.
-- memory: 1.2 kB per request row, 200 B per event (iteration records), 48 B per distinct block
+- memory: 1.2 kB per request row, 60 B per event (iteration records), 48 B per distinct block
   id (each session's and prefix group's chain), 100 B per tier entry (capped by the ids held in
   every tier), 8 B per block of the lists live requests hold.
 
@@ -47,8 +47,10 @@ transfer, decode batch, join, completion."""
 BYTES_PER_REQUEST = float(bounds.REQUEST_ROW_BYTES)
 """Simulation state, records and result tables per request row (`bounds.REQUEST_ROW_BYTES`, which also
 sets how many request rows a scenario may ask for)."""
-BYTES_PER_EVENT = 200.0
-"""Iteration records (segments) and their tables, per event."""
+BYTES_PER_EVENT = 60.0
+"""Iteration records (segments) and the summary's working arrays over them, per event: a record is a
+104-byte row of a float64 table (`engine.serving.rows`), about 0.4 of them an event (measured: the
+default preset at 1,000,000 requests and a day of 864,000 peak at 0.84 and 0.81 GB; docs/performance.md)."""
 BYTES_PER_BLOCK_ID = 48.0
 """A block id (a Python int) and its slot in its session's or prefix group's chain."""
 BYTES_PER_TIER_ENTRY = 100.0

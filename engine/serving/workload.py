@@ -200,17 +200,20 @@ def generate(scenario: Scenario) -> Requests:
     turn_idx = np.arange(total) - np.repeat(np.cumsum(turns) - turns, turns)
     cls = cls0[session]
     new_prompt, output = _draw_class_lengths(classes, cls, rng)
-    think = np.array([classes[c].multi_turn.think_time_s for c in cls])
+    # per-class values looked up by class index (a Python loop over a million requests held 100+ MB)
+    think = np.array([c.multi_turn.think_time_s for c in classes])[cls]
     gaps = np.where(turn_idx > 0, rng.exponential(1.0, size=total) * think, 0.0)
     arrival = np.repeat(starts, turns) + _segment_cumsum(gaps, turns)
+    del think, gaps  # a million requests' temporaries: freed as soon as they are used
     # a turn's prompt is the previous turn's prompt and answer plus its own new input
     ctx = (new_prompt + output).astype(np.int64)
     prev_ctx = np.concatenate([[0], _segment_cumsum(ctx, turns)[:-1]])
     reused = np.where(turn_idx > 0, prev_ctx, 0)
     prompt = new_prompt + reused
+    del ctx, prev_ctx, new_prompt, turn_idx
     # shared system prompts
-    groups0 = np.array([classes[c].prefix.groups for c in cls0], dtype=np.int64)
-    ptoks = np.array([classes[c].prefix.tokens for c in cls], dtype=np.int64)
+    groups0 = np.array([c.prefix.groups for c in classes], dtype=np.int64)[cls0]
+    ptoks = np.array([c.prefix.tokens for c in classes], dtype=np.int64)[cls]
     pgroup = (rng.integers(0, 1 << 30, size=n0) % np.maximum(groups0, 1))[session]
     prompt = prompt + ptoks
     prompt = np.minimum(prompt, bounds.MAX_TOKENS_PER_REQUEST)
@@ -219,15 +222,16 @@ def generate(scenario: Scenario) -> Requests:
         arrival[order] < scenario.duration_s if arr.kind in ("poisson", "gamma") else np.ones(total, bool)
     )
     order = order[in_window]
-    return Requests(
+    del groups0, in_window
+    return Requests(  # `copy=False`: the columns are int64 already, gathered once by `order`
         arrival_s=arrival[order],
-        cls=cls[order].astype(np.int64),
-        prompt_tokens=prompt[order].astype(np.int64),
-        output_tokens=output[order].astype(np.int64),
-        prefix_group=(pgroup[order] + 1_000_003 * cls[order]).astype(np.int64),
+        cls=cls[order].astype(np.int64, copy=False),
+        prompt_tokens=prompt[order].astype(np.int64, copy=False),
+        output_tokens=output[order].astype(np.int64, copy=False),
+        prefix_group=(pgroup[order] + 1_000_003 * cls[order]).astype(np.int64, copy=False),
         prefix_tokens=ptoks[order],
-        session=session[order].astype(np.int64),
-        reused_tokens=reused[order].astype(np.int64),
+        session=session[order].astype(np.int64, copy=False),
+        reused_tokens=reused[order].astype(np.int64, copy=False),
         block_tokens=scenario.cache.block_tokens,
         closed_loop_clients=arr.clients if arr.kind == "closed_loop" else 0,
         think_time_s=arr.think_time_s,

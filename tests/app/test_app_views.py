@@ -482,8 +482,13 @@ def test_rate_scale_reaches_the_bound_the_window_allows() -> None:
     short = apply_overrides(base, {"duration_s": 10.0})
     assert rate_cap_rps(short) == bounds.MAX_RATE_RPS
     peaked = apply_overrides(base, {"workload.arrival.shape": "peak", "workload.arrival.peak_factor": 2.0})
-    assert rate_cap_rps(peaked) == pytest.approx(bounds.MAX_REQUESTS / 1200.0)
-    for sc in (base, short, peaked):  # every stop is a rate validation accepts
+    assert rate_cap_rps(peaked) == pytest.approx(
+        bounds.MAX_REQUESTS / 600.0
+    )  # a built-in shape's mean is the rate
+    points = [{"at_s": 0.0, "factor": 1.0}, {"at_s": 300.0, "factor": 2.0}]
+    pointed = apply_overrides(base, {"workload.arrival.shape": "points", "workload.arrival.points": points})
+    assert rate_cap_rps(pointed) == pytest.approx(bounds.MAX_REQUESTS / 1200.0)  # points multiply it as given
+    for sc in (base, short, peaked, pointed):  # every stop is a rate validation accepts
         cap = rate_cap_rps(sc)
         stops = rate_stops(cap, 16.0)
         assert stops == sorted(set(stops)) and 16.0 in stops and stops[-1] <= cap
