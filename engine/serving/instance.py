@@ -27,7 +27,6 @@ from engine.costmodel.step import StepModel
 from engine.scenario.resolve import ResolvedPool
 from engine.serving.batching import BatchFormation
 from engine.serving.cache import LruBlocks
-from engine.serving.ledger import RECONFIG_COUNTER
 from engine.serving.outage import Outage
 
 if TYPE_CHECKING:
@@ -46,6 +45,10 @@ def throughput(step: StepModel, token_budget: int, max_batch: int, ranks: int = 
     b = float(min(max_batch, 64) * ranks)
     t_dec = step.cost(0.0, 0.0, 0.0, b, b * 2048.0)[0]
     return (q / t if t > 0 else 0.0, b / t_dec if t_dec > 0 else 0.0)
+
+
+RECONFIG_COUNTER = "reconfig_j"
+"""Prefix of the run counters that hold each pool's reconfiguration energy, J (`Server.reconfigure`)."""
 
 
 class Server(BatchFormation, Outage):

@@ -69,10 +69,6 @@ REASONS = {
 """Why the simulator rejects or fails a request (admission policies add their own reasons)."""
 
 
-RECONFIG_COUNTER = "reconfig_j"
-"""Prefix of the run counters that hold each pool's reconfiguration energy, J (`Server.reconfigure`)."""
-
-
 @dataclass(frozen=True)
 class Records:
     """What happened, per request and per iteration, as arrays (the metrics module reads it)."""

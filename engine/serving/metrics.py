@@ -43,11 +43,11 @@ from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved
 from engine.serving.breakdowns import cache_summary, class_summary, cost_summary, edge_summary, way_in_summary
 from engine.serving.gaps import largest_gaps, token_gaps
+from engine.serving.instance import RECONFIG_COUNTER
 from engine.serving.ledger import (
     COMPLETED,
     FAILED,
     OUTCOMES,
-    RECONFIG_COUNTER,
     REJECTED,
     SEGMENT_COLUMNS,
     Records,
