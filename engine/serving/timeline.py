@@ -281,7 +281,8 @@ def attainment_target(resolved: Resolved, classes: np.ndarray) -> float:
 
 def _pool_energy_j(resolved: Resolved, pool: int, on_s: np.ndarray, c: dict[str, np.ndarray]) -> np.ndarray:
     """A pool's chips' energy per bin (J), from its instance-seconds on and the iterations' integrals `c`,
-    as the summary's energy takes it over the whole run (`power.run_energy_j`)."""
+    as the summary's energy takes it over the whole run (`power.run_energy_j`), a power cap's clock and
+    limit included."""
     p = resolved.pools[pool]
     inst = p.instance
     busy, moved, flops = np.diff(c["busy"]), np.diff(c["bytes"]), np.diff(c["flops"])
@@ -294,6 +295,8 @@ def _pool_energy_j(resolved: Resolved, pool: int, on_s: np.ndarray, c: dict[str,
                 busy_chip_s=float(busy[b]) * inst.chips,
                 bytes_moved=float(moved[b]),
                 flops=float(flops[b]),
+                clock=inst.clock,
+                limit_w=p.power_limit.limit_w if p.power_limit is not None else None,
             )
             for b in range(len(on_s))
         ]
