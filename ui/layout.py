@@ -291,7 +291,10 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
         box.markdown(
             marks.badge_markdown("partly calibrated"),
             help=plain(
-                f"Every pool's chip has a profile fitted under its serving stack, but the routed experts run at MoE terms fitted per serving stack, not per chip ({'; '.join(ex.caveats(trust))}). Band: {errors or 'none with a measured coverage'}."
+                "Every pool's chip has a profile fitted under its serving stack, but "
+                + "; ".join(sorted({m.calibration.partial_text for m in ex.partly(trust)}))
+                + (f" ({'; '.join(ex.caveats(trust))})" if ex.caveats(trust) else "")
+                + f". Band: {errors or 'none with a measured coverage'}."
             ),
         )
     else:

@@ -42,7 +42,8 @@ MARK_HELP = (
     "reference rows, or your own benchmark, fitted on the Hardware page or by `fengong calibrate`, with the band "
     "of its own held-out errors). "
     "Partly calibrated: so it has, but the model is MoE and its routed experts run at one factor fitted "
-    "to every chip's MoE measurements together, which held out misses by more (docs/validation.md). "
+    "to every chip's MoE measurements together, which held out misses by more (docs/validation.md), or "
+    "a pool's software maturity (vendor, port) derates its fitted profile. "
     "Uncalibrated: a pool's profile comes by a rule (same silicon, another stack, or a conservative "
     "transfer; docs/calibration.md). Figures show their band (−x% to +y%), where about two in three real "
     "deployments land, wherever its coverage on held-out measurements has been measured."
@@ -67,12 +68,16 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
             stack = ex.stack_name(marks[0].calibration.stack) if marks else ""
             errs = ex.errors_text(ex.errors_by_figure(marks))
             warn = "".join(f"; {c}" for c in ex.caveats(marks))
-            shared = [m.pool for m in ex.partly(marks)]
+            shared = [m.pool for m in ex.partly(marks) if m.calibration.maturity is None]
             only = (
                 f" (for {'pools' if len(shared) > 1 else 'pool'} {', '.join(shared)}, its dense layers; the "
                 "routed experts run at terms fitted per serving stack, not per chip)"
                 if shared
                 else ""
+            ) + "".join(
+                f"; pool {m.pool} {m.calibration.partial_text}, so its fit no longer holds as measured"
+                for m in ex.partly(marks)
+                if m.calibration.maturity is not None
             )
             st.caption(
                 plain(
@@ -101,6 +106,8 @@ def pool_mark(cal: Calibration) -> None:
         how = f"fitted to measurements under {stack}" if cal.fitted else cal.rule
         if cal.basis == "own":
             how = f"{OWN_TEXT} under {stack}"
+        if cal.fitted and cal.maturity is not None:
+            how += f", then {cal.partial_text} (docs/calibration.md)"
         if cal.fitted and cal.caveat:  # a rule's text carries its caveat; a fit's is added
             how += f"; {cal.caveat}"
         st.caption(plain(f"{how} · {ex.errors_text(ex.real_bands(cal))}"))

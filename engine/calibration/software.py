@@ -34,7 +34,9 @@ def matured(
         f"software maturity '{level}' ({lv.text}): compute fraction x{lv.compute:g}, bandwidth fraction "
         f"x{lv.bandwidth:g}, overhead x{lv.overhead:g}, band widened x{lv.widen:g} (docs/calibration.md)"
     )
-    cal = dataclasses.replace(cal, rule=f"{cal.rule}; {note}", band=maturity.widened(cal.band, level))
+    cal = dataclasses.replace(
+        cal, rule=f"{cal.rule}; {note}", band=maturity.widened(cal.band, level), maturity=level
+    )
     return maturity.derated(prof, level), cal
 
 

@@ -134,6 +134,8 @@ class _MoeKeys(TypedDict, total=False):
     (present only then)."""
     eta_experts: float
     """A MoE model's routed experts' rate against the dense layers' (MoE only)."""
+    maturity: str
+    """The software maturity that derated a fitted profile, 'vendor' or 'port' (present only then)."""
 
 
 def _shared(shared: bool) -> _MoeKeys:  # the key only when true (a dense model's JSON keeps its keys)
@@ -142,6 +144,10 @@ def _shared(shared: bool) -> _MoeKeys:  # the key only when true (a dense model'
 
 def _eta(experts: float | None) -> _MoeKeys:
     return {} if experts is None else {"eta_experts": experts}
+
+
+def _derated(level: str | None) -> _MoeKeys:
+    return {} if level is None else {"maturity": level}
 
 
 class CalibrationDoc(_MoeKeys):
@@ -188,6 +194,9 @@ class Calibration:
     band: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
     """Per kind of figure whose band is shown (`engine.calibration.bands`): the 16th and 84th
     percentile ratio predicted / measured over held-out rows of this basis, stack and kind."""
+    maturity: str | None = None
+    """The software maturity that derated this profile ('vendor', 'port'; `engine.calibration.software`),
+    None when the profile runs as its rule gives it."""
 
     @property
     def fitted(self) -> bool:
@@ -197,8 +206,18 @@ class Calibration:
     @property
     def partial(self) -> bool:
         """Fitted, but for a MoE model whose routed experts run at the one factor fitted to every
-        chip's and stack's MoE rows together: the chip's dense layers are its own, the experts not."""
-        return self.fitted and self.shared_experts
+        chip's and stack's MoE rows together (the chip's dense layers are its own, the experts not),
+        or derated by a software maturity the measurements did not see."""
+        return self.fitted and (self.shared_experts or self.maturity is not None)
+
+    @property
+    def partial_text(self) -> str:
+        """Why a fitted chip is only partly calibrated ('' when it is not)."""
+        if not self.partial:
+            return ""
+        if self.maturity is not None:
+            return f"derated for software maturity '{self.maturity}'"
+        return PARTIAL_TEXT
 
     @property
     def mark(self) -> str:
@@ -209,7 +228,7 @@ class Calibration:
         """A short mark for tables: 'calibrated', 'partly calibrated (MoE experts: shared factor)'
         or 'uncalibrated (<basis>)'."""
         if self.partial:
-            return f"{self.mark} ({PARTIAL_TEXT})"
+            return f"{self.mark} ({self.partial_text})"
         return self.mark if self.basis == "fitted" else f"{self.mark} ({BASIS_TEXT[self.basis]})"
 
     def error(self, figure: str) -> float | None:
@@ -242,6 +261,7 @@ class Calibration:
             "band": {f: list(b) for f, b in self.band.items()},
             "caveat": self.caveat,
             **_eta(self.experts),
+            **_derated(self.maturity),
         }
         return doc
 

@@ -308,9 +308,11 @@ def print_plan(p: Plan) -> None:
             print(f"  {cal.hardware}: {cal.rule}")
     partial = [cal for cal in p.calibration if cal.partial]
     if partial:
-        print("\npartly calibrated chips (fitted dense layers; the MoE experts' factor is shared):")
+        print(
+            "\npartly calibrated chips (fitted, then their MoE experts' shared factor or a software maturity):"
+        )
         for cal in partial:
-            print(f"  {cal.hardware}: {cal.caveat}")
+            print(f"  {cal.hardware}: {cal.partial_text}" + (f"; {cal.caveat}" if cal.caveat else ""))
     if any(cal.band for cal in p.calibration):
         print(f"\n{confidence.BAND_NOTE}")
 

@@ -32,7 +32,6 @@ from engine.calibration.band_lookup import BAND_MEANING
 from engine.calibration.trust import (
     BASIS_TEXT,
     FIGURES,
-    PARTIAL_TEXT,
     Calibration,
     calibration,
     error_text,
@@ -121,6 +120,7 @@ def _from_dict(hardware: str, d: Mapping[str, Any]) -> Calibration:
         experts=float(d["eta_experts"]) if d.get("eta_experts") is not None else None,
         shared_experts=bool(d.get("shared_experts", False)),
         band={str(k): (float(v[0]), float(v[1])) for k, v in (d.get("band") or {}).items()},
+        maturity=str(d["maturity"]) if d.get("maturity") else None,
     )
 
 
@@ -180,7 +180,7 @@ def caveats(marks: Iterable[PoolMark]) -> list[str]:
 def short_mark(cal: Calibration) -> str:
     """A table cell: 'calibrated', 'partly calibrated: <why>' or 'uncalibrated: <basis>'."""
     if cal.partial:
-        return f"{cal.mark}: {PARTIAL_TEXT}"
+        return f"{cal.mark}: {cal.partial_text}"
     return cal.mark if cal.basis == "fitted" else f"{cal.mark}: {BASIS_TEXT[cal.basis]}"
 
 

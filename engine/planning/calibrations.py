@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine.calibration import software
-from engine.calibration.trust import BASIS_TEXT, PARTIAL_TEXT, Calibration
+from engine.calibration.trust import BASIS_TEXT, Calibration
 from engine.catalog.entries import Catalog
 from engine.scenario.model import Scenario
 
@@ -56,7 +56,7 @@ def trust_columns(prefill: Calibration, *decode: Calibration) -> dict[str, Any]:
     mark = (
         "uncalibrated: " + ", ".join(f"{c.hardware} ({BASIS_TEXT[c.basis]})" for c in off)
         if off
-        else f"partly calibrated: {PARTIAL_TEXT}"
+        else "partly calibrated: " + "; ".join(sorted({c.partial_text for c in chips if c.partial}))
         if any(c.partial for c in chips)
         else "calibrated"
     )

@@ -142,3 +142,27 @@ def test_the_planner_runs_a_chip_at_its_stated_maturity() -> None:
     assert eta[0] == pytest.approx(eta[1] * maturity.LEVELS["port"].bandwidth)
     band = chip_calibrations(sc, cat, ["decode-asic"])["decode-asic"].band
     assert band == _decode(sc)[1].band
+
+
+@pytest.mark.parametrize("level", ["vendor", "port"])
+def test_a_fitted_chip_derated_by_maturity_is_marked_partly_calibrated(level: str) -> None:
+    """A browser review found a pool set to 'port' still badged *calibrated*, 'fitted to measurements',
+    while its band had widened and its SLO attainment fallen: a fit the stack no longer reaches is only
+    partly the chip's own, and the mark, the summary and the pages say why."""
+    from engine.explain.confidence import pool_marks, short_mark
+
+    prefill = "deployment.pools[0].maturity"  # h100-sxm, fitted under vLLM
+    _, cal0 = _prefill(asic())
+    _, cal = _prefill(asic(**{prefill: level}))
+    assert cal0.fitted and cal0.mark == "calibrated" and cal0.maturity is None
+    assert cal.fitted and cal.mark == "partly calibrated" and cal.maturity == level
+    assert f"software maturity '{level}'" in cal.partial_text and "maturity" not in cal0.as_dict()
+    run = simulate(asic(**{prefill: level}))
+    marks = pool_marks(run.scenario, run.summary)  # read back from the summary, as the pages do
+    assert marks[0].calibration.maturity == level
+    assert short_mark(marks[0].calibration) == f"partly calibrated: {cal.partial_text}"
+
+
+def _prefill(sc: Scenario) -> tuple[Any, Any]:
+    pool = resolve(sc).pools[0]
+    return pool.hardware.profiles[pool.instance.profile_name], pool.calibration
