@@ -135,7 +135,7 @@ class _MoeKeys(TypedDict, total=False):
     eta_experts: float
     """A MoE model's routed experts' rate against the dense layers' (MoE only)."""
     maturity: str
-    """The software maturity that derated a fitted profile, 'vendor' or 'port' (present only then)."""
+    """The software maturity that derated the profile, 'vendor' or 'port' (present only then)."""
 
 
 def _shared(shared: bool) -> _MoeKeys:  # the key only when true (a dense model's JSON keeps its keys)
