@@ -64,6 +64,12 @@ MATMUL_FRACTION_LOW = 0.745
 """Fraction of the FP8 dense peak the same GEMMs reach in FP8 (1,475 of 1,979 TFLOP/s on the H200).
 FP4 GEMMs are assumed to reach the same fraction of theirs (no FP4 chip was measured)."""
 
+SCALE_OUT_LATENCY_US = 50.0
+"""Least latency (µs) of one collective whose chips span more than one scale-up domain (a TP group
+over two 8-GPU machines): NCCL's small-message all-reduce between nodes crosses the NICs and the
+switch. Assumption: tens of microseconds between InfiniBand/RoCE nodes, five times the in-node
+`allreduce_latency_us`; no figure in the project's sources (docs/cost-model.md)."""
+
 UNHIDDEN_FRACTION = 0.32
 """Share of the shorter of an iteration's compute and memory times that the longer does not hide:
 t = max(c, m) + UNHIDDEN_FRACTION * min(c, m). A GEMM whose compute and memory times are close
@@ -377,17 +383,26 @@ class Instance:
         bw = hw.scale_up_gb_s / 2.0 or hw.pcie_gb_s
         return bw * 1e9
 
+    def link_latency_s(self, span: int | None = None) -> float:
+        """Seconds of latency of one collective over `span` chips (default: tp): the chip's
+        `allreduce_latency_us` within its scale-up domain, at least `SCALE_OUT_LATENCY_US` beyond it."""
+        lat = self.hardware.allreduce_latency_us
+        if (span or self.tp) > self.hardware.scale_up_domain:
+            lat = max(lat, SCALE_OUT_LATENCY_US)
+        return lat * 1e-6
+
     def comm_time(self, tokens: ArrayLike) -> Any:
         """Seconds of tensor- and pipeline-parallel communication for an iteration of `tokens`."""
         t = np.asarray(tokens, dtype=float)
         msg = t * self.model.hidden * ACTIVATION_BYTES
-        lat = self.hardware.allreduce_latency_us * 1e-6
         out = np.zeros_like(t)
         if self.tp > 1:
             ring = 2.0 * (self.tp - 1) / self.tp * msg / self._link_bytes_per_s()
-            out = out + 2.0 * self.model.layers * (ring + lat)
+            out = out + 2.0 * self.model.layers * (ring + self.link_latency_s())
         if self.pp > 1:
-            out = out + (self.pp - 1) * (msg / self._link_bytes_per_s(self.chips) + lat)
+            out = out + (self.pp - 1) * (
+                msg / self._link_bytes_per_s(self.chips) + self.link_latency_s(self.chips)
+            )
         return out
 
     def weight_bytes_read(self, tokens: ArrayLike) -> Any:

@@ -107,7 +107,7 @@ class StepModel:
             return 0.0
         msg = tokens * inst.model.hidden * ACTIVATION_BYTES
         ring = 2.0 * (inst.tp - 1) / inst.tp * msg / inst._link_bytes_per_s()
-        return 2.0 * inst.model.layers * (ring + inst.hardware.allreduce_latency_us * 1e-6)
+        return 2.0 * inst.model.layers * (ring + inst.link_latency_s())
 
     def _pass(
         self, q: float, pairs: float, k: float, d: float, c_attn: float, c_kv: float, largest: float = 0.0
@@ -183,7 +183,7 @@ class StepModel:
                 if in_domain and hw.scale_up_gb_s
                 else hw.scale_out_gb_s or hw.pcie_gb_s
             )
-            a2a = 2.0 * layers_moe * (per_chip / (link * 1e9) + hw.allreduce_latency_us * 1e-6)
+            a2a = 2.0 * layers_moe * (per_chip / (link * 1e9) + inst.link_latency_s(inst.ep))
         touched_all = m.expected_experts_touched(tokens)
         flops = f_att + routed_lin * tokens
         nbytes = self._dense_bytes * dp + kv + layers_moe * touched_all * m.expert_params() * wb
@@ -213,9 +213,7 @@ class StepModel:
         t *= max(m, pp) / pp
         if pp > 1:
             msg = (q + d) / m * inst.model.hidden * ACTIVATION_BYTES
-            t += (pp - 1) * (
-                msg / inst._link_bytes_per_s(inst.chips) + inst.hardware.allreduce_latency_us * 1e-6
-            )
+            t += (pp - 1) * (msg / inst._link_bytes_per_s(inst.chips) + inst.link_latency_s(inst.chips))
         return t, flops * m, nbytes * m
 
     def _decode_step(self, batch: float, context_sum: float) -> tuple[float, float, float]:

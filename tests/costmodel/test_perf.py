@@ -434,3 +434,20 @@ def test_slow_experts_show_as_compute_and_memory_not_as_links(catalog: Catalog, 
         # the extra time is all in compute and memory (their roof grows by exactly that much)
         grown = float(roof(b.compute_s, b.memory_s)) - float(roof(a.compute_s, a.memory_s))
         assert grown == pytest.approx(float(b.time_s) - float(a.time_s), rel=1e-9)
+
+
+def test_a_tp_group_over_two_machines_pays_the_scale_out_latency(catalog: Catalog) -> None:
+    """TP16 of H20s spans two 8-GPU machines: each all-reduce crosses the NICs, at their bandwidth
+    and at least `SCALE_OUT_LATENCY_US` (issue 30: Tencent's TP16 decodes a token in 30 ms at one
+    client); inside one machine the chip's own latency holds."""
+    from engine.costmodel.perf import SCALE_OUT_LATENCY_US
+
+    hw, m = catalog.chip("h20"), catalog.model("deepseek-v3")
+    eight = Instance(model=m, hardware=hw, tp=8, weights="fp8")
+    sixteen = Instance(model=m, hardware=hw, tp=16, weights="fp8")
+    assert eight.link_latency_s() == pytest.approx(hw.allreduce_latency_us * 1e-6)
+    assert sixteen.link_latency_s() == pytest.approx(
+        max(hw.allreduce_latency_us, SCALE_OUT_LATENCY_US) * 1e-6
+    )
+    ring = 2 * 15 / 16 * m.hidden * 2 / (hw.scale_out_gb_s * 1e9)
+    assert float(sixteen.comm_time(1)) == pytest.approx(2 * m.layers * (ring + sixteen.link_latency_s()))
