@@ -31,18 +31,21 @@ import dataclasses
 import functools
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any
 
 import numpy as np
 
 from engine.calibration.band_lookup import bands_for
+from engine.calibration.mark import BASIS_TEXT as BASIS_TEXT  # the mark's names, re-exported
+from engine.calibration.mark import PARTIAL_TEXT as PARTIAL_TEXT
+from engine.calibration.mark import Basis as Basis
+from engine.calibration.mark import Calibration as Calibration
+from engine.calibration.mark import CalibrationDoc as CalibrationDoc
 from engine.calibration.own import own_terms
 from engine.catalog.entries import Catalog, presets_dir
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.costmodel.stacks import STACK_NAMES
 
-Basis = Literal["fitted", "own", "same_silicon", "other_stack", "illustrative", "transfer", "assumed"]
 FIGURES = ("throughput", "ttft", "tpot", "energy")
 FIGURE_NAMES = {"throughput": "throughput", "ttft": "TTFT", "tpot": "TPOT", "energy": "energy"}
 
@@ -109,161 +112,10 @@ ILLUSTRATIVE_REFERENCE = "h100-sxm"
 """An illustrative (what-if) chip runs with this chip's fitted profile under the same stack: its
 design is compared on its specs, not on an efficiency penalty no measurement supports."""
 
-BASIS_TEXT: dict[str, str] = {
-    "fitted": "fitted to measurements of this chip and stack",
-    "own": "fitted to your own benchmark of this chip and stack",
-    "same_silicon": "same silicon as a fitted chip",
-    "other_stack": "fitted for another serving stack",
-    "illustrative": "illustrative chip given the H100's profile",
-    "transfer": "conservative transfer from the fitted chips",
-    "assumed": "assumed factors (no measurements)",
-}
-
-PARTIAL_TEXT = "MoE experts: fitted per serving stack, not per chip"
-"""Why a fitted chip is only partly calibrated for a MoE model (`Calibration.partial`)."""
-
 
 def is_fitted(profile: CalibrationProfile) -> bool:
     """True when a profile was fitted to measurements (its source says so)."""
     return profile.source.startswith("fitted")
-
-
-class _MoeKeys(TypedDict, total=False):
-    shared_experts: bool
-    """True when the MoE experts' rate is the one factor fitted to every chip's and stack's MoE rows
-    (present only then)."""
-    eta_experts: float
-    """A MoE model's routed experts' rate against the dense layers' (MoE only)."""
-    maturity: str
-    """The software maturity that derated the profile, 'vendor' or 'port' (present only then)."""
-
-
-def _shared(shared: bool) -> _MoeKeys:  # the key only when true (a dense model's JSON keeps its keys)
-    return {"shared_experts": True} if shared else {}
-
-
-def _eta(experts: float | None) -> _MoeKeys:
-    return {} if experts is None else {"eta_experts": experts}
-
-
-def _derated(level: str | None) -> _MoeKeys:
-    return {} if level is None else {"maturity": level}
-
-
-class CalibrationDoc(_MoeKeys):
-    """A pool's calibration in a run's summary (`Calibration.as_dict`)."""
-
-    profile: str
-    """The calibration profile's name."""
-    stack: str
-    """The serving stack the chip is modelled under."""
-    fitted: bool
-    """True when the chip's own measurements under this stack were fitted."""
-    partial: bool
-    """Fitted, but a MoE model's routed experts run at the one shared factor."""
-    basis: Basis
-    """Where the profile comes from (fitted, own, same_silicon, other_stack, illustrative, transfer, assumed)."""
-    rule: str
-    """The rule that chose the profile, in words."""
-    expected_error: dict[str, float]
-    """Expected relative error by kind of figure (throughput, ttft, tpot, energy), as a fraction."""
-    band: dict[str, list[float]]
-    """Per kind of figure: the 16th and 84th percentile ratio predicted / measured on held-out rows."""
-    caveat: str
-    """What reruns of online serving showed for this fit ('' when nothing)."""
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Which profile a chip runs with under a stack, on what basis, and the error to expect."""
-
-    hardware: str
-    stack: str
-    profile_name: str
-    basis: Basis
-    rule: str
-    expected_error: dict[str, float]
-    caveat: str = ""
-    """What the simulator's reruns of online serving showed for this profile's fit, and for a MoE
-    model the rate its experts ran at ('' when nothing)."""
-    experts: float | None = None
-    """A MoE model's routed experts' rate against the dense layers' (`CalibrationProfile.eta_experts`)."""
-    shared_experts: bool = False
-    """True when `experts` is the one factor fitted to every chip's and stack's MoE rows
-    (`experts_factor`), not the profile's own."""
-    band: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
-    """Per kind of figure whose band is shown (`engine.calibration.bands`): the 16th and 84th
-    percentile ratio predicted / measured over held-out rows of this basis, stack and kind."""
-    maturity: str | None = None
-    """The software maturity that derated this profile ('vendor', 'port'; `engine.calibration.software`),
-    None when the profile runs as its rule gives it."""
-
-    @property
-    def fitted(self) -> bool:
-        """True when the chip's own measurements under this stack were fitted (the user's own included)."""
-        return self.basis in ("fitted", "own")
-
-    @property
-    def partial(self) -> bool:
-        """Fitted, but for a MoE model whose routed experts run at the one factor fitted to every
-        chip's and stack's MoE rows together (the chip's dense layers are its own, the experts not),
-        or derated by a software maturity the measurements did not see."""
-        return self.fitted and (self.shared_experts or self.maturity is not None)
-
-    @property
-    def partial_text(self) -> str:
-        """Why a fitted chip is only partly calibrated ('' when it is not)."""
-        if not self.partial:
-            return ""
-        if self.maturity is not None:
-            return f"derated for software maturity '{self.maturity}'"
-        return PARTIAL_TEXT
-
-    @property
-    def mark(self) -> str:
-        """'calibrated', 'partly calibrated' or 'uncalibrated'."""
-        return "partly calibrated" if self.partial else "calibrated" if self.fitted else "uncalibrated"
-
-    def label(self) -> str:
-        """A short mark for tables: 'calibrated', 'partly calibrated (MoE experts: shared factor)'
-        or 'uncalibrated (<basis>)'."""
-        if self.partial:
-            return f"{self.mark} ({self.partial_text})"
-        return self.mark if self.basis == "fitted" else f"{self.mark} ({BASIS_TEXT[self.basis]})"
-
-    def error(self, figure: str) -> float | None:
-        """The expected relative error of a kind of figure (throughput, ttft, tpot, energy)."""
-        return self.expected_error.get(figure)
-
-    def real_band(self, figure: str) -> tuple[float, float] | None:
-        """Where a real figure of this kind lands against the modelled one, as signed relative
-        changes (fall, rise): the band's ratios turned round (None when no band is shown)."""
-        b = self.band.get(figure)
-        return None if b is None else (1.0 / b[1] - 1.0, 1.0 / b[0] - 1.0)
-
-    def edges(self) -> tuple[float, float]:
-        """How much longer every iteration takes at the band's pessimistic and optimistic edges of
-        throughput (e in 1 + e; the second usually negative); (0, 0) when no band is shown."""
-        b = self.band.get("throughput")
-        return (0.0, 0.0) if b is None else (b[1] - 1.0, b[0] - 1.0)
-
-    def as_dict(self) -> CalibrationDoc:
-        """Plain data for JSON: profile, fitted, basis, rule, expected_error, band."""
-        doc: CalibrationDoc = {
-            "profile": self.profile_name,
-            "stack": self.stack,
-            "fitted": self.fitted,
-            "partial": self.partial,
-            **_shared(self.shared_experts),
-            "basis": self.basis,
-            "rule": self.rule,
-            "expected_error": dict(self.expected_error),
-            "band": {f: list(b) for f, b in self.band.items()},
-            "caveat": self.caveat,
-            **_eta(self.experts),
-            **_derated(self.maturity),
-        }
-        return doc
 
 
 @functools.cache
