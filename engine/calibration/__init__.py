@@ -7,7 +7,8 @@ profile per chip and serving stack, and the shipped profiles' fits), `crossval` 
 a chip or a chip family out; the validation report), `bands` and `band_lookup` (the range beside a
 figure: the 16th to 84th percentile of held-out predicted / measured ratios, and its coverage
 measured out of sample), `trust` (which profile a chip runs with under a stack, its basis, and its
-bands), `mark` (the `Calibration` record trust gives: basis, band, why only partly calibrated), `own` (a profile fitted to the user's own benchmark: calibrated under its stack, its own band).
+bands), `mark` (the `Calibration` record trust gives: basis, band, why only partly calibrated),
+`own` (a profile fitted to the user's own benchmark: calibrated under its stack, its own band).
 May import: engine.core, engine.catalog, engine.costmodel.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its
