@@ -241,6 +241,11 @@ def preview_caption(preview: ex.RunPreview) -> str:
     )
 
 
+PREVIEW_HIDDEN = COSTS
+"""Strip figures a preview leaves to the full run: a short window bills its drain over fewer requests,
+so its cost per request lands high on every preset (docs/performance.md, The slider's preview)."""
+
+
 def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | None = None) -> None:
     """The compact live figures, each with its change from the previous different run, drawn in
     `slot` (an `st.empty` of the sidebar; default: the sidebar's end). A `preview` is drawn marked
@@ -257,13 +262,14 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
     # The full run's strip replaces the preview's in the same script run, where the browser keeps a
     # block's extra children: both strips must be the same four elements (title, table, mark, CDF).
     if preview is not None:  # marked as what it is, with how far the full run may land from it
-        box.markdown(
-            f"**Live result** {PREVIEW_MARK}  \n:small[:gray[{plain(preview_caption(preview))}]]",
-            help=plain(preview.text()),
+        box.markdown(  # one short line under the title, as the full run's: the strip keeps its height
+            f"**Live result** {PREVIEW_MARK}  \n:small[:gray[first {preview.requests:,} of "
+            f"{preview.full_requests:,} requests]]",
+            help=plain(f"{preview_caption(preview)} {preview.text()}"),
         )
     else:
         box.markdown(
-            "**Live result**",
+            f"**Live result**  \n:small[:gray[all {result.summary['requests']['total']:,} requests]]",
             help="Re-simulated on every change; coloured arrows show the change from the previous run (green "
             "better, red worse; a cost that fell while fewer requests met their SLO is grey: not better).\n\n"
             + "\n\n".join(f"**{label}**: {METRIC_HELP[k]}" for label, k, *_ in STRIP),
@@ -273,6 +279,12 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
         (a.replace("$", "\\$"), b.replace("$", "\\$").replace(" ", nbsp), c.replace(" ", nbsp))
         for a, b, c in strip_rows(h, prev, ex.shortfall_rps(result.summary))
     ]  # "$" opens LaTeX
+    if preview is not None:
+        hidden = {label for label, key, *_ in STRIP if key in PREVIEW_HIDDEN}
+        rows = [
+            (a, "…", ":small[:gray[full run]]") if label in hidden else (a, b, c)
+            for (a, b, c), (label, *_) in zip(rows, STRIP, strict=True)
+        ]
     box.markdown(
         f"| figure | {'preview' if preview is not None else 'this run'} |\n|:--|--:|\n"
         + "\n".join(f"| {a} | **{b}** {c} |" for a, b, c in rows)
