@@ -2,7 +2,8 @@
 
 Owns: `advisor` (findings from a run), `asic` (the specialisation test: should a phase get its own
 chip), `software` (porting costs and the test's software question), `rooflines` (each phase on each
-chip's roofline), `confidence` (calibration marks and the expected error of each figure),
+chip's roofline; `roofline_chips` the Hardware page's roofline
+at a layout that holds the model), `confidence` (calibration marks and the expected error of each figure),
 `presentation` (the figures and frames the
 dashboard draws), `previews` (what a setting will do before a run: length histograms, shipped
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
@@ -92,17 +93,18 @@ _API = {
     "custom_chip": "engine.explain.previews",
     "default_speculation": "engine.explain.previews",
     "draft_models": "engine.explain.previews",
-    "fitting_tp": "engine.explain.previews",
+    "fitting_layout": "engine.explain.roofline_chips",
+    "fitting_tp": "engine.explain.roofline_chips",
     "length_columns": "engine.explain.previews",
     "length_histogram": "engine.explain.previews",
     "length_stats": "engine.explain.previews",
-    "pool_chips": "engine.explain.previews",
+    "pool_chips": "engine.explain.roofline_chips",
     "pool_memory": "engine.explain.previews",
     "pool_summary": "engine.explain.previews",
     "rate_curve": "engine.explain.previews",
     "removal_effects": "engine.explain.previews",
-    "roofline": "engine.explain.previews",
-    "roofline_name": "engine.explain.previews",
+    "roofline": "engine.explain.roofline_chips",
+    "roofline_name": "engine.explain.roofline_chips",
     "shipped_traces": "engine.explain.previews",
     "trace_format": "engine.explain.previews",
     "with_custom_chip": "engine.explain.previews",
@@ -219,6 +221,7 @@ __all__ = [
     "figure_text",
     "file_name",
     "findings",
+    "fitting_layout",
     "fitting_tp",
     "headline",
     "headline_range",
@@ -360,17 +363,13 @@ if TYPE_CHECKING:
         custom_chip,
         default_speculation,
         draft_models,
-        fitting_tp,
         length_columns,
         length_histogram,
         length_stats,
-        pool_chips,
         pool_memory,
         pool_summary,
         rate_curve,
         removal_effects,
-        roofline,
-        roofline_name,
         shipped_traces,
         trace_format,
         with_custom_chip,
@@ -400,6 +399,7 @@ if TYPE_CHECKING:
         svg_with_metadata,
         validation_table,
     )
+    from engine.explain.roofline_chips import fitting_layout, fitting_tp, pool_chips, roofline, roofline_name
     from engine.explain.rooflines import roofline_table
     from engine.explain.run_preview import (
         PREVIEW_ERROR,

@@ -1,0 +1,18 @@
+"""App tests of what a browser review of the new pages found (issues 34, 35): the roofline's layouts,
+the catalog's memory columns, the tier roofs, the maturity select, the lifetime section, pool labels
+and the over-time panel."""
+
+from __future__ import annotations
+
+from tests.app.test_app import app, assert_clean
+
+
+def test_an_sram_only_chip_is_drawn_at_a_pipelined_layout() -> None:
+    """Groq's LPU holds a 70B model only across hundreds of chips in pipeline stages (as
+    sram-decode-groq serves it), not at any TP alone: the roofline draws it there, not 'Not drawn'."""
+    at = app("hardware")
+    at.multiselect(key="fg:roofline-chips").set_value(["h100-sxm", "groq-lpu"]).run()
+    assert_clean(at)
+    assert not [c.value for c in at.caption if "Not drawn" in c.value]
+    points = next(df.value for df in at.dataframe if "intensity_flops_per_byte" in df.value.columns)
+    assert set(points["chip"]) == {"h100-sxm ×2", "groq-lpu ×512 (tp64 pp8)"}
