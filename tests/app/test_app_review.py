@@ -16,3 +16,21 @@ def test_an_sram_only_chip_is_drawn_at_a_pipelined_layout() -> None:
     assert not [c.value for c in at.caption if "Not drawn" in c.value]
     points = next(df.value for df in at.dataframe if "intensity_flops_per_byte" in df.value.columns)
     assert set(points["chip"]) == {"h100-sxm ×2", "groq-lpu ×512 (tp64 pp8)"}
+
+
+def test_each_memory_tier_has_its_own_dash_and_the_main_roof_is_named() -> None:
+    """SN40L's SRAM and DDR roofs were both dotted in the chip's colour, its main roof unnamed as HBM."""
+    from engine.catalog.entries import load_catalog
+    from engine.explain.roofline_chips import roofline
+    from ui import charts
+
+    cat = load_catalog()
+    model, sn40l, h100 = cat.model("llama-3.1-70b"), cat.chip("sn40l"), cat.chip("h100-sxm")
+    curves, points = roofline(model, [(sn40l, 8), (h100, 2)], "bf16", "bf16")
+    lines = {t.name: t.line.dash for t in charts.roofline(curves, points).data if t.mode == "lines"}
+    assert lines == {
+        "sn40l ×8 HBM roof": "solid",
+        "sn40l ×8 SRAM roof": "dot",
+        "sn40l ×8 DDR roof": "dashdot",
+        "h100-sxm ×2": "solid",  # a chip of one memory keeps its plain name
+    }
