@@ -391,7 +391,8 @@ def _chip_trust(cat: Catalog, sc: Scenario) -> dict[str, dict[str, Any]]:
 
 
 def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
-    """One row per chip, units in the column names, sources alongside, and how sure its numbers are.
+    """One row per chip, units in the column names, sources alongside, and how sure its numbers are:
+    first what kind of chip it is (class, main memory type, memory tiers in fill order, reconfiguration).
 
     The calibration columns and the achievable fractions are those the chip runs with under the
     scenario's serving stack (`engine.explain.confidence.chip_rows`).
@@ -407,6 +408,13 @@ def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
                 "name": h.name
                 + (" (illustrative)" if h.illustrative and "illustrative" not in h.name.lower() else ""),
                 "class": h.kind,
+                "memory_type": h.memory_type,
+                "tiers": " → ".join(
+                    h.memory_type if n == "hbm" else n.upper() for n, _, _ in h.memory_tiers()
+                )
+                if h.tiered
+                else None,
+                "reconfig_s": h.reconfig_s,
                 "calibration": t["calibration"],
                 "expected_error": t["expected_error"],
                 "bf16_tflops": h.tflops.get("bf16"),
@@ -417,7 +425,7 @@ def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
                 "sram_gb": h.sram_gb,
                 "sram_tb_s": h.sram_tb_s,
                 "ddr_gb": h.ddr_gb,
-                "reconfig_s": h.reconfig_s,
+                "ddr_tb_s": h.ddr_tb_s,
                 "scale_up_gb_s": h.scale_up_gb_s,
                 "tdp_w": h.tdp_w,
                 "usd_per_hour": h.usd_per_hour,

@@ -34,3 +34,22 @@ def test_each_memory_tier_has_its_own_dash_and_the_main_roof_is_named() -> None:
         "sn40l ×8 DDR roof": "dashdot",
         "h100-sxm ×2": "solid",  # a chip of one memory keeps its plain name
     }
+
+
+def test_the_catalog_names_main_memory_by_what_it_is() -> None:
+    """Groq's LPU read 'HBM (GB) 0.23, HBM (TB/s) 80' with an empty SRAM tier: its only memory is SRAM.
+    The main-memory columns are 'Memory', with a type column; DDR has its bandwidth; empty cells are '—'."""
+    from ui import tables
+
+    at = app("hardware")
+    assert_clean(at)
+    table = next(df for df in at.dataframe if "spec_source" in df.value.columns)
+    hw = table.value.set_index("id")
+    assert hw.loc["groq-lpu", "memory_type"] == "SRAM" and hw.loc["h100-sxm", "memory_type"] == "HBM"
+    assert hw.loc["l40s", "memory_type"] == "GDDR"
+    assert hw.loc["sn40l", "tiers"] == "SRAM → HBM → DDR" and hw.loc["sn40l", "ddr_tb_s"] > 0
+    assert list(hw.columns[:5]) == ["name", "class", "memory_type", "tiers", "reconfig_s"]  # what kind of chip, first
+    labels = {k: getattr(v, "get", lambda _k: None)("label") for k, v in tables.HARDWARE.items()}
+    assert labels["memory_gb"] == "Memory (GB)" and labels["memory_tb_s"] == "Memory (TB/s)"
+    assert not [v for v in labels.values() if v and "HBM" in v]
+    assert table.proto.placeholder == "—"
