@@ -4,7 +4,7 @@ and the over-time panel."""
 
 from __future__ import annotations
 
-from tests.app.test_app import app, assert_clean
+from tests.app.test_app import app, assert_clean, scenario_of, text_of
 
 
 def test_an_sram_only_chip_is_drawn_at_a_pipelined_layout() -> None:
@@ -48,8 +48,44 @@ def test_the_catalog_names_main_memory_by_what_it_is() -> None:
     assert hw.loc["groq-lpu", "memory_type"] == "SRAM" and hw.loc["h100-sxm", "memory_type"] == "HBM"
     assert hw.loc["l40s", "memory_type"] == "GDDR"
     assert hw.loc["sn40l", "tiers"] == "SRAM → HBM → DDR" and hw.loc["sn40l", "ddr_tb_s"] > 0
-    assert list(hw.columns[:5]) == ["name", "class", "memory_type", "tiers", "reconfig_s"]  # what kind of chip, first
+    assert list(hw.columns[:5]) == [
+        "name",
+        "class",
+        "memory_type",
+        "tiers",
+        "reconfig_s",
+    ]  # what kind of chip, first
     labels = {k: getattr(v, "get", lambda _k: None)("label") for k, v in tables.HARDWARE.items()}
     assert labels["memory_gb"] == "Memory (GB)" and labels["memory_tb_s"] == "Memory (TB/s)"
     assert not [v for v in labels.values() if v and "HBM" in v]
     assert table.proto.placeholder == "—"
+
+
+def test_the_maturity_options_are_short_and_say_their_effect_on_the_pool() -> None:
+    """The options ran past the card's width, and 'as calibrated' and 'measured' read alike: each now
+    says its effect in a few words, and a caption under the select says what it does to this pool."""
+    at = app("strategy")
+    key = "fg:deployment.pools[1].maturity"
+    box = at.selectbox(key=key)
+    assert box.options == [
+        "as calibrated (no change)",
+        "measured (×1, no porting)",
+        "vendor (compute ×0.8, 6 eng-months)",
+        "port (compute ×0.5, 24 eng-months)",
+    ]
+    assert all(len(o) <= 36 for o in box.options)  # a 300 px card holds about that many
+
+    def said() -> str:
+        return " ".join(text_of(c.value) for c in at.caption)
+
+    assert "No change: the chip's own rule (measured (fitted under this stack))" in said()
+    box.set_value("measured").run()
+    assert "Asserts vLLM is mature on this chip (as its fit says)" in said()
+    at.selectbox(key=key).set_value("vendor").run()
+    assert_clean(at)
+    assert scenario_of(at).deployment.pools[1].maturity == "vendor"
+    text = said()
+    assert (
+        "A vendor stack with partial kernel coverage: compute 0." in text
+        and "6 engineer-months ($150,000" in text
+    )
