@@ -318,3 +318,33 @@ ROOFLINE: dict[str, Any] = {
     "note": cc.TextColumn("note"),
 }
 """The Results page's 'Where each phase sits on each chip's roofline' (`engine.explain.rooflines`)."""
+
+LIFETIME_PERIODS: dict[str, Any] = {
+    "portfolio": cc.TextColumn("Portfolio"),
+    "period": cc.TextColumn("Period", help="The model served over the period (the lifetime's schedule)."),
+    "start_month": cc.NumberColumn("From month", format="%g"),
+    "months": cc.NumberColumn("Months", format="%g"),
+    "model": cc.TextColumn("Model"),
+    "weights": cc.TextColumn("Weights"),
+    "prefill_label": cc.TextColumn("Prefill chips", help="Layout and instances, re-sized each period."),
+    "decode_label": cc.TextColumn(
+        "Decode chips", help="The flexible chips that decode what the ASIC cannot."
+    ),
+    "dedicated_label": cc.TextColumn("Dedicated chips", help="The chips designed for the first model."),
+    "dedicated": cc.TextColumn(
+        "Dedicated fit", width="medium", help="How much of the decode the dedicated chips serve, or why none."
+    ),
+    "dedicated_chips_owned": cc.NumberColumn("Dedicated owned", format="%d"),
+    "dedicated_chips_used": cc.NumberColumn("Dedicated used", format="%d"),
+    "prefill_chips": cc.NumberColumn("Prefill chip count", format="%d"),
+    "decode_chips": cc.NumberColumn("Decode chip count", format="%d"),
+    "prefill_usd": cc.NumberColumn("Prefill ($)", format="dollar"),
+    "decode_usd": cc.NumberColumn("Decode ($)", format="dollar"),
+    "dedicated_capital_usd": cc.NumberColumn("Dedicated depreciation ($)", format="dollar"),
+    "dedicated_running_usd": cc.NumberColumn("Dedicated hosting and energy ($)", format="dollar"),
+    "written_off_usd": cc.NumberColumn("Written off ($)", format="dollar"),
+    "total_usd": cc.NumberColumn("Period bill ($)", format="dollar"),
+    "output_tokens": cc.NumberColumn("Output tokens", format="compact"),
+    "usd_per_million_tokens": cc.NumberColumn("$ / M output tokens", format="$%.3f"),
+}
+"""The lifetime's periods table (`ui.lifetime`): readable names, money in dollars, in this order."""
