@@ -223,7 +223,17 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
         "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.",
     )
     maturity_select(pool, path)
-    slider(f"{path}.count", 1, 32, "Instances", integer=True)
+    scaled = pool.autoscale is not None  # then the count is the most the autoscaler may start
+    slider(
+        f"{path}.count",
+        1,
+        32,
+        "Max instances" if scaled else "Instances",
+        integer=True,
+        help="The most instances the autoscaler may run (Min and Initial instances below)."
+        if scaled
+        else "Instances of this pool, each of the chips above.",
+    )
     pool_autoscale(pool, path)  # the count above is its most
     split_widgets(i, pool, moe.experts if moe else 0, memory.get(pool.name))
     extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]

@@ -470,13 +470,17 @@ def price_assumed(hw: HardwareSpec) -> bool:
 
 def pool_summary(pool: Pool, catalog: Catalog) -> str:
     """A one-line description of a pool: count x chips per instance x chip, chips in all, price per
-    hour (said to be assumed where the chip's price is an assumption, not a published rate)."""
+    hour (said to be assumed where the chip's price is an assumption, not a published rate); 'at
+    most' for an autoscaled pool, whose count is its ceiling."""
     hw = catalog.hardware.get(pool.hardware)
     chips = pool.count * pool.chips_per_instance
-    price = f", ${chips * hw.usd_per_hour:,.2f}/h" if hw else ""
-    if hw and price_assumed(hw):
-        price += " (assumed price)"
-    return f"{pool.count} × {pool.chips_per_instance} × {pool.hardware} = {chips} chip{'' if chips == 1 else 's'}{price}"
+    price = (
+        f", ${chips * hw.usd_per_hour:,.2f}/h" + (" (assumed price)" if price_assumed(hw) else "")
+        if hw
+        else ""
+    )
+    most = "at most " if pool.autoscale is not None else ""
+    return f"{most}{pool.count} × {pool.chips_per_instance} × {pool.hardware} = {chips} chip{'' if chips == 1 else 's'}{price}"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ and the over-time panel."""
 
 from __future__ import annotations
 
-from tests.app.test_app import app, assert_clean, scenario_of, text_of
+from tests.app.test_app import app, assert_clean, scenario_of, short, text_of
 
 
 def test_an_sram_only_chip_is_drawn_at_a_pipelined_layout() -> None:
@@ -89,3 +89,22 @@ def test_the_maturity_options_are_short_and_say_their_effect_on_the_pool() -> No
         "A vendor stack with partial kernel coverage: compute 0." in text
         and "6 engineer-months ($150,000" in text
     )
+
+
+def test_an_autoscaled_pool_says_its_count_is_a_ceiling_and_the_power_cap_its_unit() -> None:
+    """'8 × 2 × h100-sxm = 16 chips' and 'Instances' read as a fixed pool while autoscaling; 'Power cap kw'."""
+    at = app("strategy", short("day-autoscaled"), preset="day-autoscaled")
+    assert_clean(at)
+    count = at.slider(key="fg:deployment.pools[0].count")
+    assert count.label == "Max instances" and "autoscaler" in (count.help or "")
+    ceilings = [c for c in at.caption if text_of(c.value).startswith("at most 8 × 2 × h100-sxm = 16 chips")]
+    assert len(ceilings) == 2  # both pools autoscale
+    cap = at.number_input(key="fg:deployment.pools[0].power_cap_kw")
+    assert cap.label == "Power cap (kW)" and "no cap" in (cap.help or "")
+    at.toggle(key="fg:deployment.pools[0].autoscale:on").set_value(False).run()  # a fixed pool again
+    assert_clean(at)
+    assert at.slider(key="fg:deployment.pools[0].count").label == "Instances"
+    assert [text_of(c.value).startswith("at most") for c in at.caption if "16 chips" in text_of(c.value)] == [
+        False,  # the prefill pool, fixed
+        True,  # the decode pool, still autoscaled
+    ]
