@@ -10,6 +10,7 @@ traces, deployments), `drill` (a scenario's faults under each fallback policy), 
 unsustainable run and its latencies are said), `report` (exports with provenance, the
 validation table), `layers` (which layer decided it: each layer switched alone), `way_in`
 (network and control-plane time as shares of TTFT), `scaled` (a run's autoscaling in a line),
+`timeline_marks` (a run's faults as moments on its timeline),
 `power_line` (a run's power caps, clocks and draw in a line) and `run_preview` (a run's preview:
 the same requests over a shorter window, with its expected error).
 May import: every lower package, up to engine.planning.
@@ -150,6 +151,8 @@ _API = {
     "layer_view": "engine.explain.layers",
     "way_in_line": "engine.explain.way_in",
     "autoscale_line": "engine.explain.scaled",
+    "FaultMark": "engine.explain.timeline_marks",
+    "fault_marks": "engine.explain.timeline_marks",
     "power_cap_line": "engine.explain.power_line",
     "PREVIEW_ERROR": "engine.explain.run_preview",
     "PREVIEW_REQUESTS": "engine.explain.run_preview",
@@ -174,6 +177,7 @@ __all__ = [
     "STABLE_MONTHS",
     "Advice",
     "CompareMargin",
+    "FaultMark",
     "Finding",
     "Interval",
     "LayerEffect",
@@ -217,6 +221,7 @@ __all__ = [
     "example_measurements_csv",
     "expected_error_frame",
     "fallback_drill",
+    "fault_marks",
     "figure_band",
     "figure_text",
     "file_name",
@@ -412,5 +417,6 @@ if TYPE_CHECKING:
     from engine.explain.scaled import autoscale_line
     from engine.explain.software import porting_lines
     from engine.explain.sustain import GROWS, at_least, latency, line
+    from engine.explain.timeline_marks import FaultMark, fault_marks
     from engine.explain.way_in import way_in_line
     from engine.serving.summary import shortfall_rps

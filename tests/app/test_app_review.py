@@ -108,3 +108,44 @@ def test_an_autoscaled_pool_says_its_count_is_a_ceiling_and_the_power_cap_its_un
         False,  # the prefill pool, fixed
         True,  # the decode pool, still autoscaled
     ]
+
+
+def test_the_over_time_charts_share_a_clock_and_mark_the_fault() -> None:
+    """The SLO chart's axis ended with the window while the others ran on through the drain, and a lost
+    pool was nowhere marked: all four now share one x-range and a labelled line at the fault."""
+    import json
+
+    at = app("results", short("portfolio-decode-loss", duration_s=600.0), preset="portfolio-decode-loss")
+    assert_clean(at)
+    specs = {
+        c.key.removeprefix("fg:chart:"): json.loads(c.proto.spec)
+        for c in at.get("plotly_chart")
+        if c.key and c.key.endswith("_per_minute")
+    }
+    assert set(specs) == {"slo_per_minute", "instances_per_minute", "power_per_minute", "busy_per_minute"}
+    ranges = {what: tuple(s["layout"]["xaxis"]["range"]) for what, s in specs.items()}
+    assert len(set(ranges.values())) == 1, ranges
+    for what, spec in specs.items():
+        lines = [
+            s for s in spec["layout"]["shapes"] if s.get("x0") == s.get("x1") == 5.0
+        ]  # the fault at 300 s
+        notes = [a["text"] for a in spec["layout"]["annotations"]]
+        assert lines and "decode-chat: 3 instances lost for good" in notes, (what, notes)
+    assert specs["instances_per_minute"]["layout"]["yaxis"]["title"]["text"] == "mean instances<br>in the minute"
+
+
+def test_fault_marks_name_losses_recoveries_and_links() -> None:
+    from engine.explain import fault_marks
+    from engine.scenario.model import Fault
+
+    marks = fault_marks(
+        [
+            Fault(at_s=600.0, pool="p", kind="link", link_factor=0.0, duration_s=120.0),
+            Fault(at_s=120.0, pool="d", instances=2),
+        ]
+    )
+    assert [tuple(m) for m in marks] == [
+        (2.0, "d: 2 instances lost for good"),
+        (10.0, "p's KV link down"),
+        (12.0, "p: KV link restored"),
+    ]
