@@ -106,7 +106,7 @@ def level_effect(
     (`trust.calibration`, before any maturity), in a sentence with the pool's own numbers."""
     now = f"compute {prof.eta_compute:.2f} and bandwidth {prof.eta_bandwidth:.2f} of peak"
     if level is None:
-        return f"No change: the chip's own rule ({maturity.label(None, cal.fitted)}): {now}, no porting cost."
+        return f"No change: the chip's own rule, {maturity.label(None, cal.fitted)}: {now}, no porting cost."
     if level == "measured":
         rule = (
             "as its fit says"

@@ -78,7 +78,7 @@ def test_the_maturity_options_are_short_and_say_their_effect_on_the_pool() -> No
     def said() -> str:
         return " ".join(text_of(c.value) for c in at.caption)
 
-    assert "No change: the chip's own rule (measured (fitted under this stack))" in said()
+    assert "No change: the chip's own rule, measured (fitted under this stack): compute 0." in said()
     box.set_value("measured").run()
     assert "Asserts vLLM is mature on this chip (as its fit says)" in said()
     at.selectbox(key=key).set_value("vendor").run()
@@ -131,7 +131,9 @@ def test_the_over_time_charts_share_a_clock_and_mark_the_fault() -> None:
         ]  # the fault at 300 s
         notes = [a["text"] for a in spec["layout"]["annotations"]]
         assert lines and "decode-chat: 3 instances lost for good" in notes, (what, notes)
-    assert specs["instances_per_minute"]["layout"]["yaxis"]["title"]["text"] == "mean instances<br>in the minute"
+    assert (
+        specs["instances_per_minute"]["layout"]["yaxis"]["title"]["text"] == "mean instances<br>in the minute"
+    )
 
 
 def test_fault_marks_name_losses_recoveries_and_links() -> None:
