@@ -36,7 +36,11 @@ st.subheader(
     "chosen by a rule (same silicon, another stack, conservative transfer), with the error to expect.",
 )
 st.dataframe(
-    hardware.hardware_frame(cat, sc), hide_index=True, width="stretch", column_config=tables.HARDWARE
+    hardware.hardware_frame(cat, sc),
+    hide_index=True,
+    width="stretch",
+    column_config=tables.HARDWARE,
+    placeholder="—",  # a tier or peak the chip does not have
 )
 
 st.subheader(

@@ -3,8 +3,9 @@ cache tiers, scheduling policies, failure drills."""
 
 import streamlit as st
 
+from engine.calibration import calibration, level_choice, level_effect
 from engine.core import MAX_POOLS, ScenarioError
-from engine.costmodel import LEVELS, MATURITIES, SERVING_STACKS, STACK_NAMES
+from engine.costmodel import MATURITIES, SERVING_STACKS, STACK_NAMES
 from engine.explain import (
     chip_options,
     pool_marks,
@@ -173,6 +174,27 @@ def edge_site(add: bool) -> None:
 chips = chip_options(cat)
 
 
+def maturity_select(pool: Pool, path: str) -> None:
+    """The pool's software maturity: short options with their effect, and under them what the chosen
+    level does to this pool's numbers (`engine.calibration.level_effect`)."""
+    select(
+        f"{path}.maturity",
+        [None, *MATURITIES],
+        "Software maturity",
+        format_func=level_choice,
+        help=f"How mature {stack} is on this chip. As calibrated: no change, the chip's own calibration rule. "
+        "Measured: you assert a mature stack with a measured profile; the numbers stay as calibrated, no porting "
+        "cost. Vendor: compute x0.8, bandwidth x0.85, overhead x1.5, band x1.25 each side, 6 engineer-months of "
+        "porting. Port: x0.5, x0.6, x2, band x1.5, 24 engineer-months. Porting is billed in own mode (SLO "
+        "page's cost basis); docs/calibration.md, Software maturity.",
+    )
+    if pool.hardware not in cat.hardware:
+        return
+    hw, custom = cat.hardware[pool.hardware], any(h.id == pool.hardware for h in sc.custom_hardware)
+    prof, cal = calibration(hw, sc.deployment.stack, cat, pool.profile, moe=moe is not None, custom=custom)
+    st.caption(plain(level_effect(prof, cal, pool.maturity, stack, sc.cost.usd_per_engineer_month)))
+
+
 def pool_editor(i: int, pool: Pool, path: str) -> None:
     """One pool's chip, profile, count and autoscaling, parallelism and hand-off routes."""
     st.caption(plain(pool_summary(pool, cat)))
@@ -200,17 +222,18 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
         f"the profile fitted to this chip under {stack}, else one borrowed from the same silicon, another "
         "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.",
     )
-    select(
-        f"{path}.maturity",
-        [None, *MATURITIES],
-        "Software maturity",
-        format_func=lambda m: "as calibrated" if m is None else f"{m}: {LEVELS[m].text}",
-        help=f"How mature {stack} is on this chip. As calibrated: the profile above as it stands. Measured: a "
-        "mature stack (no change). Vendor: compute x0.8, bandwidth x0.85, overhead x1.5, band x1.25 each side, "
-        "6 engineer-months of porting. Port: x0.5, x0.6, x2, band x1.5, 24 engineer-months. Porting is billed "
-        "in own mode (SLO page's cost basis); docs/calibration.md, Software maturity.",
+    maturity_select(pool, path)
+    scaled = pool.autoscale is not None  # then the count is the most the autoscaler may start
+    slider(
+        f"{path}.count",
+        1,
+        32,
+        "Max instances" if scaled else "Instances",
+        integer=True,
+        help="The most instances the autoscaler may run (Min and Initial instances below)."
+        if scaled
+        else "Instances of this pool, each of the chips above.",
     )
-    slider(f"{path}.count", 1, 32, "Instances", integer=True)
     pool_autoscale(pool, path)  # the count above is its most
     split_widgets(i, pool, moe.experts if moe else 0, memory.get(pool.name))
     extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]

@@ -96,7 +96,7 @@ def pool_autoscale(pool: Pool, path: str) -> None:
             "Min instances",
             integer=True,
             default=1,
-            help="The fewest instances the autoscaler keeps; the pool's Instances are the most.",
+            help="The fewest instances the autoscaler keeps; the pool's Max instances are the most.",
         )
     with right:
         number(

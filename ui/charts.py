@@ -428,11 +428,17 @@ def rate(
     return _layout(fig, title, height)
 
 
+TIER_DASH = {"sram": "dot", "ddr": "dashdot"}
+"""The dash of each memory tier's roof on the roofline (the main roof is solid, or dashed where
+uncalibrated): each tier its own, so two tiers of one chip, in its colour, stay apart."""
+
+
 def roofline(
     curves: pd.DataFrame, points: pd.DataFrame, *, height: int = 460, uncalibrated: Collection[str] = ()
 ) -> go.Figure:
     """Each chip's achievable roofline, with the model's prefill (circles) and decode (diamonds) points;
-    an `uncalibrated` chip's ceiling is dashed and named so in the legend (its fractions come by rule)."""
+    an `uncalibrated` chip's ceiling is dashed and named so in the legend (its fractions come by rule).
+    A chip with SRAM or DDR tiers draws a roof per tier (`TIER_DASH`), its main one named the HBM roof."""
     fig = go.Figure()
     palette = [
         "#1f77b4",
@@ -451,19 +457,26 @@ def roofline(
         loose = chip in uncalibrated
         tiers = rows["roof"] if "roof" in rows else pd.Series(np.nan, index=rows.index)
         main = rows[tiers.isna()]
+        # where the chip has SRAM or DDR tiers, its main roof is named for the memory it is
+        name = f"{chip} HBM roof" if tiers.notna().any() else str(chip)
         fig.add_trace(
             go.Scatter(x=main["intensity_flops_per_byte"], y=main["attainable_tflops"], mode="lines",
-                       name=f"{chip} (uncalibrated)" if loose else str(chip),
+                       name=f"{name} (uncalibrated)" if loose else name,
                        line={"color": color, "dash": "dash" if loose else "solid"}, legendgroup=str(chip),
                        hoverinfo="skip")
         )  # fmt: skip
         for tier, roof in rows[tiers.notna()].groupby(tiers[tiers.notna()], sort=False):  # SRAM, DDR roofs
-            line = {"color": color, "dash": "dot", "width": 1}
+            line = {"color": color, "dash": TIER_DASH.get(str(tier), "longdashdot"), "width": 1.5}
             x, y = roof["intensity_flops_per_byte"], roof["attainable_tflops"]
-            name = f"{chip} {str(tier).upper()} roof"
             fig.add_trace(
                 go.Scatter(
-                    x=x, y=y, mode="lines", name=name, line=line, legendgroup=str(chip), hoverinfo="skip"
+                    x=x,
+                    y=y,
+                    mode="lines",
+                    name=f"{chip} {str(tier).upper()} roof",
+                    line=line,
+                    legendgroup=str(chip),
+                    hoverinfo="skip",
                 )
             )
         pts = points[points["chip"] == chip]

@@ -18,7 +18,7 @@ from engine.explain import (
     chip_options,
     chip_rows,
     custom_chip,
-    fitting_tp,
+    fitting_layout,
     pool_chips,
     roofline,
     roofline_name,
@@ -33,24 +33,51 @@ from ui.widgets import label_of, local_problem, range_check, refused_value, sele
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _roofline(sc_json: str, chips: tuple[tuple[str, int], ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _roofline(sc_json: str, chips: tuple[tuple[str, int, int], ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each chip's roofline, with the activation memory a run on that chip keeps (its stack's token
+    budget on it, as `_fitting` sized it)."""
     sc = Scenario.model_validate_json(sc_json)
     cat = scenario_catalog(sc)
     model = cat.model(sc.model.id)
     custom = {h.id for h in sc.custom_hardware}
-    stack = sc.deployment.stack
-    return roofline(
-        model,
-        [
-            (chip_for_stack(cat.chip(c), stack, cat, custom=c in custom, moe=model.moe is not None), tp)
-            for c, tp in chips
-        ],
+    parts = [
+        roofline(
+            model,
+            [
+                (
+                    chip_for_stack(
+                        cat.chip(c), sc.deployment.stack, cat, custom=c in custom, moe=model.moe is not None
+                    ),
+                    tp,
+                    pp,
+                )
+            ],
+            sc.model.weights,
+            sc.kv_precision(),
+            sc.deployment.mem_fraction,
+            activation_tokens=sc.activation_tokens(cat.chip(c)),
+            attention_weights=sc.model.attention_weights,
+            eager=sc.deployment.eager,
+        )
+        for c, tp, pp in chips
+    ]
+    return pd.concat([c for c, _ in parts], ignore_index=True), pd.concat(
+        [p for _, p in parts], ignore_index=True
+    )
+
+
+def _fitting(sc: Scenario, cat: Catalog, chip: str) -> tuple[int, int] | None:
+    """The smallest layout of `chip` that holds the scenario's model (`fitting_layout`), with the
+    activation memory its stack keeps on that chip (an SRAM chip's smaller token budget)."""
+    hw = cat.chip(chip)
+    return fitting_layout(
+        cat.model(sc.model.id),
+        hw,
         sc.model.weights,
         sc.kv_precision(),
         sc.deployment.mem_fraction,
-        activation_tokens=sc.activation_tokens(),
-        attention_weights=sc.model.attention_weights,
-        eager=sc.deployment.eager,
+        sc.activation_tokens(hw),
+        sc.model.attention_weights,
     )
 
 
@@ -150,42 +177,34 @@ def model_picker(sc: Scenario, cat: Catalog) -> None:
 
 def roofline_section(sc: Scenario, cat: Catalog) -> None:
     """Pick chips; draw where the scenario's model sits on each chip's roofline."""
-    model = cat.model(sc.model.id)
     in_use = pool_chips(sc)
     options = chip_options(cat)
     default = list(
-        dict.fromkeys([c for c, _ in in_use] + [c for c in ("h200", "b200", "mi300x") if c in options])
+        dict.fromkeys([c for c, _, _ in in_use] + [c for c in ("h200", "b200", "mi300x") if c in options])
     )
     picked = st.multiselect(
         "Chips on the roofline",
         options,
         default=default,
         key="fg:roofline-chips",
-        help="Chips in the scenario's pools use their pool's TP; others the smallest TP at which the model fits.",
+        help="Chips in the scenario's pools use their pool's layout; others the smallest that holds the model: "
+        "tensor parallelism up to 64 chips, then pipeline stages (an SRAM-only chip needs hundreds of chips).",
     )
-    chips: list[tuple[str, int]] = []
+    chips: list[tuple[str, int, int]] = []
     skipped = []
     for c in picked:
-        tp = next((t for h, t in in_use if h == c), None) or fitting_tp(
-            model,
-            cat.chip(c),
-            sc.model.weights,
-            sc.kv_precision(),
-            sc.deployment.mem_fraction,
-            sc.activation_tokens(),
-            sc.model.attention_weights,
-        )
-        if tp is None:
+        layout = next(((t, p) for h, t, p in in_use if h == c), None) or _fitting(sc, cat, c)
+        if layout is None:
             skipped.append(c)
         else:
-            chips.append((c, tp))
+            chips.append((c, *layout))
     if skipped:
-        st.caption(f"Not drawn (the model does not fit even at TP 64): {plain(', '.join(skipped))}")
+        st.caption(f"Not drawn (the model does not fit even on 64 x 16 chips): {plain(', '.join(skipped))}")
     if not chips:
         return
     curves, points = _roofline(sc.model_dump_json(), tuple(chips))
     marks = _chip_trust(cat, sc)
-    loose = {roofline_name(c, tp) for c, tp in chips if not marks[c]["calibrated"]}
+    loose = {roofline_name(c, tp, pp) for c, tp, pp in chips if not marks[c]["calibrated"]}
     export.chart(
         charts.roofline(curves, points, uncalibrated=loose),
         sc,
@@ -372,7 +391,8 @@ def _chip_trust(cat: Catalog, sc: Scenario) -> dict[str, dict[str, Any]]:
 
 
 def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
-    """One row per chip, units in the column names, sources alongside, and how sure its numbers are.
+    """One row per chip, units in the column names, sources alongside, and how sure its numbers are:
+    first what kind of chip it is (class, main memory type, memory tiers in fill order, reconfiguration).
 
     The calibration columns and the achievable fractions are those the chip runs with under the
     scenario's serving stack (`engine.explain.confidence.chip_rows`).
@@ -388,6 +408,13 @@ def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
                 "name": h.name
                 + (" (illustrative)" if h.illustrative and "illustrative" not in h.name.lower() else ""),
                 "class": h.kind,
+                "memory_type": h.memory_type,
+                "tiers": " → ".join(
+                    h.memory_type if n == "hbm" else n.upper() for n, _, _ in h.memory_tiers()
+                )
+                if h.tiered
+                else None,
+                "reconfig_s": h.reconfig_s,
                 "calibration": t["calibration"],
                 "expected_error": t["expected_error"],
                 "bf16_tflops": h.tflops.get("bf16"),
@@ -398,7 +425,7 @@ def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
                 "sram_gb": h.sram_gb,
                 "sram_tb_s": h.sram_tb_s,
                 "ddr_gb": h.ddr_gb,
-                "reconfig_s": h.reconfig_s,
+                "ddr_tb_s": h.ddr_tb_s,
                 "scale_up_gb_s": h.scale_up_gb_s,
                 "tdp_w": h.tdp_w,
                 "usd_per_hour": h.usd_per_hour,

@@ -3,8 +3,10 @@
 Behind a toggle (the section costs a sizing of every period), it picks a shipped lifetime
 (presets/lifetimes) and what becomes of a stranded dedicated fleet, runs it
 (`engine.planning.run_lifetime`: the cost model's sizing per period, no simulation, cached) and
-draws two charts: each period's bill per portfolio, stacked by part, the capital written off
-in red; and the cost per million output tokens per period, the lifetime's own as a dashed line.
+draws two charts (with the app's export menu): each period's bill per portfolio, stacked by part,
+the capital written off in red; and the cost per million output tokens per period as grouped bars
+(a period's figure holds for all its months), the lifetime's own as a dashed level. Periods are
+named with their months. Above them, which portfolio is the cheaper over the life and by how much.
 """
 
 from __future__ import annotations
@@ -14,7 +16,16 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.core import ScenarioError
-from engine.planning import LifetimeResult, lifetime_names, lifetime_summary, load_lifetime, run_lifetime
+from engine.planning import (
+    LifetimeResult,
+    lifetime_headline,
+    lifetime_names,
+    lifetime_summary,
+    load_lifetime,
+    run_lifetime,
+)
+from engine.scenario import load_preset
+from ui import export, tables
 from ui.text import plain
 
 PART_STYLE = {  # part column: legend name, colour
@@ -27,10 +38,18 @@ PART_STYLE = {  # part column: legend name, colour
 LINE_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1")
 
 
+def period_labels(periods: pd.DataFrame) -> list[str]:
+    """Each row's period named with its months: 'MoE 235B<br>months 12-24'."""
+    return [
+        f"{p}<br>months {s:g}–{s + m:g}"
+        for p, s, m in zip(periods["period"], periods["start_month"], periods["months"], strict=True)
+    ]
+
+
 def bill_chart(res: LifetimeResult) -> go.Figure:
     """Each period's bill per portfolio (grouped under the period), stacked by part; the write-off in red."""
     p = res.periods
-    x = [list(p["period"]), list(p["portfolio"])]
+    x = [period_labels(p), list(p["portfolio"])]
     fig = go.Figure()
     for col, (name, colour) in PART_STYLE.items():
         if not (p[col] > 0).any():
@@ -54,29 +73,33 @@ def bill_chart(res: LifetimeResult) -> go.Figure:
 
 
 def unit_cost_chart(res: LifetimeResult) -> go.Figure:
-    """Cost per million output tokens per period for each portfolio; the lifetime's as a dashed line."""
+    """Cost per million output tokens per period, a bar per portfolio grouped under the period (the
+    figure holds for the period's months, so no line slopes between them); the lifetime's as a dashed level."""
     fig = go.Figure()
     for i, (name, rows) in enumerate(res.periods.groupby("portfolio", sort=False)):
         colour = LINE_COLOURS[i % len(LINE_COLOURS)]
-        fig.add_scatter(
-            x=rows["period"],
+        x = period_labels(rows)
+        fig.add_bar(
+            x=x,
             y=rows["usd_per_million_tokens"],
             name=str(name),
-            mode="lines+markers",
-            line={"color": colour},
+            marker_color=colour,
+            text=[f"${v:.2f}" for v in rows["usd_per_million_tokens"]],
+            textposition="outside",
             hovertemplate="%{x}: $%{y:.3f} per M tokens<extra>" + str(name) + "</extra>",
         )
         total = float(res.totals.loc[res.totals["portfolio"] == name, "usd_per_million_tokens"].iloc[0])
         fig.add_scatter(  # the whole life's figure as a dashed level, named in the legend
-            x=rows["period"],
+            x=x,
             y=[total] * len(rows),
             name=f"{name}, whole life: ${total:.3f}",
             mode="lines",
-            line={"color": colour, "dash": "dash"},
+            line={"color": colour, "dash": "dash", "shape": "hvh"},
             hovertemplate=f"{name}, whole life: ${total:.3f} per M tokens<extra></extra>",
         )
     fig.update_layout(
-        title="Cost per million output tokens",
+        barmode="group",
+        title="Cost per million output tokens, per period",
         yaxis_rangemode="tozero",
         yaxis_title="USD per million output tokens",
         height=420,
@@ -130,23 +153,46 @@ def section() -> None:
     st.caption(plain(lt.description))
     if lt.lesson:
         st.info(plain(lt.lesson), icon=":material/school:", title="What this lifetime shows")
+    st.markdown(f"**{plain(lifetime_headline(res))}**")
     cols = st.columns(len(res.totals))
     for col, (_, t) in zip(cols, res.totals.iterrows(), strict=True):
         col.metric(
             f"{t['portfolio']}: $ per M output tokens, {lt.months:g} months",
             f"${t['usd_per_million_tokens']:.3f}",
-            f"${t['written_off_usd']:,.0f} written off" if t["written_off_usd"] > 0 else None,
-            delta_color="inverse",
         )
+        col.caption(plain(_capital_line(res, t)))
+    base = load_preset(lt.base)  # what an export's metadata names: the lifetime's base scenario
     left, right = st.columns(2)
-    left.plotly_chart(bill_chart(res), key="fg-lifetime-bill")
-    right.plotly_chart(unit_cost_chart(res), key="fg-lifetime-unit")
+    with left:
+        export.chart(bill_chart(res), base, f"lifetime-{name}-bill", title="Bill per period, by part")
+    with right:
+        export.chart(
+            unit_cost_chart(res), base, f"lifetime-{name}-unit-cost", title="Cost per million output tokens"
+        )
     st.markdown(plain(lifetime_summary(res)))
     with st.expander("Every period of every portfolio", icon=":material/table_rows:"):
-        st.dataframe(_table(res.periods), hide_index=True, width="stretch")
+        st.dataframe(
+            _table(res.periods), hide_index=True, width="stretch", column_config=tables.LIFETIME_PERIODS
+        )
+
+
+def _capital_line(res: LifetimeResult, t: pd.Series) -> str:
+    """What became of a portfolio's dedicated capital: written off (when, how much), or the book
+    value left at the end when kept; for a portfolio without dedicated chips, that it has none."""
+    if t["written_off_usd"] > 0:
+        rows = res.periods[
+            (res.periods["portfolio"] == t["portfolio"]) & (res.periods["written_off_usd"] > 0)
+        ]
+        return f"${t['written_off_usd']:,.0f} of capital written off at month {rows['start_month'].iloc[0]:g}"
+    if t["book_value_end_usd"] > 0:
+        return (
+            f"${t['book_value_end_usd']:,.0f} of book value left at month {res.lifetime.months:g} (kept idle)"
+        )
+    if t["dedicated_capital_usd"] > 0:
+        return "dedicated capital fully depreciated over the life"
+    return "no dedicated chips: nothing to strand"
 
 
 def _table(periods: pd.DataFrame) -> pd.DataFrame:
-    """The periods as shown: money rounded to dollars."""
-    money = [c for c in periods if c.endswith("_usd")]
-    return periods.assign(**{c: periods[c].round(0) for c in money})
+    """The periods as shown, in the order of `tables.LIFETIME_PERIODS` (its labels and formats)."""
+    return periods[[c for c in tables.LIFETIME_PERIODS if c in periods]]

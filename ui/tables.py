@@ -141,14 +141,28 @@ HARDWARE: dict[str, Any] = {
     "bf16_tflops": cc.NumberColumn("BF16 TFLOP/s", help="Dense peak, no sparsity."),
     "fp8_tflops": cc.NumberColumn("FP8 TFLOP/s", help="Dense peak, no sparsity."),
     "fp4_tflops": cc.NumberColumn("FP4 TFLOP/s", help="Dense peak, no sparsity."),
-    "memory_gb": cc.NumberColumn("HBM (GB)"),
-    "memory_tb_s": cc.NumberColumn("HBM (TB/s)"),
-    "sram_gb": cc.NumberColumn("SRAM tier (GB)", help="On-chip SRAM that holds weights and KV before HBM."),
-    "sram_tb_s": cc.NumberColumn("SRAM (TB/s)"),
-    "ddr_gb": cc.NumberColumn("DDR tier (GB)", help="Memory read after HBM (SambaNova's third tier)."),
+    "class": cc.TextColumn("Class", width=84, help="GPU, ASIC, NPU, TPU, SoC, CGRA, FPGA or Dataflow."),
+    "memory_type": cc.TextColumn(
+        "Memory",
+        width=72,
+        help="What the main memory is: HBM, SRAM (Groq's LPU has nothing else), GDDR, LPDDR.",
+    ),
+    "tiers": cc.TextColumn(
+        "Memory tiers", help="Where a chip has more than one memory: the order weights and KV fill them."
+    ),
     "reconfig_s": cc.NumberColumn(
         "Reconfigure (s)", help="Loading a design: charged at start and at a role switch."
     ),
+    "memory_gb": cc.NumberColumn("Memory (GB)", help="Main memory per chip (its type under Memory)."),
+    "memory_tb_s": cc.NumberColumn("Memory (TB/s)", help="Main memory bandwidth per chip."),
+    "sram_gb": cc.NumberColumn(
+        "SRAM tier (GB)", help="On-chip SRAM that holds weights and KV before the main memory."
+    ),
+    "sram_tb_s": cc.NumberColumn("SRAM tier (TB/s)"),
+    "ddr_gb": cc.NumberColumn(
+        "DDR tier (GB)", help="Memory read after the main memory (SambaNova's third tier)."
+    ),
+    "ddr_tb_s": cc.NumberColumn("DDR tier (TB/s)"),
     "scale_up_gb_s": cc.NumberColumn("Scale-up (GB/s)", help="NVLink-class bandwidth per chip."),
     "tdp_w": cc.NumberColumn("TDP (W)"),
     "usd_per_hour": cc.NumberColumn("$ / chip-hour", format="%.2f"),
@@ -177,7 +191,7 @@ HARDWARE: dict[str, Any] = {
         help="Achievable fraction of the BF16 peak FLOP/s under the scenario's stack (FP8 and FP4 speed up only the matmuls).",
     ),
     "eta_bandwidth": cc.NumberColumn(
-        "η_B", help="Achievable fraction of peak HBM bandwidth under the scenario's stack."
+        "η_B", help="Achievable fraction of the main memory's peak bandwidth under the scenario's stack."
     ),
     "calibration_rule": cc.TextColumn(
         "Calibration rule", width="medium", help="Where the chip's profile comes from."
@@ -304,3 +318,33 @@ ROOFLINE: dict[str, Any] = {
     "note": cc.TextColumn("note"),
 }
 """The Results page's 'Where each phase sits on each chip's roofline' (`engine.explain.rooflines`)."""
+
+LIFETIME_PERIODS: dict[str, Any] = {
+    "portfolio": cc.TextColumn("Portfolio"),
+    "period": cc.TextColumn("Period", help="The model served over the period (the lifetime's schedule)."),
+    "start_month": cc.NumberColumn("From month", format="%g"),
+    "months": cc.NumberColumn("Months", format="%g"),
+    "model": cc.TextColumn("Model"),
+    "weights": cc.TextColumn("Weights"),
+    "prefill_label": cc.TextColumn("Prefill chips", help="Layout and instances, re-sized each period."),
+    "decode_label": cc.TextColumn(
+        "Decode chips", help="The flexible chips that decode what the ASIC cannot."
+    ),
+    "dedicated_label": cc.TextColumn("Dedicated chips", help="The chips designed for the first model."),
+    "dedicated": cc.TextColumn(
+        "Dedicated fit", width="medium", help="How much of the decode the dedicated chips serve, or why none."
+    ),
+    "dedicated_chips_owned": cc.NumberColumn("Dedicated owned", format="%d"),
+    "dedicated_chips_used": cc.NumberColumn("Dedicated used", format="%d"),
+    "prefill_chips": cc.NumberColumn("Prefill chip count", format="%d"),
+    "decode_chips": cc.NumberColumn("Decode chip count", format="%d"),
+    "prefill_usd": cc.NumberColumn("Prefill ($)", format="dollar"),
+    "decode_usd": cc.NumberColumn("Decode ($)", format="dollar"),
+    "dedicated_capital_usd": cc.NumberColumn("Dedicated depreciation ($)", format="dollar"),
+    "dedicated_running_usd": cc.NumberColumn("Dedicated hosting and energy ($)", format="dollar"),
+    "written_off_usd": cc.NumberColumn("Written off ($)", format="dollar"),
+    "total_usd": cc.NumberColumn("Period bill ($)", format="dollar"),
+    "output_tokens": cc.NumberColumn("Output tokens", format="compact"),
+    "usd_per_million_tokens": cc.NumberColumn("$ / M output tokens", format="$%.3f"),
+}
+"""The lifetime's periods table (`ui.lifetime`): readable names, money in dollars, in this order."""

@@ -4,7 +4,9 @@ Four charts from the result's `over_time` (`engine.serving.timeline.OverTime`: t
 every number; this module only draws): SLO attainment per minute (its axis zoomed to the data and
 the target, with the attainment the classes' SLO percentiles ask for as a dashed line), instances
 per pool, power per pool, and each pool's busy fraction; the autoscalers' decisions are marked on
-the first two (a scale-up where an instance was requested, a scale-down where one began to drain).
+the first two (a scale-up where an instance was requested, a scale-down where one began to drain),
+and the scenario's faults on all four (a labelled vertical line each, `engine.explain.timeline_marks`),
+which share one x-range.
 Above them, the run's figures: instance-hours and the bill, then the autoscaling ones (scale
 events, cold start, the requests that arrived while an instance was starting) or, for a fixed
 deployment, its worst minute and its peak power.
@@ -22,6 +24,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from engine.explain import FaultMark, fault_marks
 from engine.scenario import Scenario
 from ui import charts, export
 
@@ -147,7 +150,7 @@ def instances_chart(over: Mapping[str, Any]) -> go.Figure:
         over,
         "instances",
         "Instances per pool",
-        "instances billed",
+        "mean instances<br>in the minute",
         "%{y:.2f} instances billed (mean over the minute)",
     )
     top = max([1.0, *(max(v, default=0.0) for v in over["instances"].values())])
@@ -226,10 +229,33 @@ def figures(over: Mapping[str, Any], summary: Mapping[str, Any]) -> list[tuple[s
     ]
 
 
+FAULT = "#7f7f7f"
+"""The colour of a fault's line on the charts."""
+
+
+def on_one_clock(figs: Sequence[go.Figure], over: Mapping[str, Any], marks: Sequence[FaultMark]) -> None:
+    """Give the panel's charts one x-range (the SLO chart's data end with the window, the others' with
+    the drain; its axis ran shorter) and a labelled vertical line at each fault's moment on each."""
+    minutes = _minutes(over)
+    span = [min(minutes, default=0.0), max(minutes, default=1.0)]
+    for fig in figs:
+        fig.update_xaxes(range=span, autorange=False)
+        for m in marks:
+            fig.add_vline(
+                x=m.minute,
+                line={"dash": "dot", "color": FAULT, "width": 1.5},
+                annotation={"text": m.label, "font": {"size": 10, "color": FAULT}, "textangle": -90},
+                annotation_position="top left",
+            )
+
+
 HELP = (
     "Per minute of the run: SLO attainment of the requests arriving in it (its axis zoomed to the data; dashed: "
     "the attainment the classes' SLO percentiles ask for), each pool's instances (billed ones: starting instances "
     "count, as they are paid for), the power its chips drew and the share of its instances' time spent iterating."
+)
+FAULTS_HELP = (
+    " A dotted grey line marks each fault (a pool's instances lost or back, a KV link slowed or down)."
 )
 
 
@@ -246,7 +272,7 @@ def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
     )
     st.subheader(
         f"{title}: autoscaling" if summary.get("autoscale") else title,
-        help=HELP + (marks if over["events"] else ""),
+        help=HELP + (marks if over["events"] else "") + (FAULTS_HELP if sc.faults else ""),
     )
     with st.container(horizontal=True, gap="small"):
         for label, value, help_ in figures(over, summary):
@@ -257,6 +283,7 @@ def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
         ("Power per minute", power_chart(over), "power_per_minute"),
         ("Busy per minute", busy_chart(over), "busy_per_minute"),
     )
+    on_one_clock([fig for _, fig, _ in charts_], over, fault_marks(sc.faults))
     for col, (name, fig, what) in zip([*st.columns(2), *st.columns(2)], charts_, strict=True):
         drawn.append((name, fig))
         with col:

@@ -57,8 +57,7 @@ HELP: dict[str, str] = {
     "shape": "How the rate varies over the window; built-in shapes keep rate_rps as the mean.",
     "peak_factor": "Peak rate over the mean (ramp: end over start; peak: the middle fifth; diurnal: midday).",
     "max_batch": "Most requests in one running batch of an instance (of each rank, in a pool with DP ranks).",
-    "token_budget": "Most tokens (prefill chunks plus decodes) in one iteration (of each rank, in a pool with "
-    "DP ranks).",
+    "token_budget": "Most tokens (prefill chunks plus decodes) in one iteration (of each rank, with DP ranks).",
     "chunked_prefill": "Split long prompts into chunks that share iterations with running decodes.",
     "chunk_tokens": "Prefill tokens per chunk when chunked prefill is on.",
     "mem_fraction": "Share of each chip's HBM (in GiB, as vendors state it) usable for weights, one forward pass of activations and the KV cache.",
@@ -89,13 +88,14 @@ HELP: dict[str, str] = {
     "groups": "Distinct shared prefixes (system prompts) requests draw from.",
     "requests": "Requests present at t = 0.",
     "clients": "Clients, each sending its next request when its last one ends.",
+    "power_cap_kw": "The most these chips may draw together; over it they run at a lower clock. Empty: no cap.",
 }
 """Help text of scenario fields by name (a field's own description wins when it has one)."""
 
 UNITS: tuple[tuple[str, str], ...] = (
     ("_usd_per_gb_hour", "$/GB-h"), ("_gb_s", "GB/s"), ("_tb_s", "TB/s"), ("_gb", "GB"), ("_ms", "ms"),
     ("_rps", "req/s"), ("_tokens", "tokens"), ("_usd", "$"), ("_tflops", "TFLOP/s"), ("_w", "W"), ("_s", "s"),
-    ("_mbps", "Mb/s"), ("_us", "µs"),
+    ("_mbps", "Mb/s"), ("_us", "µs"), ("_kw", "kW"),
 )  # fmt: skip
 _ACRONYMS = {
     w: w.upper() for w in ("tp", "pp", "dp", "ep", "cv", "kv", "hbm", "ttft", "tpot", "e2e", "tbt", "rtt")

@@ -85,3 +85,41 @@ def level_of(pools: Iterable[PoolLevel], chip: str) -> str | None:
     """The maturity the scenario's pools state for `chip` (the first pool of it that states one): the
     planner's candidates and chip tables run a chip as the scenario's pools of it do."""
     return next((p.maturity for p in pools if p.hardware == chip and p.maturity is not None), None)
+
+
+def level_choice(level: str | None) -> str:
+    """A maturity option in a few words with its effect, short enough for a pool card's select."""
+    if level is None:
+        return "as calibrated (no change)"
+    lv = maturity.LEVELS[level]
+    if lv.compute == lv.bandwidth == lv.overhead == 1.0:
+        return f"{level} (×1, no porting)"
+    return f"{level} (compute ×{lv.compute:g}, {lv.engineer_months:g} eng-months)"
+
+
+def level_effect(
+    prof: CalibrationProfile,
+    cal: trust.Calibration,
+    level: str | None,
+    stack: str,
+    usd_per_engineer_month: float,
+) -> str:
+    """What maturity `level` does to a pool whose chip runs `prof` by calibration `cal` under `stack`
+    (`trust.calibration`, before any maturity), in a sentence with the pool's own numbers."""
+    now = f"compute {prof.eta_compute:.2f} and bandwidth {prof.eta_bandwidth:.2f} of peak"
+    if level is None:
+        return f"No change: the chip's own rule, {maturity.label(None, cal.fitted)}: {now}, no porting cost."
+    if level == "measured":
+        rule = (
+            "as its fit says"
+            if cal.fitted
+            else f"though no fit under {stack} backs it, so its numbers still come by rule"
+        )
+        return f"Asserts {stack} is mature on this chip ({rule}): {now} as calibrated, no porting cost."
+    lv, new = maturity.LEVELS[level], maturity.derated(prof, level)
+    return (
+        f"{lv.text.capitalize()}: compute {prof.eta_compute:.2f} → {new.eta_compute:.2f}, bandwidth "
+        f"{prof.eta_bandwidth:.2f} → {new.eta_bandwidth:.2f}, overhead ×{lv.overhead:g}, band ×{lv.widen:g} "
+        f"each side; porting {lv.engineer_months:g} engineer-months "
+        f"(${lv.engineer_months * usd_per_engineer_month:,.0f}, billed when the chips are owned)."
+    )

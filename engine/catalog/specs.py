@@ -75,6 +75,10 @@ TIER_SOURCED_FIELDS = ("sram_gb", "sram_tb_s", "ddr_gb", "ddr_tb_s", "reconfig_s
 TIER_PAIRS = (("sram_gb", "sram_tb_s"), ("ddr_gb", "ddr_tb_s"))
 """A memory tier is stated by its capacity and its bandwidth together, or not at all."""
 
+MemoryType = Literal["HBM", "SRAM", "GDDR", "LPDDR", "DDR"]
+"""What a chip's main memory (`memory_gb`, `memory_tb_s`) is: HBM on most accelerators, on-chip
+SRAM where that is all there is (Groq's LPU), GDDR on PCIe cards (L4, L40S), LPDDR on edge parts.
+A label for the catalog: the model reads the numbers, whatever the memory is."""
 ChipClass = Literal["GPU", "ASIC", "NPU", "TPU", "SoC", "CGRA", "FPGA", "Dataflow"]
 """Kinds of chip: CGRA a coarse-grained reconfigurable array (SambaNova's RDU), FPGA a fine-grained
 reconfigurable part (AMD Alveo, Versal), Dataflow a statically scheduled SRAM-centric part (Groq's
@@ -176,6 +180,8 @@ class HardwareSpec(Spec):
     memory_gb: Annotated[float, Field(ge=0.01, le=100_000)]
     """Memory per chip as the vendor states it; read as GiB (`GIB`), which is what "GB" of HBM means."""
     memory_tb_s: Annotated[float, Field(ge=0.001, le=100_000)]
+    memory_type: MemoryType = "HBM"
+    """What the main memory is (its `memory_gb` source says so); a label, the numbers decide."""
     scale_up_gb_s: Annotated[float, Field(ge=0, le=100_000)] = Field(
         description="bidirectional scale-up (NVLink-class) bandwidth per chip; 0: none (PCIe is used)"
     )

@@ -2,13 +2,15 @@
 
 Owns: `advisor` (findings from a run), `asic` (the specialisation test: should a phase get its own
 chip), `software` (porting costs and the test's software question), `rooflines` (each phase on each
-chip's roofline), `confidence` (calibration marks and the expected error of each figure),
+chip's roofline; `roofline_chips` the Hardware page's roofline
+at a layout that holds the model), `confidence` (calibration marks and the expected error of each figure),
 `presentation` (the figures and frames the
 dashboard draws), `previews` (what a setting will do before a run: length histograms, shipped
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
 unsustainable run and its latencies are said), `report` (exports with provenance, the
 validation table), `layers` (which layer decided it: each layer switched alone), `way_in`
 (network and control-plane time as shares of TTFT), `scaled` (a run's autoscaling in a line),
+`timeline_marks` (a run's faults as moments on its timeline),
 `power_line` (a run's power caps, clocks and draw in a line) and `run_preview` (a run's preview:
 the same requests over a shorter window, with its expected error).
 May import: every lower package, up to engine.planning.
@@ -92,17 +94,18 @@ _API = {
     "custom_chip": "engine.explain.previews",
     "default_speculation": "engine.explain.previews",
     "draft_models": "engine.explain.previews",
-    "fitting_tp": "engine.explain.previews",
+    "fitting_layout": "engine.explain.roofline_chips",
+    "fitting_tp": "engine.explain.roofline_chips",
     "length_columns": "engine.explain.previews",
     "length_histogram": "engine.explain.previews",
     "length_stats": "engine.explain.previews",
-    "pool_chips": "engine.explain.previews",
+    "pool_chips": "engine.explain.roofline_chips",
     "pool_memory": "engine.explain.previews",
     "pool_summary": "engine.explain.previews",
     "rate_curve": "engine.explain.previews",
     "removal_effects": "engine.explain.previews",
-    "roofline": "engine.explain.previews",
-    "roofline_name": "engine.explain.previews",
+    "roofline": "engine.explain.roofline_chips",
+    "roofline_name": "engine.explain.roofline_chips",
     "shipped_traces": "engine.explain.previews",
     "trace_format": "engine.explain.previews",
     "with_custom_chip": "engine.explain.previews",
@@ -148,6 +151,8 @@ _API = {
     "layer_view": "engine.explain.layers",
     "way_in_line": "engine.explain.way_in",
     "autoscale_line": "engine.explain.scaled",
+    "FaultMark": "engine.explain.timeline_marks",
+    "fault_marks": "engine.explain.timeline_marks",
     "power_cap_line": "engine.explain.power_line",
     "PREVIEW_ERROR": "engine.explain.run_preview",
     "PREVIEW_REQUESTS": "engine.explain.run_preview",
@@ -172,6 +177,7 @@ __all__ = [
     "STABLE_MONTHS",
     "Advice",
     "CompareMargin",
+    "FaultMark",
     "Finding",
     "Interval",
     "LayerEffect",
@@ -215,10 +221,12 @@ __all__ = [
     "example_measurements_csv",
     "expected_error_frame",
     "fallback_drill",
+    "fault_marks",
     "figure_band",
     "figure_text",
     "file_name",
     "findings",
+    "fitting_layout",
     "fitting_tp",
     "headline",
     "headline_range",
@@ -360,17 +368,13 @@ if TYPE_CHECKING:
         custom_chip,
         default_speculation,
         draft_models,
-        fitting_tp,
         length_columns,
         length_histogram,
         length_stats,
-        pool_chips,
         pool_memory,
         pool_summary,
         rate_curve,
         removal_effects,
-        roofline,
-        roofline_name,
         shipped_traces,
         trace_format,
         with_custom_chip,
@@ -400,6 +404,7 @@ if TYPE_CHECKING:
         svg_with_metadata,
         validation_table,
     )
+    from engine.explain.roofline_chips import fitting_layout, fitting_tp, pool_chips, roofline, roofline_name
     from engine.explain.rooflines import roofline_table
     from engine.explain.run_preview import (
         PREVIEW_ERROR,
@@ -412,5 +417,6 @@ if TYPE_CHECKING:
     from engine.explain.scaled import autoscale_line
     from engine.explain.software import porting_lines
     from engine.explain.sustain import GROWS, at_least, latency, line
+    from engine.explain.timeline_marks import FaultMark, fault_marks
     from engine.explain.way_in import way_in_line
     from engine.serving.summary import shortfall_rps

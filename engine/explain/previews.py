@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gzip
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +20,10 @@ import numpy as np
 import pandas as pd
 
 from engine.catalog.entries import Catalog
-from engine.catalog.specs import CalibrationProfile, HardwareSpec, KvPrecision, ModelSpec, Precision
+from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core import bounds, datafiles
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
-from engine.costmodel.roofline import decode_table, prefill_table, tier_curves
 from engine.planning.sizing import layout_label
 from engine.scenario.codec import apply_overrides, to_data
 from engine.scenario.model import Arrival, LengthDist, Pool, Scenario
@@ -329,27 +328,6 @@ def _removal(scenario: Scenario, index: int) -> tuple[dict[str, Any], list[str]]
     return changes, effects
 
 
-def fitting_tp(
-    model: ModelSpec,
-    hw: HardwareSpec,
-    weights: Precision,
-    kv: KvPrecision,
-    mem_fraction: float = 0.9,
-    activation_tokens: int = 0,
-    attention_weights: Precision | None = None,
-) -> int | None:
-    """The smallest power-of-two tensor parallelism (up to 64) at which the model fits the chip."""
-    tp = 1
-    while tp <= 64:
-        if Instance(
-            model=model, hardware=hw, tp=tp, weights=weights, kv=kv, mem_fraction=mem_fraction,
-            activation_tokens=activation_tokens, attention_weights=attention_weights,
-        ).fits():  # fmt: skip
-            return tp
-        tp *= 2
-    return None
-
-
 LAYOUTS = ((1, 1), (2, 1), (4, 1), (8, 1), *((8, pp) for pp in range(2, 9)))
 """Layouts `with_model_fitted` tries, smallest first: tensor parallelism within an 8-chip node,
 then pipeline stages of 8 across nodes."""
@@ -409,92 +387,6 @@ def with_model_fitted(scenario: Scenario, model_id: str, catalog: Catalog | None
     out = apply_overrides(new, changes)
     resolve(out, catalog)  # what else refuses it is said as the engine says it
     return out
-
-
-def roofline_name(chip: str, tp: int) -> str:
-    """A chip's series in `roofline`: its id and tensor-parallel degree."""
-    return f"{chip} ×{tp}"
-
-
-def roofline(
-    model: ModelSpec,
-    chips: Sequence[tuple[HardwareSpec, int]],
-    weights: Precision,
-    kv: KvPrecision,
-    mem_fraction: float = 0.9,
-    prompts: Sequence[int] = (512, 2048, 8192),
-    activation_tokens: int = 0,
-    attention_weights: Precision | None = None,
-    eager: bool = False,
-    batches: Sequence[int] = (1, 8, 32, 128),
-    context_tokens: int = 4096,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Roofline curves and the model's prefill and decode points on each (chip, tp).
-
-    Returns ``(curves, points)``. Curves: ``chip``, ``intensity_flops_per_byte``,
-    ``attainable_tflops`` (per chip, at the calibrated fractions of peak; ``roof``: a tier's). Points: ``chip``,
-    ``phase``, ``label``, ``intensity_flops_per_byte``, ``attainable_tflops`` (the ceiling at the
-    point's intensity), ``achieved_tflops`` (what its compute and memory time reach: below the
-    ceiling near the ridge), ``bound``, ``time_ms``, ``tokens_per_s``.
-    """
-    grid = np.geomspace(0.5, 20_000, 120)
-    curves, points = [], []
-    for hw, tp in chips:
-        inst = Instance(
-            model=model, hardware=hw, tp=tp, weights=weights, kv=kv, mem_fraction=mem_fraction,
-            activation_tokens=activation_tokens, attention_weights=attention_weights, eager=eager,
-        )  # fmt: skip
-        name = roofline_name(hw.id, tp)
-        per_chip_flops = inst.matmul_flops_per_s / tp
-        per_chip_bw = inst.bytes_per_s / tp
-        curves.extend([  # the main memory's roof, then a roof per SRAM or DDR tier (named in `roof`)
-            pd.DataFrame(
-                {"chip": name, "intensity_flops_per_byte": grid, "attainable_tflops": np.minimum(per_chip_flops, grid * per_chip_bw) / 1e12}
-            ), *tier_curves(inst, grid, name)
-        ])  # fmt: skip
-        pre = prefill_table(inst, prompts)
-        points.append(
-            pd.DataFrame(
-                {
-                    "chip": name,
-                    "phase": "prefill",
-                    "label": [f"prefill {q} tokens" for q in pre["prompt_tokens"]],
-                    "intensity_flops_per_byte": pre["intensity_flops_per_byte"],
-                    "attainable_tflops": pre["attainable_tflops_per_chip"],
-                    "achieved_tflops": pre["achieved_tflops_per_chip"],
-                    "bound": pre["bound"],
-                    "time_ms": pre["time_ms"],
-                    "tokens_per_s": pre["tokens_per_s"],
-                }
-            )
-        )
-        dec = decode_table(inst, batches, (context_tokens,))
-        intensity = dec["intensity_flops_per_byte"].to_numpy(dtype=float)
-        points.append(
-            pd.DataFrame(
-                {
-                    "chip": name,
-                    "phase": "decode",
-                    "label": [f"decode batch {b}, {context_tokens} context" for b in dec["batch"]],
-                    "intensity_flops_per_byte": intensity,
-                    "attainable_tflops": np.minimum(per_chip_flops, intensity * per_chip_bw) / 1e12,
-                    "achieved_tflops": dec["achieved_tflops_per_chip"],
-                    "bound": dec["bound"],
-                    "time_ms": dec["time_ms"],
-                    "tokens_per_s": dec["tokens_per_s"],
-                }
-            )
-        )
-    return pd.concat(curves, ignore_index=True), pd.concat(points, ignore_index=True)
-
-
-def pool_chips(scenario: Scenario) -> list[tuple[str, int]]:
-    """(chip id, tp) of each pool of the scenario, without repeats."""
-    seen: list[tuple[str, int]] = []
-    for p in scenario.deployment.pools:
-        if (p.hardware, p.tp) not in seen:
-            seen.append((p.hardware, p.tp))
-    return seen
 
 
 USER_SOURCE = "assumption: entered by the user in the dashboard"
@@ -578,13 +470,17 @@ def price_assumed(hw: HardwareSpec) -> bool:
 
 def pool_summary(pool: Pool, catalog: Catalog) -> str:
     """A one-line description of a pool: count x chips per instance x chip, chips in all, price per
-    hour (said to be assumed where the chip's price is an assumption, not a published rate)."""
+    hour (said to be assumed where the chip's price is an assumption, not a published rate); 'at
+    most' for an autoscaled pool, whose count is its ceiling."""
     hw = catalog.hardware.get(pool.hardware)
     chips = pool.count * pool.chips_per_instance
-    price = f", ${chips * hw.usd_per_hour:,.2f}/h" if hw else ""
-    if hw and price_assumed(hw):
-        price += " (assumed price)"
-    return f"{pool.count} × {pool.chips_per_instance} × {pool.hardware} = {chips} chip{'' if chips == 1 else 's'}{price}"
+    price = (
+        f", ${chips * hw.usd_per_hour:,.2f}/h" + (" (assumed price)" if price_assumed(hw) else "")
+        if hw
+        else ""
+    )
+    most = "at most " if pool.autoscale is not None else ""
+    return f"{most}{pool.count} × {pool.chips_per_instance} × {pool.hardware} = {chips} chip{'' if chips == 1 else 's'}{price}"
 
 
 @dataclass(frozen=True)

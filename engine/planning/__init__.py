@@ -18,7 +18,8 @@ The face: `__all__` names what the packages above and the dashboard import, each
 module on first use (docs/architecture.md, Public API). `plan`, `capacity` and `sweep` are
 `engine`'s (a face holds no name of one of its modules); `plan_margin` is `margin.margin`,
 `emit_deployment` is `emit.emit` and `EMIT_STACKS` is `emit.STACKS`.
-`plan_work_estimate` is `plan_work.plan_work`, `lifetime_summary` is `lifetime.summary_line`.
+`plan_work_estimate` is `plan_work.plan_work`, `lifetime_summary` is `lifetime.summary_line`,
+`lifetime_headline` is `lifetime.headline_line`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ _API = {
     "Lifetime": "engine.planning.lifetime_spec",
     "LifetimeResult": "engine.planning.lifetime",
     "lifetime_names": "engine.planning.lifetime_spec",
+    "lifetime_headline": "engine.planning.lifetime",
     "lifetime_summary": "engine.planning.lifetime",
     "load_lifetime": "engine.planning.lifetime_spec",
     "run_lifetime": "engine.planning.lifetime",
@@ -62,6 +64,7 @@ _RENAMED = {
     "EMIT_STACKS": "STACKS",
     "plan_work_estimate": "plan_work",
     "OBJECTIVE_COLUMNS": "COLUMN",
+    "lifetime_headline": "headline_line",
     "lifetime_summary": "summary_line",
 }
 
@@ -85,6 +88,7 @@ __all__ = [
     "SearchSpace",
     "Verdict",
     "emit_deployment",
+    "lifetime_headline",
     "lifetime_names",
     "lifetime_summary",
     "load_lifetime",
@@ -107,6 +111,7 @@ if TYPE_CHECKING:
     from engine.planning.emit import emit as emit_deployment
     from engine.planning.frontier import passing_frontiers
     from engine.planning.lifetime import LifetimeResult, run_lifetime
+    from engine.planning.lifetime import headline_line as lifetime_headline
     from engine.planning.lifetime import summary_line as lifetime_summary
     from engine.planning.lifetime_spec import Lifetime, lifetime_names, load_lifetime
     from engine.planning.margin import Margin

@@ -429,3 +429,24 @@ def summary_line(res: LifetimeResult) -> str:
             )
         parts.append(text)
     return f"Over {res.lifetime.months:g} months: " + "; ".join(parts) + "."
+
+
+def headline_line(res: LifetimeResult) -> str:
+    """Which portfolio is the cheaper over the whole life, and by how much: per million output
+    tokens (and in percent) and in dollars over the life, against each other portfolio."""
+    t = res.totals.sort_values("usd_per_million_tokens", kind="stable")
+    best = t.iloc[0]
+    head = f"Over {res.lifetime.months:g} months"
+    if len(t) < 2:
+        return f"{head} {best['portfolio']} costs ${best['usd_per_million_tokens']:.3f} per million output tokens."
+    others = []
+    for _, o in t.iloc[1:].iterrows():
+        less = 1.0 - best["usd_per_million_tokens"] / o["usd_per_million_tokens"]
+        others.append(
+            f"{o['portfolio']}'s ${o['usd_per_million_tokens']:.3f} ({less:.1%} less, "
+            f"${o['total_usd'] - best['total_usd']:,.0f} less in all)"
+        )
+    return (
+        f"{head} {best['portfolio']} is the cheaper: ${best['usd_per_million_tokens']:.3f} per million output "
+        "tokens against " + "; ".join(others) + "."
+    )

@@ -3,12 +3,14 @@ lifetime, charts the bill with the write-off, and a switch to keeping the fleet 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.planning import load_lifetime, run_lifetime
+from tests.app.test_app import text_of
 from ui.lifetime import PART_STYLE, bill_chart, unit_cost_chart
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -25,16 +27,28 @@ def test_the_planner_page_charts_a_lifetime_and_its_write_off() -> None:
     assert at.selectbox(key="fg-lifetime").value == "asic-model-churn"
     metrics = {m.label: m for m in at.metric}
     asic = next(m for label, m in metrics.items() if label.startswith("ASIC"))
-    assert asic.value.startswith("$") and "written off" in str(asic.delta)
+    # the write-off is said plainly under the figure, not as a red delta arrow as if $/M had moved
+    assert asic.value.startswith("$") and not asic.delta
+    captions = [text_of(c.value) for c in at.caption]
+    assert "$60,000 of capital written off at month 24" in captions, captions
+    assert any(text_of(m.value).startswith("**Over 36 months GPU is the cheaper") for m in at.markdown)
     assert not at.warning, [w.value for w in at.warning]
     bill = next(c for c in at.get("plotly_chart") if "Bill per period" in c.proto.spec)
     assert "capital written off" in bill.proto.spec
-    # kept idle instead: nothing is written off, the fleet's idle months are billed
+    periods = json.loads(bill.proto.spec)["data"][0]["x"][0]  # periods named with their months
+    assert periods[:3] == [
+        "dense 70B<br>months 0–12",
+        "MoE 235B<br>months 12–24",
+        "MoE 671B, FP4, long prompts<br>months 24–36",
+    ]
+    # kept idle instead: nothing is written off, the fleet's idle months are billed, its book value left
     at.segmented_control(key="fg-lifetime-stranded").set_value("keep").run()
     assert not at.exception, [e.value for e in at.exception]
     bill = next(c for c in at.get("plotly_chart") if "Bill per period" in c.proto.spec)
     assert "capital written off" not in bill.proto.spec
-    assert not any("written off" in str(m.delta) for m in at.metric)
+    captions = [text_of(c.value) for c in at.caption]
+    assert not any("written off" in c for c in captions)
+    assert "$40,000 of book value left at month 36 (kept idle)" in captions, captions
 
 
 def test_the_charts_carry_the_engines_figures() -> None:
@@ -47,3 +61,33 @@ def test_the_charts_carry_the_engines_figures() -> None:
     assert sum(sum(t.y) for t in traces.values()) == pytest.approx(sum(res.periods["total_usd"]))
     levels = {t.name: t.y[0] for t in unit_cost_chart(res).data if "whole life" in t.name}
     assert sorted(levels.values()) == sorted(res.totals["usd_per_million_tokens"])
+    # a period's cost holds for its months: bars, not lines sloping from one period to the next
+    bars = [t for t in unit_cost_chart(res).data if t.type == "bar"]
+    assert {t.name for t in bars} == set(res.totals["portfolio"])
+    assert all(t.type == "bar" or "whole life" in t.name for t in unit_cost_chart(res).data)
+
+
+def test_the_headline_says_which_portfolio_is_cheaper_and_by_how_much() -> None:
+    from engine.planning import lifetime_headline
+
+    res = run_lifetime(load_lifetime("asic-model-churn"))
+    t = res.totals.set_index("portfolio")
+    gap = t.loc["ASIC", "total_usd"] - t.loc["GPU", "total_usd"]
+    less = 1 - t.loc["GPU", "usd_per_million_tokens"] / t.loc["ASIC", "usd_per_million_tokens"]
+    assert lifetime_headline(res) == (
+        f"Over 36 months GPU is the cheaper: ${t.loc['GPU', 'usd_per_million_tokens']:.3f} per million output "
+        f"tokens against ASIC's ${t.loc['ASIC', 'usd_per_million_tokens']:.3f} ({less:.1%} less, ${gap:,.0f} less in all)."
+    )
+
+
+def test_the_periods_table_has_readable_columns() -> None:
+    """Every column of the periods table is named in words and formatted (money in dollars)."""
+    from ui import tables
+    from ui.lifetime import _table
+
+    shown = _table(run_lifetime(load_lifetime("asic-model-churn")).periods)
+    assert list(shown.columns) == list(tables.LIFETIME_PERIODS)  # nothing left unnamed, nothing missing
+    for col, conf in tables.LIFETIME_PERIODS.items():
+        assert "_" not in conf["label"], col
+        if col.endswith("_usd"):
+            assert conf["type_config"]["format"] == "dollar", col

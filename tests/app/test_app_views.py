@@ -16,6 +16,7 @@ from engine.core.errors import ScenarioError
 from engine.explain import presentation as pr
 from engine.explain import previews as pv
 from engine.explain import report
+from engine.explain import roofline_chips as rc
 from engine.scenario.codec import apply_overrides, load_preset, unsafe_paths
 from engine.scenario.model import LengthDist
 from engine.serving.run import ENGINE_VERSION, SimResult, simulate
@@ -236,9 +237,9 @@ def test_switching_mode_keeps_the_chips() -> None:
 def test_roofline_points_bind_where_the_model_says(catalog: Catalog) -> None:
     model = catalog.model("llama-3.1-70b")
     h100 = catalog.chip("h100-sxm")
-    assert pv.fitting_tp(model, h100, "bf16", "bf16") == 2  # 141 GB of weights in 2 x 80 GB x 0.9
-    assert pv.fitting_tp(model, catalog.chip("h200"), "fp8", "fp8") == 1
-    curves, points = pv.roofline(model, [(h100, 4)], "bf16", "bf16")
+    assert rc.fitting_tp(model, h100, "bf16", "bf16") == 2  # 141 GB of weights in 2 x 80 GB x 0.9
+    assert rc.fitting_tp(model, catalog.chip("h200"), "fp8", "fp8") == 1
+    curves, points = rc.roofline(model, [(h100, 4)], "bf16", "bf16")
     assert set(curves["chip"]) == {"h100-sxm ×4"}
     pre = points[points["phase"] == "prefill"]
     dec = points[points["phase"] == "decode"]
@@ -520,10 +521,10 @@ def test_an_uncalibrated_chips_roofline_is_dashed_and_named_so(catalog: Catalog)
     from ui.charts import roofline as roofline_chart
 
     model = catalog.model("llama-3.1-70b")
-    curves, points = pv.roofline(
+    curves, points = rc.roofline(
         model, [(catalog.chip("h100-sxm"), 4), (catalog.chip("l40s"), 8)], "fp8", "fp8"
     )
-    fig = roofline_chart(curves, points, uncalibrated={pv.roofline_name("l40s", 8)})
+    fig = roofline_chart(curves, points, uncalibrated={rc.roofline_name("l40s", 8)})
     lines = {t.name: t.line.dash for t in fig.data if t.mode == "lines"}
     assert lines == {"h100-sxm ×4": "solid", "l40s ×8 (uncalibrated)": "dash"}
 

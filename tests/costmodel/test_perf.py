@@ -309,7 +309,7 @@ def test_eager_mode_adds_a_launch_cost_per_layer(catalog: Catalog) -> None:
 def test_the_roofline_preview_prices_what_the_run_will(catalog: Catalog) -> None:
     """The Hardware page's roofline and its tp guess build the instance the run builds: Meta's FP8
     405B with bf16 attention, eager, with the stack's activation reserve."""
-    from engine.explain.previews import fitting_tp, roofline
+    from engine.explain.roofline_chips import fitting_tp, roofline
     from engine.scenario.codec import apply_overrides, load_preset
     from engine.scenario.resolve import resolve
 

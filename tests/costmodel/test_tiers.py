@@ -158,7 +158,7 @@ def test_a_tier_needs_a_source(catalog: Catalog) -> None:
 
 
 def test_the_roofline_draws_a_roof_per_tier(catalog: Catalog) -> None:
-    from engine.explain.previews import roofline
+    from engine.explain.roofline_chips import roofline
 
     model = catalog.models["llama-3.1-8b"]
     curves, points = roofline(
@@ -186,3 +186,19 @@ def test_pipelined_and_data_parallel_instances_read_their_tiers_too(catalog: Cat
         assert float(fast.time_s) < float(slow.time_s)
         # pp 2: 82% of the weights in SRAM; dp 2: each rank holds a copy in its 8 sockets, 41%
         assert float(fast.memory_s) < float(slow.memory_s) * (0.5 if "pp" in layout else 0.8)
+
+
+def test_fitting_layout_adds_pipeline_stages_where_no_tp_alone_holds_the_model() -> None:
+    """A 70B model at fp8 on 230 MB LPUs: no TP up to 64 holds it, 64 x 8 does (as sram-decode-groq
+    serves it); a chip that holds it at some TP gets that TP and one stage (`fitting_tp`'s answer)."""
+    from engine.explain.roofline_chips import fitting_layout, fitting_tp
+    from engine.scenario.codec import load_preset
+    from engine.scenario.resolve import scenario_catalog
+
+    sc = load_preset("sram-decode-groq")
+    cat = scenario_catalog(sc)
+    model, lpu, h100 = cat.model(sc.model.id), cat.chip("groq-lpu"), cat.chip("h100-sxm")
+    args = ("fp8", sc.kv_precision(), sc.deployment.mem_fraction, sc.activation_tokens(lpu))
+    assert fitting_tp(model, lpu, *args) is None
+    assert fitting_layout(model, lpu, *args) == (64, 8)
+    assert fitting_layout(model, h100, "bf16", "bf16") == (fitting_tp(model, h100, "bf16", "bf16"), 1)

@@ -1,0 +1,197 @@
+"""The roofline the Hardware page draws: each chip at a layout that holds the model, the model's
+prefill and decode points on it.
+
+`fitting_layout` finds the smallest instance of a chip that holds the model: tensor parallelism
+first (up to 64 chips), then pipeline stages of such groups (up to 16), as an SRAM-only chip
+needs (a 70B model on Groq's LPUs takes hundreds of chips). `roofline` draws each chip per chip:
+its compute ceiling, its main memory's roof and one roof per SRAM or DDR tier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from engine.catalog.specs import HardwareSpec, KvPrecision, ModelSpec, Precision
+from engine.costmodel.perf import Instance
+from engine.costmodel.roofline import decode_table, prefill_table, tier_curves
+from engine.scenario.model import Scenario
+
+MAX_TP = 64
+"""The largest tensor-parallel group `fitting_layout` tries (a GPU's scale-up domain is smaller;
+an SRAM-centric chip's deployments are built of such groups)."""
+MAX_PP = 16
+"""The most pipeline stages `fitting_layout` tries."""
+
+
+def fitting_tp(
+    model: ModelSpec,
+    hw: HardwareSpec,
+    weights: Precision,
+    kv: KvPrecision,
+    mem_fraction: float = 0.9,
+    activation_tokens: int = 0,
+    attention_weights: Precision | None = None,
+) -> int | None:
+    """The smallest power-of-two tensor parallelism (up to 64) at which the model fits the chip."""
+    tp = 1
+    while tp <= 64:
+        if Instance(
+            model=model,
+            hardware=hw,
+            tp=tp,
+            weights=weights,
+            kv=kv,
+            mem_fraction=mem_fraction,
+            activation_tokens=activation_tokens,
+            attention_weights=attention_weights,
+        ).fits():
+            return tp
+        tp *= 2
+    return None
+
+
+def fitting_layout(
+    model: ModelSpec,
+    hw: HardwareSpec,
+    weights: Precision,
+    kv: KvPrecision,
+    mem_fraction: float = 0.9,
+    activation_tokens: int = 0,
+    attention_weights: Precision | None = None,
+) -> tuple[int, int] | None:
+    """The smallest (tp, pp), powers of two, at which the model fits the chip: fewest chips, then
+    fewest stages (so a model that fits at some TP gets `fitting_tp`'s). None past 64 x 16 chips."""
+    sizes = [2**i for i in range(MAX_TP.bit_length())]
+    layouts = sorted(
+        ((tp, pp) for tp in sizes for pp in sizes if pp <= MAX_PP), key=lambda lp: (lp[0] * lp[1], lp[1])
+    )
+    for tp, pp in layouts:
+        if Instance(
+            model=model,
+            hardware=hw,
+            tp=tp,
+            pp=pp,
+            weights=weights,
+            kv=kv,
+            mem_fraction=mem_fraction,
+            activation_tokens=activation_tokens,
+            attention_weights=attention_weights,
+        ).fits():
+            return tp, pp
+    return None
+
+
+def roofline_name(chip: str, tp: int, pp: int = 1) -> str:
+    """A chip's series in `roofline`: its id and chips per instance (with the layout where it has stages)."""
+    return f"{chip} ×{tp}" if pp == 1 else f"{chip} ×{tp * pp} (tp{tp} pp{pp})"
+
+
+def roofline(
+    model: ModelSpec,
+    chips: Sequence[tuple[HardwareSpec, int] | tuple[HardwareSpec, int, int]],
+    weights: Precision,
+    kv: KvPrecision,
+    mem_fraction: float = 0.9,
+    prompts: Sequence[int] = (512, 2048, 8192),
+    activation_tokens: int = 0,
+    attention_weights: Precision | None = None,
+    eager: bool = False,
+    batches: Sequence[int] = (1, 8, 32, 128),
+    context_tokens: int = 4096,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Roofline curves and the model's prefill and decode points on each (chip, tp) or (chip, tp, pp).
+
+    Returns ``(curves, points)``. Curves: ``chip``, ``intensity_flops_per_byte``,
+    ``attainable_tflops`` (per chip, at the calibrated fractions of peak; ``roof``: a tier's). Points: ``chip``,
+    ``phase``, ``label``, ``intensity_flops_per_byte``, ``attainable_tflops`` (the ceiling at the
+    point's intensity), ``achieved_tflops`` (what its compute and memory time reach: below the
+    ceiling near the ridge), ``bound``, ``time_ms``, ``tokens_per_s``.
+    """
+    grid = np.geomspace(0.5, 20_000, 120)
+    curves, points = [], []
+    for hw, tp, *stages in chips:
+        pp = stages[0] if stages else 1
+        inst = Instance(
+            model=model,
+            hardware=hw,
+            tp=tp,
+            pp=pp,
+            weights=weights,
+            kv=kv,
+            mem_fraction=mem_fraction,
+            activation_tokens=activation_tokens,
+            attention_weights=attention_weights,
+            eager=eager,
+        )
+        name = roofline_name(hw.id, tp, pp)
+        per_chip_flops = inst.matmul_flops_per_s / tp
+        per_chip_bw = inst.bytes_per_s / tp
+        curves.extend(
+            [  # the main memory's roof, then a roof per SRAM or DDR tier (named in `roof`)
+                pd.DataFrame(
+                    {
+                        "chip": name,
+                        "intensity_flops_per_byte": grid,
+                        "attainable_tflops": np.minimum(per_chip_flops, grid * per_chip_bw) / 1e12,
+                    }
+                ),
+                *tier_curves(inst, grid, name),
+            ]
+        )
+        points.extend(_points(inst, name, prompts, batches, context_tokens))
+    return pd.concat(curves, ignore_index=True), pd.concat(points, ignore_index=True)
+
+
+def _points(
+    inst: Instance, name: str, prompts: Sequence[int], batches: Sequence[int], context_tokens: int
+) -> list[pd.DataFrame]:
+    """The model's prefill points (one per prompt) and decode points (one per batch) on one instance."""
+    per_chip_flops = inst.matmul_flops_per_s / inst.tp
+    per_chip_bw = inst.bytes_per_s / inst.tp
+    points = []
+    pre = prefill_table(inst, prompts)
+    points.append(
+        pd.DataFrame(
+            {
+                "chip": name,
+                "phase": "prefill",
+                "label": [f"prefill {q} tokens" for q in pre["prompt_tokens"]],
+                "intensity_flops_per_byte": pre["intensity_flops_per_byte"],
+                "attainable_tflops": pre["attainable_tflops_per_chip"],
+                "achieved_tflops": pre["achieved_tflops_per_chip"],
+                "bound": pre["bound"],
+                "time_ms": pre["time_ms"],
+                "tokens_per_s": pre["tokens_per_s"],
+            }
+        )
+    )
+    dec = decode_table(inst, batches, (context_tokens,))
+    intensity = dec["intensity_flops_per_byte"].to_numpy(dtype=float)
+    points.append(
+        pd.DataFrame(
+            {
+                "chip": name,
+                "phase": "decode",
+                "label": [f"decode batch {b}, {context_tokens} context" for b in dec["batch"]],
+                "intensity_flops_per_byte": intensity,
+                "attainable_tflops": np.minimum(per_chip_flops, intensity * per_chip_bw) / 1e12,
+                "achieved_tflops": dec["achieved_tflops_per_chip"],
+                "bound": dec["bound"],
+                "time_ms": dec["time_ms"],
+                "tokens_per_s": dec["tokens_per_s"],
+            }
+        )
+    )
+    return points
+
+
+def pool_chips(scenario: Scenario) -> list[tuple[str, int, int]]:
+    """(chip id, tp, pp) of each pool of the scenario, without repeats."""
+    seen: list[tuple[str, int, int]] = []
+    for p in scenario.deployment.pools:
+        if (p.hardware, p.tp, p.pp) not in seen:
+            seen.append((p.hardware, p.tp, p.pp))
+    return seen

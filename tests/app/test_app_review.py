@@ -1,0 +1,153 @@
+"""App tests of what a browser review of the new pages found (issues 34, 35): the roofline's layouts,
+the catalog's memory columns, the tier roofs, the maturity select, the lifetime section, pool labels
+and the over-time panel."""
+
+from __future__ import annotations
+
+from tests.app.test_app import app, assert_clean, scenario_of, short, text_of
+
+
+def test_an_sram_only_chip_is_drawn_at_a_pipelined_layout() -> None:
+    """Groq's LPU holds a 70B model only across hundreds of chips in pipeline stages (as
+    sram-decode-groq serves it), not at any TP alone: the roofline draws it there, not 'Not drawn'."""
+    at = app("hardware")
+    at.multiselect(key="fg:roofline-chips").set_value(["h100-sxm", "groq-lpu"]).run()
+    assert_clean(at)
+    assert not [c.value for c in at.caption if "Not drawn" in c.value]
+    points = next(df.value for df in at.dataframe if "intensity_flops_per_byte" in df.value.columns)
+    assert set(points["chip"]) == {"h100-sxm ×2", "groq-lpu ×512 (tp64 pp8)"}
+
+
+def test_each_memory_tier_has_its_own_dash_and_the_main_roof_is_named() -> None:
+    """SN40L's SRAM and DDR roofs were both dotted in the chip's colour, its main roof unnamed as HBM."""
+    from engine.catalog.entries import load_catalog
+    from engine.explain.roofline_chips import roofline
+    from ui import charts
+
+    cat = load_catalog()
+    model, sn40l, h100 = cat.model("llama-3.1-70b"), cat.chip("sn40l"), cat.chip("h100-sxm")
+    curves, points = roofline(model, [(sn40l, 8), (h100, 2)], "bf16", "bf16")
+    lines = {t.name: t.line.dash for t in charts.roofline(curves, points).data if t.mode == "lines"}
+    assert lines == {
+        "sn40l ×8 HBM roof": "solid",
+        "sn40l ×8 SRAM roof": "dot",
+        "sn40l ×8 DDR roof": "dashdot",
+        "h100-sxm ×2": "solid",  # a chip of one memory keeps its plain name
+    }
+
+
+def test_the_catalog_names_main_memory_by_what_it_is() -> None:
+    """Groq's LPU read 'HBM (GB) 0.23, HBM (TB/s) 80' with an empty SRAM tier: its only memory is SRAM.
+    The main-memory columns are 'Memory', with a type column; DDR has its bandwidth; empty cells are '—'."""
+    from ui import tables
+
+    at = app("hardware")
+    assert_clean(at)
+    table = next(df for df in at.dataframe if "spec_source" in df.value.columns)
+    hw = table.value.set_index("id")
+    assert hw.loc["groq-lpu", "memory_type"] == "SRAM" and hw.loc["h100-sxm", "memory_type"] == "HBM"
+    assert hw.loc["l40s", "memory_type"] == "GDDR"
+    assert hw.loc["sn40l", "tiers"] == "SRAM → HBM → DDR" and hw.loc["sn40l", "ddr_tb_s"] > 0
+    assert list(hw.columns[:5]) == [
+        "name",
+        "class",
+        "memory_type",
+        "tiers",
+        "reconfig_s",
+    ]  # what kind of chip, first
+    labels = {k: getattr(v, "get", lambda _k: None)("label") for k, v in tables.HARDWARE.items()}
+    assert labels["memory_gb"] == "Memory (GB)" and labels["memory_tb_s"] == "Memory (TB/s)"
+    assert not [v for v in labels.values() if v and "HBM" in v]
+    assert table.proto.placeholder == "—"
+
+
+def test_the_maturity_options_are_short_and_say_their_effect_on_the_pool() -> None:
+    """The options ran past the card's width, and 'as calibrated' and 'measured' read alike: each now
+    says its effect in a few words, and a caption under the select says what it does to this pool."""
+    at = app("strategy")
+    key = "fg:deployment.pools[1].maturity"
+    box = at.selectbox(key=key)
+    assert box.options == [
+        "as calibrated (no change)",
+        "measured (×1, no porting)",
+        "vendor (compute ×0.8, 6 eng-months)",
+        "port (compute ×0.5, 24 eng-months)",
+    ]
+    assert all(len(o) <= 36 for o in box.options)  # a 300 px card holds about that many
+
+    def said() -> str:
+        return " ".join(text_of(c.value) for c in at.caption)
+
+    assert "No change: the chip's own rule, measured (fitted under this stack): compute 0." in said()
+    box.set_value("measured").run()
+    assert "Asserts vLLM is mature on this chip (as its fit says)" in said()
+    at.selectbox(key=key).set_value("vendor").run()
+    assert_clean(at)
+    assert scenario_of(at).deployment.pools[1].maturity == "vendor"
+    text = said()
+    assert (
+        "A vendor stack with partial kernel coverage: compute 0." in text
+        and "6 engineer-months ($150,000" in text
+    )
+
+
+def test_an_autoscaled_pool_says_its_count_is_a_ceiling_and_the_power_cap_its_unit() -> None:
+    """'8 × 2 × h100-sxm = 16 chips' and 'Instances' read as a fixed pool while autoscaling; 'Power cap kw'."""
+    at = app("strategy", short("day-autoscaled"), preset="day-autoscaled")
+    assert_clean(at)
+    count = at.slider(key="fg:deployment.pools[0].count")
+    assert count.label == "Max instances" and "autoscaler" in (count.help or "")
+    ceilings = [c for c in at.caption if text_of(c.value).startswith("at most 8 × 2 × h100-sxm = 16 chips")]
+    assert len(ceilings) == 2  # both pools autoscale
+    cap = at.number_input(key="fg:deployment.pools[0].power_cap_kw")
+    assert cap.label == "Power cap (kW)" and "no cap" in (cap.help or "")
+    at.toggle(key="fg:deployment.pools[0].autoscale:on").set_value(False).run()  # a fixed pool again
+    assert_clean(at)
+    assert at.slider(key="fg:deployment.pools[0].count").label == "Instances"
+    assert [text_of(c.value).startswith("at most") for c in at.caption if "16 chips" in text_of(c.value)] == [
+        False,  # the prefill pool, fixed
+        True,  # the decode pool, still autoscaled
+    ]
+
+
+def test_the_over_time_charts_share_a_clock_and_mark_the_fault() -> None:
+    """The SLO chart's axis ended with the window while the others ran on through the drain, and a lost
+    pool was nowhere marked: all four now share one x-range and a labelled line at the fault."""
+    import json
+
+    at = app("results", short("portfolio-decode-loss", duration_s=600.0), preset="portfolio-decode-loss")
+    assert_clean(at)
+    specs = {
+        c.key.removeprefix("fg:chart:"): json.loads(c.proto.spec)
+        for c in at.get("plotly_chart")
+        if c.key and c.key.endswith("_per_minute")
+    }
+    assert set(specs) == {"slo_per_minute", "instances_per_minute", "power_per_minute", "busy_per_minute"}
+    ranges = {what: tuple(s["layout"]["xaxis"]["range"]) for what, s in specs.items()}
+    assert len(set(ranges.values())) == 1, ranges
+    for what, spec in specs.items():
+        lines = [
+            s for s in spec["layout"]["shapes"] if s.get("x0") == s.get("x1") == 5.0
+        ]  # the fault at 300 s
+        notes = [a["text"] for a in spec["layout"]["annotations"]]
+        assert lines and "decode-chat: 3 instances lost for good" in notes, (what, notes)
+    assert (
+        specs["instances_per_minute"]["layout"]["yaxis"]["title"]["text"] == "mean instances<br>in the minute"
+    )
+
+
+def test_fault_marks_name_losses_recoveries_and_links() -> None:
+    from engine.explain import fault_marks
+    from engine.scenario.model import Fault
+
+    marks = fault_marks(
+        [
+            Fault(at_s=600.0, pool="p", kind="link", link_factor=0.0, duration_s=120.0),
+            Fault(at_s=120.0, pool="d", instances=2),
+        ]
+    )
+    assert [tuple(m) for m in marks] == [
+        (2.0, "d: 2 instances lost for good"),
+        (10.0, "p's KV link down"),
+        (12.0, "p: KV link restored"),
+    ]
