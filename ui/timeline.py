@@ -155,7 +155,38 @@ def instances_chart(over: Mapping[str, Any]) -> go.Figure:
     )
     top = max([1.0, *(max(v, default=0.0) for v in over["instances"].values())])
     _marks(fig, over["events"], top + 0.5)
+    _demand(fig, over)
     return fig
+
+
+def _demand(fig: go.Figure, over: Mapping[str, Any]) -> None:
+    """The requests arriving per minute, on an axis of their own: the capacity against the demand it follows."""
+    per_min = 60.0 / float(over["bin_s"])
+    fig.add_trace(
+        go.Scatter(
+            x=_minutes(over),
+            y=[n * per_min for n in over["requests"]],
+            name="requests arriving",
+            mode="lines",
+            line={"color": "#9aa0a6", "width": 1.5, "dash": "dot"},
+            line_shape="hv",
+            yaxis="y2",
+            hovertemplate="%{y:,.0f} requests / min arriving<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        yaxis2={
+            "title": "requests / min",
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+            "showgrid": False,
+            "tickmode": "auto",
+            "nticks": 5,
+            "tickformat": ",.0f",
+        },
+        margin={"r": 50},
+    )
 
 
 def power_chart(over: Mapping[str, Any]) -> go.Figure:

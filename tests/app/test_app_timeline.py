@@ -20,9 +20,13 @@ def test_the_charts_draw_the_engines_timeline_and_mark_its_events() -> None:
     over = run.over_time
     assert over is not None
     fig = timeline.instances_chart(over)
-    lines = [t for t in fig.data if t.mode == "lines"]
+    lines = [t for t in fig.data if t.mode == "lines" and t.yaxis != "y2"]
     assert [t.name for t in lines] == ["prefill", "decode"]
     assert list(lines[0].y) == over["instances"]["prefill"]
+    # the demand the instances follow, per minute on an axis of its own
+    (demand,) = [t for t in fig.data if t.yaxis == "y2"]
+    assert list(demand.y) == pytest.approx([n * 60.0 / over["bin_s"] for n in over["requests"]])
+    assert sum(demand.y) * over["bin_s"] / 60.0 == pytest.approx(run.summary["requests"]["total"])
     marks = {t.name: len(t.x) for t in fig.data if t.mode == "markers"}
     ups = sum(1 for _, _, a in over["events"] if a == "request")
     assert marks.get("scale-up requested", 0) == ups > 0
@@ -51,6 +55,8 @@ def _over(values: list[float | None], target: float = 0.9) -> dict[str, object]:
         "power_kw": {"prefill": [1.0] * len(values)},
         "busy": {"prefill": [0.5] * len(values)},
         "events": [(30.0, "prefill", "request")],
+        "bin_s": 60.0,
+        "requests": [10] * len(values),
     }
 
 
