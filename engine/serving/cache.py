@@ -18,15 +18,17 @@ index) and from the multi-turn session (session, block index); traces that carry
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
-from itertools import takewhile
+from itertools import repeat, takewhile
 
 import numpy as np
 
 from engine.serving.workload import Requests
 
 HBM, HOST, POOLED = 0, 1, 2
+
+_drain = deque(maxlen=0).extend  # runs an iterator to its end in C, keeping nothing
 TIERS = ("hbm", "host", "pooled")
 
 
@@ -80,9 +82,7 @@ class LruBlocks:
         if excess >= len(od):
             od.clear()
             return excess
-        pop = od.popitem
-        for _ in range(excess):
-            pop(False)
+        _drain(map(od.popitem, repeat(False, excess)))  # the oldest first
         return excess
 
     def clear(self) -> None:
