@@ -320,10 +320,9 @@ class Server(BatchFormation, Outage):
         assert self.jump is not None
         t0, b, ctx, kmax = self.jump
         self.jump = None
-        steps = self._steps_started(b, ctx, self.sim.env.now - t0, kmax)
+        steps, run = self._steps_started(b, ctx, self.sim.env.now - t0, kmax)
         if steps == kmax:
             return  # the jump ends with that very step anyway
-        run = self.step.decode_run(b, ctx, steps)
         self.token += 1  # supersede the jump's planned end
         self.sim.env.after(
             max(0.0, t0 + run[0] - self.sim.env.now), self._jump_done, self.token, (t0, b, steps, run)
@@ -348,17 +347,26 @@ class Server(BatchFormation, Outage):
         self.busy = False
         self.kick()
 
-    def _steps_started(self, b: int, ctx: float, elapsed: float, kmax: int) -> int:
-        """Steps finished or in progress after `elapsed` seconds of a decode run (at most kmax)."""
+    def _steps_started(
+        self, b: int, ctx: float, elapsed: float, kmax: int
+    ) -> tuple[int, tuple[float, float, float]]:
+        """Steps finished or in progress after `elapsed` seconds of a decode run (at most kmax),
+        and the run of that many steps (`StepModel.decode_run`: kept from the search when it has it)."""
         run = self.step.decode_run
-        first = run(b, ctx, 1)[0]
-        guess = min(kmax, int(elapsed / first) + 1)  # steps only get longer: an upper bound
+        have = run(b, ctx, 1)
+        have_k = 1
+        guess = min(kmax, int(elapsed / have[0]) + 1)  # steps only get longer: an upper bound
         if guess > 2:  # refine from the mean step time over the guess (steps grow slowly)
-            mean = run(b, ctx, guess)[0] / guess
+            have, have_k = run(b, ctx, guess), guess
+            mean = have[0] / guess
             guess = min(guess, int(elapsed / mean) + 2)
-        while guess > 1 and run(b, ctx, guess - 1)[0] > elapsed:
+        while guess > 1:
+            shorter = run(b, ctx, guess - 1)
+            if shorter[0] <= elapsed:
+                break
             guess -= 1
-        return guess
+            have, have_k = shorter, guess
+        return guess, have if have_k == guess else run(b, ctx, guess)
 
     # --- decode batch ---------------------------------------------------------------------
     def _next_finish(self) -> int:
