@@ -212,8 +212,8 @@ class RequestBlocks:
         if self.offsets is not None and self.hashes is not None:
             start = self.offsets[rid]
             stop = min(self.offsets[rid + 1], start + self.prompt[rid] // bt)
-            intern = self._interned.setdefault
-            return [intern(h, h) for h in self.hashes[start:stop].tolist()]  # prompt blocks only
+            hashes = self.hashes[start:stop].tolist()
+            return list(map(self._interned.setdefault, hashes, hashes))  # prompt blocks only
         n = tokens // bt
         p = min(self.prefix[rid] // bt, n)
         g, s = _first_ids(self.groups[rid], self.sessions[rid])
@@ -235,7 +235,10 @@ class RequestBlocks:
             self._load()
         got = self._full[rid]
         if got is None:
-            got = self._full[rid] = self._make(rid, self.prompt[rid] + self.output[rid])
+            if self.offsets is not None and self.hashes is not None:  # a trace's: its prompt's, the same list
+                got = self._full[rid] = self.prompt_blocks(rid)
+            else:
+                got = self._full[rid] = self._make(rid, self.prompt[rid] + self.output[rid])
         return got
 
     def cap_output(self, rid: int, tokens: int) -> None:
