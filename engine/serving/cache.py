@@ -28,7 +28,8 @@ from engine.serving.workload import Requests
 
 HBM, HOST, POOLED = 0, 1, 2
 
-_drain = deque(maxlen=0).extend  # runs an iterator to its end in C, keeping nothing
+_SINK: deque[object] = deque(maxlen=0)
+_drain = _SINK.extend  # runs an iterator to its end in C, keeping nothing
 TIERS = ("hbm", "host", "pooled")
 
 

@@ -55,7 +55,7 @@ def views_of(
     cached prefix tokens, `step_s`: each one's next decode step with the request; default 0)."""
     # tuples built directly, in one loop: routers ask for a view of every candidate of every request
     new, cls = _new_view, policies.InstanceView
-    out = []
+    out: list[policies.InstanceView] = []
     append = out.append
     for i, s in enumerate(servers):
         k = 1 if s.role == "decode" else 0
