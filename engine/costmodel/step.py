@@ -41,6 +41,7 @@ class StepModel:
         "_k_over_e",
         "_last_batch",
         "_last_terms",
+        "_batch_terms",
         "_inst",
         "_plain",
         "_draft",
@@ -81,6 +82,7 @@ class StepModel:
         self._comm_lat = one - self._comm_per_tok
         self._last_batch: tuple[int, float] | None = None  # decode_run's last (batch, context sum)
         self._last_terms: tuple[float, ...] = ()
+        self._batch_terms: dict[int, tuple[float, ...]] = {}  # decode_run's terms of each batch size
         self._inst = inst
         self._plain = inst.plain
         spec = inst.speculation
@@ -314,20 +316,19 @@ class StepModel:
         if key == self._last_batch:  # the simulator asks again for the same batch (cut jumps)
             f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, split_at, compute_late = self._last_terms
         else:
-            b = float(batch)
-            apf, kvb, flops_s, bytes_s = self._apf, self._kvb, self._flops_s, self._bytes_s
-            f0 = self._lin * b + apf * context_sum
-            f1 = apf * b
-            m0 = (self.weight_bytes(b) if self._moe else self._dense_bytes) + kvb * (context_sum + b)
-            m1 = kvb * b
-            a_c, b_c = f0 / flops_s - self._lin * b * self._save, f1 / flops_s
-            a_m, b_m = m0 / bytes_s, m1 / bytes_s
+            terms = self._batch_terms.get(batch)
+            if terms is None:
+                terms = self._batch_terms[batch] = self._decode_terms(batch)
+            b, lin_b, lin_b_save, f1, weights, m1, b_c, b_m, fixed, g1 = terms
+            f0 = lin_b + self._apf * context_sum
+            m0 = weights + self._kvb * (context_sum + b)
+            a_c = f0 / self._flops_s - lin_b_save
+            a_m = m0 / self._bytes_s
             if self._x or self._tile:  # the experts' extra time depends on the batch, not the context
                 a_c, a_m = self._expert_extra(b, a_c, a_m)
-            fixed = (self._comm_lat + self._comm_per_tok * b if self._comm_per_tok else 0.0) + self._overhead
             # g(i) = compute - memory at step i; compute binds where g(i) >= 0. The step at which
             # the binding side changes (before any cap on the steps), and whether compute binds late.
-            g0, g1 = a_c - a_m, b_c - b_m
+            g0 = a_c - a_m
             if abs(g1) < 1e-18:
                 split_at, compute_late = (0 if g0 >= 0 else _NEVER), True
             elif g1 > 0:  # memory binds first, compute from ceil(-g0/g1) on
@@ -352,6 +353,18 @@ class StepModel:
         both = n * (a_c + a_m) + (b_c + b_m) * tri
         total = (1.0 - UNHIDDEN_FRACTION) * total + UNHIDDEN_FRACTION * both
         return (total + steps * fixed) * self._scale, n * f0 + f1 * tri, n * m0 + m1 * tri
+
+    def _decode_terms(self, batch: int) -> tuple[float, ...]:
+        """decode_run's terms that depend on the batch size alone (the same operations, in the same
+        order, as computing them with the context's: the results are the same to the bit)."""
+        b = float(batch)
+        lin_b = self._lin * b
+        f1 = self._apf * b
+        weights = self.weight_bytes(b) if self._moe else self._dense_bytes
+        m1 = self._kvb * b
+        b_c, b_m = f1 / self._flops_s, m1 / self._bytes_s
+        fixed = (self._comm_lat + self._comm_per_tok * b if self._comm_per_tok else 0.0) + self._overhead
+        return (b, lin_b, lin_b * self._save, f1, weights, m1, b_c, b_m, fixed, b_c - b_m)
 
     def decode_steps_within(self, batch: int, context_sum: float, budget_s: float, cap: int) -> int:
         """The largest number of decode steps (at most `cap`) that finish within `budget_s`."""

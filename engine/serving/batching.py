@@ -81,31 +81,38 @@ class BatchFormation:
         queue order decides who goes next.
         """
         sim = self.sim
+        pf_target, prefilled = sim.pf_target, sim.prefilled
         mixed_chunks = sim.chunked and self.role == "mixed"  # prompts may be split
-        budget = self.token_budget - (len(self.running) if sim.mix and self.role == "mixed" else 0)
+        running = len(self.running)
+        budget = self.token_budget - (running if sim.mix and self.role == "mixed" else 0)
+        chunk_cap = self.chunk_cap
         chunks: list[tuple[int, int, int]] = []
         for rid in self.prefilling:
             if budget <= 0:
                 break
-            left = sim.pf_target[rid] - sim.prefilled[rid]
+            done = prefilled[rid]
+            left = pf_target[rid] - done
             if mixed_chunks:
-                q = min(left, self.chunk_cap, budget)
+                q = min(left, chunk_cap, budget)
             elif left <= budget or not chunks:
                 q = left
             else:
                 continue
-            chunks.append((rid, q, sim.prefilled[rid]))
+            chunks.append((rid, q, done))
             budget -= q
+        waiting = self.waiting
+        if not waiting or budget <= 0:
+            return chunks
         # with preemption, keep room for every running request's next token (a watermark)
-        spare = len(self.running) + 1 if sim.preempt and self.role == "mixed" else 0
-        while self.waiting and budget > 0 and self.has_slot():
-            rid = self.waiting[0][1]
+        spare = running + 1 if sim.preempt and self.role == "mixed" else 0
+        while waiting and budget > 0 and self.has_slot():
+            rid = waiting[0][1]
             need = sim.reserve_tokens(rid, self.role)
             if self.kv_reserved + need + spare > self.kv_cap:
                 break
-            if not mixed_chunks and chunks and sim.pf_target[rid] > budget:
+            if not mixed_chunks and chunks and pf_target[rid] > budget:
                 break  # a whole prompt that does not fit this iteration waits for the next
-            heapq.heappop(self.waiting)
+            heapq.heappop(waiting)
             self.kv_reserved += need
             if self.kv_reserved > self.kv_peak:
                 self.kv_peak = self.kv_reserved
@@ -118,9 +125,10 @@ class BatchFormation:
                 continue
             self.prefilling.append(rid)
             sim.prefill_start[rid] = sim.env.now
-            left = sim.pf_target[rid] - sim.prefilled[rid]
-            q = min(left, self.chunk_cap, budget) if mixed_chunks else left
-            chunks.append((rid, q, sim.prefilled[rid]))
+            done = prefilled[rid]
+            left = pf_target[rid] - done
+            q = min(left, chunk_cap, budget) if mixed_chunks else left
+            chunks.append((rid, q, done))
             budget -= q
         return chunks
 

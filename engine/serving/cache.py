@@ -18,15 +18,18 @@ index) and from the multi-turn session (session, block index); traces that carry
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
-from itertools import takewhile
+from itertools import repeat, takewhile
 
 import numpy as np
 
 from engine.serving.workload import Requests
 
 HBM, HOST, POOLED = 0, 1, 2
+
+_SINK: deque[object] = deque(maxlen=0)
+_drain = _SINK.extend  # runs an iterator to its end in C, keeping nothing
 TIERS = ("hbm", "host", "pooled")
 
 
@@ -80,9 +83,7 @@ class LruBlocks:
         if excess >= len(od):
             od.clear()
             return excess
-        pop = od.popitem
-        for _ in range(excess):
-            pop(False)
+        _drain(map(od.popitem, repeat(False, excess)))  # the oldest first
         return excess
 
     def clear(self) -> None:
@@ -212,8 +213,8 @@ class RequestBlocks:
         if self.offsets is not None and self.hashes is not None:
             start = self.offsets[rid]
             stop = min(self.offsets[rid + 1], start + self.prompt[rid] // bt)
-            intern = self._interned.setdefault
-            return [intern(h, h) for h in self.hashes[start:stop].tolist()]  # prompt blocks only
+            hashes = self.hashes[start:stop].tolist()
+            return list(map(self._interned.setdefault, hashes, hashes))  # prompt blocks only
         n = tokens // bt
         p = min(self.prefix[rid] // bt, n)
         g, s = _first_ids(self.groups[rid], self.sessions[rid])
@@ -235,7 +236,10 @@ class RequestBlocks:
             self._load()
         got = self._full[rid]
         if got is None:
-            got = self._full[rid] = self._make(rid, self.prompt[rid] + self.output[rid])
+            if self.offsets is not None and self.hashes is not None:  # a trace's: its prompt's, the same list
+                got = self._full[rid] = self.prompt_blocks(rid)
+            else:
+                got = self._full[rid] = self._make(rid, self.prompt[rid] + self.output[rid])
         return got
 
     def cap_output(self, rid: int, tokens: int) -> None:

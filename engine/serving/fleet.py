@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from engine import policies
 from engine.serving.cache import RequestBlocks, leading_run_in
+from engine.serving.instance import views_of
 from engine.serving.ledger import NO_DECODE, TOO_LONG_LIVE, RequestLedger
 
 if TYPE_CHECKING:
@@ -180,17 +181,18 @@ class Fleet:
         self.ticks[key] = tick + 1
         if len(servers) == 1:
             return servers[0]
-        if self.router.needs_prefix and self.cache_on:
+        router = self.router
+        if router.needs_prefix and self.cache_on:
             blocks = self.blocks.prompt_blocks(rid)
             bt = self.reqs.block_tokens
             # each instance's own tiers: the pooled store serves every instance alike
-            views = [s.view(i, leading_run_in(blocks, s.own_blocks) * bt) for i, s in enumerate(servers)]
-        elif self.router.needs_timing:  # the decode step each instance would run with this request
+            views = views_of(servers, [leading_run_in(blocks, s.own_blocks) * bt for s in servers])
+        elif router.needs_timing:  # the decode step each instance would run with this request
             prompt = self.ledger.prompt[rid]
-            views = [s.view(i, 0, s.step_with(prompt)) for i, s in enumerate(servers)]
+            views = views_of(servers, None, [s.step_with(prompt) for s in servers])
         else:
-            views = [s.view(i) for i, s in enumerate(servers)]
-        return servers[self.router.choose(self.ledger.request_view(rid), views, tick)]
+            views = views_of(servers)
+        return servers[router.choose(self.ledger.request_view(rid), views, tick)]
 
     def entry_share(self) -> float:
         """Peak prefill FLOP/s of the live entry instances in their own role, over all entry pools'.

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from engine.serving.host import Host
 
 _new_view = tuple.__new__
+_NO_CHUNKS: list[tuple[int, int, int]] = []  # a decode instance's prefill work (never appended to)
 
 
 def throughput(step: StepModel, token_budget: int, max_batch: int, ranks: int = 1) -> tuple[float, float]:
@@ -45,6 +46,40 @@ def throughput(step: StepModel, token_budget: int, max_batch: int, ranks: int = 
     b = float(min(max_batch, 64) * ranks)
     t_dec = step.cost(0.0, 0.0, 0.0, b, b * 2048.0)[0]
     return (q / t if t > 0 else 0.0, b / t_dec if t_dec > 0 else 0.0)
+
+
+def views_of(
+    servers: list[Server], cached: list[int] | None = None, step_s: list[float] | None = None
+) -> list[policies.InstanceView]:
+    """What a router sees of each of `servers`, at its position in that list (`cached`: each one's
+    cached prefix tokens, `step_s`: each one's next decode step with the request; default 0)."""
+    # tuples built directly, in one loop: routers ask for a view of every candidate of every request
+    new, cls = _new_view, policies.InstanceView
+    out: list[policies.InstanceView] = []
+    append = out.append
+    for i, s in enumerate(servers):
+        k = 1 if s.role == "decode" else 0
+        append(
+            new(
+                cls,
+                (
+                    i,
+                    len(s.waiting) + len(s.incoming),
+                    s.waiting_tokens,
+                    len(s.running) + len(s.prefilling),
+                    s.kv_cap - s.kv_reserved,
+                    0 if cached is None else cached[i],
+                    s.up,
+                    s.role,
+                    s.speeds[k],
+                    s.rates[k],
+                    s.prices[k],
+                    s.kv_cap,
+                    0.0 if step_s is None else step_s[i],
+                ),
+            )
+        )
+    return out
 
 
 RECONFIG_COUNTER = "reconfig_j"
@@ -152,29 +187,6 @@ class Server(BatchFormation, Outage):
         d = len(self.running) + len(self.incoming) + 1
         return self.step.cost(0.0, 0.0, 0.0, float(d), float(self.ctx_sum + context))[0]
 
-    def view(self, position: int, cached: int = 0, step_s: float = 0.0) -> policies.InstanceView:
-        """What a router sees of this instance, at `position` in the list it chooses from."""
-        # the tuple built directly: routers ask for a view of every candidate on every request
-        k = 1 if self.role == "decode" else 0
-        return _new_view(
-            policies.InstanceView,
-            (
-                position,
-                len(self.waiting) + len(self.incoming),
-                self.waiting_tokens,
-                len(self.running) + len(self.prefilling),
-                self.kv_cap - self.kv_reserved,
-                cached,
-                self.up,
-                self.role,
-                self.speeds[k],
-                self.rates[k],
-                self.prices[k],
-                self.kv_cap,
-                step_s,
-            ),
-        )
-
     def notify(self, could_start: bool) -> None:
         """Something arrived or was freed: start work if idle, or cut a decode jump short."""
         if not self.up:
@@ -211,20 +223,21 @@ class Server(BatchFormation, Outage):
 
     def kick(self) -> None:
         """Form the next batch now and start it, or go idle."""
-        sim = self.sim
         if not self.up or self.busy_switching or self.busy:
             return
+        sim = self.sim
+        role = self.role
         while True:
             while self.ready:
                 item = self.ready.pop(0)
-                self.sim.rejoined(self, item[0])
+                sim.rejoined(self, item[0])
                 self.start_decoding(*item)
             if self.swapped:
                 self._admit_swapped()
-            if self.incoming and self.role != "prefill":  # (a decode instance fallen back to mixed too)
+            if self.incoming and role != "prefill":  # (a decode instance fallen back to mixed too)
                 self._admit_incoming()
-            chunks = self._schedule_prefill() if self.role != "decode" else []
-            decodes = len(self.running) if (self.role != "prefill") and (sim.mix or not chunks) else 0
+            chunks = self._schedule_prefill() if role != "decode" else _NO_CHUNKS
+            decodes = len(self.running) if role != "prefill" and (sim.mix or not chunks) else 0
             if decodes and sim.preempt and not self._make_room():
                 continue  # memory was freed by preemption: form the batch again
             break
@@ -307,10 +320,9 @@ class Server(BatchFormation, Outage):
         assert self.jump is not None
         t0, b, ctx, kmax = self.jump
         self.jump = None
-        steps = self._steps_started(b, ctx, self.sim.env.now - t0, kmax)
+        steps, run = self._steps_started(b, ctx, self.sim.env.now - t0, kmax)
         if steps == kmax:
             return  # the jump ends with that very step anyway
-        run = self.step.decode_run(b, ctx, steps)
         self.token += 1  # supersede the jump's planned end
         self.sim.env.after(
             max(0.0, t0 + run[0] - self.sim.env.now), self._jump_done, self.token, (t0, b, steps, run)
@@ -335,17 +347,26 @@ class Server(BatchFormation, Outage):
         self.busy = False
         self.kick()
 
-    def _steps_started(self, b: int, ctx: float, elapsed: float, kmax: int) -> int:
-        """Steps finished or in progress after `elapsed` seconds of a decode run (at most kmax)."""
+    def _steps_started(
+        self, b: int, ctx: float, elapsed: float, kmax: int
+    ) -> tuple[int, tuple[float, float, float]]:
+        """Steps finished or in progress after `elapsed` seconds of a decode run (at most kmax),
+        and the run of that many steps (`StepModel.decode_run`: kept from the search when it has it)."""
         run = self.step.decode_run
-        first = run(b, ctx, 1)[0]
-        guess = min(kmax, int(elapsed / first) + 1)  # steps only get longer: an upper bound
+        have = run(b, ctx, 1)
+        have_k = 1
+        guess = min(kmax, int(elapsed / have[0]) + 1)  # steps only get longer: an upper bound
         if guess > 2:  # refine from the mean step time over the guess (steps grow slowly)
-            mean = run(b, ctx, guess)[0] / guess
+            have, have_k = run(b, ctx, guess), guess
+            mean = have[0] / guess
             guess = min(guess, int(elapsed / mean) + 2)
-        while guess > 1 and run(b, ctx, guess - 1)[0] > elapsed:
+        while guess > 1:
+            shorter = run(b, ctx, guess - 1)
+            if shorter[0] <= elapsed:
+                break
             guess -= 1
-        return guess
+            have, have_k = shorter, guess
+        return guess, have if have_k == guess else run(b, ctx, guess)
 
     # --- decode batch ---------------------------------------------------------------------
     def _next_finish(self) -> int:
@@ -377,7 +398,7 @@ class Server(BatchFormation, Outage):
     def advance(self, steps: int) -> None:
         """Every running request produced `steps` tokens; complete those that are done."""
         sim = self.sim
-        self.steps_done += steps
+        done = self.steps_done = self.steps_done + steps
         b = len(self.running)
         self.ctx_sum += steps * b
         sim.tokens_emitted += steps * b
@@ -385,9 +406,10 @@ class Server(BatchFormation, Outage):
             self.kv_reserved += steps * b
             if self.kv_reserved > self.kv_peak:
                 self.kv_peak = self.kv_reserved
-        while self.finish and self.finish[0][0] <= self.steps_done:
-            fin, rid = heapq.heappop(self.finish)
-            if self.finish_of.get(rid) != fin:
+        finish, finish_of = self.finish, self.finish_of  # (completing a request changes neither object)
+        while finish and finish[0][0] <= done:
+            fin, rid = heapq.heappop(finish)
+            if finish_of.get(rid) != fin:
                 continue
             self.leave(rid)
             sim.complete(self, rid)
