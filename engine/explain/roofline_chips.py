@@ -9,7 +9,7 @@ its compute ceiling, its main memory's roof and one roof per SRAM or DDR tier.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -36,21 +36,8 @@ def fitting_tp(
     attention_weights: Precision | None = None,
 ) -> int | None:
     """The smallest power-of-two tensor parallelism (up to 64) at which the model fits the chip."""
-    tp = 1
-    while tp <= 64:
-        if Instance(
-            model=model,
-            hardware=hw,
-            tp=tp,
-            weights=weights,
-            kv=kv,
-            mem_fraction=mem_fraction,
-            activation_tokens=activation_tokens,
-            attention_weights=attention_weights,
-        ).fits():
-            return tp
-        tp *= 2
-    return None
+    fits = _fits(model, hw, weights, kv, mem_fraction, activation_tokens, attention_weights)
+    return next((tp for tp in (2**i for i in range(MAX_TP.bit_length())) if fits(tp, 1)), None)
 
 
 def fitting_layout(
@@ -68,8 +55,23 @@ def fitting_layout(
     layouts = sorted(
         ((tp, pp) for tp in sizes for pp in sizes if pp <= MAX_PP), key=lambda lp: (lp[0] * lp[1], lp[1])
     )
-    for tp, pp in layouts:
-        if Instance(
+    fits = _fits(model, hw, weights, kv, mem_fraction, activation_tokens, attention_weights)
+    return next(((tp, pp) for tp, pp in layouts if fits(tp, pp)), None)
+
+
+def _fits(
+    model: ModelSpec,
+    hw: HardwareSpec,
+    weights: Precision,
+    kv: KvPrecision,
+    mem_fraction: float,
+    activation_tokens: int,
+    attention_weights: Precision | None,
+) -> Callable[[int, int], bool]:
+    """Whether an instance of `tp` x `pp` chips holds the model (weights, activations and some KV)."""
+
+    def fits(tp: int, pp: int) -> bool:
+        return Instance(
             model=model,
             hardware=hw,
             tp=tp,
@@ -79,9 +81,9 @@ def fitting_layout(
             mem_fraction=mem_fraction,
             activation_tokens=activation_tokens,
             attention_weights=attention_weights,
-        ).fits():
-            return tp, pp
-    return None
+        ).fits()
+
+    return fits
 
 
 def roofline_name(chip: str, tp: int, pp: int = 1) -> str:
