@@ -234,7 +234,8 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
         if scaled
         else "Instances of this pool, each of the chips above.",
     )
-    pool_autoscale(pool, path)  # the count above is its most
+    mem = memory.get(pool.name)  # the count above is its most; its weights set the cold start's load
+    pool_autoscale(pool, path, mem.weights_gb_per_chip * mem.chips_per_instance if mem else None)
     split_widgets(i, pool, moe.experts if moe else 0, memory.get(pool.name))
     extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]
     if extra:

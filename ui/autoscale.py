@@ -30,7 +30,7 @@ KNOB_LABELS = {
     "up_above": "Up above (queued)",
     "down_below": "Down at or below",
     "busy_below": "Down if busy below",
-    "headroom": "Headroom",
+    "headroom": "Headroom (share)",
     "predict": "Prediction",
 }
 """Labels of the built-in autoscalers' knobs (a knob not named here is labelled from its name)."""
@@ -55,8 +55,9 @@ def _policy_help() -> str:
     return "\n".join(f"- **{n}**: {table[n].help or (table[n].__doc__ or '').strip()}" for n in sorted(table))
 
 
-def pool_autoscale(pool: Pool, path: str) -> None:
-    """The autoscaling widgets of the pool at `path` (a data-centre pool; an edge site's are fixed)."""
+def pool_autoscale(pool: Pool, path: str, weights_gb: float | None = None) -> None:
+    """The autoscaling widgets of the pool at `path` (a data-centre pool; an edge site's are fixed);
+    `weights_gb`, one instance's weights, lets the cold start be said as a total."""
     if pool.tier != "datacenter":
         return
     at = f"{path}.autoscale"
@@ -113,7 +114,7 @@ def pool_autoscale(pool: Pool, path: str) -> None:
             placeholder=f"{current(f'{at}.min_instances', 1)} (the min)",
             help="Instances warm at the start of the run; empty: the minimum.",
         )
-    pool_settings(pool, path)
+    pool_settings(pool, path, weights_gb)
 
 
 def allowed(shape: Shape) -> str:
@@ -202,7 +203,7 @@ def _settings(at: str, spec: Autoscale) -> None:
             _bounded(path, label, sh, d, h, **kw)
 
 
-def pool_settings(pool: Pool, path: str) -> None:
+def pool_settings(pool: Pool, path: str, weights_gb: float | None = None) -> None:
     """The autoscaled pool's knobs, cooldowns and cold start, folded under the pool's autoscaling fields."""
     spec = pool.autoscale
     if spec is None or pool.tier != "datacenter":
@@ -213,6 +214,12 @@ def pool_settings(pool: Pool, path: str) -> None:
             (f"{knobs}; " if knobs else "")
             + f"cooldowns {spec.up_cooldown_s:g} s up, {spec.down_cooldown_s:g} s down; a new instance serves after "
             f"{spec.cold_start.startup_s:g} s + its weights at {spec.cold_start.load_bandwidth_gb_s():g} GB/s + "
-            f"{spec.cold_start.warmup_s:g} s."
+            f"{spec.cold_start.warmup_s:g} s"
+            + (
+                f" = {spec.cold_start.seconds(weights_gb * 1e9):,.0f} s for its {weights_gb:,.0f} GB"
+                if weights_gb is not None
+                else ""
+            )
+            + "."
         )
         _settings(f"{path}.autoscale", spec)

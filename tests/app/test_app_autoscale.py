@@ -143,3 +143,17 @@ def test_a_fixed_pool_shows_no_autoscaler_settings() -> None:
     keys = [w.key for w in [*at.number_input, *at.selectbox] if w.key]
     assert not [k for k in keys if ".autoscale." in k], keys
     assert not [e for e in at.expander if "autoscaler" in e.label]
+
+
+def test_the_cold_start_is_said_as_the_total_the_run_waits() -> None:
+    """The card's caption adds its parts up for the pool's own weights: the figure Results shows as the
+    pool's cold start (a browser review: the parts alone left the reader to do the sum)."""
+    from engine.serving.run import simulate
+
+    at = _day_strategy()
+    assert_clean(at)
+    run = simulate(scenario_of(at))  # type: ignore[arg-type]
+    cold = {name: p["cold_start_s"] for name, p in run.summary["autoscale"]["pools"].items()}
+    captions = [text_of(c.value) for c in at.caption]  # type: ignore[attr-defined]
+    for seconds in cold.values():
+        assert any(f"= {seconds:,.0f} s for its " in c for c in captions), (cold, captions)
