@@ -280,6 +280,19 @@ def on_one_clock(figs: Sequence[go.Figure], over: Mapping[str, Any], marks: Sequ
             )
 
 
+def hour_ticks(figs: Sequence[go.Figure], window_s: float) -> None:
+    """Read a day's window as the day its rate follows (`Arrival.peak_hour`: 24 hours of shape over the
+    window): ticks at every fourth hour, so the lesson's "peak at 14:00" is found on the axis."""
+    minutes = window_s / 60.0
+    hours = range(0, 25, 4)
+    for fig in figs:
+        fig.update_xaxes(
+            tickvals=[h / 24.0 * minutes for h in hours],
+            ticktext=[f"{h:02d}:00" for h in hours],
+            title="hour of the day (the window read as one day)",
+        )
+
+
 HELP = (
     "Per minute of the run: SLO attainment of the requests arriving in it (its axis zoomed to the data; dashed: "
     "the attainment the classes' SLO percentiles ask for), each pool's instances (billed ones: starting instances "
@@ -315,6 +328,8 @@ def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
         ("Busy per minute", busy_chart(over), "busy_per_minute"),
     )
     on_one_clock([fig for _, fig, _ in charts_], over, fault_marks(sc.faults))
+    if sc.workload.arrival.peak_hour is not None:
+        hour_ticks([fig for _, fig, _ in charts_], sc.duration_s)
     for col, (name, fig, what) in zip([*st.columns(2), *st.columns(2)], charts_, strict=True):
         drawn.append((name, fig))
         with col:

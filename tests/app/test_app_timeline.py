@@ -160,3 +160,20 @@ def test_the_workload_page_sets_the_hour_of_peak_of_a_daily_curve() -> None:
     box.set_value(18.0).run()
     assert_clean(at)
     assert scenario_of(at).workload.arrival.peak_hour == 18.0
+
+
+def test_a_days_charts_read_the_window_as_the_day_its_rate_follows() -> None:
+    """A compressed day's lesson names hours ("a peak at 14:00"): the axes tick hours where the rate's
+    curve puts them (`rate_factor`: the window is 24 hours of shape), the busiest minute under its hour."""
+    sc = load_preset("day-autoscaled")
+    assert sc.workload.arrival.peak_hour is not None
+    run = simulate(apply_overrides(sc, {"duration_s": 1800.0}))
+    over = run.over_time
+    assert over is not None
+    fig = timeline.instances_chart(over)
+    timeline.hour_ticks([fig], 1800.0)
+    ticks = dict(zip(fig.layout.xaxis.ticktext, fig.layout.xaxis.tickvals, strict=True))
+    assert ticks["00:00"] == 0.0 and ticks["24:00"] == pytest.approx(30.0)
+    busiest = max(range(len(over["requests"])), key=lambda i: over["requests"][i])
+    peak_minute = sc.workload.arrival.peak_hour / 24.0 * 30.0
+    assert abs(over["t_s"][busiest] / 60.0 - peak_minute) <= 3.0  # the busiest minute is the peak hour's
