@@ -1,11 +1,14 @@
 """The scenario: one validated, serialisable value, its files and links, and its resolution.
 
-Owns: `model` (the Scenario and its parts: workload, deployment, cache, scheduler, faults; how
-requests arrive in `arrival`, a pool's autoscaling in `scaling`, a policy's saved form in `policy_spec`,
-what overload sheds in `degrade`, power caps and each chip's limit under them in `power_budget`),
-`network` (the user's way in: round trip, gateway, edge site, control-plane costs), `fields`,
-`codec` (TOML and JSON files, field paths and overrides, presets, share links), and `resolve`
-(looking a scenario's chips and model up in the catalog and building its instances).
+Owns: `model` (the Scenario, its served model and the checks across its parts, which it
+re-exports), its parts by actor: `workload` (request classes, lengths, SLOs, a trace),
+`deployment` (pools, batching, the KV link, speculative decoding), `cache`, `scheduler`
+(policies, elastic roles), `faults`; how requests arrive in `arrival`, a pool's autoscaling in
+`scaling`, a policy's saved form in `policy_spec`, what overload sheds in `degrade`, power caps
+and each chip's limit under them in `power_budget`; `network` (the user's way in: round trip,
+gateway, edge site, control-plane costs), `fields`, `codec` (TOML and JSON files, field paths and
+overrides, presets, share links), and `resolve` (looking a scenario's chips and model up in the
+catalog and building its instances).
 May import: engine.core, engine.catalog, engine.costmodel, engine.policies.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its
@@ -33,29 +36,29 @@ _API = {
     "to_data": "engine.scenario.codec",
     "to_link": "engine.scenario.codec",
     "Arrival": "engine.scenario.arrival",
-    "Batching": "engine.scenario.model",
-    "Cache": "engine.scenario.model",
-    "Degrade": "engine.scenario.model",
-    "Deployment": "engine.scenario.model",
+    "Batching": "engine.scenario.deployment",
+    "Cache": "engine.scenario.cache",
+    "Degrade": "engine.scenario.degrade",
+    "Deployment": "engine.scenario.deployment",
     "ControlPlane": "engine.scenario.network",
     "Edge": "engine.scenario.network",
     "Gateway": "engine.scenario.network",
     "Network": "engine.scenario.network",
-    "Fault": "engine.scenario.model",
-    "KvLink": "engine.scenario.model",
-    "LengthDist": "engine.scenario.model",
-    "MultiTurn": "engine.scenario.model",
+    "Fault": "engine.scenario.faults",
+    "KvLink": "engine.scenario.deployment",
+    "LengthDist": "engine.scenario.workload",
+    "MultiTurn": "engine.scenario.workload",
     "PolicySpec": "engine.scenario.policy_spec",
     "Autoscale": "engine.scenario.scaling",
     "ColdStart": "engine.scenario.scaling",
-    "Pool": "engine.scenario.model",
-    "Prefix": "engine.scenario.model",
-    "RequestClass": "engine.scenario.model",
+    "Pool": "engine.scenario.deployment",
+    "Prefix": "engine.scenario.workload",
+    "RequestClass": "engine.scenario.workload",
     "Scenario": "engine.scenario.model",
-    "Scheduler": "engine.scenario.model",
-    "Slo": "engine.scenario.model",
-    "Speculative": "engine.scenario.model",
-    "Trace": "engine.scenario.model",
+    "Scheduler": "engine.scenario.scheduler",
+    "Slo": "engine.scenario.workload",
+    "Speculative": "engine.scenario.deployment",
+    "Trace": "engine.scenario.workload",
     "named": "engine.scenario.naming",
     "scenario_catalog": "engine.scenario.resolve",
 }
@@ -108,6 +111,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 if TYPE_CHECKING:
     from engine.scenario.arrival import Arrival
+    from engine.scenario.cache import Cache
     from engine.scenario.codec import (
         DEFAULT_PRESET,
         apply_overrides,
@@ -122,26 +126,14 @@ if TYPE_CHECKING:
         to_link,
     )
     from engine.scenario.codec import load as load_scenario
-    from engine.scenario.model import (
-        Batching,
-        Cache,
-        Degrade,
-        Deployment,
-        Fault,
-        KvLink,
-        LengthDist,
-        MultiTurn,
-        Pool,
-        Prefix,
-        RequestClass,
-        Scenario,
-        Scheduler,
-        Slo,
-        Speculative,
-        Trace,
-    )
+    from engine.scenario.degrade import Degrade
+    from engine.scenario.deployment import Batching, Deployment, KvLink, Pool, Speculative
+    from engine.scenario.faults import Fault
+    from engine.scenario.model import Scenario
     from engine.scenario.naming import named
     from engine.scenario.network import ControlPlane, Edge, Gateway, Network
     from engine.scenario.policy_spec import PolicySpec
     from engine.scenario.resolve import scenario_catalog
     from engine.scenario.scaling import Autoscale, ColdStart
+    from engine.scenario.scheduler import Scheduler
+    from engine.scenario.workload import LengthDist, MultiTurn, Prefix, RequestClass, Slo, Trace

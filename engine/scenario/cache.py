@@ -1,0 +1,31 @@
+"""A scenario's prefix cache: KV blocks reused across requests, in HBM, host memory and a pooled tier.
+
+Part of `engine.scenario.model.Scenario`; `engine.serving.cache` holds the tiers in a run.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from engine.catalog.specs import MIN_LINK_GB_S, Frozen
+
+
+class CacheTier(Frozen):
+    """One tier of the prefix cache: capacity per instance (or pooled) and its read bandwidth."""
+
+    enabled: bool = False
+    capacity_gb: Annotated[float, Field(ge=0, le=1_000_000)] = 0.0
+    bandwidth_gb_s: Annotated[float, Field(ge=MIN_LINK_GB_S, le=100_000)] = 50.0
+
+
+class Cache(Frozen):
+    """Prefix/KV-cache reuse over hashed token blocks, in up to three tiers."""
+
+    enabled: bool = False
+    block_tokens: Annotated[int, Field(ge=1, le=65536)] = 512
+    hbm: bool = True
+    host: CacheTier = CacheTier(capacity_gb=0.0, bandwidth_gb_s=50.0)
+    pooled: CacheTier = CacheTier(capacity_gb=0.0, bandwidth_gb_s=25.0)
+    usd_per_gb_hour: Annotated[float, Field(ge=0, le=100)] = 0.0005

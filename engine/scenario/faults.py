@@ -1,0 +1,49 @@
+"""A scenario's faults: instances of a pool lost, or a prefill pool's KV link degraded or down.
+
+Part of `engine.scenario.model.Scenario`, which checks that each names a pool of its deployment;
+`engine.serving.disruptions` injects them in a run.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from engine.catalog.specs import Frozen
+from engine.core import bounds
+from engine.scenario.fields import Name
+
+
+class Fault(Frozen):
+    """At `at_s`, `instances` instances of `pool` are lost for `duration_s` (None: for good).
+
+    With `kind = "link"`, the pool's KV link (a prefill pool's, disaggregated) runs at
+    `link_factor` of its bandwidth for `duration_s` instead: a degraded or congested network.
+    Transfers started meanwhile take that much longer; transfers under way finish as scheduled.
+    `link_factor = 0` takes the link down: hand-offs from the pool wait for it to come back
+    (`link_down = "queue"`, parked as for decode memory) or fail with reason `link_down`
+    ("reject"); a link down for good fails them either way.
+    """
+
+    at_s: Annotated[float, Field(ge=0, le=bounds.MAX_DURATION_S)]
+    pool: Name
+    instances: Annotated[int, Field(ge=1, le=bounds.MAX_INSTANCES)] = 1
+    duration_s: Annotated[float, Field(ge=0.001, le=bounds.MAX_DURATION_S)] | None = None
+    in_flight: Literal["retry", "fail"] = "retry"
+    kind: Literal["instances", "link"] = "instances"
+    link_factor: Annotated[float, Field(ge=0, le=1)] = 0.1
+    link_down: Literal["queue", "reject"] = "queue"
+
+    @model_validator(mode="after")
+    def _physical_link(self) -> Fault:
+        # a link at a millionth of its bandwidth is no physical state: down (0) or from 0.1% of it
+        if 0.0 < self.link_factor < MIN_LINK_FACTOR:
+            raise ValueError(
+                f"link_factor: 0 (the link down) or from {MIN_LINK_FACTOR:g} to 1 (got {self.link_factor:g})"
+            )
+        return self
+
+
+MIN_LINK_FACTOR = 0.001
+"""The smallest share of a KV link's bandwidth a link fault may leave, short of taking it down (0)."""

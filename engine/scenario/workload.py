@@ -1,0 +1,177 @@
+"""A scenario's workload: its request classes, their lengths and SLOs, and a trace to replay.
+
+What the users send: each class's share of traffic, priority, prompt and output lengths
+(`LengthDist`), latency targets (`Slo`), shared prefixes and multi-turn sessions, and the pools
+it is pinned to; `Workload` holds the classes with how they arrive (`engine.scenario.arrival`)
+or the trace that replaces the arrivals. Part of `engine.scenario.model.Scenario`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from engine.catalog.specs import Frozen
+from engine.core import bounds
+from engine.scenario.arrival import Arrival
+from engine.scenario.fields import Name, Tokens
+
+Z99 = 2.3263478740408408
+"""The standard normal's 99th percentile."""
+LOGNORMAL_MAX_SPREAD = math.exp(Z99 * Z99 / 2)
+"""Largest p99 / mean of a lognormal (about 14.97): past it no sigma gives both."""
+
+
+class LengthDist(Frozen):
+    """A distribution of token counts.
+
+    ``constant`` (tokens), ``uniform`` (low..high), ``lognormal`` (mean and p99, the way
+    people describe lengths) or ``empirical`` (a column of a CSV file, sampled with
+    replacement). Draws are clipped to [1, max_tokens].
+    """
+
+    kind: Literal["constant", "uniform", "lognormal", "empirical"] = "constant"
+    tokens: Tokens | None = None
+    low: Tokens | None = None
+    high: Tokens | None = None
+    mean: Annotated[float, Field(ge=1, le=bounds.MAX_TOKENS_PER_REQUEST)] | None = None
+    p99: Annotated[float, Field(ge=1, le=bounds.MAX_TOKENS_PER_REQUEST)] | None = None
+    path: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
+    column: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+    max_tokens: Tokens = bounds.MAX_TOKENS_PER_REQUEST
+
+    @model_validator(mode="after")
+    def _check(self) -> LengthDist:
+        need = {
+            "constant": ("tokens",),
+            "uniform": ("low", "high"),
+            "lognormal": ("mean", "p99"),
+            "empirical": ("path", "column"),
+        }[self.kind]
+        missing = [f for f in need if getattr(self, f) is None]
+        if missing:
+            article = "an" if self.kind[0] in "aeiou" else "a"
+            raise ValueError(
+                f"{missing[0]}: {article} {self.kind} distribution needs {' and '.join(missing)}"
+            )
+        if self.kind == "uniform" and self.low is not None and self.high is not None and self.low > self.high:
+            raise ValueError(f"low: must not exceed high ({self.high}) (got {self.low})")
+        if (
+            self.kind == "lognormal"
+            and self.mean is not None
+            and self.p99 is not None
+            and self.p99 <= self.mean
+        ):
+            raise ValueError(f"p99: must exceed mean ({self.mean}) for a lognormal (got {self.p99})")
+        if self.kind == "lognormal" and 2.0 * math.log((self.p99 or 1) / (self.mean or 1)) > Z99 * Z99:
+            raise ValueError(
+                f"p99: a lognormal's p99 is at most {LOGNORMAL_MAX_SPREAD:.2f}x its mean ({self.mean}), "
+                f"so at most {LOGNORMAL_MAX_SPREAD * (self.mean or 0):.6g} (got {self.p99})"
+            )
+        return self
+
+    def nominal_mean(self) -> float:
+        """The mean of the distribution (empirical files: unknown until read, reported as nan)."""
+        if self.kind == "constant":
+            return float(self.tokens or 0)
+        if self.kind == "uniform":
+            return ((self.low or 0) + (self.high or 0)) / 2.0
+        if self.kind == "lognormal":
+            return float(self.mean or 0)
+        return math.nan
+
+
+class Slo(Frozen):
+    """Latency targets of a class: TTFT and TPOT at a percentile, optionally an E2E deadline and a
+    TBT target (each request's largest gap between two tokens: stalls break it, means hide them)."""
+
+    ttft_ms: Annotated[float, Field(ge=0.01, le=3_600_000)] = 2000.0
+    tpot_ms: Annotated[float, Field(ge=0.01, le=60_000)] = 100.0
+    percentile: Annotated[float, Field(ge=50, le=99.99)] = 99.0
+    e2e_ms: Annotated[float, Field(ge=0.01, le=86_400_000)] | None = None
+    tbt_ms: Annotated[float, Field(ge=0.01, le=600_000)] | None = None
+
+
+class Prefix(Frozen):
+    """Shared prompt prefixes: `groups` distinct system prompts of `tokens` tokens each."""
+
+    tokens: Annotated[int, Field(ge=0, le=bounds.MAX_TOKENS_PER_REQUEST)] = 0
+    groups: Annotated[int, Field(ge=1, le=100_000)] = 1
+
+
+class MultiTurn(Frozen):
+    """Multi-turn sessions: each turn's prompt extends the previous turn's whole context."""
+
+    turns_mean: Annotated[float, Field(ge=1, le=1000)] = 1.0
+    think_time_s: Annotated[float, Field(ge=0, le=86_400)] = 10.0
+
+
+class RequestClass(Frozen):
+    """One class of requests: its share of traffic, priority, lengths, prefixes and SLO.
+
+    Priority: a higher number is more important (it is served first under strict priority and
+    shed last under admission control).
+    """
+
+    name: Name
+    share: Annotated[float, Field(ge=1e-6, le=1)] = 1.0
+    priority: Annotated[int, Field(ge=0, le=100)] = 0
+    input: LengthDist = LengthDist(kind="constant", tokens=1024)
+    output: LengthDist = LengthDist(kind="constant", tokens=256)
+    slo: Slo = Slo()
+    prefix: Prefix = Prefix()
+    multi_turn: MultiTurn = MultiTurn()
+    pools: Annotated[tuple[Name, ...], Field(max_length=8)] = ()
+    """Pools the class is pinned to: entry pools (mixed or prefill) it enters, and decode pools its
+    prompts are handed to; where it names none of a kind, any pool of that kind."""
+    overflow: Literal["wait", "spill", "reject"] = "wait"
+    """When every pinned instance has `spill_queue` requests waiting: keep queueing there, spill
+    to the other pools, or reject (`isolation_full`)."""
+    spill_queue: Annotated[int, Field(ge=1, le=1_000_000)] = 8
+
+
+class Trace(Frozen):
+    """A trace to replay instead of generated arrivals.
+
+    Formats: ``mooncake`` (JSONL: timestamp ms, input_length, output_length, hash_ids),
+    ``azure`` (CSV: TIMESTAMP, ContextTokens, GeneratedTokens), ``csv`` (arrival_s,
+    input_tokens, output_tokens[, class]) and ``agentic`` (kv-cache-tester's agentic-coding
+    sessions: JSON, one document a session, t / in / out / hash_ids per request, nested
+    sub-agents; its block size is the file's `block_size`). `time_scale` > 1 replays faster.
+    `block_tokens` is Mooncake's block size (other formats ignore it). `max_gap_s` (agentic only;
+    others ignore it) cuts each gap between a session's consecutive requests to at most that many
+    seconds: the recorded sessions pause for hours or days between bursts of work.
+    """
+
+    format: Literal["mooncake", "azure", "csv", "agentic"]
+    path: Annotated[str, Field(min_length=1, max_length=1024)]
+    time_scale: Annotated[float, Field(ge=0.001, le=1000)] = 1.0
+    max_requests: Annotated[int, Field(ge=1, le=bounds.MAX_REQUESTS)] = bounds.MAX_REQUESTS
+    start_s: Annotated[float, Field(ge=0, le=10 * bounds.MAX_DURATION_S)] = 0.0
+    block_tokens: Annotated[int, Field(ge=1, le=65536)] = 512
+    max_gap_s: Annotated[float, Field(ge=0.001, le=bounds.MAX_DURATION_S)] | None = None
+
+
+class Workload(Frozen):
+    """Request classes and how they arrive (generated, or replayed from a trace)."""
+
+    classes: Annotated[tuple[RequestClass, ...], Field(min_length=1, max_length=bounds.MAX_CLASSES)] = (
+        RequestClass(name="chat"),
+    )
+    arrival: Arrival = Arrival()
+    trace: Trace | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Workload:
+        names = [c.name for c in self.classes]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"classes: names must be unique; repeated: {', '.join(dup)}")
+        return self
+
+    def shares(self) -> list[float]:
+        """Traffic shares of the classes, normalised to sum to one."""
+        total = sum(c.share for c in self.classes)
+        return [c.share / total for c in self.classes]
