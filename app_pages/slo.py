@@ -6,8 +6,9 @@ from engine import explain as ex
 from engine.costmodel import LEVELS, CostBasis
 from engine.scenario import Slo, scenario_catalog
 from ui import charts, export, layout, state
+from ui.bound import key_of, number, select, slider
+from ui.forms import model_form
 from ui.text import plain
-from ui.widgets import key_of, model_form, number, select, slider
 
 res = layout.page(
     "SLO targets",

@@ -35,20 +35,10 @@ from engine.scenario import (
 )
 from ui import drill, layout, marks, state
 from ui.autoscale import pool_autoscale
+from ui.bound import bound, current, names, number, select, slider, toggle
+from ui.forms import defaulted_form, list_editor, model_form
 from ui.parallelism import experts_form, speculative_form, split_widgets
 from ui.text import plain
-from ui.widgets import (
-    bound,
-    current,
-    defaulted_form,
-    list_editor,
-    model_form,
-    names,
-    number,
-    select,
-    slider,
-    toggle,
-)
 
 POOL_FIELDS = {
     "name",

@@ -6,7 +6,8 @@ from engine.core import MAX_CLASSES, MAX_DURATION_S
 from engine.scenario import MultiTurn, Prefix
 from ui import layout, state
 from ui import workload as wl
-from ui.widgets import add_item, bound, current, model_form, number, remove_item, slider
+from ui.bound import bound, current, number, slider
+from ui.forms import add_item, model_form, remove_item
 
 res = layout.page(
     "Workload mix",

@@ -23,7 +23,9 @@ import streamlit as st
 from engine import policies
 from engine.scenario import Autoscale, ColdStart, Pool
 from ui import state
-from ui.widgets import Shape, current, key_of, number, select, shape_of, show_number
+from ui.bound import current, key_of, number, select
+from ui.labels import show_number
+from ui.shapes import Shape, shape_of
 
 KNOB_LABELS = {
     "target": "Busy target",

@@ -28,8 +28,9 @@ from engine.explain import (
 )
 from engine.scenario import Scenario, scenario_catalog
 from ui import charts, export, state
+from ui.bound import local_problem, range_check, refused_value, select
+from ui.labels import label_of
 from ui.text import plain
-from ui.widgets import label_of, local_problem, range_check, refused_value, select
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

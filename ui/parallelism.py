@@ -21,8 +21,8 @@ from engine.costmodel import Speculation
 from engine.explain import PoolMemory, default_speculation, draft_models
 from engine.scenario import Pool, Scenario, Speculative
 from ui import state
+from ui.bound import bound, current, key_of, local_problem, number, select
 from ui.text import plain
-from ui.widgets import bound, current, key_of, local_problem, number, select
 
 TP_CHOICES = [1, 2, 4, 8, 16, 32, 64]
 PP_CHOICES = [p for p in (1, 2, 4, 8, 16) if p <= MAX_PP]

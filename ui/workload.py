@@ -37,20 +37,10 @@ from engine.explain import (
 from engine.scenario import Arrival, LengthDist, Scenario, Trace, apply_overrides
 from engine.serving import ClassGap, class_gap, read_trace, trace_class_names, with_classes
 from ui import charts, export, state
+from ui.bound import bound, current, key_of, nice_step, number, select, slider
+from ui.forms import model_form
+from ui.labels import HELP, label_of, show_number
 from ui.text import plain
-from ui.widgets import (
-    HELP,
-    bound,
-    current,
-    key_of,
-    label_of,
-    model_form,
-    nice_step,
-    number,
-    select,
-    show_number,
-    slider,
-)
 
 DIST_FIELDS = {
     "constant": ("tokens",),

@@ -24,7 +24,7 @@ from engine.explain.margin import run_spread
 from engine.scenario.codec import DEFAULT_PRESET, to_link
 from engine.serving.run import simulate
 from tests.app.test_app import APP, app, assert_clean, scenario_of, short, text_of
-from ui.widgets import UNSET
+from ui.bound import UNSET
 
 UNCALIBRATED = ("mi325x", "vllm")
 CALIBRATED = ("h100-sxm", "trtllm")
