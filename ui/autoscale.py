@@ -23,7 +23,8 @@ import streamlit as st
 from engine import policies
 from engine.scenario import Autoscale, ColdStart, Pool
 from ui import state
-from ui.bound import current, key_of, number, select
+from ui.bound import current, key_of, number
+from ui.forms import field_widget
 from ui.labels import show_number
 from ui.shapes import Shape, shape_of
 
@@ -129,20 +130,9 @@ def allowed(shape: Shape) -> str:
 
 
 def _bounded(path: str, label: str, shape: Shape, default: Any, help_: str, **kw: Any) -> None:
-    """A number box (or a select box for a literal) with the field's bounds, said in its help."""
-    if shape.kind == "literal":
-        select(path, shape.options, label, default=default, help=help_)
-        return
-    number(
-        path,
-        label,
-        integer=shape.kind == "int",
-        lo=shape.lo,
-        hi=shape.hi,
-        default=default,
-        optional=shape.optional,
-        help=help_ + allowed(shape),
-        **kw,
+    """The field's widget (`forms.field_widget`) under its own label, with its bounds said in its help."""
+    field_widget(
+        path, path.rsplit(".", 1)[-1], shape, default=default, help=help_ + allowed(shape), label=label, **kw
     )
 
 

@@ -34,9 +34,11 @@ def field_widget(
     default: Any = None,
     choices: Sequence[Any] | None = None,
     help: str | None = None,
+    label: str | None = None,
+    **number_kw: Any,
 ) -> None:
-    """One widget for one scalar field."""
-    label = label_of(name)
+    """One widget for one scalar field (`label`: other than the field's own; `number_kw`: more for a number box)."""
+    label = label or label_of(name)
     tip = help or HELP.get(name)
     if choices is not None:
         select(path, choices, label, default=default, help=tip)
@@ -54,6 +56,7 @@ def field_widget(
             default=default,
             optional=shape.optional,
             help=tip,
+            **number_kw,
         )
     elif shape.kind == "str":
         bound(
