@@ -1,5 +1,7 @@
 """SLO targets: per class TTFT and TPOT targets and percentile; attainment and where each tail breaks."""
 
+from typing import Any
+
 import streamlit as st
 
 from engine import explain as ex
@@ -78,21 +80,48 @@ def chip_price(field: str, chip_id: str, key: str, what: str, lo: str) -> None:
     state.override({f"cost.{field}": {**prices, chip_id: value}}, what)
 
 
+def chip_input(
+    box: Any,
+    field: str,
+    chip_id: str,
+    label: str,
+    what: str,
+    lo: str,
+    shown: float,
+    *,
+    step: float,
+    fmt: str,
+    help: str,
+) -> None:
+    """A per-chip cost box showing the scenario's value (after any refusal too), applied by `chip_price`."""
+    key = f"fg:cost.{field}:{chip_id}"
+    if st.session_state.get(key) != shown:
+        st.session_state[key] = shown
+    box.number_input(
+        label,
+        step=step,
+        format=fmt,
+        key=key,
+        on_change=chip_price,
+        args=(field, chip_id, key, what, lo),
+        help=help,
+    )
+
+
 def porting_field(chip_id: str) -> None:
     """A chip's one-off porting effort (engineer-months): the basis' own, else its pools' maturity level's."""
     level = next((p.maturity for p in sc.deployment.pools if p.hardware == chip_id and p.maturity), None)
     default = LEVELS[level].engineer_months if level else 0.0
-    shown = float(sc.cost.porting_engineer_months.get(chip_id, default))
-    key = f"fg:cost.porting_engineer_months:{chip_id}"
-    if st.session_state.get(key) != shown:
-        st.session_state[key] = shown
-    st.number_input(
+    chip_input(
+        st,
+        "porting_engineer_months",
+        chip_id,
         f"{chip_id}: porting (engineer-months)",
+        f"{chip_id} porting",
+        "0 or more",
+        float(sc.cost.porting_engineer_months.get(chip_id, default)),
         step=1.0,
-        format="%.1f",
-        key=key,
-        on_change=chip_price,
-        args=("porting_engineer_months", chip_id, key, f"{chip_id} porting", "0 or more"),
+        fmt="%.1f",
         help=f"One-off effort to run the model on {chip_id} under the scenario's stack, amortised over the "
         f"years above at the price per engineer-month. Default: its pools' software maturity "
         f"({level or 'not stated'}: {default:g}; Strategy page). Allowed: 0 to 10,000.",
@@ -135,17 +164,16 @@ with st.expander("Cost basis", expanded=sc.cost.mode == "own", icon=":material/p
                 (c1, "capex_usd", "purchase price", "above 0"),
                 (c2, "server_capex_usd", "server share", "0 or more"),
             ):
-                shown = float(dict(getattr(sc.cost, field)).get(chip_id, getattr(hw, field)) or 0.0)
-                key = f"fg:cost.{field}:{chip_id}"
-                if st.session_state.get(key) != shown:  # the scenario's value, after any refusal too
-                    st.session_state[key] = shown
-                col.number_input(
+                chip_input(
+                    col,
+                    field,
+                    chip_id,
                     f"{chip_id}: {what} ($)",
+                    f"{chip_id} {what}",
+                    lo,
+                    float(dict(getattr(sc.cost, field)).get(chip_id, getattr(hw, field)) or 0.0),
                     step=500.0,
-                    format="%.0f",
-                    key=key,
-                    on_change=chip_price,
-                    args=(field, chip_id, key, f"{chip_id} {what}", lo),
+                    fmt="%.0f",
                     help=f"Catalog: {hw.sources.get(field) or 'no price'}. Allowed: {lo}, up to $10,000,000.",
                 )
             porting_field(chip_id)

@@ -32,6 +32,22 @@ def test_the_cost_basis_sets_a_chips_porting_months_and_refuses_too_many() -> No
     assert scenario_of(at).cost.porting_engineer_months == {"decode-asic": 3.0}
 
 
+def test_the_cost_basis_sets_a_chips_purchase_price_and_refuses_none() -> None:
+    """The per-chip price boxes beside the porting months: the catalog's price shown, a typed one applied,
+    a zero refused naming the field and its range, the scenario's value shown again."""
+    at = app("slo", short("decode-asic", **{"cost.mode": "own"}), preset="decode-asic")
+    key = "fg:cost.capex_usd:decode-asic"
+    assert at.number_input(key=key).value == 15_000.0  # the catalog's
+    at.number_input(key=key).set_value(12_000.0).run()
+    assert_clean(at)
+    assert scenario_of(at).cost.capex_usd == {"decode-asic": 12_000.0}
+    at.number_input(key=key).set_value(0.0).run()
+    said = [text_of(w.value) for w in at.warning]
+    assert any("cost.capex_usd.decode-asic" in s and "above 0, up to 10,000,000" in s for s in said), said
+    assert scenario_of(at).cost.capex_usd == {"decode-asic": 12_000.0}
+    assert at.number_input(key=key).value == 12_000.0
+
+
 def test_results_show_the_porting_and_the_software_question() -> None:
     sc = short("decode-asic", **{ASIC: "port", "cost.mode": "own"})
     at = app("results", sc, preset="decode-asic")
