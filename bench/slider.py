@@ -51,15 +51,18 @@ def _free_port() -> int:
 
 
 @contextmanager
-def served() -> Iterator[str]:
-    """`streamlit run app.py` on a free localhost port, stopped with its children afterwards."""
+def served(env: dict[str, str] | None = None) -> Iterator[str]:
+    """`streamlit run app.py` on a free localhost port (with extra environment), stopped with its
+    children afterwards; RuntimeError with the server's last output when it does not start. The
+    browser tests serve the app through this too (tests/app/test_browser.py)."""
     port = _free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]  # fmt: skip
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -71,7 +74,12 @@ def served() -> Iterator[str]:
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not start")
+                out = (
+                    proc.stdout.read().decode(errors="replace")
+                    if proc.stdout and proc.poll() is not None
+                    else ""
+                )
+                raise RuntimeError(f"streamlit did not start:\n{out[-3000:]}")
             time.sleep(0.3)
         yield base
     finally:

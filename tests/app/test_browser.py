@@ -11,20 +11,15 @@ checks that the export menu says so while HTML and CSV still download. Skipped o
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 
+from bench.slider import served as _serve  # one way to serve the app, the slider benchmark's
 from engine.explain import report
 from engine.scenario.codec import DEFAULT_PRESET, apply_overrides, load_preset, to_link
 from engine.serving.run import ENGINE_VERSION
@@ -36,46 +31,6 @@ ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-net
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists(), reason=f"Debian's Chromium is not installed at {CHROMIUM}"
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def _serve(env: dict[str, str] | None = None) -> Iterator[str]:
-    """`streamlit run app.py` on a free port (with extra environment), stopped with its children afterwards."""
-    port = _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none",
-           "--browser.gatherUsageStats", "false"]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-                pytest.fail(f"streamlit did not start:\n{out[-3000:]}")
-            time.sleep(0.3)
-        yield base
-    finally:
-        os.killpg(proc.pid, 15)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
 
 
 @pytest.fixture(scope="module")
