@@ -88,7 +88,12 @@ UTILIZATION: dict[str, Any] = {
 COST_PARTS: dict[str, Any] = {
     "part": cc.TextColumn("part"),
     "kind": cc.TextColumn("kind", help="Owned chips: capital, hosting, energy (and cache capacity)."),
-    "usd_per_request": cc.NumberColumn("$ / request", format="$%.3g"),  # 2e-07 for a tiny part, not 0.000000
+    "usd_per_request": None,  # shown per million requests: a small part reads $0.40, not $4.03e-7
+    "usd_per_million_requests": cc.NumberColumn(
+        "$ / 1M requests",
+        format="$%.2f",
+        help="Dollars per million requests (the part's cost per request × 10⁶).",
+    ),
     "usd_per_million_output_tokens": cc.NumberColumn("$ / 1M output tokens", format="%.3f"),
     "share": fraction("share of bill"),
 }

@@ -116,6 +116,12 @@ def test_cost_parts_add_up(run: SimResult) -> None:
     assert parts["share"].sum() == pytest.approx(1.0)
     total = sum(v for v in run.summary["cost"]["usd_per_request_by_part"].values() if v)
     assert parts["usd_per_request"].sum() == pytest.approx(total)
+    assert parts["usd_per_million_requests"].sum() == pytest.approx(total * 1e6)
+    owned = {"cost": {"usd_by_kind": {"capital": 3.0, "energy": 1.0},
+                      "usd_per_request_by_kind": {"capital": 3e-7, "energy": 1e-7}}}  # fmt: skip
+    kinds = pr.cost_kinds(owned).set_index("kind")
+    assert kinds["usd_per_million_requests"].to_dict() == pytest.approx({"capital": 0.3, "energy": 0.1})
+    assert kinds["share"].to_dict() == pytest.approx({"capital": 0.75, "energy": 0.25})
 
 
 def test_summary_rows_and_headline(run: SimResult) -> None:
