@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from engine import policies
 from ui import state
 from ui.bound import bound, current, key_of, number, select, sync, toggle
-from ui.labels import HELP, label_of
+from ui.labels import EMPTY, HELP, label_of
 from ui.shapes import Shape, shape_of
 from ui.text import plain
 
@@ -47,6 +47,8 @@ def field_widget(
     elif shape.kind == "literal":
         select(path, shape.options, label, default=default, help=tip)
     elif shape.kind in ("int", "float"):
+        if shape.optional and name in EMPTY:
+            number_kw.setdefault("placeholder", EMPTY[name])
         number(
             path,
             label,

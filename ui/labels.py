@@ -73,6 +73,11 @@ HELP: dict[str, str] = {
 }
 """Help text of scenario fields by name (a field's own description wins when it has one)."""
 
+EMPTY: dict[str, str] = {
+    "power_cap_kw": "no cap",
+}
+"""What an optional number box left empty means, shown as its placeholder where "default" would say nothing."""
+
 UNITS: tuple[tuple[str, str], ...] = (
     ("_usd_per_gb_hour", "$/GB-h"),
     ("_gb_s", "GB/s"),

@@ -28,7 +28,9 @@ def test_results_of_a_capped_site_say_the_cap_the_clock_and_the_draw() -> None:
 def test_the_strategy_page_sets_a_site_cap() -> None:
     at = app("strategy", load_preset("chat-disaggregated"), preset="chat-disaggregated")
     assert_clean(at)
-    at.number_input(key="fg:deployment.power_cap_kw").set_value(6.0).run()
+    box = at.number_input(key="fg:deployment.power_cap_kw")
+    assert box.value is None and box.proto.placeholder == "no cap"  # what an empty box means, not "default"
+    box.set_value(6.0).run()
     assert_clean(at)
     assert scenario_of(at).deployment.power_cap_kw == 6.0
 
