@@ -275,8 +275,12 @@ def on_one_clock(figs: Sequence[go.Figure], over: Mapping[str, Any], marks: Sequ
             fig.add_vline(
                 x=m.minute,
                 line={"dash": "dot", "color": FAULT, "width": 1.5},
-                annotation={"text": m.label, "font": {"size": 10, "color": FAULT}, "textangle": -90},
-                annotation_position="top left",
+                annotation={  # level text on a pale ground: a vertical label crossed the data's lines
+                    "text": m.label,
+                    "font": {"size": 10, "color": FAULT},
+                    "bgcolor": "rgba(255,255,255,0.85)",
+                },
+                annotation_position="top right",
             )
 
 

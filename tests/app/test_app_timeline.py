@@ -177,3 +177,19 @@ def test_a_days_charts_read_the_window_as_the_day_its_rate_follows() -> None:
     busiest = max(range(len(over["requests"])), key=lambda i: over["requests"][i])
     peak_minute = sc.workload.arrival.peak_hour / 24.0 * 30.0
     assert abs(over["t_s"][busiest] / 60.0 - peak_minute) <= 3.0  # the busiest minute is the peak hour's
+
+
+def test_a_fault_is_a_dotted_line_with_a_level_label_on_every_chart() -> None:
+    run = simulate(_short_day())  # type: ignore[arg-type]
+    over = run.over_time
+    assert over is not None
+    figs = [timeline.instances_chart(over), timeline.attainment_chart(over)]
+    mark = timeline.FaultMark(minute=5.0, label="prefill: 2 instances lost")
+    timeline.on_one_clock(figs, over, [mark])
+    for fig in figs:
+        (line,) = [s for s in fig.layout.shapes if s.line.dash == "dot"]
+        assert line.x0 == line.x1 == 5.0
+        (note,) = [a for a in fig.layout.annotations if a.text == mark.label]
+        assert (
+            note.textangle in (None, 0) and note.bgcolor
+        )  # level, on a ground of its own, not across the lines
