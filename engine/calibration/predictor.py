@@ -228,6 +228,15 @@ def _round_prefill(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> l
     return [seg(float(ends.mean()), c)]
 
 
+def _first_round_share(m: Measurement, inst: Instance) -> float:
+    """The share of a MoE concurrency run's requests that arrive in its first round: the benchmark
+    clients start together, so the first `concurrency` of the `prompts` sent arrive at t = 0 and
+    queue for each other's prefill (0 where the prompts are not stated, or for a dense model)."""
+    if inst.model.moe is None or not m.prompts or m.concurrency <= 1:
+        return 0.0
+    return min(1.0, m.concurrency / m.prompts)
+
+
 def parts(m: Measurement, inst: Instance) -> Parts:
     """The prediction of `m` on `inst` at eta = 1 and no overhead, as weighted iterations.
 
@@ -272,9 +281,14 @@ def unit_parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) 
             if m.lockstep:  # a round's prompts arrive together and prefill one after another
                 segs.extend(_round_prefill(unit, m, b, seg))
             else:
-                if b > 1:
-                    segs.extend((w * 0.5, c, mm, f, sv) for w, c, mm, f, sv in steady)
-                segs.append(_own_prefill(unit, m, b, seg))
+                first = _first_round_share(m, inst)
+                if first:
+                    segs.extend(
+                        (w * first, c, mm, f, sv) for w, c, mm, f, sv in _round_prefill(unit, m, b, seg)
+                    )
+                rest = [(w * 0.5, c, mm, f, sv) for w, c, mm, f, sv in steady] if b > 1 else []
+                rest.append(_own_prefill(unit, m, b, seg))
+                segs.extend((w * (1.0 - first), c, mm, f, sv) for w, c, mm, f, sv in rest)
     return Parts(
         np.array(segs, dtype=float).reshape(-1, 5), numerator, thr, inst.model.layers / OVERHEAD_LAYERS
     )

@@ -104,7 +104,25 @@ def judge_moe(r: dict[str, str], catalog: Catalog) -> Row:
     )
     if out["tp"] != r["tp"]:
         out["notes"] += "; " + f"layout read from {r['tp']!r}"
+    out["rate"] = _tke_prompts(r)
     return reference_gpustack.judge_gpustack(out, catalog)
+
+
+TKE_PROMPTS_PER_CLIENT = 10
+"""Prompts Tencent's harness sends per client: the playbook's `dockerfiles/llmbench/vllm-workspace/
+benchmark_serving_concurrency.sh` (tkestack/tke-ai-playbook, added 2025-06-12, the day of the
+TP16 results file) runs vLLM's `benchmark_serving.py` at concurrency 1, 2, 4, ... 128 with
+`--num-prompts $((concurrency*10))`, the random dataset and `--ignore-eos`, and writes the results
+file's table (its header, typos included; the llmbench README shows the 1000:1000 table)."""
+
+
+def _tke_prompts(r: dict[str, str]) -> str:
+    """A TKE row's load with the prompts its harness sent (`TKE_PROMPTS_PER_CLIENT`); others unchanged."""
+    conc = re.fullmatch(r"\s*concurrency (\d+)\s*", r["rate"])
+    if "tkestack/tke-ai-playbook" not in r["source"] or conc is None:
+        return r["rate"]
+    c = int(conc.group(1))
+    return f"concurrency {c} ({c * TKE_PROMPTS_PER_CLIENT} prompts)"
 
 
 def read_moe_rows(catalog: Catalog) -> list[Row]:
