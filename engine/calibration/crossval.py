@@ -64,6 +64,8 @@ class Prediction:
     point: Measurement
     predicted: float
     basis: str
+    first_token_ms: float = 0.0
+    """The MoE first-token latency included in `predicted` (`first_token`; 0 for other points)."""
 
     @property
     def error(self) -> float:
@@ -94,7 +96,7 @@ def _predict(
         if experts is not None and calibrate.is_moe(m, catalog):
             prof = prof.model_copy(update=experts.terms(measurements.stack_of(m)))
             extra = first.ms(measurements.stack_of(m)) if m.kind == "ttft" else 0.0
-        out.append(Prediction(m, predictor.predict(m, catalog, prof) + extra, basis))
+        out.append(Prediction(m, predictor.predict(m, catalog, prof) + extra, basis, extra))
     return out
 
 
@@ -177,6 +179,7 @@ def frame(preds: dict[str, list[Prediction]]) -> pd.DataFrame:
                     "predicted": p.predicted,
                     "error": p.error,
                     "abs_error": abs(p.error),
+                    "first_token_ms": p.first_token_ms,
                 }
             )
     return pd.DataFrame(rows)

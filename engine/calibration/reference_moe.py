@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import re
+from dataclasses import replace
 
 from engine.calibration import reference, reference_gpustack
 from engine.calibration.reference import Row
@@ -105,7 +106,11 @@ def judge_moe(r: dict[str, str], catalog: Catalog) -> Row:
     if out["tp"] != r["tp"]:
         out["notes"] += "; " + f"layout read from {r['tp']!r}"
     out["rate"] = _tke_prompts(r)
-    return reference_gpustack.judge_gpustack(out, catalog)
+    row = reference_gpustack.judge_gpustack(out, catalog)
+    if row.point is not None and row.point.concurrency and out["rate"] != r["rate"]:
+        note = "fixed lengths (the random dataset at its default range ratio, --ignore-eos), clients started together"
+        row = replace(row, point=replace(row.point, lockstep=True, note="; ".join((row.point.note, note))))
+    return row
 
 
 TKE_PROMPTS_PER_CLIENT = 10
