@@ -15,9 +15,10 @@ stream).
 at one client of measured minus predicted (at least 0), where those rows come from
 `MIN_SOURCES` sources or more; every other stack (and a stack left with one source when its
 other is held out) takes the median over every stack's rows. Leaving a source out refits it
-without that source's rows (`crossval`). The predictor adds it once to a MoE point's TTFT,
+without that source's rows (`crossval`), which adds it once to every MoE TTFT it predicts,
 whatever the load. Dense TTFTs are left as they were: their three rows are in the dense fits,
-which every preset rides on.
+which every preset rides on. No scenario runs with it (the simulator has no such term; a
+scenario can carry it as `control_plane.decision_ms`, a latency on the way in).
 """
 
 from __future__ import annotations
