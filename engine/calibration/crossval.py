@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.calibration import calibrate, measurements, predictor, trust
+from engine.calibration import calibrate, first_token, measurements, predictor, trust
 from engine.calibration.calibrate import Fit
 from engine.calibration.measurements import Measurement
 from engine.catalog.entries import Catalog
@@ -64,6 +64,8 @@ class Prediction:
     point: Measurement
     predicted: float
     basis: str
+    first_token_ms: float = 0.0
+    """The MoE first-token latency included in `predicted` (`first_token`; 0 for other points)."""
 
     @property
     def error(self) -> float:
@@ -85,14 +87,29 @@ def _predict(
     fits: dict[tuple[str, str], Fit],
     catalog: Catalog,
     experts: calibrate.ExpertFit | None = None,
+    first: first_token.FirstToken = first_token.NONE,
 ) -> list[Prediction]:
     out = []
     for m in points:
         prof, basis = rule_profile(m.hardware, measurements.stack_of(m), fits)
+        extra = 0.0
         if experts is not None and calibrate.is_moe(m, catalog):
             prof = prof.model_copy(update=experts.terms(measurements.stack_of(m)))
-        out.append(Prediction(m, predictor.predict(m, catalog, prof), basis))
+            extra = first.ms(measurements.stack_of(m)) if m.kind == "ttft" else 0.0
+        out.append(Prediction(m, predictor.predict(m, catalog, prof) + extra, basis, extra))
     return out
+
+
+def fit_first_token(
+    points: Sequence[Measurement],
+    catalog: Catalog,
+    fits: dict[tuple[str, str], Fit],
+    experts: calibrate.ExpertFit | None,
+) -> first_token.FirstToken:
+    """`first_token.fit` with each one-client MoE TTFT predicted as `_predict` does (`fits`, `experts`)."""
+    if experts is None:
+        return first_token.NONE
+    return first_token.fit(points, catalog, lambda m: _predict([m], fits, catalog, experts)[0].predicted)
 
 
 def _held_out(
@@ -110,7 +127,8 @@ def _held_out(
             # the MoE terms only where a held-out point needs them (the dense folds do not)
             needed = moe and any(calibrate.is_moe(m, catalog) for m in held)
             experts = fit_experts(kept, catalog, fits) if needed else None
-            out.extend(_predict(held, fits, catalog, experts))
+            first = fit_first_token(kept, catalog, fits, experts) if needed else first_token.NONE
+            out.extend(_predict(held, fits, catalog, experts, first))
     return out
 
 
@@ -135,7 +153,7 @@ def cross_validate(
         "loso": [p for p in by_source if not calibrate.is_moe(p.point, catalog)],
         "loco": _held_out(points, catalog, lambda m: m.hardware),
         "lofo": _held_out(points, catalog, lambda m: min(silicon_of(m.hardware))),
-        "moe": _predict(moe, fits, catalog, experts),
+        "moe": _predict(moe, fits, catalog, experts, fit_first_token(points, catalog, fits, experts)),
         "moe_loso": [p for p in by_source if calibrate.is_moe(p.point, catalog)],
     }
 
@@ -161,6 +179,7 @@ def frame(preds: dict[str, list[Prediction]]) -> pd.DataFrame:
                     "predicted": p.predicted,
                     "error": p.error,
                     "abs_error": abs(p.error),
+                    "first_token_ms": p.first_token_ms,
                 }
             )
     return pd.DataFrame(rows)

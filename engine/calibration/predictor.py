@@ -24,6 +24,7 @@ from engine.catalog.specs import OVERHEAD_LAYERS, CalibrationProfile, HardwareSp
 from engine.costmodel.iteration import iteration_cost
 from engine.costmodel.perf import MATMUL_FRACTION_BF16, Instance, Speculation, roof
 from engine.costmodel.stacks import activation_tokens
+from engine.policies.iteration import STACK_SCHEDULER
 
 DECODE_PIECES = 8
 """A run of decode steps with a growing context is summed as this many pieces at their mid context."""
@@ -228,6 +229,62 @@ def _round_prefill(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> l
     return [seg(float(ends.mean()), c)]
 
 
+def _drifting_share(m: Measurement) -> float:
+    """The share of an in-step run's requests that come after its first round and have drifted
+    into groups (`_pass_group`): a scheduler that runs decodes beside prompt chunks (vLLM V1,
+    TensorRT-LLM: `STACK_SCHEDULER` "mixed") starts each prompt's decode with the pass that ends
+    its prefill, so a round's prompts finish, and come back, one pass apart. A prefill-first one
+    (SGLang, vLLM V0, MindIE) prefills the whole round before any decode: rounds stay whole (0).
+    Needs the prompts sent (0 where unstated: every round whole, as before)."""
+    if not (m.chunked and m.prompts and STACK_SCHEDULER.get(m.stack) == "mixed"):
+        return 0.0
+    return max(0.0, 1.0 - m.concurrency / m.prompts)
+
+
+def _pass_group(m: Measurement, b: int) -> int:
+    """The prompts of a round of `b` that share the pass ending their prefill: the first round's
+    work in even passes of up to the token budget (`_round_prefill`), b / passes a pass."""
+    passes = max(1, math.ceil(b * m.prompt_tokens / max(m.token_budget, 1)))
+    return max(1, round(b / passes))
+
+
+def _first_round_share(m: Measurement, inst: Instance) -> float:
+    """The share of a MoE concurrency run's requests that arrive in its first round: the benchmark
+    clients start together, so the first `concurrency` of the `prompts` sent arrive at t = 0 and
+    queue for each other's prefill (0 where the prompts are not stated, or for a dense model)."""
+    if inst.model.moe is None or not m.prompts or m.concurrency <= 1:
+        return 0.0
+    return min(1.0, m.concurrency / m.prompts)
+
+
+def _ttft(
+    unit: Instance, inst: Instance, m: Measurement, b: int, steady: list[Segment], seg: Seg
+) -> list[Segment]:
+    """A TTFT: the wait for a place, then (in step) the round's or its group's prefill passes, or
+    (clients apart) the first round's share and the steady state's half iteration and own prefill."""
+    osl = max(m.output_tokens, 1)
+    segs: list[Segment] = []
+    queued = max(m.concurrency - b, 0) if m.concurrency else 0
+    if queued:
+        segs.extend((w * queued / b * osl, c, mm, f, sv) for w, c, mm, f, sv in steady)
+    if m.lockstep:  # a round's prompts arrive together and prefill one after another
+        drift = _drifting_share(m)  # under a mixing scheduler, the rounds after the first
+        if drift < 1.0:
+            first_round = _round_prefill(unit, m, b, seg)
+            segs.extend((w * (1.0 - drift), c, mm, f, sv) for w, c, mm, f, sv in first_round)
+        if drift > 0.0:
+            groups = _round_prefill(unit, m, _pass_group(m, b), seg)
+            segs.extend((w * drift, c, mm, f, sv) for w, c, mm, f, sv in groups)
+        return segs
+    first = _first_round_share(m, inst)
+    if first:
+        segs.extend((w * first, c, mm, f, sv) for w, c, mm, f, sv in _round_prefill(unit, m, b, seg))
+    rest = [(w * 0.5, c, mm, f, sv) for w, c, mm, f, sv in steady] if b > 1 else []
+    rest.append(_own_prefill(unit, m, b, seg))
+    segs.extend((w * (1.0 - first), c, mm, f, sv) for w, c, mm, f, sv in rest)
+    return segs
+
+
 def parts(m: Measurement, inst: Instance) -> Parts:
     """The prediction of `m` on `inst` at eta = 1 and no overhead, as weighted iterations.
 
@@ -264,17 +321,8 @@ def unit_parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) 
             numerator, thr = float(b) * (1.0 + (isl / osl if m.count_input else 0.0)), True
         elif m.kind == "tpot":
             segs = steady
-        else:  # ttft: the wait for a place, the running iteration, then the prompt's own iterations
-            segs = []
-            queued = max(m.concurrency - b, 0) if m.concurrency else 0
-            if queued:
-                segs.extend((w * queued / b * osl, c, mm, f, sv) for w, c, mm, f, sv in steady)
-            if m.lockstep:  # a round's prompts arrive together and prefill one after another
-                segs.extend(_round_prefill(unit, m, b, seg))
-            else:
-                if b > 1:
-                    segs.extend((w * 0.5, c, mm, f, sv) for w, c, mm, f, sv in steady)
-                segs.append(_own_prefill(unit, m, b, seg))
+        else:
+            segs = _ttft(unit, inst, m, b, steady, seg)
     return Parts(
         np.array(segs, dtype=float).reshape(-1, 5), numerator, thr, inst.model.layers / OVERHEAD_LAYERS
     )

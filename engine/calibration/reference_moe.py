@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import re
+from dataclasses import replace
 
 from engine.calibration import reference, reference_gpustack
 from engine.calibration.reference import Row
@@ -104,7 +105,29 @@ def judge_moe(r: dict[str, str], catalog: Catalog) -> Row:
     )
     if out["tp"] != r["tp"]:
         out["notes"] += "; " + f"layout read from {r['tp']!r}"
-    return reference_gpustack.judge_gpustack(out, catalog)
+    out["rate"] = _tke_prompts(r)
+    row = reference_gpustack.judge_gpustack(out, catalog)
+    if row.point is not None and row.point.concurrency and out["rate"] != r["rate"]:
+        note = "fixed lengths (the random dataset at its default range ratio, --ignore-eos), clients started together"
+        row = replace(row, point=replace(row.point, lockstep=True, note="; ".join((row.point.note, note))))
+    return row
+
+
+TKE_PROMPTS_PER_CLIENT = 10
+"""Prompts Tencent's harness sends per client: the playbook's `dockerfiles/llmbench/vllm-workspace/
+benchmark_serving_concurrency.sh` (tkestack/tke-ai-playbook, added 2025-06-12, the day of the
+TP16 results file) runs vLLM's `benchmark_serving.py` at concurrency 1, 2, 4, ... 128 with
+`--num-prompts $((concurrency*10))`, the random dataset and `--ignore-eos`, and writes the results
+file's table (its header, typos included; the llmbench README shows the 1000:1000 table)."""
+
+
+def _tke_prompts(r: dict[str, str]) -> str:
+    """A TKE row's load with the prompts its harness sent (`TKE_PROMPTS_PER_CLIENT`); others unchanged."""
+    conc = re.fullmatch(r"\s*concurrency (\d+)\s*", r["rate"])
+    if "tkestack/tke-ai-playbook" not in r["source"] or conc is None:
+        return r["rate"]
+    c = int(conc.group(1))
+    return f"concurrency {c} ({c * TKE_PROMPTS_PER_CLIENT} prompts)"
 
 
 def read_moe_rows(catalog: Catalog) -> list[Row]:

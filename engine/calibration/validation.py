@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.calibration import bands, calibrate, crossval, measurements, reference, trust
+from engine.calibration import bands, calibrate, crossval, first_token, measurements, reference, trust
 from engine.catalog.entries import Catalog
 from engine.costmodel import power, stacks
 
@@ -36,6 +36,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     experts: calibrate.ExpertFit | None = None
     """The routed experts' factor fitted to every MoE point (`calibrate.fit_experts`)."""
+    first_token: first_token.FirstToken = first_token.NONE
+    """The MoE first-token latency fitted to every one-client MoE TTFT (`first_token.fit`)."""
     fits: dict[tuple[str, str], calibrate.Fit] = field(default_factory=dict)
     """The profiles fitted to every point (`calibrate.reference_fits`), what the shipped ones are."""
     band_tables: dict[str, bands.Table] = field(default_factory=dict)
@@ -131,6 +133,11 @@ class Report:
                 if self.experts is not None
                 else None
             ),
+            "first_token_ms": {
+                "shared": self.first_token.shared_ms,
+                "stacks": self.first_token.stacks,
+                "points": list(self.first_token.ids),
+            },
             "bands": {
                 fam: {
                     "coverage": self.band_coverage().get(fam, {}),
@@ -220,6 +227,7 @@ def report(catalog: Catalog) -> Report:
         energy=energy,
         points=point_table(rows, preds, catalog),
         experts=experts,
+        first_token=crossval.fit_first_token(points, catalog, fits, experts),
         fits=fits,
         band_tables=tables,
         band_checks=checks,

@@ -38,6 +38,10 @@ def test_loads_lengths_and_layouts_are_read_as_run(rows: dict[str, reference.Row
     tke = rows["M883"].point
     assert tke is not None and (tke.tp, tke.token_budget, tke.concurrency) == (16, 4096, 1)
     assert tke.hardware == "h20" and tke.model == "deepseek-v3"
+    # its harness sends ten prompts per client (the playbook's benchmark_serving_concurrency.sh)
+    assert tke.prompts == 10 and rows["M1023"].point is not None and rows["M1023"].point.prompts == 1280
+    # ... of fixed lengths, all clients from t = 0: in step
+    assert tke.lockstep and not rows["M550"].point.lockstep
     # vLLM's --enable-expert-parallel: the experts over the TP group
     assert reference_moe._layout("4 (EP)") == "4 (EP 4)"
     assert reference_moe._layout("16 (2 nodes x 8 GPUs)") == "16"
