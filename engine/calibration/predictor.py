@@ -175,10 +175,15 @@ def _chunk_steps(
     isl = m.prompt_tokens
     chunk = isl / passes
     dec = iteration_cost(unit, decode_requests=b, decode_context_tokens=b * ctx)
+    pairs = isl * isl / 2.0 / passes
     mix = iteration_cost(
-        unit, decode_requests=b, decode_context_tokens=b * ctx, prefill_tokens=chunk,
-        prefill_attn_pairs=isl * isl / 2.0 / passes, prefill_largest=chunk,
-    )  # fmt: skip
+        unit,
+        decode_requests=b,
+        decode_context_tokens=b * ctx,
+        prefill_tokens=chunk,
+        prefill_attn_pairs=pairs,
+        prefill_largest=chunk,
+    )
     return [seg(1.0 - share, dec), seg(share, mix)]
 
 

@@ -174,10 +174,7 @@ class StepModel:
             if self._tiers is None
             else m_rank * self._w_s_per_byte * inst.tp / chips_ep
         )
-        if self._xc == self._x:
-            t_exp = roof(c_exp, m_exp) * (1.0 + self._x)
-        else:  # the experts' math and weight streaming at their own rates
-            t_exp = roof(c_exp * (1.0 + self._xc), m_exp * (1.0 + self._x))
+        t_exp = self._experts_roof(c_exp, m_exp)
         a2a = 0.0
         if ep > 1:  # dispatch and combine: each token's hidden state to and from its experts' ranks
             # spread evenly over the ranks (timing the busiest rank's own traffic here, on top of an
@@ -195,6 +192,13 @@ class StepModel:
         flops = f_att + routed_lin * tokens
         nbytes = self._dense_bytes * dp + kv + layers_moe * touched_all * m.expert_params() * wb
         return t_att + t_exp + a2a + self._tp_comm(r_tok), flops, nbytes
+
+    def _experts_roof(self, compute: float, memory: float) -> float:
+        """The busiest expert-parallel rank's expert phase at the experts' rates: its math at
+        `expert_compute_extra`, its weight reads at `expert_extra` beyond the dense rates."""
+        if self._xc == self._x:  # one rate for both (the same operations as before the split)
+            return roof(compute, memory) * (1.0 + self._x)
+        return roof(compute * (1.0 + self._xc), memory * (1.0 + self._x))
 
     def _pipelined(
         self,
