@@ -1,18 +1,24 @@
 """The MoE step model's terms, fitted per serving stack to the MoE reference rows.
 
 A MoE point is predicted with the dense profile its chip and stack get (the dense layers'
-rates and overhead) and two terms of its own (`predictor.MOE_TERMS`, docs/cost-model.md):
+rates and overhead) and three terms of its own (`predictor.MOE_TERMS`, docs/cost-model.md):
 
-- `eta_experts`: the rate the routed experts' kernels reach against the dense layers' (their
-  FLOPs and the bytes of the experts a batch touches, 1 - (1 - k/E)^tokens per layer);
+- `eta_experts`: the rate the routed experts' weight streaming reaches against the dense layers'
+  (the bytes of the experts a batch touches, 1 - (1 - k/E)^tokens per layer);
+- `eta_experts_compute`: the rate their math reaches against the dense layers' (their FLOPs):
+  a prompt's pass through grouped GEMMs of block-scaled FP8 experts is compute-bound and reaches
+  far less of the tensor cores than a dense GEMM, while a decode step streams the same experts'
+  weights near the dense rate (docs/calibration.md, "The experts' math and weight streaming");
 - `moe_layer_ms`: a fixed cost per MoE layer and iteration (routing, token permutation, the
   grouped kernels' launches), which sets a decode step at low load: DeepSeek-R1 at one client on
   eight B200s decodes a token in 9.2 ms where its weights take under 1 ms to read.
 
-Each stack whose MoE points come from two sources or more gets its own pair; the others (and a
-stack left with one source when its other source is held out) take the pair fitted to every
-stack's points together. The fit is the least squared log error over a grid (coarse, then
-finer around the best), as the dense profiles' (`calibrate._grid_fit`).
+Each stack whose MoE points come from two sources or more gets its own terms; the others (and a
+stack left with one source when its other source is held out) take the terms fitted to every
+stack's points together. The fit is the least squared log error over a grid per term, searched
+one term at a time from the grids' middles until no step lowers it (coordinate descent: three
+terms make the full grid too large to walk at every fold of the cross-validation), then once
+more over half steps around the best.
 """
 
 from __future__ import annotations
@@ -41,8 +47,13 @@ source."""
 MIN_SOURCES = 2
 """Sources a stack's MoE points need for terms of its own (one source cannot be told from its harness)."""
 
-_ETA = tuple(round(0.1 * i, 2) for i in range(1, 11))
-_LAYER_MS = (0.0, 0.05, 0.1, 0.2, 0.3)
+GRIDS: dict[str, tuple[float, ...]] = {
+    "eta_experts": tuple(round(0.1 * i, 2) for i in range(2, 11)),
+    "eta_experts_compute": (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0),
+    "moe_layer_ms": (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
+}
+"""Each term's grid (the layer cost's reaches 0.8 ms: vLLM's fit sat at the old grid's 0.3 ms edge)."""
+TERMS: tuple[str, ...] = tuple(GRIDS)
 
 
 def is_moe(m: Measurement, catalog: Catalog) -> bool:
@@ -55,13 +66,14 @@ class StackTerms:
     """The MoE terms fitted to one stack's points (or to every stack's: the shared pair)."""
 
     eta_experts: float
+    eta_experts_compute: float
     moe_layer_ms: float
     ids: tuple[str, ...]
     sources: int
 
     def update(self) -> dict[str, float]:
         """The profile fields these terms set."""
-        return {"eta_experts": self.eta_experts, "moe_layer_ms": self.moe_layer_ms}
+        return {k: getattr(self, k) for k in TERMS}
 
 
 @dataclass(frozen=True)
@@ -70,15 +82,20 @@ class ExpertFit:
     log errors (each fitted point with its stack's terms)."""
 
     eta_experts: float
+    eta_experts_compute: float
     moe_layer_ms: float
     ids: tuple[str, ...]
     log_errors: tuple[float, ...]
     stacks: dict[str, StackTerms] = field(default_factory=dict)
 
+    def shared(self) -> dict[str, float]:
+        """The terms shared by every stack without its own."""
+        return {k: getattr(self, k) for k in TERMS}
+
     def terms(self, stack: str) -> dict[str, float]:
         """The profile fields a MoE point of `stack` is predicted with."""
         own = self.stacks.get(stack)
-        return own.update() if own else {"eta_experts": self.eta_experts, "moe_layer_ms": self.moe_layer_ms}
+        return own.update() if own else self.shared()
 
     @property
     def median_abs_error(self) -> float:
@@ -94,24 +111,43 @@ class ExpertFit:
         )
 
 
-Pred = Callable[[int, float, float], float]
+Terms = tuple[float, ...]
+"""Values of `TERMS`, in order."""
 
 
-def _best(idx: Sequence[int], logs: Callable[[int, float, float], float]) -> tuple[float, float]:
-    """(eta_experts, moe_layer_ms) of least squared log error over the points `idx`."""
+def _search(
+    idx: Sequence[int], logs: Callable[[int, Terms], float], grids: Sequence[Sequence[float]]
+) -> Terms:
+    """The grid point of least squared log error over the points `idx`: one term at a time, from
+    the grids' middles, until no single step lowers it."""
 
-    def sse(e: float, ms: float) -> float:
-        return sum(logs(i, e, ms) ** 2 for i in idx)
+    def sse(vals: Terms) -> float:
+        return sum(logs(i, vals) ** 2 for i in idx)
 
-    coarse = min(((e, ms) for e in _ETA for ms in _LAYER_MS), key=lambda p: sse(*p))
-    e0, ms0 = coarse
-    fine = [
-        (round(e, 3), round(ms, 4))
-        for e in (e0 - 0.05, e0 - 0.025, e0, e0 + 0.025, e0 + 0.05)
-        for ms in (ms0 - 0.025, ms0, ms0 + 0.025)
-        if 0.05 <= e <= 1.0 and ms >= 0.0
-    ]
-    return min(fine, key=lambda p: sse(*p))
+    at = [len(g) // 2 for g in grids]
+    best = sse(tuple(g[i] for g, i in zip(grids, at, strict=True)))
+    moved = True
+    while moved:
+        moved = False
+        for j, grid in enumerate(grids):
+            for i in range(len(grid)):
+                cand = [*at[:j], i, *at[j + 1 :]]
+                v = sse(tuple(g[k] for g, k in zip(grids, cand, strict=True)))
+                if v < best - 1e-12:
+                    best, at, moved = v, cand, True
+    return tuple(g[i] for g, i in zip(grids, at, strict=True))
+
+
+def _best(idx: Sequence[int], logs: Callable[[int, Terms], float]) -> Terms:
+    """`_search` over `GRIDS`, then over half steps around its best (within each grid's range)."""
+    grids = list(GRIDS.values())
+    coarse = _search(idx, logs, grids)
+    fine = []
+    for g, v in zip(grids, coarse, strict=True):
+        k = g.index(v)
+        lo, hi = g[max(k - 1, 0)], g[min(k + 1, len(g) - 1)]
+        fine.append(sorted({round(lo + (v - lo) / 2, 4), v, round(v + (hi - v) / 2, 4)}))
+    return _search(idx, logs, fine)
 
 
 def fit_experts(
@@ -127,30 +163,27 @@ def fit_experts(
     ]
     if not pts:
         return None
-    memo: dict[tuple[int, float, float], float] = {}
+    memo: dict[tuple[int, Terms], float] = {}
 
-    def logs(i: int, e: float, ms: float) -> float:
-        key = (i, e, ms)
+    def logs(i: int, vals: Terms) -> float:
+        key = (i, vals)
         if key not in memo:
             m, p = pts[i]
-            prof = p.model_copy(update={"eta_experts": e, "moe_layer_ms": ms})
+            prof = p.model_copy(update=dict(zip(TERMS, vals, strict=True)))
             memo[key] = math.log(predict(m, catalog, prof) / m.value)
         return memo[key]
 
     every = range(len(pts))
-    eta, ms = _best(every, logs)
+    shared = _best(every, logs)
     stacks: dict[str, StackTerms] = {}
     for st in sorted({m.stack for m, _ in pts}):
         idx = [i for i in every if pts[i][0].stack == st]
         sources = len({pts[i][0].source_key for i in idx})
         if sources >= MIN_SOURCES:
-            e_s, ms_s = _best(idx, logs)
-            stacks[st] = StackTerms(e_s, ms_s, tuple(pts[i][0].id for i in idx), sources)
-    fit = ExpertFit(eta, ms, tuple(m.id for m, _ in pts), (), stacks)
-    errors = tuple(logs(i, *_pair(fit, pts[i][0].stack)) for i in every)
-    return ExpertFit(eta, ms, fit.ids, errors, stacks)
-
-
-def _pair(fit: ExpertFit, stack: str) -> tuple[float, float]:
-    t = fit.terms(stack)
-    return t["eta_experts"], t["moe_layer_ms"]
+            e, c, ms = _best(idx, logs)
+            stacks[st] = StackTerms(e, c, ms, ids=tuple(pts[i][0].id for i in idx), sources=sources)
+    ids = tuple(m.id for m, _ in pts)
+    e, c, ms = shared
+    fit = ExpertFit(e, c, ms, ids=ids, log_errors=(), stacks=stacks)
+    errors = tuple(logs(i, tuple(fit.terms(pts[i][0].stack)[k] for k in TERMS)) for i in every)
+    return ExpertFit(e, c, ms, ids=ids, log_errors=errors, stacks=stacks)

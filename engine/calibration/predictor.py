@@ -99,7 +99,7 @@ def unit_instance(inst: Instance, experts: CalibrationProfile | None) -> Instanc
     return _with_profile(inst, UNIT.model_copy(update=moe_terms(experts)))
 
 
-MOE_TERMS = ("eta_experts", "expert_tile_tokens", "moe_layer_ms")
+MOE_TERMS = ("eta_experts", "eta_experts_compute", "expert_tile_tokens", "moe_layer_ms")
 """The profile fields of the MoE step model (fitted per stack: `calibrate.fit_experts`)."""
 
 
@@ -142,10 +142,15 @@ def _steady(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Seg
     isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
     ctx = isl + osl / 2.0
     if m.chunked:
+        room = max((m.token_budget - b) / m.dp, 1.0)  # a chunk fits one rank's budget
+        passes = math.ceil(isl / room)
+        share = b / osl * passes  # iterations that carry a prompt's chunk, per iteration
+        if unit.model.moe is not None and share < 1.0:
+            return _chunk_steps(unit, m, b, ctx, passes, share, seg)
         c = iteration_cost(
             unit, decode_requests=b, decode_context_tokens=b * ctx, prefill_tokens=b * isl / osl,
             prefill_attn_pairs=(b / osl) * isl * isl / 2.0,
-            prefill_largest=min(isl, max((m.token_budget - b) / m.dp, 1)),  # a chunk fits one rank
+            prefill_largest=min(isl, room),
         )  # fmt: skip
         return [seg(1.0, c)]
     # prefill-first without chunking: prefill iterations of k whole prompts between decode steps
@@ -155,6 +160,32 @@ def _steady(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Seg
         unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0, prefill_largest=isl
     )
     return [seg(1.0, dec), seg(b / osl / k, pf)]
+
+
+def _chunk_steps(
+    unit: Instance, m: Measurement, b: int, ctx: float, passes: int, share: float, seg: Seg = _seg
+) -> list[Segment]:
+    """The steady state of a MoE model as the iterations it runs: most are decode steps of the `b`
+    requests, and a `share` of them also carry a prompt's chunk (`passes` chunks a prompt).
+
+    The average iteration (the decodes plus b / osl of a prompt) prices a dense model's steady
+    state, whose weight reads do not depend on the tokens; a MoE iteration reads the experts its
+    tokens touch, concave in the tokens, so spreading a prompt over every decode step would read
+    most experts at every step where the real stack reads them in the few steps that carry it.
+    """
+    isl = m.prompt_tokens
+    chunk = isl / passes
+    dec = iteration_cost(unit, decode_requests=b, decode_context_tokens=b * ctx)
+    pairs = isl * isl / 2.0 / passes
+    mix = iteration_cost(
+        unit,
+        decode_requests=b,
+        decode_context_tokens=b * ctx,
+        prefill_tokens=chunk,
+        prefill_attn_pairs=pairs,
+        prefill_largest=chunk,
+    )
+    return [seg(1.0 - share, dec), seg(share, mix)]
 
 
 def _static(unit: Instance, inst: Instance, m: Measurement, seg: Seg = _seg) -> tuple[list[Segment], int]:

@@ -149,7 +149,7 @@ def experts_terms(stack: str | None = None) -> dict[str, float]:
     table = _tables().get("experts", {})
     own = table.get(stack) if stack else None
     row = own if isinstance(own, dict) else table
-    return {k: float(row[k]) for k in ("eta_experts", "moe_layer_ms") if k in row}
+    return {k: float(row[k]) for k in ("eta_experts", "eta_experts_compute", "moe_layer_ms") if k in row}
 
 
 def with_experts(prof: CalibrationProfile, stack: str | None = None) -> CalibrationProfile:
@@ -321,7 +321,11 @@ def calibration(
     own = isinstance(_tables().get("experts", {}).get(stack), dict)  # the stack has terms of its own
     whose = f"fitted to {stack if own else 'every stack'}'s MoE rows" if shared else "its own factor"
     layer = f", {prof.moe_layer_ms:.3g} ms per MoE layer" if prof.moe_layer_ms else ""
-    note = f"MoE: routed experts at {prof.eta_experts:.0%} of the dense layers' rates{layer} ({whose}"
+    math = prof.eta_experts_compute
+    rates = f"{prof.eta_experts:.0%} of the dense layers' rates" + (
+        f" ({math:.0%} in their math)" if math is not None and math != prof.eta_experts else ""
+    )
+    note = f"MoE: routed experts at {rates}{layer} ({whose}"
     note += ", docs/calibration.md)"
     return prof, dataclasses.replace(
         cal,

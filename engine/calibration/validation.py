@@ -124,8 +124,7 @@ class Report:
             "expected_error": self.expected_error,
             "experts": (
                 {
-                    "eta_experts": self.experts.eta_experts,
-                    "moe_layer_ms": self.experts.moe_layer_ms,
+                    **self.experts.shared(),
                     "stacks": {st: t.update() for st, t in self.experts.stacks.items()},
                     "points": list(self.experts.ids),
                     "median_abs_error": self.experts.median_abs_error,

@@ -129,6 +129,14 @@ class CalibrationProfile(Spec):
         "two fractions above give the dense layers (1: as fast as dense). Unset: the factor fitted to "
         "the MoE reference rows (presets/calibration.toml, docs/calibration.md)",
     )
+    eta_experts_compute: Fraction | None = Field(
+        default=None,
+        description="the rate a MoE model's routed-expert kernels reach in their math, as a fraction of the "
+        "dense layers' compute rate, where it differs from their weight streaming's (`eta_experts`): "
+        "grouped GEMMs of block-scaled FP8 experts reach less of the tensor cores than a dense GEMM, "
+        "while a decode step's experts stream their weights near the dense layers' rate. Unset: "
+        "`eta_experts` for both",
+    )
     moe_layer_ms: Annotated[float, Field(ge=0, le=100)] | None = Field(
         default=None,
         description="fixed milliseconds each MoE layer adds to an iteration of a MoE model (routing, "

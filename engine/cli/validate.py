@@ -58,8 +58,12 @@ def _halves(h: dict[str, float]) -> str:
 
 
 def _per_stack(ef: Any) -> str:
-    """'; per stack where two sources allow: sglang 0.45 / 0.025 ms, ...': the stacks with terms of their own."""
-    own = [f"{st} {t.eta_experts:.2f} / {t.moe_layer_ms:.3g} ms" for st, t in ef.stacks.items()]
+    """'; per stack where two sources allow: sglang 0.5 / 0.1 / 0.1 ms, ...': the stacks with terms of their
+    own (weight streaming / math / fixed cost per MoE layer)."""
+    own = [
+        f"{st} {t.eta_experts:.3g} / {t.eta_experts_compute:.3g} / {t.moe_layer_ms:.3g} ms"
+        for st, t in ef.stacks.items()
+    ]
     return f"; per stack where two sources allow: {', '.join(own)}" if own else ""
 
 
@@ -84,7 +88,8 @@ def headline_lines(rep: validation.Report) -> list[str]:
     if "moe" in h:
         ef = rep.experts
         how = (
-            f" (experts at {ef.eta_experts:.2f} of the dense layers' rates and {ef.moe_layer_ms:.3g} ms per MoE"
+            f" (experts streaming their weights at {ef.eta_experts:.3g} and computing at"
+            f" {ef.eta_experts_compute:.3g} of the dense layers' rates, {ef.moe_layer_ms:.3g} ms per MoE"
             f" layer, fitted to {len(ef.ids)} throughput and TPOT points{_per_stack(ef)}; TTFT with"
             f" {_first_token(rep.first_token)})"
             if ef is not None
@@ -439,20 +444,19 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
     if rep.experts is not None:
         src = rep.experts.source.replace("\\", "\\\\").replace('"', '\\"')
         lines += [
-            "# MoE models: the rate their routed experts' kernels reach against the dense layers'",
-            "# (CalibrationProfile.eta_experts) and a fixed cost per MoE layer and iteration",
-            "# (moe_layer_ms); per stack where its MoE rows come from two sources, else shared.",
+            "# MoE models: the rates their routed experts' kernels reach against the dense layers', in",
+            "# streaming weights (CalibrationProfile.eta_experts) and in their math (eta_experts_compute),",
+            "# and a fixed cost per MoE layer and iteration (moe_layer_ms); per stack where its MoE rows",
+            "# come from two sources, else shared.",
             "[experts]",
-            f"eta_experts = {rep.experts.eta_experts}",
-            f"moe_layer_ms = {rep.experts.moe_layer_ms}",
+            *(f"{k} = {v}" for k, v in rep.experts.shared().items()),
             f'source = "{src}"',
             "",
         ]
         for st, t in rep.experts.stacks.items():
             lines += [
                 f"[experts.{st}]",
-                f"eta_experts = {t.eta_experts}",
-                f"moe_layer_ms = {t.moe_layer_ms}",
+                *(f"{k} = {v}" for k, v in t.update().items()),
                 f'source = "fitted to {len(t.ids)} {st} MoE throughput and TPOT measurements from {t.sources} sources"',
                 "",
             ]

@@ -263,6 +263,15 @@ class Instance:
         return 1.0 / e - 1.0
 
     @property
+    def expert_compute_extra(self) -> float:
+        """Extra compute time per unit of routed-expert math: 1 / eta_experts_compute - 1, where the
+        profile states that rate apart from its weight streaming's; `expert_extra` otherwise."""
+        c = self.profile.eta_experts_compute
+        if not self.model.moe or c is None:
+            return self.expert_extra
+        return 1.0 / c - 1.0
+
+    @property
     def expert_tile(self) -> float:
         """Tokens of work each touched routed expert costs beyond its own tokens in a MoE layer
         (`CalibrationProfile.expert_tile_tokens`; 0 for a dense model or where unset)."""
@@ -272,30 +281,34 @@ class Instance:
     @property
     def experts_slow(self) -> bool:
         """True when the routed experts cost more than the dense layers' rates give them."""
-        return bool(self.expert_extra or self.expert_tile)
+        return bool(self.expert_extra or self.expert_compute_extra or self.expert_tile)
 
     def with_experts_as_dense(self) -> Instance:
         """This instance with its profile's experts as fast as its dense layers (eta_experts and
         expert_tile_tokens unset)."""
-        if self.profile.eta_experts is None and not self.profile.expert_tile_tokens:
+        p = self.profile
+        if p.eta_experts is None and p.eta_experts_compute is None and not p.expert_tile_tokens:
             return self
         name = self.profile_name or self.hardware.default_profile
-        prof = self.profile.model_copy(update={"eta_experts": None, "expert_tile_tokens": None})
+        prof = p.model_copy(
+            update={"eta_experts": None, "eta_experts_compute": None, "expert_tile_tokens": None}
+        )
         hw = self.hardware.model_copy(update={"profiles": {**self.hardware.profiles, name: prof}})
         return dataclasses.replace(self, hardware=hw, profile_name=name)
 
     def expert_extra_work(self, tokens: ArrayLike) -> tuple[Any, Any]:
         """(FLOPs, bytes) that the experts' slowness adds to an iteration of `tokens` tokens, at the
-        dense rates: `expert_extra` times the routed matmul FLOPs and the touched experts' bytes,
-        and each touched expert's `expert_tile` tokens of grouped-GEMM work (at the experts' rate)."""
+        dense rates: `expert_compute_extra` times the routed matmul FLOPs, `expert_extra` times the
+        touched experts' bytes, and each touched expert's `expert_tile` tokens of grouped-GEMM work
+        (at the experts' compute rate)."""
         t = np.maximum(np.asarray(tokens, dtype=float), 0.0)
-        m, x, tile = self.model, self.expert_extra, self.expert_tile
-        if m.moe is None or not (x or tile):
+        m, x, xc, tile = self.model, self.expert_extra, self.expert_compute_extra, self.expert_tile
+        if m.moe is None or not (x or xc or tile):
             return np.zeros_like(t), np.zeros_like(t)
         k, e = m.moe.experts_per_token, m.moe.experts
         touched = e * (1.0 - np.power(1.0 - k / e, t))
         per_token = 2.0 * m.moe_layers() * m.expert_params()
-        flops = x * per_token * k * t + (1.0 + x) * per_token * tile * touched
+        flops = xc * per_token * k * t + (1.0 + xc) * per_token * tile * touched
         return flops, x * m.moe_layers() * touched * m.expert_params() * BYTES_PER_ELEMENT[self.weights]
 
     @property

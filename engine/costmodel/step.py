@@ -47,6 +47,7 @@ class StepModel:
         "_draft",
         "_save",
         "_x",
+        "_xc",
         "_tile",
         "_routed",
         "_scale",
@@ -72,7 +73,8 @@ class StepModel:
         self._e = float(m.moe.experts) if m.moe else 0.0
         self._k_over_e = m.moe.experts_per_token / m.moe.experts if m.moe else 0.0
         self._expert_bytes = m.moe_layers() * m.expert_params() * BYTES_PER_ELEMENT[inst.weights]
-        self._x = inst.expert_extra
+        self._x = inst.expert_extra  # the experts' weight streaming, beyond the dense rate
+        self._xc = inst.expert_compute_extra  # their math (the same unless the profile splits them)
         # grouped-GEMM work each touched expert costs beyond its tokens, over every MoE layer (FLOPs)
         self._tile = 2.0 * m.moe_layers() * m.expert_params() * inst.expert_tile if m.moe else 0.0
         self._routed = 2.0 * m.moe_layers() * m.moe.experts_per_token * m.expert_params() if m.moe else 0.0
@@ -126,7 +128,7 @@ class StepModel:
             nbytes = wread + kv
             compute = flops / self._flops_s - self._lin * tokens * self._save
             memory = nbytes / self._bytes_s if self._tiers is None else self._read_s(wread, kv)
-            if self._x or self._tile:
+            if self._x or self._xc or self._tile:
                 compute, memory = self._expert_extra(tokens, compute, memory)
             t = roof(compute, memory) + self._tp_comm(tokens)
             return t, flops, nbytes
@@ -172,7 +174,7 @@ class StepModel:
             if self._tiers is None
             else m_rank * self._w_s_per_byte * inst.tp / chips_ep
         )
-        t_exp = roof(c_exp, m_exp) * (1.0 + self._x)
+        t_exp = self._experts_roof(c_exp, m_exp)
         a2a = 0.0
         if ep > 1:  # dispatch and combine: each token's hidden state to and from its experts' ranks
             # spread evenly over the ranks (timing the busiest rank's own traffic here, on top of an
@@ -190,6 +192,13 @@ class StepModel:
         flops = f_att + routed_lin * tokens
         nbytes = self._dense_bytes * dp + kv + layers_moe * touched_all * m.expert_params() * wb
         return t_att + t_exp + a2a + self._tp_comm(r_tok), flops, nbytes
+
+    def _experts_roof(self, compute: float, memory: float) -> float:
+        """The busiest expert-parallel rank's expert phase at the experts' rates: its math at
+        `expert_compute_extra`, its weight reads at `expert_extra` beyond the dense rates."""
+        if self._xc == self._x:  # one rate for both (the same operations as before the split)
+            return roof(compute, memory) * (1.0 + self._x)
+        return roof(compute * (1.0 + self._xc), memory * (1.0 + self._x))
 
     def _pipelined(
         self,
@@ -244,7 +253,7 @@ class StepModel:
     def _expert_extra(self, tokens: float, compute: float, memory: float) -> tuple[float, float]:
         """Compute and memory times with the routed experts' extra work (`Instance.expert_extra`)."""
         touched = self._e * (1.0 - math.pow(1.0 - self._k_over_e, tokens))
-        routed = self._x * self._routed * tokens + (1.0 + self._x) * self._tile * touched
+        routed = self._xc * self._routed * tokens + (1.0 + self._xc) * self._tile * touched
         extra = self._x * touched * self._expert_bytes
         return (
             compute + routed / self._flops_s - routed * self._save,
@@ -286,7 +295,7 @@ class StepModel:
         compute = flops / self._flops_s - self._lin * tokens * self._save
         # `roof`, inlined: the simulator's hottest line
         memory = nbytes / self._bytes_s if self._tiers is None else self._read_s(wread, kv)
-        if self._x or self._tile:
+        if self._x or self._xc or self._tile:
             compute, memory = self._expert_extra(tokens, compute, memory)
         both = (
             compute + UNHIDDEN_FRACTION * memory
@@ -324,7 +333,7 @@ class StepModel:
             m0 = weights + self._kvb * (context_sum + b)
             a_c = f0 / self._flops_s - lin_b_save
             a_m = m0 / self._bytes_s
-            if self._x or self._tile:  # the experts' extra time depends on the batch, not the context
+            if self._x or self._xc or self._tile:  # the experts' extra time: the batch's, not the context's
                 a_c, a_m = self._expert_extra(b, a_c, a_m)
             # g(i) = compute - memory at step i; compute binds where g(i) >= 0. The step at which
             # the binding side changes (before any cap on the steps), and whether compute binds late.

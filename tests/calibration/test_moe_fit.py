@@ -9,6 +9,7 @@ import pytest
 
 from engine.calibration import calibrate, crossval, measurements, moe_fit, predictor, reference, trust
 from engine.catalog.entries import Catalog
+from engine.costmodel.iteration import iteration_cost
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +30,9 @@ def test_stacks_with_two_sources_get_their_own_terms(fitted: tuple) -> None:
     for st, sources in by_stack.items():
         assert (st in ef.stacks) == (len(sources) >= moe_fit.MIN_SOURCES), st
     assert {"sglang", "vllm"} <= set(ef.stacks)
-    # a stack without terms of its own takes the shared pair
-    shared = {"eta_experts": ef.eta_experts, "moe_layer_ms": ef.moe_layer_ms}
+    # a stack without terms of its own takes the shared terms
+    shared = {"eta_experts": ef.eta_experts, "eta_experts_compute": ef.eta_experts_compute,
+              "moe_layer_ms": ef.moe_layer_ms}  # fmt: skip
     assert ef.terms("vllm-v0") == shared and ef.terms("no-such-stack") == shared
     assert ef.terms("sglang") == ef.stacks["sglang"].update()
 
@@ -65,11 +67,40 @@ def test_the_app_runs_the_shipped_terms_of_its_stack(fitted: tuple, catalog: Cat
     _, _, ef = fitted
     for st, terms in ef.stacks.items():
         assert trust.experts_terms(st) == pytest.approx(terms.update()), st
-    assert trust.experts_terms("vllm-v0") == pytest.approx(
-        {"eta_experts": ef.eta_experts, "moe_layer_ms": ef.moe_layer_ms}
-    )
+    assert trust.experts_terms("vllm-v0") == pytest.approx(ef.shared())
     prof, cal = trust.calibration(catalog.chip("b200"), "sglang", catalog, moe=True)
-    assert (prof.eta_experts, prof.moe_layer_ms) == pytest.approx(
-        (ef.stacks["sglang"].eta_experts, ef.stacks["sglang"].moe_layer_ms)
+    assert (prof.eta_experts, prof.eta_experts_compute, prof.moe_layer_ms) == pytest.approx(
+        tuple(ef.stacks["sglang"].update().values())
     )
     assert cal.experts == prof.eta_experts
+
+
+def test_a_moe_steady_state_reads_a_prompts_experts_in_the_steps_that_carry_it(catalog: Catalog) -> None:
+    """One client, a 4,000-token prompt and 400 output tokens: the prompt runs in one chunk, so one
+    step in 400 reads every expert, and the TPOT stays near a batch-1 decode step's; the average
+    iteration (a tenth of the prompt in every step) would read most experts at every step. A dense
+    model's steady state keeps the average iteration (its weight reads do not depend on tokens)."""
+    hw = catalog.chip("b200")
+    prof = hw.profile(None).model_copy(update={"eta_experts": 0.5, "moe_layer_ms": 0.1})
+
+    def point(model: str) -> measurements.Measurement:
+        return measurements.Measurement(
+            id="T1", model=model, hardware="b200", tp=8, weights="fp8", kv="bf16", kind="tpot",
+            prompt_tokens=4000, output_tokens=400, value=10.0, unit="ms", stack="sglang",
+            max_batch=4096, token_budget=16384, concurrency=1,
+        )  # fmt: skip
+
+    m = point("deepseek-v3")
+    inst = predictor._with_profile(predictor.measured_instance(m, catalog), prof)
+    steps = predictor._steady(inst, m, 1, predictor._seg_timed)
+    assert [round(w, 6) for w, *_ in steps] == [round(1 - 1 / 400, 6), round(1 / 400, 6)]
+    tpot = predictor.predict(m, catalog, prof)
+    one = 1000 * float(iteration_cost(inst, decode_requests=1, decode_context_tokens=4200).time_s)
+    spread = 1000 * float(
+        iteration_cost(inst, decode_requests=1, decode_context_tokens=4200, prefill_tokens=10,
+                       prefill_attn_pairs=4000 * 4000 / 2 / 400, prefill_largest=4000).time_s
+    )  # fmt: skip
+    assert one < tpot < 1.5 * one < spread
+    dense = point("llama-3.3-70b")
+    dinst = predictor._with_profile(predictor.measured_instance(dense, catalog), prof)
+    assert len(predictor._steady(dinst, dense, 1, predictor._seg_timed)) == 1

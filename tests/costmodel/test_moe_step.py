@@ -76,3 +76,33 @@ def test_experts_as_dense_keeps_the_fixed_cost_and_drops_the_rates(catalog: Cata
     dense = inst.with_experts_as_dense()
     assert dense.expert_extra == 0.0 and dense.expert_tile == 0.0 and not dense.experts_slow
     assert dense.overhead_s == inst.overhead_s  # the fixed cost is not the experts' rate
+    compute_only = Instance(model=m, hardware=_chip(catalog, eta_experts_compute=0.2), tp=8, weights="fp8")
+    assert compute_only.with_experts_as_dense().expert_compute_extra == 0.0
+
+
+@pytest.mark.parametrize("layout", [{"tp": 8}, {"tp": 1, "dp": 8, "ep": 8}])
+def test_the_experts_math_slows_a_prompt_not_a_small_decode_step(
+    catalog: Catalog, layout: dict[str, int]
+) -> None:
+    """`eta_experts_compute` stretches the experts' FLOPs only: a long prompt's pass (compute-bound)
+    takes longer, a batch-1 decode step (reading the touched experts' weights) does not move; unset,
+    the experts' math runs at `eta_experts` (a profile of one rate keeps its times to the bit)."""
+    m = catalog.model("deepseek-v3")
+    one = Instance(model=m, hardware=_chip(catalog, eta_experts=0.5), weights="fp8", **layout)
+    split = Instance(
+        model=m, hardware=_chip(catalog, eta_experts=0.5, eta_experts_compute=0.1), weights="fp8", **layout
+    )
+    same = Instance(
+        model=m, hardware=_chip(catalog, eta_experts=0.5, eta_experts_compute=0.5), weights="fp8", **layout
+    )
+    q = 8192.0
+
+    def prompt(inst: Instance) -> float:
+        return float(
+            iteration_cost(inst, prefill_tokens=q, prefill_attn_pairs=q * q / 2, prefill_largest=q).time_s
+        )
+
+    assert prompt(split) > 1.5 * prompt(one)
+    assert _decode(split, 1) == pytest.approx(_decode(one, 1), rel=0.02)
+    assert (prompt(same), _decode(same, 64)) == (prompt(one), _decode(one, 64))
+    assert split.expert_compute_extra == pytest.approx(9.0) and split.expert_extra == pytest.approx(1.0)
