@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from engine.core.errors import ScenarioError
 
@@ -56,6 +57,24 @@ ACTIVATION_ELEMENT_BYTES = 2.0
 """Bytes of one activation element held during a forward pass (bf16)."""
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+
+HF_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9_.-]{1,96}")
+"""A Hugging Face repository id, ``owner/name``: the Hub takes ASCII letters, digits, ``_``, ``.``
+and ``-``, at most 96 of them on each side. The class is spelt out, not ``\\w``: in a pydantic
+``pattern`` that is Unicode, and pydantic-core built a 50 ms automaton for it at every import."""
+
+
+def _hf_repository(value: str) -> str:
+    if not HF_ID_PATTERN.fullmatch(value):
+        raise ValueError(
+            "must be a Hugging Face repository id, owner/name, in ASCII letters, digits, '_', '.' "
+            "and '-' (up to 96 on each side, the owner starting with a letter or digit)"
+        )
+    return value
+
+
+HfId = Annotated[str, AfterValidator(_hf_repository)]
+"""A checkpoint's Hugging Face repository id (`HF_ID_PATTERN`), refused in words when malformed."""
 
 SOURCED_FIELDS = (
     "tflops",
@@ -406,9 +425,8 @@ class ModelSpec(Spec):
     published_params_b: Annotated[float, Field(gt=0, le=1_000_000)] | None = Field(
         default=None, description="the parameter count its authors publish, as a cross-check"
     )
-    hf_id: str | None = Field(
+    hf_id: HfId | None = Field(
         default=None,
-        pattern=r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$",
         description="the checkpoint's Hugging Face repository (owner/name), which launch commands load",
     )
     hf_weights: Precision = Field(
