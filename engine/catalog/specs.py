@@ -16,8 +16,8 @@ plausible range (docs/hardware.md, "Custom entries", lists the ranges): no combi
 entries can make the cost model divide by zero or return an absurd time.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 import json
 import math
 import re
@@ -178,7 +178,7 @@ class CalibrationProfile(Spec):
         return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
 
     @model_validator(mode="after")
-    def _check_band(self) -> CalibrationProfile:
+    def _check_band(self) -> "CalibrationProfile":
         for figure, (low, high) in (self.band or {}).items():
             if low > high:
                 raise ValueError(f"band.{figure}: its low ratio {low:g} exceeds its high ratio {high:g}")
@@ -257,7 +257,7 @@ class HardwareSpec(Spec):
         return hash(self.model_dump_json(by_alias=True))
 
     @model_validator(mode="after")
-    def _check(self) -> HardwareSpec:
+    def _check(self) -> "HardwareSpec":
         if "bf16" not in self.tflops and "fp8" not in self.tflops:
             raise ValueError("tflops: needs at least a bf16 or fp8 dense peak")
         missing = [f for f in SOURCED_FIELDS if not self.sources.get(f, "").strip()]
@@ -386,7 +386,7 @@ class MoE(Spec):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> MoE:
+    def _check(self) -> "MoE":
         if self.experts_per_token > self.experts:
             raise ValueError(f"experts_per_token: {self.experts_per_token} exceeds experts {self.experts}")
         return self
@@ -434,7 +434,7 @@ class ModelSpec(Spec):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> ModelSpec:
+    def _check(self) -> "ModelSpec":
         if self.heads % self.kv_heads:
             raise ValueError(f"kv_heads: {self.kv_heads} must divide heads {self.heads}")
         if self.moe and self.moe.dense_layers > self.layers:
