@@ -16,13 +16,14 @@ plausible range (docs/hardware.md, "Custom entries", lists the ranges): no combi
 entries can make the cost model divide by zero or return an absurd time.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 import json
 import math
+import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from engine.core.errors import ScenarioError
 
@@ -56,6 +57,24 @@ ACTIVATION_ELEMENT_BYTES = 2.0
 """Bytes of one activation element held during a forward pass (bf16)."""
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+
+HF_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9_.-]{1,96}")
+"""A Hugging Face repository id, ``owner/name``: the Hub takes ASCII letters, digits, ``_``, ``.``
+and ``-``, at most 96 of them on each side. The class is spelt out, not ``\\w``: in a pydantic
+``pattern`` that is Unicode, and pydantic-core built a 50 ms automaton for it at every import."""
+
+
+def _hf_repository(value: str) -> str:
+    if not HF_ID_PATTERN.fullmatch(value):
+        raise ValueError(
+            "must be a Hugging Face repository id, owner/name, in ASCII letters, digits, '_', '.' "
+            "and '-' (up to 96 on each side, the owner starting with a letter or digit)"
+        )
+    return value
+
+
+HfId = Annotated[str, AfterValidator(_hf_repository)]
+"""A checkpoint's Hugging Face repository id (`HF_ID_PATTERN`), refused in words when malformed."""
 
 SOURCED_FIELDS = (
     "tflops",
@@ -167,7 +186,7 @@ class CalibrationProfile(Spec):
         return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
 
     @model_validator(mode="after")
-    def _check_band(self) -> CalibrationProfile:
+    def _check_band(self) -> "CalibrationProfile":
         for figure, (low, high) in (self.band or {}).items():
             if low > high:
                 raise ValueError(f"band.{figure}: its low ratio {low:g} exceeds its high ratio {high:g}")
@@ -246,7 +265,7 @@ class HardwareSpec(Spec):
         return hash(self.model_dump_json(by_alias=True))
 
     @model_validator(mode="after")
-    def _check(self) -> HardwareSpec:
+    def _check(self) -> "HardwareSpec":
         if "bf16" not in self.tflops and "fp8" not in self.tflops:
             raise ValueError("tflops: needs at least a bf16 or fp8 dense peak")
         missing = [f for f in SOURCED_FIELDS if not self.sources.get(f, "").strip()]
@@ -375,7 +394,7 @@ class MoE(Spec):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> MoE:
+    def _check(self) -> "MoE":
         if self.experts_per_token > self.experts:
             raise ValueError(f"experts_per_token: {self.experts_per_token} exceeds experts {self.experts}")
         return self
@@ -414,9 +433,8 @@ class ModelSpec(Spec):
     published_params_b: Annotated[float, Field(gt=0, le=1_000_000)] | None = Field(
         default=None, description="the parameter count its authors publish, as a cross-check"
     )
-    hf_id: str | None = Field(
+    hf_id: HfId | None = Field(
         default=None,
-        pattern=r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$",
         description="the checkpoint's Hugging Face repository (owner/name), which launch commands load",
     )
     hf_weights: Precision = Field(
@@ -424,7 +442,7 @@ class ModelSpec(Spec):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> ModelSpec:
+    def _check(self) -> "ModelSpec":
         if self.heads % self.kv_heads:
             raise ValueError(f"kv_heads: {self.kv_heads} must divide heads {self.heads}")
         if self.moe and self.moe.dense_layers > self.layers:

@@ -23,8 +23,8 @@ power (a lower bound of the bill) and the simulation charges the energy it measu
 Defaults and their sources: docs/cost-model.md, "Ownership (TCO) mode".
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 from typing import Annotated, Literal
 
 from pydantic import Field

@@ -8,8 +8,8 @@ peak: the window is then read as one day (a real one, or a compressed one: 24 ho
 over `duration_s`), and the trough falls twelve hours from the peak.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -70,7 +70,7 @@ class Arrival(Frozen):
     kinds ignore it, as they ignore `clients`."""
 
     @model_validator(mode="after")
-    def _check(self) -> Arrival:
+    def _check(self) -> "Arrival":
         if self.shape == "points" and len(self.points) < 2:
             raise ValueError("shape 'points' needs at least two points")
         if any(b.at_s <= a.at_s for a, b in zip(self.points, self.points[1:], strict=False)):

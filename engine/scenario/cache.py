@@ -3,8 +3,8 @@
 Part of `engine.scenario.model.Scenario`; `engine.serving.cache` holds the tiers in a run.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 from typing import Annotated
 
 from pydantic import Field

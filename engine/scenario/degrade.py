@@ -1,7 +1,7 @@
 """Serve less rather than fail: what a deployment sheds and cuts while its entry capacity is short."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 from typing import Annotated
 
 from pydantic import Field, model_validator
@@ -30,7 +30,7 @@ class Degrade(Frozen):
     shed_below_priority: Annotated[int, Field(ge=0, le=100)] = 0
 
     @model_validator(mode="after")
-    def _check(self) -> Degrade:
+    def _check(self) -> "Degrade":
         if self.enabled and not self.below_capacity and self.above_backlog is None:
             raise ValueError(
                 "below_capacity: 0 turns it off; set it (up to 1) or above_backlog (> 0): degrading needs a trigger"

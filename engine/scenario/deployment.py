@@ -7,8 +7,8 @@ fallback for a lost prefill pool, degrading, the edge site and power caps. Part 
 `engine.scenario.model.Scenario`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -49,7 +49,7 @@ class Pool(Frozen):
     """The pool's chips together may draw at most this, kW (`engine.scenario.power_budget`); unset: no cap."""
 
     @model_validator(mode="after")
-    def _check(self) -> Pool:
+    def _check(self) -> "Pool":
         if self.autoscale is not None:
             self.autoscale.check_within(self.count, self.tier)
         return self
@@ -108,7 +108,7 @@ class Speculative(Frozen):
         )
 
     @model_validator(mode="after")
-    def _check(self) -> Speculative:
+    def _check(self) -> "Speculative":
         if self.method == "draft" and not self.draft_model:
             raise ValueError("draft_model: a draft model's catalog id is needed for method 'draft'")
         return self
@@ -161,7 +161,7 @@ class Deployment(Frozen):
     """The site's data-centre chips together may draw at most this, kW (`engine.scenario.power_budget`)."""
 
     @model_validator(mode="after")
-    def _check(self) -> Deployment:
+    def _check(self) -> "Deployment":
         roles = [p.role for p in self.pools if p.tier == "datacenter"]  # edge pools stand apart
         names = [p.name for p in self.pools]
         if len(set(names)) != len(names):

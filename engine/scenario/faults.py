@@ -4,8 +4,8 @@ Part of `engine.scenario.model.Scenario`, which checks that each names a pool of
 `engine.serving.disruptions` injects them in a run.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -36,7 +36,7 @@ class Fault(Frozen):
     link_down: Literal["queue", "reject"] = "queue"
 
     @model_validator(mode="after")
-    def _physical_link(self) -> Fault:
+    def _physical_link(self) -> "Fault":
         # a link at a millionth of its bandwidth is no physical state: down (0) or from 0.1% of it
         if 0.0 < self.link_factor < MIN_LINK_FACTOR:
             raise ValueError(

@@ -15,8 +15,8 @@ SLOs, a trace), `deployment` (pools, batching, the KV link, speculative decoding
 `power_budget`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
@@ -106,7 +106,7 @@ class Scenario(Frozen):
     custom_models: Annotated[tuple[ModelSpec, ...], Field(max_length=8)] = ()
 
     @model_validator(mode="after")
-    def _check(self) -> Scenario:
+    def _check(self) -> "Scenario":
         if self.warmup_s >= self.duration_s:
             raise ValueError(f"warmup_s: {self.warmup_s} must be below duration_s {self.duration_s}")
         arr = self.workload.arrival

@@ -20,8 +20,8 @@ as the benchmarks the calibration rests on measured, and a free control plane; d
 gives the typical figures, with their sources, and docs/decisions.md why zero.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 from typing import Annotated
 
 from pydantic import Field

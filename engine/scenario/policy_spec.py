@@ -1,7 +1,7 @@
 """A policy's saved form in a scenario: its registered name plus its knobs."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field

@@ -13,8 +13,8 @@ their sources). A scaled-down instance drains: it takes no new work and stops, u
 on, once it has finished what it holds.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -79,7 +79,7 @@ class Autoscale(Frozen):
     cold_start: ColdStart = ColdStart()
 
     @model_validator(mode="after")
-    def _check(self) -> Autoscale:
+    def _check(self) -> "Autoscale":
         try:
             policies.build("autoscaler", self.policy.as_dict(), where="policy")
         except ScenarioError as exc:

@@ -4,8 +4,8 @@ Each policy is saved as a `PolicySpec` and checked by building it from `engine.p
 `Elastic` moves instances between prefill and decode. Part of `engine.scenario.model.Scenario`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -61,7 +61,7 @@ class Scheduler(Frozen):
     elastic: Elastic = Elastic()
 
     @model_validator(mode="after")
-    def _check(self) -> Scheduler:
+    def _check(self) -> "Scheduler":
         for kind in ("router", "queue", "admission", "iteration"):
             spec: PolicySpec | None = getattr(self, kind)
             if spec is not None:

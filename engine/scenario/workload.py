@@ -6,8 +6,8 @@ it is pinned to; `Workload` holds the classes with how they arrive (`engine.scen
 or the trace that replaces the arrivals. Part of `engine.scenario.model.Scenario`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would compile each field's annotation
+# string at import (docs/performance.md, "The cold start").
 import math
 from typing import Annotated, Literal
 
@@ -43,7 +43,7 @@ class LengthDist(Frozen):
     max_tokens: Tokens = bounds.MAX_TOKENS_PER_REQUEST
 
     @model_validator(mode="after")
-    def _check(self) -> LengthDist:
+    def _check(self) -> "LengthDist":
         need = {
             "constant": ("tokens",),
             "uniform": ("low", "high"),
@@ -164,7 +164,7 @@ class Workload(Frozen):
     trace: Trace | None = None
 
     @model_validator(mode="after")
-    def _check(self) -> Workload:
+    def _check(self) -> "Workload":
         names = [c.name for c in self.classes]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:

@@ -45,7 +45,7 @@ def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
     server = seg[dec, c["server"]].astype(np.int64)
     t1 = seg[dec, c["t1"]]
     ok = (rec.outcome == COMPLETED) & (out > 1) & (rec.decode_instance >= 0)
-    for srv in np.unique(server).tolist():
+    for srv in _distinct(server):
         rows = server == srv
         times, gaps = t1[rows], worst[rows]
         who = np.flatnonzero(ok & (rec.decode_instance == srv))
@@ -79,7 +79,7 @@ def _stall_gaps(
         return none
     s_server = stalls[:, 1].astype(np.int64)
     row = np.full(len(stalls), -1, dtype=np.int64)
-    for srv in np.unique(s_server).tolist():
+    for srv in _distinct(s_server):
         rows = np.flatnonzero(server == srv)  # in time order: an instance's segments end one after another
         mine = np.flatnonzero(s_server == srv)
         pos = np.searchsorted(t1[rows], stalls[mine, 3], side="right")
@@ -90,6 +90,12 @@ def _stall_gaps(
         return none
     row = row[found]
     return stalls[found, 0].astype(np.int64), t1[row] - stalls[found, 2], row
+
+
+def _distinct(values: np.ndarray) -> list[int]:
+    """The distinct values of an array of non-negative integers, ascending: ``np.unique(values)``
+    without the import of ``numpy.ma`` that its first call makes (as `stats.percentile` explains)."""
+    return np.flatnonzero(np.bincount(values)).tolist()  # type: ignore[no-any-return]
 
 
 def _range_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -104,7 +110,7 @@ def _range_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray
     length = hi - lo
     level = np.floor(np.log2(length)).astype(np.int64)
     out = np.empty(len(lo))
-    for k in np.unique(level).tolist():
+    for k in _distinct(level):
         sel = level == k
         row = table[k]
         out[sel] = np.maximum(row[lo[sel]], row[hi[sel] - (1 << k)])

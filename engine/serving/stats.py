@@ -53,9 +53,29 @@ def nan_mean(values: np.ndarray) -> float:
 
 
 def percentile(values: np.ndarray, q: float) -> float | None:
-    """The q-th percentile of the finite values (None when there are none)."""
+    """The q-th percentile of the finite values (None when there are none).
+
+    numpy's default (linear) percentile, with its arithmetic step for step, so every figure is the
+    same to the last bit (tests/serving/test_stats.py); ``np.percentile`` itself calls
+    ``np.unique``, whose first call imports ``numpy.ma`` (46 M instructions, 1% of a whole run).
+    """
     v = values[np.isfinite(values)]
-    return float(np.percentile(v, q)) if len(v) else None
+    n = len(v)
+    if not n:
+        return None
+    at = (n - 1) * (q / 100)  # numpy's virtual index, (n - 1) * quantile
+    if at >= n - 1:  # numpy takes the last value twice, at index -1 (so t = at + 1)
+        a = b = float(v.max())
+        t = at + 1
+    elif at < 0:
+        a = b = float(v.min())
+        t = at
+    else:
+        lo = math.floor(at)
+        a, b = np.partition(v, (lo, lo + 1))[lo : lo + 2].tolist()
+        t = at - lo
+    diff = b - a
+    return float(b - diff * (1 - t) if t >= 0.5 else a + diff * t)  # numpy's _lerp
 
 
 def percentiles(values: np.ndarray) -> Percentiles:

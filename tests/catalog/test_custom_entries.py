@@ -128,6 +128,27 @@ def test_shipped_entries_fit_the_ranges(catalog: Catalog) -> None:
         assert ModelSpec.model_validate(m.model_dump(mode="json")) == m
 
 
+@pytest.mark.parametrize(
+    "hf_id",
+    ["meta-llama/Llamа-3", "méta/llama", "meta-llama", "/llama", "-x/llama", "a/b/c", "a/", "a" * 97 + "/x"],
+)
+def test_a_malformed_hf_id_is_refused_in_words(hf_id: str) -> None:
+    # the first is spelt with a Cyrillic 'а': the Hub takes ASCII only
+    with pytest.raises(ScenarioError) as err:
+        scenario(custom_models=[{**L8B, "id": "my-8b", "hf_id": hf_id}])
+    message = str(err.value)
+    assert message.startswith(
+        "custom_models[0].hf_id: must be a Hugging Face repository id, owner/name, in ASCII letters, "
+        "digits, '_', '.' and '-' (up to 96 on each side, the owner starting with a letter or digit) (got "
+    )
+    assert ";" not in message and "\n" not in message  # one problem, one line
+
+
+def test_a_well_formed_hf_id_is_kept() -> None:
+    s = scenario(custom_models=[{**L8B, "id": "my-8b", "hf_id": "my_org.x/Llama-3.1-8B_v2.0"}])
+    assert s.custom_models[0].hf_id == "my_org.x/Llama-3.1-8B_v2.0"
+
+
 # --- (2) a zero scale-out link --------------------------------------------------------------------
 
 

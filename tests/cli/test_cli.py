@@ -161,9 +161,11 @@ LOADED_ONLY_WHEN_ASKED = (
     "engine.cli.lifetime",
     "engine.serving.tables",
     "engine.serving.traces",
+    "numpy.ma",
 )
 """What a `run --json` process of a generated workload never needs: the planner, the trust tables, the
-human report, pandas, the trace readers."""
+human report, pandas, the trace readers, numpy's masked arrays (which `np.percentile` and `np.unique`
+would import; `engine.serving.stats.percentile`)."""
 
 
 def test_run_json_loads_only_the_simulation() -> None:
