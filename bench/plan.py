@@ -59,9 +59,12 @@ def main() -> None:
         q = m.slowed
         held = "holds" if m.holds else "misses"
         cost = f"${q.best_usd_per_hour:,.2f}/h" if q.best_usd_per_hour is not None else "nothing passes"
+        ran = q.ran
+        reused, skipped = (ran.reused, ran.skipped) if ran is not None else (0, 0)
         print(
             f"  margin: chips slowed by {', '.join(f'{c} {e:.0%}' for c, e in m.slowdown.items())}: the choice "
-            f"{held}; cheapest that passes slowed {cost} ({q.simulated} simulations)"
+            f"{held}; cheapest that passes slowed {cost} ({q.simulated - reused} simulations; "
+            f"{reused} runs reused from the verdict's, {skipped} settled as failing as modelled)"
         )
     total = wall + extra
     print(f"{'planner with its margin, wall time':42} {total:8.2f} s  {judged('planner', total)}")

@@ -261,6 +261,9 @@ def _slowed(search: Search) -> Search:
         slow.progress = tell
     slow.calibrations, slow.slowdown = search.calibrations, slowdowns(search.calibrations.values())
     slow.objective, slow.weights, slow.budget = search.objective, search.weights, search.budget
+    if min(slow.slowdown.values(), default=0.0) >= 0:  # no chip faster: what failed as modelled fails
+        slow.failed = search.failures()
+    search.edge = slow  # its runs, for the margin's slowed search (`Search.ran`)
     return slow
 
 
