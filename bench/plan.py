@@ -5,8 +5,10 @@ preset (engine.scenario.codec.DEFAULT_PRESET) at a target load over at least thr
 finishes in under 60 s (bench/targets.py; "machine busy" instead of SLOW when the load is above the
 core count), and with its margin (the search repeated with every chip slower by its
 expected throughput error, `engine.planning.margin`) too. Prints the shapes considered, pruned,
-bounded out and simulated, the simulations that passed, the chosen deployment, the margin and the
-times; imports are excluded.
+bounded out and simulated, the simulations that passed, the chosen deployment, the margin (its
+simulations, the runs it reused from the verdict's and those settled as failing as modelled) and the
+times, wall and CPU (this process's: on a loaded machine the wall time is the other processes' too);
+imports are excluded.
 Run: ``python bench/plan.py [--target-rps 40] [--hardware h100-sxm,h200,b200,mi300x | all]``.
 """
 
@@ -36,9 +38,9 @@ def main() -> None:
     scen = io.load_preset(io.DEFAULT_PRESET)
     chips = hardware_choice(scen, args.hardware)
     space = SearchSpace(hardware=chips, duration_s=args.duration_s)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     p = plan(scen, args.target_rps, space)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(
         f"plan {io.DEFAULT_PRESET} at {args.target_rps:g} req/s over {len(chips)} chips: {', '.join(chips)}"
     )
@@ -49,22 +51,33 @@ def main() -> None:
     if p.best_run is not None:
         r = p.runs.iloc[p.best_run]
         print(f"  cheapest: {r['shape']} {r['split']}, {int(r['chips'])} chips, ${r['usd_per_hour']:,.2f}/h")
+    if (v := p.verdict) is not None:
+        full = len(v.table) + int(v.table["moved_up"].sum()) if len(v.table) else 0
+        print(
+            f"  verdict: {v.slowed_simulations} runs at the bands' edge, {full} full-length runs ({len(v.table)} groups)"
+        )
     for note in p.notes:
         print(f"  note: {note}")
-    print(f"{'planner wall time':42} {wall:8.2f} s  {judged('planner', wall)}")
-    t0 = time.perf_counter()
+    print(f"{'planner wall time':42} {wall:8.2f} s  {judged('planner', wall)}  (CPU {cpu:.1f} s)")
+    t0, c0 = time.perf_counter(), time.process_time()
     m = margin(scen, p, space)
-    extra = time.perf_counter() - t0
+    extra, cpu_extra = time.perf_counter() - t0, time.process_time() - c0
     if m is not None:
         q = m.slowed
         held = "holds" if m.holds else "misses"
         cost = f"${q.best_usd_per_hour:,.2f}/h" if q.best_usd_per_hour is not None else "nothing passes"
+        ran = q.ran
+        reused, skipped = (ran.reused, ran.skipped) if ran is not None else (0, 0)
         print(
             f"  margin: chips slowed by {', '.join(f'{c} {e:.0%}' for c, e in m.slowdown.items())}: the choice "
-            f"{held}; cheapest that passes slowed {cost} ({q.simulated} simulations)"
+            f"{held}; cheapest that passes slowed {cost} ({q.simulated - reused} simulations; "
+            f"{reused} runs reused from the verdict's, {skipped} settled as failing as modelled)"
         )
     total = wall + extra
-    print(f"{'planner with its margin, wall time':42} {total:8.2f} s  {judged('planner', total)}")
+    cpu_total = cpu + cpu_extra
+    print(
+        f"{'planner with its margin, wall time':42} {total:8.2f} s  {judged('planner', total)}  (CPU {cpu_total:.1f} s)"
+    )
     print(f"machine: {machine_load()} at the end")
 
 

@@ -3,10 +3,10 @@
 Owns: `sizing` (first-order instance counts from the cost model), `capacity` (the highest load
 at which every class passes), `rules` (what makes a run pass), `candidates` (the search space,
 instance kinds, shapes and the scenarios built from them), `search` (simulating a shape's
-candidates within the budget), `plan` (the cheapest deployment that meets the SLOs, and the
-Pareto frontiers), `plan_work` (a plan's total work, bounded before it starts), `runner` (where
-its simulations run: here, or on a cluster ahead of the search), `calibrations` (each
-candidate's calibration and band), `margin` (the choice
+candidates within the budget), `ran` (what a plan's searches ran, for its margin to reuse),
+`plan` (the cheapest deployment that meets the SLOs, and the Pareto frontiers), `plan_work` (a
+plan's total work, bounded before it starts), `runner` (where its simulations run: here, or on a
+cluster ahead of the search), `calibrations` (each candidate's calibration and band), `margin` (the choice
 again with chips at their bands' edges), `objective` (what the choice minimises and its bounds),
 `verdict` (each chip's best, risk-aware and verified), `lifetime` and `lifetime_spec` (portfolios
 re-sized as the served model changes over months: specialisation risk, capital written off), `frontier` (the frontiers of passing runs), `portfolio` (a decode pool of its own chip per request class, for the

@@ -179,6 +179,7 @@ def margin(
         executor=executor,
         risk_aware=False,
         verify=False,
+        prior=p.ran,  # the verdict's runs with chips at the bands' edge, and what failed as modelled
     )
     chosen = _chosen_slowed(p, q, space, catalog, check_work)
     quick = dict(q.speedup)

@@ -50,7 +50,6 @@ from engine.costmodel.stacks import STACK_NAMES, runs_only_on
 from engine.planning.calibrations import chip_calibrations, slowdowns, speedups
 from engine.planning.candidates import (
     SearchSpace,
-    extra_degrees,
     instance_kinds,
     planning_scenario,
     shapes,
@@ -65,6 +64,7 @@ from engine.planning.portfolio import (
     decode_choices,
     portfolio_bounds,
 )
+from engine.planning.ran import Ran
 from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, check_rule, rule_demand, rule_text
 from engine.planning.search import Progress, Search, decode_columns
 from engine.planning.sizing import (
@@ -127,6 +127,8 @@ class Plan:
     """True when the choice had to pass with every chip at its band's pessimistic edge too."""
     verdict: Verdict | None = None
     """Each chip's best deployment, verified at full length, and the choice (`engine.planning.verdict`)."""
+    ran: Ran | None = field(default=None, repr=False, compare=False)
+    """What its searches simulated, for the margin's slowed search to reuse (`engine.planning.ran`)."""
 
     @property
     def speedup(self) -> dict[str, float]:
@@ -273,6 +275,7 @@ def plan(
     objective: Objective = "usd_per_hour",
     risk_aware: bool = True,
     verify: bool = True,
+    prior: Ran | None = None,
 ) -> Plan:
     """The cheapest deployment whose simulated run passes at `target_rps` (by `objective`).
 
@@ -285,6 +288,7 @@ def plan(
     lower, so still bounds). `executor` runs the simulations there (`engine.planning.runner`).
     `objective`: what "cheapest" minimises; `risk_aware`: the choice passes at the bands' edge too;
     `verify`: each chip's pick rerun at full length (`engine.planning.objective`, `.verdict`).
+    `prior`: what an earlier plan on the same scenario ran (`Plan.ran`; the margin passes its plan's).
     """
     space, cat = _checked(scenario, space, catalog, rule, attainment, objective, slowed and risk_aware)
     chips = _chips(scenario, space, cat)
@@ -296,6 +300,7 @@ def plan(
     search.calibrations = chip_calibrations(search.base, cat, chips)
     if slowed:
         search.slowdown = slowdowns(search.calibrations.values())
+    search.reuse(prior)  # an earlier plan's runs (the margin's: its plan's), where they are this search's
     d = rule_demand(demand(search.base, search.reqs), rule, attainment)
     kinds = instance_kinds(space, chips, cat.models[scenario.model.id])
     search.rates.update(
@@ -308,15 +313,7 @@ def plan(
     all_bounds = _bounds(shapes(space, kinds), search, d, space, barred, stack, budget, notes)
     status: dict[Shape | Portfolio, str] = {b.shape: f"pruned: {b.pruned}" for b in all_bounds if b.pruned}
     # cheapest bound first; at a tie the simpler layouts (fewer of pp, dp, ep above 1), then by name
-    live = sorted(
-        (b for b in all_bounds if not b.pruned),
-        key=lambda b: (
-            search.cost(b.shape, b.counts),
-            b.usd_per_hour,
-            extra_degrees(b.shape),
-            b.shape.label(),
-        ),
-    )
+    live = sorted((b for b in all_bounds if not b.pruned), key=search.order)
     cap = budget * (1 + 1e-9)
     search.budget = cap
     found: dict[Shape | Portfolio, int] = {}
@@ -337,7 +334,7 @@ def plan(
         notes += verdict.notes
     search.runner.close()  # hints never asked for
     out = _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes)
-    return replace(out, objective=objective, risk_aware=risk_aware, verdict=verdict)
+    return replace(out, objective=objective, risk_aware=risk_aware, verdict=verdict, ran=search.ran())
 
 
 def _checked(

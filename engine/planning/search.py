@@ -20,7 +20,13 @@ from engine.calibration.trust import Calibration
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.planning.calibrations import trust_columns
-from engine.planning.candidates import SearchSpace, split_label, with_deployment, with_portfolio
+from engine.planning.candidates import (
+    SearchSpace,
+    extra_degrees,
+    split_label,
+    with_deployment,
+    with_portfolio,
+)
 from engine.planning.objective import OBJECTIVES, UNBOUNDED, Objective, bound_value, row_value, unit_weights
 from engine.planning.plan_work import check_plan_work
 from engine.planning.portfolio import (
@@ -28,6 +34,7 @@ from engine.planning.portfolio import (
     PortfolioBound,
     grow,
 )
+from engine.planning.ran import Key, Ran, Verdicts
 from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, class_verdicts, phase_attainment, run_passes
 from engine.planning.runner import ClusterRunner, LocalRunner, Runner
 from engine.planning.sizing import (
@@ -43,8 +50,6 @@ from engine.serving.workload import Requests, generate
 
 Progress = Callable[[int, int, str], None]
 """A progress callback: (simulations done, simulation budget, what is running)."""
-Verdicts = tuple[list[bool], list[bool], list[float]]
-"""A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""
 
 _DRAWN: OrderedDict[str, Requests] = OrderedDict()
 """A worker's requests by planning scenario (`evaluate`): drawn once per plan, not once per run;
@@ -283,12 +288,27 @@ class Search:
         self.weights: dict[Kind, float] = {}
         """Per instance kind, the least an instance adds to the objective (`unit_weights`);
         empty: its price per hour."""
+        self.failed: frozenset[Key] = frozenset()
+        """For a search with slowed chips: deployments whose run as modelled failed (`settle`)."""
+        self.skipped: set[Key] = set()
+        """Deployments `settle` found failing without simulating them; they count against the budget."""
+        self.known: dict[Key, tuple[dict[str, Any], Verdicts | None]] = {}
+        """Runs an earlier search made on the same requests and slowdown (`reuse`), used instead of simulating."""
+        self.reused = 0
+        """Runs taken from `known` rather than simulated."""
+        self.edge: Search | None = None
+        """The search with every chip at its band's edge that the verdict ran from this one, if any."""
 
     def cost(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> float:
         """The objective's lower bound of a shape (or portfolio) at given counts (cost per hour by
         default): the order counts are tried in, and what is compared with a cap."""
         kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
         return bound_value(kinds, counts, self.weights or {k: self.rates[k].usd_per_hour for k in kinds})
+
+    def order(self, b: Bound) -> tuple[float, float, int, str]:
+        """Where a shape's bound comes in the search: cheapest bound first (in the objective), then
+        the cheapest price; at a tie the simpler layouts (fewer of pp, dp, ep above 1), then by name."""
+        return (self.cost(b.shape, b.counts), b.usd_per_hour, extra_degrees(b.shape), b.shape.label())
 
     def aim(self, objective: Objective) -> list[str]:
         """Minimise `objective`: each instance kind's least share of it (`unit_weights`); an objective
@@ -332,17 +352,29 @@ class Search:
             return with_portfolio(scenario, shape, counts)
         return with_deployment(scenario, shape, (counts[0], counts[1]))
 
+    def _spent(self) -> bool:
+        """True when the budget is spent: runs made, and deployments settled without one (`settle`)."""
+        return len(self.rows) + len(self.skipped) >= self.space.max_simulations + self.allowance
+
     def run(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> dict[str, Any] | None:
-        """Simulate one deployment (memoised); None once the simulation budget is spent."""
-        if (shape, counts) in self.index:
-            return self.rows[self.index[shape, counts]]
-        if len(self.rows) >= self.space.max_simulations + self.allowance:
+        """Simulate one deployment (memoised; an earlier search's run of it reused, `reuse`); None
+        once the simulation budget is spent."""
+        key = (shape, counts)
+        if key in self.index:
+            return self.rows[self.index[key]]
+        if key not in self.skipped and self._spent():  # a skipped one was counted when it was settled
             self.out_of_budget = True
             return None
+        self.skipped.discard(key)
         if self.progress:
             label = f"{shape.label()} {split_label(shape, counts)}"
             self.progress(len(self.rows), self.space.max_simulations, label)
-        out, verdicts = self.runner.result((shape, counts), evaluate, *self._task(shape, counts))
+        if key in self.known:
+            before, verdicts = self.known[key]
+            out = {k: v for k, v in before.items() if k != "run"}
+            self.reused += 1
+        else:
+            out, verdicts = self.runner.result(key, evaluate, *self._task(shape, counts))
         row = {"run": len(self.rows), **out, **self.trust(shape)}
         if verdicts is not None:
             self.verdicts[len(self.rows)] = verdicts
@@ -350,6 +382,60 @@ class Search:
         self.rows.append(row)
         self.scenarios.append(self.deploy(self.full, shape, counts))
         return row
+
+    def settle(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> dict[str, Any] | None:
+        """Whether a deployment passes, as `run` says, except that a slowed search does not simulate
+        one that failed as modelled (`failed`): a slower chip never passes where the modelled one
+        failed (DESIGN.md: a faster chip is never slower), so it fails (``{"passes": False}``, no
+        row). It counts against the budget as its run would have, so the search's path is the same."""
+        key = (shape, counts)
+        if key not in self.failed or key in self.index:
+            return self.run(shape, counts)
+        if key not in self.skipped:
+            if self._spent():
+                self.out_of_budget = True
+                return None
+            self.skipped.add(key)
+        return {"passes": False}
+
+    def reuse(self, prior: Ran | None) -> None:
+        """Take what an earlier plan's searches ran (`Ran`; None: nothing), where it was on the same
+        planning scenario, catalog and rule: its runs with this search's slowdown, used instead of
+        simulating, and, for a search whose chips are all slowed (none faster), its failures as modelled."""
+        if prior is None:
+            return
+        mine = (self.base, self.rule, self.attainment, self.check_work)
+        if (prior.base, prior.rule, prior.attainment, prior.check_work) != mine:
+            return
+        if prior.cat is not self.cat and prior.cat != self.cat:
+            return
+        if prior.slowdown == self.slowdown:
+            self.known = prior.slowed
+        if self.slowdown and min(self.slowdown.values()) >= 0:
+            self.failed = prior.failed
+
+    def failures(self) -> frozenset[Key]:
+        """The deployments this search ran that failed."""
+        return frozenset(k for k, i in self.index.items() if not self.rows[i]["passes"])
+
+    def ran(self) -> Ran:
+        """What this search (and the slowed search its verdict ran, `edge`) simulated, as `Ran`."""
+        slow = self if self.slowdown else self.edge
+        runs = (
+            {} if slow is None else {k: (slow.rows[i], slow.verdicts.get(i)) for k, i in slow.index.items()}
+        )
+        return Ran(
+            base=self.base,
+            cat=self.cat,
+            rule=self.rule,
+            attainment=self.attainment,
+            check_work=self.check_work,
+            failed=frozenset() if self.slowdown else self.failures(),
+            slowdown={} if slow is None else dict(slow.slowdown),
+            slowed=runs,
+            reused=self.reused,
+            skipped=len(self.skipped),
+        )
 
     def _task(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> tuple[Any, ...]:
         """`evaluate`'s arguments for one deployment (a cluster's workers draw the requests themselves)."""
@@ -372,7 +458,10 @@ class Search:
         if not self.runner.speculates:
             return
         for counts in points:
-            if (shape, counts) in self.index or not 0 < max(counts) <= self.space.max_instances_per_pool:
+            key = (shape, counts)
+            if key in self.index or key in self.known or key in self.failed:
+                continue
+            if not 0 < max(counts) <= self.space.max_instances_per_pool:
                 continue
             try:
                 task = self._task(shape, counts)
@@ -418,7 +507,7 @@ class Search:
             likely = [(lo + n) // 2] if n - lo > 1 else []
             likely += [min(n + step, most)] if best is None else [(n + hi) // 2] if hi - n > 1 else []
             self.ahead(b.shape, (n, 0), *((c, 0) for c in likely))
-            row = self.run(b.shape, (n, 0))
+            row = self.settle(b.shape, (n, 0))
             sims += 1
             if row is None:
                 break

@@ -50,6 +50,9 @@ FIGURES = {  # column: (band kind, turned round)
 """The verdict's banded figures and the band each takes (`band_of`)."""
 
 
+CUT = "cut"
+"""A group whose risk-aware check the simulation budget stopped before any deployment passed."""
+
 KEPT = (
     *("mode", "shape", "split", "chips", "usd_per_hour", "usd_per_million_output_tokens", "usd_per_request"),
     *("output_tokens_per_s_per_chip", "power_w", "slo_percentile", "ttft_ms_at_slo", "tpot_ms_at_slo"),
@@ -194,8 +197,10 @@ def decide(
         slow = _slowed(search)
         held = _risk_picks(search, slow, groups, live, status, found)
         for g, pick in held.items():
-            if pick is not None:
+            if isinstance(pick, tuple):
                 picks[g] = pick
+            elif pick == CUT:  # not that none passes: the checks stopped before one did
+                notes.append(f"{g}: the risk-aware checks ran out of simulations before a deployment passed")
             else:
                 notes.append(f"{g}: no deployment of this search passes with its chips at the bands' edge")
     if slow is not None and slow.out_of_budget:
@@ -261,6 +266,9 @@ def _slowed(search: Search) -> Search:
         slow.progress = tell
     slow.calibrations, slow.slowdown = search.calibrations, slowdowns(search.calibrations.values())
     slow.objective, slow.weights, slow.budget = search.objective, search.weights, search.budget
+    if min(slow.slowdown.values(), default=0.0) >= 0:  # no chip faster: what failed as modelled fails
+        slow.failed = search.failures()
+    search.edge = slow  # its runs, for the margin's slowed search (`Search.ran`)
     return slow
 
 
@@ -271,16 +279,17 @@ def _risk_picks(
     live: list[Bound] | Any,
     status: dict[Shape | Portfolio, str],
     found: dict[Shape | Portfolio, int],
-) -> dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | None]:
+) -> dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | str | None]:
     """Per group, the cheapest deployment that passes slowed: the nominal pick first, then the
     group's shapes by their lower bound (nominal best, or the cost model's bound), each searched
-    upward from there, until the bound reaches the best that holds."""
-    out: dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | None] = {}
+    upward from there, until the bound reaches the best that holds. None where none passes, `CUT`
+    where the simulation budget ran out before one did."""
+    out: dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | str | None] = {}
     for g, row in groups.items():
         shape, counts = _counts(search, row)
         if isinstance(shape, Portfolio):  # its own pools, grown from its nominal counts
             got = slow.search_portfolio(PortfolioBound(shape, counts, row["usd_per_hour"]), math.inf)
-            out[g] = None if got is None else _counts(slow, got)
+            out[g] = (CUT if slow.out_of_budget else None) if got is None else _counts(slow, got)
             continue
         best_nominal = search.value(row)
         cands = []
@@ -302,7 +311,7 @@ def _risk_picks(
             got = slow.search(replace(b, counts=start), slow.value(best) if best else math.inf)
             if got is not None and (best is None or slow.value(got) < slow.value(best)):
                 best = got
-        out[g] = None if best is None else _counts(slow, best)
+        out[g] = (CUT if slow.out_of_budget else None) if best is None else _counts(slow, best)
     return out
 
 

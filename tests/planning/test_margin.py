@@ -7,6 +7,8 @@ whether it holds, and what holding would cost.
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -113,6 +115,31 @@ def test_a_choice_that_holds_costs_nothing_more() -> None:
     m = margin(sc, p, SPACE)
     assert m is not None and m.holds and m.extra_usd_per_hour == 0.0
     assert m.slowed.best_usd_per_hour == p.best_usd_per_hour
+
+
+def test_the_margin_reuses_what_the_plan_ran_and_answers_the_same() -> None:
+    """The margin's slowed search takes the verdict's runs at the bands' edge instead of simulating
+    them again, and settles what failed as modelled without a run: fewer simulations, and the same
+    answer, row for row, as a search that knew nothing of the plan."""
+    sc = io.load_preset("chat-colocated")
+    p = plan(sc, 16.0, SPACE)  # risk-aware: its verdict ran the picks with slowed chips
+    assert p.ran is not None and p.ran.slowed and p.ran.failed
+    m, fresh = margin(sc, p, SPACE), margin(sc, replace(p, ran=None), SPACE)
+    assert m is not None and fresh is not None
+    q, ran = m.slowed, m.slowed.ran
+    assert ran is not None and ran.reused > 0 and ran.skipped > 0
+    assert q.simulated + ran.skipped == fresh.slowed.simulated
+    assert json.dumps(m.to_json(), sort_keys=True) == json.dumps(fresh.to_json(), sort_keys=True)
+    gone = ["run", "chosen", "on_cost_frontier", "on_throughput_frontier"]
+    rows = {
+        (r["shape"], r["split"]): r for r in fresh.slowed.runs.drop(columns=gone).to_dict(orient="records")
+    }
+    for r in q.runs.drop(columns=gone).to_dict(orient="records"):
+        assert json.dumps(r, default=str) == json.dumps(rows[r["shape"], r["split"]], default=str)
+    # a margin on other requests (another window) takes nothing from the plan's
+    elsewhere = margin(sc, p, replace(SPACE, duration_s=30.0))
+    assert elsewhere is not None and elsewhere.slowed.ran is not None
+    assert elsewhere.slowed.ran.reused == elsewhere.slowed.ran.skipped == 0
 
 
 def test_no_margin_without_a_passing_deployment() -> None:

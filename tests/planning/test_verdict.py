@@ -222,3 +222,16 @@ def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> N
     assert verdict(85.5).premium_text() == "$4.50/h less (-5%)"
     assert verdict(99.0).premium_text() == "+$9.00/h (+10%)"
     assert verdict(90.0).premium_text() == ""
+
+
+def test_a_group_the_budget_cut_short_is_not_said_to_have_nothing_that_holds() -> None:
+    """When the risk-aware checks run out of simulations before a group's deployment passes at the
+    bands' edge, the note says so, not that no deployment of the search passes there."""
+    space = SearchSpace(hardware=("h100-sxm", "b200"), tp=(1, 2), pp=(1,), duration_s=30.0, max_simulations=8)
+    p = plan(io.load_preset("chat-colocated"), 16.0, space)
+    assert p.verdict is not None and p.verdict.slowed_simulations == space.max_simulations
+    cut = [n for n in p.notes if "ran out of simulations before a deployment passed" in n]
+    assert cut and not any("no deployment of this search passes" in n for n in p.notes)
+    group = cut[0].split(":")[0]
+    row = p.verdict.table[p.verdict.table["group"] == group].iloc[0]
+    assert row["holds_slowed"] is None or row["holds_slowed"] != row["holds_slowed"]  # unknown, not False
