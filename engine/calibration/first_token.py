@@ -17,8 +17,11 @@ at one client of measured minus predicted (at least 0), where those rows come fr
 other is held out) takes the median over every stack's rows. Leaving a source out refits it
 without that source's rows (`crossval`), which adds it once to every MoE TTFT it predicts,
 whatever the load. Dense TTFTs are left as they were: their three rows are in the dense fits,
-which every preset rides on. No scenario runs with it (the simulator has no such term; a
-scenario can carry it as `control_plane.decision_ms`, a latency on the way in).
+which every preset rides on. `calibrate --reference --write` ships the fit to every point in
+presets/calibration.toml ([first_token]); every run of a MoE model pays its stack's figure on
+the way in, not on the chips (`engine.scenario.resolve.first_token`, `engine.serving.way_in`),
+unless the scenario sets `deployment.first_token_ms`; the simulator's reruns of the MoE points
+pay the figure their prediction adds (`engine.explain.end_to_end.point_reruns`).
 """
 
 from __future__ import annotations

@@ -37,6 +37,10 @@ class _MoeKeys(TypedDict, total=False):
     """A MoE model's routed experts' rate against the dense layers' (MoE only)."""
     maturity: str
     """The software maturity that derated the profile, 'vendor' or 'port' (present only then)."""
+    first_token_ms: float
+    """The latency each request's first token takes beyond the step model, not on the chips, ms:
+    the fitted figure of a MoE model's stack, or the scenario's `deployment.first_token_ms`
+    (present only for a MoE model or where the scenario sets it)."""
 
 
 def _shared(shared: bool) -> _MoeKeys:  # the key only when true (a dense model's JSON keeps its keys)
@@ -49,6 +53,10 @@ def _eta(experts: float | None) -> _MoeKeys:
 
 def _derated(level: str | None) -> _MoeKeys:
     return {} if level is None else {"maturity": level}
+
+
+def _first(ms: float | None) -> _MoeKeys:
+    return {} if ms is None else {"first_token_ms": ms}
 
 
 class CalibrationDoc(_MoeKeys):
@@ -98,6 +106,9 @@ class Calibration:
     maturity: str | None = None
     """The software maturity that derated this profile ('vendor', 'port'; `engine.calibration.software`),
     None when the profile runs as its rule gives it."""
+    first_token_ms: float | None = None
+    """The latency each request's first token takes beyond the step model, not on the chips, ms
+    (`engine.calibration.first_token`, `with_first_token`); None where none applies (a dense model)."""
 
     @property
     def fitted(self) -> bool:
@@ -163,5 +174,22 @@ class Calibration:
             "caveat": self.caveat,
             **_eta(self.experts),
             **_derated(self.maturity),
+            **_first(self.first_token_ms),
         }
         return doc
+
+    def with_first_token(self, ms: float, why: str) -> Calibration:
+        """This calibration with a first-token latency of `ms` and why (a fitted figure's rows, or
+        the scenario's field), said where a MoE experts' note is: in the caveat, and in a rule's
+        text when the pool is not fitted."""
+        note = (
+            f"first token +{ms:.3g} ms a request, not on the chips ({why})"
+            if ms
+            else f"no first-token latency ({why})"
+        )
+        return dataclasses.replace(
+            self,
+            first_token_ms=ms,
+            rule=self.rule if self.fitted else f"{self.rule}; {note}",
+            caveat=f"{self.caveat}; {note}" if self.caveat else note,
+        )

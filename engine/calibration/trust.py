@@ -152,6 +152,19 @@ def experts_terms(stack: str | None = None) -> dict[str, float]:
     return {k: float(row[k]) for k in ("eta_experts", "eta_experts_compute", "moe_layer_ms") if k in row}
 
 
+def first_token_ms(stack: str) -> tuple[float, str] | None:
+    """The MoE first-token latency fitted for `stack` (`engine.calibration.first_token`), ms, and
+    whose rows it was fitted to: the stack's own figure where it has one, else the figure shared by
+    every stack; None before presets/calibration.toml has it."""
+    table = _tables().get("first_token", {})
+    own = table.get("stacks", {}).get(stack)
+    if own is not None:
+        return float(own), f"fitted to {STACK_NAMES.get(stack, stack)}'s one-client MoE TTFTs"
+    if "shared_ms" not in table:
+        return None
+    return float(table["shared_ms"]), "fitted to every stack's one-client MoE TTFTs"
+
+
 def with_experts(prof: CalibrationProfile, stack: str | None = None) -> CalibrationProfile:
     """`prof` with the fitted MoE terms of `stack`, unless the profile states its own `eta_experts`."""
     terms = experts_terms(stack)

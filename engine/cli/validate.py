@@ -193,14 +193,14 @@ def band_lines(rep: validation.Report) -> list[str]:
 def simulated(rep: validation.Report, catalog: Any) -> tuple[Any, Any]:
     """(the open-loop rows rerun end to end, the points rerun) by the simulator, both with the
     report's fit (`engine.explain.end_to_end`). The reruns are the fitted dense points and, marked
-    `moe`, the tensor-parallel MoE points with the experts' factor."""
+    `moe`, the tensor-parallel MoE points with the experts' factor and the first-token latency."""
     points = [r.point for r in rep.rows if r.point is not None]
     fits = rep.fits
     rows = [r.open_loop for r in rep.rows if r.open_loop is not None]
     e2e = end_to_end.frame(end_to_end.checks(catalog, rows, points, fits))
     reruns = end_to_end.point_reruns(catalog, points, fits)
     if rep.experts is not None:
-        moe = end_to_end.point_reruns(catalog, points, fits, rep.experts.terms)
+        moe = end_to_end.point_reruns(catalog, points, fits, rep.experts.terms, rep.first_token.ms)
         reruns = pd.concat([reruns, moe], ignore_index=True)
     return e2e, reruns
 
@@ -460,6 +460,7 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
                 f'source = "fitted to {len(t.ids)} {st} MoE throughput and TPOT measurements from {t.sources} sources"',
                 "",
             ]
+    lines += first_token_toml(rep)
     for basis, row in rep.expected_error.items():
         lines.append(f"[expected_error.{basis}]")
         for figure in ("throughput", "ttft", "tpot", "energy"):
@@ -483,6 +484,27 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
         lines += [f"{figure} = {int(v) if figure == 'reruns' else v}" for figure, v in row.items()]
         lines.append("")
     return "\n".join(lines)
+
+
+def first_token_toml(rep: validation.Report) -> list[str]:
+    """presets/calibration.toml's MoE first-token latency (`first_token.fit`), which every run of a MoE
+    model pays on the way in: the shared figure, and each stack's own where two sources allow."""
+    ft = rep.first_token
+    if not ft.ids:
+        return []
+    lines = [
+        "# MoE models: what a request's first token takes beyond the step model (a prefill without",
+        "# CUDA graphs, the stack's front end), ms: the median of measured minus predicted over the",
+        "# one-client MoE TTFTs, per stack where they come from two sources, else shared. A run pays",
+        "# it on the way in, not on the chips (engine/calibration/first_token.py).",
+        "[first_token]",
+        f"shared_ms = {ft.shared_ms}",
+        f'source = "fitted to {len(ft.ids)} one-client MoE TTFT measurements ({", ".join(ft.ids)})"',
+        "",
+    ]
+    if ft.stacks:
+        lines += ["[first_token.stacks]", *(f"{st} = {ms}" for st, ms in ft.stacks.items()), ""]
+    return lines
 
 
 def band_toml(rep: validation.Report) -> list[str]:

@@ -396,7 +396,8 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
         )
     entry = next(p for p in res.pools if p.spec.role in ("prefill", "mixed"))
     service = np.asarray(prefill_cost(entry.instance, done["prompt_tokens"].to_numpy(dtype=float)).time_s)
-    ttft = done["ttft_s"].to_numpy(dtype=float) - way_in_s(done)  # the user's trip: not a queue
+    # the user's trip and the first-token latency (`Resolved.first_token_s`): neither is a queue
+    ttft = done["ttft_s"].to_numpy(dtype=float) - way_in_s(done) - res.first_token_s
     wait = np.maximum(ttft - service - done["kv_transfer_s"].to_numpy(dtype=float), 0.0)
     if ttft_sum > 0:
         share = float(wait.sum()) / ttft_sum

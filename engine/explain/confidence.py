@@ -121,6 +121,7 @@ def _from_dict(hardware: str, d: Mapping[str, Any]) -> Calibration:
         shared_experts=bool(d.get("shared_experts", False)),
         band={str(k): (float(v[0]), float(v[1])) for k, v in (d.get("band") or {}).items()},
         maturity=str(d["maturity"]) if d.get("maturity") else None,
+        first_token_ms=float(d["first_token_ms"]) if d.get("first_token_ms") is not None else None,
     )
 
 

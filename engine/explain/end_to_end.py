@@ -47,9 +47,11 @@ def _scenario(
     duration_s: float,
     preemption: str,
     mem_fraction: float = 0.9,
+    first_token_ms: float | None = None,
 ) -> Scenario:
     """One instance of the setup's chip and layout, its batch limits and stack, fixed lengths, and
-    its pool running with the profile a run adds to the chip (`PROFILE`)."""
+    its pool running with the profile a run adds to the chip (`PROFILE`); `first_token_ms` is the
+    run's `deployment.first_token_ms` (None: the scenario's default)."""
     return from_data(
         {
             "version": 1,
@@ -77,6 +79,7 @@ def _scenario(
                 "stack": stack,
                 "mem_fraction": mem_fraction,
                 "eager": setup.eager,
+                "first_token_ms": first_token_ms,
                 "pools": [
                     {
                         "name": "server",
@@ -310,9 +313,12 @@ OFFLINE_REQUESTS = (1_000, 6_000)
 """An offline throughput without a stated prompt count runs 4 x the batch cap, within these bounds."""
 
 
-def _point_scenario(m: measurements.Measurement, duration_s: float, arrival: dict[str, object]) -> Scenario:
+def _point_scenario(
+    m: measurements.Measurement, duration_s: float, arrival: dict[str, object], first_token_ms: float = 0.0
+) -> Scenario:
     """A reference point's run. vLLM and SGLang grow KV a token at a time and recompute on
-    preemption; TensorRT-LLM and Splitwise's harness reserve the whole request."""
+    preemption; TensorRT-LLM and Splitwise's harness reserve the whole request. Its first-token
+    latency is `first_token_ms`, stated, so a MoE point runs with the figure its prediction adds."""
     stack = m.stack if m.stack in SCENARIO_STACKS else "vllm"
     return _scenario(
         m,
@@ -323,11 +329,15 @@ def _point_scenario(m: measurements.Measurement, duration_s: float, arrival: dic
         duration_s=duration_s,
         preemption="recompute" if stack != "trtllm" and m.stack != "splitwise" else "none",
         mem_fraction=m.kv_mem_fraction,
+        first_token_ms=first_token_ms,
     )
 
 
-def rerun_point(m: measurements.Measurement, profile: CalibrationProfile, catalog: Catalog) -> float:
-    """A reference point's figure, simulated with `profile` on its chip (its unit: ms or tokens/s).
+def rerun_point(
+    m: measurements.Measurement, profile: CalibrationProfile, catalog: Catalog, first_token_ms: float = 0.0
+) -> float:
+    """A reference point's figure, simulated with `profile` on its chip (its unit: ms or tokens/s),
+    every request paying `first_token_ms` on the way in (a MoE point's first-token latency).
 
     Static batches and offline throughputs send their prompts at once; a concurrency runs that
     many closed-loop clients (no think time, started evenly over one request's predicted time, so
@@ -341,19 +351,19 @@ def rerun_point(m: measurements.Measurement, profile: CalibrationProfile, catalo
     if m.static or (m.kind == "throughput" and not m.concurrency):
         n = m.batch if m.static else int(np.clip(4 * m.max_batch, *OFFLINE_REQUESTS))
         reqs = _fixed(np.zeros(n), (m.prompt_tokens, max(m.output_tokens, 1)))
-        res = simulate(_point_scenario(m, 1.0, {"kind": "offline", "requests": n}), cat, reqs)
+        res = simulate(_point_scenario(m, 1.0, {"kind": "offline", "requests": n}, first_token_ms), cat, reqs)
         t = res.requests
         span = float(t["completion_s"].max())
         return span * 1000.0 if m.kind == "batch_latency" else n * per_request / span
     # a concurrency: closed-loop clients, the window sized by the predicted time of a request
     tpot_ms = predictor.predict(replace(m, kind="tpot"), catalog, profile)
     ttft_ms = predictor.predict(replace(m, kind="ttft"), catalog, profile)
-    request_s = (ttft_ms + tpot_ms * max(m.output_tokens - 1, 0)) / 1000.0
+    request_s = (ttft_ms + first_token_ms + tpot_ms * max(m.output_tokens - 1, 0)) / 1000.0
     if m.lockstep:
-        return _lockstep(m, cat, request_s, per_request)
+        return _lockstep(m, cat, request_s, per_request, first_token_ms)
     window = float(np.clip(15.0 * request_s, 10.0, 3_600.0))
     arrival = {"kind": "closed_loop", "clients": m.concurrency, "think_time_s": 0.0, "ramp_s": request_s}
-    res = simulate(_point_scenario(m, window, arrival), cat)
+    res = simulate(_point_scenario(m, window, arrival, first_token_ms), cat)
     t = res.requests
     warm = window / 5.0
     done = t[(t["outcome"] == "completed") & (t["arrival_s"] >= warm)]
@@ -368,7 +378,9 @@ LOCKSTEP_SLACK = 3.0
 request time (a round queues its prompts behind each other, which the prediction leaves out)."""
 
 
-def _lockstep(m: measurements.Measurement, catalog: Catalog, request_s: float, per_request: int) -> float:
+def _lockstep(
+    m: measurements.Measurement, catalog: Catalog, request_s: float, per_request: int, first_token_ms: float
+) -> float:
     """A lockstep concurrency's figure: `m.concurrency` clients from t = 0 that stop after `m.prompts`
     requests (`Arrival.stop_after`; fifteen a client when unstated), so the last round is as short
     as the benchmark's, all of them measured as the benchmark measures them, warm-up included."""
@@ -382,7 +394,7 @@ def _lockstep(m: measurements.Measurement, catalog: Catalog, request_s: float, p
         "ramp_s": 0.0,
         "stop_after": n,
     }
-    t = simulate(_point_scenario(m, window, arrival), catalog).requests
+    t = simulate(_point_scenario(m, window, arrival, first_token_ms), catalog).requests
     done = t[t["outcome"] == "completed"]
     if len(done) < n:  # a window too short for the run would measure a biased part of it
         raise ValueError(f"{m.id}: {len(done)} of {n} lockstep requests ended within {window:,.0f} s")
@@ -396,11 +408,14 @@ def point_reruns(
     points: list[measurements.Measurement],
     fits: dict[tuple[str, str], calibrate.Fit],
     experts: Callable[[str], dict[str, float]] | None = None,
+    first_token: Callable[[str], float] | None = None,
 ) -> pd.DataFrame:
     """Every dense reference point of a kind the simulator reproduces: measured, predicted by the
     cost model's steady-state predictor and simulated, both with the shipped profiles (`fits`).
     With `experts` (a stack's fitted MoE terms, `moe_fit.ExpertFit.terms`), the MoE points instead;
-    tensor-parallel ones only, as for the dense points (`moe` tells them apart)."""
+    tensor-parallel ones only, as for the dense points (`moe` tells them apart). With `first_token`
+    (a stack's MoE first-token latency, ms: `first_token.FirstToken.ms`), a MoE TTFT's prediction adds
+    it as the validation does, and every MoE rerun pays it on the way in as a run of the app does."""
     rows = []
     for m in points:
         if m.kind not in RERUN_KINDS or m.dp > 1 or m.speculation is not None:
@@ -408,10 +423,12 @@ def point_reruns(
         if calibrate.is_moe(m, catalog) != (experts is not None):
             continue
         prof, _ = crossval.rule_profile(m.hardware, measurements.stack_of(m), fits)
+        first = 0.0
         if experts is not None:
             prof = prof.model_copy(update=experts(measurements.stack_of(m)))
-        predicted = predictor.predict(m, catalog, prof)
-        simulated = rerun_point(m, prof, catalog)
+            first = first_token(measurements.stack_of(m)) if first_token is not None else 0.0
+        predicted = predictor.predict(m, catalog, prof) + (first if m.kind == "ttft" else 0.0)
+        simulated = rerun_point(m, prof, catalog, first)
         rows.append(
             {
                 "id": m.id,

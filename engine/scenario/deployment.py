@@ -144,6 +144,11 @@ class Deployment(Frozen):
     eager: bool = False
     """Run without CUDA/HIP graphs (vLLM's `--enforce-eager`): every layer of every iteration pays
     a launch cost (`engine.catalog.specs.EAGER_LAYER_MS`)."""
+    first_token_ms: Annotated[float, Field(ge=0, le=10_000)] | None = None
+    """A latency every request pays before its first token beyond the step model's iterations, ms,
+    on the way in and not on the chips (a prefill launched without CUDA graphs, the stack's front
+    end; docs/calibration.md). Unset: for a MoE model the figure fitted to its stack's one-client
+    TTFTs (presets/calibration.toml), for a dense model 0; 0 switches it off."""
     fallback: Literal["none", "colocated"] = "none"
     """When every prefill instance is lost: reject arrivals (none), or let the decode instances
     serve whole requests until prefill is back (colocated). Spilling to another pool of the role is

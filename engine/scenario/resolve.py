@@ -71,6 +71,12 @@ class Resolved:
     model: ModelSpec
     pools: tuple[ResolvedPool, ...]
 
+    @property
+    def first_token_s(self) -> float:
+        """The latency each request's first token takes beyond the step model, s (`first_token`): the
+        pools' figure (one stack per deployment; where a pool's profile names another, the largest)."""
+        return max((p.calibration.first_token_ms or 0.0 for p in self.pools), default=0.0) / 1e3
+
     def pool(self, role: str) -> ResolvedPool:
         """The first pool of a role (mixed, prefill, decode)."""
         for p in self.pools:
@@ -150,9 +156,7 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 f"(deployment.pools[i].profile = {scenario.deployment.stack!r})"
             )
         custom = any(h.id == hw.id for h in scenario.custom_hardware)
-        hw, name, cal = software.effective_chip(
-            hw, scenario.deployment.stack, cat, spec.profile, spec.maturity, model.moe is not None, custom
-        )
+        hw, name, cal = pool_chip(scenario, spec, hw, cat, model, custom)
         # outside the try below: its errors name deployment.speculative, not this pool
         speculation = speculation_of(scenario, cat, hw, spec.tp) if spec.role != "prefill" else None
         try:
@@ -213,6 +217,33 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
     _check_kv_link(scenario, pools)
     _check_edge_power(scenario, pools)
     return Resolved(scenario=scenario, model=model, pools=_capped(scenario, pools))
+
+
+def pool_chip(
+    scenario: Scenario, pool: Pool, hw: HardwareSpec, cat: Catalog, model: ModelSpec, custom: bool
+) -> tuple[HardwareSpec, str, Calibration]:
+    """A pool's chip as its instances see it, its profile's name and its calibration
+    (`software.effective_chip`), the calibration with the pool's first-token latency (`first_token`)."""
+    moe = model.moe is not None
+    hw, name, cal = software.effective_chip(
+        hw, scenario.deployment.stack, cat, pool.profile, pool.maturity, moe, custom
+    )
+    first = first_token(scenario, pool, hw.id, moe)
+    return hw, name, cal if first is None else cal.with_first_token(*first)
+
+
+def first_token(scenario: Scenario, pool: Pool, chip: str, moe: bool) -> tuple[float, str] | None:
+    """The latency a pool's requests pay before their first token beyond the step model, ms, and
+    why: the scenario's `deployment.first_token_ms` where set, else for a MoE model the figure fitted
+    to one-client MoE TTFTs under the pool's stack (its profile's where that names a stack;
+    `engine.calibration.first_token`); None for a dense model that sets none."""
+    if scenario.deployment.first_token_ms is not None:
+        return scenario.deployment.first_token_ms, "deployment.first_token_ms"
+    if not moe:
+        return None
+    named = pool.profile if pool.profile in stacks.STACK_NAMES else scenario.deployment.stack
+    found = trust.first_token_ms(trust.native_stack(chip, named))
+    return None if found is None else (found[0], f"{found[1]}, docs/calibration.md")
 
 
 def _capped(scenario: Scenario, pools: list[ResolvedPool]) -> tuple[ResolvedPool, ...]:

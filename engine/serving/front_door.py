@@ -3,7 +3,8 @@
 Open-loop arrivals are issued at their drawn times (`arrivals_from`); a closed loop's clients each
 send their next request a think time after their last one ended (`next_from_client`, subscribed to
 the request ledger's "ended"). A new request first travels the way in (`way_in`: the network to
-the first serving site, the control plane's decision; free by default). It then meets, in order:
+the first serving site, the control plane's decision, a MoE model's first-token latency; free by
+default for a dense model). It then meets, in order:
 the edge site, which answers where it goes (an edge instance, or the data centre after the
 offload delay and backhaul); the KV capacity
 checks (a request no instance of its role could hold is rejected at once); its class's pinned
@@ -67,8 +68,9 @@ class FrontDoor:
         self.counters = counters
         self.edge = edge
         self.n = len(ledger.reqs)
-        # the network and the control plane on the way in; None when both are free (the default)
-        free = sc.network.is_free() and sc.control_plane.is_free()
+        # the network, the control plane and the first-token latency on the way in; None when all
+        # are free (a dense model's default)
+        free = sc.network.is_free() and sc.control_plane.is_free() and resolved.first_token_s == 0
         self.way_in = None if free else WayIn(resolved, ledger, env, self.arrive)
         self.admission = policies.build_admission(sc.scheduler.admission.as_dict())
         b = sc.batching()

@@ -315,4 +315,4 @@ class Simulation:
     def _paid(self, n: int, what: str) -> np.ndarray | None:
         # what each request paid on its way in (`way_in`), when the scenario charges anything
         way = self.front.way_in
-        return None if way is None else np.array(getattr(way, what)[:n], dtype=float)
+        return None if way is None or not way.charges else np.array(getattr(way, what)[:n], dtype=float)

@@ -12,6 +12,11 @@ scenario's network (`Scenario.network`) and waits for the control plane (`Scenar
 - the decision: `decision_ms`, plus `kv_index_lookup_us` per block of its prompt when a shared KV
   pool (`cache.pooled`) is on; with `routers` set, decisions are made by that many workers, one at
   a time each, in the order requests reach the site, so they queue under load.
+- the first-token latency (`Resolved.first_token_s`: a MoE model's fitted figure for its stack, or
+  `deployment.first_token_ms`), last, after the decision: what a request's first token takes beyond
+  the step model's iterations (a prefill launched without CUDA graphs, the stack's front end). It
+  delays the request, not the chips (docs/decisions.md), and is charged here, before routing, so the
+  router and admission see the queue the request joins. Booked apart: not network nor control plane.
 
 No link is shared (each request's or batch's transfer runs as if alone); docs/network.md says
 why and what that misses. A retried request (its instance failed) is already
@@ -32,7 +37,8 @@ if TYPE_CHECKING:
 
 
 class WayIn:
-    """One run's network chain and control plane on the way in, and what each request paid there."""
+    """One run's network chain, control plane and first-token latency on the way in, and what each
+    request paid there."""
 
     __slots__ = (
         "arrival",
@@ -46,6 +52,8 @@ class WayIn:
         "gateway",
         "lookup_s",
         "block_tokens",
+        "charges",
+        "first_token_s",
         "network_s",
         "prompt",
         "rtt_s",
@@ -78,6 +86,9 @@ class WayIn:
         pooled = sc.cache.enabled and sc.cache.pooled.enabled
         self.lookup_s = cp.kv_index_lookup_us / 1e6 if pooled else 0.0
         self.block_tokens = sc.cache.block_tokens
+        self.first_token_s = resolved.first_token_s
+        # whether the network or the control plane costs time (their columns and summary key then)
+        self.charges = not (net.is_free() and cp.is_free())
         self.network_s: list[float] = [0.0] * n
         self.control_s: list[float] = [0.0] * n
         self.sent = bytearray(n)
@@ -130,7 +141,7 @@ class WayIn:
             return
         control = self.decision_s + self.lookup_s * (self.prompt[rid] // self.block_tokens)
         self.control_s[rid] = control
-        self.env.after(still + control, self.deliver, rid)
+        self.env.after(still + control + self.first_token_s, self.deliver, rid)
 
     def _decide(self, rid: int) -> None:
         """At the site: the first free router worker decides (after those ahead of it), then the lookups."""
@@ -141,7 +152,7 @@ class WayIn:
         heapq.heappush(routers, start + self.decision_s)
         control = start - now + self.decision_s + self.lookup_s * (self.prompt[rid] // self.block_tokens)
         self.control_s[rid] = control
-        self.env.after(control, self.deliver, rid)
+        self.env.after(control + self.first_token_s, self.deliver, rid)
 
     def offloaded(self, rid: int, delay_s: float) -> None:
         """The edge sent the request on to the data centre: its trip there is network time too."""

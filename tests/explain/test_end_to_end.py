@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.calibration import calibrate, predictor, reference, trust
+from engine.calibration import calibrate, crossval, measurements, predictor, reference, trust
 from engine.catalog.entries import Catalog
 from engine.explain import end_to_end
 
@@ -248,3 +248,25 @@ def test_a_lockstep_concurrency_is_rerun_as_its_benchmark_ran(catalog: Catalog) 
     staggered = end_to_end.rerun_point(dataclasses.replace(m, lockstep=False), prof, catalog)
     assert lock == pytest.approx(predicted, rel=0.15)
     assert lock > 10 * staggered
+
+
+def test_a_one_client_moe_ttft_reruns_as_the_validation_predicts_it(catalog: Catalog) -> None:
+    """A one-client MoE TTFT: the validation predicts the step model's prefill plus the first-token
+    latency fitted for its stack; the rerun simulates it with that latency on the way in (as every
+    MoE run of the app pays the shipped figure, the same as a fresh fit's) and lands on the same
+    figure, within the lockstep reruns' tolerance; without the latency it reads low by exactly it."""
+    points = reference.usable_points(catalog)
+    fits = calibrate.reference_fits(points, catalog)
+    ef = crossval.fit_experts(points, catalog, fits)
+    ft = crossval.fit_first_token(points, catalog, fits, ef)
+    assert ef is not None and ft.ids
+    m = next(p for p in points if p.id in ft.ids and p.dp == 1 and p.speculation is None)
+    stack = measurements.stack_of(m)
+    shipped = trust.first_token_ms(stack)
+    assert shipped is not None and shipped[0] == ft.ms(stack) > 0
+    row = end_to_end.point_reruns(catalog, [m], fits, ef.terms, ft.ms).iloc[0]
+    (validated,) = crossval._predict([m], fits, catalog, ef, ft)
+    assert row["predicted"] == pytest.approx(validated.predicted)
+    assert row["simulated"] == pytest.approx(row["predicted"], rel=0.15)
+    prof = crossval.rule_profile(m.hardware, stack, fits)[0].model_copy(update=ef.terms(stack))
+    assert row["simulated"] - end_to_end.rerun_point(m, prof, catalog) == pytest.approx(ft.ms(stack))
