@@ -68,7 +68,7 @@ def _per_stack(ef: Any) -> str:
 
 
 def _first_token(ft: Any) -> str:
-    """'a first-token latency of 81.6 ms (sglang 89.5 ms) fitted to 12 one-client TTFTs'."""
+    """'a first-token latency of 61.3 ms (sglang 71.9 ms) fitted to 12 one-client TTFTs'."""
     own = ", ".join(f"{st} {ms:.3g} ms" for st, ms in ft.stacks.items())
     return (
         f"a first-token latency of {ft.shared_ms:.3g} ms{f' ({own})' if own else ''} fitted to"
