@@ -69,9 +69,9 @@ _API = {
     "cache_figures": "engine.explain.presentation",
     "cache_rates": "engine.explain.presentation",
     "compare": "engine.explain.presentation",
-    "cost_basis": "engine.explain.presentation",
-    "cost_kinds": "engine.explain.presentation",
-    "cost_parts": "engine.explain.presentation",
+    "cost_basis": "engine.explain.bill",
+    "cost_kinds": "engine.explain.bill",
+    "cost_parts": "engine.explain.bill",
     "duration_text": "engine.explain.presentation",
     "duration_unit": "engine.explain.presentation",
     "edge_line": "engine.explain.presentation",
@@ -307,6 +307,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 if TYPE_CHECKING:
     from engine.explain.advisor import Advice, Finding, advise, findings
     from engine.explain.asic import STABLE_MONTHS, specialisation
+    from engine.explain.bill import cost_basis, cost_kinds, cost_parts
     from engine.explain.confidence import (
         BAND_NOTE,
         HEADLINE_SOURCES,
@@ -341,9 +342,6 @@ if TYPE_CHECKING:
         cache_figures,
         cache_rates,
         compare,
-        cost_basis,
-        cost_kinds,
-        cost_parts,
         duration_text,
         duration_unit,
         edge_line,

@@ -299,58 +299,6 @@ def summary_rows(summary: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame({"figure": list(flat), "value": list(flat.values())})
 
 
-def cost_parts(summary: Mapping[str, Any]) -> pd.DataFrame:
-    """Where the bill goes: per part, dollars per request (and per million requests), per million output
-    tokens, and share."""
-    cost = summary.get("cost", {})
-    by_part: Mapping[str, float] = cost.get("usd_by_part", {})
-    total = sum(by_part.values())
-    per_req: Mapping[str, float | None] = cost.get("usd_per_request_by_part", {})
-    per_m = cost.get("usd_per_million_output_tokens")
-    rows = []
-    for part, usd in by_part.items():
-        share = usd / total if total else 0.0
-        rows.append(
-            {
-                "part": part,
-                "usd_per_request": per_req.get(part),
-                "usd_per_million_requests": _per_million(per_req.get(part)),
-                "usd_per_million_output_tokens": per_m * share if per_m is not None else None,
-                "share": share,
-            }
-        )
-    cols = ["part", "usd_per_request", "usd_per_million_requests", "usd_per_million_output_tokens", "share"]
-    return pd.DataFrame(rows, columns=cols)
-
-
-def _per_million(usd: float | None) -> float | None:
-    """Dollars per million requests, what a table shows: a small part reads $0.40, not $4.03e-7 a request."""
-    return None if usd is None else usd * 1e6
-
-
-def cost_kinds(summary: Mapping[str, Any]) -> pd.DataFrame:
-    """An owned bill by kind (capital, energy, hosting, cache): dollars per request and share; empty when rented."""
-    cost = summary.get("cost", {})
-    by_kind: Mapping[str, float] = cost.get("usd_by_kind", {})
-    per_req: Mapping[str, float | None] = cost.get("usd_per_request_by_kind", {})
-    total = sum(by_kind.values())
-    rows = [
-        {
-            "kind": k,
-            "usd_per_request": per_req.get(k),
-            "usd_per_million_requests": _per_million(per_req.get(k)),
-            "share": v / total if total else 0.0,
-        }
-        for k, v in by_kind.items()
-    ]
-    return pd.DataFrame(rows, columns=["kind", "usd_per_request", "usd_per_million_requests", "share"])
-
-
-def cost_basis(summary: Mapping[str, Any]) -> str:
-    """What the run's cost is measured in, e.g. ``own: 5-year amortisation, $0.08/kWh, PUE 1.58, ...``."""
-    return str(summary.get("cost", {}).get("basis") or "rent: catalog price per chip-hour")
-
-
 TIER_LABELS = {"hbm": "HBM", "host": "host DRAM", "pooled": "pooled store"}
 
 

@@ -13,9 +13,9 @@ import pytest
 from engine.calibration import calibrate, measurements, reference, trust
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
+from engine.explain import bill, report
 from engine.explain import presentation as pr
 from engine.explain import previews as pv
-from engine.explain import report
 from engine.explain import roofline_chips as rc
 from engine.scenario.codec import apply_overrides, load_preset, unsafe_paths
 from engine.scenario.model import LengthDist
@@ -112,14 +112,14 @@ def test_a_share_changes_in_points_not_percent() -> None:
 
 
 def test_cost_parts_add_up(run: SimResult) -> None:
-    parts = pr.cost_parts(run.summary)
+    parts = bill.cost_parts(run.summary)
     assert parts["share"].sum() == pytest.approx(1.0)
     total = sum(v for v in run.summary["cost"]["usd_per_request_by_part"].values() if v)
     assert parts["usd_per_request"].sum() == pytest.approx(total)
     assert parts["usd_per_million_requests"].sum() == pytest.approx(total * 1e6)
     owned = {"cost": {"usd_by_kind": {"capital": 3.0, "energy": 1.0},
                       "usd_per_request_by_kind": {"capital": 3e-7, "energy": 1e-7}}}  # fmt: skip
-    kinds = pr.cost_kinds(owned).set_index("kind")
+    kinds = bill.cost_kinds(owned).set_index("kind")
     assert kinds["usd_per_million_requests"].to_dict() == pytest.approx({"capital": 0.3, "energy": 0.1})
     assert kinds["share"].to_dict() == pytest.approx({"capital": 0.75, "energy": 0.25})
 
