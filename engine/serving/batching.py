@@ -43,6 +43,7 @@ class BatchFormation:
     ready: list[tuple[int, int, int]]
     generation: int
     hbm: LruBlocks | None
+    view: Any  # the router's view of the instance (None once a field it carries changes)
 
     def has_slot(self) -> bool:
         """True when the running batch can take another request (the instance's)."""
@@ -114,6 +115,7 @@ class BatchFormation:
                 break  # a whole prompt that does not fit this iteration waits for the next
             heapq.heappop(waiting)
             self.kv_reserved += need
+            self.view = None
             if self.kv_reserved > self.kv_peak:
                 self.kv_peak = self.kv_reserved
             if self.hbm is not None:
@@ -137,6 +139,7 @@ class BatchFormation:
             return
         self.loading.discard(rid)
         self.prefilling.append(rid)
+        self.view = None
         self.sim.prefill_start[rid] = self.sim.env.now
         self.notify(True)
 
@@ -144,6 +147,7 @@ class BatchFormation:
         sim = self.sim
         while self.incoming and len(self.running) + len(self.loading) < self.max_batch:
             rid = self.incoming.pop(0)
+            self.view = None
             self.start_decoding(rid, sim.prompt[rid], sim.output[rid] - 1)
 
     def _admit_swapped(self) -> None:
@@ -155,6 +159,7 @@ class BatchFormation:
                 break
             self.swapped.pop(0)
             self.kv_reserved += ctx
+            self.view = None
             if self.kv_reserved > self.kv_peak:
                 self.kv_peak = self.kv_reserved
             self.loading.add(rid)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from engine import policies
 from engine.serving.cache import RequestBlocks, leading_run_in
-from engine.serving.instance import views_of
+from engine.serving.instance import current_views, views_of
 from engine.serving.ledger import NO_DECODE, TOO_LONG_LIVE, RequestLedger
 
 if TYPE_CHECKING:
@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 class Fleet:
     """The run's instances by role, their KV capacities, and routing among them."""
+
+    check_views = False
+    """Check, at every route, each instance's kept view against one built afresh (tests set it:
+    a write of a field the view carries that does not reset `Server.view` makes routing stale)."""
 
     def __init__(
         self, resolved: Resolved, ledger: RequestLedger, servers: list[Server], blocks: RequestBlocks
@@ -107,6 +111,8 @@ class Fleet:
         self._live = None
         self._future = None
         self.roles_epoch += 1
+        for s in self.servers:  # (each write of `up` or `role` resets its view too)
+            s.view = None
 
     def future_cap(self, role: str) -> int:
         """Largest KV capacity of the instances that serve `role` now or will again (0: none).
@@ -191,7 +197,9 @@ class Fleet:
             prompt = self.ledger.prompt[rid]
             views = views_of(servers, None, [s.step_with(prompt) for s in servers])
         else:
-            views = views_of(servers)
+            views = current_views(servers)
+            if self.check_views:
+                _check(views, servers)
         return servers[router.choose(self.ledger.request_view(rid), views, tick)]
 
     def entry_share(self) -> float:
@@ -216,3 +224,11 @@ class Fleet:
             share = live / total if total > 0 else 1.0
             self._entry_share = (self.roles_epoch, share)
         return share
+
+
+def _check(views: list[policies.InstanceView], servers: list[Server]) -> None:
+    """Raise if a kept view differs from the instance as it is now (`Fleet.check_views`)."""
+    fresh = views_of(servers)
+    for kept, now, srv in zip(views, fresh, servers, strict=True):
+        if kept != now:
+            raise AssertionError(f"instance {srv.idx}: stale router view {kept} against {now}")
