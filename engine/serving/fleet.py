@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from engine import policies
 from engine.serving.cache import RequestBlocks, leading_run_in
-from engine.serving.instance import current_views, views_of
+from engine.serving.instance import current_views, least_ranked, views_of
 from engine.serving.ledger import NO_DECODE, TOO_LONG_LIVE, RequestLedger
 
 if TYPE_CHECKING:
@@ -196,6 +196,15 @@ class Fleet:
         elif router.needs_timing:  # the decode step each instance would run with this request
             prompt = self.ledger.prompt[rid]
             views = views_of(servers, None, [s.step_with(prompt) for s in servers])
+        elif router.ranked:  # from each instance's rank, kept with its view
+            at = least_ranked(servers, router.rank)
+            if self.check_views:
+                fresh = _check(current_views(servers), servers, router)
+                if servers[at].up and at != router.choose(self.ledger.request_view(rid), fresh, tick):
+                    raise AssertionError(f"the kept ranks chose position {at}, the router would not")
+            if servers[at].up:  # (the least of all is the least of those up)
+                return servers[at]
+            views = current_views(servers)
         else:
             views = current_views(servers)
             if self.check_views:
@@ -226,9 +235,17 @@ class Fleet:
         return share
 
 
-def _check(views: list[policies.InstanceView], servers: list[Server]) -> None:
-    """Raise if a kept view differs from the instance as it is now (`Fleet.check_views`)."""
+def _check(
+    views: list[policies.InstanceView],
+    servers: list[Server],
+    router: policies.Router | None = None,
+) -> list[policies.InstanceView]:
+    """Raise if a kept view differs from the instance as it is now (`Fleet.check_views`), or (with a
+    ranked `router`) a kept rank from the view's; return the fresh views."""
     fresh = views_of(servers)
     for kept, now, srv in zip(views, fresh, servers, strict=True):
         if kept != now:
             raise AssertionError(f"instance {srv.idx}: stale router view {kept} against {now}")
+        if router is not None and srv.rank != (*router.rank(now), now.position):
+            raise AssertionError(f"instance {srv.idx}: stale rank {srv.rank} against its view {now}")
+    return fresh

@@ -19,6 +19,8 @@ never imports the simulation module.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from engine import policies
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from engine.serving.host import Host
 
 _new_view = tuple.__new__
+_RANK = attrgetter("rank")
 _NO_CHUNKS: list[tuple[int, int, int]] = []  # a decode instance's prefill work (never appended to)
 
 
@@ -73,6 +76,17 @@ def current_views(servers: list[Server]) -> list[policies.InstanceView]:
     return out
 
 
+def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], tuple[Any, ...]]) -> int:
+    """Position in `servers` of the one whose view has the least `rank` (the earlier on a tie), each
+    instance's rank kept with its view (`current_views`) and computed again only with it."""
+    for i, s in enumerate(servers):
+        v = s.view
+        if v is None or v[0] != i:
+            v = s.view = _view(s, i, 0, 0.0)
+            s.rank = (*rank(v), i)  # (flat: nested tuples compare slower)
+    return min(map(_RANK, servers))[-1]  # type: ignore[no-any-return]
+
+
 def _view(s: Server, i: int, cached: int, step_s: float) -> policies.InstanceView:
     """The view of one instance at position `i` (built as a plain tuple: routers ask for a view of
     every candidate of every request)."""
@@ -110,7 +124,7 @@ class Server(BatchFormation, Outage):
         "kick_pending", "up", "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak",
         "hbm", "host", "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth",
         "own_blocks", "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates",
-        "speeds", "prices", "max_batch", "token_budget", "ranks", "chunk_cap", "view",
+        "speeds", "prices", "max_batch", "token_budget", "ranks", "chunk_cap", "view", "rank",
     )  # fmt: skip
 
     def __init__(self, sim: Host[Server], idx: int, local: int, pool: ResolvedPool) -> None:
@@ -161,6 +175,7 @@ class Server(BatchFormation, Outage):
         # field it carries (queue, prefilling, batch, incoming, reserved KV, waiting tokens, up, role)
         # sets it to None, and the next route builds it again
         self.view: policies.InstanceView | None = None
+        self.rank: tuple[Any, ...] = ()  # a ranked router's rank of `view`, then its position: set with it
         # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`)
         self.rates = throughput(self.step, sim.token_budget, sim.max_batch, self.ranks)
         self.speeds = (1.0, 1.0)

@@ -56,9 +56,9 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     check = fleet._check
 
-    def counted(views: Any, servers: list[Server]) -> None:
+    def counted(views: Any, servers: list[Server], *router: Any) -> Any:
         calls.append(len(servers))
-        check(views, servers)
+        return check(views, servers, *router)
 
     monkeypatch.setattr(Fleet, "check_views", True)
     monkeypatch.setattr(fleet, "_check", counted)
