@@ -81,6 +81,8 @@ class BatchFormation:
         budget for it, as vLLM's scheduler does, so the backlog stays in the queue, where the
         queue order decides who goes next.
         """
+        if not self.prefilling and not self.waiting:
+            return []  # nothing to prefill (most calls: a decoding instance forming its next jump)
         sim = self.sim
         pf_target, prefilled = sim.pf_target, sim.prefilled
         mixed_chunks = sim.chunked and self.role == "mixed"  # prompts may be split
