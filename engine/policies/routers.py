@@ -16,9 +16,17 @@ class Router(Policy):
     kind: ClassVar[PolicyKind] = "router"
     needs_prefix: ClassVar[bool] = False
     needs_timing: ClassVar[bool] = False  # views carry each instance's next decode step (`step_s`)
+    ranked: ClassVar[bool] = False
+    """True when `choose` picks the live instance of least `rank(view)`, the earlier one on a tie, from
+    the views alone: the simulation may then keep each instance's rank until its view changes and
+    choose from those (the views carry neither the request nor the tick)."""
 
     def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
         """Position (into `instances`) of the instance to use; `tick` counts routed requests."""
+        raise NotImplementedError
+
+    def rank(self, view: InstanceView) -> tuple[Any, ...]:
+        """The order a `ranked` router picks by: the least wins."""
         raise NotImplementedError
 
 
@@ -54,6 +62,7 @@ class LeastLoaded(Router):
     """
 
     name: ClassVar[str] = "least_loaded"
+    ranked: ClassVar[bool] = True
     help: ClassVar[str] = (
         "Least outstanding work: the instance with the fewest queued prompt tokens, then the fewest running "
         "requests, each over the instance's speed (a chip twice as fast counts half its queue)."
@@ -61,6 +70,10 @@ class LeastLoaded(Router):
 
     def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:
         return min(_up(instances), key=_load).position
+
+    def rank(self, view: InstanceView) -> tuple[float, float, int]:
+        """Queued prompt tokens, then running requests, each over the speed; then the position."""
+        return _load(view)
 
 
 def _pick(seed: int, n: int) -> int:

@@ -110,6 +110,7 @@ class PoolScaler:
             self._bill_from(s, 0.0)
         for s in self.slots[spec.initial :]:
             s.up = False
+            s.view = None
         # a reconfigurable chip (FPGA, CGRA) loads its design before it serves: its reconfiguration time
         self.cold_s = spec.cold_start.seconds(pool.instance.weight_bytes) + (
             pool.instance.hardware.reconfig_s or 0.0

@@ -43,6 +43,7 @@ class BatchFormation:
     ready: list[tuple[int, int, int]]
     generation: int
     hbm: LruBlocks | None
+    view: Any  # the router's view of the instance (None once a field it carries changes)
 
     def has_slot(self) -> bool:
         """True when the running batch can take another request (the instance's)."""
@@ -80,6 +81,8 @@ class BatchFormation:
         budget for it, as vLLM's scheduler does, so the backlog stays in the queue, where the
         queue order decides who goes next.
         """
+        if not self.prefilling and not self.waiting:
+            return []  # nothing to prefill (most calls: a decoding instance forming its next jump)
         sim = self.sim
         pf_target, prefilled = sim.pf_target, sim.prefilled
         mixed_chunks = sim.chunked and self.role == "mixed"  # prompts may be split
@@ -114,6 +117,7 @@ class BatchFormation:
                 break  # a whole prompt that does not fit this iteration waits for the next
             heapq.heappop(waiting)
             self.kv_reserved += need
+            self.view = None
             if self.kv_reserved > self.kv_peak:
                 self.kv_peak = self.kv_reserved
             if self.hbm is not None:
@@ -137,6 +141,7 @@ class BatchFormation:
             return
         self.loading.discard(rid)
         self.prefilling.append(rid)
+        self.view = None
         self.sim.prefill_start[rid] = self.sim.env.now
         self.notify(True)
 
@@ -144,6 +149,7 @@ class BatchFormation:
         sim = self.sim
         while self.incoming and len(self.running) + len(self.loading) < self.max_batch:
             rid = self.incoming.pop(0)
+            self.view = None
             self.start_decoding(rid, sim.prompt[rid], sim.output[rid] - 1)
 
     def _admit_swapped(self) -> None:
@@ -155,6 +161,7 @@ class BatchFormation:
                 break
             self.swapped.pop(0)
             self.kv_reserved += ctx
+            self.view = None
             if self.kv_reserved > self.kv_peak:
                 self.kv_peak = self.kv_reserved
             self.loading.add(rid)

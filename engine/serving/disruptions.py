@@ -98,6 +98,7 @@ def _fall_back(sim: DisruptionHost[Server]) -> None:
     if not fallen:
         return
     for srv in fallen:
+        srv.view = None
         srv.role = "mixed"  # its future role stays decode: what it decodes, and what is sent to it, stays
         srv.draining = False
     sim.counters["fallbacks"] += 1
@@ -123,6 +124,7 @@ def _restore_roles(sim: DisruptionHost[Server], fallen: list[Server]) -> Any:
                 srv.draining = False
                 if srv.role == "mixed":
                     srv.role = "decode"
+                    srv.view = None
                 left.remove(srv)
                 sim.roles_changed()
                 sim.retry_handoffs()
@@ -247,6 +249,7 @@ def _switch(sim: DisruptionHost[Server], srv: Server, role: str, switch_s: float
     if srv.generation != generation:
         return  # the instance failed while switching: it returns, in its old role, when the fault ends
     srv.role = role
+    srv.view = None
     srv.bring_up()
     if role == "decode":
         sim.retry_handoffs()

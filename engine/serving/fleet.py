@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from engine import policies
 from engine.serving.cache import RequestBlocks, leading_run_in
-from engine.serving.instance import views_of
+from engine.serving.instance import current_views, least_ranked, views_of
 from engine.serving.ledger import NO_DECODE, TOO_LONG_LIVE, RequestLedger
 
 if TYPE_CHECKING:
@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 class Fleet:
     """The run's instances by role, their KV capacities, and routing among them."""
+
+    check_views = False
+    """Check, at every route, each instance's kept view against one built afresh (tests set it:
+    a write of a field the view carries that does not reset `Server.view` makes routing stale)."""
 
     def __init__(
         self, resolved: Resolved, ledger: RequestLedger, servers: list[Server], blocks: RequestBlocks
@@ -107,6 +111,8 @@ class Fleet:
         self._live = None
         self._future = None
         self.roles_epoch += 1
+        for s in self.servers:  # (each write of `up` or `role` resets its view too)
+            s.view = None
 
     def future_cap(self, role: str) -> int:
         """Largest KV capacity of the instances that serve `role` now or will again (0: none).
@@ -190,8 +196,19 @@ class Fleet:
         elif router.needs_timing:  # the decode step each instance would run with this request
             prompt = self.ledger.prompt[rid]
             views = views_of(servers, None, [s.step_with(prompt) for s in servers])
+        elif router.ranked:  # from each instance's rank, kept with its view
+            at = least_ranked(servers, router.rank)
+            if self.check_views:
+                fresh = _check(current_views(servers), servers, router)
+                if servers[at].up and at != router.choose(self.ledger.request_view(rid), fresh, tick):
+                    raise AssertionError(f"the kept ranks chose position {at}, the router would not")
+            if servers[at].up:  # (the least of all is the least of those up)
+                return servers[at]
+            views = current_views(servers)
         else:
-            views = views_of(servers)
+            views = current_views(servers)
+            if self.check_views:
+                _check(views, servers)
         return servers[router.choose(self.ledger.request_view(rid), views, tick)]
 
     def entry_share(self) -> float:
@@ -216,3 +233,19 @@ class Fleet:
             share = live / total if total > 0 else 1.0
             self._entry_share = (self.roles_epoch, share)
         return share
+
+
+def _check(
+    views: list[policies.InstanceView],
+    servers: list[Server],
+    router: policies.Router | None = None,
+) -> list[policies.InstanceView]:
+    """Raise if a kept view differs from the instance as it is now (`Fleet.check_views`), or (with a
+    ranked `router`) a kept rank from the view's; return the fresh views."""
+    fresh = views_of(servers)
+    for kept, now, srv in zip(views, fresh, servers, strict=True):
+        if kept != now:
+            raise AssertionError(f"instance {srv.idx}: stale router view {kept} against {now}")
+        if router is not None and srv.rank != (*router.rank(now), now.position):
+            raise AssertionError(f"instance {srv.idx}: stale rank {srv.rank} against its view {now}")
+    return fresh

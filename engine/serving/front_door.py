@@ -195,6 +195,7 @@ class FrontDoor:
         """Queue a request on the instance chosen for it (data centre or edge) and wake it."""
         led = self.ledger
         heapq.heappush(srv.waiting, (self.queue.key(view or led.request_view(rid)), rid))
+        srv.view = None
         srv.queue_tokens(rid, led.pf_target[rid])
         led.prefill_inst[rid] = srv.idx
         # a mixed instance serves the whole request: colocated, at the edge, or fallen back

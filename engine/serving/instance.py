@@ -19,6 +19,8 @@ never imports the simulation module.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from engine import policies
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from engine.serving.host import Host
 
 _new_view = tuple.__new__
+_RANK = attrgetter("rank")
 _NO_CHUNKS: list[tuple[int, int, int]] = []  # a decode instance's prefill work (never appended to)
 
 
@@ -52,34 +55,60 @@ def views_of(
     servers: list[Server], cached: list[int] | None = None, step_s: list[float] | None = None
 ) -> list[policies.InstanceView]:
     """What a router sees of each of `servers`, at its position in that list (`cached`: each one's
-    cached prefix tokens, `step_s`: each one's next decode step with the request; default 0)."""
-    # tuples built directly, in one loop: routers ask for a view of every candidate of every request
-    new, cls = _new_view, policies.InstanceView
+    cached prefix tokens, `step_s`: each one's next decode step with the request; default 0),
+    each view built afresh."""
+    return [
+        _view(s, i, 0 if cached is None else cached[i], 0.0 if step_s is None else step_s[i])
+        for i, s in enumerate(servers)
+    ]
+
+
+def current_views(servers: list[Server]) -> list[policies.InstanceView]:
+    """`views_of(servers)`, reusing each instance's view from an earlier route where nothing it
+    carries has changed since (`Server.view`) and its position in `servers` is the same."""
     out: list[policies.InstanceView] = []
     append = out.append
     for i, s in enumerate(servers):
-        k = 1 if s.role == "decode" else 0
-        append(
-            new(
-                cls,
-                (
-                    i,
-                    len(s.waiting) + len(s.incoming),
-                    s.waiting_tokens,
-                    len(s.running) + len(s.prefilling),
-                    s.kv_cap - s.kv_reserved,
-                    0 if cached is None else cached[i],
-                    s.up,
-                    s.role,
-                    s.speeds[k],
-                    s.rates[k],
-                    s.prices[k],
-                    s.kv_cap,
-                    0.0 if step_s is None else step_s[i],
-                ),
-            )
-        )
+        v = s.view
+        if v is None or v[0] != i:
+            v = s.view = _view(s, i, 0, 0.0)
+        append(v)
     return out
+
+
+def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], tuple[Any, ...]]) -> int:
+    """Position in `servers` of the one whose view has the least `rank` (the earlier on a tie), each
+    instance's rank kept with its view (`current_views`) and computed again only with it."""
+    for i, s in enumerate(servers):
+        v = s.view
+        if v is None or v[0] != i:
+            v = s.view = _view(s, i, 0, 0.0)
+            s.rank = (*rank(v), i)  # (flat: nested tuples compare slower)
+    return min(map(_RANK, servers))[-1]  # type: ignore[no-any-return]
+
+
+def _view(s: Server, i: int, cached: int, step_s: float) -> policies.InstanceView:
+    """The view of one instance at position `i` (built as a plain tuple: routers ask for a view of
+    every candidate of every request)."""
+    k = 1 if s.role == "decode" else 0
+    return _new_view(
+        policies.InstanceView,
+        (
+            i,
+            len(s.waiting) + len(s.incoming),
+            s.waiting_tokens,
+            len(s.running) + len(s.prefilling),
+            s.kv_cap - s.kv_reserved,
+            cached,
+            s.up,
+            s.role,
+            s.speeds[k],
+            s.rates[k],
+            s.prices[k],
+            s.kv_cap,
+            step_s,
+        ),
+    )
 
 
 RECONFIG_COUNTER = "reconfig_j"
@@ -95,7 +124,7 @@ class Server(BatchFormation, Outage):
         "kick_pending", "up", "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak",
         "hbm", "host", "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth",
         "own_blocks", "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates",
-        "speeds", "prices", "max_batch", "token_budget", "ranks", "chunk_cap",
+        "speeds", "prices", "max_batch", "token_budget", "ranks", "chunk_cap", "view", "rank",
     )  # fmt: skip
 
     def __init__(self, sim: Host[Server], idx: int, local: int, pool: ResolvedPool) -> None:
@@ -142,6 +171,11 @@ class Server(BatchFormation, Outage):
         self.inbound = 0  # KV transfers on their way here (reserved, not yet in `incoming`)
         self.generation = 0  # bumps when the instance fails: stale callbacks are ignored
         self.nic_free_s = 0.0
+        # the router's view of this instance (`current_views`), kept between routes: every write of a
+        # field it carries (queue, prefilling, batch, incoming, reserved KV, waiting tokens, up, role)
+        # sets it to None, and the next route builds it again
+        self.view: policies.InstanceView | None = None
+        self.rank: tuple[Any, ...] = ()  # a ranked router's rank of `view`, then its position: set with it
         # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`)
         self.rates = throughput(self.step, sim.token_budget, sim.max_batch, self.ranks)
         self.speeds = (1.0, 1.0)
@@ -201,6 +235,7 @@ class Server(BatchFormation, Outage):
     def queue_tokens(self, rid: int, delta: int) -> None:
         """Account prompt tokens still to prefill here (in total and by class priority)."""
         self.waiting_tokens += delta
+        self.view = None
         prio = self.sim.priority[rid]
         self.tokens_by_priority[prio] = self.tokens_by_priority.get(prio, 0) + delta
 
@@ -299,6 +334,7 @@ class Server(BatchFormation, Outage):
             self.queue_tokens(rid, -qi)
             if sim.prefilled[rid] >= sim.pf_target[rid]:
                 self.prefilling.remove(rid)
+                self.view = None
                 sim.prefill_done(self, rid)
         self.busy = False
         self.kick()
@@ -378,6 +414,7 @@ class Server(BatchFormation, Outage):
         """A request joins the decode batch with `remaining` tokens still to produce."""
         self.sim.context[rid] = context
         self.running[rid] = self.steps_done
+        self.view = None
         self.finish_of[rid] = self.steps_done + remaining
         heapq.heappush(self.finish, (self.steps_done + remaining, rid))
         self.ctx_sum += context
@@ -390,6 +427,7 @@ class Server(BatchFormation, Outage):
         """Take a request out of the decode batch; returns (context, tokens still to produce)."""
         ctx = self.context_of(rid)
         self.running.pop(rid)
+        self.view = None
         remaining = self.finish_of.pop(rid) - self.steps_done
         self.ctx_sum -= ctx
         self.sim.context[rid] = ctx
@@ -404,6 +442,7 @@ class Server(BatchFormation, Outage):
         sim.tokens_emitted += steps * b
         if sim.preempt:
             self.kv_reserved += steps * b
+            self.view = None
             if self.kv_reserved > self.kv_peak:
                 self.kv_peak = self.kv_reserved
         finish, finish_of = self.finish, self.finish_of  # (completing a request changes neither object)

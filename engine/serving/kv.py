@@ -95,12 +95,14 @@ class KvLedger(ParkedHandoffs):
         """Free a prefilled prompt's KV on the prefill instance that held it for the hand-off."""
         prompt = self.ledger.prompt[rid]
         srv.kv_reserved -= prompt
+        srv.view = None
         srv.kv_used -= prompt
         srv.notify(True)
 
     def release(self, srv: Server, rid: int) -> None:
         """Give back a request's KV reservation and memory on its instance."""
         srv.kv_reserved -= self.release_tokens(rid, srv.role)
+        srv.view = None
         srv.kv_used -= self.ledger.context[rid]
         if srv.role == "decode":
             self.retry_handoffs()
@@ -199,6 +201,7 @@ class KvLedger(ParkedHandoffs):
         dst = self.fleet.route(rid, fits, "decode")
         dst.inbound += 1
         dst.kv_reserved += need
+        dst.view = None
         if dst.kv_reserved > dst.kv_peak:
             dst.kv_peak = dst.kv_reserved
         led.decode_inst[rid] = dst.idx
@@ -226,6 +229,7 @@ class KvLedger(ParkedHandoffs):
                 dst.kv_reserved -= (
                     self.reserve_tokens(rid, "decode") if not self.preempt else self.ledger.prompt[rid]
                 )
+                dst.view = None
                 # the room is free again: hand-offs waiting for it, or (on an instance fallen
                 # back to serving whole requests) a prompt queued behind it, may start now
                 if dst.role == "decode":
@@ -247,6 +251,7 @@ class KvLedger(ParkedHandoffs):
         ctx, remaining = srv.leave(rid)
         srv.kv_reserved -= ctx
         srv.kv_used -= ctx
+        srv.view = None
         led.preemptions[rid] += 1
         self.counters["preemptions"] += 1
         # its last token came with the batch's last decode step (a lower bound where it joined since)
@@ -263,6 +268,7 @@ class KvLedger(ParkedHandoffs):
         led.prefilled[rid] = 0
         led.resume[rid] = remaining
         heapq.heappush(srv.waiting, (self.queue.key(led.request_view(rid)), rid))
+        srv.view = None
         srv.queue_tokens(rid, ctx)
 
 

@@ -22,6 +22,8 @@ import numpy as np
 
 from engine import policies
 
+_new_view = tuple.__new__
+
 if TYPE_CHECKING:
     from engine.scenario.resolve import Resolved
     from engine.serving.autoscale import ScalingLog
@@ -158,6 +160,10 @@ class RequestLedger:
             for c in self.classes
         ]
         self.on_end: list[Callable[[float], None]] = []  # told the time whenever a request ends
+        # per class: (priority, TTFT target s, TPOT target s), as its requests' views carry them
+        self.class_terms: list[tuple[int, float, float]] = [
+            (c.priority, c.slo.ttft_ms / 1000.0, c.slo.tpot_ms / 1000.0) for c in self.classes
+        ]
 
     def end(self, rid: int, outcome: int, reason: str = "") -> None:
         """Close a request exactly once (a request that does not complete says why)."""
@@ -186,18 +192,12 @@ class RequestLedger:
         view = self.views[rid]
         if view is None:
             c = int(self.reqs.cls[rid])
-            spec = self.classes[c]
-            view = self.views[rid] = policies.RequestView(
-                rid,
-                c,
-                spec.priority,
-                self.arrival[rid],
-                self.prompt[rid],
-                self.output[rid],
-                self.arrival[rid] + spec.slo.ttft_ms / 1000.0,
-                self.top_priority,
-                self.guard_ttft[c],
-                spec.slo.tpot_ms / 1000.0,
+            priority, ttft_s, tpot_s = self.class_terms[c]
+            arrival = self.arrival[rid]
+            # (the tuple built directly: the named tuple's own constructor is a Python call)
+            fields = (rid, c, priority, arrival, self.prompt[rid], self.output[rid], arrival + ttft_s)
+            view = self.views[rid] = _new_view(
+                policies.RequestView, (*fields, self.top_priority, self.guard_ttft[c], tpot_s)
             )
         return view
 

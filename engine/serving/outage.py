@@ -50,6 +50,7 @@ class Outage:
     token: int
     hbm: LruBlocks | None
     host: LruBlocks | None
+    view: Any  # the router's view of the instance (None once a field it carries changes)
 
     def notify(self, could_start: bool) -> None:
         """Start work if idle (the instance's)."""
@@ -59,6 +60,7 @@ class Outage:
         """Lose the instance: return every request it held; it serves nothing until brought up."""
         held = self.drop_all()
         self.up = False
+        self.view = None
         if self.busy_switching:  # a switch under way is abandoned: it returns in its old role
             self.future_role = self.role
         # (a decode instance serving whole requests in a fallback keeps its future role, decode)
@@ -94,6 +96,7 @@ class Outage:
         self.running, self.finish, self.finish_of, self.loading, self.ready = {}, [], {}, set(), []
         self.waiting_tokens = self.kv_reserved = self.kv_used = self.ctx_sum = self.inbound = 0
         self.tokens_by_priority = {}
+        self.view = None
         self.busy = False
         self.jump = None
         self.jump_growth = 0
@@ -105,6 +108,7 @@ class Outage:
     def bring_up(self) -> None:
         """The instance is back (empty)."""
         self.up = True
+        self.view = None
         self.busy_switching = False
         self.restores = False
         self.sim.roles_changed()

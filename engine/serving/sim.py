@@ -227,6 +227,7 @@ class Simulation:
             led.end(rid, COMPLETED)
             return
         dst.incoming.append(rid)
+        dst.view = None
         dst.notify(len(dst.running) < dst.max_batch)
 
     def complete(self, srv: Server, rid: int) -> None:

@@ -15,7 +15,8 @@ refuses one that exceeds its documented maximum (`bounds.MAX_EVENTS` and the row
   load from host or pooled tiers, one for the way in when it costs time (two more through a
   gateway, one more with router workers), elastic checks (window / check interval) and faults.
 - router looks: n x the instances each request is routed among (entry and, disaggregated,
-  decode): the router builds a view of every candidate instance.
+  decode): the router looks at every candidate instance (its view kept from the last route
+  where nothing it carries changed, rebuilt where something did).
 - cache blocks: sum over requests of (2 x prompt + output) / block tokens (a prompt's block list
   and the prompt-and-answer list are built, looked up and inserted), when the cache is on.
 - memory: 1.2 kB per request row, 60 B per event (iteration records), 48 B per distinct block

@@ -35,6 +35,24 @@ def test_least_loaded_prefers_fewest_queued_tokens_then_running() -> None:
     assert ll.choose(req(), [view(0, 500), view(1, 100, 9), view(2, 100, 3)], 0) == 2
 
 
+@pytest.mark.parametrize(
+    "name", sorted(n for n, c in policies.registered("router").items() if getattr(c, "ranked", False))
+)
+def test_a_ranked_router_chooses_the_least_rank(name: str) -> None:
+    # the simulation chooses from kept ranks instead of calling `choose`: both must agree, ties and
+    # unequal speeds included
+    router = policies.build_router({"name": name})
+    assert isinstance(router, policies.Router)
+    speeds = (1.0, 0.25, 0.5, 1.0, 1.0, 0.75)
+    for seed in range(50):
+        views = [
+            InstanceView(i, 0, (seed * 7 + i * 13) % 5 * 100, (seed + i) % 3, 1000, speed=speeds[i])
+            for i in range(6)
+        ]
+        least = min(range(len(views)), key=lambda i: router.rank(views[i]))
+        assert router.choose(req(), views, seed) == least
+
+
 def test_power_of_two_picks_the_less_loaded_of_two_and_is_deterministic() -> None:
     p2 = policies.build_router({"name": "power_of_two"})
     views = [view(i, waiting_tokens=100 * i) for i in range(8)]
