@@ -98,7 +98,7 @@ def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[st
         "decode_instance": rec.decode_instance,
         "kv_transfer_s": rec.transfer_s,
         "kv_wait_s": rec.transfer_wait_s,
-        "outcome": [OUTCOMES[int(o)] for o in rec.outcome],
+        "outcome": [OUTCOMES[o] for o in rec.outcome.tolist()],  # Python ints: no numpy scalar each
         "cache_hit_tokens": rec.cache_hit_tokens.sum(axis=1),
         "retries": rec.retries,
         "preemptions": rec.preemptions,
