@@ -6,8 +6,11 @@ whether the missing package is one the parser needs or one a command imports whe
 (each command loads its own modules: `engine.cli.common.command`).
 """
 
+import atexit
 import gc
+import os
 import sys
+import threading
 from typing import NoReturn
 
 
@@ -30,8 +33,31 @@ except ModuleNotFoundError as exc:
 # What the imports built lives as long as this short process: freezing it spares the cyclic
 # garbage collector from scanning it again while a command runs and once more at exit.
 gc.freeze()
+
+
+def _leave(status: int) -> NoReturn:
+    """Exit with `status`; at once when nothing is left to do at exit.
+
+    Tearing the interpreter down frees, one object at a time, everything the imports and the
+    command built: about 27 M instructions (5 ms) after ``run --json``, a twentieth of what the
+    process does besides importing and simulating. A process whose output is flushed, that
+    registered nothing to run at exit (logging, multiprocessing and the like register there) and
+    runs no other thread loses nothing by skipping it. Otherwise, or when the flush fails (a closed
+    pipe), it exits the ordinary way, which reports what it reports.
+    """
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(status)
+    registered = getattr(atexit, "_ncallbacks", None)
+    if registered is not None and registered() == 0 and threading.active_count() == 1:
+        os._exit(status)
+    sys.exit(status)
+
+
 try:
     status = main()
 except ModuleNotFoundError as exc:
     _lacking(exc)
-sys.exit(status)
+_leave(status)

@@ -12,6 +12,7 @@ import tomllib
 from collections.abc import Mapping
 from typing import Any
 
+from engine.catalog import parsed
 from engine.catalog.entries import presets_dir
 
 KINDS = ("throughput", "ttft", "tpot")
@@ -19,12 +20,18 @@ KINDS = ("throughput", "ttft", "tpot")
 
 
 @functools.cache
-def _table() -> dict[str, Any]:
-    path = presets_dir() / "calibration.toml"
+def calibration_table() -> dict[str, Any]:
+    """presets/calibration.toml, read once a process (its bands here, its expected errors and MoE
+    terms in `engine.calibration.trust`); parsed ahead where `engine.catalog.parsed` holds it."""
+    presets = presets_dir()
+    path = presets / "calibration.toml"
     if not path.is_file():
         return {}
     with open(path, "rb") as fh:
-        return tomllib.load(fh)
+        raw = fh.read()
+    text = raw.decode()  # as tomllib.load decodes it
+    data = parsed.lookup(text, presets)
+    return data if data is not None else tomllib.loads(text)
 
 
 MIN_KIND_POINTS = 20
@@ -58,13 +65,13 @@ CHIPS_WITHOUT_DATA = ("same_silicon", "transfer", "illustrative", "assumed")
 def _band_table() -> dict[str, dict[str, tuple[float, float]]]:
     return {
         fam: {k: (float(v[0]), float(v[1])) for k, v in rows.items()}
-        for fam, rows in _table().get("band", {}).items()
+        for fam, rows in calibration_table().get("band", {}).items()
     }
 
 
 def shown_kinds(family: str) -> tuple[str, ...]:
     """The kinds whose bands a family shows: those whose coverage was measured on enough points."""
-    cov = _table().get("band_coverage", {}).get(family, {})
+    cov = calibration_table().get("band_coverage", {}).get(family, {})
     return tuple(f for f in KINDS if cov.get(f"{f}_points", 0) >= MIN_KIND_POINTS)
 
 

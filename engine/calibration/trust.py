@@ -28,21 +28,19 @@ cross-validation.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import tomllib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from engine.calibration.band_lookup import bands_for
+from engine.calibration.band_lookup import bands_for, calibration_table
 from engine.calibration.mark import BASIS_TEXT as BASIS_TEXT  # the mark's names, re-exported
 from engine.calibration.mark import PARTIAL_TEXT as PARTIAL_TEXT
 from engine.calibration.mark import Basis as Basis
 from engine.calibration.mark import Calibration as Calibration
 from engine.calibration.mark import CalibrationDoc as CalibrationDoc
 from engine.calibration.own import own_terms
-from engine.catalog.entries import Catalog, presets_dir
+from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.costmodel.stacks import STACK_NAMES
 
@@ -118,13 +116,8 @@ def is_fitted(profile: CalibrationProfile) -> bool:
     return profile.source.startswith("fitted")
 
 
-@functools.cache
 def _tables() -> dict[str, Any]:
-    path = presets_dir() / "calibration.toml"
-    if not path.is_file():
-        return {}
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
+    return calibration_table()  # the same file as the bands: read once
 
 
 def _error_table() -> dict[str, dict[str, float]]:

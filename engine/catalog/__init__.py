@@ -2,7 +2,7 @@
 
 Owns: `specs` (HardwareSpec, ModelSpec, calibration profiles: validated, sourced values) and
 `entries` (the catalog: built-in TOML entries, the user's own folders, inline custom entries,
-Hugging Face configs).
+Hugging Face configs) and `parsed` (the shipped TOML parsed ahead, presets/parsed.json).
 May import: engine.core.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its

@@ -23,6 +23,7 @@ from typing import Any
 import tomli_w
 from pydantic import ValidationError
 
+from engine.catalog import parsed
 from engine.catalog.specs import ID_PATTERN, MLA, HardwareSpec, ModelSpec, MoE, Spec
 from engine.core import safeparse
 from engine.core.errors import ScenarioError, format_validation_error
@@ -98,14 +99,16 @@ def _add_custom(
         entries[entry.id] = entry
 
 
-def _load_dir(directory: Path, kind: type[HardwareSpec] | type[ModelSpec]) -> list[Any]:
+def _load_dir(directory: Path, kind: type[HardwareSpec] | type[ModelSpec], presets: Path) -> list[Any]:
     entries = []
     for path in sorted(directory.glob("*.toml")):
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ScenarioError(f"{path}: cannot read: {exc}") from None
-        data = safeparse.loads_toml(text, str(path))
+        data = parsed.lookup(text, presets)  # a shipped entry: parsed ahead (engine.catalog.parsed)
+        if data is None:
+            data = safeparse.loads_toml(text, str(path))
         try:
             entry = kind.model_validate(data)
         except ValidationError as exc:
@@ -126,10 +129,11 @@ def catalog_dirs() -> tuple[Path, ...]:
 def _load(dirs: tuple[Path, ...]) -> Catalog:
     hardware: dict[str, HardwareSpec] = {}
     models: dict[str, ModelSpec] = {}
+    presets = presets_dir()
     for d in dirs:
-        for h in _load_dir(d / "hardware", HardwareSpec):
+        for h in _load_dir(d / "hardware", HardwareSpec, presets):
             hardware[h.id] = h
-        for m in _load_dir(d / "models", ModelSpec):
+        for m in _load_dir(d / "models", ModelSpec, presets):
             models[m.id] = m
     return Catalog(hardware=hardware, models=models)
 

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from engine.calibration import band_lookup, bands, calibrate, crossval, reference, trust, validation
+from engine.catalog import parsed
 from engine.catalog.entries import load_catalog, presets_dir
 from engine.cli.common import emit_json
 from engine.explain import end_to_end
@@ -532,7 +533,8 @@ def band_toml(rep: validation.Report) -> list[str]:
 def write_reference(
     fits: dict[tuple[str, str], calibrate.Fit], rep: validation.Report, e2e: Any = None
 ) -> list[Path]:
-    """Write every fitted profile into its chip's entry and the expected errors; the files written."""
+    """Write every fitted profile into its chip's entry, the expected errors and the parsed table
+    (`engine.catalog.parsed`); the files written."""
     written = []
     hw_dir = presets_dir() / "hardware"
     by_chip: dict[str, list[tuple[str, calibrate.Fit]]] = {}
@@ -548,6 +550,7 @@ def write_reference(
     out = presets_dir() / "calibration.toml"
     out.write_text(expected_error_toml(rep, e2e), encoding="utf-8")
     written.append(out)
+    written.append(parsed.write_table(presets_dir()))  # the files just written, parsed ahead again
     return written
 
 

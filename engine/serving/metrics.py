@@ -98,7 +98,7 @@ def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[st
         "decode_instance": rec.decode_instance,
         "kv_transfer_s": rec.transfer_s,
         "kv_wait_s": rec.transfer_wait_s,
-        "outcome": [OUTCOMES[int(o)] for o in rec.outcome],
+        "outcome": [OUTCOMES[o] for o in rec.outcome.tolist()],  # Python ints: no numpy scalar each
         "cache_hit_tokens": rec.cache_hit_tokens.sum(axis=1),
         "retries": rec.retries,
         "preemptions": rec.preemptions,
@@ -172,8 +172,8 @@ _QUANTITIES = ("flops", "bytes", "prefill_s", "busy", "kv", "batch", "waiting")
 
 def _integrals(seg: np.ndarray, rows: np.ndarray | None, at: np.ndarray) -> dict[str, np.ndarray]:
     """Per quantity, ∫ from 0 to each of `at` of the rate that spreads each iteration's amount
-    uniformly over its [t0, t1]; `rows` selects the pool's iterations of `seg` (columns
-    SEGMENT_COLUMNS; None: all of them).
+    uniformly over its [t0, t1]; `rows` (indices, ascending) selects the pool's iterations of `seg`
+    (columns SEGMENT_COLUMNS; None: all of them).
 
     The columns are read one at a time and every quantity reuses the same two buffers, so a run
     of millions of iterations needs a few arrays of its length, not a copy of its records.
@@ -223,9 +223,11 @@ def pool_series(resolved: Resolved, rec: Records, edges: np.ndarray) -> dict[int
     seg = rec.segments
     server = SEGMENT_COLUMNS.index("server")
     pool_of = np.array([p for p, _, _ in rec.servers])
+    row_pool = pool_of[seg[:, server].astype(int)] if len(seg) else None
     out: dict[int, dict[str, np.ndarray]] = {}
     for pool in resolved.pools:
-        rows = pool_of[seg[:, server].astype(int)] == pool.index if len(seg) else None
+        # the pool's rows by index: each column read by a mask would find them again (20 times slower)
+        rows = np.flatnonzero(row_pool == pool.index) if row_pool is not None else None
         out[pool.index] = _integrals(seg, rows, edges)
     return out
 
