@@ -75,6 +75,7 @@ HELP: dict[str, str] = {
 
 EMPTY: dict[str, str] = {
     "power_cap_kw": "no cap",
+    "first_token_ms": "fitted for MoE, 0 for dense",
 }
 """What an optional number box left empty means, shown as its placeholder where "default" would say nothing."""
 

@@ -145,12 +145,13 @@ def _per_pool(
 
 
 def instances_chart(over: Mapping[str, Any]) -> go.Figure:
-    """Instances billed per pool (mean over each minute), with the scale events marked."""
+    """Instances billed per pool (mean over each minute), with the scale events marked. Billed, not
+    serving: an instance lost to a fault is still paid for, so a loss shows on Busy, not here."""
     fig = _per_pool(
         over,
         "instances",
-        "Instances per pool",
-        "mean instances<br>in the minute",
+        "Instances billed per pool",
+        "instances billed<br>(minute mean)",
         "%{y:.2f} instances billed (mean over the minute)",
     )
     top = max([1.0, *(max(v, default=0.0) for v in over["instances"].values())])
@@ -168,7 +169,7 @@ def _demand(fig: go.Figure, over: Mapping[str, Any]) -> None:
             y=[n * per_min for n in over["requests"]],
             name="requests arriving",
             mode="lines",
-            line={"color": "#9aa0a6", "width": 1.5, "dash": "dot"},
+            line={"color": "#9aa0a6", "width": 1.5},  # solid: the dotted lines are the faults
             line_shape="hv",
             yaxis="y2",
             hovertemplate="%{y:,.0f} requests / min arriving<extra></extra>",
@@ -266,22 +267,27 @@ FAULT = "#7f7f7f"
 
 def on_one_clock(figs: Sequence[go.Figure], over: Mapping[str, Any], marks: Sequence[FaultMark]) -> None:
     """Give the panel's charts one x-range (the SLO chart's data end with the window, the others' with
-    the drain; its axis ran shorter) and a labelled vertical line at each fault's moment on each."""
+    the drain; its axis ran shorter) and a dotted vertical line at each fault's moment on each, numbered
+    at its top; `fault_key` says what each number is (a label in words covered the data near the top,
+    and two faults a minute apart cut each other's words off)."""
     minutes = _minutes(over)
     span = [min(minutes, default=0.0), max(minutes, default=1.0)]
     for fig in figs:
         fig.update_xaxes(range=span, autorange=False)
-        for m in marks:
+        for i, m in enumerate(marks, start=1):
             fig.add_vline(
                 x=m.minute,
                 line={"dash": "dot", "color": FAULT, "width": 1.5},
-                annotation={  # level text on a pale ground: a vertical label crossed the data's lines
-                    "text": m.label,
-                    "font": {"size": 10, "color": FAULT},
-                    "bgcolor": "rgba(255,255,255,0.85)",
-                },
+                annotation={"text": str(i), "font": {"size": 11, "color": FAULT}, "hovertext": m.label},
                 annotation_position="top right",
             )
+
+
+def fault_key(marks: Sequence[FaultMark]) -> str:
+    """What each numbered dotted line is: '1 at minute 5.0: prefill: 3 instances lost; 2 at ...'."""
+    return "Faults (dotted lines): " + "; ".join(
+        f"**{i}** at minute {m.minute:.1f}: {m.label}" for i, m in enumerate(marks, start=1)
+    )
 
 
 def hour_ticks(figs: Sequence[go.Figure], window_s: float) -> None:
@@ -303,7 +309,8 @@ HELP = (
     "count, as they are paid for), the power its chips drew and the share of its instances' time spent iterating."
 )
 FAULTS_HELP = (
-    " A dotted grey line marks each fault (a pool's instances lost or back, a KV link slowed or down)."
+    " A dotted grey line marks each fault (a pool's instances lost or back, a KV link slowed or down), numbered;"
+    " the line under the charts says what each number is."
 )
 
 
@@ -327,14 +334,17 @@ def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
             st.metric(label, value, help=help_, border=True, width="content")
     charts_ = (
         ("SLO attainment per minute", attainment_chart(over), "slo_per_minute"),
-        ("Instances per pool", instances_chart(over), "instances_per_minute"),
+        ("Instances billed per pool", instances_chart(over), "instances_per_minute"),
         ("Power per minute", power_chart(over), "power_per_minute"),
         ("Busy per minute", busy_chart(over), "busy_per_minute"),
     )
-    on_one_clock([fig for _, fig, _ in charts_], over, fault_marks(sc.faults))
+    faults = fault_marks(sc.faults)
+    on_one_clock([fig for _, fig, _ in charts_], over, faults)
     if sc.workload.arrival.peak_hour is not None:
         hour_ticks([fig for _, fig, _ in charts_], sc.duration_s)
     for col, (name, fig, what) in zip([*st.columns(2), *st.columns(2)], charts_, strict=True):
         drawn.append((name, fig))
         with col:
             export.chart(fig, sc, what)
+    if faults:
+        st.caption(fault_key(faults))

@@ -183,7 +183,7 @@ class Calibration:
         the scenario's field), said where a MoE experts' note is: in the caveat, and in a rule's
         text when the pool is not fitted."""
         note = (
-            f"first token +{ms:.3g} ms a request, not on the chips ({why})"
+            f"first token +{ms:.3g} ms a request, in every TTFT and end-to-end time, not on the chips ({why})"
             if ms
             else f"no first-token latency ({why})"
         )

@@ -179,17 +179,18 @@ def test_a_days_charts_read_the_window_as_the_day_its_rate_follows() -> None:
     assert abs(over["t_s"][busiest] / 60.0 - peak_minute) <= 3.0  # the busiest minute is the peak hour's
 
 
-def test_a_fault_is_a_dotted_line_with_a_level_label_on_every_chart() -> None:
+def test_a_fault_is_a_numbered_dotted_line_on_every_chart_and_the_key_says_what() -> None:
     run = simulate(_short_day())  # type: ignore[arg-type]
     over = run.over_time
     assert over is not None
     figs = [timeline.instances_chart(over), timeline.attainment_chart(over)]
-    mark = timeline.FaultMark(minute=5.0, label="prefill: 2 instances lost")
-    timeline.on_one_clock(figs, over, [mark])
+    marks = [timeline.FaultMark(minute=5.0, label="prefill: 3 instances lost"),
+             timeline.FaultMark(minute=6.5, label="prefill: 3 instances back")]  # fmt: skip
+    timeline.on_one_clock(figs, over, marks)
     for fig in figs:
-        (line,) = [s for s in fig.layout.shapes if s.line.dash == "dot"]
-        assert line.x0 == line.x1 == 5.0
-        (note,) = [a for a in fig.layout.annotations if a.text == mark.label]
-        assert (
-            note.textangle in (None, 0) and note.bgcolor
-        )  # level, on a ground of its own, not across the lines
+        lines = [s for s in fig.layout.shapes if s.line.dash == "dot"]
+        assert [(s.x0, s.x1) for s in lines] == [(5.0, 5.0), (6.5, 6.5)]
+        notes = [a for a in fig.layout.annotations if a.hovertext in {m.label for m in marks}]
+        assert [a.text for a in notes] == ["1", "2"]  # a number at the top, not words across the data
+    key = timeline.fault_key(marks)
+    assert "**1** at minute 5.0: prefill: 3 instances lost" in key and "**2** at minute 6.5" in key
