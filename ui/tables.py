@@ -94,7 +94,7 @@ COST_PARTS: dict[str, Any] = {
         format="$%.2f",
         help="Dollars per million requests (the part's cost per request × 10⁶).",
     ),
-    "usd_per_million_output_tokens": cc.NumberColumn("$ / 1M output tokens", format="%.3f"),
+    "usd_per_million_output_tokens": cc.NumberColumn("$ / 1M output tokens", format="$%.3f"),
     "share": fraction("share of bill"),
 }
 

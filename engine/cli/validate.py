@@ -162,9 +162,12 @@ def _coverage_cell(figure: str, c: dict[str, float]) -> str:
     name = trust.FIGURE_NAMES.get(figure, figure)
     text = f"{name} {c['coverage']:.1%} of {int(c['points'])} points"
     if c["points"] < band_lookup.MIN_KIND_POINTS:
-        return f"{text} (under {band_lookup.MIN_KIND_POINTS}: band not shown)"
+        return f"{text} (under {band_lookup.MIN_KIND_POINTS} points: band not shown)"
     lo, hi = bands.COVERAGE_RANGE
-    return f"{text} ({lo:.0%}-{hi:.0%}: {'met' if bands.within_target(c) else 'NOT met'})"
+    if bands.within_target(c):
+        return f"{text} ({lo:.0%}-{hi:.0%}: met)"
+    side = "too wide: it holds more than it says" if c["coverage"] > hi else "too narrow: it holds fewer"
+    return f"{text} ({lo:.0%}-{hi:.0%}: NOT met, {side})"
 
 
 def band_lines(rep: validation.Report) -> list[str]:
@@ -401,9 +404,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for reason, n in rep.set_aside().items():
         print(f"  {n:4d}  {reason}")
     print()
-    print(f"{'chip':10} {'stack':9} {'figure':10} {'n':>3}  " + "  ".join(f"{n:>17}" for _, n in SCHEMES))
+    print(f"{'chip':11} {'stack':11} {'figure':10} {'n':>3}  " + "  ".join(f"{n:>17}" for _, n in SCHEMES))
     for r in group_lines(rep):
-        print(f"{r[0]:10} {r[1]:9} {r[2]:10} {r[3]:>3}  " + "  ".join(f"{c:>17}" for c in r[4:]))
+        print(f"{r[0]:11} {r[1]:11} {r[2]:10} {r[3]:>3}  " + "  ".join(f"{c:>17}" for c in r[4:]))
     print("(median / p90 of |predicted / measured - 1|)")
     print()
     for line in [*headline_lines(rep), *band_lines(rep)]:
