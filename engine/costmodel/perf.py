@@ -396,6 +396,21 @@ class Instance:
         bw = hw.scale_up_gb_s / 2.0 or hw.pcie_gb_s
         return bw * 1e9
 
+    def allreduce_bytes_per_s(self) -> float:
+        """One-direction bandwidth per chip of the tensor-parallel ring all-reduce.
+
+        Within the scale-up domain it is the link's. Beyond it NCCL runs one ring per NIC (a
+        channel each), so a domain's cross-domain share goes out over all its chips' NICs side by
+        side, where one ring would cross through one: `scale_out_gb_s` (per chip) times the
+        domain's chips, capped by the in-domain link every ring's other hops take
+        (docs/cost-model.md, "t_tp").
+        """
+        hw = self.hardware
+        if self.tp <= hw.scale_up_domain or not hw.scale_out_gb_s:
+            return self._link_bytes_per_s()
+        in_domain = hw.scale_up_gb_s / 2.0 or hw.pcie_gb_s
+        return min(hw.scale_out_gb_s * hw.scale_up_domain, in_domain) * 1e9
+
     def link_latency_s(self, span: int | None = None) -> float:
         """Seconds of latency of one collective over `span` chips (default: tp): the chip's
         `allreduce_latency_us` within its scale-up domain, at least `SCALE_OUT_LATENCY_US` beyond it."""
@@ -410,7 +425,7 @@ class Instance:
         msg = t * self.model.hidden * ACTIVATION_BYTES
         out = np.zeros_like(t)
         if self.tp > 1:
-            ring = 2.0 * (self.tp - 1) / self.tp * msg / self._link_bytes_per_s()
+            ring = 2.0 * (self.tp - 1) / self.tp * msg / self.allreduce_bytes_per_s()
             out = out + 2.0 * self.model.layers * (ring + self.link_latency_s())
         if self.pp > 1:
             out = out + (self.pp - 1) * (

@@ -110,7 +110,7 @@ class StepModel:
         if inst.tp <= 1 or tokens <= 0:
             return 0.0
         msg = tokens * inst.model.hidden * ACTIVATION_BYTES
-        ring = 2.0 * (inst.tp - 1) / inst.tp * msg / inst._link_bytes_per_s()
+        ring = 2.0 * (inst.tp - 1) / inst.tp * msg / inst.allreduce_bytes_per_s()
         return 2.0 * inst.model.layers * (ring + inst.link_latency_s())
 
     def _pass(

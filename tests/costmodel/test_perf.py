@@ -437,9 +437,10 @@ def test_slow_experts_show_as_compute_and_memory_not_as_links(catalog: Catalog, 
 
 
 def test_a_tp_group_over_two_machines_pays_the_scale_out_latency(catalog: Catalog) -> None:
-    """TP16 of H20s spans two 8-GPU machines: each all-reduce crosses the NICs, at their bandwidth
-    and at least `SCALE_OUT_LATENCY_US` (issue 30: Tencent's TP16 decodes a token in 30 ms at one
-    client); inside one machine the chip's own latency holds."""
+    """TP16 of H20s spans two 8-GPU machines: each all-reduce crosses the NICs, a ring per NIC (the
+    machine's eight side by side, capped by NVLink) and at least `SCALE_OUT_LATENCY_US` (issue 30:
+    Tencent's TP16 decodes a token in 30 ms at one client); inside one machine the chip's own
+    latency and link hold."""
     from engine.costmodel.perf import SCALE_OUT_LATENCY_US
 
     hw, m = catalog.chip("h20"), catalog.model("deepseek-v3")
@@ -449,5 +450,9 @@ def test_a_tp_group_over_two_machines_pays_the_scale_out_latency(catalog: Catalo
     assert sixteen.link_latency_s() == pytest.approx(
         max(hw.allreduce_latency_us, SCALE_OUT_LATENCY_US) * 1e-6
     )
-    ring = 2 * 15 / 16 * m.hidden * 2 / (hw.scale_out_gb_s * 1e9)
+    assert eight.allreduce_bytes_per_s() == pytest.approx(hw.scale_up_gb_s / 2 * 1e9)
+    nics = min(hw.scale_out_gb_s * hw.scale_up_domain, hw.scale_up_gb_s / 2)
+    assert hw.scale_out_gb_s < nics < hw.scale_up_gb_s  # 8 x 50 = 400 GB/s: more than one NIC, under NVLink
+    assert sixteen.allreduce_bytes_per_s() == pytest.approx(nics * 1e9)
+    ring = 2 * 15 / 16 * m.hidden * 2 / (nics * 1e9)
     assert float(sixteen.comm_time(1)) == pytest.approx(2 * m.layers * (ring + sixteen.link_latency_s()))
