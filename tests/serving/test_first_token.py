@@ -55,7 +55,10 @@ def test_a_moe_pool_carries_its_stacks_fitted_latency(stack: str) -> None:
     assert all(p.calibration.first_token_ms == ms for p in res.pools)
     assert res.first_token_s == pytest.approx(ms / 1e3)
     cal = res.pools[0].calibration
-    assert f"first token +{ms:.3g} ms a request, in every TTFT and end-to-end time, not on the chips" in confidence.describe(cal)
+    assert (
+        f"first token +{ms:.3g} ms a request, in every TTFT and end-to-end time, not on the chips"
+        in confidence.describe(cal)
+    )
     assert cal.as_dict()["first_token_ms"] == ms
 
 
