@@ -112,7 +112,7 @@ def test_an_autoscaled_pool_says_its_count_is_a_ceiling_and_the_power_cap_its_un
 
 def test_the_over_time_charts_share_a_clock_and_mark_the_fault() -> None:
     """The SLO chart's axis ended with the window while the others ran on through the drain, and a lost
-    pool was nowhere marked: all four now share one x-range and a labelled line at the fault."""
+    pool was nowhere marked: all four now share one x-range and a numbered line at the fault, with its key."""
     import json
 
     at = app("results", short("portfolio-decode-loss", duration_s=600.0), preset="portfolio-decode-loss")
@@ -129,10 +129,13 @@ def test_the_over_time_charts_share_a_clock_and_mark_the_fault() -> None:
         lines = [
             s for s in spec["layout"]["shapes"] if s.get("x0") == s.get("x1") == 5.0
         ]  # the fault at 300 s
-        notes = [a["text"] for a in spec["layout"]["annotations"]]
-        assert lines and "decode-chat: 3 instances lost for good" in notes, (what, notes)
+        notes = {a.get("hovertext"): a["text"] for a in spec["layout"]["annotations"]}
+        assert lines and notes.get("decode-chat: 3 instances lost for good") == "1", (what, notes)
+    # the number's key under the charts, in words
+    assert any("**1** at minute 5.0: decode-chat: 3 instances lost for good" in c.value for c in at.caption)
     assert (
-        specs["instances_per_minute"]["layout"]["yaxis"]["title"]["text"] == "mean instances<br>in the minute"
+        specs["instances_per_minute"]["layout"]["yaxis"]["title"]["text"]
+        == "instances billed<br>(minute mean)"
     )
 
 
