@@ -162,6 +162,13 @@ class CalibrationProfile(Spec):
         "token permutation and the grouped kernels' launches, whatever the batch). Unset: the value "
         "fitted to the stack's MoE reference rows (presets/calibration.toml, docs/calibration.md)",
     )
+    span_step_ms: Annotated[float, Field(ge=0, le=1000)] | None = Field(
+        default=None,
+        description="fixed milliseconds each iteration of a MoE model costs when its tensor-parallel group "
+        "spans more than one scale-up domain (two machines): the stack's multi-node executor sending each "
+        "step's schedule to the remote workers and waiting on them, per step, not per layer. Unset: the "
+        "value fitted to the MoE reference rows of such groups (presets/calibration.toml, docs/calibration.md)",
+    )
     expert_tile_tokens: Annotated[float, Field(ge=0, le=4096)] | None = Field(
         default=None,
         description="tokens of work each routed expert a MoE layer touches costs beyond its own tokens: a "
