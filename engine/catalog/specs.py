@@ -164,10 +164,7 @@ class CalibrationProfile(Spec):
     )
     span_step_ms: Annotated[float, Field(ge=0, le=1000)] | None = Field(
         default=None,
-        description="fixed milliseconds each iteration of a MoE model costs when its tensor-parallel group "
-        "spans more than one scale-up domain (two machines): the stack's multi-node executor sending each "
-        "step's schedule to the remote workers and waiting on them, per step, not per layer. Unset: the "
-        "value fitted to the MoE reference rows of such groups (presets/calibration.toml, docs/calibration.md)",
+        description="fixed ms per iteration of a MoE model whose TP group spans machines (multi-node executor)",
     )
     expert_tile_tokens: Annotated[float, Field(ge=0, le=4096)] | None = Field(
         default=None,

@@ -92,7 +92,8 @@ def headline_lines(rep: validation.Report) -> list[str]:
         how = (
             f" (experts streaming their weights at {ef.eta_experts:.3g} and computing at"
             f" {ef.eta_experts_compute:.3g} of the dense layers' rates, {ef.moe_layer_ms:.3g} ms per MoE"
-            f" layer, {ef.span_step_ms:.3g} ms a step for a TP group over machines, fitted to {len(ef.ids)} throughput and TPOT points{_per_stack(ef)}; TTFT with"
+            f" layer, {ef.span_step_ms:.3g} ms a step for a TP group over machines, fitted to {len(ef.ids)}"
+            f" throughput and TPOT points{_per_stack(ef)}; TTFT with"
             f" {_first_token(rep.first_token)})"
             if ef is not None
             else ""

@@ -65,7 +65,7 @@ def test_the_terms_beat_one_experts_factor_in_sample(fitted: tuple, catalog: Cat
 
 def test_the_app_runs_the_shipped_terms_of_its_stack(fitted: tuple, catalog: Catalog) -> None:
     _, _, ef = fitted
-    for st, terms in ef.stacks.items():
+    for st in ef.stacks:
         assert trust.experts_terms(st) == pytest.approx(ef.terms(st)), st
     assert trust.experts_terms("vllm-v0") == pytest.approx(ef.shared())
     prof, cal = trust.calibration(catalog.chip("b200"), "sglang", catalog, moe=True)
