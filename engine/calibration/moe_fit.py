@@ -11,7 +11,13 @@ rates and overhead) and three terms of its own (`predictor.MOE_TERMS`, docs/cost
   weights near the dense rate (docs/calibration.md, "The experts' math and weight streaming");
 - `moe_layer_ms`: a fixed cost per MoE layer and iteration (routing, token permutation, the
   grouped kernels' launches), which sets a decode step at low load: DeepSeek-R1 at one client on
-  eight B200s decodes a token in 9.2 ms where its weights take under 1 ms to read.
+  eight B200s decodes a token in 9.2 ms where its weights take under 1 ms to read;
+- `span_step_ms`: a fixed cost per iteration of a tensor-parallel group that spans machines (the
+  stack's multi-node executor: each step's schedule sent to the remote workers, their ranks waited
+  on), fitted in a stack's own terms where its points hold such a group (vLLM's: Tencent's TP16
+  over two H20 machines), so that the stack's layer cost is set by its one-machine points;
+  `SPAN_DEFAULT_MS` elsewhere, the shared terms included (docs/calibration.md, "A per-step cost
+  over machines": the stacks that borrow the shared terms held out better with them as they were).
 
 Each stack whose MoE points come from two sources or more gets its own terms; the others (and a
 stack left with one source when its other source is held out) take the terms fitted to every
@@ -51,9 +57,21 @@ GRIDS: dict[str, tuple[float, ...]] = {
     "eta_experts": tuple(round(0.1 * i, 2) for i in range(2, 11)),
     "eta_experts_compute": (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0),
     "moe_layer_ms": (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
+    "span_step_ms": (0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0, 25.0, 30.0),
 }
 """Each term's grid (the layer cost's reaches 0.8 ms: vLLM's fit sat at the old grid's 0.3 ms edge)."""
 TERMS: tuple[str, ...] = tuple(GRIDS)
+
+SPAN_DEFAULT_MS = 0.0
+"""`span_step_ms` where a stack's points hold no TP group over machines (a fold with Tencent's rows
+left out, a stack without such rows) and in the shared terms: no other source measures it, and the
+all-reduces' own crossing (`perf.SCALE_OUT_LATENCY_US`, the ring per NIC) is modelled apart, so
+nothing is added."""
+
+
+def spans_machines(m: Measurement, catalog: Catalog) -> bool:
+    """True for a point whose tensor-parallel group is larger than its chip's scale-up domain."""
+    return m.tp > catalog.chip(m.hardware).scale_up_domain
 
 
 def is_moe(m: Measurement, catalog: Catalog) -> bool:
@@ -68,12 +86,14 @@ class StackTerms:
     eta_experts: float
     eta_experts_compute: float
     moe_layer_ms: float
+    span_step_ms: float | None
+    """None: the stack's points hold no TP group over machines (the shared figure applies)."""
     ids: tuple[str, ...]
     sources: int
 
     def update(self) -> dict[str, float]:
         """The profile fields these terms set."""
-        return {k: getattr(self, k) for k in TERMS}
+        return {k: getattr(self, k) for k in TERMS if getattr(self, k) is not None}
 
 
 @dataclass(frozen=True)
@@ -84,6 +104,7 @@ class ExpertFit:
     eta_experts: float
     eta_experts_compute: float
     moe_layer_ms: float
+    span_step_ms: float
     ids: tuple[str, ...]
     log_errors: tuple[float, ...]
     stacks: dict[str, StackTerms] = field(default_factory=dict)
@@ -95,7 +116,10 @@ class ExpertFit:
     def terms(self, stack: str) -> dict[str, float]:
         """The profile fields a MoE point of `stack` is predicted with."""
         own = self.stacks.get(stack)
-        return own.update() if own else self.shared()
+        if not own:
+            return self.shared()
+        terms = own.update()
+        return terms if own.span_step_ms is not None else {**terms, "span_step_ms": self.span_step_ms}
 
     @property
     def median_abs_error(self) -> float:
@@ -138,9 +162,10 @@ def _search(
     return tuple(g[i] for g, i in zip(grids, at, strict=True))
 
 
-def _best(idx: Sequence[int], logs: Callable[[int, Terms], float]) -> Terms:
-    """`_search` over `GRIDS`, then over half steps around its best (within each grid's range)."""
-    grids = list(GRIDS.values())
+def _best(idx: Sequence[int], logs: Callable[[int, Terms], float], span: bool) -> Terms:
+    """`_search` over `GRIDS`, then over half steps around its best (within each grid's range);
+    `span` False (no point of `idx` spans machines): `span_step_ms` held at `SPAN_DEFAULT_MS`."""
+    grids = [g if k != "span_step_ms" or span else (SPAN_DEFAULT_MS,) for k, g in GRIDS.items()]
     coarse = _search(idx, logs, grids)
     fine = []
     for g, v in zip(grids, coarse, strict=True):
@@ -174,16 +199,19 @@ def fit_experts(
         return memo[key]
 
     every = range(len(pts))
-    shared = _best(every, logs)
+    spans = {i for i in every if spans_machines(pts[i][0], catalog)}
+    shared = _best(every, logs, False)  # the shared terms keep SPAN_DEFAULT_MS (module docstring)
     stacks: dict[str, StackTerms] = {}
     for st in sorted({m.stack for m, _ in pts}):
         idx = [i for i in every if pts[i][0].stack == st]
         sources = len({pts[i][0].source_key for i in idx})
         if sources >= MIN_SOURCES:
-            e, c, ms = _best(idx, logs)
-            stacks[st] = StackTerms(e, c, ms, ids=tuple(pts[i][0].id for i in idx), sources=sources)
+            own_span = bool(spans.intersection(idx))
+            e, c, ms, sp = _best(idx, logs, own_span)
+            ids_st = tuple(pts[i][0].id for i in idx)
+            stacks[st] = StackTerms(e, c, ms, sp if own_span else None, ids=ids_st, sources=sources)
     ids = tuple(m.id for m, _ in pts)
-    e, c, ms = shared
-    fit = ExpertFit(e, c, ms, ids=ids, log_errors=(), stacks=stacks)
+    e, c, ms, sp = shared
+    fit = ExpertFit(e, c, ms, sp, ids=ids, log_errors=(), stacks=stacks)
     errors = tuple(logs(i, tuple(fit.terms(pts[i][0].stack)[k] for k in TERMS)) for i in every)
-    return ExpertFit(e, c, ms, ids=ids, log_errors=errors, stacks=stacks)
+    return ExpertFit(e, c, ms, sp, ids=ids, log_errors=errors, stacks=stacks)

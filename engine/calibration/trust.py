@@ -142,7 +142,11 @@ def experts_terms(stack: str | None = None) -> dict[str, float]:
     table = _tables().get("experts", {})
     own = table.get(stack) if stack else None
     row = own if isinstance(own, dict) else table
-    return {k: float(row[k]) for k in ("eta_experts", "eta_experts_compute", "moe_layer_ms") if k in row}
+    keys = ("eta_experts", "eta_experts_compute", "moe_layer_ms", "span_step_ms")
+    # a stack whose rows hold no TP group over machines takes the shared per-step cost of one
+    return {
+        k: float(row[k] if k in row else table[k]) for k in keys if k in row or (k == keys[-1] and k in table)
+    }
 
 
 def first_token_ms(stack: str) -> tuple[float, str] | None:

@@ -162,6 +162,10 @@ class CalibrationProfile(Spec):
         "token permutation and the grouped kernels' launches, whatever the batch). Unset: the value "
         "fitted to the stack's MoE reference rows (presets/calibration.toml, docs/calibration.md)",
     )
+    span_step_ms: Annotated[float, Field(ge=0, le=1000)] | None = Field(
+        default=None,
+        description="fixed ms per iteration of a MoE model whose TP group spans machines (multi-node executor)",
+    )
     expert_tile_tokens: Annotated[float, Field(ge=0, le=4096)] | None = Field(
         default=None,
         description="tokens of work each routed expert a MoE layer touches costs beyond its own tokens: a "

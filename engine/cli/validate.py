@@ -63,6 +63,7 @@ def _per_stack(ef: Any) -> str:
     own (weight streaming / math / fixed cost per MoE layer)."""
     own = [
         f"{st} {t.eta_experts:.3g} / {t.eta_experts_compute:.3g} / {t.moe_layer_ms:.3g} ms"
+        + (f" / {t.span_step_ms:.3g} ms a step over machines" if t.span_step_ms else "")
         for st, t in ef.stacks.items()
     ]
     return f"; per stack where two sources allow: {', '.join(own)}" if own else ""
@@ -91,7 +92,8 @@ def headline_lines(rep: validation.Report) -> list[str]:
         how = (
             f" (experts streaming their weights at {ef.eta_experts:.3g} and computing at"
             f" {ef.eta_experts_compute:.3g} of the dense layers' rates, {ef.moe_layer_ms:.3g} ms per MoE"
-            f" layer, fitted to {len(ef.ids)} throughput and TPOT points{_per_stack(ef)}; TTFT with"
+            f" layer, {ef.span_step_ms:.3g} ms a step for a TP group over machines, fitted to {len(ef.ids)}"
+            f" throughput and TPOT points{_per_stack(ef)}; TTFT with"
             f" {_first_token(rep.first_token)})"
             if ef is not None
             else ""
@@ -451,7 +453,8 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
             "# MoE models: the rates their routed experts' kernels reach against the dense layers', in",
             "# streaming weights (CalibrationProfile.eta_experts) and in their math (eta_experts_compute),",
             "# and a fixed cost per MoE layer and iteration (moe_layer_ms); per stack where its MoE rows",
-            "# come from two sources, else shared.",
+            "# come from two sources, else shared. span_step_ms: a fixed cost per iteration of a TP group",
+            "# over machines, fitted where such rows are (a stack without them takes the shared one).",
             "[experts]",
             *(f"{k} = {v}" for k, v in rep.experts.shared().items()),
             f'source = "{src}"',

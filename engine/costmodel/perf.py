@@ -336,12 +336,21 @@ class Instance:
     @property
     def overhead_s(self) -> float:
         """Fixed seconds of one iteration: the profile's overhead, scaled by the model's layers, and a
-        MoE model's fixed cost per MoE layer (`CalibrationProfile.moe_layer_ms`)."""
+        MoE model's fixed cost per MoE layer (`CalibrationProfile.moe_layer_ms`) and, where its
+        tensor-parallel group spans machines, per step (`CalibrationProfile.span_step_ms`)."""
         per_layer = self.profile.overhead_ms / OVERHEAD_LAYERS + (EAGER_LAYER_MS if self.eager else 0.0)
         fixed = per_layer / 1000.0 * self.model.layers
         if self.model.moe and self.profile.moe_layer_ms:
             fixed += self.profile.moe_layer_ms / 1000.0 * self.model.moe_layers()
+        if self.model.moe and self.profile.span_step_ms and self.spans_machines:
+            fixed += self.profile.span_step_ms / 1000.0
         return fixed
+
+    @property
+    def spans_machines(self) -> bool:
+        """True when the tensor-parallel group is larger than the chip's scale-up domain (a TP16 over
+        two 8-GPU machines): its all-reduces cross the NICs and its stack runs a multi-node executor."""
+        return self.tp > self.hardware.scale_up_domain
 
     @property
     def memory_bytes(self) -> float:

@@ -32,9 +32,9 @@ def test_stacks_with_two_sources_get_their_own_terms(fitted: tuple) -> None:
     assert {"sglang", "vllm"} <= set(ef.stacks)
     # a stack without terms of its own takes the shared terms
     shared = {"eta_experts": ef.eta_experts, "eta_experts_compute": ef.eta_experts_compute,
-              "moe_layer_ms": ef.moe_layer_ms}  # fmt: skip
+              "moe_layer_ms": ef.moe_layer_ms, "span_step_ms": ef.span_step_ms}  # fmt: skip
     assert ef.terms("vllm-v0") == shared and ef.terms("no-such-stack") == shared
-    assert ef.terms("sglang") == ef.stacks["sglang"].update()
+    assert ef.terms("sglang") == {**ef.stacks["sglang"].update(), "span_step_ms": ef.span_step_ms}
 
 
 def test_the_terms_beat_one_experts_factor_in_sample(fitted: tuple, catalog: Catalog) -> None:
@@ -65,8 +65,8 @@ def test_the_terms_beat_one_experts_factor_in_sample(fitted: tuple, catalog: Cat
 
 def test_the_app_runs_the_shipped_terms_of_its_stack(fitted: tuple, catalog: Catalog) -> None:
     _, _, ef = fitted
-    for st, terms in ef.stacks.items():
-        assert trust.experts_terms(st) == pytest.approx(terms.update()), st
+    for st in ef.stacks:
+        assert trust.experts_terms(st) == pytest.approx(ef.terms(st)), st
     assert trust.experts_terms("vllm-v0") == pytest.approx(ef.shared())
     prof, cal = trust.calibration(catalog.chip("b200"), "sglang", catalog, moe=True)
     assert (prof.eta_experts, prof.eta_experts_compute, prof.moe_layer_ms) == pytest.approx(
@@ -104,3 +104,19 @@ def test_a_moe_steady_state_reads_a_prompts_experts_in_the_steps_that_carry_it(c
     dense = point("llama-3.3-70b")
     dinst = predictor._with_profile(predictor.measured_instance(dense, catalog), prof)
     assert len(predictor._steady(dinst, dense, 1, predictor._seg_timed)) == 1
+
+
+def test_the_per_step_cost_over_machines_is_fitted_only_where_rows_span_machines(
+    fitted: tuple, catalog: Catalog
+) -> None:
+    """Tencent's TP16 over two H20 machines is the only layout larger than its scale-up domain: with
+    its rows the vLLM fit has a per-step cost of its own; without them every term takes the default."""
+    points, _, ef = fitted
+    spanning = {m.source_key for m in points if m.id in set(ef.ids) and moe_fit.spans_machines(m, catalog)}
+    assert len(spanning) == 1 and "tke" in next(iter(spanning))
+    assert ef.stacks["vllm"].span_step_ms is not None and ef.stacks["sglang"].span_step_ms is None
+    assert ef.terms("sglang")["span_step_ms"] == ef.span_step_ms
+    kept = [m for m in points if m.source_key not in spanning]
+    out = crossval.fit_experts(kept, catalog, calibrate.reference_fits(kept, catalog))
+    assert out is not None and out.span_step_ms == moe_fit.SPAN_DEFAULT_MS
+    assert all(t.span_step_ms is None for t in out.stacks.values())

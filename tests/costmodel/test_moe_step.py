@@ -39,6 +39,27 @@ def test_a_fixed_cost_per_moe_layer_on_every_iteration(catalog: Catalog, layout:
     assert _decode(a, 16) == _decode(b, 16) and a.overhead_s == b.overhead_s
 
 
+def test_a_tp_group_over_machines_pays_a_fixed_cost_per_step(catalog: Catalog) -> None:
+    """`span_step_ms` is paid once an iteration, not per layer, and only where the TP group is
+    larger than the scale-up domain (an H200's eight: TP16 spans two machines, TP8 does not)."""
+    m = catalog.model("deepseek-v3")
+    hw, base_hw = _chip(catalog, span_step_ms=12.0), _chip(catalog)
+    assert hw.scale_up_domain == 8
+    one = Instance(model=m, hardware=hw, tp=8, weights="fp8")
+    assert (
+        not one.spans_machines
+        and one.overhead_s == Instance(model=m, hardware=base_hw, tp=8, weights="fp8").overhead_s
+    )
+    two, bare = (Instance(model=m, hardware=h, tp=16, weights="fp8") for h in (hw, base_hw))
+    assert two.spans_machines and two.overhead_s - bare.overhead_s == pytest.approx(12e-3)
+    for b in (1, 64):
+        assert _decode(two, b) - _decode(bare, b) == pytest.approx(12e-3, rel=1e-6)
+    assert StepModel(two).cost(0, 0, 0, 8, 8000.0)[0] == pytest.approx(_decode(two, 8), rel=1e-9)
+    dense = catalog.model("llama-3.1-70b")  # fitted through the MoE terms only (docs/decisions.md)
+    d = Instance(model=dense, hardware=hw, tp=16)
+    assert d.overhead_s == Instance(model=dense, hardware=base_hw, tp=16).overhead_s
+
+
 def test_grouped_gemms_lose_efficiency_with_few_tokens_per_expert(catalog: Catalog) -> None:
     """A tile of t0 tokens per touched expert: t tokens per expert cost t + t0 tokens of work, so the
     extra compute is a large share of a small prefill and a small share of a large one."""
