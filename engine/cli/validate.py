@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -387,7 +388,14 @@ def _signed(v: Any) -> str:
 def cmd_validate(args: argparse.Namespace) -> int:
     """`python -m engine validate [--json | --markdown]`."""
     catalog = load_catalog()
+    print(  # on stderr, so --json and --markdown stay clean: the work below takes a minute or two
+        "validate: reading every reference row, fitting the profiles, refitting them without each source, chip "
+        "and family, fitting the bands, then rerunning the simulator on the fitted points (about a minute)...",
+        file=sys.stderr,
+        flush=True,
+    )
     rep = validation.report(catalog)
+    print("validate: simulator reruns...", file=sys.stderr, flush=True)
     e2e, reruns = simulated(rep, catalog)
     if args.json:
         doc = rep.as_dict()
