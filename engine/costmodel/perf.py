@@ -415,10 +415,10 @@ class Instance:
         (docs/cost-model.md, "t_tp").
         """
         hw = self.hardware
-        if self.tp <= hw.scale_up_domain or not hw.scale_out_gb_s:
+        if not self.spans_machines or not hw.scale_out_gb_s:
             return self._link_bytes_per_s()
-        in_domain = hw.scale_up_gb_s / 2.0 or hw.pcie_gb_s
-        return min(hw.scale_out_gb_s * hw.scale_up_domain, in_domain) * 1e9
+        in_domain = self._link_bytes_per_s(hw.scale_up_domain)
+        return min(hw.scale_out_gb_s * hw.scale_up_domain * 1e9, in_domain)
 
     def link_latency_s(self, span: int | None = None) -> float:
         """Seconds of latency of one collective over `span` chips (default: tp): the chip's
