@@ -335,8 +335,10 @@ def calibration(
     shared = plain.eta_experts is None  # the profile states no experts' rate of its own
     own = _tables().get("experts", {}).get(stack)  # the stack's terms of its own, and per vendor
     vendor = isinstance(own, dict) and isinstance(own.get(hw.vendor.lower()), dict)
-    whose_rows = f"{stack} on {hw.vendor}" if vendor else stack if isinstance(own, dict) else "every stack"
-    whose = f"fitted to {whose_rows}'s MoE rows" if shared else "its own factor"
+    rows = f"{stack if isinstance(own, dict) else 'every stack'}'s MoE rows" + (
+        f" on {hw.vendor} chips" if vendor else ""
+    )
+    whose = f"fitted to {rows}" if shared else "its own factor"
     layer = f", {prof.moe_layer_ms:.3g} ms per MoE layer" if prof.moe_layer_ms else ""
     math = prof.eta_experts_compute
     rates = f"{prof.eta_experts:.0%} of the dense layers' rates" + (

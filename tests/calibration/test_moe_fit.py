@@ -115,7 +115,7 @@ def test_the_app_takes_a_stacks_terms_on_its_chips_vendor(
     )
     assert trust.experts_terms("vllm", "AMD") == vllm and trust.experts_terms("mindie", "Huawei") == shared
     prof, cal = trust.calibration(catalog.chip("mi300x"), "sglang", catalog, moe=True)
-    assert prof.moe_layer_ms == 0.3 and "sglang on AMD" in cal.caveat
+    assert prof.moe_layer_ms == 0.3 and "sglang's MoE rows on AMD chips" in cal.caveat
 
 
 def test_a_moe_steady_state_reads_a_prompts_experts_in_the_steps_that_carry_it(catalog: Catalog) -> None:
