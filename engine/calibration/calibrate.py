@@ -42,6 +42,7 @@ from engine.calibration.moe_fit import EXPERTS_CHECKED_ONLY as EXPERTS_CHECKED_O
 from engine.calibration.moe_fit import ExpertFit as ExpertFit
 from engine.calibration.moe_fit import fit_experts as fit_experts
 from engine.calibration.moe_fit import is_moe as is_moe
+from engine.calibration.moe_fit import vendor_of as vendor_of
 from engine.calibration.predictor import Parts, measured_instance, predict, unit_instance, unit_parts
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile
@@ -190,7 +191,7 @@ def table(
         own = inst.hardware.profiles.get(stack)
         moe = is_moe(m, catalog)
         if own is not None and moe:
-            own = trust.with_experts(own, stack)
+            own = trust.with_experts(own, stack, inst.hardware.vendor)
         prof = profile or own or trust.calibration(inst.hardware, stack, catalog, moe=moe)[0]
         pred = predict(m, catalog, prof)
         setup = f"{m.model} {m.tp * m.dp}x{m.hardware} {m.weights}{layout(m)}"

@@ -94,7 +94,8 @@ def _predict(
         prof, basis = rule_profile(m.hardware, measurements.stack_of(m), fits)
         extra = 0.0
         if experts is not None and calibrate.is_moe(m, catalog):
-            prof = prof.model_copy(update=experts.terms(measurements.stack_of(m)))
+            vendor = calibrate.vendor_of(m, catalog)
+            prof = prof.model_copy(update=experts.terms(measurements.stack_of(m), vendor))
             extra = first.ms(measurements.stack_of(m)) if m.kind == "ttft" else 0.0
         out.append(Prediction(m, predictor.predict(m, catalog, prof) + extra, basis, extra))
     return out

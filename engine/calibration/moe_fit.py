@@ -21,10 +21,19 @@ rates and overhead) and three terms of its own (`predictor.MOE_TERMS`, docs/cost
 
 Each stack whose MoE points come from two sources or more gets its own terms; the others (and a
 stack left with one source when its other source is held out) take the terms fitted to every
-stack's points together. The fit is the least squared log error over a grid per term, searched
-one term at a time from the grids' middles until no step lowers it (coordinate descent: three
-terms make the full grid too large to walk at every fold of the cross-validation), then once
-more over half steps around the best.
+stack's points together. Within a stack, the points of one chip vendor get terms of their own
+where they too come from two sources or more and are not the stack's whole set (`vendor_of`): a
+stack runs other kernels on another vendor's chips (SGLang's MoE layer calls sgl-kernel's CUDA
+kernels on NVIDIA and AITER's or vLLM's ROCm ops on AMD: `_is_hip` / `_use_aiter` in
+`python/sglang/srt/layers/moe/fused_moe_triton/fused_moe.py`), so its fixed cost per MoE layer is
+the (stack, vendor) pair's, not the stack's: the SGLang cookbook's DeepSeek decodes a one-client
+token in 9.2 ms on eight B200s (SGLang 0.5.6) and 24 ms on eight MI300X (0.5.7 on ROCm)
+(docs/calibration.md, "SGLang's terms per chip vendor").
+
+The fit is the least squared log error over a grid per term, searched one term at a time from the
+grids' middles until no step lowers it (coordinate descent: three terms make the full grid too
+large to walk at every fold of the cross-validation), then once more over half steps around the
+best.
 """
 
 from __future__ import annotations
@@ -74,6 +83,11 @@ def spans_machines(m: Measurement, catalog: Catalog) -> bool:
     return m.tp > catalog.chip(m.hardware).scale_up_domain
 
 
+def vendor_of(m: Measurement, catalog: Catalog) -> str:
+    """The vendor of a point's chip, lower case (the key of a stack's terms per vendor)."""
+    return catalog.chip(m.hardware).vendor.lower()
+
+
 def is_moe(m: Measurement, catalog: Catalog) -> bool:
     """True for a point on a Mixture-of-Experts model."""
     return catalog.model(m.model).moe is not None
@@ -108,18 +122,29 @@ class ExpertFit:
     ids: tuple[str, ...]
     log_errors: tuple[float, ...]
     stacks: dict[str, StackTerms] = field(default_factory=dict)
+    vendors: dict[tuple[str, str], StackTerms] = field(default_factory=dict)
+    """(stack, chip vendor) -> the terms fitted to that vendor's points of the stack, where they
+    come from `MIN_SOURCES` sources and are not the stack's whole set (module docstring)."""
 
     def shared(self) -> dict[str, float]:
         """The terms shared by every stack without its own."""
         return {k: getattr(self, k) for k in TERMS}
 
-    def terms(self, stack: str) -> dict[str, float]:
-        """The profile fields a MoE point of `stack` is predicted with."""
-        own = self.stacks.get(stack)
+    def terms(self, stack: str, vendor: str | None = None) -> dict[str, float]:
+        """The profile fields a MoE point of `stack` on a chip of `vendor` is predicted with: the
+        (stack, vendor) pair's terms where fitted, else the stack's, else the shared ones; the
+        per-step cost over machines from the first of them that has points to fit it."""
+        stack_own = self.stacks.get(stack)
+        own = self.vendors.get((stack, vendor or "")) or stack_own
         if not own:
             return self.shared()
         terms = own.update()
-        return terms if own.span_step_ms is not None else {**terms, "span_step_ms": self.span_step_ms}
+        if own.span_step_ms is not None:
+            return terms
+        span = (
+            stack_own.span_step_ms if stack_own and stack_own.span_step_ms is not None else self.span_step_ms
+        )
+        return {**terms, "span_step_ms": span}
 
     @property
     def median_abs_error(self) -> float:
@@ -201,17 +226,30 @@ def fit_experts(
     every = range(len(pts))
     spans = {i for i in every if spans_machines(pts[i][0], catalog)}
     shared = _best(every, logs, False)  # the shared terms keep SPAN_DEFAULT_MS (module docstring)
+
+    def own(idx: list[int]) -> StackTerms | None:
+        sources = len({pts[i][0].source_key for i in idx})
+        if sources < MIN_SOURCES:
+            return None
+        own_span = bool(spans.intersection(idx))
+        e, c, ms, sp = _best(idx, logs, own_span)
+        ids_own = tuple(pts[i][0].id for i in idx)
+        return StackTerms(e, c, ms, sp if own_span else None, ids=ids_own, sources=sources)
+
+    vendor = [vendor_of(m, catalog) for m, _ in pts]
     stacks: dict[str, StackTerms] = {}
+    vendors: dict[tuple[str, str], StackTerms] = {}
     for st in sorted({m.stack for m, _ in pts}):
         idx = [i for i in every if pts[i][0].stack == st]
-        sources = len({pts[i][0].source_key for i in idx})
-        if sources >= MIN_SOURCES:
-            own_span = bool(spans.intersection(idx))
-            e, c, ms, sp = _best(idx, logs, own_span)
-            ids_st = tuple(pts[i][0].id for i in idx)
-            stacks[st] = StackTerms(e, c, ms, sp if own_span else None, ids=ids_st, sources=sources)
+        if (terms := own(idx)) is None:
+            continue
+        stacks[st] = terms
+        for vd in sorted({vendor[i] for i in idx}):
+            sub = [i for i in idx if vendor[i] == vd]
+            if len(sub) < len(idx) and (terms := own(sub)) is not None:
+                vendors[(st, vd)] = terms
     ids = tuple(m.id for m, _ in pts)
     e, c, ms, sp = shared
-    fit = ExpertFit(e, c, ms, sp, ids=ids, log_errors=(), stacks=stacks)
-    errors = tuple(logs(i, tuple(fit.terms(pts[i][0].stack)[k] for k in TERMS)) for i in every)
-    return ExpertFit(e, c, ms, sp, ids=ids, log_errors=errors, stacks=stacks)
+    fit = ExpertFit(e, c, ms, sp, ids=ids, log_errors=(), stacks=stacks, vendors=vendors)
+    errors = tuple(logs(i, tuple(fit.terms(pts[i][0].stack, vendor[i])[k] for k in TERMS)) for i in every)
+    return ExpertFit(e, c, ms, sp, ids=ids, log_errors=errors, stacks=stacks, vendors=vendors)

@@ -136,17 +136,19 @@ def experts_factor(stack: str | None = None) -> float | None:
     return experts_terms(stack).get("eta_experts")
 
 
-def experts_terms(stack: str | None = None) -> dict[str, float]:
-    """The MoE step model's fitted terms for `stack` (`moe_fit.ExpertFit.terms`): the stack's own
-    table where it has one, else the terms shared by every stack; empty before they are generated."""
+def experts_terms(stack: str | None = None, vendor: str | None = None) -> dict[str, float]:
+    """The MoE step model's fitted terms for `stack` on a chip of `vendor` (`moe_fit.ExpertFit.terms`):
+    the (stack, vendor) pair's table where it has one, else the stack's own, else the terms shared by
+    every stack; empty before they are generated."""
     table = _tables().get("experts", {})
     own = table.get(stack) if stack else None
-    row = own if isinstance(own, dict) else table
+    mine = own.get(vendor.lower()) if isinstance(own, dict) and vendor else None
+    row = mine if isinstance(mine, dict) else own if isinstance(own, dict) else table
     keys = ("eta_experts", "eta_experts_compute", "moe_layer_ms", "span_step_ms")
-    # a stack whose rows hold no TP group over machines takes the shared per-step cost of one
-    return {
-        k: float(row[k] if k in row else table[k]) for k in keys if k in row or (k == keys[-1] and k in table)
-    }
+    # a stack (or vendor) whose rows hold no TP group over machines takes the next one's per-step cost
+    span = next((r[keys[-1]] for r in (row, own, table) if isinstance(r, dict) and keys[-1] in r), None)
+    out = {k: float(row[k]) for k in keys[:-1] if k in row}
+    return out if span is None else {**out, keys[-1]: float(span)}
 
 
 def first_token_ms(stack: str) -> tuple[float, str] | None:
@@ -162,9 +164,12 @@ def first_token_ms(stack: str) -> tuple[float, str] | None:
     return float(table["shared_ms"]), "fitted to every stack's one-client MoE TTFTs"
 
 
-def with_experts(prof: CalibrationProfile, stack: str | None = None) -> CalibrationProfile:
-    """`prof` with the fitted MoE terms of `stack`, unless the profile states its own `eta_experts`."""
-    terms = experts_terms(stack)
+def with_experts(
+    prof: CalibrationProfile, stack: str | None = None, vendor: str | None = None
+) -> CalibrationProfile:
+    """`prof` with the fitted MoE terms of `stack` on a chip of `vendor` (`experts_terms`), unless
+    the profile states its own `eta_experts`."""
+    terms = experts_terms(stack, vendor)
     if not terms or prof.eta_experts is not None:
         return prof
     return prof.model_copy(update=terms)
@@ -324,12 +329,16 @@ def calibration(
     and a rule's text, as for an online caveat).
     """
     plain, cal = _calibration(hw, stack, catalog, profile_name, moe, custom)
-    prof = with_experts(plain, stack) if moe else plain
+    prof = with_experts(plain, stack, hw.vendor) if moe else plain
     if not moe or prof.eta_experts is None:
         return prof, cal
     shared = plain.eta_experts is None  # the profile states no experts' rate of its own
-    own = isinstance(_tables().get("experts", {}).get(stack), dict)  # the stack has terms of its own
-    whose = f"fitted to {stack if own else 'every stack'}'s MoE rows" if shared else "its own factor"
+    own = _tables().get("experts", {}).get(stack)  # the stack's terms of its own, and per vendor
+    vendor = isinstance(own, dict) and isinstance(own.get(hw.vendor.lower()), dict)
+    rows = f"{stack if isinstance(own, dict) else 'every stack'}'s MoE rows" + (
+        f" on {hw.vendor} chips" if vendor else ""
+    )
+    whose = f"fitted to {rows}" if shared else "its own factor"
     layer = f", {prof.moe_layer_ms:.3g} ms per MoE layer" if prof.moe_layer_ms else ""
     math = prof.eta_experts_compute
     rates = f"{prof.eta_experts:.0%} of the dense layers' rates" + (

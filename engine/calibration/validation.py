@@ -126,6 +126,7 @@ class Report:
                 {
                     **self.experts.shared(),
                     "stacks": {st: t.update() for st, t in self.experts.stacks.items()},
+                    "vendors": {f"{st}.{vd}": t.update() for (st, vd), t in self.experts.vendors.items()},
                     "points": list(self.experts.ids),
                     "median_abs_error": self.experts.median_abs_error,
                 }

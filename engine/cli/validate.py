@@ -62,12 +62,17 @@ def _halves(h: dict[str, float]) -> str:
 def _per_stack(ef: Any) -> str:
     """'; per stack where two sources allow: sglang 0.5 / 0.1 / 0.1 ms, ...': the stacks with terms of their
     own (weight streaming / math / fixed cost per MoE layer)."""
-    own = [
-        f"{st} {t.eta_experts:.3g} / {t.eta_experts_compute:.3g} / {t.moe_layer_ms:.3g} ms"
-        + (f" / {t.span_step_ms:.3g} ms a step over machines" if t.span_step_ms else "")
-        for st, t in ef.stacks.items()
-    ]
-    return f"; per stack where two sources allow: {', '.join(own)}" if own else ""
+
+    def terms(t: Any) -> str:
+        return f"{t.eta_experts:.3g} / {t.eta_experts_compute:.3g} / {t.moe_layer_ms:.3g} ms" + (
+            f" / {t.span_step_ms:.3g} ms a step over machines" if t.span_step_ms else ""
+        )
+
+    own = [f"{st} {terms(t)}" for st, t in ef.stacks.items()]
+    vendors = [f"{st} on {vd} {terms(t)}" for (st, vd), t in ef.vendors.items()]
+    return (f"; per stack where two sources allow: {', '.join(own)}" if own else "") + (
+        f"; per stack and chip vendor: {', '.join(vendors)}" if vendors else ""
+    )
 
 
 def _first_token(ft: Any) -> str:
@@ -475,6 +480,15 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
                 f'source = "fitted to {len(t.ids)} {st} MoE throughput and TPOT measurements from {t.sources} sources"',
                 "",
             ]
+            for (s, vd), tv in rep.experts.vendors.items():
+                if s == st:  # the stack's terms on one chip vendor's chips (moe_fit.vendor_of)
+                    lines += [
+                        f"[experts.{st}.{vd}]",
+                        *(f"{k} = {v}" for k, v in tv.update().items()),
+                        f'source = "fitted to {len(tv.ids)} {st} MoE throughput and TPOT measurements'
+                        f' on {vd} chips from {tv.sources} sources"',
+                        "",
+                    ]
     lines += first_token_toml(rep)
     for basis, row in rep.expected_error.items():
         lines.append(f"[expected_error.{basis}]")

@@ -407,15 +407,16 @@ def point_reruns(
     catalog: Catalog,
     points: list[measurements.Measurement],
     fits: dict[tuple[str, str], calibrate.Fit],
-    experts: Callable[[str], dict[str, float]] | None = None,
+    experts: Callable[[str, str], dict[str, float]] | None = None,
     first_token: Callable[[str], float] | None = None,
 ) -> pd.DataFrame:
     """Every dense reference point of a kind the simulator reproduces: measured, predicted by the
     cost model's steady-state predictor and simulated, both with the shipped profiles (`fits`).
-    With `experts` (a stack's fitted MoE terms, `moe_fit.ExpertFit.terms`), the MoE points instead;
-    tensor-parallel ones only, as for the dense points (`moe` tells them apart). With `first_token`
-    (a stack's MoE first-token latency, ms: `first_token.FirstToken.ms`), a MoE TTFT's prediction adds
-    it as the validation does, and every MoE rerun pays it on the way in as a run of the app does."""
+    With `experts` (a stack's fitted MoE terms on a chip vendor's chips: `moe_fit.ExpertFit.terms`),
+    the MoE points instead; tensor-parallel ones only, as for the dense points (`moe` tells them
+    apart). With `first_token` (a stack's MoE first-token latency, ms: `first_token.FirstToken.ms`),
+    a MoE TTFT's prediction adds it as the validation does, and every MoE rerun pays it on the way
+    in as a run of the app does."""
     rows = []
     for m in points:
         if m.kind not in RERUN_KINDS or m.dp > 1 or m.speculation is not None:
@@ -425,7 +426,7 @@ def point_reruns(
         prof, _ = crossval.rule_profile(m.hardware, measurements.stack_of(m), fits)
         first = 0.0
         if experts is not None:
-            prof = prof.model_copy(update=experts(measurements.stack_of(m)))
+            prof = prof.model_copy(update=experts(measurements.stack_of(m), calibrate.vendor_of(m, catalog)))
             first = first_token(measurements.stack_of(m)) if first_token is not None else 0.0
         predicted = predictor.predict(m, catalog, prof) + (first if m.kind == "ttft" else 0.0)
         simulated = rerun_point(m, prof, catalog, first)

@@ -52,7 +52,7 @@ def test_the_terms_beat_one_experts_factor_in_sample(fitted: tuple, catalog: Cat
             ]
         )
 
-    new = errors(lambda m: ef.terms(m.stack))
+    new = errors(lambda m: ef.terms(m.stack, moe_fit.vendor_of(m, catalog)))
     old = min(
         (errors(lambda m, e=e: {"eta_experts": e}) for e in (0.25, 0.3, 0.35)),
         key=lambda x: float(np.sum(np.log1p(x) ** 2)),
@@ -68,11 +68,54 @@ def test_the_app_runs_the_shipped_terms_of_its_stack(fitted: tuple, catalog: Cat
     for st in ef.stacks:
         assert trust.experts_terms(st) == pytest.approx(ef.terms(st)), st
     assert trust.experts_terms("vllm-v0") == pytest.approx(ef.shared())
+    for st, vd in ef.vendors:
+        assert trust.experts_terms(st, vd) == pytest.approx(ef.terms(st, vd)), (st, vd)
     prof, cal = trust.calibration(catalog.chip("b200"), "sglang", catalog, moe=True)
     assert (prof.eta_experts, prof.eta_experts_compute, prof.moe_layer_ms) == pytest.approx(
-        tuple(ef.stacks["sglang"].update().values())
+        tuple(ef.vendors[("sglang", "nvidia")].update().values())
     )
     assert cal.experts == prof.eta_experts
+
+
+def test_a_stacks_points_on_one_chip_vendor_get_terms_of_their_own(fitted: tuple, catalog: Catalog) -> None:
+    """SGLang's MoE rows on AMD chips (dstack's and the cookbook's MI300X) and on NVIDIA chips each
+    come from two sources, so each vendor gets its terms; the MI300X's slower MoE layer no longer
+    sets the B200's (the cookbook's one-client step: 24 ms on MI300X, 9.2 ms on B200)."""
+    points, _, ef = fitted
+    groups: dict[tuple[str, str], set[str]] = {}
+    for m in points:
+        if m.id in ef.ids:
+            groups.setdefault((m.stack, moe_fit.vendor_of(m, catalog)), set()).add(m.source_key)
+    for (st, vd), sources in groups.items():
+        split = st in ef.stacks and len({v for s, v in groups if s == st}) > 1
+        assert ((st, vd) in ef.vendors) == (split and len(sources) >= moe_fit.MIN_SOURCES), (st, vd)
+    amd, nvidia = ef.vendors[("sglang", "amd")], ef.vendors[("sglang", "nvidia")]
+    assert amd.moe_layer_ms > nvidia.moe_layer_ms
+    assert ef.terms("sglang", "amd") == {**amd.update(), "span_step_ms": ef.span_step_ms}
+    # a vendor without terms of its own takes the stack's; a stack without its own, the shared ones
+    assert ef.terms("sglang", "intel") == ef.terms("sglang") != ef.terms("sglang", "nvidia")
+    assert ef.terms("vllm-v0", "amd") == ef.shared()
+
+
+def test_the_app_takes_a_stacks_terms_on_its_chips_vendor(
+    monkeypatch: pytest.MonkeyPatch, catalog: Catalog
+) -> None:
+    """presets/calibration.toml's [experts.<stack>.<vendor>] tables, as `validate` writes them."""
+    shared = {"eta_experts": 0.4, "eta_experts_compute": 0.25, "moe_layer_ms": 0.15, "span_step_ms": 0.0}
+    sglang = {"eta_experts": 0.5, "eta_experts_compute": 0.1, "moe_layer_ms": 0.075}
+    amd = {"eta_experts": 0.75, "eta_experts_compute": 0.075, "moe_layer_ms": 0.3}
+    vllm = {"eta_experts": 0.55, "eta_experts_compute": 0.4, "moe_layer_ms": 0.25, "span_step_ms": 9.0}
+    table = {"experts": {**shared, "sglang": {**sglang, "amd": amd}, "vllm": vllm}}
+    monkeypatch.setattr(trust, "_tables", lambda: table)
+    assert trust.experts_terms("sglang", "AMD") == {**amd, "span_step_ms": 0.0}
+    assert (
+        trust.experts_terms("sglang", "NVIDIA")
+        == trust.experts_terms("sglang")
+        == {**sglang, "span_step_ms": 0.0}
+    )
+    assert trust.experts_terms("vllm", "AMD") == vllm and trust.experts_terms("mindie", "Huawei") == shared
+    prof, cal = trust.calibration(catalog.chip("mi300x"), "sglang", catalog, moe=True)
+    assert prof.moe_layer_ms == 0.3 and "sglang's MoE rows on AMD chips" in cal.caveat
 
 
 def test_a_moe_steady_state_reads_a_prompts_experts_in_the_steps_that_carry_it(catalog: Catalog) -> None:

@@ -226,9 +226,9 @@ def test_moe_points_rerun_with_the_experts_factor(catalog: Catalog) -> None:
     fits = calibrate.reference_fits(points, catalog)
     moe = [m for m in points if calibrate.is_moe(m, catalog) and m.id in ("X110", "X112", "H119")]
     slow = end_to_end.point_reruns(
-        catalog, moe + points[:3], fits, lambda st: {"eta_experts": 0.31}
+        catalog, moe + points[:3], fits, lambda st, vd: {"eta_experts": 0.31}
     ).set_index("id")
-    fast = end_to_end.point_reruns(catalog, moe, fits, lambda st: {"eta_experts": 1.0}).set_index("id")
+    fast = end_to_end.point_reruns(catalog, moe, fits, lambda st, vd: {"eta_experts": 1.0}).set_index("id")
     assert set(slow.index) == {"X110", "X112", "H119"} and slow["moe"].all()
     assert (slow["simulated"] < fast["simulated"]).all()
     assert (slow["predicted"] < fast["predicted"]).all()
@@ -268,5 +268,7 @@ def test_a_one_client_moe_ttft_reruns_as_the_validation_predicts_it(catalog: Cat
     (validated,) = crossval._predict([m], fits, catalog, ef, ft)
     assert row["predicted"] == pytest.approx(validated.predicted)
     assert row["simulated"] == pytest.approx(row["predicted"], rel=0.15)
-    prof = crossval.rule_profile(m.hardware, stack, fits)[0].model_copy(update=ef.terms(stack))
+    prof = crossval.rule_profile(m.hardware, stack, fits)[0].model_copy(
+        update=ef.terms(stack, calibrate.vendor_of(m, catalog))
+    )
     assert row["simulated"] - end_to_end.rerun_point(m, prof, catalog) == pytest.approx(ft.ms(stack))
