@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import explain as ex
-from engine.calibration import experts_factor
+from engine.calibration import experts_terms
 from engine.catalog import load_catalog
 from engine.core import BOUNDS_TABLE
 from engine.costmodel import UNHIDDEN_FRACTION as U
@@ -13,8 +13,14 @@ from engine.serving import ENGINE_VERSION
 from ui import calibration, charts, export, layout, state
 
 layout.page("About & validation", live=False)
-_FACTOR = experts_factor()
-_EXPERTS = f"{_FACTOR:.2f}" if _FACTOR is not None else "1 (not yet fitted)"
+_TERMS = experts_terms()
+_EXPERTS = (
+    f"stream their weights at η_X = {_TERMS['eta_experts']:.2f} and compute at {_TERMS['eta_experts_compute']:.2f} of "
+    f"the dense layers' rates, with {_TERMS['moe_layer_ms']:.3g} ms per MoE layer a step (the terms shared by every "
+    "stack; each serving stack, and a chip vendor under it, has its own where two sources allow: docs/calibration.md)"
+    if {"eta_experts", "eta_experts_compute", "moe_layer_ms"} <= _TERMS.keys()
+    else "count as dense layers (the MoE terms are not yet fitted)"
+)
 st.markdown(
     f"""
 Fengong (分工, *division of labour*) simulates LLM serving: a workload of request classes on a deployment of
@@ -22,8 +28,8 @@ chips, colocated or split into prefill and decode pools. One engine iteration is
 `t = max(c, m) + {U:g}·min(c, m) + t_tp + t_fixed`, with compute time `c = FLOPs / (tp·F·η_F) − s·matmul FLOPs`
 and memory time `m = bytes / (tp·B·η_B)`: F is the BF16 peak, s what FP8 or FP4 weights save per matmul FLOP
 (only the matmuls speed up, by the GEMM speed-up measured on an H200), and {U:g} the share of the shorter time
-the longer does not hide (measured on the same H200's GEMMs). A MoE model's routed experts count
-1/η_X times in c and m, η_X = {_EXPERTS} fitted to the MoE reference rows. A discrete-event model of continuous batching turns it into latencies, utilisation and cost. Engine version **{ENGINE_VERSION}**.
+the longer does not hide (measured on the same H200's GEMMs). A MoE model's routed experts
+{_EXPERTS}, fitted to the MoE reference rows. A discrete-event model of continuous batching turns it into latencies, utilisation and cost. Engine version **{ENGINE_VERSION}**.
 Definitions of every number: `docs/metrics.md`; the cost model's assumptions: `docs/cost-model.md`.
 """
 )

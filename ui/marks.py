@@ -41,8 +41,8 @@ MARK_HELP = (
     "Calibrated: every pool's chip has a profile fitted to measurements under the serving stack (the shipped "
     "reference rows, or your own benchmark, fitted on the Hardware page or by `fengong calibrate`, with the band "
     "of its own held-out errors). "
-    "Partly calibrated: so it has, but the model is MoE and its routed experts run at one factor fitted "
-    "to every chip's MoE measurements together, which held out misses by more (docs/validation.md), or "
+    "Partly calibrated: so it has, but the model is MoE and its routed experts run at terms fitted "
+    "to many chips' MoE measurements (per serving stack, and chip vendor where two sources allow), which held out misses by more (docs/validation.md), or "
     "a pool's software maturity (vendor, port) derates its fitted profile. "
     "Uncalibrated: a pool's profile comes by a rule (same silicon, another stack, or a conservative "
     "transfer; docs/calibration.md). Figures show their band (−x% to +y%), where about two in three real "
@@ -71,7 +71,7 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
             shared = [m.pool for m in ex.partly(marks) if m.calibration.maturity is None]
             only = (
                 f" (for {'pools' if len(shared) > 1 else 'pool'} {', '.join(shared)}, its dense layers; the "
-                "routed experts run at terms fitted per serving stack, not per chip)"
+                "routed experts run at terms fitted per serving stack and chip vendor, not per chip)"
                 if shared
                 else ""
             ) + "".join(

@@ -28,6 +28,7 @@ _API = {
     "calibration": "engine.calibration.trust",
     "chip_for_stack": "engine.calibration.trust",
     "experts_factor": "engine.calibration.trust",
+    "experts_terms": "engine.calibration.trust",
     "level_choice": "engine.calibration.software",
     "level_effect": "engine.calibration.software",
 }
@@ -40,6 +41,7 @@ __all__ = [
     "calibration",
     "chip_for_stack",
     "experts_factor",
+    "experts_terms",
     "level_choice",
     "level_effect",
 ]
@@ -51,4 +53,10 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 if TYPE_CHECKING:
     from engine.calibration.measurements import MEASUREMENT_COLUMNS, Measurement
     from engine.calibration.software import level_choice, level_effect
-    from engine.calibration.trust import Calibration, calibration, chip_for_stack, experts_factor
+    from engine.calibration.trust import (
+        Calibration,
+        calibration,
+        chip_for_stack,
+        experts_factor,
+        experts_terms,
+    )

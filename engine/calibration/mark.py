@@ -69,7 +69,7 @@ class CalibrationDoc(_MoeKeys):
     fitted: bool
     """True when the chip's own measurements under this stack were fitted."""
     partial: bool
-    """Fitted, but a MoE model's routed experts run at the one shared factor."""
+    """Fitted, but a MoE model's routed experts run at terms fitted to every chip's MoE rows under the stack."""
     basis: Basis
     """Where the profile comes from (fitted, own, same_silicon, other_stack, illustrative, transfer, assumed)."""
     rule: str
@@ -117,8 +117,8 @@ class Calibration:
 
     @property
     def partial(self) -> bool:
-        """Fitted, but for a MoE model whose routed experts run at the one factor fitted to every
-        chip's and stack's MoE rows together (the chip's dense layers are its own, the experts not),
+        """Fitted, but for a MoE model whose routed experts run at terms fitted to many chips' MoE rows
+        (per serving stack, and chip vendor where two sources allow; the chip's dense layers are its own),
         or derated by a software maturity the measurements did not see."""
         return self.fitted and (self.shared_experts or self.maturity is not None)
 
