@@ -116,6 +116,11 @@ COLUMNS = 7
 Seg = Callable[[float, Any], Segment]
 
 
+def _w(s: Segment, weight: float) -> Segment:
+    """Segment `s` with `weight`."""
+    return (weight, s[1], s[2], s[3], s[4], s[5], s[6])
+
+
 def _seg(weight: float, c: Any) -> Segment:
     # the fixed part: communication, and (eager mode) the launches a unit profile still pays
     saving = float(c.saving_s)
@@ -218,7 +223,7 @@ def _static(unit: Instance, inst: Instance, m: Measurement, seg: Seg = _seg) -> 
             unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0, prefill_largest=isl
         )
         segs.append(seg(iters * waves, pf))
-    segs.extend((w * waves, *rest) for w, *rest in _decode_run(unit, b, float(isl), osl - 1, seg))
+    segs.extend(_w(s, s[0] * waves) for s in _decode_run(unit, b, float(isl), osl - 1, seg))
     return segs, n
 
 
@@ -302,22 +307,22 @@ def _ttft(
     segs: list[Segment] = []
     queued = max(m.concurrency - b, 0) if m.concurrency else 0
     if queued:
-        segs.extend((w * queued / b * osl, *rest) for w, *rest in steady)
+        segs.extend(_w(s, s[0] * queued / b * osl) for s in steady)
     if m.lockstep:  # a round's prompts arrive together and prefill one after another
         drift = _drifting_share(m)  # under a mixing scheduler, the rounds after the first
         if drift < 1.0:
             first_round = _round_prefill(unit, m, b, seg)
-            segs.extend((w * (1.0 - drift), *rest) for w, *rest in first_round)
+            segs.extend(_w(s, s[0] * (1.0 - drift)) for s in first_round)
         if drift > 0.0:
             groups = _round_prefill(unit, m, _pass_group(m, b), seg)
-            segs.extend((w * drift, *rest) for w, *rest in groups)
+            segs.extend(_w(s, s[0] * drift) for s in groups)
         return segs
     first = _first_round_share(m, inst)
     if first:
-        segs.extend((w * first, *rest) for w, *rest in _round_prefill(unit, m, b, seg))
-    rest = [(w * 0.5, *rest) for w, *rest in steady] if b > 1 else []
+        segs.extend(_w(s, s[0] * first) for s in _round_prefill(unit, m, b, seg))
+    rest = [_w(s, s[0] * 0.5) for s in steady] if b > 1 else []
     rest.append(_own_prefill(unit, m, b, seg))
-    segs.extend((w * (1.0 - first), *r) for w, *r in rest)
+    segs.extend(_w(s, s[0] * (1.0 - first)) for s in rest)
     return segs
 
 

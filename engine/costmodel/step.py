@@ -132,9 +132,7 @@ class StepModel:
             wread = self.weight_bytes(tokens)
             nbytes = wread + kv
             compute = flops / self._flops_s - self._lin * tokens * self._save
-            memory = (
-                (wread + kv_rest) / self._bytes_s if self._tiers is None else self._read_s(wread, kv_rest)
-            )
+            memory = self._read_s(wread, kv_rest)
             if self._x or self._xc or self._tile:
                 compute, memory = self._expert_extra(tokens, compute, memory)
             t = roof(compute, memory) + t_dec + self._tp_comm(tokens)
