@@ -83,6 +83,8 @@ def _loss_grid(
         both = roof(
             s[:, 1, None, None] * inv_f[None] + s[:, 4, None, None], s[:, 2, None, None] * inv_b[None]
         )
+        # MLA's absorbed decode attention on its own roof (0 for standard heads)
+        both = both + roof(s[:, 5, None, None] * inv_f[None], s[:, 6, None, None] * inv_b[None])
         base = np.tensordot(s[:, 0], both + s[:, 3, None, None], axes=1)
         t = base[:, :, None] + s[:, 0].sum() * p.overhead_scale * ohs[None, None, :]
         pred = p.numerator / t if p.throughput else t * 1000.0

@@ -34,9 +34,11 @@ DECODE_PIECES = 8
 class Parts:
     """A prediction as a weighted sum of iterations whose parts scale with 1/eta_F, 1/eta_B or not.
 
-    Each row of `segments` is (weight, compute_s, memory_s, fixed_s, saving_s) at eta = 1 and no
-    overhead; a time is sum(weight * (roof(compute / eta_F + saving, memory / eta_B) + fixed +
-    overhead)) (`perf.roof`: the longer plus the unhidden share of the shorter), and a throughput
+    Each row of `segments` is (weight, compute_s, memory_s, fixed_s, saving_s, attention_compute_s,
+    attention_memory_s) at eta = 1 and no overhead; a time is sum(weight * (roof(compute / eta_F +
+    saving, memory / eta_B) + roof(attention_compute / eta_F, attention_memory / eta_B) + fixed +
+    overhead)) (`perf.roof`: the longer plus the unhidden share of the shorter; the attention's
+    roof is MLA's absorbed decode attention, a kernel of its own: 0 otherwise), and a throughput
     is `numerator` divided by that time. `saving` (<= 0) is what low-precision matmuls take off the compute time (`perf.Instance.matmul_saving_s_per_flop`).
     """
 
@@ -108,20 +110,30 @@ def moe_terms(profile: CalibrationProfile) -> dict[str, float | None]:
     return {k: getattr(profile, k) for k in MOE_TERMS}
 
 
-Segment = tuple[float, float, float, float, float]
+Segment = tuple[float, float, float, float, float, float, float]
+COLUMNS = 7
+"""A segment's columns: weight, compute, memory, fixed, saving, the decode attention's compute and memory."""
 Seg = Callable[[float, Any], Segment]
+
+
+def _w(s: Segment, weight: float) -> Segment:
+    """Segment `s` with `weight`."""
+    return (weight, s[1], s[2], s[3], s[4], s[5], s[6])
 
 
 def _seg(weight: float, c: Any) -> Segment:
     # the fixed part: communication, and (eager mode) the launches a unit profile still pays
     saving = float(c.saving_s)
-    compute = (float(c.compute_s) - saving) * UNIT.eta_compute  # at eta_F = 1
-    return (weight, compute, float(c.memory_s), float(c.comm_s) + float(c.overhead_s), saving)
+    att_c, att_m = float(c.attention_compute_s), float(c.attention_memory_s)
+    compute = (float(c.compute_s) - att_c - saving) * UNIT.eta_compute  # at eta_F = 1
+    memory = float(c.memory_s) - att_m
+    fixed = float(c.comm_s) + float(c.overhead_s)
+    return (weight, compute, memory, fixed, saving, att_c * UNIT.eta_compute, att_m)
 
 
 def _seg_timed(weight: float, c: Any) -> Segment:
     """An iteration already timed at its profile: its whole time, overhead included, as 'compute'."""
-    return (weight, float(c.time_s), 0.0, 0.0, 0.0)
+    return (weight, float(c.time_s), 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def _decode_run(unit: Instance, batch: int, ctx0: float, steps: int, seg: Seg = _seg) -> list[Segment]:
@@ -211,9 +223,7 @@ def _static(unit: Instance, inst: Instance, m: Measurement, seg: Seg = _seg) -> 
             unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0, prefill_largest=isl
         )
         segs.append(seg(iters * waves, pf))
-    segs.extend(
-        (w * waves, c, mm, f, sv) for w, c, mm, f, sv in _decode_run(unit, b, float(isl), osl - 1, seg)
-    )
+    segs.extend(_w(s, s[0] * waves) for s in _decode_run(unit, b, float(isl), osl - 1, seg))
     return segs, n
 
 
@@ -297,22 +307,22 @@ def _ttft(
     segs: list[Segment] = []
     queued = max(m.concurrency - b, 0) if m.concurrency else 0
     if queued:
-        segs.extend((w * queued / b * osl, c, mm, f, sv) for w, c, mm, f, sv in steady)
+        segs.extend(_w(s, s[0] * queued / b * osl) for s in steady)
     if m.lockstep:  # a round's prompts arrive together and prefill one after another
         drift = _drifting_share(m)  # under a mixing scheduler, the rounds after the first
         if drift < 1.0:
             first_round = _round_prefill(unit, m, b, seg)
-            segs.extend((w * (1.0 - drift), c, mm, f, sv) for w, c, mm, f, sv in first_round)
+            segs.extend(_w(s, s[0] * (1.0 - drift)) for s in first_round)
         if drift > 0.0:
             groups = _round_prefill(unit, m, _pass_group(m, b), seg)
-            segs.extend((w * drift, c, mm, f, sv) for w, c, mm, f, sv in groups)
+            segs.extend(_w(s, s[0] * drift) for s in groups)
         return segs
     first = _first_round_share(m, inst)
     if first:
-        segs.extend((w * first, c, mm, f, sv) for w, c, mm, f, sv in _round_prefill(unit, m, b, seg))
-    rest = [(w * 0.5, c, mm, f, sv) for w, c, mm, f, sv in steady] if b > 1 else []
+        segs.extend(_w(s, s[0] * first) for s in _round_prefill(unit, m, b, seg))
+    rest = [_w(s, s[0] * 0.5) for s in steady] if b > 1 else []
     rest.append(_own_prefill(unit, m, b, seg))
-    segs.extend((w * (1.0 - first), c, mm, f, sv) for w, c, mm, f, sv in rest)
+    segs.extend(_w(s, s[0] * (1.0 - first)) for s in rest)
     return segs
 
 
@@ -355,7 +365,7 @@ def unit_parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) 
         else:
             segs = _ttft(unit, inst, m, b, steady, seg)
     return Parts(
-        np.array(segs, dtype=float).reshape(-1, 5), numerator, thr, inst.model.layers / OVERHEAD_LAYERS
+        np.array(segs, dtype=float).reshape(-1, COLUMNS), numerator, thr, inst.model.layers / OVERHEAD_LAYERS
     )
 
 
@@ -367,6 +377,7 @@ def predict_from_parts(p: Parts, kind: Kind, eta_f: float, eta_b: float, overhea
             s[:, 0]
             * (
                 roof(s[:, 1] / eta_f + s[:, 4], s[:, 2] / eta_b)
+                + roof(s[:, 5] / eta_f, s[:, 6] / eta_b)
                 + s[:, 3]
                 + p.overhead_scale * overhead_ms / 1000.0
             )

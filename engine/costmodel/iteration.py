@@ -35,6 +35,11 @@ class IterationCost:
     saving_s: Any = 0.0
     """Seconds of `compute_s` the low-precision matmuls took off (<= 0): compute_s is
     flops / flops_per_s + saving_s, and only its first part scales with 1 / eta_F."""
+    attention_compute_s: Any = 0.0
+    """Seconds of `compute_s` that MLA's absorbed decode attention takes: a kernel of its own,
+    timed on its own roof beside the rest (0 for standard heads, or without decodes)."""
+    attention_memory_s: Any = 0.0
+    """Seconds of `memory_s` that kernel takes reading the latent KV."""
 
     @property
     def compute_bound(self) -> Any:
@@ -75,16 +80,21 @@ def iteration_cost(
     c = np.asarray(decode_context_tokens, dtype=float)
     tokens = q + d
     lin = 2.0 * m.matmul_params() * tokens
-    flops = lin + m.attention_flops_per_pair() * (pairs + c)
+    apf, apf_dec = m.attention_flops_per_pair(), inst.decode_attention_flops_per_pair
     kvb = inst.kv_bytes_held
-    nbytes = np.where(tokens > 0, inst.weight_bytes_read(tokens) + kvb * (k + c) + kvb * tokens, 0.0)
+    tiers = inst.memory_tiers
+    # MLA decodes absorbed, in a kernel of its own on its own roof (`StepModel._decode_attention`):
+    # the rest of the iteration keeps the prompts' attention and KV
+    absorbed = apf_dec != apf
+    c_rest = 0.0 if absorbed else c
+    flops = lin + apf * (pairs + c_rest)
+    nbytes = np.where(tokens > 0, inst.weight_bytes_read(tokens) + kvb * (k + c_rest) + kvb * tokens, 0.0)
     saving_s = -lin * inst.matmul_saving_s_per_flop
     compute_s = flops / inst.flops_per_s + saving_s
-    tiers = inst.memory_tiers
     if tiers is None:
         memory_s = nbytes / inst.bytes_per_s
     else:  # SRAM, HBM, DDR: each byte at its tier's rate (engine.costmodel.tiers)
-        kv_read = kvb * (k + c) + kvb * tokens
+        kv_read = kvb * (k + c_rest) + kvb * tokens
         memory_s = np.where(tokens > 0, tiers.read_s(inst.weight_bytes_read(tokens), kv_read), 0.0)
     if inst.experts_slow:  # the routed experts run slower than the dense layers: their extra work
         xf, xb = inst.expert_extra_work(tokens)
@@ -93,10 +103,19 @@ def iteration_cost(
         memory_s = memory_s + (xb / inst.bytes_per_s if tiers is None else xb * tiers.weight_s_per_byte)
     comm_s = inst.comm_time(tokens)
     overhead = inst.overhead_s
-    time_s = np.where(tokens > 0, roof(compute_s, memory_s) + comm_s + overhead, 0.0)
+    both = roof(compute_s, memory_s)
+    dec_c: Any = 0.0
+    dec_m: Any = 0.0
+    if absorbed:
+        dec_c = apf_dec * c / inst.flops_per_s
+        dec_m = kvb * c / inst.bytes_per_s if tiers is None else tiers.read_s(0.0, kvb * c)
+        both = both + roof(dec_c, dec_m)
+        flops, nbytes = flops + apf_dec * c, nbytes + np.where(tokens > 0, kvb * c, 0.0)
+        compute_s, memory_s = compute_s + dec_c, memory_s + dec_m
+    time_s = np.where(tokens > 0, both + comm_s + overhead, 0.0)
     if inst.time_scale != 1.0:
         time_s = time_s * inst.time_scale
-    return IterationCost(time_s, compute_s, memory_s, comm_s, overhead, flops, nbytes, saving_s)
+    return IterationCost(time_s, compute_s, memory_s, comm_s, overhead, flops, nbytes, saving_s, dec_c, dec_m)
 
 
 def _general_cost(
@@ -133,7 +152,8 @@ def _general_cost(
     dense_t = run(StepModel(inst.with_experts_as_dense()))[0] if inst.experts_slow else out[0]
     t, flops, nbytes = (x if x.shape else float(x) for x in out)
     scale = inst.pp * inst.dp
-    attention = inst.model.attention_flops_per_pair() * (arrays[1] + arrays[4])
+    apf, apf_dec = inst.model.attention_flops_per_pair(), inst.decode_attention_flops_per_pair
+    attention = apf * (arrays[1] + arrays[4]) if apf_dec == apf else apf * arrays[1] + apf_dec * arrays[4]
     saving = -np.maximum(np.asarray(flops) - attention, 0.0) * inst.matmul_saving_s_per_flop / scale
     compute = np.asarray(flops) / (inst.flops_per_s * scale) + saving
     memory = np.asarray(nbytes) / (inst.bytes_per_s * scale)

@@ -34,6 +34,7 @@ cost over arrays is `engine.costmodel.iteration`, its scalar fast path for the s
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +80,25 @@ are within a factor of two of each other (BF16 and FP8, 256 tokens, the three Ll
 projection shapes), each time at the kernels' best rates (data/reference/kernels-h200.csv;
 tests/calibration/test_kernel_ceilings.py recomputes it). A plain iteration applies it to its totals, the step
 model to each phase (attention and dense layers, experts)."""
+
+
+MLA_DECODE_ROWS = 64
+"""Query rows one tile of an MLA decode kernel computes at once. A decode step runs MLA absorbed
+(the up-projections folded into the query, vLLM's v1/attention/backends/mla/common.py): each head
+meets the cached latent as 576-wide keys and 512-wide values, and every rank's heads form the rows
+of one matrix product, padded to whole tiles: FlashMLA's BLOCK_SIZE_M is 64 (deepseek-ai/FlashMLA
+csrc/flash_api.cpp, get_mla_metadata: ceil_div(heads_per_kv_head, BLOCK_SIZE_M); Hopper's wgmma
+is 64 rows high), so a TP16 rank's 8 heads cost 64 rows. vLLM forces the KV block size to 64 to
+run FlashMLA on Hopper (vllm/platforms/cuda.py, from v0.8). Assumption: the same 64 rows on other
+chips and stacks (SGLang's FA3 and FlashInfer MLA kernels also tile 64 rows on Hopper) but those of
+`MLA_DECODE_ROWS_BY_VENDOR`."""
+
+MLA_DECODE_ROWS_BY_VENDOR: dict[str, int] = {"AMD": 16}
+"""`MLA_DECODE_ROWS` where a vendor's MLA decode kernels tile otherwise: AMD's aiter (which SGLang
+and vLLM run on MI300X) ships precompiled MLA decode kernels for 16 and for 128 query heads on
+gfx942 (hsa/gfx942/mla/: mla_dec_stage1_bf16_a16w16_subQ16_mqa16 and ..._subQ128_mqa128; vLLM's
+aiter MLA tests: 'num_heads (gqa_ratio) supported: 16 and 128'), so a TP8 rank's 16 heads are
+not padded."""
 
 
 def roof(compute_s: Any, memory_s: Any) -> Any:
@@ -188,6 +208,27 @@ class Instance:
         """Copies of each token's KV an instance holds and reads: MLA's latent is shared by all
         heads, so every tensor-parallel rank keeps and reads it whole; heads split otherwise."""
         return self.tp if self.model.mla else 1
+
+    @property
+    def decode_attention_flops_per_pair(self) -> float:
+        """FLOPs of attention between one decoded token and one cached token, all layers, as the
+        instance's kernels run them (`ModelSpec.attention_flops_per_pair` for standard heads).
+
+        MLA decodes absorbed: each head scores the 576-wide latent key (kv_lora_rank + rope) and
+        sums the 512-wide latent values, 2 * (2 * kv_lora_rank + rope) FLOPs per head, and each
+        rank computes its heads padded to whole tiles of `MLA_DECODE_ROWS` rows (a speculative
+        step's tokens share the tiles: its k + 1 queries' heads are the rows). At a few thousand
+        tokens of context this is compute-bound on a chip with little compute (an H20, a TP16).
+        """
+        m = self.model
+        if not m.mla:
+            return m.attention_flops_per_pair()
+        queries = self.speculation.tokens + 1 if self.speculation is not None else 1
+        per_rank = math.ceil(m.heads / self.tp) * queries
+        tile = MLA_DECODE_ROWS_BY_VENDOR.get(self.hardware.vendor, MLA_DECODE_ROWS)
+        rows = math.ceil(per_rank / tile) * tile / queries  # per query token
+        width = 2 * m.mla.kv_lora_rank + m.mla.qk_rope_head_dim
+        return 2.0 * m.layers * self.tp * rows * width
 
     @property
     def kv_bytes_held(self) -> float:

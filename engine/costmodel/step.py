@@ -27,6 +27,8 @@ class StepModel:
 
     __slots__ = (
         "_apf",
+        "_apf_dec",
+        "_absorbed",
         "_comm_lat",
         "_comm_per_tok",
         "_dense_bytes",
@@ -59,6 +61,8 @@ class StepModel:
         m = inst.model
         self._lin = 2.0 * m.matmul_params()
         self._apf = m.attention_flops_per_pair()
+        self._apf_dec = inst.decode_attention_flops_per_pair  # a decoded token's, as its kernels run
+        self._absorbed = self._apf_dec != self._apf  # MLA: decodes cost apart (else the sums as before)
         self._kvb = inst.kv_bytes_held
         self._flops_s = inst.flops_per_s
         self._save = inst.matmul_saving_s_per_flop
@@ -122,16 +126,17 @@ class StepModel:
         if tokens <= 0:
             return 0.0, 0.0, 0.0
         kv = self._kvb * (k + c_kv + tokens)
+        t_dec, f_dec, c_rest, kv_rest = self._split_decodes(c_attn, c_kv, kv, k + tokens)
         if inst.dp == 1 and inst.ep == 1:
-            flops = self._lin * tokens + self._apf * (pairs + c_attn)
+            flops = self._lin * tokens + self._attn(pairs, c_rest)
             wread = self.weight_bytes(tokens)
             nbytes = wread + kv
             compute = flops / self._flops_s - self._lin * tokens * self._save
-            memory = nbytes / self._bytes_s if self._tiers is None else self._read_s(wread, kv)
+            memory = self._read_s(wread, kv_rest)
             if self._x or self._xc or self._tile:
                 compute, memory = self._expert_extra(tokens, compute, memory)
-            t = roof(compute, memory) + self._tp_comm(tokens)
-            return t, flops, nbytes
+            t = roof(compute, memory) + t_dec + self._tp_comm(tokens)
+            return t, flops + f_dec, nbytes
         m = inst.model
         dp, ep = float(inst.dp), float(inst.ep)
         wb = BYTES_PER_ELEMENT[inst.weights]
@@ -142,20 +147,20 @@ class StepModel:
         # busiest sets the layer time (the MoE layers wait for every rank): a share 1/dp of the
         # decodes and of the prompt work, or at least the largest prompt chunk's (a prompt runs on
         # one rank; `largest`, 0 when unknown)
-        f_att = (self._lin - routed_lin) * tokens + self._apf * (pairs + c_attn)
+        f_att = (self._lin - routed_lin) * tokens + self._attn(pairs, c_rest)
         busiest = dp > 1 and q > 0 and largest * dp > q
         if busiest:
             sp = min(1.0, largest / q)
             r_tok = q * sp + d / dp
-            f_busy = (self._lin - routed_lin) * r_tok + self._apf * (pairs * sp + c_attn / dp)
-            kv_rank = self._kvb * ((k + q) * sp + (c_kv + d) / dp)
+            f_busy = (self._lin - routed_lin) * r_tok + self._attn(pairs * sp, c_rest / dp)
+            kv_rank = self._kvb * ((k + q) * sp + ((0.0 if self._absorbed else c_kv) + d) / dp)
             c_att = f_busy / self._flops_s - (self._lin - routed_lin) * r_tok * self._save
         else:  # evenly spread
-            r_tok, kv_rank = tokens / dp, kv / dp
+            r_tok, kv_rank = tokens / dp, kv_rest / dp
             c_att = f_att / dp / self._flops_s - (self._lin - routed_lin) * tokens / dp * self._save
-        t_att = roof(c_att, self._read_s(self._dense_bytes, kv_rank))
+        t_att = roof(c_att, self._read_s(self._dense_bytes, kv_rank)) + t_dec
         if not m.moe:
-            flops, nbytes = f_att, self._dense_bytes * dp + kv
+            flops, nbytes = f_att + f_dec, self._dense_bytes * dp + kv
             return t_att + self._tp_comm(r_tok), flops, nbytes
         # experts: the busiest expert-parallel rank sets the layer time
         routed = tokens * k_e
@@ -189,9 +194,36 @@ class StepModel:
             )
             a2a = 2.0 * layers_moe * (per_chip / (link * 1e9) + inst.link_latency_s(inst.ep))
         touched_all = m.expected_experts_touched(tokens)
-        flops = f_att + routed_lin * tokens
+        flops = f_att + routed_lin * tokens + f_dec
         nbytes = self._dense_bytes * dp + kv + layers_moe * touched_all * m.expert_params() * wb
         return t_att + t_exp + a2a + self._tp_comm(r_tok), flops, nbytes
+
+    def _split_decodes(
+        self, c_attn: float, c_kv: float, kv: float, own_tokens: float
+    ) -> tuple[float, float, float, float]:
+        """MLA's absorbed decode attention as a kernel of its own, on its own roof (each data-parallel
+        rank decoding its share): (its seconds, its FLOPs, the decodes' context the rest of the pass
+        still attends, the KV bytes the rest still reads: the prompts' cached and every new token's,
+        `own_tokens`). Standard heads: nothing apart (`kv` whole)."""
+        if not self._absorbed:
+            return 0.0, 0.0, c_attn, kv
+        dp = self._inst.dp
+        t_dec, f_dec = self._decode_attention(c_attn / dp, c_kv / dp)
+        return t_dec, f_dec * dp, 0.0, self._kvb * own_tokens
+
+    def _decode_attention(self, pairs: float, kv_tokens: float) -> tuple[float, float]:
+        """(seconds, FLOPs) of MLA's absorbed decode attention over `pairs` (decoded token, cached
+        token) pairs reading `kv_tokens` tokens' latent KV: a kernel of its own (FlashMLA), its math
+        at the BF16 rate and its reads at the KV's, so the experts' weight streaming does not hide
+        it (`Instance.decode_attention_flops_per_pair`)."""
+        flops = self._apf_dec * pairs
+        return roof(flops / self._flops_s, self._read_s(0.0, self._kvb * kv_tokens)), flops
+
+    def _attn(self, pairs: float, context: float) -> float:
+        """Attention FLOPs of prompt pairs and decoded tokens' context (`decode_attention_flops_per_pair`)."""
+        if self._absorbed:
+            return self._apf * pairs + self._apf_dec * context
+        return self._apf * (pairs + context)
 
     def _experts_roof(self, compute: float, memory: float) -> float:
         """The busiest expert-parallel rank's expert phase at the experts' rates: its math at
@@ -287,6 +319,8 @@ class StepModel:
             n = items or int(d) + (1 if q > 0 else 0)
             t, flops, nbytes = self._pipelined(q, pairs, k, d, c, c, n, largest)
             return (t + self._overhead) * self._scale, flops, nbytes
+        if self._absorbed:  # MLA: the decodes' attention on a roof of its own (`_decode_attention`)
+            return self._cost_absorbed(q, pairs, k, d, c)
         flops = self._lin * tokens + self._apf * (pairs + c)
         wread = self.weight_bytes(tokens)
         kv = self._kvb * (k + c + tokens)
@@ -305,6 +339,23 @@ class StepModel:
         t = both + comm + self._overhead
         return t * self._scale, flops, nbytes
 
+    def _cost_absorbed(
+        self, q: float, pairs: float, k: float, d: float, c: float
+    ) -> tuple[float, float, float]:
+        """`cost` of a plain instance of an MLA model: the decodes' attention as a kernel of its own."""
+        tokens = q + d
+        t_dec, f_dec = self._decode_attention(c, c)
+        flops = self._lin * tokens + self._apf * pairs
+        wread = self.weight_bytes(tokens)
+        kv = self._kvb * (k + tokens)
+        comm = self._comm_lat + self._comm_per_tok * tokens if self._comm_per_tok else 0.0
+        compute = flops / self._flops_s - self._lin * tokens * self._save
+        memory = self._read_s(wread, kv)
+        if self._x or self._xc or self._tile:
+            compute, memory = self._expert_extra(tokens, compute, memory)
+        t = roof(compute, memory) + t_dec + comm + self._overhead
+        return t * self._scale, flops + f_dec, wread + kv + self._kvb * c
+
     def decode_run(self, batch: int, context_sum: float, steps: int) -> tuple[float, float, float]:
         """(seconds, FLOPs, bytes) of `steps` decode steps of an unchanging batch.
 
@@ -318,7 +369,8 @@ class StepModel:
         if not self._plain:  # per-step cost at the run's mid context (linear pieces: nearly exact)
             t, f, b = self._decode_step(float(batch), context_sum + batch * (steps - 1) / 2.0)
             return steps * t * self._scale, steps * f, steps * b
-        if self._tiers is not None:  # the KV's read time bends where it spills: the mid step, as above
+        if self._tiers is not None or self._absorbed:  # the KV's read time bends where it spills, or
+            # MLA's decode attention runs on a roof of its own: the mid step, as above
             t, f, b = self.cost(0.0, 0.0, 0.0, float(batch), context_sum + batch * (steps - 1) / 2.0, batch)
             return steps * t, steps * f, steps * b
         key = (batch, context_sum)
@@ -329,7 +381,7 @@ class StepModel:
             if terms is None:
                 terms = self._batch_terms[batch] = self._decode_terms(batch)
             b, lin_b, lin_b_save, f1, weights, m1, b_c, b_m, fixed, g1 = terms
-            f0 = lin_b + self._apf * context_sum
+            f0 = lin_b + self._apf_dec * context_sum
             m0 = weights + self._kvb * (context_sum + b)
             a_c = f0 / self._flops_s - lin_b_save
             a_m = m0 / self._bytes_s
@@ -368,7 +420,7 @@ class StepModel:
         order, as computing them with the context's: the results are the same to the bit)."""
         b = float(batch)
         lin_b = self._lin * b
-        f1 = self._apf * b
+        f1 = self._apf_dec * b
         weights = self.weight_bytes(b) if self._moe else self._dense_bytes
         m1 = self._kvb * b
         b_c, b_m = f1 / self._flops_s, m1 / self._bytes_s
