@@ -59,8 +59,8 @@ A100_REASON = (
 
 PREFILL_FIRST = re.compile(r"vLLM-Ascend v0\.9\.1(?!\d|rc)")
 """vLLM-Ascend releases that force whole-prompt prefill first on models without MLA (the v0.9.1 tag's
-vllm_ascend/platform.py; v0.9.1rc1 did not, nor did v0.9.2rc1-v0.10.1rc1). The file's rows state
-v0.9.1 only."""
+vllm_ascend/platform.py; its release candidates rc1-rc3 did not, nor did v0.9.2rc1-v0.10.1rc1).
+The file's rows state v0.9.1 only."""
 
 
 def _prefill_first(row: Row, r: dict[str, str], catalog: Catalog) -> Row:
