@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -51,6 +52,23 @@ def test_rows_are_read_as_they_ran(rows: list[reference.Row]) -> None:
     assert "Conclusion-table" in by_id["A1020"].reason
     assert "another view" in by_id["A929"].reason  # the total throughput of A928's block
     assert by_id["A001"].reason == reference_gpustack.A100_REASON
+
+
+def test_only_vllm_ascend_091_on_a_model_without_mla_prefills_whole_prompts(
+    rows: list[reference.Row], catalog: Catalog
+) -> None:
+    """The v0.9.1 platform hook forces prefill first on models without MLA only, and no other release."""
+    row = next(r for r in rows if r.id == "A982")
+    raw = {"framework": "vLLM-Ascend v0.9.1 (vllm serve with the vllm-ascend plugin)"}
+    assert row.point is not None and not row.point.chunked
+    as_chunked = replace(row.point, chunked=True, token_budget=2048)
+    chunked = replace(row, point=as_chunked)
+    mla = replace(row, point=replace(as_chunked, model="deepseek-v3"))
+    assert reference_gpustack._prefill_first(mla, raw, catalog).point == mla.point
+    rc = {"framework": "vLLM-Ascend v0.9.1rc1"}
+    assert reference_gpustack._prefill_first(chunked, rc, catalog).point == chunked.point
+    again = reference_gpustack._prefill_first(chunked, raw, catalog).point
+    assert again is not None and (again.chunked, again.token_budget) == (False, 40960)
 
 
 def test_the_910b_profile_is_a_fresh_fit_of_its_vllm_ascend_rows(catalog: Catalog) -> None:
