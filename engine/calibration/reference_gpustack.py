@@ -13,9 +13,20 @@ settings rules as every other row; what the file states differently is read here
   batch of N (waves of the batch cap and KV room), measured from the first request to the last
   token; "max-concurrency 4" is a closed loop of 4 clients. A burst's TTFT and TPOT are set
   aside by the judge (they count the queue behind N prompts, set by the burst's size).
+- **vLLM-Ascend 0.9.1 prefills whole prompts.** Its platform hook (`NPUPlatform.check_and_update_config`
+  in vllm_ascend/platform.py at the v0.9.1 tag) turns chunked prefill off for every model without
+  MLA ("Non-MLA LLMs forcibly disable the chunked prefill feature, as the performance of operators
+  supporting this feature functionality is currently suboptimal"), switches the V1 engine to its
+  `AscendScheduler` (prefill first: no decode step runs while a prompt waits and fits) and raises
+  `max_num_batched_tokens` to the context limit. Such a row is replayed so: whole prompts, a token
+  budget of the model's context limit (`PREFILL_FIRST`).
 - **One figure per block.** A block's output and total throughputs, request rate, mean, median
   and p99 latencies are one measurement seen nine ways: the output throughput, mean TTFT and
   mean TPOT are kept, the others set aside so a block is not counted several times.
+- **Bursts that cannot be replayed as run** are set aside as the MoE file's GPUStack bursts are
+  (`burst_aside`): ShareGPT bursts (only the block's mean lengths are stated, and a burst's makespan
+  is set by the answers' long tail) and bursts of 1,000 requests of 4 output tokens (the server's
+  request handling bounds them).
 - **Set aside** with the sources file's caveats: the MindIE Qwen3-30B-A3B rows (NPU count not
   stated, caveat 1), Conclusion-table rows (no block, so no actual lengths or prompt count,
   caveats 3 and 7), INT8 W8A8 checkpoints (the catalog has no int8 weights and the 910B has no
@@ -44,6 +55,24 @@ A100_REASON = (
     "their models are mostly outside the catalog (docs/calibration.md, 'Ascend 910B')"
 )
 """Why the file's A100 rows are set aside (they are listed by `make validate` all the same)."""
+
+
+PREFILL_FIRST = re.compile(r"vLLM-Ascend v0\.9\.1(?!\d|rc)")
+"""vLLM-Ascend releases that force whole-prompt prefill first on models without MLA (the v0.9.1 tag's
+vllm_ascend/platform.py; its release candidates rc1-rc3 did not, nor did v0.9.2rc1-v0.10.1rc1).
+The file's rows state v0.9.1 only."""
+
+
+def _prefill_first(row: Row, r: dict[str, str], catalog: Catalog) -> Row:
+    """A vLLM-Ascend 0.9.1 point on a model without MLA, as that release runs it: whole prompts
+    first, the token budget raised to the context limit (`PREFILL_FIRST`); other rows unchanged."""
+    m = row.point
+    if m is None or not PREFILL_FIRST.search(r["framework"]) or catalog.model(m.model).mla is not None:
+        return row
+    limit = max(catalog.model(m.model).max_context, m.token_budget)
+    note = f"vLLM-Ascend 0.9.1 on a model without MLA: whole prompts first, {limit:,}-token passes"
+    point = replace(m, chunked=False, token_budget=limit, note="; ".join(x for x in (m.note, note) if x))
+    return replace(row, point=point)
 
 
 def _mean(text: str) -> str | None:
@@ -77,6 +106,32 @@ def _aside(r: dict[str, str]) -> str:
         return "the NPU count is not stated (MindIE hides its world size; caveat 1)"
     if "INT8" in r["precision"].upper() or "W8A8" in r["precision"].upper():
         return "INT8 W8A8 weights: the catalog has no int8 weights, and no 910B INT8 peak is published"
+    return burst_aside(r)
+
+
+SHAREGPT_BURST = (
+    "a burst of ShareGPT prompts: its makespan is set by the answers' long tail (the batch drains to a "
+    "few long requests), which replaying every request at the mean lengths does not reproduce"
+)
+"""Why a burst with ShareGPT lengths is set aside (only their means are stated, not their spread)."""
+
+SHORT_BURST = (
+    "a burst of 1,000 requests of 4 output tokens: bound by the server's handling of requests, not by "
+    "its iterations (S1 caveat 5)"
+)
+"""Why a burst of 128/4 'short prompts' is set aside (calibration-moe-sources.md S1 caveat 5; the
+same harness's 910B rows, calibration-a100-ascend-sources.md caveat 8)."""
+
+
+def burst_aside(r: dict[str, str]) -> str:
+    """Why a GPUStack burst cannot be replayed as it ran ('' when it can): ShareGPT lengths stated as
+    means only (`SHAREGPT_BURST`), or 1,000 requests of 4 output tokens (`SHORT_BURST`)."""
+    if "at once" not in r["rate"]:
+        return ""
+    if "ShareGPT" in r["output_len"]:
+        return SHAREGPT_BURST
+    if re.match(r"\s*4 requested", r["output_len"]):
+        return SHORT_BURST
     return ""
 
 
@@ -100,7 +155,7 @@ def judge_gpustack(r: dict[str, str], catalog: Catalog) -> Row:
         return Row(
             r["id"], reference.source_key(r["source"]), reference._stack(r["framework"]), r["kind"], None, why
         )
-    row = reference._judge(_rewrite(r), {}, catalog)
+    row = _prefill_first(reference._judge(_rewrite(r), {}, catalog), r, catalog)
     if row.point is not None and "ShareGPT" in r["input_len"]:
         note = "every request at the block's mean lengths (ShareGPT's spread is not stated)"
         row = replace(row, point=replace(row.point, note="; ".join(x for x in (row.point.note, note) if x)))

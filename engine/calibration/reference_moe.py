@@ -70,24 +70,11 @@ def _aside(r: dict[str, str]) -> str:
             return why
     if "--speculative" in _BOILERPLATE.sub("", r["notes"]):
         return "speculative decoding (EAGLE/MTP): its acceptance is not modelled for these rows"
-    burst = "at once" in r["rate"]
-    if burst and "ShareGPT" in r["output_len"]:
-        return SHAREGPT_BURST
-    if burst and re.match(r"\s*4 requested", r["output_len"]):
-        return SHORT_BURST
-    return ""
+    return reference_gpustack.burst_aside(r)
 
 
-SHAREGPT_BURST = (
-    "a burst of ShareGPT prompts: its makespan is set by the answers' long tail (the batch drains to a "
-    "few long requests), which replaying every request at the mean lengths does not reproduce"
-)
-"""Why a burst with ShareGPT lengths is set aside (only their means are stated, not their spread)."""
-
-SHORT_BURST = (
-    "a burst of 1,000 requests of 4 output tokens: bound by the server's handling of requests, not by "
-    "its iterations (S1 caveat 5)"
-)
+SHAREGPT_BURST = reference_gpustack.SHAREGPT_BURST
+SHORT_BURST = reference_gpustack.SHORT_BURST
 
 
 def judge_moe(r: dict[str, str], catalog: Catalog) -> Row:

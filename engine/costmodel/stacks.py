@@ -25,7 +25,10 @@ Sources (stored copies read through the project's search tools; see docs/calibra
   `max_num_tokens` 8,192; its FP8 checkpoints quantise the KV cache to FP8 as well.
 - vLLM-Ascend (Huawei Ascend NPUs): a hardware plugin of vLLM, started with `vllm serve`, so
   vLLM's engine arguments and their defaults hold (the V1 defaults by chip size: a 64 GB 910B
-  gets 2,048 tokens and 256 sequences); its profile is its own, as its kernels are.
+  gets 2,048 tokens and 256 sequences); its profile is its own, as its kernels are. Its 0.9.1
+  release prefills whole prompts first on models without MLA, and the reference rows that fit the
+  profile are replayed so (`reference_gpustack.PREFILL_FIRST`); a scenario names no version and
+  keeps these defaults (docs/decisions.md).
 - MindIE (Huawei's serving stack for Ascend), `config.json` defaults (MindIE-LLM
   service_parameter_configuration.md): `maxBatchSize` 200, `maxPrefillTokens` 8,192,
   `templateType` "Standard" (prefill and decode batched apart, no SplitFuse chunking) with

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -37,18 +38,37 @@ def rows(catalog: Catalog) -> list[reference.Row]:
 def test_rows_are_read_as_they_ran(rows: list[reference.Row]) -> None:
     by_id = {r.id: r for r in rows}
     assert len(rows) == 1027
-    burst = by_id["A1000"].point  # 1000 random prompts of 128 + 4 tokens, all at t = 0
-    assert burst is not None and burst.static and burst.batch == 1000
-    assert (burst.prompt_tokens, burst.output_tokens, burst.stack) == (128, 4, "vllm-ascend")
-    sharegpt = by_id["A937"].point  # MindIE, ShareGPT burst: the block's mean lengths
-    assert sharegpt is not None and (sharegpt.prompt_tokens, sharegpt.output_tokens) == (217, 202)
-    assert (sharegpt.max_batch, sharegpt.chunked, sharegpt.kv_mem_fraction) == (200, False, 0.8)
+    long = by_id["A973"].point  # 100 random prompts of 32,000 + 100 tokens, all at t = 0
+    assert long is not None and long.static and long.batch == 100
+    assert (long.prompt_tokens, long.output_tokens, long.stack) == (32000, 100, "vllm-ascend")
+    # vLLM-Ascend 0.9.1 turns chunked prefill off for models without MLA (vllm_ascend/platform.py)
+    assert (long.chunked, long.token_budget, long.max_batch) == (False, 40960, 256)
+    # bursts the harness's stated figures cannot replay, as for the MoE file's GPUStack rows
+    assert by_id["A928"].reason == by_id["A937"].reason == reference_gpustack.SHAREGPT_BURST
+    assert by_id["A1000"].reason == reference_gpustack.SHORT_BURST  # 1,000 prompts of 128 + 4
     closed = by_id["A1015"].point  # max-concurrency 4, mean TPOT
     assert closed is not None and (closed.kind, closed.concurrency, closed.prompts) == ("tpot", 4, 100)
     assert "NPU count" in by_id["A712"].reason  # MindIE Qwen3-30B-A3B: world size unstated
     assert "Conclusion-table" in by_id["A1020"].reason
     assert "another view" in by_id["A929"].reason  # the total throughput of A928's block
     assert by_id["A001"].reason == reference_gpustack.A100_REASON
+
+
+def test_only_vllm_ascend_091_on_a_model_without_mla_prefills_whole_prompts(
+    rows: list[reference.Row], catalog: Catalog
+) -> None:
+    """The v0.9.1 platform hook forces prefill first on models without MLA only, and no other release."""
+    row = next(r for r in rows if r.id == "A982")
+    raw = {"framework": "vLLM-Ascend v0.9.1 (vllm serve with the vllm-ascend plugin)"}
+    assert row.point is not None and not row.point.chunked
+    as_chunked = replace(row.point, chunked=True, token_budget=2048)
+    chunked = replace(row, point=as_chunked)
+    mla = replace(row, point=replace(as_chunked, model="deepseek-v3"))
+    assert reference_gpustack._prefill_first(mla, raw, catalog).point == mla.point
+    rc = {"framework": "vLLM-Ascend v0.9.1rc1"}
+    assert reference_gpustack._prefill_first(chunked, rc, catalog).point == chunked.point
+    again = reference_gpustack._prefill_first(chunked, raw, catalog).point
+    assert again is not None and (again.chunked, again.token_budget) == (False, 40960)
 
 
 def test_the_910b_profile_is_a_fresh_fit_of_its_vllm_ascend_rows(catalog: Catalog) -> None:
@@ -58,9 +78,9 @@ def test_the_910b_profile_is_a_fresh_fit_of_its_vllm_ascend_rows(catalog: Catalo
     assert shipped.eta_compute == pytest.approx(fit.profile.eta_compute, abs=0.002)
     assert shipped.eta_bandwidth == pytest.approx(fit.profile.eta_bandwidth, abs=0.002)
     assert shipped.overhead_ms == pytest.approx(fit.profile.overhead_ms, abs=0.02)
-    assert sorted(fit.table["id"]) == sorted(["A928", "A1000", "A1009", "A1012", "A1015"])
+    assert sorted(fit.table["id"]) == sorted(["A1009", "A1012", "A1015"])
     assert fit.table["abs_error"].median() < 0.2
-    # MindIE has one usable dense row: not a fit, a held-out check of the vLLM-Ascend profile
+    # MindIE has no usable dense row (its one BF16 block is a ShareGPT burst): no fit
     assert (CHIP, "mindie") not in fits
 
 
