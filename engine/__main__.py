@@ -25,14 +25,20 @@ def _lacking(exc: ModuleNotFoundError) -> NoReturn:
     sys.exit(1)
 
 
+# What the imports build lives as long as this short process: the cyclic garbage collector is
+# paused while they run (it would scan their classes, functions and validators again and again,
+# freeing nothing), then freezing it spares the collector from scanning it while a command runs and
+# once more at exit. The command's own modules, loaded when it runs, are treated the same
+# (`common.FREEZE_AFTER_LOADING`).
+gc.disable()
 try:
+    from engine.cli import common
     from engine.cli.main import main
 except ModuleNotFoundError as exc:
     _lacking(exc)
-
-# What the imports built lives as long as this short process: freezing it spares the cyclic
-# garbage collector from scanning it again while a command runs and once more at exit.
 gc.freeze()
+gc.enable()
+common.FREEZE_AFTER_LOADING = True
 
 
 def _leave(status: int) -> NoReturn:

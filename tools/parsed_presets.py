@@ -1,7 +1,7 @@
-"""Write presets/parsed.json: the shipped catalog and calibration TOML files parsed ahead of time.
+"""Write presets/parsed.json: the shipped catalog, calibration and scenario TOML files parsed ahead.
 
-Run ``python tools/parsed_presets.py`` after changing a file of presets/hardware, presets/models
-or presets/calibration.toml by hand (``calibrate --reference --write`` rewrites it with the files it
+Run ``python tools/parsed_presets.py`` after changing a file of presets/hardware, presets/models,
+presets/scenarios or presets/calibration.toml by hand (``calibrate --reference --write`` rewrites it with the files it
 writes; ``--check`` only says whether the table is current);
 tests/catalog/test_parsed.py fails while it is not. A stale table costs time, never a wrong entry:
 a file whose text is not in it is parsed (`engine.catalog.parsed`).

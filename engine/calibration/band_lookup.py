@@ -8,7 +8,6 @@ A band is looked up in the groups `bands.LEVELS` names, most specific first, wit
 from __future__ import annotations
 
 import functools
-import tomllib
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,7 +30,11 @@ def calibration_table() -> dict[str, Any]:
         raw = fh.read()
     text = raw.decode()  # as tomllib.load decodes it
     data = parsed.lookup(text, presets)
-    return data if data is not None else tomllib.loads(text)
+    if data is not None:
+        return data
+    import tomllib  # only for a table the parsed table does not hold (engine.catalog.parsed)
+
+    return tomllib.loads(text)
 
 
 MIN_KIND_POINTS = 20

@@ -7,8 +7,8 @@ a factor shared by every chip, or a software maturity that derates the fit). `Ca
 its plain form in a run's summary. Pure data.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing turns each string annotation of a TypedDict into
+# a ForwardRef, compiling it at import (docs/performance.md, "The cold start").
 import dataclasses
 from dataclasses import dataclass
 from typing import Literal, TypedDict
@@ -178,7 +178,7 @@ class Calibration:
         }
         return doc
 
-    def with_first_token(self, ms: float, why: str) -> Calibration:
+    def with_first_token(self, ms: float, why: str) -> "Calibration":
         """This calibration with a first-token latency of `ms` and why (a fitted figure's rows, or
         the scenario's field), said where a MoE experts' note is: in the caveat, and in a rule's
         text when the pool is not fitted."""

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomli_w
 from pydantic import ValidationError
 
 from engine.catalog import parsed
@@ -338,4 +337,6 @@ def model_from_hf_config(
 
 def entry_to_toml(entry: HardwareSpec | ModelSpec) -> str:
     """A catalog entry as the TOML text of its file."""
+    import tomli_w  # only when an entry is written
+
     return tomli_w.dumps(entry.model_dump(mode="json", by_alias=True, exclude_none=True))

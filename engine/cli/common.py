@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from engine.core.errors import ScenarioError
@@ -117,12 +119,33 @@ def check_writable_folder(path: str, flag: str = "--out") -> None:
         ) from None
 
 
+FREEZE_AFTER_LOADING = False
+"""Set by ``python -m engine``, a process that ends with its command: a command's modules are then
+imported with the cyclic garbage collector paused and frozen once loaded (`gc.freeze`), so that the
+collector scans their classes, functions and validators neither while they load nor in its full
+collections during the command (with the same for the parser's imports in ``engine.__main__``:
+about 24 M instructions of a ``run --json``, docs/performance.md). Left unset where the command
+line runs inside another process (tests), which keeps its collector as it is."""
+
+
+def _load(module: str) -> ModuleType:
+    if not FREEZE_AFTER_LOADING or not gc.isenabled():
+        return importlib.import_module(module)
+    gc.disable()
+    try:
+        loaded = importlib.import_module(module)
+        gc.freeze()
+    finally:
+        gc.enable()
+    return loaded
+
+
 def command(target: str) -> Callable[[argparse.Namespace], int]:
     """The command ``"module:function"`` (e.g. ``"engine.cli.run:cmd_run"``), imported when it runs."""
     module, _, name = target.partition(":")
 
     def run(args: argparse.Namespace) -> int:
-        return int(getattr(importlib.import_module(module), name)(args))
+        return int(getattr(_load(module), name)(args))
 
     run.__qualname__ = run.__name__ = name
     return run

@@ -20,7 +20,6 @@ decompression).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
 import stat
@@ -143,6 +142,8 @@ def read_bytes(path: str) -> bytes:
     limit = bounds.MAX_TRACE_BYTES
     try:
         if p.suffix == ".gz":
+            import gzip  # here: a run that reads no compressed data file does not load it
+
             with gzip.open(p, "rb") as fh:
                 raw = fh.read(limit + 1)
         else:

@@ -11,7 +11,6 @@ Hugging Face configs a few more.
 from __future__ import annotations
 
 import json
-import tomllib
 from typing import Any
 
 from engine.core.errors import ScenarioError
@@ -67,6 +66,8 @@ def loads_toml(text: str, what: str, max_chars: int | None = None) -> dict[str, 
     """TOML text as data; ScenarioError (naming `what`) when it is too long, too deep or not TOML."""
     if max_chars is not None and len(text) > max_chars:
         raise ScenarioError(f"{what}: {len(text):,} characters; the limit is {max_chars:,}")
+    import tomllib  # here: its import costs 20 M instructions, and a preset's run parses no TOML
+
     try:
         data = tomllib.loads(text)
     except RecursionError:

@@ -6,8 +6,8 @@ the app. A policy decides from a read-only view of the system and returns a deci
 touches simpy. Registering two policies of the same kind under one name raises.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing turns each string annotation of a NamedTuple into
+# a ForwardRef, compiling it at import (docs/performance.md, "The cold start").
 import dataclasses
 import math
 from collections.abc import Mapping
@@ -20,14 +20,14 @@ from engine.core.errors import ScenarioError, format_validation_error
 
 PolicyKind = Literal["router", "queue", "admission", "iteration", "autoscaler"]
 
-_REGISTRY: dict[str, dict[str, type[Policy]]] = {
+_REGISTRY: dict[str, dict[str, type["Policy"]]] = {
     "router": {},
     "queue": {},
     "admission": {},
     "iteration": {},
     "autoscaler": {},
 }
-_ADAPTERS: dict[type[Policy], TypeAdapter[Any]] = {}
+_ADAPTERS: dict[type["Policy"], TypeAdapter[Any]] = {}
 """Each registered class's knobs validator, built on first use (`_adapter`)."""
 
 

@@ -18,8 +18,8 @@ Three are built in, after the modes of NVIDIA Dynamo's planner (docs/autoscaling
   the SLA, prefill and decode apart).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing turns each string annotation of a NamedTuple into
+# a ForwardRef, compiling it at import (docs/performance.md, "The cold start").
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field

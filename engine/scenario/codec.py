@@ -15,13 +15,11 @@ import binascii
 import copy
 import json
 import re
-import tomllib
 import zlib
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
+from engine.catalog import parsed
 from engine.catalog.entries import presets_dir
 from engine.core import bounds, datafiles, safeparse
 from engine.core.errors import ScenarioError
@@ -56,11 +54,18 @@ def dumps_toml(scenario: Scenario) -> str:
     """The scenario as a TOML document (fields at their default are left out)."""
     data = to_data(scenario, minimal=True)
     head: dict[str, Any] = {k: data.pop(k) for k in ("version", "name", "description") if k in data}
+    import tomli_w  # only when a scenario is written
+
     return tomli_w.dumps({**head, **data}, multiline_strings=True)
 
 
 def loads_toml(text: str) -> Scenario:
-    """A scenario from TOML text (size- and depth-limited: it may come from anywhere)."""
+    """A scenario from TOML text (size- and depth-limited: it may come from anywhere); a shipped
+    preset's text is found parsed ahead (`engine.catalog.parsed`), so that its run parses no TOML."""
+    if len(text) <= MAX_SCENARIO_CHARS:
+        data = parsed.lookup(text, presets_dir())
+        if data is not None:
+            return from_data(data)
     return from_data(safeparse.loads_toml(text, "scenario", MAX_SCENARIO_CHARS))
 
 
@@ -190,6 +195,8 @@ def parse_value(text: str) -> Any:
     """A --set value: a TOML literal (number, bool, string, array, inline table) or bare text."""
     if len(text) > MAX_SCENARIO_CHARS:
         raise ScenarioError(f"value: {len(text):,} characters; the limit is {MAX_SCENARIO_CHARS:,}")
+    import tomllib  # only when a --set value is read: its import is 20 M instructions
+
     try:
         value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:

@@ -162,10 +162,12 @@ LOADED_ONLY_WHEN_ASKED = (
     "engine.serving.tables",
     "engine.serving.traces",
     "numpy.ma",
+    "tomli_w",
 )
 """What a `run --json` process of a generated workload never needs: the planner, the trust tables, the
 human report, pandas, the trace readers, numpy's masked arrays (which `np.percentile` and `np.unique`
-would import; `engine.serving.stats.percentile`)."""
+would import; `engine.serving.stats.percentile`), a TOML writer. (Its `--set` values are TOML literals,
+so tomllib is loaded here; without them it is not, `test_a_preset_run_parses_no_toml`.)"""
 
 
 def test_run_json_loads_only_the_simulation() -> None:
@@ -176,6 +178,19 @@ def test_run_json_loads_only_the_simulation() -> None:
         "main(['run', 'chat-disaggregated', '--json', '--set', 'duration_s=30']); "
         f"sys.stderr.write(','.join(m for m in sys.modules if m.split('.')[0] in {LOADED_ONLY_WHEN_ASKED!r} "
         f"or m in {LOADED_ONLY_WHEN_ASKED!r} or m.rsplit('.', 1)[0] in {LOADED_ONLY_WHEN_ASKED!r}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout)["requests"]["completed"] > 0
+    assert out.stderr.strip() == "", out.stderr
+
+
+def test_a_preset_run_parses_no_toml() -> None:
+    """A shipped preset and the catalog are read from presets/parsed.json (`engine.catalog.parsed`):
+    a run of a preset as it is never imports tomllib (20 M instructions; docs/performance.md)."""
+    code = (
+        "import sys; from engine.cli.main import main; "
+        "main(['run', 'chat-disaggregated', '--json']); "
+        "sys.stderr.write(','.join(m for m in sys.modules if m.startswith(('tomllib', 'tomli_w'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout)["requests"]["completed"] > 0
