@@ -79,11 +79,32 @@ def current_views(servers: list[Server]) -> list[policies.InstanceView]:
 def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], tuple[Any, ...]]) -> int:
     """Position in `servers` of the one whose view has the least `rank` (the earlier on a tie), each
     instance's rank kept with its view (`current_views`) and computed again only with it."""
-    for i, s in enumerate(servers):
+    i = 0
+    for s in servers:
         v = s.view
         if v is None or v[0] != i:
-            v = s.view = _view(s, i, 0, 0.0)
+            # `_view(s, i, 0, 0.0)`, inlined: most routes rebuild a view or two
+            k = 1 if s.role == "decode" else 0
+            v = s.view = _new_view(
+                policies.InstanceView,
+                (
+                    i,
+                    len(s.waiting) + len(s.incoming),
+                    s.waiting_tokens,
+                    len(s.running) + len(s.prefilling),
+                    s.kv_cap - s.kv_reserved,
+                    0,
+                    s.up,
+                    s.role,
+                    s.speeds[k],
+                    s.rates[k],
+                    s.prices[k],
+                    s.kv_cap,
+                    0.0,
+                ),
+            )
             s.rank = (*rank(v), i)  # (flat: nested tuples compare slower)
+        i += 1
     return min(map(_RANK, servers))[-1]  # type: ignore[no-any-return]
 
 
