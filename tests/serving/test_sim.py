@@ -295,3 +295,38 @@ def test_timed_calls_and_simpy_events_keep_simpys_order() -> None:
         "process at 1",
     ]
     assert env.now == 1.0
+
+
+def test_calls_due_now_keep_the_heaps_order() -> None:
+    """A call due now (`after` with no delay) runs where simpy's queue would put it: after the
+    queued calls of the same time scheduled before it and an urgent simpy event, before later ones."""
+    from engine.serving.host import Clock
+
+    env = Clock()
+    seen: list[str] = []
+
+    def proc(name: str):  # type: ignore[no-untyped-def]
+        seen.append(name)  # runs at its Initialize event: urgent, at the time it is created
+        yield env.timeout(0.0)
+        seen.append(name + " after a zero timeout")
+
+    def at_one() -> None:
+        seen.append("call at 1 (first)")
+        env.after(0.0, seen.append, "due now, from the first call")
+        env.process(proc("process started at 1"))
+        env.after(-1.0, seen.append, "due now (negative delay)")
+
+    env.after(1.0, at_one)
+    env.after(1.0, seen.append, "call at 1 (second)")
+    env.after(2.0, seen.append, "call at 2")
+    env.run_all()
+    assert seen == [
+        "call at 1 (first)",
+        "process started at 1",
+        "call at 1 (second)",
+        "due now, from the first call",
+        "due now (negative delay)",
+        "process started at 1 after a zero timeout",
+        "call at 2",
+    ]
+    assert env.calls == 5
