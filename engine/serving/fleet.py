@@ -74,6 +74,7 @@ class Fleet:
             frozenset(index_of[n] for n in c.pools if index_of[n] not in decoders) or None for c in classes
         ]
         self.any_decode_pins = any(p is not None for p in self.pinned_decode)
+        self.any_pins = any(p is not None for p in self.pinned)  # (else no arrival reads its class)
         # per class: whether it spills to other pools (`overflow = "spill"`), also once its own decode pools are lost
         self.spills: list[bool] = [c.overflow == "spill" for c in classes]
         # per pool: the decode pools its hand-offs may go to (pool indices), or None for any

@@ -166,10 +166,10 @@ class FrontDoor:
             if why:
                 end(rid, FAILED if retry else REJECTED, why)
                 return
-        pinned = fleet.pinned[led.reqs.cls[rid]]
+        pinned = fleet.pinned[led.cls[rid]] if fleet.any_pins else None
         if pinned is not None:  # traffic isolation: the class's own pools, and what overflow does
             own = [s for s in entry if s.pool.index in pinned]
-            spec = self.scenario.workload.classes[led.reqs.cls[rid]]
+            spec = self.scenario.workload.classes[led.cls[rid]]
             full = not own or all(len(s.waiting) >= spec.spill_queue for s in own)
             if not full or spec.overflow == "wait":
                 if not own:

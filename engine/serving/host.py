@@ -64,23 +64,7 @@ class Host(Protocol[SrvIn]):
     # token accounting
     tokens_emitted: int
     tokens_discarded: int
-
-    def segment(
-        self,
-        srv: SrvIn,
-        t0: float,
-        t1: float,
-        flops: float,
-        nbytes: float,
-        kv: float,
-        batch: int,
-        prefill_s: float = 0.0,
-        decodes: int = 0,
-        steps: int = 0,
-        first_gap: float = 0.0,
-        step_s: float = 0.0,
-    ) -> None:
-        """Record one iteration (or decode jump): the time series and the gaps between tokens."""
+    segments: RowLog  # one row per iteration or decode jump (`ledger.SEGMENT_COLUMNS`), added by instances
 
     def reserve_tokens(self, rid: int, role: str) -> int:
         """KV tokens a request reserves on admission to an instance of a role."""
@@ -220,6 +204,5 @@ class Clock(simpy.Environment):
 
 
 class ScalingHost(DisruptionHost[Srv], Protocol[Srv]):
-    """The simulation as the autoscalers see it: a disruption host whose iterations can be read back."""
-
-    segments: RowLog
+    """The simulation as the autoscalers see it: a disruption host whose iterations can be read back
+    (`segments`)."""

@@ -79,8 +79,7 @@ def current_views(servers: list[Server]) -> list[policies.InstanceView]:
 def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], tuple[Any, ...]]) -> int:
     """Position in `servers` of the one whose view has the least `rank` (the earlier on a tie), each
     instance's rank kept with its view (`current_views`) and computed again only with it."""
-    i = 0
-    for s in servers:
+    for i, s in enumerate(servers):
         v = s.view
         if v is None or v[0] != i:
             # `_view(s, i, 0, 0.0)`, inlined: most routes rebuild a view or two
@@ -104,7 +103,6 @@ def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], 
                 ),
             )
             s.rank = (*rank(v), i)  # (flat: nested tuples compare slower)
-        i += 1
     return min(map(_RANK, servers))[-1]  # type: ignore[no-any-return]
 
 
@@ -311,11 +309,16 @@ class Server(BatchFormation, Outage):
             self.kick()
 
     def _start_iteration(self, chunks: list[tuple[int, int, int]], decodes: int) -> None:
-        q = sum(c[1] for c in chunks)
-        pairs = sum(c[1] * (c[2] + c[1] / 2.0) for c in chunks)
-        k = sum(c[2] for c in chunks)
+        if len(chunks) == 1:  # most iterations: the sums below over one chunk, without generators
+            _, q, k = chunks[0]
+            pairs = 0.0 + q * (k + q / 2.0)  # (as `sum` adds it: to 0.0)
+            largest = float(q) if self.ranks > 1 else 0.0
+        else:
+            q = sum(c[1] for c in chunks)
+            pairs = sum(c[1] * (c[2] + c[1] / 2.0) for c in chunks)
+            k = sum(c[2] for c in chunks)
+            largest = float(max(c[1] for c in chunks)) if self.ranks > 1 else 0.0  # a prompt's rank
         ctx = float(self.ctx_sum) if decodes else 0.0
-        largest = float(max(c[1] for c in chunks)) if self.ranks > 1 else 0.0  # a prompt's rank
         t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx, len(chunks) + decodes, largest)
         work = (chunks, decodes, ctx, q, pairs, k, largest, self.sim.env.now, t, flops, nbytes)
         self.sim.env.after(t, self._iteration_done, self.token, work)
@@ -332,19 +335,22 @@ class Server(BatchFormation, Outage):
             share = 1.0
         now = sim.env.now
         gap = (now - self.last_decode if self.last_decode >= 0.0 else now - t0) if d else 0.0
-        sim.segment(
-            self,
-            t0,
-            now,
-            flops,
-            nbytes,
-            self.kv_used + (q + d) / 2.0,
-            d + len(chunks),
-            share * t,
-            d,
-            1,
-            gap,
-            gap,
+        sim.segments.add(  # one row of `ledger.SEGMENT_COLUMNS`
+            (
+                self.idx,
+                t0,
+                now,
+                flops,
+                nbytes,
+                self.kv_used + (q + d) / 2.0,
+                d + len(chunks),
+                len(self.waiting) + len(self.incoming),
+                share * t,
+                d,
+                1,
+                gap,
+                gap,
+            )
         )
         self.kv_used += q + d
         if d:
@@ -395,8 +401,23 @@ class Server(BatchFormation, Outage):
         now = self.sim.env.now
         step_s = total_s / steps
         first = step_s + (t0 - self.last_decode if self.last_decode >= 0.0 else 0.0)
-        self.sim.segment(
-            self, t0, now, flops, nbytes, self.kv_used + steps * b / 2.0, b, 0.0, b, steps, first, step_s
+        waiting = len(self.waiting) + len(self.incoming)
+        self.sim.segments.add(  # one row of `ledger.SEGMENT_COLUMNS`
+            (
+                self.idx,
+                t0,
+                now,
+                flops,
+                nbytes,
+                self.kv_used + steps * b / 2.0,
+                b,
+                waiting,
+                0.0,
+                b,
+                steps,
+                first,
+                step_s,
+            )
         )
         self.kv_used += steps * b
         self.last_decode = now

@@ -106,27 +106,6 @@ class Simulation:
         self.scaling = Scaling(self, means) if scaled else None
 
     # --- what instances and disruptions call (`host.Host`, `host.DisruptionHost`) ----------------
-    def segment(
-        self,
-        srv: Server,
-        t0: float,
-        t1: float,
-        flops: float,
-        nbytes: float,
-        kv: float,
-        batch: int,
-        prefill_s: float = 0.0,
-        decodes: int = 0,
-        steps: int = 0,
-        first_gap: float = 0.0,
-        step_s: float = 0.0,
-    ) -> None:
-        """Record one iteration (or decode jump): the time series and the gaps between tokens."""
-        waiting = len(srv.waiting) + len(srv.incoming)
-        self.segments.add(
-            (srv.idx, t0, t1, flops, nbytes, kv, batch, waiting, prefill_s, decodes, steps, first_gap, step_s)
-        )
-
     def reserve_tokens(self, rid: int, role: str) -> int:
         """KV tokens a request reserves on admission to an instance of a role."""
         return self.kv.reserve_tokens(rid, role)
