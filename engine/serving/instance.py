@@ -178,7 +178,8 @@ class Server(BatchFormation, Outage):
         self.loading: set[int] = set()  # reserved here; cache load, swap-in or recompute under way
         self.ready: list[tuple[int, int, int]] = []  # swapped in or recomputed: rejoins the batch next
         self.busy = False  # an iteration or a decode jump is under way
-        self.jump: tuple[float, int, float, int] | None = None  # (start, batch, context sum, steps)
+        # the decode jump under way: (start, batch, context sum, steps, `decode_run` of those steps)
+        self.jump: tuple[float, int, float, int, tuple[float, float, float]] | None = None
         self.token = 0  # bumps when a scheduled end is superseded
         self.kick_pending = False
         self.jump_growth = 0  # KV tokens the decode jump under way will add (preemption mode)
@@ -375,15 +376,15 @@ class Server(BatchFormation, Outage):
         ctx = float(self.ctx_sum)
         run = self.step.decode_run(b, ctx, kmax)
         self.jump_growth = kmax * b
-        self.jump = (sim.env.now, b, ctx, kmax)
+        self.jump = (sim.env.now, b, ctx, kmax, run)
         sim.env.after(run[0], self._jump_done, self.token, (sim.env.now, b, kmax, run))
 
     def cut_jump(self) -> None:
         """A request can join: end the decode jump at the boundary of the step under way."""
         assert self.jump is not None
-        t0, b, ctx, kmax = self.jump
+        t0, b, ctx, kmax, whole = self.jump
         self.jump = None
-        steps, run = self._steps_started(b, ctx, self.sim.env.now - t0, kmax)
+        steps, run = self._steps_started(b, ctx, self.sim.env.now - t0, kmax, whole)
         if steps == kmax:
             return  # the jump ends with that very step anyway
         self.token += 1  # supersede the jump's planned end
@@ -426,25 +427,28 @@ class Server(BatchFormation, Outage):
         self.kick()
 
     def _steps_started(
-        self, b: int, ctx: float, elapsed: float, kmax: int
+        self, b: int, ctx: float, elapsed: float, kmax: int, whole: tuple[float, float, float]
     ) -> tuple[int, tuple[float, float, float]]:
         """Steps finished or in progress after `elapsed` seconds of a decode run (at most kmax),
-        and the run of that many steps (`StepModel.decode_run`: kept from the search when it has it)."""
+        and the run of that many steps (`StepModel.decode_run`: kept from the search when it has it,
+        `whole` the run of all kmax steps, and the first step's, never asked for twice)."""
         run = self.step.decode_run
-        have = run(b, ctx, 1)
+        one = have = run(b, ctx, 1)
         have_k = 1
         guess = min(kmax, int(elapsed / have[0]) + 1)  # steps only get longer: an upper bound
         if guess > 2:  # refine from the mean step time over the guess (steps grow slowly)
-            have, have_k = run(b, ctx, guess), guess
+            have, have_k = whole if guess == kmax else run(b, ctx, guess), guess
             mean = have[0] / guess
             guess = min(guess, int(elapsed / mean) + 2)
         while guess > 1:
-            shorter = run(b, ctx, guess - 1)
+            shorter = one if guess == 2 else run(b, ctx, guess - 1)
             if shorter[0] <= elapsed:
                 break
             guess -= 1
             have, have_k = shorter, guess
-        return guess, have if have_k == guess else run(b, ctx, guess)
+        if have_k == guess:
+            return guess, have
+        return guess, whole if guess == kmax else run(b, ctx, guess)
 
     # --- decode batch ---------------------------------------------------------------------
     def _next_finish(self) -> int:
