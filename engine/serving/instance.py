@@ -357,10 +357,14 @@ class Server(BatchFormation, Outage):
         if d:
             self.last_decode = now
             self.advance(1)
+        prefilled, by_priority, priority = sim.prefilled, self.tokens_by_priority, sim.priority
         for rid, qi, _ in chunks:
-            sim.prefilled[rid] += qi
-            self.queue_tokens(rid, -qi)
-            if sim.prefilled[rid] >= sim.pf_target[rid]:
+            prefilled[rid] += qi
+            self.waiting_tokens -= qi  # `queue_tokens(rid, -qi)`, inlined
+            self.view = None
+            prio = priority[rid]
+            by_priority[prio] = by_priority.get(prio, 0) - qi
+            if prefilled[rid] >= sim.pf_target[rid]:
                 self.prefilling.remove(rid)
                 self.view = None
                 sim.prefill_done(self, rid)
@@ -370,14 +374,18 @@ class Server(BatchFormation, Outage):
     def _start_jump(self) -> None:
         sim = self.sim
         b = len(self.running)
-        kmax = self._next_finish() - self.steps_done
+        finish, finish_of = self.finish, self.finish_of
+        while finish_of.get(finish[0][1]) != finish[0][0]:  # `_next_finish`, inlined
+            heapq.heappop(finish)  # a preempted request's stale entry
+        kmax = finish[0][0] - self.steps_done
+        now = sim.env.now
         if sim.preempt:
             kmax = max(1, min(kmax, (self.kv_cap - self.kv_reserved) // b))
         ctx = float(self.ctx_sum)
         run = self.step.decode_run(b, ctx, kmax)
         self.jump_growth = kmax * b
-        self.jump = (sim.env.now, b, ctx, kmax, run)
-        sim.env.after(run[0], self._jump_done, self.token, (sim.env.now, b, kmax, run))
+        self.jump = (now, b, ctx, kmax, run)
+        sim.env.after(run[0], self._jump_done, self.token, (now, b, kmax, run))
 
     def cut_jump(self) -> None:
         """A request can join: end the decode jump at the boundary of the step under way."""
