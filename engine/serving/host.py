@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import simpy
 
 _NORMAL = simpy.events.NORMAL
+_push = heapq.heappush
 
 Srv = TypeVar("Srv")
 SrvIn = TypeVar("SrvIn", contravariant=True)
@@ -166,7 +167,7 @@ class Clock(simpy.Environment):
         """Call `fn(*args)` after `delay` seconds (at once if `delay` is not positive)."""
         self.calls += 1
         if delay > 0.0:
-            heapq.heappush(self._queue, (self.now + delay, _NORMAL, next(self._eid), (fn, args)))
+            _push(self._queue, (self.now + delay, _NORMAL, next(self._eid), (fn, args)))
         else:  # due now: in the order the queue would take it, without the heap (`run_all`)
             self._soon.append((next(self._eid), fn, args))
 

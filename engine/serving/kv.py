@@ -182,7 +182,7 @@ class KvLedger(ParkedHandoffs):
         if self.link.down[srv.pool.index]:
             return False  # nothing crosses a link that is down
         led = self.ledger
-        need = self.handoff_need(rid)
+        need = led.prompt[rid] if self.preempt else led.pf_target[rid] + led.output[rid]  # `handoff_need`
         decode = self.fleet.servers_of("decode")
         allowed = self.fleet.decode_pools(srv, rid)
         if allowed is not None:  # this pool, or this request's class, hands off to some decode pools only
@@ -195,7 +195,13 @@ class KvLedger(ParkedHandoffs):
                 if d.kv_reserved + d.jump_growth + need + len(d.running) + 1 <= d.kv_cap and whole <= d.kv_cap
             ]
         else:
-            fits = [d for d in decode if d.kv_reserved + need <= d.kv_cap]
+            fits = (
+                decode  # (most hand-offs: every decode instance has room, and the router sees the same list)
+            )
+            for d in decode:
+                if d.kv_reserved + need > d.kv_cap:
+                    fits = [d for d in decode if d.kv_reserved + need <= d.kv_cap]
+                    break
         if not fits:
             return False
         dst = self.fleet.route(rid, fits, "decode")
