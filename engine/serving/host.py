@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import simpy
 
 _NORMAL = simpy.events.NORMAL
-_push = heapq.heappush
+_push: Callable[[list[Any], Any], None] = heapq.heappush
 
 Srv = TypeVar("Srv")
 SrvIn = TypeVar("SrvIn", contravariant=True)

@@ -22,6 +22,7 @@ roles are simpy processes in `engine.serving.disruptions`; policies decide from 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -92,6 +93,9 @@ class Simulation:
                 self.servers.append(Server(self, len(self.servers), j, pool))
         self.fleet = fleet = Fleet(resolved, led, self.servers, blocks)
         self.kv = kv = KvLedger(resolved, led, fleet, self.env, blocks, queue, self.counters)
+        # KV tokens a request reserves on admission to an instance of a role (`host.Host`): the KV
+        # ledger's own method, which instances call for every prompt they admit
+        self.reserve_tokens: Callable[[int, str], int] = kv.reserve_tokens
         kv.on_delivered, kv.on_lost = self.delivered, self.lost
         self.link_factor = kv.link.factor  # link faults scale it (`disruptions`)
         self.edge = EdgeSite(resolved, fleet, led) if sc.deployment.edge is not None else None
@@ -106,10 +110,6 @@ class Simulation:
         self.scaling = Scaling(self, means) if scaled else None
 
     # --- what instances and disruptions call (`host.Host`, `host.DisruptionHost`) ----------------
-    def reserve_tokens(self, rid: int, role: str) -> int:
-        """KV tokens a request reserves on admission to an instance of a role."""
-        return self.kv.reserve_tokens(rid, role)
-
     def use_cache(self, srv: Server, rid: int) -> float:
         """Look the prompt up in the cache tiers; the seconds its hit takes to load."""
         return self.kv.use_cache(srv, rid)
