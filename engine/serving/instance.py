@@ -479,8 +479,7 @@ class Server(BatchFormation, Outage):
 
     def leave(self, rid: int) -> tuple[int, int]:
         """Take a request out of the decode batch; returns (context, tokens still to produce)."""
-        ctx = self.context_of(rid)
-        self.running.pop(rid)
+        ctx = self.sim.context[rid] + self.steps_done - self.running.pop(rid)  # (`context_of`)
         self.view = None
         remaining = self.finish_of.pop(rid) - self.steps_done
         self.ctx_sum -= ctx

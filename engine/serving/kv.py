@@ -101,10 +101,17 @@ class KvLedger(ParkedHandoffs):
 
     def release(self, srv: Server, rid: int) -> None:
         """Give back a request's KV reservation and memory on its instance."""
-        srv.kv_reserved -= self.release_tokens(rid, srv.role)
+        led, role = self.ledger, srv.role
+        # `release_tokens`, inlined (every request ends here)
+        if role == "prefill":
+            srv.kv_reserved -= led.prompt[rid]
+        elif self.preempt:
+            srv.kv_reserved -= led.context[rid]
+        else:
+            srv.kv_reserved -= led.prompt[rid] + led.output[rid]
         srv.view = None
-        srv.kv_used -= self.ledger.context[rid]
-        if srv.role == "decode":
+        srv.kv_used -= led.context[rid]
+        if role == "decode" and self.pending_handoff:  # (`retry_handoffs` returns at once without)
             self.retry_handoffs()
         srv.notify(True)
 
