@@ -21,6 +21,7 @@ roles are simpy processes in `engine.serving.disruptions`; policies decide from 
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Callable
 
@@ -268,7 +269,17 @@ class Simulation:
             self.env.process(disruptions.elastic(self))
         if self.scaling is not None:
             self.scaling.start()
-        self.env.run_all()
+        # the loop makes no garbage in reference cycles (every event's tuples and lists are freed by
+        # their counts; a whole run of the default preset and of `bench.scenarios.everything_on` left
+        # none), so the cyclic collector, which would walk the growing ledger and iteration rows
+        # for nothing, is off while it runs (docs/performance.md), and as it was afterwards
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self.env.run_all()
+        finally:
+            if collecting:
+                gc.enable()
         self.close_unfinished()
         end_s = float(self.env.now) if math.isfinite(self.env.now) else 0.0
         if self.scaling is not None:
