@@ -142,8 +142,10 @@ class Clock(simpy.Environment):
 
     Processes (faults, elastic role switches) and their events run as in simpy. The state
     machines' timed calls go on the same queue, in the order a Timeout would take (its time,
-    normal priority, the next event id), but as a bare (function, arguments) pair that
-    `run_all` calls directly: no Event object and no callback list for most of a run's events.
+    normal priority, the next event id), but as a bare function and its arguments, in the entry
+    itself, that `run_all` calls directly: no Event object and no callback list for most of a run's
+    events. Every entry is (time, priority, id, function or event, arguments or None), simpy's
+    events too (`schedule`), so `run_all`, not simpy's `step` or `run`, runs the queue.
 
     The state machines read the time at nearly every step, so `now` is a plain attribute here
     rather than simpy's property; simpy's own `_now` is an alias of it.
@@ -168,9 +170,15 @@ class Clock(simpy.Environment):
         """Call `fn(*args)` after `delay` seconds (at once if `delay` is not positive)."""
         self.calls += 1
         if delay > 0.0:
-            _push(self._queue, (self.now + delay, _NORMAL, next(self._eid), (fn, args)))
+            _push(self._queue, (self.now + delay, _NORMAL, next(self._eid), fn, args))
         else:  # due now: in the order the queue would take it, without the heap (`run_all`)
             self._soon.append((next(self._eid), fn, args))
+
+    def schedule(
+        self, event: simpy.Event, priority: simpy.events.EventPriority = _NORMAL, delay: float = 0
+    ) -> None:
+        """simpy's `schedule`, its entry in the queue shaped as `after`'s (no arguments: an event)."""
+        _push(self._queue, (self.now + delay, priority, next(self._eid), event, None))
 
     def call_later(self, delay: float, fn: Any, args: tuple[Any, ...]) -> None:
         """`after`, with the arguments as one tuple."""
@@ -194,9 +202,9 @@ class Clock(simpy.Environment):
                     _, fn, args = first()
                     fn(*args)
                     continue
-            self.now, _, _, event = pop(queue)
-            if type(event) is tuple:
-                event[0](*event[1])
+            self.now, _, _, event, args = pop(queue)
+            if args is not None:  # a timed call (`after`)
+                event(*args)
                 continue
             callbacks, event.callbacks = event.callbacks, None
             for callback in callbacks:

@@ -113,7 +113,8 @@ class KvLedger(ParkedHandoffs):
         srv.kv_used -= led.context[rid]
         if role == "decode" and self.pending_handoff:  # (`retry_handoffs` returns at once without)
             self.retry_handoffs()
-        srv.notify(True)
+        if not srv.busy or srv.jump is not None:  # (else `notify` does nothing: the batch is being formed)
+            srv.notify(True)
 
     # --- the prefix cache -------------------------------------------------------------------
     def use_cache(self, srv: Server, rid: int) -> float:
