@@ -196,10 +196,19 @@ class RequestLedger:
             priority, ttft_s, tpot_s = self.class_terms[c]
             arrival = self.arrival[rid]
             # (the tuple built directly: the named tuple's own constructor is a Python call)
-            fields = (rid, c, priority, arrival, self.prompt[rid], self.output[rid], arrival + ttft_s)
-            view = self.views[rid] = _new_view(
-                policies.RequestView, (*fields, self.top_priority, self.guard_ttft[c], tpot_s)
+            fields = (
+                rid,
+                c,
+                priority,
+                arrival,
+                self.prompt[rid],
+                self.output[rid],
+                arrival + ttft_s,
+                self.top_priority,
+                self.guard_ttft[c],
+                tpot_s,
             )
+            view = self.views[rid] = _new_view(policies.RequestView, fields)
         return view
 
     def retried(self, rid: int) -> None:
