@@ -375,7 +375,7 @@ class Server(BatchFormation, Outage):
         sim = self.sim
         b = len(self.running)
         finish, finish_of = self.finish, self.finish_of
-        while finish_of.get(finish[0][1]) != finish[0][0]:  # `_next_finish`, inlined
+        while finish_of.get(finish[0][1]) != finish[0][0]:  # the head: the next request to finish
             heapq.heappop(finish)  # a preempted request's stale entry
         kmax = finish[0][0] - self.steps_done
         now = sim.env.now
@@ -459,11 +459,6 @@ class Server(BatchFormation, Outage):
         return guess, whole if guess == kmax else run(b, ctx, guess)
 
     # --- decode batch ---------------------------------------------------------------------
-    def _next_finish(self) -> int:
-        while self.finish and self.finish_of.get(self.finish[0][1]) != self.finish[0][0]:
-            heapq.heappop(self.finish)  # a preempted request's stale entry
-        return self.finish[0][0]
-
     def start_decoding(self, rid: int, context: int, remaining: int) -> None:
         """A request joins the decode batch with `remaining` tokens still to produce."""
         self.sim.context[rid] = context
