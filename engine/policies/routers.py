@@ -73,7 +73,8 @@ class LeastLoaded(Router):
 
     def rank(self, view: InstanceView) -> tuple[float, float, int]:
         """Queued prompt tokens, then running requests, each over the speed; then the position."""
-        return _load(view)
+        # `_load`, inlined: the fleet ranks every instance whose kept view it rebuilds (one call fewer)
+        return (view.waiting_tokens / view.speed, view.running_requests / view.speed, view.position)
 
 
 def _pick(seed: int, n: int) -> int:

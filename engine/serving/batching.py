@@ -108,7 +108,8 @@ class BatchFormation:
             return chunks
         # with preemption, keep room for every running request's next token (a watermark)
         spare = running + 1 if sim.preempt and self.role == "mixed" else 0
-        while waiting and budget > 0 and self.has_slot():
+        slots = self.max_batch - running  # `has_slot`, less the prefills and loads counted below
+        while waiting and budget > 0 and len(self.prefilling) + len(self.loading) < slots:
             rid = waiting[0][1]
             need = sim.reserve_tokens(rid, self.role)
             if self.kv_reserved + need + spare > self.kv_cap:

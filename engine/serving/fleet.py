@@ -41,6 +41,11 @@ class Fleet:
         self.blocks = blocks
         self.router = policies.build_router(sc.scheduler.router.as_dict())
         self.cache_on = sc.cache.enabled
+        r = self.router
+        # a ranked router's rank when `route` answers from kept ranks alone (`least_ranked`), else None
+        self._ranked = (
+            r.rank if r.ranked and not (r.needs_prefix and self.cache_on) and not r.needs_timing else None
+        )
         self.ticks: dict[str, int] = {}
         self._live: dict[str, list[Server]] | None = None  # servers_of's lists, until roles change
         self._future: dict[str, int] | None = None  # future_cap's figures, until roles change
@@ -74,6 +79,7 @@ class Fleet:
             frozenset(index_of[n] for n in c.pools if index_of[n] not in decoders) or None for c in classes
         ]
         self.any_decode_pins = any(p is not None for p in self.pinned_decode)
+        self.any_pins = any(p is not None for p in self.pinned)  # (else no arrival reads its class)
         # per class: whether it spills to other pools (`overflow = "spill"`), also once its own decode pools are lost
         self.spills: list[bool] = [c.overflow == "spill" for c in classes]
         # per pool: the decode pools its hand-offs may go to (pool indices), or None for any
@@ -187,6 +193,10 @@ class Fleet:
         self.ticks[key] = tick + 1
         if len(servers) == 1:
             return servers[0]
+        if self._ranked is not None and not self.check_views:  # most routes: the branch below, shorter
+            srv = servers[least_ranked(servers, self._ranked)]
+            if srv.up:
+                return srv
         router = self.router
         if router.needs_prefix and self.cache_on:
             blocks = self.blocks.prompt_blocks(rid)

@@ -73,6 +73,7 @@ class FrontDoor:
         free = sc.network.is_free() and sc.control_plane.is_free() and resolved.first_token_s == 0
         self.way_in = None if free else WayIn(resolved, ledger, env, self.arrive)
         self.admission = policies.build_admission(sc.scheduler.admission.as_dict())
+        self.admits_all = isinstance(self.admission, policies.AdmitAll)
         b = sc.batching()
         self.mix = sc.iteration_scheduler().mixes_decodes
         self.chunked = b.chunked_prefill
@@ -150,7 +151,7 @@ class FrontDoor:
         if need > fleet.decode_cap or led.prompt[rid] > fleet.prefill_cap:
             end(rid, REJECTED, TOO_LONG)
             return
-        live = entry = fleet.entry_servers()
+        live = entry = fleet.servers_of("entry")
         if not live:
             end(rid, FAILED if retry else REJECTED, NO_INSTANCE)
             return
@@ -166,10 +167,10 @@ class FrontDoor:
             if why:
                 end(rid, FAILED if retry else REJECTED, why)
                 return
-        pinned = fleet.pinned[led.reqs.cls[rid]]
+        pinned = fleet.pinned[led.cls[rid]] if fleet.any_pins else None
         if pinned is not None:  # traffic isolation: the class's own pools, and what overflow does
             own = [s for s in entry if s.pool.index in pinned]
-            spec = self.scenario.workload.classes[led.reqs.cls[rid]]
+            spec = self.scenario.workload.classes[led.cls[rid]]
             full = not own or all(len(s.waiting) >= spec.spill_queue for s in own)
             if not full or spec.overflow == "wait":
                 if not own:
@@ -183,7 +184,7 @@ class FrontDoor:
             return  # shed while degraded
         srv = fleet.route(rid, entry, "entry")
         view = led.request_view(rid)
-        if not retry and not isinstance(self.admission, policies.AdmitAll):
+        if not retry and not self.admits_all:
             queued = sum(len(s.waiting) for s in live)
             reason = self.admission.reject(view, queued, self.predicted_ttft(srv, rid))
             if reason:
@@ -205,7 +206,10 @@ class FrontDoor:
             or (self.edge is not None and srv.pool.spec.tier == "edge")
         ):
             led.decode_inst[rid] = srv.idx
-        could = srv.has_slot() and srv.kv_reserved + self.kv.reserve_tokens(rid, srv.role) <= srv.kv_cap
+        could = (  # `srv.has_slot()`, inlined
+            len(srv.running) + len(srv.prefilling) + len(srv.loading) < srv.max_batch
+            and srv.kv_reserved + self.kv.reserve_tokens(rid, srv.role) <= srv.kv_cap
+        )
         srv.notify(could)
 
     def serve_less(self, rid: int, retry: bool) -> bool:

@@ -16,11 +16,14 @@ itself to its instances.
 from __future__ import annotations
 
 import heapq
+from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import simpy
 
 _NORMAL = simpy.events.NORMAL
+_push: Callable[[list[Any], Any], None] = heapq.heappush
 
 Srv = TypeVar("Srv")
 SrvIn = TypeVar("SrvIn", contravariant=True)
@@ -63,23 +66,7 @@ class Host(Protocol[SrvIn]):
     # token accounting
     tokens_emitted: int
     tokens_discarded: int
-
-    def segment(
-        self,
-        srv: SrvIn,
-        t0: float,
-        t1: float,
-        flops: float,
-        nbytes: float,
-        kv: float,
-        batch: int,
-        prefill_s: float = 0.0,
-        decodes: int = 0,
-        steps: int = 0,
-        first_gap: float = 0.0,
-        step_s: float = 0.0,
-    ) -> None:
-        """Record one iteration (or decode jump): the time series and the gaps between tokens."""
+    segments: RowLog  # one row per iteration or decode jump (`ledger.SEGMENT_COLUMNS`), added by instances
 
     def reserve_tokens(self, rid: int, role: str) -> int:
         """KV tokens a request reserves on admission to an instance of a role."""
@@ -155,8 +142,10 @@ class Clock(simpy.Environment):
 
     Processes (faults, elastic role switches) and their events run as in simpy. The state
     machines' timed calls go on the same queue, in the order a Timeout would take (its time,
-    normal priority, the next event id), but as a bare (function, arguments) pair that
-    `run_all` calls directly: no Event object and no callback list for most of a run's events.
+    normal priority, the next event id), but as a bare function and its arguments, in the entry
+    itself, that `run_all` calls directly: no Event object and no callback list for most of a run's
+    events. Every entry is (time, priority, id, function or event, arguments or None), simpy's
+    events too (`schedule`), so `run_all`, not simpy's `step` or `run`, runs the queue.
 
     The state machines read the time at nearly every step, so `now` is a plain attribute here
     rather than simpy's property; simpy's own `_now` is an alias of it.
@@ -164,6 +153,10 @@ class Clock(simpy.Environment):
 
     now: float = 0.0
     calls = 0  # timed calls scheduled so far (`after`): a run's count of events
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._soon: deque[tuple[int, Any, tuple[Any, ...]]] = deque()  # calls due now (`after`)
 
     @property
     def _now(self) -> float:
@@ -176,23 +169,42 @@ class Clock(simpy.Environment):
     def after(self, delay: float, fn: Any, *args: Any) -> None:
         """Call `fn(*args)` after `delay` seconds (at once if `delay` is not positive)."""
         self.calls += 1
-        queue: list[Any] = self._queue
-        heapq.heappush(
-            queue, (self.now + (delay if delay > 0.0 else 0.0), _NORMAL, next(self._eid), (fn, args))
-        )
+        if delay > 0.0:
+            _push(self._queue, (self.now + delay, _NORMAL, next(self._eid), fn, args))
+        else:  # due now: in the order the queue would take it, without the heap (`run_all`)
+            self._soon.append((next(self._eid), fn, args))
+
+    def schedule(
+        self, event: simpy.Event, priority: simpy.events.EventPriority = _NORMAL, delay: float = 0
+    ) -> None:
+        """simpy's `schedule`, its entry in the queue shaped as `after`'s (no arguments: an event)."""
+        _push(self._queue, (self.now + delay, priority, next(self._eid), event, None))
 
     def call_later(self, delay: float, fn: Any, args: tuple[Any, ...]) -> None:
         """`after`, with the arguments as one tuple."""
         self.after(delay, fn, *args)
 
     def run_all(self) -> None:
-        """Process every scheduled event (simpy's `run()` without `until`)."""
+        """Process every scheduled event (simpy's `run()` without `until`).
+
+        A call due now (`after` with no delay: an instance forming its next batch, a fifth of a
+        run's events) waits in `_soon`, first in first out, rather than in the heap; it runs
+        where the heap would have put it: after every queued event of an earlier time, or of the
+        same time with a higher priority or an earlier id, and before all others.
+        """
         queue: list[Any] = self._queue
-        pop = heapq.heappop
-        while queue:
-            self.now, _, _, event = pop(queue)
-            if type(event) is tuple:
-                event[0](*event[1])
+        soon = self._soon
+        pop, first = heapq.heappop, soon.popleft
+        while queue or soon:
+            if soon:
+                head = queue[0] if queue else None
+                if head is None or head[0] != self.now or (head[1], head[2]) > (_NORMAL, soon[0][0]):
+                    _, fn, args = first()
+                    fn(*args)
+                    continue
+            self.now, _, _, event, args = pop(queue)
+            if args is not None:  # a timed call (`after`)
+                event(*args)
                 continue
             callbacks, event.callbacks = event.callbacks, None
             for callback in callbacks:
@@ -202,6 +214,5 @@ class Clock(simpy.Environment):
 
 
 class ScalingHost(DisruptionHost[Srv], Protocol[Srv]):
-    """The simulation as the autoscalers see it: a disruption host whose iterations can be read back."""
-
-    segments: RowLog
+    """The simulation as the autoscalers see it: a disruption host whose iterations can be read back
+    (`segments`)."""

@@ -82,7 +82,26 @@ def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], 
     for i, s in enumerate(servers):
         v = s.view
         if v is None or v[0] != i:
-            v = s.view = _view(s, i, 0, 0.0)
+            # `_view(s, i, 0, 0.0)`, inlined: most routes rebuild a view or two
+            k = 1 if s.role == "decode" else 0
+            v = s.view = _new_view(
+                policies.InstanceView,
+                (
+                    i,
+                    len(s.waiting) + len(s.incoming),
+                    s.waiting_tokens,
+                    len(s.running) + len(s.prefilling),
+                    s.kv_cap - s.kv_reserved,
+                    0,
+                    s.up,
+                    s.role,
+                    s.speeds[k],
+                    s.rates[k],
+                    s.prices[k],
+                    s.kv_cap,
+                    0.0,
+                ),
+            )
             s.rank = (*rank(v), i)  # (flat: nested tuples compare slower)
     return min(map(_RANK, servers))[-1]  # type: ignore[no-any-return]
 
@@ -159,7 +178,8 @@ class Server(BatchFormation, Outage):
         self.loading: set[int] = set()  # reserved here; cache load, swap-in or recompute under way
         self.ready: list[tuple[int, int, int]] = []  # swapped in or recomputed: rejoins the batch next
         self.busy = False  # an iteration or a decode jump is under way
-        self.jump: tuple[float, int, float, int] | None = None  # (start, batch, context sum, steps)
+        # the decode jump under way: (start, batch, context sum, steps, `decode_run` of those steps)
+        self.jump: tuple[float, int, float, int, tuple[float, float, float]] | None = None
         self.token = 0  # bumps when a scheduled end is superseded
         self.kick_pending = False
         self.jump_growth = 0  # KV tokens the decode jump under way will add (preemption mode)
@@ -290,11 +310,16 @@ class Server(BatchFormation, Outage):
             self.kick()
 
     def _start_iteration(self, chunks: list[tuple[int, int, int]], decodes: int) -> None:
-        q = sum(c[1] for c in chunks)
-        pairs = sum(c[1] * (c[2] + c[1] / 2.0) for c in chunks)
-        k = sum(c[2] for c in chunks)
+        if len(chunks) == 1:  # most iterations: the sums below over one chunk, without generators
+            _, q, k = chunks[0]
+            pairs = 0.0 + q * (k + q / 2.0)  # (as `sum` adds it: to 0.0)
+            largest = float(q) if self.ranks > 1 else 0.0
+        else:
+            q = sum(c[1] for c in chunks)
+            pairs = sum(c[1] * (c[2] + c[1] / 2.0) for c in chunks)
+            k = sum(c[2] for c in chunks)
+            largest = float(max(c[1] for c in chunks)) if self.ranks > 1 else 0.0  # a prompt's rank
         ctx = float(self.ctx_sum) if decodes else 0.0
-        largest = float(max(c[1] for c in chunks)) if self.ranks > 1 else 0.0  # a prompt's rank
         t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx, len(chunks) + decodes, largest)
         work = (chunks, decodes, ctx, q, pairs, k, largest, self.sim.env.now, t, flops, nbytes)
         self.sim.env.after(t, self._iteration_done, self.token, work)
@@ -311,28 +336,35 @@ class Server(BatchFormation, Outage):
             share = 1.0
         now = sim.env.now
         gap = (now - self.last_decode if self.last_decode >= 0.0 else now - t0) if d else 0.0
-        sim.segment(
-            self,
-            t0,
-            now,
-            flops,
-            nbytes,
-            self.kv_used + (q + d) / 2.0,
-            d + len(chunks),
-            share * t,
-            d,
-            1,
-            gap,
-            gap,
+        sim.segments.add(  # one row of `ledger.SEGMENT_COLUMNS`
+            (
+                self.idx,
+                t0,
+                now,
+                flops,
+                nbytes,
+                self.kv_used + (q + d) / 2.0,
+                d + len(chunks),
+                len(self.waiting) + len(self.incoming),
+                share * t,
+                d,
+                1,
+                gap,
+                gap,
+            )
         )
         self.kv_used += q + d
         if d:
             self.last_decode = now
             self.advance(1)
+        prefilled, by_priority, priority = sim.prefilled, self.tokens_by_priority, sim.priority
         for rid, qi, _ in chunks:
-            sim.prefilled[rid] += qi
-            self.queue_tokens(rid, -qi)
-            if sim.prefilled[rid] >= sim.pf_target[rid]:
+            prefilled[rid] += qi
+            self.waiting_tokens -= qi  # `queue_tokens(rid, -qi)`, inlined
+            self.view = None
+            prio = priority[rid]
+            by_priority[prio] = by_priority.get(prio, 0) - qi
+            if prefilled[rid] >= sim.pf_target[rid]:
                 self.prefilling.remove(rid)
                 self.view = None
                 sim.prefill_done(self, rid)
@@ -342,21 +374,25 @@ class Server(BatchFormation, Outage):
     def _start_jump(self) -> None:
         sim = self.sim
         b = len(self.running)
-        kmax = self._next_finish() - self.steps_done
+        finish, finish_of = self.finish, self.finish_of
+        while finish_of.get(finish[0][1]) != finish[0][0]:  # the head: the next request to finish
+            heapq.heappop(finish)  # a preempted request's stale entry
+        kmax = finish[0][0] - self.steps_done
+        now = sim.env.now
         if sim.preempt:
             kmax = max(1, min(kmax, (self.kv_cap - self.kv_reserved) // b))
         ctx = float(self.ctx_sum)
         run = self.step.decode_run(b, ctx, kmax)
         self.jump_growth = kmax * b
-        self.jump = (sim.env.now, b, ctx, kmax)
-        sim.env.after(run[0], self._jump_done, self.token, (sim.env.now, b, kmax, run))
+        self.jump = (now, b, ctx, kmax, run)
+        sim.env.after(run[0], self._jump_done, self.token, (now, b, kmax, run))
 
     def cut_jump(self) -> None:
         """A request can join: end the decode jump at the boundary of the step under way."""
         assert self.jump is not None
-        t0, b, ctx, kmax = self.jump
+        t0, b, ctx, kmax, whole = self.jump
         self.jump = None
-        steps, run = self._steps_started(b, ctx, self.sim.env.now - t0, kmax)
+        steps, run = self._steps_started(b, ctx, self.sim.env.now - t0, kmax, whole)
         if steps == kmax:
             return  # the jump ends with that very step anyway
         self.token += 1  # supersede the jump's planned end
@@ -374,8 +410,23 @@ class Server(BatchFormation, Outage):
         now = self.sim.env.now
         step_s = total_s / steps
         first = step_s + (t0 - self.last_decode if self.last_decode >= 0.0 else 0.0)
-        self.sim.segment(
-            self, t0, now, flops, nbytes, self.kv_used + steps * b / 2.0, b, 0.0, b, steps, first, step_s
+        waiting = len(self.waiting) + len(self.incoming)
+        self.sim.segments.add(  # one row of `ledger.SEGMENT_COLUMNS`
+            (
+                self.idx,
+                t0,
+                now,
+                flops,
+                nbytes,
+                self.kv_used + steps * b / 2.0,
+                b,
+                waiting,
+                0.0,
+                b,
+                steps,
+                first,
+                step_s,
+            )
         )
         self.kv_used += steps * b
         self.last_decode = now
@@ -384,32 +435,30 @@ class Server(BatchFormation, Outage):
         self.kick()
 
     def _steps_started(
-        self, b: int, ctx: float, elapsed: float, kmax: int
+        self, b: int, ctx: float, elapsed: float, kmax: int, whole: tuple[float, float, float]
     ) -> tuple[int, tuple[float, float, float]]:
         """Steps finished or in progress after `elapsed` seconds of a decode run (at most kmax),
-        and the run of that many steps (`StepModel.decode_run`: kept from the search when it has it)."""
+        and the run of that many steps (`StepModel.decode_run`: kept from the search when it has it,
+        `whole` the run of all kmax steps, and the first step's, never asked for twice)."""
         run = self.step.decode_run
-        have = run(b, ctx, 1)
+        one = have = run(b, ctx, 1)
         have_k = 1
         guess = min(kmax, int(elapsed / have[0]) + 1)  # steps only get longer: an upper bound
         if guess > 2:  # refine from the mean step time over the guess (steps grow slowly)
-            have, have_k = run(b, ctx, guess), guess
+            have, have_k = whole if guess == kmax else run(b, ctx, guess), guess
             mean = have[0] / guess
             guess = min(guess, int(elapsed / mean) + 2)
         while guess > 1:
-            shorter = run(b, ctx, guess - 1)
+            shorter = one if guess == 2 else run(b, ctx, guess - 1)
             if shorter[0] <= elapsed:
                 break
             guess -= 1
             have, have_k = shorter, guess
-        return guess, have if have_k == guess else run(b, ctx, guess)
+        if have_k == guess:
+            return guess, have
+        return guess, whole if guess == kmax else run(b, ctx, guess)
 
     # --- decode batch ---------------------------------------------------------------------
-    def _next_finish(self) -> int:
-        while self.finish and self.finish_of.get(self.finish[0][1]) != self.finish[0][0]:
-            heapq.heappop(self.finish)  # a preempted request's stale entry
-        return self.finish[0][0]
-
     def start_decoding(self, rid: int, context: int, remaining: int) -> None:
         """A request joins the decode batch with `remaining` tokens still to produce."""
         self.sim.context[rid] = context
@@ -425,8 +474,7 @@ class Server(BatchFormation, Outage):
 
     def leave(self, rid: int) -> tuple[int, int]:
         """Take a request out of the decode batch; returns (context, tokens still to produce)."""
-        ctx = self.context_of(rid)
-        self.running.pop(rid)
+        ctx = self.sim.context[rid] + self.steps_done - self.running.pop(rid)  # (`context_of`)
         self.view = None
         remaining = self.finish_of.pop(rid) - self.steps_done
         self.ctx_sum -= ctx

@@ -101,12 +101,20 @@ class KvLedger(ParkedHandoffs):
 
     def release(self, srv: Server, rid: int) -> None:
         """Give back a request's KV reservation and memory on its instance."""
-        srv.kv_reserved -= self.release_tokens(rid, srv.role)
+        led, role = self.ledger, srv.role
+        # `release_tokens`, inlined (every request ends here)
+        if role == "prefill":
+            srv.kv_reserved -= led.prompt[rid]
+        elif self.preempt:
+            srv.kv_reserved -= led.context[rid]
+        else:
+            srv.kv_reserved -= led.prompt[rid] + led.output[rid]
         srv.view = None
-        srv.kv_used -= self.ledger.context[rid]
-        if srv.role == "decode":
+        srv.kv_used -= led.context[rid]
+        if role == "decode" and self.pending_handoff:  # (`retry_handoffs` returns at once without)
             self.retry_handoffs()
-        srv.notify(True)
+        if not srv.busy or srv.jump is not None:  # (else `notify` does nothing: the batch is being formed)
+            srv.notify(True)
 
     # --- the prefix cache -------------------------------------------------------------------
     def use_cache(self, srv: Server, rid: int) -> float:
@@ -182,7 +190,7 @@ class KvLedger(ParkedHandoffs):
         if self.link.down[srv.pool.index]:
             return False  # nothing crosses a link that is down
         led = self.ledger
-        need = self.handoff_need(rid)
+        need = led.prompt[rid] if self.preempt else led.pf_target[rid] + led.output[rid]  # `handoff_need`
         decode = self.fleet.servers_of("decode")
         allowed = self.fleet.decode_pools(srv, rid)
         if allowed is not None:  # this pool, or this request's class, hands off to some decode pools only
@@ -195,7 +203,13 @@ class KvLedger(ParkedHandoffs):
                 if d.kv_reserved + d.jump_growth + need + len(d.running) + 1 <= d.kv_cap and whole <= d.kv_cap
             ]
         else:
-            fits = [d for d in decode if d.kv_reserved + need <= d.kv_cap]
+            fits = (
+                decode  # (most hand-offs: every decode instance has room, and the router sees the same list)
+            )
+            for d in decode:
+                if d.kv_reserved + need > d.kv_cap:
+                    fits = [d for d in decode if d.kv_reserved + need <= d.kv_cap]
+                    break
         if not fits:
             return False
         dst = self.fleet.route(rid, fits, "decode")

@@ -147,7 +147,8 @@ class RequestLedger:
         self.views: list[policies.RequestView | None] = [None] * n
         self.stalled: dict[int, float] = {}  # preempted, not yet back: the end of its last decode step
         self.stalls: list[tuple[int, int, float, float]] = []  # (request, server, stalled since, rejoined)
-        self.priority: list[int] = [self.classes[c].priority for c in reqs.cls.tolist()]
+        self.cls: list[int] = reqs.cls.tolist()  # each request's class (a numpy scalar read costs more)
+        self.priority: list[int] = [self.classes[c].priority for c in self.cls]
         self.top_priority = max(c.priority for c in self.classes)
         # per class: the tightest TTFT target of the classes above it, which admission protects by
         # shedding this class first; under strict priority the classes above overtake it anyway
@@ -191,14 +192,23 @@ class RequestLedger:
         """What a policy sees of a request (built once per request)."""
         view = self.views[rid]
         if view is None:
-            c = int(self.reqs.cls[rid])
+            c = self.cls[rid]
             priority, ttft_s, tpot_s = self.class_terms[c]
             arrival = self.arrival[rid]
             # (the tuple built directly: the named tuple's own constructor is a Python call)
-            fields = (rid, c, priority, arrival, self.prompt[rid], self.output[rid], arrival + ttft_s)
-            view = self.views[rid] = _new_view(
-                policies.RequestView, (*fields, self.top_priority, self.guard_ttft[c], tpot_s)
+            fields = (
+                rid,
+                c,
+                priority,
+                arrival,
+                self.prompt[rid],
+                self.output[rid],
+                arrival + ttft_s,
+                self.top_priority,
+                self.guard_ttft[c],
+                tpot_s,
             )
+            view = self.views[rid] = _new_view(policies.RequestView, fields)
         return view
 
     def retried(self, rid: int) -> None:

@@ -43,7 +43,7 @@ class Outage:
     kv_used: int
     inbound: int
     generation: int
-    jump: tuple[float, int, float, int] | None
+    jump: tuple[float, int, float, int, tuple[float, float, float]] | None
     jump_growth: int
     kick_pending: bool
     last_decode: float

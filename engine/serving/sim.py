@@ -21,7 +21,9 @@ roles are simpy processes in `engine.serving.disruptions`; policies decide from 
 
 from __future__ import annotations
 
+import gc
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -92,6 +94,9 @@ class Simulation:
                 self.servers.append(Server(self, len(self.servers), j, pool))
         self.fleet = fleet = Fleet(resolved, led, self.servers, blocks)
         self.kv = kv = KvLedger(resolved, led, fleet, self.env, blocks, queue, self.counters)
+        # KV tokens a request reserves on admission to an instance of a role (`host.Host`): the KV
+        # ledger's own method, which instances call for every prompt they admit
+        self.reserve_tokens: Callable[[int, str], int] = kv.reserve_tokens
         kv.on_delivered, kv.on_lost = self.delivered, self.lost
         self.link_factor = kv.link.factor  # link faults scale it (`disruptions`)
         self.edge = EdgeSite(resolved, fleet, led) if sc.deployment.edge is not None else None
@@ -106,31 +111,6 @@ class Simulation:
         self.scaling = Scaling(self, means) if scaled else None
 
     # --- what instances and disruptions call (`host.Host`, `host.DisruptionHost`) ----------------
-    def segment(
-        self,
-        srv: Server,
-        t0: float,
-        t1: float,
-        flops: float,
-        nbytes: float,
-        kv: float,
-        batch: int,
-        prefill_s: float = 0.0,
-        decodes: int = 0,
-        steps: int = 0,
-        first_gap: float = 0.0,
-        step_s: float = 0.0,
-    ) -> None:
-        """Record one iteration (or decode jump): the time series and the gaps between tokens."""
-        waiting = len(srv.waiting) + len(srv.incoming)
-        self.segments.add(
-            (srv.idx, t0, t1, flops, nbytes, kv, batch, waiting, prefill_s, decodes, steps, first_gap, step_s)
-        )
-
-    def reserve_tokens(self, rid: int, role: str) -> int:
-        """KV tokens a request reserves on admission to an instance of a role."""
-        return self.kv.reserve_tokens(rid, role)
-
     def use_cache(self, srv: Server, rid: int) -> float:
         """Look the prompt up in the cache tiers; the seconds its hit takes to load."""
         return self.kv.use_cache(srv, rid)
@@ -289,7 +269,17 @@ class Simulation:
             self.env.process(disruptions.elastic(self))
         if self.scaling is not None:
             self.scaling.start()
-        self.env.run_all()
+        # the loop makes no garbage in reference cycles (every event's tuples and lists are freed by
+        # their counts; a whole run of the default preset and of `bench.scenarios.everything_on` left
+        # none), so the cyclic collector, which would walk the growing ledger and iteration rows
+        # for nothing, is off while it runs (docs/performance.md), and as it was afterwards
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self.env.run_all()
+        finally:
+            if collecting:
+                gc.enable()
         self.close_unfinished()
         end_s = float(self.env.now) if math.isfinite(self.env.now) else 0.0
         if self.scaling is not None:

@@ -295,3 +295,62 @@ def test_timed_calls_and_simpy_events_keep_simpys_order() -> None:
         "process at 1",
     ]
     assert env.now == 1.0
+
+
+def test_calls_due_now_keep_the_heaps_order() -> None:
+    """A call due now (`after` with no delay) runs where simpy's queue would put it: after the
+    queued calls of the same time scheduled before it and an urgent simpy event, before later ones."""
+    from engine.serving.host import Clock
+
+    env = Clock()
+    seen: list[str] = []
+
+    def proc(name: str):  # type: ignore[no-untyped-def]
+        seen.append(name)  # runs at its Initialize event: urgent, at the time it is created
+        yield env.timeout(0.0)
+        seen.append(name + " after a zero timeout")
+
+    def at_one() -> None:
+        seen.append("call at 1 (first)")
+        env.after(0.0, seen.append, "due now, from the first call")
+        env.process(proc("process started at 1"))
+        env.after(-1.0, seen.append, "due now (negative delay)")
+
+    env.after(1.0, at_one)
+    env.after(1.0, seen.append, "call at 1 (second)")
+    env.after(2.0, seen.append, "call at 2")
+    env.run_all()
+    assert seen == [
+        "call at 1 (first)",
+        "process started at 1",
+        "call at 1 (second)",
+        "due now, from the first call",
+        "due now (negative delay)",
+        "process started at 1 after a zero timeout",
+        "call at 2",
+    ]
+    assert env.calls == 5
+
+
+@pytest.mark.parametrize("preset", ["chat-disaggregated", "chat-colocated"])
+def test_a_run_makes_no_garbage_in_cycles_and_restores_the_collector(preset: str) -> None:
+    """`Simulation.run` turns the cyclic collector off while its loop runs, which holds only while
+    the loop leaves nothing in reference cycles (else a long run would keep it all): none is left,
+    a fault and its retried requests included, and the collector is on again afterwards."""
+    import gc
+
+    base = small(preset)
+    fault = {"at_s": 5.0, "pool": base.deployment.pools[0].name, "instances": 1, "duration_s": 5.0}
+    s = io.apply_overrides(base, {"faults": [fault]})
+    sim = Simulation(resolve(s, load_catalog()), generate(s))
+    gc.collect()
+    gc.disable()  # (kept off after the run too, so that nothing is collected before the count)
+    try:
+        rec = sim.run()
+        assert not gc.isenabled()  # the run leaves the collector as it found it
+        assert gc.collect() == 0  # (the simulation itself is still alive here)
+    finally:
+        gc.enable()
+    assert rec.counters["retried"] > 0
+    Simulation(resolve(s, load_catalog()), generate(s)).run()
+    assert gc.isenabled()
