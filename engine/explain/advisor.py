@@ -353,7 +353,8 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 "calibration",
                 f"{hw} ({which}) is partly calibrated under {stack}: its dense layers are fitted to measurements "
                 f"of {hw}, but the model's routed experts stream their weights at {cal.experts:.0%} of the dense layers' "
-                f"rate, with terms fitted to many chips' MoE measurements (per stack, and chip vendor, where two sources allow); {errors_text(real_bands(cal))}. To give "
+                "rate, with terms fitted to many chips' MoE measurements (per stack, and chip vendor, where two "
+                f"sources allow); {errors_text(real_bands(cal))}. To give "
                 f"{hw} its own, fit your benchmark of a MoE model: {calibrate_hint(hw, cal.stack, hw in custom)}.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )
