@@ -23,8 +23,9 @@ Each stack whose MoE points come from two sources or more gets its own terms; th
 stack left with one source when its other source is held out) take the terms fitted to their chip
 vendor's points of every stack (`VENDOR_MIN_SOURCES`), else those fitted to every point together.
 Within a stack with terms of its own, the points of each chip vendor get terms of their own where
-the stack's points span vendors (`vendor_of`): a stack runs other kernels on another vendor's chips (SGLang's MoE layer calls sgl-kernel's CUDA
-kernels on NVIDIA and AITER's or vLLM's ROCm ops on AMD: `_is_hip` / `_use_aiter` in
+the stack's points span vendors (`vendor_of`): a stack runs other kernels on another vendor's chips
+(SGLang's MoE layer calls sgl-kernel's CUDA kernels on NVIDIA and AITER's or vLLM's ROCm ops on AMD:
+`_is_hip` / `_use_aiter` in
 `python/sglang/srt/layers/moe/fused_moe_triton/fused_moe.py`), so its fixed cost per MoE layer is
 the (stack, vendor) pair's, not the stack's: the SGLang cookbook's DeepSeek decodes a one-client
 token in 9.2 ms on eight B200s (SGLang 0.5.6) and 24 ms on eight MI300X (0.5.7 on ROCm)
