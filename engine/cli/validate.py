@@ -479,17 +479,17 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
         ]
 
         def table(name: str, t: Any, whose: str, on: str = "") -> list[str]:
-            what = f"{len(t.ids)} {whose} MoE throughput and TPOT measurements{on}"
+            what = f"{len(t.ids)} {whose}MoE throughput and TPOT measurements{on}"
             rows = [f"{k} = {v}" for k, v in t.update().items()]
             return [f"[experts.{name}]", *rows, f'source = "fitted to {what} from {t.sources} sources"', ""]
 
         for st, t in rep.experts.stacks.items():
-            lines += table(st, t, st)
+            lines += table(st, t, f"{st} ")
             for (s, vd), tv in rep.experts.vendors.items():
                 if s == st:  # the stack's terms on one chip vendor's chips (moe_fit.vendor_of)
-                    lines += table(f"{st}.{vd}", tv, st, f" on {vd} chips")
+                    lines += table(f"{st}.{vd}", tv, f"{st} ", f" on {vd} chips")
         for vd, tv in rep.experts.by_vendor.items():  # a stack without terms of its own, on vd's chips
-            lines += table(f"vendor.{vd}", tv, "every stack's", f" on {vd} chips")
+            lines += table(f"vendor.{vd}", tv, "", f" of every stack on {vd} chips")
     lines += first_token_toml(rep)
     for basis, row in rep.expected_error.items():
         lines.append(f"[expected_error.{basis}]")
