@@ -20,15 +20,19 @@ rates and overhead) and three terms of its own (`predictor.MOE_TERMS`, docs/cost
   over machines": the stacks that borrow the shared terms held out better with them as they were).
 
 Each stack whose MoE points come from two sources or more gets its own terms; the others (and a
-stack left with one source when its other source is held out) take the terms fitted to every
-stack's points together. Within a stack, the points of one chip vendor get terms of their own
-where they too come from two sources or more and are not the stack's whole set (`vendor_of`): a
-stack runs other kernels on another vendor's chips (SGLang's MoE layer calls sgl-kernel's CUDA
-kernels on NVIDIA and AITER's or vLLM's ROCm ops on AMD: `_is_hip` / `_use_aiter` in
+stack left with one source when its other source is held out) take the terms fitted to their chip
+vendor's points of every stack (`VENDOR_MIN_SOURCES`), else those fitted to every point together.
+Within a stack with terms of its own, the points of each chip vendor get terms of their own where
+the stack's points span vendors (`vendor_of`): a stack runs other kernels on another vendor's chips
+(SGLang's MoE layer calls sgl-kernel's CUDA kernels on NVIDIA and AITER's or vLLM's ROCm ops on AMD:
+`_is_hip` / `_use_aiter` in
 `python/sglang/srt/layers/moe/fused_moe_triton/fused_moe.py`), so its fixed cost per MoE layer is
 the (stack, vendor) pair's, not the stack's: the SGLang cookbook's DeepSeek decodes a one-client
 token in 9.2 ms on eight B200s (SGLang 0.5.6) and 24 ms on eight MI300X (0.5.7 on ROCm)
-(docs/calibration.md, "SGLang's terms per chip vendor").
+(docs/calibration.md, "SGLang's terms per chip vendor"). A vendor's terms, within a stack or across
+stacks, need one source, not two: a (stack, vendor) group held out keeps its other source at most,
+and the other vendor's or the pooled terms held out worse than that one source's (docs/calibration.md,
+"One source of the chip's vendor over the pooled terms").
 
 The fit is the least squared log error over a grid per term, searched one term at a time from the
 grids' middles until no step lowers it (coordinate descent: three terms make the full grid too
@@ -61,6 +65,12 @@ source."""
 
 MIN_SOURCES = 2
 """Sources a stack's MoE points need for terms of its own (one source cannot be told from its harness)."""
+
+VENDOR_MIN_SOURCES = 1
+"""Sources a chip vendor's MoE points need for terms of their own, within a stack whose points span
+vendors or across every stack: one. The vendor's kernels (ROCm's against CUDA's) set the fixed cost
+per MoE layer more than the harness does; held out, one source of the vendor beat the other vendors'
+pooled terms (docs/calibration.md, "One source of the chip's vendor over the pooled terms")."""
 
 GRIDS: dict[str, tuple[float, ...]] = {
     "eta_experts": tuple(round(0.1 * i, 2) for i in range(2, 11)),
@@ -123,8 +133,11 @@ class ExpertFit:
     log_errors: tuple[float, ...]
     stacks: dict[str, StackTerms] = field(default_factory=dict)
     vendors: dict[tuple[str, str], StackTerms] = field(default_factory=dict)
-    """(stack, chip vendor) -> the terms fitted to that vendor's points of the stack, where they
-    come from `MIN_SOURCES` sources and are not the stack's whole set (module docstring)."""
+    """(stack, chip vendor) -> the terms fitted to that vendor's points of the stack, where the stack
+    has terms of its own and its points span vendors (module docstring)."""
+    by_vendor: dict[str, StackTerms] = field(default_factory=dict)
+    """Chip vendor -> the terms fitted to that vendor's points of every stack, where the points span
+    vendors: what a stack without terms of its own runs with on that vendor's chips."""
 
     def shared(self) -> dict[str, float]:
         """The terms shared by every stack without its own."""
@@ -132,10 +145,11 @@ class ExpertFit:
 
     def terms(self, stack: str, vendor: str | None = None) -> dict[str, float]:
         """The profile fields a MoE point of `stack` on a chip of `vendor` is predicted with: the
-        (stack, vendor) pair's terms where fitted, else the stack's, else the shared ones; the
-        per-step cost over machines from the first of them that has points to fit it."""
+        (stack, vendor) pair's terms where fitted, else the stack's, else the vendor's across stacks,
+        else the shared ones; the per-step cost over machines from the first of them that has points
+        to fit it, else the stack's, else the shared one."""
         stack_own = self.stacks.get(stack)
-        own = self.vendors.get((stack, vendor or "")) or stack_own
+        own = self.vendors.get((stack, vendor or "")) or stack_own or self.by_vendor.get(vendor or "")
         if not own:
             return self.shared()
         terms = own.update()
@@ -227,9 +241,9 @@ def fit_experts(
     spans = {i for i in every if spans_machines(pts[i][0], catalog)}
     shared = _best(every, logs, False)  # the shared terms keep SPAN_DEFAULT_MS (module docstring)
 
-    def own(idx: list[int]) -> StackTerms | None:
+    def own(idx: list[int], least: int = MIN_SOURCES) -> StackTerms | None:
         sources = len({pts[i][0].source_key for i in idx})
-        if sources < MIN_SOURCES:
+        if sources < least:
             return None
         own_span = bool(spans.intersection(idx))
         e, c, ms, sp = _best(idx, logs, own_span)
@@ -246,10 +260,17 @@ def fit_experts(
         stacks[st] = terms
         for vd in sorted({vendor[i] for i in idx}):
             sub = [i for i in idx if vendor[i] == vd]
-            if len(sub) < len(idx) and (terms := own(sub)) is not None:
+            if len(sub) < len(idx) and (terms := own(sub, VENDOR_MIN_SOURCES)) is not None:
                 vendors[(st, vd)] = terms
+    by_vendor: dict[str, StackTerms] = {}
+    for vd in sorted(set(vendor)):
+        sub = [i for i in every if vendor[i] == vd]
+        if len(sub) < len(pts) and (terms := own(sub, VENDOR_MIN_SOURCES)) is not None:
+            by_vendor[vd] = terms
     ids = tuple(m.id for m, _ in pts)
     e, c, ms, sp = shared
-    fit = ExpertFit(e, c, ms, sp, ids=ids, log_errors=(), stacks=stacks, vendors=vendors)
+    fit = ExpertFit(e, c, ms, sp, ids=ids, log_errors=(), stacks=stacks, vendors=vendors, by_vendor=by_vendor)
     errors = tuple(logs(i, tuple(fit.terms(pts[i][0].stack, vendor[i])[k] for k in TERMS)) for i in every)
-    return ExpertFit(e, c, ms, sp, ids=ids, log_errors=errors, stacks=stacks, vendors=vendors)
+    return ExpertFit(
+        e, c, ms, sp, ids=ids, log_errors=errors, stacks=stacks, vendors=vendors, by_vendor=by_vendor
+    )

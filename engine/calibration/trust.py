@@ -138,12 +138,14 @@ def experts_factor(stack: str | None = None) -> float | None:
 
 def experts_terms(stack: str | None = None, vendor: str | None = None) -> dict[str, float]:
     """The MoE step model's fitted terms for `stack` on a chip of `vendor` (`moe_fit.ExpertFit.terms`):
-    the (stack, vendor) pair's table where it has one, else the stack's own, else the terms shared by
-    every stack; empty before they are generated."""
+    the (stack, vendor) pair's table where it has one, else the stack's own, else the vendor's across
+    stacks (`[experts.vendor.<vendor>]`), else the terms shared by every stack; empty before they are
+    generated."""
     table = _tables().get("experts", {})
     own = table.get(stack) if stack else None
     mine = own.get(vendor.lower()) if isinstance(own, dict) and vendor else None
-    row = mine if isinstance(mine, dict) else own if isinstance(own, dict) else table
+    theirs = table.get("vendor", {}).get(vendor.lower()) if vendor else None
+    row = next((r for r in (mine, own, theirs) if isinstance(r, dict)), table)
     keys = ("eta_experts", "eta_experts_compute", "moe_layer_ms", "span_step_ms")
     # a stack (or vendor) whose rows hold no TP group over machines takes the next one's per-step cost
     span = next((r[keys[-1]] for r in (row, own, table) if isinstance(r, dict) and keys[-1] in r), None)
@@ -333,10 +335,12 @@ def calibration(
     if not moe or prof.eta_experts is None:
         return prof, cal
     shared = plain.eta_experts is None  # the profile states no experts' rate of its own
-    own = _tables().get("experts", {}).get(stack)  # the stack's terms of its own, and per vendor
+    table = _tables().get("experts", {})
+    own = table.get(stack)  # the stack's terms of its own, and per vendor
     vendor = isinstance(own, dict) and isinstance(own.get(hw.vendor.lower()), dict)
+    theirs = not isinstance(own, dict) and isinstance(table.get("vendor", {}).get(hw.vendor.lower()), dict)
     rows = f"{stack if isinstance(own, dict) else 'every stack'}'s MoE rows" + (
-        f" on {hw.vendor} chips" if vendor else ""
+        f" on {hw.vendor} chips" if vendor or theirs else ""
     )
     whose = f"fitted to {rows}" if shared else "its own factor"
     layer = f", {prof.moe_layer_ms:.3g} ms per MoE layer" if prof.moe_layer_ms else ""

@@ -127,6 +127,7 @@ class Report:
                     **self.experts.shared(),
                     "stacks": {st: t.update() for st, t in self.experts.stacks.items()},
                     "vendors": {f"{st}.{vd}": t.update() for (st, vd), t in self.experts.vendors.items()},
+                    "by_vendor": {vd: t.update() for vd, t in self.experts.by_vendor.items()},
                     "points": list(self.experts.ids),
                     "median_abs_error": self.experts.median_abs_error,
                 }

@@ -70,8 +70,11 @@ def _per_stack(ef: Any) -> str:
 
     own = [f"{st} {terms(t)}" for st, t in ef.stacks.items()]
     vendors = [f"{st} on {vd} {terms(t)}" for (st, vd), t in ef.vendors.items()]
-    return (f"; per stack where two sources allow: {', '.join(own)}" if own else "") + (
-        f"; per stack and chip vendor: {', '.join(vendors)}" if vendors else ""
+    across = [f"{vd} {terms(t)}" for vd, t in ef.by_vendor.items()]
+    return (
+        (f"; per stack where two sources allow: {', '.join(own)}" if own else "")
+        + (f"; per stack and chip vendor: {', '.join(vendors)}" if vendors else "")
+        + (f"; per chip vendor, for a stack without its own: {', '.join(across)}" if across else "")
     )
 
 
@@ -466,29 +469,27 @@ def expected_error_toml(rep: validation.Report, e2e: Any = None) -> str:
             "# MoE models: the rates their routed experts' kernels reach against the dense layers', in",
             "# streaming weights (CalibrationProfile.eta_experts) and in their math (eta_experts_compute),",
             "# and a fixed cost per MoE layer and iteration (moe_layer_ms); per stack where its MoE rows",
-            "# come from two sources, else shared. span_step_ms: a fixed cost per iteration of a TP group",
-            "# over machines, fitted where such rows are (a stack without them takes the shared one).",
+            "# come from two sources (per chip vendor where they span vendors), else per chip vendor over",
+            "# every stack ([experts.vendor.<vendor>]), else shared. span_step_ms: a fixed cost per",
+            "# iteration of a TP group over machines, fitted where such rows are (else the shared one).",
             "[experts]",
             *(f"{k} = {v}" for k, v in rep.experts.shared().items()),
             f'source = "{src}"',
             "",
         ]
+
+        def table(name: str, t: Any, whose: str, on: str = "") -> list[str]:
+            what = f"{len(t.ids)} {whose}MoE throughput and TPOT measurements{on}"
+            rows = [f"{k} = {v}" for k, v in t.update().items()]
+            return [f"[experts.{name}]", *rows, f'source = "fitted to {what} from {t.sources} sources"', ""]
+
         for st, t in rep.experts.stacks.items():
-            lines += [
-                f"[experts.{st}]",
-                *(f"{k} = {v}" for k, v in t.update().items()),
-                f'source = "fitted to {len(t.ids)} {st} MoE throughput and TPOT measurements from {t.sources} sources"',
-                "",
-            ]
+            lines += table(st, t, f"{st} ")
             for (s, vd), tv in rep.experts.vendors.items():
                 if s == st:  # the stack's terms on one chip vendor's chips (moe_fit.vendor_of)
-                    lines += [
-                        f"[experts.{st}.{vd}]",
-                        *(f"{k} = {v}" for k, v in tv.update().items()),
-                        f'source = "fitted to {len(tv.ids)} {st} MoE throughput and TPOT measurements'
-                        f' on {vd} chips from {tv.sources} sources"',
-                        "",
-                    ]
+                    lines += table(f"{st}.{vd}", tv, f"{st} ", f" on {vd} chips")
+        for vd, tv in rep.experts.by_vendor.items():  # a stack without terms of its own, on vd's chips
+            lines += table(f"vendor.{vd}", tv, "", f" of every stack on {vd} chips")
     lines += first_token_toml(rep)
     for basis, row in rep.expected_error.items():
         lines.append(f"[expected_error.{basis}]")
