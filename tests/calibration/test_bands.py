@@ -93,6 +93,22 @@ def test_the_widening_makes_a_new_source_land_inside_two_times_in_three() -> Non
     assert bands.fit(data).widening["throughput"] > 1.0
 
 
+def test_tight_sources_narrow_the_band_instead_of_over_covering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three large sources agree closely and six small ones scatter: the raw 16th-84th range of the
+    others holds more than two in three of a large source's points, so the factor falls below 1 and
+    the out-of-sample coverage lands nearer two in three than with the factor held at 1."""
+    rng = np.random.default_rng(0)
+    tight = {f"t{i}": list(np.exp(rng.normal(0, 0.03, 30))) for i in range(3)}
+    wide = {f"w{i}": list(np.exp(rng.normal(0, 0.5, 5))) for i in range(6)}
+    data = points({**tight, **wide})
+    assert bands.fit(data).widening["throughput"] < 1.0
+    narrowed = bands.coverage(data)["inside"].mean()
+    real = bands.widening
+    monkeypatch.setattr(bands, "widening", lambda pts: {k: max(1.0, v) for k, v in real(pts).items()})
+    floored = bands.coverage(data)["inside"].mean()
+    assert abs(narrowed - bands.TARGET) < abs(floored - bands.TARGET)
+
+
 def test_too_few_points_show_no_band_and_a_kind_within_the_range_passes() -> None:
     cov = {"throughput": {"points": 55.0, "coverage": 0.6}, "ttft": {"points": 10.0, "coverage": 0.2}}
     assert bands.shown(cov) == ("throughput",)
