@@ -85,7 +85,9 @@ SPAN_DEFAULT_MS = 0.0
 """`span_step_ms` where a stack's points hold no TP group over machines (a fold with Tencent's rows
 left out, a stack without such rows) and in the shared terms: no other source measures it, and the
 all-reduces' own crossing (`perf.SCALE_OUT_LATENCY_US`, the ring per NIC) is modelled apart, so
-nothing is added."""
+nothing is added. Published figures put the parts in tens of µs (Ray Compiled Graphs' overhead per
+execution, an all-reduce between InfiniBand nodes), none gives the whole (docs/calibration.md, "The
+cost of a TP group over machines, against published measurements")."""
 
 
 def spans_machines(m: Measurement, catalog: Catalog) -> bool:
