@@ -61,7 +61,7 @@ def measured_instance(m: Measurement, catalog: Catalog, hw: HardwareSpec | None 
         model=model, hardware=chip, tp=m.tp, weights=m.weights, kv=m.kv, mem_fraction=m.kv_mem_fraction,
         dp=m.dp, ep=m.ep, imbalance=m.imbalance, speculation=spec,
         activation_tokens=activation_tokens(stack_of(m), m.token_budget), attention_weights=m.attention_weights,
-        eager=m.eager,
+        eager=m.eager, startup_profile=stack_of(m),
     )  # fmt: skip
 
 
@@ -89,6 +89,7 @@ def _with_profile(inst: Instance, profile: CalibrationProfile) -> Instance:
         }), tp=inst.tp, pp=inst.pp, weights=inst.weights, kv=inst.kv, mem_fraction=inst.mem_fraction,
         dp=inst.dp, ep=inst.ep, imbalance=inst.imbalance, speculation=inst.speculation,
         activation_tokens=inst.activation_tokens, attention_weights=inst.attention_weights, eager=inst.eager,
+        startup_profile=inst.startup_profile,
     )  # fmt: skip
 
 

@@ -150,7 +150,7 @@ def _eager(notes: str) -> bool:
 
 
 def _settings(stack: str, version: tuple[int, int] | None, hw_id: str, catalog: Catalog, offline: bool,
-              max_model_len: int) -> stacks.StackDefaults | None:  # fmt: skip
+              max_model_len: int, model: str = "") -> stacks.StackDefaults | None:  # fmt: skip
     hw = catalog.chip(hw_id)
     if stack not in ("vllm", "vllm-v0"):
         return stacks.defaults(stack, hw, offline)
@@ -161,7 +161,7 @@ def _settings(stack: str, version: tuple[int, int] | None, hw_id: str, catalog: 
     if version >= (0, 8):  # V1 before the larger defaults for large chips
         budget = 8192 if offline else 2048
         return stacks.StackDefaults(256, budget, True, budget, "vLLM 0.8 defaults")
-    return stacks.vllm_v0_defaults(max_model_len)
+    return stacks.vllm_v0_defaults(max_model_len, bool(model) and catalog.model(model).mla is not None)
 
 
 V0_SCRIPT = re.compile(r"benchmark_(?:throughput|latency)\.py --[^;]*")
@@ -351,7 +351,7 @@ def _judge(r: dict[str, str], by_id: dict[str, dict[str, str]], catalog: Catalog
     max_model_len = int(mml.group(1)) if mml else catalog.model(model).max_context
     static_n = re.match(r"(?:batch (\d+))|(?:(\d+) prompts at once)", rate)
     conc = re.match(r"concurrency (\d+)", rate)
-    settings = _settings(stack, version, hw, catalog, offline, max_model_len)
+    settings = _settings(stack, version, hw, catalog, offline, max_model_len, model)
     if settings is None:
         if not static_n or int(static_n.group(1) or static_n.group(2)) > 256:
             return skip("vLLM version not stated: its batch defaults are unknown")
@@ -509,7 +509,10 @@ def _open_loop(r: dict[str, str], catalog: Catalog, key: str, stack: str, versio
         notes.append(f"KV precision unstated: the stack's default ({kv})")
     text = r["notes"]
     max_len = catalog.model(model).max_context
-    settings = _settings(stack, version, hw, catalog, False, max_len) or stacks.vllm_v0_defaults(max_len)
+    mla = catalog.model(model).mla is not None
+    settings = _settings(stack, version, hw, catalog, False, max_len, model) or stacks.vllm_v0_defaults(
+        max_len, mla
+    )
     seqs = re.search(r"max-num-seqs (\d+)", text)
     tokens = re.search(r"max-num-batched-tokens (\d+)", text)
     chunk = re.search(r"enable-chunked-prefill (TRUE|FALSE)", text)

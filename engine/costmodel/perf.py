@@ -53,6 +53,7 @@ from engine.catalog.specs import (
     Precision,
 )
 from engine.core.errors import ScenarioError
+from engine.costmodel import profile_pass
 from engine.costmodel.tiers import MemoryTiers
 
 ACTIVATION_BYTES = 2.0
@@ -167,6 +168,10 @@ class Instance:
     activation_tokens: int = 0
     """Tokens of the largest forward pass the serving stack keeps memory for (its per-iteration
     token budget: vLLM profiles it at start-up and gives the KV cache only what is left)."""
+    startup_profile: str = ""
+    """The serving stack (`deployment.stack`, a row's stack; '' for none): under 'vllm-v0' a MoE
+    layer's fused-kernel buffers, the absorbed MLA matrices and the latent's alignment take KV room
+    (`engine.costmodel.profile_pass`); other stacks size it from the dense estimate alone."""
     time_scale: float = 1.0
     """Every iteration takes this many times as long as modelled (1: as modelled). The planner's
     margin runs chips slower by their expected error (`engine.scenario.resolve.slowed`)."""
@@ -425,14 +430,29 @@ class Instance:
         (each data-parallel rank runs its share of them)."""
         if self.activation_tokens <= 0:
             return 0.0
-        per_chip = self.activation_tokens / self.dp * self.model.activation_bytes_per_token(self.tp)
+        rank_tokens = self.activation_tokens / self.dp
+        per_chip = rank_tokens * self.model.activation_bytes_per_token(self.tp)
+        if self.startup_profile in profile_pass.PROFILED_STACKS:
+            split = 1 if self.ep > 1 else self.tp
+            per_chip += profile_pass.moe_pass_bytes(self.model, rank_tokens, split)
         return self.chips * per_chip
+
+    @property
+    def resident_extra_bytes(self) -> float:
+        """Memory the stack keeps beside the weights it reads (V0's absorbed MLA matrices, each
+        data-parallel rank's copy), which the KV cache does not get."""
+        if self.startup_profile not in profile_pass.ABSORBING_STACKS:
+            return 0.0
+        return profile_pass.absorbed_mla_bytes(self.model, self.weights) * self.dp
 
     @property
     def kv_capacity_tokens(self) -> int:
         """Tokens of KV cache that fit beside the weights and the activations (0 if they do not)."""
-        free = self.memory_bytes - self.weight_bytes - self.activation_bytes
-        return max(0, int(free // self.kv_bytes_held))
+        free = self.memory_bytes - self.weight_bytes - self.activation_bytes - self.resident_extra_bytes
+        held = self.kv_bytes_held
+        if self.startup_profile in profile_pass.ABSORBING_STACKS:
+            held *= profile_pass.aligned_kv_factor(self.model, BYTES_PER_ELEMENT[self.kv])
+        return max(0, int(free // held))
 
     def fits(self) -> bool:
         """True when the weights fit with room for at least one full-context request."""

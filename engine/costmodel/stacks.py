@@ -157,9 +157,11 @@ def kv_default(stack: str, weights: Precision) -> KvPrecision:
     return "bf16"
 
 
-def vllm_v0_defaults(max_model_len: int) -> StackDefaults:
-    """vLLM's V0 engine (before 0.8): 256 sequences; chunked prefill only past a 32K context."""
-    if max_model_len > 32768:
+def vllm_v0_defaults(max_model_len: int, mla: bool = False) -> StackDefaults:
+    """vLLM's V0 engine (before 0.8): 256 sequences; chunked prefill only past a 32K context, and
+    never for a model with MLA (0.7's `VllmConfig.__post_init__` forces it off), whose budget is
+    then the context limit."""
+    if max_model_len > 32768 and not mla:
         return StackDefaults(256, 2048, True, 2048, "vLLM V0 defaults (chunked prefill past 32K context)")
     budget = max(max_model_len, 2048)
     return StackDefaults(256, budget, False, budget, "vLLM V0 defaults (whole prompts, no chunking)")

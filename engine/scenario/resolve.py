@@ -174,9 +174,9 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 profile_name=name,
                 mem_fraction=scenario.deployment.mem_fraction,
                 speculation=speculation,
-                # each data-parallel rank runs a forward pass of up to its own token budget
-                activation_tokens=scenario.activation_tokens() * spec.dp,
+                activation_tokens=scenario.activation_tokens() * spec.dp,  # a pass of each DP rank's budget
                 eager=scenario.deployment.eager,
+                startup_profile=scenario.deployment.stack,
             )
         except ScenarioError as exc:
             raise ScenarioError(f"{where}.{exc}") from None
