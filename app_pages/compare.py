@@ -238,10 +238,22 @@ if spreads[0] is not None and spreads[1] is not None:
     with head.container():
         headline_row(spreads[0].moves(), spreads[1].moves())
     same = spreads[0].slowdown == spreads[1].slowdown
+    notes = {
+        side: note
+        for side, sp, h in (("A", spreads[0], ha), ("B", spreads[1], hb))
+        if (note := ex.slo_band_note(sp.moves(), h.get("slo_attainment")))
+    }  # a band from 0% to 100% is left off, and said (once where A's and B's read the same)
+    same_note = len(notes) == 2 and notes["A"] == notes["B"]
+    cliffs = [f"A and B: {notes['A']}"] if same_note else [f"{side}: {n}" for side, n in notes.items()]
     spread_note.caption(
         plain(
-            margin.spread_caption(spreads[1], " (A and B)")
-            if same
-            else f"{margin.spread_caption(spreads[0], ' (A)')} {margin.spread_caption(spreads[1], ' (B)')}"
+            " ".join(
+                [
+                    margin.spread_caption(spreads[1], " (A and B)")
+                    if same
+                    else f"{margin.spread_caption(spreads[0], ' (A)')} {margin.spread_caption(spreads[1], ' (B)')}",
+                    *cliffs,
+                ]
+            )
         )
     )

@@ -296,4 +296,5 @@ if spread is not None:
         headline_figures(moves)
     with money.container(horizontal=True, gap="small"):
         money_figures(moves)
-    spread_note.caption(plain(margin.spread_caption(spread)))
+    cliff = ex.slo_band_note(moves, h.get("slo_attainment"))  # a band from 0% to 100% is left off
+    spread_note.caption(plain(margin.spread_caption(spread) + (f" {cliff}" if cliff else "")))
