@@ -15,11 +15,12 @@ from ui import calibration, charts, export, layout, state
 layout.page("About & validation", live=False)
 _TERMS = experts_terms()
 _EXPERTS = (
-    f"stream their weights at η_X = {_TERMS['eta_experts']:.2f} and compute at {_TERMS['eta_experts_compute']:.2f} of "
-    f"the dense layers' rates, with {_TERMS['moe_layer_ms']:.3g} ms per MoE layer a step (the terms shared by every "
-    "stack; each serving stack, and a chip vendor under it, has its own where two sources allow: docs/calibration.md)"
+    f"A MoE model's routed experts are fitted to the MoE reference rows: they stream their weights at "
+    f"{_TERMS['eta_experts']:.2f} and compute at {_TERMS['eta_experts_compute']:.2f} of the dense layers' rates, "
+    f"and each MoE layer adds {_TERMS['moe_layer_ms']:.3g} ms to every step. These are the terms every serving "
+    "stack shares; a stack, or a chip vendor under it, has its own where two sources allow (docs/calibration.md)."
     if {"eta_experts", "eta_experts_compute", "moe_layer_ms"} <= _TERMS.keys()
-    else "count as dense layers (the MoE terms are not yet fitted)"
+    else "A MoE model's routed experts count as dense layers (the MoE terms are not yet fitted)."
 )
 st.markdown(
     f"""
@@ -28,8 +29,8 @@ chips, colocated or split into prefill and decode pools. One engine iteration is
 `t = max(c, m) + {U:g}·min(c, m) + t_tp + t_fixed`, with compute time `c = FLOPs / (tp·F·η_F) − s·matmul FLOPs`
 and memory time `m = bytes / (tp·B·η_B)`: F is the BF16 peak, s what FP8 or FP4 weights save per matmul FLOP
 (only the matmuls speed up, by the GEMM speed-up measured on an H200), and {U:g} the share of the shorter time
-the longer does not hide (measured on the same H200's GEMMs). A MoE model's routed experts
-{_EXPERTS}, fitted to the MoE reference rows. A discrete-event model of continuous batching turns it into latencies, utilisation and cost. Engine version **{ENGINE_VERSION}**.
+the longer does not hide (measured on the same H200's GEMMs). {_EXPERTS} A discrete-event model of continuous
+batching turns the iterations into latencies, utilisation and cost. Engine version **{ENGINE_VERSION}**.
 Definitions of every number: `docs/metrics.md`; the cost model's assumptions: `docs/cost-model.md`.
 """
 )
@@ -59,9 +60,9 @@ else:
         c4.metric(
             "MoE: median |error|",
             f"{float(moe['abs_error'].median()):.0%}",
-            help="DeepSeek and Qwen3 rows: predicted with the dense profiles and one factor of their own, "
-            "the routed experts' rate against the dense layers', fitted to their throughputs and TPOTs "
-            "(TTFT is not fitted). Held out by source they give the error bar MoE results carry.",
+            help="DeepSeek and Qwen3 rows: predicted with the dense profiles and the MoE terms of their own "
+            "(the routed experts' streaming and compute rates against the dense layers', a cost per MoE layer, "
+            "a first-token cost), fitted to these rows. Held out by source they give the error bar MoE results carry.",
         )
     export.chart(charts.validation(tab), state.scenario(), "validation", title="validation")
     errors = ex.expected_error_frame()
@@ -69,7 +70,7 @@ else:
         st.markdown(
             "**Held out, the error is larger.** Refitted with each point's source, chip or chip family left out, "
             "the predictions miss by these medians, by the rule that then gave the chip its profile (the MoE row: "
-            "MoE points with their source left out, the experts' factor refitted too). They are the `±` headline figures carry, widened "
+            "MoE points with their source left out, the MoE terms refitted too). They are the `±` headline figures carry, widened "
             "where the simulator's reruns of online serving showed a fit missing by more (the H100 under vLLM "
             "V0). `make validate` prints the whole cross-validation; `docs/validation.md` has the tables."
         )
@@ -85,7 +86,7 @@ else:
             },
         )
     by_kind = (
-        tab.assign(models=np.where(tab["fitted"], "dense (fitted)", "MoE (experts' factor fitted)"))
+        tab.assign(models=np.where(tab["fitted"], "dense (fitted)", "MoE (terms fitted)"))
         .groupby(["models", "kind"])["abs_error"]
         .agg(["count", "median", "max"])
         .reset_index()

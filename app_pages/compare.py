@@ -190,18 +190,18 @@ for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
     with col:
         export.chart(fig, current, f"compare_{metric}_cdf", title=f"{metric} CDF, A vs B")
 
-left, right = st.columns([3, 2])
-with left:
-    config = {**tables.COMPARE, **replicas.COMPARE_COLUMNS} if reps else tables.COMPARE
-    st.dataframe(
-        tables.compare_view(table),
-        hide_index=True,
-        width="stretch",
-        height=420,
-        column_config=config,
-        placeholder="–",
-    )
-with right:
+# the table across the page, every row in view: a column sized to its first rows cut a small
+# cost's leading digits ($0.0005415 read '0005415') in the rows scrolled to
+config = {**tables.COMPARE, **replicas.COMPARE_COLUMNS} if reps else tables.COMPARE
+st.dataframe(
+    tables.compare_view(table),
+    hide_index=True,
+    width="stretch",
+    height=tables.rows_height(len(table)),
+    column_config=config,
+    placeholder="–",
+)
+with st.container():
     export.chart(
         charts.compare_bars(table, ("A", "B"), height=420),
         current,
@@ -222,10 +222,15 @@ for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
         )
         st.markdown(f"**Cost by part: {label}** ({plain(ex.cost_basis(run.summary))})")
         st.dataframe(
-            ex.cost_parts(run.summary), hide_index=True, width="stretch", column_config=tables.COST_PARTS
+            tables.cost_view(ex.cost_parts(run.summary)),
+            hide_index=True,
+            width="stretch",
+            column_config=tables.COST_PARTS,
         )
         if len(kinds := ex.cost_kinds(run.summary)):
-            st.dataframe(kinds, hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+            st.dataframe(
+                tables.cost_view(kinds), hide_index=True, width="stretch", column_config=tables.COST_PARTS
+            )
 
 # each side's spread last, so the page is drawn first (cached with the Results page's)
 spreads = (margin.spread(ra), margin.spread(rb))
@@ -233,10 +238,22 @@ if spreads[0] is not None and spreads[1] is not None:
     with head.container():
         headline_row(spreads[0].moves(), spreads[1].moves())
     same = spreads[0].slowdown == spreads[1].slowdown
+    notes = {
+        side: note
+        for side, sp, h in (("A", spreads[0], ha), ("B", spreads[1], hb))
+        if (note := ex.slo_band_note(sp.moves(), h.get("slo_attainment")))
+    }  # a band from 0% to 100% is left off, and said (once where A's and B's read the same)
+    same_note = len(notes) == 2 and notes["A"] == notes["B"]
+    cliffs = [f"A and B: {notes['A']}"] if same_note else [f"{side}: {n}" for side, n in notes.items()]
     spread_note.caption(
         plain(
-            margin.spread_caption(spreads[1], " (A and B)")
-            if same
-            else f"{margin.spread_caption(spreads[0], ' (A)')} {margin.spread_caption(spreads[1], ' (B)')}"
+            " ".join(
+                [
+                    margin.spread_caption(spreads[1], " (A and B)")
+                    if same
+                    else f"{margin.spread_caption(spreads[0], ' (A)')} {margin.spread_caption(spreads[1], ' (B)')}",
+                    *cliffs,
+                ]
+            )
         )
     )

@@ -162,11 +162,13 @@ with c1:
     fig = charts.cost_parts(parts)
     figures.append(("Cost per request by part", fig))
     export.chart(fig, sc, "cost_by_part")
-    st.dataframe(parts, hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+    st.dataframe(tables.cost_view(parts), hide_index=True, width="stretch", column_config=tables.COST_PARTS)
     st.caption(f"Cost basis: {plain(ex.cost_basis(s))} (SLO targets page, 'Cost basis').")
     kinds = ex.cost_kinds(s)
     if len(kinds):
-        st.dataframe(kinds, hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+        st.dataframe(
+            tables.cost_view(kinds), hide_index=True, width="stretch", column_config=tables.COST_PARTS
+        )
     for line in ex.porting_lines(sc):  # a chip whose stack is being ported: the one-off, amortised
         st.caption(f"Porting: {plain(line)} (docs/cost-model.md).")
 with c2:
@@ -294,4 +296,5 @@ if spread is not None:
         headline_figures(moves)
     with money.container(horizontal=True, gap="small"):
         money_figures(moves)
-    spread_note.caption(plain(margin.spread_caption(spread)))
+    cliff = ex.slo_band_note(moves, h.get("slo_attainment"))  # a band from 0% to 100% is left off
+    spread_note.caption(plain(margin.spread_caption(spread) + (f" {cliff}" if cliff else "")))

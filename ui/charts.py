@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.explain import ALL_CLASSES
+from engine.explain import ALL_CLASSES, usd_text
 from ui.tables import changes
 
 ACCENT = "#c0392b"
@@ -367,11 +367,11 @@ def cost_parts(parts: pd.DataFrame, *, height: int = 260) -> go.Figure:
     for r in parts.to_dict("records"):
         usd = float(r["usd_per_request"] or 0.0)
         fig.add_trace(
-            go.Bar(y=["per request"], x=[usd * 1e3], name=str(r["part"]), orientation="h",
-                   hovertemplate=f"{r['part']}: ${usd:.6f} per request ({float(r['share']):.1%})<extra></extra>")
+            go.Bar(y=["per request"], x=[usd], name=str(r["part"]), orientation="h",
+                   hovertemplate=f"{r['part']}: {usd_text(usd)} per request ({float(r['share']):.1%})<extra></extra>")
         )  # fmt: skip
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(title="milli-dollars per request ($ × 10⁻³)")
+    fig.update_xaxes(title="$ per request", tickprefix="$", tickformat="~r")  # the headline's unit
     return _layout(fig, "Cost per request by part", height)
 
 

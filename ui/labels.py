@@ -70,12 +70,15 @@ HELP: dict[str, str] = {
     "requests": "Requests present at t = 0.",
     "clients": "Clients, each sending its next request when its last one ends.",
     "power_cap_kw": "The most these chips may draw together; over it they run at a lower clock. Empty: no cap.",
+    "first_token_ms": "A latency every request pays before its first token, beyond the iterations (the stack's "
+    "front end, a prefill launched without CUDA graphs). Empty (auto): for a MoE model the figure fitted to its "
+    "stack's one-client TTFTs, 0 for a dense model; 0 switches it off (docs/calibration.md).",
 }
 """Help text of scenario fields by name (a field's own description wins when it has one)."""
 
 EMPTY: dict[str, str] = {
     "power_cap_kw": "no cap",
-    "first_token_ms": "fitted for MoE, 0 for dense",
+    "first_token_ms": "auto",  # the box is 90 px wide: the help says what auto is
 }
 """What an optional number box left empty means, shown as its placeholder where "default" would say nothing."""
 

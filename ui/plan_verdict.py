@@ -109,7 +109,8 @@ def verdict_box(p: Plan) -> None:
     rule, share = getattr(p, "rule", "percentile"), getattr(p, "attainment", DEFAULT_ATTAINMENT)
     meets = "meets every SLO" if rule == "percentile" else f"keeps {share:.0%} of requests within their SLO"
     m_band = _band(c["usd_per_million_output_tokens_band"], ",.2f")
-    r_band = _band(c["usd_per_request_band"], ",.4f")
+    rb = c["usd_per_request_band"]  # to the headline's places ($0.000542), as Results and Compare read it
+    r_band = f" ({ex.usd_text(rb[0])} to {ex.usd_text(rb[1])})" if rb else ""
     t_band = _band(c["output_tokens_per_s_per_chip_band"], ",.0f")
     figures = (
         ", ".join(
@@ -117,7 +118,11 @@ def verdict_box(p: Plan) -> None:
                 f"{int(c['chips'])} chips",
                 f"**\\${c['usd_per_hour']:,.2f}/h**",
                 *([] if per_m is None else [f"**\\${per_m:,.2f}**{m_band} per million output tokens"]),
-                *([] if per_req is None else [f"\\${per_req:,.4f}{r_band} per request"]),
+                *(
+                    []
+                    if per_req is None
+                    else [f"{ex.usd_text(per_req)}{r_band} per request".replace("$", "\\$")]
+                ),
                 f"{c['output_tokens_per_s_per_chip']:,.0f}{t_band} output tokens/s per chip",
                 f"{c['power_w'] / 1e3:,.1f} kW",
             ]

@@ -303,11 +303,11 @@ def caption(rep: Replicas, rest: str) -> None:
 
 
 COMPARE_COLUMNS: dict[str, Any] = {
-    "a": cc.NumberColumn("A", format="%.4g", help="Mean over the seeds."),
+    "a": cc.NumberColumn("A", format="%.4g", width=100, help="Mean over the seeds."),
     "a_ci95": cc.NumberColumn(
         "A ±", format="%.2g", help="Half-width of A's 95% confidence interval over the seeds."
     ),
-    "b": cc.NumberColumn("B", format="%.4g", help="Mean over the seeds."),
+    "b": cc.NumberColumn("B", format="%.4g", width=100, help="Mean over the seeds."),
     "b_ci95": cc.NumberColumn(
         "B ±", format="%.2g", help="Half-width of B's 95% confidence interval over the seeds."
     ),

@@ -88,22 +88,22 @@ UTILIZATION: dict[str, Any] = {
 COST_PARTS: dict[str, Any] = {
     "part": cc.TextColumn("part"),
     "kind": cc.TextColumn("kind", help="Owned chips: capital, hosting, energy (and cache capacity)."),
-    "usd_per_request": None,  # shown per million requests: a small part reads $0.40, not $4.03e-7
-    "usd_per_million_requests": cc.NumberColumn(
-        "$ / 1M requests",
-        format="$%.2f",
-        help="Dollars per million requests (the part's cost per request × 10⁶).",
+    # dollars per request as the headline reads them ($0.000271, `cost_view`): one unit for one figure a page
+    "usd_per_request": cc.TextColumn(
+        "$ / request", alignment="right", help="The part's share of the cost per request, in dollars."
     ),
+    "usd_per_million_requests": None,
     "usd_per_million_output_tokens": cc.NumberColumn("$ / 1M output tokens", format="$%.3f"),
     "share": fraction("share of bill"),
 }
 
 COMPARE: dict[str, Any] = {
-    "figure": cc.TextColumn("figure"),
+    # widths for the longest entries ('Cost per 1M output tokens', '0.0005415', '+0.00005255')
+    "figure": cc.TextColumn("figure", width=200),
     "unit": cc.TextColumn("unit"),
-    "a": cc.NumberColumn("A", format="%.4g"),
-    "b": cc.NumberColumn("B", format="%.4g"),
-    "change": cc.NumberColumn("B − A", format="%+.4g"),
+    "a": cc.NumberColumn("A", format="%.4g", width=100),
+    "b": cc.NumberColumn("B", format="%.4g", width=100),
+    "change": cc.NumberColumn("B − A", format="%+.4g", width=110),
     "change_pct": cc.TextColumn(
         "change", help="Relative change from A to B; a share's (SLO attainment, cache hit rate) in points."
     ),
@@ -114,6 +114,17 @@ COMPARE: dict[str, Any] = {
         "calibration (A's and B's together); empty where no band's coverage was measured.",
     ),
 }
+
+
+def rows_height(rows: int) -> int:
+    """Pixels a dataframe of `rows` rows needs to show them all with its header (35 px a row)."""
+    return 35 * (rows + 1) + 3
+
+
+def cost_view(frame: pd.DataFrame) -> pd.DataFrame:
+    """A cost-by-part (or by-kind) table for display: dollars per request as text to the headline's
+    places (`usd_text`: $0.000271, $0.000000220), so no part reads $0.00 and no digit is cut."""
+    return frame.assign(usd_per_request=[ex.usd_text(v) for v in frame["usd_per_request"]])
 
 
 def change_text(pct: float | None, points: float | None) -> str | None:

@@ -440,6 +440,33 @@ def spread_band(key: str, r: Range | None, move: tuple[float, float]) -> str:
     return signed_text(lo, hi)
 
 
+SPANS_ALL_PTS = 0.9
+"""A band of SLO attainment this wide (90 points) says nothing: 3% (−2 to +97 pts) reads as 'anywhere
+from 0% to 100%'; such a band is left off and `slo_band_note` says why (assumption: past nine tenths
+of the range no reader learns from the edges)."""
+
+
+def spans_all(move: tuple[float, float]) -> bool:
+    """Whether SLO attainment's move (in fractions of 1) spans nearly the whole 0-100% range."""
+    return max(0.0, *move) - min(0.0, *move) >= SPANS_ALL_PTS
+
+
+def slo_band_note(moves: Moves | None, attainment: float | None) -> str | None:
+    """The line that stands for SLO attainment's band where it spans nearly everything (`spans_all`):
+    'SLO attainment shows no band: with every chip at the edges of its throughput band it runs
+    from 0% to 100% ...'; None where the band is shown (or unknown)."""
+    move = (moves or {}).get("slo_attainment")
+    if move is None or attainment is None or not spans_all(move):
+        return None
+    lo = min(max(attainment + min(0.0, *move), 0.0), 1.0)
+    hi = min(max(attainment + max(0.0, *move), 0.0), 1.0)
+    return (
+        f"SLO attainment shows no band: with every chip at the edges of its throughput band it runs from "
+        f"{lo:.0%} to {hi:.0%}, so this load sits on a cliff where the chips' real speed alone decides "
+        "whether the SLO holds (Margin for the model's error reruns it at the pessimistic edge)."
+    )
+
+
 def signed_text(lo: float, hi: float) -> str:
     """A band from its signed sides (lo <= hi): '± 9%' where they mirror, else '−22% to +39%' (or
     '−30% to −5%' when the whole band lies below the figure)."""
@@ -457,7 +484,7 @@ def figure_band(
     kind whose band's coverage was not measured)."""
     move = (moves or {}).get(key)
     if key == "slo_attainment":
-        return None if move is None else spread_band(key, None, move)
+        return None if move is None or spans_all(move) else spread_band(key, None, move)
     if key not in HEADLINE_SOURCES or not bears_error(text):
         return None
     r = headline_range(marks, key)

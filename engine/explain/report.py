@@ -180,7 +180,7 @@ BASIS_LABELS = {
     "same_silicon": "same silicon: a chip of the same die",
     "other_stack": "other stack: the chip's profile under another stack",
     "transfer": "transfer: a conservative share of the fitted chips",
-    "moe": "MoE models, on any basis (their experts' factor refitted without the point's source)",
+    "moe": "MoE models, on any basis (their MoE terms refitted without the point's source)",
 }
 """How the About page names each rule behind a profile (docs/calibration.md, 'How sure a number is')."""
 
@@ -189,7 +189,7 @@ def expected_error_frame() -> pd.DataFrame:
     """The held-out error the app attaches to each headline figure, one row per rule: the median
     |error| of predictions made on that basis with their source, chip or chip family left out, and
     for MoE models that of the MoE points left out with their source (the dense profiles and the
-    experts' factor refitted without it)
+    MoE terms refitted without it)
     (presets/calibration.toml, written by `calibrate --reference --write`). A pool whose fit missed
     serving at a rate shows the larger online error instead (`trust.online_errors`). Empty when
     that file is missing."""

@@ -71,16 +71,21 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
                                ("Goodput", "goodput_rps", "throughput"), ("$ / request", "usd_per_request", "throughput"),
                                ("SLO attainment", "slo_attainment", None)):  # fmt: skip
         own = cal.real_band(figure) if figure else None
-        band = confidence.spread_band(key, own, moves[key])
+        cliff = key == "slo_attainment" and confidence.spans_all(moves[key])  # 0% to 100%: no band
+        band = "" if cliff else confidence.spread_band(key, own, moves[key])
         assert bands[label] == band, (label, shown[label], bands[label], band)  # under the figure
         if key in confidence.LATENCIES and own is not None:
             assert band == confidence.spread_band(
                 key, None, (min(own[0], *moves[key]), max(own[1], *moves[key]))
             )
-    assert "pts" in bands["SLO attainment"] and shown["SLO attainment"].endswith("%")
+    assert shown["SLO attainment"].endswith("%")
     assert "%" not in shown["Energy per output token"]  # energy's band coverage is not measured: none shown
     assert "±" not in shown["Bill per hour"]
     captions = [text_of(c.value) for c in at.caption]
+    if confidence.spans_all(moves["slo_attainment"]):  # the band left off is said in the bands' line
+        assert any("Bands:" in c and "SLO attainment shows no band" in c for c in captions), captions
+    else:
+        assert "pts" in bands["SLO attainment"]
     edges = f"{chip} {cal.edges()[0]:+.0%} / {cal.edges()[1]:+.0%}"
     assert any("Bands:" in c and edges in c for c in captions), captions
     assert any(confidence.BAND_MEANING in c for c in captions), captions

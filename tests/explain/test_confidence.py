@@ -214,3 +214,17 @@ def test_a_band_side_reads_as_a_change() -> None:
     ]  # fmt: skip
     assert band((-0.15, 0.15), (0.0, float("inf"))) == "+0% to +15%"
     assert band((-0.36, 0.36), (float("inf"), 0.0)) == "−36% to +0%"
+
+
+def test_an_slo_band_that_spans_nearly_everything_is_left_off_and_said() -> None:
+    """A 2.4% attainment moving −2.4 to +97.6 pts reads 'anywhere from 0% to 100%': no band, and a
+    line saying why; a band narrower than nine tenths of the range is shown and has no such line."""
+    from engine.explain.confidence import figure_band, slo_band_note
+
+    cliff, narrow = {"slo_attainment": (-0.024, 0.976)}, {"slo_attainment": (-0.367, 0.043)}
+    assert figure_band("2.4%", [], "slo_attainment", cliff) is None
+    assert figure_band("95.7%", [], "slo_attainment", narrow) == "−36.7 to +4.3 pts"
+    note = slo_band_note(cliff, 0.024)
+    assert note is not None and "from 0% to 100%" in note
+    assert slo_band_note(narrow, 0.957) is None
+    assert slo_band_note(None, 0.5) is None
