@@ -18,7 +18,8 @@ _EXPERTS = (
     f"A MoE model's routed experts are fitted to the MoE reference rows: they stream their weights at "
     f"{_TERMS['eta_experts']:.2f} and compute at {_TERMS['eta_experts_compute']:.2f} of the dense layers' rates, "
     f"and each MoE layer adds {_TERMS['moe_layer_ms']:.3g} ms to every step. These are the terms every serving "
-    "stack shares; a stack, or a chip vendor under it, has its own where two sources allow (docs/calibration.md)."
+    "stack shares; a stack has its own where two sources allow, and a chip vendor its own from one "
+    "(docs/calibration.md)."
     if {"eta_experts", "eta_experts_compute", "moe_layer_ms"} <= _TERMS.keys()
     else "A MoE model's routed experts count as dense layers (the MoE terms are not yet fitted)."
 )
