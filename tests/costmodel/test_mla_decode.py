@@ -12,6 +12,7 @@ from engine.catalog.entries import Catalog
 from engine.costmodel.iteration import iteration_cost
 from engine.costmodel.perf import UNHIDDEN_FRACTION, Instance, Speculation, roof
 from engine.costmodel.step import StepModel
+from tests.costmodel.test_perf import assert_step_matches_iteration
 
 
 def _ds(catalog: Catalog, chip: str, tp: int) -> Instance:
@@ -58,20 +59,7 @@ def test_the_decode_attention_is_timed_on_its_own_roof(catalog: Catalog) -> None
 def test_step_model_equals_iteration_cost_for_mla(
     catalog: Catalog, q: int, k: int, d: int, c: int, chip: str, tp: int
 ) -> None:
-    inst = _ds(catalog, chip, tp)
-    pairs = q * (k + q / 2)
-    ref = iteration_cost(
-        inst,
-        prefill_tokens=q,
-        prefill_attn_pairs=pairs,
-        prefill_cached_tokens=k,
-        decode_requests=d,
-        decode_context_tokens=c * d,
-    )
-    t, flops, nbytes = StepModel(inst).cost(q, pairs, k, d, c * d)
-    assert t == pytest.approx(float(ref.time_s), rel=1e-9)
-    assert flops == pytest.approx(float(ref.flops), rel=1e-9)
-    assert nbytes == pytest.approx(float(ref.bytes), rel=1e-9)
+    assert_step_matches_iteration(_ds(catalog, chip, tp), q, k, d, c)
 
 
 def test_a_decode_run_sums_its_steps(catalog: Catalog) -> None:

@@ -185,6 +185,12 @@ def test_step_model_equals_iteration_cost(
         tp=tp,
         weights="fp8",
     )
+    assert_step_matches_iteration(inst, q, k, d, c)
+
+
+def assert_step_matches_iteration(inst: Instance, q: int, k: int, d: int, c: int) -> None:
+    """The step model's cost of one iteration (q prompt tokens after k cached, d decodes of c tokens
+    of context each) equals `iteration_cost`'s: time, FLOPs and bytes."""
     pairs = q * (k + q / 2)
     ref = iteration_cost(
         inst,
