@@ -11,8 +11,7 @@ from engine.calibration.predictor import Parts, predict_from_parts
 from engine.catalog.entries import Catalog
 from engine.costmodel.iteration import iteration_cost
 from engine.costmodel.perf import UNHIDDEN_FRACTION, Instance, Speculation, roof
-from engine.costmodel.step import StepModel
-from tests.costmodel.test_perf import assert_step_matches_iteration
+from tests.costmodel.test_perf import assert_decode_run_sums_its_steps, assert_step_matches_iteration
 
 
 def _ds(catalog: Catalog, chip: str, tp: int) -> Instance:
@@ -63,14 +62,7 @@ def test_step_model_equals_iteration_cost_for_mla(
 
 
 def test_a_decode_run_sums_its_steps(catalog: Catalog) -> None:
-    inst = _ds(catalog, "h20", 16)
-    t, flops, nbytes = StepModel(inst).decode_run(32, 32 * 900, 40)
-    ref = [
-        iteration_cost(inst, decode_requests=32, decode_context_tokens=32 * 900 + 32 * i) for i in range(40)
-    ]
-    assert t == pytest.approx(sum(float(r.time_s) for r in ref), rel=1e-9)
-    assert flops == pytest.approx(sum(float(r.flops) for r in ref), rel=1e-9)
-    assert nbytes == pytest.approx(sum(float(r.bytes) for r in ref), rel=1e-9)
+    assert_decode_run_sums_its_steps(_ds(catalog, "h20", 16))
 
 
 def test_the_fit_scales_the_attention_roof_with_the_rates() -> None:

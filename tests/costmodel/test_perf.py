@@ -251,6 +251,12 @@ def test_slow_experts_stretch_only_the_experts_work(catalog: Catalog) -> None:
 def test_decode_run_totals_with_slow_experts(catalog: Catalog, model_id: str, eta_experts: float) -> None:
     inst = Instance(model=catalog.model(model_id), hardware=_with_experts(catalog, "h200", eta_experts), tp=8,
                     weights="fp8")  # fmt: skip
+    assert_decode_run_sums_its_steps(inst)
+
+
+def assert_decode_run_sums_its_steps(inst: Instance) -> None:
+    """A run of 40 decode steps of 32 requests (900 tokens of context each to start) costs what its
+    steps cost one by one in `iteration_cost`: time, FLOPs and bytes."""
     t, flops, nbytes = StepModel(inst).decode_run(32, 32 * 900, 40)
     ref = [
         iteration_cost(inst, decode_requests=32, decode_context_tokens=32 * 900 + 32 * i) for i in range(40)
