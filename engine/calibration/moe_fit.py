@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -273,6 +273,4 @@ def fit_experts(
     e, c, ms, sp = shared
     fit = ExpertFit(e, c, ms, sp, ids=ids, log_errors=(), stacks=stacks, vendors=vendors, by_vendor=by_vendor)
     errors = tuple(logs(i, tuple(fit.terms(pts[i][0].stack, vendor[i])[k] for k in TERMS)) for i in every)
-    return ExpertFit(
-        e, c, ms, sp, ids=ids, log_errors=errors, stacks=stacks, vendors=vendors, by_vendor=by_vendor
-    )
+    return replace(fit, log_errors=errors)
