@@ -50,8 +50,10 @@ import numpy as np
 
 from engine.calibration.measurements import Figure, Measurement
 from engine.calibration.predictor import predict
+from engine.calibration.trust import pick_experts_terms
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile
+from engine.costmodel import perf
 
 EXPERT_FIGURES: tuple[Figure, ...] = ("throughput", "tpot")
 """The MoE figures the terms are fitted to. TTFT is predicted, not fitted: at one client the
@@ -91,8 +93,8 @@ cost of a TP group over machines, against published measurements")."""
 
 
 def spans_machines(m: Measurement, catalog: Catalog) -> bool:
-    """True for a point whose tensor-parallel group is larger than its chip's scale-up domain."""
-    return m.tp > catalog.chip(m.hardware).scale_up_domain
+    """True for a point whose tensor-parallel group spans machines (`perf.spans_machines`)."""
+    return perf.spans_machines(catalog.chip(m.hardware), m.tp)
 
 
 def vendor_of(m: Measurement, catalog: Catalog) -> str:
@@ -146,21 +148,11 @@ class ExpertFit:
         return {k: getattr(self, k) for k in TERMS}
 
     def terms(self, stack: str, vendor: str | None = None) -> dict[str, float]:
-        """The profile fields a MoE point of `stack` on a chip of `vendor` is predicted with: the
-        (stack, vendor) pair's terms where fitted, else the stack's, else the vendor's across stacks,
-        else the shared ones; the per-step cost over machines from the first of them that has points
-        to fit it, else the stack's, else the shared one."""
-        stack_own = self.stacks.get(stack)
-        own = self.vendors.get((stack, vendor or "")) or stack_own or self.by_vendor.get(vendor or "")
-        if not own:
-            return self.shared()
-        terms = own.update()
-        if own.span_step_ms is not None:
-            return terms
-        span = (
-            stack_own.span_step_ms if stack_own and stack_own.span_step_ms is not None else self.span_step_ms
-        )
-        return {**terms, "span_step_ms": span}
+        """The profile fields a MoE point of `stack` on a chip of `vendor` is predicted with, by the
+        rule the shipped tables are read with (`trust.pick_experts_terms`)."""
+        v = vendor or ""
+        own, pair, theirs = self.stacks.get(stack), self.vendors.get((stack, v)), self.by_vendor.get(v)
+        return pick_experts_terms(self.shared(), *(t.update() if t else None for t in (own, pair, theirs)))
 
     @property
     def median_abs_error(self) -> float:

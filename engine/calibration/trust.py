@@ -136,21 +136,44 @@ def experts_factor(stack: str | None = None) -> float | None:
     return experts_terms(stack).get("eta_experts")
 
 
+EXPERTS_KEYS = ("eta_experts", "eta_experts_compute", "moe_layer_ms", "span_step_ms")
+"""The MoE step model's terms (`moe_fit.TERMS`, in that order), the last the per-step cost over machines."""
+
+
+def pick_experts_terms(
+    shared: dict[str, Any],
+    stack_own: dict[str, Any] | None,
+    pair: dict[str, Any] | None,
+    vendor: dict[str, Any] | None,
+) -> dict[str, float]:
+    """The MoE terms a point runs with, from the tables that may hold them (each a mapping of term
+    to value, None where there is none): the (stack, chip vendor) pair's where fitted, else the
+    stack's own, else the vendor's across stacks, else the shared ones; the per-step cost over
+    machines from the first of those that has it (a table whose rows hold no TP group over machines
+    has none), else the stack's, else the shared one. One rule for the fit in memory
+    (`moe_fit.ExpertFit.terms`) and the shipped tables (`experts_terms`)."""
+    row = next((r for r in (pair, stack_own, vendor) if r), shared)
+    span = next(
+        (r[EXPERTS_KEYS[-1]] for r in (row, stack_own, shared) if r and r.get(EXPERTS_KEYS[-1]) is not None),
+        None,
+    )
+    out = {k: float(row[k]) for k in EXPERTS_KEYS[:-1] if k in row}
+    return out if span is None else {**out, EXPERTS_KEYS[-1]: float(span)}
+
+
 def experts_terms(stack: str | None = None, vendor: str | None = None) -> dict[str, float]:
-    """The MoE step model's fitted terms for `stack` on a chip of `vendor` (`moe_fit.ExpertFit.terms`):
-    the (stack, vendor) pair's table where it has one, else the stack's own, else the vendor's across
-    stacks (`[experts.vendor.<vendor>]`), else the terms shared by every stack; empty before they are
-    generated."""
+    """The MoE step model's fitted terms for `stack` on a chip of `vendor` (`pick_experts_terms`):
+    the (stack, vendor) pair's table (`[experts.<stack>.<vendor>]`) where it has one, else the
+    stack's own, else the vendor's across stacks (`[experts.vendor.<vendor>]`), else the terms
+    shared by every stack; empty before they are generated."""
     table = _tables().get("experts", {})
-    own = table.get(stack) if stack else None
-    mine = own.get(vendor.lower()) if isinstance(own, dict) and vendor else None
-    theirs = table.get("vendor", {}).get(vendor.lower()) if vendor else None
-    row = next((r for r in (mine, own, theirs) if isinstance(r, dict)), table)
-    keys = ("eta_experts", "eta_experts_compute", "moe_layer_ms", "span_step_ms")
-    # a stack (or vendor) whose rows hold no TP group over machines takes the next one's per-step cost
-    span = next((r[keys[-1]] for r in (row, own, table) if isinstance(r, dict) and keys[-1] in r), None)
-    out = {k: float(row[k]) for k in keys[:-1] if k in row}
-    return out if span is None else {**out, keys[-1]: float(span)}
+    v = vendor.lower() if vendor else None
+    own, theirs = (table.get(stack) if stack else None), (table.get("vendor", {}).get(v) if v else None)
+    own = own if isinstance(own, dict) else None
+    pair = own.get(v) if own and v else None
+    return pick_experts_terms(
+        table, own, pair if isinstance(pair, dict) else None, theirs if isinstance(theirs, dict) else None
+    )
 
 
 def first_token_ms(stack: str) -> tuple[float, str] | None:

@@ -106,6 +106,14 @@ aiter MLA tests: 'num_heads (gqa_ratio) supported: 16 and 128'), so a TP8 rank's
 not padded."""
 
 
+def spans_machines(hw: HardwareSpec, chips: int) -> bool:
+    """True when a group of `chips` chips (a tensor- or expert-parallel group) is larger than the
+    chip's scale-up domain (a TP16 over two 8-GPU machines): its collectives cross the NICs and its
+    stack runs a multi-node executor. The one rule for an instance, its all-to-all (`step`) and a
+    measured point (`moe_fit.spans_machines`)."""
+    return chips > hw.scale_up_domain
+
+
 def roof(compute_s: Any, memory_s: Any) -> Any:
     """An iteration's compute and memory times combined (scalars or arrays): the longer, plus the
     share of the shorter it does not hide (`UNHIDDEN_FRACTION`)."""
@@ -398,9 +406,8 @@ class Instance:
 
     @property
     def spans_machines(self) -> bool:
-        """True when the tensor-parallel group is larger than the chip's scale-up domain (a TP16 over
-        two 8-GPU machines): its all-reduces cross the NICs and its stack runs a multi-node executor."""
-        return self.tp > self.hardware.scale_up_domain
+        """True when the tensor-parallel group spans machines (`spans_machines`)."""
+        return spans_machines(self.hardware, self.tp)
 
     @property
     def memory_bytes(self) -> float:
@@ -465,7 +472,7 @@ class Instance:
         scale-out NICs; chips without a scale-up fabric use PCIe.
         """
         hw = self.hardware
-        if (span or self.tp) > hw.scale_up_domain and hw.scale_out_gb_s:
+        if spans_machines(hw, span or self.tp) and hw.scale_out_gb_s:
             return hw.scale_out_gb_s * 1e9
         bw = hw.scale_up_gb_s / 2.0 or hw.pcie_gb_s
         return bw * 1e9
@@ -489,7 +496,7 @@ class Instance:
         """Seconds of latency of one collective over `span` chips (default: tp): the chip's
         `allreduce_latency_us` within its scale-up domain, at least `SCALE_OUT_LATENCY_US` beyond it."""
         lat = self.hardware.allreduce_latency_us
-        if (span or self.tp) > self.hardware.scale_up_domain:
+        if spans_machines(self.hardware, span or self.tp):
             lat = max(lat, SCALE_OUT_LATENCY_US)
         return lat * 1e-6
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from engine.catalog.specs import BYTES_PER_ELEMENT
-from engine.costmodel.perf import ACTIVATION_BYTES, UNHIDDEN_FRACTION, Instance, roof
+from engine.costmodel.perf import ACTIVATION_BYTES, UNHIDDEN_FRACTION, Instance, roof, spans_machines
 
 _NEVER = 1 << 62
 """More decode steps than any run takes (`StepModel.decode_run`: the binding side never changes)."""
@@ -186,7 +186,7 @@ class StepModel:
             # all-to-all not overlapped with compute, made the MoE rows worse: docs/validation.md)
             per_chip = tokens * k_e * m.hidden * ACTIVATION_BYTES * (ep - 1.0) / ep / (dp * inst.tp)
             hw = inst.hardware
-            in_domain = inst.ep <= hw.scale_up_domain
+            in_domain = not spans_machines(hw, inst.ep)
             link = (
                 hw.scale_up_gb_s / 2.0
                 if in_domain and hw.scale_up_gb_s

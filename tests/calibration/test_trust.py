@@ -229,3 +229,20 @@ def test_a_copy_of_a_chip_that_changed_only_its_price_keeps_the_chips_calibratio
     slow = custom_chip(base, "my-h100", "H100", {}, dict(base.tflops), {**fractions, "eta_bandwidth": 0.5})
     scat2 = scenario_catalog(apply_overrides(mine, {"custom_hardware": [slow.model_dump(mode="json", by_alias=True, exclude_none=True)]}))  # fmt: skip
     assert trust.speed_twin(scat2.chip("my-h100"), "vllm", scat2) is None
+
+
+def test_the_moe_terms_fall_back_pair_stack_vendor_shared_with_the_span_apart() -> None:
+    """One rule picks a point's MoE terms, for the fit in memory and the shipped tables alike."""
+    from engine.calibration import moe_fit
+    from engine.calibration.trust import EXPERTS_KEYS, pick_experts_terms
+
+    assert moe_fit.TERMS == EXPERTS_KEYS
+    shared = {"eta_experts": 0.5, "eta_experts_compute": 0.2, "moe_layer_ms": 0.1, "span_step_ms": 3.0}
+    stack = {"eta_experts": 0.6, "eta_experts_compute": 0.3, "moe_layer_ms": 0.2, "span_step_ms": 8.0}
+    pair = {"eta_experts": 0.7, "eta_experts_compute": 0.4, "moe_layer_ms": 0.3}  # no rows over machines
+    vendor = {"eta_experts": 0.9, "eta_experts_compute": 0.9, "moe_layer_ms": 0.9}
+    assert pick_experts_terms(shared, stack, pair, vendor) == {**pair, "span_step_ms": 8.0}
+    assert pick_experts_terms(shared, stack, None, vendor) == stack
+    assert pick_experts_terms(shared, None, None, vendor) == {**vendor, "span_step_ms": 3.0}
+    assert pick_experts_terms(shared, None, None, None) == shared
+    assert pick_experts_terms({}, None, None, None) == {}  # before the terms are generated
