@@ -372,7 +372,21 @@ def cost_parts(parts: pd.DataFrame, *, height: int = 260) -> go.Figure:
         )  # fmt: skip
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="$ per request", tickprefix="$", tickformat="~r")  # the headline's unit
-    return _layout(fig, "Cost per request by part", height)
+    # the parts' legend under the axis from the canvas' left edge, four to a row: beside the title it
+    # ran into it on half a page
+    rows = -(-len(parts) // 4)
+    plot_px = height - 40 - 10 - AXIS_BELOW_PX
+    fig = _layout(fig, "Cost per request by part", height + rows * LEGEND_ROW_PX, legend_below=True)
+    fig.update_layout(
+        legend={
+            "y": -AXIS_BELOW_PX / plot_px,
+            "xref": "container",
+            "x": 0.0,
+            "entrywidth": 80,
+            "entrywidthmode": "pixels",
+        }
+    )
+    return fig
 
 
 def bars(
