@@ -210,12 +210,26 @@ HARDWARE: dict[str, Any] = {
         "η_B", help="Achievable fraction of the main memory's peak bandwidth under the scenario's stack."
     ),
     "calibration_rule": cc.TextColumn(
-        "Calibration rule", width="medium", help="Where the chip's profile comes from."
+        "Calibration rule", width="large", help="Where the chip's profile comes from."
     ),
     "spec_source": cc.TextColumn("Spec source", width="medium"),
     "price_source": cc.TextColumn("Price source", width="medium"),
     "capex_source": cc.TextColumn("Purchase price source", width="medium"),
 }
+
+MODELS: dict[str, Any] = {
+    "params_b": cc.NumberColumn("Params (B)", help="Total parameters, billions."),
+    "active_params_b": cc.NumberColumn("Active (B)", help="Parameters active per token, billions."),
+    "layers": cc.NumberColumn("Layers"),
+    "hidden": cc.NumberColumn("Hidden"),
+    "kv_bytes_per_token_bf16": cc.NumberColumn(
+        "KV B/token", format="localized", help="KV cache bytes per token at BF16."
+    ),
+    "attention": cc.TextColumn("Attention"),
+    "moe": cc.TextColumn("MoE", help="Experts routed per token / experts, or dense."),
+    "source": cc.TextColumn("Source", width="medium"),
+}
+"""The models' table, its headers short enough to keep it on a 1440-pixel screen."""
 
 CALIBRATION_FIT: dict[str, Any] = {
     "id": cc.TextColumn("id"),
