@@ -232,17 +232,16 @@ for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
                 tables.cost_view(kinds), hide_index=True, width="stretch", column_config=tables.COST_PARTS
             )
 
+
 # each side's spread last, so the page is drawn first (cached with the Results page's)
 spreads = (margin.spread(ra), margin.spread(rb))
 if spreads[0] is not None and spreads[1] is not None:
     with head.container():
         headline_row(spreads[0].moves(), spreads[1].moves())
     same = spreads[0].slowdown == spreads[1].slowdown
-    notes = {
-        side: note
-        for side, sp, h in (("A", spreads[0], ha), ("B", spreads[1], hb))
-        if (note := ex.slo_band_note(sp.moves(), h.get("slo_attainment")))
-    }  # a band from 0% to 100% is left off, and said (once where A's and B's read the same)
+    sides = (("A", spreads[0], ha), ("B", spreads[1], hb))
+    said = {side: ex.cliff_notes(sp.moves(), h.get("slo_attainment")) for side, sp, h in sides}
+    notes = {side: " ".join(lines) for side, lines in said.items() if lines}
     same_note = len(notes) == 2 and notes["A"] == notes["B"]
     cliffs = [f"A and B: {notes['A']}"] if same_note else [f"{side}: {n}" for side, n in notes.items()]
     spread_note.caption(
