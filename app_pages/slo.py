@@ -31,7 +31,7 @@ def target(path: str, what: str, sweep: tuple[float, float, float], allowed: tup
     with right:
         number(
             path,
-            "Exact (ms)",
+            "Exact",  # the unit is the slider's, beside it: "Exact (ms)" wrapped onto two lines
             key=f"{key_of(path)}-typed",
             lo=allowed[0],
             hi=allowed[1],
