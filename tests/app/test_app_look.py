@@ -45,14 +45,7 @@ def test_the_optional_slo_targets_sit_on_the_targets_row_each_in_its_own_column(
     at = app("slo")
     assert_clean(at)
     wanted = ("TTFT target (ms)", "TPOT target (ms)", "Percentile", "E2E (ms)", "TBT (ms)")
-    rows = []
-    for block in _nodes(at.main):
-        columns = [
-            c for c in (getattr(block, "children", None) or {}).values() if getattr(c, "type", "") == "column"
-        ]
-        holds = [next((w for w in wanted if w in _labels(c)), None) for c in columns]
-        if "TTFT target (ms)" in holds:
-            rows.append(holds)
+    rows = _row_of(at, "TTFT target (ms)", wanted)
     assert rows, "no row holds the TTFT target"
     assert any(all(w in row for w in wanted) and len(set(row)) == len(row) for row in rows), rows
 
@@ -68,7 +61,10 @@ def test_the_cost_by_part_legend_sits_under_the_axis_not_beside_the_title() -> N
     legend = fig.layout.legend
     assert fig.layout.title.text == "Cost per request by part" and fig.layout.showlegend is not False
     assert legend.y < 0 and legend.yanchor == "top", (legend.y, legend.yanchor)  # under the plot
-    assert legend.xref == "container" and legend.x == 0  # from the canvas' edge, not the plot's
+    assert legend.x == 0 and legend.xanchor == "left" and legend.orientation == "h"
+    assert (
+        fig.layout.yaxis.showticklabels is False
+    )  # one bar, no label: the plot and its legend take the width
     assert fig.layout.height > 260  # grown by the legend's rows, the plot keeps its height
 
 
@@ -119,3 +115,26 @@ def test_a_goodput_band_from_nothing_is_left_off_on_compare_and_said() -> None:
     said = " ".join(c.value for c in at.caption)
     assert "Goodput and goodput per" in said and "show no band" in said, said
     assert "−100% to" not in said
+
+
+def _row_of(at: Any, first: str, wanted: tuple[str, ...]) -> list[list[str | None]]:
+    """Each row of columns that holds `first`: which of `wanted` each of its columns holds."""
+    rows = []
+    for block in _nodes(at.main):
+        columns = [
+            c for c in (getattr(block, "children", None) or {}).values() if getattr(c, "type", "") == "column"
+        ]
+        holds = [next((w for w in wanted if w in _labels(c)), None) for c in columns]
+        if first in holds:
+            rows.append(holds)
+    return rows
+
+
+def test_a_dense_pools_split_is_one_row_and_a_moe_pools_two_of_two() -> None:
+    """Two to a row left a dense pool's DP alone on a line of its own; a MoE pool's four stay two to a
+    row (four abreast in a third of the page clipped '16' to '1')."""
+    split = ("TP", "PP", "DP", "EP")
+    dense = _row_of(app("strategy"), "TP", split)
+    assert dense and all(row == ["TP", "PP", "DP"] for row in dense), dense
+    moe = _row_of(app("strategy", short("moe-deepseek-h200"), "moe-deepseek-h200"), "TP", split)
+    assert moe and all(row == ["TP", "PP"] for row in moe), moe
