@@ -131,11 +131,15 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             if reps
             else (fmt(ha[k]), fmt(hb[k]))
         )
-        va = ex.with_band(*marks.value_parts(va, ta, k, bool(reps), ex.limits(ra.summary, sa), moves_a))
-        vb = ex.with_band(*marks.value_parts(vb, tb, k, bool(reps), ex.limits(rb.summary, sb), moves_b))
+        latency = k in ("ttft_p99_ms", "tpot_p99_ms")
+        # a latency set by a run's length is a floor, not a figure with a band ('≥ 11.4 min (−63% to +51%)')
+        if not (latency and behind_a is not None):
+            va = ex.with_band(*marks.value_parts(va, ta, k, bool(reps), ex.limits(ra.summary, sa), moves_a))
+        if not (latency and behind_b is not None):
+            vb = ex.with_band(*marks.value_parts(vb, tb, k, bool(reps), ex.limits(rb.summary, sb), moves_b))
         if delta and apart:
             delta = f"{delta} · another cost basis"
-        grows = k in ("ttft_p99_ms", "tpot_p99_ms") and (behind_a is not None or behind_b is not None)
+        grows = latency and (behind_a is not None or behind_b is not None)
         if grows:  # a latency set by a run's length: marked, and no change from A
             va = ex.latency(ex.at_least(va, behind_a), behind_a)
             vb, delta = ex.at_least(vb, behind_b), ex.GROWS

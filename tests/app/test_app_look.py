@@ -138,3 +138,25 @@ def test_a_dense_pools_split_is_one_row_and_a_moe_pools_two_of_two() -> None:
     assert dense and all(row == ["TP", "PP", "DP"] for row in dense), dense
     moe = _row_of(app("strategy", short("moe-deepseek-h200"), "moe-deepseek-h200"), "TP", split)
     assert moe and all(row == ["TP", "PP"] for row in moe), moe
+
+
+def test_a_latency_that_grows_with_run_length_carries_no_band_on_compare() -> None:
+    """chat-ascend-910b against itself disaggregated, which cannot keep up: B's p99 latencies are
+    floors ('≥ 11.4 min'), and a band beside a floor ('≥ 11.4 min (−63% to +51%)') contradicted it."""
+    from streamlit.testing.v1 import AppTest
+
+    from engine.scenario.codec import to_link
+    from tests.app.test_app import APP
+
+    preset = "chat-ascend-910b"
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({**to_link(short(preset), preset), "a": "current", "b": "current, other mode"})
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Unsustainable" in e.value for e in at.error), [e.value for e in at.error]  # the case holds
+    cards = {m.label: m for m in at.metric}
+    for label in ("TTFT p99: B", "TPOT p99: B"):
+        value = cards[label].value
+        assert value.startswith("≥ ") and "%" not in value, (label, value)
+    goodput = cards["Goodput: B"].value  # a figure that is not a floor keeps its band
+    assert "%" in goodput or "req/s" in goodput, goodput
