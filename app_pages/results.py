@@ -93,6 +93,7 @@ def headline_figures(moves: ex.Moves | None) -> None:
             help=help_,
             border=True,
             width="content",
+            height="stretch",  # a card without a band as tall as its neighbours with one
         )
 
 
