@@ -48,6 +48,8 @@ def test_the_optional_slo_targets_sit_on_the_targets_row_each_in_its_own_column(
     rows = _row_of(at, "TTFT target (ms)", wanted)
     assert rows, "no row holds the TTFT target"
     assert any(all(w in row for w in wanted) and len(set(row)) == len(row) for row in rows), rows
+    helps = {n.label: n.help for n in at.number_input if n.label in ("E2E (ms)", "TBT (ms)")}
+    assert all(helps.values()) and len(helps) == 2, helps  # TBT's box had no help where E2E's had
 
 
 def test_the_cost_by_part_legend_sits_under_the_axis_not_beside_the_title() -> None:
