@@ -190,7 +190,7 @@ HARDWARE: dict[str, Any] = {
     ),
     "calibration": cc.TextColumn(
         "Calibration",
-        width="medium",
+        width="large",  # its longest, 'uncalibrated: conservative transfer from the fitted chips', whole
         help="calibrated: a profile fitted to measurements of "
         "this chip under the scenario's serving stack; partly calibrated: so fitted, but a MoE "
         "model's experts run at terms fitted per serving stack, not per chip; uncalibrated: a profile "
