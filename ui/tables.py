@@ -198,7 +198,7 @@ HARDWARE: dict[str, Any] = {
     ),
     "expected_error": cc.TextColumn(
         "Expected error",
-        width="medium",
+        width="large",  # both bands whole: 'throughput −35% to +78%, TPOT −30% to +15%'
         help="Cross-validated relative error of the "
         "figures simulated on this chip, by kind (docs/calibration.md).",
     ),
@@ -210,7 +210,7 @@ HARDWARE: dict[str, Any] = {
         "η_B", help="Achievable fraction of the main memory's peak bandwidth under the scenario's stack."
     ),
     "calibration_rule": cc.TextColumn(
-        "Calibration rule", width="large", help="Where the chip's profile comes from."
+        "Calibration rule", width="medium", help="Where the chip's profile comes from."
     ),
     "spec_source": cc.TextColumn("Spec source", width="medium"),
     "price_source": cc.TextColumn("Price source", width="medium"),
