@@ -131,11 +131,15 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             if reps
             else (fmt(ha[k]), fmt(hb[k]))
         )
-        va = ex.with_band(*marks.value_parts(va, ta, k, bool(reps), ex.limits(ra.summary, sa), moves_a))
-        vb = ex.with_band(*marks.value_parts(vb, tb, k, bool(reps), ex.limits(rb.summary, sb), moves_b))
+        latency = k in ("ttft_p99_ms", "tpot_p99_ms")
+        # a latency set by a run's length is a floor, not a figure with a band ('≥ 11.4 min (−63% to +51%)')
+        if not (latency and behind_a is not None):
+            va = ex.with_band(*marks.value_parts(va, ta, k, bool(reps), ex.limits(ra.summary, sa), moves_a))
+        if not (latency and behind_b is not None):
+            vb = ex.with_band(*marks.value_parts(vb, tb, k, bool(reps), ex.limits(rb.summary, sb), moves_b))
         if delta and apart:
             delta = f"{delta} · another cost basis"
-        grows = k in ("ttft_p99_ms", "tpot_p99_ms") and (behind_a is not None or behind_b is not None)
+        grows = latency and (behind_a is not None or behind_b is not None)
         if grows:  # a latency set by a run's length: marked, and no change from A
             va = ex.latency(ex.at_least(va, behind_a), behind_a)
             vb, delta = ex.at_least(vb, behind_b), ex.GROWS
@@ -232,17 +236,16 @@ for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
                 tables.cost_view(kinds), hide_index=True, width="stretch", column_config=tables.COST_PARTS
             )
 
+
 # each side's spread last, so the page is drawn first (cached with the Results page's)
 spreads = (margin.spread(ra), margin.spread(rb))
 if spreads[0] is not None and spreads[1] is not None:
     with head.container():
         headline_row(spreads[0].moves(), spreads[1].moves())
     same = spreads[0].slowdown == spreads[1].slowdown
-    notes = {
-        side: note
-        for side, sp, h in (("A", spreads[0], ha), ("B", spreads[1], hb))
-        if (note := ex.slo_band_note(sp.moves(), h.get("slo_attainment")))
-    }  # a band from 0% to 100% is left off, and said (once where A's and B's read the same)
+    sides = (("A", spreads[0], ha), ("B", spreads[1], hb))
+    said = {side: ex.cliff_notes(sp.moves(), h.get("slo_attainment")) for side, sp, h in sides}
+    notes = {side: " ".join(lines) for side, lines in said.items() if lines}
     same_note = len(notes) == 2 and notes["A"] == notes["B"]
     cliffs = [f"A and B: {notes['A']}"] if same_note else [f"{side}: {n}" for side, n in notes.items()]
     spread_note.caption(

@@ -35,13 +35,7 @@ st.subheader(
     f"measurements under the scenario's serving stack ({STACK_NAMES[sc.deployment.stack]}), or runs with one "
     "chosen by a rule (same silicon, another stack, conservative transfer), with the error to expect.",
 )
-st.dataframe(
-    hardware.hardware_frame(cat, sc),
-    hide_index=True,
-    width="stretch",
-    column_config=tables.HARDWARE,
-    placeholder="—",  # a tier or peak the chip does not have
-)
+hardware.catalog_tables(cat, sc, tables.HARDWARE)
 
 st.subheader(
     "Your own chip",
@@ -57,4 +51,4 @@ st.subheader(
 observe.section()
 
 st.subheader(f"Models ({len(cat.models)})")
-st.dataframe(hardware.model_frame(cat), hide_index=True, width="stretch")
+st.dataframe(hardware.model_frame(cat), hide_index=True, width="stretch", column_config=tables.MODELS)

@@ -48,12 +48,12 @@ h = ex.headline(s)
 trust = ex.pool_marks(sc, s)  # each pool's calibration, as the run used it
 bounds = ex.limits(s, sc)  # an open loop's rates cannot rise above what arrived
 HEADLINE = (
-    ("TTFT p99", layout.fmt_ms(h["ttft_p99_ms"]), "ttft_p99_ms"),
-    ("TPOT p99", layout.fmt_ms(h["tpot_p99_ms"]), "tpot_p99_ms"),
-    ("SLO attainment", layout.fmt_pct(h["slo_attainment"]), "slo_attainment"),
-    ("Goodput", layout.fmt_rps(h["goodput_rps"] or 0.0), "goodput_rps"),
+    (layout.LABELS["ttft_p99_ms"], layout.fmt_ms(h["ttft_p99_ms"]), "ttft_p99_ms"),
+    (layout.LABELS["tpot_p99_ms"], layout.fmt_ms(h["tpot_p99_ms"]), "tpot_p99_ms"),
+    (layout.LABELS["slo_attainment"], layout.fmt_pct(h["slo_attainment"]), "slo_attainment"),
+    (layout.LABELS["goodput_rps"], layout.fmt_rps(h["goodput_rps"] or 0.0), "goodput_rps"),
     (
-        "$ / request" + (" (owned)" if s["cost"].get("mode") == "own" else ""),
+        layout.LABELS["usd_per_request"] + (" (owned)" if s["cost"].get("mode") == "own" else ""),
         layout.fmt_usd(h["usd_per_request"]),
         "usd_per_request",
     ),
@@ -93,6 +93,7 @@ def headline_figures(moves: ex.Moves | None) -> None:
             help=help_,
             border=True,
             width="content",
+            height="stretch",  # a card without a band as tall as its neighbours with one
         )
 
 
@@ -173,6 +174,8 @@ with c1:
         st.caption(f"Porting: {plain(line)} (docs/cost-model.md).")
 with c2:
     joules = s["energy"]["joules_per_output_token"]
+    # two rows of two cards: the bill and the energy, then the two money figures (with their bands)
+    # in a row of their own, not a row nested in a row (it wrapped goodput per $ under its neighbour)
     with st.container(horizontal=True, gap="small"):
         st.metric(
             "Bill per hour",
@@ -183,40 +186,6 @@ with c2:
             "capital, hosting and the energy the run drew. An autoscaled pool's rent follows its instances "
             "billed: the figure is then the run's average.",
         )
-        money = st.empty()  # with the run's spread at the end, as the headline
-
-        def money_figures(moves: ex.Moves | None) -> None:
-            """$ per million output tokens and goodput per dollar, their bands under them (as the headline's:
-            a band beside the value made the card cut it short)."""
-            per_usd = h["goodput_per_usd"]
-            for label, text, key, help_ in (
-                (
-                    "$ / 1M output tokens",
-                    layout.fmt_usd(h["usd_per_million_output_tokens"]),
-                    "usd_per_million_output_tokens",
-                    layout.METRIC_HELP["usd_per_million_output_tokens"],
-                ),
-                (
-                    "Goodput per $",
-                    layout.fmt_count(per_usd) + (" req/$" if per_usd is not None else ""),
-                    "goodput_per_usd",
-                    "Requests that met their SLO per dollar: goodput × 3600 / bill per hour.",
-                ),
-            ):
-                value, band = marks.value_parts(text, trust, key, False, bounds, moves)
-                st.metric(
-                    label,
-                    value,
-                    delta=band,
-                    delta_color="off",
-                    delta_arrow="off",
-                    border=True,
-                    width="content",
-                    help=help_,
-                )
-
-        with money.container(horizontal=True, gap="small"):
-            money_figures(None)
         energy, energy_band = marks.value_parts(f"{joules or 0:.2f} J", trust, "joules_per_output_token")
         st.metric(
             "Energy per output token",
@@ -229,8 +198,42 @@ with c2:
             help="Idle power all the time, plus while iterating a fitted share of "
             "the dynamic range (TDP − idle) and energy per byte and per FLOP moved, per output token.",
         )
-        if (capped := ex.power_cap_line(s)) is not None:  # the cap, the clock it imposes, the draw
-            st.caption(plain(capped))
+    money = st.empty()  # with the run's spread at the end, as the headline
+
+    def money_figures(moves: ex.Moves | None) -> None:
+        """$ per million output tokens and goodput per dollar, their bands under them (as the headline's:
+        a band beside the value made the card cut it short)."""
+        per_usd = h["goodput_per_usd"]
+        for label, text, key, help_ in (
+            (
+                layout.LABELS["usd_per_million_output_tokens"],
+                layout.fmt_usd(h["usd_per_million_output_tokens"]),
+                "usd_per_million_output_tokens",
+                layout.METRIC_HELP["usd_per_million_output_tokens"],
+            ),
+            (
+                "Goodput per $",
+                layout.fmt_count(per_usd) + (" req/$" if per_usd is not None else ""),
+                "goodput_per_usd",
+                "Requests that met their SLO per dollar: goodput × 3600 / bill per hour.",
+            ),
+        ):
+            value, band = marks.value_parts(text, trust, key, False, bounds, moves)
+            st.metric(
+                label,
+                value,
+                delta=band,
+                delta_color="off",
+                delta_arrow="off",
+                border=True,
+                width="content",
+                help=help_,
+            )
+
+    with money.container(horizontal=True, gap="small"):
+        money_figures(None)
+    if (capped := ex.power_cap_line(s)) is not None:  # the cap, the clock it imposes, the draw
+        st.caption(plain(capped))
     st.markdown("**Utilisation over the window**")
     st.dataframe(ex.utilization_frame(s), hide_index=True, width="stretch", column_config=tables.UTILIZATION)
 
@@ -296,5 +299,6 @@ if spread is not None:
         headline_figures(moves)
     with money.container(horizontal=True, gap="small"):
         money_figures(moves)
-    cliff = ex.slo_band_note(moves, h.get("slo_attainment"))  # a band from 0% to 100% is left off
-    spread_note.caption(plain(margin.spread_caption(spread) + (f" {cliff}" if cliff else "")))
+    # a band from 0% to 100%, or from nothing to the figure, is left off and said
+    cliffs = ex.cliff_notes(moves, h.get("slo_attainment"))
+    spread_note.caption(plain(" ".join([margin.spread_caption(spread), *cliffs])))

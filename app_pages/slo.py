@@ -31,7 +31,7 @@ def target(path: str, what: str, sweep: tuple[float, float, float], allowed: tup
     with right:
         number(
             path,
-            "Exact (ms)",
+            "Exact",  # the unit is the slider's, beside it: "Exact (ms)" wrapped onto two lines
             key=f"{key_of(path)}-typed",
             lo=allowed[0],
             hi=allowed[1],
@@ -42,24 +42,24 @@ def target(path: str, what: str, sweep: tuple[float, float, float], allowed: tup
         )
 
 
+# The optional targets (E2E, TBT): a column each on the targets' row (stacked in one column, TBT sat
+# alone on a line of its own), wide enough to show "default" beside the step buttons.
+OPTIONAL = [n for n in Slo.model_fields if n not in ("ttft_ms", "tpot_ms", "percentile")]
+
 for i, cls in enumerate(sc.workload.classes):
     path = f"workload.classes[{i}].slo"
     with st.container(border=True):
         st.markdown(f"**{plain(cls.name)}** · priority {cls.priority}")
-        c1, c2, c3, c4 = st.columns([4, 4, 2, 2])
+        c1, c2, c3, *rest = st.columns([3.5, 3.5, 2] + [2.5] * len(OPTIONAL))
         with c1:
             target(f"{path}.ttft_ms", "TTFT", (50.0, 10_000.0, 50.0), (1.0, 3_600_000.0))
         with c2:
             target(f"{path}.tpot_ms", "TPOT", (5.0, 300.0, 1.0), (0.1, 60_000.0))
         with c3:
             select(f"{path}.percentile", PERCENTILES, "Percentile", format_func=lambda p: f"p{p:g}")
-        with c4:
-            model_form(
-                path,
-                Slo,
-                only=[n for n in Slo.model_fields if n not in ("ttft_ms", "tpot_ms", "percentile")],
-                columns=1,
-            )
+        for col, name in zip(rest, OPTIONAL, strict=True):
+            with col:
+                model_form(path, Slo, only=[name], columns=1)
 
 
 # the most each per-chip cost field allows (`engine.costmodel.ownership.CostBasis`)

@@ -372,7 +372,14 @@ def cost_parts(parts: pd.DataFrame, *, height: int = 260) -> go.Figure:
         )  # fmt: skip
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="$ per request", tickprefix="$", tickformat="~r")  # the headline's unit
-    return _layout(fig, "Cost per request by part", height)
+    # one bar needs no label of its own (the axis says "$ per request"): the plot takes the width, and
+    # the parts' legend goes under the axis, four to a row (beside the title it ran into it on half a page)
+    fig.update_yaxes(showticklabels=False)
+    rows = -(-len(parts) // 4)
+    plot_px = height - 40 - 10 - AXIS_BELOW_PX
+    fig = _layout(fig, "Cost per request by part", height + rows * LEGEND_ROW_PX, legend_below=True)
+    fig.update_layout(legend={"y": -AXIS_BELOW_PX / plot_px, "entrywidth": 70, "entrywidthmode": "pixels"})
+    return fig
 
 
 def bars(

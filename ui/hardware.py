@@ -391,6 +391,48 @@ def _chip_trust(cat: Catalog, sc: Scenario) -> dict[str, dict[str, Any]]:
     return chip_rows(cat, sc.deployment.stack, moe=moe, custom=[h.id for h in sc.custom_hardware])
 
 
+HARDWARE_VIEWS: dict[str, tuple[str, ...]] = {
+    "Chips": ("id", "name", "class", "memory_type", "calibration"),
+    "Compute and memory": (
+        "id",
+        "bf16_tflops",
+        "fp8_tflops",
+        "fp4_tflops",
+        "memory_gb",
+        "memory_tb_s",
+        "spec_source",
+    ),
+    "Tiers, links and power": (
+        "id",
+        "tiers",
+        "sram_gb",
+        "sram_tb_s",
+        "ddr_gb",
+        "ddr_tb_s",
+        "scale_up_gb_s",
+        "tdp_w",
+        "reconfig_s",
+    ),
+    "Calibration": ("id", "expected_error", "eta_compute", "eta_bandwidth", "calibration_rule"),
+    "Prices": ("id", "usd_per_hour", "capex_usd", "server_capex_usd", "price_source", "capex_source"),
+}
+"""The catalog's columns in tabs, each narrow enough for a 1440-pixel screen: in one table of 28
+columns the calibration sat past the right edge, reached only by scrolling sideways."""
+
+
+def catalog_tables(cat: Catalog, sc: Scenario, config: dict[str, Any]) -> None:
+    """The accelerators' table, a tab per group of columns (`HARDWARE_VIEWS`), each led by the chip's id."""
+    frame = hardware_frame(cat, sc)
+    for tab, columns in zip(st.tabs(list(HARDWARE_VIEWS)), HARDWARE_VIEWS.values(), strict=True):
+        tab.dataframe(
+            frame[list(columns)],
+            hide_index=True,
+            width="stretch",
+            column_config=config,
+            placeholder="—",  # a tier or peak the chip does not have
+        )
+
+
 def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
     """One row per chip, units in the column names, sources alongside, and how sure its numbers are:
     first what kind of chip it is (class, main memory type, memory tiers in fill order, reconfiguration).

@@ -18,6 +18,8 @@ HELP: dict[str, str] = {
     "ttft_ms": "Time to first token target: arrival to first output token, queueing and KV transfer included.",
     "tpot_ms": "Time per output token target: (completion − first token) / (output tokens − 1).",
     "e2e_ms": "Optional end-to-end deadline: arrival to completion.",
+    "tbt_ms": "Optional target on each request's largest gap between two output tokens: a stall breaks it "
+    "where the mean time per output token hides it.",
     "percentile": "The class passes when this percentile of its TTFT and of its TPOT is within target.",
     "tp": "Tensor parallelism: chips that split every layer's weights and KV cache, exchanging partial "
     "results twice a layer (all-reduce over the scale-up link). An instance is tp x dp chips per pipeline "

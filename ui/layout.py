@@ -177,16 +177,26 @@ def usd_change(change: float, value: float | None) -> str:
     return f"${change:,.{usd_decimals(value) if value is not None else 5}f}"
 
 
+LABELS = {
+    "ttft_p99_ms": "TTFT p99",
+    "tpot_p99_ms": "TPOT p99",
+    "slo_attainment": "SLO attainment",
+    "goodput_rps": "Goodput",
+    "usd_per_request": "$ / request",
+    "usd_per_million_output_tokens": "$ / 1M output tokens",
+}
+"""The one name of each headline figure, on the Results cards and in the live strip alike."""
+
 STRIP: tuple[tuple[str, str, Any, Any, bool], ...] = (
     # label, headline key, value format, change format (change, value), lower is better
-    ("TTFT p99", "ttft_p99_ms", fmt_ms, lambda d, v: duration_change(d, v, 0), True),
-    ("TPOT p99", "tpot_p99_ms", fmt_ms, lambda d, v: duration_change(d, v, 1), True),
-    ("SLO met", "slo_attainment", fmt_pct, lambda d, v: f"{d * 100:.1f} pts", False),
-    ("Goodput", "goodput_rps", lambda v: f"{fmt_count(v or 0.0)}/s", lambda d, v: f"{d:,.2f}/s", False),
-    ("$/request", "usd_per_request", fmt_usd, usd_change, True),
-    ("$/1M tokens", "usd_per_million_output_tokens", fmt_usd, usd_change, True),
+    (LABELS["ttft_p99_ms"], "ttft_p99_ms", fmt_ms, lambda d, v: duration_change(d, v, 0), True),
+    (LABELS["tpot_p99_ms"], "tpot_p99_ms", fmt_ms, lambda d, v: duration_change(d, v, 1), True),
+    (LABELS["slo_attainment"], "slo_attainment", fmt_pct, lambda d, v: f"{d * 100:.1f} pts", False),
+    (LABELS["goodput_rps"], "goodput_rps", lambda v: fmt_rps(v or 0.0), lambda d, v: fmt_rps(d), False),
+    (LABELS["usd_per_request"], "usd_per_request", fmt_usd, usd_change, True),
+    (LABELS["usd_per_million_output_tokens"], "usd_per_million_output_tokens", fmt_usd, usd_change, True),
 )
-"""The live strip's rows."""
+"""The live strip's rows: the Results page's figures, named and written as there (`LABELS`, `fmt_rps`)."""
 
 GROWING = ("ttft_p99_ms", "tpot_p99_ms")
 """Strip figures an unsustainable run shows as growing with run length (`engine.explain.sustain`)."""

@@ -64,8 +64,9 @@ def split_widgets(index: int, pool: Pool, experts: int, memory: PoolMemory | Non
     """TP, PP, DP and (for a MoE model, `experts` > 0) EP of one pool, what they give, and why a split was refused."""
     path = f"deployment.pools[{index}]"
     slot = f"split:{index}"  # a refused split is said under these widgets
-    # two to a row: a pool card is a third of the page, and four boxes abreast clipped "16" to "1"
-    cols = [*st.columns(2), *st.columns(2)]
+    # a MoE pool's four two to a row: a pool card is a third of the page, and four boxes abreast clipped
+    # "16" to "1"; a dense pool's three in one row (two to a row left DP alone on a line of its own)
+    cols = [*st.columns(2), *st.columns(2)] if experts else st.columns(3)
     with cols[0]:
         select(f"{path}.tp", TP_CHOICES, "TP", slot=slot)
     with cols[1]:

@@ -278,7 +278,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             default=default_chips,
             key="plan_hardware",
             help="Chips the planner may put in any pool; prefill and decode may differ.",
-            width=380,
+            width=340,  # three chips and the clear button; at 380 the power budget wrapped alone on a line
         )
         _budget_inputs(c3)
         moe = cat.models[sc.model.id].moe if sc.model.id in cat.models else None

@@ -190,7 +190,7 @@ HARDWARE: dict[str, Any] = {
     ),
     "calibration": cc.TextColumn(
         "Calibration",
-        width="medium",
+        width="large",  # its longest, 'uncalibrated: conservative transfer from the fitted chips', whole
         help="calibrated: a profile fitted to measurements of "
         "this chip under the scenario's serving stack; partly calibrated: so fitted, but a MoE "
         "model's experts run at terms fitted per serving stack, not per chip; uncalibrated: a profile "
@@ -198,7 +198,7 @@ HARDWARE: dict[str, Any] = {
     ),
     "expected_error": cc.TextColumn(
         "Expected error",
-        width="medium",
+        width="large",  # both bands whole: 'throughput −35% to +78%, TPOT −30% to +15%'
         help="Cross-validated relative error of the "
         "figures simulated on this chip, by kind (docs/calibration.md).",
     ),
@@ -216,6 +216,20 @@ HARDWARE: dict[str, Any] = {
     "price_source": cc.TextColumn("Price source", width="medium"),
     "capex_source": cc.TextColumn("Purchase price source", width="medium"),
 }
+
+MODELS: dict[str, Any] = {
+    "params_b": cc.NumberColumn("Params (B)", help="Total parameters, billions."),
+    "active_params_b": cc.NumberColumn("Active (B)", help="Parameters active per token, billions."),
+    "layers": cc.NumberColumn("Layers"),
+    "hidden": cc.NumberColumn("Hidden"),
+    "kv_bytes_per_token_bf16": cc.NumberColumn(
+        "KV B/token", format="localized", help="KV cache bytes per token at BF16."
+    ),
+    "attention": cc.TextColumn("Attention"),
+    "moe": cc.TextColumn("MoE", help="Experts routed per token / experts, or dense."),
+    "source": cc.TextColumn("Source", width="medium"),
+}
+"""The models' table, its headers short enough to keep it on a 1440-pixel screen."""
 
 CALIBRATION_FIT: dict[str, Any] = {
     "id": cc.TextColumn("id"),

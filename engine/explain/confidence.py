@@ -467,6 +467,53 @@ def slo_band_note(moves: Moves | None, attainment: float | None) -> str | None:
     )
 
 
+FLOORED = {"goodput_rps": "goodput", "goodput_per_usd": "goodput per $", "throughput_rps": "throughput"}
+"""Figures that count requests served (in time): they cannot fall below nothing, so a fall of nine
+tenths or more at the slow edge (`SPANS_ALL_PTS`) gives a band that says only 'from nothing to this'
+('−100% to +0%'); it is left off, as an SLO attainment band spanning 0-100%, and `floor_band_note`
+says why (docs/decisions.md)."""
+
+
+def falls_to_nothing(key: str, move: tuple[float, float]) -> bool:
+    """Whether a `FLOORED` figure's relative move falls by nine tenths of its value or more."""
+    return key in FLOORED and min(move) <= -SPANS_ALL_PTS
+
+
+def floor_band_note(moves: Moves | None, after_slo: bool = False) -> str | None:
+    """The line that stands for the bands `falls_to_nothing` leaves off: 'Goodput and goodput per $
+    show no band: with every chip at the pessimistic edge of its throughput band they fall by 100% ...';
+    shorter `after_slo` (SLO attainment's line, `slo_band_note`, has said the load sits on a cliff).
+    None where every band is shown (or unknown)."""
+    gone = [
+        (name, min(move))
+        for key, name in FLOORED.items()
+        if (move := (moves or {}).get(key)) and falls_to_nothing(key, move)
+    ]
+    if not gone:
+        return None
+    names = [name for name, _ in gone]
+    said = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    one, fall = len(names) == 1, f"{-min(d for _, d in gone):.0%}"
+    subject, falls = (
+        f"{said[0].upper()}{said[1:]} {'shows' if one else 'show'} no band",
+        "it falls" if one else "they fall",
+    )
+    if after_slo:
+        return f"{subject} either: at that pessimistic edge {falls} by {fall}."
+    return (
+        f"{subject}: with every chip at the pessimistic edge of its throughput band {falls} by {fall}, so a "
+        "band would read 'from nothing to this': this load sits on a cliff where the chips' real speed alone "
+        "decides how many requests are served in time."
+    )
+
+
+def cliff_notes(moves: Moves | None, attainment: float | None) -> list[str]:
+    """The lines that stand for the bands a run's spread leaves off: SLO attainment's from 0% to 100%
+    (`slo_band_note`), then a count's from nothing to its value (`floor_band_note`)."""
+    slo = slo_band_note(moves, attainment)
+    return [n for n in (slo, floor_band_note(moves, slo is not None)) if n]
+
+
 def signed_text(lo: float, hi: float) -> str:
     """A band from its signed sides (lo <= hi): '± 9%' where they mirror, else '−22% to +39%' (or
     '−30% to −5%' when the whole band lies below the figure)."""
@@ -481,7 +528,7 @@ def figure_band(
     """The band a headline figure carries: its run's spread where known (`spread_band`: '−22% to
     +39%', '−1.1 to +0.2 pts'), else its kind's band ('−9% to +12%', cut by `bounds`); None for a
     figure without one (a missing or zero figure, the bill, SLO attainment without a spread, a
-    kind whose band's coverage was not measured)."""
+    kind whose band's coverage was not measured, a count whose spread falls to nothing: `falls_to_nothing`)."""
     move = (moves or {}).get(key)
     if key == "slo_attainment":
         return None if move is None or spans_all(move) else spread_band(key, None, move)
@@ -489,5 +536,5 @@ def figure_band(
         return None
     r = headline_range(marks, key)
     if move is not None:
-        return spread_band(key, r, move)
+        return None if falls_to_nothing(key, move) else spread_band(key, r, move)
     return None if r is None else band(r, (bounds or {}).get(key))

@@ -63,6 +63,17 @@ def live(at: AppTest) -> str:
     return texts[0]
 
 
+def catalog(at: AppTest) -> Any:
+    """The Hardware page's accelerators' table, its tabs (`ui.hardware.HARDWARE_VIEWS`) side by side by chip."""
+    import pandas as pd
+
+    from ui.hardware import HARDWARE_VIEWS
+
+    return pd.concat(
+        [t.dataframe[0].value.set_index("id") for t in at.tabs if t.label in HARDWARE_VIEWS], axis=1
+    )
+
+
 def assert_clean(at: AppTest) -> None:
     """No exception and no warning, except the Results page's advisor findings (warnings by design)."""
     assert not at.exception, [e.value for e in at.exception]

@@ -23,7 +23,7 @@ from engine.explain import confidence
 from engine.explain.margin import run_spread
 from engine.scenario.codec import DEFAULT_PRESET, to_link
 from engine.serving.run import simulate
-from tests.app.test_app import APP, app, assert_clean, scenario_of, short, text_of
+from tests.app.test_app import APP, app, assert_clean, catalog, scenario_of, short, text_of
 from ui.bound import UNSET
 
 UNCALIBRATED = ("mi325x", "vllm")
@@ -71,7 +71,9 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
                                ("Goodput", "goodput_rps", "throughput"), ("$ / request", "usd_per_request", "throughput"),
                                ("SLO attainment", "slo_attainment", None)):  # fmt: skip
         own = cal.real_band(figure) if figure else None
-        cliff = key == "slo_attainment" and confidence.spans_all(moves[key])  # 0% to 100%: no band
+        cliff = (key == "slo_attainment" and confidence.spans_all(moves[key])) or confidence.falls_to_nothing(
+            key, moves[key]
+        )  # 0% to 100%, or from nothing to the figure: no band
         band = "" if cliff else confidence.spread_band(key, own, moves[key])
         assert bands[label] == band, (label, shown[label], bands[label], band)  # under the figure
         if key in confidence.LATENCIES and own is not None:
@@ -86,6 +88,8 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
         assert any("Bands:" in c and "SLO attainment shows no band" in c for c in captions), captions
     else:
         assert "pts" in bands["SLO attainment"]
+    if confidence.falls_to_nothing("goodput_rps", moves["goodput_rps"]):  # and a count's from nothing
+        assert any("Bands:" in c and "Goodput and goodput per" in c and "show no band" in c for c in captions)
     edges = f"{chip} {cal.edges()[0]:+.0%} / {cal.edges()[1]:+.0%}"
     assert any("Bands:" in c and edges in c for c in captions), captions
     assert any(confidence.BAND_MEANING in c for c in captions), captions
@@ -122,12 +126,12 @@ def test_a_moe_model_on_a_fitted_chip_is_marked_partly_calibrated() -> None:
 def test_the_catalog_table_marks_each_chip_under_the_stack() -> None:
     at = app("hardware", on(*UNCALIBRATED))
     assert_clean(at)
-    table = next(df.value for df in at.dataframe if "calibration" in df.value.columns).set_index("id")
+    table = catalog(at)
     assert table.loc[UNCALIBRATED[0], "calibration"].startswith("uncalibrated: ")
     assert "expected_error" in table.columns and table.loc[UNCALIBRATED[0], "calibration_rule"]
     # under TensorRT-LLM the H100 is fitted: the same table says so
     at = app("hardware", on(*CALIBRATED))
-    table = next(df.value for df in at.dataframe if "calibration" in df.value.columns).set_index("id")
+    table = catalog(at)
     assert table.loc[CALIBRATED[0], "calibration"] == "calibrated"
     band = calibration_of(*CALIBRATED).real_band("throughput")
     assert band is not None

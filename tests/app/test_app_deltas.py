@@ -21,7 +21,7 @@ def test_the_live_strip_drops_arrows_that_round_to_zero() -> None:
     rows = {label: change for label, _, change in strip_rows(now, prev)}
     assert rows["TTFT p99"] == ""  # 0.3 ms shows as "0 ms": no "▲0 ms"
     assert "▼1.0" in rows["TPOT p99"]
-    assert rows["SLO met"] == ""
+    assert rows["SLO attainment"] == ""
 
 
 def test_a_change_reads_in_its_values_unit_and_a_collapse_is_not_cheaper() -> None:
@@ -33,13 +33,13 @@ def test_a_change_reads_in_its_values_unit_and_a_collapse_is_not_cheaper() -> No
            "usd_per_request": 0.00029, "usd_per_million_output_tokens": 1.10}  # fmt: skip
     rows = {label: (value, change) for label, value, change in strip_rows(now, prev)}
     assert rows["TTFT p99"] == ("198.2 s", ":small[:red[▲196.6 s]]")
-    assert rows["SLO met"][1] == ":small[:red[▼92.1 pts]]"
-    assert rows["Goodput"][1] == ":small[:red[▼19.70/s]]"
-    assert rows["$/request"][1] == ":small[:gray[▼$0.000070]]"
-    assert rows["$/1M tokens"] == ("$1.10", ":small[:gray[▼$0.30]]")
+    assert rows["SLO attainment"][1] == ":small[:red[▼92.1 pts]]"
+    assert rows["Goodput"][1] == ":small[:red[▼19.70 req/s]]"
+    assert rows["$ / request"][1] == ":small[:gray[▼$0.000070]]"
+    assert rows["$ / 1M output tokens"] == ("$1.10", ":small[:gray[▼$0.30]]")
     # the same fall in cost with SLO attainment held is good news
     held = strip_rows({**now, "slo_attainment": 0.929}, prev)
-    assert dict((a, c) for a, _, c in held)["$/request"] == ":small[:green[▼$0.000070]]"
+    assert dict((a, c) for a, _, c in held)["$ / request"] == ":small[:green[▼$0.000070]]"
 
 
 def test_compare_of_a_scenario_with_itself_shows_neutral_deltas() -> None:

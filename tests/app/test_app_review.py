@@ -4,7 +4,7 @@ and the over-time panel."""
 
 from __future__ import annotations
 
-from tests.app.test_app import app, assert_clean, scenario_of, short, text_of
+from tests.app.test_app import app, assert_clean, catalog, scenario_of, short, text_of
 
 
 def test_an_sram_only_chip_is_drawn_at_a_pipelined_layout() -> None:
@@ -40,25 +40,19 @@ def test_the_catalog_names_main_memory_by_what_it_is() -> None:
     """Groq's LPU read 'HBM (GB) 0.23, HBM (TB/s) 80' with an empty SRAM tier: its only memory is SRAM.
     The main-memory columns are 'Memory', with a type column; DDR has its bandwidth; empty cells are '—'."""
     from ui import tables
+    from ui.hardware import HARDWARE_VIEWS
 
     at = app("hardware")
     assert_clean(at)
-    table = next(df for df in at.dataframe if "spec_source" in df.value.columns)
-    hw = table.value.set_index("id")
+    hw = catalog(at)
     assert hw.loc["groq-lpu", "memory_type"] == "SRAM" and hw.loc["h100-sxm", "memory_type"] == "HBM"
     assert hw.loc["l40s", "memory_type"] == "GDDR"
     assert hw.loc["sn40l", "tiers"] == "SRAM → HBM → DDR" and hw.loc["sn40l", "ddr_tb_s"] > 0
-    assert list(hw.columns[:5]) == [
-        "name",
-        "class",
-        "memory_type",
-        "tiers",
-        "reconfig_s",
-    ]  # what kind of chip, first
+    assert list(hw.columns[:3]) == ["name", "class", "memory_type"]  # what kind of chip, first
     labels = {k: getattr(v, "get", lambda _k: None)("label") for k, v in tables.HARDWARE.items()}
     assert labels["memory_gb"] == "Memory (GB)" and labels["memory_tb_s"] == "Memory (TB/s)"
     assert not [v for v in labels.values() if v and "HBM" in v]
-    assert table.proto.placeholder == "—"
+    assert all(t.dataframe[0].proto.placeholder == "—" for t in at.tabs if t.label in HARDWARE_VIEWS)
 
 
 def test_the_maturity_options_are_short_and_say_their_effect_on_the_pool() -> None:

@@ -239,6 +239,33 @@ def test_export_menu_opens_on_the_first_click(server: str) -> None:
         browser.close()
 
 
+GRID_SCROLL = (
+    "() => [...document.querySelectorAll('.dvn-scroller')].filter(e => e.offsetParent)"
+    ".map(e => [e.scrollWidth, e.clientWidth])"
+)
+"""Each visible table's grid: its content's width and the width it is shown in."""
+
+
+def test_the_hardware_tables_fit_a_1440_pixel_screen(server: str) -> None:
+    """Every tab of the accelerators' table, and the models' table, without a sideways scroll: in one
+    table of 28 columns the calibration sat past the right edge."""
+    from playwright.sync_api import sync_playwright
+
+    from ui.hardware import HARDWARE_VIEWS
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.set_default_timeout(90_000)
+        page.goto(f"{server}/hardware")
+        for name in HARDWARE_VIEWS:
+            page.get_by_role("tab", name=name).click()
+            page.wait_for_function(f"() => ({GRID_SCROLL})().length >= 2")  # the tab's and the models'
+            grids = page.evaluate(GRID_SCROLL)
+            assert all(content <= shown + 1 for content, shown in grids), (name, grids)
+        browser.close()
+
+
 NO_BROWSER = "/nonexistent/chromium-for-kaleido"
 
 

@@ -228,3 +228,29 @@ def test_an_slo_band_that_spans_nearly_everything_is_left_off_and_said() -> None
     assert note is not None and "from 0% to 100%" in note
     assert slo_band_note(narrow, 0.957) is None
     assert slo_band_note(None, 0.5) is None
+
+
+def test_a_count_whose_band_falls_to_nothing_is_left_off_and_said() -> None:
+    """Goodput moving −100% to +0% reads 'from nothing to this': no band, and a line saying why
+    (shorter after SLO attainment's, which has said the load sits on a cliff); a fall short of nine
+    tenths keeps its band, and a cost, which has no floor, keeps any band."""
+    from engine.explain.confidence import cliff_notes, falls_to_nothing, figure_band, floor_band_note
+
+    cliff = {
+        "goodput_rps": (-1.0, 0.0025),
+        "goodput_per_usd": (-1.0, 0.0025),
+        "usd_per_request": (0.32, -0.14),
+    }
+    assert falls_to_nothing("goodput_rps", cliff["goodput_rps"])
+    assert not falls_to_nothing("goodput_rps", (-0.89, 0.1)) and not falls_to_nothing(
+        "usd_per_request", (-0.95, 0.0)
+    )
+    assert figure_band("9.95 req/s", [], "goodput_rps", cliff) is None
+    assert figure_band("$0.0031", [], "usd_per_request", cliff) == "−14% to +32%"
+    assert figure_band("9.95 req/s", [], "goodput_rps", {"goodput_rps": (-0.5, 0.1)}) == "−50% to +10%"
+    note = floor_band_note(cliff)
+    assert note is not None and note.startswith("Goodput and goodput per $ show no band") and "100%" in note
+    assert floor_band_note({"goodput_rps": (-0.5, 0.1)}) is None and floor_band_note(None) is None
+    both = cliff_notes({**cliff, "slo_attainment": (-0.997, 0.002)}, 0.997)
+    assert len(both) == 2 and both[0].startswith("SLO attainment shows no band") and "either" in both[1]
+    assert cliff_notes({"goodput_rps": (-0.2, 0.1)}, 0.9) == []

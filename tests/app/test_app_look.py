@@ -1,0 +1,164 @@
+"""App tests of the last look-over: one name per figure, charts and rows that keep their things apart,
+a catalog that fits the screen, and no band that says nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from engine.scenario import scenario_catalog
+from tests.app.test_app import app, assert_clean, live, scenario_of, short
+
+
+def _nodes(node: Any) -> Iterator[Any]:
+    """Every element and block under `node`, depth first."""
+    for child in (getattr(node, "children", None) or {}).values():
+        yield child
+        yield from _nodes(child)
+
+
+def _labels(node: Any) -> set[str]:
+    return {label for n in _nodes(node) if (label := getattr(n, "label", None))}
+
+
+def test_the_live_strip_names_and_writes_its_figures_as_the_results_cards() -> None:
+    """'SLO met' in the sidebar and 'SLO attainment' on the cards read as two figures; goodput read
+    '16.1/s' beside '16.09 req/s'."""
+    from ui.layout import STRIP
+
+    at = app("results")
+    assert_clean(at)
+    cards = {m.label: m.value for m in at.metric}
+    at.switch_page("app_pages/workload.py").run()
+    strip = live(at)
+    for label, *_ in STRIP:
+        assert label in cards, (label, sorted(cards))  # the card's own name
+        assert f"| {label.replace('$', chr(92) + '$')} |" in strip, (label, strip)
+    goodput = cards["Goodput"]
+    assert goodput.endswith(" req/s")
+    assert f"**{goodput.replace(' ', chr(0xA0))}**" in strip, (goodput, strip)  # the card's very text
+    assert "SLO met" not in strip
+
+
+def test_the_optional_slo_targets_sit_on_the_targets_row_each_in_its_own_column() -> None:
+    """E2E and TBT stacked in one column left TBT alone on a line of its own under E2E."""
+    at = app("slo")
+    assert_clean(at)
+    wanted = ("TTFT target (ms)", "TPOT target (ms)", "Percentile", "E2E (ms)", "TBT (ms)")
+    rows = _row_of(at, "TTFT target (ms)", wanted)
+    assert rows, "no row holds the TTFT target"
+    assert any(all(w in row for w in wanted) and len(set(row)) == len(row) for row in rows), rows
+    helps = {n.label: n.help for n in at.number_input if n.label in ("E2E (ms)", "TBT (ms)")}
+    assert all(helps.values()) and len(helps) == 2, helps  # TBT's box had no help where E2E's had
+
+
+def test_the_cost_by_part_legend_sits_under_the_axis_not_beside_the_title() -> None:
+    """Beside the title, on half a page, the parts' legend ran into 'Cost per request by part'."""
+    from engine import explain as ex
+    from engine import simulate
+    from ui import charts
+
+    parts = ex.cost_parts(simulate(short()).summary)
+    fig = charts.cost_parts(parts)
+    legend = fig.layout.legend
+    assert fig.layout.title.text == "Cost per request by part" and fig.layout.showlegend is not False
+    assert legend.y < 0 and legend.yanchor == "top", (legend.y, legend.yanchor)  # under the plot
+    assert legend.x == 0 and legend.xanchor == "left" and legend.orientation == "h"
+    assert (
+        fig.layout.yaxis.showticklabels is False
+    )  # one bar, no label: the plot and its legend take the width
+    assert fig.layout.height > 260  # grown by the legend's rows, the plot keeps its height
+
+
+def test_the_accelerators_are_in_tabs_that_together_hold_every_column() -> None:
+    """One table of 28 columns scrolled sideways at 1440 px, the calibration past the edge; each tab
+    holds a few (tests/app/test_browser.py measures that none scrolls)."""
+    from ui.hardware import HARDWARE_VIEWS, hardware_frame
+
+    at = app("hardware")
+    assert_clean(at)
+    tabs = [t for t in at.tabs if t.label in HARDWARE_VIEWS]
+    assert [t.label for t in tabs] == list(HARDWARE_VIEWS)
+    sc = scenario_of(at)
+    frame = hardware_frame(scenario_catalog(sc), sc)
+    shown: set[str] = set()
+    for tab in tabs:
+        (table,) = tab.dataframe
+        columns = list(table.value.columns)
+        assert columns == list(HARDWARE_VIEWS[tab.label]) and columns[0] == "id", (tab.label, columns)
+        assert len(table.value) == len(frame)  # every chip in every tab
+        shown |= set(columns)
+    assert shown == set(frame.columns), set(frame.columns) ^ shown
+    assert "calibration" in HARDWARE_VIEWS["Chips"]  # the first thing a planner checks, in the first tab
+
+
+def test_a_goodput_band_from_nothing_is_left_off_on_compare_and_said() -> None:
+    """moe-deepseek-dp-ep against moe-deepseek-h200: with the chips at the slow edge of their band,
+    goodput falls to nothing, and '9.95 req/s (−100% to +0%)' said only that."""
+    from streamlit.testing.v1 import AppTest
+
+    from engine import simulate
+    from engine.explain import run_spread
+    from engine.explain.confidence import falls_to_nothing
+    from engine.scenario.codec import to_link
+    from tests.app.test_app import APP
+
+    preset = "moe-deepseek-dp-ep"
+    sc = short(preset)
+    moves = run_spread(sc, simulate(sc).summary).moves()
+    assert falls_to_nothing("goodput_rps", moves["goodput_rps"])  # the case under test holds
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({**to_link(sc, preset), "a": "current", "b": "moe-deepseek-h200"})
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    goodput = next(m for m in at.metric if m.label == "Goodput: B")
+    assert "%" not in goodput.value, goodput.value  # no band beside B's value
+    assert "%" not in goodput.proto.help.split(". ")[0], goodput.proto.help  # nor beside A's, in its help
+    said = " ".join(c.value for c in at.caption)
+    assert "Goodput and goodput per" in said and "show no band" in said, said
+    assert "−100% to" not in said
+
+
+def _row_of(at: Any, first: str, wanted: tuple[str, ...]) -> list[list[str | None]]:
+    """Each row of columns that holds `first`: which of `wanted` each of its columns holds."""
+    rows = []
+    for block in _nodes(at.main):
+        columns = [
+            c for c in (getattr(block, "children", None) or {}).values() if getattr(c, "type", "") == "column"
+        ]
+        holds = [next((w for w in wanted if w in _labels(c)), None) for c in columns]
+        if first in holds:
+            rows.append(holds)
+    return rows
+
+
+def test_a_dense_pools_split_is_one_row_and_a_moe_pools_two_of_two() -> None:
+    """Two to a row left a dense pool's DP alone on a line of its own; a MoE pool's four stay two to a
+    row (four abreast in a third of the page clipped '16' to '1')."""
+    split = ("TP", "PP", "DP", "EP")
+    dense = _row_of(app("strategy"), "TP", split)
+    assert dense and all(row == ["TP", "PP", "DP"] for row in dense), dense
+    moe = _row_of(app("strategy", short("moe-deepseek-h200"), "moe-deepseek-h200"), "TP", split)
+    assert moe and all(row == ["TP", "PP"] for row in moe), moe
+
+
+def test_a_latency_that_grows_with_run_length_carries_no_band_on_compare() -> None:
+    """chat-ascend-910b against itself disaggregated, which cannot keep up: B's p99 latencies are
+    floors ('≥ 11.4 min'), and a band beside a floor ('≥ 11.4 min (−63% to +51%)') contradicted it."""
+    from streamlit.testing.v1 import AppTest
+
+    from engine.scenario.codec import to_link
+    from tests.app.test_app import APP
+
+    preset = "chat-ascend-910b"
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({**to_link(short(preset), preset), "a": "current", "b": "current, other mode"})
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Unsustainable" in e.value for e in at.error), [e.value for e in at.error]  # the case holds
+    cards = {m.label: m for m in at.metric}
+    for label in ("TTFT p99: B", "TPOT p99: B"):
+        value = cards[label].value
+        assert value.startswith("≥ ") and "%" not in value, (label, value)
+    goodput = cards["Goodput: B"].value  # a figure that is not a floor keeps its band
+    assert "%" in goodput or "req/s" in goodput, goodput
