@@ -92,13 +92,16 @@ class Spread:
 
 def frame(preds: pd.DataFrame, schemes: Iterable[str]) -> pd.DataFrame:
     """The held-out points of `schemes` from `crossval.frame`: source, model (dense or moe), basis,
-    stack, chip, figure, ratio and log ratio."""
+    stack, chip, figure, ratio and log ratio. A prediction two schemes make alike counts once: a chip
+    with no sibling in the data is left out alone and with its family, the same refit, the same
+    ratio; counted twice it weighed double in the bands' percentiles and in their coverage."""
     held = preds[preds["scheme"].isin(list(schemes))]
     out = held[["id", "source", "basis", "stack", "chip", "figure"]].copy()
     out["model"] = np.where(held["scheme"].str.startswith("moe"), "moe", "dense")
     out["ratio"] = 1.0 + held["error"].to_numpy()
     out["log_ratio"] = np.log(out["ratio"])
-    return out.reset_index(drop=True)
+    same = out.assign(rounded=out["ratio"].round(9)).duplicated(["id", "figure", "rounded"])
+    return out[~same.to_numpy()].reset_index(drop=True)
 
 
 def spreads(points: pd.DataFrame) -> dict[str, Spread]:
