@@ -35,11 +35,11 @@ def test_a_band_is_asymmetric_where_the_data_are() -> None:
 
 
 def test_a_one_sided_chip_gets_its_own_band_and_a_mixed_one_its_stacks() -> None:
-    """A chip whose misses all fall one way, with enough points from two sources, has its own band;
+    """A chip whose misses all fall one way, with enough points from three sources, has its own band;
     a chip whose misses fall both ways, or with too few points, takes the wider group's."""
-    one = points({"a": [1.2, 1.3, 1.25, 1.4], "b": [1.15, 1.35, 1.3, 1.22]}, chip="mi300x")
-    mixed = points({"a": [0.8, 1.2, 0.9, 1.1], "b": [0.85, 1.15, 0.95, 1.05]}, chip="b200")
-    few = points({"a": [2.0], "b": [2.1]}, chip="h200")
+    one = points({"a": [1.2, 1.3, 1.25], "b": [1.15, 1.35, 1.3], "c": [1.22, 1.4]}, chip="mi300x")
+    mixed = points({"a": [0.8, 1.2, 0.9], "b": [0.85, 1.15, 0.95], "c": [1.1, 1.05]}, chip="b200")
+    few = points({"a": [2.0], "b": [2.1], "c": [1.9]}, chip="h200")
     groups = bands.spreads(pd.concat([one, mixed, few], ignore_index=True))
     assert "dense:fitted:vllm:mi300x:throughput" in groups
     assert (
@@ -50,6 +50,49 @@ def test_a_one_sided_chip_gets_its_own_band_and_a_mixed_one_its_stacks() -> None
                                "figure": "throughput"}) == "dense:fitted:vllm:*:throughput"  # fmt: skip
     # one source alone never makes a group: its spread says nothing about the next source's
     assert bands.spreads(points({"a": [1.0] * 20})) == {}
+    # nor two: their middle is one publication's bias against the other's
+    assert bands.spreads(points({"a": [0.9] * 10, "b": [1.2] * 10})) == {}
+
+
+def test_a_prediction_two_schemes_make_alike_counts_once() -> None:
+    """A chip with no sibling is left out alone and with its family: the same refit, the same ratio,
+    one held-out point; a sibling's data make the two predictions differ, and both count."""
+    base = {"source": "s", "basis": "transfer", "stack": "vllm", "figure": "tpot"}
+    preds = pd.DataFrame(
+        [
+            {**base, "scheme": "loco", "id": "alone", "chip": "b200", "error": 0.2},
+            {**base, "scheme": "lofo", "id": "alone", "chip": "b200", "error": 0.2},
+            {**base, "scheme": "loco", "id": "sib", "chip": "h200", "error": -0.1, "basis": "same_silicon"},
+            {**base, "scheme": "lofo", "id": "sib", "chip": "h200", "error": 0.3},
+        ]
+    )
+    out = bands.frame(preds, ("loco", "lofo"))
+    assert out["id"].value_counts().to_dict() == {"sib": 2, "alone": 1}
+    assert sorted(out.loc[out["id"] == "sib", "ratio"]) == pytest.approx([0.9, 1.3])
+
+
+def test_a_group_of_two_sources_missing_both_ways_gives_way_to_a_wider_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three sources under one basis miss one way each (one at 0.9, two above 1) beside a pool of
+    sources scattered about 1: with one of the three left out, a band on the other two lies wholly
+    on their side and misses it; needing three sources, its points are judged against the pool's."""
+    rng = np.random.default_rng(4)
+    odd = points(
+        {"trt": list(0.9 * np.exp(rng.normal(0, 0.04, 13))), "dstack": list(1.2 * np.exp(rng.normal(0, 0.08, 8))),
+         "vllm": list(1.03 * np.exp(rng.normal(0, 0.04, 8)))},
+        basis="other_stack",
+    )  # fmt: skip
+    pool = points({f"f{i}": list(np.exp(rng.normal(0, 0.15, 8))) for i in range(5)})
+    data = pd.concat([odd, pool], ignore_index=True)
+
+    def held(least: int) -> float:
+        monkeypatch.setattr(bands, "MIN_SOURCES", least)
+        checked = bands.coverage(data)
+        return float(checked.loc[checked["basis"] == "other_stack", "inside"].mean())
+
+    two, three = held(2), held(3)
+    assert two < 0.5 and three > two + 0.2
 
 
 def test_coverage_is_out_of_sample_and_catches_a_band_fitted_in_sample(
