@@ -36,3 +36,19 @@ def catalog() -> Catalog:
 @pytest.fixture(scope="session")
 def h100_70b_tp4(catalog: Catalog) -> Instance:
     return Instance(model=catalog.model("llama-3.1-70b"), hardware=catalog.chip("h100-sxm"), tp=4)
+
+
+@pytest.fixture(scope="session")
+def reference_fit(catalog: Catalog) -> tuple[list, dict, object]:
+    """Every usable reference point, the profiles fitted to them and the MoE terms fitted with those
+    (`crossval.fit_experts`, ~25 s of CPU): computed once per test process for the tests that read
+    the whole fit. Read-only. (`make test` distributes whole modules, --dist loadscope, so that a
+    module's fixtures, test_calibrate.py's validation report above all, are computed by one of the
+    two processes, not by both: with pytest 9.2, xdist 3.8's loadgroup does not group.)"""
+    from engine.calibration import calibrate, crossval, reference
+
+    points = reference.usable_points(catalog)
+    fits = calibrate.reference_fits(points, catalog)
+    experts = crossval.fit_experts(points, catalog, fits)
+    assert experts is not None
+    return points, fits, experts

@@ -114,11 +114,16 @@ def fit_first_token(
 
 
 def _held_out(
-    points: Sequence[Measurement], catalog: Catalog, key: Callable[[Measurement], object], moe: bool = False
+    points: Sequence[Measurement],
+    catalog: Catalog,
+    key: Callable[[Measurement], object],
+    moe: bool = False,
+    folds: dict[object, calibrate.ExpertFit] | None = None,
 ) -> list[Prediction]:
     """Each group of `key` left out in turn, its dense points predicted with the profiles refitted
     without it (with `moe`, its MoE points too, with the dense profiles they borrow and the experts'
-    factor refitted so: one refit serves both)."""
+    factor refitted so: one refit serves both). `folds`, where given, receives each fold's MoE terms
+    under its left-out key."""
     out: list[Prediction] = []
     for k in sorted({key(m) for m in points}, key=str):
         kept = [m for m in points if key(m) != k]
@@ -129,6 +134,8 @@ def _held_out(
             needed = moe and any(calibrate.is_moe(m, catalog) for m in held)
             experts = fit_experts(kept, catalog, fits) if needed else None
             first = fit_first_token(kept, catalog, fits, experts) if needed else first_token.NONE
+            if folds is not None and experts is not None:
+                folds[k] = experts
             out.extend(_predict(held, fits, catalog, experts, first))
     return out
 
@@ -138,17 +145,19 @@ def cross_validate(
     catalog: Catalog,
     fits: dict[tuple[str, str], Fit] | None = None,
     experts: calibrate.ExpertFit | None = None,
+    folds: dict[object, calibrate.ExpertFit] | None = None,
 ) -> dict[str, list[Prediction]]:
     """Predictions of every dense point under fit, LOSO, LOCO and LOFO, and of MoE points under the
     fit and with their source left out (`moe_loso`: with the dense LOSO, every usable point held out).
-    `fits` and `experts`: the fit to every point, where the caller has it already."""
+    `fits` and `experts`: the fit to every point, where the caller has it already; `folds` receives
+    the MoE terms refitted without each source (keyed by the source left out)."""
     if fits is None:
         fits = calibrate.reference_fits(points, catalog)
     if experts is None:
         experts = fit_experts(points, catalog, fits)
     dense = [m for m in points if not calibrate.is_moe(m, catalog)]
     moe = [m for m in points if calibrate.is_moe(m, catalog)]
-    by_source = _held_out(points, catalog, lambda m: m.source_key, moe=True)
+    by_source = _held_out(points, catalog, lambda m: m.source_key, moe=True, folds=folds)
     return {
         "fit": _predict(dense, fits, catalog),
         "loso": [p for p in by_source if not calibrate.is_moe(p.point, catalog)],

@@ -36,6 +36,9 @@ class Report:
     notes: list[str] = field(default_factory=list)
     experts: calibrate.ExpertFit | None = None
     """The routed experts' factor fitted to every MoE point (`calibrate.fit_experts`)."""
+    fold_experts: dict[str, calibrate.ExpertFit] = field(default_factory=dict)
+    """The MoE terms refitted with each source left out (keyed by that source), as its held-out
+    MoE points were predicted: how far one source moves them."""
     first_token: first_token.FirstToken = first_token.NONE
     """The MoE first-token latency fitted to every one-client MoE TTFT (`first_token.fit`)."""
     fits: dict[tuple[str, str], calibrate.Fit] = field(default_factory=dict)
@@ -211,7 +214,8 @@ def report(catalog: Catalog) -> Report:
     points = [r.point for r in rows if r.point is not None]
     fits = calibrate.reference_fits(points, catalog)
     experts = crossval.fit_experts(points, catalog, fits)
-    preds = crossval.frame(crossval.cross_validate(points, catalog, fits, experts))
+    folds: dict[object, calibrate.ExpertFit] = {}
+    preds = crossval.frame(crossval.cross_validate(points, catalog, fits, experts, folds))
     energy = power.energy_validation(catalog)
     expected = crossval.expected_error_table(preds)
     if energy is not None and not energy.empty:
@@ -228,6 +232,7 @@ def report(catalog: Catalog) -> Report:
         energy=energy,
         points=point_table(rows, preds, catalog),
         experts=experts,
+        fold_experts={str(k): v for k, v in folds.items()},
         first_token=crossval.fit_first_token(points, catalog, fits, experts),
         fits=fits,
         band_tables=tables,

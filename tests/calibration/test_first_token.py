@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from engine.calibration import calibrate, crossval, first_token, predictor, reference
+from engine.calibration import crossval, first_token, predictor
 from engine.calibration.measurements import Measurement
 from engine.catalog.entries import Catalog
 
@@ -43,17 +43,9 @@ def test_never_negative_and_none_without_rows(catalog: Catalog) -> None:
     assert first_token.NONE.ms("sglang") == 0.0
 
 
-@pytest.fixture(scope="module")
-def reference_points(catalog: Catalog) -> list[Measurement]:
-    return reference.usable_points(catalog)
-
-
-def test_moe_ttfts_held_out_take_the_fold_latency(
-    reference_points: list[Measurement], catalog: Catalog
-) -> None:
+def test_moe_ttfts_held_out_take_the_fold_latency(reference_fit: tuple, catalog: Catalog) -> None:
     """A MoE TTFT is predicted with the latency added once; a MoE TPOT and a dense TTFT without it."""
-    fits = calibrate.reference_fits(reference_points, catalog)
-    ef = crossval.fit_experts(reference_points, catalog, fits)
+    reference_points, fits, ef = reference_fit
     ft = crossval.fit_first_token(reference_points, catalog, fits, ef)
     assert ft.shared_ms > 0 and len(ft.ids) >= 2
     moe = next(m for m in reference_points if m.id in ft.ids)

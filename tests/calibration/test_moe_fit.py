@@ -7,18 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from engine.calibration import calibrate, crossval, measurements, moe_fit, predictor, reference, trust
+from engine.calibration import calibrate, crossval, measurements, moe_fit, predictor, trust
 from engine.catalog.entries import Catalog
 from engine.costmodel.iteration import iteration_cost
 
 
 @pytest.fixture(scope="module")
-def fitted(catalog: Catalog) -> tuple[list[measurements.Measurement], dict, moe_fit.ExpertFit]:
-    points = reference.usable_points(catalog)
-    fits = calibrate.reference_fits(points, catalog)
-    ef = crossval.fit_experts(points, catalog, fits)
-    assert ef is not None
-    return points, fits, ef
+def fitted(reference_fit: tuple) -> tuple[list[measurements.Measurement], dict, moe_fit.ExpertFit]:
+    return reference_fit  # the fit to every usable point (tests/conftest.py)
 
 
 def test_stacks_with_two_sources_get_their_own_terms(fitted: tuple) -> None:

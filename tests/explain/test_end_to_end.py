@@ -250,14 +250,14 @@ def test_a_lockstep_concurrency_is_rerun_as_its_benchmark_ran(catalog: Catalog) 
     assert lock > 10 * staggered
 
 
-def test_a_one_client_moe_ttft_reruns_as_the_validation_predicts_it(catalog: Catalog) -> None:
+def test_a_one_client_moe_ttft_reruns_as_the_validation_predicts_it(
+    catalog: Catalog, reference_fit: tuple
+) -> None:
     """A one-client MoE TTFT: the validation predicts the step model's prefill plus the first-token
     latency fitted for its stack; the rerun simulates it with that latency on the way in (as every
     MoE run of the app pays the shipped figure, the same as a fresh fit's) and lands on the same
     figure, within the lockstep reruns' tolerance; without the latency it reads low by exactly it."""
-    points = reference.usable_points(catalog)
-    fits = calibrate.reference_fits(points, catalog)
-    ef = crossval.fit_experts(points, catalog, fits)
+    points, fits, ef = reference_fit
     ft = crossval.fit_first_token(points, catalog, fits, ef)
     assert ef is not None and ft.ids
     m = next(p for p in points if p.id in ft.ids and p.dp == 1 and p.speculation is None)
