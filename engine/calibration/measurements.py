@@ -108,10 +108,6 @@ class Measurement:
     (bench_serving's random dataset at range ratio 1): the clients stay in step, every round's
     prompts queueing behind each other. The steady-state predictor does not model this; the
     simulator's rerun does (`engine.explain.end_to_end.rerun_point`)."""
-    lengths: tuple[tuple[int, int, float], ...] = ()
-    """The requests' (prompt tokens, output tokens, share) classes where the benchmark drew their
-    lengths from a range (`bench_lengths`); empty: every request at `prompt_tokens` and
-    `output_tokens`, which are the classes' means either way."""
 
     @property
     def plain(self) -> bool:

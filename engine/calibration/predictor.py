@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -337,40 +337,8 @@ def parts(m: Measurement, inst: Instance) -> Parts:
     return unit_parts(m, inst, unit_instance(inst, inst.profile))
 
 
-def _spread_parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg) -> Parts:
-    """A concurrency point whose requests' lengths were drawn from a range (`Measurement.lengths`):
-    each length class predicted as a point of its own, combined as the figure is defined. A mean
-    TTFT is over requests (each class by its share). Throughput is tokens over time: a class's
-    requests take its share of the run's tokens at its own rate. A request's TPOT is the step it
-    shares with the others, so the mean TPOT is the classes' steps weighted by the output tokens
-    (the steps) each class's requests are in flight for, which keeps the mix's prompt tokens per
-    output token."""
-    each = []
-    for i, o, w in m.lengths:
-        each.append(
-            (w, i, o, unit_parts(replace(m, prompt_tokens=i, output_tokens=o, lengths=()), inst, unit, seg))
-        )
-    tokens = [w * (o + (i if m.count_input else 0)) for w, i, o, _ in each]
-    if m.kind == "throughput":
-        scale = [t / p.numerator for t, (_, _, _, p) in zip(tokens, each, strict=True)]
-    elif m.kind == "tpot":
-        steps = sum(w * o for w, _, o, _ in each)
-        scale = [w * o / steps for w, _, o, _ in each]
-    else:
-        scale = [w for w, _, _, _ in each]
-    segs = np.concatenate(
-        [p.segments * np.array([k, *[1.0] * (COLUMNS - 1)]) for k, (*_, p) in zip(scale, each, strict=True)]
-    )
-    first = each[0][3]
-    return Parts(
-        segs, float(sum(tokens)) if first.throughput else 1.0, first.throughput, first.overhead_scale
-    )
-
-
 def unit_parts(m: Measurement, inst: Instance, unit: Instance, seg: Seg = _seg) -> Parts:
     """`parts` with every iteration timed on `unit` and made a segment by `seg`."""
-    if m.lengths and m.kind in ("throughput", "tpot", "ttft") and not m.static:
-        return _spread_parts(m, inst, unit, seg)
     segs: list[Segment]
     numerator, thr = 1.0, False
     if m.kind == "prefill":

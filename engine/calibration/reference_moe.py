@@ -25,7 +25,7 @@ import csv
 import re
 from dataclasses import replace
 
-from engine.calibration import bench_lengths, reference, reference_gpustack
+from engine.calibration import reference, reference_gpustack
 from engine.calibration.reference import Row
 from engine.catalog.entries import Catalog
 from engine.core import datafiles
@@ -97,32 +97,7 @@ def judge_moe(r: dict[str, str], catalog: Catalog) -> Row:
     if row.point is not None and row.point.concurrency and out["rate"] != r["rate"]:
         note = "fixed lengths (the random dataset at its default range ratio, --ignore-eos), clients started together"
         row = replace(row, point=replace(row.point, lockstep=True, note="; ".join((row.point.note, note))))
-    return _drawn(row, r)
-
-
-_REQUESTED = re.compile(r"random, --random-(?:input|output)-len (\d+) \(mean actual (\d+(?:\.\d+)?)\)")
-"""A cookbook row's length: 'random, --random-input-len 1000 (mean actual 495.9)'."""
-
-
-def _drawn(row: Row, r: dict[str, str]) -> Row:
-    """A cookbook point of the random dataset with its requests' lengths as `bench_serving` drew
-    them (`bench_lengths`: uniform below the requested, the stated means reproduced); other rows,
-    and rows whose means no draw reproduces, unchanged."""
-    m = row.point
-    ins, outs = (_REQUESTED.fullmatch(r[k].strip()) for k in ("input_len", "output_len"))
-    if m is None or "sgl-project/sgl-cookbook" not in r["source"] or not m.prompts or not (ins and outs):
-        return row
-    requested = (int(ins.group(1)), int(outs.group(1)))
-    means = (float(ins.group(2)), float(outs.group(2)))
-    draws = bench_lengths.matching_draws(requested, m.prompts, means)
-    if draws is None:
-        return row
-    note = (
-        f"lengths as bench_serving drew them (seed {bench_lengths.BENCH_SERVING_SEED}, range ratio 0): "
-        f"inputs {draws[0].min()}-{draws[0].max()}, outputs {draws[1].min()}-{draws[1].max()}"
-    )
-    lengths = bench_lengths.classes(*draws)
-    return replace(row, point=replace(m, lengths=lengths, note="; ".join(x for x in (m.note, note) if x)))
+    return row
 
 
 TKE_PROMPTS_PER_CLIENT = 10

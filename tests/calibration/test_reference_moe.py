@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import csv
-
 import pytest
 
 from engine.calibration import reference, reference_moe
 from engine.catalog.entries import Catalog
-from engine.core import datafiles
 
 
 @pytest.fixture(scope="module")
@@ -59,31 +56,3 @@ def test_what_is_set_aside_says_why(rows: dict[str, reference.Row]) -> None:
     assert "not in the catalog" in rows["M811"].reason  # gpt-oss-120b (the cookbook, at a concurrency)
     # a burst's TTFT counts the queue behind every prompt: not a point
     assert not rows["M004"].usable
-
-
-def test_cookbook_random_rows_replay_the_lengths_bench_serving_drew(rows: dict[str, reference.Row]) -> None:
-    # M562: 1000/1000 requested at 16 clients, 80 prompts, "mean actual 495.9" / "509.1"
-    m = rows["M562"].point
-    assert m is not None and (m.prompt_tokens, m.output_tokens) == (496, 509)
-    ins = sorted({i for i, _, _ in m.lengths})
-    outs = sorted({o for _, o, _ in m.lengths})
-    # uniform below the requested 1000: classes from the lowest quarter's mean to the highest's
-    assert ins[0] < 200 and ins[-1] > 800 and outs[0] < 200 and outs[-1] > 800 and ins[-1] <= 1000
-    assert sum(i * w for i, _, w in m.lengths) == pytest.approx(495.9, abs=0.5)
-    assert sum(o * w for _, o, w in m.lengths) == pytest.approx(509.1, abs=0.5)
-    assert "drew" in m.note
-    # every cookbook row of the random dataset, none of another source's (fixed lengths: TKE, GPUStack)
-    drawn = {k for k, r in rows.items() if r.point is not None and r.point.lengths}
-    assert {"M550", "M616", "M649", "M730"} <= drawn
-    assert all("sgl-cookbook" in rows[k].point.source for k in drawn)  # type: ignore[union-attr]
-    assert not rows["M883"].point.lengths and not rows["M100"].point.lengths  # type: ignore[union-attr]
-
-
-def test_a_row_whose_means_no_draw_reproduces_keeps_one_length(catalog: Catalog) -> None:
-    path = datafiles.data_dir() / "reference" / reference_moe.MOE_FILE
-    with open(path, newline="", encoding="utf-8") as fh:
-        raw = next(r for r in csv.DictReader(fh) if r["id"] == "M562")
-    assert reference_moe.judge_moe(raw, catalog).point.lengths  # type: ignore[union-attr]
-    raw["input_len"] = raw["input_len"].replace("495.9", "520.0")  # not what seed 1 draws
-    m = reference_moe.judge_moe(raw, catalog).point
-    assert m is not None and m.prompt_tokens == 520 and not m.lengths
