@@ -27,13 +27,13 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy engine
 
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q -n 2 --dist loadscope
+	$(VENV)/bin/pytest -q -n 2
 
 test: lint typecheck unit
 
 # the tests not marked slow (browser, app pages, long simulations): under a minute, for iterating
 quick: $(STAMP)
-	$(VENV)/bin/pytest -q -n 2 --dist loadscope -m "not slow"
+	$(VENV)/bin/pytest -q -n 2 -m "not slow"
 
 check: test
 

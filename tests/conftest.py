@@ -42,9 +42,10 @@ def h100_70b_tp4(catalog: Catalog) -> Instance:
 def reference_fit(catalog: Catalog) -> tuple[list, dict, object]:
     """Every usable reference point, the profiles fitted to them and the MoE terms fitted with those
     (`crossval.fit_experts`, ~25 s of CPU): computed once per test process for the tests that read
-    the whole fit. Read-only. (`make test` distributes whole modules, --dist loadscope, so that a
-    module's fixtures, test_calibrate.py's validation report above all, are computed by one of the
-    two processes, not by both: with pytest 9.2, xdist 3.8's loadgroup does not group.)"""
+    the whole fit. Read-only. Each of xdist's two processes computes it once where its tests land
+    there, as it does test_calibrate.py's validation report: distributing whole modules instead
+    (--dist loadscope) took the suite from 9-10 to 15 minutes, and with pytest 9.2 xdist 3.8's
+    loadgroup does not group (it sets `item._nodeid`, which pytest no longer reads)."""
     from engine.calibration import calibrate, crossval, reference
 
     points = reference.usable_points(catalog)

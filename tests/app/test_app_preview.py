@@ -109,7 +109,7 @@ def test_the_preview_is_marked_with_its_expected_error(monkeypatch: pytest.Monke
     assert plain(ex.preview_error_text("steady")) in title.proto.help
     table = next(m.value for m in at2.sidebar.markdown if "| figure | preview |" in m.value)
     # a short window's cost per request lands high on every preset: the preview leaves it to the full run
-    assert "| \\$/request | **…**" in table and "| TTFT p99 | **…**" not in table
+    assert "| \\$ / request | **…**" in table and "| TTFT p99 | **…**" not in table
 
 
 def test_links_and_exports_carry_the_full_run_never_the_preview(monkeypatch: pytest.MonkeyPatch) -> None:
