@@ -63,6 +63,21 @@ HEADLINE = (
 LATENCY_KEYS = ("ttft_p99_ms", "tpot_p99_ms")
 
 
+def _card(label: str, value: str, band: str | None, help_: str, **size: Any) -> None:
+    """A headline figure's card: its value, its band under it (grey, no arrow), its help."""
+    st.metric(
+        label,
+        value,
+        delta=band,
+        delta_color="off",
+        delta_arrow="off",
+        help=help_,
+        border=True,
+        width="content",
+        **size,
+    )
+
+
 def headline_figures(moves: ex.Moves | None) -> None:
     """The headline row: each figure with its band (the run's spread once known, else the
     calibration's error of its kind)."""
@@ -84,17 +99,7 @@ def headline_figures(moves: ex.Moves | None) -> None:
         value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
         if short is not None and key in LATENCY_KEYS:  # a figure set by the run's length, not a band
             value, band = ex.at_least(value, short), ex.GROWS
-        st.metric(
-            label,
-            value,
-            delta=band,
-            delta_color="off",
-            delta_arrow="off",
-            help=help_,
-            border=True,
-            width="content",
-            height="stretch",  # a card without a band as tall as its neighbours with one
-        )
+        _card(label, value, band, help_, height="stretch")  # a card without a band as tall as one with
 
 
 head = st.empty()  # drawn now with the kinds' errors, again at the end with the run's spread
@@ -219,16 +224,7 @@ with c2:
             ),
         ):
             value, band = marks.value_parts(text, trust, key, False, bounds, moves)
-            st.metric(
-                label,
-                value,
-                delta=band,
-                delta_color="off",
-                delta_arrow="off",
-                border=True,
-                width="content",
-                help=help_,
-            )
+            _card(label, value, band, help_)
 
     with money.container(horizontal=True, gap="small"):
         money_figures(None)
