@@ -1,0 +1,108 @@
+"""App tests of refused input (streamlit.testing AppTest): a value out of range or a model the pools
+cannot hold is said in words, naming the field and its range, and the scenario keeps its last good
+value. The harness is tests/app/test_app.py's."""
+
+from __future__ import annotations
+
+from tests.app.test_app import app, assert_clean, dismiss_buttons, scenario_of, short, text_of
+
+
+def test_a_refused_value_snaps_back_with_the_reason() -> None:
+    at = app("strategy")
+    at.selectbox(key="fg:deployment.pools[0].hardware").set_value("l4").run()  # 70B fp8 does not fit 2 x L4
+    assert not at.exception
+    assert any("tp" in text_of(w.value) for w in at.warning), [w.value for w in at.warning]
+    assert scenario_of(at) == short()
+    assert at.selectbox(key="fg:deployment.pools[0].hardware").value == short().deployment.pools[0].hardware
+
+
+def test_a_typed_value_out_of_range_is_said_until_dismissed() -> None:
+    at = app("workload")
+    field = "workload.classes[0].input.max_tokens"
+    before = scenario_of(at)
+    at.number_input(key=f"fg:{field}").set_value(2_000_000).run()
+    assert not at.exception
+    assert scenario_of(at) == before  # refused
+    kept = before.workload.classes[0].input.max_tokens
+    assert at.number_input(key=f"fg:{field}").value == kept  # the box snaps back
+
+    def said() -> list[str]:
+        return [text_of(w.value) for w in at.warning if field in text_of(w.value)]
+
+    assert len(said()) == 1, [w.value for w in at.warning]
+    message = said()[0]
+    assert "Prompt tokens, maximum" in message and "2,000,000" in message and "1 to 1,048,576" in message
+    at.run()
+    at.number_input(key=f"fg:{field}").set_value(2_000_000).run()  # again: one message, not two
+    at.switch_page("app_pages/slo.py").run()  # it follows the user to another page
+    assert len(said()) == 1
+    dismiss_buttons(at)[0].click().run()
+    assert not said()
+    assert_clean(at)
+
+
+def test_an_accepted_change_settles_its_earlier_refusal() -> None:
+    at = app("workload")
+    field = "workload.classes[0].input.max_tokens"
+    at.number_input(key=f"fg:{field}").set_value(0).run()
+    assert [w for w in at.warning if field in text_of(w.value)]
+    at.number_input(key=f"fg:{field}").set_value(8192).run()
+    assert scenario_of(at).workload.classes[0].input.max_tokens == 8192
+    assert_clean(at)
+
+
+def test_the_rate_takes_typed_values_up_to_the_bound_for_the_window() -> None:
+    # a 1000 s window: the 1,666,666 request rows the memory bound holds allow up to 1,666 req/s
+    at = app("workload", short(**{"duration_s": 1000.0, "workload.arrival.rate_rps": 2.0}))
+    slider = at.select_slider(key="fg:workload.arrival.rate_rps")
+    assert float(slider.options[-1]) == 1660.0 and {"80", "1000"} <= set(slider.options)
+    at.number_input(key="fg:rate-typed").set_value(150.0).run()  # above the old slider's 64
+    assert_clean(at)
+    assert scenario_of(at).workload.arrival.rate_rps == 150.0
+    assert at.select_slider(key="fg:workload.arrival.rate_rps").value == 150.0
+    at.number_input(key="fg:rate-typed").set_value(5000.0).run()  # the bound, but too many requests here
+    assert scenario_of(at).workload.arrival.rate_rps == 150.0
+    said = [text_of(w.value) for w in at.warning if "rate_rps" in text_of(w.value)]
+    assert len(said) == 1 and "at most 1,660 req/s" in said[0] and "1000 s window" in said[0], said
+    # a short window reaches the documented bound itself
+    short_window = app("workload", short(**{"duration_s": 10.0}))
+    assert float(short_window.select_slider(key="fg:workload.arrival.rate_rps").options[-1]) == 5000.0
+
+
+def test_a_chip_number_out_of_range_is_said_at_once() -> None:
+    at = app("hardware")
+    sc = short()
+    key = f"fg:chip:{sc.deployment.pools[0].hardware}:{sc.deployment.stack}:eta_compute"
+    at.number_input(key=key).set_value(1.5).run()
+    said = [text_of(w.value) for w in at.warning if "η_F" in text_of(w.value)]
+    assert said == ["Compute fraction η_F (of BF16 peak): 1.5 is not allowed: the allowed range is 0.01 to 1; "
+                    "the chip is not saved until it is in range"], said  # fmt: skip
+    at.number_input(key=key).set_value(0.6).run()  # back in range: the message goes
+    assert_clean(at)
+
+
+def test_a_model_the_pools_cannot_hold_is_refused_with_a_layout_and_a_resize_button() -> None:
+    """DeepSeek-V3 on the default preset's tp-2 H100 pools: the refusal names layouts that hold it
+    (tp 16, or tp 8 x pp 2), and one click serves it on the smallest of them."""
+    from engine.scenario.resolve import resolve
+
+    at = app("hardware")
+    before = scenario_of(at)
+    at.selectbox(key="fg:model.id").set_value("deepseek-v3").run()
+    assert scenario_of(at) == before  # refused: nothing changed
+    said = [text_of(w.value) for w in at.warning if "deepseek-v3" in text_of(w.value)]
+    assert said and "tp 16, or tp 8 x pp 2" in said[0], said
+    button = next(b for b in at.button if b.key == "fg:model-fit")
+    assert "resized instances" in button.label and "tp 8 x pp 2" in button.label
+    button.click().run()
+    assert_clean(at)
+    after = scenario_of(at)
+    assert after.model.id == "deepseek-v3"
+    assert [(p.tp, p.pp) for p in after.deployment.pools] == [(8, 2)] * len(before.deployment.pools)
+    assert [p.count for p in after.deployment.pools] == [p.count for p in before.deployment.pools]
+    resolve(after)  # it runs
+    told = [text_of(i.value) for i in at.info if "Serving deepseek-v3" in text_of(i.value)]
+    assert told and "12 -> 96 chips" in told[0], told  # and says what it did to the deployment
+    assert not [
+        w for w in at.warning if "deepseek-v3" in text_of(w.value) and "not possible" in text_of(w.value)
+    ]
