@@ -131,7 +131,7 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             if reps
             else (fmt(ha[k]), fmt(hb[k]))
         )
-        latency = k in ("ttft_p99_ms", "tpot_p99_ms")
+        latency = k in layout.GROWING
         # a latency set by a run's length is a floor, not a figure with a band ('≥ 11.4 min (−63% to +51%)')
         if not (latency and behind_a is not None):
             va = ex.with_band(*marks.value_parts(va, ta, k, bool(reps), ex.limits(ra.summary, sa), moves_a))

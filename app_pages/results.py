@@ -59,9 +59,6 @@ HEADLINE = (
     ),
 )
 
-# headline figures an unsustainable run shows as growing with run length (`engine.explain.sustain`)
-LATENCY_KEYS = ("ttft_p99_ms", "tpot_p99_ms")
-
 
 def _card(label: str, value: str, band: str | None, help_: str, **size: Any) -> None:
     """A headline figure's card: its value, its band under it (grey, no arrow), its help."""
@@ -97,7 +94,7 @@ def headline_figures(moves: ex.Moves | None) -> None:
     short = ex.shortfall_rps(s)
     for label, text, key, help_ in shown:
         value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
-        if short is not None and key in LATENCY_KEYS:  # a figure set by the run's length, not a band
+        if short is not None and key in layout.GROWING:  # a figure set by the run's length, not a band
             value, band = ex.at_least(value, short), ex.GROWS
         _card(label, value, band, help_, height="stretch")  # a card without a band as tall as one with
 
