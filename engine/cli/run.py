@@ -19,7 +19,7 @@ from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 from engine.serving.run import ENGINE_VERSION, replicate, simulate
 from engine.serving.summary import shortfall_rps
-from engine.serving.work_bound import estimate, sci
+from engine.serving.work_bound import estimate, in_words
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
@@ -37,8 +37,8 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         )
     work = estimate(scen)
     print(
-        f"# work estimate: {sci(work.requests)} requests, {sci(work.events)} events, "
-        f"{sci(work.router_looks)} router looks, {sci(work.cache_blocks)} cache block visits, "
+        f"# work estimate: {in_words(work.requests)} requests, {in_words(work.events)} events, "
+        f"{in_words(work.router_looks)} router looks, {in_words(work.cache_blocks)} cache block visits, "
         f"{work.memory_bytes / 1e6:,.0f} MB (bounds: docs/bounds.md)"
     )
     for problem in work.problems():

@@ -100,8 +100,8 @@ TABLE: tuple[tuple[str, float, str], ...] = (
 
 
 def requests_limit_text() -> str:
-    """'the limit is 1,666,666 (what 2e9 bytes of simulation memory hold at 1,200 bytes a request)'."""
+    """'the limit is 1,666,666 (what 2 GB of simulation memory hold at 1,200 bytes a request)'."""
     return (
-        f"the limit is {MAX_REQUESTS:,} (what {MAX_STATE_BYTES:.0e} bytes of simulation memory hold at "
+        f"the limit is {MAX_REQUESTS:,} (what {MAX_STATE_BYTES / 1e9:g} GB of simulation memory hold at "
         f"{REQUEST_ROW_BYTES:,} bytes a request; docs/bounds.md)"
-    ).replace("e+0", "e")
+    )

@@ -31,7 +31,7 @@ from engine.core.errors import ScenarioError
 from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
 from engine.planning.sizing import Kind, Shape
 from engine.scenario.model import Scenario
-from engine.serving.work_bound import estimate, sci
+from engine.serving.work_bound import estimate, in_words
 
 MIN_WINDOW_S = 10.0
 """The shortest planning window offered as a fix (the command line's lower bound on --duration-s)."""
@@ -96,9 +96,9 @@ class PlanWork:
         share = self.events / self.limit
         of = f"{share:.1f}x the limit" if share > 1 else f"{share:.0%} of the limit"
         return (
-            f"about {sci(self.events)} simulated events ({self.runs} runs at most of about "
+            f"about {in_words(self.events)} simulated events ({self.runs} runs at most of about "
             f"{self.requests:,.0f} requests{', the margin included' if self.margin else ''}; "
-            f"about {duration(self.cpu_seconds)} of one core), {of} ({sci(self.limit)})"
+            f"about {duration(self.cpu_seconds)} of one core), {of} ({in_words(self.limit)})"
         )
 
     def problem(

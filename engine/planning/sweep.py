@@ -36,7 +36,7 @@ from engine.core.safecsv import safe_csv
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.serving.run import ENGINE_VERSION, flatten, simulate
-from engine.serving.work_bound import estimate, sci
+from engine.serving.work_bound import estimate, in_words
 
 MAX_POINTS = 10_000
 """Runs in one sweep (grid points times seeds)."""
@@ -132,8 +132,8 @@ def check_sweep_work(runs: Sequence[Scenario]) -> float:
     if events > limit:
         fit = int(len(runs) * limit / events)
         raise ScenarioError(
-            f"sweep work: about {sci(events)} simulated events over {len(runs):,} runs, "
-            f"{events / limit:.1f}x the limit ({sci(limit)}); lower the grid's values or the seeds to about "
+            f"sweep work: about {in_words(events)} simulated events over {len(runs):,} runs, "
+            f"{events / limit:.1f}x the limit ({in_words(limit)}); lower the grid's values or the seeds to about "
             f"{fit:,} runs of this size, or shorten the window (or lift the limit: --no-work-limit, "
             "check_work=False)"
         )

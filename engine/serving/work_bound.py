@@ -113,7 +113,12 @@ class WorkEstimate:
             why = f": {top.cause}; {top.advice}" if top else ""
             ratio = value / limit
             times = f"{ratio:.1f}" if ratio < 10 else f"{ratio:,.0f}"
-            out.append(f"work bound: about {sci(value)} {label} (limit {sci(limit)}, {times}x over){why}")
+            if quantity == "memory_bytes":  # '2.2 GB of simulation state', not '2.2 billion bytes of ...'
+                label = label.removeprefix("bytes ")
+                amount, cap = (f"{float(f'{v / 1e9:.2g}'):g} GB" for v in (value, limit))
+            else:
+                amount, cap = in_words(value), in_words(limit)
+            out.append(f"work bound: about {amount} {label} (limit {cap}, {times}x over){why}")
         return out
 
     def to_json(self) -> dict[str, object]:
@@ -124,15 +129,21 @@ class WorkEstimate:
         } | {"requests": self.requests, "from_requests": self.from_requests}
 
 
-def sci(x: float) -> str:
-    """A count in short scientific form: 1.3e10, 2e7; plain below ten thousand."""
+_SCALES = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
+
+
+def in_words(x: float) -> str:
+    """A count in words, to two figures: 13 billion, 20 million, 450,000; plain below ten thousand
+    (a planner reads "7.8 million", not "7.8e6")."""
     if not math.isfinite(x):
         return str(x)
     if abs(x) < 10_000:
         return f"{x:,.0f}"
-    mant, _, exp = f"{x:.1e}".partition("e")
-    mant = mant.rstrip("0").rstrip(".")
-    return f"{mant}e{int(exp)}"
+    two = float(f"{x:.2g}")
+    for scale, word in _SCALES:
+        if abs(two) >= scale:
+            return f"{two / scale:,.{1 if abs(two) < 10 * scale else 0}f}".removesuffix(".0") + f" {word}"
+    return f"{two:,.0f}"
 
 
 # --- the estimate ------------------------------------------------------------------------------
@@ -271,7 +282,7 @@ def _memory_terms(scenario: Scenario, load: work_load.Load, event_terms: list[Te
             "memory_bytes",
             "iteration records",
             events * BYTES_PER_EVENT,
-            f"the records of {sci(events)} events, mostly from {top.cause}",
+            f"the records of {in_words(events)} events, mostly from {top.cause}",
             top.advice,
         ),
     ]

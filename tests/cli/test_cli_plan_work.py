@@ -36,11 +36,11 @@ def test_a_plan_over_the_bound_is_refused_with_the_figure_and_the_flags(
     ]
     # with the verdict's checks (a risk-aware search of 400 more, its pick's runs, at full length too)
     assert main(huge) == 2
-    assert "plan work: about 1.5e9 simulated events (1206 runs at most" in capsys.readouterr().err
+    assert "plan work: about 1.5 billion simulated events (1206 runs at most" in capsys.readouterr().err
     code = main([*huge, "--nominal", "--no-verify"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "plan work: about 1e9 simulated events (802 runs at most of about 180,000 requests" in err
+    assert "plan work: about 1 billion simulated events (802 runs at most of about 180,000 requests" in err
     assert "--target-rps to 17.8 req/s" in err and "--max-simulations to 10" in err
     assert "--no-work-limit" in err and "check_work" not in err  # the command line's own names
 

@@ -90,7 +90,7 @@ def test_preset_share_link_round_trip(name: str) -> None:
         ({"deployment.pools[0].tp": 128}, r"deployment\.pools\[0\]\.tp: .*less than or equal to 64"),
         (
             {"workload.arrival.rate_rps": 4000},
-            r"workload\.arrival\.rate_rps: .*limit is 1,666,666 \(what 2e9 bytes",
+            r"workload\.arrival\.rate_rps: .*limit is 1,666,666 \(what 2 GB",
         ),
         ({"workload.classes[0].input.p99": 5}, r"workload\.classes\[0\]\.input\.p99: must exceed mean"),
         ({"scheduler.router": {"name": "nope"}}, r"scheduler\.router\.name: 'nope' is not a router policy"),

@@ -113,7 +113,7 @@ def test_a_million_requests_pass_and_more_are_refused_by_their_memory_naming_the
     with pytest.raises(WorkBoundError) as err:
         work_bound.check(scen)
     said = str(err.value)
-    assert "bytes of simulation state (limit 2e9" in said, said
+    assert "about 2.2 GB of simulation state (limit 2 GB, 1.1x over)" in said, said
     assert "workload.arrival.rate_rps=16 over duration_s=84375" in said, said
 
 
@@ -123,7 +123,7 @@ def test_more_rows_than_the_memory_bound_holds_are_refused_at_validation() -> No
     assert bounds.MAX_REQUESTS == bounds.MAX_STATE_BYTES // bounds.REQUEST_ROW_BYTES
     assert work_bound.BYTES_PER_REQUEST == bounds.REQUEST_ROW_BYTES
     with pytest.raises(
-        ScenarioError, match=r"workload\.arrival\.rate_rps: .* the limit is 1,666,666 \(what 2e9"
+        ScenarioError, match=r"workload\.arrival\.rate_rps: .* the limit is 1,666,666 \(what 2 GB"
     ):
         io.apply_overrides(io.load_preset(io.DEFAULT_PRESET), {"workload.arrival.rate_rps": 3000})  # 1.8e6
 
@@ -207,10 +207,13 @@ def test_bound_rows_are_documented() -> None:
         assert f"{value:,}" in text
 
 
-def test_sci_is_short() -> None:
-    assert work_bound.sci(1.31e10) == "1.3e10"
-    assert work_bound.sci(2e7) == "2e7"
-    assert work_bound.sci(4_687) == "4,687"
+def test_a_count_reads_in_words_to_two_figures() -> None:
+    assert work_bound.in_words(1.31e10) == "13 billion"
+    assert work_bound.in_words(2e7) == "20 million"
+    assert work_bound.in_words(7.84e6) == "7.8 million"
+    assert work_bound.in_words(999_999) == "1 million"  # rounded before it is named
+    assert work_bound.in_words(450_123) == "450,000"
+    assert work_bound.in_words(4_687) == "4,687"
 
 
 @pytest.mark.parametrize(
@@ -253,4 +256,4 @@ def test_cli_flag_lifts_the_bound(
 def test_scenario_command_prints_the_estimate(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scenario", "chat-colocated"]) == 0
     out = capsys.readouterr().out
-    assert "# work estimate: 9,600 requests, 4.8e4 events" in out and "over the bound" not in out
+    assert "# work estimate: 9,600 requests, 48,000 events" in out and "over the bound" not in out
