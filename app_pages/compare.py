@@ -100,7 +100,7 @@ if bases_differ:
 change = table.set_index("figure")["change_pct"]
 points = table.set_index("figure")["change_points"]
 noise = table.set_index("figure")["within_noise"] if reps else None
-HEAD = (
+HEAD = (  # the comparison table's figure names; each card reads the Results cards' name (`layout.LABELS`)
     ("TTFT p99", "ttft_p99_ms", layout.fmt_ms, True),
     ("TPOT p99", "tpot_p99_ms", layout.fmt_ms, True),
     ("SLO attainment", "slo_attainment", layout.fmt_pct, False),
@@ -144,7 +144,7 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             va = ex.latency(ex.at_least(va, behind_a), behind_a)
             vb, delta = ex.at_least(vb, behind_b), ex.GROWS
         col.metric(
-            f"{label}: B",
+            f"{layout.LABELS[k]}: B",
             vb,
             delta=f"{delta} · within noise" if delta and quiet else delta,
             delta_color="off" if quiet or still or apart or grows else "inverse" if inverse else "normal",

@@ -1,15 +1,9 @@
 """App tests (streamlit.testing AppTest): every page runs, widgets change results, share links round-trip.
 
-The scenario under test is the default preset shortened to a two-minute window through a share
-link, which also exercises the link path on every test; the simulation cache is shared across
-tests (st.cache_data is process-wide), so each distinct scenario is simulated once.
+The harness (the short preset, the app opened through a share link, ...) is tests/app/harness.py.
 """
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
-from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -22,67 +16,7 @@ from engine.scenario.codec import (
     preset_names,
     to_link,
 )
-from engine.scenario.model import Scenario
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-SHORT = {"duration_s": 120.0}
-PAGES = {
-    "results": "Results",
-    "workload": "Workload mix",
-    "hardware": "Hardware catalog",
-    "strategy": "Disaggregation strategy",
-    "slo": "SLO targets",
-    "compare": "Compare",
-    "about": "About & validation",
-}
-
-
-def short(preset: str = DEFAULT_PRESET, **changes: Any) -> Scenario:
-    """A preset on a two-minute window (fast to simulate), with more changes by path."""
-    return apply_overrides(load_preset(preset), {**SHORT, **changes})
-
-
-def app(page: str = "results", scenario: Scenario | None = None, preset: str = DEFAULT_PRESET) -> AppTest:
-    """The app opened on a page through a share link to `scenario` (default: the short preset)."""
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update(to_link(scenario or short(preset), preset))
-    at.run()
-    if page != "results":
-        at.switch_page(f"app_pages/{page}.py").run()
-    return at
-
-
-def scenario_of(at: AppTest) -> Scenario:
-    return at.session_state["fg_scenario"]  # type: ignore[no-any-return]
-
-
-def live(at: AppTest) -> str:
-    """The live strip's table (markdown) of the sidebar."""
-    texts = [m.value for m in at.sidebar.markdown if "TTFT p99" in m.value]
-    assert texts, "no live strip"
-    return texts[0]
-
-
-def catalog(at: AppTest) -> Any:
-    """The Hardware page's accelerators' table, its tabs (`ui.hardware.HARDWARE_VIEWS`) side by side by chip."""
-    import pandas as pd
-
-    from ui.hardware import HARDWARE_VIEWS
-
-    return pd.concat(
-        [t.dataframe[0].value.set_index("id") for t in at.tabs if t.label in HARDWARE_VIEWS], axis=1
-    )
-
-
-def assert_clean(at: AppTest) -> None:
-    """No exception and no warning, except the Results page's advisor findings (warnings by design)."""
-    assert not at.exception, [e.value for e in at.exception]
-    try:
-        advice = {id(w) for w in at.get_by_key("fg-advisor").warning}  # type: ignore[union-attr]
-    except KeyError:
-        advice = set()
-    warnings = [w.value for w in at.warning if id(w) not in advice]
-    assert not warnings, warnings
+from tests.app.harness import APP, PAGES, app, assert_clean, live, scenario_of, short, text_of
 
 
 @pytest.mark.parametrize("page", list(PAGES))
@@ -266,16 +200,6 @@ def test_compare_choices_come_from_the_url() -> None:
     at.switch_page("app_pages/compare.py").run()  # a first visit straight to /compare?...
     assert_clean(at)
     assert (at.selectbox(key="a").value, at.selectbox(key="b").value) == ("current", "current, other mode")
-
-
-def dismiss_buttons(at: AppTest) -> list[Any]:
-    """The dismiss button of each message waiting at the top of the page, in order."""
-    return [b for b in at.button if str(b.key).startswith("fg:dismiss:")]
-
-
-def text_of(markdown: str) -> str:
-    """What a message escaped by ui.text.plain reads as on the page."""
-    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
 
 
 # --- editing beyond sliders -------------------------------------------------------------------

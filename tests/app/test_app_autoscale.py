@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.scenario.codec import from_link
-from tests.app.test_app import app, assert_clean, scenario_of, short, text_of
+from tests.app.harness import app, assert_clean, scenario_of, short, text_of
 
 PRESET = "chat-disaggregated"
 

@@ -23,7 +23,7 @@ from engine.explain import confidence
 from engine.explain.margin import run_spread
 from engine.scenario.codec import DEFAULT_PRESET, to_link
 from engine.serving.run import simulate
-from tests.app.test_app import APP, app, assert_clean, catalog, scenario_of, short, text_of
+from tests.app.harness import APP, app, assert_clean, catalog, scenario_of, short, text_of
 from ui.bound import UNSET
 
 UNCALIBRATED = ("mi325x", "vllm")

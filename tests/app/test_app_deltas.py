@@ -6,7 +6,7 @@ from streamlit.proto.Metric_pb2 import Metric as MetricProto
 from streamlit.testing.v1 import AppTest
 
 from engine.scenario.codec import DEFAULT_PRESET, to_link
-from tests.app.test_app import APP, assert_clean, short
+from tests.app.harness import APP, assert_clean, short
 from ui.layout import shows_change, strip_rows
 
 

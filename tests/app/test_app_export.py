@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.test_app import app, assert_clean
+from tests.app.harness import app, assert_clean
 from ui import export, image_export
 from ui.text import plain
 

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from engine.catalog.entries import load_catalog
 from engine.scenario.codec import DEFAULT_PRESET, from_data, to_data, to_link
 from engine.scenario.resolve import resolve
-from tests.app.test_app import APP, text_of
+from tests.app.harness import APP, text_of
 
 MD = MarkdownIt("commonmark", {"linkify": True}).enable(["linkify", "strikethrough", "table"])
 INPUTS = {"text_input", "text_area", "number_input", "chat_input", "selectbox", "multiselect"}

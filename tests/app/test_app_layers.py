@@ -6,7 +6,7 @@ import pytest
 
 from engine.explain import layer_view
 from engine.serving.run import simulate
-from tests.app.test_app import app, assert_clean, scenario_of, short, text_of
+from tests.app.harness import app, assert_clean, scenario_of, short, text_of
 
 pytestmark = pytest.mark.slow  # each test runs the app, the layer view five simulations
 

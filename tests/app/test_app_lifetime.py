@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.planning import load_lifetime, run_lifetime
-from tests.app.test_app import text_of
+from tests.app.harness import text_of
 from ui.lifetime import PART_STYLE, bill_chart, unit_cost_chart
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")

@@ -17,7 +17,7 @@ from engine.scenario.codec import (
     from_link,
     load_preset,
 )
-from tests.app.test_app import APP, app, assert_clean, dismiss_buttons, scenario_of, short, text_of
+from tests.app.harness import APP, app, assert_clean, dismiss_buttons, scenario_of, short, text_of
 
 # --- share links -----------------------------------------------------------------------------
 

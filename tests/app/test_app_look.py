@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from engine.scenario import scenario_catalog
-from tests.app.test_app import app, assert_clean, live, scenario_of, short
+from tests.app.harness import app, assert_clean, live, scenario_of, short
 
 
 def _nodes(node: Any) -> Iterator[Any]:
@@ -101,7 +101,7 @@ def test_a_goodput_band_from_nothing_is_left_off_on_compare_and_said() -> None:
     from engine.explain import run_spread
     from engine.explain.confidence import falls_to_nothing
     from engine.scenario.codec import to_link
-    from tests.app.test_app import APP
+    from tests.app.harness import APP
 
     preset = "moe-deepseek-dp-ep"
     sc = short(preset)
@@ -148,7 +148,7 @@ def test_a_latency_that_grows_with_run_length_carries_no_band_on_compare() -> No
     from streamlit.testing.v1 import AppTest
 
     from engine.scenario.codec import to_link
-    from tests.app.test_app import APP
+    from tests.app.harness import APP
 
     preset = "chat-ascend-910b"
     at = AppTest.from_file(APP, default_timeout=300)
@@ -161,4 +161,5 @@ def test_a_latency_that_grows_with_run_length_carries_no_band_on_compare() -> No
         value = cards[label].value
         assert value.startswith("≥ ") and "%" not in value, (label, value)
     goodput = cards["Goodput: B"].value  # a figure that is not a floor keeps its band
+    assert "$ / request: B" in cards, sorted(cards)  # the Results cards' and the strip's name, not another
     assert "%" in goodput or "req/s" in goodput, goodput

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.app.test_app import app, assert_clean, scenario_of, short, text_of
+from tests.app.harness import app, assert_clean, scenario_of, short, text_of
 
 ASIC = "deployment.pools[1].maturity"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_app import app, assert_clean, scenario_of, text_of
+from tests.app.harness import app, assert_clean, scenario_of, text_of
 
 FIX = Path(__file__).resolve().parents[1] / "observe" / "fixtures"
 FILES = ("vllm_bench_detailed.json", "vllm_bench_detailed_rate8.json")

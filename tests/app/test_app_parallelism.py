@@ -14,7 +14,7 @@ from engine.explain.previews import default_speculation, draft_models, pool_memo
 from engine.scenario.codec import apply_overrides, load_preset
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve, scenario_catalog
-from tests.app.test_app import app, assert_clean, scenario_of, short, text_of
+from tests.app.harness import app, assert_clean, scenario_of, short, text_of
 
 MOE = "moe-deepseek-h200"
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from engine.scenario.codec import apply_overrides, load_preset
-from tests.app.test_app import app, text_of
+from tests.app.harness import app, text_of
 
 QUESTION = {
     "duration_s": 60.0,

@@ -53,7 +53,9 @@ def test_the_estimate_is_shown_before_planning_and_a_plan_over_the_limit_is_refu
     at.button[0].click().run()
     assert not at.exception
     refusal = [t for t in texts(at.error) if "plan work:" in t]
-    assert len(refusal) == 1 and refusal[0].startswith("Not planned. plan work: about 1.7e9 simulated events")
+    assert len(refusal) == 1 and refusal[0].startswith(
+        "Not planned. plan work: about 1.7 billion simulated events"
+    )
     # the search, the margin's and the risk-aware check's searches of 400 each, and the verdict's checks of
     # each of the 9 chip groups (h100-sxm, h200, b200 and their pairings), 36 of them at full length
     assert "(1238 runs at most of about 180,000 requests, the margin included" in refusal[0]

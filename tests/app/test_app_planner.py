@@ -130,7 +130,7 @@ def test_advisor_months_out_of_range_is_said() -> None:
 
 def test_the_planner_mixes_decode_pools_by_class_when_asked() -> None:
     from engine.scenario.codec import load_preset
-    from tests.app.test_app import app
+    from tests.app.harness import app
 
     at = app("planner", load_preset("portfolio-chat-batch"), preset="portfolio-chat-batch")
     at.number_input(key="plan_target").set_value(8.0)

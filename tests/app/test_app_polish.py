@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.app.test_app import app, assert_clean
+from tests.app.harness import app, assert_clean
 from ui.text import plain
 
 BANDED = ("$ / 1M output tokens", "Goodput per $", "Energy per output token")
@@ -91,7 +91,7 @@ TPOT = "workload.classes[0].slo.tpot_ms"
 
 def test_slo_targets_can_be_typed() -> None:
     """Beside each target's slider, a box that takes any value in the field's range (733 ms, or past the slider)."""
-    from tests.app.test_app import scenario_of
+    from tests.app.harness import scenario_of
 
     at = app("slo")
     assert_clean(at)
@@ -103,7 +103,7 @@ def test_slo_targets_can_be_typed() -> None:
 
 
 def test_a_typed_slo_target_out_of_range_is_refused_naming_the_field() -> None:
-    from tests.app.test_app import scenario_of
+    from tests.app.harness import scenario_of
 
     at = app("slo")
     before = scenario_of(at).workload.classes[0].slo.ttft_ms
@@ -128,7 +128,7 @@ def test_share_bars_are_not_drawn_in_the_red_that_marks_misses() -> None:
 
 
 def test_a_prefix_cache_that_is_off_shows_no_tiers_in_use() -> None:
-    from tests.app.test_app import short
+    from tests.app.harness import short
 
     off = app("strategy")
     assert_clean(off)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.app.test_app import app, assert_clean, scenario_of, short
+from tests.app.harness import app, assert_clean, scenario_of, short
 
 
 def test_pools_are_added_routed_pinned_and_removed_on_the_strategy_page() -> None:

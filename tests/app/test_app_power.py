@@ -8,7 +8,7 @@ from typing import Any
 from streamlit.testing.v1 import AppTest
 
 from engine.scenario.codec import load_preset
-from tests.app.test_app import app, assert_clean, scenario_of
+from tests.app.harness import app, assert_clean, scenario_of
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine import explain as ex
 from engine.scenario.codec import DEFAULT_PRESET, from_link, load_preset, to_link
-from tests.app.test_app import APP, assert_clean, live, scenario_of
+from tests.app.harness import APP, assert_clean, live, scenario_of
 from ui import export, layout
 from ui.text import plain
 

@@ -1,10 +1,10 @@
 """App tests of refused input (streamlit.testing AppTest): a value out of range or a model the pools
 cannot hold is said in words, naming the field and its range, and the scenario keeps its last good
-value. The harness is tests/app/test_app.py's."""
+value. The harness is tests/app/harness.py."""
 
 from __future__ import annotations
 
-from tests.app.test_app import app, assert_clean, dismiss_buttons, scenario_of, short, text_of
+from tests.app.harness import app, assert_clean, dismiss_buttons, scenario_of, short, text_of
 
 
 def test_a_refused_value_snaps_back_with_the_reason() -> None:

@@ -10,7 +10,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.test_app import app, assert_clean
+from tests.app.harness import app, assert_clean
 
 SEEDS = 3
 MODEL_ERROR = re.compile(

@@ -4,7 +4,7 @@ and the over-time panel."""
 
 from __future__ import annotations
 
-from tests.app.test_app import app, assert_clean, catalog, scenario_of, short, text_of
+from tests.app.harness import app, assert_clean, catalog, scenario_of, short, text_of
 
 
 def test_an_sram_only_chip_is_drawn_at_a_pipelined_layout() -> None:

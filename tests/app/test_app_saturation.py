@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from engine.scenario.codec import to_link
-from tests.app.test_app import APP, app, short
+from tests.app.harness import APP, app, short
 
 PRESET = "chat-disaggregated"
 OVERLOADED = {"workload.arrival.rate_rps": 48.0}  # three times its load: twelve H100s sustain about 30

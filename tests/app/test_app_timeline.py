@@ -7,7 +7,7 @@ import pytest
 
 from engine.scenario.codec import apply_overrides, load_preset
 from engine.serving.run import simulate
-from tests.app.test_app import app, assert_clean, scenario_of, short
+from tests.app.harness import app, assert_clean, scenario_of, short
 from ui import timeline
 
 

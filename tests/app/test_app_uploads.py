@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.test_app import app, assert_clean, scenario_of, text_of
+from tests.app.harness import app, assert_clean, scenario_of, text_of
 
 
 def test_trace_upload_and_shipped_traces() -> None:

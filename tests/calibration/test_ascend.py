@@ -134,7 +134,7 @@ def test_the_catalog_lists_the_910b_with_its_band(capsys: pytest.CaptureFixture[
 
 
 def test_the_results_page_marks_both_chips_fitted_with_their_band() -> None:
-    from tests.app.test_app import app, assert_clean, short
+    from tests.app.harness import app, assert_clean, short
 
     at = app("results", short("chat-ascend-910b"), preset="chat-ascend-910b")
     assert_clean(at)

@@ -197,7 +197,7 @@ def test_planner_ranks_with_the_mode() -> None:
 
 def test_slo_page_switches_to_owning_and_results_say_so() -> None:
     """The SLO page's Cost basis section: own mode, a knob and a chip's price; Results names the basis."""
-    from tests.app.test_app import app, assert_clean, scenario_of  # the app harness (imports Streamlit)
+    from tests.app.harness import app, assert_clean, scenario_of  # the app harness (imports Streamlit)
 
     at = app("slo")
     at.button_group(key="fg:cost.mode").set_value("own").run()

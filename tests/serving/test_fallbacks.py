@@ -237,7 +237,7 @@ def test_in_a_prefill_pool_loss_the_fallbacks_lift_attainment_over_none() -> Non
 
 def test_the_strategy_page_compares_fallbacks_and_sets_degrade() -> None:
     """The Failure drills section: a "Compare fallbacks" button draws the drill; degrade has its switch."""
-    from tests.app.test_app import app, assert_clean, scenario_of
+    from tests.app.harness import app, assert_clean, scenario_of
 
     at = app("strategy", _prefill_loss(3, duration_s=60.0), preset="prefill-loss-nofallback")
     assert_clean(at)
