@@ -11,6 +11,7 @@ from engine.core import BOUNDS_TABLE
 from engine.costmodel import UNHIDDEN_FRACTION as U
 from engine.serving import ENGINE_VERSION
 from ui import calibration, charts, export, layout, state
+from ui.tables import PERCENT_STEP
 
 layout.page("About & validation", live=False)
 _TERMS = experts_terms()
@@ -75,14 +76,14 @@ else:
             "where the simulator's reruns of online serving showed a fit missing by more (the H100 under vLLM "
             "V0). `make validate` prints the whole cross-validation; `docs/validation.md` has the tables."
         )
-        pct = st.column_config.NumberColumn(format="percent")
+        pct = st.column_config.NumberColumn(format="percent", step=PERCENT_STEP)
         st.dataframe(
             errors,
             hide_index=True,
             column_config={
                 "throughput": pct,
-                "ttft": st.column_config.NumberColumn("TTFT", format="percent"),
-                "tpot": st.column_config.NumberColumn("TPOT", format="percent"),
+                "ttft": st.column_config.NumberColumn("TTFT", format="percent", step=PERCENT_STEP),
+                "tpot": st.column_config.NumberColumn("TPOT", format="percent", step=PERCENT_STEP),
                 "energy": pct,
             },
         )
@@ -96,8 +97,8 @@ else:
         by_kind,
         hide_index=True,
         column_config={
-            "median": st.column_config.NumberColumn("median |error|", format="percent"),
-            "max": st.column_config.NumberColumn("worst |error|", format="percent"),
+            "median": st.column_config.NumberColumn("median |error|", format="percent", step=PERCENT_STEP),
+            "max": st.column_config.NumberColumn("worst |error|", format="percent", step=PERCENT_STEP),
         },
     )
     st.dataframe(
@@ -105,8 +106,8 @@ else:
         hide_index=True,
         width="stretch",
         column_config={
-            "error": st.column_config.NumberColumn("error", format="percent"),
-            "abs_error": st.column_config.NumberColumn("|error|", format="percent"),
+            "error": st.column_config.NumberColumn("error", format="percent", step=PERCENT_STEP),
+            "abs_error": st.column_config.NumberColumn("|error|", format="percent", step=PERCENT_STEP),
             "measured": st.column_config.NumberColumn(format="%.1f"),
             "predicted": st.column_config.NumberColumn(format="%.1f"),
         },

@@ -17,6 +17,7 @@ from engine.explain import class_attainment, fallback_drill, unchanged
 from engine.scenario import Scenario
 from ui import sim
 from ui.charts import POOL_COLORS
+from ui.tables import PERCENT_STEP
 from ui.text import plain
 
 SHOWN_KEY = "fg:drill"
@@ -76,6 +77,7 @@ def _columns(table: pd.DataFrame) -> dict[str, object]:
         "slo_attainment": cc.NumberColumn(
             "attainment",
             format="percent",
+            step=PERCENT_STEP,
             help="Requests that met their SLO (rejected and failed ones miss).",
         ),
         "completed": cc.NumberColumn("completed", format="localized"),
@@ -94,7 +96,7 @@ def _columns(table: pd.DataFrame) -> dict[str, object]:
         if col.startswith("slo_attainment."):
             name = col.removeprefix("slo_attainment.")
             config[col] = cc.NumberColumn(
-                plain(name), format="percent", help=f"Attainment of class {plain(name)}."
+                plain(name), format="percent", step=PERCENT_STEP, help=f"Attainment of class {plain(name)}."
             )
     return config
 

@@ -23,6 +23,7 @@ from engine.core import MAX_TRACE_BYTES, ScenarioError
 from engine.costmodel import SERVING_STACKS, STACK_NAMES
 from engine.scenario import scenario_catalog
 from ui import charts, hardware, state
+from ui.tables import PERCENT_STEP
 from ui.text import plain
 
 UPLOAD = "fg:observe-upload"
@@ -292,7 +293,9 @@ def _fitted(
         key=KEY + "held-out",
         # a percent, as the metric above says it (the bare fraction read "0.0314" under "3.0%")
         column_config={
-            "held_out_abs_error": st.column_config.NumberColumn("held-out median |error|", format="percent")
+            "held_out_abs_error": st.column_config.NumberColumn(
+                "held-out median |error|", format="percent", step=PERCENT_STEP
+            )
         },
     )
     if len(result.bands):

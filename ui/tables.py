@@ -12,6 +12,10 @@ from engine import explain as ex
 
 cc = st.column_config
 
+PERCENT_STEP = 0.001
+"""The step of a percent column: a fraction to three places, so each cell shows one decimal of a percent
+("49.9%" beside "50.0%", where Streamlit's bare "percent" wrote "49.96%" beside "50%")."""
+
 BAR_COLOR = "blue"
 """Bars of shares and fractions: a measure, neither good nor bad (red is the theme's colour for misses)."""
 
@@ -22,7 +26,14 @@ def fraction(
     """A 0..1 column drawn as a bar with a percentage, in a neutral blue: the theme's primary red would
     mark a high share of requests meeting their SLO, or a busy chip, as something wrong."""
     return cc.ProgressColumn(
-        label, min_value=0.0, max_value=1.0, format="percent", help=help, width=width, color=BAR_COLOR
+        label,
+        min_value=0.0,
+        max_value=1.0,
+        format="percent",
+        step=PERCENT_STEP,
+        help=help,
+        width=width,
+        color=BAR_COLOR,
     )
 
 
@@ -238,7 +249,7 @@ CALIBRATION_FIT: dict[str, Any] = {
     "unit": cc.TextColumn("unit"),
     "measured": cc.NumberColumn("measured", format="%.2f"),
     "predicted": cc.NumberColumn("predicted", format="%.2f", help="The cost model with the fitted profile."),
-    "error": cc.NumberColumn("error", format="percent", help="predicted / measured − 1"),
+    "error": cc.NumberColumn("error", format="percent", step=PERCENT_STEP, help="predicted / measured − 1"),
 }
 
 
@@ -258,7 +269,7 @@ PLAN_RUNS: dict[str, Any] = {
     "ttft_ok": cc.CheckboxColumn("TTFT ok"),
     "tpot_ok": cc.CheckboxColumn("TPOT ok"),
     "slo_attainment": cc.NumberColumn(
-        "attainment", format="percent", help="Share of requests within their SLO."
+        "attainment", format="percent", step=PERCENT_STEP, help="Share of requests within their SLO."
     ),
     "goodput_rps": cc.NumberColumn("goodput (req/s)", format="%.2f"),
     "output_tokens_per_s": cc.NumberColumn("output tok/s", format="%.0f"),
@@ -273,15 +284,17 @@ PLAN_RUNS: dict[str, Any] = {
     "ttft_ms_p90": cc.NumberColumn("TTFT p90", format="%.0f ms"),
     "tpot_ms_p90": cc.NumberColumn("TPOT p90", format="%.1f ms"),
     "usd_per_million_output_tokens": cc.NumberColumn("$/1M output tok", format="%.3f"),
-    "prefill_busy": cc.NumberColumn("prefill busy", format="percent"),
+    "prefill_busy": cc.NumberColumn("prefill busy", format="percent", step=PERCENT_STEP),
     "decode_kv_memory": cc.NumberColumn(
-        "decode KV", format="percent", help="Peak KV memory of the fullest decode pool."
+        "decode KV", format="percent", step=PERCENT_STEP, help="Peak KV memory of the fullest decode pool."
     ),
     "calibration": cc.TextColumn("calibration", width="medium"),
     "calibrated": None,  # the text column says it
-    "throughput_error": cc.NumberColumn("median miss, throughput", format="percent", help=_ERR),
-    "ttft_error": cc.NumberColumn("median miss, TTFT", format="percent", help=_ERR),
-    "tpot_error": cc.NumberColumn("median miss, TPOT", format="percent", help=_ERR),
+    "throughput_error": cc.NumberColumn(
+        "median miss, throughput", format="percent", step=PERCENT_STEP, help=_ERR
+    ),
+    "ttft_error": cc.NumberColumn("median miss, TTFT", format="percent", step=PERCENT_STEP, help=_ERR),
+    "tpot_error": cc.NumberColumn("median miss, TPOT", format="percent", step=PERCENT_STEP, help=_ERR),
     "chosen": cc.CheckboxColumn("chosen"),
     "on_cost_frontier": cc.CheckboxColumn("cost frontier"),
     "on_throughput_frontier": cc.CheckboxColumn("goodput frontier"),

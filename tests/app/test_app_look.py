@@ -163,3 +163,21 @@ def test_a_latency_that_grows_with_run_length_carries_no_band_on_compare() -> No
     goodput = cards["Goodput: B"].value  # a figure that is not a floor keeps its band
     assert "$ / request: B" in cards, sorted(cards)  # the Results cards' and the strip's name, not another
     assert "%" in goodput or "req/s" in goodput, goodput
+
+
+def test_every_percent_column_shows_one_decimal_of_a_percent() -> None:
+    """Streamlit's bare "percent" writes as many decimals as a value needs: a review saw "49.96%"
+    beside "50%" in one column. Each percent column carries a step of 0.001 (one decimal)."""
+    import json
+
+    from tests.app.harness import app
+
+    seen = 0
+    for page in ("results", "about"):
+        for frame in app(page).dataframe:
+            for name, col in (json.loads(frame.proto.columns) if frame.proto.columns else {}).items():
+                config = col.get("type_config", {})
+                if config.get("format") == "percent":
+                    seen += 1
+                    assert config.get("step") == 0.001, (page, name, config)
+    assert seen >= 8, seen  # the case holds: the pages show percent columns
