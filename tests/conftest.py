@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _one_cache_per_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """FENGONG_CACHE_DIR for this run (`engine.core.diskcache`): one folder under pytest's base temp
+    shared by xdist's processes (each process's own base temp is a folder of the run's), so the
+    validation report and its reruns are computed once a run, by whichever process asks first,
+    and read by the others and by the README's `fengong validate` (which inherits the variable);
+    never the user's own cache, and never one kept from an earlier run."""
+    from engine.core import diskcache
+
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "fengong-cache"
+    before = os.environ.get(diskcache.ENV_VAR)
+    os.environ[diskcache.ENV_VAR] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop(diskcache.ENV_VAR, None)
+    else:
+        os.environ[diskcache.ENV_VAR] = before
+
+
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
     return load_catalog()
@@ -41,15 +62,21 @@ def h100_70b_tp4(catalog: Catalog) -> Instance:
 @pytest.fixture(scope="session")
 def reference_fit(catalog: Catalog) -> tuple[list, dict, object]:
     """Every usable reference point, the profiles fitted to them and the MoE terms fitted with those
-    (`crossval.fit_experts`, ~25 s of CPU): computed once per test process for the tests that read
-    the whole fit. Read-only. Each of xdist's two processes computes it once where its tests land
-    there, as it does test_calibrate.py's validation report: distributing whole modules instead
+    (`crossval.fit_experts`, ~25 s of CPU) for the tests that read the whole fit. Read-only.
+    Computed once a run and kept in the run's cache (`_one_cache_per_run`), keyed as the validation
+    report is (`validate_cache.key`), so xdist's second process reads it instead of fitting it
+    again, as it does test_calibrate.py's validation report: distributing whole modules instead
     (--dist loadscope) took the suite from 9-10 to 15 minutes, and with pytest 9.2 xdist 3.8's
     loadgroup does not group (it sets `item._nodeid`, which pytest no longer reads)."""
     from engine.calibration import calibrate, crossval, reference
+    from engine.cli import validate_cache
+    from engine.core import diskcache
 
-    points = reference.usable_points(catalog)
-    fits = calibrate.reference_fits(points, catalog)
-    experts = crossval.fit_experts(points, catalog, fits)
+    def fit() -> tuple[list, dict, object]:
+        points = reference.usable_points(catalog)
+        fits = calibrate.reference_fits(points, catalog)
+        return points, fits, crossval.fit_experts(points, catalog, fits)
+
+    points, fits, experts = diskcache.cached("reference-fit", validate_cache.key(), fit)
     assert experts is not None
     return points, fits, experts

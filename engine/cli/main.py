@@ -81,6 +81,11 @@ def _validate_flags(sub: Any) -> None:
     )
     v.add_argument("--json", action="store_true")
     v.add_argument("--markdown", action="store_true", help="print a markdown table")
+    v.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compute the report and the reruns again, whatever the cache keeps (FENGONG_CACHE_DIR)",
+    )
     v.set_defaults(func=command("engine.cli.validate:cmd_validate"))
 
 

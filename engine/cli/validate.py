@@ -23,7 +23,10 @@ import pandas as pd
 from engine.calibration import band_lookup, bands, calibrate, crossval, reference, trust, validation
 from engine.catalog import parsed
 from engine.catalog.entries import load_catalog, presets_dir
+from engine.cli import validate_cache
 from engine.cli.common import emit_json
+from engine.cli.validate_cache import simulated
+from engine.core import diskcache
 from engine.explain import end_to_end
 
 SCHEMES = (
@@ -205,21 +208,6 @@ def band_lines(rep: validation.Report) -> list[str]:
     return lines
 
 
-def simulated(rep: validation.Report, catalog: Any) -> tuple[Any, Any]:
-    """(the open-loop rows rerun end to end, the points rerun) by the simulator, both with the
-    report's fit (`engine.explain.end_to_end`). The reruns are the fitted dense points and, marked
-    `moe`, the tensor-parallel MoE points with the experts' factor and the first-token latency."""
-    points = [r.point for r in rep.rows if r.point is not None]
-    fits = rep.fits
-    rows = [r.open_loop for r in rep.rows if r.open_loop is not None]
-    e2e = end_to_end.frame(end_to_end.checks(catalog, rows, points, fits))
-    reruns = end_to_end.point_reruns(catalog, points, fits)
-    if rep.experts is not None:
-        moe = end_to_end.point_reruns(catalog, points, fits, rep.experts.terms, rep.first_token.ms)
-        reruns = pd.concat([reruns, moe], ignore_index=True)
-    return e2e, reruns
-
-
 def dense_reruns(reruns: Any) -> Any:
     """The dense points' reruns (the fitted ones) of `simulated`'s frame."""
     return reruns[~reruns["moe"]] if "moe" in reruns else reruns
@@ -395,16 +383,17 @@ def _signed(v: Any) -> str:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """`python -m engine validate [--json | --markdown]`."""
-    catalog = load_catalog()
-    print(  # on stderr, so --json and --markdown stay clean: the work below takes a minute or two
+    print(  # on stderr, so --json and --markdown stay clean: the work below takes minutes
         "validate: reading every reference row, fitting the profiles, refitting them without each source, chip "
-        "and family, fitting the bands, then rerunning the simulator on the fitted points (about a minute)...",
+        "and family, fitting the bands, then rerunning the simulator on the fitted points (minutes), unless "
+        f"nothing they depend on changed since they were kept in {diskcache.folder()} (--no-cache: computed "
+        "again)...",
         file=sys.stderr,
         flush=True,
     )
-    rep = validation.report(catalog)
+    rep = validate_cache.report(fresh=args.no_cache)
     print("validate: simulator reruns...", file=sys.stderr, flush=True)
-    e2e, reruns = simulated(rep, catalog)
+    e2e, reruns = validate_cache.reruns(rep, fresh=args.no_cache)
     if args.json:
         doc = rep.as_dict()
         doc["end_to_end"] = {"headline": end_to_end.headline(e2e), "rows": e2e.to_dict(orient="records")}
