@@ -199,8 +199,9 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
         key=key,
         on_change=hardware_changed,
         args=(path, key),
-        format_func=lambda c: f"{c} · {cat.hardware[c].name}" if c in cat.hardware else c,
-        help="Catalog chips and the scenario's custom ones (Hardware catalog page).",
+        format_func=lambda c: f"{c} · {cat.hardware[c].name.split(' (')[0]}" if c in cat.hardware else c,
+        help="Catalog chips and the scenario's custom ones, by id and name without its parenthesis "
+        "(the whole name and the specs: Hardware catalog page).",
     )
     profiles = sorted(cat.hardware[pool.hardware].profiles) if pool.hardware in cat.hardware else []
     select(

@@ -419,16 +419,31 @@ HARDWARE_VIEWS: dict[str, tuple[str, ...]] = {
 """The catalog's columns in tabs, each narrow enough for a 1440-pixel screen: in one table of 28
 columns the calibration sat past the right edge, reached only by scrolling sideways."""
 
+WRAPPED: dict[str, tuple[int, dict[str, Any]]] = {
+    "Calibration": (
+        66,
+        {
+            "expected_error": {"width": "medium"},
+            "calibration_rule": {"width": "large"},
+        },
+    ),
+}
+"""Tabs whose text wraps: the row height (Streamlit wraps a cell's text only in rows taller than
+4 rem) and the widths that change for it. A rule runs to 139 characters ('transferred: lower
+quartile of the fractions ...'), which one line of the tab's last column cut at a third."""
+
 
 def catalog_tables(cat: Catalog, sc: Scenario, config: dict[str, Any]) -> None:
     """The accelerators' table, a tab per group of columns (`HARDWARE_VIEWS`), each led by the chip's id."""
     frame = hardware_frame(cat, sc)
-    for tab, columns in zip(st.tabs(list(HARDWARE_VIEWS)), HARDWARE_VIEWS.values(), strict=True):
+    for (name, columns), tab in zip(HARDWARE_VIEWS.items(), st.tabs(list(HARDWARE_VIEWS)), strict=True):
+        row_height, widths = WRAPPED.get(name, (None, {}))
         tab.dataframe(
             frame[list(columns)],
             hide_index=True,
             width="stretch",
-            column_config=config,
+            column_config={**config, **{k: {**config[k], **w} for k, w in widths.items()}},
+            row_height=row_height,
             placeholder="—",  # a tier or peak the chip does not have
         )
 

@@ -181,3 +181,31 @@ def test_every_percent_column_shows_one_decimal_of_a_percent() -> None:
                     seen += 1
                     assert config.get("step") == 0.001, (page, name, config)
     assert seen >= 8, seen  # the case holds: the pages show percent columns
+
+
+def test_the_calibration_tab_wraps_its_rules_whole() -> None:
+    """A chip's calibration rule runs to 139 characters; on one line the Hardware page's Calibration
+    tab cut it at a third. Its rows are taller than 4 rem (Streamlit wraps a cell's text only then)
+    and the rule gets the widest column; the other tabs keep one line a row."""
+    import json
+
+    from tests.app.harness import app
+
+    at = app("hardware")
+    tabs = {t.label: t for t in at.tabs}
+    wrapped = tabs["Calibration"].dataframe[0].proto
+    assert wrapped.row_height > 64, wrapped.row_height
+    assert json.loads(wrapped.columns)["calibration_rule"]["width"] == "large"
+    assert not tabs["Chips"].dataframe[0].proto.row_height  # the case holds: only that tab wraps
+
+
+def test_the_chip_select_names_a_chip_in_few_words() -> None:
+    """Strategy's chip select shows 'id · name' in a half-width column (about 35 characters): the
+    catalog's longest name ('NVIDIA GH200 (Hopper GPU of a Grace Hopper superchip, 96 GB HBM3)')
+    ran far past it. The name's parenthesis is left to the Hardware page; the id leads."""
+    from tests.app.harness import app
+
+    options = app("strategy").selectbox(key="fg:deployment.pools[0].hardware").options
+    assert "gh200 · NVIDIA GH200" in options, options
+    assert all("(" not in o for o in options), [o for o in options if "(" in o]
+    assert max(len(o) for o in options) <= 50, max(options, key=len)
