@@ -78,15 +78,10 @@ GRIDS: dict[str, tuple[float, ...]] = {
     "eta_experts": tuple(round(0.1 * i, 2) for i in range(2, 11)),
     "eta_experts_compute": (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0),
     "moe_layer_ms": (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8),
-    "eta_mla_decode": (0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0),
     "span_step_ms": (0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0, 25.0, 30.0),
 }
 """Each term's grid (the layer cost's reaches 0.8 ms: vLLM's fit sat at the old grid's 0.3 ms edge)."""
 TERMS: tuple[str, ...] = tuple(GRIDS)
-
-START: dict[str, float] = {"eta_mla_decode": 1.0}
-"""Where the search starts a term other than at its grid's middle: the MLA decode kernel at its
-roofline, as every stack ran before the term."""
 
 SPAN_DEFAULT_MS = 0.0
 """`span_step_ms` where a stack's points hold no TP group over machines (a fold with Tencent's rows
@@ -119,7 +114,6 @@ class StackTerms:
     eta_experts: float
     eta_experts_compute: float
     moe_layer_ms: float
-    eta_mla_decode: float
     span_step_ms: float | None
     """None: the stack's points hold no TP group over machines (the shared figure applies)."""
     ids: tuple[str, ...]
@@ -138,7 +132,6 @@ class ExpertFit:
     eta_experts: float
     eta_experts_compute: float
     moe_layer_ms: float
-    eta_mla_decode: float
     span_step_ms: float
     ids: tuple[str, ...]
     log_errors: tuple[float, ...]
@@ -188,7 +181,7 @@ def _search(
     def sse(vals: Terms) -> float:
         return sum(logs(i, vals) ** 2 for i in idx)
 
-    at = [g.index(START[k]) if START.get(k) in g else len(g) // 2 for k, g in zip(TERMS, grids, strict=True)]
+    at = [len(g) // 2 for g in grids]
     best = sse(tuple(g[i] for g, i in zip(grids, at, strict=True)))
     moved = True
     while moved:
@@ -247,9 +240,9 @@ def fit_experts(
         if sources < least:
             return None
         own_span = bool(spans.intersection(idx))
-        e, c, ms, mla, sp = _best(idx, logs, own_span)
+        e, c, ms, sp = _best(idx, logs, own_span)
         ids_own = tuple(pts[i][0].id for i in idx)
-        return StackTerms(e, c, ms, mla, sp if own_span else None, ids=ids_own, sources=sources)
+        return StackTerms(e, c, ms, sp if own_span else None, ids=ids_own, sources=sources)
 
     vendor = [vendor_of(m, catalog) for m, _ in pts]
     stacks: dict[str, StackTerms] = {}
@@ -269,9 +262,7 @@ def fit_experts(
         if len(sub) < len(pts) and (terms := own(sub, VENDOR_MIN_SOURCES)) is not None:
             by_vendor[vd] = terms
     ids = tuple(m.id for m, _ in pts)
-    e, c, ms, mla, sp = shared
-    fit = ExpertFit(
-        e, c, ms, mla, sp, ids=ids, log_errors=(), stacks=stacks, vendors=vendors, by_vendor=by_vendor
-    )
+    e, c, ms, sp = shared
+    fit = ExpertFit(e, c, ms, sp, ids=ids, log_errors=(), stacks=stacks, vendors=vendors, by_vendor=by_vendor)
     errors = tuple(logs(i, tuple(fit.terms(pts[i][0].stack, vendor[i])[k] for k in TERMS)) for i in every)
     return replace(fit, log_errors=errors)

@@ -102,9 +102,7 @@ def unit_instance(inst: Instance, experts: CalibrationProfile | None) -> Instanc
     return _with_profile(inst, UNIT.model_copy(update=moe_terms(experts)))
 
 
-MOE_TERMS = (
-    "eta_experts", "eta_experts_compute", "expert_tile_tokens", "moe_layer_ms", "eta_mla_decode", "span_step_ms",
-)  # fmt: skip
+MOE_TERMS = ("eta_experts", "eta_experts_compute", "expert_tile_tokens", "moe_layer_ms", "span_step_ms")
 """The profile fields of the MoE step model (fitted per stack: `calibrate.fit_experts`)."""
 
 

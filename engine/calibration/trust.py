@@ -136,7 +136,7 @@ def experts_factor(stack: str | None = None) -> float | None:
     return experts_terms(stack).get("eta_experts")
 
 
-EXPERTS_KEYS = ("eta_experts", "eta_experts_compute", "moe_layer_ms", "eta_mla_decode", "span_step_ms")
+EXPERTS_KEYS = ("eta_experts", "eta_experts_compute", "moe_layer_ms", "span_step_ms")
 """The MoE step model's terms (`moe_fit.TERMS`, in that order), the last the per-step cost over machines."""
 
 

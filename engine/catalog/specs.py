@@ -162,13 +162,6 @@ class CalibrationProfile(Spec):
         "token permutation and the grouped kernels' launches, whatever the batch). Unset: the value "
         "fitted to the stack's MoE reference rows (presets/calibration.toml, docs/calibration.md)",
     )
-    eta_mla_decode: Fraction | None = Field(
-        default=None,
-        description="the rate MLA's absorbed decode attention kernel reaches against the roofline the "
-        "two fractions above give it (its FLOPs at the compute rate, its latent KV reads at the "
-        "bandwidth): a stack's MLA decode kernel on another vendor's chips can run far below it. "
-        "Unset: as the roofline gives (1)",
-    )
     span_step_ms: Annotated[float, Field(ge=0, le=1000)] | None = Field(
         default=None,
         description="fixed ms per iteration of a MoE model whose TP group spans machines (multi-node executor)",

@@ -109,8 +109,6 @@ def iteration_cost(
     if absorbed:
         dec_c = apf_dec * c / inst.flops_per_s
         dec_m = kvb * c / inst.bytes_per_s if tiers is None else tiers.read_s(0.0, kvb * c)
-        if inst.mla_decode_scale != 1.0:  # the kernel below its roofline (`eta_mla_decode`)
-            dec_c, dec_m = dec_c * inst.mla_decode_scale, dec_m * inst.mla_decode_scale
         both = both + roof(dec_c, dec_m)
         flops, nbytes = flops + apf_dec * c, nbytes + np.where(tokens > 0, kvb * c, 0.0)
         compute_s, memory_s = compute_s + dec_c, memory_s + dec_m

@@ -337,13 +337,6 @@ class Instance:
         return float(t) if self.model.moe and t else 0.0
 
     @property
-    def mla_decode_scale(self) -> float:
-        """What MLA's absorbed decode attention takes against its roofline: 1 / eta_mla_decode (1
-        where the profile leaves it unset, or for standard heads)."""
-        e = self.profile.eta_mla_decode
-        return 1.0 / e if self.model.mla and e else 1.0
-
-    @property
     def experts_slow(self) -> bool:
         """True when the routed experts cost more than the dense layers' rates give them."""
         return bool(self.expert_extra or self.expert_compute_extra or self.expert_tile)

@@ -29,7 +29,6 @@ class StepModel:
         "_apf",
         "_apf_dec",
         "_absorbed",
-        "_mla_scale",
         "_comm_lat",
         "_comm_per_tok",
         "_dense_bytes",
@@ -64,7 +63,6 @@ class StepModel:
         self._apf = m.attention_flops_per_pair()
         self._apf_dec = inst.decode_attention_flops_per_pair  # a decoded token's, as its kernels run
         self._absorbed = self._apf_dec != self._apf  # MLA: decodes cost apart (else the sums as before)
-        self._mla_scale = inst.mla_decode_scale  # the decode kernel against its roofline
         self._kvb = inst.kv_bytes_held
         self._flops_s = inst.flops_per_s
         self._save = inst.matmul_saving_s_per_flop
@@ -219,8 +217,7 @@ class StepModel:
         at the BF16 rate and its reads at the KV's, so the experts' weight streaming does not hide
         it (`Instance.decode_attention_flops_per_pair`)."""
         flops = self._apf_dec * pairs
-        t = roof(flops / self._flops_s, self._read_s(0.0, self._kvb * kv_tokens))
-        return t * self._mla_scale, flops
+        return roof(flops / self._flops_s, self._read_s(0.0, self._kvb * kv_tokens)), flops
 
     def _attn(self, pairs: float, context: float) -> float:
         """Attention FLOPs of prompt pairs and decoded tokens' context (`decode_attention_flops_per_pair`)."""
