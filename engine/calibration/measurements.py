@@ -103,10 +103,6 @@ class Measurement:
     """Run without CUDA/HIP graphs (the row states `--enforce-eager`)."""
     prompts: int = 0
     """Requests the benchmark sent in all, where the row states it (0: not stated)."""
-    cached_prompts: int = 0
-    """The first this many of the `prompts` the server already held in its prefix cache when the
-    run began: an earlier run of the same page at the same requested input length sent them
-    (`reference_moe.cached_prompts`); their prefill is one token's."""
     lockstep: bool = False
     """A concurrency whose clients start together and whose requests all have the same lengths
     (bench_serving's random dataset at range ratio 1): the clients stay in step, every round's

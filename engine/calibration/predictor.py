@@ -157,13 +157,12 @@ def _steady(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Seg
     if m.chunked:
         room = max((m.token_budget - b) / m.dp, 1.0)  # a chunk fits one rank's budget
         passes = math.ceil(isl / room)
-        share = b / osl * passes * _cold_share(m)  # iterations that carry a prompt's chunk, per iteration
+        share = b / osl * passes  # iterations that carry a prompt's chunk, per iteration
         if unit.model.moe is not None and share < 1.0:
             return _chunk_steps(unit, m, b, ctx, passes, share, seg)
-        cold = _cold_share(m)
         c = iteration_cost(
-            unit, decode_requests=b, decode_context_tokens=b * ctx, prefill_tokens=b * isl / osl * cold,
-            prefill_attn_pairs=(b / osl) * isl * isl / 2.0 * cold,
+            unit, decode_requests=b, decode_context_tokens=b * ctx, prefill_tokens=b * isl / osl,
+            prefill_attn_pairs=(b / osl) * isl * isl / 2.0,
             prefill_largest=min(isl, room),
         )  # fmt: skip
         return [seg(1.0, c)]
@@ -173,15 +172,7 @@ def _steady(unit: Instance, m: Measurement, b: int, seg: Seg = _seg) -> list[Seg
     pf = iteration_cost(
         unit, prefill_tokens=k * isl, prefill_attn_pairs=k * isl * isl / 2.0, prefill_largest=isl
     )
-    return [seg(1.0, dec), seg(b / osl / k * _cold_share(m), pf)]
-
-
-def _cold_share(m: Measurement) -> float:
-    """The share of a run's prompts the server prefills: 1 less those it held cached from an
-    earlier run (`Measurement.cached_prompts`), whose prefill is taken as nothing."""
-    if not m.prompts or not m.cached_prompts:
-        return 1.0
-    return 1.0 - min(m.cached_prompts, m.prompts) / m.prompts
+    return [seg(1.0, dec), seg(b / osl / k, pf)]
 
 
 def _chunk_steps(
@@ -328,31 +319,12 @@ def _ttft(
             segs.extend(_w(s, s[0] * drift) for s in groups)
         return segs
     first = _first_round_share(m, inst)
-    cached = min(m.cached_prompts, m.prompts)  # the run's first prompts, held cached
-    warm = min(cached, b)  # the first round's cached prompts: one pass of a token each, first
-    if first and warm:
-        segs.append(_w(_cached_prefill(unit, m, warm, 0, seg), first))
-    if first and b > warm:  # the rest of the first round prefills after them
-        segs.extend(_w(s, s[0] * first * (b - warm) / b) for s in _round_prefill(unit, m, b - warm, seg))
-    later = max(cached - b, 0) / max(m.prompts - b, 1)  # the later prompts' cached share
+    if first:
+        segs.extend(_w(s, s[0] * first) for s in _round_prefill(unit, m, b, seg))
     rest = [_w(s, s[0] * 0.5) for s in steady] if b > 1 else []
-    own = _own_prefill(unit, m, b, seg)
-    rest.append(_w(own, own[0] * (1.0 - later)))
-    if later:
-        rest.append(_w(_cached_prefill(unit, m, 1, b - 1, seg), later))
+    rest.append(_own_prefill(unit, m, b, seg))
     segs.extend(_w(s, s[0] * (1.0 - first)) for s in rest)
     return segs
-
-
-def _cached_prefill(unit: Instance, m: Measurement, n: int, others: int, seg: Seg) -> Segment:
-    """The pass that prefills `n` cached prompts (`Measurement.cached_prompts`): one new token
-    each, attending to its cached prompt, beside the decodes of `others` requests."""
-    isl, osl = m.prompt_tokens, max(m.output_tokens, 1)
-    c = iteration_cost(
-        unit, prefill_tokens=float(n), prefill_attn_pairs=float(n * isl), decode_requests=others,
-        decode_context_tokens=others * (isl + osl / 2.0), prefill_largest=1.0,
-    )  # fmt: skip
-    return seg(1.0, c)
 
 
 def parts(m: Measurement, inst: Instance) -> Parts:

@@ -117,56 +117,10 @@ def _tke_prompts(r: dict[str, str]) -> str:
     return f"concurrency {c} ({c * TKE_PROMPTS_PER_CLIENT} prompts)"
 
 
-_BLOCK = re.compile(r"^(?P<page>[^,]+?\.md)\b.*result block at line (?P<line>\d+)")
-_REQUESTED = re.compile(r"SGLang random dataset \(requested (?P<isl>\d+)/")
-_SENT = re.compile(r"\((?P<n>\d+) prompts\)")
-
-
-def _run_of(r: dict[str, str]) -> tuple[tuple[str, str], int, int] | None:
-    """A cookbook random-dataset row's ((page, requested input length), result block's line,
-    prompts sent), None for any other row."""
-    block, req, sent = _BLOCK.match(r["source"]), _REQUESTED.search(r["scenario"]), _SENT.search(r["rate"])
-    if "sgl-cookbook" not in r["source"] or not (block and req and sent):
-        return None
-    return (block["page"], req["isl"]), int(block["line"]), int(sent["n"])
-
-
-def cached_prompts(rows: list[dict[str, str]]) -> dict[str, int]:
-    """Row id -> the prompts of its run the server held cached from an earlier run of its page.
-
-    `sglang.bench_serving`'s random dataset takes prompt i from the ShareGPT conversations shuffled
-    by the seeded `random` (seed 1), cut to input length i of a seeded numpy draw, so prompt i is
-    the same text in every run at the same requested input length whatever the prompt count or
-    output length (`sample_random_requests`, python/sglang/benchmark/datasets/random.py). The
-    cookbook's launch commands leave SGLang's radix cache on, so a run that follows one at the same
-    requested input length on the same server finds that run's prompts cached: the first
-    min(prompts, earlier run's prompts). The page's result blocks are taken in page order.
-    """
-    runs = {r["id"]: run for r in rows if (run := _run_of(r)) is not None}
-    out = {}
-    for rid, (key, line, n) in runs.items():
-        before = [m for k, ln, m in runs.values() if k == key and ln < line]
-        if before:
-            out[rid] = min(n, max(before))
-    return out
-
-
 def read_moe_rows(catalog: Catalog) -> list[Row]:
     """Every row of data/reference/calibration-moe.csv, judged (none when the file is absent)."""
     path = datafiles.data_dir() / "reference" / MOE_FILE
     if not path.is_file():
         return []
     with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    cached = cached_prompts(rows)
-    out = []
-    for r in rows:
-        row = judge_moe(r, catalog)
-        if row.point is not None and cached.get(r["id"]):
-            note = f"its first {cached[r['id']]} prompts cached by an earlier run of the page"
-            row = replace(
-                row,
-                point=replace(row.point, cached_prompts=cached[r["id"]], note=f"{row.point.note}; {note}"),
-            )
-        out.append(row)
-    return out
+        return [judge_moe(r, catalog) for r in csv.DictReader(fh)]

@@ -3,7 +3,6 @@ concurrency run's TTFT (engine/calibration/predictor.py)."""
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import replace
 
 import pytest
@@ -96,21 +95,3 @@ def test_in_step_rounds_drift_into_pass_groups_under_a_mixing_scheduler(stack: s
         assert _predict(replace(m, prompts=32), catalog) == pytest.approx(_predict(whole, catalog))
     else:
         assert _predict(m, catalog) == _predict(whole, catalog)
-
-
-def test_cached_prompts_skip_their_prefill(catalog: Catalog) -> None:
-    """A run whose first prompts the server holds cached (an earlier run of the page sent them):
-    the first round's cached prompts cost one pass of a token each, the later ones their own such
-    pass; the TTFT falls with the prompts cached, never to nothing, and the steady state's
-    throughput rises as less prefill shares the iterations. Nothing cached: as before."""
-    m = replace(
-        _ttft("x", "deepseek-v3", "sglang", "s", 1.0, concurrency=64), prompt_tokens=4000, prompts=320
-    )
-    ttft = [_predict(replace(m, cached_prompts=n), catalog) for n in (0, 32, 64, 80, 320)]
-    assert ttft[0] == _predict(m, catalog)
-    assert all(a > b for a, b in itertools.pairwise(ttft))
-    assert ttft[4] > 0.0 and ttft[2] < 0.5 * ttft[0]  # the first round's wait is most of it
-    thr = replace(m, kind="throughput", unit="tok/s")
-    assert _predict(replace(thr, cached_prompts=80), catalog) > _predict(thr, catalog)
-    tpot = replace(m, kind="tpot")
-    assert _predict(replace(tpot, cached_prompts=80), catalog) < _predict(tpot, catalog)

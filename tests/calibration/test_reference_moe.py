@@ -56,18 +56,3 @@ def test_what_is_set_aside_says_why(rows: dict[str, reference.Row]) -> None:
     assert "not in the catalog" in rows["M811"].reason  # gpt-oss-120b (the cookbook, at a concurrency)
     # a burst's TTFT counts the queue behind every prompt: not a point
     assert not rows["M004"].usable
-
-
-def test_cookbook_runs_find_their_pages_earlier_prompts_cached(rows: dict[str, reference.Row]) -> None:
-    """bench_serving's seeded random dataset sends the same prompt i at the same requested input
-    length, so a cookbook run finds cached the prompts an earlier block of its page sent: none for
-    a page's first run at a length, the earlier run's count (at most its own) after it."""
-    first = rows["M706"].point  # MI300X, 8000/1000 at one client: the page's first 8000-token run
-    assert first is not None and first.cached_prompts == 0
-    mid, high = rows["M715"].point, rows["M724"].point  # then 16 clients (80 prompts), 64 (320)
-    assert mid is not None and mid.cached_prompts == 10 and "cached" in mid.note
-    assert high is not None and high.cached_prompts == 80
-    same = rows["M697"].point  # 1000/8000 at 64 clients: 1000/1000 at 100 clients sent 500 before it
-    assert same is not None and same.cached_prompts == 320
-    tke = rows["M883"].point  # another harness: nothing cached
-    assert tke is not None and tke.cached_prompts == 0
