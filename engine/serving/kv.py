@@ -21,7 +21,7 @@ import heapq
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from engine.serving.cache import HBM, HOST, POOLED, LruBlocks, RequestBlocks, lookup
+from engine.serving.cache import LruBlocks, RequestBlocks, found_in, held_run
 from engine.serving.handoffs import ParkedHandoffs
 from engine.serving.ledger import FAILED, RequestLedger
 from engine.serving.link import KvLink
@@ -123,28 +123,31 @@ class KvLedger(ParkedHandoffs):
         if led.resume[rid] >= 0:
             return 0.0
         blocks = self.blocks.prompt_blocks(rid)
-        found = lookup(blocks, (srv.hbm, srv.host, self.pooled))
-        bt = self.reqs.block_tokens
-        total = sum(found)
+        hbm, host, pooled = srv.hbm, srv.host, self.pooled
+        n_hbm, n_host, n_pooled = found_in(blocks, hbm, host, pooled)
+        total = n_hbm + n_host + n_pooled
         if total == 0:
             return 0.0
+        bt = self.reqs.block_tokens
         hit = min(total * bt, led.prompt[rid] - 1)
         scale = hit / (total * bt)
-        tokens = [int(f * bt * scale) for f in found]
-        tokens[HBM] = hit - tokens[HOST] - tokens[POOLED]
-        led.hits[rid] = tuple(tokens)
+        from_host, from_pooled = int(n_host * bt * scale), int(n_pooled * bt * scale)
+        led.hits[rid] = (hit - from_host - from_pooled, from_host, from_pooled)  # HBM, host, pooled
         # a read refreshes the tiers that served it (as a GPU prefix hit leaves the CPU or
         # pooled copy's recency alone); the prefill's write-through refreshes every tier later
         hit_blocks = blocks[:total]
-        for tier, served in zip((srv.hbm, srv.host, self.pooled), found, strict=True):
-            if served and tier is not None:
-                tier.touch(hit_blocks)
+        if n_hbm and hbm is not None:
+            hbm.touch(hit_blocks)
+        if n_host and host is not None:
+            host.touch(hit_blocks)
+        if n_pooled and pooled is not None:
+            pooled.touch(hit_blocks)
         led.prefilled[rid] = hit
         srv.kv_used += hit
         srv.queue_tokens(rid, -hit)
         kvb = srv.kv_bytes
         cache = self.cache
-        load = tokens[HOST] * kvb / (cache.host.bandwidth_gb_s * 1e9) + tokens[POOLED] * kvb / (
+        load = from_host * kvb / (cache.host.bandwidth_gb_s * 1e9) + from_pooled * kvb / (
             cache.pooled.bandwidth_gb_s * 1e9
         )
         led.load_s[rid] = load
@@ -221,7 +224,7 @@ class KvLedger(ParkedHandoffs):
         led.decode_inst[rid] = dst.idx
         tokens = float(led.prompt[rid])
         if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
-            held = lookup(self.blocks.prompt_blocks(rid), (dst.hbm,))[0] * self.reqs.block_tokens
+            held = held_run(self.blocks.prompt_blocks(rid), dst.hbm) * self.reqs.block_tokens
             held = min(held, led.prompt[rid])
             tokens -= held
             self.counters["transfer_tokens_saved"] += held
