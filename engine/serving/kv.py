@@ -129,7 +129,9 @@ class KvLedger(ParkedHandoffs):
         if total == 0:
             return 0.0
         bt = self.reqs.block_tokens
-        hit = min(total * bt, led.prompt[rid] - 1)
+        # (two-value min and max are written out on the per-event path: `StepModel.decode_run`)
+        hit, most = total * bt, led.prompt[rid] - 1
+        hit = most if most < hit else hit
         scale = hit / (total * bt)
         from_host, from_pooled = int(n_host * bt * scale), int(n_pooled * bt * scale)
         led.hits[rid] = (hit - from_host - from_pooled, from_host, from_pooled)  # HBM, host, pooled
@@ -164,7 +166,8 @@ class KvLedger(ParkedHandoffs):
         """
         blocks = self.blocks.full_blocks(rid) if full else self.blocks.prompt_blocks(rid)
         if srv.hbm is not None:
-            srv.hbm.capacity = max(0, (srv.kv_cap - srv.kv_reserved) // self.reqs.block_tokens)
+            free = (srv.kv_cap - srv.kv_reserved) // self.reqs.block_tokens
+            srv.hbm.capacity = free if free > 0 else 0
             srv.hbm.insert(blocks)
         if srv.host is not None and srv.role != "decode":
             srv.host.insert(blocks)
@@ -225,13 +228,16 @@ class KvLedger(ParkedHandoffs):
         tokens = float(led.prompt[rid])
         if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
             held = held_run(self.blocks.prompt_blocks(rid), dst.hbm) * self.reqs.block_tokens
-            held = min(held, led.prompt[rid])
+            held = led.prompt[rid] if led.prompt[rid] < held else held
             tokens -= held
             self.counters["transfer_tokens_saved"] += held
         now = self.env.now
-        end, full = self.link.send(srv, tokens, now, max(now - led.prefill_start[rid], 0.0))
+        # (two-value max written out, as in `use_cache`)
+        prefill_s = now - led.prefill_start[rid]
+        end, full = self.link.send(srv, tokens, now, 0.0 if prefill_s < 0.0 else prefill_s)
         led.transfer[rid] = end - now
-        led.transfer_wait[rid] = max(end - now - full, 0.0)  # queued behind other transfers
+        queued = end - now - full  # behind other transfers
+        led.transfer_wait[rid] = 0.0 if queued < 0.0 else queued
         self.env.after(end - now, self.transferred, srv, dst, rid, srv.generation, dst.generation)
         return True
 
