@@ -393,12 +393,16 @@ class StepModel:
             if abs(g1) < 1e-18:
                 split_at, compute_late = (0 if g0 >= 0 else _NEVER), True
             elif g1 > 0:  # memory binds first, compute from ceil(-g0/g1) on
-                split_at, compute_late = max(math.ceil(-g0 / g1), 0), True
+                split_at, compute_late = math.ceil(-g0 / g1), True
+                split_at = 0 if split_at < 0 else split_at  # max(split_at, 0), as below
             else:  # compute binds first, up to floor(-g0/g1)
-                split_at, compute_late = max(math.floor(-g0 / g1) + 1, 0), False
+                split_at, compute_late = math.floor(-g0 / g1) + 1, False
+                split_at = 0 if split_at < 0 else split_at
             self._last_batch = key
             self._last_terms = (f0, f1, m0, m1, a_c, b_c, a_m, b_m, fixed, split_at, compute_late)
-        split = min(split_at, steps)
+        # min(split_at, steps), written out: on Python 3.11 the builtins min and max parse their
+        # arguments as keywords, about 700 instructions a call, and this runs every decode jump
+        split = steps if steps < split_at else split_at
         # each side's steps summed in closed form: a + slope * i over lo <= i < hi is
         # n * a + slope * (lo + hi - 1) * n / 2 with n = hi - lo
         if compute_late:

@@ -31,6 +31,7 @@ HBM, HOST, POOLED = 0, 1, 2
 _SINK: deque[object] = deque(maxlen=0)
 _drain = _SINK.extend  # runs an iterator to its end in C, keeping nothing
 TIERS = ("hbm", "host", "pooled")
+_NOTHING: Mapping[int, None] = {}  # stands in for an absent tier
 
 
 class LruBlocks:
@@ -77,7 +78,7 @@ class LruBlocks:
     def shrink(self, capacity: int) -> int:
         """Evict least recently used blocks until at most `capacity` remain."""
         od = self.blocks
-        excess = len(od) - max(capacity, 0)
+        excess = len(od) - (0 if capacity < 0 else capacity)  # max(capacity, 0), without the builtin's cost
         if excess <= 0:
             return 0
         if excess >= len(od):
@@ -258,6 +259,32 @@ class RequestBlocks:
         self._full[rid] = None
 
 
+def found_in(
+    blocks: Sequence[int], hbm: LruBlocks | None, host: LruBlocks | None, pooled: LruBlocks | None
+) -> tuple[int, int, int]:
+    """`lookup` over an instance's three tiers (any may be absent): the simulator's case, one test
+    a block and no lists."""
+    a = _NOTHING if hbm is None else hbm.blocks
+    b = _NOTHING if host is None else host.blocks
+    c = _NOTHING if pooled is None else pooled.blocks
+    n_a = n_b = n_c = 0
+    for block in blocks:
+        if block in a:
+            n_a += 1
+        elif block in b:
+            n_b += 1
+        elif block in c:
+            n_c += 1
+        else:
+            break
+    return n_a, n_b, n_c
+
+
+def held_run(blocks: Sequence[int], tier: LruBlocks) -> int:
+    """Leading blocks one tier holds (`lookup` of that tier alone), counted in C."""
+    return len(list(takewhile(tier.blocks.__contains__, blocks)))
+
+
 def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int]:
     """Leading blocks found, per tier (the first tier holding each block serves it)."""
     found = [0] * len(tiers)
@@ -286,9 +313,6 @@ def leading_run(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> int
     are always checked: nothing when the first block is missing, everything when the last is held.
     """
     return leading_run_in(blocks, [t.blocks for t in tiers if t is not None])
-
-
-_NOTHING: Mapping[int, None] = {}  # stands in for an absent second tier
 
 
 def leading_run_in(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) -> int:

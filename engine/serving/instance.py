@@ -396,9 +396,8 @@ class Server(BatchFormation, Outage):
         if steps == kmax:
             return  # the jump ends with that very step anyway
         self.token += 1  # supersede the jump's planned end
-        self.sim.env.after(
-            max(0.0, t0 + run[0] - self.sim.env.now), self._jump_done, self.token, (t0, b, steps, run)
-        )
+        left = t0 + run[0] - self.sim.env.now
+        self.sim.env.after(left if left > 0.0 else 0.0, self._jump_done, self.token, (t0, b, steps, run))
 
     def _jump_done(self, token: int, work: tuple[Any, ...]) -> None:
         if token != self.token:
@@ -443,11 +442,14 @@ class Server(BatchFormation, Outage):
         run = self.step.decode_run
         one = have = run(b, ctx, 1)
         have_k = 1
-        guess = min(kmax, int(elapsed / have[0]) + 1)  # steps only get longer: an upper bound
+        # (two-value min and max are written out on the per-event path: `StepModel.decode_run`)
+        guess = int(elapsed / have[0]) + 1  # steps only get longer: an upper bound
+        guess = guess if guess < kmax else kmax
         if guess > 2:  # refine from the mean step time over the guess (steps grow slowly)
             have, have_k = whole if guess == kmax else run(b, ctx, guess), guess
             mean = have[0] / guess
-            guess = min(guess, int(elapsed / mean) + 2)
+            refined = int(elapsed / mean) + 2
+            guess = refined if refined < guess else guess
         while guess > 1:
             shorter = one if guess == 2 else run(b, ctx, guess - 1)
             if shorter[0] <= elapsed:

@@ -21,7 +21,7 @@ import heapq
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from engine.serving.cache import HBM, HOST, POOLED, LruBlocks, RequestBlocks, lookup
+from engine.serving.cache import LruBlocks, RequestBlocks, found_in, held_run
 from engine.serving.handoffs import ParkedHandoffs
 from engine.serving.ledger import FAILED, RequestLedger
 from engine.serving.link import KvLink
@@ -123,28 +123,33 @@ class KvLedger(ParkedHandoffs):
         if led.resume[rid] >= 0:
             return 0.0
         blocks = self.blocks.prompt_blocks(rid)
-        found = lookup(blocks, (srv.hbm, srv.host, self.pooled))
-        bt = self.reqs.block_tokens
-        total = sum(found)
+        hbm, host, pooled = srv.hbm, srv.host, self.pooled
+        n_hbm, n_host, n_pooled = found_in(blocks, hbm, host, pooled)
+        total = n_hbm + n_host + n_pooled
         if total == 0:
             return 0.0
-        hit = min(total * bt, led.prompt[rid] - 1)
+        bt = self.reqs.block_tokens
+        # (two-value min and max are written out on the per-event path: `StepModel.decode_run`)
+        hit, most = total * bt, led.prompt[rid] - 1
+        hit = most if most < hit else hit
         scale = hit / (total * bt)
-        tokens = [int(f * bt * scale) for f in found]
-        tokens[HBM] = hit - tokens[HOST] - tokens[POOLED]
-        led.hits[rid] = tuple(tokens)
+        from_host, from_pooled = int(n_host * bt * scale), int(n_pooled * bt * scale)
+        led.hits[rid] = (hit - from_host - from_pooled, from_host, from_pooled)  # HBM, host, pooled
         # a read refreshes the tiers that served it (as a GPU prefix hit leaves the CPU or
         # pooled copy's recency alone); the prefill's write-through refreshes every tier later
         hit_blocks = blocks[:total]
-        for tier, served in zip((srv.hbm, srv.host, self.pooled), found, strict=True):
-            if served and tier is not None:
-                tier.touch(hit_blocks)
+        if n_hbm and hbm is not None:
+            hbm.touch(hit_blocks)
+        if n_host and host is not None:
+            host.touch(hit_blocks)
+        if n_pooled and pooled is not None:
+            pooled.touch(hit_blocks)
         led.prefilled[rid] = hit
         srv.kv_used += hit
         srv.queue_tokens(rid, -hit)
         kvb = srv.kv_bytes
         cache = self.cache
-        load = tokens[HOST] * kvb / (cache.host.bandwidth_gb_s * 1e9) + tokens[POOLED] * kvb / (
+        load = from_host * kvb / (cache.host.bandwidth_gb_s * 1e9) + from_pooled * kvb / (
             cache.pooled.bandwidth_gb_s * 1e9
         )
         led.load_s[rid] = load
@@ -161,7 +166,8 @@ class KvLedger(ParkedHandoffs):
         """
         blocks = self.blocks.full_blocks(rid) if full else self.blocks.prompt_blocks(rid)
         if srv.hbm is not None:
-            srv.hbm.capacity = max(0, (srv.kv_cap - srv.kv_reserved) // self.reqs.block_tokens)
+            free = (srv.kv_cap - srv.kv_reserved) // self.reqs.block_tokens
+            srv.hbm.capacity = free if free > 0 else 0
             srv.hbm.insert(blocks)
         if srv.host is not None and srv.role != "decode":
             srv.host.insert(blocks)
@@ -221,14 +227,17 @@ class KvLedger(ParkedHandoffs):
         led.decode_inst[rid] = dst.idx
         tokens = float(led.prompt[rid])
         if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
-            held = lookup(self.blocks.prompt_blocks(rid), (dst.hbm,))[0] * self.reqs.block_tokens
-            held = min(held, led.prompt[rid])
+            held = held_run(self.blocks.prompt_blocks(rid), dst.hbm) * self.reqs.block_tokens
+            held = led.prompt[rid] if led.prompt[rid] < held else held
             tokens -= held
             self.counters["transfer_tokens_saved"] += held
         now = self.env.now
-        end, full = self.link.send(srv, tokens, now, max(now - led.prefill_start[rid], 0.0))
+        # (two-value max written out, as in `use_cache`)
+        prefill_s = now - led.prefill_start[rid]
+        end, full = self.link.send(srv, tokens, now, 0.0 if prefill_s < 0.0 else prefill_s)
         led.transfer[rid] = end - now
-        led.transfer_wait[rid] = max(end - now - full, 0.0)  # queued behind other transfers
+        queued = end - now - full  # behind other transfers
+        led.transfer_wait[rid] = 0.0 if queued < 0.0 else queued
         self.env.after(end - now, self.transferred, srv, dst, rid, srv.generation, dst.generation)
         return True
 

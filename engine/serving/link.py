@@ -67,12 +67,16 @@ class KvLink:
             bw = min(bw, self.shared_bytes_s / 1e9)
         full = kv_transfer_time(srv.kv_bytes, tokens, bw, self.latency_s)
         exposed = exposed_transfer_time(full, prefill_s, inst.model.layers, self.overlap)
-        start = max(now - (full - exposed), srv.nic_free_s)
+        # (two-value max written out: the builtin parses its arguments as keywords on Python 3.11,
+        # about 700 instructions a call, and this runs every hand-off)
+        start = now - (full - exposed)
+        start = srv.nic_free_s if srv.nic_free_s > start else start
         if self.shared_bytes_s:
             # the fabric's capacity is spent in arrival order: each transfer uses its bytes' worth
             # of fabric time, and starts late by the backlog others left (a fluid FIFO queue)
             start = max(start, self.shared_free_s)
             self.shared_free_s = start + srv.kv_bytes * tokens / self.shared_bytes_s
-        end = max(start + full, now)
+        end = start + full
+        end = now if now > end else end
         srv.nic_free_s = end
         return end, full

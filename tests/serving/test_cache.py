@@ -11,6 +11,8 @@ from engine.serving.cache import (
     LruBlocks,
     RequestBlocks,
     _generated_blocks,
+    found_in,
+    held_run,
     leading_run,
     lookup,
     replay_hit_rate,
@@ -53,6 +55,28 @@ def test_lookup_is_a_contiguous_prefix_across_tiers() -> None:
     assert lookup([1, 2, 3, 4, 5, 6], (hbm, host, pool)) == [1, 2, 1]
     assert lookup([9, 1], (hbm, host, pool)) == [0, 0, 0]
     assert lookup([1, 2], (None, host, pool)) == [0, 0, 0]
+
+
+@given(
+    st.lists(st.integers(0, 20), max_size=12),
+    st.lists(st.sets(st.integers(0, 20), max_size=15), min_size=3, max_size=3),
+    st.lists(st.booleans(), min_size=3, max_size=3),
+)
+def test_the_simulators_lookups_equal_the_general_one(
+    blocks: list[int], held: list[set[int]], present: list[bool]
+) -> None:
+    """`found_in` (three tiers, any absent) and `held_run` (one tier) count what `lookup` counts,
+    holes and blocks held by several tiers included."""
+    tiers = []
+    for blocks_held, on in zip(held, present, strict=True):
+        tier = LruBlocks(100)
+        tier.insert(sorted(blocks_held))
+        tiers.append(tier if on else None)
+    hbm, host, pooled = tiers
+    assert list(found_in(blocks, hbm, host, pooled)) == lookup(blocks, tiers)
+    for tier in tiers:
+        if tier is not None:
+            assert held_run(blocks, tier) == lookup(blocks, (tier,))[0]
 
 
 @given(
