@@ -391,9 +391,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    rep = validate_cache.report(fresh=args.no_cache)
+    digest = validate_cache.key()  # the report's and the reruns' (hashing every input takes a while)
+    rep = validate_cache.report(fresh=args.no_cache, digest=digest)
     print("validate: simulator reruns...", file=sys.stderr, flush=True)
-    e2e, reruns = validate_cache.reruns(rep, fresh=args.no_cache)
+    e2e, reruns = validate_cache.reruns(rep, fresh=args.no_cache, digest=digest)
     if args.json:
         doc = rep.as_dict()
         doc["end_to_end"] = {"headline": end_to_end.headline(e2e), "rows": e2e.to_dict(orient="records")}

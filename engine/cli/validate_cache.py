@@ -61,15 +61,18 @@ def simulated(rep: validation.Report, catalog: Any) -> tuple[Any, Any]:
     return e2e, reruns
 
 
-def report(*, fresh: bool = False) -> validation.Report:
+def report(*, fresh: bool = False, digest: str | None = None) -> validation.Report:
     """`validation.report` of the shipped catalog, from the cache where its inputs are unchanged;
-    `fresh` computes it again."""
-    catalog = load_catalog()
-    return diskcache.cached("validation-report", key(), lambda: validation.report(catalog), fresh=fresh)
+    `fresh` computes it again. `digest` is `key()` where the caller has it already (`validate`
+    keys the report and its reruns with one); the catalog is loaded only to compute."""
+    return diskcache.cached(
+        "validation-report", digest or key(), lambda: validation.report(load_catalog()), fresh=fresh
+    )
 
 
-def reruns(rep: validation.Report, *, fresh: bool = False) -> tuple[Any, Any]:
+def reruns(rep: validation.Report, *, fresh: bool = False, digest: str | None = None) -> tuple[Any, Any]:
     """`simulated` of `rep`, which is `report()`'s, from the cache where the inputs are unchanged;
-    `fresh` computes them again."""
-    catalog = load_catalog()
-    return diskcache.cached("validation-reruns", key(), lambda: simulated(rep, catalog), fresh=fresh)
+    `fresh` computes them again; `digest` as for `report`."""
+    return diskcache.cached(
+        "validation-reruns", digest or key(), lambda: simulated(rep, load_catalog()), fresh=fresh
+    )

@@ -55,19 +55,33 @@ def test_the_key_changes_with_a_source_file_or_a_reference_file(
 def test_no_cache_computes_the_report_again(
     flags: list[str], fresh: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    asked: list[bool] = []
+    """`--no-cache` asks for both afresh; the inputs are hashed once, and the report and its reruns
+    are asked with that one digest."""
+    asked: list[tuple[str, bool, str | None]] = []
+    hashed: list[str] = []
 
     class Asked(Exception):
         """Stops `validate` there: the rest is the report's printing."""
 
-    def report(*, fresh: bool = False) -> validation.Report:
-        asked.append(fresh)
+    def key(roots: list[Path] | None = None) -> str:
+        hashed.append("digest")
+        return "digest"
+
+    def report(*, fresh: bool = False, digest: str | None = None) -> validation.Report:
+        asked.append(("report", fresh, digest))
+        return "the report"  # type: ignore[return-value]  # only handed to `reruns`
+
+    def reruns(rep: validation.Report, *, fresh: bool = False, digest: str | None = None) -> tuple:
+        asked.append((rep, fresh, digest))  # type: ignore[arg-type]  # the report above
         raise Asked
 
+    monkeypatch.setattr(validate_cache, "key", key)
     monkeypatch.setattr(validate_cache, "report", report)
+    monkeypatch.setattr(validate_cache, "reruns", reruns)
     with pytest.raises(Asked):
         main(["validate", *flags])
-    assert asked == [fresh]
+    assert asked == [("report", fresh, "digest"), ("the report", fresh, "digest")]
+    assert hashed == ["digest"]
 
 
 def printed(rep: validation.Report) -> str:
