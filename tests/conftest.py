@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -28,47 +27,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if Path(item.path).resolve().is_relative_to(SLOW_FOLDER):
             item.add_marker(pytest.mark.slow)
-
-
-ONE_PROCESS = (
-    "tests/calibration/test_calibrate.py",  # the validation report (5 min) and its reruns (1 min)
-    "tests/planning/test_portfolio.py",  # two plans
-    "tests/planning/test_plan_cluster.py",  # a plan
-    "tests/planning/test_plan.py",  # a plan
-    "tests/serving/test_autoscale.py",  # an autoscaled day
-    "tests/planning/test_capacity_rules.py",  # the capacities under five rules
-    "tests/serving/test_over_time.py",  # two runs of 10 and 15 minutes
-    "tests/planning/test_lifetime.py",  # a lifetime's churn
-    "tests/explain/test_advisor.py",  # two disaggregated runs
-)
-"""Test modules whose module-scoped fixtures take long to build, the longest first: xdist runs each
-module's tests in one process (`pytest_xdist_make_scheduler`), so the fixtures are built once a
-run, not once in each process."""
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """xdist's default distribution (`--dist load`: each test to whichever process is free) except
-    that each module of `ONE_PROCESS` is one unit of work, and these go out first, in that order, so
-    the single tests after them even out the processes' ends. xdist's `--dist loadgroup` would group
-    marked tests but, with pytest 9.2 and xdist 3.8, does not (it sets `item._nodeid`, which pytest
-    no longer reads). Another `--dist` is left as asked."""
-    if config.getvalue("dist") != "load":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class OneProcessModules(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return module if module in ONE_PROCESS else nodeid
-
-        def _assign_work_unit(self, node: Any) -> None:
-            first = next((m for m in ONE_PROCESS if m in self.workqueue), None)
-            if first is not None:  # else the single tests, in the order they were collected
-                self.workqueue.move_to_end(first, last=False)
-            super()._assign_work_unit(node)
-
-    return OneProcessModules(config, log)  # type: ignore[arg-type]  # xdist's Producer
 
 
 @pytest.fixture(scope="session", autouse=True)
