@@ -288,13 +288,14 @@ def held_run(blocks: Sequence[int], tier: LruBlocks) -> int:
 def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int]:
     """Leading blocks found, per tier (the first tier holding each block serves it)."""
     found = [0] * len(tiers)
-    maps = [(t, tier.blocks) for t, tier in enumerate(tiers) if tier is not None and tier.blocks]
-    if not maps:
+    live = [(t, tier) for t, tier in enumerate(tiers) if tier is not None and tier.blocks]
+    if not live:
         return found
-    if len(maps) == 1:  # one tier: count the leading run directly
-        t, od = maps[0]
-        found[t] = len(list(takewhile(od.__contains__, blocks)))
+    if len(live) == 1:  # one tier: count the leading run directly
+        t, tier = live[0]
+        found[t] = held_run(blocks, tier)
         return found
+    maps = [(t, tier.blocks) for t, tier in live]
     for b in blocks:
         for t, od in maps:
             if b in od:
@@ -379,7 +380,7 @@ def replay_hit_rate(reqs: Requests, capacity_blocks: int) -> float:
     hit = 0
     for rid in range(len(reqs)):
         blocks = request_blocks(reqs, rid)
-        m = lookup(blocks, (tier,))[0]
+        m = held_run(blocks, tier)
         hit += min(m * reqs.block_tokens, int(reqs.prompt_tokens[rid]))
         tier.touch(blocks[:m])
         tier.insert(blocks)
