@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.calibration import calibrate, first_token, measurements, predictor, trust
+from engine.calibration import calibrate, first_token, measurements, moe_fit, predictor, trust
 from engine.calibration.calibrate import Fit
 from engine.calibration.measurements import Measurement
 from engine.catalog.entries import Catalog
@@ -74,11 +74,15 @@ class Prediction:
 
 
 def fit_experts(
-    points: Sequence[Measurement], catalog: Catalog, fits: dict[tuple[str, str], Fit]
+    points: Sequence[Measurement],
+    catalog: Catalog,
+    fits: dict[tuple[str, str], Fit],
+    memo: moe_fit.Memo | None = None,
 ) -> calibrate.ExpertFit | None:
-    """`calibrate.fit_experts` with each MoE point's dense profile given by the rules from `fits`."""
+    """`calibrate.fit_experts` with each MoE point's dense profile given by the rules from `fits`
+    (`memo`: predictions shared with the other fits to `catalog`, `moe_fit.Memo`)."""
     return calibrate.fit_experts(
-        points, catalog, lambda m: rule_profile(m.hardware, measurements.stack_of(m), fits)[0]
+        points, catalog, lambda m: rule_profile(m.hardware, measurements.stack_of(m), fits)[0], memo
     )
 
 
@@ -119,11 +123,12 @@ def _held_out(
     key: Callable[[Measurement], object],
     moe: bool = False,
     folds: dict[object, calibrate.ExpertFit] | None = None,
+    memo: moe_fit.Memo | None = None,
 ) -> list[Prediction]:
     """Each group of `key` left out in turn, its dense points predicted with the profiles refitted
     without it (with `moe`, its MoE points too, with the dense profiles they borrow and the experts'
     factor refitted so: one refit serves both). `folds`, where given, receives each fold's MoE terms
-    under its left-out key."""
+    under its left-out key; `memo` is passed to each fold's MoE fit."""
     out: list[Prediction] = []
     for k in sorted({key(m) for m in points}, key=str):
         kept = [m for m in points if key(m) != k]
@@ -132,7 +137,7 @@ def _held_out(
             fits = calibrate.reference_fits(kept, catalog)
             # the MoE terms only where a held-out point needs them (the dense folds do not)
             needed = moe and any(calibrate.is_moe(m, catalog) for m in held)
-            experts = fit_experts(kept, catalog, fits) if needed else None
+            experts = fit_experts(kept, catalog, fits, memo) if needed else None
             first = fit_first_token(kept, catalog, fits, experts) if needed else first_token.NONE
             if folds is not None and experts is not None:
                 folds[k] = experts
@@ -146,18 +151,20 @@ def cross_validate(
     fits: dict[tuple[str, str], Fit] | None = None,
     experts: calibrate.ExpertFit | None = None,
     folds: dict[object, calibrate.ExpertFit] | None = None,
+    memo: moe_fit.Memo | None = None,
 ) -> dict[str, list[Prediction]]:
     """Predictions of every dense point under fit, LOSO, LOCO and LOFO, and of MoE points under the
     fit and with their source left out (`moe_loso`: with the dense LOSO, every usable point held out).
     `fits` and `experts`: the fit to every point, where the caller has it already; `folds` receives
-    the MoE terms refitted without each source (keyed by the source left out)."""
+    the MoE terms refitted without each source (keyed by the source left out); `memo` is shared by
+    every MoE fit (`moe_fit.Memo`)."""
     if fits is None:
         fits = calibrate.reference_fits(points, catalog)
     if experts is None:
-        experts = fit_experts(points, catalog, fits)
+        experts = fit_experts(points, catalog, fits, memo)
     dense = [m for m in points if not calibrate.is_moe(m, catalog)]
     moe = [m for m in points if calibrate.is_moe(m, catalog)]
-    by_source = _held_out(points, catalog, lambda m: m.source_key, moe=True, folds=folds)
+    by_source = _held_out(points, catalog, lambda m: m.source_key, moe=True, folds=folds, memo=memo)
     return {
         "fit": _predict(dense, fits, catalog),
         "loso": [p for p in by_source if not calibrate.is_moe(p.point, catalog)],

@@ -208,12 +208,22 @@ def _best(idx: Sequence[int], logs: Callable[[int, Terms], float], span: bool) -
     return _search(idx, logs, fine)
 
 
+Memo = dict[tuple[Measurement, str, Terms], float]
+"""Log errors already predicted, by point, dense profile (its JSON) and terms: one `Memo` passed to
+every fit of one catalog (the cross-validation's folds) predicts a point once for each profile and
+terms, where a fold leaves the point's dense profile as the full fit has it."""
+
+
 def fit_experts(
-    points: Sequence[Measurement], catalog: Catalog, profile_of: Callable[[Measurement], CalibrationProfile]
+    points: Sequence[Measurement],
+    catalog: Catalog,
+    profile_of: Callable[[Measurement], CalibrationProfile],
+    memo: Memo | None = None,
 ) -> ExpertFit | None:
     """The MoE terms of least squared log error over the MoE points' `EXPERT_FIGURES`, each point
     predicted with `profile_of(point)` (the dense profile its chip and stack get); per stack where
-    its points come from `MIN_SOURCES` sources, shared otherwise. None without such points."""
+    its points come from `MIN_SOURCES` sources, shared otherwise. None without such points.
+    `memo`: a `Memo` shared with other fits to the same `catalog`, else one for this fit alone."""
     pts = [
         (m, profile_of(m))
         for m in points
@@ -221,15 +231,16 @@ def fit_experts(
     ]
     if not pts:
         return None
-    memo: dict[tuple[int, Terms], float] = {}
+    known: Memo = {} if memo is None else memo
+    dense = [p.model_dump_json() for _, p in pts]
 
     def logs(i: int, vals: Terms) -> float:
-        key = (i, vals)
-        if key not in memo:
-            m, p = pts[i]
+        m, p = pts[i]
+        key = (m, dense[i], vals)
+        if key not in known:
             prof = p.model_copy(update=dict(zip(TERMS, vals, strict=True)))
-            memo[key] = math.log(predict(m, catalog, prof) / m.value)
-        return memo[key]
+            known[key] = math.log(predict(m, catalog, prof) / m.value)
+        return known[key]
 
     every = range(len(pts))
     spans = {i for i in every if spans_machines(pts[i][0], catalog)}

@@ -14,7 +14,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.calibration import bands, calibrate, crossval, first_token, measurements, reference, trust
+from engine.calibration import (
+    bands,
+    calibrate,
+    crossval,
+    first_token,
+    measurements,
+    moe_fit,
+    reference,
+    trust,
+)
 from engine.catalog.entries import Catalog
 from engine.costmodel import power, stacks
 
@@ -213,9 +222,10 @@ def report(catalog: Catalog) -> Report:
     rows = reference.reference_rows(catalog)
     points = [r.point for r in rows if r.point is not None]
     fits = calibrate.reference_fits(points, catalog)
-    experts = crossval.fit_experts(points, catalog, fits)
+    memo: moe_fit.Memo = {}  # one point's prediction serves every fold that leaves its profile as is
+    experts = crossval.fit_experts(points, catalog, fits, memo)
     folds: dict[object, calibrate.ExpertFit] = {}
-    preds = crossval.frame(crossval.cross_validate(points, catalog, fits, experts, folds))
+    preds = crossval.frame(crossval.cross_validate(points, catalog, fits, experts, folds, memo))
     energy = power.energy_validation(catalog)
     expected = crossval.expected_error_table(preds)
     if energy is not None and not energy.empty:
