@@ -26,8 +26,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy engine
 
+# every run prints its 25 slowest tests and fixtures, so that any CI log says where the suite's time goes
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q -n 2
+	$(VENV)/bin/pytest -q -n 2 --durations=25
 
 test: lint typecheck unit
 

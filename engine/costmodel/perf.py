@@ -34,6 +34,7 @@ cost over arrays is `engine.costmodel.iteration`, its scalar fast path for the s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -252,7 +253,7 @@ class Instance:
         """Instance memory one cached token takes (and bytes an iteration reads per context token)."""
         return self.kv_bytes_per_token * self.kv_copies
 
-    @property
+    @functools.cached_property  # the instance is frozen; the validation's fits ask it millions of times
     def _paths(self) -> tuple[float, float]:
         """(one chip's BF16 peak FLOP/s, the speed-up of the weights' tensor path over it).
 
@@ -519,6 +520,7 @@ class Instance:
         t = np.asarray(tokens, dtype=float)
         if not self.model.moe:
             return np.full_like(t, self.model.weight_bytes_read(self.weights, 0.0, self.attention_weights))
-        return np.vectorize(lambda x: self.model.weight_bytes_read(self.weights, x, self.attention_weights))(
-            t
-        )
+        # element by element on Python floats, as `np.vectorize` did, without its trial call on the first
+        read = self.model.weight_bytes_read
+        per = [read(self.weights, x, self.attention_weights) for x in t.ravel().tolist()]
+        return np.array(per, dtype=float).reshape(t.shape)
