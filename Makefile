@@ -32,7 +32,7 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
-# the tests not marked slow (browser, app pages, long simulations): under a minute, for iterating
+# the tests not marked slow (browser, app pages, the validation report, long plans): about 2.5 minutes, for iterating
 quick: $(STAMP)
 	$(VENV)/bin/pytest -q -n 2 -m "not slow"
 

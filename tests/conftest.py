@@ -22,10 +22,18 @@ SLOW_FOLDER = Path(__file__).resolve().parent / "app"
 script and its simulations; most of these tests take seconds, the planner's tens of seconds)."""
 
 
+SLOW_FIXTURES = frozenset({"report", "simulated", "reference_fit"})
+"""Fixtures whose tests are all `slow`: the validation report and its reruns (test_calibrate.py:
+about two minutes of one process), the whole reference fit with its MoE terms (this file: about
+25 s), which `make quick` would otherwise compute on every run."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the tests under `SLOW_FOLDER` slow (`make quick` runs ``-m "not slow"``)."""
+    """Mark the tests under `SLOW_FOLDER`, and those that ask for one of `SLOW_FIXTURES` (directly or
+    through another fixture), slow (`make quick` runs ``-m "not slow"``)."""
     for item in items:
-        if Path(item.path).resolve().is_relative_to(SLOW_FOLDER):
+        needs = set(getattr(item, "fixturenames", ()))
+        if Path(item.path).resolve().is_relative_to(SLOW_FOLDER) or needs & SLOW_FIXTURES:
             item.add_marker(pytest.mark.slow)
 
 

@@ -45,6 +45,7 @@ def test_a_plan_over_the_bound_is_refused_with_the_figure_and_the_flags(
     assert "--no-work-limit" in err and "check_work" not in err  # the command line's own names
 
 
+@pytest.mark.slow  # a whole plan past the work bound: about ten seconds
 def test_the_estimate_is_in_json_and_no_work_limit_lifts_the_bound(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -64,6 +65,7 @@ def test_the_estimate_is_in_json_and_no_work_limit_lifts_the_bound(
     assert lifted["work"] is None and lifted["runs"] == doc["runs"]
 
 
+@pytest.mark.slow  # a plan on a local Dask cluster and again locally: tens of seconds
 def test_plan_on_a_dask_cluster_prints_the_local_plan(capsys: pytest.CaptureFixture[str]) -> None:
     distributed = pytest.importorskip("distributed")
     local = plan_json(capsys)

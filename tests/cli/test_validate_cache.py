@@ -95,6 +95,7 @@ def printed(rep: validation.Report) -> str:
     return "\n".join([*lines, doc, cli_validate.markdown(rep)])
 
 
+@pytest.mark.slow  # the validation report, computed once a run: about two minutes
 def test_a_kept_report_prints_what_the_computed_one_prints() -> None:
     """The run's report (tests/conftest.py: computed once a run, by whichever process asks first;
     a fresh object in that process), against the same read back from the cache and a pickle of it."""

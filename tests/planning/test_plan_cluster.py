@@ -75,6 +75,7 @@ def test_a_plan_on_a_local_dask_cluster_equals_the_local_plan(local: Plan) -> No
     same(local, p)
 
 
+@pytest.mark.slow  # a portfolio plan twice: tens of seconds
 def test_a_portfolio_plan_on_an_executor_equals_the_local_plan() -> None:
     sc = io.load_preset("portfolio-chat-batch")
     space = SearchSpace(

@@ -18,6 +18,8 @@ from engine.scenario import codec as io
 from engine.scenario.resolve import scenario_catalog
 from engine.serving.workload import generate
 
+pytestmark = pytest.mark.slow  # the module's plans (portfolio searches) and the CLI's: about a minute
+
 CHIPS = ("h100-sxm", "h20", "mi300x")
 # disaggregated only and a 180 s window: a minute is too short for this mix (a single H100 tp4
 # decode instance passes over 60 s and fails chat's TPOT over the preset's 600 s)
