@@ -78,7 +78,6 @@ def test_shipped_profiles_equal_a_fresh_fit(usable: list[measurements.Measuremen
         assert trust.is_fitted(shipped)
 
 
-@pytest.mark.slow  # the simulator's reruns of every reference row (`simulated`): tens of seconds
 def test_expected_errors_equal_a_fresh_cross_validation(
     report: validation.Report, simulated: tuple[Any, Any]
 ) -> None:
@@ -235,7 +234,6 @@ def test_power_and_energy_rows_are_checked(report: validation.Report) -> None:
     assert e["energy_median"] <= validation.TARGETS["energy_median"]
 
 
-@pytest.mark.slow  # the simulator's reruns of every reference row (`simulated`): tens of seconds
 def test_validation_page_is_current(report: validation.Report, simulated: tuple[Any, Any]) -> None:
     """docs/validation.md's generated half is what `python -m engine validate --markdown` prints today."""
     doc = (Path(calibrate.__file__).resolve().parents[2] / "docs" / "validation.md").read_text(
@@ -261,7 +259,6 @@ def _as_printed(cell: str, value: float) -> str:
     return f"{value * 100:.{decimals}f}%"
 
 
-@pytest.mark.slow  # the simulator's reruns of every reference row (`simulated`): tens of seconds
 def test_the_readme_states_the_validation_figures_as_measured(
     report: validation.Report, simulated: tuple[Any, Any]
 ) -> None:
