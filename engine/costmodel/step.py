@@ -16,6 +16,9 @@ from engine.costmodel.perf import ACTIVATION_BYTES, UNHIDDEN_FRACTION, Instance,
 
 _NEVER = 1 << 62
 """More decode steps than any run takes (`StepModel.decode_run`: the binding side never changes)."""
+_Terms = tuple[float, float, float, float, float, float, float, float, float, int, bool]
+"""`StepModel.decode_run`'s terms of a (batch, context sum); the step at which the binding side
+changes is an int."""
 
 
 class StepModel:
@@ -87,7 +90,9 @@ class StepModel:
         self._comm_per_tok = two - one
         self._comm_lat = one - self._comm_per_tok
         self._last_batch: tuple[int, float] | None = None  # decode_run's last (batch, context sum)
-        self._last_terms: tuple[float, ...] = ()
+        # decode_run's terms of its last batch (read only once `_last_batch` is set): typed in full,
+        # so that the step at which the binding side changes stays an int when compiled (mypyc)
+        self._last_terms: _Terms = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, False)
         self._batch_terms: dict[int, tuple[float, ...]] = {}  # decode_run's terms of each batch size
         self._inst = inst
         self._plain = inst.plain

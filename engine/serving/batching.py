@@ -16,11 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from engine.costmodel.step import StepModel
 from engine.serving.cache import LruBlocks
+from engine.serving.traits import trait
 
 if TYPE_CHECKING:
+    from engine.policies import InstanceView
     from engine.serving.host import Host
 
 
+@trait
 class BatchFormation:
     """The batch-forming part of a serving instance (the state it reads is the instance's)."""
 
@@ -43,7 +46,7 @@ class BatchFormation:
     ready: list[tuple[int, int, int]]
     generation: int
     hbm: LruBlocks | None
-    view: Any  # the router's view of the instance (None once a field it carries changes)
+    view: InstanceView | None  # the router's view of the instance (None once a field it carries changes)
 
     def has_slot(self) -> bool:
         """True when the running batch can take another request (the instance's)."""

@@ -145,7 +145,7 @@ class ParkedHandoffs:
                 self.pending_handoff.append((srv, rid))
                 self._pending_need.append(need)
                 if need < self._pending_min_need:
-                    self._pending_min_need = need
+                    self._pending_min_need = float(need)  # (compared only: a float for mypyc)
         self._pending_epoch = epoch
 
     def recheck(self) -> None:

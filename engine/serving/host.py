@@ -195,6 +195,7 @@ class Clock(simpy.Environment):
         queue: list[Any] = self._queue
         soon = self._soon
         pop, first = heapq.heappop, soon.popleft
+        args: tuple[Any, ...] | None  # None for a simpy event (typed so: mypyc checks the type it infers)
         while queue or soon:
             if soon:
                 head = queue[0] if queue else None

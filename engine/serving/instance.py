@@ -505,6 +505,10 @@ class Server(BatchFormation, Outage):
         if not self.running:
             self.last_decode = -1.0
 
+    def decode_stopped(self) -> None:
+        """No batch is decoding: forget the end of its last step."""
+        self.last_decode = -1.0
+
     def idle(self) -> bool:
         """True when the instance holds no request at all (KV on its way here counts as held)."""
         return not (

@@ -11,11 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engine.serving.cache import LruBlocks
+from engine.serving.traits import trait
 
 if TYPE_CHECKING:
+    from engine.policies import InstanceView
     from engine.serving.host import Host
 
 
+@trait
 class Outage:
     """The fault-handling part of a serving instance (the state it clears is the instance's)."""
 
@@ -46,14 +49,18 @@ class Outage:
     jump: tuple[float, int, float, int, tuple[float, float, float]] | None
     jump_growth: int
     kick_pending: bool
-    last_decode: float
     token: int
     hbm: LruBlocks | None
     host: LruBlocks | None
-    view: Any  # the router's view of the instance (None once a field it carries changes)
+    view: InstanceView | None  # the router's view of the instance (None once a field it carries changes)
 
     def notify(self, could_start: bool) -> None:
         """Start work if idle (the instance's)."""
+        raise NotImplementedError
+
+    def decode_stopped(self) -> None:
+        """Forget the end of the batch's last decode step (the instance's: a float attribute set in a
+        mypyc trait does not compile, mypy 2.4's mypyc)."""
         raise NotImplementedError
 
     def take_down(self) -> list[int]:
@@ -101,7 +108,7 @@ class Outage:
         self.jump = None
         self.jump_growth = 0
         self.kick_pending = False
-        self.last_decode = -1.0
+        self.decode_stopped()
         self.token += 1  # whatever was under way never finishes
         return list(dict.fromkeys(held))
 
