@@ -196,6 +196,17 @@ def slider(quick: bool) -> None:
         print(f"{'slider to redraw (browser, 20 moves)':42} failed (exit code {done.returncode}; see above)")
 
 
+def native_build() -> str:
+    """Which modules the figures below ran: the compiled build or pure Python, and why."""
+    from engine.core import native
+
+    if native.active():
+        return (
+            f"the compiled hot path ({len(native.COMPILED)} modules, mypyc; FENGONG_PURE=1 for pure Python)"
+        )
+    return f"pure Python ({native.state().removeprefix('pure: ')})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument(
@@ -205,6 +216,7 @@ def main() -> None:
     rep = 1 if args.quick else 3
     state = "busy: a figure over its target says so" if busy() else "quiet"
     print(f"machine: {machine_load()} at the start ({state})")
+    print(f"engine: {native_build()}")
     cold_start(rep)
     default = io.load_preset(io.DEFAULT_PRESET)
     base = presets(default, rep)

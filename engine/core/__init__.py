@@ -2,8 +2,9 @@
 
 Owns: `errors` (ScenarioError and how validation failures are worded), `bounds` (the hard
 limits every scenario is checked against), `safeparse` (JSON/TOML with size and nesting limits),
-`datafiles` (the data location: shipped ``data:`` files, ``upload:`` files, confinement), and
-`safecsv` (CSV cells a spreadsheet cannot run).
+`datafiles` (the data location: shipped ``data:`` files, ``upload:`` files, confinement),
+`safecsv` (CSV cells a spreadsheet cannot run), and `native` (whether the compiled build of the
+simulation's hot modules is current, and if so puts it first on their packages' paths).
 May import: nothing of the engine. Everything else may import it.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its

@@ -24,7 +24,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from engine.core.native import extend as _extend
 from engine.faces import lazy as _lazy
+
+_extend(__name__, __path__)  # the compiled build's modules first, where it is current (engine.core.native)
 
 _API = {
     "ENGINE_VERSION": "engine.serving.run",

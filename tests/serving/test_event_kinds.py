@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench.events import count
 from bench.fingerprints import records_digest
 from engine.serving import host
 from tests.simhelp import records, small
+
+pytestmark = pytest.mark.pure  # patches what compiled code calls directly (tests/conftest.py)
 
 
 def test_kinds_add_up_to_the_runs_events_and_the_run_is_unchanged() -> None:

@@ -191,6 +191,7 @@ def test_an_empty_window_gives_a_valid_summary(preset: str, over: dict[str, Any]
 # --- the safety net ------------------------------------------------------------------------------
 
 
+@pytest.mark.pure  # patches what compiled code calls directly (tests/conftest.py)
 def test_requests_still_in_flight_when_the_run_ends_fail_with_a_reason(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

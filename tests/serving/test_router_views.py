@@ -23,6 +23,8 @@ from engine.serving.instance import Server
 from engine.serving.kv import KvLedger
 from tests.simhelp import records
 
+pytestmark = pytest.mark.pure  # patches what compiled code calls directly (tests/conftest.py)
+
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "disaggregated": ("chat-disaggregated", {"duration_s": 120.0}),
     "power_of_two": (

@@ -201,6 +201,7 @@ def test_an_instance_that_fails_while_switching_roles_stays_down() -> None:
     assert victim not in sim.servers_of("prefill") + sim.servers_of("decode")
 
 
+@pytest.mark.pure  # patches what compiled code calls directly (tests/conftest.py)
 def test_cached_live_server_lists_never_go_stale(monkeypatch: pytest.MonkeyPatch) -> None:
     from engine.serving.fleet import Fleet
 
