@@ -26,9 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.core import native
 
-GROUP = "fengong_native"
-"""The group's shared library (a top-level module in build/native)."""
-
 
 def compile_into(build: Path, work: Path) -> None:
     """mypyc's C for the group into `work`, the extensions into `build`; raises on any failure."""
@@ -39,7 +36,7 @@ def compile_into(build: Path, work: Path) -> None:
     extensions = mypycify(
         [f"--config-file={native.ROOT / 'pyproject.toml'}", *sources],
         opt_level="3",
-        group_name=GROUP,
+        group_name=native.GROUP,
         target_dir=str(work / "c"),
     )
     dist = Distribution({"name": "fengong-native", "ext_modules": extensions})
@@ -92,13 +89,12 @@ def main(argv: list[str] | None = None) -> int:
         FAILED.write_text(json.dumps(failed, indent=1) + "\n")
         print(f"build_native: the compiled hot path was not built ({reason}); the engine runs pure Python")
         return 0
-    if (
-        native.digests() != before or native.stats() != stats
-    ):  # a source edited during the build: its extension may be either
+    # a source edited during the build: its extension may be of either version
+    if native.digests() != before or native.stats() != stats:
         shutil.rmtree(build, ignore_errors=True)
         print("build_native: a source changed during the build; run make again")
         return 0
-    manifest = {"interpreter": native.interpreter(), "modules": before, "stats": stats, "group": GROUP}
+    manifest = {"interpreter": native.interpreter(), "modules": before, "stats": stats, "group": native.GROUP}
     (build / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"build_native: {len(before)} modules compiled into {build} in {time.monotonic() - start:.0f} s")
     return 0

@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build" / "native"
 MANIFEST = BUILD / "manifest.json"
 PURE_ENV = "FENGONG_PURE"
+GROUP = "fengong_native"
+"""The group's name: its shared library is the top-level module `fengong_native__mypyc`."""
 
 
 def source_of(module: str) -> Path:
@@ -52,6 +54,16 @@ def stats() -> dict[str, list[int]]:
     return out
 
 
+def extensions() -> list[Path]:
+    """The files a build must hold: each compiled module's extension and the group's library."""
+    from importlib.machinery import EXTENSION_SUFFIXES  # loaded with the interpreter already
+
+    suffix = EXTENSION_SUFFIXES[0]
+    return [BUILD.joinpath(*m.split(".")).with_name(m.rsplit(".", 1)[1] + suffix) for m in COMPILED] + [
+        BUILD / f"{GROUP}__mypyc{suffix}"
+    ]
+
+
 def interpreter() -> str:
     """The interpreter a build is for (extension modules are built for one)."""
     return f"{sys.implementation.cache_tag} {sys.platform}"
@@ -72,6 +84,8 @@ def state() -> str:
         return "pure: the compiled build is for another interpreter (make rebuilds it)"
     if manifest.get("stats") != stats() and manifest.get("modules") != digests():
         return "pure: a compiled module's source changed since the build (make rebuilds it)"
+    if not all(path.is_file() for path in extensions()):
+        return "pure: the compiled build is incomplete (make rebuilds it)"
     return "compiled"
 
 

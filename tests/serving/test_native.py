@@ -29,11 +29,15 @@ def fresh_state() -> Iterator[None]:
 
 
 def _manifest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doc: object) -> None:
+    """A build in `tmp_path` with this manifest and (empty) files for every extension."""
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps(doc))
     monkeypatch.setattr(native, "MANIFEST", path)
     monkeypatch.setattr(native, "BUILD", tmp_path)
     monkeypatch.delenv(native.PURE_ENV, raising=False)
+    for ext in native.extensions():
+        ext.parent.mkdir(parents=True, exist_ok=True)
+        ext.write_bytes(b"")
 
 
 @pytest.mark.usefixtures("fresh_state")
@@ -72,6 +76,7 @@ def test_sizes_and_times_spare_the_digests_and_a_touched_unchanged_source_still_
         ("interpreter", "another interpreter"),
         ("garbled", "unreadable"),
         ("missing", "no compiled build"),
+        ("incomplete", "incomplete"),
     ],
 )
 def test_a_stale_or_foreign_build_leaves_the_pure_modules(
@@ -88,6 +93,8 @@ def test_a_stale_or_foreign_build_leaves_the_pure_modules(
         native.MANIFEST.write_text("{not json")
     if change == "missing":
         native.MANIFEST.unlink()
+    if change == "incomplete":
+        native.extensions()[3].unlink()
     assert native.state().startswith("pure:") and why in native.state()
     path = ["/the/sources"]
     native.extend("engine.serving", path)
