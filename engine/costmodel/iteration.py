@@ -17,10 +17,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from engine.core.errors import ScenarioError
+from engine.core.traits import mypyc_attr
 from engine.costmodel.perf import SCALAR_TYPES, Instance, roof
 from engine.costmodel.step import StepModel
 
 
+@mypyc_attr(native_class=False)  # a value that is pickled and compared: a plain class when compiled
 @dataclass(frozen=True)
 class IterationCost:
     """Time of one iteration and what it is made of (arrays when the inputs were arrays)."""
@@ -220,6 +222,7 @@ def exposed_transfer_time(transfer_s: ArrayLike, prefill_s: ArrayLike, layers: i
     return np.maximum(tr - pf * (layers - 1) / layers, tr / layers)
 
 
+@mypyc_attr(native_class=False)  # a value that is pickled and compared: a plain class when compiled
 @dataclass(frozen=True)
 class RooflinePoint:
     """Where a phase sits on an instance's roofline."""

@@ -14,9 +14,9 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING, Any
 
+from engine.core.traits import trait
 from engine.costmodel.step import StepModel
 from engine.serving.cache import LruBlocks
-from engine.serving.traits import trait
 
 if TYPE_CHECKING:
     from engine.policies import InstanceView

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine import policies
+from engine.core.traits import mypyc_attr
 
 _new_view = tuple.__new__
 
@@ -71,6 +72,7 @@ REASONS = {
 """Why the simulator rejects or fails a request (admission policies add their own reasons)."""
 
 
+@mypyc_attr(native_class=False)  # pickled, compared and read with `vars`: a plain class when compiled
 @dataclass(frozen=True)
 class Records:
     """What happened, per request and per iteration, as arrays (the metrics module reads it)."""

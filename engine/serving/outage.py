@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engine.core.traits import trait
 from engine.serving.cache import LruBlocks
-from engine.serving.traits import trait
 
 if TYPE_CHECKING:
     from engine.policies import InstanceView
