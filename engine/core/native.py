@@ -22,7 +22,11 @@ from functools import cache
 from pathlib import Path
 
 _SERVING = "host instance batching outage fleet kv handoffs link cache sim front_door rows ledger"
-COMPILED = (*(f"engine.serving.{m}" for m in _SERVING.split()), "engine.costmodel.step", "engine.costmodel.iteration")
+COMPILED = (
+    *(f"engine.serving.{m}" for m in _SERVING.split()),
+    "engine.costmodel.step",
+    "engine.costmodel.iteration",
+)
 """The modules compiled together (one group: one shared library, so all of them or none)."""
 
 ROOT = Path(__file__).resolve().parents[2]
