@@ -25,7 +25,14 @@ the packages it touches.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
+
+# numpy's OpenBLAS starts a thread per core when it loads, and they spin a while waiting for work
+# the engine never gives them (it does no large linear algebra): about 0.1 s of CPU per process on
+# two cores, more on larger machines. One thread unless the user chose otherwise; effective only
+# where numpy is not loaded yet (docs/performance.md, "OpenBLAS's threads").
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from engine.faces import lazy as _lazy
 

@@ -70,6 +70,25 @@ def test_importing_a_face_loads_none_of_its_modules(name: str) -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("chosen", [None, "4"])
+def test_numpy_loads_with_one_blas_thread_unless_the_user_chose(chosen: str | None) -> None:
+    """`import engine` asks OpenBLAS for one thread (its spinning threads cost a cold start about
+    0.07 s of CPU on two cores); a count the user set is kept, and numpy loaded after the engine
+    sees it."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if chosen is not None:
+        env["OPENBLAS_NUM_THREADS"] = chosen
+    code = (
+        "import os, engine; assert 'numpy' not in __import__('sys').modules; "
+        "print(os.environ['OPENBLAS_NUM_THREADS'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (chosen or "1")
+
+
 def inner_imports(source: str) -> list[str]:
     """The imports in `source` that reach inside an engine package rather than through its face."""
     found = []
