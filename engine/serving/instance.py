@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from engine import policies
 from engine.costmodel import ownership
@@ -34,9 +34,12 @@ from engine.serving.outage import Outage
 if TYPE_CHECKING:
     from engine.serving.host import Host
 
-_new_view = tuple.__new__
-_RANK = attrgetter("rank")
-_NO_CHUNKS: list[tuple[int, int, int]] = []  # a decode instance's prefill work (never appended to)
+# (Final: the compiled build keeps them in C statics, not read from the module's dict at every call)
+_new_view: Final = tuple.__new__
+_RANK: Final = attrgetter("rank")
+_NO_CHUNKS: Final[list[tuple[int, int, int]]] = []  # a decode instance's prefill work (never appended to)
+_heappush: Final = heapq.heappush
+_heappop: Final = heapq.heappop
 
 
 def throughput(step: StepModel, token_budget: int, max_batch: int, ranks: int = 1) -> tuple[float, float]:
@@ -376,7 +379,7 @@ class Server(BatchFormation, Outage):
         b = len(self.running)
         finish, finish_of = self.finish, self.finish_of
         while finish_of.get(finish[0][1]) != finish[0][0]:  # the head: the next request to finish
-            heapq.heappop(finish)  # a preempted request's stale entry
+            _heappop(finish)  # a preempted request's stale entry
         kmax = finish[0][0] - self.steps_done
         now = sim.env.now
         if sim.preempt:
@@ -467,7 +470,7 @@ class Server(BatchFormation, Outage):
         self.running[rid] = self.steps_done
         self.view = None
         self.finish_of[rid] = self.steps_done + remaining
-        heapq.heappush(self.finish, (self.steps_done + remaining, rid))
+        _heappush(self.finish, (self.steps_done + remaining, rid))
         self.ctx_sum += context
 
     def context_of(self, rid: int) -> int:
@@ -497,7 +500,7 @@ class Server(BatchFormation, Outage):
                 self.kv_peak = self.kv_reserved
         finish, finish_of = self.finish, self.finish_of  # (completing a request changes neither object)
         while finish and finish[0][0] <= done:
-            fin, rid = heapq.heappop(finish)
+            fin, rid = _heappop(finish)
             if finish_of.get(rid) != fin:
                 continue
             self.leave(rid)
