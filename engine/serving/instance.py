@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Final
 
 from engine import policies
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 
 # (Final: the compiled build keeps them in C statics, not read from the module's dict at every call)
 _new_view: Final = tuple.__new__
-_RANK: Final = attrgetter("rank")
+_INSTANCE_VIEW: Final = policies.InstanceView
 _NO_CHUNKS: Final[list[tuple[int, int, int]]] = []  # a decode instance's prefill work (never appended to)
 _heappush: Final = heapq.heappush
 _heappop: Final = heapq.heappop
@@ -88,7 +87,7 @@ def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], 
             # `_view(s, i, 0, 0.0)`, inlined: most routes rebuild a view or two
             k = 1 if s.role == "decode" else 0
             v = s.view = _new_view(
-                policies.InstanceView,
+                _INSTANCE_VIEW,
                 (
                     i,
                     len(s.waiting) + len(s.incoming),
@@ -106,7 +105,13 @@ def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], 
                 ),
             )
             s.rank = (*rank(v), i)  # (flat: nested tuples compare slower)
-    return min(map(_RANK, servers))[-1]  # type: ignore[no-any-return]
+    # `min(map(attrgetter("rank"), servers))[-1]` written out: compiled, each rank is read from its
+    # slot rather than by name, and min and map are not looked up in builtins at every route
+    best = servers[0].rank
+    for s in servers:
+        if s.rank < best:
+            best = s.rank
+    return best[-1]  # type: ignore[no-any-return]
 
 
 def _view(s: Server, i: int, cached: int, step_s: float) -> policies.InstanceView:
@@ -114,7 +119,7 @@ def _view(s: Server, i: int, cached: int, step_s: float) -> policies.InstanceVie
     every candidate of every request)."""
     k = 1 if s.role == "decode" else 0
     return _new_view(
-        policies.InstanceView,
+        _INSTANCE_VIEW,
         (
             i,
             len(s.waiting) + len(s.incoming),
@@ -479,9 +484,13 @@ class Server(BatchFormation, Outage):
 
     def leave(self, rid: int) -> tuple[int, int]:
         """Take a request out of the decode batch; returns (context, tokens still to produce)."""
-        ctx = self.sim.context[rid] + self.steps_done - self.running.pop(rid)  # (`context_of`)
+        # (`context_of`; item and del rather than `dict.pop`, which the compiled build calls by name)
+        running, finish_of = self.running, self.finish_of
+        ctx = self.sim.context[rid] + self.steps_done - running[rid]
+        del running[rid]
         self.view = None
-        remaining = self.finish_of.pop(rid) - self.steps_done
+        remaining = finish_of[rid] - self.steps_done
+        del finish_of[rid]
         self.ctx_sum -= ctx
         self.sim.context[rid] = ctx
         return ctx, remaining

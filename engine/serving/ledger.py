@@ -23,7 +23,9 @@ import numpy as np
 from engine import policies
 from engine.core.traits import mypyc_attr
 
-_new_view = tuple.__new__
+# (Final: C statics in the compiled build, not module-dict lookups)
+_new_view: Final = tuple.__new__
+_REQUEST_VIEW: Final = policies.RequestView
 
 if TYPE_CHECKING:
     from engine.scenario.resolve import Resolved
@@ -214,7 +216,7 @@ class RequestLedger:
                 self.guard_ttft[c],
                 tpot_s,
             )
-            view = self.views[rid] = _new_view(policies.RequestView, fields)
+            view = self.views[rid] = _new_view(_REQUEST_VIEW, fields)
         return view
 
     def retried(self, rid: int) -> None:
