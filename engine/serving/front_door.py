@@ -65,6 +65,7 @@ class FrontDoor:
         self.fleet = fleet
         self.kv = kv
         self.env = env
+        self.arrival_due_call = self._arrival_due  # bound once (a bound method is built at every read)
         self.blocks = blocks
         self.queue = queue
         self.counters = counters
@@ -104,7 +105,7 @@ class FrontDoor:
         while rid < self.n:
             dt = arrival[rid] - now
             if dt > 0:
-                self.env.after(dt, self._arrival_due, rid)
+                self.env.after(dt, self.arrival_due_call, rid)
                 return
             self.arrive(rid)
             rid += 1

@@ -210,7 +210,13 @@ class Clock(simpy.Environment):
         while queue or soon:
             if soon:
                 head = queue[0] if queue else None
-                if head is None or head[0] != self.now or (head[1], head[2]) > (_NORMAL, soon[0][0]):
+                # (`(head[1], head[2]) > (_NORMAL, soon[0][0])`, without building the two tuples)
+                if (
+                    head is None
+                    or head[0] != self.now
+                    or head[1] > _NORMAL
+                    or (head[1] == _NORMAL and head[2] > soon[0][0])
+                ):
                     _, fn, args = first()
                     fn(*args)
                     continue

@@ -152,6 +152,7 @@ class Server(BatchFormation, Outage):
         "hbm", "host", "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth",
         "own_blocks", "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates",
         "speeds", "prices", "max_batch", "token_budget", "ranks", "chunk_cap", "view", "rank",
+        "kick_call", "iteration_call", "jump_call",
     )  # fmt: skip
 
     def __init__(self, sim: Host[Server], idx: int, local: int, pool: ResolvedPool) -> None:
@@ -225,6 +226,11 @@ class Server(BatchFormation, Outage):
         self.host = LruBlocks(host_blocks) if sim.cache_on and cache.host.enabled else None
         # the block maps of the instance's own tiers (cleared in place, never replaced)
         self.own_blocks = [t.blocks for t in (self.hbm, self.host) if t is not None]
+        # the state machine's timed calls, bound once: reading `self._kick_cb` builds a bound method
+        # every time (compiled, after a lookup by name), and these are most of a run's events
+        self.kick_call: Callable[[int], None] = self._kick_cb
+        self.iteration_call: Callable[[int, tuple[Any, ...]], None] = self._iteration_done
+        self.jump_call: Callable[[int, tuple[Any, ...]], None] = self._jump_done
 
     # --- views and wake-ups ---------------------------------------------------------------
 
@@ -256,7 +262,7 @@ class Server(BatchFormation, Outage):
         if not self.busy:
             if not self.kick_pending:  # form the batch once the current callbacks are done
                 self.kick_pending = True
-                self.sim.env.after(0.0, self._kick_cb, self.token)
+                self.sim.env.after(0.0, self.kick_call, self.token)
         elif self.jump is not None and could_start:
             self.cut_jump()
 
@@ -330,7 +336,7 @@ class Server(BatchFormation, Outage):
         ctx = float(self.ctx_sum) if decodes else 0.0
         t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx, len(chunks) + decodes, largest)
         work = (chunks, decodes, ctx, q, pairs, k, largest, self.sim.env.now, t, flops, nbytes)
-        self.sim.env.after(t, self._iteration_done, self.token, work)
+        self.sim.env.after(t, self.iteration_call, self.token, work)
 
     def _iteration_done(self, token: int, work: tuple[Any, ...]) -> None:
         if token != self.token:
@@ -393,7 +399,7 @@ class Server(BatchFormation, Outage):
         run = self.step.decode_run(b, ctx, kmax)
         self.jump_growth = kmax * b
         self.jump = (now, b, ctx, kmax, run)
-        sim.env.after(run[0], self._jump_done, self.token, (now, b, kmax, run))
+        sim.env.after(run[0], self.jump_call, self.token, (now, b, kmax, run))
 
     def cut_jump(self) -> None:
         """A request can join: end the decode jump at the boundary of the step under way."""
@@ -405,7 +411,7 @@ class Server(BatchFormation, Outage):
             return  # the jump ends with that very step anyway
         self.token += 1  # supersede the jump's planned end
         left = t0 + run[0] - self.sim.env.now
-        self.sim.env.after(left if left > 0.0 else 0.0, self._jump_done, self.token, (t0, b, steps, run))
+        self.sim.env.after(left if left > 0.0 else 0.0, self.jump_call, self.token, (t0, b, steps, run))
 
     def _jump_done(self, token: int, work: tuple[Any, ...]) -> None:
         if token != self.token:
