@@ -453,26 +453,28 @@ class Server(BatchFormation, Outage):
         """Steps finished or in progress after `elapsed` seconds of a decode run (at most kmax),
         and the run of that many steps (`StepModel.decode_run`: kept from the search when it has it,
         `whole` the run of all kmax steps, and the first step's, never asked for twice)."""
-        run = self.step.decode_run
-        one = have = run(b, ctx, 1)
+        # (`step.decode_run` called on the model each time: a bound method kept in a local is a
+        # generic call from compiled code, the model's method a native one)
+        step = self.step
+        one = have = step.decode_run(b, ctx, 1)
         have_k = 1
         # (two-value min and max are written out on the per-event path: `StepModel.decode_run`)
         guess = int(elapsed / have[0]) + 1  # steps only get longer: an upper bound
         guess = guess if guess < kmax else kmax
         if guess > 2:  # refine from the mean step time over the guess (steps grow slowly)
-            have, have_k = whole if guess == kmax else run(b, ctx, guess), guess
+            have, have_k = whole if guess == kmax else step.decode_run(b, ctx, guess), guess
             mean = have[0] / guess
             refined = int(elapsed / mean) + 2
             guess = refined if refined < guess else guess
         while guess > 1:
-            shorter = one if guess == 2 else run(b, ctx, guess - 1)
+            shorter = one if guess == 2 else step.decode_run(b, ctx, guess - 1)
             if shorter[0] <= elapsed:
                 break
             guess -= 1
             have, have_k = shorter, guess
         if have_k == guess:
             return guess, have
-        return guess, whole if guess == kmax else run(b, ctx, guess)
+        return guess, whole if guess == kmax else step.decode_run(b, ctx, guess)
 
     # --- decode batch ---------------------------------------------------------------------
     def start_decoding(self, rid: int, context: int, remaining: int) -> None:
