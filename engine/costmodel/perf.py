@@ -37,7 +37,7 @@ import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -77,7 +77,7 @@ a machine (NVIDIA/nccl-tests issue 309, H100, NCCL 2.26.2), 30-36 µs in NCCL's 
 scored worse held out, so the figure stays (docs/calibration.md, "The cost of a TP group over
 machines, against published measurements")."""
 
-UNHIDDEN_FRACTION = 0.32
+UNHIDDEN_FRACTION: Final = 0.32
 """Share of the shorter of an iteration's compute and memory times that the longer does not hide:
 t = max(c, m) + UNHIDDEN_FRACTION * min(c, m). A GEMM whose compute and memory times are close
 takes longer than either (tile start-up, the weights' first reads before the math can start).

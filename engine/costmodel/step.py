@@ -10,11 +10,12 @@ arithmetic series, and the step at which the binding side changes is solved for.
 from __future__ import annotations
 
 import math
+from typing import Final
 
 from engine.catalog.specs import BYTES_PER_ELEMENT
 from engine.costmodel.perf import ACTIVATION_BYTES, UNHIDDEN_FRACTION, Instance, roof, spans_machines
 
-_NEVER = 1 << 62
+_NEVER: Final = 1 << 62
 """More decode steps than any run takes (`StepModel.decode_run`: the binding side never changes)."""
 _Terms = tuple[float, float, float, float, float, float, float, float, float, int, bool]
 """`StepModel.decode_run`'s terms of a (batch, context sum); the step at which the binding side

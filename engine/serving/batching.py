@@ -12,7 +12,7 @@ victims first (lowest priority, latest arrival). `BatchFormation` is a part of
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from engine.core.traits import trait
 from engine.costmodel.step import StepModel
@@ -21,6 +21,8 @@ from engine.serving.cache import LruBlocks
 if TYPE_CHECKING:
     from engine.policies import InstanceView
     from engine.serving.host import Host
+
+_heappop: Final = heapq.heappop  # (Final: a C static in the compiled build, not a lookup by name)
 
 
 @trait
@@ -119,7 +121,7 @@ class BatchFormation:
                 break
             if not mixed_chunks and chunks and pf_target[rid] > budget:
                 break  # a whole prompt that does not fit this iteration waits for the next
-            heapq.heappop(waiting)
+            _heappop(waiting)
             self.kv_reserved += need
             self.view = None
             if self.kv_reserved > self.kv_peak:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from engine import policies
 from engine.serving.cache import RequestBlocks
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from engine.serving.instance import Server
     from engine.serving.kv import KvLedger
 
+_heappush: Final = heapq.heappush  # (Final: a C static in the compiled build, not a lookup by name)
+
 
 class FrontDoor:
     """Arrivals, closed-loop clients, admission, degrading and queueing of new requests."""
@@ -63,6 +65,7 @@ class FrontDoor:
         self.fleet = fleet
         self.kv = kv
         self.env = env
+        self.arrival_due_call = self._arrival_due  # bound once (a bound method is built at every read)
         self.blocks = blocks
         self.queue = queue
         self.counters = counters
@@ -102,7 +105,7 @@ class FrontDoor:
         while rid < self.n:
             dt = arrival[rid] - now
             if dt > 0:
-                self.env.after(dt, self._arrival_due, rid)
+                self.env.after(dt, self.arrival_due_call, rid)
                 return
             self.arrive(rid)
             rid += 1
@@ -195,7 +198,7 @@ class FrontDoor:
     def enqueue(self, srv: Server, rid: int, view: policies.RequestView | None = None) -> None:
         """Queue a request on the instance chosen for it (data centre or edge) and wake it."""
         led = self.ledger
-        heapq.heappush(srv.waiting, (self.queue.key(view or led.request_view(rid)), rid))
+        _heappush(srv.waiting, (self.queue.key(view or led.request_view(rid)), rid))
         srv.view = None
         srv.queue_tokens(rid, led.pf_target[rid])
         led.prefill_inst[rid] = srv.idx

@@ -8,7 +8,9 @@ reads the per-request state it needs. Faults and elastic role switches (`disrupt
 little more: the servers, the parked hand-offs and the calls that end or retry requests. Both
 are Protocols over the instance type, so neither module imports the simulation and this one never
 names the instance: the simulation satisfies them, and mypy checks that it does where it hands
-itself to its instances.
+itself to its instances. The simulation also names `Host` as its base: mypyc compiles a Protocol
+as a trait, and reaches a trait's attributes and methods natively only in classes that name it
+(in a class that merely satisfies it, by name, as Python does).
 
 `Clock` is simpy's environment with the simulator's cheap timed calls (`after`).
 """
@@ -18,12 +20,13 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 import simpy
 
-_NORMAL = simpy.events.NORMAL
-_push: Callable[[list[Any], Any], None] = heapq.heappush
+# (Final: the compiled build keeps them in C statics, not read from the module's dict at every call)
+_NORMAL: Final = simpy.events.NORMAL
+_push: Final[Callable[[list[Any], Any], None]] = heapq.heappush
 
 Srv = TypeVar("Srv")
 SrvIn = TypeVar("SrvIn", contravariant=True)
@@ -157,6 +160,10 @@ class Clock(simpy.Environment):
     def __init__(self) -> None:
         super().__init__()
         self._soon: deque[tuple[int, Any, tuple[Any, ...]]] = deque()  # calls due now (`after`)
+        # simpy's queue (the same list) and its event ids (for `next(self._eid)`, which only
+        # `schedule` read), as this class's own attributes: compiled, read without a lookup by name
+        self._heap: list[Any] = self._queue
+        self._ids = 0
 
     @property
     def _now(self) -> float:
@@ -169,16 +176,20 @@ class Clock(simpy.Environment):
     def after(self, delay: float, fn: Any, *args: Any) -> None:
         """Call `fn(*args)` after `delay` seconds (at once if `delay` is not positive)."""
         self.calls += 1
+        eid = self._ids
+        self._ids = eid + 1
         if delay > 0.0:
-            _push(self._queue, (self.now + delay, _NORMAL, next(self._eid), fn, args))
+            _push(self._heap, (self.now + delay, _NORMAL, eid, fn, args))
         else:  # due now: in the order the queue would take it, without the heap (`run_all`)
-            self._soon.append((next(self._eid), fn, args))
+            self._soon.append((eid, fn, args))
 
     def schedule(
         self, event: simpy.Event, priority: simpy.events.EventPriority = _NORMAL, delay: float = 0
     ) -> None:
         """simpy's `schedule`, its entry in the queue shaped as `after`'s (no arguments: an event)."""
-        _push(self._queue, (self.now + delay, priority, next(self._eid), event, None))
+        eid = self._ids
+        self._ids = eid + 1
+        _push(self._heap, (self.now + delay, priority, eid, event, None))
 
     def call_later(self, delay: float, fn: Any, args: tuple[Any, ...]) -> None:
         """`after`, with the arguments as one tuple."""
@@ -192,14 +203,20 @@ class Clock(simpy.Environment):
         where the heap would have put it: after every queued event of an earlier time, or of the
         same time with a higher priority or an earlier id, and before all others.
         """
-        queue: list[Any] = self._queue
+        queue = self._heap
         soon = self._soon
         pop, first = heapq.heappop, soon.popleft
         args: tuple[Any, ...] | None  # None for a simpy event (typed so: mypyc checks the type it infers)
         while queue or soon:
             if soon:
                 head = queue[0] if queue else None
-                if head is None or head[0] != self.now or (head[1], head[2]) > (_NORMAL, soon[0][0]):
+                # (`(head[1], head[2]) > (_NORMAL, soon[0][0])`, without building the two tuples)
+                if (
+                    head is None
+                    or head[0] != self.now
+                    or head[1] > _NORMAL
+                    or (head[1] == _NORMAL and head[2] > soon[0][0])
+                ):
                     _, fn, args = first()
                     fn(*args)
                     continue

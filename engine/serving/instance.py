@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from engine import policies
 from engine.costmodel import ownership
@@ -34,9 +33,12 @@ from engine.serving.outage import Outage
 if TYPE_CHECKING:
     from engine.serving.host import Host
 
-_new_view = tuple.__new__
-_RANK = attrgetter("rank")
-_NO_CHUNKS: list[tuple[int, int, int]] = []  # a decode instance's prefill work (never appended to)
+# (Final: the compiled build keeps them in C statics, not read from the module's dict at every call)
+_new_view: Final = tuple.__new__
+_INSTANCE_VIEW: Final = policies.InstanceView
+_NO_CHUNKS: Final[list[tuple[int, int, int]]] = []  # a decode instance's prefill work (never appended to)
+_heappush: Final = heapq.heappush
+_heappop: Final = heapq.heappop
 
 
 def throughput(step: StepModel, token_budget: int, max_batch: int, ranks: int = 1) -> tuple[float, float]:
@@ -85,7 +87,7 @@ def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], 
             # `_view(s, i, 0, 0.0)`, inlined: most routes rebuild a view or two
             k = 1 if s.role == "decode" else 0
             v = s.view = _new_view(
-                policies.InstanceView,
+                _INSTANCE_VIEW,
                 (
                     i,
                     len(s.waiting) + len(s.incoming),
@@ -103,7 +105,13 @@ def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], 
                 ),
             )
             s.rank = (*rank(v), i)  # (flat: nested tuples compare slower)
-    return min(map(_RANK, servers))[-1]  # type: ignore[no-any-return]
+    # `min(map(attrgetter("rank"), servers))[-1]` written out: compiled, each rank is read from its
+    # slot rather than by name, and min and map are not looked up in builtins at every route
+    best = servers[0].rank
+    for s in servers:
+        if s.rank < best:
+            best = s.rank
+    return best[-1]  # type: ignore[no-any-return]
 
 
 def _view(s: Server, i: int, cached: int, step_s: float) -> policies.InstanceView:
@@ -111,7 +119,7 @@ def _view(s: Server, i: int, cached: int, step_s: float) -> policies.InstanceVie
     every candidate of every request)."""
     k = 1 if s.role == "decode" else 0
     return _new_view(
-        policies.InstanceView,
+        _INSTANCE_VIEW,
         (
             i,
             len(s.waiting) + len(s.incoming),
@@ -144,6 +152,7 @@ class Server(BatchFormation, Outage):
         "hbm", "host", "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth",
         "own_blocks", "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates",
         "speeds", "prices", "max_batch", "token_budget", "ranks", "chunk_cap", "view", "rank",
+        "kick_call", "iteration_call", "jump_call",
     )  # fmt: skip
 
     def __init__(self, sim: Host[Server], idx: int, local: int, pool: ResolvedPool) -> None:
@@ -217,6 +226,11 @@ class Server(BatchFormation, Outage):
         self.host = LruBlocks(host_blocks) if sim.cache_on and cache.host.enabled else None
         # the block maps of the instance's own tiers (cleared in place, never replaced)
         self.own_blocks = [t.blocks for t in (self.hbm, self.host) if t is not None]
+        # the state machine's timed calls, bound once: reading `self._kick_cb` builds a bound method
+        # every time (compiled, after a lookup by name), and these are most of a run's events
+        self.kick_call: Callable[[int], None] = self._kick_cb
+        self.iteration_call: Callable[[int, tuple[Any, ...]], None] = self._iteration_done
+        self.jump_call: Callable[[int, tuple[Any, ...]], None] = self._jump_done
 
     # --- views and wake-ups ---------------------------------------------------------------
 
@@ -248,7 +262,7 @@ class Server(BatchFormation, Outage):
         if not self.busy:
             if not self.kick_pending:  # form the batch once the current callbacks are done
                 self.kick_pending = True
-                self.sim.env.after(0.0, self._kick_cb, self.token)
+                self.sim.env.after(0.0, self.kick_call, self.token)
         elif self.jump is not None and could_start:
             self.cut_jump()
 
@@ -322,7 +336,7 @@ class Server(BatchFormation, Outage):
         ctx = float(self.ctx_sum) if decodes else 0.0
         t, flops, nbytes = self.step.cost(q, pairs, k, decodes, ctx, len(chunks) + decodes, largest)
         work = (chunks, decodes, ctx, q, pairs, k, largest, self.sim.env.now, t, flops, nbytes)
-        self.sim.env.after(t, self._iteration_done, self.token, work)
+        self.sim.env.after(t, self.iteration_call, self.token, work)
 
     def _iteration_done(self, token: int, work: tuple[Any, ...]) -> None:
         if token != self.token:
@@ -376,7 +390,7 @@ class Server(BatchFormation, Outage):
         b = len(self.running)
         finish, finish_of = self.finish, self.finish_of
         while finish_of.get(finish[0][1]) != finish[0][0]:  # the head: the next request to finish
-            heapq.heappop(finish)  # a preempted request's stale entry
+            _heappop(finish)  # a preempted request's stale entry
         kmax = finish[0][0] - self.steps_done
         now = sim.env.now
         if sim.preempt:
@@ -385,7 +399,7 @@ class Server(BatchFormation, Outage):
         run = self.step.decode_run(b, ctx, kmax)
         self.jump_growth = kmax * b
         self.jump = (now, b, ctx, kmax, run)
-        sim.env.after(run[0], self._jump_done, self.token, (now, b, kmax, run))
+        sim.env.after(run[0], self.jump_call, self.token, (now, b, kmax, run))
 
     def cut_jump(self) -> None:
         """A request can join: end the decode jump at the boundary of the step under way."""
@@ -397,7 +411,7 @@ class Server(BatchFormation, Outage):
             return  # the jump ends with that very step anyway
         self.token += 1  # supersede the jump's planned end
         left = t0 + run[0] - self.sim.env.now
-        self.sim.env.after(left if left > 0.0 else 0.0, self._jump_done, self.token, (t0, b, steps, run))
+        self.sim.env.after(left if left > 0.0 else 0.0, self.jump_call, self.token, (t0, b, steps, run))
 
     def _jump_done(self, token: int, work: tuple[Any, ...]) -> None:
         if token != self.token:
@@ -439,26 +453,28 @@ class Server(BatchFormation, Outage):
         """Steps finished or in progress after `elapsed` seconds of a decode run (at most kmax),
         and the run of that many steps (`StepModel.decode_run`: kept from the search when it has it,
         `whole` the run of all kmax steps, and the first step's, never asked for twice)."""
-        run = self.step.decode_run
-        one = have = run(b, ctx, 1)
+        # (`step.decode_run` called on the model each time: a bound method kept in a local is a
+        # generic call from compiled code, the model's method a native one)
+        step = self.step
+        one = have = step.decode_run(b, ctx, 1)
         have_k = 1
         # (two-value min and max are written out on the per-event path: `StepModel.decode_run`)
         guess = int(elapsed / have[0]) + 1  # steps only get longer: an upper bound
         guess = guess if guess < kmax else kmax
         if guess > 2:  # refine from the mean step time over the guess (steps grow slowly)
-            have, have_k = whole if guess == kmax else run(b, ctx, guess), guess
+            have, have_k = whole if guess == kmax else step.decode_run(b, ctx, guess), guess
             mean = have[0] / guess
             refined = int(elapsed / mean) + 2
             guess = refined if refined < guess else guess
         while guess > 1:
-            shorter = one if guess == 2 else run(b, ctx, guess - 1)
+            shorter = one if guess == 2 else step.decode_run(b, ctx, guess - 1)
             if shorter[0] <= elapsed:
                 break
             guess -= 1
             have, have_k = shorter, guess
         if have_k == guess:
             return guess, have
-        return guess, whole if guess == kmax else run(b, ctx, guess)
+        return guess, whole if guess == kmax else step.decode_run(b, ctx, guess)
 
     # --- decode batch ---------------------------------------------------------------------
     def start_decoding(self, rid: int, context: int, remaining: int) -> None:
@@ -467,7 +483,7 @@ class Server(BatchFormation, Outage):
         self.running[rid] = self.steps_done
         self.view = None
         self.finish_of[rid] = self.steps_done + remaining
-        heapq.heappush(self.finish, (self.steps_done + remaining, rid))
+        _heappush(self.finish, (self.steps_done + remaining, rid))
         self.ctx_sum += context
 
     def context_of(self, rid: int) -> int:
@@ -476,9 +492,13 @@ class Server(BatchFormation, Outage):
 
     def leave(self, rid: int) -> tuple[int, int]:
         """Take a request out of the decode batch; returns (context, tokens still to produce)."""
-        ctx = self.sim.context[rid] + self.steps_done - self.running.pop(rid)  # (`context_of`)
+        # (`context_of`; item and del rather than `dict.pop`, which the compiled build calls by name)
+        running, finish_of = self.running, self.finish_of
+        ctx = self.sim.context[rid] + self.steps_done - running[rid]
+        del running[rid]
         self.view = None
-        remaining = self.finish_of.pop(rid) - self.steps_done
+        remaining = finish_of[rid] - self.steps_done
+        del finish_of[rid]
         self.ctx_sum -= ctx
         self.sim.context[rid] = ctx
         return ctx, remaining
@@ -497,7 +517,7 @@ class Server(BatchFormation, Outage):
                 self.kv_peak = self.kv_reserved
         finish, finish_of = self.finish, self.finish_of  # (completing a request changes neither object)
         while finish and finish[0][0] <= done:
-            fin, rid = heapq.heappop(finish)
+            fin, rid = _heappop(finish)
             if finish_of.get(rid) != fin:
                 continue
             self.leave(rid)

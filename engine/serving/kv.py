@@ -52,6 +52,7 @@ class KvLedger(ParkedHandoffs):
         self.ledger = ledger
         self.fleet = fleet
         self.env = env
+        self.transferred_call = self.transferred  # bound once (a bound method is built at every read)
         self.reqs = ledger.reqs
         self.blocks = blocks
         self.queue = queue
@@ -238,7 +239,7 @@ class KvLedger(ParkedHandoffs):
         led.transfer[rid] = end - now
         queued = end - now - full  # behind other transfers
         led.transfer_wait[rid] = 0.0 if queued < 0.0 else queued
-        self.env.after(end - now, self.transferred, srv, dst, rid, srv.generation, dst.generation)
+        self.env.after(end - now, self.transferred_call, srv, dst, rid, srv.generation, dst.generation)
         return True
 
     def transferred(self, src: Server, dst: Server, rid: int, src_gen: int, dst_gen: int) -> None:

@@ -16,14 +16,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from engine import policies
 from engine.core.traits import mypyc_attr
 
-_new_view = tuple.__new__
+# (Final: C statics in the compiled build, not module-dict lookups)
+_new_view: Final = tuple.__new__
+_REQUEST_VIEW: Final = policies.RequestView
 
 if TYPE_CHECKING:
     from engine.scenario.resolve import Resolved
@@ -31,7 +33,11 @@ if TYPE_CHECKING:
     from engine.serving.host import Clock
     from engine.serving.workload import Requests
 
-PENDING, COMPLETED, REJECTED, FAILED = 0, 1, 2, 3
+# outcomes and reasons are Final: the compiled build uses their values where they are read
+PENDING: Final = 0
+COMPLETED: Final = 1
+REJECTED: Final = 2
+FAILED: Final = 3
 OUTCOMES = {PENDING: "pending", COMPLETED: "completed", REJECTED: "rejected", FAILED: "failed"}
 SEGMENT_COLUMNS = (
     "server",
@@ -51,14 +57,14 @@ SEGMENT_COLUMNS = (
 """Columns of the per-iteration records. A segment that produced tokens (`decodes` requests for
 `steps` steps) records the gap before its first step's tokens (from the batch's previous decode
 step: a prompt-only iteration in between is a stall) and its mean step time."""
-TOO_LONG = "too_long_for_kv"
-TOO_LONG_LIVE = "too_long_for_live_kv"
-NO_INSTANCE = "no_instance_up"
-NO_DECODE = "no_decode_instance"
-LOST = "instance_lost"
-UNFINISHED = "unfinished_at_end"
-DEGRADED = "degraded"
-LINK_DOWN = "link_down"
+TOO_LONG: Final = "too_long_for_kv"
+TOO_LONG_LIVE: Final = "too_long_for_live_kv"
+NO_INSTANCE: Final = "no_instance_up"
+NO_DECODE: Final = "no_decode_instance"
+LOST: Final = "instance_lost"
+UNFINISHED: Final = "unfinished_at_end"
+DEGRADED: Final = "degraded"
+LINK_DOWN: Final = "link_down"
 REASONS = {
     TOO_LONG: "the request needs more KV memory than any instance of its role has",
     TOO_LONG_LIVE: "too long for the KV memory of every instance it could be sent to now (decode: ever again)",
@@ -210,7 +216,7 @@ class RequestLedger:
                 self.guard_ttft[c],
                 tpot_s,
             )
-            view = self.views[rid] = _new_view(policies.RequestView, fields)
+            view = self.views[rid] = _new_view(_REQUEST_VIEW, fields)
         return view
 
     def retried(self, rid: int) -> None:

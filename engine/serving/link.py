@@ -38,6 +38,13 @@ class KvLink:
         # a fabric every hand-off also crosses, and when it is next free (FIFO)
         self.shared_bytes_s = link.shared_gb_s * 1e9 if link.shared_gb_s else 0.0
         self.shared_free_s = 0.0
+        # per pool, read at every hand-off (settings' attributes are lookups by name, compiled or not):
+        # its instances' own scale-out bandwidth across their chips, GB/s, and the model's layers
+        self.own_gb_s: list[float] = [0.0] * len(resolved.pools)
+        self.layers: list[int] = [0] * len(resolved.pools)
+        for p in resolved.pools:
+            self.own_gb_s[p.index] = p.hardware.scale_out_gb_s * p.instance.tp
+            self.layers[p.index] = p.instance.model.layers
 
     def take_down(self, pool: int, reject: bool, forever: bool) -> None:
         """A link fault takes the pool's link down (faults may overlap)."""
@@ -61,12 +68,12 @@ class KvLink:
         `prefill_s` is how long the prompt's prefill took (the part a layer-by-layer transfer can
         hide behind). The sender's NIC is busy until the end.
         """
-        inst = srv.pool.instance
-        bw = (self.gb_s or (srv.pool.hardware.scale_out_gb_s * inst.tp)) * self.factor[srv.pool.index]
+        pool = srv.pool.index
+        bw = (self.gb_s or self.own_gb_s[pool]) * self.factor[pool]
         if self.shared_bytes_s:  # no faster than the shared fabric either
             bw = min(bw, self.shared_bytes_s / 1e9)
         full = kv_transfer_time(srv.kv_bytes, tokens, bw, self.latency_s)
-        exposed = exposed_transfer_time(full, prefill_s, inst.model.layers, self.overlap)
+        exposed = exposed_transfer_time(full, prefill_s, self.layers[pool], self.overlap)
         # (two-value max written out: the builtin parses its arguments as keywords on Python 3.11,
         # about 700 instructions a call, and this runs every hand-off)
         start = now - (full - exposed)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -35,7 +34,7 @@ from engine.serving.cache import RequestBlocks
 from engine.serving.edge import SITES, EdgeSite
 from engine.serving.fleet import Fleet
 from engine.serving.front_door import FrontDoor
-from engine.serving.host import Clock
+from engine.serving.host import Clock, Host
 from engine.serving.instance import Server
 from engine.serving.kv import KvLedger
 from engine.serving.ledger import (
@@ -57,8 +56,11 @@ _COUNTERS = (
 )  # fmt: skip
 
 
-class Simulation:
-    """One run: its actors, the clock, and what happens at each request's milestones; `run()` returns Records."""
+class Simulation(Host[Server]):
+    """One run: its actors, the clock, and what happens at each request's milestones; `run()` returns Records.
+
+    It names `host.Host` as its base, not only satisfies it: the compiled build then reaches the
+    simulation's attributes and calls from an instance natively (a trait's slots), not by name."""
 
     def __init__(self, resolved: Resolved, reqs: Requests) -> None:
         sc = resolved.scenario
@@ -94,9 +96,6 @@ class Simulation:
                 self.servers.append(Server(self, len(self.servers), j, pool))
         self.fleet = fleet = Fleet(resolved, led, self.servers, blocks)
         self.kv = kv = KvLedger(resolved, led, fleet, self.env, blocks, queue, self.counters)
-        # KV tokens a request reserves on admission to an instance of a role (`host.Host`): the KV
-        # ledger's own method, which instances call for every prompt they admit
-        self.reserve_tokens: Callable[[int, str], int] = kv.reserve_tokens
         kv.on_delivered, kv.on_lost = self.delivered, self.lost
         self.link_factor = kv.link.factor  # link faults scale it (`disruptions`)
         self.edge = EdgeSite(resolved, fleet, led) if sc.deployment.edge is not None else None
@@ -111,6 +110,10 @@ class Simulation:
         self.scaling = Scaling(self, means) if scaled else None
 
     # --- what instances and disruptions call (`host.Host`, `host.DisruptionHost`) ----------------
+    def reserve_tokens(self, rid: int, role: str) -> int:
+        """KV tokens a request reserves on admission to an instance of a role."""
+        return self.kv.reserve_tokens(rid, role)
+
     def use_cache(self, srv: Server, rid: int) -> float:
         """Look the prompt up in the cache tiers; the seconds its hit takes to load."""
         return self.kv.use_cache(srv, rid)
