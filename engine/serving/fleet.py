@@ -152,7 +152,7 @@ class Fleet:
         none, the class's own decode pools win. A class that spills (`overflow = "spill"`) whose own
         decode pools are lost for good may go to any (and past a `sends_to` whose pools are lost too).
         """
-        routes = self.targets[sender.pool.index]
+        routes = self.targets[sender.pool_index]
         if not self.any_decode_pins:
             return routes
         cls = self.reqs.cls[rid]

@@ -149,26 +149,25 @@ class FrontDoor:
                     self.env.after(delay_s, self.arrive, rid, retry)
                 return
         fleet = self.fleet
-        end = led.end
         need = led.prompt[rid] + led.output[rid]
         if need > fleet.decode_cap or led.prompt[rid] > fleet.prefill_cap:
-            end(rid, REJECTED, TOO_LONG)
+            led.end(rid, REJECTED, TOO_LONG)
             return
         live = entry = fleet.servers_of("entry")
         if not live:
-            end(rid, FAILED if retry else REJECTED, NO_INSTANCE)
+            led.end(rid, FAILED if retry else REJECTED, NO_INSTANCE)
             return
         if need > fleet.min_cap:  # some instances could never hold it: route among the others
             entry = [s for s in live if fleet.holds(s, rid)]
             if not entry:
-                end(rid, FAILED if retry else REJECTED, TOO_LONG_LIVE)
+                led.end(rid, FAILED if retry else REJECTED, TOO_LONG_LIVE)
                 return
         if (
             fleet.disaggregated and entry[0].role == "prefill"
         ):  # (a decode pool fallen back serves whole requests)
             why = fleet.undeliverable(rid)
             if why:
-                end(rid, FAILED if retry else REJECTED, why)
+                led.end(rid, FAILED if retry else REJECTED, why)
                 return
         pinned = fleet.pinned[led.cls[rid]] if fleet.any_pins else None
         if pinned is not None:  # traffic isolation: the class's own pools, and what overflow does
@@ -177,11 +176,11 @@ class FrontDoor:
             full = not own or all(len(s.waiting) >= spec.spill_queue for s in own)
             if not full or spec.overflow == "wait":
                 if not own:
-                    end(rid, FAILED if retry else REJECTED, NO_INSTANCE)
+                    led.end(rid, FAILED if retry else REJECTED, NO_INSTANCE)
                     return
                 entry = own
             elif spec.overflow == "reject":
-                end(rid, FAILED if retry else REJECTED, "isolation_full")
+                led.end(rid, FAILED if retry else REJECTED, "isolation_full")
                 return
         if self.degrade is not None and self.serve_less(rid, retry):
             return  # shed while degraded
@@ -191,7 +190,7 @@ class FrontDoor:
             queued = sum(len(s.waiting) for s in live)
             reason = self.admission.reject(view, queued, self.predicted_ttft(srv, rid))
             if reason:
-                end(rid, REJECTED, reason)
+                led.end(rid, REJECTED, reason)
                 return
         self.enqueue(srv, rid, view)
 

@@ -104,7 +104,9 @@ def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], 
                     0.0,
                 ),
             )
-            s.rank = (*rank(v), i)  # (flat: nested tuples compare slower)
+            # (flat: nested tuples compare slower; `tuple(...) + (i,)`, not `(*rank(v), i)`, which
+            # compiled builds through a list)
+            s.rank = tuple(rank(v)) + (i,)  # noqa: RUF005
     # `min(map(attrgetter("rank"), servers))[-1]` written out: compiled, each rank is read from its
     # slot rather than by name, and min and map are not looked up in builtins at every route
     best = servers[0].rank
@@ -152,7 +154,7 @@ class Server(BatchFormation, Outage):
         "hbm", "host", "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth",
         "own_blocks", "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates",
         "speeds", "prices", "max_batch", "token_budget", "ranks", "chunk_cap", "view", "rank",
-        "kick_call", "iteration_call", "jump_call",
+        "kick_call", "iteration_call", "jump_call", "pool_index",
     )  # fmt: skip
 
     def __init__(self, sim: Host[Server], idx: int, local: int, pool: ResolvedPool) -> None:
@@ -160,6 +162,7 @@ class Server(BatchFormation, Outage):
         self.idx = idx
         self.local = local
         self.pool = pool
+        self.pool_index: int = pool.index  # (a slot: compiled, `pool.index` is a read by name)
         self.role: str = pool.spec.role
         self.step = StepModel(pool.instance)
         # every attention data-parallel rank schedules its own batch: the batch cap and the token
@@ -509,7 +512,8 @@ class Server(BatchFormation, Outage):
         done = self.steps_done = self.steps_done + steps
         b = len(self.running)
         self.ctx_sum += steps * b
-        sim.tokens_emitted += steps * b
+        # (assigned, not `+=`: compiled, an augmented assignment to the host's attribute goes by name)
+        sim.tokens_emitted = sim.tokens_emitted + steps * b
         if sim.preempt:
             self.kv_reserved += steps * b
             self.view = None

@@ -194,14 +194,14 @@ class KvLedger(ParkedHandoffs):
 
     def send(self, srv: Server, rid: int) -> bool:
         """Reserve room on a decode instance and send the KV cache over the link; False if none has room."""
-        if self.link.down[srv.pool.index]:
+        if self.link.down[srv.pool_index]:
             return False  # nothing crosses a link that is down
         led = self.ledger
         need = led.prompt[rid] if self.preempt else led.pf_target[rid] + led.output[rid]  # `handoff_need`
         decode = self.fleet.servers_of("decode")
         allowed = self.fleet.decode_pools(srv, rid)
         if allowed is not None:  # this pool, or this request's class, hands off to some decode pools only
-            decode = [d for d in decode if d.pool.index in allowed]
+            decode = [d for d in decode if d.pool_index in allowed]
         if self.preempt:  # room also for the jump under way and every request's next token
             whole = led.prompt[rid] + led.output[rid]  # and for all it will grow to
             fits = [

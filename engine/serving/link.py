@@ -59,7 +59,7 @@ class KvLink:
 
     def refusal(self, srv: Server) -> str:
         """Why a hand-off from `srv` fails now ('' when it may be sent, or may wait for the link)."""
-        pool = srv.pool.index
+        pool = srv.pool_index
         return LINK_DOWN if self.down[pool] and (self.rejects[pool] or self.forever[pool]) else ""
 
     def send(self, srv: Server, tokens: float, now: float, prefill_s: float) -> tuple[float, float]:
@@ -68,7 +68,7 @@ class KvLink:
         `prefill_s` is how long the prompt's prefill took (the part a layer-by-layer transfer can
         hide behind). The sender's NIC is busy until the end.
         """
-        pool = srv.pool.index
+        pool = srv.pool_index
         bw = (self.gb_s or self.own_gb_s[pool]) * self.factor[pool]
         if self.shared_bytes_s:  # no faster than the shared fabric either
             bw = min(bw, self.shared_bytes_s / 1e9)
