@@ -208,9 +208,11 @@ class Server(BatchFormation, Outage):
         # sets it to None, and the next route builds it again
         self.view: policies.InstanceView | None = None
         self.rank: tuple[Any, ...] = ()  # a ranked router's rank of `view`, then its position: set with it
-        # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`)
-        self.rates = throughput(self.step, sim.token_budget, sim.max_batch, self.ranks)
-        self.speeds = (1.0, 1.0)
+        # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`); typed as
+        # tuples of any length so that, compiled, they stay tuples of float objects: a fixed pair is
+        # kept unboxed, and `speeds[k]` would box both into a new tuple at every view
+        self.rates: tuple[float, ...] = throughput(self.step, sim.token_budget, sim.max_batch, self.ranks)
+        self.speeds: tuple[float, ...] = (1.0, 1.0)
         # this instance's price per second, on the scenario's cost basis: rent, or an owned chip's
         # capital, hosting and energy while busy (at its TDP), so `cost_aware` routes as the bill counts
         basis = sim.scenario.cost
