@@ -204,6 +204,17 @@ def kv_transfer_time(
     return latency_s + t * kv_bytes_per_token / (link_gb_s * 1e9)
 
 
+def kv_transfer_s(
+    kv_bytes_per_token: float, tokens: float, link_gb_s: float, latency_s: float = 0.0
+) -> float:
+    """`kv_transfer_time` of one transfer in floats, the same operations in the same order (typed:
+    compiled, the simulator's hand-offs run it in C doubles, where the generic one, for arrays and
+    numpy scalars too, took about 1,000 instructions a call)."""
+    if not link_gb_s > 0:
+        raise ScenarioError(f"KV transfer over a link of {link_gb_s} GB/s: the link needs a bandwidth")
+    return latency_s + tokens * kv_bytes_per_token / (link_gb_s * 1e9)
+
+
 def exposed_transfer_time(transfer_s: ArrayLike, prefill_s: ArrayLike, layers: int, overlap: bool) -> Any:
     """Transfer time left on the critical path after the prefill ends.
 
@@ -220,6 +231,16 @@ def exposed_transfer_time(transfer_s: ArrayLike, prefill_s: ArrayLike, layers: i
         return tr
     pf = np.asarray(prefill_s, dtype=float)
     return np.maximum(tr - pf * (layers - 1) / layers, tr / layers)
+
+
+def exposed_transfer_s(transfer_s: float, prefill_s: float, layers: int, overlap: bool) -> float:
+    """`exposed_transfer_time` of one transfer in floats, the same operations (typed: compiled, the
+    simulator's hand-offs run it in C doubles, where the generic one took about 1,900 instructions)."""
+    if not overlap:
+        return transfer_s
+    hidden = transfer_s - prefill_s * (layers - 1) / layers
+    last = transfer_s / layers
+    return last if last > hidden else hidden  # `max(hidden, last)`: the first unless the second is greater
 
 
 @mypyc_attr(native_class=False)  # a value that is pickled and compared: a plain class when compiled

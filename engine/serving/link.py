@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine.costmodel.iteration import exposed_transfer_time, kv_transfer_time
+from engine.costmodel.iteration import exposed_transfer_s, kv_transfer_s
 from engine.serving.ledger import LINK_DOWN
 
 if TYPE_CHECKING:
@@ -72,8 +72,8 @@ class KvLink:
         bw = (self.gb_s or self.own_gb_s[pool]) * self.factor[pool]
         if self.shared_bytes_s:  # no faster than the shared fabric either
             bw = min(bw, self.shared_bytes_s / 1e9)
-        full = kv_transfer_time(srv.kv_bytes, tokens, bw, self.latency_s)
-        exposed = exposed_transfer_time(full, prefill_s, self.layers[pool], self.overlap)
+        full = kv_transfer_s(srv.kv_bytes, tokens, bw, self.latency_s)
+        exposed = exposed_transfer_s(full, prefill_s, self.layers[pool], self.overlap)
         # (two-value max written out: the builtin parses its arguments as keywords on Python 3.11,
         # about 700 instructions a call, and this runs every hand-off)
         start = now - (full - exposed)
