@@ -160,6 +160,7 @@ class Clock(simpy.Environment):
     def __init__(self) -> None:
         super().__init__()
         self._soon: deque[tuple[int, Any, tuple[Any, ...]]] = deque()  # calls due now (`after`)
+        self._soon_add = self._soon.append  # (bound once: compiled, a deque's method is called by name)
         # simpy's queue (the same list) and its event ids (for `next(self._eid)`, which only
         # `schedule` read), as this class's own attributes: compiled, read without a lookup by name
         self._heap: list[Any] = self._queue
@@ -181,7 +182,7 @@ class Clock(simpy.Environment):
         if delay > 0.0:
             _push(self._heap, (self.now + delay, _NORMAL, eid, fn, args))
         else:  # due now: in the order the queue would take it, without the heap (`run_all`)
-            self._soon.append((eid, fn, args))
+            self._soon_add((eid, fn, args))
 
     def schedule(
         self, event: simpy.Event, priority: simpy.events.EventPriority = _NORMAL, delay: float = 0
