@@ -11,8 +11,10 @@ from engine.catalog.entries import Catalog
 from engine.catalog.specs import HardwareSpec
 from engine.costmodel.iteration import (
     decode_cost,
+    exposed_transfer_s,
     exposed_transfer_time,
     iteration_cost,
+    kv_transfer_s,
     kv_transfer_time,
     prefill_cost,
     roofline_point,
@@ -138,6 +140,31 @@ def test_kv_transfer_time_and_overlap() -> None:
     assert float(exposed_transfer_time(t, prefill_s=1.0, layers=80, overlap=False)) == t
     hidden = float(exposed_transfer_time(t, prefill_s=1.0, layers=80, overlap=True))
     assert hidden == pytest.approx(t / 80)
+
+
+@given(
+    kv_bytes=st.integers(1, 2_000_000),
+    tokens=st.floats(0.0, 1e6),
+    link_gb_s=st.floats(0.1, 1e4),
+    latency_s=st.floats(0.0, 1e-3),
+    prefill_s=st.floats(0.0, 100.0),
+    layers=st.integers(1, 200),
+    overlap=st.booleans(),
+)
+def test_the_float_transfer_times_equal_the_generic_ones_bit_for_bit(
+    kv_bytes: int,
+    tokens: float,
+    link_gb_s: float,
+    latency_s: float,
+    prefill_s: float,
+    layers: int,
+    overlap: bool,
+) -> None:
+    """The simulator's hand-offs use the typed float functions (compiled: C doubles)."""
+    full = kv_transfer_s(kv_bytes, tokens, link_gb_s, latency_s)
+    assert full == kv_transfer_time(kv_bytes, tokens, link_gb_s, latency_s) and type(full) is float
+    exposed = exposed_transfer_s(full, prefill_s, layers, overlap)
+    assert exposed == exposed_transfer_time(full, prefill_s, layers, overlap) and type(exposed) is float
 
 
 @given(batch=st.integers(1, 512), ctx=st.integers(0, 200_000), steps=st.integers(0, 300))
