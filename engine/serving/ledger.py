@@ -267,13 +267,21 @@ def _take(values: list[Any], n: int, dtype: Any, width: int = 1) -> np.ndarray:
 
 _CODES: Final = {np.float64: "d", np.int64: "q", np.int8: "b"}
 """`struct`'s native codes of the record columns' dtypes."""
+_BLOCK_ROWS: Final = 65536
+"""Rows packed per call (at most a 1.5 MB tuple of arguments)."""
 
 
 def _packed(values: list[Any], dtype: Any, width: int = 1) -> np.ndarray:
     """`np.array(values, dtype)` (rows of `width` values where `width` > 1), written by `struct`:
     each value as its C double (`PyFloat_AsDouble`, an int converted as `float` does) or C integer,
-    the same array bit for bit at a third of numpy's per-element conversion."""
-    out = np.empty((len(values), width) if width > 1 else len(values), dtype=dtype)
-    flat = values if width == 1 else list(chain.from_iterable(values))
-    pack_into(f"@{len(flat)}{_CODES[dtype]}", out.data, 0, *flat)
+    the same array bit for bit at a third of numpy's per-element conversion. A block of rows at a
+    time, so that the arguments' tuple stays small beside a million requests' lists."""
+    n = len(values)
+    out = np.empty((n, width) if width > 1 else n, dtype=dtype)
+    code = _CODES[dtype]
+    row_bytes = out.itemsize * width
+    for at in range(0, n, _BLOCK_ROWS):
+        block = values[at : at + _BLOCK_ROWS]
+        flat = block if width == 1 else list(chain.from_iterable(block))
+        pack_into(f"@{len(flat)}{code}", out.data, at * row_bytes, *flat)
     return out
