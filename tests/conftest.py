@@ -32,8 +32,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the tests under `SLOW_FOLDER`, and those that ask for one of `SLOW_FIXTURES` (directly or
     through another fixture), slow (`make quick` runs ``-m "not slow"``). Where the compiled build
     runs (engine.core.native), skip the tests marked `pure`: they patch what compiled code calls
-    directly, so the patch would not be seen; `make unit` runs them again with FENGONG_PURE=1.
-    README's `fengong validate` goes last (`READS_THE_REPORT`)."""
+    directly, so the patch would not be seen; `make unit` runs them again with FENGONG_PURE=1."""
     from engine.core import native
 
     compiled = native.active()
@@ -43,15 +42,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
         if compiled and item.get_closest_marker("pure") is not None:
             item.add_marker(pytest.mark.skip(reason="patches compiled code: runs with FENGONG_PURE=1"))
-    last = [item for item in items if item.name.startswith(READS_THE_REPORT)]
-    items[:] = [item for item in items if not item.name.startswith(READS_THE_REPORT)] + last
-
-
-READS_THE_REPORT = "test_readme_command_runs_as_printed[fengong validate"
-"""README's `fengong validate`: a process that reads the validation report and its reruns from the
-run's cache, which test_calibrate.py's fixtures compute. Started while they were being computed,
-it took 195 s (2026-12-03, a full run on the shared machine: one process waiting on the other's
-lock), against 5 s reading them. Last in the run, xdist hands it out after everything else."""
 
 
 @pytest.fixture(scope="session", autouse=True)
