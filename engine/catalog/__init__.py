@@ -2,7 +2,8 @@
 
 Owns: `specs` (HardwareSpec, ModelSpec, calibration profiles: validated, sourced values) and
 `entries` (the catalog: built-in TOML entries, the user's own folders, inline custom entries,
-Hugging Face configs) and `parsed` (the shipped TOML parsed ahead, presets/parsed.json).
+Hugging Face configs), `parsed` (the shipped TOML parsed ahead, presets/parsed.json) and
+`param_counts` (a model's parameter counts, kept per spec object).
 May import: engine.core.
 
 The face: `__all__` names what the packages above and the dashboard import, each loaded from its

@@ -25,6 +25,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from engine.catalog.param_counts import counts_of
 from engine.core.errors import ScenarioError
 
 Precision = Literal["bf16", "fp8", "fp4", "int4"]
@@ -485,30 +486,19 @@ class ModelSpec(Spec):
 
     def dense_params(self) -> float:
         """Weights every token reads: attention, dense MLPs, shared experts, router, embeddings."""
-        total = self.layers * self.attention_params() + self.embedding_params()
-        if self.moe:
-            m = self.moe
-            total += m.dense_layers * self._mlp_params(self.intermediate)
-            total += self.moe_layers() * (m.shared_experts * self.expert_params() + self.hidden * m.experts)
-        else:
-            total += self.layers * self._mlp_params(self.intermediate)
-        return total
+        return counts_of(self).dense
 
     def total_params(self) -> float:
         """All weights."""
-        if not self.moe:
-            return self.dense_params()
-        return self.dense_params() + self.moe_layers() * self.moe.experts * self.expert_params()
+        return counts_of(self).total
 
     def active_params(self) -> float:
         """Weights one token's forward pass multiplies by (MoE: only its routed experts)."""
-        if not self.moe:
-            return self.dense_params()
-        return self.dense_params() + self.moe_layers() * self.moe.experts_per_token * self.expert_params()
+        return counts_of(self).active
 
     def matmul_params(self) -> float:
         """Active weights that take part in matmuls per token (the input embedding is a lookup)."""
-        return self.active_params() - self.vocab * self.hidden * (0 if self.tied_embeddings else 1)
+        return counts_of(self).matmul
 
     # --- attention and KV ---------------------------------------------------------------
     def kv_elements_per_token(self) -> float:

@@ -359,13 +359,18 @@ class Instance:
         """(FLOPs, bytes) that the experts' slowness adds to an iteration of `tokens` tokens, at the
         dense rates: `expert_compute_extra` times the routed matmul FLOPs, `expert_extra` times the
         touched experts' bytes, and each touched expert's `expert_tile` tokens of grouped-GEMM work
-        (at the experts' compute rate)."""
-        t = np.maximum(np.asarray(tokens, dtype=float), 0.0)
+        (at the experts' compute rate). Floats stay floats."""
+        t: Any
+        if isinstance(tokens, SCALAR_TYPES):
+            scalar, t = True, max(float(tokens), 0.0)
+        else:
+            scalar, t = False, np.maximum(np.asarray(tokens, dtype=float), 0.0)
         m, x, xc, tile = self.model, self.expert_extra, self.expert_compute_extra, self.expert_tile
         if m.moe is None or not (x or xc or tile):
-            return np.zeros_like(t), np.zeros_like(t)
+            return (0.0, 0.0) if scalar else (np.zeros_like(t), np.zeros_like(t))
         k, e = m.moe.experts_per_token, m.moe.experts
-        touched = e * (1.0 - np.power(1.0 - k / e, t))
+        # numpy's power for floats too: the same bits as for arrays (libm's pow need not give them)
+        touched = e * (1.0 - (float(np.power(1.0 - k / e, t)) if scalar else np.power(1.0 - k / e, t)))
         per_token = 2.0 * m.moe_layers() * m.expert_params()
         flops = xc * per_token * k * t + (1.0 + xc) * per_token * tile * touched
         return flops, x * m.moe_layers() * touched * m.expert_params() * BYTES_PER_ELEMENT[self.weights]
@@ -502,10 +507,15 @@ class Instance:
         return lat * 1e-6
 
     def comm_time(self, tokens: ArrayLike) -> Any:
-        """Seconds of tensor- and pipeline-parallel communication for an iteration of `tokens`."""
-        t = np.asarray(tokens, dtype=float)
+        """Seconds of tensor- and pipeline-parallel communication for an iteration of `tokens`
+        (floats stay floats)."""
+        t: Any
+        if isinstance(tokens, SCALAR_TYPES):
+            scalar, t = True, float(tokens)
+        else:
+            scalar, t = False, np.asarray(tokens, dtype=float)
         msg = t * self.model.hidden * ACTIVATION_BYTES
-        out = np.zeros_like(t)
+        out: Any = 0.0 if scalar else np.zeros_like(t)
         if self.tp > 1:
             ring = 2.0 * (self.tp - 1) / self.tp * msg / self.allreduce_bytes_per_s()
             out = out + 2.0 * self.model.layers * (ring + self.link_latency_s())
@@ -516,7 +526,11 @@ class Instance:
         return out
 
     def weight_bytes_read(self, tokens: ArrayLike) -> Any:
-        """Weight bytes one iteration of `tokens` tokens streams (vectorised over tokens)."""
+        """Weight bytes one iteration of `tokens` tokens streams (vectorised over tokens; floats
+        stay floats)."""
+        if isinstance(tokens, SCALAR_TYPES):
+            at = float(tokens) if self.model.moe else 0.0
+            return self.model.weight_bytes_read(self.weights, at, self.attention_weights)
         t = np.asarray(tokens, dtype=float)
         if not self.model.moe:
             return np.full_like(t, self.model.weight_bytes_read(self.weights, 0.0, self.attention_weights))

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from engine.calibration import bands
+from engine.calibration.band_lookup import LEVELS, group_key
 
 
 def points(ratios_by_source: dict[str, list[float]], **fields: str) -> pd.DataFrame:
@@ -178,3 +179,50 @@ def test_a_dense_figure_never_takes_the_moe_rows_band() -> None:
     # the shipped bands: a dense fitted chip shows throughput and TPOT, a MoE model also TTFT
     assert set(band_lookup.bands_for("h100-sxm", "vllm", "fitted")) == {"throughput", "tpot"}
     assert "ttft" in band_lookup.bands_for("b200", "sglang", "other_stack", moe=True)
+
+
+def _spreads_by_groupby(data: pd.DataFrame) -> dict[str, bands.Spread]:
+    """`bands.spreads` as pandas' groupby computed it before it ran on plain lists."""
+    out = {}
+    for level in LEVELS:
+        groups = data.groupby(list(level)) if level else [((), data)]
+        for _, g in groups:
+            if len(g) < bands.MIN_POINTS or g["source"].nunique() < bands.MIN_SOURCES:
+                continue
+            above = float((g["ratio"] > 1.0).mean())
+            if "chip" in level and 1.0 - bands.ONE_SIDED < above < bands.ONE_SIDED:
+                continue
+            q16, q50, q84 = np.quantile(g["log_ratio"], (bands.QUANTILES[0], 0.5, bands.QUANTILES[1]))
+            key = group_key(level, g.iloc[0].to_dict())
+            out[key] = bands.Spread(
+                float(q16), float(q50), float(q84), len(g), int(g["source"].nunique()), above
+            )
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_groups_are_pandas_groupbys_in_its_order_to_the_bit(seed: int) -> None:
+    """Random held-out points, some with no chip or no source: the same groups, in the same order
+    (the bands' tables keep it), with the same floats, as `DataFrame.groupby` gave."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 120))
+
+    def pick(options: list[str | None]) -> list[str | None]:
+        return [options[i] for i in rng.integers(0, len(options), n)]
+
+    data = pd.DataFrame(
+        {
+            "source": pick(["a", "b", "c", "d", "e", None] if seed % 3 == 0 else ["a", "b", "c", "d", "e"]),
+            "model": pick(["dense", "moe"]),
+            "basis": pick(["fitted", "other_stack", "transfer"]),
+            "stack": pick(["vllm", "sglang", "trtllm", "vllm-v0"]),
+            "chip": pick(["h100-sxm", "mi300x", "b200", None] if seed % 2 else ["h100-sxm", "mi300x"]),
+            "figure": pick(["throughput", "ttft", "tpot"]),
+            "ratio": np.exp(rng.normal(0.05, 0.2, n)),
+        }
+    )
+    data["log_ratio"] = np.log(data["ratio"])
+    want = _spreads_by_groupby(data)
+    got = bands.spreads(data)
+    assert list(got) == list(want)
+    assert got == want
