@@ -128,18 +128,17 @@ def spreads(points: pd.DataFrame) -> dict[str, Spread]:
         for i in range(n):
             if not any(missing[f][i] for f in level):
                 members.setdefault(tuple(values[f][i] for f in level), []).append(i)
-        for group in sorted(members) if level else [()]:
-            rows = members[group] if level else list(range(n))
-            if len(rows) < MIN_POINTS or len({sources[i] for i in rows} - {None}) < MIN_SOURCES:
+        for group in sorted(members):  # (the level of no fields: one group, every row)
+            rows = members[group]
+            n_sources = len({sources[i] for i in rows} - {None})
+            if len(rows) < MIN_POINTS or n_sources < MIN_SOURCES:
                 continue
             above = sum(above_one[i] for i in rows) / len(rows)
             if "chip" in level and 1.0 - ONE_SIDED < above < ONE_SIDED:
                 continue  # a chip whose misses fall both ways takes its stack's band
             q16, q50, q84 = np.quantile(log_ratio[rows], (QUANTILES[0], 0.5, QUANTILES[1]))
             key = group_key(level, {f: values[f][rows[0]] for f in FIELDS})
-            out[key] = Spread(
-                float(q16), float(q50), float(q84), len(rows), len({sources[i] for i in rows} - {None}), above
-            )
+            out[key] = Spread(float(q16), float(q50), float(q84), len(rows), n_sources, above)
     return out
 
 
