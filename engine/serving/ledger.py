@@ -252,7 +252,7 @@ class RequestLedger:
             "cache_load_s": _take(self.load_s, n, np.float64),
             "retries": _take(self.retries, n, np.int64),
             "preemptions": _take(self.preemptions, n, np.int64),
-            "output_tokens": _packed(self.output if len(self.output) == n else self.output[:n], np.int64),
+            "output_tokens": _packed(self.output, n, np.int64),
             "stalls": np.array(self.stalls, dtype=float).reshape(-1, 4),
         }
 
@@ -260,7 +260,7 @@ class RequestLedger:
 def _take(values: list[Any], n: int, dtype: Any, width: int = 1) -> np.ndarray:
     """The first `n` values as an array (`_packed`), the list emptied. (A module function, not a
     closure: compiled, a closure and its environment hold each other, a cycle left to the collector.)"""
-    out = _packed(values if len(values) == n else values[:n], dtype, width)
+    out = _packed(values, n, dtype, width)
     values.clear()
     return out
 
@@ -271,17 +271,16 @@ _BLOCK_ROWS: Final = 65536
 """Rows packed per call (at most a 1.5 MB tuple of arguments)."""
 
 
-def _packed(values: list[Any], dtype: Any, width: int = 1) -> np.ndarray:
-    """`np.array(values, dtype)` (rows of `width` values where `width` > 1), written by `struct`:
+def _packed(values: list[Any], n: int, dtype: Any, width: int = 1) -> np.ndarray:
+    """`np.array(values[:n], dtype)` (rows of `width` values where `width` > 1), written by `struct`:
     each value as its C double (`PyFloat_AsDouble`, an int converted as `float` does) or C integer,
     the same array bit for bit at a third of numpy's per-element conversion. A block of rows at a
     time, so that the arguments' tuple stays small beside a million requests' lists."""
-    n = len(values)
     out = np.empty((n, width) if width > 1 else n, dtype=dtype)
     code = _CODES[dtype]
     row_bytes = out.itemsize * width
     for at in range(0, n, _BLOCK_ROWS):
-        block = values[at : at + _BLOCK_ROWS]
+        block = values[at : min(at + _BLOCK_ROWS, n)]
         flat = block if width == 1 else list(chain.from_iterable(block))
         pack_into(f"@{len(flat)}{code}", out.data, at * row_bytes, *flat)
     return out
