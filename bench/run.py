@@ -132,8 +132,8 @@ def cold_start(rep: int) -> None:
     )
 
 
-def presets(default: Scenario, rep: int) -> float:
-    """Every preset once (the default `rep` times); returns the default's time."""
+def presets(default: Scenario, rep: int) -> None:
+    """Every preset once (the default `rep` times)."""
     base, gen, ev, n, _ = timed(default, rep)
     row(f"default preset ({io.DEFAULT_PRESET})", base, "default", ev, n, f"generation {gen:.3f} s")
     for preset in io.preset_names():
@@ -145,11 +145,28 @@ def presets(default: Scenario, rep: int) -> float:
         if scen.workload.trace is not None and scen.cache.enabled:
             key = "mooncake_tiers"  # the whole Mooncake trace looked up in three cache tiers
         row(f"preset {preset}", wall, key, ev, n, f"generation {gen:.3f} s")
-    return base
 
 
-def variants(default: Scenario, base: float, rep: int) -> None:
-    """The default with every feature on, with doubled and with four times longer outputs."""
+def interleaved(scenarios: list[Scenario], repeat: int) -> list[tuple[float, int, int]]:
+    """(best wall s, events, requests) of each scenario, their runs taken in turn (a, b, a, b, ...),
+    so that a ratio between them compares runs in the same phase of a busy machine."""
+    prepared = [(resolve(s), generate(s)) for s in scenarios]
+    best = [float("inf")] * len(prepared)
+    events = [0] * len(prepared)
+    for _ in range(repeat):
+        for i, (res, reqs) in enumerate(prepared):
+            gc.collect()
+            t0 = time.perf_counter()
+            rec = Simulation(res, reqs).run()
+            result_of(res, reqs, rec, 0.0)
+            best[i] = min(best[i], time.perf_counter() - t0)
+            events[i] = rec.events
+    return [(best[i], events[i], len(prepared[i][1])) for i in range(len(prepared))]
+
+
+def variants(default: Scenario, rep: int) -> None:
+    """The default with every feature on, with doubled and with four times longer outputs (these two
+    timed in turn with the default itself, the best of `rep` runs each)."""
     wall, gen, ev, n, summary = timed(everything_on(), rep)
     row("default, cache/policies/preemption/faults on", wall, "everything", ev, n, f"generation {gen:.3f} s")
     sched, cache, counts = summary["scheduler"], summary["cache"], summary["requests"]
@@ -158,13 +175,15 @@ def variants(default: Scenario, base: float, rep: int) -> None:
         f"{counts['rejected']:,} rejected early, {sched['retried']:,} retried after the fault, "
         f"{sched['preemptions']:,} preempted, {sched['role_switches']:,} role switches"
     )
-    wall2, _, ev2, n2, _ = timed(doubled_outputs(), rep)
+    runs = interleaved([default, doubled_outputs(), scaled_outputs(default, 4)], rep)
+    base = runs[0][0]
+    wall2, ev2, n2 = runs[1]
     change = wall2 / base - 1.0
     print(
         f"{'default with doubled output lengths':42} {wall2:8.3f} s  change {change:+.0%} vs {base:.3f} s "
         f"{judged('doubled', abs(change))}  {ev2 / n2:5.1f} ev/req"
     )
-    wall4, _, ev4, n4, _ = timed(scaled_outputs(default, 4), rep)
+    wall4, ev4, n4 = runs[2]
     ratio = wall4 / base
     print(
         f"{'default with outputs four times longer':42} {wall4:8.3f} s  ratio {ratio:.2f} vs {base:.3f} s "
@@ -219,8 +238,8 @@ def main() -> None:
     print(f"engine: {native_build()}")
     cold_start(rep)
     default = io.load_preset(io.DEFAULT_PRESET)
-    base = presets(default, rep)
-    variants(default, base, rep)
+    presets(default, rep)
+    variants(default, rep)
     large(args.quick)
     slider(args.quick)
     print(f"machine: {machine_load()} at the end; python {sys.version.split()[0]}; best of {rep} run(s)")
