@@ -64,6 +64,17 @@ def _one_cache_per_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
         os.environ[diskcache.ENV_VAR] = before
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _streamlit_setup_once() -> Iterator[None]:
+    """What every AppTest would repeat (the scan for custom components, each page's bytecode) done
+    once a process (tests/app/harness.py's `streamlit_setup_once`)."""
+    from tests.app.harness import streamlit_setup_once
+
+    with pytest.MonkeyPatch.context() as patch:
+        streamlit_setup_once(patch)
+        yield
+
+
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
     return load_catalog()
