@@ -28,6 +28,18 @@ about two minutes of one process), the whole reference fit with its MoE terms (t
 25 s), which `make quick` would otherwise compute on every run."""
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With ``-m pure`` alone (`make unit`'s rerun on the pure-Python modules), skip reading the test
+    modules that never name the mark: collecting all of them cost a third of the rerun's CPU for
+    its 17 tests (docs/performance.md, "The suite under ten minutes"). A module that marks a test
+    `pure` in any way (a decorator, `pytestmark`, a `pytest.param`) names it and is collected."""
+    if config.option.markexpr != "pure" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    return "pure" not in collection_path.read_text(encoding="utf-8") or None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the tests under `SLOW_FOLDER`, and those that ask for one of `SLOW_FIXTURES` (directly or
     through another fixture), slow (`make quick` runs ``-m "not slow"``). Where the compiled build
@@ -62,6 +74,17 @@ def _one_cache_per_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
         os.environ.pop(diskcache.ENV_VAR, None)
     else:
         os.environ[diskcache.ENV_VAR] = before
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _streamlit_setup_once() -> Iterator[None]:
+    """What every AppTest would repeat (the scan for custom components, each page's bytecode) done
+    once a process (tests/app/harness.py's `streamlit_setup_once`)."""
+    from tests.app.harness import streamlit_setup_once
+
+    with pytest.MonkeyPatch.context() as patch:
+        streamlit_setup_once(patch)
+        yield
 
 
 @pytest.fixture(scope="session")

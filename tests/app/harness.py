@@ -8,6 +8,8 @@ tests (st.cache_data is process-wide), so each distinct scenario is simulated on
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,40 @@ PAGES = {
     "compare": "Compare",
     "about": "About & validation",
 }
+
+
+def streamlit_setup_once(patch: Any) -> None:
+    """Make Streamlit do once a process what each AppTest otherwise repeats (`patch`: a pytest
+    MonkeyPatch; tests/conftest.py applies it for the whole run). Both are fixed for a run's length
+    and neither is what the tests check (docs/performance.md, "The suite under ten minutes"):
+
+    - the scan of the installed packages for custom components, which every new AppTest's first
+      run makes over every distribution's metadata (about 0.2 s of CPU; the packages installed do
+      not change during a run, so each AppTest registers what the first scan found);
+    - each page script's bytecode, which every run of an AppTest compiles again with Streamlit's
+      "magic" (a new `ScriptCache` a run: about 25 ms a script, two scripts a run): kept by the
+      script's path, its bytes and the magic setting, so a changed script is compiled afresh.
+    """
+    from streamlit import config
+    from streamlit.components.v2 import manifest_scanner
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+
+    patch.setattr(
+        manifest_scanner,
+        "scan_component_manifests",
+        functools.cache(manifest_scanner.scan_component_manifests),
+    )
+    compile_script = ScriptCache.get_bytecode
+    compiled: dict[tuple[str, bytes, bool], Any] = {}
+
+    def get_bytecode(self: ScriptCache, script_path: str) -> Any:
+        path = os.path.abspath(script_path)
+        key = (path, Path(path).read_bytes(), bool(config.get_option("runner.magicEnabled")))
+        if key not in compiled:
+            compiled[key] = compile_script(self, script_path)
+        return compiled[key]
+
+    patch.setattr(ScriptCache, "get_bytecode", get_bytecode)
 
 
 def short(preset: str = DEFAULT_PRESET, **changes: Any) -> Scenario:
