@@ -21,7 +21,7 @@ from engine.policies.registry import (
     register,
     registered,
 )
-from engine.policies.routers import Router, build_router
+from engine.policies.routers import LeastLoaded, Router, build_router
 from engine.policies.scaling import Autoscaler, PoolLoad, build_autoscaler
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "Autoscaler",
     "InstanceView",
     "IterationScheduler",
+    "LeastLoaded",
     "Policy",
     "PolicyKind",
     "PoolLoad",
