@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 # (Final: the compiled build keeps them in C statics, not read from the module's dict at every call)
 _new_view: Final = tuple.__new__
 _INSTANCE_VIEW: Final = policies.InstanceView
+_UNBUILT: Final = policies.InstanceView(-1, 0, 0, 0, 0)
+"""A kept view at no position: nothing it would carry has changed since `least_loaded` computed its
+terms, but the view itself was not built (the default router needs only the terms). Every other
+reader of a kept view builds it again, as at a position that moved; a write of a field it carries
+sets it to None, as it does a built view."""
 _NO_CHUNKS: Final[list[tuple[int, int, int]]] = []  # a decode instance's prefill work (never appended to)
 _heappush: Final = heapq.heappush
 _heappop: Final = heapq.heappop
@@ -74,6 +79,7 @@ def current_views(servers: list[Server]) -> list[policies.InstanceView]:
         v = s.view
         if v is None or v[0] != i:
             v = s.view = _view(s, i, 0, 0.0)
+            s.rank_kept = False  # (built after a write least_loaded may not have seen)
         append(v)
     return out
 
@@ -107,6 +113,7 @@ def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], 
             # (flat: nested tuples compare slower; `tuple(...) + (i,)`, not `(*rank(v), i)`, which
             # compiled builds through a list)
             s.rank = tuple(rank(v)) + (i,)  # noqa: RUF005
+            s.rank_kept = False
     # `min(map(attrgetter("rank"), servers))[-1]` written out: compiled, each rank is read from its
     # slot rather than by name, and min and map are not looked up in builtins at every route
     best = servers[0].rank
@@ -125,13 +132,16 @@ def least_loaded(servers: list[Server]) -> int:
     the first term that differs, so comparing the terms in turn agrees with it (neither term is ever
     NaN: a speed is positive). Compiled, the terms are C doubles in the instance's slots: the tuples
     cost about 400 instructions a comparison, 40 a route over 40 instances, and a Python call to
-    `rank` for each view rebuilt."""
+    `rank` for each view rebuilt. The terms are computed again where a write reset the view
+    (`rank_kept`: not since another builder of views built it), the view left unbuilt (`_UNBUILT`);
+    neither depends on the instance's position in `servers`."""
     best = -1
     best_tokens = best_running = 0.0
     for i, s in enumerate(servers):
-        v = s.view
-        if v is None or v[0] != i:
-            s.view = _view(s, i, 0, 0.0)
+        if s.view is None or not s.rank_kept:
+            if s.view is None:
+                s.view = _UNBUILT
+            s.rank_kept = True
             speed = s.speeds[1 if s.role == "decode" else 0]
             s.rank_tokens = s.waiting_tokens / speed
             s.rank_running = (len(s.running) + len(s.prefilling)) / speed
@@ -179,7 +189,7 @@ class Server(BatchFormation, Outage):
         "hbm", "host", "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth",
         "own_blocks", "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates",
         "speeds", "prices", "max_batch", "token_budget", "ranks", "chunk_cap", "view", "rank",
-        "rank_tokens", "rank_running", "kick_call", "iteration_call", "jump_call", "pool_index",
+        "rank_tokens", "rank_running", "rank_kept", "kick_call", "iteration_call", "jump_call", "pool_index",
     )  # fmt: skip
 
     def __init__(self, sim: Host[Server], idx: int, local: int, pool: ResolvedPool) -> None:
@@ -231,7 +241,8 @@ class Server(BatchFormation, Outage):
         # sets it to None, and the next route builds it again
         self.view: policies.InstanceView | None = None
         self.rank: tuple[Any, ...] = ()  # a ranked router's rank of `view`, then its position: set with it
-        self.rank_tokens = self.rank_running = 0.0  # least_loaded's rank of `view`, less its position
+        self.rank_tokens = self.rank_running = 0.0  # least_loaded's rank of `view`, less its position,
+        self.rank_kept = False  # computed since `view` was last built or reset (`least_loaded`)
         # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`); typed as
         # tuples of any length so that, compiled, they stay tuples of float objects: a fixed pair is
         # kept unboxed, and `speeds[k]` would box both into a new tuple at every view
