@@ -132,9 +132,9 @@ def least_loaded(servers: list[Server]) -> int:
     the first term that differs, so comparing the terms in turn agrees with it (neither term is ever
     NaN: a speed is positive). Compiled, the terms are C doubles in the instance's slots: the tuples
     cost about 400 instructions a comparison, 40 a route over 40 instances, and a Python call to
-    `rank` for each view rebuilt. The terms are computed again where a write reset the view
-    (`rank_kept`: not since another builder of views built it), the view left unbuilt (`_UNBUILT`);
-    neither depends on the instance's position in `servers`."""
+    `rank` for each view rebuilt. The terms are computed again after a write resets the view, or
+    after another reader of kept views built it (`rank_kept`); a view reset is left unbuilt
+    (`_UNBUILT`). Neither depends on the instance's position in `servers`."""
     best = -1
     best_tokens = best_running = 0.0
     for i, s in enumerate(servers):
@@ -241,7 +241,7 @@ class Server(BatchFormation, Outage):
         # sets it to None, and the next route builds it again
         self.view: policies.InstanceView | None = None
         self.rank: tuple[Any, ...] = ()  # a ranked router's rank of `view`, then its position: set with it
-        self.rank_tokens = self.rank_running = 0.0  # least_loaded's rank of `view`, less its position,
+        self.rank_tokens = self.rank_running = 0.0  # least_loaded's rank of `view`, less its position
         self.rank_kept = False  # computed since `view` was last built or reset (`least_loaded`)
         # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`); typed as
         # tuples of any length so that, compiled, they stay tuples of float objects: a fixed pair is

@@ -552,7 +552,7 @@ def test_least_loaded_from_its_kept_terms_picks_the_least_rank(seed: int) -> Non
             s.running = dict.fromkeys(range(int(rng.integers(0, 3))), 0)
             s.speeds = (float(rng.choice([0.25, 0.5, 1.0])), 1.0)
             s.view = None
-        if rng.random() < 0.2:  # positions change: those views are built again
+        if rng.random() < 0.2:  # positions change (the kept terms do not depend on them)
             servers = [servers[k] for k in rng.permutation(len(servers))]
         views = views_of(servers)
         assert least_loaded(servers) == min(range(len(views)), key=lambda i: router.rank(views[i]))
