@@ -10,7 +10,7 @@ May import: engine.core.
 
 from engine.policies.admission import Admission, AdmitAll, build_admission
 from engine.policies.iteration import STACK_SCHEDULER, IterationScheduler, build_iteration
-from engine.policies.queues import QueueOrder, StrictPriority, build_queue
+from engine.policies.queues import Fcfs, QueueOrder, StrictPriority, build_queue
 from engine.policies.registry import (
     InstanceView,
     Policy,
@@ -29,6 +29,7 @@ __all__ = [
     "Admission",
     "AdmitAll",
     "Autoscaler",
+    "Fcfs",
     "InstanceView",
     "IterationScheduler",
     "LeastLoaded",

@@ -556,3 +556,13 @@ def test_least_loaded_from_its_kept_terms_picks_the_least_rank(seed: int) -> Non
             servers = [servers[k] for k in rng.permutation(len(servers))]
         views = views_of(servers)
         assert least_loaded(servers) == min(range(len(views)), key=lambda i: router.rank(views[i]))
+
+
+def test_the_front_doors_first_come_order_is_fcfs_key() -> None:
+    # the front door keys the default queue order itself rather than calling `Fcfs.key`
+    sim = Simulation(resolve(io.load_preset("chat-colocated")), generate(io.load_preset("chat-colocated")))
+    srv = sim.servers[0]
+    for rid in (7, 3, 5):
+        sim.front.enqueue(srv, rid)
+    fcfs = policies.build_queue({"name": "fcfs"})
+    assert sorted(srv.waiting) == sorted((fcfs.key(sim.ledger.request_view(r)), r) for r in (7, 3, 5))
