@@ -10,7 +10,7 @@ May import: engine.core.
 
 from engine.policies.admission import Admission, AdmitAll, build_admission
 from engine.policies.iteration import STACK_SCHEDULER, IterationScheduler, build_iteration
-from engine.policies.queues import QueueOrder, StrictPriority, build_queue
+from engine.policies.queues import Fcfs, QueueOrder, StrictPriority, build_queue
 from engine.policies.registry import (
     InstanceView,
     Policy,
@@ -21,7 +21,7 @@ from engine.policies.registry import (
     register,
     registered,
 )
-from engine.policies.routers import Router, build_router
+from engine.policies.routers import LeastLoaded, Router, build_router
 from engine.policies.scaling import Autoscaler, PoolLoad, build_autoscaler
 
 __all__ = [
@@ -29,8 +29,10 @@ __all__ = [
     "Admission",
     "AdmitAll",
     "Autoscaler",
+    "Fcfs",
     "InstanceView",
     "IterationScheduler",
+    "LeastLoaded",
     "Policy",
     "PolicyKind",
     "PoolLoad",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from engine import policies
 from engine.serving.cache import RequestBlocks, leading_run_in
-from engine.serving.instance import current_views, least_ranked, views_of
+from engine.serving.instance import current_views, least_loaded, least_ranked, views_of
 from engine.serving.ledger import NO_DECODE, TOO_LONG_LIVE, RequestLedger
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ class Fleet:
         self._ranked = (
             r.rank if r.ranked and not (r.needs_prefix and self.cache_on) and not r.needs_timing else None
         )
+        # least_loaded itself (not a subclass, whose rank may differ): its rank's terms kept as floats
+        self._loads = self._ranked is not None and type(r) is policies.LeastLoaded
         self.ticks: dict[str, int] = {}
         self._live: dict[str, list[Server]] | None = None  # servers_of's lists, until roles change
         self._future: dict[str, int] | None = None  # future_cap's figures, until roles change
@@ -194,7 +196,7 @@ class Fleet:
         if len(servers) == 1:
             return servers[0]
         if self._ranked is not None and not self.check_views:  # most routes: the branch below, shorter
-            srv = servers[least_ranked(servers, self._ranked)]
+            srv = servers[least_loaded(servers) if self._loads else least_ranked(servers, self._ranked)]
             if srv.up:
                 return srv
         router = self.router
@@ -207,9 +209,9 @@ class Fleet:
             prompt = self.ledger.prompt[rid]
             views = views_of(servers, None, [s.step_with(prompt) for s in servers])
         elif router.ranked:  # from each instance's rank, kept with its view
-            at = least_ranked(servers, router.rank)
+            at = least_loaded(servers) if self._loads else least_ranked(servers, router.rank)
             if self.check_views:
-                fresh = _check(current_views(servers), servers, router)
+                fresh = _check(current_views(servers), servers, router, self._loads)
                 if servers[at].up and at != router.choose(self.ledger.request_view(rid), fresh, tick):
                     raise AssertionError(f"the kept ranks chose position {at}, the router would not")
             if servers[at].up:  # (the least of all is the least of those up)
@@ -249,13 +251,20 @@ def _check(
     views: list[policies.InstanceView],
     servers: list[Server],
     router: policies.Router | None = None,
+    loads: bool = False,
 ) -> list[policies.InstanceView]:
     """Raise if a kept view differs from the instance as it is now (`Fleet.check_views`), or (with a
-    ranked `router`) a kept rank from the view's; return the fresh views."""
+    ranked `router`) a kept rank from the view's (`loads`: least_loaded's terms, kept as floats);
+    return the fresh views."""
     fresh = views_of(servers)
     for kept, now, srv in zip(views, fresh, servers, strict=True):
         if kept != now:
             raise AssertionError(f"instance {srv.idx}: stale router view {kept} against {now}")
-        if router is not None and srv.rank != (*router.rank(now), now.position):
-            raise AssertionError(f"instance {srv.idx}: stale rank {srv.rank} against its view {now}")
+        if router is None:
+            continue
+        # (least_loaded's rank ends in the position: its kept terms are the rank's first two)
+        kept_rank = (srv.rank_tokens, srv.rank_running, now.position) if loads else srv.rank
+        rank = router.rank(now) if loads else (*router.rank(now), now.position)
+        if kept_rank != rank:
+            raise AssertionError(f"instance {srv.idx}: stale rank {kept_rank} against its view {now}")
     return fresh

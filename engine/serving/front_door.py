@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from engine import policies
 from engine.serving.cache import RequestBlocks
@@ -68,6 +68,9 @@ class FrontDoor:
         self.arrival_due_call = self._arrival_due  # bound once (a bound method is built at every read)
         self.blocks = blocks
         self.queue = queue
+        # first come, first served (the default order) is `Fcfs.key` itself, not a call into the
+        # interpreter at every arrival (a subclass may order otherwise)
+        self.fcfs = type(queue) is policies.Fcfs
         self.counters = counters
         self.edge = edge
         self.n = len(ledger.reqs)
@@ -197,7 +200,9 @@ class FrontDoor:
     def enqueue(self, srv: Server, rid: int, view: policies.RequestView | None = None) -> None:
         """Queue a request on the instance chosen for it (data centre or edge) and wake it."""
         led = self.ledger
-        _heappush(srv.waiting, (self.queue.key(view or led.request_view(rid)), rid))
+        view = view or led.request_view(rid)
+        key: tuple[Any, ...] = (view.arrival_s, view.rid) if self.fcfs else self.queue.key(view)
+        _heappush(srv.waiting, (key, rid))
         srv.view = None
         srv.queue_tokens(rid, led.pf_target[rid])
         led.prefill_inst[rid] = srv.idx

@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 # (Final: the compiled build keeps them in C statics, not read from the module's dict at every call)
 _new_view: Final = tuple.__new__
 _INSTANCE_VIEW: Final = policies.InstanceView
+_UNBUILT: Final = policies.InstanceView(-1, 0, 0, 0, 0)
+"""A kept view at no position: nothing it would carry has changed since `least_loaded` computed its
+terms, but the view itself was not built (the default router needs only the terms). Every other
+reader of a kept view builds it again, as at a position that moved; a write of a field it carries
+sets it to None, as it does a built view."""
 _NO_CHUNKS: Final[list[tuple[int, int, int]]] = []  # a decode instance's prefill work (never appended to)
 _heappush: Final = heapq.heappush
 _heappop: Final = heapq.heappop
@@ -74,6 +79,7 @@ def current_views(servers: list[Server]) -> list[policies.InstanceView]:
         v = s.view
         if v is None or v[0] != i:
             v = s.view = _view(s, i, 0, 0.0)
+            s.rank_kept = False  # (built after a write least_loaded may not have seen)
         append(v)
     return out
 
@@ -107,6 +113,7 @@ def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], 
             # (flat: nested tuples compare slower; `tuple(...) + (i,)`, not `(*rank(v), i)`, which
             # compiled builds through a list)
             s.rank = tuple(rank(v)) + (i,)  # noqa: RUF005
+            s.rank_kept = False
     # `min(map(attrgetter("rank"), servers))[-1]` written out: compiled, each rank is read from its
     # slot rather than by name, and min and map are not looked up in builtins at every route
     best = servers[0].rank
@@ -114,6 +121,34 @@ def least_ranked(servers: list[Server], rank: Callable[[policies.InstanceView], 
         if s.rank < best:
             best = s.rank
     return best[-1]  # type: ignore[no-any-return]
+
+
+def least_loaded(servers: list[Server]) -> int:
+    """`least_ranked(servers, LeastLoaded.rank)` from two floats kept with each view: the position of
+    the instance with the fewest queued prompt tokens over its speed, then the fewest running
+    requests over its speed, the earlier on a tie (`policies.LeastLoaded`, the default router).
+
+    The same divisions of the same numbers and the same order: a rank tuple's comparison goes to
+    the first term that differs, so comparing the terms in turn agrees with it (neither term is ever
+    NaN: a speed is positive). Compiled, the terms are C doubles in the instance's slots: the tuples
+    cost about 400 instructions a comparison, 40 a route over 40 instances, and a Python call to
+    `rank` for each view rebuilt. The terms are computed again after a write resets the view, or
+    after another reader of kept views built it (`rank_kept`); a view reset is left unbuilt
+    (`_UNBUILT`). Neither depends on the instance's position in `servers`."""
+    best = -1
+    best_tokens = best_running = 0.0
+    for i, s in enumerate(servers):
+        if s.view is None or not s.rank_kept:
+            if s.view is None:
+                s.view = _UNBUILT
+            s.rank_kept = True
+            speed = s.speeds[1 if s.role == "decode" else 0]
+            s.rank_tokens = s.waiting_tokens / speed
+            s.rank_running = (len(s.running) + len(s.prefilling)) / speed
+        tokens = s.rank_tokens
+        if best < 0 or tokens < best_tokens or (tokens == best_tokens and s.rank_running < best_running):
+            best, best_tokens, best_running = i, tokens, s.rank_running
+    return best
 
 
 def _view(s: Server, i: int, cached: int, step_s: float) -> policies.InstanceView:
@@ -154,7 +189,7 @@ class Server(BatchFormation, Outage):
         "hbm", "host", "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth",
         "own_blocks", "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates",
         "speeds", "prices", "max_batch", "token_budget", "ranks", "chunk_cap", "view", "rank",
-        "kick_call", "iteration_call", "jump_call", "pool_index",
+        "rank_tokens", "rank_running", "rank_kept", "kick_call", "iteration_call", "jump_call", "pool_index",
     )  # fmt: skip
 
     def __init__(self, sim: Host[Server], idx: int, local: int, pool: ResolvedPool) -> None:
@@ -173,9 +208,7 @@ class Server(BatchFormation, Outage):
         # a chunk runs on one rank: at most a rank's budget (one instance's, without ranks)
         self.chunk_cap = min(sim.chunk_tokens, sim.token_budget) if self.ranks > 1 else sim.chunk_tokens
         self.kv_cap = pool.instance.kv_capacity_tokens
-        self.kv_reserved = 0
-        self.kv_peak = 0
-        self.kv_used = 0
+        self.kv_reserved = self.kv_peak = self.kv_used = 0
         self.waiting: list[tuple[tuple[float, ...], int]] = []
         self.waiting_tokens = 0
         self.tokens_by_priority: dict[int, int] = {}  # prompt tokens still to prefill, per class priority
@@ -208,6 +241,8 @@ class Server(BatchFormation, Outage):
         # sets it to None, and the next route builds it again
         self.view: policies.InstanceView | None = None
         self.rank: tuple[Any, ...] = ()  # a ranked router's rank of `view`, then its position: set with it
+        self.rank_tokens = self.rank_running = 0.0  # least_loaded's rank of `view`, less its position
+        self.rank_kept = False  # computed since `view` was last built or reset (`least_loaded`)
         # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`); typed as
         # tuples of any length so that, compiled, they stay tuples of float objects: a fixed pair is
         # kept unboxed, and `speeds[k]` would box both into a new tuple at every view

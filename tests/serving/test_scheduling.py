@@ -7,9 +7,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from engine import policies
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
+from engine.scenario.resolve import resolve
+from engine.serving.instance import least_loaded, views_of
 from engine.serving.run import SimResult, simulate
+from engine.serving.sim import Simulation
+from engine.serving.workload import generate
 from tests.simhelp import LEGACY_STACK, check_invariants, records
 
 LONG_PROMPTS = {
@@ -530,3 +535,34 @@ def test_a_kv_link_that_goes_down_queues_or_fails_every_hand_off_with_a_reason(p
         assert (table[table["arrival_s"] > 31.0]["outcome"] == "completed").all()
     else:
         assert (table[table["arrival_s"] > 21.0]["reason"] == "link_down").all()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_least_loaded_from_its_kept_terms_picks_the_least_rank(seed: int) -> None:
+    # the fleet answers the default router from two floats kept with each view (`least_loaded`),
+    # not from `LeastLoaded.rank`: both must pick the same instance, ties and unequal speeds included
+    sim = Simulation(resolve(io.load_preset("chat-colocated")), generate(io.load_preset("chat-colocated")))
+    router = policies.build_router({"name": "least_loaded"})
+    rng = np.random.default_rng(seed)
+    servers = list(sim.servers)
+    for _ in range(300):
+        for k in rng.choice(len(servers), size=int(rng.integers(1, 4)), replace=False):  # a few change
+            s = servers[k]
+            s.waiting_tokens = int(rng.integers(0, 3)) * 100
+            s.running = dict.fromkeys(range(int(rng.integers(0, 3))), 0)
+            s.speeds = (float(rng.choice([0.25, 0.5, 1.0])), 1.0)
+            s.view = None
+        if rng.random() < 0.2:  # positions change (the kept terms do not depend on them)
+            servers = [servers[k] for k in rng.permutation(len(servers))]
+        views = views_of(servers)
+        assert least_loaded(servers) == min(range(len(views)), key=lambda i: router.rank(views[i]))
+
+
+def test_the_front_doors_first_come_order_is_fcfs_key() -> None:
+    # the front door keys the default queue order itself rather than calling `Fcfs.key`
+    sim = Simulation(resolve(io.load_preset("chat-colocated")), generate(io.load_preset("chat-colocated")))
+    srv = sim.servers[0]
+    for rid in (7, 3, 5):
+        sim.front.enqueue(srv, rid)
+    fcfs = policies.build_queue({"name": "fcfs"})
+    assert sorted(srv.waiting) == sorted((fcfs.key(sim.ledger.request_view(r)), r) for r in (7, 3, 5))
