@@ -294,4 +294,7 @@ if spread is not None:
         money_figures(moves)
     # a band from 0% to 100%, or from nothing to the figure, is left off and said
     cliffs = ex.cliff_notes(moves, h.get("slo_attainment"))
-    spread_note.caption(plain(" ".join([margin.spread_caption(spread), *cliffs])))
+    steep = spread.slow_edge_note(res.scenario)  # a wide band's reason: a class at its target's edge
+    spread_note.caption(
+        plain(" ".join([margin.spread_caption(spread), *cliffs, *([steep] if steep else [])]))
+    )

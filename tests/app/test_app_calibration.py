@@ -21,6 +21,7 @@ from engine.catalog.entries import load_catalog
 from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES
 from engine.explain import confidence
 from engine.explain.margin import run_spread
+from engine.scenario import codec as io
 from engine.scenario.codec import DEFAULT_PRESET, to_link
 from engine.serving.run import simulate
 from tests.app.harness import APP, app, assert_clean, catalog, scenario_of, short, text_of
@@ -96,6 +97,25 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
     advice = [text_of(w.value) for w in at.get_by_key("fg-advisor").warning]
     assert any(a.startswith(f"{chip} (pools prefill, decode) is uncalibrated") and "fengong calibrate" in a
                for a in advice), advice  # fmt: skip
+
+
+def test_a_steep_slo_band_says_which_class_misses_at_the_slow_edge() -> None:
+    """The colocated preset's SLO attainment falls about 80 points at the pessimistic edge (its TPOT
+    p90 sits just under the target): the bands' line names the class and what it misses there."""
+    sc = io.load_preset("chat-colocated")
+    at = app("results", sc, preset="chat-colocated")
+    assert_clean(at)
+    note = run_spread(sc, simulate(sc).summary).slow_edge_note(sc)
+    assert note is not None and "class chat misses its SLO" in note
+    captions = [text_of(c.value) for c in at.caption]
+    assert any(c.startswith("Bands:") and note in c for c in captions), captions
+    # Compare says it for both sides at once where they are the same run
+    at.switch_page("app_pages/compare.py").run()
+    at.selectbox(key="a").set_value("current").run()
+    at.selectbox(key="b").set_value("current").run()
+    assert_clean(at)
+    captions = [text_of(c.value) for c in at.caption]
+    assert any(c.startswith("Bands (A and B):") and f"A and B: {note}" in c for c in captions), captions
 
 
 def test_a_calibrated_run_is_marked_calibrated_and_nothing_says_uncalibrated() -> None:

@@ -216,6 +216,31 @@ def test_a_runs_spread_moves_its_figures_both_ways_on_the_same_requests() -> Non
     assert same.moves() == {}
 
 
+def test_a_steep_slo_band_names_the_class_that_misses_at_the_slow_edge() -> None:
+    """SLO attainment falling 25 points or more at the pessimistic edge (short of the band left off
+    as spanning everything) is explained by the classes that then miss, with what they miss; a run
+    whose band stays narrow, or one that fails as modelled, gets no such line."""
+    from engine.explain.margin import STEEP_EDGE_PTS, RunSpread, run_spread
+
+    sc = io.load_preset("chat-colocated")  # TPOT p90 just under its 30 ms target as modelled
+    res = simulate(sc)
+    sp = run_spread(sc, res.summary)
+    assert -0.9 < sp.moves()["slo_attainment"][0] <= -STEEP_EDGE_PTS
+    note = sp.slow_edge_note(sc)
+    tpot_edge = sp.slower["classes"]["chat"]["tpot_ms_at_percentile"]
+    assert note is not None and "class chat misses its SLO (p90 TPOT" in note
+    assert f"{tpot_edge:.1f} ms against 30.0 ms" in note
+    # the same summaries with the slower half as modelled: nothing moves, no line
+    flat = RunSpread(slowdown=sp.slowdown, modelled=res.summary, slower=res.summary, faster=res.summary)
+    assert flat.slow_edge_note(sc) is None
+    # a steep fall where no class passed as modelled: nothing newly misses, no line
+    failed = RunSpread(slowdown=sp.slowdown, modelled=sp.slower, slower=sp.slower, faster=res.summary)
+    assert failed.slow_edge_note(sc) is None
+    narrow = io.load_preset("chat-disaggregated")
+    spd = run_spread(narrow, simulate(narrow).summary)
+    assert spd.moves()["slo_attainment"][0] > -STEEP_EDGE_PTS and spd.slow_edge_note(narrow) is None
+
+
 def test_the_edges_are_the_bands_sides() -> None:
     """A band (low, high) ratio predicted / measured puts the pessimistic edge at iterations high
     times as long and the optimistic one at low times; no band, no edges."""
