@@ -244,13 +244,7 @@ if spreads[0] is not None and spreads[1] is not None:
         headline_row(spreads[0].moves(), spreads[1].moves())
     same = spreads[0].slowdown == spreads[1].slowdown
     sides = (("A", spreads[0], ha, ra), ("B", spreads[1], hb, rb))
-    said = {  # a band left off or said (cliff_notes), then a steep one's reason (slow_edge_note)
-        side: [
-            *ex.cliff_notes(sp.moves(), h.get("slo_attainment")),
-            *filter(None, [sp.slow_edge_note(r.scenario)]),
-        ]
-        for side, sp, h, r in sides
-    }
+    said = {side: sp.band_notes(r.scenario, h.get("slo_attainment")) for side, sp, h, r in sides}
     notes = {side: " ".join(lines) for side, lines in said.items() if lines}
     same_note = len(notes) == 2 and notes["A"] == notes["B"]
     cliffs = [f"A and B: {notes['A']}"] if same_note else [f"{side}: {n}" for side, n in notes.items()]

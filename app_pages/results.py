@@ -292,9 +292,7 @@ if spread is not None:
         headline_figures(moves)
     with money.container(horizontal=True, gap="small"):
         money_figures(moves)
-    # a band from 0% to 100%, or from nothing to the figure, is left off and said
-    cliffs = ex.cliff_notes(moves, h.get("slo_attainment"))
-    steep = spread.slow_edge_note(res.scenario)  # a wide band's reason: a class at its target's edge
-    spread_note.caption(
-        plain(" ".join([margin.spread_caption(spread), *cliffs, *([steep] if steep else [])]))
-    )
+    # a band from 0% to 100%, or from nothing to the figure, is left off and said; a steep SLO band's
+    # reason is said too (a class at its target's edge)
+    notes = spread.band_notes(res.scenario, h.get("slo_attainment"))
+    spread_note.caption(plain(" ".join([margin.spread_caption(spread), *notes])))

@@ -17,7 +17,7 @@ import pandas as pd
 
 from engine.catalog.entries import Catalog
 from engine.explain import sustain
-from engine.explain.confidence import pool_marks, spans_all
+from engine.explain.confidence import cliff_notes, pool_marks, spans_all
 from engine.explain.presentation import compare, duration_text, headline, usd_text
 from engine.planning.rules import run_passes
 from engine.scenario.model import Scenario
@@ -216,6 +216,12 @@ class RunSpread:
         """The slower half as the run's margin (`run_margin`, without simulating again)."""
         targets = {c.name: (c.slo.ttft_ms, c.slo.tpot_ms) for c in scenario.workload.classes}
         return RunMargin(slowdown=self.slowdown, modelled=self.modelled, slowed=self.slower, targets=targets)
+
+    def band_notes(self, scenario: Scenario, attainment: float | None) -> list[str]:
+        """The lines beside the bands' caption (Results, Compare): the bands left off and said
+        (`confidence.cliff_notes`), then a steep SLO band's reason (`slow_edge_note`)."""
+        steep = self.slow_edge_note(scenario)
+        return [*cliff_notes(self.moves(), attainment), *([steep] if steep else [])]
 
     def slow_edge_note(self, scenario: Scenario) -> str | None:
         """Why SLO attainment's band reaches far down (`STEEP_EDGE_PTS` or more, short of the
