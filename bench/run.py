@@ -49,24 +49,24 @@ from engine.serving.sim import Simulation
 from engine.serving.workload import generate
 
 
+def _one_run(res: Any, reqs: Any) -> tuple[float, int, dict[str, Any]]:
+    """(wall s, events, summary) of one simulation and its summary on prepared requests."""
+    gc.collect()
+    t0 = time.perf_counter()
+    rec = Simulation(res, reqs).run()
+    result = result_of(res, reqs, rec, 0.0)
+    return time.perf_counter() - t0, rec.events, result.summary
+
+
 def timed(scenario: Scenario, repeat: int) -> tuple[float, float, int, int, dict[str, Any]]:
     """(best wall s, generation s, events, requests, summary) of simulate() on a prepared scenario."""
     res = resolve(scenario)
     t0 = time.perf_counter()
     reqs = generate(scenario)
     gen_s = time.perf_counter() - t0
-    walls = []
-    events = 0
-    summary: dict[str, Any] = {}
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        rec = Simulation(res, reqs).run()
-        result = result_of(res, reqs, rec, 0.0)
-        walls.append(time.perf_counter() - t0)
-        events = rec.events
-        summary = result.summary
-    return min(walls), gen_s, events, len(reqs), summary
+    runs = [_one_run(res, reqs) for _ in range(repeat)]
+    _, events, summary = runs[-1]
+    return min(r[0] for r in runs), gen_s, events, len(reqs), summary
 
 
 def _child_cpu(cmd: list[str], repeat: int) -> tuple[float, float]:
@@ -155,12 +155,8 @@ def interleaved(scenarios: list[Scenario], repeat: int) -> list[tuple[float, int
     events = [0] * len(prepared)
     for _ in range(repeat):
         for i, (res, reqs) in enumerate(prepared):
-            gc.collect()
-            t0 = time.perf_counter()
-            rec = Simulation(res, reqs).run()
-            result_of(res, reqs, rec, 0.0)
-            best[i] = min(best[i], time.perf_counter() - t0)
-            events[i] = rec.events
+            wall, events[i], _ = _one_run(res, reqs)
+            best[i] = min(best[i], wall)
     return [(best[i], events[i], len(prepared[i][1])) for i in range(len(prepared))]
 
 
