@@ -117,6 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "speedup": spread.speedup,
                 "faster": spread.faster,
                 "moves": {k: {"slower": a, "faster": b} for k, (a, b) in spread.moves().items()},
+                "notes": spread.band_notes(scen, res.summary.get("slo_attainment"), "the margin"),
             }
         emit_json(doc)
         return 0

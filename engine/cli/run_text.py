@@ -144,6 +144,8 @@ def print_spread(summary: Summary, scen: Scenario, edge: RunMargin, spread: RunS
     )
     for line in spread_lines(summary, scen, spread.moves()):
         print(f"  {line}")
+    for note in spread.band_notes(scen, summary.get("slo_attainment"), "the margin above"):
+        print(f"  {note}")  # the bands left off, and why a steep one reaches so far (as Results says)
 
 
 def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:

@@ -167,6 +167,10 @@ SPREAD_KEYS = (
 SHARES = ("slo_attainment",)
 """Spread figures that are shares of requests: they move in points, not in percent."""
 
+RERUN = "Margin for the model's error"
+"""Where a page's reader finds the run at the pessimistic edge (the section of Results and Compare);
+the CLI names its own margin lines instead."""
+
 
 def _figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
     h: dict[str, float | None] = dict(headline(summary))
@@ -217,18 +221,18 @@ class RunSpread:
         targets = {c.name: (c.slo.ttft_ms, c.slo.tpot_ms) for c in scenario.workload.classes}
         return RunMargin(slowdown=self.slowdown, modelled=self.modelled, slowed=self.slower, targets=targets)
 
-    def band_notes(self, scenario: Scenario, attainment: float | None) -> list[str]:
-        """The lines beside the bands' caption (Results, Compare): the bands left off and said
-        (`confidence.cliff_notes`), then a steep SLO band's reason (`slow_edge_note`)."""
-        steep = self.slow_edge_note(scenario)
+    def band_notes(self, scenario: Scenario, attainment: float | None, rerun: str = RERUN) -> list[str]:
+        """The lines beside the bands' caption (Results, Compare, `run --margin`): the bands left off
+        and said (`confidence.cliff_notes`), then a steep SLO band's reason (`slow_edge_note`)."""
+        steep = self.slow_edge_note(scenario, rerun)
         return [*cliff_notes(self.moves(), attainment), *([steep] if steep else [])]
 
-    def slow_edge_note(self, scenario: Scenario) -> str | None:
+    def slow_edge_note(self, scenario: Scenario, rerun: str = RERUN) -> str | None:
         """Why SLO attainment's band reaches far down (`STEEP_EDGE_PTS` or more, short of the
         `confidence.spans_all` band that is left off and said): the classes that pass as modelled
         and miss their target at the pessimistic edge, with what they miss ('At the pessimistic edge
         class chat misses its SLO (p90 TPOT 42.4 ms against 30 ms), which it meets as modelled: ...');
-        None otherwise."""
+        None otherwise. `rerun` names where the reader finds the run at that edge."""
         move = self.moves().get("slo_attainment")
         if move is None or move[0] > -STEEP_EDGE_PTS or spans_all(move):
             return None
@@ -242,8 +246,7 @@ class RunSpread:
             return None
         return (
             f"At the pessimistic edge {'; '.join(failing)}, which {'it meets' if len(failing) == 1 else 'they meet'} "
-            "as modelled: that is why SLO attainment and goodput reach so far down (Margin for the model's error "
-            "reruns it)."
+            f"as modelled: that is why SLO attainment and goodput reach so far down ({rerun} reruns it)."
         )
 
 

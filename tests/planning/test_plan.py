@@ -557,6 +557,10 @@ def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
         in out
     )
     assert re.search(r"slo_attainment +[\d.]+ +−[\d.]+ to \+[\d.]+ pts", out), out
+    # the steep SLO band says why, as Results does, pointing at the margin lines above it
+    assert re.search(
+        r"class chat misses its SLO \(p90 TPOT [\d.]+ ms against 30\.0 ms\).*\(the margin above", out
+    )
     assert main(["run", "chat-colocated", "--set", "duration_s=60", "--margin", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["margin"]["slowdown"] == {"h100-sxm": slow}
@@ -570,3 +574,4 @@ def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
         doc["margin"]["slowed"]["latency_ms"]["tpot"]["p99"] / doc["latency_ms"]["tpot"]["p99"] - 1
     )
     assert spread["faster"]["latency_ms"]["tpot"]["p99"] < doc["latency_ms"]["tpot"]["p99"]
+    assert len(spread["notes"]) == 1 and "class chat misses its SLO" in spread["notes"][0]
