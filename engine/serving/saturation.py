@@ -23,11 +23,14 @@ squares. The run is unsustainable when the line rises by
 - at least `MIN_SHORTFALL_SHARE` of the offered rate (a queue that gains one request in a
   hundred arrivals is too close to call),
 
-and the queue never drains over that half: its least value there is at least `HELD_SHARE` of
-its rise. A queue that grows through the window has gained about as much by the middle as it
-gains after; one that empties in the second half and fills again is a burst (a load at 97% of
-what the deployment sustains, with bursty arrivals, does that), or a load that only outgrew the
-deployment late in the window, too late to tell from a burst.
+and the queue grew before that half and never drains in it: its least value there is at least
+`ONSET_SHARE` of its rise (for a steady rise, one that began before 40% of the window), and it
+never falls from a peak by `DRAIN_SHARE` of its rise. A queue that grows through the window has
+gained much of its backlog by the middle (all of it that the batches' filling, about one answer's
+length, leaves: a 120 s window at 1.4 times the load sustained starts its rise near a third of the
+way in); one that empties in the second half and fills again is a burst (a load at 97% of what the
+deployment sustains, with bursty arrivals, does that), or a load that only outgrew the deployment
+late in the window, too late to tell from a burst.
 
 The slope is the shortfall: requests per second that arrive and are not taken up, the offered
 rate (arrivals per second over the same half window) minus the rate the deployment sustains.
@@ -53,14 +56,18 @@ MIN_GROWTH_REQUESTS = 10.0
 """The least rise over the half window, in requests, that counts as a backlog."""
 MIN_SHORTFALL_SHARE = 0.01
 """The least shortfall, as a share of the offered rate, that counts."""
-HELD_SHARE = 0.5
-"""The queue's least value over the half window, as a share of its rise there, that counts as held."""
+ONSET_SHARE = 0.2
+"""The queue's least value over the half window, as a share of its rise there, that says the rise
+began before that half (a steady rise from 40% of the window or earlier)."""
+DRAIN_SHARE = 0.5
+"""The largest fall from a running peak over the half window, as a share of its rise there, that
+says the queue drained (a burst) rather than grew."""
 
 
-def queue_trend(scenario: Scenario, rec: Records) -> tuple[float, float, float, float] | None:
-    """(offered rate, queue slope in req/s, scatter around the fitted line and least queue, in
-    requests) over the second half of the window; None for a whole-run load or a half window
-    without arrivals."""
+def queue_trend(scenario: Scenario, rec: Records) -> tuple[float, float, float, float, float] | None:
+    """(offered rate, queue slope in req/s, then in requests: scatter around the fitted line, least
+    queue, and largest fall from a running peak) over the second half of the window; None for a
+    whole-run load or a half window without arrivals."""
     if whole_run(scenario):
         return None
     start = scenario.warmup_s + (scenario.duration_s - scenario.warmup_s) / 2.0
@@ -78,7 +85,8 @@ def queue_trend(scenario: Scenario, rec: Records) -> tuple[float, float, float, 
     y = queued - queued.mean()
     slope = float((x * y).sum() / (x * x).sum())
     scatter = float(np.sqrt(np.mean((y - slope * x) ** 2)))
-    return offered / half_s, slope, scatter, float(queued.min())
+    drained = float((np.maximum.accumulate(queued) - queued).max())
+    return offered / half_s, slope, scatter, float(queued.min()), drained
 
 
 def unsustainable(scenario: Scenario, rec: Records) -> Shortfall | None:
@@ -86,12 +94,13 @@ def unsustainable(scenario: Scenario, rec: Records) -> Shortfall | None:
     trend = queue_trend(scenario, rec)
     if trend is None:
         return None
-    offered_rps, slope_rps, scatter, least = trend
+    offered_rps, slope_rps, scatter, least, drained = trend
     growth = slope_rps * (scenario.duration_s - scenario.warmup_s) / 2.0
     if (
         growth < max(TREND_SDS * scatter, MIN_GROWTH_REQUESTS)
         or slope_rps < MIN_SHORTFALL_SHARE * offered_rps
-        or least < HELD_SHARE * growth  # it drained: a burst, or an overload too late to tell
+        or least < ONSET_SHARE * growth  # it began in this half: a burst, or an overload too late to tell
+        or drained >= DRAIN_SHARE * growth  # it drained and filled again: a burst
     ):
         return None
     return {

@@ -111,6 +111,32 @@ def test_a_queue_that_drains_in_the_second_half_is_a_burst() -> None:
     assert saturation.unsustainable(sc, _records(arrival, held)) is not None
 
 
+def test_a_rise_that_began_after_the_first_quarter_is_marked_unless_it_drains() -> None:
+    """A backlog that starts growing at 35% of the window (a short window's batches fill first) has
+    gained less by the middle than it gains after, and is still an overload; one that falls by half
+    its rise from a peak in the second half and refills is a burst."""
+    sc = _scenario()
+    arrival = np.arange(0.0, 200.0, 0.1)
+    late = np.where(arrival < 70.0, arrival + 0.5, 70.0 + (arrival - 70.0) * 1.25 + 0.05)
+    trend = saturation.queue_trend(sc, _records(arrival, late))
+    assert trend is not None and trend[3] < 0.5 * trend[1] * 100.0  # less than half its rise by the middle
+    mark = saturation.unsustainable(sc, _records(arrival, late))
+    assert mark is not None and mark["shortfall_rps"] == pytest.approx(2.0, rel=0.05)
+    # the same backlog emptied from t = 140 to 150 (served ahead of time), then rebuilt
+    burst = np.where((arrival >= 100.0) & (arrival < 150.0), np.minimum(late, arrival + 0.5), late)
+    burst = np.where(arrival >= 150.0, 150.0 + (arrival - 150.0) * 1.25 + 0.05, burst)
+    assert saturation.queue_trend(sc, _records(arrival, burst))[4] > 50.0  # type: ignore[index]
+    assert saturation.unsustainable(sc, _records(arrival, burst)) is None
+
+
+def test_a_short_window_overloaded_from_its_first_third_is_marked() -> None:
+    """chat-colocated at 60 req/s (it sustains about 44) over 120 s: its batches fill for the first
+    third, then the queue grows to the end of the window without a pause."""
+    res = simulate(small("chat-colocated", duration_s=120.0, **{"workload.arrival.rate_rps": 60.0}))
+    mark = res.summary["unsustainable"]
+    assert mark is not None and 10.0 < mark["shortfall_rps"] < 30.0
+
+
 def test_a_few_requests_are_no_backlog() -> None:
     sc = _scenario()
     arrival = np.array([120.0, 150.0, 170.0, 190.0])
