@@ -80,7 +80,11 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
     ):
         if key in stats:
             s = stats[key]
-            figure = f"{s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]"
+            figure = (
+                f"{s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]"
+                if s["mean"] is not None
+                else f"{'-':>12}  (none in {s['missing']} of {len(runs)} seeds: no mean)"
+            )
             grows = max(behind) if behind and key.startswith("latency_ms") else None
             print(f"  {key:32} {sustain.latency(figure, grows)}")
     if args.out:
@@ -124,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from engine.cli import run_text  # the calibration bands: loaded only for a printed report
 
     print(f"{scen.name} (seed {scen.seed})")
-    run_text.print_summary(res.to_json(), res.scenario)
+    run_text.print_summary(res.to_json(), res.scenario, spread.moves() if spread is not None else None)
     if edge is not None and spread is not None:
         run_text.print_spread(res.summary, scen, edge, spread)
     if args.out:

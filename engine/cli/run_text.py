@@ -7,6 +7,7 @@ the calibration tables; so this module loads only when a report is printed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from engine.explain import confidence, sustain
@@ -35,6 +36,15 @@ def _pm(
     return "" if r is None else confidence.band_text("", r, bound)
 
 
+def _headline_band(
+    marks: Sequence[confidence.PoolMark], moves: Any, bounds: Any, key: str, value: Any
+) -> str:
+    """' (−87% to +5%)': a headline figure's band (`confidence.figure_band`: the run's spread where
+    `moves` gives it, else its kind's, a cost's turned round); '' on a zero or missing figure."""
+    text = "-" if value is None else f"{value:.6g}"
+    return confidence.with_band("", confidence.figure_band(text, marks, key, moves, bounds))
+
+
 LATENCY_SOURCES: dict[str, confidence.Source] = {
     "ttft": confidence.HEADLINE_SOURCES["ttft_p99_ms"],
     "tpot": confidence.HEADLINE_SOURCES["tpot_p99_ms"],
@@ -42,15 +52,12 @@ LATENCY_SOURCES: dict[str, confidence.Source] = {
 }
 
 
-def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None:
-    """A human summary of one run; with its scenario, each pool's calibration and each figure's error."""
+def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: Any = None) -> None:
+    """A human summary of one run; with its scenario, each pool's calibration and each figure's error:
+    its run's spread where `moves` gives it (`run --margin`, as Results shows it), else its kind's band."""
     marks = confidence.pool_marks(scenario, doc) if scenario is not None else ()
     bounds = confidence.limits(doc, scenario) if scenario is not None else {}
-
-    def thr(key: str) -> str:
-        r = confidence.headline_range(marks, key)  # a cost's band is its throughput's turned round
-        return "" if r is None else confidence.band_text("", r, bounds.get(key))
-
+    thr = partial(_headline_band, marks, moves, bounds)
     r = doc["requests"]
     print(
         f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
@@ -66,7 +73,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
     if (way := way_in_line(doc)) is not None:  # network and control plane, as shares of TTFT
         print(f"  {way}")
     print(
-        f"SLO attainment {doc['slo_attainment']:.1%}; goodput {doc['goodput_rps']:.2f} req/s{thr('goodput_rps')}"
+        f"SLO attainment {doc['slo_attainment']:.1%}; "
+        f"goodput {doc['goodput_rps']:.2f} req/s{thr('goodput_rps', doc['goodput_rps'])}"
     )
     for cls, c in doc["classes"].items():
         verdict = "passes" if c["passes"] else "FAILS"
@@ -80,13 +88,15 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None) -> None
         )
     t = doc["throughput_tokens_per_s"]
     print(
-        f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s{thr('throughput_rps')}"
+        f"throughput: {t['input']:,.0f} input and {t['output']:,.0f} output tokens/s"
+        f"{thr('throughput_rps', doc['throughput_rps'])}"
     )
     c = doc["cost"]
     print(
         f"cost: ${c['usd_per_hour']:,.2f}/h (${c['usd_total']:,.2f} for the run); "
-        f"${_fmt(c['usd_per_request'], scale=1000)} per 1k requests{thr('usd_per_request')}; "
-        f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens{thr('usd_per_million_output_tokens')}"
+        f"${_fmt(c['usd_per_request'], scale=1000)} per 1k requests{thr('usd_per_request', c['usd_per_request'])}; "
+        f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens"
+        f"{thr('usd_per_million_output_tokens', c['usd_per_million_output_tokens'])}"
     )
     parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())
     print(f"  per 1k requests by part ($): {parts}")

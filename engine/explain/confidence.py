@@ -451,10 +451,16 @@ def spans_all(move: tuple[float, float]) -> bool:
     return max(0.0, *move) - min(0.0, *move) >= SPANS_ALL_PTS
 
 
-def slo_band_note(moves: Moves | None, attainment: float | None) -> str | None:
+RERUN = "Margin for the model's error"
+"""Where a page's reader finds the run at the pessimistic edge (the section of Results and Compare);
+the CLI names its own margin lines instead."""
+
+
+def slo_band_note(moves: Moves | None, attainment: float | None, rerun: str = RERUN) -> str | None:
     """The line that stands for SLO attainment's band where it spans nearly everything (`spans_all`):
     'SLO attainment shows no band: with every chip at the edges of its throughput band it runs
-    from 0% to 100% ...'; None where the band is shown (or unknown)."""
+    from 0% to 100% ...'; None where the band is shown (or unknown). `rerun` names where the
+    reader finds the run at the pessimistic edge."""
     move = (moves or {}).get("slo_attainment")
     if move is None or attainment is None or not spans_all(move):
         return None
@@ -463,7 +469,7 @@ def slo_band_note(moves: Moves | None, attainment: float | None) -> str | None:
     return (
         f"SLO attainment shows no band: with every chip at the edges of its throughput band it runs from "
         f"{lo:.0%} to {hi:.0%}, so this load sits on a cliff where the chips' real speed alone decides "
-        "whether the SLO holds (Margin for the model's error reruns it at the pessimistic edge)."
+        f"whether the SLO holds ({rerun} reruns it at the pessimistic edge)."
     )
 
 
@@ -507,10 +513,10 @@ def floor_band_note(moves: Moves | None, after_slo: bool = False) -> str | None:
     )
 
 
-def cliff_notes(moves: Moves | None, attainment: float | None) -> list[str]:
+def cliff_notes(moves: Moves | None, attainment: float | None, rerun: str = RERUN) -> list[str]:
     """The lines that stand for the bands a run's spread leaves off: SLO attainment's from 0% to 100%
-    (`slo_band_note`), then a count's from nothing to its value (`floor_band_note`)."""
-    slo = slo_band_note(moves, attainment)
+    (`slo_band_note`, pointing at `rerun`), then a count's from nothing to its value (`floor_band_note`)."""
+    slo = slo_band_note(moves, attainment, rerun)
     return [n for n in (slo, floor_band_note(moves, slo is not None)) if n]
 
 

@@ -17,13 +17,18 @@ import pandas as pd
 
 from engine.catalog.entries import Catalog
 from engine.explain import sustain
-from engine.explain.confidence import cliff_notes, pool_marks, spans_all
+from engine.explain.confidence import RERUN, cliff_notes, pool_marks, spans_all
 from engine.explain.presentation import compare, duration_text, headline, usd_text
 from engine.planning.rules import run_passes
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
-from engine.serving.summary import Summary, shortfall_rps
+from engine.serving.summary import AtPercentile, Summary, shortfall_rps, within_target
 from engine.serving.workload import generate
+
+
+def slo_targets(scenario: Scenario) -> dict[str, tuple[float, float, float | None]]:
+    """Per class: its TTFT, TPOT and largest-gap targets (ms; the last None where none is set)."""
+    return {c.name: (c.slo.ttft_ms, c.slo.tpot_ms, c.slo.tbt_ms) for c in scenario.workload.classes}
 
 
 @dataclass(frozen=True)
@@ -36,8 +41,8 @@ class RunMargin:
     """The run's summary as modelled."""
     slowed: Summary
     """The summary with every chip slowed."""
-    targets: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """Per class: its TTFT and TPOT targets (ms)."""
+    targets: dict[str, tuple[float, float, float | None]] = field(default_factory=dict)
+    """Per class: its TTFT, TPOT and largest-gap (TBT, None: none set) targets (ms): `slo_targets`."""
 
     @property
     def passes(self) -> tuple[bool, bool]:
@@ -59,17 +64,22 @@ class RunMargin:
         ]
 
     def why(self, name: str) -> str:
-        """What a class misses with slowed chips: 'p90 TPOT 34.5 ms against 30 ms' ('' if nothing)."""
+        """What a class misses with slowed chips: 'p90 TPOT 34.5 ms against 30 ms', 'p90 TTFT never
+        (requests rejected or failed) against 2,000 ms' ('' if nothing)."""
         c = self.slowed["classes"][name]
-        ttft, tpot = self.targets.get(name, (math.inf, math.inf))
+        ttft, tpot, tbt = self.targets.get(name, (math.inf, math.inf, None))
         p = f"p{c['percentile']:g}"
         out = []
-        for label, at, target in (
-            ("TTFT", c["ttft_ms_at_percentile"], ttft),
-            ("TPOT", c["tpot_ms_at_percentile"], tpot),
-        ):
-            if at is not None and at > target:
-                out.append(f"{p} {label} {duration_text(at)} against {duration_text(target)}")
+        keys: tuple[tuple[str, AtPercentile, float | None], ...] = (
+            ("TTFT", "ttft_ms_at_percentile", ttft),
+            ("TPOT", "tpot_ms_at_percentile", tpot),
+            ("TBT", "max_tbt_ms_at_percentile", tbt),
+        )
+        for label, key, target in keys:
+            if target is not None and not within_target(c, key, target):
+                at = c[key]
+                said = "never (requests rejected or failed)" if at is None else duration_text(at)
+                out.append(f"{p} {label} {said} against {duration_text(target)}")
         if (short := shortfall_rps(self.slowed)) is not None:  # its percentiles only grow
             out = [sustain.latency(o, short) for o in out] + [f"unsustainable, short by {short:,.2g} req/s"]
         return ", ".join(out)
@@ -146,8 +156,7 @@ def run_margin(
     chip at the pessimistic edge of its throughput band."""
     slowdown = run_slowdowns(scenario, summary)
     slow = simulate(scenario, catalog, check_work=check_work, slowdown=slowdown).summary
-    targets = {c.name: (c.slo.ttft_ms, c.slo.tpot_ms) for c in scenario.workload.classes}
-    return RunMargin(slowdown=slowdown, modelled=summary.copy(), slowed=slow, targets=targets)
+    return RunMargin(slowdown=slowdown, modelled=summary.copy(), slowed=slow, targets=slo_targets(scenario))
 
 
 # --- a run's spread: the headline figures with chips slower and faster -------------------------
@@ -166,10 +175,6 @@ SPREAD_KEYS = (
 
 SHARES = ("slo_attainment",)
 """Spread figures that are shares of requests: they move in points, not in percent."""
-
-RERUN = "Margin for the model's error"
-"""Where a page's reader finds the run at the pessimistic edge (the section of Results and Compare);
-the CLI names its own margin lines instead."""
 
 
 def _figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
@@ -218,14 +223,15 @@ class RunSpread:
 
     def margin(self, scenario: Scenario) -> RunMargin:
         """The slower half as the run's margin (`run_margin`, without simulating again)."""
-        targets = {c.name: (c.slo.ttft_ms, c.slo.tpot_ms) for c in scenario.workload.classes}
-        return RunMargin(slowdown=self.slowdown, modelled=self.modelled, slowed=self.slower, targets=targets)
+        return RunMargin(
+            slowdown=self.slowdown, modelled=self.modelled, slowed=self.slower, targets=slo_targets(scenario)
+        )
 
     def band_notes(self, scenario: Scenario, attainment: float | None, rerun: str = RERUN) -> list[str]:
         """The lines beside the bands' caption (Results, Compare, `run --margin`): the bands left off
         and said (`confidence.cliff_notes`), then a steep SLO band's reason (`slow_edge_note`)."""
         steep = self.slow_edge_note(scenario, rerun)
-        return [*cliff_notes(self.moves(), attainment), *([steep] if steep else [])]
+        return [*cliff_notes(self.moves(), attainment, rerun), *([steep] if steep else [])]
 
     def slow_edge_note(self, scenario: Scenario, rerun: str = RERUN) -> str | None:
         """Why SLO attainment's band reaches far down (`STEEP_EDGE_PTS` or more, short of the

@@ -21,7 +21,7 @@ from engine.planning.sizing import (
 )
 from engine.serving.metrics import measured_mask
 from engine.serving.run import SimResult
-from engine.serving.summary import Summary
+from engine.serving.summary import Summary, within_target
 
 Rule = Literal["percentile", "attainment"]
 """What makes a run pass: every class at its SLO percentile, or a share of requests within their SLO."""
@@ -108,11 +108,8 @@ def class_verdicts(res: SimResult, rule: Rule, attainment: float) -> tuple[list[
         return ttft_ok, tpot_ok
     per = [(c.slo, s["classes"][c.name]) for c in classes]
     return (
-        [
-            v["ttft_ms_at_percentile"] is not None and v["ttft_ms_at_percentile"] <= slo.ttft_ms
-            for slo, v in per
-        ],
-        [v["tpot_ms_at_percentile"] is None or v["tpot_ms_at_percentile"] <= slo.tpot_ms for slo, v in per],
+        [within_target(v, "ttft_ms_at_percentile", slo.ttft_ms) for slo, v in per],
+        [within_target(v, "tpot_ms_at_percentile", slo.tpot_ms) for slo, v in per],
     )
 
 

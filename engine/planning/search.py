@@ -45,7 +45,7 @@ from engine.planning.sizing import (
 )
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult, simulate
-from engine.serving.summary import shortfall_rps
+from engine.serving.summary import shortfall_rps, unbounded, within_target
 from engine.serving.workload import Requests, generate
 
 Progress = Callable[[int, int, str], None]
@@ -122,14 +122,8 @@ def run_row(
         ttft_ok = ttft_share >= attainment - 1e-12
         tpot_ok = tpot_share >= attainment - 1e-12
     else:
-        ttft_ok = all(
-            c["ttft_ms_at_percentile"] is not None and c["ttft_ms_at_percentile"] <= slo.ttft_ms
-            for slo, c in specs
-        )
-        tpot_ok = all(
-            c["tpot_ms_at_percentile"] is None or c["tpot_ms_at_percentile"] <= slo.tpot_ms
-            for slo, c in specs
-        )
+        ttft_ok = all(within_target(c, "ttft_ms_at_percentile", slo.ttft_ms) for slo, c in specs)
+        tpot_ok = all(within_target(c, "tpot_ms_at_percentile", slo.tpot_ms) for slo, c in specs)
     chips = sum(p.count * p.chips_per_instance for p in res.scenario.deployment.pools)
     colo = shape.mode == "colocated"
     util = s["utilization"]
@@ -160,9 +154,7 @@ def run_row(
         "output_tokens_per_s_per_chip": out_tps / chips,
         # the output tokens of requests that met their SLO: a run that falls behind still completes
         # what was offered, and only this shows how little of it was worth serving
-        "goodput_tokens_per_s_per_chip": (
-            out_tps * s["goodput_rps"] / s["throughput_rps"] / chips if s["throughput_rps"] else 0.0
-        ),
+        "goodput_tokens_per_s_per_chip": s["goodput_output_tokens_per_s"] / chips,
         "tpot_ms_mean": tpot_mean,
         "tokens_per_s_per_user": 1e3 / tpot_mean if tpot_mean else math.nan,
         "ttft_ms_p90": s["latency_ms"]["ttft"]["p90"],
@@ -189,8 +181,10 @@ def at_slo(res: SimResult) -> dict[str, Any]:
     for an infinite one), ``slo_percentile`` the classes' percentile (the highest if they differ).
     """
     per: dict[str, dict[str, Any]] = {}
+    endless = False  # a class's TPOT at its percentile infinite: on requests that never completed
     for c in res.scenario.workload.classes:
         cs = res.summary["classes"][c.name]
+        endless |= unbounded(cs, "tpot_ms_at_percentile")
         per[c.name] = {
             "percentile": c.slo.percentile,
             "ttft_ms": cs["ttft_ms_at_percentile"],
@@ -201,7 +195,7 @@ def at_slo(res: SimResult) -> dict[str, Any]:
 
     def worst(key: str) -> float:
         vals = [v[key] for v in per.values()]
-        if key == "ttft_ms" and any(v is None for v in vals):
+        if (key == "ttft_ms" and any(v is None for v in vals)) or (key == "tpot_ms" and endless):
             return math.nan  # a request never served: infinitely late
         have = [float(v) for v in vals if v is not None]
         return max(have) if have else math.nan

@@ -408,6 +408,8 @@ def summary(
         "latency_ms": lat,
         "slo_attainment": met / n_win if n_win else 0.0,
         "goodput_rps": met / span,
+        "goodput_output_tokens_per_s": float(columns["output_tokens"][mask & columns["met_slo"]].sum())
+        / span,
         "throughput_rps": n_done / span,
         "throughput_tokens_per_s": {
             "input": float(columns["prompt_tokens"][done].sum()) / span,

@@ -212,6 +212,9 @@ _T975 = {
     20: 2.086,
     25: 2.060,
     30: 2.042,
+    40: 2.021,
+    60: 2.000,
+    120: 1.980,
 }
 
 
@@ -220,7 +223,7 @@ def t_quantile(dof: int) -> float:
     if dof <= 0:
         return math.nan
     keys = [k for k in _T975 if k <= dof]
-    return _T975[max(keys)] if dof <= 30 else 1.96
+    return _T975[max(keys)]  # the nearest tabled dof below: never narrower than the true interval
 
 
 def flatten(doc: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
@@ -235,10 +238,25 @@ def flatten(doc: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     return out
 
 
+def none_leaves(doc: Mapping[str, Any], prefix: str = "") -> set[str]:
+    """The ``a.b.c`` keys of a nested summary whose value is None (an infinite percentile, a figure
+    with nothing to measure)."""
+    out: set[str] = set()
+    for k, v in doc.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, dict):
+            out |= none_leaves(v, key)
+        elif v is None:
+            out.add(key)
+    return out
+
+
 def replicate(
     scenario: Scenario, n: int, catalog: Catalog | None = None, *, check_work: bool = True
 ) -> tuple[list[SimResult], dict[str, Any]]:
-    """Run `n` seeds (seed, seed+1, ...) and give each figure's mean and 95% interval."""
+    """Run `n` seeds (seed, seed+1, ...) and give each figure's mean and 95% interval. A figure that
+    is None in some seeds (a class's percentile that fell on rejected requests: infinite) has no
+    mean: its mean and interval are None, `n` counts the seeds with a value and `missing` the rest."""
     if not 1 <= n <= bounds.MAX_REPLICATIONS:
         raise ScenarioError(f"replications: must be from 1 to {bounds.MAX_REPLICATIONS} (got {n})")
     runs = [
@@ -246,10 +264,14 @@ def replicate(
         for i in range(n)
     ]
     flat = [flatten(r.summary) for r in runs]
+    missing = [none_leaves(r.summary) for r in runs]
     keys = sorted(set().union(*flat))
     stats: dict[str, Any] = {}
     for key in keys:
         vals = np.array([f[key] for f in flat if key in f and f[key] is not None and math.isfinite(f[key])])
+        if gone := sum(key in m for m in missing):
+            stats[key] = {"mean": None, "ci95_low": None, "ci95_high": None, "n": len(vals), "missing": gone}
+            continue
         if len(vals) == 0:
             continue
         mean = float(vals.mean())

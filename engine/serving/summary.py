@@ -343,6 +343,8 @@ class Summary(TypedDict):
     """Window requests that met their SLO / window requests (rejected and failed count as misses), 0-1."""
     goodput_rps: float
     """Requests that met their SLO per second of the window, req/s."""
+    goodput_output_tokens_per_s: float
+    """Output tokens of the requests that met their SLO per second of the window, tokens/s."""
     throughput_rps: float
     """Completed window requests per second of the window, req/s."""
     throughput_tokens_per_s: TokenRates
@@ -385,3 +387,27 @@ def shortfall_rps(summary: Mapping[str, Any]) -> float | None:
     Any summary-like document: a run's `Summary`, its ``to_json()``, a replications mean."""
     mark = summary.get("unsustainable")
     return float(mark["shortfall_rps"]) if mark else None
+
+
+AtPercentile = Literal["ttft_ms_at_percentile", "tpot_ms_at_percentile", "max_tbt_ms_at_percentile"]
+
+
+def unbounded(c: Mapping[str, Any], key: AtPercentile) -> bool:
+    """Whether a class's figure at its SLO percentile is infinite (None where some of its requests
+    did not complete, `within_target`) rather than a figure no request has."""
+    return c[key] is None and c["rejected"] + c["failed"] > 0
+
+
+def within_target(c: Mapping[str, Any], key: AtPercentile, target_ms: float) -> bool:
+    """Whether a class's figure at its SLO percentile (`ClassSummary`) is within `target_ms`.
+
+    None stands for two things there: an infinite figure (the percentile fell on requests rejected
+    or failed, which count as infinitely late) and no figure at all (no request of the class has
+    one: single-token answers have no TPOT). A class whose every request completed cannot have an
+    infinite one, and one with a request that did not has a figure at every percentile (that
+    request's infinity), so None is infinite, and missed, exactly where some request did not
+    complete; a TTFT is missed too where the class had no request."""
+    v = c[key]
+    if v is not None:
+        return float(v) <= target_ms
+    return key != "ttft_ms_at_percentile" and not unbounded(c, key)

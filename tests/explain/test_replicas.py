@@ -84,12 +84,27 @@ def test_figure_intervals_match_replicate() -> None:
     """The dashboard's intervals are the command line's (`engine.serving.run.replicate`)."""
     _, stats = replicate(_short(), 3)
     figures = figure_intervals([r.summary for r in _runs()])
-    assert set(stats) == set(figures)
+    assert {k for k, st in stats.items() if st["mean"] is not None} == set(figures)
     for key, st in stats.items():
         iv = figures[key]
         assert iv.n == st["n"] and iv.mean == pytest.approx(st["mean"]), key
         if math.isfinite(st["ci95_low"]):
             assert (iv.low, iv.high) == pytest.approx((st["ci95_low"], st["ci95_high"])), key
+
+
+def test_a_percentile_infinite_in_some_seeds_has_no_mean() -> None:
+    """A class whose SLO percentile falls on rejected requests in some seeds (infinite there) gets no
+    mean over the others, on the command line and on the dashboard; `missing` counts those seeds."""
+    sc = apply_overrides(
+        load_preset("enterprise-mixed"), {"duration_s": 120.0, "workload.arrival.rate_rps": 22.0}
+    )
+    runs, stats = replicate(sc, 4)
+    key = "classes.interactive.ttft_ms_at_percentile"
+    nones = sum(r.summary["classes"]["interactive"]["ttft_ms_at_percentile"] is None for r in runs)
+    assert 0 < nones < 4  # infinite in some seeds, finite in others
+    assert stats[key]["mean"] is None and stats[key]["missing"] == nones and stats[key]["n"] == 4 - nones
+    assert key not in figure_intervals([r.summary for r in runs])
+    assert stats["slo_attainment"]["mean"] is not None and stats["slo_attainment"]["n"] == 4
 
 
 def test_mean_summary_nests_the_means() -> None:

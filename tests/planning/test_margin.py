@@ -290,3 +290,71 @@ def test_a_comparison_is_checked_in_the_cases_its_chips_allow() -> None:
                                  for i, (f, b) in enumerate(rows)])  # fmt: skip
 
     assert Fixed(apart.a, apart.b).verdicts() == {"x": "B", "y": "B or same", "z": "depends", "w": "same"}
+
+
+def _class(**kw: Any) -> dict[str, Any]:
+    """A class's summary at its SLO percentile (p90) that misses nothing by default."""
+    base = {
+        "percentile": 90.0,
+        "ttft_ms_at_percentile": 100.0,
+        "tpot_ms_at_percentile": 20.0,
+        "max_tbt_ms_at_percentile": 500.0,
+        "rejected": 0,
+        "failed": 0,
+        "passes": True,
+    }
+    return {**base, **kw}
+
+
+def test_why_names_each_target_a_slowed_class_misses() -> None:
+    """The margin's reason names every target missed: the largest gap (TBT) where the class sets
+    one, and a figure that is infinite (its percentile on rejected requests) as never, not nothing."""
+    from engine.explain.margin import RunMargin
+
+    def why(
+        slowed: dict[str, Any], targets: tuple[float, float, float | None] = (2000.0, 30.0, 800.0)
+    ) -> str:
+        doc = {"classes": {"chat": slowed}, "unsustainable": None}
+        return RunMargin(slowdown={}, modelled=doc, slowed=doc, targets={"chat": targets}).why("chat")  # type: ignore[arg-type]
+
+    assert why(_class()) == ""
+    assert why(_class(max_tbt_ms_at_percentile=900.0)) == "p90 TBT 900 ms against 800 ms"
+    assert why(_class(max_tbt_ms_at_percentile=900.0), (2000.0, 30.0, None)) == ""  # no TBT target
+    rejected = _class(ttft_ms_at_percentile=None, tpot_ms_at_percentile=None, rejected=40)
+    assert why(rejected, (2000.0, 30.0, None)) == (
+        "p90 TTFT never (requests rejected or failed) against 2,000 ms, "
+        "p90 TPOT never (requests rejected or failed) against 30.0 ms"
+    )
+    # single-token answers have no TPOT at all: nothing missed
+    assert why(_class(tpot_ms_at_percentile=None)) == ""
+
+
+def test_a_class_whose_percentile_falls_on_rejected_requests_misses_both_phases() -> None:
+    """`within_target`: None at the percentile is infinite where requests did not complete (both
+    phases missed, so the planner's blame grows both pools), and no figure where all completed."""
+    from engine.serving.summary import within_target
+
+    rejected = _class(ttft_ms_at_percentile=None, tpot_ms_at_percentile=None, rejected=40)
+    assert not within_target(rejected, "ttft_ms_at_percentile", 2000.0)
+    assert not within_target(rejected, "tpot_ms_at_percentile", 30.0)
+    assert within_target(_class(tpot_ms_at_percentile=None), "tpot_ms_at_percentile", 30.0)
+    assert not within_target(_class(ttft_ms_at_percentile=None, requests=0), "ttft_ms_at_percentile", 2000.0)
+    assert not within_target(_class(tpot_ms_at_percentile=31.0), "tpot_ms_at_percentile", 30.0)
+    # a run that rejects a third of its requests: every class misses both phases at p90
+    from engine.planning.rules import class_verdicts
+
+    res = simulate(
+        io.apply_overrides(
+            io.load_preset("enterprise-mixed"), {"duration_s": 120.0, "workload.arrival.rate_rps": 30.0}
+        )
+    )
+    ttft_ok, tpot_ok = class_verdicts(res, "percentile", 0.9)
+    missed = [
+        c for c, v in res.summary["classes"].items() if v["tpot_ms_at_percentile"] is None and v["rejected"]
+    ]
+    assert missed and ttft_ok == tpot_ok == [False] * len(ttft_ok)
+    # and the planner's table shows both as infinitely late (NaN), not the finite classes' worst
+    from engine.planning.search import at_slo
+
+    worst = at_slo(res)
+    assert np.isnan(worst["ttft_ms_at_slo"]) and np.isnan(worst["tpot_ms_at_slo"])

@@ -24,6 +24,7 @@ TOP_LEVEL = [
     "latency_ms",
     "slo_attainment",
     "goodput_rps",
+    "goodput_output_tokens_per_s",
     "throughput_rps",
     "throughput_tokens_per_s",
     "classes",
@@ -113,7 +114,7 @@ def test_a_runs_summary_has_exactly_the_declared_keys(run: tuple[str, SimResult]
 def test_to_json_keeps_todays_top_level_keys(run: tuple[str, SimResult]) -> None:
     case, res = run
     extra = {"edge": ["edge", "way_in"], "way in": ["way_in"]}.get(case, [])
-    expected = TOP_LEVEL[:16] + extra + TOP_LEVEL[16:]
+    expected = TOP_LEVEL[:17] + extra + TOP_LEVEL[17:]
     assert list(res.to_json()) == expected
 
 
@@ -140,3 +141,14 @@ def test_metrics_doc_lists_every_field_as_summary_py_says() -> None:
     assert m.group(1) == summary_fields.markdown(), (
         "docs/metrics.md is stale: run `python tools/summary_fields.py` to regenerate its field list"
     )
+
+
+def test_goodput_output_tokens_are_those_of_the_requests_within_their_slo(run: tuple[str, SimResult]) -> None:
+    """The output tokens of the window's requests that met their SLO, per second of the window."""
+    _, res = run
+    t, s = res.requests, res.summary
+    lo = res.scenario.warmup_s
+    window = t[(t["arrival_s"] >= lo) & (t["arrival_s"] < lo + s["window_s"])] if "arrival_s" in t else t
+    met = window[window["met_slo"].astype(bool)]
+    assert s["goodput_output_tokens_per_s"] == pytest.approx(met["output_tokens"].sum() / s["window_s"])
+    assert len(met) / s["window_s"] == pytest.approx(s["goodput_rps"])  # the same requests goodput counts
