@@ -56,8 +56,12 @@ class ScalingLog:
     slots: dict[int, int] = field(default_factory=dict)
 
     def close(self, end_s: float) -> None:
-        """End every stretch still billed at `end_s` (the run's end)."""
-        self.billed = [(s, p, a, end_s if math.isnan(b) else b) for s, p, a, b in self.billed]
+        """End every stretch still billed at `end_s` (the run's end: its last request's), and cut what
+        the autoscalers did after it (their ticks outlive the traffic; none of that is billed)."""
+        self.billed = [
+            (s, p, a, end_s if math.isnan(b) else min(b, end_s)) for s, p, a, b in self.billed if a <= end_s
+        ]
+        self.events = [e for e in self.events if e[0] <= end_s]
 
 
 def slo_capacity_rps(srv: Server, prompt: float, output: float, ttft_s: float, tpot_s: float) -> float:

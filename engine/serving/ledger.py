@@ -138,6 +138,7 @@ class RequestLedger:
         self.arrival: list[float] = [nan] * n if self.closed else reqs.arrival_s.astype(float).tolist()
         self.issued = 0 if self.closed else n  # requests sent so far
         self.ended = 0  # requests closed so far
+        self.last_end_s = 0.0  # when the latest of them ended (the clock only moves forward)
         self.prefilled: list[int] = [0] * n
         self.context: list[int] = [0] * n
         self.first_token: list[float] = [nan] * n
@@ -185,6 +186,7 @@ class RequestLedger:
         self.reason[rid] = reason
         self.views[rid] = None  # policies see only live requests: a million ended ones' views cost 170 MB
         now = self.env.now
+        self.last_end_s = now
         if outcome == COMPLETED:
             self.completion[rid] = now
         for hook in self.on_end:

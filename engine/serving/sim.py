@@ -283,8 +283,13 @@ class Simulation(Host[Server]):
         finally:
             if collecting:
                 gc.enable()
+        # the run ends when its last request does: timers that outlive the traffic (an autoscaler's
+        # ticks, a fault still under way) bill nothing; a request left unfinished ends with the clock
+        settled = 0 < self.ledger.issued == self.ledger.ended
         self.close_unfinished()
         end_s = float(self.env.now) if math.isfinite(self.env.now) else 0.0
+        if settled:
+            end_s = min(end_s, self.ledger.last_end_s)
         if self.scaling is not None:
             self.scaling.log.close(end_s)
         n = self.ledger.issued

@@ -319,3 +319,28 @@ def test_random_autoscaled_runs_end_every_request_and_keep_their_bounds(
         assert all(1 <= _billed_at(log, pool, t) <= count for t in times)
     tl = res.summary["autoscale"]["timeline"]
     assert sum(tl["requests"]) == res.summary["requests"]["total"]
+
+
+def test_the_run_and_its_bill_end_with_the_last_request(day: tuple[SimResult, Records]) -> None:
+    """The autoscalers' ticks outlive the traffic; the run (`drain_end_s`) ends when its last request
+    does, and no stretch is billed, nor any scaling done, past it."""
+    res, rec = day
+    t = res.requests
+    last = float(np.nanmax(t["completion_s"]))
+    assert res.summary["drain_end_s"] == pytest.approx(last)
+    log = _log(rec)
+    assert max(b for _, _, _, b in log.billed) <= rec.end_s
+    assert all(time <= rec.end_s for time, *_ in log.events)
+
+
+def test_a_fault_that_outlives_the_traffic_bills_nothing_after_it() -> None:
+    """A fault still under way when the last request ends adds no time to the run, hence no bill."""
+    over = {"faults[0].at_s": 550.0, "faults[0].duration_s": 300.0}
+    res = result_of(*_run_records(io.apply_overrides(io.load_preset("failure-drill"), over)))
+    last = float(np.nanmax(res.requests["completion_s"]))
+    assert res.summary["drain_end_s"] == pytest.approx(last) and last < 700.0  # not the fault's 850 s
+
+
+def _run_records(s: Scenario) -> tuple[Any, Any, Records, float]:
+    rec, reqs = records(s)
+    return resolve(s), reqs, rec, 0.0
