@@ -446,7 +446,7 @@ def planner_page() -> None:
          "Goodput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
          "goodput tokens/s per chip", "plan_tput"),
     )  # fmt: skip
-    runs = passing_frontiers(p.runs)
+    runs = passing_frontiers(p.runs, objective)
     run = None
     for col, (x, y, flag, title, x_title, y_title, chart_key) in zip(st.columns(2), frontiers, strict=True):
         with col:

@@ -237,7 +237,7 @@ def _frontier_rows(p: Plan, flag: str, order: str) -> list[dict[str, Any]]:
     a failing run is no point of a trade-off anyone can deploy."""
     from engine.planning.frontier import passing_frontiers
 
-    runs = passing_frontiers(p.runs)
+    runs = passing_frontiers(p.runs, p.objective)
     if runs.empty or flag not in runs:
         return []
     return [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from engine.planning.objective import COLUMN
 from engine.planning.plan import pareto
 
 FRONTIERS: dict[str, tuple[str, str, bool, bool]] = {
@@ -29,12 +30,15 @@ def passing_frontier(runs: pd.DataFrame, x: str, y: str, *, maximize_x: bool, ma
     return flags
 
 
-def passing_frontiers(runs: pd.DataFrame) -> pd.DataFrame:
-    """A copy of a plan's runs whose frontier flags hold passing runs only (no runs: unchanged)."""
+def passing_frontiers(runs: pd.DataFrame, objective: str = "usd_per_hour") -> pd.DataFrame:
+    """A copy of a plan's runs whose frontier flags hold passing runs only (no runs: unchanged). The
+    cost frontier's x is the plan's `objective` (`objective.COLUMN`), as `plan.plan` draws it: a
+    power plan's frontier is power against goodput, not $/h."""
     out = runs.copy()
     if out.empty or "passes" not in out:
         return out
     for flag, (x, y, max_x, max_y) in FRONTIERS.items():
+        x = COLUMN[objective] if flag == "on_cost_frontier" else x
         if x in out and y in out:
             out[flag] = passing_frontier(out, x, y, maximize_x=max_x, maximize_y=max_y)
     return out

@@ -50,3 +50,20 @@ def test_no_passing_run_means_no_frontier() -> None:
 def test_no_runs_is_unchanged() -> None:
     empty = pd.DataFrame()
     assert passing_frontiers(empty).empty
+
+
+def test_the_cost_frontier_follows_the_objective() -> None:
+    """A power plan's frontier is power against goodput: two passing runs at the same $/h, one
+    drawing less power and one serving more, are both on it; on $/h only the one serving more."""
+    runs = pd.DataFrame(
+        {
+            "passes": [True, True],
+            "power_w": [2773.0, 2790.0],
+            "usd_per_hour": [12.80, 12.80],
+            "goodput_rps": [7.67, 8.13],
+            "tokens_per_s_per_user": [40.0, 40.0],
+            "goodput_tokens_per_s_per_chip": [100.0, 100.0],
+        }
+    )
+    assert passing_frontiers(runs, "power")["on_cost_frontier"].tolist() == [True, True]
+    assert passing_frontiers(runs)["on_cost_frontier"].tolist() == [False, True]
