@@ -271,32 +271,42 @@ def kv_transfer_s(
     return latency_s + tokens * kv_bytes_per_token / (link_gb_s * 1e9)
 
 
-def exposed_transfer_time(transfer_s: ArrayLike, prefill_s: ArrayLike, layers: int, overlap: bool) -> Any:
+def exposed_transfer_time(
+    transfer_s: ArrayLike, prefill_s: ArrayLike, layers: int, overlap: bool, latency_s: float = 0.0
+) -> Any:
     """Transfer time left on the critical path after the prefill ends.
 
     With layer-by-layer overlap, layer l's KV moves while layer l+1 computes: only the part of
-    the transfer that outlasts the prefill, or at least the last layer's share, remains.
+    the wire time (`transfer_s` less the link's `latency_s`) that outlasts the prefill, or at
+    least the last layer's share, remains, and the last layer's message still pays the latency.
     Floats stay floats (the simulator's hot path); arrays are handled element-wise.
     """
     if isinstance(transfer_s, SCALAR_TYPES) and isinstance(prefill_s, SCALAR_TYPES):
         if not overlap:
             return float(transfer_s)
-        return max(transfer_s - prefill_s * (layers - 1) / layers, transfer_s / layers)
+        wire = transfer_s - latency_s
+        return latency_s + max(wire - prefill_s * (layers - 1) / layers, wire / layers)
     tr = np.asarray(transfer_s, dtype=float)
     if not overlap:
         return tr
     pf = np.asarray(prefill_s, dtype=float)
-    return np.maximum(tr - pf * (layers - 1) / layers, tr / layers)
+    wire = tr - latency_s
+    return latency_s + np.maximum(wire - pf * (layers - 1) / layers, wire / layers)
 
 
-def exposed_transfer_s(transfer_s: float, prefill_s: float, layers: int, overlap: bool) -> float:
+def exposed_transfer_s(
+    transfer_s: float, prefill_s: float, layers: int, overlap: bool, latency_s: float = 0.0
+) -> float:
     """`exposed_transfer_time` of one transfer in floats, the same operations (typed: compiled, the
     simulator's hand-offs run it in C doubles, where the generic one took about 1,900 instructions)."""
     if not overlap:
         return transfer_s
-    hidden = transfer_s - prefill_s * (layers - 1) / layers
-    last = transfer_s / layers
-    return last if last > hidden else hidden  # `max(hidden, last)`: the first unless the second is greater
+    wire = transfer_s - latency_s
+    hidden = wire - prefill_s * (layers - 1) / layers
+    last = wire / layers
+    return latency_s + (
+        last if last > hidden else hidden
+    )  # `max(hidden, last)`: the first unless the second is greater
 
 
 @mypyc_attr(native_class=False)  # a value that is pickled and compared: a plain class when compiled

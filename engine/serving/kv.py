@@ -235,10 +235,9 @@ class KvLedger(ParkedHandoffs):
         now = self.env.now
         # (two-value max written out, as in `use_cache`)
         prefill_s = now - led.prefill_start[rid]
-        end, full = self.link.send(srv, tokens, now, 0.0 if prefill_s < 0.0 else prefill_s)
+        end, queued = self.link.send(srv, tokens, now, 0.0 if prefill_s < 0.0 else prefill_s)
         led.transfer[rid] = end - now
-        queued = end - now - full  # behind other transfers
-        led.transfer_wait[rid] = 0.0 if queued < 0.0 else queued
+        led.transfer_wait[rid] = queued  # behind other transfers (on the NIC or the shared fabric)
         self.env.after(end - now, self.transferred_call, srv, dst, rid, srv.generation, dst.generation)
         return True
 

@@ -63,20 +63,23 @@ class KvLink:
         return LINK_DOWN if self.down[pool] and (self.rejects[pool] or self.forever[pool]) else ""
 
     def send(self, srv: Server, tokens: float, now: float, prefill_s: float) -> tuple[float, float]:
-        """Send `tokens` of KV from `srv` now: (when the transfer ends, its unqueued duration).
+        """Send `tokens` of KV from `srv` now: (when the transfer ends, how long it waited for the
+        sender's NIC and the shared fabric).
 
         `prefill_s` is how long the prompt's prefill took (the part a layer-by-layer transfer can
-        hide behind). The sender's NIC is busy until the end.
+        hide behind). The sender's NIC is busy until the end. The wait is counted from when the
+        transfer would have started on a free link (`now` less its hidden part), so a transfer
+        whose hidden part the NIC's backlog ate waited for it too.
         """
         pool = srv.pool_index
         bw = (self.gb_s or self.own_gb_s[pool]) * self.factor[pool]
         if self.shared_bytes_s:  # no faster than the shared fabric either
             bw = min(bw, self.shared_bytes_s / 1e9)
         full = kv_transfer_s(srv.kv_bytes, tokens, bw, self.latency_s)
-        exposed = exposed_transfer_s(full, prefill_s, self.layers[pool], self.overlap)
+        exposed = exposed_transfer_s(full, prefill_s, self.layers[pool], self.overlap, self.latency_s)
         # (two-value max written out: the builtin parses its arguments as keywords on Python 3.11,
         # about 700 instructions a call, and this runs every hand-off)
-        start = now - (full - exposed)
+        ideal = start = now - (full - exposed)
         start = srv.nic_free_s if srv.nic_free_s > start else start
         if self.shared_bytes_s:
             # the fabric's capacity is spent in arrival order: each transfer uses its bytes' worth
@@ -86,4 +89,4 @@ class KvLink:
         end = start + full
         end = now if now > end else end
         srv.nic_free_s = end
-        return end, full
+        return end, start - ideal

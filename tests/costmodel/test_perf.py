@@ -140,6 +140,10 @@ def test_kv_transfer_time_and_overlap() -> None:
     assert float(exposed_transfer_time(t, prefill_s=1.0, layers=80, overlap=False)) == t
     hidden = float(exposed_transfer_time(t, prefill_s=1.0, layers=80, overlap=True))
     assert hidden == pytest.approx(t / 80)
+    # the link's latency is not wire time a layer-by-layer transfer can hide: the last layer pays it
+    late = float(kv_transfer_time(327_680, 4096, link_gb_s=50.0, latency_s=0.05))
+    exposed = float(exposed_transfer_time(late, prefill_s=1.0, layers=80, overlap=True, latency_s=0.05))
+    assert exposed == pytest.approx(0.05 + t / 80)
 
 
 @given(
@@ -163,8 +167,9 @@ def test_the_float_transfer_times_equal_the_generic_ones_bit_for_bit(
     """The simulator's hand-offs use the typed float functions (compiled: C doubles)."""
     full = kv_transfer_s(kv_bytes, tokens, link_gb_s, latency_s)
     assert full == kv_transfer_time(kv_bytes, tokens, link_gb_s, latency_s) and type(full) is float
-    exposed = exposed_transfer_s(full, prefill_s, layers, overlap)
-    assert exposed == exposed_transfer_time(full, prefill_s, layers, overlap) and type(exposed) is float
+    exposed = exposed_transfer_s(full, prefill_s, layers, overlap, latency_s)
+    assert exposed == exposed_transfer_time(full, prefill_s, layers, overlap, latency_s)
+    assert type(exposed) is float and exposed >= latency_s * (1 - 1e-12)
 
 
 @given(batch=st.integers(1, 512), ctx=st.integers(0, 200_000), steps=st.integers(0, 300))

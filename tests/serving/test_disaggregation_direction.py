@@ -118,3 +118,24 @@ def test_on_one_rack_disaggregation_trades_ttft_for_tpot_at_the_same_throughput(
     assert dis["latency_ms"]["ttft"]["p50"] > 1.2 * co["latency_ms"]["ttft"]["p50"]
     # the colocated pool's token gaps carry the prompts' stalls; the decode pool's do not
     assert dis["latency_ms"]["tbt"]["p99"] < 0.5 * co["latency_ms"]["tbt"]["p99"]
+
+
+def test_a_transfer_behind_another_on_the_nic_waits_for_it_with_overlap_on() -> None:
+    """Layer-by-layer overlap lets a transfer start before its prefill ends; one sent just after
+    another from the same instance waits for the NIC, and that wait is its `kv_wait_s` whole (it
+    had been counted less the part the overlap would have hidden: nothing, here)."""
+    from engine.scenario.resolve import resolve
+    from engine.serving.sim import Simulation
+    from engine.serving.workload import generate
+
+    over = {"deployment.link.bandwidth_gb_s": 10.0, "deployment.link.overlap": True, "duration_s": 60.0}
+    sc = io.apply_overrides(io.load_preset("chat-disaggregated"), over)
+    sim = Simulation(resolve(sc), generate(sc))
+    link, srv = sim.kv.link, next(s for s in sim.servers if s.role == "prefill")
+    end_a, wait_a = link.send(srv, 20_000.0, 10.0, 2.0)
+    end_b, wait_b = link.send(srv, 20_000.0, 10.01, 2.0)
+    whole = end_b - end_a  # B ran on the NIC right after A: its whole transfer, hidden part included
+    assert wait_a == 0.0 and whole > end_a - 10.0  # A ran unqueued, its hidden part before 10.0
+    # B would have started `whole - (end_a - 10.0)` before 10.01 on a free link, and started at end_a
+    assert wait_b == pytest.approx(whole - 0.01)
+    assert wait_b > end_a - 10.01  # more than the wait counted from its own hand-off
