@@ -19,7 +19,7 @@ index) and from the multi-turn session (session, block index); traces that carry
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from itertools import repeat, takewhile
 
 import numpy as np
@@ -31,7 +31,10 @@ HBM, HOST, POOLED = 0, 1, 2
 _SINK: deque[object] = deque(maxlen=0)
 _drain = _SINK.extend  # runs an iterator to its end in C, keeping nothing
 TIERS = ("hbm", "host", "pooled")
-_NOTHING: Mapping[int, None] = {}  # stands in for an absent tier
+_NOTHING: Mapping[Hashable, None] = {}  # stands in for an absent tier
+# A block is typed `Hashable` here, not `int`: compiled, an `int` is unboxed to a C integer and
+# boxed again as a new object for every dict operation, where a block should stay the one object
+# `RequestBlocks` made for it (a dict finds a key it holds by identity before comparing values).
 
 
 class LruBlocks:
@@ -48,7 +51,7 @@ class LruBlocks:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = max(0, int(capacity))
-        self.blocks: OrderedDict[int, None] = OrderedDict()
+        self.blocks: OrderedDict[Hashable, None] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -56,7 +59,7 @@ class LruBlocks:
     def __contains__(self, block: int) -> bool:
         return block in self.blocks
 
-    def touch(self, blocks: Sequence[int]) -> None:
+    def touch(self, blocks: Sequence[Hashable]) -> None:
         """Mark the blocks of a prompt this tier holds as just used (the others are ignored)."""
         od = self.blocks
         to_end = od.move_to_end
@@ -64,7 +67,7 @@ class LruBlocks:
             if b in od:
                 to_end(b)
 
-    def insert(self, blocks: Sequence[int]) -> int:
+    def insert(self, blocks: Sequence[Hashable]) -> int:
         """Add a prompt's blocks as just used; returns how many were evicted to make room."""
         od = self.blocks
         to_end = od.move_to_end
@@ -260,7 +263,7 @@ class RequestBlocks:
 
 
 def found_in(
-    blocks: Sequence[int], hbm: LruBlocks | None, host: LruBlocks | None, pooled: LruBlocks | None
+    blocks: Sequence[Hashable], hbm: LruBlocks | None, host: LruBlocks | None, pooled: LruBlocks | None
 ) -> tuple[int, int, int]:
     """`lookup` over an instance's three tiers (any may be absent): the simulator's case, one test
     a block and no lists."""
@@ -280,12 +283,12 @@ def found_in(
     return n_a, n_b, n_c
 
 
-def held_run(blocks: Sequence[int], tier: LruBlocks) -> int:
+def held_run(blocks: Sequence[Hashable], tier: LruBlocks) -> int:
     """Leading blocks one tier holds (`lookup` of that tier alone), counted in C."""
     return len(list(takewhile(tier.blocks.__contains__, blocks)))
 
 
-def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int]:
+def lookup(blocks: Sequence[Hashable], tiers: Sequence[LruBlocks | None]) -> list[int]:
     """Leading blocks found, per tier (the first tier holding each block serves it)."""
     found = [0] * len(tiers)
     live = [(t, tier) for t, tier in enumerate(tiers) if tier is not None and tier.blocks]
@@ -306,7 +309,7 @@ def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int
     return found
 
 
-def leading_run(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> int:
+def leading_run(blocks: Sequence[Hashable], tiers: Sequence[LruBlocks | None]) -> int:
     """Leading blocks held by any of the tiers, found by bisection: a routing estimate.
 
     Exact when what the tiers hold of a prompt is a prefix of it (its blocks age together, so
@@ -316,7 +319,7 @@ def leading_run(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> int
     return leading_run_in(blocks, [t.blocks for t in tiers if t is not None])
 
 
-def leading_run_in(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) -> int:
+def leading_run_in(blocks: Sequence[Hashable], maps: Sequence[Mapping[Hashable, None]]) -> int:
     """`leading_run` over the tiers' block maps themselves (the simulator keeps them at hand)."""
     if not blocks:
         return 0
@@ -333,7 +336,7 @@ def leading_run_in(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) ->
     return _run_in_many(blocks, live)
 
 
-def _run_in_two(blocks: Sequence[int], a: Mapping[int, None], c: Mapping[int, None]) -> int:
+def _run_in_two(blocks: Sequence[Hashable], a: Mapping[Hashable, None], c: Mapping[Hashable, None]) -> int:
     """The leading run held by `a` or `c` (`c` may be the empty map): end checks, then bisection."""
     n = len(blocks)
     b = blocks[0]
@@ -353,7 +356,7 @@ def _run_in_two(blocks: Sequence[int], a: Mapping[int, None], c: Mapping[int, No
     return lo
 
 
-def _run_in_many(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) -> int:
+def _run_in_many(blocks: Sequence[Hashable], maps: Sequence[Mapping[Hashable, None]]) -> int:
     """`_run_in_two` for three or more maps."""
     n = len(blocks)
     if not any(blocks[0] in m for m in maps):
