@@ -18,9 +18,8 @@ index) and from the multi-turn session (session, block index); traces that carry
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
 from collections.abc import Hashable, Mapping, Sequence
-from itertools import repeat, takewhile
+from itertools import takewhile
 
 import numpy as np
 
@@ -28,10 +27,9 @@ from engine.serving.workload import Requests
 
 HBM, HOST, POOLED = 0, 1, 2
 
-_SINK: deque[object] = deque(maxlen=0)
-_drain = _SINK.extend  # runs an iterator to its end in C, keeping nothing
 TIERS = ("hbm", "host", "pooled")
-_NOTHING: Mapping[Hashable, None] = {}  # stands in for an absent tier
+_SLACK = 1024  # live entries a tier's log may hold past four times its blocks before it is compacted
+_NOTHING: Mapping[Hashable, int] = {}  # stands in for an absent tier
 # A block is typed `Hashable` here, not `int`: compiled, an `int` is unboxed to a C integer and
 # boxed again as a new object for every dict operation, where a block should stay the one object
 # `RequestBlocks` made for it (a dict finds a key it holds by identity before comparing values).
@@ -45,13 +43,22 @@ class LruBlocks:
     what stays is still a usable prefix. vLLM frees a finished request's blocks in that order
     for that reason (deeper blocks are evicted first); with head-first order the head went
     first and the blocks left behind could never be hit again.
+
+    The recency order is a log of uses rather than a linked list: every use of a block appends it
+    to `_log`, and `blocks` counts each held block's entries in the log. A block's last entry is
+    its place in the order, so eviction reads the log from its oldest entry, skipping (and
+    uncounting) entries a later use superseded, and evicts a block at its last entry: the least
+    recently used first, exactly as an `OrderedDict` moved to its end at every use would. A use
+    costs a dict update and an append, against the `OrderedDict`'s node lookups and relinking.
     """
 
-    __slots__ = ("blocks", "capacity")
+    __slots__ = ("_head", "_log", "blocks", "capacity")
 
     def __init__(self, capacity: int) -> None:
         self.capacity = max(0, int(capacity))
-        self.blocks: OrderedDict[Hashable, None] = OrderedDict()
+        self.blocks: dict[Hashable, int] = {}  # block -> its entries in the log from `_head` on
+        self._log: list[Hashable] = []  # every use, oldest first; entries before `_head` are spent
+        self._head = 0
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -61,38 +68,78 @@ class LruBlocks:
 
     def touch(self, blocks: Sequence[Hashable]) -> None:
         """Mark the blocks of a prompt this tier holds as just used (the others are ignored)."""
-        od = self.blocks
-        to_end = od.move_to_end
+        held, log = self.blocks, self._log
         for b in reversed(blocks):
-            if b in od:
-                to_end(b)
+            n = held.get(b, 0)
+            if n:
+                held[b] = n + 1
+                log.append(b)
+        if len(log) - self._head > 4 * len(held) + _SLACK:
+            self._compact()
 
     def insert(self, blocks: Sequence[Hashable]) -> int:
         """Add a prompt's blocks as just used; returns how many were evicted to make room."""
-        od = self.blocks
-        to_end = od.move_to_end
+        held, log = self.blocks, self._log
         for b in reversed(blocks):
-            if b in od:
-                to_end(b)
-            else:
-                od[b] = None
-        return self.shrink(self.capacity) if len(od) > self.capacity else 0
+            held[b] = held.get(b, 0) + 1
+        log.extend(blocks[::-1])  # (a list: extended in one copy, where an iterator goes item by item)
+        evicted = self.shrink(self.capacity) if len(held) > self.capacity else 0
+        if len(self._log) - self._head > 4 * len(held) + _SLACK:
+            self._compact()
+        return evicted
 
     def shrink(self, capacity: int) -> int:
         """Evict least recently used blocks until at most `capacity` remain."""
-        od = self.blocks
-        excess = len(od) - (0 if capacity < 0 else capacity)  # max(capacity, 0), without the builtin's cost
+        held = self.blocks
+        excess = len(held) - (0 if capacity < 0 else capacity)  # max(capacity, 0), without the builtin's cost
         if excess <= 0:
             return 0
-        if excess >= len(od):
-            od.clear()
+        if excess >= len(held):
+            self.clear()
             return excess
-        _drain(map(od.popitem, repeat(False, excess)))  # the oldest first
+        log, at, left = self._log, self._head, excess
+        while left:
+            b = log[at]
+            at += 1
+            n = held[b]
+            if n == 1:  # its last use: the least recent of the blocks held
+                del held[b]
+                left -= 1
+            else:
+                held[b] = n - 1
+        if at > len(log) >> 1:  # drop the spent entries once they are half the log
+            del log[:at]
+            at = 0
+        self._head = at
         return excess
+
+    def _compact(self) -> None:
+        """Keep only each block's last entry (a tier that uses blocks again without evicting)."""
+        held, kept = self.blocks, []
+        for b in self._log[self._head :]:
+            n = held[b]
+            if n == 1:
+                kept.append(b)
+            else:
+                held[b] = n - 1
+        self._log, self._head = kept, 0
+
+    def oldest_first(self) -> list[Hashable]:
+        """The blocks held, the least recently used first."""
+        order = []
+        seen: set[Hashable] = set()
+        for b in reversed(self._log[self._head :]):
+            if b not in seen:
+                seen.add(b)
+                order.append(b)
+        order.reverse()
+        return order
 
     def clear(self) -> None:
         """Forget everything (an instance that failed)."""
         self.blocks.clear()
+        self._log.clear()
+        self._head = 0
 
 
 _TAG_SHIFT = 61
@@ -319,7 +366,7 @@ def leading_run(blocks: Sequence[Hashable], tiers: Sequence[LruBlocks | None]) -
     return leading_run_in(blocks, [t.blocks for t in tiers if t is not None])
 
 
-def leading_run_in(blocks: Sequence[Hashable], maps: Sequence[Mapping[Hashable, None]]) -> int:
+def leading_run_in(blocks: Sequence[Hashable], maps: Sequence[Mapping[Hashable, int]]) -> int:
     """`leading_run` over the tiers' block maps themselves (the simulator keeps them at hand)."""
     if not blocks:
         return 0
@@ -336,7 +383,7 @@ def leading_run_in(blocks: Sequence[Hashable], maps: Sequence[Mapping[Hashable, 
     return _run_in_many(blocks, live)
 
 
-def _run_in_two(blocks: Sequence[Hashable], a: Mapping[Hashable, None], c: Mapping[Hashable, None]) -> int:
+def _run_in_two(blocks: Sequence[Hashable], a: Mapping[Hashable, int], c: Mapping[Hashable, int]) -> int:
     """The leading run held by `a` or `c` (`c` may be the empty map): end checks, then bisection."""
     n = len(blocks)
     b = blocks[0]
@@ -356,7 +403,7 @@ def _run_in_two(blocks: Sequence[Hashable], a: Mapping[Hashable, None], c: Mappi
     return lo
 
 
-def _run_in_many(blocks: Sequence[Hashable], maps: Sequence[Mapping[Hashable, None]]) -> int:
+def _run_in_many(blocks: Sequence[Hashable], maps: Sequence[Mapping[Hashable, int]]) -> int:
     """`_run_in_two` for three or more maps."""
     n = len(blocks)
     if not any(blocks[0] in m for m in maps):
