@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from itertools import takewhile
+from typing import Any
 
 import numpy as np
 
@@ -232,7 +233,9 @@ class RequestBlocks:
         self._prompt: list[list[int] | None] = []
         self._full: list[list[int] | None] = []
         self._chains: dict[int, list[int]] = {}  # first id of a group's or session's blocks -> its ids
-        self._interned: dict[int, int] = {}  # a trace's hash -> the one object for it
+        # a trace's hash -> the one object for it (the values typed Any: compiled, an `int` would be
+        # unboxed and boxed again as a new object, the identity this dict is for lost)
+        self._interned: dict[int, Any] = {}
 
     def _load(self) -> None:
         """Read the per-request inputs into Python lists (once, at the first block asked for)."""
@@ -264,8 +267,8 @@ class RequestBlocks:
         if self.offsets is not None and self.hashes is not None:
             start = self.offsets[rid]
             stop = min(self.offsets[rid + 1], start + self.prompt[rid] // bt)
-            hashes = self.hashes[start:stop].tolist()
-            return list(map(self._interned.setdefault, hashes, hashes))  # prompt blocks only
+            interned = self._interned
+            return [interned.setdefault(h, h) for h in self.hashes[start:stop].tolist()]  # prompt blocks only
         n = tokens // bt
         p = min(self.prefix[rid] // bt, n)
         g, s = _first_ids(self.groups[rid], self.sessions[rid])
