@@ -70,7 +70,7 @@ class LruBlocks:
     def touch(self, blocks: Sequence[Hashable]) -> None:
         """Mark the blocks of a prompt this tier holds as just used (the others are ignored)."""
         held, log = self.blocks, self._log
-        for b in reversed(blocks):
+        for b in blocks[::-1]:  # (a slice, not `reversed`: compiled, a builtin is found by name at each call)
             n = held.get(b, 0)
             if n:
                 held[b] = n + 1
@@ -81,9 +81,10 @@ class LruBlocks:
     def insert(self, blocks: Sequence[Hashable]) -> int:
         """Add a prompt's blocks as just used; returns how many were evicted to make room."""
         held, log = self.blocks, self._log
-        for b in reversed(blocks):
+        newest = blocks[::-1]
+        for b in newest:
             held[b] = held.get(b, 0) + 1
-        log.extend(blocks[::-1])  # (a list: extended in one copy, where an iterator goes item by item)
+        log.extend(newest)
         evicted = self.shrink(self.capacity) if len(held) > self.capacity else 0
         if len(self._log) - self._head > 4 * len(held) + _SLACK:
             self._compact()
