@@ -64,7 +64,7 @@ class LruBlocks:
     def __len__(self) -> int:
         return len(self.blocks)
 
-    def __contains__(self, block: int) -> bool:
+    def __contains__(self, block: Hashable) -> bool:
         return block in self.blocks
 
     def touch(self, blocks: Sequence[Hashable]) -> None:
