@@ -18,9 +18,9 @@ index) and from the multi-turn session (session, block index); traces that carry
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
-from collections.abc import Mapping, Sequence
-from itertools import repeat, takewhile
+from collections.abc import Hashable, Mapping, Sequence
+from itertools import takewhile
+from typing import Any
 
 import numpy as np
 
@@ -28,10 +28,12 @@ from engine.serving.workload import Requests
 
 HBM, HOST, POOLED = 0, 1, 2
 
-_SINK: deque[object] = deque(maxlen=0)
-_drain = _SINK.extend  # runs an iterator to its end in C, keeping nothing
 TIERS = ("hbm", "host", "pooled")
-_NOTHING: Mapping[int, None] = {}  # stands in for an absent tier
+_SLACK = 1024  # live entries a tier's log may hold past four times its blocks before it is compacted
+_NOTHING: Mapping[Hashable, int] = {}  # stands in for an absent tier
+# A block is typed `Hashable` here, not `int`: compiled, an `int` is unboxed to a C integer and
+# boxed again as a new object for every dict operation, where a block should stay the one object
+# `RequestBlocks` made for it (a dict finds a key it holds by identity before comparing values).
 
 
 class LruBlocks:
@@ -42,54 +44,104 @@ class LruBlocks:
     what stays is still a usable prefix. vLLM frees a finished request's blocks in that order
     for that reason (deeper blocks are evicted first); with head-first order the head went
     first and the blocks left behind could never be hit again.
+
+    The recency order is a log of uses rather than a linked list: every use of a block appends it
+    to `_log`, and `blocks` counts each held block's entries in the log. A block's last entry is
+    its place in the order, so eviction reads the log from its oldest entry, skipping (and
+    uncounting) entries a later use superseded, and evicts a block at its last entry: the least
+    recently used first, exactly as an `OrderedDict` moved to its end at every use would. A use
+    costs a dict update and an append, against the `OrderedDict`'s node lookups and relinking.
     """
 
-    __slots__ = ("blocks", "capacity")
+    __slots__ = ("_head", "_log", "blocks", "capacity")
 
     def __init__(self, capacity: int) -> None:
         self.capacity = max(0, int(capacity))
-        self.blocks: OrderedDict[int, None] = OrderedDict()
+        self.blocks: dict[Hashable, int] = {}  # block -> its entries in the log from `_head` on
+        self._log: list[Hashable] = []  # every use, oldest first; entries before `_head` are spent
+        self._head = 0
 
     def __len__(self) -> int:
         return len(self.blocks)
 
-    def __contains__(self, block: int) -> bool:
+    def __contains__(self, block: Hashable) -> bool:
         return block in self.blocks
 
-    def touch(self, blocks: Sequence[int]) -> None:
+    def touch(self, blocks: Sequence[Hashable]) -> None:
         """Mark the blocks of a prompt this tier holds as just used (the others are ignored)."""
-        od = self.blocks
-        to_end = od.move_to_end
-        for b in reversed(blocks):
-            if b in od:
-                to_end(b)
+        held, log = self.blocks, self._log
+        for b in blocks[::-1]:  # (a slice, not `reversed`: compiled, a builtin is found by name at each call)
+            n = held.get(b, 0)
+            if n:
+                held[b] = n + 1
+                log.append(b)
+        if len(log) - self._head > 4 * len(held) + _SLACK:
+            self._compact()
 
-    def insert(self, blocks: Sequence[int]) -> int:
+    def insert(self, blocks: Sequence[Hashable]) -> int:
         """Add a prompt's blocks as just used; returns how many were evicted to make room."""
-        od = self.blocks
-        to_end = od.move_to_end
-        for b in reversed(blocks):
-            if b in od:
-                to_end(b)
-            else:
-                od[b] = None
-        return self.shrink(self.capacity) if len(od) > self.capacity else 0
+        held, log = self.blocks, self._log
+        newest = blocks[::-1]
+        for b in newest:
+            held[b] = held.get(b, 0) + 1
+        log.extend(newest)
+        evicted = self.shrink(self.capacity) if len(held) > self.capacity else 0
+        if len(self._log) - self._head > 4 * len(held) + _SLACK:
+            self._compact()
+        return evicted
 
     def shrink(self, capacity: int) -> int:
         """Evict least recently used blocks until at most `capacity` remain."""
-        od = self.blocks
-        excess = len(od) - (0 if capacity < 0 else capacity)  # max(capacity, 0), without the builtin's cost
+        held = self.blocks
+        excess = len(held) - (0 if capacity < 0 else capacity)  # max(capacity, 0), without the builtin's cost
         if excess <= 0:
             return 0
-        if excess >= len(od):
-            od.clear()
+        if excess >= len(held):
+            self.clear()
             return excess
-        _drain(map(od.popitem, repeat(False, excess)))  # the oldest first
+        log, at, left = self._log, self._head, excess
+        while left:
+            b = log[at]
+            at += 1
+            n = held[b]
+            if n == 1:  # its last use: the least recent of the blocks held
+                del held[b]
+                left -= 1
+            else:
+                held[b] = n - 1
+        if at > len(log) >> 1:  # drop the spent entries once they are half the log
+            del log[:at]
+            at = 0
+        self._head = at
         return excess
+
+    def _compact(self) -> None:
+        """Keep only each block's last entry (a tier that uses blocks again without evicting)."""
+        held, kept = self.blocks, []
+        for b in self._log[self._head :]:
+            n = held[b]
+            if n == 1:
+                kept.append(b)
+            else:
+                held[b] = n - 1
+        self._log, self._head = kept, 0
+
+    def oldest_first(self) -> list[Hashable]:
+        """The blocks held, the least recently used first."""
+        order = []
+        seen: set[Hashable] = set()
+        for b in reversed(self._log[self._head :]):
+            if b not in seen:
+                seen.add(b)
+                order.append(b)
+        order.reverse()
+        return order
 
     def clear(self) -> None:
         """Forget everything (an instance that failed)."""
         self.blocks.clear()
+        self._log.clear()
+        self._head = 0
 
 
 _TAG_SHIFT = 61
@@ -182,7 +234,9 @@ class RequestBlocks:
         self._prompt: list[list[int] | None] = []
         self._full: list[list[int] | None] = []
         self._chains: dict[int, list[int]] = {}  # first id of a group's or session's blocks -> its ids
-        self._interned: dict[int, int] = {}  # a trace's hash -> the one object for it
+        # a trace's hash -> the one object for it (the values typed Any: compiled, an `int` would be
+        # unboxed and boxed again as a new object, the identity this dict is for lost)
+        self._interned: dict[int, Any] = {}
 
     def _load(self) -> None:
         """Read the per-request inputs into Python lists (once, at the first block asked for)."""
@@ -214,8 +268,8 @@ class RequestBlocks:
         if self.offsets is not None and self.hashes is not None:
             start = self.offsets[rid]
             stop = min(self.offsets[rid + 1], start + self.prompt[rid] // bt)
-            hashes = self.hashes[start:stop].tolist()
-            return list(map(self._interned.setdefault, hashes, hashes))  # prompt blocks only
+            interned = self._interned
+            return [interned.setdefault(h, h) for h in self.hashes[start:stop].tolist()]  # prompt blocks only
         n = tokens // bt
         p = min(self.prefix[rid] // bt, n)
         g, s = _first_ids(self.groups[rid], self.sessions[rid])
@@ -260,7 +314,7 @@ class RequestBlocks:
 
 
 def found_in(
-    blocks: Sequence[int], hbm: LruBlocks | None, host: LruBlocks | None, pooled: LruBlocks | None
+    blocks: Sequence[Hashable], hbm: LruBlocks | None, host: LruBlocks | None, pooled: LruBlocks | None
 ) -> tuple[int, int, int]:
     """`lookup` over an instance's three tiers (any may be absent): the simulator's case, one test
     a block and no lists."""
@@ -280,12 +334,12 @@ def found_in(
     return n_a, n_b, n_c
 
 
-def held_run(blocks: Sequence[int], tier: LruBlocks) -> int:
+def held_run(blocks: Sequence[Hashable], tier: LruBlocks) -> int:
     """Leading blocks one tier holds (`lookup` of that tier alone), counted in C."""
     return len(list(takewhile(tier.blocks.__contains__, blocks)))
 
 
-def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int]:
+def lookup(blocks: Sequence[Hashable], tiers: Sequence[LruBlocks | None]) -> list[int]:
     """Leading blocks found, per tier (the first tier holding each block serves it)."""
     found = [0] * len(tiers)
     live = [(t, tier) for t, tier in enumerate(tiers) if tier is not None and tier.blocks]
@@ -306,7 +360,7 @@ def lookup(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> list[int
     return found
 
 
-def leading_run(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> int:
+def leading_run(blocks: Sequence[Hashable], tiers: Sequence[LruBlocks | None]) -> int:
     """Leading blocks held by any of the tiers, found by bisection: a routing estimate.
 
     Exact when what the tiers hold of a prompt is a prefix of it (its blocks age together, so
@@ -316,7 +370,7 @@ def leading_run(blocks: Sequence[int], tiers: Sequence[LruBlocks | None]) -> int
     return leading_run_in(blocks, [t.blocks for t in tiers if t is not None])
 
 
-def leading_run_in(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) -> int:
+def leading_run_in(blocks: Sequence[Hashable], maps: Sequence[Mapping[Hashable, int]]) -> int:
     """`leading_run` over the tiers' block maps themselves (the simulator keeps them at hand)."""
     if not blocks:
         return 0
@@ -333,7 +387,7 @@ def leading_run_in(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) ->
     return _run_in_many(blocks, live)
 
 
-def _run_in_two(blocks: Sequence[int], a: Mapping[int, None], c: Mapping[int, None]) -> int:
+def _run_in_two(blocks: Sequence[Hashable], a: Mapping[Hashable, int], c: Mapping[Hashable, int]) -> int:
     """The leading run held by `a` or `c` (`c` may be the empty map): end checks, then bisection."""
     n = len(blocks)
     b = blocks[0]
@@ -353,7 +407,7 @@ def _run_in_two(blocks: Sequence[int], a: Mapping[int, None], c: Mapping[int, No
     return lo
 
 
-def _run_in_many(blocks: Sequence[int], maps: Sequence[Mapping[int, None]]) -> int:
+def _run_in_many(blocks: Sequence[Hashable], maps: Sequence[Mapping[Hashable, int]]) -> int:
     """`_run_in_two` for three or more maps."""
     n = len(blocks)
     if not any(blocks[0] in m for m in maps):

@@ -55,7 +55,7 @@ default preset at 1,000,000 requests and a day of 864,000 peak at 0.84 and 0.81 
 BYTES_PER_BLOCK_ID = 48.0
 """A block id (a Python int) and its slot in its session's or prefix group's chain."""
 BYTES_PER_TIER_ENTRY = 100.0
-"""One block held by one cache tier (an OrderedDict entry)."""
+"""One block held by one cache tier (its dict entry and its entries in the tier's log of uses, `cache.LruBlocks`)."""
 BYTES_PER_LIST_SLOT = 8.0
 """One block of a live request's block list."""
 

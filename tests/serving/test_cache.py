@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -45,6 +47,75 @@ def test_under_pressure_a_prompt_keeps_its_head() -> None:
     c.insert([1, 2, 3, 4, 5])  # two blocks too many: the tail goes, a usable prefix stays
     assert set(c.blocks) == {1, 2, 3}
     assert lookup([1, 2, 3, 4, 5], (c,)) == [3]
+
+
+class _OrderedLru:
+    """The tiers' LRU as it was, on an `OrderedDict` moved to its end at every use: the model."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity, self.blocks = capacity, OrderedDict[int, None]()
+
+    def touch(self, blocks: list[int]) -> None:
+        for b in reversed(blocks):
+            if b in self.blocks:
+                self.blocks.move_to_end(b)
+
+    def insert(self, blocks: list[int]) -> int:
+        for b in reversed(blocks):
+            self.blocks[b] = None
+            self.blocks.move_to_end(b)
+        return self.shrink(self.capacity)
+
+    def shrink(self, capacity: int) -> int:
+        excess = max(0, len(self.blocks) - max(capacity, 0))
+        for _ in range(excess):
+            self.blocks.popitem(last=False)
+        return excess
+
+
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["insert", "touch", "shrink", "clear", "capacity"]),
+        st.lists(st.integers(0, 30), max_size=12, unique=True),
+        st.integers(-2, 25),
+    ),
+    max_size=60,
+)
+
+
+@given(st.integers(0, 20), _OPS)
+def test_the_tiers_evict_as_an_ordered_dict_would(
+    capacity: int, ops: list[tuple[str, list[int], int]]
+) -> None:
+    """The log of uses evicts the blocks an `OrderedDict` moved to its end at every use would, in
+    the same order, and counts them the same."""
+    tier, model = LruBlocks(capacity), _OrderedLru(capacity)
+    for op, blocks, n in ops:
+        if op == "insert":
+            assert tier.insert(blocks) == model.insert(blocks)
+        elif op == "touch":
+            tier.touch(blocks)
+            model.touch(blocks)
+        elif op == "shrink":
+            assert tier.shrink(n) == model.shrink(n)
+        elif op == "clear":
+            tier.clear()
+            model.blocks.clear()
+        else:
+            tier.capacity = model.capacity = max(n, 0)
+        assert tier.oldest_first() == list(model.blocks) and len(tier) == len(model.blocks)
+
+
+def test_a_tier_that_never_evicts_keeps_its_log_short() -> None:
+    tier, model = LruBlocks(100), _OrderedLru(100)
+    for i in range(5_000):
+        blocks = [i % 7, 7 + i % 50, 60 + i % 3]
+        tier.insert(blocks)
+        model.insert(blocks)
+        tier.touch(blocks[:1])
+        model.touch(blocks[:1])
+    assert tier.oldest_first() == list(model.blocks)
+    assert len(tier._log) <= 4 * len(tier) + 1024 + 3
 
 
 def test_lookup_is_a_contiguous_prefix_across_tiers() -> None:
