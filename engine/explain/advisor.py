@@ -373,6 +373,18 @@ def _tpot_margin(result: SimResult) -> float:
     return max(ratios) if ratios else math.inf
 
 
+def _link_fix(result: SimResult, done: Any) -> str:
+    """What would shorten a long KV transfer: overlap where it is off; where it is on, a faster link,
+    and how much of the transfer is waiting behind others on the sender's NIC."""
+    if not result.scenario.deployment.link.overlap:
+        return "; a faster link or layer-wise overlap would help."
+    waited = float(done["kv_wait_s"].sum()) / max(float(done["kv_transfer_s"].sum()), 1e-12)
+    queued = (
+        f", {waited:.0%} of it waiting behind other transfers on the sending NIC" if waited >= 0.1 else ""
+    )
+    return f"; layer-wise overlap is on{queued}: a faster link would help."
+
+
 def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
     out: list[Finding] = []
     r = result.requests
@@ -387,8 +399,7 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
                 "warning" if share >= 0.2 else "info",
                 "kv_transfer",
                 f"KV transfer takes {share:.0%} of TTFT (mean {done['kv_transfer_s'].mean() * 1e3:,.1f} ms "
-                "per request)"
-                + ("; a faster link or layer-wise overlap would help." if share >= 0.2 else "."),
+                "per request)" + (_link_fix(result, done) if share >= 0.2 else "."),
                 {
                     "kv_transfer_share_of_ttft": share,
                     "kv_transfer_ms_mean": float(done["kv_transfer_s"].mean() * 1e3),

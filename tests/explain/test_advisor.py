@@ -262,3 +262,20 @@ def test_the_users_network_trip_is_not_read_as_queueing() -> None:
     # the same requests and a trip ten times as long: still not queueing
     far = simulate(apply_overrides(sc, {"network.user_rtt_ms": 460.0}))
     assert not [f for f in findings(far) if f.topic == "queueing"]
+
+
+def test_a_long_kv_transfer_is_blamed_on_what_is_not_already_done() -> None:
+    """Overlap is suggested only where it is off; with it on, the finding says how much of the
+    transfer waits behind others on the sending NIC, and asks for a faster link."""
+    def kv_line(**over: Any) -> str:
+        sc = (
+            io.apply_overrides(io.load_preset("kv-link-fault"), over)
+            if over
+            else io.load_preset("kv-link-fault")
+        )
+        return next(f.text for f in advise(simulate(sc)).findings if f.topic == "kv_transfer")
+
+    on = kv_line()
+    assert "overlap is on" in on and "waiting behind other transfers on the sending NIC" in on
+    assert "or layer-wise overlap" not in on
+    assert "a faster link or layer-wise overlap would help" in kv_line(**{"deployment.link.overlap": False})
