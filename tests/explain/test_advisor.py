@@ -267,6 +267,7 @@ def test_the_users_network_trip_is_not_read_as_queueing() -> None:
 def test_a_long_kv_transfer_is_blamed_on_what_is_not_already_done() -> None:
     """Overlap is suggested only where it is off; with it on, the finding says how much of the
     transfer waits behind others on the sending NIC, and asks for a faster link."""
+
     def kv_line(**over: Any) -> str:
         sc = (
             io.apply_overrides(io.load_preset("kv-link-fault"), over)
