@@ -347,8 +347,13 @@ class Server(BatchFormation, Outage):
                 self._admit_incoming()
             chunks = self._schedule_prefill() if role != "decode" else _NO_CHUNKS
             decodes = len(self.running) if role != "prefill" and (sim.mix or not chunks) else 0
-            if decodes and sim.preempt and not self._make_room():
-                continue  # memory was freed by preemption: form the batch again
+            if decodes and sim.preempt:
+                held = self.kv_reserved
+                if not self._make_room():
+                    if sim.swap:  # the victims' KV is copied out over PCIe before the next step runs
+                        self._stall(sim.swap_time(self, held - self.kv_reserved))
+                        return
+                    continue  # memory was freed by preemption: form the batch again
             break
         if not chunks and not decodes:
             return  # idle until notified
@@ -357,6 +362,18 @@ class Server(BatchFormation, Outage):
             self._start_iteration(chunks, decodes)
         else:
             self._start_jump()
+
+    def _stall(self, seconds: float) -> None:
+        """Hold the batch while preempted requests' KV is swapped out (vLLM copies the blocks out
+        before the step that needed their room runs), then form it again."""
+        self.busy = True
+        self.sim.env.after(seconds, self._stalled, self.token)
+
+    def _stalled(self, token: int) -> None:
+        if token != self.token:
+            return  # a fault reset the instance meanwhile
+        self.busy = False
+        self.kick()
 
     def _kick_cb(self, token: int) -> None:
         self.kick_pending = False

@@ -354,3 +354,32 @@ def test_every_request_ends_exactly_once_in_random_scenarios(s: Scenario) -> Non
     res, rec = run(s)
     served_where_it_fits(res, rec)
     assert UNFINISHED not in set(res.requests["reason"]), "the end-of-run safety net was needed"
+
+
+@pytest.mark.pure  # patches what compiled code calls directly (tests/conftest.py)
+def test_a_swap_out_holds_the_batch_for_its_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Preempted by swap, the victims' KV is copied out over PCIe before the step that needed its
+    room: the instance runs nothing for that copy's time (swap_time of the tokens it freed)."""
+    stalls: list[tuple[int, float, float]] = []
+    stall = Server._stall
+
+    def spy(self: Any, seconds: float) -> None:
+        stalls.append((self.idx, self.sim.env.now, seconds))
+        stall(self, seconds)
+
+    monkeypatch.setattr(Server, "_stall", spy)
+    over = {
+        "duration_s": 60.0,
+        "scheduler.preemption": "swap",
+        "model.weights": "bf16",
+        "model.kv": "bf16",
+        "workload.classes[0].output": {"kind": "lognormal", "mean": 1500, "p99": 4000, "max_tokens": 4096},
+        "workload.arrival.rate_rps": 6.0,
+    }
+    rec, _ = records(io.apply_overrides(io.load_preset("chat-colocated"), over))
+    assert stalls and all(s > 0.0 for _, _, s in stalls)
+    assert rec.counters["preemptions"] >= len(stalls)
+    segs = rec.segments
+    for idx, t, s in stalls:  # no iteration of that instance starts inside its copy
+        mine = segs[segs[:, 0] == idx]
+        assert not ((mine[:, 1] > t + 1e-12) & (mine[:, 1] < t + s - 1e-9)).any()
