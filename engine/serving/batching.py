@@ -47,6 +47,8 @@ class BatchFormation:
     loading: set[int]
     ready: list[tuple[int, int, int]]
     generation: int
+    busy: bool
+    token: int
     hbm: LruBlocks | None
     view: InstanceView | None  # the router's view of the instance (None once a field it carries changes)
 
@@ -66,6 +68,10 @@ class BatchFormation:
         """A request joins the decode batch (the instance's)."""
         raise NotImplementedError
 
+    def kick(self) -> None:
+        """Form the next batch now and start it, or go idle (the instance's)."""
+        raise NotImplementedError
+
     def _make_room(self) -> bool:
         """Preempt victims until the next decode step fits in memory; False if any were taken."""
         sim = self.sim
@@ -78,6 +84,18 @@ class BatchFormation:
             sim.preempt_request(self, victim)
             took = True
         return not took
+
+    def _stall(self, seconds: float) -> None:
+        """Hold the batch while preempted requests' KV is swapped out (vLLM copies the blocks out
+        before the step that needed their room runs), then form it again."""
+        self.busy = True
+        self.sim.env.after(seconds, self._stalled, self.token)
+
+    def _stalled(self, token: int) -> None:
+        if token != self.token:
+            return  # a fault reset the instance meanwhile
+        self.busy = False
+        self.kick()
 
     def _schedule_prefill(self) -> list[tuple[int, int, int]]:
         """Prefill work of the next iteration: continuing prompts, then new ones from the queue.

@@ -363,18 +363,6 @@ class Server(BatchFormation, Outage):
         else:
             self._start_jump()
 
-    def _stall(self, seconds: float) -> None:
-        """Hold the batch while preempted requests' KV is swapped out (vLLM copies the blocks out
-        before the step that needed their room runs), then form it again."""
-        self.busy = True
-        self.sim.env.after(seconds, self._stalled, self.token)
-
-    def _stalled(self, token: int) -> None:
-        if token != self.token:
-            return  # a fault reset the instance meanwhile
-        self.busy = False
-        self.kick()
-
     def _kick_cb(self, token: int) -> None:
         self.kick_pending = False
         if token == self.token:
