@@ -49,12 +49,7 @@ def _observations(files: Files, window_s: float | None, load: int | None) -> lis
         read = [ob.read_pair(*files[0], *files[1], window_s)]
     else:
         read = [ob.read_text(d, n) for d, n in files]
-    return [ob.with_load(o, concurrency=load) if load and not _has_load(o) else o for o in read]
-
-
-def _has_load(obs: ob.Observation) -> bool:
-    s = obs.setup
-    return bool(s.concurrency or s.rate_rps or s.all_at_once)
+    return [ob.with_load(o, concurrency=load) if load and not ob.has_load(o) else o for o in read]
 
 
 @st.cache_data(max_entries=8, show_spinner="Replaying…")
@@ -199,7 +194,7 @@ def section() -> None:
         observations = _observations(files, window or None, None)
         for obs in observations:
             _describe(obs)
-        if not all(_has_load(o) for o in observations):
+        if not all(ob.has_load(o) for o in observations):
             load = _load()
             if load is None:
                 return

@@ -20,7 +20,7 @@ from engine.cli.common import check_range, emit_json
 from engine.core import bounds, safeparse
 from engine.core.errors import ScenarioError
 from engine.observe import detect
-from engine.observe.observation import with_load
+from engine.observe.observation import has_load, with_load
 
 if TYPE_CHECKING:
     from engine.observe.playback import Deployment
@@ -53,6 +53,8 @@ def _read(path: str, args: argparse.Namespace) -> Any:
         except OSError as exc:
             raise ScenarioError(f"--earlier {args.earlier}: cannot read ({exc.strerror})") from None
     obs = detect.read_path(path, earlier=earlier, window_s=args.window_s)
+    if has_load(obs):  # the load is given for the files that do not state one (as the dashboard does)
+        return obs
     return with_load(obs, concurrency=args.concurrency, rate_rps=args.rate)
 
 
@@ -126,6 +128,7 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
     for row in result.held_out.to_dict(orient="records"):
         e = row["held_out_abs_error"]
         err = "no other file to fit without it" if e is None or e != e else f"held-out median |error| {e:.1%}"
+        err = f"it {row['why']}" if row.get("why") else err
         print(f"{row['file']}: {row['points']} points; {err}", file=sys.stderr)
     for band in result.bands.to_dict(orient="records"):
         cov = band["coverage"]

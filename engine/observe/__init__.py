@@ -28,6 +28,7 @@ _API = {
     "read_text": "engine.observe.detect",
     "Observation": "engine.observe.observation",
     "with_load": "engine.observe.observation",
+    "has_load": "engine.observe.observation",
     "Deployment": "engine.observe.playback",
     "FileFit": "engine.observe.fit",
     "fit_files": "engine.observe.fit",
@@ -56,6 +57,7 @@ __all__ = [
     "entry_with",
     "fit_files",
     "guess_model",
+    "has_load",
     "is_scrape",
     "read_pair",
     "read_path",
@@ -73,6 +75,6 @@ if TYPE_CHECKING:
     from engine.observe.detect import is_scrape, read_pair, read_path, read_text
     from engine.observe.fit import FileFit, entry_toml, entry_with, fit_files
     from engine.observe.formats import FORMATS
-    from engine.observe.observation import Observation, with_load
+    from engine.observe.observation import Observation, has_load, with_load
     from engine.observe.playback import Deployment, Replay, before_after, cdf_frame, guess_model, replay
     from engine.observe.shipped import block_observation, reference_blocks

@@ -19,6 +19,7 @@ On `count` instances each is taken to serve an equal share (concurrency and thro
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -35,15 +36,50 @@ from engine.observe.observation import Observation
 from engine.observe.playback import Deployment, guess_model
 
 
+def open_loop(obs: Observation) -> bool:
+    """Whether the run sent requests at a finite rate (a concurrency beside it is only a ceiling)."""
+    rate = obs.setup.rate_rps
+    return bool(rate) and math.isfinite(rate or 0.0) and not obs.setup.all_at_once
+
+
+def mean_e2e_ms(obs: Observation) -> float | None:
+    """The run's mean end-to-end latency: stated, else TTFT + TPOT x (output - 1) (vLLM's
+    `--save-result` keeps TTFT, TPOT and ITL only unless asked for E2E)."""
+    m, out = obs.measured, obs.setup.output_tokens
+    if m.e2e is not None and m.e2e.mean_ms is not None:
+        return m.e2e.mean_ms
+    tpot = m.tpot if m.tpot is not None else m.itl
+    if m.ttft is None or m.ttft.mean_ms is None or tpot is None or tpot.mean_ms is None or out is None:
+        return None
+    return m.ttft.mean_ms + tpot.mean_ms * max(out - 1.0, 0.0)
+
+
 def concurrency(obs: Observation, count: int = 1) -> int | None:
-    """Requests in flight per instance: the stated concurrency, else rate x mean E2E (Little's law)."""
+    """Requests in flight per instance: a closed loop's stated concurrency; at a rate, rate x mean
+    E2E (Little's law), no more than a stated ceiling (`--max-concurrency` beside a rate), nor than
+    the requests sent."""
     s, m = obs.setup, obs.measured
-    if s.concurrency:
-        return max(1, round(s.concurrency / count))
+    cap = s.concurrency or None
+    if s.requests:
+        cap = min(cap, s.requests) if cap else None
+    if cap and not open_loop(obs):
+        return max(1, round(cap / count))
     rate = m.request_rps or s.rate_rps
-    if rate and m.e2e is not None and m.e2e.mean_ms is not None:
-        return max(1, round(rate * m.e2e.mean_ms / 1000.0 / count))
-    return None
+    e2e = mean_e2e_ms(obs)
+    if rate and math.isfinite(rate) and e2e is not None:
+        little = rate * e2e / 1000.0
+        return max(1, round((min(little, cap) if cap else little) / count))
+    return max(1, round(cap / count)) if cap else None
+
+
+def why_no_points(obs: Observation) -> str:
+    """Why a file gives no calibration point (`points` returned nothing): what it does not state."""
+    s = obs.setup
+    if s.prompt_tokens is None or s.output_tokens is None:
+        return "states no prompt or output lengths"
+    if concurrency(obs) is None:
+        return "states no concurrency, and no rate with an E2E or TTFT and TPOT: give --concurrency or --rate"
+    return "states no TTFT, TPOT or throughput"
 
 
 def points(obs: Observation, dep: Deployment, catalog: Catalog) -> list[Measurement]:
@@ -56,7 +92,7 @@ def points(obs: Observation, dep: Deployment, catalog: Catalog) -> list[Measurem
     if c is None or s.prompt_tokens is None or s.output_tokens is None:
         return []
     same = obs.rows is None or (np.ptp(obs.rows.prompt_tokens) == 0 and np.ptp(obs.rows.output_tokens) == 0)
-    closed = bool(s.concurrency)
+    closed = bool(s.concurrency) and not open_loop(obs)  # at a rate, throughput is the offered load
     base = Measurement(
         id=obs.source,
         model=model,
@@ -106,7 +142,7 @@ class FileFit:
     table: pd.DataFrame
     held_out: pd.DataFrame
     """file, points, median |error| of its points predicted by the profile fitted without it (None
-    when no other file has points)."""
+    when no other file has points), and why a file gave no point (`why_no_points`; None where it did)."""
     bands: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(BAND_COLUMNS)))
     """The band each figure carries (`held_out_bands`): figure, points, low, high, coverage."""
 
@@ -117,9 +153,21 @@ class FileFit:
         return None if v.empty else float(v.median())
 
 
+def distinct_sources(observations: Sequence[Observation]) -> list[Observation]:
+    """The files, each named apart: a name given twice (runA/result.json, runB/result.json) is
+    numbered ('result.json (2)'), so no file's points stand in for another's."""
+    seen: dict[str, int] = {}
+    out = []
+    for o in observations:
+        seen[o.source] = seen.get(o.source, 0) + 1
+        out.append(o if seen[o.source] == 1 else replace(o, source=f"{o.source} ({seen[o.source]})"))
+    return out
+
+
 def fit_files(observations: Sequence[Observation], dep: Deployment, catalog: Catalog) -> FileFit:
     """One profile for (`dep.hardware`, `dep.stack`) fitted to every file, and each file left out."""
-    per_file = {o.source: points(o, dep, catalog) for o in observations}
+    named = {o.source: o for o in distinct_sources(observations)}
+    per_file = {name: points(o, dep, catalog) for name, o in named.items()}
     every = [p for ps in per_file.values() for p in ps]
     if not every:
         raise ScenarioError(
@@ -133,14 +181,15 @@ def fit_files(observations: Sequence[Observation], dep: Deployment, catalog: Cat
     whole = calibrate.fit(every, catalog, source)
     rows, errors = [], []
     for name, pts in per_file.items():
-        rest = [p for p in every if p not in pts]
+        rest = [p for other, ps in per_file.items() if other != name for p in ps]
         err = None
         if pts and rest:
             without = calibrate.fit(rest, catalog, "held out").profile
             t = calibrate.table(pts, catalog, without)
             err = float(t["abs_error"].median())
             errors += [(name, FIGURE_OF[k], e) for k, e in zip(t["kind"], t["error"], strict=True)]
-        rows.append({"file": name, "points": len(pts), "held_out_abs_error": err})
+        why = why_no_points(named[name]) if not pts else None
+        rows.append({"file": name, "points": len(pts), "held_out_abs_error": err, "why": why})
     held = pd.DataFrame(errors, columns=["file", "figure", "error"])
     bands = held_out_bands(held)
     return FileFit(

@@ -190,6 +190,12 @@ def from_rows(values_s: np.ndarray, points: Sequence[float] = (50.0, 90.0, 99.0)
     return Latency(mean_ms=float(ms.mean()), percentiles_ms={p: float(np.percentile(ms, p)) for p in points})
 
 
+def has_load(obs: Observation) -> bool:
+    """Whether a file states its load: a concurrency, a request rate, or every request at once."""
+    st = obs.setup
+    return bool(st.concurrency or st.rate_rps or st.all_at_once)
+
+
 def with_load(
     obs: Observation, *, concurrency: int | None = None, rate_rps: float | None = None
 ) -> Observation:

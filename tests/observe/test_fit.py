@@ -138,3 +138,52 @@ def test_the_fitted_chip_travels_in_a_share_link_and_runs() -> None:
     assert back.custom_hardware[0].profiles["mine"] == fitted
     assert {p.hardware for p in back.deployment.pools} == {"h100-sxm-mine"}
     assert simulate(back).summary["requests"]["completed"] > 0
+
+
+def test_two_files_of_one_name_are_both_fitted(tmp_path: Path) -> None:
+    """runA/result.json and runB/result.json: both files' points are fitted and each is held out
+    (the second had stood in for the first, silently)."""
+    for run, name in (("a", "vllm_bench_detailed.json"), ("b", "vllm_bench_detailed_rate8.json")):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "result.json").write_bytes((FIX / name).read_bytes())
+    obs = [detect.read_path(tmp_path / run / "result.json") for run in ("a", "b")]
+    result = fit_files(obs, H100, load_catalog())
+    assert list(result.held_out["file"]) == ["result.json", "result.json (2)"]
+    assert list(result.held_out["points"]) == [2, 2] and len(result.table) == 4
+    assert result.held_out["held_out_abs_error"].notna().all()
+
+
+def test_a_rate_with_a_concurrency_ceiling_is_an_open_loop() -> None:
+    """`--request-rate 8 --max-concurrency 64`: the ceiling is not what was in flight; Little's law
+    is, and an offered load gives no throughput point."""
+    obs = detect.read_path(FIX / "vllm_bench_detailed_rate8.json")
+    capped = dataclasses.replace(obs, setup=dataclasses.replace(obs.setup, concurrency=64))
+    m = obs.measured
+    little = round(m.request_rps * m.e2e.mean_ms / 1000.0)
+    assert little < 64 and concurrency(capped) == little
+    assert {p.kind for p in points(capped, H100, load_catalog())} == {"tpot", "ttft"}
+    tight = dataclasses.replace(obs, setup=dataclasses.replace(obs.setup, concurrency=2))
+    assert concurrency(tight) == min(2, little)
+
+
+def test_a_rate_run_without_its_e2e_takes_it_from_ttft_and_tpot() -> None:
+    """vLLM's `--save-result` keeps TTFT, TPOT and ITL unless asked for E2E: Little's law then uses
+    TTFT + TPOT x (output - 1), so such a file still gives its points."""
+    obs = detect.read_path(FIX / "vllm_bench.json")
+    m, out = obs.measured, obs.setup.output_tokens
+    assert m.e2e is None and obs.setup.rate_rps
+    e2e = m.ttft.mean_ms + m.tpot.mean_ms * (out - 1)
+    assert concurrency(obs) == max(1, round(m.request_rps * e2e / 1000.0))
+    assert {p.kind for p in points(obs, H100, load_catalog())} == {"tpot", "ttft"}
+
+
+def test_the_cli_gives_a_load_only_to_the_files_that_state_none(capsys: pytest.CaptureFixture[str]) -> None:
+    """`calibrate --concurrency 4` is for files that do not say: a file that states its own
+    concurrency keeps it, as the dashboard does."""
+    from engine.cli.main import main
+
+    closed = str(FIX / "aiperf_profile_export_aiperf.json")  # states concurrency 4... of its own
+    assert main(["calibrate", closed, str(FIX / "vllm_bench_detailed.json"), "--hardware", "h100-sxm",
+                 "--model", "llama-3.1-8b", "--concurrency", "9"]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert " c4 " in err and " c9 " not in err, err
