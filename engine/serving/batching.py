@@ -30,6 +30,7 @@ class BatchFormation:
     """The batch-forming part of a serving instance (the state it reads is the instance's)."""
 
     sim: Host[Any]
+    idx: int
     role: str
     step: StepModel
     kv_cap: int
@@ -176,9 +177,13 @@ class BatchFormation:
             self.view = None
             self.start_decoding(rid, sim.prompt[rid], sim.output[rid] - 1)
 
-    def _admit_swapped(self) -> None:
-        """Bring back preempted requests (before new ones) once their memory is free again."""
+    def _admit_swapped(self) -> bool:
+        """Bring back preempted requests (before new ones) once their memory is free again: swapped
+        ones over PCIe beside the batch; a decode instance's recomputed ones by prefilling their
+        contexts on its own chips first (True: that recompute now holds the batch)."""
         sim = self.sim
+        redo: list[tuple[int, int, int]] = []
+        work = [0.0, 0.0, 0.0]  # the recompute's seconds, FLOPs and bytes
         while self.swapped and len(self.running) + len(self.loading) < self.max_batch:
             rid, ctx, remaining = self.swapped[0]
             if self.kv_reserved + ctx + len(self.running) + 1 > self.kv_cap:
@@ -190,10 +195,46 @@ class BatchFormation:
                 self.kv_peak = self.kv_reserved
             self.loading.add(rid)
             if sim.swap:
-                delay = sim.swap_time(self, ctx)
-            else:  # recompute the context's KV in place (a prefill of ctx tokens)
-                delay = float(self.step.cost(ctx, ctx * ctx / 2.0, 0, 0, 0.0, 0, ctx)[0])
-            sim.env.after(delay, self._resumed, (rid, ctx, remaining), self.generation)
+                sim.env.after(sim.swap_time(self, ctx), self._resumed, (rid, ctx, remaining), self.generation)
+                continue
+            t, flops, nbytes = self.step.cost(ctx, ctx * ctx / 2.0, 0, 0, 0.0, 0, ctx)  # a prefill of ctx
+            work[0] += t
+            work[1] += flops
+            work[2] += nbytes
+            redo.append((rid, ctx, remaining))
+        if not redo:
+            return False
+        self.busy = True  # the chips prefill the contexts again before the batch's next step
+        sim.env.after(work[0], self._recomputed, self.token, (redo, sim.env.now, work))
+        return True
+
+    def _recomputed(self, token: int, done: tuple[list[tuple[int, int, int]], float, list[float]]) -> None:
+        if token != self.token:
+            return  # a fault reset the instance meanwhile
+        redo, t0, (t, flops, nbytes) = done
+        sim = self.sim
+        waiting = len(self.waiting) + len(self.incoming)
+        # one row of `ledger.SEGMENT_COLUMNS`: prefill work that produced no token
+        row = (
+            self.idx,
+            t0,
+            sim.env.now,
+            flops,
+            nbytes,
+            float(self.kv_used),
+            len(redo),
+            waiting,
+            t,
+            0,
+            0,
+            0.0,
+            0.0,
+        )
+        sim.segments.add(row)
+        for item in redo:
+            self._resumed(item, self.generation)
+        self.busy = False
+        self.kick()
 
     def _resumed(self, item: tuple[int, int, int], generation: int) -> None:
         if generation != self.generation:

@@ -341,8 +341,8 @@ class Server(BatchFormation, Outage):
                 item = self.ready.pop(0)
                 sim.rejoined(self, item[0])
                 self.start_decoding(*item)
-            if self.swapped:
-                self._admit_swapped()
+            if self.swapped and self._admit_swapped():
+                return  # a decode instance recomputes preempted contexts before its next step
             if self.incoming and role != "prefill":  # (a decode instance fallen back to mixed too)
                 self._admit_incoming()
             chunks = self._schedule_prefill() if role != "decode" else _NO_CHUNKS

@@ -582,3 +582,26 @@ def test_the_front_doors_first_come_order_is_fcfs_key() -> None:
         sim.front.enqueue(srv, rid)
     fcfs = policies.build_queue({"name": "fcfs"})
     assert sorted(srv.waiting) == sorted((fcfs.key(sim.ledger.request_view(r)), r) for r in (7, 3, 5))
+
+
+def test_a_decode_instance_recomputes_preempted_contexts_on_its_own_chips() -> None:
+    """Recompute preemption on a decode instance prefills the victims' contexts again on that
+    instance: a segment of prefill work (FLOPs, no token) that holds its batch, so it shows in the
+    instance's busy time and energy (it had run as a timer beside the decode steps)."""
+    over = {
+        "duration_s": 60.0,
+        "scheduler.preemption": "recompute",
+        "model.weights": "bf16",
+        "model.kv": "bf16",
+        "workload.classes[0].output": {"kind": "lognormal", "mean": 1500, "p99": 4000, "max_tokens": 4096},
+        "workload.arrival.rate_rps": 4.0,
+    }
+    rec, _ = records(io.apply_overrides(io.load_preset("chat-disaggregated"), over))
+    segs = rec.segments
+    decode = np.array([rec.servers[int(i)][2] == "decode" for i in segs[:, 0]])
+    redo = segs[decode & (segs[:, 9] == 0) & (segs[:, 10] == 0)]  # no decodes, no steps: the recomputes
+    assert rec.counters["preemptions"] > 0 and len(redo) > 0
+    assert (redo[:, 3] > 0).all() and (redo[:, 2] > redo[:, 1]).all()  # prefill FLOPs, over time
+    for row in redo:  # nothing else runs on that instance meanwhile
+        mine = segs[segs[:, 0] == row[0]]
+        assert not ((mine[:, 1] > row[1] + 1e-9) & (mine[:, 1] < row[2] - 1e-9)).any()
