@@ -25,6 +25,27 @@ def small(preset: str, **over: Any) -> Scenario:
     return io.apply_overrides(s, base)
 
 
+def preempting(preset: str, preemption: str, rate_rps: float) -> Scenario:
+    """`preset` for a minute in BF16 with 1,500-token answers at `rate_rps`: KV memory runs out and
+    `preemption` ("swap" or "recompute") takes requests off the batch."""
+    return io.apply_overrides(
+        io.load_preset(preset),
+        {
+            "duration_s": 60.0,
+            "scheduler.preemption": preemption,
+            "model.weights": "bf16",
+            "model.kv": "bf16",
+            "workload.classes[0].output": {
+                "kind": "lognormal",
+                "mean": 1500,
+                "p99": 4000,
+                "max_tokens": 4096,
+            },
+            "workload.arrival.rate_rps": rate_rps,
+        },
+    )
+
+
 def records(s: Scenario) -> tuple[Records, Any]:
     """Run the simulation itself and return its raw records and requests."""
     res = resolve(s)

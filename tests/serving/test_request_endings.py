@@ -24,7 +24,7 @@ from engine.scenario.resolve import resolve
 from engine.serving.instance import Server
 from engine.serving.ledger import NO_DECODE, PENDING, TOO_LONG, TOO_LONG_LIVE, UNFINISHED, Records
 from engine.serving.run import SimResult, flatten, simulate
-from tests.simhelp import check_invariants, records
+from tests.simhelp import check_invariants, preempting, records
 
 
 def ended_once(res: SimResult, rec: Records) -> None:
@@ -368,15 +368,7 @@ def test_a_swap_out_holds_the_batch_for_its_copy(monkeypatch: pytest.MonkeyPatch
         stall(self, seconds)
 
     monkeypatch.setattr(Server, "_stall", spy)
-    over = {
-        "duration_s": 60.0,
-        "scheduler.preemption": "swap",
-        "model.weights": "bf16",
-        "model.kv": "bf16",
-        "workload.classes[0].output": {"kind": "lognormal", "mean": 1500, "p99": 4000, "max_tokens": 4096},
-        "workload.arrival.rate_rps": 6.0,
-    }
-    rec, _ = records(io.apply_overrides(io.load_preset("chat-colocated"), over))
+    rec, _ = records(preempting("chat-colocated", "swap", 6.0))
     assert stalls and all(s > 0.0 for _, _, s in stalls)
     assert rec.counters["preemptions"] >= len(stalls)
     segs = rec.segments

@@ -15,7 +15,7 @@ from engine.serving.instance import least_loaded, views_of
 from engine.serving.run import SimResult, simulate
 from engine.serving.sim import Simulation
 from engine.serving.workload import generate
-from tests.simhelp import LEGACY_STACK, check_invariants, records
+from tests.simhelp import LEGACY_STACK, check_invariants, preempting, records
 
 LONG_PROMPTS = {
     **LEGACY_STACK,
@@ -588,15 +588,7 @@ def test_a_decode_instance_recomputes_preempted_contexts_on_its_own_chips() -> N
     """Recompute preemption on a decode instance prefills the victims' contexts again on that
     instance: a segment of prefill work (FLOPs, no token) that holds its batch, so it shows in the
     instance's busy time and energy (it had run as a timer beside the decode steps)."""
-    over = {
-        "duration_s": 60.0,
-        "scheduler.preemption": "recompute",
-        "model.weights": "bf16",
-        "model.kv": "bf16",
-        "workload.classes[0].output": {"kind": "lognormal", "mean": 1500, "p99": 4000, "max_tokens": 4096},
-        "workload.arrival.rate_rps": 4.0,
-    }
-    rec, _ = records(io.apply_overrides(io.load_preset("chat-disaggregated"), over))
+    rec, _ = records(preempting("chat-disaggregated", "recompute", 4.0))
     segs = rec.segments
     decode = np.array([rec.servers[int(i)][2] == "decode" for i in segs[:, 0]])
     redo = segs[decode & (segs[:, 9] == 0) & (segs[:, 10] == 0)]  # no decodes, no steps: the recomputes
