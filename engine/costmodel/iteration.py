@@ -304,9 +304,8 @@ def exposed_transfer_s(
     wire = transfer_s - latency_s
     hidden = wire - prefill_s * (layers - 1) / layers
     last = wire / layers
-    return latency_s + (
-        last if last > hidden else hidden
-    )  # `max(hidden, last)`: the first unless the second is greater
+    exposed = last if last > hidden else hidden  # `max(hidden, last)`: the first unless the second is greater
+    return latency_s + exposed
 
 
 @mypyc_attr(native_class=False)  # a value that is pickled and compared: a plain class when compiled

@@ -45,7 +45,7 @@ from engine.planning.sizing import (
 )
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult, simulate
-from engine.serving.summary import shortfall_rps, unbounded, within_target
+from engine.serving.summary import shortfall_rps, unbounded
 from engine.serving.workload import Requests, generate
 
 Progress = Callable[[int, int, str], None]
@@ -116,14 +116,13 @@ def run_row(
     under it: each class's percentile, or the share of requests within each target.
     """
     s = res.summary
-    specs = [(c.slo, s["classes"][c.name]) for c in res.scenario.workload.classes]
     if rule == "attainment":
         ttft_share, tpot_share = phase_attainment(res)
         ttft_ok = ttft_share >= attainment - 1e-12
         tpot_ok = tpot_share >= attainment - 1e-12
-    else:
-        ttft_ok = all(within_target(c, "ttft_ms_at_percentile", slo.ttft_ms) for slo, c in specs)
-        tpot_ok = all(within_target(c, "tpot_ms_at_percentile", slo.tpot_ms) for slo, c in specs)
+    else:  # every class's percentile within its targets (`class_verdicts`)
+        each_ttft, each_tpot = class_verdicts(res, rule, attainment)
+        ttft_ok, tpot_ok = all(each_ttft), all(each_tpot)
     chips = sum(p.count * p.chips_per_instance for p in res.scenario.deployment.pools)
     colo = shape.mode == "colocated"
     util = s["utilization"]

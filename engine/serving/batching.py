@@ -210,7 +210,7 @@ class BatchFormation:
 
     def _recomputed(self, token: int, done: tuple[list[tuple[int, int, int]], float, list[float]]) -> None:
         if token != self.token:
-            return  # a fault reset the instance meanwhile
+            return  # a fault reset the instance meanwhile (as `_stalled`, which ends this)
         redo, t0, (t, flops, nbytes) = done
         sim = self.sim
         waiting = len(self.waiting) + len(self.incoming)
@@ -233,8 +233,7 @@ class BatchFormation:
         sim.segments.add(row)
         for item in redo:
             self._resumed(item, self.generation)
-        self.busy = False
-        self.kick()
+        self._stalled(token)
 
     def _resumed(self, item: tuple[int, int, int], generation: int) -> None:
         if generation != self.generation:

@@ -20,7 +20,7 @@ import math
 from typing import TYPE_CHECKING, Any, Final
 
 from engine import policies
-from engine.serving.cache import RequestBlocks, found_in
+from engine.serving.cache import RequestBlocks
 from engine.serving.ledger import (
     DEGRADED,
     FAILED,
@@ -254,16 +254,6 @@ class FrontDoor:
             return waiting > dg.above_backlog * len(live)
         return False
 
-    def cached_tokens(self, srv: Server, rid: int) -> int:
-        """The prompt tokens `srv` would find in its cache tiers now (as `KvLedger.use_cache` counts
-        them at admission, without touching the tiers' order); 0 with the cache off."""
-        if not self.kv.cache_on or self.ledger.resume[rid] >= 0:
-            return 0
-        found = found_in(self.blocks.prompt_blocks(rid), srv.hbm, srv.host, self.kv.pooled)
-        hit = (found[0] + found[1] + found[2]) * self.ledger.reqs.block_tokens
-        most = self.ledger.prompt[rid] - 1
-        return most if most < hit else hit
-
     def predicted_ttft(self, srv: Server, rid: int) -> float:
         """What admission control expects this request's TTFT to be on `srv`.
 
@@ -271,12 +261,12 @@ class FrontDoor:
         higher priorities) plus its own, at the prefill rate the instance has now: a full token
         budget shared with the decodes it is running (chunked prefill), each iteration timed by
         the cost model; and never less than one chunk of its own prompt per iteration. Its own
-        prompt counts less the prefix it would find in the cache tiers (`cached_tokens`): a warm
-        prompt is not prefilled again.
+        prompt counts less the prefix it would find in the cache tiers (`KvLedger.cached_tokens`):
+        a warm prompt is not prefilled again.
         """
         d = len(srv.running) if srv.role == "mixed" and self.mix else 0
         q = max(float(srv.token_budget - d), 1.0)
-        prompt = float(self.ledger.prompt[rid] - self.cached_tokens(srv, rid))
+        prompt = float(self.ledger.prompt[rid] - self.kv.cached_tokens(srv, rid))
         ctx = float(srv.ctx_sum) if d else 0.0
         t_iter = srv.step.cost(q, q * (prompt / 2.0 + q / 2.0), prompt / 2.0, d, ctx, 0, min(prompt, q))[0]
         # a prompt gets at most one chunk per iteration, however short the queue, and with

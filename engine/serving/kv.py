@@ -118,6 +118,22 @@ class KvLedger(ParkedHandoffs):
             srv.notify(True)
 
     # --- the prefix cache -------------------------------------------------------------------
+    def hit_tokens(self, rid: int, found: int) -> int:
+        """The prompt tokens a cached prefix of `found` blocks saves: all but the prompt's last token,
+        which is prefilled to give the first one."""
+        # (two-value min and max are written out on the per-event path: `StepModel.decode_run`)
+        hit, most = found * self.reqs.block_tokens, self.ledger.prompt[rid] - 1
+        return most if most < hit else hit
+
+    def cached_tokens(self, srv: Server, rid: int) -> int:
+        """The prompt tokens `srv` would find in its tiers now (as `use_cache` counts them at
+        admission, without touching the tiers' order): early rejection's prediction. 0 with the
+        cache off, or for a preempted request coming back."""
+        if not self.cache_on or self.ledger.resume[rid] >= 0:
+            return 0
+        n_hbm, n_host, n_pooled = found_in(self.blocks.prompt_blocks(rid), srv.hbm, srv.host, self.pooled)
+        return self.hit_tokens(rid, n_hbm + n_host + n_pooled)
+
     def use_cache(self, srv: Server, rid: int) -> float:
         """Look the prompt up in the tiers; skip the prefix found; return the load time."""
         led = self.ledger
@@ -130,9 +146,7 @@ class KvLedger(ParkedHandoffs):
         if total == 0:
             return 0.0
         bt = self.reqs.block_tokens
-        # (two-value min and max are written out on the per-event path: `StepModel.decode_run`)
-        hit, most = total * bt, led.prompt[rid] - 1
-        hit = most if most < hit else hit
+        hit = self.hit_tokens(rid, total)
         scale = hit / (total * bt)
         from_host, from_pooled = int(n_host * bt * scale), int(n_pooled * bt * scale)
         led.hits[rid] = (hit - from_host - from_pooled, from_host, from_pooled)  # HBM, host, pooled
