@@ -25,6 +25,17 @@ def small(preset: str, **over: Any) -> Scenario:
     return io.apply_overrides(s, base)
 
 
+def h100_edges(scenario: str | Scenario = "chat-colocated") -> tuple[float, float]:
+    """The pessimistic and optimistic edges of the H100's throughput band under a preset's (or a
+    scenario's) stack (`Calibration.edges`)."""
+    from engine.calibration import trust
+    from engine.catalog.entries import load_catalog
+
+    cat = load_catalog()
+    sc = io.load_preset(scenario) if isinstance(scenario, str) else scenario
+    return trust.calibration(cat.hardware["h100-sxm"], sc.deployment.stack, cat)[1].edges()
+
+
 def preempting(preset: str, preemption: str, rate_rps: float) -> Scenario:
     """`preset` for a minute in BF16 with 1,500-token answers at `rate_rps`: KV memory runs out and
     `preemption` ("swap" or "recompute") takes requests off the batch."""

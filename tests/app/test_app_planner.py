@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.planning.test_frontier import runs as sample_runs
+from tests.simhelp import h100_edges
 from ui.planner import pareto_chart, selected_run
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -144,16 +145,6 @@ def test_the_planner_mixes_decode_pools_by_class_when_asked() -> None:
     assert not at.exception
     won = [s.value.replace("\\", "") for s in at.success if "Cheapest deployment" in s.value]
     assert won and "chat:" in won[0] and "batch:" in won[0], won  # a portfolio, each class its decode chip
-
-
-def h100_edges(preset: str) -> tuple[float, float]:
-    """The H100's throughput band edges under a preset's stack (`Calibration.edges`)."""
-    from engine.calibration import trust
-    from engine.catalog.entries import load_catalog
-    from engine.scenario.codec import load_preset
-
-    cat = load_catalog()
-    return trust.calibration(cat.hardware["h100-sxm"], load_preset(preset).deployment.stack, cat)[1].edges()
 
 
 def test_the_planner_says_whether_its_choice_holds_with_slower_chips_and_loads_what_does() -> None:

@@ -24,6 +24,7 @@ from engine.scenario import codec as io
 from engine.scenario.resolve import resolve, slowed
 from engine.serving.run import simulate
 from engine.serving.workload import generate
+from tests.simhelp import h100_edges
 
 SPACE = SearchSpace(hardware=("h100-sxm",), tp=(1, 2), pp=(1,), duration_s=60.0, max_simulations=40)
 
@@ -149,15 +150,6 @@ def test_no_margin_without_a_passing_deployment() -> None:
     )
     if p.best_run is None:
         assert margin(sc, p, SPACE) is None
-
-
-def h100_edges(sc: Any) -> tuple[float, float]:
-    """The pessimistic and optimistic edges of the H100's throughput band under the scenario's stack."""
-    from engine.calibration import trust
-    from engine.catalog.entries import load_catalog
-
-    cat = load_catalog()
-    return trust.calibration(cat.hardware["h100-sxm"], sc.deployment.stack, cat)[1].edges()
 
 
 def test_one_runs_margin_says_which_verdicts_move() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import re
 from typing import Any
 
 import numpy as np
@@ -26,6 +25,7 @@ from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
 from engine.serving.workload import generate
+from tests.simhelp import h100_edges
 
 NOMINAL: dict[str, Any] = {"risk_aware": False, "verify": False}
 """The search as modelled, its pick unchecked: what the exactness tests hold (tests/planning/test_verdict.py
@@ -307,16 +307,6 @@ def test_cli_plan_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "the chosen deployment still passes" in out or "the chosen deployment no longer passes" in out
 
 
-def h100_edges() -> tuple[float, float]:
-    """The H100's throughput band edges under chat-colocated's stack (`Calibration.edges`)."""
-    from engine.calibration import trust
-    from engine.catalog.entries import load_catalog
-
-    cat = load_catalog()
-    stack = io.load_preset("chat-colocated").deployment.stack
-    return trust.calibration(cat.hardware["h100-sxm"], stack, cat)[1].edges()
-
-
 def test_cli_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
         [
@@ -541,72 +531,3 @@ def test_goodput_per_chip_counts_only_the_tokens_within_their_slo(small_plan: An
     assert ((ratio > 0) == (r["slo_attainment"] > 0)).all()
     assert (ratio < 1.0 - 1e-9).any() and (ratio > 0).any()  # the plan has runs that miss some, and meet some
     assert "goodput_tokens_per_s_per_chip" in small_plan.frontier_throughput
-
-
-def test_cli_run_at_a_cliff_says_so_and_bands_no_zero(capsys: pytest.CaptureFixture[str]) -> None:
-    """`run --margin` on a load at a cliff: SLO attainment's band is left off and said, pointing at
-    the CLI's own margin lines; a run that serves nothing in time shows its zero goodput bare."""
-    assert (
-        main(
-            [
-                "run",
-                "chat-colocated",
-                "--set",
-                "duration_s=120",
-                "--set",
-                "workload.arrival.rate_rps=30",
-                "--margin",
-            ]
-        )
-        == 0
-    )
-    out = capsys.readouterr().out
-    assert (
-        "SLO attainment shows no band" in out
-        and "(the margin above reruns it at the pessimistic edge)" in out
-    )
-    assert "Margin for the model's error" not in out  # the pages' section, which the CLI has not
-    assert (
-        main(["run", "chat-colocated", "--set", "duration_s=120", "--set", "workload.arrival.rate_rps=60"])
-        == 0
-    )
-    out = capsys.readouterr().out
-    assert re.search(r"goodput 0\.00 req/s$", out, re.M), out
-
-
-def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
-    """`run --margin` prints each figure as modelled and with slower chips, and each class's verdict."""
-    assert main(["run", "chat-colocated", "--set", "duration_s=300", "--margin"]) == 0
-    out = capsys.readouterr().out
-    slow, fast = h100_edges()
-    assert (
-        f"margin: the same requests with every chip at its throughput band's pessimistic edge (h100-sxm {slow:+.0%} time)"
-        in out
-    )
-    assert "class chat: passes -> FAILS" in out
-    assert (
-        f"spread: each headline figure with every chip at either edge of its band (optimistic: h100-sxm {fast:+.0%}"
-        in out
-    )
-    assert re.search(r"slo_attainment +[\d.]+ +−[\d.]+ to \+[\d.]+ pts", out), out
-    # the summary's goodput and cost carry the run's spread, as Results shows them, not their kind's band
-    spread_goodput = re.search(r"goodput_rps +[\d.]+ +(\S.*\S)\s*$", out, re.M)
-    assert spread_goodput is not None and f"req/s ({spread_goodput.group(1)})" in out.split("margin:")[0]
-    # the steep SLO band says why, as Results does, pointing at the margin lines above it
-    assert re.search(
-        r"class chat misses its SLO \(p90 TPOT [\d.]+ ms against 30\.0 ms\).*\(the margin above", out
-    )
-    assert main(["run", "chat-colocated", "--set", "duration_s=60", "--margin", "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["margin"]["slowdown"] == {"h100-sxm": slow}
-    assert doc["margin"]["slowed"]["slo_attainment"] <= doc["slo_attainment"]
-    # and its spread: every headline figure with the chips slower and faster, as the Results page
-    spread = doc["spread"]
-    assert spread["slowdown"] == {"h100-sxm": slow} and spread["speedup"] == {"h100-sxm": fast}
-    tpot = spread["moves"]["tpot_p99_ms"]
-    assert tpot["slower"] > 0 > tpot["faster"]
-    assert tpot["slower"] == pytest.approx(
-        doc["margin"]["slowed"]["latency_ms"]["tpot"]["p99"] / doc["latency_ms"]["tpot"]["p99"] - 1
-    )
-    assert spread["faster"]["latency_ms"]["tpot"]["p99"] < doc["latency_ms"]["tpot"]["p99"]
-    assert len(spread["notes"]) == 1 and "class chat misses its SLO" in spread["notes"][0]
