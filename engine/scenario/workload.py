@@ -102,7 +102,8 @@ class Prefix(Frozen):
 
 
 class MultiTurn(Frozen):
-    """Multi-turn sessions: each turn's prompt extends the previous turn's whole context."""
+    """Multi-turn sessions: each turn's prompt extends the previous turn's whole context, and is sent
+    a think time after that turn ended (not after it was sent: the user reads the answer first)."""
 
     turns_mean: Annotated[float, Field(ge=1, le=1000)] = 1.0
     think_time_s: Annotated[float, Field(ge=0, le=86_400)] = 10.0

@@ -19,7 +19,6 @@ instance-hours, the bill and the per-minute timeline (`engine.serving.timeline`)
 
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -182,7 +181,7 @@ class PoolScaler:
     def count_arrivals(self, interval_s: float) -> None:
         """Arrivals over the last interval (every pool's; `load` takes the pool's share)."""
         sim = self.sim
-        upto = bisect.bisect_right(sim.arrival, sim.env.now, 0, sim.issued)
+        upto = sim.arrived(sim.env.now)
         n, self.seen = upto - self.seen, upto
         self.demand = (n / interval_s, self.demand[0])
 

@@ -235,3 +235,6 @@ class Clock(simpy.Environment):
 class ScalingHost(DisruptionHost[Srv], Protocol[Srv]):
     """The simulation as the autoscalers see it: a disruption host whose iterations can be read back
     (`segments`)."""
+
+    def arrived(self, now: float) -> int:
+        """Requests sent by `now` (the autoscalers' demand)."""

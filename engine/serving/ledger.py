@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from struct import pack_into
 from typing import TYPE_CHECKING, Any, Final
@@ -40,6 +40,9 @@ PENDING: Final = 0
 COMPLETED: Final = 1
 REJECTED: Final = 2
 FAILED: Final = 3
+UNSENT: Final = 4
+"""A session's turn never sent (the turn before it was not served, or ended too late for it to
+come within the window): left out of the run's records (`without_unsent`)."""
 OUTCOMES = {PENDING: "pending", COMPLETED: "completed", REJECTED: "rejected", FAILED: "failed"}
 SEGMENT_COLUMNS = (
     "server",
@@ -117,6 +120,9 @@ class Records:
     with the server's next decode step; `gaps.largest_gaps` counts the stall as a gap."""
     scaling: ScalingLog | None = None
     """With autoscaled pools: the autoscalers' events and each instance's billed stretches."""
+    kept: np.ndarray | None = None
+    """With multi-turn sessions: the ids of the drawn requests these records are (those sent, in
+    order; `without_unsent`), else None (the first `len(outcome)` ids)."""
 
 
 class RequestLedger:
@@ -172,10 +178,43 @@ class RequestLedger:
             for c in self.classes
         ]
         self.on_end: list[Callable[[float], None]] = []  # told the time whenever a request ends
+        # generated multi-turn sessions: each turn's next turn (-1: none) and think time before it;
+        # a later turn is sent when the one before it ends (`on_turn`, the front door's)
+        self.follow: list[int] | None = None
+        self.gap: list[float] = []
+        self.sent = 0  # with sessions: requests sent so far (their ids are not in time order)
+        self.on_turn: Callable[[int, float, bool], None] | None = None
+        if reqs.turn_gap_s is not None and not self.closed:
+            self.follow = self.sessions(reqs)
+            self.gap = reqs.turn_gap_s.tolist()
         # per class: (priority, TTFT target s, TPOT target s), as its requests' views carry them
         self.class_terms: list[tuple[int, float, float]] = [
             (c.priority, c.slo.ttft_ms / 1000.0, c.slo.tpot_ms / 1000.0) for c in self.classes
         ]
+
+    def sessions(self, reqs: Requests) -> list[int]:
+        """Each request's session's next turn among the ids (-1: its last); a later turn's arrival is
+        unknown (NaN) until it is sent."""
+        follow = [-1] * len(self.arrival)
+        last: dict[int, int] = {}
+        nan = math.nan
+        for rid, s in enumerate(reqs.session.tolist()):
+            prev = last.get(s, -1)
+            if prev >= 0:
+                follow[prev] = rid
+                self.arrival[rid] = nan
+            last[s] = rid
+        return follow
+
+    def unsend(self, rid: int) -> None:
+        """A session's turn and every later one are never sent: closed, without telling anyone."""
+        follow = self.follow
+        assert follow is not None
+        while rid >= 0:
+            assert self.outcome[rid] == PENDING, f"request {rid} ended twice"
+            self.outcome[rid] = UNSENT
+            self.ended += 1
+            rid = follow[rid]
 
     def end(self, rid: int, outcome: int, reason: str = "") -> None:
         """Close a request exactly once (a request that does not complete says why)."""
@@ -191,13 +230,19 @@ class RequestLedger:
             self.completion[rid] = now
         for hook in self.on_end:
             hook(now)
+        follow = self.follow
+        if follow is not None and follow[rid] >= 0 and self.on_turn is not None:
+            self.on_turn(follow[rid], now, outcome == COMPLETED)
 
     def close_unfinished(self) -> None:
         """The safety net: fail whatever is still pending, without telling the subscribers."""
         for rid in range(self.issued):
             if self.outcome[rid] == PENDING:  # not through `end`: a closed loop must not send more
-                self.outcome[rid] = FAILED
-                self.reason[rid] = UNFINISHED
+                if self.arrival[rid] != self.arrival[rid]:  # a session's turn never sent (NaN)
+                    self.outcome[rid] = UNSENT
+                else:
+                    self.outcome[rid] = FAILED
+                    self.reason[rid] = UNFINISHED
                 self.ended += 1
 
     def request_view(self, rid: int) -> policies.RequestView:
@@ -286,3 +331,37 @@ def _packed(values: list[Any], n: int, dtype: Any, width: int = 1) -> np.ndarray
         flat = block if width == 1 else list(chain.from_iterable(block))
         pack_into(f"@{len(flat)}{code}", out.data, at * row_bytes, *flat)
     return out
+
+
+PER_REQUEST: Final = (
+    "arrival_s",
+    "first_token_s",
+    "completion_s",
+    "outcome",
+    "prefill_instance",
+    "decode_instance",
+    "transfer_s",
+    "transfer_wait_s",
+    "cache_hit_tokens",
+    "cache_load_s",
+    "retries",
+    "preemptions",
+    "output_tokens",
+)
+"""The `Records` arrays with one row per request."""
+
+
+def without_unsent(rec: Records) -> Records:
+    """The records of the requests sent: a session's turns never sent left out, the stalls'
+    request ids renumbered, and `kept` naming the drawn ids that remain."""
+    keep = np.flatnonzero(rec.outcome != UNSENT)
+    renumber = np.full(len(rec.outcome), -1, dtype=np.int64)
+    renumber[keep] = np.arange(len(keep))
+    stalls = rec.stalls.copy()
+    if len(stalls):
+        stalls[:, 0] = renumber[stalls[:, 0].astype(np.int64)]
+    per_request = {k: getattr(rec, k)[keep] for k in PER_REQUEST}
+    optional = {k: getattr(rec, k)[keep] for k in ("network_s", "control_s") if getattr(rec, k) is not None}
+    site = [rec.site[i] for i in keep.tolist()] if rec.site is not None else None
+    reason = [rec.reason[i] for i in keep.tolist()]
+    return replace(rec, **per_request, **optional, site=site, reason=reason, stalls=stalls, kept=keep)

@@ -21,6 +21,7 @@ roles are simpy processes in `engine.serving.disruptions`; policies decide from 
 
 from __future__ import annotations
 
+import bisect
 import gc
 import math
 
@@ -46,6 +47,7 @@ from engine.serving.ledger import (
     SEGMENT_COLUMNS,
     Records,
     RequestLedger,
+    without_unsent,
 )
 from engine.serving.rows import RowLog
 from engine.serving.workload import Requests
@@ -167,6 +169,13 @@ class Simulation(Host[Server]):
     def ended(self) -> int:
         """Requests closed so far."""
         return self.ledger.ended
+
+    def arrived(self, now: float) -> int:
+        """Requests sent by `now` (ids are in time order but for a session's later turns)."""
+        led = self.ledger
+        if led.follow is not None:
+            return led.sent
+        return bisect.bisect_right(led.arrival, now, 0, led.issued)
 
     def rejoined(self, srv: Server, rid: int) -> None:
         """A preempted request rejoins `srv`'s batch: its stall ends with the next decode step."""
@@ -294,7 +303,7 @@ class Simulation(Host[Server]):
             self.scaling.log.close(end_s)
         n = self.ledger.issued
         segs = self.segments.array()
-        return Records(
+        rec = Records(
             **self.ledger.columns(),
             segments=segs,
             servers=[(s.pool.index, s.local, s.pool.spec.role) for s in self.servers],
@@ -310,6 +319,7 @@ class Simulation(Host[Server]):
             control_s=self._paid(n, "control_s"),
             scaling=self.scaling.log if self.scaling is not None else None,
         )
+        return rec if self.ledger.follow is None else without_unsent(rec)
 
     def _paid(self, n: int, what: str) -> np.ndarray | None:
         # what each request paid on its way in (`way_in`), when the scenario charges anything

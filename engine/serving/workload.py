@@ -12,8 +12,9 @@ of the cumulative rate Λ(t) = ∫ rate(s) ds, so a rate schedule (ramp, peak, d
 shapes when requests come. Built-in shapes have a mean factor of one: `rate_rps` is the mean
 rate over the window. Explicit points multiply `rate_rps` as given.
 
-Multi-turn sessions: a session starts at an arrival; each next turn comes an exponential think
-time later and its prompt is the whole previous context (prompt and answer) plus new input.
+Multi-turn sessions: a session starts at an arrival; each next turn is sent an exponential think
+time after the previous turn's answer ended (`Requests.turn_gap_s`; the front door sends it) and
+its prompt is the whole previous context (prompt and answer) plus new input.
 
 Traces: `engine.serving.traces` reads and checks a trace file; `read_trace` makes its rows requests.
 The readers load with the first trace or length file a run reads, so a generated workload never
@@ -23,7 +24,7 @@ loads them (docs/performance.md).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -55,10 +56,35 @@ class Requests:
     pause_s: np.ndarray | None = None
     """Closed loop: how long after its client's previous request ended each request is sent (the
     first `closed_loop_clients`: each client's start offset from t = 0). `closed_loop_pauses`."""
+    turn_gap_s: np.ndarray | None = None
+    """Generated multi-turn sessions: each request's think time after its session's previous turn
+    ended (0 for a session's first turn). A later turn is sent then, not at its `arrival_s`, which
+    is its planned time (the previous turn's planned one plus the think time: the order of ids, and
+    what a window keeps); a turn after one that was not served, or that would come after the window,
+    is never sent (docs/decisions.md, "When a session's next turn is sent"). None: every request is sent at its
+    `arrival_s` (one-turn workloads, traces, closed loops)."""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def __len__(self) -> int:
         return int(self.arrival_s.shape[0])
+
+    def as_sent(self, rows: np.ndarray, arrival_s: np.ndarray) -> Requests:
+        """The requests of `rows` (ids, in order) at the times they were sent: a multi-turn run's
+        table, its turns never sent left out (`Records.kept`). Generated requests only (no block
+        hashes)."""
+        assert self.block_offsets is None, "a trace's requests are all sent"
+        return replace(
+            self,
+            arrival_s=arrival_s,
+            cls=self.cls[rows],
+            prompt_tokens=self.prompt_tokens[rows],
+            output_tokens=self.output_tokens[rows],
+            prefix_group=self.prefix_group[rows],
+            prefix_tokens=self.prefix_tokens[rows],
+            session=self.session[rows],
+            reused_tokens=self.reused_tokens[rows],
+            turn_gap_s=self.turn_gap_s[rows] if self.turn_gap_s is not None else None,
+        )
 
     def blocks(self, rid: int) -> np.ndarray | None:
         """Block hashes of a request's prompt (traces that carry them), else None."""
@@ -204,7 +230,10 @@ def generate(scenario: Scenario) -> Requests:
     think = np.array([c.multi_turn.think_time_s for c in classes])[cls]
     gaps = np.where(turn_idx > 0, rng.exponential(1.0, size=total) * think, 0.0)
     arrival = np.repeat(starts, turns) + _segment_cumsum(gaps, turns)
-    del think, gaps  # a million requests' temporaries: freed as soon as they are used
+    sessions = bool(turns.max(initial=1) > 1)
+    if not sessions:
+        del gaps
+    del think  # a million requests' temporaries: freed as soon as they are used
     # a turn's prompt is the previous turn's prompt and answer plus its own new input
     ctx = (new_prompt + output).astype(np.int64)
     prev_ctx = np.concatenate([[0], _segment_cumsum(ctx, turns)[:-1]])
@@ -236,6 +265,7 @@ def generate(scenario: Scenario) -> Requests:
         closed_loop_clients=arr.clients if arr.kind == "closed_loop" else 0,
         think_time_s=arr.think_time_s,
         pause_s=closed_loop_pauses(arr, total, scenario) if arr.kind == "closed_loop" else None,
+        turn_gap_s=gaps[order] if sessions else None,
     )
 
 

@@ -60,7 +60,8 @@ def test_early_rejection_keeps_admitted_p99_ttft_within_slo() -> None:
 def test_early_rejection_predicts_a_warm_prompt_as_warm() -> None:
     """Multi-turn sessions over a shared 8k-token prefix: the prediction nets out the prefix the
     instance holds, so at a factor the cold prompts pass, the warm ones are not shed for a prefill
-    they will not do (183 of 637 were, 92% of prompt tokens cached)."""
+    they will not do (183 of 637 were, 92% of prompt tokens cached, before a session's turns waited
+    on the previous answer)."""
     sc = io.apply_overrides(
         io.load_preset("agentic-cache"),
         {"duration_s": 120.0, "scheduler.admission.name": "early_reject", "scheduler.admission.factor": 1.0},
