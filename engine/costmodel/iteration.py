@@ -322,7 +322,13 @@ class RooflinePoint:
 
 
 def roofline_point(inst: Instance, phase: str, cost: IterationCost) -> RooflinePoint:
-    """Arithmetic intensity, attainable FLOP/s and binding resource of one iteration."""
+    """Arithmetic intensity, attainable FLOP/s and binding resource of one iteration.
+
+    The bound is the longer of the iteration's compute and memory times (`compute_bound`), not its
+    intensity against the ridge: those times hold what the ridge does not (weights in a slower
+    memory tier, attention at BF16, a MoE's slower experts), so an SN40L's 70B prefill that reads
+    its weights from DDR is bandwidth-bound though its intensity is past the ridge. The intensity
+    stays the point's coordinate on the chart."""
     flops, nbytes = float(cost.flops), float(cost.bytes)
     intensity = flops / nbytes if nbytes else math.inf
     ridge = inst.matmul_flops_per_s / inst.bytes_per_s
@@ -332,6 +338,6 @@ def roofline_point(inst: Instance, phase: str, cost: IterationCost) -> RooflineP
         intensity_flops_per_byte=intensity,
         attainable_tflops=attainable / 1e12,
         ridge_flops_per_byte=ridge,
-        bound="compute" if intensity >= ridge else "bandwidth",
+        bound="compute" if bool(cost.compute_bound) else "bandwidth",
         time_s=float(cost.time_s),
     )
