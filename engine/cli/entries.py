@@ -42,8 +42,9 @@ def cmd_roofline(args: argparse.Namespace) -> int:
         emit_json(rep)
         return 0
     print(
-        f"{inst.model.name} on {args.tp} x {inst.hardware.name} ({args.weights} weights, {args.kv} KV, "
-        f"profile {name})"
+        f"{inst.model.name} on {inst.chips} x {inst.hardware.name}"
+        + (f" (tp{inst.tp} x pp{inst.pp})" if inst.pp > 1 else "")
+        + f" ({args.weights} weights, {args.kv} KV, profile {name})"
     )
     print(
         f"weights {rep['weight_bytes'] / 1e9:.1f} GB; KV {rep['kv_bytes_per_token']:,.0f} B/token; "
