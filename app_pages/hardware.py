@@ -21,7 +21,9 @@ st.subheader(
     "Where prefill and decode sit",
     help="Arithmetic intensity of each phase against the chip's achievable "
     "compute and bandwidth (the lines): points left of the ridge are bandwidth-bound, right of it "
-    "compute-bound. Each point sits at the FLOP/s its iteration reaches: near the ridge, under the line, "
+    "compute-bound, as far as the matmuls go; the bound named beside a point is the longer of its "
+    "compute and memory time, which also counts weights in a slower memory tier, attention at BF16 "
+    "and a MoE's slower experts. Each point sits at the FLOP/s its iteration reaches: near the ridge, under the line, "
     f"since compute and memory hide each other only in part ({UNHIDDEN_FRACTION:g} of the shorter time "
     "stays). A MoE "
     "model's points sit lower still: its routed experts run at a fitted share of the line's rates "

@@ -263,7 +263,9 @@ st.dataframe(  # every class, every column
     hide_index=True,
     width="stretch",
     height="content",
-    column_config=tables.slo_tail_columns(ex.shortfall_rps(s) is not None),
+    column_config=tables.slo_tail_columns(
+        ex.shortfall_rps(s) is not None, any(c.slo.tbt_ms for c in sc.workload.classes)
+    ),
 )
 
 st.subheader(

@@ -199,6 +199,7 @@ def _holds(pct: float) -> str:
 short = ex.shortfall_rps(res.summary)  # unsustainable: every percentile grows with run length
 if (behind := ex.line(res.summary)) is not None:
     st.error(plain(behind), icon=":material/trending_up:")
+tbt_targeted = {c.name for c in sc.workload.classes if c.slo.tbt_ms}
 for row in tail.to_dict("records"):
     passes = row["passes"] and short is None
     verdict = (
@@ -215,8 +216,15 @@ for row in tail.to_dict("records"):
     msg = (
         f"**{plain(row['class'])}** {plain(verdict)} at {pct}: TTFT {pct} = {ttft} (target "
         f"{layout.fmt_ms(row['ttft_target_ms'])}, {_holds(row['ttft_holds_to_pct'])}); TPOT {pct} = {tpot} "
-        f"(target {layout.fmt_ms(row['tpot_target_ms'])}, {_holds(row['tpot_holds_to_pct'])}). "
-        f"{row['slo_attainment']:.1%} of its requests met both."
+        f"(target {layout.fmt_ms(row['tpot_target_ms'])}, {_holds(row['tpot_holds_to_pct'])})"
+        + (
+            f"; largest gap between tokens {pct} = "
+            f"{ex.latency(layout.fmt_ms(row['max_tbt_at_percentile_ms']), short)} "
+            f"(target {layout.fmt_ms(row['tbt_target_ms'])}). "
+            if row["class"] in tbt_targeted
+            else ". "
+        )
+        + f"{row['slo_attainment']:.1%} of its requests met both."
     )
     (st.success if passes else st.error)(msg, icon=icon)
 

@@ -61,8 +61,12 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
     "tpot_holds_to_pct": cc.NumberColumn(
         "TPOT holds", format="p%.1f", help="The percentile up to which TPOT stays within target.", width=82
     ),
+    "tbt_target_ms": None,  # shown by `slo_tail_columns` where a class sets a TBT target
+    "max_tbt_at_percentile_ms": None,
     "passes": cc.CheckboxColumn(
-        "passes", help="Both latencies within target at the SLO percentile.", width=58
+        "passes",
+        help="Both latencies (and the largest gap between tokens, where targeted) within target at the SLO percentile.",
+        width=58,
     ),
     "breaks": cc.TextColumn(
         "breaks on", help="Where the tail breaks: the metric(s) that miss their target at the SLO percentile."
@@ -70,17 +74,31 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
 }
 
 
-def slo_tail_columns(growing: bool) -> dict[str, Any]:
+def slo_tail_columns(growing: bool, tbt: bool = False) -> dict[str, Any]:
     """`SLO_TAIL`, or for an unsustainable run its latencies at the percentile marked: '≥ 63,835 ms',
-    growing with run length (`engine.explain.sustain`)."""
-    if not growing:
+    growing with run length (`engine.explain.sustain`); with `tbt` (a class sets ``slo.tbt_ms``)
+    the largest gap between tokens and its target are shown too."""
+    if not growing and not tbt:
         return SLO_TAIL
-    grows = f"At least this: the run is unsustainable, and each of its latencies {ex.GROWS}."
-    return {
-        **SLO_TAIL,
-        "ttft_at_percentile_ms": cc.NumberColumn("TTFT at pct", format="≥ %.0f ms", help=grows, width=92),
-        "tpot_at_percentile_ms": cc.NumberColumn("TPOT at pct", format="≥ %.1f ms", help=grows, width=92),
-    }
+    at = "≥ " if growing else ""
+    cols = dict(SLO_TAIL)
+    if growing:
+        grows = f"At least this: the run is unsustainable, and each of its latencies {ex.GROWS}."
+        cols["ttft_at_percentile_ms"] = cc.NumberColumn(
+            "TTFT at pct", format="≥ %.0f ms", help=grows, width=92
+        )
+        cols["tpot_at_percentile_ms"] = cc.NumberColumn(
+            "TPOT at pct", format="≥ %.1f ms", help=grows, width=92
+        )
+    if tbt:
+        cols["tbt_target_ms"] = cc.NumberColumn("TBT target", format="%.0f ms", width=82)
+        cols["max_tbt_at_percentile_ms"] = cc.NumberColumn(
+            "TBT at pct",
+            format=f"{at}%.0f ms",
+            help="The largest gap between tokens at the SLO percentile (rejected and failed requests count as late).",
+            width=92,
+        )
+    return cols
 
 
 UTILIZATION: dict[str, Any] = {

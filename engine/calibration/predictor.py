@@ -128,7 +128,8 @@ def _seg(weight: float, c: Any) -> Segment:
     att_c, att_m = float(c.attention_compute_s), float(c.attention_memory_s)
     compute = (float(c.compute_s) - att_c - saving) * UNIT.eta_compute  # at eta_F = 1
     memory = float(c.memory_s) - att_m
-    fixed = float(c.comm_s) + float(c.overhead_s)
+    # a pipeline's stages in turn (`pipeline_s`) stay in the fixed part, where the fits were made
+    fixed = float(c.comm_s) + float(c.pipeline_s) + float(c.overhead_s)
     return (weight, compute, memory, fixed, saving, att_c * UNIT.eta_compute, att_m)
 
 

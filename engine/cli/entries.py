@@ -42,8 +42,9 @@ def cmd_roofline(args: argparse.Namespace) -> int:
         emit_json(rep)
         return 0
     print(
-        f"{inst.model.name} on {args.tp} x {inst.hardware.name} ({args.weights} weights, {args.kv} KV, "
-        f"profile {name})"
+        f"{inst.model.name} on {inst.chips} x {inst.hardware.name}"
+        + (f" (tp{inst.tp} x pp{inst.pp})" if inst.pp > 1 else "")
+        + f" ({args.weights} weights, {args.kv} KV, profile {name})"
     )
     print(
         f"weights {rep['weight_bytes'] / 1e9:.1f} GB; KV {rep['kv_bytes_per_token']:,.0f} B/token; "
@@ -51,19 +52,32 @@ def cmd_roofline(args: argparse.Namespace) -> int:
     )
     if rep["kv_capacity_tokens"] == 0:
         print("the weights do not fit: raise --tp or lower --weights precision")
+    # a pipeline's stages in turn (`IterationCost.pipeline_s`): the time compute and memory leave
+    staged = inst.pp > 1
     print("\nprefill (one prompt alone)")
-    print(f"{'prompt':>8} {'time ms':>9} {'compute':>9} {'memory':>9} {'FLOP/B':>8}  bound")
+    print(
+        f"{'prompt':>8} {'time ms':>9} {'compute':>9} {'memory':>9}"
+        + (f" {'pipeline':>9}" if staged else "")
+        + f" {'FLOP/B':>8}  bound"
+    )
     for r in rep["prefill"]:
         print(
-            f"{r['prompt_tokens']:8d} {r['time_ms']:9.2f} {r['compute_ms']:9.2f} {r['memory_ms']:9.2f} "
-            f"{r['intensity_flops_per_byte']:8.0f}  {r['bound']}"
+            f"{r['prompt_tokens']:8d} {r['time_ms']:9.2f} {r['compute_ms']:9.2f} {r['memory_ms']:9.2f}"
+            + (f" {r['pipeline_ms']:9.2f}" if staged else "")
+            + f" {r['intensity_flops_per_byte']:8.0f}  {r['bound']}"
         )
     print("\ndecode (one step)")
-    print(f"{'batch':>6} {'context':>8} {'time ms':>9} {'compute':>9} {'memory':>9} {'tok/s':>9}  bound")
+    print(
+        f"{'batch':>6} {'context':>8} {'time ms':>9} {'compute':>9} {'memory':>9}"
+        + (f" {'pipeline':>9}" if staged else "")
+        + f" {'tok/s':>9}  bound"
+    )
     for r in rep["decode"]:
         print(
             f"{r['batch']:6d} {r['context_tokens']:8d} {r['time_ms']:9.2f} {r['compute_ms']:9.2f} "
-            f"{r['memory_ms']:9.2f} {r['tokens_per_s']:9.0f}  {r['bound']}"
+            f"{r['memory_ms']:9.2f}"
+            + (f" {r['pipeline_ms']:9.2f}" if staged else "")
+            + f" {r['tokens_per_s']:9.0f}  {r['bound']}"
         )
     return 0
 

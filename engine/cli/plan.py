@@ -389,6 +389,8 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         f"{scen.name}: capacity {capacity_text} ({rule_text(cap.rule, cap.attainment)}; {failed}); cost-model "
         f"estimate {cap.estimate_rps:.3g} req/s; {sum(c.simulations for c in found.values())} simulations"
     )
+    if cap.note:
+        print(f"  {cap.note}")
     if confidence.uncalibrated(marks):
         print(f"  {confidence.note(marks)}")
     if any(m.calibration.band for m in marks):

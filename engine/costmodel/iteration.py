@@ -42,6 +42,12 @@ class IterationCost:
     timed on its own roof beside the rest (0 for standard heads, or without decodes)."""
     attention_memory_s: Any = 0.0
     """Seconds of `memory_s` that kernel takes reading the latent KV."""
+    pipeline_s: Any = 0.0
+    """Seconds a pipeline's stages spend in turn rather than together (0 without one): `compute_s`
+    and `memory_s` are the work spread over every stage at once, and with fewer micro-batches than
+    stages the iteration lasts longer by the other stages' share of the pass (a lone prompt on
+    pp = 4 stages: three times `roof(compute_s, memory_s)`). Compute and memory work of the other
+    stages, not link traffic: `comm_s` is the all-reduces, all-to-alls and hand-offs only."""
 
     @property
     def compute_bound(self) -> Any:
@@ -192,7 +198,8 @@ def _general_cost(
     beyond the batch's attention taken as matmuls (exact without speculation). A MoE model's
     slower experts (`Instance.expert_extra`) lengthen both, by the time the step model gives them
     (timed again with the experts as fast as the dense layers: micro-batches and speculation
-    included), so the rest is what the links and hand-offs take.
+    included). A pipeline with fewer micro-batches than stages runs its stages in turn: that
+    share is `pipeline_s`, and the rest is what the links and hand-offs take.
     """
     arrays = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (q, pairs, k, d, c, largest)))
 
@@ -222,12 +229,25 @@ def _general_cost(
         )
         memory = np.asarray(tiers.read_s(np.asarray(nbytes) - kv, kv)) / scale
     both = roof(compute, memory)
-    comm = np.maximum(dense_t - both - inst.overhead_s, 0.0)
+    rest = np.maximum(dense_t - both - inst.overhead_s, 0.0)
+    pipeline: Any = 0.0
+    if inst.pp > 1:  # m micro-batches in flight (`StepModel._pipelined`): a step is pp / m of `both`
+        items = np.where(
+            (arrays[0] <= 0) & (arrays[3] >= 1),
+            np.round(arrays[3]),
+            np.floor(arrays[3]) + (arrays[0] > 0),
+        )
+        m = np.clip(items, 1.0, float(inst.pp))
+        pipeline = np.minimum(both * (inst.pp / m - 1.0), rest)
+        pipeline = pipeline if pipeline.shape else float(pipeline)
+    comm = rest - pipeline
     if inst.experts_slow:  # the experts' extra time as compute and memory, not as communication
         stretch = 1.0 + np.divide(np.asarray(t) - dense_t, both, out=np.zeros_like(both), where=both > 0)
         compute, memory, saving = compute * stretch, memory * stretch, saving * stretch
     saving_s = saving if saving.shape else float(saving)
-    return IterationCost(t, compute, memory, comm, inst.overhead_s, flops, nbytes, saving_s)
+    return IterationCost(
+        t, compute, memory, comm, inst.overhead_s, flops, nbytes, saving_s, pipeline_s=pipeline
+    )
 
 
 def prefill_cost(inst: Instance, prompt_tokens: ArrayLike, cached_tokens: ArrayLike = 0) -> IterationCost:
@@ -322,7 +342,13 @@ class RooflinePoint:
 
 
 def roofline_point(inst: Instance, phase: str, cost: IterationCost) -> RooflinePoint:
-    """Arithmetic intensity, attainable FLOP/s and binding resource of one iteration."""
+    """Arithmetic intensity, attainable FLOP/s and binding resource of one iteration.
+
+    The bound is the longer of the iteration's compute and memory times (`compute_bound`), not its
+    intensity against the ridge: those times hold what the ridge does not (weights in a slower
+    memory tier, attention at BF16, a MoE's slower experts), so an SN40L's 70B prefill that reads
+    its weights from DDR is bandwidth-bound though its intensity is past the ridge. The intensity
+    stays the point's coordinate on the chart."""
     flops, nbytes = float(cost.flops), float(cost.bytes)
     intensity = flops / nbytes if nbytes else math.inf
     ridge = inst.matmul_flops_per_s / inst.bytes_per_s
@@ -332,6 +358,6 @@ def roofline_point(inst: Instance, phase: str, cost: IterationCost) -> RooflineP
         intensity_flops_per_byte=intensity,
         attainable_tflops=attainable / 1e12,
         ridge_flops_per_byte=ridge,
-        bound="compute" if intensity >= ridge else "bandwidth",
+        bound="compute" if bool(cost.compute_bound) else "bandwidth",
         time_s=float(cost.time_s),
     )

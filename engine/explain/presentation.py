@@ -187,8 +187,10 @@ def slo_tail(scenario: Scenario, requests: pd.DataFrame) -> pd.DataFrame:
 
     ``ttft_holds_to_pct`` is the share of the class's requests (in percent) whose TTFT is within
     target, rejected and failed ones counting as late: the percentile up to which the target
-    holds. The class passes when that reaches the SLO percentile for TTFT and for TPOT.
-    ``breaks`` names the metric(s) that fall short, or is empty when the class passes.
+    holds. The class passes when its TTFT and TPOT at the SLO percentile are within target, and,
+    where the class sets ``slo.tbt_ms``, its largest gap between tokens too: the summary's verdict
+    (`class_summary`, docs/metrics.md). ``breaks`` names the metric(s) that fall short, or is empty
+    when the class passes.
     """
     win = requests[measured_mask(scenario, requests)]
     out = []
@@ -199,10 +201,13 @@ def slo_tail(scenario: Scenario, requests: pd.DataFrame) -> pd.DataFrame:
         tpot = _late_values(rows, "tpot_s")
         ttft_hold = _within(ttft, c.slo.ttft_ms / 1e3) * 100
         tpot_hold = _within(tpot, c.slo.tpot_ms / 1e3) * 100 if len(tpot) else 100.0
-        ttft_at, tpot_at = _at(ttft, pct), _at(tpot, pct)
+        tbt = _late_values(rows, "max_tbt_s")
+        ttft_at, tpot_at, tbt_at = _at(ttft, pct), _at(tpot, pct), _at(tbt, pct)
         ttft_ok = ttft_at is not None and ttft_at <= c.slo.ttft_ms
         tpot_ok = not len(tpot) or (tpot_at is not None and tpot_at <= c.slo.tpot_ms)
-        broken = [name for name, ok in (("TTFT", ttft_ok), ("TPOT", tpot_ok)) if not ok]
+        tbt_ok = not c.slo.tbt_ms or not len(tbt) or (tbt_at is not None and tbt_at <= c.slo.tbt_ms)
+        verdicts = (("TTFT", ttft_ok), ("TPOT", tpot_ok), ("TBT", tbt_ok))
+        broken = [name for name, ok in verdicts if not ok]
         out.append(
             {
                 "class": c.name,
@@ -215,6 +220,8 @@ def slo_tail(scenario: Scenario, requests: pd.DataFrame) -> pd.DataFrame:
                 "tpot_target_ms": c.slo.tpot_ms,
                 "tpot_at_percentile_ms": tpot_at,
                 "tpot_holds_to_pct": tpot_hold,
+                "tbt_target_ms": c.slo.tbt_ms or None,
+                "max_tbt_at_percentile_ms": tbt_at,
                 "passes": len(rows) > 0 and not broken,
                 "breaks": " and ".join(broken) if len(rows) else "no requests",
             }

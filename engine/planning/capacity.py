@@ -28,6 +28,7 @@ from engine.planning.sizing import demand, instance_of, instance_rates
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
+from engine.serving import work_bound
 from engine.serving.run import simulate
 from engine.serving.summary import shortfall_rps
 from engine.serving.workload import generate
@@ -38,7 +39,10 @@ class Capacity:
     """The highest tested arrival rate that passed under the rule, and the runs that showed it.
 
     `capacity_rps` is 0 when even the lowest rate tried failed; `failed_rps` is the lowest rate
-    seen failing (None if none failed: the true capacity may be higher). `runs` has one row per
+    seen failing (None if none failed: the true capacity may be higher). `work_bound_rps` is the
+    highest rate the work bound lets a run of this window simulate, where that capped the search
+    below the request-row limit (None where it did not); `note` says in words what bounded the
+    answer (a given bound that passed or failed, the work bound), empty when nothing did. `runs` has one row per
     simulation: rate, whether it passed under `rule`, whether every class passed at its
     percentile, its shortfall in req/s when unsustainable (None when it keeps up: such a run never
     passes, `engine.serving.saturation`), goodput and SLO attainment.
@@ -51,6 +55,8 @@ class Capacity:
     simulations: int
     rule: Rule = "percentile"
     attainment: float = DEFAULT_ATTAINMENT
+    work_bound_rps: float | None = None
+    note: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for the CLI."""
@@ -62,6 +68,8 @@ class Capacity:
             "attainment": self.attainment,
             "passes_when": rule_text(self.rule, self.attainment),
             "simulations": self.simulations,
+            "work_bound_rps": self.work_bound_rps,
+            "note": self.note,
             "runs": self.runs.to_dict(orient="records"),
         }
 
@@ -94,27 +102,77 @@ def _bracket_and_bisect(
     top: float,
     rel_tol: float,
 ) -> None:
-    """Double or halve from `probe` until a passing and a failing rate bracket the capacity (at most
-    `top`), then bisect until the bracket is within `rel_tol`; `passes` records every run."""
-    lo, hi = low_rps, high_rps
+    """Run each given bound, then double or halve from `probe` until a passing and a failing rate
+    bracket the capacity (at most `top`), then bisect until the bracket is within `rel_tol`;
+    `passes` records every run.
+
+    A given `high_rps` that passes ends the search (the capacity is at least it); a given
+    `low_rps` that fails becomes the failing end, and the search halves below it."""
+    lo: float | None = None
+    hi: float | None = None
+    if high_rps is not None:
+        if passes(high_rps):
+            return
+        hi = high_rps
+    if low_rps is not None and budget_left():
+        if passes(low_rps):
+            lo = low_rps
+        else:
+            hi = low_rps
+    if lo is not None and hi is None:
+        probe = min(top, lo * 2.0)
+    elif hi is not None and lo is None:
+        probe = hi / 2.0
     while budget_left() and (lo is None or hi is None):
+        if lo is not None and lo >= top:
+            break
         if passes(probe):
             lo = probe
-            if probe >= top:
-                break
             probe = min(top, probe * 2.0 if hi is None else (probe + hi) / 2)
         else:
             hi = probe
             probe = probe / 2.0 if lo is None else (probe + lo) / 2
-        if lo is not None and hi is not None and lo >= hi:
-            lo = None  # a given low bound that fails: keep halving
-            probe = hi / 2.0
     while lo is not None and hi is not None and budget_left() and (hi - lo) > rel_tol * hi:
         mid = (lo + hi) / 2.0
         if passes(mid):
             lo = mid
         else:
             hi = mid
+
+
+WORK_STEP = 0.99
+"""How far below a rate the search tries next where the drawn requests of a run at it exceed the
+work bound that their expectation met (a few percent on a short window)."""
+
+
+def work_bound_rps(base: Scenario, top: float) -> float | None:
+    """The highest rate up to `top` whose run of `base` the work bound admits, or None where `top`
+    itself is admitted or no rate is (a run then says why: the bound is not the rate's).
+
+    Bisection on the expected work (`engine.serving.work_bound.estimate`, milliseconds a rate), then
+    down by `WORK_STEP` until the requests a run at the rate draws are admitted, as `simulate`
+    checks them."""
+
+    def at(rate: float) -> Scenario:
+        return scenario_io.apply_overrides(base, {"workload.arrival.rate_rps": rate})
+
+    if not work_bound.estimate(at(top)).problems():
+        return None
+    lo, hi = 0.0, top
+    for _ in range(30):  # the work grows with the rate: bisect to 1e-9 of `top`
+        mid = (lo + hi) / 2.0
+        if work_bound.estimate(at(mid)).problems():
+            hi = mid
+        else:
+            lo = mid
+    for _ in range(20):
+        if lo <= 0:
+            return None
+        run = at(lo)
+        if not work_bound.estimate(run, generate(run)).problems():
+            return lo
+        lo *= WORK_STEP
+    return None
 
 
 def capacity(
@@ -145,9 +203,23 @@ def capacity(
         raise ScenarioError(f"max_simulations: must be in [2, 100] (got {max_simulations})")
     if not 0 < rel_tol < 1:
         raise ScenarioError(f"rel_tol: must be in (0, 1) (got {rel_tol})")
+    for name, v in (("low_rps", low_rps), ("high_rps", high_rps)):
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise ScenarioError(f"{name}: must be a positive rate in req/s (got {v})")
+    if low_rps is not None and high_rps is not None and low_rps >= high_rps:
+        raise ScenarioError(
+            f"low_rps ({low_rps:g} req/s) must be below high_rps ({high_rps:g} req/s): they bracket the search"
+        )
     base = planning_scenario(scenario, scenario.workload.arrival.rate_rps, duration_s)
     cat = scenario_catalog(base, catalog)
     top = min(bounds.MAX_RATE_RPS, 0.95 * bounds.MAX_REQUESTS / base.duration_s)
+    work_top = work_bound_rps(base, top) if check_work else None
+    if work_top is not None:
+        top = work_top
+    if high_rps is not None:
+        high_rps = min(high_rps, top)
+    if low_rps is not None and low_rps >= top:
+        low_rps = None  # at or past the most that can be simulated: the search starts at `top`
     estimate = analytic_capacity_rps(base, cat)
     rows: list[dict[str, Any]] = []
 
@@ -173,19 +245,37 @@ def capacity(
         )
         return ok
 
-    probe = min(top, high_rps or low_rps or (estimate if math.isfinite(estimate) and estimate > 0 else 1.0))
+    probe = min(top, estimate if math.isfinite(estimate) and estimate > 0 else 1.0)
     _bracket_and_bisect(passes, lambda: len(rows) < max_simulations, probe, low_rps, high_rps, top, rel_tol)
     runs = pd.DataFrame(
         rows, columns=["rate_rps", "passes", "classes_pass", "shortfall_rps", "goodput_rps", "slo_attainment"]
     )
     ok = runs.loc[runs["passes"], "rate_rps"]
     bad = runs.loc[~runs["passes"].astype(bool), "rate_rps"]
+    capacity_rps = float(ok.max()) if len(ok) else 0.0
+    failed_rps = float(bad.min()) if len(bad) else None
+    notes = []
+    if high_rps is not None and failed_rps is None and capacity_rps >= high_rps:
+        notes.append(
+            f"high_rps {high_rps:.3g} req/s passed: the capacity is at least that (not searched above)"
+        )
+    if low_rps is not None and failed_rps is not None and failed_rps <= low_rps:
+        below = f"{capacity_rps:.3g} req/s passed" if capacity_rps > 0 else "no rate tried below it passed"
+        notes.append(f"low_rps {low_rps:.3g} req/s failed: the capacity is below it ({below})")
+    if work_top is not None and failed_rps is None and capacity_rps >= work_top:
+        notes.append(
+            f"the search stopped at {work_top:.3g} req/s, the most the work bound lets a "
+            f"{base.duration_s:g} s run simulate: the capacity may be higher (a shorter window, "
+            "or check_work=False / --no-work-limit, lifts it)"
+        )
     return Capacity(
-        capacity_rps=float(ok.max()) if len(ok) else 0.0,
-        failed_rps=float(bad.min()) if len(bad) else None,
+        capacity_rps=capacity_rps,
+        failed_rps=failed_rps,
         estimate_rps=estimate,
         runs=runs,
         simulations=len(runs),
         rule=rule,
         attainment=attainment,
+        work_bound_rps=work_top,
+        note="; ".join(notes),
     )

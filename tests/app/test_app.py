@@ -175,6 +175,17 @@ def test_slo_target_changes_attainment() -> None:
     assert any("fails" in m.value for m in at.error)
 
 
+def test_a_missed_tbt_target_fails_the_class_on_the_slo_and_results_pages() -> None:
+    sc = short("chat-colocated", **{"workload.classes[0].slo.tbt_ms": 100.0})
+    at = app("slo", sc, "chat-colocated")
+    assert_clean(at)
+    assert not at.success
+    verdict = [m.value for m in at.error if "fails on TBT" in m.value]
+    assert len(verdict) == 1 and "largest gap between tokens" in verdict[0]
+    at.switch_page("app_pages/results.py").run()
+    assert_clean(at)
+
+
 def test_preset_picker_starts_over() -> None:
     at = app("results")
     at.sidebar.selectbox(key="fg:preset").set_value("chat-colocated").run()

@@ -71,6 +71,20 @@ def test_slo_tail_names_what_breaks(run: SimResult) -> None:
     assert row["ttft_holds_to_pct"] < row["percentile"]
 
 
+def test_slo_tail_judges_the_tbt_target_as_the_summary_does() -> None:
+    """A class with ``slo.tbt_ms`` fails where its largest token gap at the percentile misses it,
+    in the Results and SLO pages' table as in the summary (found in review: the table said passes)."""
+    sc = apply_overrides(load_preset("chat-colocated"), {"duration_s": 120.0})
+    sc = apply_overrides(sc, {"workload.classes[0].slo.tbt_ms": 100.0})
+    res = simulate(sc)
+    cls = res.summary["classes"]["chat"]
+    assert cls["max_tbt_ms_at_percentile"] > 100.0 and not cls["passes"]
+    row = pr.slo_tail(sc, res.requests).iloc[0]
+    assert not row["passes"] and row["breaks"] == "TBT"
+    assert row["max_tbt_at_percentile_ms"] == pytest.approx(cls["max_tbt_ms_at_percentile"])
+    assert row["tbt_target_ms"] == 100.0
+
+
 def test_tail_curves_rise(run: SimResult) -> None:
     tc = pr.tail_curves(run.scenario, run.requests, "ttft")
     for _, rows in tc.groupby("class"):

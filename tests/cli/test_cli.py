@@ -44,6 +44,15 @@ def test_roofline_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "prefill" in out and "decode" in out and "KV capacity" in out
 
 
+def test_roofline_text_counts_every_chip_of_a_pipeline(capsys: pytest.CaptureFixture[str]) -> None:
+    """tp64 x pp8 is 512 LPUs, not 64 (found in review), and the stages' time in turn is its own column."""
+    args = ["roofline", "--model", "llama-3.1-70b", "--hardware", "groq-lpu", "--tp", "64", "--pp", "8"]
+    assert main([*args, "--weights", "fp8", "--kv", "fp8"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("Llama-3.1-70B on 512 x ") and "(tp64 x pp8)" in out
+    assert "pipeline" in out.splitlines()[4]
+
+
 def test_roofline_of_a_moe_model_runs_its_experts_factor_with_any_profile(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import GIB, TIER_SOURCED_FIELDS, HardwareSpec
-from engine.costmodel.iteration import decode_cost, iteration_cost
+from engine.costmodel.iteration import decode_cost, iteration_cost, prefill_cost, roofline_point
 from engine.costmodel.perf import Instance
 from engine.costmodel.step import StepModel
 
@@ -175,6 +175,20 @@ def test_the_roofline_draws_a_roof_per_tier(catalog: Catalog) -> None:
     # decode of the 8B model, mostly in SRAM, reaches above the HBM roof
     dec = points[(points["chip"] == "sn40l ×16") & (points["phase"] == "decode")]
     assert (dec["achieved_tflops"] > dec["attainable_tflops"]).all()
+
+
+def test_weights_read_from_ddr_make_a_prefill_bandwidth_bound_past_the_ridge(catalog: Catalog) -> None:
+    """The bound is the longer of compute and memory time: an SN40L's 70B BF16 weights stream from
+    DDR, so a 512-token prefill (intensity past the ridge) waits on memory (found in review: it
+    was labelled compute-bound from its intensity)."""
+    sn = Instance(model=catalog.models["llama-3.1-70b"], hardware=catalog.chip("sn40l"), tp=1)
+    cost = prefill_cost(sn, 512)
+    pt = roofline_point(sn, "prefill", cost)
+    assert pt.intensity_flops_per_byte > pt.ridge_flops_per_byte
+    assert float(cost.memory_s) > 2 * float(cost.compute_s)
+    assert pt.bound == "bandwidth"
+    h100 = Instance(model=catalog.models["llama-3.1-70b"], hardware=catalog.chip("h100-sxm"), tp=4)
+    assert roofline_point(h100, "prefill", prefill_cost(h100, 4096)).bound == "compute"
 
 
 def test_pipelined_and_data_parallel_instances_read_their_tiers_too(catalog: Catalog) -> None:

@@ -122,6 +122,22 @@ def test_colocated_interference_is_reported() -> None:
     assert "kv_transfer" not in t
 
 
+def test_a_pipelined_prefill_binds_compute_not_the_link() -> None:
+    """tp1 x pp4: a prompt's stages run in turn, each compute-bound; that is not link time
+    (found in review: the ASIC test said 'link' for all of prefill)."""
+    sc = io.apply_overrides(
+        io.load_preset("chat-colocated"),
+        {
+            "duration_s": 30.0,
+            "deployment.pools[0].tp": 1,
+            "deployment.pools[0].pp": 4,
+            "workload.arrival.rate_rps": 4,
+        },
+    )
+    shares = phase_bottlenecks(simulate(sc))["prefill"]
+    assert shares.get("compute", 0.0) > 0.9 and "link" not in shares
+
+
 def test_specialisation_answers(idle_prefill: SimResult) -> None:
     sp = specialisation(idle_prefill, 24).set_index("phase")
     hours = phase_chip_hours(idle_prefill)

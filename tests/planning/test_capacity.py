@@ -1,0 +1,59 @@
+"""The capacity search's edges: the bounds a caller gives, and the work bound on each run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine.core import bounds
+from engine.core.errors import ScenarioError
+from engine.planning.capacity import capacity
+from engine.scenario import codec as io
+from engine.scenario.model import Scenario
+
+
+def chat(**over: Any) -> Scenario:
+    """The colocated chat preset over a short window (capacity about 19 req/s)."""
+    return io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 60.0, **over})
+
+
+@pytest.mark.parametrize(("low", "high"), [(20.0, 10.0), (10.0, 10.0)])
+def test_a_low_bound_at_or_above_the_high_one_is_refused(low: float, high: float) -> None:
+    with pytest.raises(ScenarioError, match=r"low_rps \(.*\) must be below high_rps"):
+        capacity(chat(), low_rps=low, high_rps=high)
+
+
+def test_a_high_bound_that_passes_is_run_and_said_to_be_a_floor() -> None:
+    """low 5, high 10 on a deployment that passes at 10: the answer is at least 10, having run it
+    (found in review: 9.84 'none failed', 10 never run)."""
+    cap = capacity(chat(), low_rps=5.0, high_rps=10.0, max_simulations=6)
+    assert 10.0 in set(cap.runs["rate_rps"])
+    assert cap.capacity_rps == 10.0 and cap.failed_rps is None
+    assert "high_rps 10 req/s passed: the capacity is at least that" in cap.note
+
+
+def test_a_low_bound_that_fails_is_searched_below() -> None:
+    """low 25, high 40 where the capacity is about 19: both fail, and the search goes below 25
+    (found in review: capacity 0, nothing below 25 tried)."""
+    cap = capacity(chat(), low_rps=25.0, high_rps=40.0, max_simulations=8)
+    rates = list(cap.runs["rate_rps"])
+    assert rates[:2] == [40.0, 25.0] and not cap.runs["passes"][:2].any()
+    assert 10.0 < cap.capacity_rps < 25.0
+    assert "low_rps 25 req/s failed: the capacity is below it" in cap.note
+
+
+def test_the_work_bound_caps_the_search_instead_of_refusing_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the router-look bound lowered so that a minute's run is admitted only up to about 8
+    req/s, the search stays below it and says so; it used to start at the cost model's estimate
+    (about 57 req/s) and abort with the work bound's refusal of a rate the caller never set."""
+    sc = chat()
+    per_rps = 60.0 * sum(p.count for p in sc.deployment.pools)  # router looks a req/s brings in a minute
+    monkeypatch.setattr(bounds, "MAX_ROUTER_LOOKS", int(8.0 * per_rps))
+    cap = capacity(sc, max_simulations=4)
+    assert cap.work_bound_rps is not None and 6.0 < cap.work_bound_rps < 8.5
+    assert cap.runs["rate_rps"].max() <= cap.work_bound_rps
+    assert cap.failed_rps is None and cap.capacity_rps == pytest.approx(cap.work_bound_rps)
+    assert "the most the work bound lets a 60 s run simulate" in cap.note
+    lifted = capacity(sc, max_simulations=2, check_work=False)  # no bound, no cap
+    assert lifted.work_bound_rps is None and lifted.runs["rate_rps"].max() > 8.5
