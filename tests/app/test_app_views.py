@@ -19,6 +19,7 @@ from engine.explain import previews as pv
 from engine.explain import roofline_chips as rc
 from engine.scenario.codec import apply_overrides, load_preset, unsafe_paths
 from engine.scenario.model import LengthDist
+from engine.serving.metrics import measured_mask
 from engine.serving.run import ENGINE_VERSION, SimResult, simulate
 
 
@@ -129,9 +130,12 @@ def test_summary_rows_and_headline(run: SimResult) -> None:
     assert rows["latency_ms.ttft.p99"] == run.summary["latency_ms"]["ttft"]["p99"]
     h = pr.headline(run.summary)
     assert h["goodput_rps"] == run.summary["goodput_rps"]
-    assert h["goodput_per_usd"] == pytest.approx(
-        h["goodput_rps"] * 3600 / run.summary["cost"]["usd_per_hour"]
-    )
+    # requests that met their SLO over the whole bill, as $/request counts it: the drain's cost in it
+    met = int(run.requests["met_slo"][measured_mask(run.scenario, run.requests)].sum())
+    assert met == pytest.approx(h["goodput_rps"] * run.summary["window_s"])
+    assert h["goodput_per_usd"] == pytest.approx(met / run.summary["cost"]["usd_total"])
+    assert run.summary["drain_end_s"] > run.scenario.duration_s
+    assert h["goodput_per_usd"] < h["goodput_rps"] * 3600 / run.summary["cost"]["usd_per_hour"]
     cache = {"hit_rate": 0.25, "bytes": 12.0, "hit_rate_by_tier": {"hbm": 0.2, "host": 0.05},
              "hit_rate_by_class": {"chat": 0.25}}  # fmt: skip
     assert pr.cache_rates({"cache": cache}).to_dict("records") == [
