@@ -234,7 +234,8 @@ def test_an_open_loop_bills_its_whole_window_a_batch_its_makespan() -> None:
     ends early still rents its window (the last of 6 requests ended at 108 s of 120: $0.900, not
     29.88 $/h x 120 s); an offline batch's run is its makespan, and ends with its last request."""
     sc = io.apply_overrides(
-        io.load_preset("chat-colocated"), {"duration_s": 120.0, "warmup_s": 0.0, "workload.arrival.rate_rps": 0.05}
+        io.load_preset("chat-colocated"),
+        {"duration_s": 120.0, "warmup_s": 0.0, "workload.arrival.rate_rps": 0.05},
     )
     res = simulate(sc)
     assert float(np.nanmax(res.requests["completion_s"])) < 115.0
