@@ -217,7 +217,7 @@ with c2:
                 "Goodput per $",
                 layout.fmt_count(per_usd) + (" req/$" if per_usd is not None else ""),
                 "goodput_per_usd",
-                "Requests that met their SLO per dollar: goodput × 3600 / bill per hour.",
+                "Requests that met their SLO per dollar of the whole bill (warm-up and drain included, as $/request).",
             ),
         ):
             value, band = marks.value_parts(text, trust, key, False, bounds, moves)

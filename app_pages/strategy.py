@@ -187,7 +187,7 @@ def maturity_select(pool: Pool, path: str) -> None:
 
 def pool_editor(i: int, pool: Pool, path: str) -> None:
     """One pool's chip, profile, count and autoscaling, parallelism and hand-off routes."""
-    st.caption(plain(pool_summary(pool, cat)))
+    st.caption(plain(pool_summary(pool, cat, sc.cost)))
     if pool.name in calibrations:
         marks.pool_mark(calibrations[pool.name])
     key = f"fg:{path}.hardware"

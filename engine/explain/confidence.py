@@ -288,7 +288,8 @@ def limits(summary: Mapping[str, Any], scenario: Scenario) -> dict[str, tuple[fl
     request it was offered cannot complete more of them, so goodput and throughput cannot rise
     above what arrived. The bill runs until the last request drains, so faster chips can lower the
     cost per request by ending the drain sooner, but not below the bill up to the window's end
-    over every request that arrived. The error bar is cut there, on the side speed would move it;
+    over every request that arrived; goodput per $ (met requests over the bill) rises at most by
+    both. The error bar is cut there, on the side speed would move it;
     the other side keeps the whole error. Offline batches and closed loops are measured over the
     whole run, which faster chips shorten (and a closed loop's clients send more when served
     faster): they have no such bound ({}).
@@ -304,9 +305,10 @@ def limits(summary: Mapping[str, Any], scenario: Scenario) -> dict[str, tuple[fl
     inf = float("inf")
     good = float(summary.get("goodput_rps") or 0.0) * window
     out = {"throughput_rps": (inf, max(total / done - 1.0, 0.0))}
-    if good > 0:
-        out["goodput_rps"] = out["goodput_per_usd"] = (inf, max(total / good - 1.0, 0.0))
     shorter = min(1.0, scenario.duration_s / end) if end > 0 else 1.0  # the drain, at best gone
+    if good > 0:
+        out["goodput_rps"] = (inf, max(total / good - 1.0, 0.0))
+        out["goodput_per_usd"] = (inf, max(total / good / shorter - 1.0, 0.0))
     floor = max(1.0 - done / total * shorter, 0.0)
     out.update({k: (floor, inf) for k in LOWERED_BY_SPEED})
     return out

@@ -264,8 +264,11 @@ def headline(summary: Mapping[str, Any]) -> dict[str, float | None]:
     """The few numbers the live strip shows (None where the run has no value)."""
     lat = summary.get("latency_ms", {})
     cost = summary.get("cost", {})
-    per_hour = cost.get("usd_per_hour")
+    bill = cost.get("usd_total")
     goodput = summary.get("goodput_rps")
+    window_s = summary.get("window_s")
+    # requests that met their SLO over the whole bill, warm-up and drain included (as $/request)
+    met = goodput * window_s if goodput is not None and window_s is not None else None
     return {
         "ttft_p99_ms": lat.get("ttft", {}).get("p99"),
         "tpot_p99_ms": lat.get("tpot", {}).get("p99"),
@@ -273,7 +276,7 @@ def headline(summary: Mapping[str, Any]) -> dict[str, float | None]:
         "usd_per_request": cost.get("usd_per_request"),
         "usd_per_million_output_tokens": cost.get("usd_per_million_output_tokens"),
         "goodput_rps": goodput,
-        "goodput_per_usd": goodput * 3600.0 / per_hour if goodput is not None and per_hour else None,
+        "goodput_per_usd": met / bill if met is not None and bill else None,
     }
 
 

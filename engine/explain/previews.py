@@ -23,6 +23,8 @@ from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core import bounds, datafiles
 from engine.core.errors import ScenarioError
+from engine.costmodel import ownership
+from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance
 from engine.planning.sizing import layout_label
 from engine.scenario.codec import apply_overrides, to_data
@@ -468,17 +470,27 @@ def price_assumed(hw: HardwareSpec) -> bool:
     return hw.sources.get("usd_per_hour", "").strip().lower().startswith("assumption")
 
 
-def pool_summary(pool: Pool, catalog: Catalog) -> str:
+def pool_summary(pool: Pool, catalog: Catalog, basis: CostBasis | None = None) -> str:
     """A one-line description of a pool: count x chips per instance x chip, chips in all, price per
-    hour (said to be assumed where the chip's price is an assumption, not a published rate); 'at
-    most' for an autoscaled pool, whose count is its ceiling."""
+    hour in the scenario's cost mode (`basis`; None: rent): rented, the catalog's rent (said to be
+    assumed where the chip's price is an assumption, not a published rate); owned, capital + hosting
+    + energy as the run bills them (`ownership.chip_hour_usd`), energy from idle to TDP, since the
+    run's draw is not known before it runs. 'at most' for an autoscaled pool, whose count is its ceiling."""
     hw = catalog.hardware.get(pool.hardware)
     chips = pool.count * pool.chips_per_instance
-    price = (
-        f", ${chips * hw.usd_per_hour:,.2f}/h" + (" (assumed price)" if price_assumed(hw) else "")
-        if hw
-        else ""
-    )
+    price = ""
+    if hw is not None and (basis is None or basis.mode == "rent"):
+        price = f", ${chips * hw.usd_per_hour:,.2f}/h rented" + (
+            " (assumed price)" if price_assumed(hw) else ""
+        )
+    elif hw is not None and basis is not None:
+        try:
+            low = chips * ownership.chip_hour_usd(hw, basis)
+            high = chips * ownership.chip_hour_usd(hw, basis, hw.tdp_w)
+        except ScenarioError:  # no purchase price: the run is refused the same way, naming the field
+            price = f", owned: no purchase price (cost.capex_usd.{hw.id})"
+        else:
+            price = f", ${low:,.2f}-{high:,.2f}/h owned (capital + hosting + energy, idle to TDP)"
     most = "at most " if pool.autoscale is not None else ""
     return f"{most}{pool.count} × {pool.chips_per_instance} × {pool.hardware} = {chips} chip{'' if chips == 1 else 's'}{price}"
 

@@ -248,16 +248,28 @@ def _power_note(search: Search, bounds_: list[Bound], budget_kw: float | None) -
 
 
 def _trace_frontier(search: Search, best: dict[str, Any], space: SearchSpace) -> None:
-    """The winner with more decode (or mixed) instances, one at a time: the frontier beyond it."""
+    """The winner with more decode (or mixed) instances, one at a time: the frontier beyond it,
+    within the budgets (priced, then as run: more instances only bill more)."""
     won, (n_p, n_d) = next(k for k, v in search.index.items() if v == best["run"])
     for extra in range(1, space.frontier_extra + 1):
         more = (n_p + extra, 0) if won.mode == "colocated" else (n_p, n_d + extra)
-        if (
-            max(more) > space.max_instances_per_pool
-            or search.kw(won, more) > search.power_budget_kw
-            or search.run(won, more) is None
-        ):
+        if max(more) > space.max_instances_per_pool or not search.affordable(won, more):
             break
+        row = search.run(won, more)
+        if row is None or row["over_budget"]:
+            break
+
+
+def _budget_note(search: Search, budget: float) -> list[str]:
+    """The simulated deployments that met their SLOs but billed more than the budget, with the least
+    of them: the bounds let them through (an owned chip priced at idle power), the runs did not."""
+    over = [r["usd_per_hour"] for r in search.rows if r["over_budget"] and r["meets_slo"]]
+    if not over:
+        return []
+    return [
+        f"{len(over)} simulated deployment{'s' if len(over) > 1 else ''} met the SLOs but billed over the "
+        f"budget of ${budget:,.2f}/h (the least ${min(over):,.2f}/h): not chosen"
+    ]
 
 
 def plan(
@@ -333,6 +345,7 @@ def plan(
         best = search.rows[verdict.chosen_run] if verdict.chosen_run is not None else None
         notes += verdict.notes
     search.runner.close()  # hints never asked for
+    notes += _budget_note(search, budget)
     out = _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes)
     return replace(out, objective=objective, risk_aware=risk_aware, verdict=verdict, ran=search.ran())
 
@@ -549,7 +562,9 @@ def _assemble(
     else:
         runs["chosen"] = runs["run"] == (best_run if best_run is not None else -1)
         x = COLUMN[search.objective]  # the cost frontier follows the objective
-        runs["on_cost_frontier"] = pareto(runs, x, "goodput_rps", maximize_x=False, maximize_y=True)
+        within = runs[~runs["over_budget"].astype(bool)]
+        on_cost = pareto(within, x, "goodput_rps", maximize_x=False, maximize_y=True)
+        runs["on_cost_frontier"] = runs["run"].isin(within.loc[on_cost, "run"])
         pool = runs[runs["passes"]] if runs["passes"].any() else runs
         on = pareto(
             pool, "tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", maximize_x=True, maximize_y=True

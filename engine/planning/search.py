@@ -335,6 +335,15 @@ class Search:
         """True when the counts are within the budget per hour and the power budget."""
         return self.usd(shape, counts) < self.budget and self.kw(shape, counts) <= self.power_budget_kw
 
+    def priced(self, row: dict[str, Any]) -> dict[str, Any]:
+        """`row` held to the budget by what its run billed: ``over_budget`` when its simulated cost per
+        hour exceeds the budget, and then it does not pass (``meets_slo`` keeps the SLO's verdict). The
+        bounds price an owned chip at its idle power (`ownership.chip_hour_usd`), below a run's bill, so
+        a deployment they let through can still bill more than the budget."""
+        meets = bool(row.get("meets_slo", row["passes"]))
+        over = bool(row["usd_per_hour"] > self.budget)
+        return row | {"passes": meets and not over, "meets_slo": meets, "over_budget": over}
+
     def value(self, row: dict[str, Any]) -> float:
         """A run's figure of the objective (`row_value`)."""
         return row_value(row, self.objective)
@@ -368,7 +377,7 @@ class Search:
             self.reused += 1
         else:
             out, verdicts = self.runner.result(key, evaluate, *self._task(shape, counts))
-        row = {"run": len(self.rows), **out, **self.trust(shape)}
+        row = self.priced({"run": len(self.rows), **out, **self.trust(shape)})
         if verdicts is not None:
             self.verdicts[len(self.rows)] = verdicts
         self.index[shape, counts] = len(self.rows)
@@ -502,8 +511,8 @@ class Search:
             self.ahead(b.shape, (n, 0), *((c, 0) for c in likely))
             row = self.settle(b.shape, (n, 0))
             sims += 1
-            if row is None:
-                break
+            if row is None or (best is None and row.get("over_budget")):
+                break  # more instances bill more
             if row["passes"]:
                 hi, best = n, row
             else:
@@ -530,6 +539,8 @@ class Search:
             sims += 1
             if row is None or row["passes"]:
                 return row
+            if row["over_budget"]:
+                continue  # either pool grown bills more
             grow = []
             if not row["ttft_ok"]:
                 grow.append((n_p + 1, n_d))
@@ -556,6 +567,8 @@ class Search:
             sims += 1
             if row is None or row["passes"]:
                 return row
+            if row["over_budget"]:
+                continue  # any pool grown bills more
             for nxt in grow(counts, *self.verdicts[int(row["run"])]):
                 if nxt not in seen and max(nxt) <= self.space.max_instances_per_pool:
                     seen.add(nxt)

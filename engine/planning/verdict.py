@@ -57,6 +57,7 @@ KEPT = (
     *("mode", "shape", "split", "chips", "usd_per_hour", "usd_per_million_output_tokens", "usd_per_request"),
     *("output_tokens_per_s_per_chip", "power_w", "slo_percentile", "ttft_ms_at_slo", "tpot_ms_at_slo"),
     *("classes_at_slo", "slo_attainment", "goodput_rps", "passes", "calibrated", "calibration"),
+    "over_budget",
 )
 """The run columns a verdict row quotes."""
 
@@ -217,13 +218,15 @@ def decide(
         rows.append(row)
     table = pd.DataFrame(rows)
     chosen_run = None
-    if len(table):
-        ok = table[table["passes"]] if table["passes"].any() else table
+    within = table[~table["over_budget"].astype(bool)] if len(table) else table  # never over budget
+    if len(within):
+        ok = within[within["passes"]] if within["passes"].any() else within
         if risk_aware and "holds_slowed" in ok and ok["holds_slowed"].fillna(False).astype(bool).any():
             ok = ok[ok["holds_slowed"].fillna(False).astype(bool)]
         win = int(ok.index.to_numpy()[ok["objective_value"].to_numpy(dtype=float).argmin()])
         table["winner"] = table.index == win
         chosen_run = int(table["run"].to_numpy()[win])
+    if len(table):
         table = table.sort_values("objective_value", kind="stable").reset_index(drop=True)
     nominal_run = int(groups[nominal_best]["run"]) if nominal_best is not None else None
     nominal_slowed = None
@@ -341,12 +344,15 @@ def _row(
     for _ in range(VERIFY_TRIES + 1 if verify else 1):
         if verify:
             res = simulate(search.deploy(full, shape, counts), search.cat, check_work=search.check_work)
-            quoted = {**run_row(res, shape, counts, search.rule, search.attainment), **search.trust(shape)}
+            quoted = search.priced(
+                {**run_row(res, shape, counts, search.rule, search.attainment), **search.trust(shape)}
+            )
             if quoted["passes"]:
                 break
             nxt = _up(shape, counts, quoted)
             if (
-                nxt is None
+                quoted["over_budget"]  # more instances bill more
+                or nxt is None
                 or max(nxt) > search.space.max_instances_per_pool
                 or not search.affordable(shape, nxt)
             ):
@@ -359,7 +365,11 @@ def _row(
         return None
     if quoted is None:
         quoted = dict(planned)
-    if verify and not quoted["passes"]:
+    if quoted.get("over_budget"):
+        notes.append(
+            f"{g}: {shape.label()} {quoted['split']} bills ${quoted['usd_per_hour']:,.2f}/h, over the budget"
+        )
+    elif verify and not quoted["passes"]:
         notes.append(f"{g}: {shape.label()} {quoted['split']} fails its full-length run")
     elif moved:
         notes.append(f"{g}: the full-length run moved the pick up {moved} instance(s), to {quoted['split']}")

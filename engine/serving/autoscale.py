@@ -55,7 +55,7 @@ class ScalingLog:
     slots: dict[int, int] = field(default_factory=dict)
 
     def close(self, end_s: float) -> None:
-        """End every stretch still billed at `end_s` (the run's end: its last request's), and cut what
+        """End every stretch still billed at `end_s` (the run's end: `Records.end_s`), and cut what
         the autoscalers did after it (their ticks outlive the traffic; none of that is billed)."""
         self.billed = [
             (s, p, a, end_s if math.isnan(b) else min(b, end_s)) for s, p, a, b in self.billed if a <= end_s

@@ -23,7 +23,7 @@ from engine.serving.cache import TIERS
 from engine.serving.ledger import COMPLETED, FAILED, REJECTED, SEGMENT_COLUMNS, Records
 from engine.serving.stats import nan_mean, nan_sum, percentiles
 from engine.serving.summary import Cache, ClassSummary, Cost, Edge, WayIn
-from engine.serving.timeline import pool_bill_usd
+from engine.serving.timeline import billed_seconds, pool_bill_usd
 
 if TYPE_CHECKING:
     from engine.serving.autoscale import ScalingLog
@@ -177,13 +177,20 @@ def _bills(
     """(each pool's bill, the cache's $/h, the deployment's $/h, the whole bill, an owned bill by kind)."""
     sc = resolved.scenario
     basis = sc.cost
-    cache_gb = 0.0
+    cache_per_hour = 0.0
     if sc.cache.enabled:
-        per_inst = sc.cache.host.capacity_gb if sc.cache.host.enabled else 0.0
-        cache_gb = per_inst * sum(p.spec.count for p in resolved.pools) + (
-            sc.cache.pooled.capacity_gb if sc.cache.pooled.enabled else 0.0
+        # the host tier is each instance's DRAM, billed while its instance is (rented and autoscaled:
+        # its billed instance-hours; owned: every slot all along, as capital is charged)
+        per_inst_gb = sc.cache.host.capacity_gb if sc.cache.host.enabled else 0.0
+        log = scaling if basis.mode == "rent" else None
+        instance_hours = sum(
+            billed_seconds(log, p.index, 0.0, math.inf) / 3600.0
+            if log is not None and p.index in log.slots
+            else p.spec.count * hours
+            for p in resolved.pools
         )
-    cache_per_hour = cache_gb * sc.cache.usd_per_gb_hour
+        pooled_gb = sc.cache.pooled.capacity_gb if sc.cache.pooled.enabled else 0.0
+        cache_per_hour = (per_inst_gb * instance_hours / hours + pooled_gb) * sc.cache.usd_per_gb_hour
     kinds = {k: 0.0 for k in ownership.KINDS}
     if basis.mode == "rent" and scaling is not None:  # autoscaled pools pay for their billed instance-hours
         pool_bills = [pool_bill_usd(resolved, scaling, p.index, hours) for p in resolved.pools]

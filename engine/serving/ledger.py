@@ -105,7 +105,7 @@ class Records:
     servers: list[tuple[int, int, str]]  # (pool index, index in pool, starting role) per server
     kv_capacity: np.ndarray  # tokens, per server
     events: int
-    end_s: float
+    end_s: float  # the run's end, billed: the last request's end; an open loop's not before its window's
     tokens_emitted: int  # output tokens produced by iterations (checked against completed outputs)
     tokens_discarded: int  # tokens produced and then lost to a fault (retried from the start)
     kv_peak: np.ndarray  # most KV tokens reserved at once, per server

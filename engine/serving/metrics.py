@@ -66,7 +66,7 @@ from engine.serving.summary import (
     WayIn,
 )
 from engine.serving.timeline import AutoscaleSummary, autoscale_summary, on_instances
-from engine.serving.workload import Requests
+from engine.serving.workload import Requests, whole_run
 
 
 def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[str, Any]:
@@ -140,11 +140,6 @@ def met_slo(
     if tbt is not None and any(c.slo.tbt_ms for c in classes):
         ok &= np.isnan(tbt) | (tbt <= target(tbt_t))
     return ok
-
-
-def whole_run(scenario: Scenario) -> bool:
-    """True for loads measured over the whole run (offline batches and closed loops)."""
-    return scenario.workload.trace is None and scenario.workload.arrival.kind in ("offline", "closed_loop")
 
 
 def measured_mask(scenario: Scenario, table: Any) -> Any:

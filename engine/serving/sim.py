@@ -50,7 +50,7 @@ from engine.serving.ledger import (
     without_unsent,
 )
 from engine.serving.rows import RowLog
-from engine.serving.workload import Requests
+from engine.serving.workload import Requests, whole_run
 
 _COUNTERS = (
     "preemptions", "recomputed_tokens", "swapped_bytes", "retried", "role_switches", "role_drains", "role_restores",
@@ -292,13 +292,16 @@ class Simulation(Host[Server]):
         finally:
             if collecting:
                 gc.enable()
-        # the run ends when its last request does: timers that outlive the traffic (an autoscaler's
-        # ticks, a fault still under way) bill nothing; a request left unfinished ends with the clock
+        # the run ends when its last request does, and an open loop not before its window does (the
+        # user rents the window, idle or not): timers that outlive both (an autoscaler's ticks, a
+        # fault still under way) bill nothing; a request left unfinished ends with the clock
         settled = 0 < self.ledger.issued == self.ledger.ended
         self.close_unfinished()
         end_s = float(self.env.now) if math.isfinite(self.env.now) else 0.0
         if settled:
-            end_s = min(end_s, self.ledger.last_end_s)
+            end_s = self.ledger.last_end_s
+        if not whole_run(self.scenario):
+            end_s = max(end_s, self.scenario.duration_s)
         if self.scaling is not None:
             self.scaling.log.close(end_s)
         n = self.ledger.issued

@@ -362,7 +362,8 @@ class Summary(TypedDict):
     window_s: float
     """The measured window's length (the makespan for a whole-run load), s."""
     drain_end_s: float
-    """When the last request ended, s."""
+    """The end of the billed run: when the last request ended, and for an open loop not before the
+    window's end (`duration_s`), s."""
     cache: Cache
     """The prefix cache."""
     scheduler: Scheduler

@@ -96,6 +96,12 @@ class Requests:
 # --- lengths ------------------------------------------------------------------------------
 
 
+def whole_run(scenario: Scenario) -> bool:
+    """True for loads measured over the whole run (offline batches and closed loops): their window
+    is the makespan; an open loop's is [warm-up, duration), which the user rents whole."""
+    return scenario.workload.trace is None and scenario.workload.arrival.kind in ("offline", "closed_loop")
+
+
 def lognormal_params(mean: float, p99: float) -> tuple[float, float]:
     """(mu, sigma) of the lognormal with this mean and 99th percentile."""
     gap = math.log(p99 / mean)

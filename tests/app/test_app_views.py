@@ -13,12 +13,15 @@ import pytest
 from engine.calibration import calibrate, measurements, reference, trust
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
+from engine.costmodel import ownership
 from engine.explain import bill, report
 from engine.explain import presentation as pr
 from engine.explain import previews as pv
 from engine.explain import roofline_chips as rc
 from engine.scenario.codec import apply_overrides, load_preset, unsafe_paths
 from engine.scenario.model import LengthDist
+from engine.scenario.resolve import scenario_catalog
+from engine.serving.metrics import measured_mask
 from engine.serving.run import ENGINE_VERSION, SimResult, simulate
 
 
@@ -143,9 +146,12 @@ def test_summary_rows_and_headline(run: SimResult) -> None:
     assert rows["latency_ms.ttft.p99"] == run.summary["latency_ms"]["ttft"]["p99"]
     h = pr.headline(run.summary)
     assert h["goodput_rps"] == run.summary["goodput_rps"]
-    assert h["goodput_per_usd"] == pytest.approx(
-        h["goodput_rps"] * 3600 / run.summary["cost"]["usd_per_hour"]
-    )
+    # requests that met their SLO over the whole bill, as $/request counts it: the drain's cost in it
+    met = int(run.requests["met_slo"][measured_mask(run.scenario, run.requests)].sum())
+    assert met == pytest.approx(h["goodput_rps"] * run.summary["window_s"])
+    assert h["goodput_per_usd"] == pytest.approx(met / run.summary["cost"]["usd_total"])
+    assert run.summary["drain_end_s"] > run.scenario.duration_s
+    assert h["goodput_per_usd"] < h["goodput_rps"] * 3600 / run.summary["cost"]["usd_per_hour"]
     cache = {"hit_rate": 0.25, "bytes": 12.0, "hit_rate_by_tier": {"hbm": 0.2, "host": 0.05},
              "hit_rate_by_class": {"chat": 0.25}}  # fmt: skip
     assert pr.cache_rates({"cache": cache}).to_dict("records") == [
@@ -612,3 +618,21 @@ def test_dollars_read_to_three_significant_figures_below_ten_cents() -> None:
     assert [usd_text(v) for v in (12.345, 0.93219, 0.00691, 0.00054, 0.0000309, 0.0, None)] == [
         "$12.35", "$0.93", "$0.00691", "$0.000540", "$0.0000309", "$0.00000", "–"
     ]  # fmt: skip
+
+
+def test_a_pool_is_priced_in_the_scenario_s_cost_mode() -> None:
+    """The Strategy page's pool line: rented, the catalog rent; owned, capital + hosting + energy
+    from idle to TDP, around what the run bills (it showed $4.98/h rent for 2 owned H100s)."""
+    sc = apply_overrides(load_preset("rent-vs-own"), {"deployment.pools[0].count": 1, "duration_s": 60.0})
+    cat = scenario_catalog(sc)
+    pool, hw = sc.deployment.pools[0], cat.hardware[sc.deployment.pools[0].hardware]
+    rented = pv.pool_summary(pool, cat, apply_overrides(sc, {"cost.mode": "rent"}).cost)
+    assert rented == f"1 × 2 × h100-sxm = 2 chips, ${2 * hw.usd_per_hour:,.2f}/h rented"
+    owned = pv.pool_summary(pool, cat, sc.cost)
+    low, high = (2 * ownership.chip_hour_usd(hw, sc.cost, w) for w in (None, hw.tdp_w))
+    assert (
+        owned
+        == f"1 × 2 × h100-sxm = 2 chips, ${low:,.2f}-{high:,.2f}/h owned (capital + hosting + energy, idle to TDP)"
+    )
+    billed = simulate(sc).summary["cost"]["usd_per_hour"]
+    assert low <= billed <= high * (1 + 1e-9) and high < 2 * hw.usd_per_hour

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -112,3 +114,13 @@ def test_run_energy_between_idle_and_tdp(name: str) -> None:
     chip = CATALOG.chip("h100-sxm")
     chip_s = sum(p.tp * p.pp * p.count for p in s.deployment.pools) * res.summary["drain_end_s"]
     assert chip.idle_w * chip_s < res.summary["energy"]["joules"] <= chip.tdp_w * chip_s
+
+
+def test_the_doc_charges_an_iteration_to_every_chip_of_its_instance_as_the_run_does() -> None:
+    """docs/cost-model.md said an iteration keeps one pipeline stage (tp chips) busy; the run
+    charges busy instance-seconds times the instance's chips (tp x pp x dp) since 2026-11-30."""
+    text = " ".join((Path(__file__).parents[2] / "docs" / "cost-model.md").read_text().split())
+    assert "one pipeline stage (tp chips) busy" not in text
+    assert "An iteration is charged to every chip of its instance (tp·pp·dp" in text
+    src = (Path(__file__).parents[2] / "engine" / "serving" / "metrics.py").read_text()
+    assert 'busy_chip_s=float(ca["busy"][1]) * inst.chips' in src

@@ -157,6 +157,9 @@ def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() 
     assert bounds["goodput_rps"][1] == pytest.approx(req["total"] / good - 1.0)
     floor = 1.0 - req["completed"] / req["total"] * sc.duration_s / s["drain_end_s"]
     assert bounds["usd_per_request"] == (pytest.approx(floor), float("inf"))
+    # met requests over the bill: both more of them and the drain gone, at best
+    rise = req["total"] / good * s["drain_end_s"] / sc.duration_s - 1.0
+    assert bounds["goodput_per_usd"] == (float("inf"), pytest.approx(rise))
     assert "ttft_p99_ms" not in bounds and "joules_per_output_token" not in bounds
     marks = confidence.pool_marks(sc, s)
     r = confidence.headline_range(marks, "throughput_rps")

@@ -344,3 +344,22 @@ def test_a_fault_that_outlives_the_traffic_bills_nothing_after_it() -> None:
 def _run_records(s: Scenario) -> tuple[Any, Any, Records, float]:
     rec, reqs = records(s)
     return resolve(s), reqs, rec, 0.0
+
+
+@pytest.mark.parametrize("mode", ["rent", "own"])
+def test_the_host_cache_tier_is_billed_while_its_instance_is(mode: str) -> None:
+    """A host tier is its instance's DRAM: rented, an autoscaled pool pays for it over its billed
+    instance-hours, as for the chips (it was every slot all along: day-autoscaled, 240 s, 256 GB a
+    host, $0.142 where the instances were on about 620 s, $0.022); owned, every slot, as capital."""
+    over = {"duration_s": 240.0, "workload.arrival.rate_rps": 5.0, "cost.mode": mode}
+    over |= {"cache.enabled": True, "cache.host.enabled": True, "cache.host.capacity_gb": 256.0}
+    s = io.apply_overrides(io.load_preset("day-autoscaled"), over)
+    rec, reqs = records(s)
+    res = result_of(resolve(s), reqs, rec, 0.0)
+    log, pools = _log(rec), resolve(s).pools
+    slots = sum(p.spec.count for p in pools)
+    on_h = sum(billed_seconds(log, p.index, 0.0, math.inf) for p in pools) / 3600.0
+    assert on_h < 0.2 * slots * rec.end_s / 3600.0
+    hours = on_h if mode == "rent" else slots * rec.end_s / 3600.0
+    gb_usd = 256.0 * s.cache.usd_per_gb_hour
+    assert res.summary["cost"]["usd_by_part"]["cache"] == pytest.approx(gb_usd * hours)

@@ -229,6 +229,24 @@ def test_disaggregated_moves_kv_and_charges_it() -> None:
     assert sum(parts.values()) == pytest.approx(res.summary["cost"]["usd_total"])
 
 
+def test_an_open_loop_bills_its_whole_window_a_batch_its_makespan() -> None:
+    """DESIGN.md bills every chip to the end of the drain, idle or not: an open loop whose traffic
+    ends early still rents its window (the last of 6 requests ended at 108 s of 120: $0.900, not
+    29.88 $/h x 120 s); an offline batch's run is its makespan, and ends with its last request."""
+    sc = io.apply_overrides(
+        io.load_preset("chat-colocated"),
+        {"duration_s": 120.0, "warmup_s": 0.0, "workload.arrival.rate_rps": 0.05},
+    )
+    res = simulate(sc)
+    assert float(np.nanmax(res.requests["completion_s"])) < 115.0
+    assert res.summary["drain_end_s"] == 120.0
+    cost = res.summary["cost"]
+    assert cost["usd_total"] == pytest.approx(cost["usd_per_hour"] * 120.0 / 3600.0) == pytest.approx(0.996)
+    batch = simulate(io.apply_overrides(sc, {"workload.arrival": {"kind": "offline", "requests": 20}}))
+    assert batch.summary["drain_end_s"] == pytest.approx(float(np.nanmax(batch.requests["completion_s"])))
+    assert batch.summary["drain_end_s"] < 120.0
+
+
 def _golden_doc(res: Any) -> dict[str, Any]:
     keep = {k: v for k, v in flatten(res.summary).items() if not k.startswith("sim")}
     return {k: round(v, 9) for k, v in keep.items()}
