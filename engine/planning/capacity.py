@@ -175,6 +175,49 @@ def work_bound_rps(base: Scenario, top: float) -> float | None:
     return None
 
 
+def _check_search(
+    max_simulations: int, rel_tol: float, low_rps: float | None, high_rps: float | None
+) -> None:
+    """Refuse a search's settings outside their ranges, naming the field."""
+    if not 2 <= max_simulations <= 100:
+        raise ScenarioError(f"max_simulations: must be in [2, 100] (got {max_simulations})")
+    if not 0 < rel_tol < 1:
+        raise ScenarioError(f"rel_tol: must be in (0, 1) (got {rel_tol})")
+    for name, v in (("low_rps", low_rps), ("high_rps", high_rps)):
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise ScenarioError(f"{name}: must be a positive rate in req/s (got {v})")
+    if low_rps is not None and high_rps is not None and low_rps >= high_rps:
+        raise ScenarioError(
+            f"low_rps ({low_rps:g} req/s) must be below high_rps ({high_rps:g} req/s): they bracket the search"
+        )
+
+
+def _bracket_notes(
+    capacity_rps: float,
+    failed_rps: float | None,
+    low_rps: float | None,
+    high_rps: float | None,
+    work_top: float | None,
+    duration_s: float,
+) -> list[str]:
+    """What bounded the answer: a given bound that passed or failed, or the work bound's top."""
+    notes = []
+    if high_rps is not None and failed_rps is None and capacity_rps >= high_rps:
+        notes.append(
+            f"high_rps {high_rps:.3g} req/s passed: the capacity is at least that (not searched above)"
+        )
+    if low_rps is not None and failed_rps is not None and failed_rps <= low_rps:
+        below = f"{capacity_rps:.3g} req/s passed" if capacity_rps > 0 else "no rate tried below it passed"
+        notes.append(f"low_rps {low_rps:.3g} req/s failed: the capacity is below it ({below})")
+    if work_top is not None and failed_rps is None and capacity_rps >= work_top:
+        notes.append(
+            f"the search stopped at {work_top:.3g} req/s, the most the work bound lets a "
+            f"{duration_s:g} s run simulate: the capacity may be higher (a shorter window, "
+            "or check_work=False / --no-work-limit, lifts it)"
+        )
+    return notes
+
+
 def capacity(
     scenario: Scenario,
     *,
@@ -199,23 +242,12 @@ def capacity(
     margin for the model's error, with chips slower, or faster for e < 0).
     """
     check_rule(rule, attainment)
-    if not 2 <= max_simulations <= 100:
-        raise ScenarioError(f"max_simulations: must be in [2, 100] (got {max_simulations})")
-    if not 0 < rel_tol < 1:
-        raise ScenarioError(f"rel_tol: must be in (0, 1) (got {rel_tol})")
-    for name, v in (("low_rps", low_rps), ("high_rps", high_rps)):
-        if v is not None and not (math.isfinite(v) and v > 0):
-            raise ScenarioError(f"{name}: must be a positive rate in req/s (got {v})")
-    if low_rps is not None and high_rps is not None and low_rps >= high_rps:
-        raise ScenarioError(
-            f"low_rps ({low_rps:g} req/s) must be below high_rps ({high_rps:g} req/s): they bracket the search"
-        )
+    _check_search(max_simulations, rel_tol, low_rps, high_rps)
     base = planning_scenario(scenario, scenario.workload.arrival.rate_rps, duration_s)
     cat = scenario_catalog(base, catalog)
     top = min(bounds.MAX_RATE_RPS, 0.95 * bounds.MAX_REQUESTS / base.duration_s)
     work_top = work_bound_rps(base, top) if check_work else None
-    if work_top is not None:
-        top = work_top
+    top = top if work_top is None else work_top
     if high_rps is not None:
         high_rps = min(high_rps, top)
     if low_rps is not None and low_rps >= top:
@@ -254,20 +286,7 @@ def capacity(
     bad = runs.loc[~runs["passes"].astype(bool), "rate_rps"]
     capacity_rps = float(ok.max()) if len(ok) else 0.0
     failed_rps = float(bad.min()) if len(bad) else None
-    notes = []
-    if high_rps is not None and failed_rps is None and capacity_rps >= high_rps:
-        notes.append(
-            f"high_rps {high_rps:.3g} req/s passed: the capacity is at least that (not searched above)"
-        )
-    if low_rps is not None and failed_rps is not None and failed_rps <= low_rps:
-        below = f"{capacity_rps:.3g} req/s passed" if capacity_rps > 0 else "no rate tried below it passed"
-        notes.append(f"low_rps {low_rps:.3g} req/s failed: the capacity is below it ({below})")
-    if work_top is not None and failed_rps is None and capacity_rps >= work_top:
-        notes.append(
-            f"the search stopped at {work_top:.3g} req/s, the most the work bound lets a "
-            f"{base.duration_s:g} s run simulate: the capacity may be higher (a shorter window, "
-            "or check_work=False / --no-work-limit, lifts it)"
-        )
+    notes = _bracket_notes(capacity_rps, failed_rps, low_rps, high_rps, work_top, base.duration_s)
     return Capacity(
         capacity_rps=capacity_rps,
         failed_rps=failed_rps,

@@ -1,18 +1,68 @@
 """The planner's Pareto frontiers over the runs that meet every SLO.
 
-`engine.planning.plan` marks its cost frontier (cost per hour against goodput) over every simulated run,
+`mark_frontiers` marks the planner's cost frontier (the objective against goodput) over every simulated run,
 so the cheapest run of all sits on it even when it misses an SLO and its goodput is near zero:
 a frontier point that nobody can deploy. A frontier to plan with holds passing runs only; a
 failing run is shown apart, never as a point of the trade-off. `passing_frontiers` recomputes
-both frontier flags that way, with `engine.planning.plan.pareto`, and leaves every other column as it was.
+both frontier flags that way, with `pareto`, and leaves every other column as it was.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from engine.planning.objective import COLUMN
-from engine.planning.plan import pareto
+from engine.planning.objective import COLUMN, Objective
+
+
+def pareto(frame: pd.DataFrame, x: str, y: str, *, maximize_x: bool, maximize_y: bool) -> pd.Series:
+    """True for the rows no other row beats on both `x` and `y` (ties kept)."""
+    xs = frame[x].to_numpy(dtype=float) * (1 if maximize_x else -1)
+    ys = frame[y].to_numpy(dtype=float) * (1 if maximize_y else -1)
+    keep = np.isfinite(xs) & np.isfinite(ys)
+    for i in np.nonzero(keep)[0]:
+        keep[i] = not ((xs >= xs[i]) & (ys >= ys[i]) & ((xs > xs[i]) | (ys > ys[i]))).any()
+    return pd.Series(keep, index=frame.index)
+
+
+def mark_frontiers(
+    runs: pd.DataFrame, objective: Objective, best_run: int | None
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The planner's runs with `chosen` and both frontier flags, and the two frontiers' tables: cost
+    (the objective's column against goodput, runs within the budget) and throughput (tokens per
+    second per user against goodput tokens per chip, the passing runs where any pass)."""
+    if runs.empty:
+        return runs, runs, runs
+    runs["chosen"] = runs["run"] == (best_run if best_run is not None else -1)
+    x = COLUMN[objective]  # the cost frontier follows the objective
+    within = runs[~runs["over_budget"].astype(bool)]
+    on_cost = pareto(within, x, "goodput_rps", maximize_x=False, maximize_y=True)
+    runs["on_cost_frontier"] = runs["run"].isin(within.loc[on_cost, "run"])
+    pool = runs[runs["passes"]] if runs["passes"].any() else runs
+    on = pareto(
+        pool, "tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", maximize_x=True, maximize_y=True
+    )
+    runs["on_throughput_frontier"] = runs["run"].isin(pool.loc[on, "run"])
+    cols = [
+        "run",
+        "mode",
+        "shape",
+        "split",
+        "chips",
+        "passes",
+        "chosen",
+        "calibrated",
+        "calibration",
+        "throughput_error",
+    ]
+    cost_cols = list(dict.fromkeys([*cols, "usd_per_hour", x, "goodput_rps"]))
+    frontier_cost = runs.loc[runs["on_cost_frontier"], cost_cols].sort_values(x).reset_index(drop=True)
+    per_chip = ["goodput_tokens_per_s_per_chip", "output_tokens_per_s_per_chip"]
+    tput_cols = [*cols, "tpot_error", "tokens_per_s_per_user", *per_chip]
+    frontier_tput = runs.loc[runs["on_throughput_frontier"], tput_cols]
+    frontier_tput = frontier_tput.sort_values("tokens_per_s_per_user").reset_index(drop=True)
+    return runs, frontier_cost, frontier_tput
+
 
 FRONTIERS: dict[str, tuple[str, str, bool, bool]] = {
     "on_cost_frontier": ("usd_per_hour", "goodput_rps", False, True),

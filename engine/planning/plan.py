@@ -40,7 +40,6 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from engine.calibration.trust import Calibration
@@ -55,7 +54,8 @@ from engine.planning.candidates import (
     shapes,
     split_label,
 )
-from engine.planning.objective import COLUMN, Objective, check_objective
+from engine.planning.frontier import mark_frontiers
+from engine.planning.objective import Objective, check_objective
 from engine.planning.portfolio import (
     MAX_POOLS,
     Portfolio,
@@ -178,16 +178,6 @@ class Plan:
             "candidates": self.candidates.to_dict(orient="records"),
             "runs": self.runs.to_dict(orient="records"),
         }
-
-
-def pareto(frame: pd.DataFrame, x: str, y: str, *, maximize_x: bool, maximize_y: bool) -> pd.Series:
-    """True for the rows no other row beats on both `x` and `y` (ties kept)."""
-    xs = frame[x].to_numpy(dtype=float) * (1 if maximize_x else -1)
-    ys = frame[y].to_numpy(dtype=float) * (1 if maximize_y else -1)
-    keep = np.isfinite(xs) & np.isfinite(ys)
-    for i in np.nonzero(keep)[0]:
-        keep[i] = not ((xs >= xs[i]) & (ys >= ys[i]) & ((xs > xs[i]) | (ys > ys[i]))).any()
-    return pd.Series(keep, index=frame.index)
 
 
 def _chips(scenario: Scenario, space: SearchSpace, cat: Catalog) -> tuple[str, ...]:
@@ -498,18 +488,15 @@ def _portfolios(
     return bounds_, best, []
 
 
-def _assemble(
-    target_rps: float,
-    space: SearchSpace,
+def _candidates(
     all_bounds: list[Bound],
+    portfolios: Sequence[PortfolioBound],
     status: dict[Shape | Portfolio, str],
     found: dict[Shape | Portfolio, int],
     search: Search,
-    best: dict[str, Any] | None,
-    portfolios: Sequence[PortfolioBound] = (),
-    notes_in: Sequence[str] = (),
-) -> Plan:
-    cand = pd.DataFrame(
+) -> pd.DataFrame:
+    """Every shape and portfolio the search bounded: its lower bound, status and best run."""
+    return pd.DataFrame(
         [
             {
                 "mode": b.shape.mode,
@@ -546,6 +533,20 @@ def _assemble(
             for b in portfolios
         ]
     )
+
+
+def _assemble(
+    target_rps: float,
+    space: SearchSpace,
+    all_bounds: list[Bound],
+    status: dict[Shape | Portfolio, str],
+    found: dict[Shape | Portfolio, int],
+    search: Search,
+    best: dict[str, Any] | None,
+    portfolios: Sequence[PortfolioBound] = (),
+    notes_in: Sequence[str] = (),
+) -> Plan:
+    cand = _candidates(all_bounds, portfolios, status, found, search)
     runs = pd.DataFrame(search.rows)
     best_run = int(best["run"]) if best else None
     notes = list(notes_in)
@@ -557,28 +558,7 @@ def _assemble(
         notes.append(
             f"no simulated deployment passed at the target load ({rule_text(search.rule, search.attainment)})"
         )
-    if runs.empty:
-        frontier_cost = frontier_tput = runs
-    else:
-        runs["chosen"] = runs["run"] == (best_run if best_run is not None else -1)
-        x = COLUMN[search.objective]  # the cost frontier follows the objective
-        within = runs[~runs["over_budget"].astype(bool)]
-        on_cost = pareto(within, x, "goodput_rps", maximize_x=False, maximize_y=True)
-        runs["on_cost_frontier"] = runs["run"].isin(within.loc[on_cost, "run"])
-        pool = runs[runs["passes"]] if runs["passes"].any() else runs
-        on = pareto(
-            pool, "tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", maximize_x=True, maximize_y=True
-        )
-        runs["on_throughput_frontier"] = runs["run"].isin(pool.loc[on, "run"])
-        cols = ["run", "mode", "shape", "split", "chips", "passes", "chosen", "calibrated", "calibration",
-                "throughput_error"]  # fmt: skip
-        cost_cols = list(dict.fromkeys([*cols, "usd_per_hour", x, "goodput_rps"]))
-        frontier_cost = runs.loc[runs["on_cost_frontier"], cost_cols].sort_values(x).reset_index(drop=True)
-        tput_cols = [
-            *cols, "tpot_error", "tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "output_tokens_per_s_per_chip",
-        ]  # fmt: skip
-        frontier_tput = runs.loc[runs["on_throughput_frontier"], tput_cols]
-        frontier_tput = frontier_tput.sort_values("tokens_per_s_per_user").reset_index(drop=True)
+    runs, frontier_cost, frontier_tput = mark_frontiers(runs, search.objective, best_run)
     statuses = list(status.values())
     return Plan(
         target_rps=target_rps,

@@ -218,12 +218,8 @@ def decide(
         rows.append(row)
     table = pd.DataFrame(rows)
     chosen_run = None
-    within = table[~table["over_budget"].astype(bool)] if len(table) else table  # never over budget
-    if len(within):
-        ok = within[within["passes"]] if within["passes"].any() else within
-        if risk_aware and "holds_slowed" in ok and ok["holds_slowed"].fillna(False).astype(bool).any():
-            ok = ok[ok["holds_slowed"].fillna(False).astype(bool)]
-        win = int(ok.index.to_numpy()[ok["objective_value"].to_numpy(dtype=float).argmin()])
+    win = _winner(table, risk_aware)
+    if win is not None:
         table["winner"] = table.index == win
         chosen_run = int(table["run"].to_numpy()[win])
     if len(table):
@@ -252,6 +248,18 @@ def decide(
         notes=tuple(notes),
         slowed_simulations=0 if slow is None else len(slow.rows),
     )
+
+
+def _winner(table: pd.DataFrame, risk_aware: bool) -> int | None:
+    """The row chosen: never over budget; of those, the passing ones (any, if none passes), then
+    (risk-aware) those that hold with the chips slowed, if any do; the least objective value."""
+    within = table[~table["over_budget"].astype(bool)] if len(table) else table
+    if not len(within):
+        return None
+    ok = within[within["passes"]] if within["passes"].any() else within
+    if risk_aware and "holds_slowed" in ok and ok["holds_slowed"].fillna(False).astype(bool).any():
+        ok = ok[ok["holds_slowed"].fillna(False).astype(bool)]
+    return int(ok.index.to_numpy()[ok["objective_value"].to_numpy(dtype=float).argmin()])
 
 
 def _slowed(search: Search) -> Search:

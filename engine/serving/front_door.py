@@ -3,9 +3,10 @@
 Open-loop arrivals are issued at their drawn times (`arrivals_from`); a closed loop's clients each
 send their next request a think time after their last one ended (`next_from_client`, subscribed to
 the request ledger's "ended"); a multi-turn session's first turn comes at its drawn time and each
-later turn a think time after the previous one ended (`turns_from`, `next_turn`). A new request first travels the way in (`way_in`: the network to
-the first serving site, the control plane's decision, a MoE model's first-token latency; free by
-default for a dense model). It then meets, in order:
+later turn a think time after the previous one ended (`turns_from`, `next_turn`). A new request
+first travels the way in (`way_in`: the network to the first serving site, the control plane's
+decision, a MoE model's first-token latency; free by default for a dense model). It then meets,
+in order:
 the edge site, which answers where it goes (an edge instance, or the data centre after the
 offload delay and backhaul); the KV capacity
 checks (a request no instance of its role could hold is rejected at once); its class's pinned

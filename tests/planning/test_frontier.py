@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from engine.planning.frontier import passing_frontier, passing_frontiers
-from engine.planning.plan import pareto
+from engine.planning.frontier import pareto, passing_frontier, passing_frontiers
 
 
 def runs(passes: list[bool]) -> pd.DataFrame:

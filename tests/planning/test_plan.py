@@ -19,7 +19,8 @@ from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
 from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
 from engine.planning.capacity import capacity
-from engine.planning.plan import pareto, plan
+from engine.planning.frontier import pareto
+from engine.planning.plan import plan
 from engine.planning.sizing import Kind, Shape, demand, instance_rates, lower_bound
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
