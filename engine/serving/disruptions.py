@@ -186,8 +186,8 @@ def elastic(sim: DisruptionHost[Server]) -> Any:
                     continue
                 yield from _switch(sim, moved, moved.pool.spec.role, cfg.switch_s)
                 continue
-        for role, donors in (("prefill", decode), ("decode", prefill)):
-            if not starved[role]:
+        for role, donors, donor in (("prefill", decode, "decode"), ("decode", prefill, "prefill")):
+            if not starved[role] or starved[donor]:  # a starved role lends nothing: it would want it back
                 continue
             idle = [s for s in donors if s.idle()]
             if idle:
