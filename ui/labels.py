@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 HELP: dict[str, str] = {
-    "rate_rps": "Mean arrival rate over the window, in requests per second (sessions' later turns included).",
+    "rate_rps": "Mean arrival rate over the window, in requests per second, as drawn: multi-turn sessions' later "
+    "turns included, each sent only once the answer before it is back, so a slow deployment is sent fewer.",
     "share": "This class's share of the traffic; shares are normalised over the classes.",
     "priority": "Higher is more important: served first under the priority queue, shed last by admission control.",
     "ttft_ms": "Time to first token target: arrival to first output token, queueing and KV transfer included.",

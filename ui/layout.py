@@ -244,9 +244,9 @@ PREVIEW_MARK = ":orange-badge[:material/hourglass_top: preview]"
 
 
 def preview_caption(preview: ex.RunPreview) -> str:
-    """'First 2,000 of 9,692 requests, full run on its way; expected error: TTFT p99 ±9%, ...'."""
+    """'First 2,000 of the 9,692 requests drawn, full run on its way; expected error: TTFT p99 ±9%, ...'."""
     return (
-        f"First {preview.requests:,} of {preview.full_requests:,} requests, the full run on its way; "
+        f"First {preview.requests:,} of the {preview.full_requests:,} requests drawn, the full run on its way; "
         f"{ex.preview_error_text(preview.kind)}."
     )
 
@@ -273,8 +273,8 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
     # block's extra children: both strips must be the same four elements (title, table, mark, CDF).
     if preview is not None:  # marked as what it is, with how far the full run may land from it
         box.markdown(  # one short line under the title, as the full run's: the strip keeps its height
-            f"**Live result** {PREVIEW_MARK}  \n:small[:gray[first {preview.requests:,} of "
-            f"{preview.full_requests:,} requests]]",
+            f"**Live result** {PREVIEW_MARK}  \n:small[:gray[first {preview.requests:,} of the "
+            f"{preview.full_requests:,} requests drawn]]",
             help=plain(f"{preview_caption(preview)} {preview.text()}"),
         )
     else:

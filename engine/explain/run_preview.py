@@ -89,13 +89,16 @@ class RunPreview:
     window_s: float
     full_window_s: float
     requests: int
+    """Requests the preview sent (of a session, the turns its window reached)."""
     full_requests: int
+    """Requests drawn for the whole window (with multi-turn sessions the full run sends fewer: a
+    later turn waits on the answer before it, docs/decisions.md)."""
     kind: str
 
     def text(self) -> str:
-        """'Preview: the first 2,000 of 9,692 requests (124 s of 600 s); expected error ...'."""
+        """'Preview: the first 2,000 of the 9,692 requests drawn (124 s of 600 s); expected error ...'."""
         return (
-            f"Preview: the first {self.requests:,} of {self.full_requests:,} requests "
+            f"Preview: the first {self.requests:,} of the {self.full_requests:,} requests drawn "
             f"({self.window_s:,.0f} s of the {self.full_window_s:,.0f} s window); "
             f"{preview_error_text(self.kind)}. "
             "The full run replaces it when it is done."
@@ -190,7 +193,7 @@ def preview_of(scenario: Scenario, budget: int = PREVIEW_REQUESTS) -> RunPreview
         result=result,
         window_s=window,
         full_window_s=scenario.duration_s,
-        requests=n,
+        requests=int(result.summary["requests"]["total"]),
         full_requests=len(requests),
         kind=kind_of(scenario),
     )

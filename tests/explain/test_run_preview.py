@@ -84,7 +84,7 @@ def test_kinds_follow_what_the_window_holds() -> None:
 
 def test_the_preview_says_what_it_is_and_its_measured_error(default_preview: rp.RunPreview) -> None:
     text = default_preview.text()
-    assert f"first {rp.PREVIEW_REQUESTS:,} of {default_preview.full_requests:,} requests" in text
+    assert f"first {rp.PREVIEW_REQUESTS:,} of the {default_preview.full_requests:,} requests drawn" in text
     ttft = rp.PREVIEW_ERROR["steady"]["ttft_p99_ms"]
     assert f"TTFT p99 ±{ttft:.0%}" in text
     assert "pts" in rp.preview_error_text("steady")

@@ -17,7 +17,12 @@ def test_elastic_roles_lend_nothing_from_a_role_that_is_itself_starved() -> None
             "deployment.pools[0].count": 4,
             "deployment.pools[1].count": 2,
             "workload.arrival.rate_rps": 30.0,
-            "workload.classes[0].output": {"kind": "lognormal", "mean": 1500, "p99": 4000, "max_tokens": 4096},
+            "workload.classes[0].output": {
+                "kind": "lognormal",
+                "mean": 1500,
+                "p99": 4000,
+                "max_tokens": 4096,
+            },
             "deployment.mem_fraction": 0.6,
             "scheduler.elastic": {"enabled": True},
         },

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.explain.run_preview import head
+from engine.explain.run_preview import PREVIEW_REQUESTS, head, preview_of
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
@@ -110,3 +110,9 @@ def test_an_autoscaled_pool_sizes_for_the_turns_as_they_are_sent() -> None:
     sc = sessions(rate=6.0, **{"deployment.pools[0].autoscale": scale})
     res = result_of(resolve(sc), *run(sc), 0.0)
     assert res.summary["autoscale"]["pools"]["mixed"]["peak_instances"] > 1
+
+
+def test_a_preview_counts_the_turns_it_sent() -> None:
+    p = preview_of(io.load_preset("agentic-cache"))
+    assert p is not None and p.requests == len(p.result.requests) < PREVIEW_REQUESTS
+    assert f"first {p.requests:,} of the {p.full_requests:,} requests drawn" in p.text()
