@@ -59,14 +59,15 @@ def _one_run(res: Any, reqs: Any) -> tuple[float, int, dict[str, Any]]:
 
 
 def timed(scenario: Scenario, repeat: int) -> tuple[float, float, int, int, dict[str, Any]]:
-    """(best wall s, generation s, events, requests, summary) of simulate() on a prepared scenario."""
+    """(best wall s, generation s, events, requests sent, summary) of simulate() on a prepared scenario
+    (a multi-turn session's turns past the window are drawn but never sent)."""
     res = resolve(scenario)
     t0 = time.perf_counter()
     reqs = generate(scenario)
     gen_s = time.perf_counter() - t0
     runs = [_one_run(res, reqs) for _ in range(repeat)]
     _, events, summary = runs[-1]
-    return min(r[0] for r in runs), gen_s, events, len(reqs), summary
+    return min(r[0] for r in runs), gen_s, events, int(summary["requests"]["total"]), summary
 
 
 def _child_cpu(cmd: list[str], repeat: int) -> tuple[float, float]:
