@@ -305,6 +305,14 @@ class RequestBlocks:
         self.output[rid] = tokens
         self._full[rid] = None
 
+    def set_prompt(self, rid: int, tokens: int) -> None:
+        """A session's later turn is sent with `tokens` of prompt (an earlier answer was capped)."""
+        if self._reqs is not None:
+            self._load()
+        self.prompt[rid] = tokens
+        self._prompt[rid] = None
+        self._full[rid] = None
+
     def drop(self, rid: int) -> None:
         """Forget a finished request's block lists (the id objects, one per block of the run, stay)."""
         if self._reqs is not None:  # none were made

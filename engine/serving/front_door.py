@@ -136,15 +136,24 @@ class FrontDoor:
         self.arrive(rid)
         self.turns_from(rid + 1)
 
-    def next_turn(self, rid: int, now: float, served: bool) -> None:
+    def next_turn(self, rid: int, now: float, served: bool, cut: int) -> None:
         """A session's turn ended at `now`: its next one (`rid`) is sent a think time later, unless the
         turn was not served (the client has no answer to go on from) or the next would come after the
-        window; then it and the session's later turns are never sent."""
+        window; then it and the session's later turns are never sent. An answer degrading capped by
+        `cut` tokens leaves that much less context in every later turn's prompt."""
         led = self.ledger
         gap = led.gap[rid]
         if not served or now + gap >= self.scenario.duration_s:
             led.unsend(rid)
             return
+        if cut > 0:
+            follow = led.follow
+            assert follow is not None
+            later = rid
+            while later >= 0:
+                led.prompt[later] = led.pf_target[later] = max(1, led.prompt[later] - cut)
+                self.blocks.set_prompt(later, led.prompt[later])
+                later = follow[later]
         led.arrival[rid] = now + gap
         self.env.after(gap, self._sent_turn, rid)
 

@@ -123,6 +123,9 @@ class Records:
     kept: np.ndarray | None = None
     """With multi-turn sessions: the ids of the drawn requests these records are (those sent, in
     order; `without_unsent`), else None (the first `len(outcome)` ids)."""
+    prompt_tokens: np.ndarray | None = None
+    """With multi-turn sessions: each turn's prompt as sent, shorter than drawn by what degrading cut
+    from the answers before it (their context holds only what was generated)."""
 
 
 class RequestLedger:
@@ -183,7 +186,7 @@ class RequestLedger:
         self.follow: list[int] | None = None
         self.gap: list[float] = []
         self.sent = 0  # with sessions: requests sent so far (their ids are not in time order)
-        self.on_turn: Callable[[int, float, bool], None] | None = None
+        self.on_turn: Callable[[int, float, bool, int], None] | None = None
         if reqs.turn_gap_s is not None and not self.closed:
             self.follow = self.sessions(reqs)
             self.gap = reqs.turn_gap_s.tolist()
@@ -232,7 +235,8 @@ class RequestLedger:
             hook(now)
         follow = self.follow
         if follow is not None and follow[rid] >= 0 and self.on_turn is not None:
-            self.on_turn(follow[rid], now, outcome == COMPLETED)
+            cut = int(self.reqs.output_tokens[rid]) - self.output[rid]  # an answer capped while degraded
+            self.on_turn(follow[rid], now, outcome == COMPLETED, cut)
 
     def close_unfinished(self) -> None:
         """The safety net: fail whatever is still pending, without telling the subscribers."""
@@ -361,7 +365,11 @@ def without_unsent(rec: Records) -> Records:
     if len(stalls):
         stalls[:, 0] = renumber[stalls[:, 0].astype(np.int64)]
     per_request = {k: getattr(rec, k)[keep] for k in PER_REQUEST}
-    optional = {k: getattr(rec, k)[keep] for k in ("network_s", "control_s") if getattr(rec, k) is not None}
+    optional = {
+        k: getattr(rec, k)[keep]
+        for k in ("network_s", "control_s", "prompt_tokens")
+        if getattr(rec, k) is not None
+    }
     site = [rec.site[i] for i in keep.tolist()] if rec.site is not None else None
     reason = [rec.reason[i] for i in keep.tolist()]
     return replace(rec, **per_request, **optional, site=site, reason=reason, stalls=stalls, kept=keep)

@@ -171,7 +171,7 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
     """The SimResult of a finished simulation: summary and provenance; its tables are laid out on first read."""
     n = len(rec.outcome)
     if rec.kept is not None:  # multi-turn sessions: the turns sent, at the times they were sent
-        reqs = reqs.as_sent(rec.kept, rec.arrival_s)
+        reqs = reqs.as_sent(rec.kept, rec.arrival_s, rec.prompt_tokens)
     elif n < len(reqs):  # a closed loop issued fewer requests than were drawn
         reqs = Requests(
             arrival_s=rec.arrival_s,

@@ -321,6 +321,9 @@ class Simulation(Host[Server]):
             network_s=self._paid(n, "network_s"),
             control_s=self._paid(n, "control_s"),
             scaling=self.scaling.log if self.scaling is not None else None,
+            prompt_tokens=None
+            if self.ledger.follow is None
+            else np.array(self.ledger.prompt, dtype=np.int64),
         )
         return rec if self.ledger.follow is None else without_unsent(rec)
 

@@ -68,16 +68,18 @@ class Requests:
     def __len__(self) -> int:
         return int(self.arrival_s.shape[0])
 
-    def as_sent(self, rows: np.ndarray, arrival_s: np.ndarray) -> Requests:
-        """The requests of `rows` (ids, in order) at the times they were sent: a multi-turn run's
-        table, its turns never sent left out (`Records.kept`). Generated requests only (no block
-        hashes)."""
+    def as_sent(
+        self, rows: np.ndarray, arrival_s: np.ndarray, prompt_tokens: np.ndarray | None = None
+    ) -> Requests:
+        """The requests of `rows` (ids, in order) at the times they were sent, with their prompts as
+        sent where given: a multi-turn run's table, its turns never sent left out (`Records.kept`).
+        Generated requests only (no block hashes)."""
         assert self.block_offsets is None, "a trace's requests are all sent"
         return replace(
             self,
             arrival_s=arrival_s,
             cls=self.cls[rows],
-            prompt_tokens=self.prompt_tokens[rows],
+            prompt_tokens=self.prompt_tokens[rows] if prompt_tokens is None else prompt_tokens,
             output_tokens=self.output_tokens[rows],
             prefix_group=self.prefix_group[rows],
             prefix_tokens=self.prefix_tokens[rows],

@@ -116,3 +116,26 @@ def test_a_preview_counts_the_turns_it_sent() -> None:
     p = preview_of(io.load_preset("agentic-cache"))
     assert p is not None and p.requests == len(p.result.requests) < PREVIEW_REQUESTS
     assert f"first {p.requests:,} of the {p.full_requests:,} requests drawn" in p.text()
+
+
+def test_a_capped_answer_leaves_that_much_less_context_in_the_later_turns() -> None:
+    # degrading caps answers at 64 tokens under a backlog: the next turns' prompts hold what was said
+    sc = io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {
+            "duration_s": 120.0,
+            "workload.classes[0].multi_turn": {"turns_mean": 4.0, "think_time_s": 3.0},
+            "deployment.degrade": {"enabled": True, "above_backlog": 2.0, "max_output_tokens": 64},
+        },
+    )
+    reqs, rec = run(sc)
+    assert rec.kept is not None and rec.prompt_tokens is not None
+    cut = reqs.output_tokens[rec.kept] - rec.output_tokens
+    before, seen = np.zeros(len(cut), dtype=np.int64), {}
+    for row, s in enumerate(reqs.session[rec.kept].tolist()):
+        before[row] = seen.get(s, 0)
+        seen[s] = before[row] + cut[row]
+    assert (before > 0).sum() > 20
+    assert np.array_equal(rec.prompt_tokens, np.maximum(1, reqs.prompt_tokens[rec.kept] - before))
+    table = result_of(resolve(sc), reqs, rec, 0.0).tables.requests()
+    assert np.array_equal(table["prompt_tokens"].to_numpy(), rec.prompt_tokens)
