@@ -418,7 +418,7 @@ def rate(
     title: str,
     *,
     observed: pd.DataFrame | None = None,
-    observed_name: str = "generated",
+    observed_name: str = "sent in this run",
     height: int = 240,
 ) -> go.Figure:
     """The arrival rate over time: the scenario's curve and, when given, the observed arrivals."""
