@@ -15,12 +15,16 @@ class Admission(Policy):
 
     kind: ClassVar[PolicyKind] = "admission"
 
-    def reject(self, request: RequestView, queued_requests: int, predicted_ttft_s: float) -> str | None:
+    def reject(
+        self, request: RequestView, queued_requests: int, predicted_ttft_s: float, waited_s: float = 0.0
+    ) -> str | None:
         """A reason to reject the request now, or None to admit it.
 
         `queued_requests` waits in the pool; `predicted_ttft_s` is the simulator's estimate of
-        this request's TTFT on the instance the router chose (queued prompt tokens ahead of it,
-        plus its own prompt, at the instance's prefill rate).
+        the rest of this request's TTFT on the instance the router chose (queued prompt tokens
+        ahead of it, plus its own prompt, at the instance's prefill rate); `waited_s` is what it
+        already spent since it was sent (the round trip, an offload, a MoE model's first-token
+        latency), which its TTFT counts too.
         """
         raise NotImplementedError
 
@@ -33,7 +37,9 @@ class AdmitAll(Admission):
     name: ClassVar[str] = "none"
     help: ClassVar[str] = "Admit every request; overload shows up as queueing delay."
 
-    def reject(self, request: RequestView, queued_requests: int, predicted_ttft_s: float) -> str | None:
+    def reject(
+        self, request: RequestView, queued_requests: int, predicted_ttft_s: float, waited_s: float = 0.0
+    ) -> str | None:
         return None
 
 
@@ -60,7 +66,9 @@ class QueueCap(Admission):
         if not 0.0 < self.low_priority_share <= 1.0:
             raise ValueError(f"low_priority_share: {self.low_priority_share} is outside (0, 1]")
 
-    def reject(self, request: RequestView, queued_requests: int, predicted_ttft_s: float) -> str | None:
+    def reject(
+        self, request: RequestView, queued_requests: int, predicted_ttft_s: float, waited_s: float = 0.0
+    ) -> str | None:
         cap = (
             self.max_queued
             if request.priority >= request.top_priority
@@ -88,7 +96,8 @@ class EarlyReject(Admission):
 
     name: ClassVar[str] = "early_reject"
     help: ClassVar[str] = (
-        "Reject a request whose predicted TTFT exceeds factor x its TTFT target (low_priority_factor for "
+        "Reject a request whose predicted wait for its first token exceeds factor x what is left of its TTFT "
+        "target once the time it spent on its way in is taken off (low_priority_factor for "
         "classes below the top priority, so they shed first)."
     )
     # The simulator's TTFT prediction runs about 8% optimistic at the median and more in the tail
@@ -102,13 +111,17 @@ class EarlyReject(Admission):
             if not 0.05 <= value <= 100:
                 raise ValueError(f"{name}: {value} is outside 0.05..100")
 
-    def reject(self, request: RequestView, queued_requests: int, predicted_ttft_s: float) -> str | None:
+    def reject(
+        self, request: RequestView, queued_requests: int, predicted_ttft_s: float, waited_s: float = 0.0
+    ) -> str | None:
         target = request.ttft_deadline_s - request.arrival_s
         if request.priority >= request.top_priority:
             f = self.factor
         else:
             f, target = self.low_priority_factor, min(target, request.guard_ttft_s)
-        if predicted_ttft_s > f * target:
+        # the factor allows for the prediction's error: it applies to what is left of the target
+        # once the time already spent (known exactly) is taken off
+        if predicted_ttft_s > f * (target - waited_s):
             return "predicted_ttft_over_slo"
         return None
 

@@ -251,7 +251,11 @@ class FrontDoor:
         view = led.request_view(rid)
         if not retry and not self.admits_all:
             queued = sum(len(s.waiting) for s in live)
-            reason = self.admission.reject(view, queued, self.predicted_ttft(srv, rid))
+            # the time spent on its way here (only where the way in or an edge site costs any)
+            waited = (
+                self.env.now - led.arrival[rid] if self.way_in is not None or self.edge is not None else 0.0
+            )
+            reason = self.admission.reject(view, queued, self.predicted_ttft(srv, rid), waited)
             if reason:
                 led.end(rid, REJECTED, reason)
                 return
@@ -315,7 +319,8 @@ class FrontDoor:
         return False
 
     def predicted_ttft(self, srv: Server, rid: int) -> float:
-        """What admission control expects this request's TTFT to be on `srv`.
+        """What admission control expects the rest of this request's TTFT to be on `srv`, from now
+        (the time it already spent on its way in is the policy's `waited_s`).
 
         The prompt tokens queued ahead of it (under strict priority, only those of its own and
         higher priorities) plus its own, at the prefill rate the instance has now: a full token

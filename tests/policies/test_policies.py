@@ -98,6 +98,9 @@ def test_admission_policies() -> None:
     assert early.reject(top, 0, 1.1) == "predicted_ttft_over_slo"
     assert early.reject(low, 0, 0.6) == "predicted_ttft_over_slo"  # lower priority sheds first
     assert early.reject(low, 0, 0.4) is None
+    # time already spent on the way in comes off the target before the factor applies
+    assert early.reject(top, 0, 0.5, waited_s=0.4) is None
+    assert early.reject(top, 0, 0.5, waited_s=0.6) == "predicted_ttft_over_slo"
 
 
 def test_bad_knobs_and_names_are_refused() -> None:
