@@ -79,14 +79,20 @@ def own_prefill_cost(res: Resolved, done: pd.DataFrame) -> tuple[np.ndarray, ...
 
 
 def phase_chip_hours(result: SimResult, catalog: Catalog | None = None) -> dict[str, float]:
-    """Chip-hours of the run spent on prefill and on decode (colocated pools split by cost share)."""
+    """Chip-hours of the run spent on prefill and on decode: an autoscaled pool's billed instance-hours,
+    a fixed pool's count over the run (colocated pools split by the run's cost share; a run with
+    several mixed pools splits each by the whole run's share, not its own)."""
     res = resolve(result.scenario, catalog)
     hours = max(float(result.summary["drain_end_s"]), 1e-9) / 3600.0
     parts = result.summary["cost"]["usd_by_part"]
     mixed_prefill = parts["prefill"] / max(parts["prefill"] + parts["decode"], 1e-12)
+    scaled = result.summary.get("autoscale", {}).get("pools", {})
     out = {"prefill": 0.0, "decode": 0.0}
     for p in res.pools:
-        ch = p.chips * hours
+        if p.spec.name in scaled:  # billed while requested, starting or serving, not at its ceiling
+            ch = p.instance.chips * scaled[p.spec.name]["instance_hours"]
+        else:
+            ch = p.chips * hours
         if p.spec.role == "prefill":
             out["prefill"] += ch
         elif p.spec.role == "decode":

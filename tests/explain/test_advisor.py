@@ -329,3 +329,24 @@ def test_an_edge_npus_prefill_is_service_not_queueing() -> None:
         bw += float(c.time_s[c.memory_s > c.compute_s].sum())
     binds = phase_bottlenecks(result)["prefill"]
     assert binds.get("bandwidth", 0.0) == pytest.approx(bw / service.sum(), abs=1e-9)
+
+
+def test_an_autoscaled_pool_counts_its_billed_chip_hours_not_its_ceiling() -> None:
+    """day-autoscaled over 900 s: prefill billed 1.21 chip-hours, decode 0.68, where both pools at their
+    16-chip ceilings read 4.04 each (50%/50%); a higher decode ceiling alone must not move the shares."""
+    from engine.scenario.resolve import resolve
+
+    sc = io.apply_overrides(io.load_preset("day-autoscaled"), {"duration_s": 900.0})
+    result = simulate(sc)
+    hours = phase_chip_hours(result)
+    for p in resolve(sc).pools:  # rented: each pool's bill over its chip's hourly price
+        billed = result.summary["cost"]["usd_by_pool"][p.spec.name] / p.hardware.usd_per_hour
+        assert hours[p.spec.role] == pytest.approx(billed, rel=1e-6)
+    share = hours["prefill"] / sum(hours.values())
+    assert share == pytest.approx(0.64, abs=0.02)
+    decode = next(i for i, p in enumerate(sc.deployment.pools) if p.role == "decode")
+    higher = simulate(
+        io.apply_overrides(sc, {f"deployment.pools[{decode}].count": 2 * sc.deployment.pools[decode].count})
+    )
+    again = phase_chip_hours(higher)
+    assert again["prefill"] / sum(again.values()) == pytest.approx(share, abs=0.02)
