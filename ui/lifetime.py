@@ -178,15 +178,18 @@ def section() -> None:
 
 def _capital_line(res: LifetimeResult, t: pd.Series) -> str:
     """What became of a portfolio's dedicated capital: written off (when, how much), or the book
-    value left at the end when kept; for a portfolio without dedicated chips, that it has none."""
+    value left at the end (its chips kept idle or still serving); for a portfolio without dedicated
+    chips, that it has none."""
     if t["written_off_usd"] > 0:
         rows = res.periods[
             (res.periods["portfolio"] == t["portfolio"]) & (res.periods["written_off_usd"] > 0)
         ]
         return f"${t['written_off_usd']:,.0f} of capital written off at month {rows['start_month'].iloc[0]:g}"
-    if t["book_value_end_usd"] > 0:
+    if t["book_value_end_usd"] > 0:  # idle only where the last period's dedicated chips serve nothing
+        last = res.periods.loc[res.periods["portfolio"] == t["portfolio"], "dedicated"].iloc[-1]
+        state = "kept idle" if str(last).startswith("kept idle") else "still serving"
         return (
-            f"${t['book_value_end_usd']:,.0f} of book value left at month {res.lifetime.months:g} (kept idle)"
+            f"${t['book_value_end_usd']:,.0f} of book value left at month {res.lifetime.months:g} ({state})"
         )
     if t["dedicated_capital_usd"] > 0:
         return "dedicated capital fully depreciated over the life"

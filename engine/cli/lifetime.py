@@ -1,7 +1,8 @@
 """The ``lifetime`` command: a lifetime preset or file, each portfolio's bill per period and in total.
 
 Text: one table per portfolio (period, model, pools, the dedicated fleet's state, $ and $ per
-million output tokens), the totals, and one sentence; ``--json``: one document
+million output tokens), the totals (with the book value left at the end, not billed), and one
+sentence; ``--json``: one document
 (`engine.planning.lifetime.LifetimeResult.to_json`).
 """
 
@@ -44,10 +45,11 @@ def print_text(res: LifetimeResult) -> None:
                 f"{r['period'][:30]:30} {r['model'][:16]:16} {r['prefill_label']:20} {r['decode_label']:26} "
                 f"{ded:34} {r['total_usd']:12,.0f} {r['usd_per_million_tokens']:8.3f}"
             )
-    print(f"\n{'portfolio':12} {'total $':>14} {'written off $':>14} {'$/M tok':>8}")
+    # book value left: depreciation the life did not charge (docs/lifetime.md), shown, not in the total
+    print(f"\n{'portfolio':12} {'total $':>14} {'written off $':>14} {'book value $':>14} {'$/M tok':>8}")
     for _, t in res.totals.iterrows():
         print(
             f"{t['portfolio'][:12]:12} {t['total_usd']:14,.0f} {t['written_off_usd']:14,.0f} "
-            f"{t['usd_per_million_tokens']:8.3f}"
+            f"{t['book_value_end_usd']:14,.0f} {t['usd_per_million_tokens']:8.3f}"
         )
     print("\n" + summary_line(res))

@@ -25,7 +25,6 @@ import pandas as pd
 
 from engine.calibration.own import calibrate_hint
 from engine.catalog.entries import Catalog
-from engine.costmodel.iteration import prefill_cost
 from engine.explain import sustain
 from engine.explain.asic import (
     CLEAR_SHARE,
@@ -33,6 +32,7 @@ from engine.explain.asic import (
     LARGE_SHARE,
     STABLE_MONTHS,
     hold_ratio,
+    own_prefill_cost,
     phase_bottlenecks,
     phase_chip_hours,
     specialisation,
@@ -406,8 +406,7 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
                 },
             )
         )
-    entry = next(p for p in res.pools if p.spec.role in ("prefill", "mixed"))
-    service = np.asarray(prefill_cost(entry.instance, done["prompt_tokens"].to_numpy(dtype=float)).time_s)
+    service = own_prefill_cost(res, done)[0]  # on the chip that prefilled it (an edge NPU is no H100)
     # the user's trip and the first-token latency (`Resolved.first_token_s`): neither is a queue
     ttft = done["ttft_s"].to_numpy(dtype=float) - way_in_s(done) - res.first_token_s
     wait = np.maximum(ttft - service - done["kv_transfer_s"].to_numpy(dtype=float), 0.0)

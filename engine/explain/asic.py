@@ -20,7 +20,7 @@ from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.costmodel.iteration import decode_cost, prefill_cost
 from engine.explain.software import software_answer
-from engine.scenario.resolve import resolve
+from engine.scenario.resolve import Resolved, resolve
 from engine.serving.run import SimResult
 
 STABLE_MONTHS = 12.0
@@ -52,15 +52,47 @@ def hold_ratio(result: SimResult) -> float:
     return (p + o / 2.0) / (p + o) if p + o > 0 else 1.0
 
 
+def server_pools(res: Resolved) -> np.ndarray:
+    """Each server's pool index, by server index (the simulation lays each pool's `count` servers
+    out in pool order, an autoscaled pool's every slot included)."""
+    return np.repeat([p.index for p in res.pools], [p.spec.count for p in res.pools]).astype(np.int64)
+
+
+def own_prefill_cost(res: Resolved, done: pd.DataFrame) -> tuple[np.ndarray, ...]:
+    """Each request's prefill (time, compute, memory, communication, s) on the pool of the server
+    that prefilled it: an edge NPU's prompt costs what it costs there, not on the data centre's chip."""
+    tokens = done["prompt_tokens"].to_numpy(dtype=float)
+    first = done["prefill_instance"].to_numpy(dtype=np.int64)
+    pool_of = server_pools(res)
+    entry = next(p for p in res.pools if p.spec.role in ("prefill", "mixed"))
+    pools = np.full(len(done), entry.index)  # a request with no prefilling server: the first prefill pool
+    known = (first >= 0) & (first < len(pool_of))
+    pools[known] = pool_of[first[known]]
+    out = tuple(np.zeros(len(done)) for _ in range(4))
+    for p in res.pools:
+        mine = pools == p.index
+        if mine.any():
+            c = prefill_cost(p.instance, tokens[mine])
+            for arr, part in zip(out, (c.time_s, c.compute_s, c.memory_s, c.comm_s), strict=True):
+                arr[mine] = np.asarray(part, dtype=float)
+    return out
+
+
 def phase_chip_hours(result: SimResult, catalog: Catalog | None = None) -> dict[str, float]:
-    """Chip-hours of the run spent on prefill and on decode (colocated pools split by cost share)."""
+    """Chip-hours of the run spent on prefill and on decode: an autoscaled pool's billed instance-hours,
+    a fixed pool's count over the run (colocated pools split by the run's cost share; a run with
+    several mixed pools splits each by the whole run's share, not its own)."""
     res = resolve(result.scenario, catalog)
     hours = max(float(result.summary["drain_end_s"]), 1e-9) / 3600.0
     parts = result.summary["cost"]["usd_by_part"]
     mixed_prefill = parts["prefill"] / max(parts["prefill"] + parts["decode"], 1e-12)
+    scaled = result.summary.get("autoscale", {}).get("pools", {})
     out = {"prefill": 0.0, "decode": 0.0}
     for p in res.pools:
-        ch = p.chips * hours
+        if p.spec.name in scaled:  # billed while requested, starting or serving, not at its ceiling
+            ch = p.instance.chips * scaled[p.spec.name]["instance_hours"]
+        else:
+            ch = p.chips * hours
         if p.spec.role == "prefill":
             out["prefill"] += ch
         elif p.spec.role == "decode":
@@ -77,11 +109,8 @@ def phase_bottlenecks(result: SimResult, catalog: Catalog | None = None) -> dict
     r = result.requests
     done = r[r["outcome"] == "completed"]
     out: dict[str, dict[str, float]] = {}
-    entry = next(p for p in res.pools if p.spec.role in ("prefill", "mixed"))
     if len(done):
-        c = prefill_cost(entry.instance, done["prompt_tokens"].to_numpy(dtype=float))
-        comp, mem, comm = (np.asarray(x, dtype=float) for x in (c.compute_s, c.memory_s, c.comm_s))
-        t = np.asarray(c.time_s, dtype=float)
+        t, comp, mem, comm = own_prefill_cost(res, done)
         kind = np.where(comm > np.maximum(comp, mem), "link", np.where(comp >= mem, "compute", "bandwidth"))
         if result.scenario.deployment.mode == "disaggregated":
             kind = np.where(done["kv_transfer_s"].to_numpy(dtype=float) > t, "link", kind)

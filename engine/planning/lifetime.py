@@ -414,8 +414,15 @@ def _totals(periods: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def kept_idle_at_end(res: LifetimeResult, portfolio: str) -> bool:
+    """Whether a portfolio's dedicated chips serve nothing in the life's last period (kept idle)."""
+    last = res.periods.loc[res.periods["portfolio"] == portfolio, "dedicated"]
+    return bool(len(last)) and str(last.iloc[-1]).startswith("kept idle")
+
+
 def summary_line(res: LifetimeResult) -> str:
-    """The lifetime in one sentence: each portfolio's $/M tokens over the life, and any write-off."""
+    """The lifetime in one sentence: each portfolio's $/M tokens over the life, any write-off, and the
+    book value its dedicated chips still hold at the end (reported, not billed)."""
     parts = []
     for _, t in res.totals.iterrows():
         text = f"{t['portfolio']} ${t['usd_per_million_tokens']:.3f} per million output tokens"
@@ -426,6 +433,11 @@ def summary_line(res: LifetimeResult) -> str:
             text += (
                 f" (${t['written_off_usd']:,.0f} of capital written off at month "
                 f"{when['start_month'].iloc[0]:g}, {when['period'].iloc[0]})"
+            )
+        if t["book_value_end_usd"] > 0:  # stranded or not, capital the bill above does not hold
+            text += (
+                f" (${t['book_value_end_usd']:,.0f} of book value left at month {res.lifetime.months:g}, "
+                f"not billed; its chips {'kept idle' if kept_idle_at_end(res, t['portfolio']) else 'still serving'})"
             )
         parts.append(text)
     return f"Over {res.lifetime.months:g} months: " + "; ".join(parts) + "."

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.planning import load_lifetime, run_lifetime
 from tests.app.harness import text_of
-from ui.lifetime import PART_STYLE, bill_chart, unit_cost_chart
+from ui.lifetime import PART_STYLE, _capital_line, bill_chart, unit_cost_chart
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -97,3 +97,14 @@ def test_the_periods_table_has_readable_columns() -> None:
         assert "_" not in conf["label"], col
         if col.endswith("_usd"):
             assert conf["type_config"]["format"] == "dollar", col
+
+
+def test_the_book_value_caption_says_kept_idle_only_of_idle_chips() -> None:
+    """A dedicated fleet still serving in the last period leaves book value too, but is not idle."""
+    lt = load_lifetime("asic-model-churn")
+    # the first two periods alone: the ASIC serves 44% at the end
+    serving = run_lifetime(lt.model_copy(update={"periods": lt.periods[:2]}))
+    asic = serving.periods[serving.periods["portfolio"] == "ASIC"]
+    assert asic["dedicated"].iloc[-1].startswith("serves ")
+    t = serving.totals.set_index("portfolio", drop=False).loc["ASIC"]
+    assert _capital_line(serving, t) == "$60,000 of book value left at month 24 (still serving)"

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from engine.cli.main import main
 from engine.core.errors import ScenarioError
 from engine.planning.lifetime import PARTS, book_value, run_lifetime
+from engine.planning.lifetime import summary_line as lifetime_summary
 from engine.planning.lifetime_spec import (
     MAX_PERIODS,
     MAX_PORTFOLIOS,
@@ -101,6 +102,26 @@ def test_kept_idle_the_fleet_is_not_written_off_but_still_costs(churn: Any) -> N
     # the idle year's depreciation plus the book value left at the end is what the write-off charged
     left = kept.totals.set_index("portfolio").loc["ASIC", "book_value_end_usd"]
     assert asic.loc[2, "dedicated_capital_usd"] + left == pytest.approx(written.loc[2, "written_off_usd"])
+
+
+def test_the_book_value_left_is_said_beside_the_totals(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/lifetime.md: the book value left at the end is reported beside the totals, not billed. Kept
+    idle, asic-model-churn's ASIC leaves $40,000 that its $3.136 per million tokens does not hold; the
+    table and the sentence say so, and say "kept idle" only of idle chips."""
+    assert main(["lifetime", PRESET, "--stranded", "keep"]) == 0
+    out = capsys.readouterr().out
+    head = next(line for line in out.splitlines() if line.startswith("portfolio"))
+    assert "book value $" in head
+    asic = next(line for line in out.splitlines() if line.startswith("ASIC ") and "," in line)
+    assert "40,000" in asic.split()
+    assert "($40,000 of book value left at month 36, not billed; its chips kept idle)" in out
+    # a fleet still serving at the end: its value is left too, and it is not idle
+    serving = run_lifetime(validate_lifetime(doc(periods=[
+        {"name": f"year {i}", "months": 12, "model": DENSE, "set": LONG} for i in (1, 2, 3)
+    ])))  # fmt: skip
+    line = lifetime_summary(serving)
+    assert "($40,000 of book value left at month 36, not billed; its chips still serving)" in line
+    assert "book value" not in lifetime_summary(run_lifetime(load_lifetime(PRESET)))  # written off: none left
 
 
 def test_period_bills_add_up_to_the_total(churn: Any) -> None:
