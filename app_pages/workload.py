@@ -11,8 +11,9 @@ from ui.forms import add_item, model_form, remove_item
 
 res = layout.page(
     "Workload mix",
-    "Who sends what, and when. Every deployment sees the same requests for the same workload and seed, "
-    "so comparisons are paired.",
+    "Who sends what, and when. Every deployment is offered the same requests for the same workload and "
+    "seed, so comparisons are paired (a session's later turns wait on its answers, so a slower "
+    "deployment is sent fewer of them).",
 )
 sc = state.scenario()
 
