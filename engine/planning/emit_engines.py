@@ -13,7 +13,9 @@ How the scenario's fields map (docs/planner.md, "From plan to deployment"):
   ranks are tp x dp).
 - max batch, token budget, chunked prefill and chunk size: vLLM's max-num-seqs,
   max-num-batched-tokens and enable-chunked-prefill (its chunk is the token budget); SGLang's
-  max-running-requests, max-prefill-tokens and chunked-prefill-size (-1: off); TensorRT-LLM's
+  max-running-requests, max-prefill-tokens and chunked-prefill-size (-1: off; with attention DP the
+  requests and chunk are dp x the scenario's, which count per rank where SGLang's flags count per
+  server and are divided among the ranks); TensorRT-LLM's
   max_batch_size, max_num_tokens and enable_chunked_prefill.
 - KV precision, prefix cache, memory fraction and eager mode where the stack has a flag; weights
   in FP8 from a BF16 checkpoint: online FP8 quantisation where the stack offers it.
@@ -100,8 +102,12 @@ def sglang_args(f: DeploymentFacts, pool: PoolFacts) -> tuple[Argv, list[str]]:
         argv += ["--dp-size", str(pool.dp), "--enable-dp-attention"]
     if pool.ep > 1:
         argv += ["--ep-size", str(pool.ep)]
-    argv += ["--max-running-requests", str(lim.max_batch), "--max-prefill-tokens", str(lim.token_budget)]
-    argv += ["--chunked-prefill-size", str(lim.chunk_tokens) if lim.chunked_prefill else "-1"]
+    # SGLang divides these two by dp_size among its attention-DP ranks (server_args.py
+    # `_handle_data_parallelism`, and its pool configurator); the scenario counts them per rank.
+    argv += ["--max-running-requests", str(lim.max_batch * pool.dp)]
+    argv += ["--max-prefill-tokens", str(lim.token_budget)]
+    chunk = str(lim.chunk_tokens * pool.dp) if lim.chunked_prefill else "-1"
+    argv += ["--chunked-prefill-size", chunk]
     argv += ["--kv-cache-dtype", "fp8_e4m3" if f.kv == "fp8" else "bfloat16"]
     if not f.prefix_cache:
         argv.append("--disable-radix-cache")

@@ -126,6 +126,12 @@ def test_attention_dp_and_expert_parallel_map_per_stack() -> None:
         assert a.opt_dp_size == pool.dp and a.opt_enable_dp_attention
         assert a.opt_ep_size == pool.ep
         assert a.opt_disaggregation_mode == pool.role
+        # SGLang divides both among its dp ranks (server_args.py `_handle_data_parallelism`); the
+        # scenario's limits are per rank, so the server's are dp times them
+        lim = s.batching()
+        assert a.opt_max_running_requests == lim.max_batch * pool.dp
+        assert a.opt_chunked_prefill_size == lim.chunk_tokens * pool.dp
+        assert a.opt_max_prefill_tokens == lim.token_budget
     vl = emit_deployment(s, "vllm")
     for (_, argv), pool in zip(vl.commands, pools, strict=True):
         a = _parse("vllm", argv)
