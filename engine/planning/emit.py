@@ -123,6 +123,8 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
     doc = dynamo_graph(f) if stack == "dynamo" else llmd_set(f)
     notes = shared_notes(f, "vllm", copies=False)  # both run vLLM workers; replicas count the copies
     notes += [f"pool {p.name}: {_pool_line(p)}" for p in f.pools]
+    for pool in f.pools:  # the workers run vLLM: what its flags cannot say, once each
+        notes += [n for n in vllm_args(f, pool)[1] if n not in notes]
     notes += [
         f"pool {p.name}: {p.chips_per_instance} chips an instance span more than one 8-GPU node; make each "
         "replica multi-node by hand (LeaderWorkerSet size, Dynamo multinode)"

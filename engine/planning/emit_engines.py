@@ -17,6 +17,8 @@ How the scenario's fields map (docs/planner.md, "From plan to deployment"):
   requests and chunk are dp x the scenario's, which count per rank where SGLang's flags count per
   server and are divided among the ranks); TensorRT-LLM's
   max_batch_size, max_num_tokens and enable_chunked_prefill.
+- the workload's longest request: vLLM's max-model-len (its default, the model's context, would make
+  vLLM refuse a token budget below it with chunked prefill off); limits vLLM refuses are noted.
 - KV precision, prefix cache, memory fraction and eager mode where the stack has a flag; weights
   in FP8 from a BF16 checkpoint: online FP8 quantisation where the stack offers it.
 """
@@ -59,6 +61,25 @@ def _disagg_vllm(pool: PoolFacts) -> Argv:
     return ["--kv-transfer-config", json.dumps(config, separators=(",", ":"))]
 
 
+def _vllm_refusals(f: DeploymentFacts) -> list[str]:
+    """Limits vLLM's scheduler config refuses at startup (SchedulerConfig._verify_args), said, not changed:
+    the export keeps the modelled values so the command matches what was simulated."""
+    lim = f.limits
+    out = []
+    if not lim.chunked_prefill and lim.token_budget < f.max_model_len:
+        out.append(
+            f"vLLM refuses to start: with chunked prefill off, --max-num-batched-tokens ({lim.token_budget}) "
+            f"must be at least --max-model-len ({f.max_model_len}, the workload's longest request); raise "
+            "deployment.batching.token_budget to it, turn chunked prefill on, or cap the request length"
+        )
+    if lim.max_batch > lim.token_budget:
+        out.append(
+            f"vLLM refuses to start: --max-num-seqs ({lim.max_batch}) must not exceed "
+            f"--max-num-batched-tokens ({lim.token_budget}); lower the batch cap or raise the token budget"
+        )
+    return out
+
+
 def vllm_args(f: DeploymentFacts, pool: PoolFacts, *, disagg_flags: bool = True) -> tuple[Argv, list[str]]:
     """Arguments after `vllm serve` for one instance of `pool` (the model first, positional)."""
     lim = f.limits
@@ -73,7 +94,9 @@ def vllm_args(f: DeploymentFacts, pool: PoolFacts, *, disagg_flags: bool = True)
                 f"pool {pool.name}: ep = {pool.ep}; vLLM spreads experts over tp x dp = {pool.tp * pool.dp}"
             )
     argv += ["--max-num-seqs", str(lim.max_batch), "--max-num-batched-tokens", str(lim.token_budget)]
+    argv += ["--max-model-len", str(f.max_model_len)]
     argv.append("--enable-chunked-prefill" if lim.chunked_prefill else "--no-enable-chunked-prefill")
+    notes += _vllm_refusals(f)
     if lim.chunked_prefill and lim.chunk_tokens < lim.token_budget:
         notes.append(
             f"chunk_tokens = {lim.chunk_tokens}: vLLM's prefill chunk is the token budget "

@@ -281,3 +281,40 @@ def test_a_capped_pool_s_export_says_the_power_limit_to_set() -> None:
         text = emit_deployment(_presets()["power-capped-site"], stack).text
         assert text.count("nvidia-smi -pl 500") == 2, stack  # prefill and decode
         assert "nvidia-smi" not in emit_deployment(_presets()["chat-disaggregated"], stack).text
+
+
+def test_vllm_gets_the_workloads_longest_request_and_says_what_it_refuses() -> None:
+    """vLLM's max_model_len defaults to the model's context (131072 for Llama 3.1), and with chunked
+    prefill off its scheduler config refuses a token budget below it: the export sets the length
+    the workload can reach and says, without changing the modelled limits, what vLLM refuses."""
+    base = _vary(
+        _presets()["chat-colocated"],
+        **{
+            "workload.classes[0].input": {"kind": "uniform", "low": 100, "high": 12000},
+            "workload.classes[0].output": {"kind": "constant", "tokens": 500},
+            "workload.classes[0].prefix.tokens": 200,
+        },
+    )
+    longest = 200 + 12000 + 500  # past the 8192-token budget: the shared prefix, the longest prompt and the output
+    a = _parse("vllm", emit_deployment(base, "vllm").commands[0][1])
+    assert a.opt_max_model_len == longest
+    off = _vary(base, **{"deployment.batching.chunked_prefill": False})
+    emitted = emit_deployment(off, "vllm")
+    a = _parse("vllm", emitted.commands[0][1])
+    assert (a.opt_enable_chunked_prefill, a.opt_max_num_batched_tokens) == (False, off.batching().token_budget)
+    assert f"must be at least --max-model-len ({longest}" in emitted.text
+    assert "refuses" not in emit_deployment(base, "vllm").text
+    wide = _vary(off, **{"deployment.batching.token_budget": longest})
+    assert "refuses" not in emit_deployment(wide, "vllm").text
+    many = _vary(base, **{"deployment.batching.max_batch": 4096, "deployment.batching.token_budget": 2048})
+    assert "--max-num-seqs (4096) must not exceed" in emit_deployment(many, "vllm").text
+    long = _vary(base, **{"workload.classes[0].input": {"kind": "lognormal", "mean": 2000, "p99": 9000}})
+    # a lognormal's draws are clipped at its max_tokens only (1,048,576 unless set)
+    a = _parse("vllm", emit_deployment(long, "vllm").commands[0][1])
+    assert a.opt_max_model_len == load_catalog().model(base.model.id).max_context  # unbounded: capped
+    split = _vary(_presets()["chat-disaggregated"], **{"deployment.batching.chunked_prefill": False})
+    for stack in ("dynamo", "llm-d"):  # vLLM workers: the same refusal, said once
+        assert emit_deployment(split, stack).text.count("vLLM refuses to start: with chunked") == 1
+    trace = _presets()["azure-code-replay"]
+    a = _parse("vllm", emit_deployment(trace, "vllm").commands[0][1])
+    assert a.opt_max_model_len == 7841  # the trace's longest prompt and output in the window
