@@ -12,7 +12,8 @@ How the scenario's fields map (docs/planner.md, "From plan to deployment"):
   ep: SGLang and TensorRT-LLM take the size; vLLM only switches expert parallelism on (its expert
   ranks are tp x dp).
 - max batch, token budget, chunked prefill and chunk size: vLLM's max-num-seqs,
-  max-num-batched-tokens and enable-chunked-prefill (its chunk is the token budget); SGLang's
+  max-num-batched-tokens and enable-chunked-prefill, a chunk below the budget as
+  long-prefill-token-threshold (V1's cap on one request's prefill tokens a step); SGLang's
   max-running-requests, max-prefill-tokens and chunked-prefill-size (-1: off; with attention DP the
   requests and chunk are dp x the scenario's, which count per rank where SGLang's flags count per
   server and are divided among the ranks); TensorRT-LLM's
@@ -97,11 +98,10 @@ def vllm_args(f: DeploymentFacts, pool: PoolFacts, *, disagg_flags: bool = True)
     argv += ["--max-model-len", str(f.max_model_len)]
     argv.append("--enable-chunked-prefill" if lim.chunked_prefill else "--no-enable-chunked-prefill")
     notes += _vllm_refusals(f)
-    if lim.chunked_prefill and lim.chunk_tokens < lim.token_budget:
-        notes.append(
-            f"chunk_tokens = {lim.chunk_tokens}: vLLM's prefill chunk is the token budget "
-            f"({lim.token_budget}); no flag sets it apart"
-        )
+    if lim.chunked_prefill and lim.chunk_tokens < min(lim.token_budget, f.max_model_len):
+        # vLLM V1's scheduler caps one request's prefill tokens a step at this threshold (the rest of
+        # the budget goes to other requests); a chunk no shorter than the longest request splits none
+        argv += ["--long-prefill-token-threshold", str(lim.chunk_tokens)]
     argv += ["--kv-cache-dtype", "fp8" if f.kv == "fp8" else "bfloat16"]
     argv.append("--enable-prefix-caching" if f.prefix_cache else "--no-enable-prefix-caching")
     argv += ["--gpu-memory-utilization", f"{f.mem_fraction:g}"]

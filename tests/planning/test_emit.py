@@ -211,7 +211,7 @@ def test_fields_without_a_flag_become_comments_not_flags() -> None:
     tiers = _vary(base, **{"cache.enabled": True, "cache.host.enabled": True, "cache.host.capacity_gb": 100})
     assert "# prefix-cache tiers host" in emit_deployment(tiers, "sglang").text
     small_chunks = _vary(base, **{"deployment.batching.chunk_tokens": 512})
-    assert "# chunk_tokens = 512" in emit_deployment(small_chunks, "vllm").text
+    assert "# chunk_tokens = 512" in emit_deployment(small_chunks, "trtllm").text
     edge = emit_deployment(_presets()["edge-offload"], "vllm")
     assert "# edge pools site (deployment.edge): left out" in edge.text
     assert [pool for pool, _ in edge.commands] == ["datacenter"]
@@ -318,3 +318,19 @@ def test_vllm_gets_the_workloads_longest_request_and_says_what_it_refuses() -> N
     trace = _presets()["azure-code-replay"]
     a = _parse("vllm", emit_deployment(trace, "vllm").commands[0][1])
     assert a.opt_max_model_len == 7841  # the trace's longest prompt and output in the window
+
+
+def test_vllm_caps_each_request_s_prefill_at_the_chunk() -> None:
+    """offline-batch models 4096-token chunks under a 16384-token budget: vLLM V1 caps one request's
+    prefill a step at --long-prefill-token-threshold, so the chunk is that flag, not the budget."""
+    s = _presets()["offline-batch"]
+    lim = s.batching()
+    assert (lim.chunk_tokens, lim.token_budget) == (4096, 16384)
+    emitted = emit_deployment(s, "vllm")
+    a = _parse("vllm", emitted.commands[0][1])
+    assert (a.opt_long_prefill_token_threshold, a.opt_max_num_batched_tokens) == (4096, 16384)
+    assert "chunk_tokens" not in emitted.text
+    whole = _presets()["chat-colocated"]  # the chunk is the budget: no cap
+    assert "--long-prefill-token-threshold" not in emit_deployment(whole, "vllm").commands[0][1]
+    off = _vary(s, **{"deployment.batching.chunked_prefill": False})
+    assert "--long-prefill-token-threshold" not in emit_deployment(off, "vllm").commands[0][1]
