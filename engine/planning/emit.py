@@ -35,6 +35,11 @@ ROUTERS = {
     "not generated",
 }
 """What a plain prefill/decode launch still lacks: the router in front, which these commands do not start."""
+NIXL_HOST = (
+    "prefill/decode across nodes: start each server with VLLM_NIXL_SIDE_CHANNEL_HOST set to its own address "
+    "the other pool can reach (vLLM's default, localhost, fails NIXL's KV handshake between machines)"
+)
+"""What a plain vLLM prefill/decode launch needs when its pools span nodes (llm-d's manifest sets it)."""
 NODE_GPUS = 8
 """GPUs in one node of the servers these manifests target (an HGX board); an instance with more spans nodes."""
 
@@ -80,6 +85,8 @@ def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
     lines = ["#!/bin/sh", *_comment(shared_notes(f, stack))]
     if f.disaggregated and stack in ROUTERS:
         lines += _comment([ROUTERS[stack]])
+    if f.disaggregated and stack == "vllm":
+        lines += _comment([NIXL_HOST])
     commands: list[tuple[str, tuple[str, ...]]] = []
     files: list[tuple[str, str]] = []
     for pool in f.pools:
@@ -136,6 +143,11 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
         for p in f.pools
         if p.vendor != "NVIDIA"
     ]
+    if stack == "llm-d":
+        notes.append(
+            "HF_TOKEN comes from the secret llm-d-hf-token (key HF_TOKEN), as in llm-d's guide: create it "
+            "in the namespace first (kubectl create secret generic llm-d-hf-token --from-literal=HF_TOKEN=...)"
+        )
     commands = tuple(_manifest_commands(doc, stack))
     text = "\n".join(_comment(notes)) + "\n" + to_yaml(doc) + "\n"
     return Emitted(stack=stack, text=text, commands=commands, document=doc, filename=f"{stack}.yaml")

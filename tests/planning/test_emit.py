@@ -334,3 +334,23 @@ def test_vllm_caps_each_request_s_prefill_at_the_chunk() -> None:
     assert "--long-prefill-token-threshold" not in emit_deployment(whole, "vllm").commands[0][1]
     off = _vary(s, **{"deployment.batching.chunked_prefill": False})
     assert "--long-prefill-token-threshold" not in emit_deployment(off, "vllm").commands[0][1]
+
+
+def test_llm_d_pods_get_the_guides_environment_and_shared_memory() -> None:
+    """llm-d's P/D guide sets, on both roles, HF_TOKEN from a secret, NIXL's side channel on the pod's
+    IP (vLLM's localhost default fails the handshake across pods) and a memory /dev/shm for NCCL."""
+    s = _presets()["chat-disaggregated"]
+    doc = emit_deployment(s, "llm-d").document
+    assert doc is not None
+    for role in doc["spec"]["roles"]:  # type: ignore[index]
+        pod = role["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+        (container,) = pod["containers"]
+        env = {e["name"]: e["valueFrom"] for e in container["env"]}
+        assert env["VLLM_NIXL_SIDE_CHANNEL_HOST"] == {"fieldRef": {"fieldPath": "status.podIP"}}
+        assert env["HF_TOKEN"]["secretKeyRef"]["key"] == "HF_TOKEN"
+        (mount,) = container["volumeMounts"]
+        (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+        assert mount["mountPath"] == "/dev/shm" and volume["emptyDir"]["medium"] == "Memory"
+    shell = emit_deployment(s, "vllm").text
+    assert "# prefill/decode across nodes: start each server with VLLM_NIXL_SIDE_CHANNEL_HOST" in shell
+    assert "VLLM_NIXL_SIDE_CHANNEL_HOST" not in emit_deployment(_presets()["chat-colocated"], "vllm").text
