@@ -16,7 +16,7 @@ from typing import Literal
 from engine.core.errors import ScenarioError
 from engine.planning.emit_engines import sglang_args, trtllm_args, vllm_args
 from engine.planning.emit_facts import DeploymentFacts, PoolFacts, facts, shared_notes
-from engine.planning.emit_manifests import dynamo_graph, llmd_set, to_yaml
+from engine.planning.emit_manifests import DYNAMO_EAGER, dynamo_graph, llmd_set, to_yaml
 from engine.scenario.model import Scenario
 
 Stack = Literal["vllm", "sglang", "trtllm", "dynamo", "llm-d"]
@@ -143,6 +143,8 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
         for p in f.pools
         if p.vendor != "NVIDIA"
     ]
+    if stack == "dynamo" and f.eager:
+        notes.append(DYNAMO_EAGER)
     if stack == "llm-d":
         notes.append(
             "HF_TOKEN comes from the secret llm-d-hf-token (key HF_TOKEN), as in llm-d's guide: create it "

@@ -31,6 +31,13 @@ DYNAMO_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:DYNAMO_VERSION"
 NIXL_BOTH = ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}']
 """The KV connector of a Dynamo vLLM worker: Dynamo's vLLM worker asks for it explicitly in prefill mode
 (components/src/dynamo/vllm/args.py, whose error message gives this very value)."""
+DYNAMO_EAGER = (
+    "deployment.eager: left out of the Dynamo workers' args; dynamo.vllm registers its own --enforce-eager "
+    "(diffusion models only, components/src/dynamo/vllm/backend_args.py at the pinned 036f289) and parses "
+    "before vLLM's parser, so vLLM never sees it and keeps CUDA graphs on; turn them off in vLLM's "
+    "compilation config by hand"
+)
+"""Why a Dynamo worker cannot take vLLM's eager mode as a flag, said where the scenario sets it."""
 LLMD_IMAGE = "REPLACE_MODEL_SERVER_IMAGE"
 LLMD_SIDECAR_IMAGE = "REPLACE_ROUTING_SIDECAR_IMAGE"
 LLMD_SHM_GI = 20
@@ -71,7 +78,7 @@ def dynamo_graph(f: DeploymentFacts) -> dict[str, Any]:
     }
     for pool in f.pools:
         args, _ = vllm_args(f, pool, disagg_flags=False)
-        model, engine = args[0], args[1:]
+        model, engine = args[0], [a for a in args[1:] if a != "--enforce-eager"]  # DYNAMO_EAGER
         role_flag = "--is-prefill-worker" if pool.role == "prefill" else "--is-decode-worker"
         services[_service_name(pool)] = {
             "envFromSecret": "hf-token-secret",

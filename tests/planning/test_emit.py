@@ -295,13 +295,14 @@ def test_vllm_gets_the_workloads_longest_request_and_says_what_it_refuses() -> N
             "workload.classes[0].prefix.tokens": 200,
         },
     )
-    longest = 200 + 12000 + 500  # past the 8192-token budget: the shared prefix, the longest prompt and the output
+    longest = 200 + 12000 + 500  # the shared prefix, longest prompt and output: past the 8192 budget
     a = _parse("vllm", emit_deployment(base, "vllm").commands[0][1])
     assert a.opt_max_model_len == longest
     off = _vary(base, **{"deployment.batching.chunked_prefill": False})
     emitted = emit_deployment(off, "vllm")
     a = _parse("vllm", emitted.commands[0][1])
-    assert (a.opt_enable_chunked_prefill, a.opt_max_num_batched_tokens) == (False, off.batching().token_budget)
+    assert a.opt_enable_chunked_prefill is False
+    assert a.opt_max_num_batched_tokens == off.batching().token_budget  # the modelled budget, kept
     assert f"must be at least --max-model-len ({longest}" in emitted.text
     assert "refuses" not in emit_deployment(base, "vllm").text
     wide = _vary(off, **{"deployment.batching.token_budget": longest})
@@ -354,3 +355,14 @@ def test_llm_d_pods_get_the_guides_environment_and_shared_memory() -> None:
     shell = emit_deployment(s, "vllm").text
     assert "# prefill/decode across nodes: start each server with VLLM_NIXL_SIDE_CHANNEL_HOST" in shell
     assert "VLLM_NIXL_SIDE_CHANNEL_HOST" not in emit_deployment(_presets()["chat-colocated"], "vllm").text
+
+
+def test_dynamo_says_it_swallows_eager_mode() -> None:
+    """dynamo.vllm's own parser takes --enforce-eager (for diffusion models) before vLLM's sees it, so
+    vLLM keeps CUDA graphs: the flag is left out of the workers' args and a comment says why."""
+    eager = _vary(_presets()["chat-disaggregated"], **{"deployment.eager": True})
+    emitted = emit_deployment(eager, "dynamo")
+    assert "# deployment.eager: left out of the Dynamo workers' args" in emitted.text
+    assert all("--enforce-eager" not in argv for _, argv in emitted.commands)
+    assert all("--enforce-eager" in argv for _, argv in emit_deployment(eager, "llm-d").commands)
+    assert "deployment.eager" not in emit_deployment(_presets()["chat-disaggregated"], "dynamo").text
