@@ -16,7 +16,7 @@ from typing import Literal
 from engine.core.errors import ScenarioError
 from engine.planning.emit_engines import sglang_args, trtllm_args, vllm_args
 from engine.planning.emit_facts import DeploymentFacts, PoolFacts, facts, shared_notes
-from engine.planning.emit_manifests import dynamo_graph, llmd_set, to_yaml
+from engine.planning.emit_manifests import DYNAMO_EAGER, dynamo_graph, llmd_set, to_yaml
 from engine.scenario.model import Scenario
 
 Stack = Literal["vllm", "sglang", "trtllm", "dynamo", "llm-d"]
@@ -35,6 +35,11 @@ ROUTERS = {
     "not generated",
 }
 """What a plain prefill/decode launch still lacks: the router in front, which these commands do not start."""
+NIXL_HOST = (
+    "prefill/decode across nodes: start each server with VLLM_NIXL_SIDE_CHANNEL_HOST set to its own address "
+    "the other pool can reach (vLLM's default, localhost, fails NIXL's KV handshake between machines)"
+)
+"""What a plain vLLM prefill/decode launch needs when its pools span nodes (llm-d's manifest sets it)."""
 NODE_GPUS = 8
 """GPUs in one node of the servers these manifests target (an HGX board); an instance with more spans nodes."""
 
@@ -80,6 +85,8 @@ def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
     lines = ["#!/bin/sh", *_comment(shared_notes(f, stack))]
     if f.disaggregated and stack in ROUTERS:
         lines += _comment([ROUTERS[stack]])
+    if f.disaggregated and stack == "vllm":
+        lines += _comment([NIXL_HOST])
     commands: list[tuple[str, tuple[str, ...]]] = []
     files: list[tuple[str, str]] = []
     for pool in f.pools:
@@ -123,6 +130,8 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
     doc = dynamo_graph(f) if stack == "dynamo" else llmd_set(f)
     notes = shared_notes(f, "vllm", copies=False)  # both run vLLM workers; replicas count the copies
     notes += [f"pool {p.name}: {_pool_line(p)}" for p in f.pools]
+    for pool in f.pools:  # the workers run vLLM: what its flags cannot say, once each
+        notes += [n for n in vllm_args(f, pool)[1] if n not in notes]
     notes += [
         f"pool {p.name}: {p.chips_per_instance} chips an instance span more than one 8-GPU node; make each "
         "replica multi-node by hand (LeaderWorkerSet size, Dynamo multinode)"
@@ -134,6 +143,13 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
         for p in f.pools
         if p.vendor != "NVIDIA"
     ]
+    if stack == "dynamo" and f.eager:
+        notes.append(DYNAMO_EAGER)
+    if stack == "llm-d":
+        notes.append(
+            "HF_TOKEN comes from the secret llm-d-hf-token (key HF_TOKEN), as in llm-d's guide: create it "
+            "in the namespace first (kubectl create secret generic llm-d-hf-token --from-literal=HF_TOKEN=...)"
+        )
     commands = tuple(_manifest_commands(doc, stack))
     text = "\n".join(_comment(notes)) + "\n" + to_yaml(doc) + "\n"
     return Emitted(stack=stack, text=text, commands=commands, document=doc, filename=f"{stack}.yaml")

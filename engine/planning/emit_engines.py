@@ -12,9 +12,14 @@ How the scenario's fields map (docs/planner.md, "From plan to deployment"):
   ep: SGLang and TensorRT-LLM take the size; vLLM only switches expert parallelism on (its expert
   ranks are tp x dp).
 - max batch, token budget, chunked prefill and chunk size: vLLM's max-num-seqs,
-  max-num-batched-tokens and enable-chunked-prefill (its chunk is the token budget); SGLang's
-  max-running-requests, max-prefill-tokens and chunked-prefill-size (-1: off); TensorRT-LLM's
+  max-num-batched-tokens and enable-chunked-prefill, a chunk below the budget as
+  long-prefill-token-threshold (V1's cap on one request's prefill tokens a step); SGLang's
+  max-running-requests, max-prefill-tokens and chunked-prefill-size (-1: off; with attention DP the
+  requests and chunk are dp x the scenario's, which count per rank where SGLang's flags count per
+  server and are divided among the ranks); TensorRT-LLM's
   max_batch_size, max_num_tokens and enable_chunked_prefill.
+- the workload's longest request: vLLM's max-model-len (its default, the model's context, would make
+  vLLM refuse a token budget below it with chunked prefill off); limits vLLM refuses are noted.
 - KV precision, prefix cache, memory fraction and eager mode where the stack has a flag; weights
   in FP8 from a BF16 checkpoint: online FP8 quantisation where the stack offers it.
 """
@@ -57,6 +62,25 @@ def _disagg_vllm(pool: PoolFacts) -> Argv:
     return ["--kv-transfer-config", json.dumps(config, separators=(",", ":"))]
 
 
+def _vllm_refusals(f: DeploymentFacts) -> list[str]:
+    """Limits vLLM's scheduler config refuses at startup (SchedulerConfig._verify_args), said, not changed:
+    the export keeps the modelled values so the command matches what was simulated."""
+    lim = f.limits
+    out = []
+    if not lim.chunked_prefill and lim.token_budget < f.max_model_len:
+        out.append(
+            f"vLLM refuses to start: with chunked prefill off, --max-num-batched-tokens ({lim.token_budget}) "
+            f"must be at least --max-model-len ({f.max_model_len}, the workload's longest request); raise "
+            "deployment.batching.token_budget to it, turn chunked prefill on, or cap the request length"
+        )
+    if lim.max_batch > lim.token_budget:
+        out.append(
+            f"vLLM refuses to start: --max-num-seqs ({lim.max_batch}) must not exceed "
+            f"--max-num-batched-tokens ({lim.token_budget}); lower the batch cap or raise the token budget"
+        )
+    return out
+
+
 def vllm_args(f: DeploymentFacts, pool: PoolFacts, *, disagg_flags: bool = True) -> tuple[Argv, list[str]]:
     """Arguments after `vllm serve` for one instance of `pool` (the model first, positional)."""
     lim = f.limits
@@ -71,12 +95,13 @@ def vllm_args(f: DeploymentFacts, pool: PoolFacts, *, disagg_flags: bool = True)
                 f"pool {pool.name}: ep = {pool.ep}; vLLM spreads experts over tp x dp = {pool.tp * pool.dp}"
             )
     argv += ["--max-num-seqs", str(lim.max_batch), "--max-num-batched-tokens", str(lim.token_budget)]
+    argv += ["--max-model-len", str(f.max_model_len)]
     argv.append("--enable-chunked-prefill" if lim.chunked_prefill else "--no-enable-chunked-prefill")
-    if lim.chunked_prefill and lim.chunk_tokens < lim.token_budget:
-        notes.append(
-            f"chunk_tokens = {lim.chunk_tokens}: vLLM's prefill chunk is the token budget "
-            f"({lim.token_budget}); no flag sets it apart"
-        )
+    notes += _vllm_refusals(f)
+    if lim.chunked_prefill and lim.chunk_tokens < min(lim.token_budget, f.max_model_len):
+        # vLLM V1's scheduler caps one request's prefill tokens a step at this threshold (the rest of
+        # the budget goes to other requests); a chunk no shorter than the longest request splits none
+        argv += ["--long-prefill-token-threshold", str(lim.chunk_tokens)]
     argv += ["--kv-cache-dtype", "fp8" if f.kv == "fp8" else "bfloat16"]
     argv.append("--enable-prefix-caching" if f.prefix_cache else "--no-enable-prefix-caching")
     argv += ["--gpu-memory-utilization", f"{f.mem_fraction:g}"]
@@ -100,8 +125,12 @@ def sglang_args(f: DeploymentFacts, pool: PoolFacts) -> tuple[Argv, list[str]]:
         argv += ["--dp-size", str(pool.dp), "--enable-dp-attention"]
     if pool.ep > 1:
         argv += ["--ep-size", str(pool.ep)]
-    argv += ["--max-running-requests", str(lim.max_batch), "--max-prefill-tokens", str(lim.token_budget)]
-    argv += ["--chunked-prefill-size", str(lim.chunk_tokens) if lim.chunked_prefill else "-1"]
+    # SGLang divides these two by dp_size among its attention-DP ranks (server_args.py
+    # `_handle_data_parallelism`, and its pool configurator); the scenario counts them per rank.
+    argv += ["--max-running-requests", str(lim.max_batch * pool.dp)]
+    argv += ["--max-prefill-tokens", str(lim.token_budget)]
+    chunk = str(lim.chunk_tokens * pool.dp) if lim.chunked_prefill else "-1"
+    argv += ["--chunked-prefill-size", chunk]
     argv += ["--kv-cache-dtype", "fp8_e4m3" if f.kv == "fp8" else "bfloat16"]
     if not f.prefix_cache:
         argv.append("--disable-radix-cache")

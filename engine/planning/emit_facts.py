@@ -13,9 +13,12 @@ from dataclasses import dataclass, replace
 
 from engine.catalog.entries import load_catalog
 from engine.catalog.specs import HardwareSpec, ModelSpec
+from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.scenario import power_budget
 from engine.scenario.model import Limits, Pool, Scenario
+from engine.scenario.workload import LengthDist
+from engine.serving.traces import read as read_trace
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +63,8 @@ class DeploymentFacts:
     edge_pools: tuple[str, ...] = ()
     policies: tuple[str, ...] = ()
     """Scheduler policies other than the plain defaults, as `kind = name` (no stack flag sets them)."""
+    max_model_len: int = 131072
+    """The longest request (prompt and output tokens) the workload can draw, at most the model's context."""
 
 
 def _model(scenario: Scenario) -> ModelSpec:
@@ -125,7 +130,36 @@ def facts(scenario: Scenario) -> DeploymentFacts:
         pools=pools,
         edge_pools=tuple(p.name for p in dep.pools if p.tier == "edge"),
         policies=_policies(scenario),
+        max_model_len=min(model.max_context, longest_request_tokens(scenario)),
     )
+
+
+def _longest(dist: LengthDist) -> int:
+    """The most tokens a distribution can draw (lognormal and empirical: up to their clip)."""
+    if dist.kind == "constant" and dist.tokens is not None:
+        return dist.tokens
+    if dist.kind == "uniform" and dist.high is not None:
+        return dist.high
+    return dist.max_tokens
+
+
+def longest_request_tokens(scenario: Scenario) -> int:
+    """The longest request the scenario's workload can send, prompt and output together: a trace's
+    longest in the window, else the largest shared prefix plus longest prompt and output of a
+    class. Multi-turn sessions (open loop) carry each turn's context into the next, so they have
+    no bound short of the model's context (`bounds.MAX_TOKENS_PER_REQUEST` stands for it)."""
+    wl = scenario.workload
+    if wl.trace is not None:
+        reqs = read_trace(wl.trace, scenario)
+        return int((reqs.prompt_tokens + reqs.output_tokens).max())
+    sessions = wl.arrival.kind in ("poisson", "gamma")
+    out = 1
+    for c in wl.classes:
+        if sessions and c.multi_turn.turns_mean > 1:
+            return bounds.MAX_TOKENS_PER_REQUEST
+        prompt = min(c.prefix.tokens + _longest(c.input), bounds.MAX_TOKENS_PER_REQUEST)
+        out = max(out, prompt + _longest(c.output))
+    return out
 
 
 def _limited(scenario: Scenario, pools: tuple[PoolFacts, ...]) -> tuple[PoolFacts, ...]:

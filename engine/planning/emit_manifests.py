@@ -7,7 +7,8 @@ instance count and each replica's GPUs its chips (the shape of ai-dynamo/dynamo'
 examples/backends/vllm/deploy/disagg.yaml).
 
 llm-d: a `DisaggregatedSet` (apiVersion disaggregatedset.x-k8s.io/v1) with one role per pool, each
-a LeaderWorkerSet template whose container runs `vllm serve` with a NIXL KV connector; decode
+a LeaderWorkerSet template whose container runs `vllm serve` with a NIXL KV connector, the guide's
+environment (HF_TOKEN from a secret, NIXL's side channel on the pod's IP) and a memory /dev/shm; decode
 roles carry llm-d's routing sidecar (the shape of llm-d/llm-d's
 guides/pd-disaggregation/modelserver/gpu/vllm/base/disaggregatedset.yaml). Images are placeholders
 the user replaces, as in those guides.
@@ -30,8 +31,28 @@ DYNAMO_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:DYNAMO_VERSION"
 NIXL_BOTH = ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}']
 """The KV connector of a Dynamo vLLM worker: Dynamo's vLLM worker asks for it explicitly in prefill mode
 (components/src/dynamo/vllm/args.py, whose error message gives this very value)."""
+DYNAMO_EAGER = (
+    "deployment.eager: left out of the Dynamo workers' args; dynamo.vllm registers its own --enforce-eager "
+    "(diffusion models only, components/src/dynamo/vllm/backend_args.py at the pinned 036f289) and parses "
+    "before vLLM's parser, so vLLM never sees it and keeps CUDA graphs on; turn them off in vLLM's "
+    "compilation config by hand"
+)
+"""Why a Dynamo worker cannot take vLLM's eager mode as a flag, said where the scenario sets it."""
 LLMD_IMAGE = "REPLACE_MODEL_SERVER_IMAGE"
 LLMD_SIDECAR_IMAGE = "REPLACE_ROUTING_SIDECAR_IMAGE"
+LLMD_SHM_GI = 20
+"""The memory-backed /dev/shm each llm-d pod gets (the guide's size): a container's default 64 MiB is too
+small for NCCL between the tensor-parallel ranks."""
+
+
+def _llmd_env() -> list[dict[str, Any]]:
+    """Both roles' environment, as llm-d's P/D guide sets it: the Hugging Face token from a secret
+    (gated repositories such as meta-llama's) and NIXL's side channel on the pod's own address
+    (vLLM's default, localhost, fails the KV handshake between pods)."""
+    return [
+        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "llm-d-hf-token", "key": "HF_TOKEN"}}},
+        {"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+    ]
 
 
 def _k8s_name(text: str) -> str:
@@ -57,7 +78,7 @@ def dynamo_graph(f: DeploymentFacts) -> dict[str, Any]:
     }
     for pool in f.pools:
         args, _ = vllm_args(f, pool, disagg_flags=False)
-        model, engine = args[0], args[1:]
+        model, engine = args[0], [a for a in args[1:] if a != "--enforce-eager"]  # DYNAMO_EAGER
         role_flag = "--is-prefill-worker" if pool.role == "prefill" else "--is-decode-worker"
         services[_service_name(pool)] = {
             "envFromSecret": "hf-token-secret",
@@ -92,14 +113,17 @@ def _llmd_container(f: DeploymentFacts, pool: PoolFacts) -> dict[str, Any]:
         "image": LLMD_IMAGE,
         "command": ["vllm", "serve"],
         "args": args,
+        "env": _llmd_env(),
         "ports": [{"name": "modelserver", "containerPort": 8200 if pool.role == "decode" else 8000}],
         "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
+        "volumeMounts": [{"mountPath": "/dev/shm", "name": "shm"}],
     }
 
 
 def _llmd_role(f: DeploymentFacts, pool: PoolFacts) -> dict[str, Any]:
     labels = {"llm-d.ai/inference-serving": "true", "llm-d.ai/role": pool.role}
-    pod: dict[str, Any] = {"containers": [_llmd_container(f, pool)]}
+    shm = {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{LLMD_SHM_GI}Gi"}}
+    pod: dict[str, Any] = {"containers": [_llmd_container(f, pool)], "volumes": [shm]}
     if pool.role == "decode":
         pod["initContainers"] = [
             {

@@ -126,6 +126,12 @@ def test_attention_dp_and_expert_parallel_map_per_stack() -> None:
         assert a.opt_dp_size == pool.dp and a.opt_enable_dp_attention
         assert a.opt_ep_size == pool.ep
         assert a.opt_disaggregation_mode == pool.role
+        # SGLang divides both among its dp ranks (server_args.py `_handle_data_parallelism`); the
+        # scenario's limits are per rank, so the server's are dp times them
+        lim = s.batching()
+        assert a.opt_max_running_requests == lim.max_batch * pool.dp
+        assert a.opt_chunked_prefill_size == lim.chunk_tokens * pool.dp
+        assert a.opt_max_prefill_tokens == lim.token_budget
     vl = emit_deployment(s, "vllm")
     for (_, argv), pool in zip(vl.commands, pools, strict=True):
         a = _parse("vllm", argv)
@@ -205,7 +211,7 @@ def test_fields_without_a_flag_become_comments_not_flags() -> None:
     tiers = _vary(base, **{"cache.enabled": True, "cache.host.enabled": True, "cache.host.capacity_gb": 100})
     assert "# prefix-cache tiers host" in emit_deployment(tiers, "sglang").text
     small_chunks = _vary(base, **{"deployment.batching.chunk_tokens": 512})
-    assert "# chunk_tokens = 512" in emit_deployment(small_chunks, "vllm").text
+    assert "# chunk_tokens = 512" in emit_deployment(small_chunks, "trtllm").text
     edge = emit_deployment(_presets()["edge-offload"], "vllm")
     assert "# edge pools site (deployment.edge): left out" in edge.text
     assert [pool for pool, _ in edge.commands] == ["datacenter"]
@@ -275,3 +281,88 @@ def test_a_capped_pool_s_export_says_the_power_limit_to_set() -> None:
         text = emit_deployment(_presets()["power-capped-site"], stack).text
         assert text.count("nvidia-smi -pl 500") == 2, stack  # prefill and decode
         assert "nvidia-smi" not in emit_deployment(_presets()["chat-disaggregated"], stack).text
+
+
+def test_vllm_gets_the_workloads_longest_request_and_says_what_it_refuses() -> None:
+    """vLLM's max_model_len defaults to the model's context (131072 for Llama 3.1), and with chunked
+    prefill off its scheduler config refuses a token budget below it: the export sets the length
+    the workload can reach and says, without changing the modelled limits, what vLLM refuses."""
+    base = _vary(
+        _presets()["chat-colocated"],
+        **{
+            "workload.classes[0].input": {"kind": "uniform", "low": 100, "high": 12000},
+            "workload.classes[0].output": {"kind": "constant", "tokens": 500},
+            "workload.classes[0].prefix.tokens": 200,
+        },
+    )
+    longest = 200 + 12000 + 500  # the shared prefix, longest prompt and output: past the 8192 budget
+    a = _parse("vllm", emit_deployment(base, "vllm").commands[0][1])
+    assert a.opt_max_model_len == longest
+    off = _vary(base, **{"deployment.batching.chunked_prefill": False})
+    emitted = emit_deployment(off, "vllm")
+    a = _parse("vllm", emitted.commands[0][1])
+    assert a.opt_enable_chunked_prefill is False
+    assert a.opt_max_num_batched_tokens == off.batching().token_budget  # the modelled budget, kept
+    assert f"must be at least --max-model-len ({longest}" in emitted.text
+    assert "refuses" not in emit_deployment(base, "vllm").text
+    wide = _vary(off, **{"deployment.batching.token_budget": longest})
+    assert "refuses" not in emit_deployment(wide, "vllm").text
+    many = _vary(base, **{"deployment.batching.max_batch": 4096, "deployment.batching.token_budget": 2048})
+    assert "--max-num-seqs (4096) must not exceed" in emit_deployment(many, "vllm").text
+    long = _vary(base, **{"workload.classes[0].input": {"kind": "lognormal", "mean": 2000, "p99": 9000}})
+    # a lognormal's draws are clipped at its max_tokens only (1,048,576 unless set)
+    a = _parse("vllm", emit_deployment(long, "vllm").commands[0][1])
+    assert a.opt_max_model_len == load_catalog().model(base.model.id).max_context  # unbounded: capped
+    split = _vary(_presets()["chat-disaggregated"], **{"deployment.batching.chunked_prefill": False})
+    for stack in ("dynamo", "llm-d"):  # vLLM workers: the same refusal, said once
+        assert emit_deployment(split, stack).text.count("vLLM refuses to start: with chunked") == 1
+    trace = _presets()["azure-code-replay"]
+    a = _parse("vllm", emit_deployment(trace, "vllm").commands[0][1])
+    assert a.opt_max_model_len == 7841  # the trace's longest prompt and output in the window
+
+
+def test_vllm_caps_each_request_s_prefill_at_the_chunk() -> None:
+    """offline-batch models 4096-token chunks under a 16384-token budget: vLLM V1 caps one request's
+    prefill a step at --long-prefill-token-threshold, so the chunk is that flag, not the budget."""
+    s = _presets()["offline-batch"]
+    lim = s.batching()
+    assert (lim.chunk_tokens, lim.token_budget) == (4096, 16384)
+    emitted = emit_deployment(s, "vllm")
+    a = _parse("vllm", emitted.commands[0][1])
+    assert (a.opt_long_prefill_token_threshold, a.opt_max_num_batched_tokens) == (4096, 16384)
+    assert "chunk_tokens" not in emitted.text
+    whole = _presets()["chat-colocated"]  # the chunk is the budget: no cap
+    assert "--long-prefill-token-threshold" not in emit_deployment(whole, "vllm").commands[0][1]
+    off = _vary(s, **{"deployment.batching.chunked_prefill": False})
+    assert "--long-prefill-token-threshold" not in emit_deployment(off, "vllm").commands[0][1]
+
+
+def test_llm_d_pods_get_the_guides_environment_and_shared_memory() -> None:
+    """llm-d's P/D guide sets, on both roles, HF_TOKEN from a secret, NIXL's side channel on the pod's
+    IP (vLLM's localhost default fails the handshake across pods) and a memory /dev/shm for NCCL."""
+    s = _presets()["chat-disaggregated"]
+    doc = emit_deployment(s, "llm-d").document
+    assert doc is not None
+    for role in doc["spec"]["roles"]:  # type: ignore[index]
+        pod = role["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+        (container,) = pod["containers"]
+        env = {e["name"]: e["valueFrom"] for e in container["env"]}
+        assert env["VLLM_NIXL_SIDE_CHANNEL_HOST"] == {"fieldRef": {"fieldPath": "status.podIP"}}
+        assert env["HF_TOKEN"]["secretKeyRef"]["key"] == "HF_TOKEN"
+        (mount,) = container["volumeMounts"]
+        (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+        assert mount["mountPath"] == "/dev/shm" and volume["emptyDir"]["medium"] == "Memory"
+    shell = emit_deployment(s, "vllm").text
+    assert "# prefill/decode across nodes: start each server with VLLM_NIXL_SIDE_CHANNEL_HOST" in shell
+    assert "VLLM_NIXL_SIDE_CHANNEL_HOST" not in emit_deployment(_presets()["chat-colocated"], "vllm").text
+
+
+def test_dynamo_says_it_swallows_eager_mode() -> None:
+    """dynamo.vllm's own parser takes --enforce-eager (for diffusion models) before vLLM's sees it, so
+    vLLM keeps CUDA graphs: the flag is left out of the workers' args and a comment says why."""
+    eager = _vary(_presets()["chat-disaggregated"], **{"deployment.eager": True})
+    emitted = emit_deployment(eager, "dynamo")
+    assert "# deployment.eager: left out of the Dynamo workers' args" in emitted.text
+    assert all("--enforce-eager" not in argv for _, argv in emitted.commands)
+    assert all("--enforce-eager" in argv for _, argv in emit_deployment(eager, "llm-d").commands)
+    assert "deployment.eager" not in emit_deployment(_presets()["chat-disaggregated"], "dynamo").text
