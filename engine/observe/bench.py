@@ -165,9 +165,22 @@ def _mean_lengths(doc: Mapping[str, Any], what: str, rows: Rows | None) -> tuple
     return (tin / done if tin is not None else None), (tout / done if tout is not None else None)
 
 
+def _no_ramp(strategy: Any, start: Any, end: Any, what: str) -> None:
+    """Refuse a run whose request rate ramped (`vllm bench serve --ramp-up-strategy`): its file says
+    ``request_rate: inf`` beside the ramp, and replayed as that it would send everything at t = 0."""
+    if strategy in (None, "", "None"):
+        return
+    raise ScenarioError(
+        f"{what}: ramp_up_strategy: a {str(strategy)[:20]} ramp of the request rate (from {start} to {end} "
+        "req/s) is not replayed: only a fixed --request-rate, all prompts at once, or a "
+        "--max-concurrency; rerun the benchmark at a fixed rate"
+    )
+
+
 def read_vllm(doc: Mapping[str, Any], source: str, notes: tuple[str, ...] = ()) -> Observation:
     """A `vllm bench serve --save-result` JSON document (`VLLM_KEYS`)."""
     what = f"{source} (vllm bench serve JSON)"
+    _no_ramp(doc.get("ramp_up_strategy"), doc.get("ramp_up_start_rps"), doc.get("ramp_up_end_rps"), what)
     rows = _rows(doc, what)
     rate, at_once = _rate(doc.get("request_rate"), what)
     prompt, output = _mean_lengths(doc, what, rows)
@@ -239,7 +252,8 @@ _PRINTED_METRIC = {"TTFT": "ttft", "TPOT": "tpot", "ITL": "itl", "E2EL": "e2e", 
 _NAMESPACE = re.compile(r"\b(model|num_prompts|burstiness)=('(?P<s>[^']{1,200})'|(?P<n>[0-9.]+))")
 _TOOL = re.compile(r"vllm bench serve|bench_serving|benchmark_serving")
 _FLAG = re.compile(
-    r"--(model|num-prompts|burstiness|request-rate|max-concurrency)(?:=|\s+)"
+    r"--(model|num-prompts|burstiness|request-rate|max-concurrency|ramp-up-strategy|ramp-up-start-rps"
+    r"|ramp-up-end-rps)(?:=|\s+)"
     r"(?P<v>'[^']{1,200}'|\"[^\"]{1,200}\"|[^\s'\"]{1,200})"
 )
 
@@ -315,6 +329,7 @@ def read_printed(text: str, source: str) -> Observation:
         elif v is not None:
             slot["p"][50.0 if m.group(1) == "Median" else float(m.group(2))] = v
     args = _arguments(text[: text.rfind(BLOCK_HEAD)])
+    _no_ramp(args.get("ramp_up_strategy"), args.get("ramp_up_start_rps"), args.get("ramp_up_end_rps"), what)
     done = num("Successful requests")
     rate_label = "Traffic request rate" if sglang else "Request rate configured (RPS)"
     rate = num(rate_label) if rate_label in block else _argument(args, "request_rate", what, low=1e-6)

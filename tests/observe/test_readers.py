@@ -375,3 +375,19 @@ def test_two_scrapes_in_either_order_read_as_one_window() -> None:
     assert detect.is_scrape(t0) and not detect.is_scrape(b"{}") and not detect.is_scrape(b"\xff\xfe")
     with pytest.raises(ScenarioError, match="must be two Prometheus scrapes"):
         detect.read_pair(t0, "t0.prom", b"{}", "x.json", 60.0)
+
+
+def test_a_ramped_request_rate_is_refused_not_replayed_as_a_burst(tmp_path: Path) -> None:
+    """`vllm bench serve --ramp-up-strategy` saves request_rate "inf" beside its ramp: read as that,
+    every request came at t = 0, and the replay's TTFT read 40 times the measured."""
+    doc = _doc("vllm_bench_detailed_rate8.json")
+    doc.update(request_rate="inf", ramp_up_strategy="linear", ramp_up_start_rps=1, ramp_up_end_rps=8)
+    p = tmp_path / "ramp.json"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(ScenarioError, match=r"ramp_up_strategy: a linear ramp .*from 1 to 8 req/s"):
+        detect.read_path(p)
+    text = (FIX / "vllm_bench_printed.txt").read_text()
+    cmd = "vllm bench serve --model m --num-prompts 100 --ramp-up-strategy exponential --ramp-up-start-rps 2 \\\n"
+    p.with_suffix(".txt").write_text(cmd + " --ramp-up-end-rps 16\n" + text)
+    with pytest.raises(ScenarioError, match=r"exponential ramp .*from 2 to 16 req/s"):
+        detect.read_path(p.with_suffix(".txt"))
