@@ -208,6 +208,11 @@ def run(scenarios: Sequence[Scenario], n: int) -> list[Replicas] | None:
     ss[ACTIVE] = wanted
     if n <= 1:
         return None
+    if any(s.workload.trace is not None for s in scenarios):  # `engine.serving.run.replicate` refuses it too
+        st.caption(
+            "Seeds: a trace's requests are the same whatever the seed, so seeds would repeat one run; showing it."
+        )
+        return None
     try:
         jobs = [job(s, n) for s in scenarios]
     except Busy as exc:

@@ -28,7 +28,7 @@ from engine.explain import presentation
 from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
-from engine.serving.run import SimResult, flatten, none_leaves, t_quantile
+from engine.serving.run import SimResult, flatten, seed_values, t_quantile
 
 SEED_LIMIT = 2**31
 """Seeds are below this (the scenario's bound); a run of seeds past it wraps to 0."""
@@ -100,13 +100,15 @@ def interval(values: Sequence[float | None]) -> Interval | None:
 def figure_intervals(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Interval]:
     """Per numeric figure of the summaries (dotted paths, as `engine.serving.run.flatten` names them): its interval."""
     flat = [flatten(dict(s)) for s in summaries]
-    missing = set().union(*(none_leaves(dict(s)) for s in summaries)) if summaries else set()
     keys = sorted(set().union(*flat)) if flat else []
     out: dict[str, Interval] = {}
     for key in keys:
-        if key in missing:  # None in some seed (an infinite percentile): no mean, as `replicate`
+        per_seed = seed_values(flat, key)
+        if any(
+            v is None for v in per_seed
+        ):  # none in some seed (an infinite percentile): no mean, as `replicate`
             continue
-        iv = interval([f.get(key) for f in flat])
+        iv = interval(per_seed)
         if iv is not None:
             out[key] = iv
     return out

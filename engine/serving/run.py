@@ -14,7 +14,7 @@ from __future__ import annotations
 import gc
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -240,38 +240,40 @@ def flatten(doc: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     return out
 
 
-def none_leaves(doc: Mapping[str, Any], prefix: str = "") -> set[str]:
-    """The ``a.b.c`` keys of a nested summary whose value is None (an infinite percentile, a figure
-    with nothing to measure)."""
-    out: set[str] = set()
-    for k, v in doc.items():
-        key = f"{prefix}.{k}" if prefix else str(k)
-        if isinstance(v, dict):
-            out |= none_leaves(v, key)
-        elif v is None:
-            out.add(key)
-    return out
+def seed_values(flat: Sequence[Mapping[str, float]], key: str) -> list[float | None]:
+    """Each seed's value of a flattened figure (`flatten`): None where the seed has none (a None
+    leaf, or the figure absent with its parent: a section the run did not have), but 0 for a count by
+    reason that seed never saw (`rejected_by_reason.<reason>`)."""
+    absent = 0.0 if "_by_reason." in key else None
+    return [f.get(key, absent) for f in flat]
 
 
 def replicate(
     scenario: Scenario, n: int, catalog: Catalog | None = None, *, check_work: bool = True
 ) -> tuple[list[SimResult], dict[str, Any]]:
     """Run `n` seeds (seed, seed+1, ...) and give each figure's mean and 95% interval. A figure that
-    is None in some seeds (a class's percentile that fell on rejected requests: infinite) has no
-    mean: its mean and interval are None, `n` counts the seeds with a value and `missing` the rest."""
+    is None or absent in some seeds (a class's percentile that fell on rejected requests: infinite; a
+    shortfall only some seeds have) has no mean: its mean and interval are None, `n` counts the seeds
+    with a value and `missing` the rest (`seed_values`). A trace's requests do not depend on the seed:
+    replicating it is refused."""
     if not 1 <= n <= bounds.MAX_REPLICATIONS:
         raise ScenarioError(f"replications: must be from 1 to {bounds.MAX_REPLICATIONS} (got {n})")
+    if n > 1 and scenario.workload.trace is not None:
+        raise ScenarioError(
+            "replications: a trace's requests are the same whatever the seed, so every replication "
+            "would be the same run (an interval of zero width): replicate a generated workload"
+        )
     runs = [
         simulate(scenario.model_copy(update={"seed": scenario.seed + i}), catalog, check_work=check_work)
         for i in range(n)
     ]
     flat = [flatten(r.summary) for r in runs]
-    missing = [none_leaves(r.summary) for r in runs]
     keys = sorted(set().union(*flat))
     stats: dict[str, Any] = {}
     for key in keys:
-        vals = np.array([f[key] for f in flat if key in f and f[key] is not None and math.isfinite(f[key])])
-        if gone := sum(key in m for m in missing):
+        per_seed = seed_values(flat, key)
+        vals = np.array([v for v in per_seed if v is not None and math.isfinite(v)])
+        if gone := sum(v is None for v in per_seed):
             stats[key] = {"mean": None, "ci95_low": None, "ci95_high": None, "n": len(vals), "missing": gone}
             continue
         if len(vals) == 0:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine.core.errors import ScenarioError
 from engine.explain import presentation as pr
 from engine.explain.replicas import (
     NOISE,
@@ -211,3 +212,33 @@ def test_compare_flags_overlapping_intervals_as_noise() -> None:
     assert not table.loc["Goodput", "within_noise"] and table.loc["Goodput", "better"] == "B"
     assert table.loc["SLO attainment", "better"] == "same"  # equal means stay "same"
     assert pd.isna(table.loc["TPOT p99", "a"]) and not table.loc["TPOT p99", "within_noise"]
+
+
+def test_a_figure_some_seeds_lack_has_no_mean_and_a_count_by_reason_counts_zero() -> None:
+    """A shortfall only one seed of five has (its `unsustainable` section absent in the others) was
+    averaged over that one seed; a rejection reason one seed saw was its count, not a fifth of it."""
+    base = {"requests": {"rejected": 0, "rejected_by_reason": {}}, "goodput_rps": 10.0}
+    seeds = [dict(base, goodput_rps=10.0 + i) for i in range(4)]
+    seeds.append(
+        {
+            "requests": {"rejected": 10, "rejected_by_reason": {"predicted_ttft_over_slo": 10}},
+            "goodput_rps": 14.0,
+            "unsustainable": {"shortfall_rps": 1.14},
+        }
+    )
+    got = figure_intervals(seeds)
+    assert "unsustainable.shortfall_rps" not in got  # absent in four seeds: no mean
+    assert got["requests.rejected_by_reason.predicted_ttft_over_slo"].mean == pytest.approx(2.0)
+    assert got["requests.rejected"].mean == pytest.approx(2.0)
+    assert got["goodput_rps"].mean == pytest.approx(12.0)
+
+
+def test_a_trace_is_not_replicated() -> None:
+    # a trace's requests do not depend on the seed: replications would be one run n times
+    trace = next(
+        n for n in ("azure-code-replay", "mooncake-replay") if load_preset(n).workload.trace is not None
+    )
+    with pytest.raises(
+        ScenarioError, match="replications: a trace's requests are the same whatever the seed"
+    ):
+        replicate(apply_overrides(load_preset(trace), {"duration_s": 30.0}), 2)
