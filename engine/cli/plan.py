@@ -456,6 +456,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             + (f"the results are kept in {kept}" if kept else "the results could not be kept either")
         ) from None
     print(f"wrote {len(frame)} runs x {frame.shape[1]} columns to {args.out}", file=sys.stderr)
+    refused = int((frame["error"] != "").sum()) if "error" in frame else 0
+    if refused:
+        first = frame.loc[frame["error"] != "", "error"].iloc[0]
+        print(
+            f"{refused} of them refused by the engine (their 'error' column says why; the first: {first})",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -103,11 +103,16 @@ def _split_values(text: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
-def run_point(data: dict[str, Any], overrides: dict[str, Any], check_work: bool = True) -> dict[str, float]:
-    """Simulate one point of a sweep (a worker's task): flattened numeric summary figures."""
+def run_point(data: dict[str, Any], overrides: dict[str, Any], check_work: bool = True) -> dict[str, Any]:
+    """Simulate one point of a sweep (a worker's task): flattened numeric summary figures, or, where
+    the engine refuses the point (the work bound, a chip that cannot hold the model there), its
+    `error`: the point's row says why, and the other points still run."""
     scen = scenario_io.apply_overrides(scenario_io.from_data(data), overrides)
-    res = simulate(scen, check_work=check_work)
-    out = flatten(res.summary)
+    try:
+        res = simulate(scen, check_work=check_work)
+    except ScenarioError as exc:
+        return {"error": str(exc)[:500]}
+    out: dict[str, Any] = flatten(res.summary)
     out["sim.events"] = float(res.events)
     return out
 
@@ -120,7 +125,10 @@ def sweep_events(runs: Sequence[Scenario]) -> float:
     for run in runs:
         key = run.model_dump_json(exclude={"seed"})
         if key not in per_point:
-            per_point[key] = estimate(run).events
+            try:
+                per_point[key] = estimate(run).events
+            except ScenarioError:  # refused when it runs: its row will say why (`run_point`)
+                per_point[key] = 0.0
         total += per_point[key]
     return total
 
@@ -172,7 +180,7 @@ def sweep(
         tasks.append(over)
     if check_work:
         check_sweep_work(runs)  # the whole sweep, before any run
-    results: list[dict[str, float] | None] = [None] * len(tasks)
+    results: list[dict[str, Any] | None] = [None] * len(tasks)
     done = 0
     if executor is None:
         for i, over in enumerate(tasks):
@@ -181,7 +189,7 @@ def sweep(
             if progress:
                 progress(done, len(tasks))
     else:
-        futures: dict[Future[dict[str, float]], int] = {
+        futures: dict[Future[dict[str, Any]], int] = {
             executor.submit(run_point, data, over, check_work): i for i, over in enumerate(tasks)
         }
         for fut in as_completed(futures):
@@ -189,10 +197,11 @@ def sweep(
             done += 1
             if progress:
                 progress(done, len(tasks))
+    failed = any("error" in res for res in results if res is not None)
     rows = []
     for pt, res in zip(points, results, strict=True):
         assert res is not None
-        rows.append({**pt, **res})
+        rows.append({**pt, **({"error": ""} if failed else {}), **res})
     frame = pd.DataFrame(rows)
     frame.attrs["scenario"] = scenario_io.dumps_json(scenario)
     frame.attrs["engine_version"] = ENGINE_VERSION

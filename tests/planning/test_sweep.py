@@ -56,6 +56,15 @@ def test_bad_points_fail_before_anything_runs(scen: Scenario) -> None:
         sweep(scen, {"seed": [1, 2]})
 
 
+def test_a_point_the_engine_refuses_is_a_row_with_its_reason(scen: Scenario) -> None:
+    """An L4 pair cannot hold Llama-3.1-70B: its point says so in its row, and the H100 point still
+    runs (the refusal used to end the sweep, dropping the rows already run)."""
+    f = sweep(scen, {"deployment.pools[1].hardware": ["h100-sxm", "l4"]})
+    ok, bad = f.iloc[0], f.iloc[1]
+    assert ok["error"] == "" and ok["slo_attainment"] > 0
+    assert "needs" in bad["error"] and "l4" in bad["error"] and pd.isna(bad["slo_attainment"])
+
+
 def test_table_is_tidy_and_in_grid_order(serial: pd.DataFrame) -> None:
     assert len(serial) == 8
     assert list(serial.columns[:3]) == ["workload.arrival.rate_rps", "deployment.pools[1].count", "seed"]
