@@ -91,7 +91,9 @@ def headline_figures(moves: ex.Moves | None) -> None:
                 "Completed requests per second of the window.",
             )
         )
-    short = ex.shortfall_rps(s)
+    short = (
+        ex.shortfall_rps(s) if rep is None else rep.worst_shortfall()
+    )  # any seed's: its figure is in the mean
     for label, text, key, help_ in shown:
         value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
         if short is not None and key in layout.GROWING:  # a figure set by the run's length, not a band

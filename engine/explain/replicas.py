@@ -29,6 +29,7 @@ from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
 from engine.serving.run import SimResult, flatten, seed_values, t_quantile
+from engine.serving.summary import shortfall_rps
 
 SEED_LIMIT = 2**31
 """Seeds are below this (the scenario's bound); a run of seeds past it wraps to 0."""
@@ -202,15 +203,27 @@ class Replicas:
     figures: dict[str, Interval]
     headline: dict[str, Interval | None]
     bands: dict[str, pd.DataFrame]
+    shortfalls: tuple[float | None, ...] = ()
+    """Each seed's shortfall in req/s where its run was unsustainable (`summary.unsustainable`), else None."""
 
     @property
     def n(self) -> int:
         """How many seeds were run."""
         return len(self.seeds)
 
+    def worst_shortfall(self) -> float | None:
+        """The largest shortfall of any seed: a figure set by the run's length in one seed is in every
+        mean over the seeds (None: every seed kept up)."""
+        short = [s for s in self.shortfalls if s is not None]
+        return max(short) if short else None
+
     def mean_summary(self) -> dict[str, Any]:
-        """The summary of means (see `mean_summary`)."""
-        return mean_summary(self.figures)
+        """The summary of means (see `mean_summary`), marked unsustainable where any seed was."""
+        out = mean_summary(self.figures)
+        worst = self.worst_shortfall()
+        if worst is not None:
+            out["unsustainable"] = {"shortfall_rps": worst}
+        return out
 
 
 def summarize(results: Sequence[SimResult], max_points: int = 400) -> Replicas:
@@ -226,6 +239,7 @@ def summarize(results: Sequence[SimResult], max_points: int = 400) -> Replicas:
         figures=figures,
         headline=headline_intervals(figures),
         bands={m: cdf_band(sc, tables, m, max_points) for m in METRICS},
+        shortfalls=tuple(shortfall_rps(r.summary) for r in results),
     )
 
 

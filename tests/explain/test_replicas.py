@@ -242,3 +242,20 @@ def test_a_trace_is_not_replicated() -> None:
         ScenarioError, match="replications: a trace's requests are the same whatever the seed"
     ):
         replicate(apply_overrides(load_preset(trace), {"duration_s": 30.0}), 2)
+
+
+def test_a_seed_that_did_not_keep_up_marks_the_means() -> None:
+    """One seed of five unsustainable: its run-length-set p99 is in every mean, so the means (the
+    cards, the Compare table) are marked as growing, where only the page's own seed was read."""
+    rep = Replicas(
+        scenario=load_preset(DEFAULT_PRESET),
+        seeds=(1, 2, 3),
+        figures=figure_intervals([{"goodput_rps": 1.0}] * 3),
+        headline={},
+        bands={},
+        shortfalls=(None, 1.14, None),
+    )
+    assert rep.worst_shortfall() == 1.14
+    assert rep.mean_summary()["unsustainable"] == {"shortfall_rps": 1.14}
+    kept_up = Replicas(**{**vars(rep), "shortfalls": (None, None, None)})
+    assert kept_up.worst_shortfall() is None and "unsustainable" not in kept_up.mean_summary()
