@@ -447,6 +447,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         bar.close()
         if client is not None:
             client.close()
+    if "error" in frame and (frame["error"] != "").all():  # nothing ran: say why, as one refused run does
+        first = str(frame["error"].iloc[0])
+        lift = (
+            " (a trusted local run may pass --no-work-limit; see docs/bounds.md)"
+            if "work bound" in first
+            else ""
+        )
+        raise ScenarioError(f"every point was refused; the first: {first}{lift}")
     try:
         write(frame, args.out)
     except OSError as exc:  # e.g. the disk filled while the grid ran: keep the results anyway
