@@ -17,8 +17,9 @@ the comparison is paired) under every variant that applies to it:
   routing already spreads over every live pool of a role.
 
 Each row gives SLO attainment overall and per class, rejected and failed requests, p90 TTFT (of
-completed requests, as every latency percentile), cost per request and what degrading did (requests capped, tokens cut). Simulations run through the
-`run` callable, so a caller with a cache (the dashboard) passes its own.
+completed requests, as every latency percentile), cost per request and what degrading did
+(requests capped, tokens cut). Simulations run through the `run` callable, so a caller with a
+cache (the dashboard) passes its own.
 """
 
 from __future__ import annotations
