@@ -28,7 +28,7 @@ HELP = (
     "alternative and everything else kept, on the same requests: model precision (16-bit weights to "
     "fp8, narrower ones to bf16), chips (the next chip up of the same class by memory bandwidth), "
     "scheduling policy (FCFS to strict priority or shortest-prompt-first, others to FCFS) and serving "
-    "stack (vLLM and SGLang swap). Bars: the change against this run."
+    "stack (vLLM and SGLang swap; on Ascend vLLM-Ascend and MindIE). Bars: the change against this run."
 )
 CHEAPER, DEARER = "#2e7d32", "#c62828"
 
@@ -41,7 +41,11 @@ def _view(scenario_json: str) -> ex.LayerView:
 def tornado(view: ex.LayerView) -> go.Figure:
     """Change in cost per request (%) and in SLO attainment (points) per layer, largest effect on top."""
     ran = [e for e in view.effects if not e.refused]
-    labels = [f"{e.layer}: {e.choice} → {e.alternative}" for e in ran][::-1]  # plotly draws bottom-up
+    labels = [  # plotly draws bottom-up
+        f"{e.layer}: {e.choice} → {e.alternative}"
+        + (" (calibration basis changes)" if e.basis_change else "")
+        for e in ran
+    ][::-1]
     cost = [100 * (e.d_cost_share or 0.0) for e in ran][::-1]
     slo = [100 * (e.d_slo_attainment or 0.0) for e in ran][::-1]
     fig = make_subplots(
@@ -116,6 +120,11 @@ def layer_panel(scenario: Scenario) -> None:
             tornado(view), theme="streamlit", key="fg:layers:chart", config={"displaylogo": False}
         )
     for e in view.effects:
+        if e.basis_change and not e.refused:
+            st.caption(
+                f"{plain(e.layer)}: {plain(e.choice)} → {plain(e.alternative)} changes the calibration basis "
+                f"({plain(e.basis_change)}), so part of its effect is the model's assumption, not the layer."
+            )
         if e.refused:
             st.caption(
                 f"{plain(e.layer)}: {plain(e.choice)} → {plain(e.alternative)} was refused: {plain(e.refused)}"

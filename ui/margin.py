@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.core import ScenarioError
-from engine.explain import CompareMargin, RunMargin, RunSpread, figure_text, run_spread
+from engine.explain import GROWS, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
 from engine.scenario import Scenario
 from engine.serving import SimResult
 from ui import tables
@@ -129,7 +129,12 @@ VERDICT_TEXT = {
     "A or same": "A, or the same",
     "B or same": "B, or the same",
     "depends": "depends on the model's error",
+    "A unsustainable": "none: A is unsustainable",
+    "B unsustainable": "none: B is unsustainable",
+    "A and B unsustainable": "none: A and B are unsustainable",
 }
+"""Each verdict of `CompareMargin.verdicts` in words; an unsustainable side's latencies grow with
+run length in some case, so they have no better side."""
 
 
 def _compare_margin(a_json: str, _a: dict[str, Any], b_json: str, _b: dict[str, Any]) -> CompareMargin:
@@ -141,6 +146,8 @@ def _compare_margin(a_json: str, _a: dict[str, Any], b_json: str, _b: dict[str, 
 def _cell(row: Any) -> str:
     text = tables.change_text(row["change_pct"], row["change_points"]) or "–"
     better = row["better"]
+    if better == GROWS:
+        return better
     return f"{text} ({better})" if better in ("A", "B") else f"{text} (same)" if better == "same" else text
 
 
@@ -186,11 +193,18 @@ def compare_panel(a: SimResult, b: SimResult) -> None:
             if m.shared
             else f"A's chips slower: {slow_a}; B's: {slow_b}."
         )
+        grows = m.unsustainable()
+        if grows:
+            st.warning(
+                f"{grows} {'are' if ' and ' in grows else 'is'} unsustainable in some case: "
+                f"{'their' if ' and ' in grows else 'its'} latencies {GROWS}, so they have no better side. {how}",
+                icon=":material/gpp_maybe:",
+            )
         if turns:
             st.warning(
                 f"The model's error can turn the order of {', '.join(turns)}. {how}",
                 icon=":material/gpp_maybe:",
             )
-        else:
+        elif not grows:
             st.info(f"Every figure keeps its better side in every case. {how}", icon=":material/shield:")
         st.dataframe(wide.reset_index(), hide_index=True, width="stretch")

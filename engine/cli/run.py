@@ -165,4 +165,5 @@ def cmd_drill(args: argparse.Namespace) -> int:
     )
     print(f"{scen.name} (seed {scen.seed}): each fallback on the same requests")
     print(shown.to_string(index=False))
+    print("ttft_p90_ms is over completed requests; failed and rejected ones have none.")
     return 0

@@ -4,20 +4,22 @@ A fault shows what breaks; the drill shows what each way of coping buys. The sce
 schedule at least one fault) is run on the same requests (generation is separate from serving, so
 the comparison is paired) under every variant that applies to it:
 
-- ``none``: no fallback and no degrade: what is lost is lost (arrivals with no entry instance up
-  are rejected);
+- ``none``: no fallback, no degrade and no spilling (classes that spill wait instead): what is
+  lost is lost (arrivals with no entry instance up are rejected);
 - ``colocated`` (disaggregated only): the decode instances serve whole requests while no prefill
   instance is up (`deployment.fallback`);
 - ``degrade``: shed the lower classes and cap outputs while entry capacity is short
   (`deployment.degrade`: the scenario's own settings when it enables them, else `default_degrade`);
 - ``colocated + degrade`` (disaggregated only): both;
-- ``spill`` (only where classes are pinned to some of several entry pools and do not spill yet):
-  pinned classes overflow to every entry pool (`workload.classes[i].overflow = "spill"`). Without
-  pinned classes there is nothing to add: routing already spreads over every live pool of a role.
+- ``spill`` (only where a class is pinned to pools, entry or decode, beside which its role has
+  another pool): pinned classes overflow to the other pools (`workload.classes[i].overflow =
+  "spill"`), the other rows' classes wait. Without pinned classes there is nothing to add:
+  routing already spreads over every live pool of a role.
 
-Each row gives SLO attainment overall and per class, rejected and failed requests, p90 TTFT, cost
-per request and what degrading did (requests capped, tokens cut). Simulations run through the
-`run` callable, so a caller with a cache (the dashboard) passes its own.
+Each row gives SLO attainment overall and per class, rejected and failed requests, p90 TTFT (of
+completed requests, as every latency percentile), cost per request and what degrading did
+(requests capped, tokens cut). Simulations run through the `run` callable, so a caller with a
+cache (the dashboard) passes its own.
 """
 
 from __future__ import annotations
@@ -56,24 +58,40 @@ def fallback_variants(scenario: Scenario) -> dict[str, Scenario]:
         raise ScenarioError("faults: the failure drill needs at least one fault; the scenario schedules none")
     dg = scenario.deployment.degrade if scenario.deployment.degrade.enabled else default_degrade(scenario)
     degrade = {f"deployment.degrade.{k}": v for k, v in dg.model_dump(mode="json").items()}
-    off = {"deployment.fallback": "none", "deployment.degrade.enabled": False}
+    spilling = {
+        f"workload.classes[{i}].overflow": "wait"
+        for i, c in enumerate(scenario.workload.classes)
+        if c.overflow == "spill"
+    }
+    off = {"deployment.fallback": "none", "deployment.degrade.enabled": False, **spilling}
     disaggregated = scenario.deployment.mode == "disaggregated"
     changes: dict[str, dict[str, Any]] = {"none": off}
     if disaggregated:
         changes["colocated"] = {**off, "deployment.fallback": "colocated"}
     changes["degrade"] = {**off, **degrade}
     if disaggregated:
-        changes["colocated + degrade"] = {**degrade, "deployment.fallback": "colocated"}
-    entry_pools = [p for p in scenario.deployment.pools if p.role in ("mixed", "prefill")]
-    pinned = [i for i, c in enumerate(scenario.workload.classes) if c.pools and c.overflow != "spill"]
-    if len(entry_pools) > 1 and pinned:
+        changes["colocated + degrade"] = {**degrade, **spilling, "deployment.fallback": "colocated"}
+    pinned = [i for i, c in enumerate(scenario.workload.classes) if _can_spill(scenario, c.pools)]
+    if pinned:
         changes["spill"] = {**off, **{f"workload.classes[{i}].overflow": "spill" for i in pinned}}
     return {name: codec.apply_overrides(scenario, change) for name, change in changes.items()}
 
 
+def _can_spill(scenario: Scenario, pins: tuple[str, ...]) -> bool:
+    """Whether a class pinned to `pins` has somewhere to spill: a pool of a role it is pinned in
+    (entry, that is mixed or prefill, or decode) that it is not pinned to."""
+
+    def kind(role: str) -> str:
+        return "decode" if role == "decode" else "entry"
+
+    roles = {p.name: kind(p.role) for p in scenario.deployment.pools}
+    pinned_kinds = {roles[n] for n in pins if n in roles}
+    return any(k in pinned_kinds and n not in pins for n, k in roles.items())
+
+
 def fallback_drill(scenario: Scenario, run: Callable[[Scenario], SimResult] | None = None) -> pd.DataFrame:
     """One row per applicable fallback variant: attainment (overall and per class), rejected, failed,
-    p90 TTFT, cost per request, and what degrading capped.
+    p90 TTFT (of completed requests), cost per request, and what degrading capped.
 
     `run` simulates one scenario (default: `engine.serving.run.simulate`); every variant sees the
     same requests, drawn from the same workload and seed.

@@ -9,12 +9,20 @@ the change in cost per request and in SLO attainment against the scenario itself
 - **model precision** (`model.weights`): 16-bit weights to fp8; anything narrower back to bf16;
 - **chips** (every data-centre pool's `hardware`): the next chip up of the same class (GPU, ASIC,
   NPU, TPU, SoC) in the catalog by memory bandwidth, the figure decode is bound by (H100 to H200);
-  the fastest of its class steps down to the one below it. Edge pools keep theirs (the site's
-  power budget chose them);
+  the fastest of its class steps down to the one below it. Illustrative (what-if) chips are
+  candidates only for a pool whose own chip is one. Edge pools keep theirs (the site's power
+  budget chose them). (Where pools differ, one row may step one pool up and another down.);
 - **scheduling policy** (`scheduler.queue`): FCFS to strict priority where the classes differ in
   priority, else to shortest-prompt-first; any other order back to FCFS;
-- **serving stack** (`deployment.stack`): vLLM and SGLang swap; TensorRT-LLM and vLLM v0 go to
-  vLLM; vLLM-Ascend and MindIE swap.
+- **serving stack** (`deployment.stack`), from the stack each pool runs (vLLM on an Ascend NPU is
+  vLLM-Ascend, `calibration.trust.native_stack`): vLLM and SGLang swap; TensorRT-LLM and vLLM v0
+  go to vLLM; vLLM-Ascend and MindIE swap. Pools whose stacks have different alternatives (an
+  Ascend pool beside a GPU pool) cannot switch under one stack: the row is refused.
+
+Each row carries the calibration basis of every pool before and after (fitted, same silicon,
+other stack, transfer, illustrative, ...) and says where the variant's differs: a switch that
+trades a fitted profile for an illustrative or transferred one moves the figures partly by the
+model's assumption, not by the layer.
 
 A variant the engine refuses (the weights no longer fit, a chip without a profile for the stack)
 is kept as a row with the reason and no figures. Rows are sorted by effect: the larger of the
@@ -29,6 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine.calibration.trust import native_stack
 from engine.catalog.specs import HardwareSpec
 from engine.core.errors import ScenarioError
 from engine.scenario import codec
@@ -69,6 +78,17 @@ class LayerEffect:
     """Alternative minus the scenario's attainment, 0-1 (0.02: two points more requests met their SLO)."""
     refused: str = ""
     """Why the variant could not run (empty when it ran)."""
+    basis: tuple[tuple[str, str], ...] = ()
+    """(pool, calibration basis) of the scenario itself."""
+    alt_basis: tuple[tuple[str, str], ...] = ()
+    """(pool, calibration basis) of the variant (empty when it did not run)."""
+
+    @property
+    def basis_change(self) -> str:
+        """Where the variant's calibration basis differs from the scenario's, in words ('' where none does):
+        ``"ascend: fitted to illustrative"``."""
+        alt = dict(self.alt_basis)
+        return "; ".join(f"{p}: {b} to {alt[p]}" for p, b in self.basis if p in alt and alt[p] != b)
 
     @property
     def effect(self) -> float:
@@ -90,9 +110,14 @@ class LayerView:
 
 def chip_alternative(hw: HardwareSpec, catalog: Mapping[str, HardwareSpec]) -> HardwareSpec | None:
     """The next chip up of `hw`'s class by memory bandwidth (the slowest of those faster, then by id);
-    for the fastest of its class, the next one down; None when the class has no other chip."""
+    for the fastest of its class, the next one down; None when the class has no other chip.
+    Illustrative chips are candidates only when `hw` is one."""
     peers = sorted(
-        (h for h in catalog.values() if h.kind == hw.kind and h.id != hw.id),
+        (
+            h
+            for h in catalog.values()
+            if h.kind == hw.kind and h.id != hw.id and (hw.illustrative or not h.illustrative)
+        ),
         key=lambda h: (h.memory_tb_s, h.id),
     )
     up = [h for h in peers if h.memory_tb_s > hw.memory_tb_s]
@@ -122,7 +147,14 @@ def alternatives(scenario: Scenario) -> list[tuple[str, str, str, dict[str, Any]
     if changes:
         out.append(("chips", chips, ", ".join(names.values()), changes))
     else:
-        out.append(("chips", chips, "none", "no other chip of its class in the catalog"))
+        out.append(
+            (
+                "chips",
+                chips,
+                "none",
+                "no other chip of its class in the catalog (illustrative ones only for an illustrative chip)",
+            )
+        )
     queue = scenario.scheduler.queue.name
     if queue != "fcfs":
         alt_q = "fcfs"
@@ -131,11 +163,26 @@ def alternatives(scenario: Scenario) -> list[tuple[str, str, str, dict[str, Any]
     else:
         alt_q = "spf"
     out.append(("scheduling policy", queue, alt_q, {"scheduler.queue": {"name": alt_q}}))
-    stack = scenario.deployment.stack
-    out.append(
-        ("serving stack", stack, STACK_ALTERNATIVE[stack], {"deployment.stack": STACK_ALTERNATIVE[stack]})
-    )
+    out.append(_stack_alternative(scenario))
     return out
+
+
+def _stack_alternative(scenario: Scenario) -> tuple[str, str, str, dict[str, Any] | str]:
+    """The serving-stack row: the alternative of the stack each data-centre pool runs."""
+    stack = scenario.deployment.stack
+    runs = {
+        p.hardware: native_stack(p.hardware, stack)
+        for p in scenario.deployment.pools
+        if p.tier == "datacenter"
+    } or {"": stack}
+    alts = {STACK_ALTERNATIVE[n] for n in runs.values()}
+    native = sorted(set(runs.values()))
+    choice = stack if native == [stack] else f"{stack} (runs as {', '.join(native)})"
+    if len(alts) > 1:
+        why = ", ".join(f"{h} runs {n}, whose alternative is {STACK_ALTERNATIVE[n]}" for h, n in runs.items())
+        return ("serving stack", choice, " / ".join(sorted(alts)), f"no one stack switches every pool: {why}")
+    alt = next(iter(alts))
+    return ("serving stack", choice, alt, {"deployment.stack": alt})
 
 
 def _shortened(scenario: Scenario, duration_s: float | None) -> Scenario:
@@ -153,17 +200,18 @@ def layer_view(
     simulate_one = run or simulate
     base_sc = _shortened(scenario, duration_s)
     base = simulate_one(base_sc).summary
+    basis = _bases(base)
     cost0 = base["cost"]["usd_per_request"]
     slo0 = base["slo_attainment"]
     effects = []
     for layer, choice, alt, change in alternatives(base_sc):
         if isinstance(change, str):
-            effects.append(_refused(layer, choice, alt, change))
+            effects.append(_refused(layer, choice, alt, change, basis))
             continue
         try:
             s = simulate_one(codec.apply_overrides(base_sc, change)).summary
         except ScenarioError as exc:
-            effects.append(_refused(layer, choice, alt, str(exc)))
+            effects.append(_refused(layer, choice, alt, str(exc), basis))
             continue
         cost, slo = s["cost"]["usd_per_request"], s["slo_attainment"]
         d_cost = cost - cost0 if cost is not None and cost0 is not None else None
@@ -177,14 +225,22 @@ def layer_view(
                 d_usd_per_request=d_cost,
                 d_cost_share=d_cost / cost0 if d_cost is not None and cost0 else None,
                 d_slo_attainment=slo - slo0,
+                basis=basis,
+                alt_basis=_bases(s),
             )
         )
     ranked = tuple(sorted(effects, key=lambda e: -e.effect))
     return LayerView(usd_per_request=cost0, slo_attainment=slo0, effects=ranked, sentence=sentence(ranked))
 
 
-def _refused(layer: str, choice: str, alt: str, why: str) -> LayerEffect:
+def _bases(summary: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(pool, calibration basis) of a run's summary."""
+    return tuple((p, str(c.get("basis", ""))) for p, c in summary.get("calibration", {}).items())
+
+
+def _refused(layer: str, choice: str, alt: str, why: str, basis: tuple[tuple[str, str], ...]) -> LayerEffect:
     return LayerEffect(
+        basis=basis,
         layer=layer,
         choice=choice,
         alternative=alt,
@@ -216,6 +272,8 @@ def sentence(effects: tuple[LayerEffect, ...]) -> str:
         f"Here the {top.layer} decide{'s' if not top.layer.endswith('s') else ''} most: "
         f"{top.choice} to {top.alternative} moves {' and '.join(parts)}"
     )
+    if top.basis_change:
+        text += f", partly by calibration, whose basis changes ({top.basis_change})"
     if len(ran) > 1:
         low = ran[-1]
         text += f"; the {low.layer} matter{'s' if not low.layer.endswith('s') else ''} least"
@@ -234,6 +292,7 @@ def effects_table(view: LayerView) -> list[dict[str, Any]]:
             "d_cost_share": e.d_cost_share,
             "d_slo_attainment": e.d_slo_attainment,
             "refused": e.refused,
+            "calibration_change": e.basis_change,
         }
         for e in view.effects
     ]

@@ -341,12 +341,27 @@ class CompareMargin:
                     )
         return pd.DataFrame(rows, columns=["figure", "case", "change_pct", "change_points", "better"])
 
+    def unsustainable(self) -> str:
+        """'A', 'B' or 'A and B': the sides whose run is unsustainable in some case (their latencies
+        grow with run length, so no case orders them); '' when none is."""
+        grows = {
+            side
+            for _, *runs in self.cases()
+            for side, s in zip("AB", runs, strict=True)
+            if s.get("unsustainable")
+        }
+        return " and ".join(sorted(grows))
+
     def verdicts(self) -> dict[str, str]:
         """Per figure: 'A' or 'B' when that side is better in every case, 'same' when no case tells
         them apart, 'A or same' / 'B or same' when one side is never worse, else 'depends' (the
-        model's error can turn the order)."""
+        model's error can turn the order); a latency that grows with run length in some case
+        (`sustain.GROWS`) is '<side> unsustainable' (`unsustainable`), never a side's win."""
         out: dict[str, str] = {}
         for figure, group in self.table().groupby("figure", sort=False):
+            if sustain.GROWS in set(group["better"]):
+                out[str(figure)] = f"{self.unsustainable() or 'A or B'} unsustainable"
+                continue
             winners = set(group["better"]) - {""}
             sides = winners - {"same"}
             if not sides:

@@ -44,8 +44,9 @@ def test_every_preset_has_a_view_with_one_row_per_layer(name: str) -> None:
     view = layer_view(short(name), run=run)
     assert sorted(e.layer for e in view.effects) == sorted(LAYERS)
     ran = [e for e in view.effects if not e.refused]
+    unswitchable = {a[0] for a in alternatives(short(name)) if isinstance(a[3], str)}  # refused unrun
     assert len(runs) == 1 + len(ran) + sum(
-        1 for e in view.effects if e.refused and "catalog" not in e.refused
+        1 for e in view.effects if e.refused and e.layer not in unswitchable
     )
     effects = [e.effect for e in view.effects]
     assert effects == sorted(effects, reverse=True)
@@ -94,16 +95,51 @@ def test_the_chip_alternative_is_the_next_faster_of_its_class() -> None:
     hw = load_catalog().hardware
     for chip in hw.values():
         alt = chip_alternative(chip, hw)
+        # an illustrative (what-if) chip is a candidate only for a pool whose chip is one
+        peers = [h for h in hw.values() if h.kind == chip.kind and (chip.illustrative or not h.illustrative)]
         if alt is None:
-            assert [h for h in hw.values() if h.kind == chip.kind] == [chip]
+            assert peers == [chip]
             continue
-        assert alt.kind == chip.kind and alt.id != chip.id
-        faster = [h for h in hw.values() if h.kind == chip.kind and h.memory_tb_s > chip.memory_tb_s]
+        assert alt.kind == chip.kind and alt.id != chip.id and alt in peers
+        faster = [h for h in peers if h.memory_tb_s > chip.memory_tb_s]
         if faster:
             assert alt.memory_tb_s == min(h.memory_tb_s for h in faster)
         else:
             assert alt.memory_tb_s <= chip.memory_tb_s
     assert chip_alternative(hw["h100-sxm"], hw).memory_tb_s > hw["h100-sxm"].memory_tb_s  # type: ignore[union-attr]
+    assert chip_alternative(hw["ascend-910b"], hw) is None  # not the illustrative edge NPU
+    assert not chip_alternative(hw["gaudi3"], hw).illustrative  # type: ignore[union-attr]  # not decode-asic
+
+
+def test_the_stack_switch_starts_from_the_stack_each_pool_runs() -> None:
+    """vLLM on Ascend runs as vLLM-Ascend, whose alternative is MindIE (not SGLang); an Ascend pool
+    beside a GPU pool has no one stack that switches both, so the row is refused with why."""
+    s = short("chat-colocated")
+    ascend = io.apply_overrides(
+        s, {f"deployment.pools[{i}].hardware": "ascend-910b" for i in range(len(s.deployment.pools))}
+    )
+    row = {a[0]: a for a in alternatives(ascend)}["serving stack"]
+    assert row[1:] == ("vllm (runs as vllm-ascend)", "mindie", {"deployment.stack": "mindie"})
+    mixed = {a[0]: a for a in alternatives(short("chat-ascend-910b"))}["serving stack"]
+    assert isinstance(mixed[3], str) and "vllm-ascend, whose alternative is mindie" in mixed[3]
+
+
+def test_a_switch_that_changes_the_calibration_basis_says_so() -> None:
+    moved = LayerEffect(
+        layer="chips",
+        choice="a",
+        alternative="b",
+        usd_per_request=1.0,
+        slo_attainment=0.8,
+        d_usd_per_request=-0.2,
+        d_cost_share=-0.2,
+        d_slo_attainment=-0.2,
+        basis=(("ascend", "fitted"), ("h100", "fitted")),
+        alt_basis=(("ascend", "illustrative"), ("h100", "fitted")),
+    )
+    assert moved.basis_change == "ascend: fitted to illustrative"
+    assert "basis changes (ascend: fitted to illustrative)" in sentence((moved,))
+    assert effect("chips", -0.2, 0.0).basis_change == ""
 
 
 def test_wider_weights_cost_a_bandwidth_bound_deployment_its_slo() -> None:

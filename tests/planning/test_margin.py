@@ -350,3 +350,30 @@ def test_a_class_whose_percentile_falls_on_rejected_requests_misses_both_phases(
 
     worst = at_slo(res)
     assert np.isnan(worst["ttft_ms_at_slo"]) and np.isnan(worst["tpot_ms_at_slo"])
+
+
+def test_an_unsustainable_side_is_said_so_and_never_wins_a_latency() -> None:
+    """A latency whose run grows with run length in some case has no better side: its verdict names
+    the unsustainable side (never the raw `GROWS` marker, nor a win), and the page has words for it."""
+    from engine.explain.margin import CompareMargin, RunMargin
+    from ui.margin import VERDICT_TEXT
+
+    def doc(p99_ms: float, usd: float, grows: bool) -> dict[str, Any]:
+        return {
+            "latency_ms": {"ttft": {"p99": p99_ms}, "tpot": {"p99": p99_ms / 100}},
+            "cost": {"usd_per_request": usd},
+            "unsustainable": {"shortfall_rps": 2.0} if grows else None,
+            "calibration": {"p": {"stack": "vllm"}},
+        }
+
+    def side(grows_slowed: bool, grows_modelled: bool = False) -> RunMargin:
+        modelled, slowed = doc(100.0, 0.002, grows_modelled), doc(120.0, 0.002, grows_slowed)
+        return RunMargin(slowdown={"h100-sxm": 0.1}, modelled=modelled, slowed=slowed, targets={})  # type: ignore[arg-type]
+
+    m = CompareMargin(side(True, True), side(False))
+    v = m.verdicts()
+    assert m.unsustainable() == "A"
+    assert v["TTFT p99"] == v["TPOT p99"] == "A unsustainable" and v["Cost per request"] == "same"
+    assert all(VERDICT_TEXT.get(x) for x in v.values())
+    assert CompareMargin(side(True), side(True)).verdicts()["TTFT p99"] == "A and B unsustainable"
+    assert CompareMargin(side(False), side(False)).unsustainable() == ""

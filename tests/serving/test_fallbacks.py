@@ -174,6 +174,8 @@ def test_degrade_settings_are_validated_with_the_field_named() -> None:
         ("failure-drill", ["none", "colocated", "degrade", "colocated + degrade"]),
         ("chat-colocated", ["none", "degrade"]),
         ("premium-isolation", ["none", "degrade", "spill"]),
+        # one prefill pool, two decode pools each pinned to one class: spill against wait is its lesson
+        ("portfolio-decode-loss", ["none", "colocated", "degrade", "colocated + degrade", "spill"]),
     ],
 )
 def test_the_drill_has_one_variant_per_applicable_fallback(preset: str, rows: list[str]) -> None:
@@ -186,6 +188,8 @@ def test_the_drill_has_one_variant_per_applicable_fallback(preset: str, rows: li
     assert variants["degrade"].deployment.degrade.enabled
     if "spill" in variants:
         assert all(c.overflow == "spill" for c in variants["spill"].workload.classes if c.pools)
+    for name, v in variants.items():  # only the spill row spills, even where the scenario does
+        assert name == "spill" or all(c.overflow != "spill" for c in v.workload.classes)
     drawn = generate(s)
     for v in variants.values():  # only the fallback changes: the same requests for every row
         assert v.faults == s.faults
