@@ -32,7 +32,8 @@ ROUTERS = {
     "vllm": "prefill/decode: a proxy must send each request to a prefill server, then to a decode server "
     "(vLLM's disaggregated-serving proxy example); not generated: --emit dynamo or llm-d deploys one",
     "sglang": "prefill/decode: SGLang's router must pair the servers (sglang_router with its PD mode); "
-    "not generated",
+    "not generated. The KV moves over SGLang's default transfer backend (Mooncake, over RDMA): across "
+    "nodes, give each server its RDMA device",
 }
 """What a plain prefill/decode launch still lacks: the router in front, which these commands do not start."""
 NIXL_HOST = (

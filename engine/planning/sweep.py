@@ -178,6 +178,11 @@ def sweep(
         over["seed"] = pt["seed"]
         runs.append(scenario_io.apply_overrides(scenario, over))  # fail fast, naming the field
         tasks.append(over)
+    if seeds > 1 and any(r.workload.trace is not None for r in runs):
+        raise ScenarioError(
+            "seeds: a trace's requests are the same whatever the seed, so each seed would repeat one run; "
+            "sweep a trace with --seeds 1"
+        )
     if check_work:
         check_sweep_work(runs)  # the whole sweep, before any run
     results: list[dict[str, Any] | None] = [None] * len(tasks)

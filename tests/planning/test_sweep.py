@@ -54,6 +54,9 @@ def test_bad_points_fail_before_anything_runs(scen: Scenario) -> None:
         sweep(scen, {"deployment.pools[5].count": [1]})
     with pytest.raises(ScenarioError, match="seeds"):
         sweep(scen, {"seed": [1, 2]})
+    trace = io.apply_overrides(io.load_preset("azure-code-replay"), {"duration_s": 20.0})
+    with pytest.raises(ScenarioError, match="seeds: a trace's requests are the same whatever the seed"):
+        sweep(trace, {"deployment.pools[0].count": [1, 2]}, seeds=2)
 
 
 def test_a_point_the_engine_refuses_is_a_row_with_its_reason(scen: Scenario) -> None:
