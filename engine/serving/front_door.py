@@ -3,7 +3,7 @@
 Open-loop arrivals are issued at their drawn times (`arrivals_from`); a closed loop's clients each
 send their next request a think time after their last one ended (`next_from_client`, subscribed to
 the request ledger's "ended"); a multi-turn session's first turn comes at its drawn time and each
-later turn a think time after the previous one ended (`turns_from`, `next_turn`). A new request
+later turn a think time after the previous one ended (`next_turn`). A new request
 first travels the way in (`way_in`: the network to the first serving site, the control plane's
 decision, a MoE model's first-token latency; free by default for a dense model). It then meets,
 in order:
@@ -76,14 +76,6 @@ class FrontDoor:
         self.counters = counters
         self.edge = edge
         self.n = len(ledger.reqs)
-        # with sessions: the turns sent when the previous one ends, not at their drawn time
-        follow = ledger.follow
-        self.follow_up: list[bool] = []
-        if follow is not None:
-            self.follow_up = [False] * self.n
-            for nxt in follow:
-                if nxt >= 0:
-                    self.follow_up[nxt] = True
         # the network, the control plane and the first-token latency on the way in; None when all
         # are free (a dense model's default)
         free = sc.network.is_free() and sc.control_plane.is_free() and resolved.first_token_s == 0
@@ -108,33 +100,10 @@ class FrontDoor:
             led.on_end.append(self.next_from_client)
             for _ in range(min(led.reqs.closed_loop_clients, self.n)):
                 self.next_from_client(0.0)
-        elif led.follow is not None:  # multi-turn sessions: a later turn is sent when its previous one ends
-            led.on_turn = self.next_turn
-            self.turns_from(0)
         else:
+            if led.follow is not None:  # multi-turn sessions: a later turn is sent when its previous one ends
+                led.on_turn = self.next_turn
             self.arrivals_from(0)
-
-    def turns_from(self, rid: int) -> None:
-        """Sessions: issue every session's first turn due now from `rid` on, then wait for the next."""
-        now = self.env.now
-        led = self.ledger
-        arrival, follow_up = led.arrival, self.follow_up
-        while rid < self.n:
-            if follow_up[rid]:
-                rid += 1
-                continue
-            dt = arrival[rid] - now
-            if dt > 0:
-                self.env.after(dt, self._turn_due, rid)
-                return
-            led.sent += 1
-            self.arrive(rid)
-            rid += 1
-
-    def _turn_due(self, rid: int) -> None:
-        self.ledger.sent += 1
-        self.arrive(rid)
-        self.turns_from(rid + 1)
 
     def next_turn(self, rid: int, now: float, served: bool, cut: int) -> None:
         """A session's turn ended at `now`: its next one (`rid`) is sent a think time later, unless the
@@ -162,18 +131,25 @@ class FrontDoor:
         self.arrive(rid)
 
     def arrivals_from(self, rid: int) -> None:
-        """Open loop: issue every request due now from `rid` on, then wait for the next one."""
+        """Open loop: issue every request due now from `rid` on, then wait for the next one (with
+        sessions, every session's first turn: a later one is sent when the one before it ends)."""
         now = self.env.now
-        arrival = self.ledger.arrival
+        led = self.ledger
+        arrival, later = led.arrival, led.follow_up
         while rid < self.n:
+            if later and later[rid]:
+                rid += 1
+                continue
             dt = arrival[rid] - now
             if dt > 0:
                 self.env.after(dt, self.arrival_due_call, rid)
                 return
+            led.sent += 1
             self.arrive(rid)
             rid += 1
 
     def _arrival_due(self, rid: int) -> None:
+        self.ledger.sent += 1
         self.arrive(rid)
         self.arrivals_from(rid + 1)
 

@@ -184,8 +184,9 @@ class RequestLedger:
         # generated multi-turn sessions: each turn's next turn (-1: none) and think time before it;
         # a later turn is sent when the one before it ends (`on_turn`, the front door's)
         self.follow: list[int] | None = None
+        self.follow_up: list[bool] = []  # with sessions: True for a session's later turns
         self.gap: list[float] = []
-        self.sent = 0  # with sessions: requests sent so far (their ids are not in time order)
+        self.sent = 0  # open loops: requests sent so far (with sessions their ids are not in time order)
         self.on_turn: Callable[[int, float, bool, int], None] | None = None
         if reqs.turn_gap_s is not None and not self.closed:
             self.follow = self.sessions(reqs)
@@ -196,15 +197,17 @@ class RequestLedger:
         ]
 
     def sessions(self, reqs: Requests) -> list[int]:
-        """Each request's session's next turn among the ids (-1: its last); a later turn's arrival is
-        unknown (NaN) until it is sent."""
+        """Each request's session's next turn among the ids (-1: its last); a later turn is marked in
+        `follow_up`, its arrival unknown (NaN) until it is sent."""
         follow = [-1] * len(self.arrival)
+        self.follow_up = [False] * len(self.arrival)
         last: dict[int, int] = {}
         nan = math.nan
         for rid, s in enumerate(reqs.session.tolist()):
             prev = last.get(s, -1)
             if prev >= 0:
                 follow[prev] = rid
+                self.follow_up[rid] = True
                 self.arrival[rid] = nan
             last[s] = rid
         return follow
