@@ -69,6 +69,14 @@ def result(scenario: Scenario, label: str = "") -> SimResult | None:
     """The scenario's result, or None after showing why it could not be simulated."""
     key = scenario.model_dump_json()
     seen: set[str] = st.session_state.setdefault("fg_simulated", set())
+    # One container in the same place whatever the run shows (nothing for a cache hit, a spinner or
+    # a status box): the page's later elements keep their places, so a focused slider keeps its focus
+    # when a move crosses BIG_RUN_REQUESTS or returns to a cached scenario.
+    with st.container(key=f"fg-run-{'-'.join(label.split()) or 'main'}"):
+        return _run_in_place(scenario, key, label, seen)
+
+
+def _run_in_place(scenario: Scenario, key: str, label: str, seen: set[str]) -> SimResult | None:
     try:
         if key in seen:  # already simulated in this session: a cache hit, nothing to announce
             return _simulate(key)

@@ -41,6 +41,8 @@ def server() -> Iterator[str]:
 
 
 STRIP_LINE = "[data-testid='stSidebar'] .js-plotly-plot path.js-line"
+FULL_STRIP = "[data-testid='stSidebar'] .st-key-fg-live"
+PREVIEW_STRIP = "[data-testid='stSidebar'] .st-key-fg-live-preview"
 
 
 def _strip_path(page) -> str:  # type: ignore[no-untyped-def]
@@ -57,7 +59,11 @@ def _press_and_time_redraw(page, key: str) -> float:  # type: ignore[no-untyped-
         arg=[STRIP_LINE, before],
         polling="raf",
     )
-    return time.perf_counter() - t0
+    took = time.perf_counter() - t0
+    # the first redraw may be the preview: the next move starts once the full run's strip replaced it
+    page.wait_for_selector(f"{FULL_STRIP} path.js-line")
+    page.wait_for_selector(PREVIEW_STRIP, state="detached")
+    return took
 
 
 def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
@@ -88,10 +94,13 @@ def test_main_path_in_a_real_browser(server: str, tmp_path: Path) -> None:
         page.wait_for_url("**&s=*")  # the URL now carries the change: it is the share link
         expect(page.locator("[data-testid='stSidebar']")).to_contain_text("▲")  # TTFT grows with the load
 
-        # a second move, timed the same way (the first includes warming the new page's caches)
+        # a second move, timed the same way (the first includes warming the new page's caches); the
+        # slider keeps its focus through each rerun, as a user pressing the arrow keys expects
+        expect(slider).to_be_focused()
         second_s = _press_and_time_redraw(page, "ArrowRight")
 
         # back one step: that scenario is in the cache, so this times the app and browser alone
+        expect(slider).to_be_focused()
         cached_s = _press_and_time_redraw(page, "ArrowLeft")
 
         # a typed value outside its field's range is said, with the range, and stays until dismissed
@@ -281,6 +290,36 @@ def test_the_hardware_tables_fit_a_1440_pixel_screen(server: str) -> None:
             )
             grids = page.evaluate(GRID_SCROLL)
             assert all(content <= shown + 1 for content, shown in grids), (name, grids)
+        browser.close()
+
+
+def test_the_slider_keeps_its_focus_when_a_run_grows_a_status_box(server: str) -> None:
+    """A move past `ui.sim.BIG_RUN_REQUESTS` shows a status box above the page where a smaller run
+    showed a spinner: the page's later elements moved down one place and the focused slider was
+    drawn anew, unfocused, so the next arrow key went nowhere."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from ui.sim import BIG_RUN_REQUESTS
+
+    sc = load_preset(DEFAULT_PRESET)
+    rate = 50.0  # a stop of the rate slider's scale; the next stop's run is over the status box's bound
+    assert rate * sc.duration_s <= BIG_RUN_REQUESTS < 60.0 * sc.duration_s
+    link = to_link(apply_overrides(sc, {"workload.arrival.rate_rps": rate}), DEFAULT_PRESET)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page.set_default_timeout(90_000)
+        page.goto(f"{server}/workload?{urlencode(link)}")
+        page.wait_for_selector(f"{FULL_STRIP} path.js-line")
+        slider = page.locator(".st-key-fg-workload-arrival-rate_rps input[type=range]")
+        expect(slider).to_have_attribute("aria-valuetext", "50")
+        slider.focus()
+        _press_and_time_redraw(page, "ArrowRight")
+        expect(page.get_by_text("Simulated", exact=False).first).to_be_visible()  # the status box
+        expect(slider).to_be_focused()
+        _press_and_time_redraw(page, "ArrowLeft")  # a cache hit: no spinner nor status box at all
+        expect(slider).to_be_focused()
+        expect(slider).to_have_attribute("aria-valuetext", "50")
         browser.close()
 
 
