@@ -16,7 +16,12 @@ class Admission(Policy):
     kind: ClassVar[PolicyKind] = "admission"
 
     def reject(
-        self, request: RequestView, queued_requests: int, predicted_ttft_s: float, waited_s: float = 0.0
+        self,
+        request: RequestView,
+        queued_requests: int,
+        predicted_ttft_s: float,
+        waited_s: float = 0.0,
+        own_s: float = 0.0,
     ) -> str | None:
         """A reason to reject the request now, or None to admit it.
 
@@ -24,7 +29,8 @@ class Admission(Policy):
         the rest of this request's TTFT on the instance the router chose (queued prompt tokens
         ahead of it, plus its own prompt, at the instance's prefill rate); `waited_s` is what it
         already spent since it was sent (the round trip, an offload, a MoE model's first-token
-        latency), which its TTFT counts too.
+        latency), which its TTFT counts too; `own_s` is the part of the prediction that is its own
+        prompt's prefill (what an idle instance would take), the rest being the wait ahead of it.
         """
         raise NotImplementedError
 
@@ -38,7 +44,12 @@ class AdmitAll(Admission):
     help: ClassVar[str] = "Admit every request; overload shows up as queueing delay."
 
     def reject(
-        self, request: RequestView, queued_requests: int, predicted_ttft_s: float, waited_s: float = 0.0
+        self,
+        request: RequestView,
+        queued_requests: int,
+        predicted_ttft_s: float,
+        waited_s: float = 0.0,
+        own_s: float = 0.0,
     ) -> str | None:
         return None
 
@@ -67,7 +78,12 @@ class QueueCap(Admission):
             raise ValueError(f"low_priority_share: {self.low_priority_share} is outside (0, 1]")
 
     def reject(
-        self, request: RequestView, queued_requests: int, predicted_ttft_s: float, waited_s: float = 0.0
+        self,
+        request: RequestView,
+        queued_requests: int,
+        predicted_ttft_s: float,
+        waited_s: float = 0.0,
+        own_s: float = 0.0,
     ) -> str | None:
         cap = (
             self.max_queued
@@ -82,7 +98,8 @@ class QueueCap(Admission):
 @register
 @dataclass(frozen=True, kw_only=True)
 class EarlyReject(Admission):
-    """Reject at arrival when the predicted TTFT exceeds the class's target by a factor.
+    """Reject at arrival when the predicted TTFT exceeds the class's target by a factor; a request
+    with nothing ahead of it only when its own prefill cannot make the target.
 
     Mooncake's prediction-based early rejection: work that would miss its SLO anyway is turned
     away before it spends prefill compute. Classes below the workload's top priority use the
@@ -97,8 +114,9 @@ class EarlyReject(Admission):
     name: ClassVar[str] = "early_reject"
     help: ClassVar[str] = (
         "Reject a request whose predicted wait for its first token exceeds factor x what is left of its TTFT "
-        "target once the time it spent on its way in is taken off (low_priority_factor for "
-        "classes below the top priority, so they shed first)."
+        "target once the time it spent on its way in is taken off (low_priority_factor for classes below the "
+        "top priority, so they shed first); with nothing ahead of it, only when its own prefill cannot make "
+        "what is left."
     )
     # The simulator's TTFT prediction runs about 8% optimistic at the median and more in the tail
     # (docs/scheduling.md); 0.6 keeps admitted requests' p99 within target in our overload tests.
@@ -112,16 +130,26 @@ class EarlyReject(Admission):
                 raise ValueError(f"{name}: {value} is outside 0.05..100")
 
     def reject(
-        self, request: RequestView, queued_requests: int, predicted_ttft_s: float, waited_s: float = 0.0
+        self,
+        request: RequestView,
+        queued_requests: int,
+        predicted_ttft_s: float,
+        waited_s: float = 0.0,
+        own_s: float = 0.0,
     ) -> str | None:
         target = request.ttft_deadline_s - request.arrival_s
         if request.priority >= request.top_priority:
             f = self.factor
         else:
             f, target = self.low_priority_factor, min(target, request.guard_ttft_s)
-        # the factor allows for the prediction's error: it applies to what is left of the target
-        # once the time already spent (known exactly) is taken off
-        if predicted_ttft_s > f * (target - waited_s):
+        # the factor allows for the prediction's error, which is the wait ahead of it: it applies to
+        # what is left of the target once the time already spent (known exactly) is taken off. With
+        # nothing ahead the prediction is its own prefill as the cost model times it (`own_s`), with
+        # no wait to mispredict: it is held to what is left, not to a factor below 1 of it
+        left = target - waited_s
+        if own_s > (f if f > 1.0 else 1.0) * left or (
+            predicted_ttft_s > own_s and predicted_ttft_s > f * left
+        ):
             return "predicted_ttft_over_slo"
         return None
 

@@ -231,7 +231,8 @@ class FrontDoor:
             waited = (
                 self.env.now - led.arrival[rid] if self.way_in is not None or self.edge is not None else 0.0
             )
-            reason = self.admission.reject(view, queued, self.predicted_ttft(srv, rid), waited)
+            predicted, own_s = self.predicted_ttft(srv, rid)
+            reason = self.admission.reject(view, queued, predicted, waited, own_s)
             if reason:
                 led.end(rid, REJECTED, reason)
                 return
@@ -294,9 +295,10 @@ class FrontDoor:
             return waiting > dg.above_backlog * len(live)
         return False
 
-    def predicted_ttft(self, srv: Server, rid: int) -> float:
+    def predicted_ttft(self, srv: Server, rid: int) -> tuple[float, float]:
         """What admission control expects the rest of this request's TTFT to be on `srv`, from now
-        (the time it already spent on its way in is the policy's `waited_s`).
+        (the time it already spent on its way in is the policy's `waited_s`), and the part of it
+        that is its own prefill (what it would take with nothing ahead: the policy's `own_s`).
 
         The prompt tokens queued ahead of it (under strict priority, only those of its own and
         higher priorities) plus its own, at the prefill rate the instance has now: a full token
@@ -319,4 +321,8 @@ class FrontDoor:
                 math.ceil(prompt / c)
                 * srv.step.cost(c, c * (prompt / 2.0 + c / 2.0), prompt / 2.0, d, ctx, 0, c)[0]
             )
-        return max((srv.tokens_ahead(rid) + prompt) * t_iter / q, own)
+        alone = prompt * t_iter / q
+        if own < alone:
+            own = alone
+        total = (srv.tokens_ahead(rid) + prompt) * t_iter / q
+        return (total if total > own else own), own
