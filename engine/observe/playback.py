@@ -83,23 +83,35 @@ class Replay:
         return None if hit.empty else float(hit["error"].iloc[0])
 
 
-def _norm(name: str) -> str:
-    """A model name without its organisation, release date ('-2507', '-0528') and tuning suffix."""
+def _norm(name: str, dated: bool = False) -> str:
+    """A model name without its organisation, tuning suffix and (unless `dated`) release date
+    ('-2507', '-0528')."""
     base = name.strip().rsplit("/", 1)[-1].lower()
     base = re.sub(r"^meta-", "", base)
-    base = re.sub(r"-\d{4}$", "", base)  # a release's date: same architecture
-    return re.sub(r"-(instruct|chat|hf|it|thinking)$", "", base).replace("_", "-")
+    date = re.search(r"-\d{4}$", base)
+    base = base[: date.start()] if date else base
+    base = re.sub(r"-(instruct|chat|hf|it|thinking)$", "", base).replace("_", "-")
+    return base + date.group(0) if dated and date else base
 
 
 def guess_model(name: str | None, catalog: Catalog) -> str | None:
-    """The catalog id of a file's model name ('meta-llama/Llama-3.1-8B-Instruct' -> 'llama-3.1-8b')."""
+    """The catalog id of a file's model name ('meta-llama/Llama-3.1-8B-Instruct' -> 'llama-3.1-8b').
+
+    A release the catalog has an entry of its own for is that entry ('Qwen3-235B-A22B-Instruct-2507',
+    served at 262,144 tokens where the first release's config says 40,960); another release is the
+    entry of the same name without its date (the same architecture)."""
     if not name:
         return None
-    want = _norm(name)
-    for mid, spec in catalog.models.items():
-        if want in (_norm(mid), _norm(spec.name)):
-            return mid
+    for dated in (True, False):
+        want = _norm(name, dated)
+        for mid, spec in catalog.models.items():
+            if want in (_norm(mid, dated), _norm(spec.name, dated)) and (dated or not _has_date(mid)):
+                return mid
     return None
+
+
+def _has_date(model_id: str) -> bool:
+    return re.search(r"-\d{4}$", model_id) is not None
 
 
 def _model(obs: Observation, dep: Deployment, catalog: Catalog) -> str:

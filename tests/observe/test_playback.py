@@ -23,7 +23,13 @@ def test_model_names_are_recognised() -> None:
     assert guess_model("meta-llama/Llama-3.1-8B-Instruct", cat) == "llama-3.1-8b"
     assert guess_model("Qwen/Qwen3-8B", cat) == "qwen3-8b"
     # a release's date and a tuning suffix do not change the architecture (the real fixtures' names)
-    assert guess_model("Qwen/Qwen3-235B-A22B-Instruct-2507", cat) == "qwen3-235b-a22b"
+    assert guess_model("Qwen/Qwen3-235B-A22B-Thinking-2507", cat) == "qwen3-235b-a22b-2507"
+    # a release with an entry of its own is that entry: the 2507 update serves 262,144 tokens where
+    # the first release's config says 40,960
+    assert guess_model("Qwen/Qwen3-235B-A22B-Instruct-2507", cat) == "qwen3-235b-a22b-2507"
+    assert guess_model("Qwen/Qwen3-235B-A22B", cat) == "qwen3-235b-a22b"
+    assert cat.model("qwen3-235b-a22b-2507").max_context == 262_144
+    assert cat.model("qwen3-235b-a22b").max_context == 40_960
     assert guess_model("deepseek-ai/DeepSeek-R1-0528", cat) == "deepseek-r1"
     assert guess_model("Qwen/Qwen3-32B", cat) is None  # not in the catalog
     assert guess_model("my-org/unknown-model", cat) is None
