@@ -198,7 +198,9 @@ def test_the_busiest_rank_applies_to_data_parallel_ranks_only(catalog: Catalog) 
     assert prefill.chunk_cap == 2048 and prefill.token_budget == 8 * 2048
     for rid in range(20):  # any prompt takes at least one chunk's iteration on its own rank
         c = min(float(sim.prompt[rid]), 2048.0)
-        assert sim.front.predicted_ttft(prefill, rid)[0] >= prefill.step.cost(c, c * c / 2, 0, 0, 0.0, 1, c)[0]
+        assert (
+            sim.front.predicted_ttft(prefill, rid)[0] >= prefill.step.cost(c, c * c / 2, 0, 0, 0.0, 1, c)[0]
+        )
 
 
 def test_each_data_parallel_rank_has_its_own_batch_cap_and_token_budget(catalog: Catalog) -> None:
