@@ -49,11 +49,12 @@ def fitting_layout(
     activation_tokens: int = 0,
     attention_weights: Precision | None = None,
 ) -> tuple[int, int] | None:
-    """The smallest (tp, pp), powers of two, at which the model fits the chip: fewest chips, then
-    fewest stages (so a model that fits at some TP gets `fitting_tp`'s). None past 64 x 16 chips."""
+    """The smallest (tp, pp) at which the model fits the chip, tp a power of two and pp any number of
+    stages (the stacks split layers unevenly): fewest chips, then fewest stages (so a model that fits
+    at some TP gets `fitting_tp`'s), and among those the widest TP. None past 64 x 16 chips."""
     sizes = [2**i for i in range(MAX_TP.bit_length())]
     layouts = sorted(
-        ((tp, pp) for tp in sizes for pp in sizes if pp <= MAX_PP), key=lambda lp: (lp[0] * lp[1], lp[1])
+        ((tp, pp) for tp in sizes for pp in range(1, MAX_PP + 1)), key=lambda lp: (lp[0] * lp[1], lp[1])
     )
     fits = _fits(model, hw, weights, kv, mem_fraction, activation_tokens, attention_weights)
     return next(((tp, pp) for tp, pp in layouts if fits(tp, pp)), None)

@@ -45,11 +45,11 @@ def test_roofline_text(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_roofline_text_counts_every_chip_of_a_pipeline(capsys: pytest.CaptureFixture[str]) -> None:
-    """tp64 x pp8 is 512 LPUs, not 64 (found in review), and the stages' time in turn is its own column."""
-    args = ["roofline", "--model", "llama-3.1-70b", "--hardware", "groq-lpu", "--tp", "64", "--pp", "8"]
+    """tp64 x pp9 is 576 LPUs, not 64 (found in review), and the stages' time in turn is its own column."""
+    args = ["roofline", "--model", "llama-3.1-70b", "--hardware", "groq-lpu", "--tp", "64", "--pp", "9"]
     assert main([*args, "--weights", "fp8", "--kv", "fp8"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("Llama-3.1-70B on 512 x ") and "(tp64 x pp8)" in out
+    assert out.splitlines()[0].startswith("Llama-3.1-70B on 576 x ") and "(tp64 x pp9)" in out
     assert "pipeline" in out.splitlines()[4]
 
 

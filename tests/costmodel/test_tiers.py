@@ -203,8 +203,9 @@ def test_pipelined_and_data_parallel_instances_read_their_tiers_too(catalog: Cat
 
 
 def test_fitting_layout_adds_pipeline_stages_where_no_tp_alone_holds_the_model() -> None:
-    """A 70B model at fp8 on 230 MB LPUs: no TP up to 64 holds it, 64 x 8 does (as sram-decode-groq
-    serves it); a chip that holds it at some TP gets that TP and one stage (`fitting_tp`'s answer)."""
+    """A 70B model at fp8 on 230 MB LPUs: no TP up to 64 holds it, 64 x 9 does (as sram-decode-groq
+    serves it: pipeline stages need not be a power of two, and 64 x 16 was 448 chips too many); a
+    chip that holds it at some TP gets that TP and one stage (`fitting_tp`'s answer)."""
     from engine.explain.roofline_chips import fitting_layout, fitting_tp
     from engine.scenario.codec import load_preset
     from engine.scenario.resolve import scenario_catalog
@@ -214,5 +215,7 @@ def test_fitting_layout_adds_pipeline_stages_where_no_tp_alone_holds_the_model()
     model, lpu, h100 = cat.model(sc.model.id), cat.chip("groq-lpu"), cat.chip("h100-sxm")
     args = ("fp8", sc.kv_precision(), sc.deployment.mem_fraction, sc.activation_tokens(lpu))
     assert fitting_tp(model, lpu, *args) is None
-    assert fitting_layout(model, lpu, *args) == (64, 8)
+    assert fitting_layout(model, lpu, *args) == (64, 9)
+    lpu_pool = next(p for p in sc.deployment.pools if p.hardware == "groq-lpu")
+    assert (lpu_pool.tp, lpu_pool.pp) == (64, 9)
     assert fitting_layout(model, h100, "bf16", "bf16") == (fitting_tp(model, h100, "bf16", "bf16"), 1)
