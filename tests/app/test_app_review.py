@@ -15,7 +15,7 @@ def test_an_sram_only_chip_is_drawn_at_a_pipelined_layout() -> None:
     assert_clean(at)
     assert not [c.value for c in at.caption if "Not drawn" in c.value]
     points = next(df.value for df in at.dataframe if "intensity_flops_per_byte" in df.value.columns)
-    assert set(points["chip"]) == {"h100-sxm ×2", "groq-lpu ×512 (tp64 pp8)"}
+    assert set(points["chip"]) == {"h100-sxm ×2", "groq-lpu ×576 (tp64 pp9)"}
 
 
 def test_each_memory_tier_has_its_own_dash_and_the_main_roof_is_named() -> None:

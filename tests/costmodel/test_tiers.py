@@ -168,8 +168,12 @@ def test_the_roofline_draws_a_roof_per_tier(catalog: Catalog) -> None:
     roofs = {r: rows for r, rows in sn.groupby(sn["roof"].fillna("main"))}
     assert set(roofs) == {"main", "sram", "ddr"}
     low = {r: float(rows["attainable_tflops"].iloc[0]) for r, rows in roofs.items()}
-    assert low["sram"] == pytest.approx(low["main"] * 240 / 2.0) and low["ddr"] == pytest.approx(
-        low["main"] * 0.2 / 2.0
+    sn40l = catalog.chip("sn40l")
+    hbm = sn40l.memory_tb_s
+    assert low["sram"] == pytest.approx(low["main"] * sn40l.sram_tb_s / hbm)
+    assert (
+        low["ddr"] == pytest.approx(low["main"] * sn40l.ddr_tb_s / hbm)
+        and low["ddr"] < low["main"] < low["sram"]
     )
     assert curves[curves["chip"] == "h100-sxm ×1"]["roof"].isna().all()  # one memory, one roof
     # decode of the 8B model, mostly in SRAM, reaches above the HBM roof
