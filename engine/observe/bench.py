@@ -8,7 +8,9 @@ Schemas, copied from the tools' source (tests/observe/fixtures/README.md names e
   ``total_output_tokens``, ``request_throughput``, ``output_throughput``, and per metric (ttft,
   tpot, itl, e2el) ``mean_<m>_ms``, ``median_<m>_ms``, ``std_<m>_ms``, ``p<P>_<m>_ms``. With
   ``--save-detailed``: ``input_lens``, ``output_lens``, ``ttfts`` (s), ``itls`` (a list of
-  seconds per request) and ``errors`` ("" when the request succeeded), one entry per request.
+  seconds per request) and ``errors`` ("" when the request succeeded), one entry per request;
+  newer versions add ``start_times`` (each request's send time on the client's clock), which a
+  replay at a request rate sends at as they were.
 - SGLang ``--output-file`` JSONL (sgl-project/sglang, python/sglang/bench_serving.py at 0033168f):
   one JSON object a line (each run appends one): ``backend``, ``dataset_name``, ``request_rate``,
   ``max_concurrency``, ``random_input_len``, ``random_output_len``, ``duration``, ``completed``,
@@ -102,6 +104,11 @@ def _rows(doc: Mapping[str, Any], what: str) -> Rows | None:
     errors = doc.get("errors")
     if isinstance(errors, list):
         lists["errors"] = errors
+    starts = doc.get("start_times")  # each request's send time (perf_counter s), in newer vLLM versions
+    if starts is not None:
+        if not isinstance(starts, list):
+            raise ScenarioError(f"{what}: start_times: expected a list, got {type(starts).__name__}")
+        lists["start_times"] = starts
     n = check_rows(what, lists)
     prompt = series(doc["input_lens"], f"{what}: input_lens", high=bounds.MAX_TOKENS_PER_REQUEST)
     output = series(doc["output_lens"], f"{what}: output_lens", high=bounds.MAX_TOKENS_PER_REQUEST)
@@ -116,12 +123,17 @@ def _rows(doc: Mapping[str, Any], what: str) -> Rows | None:
         raise ScenarioError(f"{what}: no request succeeded; nothing to replay")
     e2e = ttft + np.array([x.sum() for x in itls])
     kept = [x for x, good in zip(itls, ok, strict=True) if good]
+    start = None
+    if starts is not None:
+        sent = series(starts, f"{what}: start_times")[ok]
+        start = sent - sent.min()
     return Rows(
         prompt_tokens=prompt[ok],
         output_tokens=output[ok],
         ttft_s=ttft[ok],
         e2e_s=e2e[ok],
         itl_s=np.concatenate(kept) if kept else np.zeros(0),
+        start_s=start,
     )
 
 

@@ -82,7 +82,8 @@ class Rows:
     itl_s: np.ndarray
     """Every inter-token gap of every request, concatenated (the ITL distribution)."""
     start_s: np.ndarray | None = None
-    """Send times from the first request, where the file has them (AIPerf's records)."""
+    """Send times from the first request, where the file has them (AIPerf's records, vLLM's
+    ``--save-detailed`` result from the versions that write ``start_times``)."""
 
     @property
     def tpot_s(self) -> np.ndarray:

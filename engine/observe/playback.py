@@ -308,7 +308,7 @@ def replay(obs: Observation, dep: Deployment, catalog: Catalog | None = None, *,
     notes = list(obs.notes)
     open_loop = arrival["kind"] in ("poisson", "gamma")
     recorded = obs.rows.start_s if obs.rows is not None else None
-    if open_loop and recorded is not None:  # the file's own send times (AIPerf's records), in order
+    if open_loop and recorded is not None:  # the file's own send times (AIPerf, vLLM's start_times), in order
         order = np.argsort(recorded, kind="stable")
         send, prompt, output = recorded[order], prompt[order], output[order]
     elif open_loop:

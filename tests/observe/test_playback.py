@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +100,34 @@ def test_recorded_send_times_are_replayed_as_they_were() -> None:
     assert obs.rows is not None and obs.rows.start_s is not None
     assert rep.scenario.duration_s == pytest.approx(float(obs.rows.start_s.max()) + 1e-6)
     assert len(rep.ttft_s) == len(obs.rows.ttft_s)
+
+
+def test_vllm_start_times_are_replayed_as_they_were(tmp_path: Path) -> None:
+    """vLLM's --save-detailed result carries each request's send time (`start_times`, on the
+    client's perf_counter clock) in its newer versions: a rate run is replayed at those times, not at
+    a fresh draw of its rate; a failed request's time goes with it; a broken list is refused."""
+    doc = json.loads((FIX / "vllm_bench_detailed_rate8.json").read_text())
+    n = len(doc["input_lens"])
+    sent = [1000.0 + 0.5 * i for i in range(n)]  # one every 0.5 s: not what a rate of 8 draws
+    sent[3], sent[4] = sent[4], sent[3]  # out of order, as tasks may finish starting
+    doc["start_times"], doc["errors"] = sent, ["" if i else "boom" for i in range(n)]
+    path = tmp_path / "detailed.json"
+    path.write_text(json.dumps(doc))
+    obs = detect.read_path(path)
+    assert obs.rows is not None and obs.rows.start_s is not None
+    assert sorted(obs.rows.start_s) == pytest.approx([0.5 * i for i in range(n - 1)])
+    rep = replay(obs, H100)
+    assert rep.scenario.duration_s == pytest.approx(0.5 * (n - 2) + 1e-6)  # 60 s, not 120 / 8 = 15 s
+    drawn = replay(detect.read_path(FIX / "vllm_bench_detailed_rate8.json"), H100)
+    assert drawn.scenario.duration_s < 20.0
+    doc["start_times"] = 7
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ScenarioError, match="start_times: expected a list"):
+        detect.read_path(path)
+    doc["start_times"] = sent[:-1]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ScenarioError, match="differ in length"):
+        detect.read_path(path)
 
 
 def test_a_single_request_is_replayed_in_a_window_of_at_least_a_second() -> None:
