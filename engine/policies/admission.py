@@ -29,8 +29,9 @@ class Admission(Policy):
         the rest of this request's TTFT on the instance the router chose (queued prompt tokens
         ahead of it, plus its own prompt, at the instance's prefill rate); `waited_s` is what it
         already spent since it was sent (the round trip, an offload, a MoE model's first-token
-        latency), which its TTFT counts too; `own_s` is the part of the prediction that is its own
-        prompt's prefill (what an idle instance would take), the rest being the wait ahead of it.
+        latency), which its TTFT counts too; `own_s` is, where the request would be alone on the
+        instance (nothing queued ahead, no decode sharing its iterations), its own prefill, the whole
+        prediction then; 0 otherwise.
         """
         raise NotImplementedError
 
@@ -99,7 +100,8 @@ class QueueCap(Admission):
 @dataclass(frozen=True, kw_only=True)
 class EarlyReject(Admission):
     """Reject at arrival when the predicted TTFT exceeds the class's target by a factor; a request
-    with nothing ahead of it only when its own prefill cannot make the target.
+    of the top priority that would be alone on its instance only when its own prefill cannot make
+    the target.
 
     Mooncake's prediction-based early rejection: work that would miss its SLO anyway is turned
     away before it spends prefill compute. Classes below the workload's top priority use the
@@ -115,8 +117,8 @@ class EarlyReject(Admission):
     help: ClassVar[str] = (
         "Reject a request whose predicted wait for its first token exceeds factor x what is left of its TTFT "
         "target once the time it spent on its way in is taken off (low_priority_factor for classes below the "
-        "top priority, so they shed first); with nothing ahead of it, only when its own prefill cannot make "
-        "what is left."
+        "top priority, so they shed first); a top-priority request alone on its instance only when its own "
+        "prefill cannot make what is left."
     )
     # The simulator's TTFT prediction runs about 8% optimistic at the median and more in the tail
     # (docs/scheduling.md); 0.6 keeps admitted requests' p99 within target in our overload tests.
@@ -143,13 +145,17 @@ class EarlyReject(Admission):
         else:
             f, target = self.low_priority_factor, min(target, request.guard_ttft_s)
         # the factor allows for the prediction's error, which is the wait ahead of it: it applies to
-        # what is left of the target once the time already spent (known exactly) is taken off. With
-        # nothing ahead the prediction is its own prefill as the cost model times it (`own_s`), with
-        # no wait to mispredict: it is held to what is left, not to a factor below 1 of it
+        # what is left of the target once the time already spent (known exactly) is taken off. A
+        # request of the top priority that would be alone on its instance (`own_s` > 0: nothing
+        # queued ahead, no decode beside it) is predicted by the cost model that will time its
+        # prefill, with no wait to mispredict and no decode to slow: it is held to what is left
+        # itself (to the factor of it where the factor is above 1)
         left = target - waited_s
-        if own_s > (f if f > 1.0 else 1.0) * left or (
-            predicted_ttft_s > own_s and predicted_ttft_s > f * left
-        ):
+        if own_s > 0.0 and request.priority >= request.top_priority:
+            if own_s > (f if f > 1.0 else 1.0) * left:
+                return "predicted_ttft_over_slo"
+            return None
+        if predicted_ttft_s > f * left:
             return "predicted_ttft_over_slo"
         return None
 

@@ -297,8 +297,9 @@ class FrontDoor:
 
     def predicted_ttft(self, srv: Server, rid: int) -> tuple[float, float]:
         """What admission control expects the rest of this request's TTFT to be on `srv`, from now
-        (the time it already spent on its way in is the policy's `waited_s`), and the part of it
-        that is its own prefill (what it would take with nothing ahead: the policy's `own_s`).
+        (the time it already spent on its way in is the policy's `waited_s`), and, where nothing is
+        queued ahead of it and no decode shares the instance's iterations, its own prefill (the
+        policy's `own_s`: the whole prediction then; 0 otherwise).
 
         The prompt tokens queued ahead of it (under strict priority, only those of its own and
         higher priorities) plus its own, at the prefill rate the instance has now: a full token
@@ -324,5 +325,7 @@ class FrontDoor:
         alone = prompt * t_iter / q
         if own < alone:
             own = alone
-        total = (srv.tokens_ahead(rid) + prompt) * t_iter / q
-        return (total if total > own else own), own
+        ahead = srv.tokens_ahead(rid)
+        total = (ahead + prompt) * t_iter / q
+        # its own prefill, where nothing is queued ahead of it nor decoding beside it (0 otherwise)
+        return (total if total > own else own), (own if ahead == 0 and d == 0 else 0.0)

@@ -101,12 +101,14 @@ def test_admission_policies() -> None:
     # time already spent on the way in comes off the target before the factor applies
     assert early.reject(top, 0, 0.5, waited_s=0.4) is None
     assert early.reject(top, 0, 0.5, waited_s=0.6) == "predicted_ttft_over_slo"
-    # with nothing ahead (the prediction is its own prefill) the factor does not apply below 1
+    # a top-priority request alone on its instance (own_s: its prefill, the whole prediction) is held
+    # to what is left of its target, not to a factor below 1 of it; anything ahead: the factor
     strict = policies.build_admission({"name": "early_reject", "factor": 0.6})
     assert strict.reject(top, 0, 0.9, own_s=0.9) is None
     assert strict.reject(top, 0, 1.1, own_s=1.1) == "predicted_ttft_over_slo"
-    assert strict.reject(top, 0, 0.9, own_s=0.8) == "predicted_ttft_over_slo"  # 0.1 s ahead: 0.6 x 1 s
+    assert strict.reject(top, 0, 0.9) == "predicted_ttft_over_slo"  # not alone: 0.6 x 1 s
     assert strict.reject(top, 0, 0.9, waited_s=0.2, own_s=0.9) == "predicted_ttft_over_slo"
+    assert strict.reject(low, 0, 0.5, own_s=0.5) == "predicted_ttft_over_slo"  # lower classes: their factor
     lenient = policies.build_admission({"name": "early_reject", "factor": 2.0})
     assert lenient.reject(top, 0, 1.5, own_s=1.5) is None and lenient.reject(top, 0, 2.5, own_s=2.5)
 

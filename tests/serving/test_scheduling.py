@@ -77,9 +77,9 @@ def test_early_rejection_predicts_a_warm_prompt_as_warm() -> None:
 def test_early_rejection_admits_a_prompt_whose_own_prefill_makes_the_target() -> None:
     """agentic-cache's cold first turns (about 9k tokens) prefill in 1.9 s against a 2 s target:
     the default factor (0.6) held that prediction to 1.2 s and shed every first turn, so no
-    session ever started (all 119 rejected). With nothing ahead of it the prediction is the cost
-    model's own prefill, with no wait to mispredict: the request is admitted when that makes the
-    target."""
+    session ever started (all 119 rejected). A top-priority request alone on its instance is
+    predicted by the cost model that will time its prefill, with no wait to mispredict and no decode
+    to slow: it is admitted when that makes the target."""
     on = {"duration_s": 120.0, "scheduler.admission.name": "early_reject"}
     res = simulate(io.apply_overrides(io.load_preset("agentic-cache"), on)).summary
     none = simulate(
@@ -88,6 +88,22 @@ def test_early_rejection_admits_a_prompt_whose_own_prefill_makes_the_target() ->
     assert res["requests"]["rejected"] <= 0.02 * res["requests"]["total"]
     assert res["requests"]["total"] >= 0.95 * none.summary["requests"]["total"]
     assert res["slo_attainment"] >= none.summary["slo_attainment"] - 0.01
+
+
+def test_early_rejection_admits_alone_only_the_top_class_on_an_instance_with_no_decode() -> None:
+    """The alone rule must not let a long prompt in beside running decodes nor for a lower class:
+    on chat-colocated at 20 req/s with two classes, holding every prediction equal to its own
+    prefill to the whole target admitted long low-priority prompts whose prefill stretched the
+    high class's decode steps (high: 85% within SLO, failing its target, where 97% pass)."""
+    on = {
+        "scheduler.admission": {"name": "early_reject"},
+        "workload.arrival.rate_rps": 20.0,
+        "duration_s": 120.0,
+    }
+    res = simulate(two_classes(io.apply_overrides(io.load_preset("chat-colocated"), on))).summary["classes"]
+    high, low = res["high"], res["low"]
+    assert high["passes"] and high["slo_attainment"] >= 0.95
+    assert low["rejected"] / low["requests"] > 2 * high["rejected"] / max(high["requests"], 1)
 
 
 def test_lower_priority_sheds_first() -> None:
