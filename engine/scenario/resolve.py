@@ -22,6 +22,7 @@ from engine.calibration import software, trust
 from engine.calibration.trust import Calibration
 from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import GIB, HardwareSpec, ModelSpec
+from engine.core.bounds import MAX_PP
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership, power, power_cap, stacks
 from engine.costmodel.iteration import IterationCost, decode_cost, prefill_cost
@@ -119,8 +120,12 @@ def layouts_text(min_chips: int, dp: int = 1, max_tp: int = 64) -> str:
     while tp < min_chips and tp < max_tp:
         tp *= 2
     out = [f"tp {tp}"] if tp >= min_chips else []
-    if min_chips > 8:
-        out.append(f"tp 8 x pp {math.ceil(min_chips / 8)}")
+    if min_chips > 8:  # one node's 8 chips a stage, wider where the stages would pass their limit
+        width = 8
+        while math.ceil(min_chips / width) > MAX_PP and width < max_tp:
+            width *= 2
+        if math.ceil(min_chips / width) <= MAX_PP:
+            out.append(f"tp {width} x pp {math.ceil(min_chips / width)}")
     return f": {', or '.join(out)}" if out else ""
 
 

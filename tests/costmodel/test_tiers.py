@@ -223,3 +223,15 @@ def test_fitting_layout_adds_pipeline_stages_where_no_tp_alone_holds_the_model()
     lpu_pool = next(p for p in sc.deployment.pools if p.hardware == "groq-lpu")
     assert (lpu_pool.tp, lpu_pool.pp) == (64, 9)
     assert fitting_layout(model, h100, "bf16", "bf16") == (fitting_tp(model, h100, "bf16", "bf16"), 1)
+
+
+def test_a_refusal_suggests_only_layouts_within_the_stage_limit() -> None:
+    """512 LPUs refused for Llama-3.1-70B with the long-context preset's activations said 'tp 8 x
+    pp 67' (found in review): stages are at most 16, so the suggestion widens the tensor split."""
+    from engine.core.bounds import MAX_PP
+    from engine.scenario.resolve import layouts_text
+
+    assert layouts_text(12) == ": tp 16, or tp 8 x pp 2"
+    assert layouts_text(128) == ": tp 8 x pp 16" and layouts_text(129) == ": tp 16 x pp 9"
+    assert layouts_text(533) == ": tp 64 x pp 9"
+    assert layouts_text(64 * MAX_PP + 1) == ""  # past the largest instance: no layout to suggest
