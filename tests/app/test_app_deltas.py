@@ -40,6 +40,12 @@ def test_a_change_reads_in_its_values_unit_and_a_collapse_is_not_cheaper() -> No
     # the same fall in cost with SLO attainment held is good news
     held = strip_rows({**now, "slo_attainment": 0.929}, prev)
     assert dict((a, c) for a, _, c in held)["$ / request"] == ":small[:green[▼$0.000070]]"
+    # a fall the strip shows, however small, and an unsustainable run: not green (a collapse one
+    # step at a time fell 0.3 points a step and showed each cheaper request in green)
+    step = strip_rows({**now, "slo_attainment": 0.926}, prev)
+    assert dict((a, c) for a, _, c in step)["$ / request"] == ":small[:gray[▼$0.000070]]"
+    over = strip_rows({**now, "slo_attainment": 0.929}, prev, shortfall_rps=3.0)
+    assert dict((a, c) for a, _, c in over)["$ / request"] == ":small[:gray[▼$0.000070]]"
 
 
 def test_compare_of_a_scenario_with_itself_shows_neutral_deltas() -> None:
