@@ -11,7 +11,10 @@ from ui import charts, export, layout, margin, marks, replicas, sim, state, tabl
 from ui.text import plain
 
 layout.page(
-    "Compare", "Two scenarios on the same requests (same workload and seed), side by side.", live=False
+    "Compare",
+    "Two scenarios side by side: on the same requests (a paired comparison) where their workload and seed are "
+    "the same.",
+    live=False,
 )
 current = state.scenario()
 other = "disaggregated" if current.deployment.mode == "colocated" else "colocated"
@@ -71,9 +74,11 @@ ta, tb = ex.pool_marks(sa, ra.summary), ex.pool_marks(sb, rb.summary)
 for col, side, trust in ((c1, "A", ta), (c2, "B", tb)):
     with col:
         marks.run_mark(trust, key=f"fg-calibration-{side.lower()}")
-if sa.workload != sb.workload or sa.seed != sb.seed:
+unpaired = sa.workload != sb.workload or sa.seed != sb.seed
+if unpaired:
     st.info(
-        "A and B have different workloads or seeds: they do not see the same requests, so the comparison is not paired."
+        "A and B have different workloads or seeds: they do not see the same requests, so the comparison is not "
+        "paired, and a change from A to B is as much the load's as the deployment's (the cards' changes are grey)."
     )
 
 for side, run in (("A", ra), ("B", rb)):  # before the figures it qualifies
@@ -141,6 +146,8 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             vb = ex.with_band(*marks.value_parts(vb, tb, k, bool(reps), ex.limits(rb.summary, sb), moves_b))
         if delta and apart:
             delta = f"{delta} · another cost basis"
+        if delta and unpaired:
+            delta = f"{delta} · not paired"
         grows = latency and (behind_a is not None or behind_b is not None)
         if grows:  # a latency set by a run's length: marked, and no change from A
             va = ex.latency(ex.at_least(va, behind_a), behind_a)
@@ -149,7 +156,11 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             f"{layout.LABELS[k]}: B",
             vb,
             delta=f"{delta} · within noise" if delta and quiet else delta,
-            delta_color="off" if quiet or still or apart or grows else "inverse" if inverse else "normal",
+            delta_color="off"
+            if quiet or still or apart or grows or unpaired
+            else "inverse"
+            if inverse
+            else "normal",
             delta_arrow="off" if still or grows else "auto",
             help=f"A: {va}. {layout.METRIC_HELP[k]}",
             border=True,

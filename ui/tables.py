@@ -138,9 +138,12 @@ COMPARE: dict[str, Any] = {
     ),
     "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%)."),
     "band": cc.TextColumn(
-        "band",
-        help="Where about two in three real deployments land: the figure's band from its pools' "
-        "calibration (A's and B's together); empty where no band's coverage was measured.",
+        "calibration band (A, B)",
+        help="Where about two in three real deployments land: the figure's kind's band from its pools' "
+        "calibration (A's and B's together: the lower fall and the higher rise); empty where no band's "
+        "coverage was measured. The cards above show each side's own run re-simulated at its chips' band "
+        "edges instead, which moves some figures less (a bill for the same chips) and some more (a "
+        "queue near its limit).",
     ),
 }
 

@@ -65,3 +65,19 @@ def test_counts_read_to_three_figures() -> None:
 
     assert [fmt_count(v) for v in (2380.4, 31.44, 2.054, 0.0, None)] == ["2,380", "31.4", "2.05", "0", "–"]
     assert fmt_rps(0.0834) == "0.08 req/s" and fmt_rps(None) == "–"
+
+
+def test_compare_of_unpaired_scenarios_marks_its_changes_and_greys_them() -> None:
+    """A at 19 req/s against chat-colocated at 16: the cards' changes are as much the load's as the
+    deployment's; they read 'not paired' and carry no colour (they showed -19.5% goodput in red)."""
+    from engine.scenario.codec import apply_overrides
+
+    a = apply_overrides(short(), {"workload.arrival.rate_rps": 19.0})
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({**to_link(a, DEFAULT_PRESET), "a": "current", "b": "chat-colocated"})
+    at.switch_page("app_pages/compare.py").run()
+    assert_clean(at)
+    assert any("not paired" in i.value for i in at.info)
+    heads = [m for m in at.metric if m.label.endswith(": B")]
+    assert len(heads) == 5 and all(m.proto.delta.endswith("not paired") for m in heads if m.proto.delta)
+    assert all(m.proto.color == MetricProto.MetricColor.GRAY for m in heads if m.proto.delta)
