@@ -283,7 +283,15 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     slow_ttft, slow_tpot, slow_goodput = rerun(edge.chosen if edge else None)
     fast_ttft, fast_tpot, fast_goodput = rerun(edge.faster if edge else None)
     c = st.columns(5)
-    c[0].metric("Shapes considered", f"{len(p.candidates):,}")
+    status = p.candidates["status"].astype(str) if "status" in p.candidates else None
+    shapes_run = int((status == "simulated").sum()) if status is not None else p.simulated
+    left = int((status == "unexplored").sum()) if status is not None else 0
+    c[0].metric(
+        "Shapes considered",
+        f"{len(p.candidates):,}",
+        help="Pruned + bounded out + simulated"
+        + (f" + {left:,} left unexplored when the simulation budget ran out." if left else "."),
+    )
     c[1].metric(
         "Pruned by the cost model",
         f"{p.pruned:,}",
@@ -293,7 +301,11 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     c[2].metric(
         "Bounded out", f"{p.bounded:,}", help="Their lower-bound cost is not below a passing deployment's."
     )
-    c[3].metric("Simulated", f"{p.simulated:,}")
+    c[3].metric(
+        "Simulated",
+        f"{shapes_run:,}",
+        help=f"Shapes simulated, in {p.simulated:,} runs: a shape is tried at several instance counts.",
+    )
     rule = getattr(p, "rule", "percentile")  # a plan kept from before pass rules
     attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
     c[4].metric(

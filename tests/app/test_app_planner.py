@@ -32,6 +32,17 @@ def test_planner_page_plans_and_draws_both_frontiers() -> None:
     )
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["Simulated"]) >= 1 and int(metrics["Met every SLO"]) >= 1
+    # the shape counters add up (Simulated counted runs, several a shape: 342 against 19 + 289 + 70)
+    shapes = [
+        int(metrics[k].replace(",", "")) for k in ("Pruned by the cost model", "Bounded out", "Simulated")
+    ]
+    considered = next(m for m in at.metric if m.label == "Shapes considered")
+    left = (
+        int(considered.help.split(" + ")[-1].split()[0].replace(",", ""))
+        if "unexplored" in considered.help
+        else 0
+    )
+    assert sum(shapes) + left == int(metrics["Shapes considered"].replace(",", ""))
     assert len(at.get("plotly_chart")) == 2
 
 
