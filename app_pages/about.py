@@ -29,7 +29,7 @@ st.markdown(
 Fengong (分工, *division of labour*) simulates LLM serving: a workload of request classes on a deployment of
 chips, colocated or split into prefill and decode pools. One engine iteration is a roofline:
 `t = max(c, m) + {U:g}·min(c, m) + t_tp + t_fixed`, with compute time `c = FLOPs / (tp·F·η_F) − s·matmul FLOPs`
-and memory time `m = bytes / (tp·B·η_B)`: F is the BF16 peak, s what FP8 or FP4 weights save per matmul FLOP
+and memory time `m = bytes / (tp·B·η_B)`: F is the BF16 peak, s the seconds FP8 or FP4 weights save per matmul FLOP
 (only the matmuls speed up, by the GEMM speed-up measured on an H200), and {U:g} the share of the shorter time
 the longer does not hide (measured on the same H200's GEMMs). {_EXPERTS} A discrete-event model of continuous
 batching turns the iterations into latencies, utilisation and cost. Engine version **{ENGINE_VERSION}**.
