@@ -35,6 +35,7 @@ from engine.explain.asic import (
     own_prefill_cost,
     phase_bottlenecks,
     phase_chip_hours,
+    server_pools,
     specialisation,
     window_bins,
 )
@@ -445,8 +446,18 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
             ratio = float(tp.quantile(0.99) / tp.median())
             if ratio > 1.5 or tpot_misses:
                 why = f" and {', '.join(tpot_misses)} misses its TPOT target" if tpot_misses else ""
+                mix, own = _chip_mix(done, res)
                 out.append(
                     Finding(
+                        "warning",
+                        "chip_mix",
+                        f"TPOT differs by chip more than by what shares an iteration (TPOT p99 is {ratio:.1f}x "
+                        f"its median{why}; each pool's own p99 at most {own:.1f}x its median): median {mix}. "
+                        "Pinning the tightest class to the faster pool, or resizing the slower one, would steady it.",
+                        {"tpot_p99_over_p50": ratio, "tpot_ms_p50": float(tp.median() * 1e3)},
+                    )
+                    if mix
+                    else Finding(
                         "warning",
                         "interference",
                         f"prefill chunks share iterations with decodes (TPOT p99 is {ratio:.1f}x its median{why}): "
@@ -455,6 +466,32 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
                     )
                 )
     return out
+
+
+def _chip_mix(done: pd.DataFrame, res: Resolved) -> tuple[str, float]:
+    """(each chip's median TPOT, '8.6 ms on h100-sxm, 50.5 ms on ascend-910b'; the largest of the
+    pools' own p99 / median) where the pools' chips differ and their medians lie further apart than
+    any pool's own TPOT spreads: the whole run's spread is then the chips', which disaggregation
+    would not remove; ('', 0) otherwise."""
+    if len({p.hardware.id for p in res.pools}) < 2:
+        return "", 0.0
+    pool_of = server_pools(res)
+    inst = done["decode_instance"].to_numpy(dtype=np.int64)
+    known = (inst >= 0) & (inst < len(pool_of))
+    pools = np.where(known, pool_of[np.clip(inst, 0, len(pool_of) - 1)], -1)
+    tpot = done["tpot_s"].to_numpy(dtype=float)
+    medians: dict[str, float] = {}
+    spread = 0.0
+    for p in res.pools:
+        mine = tpot[(pools == p.index) & np.isfinite(tpot)]
+        if len(mine) < 10 or (mid := float(np.median(mine))) <= 0:
+            continue
+        spread = max(spread, float(np.quantile(mine, 0.99)) / mid)
+        medians[p.hardware.id] = max(medians.get(p.hardware.id, 0.0), mid)
+    if len(medians) < 2 or max(medians.values()) / min(medians.values()) <= max(spread, 1.5):
+        return "", 0.0
+    ordered = sorted(medians.items(), key=lambda kv: kv[1])
+    return ", ".join(f"{v * 1e3:.1f} ms on {chip}" for chip, v in ordered), spread
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,17 @@ def test_colocated_interference_is_reported() -> None:
     assert "kv_transfer" not in t
 
 
+def test_a_tpot_spread_between_chips_is_the_chips_not_interference() -> None:
+    """chat-ascend-910b serves one class on H100 and 910B pools: TPOT p99 is 6.5x its median because
+    the 910Bs decode six times slower, while each pool's TPOT is steady. The advisor blamed prefill
+    chunks and recommended disaggregating (found in a browser review; the other mode is
+    unsustainable there): it names each chip's median instead."""
+    res = simulate(io.apply_overrides(io.load_preset("chat-ascend-910b"), {"duration_s": 120.0}))
+    t = topics(findings(res))
+    assert "interference" not in t and "chip_mix" in t
+    assert "on h100-sxm" in t["chip_mix"].text and "on ascend-910b" in t["chip_mix"].text
+
+
 def test_a_pipelined_prefill_binds_compute_not_the_link() -> None:
     """tp1 x pp4: a prompt's stages run in turn, each compute-bound; that is not link time
     (found in review: the ASIC test said 'link' for all of prefill)."""
