@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import numpy as np
@@ -154,9 +155,23 @@ def rows_height(rows: int) -> int:
 
 
 def cost_view(frame: pd.DataFrame) -> pd.DataFrame:
-    """A cost-by-part (or by-kind) table for display: dollars per request as text to the headline's
-    places (`usd_text`: $0.000271, $0.000000220), so no part reads $0.00 and no digit is cut."""
-    return frame.assign(usd_per_request=[ex.usd_text(v) for v in frame["usd_per_request"]])
+    """A cost-by-part (or by-kind) table for display: dollars per request as text, every part to the
+    largest part's places (`usd_decimals`: $0.000271, $0.000270), a part too small for them as
+    '< $0.000001' and none as '$0': one part at its own places ($0.0000000982) widened the column
+    until the share beside it lost its '%'."""
+    values = [float(v) for v in frame["usd_per_request"]]
+    finite = [v for v in values if math.isfinite(v)]
+    places = ex.usd_decimals(max(finite)) if finite and max(finite) > 0 else 5
+    step = 10.0**-places
+
+    def text(v: float) -> str:
+        if not math.isfinite(v):
+            return "–"
+        if v == 0:
+            return "$0"
+        return f"< ${step:.{places}f}" if 0 < v < step / 2 else f"${v:,.{places}f}"
+
+    return frame.assign(usd_per_request=[text(v) for v in values])
 
 
 def change_text(pct: float | None, points: float | None) -> str | None:

@@ -209,3 +209,18 @@ def test_the_chip_select_names_a_chip_in_few_words() -> None:
     assert "gh200 · NVIDIA GH200" in options, options
     assert all("(" not in o for o in options), [o for o in options if "(" in o]
     assert max(len(o) for o in options) <= 50, max(options, key=len)
+
+
+def test_cost_parts_read_to_one_number_of_places() -> None:
+    """A part at its own places ($0.0000000982 of KV transfer) widened the column until the share of
+    bill beside it lost its '%' (found in a browser review): every part reads to the largest part's
+    places, a part too small for them as '< $0.000001', none as '$0'."""
+    import pandas as pd
+
+    from ui.tables import cost_view
+
+    frame = pd.DataFrame({"part": ["prefill", "decode", "kv_transfer", "cache"],
+                          "usd_per_request": [0.000271, 0.000270, 9.82e-8, 0.0]})  # fmt: skip
+    assert list(cost_view(frame)["usd_per_request"]) == ["$0.000271", "$0.000270", "< $0.000001", "$0"]
+    big = pd.DataFrame({"part": ["decode"], "usd_per_request": [0.126]})
+    assert list(cost_view(big)["usd_per_request"]) == ["$0.13"]
