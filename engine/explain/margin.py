@@ -173,6 +173,11 @@ SPREAD_KEYS = (
 )
 """Headline figures (`presentation.headline` keys, plus throughput) whose spread a run reports."""
 
+ONE_SIDED_LABELS = {"ttft_p99_ms": "TTFT p99", "tpot_p99_ms": "TPOT p99"}
+"""Latencies whose band is said when it lies wholly on one side of the figure (`one_sided_notes`)."""
+ONE_SIDED = 0.005
+"""A move smaller than this (half a percent) has no side."""
+
 SHARES = ("slo_attainment",)
 """Spread figures that are shares of requests: they move in points, not in percent."""
 
@@ -231,7 +236,35 @@ class RunSpread:
         """The lines beside the bands' caption (Results, Compare, `run --margin`): the bands left off
         and said (`confidence.cliff_notes`), then a steep SLO band's reason (`slow_edge_note`)."""
         steep = self.slow_edge_note(scenario, rerun)
-        return [*cliff_notes(self.moves(), attainment, rerun), *([steep] if steep else [])]
+        return [
+            *cliff_notes(self.moves(), attainment, rerun),
+            *([steep] if steep else []),
+            *self.one_sided_notes(),
+        ]
+
+    def one_sided_notes(self) -> list[str]:
+        """A latency whose band lies wholly on one side of it ('TTFT p99 ... −29% to −7%'): it moves
+        the same way with slower and with faster chips, which reads as a mistake unless said, with
+        the reason where admission control shed a different number of requests at the edges."""
+        out = []
+        shed = [
+            int(s.get("requests", {}).get("rejected", 0)) for s in (self.modelled, self.slower, self.faster)
+        ]
+        for key, label in ONE_SIDED_LABELS.items():
+            move = self.moves().get(key)
+            if move is None or not (min(move) > ONE_SIDED or max(move) < -ONE_SIDED):
+                continue
+            why = (
+                f": admission control sheds {shed[1]:,} requests with slower chips and {shed[2]:,} with faster "
+                f"ones ({shed[0]:,} as modelled), and a shed request waits for nothing"
+                if shed[1] != shed[0] or shed[2] != shed[0]
+                else ": the modelled run sits at an extreme of it, where the edges change which requests queue"
+            )
+            out.append(
+                f"{label} is {'lower' if move[0] < 0 else 'higher'} with slower chips ({move[0]:+.0%}) and with "
+                f"faster ones ({move[1]:+.0%}){why}.".replace("(-", "(\u2212")
+            )
+        return out
 
     def slow_edge_note(self, scenario: Scenario, rerun: str = RERUN) -> str | None:
         """Why SLO attainment's band reaches far down (`STEEP_EDGE_PTS` or more, short of the
