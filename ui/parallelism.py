@@ -49,14 +49,21 @@ def tokens(n: int) -> str:
     return f"{n / 1e3:.3g}k" if n >= 10_000 else f"{n:,}"
 
 
+def gb(value: float) -> str:
+    """Gigabytes in a sentence: one decimal, three significant figures below 1 GB (an SRAM chip's
+    0.207 GB usable read '0.2 GB', beside weights and activations of '0.1 GB' each)."""
+    return f"{value:,.1f} GB" if value >= 1.0 else f"{value:.3g} GB"
+
+
 def memory_text(m: PoolMemory) -> str:
     """What one chip of a pool holds, and the instance's KV cache."""
     kv = f"KV cache {tokens(m.kv_capacity_tokens)} tokens per instance"
     if m.dp > 1:
         kv += f" ({tokens(m.kv_tokens_per_rank)} per DP rank)"
     return (
-        f"{m.layout}: {m.chips_per_instance} chip{'' if m.chips_per_instance == 1 else 's'} per instance; weights {m.weights_gb_per_chip:,.1f} GB "
-        f"and activations {m.activations_gb_per_chip:,.1f} GB per chip of {m.usable_gb_per_chip:,.1f} GB usable; {kv}."
+        f"{m.layout}: {m.chips_per_instance} chip{'' if m.chips_per_instance == 1 else 's'} per instance; weights "
+        f"{gb(m.weights_gb_per_chip)} and activations {gb(m.activations_gb_per_chip)} per chip of "
+        f"{gb(m.usable_gb_per_chip)} usable; {kv}."
     )
 
 

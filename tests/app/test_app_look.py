@@ -224,3 +224,16 @@ def test_cost_parts_read_to_one_number_of_places() -> None:
     assert list(cost_view(frame)["usd_per_request"]) == ["$0.000271", "$0.000270", "< $0.000001", "$0"]
     big = pd.DataFrame({"part": ["decode"], "usd_per_request": [0.126]})
     assert list(cost_view(big)["usd_per_request"]) == ["$0.13"]
+
+
+def test_a_small_chips_memory_reads_to_three_figures() -> None:
+    """Groq's LPU read 'weights 0.1 GB and activations 0.1 GB per chip of 0.2 GB usable' on the
+    Strategy page, as though full (found in a browser review): below 1 GB, three significant figures."""
+    from engine.explain.previews import pool_memory
+    from engine.scenario.codec import load_preset
+    from ui.parallelism import memory_text
+
+    (lpu,) = pool_memory(load_preset("sram-decode-groq"))
+    assert "weights 0.126 GB and activations 0.0726 GB per chip of 0.208 GB usable" in memory_text(lpu)
+    h100 = pool_memory(load_preset("chat-disaggregated"))[0]
+    assert "weights 36.3 GB" in memory_text(h100) and "of 77.3 GB usable" in memory_text(h100)
