@@ -74,11 +74,12 @@ ta, tb = ex.pool_marks(sa, ra.summary), ex.pool_marks(sb, rb.summary)
 for col, side, trust in ((c1, "A", ta), (c2, "B", tb)):
     with col:
         marks.run_mark(trust, key=f"fg-calibration-{side.lower()}")
-unpaired = sa.workload != sb.workload or sa.seed != sb.seed
+unpaired = ex.unpaired(sa, sb)
 if unpaired:
     st.info(
-        "A and B have different workloads or seeds: they do not see the same requests, so the comparison is not "
-        "paired, and a change from A to B is as much the load's as the deployment's (the cards' changes are grey)."
+        "A and B have different workloads, windows or seeds: they do not see the same requests, so the comparison "
+        "is not paired, and a change from A to B is as much the load's as the deployment's (the cards' changes are "
+        "grey)."
     )
 
 for side, run in (("A", ra), ("B", rb)):  # before the figures it qualifies

@@ -282,37 +282,9 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
 
     slow_ttft, slow_tpot, slow_goodput = rerun(edge.chosen if edge else None)
     fast_ttft, fast_tpot, fast_goodput = rerun(edge.faster if edge else None)
-    c = st.columns(5)
-    status = p.candidates["status"].astype(str) if "status" in p.candidates else None
-    shapes_run = int((status == "simulated").sum()) if status is not None else p.simulated
-    left = int((status == "unexplored").sum()) if status is not None else 0
-    c[0].metric(
-        "Shapes considered",
-        f"{len(p.candidates):,}",
-        help="Pruned + bounded out + simulated"
-        + (f" + {left:,} left unexplored when the simulation budget ran out." if left else "."),
-    )
-    c[1].metric(
-        "Pruned by the cost model",
-        f"{p.pruned:,}",
-        help="Weights do not fit, TPOT or TTFT out of reach "
-        "even unloaded, requests too long for KV memory, or over budget.",
-    )
-    c[2].metric(
-        "Bounded out", f"{p.bounded:,}", help="Their lower-bound cost is not below a passing deployment's."
-    )
-    c[3].metric(
-        "Simulated",
-        f"{shapes_run:,}",
-        help=f"Shapes simulated, in {p.simulated:,} runs: a shape is tried at several instance counts.",
-    )
+    _counters(p)
     rule = getattr(p, "rule", "percentile")  # a plan kept from before pass rules
     attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
-    c[4].metric(
-        "Met every SLO" if rule == "percentile" else f"{attainment:.0%} within SLO",
-        f"{p.feasible:,}",
-        help=f"Simulated deployments that passed: {rule_text(rule, attainment)}.",
-    )
     for note in p.notes:
         st.warning(plain(note))
     if p.best_run is None:
@@ -344,6 +316,45 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
         icon=":material/check_circle:",
     )
     _calibration(p, r)
+
+
+def _counters(p: Plan) -> None:
+    """The search's counters: shapes considered, pruned, bounded out and simulated, and passing runs."""
+    c = st.columns(5)
+    status = p.candidates["status"].astype(str) if "status" in p.candidates else None
+    shapes_run = int((status == "simulated").sum()) if status is not None else p.simulated
+    left = int((status == "unexplored").sum()) if status is not None else 0
+    c[0].metric(
+        "Shapes considered",
+        f"{len(p.candidates):,}",
+        help="Pruned + bounded out + simulated"
+        + (f" + {left:,} left unexplored when the simulation budget ran out." if left else "."),
+    )
+    c[1].metric(
+        "Pruned by the cost model",
+        f"{p.pruned:,}",
+        help="Weights do not fit, TPOT or TTFT out of reach "
+        "even unloaded, requests too long for KV memory, or over budget.",
+    )
+    c[2].metric(
+        "Bounded out", f"{p.bounded:,}", help="Their lower-bound cost is not below a passing deployment's."
+    )
+    c[3].metric(
+        "Simulated",
+        f"{shapes_run:,}",
+        help=(
+            f"Shapes simulated, in {p.simulated:,} runs: a shape is tried at several instance counts."
+            if status is not None
+            else "Runs simulated (a plan kept from before shapes were counted)."
+        ),
+    )
+    rule = getattr(p, "rule", "percentile")  # a plan kept from before pass rules
+    attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
+    c[4].metric(
+        "Runs that met every SLO" if rule == "percentile" else f"Runs with {attainment:.0%} within SLO",
+        f"{p.feasible:,}",
+        help=f"Of the {p.simulated:,} runs (deployments) simulated, those that passed: {rule_text(rule, attainment)}.",
+    )
 
 
 def _calibration(p: Plan, r: Any) -> None:

@@ -436,33 +436,49 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
                         {"clients": arr.clients, "queueing_share_of_ttft": share},
                     )
                 )
-    if result.scenario.deployment.mode == "colocated":
-        tp = done["tpot_s"].dropna()
-        tpot_misses = [
-            spec.name for spec in result.scenario.workload.classes
-            if (result.summary["classes"][spec.name]["tpot_ms_at_percentile"] or 0.0) > spec.slo.tpot_ms
-        ]  # fmt: skip
-        if len(tp) >= 10 and float(tp.median()) > 0:
-            ratio = float(tp.quantile(0.99) / tp.median())
-            if ratio > 1.5 or tpot_misses:
-                why = f" and {', '.join(tpot_misses)} misses its TPOT target" if tpot_misses else ""
-                mix, own = _chip_mix(done, res)
+    out.extend(_tpot_findings(result, res, done))
+    return out
+
+
+def _tpot_findings(result: SimResult, res: Resolved, done: pd.DataFrame) -> list[Finding]:
+    """A colocated run's TPOT spread: its chips' (`chip_mix`), or prefills sharing its iterations."""
+    out: list[Finding] = []
+    if result.scenario.deployment.mode != "colocated":
+        return out
+    tp = done["tpot_s"].dropna()
+    tpot_misses = [
+        spec.name for spec in result.scenario.workload.classes
+        if (result.summary["classes"][spec.name]["tpot_ms_at_percentile"] or 0.0) > spec.slo.tpot_ms
+    ]  # fmt: skip
+    if len(tp) >= 10 and float(tp.median()) > 0:
+        ratio = float(tp.quantile(0.99) / tp.median())
+        if ratio > 1.5 or tpot_misses:
+            why = f" and {', '.join(tpot_misses)} misses its TPOT target" if tpot_misses else ""
+            mix, own = _chip_mix(done, res)
+            if mix:
                 out.append(
                     Finding(
                         "warning",
                         "chip_mix",
                         f"TPOT differs by chip more than by what shares an iteration (TPOT p99 is {ratio:.1f}x "
                         f"its median{why}; each pool's own p99 at most {own:.1f}x its median): median {mix}. "
-                        "Pinning the tightest class to the faster pool, or resizing the slower one, would steady it.",
+                        "Pinning the tightest class to the faster pool, or resizing the slower one, would steady "
+                        "it.",
                         {"tpot_p99_over_p50": ratio, "tpot_ms_p50": float(tp.median() * 1e3)},
                     )
-                    if mix
-                    else Finding(
+                )
+            if not mix or own > 1.5:  # a pool's own spread is its iterations' still
+                out.append(
+                    Finding(
                         "warning",
                         "interference",
-                        f"prefill chunks share iterations with decodes (TPOT p99 is {ratio:.1f}x its median{why}): "
-                        "disaggregating prefill and decode, or a smaller chunk_tokens, would steady TPOT.",
-                        {"tpot_p99_over_p50": ratio, "tpot_ms_p50": float(tp.median() * 1e3)},
+                        f"prefill chunks share iterations with decodes (TPOT p99 is {(own if mix else ratio):.1f}x "
+                        f"its median{' in a pool' if mix else ''}{why}): disaggregating prefill and decode, or a "
+                        "smaller chunk_tokens, would steady TPOT.",
+                        {
+                            "tpot_p99_over_p50": own if mix else ratio,
+                            "tpot_ms_p50": float(tp.median() * 1e3),
+                        },
                     )
                 )
     return out

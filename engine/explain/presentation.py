@@ -501,6 +501,15 @@ def _lookup(doc: Mapping[str, Any], path: str) -> float | None:
     return float(cur)
 
 
+def unpaired(a: Scenario, b: Scenario) -> bool:
+    """Whether two scenarios see different requests, so a comparison of them is not paired: another
+    workload, window (`duration_s`, `warmup_s`: a request's lengths are drawn across the window) or,
+    for generated requests, another seed (a trace's requests do not depend on the seed)."""
+    if a.workload != b.workload or a.duration_s != b.duration_s or a.warmup_s != b.warmup_s:
+        return True
+    return a.seed != b.seed and a.workload.trace is None
+
+
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     """Two summaries side by side: each figure, its change from A to B, and which one is better.
 

@@ -127,6 +127,11 @@ def _rows(doc: Mapping[str, Any], what: str) -> Rows | None:
     if starts is not None:
         sent = series(starts, f"{what}: start_times")[ok]
         start = sent - sent.min()
+        if start.max() > bounds.MAX_DURATION_S:
+            raise ScenarioError(
+                f"{what}: start_times: the requests were sent over {start.max():,.0f} s; a replay's window is "
+                f"at most {bounds.MAX_DURATION_S:,.0f} s"
+            )
     return Rows(
         prompt_tokens=prompt[ok],
         output_tokens=output[ok],

@@ -327,5 +327,8 @@ class FrontDoor:
             own = alone
         ahead = srv.tokens_ahead(rid)
         total = (ahead + prompt) * t_iter / q
-        # its own prefill, where nothing is queued ahead of it nor decoding beside it (0 otherwise)
-        return (total if total > own else own), (own if ahead == 0 and d == 0 else 0.0)
+        # its own prefill, where nothing is queued ahead of it nor decoding beside it (0 otherwise):
+        # `d` prices the decodes sharing a mixed iteration, 0 where prefills run first (`prefill_first`),
+        # which stalls the running decodes instead, so the instance's running batch decides
+        solo = ahead == 0 and (srv.role != "mixed" or not srv.running)
+        return (total if total > own else own), (own if solo else 0.0)

@@ -79,5 +79,20 @@ def test_compare_of_unpaired_scenarios_marks_its_changes_and_greys_them() -> Non
     assert_clean(at)
     assert any("not paired" in i.value for i in at.info)
     heads = [m for m in at.metric if m.label.endswith(": B")]
-    assert len(heads) == 5 and all(m.proto.delta.endswith("not paired") for m in heads if m.proto.delta)
-    assert all(m.proto.color == MetricProto.MetricColor.GRAY for m in heads if m.proto.delta)
+    assert len(heads) == 5 and all(m.proto.delta.endswith("not paired") for m in heads)
+    assert all(m.proto.color == MetricProto.MetricColor.GRAY for m in heads)
+
+
+def test_what_pairs_a_comparison() -> None:
+    """The same workload, window and seed see the same requests; a window's length changes every
+    request's lengths, so it unpairs (a 120 s A against a 600 s B read as paired); a trace's
+    requests do not depend on the seed, so two seeds of one trace stay paired."""
+    from engine import explain as ex
+    from engine.scenario.codec import apply_overrides, load_preset
+
+    chat = load_preset("chat-colocated")
+    assert not ex.unpaired(chat, apply_overrides(chat, {"deployment.pools[0].count": 2}))
+    assert ex.unpaired(chat, apply_overrides(chat, {"duration_s": 120.0}))
+    assert ex.unpaired(chat, apply_overrides(chat, {"seed": 2}))
+    trace = load_preset("mooncake-replay")
+    assert not ex.unpaired(trace, apply_overrides(trace, {"seed": 2}))

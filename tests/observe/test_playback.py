@@ -120,6 +120,10 @@ def test_vllm_start_times_are_replayed_as_they_were(tmp_path: Path) -> None:
     assert rep.scenario.duration_s == pytest.approx(0.5 * (n - 2) + 1e-6)  # 60 s, not 120 / 8 = 15 s
     drawn = replay(detect.read_path(FIX / "vllm_bench_detailed_rate8.json"), H100)
     assert drawn.scenario.duration_s < 20.0
+    doc["start_times"] = [*sent[:-1], 1e11]  # an outlier: a window past the longest a run may have
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ScenarioError, match="start_times: the requests were sent over"):
+        detect.read_path(path)
     doc["start_times"] = 7
     path.write_text(json.dumps(doc))
     with pytest.raises(ScenarioError, match="start_times: expected a list"):
