@@ -94,7 +94,7 @@ table = ex.with_expected_error(
     compare_with_noise(*reps) if reps else ex.compare(ra.summary, rb.summary), ta, tb
 )
 if unpaired and "better" in table:  # a side that does better on other requests has not won
-    table = table.assign(better="not paired")
+    table = table.assign(better=table["better"].replace({"A": "not paired", "B": "not paired"}))
 if reps:
     replicas.caption(reps[0], "Utilisation and cost by part at the bottom are each side's first seed.")
 ha, hb = ex.headline(ra.summary), ex.headline(rb.summary)
