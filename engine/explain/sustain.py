@@ -33,6 +33,7 @@ def line(summary: Mapping[str, Any]) -> str | None:
         return None
     return (
         f"Unsustainable: {mark['offered_rps']:,.3g} req/s offered, about {mark['sustained_rps']:,.3g} sustained "
-        f"(short by {mark['shortfall_rps']:,.2g} req/s). The queue grows through the window, so its latency "
+        f"(short by {mark['shortfall_rps']:,.2g} req/s; both over the window's second half, where the arrivals "
+        "drawn may differ a little from the rate set). The queue grows through the window, so its latency "
         "percentiles grow with the run's length, and no plan or capacity search counts this run as passing."
     )
