@@ -35,7 +35,7 @@ from engine.explain.asic import (
     own_prefill_cost,
     phase_bottlenecks,
     phase_chip_hours,
-    server_pools,
+    request_pools,
     specialisation,
     window_bins,
 )
@@ -491,10 +491,7 @@ def _chip_mix(done: pd.DataFrame, res: Resolved) -> tuple[str, float]:
     would not remove; ('', 0) otherwise."""
     if len({p.hardware.id for p in res.pools}) < 2:
         return "", 0.0
-    pool_of = server_pools(res)
-    inst = done["decode_instance"].to_numpy(dtype=np.int64)
-    known = (inst >= 0) & (inst < len(pool_of))
-    pools = np.where(known, pool_of[np.clip(inst, 0, len(pool_of) - 1)], -1)
+    pools = request_pools(res, done["decode_instance"].to_numpy(dtype=np.int64), -1)
     tpot = done["tpot_s"].to_numpy(dtype=float)
     medians: dict[str, float] = {}
     spread = 0.0

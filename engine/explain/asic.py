@@ -58,16 +58,23 @@ def server_pools(res: Resolved) -> np.ndarray:
     return np.repeat([p.index for p in res.pools], [p.spec.count for p in res.pools]).astype(np.int64)
 
 
+def request_pools(res: Resolved, servers: np.ndarray, default: int) -> np.ndarray:
+    """Each request's pool from the server index it ran on (`server_pools`); `default` where it ran
+    on none (-1) or on a server the pools do not lay out."""
+    pool_of = server_pools(res)
+    pools = np.full(len(servers), default, dtype=np.int64)
+    known = (servers >= 0) & (servers < len(pool_of))
+    pools[known] = pool_of[servers[known]]
+    return pools
+
+
 def own_prefill_cost(res: Resolved, done: pd.DataFrame) -> tuple[np.ndarray, ...]:
     """Each request's prefill (time, compute, memory, communication, s) on the pool of the server
     that prefilled it: an edge NPU's prompt costs what it costs there, not on the data centre's chip."""
     tokens = done["prompt_tokens"].to_numpy(dtype=float)
     first = done["prefill_instance"].to_numpy(dtype=np.int64)
-    pool_of = server_pools(res)
     entry = next(p for p in res.pools if p.spec.role in ("prefill", "mixed"))
-    pools = np.full(len(done), entry.index)  # a request with no prefilling server: the first prefill pool
-    known = (first >= 0) & (first < len(pool_of))
-    pools[known] = pool_of[first[known]]
+    pools = request_pools(res, first, entry.index)  # no prefilling server: the first prefill pool
     out = tuple(np.zeros(len(done)) for _ in range(4))
     for p in res.pools:
         mine = pools == p.index
