@@ -97,3 +97,29 @@ LEGACY_STACK = {
 """The serving settings every scenario ran with before serving stacks had defaults (TensorRT-LLM's
 profile, 256 requests, 2,048-token chunks). Tests whose premise is a load level tuned under them
 (an overload, a saturation) pin them, so they test the scheduler rather than the calibration."""
+
+
+LONG_PROMPTS = {  # chat-colocated overloaded by long prompts: the admission and preemption tests' load
+    **LEGACY_STACK,
+    "duration_s": 120.0,
+    "deployment.pools[0].count": 2,
+    "workload.arrival.rate_rps": 6.0,
+    "workload.classes[0].input": {"kind": "lognormal", "mean": 4000, "p99": 12000, "max_tokens": 16000},
+    "workload.classes[0].slo": {"ttft_ms": 3000, "tpot_ms": 1000, "percentile": 99},
+}
+
+
+def overloaded(**over: Any) -> Scenario:
+    """chat-colocated under `LONG_PROMPTS`, with `over` applied."""
+    return io.apply_overrides(io.apply_overrides(io.load_preset("chat-colocated"), LONG_PROMPTS), over)
+
+
+def two_classes(base: Scenario) -> Scenario:
+    """`base` with its class split into a high-priority 30% and a low-priority 70%."""
+    data = io.to_data(base)
+    cls = data["workload"]["classes"][0]
+    data["workload"]["classes"] = [
+        dict(cls, name="high", share=0.3, priority=5),
+        dict(cls, name="low", share=0.7),
+    ]
+    return io.from_data(data)
