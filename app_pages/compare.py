@@ -201,11 +201,19 @@ for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
             series="run",
             colors=colors,
             dashes=dashes,
+            columns=3,
             title=f"{name} CDF: A vs B, mean of {n_seeds} seeds",
         )
     else:
         fig = charts.cdf(
-            frame, metric, targets, series="run", colors=colors, dashes=dashes, title=f"{name} CDF: A vs B"
+            frame,
+            metric,
+            targets,
+            series="run",
+            colors=colors,
+            dashes=dashes,
+            columns=3,
+            title=f"{name} CDF: A vs B",
         )
     with col:
         export.chart(fig, current, f"compare_{metric}_cdf", title=f"{metric} CDF, A vs B")

@@ -88,7 +88,15 @@ def _log_ok(values: pd.Series | np.ndarray) -> bool:
 
 
 LABEL_AXIS_PER_CHAR = 0.013
-"""About how much of a half-page chart's x axis one character of an 11-pixel label covers."""
+"""About how much of a half-page chart's x axis one character of an 11-pixel label covers (a
+third-of-the-page chart's axis is shorter by a third, so a character covers 1.5 times as much:
+`cdf`'s `columns`)."""
+
+
+LABEL_BACKGROUND = "rgba(240,240,240,0.95)"
+"""A target label's background: the light grey the theme's white shows under a faint tint, but
+opaque, so that where every place beside its line has a curve (`_label_place` found none clear)
+the label reads over the curve instead of through it."""
 
 
 def _label_place(
@@ -99,6 +107,7 @@ def _label_place(
     hi: float | None,
     log: bool,
     y0: float,
+    columns: int = 2,
 ) -> tuple[float, str]:
     """Where a target's label goes so that no curve runs under it: (y, xanchor). Left of its line
     at the bottom first (where most curves have not started), then right of it, then higher up."""
@@ -106,7 +115,7 @@ def _label_place(
         return y0, "right"
     a, b = (math.log10(lo), math.log10(hi)) if log else (lo, hi)
     x = math.log10(target) if log else target
-    width = chars * LABEL_AXIS_PER_CHAR * (b - a)
+    width = chars * LABEL_AXIS_PER_CHAR * columns / 2 * (b - a)
 
     def clear(y: float, side: str) -> bool:
         span = (x - width, x) if side == "right" else (x, x + width)
@@ -137,8 +146,11 @@ def cdf(
     series: str = "class",
     dashes: Mapping[str, str] | None = None,
     colors: Mapping[str, str] | None = None,
+    columns: int = 2,
 ) -> go.Figure:
-    """Latency CDF curves (one per `series` value) with each class's SLO target as a dashed line."""
+    """Latency CDF curves (one per `series` value) with each class's SLO target as a dashed line;
+    `columns`: the charts side by side across the page (a narrower chart's target label covers more
+    of its axis, and is kept off the curves by that)."""
     names = list(dict.fromkeys(frame[series])) if len(frame) else []
     palette = dict(colors or {})
     if not colors and len(names) > 1:  # several classes: each keeps one colour for its curve and its target
@@ -174,10 +186,10 @@ def cdf(
         label = (
             f"{t['class']} SLO {target:,.0f} ms" if len(rows_t) > 1 else f"SLO {target:,.0f} ms @ p{pct:g}"
         )
-        y, side = _label_place(curves, target, len(label), lo, hi, log, 0.03 + 0.09 * i)
+        y, side = _label_place(curves, target, len(label), lo, hi, log, 0.03 + 0.09 * i, columns)
         fig.add_annotation(
             x=math.log10(target) if log else target, y=y, text=label, showarrow=False,
-            xanchor=side, yanchor="bottom", font={"color": color, "size": 11}, bgcolor="rgba(128,128,128,0.12)",
+            xanchor=side, yanchor="bottom", font={"color": color, "size": 11}, bgcolor=LABEL_BACKGROUND,
         )  # fmt: skip
     for pct in sorted({float(t["percentile"]) for t in rows_t}):
         fig.add_hline(y=pct / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
@@ -205,6 +217,7 @@ def cdf_band(
     series: str = "class",
     dashes: Mapping[str, str] | None = None,
     colors: Mapping[str, str] | None = None,
+    columns: int = 2,
 ) -> go.Figure:
     """`cdf` of the mean curves over seeds, each over its shaded min–max band (`engine.explain.replicas.cdf_band`)."""
     names = list(dict.fromkeys(frame[series])) if len(frame) else []
@@ -213,7 +226,7 @@ def cdf_band(
         classes = [n for n in names if n != ALL]
         palette = {n: POOL_COLORS[i % len(POOL_COLORS)] for i, n in enumerate(classes)} | {ALL: "#8c8c8c"}
     name = METRIC_NAMES.get(metric, metric)
-    fig = cdf(frame, metric, targets, height=height, series=series, dashes=dashes, colors=palette,
+    fig = cdf(frame, metric, targets, height=height, series=series, dashes=dashes, colors=palette, columns=columns,
               title=title if title is not None else f"{name} CDF: mean of {seeds} seeds")  # fmt: skip
     lines = len(fig.data)
     for i, (key, rows) in enumerate(frame.groupby(series, sort=False)):

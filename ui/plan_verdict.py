@@ -12,6 +12,7 @@ model's error; `choice_inputs` the form's objective, risk-aware switch and margi
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -79,8 +80,8 @@ def options() -> dict[str, Any]:
     }
 
 
-def _band(b: Any, fmt: str) -> str:
-    return "" if not b else f" ({format(b[0], fmt)} to {format(b[1], fmt)})"
+def _band(b: Any, fmt: str, to: str = " to ") -> str:
+    return "" if not b else f" ({format(b[0], fmt)}{to}{format(b[1], fmt)})"
 
 
 def _latencies(c: dict[str, Any]) -> str:
@@ -167,7 +168,9 @@ def per_chip_frame(t: pd.DataFrame) -> pd.DataFrame:
 
     def banded(col: str, fmt: str) -> list[str]:
         return [
-            "n/a" if v is None or v != v else f"{format(v, fmt)}{_band(b, fmt)}"
+            "n/a"
+            if v is None or v != v
+            else f"{format(v, fmt)}{_band(b, fmt, '–')}"  # (every figure here is positive)
             for v, b in zip(t[col], t[f"{col}_band"], strict=True)
         ]
 
@@ -176,20 +179,38 @@ def per_chip_frame(t: pd.DataFrame) -> pd.DataFrame:
         {
             "": np.where(t["winner"], "★", ""),
             "chip": t["group"],
-            "deployment": t["shape"] + " " + t["split"],
+            "layout": [
+                f"{_without_chips(shape, group)} {split}"
+                for shape, group, split in zip(t["shape"], t["group"], t["split"], strict=True)
+            ],
             "chips": t["chips"].astype(int),
             "$/h": t["usd_per_hour"].round(2),
+            # beside the price it qualifies: at 1400 pixels the table's last columns are scrolled to
+            "holds at the band's edge": t["holds_slowed"].map(
+                {True: "yes", False: "no", None: "not checked"}
+            ),
             "$/M output tokens": banded("usd_per_million_output_tokens", ",.2f"),
             "output tok/s per chip": banded("output_tokens_per_s_per_chip", ",.0f"),
             "kW": (t["power_w"] / 1e3).round(1),
             f"TTFT {pct} (ms)": banded("ttft_ms_at_slo", ",.0f"),
             f"TPOT {pct} (ms)": banded("tpot_ms_at_slo", ",.1f"),
-            "holds at the band's edge": t["holds_slowed"].map(
-                {True: "yes", False: "no", None: "not checked"}
-            ),
             "quoted run": np.where(fails, t["verified_by"] + " (fails)", t["verified_by"]),
         }
     )
+
+
+def _without_chips(shape: str, group: str) -> str:
+    """A deployment's shape without the chip names its row's chip column gives, in the same order
+    ('b200 tp1 -> b200 tp1' beside 'b200' reads 'tp1 -> tp1'): the table is twelve columns, and at
+    1400 pixels its last two (whether the choice holds at the band's edge, the run it quotes) were
+    cut off. Kept whole where a chip of the group is not in it."""
+    chips = [c.strip() for c in re.split(r"->|\+|,", group) if c.strip()]
+    out = shape
+    for chip in chips:
+        if not re.search(rf"(?<![\w-]){re.escape(chip)}(?![\w-])", out):
+            return shape
+        out = re.sub(rf"(?<![\w-]){re.escape(chip)}\s+", "", out)
+    return out
 
 
 def run_mark(row: Any) -> str:

@@ -117,14 +117,11 @@ def pareto_chart(
         )
 
     passing = rows["passes"].astype(bool)
-    # neighbouring labelled points (the frontier and the chosen run, in x order) take their labels
-    # above and below in turn, so they do not overlap (a chosen run off the frontier took the
-    # same side as its neighbour and sat on its label)
-    labelled = rows[rows[frontier].astype(bool) | rows["chosen"].astype(bool)].sort_values(x)
-    order = {i: n for n, i in enumerate(labelled.index)}
+    labelled = rows[rows[frontier].astype(bool) | rows["chosen"].astype(bool)]
+    sides = label_sides(labelled, x, y, (float(rows[x].min()), float(rows[x].max())), float(rows[y].max()))
 
     def place(i: Any) -> str:
-        return "bottom center" if order.get(i, 0) % 2 else "top center"
+        return sides.get(i) or "top center"
 
     for mode, symbol, color in (("colocated", "circle", "#1f77b4"), ("disaggregated", "diamond", "#e67e22")):
         for calibrated in (True, False):
@@ -136,7 +133,7 @@ def pareto_chart(
                     x=sub[x],
                     y=sub[y],
                     mode="markers+text",
-                    text=sub["split"].where(sub[frontier] | sub["chosen"], ""),  # label the frontier only
+                    text=sub["split"].where(sub.index.map(lambda i: sides.get(i) is not None), ""),
                     textposition=sub.index.map(place).tolist(),
                     name=f"{mode}, meets SLOs" + ("" if calibrated else ", uncalibrated chip"),
                     marker={
@@ -147,6 +144,7 @@ def pareto_chart(
                     },
                     customdata=data(sub),
                     hovertemplate=hover,
+                    cliponaxis=False,  # a label above the highest point is drawn whole, not cut at the axis
                 )
             )
     for calibrated in (True, False):
@@ -185,6 +183,48 @@ def pareto_chart(
         legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
     )
     return fig
+
+
+MARKER_LABEL_AXIS_PER_CHAR = 0.017
+"""About how much of a half-page chart's x axis one character of a marker's label covers."""
+MARKER_LABEL_HEIGHT = 0.08
+"""About how much of the y axis a marker's label (with its gap to the marker) covers."""
+
+
+def label_sides(
+    labelled: pd.DataFrame, x: str, y: str, x_range: tuple[float, float], y_top: float
+) -> dict[Any, str | None]:
+    """Where each labelled point's P:D split goes ('top center', 'bottom center'), or None where
+    both places would overlap a label already placed: the chosen run first, then the frontier in
+    x order, each first on the side its x-order neighbour did not take. `x_range` and `y_top`: the
+    extent of every point the chart draws (the axes'). Frontier points sit close
+    where every passing deployment serves the whole load (the cost chart's goodput is the same for
+    all): labelled above and below in turn, five of them still ran into each other ('2P:1D3P:1D')."""
+    if labelled.empty:
+        return {}
+    xs = labelled[x].astype(float)
+    ys = labelled[y].astype(float)
+    x_span = (x_range[1] - x_range[0]) or 1.0
+    y_top = max(y_top, 0.0) or 1.0
+    order = sorted(labelled.index, key=lambda i: (not bool(labelled.at[i, "chosen"]), float(xs[i])))
+    by_x = {i: n for n, i in enumerate(xs.sort_values().index)}
+    placed: list[tuple[float, float, float]] = []  # (x, y, half width) on the axes' 0-1 scale
+    sides: dict[Any, str | None] = {}
+    for i in order:
+        px = (float(xs[i]) - x_range[0]) / x_span * 0.9  # plotly pads the range about 5% a side
+        half = len(str(labelled.at[i, "split"])) * MARKER_LABEL_AXIS_PER_CHAR / 2
+        first = "bottom center" if by_x[i] % 2 else "top center"
+        second = "top center" if first == "bottom center" else "bottom center"
+        sides[i] = None
+        for side in (first, second):
+            py = float(ys[i]) / y_top + (
+                MARKER_LABEL_HEIGHT if side == "top center" else -MARKER_LABEL_HEIGHT
+            )
+            if all(abs(px - qx) >= half + qh or abs(py - qy) >= MARKER_LABEL_HEIGHT for qx, qy, qh in placed):
+                placed.append((px, py, half))
+                sides[i] = side
+                break
+    return sides
 
 
 def selected_run(event: Any) -> int | None:

@@ -158,3 +158,59 @@ def test_the_utilisation_legend_names_each_line_as_drawn() -> None:
     assert fig.layout.legend.orientation == "v"
     assert fig.layout.height == 300 + 4 * charts.LEGEND_ROW_PX
     assert fig.layout.legend.y * (300 - 50 - charts.AXIS_BELOW_PX) <= -charts.AXIS_BELOW_PX + 1e-9
+
+
+def test_a_target_label_in_a_third_of_the_page_stays_off_the_curves() -> None:
+    """Compare draws its CDFs three to a row: a label's characters cover half as much again of that
+    axis as of a half-page chart's, and the half-page estimate put 'SLO 5 ms @ p90' left of its line
+    across the other run's curve. Where no place beside the line is clear, the label's background is
+    opaque, so it reads over a curve rather than through it."""
+    import numpy as np
+    import pandas as pd
+
+    from ui import charts
+
+    frac = np.linspace(0.0, 1.0, 50)
+    frame = pd.DataFrame({
+        "run": ["A"] * 50 + ["B"] * 50,
+        "latency_ms": np.concatenate([np.linspace(9.0, 20.0, 50), np.where(frac <= 0.3, 3.0, 22.0)]),
+        "fraction": np.concatenate([frac, frac]),
+    })  # fmt: skip
+    targets = pd.DataFrame([{"class": "all", "metric": "tpot", "target_ms": 8.0, "percentile": 90.0}])
+    curves = [(g["fraction"].to_numpy(), g["latency_ms"].to_numpy()) for _, g in frame.groupby("run")]
+    label = len("SLO 8 ms @ p90")
+    # across half a page the label fits left of its line above B's foot (3 ms); across a third it
+    # reaches over B's foot, and goes up to where B has moved on (A holds the right side)
+    assert charts._label_place(curves, 8.0, label, 0.0, 23.0, False, 0.03, columns=2) == (0.03, "right")
+    y, side = charts._label_place(curves, 8.0, label, 0.0, 23.0, False, 0.03, columns=3)
+    assert (round(y, 2), side) == (0.33, "right")
+    fig = charts.cdf(frame, "tpot", targets, series="run", columns=3)
+    (note,) = fig.layout.annotations
+    assert note.text == "SLO 8 ms @ p90" and note.bgcolor == charts.LABEL_BACKGROUND
+    assert float(note.bgcolor.rsplit(",", 1)[1].rstrip(")")) >= 0.9  # opaque enough to hide a curve under it
+
+
+def test_the_planners_frontier_labels_do_not_run_into_each_other() -> None:
+    """Where every passing deployment serves the whole load, the cost frontier's points sit side by
+    side at one goodput: labelled above and below in turn, '2P:1D' and '3P:1D' still overlapped.
+    A label that has no free place is left off (the point's hover names it); the chosen run's first."""
+    import pandas as pd
+
+    from ui import planner
+
+    runs = pd.DataFrame({
+        "usd_per_hour": [17.0, 17.6, 18.0, 18.4, 19.0, 40.0],
+        "goodput_rps": [15.2, 15.3, 15.3, 15.4, 15.4, 15.5],
+        "split": ["2P:1D", "3P:1D", "2P:2D", "4P:1D", "3P:2D", "8M"],
+        "chosen": [False, False, True, False, False, False],
+    })  # fmt: skip
+    sides = planner.label_sides(runs, "usd_per_hour", "goodput_rps", (0.0, 60.0), 16.0)
+    assert sides[2] is not None  # the chosen run keeps its label
+    placed = [i for i, side in sides.items() if side is not None]
+    assert 2 <= len(placed) < len(runs)  # some left off: five labels do not fit in that stretch
+    width = planner.MARKER_LABEL_AXIS_PER_CHAR * 5 / 2
+    for a in placed:
+        for b in placed:
+            if a < b and sides[a] == sides[b]:  # two labels on one side of one line of points
+                apart = abs(runs.at[a, "usd_per_hour"] - runs.at[b, "usd_per_hour"]) / 60.0 * 0.9
+                assert apart >= 2 * width, (runs.at[a, "split"], runs.at[b, "split"])
