@@ -41,6 +41,8 @@ if (edge := ex.edge_line(s)) is not None:
     st.info(plain(edge), icon=":material/cell_tower:")
 if (way := ex.way_in_line(s)) is not None:  # network and control plane, as shares of TTFT
     st.info(plain(way), icon=":material/lan:")
+if (held := ex.client_line(s)) is not None:  # a ceiling on requests in flight: the wait before the send
+    st.info(plain(held), icon=":material/hourglass_top:")
 reps = replicas.run([sc], n_seeds)  # None with one seed, or until the other seeds are done
 rep = reps[0] if reps else None
 

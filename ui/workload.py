@@ -51,9 +51,9 @@ DIST_FIELDS = {
 """The fields each kind of length distribution uses (max_tokens applies to all)."""
 
 ARRIVAL_FIELDS = {
-    "poisson": ("rate_rps", "shape", "peak_factor", "peak_hour", "points"),
-    "gamma": ("rate_rps", "cv", "shape", "peak_factor", "peak_hour", "points"),
-    "offline": ("requests",),
+    "poisson": ("rate_rps", "shape", "peak_factor", "peak_hour", "points", "max_in_flight"),
+    "gamma": ("rate_rps", "cv", "shape", "peak_factor", "peak_hour", "points", "max_in_flight"),
+    "offline": ("requests", "max_in_flight"),
     "closed_loop": ("clients", "think_time_s", "think", "think_spread", "ramp_s", "stop_after"),
 }
 """The arrival fields each kind uses; fields the engine adds later are shown for every kind."""
@@ -199,6 +199,9 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
     if "requests" in used:
         with c1:
             number("workload.arrival.requests", integer=True, lo=1, hi=MAX_REQUESTS)
+    if "max_in_flight" in used:
+        with c2 if "requests" in used else st.columns(3)[0]:
+            _ceiling_input()
     if "clients" in used:
         with c1:
             number("workload.arrival.clients", integer=True, lo=1, hi=MAX_CLIENTS)
@@ -224,6 +227,23 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
         st.caption(
             "A closed loop or an offline batch has no arrival curve: requests come as earlier ones end, or all at t = 0."
         )
+
+
+def _ceiling_input() -> None:
+    """The client's ceiling on requests in flight (`Arrival.max_in_flight`), empty for none."""
+    number(
+        "workload.arrival.max_in_flight",
+        "Most in flight",
+        integer=True,
+        lo=1,
+        hi=MAX_CLIENTS,
+        optional=True,
+        placeholder="no ceiling",
+        help="The client never has more requests unanswered than this (vLLM's `bench serve "
+        "--max-concurrency` beside a rate, a gateway's limit): a request due while that many are in "
+        "flight waits at the client and is sent when one ends; its TTFT counts from the send, and "
+        "Results says how many waited and how long. Empty: no ceiling.",
+    )
 
 
 RATE = "workload.arrival.rate_rps"

@@ -154,6 +154,7 @@ _API = {
     "effects_table": "engine.explain.layers",
     "layer_view": "engine.explain.layers",
     "way_in_line": "engine.explain.way_in",
+    "client_line": "engine.explain.way_in",
     "autoscale_line": "engine.explain.scaled",
     "FaultMark": "engine.explain.timeline_marks",
     "fault_marks": "engine.explain.timeline_marks",
@@ -205,6 +206,7 @@ __all__ = [
     "chip_options",
     "chip_rows",
     "class_attainment",
+    "client_line",
     "cliff_notes",
     "compare",
     "compare_with_noise",
@@ -428,5 +430,5 @@ if TYPE_CHECKING:
     from engine.explain.software import porting_lines
     from engine.explain.sustain import GROWS, at_least, latency, line
     from engine.explain.timeline_marks import FaultMark, fault_marks
-    from engine.explain.way_in import way_in_line
+    from engine.explain.way_in import client_line, way_in_line
     from engine.serving.summary import shortfall_rps

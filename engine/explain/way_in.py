@@ -1,4 +1,5 @@
-"""How the way in is said: network and control-plane time as their share of TTFT (`Summary.way_in`)."""
+"""How the way in is said: network and control-plane time as their share of TTFT (`Summary.way_in`),
+and the wait at the client for a slot under a ceiling on requests in flight (`Summary.client`)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,25 @@ def way_in_line(summary: Mapping[str, Any]) -> str | None:
     return text + "."
 
 
-__all__ = ["way_in_line"]
+def client_line(summary: Mapping[str, Any]) -> str | None:
+    """One line on the requests a ceiling on requests in flight held at the client; None without a
+    ceiling. Their wait is not in their TTFT (timed from the send, as the benchmark times it), so it
+    is said beside the figures."""
+    c = summary.get("client")
+    if not c:
+        return None
+    cap = f"at most {c['max_in_flight']:,} in flight"
+    if not c["held"]:
+        return f"The client's ceiling ({cap}) held no request of the window: every one was sent when it fell due."
+    total = summary["requests"]["total"]
+    return (
+        f"The client's ceiling ({cap}) held {c['held']:,} of the window's {total:,} requests for a slot: "
+        f"{c['wait_ms_mean'] / 1e3:,.2f} s on average, {c['wait_ms_max'] / 1e3:,.2f} s at most, before they were "
+        "sent. TTFT and E2E count from the send, as a benchmark client times them."
+    )
+
+
+__all__ = ["client_line", "way_in_line"]
 
 
 def way_in_s(requests: pd.DataFrame) -> np.ndarray:

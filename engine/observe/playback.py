@@ -5,10 +5,12 @@ its prompt and output length; without, every request has the stated mean lengths
 the stated load, drawn as the benchmark tools draw them:
 
 - a concurrency (``--max-concurrency``, AIPerf's ``--concurrency``): that many closed-loop clients,
-  no think time, all started at t = 0, sending the stated number of requests in all (a request
-  rate beside a concurrency is not modelled: the clients send as fast as they can);
+  no think time, all started at t = 0, sending the stated number of requests in all;
 - a rate: gaps drawn from a gamma distribution of shape `burstiness` (1: Poisson), rescaled so
-  the last request is sent at requests / rate, as vLLM's ``get_request`` does;
+  the last request is sent at requests / rate, as vLLM's ``get_request`` does; with a concurrency
+  beside it, that rate's schedule with a ceiling of that many requests in flight
+  (`Arrival.max_in_flight`: a request due while that many are unanswered waits for one to end, as
+  vLLM's semaphore makes it);
 - ``inf`` without a concurrency: every request at t = 0.
 
 The simulated requests are measured as the tools measure theirs: TTFT, TPOT per request with
@@ -159,6 +161,8 @@ def gamma_arrivals(n: int, rate_rps: float, burstiness: float, seed: int) -> np.
 
 def _arrival(obs: Observation, n: int) -> dict[str, object]:
     s = obs.setup
+    if s.concurrency and s.rate_rps:  # the rate's schedule, never more than the concurrency in flight
+        return {**_rate(s.rate_rps, s.burstiness), "max_in_flight": min(s.concurrency, bounds.MAX_CLIENTS)}
     if s.concurrency:
         return {
             "kind": "closed_loop",
@@ -168,15 +172,19 @@ def _arrival(obs: Observation, n: int) -> dict[str, object]:
             "stop_after": n,
         }
     if s.rate_rps:
-        shape = s.burstiness or 1.0
-        if shape == 1.0:
-            return {"kind": "poisson", "rate_rps": s.rate_rps}
-        return {"kind": "gamma", "rate_rps": s.rate_rps, "cv": min(20.0, max(0.01, shape**-0.5))}
+        return _rate(s.rate_rps, s.burstiness)
     if s.all_at_once:
         return {"kind": "offline", "requests": n}
     raise ScenarioError(
         f"{obs.source}: the file states neither a request rate nor a concurrency to replay; give the one it ran at"
     )
+
+
+def _rate(rate_rps: float, burstiness: float | None) -> dict[str, object]:
+    shape = burstiness or 1.0
+    if shape == 1.0:
+        return {"kind": "poisson", "rate_rps": rate_rps}
+    return {"kind": "gamma", "rate_rps": rate_rps, "cv": min(20.0, max(0.01, shape**-0.5))}
 
 
 def _scenario(
@@ -315,8 +323,6 @@ def replay(obs: Observation, dep: Deployment, catalog: Catalog | None = None, *,
         send = gamma_arrivals(n, float(obs.setup.rate_rps or 1.0), obs.setup.burstiness or 1.0, seed)
     else:
         send = None
-    if obs.setup.concurrency and obs.setup.rate_rps:
-        notes.append("a rate beside a concurrency is replayed as the concurrency alone")
     window = (
         max(bounds.MIN_DURATION_S, float(send[-1]) + 1e-6)
         if send is not None

@@ -68,6 +68,13 @@ class Arrival(Frozen):
     """Closed loop: the clients send this many requests in all, then stop (bench_serving's
     ``--num-prompts`` beside ``--max-concurrency``); unset, they send until the window ends. Other
     kinds ignore it, as they ignore `clients`."""
+    max_in_flight: Annotated[int, Field(ge=1, le=bounds.MAX_CLIENTS)] | None = None
+    """Open loops, offline batches and traces: the client never has more than this many requests
+    unanswered (vLLM's ``bench serve --max-concurrency`` beside ``--request-rate``, a gateway's
+    in-flight limit). A request due while that many are in flight waits at the client, in order,
+    until one ends; it is sent then, and its TTFT and E2E count from then, as the benchmark times
+    them (the wait is reported apart: the summary's ``client``; `engine.serving.ceiling`). Unset: no
+    ceiling. A closed loop ignores it: its `clients` are its ceiling."""
 
     @model_validator(mode="after")
     def _check(self) -> "Arrival":

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from engine import policies
 from engine.serving.cache import RequestBlocks
+from engine.serving.ceiling import ClientCeiling
 from engine.serving.ledger import (
     DEGRADED,
     FAILED,
@@ -88,6 +89,12 @@ class FrontDoor:
         # degrade (`deployment.degrade`): None when off, so arrivals pay nothing for it
         self.degrade = sc.deployment.degrade if sc.deployment.degrade.enabled else None
         counters.update(degraded_arrivals=0, capped_requests=0, capped_tokens=0)
+        # the client's ceiling on requests in flight (`Arrival.max_in_flight`); a closed loop's
+        # clients are their own
+        cap = sc.workload.arrival.max_in_flight
+        self.ceiling = (
+            ClientCeiling(cap, self.n, env, self.send_held) if cap is not None and not ledger.closed else None
+        )
 
     def start(self) -> None:
         """Issue the first requests: every client's first one, or the open loop's."""
@@ -103,6 +110,8 @@ class FrontDoor:
         else:
             if led.follow is not None:  # multi-turn sessions: a later turn is sent when its previous one ends
                 led.on_turn = self.next_turn
+            if self.ceiling is not None:
+                led.on_end.append(self.ceiling.ended)
             self.arrivals_from(0)
 
     def next_turn(self, rid: int, now: float, served: bool, cut: int) -> None:
@@ -127,6 +136,8 @@ class FrontDoor:
         self.env.after(gap, self._sent_turn, rid)
 
     def _sent_turn(self, rid: int) -> None:
+        if self.ceiling is not None and not self.ceiling.admit(rid):
+            return  # held at the client (`send_held`)
         self.ledger.sent += 1
         self.arrive(rid)
 
@@ -136,6 +147,7 @@ class FrontDoor:
         now = self.env.now
         led = self.ledger
         arrival, later = led.arrival, led.follow_up
+        ceiling = self.ceiling
         while rid < self.n:
             if later and later[rid]:
                 rid += 1
@@ -144,14 +156,24 @@ class FrontDoor:
             if dt > 0:
                 self.env.after(dt, self.arrival_due_call, rid)
                 return
-            led.sent += 1
-            self.arrive(rid)
+            if ceiling is None or ceiling.admit(rid):
+                led.sent += 1
+                self.arrive(rid)
             rid += 1
 
     def _arrival_due(self, rid: int) -> None:
-        self.ledger.sent += 1
-        self.arrive(rid)
+        if self.ceiling is None or self.ceiling.admit(rid):
+            self.ledger.sent += 1
+            self.arrive(rid)
         self.arrivals_from(rid + 1)
+
+    def send_held(self, rid: int) -> None:
+        """A request held at the client for a slot (`ClientCeiling`) goes out now: the server, and
+        its TTFT and E2E, count from now."""
+        led = self.ledger
+        led.arrival[rid] = self.env.now
+        led.sent += 1
+        self.arrive(rid)
 
     def next_from_client(self, now: float) -> None:
         """Closed loop: a client starts, or one whose request ended sends its next after a think time.

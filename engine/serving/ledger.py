@@ -114,6 +114,9 @@ class Records:
     site: list[str] | None = None  # with an edge site: where each request was served (`edge.SITES`)
     network_s: np.ndarray | None = None  # with a network or control plane that costs: `way_in`'s per request
     control_s: np.ndarray | None = None
+    client_wait_s: np.ndarray | None = None
+    """With a ceiling on requests in flight (`Arrival.max_in_flight`): each request's wait at the
+    client for a slot, seconds (`arrival_s` is when it was sent, after the wait)."""
     stalls: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     """One row per preemption that ended in the request rejoining a batch: (request, server, the end
     of the batch's last decode step before it was taken off, when it rejoined). Its next token comes
@@ -370,7 +373,7 @@ def without_unsent(rec: Records) -> Records:
     per_request = {k: getattr(rec, k)[keep] for k in PER_REQUEST}
     optional = {
         k: getattr(rec, k)[keep]
-        for k in ("network_s", "control_s", "prompt_tokens")
+        for k in ("network_s", "control_s", "client_wait_s", "prompt_tokens")
         if getattr(rec, k) is not None
     }
     site = [rec.site[i] for i in keep.tolist()] if rec.site is not None else None

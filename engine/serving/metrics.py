@@ -54,6 +54,7 @@ from engine.serving.ledger import (
 )
 from engine.serving.stats import by_reason, latency_stats, nan_mean, percentile
 from engine.serving.summary import (
+    Client,
     Edge,
     LatencyMs,
     LatencyStats,
@@ -109,6 +110,8 @@ def request_columns(resolved: Resolved, reqs: Requests, rec: Records) -> dict[st
         "max_tbt_s": tbt,
         **({"site": np.array(rec.site)} if rec.site is not None else {}),  # with an edge site only
         **_way_in_columns(rec),
+        # with a ceiling on requests in flight only: the wait at the client before the send
+        **({"client_wait_s": rec.client_wait_s} if rec.client_wait_s is not None else {}),
         "met_slo": met_slo(resolved, reqs.cls[:n], rec.outcome, ttft, tpot, e2e, tbt),
     }
 
@@ -322,6 +325,28 @@ def _way_in_section(resolved: Resolved, columns: dict[str, Any], done: np.ndarra
     return {"way_in": way_in_summary(resolved, columns, done)} if "network_s" in columns else {}
 
 
+class _ClientSection(TypedDict, total=False):
+    client: Client
+
+
+def _client_section(resolved: Resolved, rec: Records, mask: np.ndarray) -> _ClientSection:
+    # the summary's `client` key, with a ceiling on requests in flight only (`engine.serving.ceiling`)
+    cap = resolved.scenario.workload.arrival.max_in_flight
+    if rec.client_wait_s is None or cap is None:
+        return {}
+    waits = rec.client_wait_s[mask]
+    waits = waits[waits > 0]
+    held = len(waits) > 0
+    return {
+        "client": {
+            "max_in_flight": cap,
+            "held": len(waits),
+            "wait_ms_mean": float(waits.mean() * 1e3) if held else None,
+            "wait_ms_max": float(waits.max() * 1e3) if held else None,
+        }
+    }
+
+
 class _AutoscaleSection(TypedDict, total=False):
     autoscale: AutoscaleSummary
 
@@ -428,6 +453,7 @@ def summary(
         },
         **_edge_section(resolved, rec, columns, mask),
         **_way_in_section(resolved, columns, done),
+        **_client_section(resolved, rec, mask),
         **_power_cap_section(resolved, rec, energy_by_pool),
         **_autoscale_section(resolved, rec, columns, mask),
         "unsustainable": unsustainable,

@@ -6,7 +6,8 @@ as long and the p99 TTFT roughly doubles) and say nothing about the deployment. 
 *unsustainable* (DESIGN.md, docs/metrics.md), and its summary says by how much it falls short.
 
 The test reads the run's records, numpy only. The queue is the number of requests that have
-arrived and not yet had their first token (a rejected or failed request leaves it when it
+arrived (fallen due at the client, where a ceiling on requests in flight holds some there) and not
+yet had their first token (a rejected or failed request leaves it when it
 arrives, or at its first token if it had one). It counts a prompt waiting on an instance, one
 being prefilled, and in a split deployment one waiting for decode memory or its KV transfer: the
 first token is delivered once the decode instance holds the cache. Requests that are decoding
@@ -72,11 +73,14 @@ def queue_trend(scenario: Scenario, rec: Records) -> tuple[float, float, float, 
         return None
     start = scenario.warmup_s + (scenario.duration_s - scenario.warmup_s) / 2.0
     half_s = scenario.duration_s - start
-    arrival = rec.arrival_s
+    sent = rec.arrival_s
+    # with a ceiling on requests in flight, a request is offered when it falls due at the client
+    # and queued from then (`engine.serving.ceiling`): the backlog waits there instead
+    arrival = sent if rec.client_wait_s is None else sent - rec.client_wait_s
     offered = int(np.count_nonzero((arrival >= start) & (arrival < scenario.duration_s)))
     if half_s <= 0 or offered == 0:
         return None
-    served = np.where(np.isfinite(rec.first_token_s), rec.first_token_s, arrival)
+    served = np.where(np.isfinite(rec.first_token_s), rec.first_token_s, sent)
     times = np.linspace(start, scenario.duration_s, SAMPLES)
     queued = np.searchsorted(np.sort(arrival), times, side="right") - np.searchsorted(
         np.sort(served), times, side="right"

@@ -173,7 +173,7 @@ class Simulation(Host[Server]):
     def arrived(self, now: float) -> int:
         """Requests sent by `now` (ids are in time order but for a session's later turns)."""
         led = self.ledger
-        if led.follow is not None:
+        if led.follow is not None or self.front.ceiling is not None:  # (a held request's arrival moves)
             return led.sent
         return bisect.bisect_right(led.arrival, now, 0, led.issued)
 
@@ -320,6 +320,7 @@ class Simulation(Host[Server]):
             site=[SITES[w] for w in self.edge.where[:n]] if self.edge is not None else None,
             network_s=self._paid(n, "network_s"),
             control_s=self._paid(n, "control_s"),
+            client_wait_s=np.array(self.front.ceiling.wait[:n]) if self.front.ceiling is not None else None,
             scaling=self.scaling.log if self.scaling is not None else None,
             prompt_tokens=None
             if self.ledger.follow is None

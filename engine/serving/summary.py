@@ -16,6 +16,7 @@ __all__ = [
     "Cache",
     "CalibrationDoc",
     "ClassSummary",
+    "Client",
     "Cost",
     "Edge",
     "EdgeTtft",
@@ -321,6 +322,20 @@ class WayIn(TypedDict):
     """Control-plane time over TTFT, summed over the requests, 0-1."""
 
 
+class Client(TypedDict):
+    """The client's ceiling on requests in flight (`workload.arrival.max_in_flight` set only): the
+    window's requests (those sent in it) that waited for a slot."""
+
+    max_in_flight: int
+    """The ceiling, requests."""
+    held: int
+    """Window requests that waited at the client for a slot before being sent."""
+    wait_ms_mean: float | None
+    """Their mean wait, ms (None when none waited): not in their TTFT or E2E, which count from the send."""
+    wait_ms_max: float | None
+    """The longest wait, ms (None when none waited)."""
+
+
 class Shortfall(TypedDict):
     """An unsustainable run's mark: rates over the window's second half (`engine.serving.saturation`)."""
 
@@ -374,6 +389,8 @@ class Summary(TypedDict):
     """The edge site (a deployment with an edge site only)."""
     way_in: NotRequired[WayIn]
     """The network and control plane on the way in (only when either costs time)."""
+    client: NotRequired[Client]
+    """The client's ceiling on requests in flight (a scenario that sets one only)."""
     power_cap: NotRequired[PowerCap]
     """Power caps, the clock they impose and the power drawn (a scenario with a cap only)."""
     autoscale: NotRequired[AutoscaleSummary]

@@ -190,6 +190,22 @@ def test_a_target_label_in_a_third_of_the_page_stays_off_the_curves() -> None:
     assert float(note.bgcolor.rsplit(",", 1)[1].rstrip(")")) >= 0.9  # opaque enough to hide a curve under it
 
 
+def test_the_workload_page_sets_a_ceiling_on_requests_in_flight_and_results_say_what_it_held() -> None:
+    from tests.app.harness import scenario_of, short
+
+    at = app("workload", short("chat-colocated"), "chat-colocated")
+    assert_clean(at)
+    box = next(n for n in at.number_input if n.label == "Most in flight")
+    assert box.value is None  # no ceiling until one is typed
+    box.set_value(8).run()
+    assert_clean(at)
+    assert scenario_of(at).workload.arrival.max_in_flight == 8
+    at.switch_page("app_pages/results.py").run()
+    assert_clean(at)
+    said = [plain(i.value) for i in at.info if "ceiling" in i.value]
+    assert said and "at most 8 in flight" in said[0] and "requests for a slot" in said[0], said
+
+
 def test_the_planners_frontier_labels_do_not_run_into_each_other() -> None:
     """Where every passing deployment serves the whole load, the cost frontier's points sit side by
     side at one goodput: labelled above and below in turn, '2P:1D' and '3P:1D' still overlapped.

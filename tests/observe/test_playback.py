@@ -139,3 +139,24 @@ def test_a_single_request_is_replayed_in_a_window_of_at_least_a_second() -> None
     one = dataclasses.replace(obs, setup=dataclasses.replace(obs.setup, requests=1))
     rep = replay(one, H100)
     assert len(rep.e2e_s) == 1 and rep.scenario.duration_s >= 1.0
+
+
+def test_a_rate_beside_a_concurrency_is_replayed_under_a_ceiling() -> None:
+    """`--request-rate R --max-concurrency C`: the rate's schedule, never more than C in flight (it
+    was replayed as C closed-loop clients sending as fast as they could)."""
+    obs = detect.read_path(FIX / "vllm_bench_detailed.json")
+    assert obs.setup.rate_rps and not obs.setup.concurrency
+    capped = dataclasses.replace(obs, setup=dataclasses.replace(obs.setup, concurrency=2))
+    rep = replay(capped, H100)
+    arr = rep.scenario.workload.arrival
+    assert arr.kind == "poisson" and arr.rate_rps == obs.setup.rate_rps and arr.max_in_flight == 2
+    assert not [n for n in rep.notes if "concurrency alone" in n]
+    free = replay(obs, H100)
+    assert len(rep.e2e_s) == len(free.e2e_s) == 100
+    # two in flight at a time holds requests back: the run takes longer than the open loop's
+
+    def simulated(r: object, figure: str) -> float:
+        t = r.table  # type: ignore[attr-defined]
+        return float(t[(t["figure"] == figure) & (t["stat"] == "mean")]["simulated"].iloc[0])
+
+    assert simulated(rep, "request_rps") < simulated(free, "request_rps")

@@ -77,7 +77,7 @@ def test_whole_run_loads_are_never_unsustainable(over: dict[str, Any]) -> None:
 
 
 def _records(arrival: np.ndarray, first_token: np.ndarray) -> Any:
-    return SimpleNamespace(arrival_s=arrival, first_token_s=first_token)
+    return SimpleNamespace(arrival_s=arrival, first_token_s=first_token, client_wait_s=None)
 
 
 def _scenario() -> Any:

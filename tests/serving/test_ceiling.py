@@ -1,0 +1,97 @@
+"""A client's ceiling on requests in flight (`workload.arrival.max_in_flight`, `engine.serving.ceiling`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engine import explain as ex
+from engine.core.errors import ScenarioError
+from engine.scenario import codec as io
+from engine.serving.run import simulate
+from engine.serving.workload import generate
+from tests.simhelp import check_invariants, small
+
+
+def _most_in_flight(t: Any) -> int:
+    """The most requests sent and not yet ended at any send (every request completed)."""
+    sent = np.sort(t["arrival_s"].to_numpy())
+    ended = np.sort(t["completion_s"].to_numpy())
+    return int((np.arange(1, len(sent) + 1) - np.searchsorted(ended, sent, side="right")).max())
+
+
+def test_a_ceiling_holds_requests_at_the_client_and_times_them_from_the_send() -> None:
+    sc = small("chat-colocated", **{"workload.arrival.max_in_flight": 8})
+    res = simulate(sc)
+    check_invariants(res)
+    t = res.requests
+    assert (t["outcome"] == "completed").all()
+    assert _most_in_flight(t) == 8  # reached, never passed
+    # the schedule is the rate's: each request was due when drawn, and sent after its wait
+    due = generate(sc).arrival_s[: len(t)]
+    wait = t["client_wait_s"].to_numpy()
+    assert np.allclose(t["arrival_s"].to_numpy() - wait, due) and (wait >= 0).all()
+    assert (t["ttft_s"] == t["first_token_s"] - t["arrival_s"]).all()  # from the send, not the due time
+    client = res.summary["client"]
+    assert (
+        client["max_in_flight"] == 8
+        and client["held"] > 0
+        and client["wait_ms_max"] >= client["wait_ms_mean"] > 0
+    )
+    assert "held" in (ex.client_line(res.summary) or "")
+
+
+def test_a_batch_under_a_ceiling_is_a_closed_loop_of_that_many_clients() -> None:
+    """`--request-rate inf --max-concurrency 24` is 24 clients that never think: request for
+    request, the same sends, first tokens and completions."""
+    over: dict[str, Any] = {"duration_s": 600.0}
+    batch = small(
+        "chat-colocated",
+        **over,
+        **{"workload.arrival": {"kind": "offline", "requests": 300, "max_in_flight": 24}},
+    )
+    loop = small("chat-colocated", **over, **{"workload.arrival": {
+        "kind": "closed_loop", "clients": 24, "think_time_s": 0.0, "ramp_s": 0.0, "stop_after": 300,
+    }})  # fmt: skip
+    a, b = simulate(batch).requests, simulate(loop).requests
+    assert len(a) == len(b) == 300
+    for col in ("arrival_s", "first_token_s", "completion_s", "prompt_tokens", "output_tokens"):
+        assert np.array_equal(a[col].to_numpy(), b[col].to_numpy()), col
+
+
+def test_a_ceiling_never_reached_changes_nothing() -> None:
+    base = small("chat-colocated")
+    capped = io.apply_overrides(base, {"workload.arrival.max_in_flight": 10_000})
+    a, b = simulate(base), simulate(capped)
+    for col in a.requests.columns:
+        assert a.requests[col].equals(b.requests[col]), col
+    assert (b.requests["client_wait_s"] == 0).all() and "client_wait_s" not in a.requests
+    assert b.summary["client"]["held"] == 0 and "client" not in a.summary
+    assert "held no request" in (ex.client_line(b.summary) or "")
+
+
+def test_a_backlog_held_at_the_client_is_still_unsustainable() -> None:
+    """The ceiling moves the queue to the client; the rate it falls short of is the same."""
+    res = simulate(small("chat-colocated", **{"workload.arrival.max_in_flight": 4}))
+    short = res.summary["unsustainable"]
+    assert short is not None and short["offered_rps"] == pytest.approx(16.8, rel=0.05)
+    assert short["sustained_rps"] < 2.0 < short["shortfall_rps"]
+
+
+def test_a_ceiling_counts_the_later_turns_of_sessions() -> None:
+    sc = small("chat-colocated", **{
+        "workload.classes[0].multi_turn": {"turns_mean": 3, "think_time_s": 2.0},
+        "workload.arrival.max_in_flight": 6,
+    })  # fmt: skip
+    res = simulate(sc)
+    check_invariants(res)
+    t = res.requests
+    assert (t["outcome"] == "completed").all() and _most_in_flight(t) == 6
+    assert res.summary["client"]["held"] > 0
+
+
+def test_a_ceiling_out_of_range_is_refused_by_name() -> None:
+    with pytest.raises(ScenarioError, match=r"workload\.arrival\.max_in_flight"):
+        small("chat-colocated", **{"workload.arrival.max_in_flight": 0})
