@@ -60,9 +60,11 @@ def memory_text(m: PoolMemory) -> str:
     kv = f"KV cache {tokens(m.kv_capacity_tokens)} tokens per instance"
     if m.dp > 1:
         kv += f" ({tokens(m.kv_tokens_per_rank)} per DP rank)"
+    heaviest = m.heaviest_stage_gb_per_chip
+    stage = f" (the most loaded stage's chips {gb(heaviest)})" if heaviest else ""
     return (
         f"{m.layout}: {m.chips_per_instance} chip{'' if m.chips_per_instance == 1 else 's'} per instance; weights "
-        f"{gb(m.weights_gb_per_chip)} and activations {gb(m.activations_gb_per_chip)} per chip of "
+        f"{gb(m.weights_gb_per_chip)}{stage} and activations {gb(m.activations_gb_per_chip)} per chip of "
         f"{gb(m.usable_gb_per_chip)} usable; {kv}."
     )
 

@@ -54,7 +54,7 @@ from engine.catalog.specs import (
     Precision,
 )
 from engine.core.errors import ScenarioError
-from engine.costmodel import profile_pass
+from engine.costmodel import profile_pass, stages
 from engine.costmodel.tiers import MemoryTiers
 
 ACTIVATION_BYTES = 2.0
@@ -460,11 +460,15 @@ class Instance:
 
     @property
     def kv_capacity_tokens(self) -> int:
-        """Tokens of KV cache that fit beside the weights and the activations (0 if they do not)."""
-        free = self.memory_bytes - self.weight_bytes - self.activation_bytes - self.resident_extra_bytes
+        """Tokens of KV cache that fit beside the weights and the activations (0 if they do not): in
+        a pipeline whose stages differ, the most loaded stage's (`engine.costmodel.stages`)."""
+        extra = self.resident_extra_bytes
         held = self.kv_bytes_held
         if self.startup_profile in profile_pass.ABSORBING_STACKS:
             held *= profile_pass.aligned_kv_factor(self.model, BYTES_PER_ELEMENT[self.kv])
+        if self.pp > 1 and stages.staged(self):
+            return stages.stage_capacity(self, held, extra)
+        free = self.memory_bytes - self.weight_bytes - self.activation_bytes - extra
         return max(0, int(free // held))
 
     def fits(self) -> bool:

@@ -23,7 +23,7 @@ from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core import bounds, datafiles
 from engine.core.errors import ScenarioError
-from engine.costmodel import ownership
+from engine.costmodel import ownership, stages
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance
 from engine.planning.sizing import layout_label
@@ -505,14 +505,17 @@ class PoolMemory:
     chips_per_instance: int
     dp: int
     weights_gb_per_chip: float
-    """Weights each chip holds: attention and dense layers split over tp (and pp), the routed
-    experts over ep (and pp); every chip holds the same share."""
+    """Weights each chip holds on average: attention and dense layers split over tp (and pp), the
+    routed experts over ep (and pp)."""
     usable_gb_per_chip: float
     """HBM a chip gives weights, activations and KV cache (`deployment.mem_fraction` of its memory)."""
     activations_gb_per_chip: float
     """Memory each chip keeps for one forward pass of the stack's token budget (0 under SGLang)."""
     kv_capacity_tokens: int
     """Tokens of KV cache the whole instance holds beside its weights."""
+    heaviest_stage_gb_per_chip: float | None = None
+    """Where a pipeline's stages hold different weights (`engine.costmodel.stages`): the weights
+    each chip of the most loaded stage holds; None where every chip holds the same."""
 
     @property
     def kv_tokens_per_rank(self) -> int:
@@ -539,6 +542,11 @@ def pool_memory(scenario: Scenario, catalog: Catalog | None = None) -> list[Pool
                 usable_gb_per_chip=inst.memory_bytes / inst.chips / 1e9,
                 activations_gb_per_chip=inst.activation_bytes / inst.chips / 1e9,
                 kv_capacity_tokens=inst.kv_capacity_tokens,
+                heaviest_stage_gb_per_chip=(
+                    max(stages.stage_weights(inst)) / (inst.tp * inst.dp) / 1e9
+                    if stages.staged(inst)
+                    else None
+                ),
             )
         )
     return out

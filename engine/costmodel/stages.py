@@ -1,0 +1,99 @@
+"""Pipeline stages: the layers, weights and KV capacity of each of an instance's `pp` stages.
+
+A GPU serving stack splits a model's layers over its pipeline stages by count, not by bytes:
+vLLM's ``get_pp_indices`` (SGLang reuses it) gives every stage ``layers // pp`` layers and one more
+to each of the last ``layers % pp`` stages but the last, which also holds the output head; the
+first holds the input embedding. With tied embeddings the two ends each load the matrix, so a
+pipelined instance holds it twice. A stage's chips hold its layers' weights and its layers' share
+of every cached token's KV, so the instance takes only as many tokens as its most loaded stage
+has room for. Where the stages are alike (an even split, no tied matrix, the experts spread
+alike) that is the instance's own figure (`Instance.kv_capacity_tokens` divides the whole), but a
+small model's first and last stages carry a vocabulary matrix as large as several of its layers
+(Llama-3.1-8B at pp 8: the first stage holds 39% more than an eighth of the weights), and a MoE
+model's leading dense layers make its first stage light and the others heavy.
+
+A chip whose compiler places tensors itself (`COMPILER_PLACED`: Groq's LPU, Cerebras' WSE,
+SambaNova's RDU, an FPGA; or any chip with SRAM or DDR tiers beside its memory,
+`engine.costmodel.tiers`) balances its stages by bytes; its instance is checked whole.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.catalog.specs import BYTES_PER_ELEMENT
+
+if TYPE_CHECKING:
+    from engine.costmodel.perf import Instance
+
+COMPILER_PLACED = ("Dataflow", "CGRA", "FPGA")
+"""Chip classes whose compiler lays a model's tensors over the chips (`HardwareSpec.kind`)."""
+HEAD_BYTES_PER_ELEMENT = 2.0
+"""The embedding and the head are kept in bf16 whatever the weights' precision (`ModelSpec.weight_bytes`)."""
+
+
+def layer_split(layers: int, pp: int) -> list[int]:
+    """Layers per stage, first to last (vLLM's ``get_pp_indices`` without a custom partition)."""
+    parts = [layers // pp] * pp
+    for i in range(2, layers % pp + 2):
+        parts[-i] += 1
+    return parts
+
+
+def stage_weights(inst: Instance) -> list[float]:
+    """Bytes of weights each stage's chips hold together (all data-parallel copies), first to last."""
+    m = inst.model
+    split = layer_split(m.layers, inst.pp)
+    matrix = m.vocab * m.hidden * HEAD_BYTES_PER_ELEMENT * inst.dp  # one vocabulary matrix, every copy
+    counted = m.embedding_params() * HEAD_BYTES_PER_ELEMENT * inst.dp  # what `weight_bytes` holds of them
+    experts = 0.0
+    moe_split = [0] * inst.pp
+    if m.moe:
+        copies = (inst.tp * inst.dp) // inst.ep if inst.ep > 1 else inst.dp
+        experts = (
+            m.moe_layers() * m.moe.experts * m.expert_params() * BYTES_PER_ELEMENT[inst.weights] * copies
+        )
+        first = m.moe.dense_layers  # the dense layers lead
+        start = 0
+        for i, n in enumerate(split):
+            moe_split[i] = max(0, start + n - max(start, first))
+            start += n
+    rest = inst.weight_bytes - experts - counted
+    moe_layers = max(m.moe_layers(), 1)
+    return [
+        rest * n / m.layers + experts * k / moe_layers + matrix * ((i == 0) + (i == inst.pp - 1))
+        for i, (n, k) in enumerate(zip(split, moe_split, strict=True))
+    ]
+
+
+def staged(inst: Instance) -> bool:
+    """True where the stages differ, or hold more than the instance counts (a tied matrix at both
+    ends): the most loaded stage, not the whole, sets the KV capacity."""
+    if inst.pp == 1 or inst.hardware.tiered or inst.hardware.kind in COMPILER_PLACED:
+        return False
+    m = inst.model
+    split = layer_split(m.layers, inst.pp)
+    weights = stage_weights(inst)
+    return m.tied_embeddings or len(set(split)) > 1 or max(weights) - min(weights) > 1e-6 * max(weights)
+
+
+def stage_capacity(inst: Instance, held: float, extra: float) -> int:
+    """KV tokens of the most loaded stage: each stage's memory less its weights, its share of the
+    activations and of `extra` (resident bytes spread over the layers), over its layers' share of
+    `held` (the instance's bytes per cached token)."""
+    layers = inst.model.layers
+    split = layer_split(layers, inst.pp)
+    memory = inst.memory_bytes / inst.pp
+    activations = inst.activation_bytes / inst.pp
+    out = None
+    for n, w in zip(split, stage_weights(inst), strict=True):
+        if n == 0:  # (more stages than layers: a stage with no layer holds no KV)
+            continue
+        share = n / layers
+        free = memory - w - activations - extra * share
+        tokens = max(0, int(free // (held * share)))
+        out = tokens if out is None else min(out, tokens)
+    return out or 0
+
+
+__all__ = ["COMPILER_PLACED", "layer_split", "stage_capacity", "stage_weights", "staged"]

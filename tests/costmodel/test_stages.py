@@ -1,0 +1,77 @@
+"""Pipeline stages: each holds its layers and its share of the KV; the most loaded one sets the capacity."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.catalog.entries import load_catalog
+from engine.costmodel import stages
+from engine.costmodel.perf import Instance
+
+
+def _inst(model: str, hw: str, pp: int, tp: int = 1, weights: str = "bf16") -> Instance:
+    cat = load_catalog()
+    return Instance(model=cat.model(model), hardware=cat.chip(hw), tp=tp, pp=pp, weights=weights)  # type: ignore[arg-type]
+
+
+def _whole(inst: Instance) -> int:
+    """The capacity of the instance taken whole (what every pipeline got before stages)."""
+    return int((inst.memory_bytes - inst.weight_bytes - inst.activation_bytes) // inst.kv_bytes_held)
+
+
+def test_layers_are_split_as_vllm_splits_them() -> None:
+    """`get_pp_indices`: layers // pp each, one more on each of the last (layers % pp) stages but the last."""
+    assert stages.layer_split(126, 4) == [31, 32, 32, 31]
+    assert stages.layer_split(32, 8) == [4] * 8
+    assert stages.layer_split(61, 2) == [31, 30]
+    assert stages.layer_split(80, 3) == [27, 27, 26]
+    assert all(sum(stages.layer_split(n, pp)) == n for n in (7, 61, 80, 126) for pp in (1, 2, 3, 5, 7))
+
+
+def test_the_stages_hold_the_instances_weights_and_the_ends_the_vocabulary() -> None:
+    inst = _inst("llama-3.1-70b", "h100-sxm", 4, tp=2, weights="fp8")
+    w = stages.stage_weights(inst)
+    assert sum(w) == pytest.approx(inst.weight_bytes)
+    m = inst.model
+    matrix = m.vocab * m.hidden * 2.0  # bf16, once per end
+    assert w[0] - w[1] == pytest.approx(matrix) and w[3] - w[2] == pytest.approx(matrix)
+
+
+def test_a_small_models_end_stages_set_its_capacity() -> None:
+    """Llama-3.1-70B in BF16 over eight L4s: 17.6 GB a chip on average, 19.3 GB on the first (ten
+    layers and the embedding): its KV room is 38% smaller than the instance taken whole."""
+    inst = _inst("llama-3.1-70b", "l4", 8)
+    assert stages.staged(inst)
+    heaviest = max(stages.stage_weights(inst)) / 1e9
+    assert heaviest > 1.08 * inst.weight_bytes / 8 / 1e9
+    assert 0 < inst.kv_capacity_tokens < 0.7 * _whole(inst)
+
+
+def test_alike_stages_keep_the_whole_instances_figure() -> None:
+    """An even split of an untied model: both ends hold one matrix, every stage the same."""
+    inst = _inst("llama-3.1-405b", "h100-sxm", 2, tp=8, weights="fp8")
+    assert not stages.staged(inst)
+    assert inst.kv_capacity_tokens == _whole(inst)
+
+
+def test_a_moe_models_dense_layers_lighten_its_first_stage() -> None:
+    inst = _inst("deepseek-v3", "h200", 2, tp=8, weights="fp8")
+    w = stages.stage_weights(inst)
+    assert w[0] < w[1]  # three dense layers of 31 against none of 30: fewer experts on the first
+    assert stages.staged(inst) and inst.kv_capacity_tokens < _whole(inst)
+
+
+def test_a_layout_that_fits_whole_can_overflow_a_stage() -> None:
+    """DeepSeek-R1 in FP8 on four B200s, one a stage: taken whole there is room for 326k tokens of
+    KV, but the third stage's 16 MoE layers need 184 GB of the 174 GB its B200 gives."""
+    inst = _inst("deepseek-r1", "b200", 4, weights="fp8")
+    assert _whole(inst) > 300_000
+    assert max(stages.stage_weights(inst)) > inst.memory_bytes / 4
+    assert inst.kv_capacity_tokens == 0 and not inst.fits()
+
+
+def test_a_compiler_placed_chip_is_checked_whole() -> None:
+    """Groq's compiler lays the layers over the LPUs by bytes, not by count."""
+    inst = _inst("llama-3.1-8b", "groq-lpu", 8, tp=64, weights="fp8")
+    assert not stages.staged(inst)
+    assert inst.kv_capacity_tokens == _whole(inst)
