@@ -96,4 +96,17 @@ def stage_capacity(inst: Instance, held: float, extra: float) -> int:
     return out or 0
 
 
-__all__ = ["COMPILER_PLACED", "layer_split", "stage_capacity", "stage_weights", "staged"]
+def tightest(inst: Instance, room_tokens: int) -> tuple[int, float, float]:
+    """(stage, bytes it needs, bytes its chips give) of the stage with the least to spare once it
+    holds its weights, its share of the activations and of `room_tokens` tokens of KV."""
+    layers = inst.model.layers
+    memory = inst.memory_bytes / inst.pp
+    needs = [
+        w + inst.activation_bytes / inst.pp + room_tokens * inst.kv_bytes_held * n / layers
+        for n, w in zip(layer_split(layers, inst.pp), stage_weights(inst), strict=True)
+    ]
+    worst = max(range(inst.pp), key=lambda i: needs[i])
+    return worst, needs[worst], memory
+
+
+__all__ = ["COMPILER_PLACED", "layer_split", "stage_capacity", "stage_weights", "staged", "tightest"]

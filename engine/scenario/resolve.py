@@ -24,7 +24,7 @@ from engine.catalog.entries import Catalog, load_catalog
 from engine.catalog.specs import GIB, HardwareSpec, ModelSpec
 from engine.core.bounds import MAX_PP
 from engine.core.errors import ScenarioError
-from engine.costmodel import ownership, power, power_cap, stacks
+from engine.costmodel import ownership, power, power_cap, stacks, stages
 from engine.costmodel.iteration import IterationCost, decode_cost, prefill_cost
 from engine.costmodel.perf import Instance, Speculation
 from engine.scenario import power_budget
@@ -129,6 +129,59 @@ def layouts_text(min_chips: int, dp: int = 1, max_tp: int = 64) -> str:
     return f": {', or '.join(out)}" if out else ""
 
 
+def _unfit(scenario: Scenario, where: str, spec: Pool, inst: Instance, hw: HardwareSpec) -> str:
+    """Why a pool's instance does not fit its chips: the activations, a pipeline stage, or the whole,
+    with the least chips that would hold it."""
+    model = inst.model
+    act = inst.activation_bytes / 1e9
+    room = min(model.max_context, 4096)  # what `Instance.fits` asks for
+    need = inst.weight_bytes / 1e9 + act + room * inst.kv_bytes_held / 1e9
+    have = inst.memory_bytes / 1e9
+    per_chip = hw.total_memory_gb * GIB / 1e9 * scenario.deployment.mem_fraction
+    act_chip = act / inst.chips
+    pass_tokens = inst.activation_tokens // spec.dp  # one rank's forward pass
+    if act_chip >= 0.5 * per_chip:  # more chips split the weights, hardly the activations
+        return (
+            f"deployment.batching.token_budget: the activations of one {pass_tokens:,}-token "
+            f"forward pass take {act_chip:.0f} GB of each {hw.id}'s {per_chip:.0f} GB usable, and more "
+            f"chips do not shrink them enough; lower the token budget (set at most "
+            f"{max(int(pass_tokens * 0.25 * per_chip / act_chip), 16):,})"
+        )
+    if need <= have and stages.staged(inst):  # the whole would hold it; a stage does not
+        return _stage_refusal(where, inst, room)
+    min_chips = int(need // per_chip) + 1
+    dp = f" x dp {spec.dp}" if spec.dp > 1 else ""
+    return (
+        f"{where}.tp: {model.id} in {scenario.model.weights} needs {inst.weight_bytes / 1e9:.0f} GB of weights"
+        f"{f' and {act:.0f} GB of activations' if act >= 0.5 else ''} plus KV room for one "
+        f"{room:,}-token request; tp {spec.tp} x pp {spec.pp}{dp} of {hw.id} hold {have:.0f} GB usable. Use at "
+        f"least {min_chips} chips per instance (tp x pp{' x dp' if dp else ''}"
+        f"{layouts_text(min_chips, spec.dp)}), lower precision, or a larger chip"
+        + (
+            f", or a smaller deployment.batching.token_budget (the activations are one forward pass of "
+            f"{pass_tokens:,} tokens{' per data-parallel rank' if spec.dp > 1 else ''})"
+            if act > 0.25 * need
+            else ""
+        )
+    )
+
+
+def _stage_refusal(where: str, inst: Instance, room: int) -> str:
+    """Why a pipeline whose chips together hold the model does not fit: its most loaded stage."""
+    stage, need, have = stages.tightest(inst, room)
+    layers = stages.layer_split(inst.model.layers, inst.pp)[stage]
+    ends = " and the embedding" if stage == 0 else " and the output head" if stage == inst.pp - 1 else ""
+    chips = inst.tp * inst.dp
+    return (
+        f"{where}.pp: the {inst.pp} pipeline stages split {inst.model.id}'s layers by count, and stage "
+        f"{stage + 1} ({layers} layers{ends}) needs {need / 1e9:.0f} GB with KV room for one {room:,}-token "
+        f"request, where {f'its {inst.hardware.id} gives' if chips == 1 else f'its {chips} {inst.hardware.id}s give'} "
+        f"{have / 1e9:.0f} GB "
+        "usable (the chips together would hold the model); use fewer stages and more tensor parallelism, "
+        "lower precision, or a larger chip"
+    )
+
+
 def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
     """Look up the scenario's model and chips and build its instances, or say what is wrong."""
     cat = scenario_catalog(scenario, catalog)
@@ -186,35 +239,7 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
         except ScenarioError as exc:
             raise ScenarioError(f"{where}.{exc}") from None
         if not inst.fits():
-            act = inst.activation_bytes / 1e9
-            room = min(model.max_context, 4096)  # what `Instance.fits` asks for
-            need = inst.weight_bytes / 1e9 + act + room * inst.kv_bytes_held / 1e9
-            have = inst.memory_bytes / 1e9
-            per_chip = hw.total_memory_gb * GIB / 1e9 * scenario.deployment.mem_fraction
-            act_chip = act / inst.chips
-            pass_tokens = inst.activation_tokens // spec.dp  # one rank's forward pass
-            if act_chip >= 0.5 * per_chip:  # more chips split the weights, hardly the activations
-                raise ScenarioError(
-                    f"deployment.batching.token_budget: the activations of one {pass_tokens:,}-token "
-                    f"forward pass take {act_chip:.0f} GB of each {hw.id}'s {per_chip:.0f} GB usable, and more "
-                    f"chips do not shrink them enough; lower the token budget (set at most "
-                    f"{max(int(pass_tokens * 0.25 * per_chip / act_chip), 16):,})"
-                )
-            min_chips = int(need // per_chip) + 1
-            dp = f" x dp {spec.dp}" if spec.dp > 1 else ""
-            raise ScenarioError(
-                f"{where}.tp: {model.id} in {scenario.model.weights} needs {inst.weight_bytes / 1e9:.0f} GB of weights"
-                f"{f' and {act:.0f} GB of activations' if act >= 0.5 else ''} plus KV room for one "
-                f"{room:,}-token request; tp {spec.tp} x pp {spec.pp}{dp} of {hw.id} hold {have:.0f} GB usable. Use at "
-                f"least {min_chips} chips per instance (tp x pp{' x dp' if dp else ''}"
-                f"{layouts_text(min_chips, spec.dp)}), lower precision, or a larger chip"
-                + (
-                    f", or a smaller deployment.batching.token_budget (the activations are one forward pass of "
-                    f"{pass_tokens:,} tokens{' per data-parallel rank' if spec.dp > 1 else ''})"
-                    if act > 0.25 * need
-                    else ""
-                )
-            )
+            raise ScenarioError(_unfit(scenario, where, spec, inst, hw))
         _check_speed(scenario, where, inst)
         if scenario.cost.mode == "own":  # refuse an owned chip without a price now, not after the run
             ownership.capex_usd(hw, scenario.cost)

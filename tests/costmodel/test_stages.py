@@ -75,3 +75,18 @@ def test_a_compiler_placed_chip_is_checked_whole() -> None:
     inst = _inst("llama-3.1-8b", "groq-lpu", 8, tp=64, weights="fp8")
     assert not stages.staged(inst)
     assert inst.kv_capacity_tokens == _whole(inst)
+
+
+def test_a_stage_that_overflows_is_refused_by_name() -> None:
+    from engine.core.errors import ScenarioError
+    from engine.scenario.codec import apply_overrides, load_preset
+    from engine.scenario.resolve import resolve
+
+    sc = apply_overrides(load_preset("moe-deepseek-h200"), {
+        "deployment.pools[0].hardware": "b200", "deployment.pools[0].tp": 1, "deployment.pools[0].pp": 4,
+    })  # fmt: skip
+    with pytest.raises(ScenarioError) as err:
+        resolve(sc)
+    said = str(err.value)
+    assert said.startswith("deployment.pools[0].pp: the 4 pipeline stages")
+    assert "stage 3 (16 layers) needs" in said and "its b200 gives 174 GB usable" in said
