@@ -85,11 +85,12 @@ if unpaired:
 for side, run in (("A", ra), ("B", rb)):  # before the figures it qualifies
     if (behind := ex.line(run.summary)) is not None:
         st.error(plain(f"{side}: {behind}"), icon=":material/trending_up:")
-behind_a, behind_b = ex.shortfall_rps(ra.summary), ex.shortfall_rps(rb.summary)
+# latencies that grow with a run's length (not where a client's ceiling holds the backlog)
+behind_a, behind_b = ex.latency_shortfall(ra.summary), ex.latency_shortfall(rb.summary)
 
 reps = replicas.run([sa, sb], n_seeds)  # None with one seed, or until the other seeds are done
 if reps:  # a seed whose queue kept growing is in the means the cards show
-    behind_a, behind_b = reps[0].worst_shortfall(), reps[1].worst_shortfall()
+    behind_a, behind_b = reps[0].worst_growing(), reps[1].worst_growing()
 table = ex.with_expected_error(
     compare_with_noise(*reps) if reps else ex.compare(ra.summary, rb.summary), ta, tb
 )

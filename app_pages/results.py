@@ -94,8 +94,8 @@ def headline_figures(moves: ex.Moves | None) -> None:
             )
         )
     short = (
-        ex.shortfall_rps(s) if rep is None else rep.worst_shortfall()
-    )  # any seed's: its figure is in the mean
+        ex.latency_shortfall(s) if rep is None else rep.worst_growing()
+    )  # any seed's: its figure is in the mean (not where a client's ceiling holds the backlog)
     for label, text, key, help_ in shown:
         value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
         if short is not None and key in layout.GROWING:  # a figure set by the run's length, not a band
@@ -268,7 +268,7 @@ st.dataframe(  # every class, every column
     width="stretch",
     height="content",
     column_config=tables.slo_tail_columns(
-        ex.shortfall_rps(s) is not None, any(c.slo.tbt_ms for c in sc.workload.classes)
+        ex.latency_shortfall(s) is not None, any(c.slo.tbt_ms for c in sc.workload.classes)
     ),
 )
 

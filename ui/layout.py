@@ -216,13 +216,17 @@ def shows_change(text: str) -> bool:
 
 
 def strip_rows(
-    now: dict[str, float | None], prev: dict[str, float | None], shortfall_rps: float | None = None
+    now: dict[str, float | None],
+    prev: dict[str, float | None],
+    shortfall_rps: float | None = None,
+    grows: float | None = None,
 ) -> list[tuple[str, str, str]]:
     """(label, value, coloured change) per row of the live strip; green when the change is good,
     grey for a cost that fell while fewer requests met their SLO (an overloaded run bills the same
     chips over more, slower requests: cheaper per request, and no better). An unsustainable run (its
-    `shortfall_rps` given) shows its latencies as at least their value, growing with run length, and
-    no change."""
+    `shortfall_rps` given) greys a cheaper request; where its latencies grow with the run (`grows`
+    given: `latency_shortfall`, not where a client's ceiling holds the backlog) they show as at least
+    their value, growing with run length, and no change."""
     slo = _delta(now.get("slo_attainment"), prev.get("slo_attainment"), 100.0)
     # an unsustainable run bills the same chips over requests it cannot serve: cheaper is no better
     worse = (slo is not None and slo <= -SLO_FALL_PTS) or shortfall_rps is not None
@@ -234,9 +238,8 @@ def strip_rows(
             good = (d < 0) == lower
             colour = "gray" if key in COSTS and d < 0 and worse else "green" if good else "red"
             change = f":small[:{colour}[{'▼' if d < 0 else '▲'}{text}]]"
-        if shortfall_rps is not None and key in GROWING:  # set by the run's length: nothing to compare
-            grows = f":small[:orange[{ex.GROWS}]]"
-            rows.append((label, ex.at_least(fmt(now.get(key)), shortfall_rps), grows))
+        if grows is not None and key in GROWING:  # set by the run's length: nothing to compare
+            rows.append((label, ex.at_least(fmt(now.get(key)), grows), f":small[:orange[{ex.GROWS}]]"))
             continue
         rows.append((label, fmt(now.get(key)), change))
     return rows
@@ -257,6 +260,18 @@ def preview_caption(preview: ex.RunPreview) -> str:
 PREVIEW_HIDDEN = COSTS
 """Strip figures a preview leaves to the full run: a short window bills its drain over fewer requests,
 so its cost per request lands high on every preset (docs/performance.md, The slider's preview)."""
+
+
+def _strip_text(
+    h: dict[str, float | None], prev: dict[str, float | None], s: Any
+) -> list[tuple[str, str, str]]:
+    """`strip_rows` as Markdown: "$" escaped (it opens LaTeX), a value and its change each kept on one
+    line (the change wraps below as a whole)."""
+    nbsp = "\u00a0"
+    return [
+        (a.replace("$", "\\$"), b.replace("$", "\\$").replace(" ", nbsp), c.replace(" ", nbsp))
+        for a, b, c in strip_rows(h, prev, ex.shortfall_rps(s), ex.latency_shortfall(s))
+    ]
 
 
 def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | None = None) -> None:
@@ -287,11 +302,7 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
             "better, red worse; a cost that fell while fewer requests met their SLO is grey: not better).\n\n"
             + "\n\n".join(f"**{label}**: {METRIC_HELP[k]}" for label, k, *_ in STRIP),
         )
-    nbsp = "\u00a0"  # a value and its change each stay on one line (the change wraps below as a whole)
-    rows = [
-        (a.replace("$", "\\$"), b.replace("$", "\\$").replace(" ", nbsp), c.replace(" ", nbsp))
-        for a, b, c in strip_rows(h, prev, ex.shortfall_rps(result.summary))
-    ]  # "$" opens LaTeX
+    rows = _strip_text(h, prev, result.summary)
     if preview is not None:
         hidden = {label for label, key, *_ in STRIP if key in PREVIEW_HIDDEN}
         rows = [

@@ -112,8 +112,9 @@ def margin_panel(result: SimResult) -> None:
             st.info(f"{head} {verdict}.", icon=":material/shield:")
         else:
             st.warning(f"{head} {'; '.join(moved)}.", icon=":material/gpp_maybe:")
+        grow_a, grow_b = m.growing  # latencies that grow with the run (not a backlog held at the client)
         frame = pd.DataFrame(
-            [(n, figure_text(n, a, short_a), figure_text(n, b, short_b)) for n, a, b in m.rows()],
+            [(n, figure_text(n, a, grow_a), figure_text(n, b, grow_b)) for n, a, b in m.rows()],
             columns=["figure", "as modelled", "chips slower"],
         )
         st.dataframe(frame, hide_index=True, width="content")

@@ -381,6 +381,8 @@ def trace_editor(sc: Scenario) -> None:
         )
     if tr is not None:
         model_form("workload.trace", Trace, skip=("path", "format"), columns=4)
+        with st.columns(4)[0]:  # a replay may be held to a client's ceiling too (`Arrival.max_in_flight`)
+            _ceiling_input()
 
 
 def upload_editor() -> None:

@@ -16,7 +16,7 @@ from engine.explain.scaled import autoscale_line
 from engine.explain.software import porting_lines
 from engine.explain.way_in import way_in_line
 from engine.scenario.model import Scenario
-from engine.serving.summary import shortfall_rps
+from engine.serving.summary import latency_shortfall
 
 if TYPE_CHECKING:
     from engine.explain.margin import RunMargin, RunSpread
@@ -63,7 +63,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
         f"{r['failed']:,} failed"
     )
-    short = shortfall_rps(doc)
+    short = latency_shortfall(doc)  # latencies that grow with the run's length
     if (said := sustain.line(doc)) is not None:
         print(said)  # before the figures it qualifies
     for name, lat in doc["latency_ms"].items():
@@ -142,7 +142,7 @@ def print_spread(summary: Summary, scen: Scenario, edge: RunMargin, spread: RunS
     print(
         f"margin: the same requests with every chip at its throughput band's pessimistic edge ({slow} time)"
     )
-    short_a, short_b = edge.shortfalls
+    short_a, short_b = edge.growing
     for name, a, b in edge.rows():
         print(f"  {name:18} {figure_text(name, a, short_a):>12} -> {figure_text(name, b, short_b):>12}")
     for name, a, b in edge.classes():
@@ -169,6 +169,6 @@ def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:
         if v is None or key not in moves:
             continue
         band = confidence.figure_band(f"{v:.6g}", marks, key, moves)
-        grows = shortfall_rps(summary) if key.endswith("_ms") else None
+        grows = latency_shortfall(summary) if key.endswith("_ms") else None
         out.append(f"{key:30} {sustain.latency(f'{v:12.5g}', grows)}  {band or ''}")
     return out

@@ -148,6 +148,7 @@ _API = {
     "latency": "engine.explain.sustain",
     "line": "engine.explain.sustain",
     "shortfall_rps": "engine.serving.summary",
+    "latency_shortfall": "engine.serving.summary",
     "LAYERS": "engine.explain.layers",
     "LayerEffect": "engine.explain.layers",
     "LayerView": "engine.explain.layers",
@@ -241,6 +242,7 @@ __all__ = [
     "html_report",
     "latency",
     "latency_cdfs",
+    "latency_shortfall",
     "layer_view",
     "length_columns",
     "length_histogram",
@@ -431,4 +433,4 @@ if TYPE_CHECKING:
     from engine.explain.sustain import GROWS, at_least, latency, line
     from engine.explain.timeline_marks import FaultMark, fault_marks
     from engine.explain.way_in import client_line, way_in_line
-    from engine.serving.summary import shortfall_rps
+    from engine.serving.summary import latency_shortfall, shortfall_rps

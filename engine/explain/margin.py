@@ -22,7 +22,7 @@ from engine.explain.presentation import compare, duration_text, headline, usd_te
 from engine.planning.rules import run_passes
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
-from engine.serving.summary import AtPercentile, Summary, shortfall_rps, within_target
+from engine.serving.summary import AtPercentile, Summary, latency_shortfall, shortfall_rps, within_target
 from engine.serving.workload import generate
 
 
@@ -81,13 +81,19 @@ class RunMargin:
                 said = "never (requests rejected or failed)" if at is None else duration_text(at)
                 out.append(f"{p} {label} {said} against {duration_text(target)}")
         if (short := shortfall_rps(self.slowed)) is not None:  # its percentiles only grow
-            out = [sustain.latency(o, short) for o in out] + [f"unsustainable, short by {short:,.2g} req/s"]
+            grows = latency_shortfall(self.slowed)  # (not where a client's ceiling holds the backlog)
+            out = [sustain.latency(o, grows) for o in out] + [f"unsustainable, short by {short:,.2g} req/s"]
         return ", ".join(out)
 
     @property
     def shortfalls(self) -> tuple[float | None, float | None]:
         """The run's shortfall in req/s as modelled and slowed (None where it keeps up)."""
         return shortfall_rps(self.modelled), shortfall_rps(self.slowed)
+
+    @property
+    def growing(self) -> tuple[float | None, float | None]:
+        """`shortfalls` where the latencies grow with them (`latency_shortfall`), as modelled and slowed."""
+        return latency_shortfall(self.modelled), latency_shortfall(self.slowed)
 
     def rows(self) -> list[tuple[str, float | None, float | None]]:
         """The figures that move: (name, as modelled, slowed)."""
@@ -381,7 +387,7 @@ class CompareMargin:
             side
             for _, *runs in self.cases()
             for side, s in zip("AB", runs, strict=True)
-            if s.get("unsustainable")
+            if latency_shortfall(s) is not None
         }
         return " and ".join(sorted(grows))
 

@@ -23,6 +23,7 @@ from engine.explain.sustain import GROWS
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
 from engine.serving.run import flatten
+from engine.serving.summary import latency_shortfall
 
 Metric = Literal["ttft", "tpot", "max_tbt", "e2e"]
 """A latency metric of one request (`max_tbt`: its largest gap between two tokens)."""
@@ -521,7 +522,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     ``GROWS``, `engine.explain.sustain`).
     """
     rows = []
-    behind = bool(a.get("unsustainable") or b.get("unsustainable"))
+    behind = latency_shortfall(a) is not None or latency_shortfall(b) is not None
     for label, path, unit, way in COMPARED:
         va, vb = _lookup(a, path), _lookup(b, path)
         if label in ONLY_WHEN_USED and not va and not vb:

@@ -29,7 +29,7 @@ from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
 from engine.serving.run import SimResult, flatten, seed_values, t_quantile
-from engine.serving.summary import shortfall_rps
+from engine.serving.summary import latency_shortfall, shortfall_rps
 
 SEED_LIMIT = 2**31
 """Seeds are below this (the scenario's bound); a run of seeds past it wraps to 0."""
@@ -205,6 +205,9 @@ class Replicas:
     bands: dict[str, pd.DataFrame]
     shortfalls: tuple[float | None, ...] = ()
     """Each seed's shortfall in req/s where its run was unsustainable (`summary.unsustainable`), else None."""
+    growing: tuple[float | None, ...] | None = None
+    """Each seed's shortfall where its latencies grow with it (`latency_shortfall`: not where a
+    client's ceiling holds the backlog), else None; None: as `shortfalls`."""
 
     @property
     def n(self) -> int:
@@ -217,12 +220,19 @@ class Replicas:
         short = [s for s in self.shortfalls if s is not None]
         return max(short) if short else None
 
+    def worst_growing(self) -> float | None:
+        """`worst_shortfall` over the seeds whose latencies grow with it (None: no seed's do)."""
+        short = [s for s in (self.shortfalls if self.growing is None else self.growing) if s is not None]
+        return max(short) if short else None
+
     def mean_summary(self) -> dict[str, Any]:
         """The summary of means (see `mean_summary`), marked unsustainable where any seed was."""
         out = mean_summary(self.figures)
         worst = self.worst_shortfall()
         if worst is not None:
             out["unsustainable"] = {"shortfall_rps": worst}
+            if self.worst_growing() is None:  # every backlog at its client
+                out["unsustainable"]["at_client"] = True
         return out
 
 
@@ -240,6 +250,7 @@ def summarize(results: Sequence[SimResult], max_points: int = 400) -> Replicas:
         headline=headline_intervals(figures),
         bands={m: cdf_band(sc, tables, m, max_points) for m in METRICS},
         shortfalls=tuple(shortfall_rps(r.summary) for r in results),
+        growing=tuple(latency_shortfall(r.summary) for r in results),
     )
 
 

@@ -4,7 +4,9 @@ A run whose queue grows through its window (`engine.serving.saturation`) has lat
 set by how long it ran, so no page, table or command prints one of them bare: each carries
 `GROWS` (``"26,317 ms, grows with run length"``; in a headline tile ``"≥ 26.3 s"`` over it).
 Throughput, cost and attainment stay as they are: they describe the run that was simulated.
-The shortfall itself is read with `engine.serving.summary.shortfall_rps`.
+The shortfall itself is read with `engine.serving.summary.shortfall_rps`; whether the latencies
+grow with it with `latency_shortfall` (under a client's ceiling on requests in flight the backlog
+may wait at the client, and the latencies, timed from the send, stay bounded).
 """
 
 from __future__ import annotations
@@ -31,9 +33,34 @@ def line(summary: Mapping[str, Any]) -> str | None:
     mark = summary.get("unsustainable")
     if not mark:
         return None
-    return (
+    rates = (
         f"Unsustainable: {mark['offered_rps']:,.3g} req/s offered, about {mark['sustained_rps']:,.3g} sustained "
         f"(short by {mark['shortfall_rps']:,.2g} req/s; both over the window's second half, where the arrivals "
-        "drawn may differ a little from the rate set). The queue grows through the window, so its latency "
-        "percentiles grow with the run's length, and no plan or capacity search counts this run as passing."
+        "drawn may differ a little from the rate set). "
     )
+    if mark.get("at_client"):  # a client's ceiling holds the backlog: the servers' queue stays bounded
+        return rates + _held(summary)
+    return rates + (
+        "The queue grows through the window, so its latency percentiles grow with the run's length, and no "
+        "plan or capacity search counts this run as passing."
+    )
+
+
+def _held(summary: Mapping[str, Any]) -> str:
+    """What an unsustainable run whose backlog waits at its client says after its rates: where the
+    backlog is, and how much the ceiling itself lets through (Little's law: slots over the time a
+    request holds one), so a user can tell a ceiling too low from a deployment too small."""
+    said = (
+        "The backlog waits at the client, behind its ceiling on requests in flight: the wait before "
+        "each send grows with the run's length, the latencies timed from the send do not, and no plan "
+        "or capacity search counts this run as passing."
+    )
+    client, e2e = summary.get("client"), summary["latency_ms"]["e2e"]["mean"]
+    if client and e2e:
+        cap = client["max_in_flight"]
+        said += (
+            f" {cap:,} requests in flight at a mean E2E of {e2e / 1e3:,.3g} s carry about "
+            f"{cap / (e2e / 1e3):,.3g} req/s: where that is near what was sustained, the ceiling, not the "
+            "deployment, is what falls short."
+        )
+    return said

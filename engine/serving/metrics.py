@@ -148,9 +148,13 @@ def met_slo(
 def measured_mask(scenario: Scenario, table: Any) -> Any:
     """Mask of the requests the metrics count: those arriving in [warmup_s, duration_s).
 
-    `table` is the per-request table (the mask is a Series) or its columns (an array).
+    `table` is the per-request table (the mask is a Series) or its columns (an array). Under a
+    client's ceiling on requests in flight a request arrives when it falls due (it was offered in
+    the window even where the ceiling held it until after), though its latencies count from its send.
     """
     arrival = table["arrival_s"]
+    if "client_wait_s" in table:  # (`engine.serving.ceiling`)
+        arrival = arrival - table["client_wait_s"]
     inside = (arrival >= scenario.warmup_s) & (arrival < scenario.duration_s)
     return inside | whole_run(scenario)
 

@@ -65,10 +65,13 @@ DRAIN_SHARE = 0.5
 says the queue drained (a burst) rather than grew."""
 
 
-def queue_trend(scenario: Scenario, rec: Records) -> tuple[float, float, float, float, float] | None:
+def queue_trend(
+    scenario: Scenario, rec: Records, at_server: bool = False
+) -> tuple[float, float, float, float, float] | None:
     """(offered rate, queue slope in req/s, then in requests: scatter around the fitted line, least
     queue, and largest fall from a running peak) over the second half of the window; None for a
-    whole-run load or a half window without arrivals."""
+    whole-run load or a half window without arrivals. `at_server`: the queue the servers see (from
+    each request's send), leaving out what a client's ceiling holds back."""
     if whole_run(scenario):
         return None
     start = scenario.warmup_s + (scenario.duration_s - scenario.warmup_s) / 2.0
@@ -76,7 +79,7 @@ def queue_trend(scenario: Scenario, rec: Records) -> tuple[float, float, float, 
     sent = rec.arrival_s
     # with a ceiling on requests in flight, a request is offered when it falls due at the client
     # and queued from then (`engine.serving.ceiling`): the backlog waits there instead
-    arrival = sent if rec.client_wait_s is None else sent - rec.client_wait_s
+    arrival = sent if rec.client_wait_s is None or at_server else sent - rec.client_wait_s
     offered = int(np.count_nonzero((arrival >= start) & (arrival < scenario.duration_s)))
     if half_s <= 0 or offered == 0:
         return None
@@ -94,8 +97,21 @@ def queue_trend(scenario: Scenario, rec: Records) -> tuple[float, float, float, 
 
 
 def unsustainable(scenario: Scenario, rec: Records) -> Shortfall | None:
-    """The run's shortfall when its queue grows through the window (the rule above), else None."""
-    trend = queue_trend(scenario, rec)
+    """The run's shortfall when its queue grows through the window (the rule above), else None.
+
+    Under a client's ceiling on requests in flight the backlog may wait at the client alone: the
+    servers' own queue (from the sends) then stays bounded, and so do the latencies timed from the
+    send; the mark says so (``at_client``) and the pages print those latencies as they are."""
+    short = _shortfall(scenario, queue_trend(scenario, rec))
+    at_server = None if short is None or rec.client_wait_s is None else queue_trend(scenario, rec, True)
+    if at_server is not None and _shortfall(scenario, at_server) is None:
+        short["at_client"] = True  # type: ignore[index]  # (short is set where at_server is)
+    return short
+
+
+def _shortfall(
+    scenario: Scenario, trend: tuple[float, float, float, float, float] | None
+) -> Shortfall | None:
     if trend is None:
         return None
     offered_rps, slope_rps, scatter, least, drained = trend

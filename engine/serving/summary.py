@@ -34,6 +34,7 @@ __all__ = [
     "Summary",
     "TokenRates",
     "WayIn",
+    "latency_shortfall",
     "shortfall_rps",
 ]
 
@@ -345,6 +346,10 @@ class Shortfall(TypedDict):
     """The offered arrival rate, req/s."""
     sustained_rps: float
     """offered - shortfall: what the deployment kept up with, req/s."""
+    at_client: NotRequired[bool]
+    """Under a client's ceiling on requests in flight (`workload.arrival.max_in_flight`): True when the
+    backlog waits at the client alone (the servers' queue does not grow), so the latencies, timed
+    from the send, do not grow with the run's length (absent otherwise)."""
 
 
 class Summary(TypedDict):
@@ -405,6 +410,14 @@ def shortfall_rps(summary: Mapping[str, Any]) -> float | None:
     Any summary-like document: a run's `Summary`, its ``to_json()``, a replications mean."""
     mark = summary.get("unsustainable")
     return float(mark["shortfall_rps"]) if mark else None
+
+
+def latency_shortfall(summary: Mapping[str, Any]) -> float | None:
+    """The shortfall that makes a run's latency percentiles grow with its length: `shortfall_rps`,
+    but None where a client's ceiling holds the backlog (``at_client``): the latencies, timed from
+    the send, stay bounded while the wait before it grows (`Summary.client`)."""
+    mark = summary.get("unsustainable")
+    return None if not mark or mark.get("at_client") else float(mark["shortfall_rps"])
 
 
 AtPercentile = Literal["ttft_ms_at_percentile", "tpot_ms_at_percentile", "max_tbt_ms_at_percentile"]

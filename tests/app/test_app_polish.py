@@ -204,6 +204,11 @@ def test_the_workload_page_sets_a_ceiling_on_requests_in_flight_and_results_say_
     assert_clean(at)
     said = [plain(i.value) for i in at.info if "ceiling" in i.value]
     assert said and "at most 8 in flight" in said[0] and "requests for a slot" in said[0], said
+    # 16 req/s through 8 slots falls behind, and says where the backlog waits; the latencies, timed
+    # from the send, are figures (not floors that grow with the run)
+    assert any("waits at the client" in plain(e.value) for e in at.error)
+    tiles = {m.label: m.value for m in at.metric}
+    assert not tiles["TTFT p99"].startswith("≥") and not tiles["TPOT p99"].startswith("≥"), tiles
 
 
 def test_the_planners_frontier_labels_do_not_run_into_each_other() -> None:
