@@ -153,13 +153,26 @@ def verdict_box(p: Plan) -> None:
             )
         elif v.risk_text():
             st.caption(_sentence(plain(v.risk_text())) + ".")
-        st.dataframe(per_chip_frame(v.table), hide_index=True, width="stretch", key="fg-plan-per-chip")
+        st.dataframe(
+            per_chip_frame(v.table),
+            hide_index=True,
+            width="stretch",
+            key="fg-plan-per-chip",
+            column_config=PER_CHIP,
+        )
 
 
 def _sentence(text: str) -> str:
     """`text` opening a sentence: its first letter raised, the rest kept (str.capitalize lowered
     the rest, printing "misses its slo ... ttft p90")."""
     return text[:1].upper() + text[1:]
+
+
+PER_CHIP = {
+    "$/h": st.column_config.NumberColumn(format="%.2f"),  # every price to the cent ("18" beside "19.44")
+    "kW": st.column_config.NumberColumn(format="%.1f"),
+}
+"""The verdict table's number formats."""
 
 
 def per_chip_frame(t: pd.DataFrame) -> pd.DataFrame:

@@ -155,6 +155,7 @@ _API = {
     "effects_table": "engine.explain.layers",
     "layer_view": "engine.explain.layers",
     "way_in_line": "engine.explain.way_in",
+    "within_only": "engine.explain.sustain",
     "client_line": "engine.explain.way_in",
     "autoscale_line": "engine.explain.scaled",
     "FaultMark": "engine.explain.timeline_marks",
@@ -308,6 +309,7 @@ __all__ = [
     "with_model_fitted",
     "with_pool_added",
     "with_pool_removed",
+    "within_only",
     "without_custom_chip",
     "without_edge_site",
 ]
@@ -430,7 +432,7 @@ if TYPE_CHECKING:
     )
     from engine.explain.scaled import autoscale_line
     from engine.explain.software import porting_lines
-    from engine.explain.sustain import GROWS, at_least, latency, line
+    from engine.explain.sustain import GROWS, at_least, latency, line, within_only
     from engine.explain.timeline_marks import FaultMark, fault_marks
     from engine.explain.way_in import client_line, way_in_line
     from engine.serving.summary import latency_shortfall, shortfall_rps

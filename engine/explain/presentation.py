@@ -502,11 +502,19 @@ def _lookup(doc: Mapping[str, Any], path: str) -> float | None:
     return float(cur)
 
 
+def _drawn(workload: Any) -> Any:
+    """What decides a workload's requests: all of it but a client's ceiling on requests in flight,
+    which holds the same requests back without drawing others (`engine.serving.ceiling`)."""
+    return workload.model_copy(
+        update={"arrival": workload.arrival.model_copy(update={"max_in_flight": None})}
+    )
+
+
 def unpaired(a: Scenario, b: Scenario) -> bool:
     """Whether two scenarios see different requests, so a comparison of them is not paired: another
     workload, window (`duration_s`, `warmup_s`: a request's lengths are drawn across the window) or,
     for generated requests, another seed (a trace's requests do not depend on the seed)."""
-    if a.workload != b.workload or a.duration_s != b.duration_s or a.warmup_s != b.warmup_s:
+    if _drawn(a.workload) != _drawn(b.workload) or a.duration_s != b.duration_s or a.warmup_s != b.warmup_s:
         return True
     return a.seed != b.seed and a.workload.trace is None
 

@@ -46,10 +46,21 @@ def line(summary: Mapping[str, Any]) -> str | None:
     )
 
 
+def within_only(summary: Mapping[str, Any]) -> str:
+    """How a class within its targets in an unsustainable run is said (it does not pass: the run
+    falls behind its load): over this run only where its latencies grow with the run's length; for
+    the requests sent where a client's ceiling holds the backlog (they do not grow)."""
+    mark = summary.get("unsustainable") or {}
+    if mark.get("at_client"):
+        return "is within target for the requests sent, while the client's ceiling holds the rest back"
+    return "is within target over this run only"
+
+
 def _held(summary: Mapping[str, Any]) -> str:
     """What an unsustainable run whose backlog waits at its client says after its rates: where the
-    backlog is, and how much the ceiling itself lets through (Little's law: slots over the time a
-    request holds one), so a user can tell a ceiling too low from a deployment too small."""
+    backlog is, and (Little's law: requests in flight = rate x time each is in flight) how many in
+    flight the offered rate would need at the latencies seen, against the ceiling: the run cannot
+    tell whether the deployment holds that many, only that the ceiling lets fewer through."""
     said = (
         "The backlog waits at the client, behind its ceiling on requests in flight: the wait before "
         "each send grows with the run's length, the latencies timed from the send do not, and no plan "
@@ -57,10 +68,11 @@ def _held(summary: Mapping[str, Any]) -> str:
     )
     client, e2e = summary.get("client"), summary["latency_ms"]["e2e"]["mean"]
     if client and e2e:
-        cap = client["max_in_flight"]
+        cap, offered = client["max_in_flight"], summary["unsustainable"]["offered_rps"]
+        needed = offered * e2e / 1e3
         said += (
-            f" {cap:,} requests in flight at a mean E2E of {e2e / 1e3:,.3g} s carry about "
-            f"{cap / (e2e / 1e3):,.3g} req/s: where that is near what was sustained, the ceiling, not the "
-            "deployment, is what falls short."
+            f" The offered {offered:,.3g} req/s at a mean E2E of {e2e / 1e3:,.3g} s would keep about "
+            f"{needed:,.0f} requests in flight, where the ceiling allows {cap:,}: rerun with it at {needed:,.0f} "
+            "or more to see whether the deployment holds that many (its latencies would rise)."
         )
     return said

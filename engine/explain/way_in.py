@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.explain.presentation import duration_text
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -41,7 +43,7 @@ def client_line(summary: Mapping[str, Any]) -> str | None:
     total = summary["requests"]["total"]
     return (
         f"The client's ceiling ({cap}) held {c['held']:,} of the window's {total:,} requests for a slot: "
-        f"{c['wait_ms_mean'] / 1e3:,.2f} s on average, {c['wait_ms_max'] / 1e3:,.2f} s at most, before they were "
+        f"{duration_text(c['wait_ms_mean'])} on average, {duration_text(c['wait_ms_max'])} at most, before they were "
         "sent. TTFT and E2E count from the send, as a benchmark client times them."
     )
 

@@ -392,6 +392,19 @@ def _power_cap_section(
     }
 
 
+def _rate_span(
+    resolved: Resolved, rec: Records, done: np.ndarray, lo: float, span: float, short: Shortfall | None
+) -> float:
+    """Seconds the rates (throughput, goodput) are over: the window, or for an unsustainable open
+    loop the time its window's requests took to complete, from the window's start to the last of
+    them: the window's requests of a run that falls behind complete long after it (under a client's
+    ceiling, 9,692 due in a 600 s window took 92 minutes), and over the window alone they read as
+    the rate offered, not the rate served."""
+    if short is None or whole_run(resolved.scenario) or not done.any():
+        return span
+    return max(span, float(rec.completion_s[done].max()) - lo)
+
+
 def summary(
     resolved: Resolved, rec: Records, columns: dict[str, Any], unsustainable: Shortfall | None
 ) -> Summary:
@@ -420,6 +433,9 @@ def summary(
     util, cum_all, energy_j, energy_by_pool = _utilisation_and_energy(resolved, rec, lo, span)
     out_tokens = float(columns["output_tokens"][completed].sum())
     transfer = columns["kv_transfer_s"][done]
+    rate_s = _rate_span(resolved, rec, done, lo, span, unsustainable)
+    if unsustainable is not None:  # says what its rates are over
+        unsustainable = {**unsustainable, "rates_over_s": rate_s}
     out: Summary = {
         "requests": {
             "total": n_win,
@@ -431,13 +447,13 @@ def summary(
         },
         "latency_ms": lat,
         "slo_attainment": met / n_win if n_win else 0.0,
-        "goodput_rps": met / span,
+        "goodput_rps": met / rate_s,
         "goodput_output_tokens_per_s": float(columns["output_tokens"][mask & columns["met_slo"]].sum())
-        / span,
-        "throughput_rps": n_done / span,
+        / rate_s,
+        "throughput_rps": n_done / rate_s,
         "throughput_tokens_per_s": {
-            "input": float(columns["prompt_tokens"][done].sum()) / span,
-            "output": float(columns["output_tokens"][done].sum()) / span,
+            "input": float(columns["prompt_tokens"][done].sum()) / rate_s,
+            "output": float(columns["output_tokens"][done].sum()) / rate_s,
         },
         "classes": class_summary(resolved, rec, columns, mask),
         "utilization": util,

@@ -346,6 +346,9 @@ class Shortfall(TypedDict):
     """The offered arrival rate, req/s."""
     sustained_rps: float
     """offered - shortfall: what the deployment kept up with, req/s."""
+    rates_over_s: NotRequired[float]
+    """Seconds the run's rates (throughput, goodput) are over: from the window's start until its
+    requests completed, where the window alone would read them as the rate offered, s."""
     at_client: NotRequired[bool]
     """Under a client's ceiling on requests in flight (`workload.arrival.max_in_flight`): True when the
     backlog waits at the client alone (the servers' queue does not grow), so the latencies, timed
@@ -362,13 +365,15 @@ class Summary(TypedDict):
     slo_attainment: float
     """Window requests that met their SLO / window requests (rejected and failed count as misses), 0-1."""
     goodput_rps: float
-    """Requests that met their SLO per second of the window, req/s."""
+    """Requests that met their SLO per second of the window (of an unsustainable run: of the time from
+    the window's start until its requests completed), req/s."""
     goodput_output_tokens_per_s: float
-    """Output tokens of the requests that met their SLO per second of the window, tokens/s."""
+    """Output tokens of the requests that met their SLO per second of the same span, tokens/s."""
     throughput_rps: float
-    """Completed window requests per second of the window, req/s."""
+    """Completed window requests per second of the window (of an unsustainable run: of the time from
+    the window's start until they completed), req/s."""
     throughput_tokens_per_s: TokenRates
-    """Token throughput of completed window requests, tokens/s."""
+    """Token throughput of completed window requests over the same span, tokens/s."""
     classes: dict[str, ClassSummary]
     """Per request class (by name)."""
     utilization: dict[str, PoolUtilization]

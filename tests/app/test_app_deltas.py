@@ -96,5 +96,8 @@ def test_what_pairs_a_comparison() -> None:
     assert not ex.unpaired(chat, apply_overrides(chat, {"deployment.pools[0].count": 2}))
     assert ex.unpaired(chat, apply_overrides(chat, {"duration_s": 120.0}))
     assert ex.unpaired(chat, apply_overrides(chat, {"seed": 2}))
+    # a client's ceiling holds the same requests back: paired (the other rate is not)
+    assert not ex.unpaired(chat, apply_overrides(chat, {"workload.arrival.max_in_flight": 8}))
+    assert ex.unpaired(chat, apply_overrides(chat, {"workload.arrival.rate_rps": 20.0}))
     trace = load_preset("mooncake-replay")
     assert not ex.unpaired(trace, apply_overrides(trace, {"seed": 2}))

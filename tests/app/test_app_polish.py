@@ -209,6 +209,13 @@ def test_the_workload_page_sets_a_ceiling_on_requests_in_flight_and_results_say_
     assert any("waits at the client" in plain(e.value) for e in at.error)
     tiles = {m.label: m.value for m in at.metric}
     assert not tiles["TTFT p99"].startswith("≥") and not tiles["TPOT p99"].startswith("≥"), tiles
+    # its goodput is what was served, over the time the window's requests took (it read 16 req/s)
+    assert float(tiles["Goodput"].split()[0]) < 3.0, tiles
+    # the SLO page: within target for the requests sent, said as the advisor says it (not a failure)
+    at.switch_page("app_pages/slo.py").run()
+    assert_clean(at)
+    assert any("within target for the requests sent" in i.value for i in at.info)
+    assert not any("chat" in e.value for e in at.error)
 
 
 def test_the_planners_frontier_labels_do_not_run_into_each_other() -> None:

@@ -230,7 +230,8 @@ def test_run_json_marks_an_unsustainable_run_and_only_that(capsys: pytest.Captur
     assert "unsustainable" in doc and doc["unsustainable"] is None
     assert main(["run", "chat-disaggregated", "--json", *OVERLOADED]) == 0
     mark = json.loads(capsys.readouterr().out)["unsustainable"]
-    assert set(mark) == {"shortfall_rps", "offered_rps", "sustained_rps"}
+    assert set(mark) == {"shortfall_rps", "offered_rps", "sustained_rps", "rates_over_s"}
+    assert mark["rates_over_s"] > 120.0  # its rates over the time its window's requests took
     assert 10.0 < mark["shortfall_rps"] < 30.0
     assert mark["sustained_rps"] == pytest.approx(mark["offered_rps"] - mark["shortfall_rps"])
 
