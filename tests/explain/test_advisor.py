@@ -365,3 +365,22 @@ def test_an_autoscaled_pool_counts_its_billed_chip_hours_not_its_ceiling() -> No
     )
     again = phase_chip_hours(higher)
     assert again["prefill"] / sum(again.values()) == pytest.approx(share, abs=0.02)
+
+
+def test_an_offline_batchs_wait_is_information_not_a_warning() -> None:
+    """Every request of an offline batch is queued at t = 0: its TTFT is its turn, not a fault to fix
+    (pipeline-llama-405b, which passes, showed '100% of their TTFT waiting' as a warning)."""
+    from engine.explain.advisor import findings
+    from engine.scenario.codec import apply_overrides, load_preset
+    from engine.serving.run import simulate
+
+    batch = simulate(apply_overrides(load_preset("pipeline-llama-405b"), {"workload.arrival.requests": 1500}))
+    (wait,) = [f for f in findings(batch) if f.topic == "queueing"]
+    assert wait.severity == "info" and "offline batch" in wait.text
+    # an open loop that queues is still warned about
+    over = simulate(
+        apply_overrides(
+            load_preset("chat-colocated"), {"duration_s": 60.0, "workload.arrival.rate_rps": 100.0}
+        )
+    )
+    assert [f.severity for f in findings(over) if f.topic == "queueing"] == ["warning"]
