@@ -374,7 +374,7 @@ def _counters(p: Plan) -> None:
         "Bounded out", f"{p.bounded:,}", help="Their lower-bound cost is not below a passing deployment's."
     )
     c[3].metric(
-        "Simulated",
+        "Shapes simulated",
         f"{shapes_run:,}",
         help=(
             f"Shapes simulated, in {p.simulated:,} runs: a shape is tried at several instance counts."
@@ -386,7 +386,7 @@ def _counters(p: Plan) -> None:
     attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
     c[4].metric(
         "Runs that met every SLO" if rule == "percentile" else f"Runs with {attainment:.0%} within SLO",
-        f"{p.feasible:,}",
+        f"{p.feasible:,} of {p.simulated:,}",  # runs, not shapes: a shape runs at several counts
         help=f"Of the {p.simulated:,} runs (deployments) simulated, those that passed: {rule_text(rule, attainment)}.",
     )
 

@@ -191,11 +191,18 @@ def _peak(log: ScalingLog, pool: int) -> int:
     return most
 
 
+def _due(columns: dict[str, Any]) -> np.ndarray:
+    """When each request arrived: fell due, where a client's ceiling held some back before sending
+    them (`engine.serving.ceiling`; `arrival_s` is the send): the demand per minute is what was offered."""
+    arrival = np.asarray(columns["arrival_s"], dtype=float)
+    return arrival - np.asarray(columns["client_wait_s"]) if "client_wait_s" in columns else arrival
+
+
 def autoscale_summary(
     resolved: Resolved, log: ScalingLog, columns: dict[str, Any], mask: np.ndarray, end_s: float
 ) -> AutoscaleSummary:
     """The summary's `autoscale` section."""
-    arrival = np.asarray(columns["arrival_s"])[mask]
+    arrival = _due(columns)[mask]
     met = np.asarray(columns["met_slo"])[mask].astype(bool)
     spans = starting_spans(log)
     cold = np.zeros(len(arrival), dtype=bool)
@@ -312,7 +319,7 @@ def over_time(
     integrals: dict[int, dict[str, np.ndarray]],
 ) -> OverTime:
     """The run per bin of `bin_edges(end_s)`: `integrals` are `metrics.pool_series` at those edges."""
-    arrival = np.asarray(columns["arrival_s"])[mask]
+    arrival = _due(columns)[mask]
     met = np.asarray(columns["met_slo"])[mask].astype(bool)
     tl = timeline(resolved, log, arrival, met, end_s)
     widths = np.diff(bin_edges(end_s))

@@ -135,3 +135,16 @@ def test_the_window_counts_what_fell_due_in_it_however_late_it_was_sent() -> Non
     late = t[t["arrival_s"] >= 30.0]  # sent after the window
     assert len(late) > 0
     assert held.summary["client"]["wait_ms_max"] == pytest.approx(t["client_wait_s"].max() * 1e3)
+
+
+def test_the_demand_per_minute_is_what_fell_due_not_what_was_sent() -> None:
+    """The timeline's requests per bin (Results' 'requests arriving') under a ceiling: the offered
+    load, in the window, not the trickle of sends the ceiling let through over the drain."""
+    res = simulate(small("chat-colocated", **{"workload.arrival.max_in_flight": 4, "duration_s": 300.0}))
+    over = res.over_time  # (a window of five minutes at least)
+    assert over is not None
+    counts = np.array(over["requests"])
+    starts = np.array(over["t_s"])
+    assert counts.sum() == res.summary["requests"]["total"]
+    assert counts[starts >= 300.0].sum() == 0  # none fell due after the window, though most were sent after
+    assert (res.requests["arrival_s"] >= 300.0).mean() > 0.5
