@@ -192,9 +192,13 @@ def set_path(data: dict[str, Any], path: str, value: Any, *, copy_data: bool = T
 
 
 def parse_value(text: str) -> Any:
-    """A --set value: a TOML literal (number, bool, string, array, inline table) or bare text."""
+    """A --set value: a TOML literal (number, bool, string, array, inline table), ``null`` (None:
+    an optional field unset, as a scenario file that leaves it out; TOML has no null, and the text
+    "null" is '"null"'), or bare text."""
     if len(text) > MAX_SCENARIO_CHARS:
         raise ScenarioError(f"value: {len(text):,} characters; the limit is {MAX_SCENARIO_CHARS:,}")
+    if text.strip() == "null":
+        return None
     import tomllib  # only when a --set value is read: its import is 20 M instructions
 
     try:

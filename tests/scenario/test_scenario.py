@@ -162,6 +162,13 @@ def test_parse_value() -> None:
     assert io.parse_value("true") is True
     assert io.parse_value("h100-sxm") == "h100-sxm"
     assert io.parse_value('{name = "round_robin"}') == {"name": "round_robin"}
+    # null unsets an optional field (a ceiling set in a file removed from the command line)
+    assert io.parse_value("null") is None and io.parse_value('"null"') == "null"
+    capped = io.apply_overrides(io.load_preset("chat-colocated"), {"workload.arrival.max_in_flight": 8})
+    freed = io.apply_overrides(capped, {"workload.arrival.max_in_flight": io.parse_value("null")})
+    assert freed.workload.arrival.max_in_flight is None
+    with pytest.raises(ScenarioError, match=r"duration_s"):  # a field that must have a value says so
+        io.apply_overrides(capped, {"duration_s": io.parse_value("null")})
 
 
 def test_scenario_is_hashable_and_frozen() -> None:
