@@ -61,7 +61,7 @@ def memory_text(m: PoolMemory) -> str:
     if m.dp > 1:
         kv += f" ({tokens(m.kv_tokens_per_rank)} per DP rank)"
     heaviest = m.heaviest_stage_gb_per_chip
-    stage = f" (the most loaded stage's chips {gb(heaviest)})" if heaviest else ""
+    stage = f" on average ({gb(heaviest)} on the most loaded stage's chips)" if heaviest else ""
     return (
         f"{m.layout}: {m.chips_per_instance} chip{'' if m.chips_per_instance == 1 else 's'} per instance; weights "
         f"{gb(m.weights_gb_per_chip)}{stage} and activations {gb(m.activations_gb_per_chip)} per chip of "

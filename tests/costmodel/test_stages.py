@@ -90,3 +90,17 @@ def test_a_stage_that_overflows_is_refused_by_name() -> None:
     said = str(err.value)
     assert said.startswith("deployment.pools[0].pp: the 4 pipeline stages")
     assert "stage 3 (16 layers) needs" in said and "its b200 gives 174 GB usable" in said
+
+
+def test_the_strategy_page_names_the_most_loaded_stages_weights() -> None:
+    from engine.explain import pool_memory
+    from engine.scenario.codec import apply_overrides, load_preset
+    from ui.parallelism import memory_text
+
+    over = {"model.id": "llama-3.1-8b", "deployment.pools[0].pp": 8, "deployment.pools[0].tp": 1}
+    (staged,) = pool_memory(apply_overrides(load_preset("chat-colocated"), over))
+    assert staged.heaviest_stage_gb_per_chip is not None
+    assert staged.heaviest_stage_gb_per_chip > 1.5 * staged.weights_gb_per_chip  # the embedding's stage
+    assert "on the most loaded stage's chips" in memory_text(staged)
+    (alike,) = pool_memory(load_preset("pipeline-llama-405b"))  # an even split: every chip the same
+    assert alike.heaviest_stage_gb_per_chip is None and "stage" not in memory_text(alike)
