@@ -84,7 +84,8 @@ def _run_in_place(scenario: Scenario, key: str, label: str, seen: set[str]) -> S
             with st.status(f"Simulating {plain(label or scenario.name)}…", expanded=False) as box:
                 res = _simulate(key)
                 box.update(
-                    label=f"Simulated {len(res.requests):,} requests in {res.wall_s:.1f} s", state="complete"
+                    label=f"Simulated {len(res.requests):,} requests in {ex.duration_text(res.wall_s * 1e3)}",
+                    state="complete",  # ("in 35 ms": a trace's short run read "in 0.0 s")
                 )
         else:
             with st.spinner(f"Simulating {plain(label or scenario.name)}…", show_time=True):
