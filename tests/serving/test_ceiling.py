@@ -148,3 +148,17 @@ def test_the_demand_per_minute_is_what_fell_due_not_what_was_sent() -> None:
     assert counts.sum() == res.summary["requests"]["total"]
     assert counts[starts >= 300.0].sum() == 0  # none fell due after the window, though most were sent after
     assert (res.requests["arrival_s"] >= 300.0).mean() > 0.5
+
+
+def test_the_cli_says_what_the_ceiling_held_and_that_the_class_does_not_pass(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from engine.cli.main import main
+
+    assert (
+        main(["run", "chat-colocated", "--set", "duration_s=60", "--set", "workload.arrival.max_in_flight=8"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "The client's ceiling (at most 8 in flight) held" in out
+    assert "class chat:" in out and "is within target for the requests sent" in out and ": passes" not in out
