@@ -227,7 +227,8 @@ def figures(over: Mapping[str, Any], summary: Mapping[str, Any]) -> list[tuple[s
     if auto:
         cold = max((p["cold_start_s"] for p in auto["pools"].values()), default=0.0)
         during, missed = auto["requests_during_cold_start"], auto["misses_during_cold_start"]
-        misses = summary["requests"]["total"] - round(summary["goodput_rps"] * summary["window_s"])  # met/s
+        total = summary["requests"]["total"]  # the window's misses: its requests not within SLO
+        misses = total - round(summary["slo_attainment"] * total)
         out += [
             (
                 "Misses while starting",

@@ -462,14 +462,24 @@ class Instance:
     def kv_capacity_tokens(self) -> int:
         """Tokens of KV cache that fit beside the weights and the activations (0 if they do not): in
         a pipeline whose stages differ, the most loaded stage's (`engine.costmodel.stages`)."""
-        extra = self.resident_extra_bytes
+        if self.pp > 1 and stages.staged(self):
+            return stages.stage_capacity(self, self.kv_room_per_token, self.resident_extra_bytes)
+        return self.whole_kv_capacity_tokens
+
+    @property
+    def kv_room_per_token(self) -> float:
+        """KV memory one cached token takes as the stack lays it out (`kv_bytes_held`; under V0 with
+        the MLA latent aligned, `profile_pass.aligned_kv_factor` times that)."""
         held = self.kv_bytes_held
         if self.startup_profile in profile_pass.ABSORBING_STACKS:
             held *= profile_pass.aligned_kv_factor(self.model, BYTES_PER_ELEMENT[self.kv])
-        if self.pp > 1 and stages.staged(self):
-            return stages.stage_capacity(self, held, extra)
-        free = self.memory_bytes - self.weight_bytes - self.activation_bytes - extra
-        return max(0, int(free // held))
+        return held
+
+    @property
+    def whole_kv_capacity_tokens(self) -> int:
+        """`kv_capacity_tokens` of the instance taken whole, its stages' differences aside."""
+        free = self.memory_bytes - self.weight_bytes - self.activation_bytes - self.resident_extra_bytes
+        return max(0, int(free // self.kv_room_per_token))
 
     def fits(self) -> bool:
         """True when the weights fit with room for at least one full-context request."""

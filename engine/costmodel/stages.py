@@ -98,14 +98,16 @@ def stage_capacity(inst: Instance, held: float, extra: float) -> int:
 
 def tightest(inst: Instance, room_tokens: int) -> tuple[int, float, float]:
     """(stage, bytes it needs, bytes its chips give) of the stage with the least to spare once it
-    holds its weights, its share of the activations and of `room_tokens` tokens of KV."""
+    holds its weights and its shares of the activations, of the resident extra bytes and of
+    `room_tokens` tokens of KV (as `stage_capacity` counts them)."""
     layers = inst.model.layers
     memory = inst.memory_bytes / inst.pp
+    held, extra = inst.kv_room_per_token, inst.resident_extra_bytes
     needs = [
-        w + inst.activation_bytes / inst.pp + room_tokens * inst.kv_bytes_held * n / layers
+        w + inst.activation_bytes / inst.pp + (extra + room_tokens * held) * n / layers
         for n, w in zip(layer_split(layers, inst.pp), stage_weights(inst), strict=True)
     ]
-    worst = max(range(inst.pp), key=lambda i: needs[i])
+    worst = max(range(inst.pp), key=lambda i: needs[i] - memory)
     return worst, needs[worst], memory
 
 

@@ -149,6 +149,7 @@ _API = {
     "line": "engine.explain.sustain",
     "shortfall_rps": "engine.serving.summary",
     "latency_shortfall": "engine.serving.summary",
+    "rate_span_s": "engine.serving.summary",
     "LAYERS": "engine.explain.layers",
     "LayerEffect": "engine.explain.layers",
     "LayerView": "engine.explain.layers",
@@ -268,6 +269,7 @@ __all__ = [
     "provenance",
     "rate_cap_rps",
     "rate_curve",
+    "rate_span_s",
     "rate_stops",
     "real_bands",
     "recalibrate",
@@ -435,4 +437,4 @@ if TYPE_CHECKING:
     from engine.explain.sustain import GROWS, at_least, latency, line, within_only
     from engine.explain.timeline_marks import FaultMark, fault_marks
     from engine.explain.way_in import client_line, way_in_line
-    from engine.serving.summary import latency_shortfall, shortfall_rps
+    from engine.serving.summary import latency_shortfall, rate_span_s, shortfall_rps

@@ -294,8 +294,8 @@ def limits(summary: Mapping[str, Any], scenario: Scenario) -> dict[str, tuple[fl
     whole run, which faster chips shorten (and a closed loop's clients send more when served
     faster): they have no such bound ({}).
     """
-    if whole_run(scenario):
-        return {}
+    if whole_run(scenario) or summary.get("unsustainable"):
+        return {}  # an unsustainable run's rates are the served ones: faster chips serve more
     req = summary.get("requests", {})
     total, done = float(req.get("total") or 0), float(req.get("completed") or 0)
     window = float(summary.get("window_s") or 0.0)

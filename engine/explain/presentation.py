@@ -23,7 +23,7 @@ from engine.explain.sustain import GROWS
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
 from engine.serving.run import flatten
-from engine.serving.summary import latency_shortfall
+from engine.serving.summary import latency_shortfall, rate_span_s
 
 Metric = Literal["ttft", "tpot", "max_tbt", "e2e"]
 """A latency metric of one request (`max_tbt`: its largest gap between two tokens)."""
@@ -267,9 +267,10 @@ def headline(summary: Mapping[str, Any]) -> dict[str, float | None]:
     cost = summary.get("cost", {})
     bill = cost.get("usd_total")
     goodput = summary.get("goodput_rps")
-    window_s = summary.get("window_s")
-    # requests that met their SLO over the whole bill, warm-up and drain included (as $/request)
-    met = goodput * window_s if goodput is not None and window_s is not None else None
+    span = rate_span_s(summary) if summary.get("window_s") is not None else None
+    # requests that met their SLO over the whole bill, warm-up and drain included (as $/request):
+    # goodput times the span it is over (an unsustainable run's `rates_over_s`, not its window)
+    met = goodput * span if goodput is not None and span is not None else None
     return {
         "ttft_p99_ms": lat.get("ttft", {}).get("p99"),
         "tpot_p99_ms": lat.get("tpot", {}).get("p99"),

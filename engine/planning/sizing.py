@@ -34,7 +34,7 @@ import numpy as np
 from engine.calibration import software
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel import ownership
+from engine.costmodel import ownership, stages
 from engine.costmodel.iteration import decode_cost, prefill_cost
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance, roof
@@ -126,6 +126,25 @@ def _at_percentile(values: np.ndarray, pct: float) -> float:
     return float(np.percentile(values, pct, method="higher")) if len(values) else 0.0
 
 
+def _unfit_why(inst: Instance, hw_id: str) -> str:
+    """Why an instance does not fit its chips: a pipeline stage that overflows where the whole would
+    hold it (`engine.costmodel.stages`), else the weights and activations against the whole."""
+    act = inst.activation_bytes / 1e9
+    room = min(inst.model.max_context, 4096)  # what `Instance.fits` asks for
+    if stages.staged(inst) and inst.whole_kv_capacity_tokens >= room:  # the whole holds it; a stage not
+        stage, need, have = stages.tightest(inst, room)
+        return f"pipeline stage {stage + 1} needs {need / 1e9:.0f} GB of its {have / 1e9:.0f} GB on {hw_id}"
+    return (
+        f"weights do not fit ({inst.weight_bytes / 1e9:.0f} GB"
+        + (
+            f" and {act:.0f} GB of activations for a {inst.activation_tokens // inst.dp:,}-token pass"
+            if act >= 0.5
+            else ""
+        )
+        + f" on {inst.chips} x {hw_id})"
+    )
+
+
 def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) -> InstanceRates:
     """Prefill seconds per request and decode tokens/s of one instance, from the cost model.
 
@@ -151,16 +170,7 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
     if unpriced:
         return replace(head, prefill_problem=unpriced, decode_problem=unpriced)
     if not inst.fits() or not len(d.prompt_tokens):
-        act = inst.activation_bytes / 1e9
-        why = (
-            f"weights do not fit ({inst.weight_bytes / 1e9:.0f} GB"
-            + (
-                f" and {act:.0f} GB of activations for a {inst.activation_tokens // inst.dp:,}-token pass"
-                if act >= 0.5
-                else ""
-            )
-            + f" on {inst.chips} x {hw.id})"
-        )
+        why = _unfit_why(inst, hw.id)
         return replace(head, prefill_problem=why, decode_problem=why)
     cap = inst.kv_capacity_tokens
     q, k = d.prompt_tokens, d.cached_tokens

@@ -147,7 +147,7 @@ def _unfit(scenario: Scenario, where: str, spec: Pool, inst: Instance, hw: Hardw
             f"chips do not shrink them enough; lower the token budget (set at most "
             f"{max(int(pass_tokens * 0.25 * per_chip / act_chip), 16):,})"
         )
-    if need <= have and stages.staged(inst):  # the whole would hold it; a stage does not
+    if stages.staged(inst) and inst.whole_kv_capacity_tokens >= room:  # the whole would hold it; a stage not
         return _stage_refusal(where, inst, room)
     min_chips = int(need // per_chip) + 1
     dp = f" x dp {spec.dp}" if spec.dp > 1 else ""

@@ -392,17 +392,22 @@ def _power_cap_section(
     }
 
 
-def _rate_span(
+def _rated(
     resolved: Resolved, rec: Records, done: np.ndarray, lo: float, span: float, short: Shortfall | None
-) -> float:
-    """Seconds the rates (throughput, goodput) are over: the window, or for an unsustainable open
-    loop the time its window's requests took to complete, from the window's start to the last of
-    them: the window's requests of a run that falls behind complete long after it (under a client's
-    ceiling, 9,692 due in a 600 s window took 92 minutes), and over the window alone they read as
-    the rate offered, not the rate served."""
+) -> tuple[np.ndarray, float]:
+    """(requests the rates count, seconds they are over): the window's completed requests over the
+    window; for an unsustainable open loop, every request completed from the window's start until
+    the last of the window's did, over that time. Its window's requests complete long after the
+    window (under a client's ceiling, 9,692 due in a 600 s window took 92 minutes), and over the
+    window alone they read as the rate offered, not the rate served; requests from before the window
+    (a warm-up) that complete in that time count too, since the deployment served them then."""
     if short is None or whole_run(resolved.scenario) or not done.any():
-        return span
-    return max(span, float(rec.completion_s[done].max()) - lo)
+        return done, span
+    end = float(rec.completion_s[done].max())
+    completed = rec.outcome == COMPLETED
+    with np.errstate(invalid="ignore"):
+        rated = completed & (rec.completion_s >= lo) & (rec.completion_s <= end)
+    return rated, max(span, end - lo)
 
 
 def summary(
@@ -433,7 +438,8 @@ def summary(
     util, cum_all, energy_j, energy_by_pool = _utilisation_and_energy(resolved, rec, lo, span)
     out_tokens = float(columns["output_tokens"][completed].sum())
     transfer = columns["kv_transfer_s"][done]
-    rate_s = _rate_span(resolved, rec, done, lo, span, unsustainable)
+    rated, rate_s = _rated(resolved, rec, done, lo, span, unsustainable)
+    met_rated = rated & columns["met_slo"]
     if unsustainable is not None:  # says what its rates are over
         unsustainable = {**unsustainable, "rates_over_s": rate_s}
     out: Summary = {
@@ -447,13 +453,12 @@ def summary(
         },
         "latency_ms": lat,
         "slo_attainment": met / n_win if n_win else 0.0,
-        "goodput_rps": met / rate_s,
-        "goodput_output_tokens_per_s": float(columns["output_tokens"][mask & columns["met_slo"]].sum())
-        / rate_s,
-        "throughput_rps": n_done / rate_s,
+        "goodput_rps": int(np.count_nonzero(met_rated)) / rate_s,
+        "goodput_output_tokens_per_s": float(columns["output_tokens"][met_rated].sum()) / rate_s,
+        "throughput_rps": int(np.count_nonzero(rated)) / rate_s,
         "throughput_tokens_per_s": {
-            "input": float(columns["prompt_tokens"][done].sum()) / rate_s,
-            "output": float(columns["output_tokens"][done].sum()) / rate_s,
+            "input": float(columns["prompt_tokens"][rated].sum()) / rate_s,
+            "output": float(columns["output_tokens"][rated].sum()) / rate_s,
         },
         "classes": class_summary(resolved, rec, columns, mask),
         "utilization": util,

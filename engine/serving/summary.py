@@ -35,6 +35,7 @@ __all__ = [
     "TokenRates",
     "WayIn",
     "latency_shortfall",
+    "rate_span_s",
     "shortfall_rps",
 ]
 
@@ -415,6 +416,13 @@ def shortfall_rps(summary: Mapping[str, Any]) -> float | None:
     Any summary-like document: a run's `Summary`, its ``to_json()``, a replications mean."""
     mark = summary.get("unsustainable")
     return float(mark["shortfall_rps"]) if mark else None
+
+
+def rate_span_s(summary: Mapping[str, Any]) -> float:
+    """Seconds a summary's rates (throughput, goodput) are over: the window, or an unsustainable
+    run's `rates_over_s`; goodput_rps x this is the count of requests it counts as met."""
+    mark = summary.get("unsustainable") or {}
+    return float(mark.get("rates_over_s") or summary.get("window_s") or 0.0)
 
 
 def latency_shortfall(summary: Mapping[str, Any]) -> float | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from engine.catalog.entries import load_catalog
@@ -104,3 +106,27 @@ def test_the_strategy_page_names_the_most_loaded_stages_weights() -> None:
     assert "on the most loaded stage's chips" in memory_text(staged)
     (alike,) = pool_memory(load_preset("pipeline-llama-405b"))  # an even split: every chip the same
     assert alike.heaviest_stage_gb_per_chip is None and "stage" not in memory_text(alike)
+
+
+def test_the_planner_and_the_refusal_name_the_stage_with_numbers_that_add_up() -> None:
+    """The planner said 'weights do not fit (673 GB on 4 x b200)' where the four hold 696 GB; and
+    under vllm-v0 the refusal left out the absorbed MLA matrices and the latent's alignment, naming
+    a stage that 'needs 139 GB' of the 141 GB its H200 gives."""
+    from engine.core.errors import ScenarioError
+    from engine.planning import sizing
+    from engine.scenario.codec import apply_overrides, load_preset
+    from engine.scenario.resolve import resolve
+    from engine.serving.workload import generate
+
+    sc = load_preset("moe-deepseek-h200")
+    inst = _inst("deepseek-v3", "b200", 4, weights="fp8")
+    problem = sizing.instance_rates(inst, sizing.demand(sc, generate(sc))).prefill_problem
+    assert problem is not None and problem.startswith("pipeline stage 3 needs")
+    v0 = apply_overrides(sc, {
+        "deployment.stack": "vllm-v0", "deployment.mode": "colocated", "deployment.mem_fraction": 0.93,
+        "deployment.pools": [{"name": "p", "role": "mixed", "hardware": "h200", "tp": 1, "pp": 6, "count": 1}],
+    })  # fmt: skip
+    with pytest.raises(ScenarioError) as err:
+        resolve(v0)
+    need, have = (float(x) for x in re.findall(r"needs (\d+) GB .* gives (\d+) GB", str(err.value))[0])
+    assert need > have, str(err.value)

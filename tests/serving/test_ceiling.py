@@ -11,7 +11,7 @@ from engine import explain as ex
 from engine.core.errors import ScenarioError
 from engine.scenario import codec as io
 from engine.serving.run import simulate
-from engine.serving.summary import latency_shortfall, shortfall_rps
+from engine.serving.summary import latency_shortfall, rate_span_s, shortfall_rps
 from engine.serving.workload import generate
 from tests.simhelp import check_invariants, small
 
@@ -162,3 +162,22 @@ def test_the_cli_says_what_the_ceiling_held_and_that_the_class_does_not_pass(
     out = capsys.readouterr().out
     assert "The client's ceiling (at most 8 in flight) held" in out
     assert "class chat:" in out and "is within target for the requests sent" in out and ": passes" not in out
+
+
+@pytest.mark.parametrize("over", [
+    {"workload.arrival.rate_rps": 100.0},
+    {"workload.arrival.max_in_flight": 8},
+])  # fmt: skip
+def test_an_unsustainable_runs_rates_are_what_it_served_warm_up_or_not(over: dict[str, Any]) -> None:
+    """With a warm-up, the requests from before the window drain in the time its rates are over:
+    counting only the window's read throughput at half of what was served (23 req/s of 42)."""
+    res = simulate(small("chat-colocated", **over, duration_s=120.0, warmup_s=60.0))
+    s = res.summary
+    mark = s["unsustainable"]
+    assert mark is not None
+    assert s["throughput_rps"] == pytest.approx(mark["sustained_rps"], rel=0.15)
+    # goodput x the span it is over is the count it met, as the pages rebuild it (`rate_span_s`)
+    t = res.requests
+    end = 60.0 + mark["rates_over_s"]
+    served = t[(t["outcome"] == "completed") & (t["completion_s"] >= 60.0) & (t["completion_s"] <= end)]
+    assert s["goodput_rps"] * rate_span_s(s) == pytest.approx(served["met_slo"].sum())
