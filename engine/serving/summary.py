@@ -366,13 +366,13 @@ class Summary(TypedDict):
     slo_attainment: float
     """Window requests that met their SLO / window requests (rejected and failed count as misses), 0-1."""
     goodput_rps: float
-    """Requests that met their SLO per second of the window (of an unsustainable run: of the time from
-    the window's start until its requests completed), req/s."""
+    """Requests that met their SLO per second of the window (of an unsustainable run: those served from
+    the window's start until the window's last request completed, per second of that time), req/s."""
     goodput_output_tokens_per_s: float
     """Output tokens of the requests that met their SLO per second of the same span, tokens/s."""
     throughput_rps: float
-    """Completed window requests per second of the window (of an unsustainable run: of the time from
-    the window's start until they completed), req/s."""
+    """Completed window requests per second of the window (of an unsustainable run: every request
+    completed from the window's start until the window's last one did, per second of that time), req/s."""
     throughput_tokens_per_s: TokenRates
     """Token throughput of completed window requests over the same span, tokens/s."""
     classes: dict[str, ClassSummary]
