@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engine.serving.host import Clock
@@ -61,4 +61,10 @@ class ClientCeiling:
             self.in_flight -= 1
 
 
-__all__ = ["ClientCeiling"]
+def due_s(arrival: Any, wait: Any) -> Any:
+    """When each request fell due at the client: sent at `arrival`, after waiting `wait` there for a
+    slot (None: no ceiling, so each was sent when it fell due). Arrays or Series, element-wise."""
+    return arrival if wait is None else arrival - wait
+
+
+__all__ = ["ClientCeiling", "due_s"]

@@ -42,6 +42,7 @@ from engine.costmodel import power
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved
 from engine.serving.breakdowns import cache_summary, class_summary, cost_summary, edge_summary, way_in_summary
+from engine.serving.ceiling import due_s
 from engine.serving.gaps import largest_gaps, token_gaps
 from engine.serving.instance import RECONFIG_COUNTER
 from engine.serving.ledger import (
@@ -152,9 +153,7 @@ def measured_mask(scenario: Scenario, table: Any) -> Any:
     client's ceiling on requests in flight a request arrives when it falls due (it was offered in
     the window even where the ceiling held it until after), though its latencies count from its send.
     """
-    arrival = table["arrival_s"]
-    if "client_wait_s" in table:  # (`engine.serving.ceiling`)
-        arrival = arrival - table["client_wait_s"]
+    arrival = due_s(table["arrival_s"], table.get("client_wait_s"))
     inside = (arrival >= scenario.warmup_s) & (arrival < scenario.duration_s)
     return inside | whole_run(scenario)
 

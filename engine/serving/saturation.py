@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.scenario.model import Scenario
+from engine.serving.ceiling import due_s
 from engine.serving.ledger import Records
 from engine.serving.metrics import whole_run
 from engine.serving.summary import Shortfall
@@ -79,7 +80,7 @@ def queue_trend(
     sent = rec.arrival_s
     # with a ceiling on requests in flight, a request is offered when it falls due at the client
     # and queued from then (`engine.serving.ceiling`): the backlog waits there instead
-    arrival = sent if rec.client_wait_s is None or at_server else sent - rec.client_wait_s
+    arrival = sent if at_server else due_s(sent, rec.client_wait_s)
     offered = int(np.count_nonzero((arrival >= start) & (arrival < scenario.duration_s)))
     if half_s <= 0 or offered == 0:
         return None

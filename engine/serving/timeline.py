@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 
 from engine.costmodel import power
+from engine.serving.ceiling import due_s
 
 if TYPE_CHECKING:
     from engine.scenario.resolve import Resolved
@@ -192,10 +193,9 @@ def _peak(log: ScalingLog, pool: int) -> int:
 
 
 def _due(columns: dict[str, Any]) -> np.ndarray:
-    """When each request arrived: fell due, where a client's ceiling held some back before sending
-    them (`engine.serving.ceiling`; `arrival_s` is the send): the demand per minute is what was offered."""
-    arrival = np.asarray(columns["arrival_s"], dtype=float)
-    return arrival - np.asarray(columns["client_wait_s"]) if "client_wait_s" in columns else arrival
+    """When each request fell due (`ceiling.due_s`): the demand per minute is what was offered, not
+    what a client's ceiling let through."""
+    return np.asarray(due_s(np.asarray(columns["arrival_s"], dtype=float), columns.get("client_wait_s")))
 
 
 def autoscale_summary(
