@@ -463,7 +463,7 @@ class Instance:
         """Tokens of KV cache that fit beside the weights and the activations (0 if they do not): in
         a pipeline whose stages differ, the most loaded stage's (`engine.costmodel.stages`)."""
         if self.pp > 1 and stages.staged(self):
-            return stages.stage_capacity(self, self.kv_room_per_token, self.resident_extra_bytes)
+            return stages.stage_capacity(self)
         return self.whole_kv_capacity_tokens
 
     @property
@@ -481,9 +481,14 @@ class Instance:
         free = self.memory_bytes - self.weight_bytes - self.activation_bytes - self.resident_extra_bytes
         return max(0, int(free // self.kv_room_per_token))
 
+    @property
+    def fit_room_tokens(self) -> int:
+        """The KV room `fits` asks for: one full-context request, at most 4,096 tokens."""
+        return min(self.model.max_context, 4096)
+
     def fits(self) -> bool:
         """True when the weights fit with room for at least one full-context request."""
-        return self.kv_capacity_tokens >= min(self.model.max_context, 4096)
+        return self.kv_capacity_tokens >= self.fit_room_tokens
 
     def _link_bytes_per_s(self, span: int | None = None) -> float:
         """One-direction bandwidth per chip of the link joining `span` chips (default: tp).

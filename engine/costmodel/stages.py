@@ -71,44 +71,58 @@ def staged(inst: Instance) -> bool:
     ends): the most loaded stage, not the whole, sets the KV capacity."""
     if inst.pp == 1 or inst.hardware.tiered or inst.hardware.kind in COMPILER_PLACED:
         return False
-    m = inst.model
-    split = layer_split(m.layers, inst.pp)
     weights = stage_weights(inst)
-    return m.tied_embeddings or len(set(split)) > 1 or max(weights) - min(weights) > 1e-6 * max(weights)
+    alike = len(set(layer_split(inst.model.layers, inst.pp))) == 1
+    return inst.model.tied_embeddings or not alike or max(weights) - min(weights) > 1e-6 * max(weights)
 
 
-def stage_capacity(inst: Instance, held: float, extra: float) -> int:
-    """KV tokens of the most loaded stage: each stage's memory less its weights, its share of the
-    activations and of `extra` (resident bytes spread over the layers), over its layers' share of
-    `held` (the instance's bytes per cached token)."""
+def _shares(inst: Instance) -> list[tuple[float, float]]:
+    """Per stage, first to last: (its layers' share of the model, its weights' bytes)."""
     layers = inst.model.layers
-    split = layer_split(layers, inst.pp)
-    memory = inst.memory_bytes / inst.pp
-    activations = inst.activation_bytes / inst.pp
-    out = None
-    for n, w in zip(split, stage_weights(inst), strict=True):
-        if n == 0:  # (more stages than layers: a stage with no layer holds no KV)
-            continue
-        share = n / layers
-        free = memory - w - activations - extra * share
-        tokens = max(0, int(free // (held * share)))
-        out = tokens if out is None else min(out, tokens)
-    return out or 0
+    return [(n / layers, w) for n, w in zip(layer_split(layers, inst.pp), stage_weights(inst), strict=True)]
+
+
+def stage_capacity(inst: Instance) -> int:
+    """KV tokens of the most loaded stage: each stage's memory less its weights, its share of the
+    activations and its layers' share of the resident extra bytes, over its layers' share of the
+    bytes a cached token takes (`Instance.kv_room_per_token`). A stage with no layer (more stages
+    than layers) holds no KV and is left out."""
+    memory, activations = inst.memory_bytes / inst.pp, inst.activation_bytes / inst.pp
+    held, extra = inst.kv_room_per_token, inst.resident_extra_bytes
+    tokens = [
+        max(0, int((memory - w - activations - extra * share) // (held * share)))
+        for share, w in _shares(inst)
+        if share > 0
+    ]
+    return min(tokens, default=0)
 
 
 def tightest(inst: Instance, room_tokens: int) -> tuple[int, float, float]:
     """(stage, bytes it needs, bytes its chips give) of the stage with the least to spare once it
     holds its weights and its shares of the activations, of the resident extra bytes and of
     `room_tokens` tokens of KV (as `stage_capacity` counts them)."""
-    layers = inst.model.layers
-    memory = inst.memory_bytes / inst.pp
+    activations = inst.activation_bytes / inst.pp
     held, extra = inst.kv_room_per_token, inst.resident_extra_bytes
-    needs = [
-        w + inst.activation_bytes / inst.pp + (extra + room_tokens * held) * n / layers
-        for n, w in zip(layer_split(layers, inst.pp), stage_weights(inst), strict=True)
-    ]
-    worst = max(range(inst.pp), key=lambda i: needs[i] - memory)
-    return worst, needs[worst], memory
+    needs = [w + activations + (extra + room_tokens * held) * share for share, w in _shares(inst)]
+    worst = max(range(inst.pp), key=lambda i: needs[i])
+    return worst, needs[worst], inst.memory_bytes / inst.pp
 
 
-__all__ = ["COMPILER_PLACED", "layer_split", "stage_capacity", "stage_weights", "staged", "tightest"]
+def overflow(inst: Instance) -> tuple[int, float, float] | None:
+    """`tightest` at the room `Instance.fits` asks for, where the instance taken whole would hold
+    it and a stage does not; None otherwise (it fits, or the whole does not either)."""
+    room = inst.fit_room_tokens
+    if not staged(inst) or inst.whole_kv_capacity_tokens < room or inst.kv_capacity_tokens >= room:
+        return None
+    return tightest(inst, room)
+
+
+__all__ = [
+    "COMPILER_PLACED",
+    "layer_split",
+    "overflow",
+    "stage_capacity",
+    "stage_weights",
+    "staged",
+    "tightest",
+]

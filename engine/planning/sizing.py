@@ -130,9 +130,8 @@ def _unfit_why(inst: Instance, hw_id: str) -> str:
     """Why an instance does not fit its chips: a pipeline stage that overflows where the whole would
     hold it (`engine.costmodel.stages`), else the weights and activations against the whole."""
     act = inst.activation_bytes / 1e9
-    room = min(inst.model.max_context, 4096)  # what `Instance.fits` asks for
-    if stages.staged(inst) and inst.whole_kv_capacity_tokens >= room:  # the whole holds it; a stage not
-        stage, need, have = stages.tightest(inst, room)
+    if (over := stages.overflow(inst)) is not None:  # the whole holds it; a stage does not
+        stage, need, have = over
         return f"pipeline stage {stage + 1} needs {need / 1e9:.0f} GB of its {have / 1e9:.0f} GB on {hw_id}"
     return (
         f"weights do not fit ({inst.weight_bytes / 1e9:.0f} GB"

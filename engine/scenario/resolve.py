@@ -134,7 +134,7 @@ def _unfit(scenario: Scenario, where: str, spec: Pool, inst: Instance, hw: Hardw
     with the least chips that would hold it."""
     model = inst.model
     act = inst.activation_bytes / 1e9
-    room = min(model.max_context, 4096)  # what `Instance.fits` asks for
+    room = inst.fit_room_tokens
     need = inst.weight_bytes / 1e9 + act + room * inst.kv_bytes_held / 1e9
     have = inst.memory_bytes / 1e9
     per_chip = hw.total_memory_gb * GIB / 1e9 * scenario.deployment.mem_fraction
@@ -147,8 +147,8 @@ def _unfit(scenario: Scenario, where: str, spec: Pool, inst: Instance, hw: Hardw
             f"chips do not shrink them enough; lower the token budget (set at most "
             f"{max(int(pass_tokens * 0.25 * per_chip / act_chip), 16):,})"
         )
-    if stages.staged(inst) and inst.whole_kv_capacity_tokens >= room:  # the whole would hold it; a stage not
-        return _stage_refusal(where, inst, room)
+    if (over := stages.overflow(inst)) is not None:  # the whole would hold it; a stage does not
+        return _stage_refusal(where, inst, room, over)
     min_chips = int(need // per_chip) + 1
     dp = f" x dp {spec.dp}" if spec.dp > 1 else ""
     return (
@@ -166,9 +166,10 @@ def _unfit(scenario: Scenario, where: str, spec: Pool, inst: Instance, hw: Hardw
     )
 
 
-def _stage_refusal(where: str, inst: Instance, room: int) -> str:
-    """Why a pipeline whose chips together hold the model does not fit: its most loaded stage."""
-    stage, need, have = stages.tightest(inst, room)
+def _stage_refusal(where: str, inst: Instance, room: int, over: tuple[int, float, float]) -> str:
+    """Why a pipeline whose chips together hold the model does not fit: its most loaded stage
+    (`stages.overflow`: the stage, the bytes it needs, the bytes its chips give)."""
+    stage, need, have = over
     layers = stages.layer_split(inst.model.layers, inst.pp)[stage]
     ends = " and the embedding" if stage == 0 else " and the output head" if stage == inst.pp - 1 else ""
     chips = inst.tp * inst.dp
