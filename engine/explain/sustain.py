@@ -46,14 +46,14 @@ def line(summary: Mapping[str, Any]) -> str | None:
     )
 
 
-def within_only(summary: Mapping[str, Any]) -> str:
-    """How a class within its targets in an unsustainable run is said (it does not pass: the run
+def within_only(summary: Mapping[str, Any], target: str = "target") -> str:
+    """How a class within its `target` in an unsustainable run is said (it does not pass: the run
     falls behind its load): over this run only where its latencies grow with the run's length; for
     the requests sent where a client's ceiling holds the backlog (they do not grow)."""
     mark = summary.get("unsustainable") or {}
     if mark.get("at_client"):
-        return "is within target for the requests sent, while the client's ceiling holds the rest back"
-    return "is within target over this run only"
+        return f"is within {target} for the requests sent, while the client's ceiling holds the rest back"
+    return f"is within {target} over this run only"
 
 
 def _held(summary: Mapping[str, Any]) -> str:
