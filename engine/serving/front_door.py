@@ -133,13 +133,13 @@ class FrontDoor:
                 self.blocks.set_prompt(later, led.prompt[later])
                 later = follow[later]
         led.arrival[rid] = now + gap
-        self.env.after(gap, self._sent_turn, rid)
+        self.env.after(gap, self._offer, rid)
 
-    def _sent_turn(self, rid: int) -> None:
-        if self.ceiling is not None and not self.ceiling.admit(rid):
-            return  # held at the client (`send_held`)
-        self.ledger.sent += 1
-        self.arrive(rid)
+    def _offer(self, rid: int) -> None:
+        """A request falls due: sent now, unless a client's ceiling holds it for a slot (`send_held`)."""
+        if self.ceiling is None or self.ceiling.admit(rid):
+            self.ledger.sent += 1
+            self.arrive(rid)
 
     def arrivals_from(self, rid: int) -> None:
         """Open loop: issue every request due now from `rid` on, then wait for the next one (with
@@ -147,7 +147,6 @@ class FrontDoor:
         now = self.env.now
         led = self.ledger
         arrival, later = led.arrival, led.follow_up
-        ceiling = self.ceiling
         while rid < self.n:
             if later and later[rid]:
                 rid += 1
@@ -156,15 +155,11 @@ class FrontDoor:
             if dt > 0:
                 self.env.after(dt, self.arrival_due_call, rid)
                 return
-            if ceiling is None or ceiling.admit(rid):
-                led.sent += 1
-                self.arrive(rid)
+            self._offer(rid)
             rid += 1
 
     def _arrival_due(self, rid: int) -> None:
-        if self.ceiling is None or self.ceiling.admit(rid):
-            self.ledger.sent += 1
-            self.arrive(rid)
+        self._offer(rid)
         self.arrivals_from(rid + 1)
 
     def send_held(self, rid: int) -> None:
