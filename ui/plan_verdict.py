@@ -25,6 +25,7 @@ from engine.planning import (
     DEFAULT_ATTAINMENT,
     OBJECTIVES,
     Margin,
+    MarginCheck,
     Plan,
     rule_text,
 )
@@ -264,7 +265,7 @@ def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
     slow = plain(", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band")
     c = m.chosen
     latency = c.latency_text() if hasattr(c, "latency_text") else f"TTFT p90 {duration_text(c.ttft_ms_p90)}"
-    figures = f"{c.slo_attainment:.1%} of requests within SLO, {ex.latency(latency, c.shortfall_rps)}"
+    figures = f"{c.slo_attainment:.1%} of requests within SLO, {ex.latency(latency, c.grows_rps)}"
     if c.shortfall_rps is not None:
         figures += f"; it falls behind its load, short by {c.shortfall_rps:,.2g} req/s"
     head = (
@@ -306,7 +307,7 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     def rerun(check: Any) -> tuple[float | None, float | None, float | None]:
         if not (ours and check):
             return None, None, None
-        if getattr(check, "shortfall_rps", None) is not None:  # its latencies grow with run length
+        if getattr(check, "grows_rps", None) is not None:  # its latencies grow with run length
             return None, None, check.goodput_rps
         return (
             getattr(check, "ttft_ms_at_slo", None),
@@ -341,15 +342,22 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
         f"TTFT {pct} {ttft:,.0f} ms{band_text(band['ttft'], ttft, slow_ttft, fast_ttft)}, "
         f"TPOT {pct} {tpot:.1f} ms{band_text(band['tpot'], tpot, slow_tpot, fast_tpot)} "
         f"(simulated over {p.duration_s:g} s)."
-        + (
-            f" At the pessimistic edge of every chip's band it falls behind its load (short by "
-            f"{behind:,.2g} req/s): its latency then {ex.GROWS}, so the bands' upper ends are the kinds' bands."
-            if ours and edge is not None and (behind := edge.chosen.shortfall_rps) is not None
-            else ""
-        ),
+        + (_behind_when_slowed(edge.chosen) if ours and edge is not None else ""),
         icon=":material/check_circle:",
     )
     _calibration(p, r)
+
+
+def _behind_when_slowed(c: MarginCheck) -> str:
+    """What the verdict adds where the choice, its chips slowed, falls behind its load: its latency
+    grows with the run, or (a client's ceiling holding the backlog) the wait is at the client."""
+    if c.shortfall_rps is None:
+        return ""
+    short = f"{c.shortfall_rps:,.2g} req/s"
+    head = f" At the pessimistic edge of every chip's band it falls behind its load (short by {short})"
+    if c.grows_rps is None:
+        return f"{head}: the backlog waits at the client's ceiling on requests in flight, before it is sent."
+    return f"{head}: its latency then {ex.GROWS}, so the bands' upper ends are the kinds' bands."
 
 
 def _counters(p: Plan) -> None:

@@ -35,6 +35,7 @@ _API = {
     "emit_deployment": "engine.planning.emit",
     "passing_frontiers": "engine.planning.frontier",
     "Margin": "engine.planning.margin",
+    "MarginCheck": "engine.planning.margin",
     "Lifetime": "engine.planning.lifetime_spec",
     "LifetimeResult": "engine.planning.lifetime",
     "lifetime_names": "engine.planning.lifetime_spec",
@@ -60,6 +61,7 @@ _API = {
 }
 _RENAMED = {
     "plan_margin": "margin",
+    "MarginCheck": "Check",
     "emit_deployment": "emit",
     "EMIT_STACKS": "STACKS",
     "plan_work_estimate": "plan_work",
@@ -79,6 +81,7 @@ __all__ = [
     "Lifetime",
     "LifetimeResult",
     "Margin",
+    "MarginCheck",
     "Objective",
     "Plan",
     "PlanWork",
@@ -114,6 +117,7 @@ if TYPE_CHECKING:
     from engine.planning.lifetime import headline_line as lifetime_headline
     from engine.planning.lifetime import summary_line as lifetime_summary
     from engine.planning.lifetime_spec import Lifetime, lifetime_names, load_lifetime
+    from engine.planning.margin import Check as MarginCheck
     from engine.planning.margin import Margin
     from engine.planning.margin import margin as plan_margin
     from engine.planning.objective import COLUMN as OBJECTIVE_COLUMNS

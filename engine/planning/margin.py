@@ -25,7 +25,7 @@ from engine.planning.rules import run_passes
 from engine.planning.search import Progress, at_slo
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
-from engine.serving.summary import Summary, shortfall_rps
+from engine.serving.summary import Summary, latency_shortfall, shortfall_rps
 from engine.serving.workload import generate
 
 
@@ -42,6 +42,9 @@ class Check:
     tpot_ms_p90: float | None
     shortfall_rps: float | None = None
     """Its shortfall in req/s when it cannot keep up with the load (unsustainable), else None."""
+    grows_rps: float | None = None
+    """`shortfall_rps` where its latencies grow with it (`latency_shortfall`): None where it keeps up
+    or where a client's ceiling holds the backlog and the latencies, timed from the send, stay bounded."""
     slo_percentile: float = 90.0
     """The SLO's percentile (the highest over the classes): the one the next two are at."""
     ttft_ms_at_slo: float | None = None
@@ -214,6 +217,9 @@ def _chosen_slowed(p: Plan, q: Plan, space: SearchSpace, catalog: Catalog | None
             ttft_ms_p90=num("ttft_ms_p90"),
             tpot_ms_p90=num("tpot_ms_p90"),
             shortfall_rps=num("shortfall_rps"),
+            grows_rps=num("grows_rps")
+            if "grows_rps" in r
+            else num("shortfall_rps"),  # a plan kept from before
             slo_percentile=float(r.get("slo_percentile", 90.0)),
             ttft_ms_at_slo=num("ttft_ms_at_slo") if "ttft_ms_at_slo" in r else None,
             tpot_ms_at_slo=num("tpot_ms_at_slo") if "tpot_ms_at_slo" in r else None,
@@ -237,6 +243,7 @@ def _check(
         ttft_ms_p90=_p90(s, "ttft"),
         tpot_ms_p90=_p90(s, "tpot"),
         shortfall_rps=shortfall_rps(s),
+        grows_rps=latency_shortfall(s),
         slo_percentile=float(slo["slo_percentile"]),
         ttft_ms_at_slo=None if slo["ttft_ms_at_slo"] != slo["ttft_ms_at_slo"] else slo["ttft_ms_at_slo"],
         tpot_ms_at_slo=None if slo["tpot_ms_at_slo"] != slo["tpot_ms_at_slo"] else slo["tpot_ms_at_slo"],

@@ -535,6 +535,14 @@ def _candidates(
     )
 
 
+def _held_at_client(runs: pd.DataFrame, target_rps: float) -> float | None:
+    """The most req/s any run sent where every run fell behind with its backlog at a client's ceiling
+    on requests in flight (`latency_shortfall` None beside a shortfall), else None."""
+    if not len(runs) or runs["shortfall_rps"].isna().any() or runs["grows_rps"].notna().any():
+        return None
+    return float(target_rps - runs["shortfall_rps"].min())
+
+
 def _assemble(
     target_rps: float,
     space: SearchSpace,
@@ -557,6 +565,13 @@ def _assemble(
     if best is None:
         notes.append(
             f"no simulated deployment passed at the target load ({rule_text(search.rule, search.attainment)})"
+        )
+    if best is None and (held := _held_at_client(runs, target_rps)) is not None:
+        ceiling = search.base.workload.arrival.max_in_flight
+        notes.append(
+            f"every run fell behind its load with the backlog waiting at the client: a ceiling of {ceiling} "
+            f"requests in flight (workload.arrival.max_in_flight) sent at most {held:,.3g} req/s whatever the "
+            f"deployment; raise or unset it to plan for {target_rps:g} req/s"
         )
     runs, frontier_cost, frontier_tput = mark_frontiers(runs, search.objective, best_run)
     statuses = list(status.values())

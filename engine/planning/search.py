@@ -45,7 +45,7 @@ from engine.planning.sizing import (
 )
 from engine.scenario.model import Scenario
 from engine.serving.run import SimResult, simulate
-from engine.serving.summary import shortfall_rps, unbounded
+from engine.serving.summary import latency_shortfall, shortfall_rps, unbounded
 from engine.serving.workload import Requests, generate
 
 Progress = Callable[[int, int, str], None]
@@ -145,6 +145,9 @@ def run_row(
         "usd_per_hour": s["cost"]["usd_per_hour"],
         "passes": run_passes(s, rule, attainment),
         "shortfall_rps": shortfall_rps(s),  # None: it keeps up
+        "grows_rps": latency_shortfall(
+            s
+        ),  # None: its latencies do not grow with the run (a ceiling's backlog)
         "ttft_ok": ttft_ok,
         "tpot_ok": tpot_ok,
         "slo_attainment": s["slo_attainment"],

@@ -108,3 +108,24 @@ def test_question_b_deepseek_r1_h200_or_gb200() -> None:
     table = box.dataframe[0].value
     assert {"h200", "gb200"} <= set(table["chip"]) and (table[""] == "★").sum() == 1
     assert "output tok/s per chip" in table and "TTFT p99 (ms)" in table
+
+
+def test_a_slowed_choice_behind_its_load_says_where_the_backlog_waits() -> None:
+    """The verdict's line on a choice that falls behind when slowed: its latency grows with the run,
+    unless a client's ceiling holds the backlog, when the wait is before the send."""
+    from engine.planning import MarginCheck
+    from ui.plan_verdict import _behind_when_slowed
+
+    kw = {
+        "run": 0,
+        "passes": False,
+        "slo_attainment": 0.4,
+        "goodput_rps": 1.0,
+        "ttft_ms_p90": 900.0,
+        "tpot_ms_p90": 30.0,
+    }
+    assert _behind_when_slowed(MarginCheck(**kw)) == ""
+    grows = _behind_when_slowed(MarginCheck(**kw, shortfall_rps=2.5, grows_rps=2.5))
+    held = _behind_when_slowed(MarginCheck(**kw, shortfall_rps=2.5, grows_rps=None))
+    assert "short by 2.5 req/s" in grows and "grows with run length" in grows
+    assert "short by 2.5 req/s" in held and "waits at the client" in held and "grows" not in held

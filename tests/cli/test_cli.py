@@ -253,9 +253,10 @@ def test_the_planners_margin_marks_a_choice_that_falls_behind(capsys: pytest.Cap
     from engine.cli.plan import print_margin
     from engine.planning.margin import Check
 
-    def margin(shortfall: float | None) -> Any:
+    def margin(shortfall: float | None, at_client: bool = False) -> Any:
         chosen = Check(run=0, passes=False, slo_attainment=0.4, goodput_rps=9.0, ttft_ms_p90=61_000.0,
-                       tpot_ms_p90=24.0, shortfall_rps=shortfall)  # fmt: skip
+                       tpot_ms_p90=24.0, shortfall_rps=shortfall,
+                       grows_rps=None if at_client else shortfall)  # fmt: skip
         slowed = SimpleNamespace(best_run=None, simulated=6, slowdown={"h100-sxm": 0.15})
         return SimpleNamespace(chosen=chosen, holds=False, slowed=slowed, slowdown=slowed.slowdown,
                                nothing_text=lambda: "")  # fmt: skip
@@ -266,3 +267,6 @@ def test_the_planners_margin_marks_a_choice_that_falls_behind(capsys: pytest.Cap
     assert "unsustainable, short by 3.2 req/s" in out
     print_margin(margin(None))
     assert "grows with run length" not in capsys.readouterr().out
+    print_margin(margin(3.2, at_client=True))  # the backlog waits at a client's ceiling: figures stay bounded
+    out = capsys.readouterr().out
+    assert "grows with run length" not in out and "unsustainable, short by 3.2 req/s" in out

@@ -394,3 +394,25 @@ def test_a_latency_band_on_one_side_of_its_figure_is_said() -> None:
     # a band across its figure says nothing more
     base = io.load_preset("chat-disaggregated")
     assert not run_spread(base, simulate(base).summary).one_sided_notes()
+
+
+def test_a_backlog_held_at_a_clients_ceiling_is_behind_but_its_latency_does_not_grow() -> None:
+    """Under a ceiling on requests in flight the planner's runs fall behind with their backlog at
+    the client: never passing, and their latencies, timed from the send, are figures, not ones that
+    grow with the run (`grows_rps` None where `shortfall_rps` is not). The plan says that no
+    deployment gets past the ceiling, and how much it let through."""
+    space = SearchSpace(
+        hardware=("h100-sxm",), modes=("colocated",), tp=(2,), pp=(1,), duration_s=30.0, max_simulations=3
+    )
+    capped = io.apply_overrides(io.load_preset("chat-colocated"), {"workload.arrival.max_in_flight": 4})
+    p = plan(capped, 16.0, space, risk_aware=False, verify=False)
+    runs = p.runs
+    assert len(runs) == 3 and runs["shortfall_rps"].notna().all() and runs["grows_rps"].isna().all()
+    assert not runs["passes"].any() and p.best_run is None
+    sent = 16.0 - runs["shortfall_rps"].min()
+    assert 0 < sent < 2.0
+    note = next(n for n in p.notes if "waiting at the client" in n)
+    assert (
+        f"a ceiling of 4 requests in flight (workload.arrival.max_in_flight) sent at most {sent:,.3g} req/s"
+        in note
+    )
