@@ -14,7 +14,7 @@ from engine.explain import confidence, sustain
 from engine.explain.power_line import power_cap_line
 from engine.explain.scaled import autoscale_line
 from engine.explain.software import porting_lines
-from engine.explain.way_in import client_line, way_in_line
+from engine.explain.way_in import client_line, ignored_ceiling, way_in_line
 from engine.scenario.model import Scenario
 from engine.serving.summary import latency_shortfall, shortfall_rps
 
@@ -74,6 +74,10 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         print(f"  {way}")
     if (held := client_line(doc)) is not None:  # a client's ceiling: the wait before the send
         print(held)
+    if scenario is not None:  # a ceiling set on a closed loop, which it does not apply
+        a = scenario.workload.arrival
+        if (unused := ignored_ceiling(a.kind, a.max_in_flight, a.clients)) is not None:
+            print(unused)
     print(
         f"SLO attainment {doc['slo_attainment']:.1%}; "
         f"goodput {doc['goodput_rps']:.2f} req/s{thr('goodput_rps', doc['goodput_rps'])}"

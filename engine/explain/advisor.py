@@ -42,7 +42,7 @@ from engine.explain.asic import (
 from engine.explain.confidence import errors_text, partly, pool_marks, real_bands, stack_name, uncalibrated
 from engine.explain.presentation import duration_text
 from engine.explain.rooflines import roofline_table
-from engine.explain.way_in import way_in_s
+from engine.explain.way_in import ignored_ceiling, way_in_s
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog
 from engine.serving.run import SimResult
@@ -99,6 +99,9 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
     if (behind := sustain.line(s)) and (mark := s["unsustainable"]):  # first: it qualifies the rest
         numbers = {k: mark[k] for k in ("shortfall_rps", "offered_rps", "sustained_rps")}
         out.append(Finding("critical", "saturation", behind, numbers))
+    arr = result.scenario.workload.arrival
+    if said := ignored_ceiling(arr.kind, arr.max_in_flight, arr.clients):
+        out.append(Finding("warning", "client", said, {"max_in_flight": float(arr.max_in_flight or 0)}))
     out += _slo_findings(result)
     out += _pool_findings(result, res, cat)
     out += _latency_findings(result, res)

@@ -48,7 +48,19 @@ def client_line(summary: Mapping[str, Any]) -> str | None:
     )
 
 
-__all__ = ["client_line", "way_in_line"]
+def ignored_ceiling(kind: str, max_in_flight: int | None, clients: int) -> str | None:
+    """What a closed loop does with a ceiling on requests in flight: nothing (its clients are its
+    ceiling, `Arrival.max_in_flight`); said so that a file or `--set` that sets one learns it."""
+    if kind != "closed_loop" or max_in_flight is None:
+        return None
+    return (
+        f"workload.arrival.max_in_flight ({max_in_flight:,}) was not applied: a closed loop's {clients:,} "
+        "clients are its ceiling on requests in flight (each waits for its answer before it sends again). "
+        "Set clients to the ceiling you mean, or unset max_in_flight."
+    )
+
+
+__all__ = ["client_line", "ignored_ceiling", "way_in_line"]
 
 
 def way_in_s(requests: pd.DataFrame) -> np.ndarray:

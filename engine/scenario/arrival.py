@@ -74,7 +74,7 @@ class Arrival(Frozen):
     in-flight limit). A request due while that many are in flight waits at the client, in order,
     until one ends; it is sent then, and its TTFT and E2E count from then, as the benchmark times
     them (the wait is reported apart: the summary's ``client``; `engine.serving.ceiling`). Unset: no
-    ceiling. A closed loop ignores it: its `clients` are its ceiling."""
+    ceiling. A closed loop does not apply it (its `clients` are its ceiling); the advisor and `run` say so."""
 
     @model_validator(mode="after")
     def _check(self) -> "Arrival":

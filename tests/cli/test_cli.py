@@ -270,3 +270,17 @@ def test_the_planners_margin_marks_a_choice_that_falls_behind(capsys: pytest.Cap
     print_margin(margin(3.2, at_client=True))  # the backlog waits at a client's ceiling: figures stay bounded
     out = capsys.readouterr().out
     assert "grows with run length" not in out and "unsustainable, short by 3.2 req/s" in out
+
+
+def test_run_says_a_closed_loop_does_not_apply_a_ceiling_set_on_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    loop = ["--set", "workload.arrival.kind=closed_loop", "--set", "workload.arrival.clients=4",
+            "--set", "workload.arrival.stop_after=40", "--set", "duration_s=30"]  # fmt: skip
+    assert main(["run", "chat-colocated", *loop, "--set", "workload.arrival.max_in_flight=2"]) == 0
+    assert (
+        "max_in_flight (2) was not applied: a closed loop's 4 clients are its ceiling"
+        in capsys.readouterr().out
+    )
+    assert main(["run", "chat-colocated", *loop]) == 0
+    assert "was not applied" not in capsys.readouterr().out

@@ -181,3 +181,23 @@ def test_an_unsustainable_runs_rates_are_what_it_served_warm_up_or_not(over: dic
     end = 60.0 + mark["rates_over_s"]
     served = t[(t["outcome"] == "completed") & (t["completion_s"] >= 60.0) & (t["completion_s"] <= end)]
     assert s["goodput_rps"] * rate_span_s(s) == pytest.approx(served["met_slo"].sum())
+
+
+def test_a_closed_loop_says_it_ignores_a_ceiling_set_on_it() -> None:
+    """A closed loop's clients are its ceiling: a `max_in_flight` set on one (a file, `--set`) changes
+    nothing, and the advisor says so rather than leaving the setting silently unused."""
+    loop = {
+        "workload.arrival.kind": "closed_loop",
+        "workload.arrival.clients": 6,
+        "workload.arrival.stop_after": 60,
+    }
+    base, capped = (
+        small("chat-colocated", **loop),
+        small("chat-colocated", **loop, **{"workload.arrival.max_in_flight": 2}),
+    )
+    a, b = simulate(base), simulate(capped)
+    assert a.requests.equals(b.requests) and "client" not in b.summary
+    said = [f for f in ex.findings(b) if f.topic == "client"]
+    assert len(said) == 1 and said[0].severity == "warning"
+    assert "max_in_flight (2) was not applied: a closed loop's 6 clients are its ceiling" in said[0].text
+    assert not [f for f in ex.findings(a) if f.topic == "client"]
