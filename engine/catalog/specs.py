@@ -21,12 +21,13 @@ entries can make the cost model divide by zero or return an absurd time.
 import json
 import math
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from engine.catalog.param_counts import counts_of
 from engine.core.errors import ScenarioError
+from engine.core.no_bool import boolean_in_number
 
 Precision = Literal["bf16", "fp8", "fp4", "int4"]
 """Weight precisions a scenario may pick."""
@@ -123,6 +124,13 @@ class Frozen(BaseModel):
     """Base of every settings value: immutable, hashable, strict about unknown keys."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans(cls, data: Any) -> Any:  # pydantic would read true as 1 (`engine.core.no_bool`)
+        if (said := boolean_in_number(cls, cls.model_fields, data)) is not None:
+            raise ValueError(said)
+        return data
 
 
 class Spec(Frozen):

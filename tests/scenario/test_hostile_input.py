@@ -306,3 +306,33 @@ def test_a_nan_is_said_to_be_no_number_with_the_fields_range() -> None:
         io.apply_overrides(
             io.load_preset("chat-colocated"), {"workload.classes[0].input": {"kind": "empirical"}}
         )
+
+
+def test_true_or_false_is_no_number_from_a_link_a_file_or_set() -> None:
+    """pydantic's lax mode would read `true` as 1: a ceiling of one request in flight, one pool
+    instance, a rate of 1 req/s, without a word. A boolean where a number is wanted is refused by
+    name, in a link's changes, a scenario file, a `--set` and a custom catalog entry alike."""
+    base = io.load_preset("chat-colocated")
+    for path, value, wants in (
+        ("workload.arrival.max_in_flight", True, "a whole number, not true"),
+        ("workload.arrival.rate_rps", False, "a number, not false"),
+        ("deployment.pools[0].count", True, "a whole number, not true"),
+        ("workload.classes[0].slo.ttft_ms", True, "a number, not true"),
+    ):
+        with pytest.raises(ScenarioError) as err:
+            io.apply_overrides(base, {path: value})
+        assert str(err.value) == f"{path}: must be {wants}", str(err.value)
+    raw = zlib.compress(json.dumps({"workload.arrival.max_in_flight": True}).encode())
+    link = {"v": io.to_link(base, "chat-colocated")["v"], "p": "chat-colocated",
+            "s": base64.urlsafe_b64encode(raw).decode().rstrip("=")}  # fmt: skip
+    with pytest.raises(
+        ScenarioError, match=r"workload\.arrival\.max_in_flight: must be a whole number, not true"
+    ):
+        io.from_link(link)
+    rc, err = run_cli(
+        ["scenario", "chat-colocated", "--set", "workload.arrival.max_in_flight=true", "--json"]
+    )
+    assert rc == 2 and "workload.arrival.max_in_flight: must be a whole number, not true" in err
+    # numbers themselves are taken as before: an integral float for a count, an int for a rate
+    same = io.apply_overrides(base, {"deployment.pools[0].count": 2.0, "workload.arrival.rate_rps": 3})
+    assert same.deployment.pools[0].count == 2 and same.workload.arrival.rate_rps == 3.0
