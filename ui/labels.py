@@ -65,7 +65,7 @@ HELP: dict[str, str] = {
     "p99": "99th percentile of tokens (must exceed the mean).",
     "max_tokens": "Draws are clipped to this many tokens.",
     "time_scale": "Replay speed: 2 replays the trace twice as fast (twice the load).",
-    "max_requests": "Replay at most this many requests of the trace.",
+    "max_requests": "Replay at most this many requests of the window, the earliest. Empty: every one.",
     "start_s": "Start this many seconds into the trace.",
     "turns_mean": "Mean turns per session; each later turn's prompt repeats the whole conversation so far.",
     "think_time_s": "Mean pause before the next request (between turns, or of a closed-loop client).",
@@ -82,6 +82,7 @@ HELP: dict[str, str] = {
 EMPTY: dict[str, str] = {
     "power_cap_kw": "no cap",
     "first_token_ms": "auto",  # the box is 90 px wide: the help says what auto is
+    "max_requests": "all",
 }
 """What an optional number box left empty means, shown as its placeholder where "default" would say nothing."""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine import explain as ex
-from engine.core import ScenarioError
+from engine.core import MAX_REQUESTS, ScenarioError
 from engine.scenario import Scenario
 from engine.serving import SimResult, simulate
 from ui.text import plain
@@ -56,7 +56,7 @@ def expected_requests(scenario: Scenario) -> float:
     """A rough count of the requests a scenario will generate (for the progress message)."""
     wl = scenario.workload
     if wl.trace is not None:
-        return float(wl.trace.max_requests)
+        return float(wl.trace.max_requests or MAX_REQUESTS)
     arr = wl.arrival
     if arr.kind == "offline":
         return float(arr.requests)

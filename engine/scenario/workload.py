@@ -149,7 +149,9 @@ class Trace(Frozen):
     format: Literal["mooncake", "azure", "csv", "agentic"]
     path: Annotated[str, Field(min_length=1, max_length=1024)]
     time_scale: Annotated[float, Field(ge=0.001, le=1000)] = 1.0
-    max_requests: Annotated[int, Field(ge=1, le=bounds.MAX_REQUESTS)] = bounds.MAX_REQUESTS
+    max_requests: Annotated[int, Field(ge=1, le=bounds.MAX_REQUESTS)] | None = None
+    """Replay at most this many of the window's requests, the earliest; unset: every one, within the
+    requests-per-run bound (`bounds.MAX_REQUESTS`, the earliest that many where a window holds more)."""
     start_s: Annotated[float, Field(ge=0, le=10 * bounds.MAX_DURATION_S)] = 0.0
     block_tokens: Annotated[int, Field(ge=1, le=65536)] = 512
     max_gap_s: Annotated[float, Field(ge=0.001, le=bounds.MAX_DURATION_S)] | None = None

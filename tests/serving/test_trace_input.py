@@ -263,6 +263,7 @@ def test_max_requests_keeps_the_earliest_arrivals() -> None:
     assert list(reqs.arrival_s) == [0.0, 1.0, 3.0]
     windowed = read("csv", text, max_requests=2, start_s=2.0)
     assert list(windowed.prompt_tokens) == [30, 50] and list(windowed.arrival_s) == [1.0, 3.0]
+    assert list(read("csv", text).prompt_tokens) == [1, 10, 30, 50, 90]  # unset: every one of the window
 
 
 def test_max_requests_on_an_unsorted_mooncake_trace_keeps_the_blocks_of_the_kept_rows() -> None:

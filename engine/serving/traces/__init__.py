@@ -89,7 +89,7 @@ def read(trace: Trace, scenario: Scenario, text: str | None = None) -> TraceRequ
     arrival = (arrival - arrival.min()) / trace.time_scale
     order = np.argsort(arrival, kind="stable")
     lo, hi = np.searchsorted(arrival[order], (trace.start_s, trace.start_s + scenario.duration_s))
-    idx = order[lo:hi][: trace.max_requests]
+    idx = order[lo:hi][: trace.max_requests or bounds.MAX_REQUESTS]
     if len(idx) > bounds.MAX_REQUESTS:
         raise ScenarioError(f"{name}: {len(idx):,} requests in the window; {bounds.requests_limit_text()}")
     n = len(idx)
