@@ -171,6 +171,28 @@ def _counts(search: Search, row: dict[str, Any]) -> tuple[Shape | Portfolio, tup
     return next(k for k, i in search.index.items() if i == int(row["run"]))
 
 
+def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dict[str, Any]) -> list[str]:
+    """Each group's pick where one passes with slowed chips (into `picks`), and the notes on those
+    where none does: none in the search, or the checks' budget spent before one did, said once with
+    the groups it cut short (a note per group and one for the budget said the same twice)."""
+    notes, cut = [], []
+    for g, pick in held.items():
+        if isinstance(pick, tuple):
+            picks[g] = pick
+        elif pick == CUT:  # not that none passes: the checks stopped before one did
+            cut.append(g)
+        else:
+            notes.append(f"{g}: no deployment of this search passes with its chips at the bands' edge")
+    budget = f" ({search.space.max_simulations})" if slow.out_of_budget else ""
+    if cut:
+        notes.append(
+            f"{', '.join(cut)}: the risk-aware checks ran out of simulations{budget} before a deployment passed"
+        )
+    elif budget:
+        notes.append(f"the risk-aware checks ran out of simulations{budget}")
+    return notes
+
+
 def decide(
     search: Search,
     groups: dict[str, dict[str, Any]],
@@ -193,19 +215,9 @@ def decide(
         groups = {g: groups[g] for g in order[:MAX_GROUPS]}
     picks = {g: _counts(search, row) for g, row in groups.items()}
     nominal_best = order[0] if order else None
-    slow, held = None, {}
-    if risk_aware and groups:
-        slow = _slowed(search)
-        held = _risk_picks(search, slow, groups, live, status, found)
-        for g, pick in held.items():
-            if isinstance(pick, tuple):
-                picks[g] = pick
-            elif pick == CUT:  # not that none passes: the checks stopped before one did
-                notes.append(f"{g}: the risk-aware checks ran out of simulations before a deployment passed")
-            else:
-                notes.append(f"{g}: no deployment of this search passes with its chips at the bands' edge")
-    if slow is not None and slow.out_of_budget:
-        notes.append(f"the risk-aware checks ran out of simulations ({search.space.max_simulations})")
+    slow = _slowed(search) if risk_aware and groups else None
+    if slow is not None:
+        notes += _risk_checked(search, slow, _risk_picks(search, slow, groups, live, status, found), picks)
     search.allowance += len(picks) * (VERIFY_TRIES + 1)  # the picks' own runs, past the budget
     rows = []
     for g, (shape, counts) in picks.items():
