@@ -214,6 +214,11 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 f"is {hw.id!r} ({hw.vendor}). Choose another stack, or name the profile on the Ascend pool "
                 f"(deployment.pools[i].profile = {scenario.deployment.stack!r})"
             )
+        if spec.pp > model.layers:  # a stage with no layer (vLLM's get_pp_indices would give it none)
+            raise ScenarioError(
+                f"{where}.pp: {spec.pp} pipeline stages for {model.id}'s {model.layers} layers; each stage "
+                f"needs at least one layer (at most {model.layers} stages)"
+            )
         custom = any(h.id == hw.id for h in scenario.custom_hardware)
         hw, name, cal = pool_chip(scenario, spec, hw, cat, model, custom)
         # outside the try below: its errors name deployment.speculative, not this pool

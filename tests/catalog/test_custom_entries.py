@@ -510,3 +510,16 @@ def test_in_range_entries_resolve_to_sane_times_or_explain(
     for pool in res.pools:
         for cost in (prefill_cost(pool.instance, 1024), decode_cost(pool.instance, 1, 1024)):
             assert 0 < float(cost.time_s) <= MAX_ITERATION_S
+
+
+def test_more_pipeline_stages_than_layers_is_refused_by_name() -> None:
+    """A stage needs a layer: a custom model of 4 layers on 8 stages would leave four stages empty
+    (and their capacity unchecked); it is refused naming the pool's pp and the most it may be."""
+    tiny = {**L8B, "id": "tiny-4l", "layers": 4}
+    sc = scenario(custom_models=[tiny], **{"model__id": "tiny-4l", "deployment__pools__0__pp": 8})
+    with pytest.raises(
+        ScenarioError,
+        match=r"deployment\.pools\[0\]\.pp: 8 pipeline stages for tiny-4l's 4 layers; each stage needs at least one layer \(at most 4 stages\)",
+    ):
+        resolve(sc)
+    assert resolve(scenario(custom_models=[tiny], **{"model__id": "tiny-4l", "deployment__pools__0__pp": 4}))
