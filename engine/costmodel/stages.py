@@ -46,22 +46,33 @@ def stage_weights(inst: Instance) -> list[float]:
     split = layer_split(m.layers, inst.pp)
     matrix = m.vocab * m.hidden * HEAD_BYTES_PER_ELEMENT * inst.dp  # one vocabulary matrix, every copy
     counted = m.embedding_params() * HEAD_BYTES_PER_ELEMENT * inst.dp  # what `weight_bytes` holds of them
-    experts = 0.0
+    experts = dense_mlps = 0.0
     moe_split = [0] * inst.pp
     if m.moe:
+        wb = BYTES_PER_ELEMENT[inst.weights]
         copies = (inst.tp * inst.dp) // inst.ep if inst.ep > 1 else inst.dp
-        experts = (
-            m.moe_layers() * m.moe.experts * m.expert_params() * BYTES_PER_ELEMENT[inst.weights] * copies
+        experts = m.moe_layers() * m.moe.experts * m.expert_params() * wb * copies
+        # the experts (routed and shared) and routers with the MoE layers, the dense layers' MLPs
+        # with the dense layers (which lead); attention and the rest spread over every layer
+        experts += (
+            m.moe_layers()
+            * (m.moe.shared_experts * m.expert_params() + m.hidden * m.moe.experts)
+            * wb
+            * inst.dp
         )
-        first = m.moe.dense_layers  # the dense layers lead
+        dense_mlps = m.moe.dense_layers * m.mlp_matrices * m.hidden * m.intermediate * wb * inst.dp
+        first = m.moe.dense_layers
         start = 0
         for i, n in enumerate(split):
             moe_split[i] = max(0, start + n - max(start, first))
             start += n
-    rest = inst.weight_bytes - experts - counted
-    moe_layers = max(m.moe_layers(), 1)
+    rest = inst.weight_bytes - experts - dense_mlps - counted
+    moe_layers, dense_layers = max(m.moe_layers(), 1), max(m.moe.dense_layers if m.moe else 0, 1)
     return [
-        rest * n / m.layers + experts * k / moe_layers + matrix * ((i == 0) + (i == inst.pp - 1))
+        rest * n / m.layers
+        + experts * k / moe_layers
+        + dense_mlps * (n - k) / dense_layers
+        + matrix * ((i == 0) + (i == inst.pp - 1))
         for i, (n, k) in enumerate(zip(split, moe_split, strict=True))
     ]
 

@@ -61,6 +61,20 @@ def test_a_moe_models_dense_layers_lighten_its_first_stage() -> None:
     w = stages.stage_weights(inst)
     assert w[0] < w[1]  # three dense layers of 31 against none of 30: fewer experts on the first
     assert stages.staged(inst) and inst.kv_capacity_tokens < _whole(inst)
+    # the dense layers' MLPs (18,432 wide, in FP8) sit on the first stage, with those layers; the
+    # MoE layers' shared experts and routers with theirs; attention spread over every layer
+    m = inst.model
+    assert m.moe is not None
+    wb, mlp = 1.0, m.mlp_matrices * m.hidden * m.intermediate
+    per_moe_layer = (
+        m.moe.experts + m.moe.shared_experts
+    ) * m.expert_params() * wb + m.hidden * m.moe.experts * wb
+    head = m.vocab * m.hidden * 2.0  # bf16, once per end
+    rest = (
+        inst.weight_bytes - 2 * head - m.moe_layers() * per_moe_layer - m.moe.dense_layers * mlp * wb
+    ) / m.layers
+    assert w[0] == pytest.approx(31 * rest + 3 * mlp * wb + 28 * per_moe_layer + head)
+    assert w[1] == pytest.approx(30 * rest + 30 * per_moe_layer + head)
 
 
 def test_a_layout_that_fits_whole_can_overflow_a_stage() -> None:
