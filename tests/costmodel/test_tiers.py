@@ -45,12 +45,12 @@ def test_weights_that_fit_in_sram_are_read_at_sram_bandwidth(catalog: Catalog) -
 
 
 def test_weights_beyond_the_sram_spill_to_hbm(catalog: Catalog) -> None:
-    hw = catalog.chip("sn40l")  # 0.52 GB of SRAM a socket
+    hw = catalog.chip("sn40l")  # 520 MB (0.4843 GiB) of SRAM a socket
     i = inst(catalog, "llama-3.1-8b", hw, tp=16)
     tiers = i.memory_tiers
     assert tiers is not None
     shares = tiers.weight_shares()
-    sram_bytes = 16 * 0.52 * GIB * i.mem_fraction
+    sram_bytes = 16 * 0.4843 * GIB * i.mem_fraction
     assert shares["sram"] == pytest.approx(sram_bytes / i.weight_bytes)
     assert 0 < shares["hbm"] < 1 and shares["ddr"] == 0 and sum(shares.values()) == pytest.approx(1.0)
     eta = i.profile.eta_bandwidth
@@ -78,7 +78,7 @@ def test_kv_spills_from_sram_to_hbm_as_the_context_grows(catalog: Catalog) -> No
 def test_capacity_counts_every_tier(catalog: Catalog) -> None:
     hw = catalog.chip("sn40l")
     i = inst(catalog, "llama-3.1-405b", hw, tp=8)
-    assert i.memory_bytes == pytest.approx(8 * (0.52 + 64 + 1536) * GIB * 0.9)
+    assert i.memory_bytes == pytest.approx(8 * (0.4843 + 64 + 1536) * GIB * 0.9)
     # 405B in fp8 (about 410 GB) does not fit in eight sockets' HBM alone, but does with their DDR
     hbm_only = inst(catalog, "llama-3.1-405b", chip(catalog, ddr_gb=None, ddr_tb_s=None), tp=4)
     assert not hbm_only.fits() and inst(catalog, "llama-3.1-405b", hw, tp=4).fits()
