@@ -66,7 +66,7 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
             more = [c for c in ex.caveats(m for m in marks if m.fitted) if c not in shown]
             st.caption(plain(shown + "".join(f" Fitted pools: {c}." for c in more)))
         else:
-            stack = ex.stack_name(marks[0].calibration.stack) if marks else ""
+            stack = marks[0].calibration.under if marks else ""
             errs = ex.errors_text(ex.errors_by_figure(marks))
             warn = "".join(f"; {c}" for c in ex.caveats(marks))
             shared = [m.pool for m in ex.partly(marks) if m.calibration.maturity is None]

@@ -13,6 +13,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
+from engine.costmodel.stacks import STACK_NAMES
+
 Basis = Literal["fitted", "own", "same_silicon", "other_stack", "illustrative", "transfer", "assumed"]
 
 BASIS_TEXT: dict[str, str] = {
@@ -41,6 +43,13 @@ class _MoeKeys(TypedDict, total=False):
     """The latency each request's first token takes beyond the step model, not on the chips, ms:
     the fitted figure of a MoE model's stack, or the scenario's `deployment.first_token_ms`
     (present only for a MoE model or where the scenario sets it)."""
+    software: str
+    """The software the chip runs where it is not `stack`, in words (`Calibration.software`;
+    present only then: a chip whose vendor's compiler places the model)."""
+
+
+def _software(text: str) -> _MoeKeys:
+    return {"software": text} if text else {}
 
 
 def _shared(shared: bool) -> _MoeKeys:  # the key only when true (a dense model's JSON keeps its keys)
@@ -109,6 +118,15 @@ class Calibration:
     first_token_ms: float | None = None
     """The latency each request's first token takes beyond the step model, not on the chips, ms
     (`engine.calibration.first_token`, `with_first_token`); None where none applies (a dense model)."""
+    software: str = ""
+    """The software the chip runs where it is not `stack` (a chip whose vendor's compiler places the
+    model: Groq's LPU, SambaNova's SN40L, an FPGA), in words; '' where it runs `stack`. The stack still
+    gives such a pool its scheduler's defaults."""
+
+    @property
+    def under(self) -> str:
+        """What the chip runs under, in words: 'vLLM', or its vendor's software (`software`)."""
+        return self.software or STACK_NAMES.get(self.stack, self.stack)
 
     @property
     def fitted(self) -> bool:
@@ -175,6 +193,7 @@ class Calibration:
             **_eta(self.experts),
             **_derated(self.maturity),
             **_first(self.first_token_ms),
+            **_software(self.software),
         }
         return doc
 

@@ -43,6 +43,7 @@ from engine.calibration.own import own_terms
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.costmodel.stacks import STACK_NAMES
+from engine.costmodel.stages import COMPILER_PLACED
 
 FIGURES = ("throughput", "ttft", "tpot", "energy")
 FIGURE_NAMES = {"throughput": "throughput", "ttft": "TTFT", "tpot": "TPOT", "energy": "energy"}
@@ -354,6 +355,8 @@ def calibration(
     and a rule's text, as for an online caveat).
     """
     plain, cal = _calibration(hw, stack, catalog, profile_name, moe, custom)
+    if hw.kind in COMPILER_PLACED:  # its vendor's compiler and runtime, not the stack, run the model
+        cal = dataclasses.replace(cal, software=f"{hw.vendor}'s compiler and runtime")
     prof = with_experts(plain, stack, hw.vendor) if moe else plain
     if not moe or prof.eta_experts is None:
         return prof, cal

@@ -39,7 +39,7 @@ from engine.explain.asic import (
     specialisation,
     window_bins,
 )
-from engine.explain.confidence import errors_text, partly, pool_marks, real_bands, stack_name, uncalibrated
+from engine.explain.confidence import errors_text, partly, pool_marks, real_bands, uncalibrated
 from engine.explain.presentation import duration_text
 from engine.explain.rooflines import roofline_table
 from engine.explain.way_in import ignored_ceiling, way_in_s
@@ -332,7 +332,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
     out = []
     for (hw, rule), pools in groups.items():
         cal = cals[hw, rule]
-        stack = stack_name(cal.stack)
+        stack = cal.under
         which = f"pools {', '.join(pools)}" if len(pools) > 1 else f"pool {pools[0]}"
         out.append(
             Finding(
@@ -350,7 +350,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
         cals[m.hardware, ""] = m.calibration
     for hw, pools in shared.items():
         cal = cals[hw, ""]
-        stack = stack_name(cal.stack)
+        stack = cal.under
         which = f"pools {', '.join(pools)}" if len(pools) > 1 else f"pool {pools[0]}"
         out.append(
             Finding(

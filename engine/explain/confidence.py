@@ -122,6 +122,7 @@ def _from_dict(hardware: str, d: Mapping[str, Any]) -> Calibration:
         band={str(k): (float(v[0]), float(v[1])) for k, v in (d.get("band") or {}).items()},
         maturity=str(d["maturity"]) if d.get("maturity") else None,
         first_token_ms=float(d["first_token_ms"]) if d.get("first_token_ms") is not None else None,
+        software=str(d.get("software") or ""),
     )
 
 
@@ -165,7 +166,7 @@ def describe(cal: Calibration) -> str:
     and expected errors."""
     extra = [c for c in cal.caveat.split("; ") if c and c not in cal.rule] if cal.fitted else []
     how = "; ".join([cal.rule, *extra])
-    return f"{cal.mark} under {stack_name(cal.stack)}: {how}; {errors_text(real_bands(cal))}"
+    return f"{cal.mark} under {cal.under}: {how}; {errors_text(real_bands(cal))}"
 
 
 def caveats(marks: Iterable[PoolMark]) -> list[str]:
@@ -253,9 +254,11 @@ def note(marks: Sequence[PoolMark]) -> str | None:
     for (hw, rule), ms in groups.items():
         names = ", ".join(m.pool for m in ms)
         errs = errors_text(real_bands(ms[0].calibration))
-        parts.append(f"{'pools' if len(ms) > 1 else 'pool'} {names} on {hw}: {rule} ({errs})")
-    stack = stack_name(off[0].calibration.stack)
-    return f"Uncalibrated under {stack}: " + "; ".join(parts) + "."
+        own = f" under {sw}" if (sw := ms[0].calibration.software) else ""  # not the stack's software
+        parts.append(f"{'pools' if len(ms) > 1 else 'pool'} {names} on {hw}{own}: {rule} ({errs})")
+    stacked = [m for m in off if not m.calibration.software]
+    head = f"Uncalibrated under {stack_name(stacked[0].calibration.stack)}" if stacked else "Uncalibrated"
+    return f"{head}: " + "; ".join(parts) + "."
 
 
 def compared_errors(labels: Iterable[str], a: Sequence[PoolMark], b: Sequence[PoolMark]) -> list[str | None]:

@@ -257,3 +257,24 @@ def test_a_count_whose_band_falls_to_nothing_is_left_off_and_said() -> None:
     both = cliff_notes({**cliff, "slo_attainment": (-0.997, 0.002)}, 0.997)
     assert len(both) == 2 and both[0].startswith("SLO attainment shows no band") and "either" in both[1]
     assert cliff_notes({"goodput_rps": (-0.2, 0.1)}, 0.9) == []
+
+
+def test_a_chip_its_vendors_compiler_places_is_not_said_to_run_under_the_stack() -> None:
+    """Groq's LPU (and SambaNova's SN40L, an FPGA) run the vendor's compiler and runtime, not vLLM:
+    the calibration says so in its line, the note and the summary (the stack still gives the pool its
+    scheduler's defaults); a GPU's says the stack, and its summary has no such key."""
+    sc = io.apply_overrides(io.load_preset("sram-decode-groq"), {"duration_s": 10.0})
+    res = simulate(sc)
+    (mark,) = confidence.pool_marks(sc, res.summary)
+    assert mark.calibration.software == "Groq's compiler and runtime" and mark.calibration.stack == "vllm"
+    assert res.summary["calibration"]["lpu"]["software"] == "Groq's compiler and runtime"
+    assert confidence.describe(mark.calibration).startswith(
+        "uncalibrated under Groq's compiler and runtime: "
+    )
+    note = confidence.note((mark,)) or ""
+    assert note.startswith("Uncalibrated: pool lpu on groq-lpu under Groq's compiler and runtime: ")
+    gpu = simulate(on(*UNCALIBRATED))
+    marks = confidence.pool_marks(gpu.scenario, gpu.summary)
+    assert all(m.calibration.software == "" and m.calibration.under == "vLLM" for m in marks)
+    assert "software" not in next(iter(gpu.summary["calibration"].values()))
+    assert (confidence.note(marks) or "").startswith("Uncalibrated under vLLM: ")
