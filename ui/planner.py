@@ -40,6 +40,7 @@ from engine.planning import (
 from engine.scenario import Scenario
 from engine.serving import SimResult
 from ui import plan_run, plan_verdict, state, tables
+from ui.plan_labels import label_sides
 from ui.plan_verdict import JUST_LOADED, OBJECTIVE_LABELS, margin_box, summary
 from ui.plan_verdict import band_text as _pm
 from ui.plan_verdict import load_run as _load
@@ -118,7 +119,7 @@ def pareto_chart(
 
     passing = rows["passes"].astype(bool)
     labelled = rows[rows[frontier].astype(bool) | rows["chosen"].astype(bool)]
-    sides = label_sides(labelled, x, y, (float(rows[x].min()), float(rows[x].max())), float(rows[y].max()))
+    sides = label_sides(labelled, x, y, markers=rows)  # the axes' extent: every point drawn
 
     def place(i: Any) -> str:
         return sides.get(i) or "top center"
@@ -183,48 +184,6 @@ def pareto_chart(
         legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
     )
     return fig
-
-
-MARKER_LABEL_AXIS_PER_CHAR = 0.017
-"""About how much of a half-page chart's x axis one character of a marker's label covers."""
-MARKER_LABEL_HEIGHT = 0.08
-"""About how much of the y axis a marker's label (with its gap to the marker) covers."""
-
-
-def label_sides(
-    labelled: pd.DataFrame, x: str, y: str, x_range: tuple[float, float], y_top: float
-) -> dict[Any, str | None]:
-    """Where each labelled point's P:D split goes ('top center', 'bottom center'), or None where
-    both places would overlap a label already placed: the chosen run first, then the frontier in
-    x order, each first on the side its x-order neighbour did not take. `x_range` and `y_top`: the
-    extent of every point the chart draws (the axes'). Frontier points sit close
-    where every passing deployment serves the whole load (the cost chart's goodput is the same for
-    all): labelled above and below in turn, five of them still ran into each other ('2P:1D3P:1D')."""
-    if labelled.empty:
-        return {}
-    xs = labelled[x].astype(float)
-    ys = labelled[y].astype(float)
-    x_span = (x_range[1] - x_range[0]) or 1.0
-    y_top = max(y_top, 0.0) or 1.0
-    order = sorted(labelled.index, key=lambda i: (not bool(labelled.at[i, "chosen"]), float(xs[i])))
-    by_x = {i: n for n, i in enumerate(xs.sort_values().index)}
-    placed: list[tuple[float, float, float]] = []  # (x, y, half width) on the axes' 0-1 scale
-    sides: dict[Any, str | None] = {}
-    for i in order:
-        px = (float(xs[i]) - x_range[0]) / x_span * 0.9  # plotly pads the range about 5% a side
-        half = len(str(labelled.at[i, "split"])) * MARKER_LABEL_AXIS_PER_CHAR / 2
-        first = "bottom center" if by_x[i] % 2 else "top center"
-        second = "top center" if first == "bottom center" else "bottom center"
-        sides[i] = None
-        for side in (first, second):
-            py = float(ys[i]) / y_top + (
-                MARKER_LABEL_HEIGHT if side == "top center" else -MARKER_LABEL_HEIGHT
-            )
-            if all(abs(px - qx) >= half + qh or abs(py - qy) >= MARKER_LABEL_HEIGHT for qx, qy, qh in placed):
-                placed.append((px, py, half))
-                sides[i] = side
-                break
-    return sides
 
 
 def selected_run(event: Any) -> int | None:

@@ -224,7 +224,7 @@ def test_the_planners_frontier_labels_do_not_run_into_each_other() -> None:
     A label that has no free place is left off (the point's hover names it); the chosen run's first."""
     import pandas as pd
 
-    from ui import planner
+    from ui import plan_labels as planner
 
     runs = pd.DataFrame({
         "usd_per_hour": [17.0, 17.6, 18.0, 18.4, 19.0, 40.0],
@@ -242,3 +242,28 @@ def test_the_planners_frontier_labels_do_not_run_into_each_other() -> None:
             if a < b and sides[a] == sides[b]:  # two labels on one side of one line of points
                 apart = abs(runs.at[a, "usd_per_hour"] - runs.at[b, "usd_per_hour"]) / 60.0 * 0.9
                 assert apart >= 2 * width, (runs.at[a, "split"], runs.at[b, "split"])
+
+
+def test_a_frontier_label_does_not_cover_another_runs_marker() -> None:
+    """A label goes to the side of its point where no other run's marker sits; where both sides are
+    covered it is left to the hover, except the chosen run's, which is always named."""
+    import pandas as pd
+
+    from ui import plan_labels
+
+    labelled = pd.DataFrame(
+        {"cost": [10.0, 30.0], "goodput": [8.0, 8.0], "split": ["2P:1D", "4M"], "chosen": [True, False]}
+    )
+
+    def sides(*extra: tuple[float, float]) -> dict[int, str | None]:
+        others = pd.DataFrame(extra, columns=["cost", "goodput"])
+        drawn = pd.concat([labelled[["cost", "goodput"]], others], ignore_index=True)
+        return plan_labels.label_sides(labelled, "cost", "goodput", (0.0, 40.0), 10.0, markers=drawn)
+
+    up, down = (30.0, 8.6), (30.0, 7.4)  # runs drawn just above and just below run 1
+    first = sides()[1]
+    assert first in ("top center", "bottom center")
+    moved = sides(up if first == "top center" else down)[1]
+    assert moved is not None and moved != first  # the other side
+    crowded = sides(up, down, (10.0, 8.6), (10.0, 7.4))
+    assert crowded[1] is None and crowded[0] == "top center"  # the chosen run's label stays
