@@ -66,7 +66,8 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
             more = [c for c in ex.caveats(m for m in marks if m.fitted) if c not in shown]
             st.caption(plain(shown + "".join(f" Fitted pools: {c}." for c in more)))
         else:
-            stack = marks[0].calibration.under if marks else ""
+            unders = list(dict.fromkeys(m.calibration.under for m in marks))  # each pool's software, once
+            stack = unders[0] if len(unders) == 1 else " and ".join(unders)
             errs = ex.errors_text(ex.errors_by_figure(marks))
             warn = "".join(f"; {c}" for c in ex.caveats(marks))
             shared = [m.pool for m in ex.partly(marks) if m.calibration.maturity is None]
@@ -103,7 +104,7 @@ def pool_mark(cal: Calibration) -> None:
     """A pool's mark: the badge and a one-line reason (the whole rule in the badge's help)."""
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         badge(cal.mark, help=plain(ex.describe(cal)))
-        stack = ex.stack_name(cal.stack)
+        stack = cal.under  # the stack, or the vendor's own software (a compiler-placed chip)
         how = f"fitted to measurements under {stack}" if cal.fitted else cal.rule
         if cal.basis == "own":
             how = f"{OWN_TEXT} under {stack}"

@@ -27,7 +27,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from engine.catalog.param_counts import counts_of
 from engine.core.errors import ScenarioError
-from engine.core.no_bool import boolean_in_number
+from engine.core.no_bool import boolean_in, field_keys
 
 Precision = Literal["bf16", "fp8", "fp4", "int4"]
 """Weight precisions a scenario may pick."""
@@ -128,7 +128,7 @@ class Frozen(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _no_booleans(cls, data: Any) -> Any:  # pydantic would read true as 1 (`engine.core.no_bool`)
-        if (said := boolean_in_number(cls, cls.model_fields, data)) is not None:
+        if (said := boolean_in(field_keys(cls, cls.model_fields), data)) is not None:
             raise ValueError(said)
         return data
 

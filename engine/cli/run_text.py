@@ -76,7 +76,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         print(held)
     if scenario is not None:  # a ceiling set on a closed loop, which it does not apply
         a = scenario.workload.arrival
-        if (unused := ignored_ceiling(a.kind, a.max_in_flight, a.clients)) is not None:
+        if unused := ignored_ceiling(a.kind, a.max_in_flight, a.clients, scenario.workload.trace is not None):
             print(unused)
     print(
         f"SLO attainment {doc['slo_attainment']:.1%}; "

@@ -89,4 +89,4 @@ def _is_nan(value: object) -> bool:
 
 
 def _looks_like_path(text: str) -> bool:
-    return bool(text) and all(c.isalnum() or c in "._[]" for c in text)
+    return bool(text) and all(c.isalnum() or c in "._[]-" for c in text)  # ('-': a chip id as a key)

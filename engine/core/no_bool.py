@@ -1,9 +1,12 @@
 """Numbers that refuse true and false.
 
-pydantic's lax mode reads `true` as 1 and `false` as 0 for any int or float field, so a share
-link or a `--set` that says ``max_in_flight=true`` would run with one request in flight and no
-word. Every settings value (`engine.catalog.specs.Frozen`) refuses a boolean where its field wants
-a number: `boolean_in_number` names the first such field of a mapping about to be validated.
+pydantic's lax mode reads `true` as 1 and `false` as 0 for any int or float (and `Literal[1]`
+matches true), so a share link or a `--set` that says ``max_in_flight=true`` would run with one
+request in flight and no word. Every settings value (`engine.catalog.specs.Frozen`) and every
+policy's knobs (`engine.policies.registry.build`) refuse a boolean where a number is wanted,
+inside a mapping's values and a tuple's or list's items too (a chip's ``tflops.bf16``, a band's
+bounds, ``cost.capex_usd.<chip>``): `boolean_in` names the first such place of the data about to
+be validated. A nested settings value checks its own fields when it is validated.
 """
 
 from __future__ import annotations
@@ -11,17 +14,14 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Union
 
-if TYPE_CHECKING:
-    from pydantic.fields import FieldInfo
-
-_NUMBER_FIELDS: dict[type, dict[str, str]] = {}
-"""Per class: each number field's input keys (its name and its alias) -> what it wants in words."""
+_KEYS: dict[type, dict[str, Any]] = {}
+"""Per class: each field's input keys (its name, and its alias) -> its annotation."""
 
 
-def _wants(tp: Any) -> str | None:
-    """'a whole number' or 'a number' where `tp` (an annotation) takes numbers and no boolean."""
+def _numeric(tp: Any) -> str | None:
+    """'a whole number' or 'a number' where `tp` reads a boolean as a number, else None."""
     if tp is bool:
         return None
     if tp is int:
@@ -30,37 +30,67 @@ def _wants(tp: Any) -> str | None:
         return "a number"
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
-        return _wants(typing.get_args(tp)[0])
+        return _numeric(typing.get_args(tp)[0])
+    if origin is typing.Literal:  # Literal[1] matches true
+        numbers = [a for a in typing.get_args(tp) if isinstance(a, int) and not isinstance(a, bool)]
+        return f"one of {', '.join(map(str, numbers))}" if numbers else None
     if origin is Union or origin is types.UnionType:
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        args = typing.get_args(tp)
         if bool in args:
             return None
-        wanted = [w for a in args if (w := _wants(a))]
-        return wanted[0] if len(wanted) == len(args) else None
+        return next((w for a in args if (w := _numeric(a)) is not None), None)
     return None
 
 
-def _number_fields(cls: type, fields: Mapping[str, FieldInfo]) -> dict[str, str]:
-    known = _NUMBER_FIELDS.get(cls)
+def _inside(tp: Any, value: Any) -> tuple[str, str, bool] | None:
+    """(where in `value`: a path suffix such as '', '.bf16' or '[1]'; what `tp` wants there; the
+    boolean) of the first boolean in `value` that `tp` would read as a number; None where none is."""
+    if isinstance(value, bool):
+        wants = _numeric(tp)
+        return None if wants is None else ("", wants, value)
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    found: tuple[str, str, bool] | None = None
+    if origin is typing.Annotated:
+        return _inside(args[0], value)
+    if origin is Union or origin is types.UnionType:
+        return next((f for a in args if a is not type(None) and (f := _inside(a, value)) is not None), None)
+    if isinstance(value, Mapping) and origin in (dict, Mapping) and len(args) == 2:
+        for k, v in value.items():
+            if (found := _inside(args[1], v)) is not None:
+                return f".{k}{found[0]}", found[1], found[2]
+    elif isinstance(value, list | tuple) and origin in (tuple, list) and args:
+        each = args[:1] * len(value) if origin is list or args[-1] is Ellipsis else args
+        for i, (a, v) in enumerate(zip(each, value, strict=False)):
+            if (found := _inside(a, v)) is not None:
+                return f"[{i}]{found[0]}", found[1], found[2]
+    return None
+
+
+def field_keys(cls: type, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """`cls`'s input keys -> annotations, from its pydantic `fields` (FieldInfo: name and alias)
+    or from a plain mapping of names to annotations (a dataclass's type hints); kept per class."""
+    known = _KEYS.get(cls)
     if known is None:
         known = {}
         for name, info in fields.items():
-            if (wants := _wants(info.annotation)) is not None:
-                known[name] = wants
-                if info.alias:
-                    known[info.alias] = wants
-        _NUMBER_FIELDS[cls] = known
+            tp = getattr(info, "annotation", info)
+            known[name] = tp
+            if alias := getattr(info, "alias", None):
+                known[alias] = tp
+        _KEYS[cls] = known
     return known
 
 
-def boolean_in_number(cls: type, fields: Mapping[str, FieldInfo], data: Any) -> str | None:
-    """``"field: must be a whole number, not true"`` for the first key of `data` (a mapping about to
-    validate as `cls`, whose pydantic `fields` are given) that holds a boolean where a number is
-    wanted; None where there is none (or `data` is not a mapping)."""
+def boolean_in(keys: Mapping[str, Any], data: Any) -> str | None:
+    """``"tflops.bf16: must be a number, not true"`` for the first place in `data` (a mapping about to
+    be validated, whose keys' annotations `keys` gives) holding a boolean where a number is wanted;
+    None where there is none, or where `data` is not a mapping."""
     if not isinstance(data, Mapping):
         return None
-    for key, wants in _number_fields(cls, fields).items():
-        value = data.get(key)
-        if isinstance(value, bool):
-            return f"{key}: must be {wants}, not {str(value).lower()}"
+    for key, value in data.items():
+        tp = keys.get(key)
+        if tp is not None and (found := _inside(tp, value)) is not None:
+            where, wants, flag = found
+            return f"{key}{where}: must be {wants}, not {str(flag).lower()}"
     return None

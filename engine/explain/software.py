@@ -131,7 +131,7 @@ def software_answer(result: SimResult, resolved: Resolved, phase: str) -> Softwa
         )
     p = unrated[0]
     text = (
-        f"software not rated ({p.spec.hardware}'s numbers come by rule under {stack}: "
+        f"software not rated ({p.spec.hardware}'s numbers come by rule under {p.calibration.under}: "
         f"{p.calibration.rule.split(';')[0]}; state deployment.pools[{p.index}].maturity)"
     )
     return SoftwareAnswer(None, "not rated", usd, share, text)

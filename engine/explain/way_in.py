@@ -48,10 +48,11 @@ def client_line(summary: Mapping[str, Any]) -> str | None:
     )
 
 
-def ignored_ceiling(kind: str, max_in_flight: int | None, clients: int) -> str | None:
+def ignored_ceiling(kind: str, max_in_flight: int | None, clients: int, replay: bool = False) -> str | None:
     """What a closed loop does with a ceiling on requests in flight: nothing (its clients are its
-    ceiling, `Arrival.max_in_flight`); said so that a file or `--set` that sets one learns it."""
-    if kind != "closed_loop" or max_in_flight is None:
+    ceiling, `Arrival.max_in_flight`); said so that a file or `--set` that sets one learns it. A
+    trace's replay (`replay`) takes its arrivals from the file and does apply it, whatever the kind."""
+    if kind != "closed_loop" or max_in_flight is None or replay:
         return None
     return (
         f"workload.arrival.max_in_flight ({max_in_flight:,}) was not applied: a closed loop's {clients:,} "

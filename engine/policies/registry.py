@@ -10,6 +10,7 @@ touches simpy. Registering two policies of the same kind under one name raises.
 # a ForwardRef, compiling it at import (docs/performance.md, "The cold start").
 import dataclasses
 import math
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
@@ -17,6 +18,7 @@ from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
 from pydantic import TypeAdapter, ValidationError
 
 from engine.core.errors import ScenarioError, format_validation_error
+from engine.core.no_bool import boolean_in, field_keys
 
 PolicyKind = Literal["router", "queue", "admission", "iteration", "autoscaler"]
 
@@ -74,10 +76,19 @@ def build(kind: PolicyKind, spec: Mapping[str, Any], where: str = "") -> Policy:
     if unknown:
         knobs = [f.name for f in dataclasses.fields(cls)] or ["none"]
         raise ScenarioError(f"{where}.{unknown[0]}: unknown knob of {name!r}; its knobs: {', '.join(knobs)}")
+    hints = _KNOB_HINTS.get(cls) or _KNOB_HINTS.setdefault(
+        cls, typing.get_type_hints(cls, include_extras=True)
+    )
+    if (said := boolean_in(field_keys(cls, hints), data)) is not None:  # lax mode reads true as 1
+        raise ScenarioError(f"{where}.{said}")
     try:
         return _adapter(cls).validate_python(data, strict=False)  # type: ignore[no-any-return]
     except ValidationError as exc:
         raise ScenarioError(format_validation_error(exc, prefix=where)) from None
+
+
+_KNOB_HINTS: dict[type, dict[str, Any]] = {}
+"""Each policy class's knobs' annotations (`typing.get_type_hints`), read on its first build."""
 
 
 def _adapter(cls: type[Policy]) -> TypeAdapter[Any]:

@@ -273,6 +273,11 @@ def test_a_chip_its_vendors_compiler_places_is_not_said_to_run_under_the_stack()
     )
     note = confidence.note((mark,)) or ""
     assert note.startswith("Uncalibrated: pool lpu on groq-lpu under Groq's compiler and runtime: ")
+    from engine.explain.software import software_answer
+    from engine.scenario.resolve import resolve
+
+    said = software_answer(res, resolve(sc), "decode").text  # the specialisation test's software answer
+    assert "numbers come by rule under Groq's compiler and runtime" in said
     gpu = simulate(on(*UNCALIBRATED))
     marks = confidence.pool_marks(gpu.scenario, gpu.summary)
     assert all(m.calibration.software == "" and m.calibration.under == "vLLM" for m in marks)

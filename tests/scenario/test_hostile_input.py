@@ -333,6 +333,25 @@ def test_true_or_false_is_no_number_from_a_link_a_file_or_set() -> None:
         ["scenario", "chat-colocated", "--set", "workload.arrival.max_in_flight=true", "--json"]
     )
     assert rc == 2 and "workload.arrival.max_in_flight: must be a whole number, not true" in err
+    # inside a mapping's values and a tuple's items, in policy knobs, and the format's version too
+    for path, value, said in (
+        ("cost.capex_usd", {"h100-sxm": True}, "cost.capex_usd.h100-sxm: must be a number, not true"),
+        ("scheduler.admission", {"name": "queue_cap", "max_queued": True},
+         "scheduler.admission.max_queued: must be a whole number, not true"),
+        ("version", True, "version: must be one of 1, not true"),
+    ):  # fmt: skip
+        with pytest.raises(ScenarioError) as err:
+            io.apply_overrides(base, {path: value})
+        assert str(err.value) == said, str(err.value)
+    chip = io.to_data(base)  # a custom chip whose BF16 peak is `true`
+    from engine.catalog.entries import load_catalog
+
+    entry = load_catalog().chip("h100-sxm").model_dump(mode="json", by_alias=True) | {"id": "my-chip"}
+    entry["tflops"] = {**entry["tflops"], "bf16": True}
+    with pytest.raises(
+        ScenarioError, match=r"custom_hardware\[0\]\.tflops\.bf16: must be a number, not true"
+    ):
+        io.from_data({**chip, "custom_hardware": [entry]})
     # numbers themselves are taken as before: an integral float for a count, an int for a rate
     same = io.apply_overrides(base, {"deployment.pools[0].count": 2.0, "workload.arrival.rate_rps": 3})
     assert same.deployment.pools[0].count == 2 and same.workload.arrival.rate_rps == 3.0

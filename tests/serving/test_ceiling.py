@@ -201,3 +201,14 @@ def test_a_closed_loop_says_it_ignores_a_ceiling_set_on_it() -> None:
     assert len(said) == 1 and said[0].severity == "warning"
     assert "max_in_flight (2) was not applied: a closed loop's 6 clients are its ceiling" in said[0].text
     assert not [f for f in ex.findings(a) if f.topic == "client"]
+
+
+def test_a_replay_applies_its_ceiling_whatever_the_arrival_kind_says() -> None:
+    """A trace's arrivals come from the file: a `closed_loop` kind left in the file does not make it a
+    closed loop, so the ceiling holds requests and nothing says it was not applied."""
+    sc = small(
+        "mooncake-replay", **{"workload.arrival.kind": "closed_loop", "workload.arrival.max_in_flight": 2}
+    )
+    res = simulate(sc)
+    assert res.summary["client"]["max_in_flight"] == 2 and res.summary["client"]["held"] > 0
+    assert not [f for f in ex.findings(res) if f.topic == "client"]
