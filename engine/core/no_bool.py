@@ -16,6 +16,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Union
 
+_ABSENT = object()
 _KEYS: dict[type, dict[str, Any]] = {}
 """Per class: each field's input keys (its name, and its alias) -> its annotation."""
 
@@ -67,14 +68,31 @@ def _inside(tp: Any, value: Any) -> tuple[str, str, bool] | None:
     return None
 
 
+def _may_hold(tp: Any) -> bool:
+    """Whether a value of type `tp` may hold a number a boolean could stand for (a nested settings
+    value checks its own fields: it is not looked into here)."""
+    if _numeric(tp) is not None:
+        return True
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Annotated:
+        return _may_hold(args[0])
+    if origin in (Union, types.UnionType, tuple, list):
+        return any(_may_hold(a) for a in args if a is not Ellipsis)
+    return origin in (dict, Mapping) and len(args) == 2 and _may_hold(args[1])
+
+
 def field_keys(cls: type, fields: Mapping[str, Any]) -> dict[str, Any]:
-    """`cls`'s input keys -> annotations, from its pydantic `fields` (FieldInfo: name and alias)
-    or from a plain mapping of names to annotations (a dataclass's type hints); kept per class."""
+    """`cls`'s input keys whose values may hold a number -> their annotations, from its pydantic
+    `fields` (FieldInfo: name and alias) or from a plain mapping of names to annotations (a
+    dataclass's type hints); kept per class (validation reads it for every settings value)."""
     known = _KEYS.get(cls)
     if known is None:
         known = {}
         for name, info in fields.items():
             tp = getattr(info, "annotation", info)
+            if not _may_hold(tp):
+                continue
             known[name] = tp
             if alias := getattr(info, "alias", None):
                 known[alias] = tp
@@ -86,11 +104,11 @@ def boolean_in(keys: Mapping[str, Any], data: Any) -> str | None:
     """``"tflops.bf16: must be a number, not true"`` for the first place in `data` (a mapping about to
     be validated, whose keys' annotations `keys` gives) holding a boolean where a number is wanted;
     None where there is none, or where `data` is not a mapping."""
-    if not isinstance(data, Mapping):
+    if not keys or not isinstance(data, Mapping):
         return None
-    for key, value in data.items():
-        tp = keys.get(key)
-        if tp is not None and (found := _inside(tp, value)) is not None:
+    for key, tp in keys.items():
+        value = data.get(key, _ABSENT)
+        if value is not _ABSENT and (found := _inside(tp, value)) is not None:
             where, wants, flag = found
             return f"{key}{where}: must be {wants}, not {str(flag).lower()}"
     return None
