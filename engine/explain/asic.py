@@ -87,12 +87,13 @@ def own_prefill_cost(res: Resolved, done: pd.DataFrame) -> tuple[np.ndarray, ...
 
 def phase_chip_hours(result: SimResult, catalog: Catalog | None = None) -> dict[str, float]:
     """Chip-hours of the run spent on prefill and on decode: an autoscaled pool's billed instance-hours,
-    a fixed pool's count over the run (colocated pools split by the run's cost share; a run with
-    several mixed pools splits each by the whole run's share, not its own)."""
+    a fixed pool's count over the run; a colocated pool's split between the phases by its share of
+    busy time on prefill (`Cost.prefill_share_by_pool` beside other pools, else the bill's)."""
     res = resolve(result.scenario, catalog)
     hours = max(float(result.summary["drain_end_s"]), 1e-9) / 3600.0
     parts = result.summary["cost"]["usd_by_part"]
     mixed_prefill = parts["prefill"] / max(parts["prefill"] + parts["decode"], 1e-12)
+    own = result.summary["cost"].get("prefill_share_by_pool", {})  # each colocated pool's, where several
     scaled = result.summary.get("autoscale", {}).get("pools", {})
     out = {"prefill": 0.0, "decode": 0.0}
     for p in res.pools:
@@ -105,8 +106,9 @@ def phase_chip_hours(result: SimResult, catalog: Catalog | None = None) -> dict[
         elif p.spec.role == "decode":
             out["decode"] += ch
         else:
-            out["prefill"] += ch * mixed_prefill
-            out["decode"] += ch * (1 - mixed_prefill)
+            share = own.get(p.spec.name, mixed_prefill)
+            out["prefill"] += ch * share
+            out["decode"] += ch * (1 - share)
     return out
 
 

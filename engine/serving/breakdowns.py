@@ -240,6 +240,7 @@ def cost_summary(
     completed = rec.outcome == COMPLETED
     senders = sum(1 for p in resolved.pools if p.spec.role == "prefill")
     pool_of = np.array([pool for pool, _, _ in rec.servers], dtype=np.int64)
+    mixed: dict[str, float] = {}  # each colocated pool's share of its busy time on prefill
     for pool, pool_bill in zip(resolved.pools, pool_bills, strict=True):
         if pool.spec.role == "prefill":
             # the link is billed for what it carries (the sending chips' time while this request's
@@ -263,6 +264,7 @@ def cost_summary(
             c = cum_all[pool.index]
             busy = float(c["busy"][1])
             share = float(c["prefill_s"][1]) / busy if busy > 0 else 0.5
+            mixed[pool.spec.name] = share
             split["prefill"] += pool_bill * share
             split["decode"] += pool_bill * (1.0 - share)
     n_done = int(np.count_nonzero(completed))
@@ -279,6 +281,8 @@ def cost_summary(
     }
     if len(resolved.pools) > 1:  # a portfolio: each pool's bill (one pool's is the whole bill)
         out["usd_by_pool"] = {p.spec.name: b for p, b in zip(resolved.pools, pool_bills, strict=True)}
+    if mixed and len(resolved.pools) > 1:  # (a lone colocated pool's share is the bill's: `usd_by_part`)
+        out["prefill_share_by_pool"] = mixed
     if basis.mode == "own":
         # only in own mode: a rent-mode summary keeps its numeric keys (golden results, exports)
         out["usd_by_kind"] = {**kinds, "cache": split["cache"]}

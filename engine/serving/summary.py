@@ -166,6 +166,9 @@ class Cost(TypedDict):
     pooled tiers at their GB-hour price)."""
     usd_by_pool: NotRequired[dict[str, float]]
     """Each pool's bill, USD (a portfolio of more than one pool only)."""
+    prefill_share_by_pool: NotRequired[dict[str, float]]
+    """Each colocated pool's share of its busy time spent on prefill, by which its bill is split
+    between prefill and decode (a deployment with a colocated pool beside other pools only)."""
     usd_by_kind: NotRequired[dict[str, float]]
     """Owned cost only: the bill by kind, USD, adding up to `usd_total`: capital (depreciated purchase),
     energy (drawn, with PUE), hosting (space, cooling, operations), cache, and porting (the one-off porting

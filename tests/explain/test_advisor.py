@@ -384,3 +384,29 @@ def test_an_offline_batchs_wait_is_information_not_a_warning() -> None:
         )
     )
     assert [f.severity for f in findings(over) if f.topic == "queueing"] == ["warning"]
+
+
+def test_each_colocated_pool_splits_its_chip_hours_by_its_own_prefill_share() -> None:
+    """chat-ascend-910b: an Ascend pool and an H100 pool, both colocated, spend different shares of
+    their time on prefill; each pool's chip-hours split by its own share (the summary's
+    `prefill_share_by_pool`), not by the whole bill's."""
+    from engine.scenario.resolve import resolve
+
+    sc = io.apply_overrides(io.load_preset("chat-ascend-910b"), {"duration_s": 120.0})
+    result = simulate(sc)
+    own = result.summary["cost"]["prefill_share_by_pool"]
+    assert set(own) == {"ascend", "h100"} and abs(own["ascend"] - own["h100"]) > 0.02
+    hours = max(float(result.summary["drain_end_s"]), 1e-9) / 3600.0
+    pools = resolve(sc).pools
+    expect = sum(p.chips * hours * own[p.spec.name] for p in pools)
+    assert phase_chip_hours(result)["prefill"] == pytest.approx(expect, rel=1e-9)
+    parts = result.summary["cost"]["usd_by_part"]
+    whole = parts["prefill"] / (parts["prefill"] + parts["decode"])
+    assert expect != pytest.approx(sum(p.chips for p in pools) * hours * whole, rel=1e-3)
+    # a lone colocated pool's share is the bill's: no key
+    assert (
+        "prefill_share_by_pool"
+        not in simulate(io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 60.0})).summary[
+            "cost"
+        ]
+    )
