@@ -29,16 +29,23 @@ class ParamCounts:
     total: float
     active: float
     matmul: float
+    dense_mlps: float = 0.0
+    """A MoE model's dense layers' MLPs (0 for a dense model: its MLPs are every layer's)."""
+    moe_dense: float = 0.0
+    """A MoE model's MoE layers' weights every token reads beside attention: shared experts, routers."""
 
     @staticmethod
     def of(spec: ModelSpec) -> ParamCounts:
         """The counts of `spec`, from its architecture."""
         layers, hidden = spec.layers, spec.hidden
         total = layers * spec.attention_params() + spec.embedding_params()
+        dense_mlps = moe_dense = 0.0
         if spec.moe:
             m = spec.moe
-            total += m.dense_layers * spec._mlp_params(spec.intermediate)
-            total += spec.moe_layers() * (m.shared_experts * spec.expert_params() + hidden * m.experts)
+            dense_mlps = m.dense_layers * spec._mlp_params(spec.intermediate)
+            moe_dense = spec.moe_layers() * (m.shared_experts * spec.expert_params() + hidden * m.experts)
+            total += dense_mlps
+            total += moe_dense
         else:
             total += layers * spec._mlp_params(spec.intermediate)
         dense = total
@@ -48,7 +55,7 @@ class ParamCounts:
             everything = dense + spec.moe_layers() * spec.moe.experts * spec.expert_params()
             active = dense + spec.moe_layers() * spec.moe.experts_per_token * spec.expert_params()
         matmul = active - spec.vocab * hidden * (0 if spec.tied_embeddings else 1)
-        return ParamCounts(dense=dense, total=everything, active=active, matmul=matmul)
+        return ParamCounts(dense, everything, active, matmul, dense_mlps, moe_dense)
 
 
 _COUNTS: dict[int, tuple[weakref.ref[ModelSpec], ParamCounts]] = {}

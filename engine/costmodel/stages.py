@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from engine.catalog.param_counts import counts_of
 from engine.catalog.specs import BYTES_PER_ELEMENT
 
 if TYPE_CHECKING:
@@ -54,13 +55,9 @@ def stage_weights(inst: Instance) -> list[float]:
         experts = m.moe_layers() * m.moe.experts * m.expert_params() * wb * copies
         # the experts (routed and shared) and routers with the MoE layers, the dense layers' MLPs
         # with the dense layers (which lead); attention and the rest spread over every layer
-        experts += (
-            m.moe_layers()
-            * (m.moe.shared_experts * m.expert_params() + m.hidden * m.moe.experts)
-            * wb
-            * inst.dp
-        )
-        dense_mlps = m.moe.dense_layers * m.mlp_matrices * m.hidden * m.intermediate * wb * inst.dp
+        counts = counts_of(m)
+        experts += counts.moe_dense * wb * inst.dp
+        dense_mlps = counts.dense_mlps * wb * inst.dp
         first = m.moe.dense_layers
         start = 0
         for i, n in enumerate(split):
