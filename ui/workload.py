@@ -380,13 +380,11 @@ def trace_editor(sc: Scenario) -> None:
             help="Public traces shipped in data/traces (each with its licence; see its SOURCE.md).",
         )
     if tr is not None:
-        unused = (
+        unused = (  # the fields its format does not read
             *(() if tr.format == "mooncake" else ("block_tokens",)),
             *(() if tr.format == "agentic" else ("max_gap_s",)),
         )
-        model_form(
-            "workload.trace", Trace, skip=("path", "format", *unused), columns=4
-        )  # what its format reads
+        model_form("workload.trace", Trace, skip=("path", "format", *unused), columns=4)
         with st.columns(4)[0]:  # a replay may be held to a client's ceiling too (`Arrival.max_in_flight`)
             _ceiling_input()
 

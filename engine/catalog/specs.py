@@ -128,7 +128,7 @@ class Frozen(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _no_booleans(cls, data: Any) -> Any:  # pydantic would read true as 1 (`engine.core.no_bool`)
-        if (said := boolean_in(field_keys(cls, cls.model_fields), data)) is not None:
+        if (said := boolean_in(field_keys(cls, lambda: cls.model_fields), data)) is not None:
             raise ValueError(said)
         return data
 

@@ -74,10 +74,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         print(f"  {way}")
     if (held := client_line(doc)) is not None:  # a client's ceiling: the wait before the send
         print(held)
-    if scenario is not None:  # a ceiling set on a closed loop, which it does not apply
-        a = scenario.workload.arrival
-        if unused := ignored_ceiling(a.kind, a.max_in_flight, a.clients, scenario.workload.trace is not None):
-            print(unused)
+    if scenario is not None and (unused := ignored_ceiling(scenario.workload)):  # a closed loop's ceiling
+        print(unused)
     print(
         f"SLO attainment {doc['slo_attainment']:.1%}; "
         f"goodput {doc['goodput_rps']:.2f} req/s{thr('goodput_rps', doc['goodput_rps'])}"

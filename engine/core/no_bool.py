@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 _ABSENT = object()
 _KEYS: dict[type, dict[str, Any]] = {}
-"""Per class: each field's input keys (its name, and its alias) -> its annotation."""
+"""Per class: the input keys (a field's name, and its alias) of its fields that may hold a number ->
+their annotations (`field_keys`)."""
 
 
 def _numeric(tp: Any) -> str | None:
@@ -51,7 +52,6 @@ def _inside(tp: Any, value: Any) -> tuple[str, str, bool] | None:
         return None if wants is None else ("", wants, value)
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
-    found: tuple[str, str, bool] | None = None
     if origin is typing.Annotated:
         return _inside(args[0], value)
     if origin is Union or origin is types.UnionType:
@@ -82,14 +82,15 @@ def _may_hold(tp: Any) -> bool:
     return origin in (dict, Mapping) and len(args) == 2 and _may_hold(args[1])
 
 
-def field_keys(cls: type, fields: Mapping[str, Any]) -> dict[str, Any]:
-    """`cls`'s input keys whose values may hold a number -> their annotations, from its pydantic
-    `fields` (FieldInfo: name and alias) or from a plain mapping of names to annotations (a
-    dataclass's type hints); kept per class (validation reads it for every settings value)."""
+def field_keys(cls: type, fields: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:
+    """`cls`'s input keys whose values may hold a number -> their annotations, from what `fields`
+    gives on the class's first call: its pydantic fields (FieldInfo: name and alias) or a plain
+    mapping of names to annotations (a dataclass's type hints); kept per class (validation reads it
+    for every settings value)."""
     known = _KEYS.get(cls)
     if known is None:
         known = {}
-        for name, info in fields.items():
+        for name, info in fields().items():
             tp = getattr(info, "annotation", info)
             if not _may_hold(tp):
                 continue

@@ -99,11 +99,10 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
     if (behind := sustain.line(s)) and (mark := s["unsustainable"]):  # first: it qualifies the rest
         numbers = {k: mark[k] for k in ("shortfall_rps", "offered_rps", "sustained_rps")}
         out.append(Finding("critical", "saturation", behind, numbers))
-    arr = result.scenario.workload.arrival
-    if said := ignored_ceiling(
-        arr.kind, arr.max_in_flight, arr.clients, result.scenario.workload.trace is not None
-    ):
-        out.append(Finding("warning", "client", said, {"max_in_flight": float(arr.max_in_flight or 0)}))
+    if said := ignored_ceiling(wl := result.scenario.workload):
+        out.append(
+            Finding("warning", "client", said, {"max_in_flight": float(wl.arrival.max_in_flight or 0)})
+        )
     out += _slo_findings(result)
     out += _pool_findings(result, res, cat)
     out += _latency_findings(result, res)

@@ -93,7 +93,7 @@ def phase_chip_hours(result: SimResult, catalog: Catalog | None = None) -> dict[
     hours = max(float(result.summary["drain_end_s"]), 1e-9) / 3600.0
     parts = result.summary["cost"]["usd_by_part"]
     mixed_prefill = parts["prefill"] / max(parts["prefill"] + parts["decode"], 1e-12)
-    own = result.summary["cost"].get("prefill_share_by_pool", {})  # each colocated pool's, where several
+    own = result.summary["cost"].get("prefill_share_by_pool", {})  # each colocated pool's, beside others
     scaled = result.summary.get("autoscale", {}).get("pools", {})
     out = {"prefill": 0.0, "decode": 0.0}
     for p in res.pools:

@@ -13,6 +13,8 @@ from engine.explain.presentation import duration_text
 if TYPE_CHECKING:
     import pandas as pd
 
+    from engine.scenario.workload import Workload
+
 
 def way_in_line(summary: Mapping[str, Any]) -> str | None:
     """One line on what requests paid before any instance saw them; None when the way in was free."""
@@ -48,14 +50,15 @@ def client_line(summary: Mapping[str, Any]) -> str | None:
     )
 
 
-def ignored_ceiling(kind: str, max_in_flight: int | None, clients: int, replay: bool = False) -> str | None:
+def ignored_ceiling(workload: Workload) -> str | None:
     """What a closed loop does with a ceiling on requests in flight: nothing (its clients are its
     ceiling, `Arrival.max_in_flight`); said so that a file or `--set` that sets one learns it. A
-    trace's replay (`replay`) takes its arrivals from the file and does apply it, whatever the kind."""
-    if kind != "closed_loop" or max_in_flight is None or replay:
+    trace's replay takes its arrivals from the file and does apply it, whatever the kind."""
+    a = workload.arrival
+    if a.kind != "closed_loop" or a.max_in_flight is None or workload.trace is not None:
         return None
     return (
-        f"workload.arrival.max_in_flight ({max_in_flight:,}) was not applied: a closed loop's {clients:,} "
+        f"workload.arrival.max_in_flight ({a.max_in_flight:,}) was not applied: a closed loop's {a.clients:,} "
         "clients are its ceiling on requests in flight (each waits for its answer before it sends again). "
         "Set clients to the ceiling you mean, or unset max_in_flight."
     )

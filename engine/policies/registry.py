@@ -76,19 +76,13 @@ def build(kind: PolicyKind, spec: Mapping[str, Any], where: str = "") -> Policy:
     if unknown:
         knobs = [f.name for f in dataclasses.fields(cls)] or ["none"]
         raise ScenarioError(f"{where}.{unknown[0]}: unknown knob of {name!r}; its knobs: {', '.join(knobs)}")
-    hints = _KNOB_HINTS.get(cls) or _KNOB_HINTS.setdefault(
-        cls, typing.get_type_hints(cls, include_extras=True)
-    )
-    if (said := boolean_in(field_keys(cls, hints), data)) is not None:  # lax mode reads true as 1
+    keys = field_keys(cls, lambda: typing.get_type_hints(cls, include_extras=True))
+    if (said := boolean_in(keys, data)) is not None:  # lax mode reads true as 1
         raise ScenarioError(f"{where}.{said}")
     try:
         return _adapter(cls).validate_python(data, strict=False)  # type: ignore[no-any-return]
     except ValidationError as exc:
         raise ScenarioError(format_validation_error(exc, prefix=where)) from None
-
-
-_KNOB_HINTS: dict[type, dict[str, Any]] = {}
-"""Each policy class's knobs' annotations (`typing.get_type_hints`), read on its first build."""
 
 
 def _adapter(cls: type[Policy]) -> TypeAdapter[Any]:
