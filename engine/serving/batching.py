@@ -37,6 +37,7 @@ class BatchFormation:
     kv_reserved: int
     kv_peak: int
     kv_used: int
+    kv_shared: int
     max_batch: int
     token_budget: int
     chunk_cap: int
@@ -136,11 +137,18 @@ class BatchFormation:
         while waiting and budget > 0 and len(self.prefilling) + len(self.loading) < slots:
             rid = waiting[0][1]
             need = sim.reserve_tokens(rid, self.role)
+            # an HBM prefix hit is read where it is cached, not copied: the request reserves the
+            # blocks it adds, and the hit's blocks once for every request reading them
+            share = sim.hbm_share(self, rid) if self.hbm is not None else None
+            if share is not None:
+                need += share[2] - share[1]
             if self.kv_reserved + need + spare > self.kv_cap:
                 break
             if not mixed_chunks and chunks and pf_target[rid] > budget:
                 break  # a whole prompt that does not fit this iteration waits for the next
             _heappop(waiting)
+            if share is not None:
+                sim.share(self, rid, share)
             self.kv_reserved += need
             self.view = None
             if self.kv_reserved > self.kv_peak:
@@ -221,7 +229,7 @@ class BatchFormation:
             sim.env.now,
             flops,
             nbytes,
-            float(self.kv_used),
+            float(self.kv_used - self.kv_shared),
             len(redo),
             waiting,
             t,

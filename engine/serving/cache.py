@@ -51,15 +51,21 @@ class LruBlocks:
     uncounting) entries a later use superseded, and evicts a block at its last entry: the least
     recently used first, exactly as an `OrderedDict` moved to its end at every use would. A use
     costs a dict update and an append, against the `OrderedDict`'s node lookups and relinking.
+
+    Blocks that running requests read from this tier (an HBM prefix hit) are *pinned* (`pin`):
+    shared by those requests rather than copied, never evicted while pinned, and held outside
+    `capacity`, which bounds only the unpinned blocks (the memory they take is the requests',
+    counted in the instance's reservation once per block, as vLLM's ref-counted blocks are).
     """
 
-    __slots__ = ("_head", "_log", "blocks", "capacity")
+    __slots__ = ("_head", "_log", "blocks", "capacity", "pins")
 
     def __init__(self, capacity: int) -> None:
         self.capacity = max(0, int(capacity))
         self.blocks: dict[Hashable, int] = {}  # block -> its entries in the log from `_head` on
         self._log: list[Hashable] = []  # every use, oldest first; entries before `_head` are spent
         self._head = 0
+        self.pins: dict[Hashable, int] = {}  # a held block -> the running requests reading it
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -85,35 +91,68 @@ class LruBlocks:
         for b in newest:
             held[b] = held.get(b, 0) + 1
         log.extend(newest)
-        evicted = self.shrink(self.capacity) if len(held) > self.capacity else 0
+        evicted = self.shrink(self.capacity) if len(held) - len(self.pins) > self.capacity else 0
         if len(self._log) - self._head > 4 * len(held) + _SLACK:
             self._compact()
         return evicted
 
     def shrink(self, capacity: int) -> int:
-        """Evict least recently used blocks until at most `capacity` remain."""
-        held = self.blocks
-        excess = len(held) - (0 if capacity < 0 else capacity)  # max(capacity, 0), without the builtin's cost
+        """Evict least recently used unpinned blocks until at most `capacity` of them remain."""
+        held, pins = self.blocks, self.pins
+        excess = len(held) - len(pins) - (0 if capacity < 0 else capacity)  # max(capacity, 0), no builtin
         if excess <= 0:
             return 0
-        if excess >= len(held):
+        if excess >= len(held):  # (nothing pinned)
             self.clear()
             return excess
         log, at, left = self._log, self._head, excess
+        kept: list[Hashable] = []  # pinned blocks met at their last entry: used again now
         while left:
             b = log[at]
             at += 1
             n = held[b]
-            if n == 1:  # its last use: the least recent of the blocks held
+            if n != 1:
+                held[b] = n - 1
+            elif pins and b in pins:
+                kept.append(b)
+            else:  # its last use: the least recent of the unpinned blocks held
                 del held[b]
                 left -= 1
-            else:
-                held[b] = n - 1
         if at > len(log) >> 1:  # drop the spent entries once they are half the log
             del log[:at]
             at = 0
+        log.extend(kept)
         self._head = at
         return excess
+
+    def pin(self, blocks: Sequence[Hashable]) -> int:
+        """A running request reads these held blocks; returns how many were not pinned before."""
+        pins = self.pins
+        before = len(pins)
+        for b in blocks:
+            pins[b] = pins.get(b, 0) + 1
+        return len(pins) - before
+
+    def unpinned(self, blocks: Sequence[Hashable]) -> int:
+        """How many of these blocks no request reads (what `pin` would return)."""
+        pins, n = self.pins, 0
+        for b in blocks:
+            if b not in pins:
+                n += 1
+        return n
+
+    def unpin(self, blocks: Sequence[Hashable]) -> int:
+        """A request that read these blocks is done with them; returns how many no request reads now
+        (they stay cached, counted in the capacity from the next `insert` or `shrink`)."""
+        pins = self.pins
+        before = len(pins)
+        for b in blocks:
+            n = pins.get(b, 0)
+            if n > 1:
+                pins[b] = n - 1
+            elif n:
+                del pins[b]
+        return before - len(pins)
 
     def _compact(self) -> None:
         """Keep only each block's last entry (a tier that uses blocks again without evicting)."""
@@ -138,10 +177,17 @@ class LruBlocks:
         return order
 
     def clear(self) -> None:
-        """Forget everything (an instance that failed)."""
+        """Forget every unpinned block (a role switch; after `unpin_all`, an instance that failed)."""
         self.blocks.clear()
         self._log.clear()
         self._head = 0
+        if self.pins:  # still read by running requests: kept
+            self.blocks.update(dict.fromkeys(self.pins, 1))
+            self._log.extend(self.pins)
+
+    def unpin_all(self) -> None:
+        """Forget every pin (an instance that lost every request it held)."""
+        self.pins.clear()
 
 
 _TAG_SHIFT = 61

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 import simpy
@@ -76,6 +76,13 @@ class Host(Protocol[SrvIn]):
 
     def use_cache(self, srv: SrvIn, rid: int) -> float:
         """Look a request's prompt up in the cache tiers; the seconds its hit takes to load."""
+
+    def hbm_share(self, srv: SrvIn, rid: int) -> tuple[list[Hashable], int, int] | None:
+        """The HBM-cached blocks a request admitted to `srv` would read, the prompt tokens they save
+        and the tokens of those not pinned yet (None without an HBM hit)."""
+
+    def share(self, srv: SrvIn, rid: int, share: tuple[list[Hashable], int, int]) -> None:
+        """Pin the HBM blocks an admitted request reads."""
 
     def swap_time(self, srv: SrvIn, tokens: int) -> float:
         """Seconds to move `tokens` of KV between HBM and host memory."""

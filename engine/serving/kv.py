@@ -18,7 +18,7 @@ simulation's hooks (`on_delivered`, `on_lost`), which deliver the first token or
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
 from engine.serving.cache import LruBlocks, RequestBlocks, found_in, held_run
@@ -73,6 +73,8 @@ class KvLedger(ParkedHandoffs):
             if self.cache_on and sc.cache.pooled.enabled
             else None
         )
+        self._found_for = -1  # the request whose lookup `_found` holds (`hbm_share`, `use_cache`)
+        self._found = (0, 0, 0)
         self.on_delivered: Callable[[Server, int], None] = _unset
         self.on_lost: Callable[[int], None] = _unset
 
@@ -95,7 +97,7 @@ class KvLedger(ParkedHandoffs):
     def release_prefilled(self, srv: Server, rid: int) -> None:
         """Free a prefilled prompt's KV on the prefill instance that held it for the hand-off."""
         prompt = self.ledger.prompt[rid]
-        srv.kv_reserved -= prompt
+        srv.kv_reserved -= prompt + (self.unshare(srv, rid) if srv.shares else 0)
         srv.view = None
         srv.kv_used -= prompt
         srv.notify(True)
@@ -103,6 +105,8 @@ class KvLedger(ParkedHandoffs):
     def release(self, srv: Server, rid: int) -> None:
         """Give back a request's KV reservation and memory on its instance."""
         led, role = self.ledger, srv.role
+        if srv.shares:
+            srv.kv_reserved -= self.unshare(srv, rid)
         # `release_tokens`, inlined (every request ends here)
         if role == "prefill":
             srv.kv_reserved -= led.prompt[rid]
@@ -134,6 +138,80 @@ class KvLedger(ParkedHandoffs):
         n_hbm, n_host, n_pooled = found_in(self.blocks.prompt_blocks(rid), srv.hbm, srv.host, self.pooled)
         return self.hit_tokens(rid, n_hbm + n_host + n_pooled)
 
+    def _split(self, rid: int, n_hbm: int, n_host: int, n_pooled: int) -> tuple[int, int, int]:
+        """The prompt tokens a hit of blocks found in the tiers saves, per tier (HBM, host, pooled)."""
+        total = n_hbm + n_host + n_pooled
+        bt = self.reqs.block_tokens
+        hit = self.hit_tokens(rid, total)
+        scale = hit / (total * bt)
+        from_host, from_pooled = int(n_host * bt * scale), int(n_pooled * bt * scale)
+        return hit - from_host - from_pooled, from_host, from_pooled
+
+    def hbm_share(self, srv: Server, rid: int) -> tuple[list[Hashable], int, int] | None:
+        """What a request admitted to `srv` would read from its HBM tier: the blocks (pinned while
+        it runs, shared with every other request reading them), the prompt tokens they save (which
+        it does not reserve) and the tokens of those blocks no request has pinned yet (which it
+        does); None without an HBM hit or for a preempted request coming back."""
+        hbm = srv.hbm
+        self._found_for = -1
+        if hbm is None or not hbm.blocks or self.ledger.resume[rid] >= 0:
+            return None
+        blocks = self.blocks.prompt_blocks(rid)
+        n_hbm, n_host, n_pooled = found_in(blocks, hbm, srv.host, self.pooled)
+        # kept for `use_cache` right after: pinning and the shrink that follows leave the hit in place
+        self._found_for, self._found = rid, (n_hbm, n_host, n_pooled)
+        if not n_hbm:
+            return None
+        held = hbm.blocks
+        mine: list[Hashable]
+        if n_host or n_pooled:
+            mine = [b for b in blocks[: n_hbm + n_host + n_pooled] if b in held]
+        else:  # (most hits: HBM alone)
+            mine = list(blocks[:n_hbm])
+        return mine, self._split(rid, n_hbm, n_host, n_pooled)[0], hbm.unpinned(mine) * self.reqs.block_tokens
+
+    def share(self, srv: Server, rid: int, share: tuple[list[Hashable], int, int], read: bool = True) -> None:
+        """Pin the HBM blocks an admitted request reads (`hbm_share`); `read`: its context counts in
+        `kv_used` now (a hand-off's counts when it lands, `landed`)."""
+        hbm = srv.hbm
+        assert hbm is not None
+        srv.kv_shared -= hbm.pin(share[0]) * self.reqs.block_tokens
+        if read:
+            srv.kv_shared += share[1]
+        srv.pins[rid] = (share[0], share[1] if read else 0, share[1])
+        srv.shares = True
+
+    def landed(self, dst: Server, rid: int) -> None:
+        """A hand-off's KV is in place on its decode instance. Its context now counts in `kv_used`,
+        and so do the shared tokens it reads; its prompt's blocks join the instance's HBM tier, where
+        the next prompt sharing them finds them (a decode instance with prefix caching hashes the
+        blocks it receives, as vLLM's does)."""
+        if dst.shares:
+            got = dst.pins.get(rid)
+            if got is not None and not got[1]:
+                dst.kv_shared += got[2]
+                dst.pins[rid] = (got[0], got[2], got[2])
+        hbm = dst.hbm
+        if hbm is not None:
+            free = (dst.kv_cap - dst.kv_reserved) // self.reqs.block_tokens
+            hbm.capacity = free if free > 0 else 0
+            hbm.insert(self.blocks.prompt_blocks(rid))
+
+    def unshare(self, srv: Server, rid: int) -> int:
+        """Unpin a request's shared HBM blocks on `srv`; returns what its release frees beyond its own
+        reservation: the blocks no request reads now, less the shared tokens it never reserved."""
+        pins = srv.pins
+        got = pins.get(rid)
+        if got is None:
+            return 0
+        del pins[rid]
+        if not pins:
+            srv.shares = False
+        hbm = srv.hbm
+        freed = (hbm.unpin(got[0]) if hbm is not None else 0) * self.reqs.block_tokens
+        srv.kv_shared += freed - got[1]
+        return freed - got[2]
+
     def use_cache(self, srv: Server, rid: int) -> float:
         """Look the prompt up in the tiers; skip the prefix found; return the load time."""
         led = self.ledger
@@ -141,15 +219,17 @@ class KvLedger(ParkedHandoffs):
             return 0.0
         blocks = self.blocks.prompt_blocks(rid)
         hbm, host, pooled = srv.hbm, srv.host, self.pooled
-        n_hbm, n_host, n_pooled = found_in(blocks, hbm, host, pooled)
+        if self._found_for == rid:  # `hbm_share` looked it up as it was admitted
+            n_hbm, n_host, n_pooled = self._found
+            self._found_for = -1
+        else:
+            n_hbm, n_host, n_pooled = found_in(blocks, hbm, host, pooled)
         total = n_hbm + n_host + n_pooled
         if total == 0:
             return 0.0
-        bt = self.reqs.block_tokens
-        hit = self.hit_tokens(rid, total)
-        scale = hit / (total * bt)
-        from_host, from_pooled = int(n_host * bt * scale), int(n_pooled * bt * scale)
-        led.hits[rid] = (hit - from_host - from_pooled, from_host, from_pooled)  # HBM, host, pooled
+        from_hbm, from_host, from_pooled = self._split(rid, n_hbm, n_host, n_pooled)
+        hit = from_hbm + from_host + from_pooled
+        led.hits[rid] = (from_hbm, from_host, from_pooled)  # HBM, host, pooled
         # a read refreshes the tiers that served it (as a GPU prefix hit leaves the CPU or
         # pooled copy's recency alone); the prefill's write-through refreshes every tier later
         hit_blocks = blocks[:total]
@@ -235,17 +315,17 @@ class KvLedger(ParkedHandoffs):
             return False
         dst = self.fleet.route(rid, fits, "decode")
         dst.inbound += 1
+        led.decode_inst[rid] = dst.idx
+        tokens = float(led.prompt[rid])
+        if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
+            held, less = self._decode_share(dst, rid)
+            need -= less
+            tokens -= held
+            self.counters["transfer_tokens_saved"] += held
         dst.kv_reserved += need
         dst.view = None
         if dst.kv_reserved > dst.kv_peak:
             dst.kv_peak = dst.kv_reserved
-        led.decode_inst[rid] = dst.idx
-        tokens = float(led.prompt[rid])
-        if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
-            held = held_run(self.blocks.prompt_blocks(rid), dst.hbm) * self.reqs.block_tokens
-            held = led.prompt[rid] if led.prompt[rid] < held else held
-            tokens -= held
-            self.counters["transfer_tokens_saved"] += held
         now = self.env.now
         # (two-value max written out, as in `use_cache`)
         prefill_s = now - led.prefill_start[rid]
@@ -254,6 +334,24 @@ class KvLedger(ParkedHandoffs):
         led.transfer_wait[rid] = queued  # behind other transfers (on the NIC or the shared fabric)
         self.env.after(end - now, self.transferred_call, srv, dst, rid, srv.generation, dst.generation)
         return True
+
+    def _decode_share(self, dst: Server, rid: int) -> tuple[int, int]:
+        """Pin the prompt's blocks the decode instance holds already (they are read there, not sent);
+        returns their tokens and what the reservation leaves out: those tokens, less the blocks no
+        request read before (their memory is reserved now)."""
+        hbm = dst.hbm
+        assert hbm is not None
+        blocks = self.blocks.prompt_blocks(rid)
+        n = held_run(blocks, hbm)
+        if not n:
+            return 0, 0
+        bt = self.reqs.block_tokens
+        held = n * bt
+        held = self.ledger.prompt[rid] if self.ledger.prompt[rid] < held else held
+        mine: list[Hashable] = list(blocks[:n])
+        new = hbm.unpinned(mine)
+        self.share(dst, rid, (mine, held, new * bt), read=False)
+        return held, held - new * bt
 
     def transferred(self, src: Server, dst: Server, rid: int, src_gen: int, dst_gen: int) -> None:
         """The KV cache has arrived: free the prefill side; deliver, or lose it to a fault on either side."""
@@ -265,7 +363,7 @@ class KvLedger(ParkedHandoffs):
             if dst.generation == dst_gen:
                 dst.kv_reserved -= (
                     self.reserve_tokens(rid, "decode") if not self.preempt else self.ledger.prompt[rid]
-                )
+                ) + (self.unshare(dst, rid) if dst.shares else 0)
                 dst.view = None
                 # the room is free again: hand-offs waiting for it, or (on an instance fallen
                 # back to serving whole requests) a prompt queued behind it, may start now
@@ -286,7 +384,7 @@ class KvLedger(ParkedHandoffs):
         """Take a running request off the instance to free its memory (recompute or swap)."""
         led = self.ledger
         ctx, remaining = srv.leave(rid)
-        srv.kv_reserved -= ctx
+        srv.kv_reserved -= ctx + (self.unshare(srv, rid) if srv.shares else 0)
         srv.kv_used -= ctx
         srv.view = None
         led.preemptions[rid] += 1

@@ -8,6 +8,7 @@ finds it gone. `Outage` is a part of `engine.serving.instance.Server`, kept in i
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from engine.core.traits import trait
@@ -44,6 +45,14 @@ class Outage:
     ready: list[tuple[int, int, int]]
     kv_reserved: int
     kv_used: int
+    pins: dict[int, tuple[list[Hashable], int, int]]
+    """Requests reading blocks of the HBM tier (`KvLedger.share`): rid -> (the blocks, the prompt
+    tokens they save counted in `kv_shared`, the tokens they save that its reservation leaves out).
+    The blocks' memory counts in `kv_reserved` once per block, whatever the requests reading it."""
+    shares: bool  # `pins` is not empty (tested on every release)
+    kv_shared: int
+    """Tokens of `kv_used` read from pinned blocks beyond the blocks' own memory (held once, read by
+    several): `kv_used - kv_shared` is the KV memory the requests hold."""
     inbound: int
     generation: int
     jump: tuple[float, int, float, int, tuple[float, float, float]] | None
@@ -102,6 +111,11 @@ class Outage:
         self.waiting, self.prefilling, self.incoming, self.swapped = [], [], [], []
         self.running, self.finish, self.finish_of, self.loading, self.ready = {}, [], {}, set(), []
         self.waiting_tokens = self.kv_reserved = self.kv_used = self.ctx_sum = self.inbound = 0
+        self.pins = {}
+        self.shares = False
+        self.kv_shared = 0
+        if self.hbm is not None:
+            self.hbm.unpin_all()
         self.tokens_by_priority = {}
         self.view = None
         self.busy = False

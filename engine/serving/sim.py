@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import gc
 import math
+from collections.abc import Hashable
 
 import numpy as np
 
@@ -120,6 +121,14 @@ class Simulation(Host[Server]):
         """Look the prompt up in the cache tiers; the seconds its hit takes to load."""
         return self.kv.use_cache(srv, rid)
 
+    def hbm_share(self, srv: Server, rid: int) -> tuple[list[Hashable], int, int] | None:
+        """The HBM-cached blocks a request admitted to `srv` would read (`KvLedger.hbm_share`)."""
+        return self.kv.hbm_share(srv, rid)
+
+    def share(self, srv: Server, rid: int, share: tuple[list[Hashable], int, int]) -> None:
+        """Pin the HBM blocks an admitted request reads."""
+        self.kv.share(srv, rid, share)
+
     def swap_time(self, srv: Server, tokens: int) -> float:
         """Seconds to move `tokens` of KV between HBM and host memory."""
         return self.kv.swap_time(srv, tokens)
@@ -214,6 +223,8 @@ class Simulation(Host[Server]):
         self.tokens_emitted += 1
         led.context[rid] = led.prompt[rid]
         dst.kv_used += led.prompt[rid]
+        if self.cache_on:
+            self.kv.landed(dst, rid)
         if led.output[rid] <= 1:
             self.kv.release(dst, rid)
             led.end(rid, COMPLETED)
