@@ -54,12 +54,21 @@ def own_terms(
     return "own", rule, band, errors, caveat
 
 
-def calibrate_hint(chip: str, stack: str, custom: bool = False) -> str:
+def calibrate_hint(chip: str, stack: str, custom: bool = False, software: str = "") -> str:
     """Where to fit one's own benchmark of `chip` under `stack`: the Hardware page and the command line.
 
     A `custom` chip (a scenario's own entry) is unknown to the command line until its entry is a file
-    of a catalog directory: the command names the directory (``FENGONG_CATALOG``) that makes it known."""
+    of a catalog directory: the command names the directory (``FENGONG_CATALOG``) that makes it known.
+    `software`: what the chip really runs where it is not the stack (a compiler-placed chip's vendor
+    runtime, `Calibration.software`): the benchmark is of that, and the stack only files the fit
+    where the scenario's stack finds it."""
     command = f"fengong calibrate RESULT.json --hardware {chip} --stack {stack}"
+    after = (
+        f"; the benchmark is of {software}, and --stack {stack} only files the fit where the scenario's stack "
+        "finds it (the run keeps that stack's scheduler defaults)"
+        if software
+        else ""
+    )
     if custom:
         command = (
             f"FENGONG_CATALOG=DIR {command}, with the chip's entry saved as DIR/hardware/{chip}.toml (the "
@@ -68,4 +77,5 @@ def calibrate_hint(chip: str, stack: str, custom: bool = False) -> str:
     return (
         'the Hardware page\'s "Calibrate from your benchmark" (a vllm bench serve, SGLang bench_serving or AIPerf '
         f"result, or a /metrics scrape), or {command} (which also takes a CSV of timings, docs/calibration.md)"
+        f"{after}"
     )

@@ -278,8 +278,14 @@ def test_a_chip_its_vendors_compiler_places_is_not_said_to_run_under_the_stack()
 
     said = software_answer(res, resolve(sc), "decode").text  # the specialisation test's software answer
     assert "numbers come by rule under Groq's compiler and runtime" in said
+    from engine.explain.advisor import calibration_findings
+
+    # the advice to calibrate it says the benchmark is of the vendor's software, the stack only files it
+    (advice,) = calibration_findings(res)
+    assert "--stack vllm only files the fit" in advice.text and "the benchmark is of Groq's" in advice.text
     gpu = simulate(on(*UNCALIBRATED))
     marks = confidence.pool_marks(gpu.scenario, gpu.summary)
     assert all(m.calibration.software == "" and m.calibration.under == "vLLM" for m in marks)
     assert "software" not in next(iter(gpu.summary["calibration"].values()))
     assert (confidence.note(marks) or "").startswith("Uncalibrated under vLLM: ")
+    assert all("only files the fit" not in f.text for f in calibration_findings(gpu))
