@@ -134,6 +134,9 @@ class RequestView(NamedTuple):
     top_priority: int = 0  # the highest class priority in the workload
     guard_ttft_s: float = math.inf  # the tightest TTFT target of the classes above this one
     tpot_target_s: float = math.inf  # its class's TPOT target
+    now_s: float = -1.0
+    """When it is being placed, for a router with `needs_timing` (-1 elsewhere): a request retried
+    after a fault, or delayed on its way in, has spent part of its TTFT target already."""
 
 
 def knob_fields(cls: type[Policy]) -> list[dataclasses.Field[Any]]:

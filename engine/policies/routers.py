@@ -145,9 +145,10 @@ class CostAware(Router):
     """The cheapest instance per token that still keeps the request on time, else the least loaded.
 
     An entry instance keeps a request on time when its queued prompt tokens plus this prompt,
-    at its prompt rate, take no more than `ttft_share` of the request's TTFT target; a decode
-    instance when its next decode step, with this request added, takes no more than
-    `tpot_share` of the request's TPOT target. Among those, the lowest price per million tokens
+    at its prompt rate, take no more than `ttft_share` of what is left of the request's TTFT target
+    when it is placed (all of it at its arrival; less for a retry or a request delayed on its way
+    in, `RequestView.now_s`); a decode instance when its next decode step, with this request added,
+    takes no more than `tpot_share` of the request's TPOT target. Among those, the lowest price per million tokens
     wins (the instance's price per hour over its throughput), then the least loaded. Over a
     portfolio this fills the cheap chips first and spills to the dear ones under load.
     """
@@ -173,7 +174,8 @@ class CostAware(Router):
             return v.step_s <= self.tpot_share * request.tpot_target_s
         if v.tokens_per_s <= 0:
             return True
-        budget = self.ttft_share * (request.ttft_deadline_s - request.arrival_s)
+        start = request.now_s if request.now_s > request.arrival_s else request.arrival_s
+        budget = self.ttft_share * (request.ttft_deadline_s - start)
         return (v.waiting_tokens + request.prompt_tokens) / v.tokens_per_s <= budget
 
     def choose(self, request: RequestView, instances: Sequence[InstanceView], tick: int) -> int:

@@ -208,6 +208,8 @@ class Fleet:
         elif router.needs_timing:  # the decode step each instance would run with this request
             prompt = self.ledger.prompt[rid]
             views = views_of(servers, None, [s.step_with(prompt) for s in servers])
+            view = self.ledger.request_view(rid)._replace(now_s=servers[0].sim.env.now)
+            return servers[router.choose(view, views, tick)]
         elif router.ranked:  # from each instance's rank, kept with its view
             at = least_loaded(servers) if self._loads else least_ranked(servers, router.rank)
             if self.check_views:

@@ -274,6 +274,7 @@ class RequestLedger:
                 self.top_priority,
                 self.guard_ttft[c],
                 tpot_s,
+                -1.0,
             )
             view = self.views[rid] = _new_view(_REQUEST_VIEW, fields)
         return view

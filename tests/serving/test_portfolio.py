@@ -88,6 +88,11 @@ def test_cost_aware_fills_the_cheapest_chips_first_and_spills_under_load() -> No
     assert router.choose(req, [cheap, dear], 0) == 0
     busy = cheap._replace(waiting_tokens=8_000)  # 0.9 s of work queued: beyond half the target
     assert router.choose(req, [busy, dear], 0) == 1
+    # placed 0.85 s after it arrived (a retry, a slow way in), it has 0.15 s left: its 0.1 s of prefill
+    # on the cheap instance is beyond half of that, and the dear one (0.025 s) keeps it on time
+    assert router.choose(req, [cheap, dear], 0) == 0  # (at its arrival the cheap one did)
+    assert router.choose(req._replace(now_s=0.85), [cheap, dear], 0) == 1
+    assert router.choose(req._replace(now_s=0.85), [cheap._replace(tokens_per_s=40_000), dear], 0) == 0
     with pytest.raises(ValueError, match="ttft_share"):
         CostAware(ttft_share=0.0)
     # in a run: at a light load the decode pool whose tokens cost less (its price over its decode
@@ -107,6 +112,24 @@ def test_cost_aware_fills_the_cheapest_chips_first_and_spills_under_load() -> No
     dec = pools[t.loc[t["outcome"] == "completed", "decode_instance"].to_numpy()]
     count = {p: scn.deployment.pools[p].count for p in (cheap, dear)}
     assert np.count_nonzero(dec == cheap) / count[cheap] > np.count_nonzero(dec == dear) / count[dear]
+
+
+def test_cost_aware_counts_what_a_retried_request_has_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The router is told when it places a request: a retry after a fault has used part of its TTFT."""
+    seen: list[tuple[float, float, int]] = []
+    choose = CostAware.choose
+
+    def spy(self: CostAware, request: RequestView, instances: Any, tick: int) -> int:
+        seen.append((request.now_s, request.arrival_s, request.rid))
+        return choose(self, request, instances, tick)
+
+    monkeypatch.setattr(CostAware, "choose", spy)
+    fault = {"at_s": 20.0, "pool": "dec-h100", "instances": 1, "duration_s": 10.0, "in_flight": "retry"}
+    result = simulate(portfolio(**{"scheduler.router": {"name": "cost_aware"}, "faults": [fault]}))
+    retried = set(np.flatnonzero(result.requests["retries"].to_numpy() > 0))
+    assert retried and seen
+    assert all(now >= arrival for now, arrival, _ in seen)
+    assert any(now > arrival + 1.0 for now, arrival, rid in seen if rid in retried)
 
 
 def test_cost_aware_prices_instances_on_the_scenarios_cost_basis() -> None:
