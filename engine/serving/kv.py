@@ -318,7 +318,7 @@ class KvLedger(ParkedHandoffs):
         led.decode_inst[rid] = dst.idx
         tokens = float(led.prompt[rid])
         if self.cache_on and dst.hbm is not None:  # only blocks the decode side lacks cross the link
-            held, less = self._decode_share(dst, rid)
+            held, less = self._decode_share(dst, rid, dst is not srv)
             need -= less
             tokens -= held
             self.counters["transfer_tokens_saved"] += held
@@ -335,10 +335,14 @@ class KvLedger(ParkedHandoffs):
         self.env.after(end - now, self.transferred_call, srv, dst, rid, srv.generation, dst.generation)
         return True
 
-    def _decode_share(self, dst: Server, rid: int) -> tuple[int, int]:
+    def _decode_share(self, dst: Server, rid: int, pin: bool) -> tuple[int, int]:
         """Pin the prompt's blocks the decode instance holds already (they are read there, not sent);
         returns their tokens and what the reservation leaves out: those tokens, less the blocks no
-        request read before (their memory is reserved now)."""
+        request read before (their memory is reserved now).
+
+        Not `pin`: a prefill instance switched to decode hands a prompt it still holds to itself
+        (elastic roles); its prefill side's pin stands until the hand-off frees it, so the decode
+        side reserves the whole context rather than pin the blocks a second time under one request."""
         hbm = dst.hbm
         assert hbm is not None
         blocks = self.blocks.prompt_blocks(rid)
@@ -348,6 +352,8 @@ class KvLedger(ParkedHandoffs):
         bt = self.reqs.block_tokens
         held = n * bt
         held = self.ledger.prompt[rid] if self.ledger.prompt[rid] < held else held
+        if not pin:
+            return held, 0
         mine: list[Hashable] = list(blocks[:n])
         new = hbm.unpinned(mine)
         self.share(dst, rid, (mine, held, new * bt), read=False)

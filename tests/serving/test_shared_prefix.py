@@ -204,3 +204,29 @@ def test_a_fault_on_the_decode_side_leaves_no_pin_behind() -> None:
     )
     rec = run_to_the_end(sc)
     assert rec.retries.sum() > 0
+
+
+def test_a_prefill_instance_switched_to_decode_hands_off_to_itself_cleanly() -> None:
+    """Under elastic roles a prefill instance switched to decode may hand a prompt it holds to
+    itself: its prefill side's pin and the decode side's reservation must not overwrite each other
+    (found by review: the instance ended with a negative reservation and blocks pinned for good)."""
+    sc = io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {
+            "duration_s": 90.0,
+            "cache": {"enabled": True, "block_tokens": 256, "hbm": True},
+            "workload.classes[0].prefix": {"tokens": 8192, "groups": 4},
+            "scheduler.elastic": {
+                "enabled": True,
+                "threshold": 2.0,
+                "switch_s": 2.0,
+                "check_s": 1.0,
+                "sustain_s": 3.0,
+                "restore_after_s": 5.0,
+            },
+            "workload.arrival.rate_rps": 25.0,
+        },
+    )
+    rec = run_to_the_end(sc)
+    assert rec.counters["role_switches"] > 0
+    assert np.all(rec.kv_peak <= rec.kv_capacity)
