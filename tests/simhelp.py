@@ -87,6 +87,7 @@ def check_invariants(result: SimResult, rec: Records | None = None) -> None:
     if rec is not None:
         assert rec.tokens_emitted - rec.tokens_discarded == int(done["output_tokens"].sum())
         assert np.all(rec.kv_peak <= rec.kv_capacity)
+        assert rec.kv_left is None, f"instances ended holding KV: {rec.kv_left}"
 
 
 LEGACY_STACK = {

@@ -333,7 +333,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
     out = []
     for (hw, rule), pools in groups.items():
         cal = cals[hw, rule]
-        stack = cal.under
+        stack, hint = cal.under, calibrate_hint(hw, cal.stack, hw in custom, cal.software)
         which = f"pools {', '.join(pools)}" if len(pools) > 1 else f"pool {pools[0]}"
         out.append(
             Finding(
@@ -341,7 +341,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 "calibration",
                 f"{hw} ({which}) is uncalibrated under {stack}: its profile comes by a rule ({rule}), not from "
                 f"measurements of {hw} under {stack}; {errors_text(real_bands(cal))}. To calibrate it, fit your "
-                f"own benchmark of it: {calibrate_hint(hw, cal.stack, hw in custom, cal.software)}.",
+                f"own benchmark of it: {hint}.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )
         )
@@ -351,7 +351,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
         cals[m.hardware, ""] = m.calibration
     for hw, pools in shared.items():
         cal = cals[hw, ""]
-        stack = cal.under
+        stack, hint = cal.under, calibrate_hint(hw, cal.stack, hw in custom, cal.software)
         which = f"pools {', '.join(pools)}" if len(pools) > 1 else f"pool {pools[0]}"
         out.append(
             Finding(
@@ -361,7 +361,7 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 f"of {hw}, but the model's routed experts stream their weights at {cal.experts:.0%} of the dense layers' "
                 "rate, with terms fitted to many chips' MoE measurements (per stack, and chip vendor, where two "
                 f"sources allow); {errors_text(real_bands(cal))}. To give "
-                f"{hw} its own, fit your benchmark of a MoE model: {calibrate_hint(hw, cal.stack, hw in custom, cal.software)}.",
+                f"{hw} its own, fit your benchmark of a MoE model: {hint}.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )
         )

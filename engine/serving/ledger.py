@@ -126,6 +126,10 @@ class Records:
     kept: np.ndarray | None = None
     """With multi-turn sessions: the ids of the drawn requests these records are (those sent, in
     order; `without_unsent`), else None (the first `len(outcome)` ids)."""
+    kv_left: np.ndarray | None = None
+    """Set only where a run ended with every request ended and some instance still holding KV (its
+    reservation, its shared blocks, its pins, per server): a leak in the KV ledger's books, which
+    the tests' invariants check never happens. None for every sound run."""
     prompt_tokens: np.ndarray | None = None
     """With multi-turn sessions: each turn's prompt as sent, shorter than drawn by what degrading cut
     from the answers before it (their context holds only what was generated)."""

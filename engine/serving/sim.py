@@ -307,6 +307,7 @@ class Simulation(Host[Server]):
         # user rents the window, idle or not): timers that outlive both (an autoscaler's ticks, a
         # fault still under way) bill nothing; a request left unfinished ends with the clock
         settled = 0 < self.ledger.issued == self.ledger.ended
+        left = [_kv_held(s) for s in self.servers] if settled else []
         self.close_unfinished()
         end_s = float(self.env.now) if math.isfinite(self.env.now) else 0.0
         if settled:
@@ -333,6 +334,7 @@ class Simulation(Host[Server]):
             control_s=self._paid(n, "control_s"),
             client_wait_s=np.array(self.front.ceiling.wait[:n]) if self.front.ceiling is not None else None,
             scaling=self.scaling.log if self.scaling is not None else None,
+            kv_left=np.array(left, dtype=float) if any(left) else None,
             prompt_tokens=None
             if self.ledger.follow is None
             else np.array(self.ledger.prompt, dtype=np.int64),
@@ -343,3 +345,14 @@ class Simulation(Host[Server]):
         # what each request paid on its way in (`way_in`), when the scenario charges anything
         way = self.front.way_in
         return None if way is None or not way.charges else np.array(getattr(way, what)[:n], dtype=float)
+
+
+def _kv_held(srv: Server) -> int:
+    """What an instance still holds of KV: its reservation, its shared tokens, its pins (each 0 once
+    every request has ended)."""
+    return (
+        abs(srv.kv_reserved)
+        + abs(srv.kv_shared)
+        + len(srv.pins)
+        + (len(srv.hbm.pins) if srv.hbm is not None else 0)
+    )
