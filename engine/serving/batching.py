@@ -139,7 +139,11 @@ class BatchFormation:
             need = sim.reserve_tokens(rid, self.role)
             # an HBM prefix hit is read where it is cached, not copied: the request reserves the
             # blocks it adds, and the hit's blocks once for every request reading them
-            share = sim.hbm_share(self, rid) if self.hbm is not None else None
+            share = (
+                sim.hbm_share(self, rid, self.kv_cap - self.kv_reserved - spare - need)
+                if self.hbm is not None
+                else None
+            )
             if share is not None:
                 need += share[2] - share[1]
             if self.kv_reserved + need + spare > self.kv_cap:
@@ -148,7 +152,7 @@ class BatchFormation:
                 break  # a whole prompt that does not fit this iteration waits for the next
             _heappop(waiting)
             if share is not None:
-                sim.share(self, rid, share)
+                need += sim.share(self, rid, share)
             self.kv_reserved += need
             self.view = None
             if self.kv_reserved > self.kv_peak:

@@ -77,12 +77,12 @@ class Host(Protocol[SrvIn]):
     def use_cache(self, srv: SrvIn, rid: int) -> float:
         """Look a request's prompt up in the cache tiers; the seconds its hit takes to load."""
 
-    def hbm_share(self, srv: SrvIn, rid: int) -> tuple[list[Hashable], int, int] | None:
+    def hbm_share(self, srv: SrvIn, rid: int, room: int) -> tuple[list[Hashable], int, int] | None:
         """The HBM-cached blocks a request admitted to `srv` would read, the prompt tokens they save
         and the tokens of those not pinned yet (None without an HBM hit)."""
 
-    def share(self, srv: SrvIn, rid: int, share: tuple[list[Hashable], int, int]) -> None:
-        """Pin the HBM blocks an admitted request reads."""
+    def share(self, srv: SrvIn, rid: int, share: tuple[list[Hashable], int, int]) -> int:
+        """Pin the HBM blocks an admitted request reads; the tokens it pinned first less those counted."""
 
     def swap_time(self, srv: SrvIn, tokens: int) -> float:
         """Seconds to move `tokens` of KV between HBM and host memory."""

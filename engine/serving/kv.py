@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from engine.serving.cache import LruBlocks, RequestBlocks, found_in, held_run
 from engine.serving.handoffs import ParkedHandoffs
@@ -147,11 +147,13 @@ class KvLedger(ParkedHandoffs):
         from_host, from_pooled = int(n_host * bt * scale), int(n_pooled * bt * scale)
         return hit - from_host - from_pooled, from_host, from_pooled
 
-    def hbm_share(self, srv: Server, rid: int) -> tuple[list[Hashable], int, int] | None:
+    def hbm_share(self, srv: Server, rid: int, room: int) -> tuple[list[Hashable], int, int] | None:
         """What a request admitted to `srv` would read from its HBM tier: the blocks (pinned while
         it runs, shared with every other request reading them), the prompt tokens they save (which
         it does not reserve) and the tokens of those blocks no request has pinned yet (which it
-        does); None without an HBM hit or for a preempted request coming back."""
+        does: counted only where `room`, what memory leaves beside the rest of its reservation, could
+        not take every block, else all of them, the most it can be; `share` settles the count);
+        None without an HBM hit or for a preempted request coming back."""
         hbm = srv.hbm
         self._found_for = -1
         if hbm is None or not hbm.blocks or self.ledger.resume[rid] >= 0:
@@ -162,40 +164,51 @@ class KvLedger(ParkedHandoffs):
         self._found_for, self._found = rid, (n_hbm, n_host, n_pooled)
         if not n_hbm:
             return None
-        held = hbm.blocks
+        held, bt = hbm.blocks, self.reqs.block_tokens
         mine: list[Hashable]
-        if n_host or n_pooled:
+        if not (n_host or n_pooled) or held_run(blocks, hbm) == n_hbm:  # (most hits: HBM's lead the prompt)
+            mine = cast("list[Hashable]", blocks[:n_hbm])
+        else:
             mine = [b for b in blocks[: n_hbm + n_host + n_pooled] if b in held]
-        else:  # (most hits: HBM alone)
-            mine = list(blocks[:n_hbm])
-        return mine, self._split(rid, n_hbm, n_host, n_pooled)[0], hbm.unpinned(mine) * self.reqs.block_tokens
+        shared = self._split(rid, n_hbm, n_host, n_pooled)[0]
+        new = len(mine) * bt
+        if new - shared > room:  # tight: the blocks already pinned may make it fit
+            new = hbm.unpinned(mine) * bt
+        return mine, shared, new
 
-    def share(self, srv: Server, rid: int, share: tuple[list[Hashable], int, int], read: bool = True) -> None:
+    def share(self, srv: Server, rid: int, share: tuple[list[Hashable], int, int], read: bool = True) -> int:
         """Pin the HBM blocks an admitted request reads (`hbm_share`); `read`: its context counts in
-        `kv_used` now (a hand-off's counts when it lands, `landed`)."""
+        `kv_used` now (a hand-off's counts when it lands, `landed`). Returns the tokens of the blocks
+        it pinned first less those `share` counted (0, or less where it took the most)."""
         hbm = srv.hbm
         assert hbm is not None
-        srv.kv_shared -= hbm.pin(share[0]) * self.reqs.block_tokens
+        new = hbm.pin(share[0]) * self.reqs.block_tokens
+        srv.kv_shared -= new
         if read:
             srv.kv_shared += share[1]
         srv.pins[rid] = (share[0], share[1] if read else 0, share[1])
         srv.shares = True
+        return new - share[2]
 
     def landed(self, dst: Server, rid: int) -> None:
         """A hand-off's KV is in place on its decode instance. Its context now counts in `kv_used`,
         and so do the shared tokens it reads; its prompt's blocks join the instance's HBM tier, where
         the next prompt sharing them finds them (a decode instance with prefix caching hashes the
         blocks it receives, as vLLM's does)."""
+        read = 0  # the leading blocks it reads from the tier: held, and pinned until it ends
         if dst.shares:
             got = dst.pins.get(rid)
-            if got is not None and not got[1]:
-                dst.kv_shared += got[2]
-                dst.pins[rid] = (got[0], got[2], got[2])
+            if got is not None:
+                read = len(got[0])
+                if not got[1]:
+                    dst.kv_shared += got[2]
+                    dst.pins[rid] = (got[0], got[2], got[2])
         hbm = dst.hbm
         if hbm is not None:
             free = (dst.kv_cap - dst.kv_reserved) // self.reqs.block_tokens
             hbm.capacity = free if free > 0 else 0
-            hbm.insert(self.blocks.prompt_blocks(rid))
+            blocks = self.blocks.prompt_blocks(rid)
+            hbm.insert(blocks[read:] if read else blocks)
 
     def unshare(self, srv: Server, rid: int) -> int:
         """Unpin a request's shared HBM blocks on `srv`; returns what its release frees beyond its own
@@ -354,10 +367,9 @@ class KvLedger(ParkedHandoffs):
         held = self.ledger.prompt[rid] if self.ledger.prompt[rid] < held else held
         if not pin:
             return held, 0
-        mine: list[Hashable] = list(blocks[:n])
-        new = hbm.unpinned(mine)
-        self.share(dst, rid, (mine, held, new * bt), read=False)
-        return held, held - new * bt
+        mine = cast("list[Hashable]", blocks[:n])
+        new = n * bt + self.share(dst, rid, (mine, held, n * bt), read=False)
+        return held, held - new
 
     def transferred(self, src: Server, dst: Server, rid: int, src_gen: int, dst_gen: int) -> None:
         """The KV cache has arrived: free the prefill side; deliver, or lose it to a fault on either side."""

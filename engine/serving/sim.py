@@ -121,13 +121,13 @@ class Simulation(Host[Server]):
         """Look the prompt up in the cache tiers; the seconds its hit takes to load."""
         return self.kv.use_cache(srv, rid)
 
-    def hbm_share(self, srv: Server, rid: int) -> tuple[list[Hashable], int, int] | None:
+    def hbm_share(self, srv: Server, rid: int, room: int) -> tuple[list[Hashable], int, int] | None:
         """The HBM-cached blocks a request admitted to `srv` would read (`KvLedger.hbm_share`)."""
-        return self.kv.hbm_share(srv, rid)
+        return self.kv.hbm_share(srv, rid, room)
 
-    def share(self, srv: Server, rid: int, share: tuple[list[Hashable], int, int]) -> None:
-        """Pin the HBM blocks an admitted request reads."""
-        self.kv.share(srv, rid, share)
+    def share(self, srv: Server, rid: int, share: tuple[list[Hashable], int, int]) -> int:
+        """Pin the HBM blocks an admitted request reads (`KvLedger.share`)."""
+        return self.kv.share(srv, rid, share)
 
     def swap_time(self, srv: Server, tokens: int) -> float:
         """Seconds to move `tokens` of KV between HBM and host memory."""
