@@ -140,7 +140,7 @@ class PoolUtilization(TypedDict):
     busy: float
     """Share of instance-time spent iterating."""
     kv_memory: float
-    """KV tokens held / KV capacity."""
+    """KV tokens the requests hold / KV capacity (a block several requests read from the HBM cache counts once)."""
 
 
 class Cost(TypedDict):
