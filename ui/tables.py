@@ -107,7 +107,12 @@ UTILIZATION: dict[str, Any] = {
     "compute": fraction("compute", "Achieved over peak FLOP/s over the window (MFU-like).", "small"),
     "bandwidth": fraction("bandwidth", "Achieved over peak HBM bytes/s over the window (MBU-like).", "small"),
     "busy": fraction("busy", "Share of time an instance runs an iteration.", "small"),
-    "kv_memory": fraction("KV memory", "KV tokens held over KV capacity, time-averaged.", "small"),
+    "kv_memory": fraction(
+        "KV memory",
+        "KV tokens the requests hold over KV capacity, time-averaged (a block several read from the HBM "
+        "cache counts once).",
+        "small",
+    ),
     "bill_share": fraction(
         "share of bill",
         "The pool's chips' share of the whole bill (rent, or capital, hosting and energy).",

@@ -46,9 +46,12 @@ def window_bins(result: SimResult) -> pd.DataFrame:
 
 
 def hold_ratio(result: SimResult) -> float:
-    """KV in use over KV reserved for a typical request: (prompt + output / 2) / (prompt + output)."""
+    """KV in use over KV reserved for a typical request: (prompt + output / 2) / (prompt + output),
+    the prompt less what it reads from the HBM prefix cache (shared with the requests reading it,
+    held and reserved once, not per request)."""
     r = result.requests
     p, o = float(r["prompt_tokens"].mean()), float(r["output_tokens"].mean())
+    p *= 1.0 - result.summary["cache"]["hit_rate_by_tier"]["hbm"]
     return (p + o / 2.0) / (p + o) if p + o > 0 else 1.0
 
 

@@ -230,3 +230,18 @@ def test_a_prefill_instance_switched_to_decode_hands_off_to_itself_cleanly() -> 
     rec = run_to_the_end(sc)
     assert rec.counters["role_switches"] > 0
     assert np.all(rec.kv_peak <= rec.kv_capacity)
+
+
+def test_a_kv_bound_pool_is_judged_so_when_its_requests_share_a_prefix() -> None:
+    """The advisor's KV-bound test compares the memory held with what reservations allow; a request
+    reserves its answer and its own prompt, not the prefix it shares, so the test reads the prompt
+    less its HBM hit. Here the 2,000-token answers fill memory (the run cannot keep up) and the pool
+    is found KV-bound, where the whole prompts' ratio (0.99) would ask for 89% of the memory held."""
+    from engine.explain.advisor import kv_bound_share
+    from engine.explain.asic import hold_ratio
+
+    out = {"kind": "lognormal", "mean": 2000, "p99": 6000, "max_tokens": 8000}
+    result = simulate(shared_prompt(8.0, **{"duration_s": 240.0, "workload.classes[0].output": out}))
+    assert result.summary["unsustainable"] is not None
+    assert hold_ratio(result) < 0.6
+    assert kv_bound_share(result, "mixed") > 0.3
