@@ -9,7 +9,7 @@ run's, so the estimate and the simulation see the same lengths):
   an optimistic figure, since real batches are smaller; prompts are never speculated;
 - the decode batch B*: the largest batch that fits in KV memory (a request reserves its prompt
   plus its output; with preemption on it holds only its prompt plus, on average, half its
-  output), within the batching limit, whose step at the mean decode context still meets the
+  output; the prompt less its cache hits where the HBM tier shares them), within the batching limit, whose step at the mean decode context still meets the
   tightest TPOT target; decode tokens/s = B* / step time (with the scenario's speculative
   decoding, a step's cost per token it yields).
 
@@ -60,6 +60,9 @@ class Demand:
     token_budget: int
     max_batch: int
     reserves_output: bool = True  # False with preemption: a request holds only what it has
+    shares_hits: bool = False
+    """True with the prefix cache's HBM tier on: a hit is read where it is cached, shared by the
+    requests reading it, so a request holds only the rest of its prompt (optimistic, as the hits are)."""
 
     @property
     def mean_output_tokens(self) -> float:
@@ -93,6 +96,7 @@ def demand(scenario: Scenario, requests: Requests) -> Demand:
         token_budget=b.token_budget,
         max_batch=b.max_batch,
         reserves_output=scenario.scheduler.preemption == "none",
+        shares_hits=scenario.cache.enabled and scenario.cache.hbm,
     )
 
 
@@ -196,7 +200,8 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
                 f"p{d.percentile[c]:g} prompt alone takes {at_pct * 1e3:.0f} ms > TTFT {target * 1e3:.0f} ms"
             )
     reserve = d.prompt_tokens + d.output_tokens
-    held = reserve if d.reserves_output else d.prompt_tokens + d.output_tokens / 2.0
+    own = d.prompt_tokens - d.cached_tokens if d.shares_hits else d.prompt_tokens  # (shared blocks: once)
+    held = own + d.output_tokens if d.reserves_output else own + d.output_tokens / 2.0
     b_kv = int(cap // max(float(held.mean()), 1.0))
     max_batch = d.max_batch * inst.dp
     batches = np.arange(1, max(1, min(b_kv, max_batch)) + 1, dtype=float)

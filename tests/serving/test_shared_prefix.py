@@ -245,3 +245,22 @@ def test_a_kv_bound_pool_is_judged_so_when_its_requests_share_a_prefix() -> None
     assert result.summary["unsustainable"] is not None
     assert hold_ratio(result) < 0.6
     assert kv_bound_share(result, "mixed") > 0.3
+
+
+def test_the_cost_model_counts_a_shared_prefix_once_in_its_decode_batch() -> None:
+    """The planner's bounds are lower bounds: its decode batch must be no smaller than what the
+    simulator runs. A request sharing a cached prefix holds only the rest of its prompt, so the cost
+    model's batch is larger than KV memory over whole prompts; with the HBM tier off it is not."""
+    from engine.catalog.entries import load_catalog
+    from engine.planning.sizing import demand, instance_of, instance_rates
+
+    cat = load_catalog()
+    sc = shared_prompt(
+        3.0, **{"workload.classes[0].slo": {"ttft_ms": 5000, "tpot_ms": 1000, "percentile": 90}}
+    )
+    reqs = generate(sc)
+    rates = instance_rates(instance_of(sc, cat, "h100-sxm", 2), demand(sc, reqs))
+    whole = rates.kv_capacity_tokens / float((reqs.prompt_tokens + reqs.output_tokens).mean())
+    assert rates.decode_batch > 2 * whole
+    copied = io.apply_overrides(sc, {"cache.hbm": False})
+    assert instance_rates(instance_of(copied, cat, "h100-sxm", 2), demand(copied, reqs)).decode_batch <= whole
