@@ -9,9 +9,10 @@ run's, so the estimate and the simulation see the same lengths):
   an optimistic figure, since real batches are smaller; prompts are never speculated;
 - the decode batch B*: the largest batch that fits in KV memory (a request reserves its prompt
   plus its output; with preemption on it holds only its prompt plus, on average, half its
-  output; the prompt less its cache hits where the HBM tier shares them), within the batching limit, whose step at the mean decode context still meets the
-  tightest TPOT target; decode tokens/s = B* / step time (with the scenario's speculative
-  decoding, a step's cost per token it yields).
+  output; the prompt less its cache hits where the HBM tier shares them), within the batching
+  limit, whose step at the mean decode context still meets the tightest TPOT target; decode
+  tokens/s = B* / step time (with the scenario's speculative decoding, a step's cost per token it
+  yields).
 
 An instance kind (`Kind`) is a chip and a layout: tp chips per tensor-parallel group, pp pipeline
 stages, dp attention data-parallel ranks and ep expert-parallel ranks (`layout_label`:
@@ -200,7 +201,7 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
                 f"p{d.percentile[c]:g} prompt alone takes {at_pct * 1e3:.0f} ms > TTFT {target * 1e3:.0f} ms"
             )
     reserve = d.prompt_tokens + d.output_tokens
-    own = d.prompt_tokens - d.cached_tokens if d.shares_hits else d.prompt_tokens  # (shared blocks: once)
+    own = d.prompt_tokens - d.cached_tokens if d.shares_hits else d.prompt_tokens  # (shared: held once)
     held = own + d.output_tokens if d.reserves_output else own + d.output_tokens / 2.0
     b_kv = int(cap // max(float(held.mean()), 1.0))
     max_batch = d.max_batch * inst.dp
