@@ -131,6 +131,11 @@ class Verdict:
         if s is None:
             return ""
         slow = ", ".join(f"{chip} {e:+.0%} time" for chip, e in self.slowdown.items()) or "no chip has a band"
+        if s["passes"] and (failed := self._nominal_failed_full_length()):
+            return (
+                f"the nominal cheapest meets every SLO with every chip at its band's pessimistic edge ({slow}) "
+                f"over the planning window, but not as modelled over its full-length run ({failed})"
+            )
         if s["passes"]:
             return f"the nominal cheapest still meets every SLO with every chip at its band's pessimistic edge ({slow})"
         pct = f"p{s['slo_percentile']:g}"
@@ -141,6 +146,21 @@ class Verdict:
             f"the nominal cheapest misses its SLO if the chips are as slow as their band's pessimistic edge "
             f"({slow}): {s['slo_attainment']:.0%} of requests within SLO, {late}{behind}"
         )
+
+    def _nominal_failed_full_length(self) -> str:
+        """How the nominal cheapest's own full-length run went where it failed ('' where it passed or
+        was not run): its group's pick moved up to '2M', or still failing."""
+        if self.nominal_run is None or "nominal_run" not in self.table or "moved_up" not in self.table:
+            return ""
+        mine = self.table[self.table["nominal_run"] == self.nominal_run]
+        if mine.empty:
+            return ""
+        row = mine.iloc[0]
+        if str(row["verified_by"]).startswith("planning"):
+            return ""
+        if not row["verified"]:
+            return "its chip's pick fails it, moved up or not"
+        return f"its chip's pick moved up to {row['split']}" if row["moved_up"] else ""
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for `plan --json`."""

@@ -224,6 +224,54 @@ def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> N
     assert verdict(90.0).premium_text() == ""
 
 
+def test_a_nominal_cheapest_that_holds_slowed_but_fails_its_full_length_run_says_so() -> None:
+    """Holding at the bands' edge over the planning window is not the whole story: where the nominal
+    cheapest's own full-length run failed (its pick moved up), the risk line says that, rather than
+    that it 'still meets every SLO' beside a dearer choice."""
+    from engine.planning.verdict import Verdict
+
+    def verdict(moved: int, verified: bool = True) -> Verdict:
+        rows = [
+            {
+                "winner": True,
+                "run": 7,
+                "objective_value": 13.68,
+                "nominal_value": 13.68,
+                "nominal_run": 7,
+                "verified": True,
+                "verified_by": "full-length run (600 s, seed 1)",
+                "moved_up": 0,
+                "split": "1P:1D",
+            },
+            {
+                "winner": False,
+                "run": 9,
+                "objective_value": 22.22,
+                "nominal_value": 12.14,
+                "nominal_run": 3,
+                "verified": verified,
+                "verified_by": "full-length run (600 s, seed 1)",
+                "moved_up": moved,
+                "split": "2M",
+            },
+        ]
+        return Verdict(
+            "usd_per_hour",
+            True,
+            pd.DataFrame(rows),
+            chosen_run=7,
+            nominal_run=3,
+            slowdown={"h100-sxm": 0.29},
+            nominal_slowed={"passes": True},
+        )
+
+    said = verdict(1).risk_text()
+    assert "over the planning window, but not as modelled over its full-length run" in said
+    assert "moved up to 2M" in said and "still meets" not in said
+    assert "fails it" in verdict(1, verified=False).risk_text()
+    assert verdict(0).risk_text().startswith("the nominal cheapest still meets every SLO")
+
+
 def test_a_group_the_budget_cut_short_is_not_said_to_have_nothing_that_holds() -> None:
     """When the risk-aware checks run out of simulations before a group's deployment passes at the
     bands' edge, the note says so, not that no deployment of the search passes there."""
