@@ -22,27 +22,31 @@ PREFIX = 16_384
 """A long system prompt every request shares (one prefix group), much longer than its own part."""
 
 
+def _shared(rate_rps: float) -> dict[str, Any]:
+    """The workload both builders share: a 16k-token system prompt and about 200 tokens of its own,
+    200-token answers, Llama-3.1-70B in FP8, the HBM prefix cache on, one minute at `rate_rps`."""
+    short = {"kind": "lognormal", "mean": 200, "p99": 600, "max_tokens": 1000}
+    return {
+        "duration_s": 60.0,
+        "model.id": "llama-3.1-70b",
+        "model.weights": "fp8",
+        "model.kv": "fp8",
+        "workload.classes[0].input": short,
+        "workload.classes[0].output": short,
+        "workload.classes[0].prefix": {"tokens": PREFIX, "groups": 1},
+        "workload.arrival.rate_rps": rate_rps,
+        "cache": {"enabled": True, "block_tokens": 256, "hbm": True},
+    }
+
+
 def shared_prompt(rate_rps: float, **over: Any) -> Scenario:
-    """Llama-3.1-70B FP8 on one H100 TP2 instance (about 488k tokens of KV), every prompt a 16k-token
-    shared system prompt and about 200 tokens of its own, HBM prefix cache on."""
-    return io.apply_overrides(
-        io.load_preset("chat-colocated"),
-        {
-            "duration_s": 60.0,
-            "model.id": "llama-3.1-70b",
-            "model.weights": "fp8",
-            "model.kv": "fp8",
-            "deployment.pools[0].hardware": "h100-sxm",
-            "deployment.pools[0].tp": 2,
-            "deployment.pools[0].count": 1,
-            "workload.classes[0].input": {"kind": "lognormal", "mean": 200, "p99": 600, "max_tokens": 1000},
-            "workload.classes[0].output": {"kind": "lognormal", "mean": 200, "p99": 600, "max_tokens": 1000},
-            "workload.classes[0].prefix": {"tokens": PREFIX, "groups": 1},
-            "workload.arrival.rate_rps": rate_rps,
-            "cache": {"enabled": True, "block_tokens": 256, "hbm": True},
-            **over,
-        },
-    )
+    """`_shared` on one H100 TP2 instance (about 488k tokens of KV)."""
+    pool = {
+        "deployment.pools[0].hardware": "h100-sxm",
+        "deployment.pools[0].tp": 2,
+        "deployment.pools[0].count": 1,
+    }
+    return io.apply_overrides(io.load_preset("chat-colocated"), {**_shared(rate_rps), **pool, **over})
 
 
 def run_to_the_end(sc: Scenario) -> Records:
@@ -160,23 +164,9 @@ def test_preemption_gives_back_the_pins() -> None:
 
 
 def shared_prompt_disaggregated(rate_rps: float, **over: Any) -> Scenario:
-    """`shared_prompt` on one prefill and one decode instance (chat-disaggregated's H100 TP2 pools)."""
-    return io.apply_overrides(
-        io.load_preset("chat-disaggregated"),
-        {
-            "duration_s": 60.0,
-            "model.weights": "fp8",
-            "model.kv": "fp8",
-            "deployment.pools[0].count": 1,
-            "deployment.pools[1].count": 1,
-            "workload.classes[0].input": {"kind": "lognormal", "mean": 200, "p99": 600, "max_tokens": 1000},
-            "workload.classes[0].output": {"kind": "lognormal", "mean": 200, "p99": 600, "max_tokens": 1000},
-            "workload.classes[0].prefix": {"tokens": PREFIX, "groups": 1},
-            "workload.arrival.rate_rps": rate_rps,
-            "cache": {"enabled": True, "block_tokens": 256, "hbm": True},
-            **over,
-        },
-    )
+    """`_shared` on one prefill and one decode instance (chat-disaggregated's H100 TP2 pools)."""
+    pools = {"deployment.pools[0].count": 1, "deployment.pools[1].count": 1}
+    return io.apply_overrides(io.load_preset("chat-disaggregated"), {**_shared(rate_rps), **pools, **over})
 
 
 def test_a_decode_instance_holds_a_shared_prefix_once() -> None:
