@@ -156,8 +156,8 @@ class CostAware(Router):
     name: ClassVar[str] = "cost_aware"
     help: ClassVar[str] = (
         "Fill the cheapest chips per token first: the cheapest instance whose queue keeps the request within "
-        "ttft_share of its TTFT target (decode: whose next step stays within tpot_share of its TPOT target), "
-        "else the least loaded."
+        "ttft_share of what is left of its TTFT target (decode: whose next step stays within tpot_share of its "
+        "TPOT target), else the least loaded."
     )
     needs_timing: ClassVar[bool] = True
     ttft_share: float = 0.5
