@@ -150,17 +150,19 @@ class Verdict:
     def _nominal_failed_full_length(self) -> str:
         """How the nominal cheapest's own full-length run went where it failed ('' where it passed or
         was not run): its group's pick moved up to '2M', or still failing."""
-        if self.nominal_run is None or "nominal_run" not in self.table or "moved_up" not in self.table:
+        if self.nominal_run is None or not {"nominal_run", "moved_up", "from_nominal"} <= set(self.table):
             return ""
         mine = self.table[self.table["nominal_run"] == self.nominal_run]
         if mine.empty:
             return ""
         row = mine.iloc[0]
-        if str(row["verified_by"]).startswith("planning"):
+        # only where the row's full-length runs started from the nominal pick itself (a risk-aware
+        # pick of its group may be another deployment)
+        if not row["from_nominal"] or str(row["verified_by"]).startswith("planning"):
             return ""
         if not row["verified"]:
-            return "its chip's pick fails it, moved up or not"
-        return f"its chip's pick moved up to {row['split']}" if row["moved_up"] else ""
+            return "it fails, moved up or not"
+        return f"its pick moved up to {row['split']}" if row["moved_up"] else ""
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for `plan --json`."""
@@ -244,6 +246,7 @@ def decide(
         row = _row(search, slow, g, shape, counts, verify, notes)
         if row is None:
             continue
+        row["from_nominal"] = (shape, counts) == _counts(search, groups[g])  # verified from the nominal pick
         row["nominal_value"] = nominal[g]
         row["nominal_shape"], row["nominal_split"] = groups[g]["shape"], groups[g]["split"]
         row["nominal_run"] = int(groups[g]["run"])
