@@ -190,7 +190,7 @@ class Server(BatchFormation, Outage):
         "own_blocks", "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates",
         "speeds", "prices", "max_batch", "token_budget", "ranks", "chunk_cap", "view", "rank",
         "rank_tokens", "rank_running", "rank_kept", "kick_call", "iteration_call", "jump_call", "pool_index",
-        "pins", "shares", "kv_shared",
+        "pins", "kv_shared",
     )  # fmt: skip
 
     def __init__(self, sim: Host[Server], idx: int, local: int, pool: ResolvedPool) -> None:
@@ -210,7 +210,7 @@ class Server(BatchFormation, Outage):
         self.chunk_cap = min(sim.chunk_tokens, sim.token_budget) if self.ranks > 1 else sim.chunk_tokens
         self.kv_cap = pool.instance.kv_capacity_tokens
         self.kv_reserved = self.kv_peak = self.kv_used = self.kv_shared = 0
-        self.pins, self.shares = {}, False  # (`Outage`'s fields: `KvLedger.share`)
+        self.pins = {}  # (`Outage`'s field: `KvLedger.share`)
         self.waiting: list[tuple[tuple[float, ...], int]] = []
         self.waiting_tokens = 0
         self.tokens_by_priority: dict[int, int] = {}  # prompt tokens still to prefill, per class priority

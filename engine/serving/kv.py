@@ -97,7 +97,7 @@ class KvLedger(ParkedHandoffs):
     def release_prefilled(self, srv: Server, rid: int) -> None:
         """Free a prefilled prompt's KV on the prefill instance that held it for the hand-off."""
         prompt = self.ledger.prompt[rid]
-        srv.kv_reserved -= prompt + (self.unshare(srv, rid) if srv.shares else 0)
+        srv.kv_reserved -= prompt + (self.unshare(srv, rid) if srv.pins else 0)
         srv.view = None
         srv.kv_used -= prompt
         srv.notify(True)
@@ -105,7 +105,7 @@ class KvLedger(ParkedHandoffs):
     def release(self, srv: Server, rid: int) -> None:
         """Give back a request's KV reservation and memory on its instance."""
         led, role = self.ledger, srv.role
-        if srv.shares:
+        if srv.pins:
             srv.kv_reserved -= self.unshare(srv, rid)
         # `release_tokens`, inlined (every request ends here)
         if role == "prefill":
@@ -187,7 +187,6 @@ class KvLedger(ParkedHandoffs):
         if read:
             srv.kv_shared += share[1]
         srv.pins[rid] = (share[0], share[1] if read else 0, share[1])
-        srv.shares = True
         return new - share[2]
 
     def landed(self, dst: Server, rid: int) -> None:
@@ -196,7 +195,7 @@ class KvLedger(ParkedHandoffs):
         the next prompt sharing them finds them (a decode instance with prefix caching hashes the
         blocks it receives, as vLLM's does)."""
         read = 0  # the leading blocks it reads from the tier: held, and pinned until it ends
-        if dst.shares:
+        if dst.pins:
             got = dst.pins.get(rid)
             if got is not None:
                 read = len(got[0])
@@ -218,8 +217,6 @@ class KvLedger(ParkedHandoffs):
         if got is None:
             return 0
         del pins[rid]
-        if not pins:
-            srv.shares = False
         hbm = srv.hbm
         freed = (hbm.unpin(got[0]) if hbm is not None else 0) * self.reqs.block_tokens
         srv.kv_shared += freed - got[1]
@@ -381,7 +378,7 @@ class KvLedger(ParkedHandoffs):
             if dst.generation == dst_gen:
                 dst.kv_reserved -= (
                     self.reserve_tokens(rid, "decode") if not self.preempt else self.ledger.prompt[rid]
-                ) + (self.unshare(dst, rid) if dst.shares else 0)
+                ) + (self.unshare(dst, rid) if dst.pins else 0)
                 dst.view = None
                 # the room is free again: hand-offs waiting for it, or (on an instance fallen
                 # back to serving whole requests) a prompt queued behind it, may start now
@@ -402,7 +399,7 @@ class KvLedger(ParkedHandoffs):
         """Take a running request off the instance to free its memory (recompute or swap)."""
         led = self.ledger
         ctx, remaining = srv.leave(rid)
-        srv.kv_reserved -= ctx + (self.unshare(srv, rid) if srv.shares else 0)
+        srv.kv_reserved -= ctx + (self.unshare(srv, rid) if srv.pins else 0)
         srv.kv_used -= ctx
         srv.view = None
         led.preemptions[rid] += 1

@@ -49,7 +49,6 @@ class Outage:
     """Requests reading blocks of the HBM tier (`KvLedger.share`): rid -> (the blocks, the prompt
     tokens they save counted in `kv_shared`, the tokens they save that its reservation leaves out).
     The blocks' memory counts in `kv_reserved` once per block, whatever the requests reading it."""
-    shares: bool  # `pins` is not empty (tested on every release)
     kv_shared: int
     """Tokens of `kv_used` read from pinned blocks beyond the blocks' own memory (held once, read by
     several): `kv_used - kv_shared` is the KV memory the requests hold."""
@@ -112,7 +111,6 @@ class Outage:
         self.running, self.finish, self.finish_of, self.loading, self.ready = {}, [], {}, set(), []
         self.waiting_tokens = self.kv_reserved = self.kv_used = self.ctx_sum = self.inbound = 0
         self.pins = {}
-        self.shares = False
         self.kv_shared = 0
         if self.hbm is not None:
             self.hbm.unpin_all()
