@@ -355,11 +355,16 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
         f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{goodput}, "
         f"TTFT {pct} {ttft:,.0f} ms{band_text(band['ttft'], ttft, slow_ttft, fast_ttft)}, "
         f"TPOT {pct} {tpot:.1f} ms{band_text(band['tpot'], tpot, slow_tpot, fast_tpot)} "
-        f"(simulated over {p.duration_s:g} s)."
+        f"(simulated over {p.duration_s:g} s{_lead(p)})."
         + (_behind_when_slowed(edge.chosen) if ours and edge is not None else ""),
         icon=":material/check_circle:",
     )
     _calibration(p, r)
+
+
+def _lead(p: Plan) -> str:
+    """The unmeasured start a session workload's runs have before their window, or ''."""
+    return f", after a {p.session_lead_s:g} s warm-up for its sessions' ramp" if p.session_lead_s > 0 else ""
 
 
 def _behind_when_slowed(c: MarginCheck) -> str:

@@ -103,6 +103,10 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
         out.append(
             Finding("warning", "client", said, {"max_in_flight": float(wl.arrival.max_in_flight or 0)})
         )
+    if ramp := sustain.ramp_line(result.scenario):
+        out.append(
+            Finding("warning" if ramp[1] < 0.9 else "info", "sessions", ramp[0], {"load_share": ramp[1]})
+        )
     out += _slo_findings(result)
     out += _pool_findings(result, res, cat)
     out += _latency_findings(result, res)

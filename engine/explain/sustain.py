@@ -12,7 +12,12 @@ may wait at the client, and the latencies, timed from the send, stay bounded).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from engine.serving.work_load import session_ramp
+
+if TYPE_CHECKING:
+    from engine.scenario.model import Scenario
 
 GROWS = "grows with run length"
 """What an unsustainable run's latency percentile says instead of standing alone."""
@@ -76,3 +81,24 @@ def _held(summary: Mapping[str, Any]) -> str:
             "or more to see whether the deployment holds that many (its latencies would rise)."
         )
     return said
+
+
+RAMP_SAID = 0.95
+"""A run whose window carries less of its sessions' steady load than this says so (`ramp_line`)."""
+
+
+def ramp_line(scenario: Scenario) -> tuple[str, float] | None:
+    """One sentence on a multi-turn session run whose window is measured while its sessions still
+    ramp up from none (`engine.serving.work_load.session_ramp`), with the window's mean share of
+    the steady load; None where the window carries at least `RAMP_SAID` of it."""
+    ramp = session_ramp(scenario)
+    share = ramp.load_share(scenario.warmup_s, scenario.duration_s)
+    if share >= RAMP_SAID:
+        return None
+    return (
+        f"Multi-turn sessions start from none at t = 0 and take about {ramp.seconds:g} s to send their steady "
+        f"rate (three mean session lengths, each turn at its SLO's latency); this run measures from "
+        f"{scenario.warmup_s:g} s, so its window carries about {share:.0%} of the steady load. To measure the "
+        f"steady state, set warmup_s to {ramp.seconds:g} and lengthen duration_s by as much (the planner does).",
+        share,
+    )

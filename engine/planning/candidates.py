@@ -28,6 +28,7 @@ from engine.planning.sizing import (
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
+from engine.serving.work_load import session_ramp
 
 MAX_POWER_BUDGET_KW = 1_000_000.0
 """The largest power budget a plan takes, kW (a gigawatt: the scenario's `power_cap_kw` bound)."""
@@ -125,7 +126,13 @@ def hardware_choice(scenario: Scenario, text: str) -> tuple[str, ...]:
 
 
 def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float | None) -> Scenario:
-    """The scenario at the target load over the planning window, faults left out."""
+    """The scenario at the target load over the planning window (`duration_s`; None: the scenario's
+    own), faults left out.
+
+    Multi-turn sessions start from none at t = 0 and take a while to send the asked rate
+    (`session_ramp`): a run of them starts that ramp early, its warm-up lengthened to cover it, so
+    that the window it measures is at the steady load the plan is for.
+    """
     if not 0 < target_rps <= bounds.MAX_RATE_RPS:
         raise ScenarioError(f"target_rps: must be in (0, {bounds.MAX_RATE_RPS:g}] (got {target_rps})")
     wl = scenario.workload
@@ -134,11 +141,30 @@ def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float |
         raise ScenarioError(
             f"workload.arrival.kind: planning needs an open-loop load, poisson or gamma (got {got})"
         )
+    window = scenario.duration_s if duration_s is None else float(duration_s)
+    warmup = scenario.warmup_s if duration_s is None else min(scenario.warmup_s, window / 4)
+    early = session_lead_s(scenario, duration_s)
     over: dict[str, Any] = {"workload.arrival.rate_rps": float(target_rps), "faults": []}
-    if duration_s is not None:
-        over["duration_s"] = float(duration_s)
-        over["warmup_s"] = min(scenario.warmup_s, float(duration_s) / 4)
+    if duration_s is not None or early > 0:
+        over["duration_s"] = min(window + early, bounds.MAX_DURATION_S)
+        over["warmup_s"] = warmup + early
     return scenario_io.apply_overrides(scenario, over)
+
+
+def session_lead_s(scenario: Scenario, duration_s: float | None) -> float:
+    """How much earlier than its window a planning run of `scenario` starts (`planning_scenario`):
+    the multi-turn sessions' ramp less the warm-up the run has anyway; 0.0 without sessions."""
+    window = scenario.duration_s if duration_s is None else float(duration_s)
+    warmup = scenario.warmup_s if duration_s is None else min(scenario.warmup_s, window / 4)
+    return max(0.0, session_ramp(scenario).seconds - warmup)
+
+
+def window_text(run: Scenario) -> str:
+    """A planning run's window as a verdict names it: its length and, for multi-turn sessions, the
+    warm-up that covers their ramp (not measured)."""
+    if session_ramp(run).seconds <= 0:
+        return f"{run.duration_s:g} s"
+    return f"{run.duration_s - run.warmup_s:g} s measured after a {run.warmup_s:g} s warm-up for the sessions' ramp"
 
 
 def with_deployment(scenario: Scenario, shape: Shape, counts: tuple[int, int]) -> Scenario:

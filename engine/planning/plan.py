@@ -51,11 +51,13 @@ from engine.planning.candidates import (
     SearchSpace,
     instance_kinds,
     planning_scenario,
+    session_lead_s,
     shapes,
     split_label,
 )
 from engine.planning.frontier import mark_frontiers
 from engine.planning.objective import Objective, check_objective
+from engine.planning.plan_notes import budget_note, power_note, run_notes
 from engine.planning.portfolio import (
     MAX_POOLS,
     Portfolio,
@@ -100,6 +102,7 @@ class Plan:
 
     target_rps: float
     duration_s: float
+    """The planning window each run measures."""
     best: Scenario | None
     best_run: int | None
     candidates: pd.DataFrame
@@ -127,6 +130,9 @@ class Plan:
     """True when the choice had to pass with every chip at its band's pessimistic edge too."""
     verdict: Verdict | None = None
     """Each chip's best deployment, verified at full length, and the choice (`engine.planning.verdict`)."""
+    session_lead_s: float = 0.0
+    """How much earlier than its window each planning run starts, unmeasured, for its multi-turn
+    sessions to ramp up to the target rate (`candidates.planning_scenario`); 0.0 without sessions."""
     ran: Ran | None = field(default=None, repr=False, compare=False)
     """What its searches simulated, for the margin's slowed search to reuse (`engine.planning.ran`)."""
 
@@ -161,6 +167,7 @@ class Plan:
         return {
             "target_rps": self.target_rps,
             "duration_s": self.duration_s,
+            "session_lead_s": self.session_lead_s,
             "rule": self.rule,
             "attainment": self.attainment,
             "passes_when": rule_text(self.rule, self.attainment),
@@ -212,29 +219,8 @@ def _bounds(
         if not b.pruned and (kw := search.kw(shape, b.counts)) > search.power_budget_kw:
             b = replace(b, pruned=f"over the power budget (at least {kw:,.1f} kW at TDP)")
         out.append(b)
-    notes += _power_note(search, out, space.power_budget_kw)
+    notes += power_note(search, out, space.power_budget_kw)
     return out
-
-
-def _power_note(search: Search, bounds_: list[Bound], budget_kw: float | None) -> list[str]:
-    """What the power budget left out, with the figure: the shapes over it and the least they need;
-    and where the budget is the scenario's site cap, that it is."""
-    if budget_kw is None:
-        return []
-    notes = []
-    site = search.base.deployment.power_cap_kw
-    if site is not None and site <= budget_kw:
-        notes.append(
-            f"the scenario's site power cap ({site:,.3g} kW) is the plan's power budget: no candidate whose "
-            "chips at TDP draw more is tried, so none runs slowed by it"
-        )
-    over = [search.kw(b.shape, b.counts) for b in bounds_ if b.pruned.startswith("over the power budget")]
-    if over:
-        notes.append(
-            f"{len(over)} of {len(bounds_)} shapes need more than the power budget of {budget_kw:,.3g} kW with "
-            f"their chips at TDP at the fewest instances the cost model allows (the least of them {min(over):,.1f} kW)"
-        )
-    return notes
 
 
 def _trace_frontier(search: Search, best: dict[str, Any], space: SearchSpace) -> None:
@@ -248,18 +234,6 @@ def _trace_frontier(search: Search, best: dict[str, Any], space: SearchSpace) ->
         row = search.run(won, more)
         if row is None or row["over_budget"]:
             break
-
-
-def _budget_note(search: Search, budget: float) -> list[str]:
-    """The simulated deployments that met their SLOs but billed more than the budget, with the least
-    of them: the bounds let them through (an owned chip priced at idle power), the runs did not."""
-    over = [r["usd_per_hour"] for r in search.rows if r["over_budget"] and r["meets_slo"]]
-    if not over:
-        return []
-    return [
-        f"{len(over)} simulated deployment{'s' if len(over) > 1 else ''} met the SLOs but billed over the "
-        f"budget of ${budget:,.2f}/h (the least ${min(over):,.2f}/h): not chosen"
-    ]
 
 
 def plan(
@@ -299,6 +273,7 @@ def plan(
         planning_scenario(scenario, target_rps, space.duration_s),
         full, {}, space, cat, progress, check_work, rule, attainment, executor,
     )  # fmt: skip
+    search.lead_s = session_lead_s(scenario, space.duration_s)
     search.calibrations = chip_calibrations(search.base, cat, chips)
     if slowed:
         search.slowdown = slowdowns(search.calibrations.values())
@@ -335,7 +310,7 @@ def plan(
         best = search.rows[verdict.chosen_run] if verdict.chosen_run is not None else None
         notes += verdict.notes
     search.runner.close()  # hints never asked for
-    notes += _budget_note(search, budget)
+    notes += budget_note(search, budget)
     out = _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes)
     return replace(out, objective=objective, risk_aware=risk_aware, verdict=verdict, ran=search.ran())
 
@@ -535,14 +510,6 @@ def _candidates(
     )
 
 
-def _held_at_client(runs: pd.DataFrame, target_rps: float) -> float | None:
-    """The most req/s any run sent where every run fell behind with its backlog at a client's ceiling
-    on requests in flight (`latency_shortfall` None beside a shortfall), else None."""
-    if not len(runs) or runs["shortfall_rps"].isna().any() or runs["grows_rps"].notna().any():
-        return None
-    return float(target_rps - runs["shortfall_rps"].min())
-
-
 def _assemble(
     target_rps: float,
     space: SearchSpace,
@@ -557,27 +524,14 @@ def _assemble(
     cand = _candidates(all_bounds, portfolios, status, found, search)
     runs = pd.DataFrame(search.rows)
     best_run = int(best["run"]) if best else None
-    notes = list(notes_in)
-    if search.out_of_budget:
-        notes.append(
-            f"stopped at the simulation budget ({space.max_simulations}); a cheaper deployment may exist"
-        )
-    if best is None:
-        notes.append(
-            f"no simulated deployment passed at the target load ({rule_text(search.rule, search.attainment)})"
-        )
-    if best is None and (held := _held_at_client(runs, target_rps)) is not None:
-        ceiling = search.base.workload.arrival.max_in_flight
-        notes.append(
-            f"every run fell behind its load with the backlog waiting at the client: a ceiling of {ceiling} "
-            f"requests in flight (workload.arrival.max_in_flight) sent at most {held:,.3g} req/s whatever the "
-            f"deployment; raise or unset it to plan for {target_rps:g} req/s"
-        )
+    notes = [*notes_in, *run_notes(search, runs, best is not None, target_rps)]
+    lead = search.lead_s
     runs, frontier_cost, frontier_tput = mark_frontiers(runs, search.objective, best_run)
     statuses = list(status.values())
     return Plan(
         target_rps=target_rps,
-        duration_s=search.base.duration_s,
+        duration_s=search.base.duration_s - lead,
+        session_lead_s=lead,
         best=search.scenarios[best_run] if best_run is not None else None,
         best_run=best_run,
         candidates=cand,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
+from engine.planning.candidates import SearchSpace, planning_scenario, session_lead_s, with_deployment
 from engine.planning.sizing import Kind, Shape
 from engine.scenario.model import Scenario
 from engine.serving.work_bound import estimate, in_words
@@ -76,6 +76,8 @@ class PlanWork:
     risk_aware: bool = False
     fixed_runs: int = 0
     """Of `runs`, those that do not scale with `max_simulations` (the margin's reruns, the picks' runs)."""
+    lead_s: float = 0.0
+    """How much earlier than its window each run starts for its sessions' ramp (`session_lead_s`)."""
 
     @property
     def events(self) -> float:
@@ -115,6 +117,8 @@ class PlanWork:
         name = {**LEVERS, **(names or {})}
         factor = self.limit / self.events
         window = space.duration_s or 0.0
+        # a run's events scale with its window and the session lead before it; only the window gives
+        shorter = math.floor((window + self.lead_s) * factor - self.lead_s)
         searches = self.runs - self.fixed_runs
         per_sim = (
             self.limit
@@ -124,9 +128,7 @@ class PlanWork:
         sims = math.floor(per_sim / (self.events_per_run * searches / space.max_simulations))
         fixes = [
             f"{name['target_rps']} to {_down(target_rps * factor):g} req/s",
-            f"{name['duration_s']} to {math.floor(window * factor)} s"
-            if window * factor >= MIN_WINDOW_S
-            else "",
+            f"{name['duration_s']} to {shorter} s" if shorter >= MIN_WINDOW_S else "",
             f"{name['max_simulations']} to {sims}" if sims >= 1 else "",
             name["margin"]
             if self.margin
@@ -211,7 +213,8 @@ def plan_work(
     full_runs += picks if verify else 0
     per_full = _events(planning_scenario(scenario, target_rps, None), space)[1] if full_runs else 0.0
     limit = float(bounds.MAX_PLAN_EVENTS)
-    return PlanWork(n, per_run, searches + fixed, full_runs, per_full, margin, limit, risk_aware, fixed)
+    lead = session_lead_s(scenario, space.duration_s)
+    return PlanWork(n, per_run, searches + fixed, full_runs, per_full, margin, limit, risk_aware, fixed, lead)
 
 
 def verdict_groups(scenario: Scenario, space: SearchSpace) -> int:

@@ -266,6 +266,8 @@ class Search:
         self.scenarios: list[Scenario] = []
         self.index: dict[tuple[Shape | Portfolio, tuple[int, ...]], int] = {}
         self.out_of_budget = False
+        self.lead_s = 0.0
+        """How much earlier than its window each run starts for its sessions' ramp (`session_lead_s`)."""
         self.calibrations: dict[str, Calibration] = {}
         self.verdicts: dict[int, Verdicts] = {}
         """A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""

@@ -33,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from engine.planning.calibrations import slowdowns
+from engine.planning.candidates import window_text
 from engine.planning.objective import OBJECTIVES, row_value, value_text
 from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio, PortfolioBound
@@ -431,9 +432,9 @@ def _row(
     out["holds_slowed"] = holds
     out["verified"] = bool(verify and quoted["passes"])
     out["verified_by"] = (
-        f"full-length run ({full.duration_s:g} s, seed {full.seed})"
+        f"full-length run ({window_text(full)}, seed {full.seed})"
         if verify
-        else f"planning run ({search.base.duration_s:g} s, seed {search.base.seed})"
+        else f"planning run ({window_text(search.base)}, seed {search.base.seed})"
     )
     out["moved_up"] = moved
     return out

@@ -234,3 +234,57 @@ def expected(scenario: Scenario) -> Load:
         heavy=int(np.argmax(p_arr)),
         count_cause=_count_cause(scenario, rows),
     )
+
+
+RAMP_MEANS = 3.0
+"""Mean session lengths a session ramp lasts: sessions in progress reach 1 - exp(-3), 95%, of their
+steady number."""
+RAMP_CAP_S = 1800.0
+"""The longest session ramp a planning run adds before its window (`session_ramp`)."""
+
+
+@dataclass(frozen=True)
+class SessionRamp:
+    """How long an open loop's multi-turn sessions take to reach their steady number (`session_ramp`)."""
+
+    seconds: float  # the ramp, at most RAMP_CAP_S (0.0 without sessions)
+    reached: float  # the share of the steady sessions in progress after it (1.0 without sessions)
+    mean_s: float = 0.0  # the slowest class's mean session length
+
+    def load_share(self, start_s: float, end_s: float) -> float:
+        """The mean share of the steady load sent over [start_s, end_s) of a run from t = 0."""
+        if self.mean_s <= 0 or end_s <= start_s:
+            return 1.0
+        m = self.mean_s
+        return 1.0 - m * (math.exp(-start_s / m) - math.exp(-end_s / m)) / (end_s - start_s)
+
+
+def session_ramp(scenario: Scenario) -> SessionRamp:
+    """How long an open loop's multi-turn sessions take, from an empty start, to send about the
+    asked request rate (0.0 without sessions).
+
+    Sessions start at `rate_rps / turns_mean` from t = 0, and each sends its turns a think time
+    after the previous one ended, so the rate ramps up as sessions accumulate. A session's turns
+    are geometric (mean K), each a cycle of a think time and the turn's latency, so its length is
+    about exponential with mean K x cycle and the sessions in progress approach their steady number
+    as 1 - exp(-t / (K x cycle)). The ramp is `RAMP_MEANS` such means for the slowest class. A
+    turn's latency is taken at its class's SLO (the TTFT target and the mean output at the TPOT
+    target, or the E2E deadline where lower): what a deployment that only just passes serves; a
+    faster one has ramped sooner. Capped at `RAMP_CAP_S`; `reached` then says how far it got.
+    """
+    if scenario.workload.arrival.kind not in ("poisson", "gamma") or scenario.workload.trace is not None:
+        return SessionRamp(0.0, 1.0)
+    mean_s = 0.0  # the slowest class's mean session length
+    for cl in scenario.workload.classes:
+        if cl.multi_turn.turns_mean <= 1:
+            continue
+        slo = cl.slo
+        latency_ms = slo.ttft_ms + max(_length_stats(cl.output)[0] - 1.0, 0.0) * slo.tpot_ms
+        if slo.e2e_ms is not None:
+            latency_ms = min(latency_ms, slo.e2e_ms)
+        cycle = cl.multi_turn.think_time_s + latency_ms / 1000.0
+        mean_s = max(mean_s, cl.multi_turn.turns_mean * cycle)
+    if mean_s <= 0:
+        return SessionRamp(0.0, 1.0)
+    seconds = min(float(math.ceil(RAMP_MEANS * mean_s)), RAMP_CAP_S)  # whole seconds, as the plan says them
+    return SessionRamp(seconds, 1.0 - math.exp(-seconds / mean_s), mean_s)

@@ -1,0 +1,78 @@
+"""The notes a plan prints beside its choice: what the budgets left out, why nothing passed, and how
+its runs were made (`engine.planning.plan`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from engine.planning.rules import rule_text
+from engine.planning.search import Search
+from engine.planning.sizing import Bound
+
+
+def power_note(search: Search, bounds_: list[Bound], budget_kw: float | None) -> list[str]:
+    """What the power budget left out, with the figure: the shapes over it and the least they need;
+    and where the budget is the scenario's site cap, that it is."""
+    if budget_kw is None:
+        return []
+    notes = []
+    site = search.base.deployment.power_cap_kw
+    if site is not None and site <= budget_kw:
+        notes.append(
+            f"the scenario's site power cap ({site:,.3g} kW) is the plan's power budget: no candidate whose "
+            "chips at TDP draw more is tried, so none runs slowed by it"
+        )
+    over = [search.kw(b.shape, b.counts) for b in bounds_ if b.pruned.startswith("over the power budget")]
+    if over:
+        notes.append(
+            f"{len(over)} of {len(bounds_)} shapes need more than the power budget of {budget_kw:,.3g} kW with "
+            f"their chips at TDP at the fewest instances the cost model allows (the least of them {min(over):,.1f} kW)"
+        )
+    return notes
+
+
+def budget_note(search: Search, budget: float) -> list[str]:
+    """The simulated deployments that met their SLOs but billed more than the budget, with the least
+    of them: the bounds let them through (an owned chip priced at idle power), the runs did not."""
+    over = [r["usd_per_hour"] for r in search.rows if r["over_budget"] and r["meets_slo"]]
+    if not over:
+        return []
+    return [
+        f"{len(over)} simulated deployment{'s' if len(over) > 1 else ''} met the SLOs but billed over the "
+        f"budget of ${budget:,.2f}/h (the least ${min(over):,.2f}/h): not chosen"
+    ]
+
+
+def _held_at_client(runs: pd.DataFrame, target_rps: float) -> float | None:
+    """The most req/s any run sent where every run fell behind with its backlog at a client's ceiling
+    on requests in flight (`latency_shortfall` None beside a shortfall), else None."""
+    if not len(runs) or runs["shortfall_rps"].isna().any() or runs["grows_rps"].notna().any():
+        return None
+    return float(target_rps - runs["shortfall_rps"].min())
+
+
+def run_notes(search: Search, runs: pd.DataFrame, found: bool, target_rps: float) -> list[str]:
+    """How the runs were made (a session ramp before each window) and how the search ended: at the
+    simulation budget, with nothing passing, every run held back at the client."""
+    notes = []
+    if search.lead_s > 0:
+        notes.append(
+            f"multi-turn sessions: each run starts {search.lead_s:g} s before its window, unmeasured, for its "
+            f'sessions to ramp up to {target_rps:g} req/s (docs/planner.md, "Sessions")'
+        )
+    if search.out_of_budget:
+        notes.append(
+            f"stopped at the simulation budget ({search.space.max_simulations}); a cheaper deployment may exist"
+        )
+    if not found:
+        notes.append(
+            f"no simulated deployment passed at the target load ({rule_text(search.rule, search.attainment)})"
+        )
+    if not found and (held := _held_at_client(runs, target_rps)) is not None:
+        ceiling = search.base.workload.arrival.max_in_flight
+        notes.append(
+            f"every run fell behind its load with the backlog waiting at the client: a ceiling of {ceiling} "
+            f"requests in flight (workload.arrival.max_in_flight) sent at most {held:,.3g} req/s whatever the "
+            f"deployment; raise or unset it to plan for {target_rps:g} req/s"
+        )
+    return notes
