@@ -154,13 +154,13 @@ def verdict_box(p: Plan) -> None:
             )
         elif v.risk_text():
             st.caption(_sentence(plain(v.risk_text())) + ".")
-        st.dataframe(
-            per_chip_frame(v.table),
-            hide_index=True,
-            width="stretch",
-            key="fg-plan-per-chip",
-            column_config=PER_CHIP,
-        )
+        frame = per_chip_frame(v.table)
+        quoted = frame["quoted run"].unique()
+        if len(quoted) == 1:  # said once under the table: the widest column, cut off at 1400 pixels
+            frame = frame.drop(columns="quoted run")
+        st.dataframe(frame, hide_index=True, width="stretch", key="fg-plan-per-chip", column_config=PER_CHIP)
+        if len(quoted) == 1:
+            st.caption(f"Every row's figures are quoted from its {plain(str(quoted[0]))}.")
 
 
 def _sentence(text: str) -> str:
@@ -171,10 +171,11 @@ def _sentence(text: str) -> str:
 
 PER_CHIP = {
     "": st.column_config.TextColumn(width=32),  # the winner's star
-    "chips": st.column_config.NumberColumn(width="small"),
-    "$/h": st.column_config.NumberColumn(format="%.2f", width="small"),  # to the cent ("18" beside "19.44")
+    "chips": st.column_config.NumberColumn(width=52),
+    "$/h": st.column_config.NumberColumn(format="%.2f", width=64),  # to the cent ("18" beside "19.44")
     "holds at the band's edge": st.column_config.TextColumn(
         "holds slowed",
+        width=96,
         help="Whether it still meets its SLO with every chip at the pessimistic edge of its throughput band.",
     ),
     "$/M output tokens": st.column_config.TextColumn(
@@ -183,10 +184,11 @@ PER_CHIP = {
     "output tok/s per chip": st.column_config.TextColumn(
         "out tok/s/chip", help="Output tokens per second per chip (band)."
     ),
-    "kW": st.column_config.NumberColumn(format="%.1f", width="small"),
+    "kW": st.column_config.NumberColumn(format="%.1f", width=48),
 }
-"""The verdict table's formats and headers: short headers (the full words in their help), so that at
-1400 pixels its columns up to the latencies show without a scroll."""
+"""The verdict table's formats and headers: short headers (the full words in their help) and the
+short columns narrowed, so that at 1400 pixels every column shows without a scroll (the run each
+row quotes, where it is the same for all, is said under the table)."""
 
 
 def per_chip_frame(t: pd.DataFrame) -> pd.DataFrame:

@@ -87,18 +87,20 @@ RAMP_SAID = 0.95
 """A run whose window carries less of its sessions' steady load than this says so (`ramp_line`)."""
 
 
-def ramp_line(scenario: Scenario) -> tuple[str, float] | None:
+def ramp_line(scenario: Scenario, latency_s: float | None) -> tuple[str, float] | None:
     """One sentence on a multi-turn session run whose window is measured while its sessions still
-    ramp up from none (`engine.serving.work_load.session_ramp`), with the window's mean share of
-    the steady load; None where the window carries at least `RAMP_SAID` of it."""
-    ramp = session_ramp(scenario)
+    ramp up from none (`engine.serving.work_load.session_ramp`, each turn at `latency_s`, the run's
+    mean E2E), with the window's mean share of the steady load; None where the window carries at
+    least `RAMP_SAID` of it."""
+    ramp = session_ramp(scenario, latency_s)
     share = ramp.load_share(scenario.warmup_s, scenario.duration_s)
     if share >= RAMP_SAID:
         return None
+    at = "" if latency_s is None else f" (each turn at this run's mean E2E latency, {latency_s:,.3g} s)"
     return (
-        f"Multi-turn sessions start from none at t = 0 and take about {ramp.seconds:g} s to send their steady "
-        f"rate (three mean session lengths, each turn at its SLO's latency); this run measures from "
-        f"{scenario.warmup_s:g} s, so its window carries about {share:.0%} of the steady load. To measure the "
-        f"steady state, set warmup_s to {ramp.seconds:g} and lengthen duration_s by as much (the planner does).",
+        f"Multi-turn sessions start from none at t = 0 and take about {ramp.wanted_s:,.0f} s to send 95% of "
+        f"their steady load{at}; this run measures from {scenario.warmup_s:g} s, so its window carries about "
+        f"{share:.0%} of it. To measure the steady state, set warmup_s to {ramp.wanted_s:g} and lengthen "
+        "duration_s by as much (the planner does).",
         share,
     )

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from engine.catalog.specs import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
@@ -26,9 +28,11 @@ from engine.planning.sizing import (
     Shape,
 )
 from engine.scenario import codec as scenario_io
+from engine.scenario.arrival import Arrival
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
 from engine.serving.work_load import session_ramp
+from engine.serving.workload import rate_factor
 
 MAX_POWER_BUDGET_KW = 1_000_000.0
 """The largest power budget a plan takes, kW (a gigawatt: the scenario's `power_cap_kw` bound)."""
@@ -148,7 +152,51 @@ def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float |
     if duration_s is not None or early > 0:
         over["duration_s"] = min(window + early, bounds.MAX_DURATION_S)
         over["warmup_s"] = warmup + early
+    if early > 0 and wl.arrival.shape != "flat":
+        over |= _shape_after(wl.arrival, window, early)
     return scenario_io.apply_overrides(scenario, over)
+
+
+_SHAPE_POINTS = 513
+"""Points a built-in rate shape is drawn with when a session lead moves it (`_shape_after`)."""
+
+
+def _shape_after(arrival: Arrival, window: float, early: float) -> dict[str, Any]:
+    """Overrides that keep a rate shape on the window once a session lead of `early` seconds comes
+    before it: explicit points, the lead at the window's first rate, the shape as it was after it
+    (a built-in one is spread over the duration, which the lead lengthens; explicit points are
+    times, which it moves)."""
+    if arrival.shape == "points":
+        times = np.array([p.at_s for p in arrival.points])
+    else:
+        times = np.linspace(0.0, window, _SHAPE_POINTS)
+    factors = rate_factor(arrival, window, times)
+    start = float(rate_factor(arrival, window, np.zeros(1))[0])
+    moved = [
+        {"at_s": float(t + early), "factor": float(f)}
+        for t, f in zip(times, factors, strict=True)
+        if t + early <= bounds.MAX_DURATION_S
+    ]
+    return {
+        "workload.arrival.shape": "points",
+        "workload.arrival.peak_hour": None,
+        "workload.arrival.points": [{"at_s": 0.0, "factor": start}, *moved],
+    }
+
+
+def on_window(scenario: Scenario, run: Scenario, target_rps: float, duration_s: float | None) -> Scenario:
+    """`run` (a deployment planned from `scenario`, on its full-length window) on the planning
+    window a search of `scenario` used: the same duration, warm-up and arrivals. Planning `run`
+    itself again would not give it: its warm-up already holds a session lead."""
+    base = planning_scenario(scenario, target_rps, duration_s)
+    arrival = {"arrival": base.workload.arrival}
+    return run.model_copy(
+        update={
+            "duration_s": base.duration_s,
+            "warmup_s": base.warmup_s,
+            "workload": run.workload.model_copy(update=arrival),
+        }
+    )
 
 
 def session_lead_s(scenario: Scenario, duration_s: float | None) -> float:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from engine.catalog.entries import Catalog
-from engine.planning.candidates import SearchSpace, planning_scenario
+from engine.planning.candidates import SearchSpace, on_window
 from engine.planning.plan import Plan, plan
 from engine.planning.rules import run_passes
 from engine.planning.search import Progress, at_slo
@@ -184,15 +184,17 @@ def margin(
         verify=False,
         prior=p.ran,  # the verdict's runs with chips at the bands' edge, and what failed as modelled
     )
-    chosen = _chosen_slowed(p, q, space, catalog, check_work)
+    chosen = _chosen_slowed(scenario, p, q, space, catalog, check_work)
     quick = dict(q.speedup)
-    faster = _check(p, space, catalog, check_work, quick) if quick else None
+    faster = _check(scenario, p, space, catalog, check_work, quick) if quick else None
     return Margin(
         modelled=p, chosen=chosen, slowed=q, budget_usd_per_hour=space.budget_usd_per_hour, faster=faster
     )
 
 
-def _chosen_slowed(p: Plan, q: Plan, space: SearchSpace, catalog: Catalog | None, check_work: bool) -> Check:
+def _chosen_slowed(
+    scenario: Scenario, p: Plan, q: Plan, space: SearchSpace, catalog: Catalog | None, check_work: bool
+) -> Check:
     """The modelled choice with slowed chips: the slowed plan's run of the same deployment where it
     made one, else one simulation on the search's window and requests."""
     assert p.best_run is not None
@@ -224,15 +226,20 @@ def _chosen_slowed(p: Plan, q: Plan, space: SearchSpace, catalog: Catalog | None
             ttft_ms_at_slo=num("ttft_ms_at_slo") if "ttft_ms_at_slo" in r else None,
             tpot_ms_at_slo=num("tpot_ms_at_slo") if "tpot_ms_at_slo" in r else None,
         )
-    return _check(p, space, catalog, check_work, q.slowdown)
+    return _check(scenario, p, space, catalog, check_work, q.slowdown)
 
 
 def _check(
-    p: Plan, space: SearchSpace, catalog: Catalog | None, check_work: bool, slowdown: Mapping[str, float]
+    scenario: Scenario,
+    p: Plan,
+    space: SearchSpace,
+    catalog: Catalog | None,
+    check_work: bool,
+    slowdown: Mapping[str, float],
 ) -> Check:
     """The plan's choice, simulated on the search's window and requests with `slowdown`."""
     assert p.best_run is not None
-    sc = planning_scenario(p.scenario_of(p.best_run), p.target_rps, space.duration_s)
+    sc = on_window(scenario, p.scenario_of(p.best_run), p.target_rps, space.duration_s)
     res = simulate(sc, catalog, requests=generate(sc), check_work=check_work, slowdown=slowdown)
     s, slo = res.summary, at_slo(res)
     return Check(

@@ -8,6 +8,7 @@ import pandas as pd
 from engine.planning.rules import rule_text
 from engine.planning.search import Search
 from engine.planning.sizing import Bound
+from engine.serving.work_load import RAMP_CAP_S, RAMP_SHARE, session_ramp
 
 
 def power_note(search: Search, bounds_: list[Bound], budget_kw: float | None) -> list[str]:
@@ -56,9 +57,16 @@ def run_notes(search: Search, runs: pd.DataFrame, found: bool, target_rps: float
     simulation budget, with nothing passing, every run held back at the client."""
     notes = []
     if search.lead_s > 0:
+        ramp = session_ramp(search.base)
+        capped = (
+            f" (capped at {RAMP_CAP_S:,.0f} s: they send about {ramp.reached:.0%} of it by then, so the window is "
+            "measured below it)"
+            if ramp.reached < RAMP_SHARE
+            else ""
+        )
         notes.append(
             f"multi-turn sessions: each run starts {search.lead_s:g} s before its window, unmeasured, for its "
-            f'sessions to ramp up to {target_rps:g} req/s (docs/planner.md, "Sessions")'
+            f'sessions to ramp up to {target_rps:g} req/s{capped} (docs/planner.md, "Sessions")'
         )
     if search.out_of_budget:
         notes.append(

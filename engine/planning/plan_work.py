@@ -28,10 +28,11 @@ from dataclasses import dataclass
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.planning.candidates import SearchSpace, planning_scenario, session_lead_s, with_deployment
+from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
 from engine.planning.sizing import Kind, Shape
 from engine.scenario.model import Scenario
 from engine.serving.work_bound import estimate, in_words
+from engine.serving.work_load import session_ramp
 
 MIN_WINDOW_S = 10.0
 """The shortest planning window offered as a fix (the command line's lower bound on --duration-s)."""
@@ -76,8 +77,24 @@ class PlanWork:
     risk_aware: bool = False
     fixed_runs: int = 0
     """Of `runs`, those that do not scale with `max_simulations` (the margin's reruns, the picks' runs)."""
-    lead_s: float = 0.0
-    """How much earlier than its window each run starts for its sessions' ramp (`session_lead_s`)."""
+    ramp_s: float = 0.0
+    """The sessions' ramp each run starts with, unmeasured (`session_ramp`; 0 without sessions)."""
+    warmup_s: float = 0.0
+    """The scenario's own warm-up: a run keeps at most a quarter of its window of it, and its session
+    lead is the ramp less that (`session_lead_s`)."""
+
+    def _lead(self, window: float) -> float:
+        return max(0.0, self.ramp_s - min(self.warmup_s, window / 4))
+
+    def _shorter_window(self, window: float, factor: float) -> int:
+        """The longest window whose run (the window and its session lead, which grows as the window's
+        own warm-up shrinks) is `factor` of this one's: a run's events scale with both."""
+        want = (window + self._lead(window)) * factor
+        lo, hi = 0.0, window
+        for _ in range(50):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if mid + self._lead(mid) <= want else (lo, mid)
+        return math.floor(lo)
 
     @property
     def events(self) -> float:
@@ -117,8 +134,7 @@ class PlanWork:
         name = {**LEVERS, **(names or {})}
         factor = self.limit / self.events
         window = space.duration_s or 0.0
-        # a run's events scale with its window and the session lead before it; only the window gives
-        shorter = math.floor((window + self.lead_s) * factor - self.lead_s)
+        shorter = self._shorter_window(window, factor)
         searches = self.runs - self.fixed_runs
         per_sim = (
             self.limit
@@ -213,8 +229,9 @@ def plan_work(
     full_runs += picks if verify else 0
     per_full = _events(planning_scenario(scenario, target_rps, None), space)[1] if full_runs else 0.0
     limit = float(bounds.MAX_PLAN_EVENTS)
-    lead = session_lead_s(scenario, space.duration_s)
-    return PlanWork(n, per_run, searches + fixed, full_runs, per_full, margin, limit, risk_aware, fixed, lead)
+    ramp = session_ramp(scenario).seconds
+    args = (margin, limit, risk_aware, fixed, ramp, scenario.warmup_s)
+    return PlanWork(n, per_run, searches + fixed, full_runs, per_full, *args)
 
 
 def verdict_groups(scenario: Scenario, space: SearchSpace) -> int:

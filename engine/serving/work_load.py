@@ -236,55 +236,84 @@ def expected(scenario: Scenario) -> Load:
     )
 
 
-RAMP_MEANS = 3.0
-"""Mean session lengths a session ramp lasts: sessions in progress reach 1 - exp(-3), 95%, of their
-steady number."""
+RAMP_SHARE = 0.95
+"""The share of the sessions' steady load a session ramp reaches (`session_ramp`)."""
 RAMP_CAP_S = 1800.0
-"""The longest session ramp a planning run adds before its window (`session_ramp`)."""
+"""The longest session ramp a planning run adds before its window (`SessionRamp.seconds`)."""
 
 
 @dataclass(frozen=True)
 class SessionRamp:
-    """How long an open loop's multi-turn sessions take to reach their steady number (`session_ramp`)."""
+    """How an open loop's request rate climbs from t = 0 while its multi-turn sessions accumulate.
 
-    seconds: float  # the ramp, at most RAMP_CAP_S (0.0 without sessions)
-    reached: float  # the share of the steady sessions in progress after it (1.0 without sessions)
-    mean_s: float = 0.0  # the slowest class's mean session length
+    `terms` holds, per class with sessions, (the share of all steady requests that are its later
+    turns, its mean session length m): the load at t is 1 - sum(share x exp(-t / m)) of the steady
+    load (a session's first turn is sent as it starts; its later ones come as sessions accumulate).
+    """
+
+    terms: tuple[tuple[float, float], ...] = ()
+
+    def share_at(self, t_s: float) -> float:
+        """The share of the steady load sent at `t_s`."""
+        return 1.0 - sum(w * math.exp(-t_s / m) for w, m in self.terms)
 
     def load_share(self, start_s: float, end_s: float) -> float:
-        """The mean share of the steady load sent over [start_s, end_s) of a run from t = 0."""
-        if self.mean_s <= 0 or end_s <= start_s:
-            return 1.0
-        m = self.mean_s
-        return 1.0 - m * (math.exp(-start_s / m) - math.exp(-end_s / m)) / (end_s - start_s)
+        """The mean share of the steady load sent over [start_s, end_s)."""
+        if end_s <= start_s:
+            return self.share_at(start_s)
+        gone = sum(w * m * (math.exp(-start_s / m) - math.exp(-end_s / m)) for w, m in self.terms)
+        return 1.0 - gone / (end_s - start_s)
+
+    @property
+    def wanted_s(self) -> float:
+        """Whole seconds until the load reaches `RAMP_SHARE` of its steady value (0 without sessions)."""
+        if self.share_at(0.0) >= RAMP_SHARE:
+            return 0.0
+        lo, hi = 0.0, 50.0 * max(m for _, m in self.terms)
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if self.share_at(mid) < RAMP_SHARE else (lo, mid)
+        return float(math.ceil(hi))
+
+    @property
+    def seconds(self) -> float:
+        """The ramp a planning run starts before its window: `wanted_s`, at most `RAMP_CAP_S`."""
+        return min(self.wanted_s, RAMP_CAP_S)
+
+    @property
+    def reached(self) -> float:
+        """The share of the steady load sent when `seconds` is over (below `RAMP_SHARE` when capped)."""
+        return self.share_at(self.seconds)
 
 
-def session_ramp(scenario: Scenario) -> SessionRamp:
-    """How long an open loop's multi-turn sessions take, from an empty start, to send about the
-    asked request rate (0.0 without sessions).
+def session_ramp(scenario: Scenario, latency_s: float | None = None) -> SessionRamp:
+    """How an open loop's multi-turn sessions ramp up from none at t = 0 (no terms without them).
 
-    Sessions start at `rate_rps / turns_mean` from t = 0, and each sends its turns a think time
-    after the previous one ended, so the rate ramps up as sessions accumulate. A session's turns
-    are geometric (mean K), each a cycle of a think time and the turn's latency, so its length is
-    about exponential with mean K x cycle and the sessions in progress approach their steady number
-    as 1 - exp(-t / (K x cycle)). The ramp is `RAMP_MEANS` such means for the slowest class. A
-    turn's latency is taken at its class's SLO (the TTFT target and the mean output at the TPOT
-    target, or the E2E deadline where lower): what a deployment that only just passes serves; a
-    faster one has ramped sooner. Capped at `RAMP_CAP_S`; `reached` then says how far it got.
+    Sessions start at `rate_rps / turns_mean` from t = 0, and each sends its next turn a think time
+    after the previous one ended. With geometric turns (mean K) and a cycle of a think time and the
+    turn's latency, a session started at s sends later turns at age a at a rate
+    (1 - 1/K) / cycle x exp(-a / (K x cycle)), so the later turns' load approaches its steady value
+    as 1 - exp(-t / m), m = K x cycle, the mean session length; first turns are steady from t = 0.
+    `latency_s`: a turn's latency, measured (the advisor reads a run's mean E2E); unset, each
+    class's SLO (its TTFT target and its mean output at its TPOT target, or its E2E deadline where
+    lower): what a deployment that only just passes serves, so a faster one has ramped sooner.
     """
-    if scenario.workload.arrival.kind not in ("poisson", "gamma") or scenario.workload.trace is not None:
-        return SessionRamp(0.0, 1.0)
-    mean_s = 0.0  # the slowest class's mean session length
-    for cl in scenario.workload.classes:
-        if cl.multi_turn.turns_mean <= 1:
+    wl = scenario.workload
+    if wl.arrival.kind not in ("poisson", "gamma") or wl.trace is not None:
+        return SessionRamp()
+    weights = [share * cl.multi_turn.turns_mean for share, cl in zip(wl.shares(), wl.classes, strict=True)]
+    total = sum(weights)
+    terms = []
+    for weight, cl in zip(weights, wl.classes, strict=True):
+        k = cl.multi_turn.turns_mean
+        if k <= 1:
             continue
-        slo = cl.slo
-        latency_ms = slo.ttft_ms + max(_length_stats(cl.output)[0] - 1.0, 0.0) * slo.tpot_ms
-        if slo.e2e_ms is not None:
-            latency_ms = min(latency_ms, slo.e2e_ms)
-        cycle = cl.multi_turn.think_time_s + latency_ms / 1000.0
-        mean_s = max(mean_s, cl.multi_turn.turns_mean * cycle)
-    if mean_s <= 0:
-        return SessionRamp(0.0, 1.0)
-    seconds = min(float(math.ceil(RAMP_MEANS * mean_s)), RAMP_CAP_S)  # whole seconds, as the plan says them
-    return SessionRamp(seconds, 1.0 - math.exp(-seconds / mean_s), mean_s)
+        latency = latency_s
+        if latency is None:
+            slo = cl.slo
+            latency_ms = slo.ttft_ms + max(_length_stats(cl.output)[0] - 1.0, 0.0) * slo.tpot_ms
+            latency = min(latency_ms, slo.e2e_ms or math.inf) / 1000.0
+        mean_s = k * (cl.multi_turn.think_time_s + latency)
+        if mean_s > 0:
+            terms.append((weight / total * (1.0 - 1.0 / k), mean_s))
+    return SessionRamp(tuple(terms))

@@ -47,6 +47,13 @@ def test_h100_or_mi300x_is_answered_on_one_screen() -> None:
     table = box.dataframe[0].value
     assert {"h100-sxm", "mi300x"} <= set(table["chip"]) and (table[""] == "★").sum() == 1
     assert "TTFT p99 (ms)" in table and set(table["holds at the band's edge"]) <= {"yes", "no"}
+    # every row quoted from the same kind of run: said once under the table, not in a column
+    assert "quoted run" not in table
+    assert [
+        c
+        for c in box.caption
+        if text_of(c.value).startswith("Every row's figures are quoted from its full-length")
+    ]
     # the risk line keeps the SLO's and the figures' capitals (a str.capitalize lowered them)
     risk = [text_of(t.value) for t in (*box.info, *box.caption)]
     assert risk and not [t for t in risk if re.search(r"\b(slo|ttft|tpot)\b", t)], risk
