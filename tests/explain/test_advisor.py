@@ -198,7 +198,9 @@ def test_advise_with_the_prefix_cache_on() -> None:
     from engine.explain.rooflines import roofline_table
     from engine.scenario import codec as sio
 
-    table = roofline_table(sio.apply_overrides(sio.load_preset("agentic-cache"), {"duration_s": 60.0}))
+    table = roofline_table(
+        sio.apply_overrides(sio.load_preset("agentic-cache"), {"duration_s": 60.0, "warmup_s": 0.0})
+    )
     prefill = table[table["phase"] == "prefill"]
     assert len(prefill) > 0
     assert (prefill["time_ms"] > 0).all()

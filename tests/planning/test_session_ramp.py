@@ -27,6 +27,7 @@ def sessions(**over: Any) -> Scenario:
     """agentic-cache with short sessions (4 turns, 2 s think, a 1 s TTFT and 30 ms TPOT target): mean
     sessions of m = 4 x (2 + 1 + 199 x 0.03) = 35.9 s, a ramp to 95% of m ln(20 x 3/4) = 98 s."""
     base = {
+        "warmup_s": 0.0,  # the preset's warm-up covers its own ramp
         f"{AGENT}.multi_turn.think_time_s": 2.0,
         f"{AGENT}.multi_turn.turns_mean": 4.0,
         f"{AGENT}.slo.ttft_ms": 1000.0,
@@ -41,8 +42,10 @@ def _ramp_s(turns: float, cycle_s: float, later_share: float = 1.0) -> float:
 
 
 def test_the_ramp_reaches_95_percent_of_the_load_with_turns_at_the_slo_latency() -> None:
-    ramp = session_ramp(io.load_preset("agentic-cache"))  # 8 turns, 6 s think, 2 s + 199 x 40 ms
+    preset = io.load_preset("agentic-cache")
+    ramp = session_ramp(preset)  # 8 turns, 6 s think, 2 s + 199 x 40 ms
     assert ramp.seconds == _ramp_s(8, 6 + 2 + 199 * 0.04) == 366
+    assert session_lead_s(preset, None) == 366 - 300  # the preset's own warm-up covers part of it
     assert ramp.reached == pytest.approx(0.95, abs=0.001) and ramp.share_at(0.0) == pytest.approx(1 / 8)
     assert session_ramp(sessions()).seconds == _ramp_s(4, 2 + 1 + 199 * 0.03) == 98
     assert session_ramp(io.load_preset("chat-colocated")).seconds == 0.0  # no sessions, no ramp
@@ -61,7 +64,7 @@ def test_the_ramp_reaches_95_percent_of_the_load_with_turns_at_the_slo_latency()
 
 def test_the_ramp_follows_a_simulated_run() -> None:
     """The load share predicted with the run's own mean latency, against the arrivals it drew."""
-    run = simulate(io.load_preset("agentic-cache"))
+    run = simulate(io.apply_overrides(io.load_preset("agentic-cache"), {"warmup_s": 0.0}))
     t = run.requests["arrival_s"].to_numpy()
     steady = ((t >= 400) & (t < 600)).sum() / 200
     ramp = session_ramp(run.scenario, latency_s=run.summary["latency_ms"]["e2e"]["mean"] / 1000)

@@ -35,10 +35,15 @@ def test_early_rejection_predicts_a_warm_prompt_as_warm() -> None:
     on the previous answer)."""
     sc = io.apply_overrides(
         io.load_preset("agentic-cache"),
-        {"duration_s": 120.0, "scheduler.admission.name": "early_reject", "scheduler.admission.factor": 1.0},
+        {
+            "duration_s": 120.0,
+            "warmup_s": 0.0,
+            "scheduler.admission.name": "early_reject",
+            "scheduler.admission.factor": 1.0,
+        },
     )
     res = simulate(sc)
-    plain = {"duration_s": 120.0, "scheduler.admission.name": "none"}
+    plain = {"duration_s": 120.0, "warmup_s": 0.0, "scheduler.admission.name": "none"}
     none = simulate(io.apply_overrides(io.load_preset("agentic-cache"), plain)).summary
     s = res.summary
     assert s["requests"]["rejected"] <= 0.02 * s["requests"]["total"]
@@ -51,7 +56,7 @@ def test_early_rejection_admits_a_prompt_whose_own_prefill_makes_the_target() ->
     session ever started (all 119 rejected). A top-priority request alone on its instance is
     predicted by the cost model that will time its prefill, with no wait to mispredict and no decode
     to slow: it is admitted when that makes the target."""
-    on = {"duration_s": 120.0, "scheduler.admission.name": "early_reject"}
+    on = {"duration_s": 120.0, "warmup_s": 0.0, "scheduler.admission.name": "early_reject"}
     res = simulate(io.apply_overrides(io.load_preset("agentic-cache"), on)).summary
     none = simulate(
         io.apply_overrides(io.load_preset("agentic-cache"), {**on, "scheduler.admission.name": "none"})

@@ -283,6 +283,7 @@ def test_a_capped_answer_leaves_only_its_generated_blocks_for_the_next_turn() ->
         io.load_preset("agentic-cache"),
         {
             "duration_s": 30.0,
+            "warmup_s": 0.0,
             "workload.arrival.rate_rps": 200.0,  # sessions: far past what the pools serve
             "deployment.degrade": {"enabled": True, "above_backlog": 2.0, "max_output_tokens": 64},
         },

@@ -19,7 +19,8 @@ from engine.serving.workload import Requests, generate
 def sessions(rate: float = 2.0, **more: Any) -> Scenario:
     """agentic-cache over 120 s: sessions of 8 turns on average, 6 s of thought between them."""
     return io.apply_overrides(
-        io.load_preset("agentic-cache"), {"duration_s": 120.0, "workload.arrival.rate_rps": rate, **more}
+        io.load_preset("agentic-cache"),
+        {"duration_s": 120.0, "warmup_s": 0.0, "workload.arrival.rate_rps": rate, **more},
     )
 
 
@@ -113,7 +114,7 @@ def test_an_autoscaled_pool_sizes_for_the_turns_as_they_are_sent() -> None:
 
 
 def test_a_preview_counts_the_turns_it_sent() -> None:
-    p = preview_of(io.load_preset("agentic-cache"))
+    p = preview_of(io.apply_overrides(io.load_preset("agentic-cache"), {"warmup_s": 0.0}))
     assert p is not None and p.requests == len(p.result.requests) < PREVIEW_REQUESTS
     assert f"first {p.requests:,} of the {p.full_requests:,} requests drawn" in p.text()
 
