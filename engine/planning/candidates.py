@@ -154,7 +154,15 @@ def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float |
         over["warmup_s"] = warmup + early
     if early > 0 and wl.arrival.shape != "flat":
         over |= _shape_after(wl.arrival, window, early)
-    return scenario_io.apply_overrides(scenario, over)
+    try:
+        return scenario_io.apply_overrides(scenario, over)
+    except ScenarioError as err:  # a duration the user never set: say where it comes from
+        if early > 0 and str(err).startswith("workload.arrival.rate_rps:"):
+            raise ScenarioError(
+                f"{err} (the duration is the {window:g} s planning window and the {early:g} s before it that its "
+                'multi-turn sessions take to ramp up, docs/planner.md, "Sessions")'
+            ) from None
+        raise
 
 
 _SHAPE_POINTS = 513

@@ -136,7 +136,7 @@ def period_loads(lt: Lifetime, catalog: Catalog | None = None) -> list[PeriodLoa
             scenario_catalog(scen, catalog).model(p.model.id)
         except ScenarioError as exc:
             raise ScenarioError(f"periods[{i}] ({p.name}): {exc}") from None
-        drawn += scen.workload.arrival.rate_rps * lt.sizing_window_s
+        drawn += scen.workload.arrival.rate_rps * scen.duration_s  # with any multi-turn sessions' lead
         if drawn > MAX_SIZING_REQUESTS:
             raise ScenarioError(
                 f"sizing_window_s: {lt.sizing_window_s:g} s of every period's load draws over "

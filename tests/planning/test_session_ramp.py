@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from engine.core.errors import ScenarioError
 from engine.explain.advisor import findings
 from engine.planning.candidates import SearchSpace, on_window, planning_scenario, session_lead_s
 from engine.planning.plan import plan
@@ -169,3 +170,11 @@ def test_a_run_measured_during_the_ramp_is_told_so() -> None:
     assert f"set warmup_s to {wanted:g}" in said[0].text and said[0].numbers["load_share"] < 0.9
     steady = io.apply_overrides(sc, {"warmup_s": wanted, "duration_s": wanted + 120.0})
     assert not [f for f in findings(simulate(steady)) if f.topic == "sessions"]
+
+
+def test_a_load_too_large_for_the_lead_says_where_its_duration_comes_from() -> None:
+    with pytest.raises(ScenarioError) as err:
+        planning_scenario(sessions(), 5000.0, 300.0)  # 1.5M requests over the window alone: within the cap
+    msg = str(err.value)
+    assert msg.startswith("workload.arrival.rate_rps: 5000.0 rps over duration_s 398.0 means up to")
+    assert "the 300 s planning window and the 98 s before it that its multi-turn sessions take" in msg
