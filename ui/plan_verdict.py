@@ -160,7 +160,14 @@ def verdict_box(p: Plan) -> None:
             frame = frame.drop(columns="quoted run")
         st.dataframe(frame, hide_index=True, width="stretch", key="fg-plan-per-chip", column_config=PER_CHIP)
         if len(quoted) == 1:
-            st.caption(f"Every row's figures are quoted from its {plain(str(quoted[0]))}.")
+            st.caption(_quoted_once(str(quoted[0]), len(frame)))
+
+
+def _quoted_once(quoted: str, rows: int) -> str:
+    """The run every row of the verdict's table quotes, said once under it."""
+    run, fails = quoted.removesuffix(" (fails)"), quoted.endswith(" (fails)")
+    whose = "Every row's figures are" if rows > 1 else "Its figures are"
+    return f"{whose} quoted from its {plain(run)}" + (", where it fails its SLO." if fails else ".")
 
 
 def _sentence(text: str) -> str:
@@ -366,7 +373,7 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
 
 def _lead(p: Plan) -> str:
     """The unmeasured start a session workload's runs have before their window, or ''."""
-    return f", after a {p.session_lead_s:g} s warm-up for its sessions' ramp" if p.session_lead_s > 0 else ""
+    return f", after a {p.session_lead_s:g} s lead for its sessions' ramp" if p.session_lead_s > 0 else ""
 
 
 def _behind_when_slowed(c: MarginCheck) -> str:

@@ -320,7 +320,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             index=1,
             key="plan_window",
             format_func=lambda v: f"{v:g} s",
-            help="Arrival window of each planning run.",
+            help="Arrival window of each planning run (multi-turn sessions: after an unmeasured lead for their ramp).",
             width=160,
         )
         c9.number_input("Most simulations", value=120, step=5, key="plan_sims", width=160)

@@ -80,7 +80,8 @@ def print_verdict(p: Plan) -> None:
     print(f"\nchosen ({how}): {c['shape']} {c['split']} ({c['group']})")
     print(f"  {figures_text(c)}")
     print(f"  {latency_text(c)}")
-    print(f"  quoted run: {c['verified_by']}" + ("" if c["verified"] else "; it FAILS there"))
+    checked = c["verified"] or str(c["verified_by"]).startswith("planning")  # --no-verify: not rerun
+    print(f"  quoted run: {c['verified_by']}" + ("" if checked else "; it FAILS there"))
     if v.risk_aware and c["run"] != v.nominal_run:
         r = p.runs.iloc[v.nominal_run] if v.nominal_run is not None else None
         premium = v.premium_text()

@@ -96,11 +96,12 @@ def ramp_line(scenario: Scenario, latency_s: float | None) -> tuple[str, float] 
     share = ramp.load_share(scenario.warmup_s, scenario.duration_s)
     if share >= RAMP_SAID:
         return None
+    more = ramp.wanted_s - scenario.warmup_s
     at = "" if latency_s is None else f" (each turn at this run's mean E2E latency, {latency_s:,.3g} s)"
     return (
         f"Multi-turn sessions start from none at t = 0 and take about {ramp.wanted_s:,.0f} s to send 95% of "
         f"their steady load{at}; this run measures from {scenario.warmup_s:g} s, so its window carries about "
         f"{share:.0%} of it. To measure the steady state, set warmup_s to {ramp.wanted_s:g} and lengthen "
-        "duration_s by as much (the planner does).",
+        f"duration_s by {more:g} s, to {scenario.duration_s + more:g} (the planner does so itself).",
         share,
     )

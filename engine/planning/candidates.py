@@ -215,12 +215,12 @@ def session_lead_s(scenario: Scenario, duration_s: float | None) -> float:
     return max(0.0, session_ramp(scenario).seconds - warmup)
 
 
-def window_text(run: Scenario) -> str:
+def window_text(run: Scenario, lead_s: float) -> str:
     """A planning run's window as a verdict names it: its length and, for multi-turn sessions, the
-    warm-up that covers their ramp (not measured)."""
-    if session_ramp(run).seconds <= 0:
+    lead before it that covers their ramp (`session_lead_s`: simulated, not measured)."""
+    if lead_s <= 0:
         return f"{run.duration_s:g} s"
-    return f"{run.duration_s - run.warmup_s:g} s measured after a {run.warmup_s:g} s warm-up for the sessions' ramp"
+    return f"{run.duration_s - lead_s:g} s after a {lead_s:g} s lead for the sessions' ramp"
 
 
 def with_deployment(scenario: Scenario, shape: Shape, counts: tuple[int, int]) -> Scenario:

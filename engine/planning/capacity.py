@@ -21,7 +21,7 @@ import pandas as pd
 from engine.catalog.entries import Catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.planning.candidates import planning_scenario
+from engine.planning.candidates import planning_scenario, session_lead_s
 from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, check_rule, rule_text, run_passes
 from engine.planning.search import Progress
 from engine.planning.sizing import demand, instance_of, instance_rates
@@ -30,7 +30,7 @@ from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
 from engine.serving import work_bound
 from engine.serving.run import simulate
-from engine.serving.summary import shortfall_rps
+from engine.serving.summary import Summary, shortfall_rps
 from engine.serving.workload import generate
 
 
@@ -199,9 +199,15 @@ def _bracket_notes(
     high_rps: float | None,
     work_top: float | None,
     duration_s: float,
+    lead_s: float = 0.0,
 ) -> list[str]:
-    """What bounded the answer: a given bound that passed or failed, or the work bound's top."""
+    """How the runs were made (a multi-turn sessions' lead before each window) and what bounded the
+    answer: a given bound that passed or failed, or the work bound's top."""
     notes = []
+    if lead_s > 0:
+        notes.append(
+            f"multi-turn sessions: each run starts {lead_s:g} s before its window, unmeasured, for them to ramp up"
+        )
     if high_rps is not None and failed_rps is None and capacity_rps >= high_rps:
         notes.append(
             f"high_rps {high_rps:.3g} req/s passed: the capacity is at least that (not searched above)"
@@ -216,6 +222,18 @@ def _bracket_notes(
             "or check_work=False / --no-work-limit, lifts it)"
         )
     return notes
+
+
+def _row(rate: float, ok: bool, s: Summary) -> dict[str, Any]:
+    """One rate the capacity search simulated: whether it passed, and its figures."""
+    return {
+        "rate_rps": rate,
+        "passes": ok,
+        "classes_pass": all(c["passes"] for c in s["classes"].values()),
+        "shortfall_rps": shortfall_rps(s),
+        "goodput_rps": s["goodput_rps"],
+        "slo_attainment": s["slo_attainment"],
+    }
 
 
 def capacity(
@@ -265,16 +283,7 @@ def capacity(
             slowdown=slowdown,
         )
         ok = run_passes(res.summary, rule, attainment)
-        rows.append(
-            {
-                "rate_rps": rate,
-                "passes": ok,
-                "classes_pass": all(c["passes"] for c in res.summary["classes"].values()),
-                "shortfall_rps": shortfall_rps(res.summary),
-                "goodput_rps": res.summary["goodput_rps"],
-                "slo_attainment": res.summary["slo_attainment"],
-            }
-        )
+        rows.append(_row(rate, ok, res.summary))
         return ok
 
     probe = min(top, estimate if math.isfinite(estimate) and estimate > 0 else 1.0)
@@ -286,7 +295,8 @@ def capacity(
     bad = runs.loc[~runs["passes"].astype(bool), "rate_rps"]
     capacity_rps = float(ok.max()) if len(ok) else 0.0
     failed_rps = float(bad.min()) if len(bad) else None
-    notes = _bracket_notes(capacity_rps, failed_rps, low_rps, high_rps, work_top, base.duration_s)
+    lead = session_lead_s(scenario, duration_s)
+    notes = _bracket_notes(capacity_rps, failed_rps, low_rps, high_rps, work_top, base.duration_s, lead)
     return Capacity(
         capacity_rps=capacity_rps,
         failed_rps=failed_rps,

@@ -274,6 +274,7 @@ def plan(
         full, {}, space, cat, progress, check_work, rule, attainment, executor,
     )  # fmt: skip
     search.lead_s = session_lead_s(scenario, space.duration_s)
+    search.full_lead_s = session_lead_s(scenario, None)
     search.calibrations = chip_calibrations(search.base, cat, chips)
     if slowed:
         search.slowdown = slowdowns(search.calibrations.values())

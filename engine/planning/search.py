@@ -268,6 +268,8 @@ class Search:
         self.out_of_budget = False
         self.lead_s = 0.0
         """How much earlier than its window each run starts for its sessions' ramp (`session_lead_s`)."""
+        self.full_lead_s = 0.0
+        """The same for the full-length runs (over the scenario's own window and warm-up)."""
         self.calibrations: dict[str, Calibration] = {}
         self.verdicts: dict[int, Verdicts] = {}
         """A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""

@@ -432,9 +432,9 @@ def _row(
     out["holds_slowed"] = holds
     out["verified"] = bool(verify and quoted["passes"])
     out["verified_by"] = (
-        f"full-length run ({window_text(full)}, seed {full.seed})"
+        f"full-length run ({window_text(full, search.full_lead_s)}, seed {full.seed})"
         if verify
-        else f"planning run ({window_text(search.base)}, seed {search.base.seed})"
+        else f"planning run ({window_text(search.base, search.lead_s)}, seed {search.base.seed})"
     )
     out["moved_up"] = moved
     return out

@@ -136,3 +136,13 @@ def test_a_slowed_choice_behind_its_load_says_where_the_backlog_waits() -> None:
     held = _behind_when_slowed(MarginCheck(**kw, shortfall_rps=2.5, grows_rps=None))
     assert "short by 2.5 req/s" in grows and "grows with run length" in grows
     assert "short by 2.5 req/s" in held and "waits at the client" in held and "grows" not in held
+
+
+def test_the_run_all_rows_quote_is_said_once_in_their_number() -> None:
+    from ui.plan_verdict import _quoted_once
+
+    assert _quoted_once("full-length run (60 s, seed 1)", 3).startswith(
+        "Every row's figures are quoted from its"
+    )
+    one = text_of(_quoted_once("full-length run (60 s, seed 1) (fails)", 1))
+    assert one == "Its figures are quoted from its full-length run (60 s, seed 1), where it fails its SLO."

@@ -48,3 +48,10 @@ def test_plan_text_quotes_the_slos_percentile_and_each_chip(capsys: pytest.Captu
     table = verdict[verdict.index("best deployment per chip") :].splitlines()[2:]
     assert sum(line.startswith("*") for line in table) == 1
     assert any(" mi300x " in line for line in table) and any(" h100-sxm " in line for line in table)
+
+
+def test_an_unverified_choice_is_not_said_to_fail(capsys: pytest.CaptureFixture[str]) -> None:
+    """--no-verify quotes the planning run, where the choice passed: it used to read "it FAILS there"."""
+    assert main([*PLAN, "--no-verify"]) == 0
+    out = capsys.readouterr().out
+    assert "quoted run: planning run (30 s, seed 1)\n" in out and "FAILS" not in out

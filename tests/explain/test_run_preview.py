@@ -52,6 +52,21 @@ def test_the_window_starts_counting_after_the_warm_up() -> None:
     assert int(np.searchsorted(reqs.arrival_s, window)) == before + 500
 
 
+def test_a_preview_after_a_warm_up_counts_every_request_it_simulated() -> None:
+    """The strip says "first N of the M requests drawn": N is what the preview simulated, its warm-up's
+    requests too, not only those it measured."""
+    p = rp.preview_of(apply_overrides(load_preset(DEFAULT_PRESET), {"warmup_s": 60.0}))
+    assert p is not None and p.requests == len(p.result.requests)
+    assert p.requests > p.result.summary["requests"]["total"] >= rp.PREVIEW_REQUESTS - 50
+
+
+def test_no_preview_that_would_simulate_most_of_the_run() -> None:
+    """agentic-cache's 300 s warm-up would make its preview 3,988 of the full run's 4,409 requests."""
+    preset = load_preset("agentic-cache")
+    assert preset.warmup_s == 300.0 and rp.preview_of(preset) is None
+    assert rp.preview_of(apply_overrides(preset, {"warmup_s": 0.0})) is not None
+
+
 def test_trace_previews_keep_their_block_hashes() -> None:
     traces = [load_preset(n) for n in preset_names() if "mooncake" in n]
     reqs = generate(traces[0])

@@ -13,6 +13,7 @@ import pytest
 from engine.core.errors import ScenarioError
 from engine.explain.advisor import findings
 from engine.planning.candidates import SearchSpace, on_window, planning_scenario, session_lead_s
+from engine.planning.capacity import capacity
 from engine.planning.plan import plan
 from engine.planning.plan_work import plan_work
 from engine.scenario import codec as io
@@ -130,7 +131,7 @@ def test_the_plan_says_its_window_and_the_lead_before_it() -> None:
     )  # its quoted run
     c = p.verdict.chosen if p.verdict is not None else None
     assert c is not None and c["verified_by"] == (
-        "full-length run (60 s measured after a 98 s warm-up for the sessions' ramp, seed 1)"
+        "full-length run (60 s after a 98 s lead for the sessions' ramp, seed 1)"
     )
 
 
@@ -167,7 +168,15 @@ def test_a_run_measured_during_the_ramp_is_told_so() -> None:
     latency = run.summary["latency_ms"]["e2e"]["mean"] / 1000
     wanted = session_ramp(sc, latency_s=latency).wanted_s
     assert f"take about {wanted:,.0f} s to send 95% of their steady load" in said[0].text
-    assert f"set warmup_s to {wanted:g}" in said[0].text and said[0].numbers["load_share"] < 0.9
+    assert (
+        f"set warmup_s to {wanted:g} and lengthen duration_s by {wanted:g} s, to {wanted + 120:g}"
+        in said[0].text
+    )
+    assert said[0].numbers["load_share"] < 0.9
+    warm = simulate(io.apply_overrides(sc, {"warmup_s": 20.0}))  # a warm-up already: lengthen by the rest
+    told = [f.text for f in findings(warm) if f.topic == "sessions"]
+    more = session_ramp(sc, latency_s=warm.summary["latency_ms"]["e2e"]["mean"] / 1000).wanted_s
+    assert told and f"lengthen duration_s by {more - 20:g} s, to {100 + more:g}" in told[0]
     steady = io.apply_overrides(sc, {"warmup_s": wanted, "duration_s": wanted + 120.0})
     assert not [f for f in findings(simulate(steady)) if f.topic == "sessions"]
 
@@ -178,3 +187,12 @@ def test_a_load_too_large_for_the_lead_says_where_its_duration_comes_from() -> N
     msg = str(err.value)
     assert msg.startswith("workload.arrival.rate_rps: 5000.0 rps over duration_s 398.0 means up to")
     assert "the 300 s planning window and the 98 s before it that its multi-turn sessions take" in msg
+
+
+def test_capacity_says_its_runs_start_early() -> None:
+    c = capacity(sessions(), max_simulations=2, duration_s=30.0)
+    assert c.note.startswith("multi-turn sessions: each run starts 98 s before its window")
+    assert (
+        "multi-turn"
+        not in capacity(io.load_preset("chat-colocated"), max_simulations=2, duration_s=30.0).note
+    )
