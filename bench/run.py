@@ -49,25 +49,26 @@ from engine.serving.sim import Simulation
 from engine.serving.workload import generate
 
 
-def _one_run(res: Any, reqs: Any) -> tuple[float, int, dict[str, Any]]:
-    """(wall s, events, summary) of one simulation and its summary on prepared requests."""
+def _one_run(res: Any, reqs: Any) -> tuple[float, int, dict[str, Any], int]:
+    """(wall s, events, summary, requests simulated) of one simulation and its summary on prepared
+    requests (simulated: a warm-up's requests too, which the summary does not count)."""
     gc.collect()
     t0 = time.perf_counter()
     rec = Simulation(res, reqs).run()
     result = result_of(res, reqs, rec, 0.0)
-    return time.perf_counter() - t0, rec.events, result.summary
+    return time.perf_counter() - t0, rec.events, result.summary, result.tables.rows
 
 
 def timed(scenario: Scenario, repeat: int) -> tuple[float, float, int, int, dict[str, Any]]:
     """(best wall s, generation s, events, requests sent, summary) of simulate() on a prepared scenario
-    (a multi-turn session's turns past the window are drawn but never sent)."""
+    (a multi-turn session's turns past the window are drawn but never sent; a warm-up's are sent)."""
     res = resolve(scenario)
     t0 = time.perf_counter()
     reqs = generate(scenario)
     gen_s = time.perf_counter() - t0
     runs = [_one_run(res, reqs) for _ in range(repeat)]
-    _, events, summary = runs[-1]
-    return min(r[0] for r in runs), gen_s, events, int(summary["requests"]["total"]), summary
+    _, events, summary, sent = runs[-1]
+    return min(r[0] for r in runs), gen_s, events, sent, summary
 
 
 def _child_cpu(cmd: list[str], repeat: int) -> tuple[float, float]:
@@ -156,7 +157,7 @@ def interleaved(scenarios: list[Scenario], repeat: int) -> list[tuple[float, int
     events = [0] * len(prepared)
     for _ in range(repeat):
         for i, (res, reqs) in enumerate(prepared):
-            wall, events[i], _ = _one_run(res, reqs)
+            wall, events[i], _, _ = _one_run(res, reqs)
             best[i] = min(best[i], wall)
     return [(best[i], events[i], len(prepared[i][1])) for i in range(len(prepared))]
 
