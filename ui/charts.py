@@ -433,9 +433,21 @@ def rate(
     observed: pd.DataFrame | None = None,
     observed_name: str = "sent in this run",
     height: int = 240,
+    warmup_s: float = 0.0,
 ) -> go.Figure:
-    """The arrival rate over time: the scenario's curve and, when given, the observed arrivals."""
+    """The arrival rate over time: the scenario's curve and, when given, the observed arrivals; a
+    warm-up shaded, as its requests are simulated but not measured."""
     fig = go.Figure()
+    if warmup_s > 0:
+        fig.add_vrect(
+            x0=0,
+            x1=warmup_s,
+            fillcolor="gray",
+            opacity=0.12,
+            line_width=0,
+            annotation_text="warm-up: not measured",
+            annotation_position="top left",
+        )
     if observed is not None and len(observed):
         fig.add_trace(go.Bar(x=observed["t_s"], y=observed["rate_rps"], name=observed_name, opacity=0.45))
     if len(curve):

@@ -218,7 +218,7 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
     obs = arrival_histogram(observed_s, sc.duration_s) if observed_s is not None and len(observed_s) else None
     if len(curve) or obs is not None:
         export.chart(
-            charts.rate(curve, "Arrival rate over the window", observed=obs),
+            charts.rate(curve, "Arrival rate over the window", observed=obs, warmup_s=sc.warmup_s),
             sc,
             "arrival_rate",
             title="Arrival rate over the window",
@@ -332,6 +332,7 @@ def trace_arrivals(sc: Scenario, observed_s: Any) -> None:
         "Arrivals of the trace in the window",
         observed=arrival_histogram(observed_s, sc.duration_s),
         observed_name="trace",
+        warmup_s=sc.warmup_s,
     )
     export.chart(fig, sc, "trace_arrivals", title="Arrivals of the trace")
 

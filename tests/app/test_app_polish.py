@@ -267,3 +267,16 @@ def test_a_frontier_label_does_not_cover_another_runs_marker() -> None:
     assert moved is not None and moved != first  # the other side
     crowded = sides(up, down, (10.0, 8.6), (10.0, 7.4))
     assert crowded[1] is None and crowded[0] == "top center"  # the chosen run's label stays
+
+
+def test_the_arrival_chart_shades_the_warm_up_it_does_not_measure() -> None:
+    import pandas as pd
+
+    from ui import charts
+
+    curve = pd.DataFrame({"t_s": [0.0, 600.0], "rate_rps": [8.0, 8.0]})
+    shaded = charts.rate(curve, "Arrivals", warmup_s=300.0)
+    (band,) = shaded.layout.shapes
+    assert (band.x0, band.x1) == (0, 300.0)
+    assert [a.text for a in shaded.layout.annotations] == ["warm-up: not measured"]
+    assert not charts.rate(curve, "Arrivals").layout.shapes  # no warm-up, nothing shaded
