@@ -266,15 +266,20 @@ FAULT = "#7f7f7f"
 """The colour of a fault's line on the charts."""
 
 
-def on_one_clock(figs: Sequence[go.Figure], over: Mapping[str, Any], marks: Sequence[FaultMark]) -> None:
+def on_one_clock(
+    figs: Sequence[go.Figure], over: Mapping[str, Any], marks: Sequence[FaultMark], warmup_s: float = 0.0
+) -> None:
     """Give the panel's charts one x-range (the SLO chart's data end with the window, the others' with
-    the drain; its axis ran shorter) and a dotted vertical line at each fault's moment on each, numbered
-    at its top; `fault_key` says what each number is (a label in words covered the data near the top,
-    and two faults a minute apart cut each other's words off)."""
+    the drain; its axis ran shorter), the warm-up shaded (its requests are not measured), and a dotted
+    vertical line at each fault's moment on each, numbered at its top; `fault_key` says what each
+    number is (a label in words covered the data near the top, and two faults a minute apart cut each
+    other's words off)."""
     minutes = _minutes(over)
     span = [min(minutes, default=0.0), max(minutes, default=1.0)]
     for fig in figs:
         fig.update_xaxes(range=span, autorange=False)
+        if warmup_s > 0:
+            fig.add_vrect(x0=span[0], x1=warmup_s / 60.0, fillcolor="gray", opacity=0.12, line_width=0)
         for i, m in enumerate(marks, start=1):
             fig.add_vline(
                 x=m.minute,
@@ -328,7 +333,10 @@ def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
     )
     st.subheader(
         f"{title}: autoscaling" if summary.get("autoscale") else title,
-        help=HELP + (marks if over["events"] else "") + (FAULTS_HELP if sc.faults else ""),
+        help=HELP
+        + (marks if over["events"] else "")
+        + (FAULTS_HELP if sc.faults else "")
+        + (" Shaded: the warm-up, whose requests are simulated and not measured." if sc.warmup_s > 0 else ""),
     )
     with st.container(horizontal=True, gap="small"):
         for label, value, help_ in figures(over, summary):
@@ -340,7 +348,7 @@ def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
         ("Busy per minute", busy_chart(over), "busy_per_minute"),
     )
     faults = fault_marks(sc.faults)
-    on_one_clock([fig for _, fig, _ in charts_], over, faults)
+    on_one_clock([fig for _, fig, _ in charts_], over, faults, sc.warmup_s)
     if sc.workload.arrival.peak_hour is not None:
         hour_ticks([fig for _, fig, _ in charts_], sc.duration_s)
     for col, (name, fig, what) in zip([*st.columns(2), *st.columns(2)], charts_, strict=True):
