@@ -142,7 +142,7 @@ st.subheader(
     "Pools over time",
     help="Per pool, per time bin of resolution_s seconds. Busy: share of time an instance runs an iteration; "
     "compute and bandwidth: achieved over peak FLOP/s and HBM bytes/s (MFU/MBU-like); KV memory: KV tokens held "
-    "over capacity; queue depth: requests waiting.",
+    "over capacity; queue depth: requests waiting. Shaded: a warm-up, simulated and not measured.",
 )
 SERIES = (
     ("utilization", ["busy", "compute_util", "bandwidth_util"], "Utilisation", "fraction", True),
@@ -150,7 +150,7 @@ SERIES = (
     ("queue_depth", ["queue_depth"], "Queue depth", "requests waiting", False),
 )
 for col, (what, columns, title, yaxis, pct) in zip(st.columns(3), SERIES, strict=True):
-    fig = charts.timeseries(res.timeseries, columns, title, yaxis, percent=pct)
+    fig = charts.timeseries(res.timeseries, columns, title, yaxis, percent=pct, warmup_s=sc.warmup_s)
     figures.append((title, fig))
     with col:
         export.chart(fig, sc, what)

@@ -328,8 +328,9 @@ def timeseries(
     *,
     percent: bool = False,
     height: int = 300,
+    warmup_s: float = 0.0,
 ) -> go.Figure:
-    """Per pool (one colour) and column (solid, dotted, dashed), one line over time.
+    """Per pool (one colour) and column (solid, dotted, dashed), one line over time, a warm-up shaded.
 
     With several columns every line has its own legend entry ("prefill busy"), drawn as it is (the
     pool's colour and the column's dash): a legend of colours for pools beside grey dashes for
@@ -349,6 +350,7 @@ def timeseries(
                            showlegend=several or j == 0, line_shape="hv",
                            hovertemplate=f"{pool} {what}: " + ("%{y:.1%}" if percent else "%{y:,.1f}") + "<extra></extra>")
             )  # fmt: skip
+    shade_warmup(fig, warmup_s)
     fig.update_xaxes(title="time (s)")
     top = float(np.nanmax(ts[list(columns)].to_numpy(dtype=float))) if len(ts) else 1.0
     # whole percents would label ticks 0.5% apart "1%, 1%, 2%" on a pool that stays under 10%
@@ -426,6 +428,15 @@ def length_histogram(hist: pd.DataFrame, title: str, *, height: int = 220) -> go
     return _layout(fig, title, height, legend=False)
 
 
+def shade_warmup(fig: go.Figure, end: float, start: float = 0.0, *, said: bool = False) -> None:
+    """Shade a time axis from `start` to `end` (a warm-up: simulated, not measured; nothing when it
+    has none), with those words at its top where `said`."""
+    if end <= start:
+        return
+    words = {"annotation_text": "warm-up: not measured", "annotation_position": "top left"} if said else {}
+    fig.add_vrect(x0=start, x1=end, fillcolor="gray", opacity=0.12, line_width=0, **words)
+
+
 def rate(
     curve: pd.DataFrame,
     title: str,
@@ -438,16 +449,7 @@ def rate(
     """The arrival rate over time: the scenario's curve and, when given, the observed arrivals; a
     warm-up shaded, as its requests are simulated but not measured."""
     fig = go.Figure()
-    if warmup_s > 0:
-        fig.add_vrect(
-            x0=0,
-            x1=warmup_s,
-            fillcolor="gray",
-            opacity=0.12,
-            line_width=0,
-            annotation_text="warm-up: not measured",
-            annotation_position="top left",
-        )
+    shade_warmup(fig, warmup_s, said=True)
     if observed is not None and len(observed):
         fig.add_trace(go.Bar(x=observed["t_s"], y=observed["rate_rps"], name=observed_name, opacity=0.45))
     if len(curve):

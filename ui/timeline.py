@@ -278,8 +278,7 @@ def on_one_clock(
     span = [min(minutes, default=0.0), max(minutes, default=1.0)]
     for fig in figs:
         fig.update_xaxes(range=span, autorange=False)
-        if warmup_s > 0:
-            fig.add_vrect(x0=span[0], x1=warmup_s / 60.0, fillcolor="gray", opacity=0.12, line_width=0)
+        charts.shade_warmup(fig, warmup_s / 60.0, span[0])
         for i, m in enumerate(marks, start=1):
             fig.add_vline(
                 x=m.minute,

@@ -280,3 +280,6 @@ def test_the_arrival_chart_shades_the_warm_up_it_does_not_measure() -> None:
     assert (band.x0, band.x1) == (0, 300.0)
     assert [a.text for a in shaded.layout.annotations] == ["warm-up: not measured"]
     assert not charts.rate(curve, "Arrivals").layout.shapes  # no warm-up, nothing shaded
+    ts = pd.DataFrame({"t_s": [0.0, 5.0], "pool": ["mixed", "mixed"], "busy": [0.5, 0.6]})
+    (pools,) = charts.timeseries(ts, ["busy"], "Busy", "fraction", warmup_s=300.0).layout.shapes
+    assert (pools.x0, pools.x1) == (0.0, 300.0)
