@@ -66,6 +66,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     short = latency_shortfall(doc)  # latencies that grow with the run's length
     if (said := sustain.line(doc)) is not None:
         print(said)  # before the figures it qualifies
+    if scenario is not None and (ramp := sustain.ramp_line(scenario, sustain.mean_e2e_s(doc))):
+        print(ramp[0])  # a window measured while multi-turn sessions still ramp up
     for name, lat in doc["latency_ms"].items():
         err = _pm(marks, LATENCY_SOURCES.get(name, ()))
         figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"

@@ -103,7 +103,7 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
         out.append(
             Finding("warning", "client", said, {"max_in_flight": float(wl.arrival.max_in_flight or 0)})
         )
-    if ramp := sustain.ramp_line(result.scenario, _mean_e2e_s(s)):
+    if ramp := sustain.ramp_line(result.scenario, sustain.mean_e2e_s(s)):
         out.append(
             Finding("warning" if ramp[1] < 0.9 else "info", "sessions", ramp[0], {"load_share": ramp[1]})
         )
@@ -148,12 +148,6 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
             )
         )
     return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])
-
-
-def _mean_e2e_s(s: Mapping[str, Any]) -> float | None:
-    """A run's mean E2E latency in seconds (None where nothing completed)."""
-    mean = s["latency_ms"]["e2e"]["mean"]
-    return None if mean is None or mean != mean else mean / 1000.0
 
 
 def _slo_findings(result: SimResult) -> list[Finding]:

@@ -87,6 +87,12 @@ RAMP_SAID = 0.95
 """A run whose window carries less of its sessions' steady load than this says so (`ramp_line`)."""
 
 
+def mean_e2e_s(summary: Mapping[str, Any]) -> float | None:
+    """A run's mean E2E latency in seconds (None where nothing completed)."""
+    mean = summary["latency_ms"]["e2e"]["mean"]
+    return None if mean is None or mean != mean else mean / 1000.0
+
+
 def ramp_line(scenario: Scenario, latency_s: float | None) -> tuple[str, float] | None:
     """One sentence on a multi-turn session run whose window is measured while its sessions still
     ramp up from none (`engine.serving.work_load.session_ramp`, each turn at `latency_s`, the run's

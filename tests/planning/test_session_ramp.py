@@ -196,3 +196,13 @@ def test_capacity_says_its_runs_start_early() -> None:
         "multi-turn"
         not in capacity(io.load_preset("chat-colocated"), max_simulations=2, duration_s=30.0).note
     )
+
+
+def test_the_command_line_says_a_window_measured_during_the_ramp(capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.cli.main import main
+
+    short = ["--set", "duration_s=120", "--set", "warmup_s=0"]
+    assert main(["run", "agentic-cache", *short]) == 0
+    assert "Multi-turn sessions start from none at t = 0" in capsys.readouterr().out
+    assert main(["run", "agentic-cache", "--set", "duration_s=420"]) == 0  # its own 300 s warm-up
+    assert "Multi-turn sessions" not in capsys.readouterr().out
