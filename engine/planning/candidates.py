@@ -146,7 +146,7 @@ def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float |
             f"workload.arrival.kind: planning needs an open-loop load, poisson or gamma (got {got})"
         )
     window = scenario.duration_s if duration_s is None else float(duration_s)
-    warmup = scenario.warmup_s if duration_s is None else min(scenario.warmup_s, window / 4)
+    warmup = planning_warmup_s(scenario.warmup_s, duration_s)
     early = session_lead_s(scenario, duration_s)
     over: dict[str, Any] = {"workload.arrival.rate_rps": float(target_rps), "faults": []}
     if duration_s is not None or early > 0:
@@ -207,12 +207,16 @@ def on_window(scenario: Scenario, run: Scenario, target_rps: float, duration_s: 
     )
 
 
+def planning_warmup_s(warmup_s: float, duration_s: float | None) -> float:
+    """The warm-up a planning run keeps of a scenario's `warmup_s`: all of it over the scenario's own
+    window (`duration_s` None), at most a quarter of a planning window."""
+    return warmup_s if duration_s is None else min(warmup_s, float(duration_s) / 4)
+
+
 def session_lead_s(scenario: Scenario, duration_s: float | None) -> float:
     """How much earlier than its window a planning run of `scenario` starts (`planning_scenario`):
     the multi-turn sessions' ramp less the warm-up the run has anyway; 0.0 without sessions."""
-    window = scenario.duration_s if duration_s is None else float(duration_s)
-    warmup = scenario.warmup_s if duration_s is None else min(scenario.warmup_s, window / 4)
-    return max(0.0, session_ramp(scenario).seconds - warmup)
+    return max(0.0, session_ramp(scenario).seconds - planning_warmup_s(scenario.warmup_s, duration_s))
 
 
 def window_text(run: Scenario, lead_s: float) -> str:

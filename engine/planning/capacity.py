@@ -22,6 +22,7 @@ from engine.catalog.entries import Catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.planning.candidates import planning_scenario, session_lead_s
+from engine.planning.plan_notes import lead_note
 from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, check_rule, rule_text, run_passes
 from engine.planning.search import Progress
 from engine.planning.sizing import demand, instance_of, instance_rates
@@ -199,15 +200,11 @@ def _bracket_notes(
     high_rps: float | None,
     work_top: float | None,
     duration_s: float,
-    lead_s: float = 0.0,
+    lead: str = "",
 ) -> list[str]:
-    """How the runs were made (a multi-turn sessions' lead before each window) and what bounded the
-    answer: a given bound that passed or failed, or the work bound's top."""
-    notes = []
-    if lead_s > 0:
-        notes.append(
-            f"multi-turn sessions: each run starts {lead_s:g} s before its window, unmeasured, for them to ramp up"
-        )
+    """How the runs were made (`lead`: a multi-turn sessions' lead before each window, `lead_note`)
+    and what bounded the answer: a given bound that passed or failed, or the work bound's top."""
+    notes = [lead] if lead else []
     if high_rps is not None and failed_rps is None and capacity_rps >= high_rps:
         notes.append(
             f"high_rps {high_rps:.3g} req/s passed: the capacity is at least that (not searched above)"
@@ -295,7 +292,7 @@ def capacity(
     bad = runs.loc[~runs["passes"].astype(bool), "rate_rps"]
     capacity_rps = float(ok.max()) if len(ok) else 0.0
     failed_rps = float(bad.min()) if len(bad) else None
-    lead = session_lead_s(scenario, duration_s)
+    lead = lead_note(base, early) if (early := session_lead_s(scenario, duration_s)) > 0 else ""
     notes = _bracket_notes(capacity_rps, failed_rps, low_rps, high_rps, work_top, base.duration_s, lead)
     return Capacity(
         capacity_rps=capacity_rps,

@@ -8,6 +8,7 @@ import pandas as pd
 from engine.planning.rules import rule_text
 from engine.planning.search import Search
 from engine.planning.sizing import Bound
+from engine.scenario.model import Scenario
 from engine.serving.work_load import RAMP_CAP_S, RAMP_SHARE, session_ramp
 
 
@@ -44,6 +45,22 @@ def budget_note(search: Search, budget: float) -> list[str]:
     ]
 
 
+def lead_note(run: Scenario, lead_s: float, to: str = "") -> str:
+    """What a planning or capacity run's session lead is (`session_lead_s`), and how far a lead the
+    cap cut short gets: `run` is the run made, `to` what its sessions ramp up to."""
+    ramp = session_ramp(run)
+    capped = (
+        f" (capped at {RAMP_CAP_S:,.0f} s: they send about {ramp.reached:.0%} of it by then, so the window is "
+        "measured below it)"
+        if ramp.reached < RAMP_SHARE
+        else ""
+    )
+    return (
+        f"multi-turn sessions: each run starts {lead_s:g} s before its window, unmeasured, for its sessions "
+        f'to ramp up{" " + to if to else ""}{capped} (docs/planner.md, "Sessions")'
+    )
+
+
 def _held_at_client(runs: pd.DataFrame, target_rps: float) -> float | None:
     """The most req/s any run sent where every run fell behind with its backlog at a client's ceiling
     on requests in flight (`latency_shortfall` None beside a shortfall), else None."""
@@ -55,19 +72,7 @@ def _held_at_client(runs: pd.DataFrame, target_rps: float) -> float | None:
 def run_notes(search: Search, runs: pd.DataFrame, found: bool, target_rps: float) -> list[str]:
     """How the runs were made (a session ramp before each window) and how the search ended: at the
     simulation budget, with nothing passing, every run held back at the client."""
-    notes = []
-    if search.lead_s > 0:
-        ramp = session_ramp(search.base)
-        capped = (
-            f" (capped at {RAMP_CAP_S:,.0f} s: they send about {ramp.reached:.0%} of it by then, so the window is "
-            "measured below it)"
-            if ramp.reached < RAMP_SHARE
-            else ""
-        )
-        notes.append(
-            f"multi-turn sessions: each run starts {search.lead_s:g} s before its window, unmeasured, for its "
-            f'sessions to ramp up to {target_rps:g} req/s{capped} (docs/planner.md, "Sessions")'
-        )
+    notes = [lead_note(search.base, search.lead_s, f"to {target_rps:g} req/s")] if search.lead_s > 0 else []
     if search.out_of_budget:
         notes.append(
             f"stopped at the simulation budget ({search.space.max_simulations}); a cheaper deployment may exist"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
+from engine.planning.candidates import SearchSpace, planning_scenario, planning_warmup_s, with_deployment
 from engine.planning.sizing import Kind, Shape
 from engine.scenario.model import Scenario
 from engine.serving.work_bound import estimate, in_words
@@ -84,7 +84,7 @@ class PlanWork:
     lead is the ramp less that (`session_lead_s`)."""
 
     def _lead(self, window: float) -> float:
-        return max(0.0, self.ramp_s - min(self.warmup_s, window / 4))
+        return max(0.0, self.ramp_s - planning_warmup_s(self.warmup_s, window))
 
     def _shorter_window(self, window: float, factor: float) -> int:
         """The longest window whose run (the window and its session lead, which grows as the window's

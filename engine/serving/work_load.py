@@ -18,6 +18,7 @@ names what to lower.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -264,7 +265,7 @@ class SessionRamp:
         gone = sum(w * m * (math.exp(-start_s / m) - math.exp(-end_s / m)) for w, m in self.terms)
         return 1.0 - gone / (end_s - start_s)
 
-    @property
+    @functools.cached_property  # `seconds`, `reached` and the advisor's sentence each read it
     def wanted_s(self) -> float:
         """Whole seconds until the load reaches `RAMP_SHARE` of its steady value (0 without sessions)."""
         if self.share_at(0.0) >= RAMP_SHARE:
