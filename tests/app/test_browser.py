@@ -382,9 +382,26 @@ def _choose(page, key: str, values: list[str]) -> None:  # type: ignore[no-untyp
         remove.first.click()
     box = page.locator(f".st-key-{key} input").first
     for v in values:
-        box.fill(v)
-        page.locator("[role='option']").filter(has_text=v).first.click()
+        _pick(page, box, v)
     page.keyboard.press("Escape")
+
+
+def _pick(page, box, value: str, tries: int = 6) -> None:  # type: ignore[no-untyped-def]
+    """Type a value into a multiselect and click its option. A rerun that lands while the value is typed (the
+    previous widget's change, committed on blur) remounts the box and drops the text with its open menu, so the
+    value is typed again until its option shows (a CI run once waited 90 s on a menu that was gone)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    option = page.locator("[role='option']").filter(has_text=value).first
+    for _ in range(tries):
+        box.click()
+        box.fill(value)
+        try:
+            option.click(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    raise AssertionError(f"the option {value!r} never showed in {tries} tries")
 
 
 QUESTIONS = {
@@ -436,8 +453,7 @@ def test_the_planner_answers_the_issues_questions_on_one_screen(server: str, que
         _choose(page, "plan_tp", tps)
         _choose(page, "plan_pp", ["1"])
         page.locator(".st-key-plan_sims input").first.fill("24")  # a short search: the test is of the screen
-        page.locator(".st-key-plan_window").click()
-        page.locator("[role='option']").filter(has_text="60 s").first.click()
+        _pick(page, page.locator(".st-key-plan_window input").first, "60 s")
         page.locator(".st-key-plan_margin label").first.click()  # no margin: the risk-aware choice covers it
         expect(page.locator(".st-key-plan_margin input")).not_to_be_checked()
         page.get_by_role("button", name="Plan", exact=True).click()
