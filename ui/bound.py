@@ -47,6 +47,10 @@ def sync(key: str, value: Any) -> None:
 Check = Callable[[Any], str | None]
 """Says why a widget's new value is refused before the scenario sees it (None: go ahead)."""
 
+Changes = Callable[[Any], tuple[dict[str, Any], str]]
+"""The changes a widget's new value makes where it moves other fields too (a window that would end
+inside its warm-up shortens the warm-up), and what to say once they are applied ("": nothing)."""
+
 
 PROBLEMS = "fg_problems"
 """Session key of the refusals shown beside their widgets: slot -> (scenario refused against, message,
@@ -75,6 +79,7 @@ def _on_change(
     what: str = "",
     check: Check | None = None,
     slot: str | None = None,
+    changes: Changes | None = None,
 ) -> None:
     value = st.session_state[key]
     value = from_ui(value) if from_ui else value
@@ -83,7 +88,9 @@ def _on_change(
         state.notify(f"{what} ({path}): {problem}", key=state.field_key([path]))
         return
     if slot is None:
-        state.override({path: value}, what=what)  # the scenario's message names the path
+        made, said = changes(value) if changes else ({path: value}, "")
+        if state.override(made, what=what) and said:  # the scenario's message names the path
+            state.notify(said, kind="info", key=state.field_key(made))
         return
     refused = state.attempt({path: value})
     problems = st.session_state.setdefault(PROBLEMS, {})
@@ -104,6 +111,7 @@ def bound(
     check: Check | None = None,
     key: str | None = None,
     slot: str | None = None,
+    changes: Changes | None = None,
     **kwargs: Any,
 ) -> Any:
     """Render `widget` showing the value at `path`; a change overrides that path in the scenario.
@@ -112,11 +120,12 @@ def bound(
     field (`what`, default the label, and its path) that stays until dismissed. With `slot`, the
     scenario's refusal is kept for `local_problem(slot)` to show beside the widget instead. `key`
     is needed only for a second widget on the same path (the first is keyed by `key_of(path)`).
+    `changes` makes the changes of a value that moves other fields too (not with `slot`).
     """
     value = current(path, default)
     key = key or key_of(path)
     sync(key, to_ui(value) if to_ui else value)
-    args = (path, key, from_ui, what or label, check, slot)
+    args = (path, key, from_ui, what or label, check, slot, changes)
     return widget(label, key=key, on_change=_on_change, args=args, **kwargs)
 
 
@@ -169,8 +178,10 @@ def number(
     key: str | None = None,
     fmt: str | None = None,
     placeholder: str | None = None,
+    changes: Changes | None = None,
 ) -> Any:
-    """A number input bound to a path (empty allowed when `optional`, showing `placeholder`).
+    """A number input bound to a path (empty allowed when `optional`, showing `placeholder`; `changes`:
+    see `bound`).
 
     The bounds are not given to Streamlit, which would refuse a typed value out of range in
     silence (a red mark in the box, nothing applied, nothing said): the change handler checks
@@ -188,6 +199,7 @@ def number(
         "step": step,
         "help": help or HELP.get(name),
         "format": fmt or ("%d" if integer else f"%.{max(-math.floor(math.log10(step)), _decimals(ref), 0)}f"),
+        "changes": changes,
     }
     if optional:
         kw["placeholder"] = placeholder or "default"

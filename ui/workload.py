@@ -34,7 +34,7 @@ from engine.explain import (
     shipped_traces,
     trace_format,
 )
-from engine.scenario import Arrival, LengthDist, Scenario, Trace, apply_overrides
+from engine.scenario import Arrival, LengthDist, Scenario, Trace, apply_overrides, window_changes
 from engine.serving import ClassGap, class_gap, read_trace, trace_class_names, with_classes
 from ui import charts, export, state
 from ui.bound import bound, current, key_of, nice_step, number, select, slider
@@ -520,3 +520,17 @@ def class_template(n: int) -> dict[str, Any]:
         "input": {"kind": "lognormal", "mean": 512, "p99": 3000, "max_tokens": 16384},
         "output": {"kind": "lognormal", "mean": 128, "p99": 600, "max_tokens": 4096},
     }
+
+
+def window_with_warmup(duration_s: float) -> tuple[dict[str, Any], str]:
+    """A new window's changes (`window_changes`): a window that would end inside the warm-up shortens the
+    warm-up to keep its share of the window, and says so."""
+    sc = state.scenario()
+    made = window_changes(sc, duration_s)
+    if "warmup_s" not in made:
+        return made, ""
+    return made, (
+        f"Warm-up shortened from {show_number(sc.warmup_s)} s to {show_number(made['warmup_s'])} s with the "
+        f"{show_number(duration_s)} s window: it keeps its share of the window "
+        f"({sc.warmup_s / sc.duration_s:.0%}) and must end before the window does."
+    )

@@ -35,6 +35,7 @@ _API = {
     "preset_names": "engine.scenario.codec",
     "to_data": "engine.scenario.codec",
     "to_link": "engine.scenario.codec",
+    "window_changes": "engine.scenario.codec",
     "Arrival": "engine.scenario.arrival",
     "Batching": "engine.scenario.deployment",
     "Cache": "engine.scenario.cache",
@@ -103,6 +104,7 @@ __all__ = [
     "scenario_catalog",
     "to_data",
     "to_link",
+    "window_changes",
 ]
 
 
@@ -124,6 +126,7 @@ if TYPE_CHECKING:
         preset_names,
         to_data,
         to_link,
+        window_changes,
     )
     from engine.scenario.codec import load as load_scenario
     from engine.scenario.degrade import Degrade

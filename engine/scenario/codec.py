@@ -14,6 +14,7 @@ import base64
 import binascii
 import copy
 import json
+import math
 import re
 import zlib
 from pathlib import Path
@@ -218,6 +219,19 @@ def apply_overrides(scenario: Scenario, overrides: dict[str, Any]) -> Scenario:
     for path, value in overrides.items():  # (values copied: a later path may change inside one)
         set_path(data, path, copy.deepcopy(value), copy_data=False)
     return from_data(data)
+
+
+def window_changes(scenario: Scenario, duration_s: float) -> dict[str, float]:
+    """The changes that give `scenario` a window of `duration_s`: the window, and where the warm-up would
+    no longer fit below it, a warm-up that keeps its share of the window (300 s of a 600 s window, cut
+    to 120 s: 60 s), to 0.1 s below, so it stays under the window. What the dashboard's window does;
+    the CLI's ``--set duration_s=`` refuses instead, naming both fields (an explicit setting is kept)."""
+    changes = {"duration_s": duration_s}
+    if 0 < duration_s <= scenario.warmup_s:
+        changes["warmup_s"] = (
+            math.floor(scenario.warmup_s / scenario.duration_s * duration_s * 10 + 1e-9) / 10
+        )
+    return changes
 
 
 def diff(base: Any, other: Any, prefix: list[str | int] | None = None) -> dict[str, Any]:

@@ -106,3 +106,16 @@ def test_a_model_the_pools_cannot_hold_is_refused_with_a_layout_and_a_resize_but
     assert not [
         w for w in at.warning if "deepseek-v3" in text_of(w.value) and "not possible" in text_of(w.value)
     ]
+
+
+def test_a_window_cut_below_the_warm_up_shortens_the_warm_up_and_says_so() -> None:
+    at = app("workload", short(**{"duration_s": 600.0, "warmup_s": 300.0, "workload.arrival.rate_rps": 1.0}))
+    at.number_input(key="fg:duration_s").set_value(120.0).run()
+    assert not at.exception
+    sc = scenario_of(at)
+    assert (sc.duration_s, sc.warmup_s) == (120.0, 60.0)  # the warm-up keeps half the window
+    said = [text_of(i.value) for i in at.info if "Warm-up shortened" in text_of(i.value)]
+    assert len(said) == 1 and "from 300 s to 60 s" in said[0] and "(50%)" in said[0], said
+    at.number_input(key="fg:warmup_s").set_value(200.0).run()  # the warm-up itself past the window: refused
+    assert scenario_of(at).warmup_s == 60.0
+    assert any("warmup_s" in text_of(w.value) and "duration_s" in text_of(w.value) for w in at.warning)

@@ -295,3 +295,15 @@ def test_an_uploads_folder_someone_else_could_plant_is_refused(
         datafiles.store_upload(b"arrival_s,input_tokens,output_tokens\n0,1,1\n", ".csv")
     monkeypatch.delenv(datafiles.UPLOADS_ENV)
     assert datafiles.uploads_dir().name.startswith("fengong-uploads-")  # one folder per user by default
+
+
+def test_a_window_that_would_end_inside_the_warm_up_shortens_it_to_its_share() -> None:
+    sc = io.apply_overrides(Scenario(), {"duration_s": 600.0, "warmup_s": 300.0})
+    assert io.window_changes(sc, 120.0) == {"duration_s": 120.0, "warmup_s": 60.0}  # half, as before
+    assert io.window_changes(sc, 300.0) == {"duration_s": 300.0, "warmup_s": 150.0}  # equal: it would not fit
+    assert io.window_changes(sc, 301.0) == {"duration_s": 301.0}  # still fits: kept as set
+    odd = io.apply_overrides(sc, {"duration_s": 700.0, "warmup_s": 699.99})
+    made = io.window_changes(odd, 7.0)
+    assert made["warmup_s"] == 6.9  # cut to 0.1 s below its share, so it ends before the window
+    assert io.apply_overrides(odd, made).warmup_s < 7.0
+    assert io.window_changes(Scenario(), 1.0) == {"duration_s": 1.0}  # no warm-up: nothing else moves
