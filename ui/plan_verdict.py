@@ -343,6 +343,8 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     _counters(p)
     rule = getattr(p, "rule", "percentile")  # a plan kept from before pass rules
     attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
+    for note in getattr(p, "method", ()):  # how the runs were made (a plan kept from before: none)
+        st.info(plain(note))
     for note in p.notes:
         st.warning(plain(note))
     if p.best_run is None:

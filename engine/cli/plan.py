@@ -257,7 +257,7 @@ def print_plan(p: Plan) -> None:
         f"{p.pruned} pruned by the cost model, {p.bounded} bounded out, {p.simulated} simulations, "
         f"{p.feasible} passed ({rule_text(p.rule, p.attainment)})"
     )
-    for note in p.notes:
+    for note in (*getattr(p, "method", ()), *p.notes):  # (a plan kept from before `method`: none)
         print(f"note: {note}")
     if p.best_run is not None:
         r = {str(k): v for k, v in p.runs.iloc[p.best_run].to_dict().items()}

@@ -57,7 +57,7 @@ from engine.planning.candidates import (
 )
 from engine.planning.frontier import mark_frontiers
 from engine.planning.objective import Objective, check_objective
-from engine.planning.plan_notes import budget_note, power_note, run_notes
+from engine.planning.plan_notes import budget_note, method_notes, power_note, run_notes
 from engine.planning.portfolio import (
     MAX_POOLS,
     Portfolio,
@@ -116,6 +116,9 @@ class Plan:
     feasible: int
     exhaustive: bool
     notes: tuple[str, ...] = ()
+    """What the search left out or could not do: said as warnings."""
+    method: tuple[str, ...] = ()
+    """How the runs were made (a session lead, a site power cap as the power budget): said as information."""
     calibration: tuple[Calibration, ...] = ()
     """The calibration of each chip the search could use, under the scenario's serving stack."""
     rule: Rule = "percentile"
@@ -175,6 +178,7 @@ class Plan:
             "counts": counts,
             "exhaustive": self.exhaustive,
             "notes": list(self.notes),
+            "method": list(self.method),
             "calibration": {c.hardware: c.as_dict() for c in self.calibration},
             **({"slowdown": dict(self.slowdown)} if self.slowdown else {}),
             "objective": self.objective,
@@ -546,6 +550,7 @@ def _assemble(
         feasible=int(runs["passes"].sum()) if len(runs) else 0,
         exhaustive=not search.out_of_budget,
         notes=tuple(notes),
+        method=tuple(method_notes(search, space.power_budget_kw, target_rps)),
         calibration=tuple(search.calibrations.values()),
         rule=search.rule,
         attainment=search.attainment,

@@ -12,25 +12,32 @@ from engine.scenario.model import Scenario
 from engine.serving.work_load import RAMP_CAP_S, RAMP_SHARE, session_ramp
 
 
-def power_note(search: Search, bounds_: list[Bound], budget_kw: float | None) -> list[str]:
-    """What the power budget left out, with the figure: the shapes over it and the least they need;
-    and where the budget is the scenario's site cap, that it is."""
-    if budget_kw is None:
-        return []
+def method_notes(search: Search, budget_kw: float | None, target_rps: float) -> list[str]:
+    """How the runs were made, said as information rather than as a warning (`Plan.method`): a site
+    power cap taken as the plan's power budget, and a session lead before each window."""
     notes = []
     site = search.base.deployment.power_cap_kw
-    if site is not None and site <= budget_kw:
+    if budget_kw is not None and site is not None and site <= budget_kw:
         notes.append(
             f"the scenario's site power cap ({site:,.3g} kW) is the plan's power budget: no candidate whose "
             "chips at TDP draw more is tried, so none runs slowed by it"
         )
-    over = [search.kw(b.shape, b.counts) for b in bounds_ if b.pruned.startswith("over the power budget")]
-    if over:
-        notes.append(
-            f"{len(over)} of {len(bounds_)} shapes need more than the power budget of {budget_kw:,.3g} kW with "
-            f"their chips at TDP at the fewest instances the cost model allows (the least of them {min(over):,.1f} kW)"
-        )
+    if search.lead_s > 0:
+        notes.append(lead_note(search.base, search.lead_s, f"to {target_rps:g} req/s"))
     return notes
+
+
+def power_note(search: Search, bounds_: list[Bound], budget_kw: float | None) -> list[str]:
+    """What the power budget left out, with the figure: the shapes over it and the least they need."""
+    if budget_kw is None:
+        return []
+    over = [search.kw(b.shape, b.counts) for b in bounds_ if b.pruned.startswith("over the power budget")]
+    if not over:
+        return []
+    return [
+        f"{len(over)} of {len(bounds_)} shapes need more than the power budget of {budget_kw:,.3g} kW with "
+        f"their chips at TDP at the fewest instances the cost model allows (the least of them {min(over):,.1f} kW)"
+    ]
 
 
 def budget_note(search: Search, budget: float) -> list[str]:
@@ -70,9 +77,9 @@ def _held_at_client(runs: pd.DataFrame, target_rps: float) -> float | None:
 
 
 def run_notes(search: Search, runs: pd.DataFrame, found: bool, target_rps: float) -> list[str]:
-    """How the runs were made (a session ramp before each window) and how the search ended: at the
-    simulation budget, with nothing passing, every run held back at the client."""
-    notes = [lead_note(search.base, search.lead_s, f"to {target_rps:g} req/s")] if search.lead_s > 0 else []
+    """How the search ended: at the simulation budget, with nothing passing, every run held back at the
+    client."""
+    notes = []
     if search.out_of_budget:
         notes.append(
             f"stopped at the simulation budget ({search.space.max_simulations}); a cheaper deployment may exist"

@@ -59,4 +59,6 @@ def test_a_site_cap_is_the_plan_s_power_budget() -> None:
     s = io.apply_overrides(io.load_preset("power-capped-site"), {"duration_s": 60.0})
     p = plan(s, 30.0, space(tp=(2,), max_simulations=10), **NOMINAL)
     assert len(p.runs) and all(_kw(r) <= 6.0 for _, r in p.runs.iterrows())
-    assert any("site power cap (6 kW) is the plan's power budget" in n for n in p.notes)
+    assert any(
+        "site power cap (6 kW) is the plan's power budget" in n for n in p.method
+    )  # how, not a warning

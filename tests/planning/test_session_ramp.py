@@ -122,9 +122,12 @@ def test_the_plan_says_its_window_and_the_lead_before_it() -> None:
     space = SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0, finalists=1, frontier_extra=0)
     p = plan(sessions(**{"duration_s": 60.0}), 6.0, space, risk_aware=False, verify=True)
     assert p.duration_s == 30.0 and p.session_lead_s == 98.0
-    said = [n for n in p.notes if n.startswith("multi-turn sessions: each run starts 98 s before its window")]
+    said = [
+        n for n in p.method if n.startswith("multi-turn sessions: each run starts 98 s before its window")
+    ]
     assert said and "capped" not in said[0]
-    assert p.to_json()["session_lead_s"] == 98.0
+    assert not any(n.startswith("multi-turn sessions") for n in p.notes)  # information, not a warning
+    assert p.to_json()["session_lead_s"] == 98.0 and p.to_json()["method"] == list(p.method)
     assert p.best is not None and (p.best.duration_s, p.best.warmup_s) == (
         60.0 + 98.0,
         98.0,
@@ -139,7 +142,7 @@ def test_a_capped_lead_says_the_window_is_below_the_load() -> None:
     sc = sessions(**{f"{AGENT}.multi_turn.think_time_s": 600.0, "workload.arrival.rate_rps": 0.5})
     space = SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0, finalists=0, frontier_extra=0)
     p = plan(sc, 0.5, space, risk_aware=False, verify=False, check_work=False)
-    said = [n for n in p.notes if n.startswith("multi-turn sessions")]
+    said = [n for n in p.method if n.startswith("multi-turn sessions")]
     assert said and "capped at 1,800 s: they send about 64% of it by then" in said[0]
 
 
