@@ -27,6 +27,7 @@ from engine.planning import (
     Margin,
     MarginCheck,
     Plan,
+    band_take_in,
     rule_text,
 )
 from ui import marks, state
@@ -85,23 +86,30 @@ def _band(b: Any, fmt: str, to: str = " to ") -> str:
     return "" if not b else f" ({format(b[0], fmt)}{to}{format(b[1], fmt)})"
 
 
-def _latencies(c: dict[str, Any]) -> str:
-    """Each class's TTFT and TPOT at its SLO percentile, with their bands."""
+def _latencies(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
+    """Each class's TTFT and TPOT at its SLO percentile, with their bands; for one class, its bands
+    widened to hold the margin's reruns of the choice (`reruns`: its checks with slowed and faster
+    chips), so the range never leaves out the figure the margin's box prints under it."""
     parts = []
+    one = len(c["classes_at_slo"]) == 1
     for name, k in c["classes_at_slo"].items():
         p = f"p{k['percentile']:g}"
         ttft = "never (requests not served)" if k["ttft_ms"] is None else duration_text(k["ttft_ms"])
         tpot = "n/a" if k["tpot_ms"] is None else duration_text(k["tpot_ms"])
+        seen = [r for r in reruns if one and r is not None and getattr(r, "grows_rps", None) is None]
+        tb = band_take_in(k.get("ttft_band"), *(getattr(r, "ttft_ms_at_slo", None) for r in seen))
+        pb = band_take_in(k.get("tpot_band"), *(getattr(r, "tpot_ms_at_slo", None) for r in seen))
         parts.append(
-            (f"{plain(name)}: " if len(c["classes_at_slo"]) > 1 else "")
-            + f"TTFT {p} {ttft}{_band(k.get('ttft_band'), ',.0f')} (target {k['ttft_target_ms']:g} ms), "
-            f"TPOT {p} {tpot}{_band(k.get('tpot_band'), '.1f')} (target {k['tpot_target_ms']:g} ms)"
+            (f"{plain(name)}: " if not one else "")
+            + f"TTFT {p} {ttft}{_band(tb, ',.0f')} (target {k['ttft_target_ms']:g} ms), "
+            f"TPOT {p} {tpot}{_band(pb, '.1f')} (target {k['tpot_target_ms']:g} ms)"
         )
     return "; ".join(parts)
 
 
-def verdict_box(p: Plan) -> None:
-    """The choice, the nominal cheapest beside it, and each chip's best side by side."""
+def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
+    """The choice, the nominal cheapest beside it, and each chip's best side by side (`reruns`: the
+    margin's checks of the choice, slowed and faster, that its latency ranges hold)."""
     v = p.verdict
     assert v is not None and v.chosen is not None
     c = v.chosen
@@ -129,7 +137,7 @@ def verdict_box(p: Plan) -> None:
                 f"{c['power_w'] / 1e3:,.1f} kW",
             ]
         )
-        + f"; {_latencies(c)}"
+        + f"; {_latencies(c, reruns)}"
     )
     with st.container(key="fg-plan-verdict"):
         show = st.success if c["passes"] and c["holds_slowed"] is not False else st.warning
@@ -350,7 +358,7 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     if p.best_run is None:
         return
     if getattr(p, "verdict", None) is not None and p.verdict.chosen is not None:
-        verdict_box(p)
+        verdict_box(p, (edge.chosen, edge.faster) if ours and edge is not None else ())
         _calibration(p, p.runs.iloc[p.best_run])
         return
     r = p.runs.iloc[p.best_run]

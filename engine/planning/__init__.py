@@ -47,6 +47,7 @@ _API = {
     "OBJECTIVE_COLUMNS": "engine.planning.objective",
     "Objective": "engine.planning.objective",
     "Verdict": "engine.planning.verdict",
+    "band_take_in": "engine.planning.verdict",
     "plan_margin": "engine.planning.margin",
     "DEFAULT_ATTAINMENT": "engine.planning.rules",
     "PP_MIN_TP": "engine.planning.candidates",
@@ -68,6 +69,7 @@ _RENAMED = {
     "OBJECTIVE_COLUMNS": "COLUMN",
     "lifetime_headline": "headline_line",
     "lifetime_summary": "summary_line",
+    "band_take_in": "take_in",
 }
 
 __all__ = [
@@ -90,6 +92,7 @@ __all__ = [
     "Rule",
     "SearchSpace",
     "Verdict",
+    "band_take_in",
     "emit_deployment",
     "lifetime_headline",
     "lifetime_names",
@@ -128,3 +131,4 @@ if TYPE_CHECKING:
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
     from engine.planning.search import Progress
     from engine.planning.verdict import Verdict
+    from engine.planning.verdict import take_in as band_take_in

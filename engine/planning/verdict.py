@@ -49,6 +49,8 @@ FIGURES = {  # column: (band kind, turned round)
     "tpot_ms_at_slo": ("tpot", False),
 }
 """The verdict's banded figures and the band each takes (`band_of`)."""
+LATENCIES = ("ttft_ms_at_slo", "tpot_ms_at_slo")
+"""The banded figures whose bands also hold the risk-aware check's own (`take_in`)."""
 
 
 CUT = "cut"
@@ -80,6 +82,16 @@ def band_of(row: dict[str, Any], column: str) -> list[float] | None:
     if inverse:
         fall, rise = 1.0 / (1.0 + rise) - 1.0, 1.0 / (1.0 + fall) - 1.0
     return [float(v) * (1.0 + fall), float(v) * (1.0 + rise)]
+
+
+def take_in(band: list[float] | None, *seen: float | None) -> list[float] | None:
+    """A figure's band widened to hold what its own reruns gave (the risk-aware check, every chip at its
+    band's pessimistic edge, can land past the band of the figure as modelled): never narrower than
+    either, as Results reads a run's spread. None where the figure has no band."""
+    xs = [float(x) for x in seen if x is not None and math.isfinite(x)]
+    if band is None or not xs:
+        return band
+    return [min(band[0], *xs), max(band[1], *xs)]
 
 
 @dataclass(frozen=True)
@@ -417,17 +429,28 @@ def _row(
         notes.append(f"{g}: {shape.label()} {quoted['split']} fails its full-length run")
     elif moved:
         notes.append(f"{g}: the full-length run moved the pick up {moved} instance(s), to {quoted['split']}")
-    holds = None
+    holds, s = None, None
     if slow is not None:
         s = slow.run(shape, counts)
         holds = None if s is None else bool(s["passes"])
     out = {"group": g, "winner": False, "run": int(planned["run"]), **{k: quoted.get(k) for k in KEPT}}
-    out |= {f"{k}_band": band_of(quoted, k) for k in FIGURES}
+    # the latency bands hold the risk-aware check's latencies (every chip at its band's pessimistic edge,
+    # on the planning window); its costs and tokens per chip are not the quoted run's (a shorter window's
+    # drain weighs more in them), and a latency that grows with the run's length is no edge
+    seen = s if s is not None and s.get("grows_rps") is None else {}
+    out |= {
+        f"{k}_band": take_in(band_of(quoted, k), seen.get(k) if k in LATENCIES else None) for k in FIGURES
+    }
     per: dict[str, dict[str, Any]] = {n: dict(c) for n, c in quoted["classes_at_slo"].items()}
     out["classes_at_slo"] = per  # copies: the run rows keep theirs
-    for c in per.values():
-        c["ttft_band"] = band_of({**quoted, "ttft_ms_at_slo": c["ttft_ms"]}, "ttft_ms_at_slo")
-        c["tpot_band"] = band_of({**quoted, "tpot_ms_at_slo": c["tpot_ms"]}, "tpot_ms_at_slo")
+    for n, c in per.items():
+        slowed = seen.get("classes_at_slo", {}).get(n, {})
+        c["ttft_band"] = take_in(
+            band_of({**quoted, "ttft_ms_at_slo": c["ttft_ms"]}, "ttft_ms_at_slo"), slowed.get("ttft_ms")
+        )
+        c["tpot_band"] = take_in(
+            band_of({**quoted, "tpot_ms_at_slo": c["tpot_ms"]}, "tpot_ms_at_slo"), slowed.get("tpot_ms")
+        )
     out["objective_value"] = row_value(quoted, search.objective)
     out["holds_slowed"] = holds
     out["verified"] = bool(verify and quoted["passes"])

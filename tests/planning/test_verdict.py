@@ -14,7 +14,7 @@ from engine.planning.candidates import SearchSpace
 from engine.planning.objective import COLUMN, OBJECTIVES, row_value
 from engine.planning.plan import plan
 from engine.planning.sizing import Kind, Shape
-from engine.planning.verdict import _up, band_of, group_of
+from engine.planning.verdict import LATENCIES, _up, band_of, group_of, take_in
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
@@ -186,6 +186,37 @@ def test_runs_and_verdict_speak_the_slos_percentile(two_chips: Any) -> None:
     lo, hi = c["usd_per_million_output_tokens_band"]  # faster chips lower a cost: the band turned round
     assert lo < c["usd_per_million_output_tokens"] < hi
     assert len(doc["per_chip"]) == len(two_chips.verdict.table) and doc["objective"] == "usd_per_hour"
+
+
+def test_a_band_takes_in_what_its_own_reruns_gave() -> None:
+    assert take_in([10.0, 20.0], 27.0) == [10.0, 27.0]
+    assert take_in([10.0, 20.0], 8.0, None, math.nan) == [8.0, 20.0]
+    assert take_in([10.0, 20.0], 15.0) == [10.0, 20.0] and take_in([10.0, 20.0]) == [10.0, 20.0]
+    assert take_in(None, 5.0) is None  # a figure with no band gets none from its reruns
+
+
+def test_the_choices_bands_hold_its_own_run_at_the_bands_edge(two_chips: Any) -> None:
+    """The risk-aware check reruns the choice with every chip at its band's pessimistic edge; the
+    latencies it gave lie inside the choice's latency bands (one once stopped short of it). Its costs
+    are of the shorter planning window, whose drain weighs more: the cost bands are the figure's own."""
+    c = two_chips.verdict.chosen
+    (s,) = [
+        r for r, _ in two_chips.ran.slowed.values() if (r["shape"], r["split"]) == (c["shape"], c["split"])
+    ]
+    assert s["grows_rps"] is None
+    checked = 0
+    for key in LATENCIES:
+        band = c[f"{key}_band"]
+        if band is not None:
+            assert band[0] <= s[key] <= band[1], (key, band, s[key])
+            checked += 1
+    for name, k in c["classes_at_slo"].items():
+        for fig in ("ttft", "tpot"):
+            band = k[f"{fig}_band"]
+            if band is not None:
+                assert band[0] <= s["classes_at_slo"][name][f"{fig}_ms"] <= band[1]
+                checked += 1
+    assert checked >= 2
 
 
 def test_a_band_turns_round_for_costs() -> None:
