@@ -86,6 +86,13 @@ def _band(b: Any, fmt: str, to: str = " to ") -> str:
     return "" if not b else f" ({format(b[0], fmt)}{to}{format(b[1], fmt)})"
 
 
+def _assumed(c: dict[str, Any]) -> str:
+    """' (assumed price)' after a deployment's $/h where a chip of it is billed at a price the catalog
+    only assumes (`assumed_prices`; a plan kept from before: none)."""
+    n = len(c.get("assumed_prices") or {})
+    return "" if not n else f" (assumed price{'s' if n > 1 else ''})"
+
+
 def _latencies(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
     """Each class's TTFT and TPOT at its SLO percentile, with their bands; for one class, its bands
     widened to hold the margin's reruns of the choice (`reruns`: its checks with slowed and faster
@@ -126,7 +133,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         ", ".join(
             [
                 f"{int(c['chips'])} chips",
-                f"**\\${c['usd_per_hour']:,.2f}/h**",
+                f"**\\${c['usd_per_hour']:,.2f}/h**" + _assumed(c),
                 *([] if per_m is None else [f"**\\${per_m:,.2f}**{m_band} per million output tokens"]),
                 *(
                     []
@@ -169,6 +176,8 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         st.dataframe(frame, hide_index=True, width="stretch", key="fg-plan-per-chip", column_config=PER_CHIP)
         if len(quoted) == 1:
             st.caption(_quoted_once(str(quoted[0]), len(frame)))
+        if v.prices_text():  # a choice made on a price the catalog only assumes says so
+            st.caption(_sentence(plain(v.prices_text())) + ".")
 
 
 def _quoted_once(quoted: str, rows: int) -> str:

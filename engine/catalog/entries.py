@@ -340,3 +340,13 @@ def entry_to_toml(entry: HardwareSpec | ModelSpec) -> str:
     import tomli_w  # only when an entry is written
 
     return tomli_w.dumps(entry.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+
+def price_assumed(hw: HardwareSpec, own: bool = False, capex_given: bool = False) -> bool:
+    """Whether the price a run bills a chip at is an assumption (its source says so), not a published
+    figure: rented, its hourly rate; owned (`own`), its purchase price, unless the scenario gives one
+    (`capex_given`: the user's figure, not the catalog's)."""
+    if own and capex_given:
+        return False
+    source = hw.sources.get("capex_usd" if own else "usd_per_hour", "")
+    return source.strip().lower().startswith("assumption")

@@ -93,6 +93,8 @@ def print_verdict(p: Plan) -> None:
             )
     if v.risk_text():
         print(f"  {v.risk_text()}")
+    if v.prices_text():
+        print(f"  {v.prices_text()}")
     print_per_chip(v)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.catalog.entries import Catalog
+from engine.catalog.entries import Catalog, price_assumed
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core import bounds, datafiles
 from engine.core.errors import ScenarioError
@@ -465,17 +465,13 @@ def chip_options(catalog: Catalog) -> list[str]:
     return [h.id for h in chips]
 
 
-def price_assumed(hw: HardwareSpec) -> bool:
-    """Whether a chip's hourly price is an assumption (its source says so), not a published rate."""
-    return hw.sources.get("usd_per_hour", "").strip().lower().startswith("assumption")
-
-
 def pool_summary(pool: Pool, catalog: Catalog, basis: CostBasis | None = None) -> str:
     """A one-line description of a pool: count x chips per instance x chip, chips in all, price per
     hour in the scenario's cost mode (`basis`; None: rent): rented, the catalog's rent (said to be
     assumed where the chip's price is an assumption, not a published rate); owned, capital + hosting
-    + energy as the run bills them (`ownership.chip_hour_usd`), energy from idle to TDP, since the
-    run's draw is not known before it runs. 'at most' for an autoscaled pool, whose count is its ceiling."""
+    + energy as the run bills them (`ownership.chip_hour_usd`; said where the purchase price is the
+    catalog's assumption), energy from idle to TDP, since the run's draw is not known before it runs.
+    'at most' for an autoscaled pool, whose count is its ceiling."""
     hw = catalog.hardware.get(pool.hardware)
     chips = pool.count * pool.chips_per_instance
     price = ""
@@ -490,7 +486,10 @@ def pool_summary(pool: Pool, catalog: Catalog, basis: CostBasis | None = None) -
         except ScenarioError:  # no purchase price: the run is refused the same way, naming the field
             price = f", owned: no purchase price (cost.capex_usd.{hw.id})"
         else:
-            price = f", ${low:,.2f}-{high:,.2f}/h owned (capital + hosting + energy, idle to TDP)"
+            assumed = price_assumed(hw, own=True, capex_given=hw.id in basis.capex_usd)
+            price = f", ${low:,.2f}-{high:,.2f}/h owned (capital + hosting + energy, idle to TDP)" + (
+                "; assumed purchase price" if assumed else ""
+            )
     most = "at most " if pool.autoscale is not None else ""
     return f"{most}{pool.count} × {pool.chips_per_instance} × {pool.hardware} = {chips} chip{'' if chips == 1 else 's'}{price}"
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from engine.catalog.entries import price_assumed
 from engine.planning.calibrations import slowdowns
 from engine.planning.candidates import window_text
 from engine.planning.objective import OBJECTIVES, row_value, value_text
@@ -177,6 +178,23 @@ class Verdict:
             return "it fails, moved up or not"
         return f"its pick moved up to {row['split']}" if row["moved_up"] else ""
 
+    def prices_text(self) -> str:
+        """'b200 $4.50/h and h200 $3.20/h are assumed prices, not published rates (the catalog's notes)'
+        over every row of the table ('' where every price is cited); owned, purchase prices."""
+        said: dict[str, str] = {}
+        for prices in self.table.get("assumed_prices", pd.Series(dtype=object)):
+            said |= prices or {}
+        if not said:
+            return ""
+        chips = [f"{chip} {price}" for chip, price in sorted(said.items())]
+        listed = chips[0] if len(chips) == 1 else ", ".join(chips[:-1]) + f" and {chips[-1]}"
+        owned = any(not p.endswith("/h") for p in said.values())
+        what = "purchase price" if owned else "price"
+        return (
+            f"{listed} {'is an assumed ' + what if len(chips) == 1 else 'are assumed ' + what + 's'}, "
+            f"not {'a published one' if len(chips) == 1 else 'published ones'} (the catalog's notes)"
+        )
+
     def to_json(self) -> dict[str, Any]:
         """Plain data for `plan --json`."""
         rows = [{k: _plain(v) for k, v in r.items()} for r in self.table.to_dict(orient="records")]
@@ -190,6 +208,7 @@ class Verdict:
             "nominal_run": self.nominal_run,
             "nominal_slowed": self.nominal_slowed,
             "risk": self.risk_text() or None,
+            "prices": self.prices_text() or None,
             "per_chip": rows,
             "notes": list(self.notes),
             "slowed_simulations": self.slowed_simulations,
@@ -460,4 +479,18 @@ def _row(
         else f"planning run ({window_text(search.base, search.lead_s)}, seed {search.base.seed})"
     )
     out["moved_up"] = moved
+    out["assumed_prices"] = assumed_prices(search, shape)
+    return out
+
+
+def assumed_prices(search: Search, shape: Shape | Portfolio) -> dict[str, str]:
+    """The chips of a deployment billed at a price the catalog assumes rather than cites, each with that
+    price: its hourly rent, or owned, its purchase price (where the scenario gives none)."""
+    kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
+    basis = search.base.cost
+    own = basis.mode == "own"
+    out = {}
+    for hw in (search.cat.hardware[h] for h in sorted({k.hardware for k in kinds})):
+        if price_assumed(hw, own, hw.id in basis.capex_usd):
+            out[hw.id] = f"${hw.capex_usd:,.0f}" if own and hw.capex_usd else f"${hw.usd_per_hour:,.2f}/h"
     return out

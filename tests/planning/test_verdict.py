@@ -320,3 +320,22 @@ def test_a_group_the_budget_cut_short_is_not_said_to_have_nothing_that_holds() -
     group = cut[0].split(":")[0].split(", ")[0]  # the groups cut short, named before the colon
     row = p.verdict.table[p.verdict.table["group"] == group].iloc[0]
     assert row["holds_slowed"] is None or row["holds_slowed"] != row["holds_slowed"]  # unknown, not False
+
+
+def test_a_price_the_catalog_only_assumes_is_said_beside_the_choice() -> None:
+    """The H200's rent is the catalog's assumption (its source says so), the H100's a cited rate: a
+    verdict that weighs them says which price it rests on; owned, the purchase prices, unless the
+    scenario gives its own."""
+    space = SearchSpace(hardware=("h100-sxm", "h200"), tp=(2,), pp=(1,), duration_s=30.0, finalists=0)
+    v = plan(chat(), 12.0, space, risk_aware=False).verdict
+    assert v is not None
+    rows = {r["group"]: r["assumed_prices"] for _, r in v.table.iterrows()}
+    assert rows["h200"] == {"h200": "$3.20/h"} and rows["h100-sxm"] == {}
+    assert v.prices_text() == "h200 $3.20/h is an assumed price, not a published one (the catalog's notes)"
+    assert v.to_json()["prices"] == v.prices_text()
+    own = plan(chat(**{"cost.mode": "own"}), 12.0, space, risk_aware=False).verdict
+    assert own is not None and own.prices_text().startswith("h200 $32,000 is an assumed purchase price")
+    given = plan(
+        chat(**{"cost.mode": "own", "cost.capex_usd.h200": 30000.0}), 12.0, space, risk_aware=False
+    ).verdict
+    assert given is not None and given.prices_text() == ""  # the user's own figure is not assumed
