@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.catalog.specs import GIB, HardwareSpec, KvPrecision, Precision
+from engine.catalog.specs import GIB, HardwareSpec, KvPrecision, ModelSpec, Precision
 
 StackId = Literal["vllm", "vllm-v0", "sglang", "trtllm", "vllm-ascend", "mindie"]
 
@@ -165,3 +165,28 @@ def vllm_v0_defaults(max_model_len: int, mla: bool = False) -> StackDefaults:
         return StackDefaults(256, 2048, True, 2048, "vLLM V0 defaults (chunked prefill past 32K context)")
     budget = max(max_model_len, 2048)
     return StackDefaults(256, budget, False, budget, "vLLM V0 defaults (whole prompts, no chunking)")
+
+
+def tp_split_problem(model: ModelSpec, tp: int) -> str:
+    """Why a serving stack cannot split `model`'s attention over `tp` tensor-parallel ranks ('' where it
+    can). Each rank takes an equal share of the query heads, and of the KV heads, which are replicated
+    where the ranks outnumber them: vLLM refuses a model whose "Total number of attention heads (28)
+    must be divisible by tensor parallel size (3)" (`ModelConfig.verify_with_parallel_config`), and its
+    QKV projection divides the KV heads by the ranks, or the ranks by the KV heads
+    (`QKVParallelLinear`); SGLang and TensorRT-LLM split heads the same way."""
+    fits = [t for t in (1, 2, 4, 8, 16, 32, 64) if model.heads % t == 0 and _kv_splits(model.kv_heads, t)]
+    if model.heads % tp:
+        return (
+            f"{model.id} has {model.heads} attention heads, which {tp} tensor-parallel ranks cannot share "
+            f"evenly (each rank takes an equal share); choose one of {fits}"
+        )
+    if not _kv_splits(model.kv_heads, tp):
+        return (
+            f"{model.id}'s {model.kv_heads} KV heads cannot be split over or replicated on {tp} tensor-parallel "
+            f"ranks (the ranks must divide them, or they the ranks); choose one of {fits}"
+        )
+    return ""
+
+
+def _kv_splits(kv_heads: int, tp: int) -> bool:
+    return kv_heads % tp == 0 if tp <= kv_heads else tp % kv_heads == 0

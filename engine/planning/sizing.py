@@ -35,7 +35,7 @@ import numpy as np
 from engine.calibration import software
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
-from engine.costmodel import ownership, stages
+from engine.costmodel import ownership, stacks, stages
 from engine.costmodel.iteration import decode_cost, prefill_cost
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance, roof
@@ -171,8 +171,9 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
         dp=inst.dp,
         ep=inst.ep,
     )
-    if unpriced:
-        return replace(head, prefill_problem=unpriced, decode_problem=unpriced)
+    # unpriced, or a tp no stack would start the model with: prune it, say why
+    if problem := unpriced or stacks.tp_split_problem(inst.model, inst.tp):
+        return replace(head, prefill_problem=problem, decode_problem=problem)
     if not inst.fits() or not len(d.prompt_tokens):
         why = _unfit_why(inst, hw.id)
         return replace(head, prefill_problem=why, decode_problem=why)

@@ -214,6 +214,8 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 f"is {hw.id!r} ({hw.vendor}). Choose another stack, or name the profile on the Ascend pool "
                 f"(deployment.pools[i].profile = {scenario.deployment.stack!r})"
             )
+        if split := stacks.tp_split_problem(model, spec.tp):
+            raise ScenarioError(f"{where}.tp: {split}")
         if spec.pp > model.layers:  # a stage with no layer (vLLM's get_pp_indices would give it none)
             raise ScenarioError(
                 f"{where}.pp: {spec.pp} pipeline stages for {model.id}'s {model.layers} layers; each stage "

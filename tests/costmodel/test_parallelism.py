@@ -269,3 +269,34 @@ def test_attention_dp_and_ep_hold_memory_as_deployed(catalog: Catalog) -> None:
     # parallelism once per request; DP holds far more KV despite its replicated dense weights
     assert tp8.kv_copies == 8 and dp8.kv_copies == 1
     assert dp8.kv_capacity_tokens > 4 * tp8.kv_capacity_tokens
+
+
+def test_a_tensor_parallel_degree_must_share_the_heads_evenly(catalog: Catalog) -> None:
+    """vLLM refuses to start a model whose attention heads the tensor-parallel ranks cannot share
+    evenly, and splits or replicates its KV heads over them: so does the engine, naming the field and
+    the degrees that work (a share link once ran Llama-3.1-70B's 64 heads on three ranks)."""
+    from engine.costmodel.stacks import tp_split_problem
+    from engine.planning import SearchSpace
+    from engine.planning.plan import plan
+
+    llama = catalog.models["llama-3.1-70b"]
+    assert tp_split_problem(llama, 8) == "" and tp_split_problem(llama, 16) == ""  # 16 ranks: KV replicated
+    assert tp_split_problem(llama, 3).endswith(
+        "cannot share evenly (each rank takes an equal share); choose one of [1, 2, 4, 8, 16, 32, 64]"
+    )
+    odd = llama.model_copy(update={"heads": 48, "kv_heads": 12})  # 8 ranks take 6 heads each, 1.5 KV heads
+    assert "12 KV heads cannot be split over or replicated on 8" in tp_split_problem(odd, 8)
+    assert tp_split_problem(odd, 4) == "" and tp_split_problem(odd, 16) != ""
+    sc = io.apply_overrides(io.load_preset("chat-colocated"), {"deployment.pools[0].tp": 3})
+    with pytest.raises(
+        ScenarioError, match=r"deployment\.pools\[0\]\.tp: llama-3\.1-70b has 64 attention heads"
+    ):
+        resolve(sc)
+    # the planner prunes such a kind with the same reason instead of simulating it
+    space = SearchSpace(hardware=("h100-sxm",), tp=(3, 4), pp=(1,), duration_s=30.0, max_simulations=4)
+    p = plan(
+        io.apply_overrides(sc, {"duration_s": 30.0, "deployment.pools[0].tp": 4}), 4.0, space, verify=False
+    )
+    threes = p.candidates[p.candidates["shape"].str.contains("tp3")]
+    assert len(threes) and all(tp_split_problem(llama, 3) in s for s in threes["status"]), threes["status"]
+    assert not p.runs["shape"].str.contains("tp3").any()  # none simulated
