@@ -136,9 +136,9 @@ COMPARE: dict[str, Any] = {
     # widths for the longest entries ('Cost per 1M output tokens', '0.0005415', '+0.00005255')
     "figure": cc.TextColumn("figure", width=200),
     "unit": cc.TextColumn("unit"),
-    "a": cc.NumberColumn("A", format="%.4g", width=100),
-    "b": cc.NumberColumn("B", format="%.4g", width=100),
-    "change": cc.NumberColumn("B − A", format="%+.4g", width=110),
+    "a": cc.TextColumn("A", width=100, alignment="right"),
+    "b": cc.TextColumn("B", width=100, alignment="right"),
+    "change": cc.TextColumn("B − A", width=110, alignment="right"),
     "change_pct": cc.TextColumn(
         "change", help="Relative change from A to B; a share's (SLO attainment, cache hit rate) in points."
     ),
@@ -197,12 +197,32 @@ def changes(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
 
 def compare_view(table: pd.DataFrame) -> pd.DataFrame:
     """A compare table for display: one change column, a relative change in percent or, for a share,
-    its change in percentage points (`change_points`), so neither column is mostly empty."""
+    its change in percentage points (`change_points`), so neither column is mostly empty; the figures
+    as the cards read them (`figure_text`: 23,130 not 23130, a share 99.58% not 0.9958)."""
     text = [
         change_text(c, p)
         for c, p in zip(table["change_pct"], table.get("change_points", [None] * len(table)), strict=True)
     ]
-    return table.assign(change_pct=text).drop(columns=["change_points"], errors="ignore")
+    out = table.assign(change_pct=text).drop(columns=["change_points"], errors="ignore")
+    share = out["unit"] == "fraction"
+    for col in ("a", "b", "change", "a_ci95", "b_ci95"):
+        if col in out:
+            signed = col == "change"
+            out[col] = [figure_text(v, s, signed) for v, s in zip(out[col], share, strict=True)]
+    return out.assign(unit=out["unit"].where(~share, "%"))
+
+
+def figure_text(value: Any, share: bool = False, signed: bool = False) -> str | None:
+    """A compare table's figure to four significant figures with thousands separated (23,130; 0.0005415;
+    1.887), a share in percent (99.58%) or, as a change, in points (-5.00 pts); None for no figure."""
+    if value is None or pd.isna(value):
+        return None
+    v = float(value) * (100.0 if share else 1.0)
+    places = 2 if share else (max(0, 3 - math.floor(math.log10(abs(v)))) if v else 0)
+    text = f"{v:+,.{places}f}" if signed else f"{v:,.{places}f}"
+    if "." in text and not share:
+        text = text.rstrip("0").rstrip(".")
+    return text + (" pts" if share and signed else "%" if share else "")
 
 
 HARDWARE: dict[str, Any] = {

@@ -125,6 +125,29 @@ def test_a_share_changes_in_points_not_percent() -> None:
         "+98.8 pts",
         "-50.0%",
     )
+    # a share as the cards read it, in percent, its change in points
+    share = shown.loc["SLO attainment"]
+    assert (share["unit"], share["a"], share["b"], share["change"]) == ("%", "0.80%", "99.60%", "+98.80 pts")
+    assert (shown.loc["TTFT p99", "a"], shown.loc["TTFT p99", "change"]) == ("200", "-100")
+
+
+def test_compare_figures_read_as_the_cards_read_them() -> None:
+    """Four significant figures with thousands separated: a user read '23130' and '+0.000005249'."""
+    from ui.tables import figure_text
+
+    assert [figure_text(v) for v in (23130.4, 0.00054153, 1.8874, 809.94, 0.0, 1234567.0)] == [
+        "23,130",
+        "0.0005415",
+        "1.887",
+        "809.9",
+        "0",
+        "1,234,567",
+    ]
+    assert (
+        figure_text(0.000005249, signed=True) == "+0.000005249"
+        and figure_text(-12.48, signed=True) == "-12.48"
+    )
+    assert figure_text(float("nan")) is None and figure_text(None) is None
 
 
 def test_cost_parts_add_up(run: SimResult) -> None:
