@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.explain import ALL_CLASSES, usd_text
+from engine.explain import ALL_CLASSES, duration_text, usd_text
 from ui.tables import changes
 
 ACCENT = "#c0392b"
@@ -183,9 +183,9 @@ def cdf(
         target, pct = float(t["target_ms"]), float(t["percentile"])
         color = palette.get(str(t["class"]), ACCENT) if len(rows_t) > 1 else ACCENT
         fig.add_vline(x=target, line={"dash": "dash", "color": color, "width": 1.5})
-        label = (
-            f"{t['class']} SLO {target:,.0f} ms" if len(rows_t) > 1 else f"SLO {target:,.0f} ms @ p{pct:g}"
-        )
+        # ms as the axis reads them; ten seconds or more in their own unit (60.0 min, not 3,600,000 ms)
+        at = f"{target:,.0f} ms" if target < 10_000 else duration_text(target)
+        label = f"{t['class']} SLO {at}" if len(rows_t) > 1 else f"SLO {at} @ p{pct:g}"
         y, side = _label_place(curves, target, len(label), lo, hi, log, 0.03 + 0.09 * i, columns)
         fig.add_annotation(
             x=math.log10(target) if log else target, y=y, text=label, showarrow=False,

@@ -83,7 +83,7 @@ def _columns(table: pd.DataFrame) -> dict[str, object]:
         "completed": cc.NumberColumn("completed", format="localized"),
         "rejected": cc.NumberColumn("rejected", format="localized"),
         "failed": cc.NumberColumn("failed", format="localized"),
-        "ttft_p90_ms": cc.NumberColumn("TTFT p90", format="%.0f ms", help="Of completed requests."),
+        "ttft_p90_ms": cc.NumberColumn("TTFT p90", format="%,.0f ms", help="Of completed requests."),
         "usd_per_request": cc.NumberColumn(
             "$ / request", format="$%.6f", help="The whole bill over completed requests."
         ),

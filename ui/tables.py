@@ -45,17 +45,17 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
         "SLO pct", format="p%g", help="The percentile the targets apply at.", width=60
     ),
     "slo_attainment": fraction("met SLO", "Share of the class's requests that met both targets.", "small"),
-    "ttft_target_ms": cc.NumberColumn("TTFT target", format="%.0f ms", width=82),
+    "ttft_target_ms": cc.NumberColumn("TTFT target", format="%,.0f ms", width=82),
     "ttft_at_percentile_ms": cc.NumberColumn(
         "TTFT at pct",
-        format="%.0f ms",
+        format="%,.0f ms",
         help="TTFT at the SLO percentile (rejected and failed requests count as late).",
         width=82,
     ),
     "ttft_holds_to_pct": cc.NumberColumn(
         "TTFT holds", format="p%.1f", help="The percentile up to which TTFT stays within target.", width=82
     ),
-    "tpot_target_ms": cc.NumberColumn("TPOT target", format="%.0f ms", width=82),
+    "tpot_target_ms": cc.NumberColumn("TPOT target", format="%,.0f ms", width=82),
     "tpot_at_percentile_ms": cc.NumberColumn(
         "TPOT at pct", format="%.1f ms", help="TPOT at the SLO percentile.", width=82
     ),
@@ -86,16 +86,16 @@ def slo_tail_columns(growing: bool, tbt: bool = False) -> dict[str, Any]:
     if growing:
         grows = f"At least this: the run is unsustainable, and each of its latencies {ex.GROWS}."
         cols["ttft_at_percentile_ms"] = cc.NumberColumn(
-            "TTFT at pct", format="≥ %.0f ms", help=grows, width=92
+            "TTFT at pct", format="≥ %,.0f ms", help=grows, width=92
         )
         cols["tpot_at_percentile_ms"] = cc.NumberColumn(
             "TPOT at pct", format="≥ %.1f ms", help=grows, width=92
         )
     if tbt:
-        cols["tbt_target_ms"] = cc.NumberColumn("TBT target", format="%.0f ms", width=82)
+        cols["tbt_target_ms"] = cc.NumberColumn("TBT target", format="%,.0f ms", width=82)
         cols["max_tbt_at_percentile_ms"] = cc.NumberColumn(
             "TBT at pct",
-            format=f"{at}%.0f ms",
+            format=f"{at}%,.0f ms",
             help="The largest gap between tokens at the SLO percentile (rejected and failed requests count as late).",
             width=92,
         )
@@ -342,7 +342,7 @@ PLAN_RUNS: dict[str, Any] = {
     ),
     "tpot_ms_mean": cc.NumberColumn("TPOT mean", format="%.1f ms"),
     "tokens_per_s_per_user": cc.NumberColumn("tok/s/user", format="%.1f", help="1 / mean TPOT."),
-    "ttft_ms_p90": cc.NumberColumn("TTFT p90", format="%.0f ms"),
+    "ttft_ms_p90": cc.NumberColumn("TTFT p90", format="%,.0f ms"),
     "tpot_ms_p90": cc.NumberColumn("TPOT p90", format="%.1f ms"),
     "usd_per_million_output_tokens": cc.NumberColumn("$/1M output tok", format="%.3f"),
     "prefill_busy": cc.NumberColumn("prefill busy", format="percent", step=PERCENT_STEP),

@@ -190,6 +190,25 @@ def test_a_target_label_in_a_third_of_the_page_stays_off_the_curves() -> None:
     assert float(note.bgcolor.rsplit(",", 1)[1].rstrip(")")) >= 0.9  # opaque enough to hide a curve under it
 
 
+def test_a_long_target_is_labelled_in_its_own_unit() -> None:
+    """offline-batch's hour-long TTFT target read 'SLO 3,600,000 ms @ p50' on its chart; now 'SLO 60.0 min'."""
+    import numpy as np
+    import pandas as pd
+
+    from ui import charts
+
+    frac = np.linspace(0.0, 1.0, 20)
+    frame = pd.DataFrame({"run": ["A"] * 20, "latency_ms": np.linspace(1e5, 2e5, 20), "fraction": frac})
+    for target, said in (
+        (3_600_000.0, "SLO 60.0 min @ p50"),
+        (30_000.0, "SLO 30.0 s @ p50"),
+        (2_000.0, "SLO 2,000 ms @ p50"),
+    ):
+        targets = pd.DataFrame([{"class": "all", "metric": "ttft", "target_ms": target, "percentile": 50.0}])
+        (note,) = charts.cdf(frame, "ttft", targets, series="run").layout.annotations
+        assert note.text == said
+
+
 def test_the_workload_page_sets_a_ceiling_on_requests_in_flight_and_results_say_what_it_held() -> None:
     from tests.app.harness import scenario_of, short
 
