@@ -39,8 +39,8 @@ def scenario_of(choice: str) -> Scenario:
 for side in ("a", "b"):  # a link's choice the page does not know is said, then left to the default
     if side in st.query_params and (asked := str(st.query_params[side])) not in CHOICES:
         st.warning(
-            f"Scenario {side.upper()}: {plain(repr(asked[:60]))} is not a choice ({CURRENT}, {SWITCHED}, or a "
-            "preset's name); showing the default.",
+            f"Scenario {side.upper()}: {plain(repr(asked[:60]))} is not a choice ('{CURRENT}', '{SWITCHED}' "
+            "or a preset's name); showing the default.",
             icon=":material/link_off:",
         )
         del st.query_params[side]

@@ -235,8 +235,9 @@ def sync_link() -> None:
                 sc, name = _from_params(params)
                 ss[SCENARIO], ss[PRESET] = sc, name
             except ScenarioError as exc:
-                notify(f"The share link could not be used ({exc}). Showing the preset instead.")
-                use_preset(_fallback(params))
+                fallback = _fallback(params)
+                notify(f"The share link could not be used: {exc}. Showing the preset {fallback} instead.")
+                use_preset(fallback)
         elif SCENARIO not in ss:
             use_preset(DEFAULT_PRESET)
     want = link()

@@ -118,6 +118,7 @@ def test_hostile_link_warns_and_falls_back(case: str) -> None:
     warnings = [text_of(w.value) for w in at.warning if "share link" in str(w.value)]
     assert len(warnings) == 1 and "share link could not be used" in warnings[0], warnings
     assert words in warnings[0], warnings[0]
+    assert f"Showing the preset {fallback} instead" in warnings[0], warnings[0]  # named, not "the preset"
     raw = next(w.value for w in at.warning if "share link" in str(w.value))
     assert not re.search(r"(?<!\\)[\[\]()!<>`*_]", raw), raw  # user text reaches Markdown escaped
     assert scenario_of(at) == load_preset(fallback)
