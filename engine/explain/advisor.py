@@ -16,9 +16,8 @@ Three reports, each a plain value:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,6 +39,10 @@ from engine.explain.asic import (
     window_bins,
 )
 from engine.explain.confidence import errors_text, partly, pool_marks, real_bands, uncalibrated
+from engine.explain.finding import SEVERITY_ORDER as SEVERITY_ORDER
+from engine.explain.finding import Finding as Finding
+from engine.explain.finding import Severity as Severity
+from engine.explain.pd_ratio import prefill_findings
 from engine.explain.presentation import duration_text
 from engine.explain.rooflines import roofline_table
 from engine.explain.way_in import ignored_ceiling, way_in_s
@@ -47,20 +50,6 @@ from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog
 from engine.serving.run import SimResult
 from engine.serving.summary import latency_shortfall, shortfall_rps
-
-Severity = Literal["critical", "warning", "info"]
-SEVERITY_ORDER: dict[str, int] = {"critical": 0, "warning": 1, "info": 2}
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One statement about a run: how much it matters, what it says, the numbers behind it."""
-
-    severity: Severity
-    topic: str
-    text: str
-    numbers: Mapping[str, float] = field(default_factory=dict)
-
 
 # --- findings --------------------------------------------------------------------------------
 
@@ -223,43 +212,7 @@ def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Findi
                     )
                 )
         if role == "prefill":
-            busy = u["busy"]
-            if busy < 0.4 and backlog is not None:  # idle, yet prompts pile up: they wait downstream
-                out.append(
-                    Finding(
-                        "warning",
-                        "pd_ratio",
-                        f"prefill is idle {1 - busy:.0%} of the time while its queue grows: prompts wait "
-                        "for room in the decode pool (its KV memory or batch), not for prefill compute; "
-                        "more decode capacity, not fewer prefill instances, would serve them.",
-                        {"prefill_busy": busy, "prefill_instances": pool.spec.count},
-                    )
-                )
-            elif busy < 0.4 and (need := max(1, math.ceil(pool.spec.count * busy / 0.7))) < pool.spec.count:
-                out.append(
-                    Finding(
-                        "warning",
-                        "pd_ratio",
-                        f"prefill is idle {1 - busy:.0%} of the time: the P:D ratio "
-                        f"({pool.spec.count}:{counts.get('decode', 0)}) is too high; about {need} "
-                        f"prefill instance{'s' if need > 1 else ''} would keep it 70% busy.",
-                        {
-                            "prefill_busy": busy,
-                            "prefill_instances": pool.spec.count,
-                            "suggested_prefill_instances": need,
-                        },
-                    )
-                )
-            elif busy > 0.9:
-                out.append(
-                    Finding(
-                        "warning",
-                        "pd_ratio",
-                        f"prefill is busy {busy:.0%} of the time: prompts queue for it; more prefill "
-                        "instances (a higher P:D ratio) would cut TTFT.",
-                        {"prefill_busy": busy, "prefill_instances": pool.spec.count},
-                    )
-                )
+            out += prefill_findings(result, pool.spec.count, counts.get("decode", 0), u["busy"], backlog)
         if role == "decode":
             mine = bins[bins["pool"] == name]
             batch = float(mine["batch_size"].mean()) if len(mine) else 0.0

@@ -1,0 +1,102 @@
+"""What the advisor says of a prefill pool's share of the instances (`engine.explain.advisor`).
+
+A prefill pool busy under 40% of the time on average looks oversized, but a mean hides bursts: a
+trace of code completions keeps azure-code-replay's five prefill instances busy a tenth of the
+time, and with four its p90 TTFT goes from 1.13 s to 2.1 s against a 1.5 s target. Busy fractions
+binned over seconds miss such bursts too (its busiest 5 s bins reach 55%). So fewer instances are
+suggested only where every class's TTFT at its SLO percentile uses at most half its target; where
+one uses more, the pool's idle time is said with why it is not spare (prompts wait on one another
+in bursts), and a run with fewer instances is what measures the cost.
+"""
+
+from __future__ import annotations
+
+import math
+
+from engine.explain.finding import Finding
+from engine.explain.presentation import duration_text
+from engine.serving.run import SimResult
+
+IDLE_BELOW = 0.4
+"""A prefill pool busy less than this share of the time, on average, looks oversized."""
+BUSY_TARGET = 0.7
+"""The average busy share the suggested instance count would keep a prefill pool under."""
+TTFT_ROOM = 0.5
+"""Fewer prefill instances are suggested only where every class's TTFT at its SLO percentile is at
+most this share of its target: room for the longer queues fewer instances bring."""
+
+
+def prefill_findings(
+    result: SimResult, count: int, decode: int, busy: float, backlog: tuple[float, float] | None
+) -> list[Finding]:
+    """The findings on one prefill pool of `count` instances (beside `decode` decode instances) that
+    was busy `busy` of the time, its queue growing through the window where `backlog` is given."""
+    if busy > 0.9:
+        return [
+            Finding(
+                "warning",
+                "pd_ratio",
+                f"prefill is busy {busy:.0%} of the time: prompts queue for it; more prefill "
+                "instances (a higher P:D ratio) would cut TTFT.",
+                {"prefill_busy": busy, "prefill_instances": count},
+            )
+        ]
+    if busy >= IDLE_BELOW:
+        return []
+    if backlog is not None:  # idle, yet prompts pile up: they wait downstream
+        return [
+            Finding(
+                "warning",
+                "pd_ratio",
+                f"prefill is idle {1 - busy:.0%} of the time while its queue grows: prompts wait "
+                "for room in the decode pool (its KV memory or batch), not for prefill compute; "
+                "more decode capacity, not fewer prefill instances, would serve them.",
+                {"prefill_busy": busy, "prefill_instances": count},
+            )
+        ]
+    need = max(1, math.ceil(count * busy / BUSY_TARGET))
+    if need >= count:
+        return []
+    name, used, ttft, target, pct = _tightest_ttft(result)
+    nums = {"prefill_busy": busy, "prefill_instances": count, "ttft_share_of_target": used}
+    if used > TTFT_ROOM:
+        return [
+            Finding(
+                "info",
+                "pd_ratio",
+                f"prefill is idle {1 - busy:.0%} of the time on average, yet class {name}'s {pct} TTFT is "
+                f"{duration_text(ttft)} of its {duration_text(target)}: prompts arrive in bursts that need "
+                "the instances at once, so fewer would lengthen TTFT (a run with fewer says by how much).",
+                nums,
+            )
+        ]
+    return [
+        Finding(
+            "warning",
+            "pd_ratio",
+            f"prefill is idle {1 - busy:.0%} of the time: the P:D ratio ({count}:{decode}) is too high; "
+            f"about {need} prefill instance{'s' if need > 1 else ''} would be busy {count * busy / need:.0%} "
+            f"of the time (at most {BUSY_TARGET:.0%}), and TTFT, at most {used:.0%} of its target now, has "
+            f"room for the longer queues (a run with {need} says how much).",
+            {**nums, "suggested_prefill_instances": need},
+        )
+    ]
+
+
+def _tightest_ttft(result: SimResult) -> tuple[str, float, float, float, str]:
+    """(class, TTFT at its SLO percentile as a share of its target, that TTFT, the target, 'p90') of
+    the class whose TTFT uses the most of its target (a class with no TTFT: all of it)."""
+    worst = ("", -1.0, 0.0, 1.0, "p90")
+    for c in result.scenario.workload.classes:
+        got = result.summary["classes"].get(c.name)
+        ttft = None if got is None else got["ttft_ms_at_percentile"]
+        used = math.inf if ttft is None else ttft / c.slo.ttft_ms
+        if used > worst[1]:
+            worst = (
+                c.name,
+                used,
+                math.inf if ttft is None else ttft,
+                c.slo.ttft_ms,
+                f"p{c.slo.percentile:g}",
+            )
+    return worst
