@@ -1,6 +1,7 @@
 """Explaining results: findings, values the pages show, previews and reports.
 
-Owns: `advisor` (findings from a run), `asic` (the specialisation test: should a phase get its own
+Owns: `advisor` (findings from a run; `finding` the statement it makes, `pd_ratio` what it says
+of a prefill pool's share of the instances), `asic` (the specialisation test: should a phase get its own
 chip), `software` (porting costs and the test's software question), `rooflines` (each phase on each
 chip's roofline; `roofline_chips` the Hardware page's roofline
 at a layout that holds the model), `confidence` (calibration marks and the expected error of each figure),
