@@ -194,7 +194,10 @@ def _sentence(text: str) -> str:
 
 
 PER_CHIP = {
-    "": st.column_config.TextColumn(width=32),  # the winner's star
+    # the star, the chip and the layout stay in view while a narrow screen scrolls to the last columns
+    "": st.column_config.TextColumn(width=32, pinned=True),  # the winner's star
+    "chip": st.column_config.TextColumn(pinned=True),
+    "layout": st.column_config.TextColumn(pinned=True),
     "chips": st.column_config.NumberColumn(width=52),
     "$/h": st.column_config.NumberColumn(format="%.2f", width=64),  # to the cent ("18" beside "19.44")
     "holds at the band's edge": st.column_config.TextColumn(
@@ -211,8 +214,10 @@ PER_CHIP = {
     "kW": st.column_config.NumberColumn(format="%.1f", width=48),
 }
 """The verdict table's formats and headers: short headers (the full words in their help) and the
-short columns narrowed, so that at 1400 pixels every column shows without a scroll (the run each
-row quotes, where it is the same for all, is said under the table)."""
+short columns narrowed, so that at 1400 pixels every column of a plain plan shows without a scroll
+(the run each row quotes, where it is the same for all, is said under the table); where long
+layouts (expert parallelism) still push the last columns out of view, the row's chip and layout stay
+pinned while the table scrolls to them."""
 
 
 def per_chip_frame(t: pd.DataFrame) -> pd.DataFrame:

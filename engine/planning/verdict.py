@@ -179,20 +179,18 @@ class Verdict:
         return f"its pick moved up to {row['split']}" if row["moved_up"] else ""
 
     def prices_text(self) -> str:
-        """'b200 $4.50/h and h200 $3.20/h are assumed prices, not published rates (the catalog's notes)'
-        over every row of the table ('' where every price is cited); owned, purchase prices."""
+        """'assumed prices, not published ones (the catalog's notes): b200 $4.50/h, h200 $3.20/h' over
+        every row of the table ('' where every price is cited); owned, purchase prices."""
         said: dict[str, str] = {}
         for prices in self.table.get("assumed_prices", pd.Series(dtype=object)):
             said |= prices or {}
         if not said:
             return ""
-        chips = [f"{chip} {price}" for chip, price in sorted(said.items())]
-        listed = chips[0] if len(chips) == 1 else ", ".join(chips[:-1]) + f" and {chips[-1]}"
-        owned = any(not p.endswith("/h") for p in said.values())
-        what = "purchase price" if owned else "price"
+        what = "purchase price" if any(not p.endswith("/h") for p in said.values()) else "price"
+        one = len(said) == 1
         return (
-            f"{listed} {'is an assumed ' + what if len(chips) == 1 else 'are assumed ' + what + 's'}, "
-            f"not {'a published one' if len(chips) == 1 else 'published ones'} (the catalog's notes)"
+            f"{'an assumed ' + what + ', not a published one' if one else 'assumed ' + what + 's, not published ones'}"
+            f" (the catalog's notes): {', '.join(f'{chip} {price}' for chip, price in sorted(said.items()))}"
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -331,10 +331,12 @@ def test_a_price_the_catalog_only_assumes_is_said_beside_the_choice() -> None:
     assert v is not None
     rows = {r["group"]: r["assumed_prices"] for _, r in v.table.iterrows()}
     assert rows["h200"] == {"h200": "$3.20/h"} and rows["h100-sxm"] == {}
-    assert v.prices_text() == "h200 $3.20/h is an assumed price, not a published one (the catalog's notes)"
+    assert v.prices_text() == "an assumed price, not a published one (the catalog's notes): h200 $3.20/h"
     assert v.to_json()["prices"] == v.prices_text()
     own = plan(chat(**{"cost.mode": "own"}), 12.0, space, risk_aware=False).verdict
-    assert own is not None and own.prices_text().startswith("h200 $32,000 is an assumed purchase price")
+    assert own is not None and own.prices_text() == (
+        "an assumed purchase price, not a published one (the catalog's notes): h200 $32,000"
+    )
     given = plan(
         chat(**{"cost.mode": "own", "cost.capex_usd.h200": 30000.0}), 12.0, space, risk_aware=False
     ).verdict
