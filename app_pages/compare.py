@@ -273,15 +273,14 @@ if spreads[0] is not None and spreads[1] is not None:
     notes = {side: " ".join(lines) for side, lines in said.items() if lines}
     same_note = len(notes) == 2 and notes["A"] == notes["B"]
     cliffs = [f"A and B: {notes['A']}"] if same_note else [f"{side}: {n}" for side, n in notes.items()]
-    spread_note.caption(
-        plain(
-            " ".join(
-                [
-                    margin.spread_caption(spreads[1], " (A and B)")
-                    if same
-                    else f"{margin.spread_caption(spreads[0], ' (A)')} {margin.spread_caption(spreads[1], ' (B)')}",
-                    *cliffs,
-                ]
+    with spread_note.container():
+        st.caption(
+            plain(
+                margin.spread_caption(spreads[1], " (A and B)")
+                if same
+                else f"{margin.spread_caption(spreads[0], ' (A)')} {margin.spread_caption(spreads[1], ' (B)')}"
             )
         )
-    )
+        # a load on a cliff, where the chips' real speed alone decides the SLO: said, not small print
+        if cliffs:
+            st.container(key="fg-cliff").warning(plain(" ".join(cliffs)), icon=":material/warning:")

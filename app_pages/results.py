@@ -301,4 +301,8 @@ if spread is not None:
     # a band from 0% to 100%, or from nothing to the figure, is left off and said; a steep SLO band's
     # reason is said too (a class at its target's edge)
     notes = spread.band_notes(res.scenario, h.get("slo_attainment"))
-    spread_note.caption(plain(" ".join([margin.spread_caption(spread), *notes])))
+    with spread_note.container():
+        st.caption(plain(margin.spread_caption(spread)))
+        # a load on a cliff, where the chips' real speed alone decides the SLO: said, not small print
+        if notes:
+            st.container(key="fg-cliff").warning(plain(" ".join(notes)), icon=":material/warning:")

@@ -85,12 +85,19 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
     assert "%" not in shown["Energy per output token"]  # energy's band coverage is not measured: none shown
     assert "±" not in shown["Bill per hour"]
     captions = [text_of(c.value) for c in at.caption]
-    if confidence.spans_all(moves["slo_attainment"]):  # the band left off is said in the bands' line
-        assert any("Bands:" in c and "SLO attainment shows no band" in c for c in captions), captions
+    # a band left off (a load on a cliff) is said as a warning under the bands' line, not in its small print
+    cliffs = [
+        text_of(w.value)
+        for w in at.warning
+        if "show no band" in text_of(w.value) or "shows no band" in text_of(w.value)
+    ]
+    if confidence.spans_all(moves["slo_attainment"]):
+        assert any("SLO attainment shows no band" in c for c in cliffs), cliffs
     else:
         assert "pts" in bands["SLO attainment"]
     if confidence.falls_to_nothing("goodput_rps", moves["goodput_rps"]):  # and a count's from nothing
-        assert any("Bands:" in c and "Goodput and goodput per" in c and "show no band" in c for c in captions)
+        assert any("Goodput and goodput per" in c and "show no band" in c for c in cliffs), cliffs
+    assert not [c for c in captions if "show no band" in c or "shows no band" in c]
     edges = f"{chip} {cal.edges()[0]:+.0%} / {cal.edges()[1]:+.0%}"
     assert any("Bands:" in c and edges in c for c in captions), captions
     assert any(confidence.BAND_MEANING in c for c in captions), captions
@@ -101,21 +108,22 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
 
 def test_a_steep_slo_band_says_which_class_misses_at_the_slow_edge() -> None:
     """The colocated preset's SLO attainment falls about 80 points at the pessimistic edge (its TPOT
-    p90 sits just under the target): the bands' line names the class and what it misses there."""
+    p90 sits just under the target): a warning under the bands' line names the class and what it misses
+    there (it was the line's small print)."""
     sc = io.load_preset("chat-colocated")
     at = app("results", sc, preset="chat-colocated")
     assert_clean(at)
     note = run_spread(sc, simulate(sc).summary).slow_edge_note(sc)
     assert note is not None and "class chat misses its SLO" in note
-    captions = [text_of(c.value) for c in at.caption]
-    assert any(c.startswith("Bands:") and note in c for c in captions), captions
+    said = [text_of(w.value) for w in at.get_by_key("fg-cliff").warning]
+    assert said == [note], said
     # Compare says it for both sides at once where they are the same run
     at.switch_page("app_pages/compare.py").run()
     at.selectbox(key="a").set_value("current").run()
     at.selectbox(key="b").set_value("current").run()
     assert_clean(at)
-    captions = [text_of(c.value) for c in at.caption]
-    assert any(c.startswith("Bands (A and B):") and f"A and B: {note}" in c for c in captions), captions
+    said = [text_of(w.value) for w in at.get_by_key("fg-cliff").warning]
+    assert said == [f"A and B: {note}"], said
 
 
 def test_a_calibrated_run_is_marked_calibrated_and_nothing_says_uncalibrated() -> None:

@@ -114,7 +114,9 @@ def test_a_goodput_band_from_nothing_is_left_off_on_compare_and_said() -> None:
     goodput = next(m for m in at.metric if m.label == "Goodput: B")
     assert "%" not in goodput.value, goodput.value  # no band beside B's value
     assert "%" not in goodput.proto.help.split(". ")[0], goodput.proto.help  # nor beside A's, in its help
-    said = " ".join(c.value for c in at.caption)
+    said = " ".join(
+        w.value for w in at.get_by_key("fg-cliff").warning
+    )  # a warning, not the bands' small print
     assert "Goodput and goodput per" in said and "show no band" in said, said
     assert "−100% to" not in said
 
