@@ -56,7 +56,7 @@ def main() -> None:
         print(
             f"  verdict: {v.slowed_simulations} runs at the bands' edge, {full} full-length runs ({len(v.table)} groups)"
         )
-    for note in p.notes:
+    for note in (*p.method, *p.notes):  # how the runs were made, then what the search left out
         print(f"  note: {note}")
     print(f"{'planner wall time':42} {wall:8.2f} s  {judged('planner', wall)}  (CPU {cpu:.1f} s)")
     t0, c0 = time.perf_counter(), time.process_time()

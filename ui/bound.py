@@ -90,6 +90,7 @@ def _on_change(
     if slot is None:
         made, said = changes(value) if changes else ({path: value}, "")
         if state.override(made, what=what) and said:  # the scenario's message names the path
+            state.dismiss(state.field_key([path]))  # a refusal of this field alone is settled too
             state.notify(said, kind="info", key=state.field_key(made))
         return
     refused = state.attempt({path: value})

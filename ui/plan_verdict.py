@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import explain as ex
-from engine.explain import duration_text
+from engine.explain import duration_text, duration_unit
 from engine.planning import (
     DEFAULT_ATTAINMENT,
     OBJECTIVES,
@@ -93,6 +93,16 @@ def _assumed(c: dict[str, Any]) -> str:
     return "" if not n else f" (assumed price{'s' if n > 1 else ''})"
 
 
+def _ms_band(b: Any, ms: float | None) -> str:
+    """' (230 to 500)' after a latency: its band's ends in the unit the figure reads in (a figure of
+    12.0 s gets '(9.0 to 15.0)', not '(9,000 to 15,000)' beside it)."""
+    if not b or ms is None:
+        return ""
+    unit, size = duration_unit(ms)
+    places = (1 if ms < 99.95 else 0) if unit == "ms" else 1  # as `duration_text` writes the figure
+    return f" ({b[0] / size:,.{places}f} to {b[1] / size:,.{places}f})"
+
+
 def _latencies(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
     """Each class's TTFT and TPOT at its SLO percentile, with their bands; for one class, its bands
     widened to hold the margin's reruns of the choice (`reruns`: its checks with slowed and faster
@@ -108,8 +118,8 @@ def _latencies(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
         pb = band_take_in(k.get("tpot_band"), *(getattr(r, "tpot_ms_at_slo", None) for r in seen))
         parts.append(
             (f"{plain(name)}: " if not one else "")
-            + f"TTFT {p} {ttft}{_band(tb, ',.0f')} (target {k['ttft_target_ms']:g} ms), "
-            f"TPOT {p} {tpot}{_band(pb, '.1f')} (target {k['tpot_target_ms']:g} ms)"
+            + f"TTFT {p} {ttft}{_ms_band(tb, k['ttft_ms'])} (target {duration_text(k['ttft_target_ms'])}), "
+            f"TPOT {p} {tpot}{_ms_band(pb, k['tpot_ms'])} (target {duration_text(k['tpot_target_ms'])})"
         )
     return "; ".join(parts)
 

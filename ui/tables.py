@@ -217,7 +217,9 @@ def figure_text(value: Any, share: bool = False, signed: bool = False) -> str | 
     1.887), a share in percent (99.58%) or, as a change, in points (-5.00 pts); None for no figure."""
     if value is None or pd.isna(value):
         return None
-    v = float(value) * (100.0 if share else 1.0)
+    v = float(value) * (100.0 if share else 1.0) + 0.0  # (+ 0.0: -0.0 reads 0)
+    if not math.isfinite(v):
+        return "∞" if v > 0 else "−∞"
     places = 2 if share else (max(0, 3 - math.floor(math.log10(abs(v)))) if v else 0)
     text = f"{v:+,.{places}f}" if signed else f"{v:,.{places}f}"
     if "." in text and not share:

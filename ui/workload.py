@@ -532,5 +532,6 @@ def window_with_warmup(duration_s: float) -> tuple[dict[str, Any], str]:
     return made, (
         f"Warm-up shortened from {show_number(sc.warmup_s)} s to {show_number(made['warmup_s'])} s with the "
         f"{show_number(duration_s)} s window: it keeps its share of the window "
-        f"({sc.warmup_s / sc.duration_s:.0%}) and must end before the window does."
+        f"({sc.warmup_s / sc.duration_s:.{0 if sc.warmup_s / sc.duration_s >= 0.01 else 2}%}) and must end "
+        "before the window does."
     )

@@ -343,10 +343,14 @@ def entry_to_toml(entry: HardwareSpec | ModelSpec) -> str:
 
 
 def price_assumed(hw: HardwareSpec, own: bool = False, capex_given: bool = False) -> bool:
-    """Whether the price a run bills a chip at is an assumption (its source says so), not a published
-    figure: rented, its hourly rate; owned (`own`), its purchase price, unless the scenario gives one
-    (`capex_given`: the user's figure, not the catalog's)."""
+    """Whether the price a run bills a chip at is the catalog's assumption rather than a published
+    figure (its source opens with "assumption", or says it is "not verified"): rented, its hourly rate;
+    owned (`own`), its purchase price. A price the user gave is theirs, not an assumption: the
+    scenario's purchase price (`capex_given`), a chip entered on the Hardware page ("entered by the
+    user")."""
     if own and capex_given:
         return False
-    source = hw.sources.get("capex_usd" if own else "usd_per_hour", "")
-    return source.strip().lower().startswith("assumption")
+    source = hw.sources.get("capex_usd" if own else "usd_per_hour", "").strip().lower()
+    if "entered by the user" in source:
+        return False
+    return source.startswith("assumption") or "not verified" in source

@@ -42,8 +42,8 @@ def latency_text(row: dict[str, Any]) -> str:
         p = pct_label(c["percentile"])
         ttft = f"TTFT {p} {_ms(c['ttft_ms'])}{_band(c.get('ttft_band'), ',.0f')}"
         tpot = f"TPOT {p} {_ms(c['tpot_ms'])}{_band(c.get('tpot_band'), '.1f')}"
-        ttft += f" (target {c['ttft_target_ms']:g} ms)"
-        tpot += f" (target {c['tpot_target_ms']:g} ms)"
+        ttft += f" (target {c['ttft_target_ms']:,g} ms)"
+        tpot += f" (target {c['tpot_target_ms']:,g} ms)"
         parts.append((f"{name}: " if many else "") + f"{ttft}, {tpot}")
     return "; ".join(parts)
 
@@ -56,7 +56,8 @@ def figures_text(row: dict[str, Any]) -> str:
     r_band = _band(row.get("usd_per_request_band"), ",.4f")
     t_band = _band(row.get("output_tokens_per_s_per_chip_band"), ",.0f")
     out = [
-        f"{int(row['chips'])} chips, ${row['usd_per_hour']:,.2f}/h",
+        f"{int(row['chips'])} chips, ${row['usd_per_hour']:,.2f}/h"
+        + (" (assumed price)" if row.get("assumed_prices") else ""),
         "n/a per M output tokens" if per_m is None else f"${per_m:,.2f}{m_band} per M output tokens",
         "n/a per request" if per_req is None else f"${per_req:,.4f}{r_band} per request",
         f"{row['output_tokens_per_s_per_chip']:,.0f}{t_band} output tok/s per chip",

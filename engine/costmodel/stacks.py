@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engine.catalog.specs import GIB, HardwareSpec, KvPrecision, ModelSpec, Precision
+from engine.core.bounds import MAX_TP
 
 StackId = Literal["vllm", "vllm-v0", "sglang", "trtllm", "vllm-ascend", "mindie"]
 
@@ -174,18 +175,19 @@ def tp_split_problem(model: ModelSpec, tp: int) -> str:
     must be divisible by tensor parallel size (3)" (`ModelConfig.verify_with_parallel_config`), and its
     QKV projection divides the KV heads by the ranks, or the ranks by the KV heads
     (`QKVParallelLinear`); SGLang and TensorRT-LLM split heads the same way."""
-    fits = [t for t in (1, 2, 4, 8, 16, 32, 64) if model.heads % t == 0 and _kv_splits(model.kv_heads, t)]
     if model.heads % tp:
-        return (
-            f"{model.id} has {model.heads} attention heads, which {tp} tensor-parallel ranks cannot share "
-            f"evenly (each rank takes an equal share); choose one of {fits}"
-        )
-    if not _kv_splits(model.kv_heads, tp):
-        return (
-            f"{model.id}'s {model.kv_heads} KV heads cannot be split over or replicated on {tp} tensor-parallel "
-            f"ranks (the ranks must divide them, or they the ranks); choose one of {fits}"
-        )
-    return ""
+        what = f"share {model.id}'s {model.heads} attention heads evenly"
+    elif not _kv_splits(model.kv_heads, tp):
+        what = f"split or replicate {model.id}'s {model.kv_heads} KV heads evenly"
+    else:
+        return ""
+    return f"{tp} tensor-parallel ranks cannot {what} (tp can be {tp_degrees_text(model)})"
+
+
+def tp_degrees_text(model: ModelSpec) -> str:
+    """The tensor-parallel degrees up to `bounds.MAX_TP` a model's heads split evenly over: '1, 2, 4 or 8'."""
+    ok = [str(t) for t in range(1, MAX_TP + 1) if model.heads % t == 0 and _kv_splits(model.kv_heads, t)]
+    return ", ".join(ok[:-1]) + f" or {ok[-1]}" if len(ok) > 1 else ok[0]
 
 
 def _kv_splits(kv_heads: int, tp: int) -> bool:

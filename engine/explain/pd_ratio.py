@@ -58,6 +58,8 @@ def prefill_findings(
     if need >= count:
         return []
     name, used, ttft, target, pct = _tightest_ttft(result)
+    if not math.isfinite(used):  # a class none of whose requests was served: its failure is said elsewhere
+        return []
     nums = {"prefill_busy": busy, "prefill_instances": count, "ttft_share_of_target": used}
     if used > TTFT_ROOM:
         return [

@@ -23,7 +23,7 @@ from engine.catalog.entries import Catalog, price_assumed
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.core import bounds, datafiles
 from engine.core.errors import ScenarioError
-from engine.costmodel import ownership, stages
+from engine.costmodel import ownership, stacks, stages
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance
 from engine.planning.sizing import layout_label
@@ -357,6 +357,8 @@ def with_model_fitted(scenario: Scenario, model_id: str, catalog: Catalog | None
     changes: dict[str, Any] = {}
 
     def fits(hw: HardwareSpec, tp: int, pp: int, dp: int = 1, ep: int = 1) -> bool:
+        if stacks.tp_split_problem(model, tp):  # a degree no stack splits the model's heads over
+            return False
         try:
             inst = Instance(
                 model=model, hardware=hw, tp=tp, pp=pp, dp=dp, ep=ep, weights=new.model.weights,

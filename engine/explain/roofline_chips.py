@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from engine.catalog.specs import HardwareSpec, KvPrecision, ModelSpec, Precision
+from engine.costmodel import stacks
 from engine.costmodel.perf import Instance
 from engine.costmodel.roofline import decode_table, prefill_table, tier_curves
 from engine.scenario.model import Scenario
@@ -69,9 +70,12 @@ def _fits(
     activation_tokens: int,
     attention_weights: Precision | None,
 ) -> Callable[[int, int], bool]:
-    """Whether an instance of `tp` x `pp` chips holds the model (weights, activations and some KV)."""
+    """Whether an instance of `tp` x `pp` chips holds the model (weights, activations and some KV), at a
+    tensor-parallel degree the serving stacks can split its heads over (`stacks.tp_split_problem`)."""
 
     def fits(tp: int, pp: int) -> bool:
+        if stacks.tp_split_problem(model, tp):
+            return False
         return Instance(
             model=model,
             hardware=hw,

@@ -148,6 +148,19 @@ def test_compare_figures_read_as_the_cards_read_them() -> None:
         and figure_text(-12.48, signed=True) == "-12.48"
     )
     assert figure_text(float("nan")) is None and figure_text(None) is None
+    assert figure_text(-0.0) == "0" and figure_text(float("inf")) == "∞"
+
+
+def test_a_verdict_latency_band_reads_in_its_figures_unit() -> None:
+    """'TTFT p99 12.0 s (9,000 to 15,000)' mixed seconds and bare milliseconds."""
+    from ui.plan_verdict import _ms_band
+
+    assert _ms_band([9000.0, 15000.0], 12000.0) == " (9.0 to 15.0)"
+    assert (
+        _ms_band([230.4, 500.2], 332.0) == " (230 to 500)"
+        and _ms_band([30.61, 64.8], 42.9) == " (30.6 to 64.8)"
+    )
+    assert _ms_band(None, 12.0) == "" and _ms_band([1.0, 2.0], None) == ""
 
 
 def test_cost_parts_add_up(run: SimResult) -> None:

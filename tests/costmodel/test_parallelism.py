@@ -281,15 +281,28 @@ def test_a_tensor_parallel_degree_must_share_the_heads_evenly(catalog: Catalog) 
 
     llama = catalog.models["llama-3.1-70b"]
     assert tp_split_problem(llama, 8) == "" and tp_split_problem(llama, 16) == ""  # 16 ranks: KV replicated
-    assert tp_split_problem(llama, 3).endswith(
-        "cannot share evenly (each rank takes an equal share); choose one of [1, 2, 4, 8, 16, 32, 64]"
+    assert tp_split_problem(llama, 3) == (
+        "3 tensor-parallel ranks cannot share llama-3.1-70b's 64 attention heads evenly "
+        "(tp can be 1, 2, 4, 8, 16, 32 or 64)"
+    )
+    assert tp_split_problem(catalog.models["opt-66b"], 16).endswith(
+        "(tp can be 1, 2, 3, 4, 6, 8, 9, 12, 18, 24 or 36)"
     )
     odd = llama.model_copy(update={"heads": 48, "kv_heads": 12})  # 8 ranks take 6 heads each, 1.5 KV heads
-    assert "12 KV heads cannot be split over or replicated on 8" in tp_split_problem(odd, 8)
-    assert tp_split_problem(odd, 4) == "" and tp_split_problem(odd, 16) != ""
+    assert "cannot split or replicate llama-3.1-70b's 12 KV heads evenly" in tp_split_problem(odd, 8)
+    assert (
+        tp_split_problem(odd, 4) == "" and tp_split_problem(odd, 24) == "" and tp_split_problem(odd, 16) != ""
+    )
+    # the Hardware page's fitting layouts never propose one (bloom-176b's 112 heads on L4s were put on 32)
+    from engine.explain.roofline_chips import fitting_layout
+
+    bloom = catalog.models["bloom-176b"]
+    tp, pp = fitting_layout(bloom, catalog.chip("l4"), "bf16", "bf16") or (0, 0)
+    assert tp and bloom.heads % tp == 0 and pp > 1
     sc = io.apply_overrides(io.load_preset("chat-colocated"), {"deployment.pools[0].tp": 3})
     with pytest.raises(
-        ScenarioError, match=r"deployment\.pools\[0\]\.tp: llama-3\.1-70b has 64 attention heads"
+        ScenarioError,
+        match=r"deployment\.pools\[0\]\.tp: 3 tensor-parallel ranks cannot share llama-3\.1-70b",
     ):
         resolve(sc)
     # the planner prunes such a kind with the same reason instead of simulating it

@@ -341,3 +341,26 @@ def test_a_price_the_catalog_only_assumes_is_said_beside_the_choice() -> None:
         chat(**{"cost.mode": "own", "cost.capex_usd.h200": 30000.0}), 12.0, space, risk_aware=False
     ).verdict
     assert given is not None and given.prices_text() == ""  # the user's own figure is not assumed
+
+
+def test_which_prices_are_assumed() -> None:
+    """The catalog's own assumptions ('assumption: ...', 'not verified'), not a cited rate, nor a price
+    the user gave (a chip entered on the Hardware page, a purchase price in the scenario)."""
+    from engine.catalog.entries import load_catalog, price_assumed
+    from engine.explain.previews import USER_SOURCE
+
+    cat = load_catalog()
+    assert [price_assumed(cat.chip(h)) for h in ("h100-sxm", "h200", "mi300x", "tpu-v5e")] == [
+        False,
+        True,
+        True,
+        False,
+    ]
+    mine = cat.chip("h200").model_copy(
+        update={"sources": {**cat.chip("h200").sources, "usd_per_hour": USER_SOURCE}}
+    )
+    assert not price_assumed(mine)
+    assert price_assumed(cat.chip("h200"), own=True) and not price_assumed(
+        cat.chip("h200"), own=True, capex_given=True
+    )
+    assert not price_assumed(cat.chip("h100-sxm"), own=True)  # a cited estimate (Raymond James)

@@ -42,7 +42,7 @@ CLAIMS: dict[str, list[tuple[str, Callable[[Summary], str]]]] = {
     "prefill-loss-fallback": [
         ("Chat keeps 94.6%", lambda s: f"Chat keeps {_pct(_cls('chat')(s))}"),
         ("91.6% of", lambda s: f"{_pct(s['slo_attainment'])} of"),
-        ("442 batch", lambda s: f"{s['requests']['rejected']} batch"),
+        ("442 batch", lambda s: f"{s['classes']['batch']['rejected']} batch"),
     ],
     "prefill-loss-nofallback": [
         ("1,456 requests", lambda s: f"{s['requests']['rejected']:,} requests"),
