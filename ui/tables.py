@@ -40,7 +40,9 @@ def fraction(
 
 SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main column at 1440 px
     "class": cc.TextColumn("class"),
-    "requests": cc.NumberColumn("requests", help="Requests of the class in the window.", width=68),
+    "requests": cc.NumberColumn(
+        "requests", format="%,d", help="Requests of the class in the window.", width=68
+    ),
     "percentile": cc.NumberColumn(
         "SLO pct", format="p%g", help="The percentile the targets apply at.", width=60
     ),
