@@ -236,12 +236,14 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
         else:
             notes.append(f"{g}: no deployment of this search passes with its chips at the bands' edge")
     budget = f" ({search.space.max_simulations})" if slow.out_of_budget else ""
+    own = " (a budget of their own, as large as the search's: a larger one checks further)" if budget else ""
     if cut:
         notes.append(
-            f"{', '.join(cut)}: the risk-aware checks ran out of simulations{budget} before a deployment passed"
+            f"{', '.join(cut)}: the risk-aware checks ran out of simulations{budget} before a deployment passed, "
+            f"so {'their rows say' if len(cut) > 1 else 'its row says'} 'not checked'{own}"
         )
     elif budget:
-        notes.append(f"the risk-aware checks ran out of simulations{budget}")
+        notes.append(f"the risk-aware checks ran out of simulations{budget}{own}")
     return notes
 
 
