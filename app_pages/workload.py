@@ -42,7 +42,8 @@ with c1:
         "Window (s)",
         lo=1.0,
         hi=MAX_DURATION_S,
-        help="Arrivals in [0, window) are measured; the run then drains until they all end. A window that "
+        help="Arrivals from the warm-up's end to the window's are measured; the run then drains until they all "
+        "end. A window that "
         "would end inside the warm-up shortens the warm-up to keep its share of the window.",
         changes=wl.window_with_warmup,
     )

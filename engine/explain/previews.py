@@ -478,8 +478,13 @@ def pool_summary(pool: Pool, catalog: Catalog, basis: CostBasis | None = None) -
     chips = pool.count * pool.chips_per_instance
     price = ""
     if hw is not None and (basis is None or basis.mode == "rent"):
-        price = f", ${chips * hw.usd_per_hour:,.2f}/h rented" + (
-            " (assumed price)" if price_assumed(hw) else ""
+        owned = "amortised ownership" in hw.sources.get(
+            "usd_per_hour", ""
+        )  # an edge device: bought, not rented
+        price = (
+            f", ${chips * hw.usd_per_hour:,.2f}/h "
+            + ("amortised ownership" if owned else "rented")
+            + (" (assumed price)" if price_assumed(hw) else "")
         )
     elif hw is not None and basis is not None:
         try:

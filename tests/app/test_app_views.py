@@ -584,3 +584,15 @@ def test_a_pool_is_priced_in_the_scenario_s_cost_mode() -> None:
     )
     billed = simulate(sc).summary["cost"]["usd_per_hour"]
     assert low <= billed <= high * (1 + 1e-9) and high < 2 * hw.usd_per_hour
+    # a price the catalog assumes is said to be; an edge device's hourly figure is its amortised
+    # purchase, not a rent (it read '$0.12/h rented (assumed price)')
+    edge = load_preset("edge-offload")
+    lines = [pv.pool_summary(p, scenario_catalog(edge), edge.cost) for p in edge.deployment.pools]
+    assert lines == [
+        "1 × 1 × h100-sxm = 1 chip, $2.49/h rented",
+        "4 × 1 × edge-npu = 4 chips, $0.12/h amortised ownership (assumed price)",
+    ]
+    owned_h200 = apply_overrides(sc, {"deployment.pools[0].hardware": "h200"})  # its purchase price assumed
+    assert pv.pool_summary(owned_b200.deployment.pools[0], cat, owned_b200.cost).endswith(
+        "; assumed purchase price"
+    )
