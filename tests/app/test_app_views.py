@@ -593,6 +593,6 @@ def test_a_pool_is_priced_in_the_scenario_s_cost_mode() -> None:
         "4 × 1 × edge-npu = 4 chips, $0.12/h amortised ownership (assumed price)",
     ]
     owned_h200 = apply_overrides(sc, {"deployment.pools[0].hardware": "h200"})  # its purchase price assumed
-    assert pv.pool_summary(owned_b200.deployment.pools[0], cat, owned_b200.cost).endswith(
+    assert pv.pool_summary(owned_h200.deployment.pools[0], cat, owned_h200.cost).endswith(
         "; assumed purchase price"
     )
