@@ -118,6 +118,11 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         print(f"pool {m.pool} on {m.hardware}: {confidence.describe(m.calibration)}")
     if any(m.calibration.band for m in marks):
         print(confidence.BAND_NOTE)
+        if moves is None:  # Results shows the run's own spread: say that these are not those
+            print(
+                "These are each kind of figure's band; how this run itself moves with its chips at their "
+                "bands' edges (what Results shows) is --margin's spread."
+            )
     if (scaled := autoscale_line(doc)) is not None:
         print(scaled)
     e = doc["energy"]["joules_per_output_token"]

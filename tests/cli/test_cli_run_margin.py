@@ -58,6 +58,10 @@ def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
         in out
     )
     assert re.search(r"slo_attainment +[\d.]+ +−[\d.]+ to \+[\d.]+ pts", out), out
+    assert "These are each kind of figure's band" not in out  # the run's own spread is printed
+    assert main(["run", "chat-colocated", "--set", "duration_s=60"]) == 0
+    plain_run = capsys.readouterr().out  # without the spread: says its bands are not Results'
+    assert "These are each kind of figure's band; how this run itself moves" in plain_run
     # the summary's goodput and cost carry the run's spread, as Results shows them, not their kind's band
     spread_goodput = re.search(r"goodput_rps +[\d.]+ +(\S.*\S)\s*$", out, re.M)
     assert spread_goodput is not None and f"req/s ({spread_goodput.group(1)})" in out.split("margin:")[0]
