@@ -52,6 +52,19 @@ LATENCY_SOURCES: dict[str, confidence.Source] = {
 }
 
 
+def _band_note(marks: Sequence[confidence.PoolMark], moves: Any) -> None:
+    """What a band is, where any is printed; without the run's spread, that these are each kind's bands,
+    not how this run itself moves (what Results shows, and `--margin`)."""
+    if not any(m.calibration.band for m in marks):
+        return
+    print(confidence.BAND_NOTE)
+    if moves is None:
+        print(
+            "These are each kind of figure's band; how this run itself moves with its chips at their "
+            "bands' edges (what Results shows) is --margin's spread."
+        )
+
+
 def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: Any = None) -> None:
     """A human summary of one run; with its scenario, each pool's calibration and each figure's error:
     its run's spread where `moves` gives it (`run --margin`, as Results shows it), else its kind's band."""
@@ -116,13 +129,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         )
     for m in marks:
         print(f"pool {m.pool} on {m.hardware}: {confidence.describe(m.calibration)}")
-    if any(m.calibration.band for m in marks):
-        print(confidence.BAND_NOTE)
-        if moves is None:  # Results shows the run's own spread: say that these are not those
-            print(
-                "These are each kind of figure's band; how this run itself moves with its chips at their "
-                "bands' edges (what Results shows) is --margin's spread."
-            )
+    _band_note(marks, moves)
     if (scaled := autoscale_line(doc)) is not None:
         print(scaled)
     e = doc["energy"]["joules_per_output_token"]
