@@ -41,12 +41,14 @@ def _ints(text: str, flag: str) -> tuple[int, ...]:
 
 
 class _Bar:
-    """A tqdm bar on stderr driven by the engine's progress callbacks."""
+    """A tqdm bar on stderr driven by the engine's progress callbacks; none where stderr is not a terminal
+    (a log file got hundreds of kilobytes of redrawn bars)."""
 
     def __init__(self, total: int, desc: str, enabled: bool) -> None:
         from tqdm import tqdm
 
-        self.bar = tqdm(total=total, desc=desc, file=sys.stderr, disable=not enabled, leave=False)
+        shown = enabled and sys.stderr.isatty()
+        self.bar = tqdm(total=total, desc=desc, file=sys.stderr, disable=not shown, leave=False)
 
     def plan(self, done: int, total: int, note: str) -> None:
         self.bar.total = total

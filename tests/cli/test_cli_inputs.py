@@ -293,3 +293,14 @@ def test_make_quick_runs_the_tests_not_marked_slow() -> None:
     assert "slow:" in (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # registered, so -m is not a typo
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "`make quick`" in readme and "`make test` took" in readme  # the suite's length, as measured
+
+
+def test_progress_bars_stay_off_a_stderr_that_is_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    """A plan's output sent to a log file got hundreds of kilobytes of redrawn progress bars."""
+    from engine.cli.plan import _Bar
+
+    bar = _Bar(10, "planning", True)  # pytest's captured stderr is no terminal
+    for i in range(10):
+        bar.plan(i, 10, f"run {i}")
+    bar.close()
+    assert capsys.readouterr().err == ""
