@@ -128,7 +128,11 @@ def porting_field(chip_id: str) -> None:
     )
 
 
-with st.expander("Cost basis", expanded=sc.cost.mode == "own", icon=":material/payments:"):
+# keyed: its identity no longer follows `expanded`, so choosing "rented" inside it leaves it open (it
+# collapsed under the user's click); it opens by itself where the scenario owns its chips
+with st.expander(
+    "Cost basis", expanded=sc.cost.mode == "own", icon=":material/payments:", key="fg-cost-basis"
+):
     st.caption(
         "What cost per request is measured in: **rent** bills every chip at its catalog price per hour; **own** "
         "bills capital (chip and server share written off over the years), hosting (colocation per kW of "

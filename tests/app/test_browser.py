@@ -472,3 +472,22 @@ def test_the_planner_answers_the_issues_questions_on_one_screen(server: str, que
         page.get_by_text("Launch commands for the chosen deployment").click()
         expect(page.locator("[data-testid='stCode']").filter(has_text="serve").first).to_be_visible()
         browser.close()
+
+
+def test_the_cost_basis_stays_open_when_the_chips_are_switched_to_rented(server: str) -> None:
+    """The SLO page's Cost basis opens by itself on an owned scenario; choosing 'rented' inside it once
+    collapsed it under the user's click (its identity followed `expanded`)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 2000})
+        page.set_default_timeout(90_000)
+        page.goto(f"{server}/slo?p=rent-vs-own")
+        basis = page.locator(".st-key-fg-cost-basis details")
+        expect(basis).to_have_attribute("open", "")
+        page.locator(".st-key-fg-cost-mode").get_by_text("rented").first.click()
+        expect(page.locator(".st-key-fg-cost-mode").get_by_text("owned")).to_be_visible()
+        page.wait_for_timeout(3000)  # the rerun that applies the change
+        expect(basis).to_have_attribute("open", "")
+        browser.close()
