@@ -134,6 +134,10 @@ BAND_COLUMNS: tuple[str, ...] = ("figure", "points", "low", "high", "coverage")
 """Columns of a fit's bands."""
 
 
+FITTED_FACTORS = 3
+"""What a profile fit sets from the points: the compute and bandwidth fractions and the overhead."""
+
+
 @dataclass(frozen=True)
 class FileFit:
     """A profile fitted to every file's points, the fit's table, and each file's held-out error."""
@@ -145,6 +149,26 @@ class FileFit:
     when no other file has points), and why a file gave no point (`why_no_points`; None where it did)."""
     bands: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(BAND_COLUMNS)))
     """The band each figure carries (`held_out_bands`): figure, points, low, high, coverage."""
+
+    @property
+    def thin_note(self) -> str | None:
+        """What a fit to too few points cannot say: with no more points than the factors it fits (the
+        compute and bandwidth fractions and the overhead), it passes through them whatever the chip
+        does elsewhere, and one file gives no held-out error to judge it by; None where there are more."""
+        points = len(self.table)
+        files = int((self.held_out["points"] > 0).sum()) if "points" in self.held_out else 0
+        if points > FITTED_FACTORS and files > 1:
+            return None
+        few = (
+            f"{points} point{'s' if points != 1 else ''} for {FITTED_FACTORS} factors"
+            if points <= FITTED_FACTORS
+            else ""
+        )
+        one = "one file, so no held-out error" if files <= 1 else ""
+        return (
+            f"A thin fit ({'; '.join(w for w in (few, one) if w)}): it matches these runs and says little of "
+            "other loads. Fit runs at other concurrencies and lengths, each in its own file, before trusting it."
+        )
 
     @property
     def held_out_median(self) -> float | None:

@@ -46,11 +46,23 @@ def test_fit_reports_each_file_held_out() -> None:
     assert result.held_out_median is not None
     assert result.profile.source.startswith("user's own")
     assert len(result.table) == 7
+    assert result.thin_note is None  # seven points from three files: more than the three factors, held out
+
+
+def test_a_fit_with_no_more_points_than_factors_says_it_is_thin() -> None:
+    """Three factors through two points fit anything: the fit says so, where it once reported eta_F 0.271
+    and a 0.0% error with no word of caution."""
+    result = fit_files([detect.read_path(FIX / "vllm_bench_detailed.json")], H100, load_catalog())
+    assert len(result.table) == 2
+    assert result.thin_note is not None and result.thin_note.startswith(
+        "A thin fit (2 points for 3 factors; one file, so no held-out error)"
+    )
 
 
 def test_one_file_has_no_held_out_error() -> None:
     result = fit_files([detect.read_path(FIX / "aiperf_profile_export_aiperf.json")], H100, load_catalog())
     assert result.held_out["held_out_abs_error"].isna().all() and result.held_out_median is None
+    assert result.thin_note is not None and "one file, so no held-out error" in result.thin_note
 
 
 def test_a_file_without_a_load_gives_nothing_to_fit() -> None:
