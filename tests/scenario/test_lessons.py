@@ -75,6 +75,11 @@ CLAIMS: dict[str, list[tuple[str, Callable[[Summary], str]]]] = {
         ("94.4% from HBM", lambda s: f"{_pct(s['cache']['hit_rate_by_tier']['hbm'])} from HBM"),
     ],
     "sram-decode-h100": [("p90 TPOT is 7.97 ms", lambda s: f"p90 TPOT is {_lat('tpot', 'p90')(s):.2f} ms")],
+    "power-capped-site": [
+        ("drew 4.43 kW", lambda s: f"drew {s['power_cap']['site_mean_kw']:.2f} kW"),
+        ("97.9% of requests", lambda s: f"{_pct(s['slo_attainment'])} of requests"),
+        ("1.12 J", lambda s: f"{s['energy']['joules_per_output_token']:.2f} J"),
+    ],
     "offline-batch": [
         ("$0.10 per million", lambda s: f"${s['cost']['usd_per_million_output_tokens']:.2f} per million")
     ],
