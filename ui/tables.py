@@ -209,8 +209,11 @@ def compare_view(table: pd.DataFrame) -> pd.DataFrame:
     share = out["unit"] == "fraction"
     for col in ("a", "b", "change", "a_ci95", "b_ci95"):
         if col in out:
-            signed = col == "change"
-            out[col] = [figure_text(v, s, signed) for v, s in zip(out[col], share, strict=True)]
+            signed = col == "change"  # a share's change is the next column's, in points: not said twice
+            out[col] = [
+                None if signed and s else figure_text(v, s, signed)
+                for v, s in zip(out[col], share, strict=True)
+            ]
     return out.assign(unit=out["unit"].where(~share, "%"))
 
 

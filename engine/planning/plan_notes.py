@@ -84,7 +84,13 @@ def run_notes(search: Search, runs: pd.DataFrame, found: bool, target_rps: float
         notes.append(
             f"stopped at the simulation budget ({search.space.max_simulations}); a cheaper deployment may exist"
         )
-    if not found:
+    if not found and not len(runs):  # every shape pruned or bounded out: nothing was simulated
+        notes.append(
+            "no deployment was simulated: the cost model pruned or bounded out every shape (each one's "
+            "reason is in the candidates table: weights that do not fit, a degree that does not split the "
+            "heads, the budget)"
+        )
+    elif not found:
         notes.append(
             f"no simulated deployment passed at the target load ({rule_text(search.rule, search.attainment)})"
         )

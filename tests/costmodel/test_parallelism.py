@@ -313,3 +313,8 @@ def test_a_tensor_parallel_degree_must_share_the_heads_evenly(catalog: Catalog) 
     threes = p.candidates[p.candidates["shape"].str.contains("tp3")]
     assert len(threes) and all(tp_split_problem(llama, 3) in s for s in threes["status"]), threes["status"]
     assert not p.runs["shape"].str.contains("tp3").any()  # none simulated
+    alone = plan(io.apply_overrides(sc, {"duration_s": 30.0, "deployment.pools[0].tp": 4}), 4.0,
+                 SearchSpace(hardware=("h100-sxm",), tp=(3,), pp=(1,), duration_s=30.0), verify=False)  # fmt: skip
+    assert alone.runs.empty and alone.notes[0].startswith(
+        "no deployment was simulated: the cost model pruned"
+    )
