@@ -350,6 +350,14 @@ def _keep(cat: Catalog, dep: ob.Deployment, p: Any) -> None:
             help="Adds it to the scenario's custom hardware (it travels with the share link) and moves every "
             "pool onto it; the Strategy page can move them back.",
         )
+    served = (dep.model or sc.model.id, dep.weights)
+    if served != (sc.model.id, sc.model.weights):  # the fit moves to another model as a chip's profile does
+        st.caption(
+            f"Fitted on {plain(served[0])} in {served[1]}; the scenario serves {plain(sc.model.id)} in "
+            f"{sc.model.weights}. Moved onto it, the profile carries over as any chip's does to a model it was "
+            "not measured on, so the figures are surer for the model you benchmarked: benchmark the "
+            "scenario's own model to be sure."
+        )
     if present:
         band = (
             "no held-out error, so no band (one file)"

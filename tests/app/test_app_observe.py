@@ -55,6 +55,9 @@ def test_upload_replay_fit_and_use_a_benchmark() -> None:
     assert '"error, fitted"' in configs  # headings in words, not the frame's snake_case
     assert '"format": "percent"' in configs.replace('":"', '": "')  # the held-out error as the metric says it
     assert "Catalog entry h100-sxm-mine.toml" in [b.label for b in at.download_button]
+    # fitted on the 8B model the file served, offered to the scenario's 70B: said before it is moved
+    moved = [text_of(c.value) for c in at.caption if text_of(c.value).startswith("Fitted on llama-3.1-8b")]
+    assert moved and "the scenario serves llama-3.1-70b" in moved[0], moved
     next(b for b in at.button if b.label == "Run the scenario on this chip").click().run()  # step 3
     assert_clean(at)
     sc = scenario_of(at)
