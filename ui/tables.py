@@ -248,7 +248,11 @@ HARDWARE: dict[str, Any] = {
     "reconfig_s": cc.NumberColumn(
         "Reconfigure (s)", help="Loading a design: charged at start and at a role switch."
     ),
-    "memory_gb": cc.NumberColumn("Memory (GB)", help="Main memory per chip (its type under Memory)."),
+    "memory_gb": cc.NumberColumn(
+        "Memory (GB)",
+        help="Main memory per chip (its type under Memory), as the vendor states it, which is GiB: an H100's "
+        "80 GB is 85.9 GB of 10⁹ bytes, the unit of every usable and weights figure elsewhere (0.9 usable: 77.3 GB).",
+    ),
     "memory_tb_s": cc.NumberColumn("Memory (TB/s)", help="Main memory bandwidth per chip."),
     "sram_gb": cc.NumberColumn(
         "SRAM tier (GB)", help="On-chip SRAM that holds weights and KV before the main memory."
