@@ -212,7 +212,9 @@ def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Findi
                     )
                 )
         if role == "prefill":
-            out += prefill_findings(result, pool.spec.count, counts.get("decode", 0), u["busy"], backlog)
+            out += prefill_findings(
+                result, name, pool.spec.count, counts.get("decode", 0), u["busy"], backlog
+            )
         if role == "decode":
             mine = bins[bins["pool"] == name]
             batch = float(mine["batch_size"].mean()) if len(mine) else 0.0

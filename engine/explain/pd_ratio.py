@@ -27,9 +27,9 @@ most this share of its target: room for the longer queues fewer instances bring.
 
 
 def prefill_findings(
-    result: SimResult, count: int, decode: int, busy: float, backlog: tuple[float, float] | None
+    result: SimResult, pool: str, count: int, decode: int, busy: float, backlog: tuple[float, float] | None
 ) -> list[Finding]:
-    """The findings on one prefill pool of `count` instances (beside `decode` decode instances) that
+    """The findings on prefill pool `pool` of `count` instances (beside `decode` decode instances) that
     was busy `busy` of the time, its queue growing through the window where `backlog` is given."""
     if busy > 0.9:
         return [
@@ -57,8 +57,8 @@ def prefill_findings(
     need = max(1, math.ceil(count * busy / BUSY_TARGET))
     if need >= count:
         return []
-    name, used, ttft, target, pct = _tightest_ttft(result)
-    if not math.isfinite(used):  # a class none of whose requests was served: its failure is said elsewhere
+    name, used, ttft, target, pct = _tightest_ttft(result, pool)
+    if not name or not math.isfinite(used):  # no class enters it, or one was not served (said elsewhere)
         return []
     nums = {"prefill_busy": busy, "prefill_instances": count, "ttft_share_of_target": used}
     if used > TTFT_ROOM:
@@ -85,11 +85,17 @@ def prefill_findings(
     ]
 
 
-def _tightest_ttft(result: SimResult) -> tuple[str, float, float, float, str]:
+def _tightest_ttft(result: SimResult, pool: str) -> tuple[str, float, float, float, str]:
     """(class, TTFT at its SLO percentile as a share of its target, that TTFT, the target, 'p90') of
-    the class whose TTFT uses the most of its target (a class with no TTFT: all of it)."""
+    the class entering `pool` whose TTFT uses the most of its target (a class with no TTFT: all of it).
+    A class pinned to other entry pools does not enter it (`RequestClass.pools`)."""
+    dep = result.scenario.deployment
+    entries = {p.name for p in dep.pools if p.role in ("mixed", "prefill")}
     worst = ("", -1.0, 0.0, 1.0, "p90")
     for c in result.scenario.workload.classes:
+        pinned = entries.intersection(c.pools)
+        if pinned and pool not in pinned:
+            continue
         got = result.summary["classes"].get(c.name)
         ttft = None if got is None else got["ttft_ms_at_percentile"]
         used = math.inf if ttft is None else ttft / c.slo.ttft_ms

@@ -424,3 +424,18 @@ def test_each_colocated_pool_splits_its_chip_hours_by_its_own_prefill_share() ->
             "cost"
         ]
     )
+
+
+def test_the_ttft_room_is_read_from_the_classes_that_enter_the_pool() -> None:
+    """premium-isolation pins its premium class to its own pools: a shared pool's room is read from the
+    classes that enter it, not from one pinned elsewhere."""
+    from engine.explain.pd_ratio import _tightest_ttft
+
+    sc = io.load_preset("premium-isolation")
+    res = simulate(io.apply_overrides(sc, {"duration_s": 60.0}))
+    entries = [p.name for p in sc.deployment.pools if p.role in ("mixed", "prefill")]
+    pinned = {c.name: set(c.pools) & set(entries) for c in sc.workload.classes}
+    assert any(pinned.values()), pinned  # the case under test: a class pinned to some entry pools
+    for pool in entries:
+        name = _tightest_ttft(res, pool)[0]
+        assert not pinned[name] or pool in pinned[name], (pool, name)
