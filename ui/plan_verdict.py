@@ -20,13 +20,14 @@ import pandas as pd
 import streamlit as st
 
 from engine import explain as ex
-from engine.explain import duration_text, duration_unit
+from engine.explain import duration_places, duration_text, duration_unit
 from engine.planning import (
     DEFAULT_ATTAINMENT,
     OBJECTIVES,
     Margin,
     MarginCheck,
     Plan,
+    assumed_price_mark,
     band_take_in,
     rule_text,
 )
@@ -86,20 +87,12 @@ def _band(b: Any, fmt: str, to: str = " to ") -> str:
     return "" if not b else f" ({format(b[0], fmt)}{to}{format(b[1], fmt)})"
 
 
-def _assumed(c: dict[str, Any]) -> str:
-    """' (assumed price)' after a deployment's $/h where a chip of it is billed at a price the catalog
-    only assumes (`assumed_prices`; a plan kept from before: none)."""
-    n = len(c.get("assumed_prices") or {})
-    return "" if not n else f" (assumed price{'s' if n > 1 else ''})"
-
-
 def _ms_band(b: Any, ms: float | None) -> str:
     """' (230 to 500)' after a latency: its band's ends in the unit the figure reads in (a figure of
     12.0 s gets '(9.0 to 15.0)', not '(9,000 to 15,000)' beside it)."""
     if not b or ms is None:
         return ""
-    unit, size = duration_unit(ms)
-    places = (1 if ms < 99.95 else 0) if unit == "ms" else 1  # as `duration_text` writes the figure
+    size, places = duration_unit(ms)[1], duration_places(ms)  # as `duration_text` writes the figure
     return f" ({b[0] / size:,.{places}f} to {b[1] / size:,.{places}f})"
 
 
@@ -143,7 +136,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         ", ".join(
             [
                 f"{int(c['chips'])} chips",
-                f"**\\${c['usd_per_hour']:,.2f}/h**" + _assumed(c),
+                f"**\\${c['usd_per_hour']:,.2f}/h**" + assumed_price_mark(c),
                 *([] if per_m is None else [f"**\\${per_m:,.2f}**{m_band} per million output tokens"]),
                 *(
                     []

@@ -71,8 +71,13 @@ def duration_text(ms: float | None) -> str:
     if ms is None or not math.isfinite(ms):
         return "–"
     unit, size = duration_unit(ms)
-    decimals = (1 if ms < 99.95 else 0) if unit == "ms" else 1
-    return f"{ms / size:,.{decimals}f} {unit}"
+    return f"{ms / size:,.{duration_places(ms)}f} {unit}"
+
+
+def duration_places(ms: float) -> int:
+    """The decimals `duration_text` writes a duration of `ms` milliseconds with, in its unit
+    (`duration_unit`): one below 100 ms, none for other ms, one in s, min and h."""
+    return (1 if ms < 99.95 else 0) if duration_unit(ms)[0] == "ms" else 1
 
 
 def cdf_points(values: np.ndarray, max_points: int = 400) -> tuple[np.ndarray, np.ndarray]:

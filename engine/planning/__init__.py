@@ -48,6 +48,7 @@ _API = {
     "Objective": "engine.planning.objective",
     "Verdict": "engine.planning.verdict",
     "band_take_in": "engine.planning.verdict",
+    "assumed_price_mark": "engine.planning.verdict",
     "plan_margin": "engine.planning.margin",
     "DEFAULT_ATTAINMENT": "engine.planning.rules",
     "PP_MIN_TP": "engine.planning.candidates",
@@ -92,6 +93,7 @@ __all__ = [
     "Rule",
     "SearchSpace",
     "Verdict",
+    "assumed_price_mark",
     "band_take_in",
     "emit_deployment",
     "lifetime_headline",
@@ -130,5 +132,5 @@ if TYPE_CHECKING:
     from engine.planning.plan_work import plan_work as plan_work_estimate
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
     from engine.planning.search import Progress
-    from engine.planning.verdict import Verdict
+    from engine.planning.verdict import Verdict, assumed_price_mark
     from engine.planning.verdict import take_in as band_take_in

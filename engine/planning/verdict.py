@@ -483,6 +483,13 @@ def _row(
     return out
 
 
+def assumed_price_mark(row: dict[str, Any]) -> str:
+    """' (assumed price)' after a deployment's $/h where a chip of it is billed at a price the catalog
+    only assumes (`assumed_prices`; a plan kept from before: none); the page and the CLI write it."""
+    n = len(row.get("assumed_prices") or {})
+    return "" if not n else f" (assumed price{'s' if n > 1 else ''})"
+
+
 def assumed_prices(search: Search, shape: Shape | Portfolio) -> dict[str, str]:
     """The chips of a deployment billed at a price the catalog assumes rather than cites, each with that
     price: its hourly rent, or owned, its purchase price (where the scenario gives none)."""
