@@ -65,7 +65,7 @@ def memory_text(m: PoolMemory) -> str:
     return (
         f"{m.layout}: {m.chips_per_instance} chip{'' if m.chips_per_instance == 1 else 's'} per instance; weights "
         f"{gb(m.weights_gb_per_chip)}{stage} and activations {gb(m.activations_gb_per_chip)} per chip of "
-        f"{gb(m.usable_gb_per_chip)} usable; {kv}."
+        f"{gb(m.usable_gb_per_chip)} usable ({m.mem_fraction:g} of {m.chip_memory_gib:,.4g} GiB); {kv}."
     )
 
 

@@ -514,7 +514,12 @@ class PoolMemory:
     """Weights each chip holds on average: attention and dense layers split over tp (and pp), the
     routed experts over ep (and pp)."""
     usable_gb_per_chip: float
-    """HBM a chip gives weights, activations and KV cache (`deployment.mem_fraction` of its memory)."""
+    """HBM a chip gives weights, activations and KV cache (`deployment.mem_fraction` of its memory), in
+    GB of 10^9 bytes like every figure here."""
+    mem_fraction: float
+    """`deployment.mem_fraction`: the share of the chip's memory that is usable."""
+    chip_memory_gib: float
+    """The chip's memory as its vendor states it (`memory_gb`, which is GiB: an H100's 80)."""
     activations_gb_per_chip: float
     """Memory each chip keeps for one forward pass of the stack's token budget (0 under SGLang)."""
     kv_capacity_tokens: int
@@ -546,6 +551,8 @@ def pool_memory(scenario: Scenario, catalog: Catalog | None = None) -> list[Pool
                 dp=inst.dp,
                 weights_gb_per_chip=inst.weight_bytes / inst.chips / 1e9,
                 usable_gb_per_chip=inst.memory_bytes / inst.chips / 1e9,
+                mem_fraction=inst.mem_fraction,
+                chip_memory_gib=inst.hardware.total_memory_gb,
                 activations_gb_per_chip=inst.activation_bytes / inst.chips / 1e9,
                 kv_capacity_tokens=inst.kv_capacity_tokens,
                 heaviest_stage_gb_per_chip=(
