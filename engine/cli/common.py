@@ -52,13 +52,21 @@ def add_work_limit_flag(parser: argparse.ArgumentParser, more: str = "") -> None
     )
 
 
+def is_file_ref(ref: str) -> bool:
+    """Whether a scenario reference names a file rather than a preset: it exists, or it reads as a
+    path (a folder in it, or a .toml / .json name), so that a missing file is said to be missing
+    ("cannot read (No such file or directory)"), not an unknown preset with the presets listed."""
+    p = Path(ref)
+    return p.exists() or len(p.parts) > 1 or p.suffix.lower() in (".toml", ".json")
+
+
 def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
     """A scenario from a file path or a preset name, with ``--set PATH=VALUE`` overrides.
 
     An edited scenario is named after its model and pools, "edited from" the preset or file
     (`engine.scenario.naming`), unless the overrides set its name.
     """
-    scen = scenario_io.load(ref) if Path(ref).exists() else scenario_io.load_preset(ref)
+    scen = scenario_io.load(ref) if is_file_ref(ref) else scenario_io.load_preset(ref)
     overrides: dict[str, Any] = {}
     for item in sets or ():
         path, sep, value = item.partition("=")
@@ -67,7 +75,7 @@ def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
         overrides[path.strip()] = scenario_io.parse_value(value.strip())
     if not overrides:
         return scen
-    source = Path(ref).stem if Path(ref).exists() else ref
+    source = Path(ref).stem if is_file_ref(ref) else ref
     return naming.named(
         scenario_io.apply_overrides(scen, overrides), scen, source
     )  # a name that says what it runs

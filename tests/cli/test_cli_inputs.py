@@ -304,3 +304,15 @@ def test_progress_bars_stay_off_a_stderr_that_is_not_a_terminal(capsys: pytest.C
         bar.plan(i, 10, f"run {i}")
     bar.close()
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("ref", ["missing.toml", "nowhere/chat.toml", "gone.JSON"])
+def test_a_missing_scenario_file_is_said_missing_not_an_unknown_preset(
+    ref: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo in a path listed every preset's name, sending the user among presets (a review)."""
+    assert not Path(ref).exists()
+    err = refused(["run", ref, *SHORT], capsys)
+    assert "cannot read (No such file or directory)" in err and "unknown preset" not in err, err
+    err = refused(["run", "no-such-preset", *SHORT], capsys)
+    assert "unknown preset 'no-such-preset'; known: " in err, err  # a bare name is still a preset's
