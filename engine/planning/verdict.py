@@ -240,7 +240,8 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
     if cut:
         notes.append(
             f"{', '.join(cut)}: the risk-aware checks ran out of simulations{budget} before a deployment passed, "
-            f"so {'their rows say' if len(cut) > 1 else 'its row says'} 'not checked'{own}"
+            f"so {'their rows are their' if len(cut) > 1 else 'its row is its'} nominal pick, its 'holds' that "
+            f"pick's own check ('not checked' where the checks never reached it){own}"
         )
     elif budget:
         notes.append(f"the risk-aware checks ran out of simulations{budget}{own}")

@@ -317,9 +317,10 @@ def test_a_group_the_budget_cut_short_is_not_said_to_have_nothing_that_holds() -
     cut = [n for n in p.notes if "ran out of simulations" in n]
     assert len(cut) == 1 and not any("no deployment of this search passes" in n for n in p.notes)  # said once
     assert f"ran out of simulations ({space.max_simulations}) before a deployment passed" in cut[0]
-    assert (
-        "'not checked' (a budget of their own, as large as the search's" in cut[0]
-    )  # the table's word, and why
+    # the table's words, and why: a row is the nominal pick, its 'holds' that pick's own check (a
+    # review read "its row says 'not checked'" beside a row whose checked nominal pick said NO)
+    assert "nominal pick, its 'holds' that pick's own check ('not checked' where the checks never" in cut[0]
+    assert "reached it) (a budget of their own, as large as the search's" in cut[0]
     group = cut[0].split(":")[0].split(", ")[0]  # the groups cut short, named before the colon
     row = p.verdict.table[p.verdict.table["group"] == group].iloc[0]
     assert row["holds_slowed"] is None or row["holds_slowed"] != row["holds_slowed"]  # unknown, not False
