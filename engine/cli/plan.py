@@ -421,34 +421,23 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     points = grid(vary, args.seeds, scen.seed)
     check_writable_file(args.out)  # before the grid runs, not after
     bar = _Bar(len(points), "sweep", not args.no_progress)
-    client: Any = None
-    executor: Executor | None
     try:
-        if args.dask:
-            from distributed import Client  # heavy and only needed here: imported on demand
-
-            client = Client(args.dask)  # type: ignore[no-untyped-call]
-            executor = client.get_executor()
-        elif args.workers == 1:
-            executor = None
-        else:
-            executor = local_executor(args.workers)
-        try:
-            frame = sweep(
-                scen,
-                vary,
-                seeds=args.seeds,
-                executor=executor,
-                progress=bar.sweep,
-                check_work=not args.no_work_limit,
-            )
-        finally:
-            if executor is not None and client is None:
-                executor.shutdown()
+        with cluster_executor(args.dask) as cluster:
+            executor = cluster or (None if args.workers == 1 else local_executor(args.workers))
+            try:
+                frame = sweep(
+                    scen,
+                    vary,
+                    seeds=args.seeds,
+                    executor=executor,
+                    progress=bar.sweep,
+                    check_work=not args.no_work_limit,
+                )
+            finally:
+                if executor is not None and cluster is None:
+                    executor.shutdown()
     finally:
         bar.close()
-        if client is not None:
-            client.close()
     if "error" in frame and (frame["error"] != "").all():  # nothing ran: say why, as one refused run does
         first = str(frame["error"].iloc[0])
         lift = (
@@ -552,6 +541,10 @@ def _attainment(args: argparse.Namespace) -> float:
     return float(args.attainment)
 
 
+DASK_TIMEOUT_S = 10
+"""Seconds `--dask` waits for its scheduler before refusing the address (Dask's own default is 30)."""
+
+
 @contextlib.contextmanager
 def cluster_executor(address: str | None) -> Iterator[Executor | None]:
     """An executor on the Dask scheduler at `address` for the block's length (None: no address)."""
@@ -560,7 +553,18 @@ def cluster_executor(address: str | None) -> Iterator[Executor | None]:
         return
     from distributed import Client  # heavy and only needed here: imported on demand
 
-    client = Client(address)  # type: ignore[no-untyped-call]
+    try:
+        client = Client(address, timeout=DASK_TIMEOUT_S)  # type: ignore[no-untyped-call]
+    except (OSError, ValueError, TypeError) as exc:  # unreachable, refused, or not an address at all
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        why = (
+            f"no Dask scheduler answered there within {DASK_TIMEOUT_S} s"
+            if isinstance(exc, OSError)
+            else "not a scheduler's address"
+        )
+        raise ScenarioError(
+            f"--dask {address!r}: {why} ({detail}); expected tcp://HOST:PORT of a running `dask scheduler`"
+        ) from None
     try:
         yield client.get_executor()  # type: ignore[no-untyped-call]
     finally:

@@ -316,3 +316,22 @@ def test_a_missing_scenario_file_is_said_missing_not_an_unknown_preset(
     assert "cannot read (No such file or directory)" in err and "unknown preset" not in err, err
     err = refused(["run", "no-such-preset", *SHORT], capsys)
     assert "unknown preset 'no-such-preset'; known: " in err, err  # a bare name is still a preset's
+
+
+@pytest.mark.parametrize("command", ["sweep", "plan"])
+def test_a_dask_scheduler_that_does_not_answer_is_a_clear_refusal(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--dask` at a dead port or a malformed address ended in Dask's traceback (exit 1), where the
+    README promises a message and exit 2 for bad input (a review of the CLI)."""
+    monkeypatch.setattr(cli_plan, "DASK_TIMEOUT_S", 1)
+    tail = (
+        ["--vary", "workload.arrival.rate_rps=8", "--out", str(tmp_path / "s.csv")]
+        if command == "sweep"
+        else ["--target-rps", "8"]
+    )
+    err = refused([command, "chat-colocated", *SHORT, *tail, "--dask", "tcp://127.0.0.1:1"], capsys)
+    assert "--dask 'tcp://127.0.0.1:1': no Dask scheduler answered there within 1 s" in err, err
+    assert "Traceback" not in err
+    err = refused([command, "chat-colocated", *SHORT, *tail, "--dask", "notanaddress"], capsys)
+    assert "--dask 'notanaddress': not a scheduler's address (" in err and "tcp://HOST:PORT" in err, err
