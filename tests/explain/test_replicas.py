@@ -259,3 +259,18 @@ def test_a_seed_that_did_not_keep_up_marks_the_means() -> None:
     assert rep.mean_summary()["unsustainable"] == {"shortfall_rps": 1.14}
     kept_up = Replicas(**{**vars(rep), "shortfalls": (None, None, None)})
     assert kept_up.worst_shortfall() is None and "unsustainable" not in kept_up.mean_summary()
+
+
+def test_replicate_keeps_an_interval_to_its_figures_range() -> None:
+    """Two seeds at 0 and 1.3% SLO attainment printed [-1.6%, 2.8%] (`fengong run --replications 2`,
+    a review): no summary figure is below zero and a share is at most one."""
+    from engine.serving.run import clipped, is_share
+
+    assert clipped("slo_attainment", -0.0158, 0.0285) == (0.0, 0.0285)
+    assert clipped("classes.chat.slo_attainment", 0.97, 1.02) == (0.97, 1.0)
+    assert clipped("goodput_rps", -0.46, 0.82) == (0.0, 0.82)
+    assert clipped("latency_ms.ttft.p99", 900.0, 1100.0) == (900.0, 1100.0)  # inside its range: as it was
+    assert is_share("utilization.decode.busy") and is_share("cache.hit_rate_by_tier.hbm")
+    assert not is_share("goodput_rps")
+    low, high = clipped("slo_attainment", math.nan, math.nan)  # one seed: no interval, still none
+    assert math.isnan(low) and math.isnan(high)
