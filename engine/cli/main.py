@@ -118,7 +118,12 @@ def _run_flags(sub: Any) -> None:
     u.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     u.add_argument("--json", action="store_true", help="one JSON document on stdout")
     u.add_argument("--out", default=None, help="directory for requests/timeseries tables and the summary")
-    u.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    u.add_argument(
+        "--format",
+        choices=["csv", "parquet"],
+        default=None,
+        help="the tables --out writes (default csv); refused without --out, which it would not reach",
+    )
     u.add_argument(
         "--replications",
         type=int,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.catalog.entries import entry_to_toml, load_catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
-from engine.cli.common import check_range, emit_json
+from engine.cli.common import check_range, check_writable_file, emit_json
 from engine.core import bounds, safeparse
 from engine.core.errors import ScenarioError
 from engine.observe import detect
@@ -119,6 +119,8 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
         raise ScenarioError("calibrate: give --hardware, the chip the benchmarks ran on")
     from engine.observe import fit
 
+    if args.out:
+        check_writable_file(args.out)  # before the fit, not after it printed (a review)
     dep = deployment(args)
     cat = load_catalog()
     result = fit.fit_files([_read(p, args) for p in args.measurements], dep, cat)

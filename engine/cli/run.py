@@ -13,6 +13,7 @@ from pathlib import Path
 from engine.cli.common import check_range, check_writable_folder, emit_json, load_scenario
 from engine.cli.outputs import write_outputs, write_replications
 from engine.core import bounds
+from engine.core.errors import ScenarioError
 from engine.explain import sustain
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
@@ -99,6 +100,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_range(args.replications, "--replications", 1, bounds.MAX_REPLICATIONS)
     scen = load_scenario(args.scenario, args.set)
     check = not args.no_work_limit
+    if args.format is not None and not args.out:  # it was silently dropped (a review)
+        raise ScenarioError(f"--format {args.format}: applies to the tables --out writes; give --out DIR")
+    args.format = args.format or "csv"
     if args.out:
         check_writable_folder(args.out)  # before the runs, not after
     if args.replications > 1:

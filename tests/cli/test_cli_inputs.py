@@ -335,3 +335,9 @@ def test_a_dask_scheduler_that_does_not_answer_is_a_clear_refusal(
     assert "Traceback" not in err
     err = refused([command, "chat-colocated", *SHORT, *tail, "--dask", "notanaddress"], capsys)
     assert "--dask 'notanaddress': not a scheduler's address (" in err and "tcp://HOST:PORT" in err, err
+
+
+def test_a_table_format_without_a_destination_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --format parquet` without --out printed the summary and wrote nothing, silently (a review)."""
+    err = refused(["run", "chat-colocated", *SHORT, "--format", "parquet"], capsys)
+    assert "--format parquet: applies to the tables --out writes; give --out DIR" in err, err

@@ -100,6 +100,18 @@ def test_calibrate_files_then_replay_with_the_profile(
     assert json.loads(capsys.readouterr().out)["comparison"]
 
 
+def test_calibrate_refuses_an_unwritable_out_before_it_fits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The fit's table printed in full, then the destination was refused (a review); the README says
+    a destination that cannot be written is refused before anything runs."""
+    argv = ["calibrate", str(FIX / "vllm_bench_detailed.json"), "--hardware", "h100-sxm"]
+    assert cli.main([*argv, "--out", str(tmp_path / "no-such-folder" / "mine.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "--out " in err and "is not an existing folder" in err, err
+    assert "held-out" not in err and "eta_compute" not in err  # nothing was fitted first
+
+
 def test_calibrate_files_needs_the_hardware(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["calibrate", str(FIX / "vllm_bench.json")]) == 2
     assert "give --hardware" in capsys.readouterr().err
