@@ -9,7 +9,8 @@ from pathlib import Path
 
 from engine.catalog.entries import entry_to_toml, load_catalog, model_from_hf_config
 from engine.catalog.specs import HardwareSpec
-from engine.cli.common import emit_json
+from engine.cli.common import check_range, emit_json
+from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
 
@@ -22,6 +23,11 @@ def cmd_roofline(args: argparse.Namespace) -> int:
 
     cat = load_catalog()
     model = cat.model(args.model)
+    # the layouts a scenario's run accepts, not a figure for one it refuses (a review: --tp 3 printed)
+    check_range(args.tp, "--tp", 1, bounds.MAX_TP)
+    check_range(args.pp, "--pp", 1, bounds.MAX_PP)
+    if split := stacks.tp_split_problem(model, args.tp):
+        raise ScenarioError(f"--tp: {split}")
     # the profile (given or the stack's by rule), with a MoE model's experts' factor, as a run uses it
     chip, name, _ = trust.effective_chip(
         cat.chip(args.hardware), args.stack, cat, args.profile, moe=model.moe is not None

@@ -341,3 +341,22 @@ def test_a_table_format_without_a_destination_is_refused(capsys: pytest.CaptureF
     """`run --format parquet` without --out printed the summary and wrote nothing, silently (a review)."""
     err = refused(["run", "chat-colocated", *SHORT, "--format", "parquet"], capsys)
     assert "--format parquet: applies to the tables --out writes; give --out DIR" in err, err
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (
+            ["--tp", "3"],
+            "--tp: 3 tensor-parallel ranks cannot share llama-3.1-70b's 64 attention heads evenly",
+        ),
+        (["--tp", "1000"], "--tp: must be in [1, 64] (got 1000)"),
+        (["--pp", "0"], "--pp: must be in [1, 16] (got 0)"),
+    ],
+)
+def test_roofline_refuses_the_layouts_a_run_refuses(
+    flags: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`roofline --tp 3` printed figures for a split `run` refuses (a review)."""
+    err = refused(["roofline", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", *flags], capsys)
+    assert said in err, err
