@@ -168,6 +168,7 @@ def set_path(data: dict[str, Any], path: str, value: Any, *, copy_data: bool = T
         nxt = parts[i + 1]
         try:
             if isinstance(part, int):
+                _check_index(path, parts[: i + 1], cur)
                 cur = cur[part]
             else:
                 if part not in cur:
@@ -180,8 +181,9 @@ def set_path(data: dict[str, Any], path: str, value: Any, *, copy_data: bool = T
     last = parts[-1]
     try:
         if isinstance(last, int):
-            if not isinstance(cur, list) or last >= len(cur):
+            if not isinstance(cur, list):
                 raise ScenarioError(f"{path}: index {last} is out of range")
+            _check_index(path, parts, cur)
             cur[last] = value
         elif isinstance(cur, dict):
             cur[last] = value
@@ -190,6 +192,18 @@ def set_path(data: dict[str, Any], path: str, value: Any, *, copy_data: bool = T
     except TypeError:
         raise ScenarioError(f"{path}: no such field") from None
     return out
+
+
+def _check_index(path: str, parts: list[str | int], cur: Any) -> None:
+    """Refuse an index past a list's end, naming the list and the indices it has (it read "no such
+    field", as though the name were wrong)."""
+    index = parts[-1]
+    if isinstance(cur, list) and isinstance(index, int) and index >= len(cur):
+        n = len(cur)
+        held = (
+            "is empty" if not n else "has one entry, index 0" if n == 1 else f"has {n}, indices 0 to {n - 1}"
+        )
+        raise ScenarioError(f"{path}: index {index} is out of range ({format_parts(parts[:-1])} {held})")
 
 
 def parse_value(text: str) -> Any:

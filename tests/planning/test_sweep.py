@@ -50,8 +50,11 @@ def test_parse_vary_keeps_bracketed_values_whole() -> None:
 def test_bad_points_fail_before_anything_runs(scen: Scenario) -> None:
     with pytest.raises(ScenarioError, match=r"workload\.arrival\.rate_rps"):
         sweep(scen, {"workload.arrival.rate_rps": [1.0, -3.0]})
-    with pytest.raises(ScenarioError, match="no such field"):
+    # past the list's end: said as an index, with the ones there are ("no such field" read as a typo)
+    with pytest.raises(ScenarioError, match=r"index 5 is out of range \(deployment\.pools has "):
         sweep(scen, {"deployment.pools[5].count": [1]})
+    with pytest.raises(ScenarioError, match="no such field"):
+        sweep(scen, {"deployment.pools[0].count.what": [1]})
     with pytest.raises(ScenarioError, match="seeds"):
         sweep(scen, {"seed": [1, 2]})
     trace = io.apply_overrides(io.load_preset("azure-code-replay"), {"duration_s": 20.0})
