@@ -28,7 +28,7 @@ def lazy(
         module = api.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), renamed.get(name, name))
+        value = documented(getattr(importlib.import_module(module), renamed.get(name, name)), module)
         namespace[name] = value
         return value
 
@@ -36,3 +36,43 @@ def lazy(
         return list(names)
 
     return __getattr__, __dir__
+
+
+def documented(value: Any, module: str) -> Any:
+    """`value` as a face offers it: a function compiled by mypyc (`engine.core.native`) has lost its
+    docstring and its signature's types, so that ``help(engine.iteration_cost)`` said nothing (a
+    review); it is offered through a plain wrapper carrying both, read from its source. Anything
+    else, and the pure modules' functions, are returned as they are. The engine's own calls do not
+    go through faces: the hot path calls the compiled function itself."""
+    if getattr(value, "__doc__", None) is not None or type(value).__name__ != "builtin_function_or_method":
+        return value
+    from engine.core.native import COMPILED, source_of
+
+    if module not in COMPILED:
+        return value
+    import ast
+    import functools
+    import inspect
+
+    tree = ast.parse(source_of(module).read_text(encoding="utf-8"))
+    node = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == value.__name__), None)
+    if node is None:
+        return value
+    typed = {
+        a.arg: ast.unparse(a.annotation)
+        for a in ast.walk(node.args)
+        if isinstance(a, ast.arg) and a.annotation
+    }
+    signature = inspect.signature(value)
+    signature = signature.replace(
+        parameters=[p.replace(annotation=typed.get(p.name, p.empty)) for p in signature.parameters.values()],
+        return_annotation=ast.unparse(node.returns) if node.returns else signature.empty,
+    )
+
+    @functools.wraps(value)
+    def face(*args: Any, **kwargs: Any) -> Any:
+        return value(*args, **kwargs)
+
+    face.__doc__ = ast.get_docstring(node)
+    face.__signature__ = signature  # type: ignore[attr-defined]
+    return face
