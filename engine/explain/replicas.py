@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ from engine.explain import presentation
 from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
-from engine.serving.run import SimResult, flatten, seed_values, t_quantile
+from engine.serving.run import SimResult, clipped, flatten, seed_values, t_quantile
 from engine.serving.summary import latency_shortfall, shortfall_rps
 
 SEED_LIMIT = 2**31
@@ -60,8 +60,9 @@ class Interval:
 
     @property
     def half_width(self) -> float:
-        """Half the interval's width: the ``± x`` of ``mean ± x`` (NaN for one seed)."""
-        return (self.high - self.low) / 2.0
+        """The t-interval's half-width, the ``± x`` of ``mean ± x`` (NaN for one seed): the wider side,
+        as an interval kept to its figure's range (`engine.serving.run.clipped`) loses only the other."""
+        return max(self.mean - self.low, self.high - self.mean)
 
     def overlaps(self, other: Interval) -> bool:
         """Whether the two intervals share a point (False when either has no width to compare)."""
@@ -111,7 +112,8 @@ def figure_intervals(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Interv
             continue
         iv = interval(per_seed)
         if iv is not None:
-            out[key] = iv
+            low, high = clipped(key, iv.low, iv.high)  # as `replicate` keeps it: no share below 0 or above 1
+            out[key] = replace(iv, low=low, high=high)
     return out
 
 
