@@ -164,16 +164,7 @@ def pareto_chart(
             )
     best = rows[rows["chosen"]]
     if len(best):
-        fig.add_trace(
-            go.Scatter(
-                x=best[x],
-                y=best[y],
-                mode="markers",
-                name="chosen (cheapest passing)",
-                marker={"symbol": "star", "size": 20, "color": CHOSEN},
-                hoverinfo="skip",
-            )
-        )
+        fig.add_trace(_star(best, x, y, data(best), hover))
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title, rangemode="tozero")
     fig.update_layout(
@@ -186,13 +177,30 @@ def pareto_chart(
     return fig
 
 
+def _star(best: pd.DataFrame, x: str, y: str, data: np.ndarray, hover: str) -> go.Scatter:
+    """The chosen run's star. It answers hover and click itself: with `hoverinfo="skip"` a click went
+    through it to whatever lay beneath, a failing colocated run at the same cost and goodput, which was
+    then loaded as "the choice" (a walkthrough)."""
+    return go.Scatter(
+        x=best[x],
+        y=best[y],
+        mode="markers",
+        name="chosen (cheapest passing)",
+        marker={"symbol": "star", "size": 20, "color": CHOSEN},
+        customdata=data,
+        hovertemplate=hover.replace("<extra>", "<br><b>chosen</b><extra>"),
+    )
+
+
 def selected_run(event: Any) -> int | None:
-    """The run number of the point a chart selection event picked, if any."""
+    """The run number of the point a chart selection event picked, if any: of points picked together
+    (drawn one over another), the one drawn on top, the last trace's (the chosen star over a run at the
+    same cost and goodput)."""
     try:
         points = event["selection"]["points"]
     except (KeyError, TypeError):
         return None
-    for p in points:
+    for p in sorted(points, key=lambda q: -int(q.get("curve_number", 0) or 0)):
         data = p.get("customdata")
         if data:
             return int(float(data[0]))

@@ -67,6 +67,11 @@ def test_failing_runs_are_grey_crosses_off_the_frontier() -> None:
     assert list(misses.x) == [10.0] and misses.marker.symbol == "x" and misses.text is None
     assert list(traces["colocated, meets SLOs"].x) == [20.0, 30.0, 40.0]
     assert list(traces["colocated, meets SLOs"].text) == ["2M", "", "4M"]  # labels on the frontier only
+    # the star is drawn last (on top) and answers a click with the chosen run itself: with no
+    # customdata a click fell through it to a failing run at the same point, loaded as "the choice"
+    star = fig.data[-1]
+    assert star.name.startswith("chosen") and star.hoverinfo != "skip"
+    assert selected_run({"selection": {"points": [{"customdata": list(star.customdata[0])}]}}) == 1
 
 
 def test_clicked_point_is_read_from_the_selection_event() -> None:
@@ -74,6 +79,11 @@ def test_clicked_point_is_read_from_the_selection_event() -> None:
     assert selected_run(event) == 3
     assert selected_run({"selection": {"points": []}}) is None
     assert selected_run(None) is None
+    both = [  # a failing run beneath the chosen star, picked together: the star's (drawn on top) wins
+        {"curve_number": 2, "customdata": [7, "h100-sxm tp1", "12M", 54.0, 39.3]},
+        {"curve_number": 5, "customdata": [3, "h100-sxm tp1", "10P:1D", 54.0, 39.3]},
+    ]
+    assert selected_run({"selection": {"points": both}}) == 3
 
 
 def test_loading_a_run_makes_it_the_current_scenario() -> None:
