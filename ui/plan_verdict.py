@@ -158,7 +158,8 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
                 "."
                 if c["verified"] or c["verified_by"].startswith("planning")
                 else ", where it fails its SLO."
-            ),
+            )
+            + (f" Of what was checked: {plain(unsure)}." if (unsure := v.unsure_text(p.exhaustive)) else ""),
             icon=":material/check_circle:",
         )
         if v.risk_aware and c["run"] != v.nominal_run and v.nominal_run is not None:

@@ -97,6 +97,8 @@ def print_verdict(p: Plan) -> None:
         print(f"  {v.risk_text()}")
     if v.prices_text():
         print(f"  {v.prices_text()}")
+    if unsure := v.unsure_text(p.exhaustive):
+        print(f"  of what was checked: {unsure}")
     print_per_chip(v)
 
 

@@ -179,6 +179,24 @@ class Verdict:
             return "it fails, moved up or not"
         return f"its pick moved up to {row['split']}" if row["moved_up"] else ""
 
+    def unsure_text(self, exhaustive: bool) -> str:
+        """What the choice's 'cheapest' rests on where the search did not settle it: the search
+        stopped at its simulation budget (`exhaustive` false), and cheaper rows the risk-aware
+        checks never reached ('not checked'); '' where neither. The page's "Cheapest deployment ...
+        even with every chip at the pessimistic edge" stood bare beside both (a walkthrough)."""
+        c = self.chosen
+        said = []
+        if not exhaustive:
+            said.append("the search stopped at its simulation budget, so a cheaper deployment may exist")
+        if c is not None and self.risk_aware and "holds_slowed" in self.table:
+            cheaper = self.table[self.table["objective_value"] < c["objective_value"]]
+            unknown = [
+                str(g) for g, h in zip(cheaper["group"], cheaper["holds_slowed"], strict=True) if pd.isna(h)
+            ]
+            if unknown:
+                said.append(f"cheaper rows the risk-aware checks did not reach: {', '.join(unknown)}")
+        return "; ".join(said)
+
     def prices_text(self) -> str:
         """'assumed prices, not published ones (the catalog's notes): b200 $4.50/h, h200 $3.20/h' over
         every row of the table ('' where every price is cited); owned, purchase prices."""

@@ -389,3 +389,20 @@ def test_the_choice_holds_at_the_bands_edge_over_its_quoted_run(two_chips: Any) 
     slo = at_slo(res)
     lo, hi = c["tpot_ms_at_slo_band"]
     assert lo <= slo["tpot_ms_at_slo"] <= hi
+
+
+def test_a_choice_the_search_did_not_settle_says_so() -> None:
+    """'Cheapest deployment ... even with every chip at the pessimistic edge' stood bare where the
+    search had stopped at its budget and cheaper pairings read 'not checked' (a walkthrough)."""
+    space = SearchSpace(hardware=("h100-sxm", "b200"), tp=(1, 2), pp=(1,), duration_s=30.0, max_simulations=8)
+    p = plan(io.load_preset("chat-colocated"), 16.0, space)
+    v = p.verdict
+    assert v is not None and v.chosen is not None
+    said = v.unsure_text(p.exhaustive)
+    assert ("stopped at its simulation budget" in said) == (not p.exhaustive)
+    c = v.chosen
+    cheaper = v.table[(v.table["objective_value"] < c["objective_value"]) & v.table["holds_slowed"].isna()]
+    for g in cheaper["group"]:
+        assert g in said.split("did not reach: ")[1]
+    assert said or (p.exhaustive and cheaper.empty)
+    assert v.unsure_text(True) == (said.split("; ")[-1] if not cheaper.empty else "")
