@@ -74,6 +74,7 @@ class ModelChoice(Frozen):
 
 
 NAME_MAX_CHARS = 160
+DESCRIPTION_MAX_CHARS = 4000
 """The longest scenario name: room for a derived one (`engine.scenario.naming`) of a few pools."""
 
 
@@ -82,7 +83,7 @@ class Scenario(Frozen):
 
     version: Literal[1] = 1
     name: Annotated[str, Field(min_length=1, max_length=NAME_MAX_CHARS)] = "scenario"
-    description: Annotated[str, Field(max_length=4000)] = ""
+    description: Annotated[str, Field(max_length=DESCRIPTION_MAX_CHARS)] = ""
     lesson: Annotated[str, Field(max_length=600)] = ""
     """What the scenario demonstrates, in a sentence or two (the Results page opens with it)."""
     counterpart: Name | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.scenario.model import NAME_MAX_CHARS, Pool, Scenario
+from engine.scenario.model import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS, Pool, Scenario
 
 
 def _pool_texts(pools: Sequence[Pool]) -> list[str]:
@@ -52,4 +52,18 @@ def named(scenario: Scenario, base: Scenario, source: str) -> Scenario:
     """
     if scenario.name != base.name or scenario == base:
         return scenario
-    return scenario.model_copy(update={"name": derived_name(scenario, source)})
+    update: dict[str, str] = {"name": derived_name(scenario, source)}
+    # the words were written for `base`: an export of the edit carried "the same twelve H100s ... three
+    # prefill and three decode instances" and the preset's 16 req/s lesson beside 40 req/s on B200s (a
+    # walkthrough). The description says whose it is; the lesson, whose figures are the base's own
+    # runs, is not carried (the dashboard still shows the preset's, titled as the preset's).
+    if scenario.description == base.description:
+        said = f"Edited from {source}" + (
+            f"; {source}'s description: {base.description}" if base.description else "."
+        )
+        update["description"] = (
+            said if len(said) <= DESCRIPTION_MAX_CHARS else said[: DESCRIPTION_MAX_CHARS - 1] + "…"
+        )
+    if scenario.lesson == base.lesson:
+        update["lesson"] = ""
+    return scenario.model_copy(update=update)

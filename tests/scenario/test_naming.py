@@ -66,3 +66,16 @@ def test_the_cli_names_an_edited_scenario(json_out: bool, capsys: pytest.Capture
     out = capsys.readouterr().out
     want = "llama-3.1-70b on 6 h100-sxm prefill + 6 mi300x decode, edited from chat-disaggregated"
     assert want in out and load_preset(PRESET).name not in out
+
+
+def test_an_edit_does_not_carry_the_presets_words_as_its_own() -> None:
+    """An export of chat-disaggregated edited onto B200s at 40 req/s kept "the same twelve H100s ...
+    three prefill and three decode instances" and the preset's 16 req/s lesson (a walkthrough)."""
+    base = load_preset(PRESET)
+    edited = named(apply_overrides(base, {"workload.arrival.rate_rps": 40.0}), base, PRESET)
+    assert edited.description == f"Edited from {PRESET}; {PRESET}'s description: {base.description}"
+    assert base.lesson and edited.lesson == ""
+    assert edited.counterpart == base.counterpart  # still compared with the same baseline
+    mine = apply_overrides(base, {"workload.arrival.rate_rps": 40.0, "lesson": "mine", "description": "d"})
+    kept = named(mine, base, PRESET)
+    assert (kept.lesson, kept.description) == ("mine", "d")  # the user's own words stay
