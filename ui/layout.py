@@ -357,6 +357,8 @@ def notices() -> None:
 
     They stay on every page and every rerun until dismissed, so a refusal is never missed.
     """
+    for message in state.fresh_warnings():
+        st.toast(plain(message), icon=":material/warning:", duration="long")
     waiting = state.notices()
     for key, kind, message in waiting:
         with st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False):

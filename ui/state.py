@@ -37,6 +37,7 @@ SCENARIO = "fg_scenario"
 PRESET = "fg_preset"
 LINK = "fg_link"
 NOTICES = "fg_notices"
+FRESH = "fg_fresh_notices"
 LINK_KEYS = ("v", "p", "s")
 PAGE_KEYS = ("a", "b")
 """Query parameters a page binds to its widgets (Compare's scenarios A and B)."""
@@ -105,6 +106,20 @@ def notify(message: str, kind: str = "warning", key: str | None = None) -> None:
     key = key or f"{kind}:{message}"
     notes.pop(key, None)  # the newest goes last
     notes[key] = (kind, message)
+    if kind == "warning":  # said once where the user is looking too (`fresh_warnings`)
+        fresh = st.session_state.get(FRESH)
+        st.session_state[FRESH] = [*(fresh if isinstance(fresh, list) else []), key]
+
+
+def fresh_warnings() -> list[str]:
+    """The warnings notified since this was last asked (the next run's), each once, and forgets them.
+    The notices sit at the top of the page: a value refused in a box further down snapped back with
+    its reason out of view (a walkthrough), so each new one is also said in a toast."""
+    fresh = st.session_state.pop(FRESH, None)
+    notes = st.session_state.get(NOTICES)
+    if not isinstance(fresh, list) or not isinstance(notes, dict):
+        return []
+    return [notes[k][1] for k in dict.fromkeys(fresh) if k in notes]
 
 
 def notices() -> list[tuple[str, str, str]]:
