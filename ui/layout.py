@@ -201,6 +201,9 @@ STRIP: tuple[tuple[str, str, Any, Any, bool], ...] = (
 GROWING = ("ttft_p99_ms", "tpot_p99_ms")
 """Strip figures an unsustainable run shows as growing with run length (`engine.explain.sustain`)."""
 
+GREW = "_latency_shortfall"
+"""The key under which a strip's figures keep their run's `latency_shortfall` (None: they did not grow)."""
+
 COSTS = ("usd_per_request", "usd_per_million_output_tokens")
 """Strip figures whose fall is only good news while no fewer requests meet their SLO."""
 
@@ -241,6 +244,8 @@ def strip_rows(
         if grows is not None and key in GROWING:  # set by the run's length: nothing to compare
             rows.append((label, ex.at_least(fmt(now.get(key)), grows), f":small[:orange[{ex.GROWS}]]"))
             continue
+        if prev.get(GREW) is not None and key in GROWING:  # nor against a figure that grew with its run:
+            change = ""  # "810 ms ▼197,379 ms" beside a previous "≥ 198.2 s" (a walkthrough)
         rows.append((label, fmt(now.get(key)), change))
     return rows
 
@@ -280,7 +285,7 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
     as one, with its expected error and no changes, and is not remembered as a run."""
     ss = st.session_state
     key = result.scenario.model_dump_json()
-    h = headline(result.summary)
+    h = {**headline(result.summary), GREW: ex.latency_shortfall(result.summary)}
     if preview is None and ss.get("fg_live_key") != key:
         ss["fg_live_prev"] = ss.get("fg_live_now")
         ss["fg_live_key"], ss["fg_live_now"] = key, h

@@ -24,6 +24,19 @@ def test_the_live_strip_drops_arrows_that_round_to_zero() -> None:
     assert rows["SLO attainment"] == ""
 
 
+def test_a_latency_that_grew_with_its_run_is_no_baseline() -> None:
+    """Back at 16 req/s after an overloaded 40, the strip read '810 ms ▼197,379 ms' beside a previous
+    '≥ 198.2 s', a figure set by the run's length (a walkthrough): no change against it."""
+    from ui.layout import GREW
+
+    now = {"ttft_p99_ms": 810.0, "tpot_p99_ms": 20.0, "slo_attainment": 0.99}
+    prev = {"ttft_p99_ms": 198_200.0, "tpot_p99_ms": 21.0, "slo_attainment": 0.01, GREW: 24.0}
+    rows = {label: change for label, _, change in strip_rows(now, prev)}
+    assert rows["TTFT p99"] == "" and rows["TPOT p99"] == ""
+    assert "▲98.0 pts" in rows["SLO attainment"]  # the other figures still compare
+    assert strip_rows(now, {**prev, GREW: None})[0][2] != ""  # a previous run that kept up: compared
+
+
 def test_a_change_reads_in_its_values_unit_and_a_collapse_is_not_cheaper() -> None:
     """'198.2 s' changes by '196.6 s', not '196,582 ms'; a cost change shows in dollars; a cost
     that fell while SLO attainment fell is grey (an overloaded run is not a better one)."""
