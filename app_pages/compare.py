@@ -189,8 +189,7 @@ for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
     fa = reps[0].bands[metric] if reps else ex.latency_cdfs(sa, ra.requests, metric)  # type: ignore[arg-type]
     fb = reps[1].bands[metric] if reps else ex.latency_cdfs(sb, rb.requests, metric)  # type: ignore[arg-type]
     frame, shared = ex.paired_cdfs(fa, fb, cls or "all")
-    targets = ex.slo_targets(sa)
-    targets = targets[targets["class"] == shared] if shared else targets.head(0)
+    targets = ex.paired_targets(sa, sb, shared)  # B's own where it asks otherwise
     colors, dashes = {"A": charts.PAIR[0], "B": charts.PAIR[1]}, {"B": "dash"}
     name = charts.METRIC_NAMES[metric]
     if reps:

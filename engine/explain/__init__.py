@@ -83,7 +83,8 @@ _API = {
     "edge_line": "engine.explain.presentation",
     "headline": "engine.explain.presentation",
     "latency_cdfs": "engine.explain.presentation",
-    "paired_cdfs": "engine.explain.presentation",
+    "paired_cdfs": "engine.explain.pairing",
+    "paired_targets": "engine.explain.pairing",
     "scheduler_figures": "engine.explain.presentation",
     "slo_tail": "engine.explain.presentation",
     "slo_targets": "engine.explain.presentation",
@@ -257,6 +258,7 @@ __all__ = [
     "measure_preview_error",
     "note",
     "paired_cdfs",
+    "paired_targets",
     "parse_measurements",
     "partly",
     "peak_of",
@@ -358,6 +360,7 @@ if TYPE_CHECKING:
     from engine.explain.drill import class_attainment, fallback_drill, unchanged
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.margin import CompareMargin, RunMargin, RunSpread, figure_text, run_spread
+    from engine.explain.pairing import paired_cdfs, paired_targets
     from engine.explain.power_line import power_cap_line
     from engine.explain.presentation import (
         ALL_CLASSES,
@@ -370,7 +373,6 @@ if TYPE_CHECKING:
         edge_line,
         headline,
         latency_cdfs,
-        paired_cdfs,
         scheduler_figures,
         slo_tail,
         slo_targets,

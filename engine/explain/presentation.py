@@ -121,26 +121,6 @@ def latency_cdfs(
     return pd.concat(frames, ignore_index=True)
 
 
-def paired_cdfs(a: pd.DataFrame, b: pd.DataFrame, cls: str) -> tuple[pd.DataFrame, str | None]:
-    """Two `latency_cdfs` frames as one, tagged ``run`` A and B, for class `cls` where each has it.
-
-    A side without that class shows its only class, or all of its classes: scenarios with
-    different class names still overlay. The second value names the class whose SLO targets
-    apply to both curves, or None when the two sides show different classes (or "all").
-    """
-
-    def pick(frame: pd.DataFrame) -> str:
-        have = set(frame["class"])
-        return cls if cls in have else ALL_CLASSES if ALL_CLASSES in have else str(frame["class"].iloc[0])
-
-    picks = [pick(f) if len(f) else cls for f in (a, b)]
-    frame = pd.concat(
-        [f[f["class"] == name].assign(run=run) for f, name, run in zip((a, b), picks, "AB", strict=True)]
-    )
-    shared = picks[0] if picks[0] == picks[1] and picks[0] != ALL_CLASSES else None
-    return frame, shared
-
-
 def slo_targets(scenario: Scenario) -> pd.DataFrame:
     """Per class and metric: the latency target in ms and the percentile it is asked at."""
     rows = []

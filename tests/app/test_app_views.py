@@ -17,6 +17,7 @@ from engine.explain import bill, report
 from engine.explain import presentation as pr
 from engine.explain import previews as pv
 from engine.explain import roofline_chips as rc
+from engine.explain.pairing import paired_cdfs, paired_targets
 from engine.scenario.codec import apply_overrides, load_preset, unsafe_paths
 from engine.scenario.model import LengthDist
 from engine.scenario.resolve import scenario_catalog
@@ -436,12 +437,33 @@ def test_paired_cdfs_overlay_scenarios_with_different_classes() -> None:
     def cdf(*classes: str) -> pd.DataFrame:
         return pd.DataFrame({"class": list(classes), "latency_ms": range(len(classes)), "fraction": 1.0})
 
-    frame, shared = pr.paired_cdfs(cdf("chat"), cdf("agent"), "all")
+    frame, shared = paired_cdfs(cdf("chat"), cdf("agent"), "all")
     assert sorted(frame["run"].unique()) == ["A", "B"] and shared is None  # both curves, no common target
-    frame, shared = pr.paired_cdfs(cdf("all", "chat", "batch"), cdf("chat"), "chat")
+    frame, shared = paired_cdfs(cdf("all", "chat", "batch"), cdf("chat"), "chat")
     assert set(frame["class"]) == {"chat"} and shared == "chat"
-    frame, shared = pr.paired_cdfs(cdf("all", "chat", "batch"), cdf("agent"), "batch")
+    frame, shared = paired_cdfs(cdf("all", "chat", "batch"), cdf("agent"), "batch")
     assert frame.groupby("run")["class"].first().to_dict() == {"A": "batch", "B": "agent"} and shared is None
+
+
+def test_paired_charts_draw_each_sides_target_where_they_differ() -> None:
+    """Compare drew A's target alone ("SLO 50 ms @ p99") beside a B asked for 30 ms at p90 (a walkthrough)."""
+    from engine.scenario.codec import apply_overrides, load_preset
+
+    a = load_preset("chat-disaggregated")
+    b = apply_overrides(
+        load_preset("chat-colocated"),
+        {"workload.classes[0].slo.tpot_ms": 50.0, "workload.classes[0].slo.percentile": 99.0},
+    )
+    same = paired_targets(a, a, "chat")
+    assert set(same["class"]) == {"chat"} and len(same) == len(same["metric"].unique())
+    both = paired_targets(a, b, "chat")
+    ta, tb = (both[both["class"] == r].set_index("metric") for r in "AB")
+    assert (ta.loc["tpot", "target_ms"], ta.loc["tpot", "percentile"]) == (
+        a.workload.classes[0].slo.tpot_ms,
+        a.workload.classes[0].slo.percentile,
+    )
+    assert (tb.loc["tpot", "target_ms"], tb.loc["tpot", "percentile"]) == (50.0, 99.0)
+    assert paired_targets(a, b, None).empty  # no class both show: no target line
 
 
 # --- the rate scale and the classes a trace needs (issue 14) ---------------------------------
