@@ -300,9 +300,8 @@ def decide(
         said[g] = []
         row = _row(search, slow, g, shape, counts, verify, said[g], at_edge)
         if row is not None:
-            row["from_nominal"] = (shape, counts) == _counts(
-                search, groups[g]
-            )  # verified from the nominal pick
+            from_nominal = (shape, counts) == _counts(search, groups[g])
+            row["from_nominal"] = from_nominal  # verified from the nominal pick
             row["nominal_value"] = nominal[g]
             row["nominal_shape"], row["nominal_split"] = groups[g]["shape"], groups[g]["split"]
             row["nominal_run"] = int(groups[g]["run"])
@@ -556,7 +555,7 @@ def _row(
         s = edge if edge is not None else planning if planning is not None else slow.run(shape, counts)
         holds = None if s is None else bool(s["passes"])
     out = {"group": g, "winner": False, "run": int(planned["run"]), **{k: quoted.get(k) for k in KEPT}}
-    out |= _bands(quoted, [r for r in (s, planning) if r is not None])
+    out |= _bands(quoted, [r for r in {id(r): r for r in (s, planning) if r is not None}.values()])
     out["objective_value"] = row_value(quoted, search.objective)
     out["holds_slowed"] = holds
     out["verified"] = bool(verify and quoted["passes"])
