@@ -46,7 +46,9 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
     "percentile": cc.NumberColumn(
         "SLO pct", format="p%g", help="The percentile the targets apply at.", width=60
     ),
-    "slo_attainment": fraction("met SLO", "Share of the class's requests that met both targets.", "small"),
+    "slo_attainment": fraction(
+        "met SLO", "Share of the class's requests that met every target of their class.", "small"
+    ),
     "ttft_target_ms": cc.NumberColumn("TTFT target", format="%,.0f ms", width=82),
     "ttft_at_percentile_ms": cc.NumberColumn(
         "TTFT at pct",

@@ -174,7 +174,8 @@ def slo_tail(scenario: Scenario, requests: pd.DataFrame) -> pd.DataFrame:
     ``ttft_holds_to_pct`` is the share of the class's requests (in percent) whose TTFT is within
     target, rejected and failed ones counting as late: the percentile up to which the target
     holds. The class passes when its TTFT and TPOT at the SLO percentile are within target, and,
-    where the class sets ``slo.tbt_ms``, its largest gap between tokens too: the summary's verdict
+    where the class sets ``slo.tbt_ms`` or ``slo.e2e_ms``, its largest gap between tokens and its
+    end-to-end latency too: the summary's verdict
     (`class_summary`, docs/metrics.md). ``breaks`` names the metric(s) that fall short, or is empty
     when the class passes.
     """
@@ -192,7 +193,9 @@ def slo_tail(scenario: Scenario, requests: pd.DataFrame) -> pd.DataFrame:
         ttft_ok = ttft_at is not None and ttft_at <= c.slo.ttft_ms
         tpot_ok = not len(tpot) or (tpot_at is not None and tpot_at <= c.slo.tpot_ms)
         tbt_ok = not c.slo.tbt_ms or not len(tbt) or (tbt_at is not None and tbt_at <= c.slo.tbt_ms)
-        verdicts = (("TTFT", ttft_ok), ("TPOT", tpot_ok), ("TBT", tbt_ok))
+        e2e_at = _at(_late_values(rows, "e2e_s"), pct) if c.slo.e2e_ms else None
+        e2e_ok = not c.slo.e2e_ms or not len(rows) or (e2e_at is not None and e2e_at <= c.slo.e2e_ms)
+        verdicts = (("TTFT", ttft_ok), ("TPOT", tpot_ok), ("TBT", tbt_ok), ("E2E", e2e_ok))
         broken = [name for name, ok in verdicts if not ok]
         out.append(
             {
@@ -208,6 +211,8 @@ def slo_tail(scenario: Scenario, requests: pd.DataFrame) -> pd.DataFrame:
                 "tpot_holds_to_pct": tpot_hold,
                 "tbt_target_ms": c.slo.tbt_ms or None,
                 "max_tbt_at_percentile_ms": tbt_at,
+                "e2e_target_ms": c.slo.e2e_ms or None,
+                "e2e_at_percentile_ms": e2e_at,
                 "passes": len(rows) > 0 and not broken,
                 "breaks": " and ".join(broken) if len(rows) else "no requests",
             }

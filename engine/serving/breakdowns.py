@@ -131,12 +131,17 @@ def class_summary(
         tbt = columns["max_tbt_s"][rows][completed]
         tbt = np.concatenate([tbt[np.isfinite(tbt)], np.full(int((~completed).sum()), np.inf)])
         tbt_p = float(np.percentile(tbt, pct, method="higher")) if len(tbt) else None
+        e2e_ok = True  # an E2E target counts in the verdict as in attainment (docs/metrics.md)
+        if spec.slo.e2e_ms and n_rows:
+            e2e = np.where(completed, columns["e2e_s"][rows], np.inf)
+            e2e_ok = float(np.percentile(e2e, pct, method="higher")) <= spec.slo.e2e_ms / 1e3
         passes = (
             n_rows > 0
             and ttft_p is not None
             and ttft_p <= spec.slo.ttft_ms / 1e3
             and (tpot_p is None or tpot_p <= spec.slo.tpot_ms / 1e3)
             and (not spec.slo.tbt_ms or tbt_p is None or tbt_p <= spec.slo.tbt_ms / 1e3)
+            and e2e_ok
         )
         out[spec.name] = {
             "requests": n_rows,

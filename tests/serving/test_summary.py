@@ -157,3 +157,20 @@ def test_goodput_output_tokens_are_those_of_the_requests_within_their_slo(run: t
     if s["unsustainable"]:
         done = window[window["outcome"] == "completed"]
         assert span == pytest.approx(done["completion_s"].max() - lo) and span > s["window_s"]
+
+
+def test_an_e2e_target_counts_in_whether_a_class_passes() -> None:
+    """A class with a 100 ms E2E target read "passes" beside 0% of its requests within SLO: E2E
+    counted in each request's SLO but not in the class's verdict (a walkthrough). It now counts in
+    both, and the SLO page's tail names it where it breaks."""
+    from engine.explain.presentation import slo_tail
+    from engine.scenario.codec import apply_overrides
+
+    base = small("chat-disaggregated")
+    tight = simulate(apply_overrides(base, {"workload.classes[0].slo.e2e_ms": 100.0}))
+    chat = tight.summary["classes"]["chat"]
+    assert chat["slo_attainment"] == 0.0 and not chat["passes"]
+    tail = slo_tail(tight.scenario, tight.requests).iloc[0]
+    assert not tail["passes"] and "E2E" in tail["breaks"] and tail["e2e_at_percentile_ms"] > 100.0
+    loose = simulate(apply_overrides(base, {"workload.classes[0].slo.e2e_ms": 600_000.0}))
+    assert loose.summary["classes"]["chat"]["passes"] == simulate(base).summary["classes"]["chat"]["passes"]
