@@ -495,9 +495,14 @@ def _lookup(doc: Mapping[str, Any], path: str) -> float | None:
 
 def _drawn(workload: Any) -> Any:
     """What decides a workload's requests: all of it but a client's ceiling on requests in flight,
-    which holds the same requests back without drawing others (`engine.serving.ceiling`)."""
+    which holds the same requests back without drawing others (`engine.serving.ceiling`), and the
+    classes' SLO targets, which judge the requests but draw none (an edit of a target alone made
+    Compare call the two runs unpaired: a walkthrough)."""
     return workload.model_copy(
-        update={"arrival": workload.arrival.model_copy(update={"max_in_flight": None})}
+        update={
+            "arrival": workload.arrival.model_copy(update={"max_in_flight": None}),
+            "classes": [c.model_copy(update={"slo": None}) for c in workload.classes],
+        }
     )
 
 

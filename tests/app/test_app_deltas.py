@@ -112,5 +112,9 @@ def test_what_pairs_a_comparison() -> None:
     # a client's ceiling holds the same requests back: paired (the other rate is not)
     assert not ex.unpaired(chat, apply_overrides(chat, {"workload.arrival.max_in_flight": 8}))
     assert ex.unpaired(chat, apply_overrides(chat, {"workload.arrival.rate_rps": 20.0}))
+    # an SLO target judges the same requests: paired (an edit of the target alone read "not paired")
+    targets = {"workload.classes[0].slo.tpot_ms": 50.0, "workload.classes[0].slo.percentile": 99.0}
+    assert not ex.unpaired(chat, apply_overrides(chat, targets))
+    assert ex.unpaired(chat, apply_overrides(chat, {"workload.classes[0].input.mean": 1500}))
     trace = load_preset("mooncake-replay")
     assert not ex.unpaired(trace, apply_overrides(trace, {"seed": 2}))
