@@ -49,6 +49,8 @@ from ui.planner_emit import emit_panel
 from ui.text import plain
 
 PLAN = "fg_plan"
+PICKED = "fg_plan_picked"
+"""Each chart's selected run at the last rerun (`_picked`)."""
 REQUEST = "fg_plan_request"
 SEVERITY_STYLE = {
     "critical": (st.error, ":material/error:"),
@@ -190,6 +192,16 @@ def _star(best: pd.DataFrame, x: str, y: str, data: np.ndarray, hover: str) -> g
         customdata=data,
         hovertemplate=hover.replace("<extra>", "<br><b>chosen</b><extra>"),
     )
+
+
+def _picked(events: list[Any]) -> int | None:
+    """The run the user just clicked on either chart: of the charts' selections, one that changed
+    since the last rerun. A chart keeps its selection, so the first chart's older click had shadowed
+    every later click on the second (a walkthrough: a click there loaded nothing)."""
+    now = [selected_run(e) for e in events]
+    before = st.session_state.get(PICKED) or [None] * len(now)
+    st.session_state[PICKED] = now
+    return next((r for r, b in zip(now, before, strict=False) if r is not None and r != b), None)
 
 
 def selected_run(event: Any) -> int | None:
@@ -438,34 +450,7 @@ def planner_page() -> None:
     emit_panel(None if p.best is None else state.named(p.best))
     if p.runs.empty:
         return
-    st.caption(
-        "Click a point to load that deployment as the current scenario. Coloured markers meet every SLO and "
-        "the frontier joins the best of them; grey crosses miss an SLO. Open markers: a chip with no profile fitted "
-        "under the scenario's serving stack (uncalibrated; hover for the basis and the band). Labels give "
-        "each frontier point's P:D split (M: a colocated pool). Goodput per chip counts the output tokens of "
-        "requests within their SLO."
-    )
-    objective = getattr(p, "objective", "usd_per_hour")  # the cost frontier follows the objective
-    frontiers = (  # x, y, frontier flag, title, axis titles, widget key
-        (OBJECTIVE_COLUMNS[objective], "goodput_rps", "on_cost_frontier", f"{OBJECTIVE_LABELS[objective]} against "
-         "goodput", X_TITLES[objective], "goodput (req/s meeting their SLO)", "plan_cost"),
-        ("tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "on_throughput_frontier",
-         "Goodput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
-         "goodput tokens/s per chip", "plan_tput"),
-    )  # fmt: skip
-    runs = passing_frontiers(p.runs, objective)
-    run = None
-    for col, (x, y, flag, title, x_title, y_title, chart_key) in zip(st.columns(2), frontiers, strict=True):
-        with col:
-            event = st.plotly_chart(
-                pareto_chart(runs, x, y, flag, title=title, x_title=x_title, y_title=y_title),
-                key=chart_key,
-                on_select="rerun",
-                selection_mode="points",
-            )
-        run = selected_run(event) if run is None else run
-    if run is not None and 0 <= run < len(p.runs):
-        _load(p, run, key)
+    runs = _frontier_charts(p, key)
     # keyed and stateful (as the launch commands' expander): opened, they stay open on the rerun after a plan
     with st.expander(
         "Every simulated run", icon=":material/table_rows:", key="fg-plan-runs", on_change="rerun"
@@ -483,6 +468,46 @@ def planner_page() -> None:
             shapes["best_run"] = shapes["best_run"].where(shapes["best_run"] >= 0)
         st.dataframe(shapes, hide_index=True, width="stretch", column_config=tables.PLAN_SHAPES,
                      column_order=tables.shown(tables.PLAN_SHAPES, shapes))  # fmt: skip
+
+
+def _frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
+    """The plan's two frontiers (a click on a point, or the button, loads that deployment); the runs
+    they drew."""
+    st.caption(
+        "Click a point to load that deployment as the current scenario. Coloured markers meet every SLO and "
+        "the frontier joins the best of them; grey crosses miss an SLO. Open markers: a chip with no profile fitted "
+        "under the scenario's serving stack (uncalibrated; hover for the basis and the band). Labels give "
+        "each frontier point's P:D split (M: a colocated pool). Goodput per chip counts the output tokens of "
+        "requests within their SLO."
+    )
+    objective = getattr(p, "objective", "usd_per_hour")  # the cost frontier follows the objective
+    frontiers = (  # x, y, frontier flag, title, axis titles, widget key
+        (OBJECTIVE_COLUMNS[objective], "goodput_rps", "on_cost_frontier", f"{OBJECTIVE_LABELS[objective]} against "
+         "goodput", X_TITLES[objective], "goodput (req/s meeting their SLO)", "plan_cost"),
+        ("tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "on_throughput_frontier",
+         "Goodput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
+         "goodput tokens/s per chip", "plan_tput"),
+    )  # fmt: skip
+    runs = passing_frontiers(p.runs, objective)
+    if p.best_run is not None and st.button(  # a star among close points is hard to hit: one click
+        "Load the chosen deployment", key="fg-plan-load-choice", icon=":material/download:"
+    ):
+        _load(p, p.best_run, (*key, "chosen"))
+    events = []
+    for col, (x, y, flag, title, x_title, y_title, chart_key) in zip(st.columns(2), frontiers, strict=True):
+        with col:
+            events.append(
+                st.plotly_chart(
+                    pareto_chart(runs, x, y, flag, title=title, x_title=x_title, y_title=y_title),
+                    key=chart_key,
+                    on_select="rerun",
+                    selection_mode="points",
+                )
+            )
+    run = _picked(events)
+    if run is not None and 0 <= run < len(p.runs):
+        _load(p, run, key)
+    return runs
 
 
 # --- the Advisor panel (for the Results page) ------------------------------------------------

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from engine.scenario.codec import apply_overrides, load_preset
-from tests.app.harness import app, text_of
+from tests.app.harness import app, scenario_of, text_of
 
 QUESTION = {
     "duration_s": 60.0,
@@ -184,3 +184,21 @@ def test_the_choices_latency_ranges_hold_the_margins_reruns() -> None:
         a, b = (float(x.replace(",", "")) for x in re.search(r"\(([\d,.]+)–([\d,.]+)\)", cell).groups())
         assert (a, b) == pytest.approx((lo, hi), abs=0.051), (cell, said)
     assert ranged, said
+
+
+@pytest.mark.slow
+def test_the_chosen_deployment_loads_with_one_click() -> None:
+    """The star sat among runs at about the same cost and goodput, and a click on it loaded a
+    neighbour (a walkthrough): a button loads the choice itself."""
+    at = app("planner", apply_overrides(load_preset("chat-colocated"), QUESTION), preset="chat-colocated")
+    at.number_input(key="plan_target").set_value(12.0)
+    at.multiselect(key="plan_hardware").set_value(["h100-sxm"])
+    at.multiselect(key="plan_tp").set_value([2])
+    at.multiselect(key="plan_pp").set_value([1])
+    at.selectbox(key="plan_window").set_value(60.0)
+    at.button[0].click().run()
+    _, p, _ = at.session_state["fg_plan"]
+    at.button(key="fg-plan-load-choice").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert scenario_of(at).deployment == p.best.deployment
+    assert any("Loaded" in text_of(s.value) for s in at.success)

@@ -286,3 +286,26 @@ def test_the_verdicts_band_reaches_as_far_as_the_margin_moved_the_figure() -> No
     assert _pm((-0.18, 0.18), 56.4, 87.9, 50.0) == " (−18% to +56%)"
     assert _pm((-0.18, 0.18), 56.4, 87.9, 40.0) == " (−29% to +56%)"
     assert _pm((-0.30, 0.67)) == " (−30% to +67%)"  # an asymmetric band reads as one
+
+
+def test_a_click_on_either_chart_is_the_one_that_loads() -> None:
+    """A chart keeps its selection: the first chart's older click shadowed every later click on the
+    second, which then loaded nothing (a walkthrough). The selection that changed wins."""
+
+    def app() -> None:
+        import streamlit as st
+
+        from ui.planner import _picked
+
+        def event(run: int | None) -> dict[str, object]:
+            points = [] if run is None else [{"curve_number": 1, "customdata": [run, "s", "1M", 1.0, 1.0]}]
+            return {"selection": {"points": points}}
+
+        seen = []
+        for first, second in ((3, None), (3, 7), (3, 7), (5, 7)):
+            seen.append(_picked([event(first), event(second)]))
+        st.write(f"picked={seen}")
+
+    at = AppTest.from_function(app).run()
+    assert not at.exception
+    assert "picked=[3, 7, None, 5]" in [m.value for m in at.markdown]
