@@ -425,6 +425,11 @@ def custom_chip(
             sources[key] = USER_SOURCE
         data[key] = float(value)
     new_tflops = {k: float(v) for k, v in tflops.items() if v and v > 0}
+    if "bf16" in tflops and "bf16" not in new_tflops:  # 0 drops a peak; BF16's no chip here lacks
+        raise ValueError(
+            f"tflops.bf16: {tflops['bf16']:g} is not allowed: the allowed range is 0.01 to 1,000,000 "
+            "TFLOP/s (without a BF16 peak, BF16 weights would run at the FP8 one)"
+        )
     if new_tflops != {k: float(v) for k, v in data["tflops"].items()}:
         sources["tflops"] = USER_SOURCE
     data["tflops"] = new_tflops

@@ -339,6 +339,10 @@ def test_custom_chip_records_its_sources(catalog: Catalog) -> None:
     assert gone.deployment.pools[0].hardware == "h200" and not gone.custom_hardware
     with pytest.raises(ValueError):
         pv.custom_chip(base, "Bad Id!", "x", {}, {"bf16": 1.0})
+    # a BF16 peak of 0 was saved silently and the chip then ran BF16 weights at its FP8 peak, faster
+    # than the H100 it came from (a walkthrough): refused, naming the field and its range
+    with pytest.raises(ValueError, match=r"tflops.bf16: 0 is not allowed: the allowed range is 0.01 to"):
+        pv.custom_chip(base, "my-h100", "Mine", {}, {"bf16": 0.0, "fp8": 1979})
 
 
 def test_a_custom_chips_profile_keeps_its_experts_factor(catalog: Catalog) -> None:
