@@ -33,6 +33,7 @@ from engine.explain import (
     round_down,
     shipped_traces,
     trace_format,
+    trace_problem,
 )
 from engine.scenario import Arrival, LengthDist, Scenario, Trace, apply_overrides, window_changes
 from engine.serving import ClassGap, class_gap, read_trace, trace_class_names, with_classes
@@ -417,9 +418,10 @@ def upload_editor() -> None:
         st.error(f"{name}: not UTF-8 text")
         return
     suffix = ".jsonl" if up.name.endswith(".jsonl") else ".csv"
-    fmt = trace_format("x" + suffix, text.split("\n", 1)[0])
+    first = text.split("\n", 1)[0]
+    fmt = trace_format("x" + suffix, first)
     if fmt is None:
-        st.error(f"{name}: not a trace Fengong reads (see the help of the upload box for the formats)")
+        st.error(f"{name}: {plain(trace_problem('x' + suffix, first))}")
         return
     sc = state.scenario()
     trace = Trace(format=fmt, path=up.name[:200] or "upload")  # type: ignore[arg-type]

@@ -114,7 +114,8 @@ _API = {
     "roofline": "engine.explain.roofline_chips",
     "roofline_name": "engine.explain.roofline_chips",
     "shipped_traces": "engine.explain.previews",
-    "trace_format": "engine.explain.previews",
+    "trace_format": "engine.explain.trace_files",
+    "trace_problem": "engine.explain.trace_files",
     "with_custom_chip": "engine.explain.previews",
     "with_edge_site": "engine.explain.previews",
     "with_mode": "engine.explain.previews",
@@ -300,6 +301,7 @@ __all__ = [
     "svg_with_metadata",
     "tail_curves",
     "trace_format",
+    "trace_problem",
     "uncalibrated",
     "unchanged",
     "unpaired",
@@ -400,7 +402,6 @@ if TYPE_CHECKING:
         rate_curve,
         removal_effects,
         shipped_traces,
-        trace_format,
         with_custom_chip,
         with_edge_site,
         with_mode,
@@ -442,5 +443,6 @@ if TYPE_CHECKING:
     from engine.explain.software import porting_lines
     from engine.explain.sustain import GROWS, at_least, latency, line, within_only
     from engine.explain.timeline_marks import FaultMark, fault_marks
+    from engine.explain.trace_files import trace_format, trace_problem
     from engine.explain.way_in import client_line, way_in_line
     from engine.serving.summary import latency_shortfall, rate_span_s, shortfall_rps

@@ -26,6 +26,7 @@ from engine.core.errors import ScenarioError
 from engine.costmodel import ownership, stacks, stages
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance
+from engine.explain.trace_files import trace_format
 from engine.planning.sizing import layout_label
 from engine.scenario.codec import apply_overrides, to_data
 from engine.scenario.model import Arrival, LengthDist, Pool, Scenario
@@ -89,20 +90,6 @@ class TraceChoice:
     label: str
     format: str
     path: str
-
-
-def trace_format(file_name: str, first_line: str) -> str | None:
-    """The trace format a file is in, from its name and first line (None: not a trace Fengong reads)."""
-    head = first_line.strip()
-    if file_name.endswith(".jsonl") and head.startswith("{") and "input_length" in head:
-        return "mooncake"
-    if file_name.endswith(".csv"):
-        cols = {c.strip() for c in head.split(",")}
-        if {"TIMESTAMP", "ContextTokens", "GeneratedTokens"} <= cols:
-            return "azure"
-        if {"arrival_s", "input_tokens", "output_tokens"} <= cols:
-            return "csv"
-    return None
 
 
 def _stem(p: Path) -> Path:

@@ -18,6 +18,7 @@ from engine.explain import presentation as pr
 from engine.explain import previews as pv
 from engine.explain import roofline_chips as rc
 from engine.explain.pairing import paired_cdfs, paired_targets
+from engine.explain.trace_files import trace_format, trace_problem
 from engine.scenario.codec import apply_overrides, load_preset, unsafe_paths
 from engine.scenario.model import LengthDist
 from engine.scenario.resolve import scenario_catalog
@@ -253,10 +254,14 @@ def test_rate_curve_has_the_scenario_mean() -> None:
 
 
 def test_trace_formats_and_shipped_traces() -> None:
-    assert pv.trace_format("x.jsonl", '{"timestamp": 0, "input_length": 5}') == "mooncake"
-    assert pv.trace_format("x.csv", "TIMESTAMP,ContextTokens,GeneratedTokens") == "azure"
-    assert pv.trace_format("x.csv", "arrival_s,input_tokens,output_tokens,class") == "csv"
-    assert pv.trace_format("x.csv", "a,b") is None
+    assert trace_format("x.jsonl", '{"timestamp": 0, "input_length": 5}') == "mooncake"
+    assert trace_format("x.csv", "TIMESTAMP,ContextTokens,GeneratedTokens") == "azure"
+    assert trace_format("x.csv", "arrival_s,input_tokens,output_tokens,class") == "csv"
+    assert trace_format("x.csv", "a,b") is None
+    said = trace_problem("x.csv", "time,prompt,completion")  # named, not "see the help" (a walkthrough)
+    assert (
+        "its header has time, prompt, completion" in said and "arrival_s, input_tokens, output_tokens" in said
+    )
     traces = pv.shipped_traces()  # shipped in data/: no folder outside the repository needed
     assert {(t.label, t.format) for t in traces} >= {
         ("mooncake/conversation_trace", "mooncake"),

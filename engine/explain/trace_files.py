@@ -1,0 +1,39 @@
+"""Which trace format an uploaded file is in, and why one is not a trace Fengong reads."""
+
+from __future__ import annotations
+
+CSV_COLUMNS = ("arrival_s", "input_tokens", "output_tokens")
+"""The columns a plain CSV trace must have (`class` may follow)."""
+AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
+"""The columns of Azure's LLM inference traces."""
+
+
+def trace_format(file_name: str, first_line: str) -> str | None:
+    """The trace format a file is in, from its name and first line (None: not a trace Fengong reads)."""
+    head = first_line.strip()
+    if file_name.endswith(".jsonl") and head.startswith("{") and "input_length" in head:
+        return "mooncake"
+    if file_name.endswith(".csv"):
+        cols = {c.strip() for c in head.split(",")}
+        if set(AZURE_COLUMNS) <= cols:
+            return "azure"
+        if set(CSV_COLUMNS) <= cols:
+            return "csv"
+    return None
+
+
+def trace_problem(file_name: str, first_line: str) -> str:
+    """Why a file is not a trace Fengong reads, naming what each format needs: "not a trace Fengong
+    reads (see the help)" sent a user whose CSV said time,prompt,completion to look elsewhere (a
+    walkthrough)."""
+    if file_name.endswith(".jsonl"):
+        return (
+            "not a Mooncake trace: its first line should be a JSON object with timestamp (ms), "
+            "input_length and output_length"
+        )
+    head = [c.strip() for c in first_line.strip().split(",") if c.strip()][:8]
+    got = f"its header has {', '.join(head)}" if head else "it has no header"
+    return (
+        f"not a CSV trace Fengong reads: {got}; a trace needs the columns {', '.join(CSV_COLUMNS)} "
+        f"(and optionally class), or Azure's {', '.join(AZURE_COLUMNS)}"
+    )
