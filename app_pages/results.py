@@ -6,6 +6,7 @@ import streamlit as st
 
 from engine import explain as ex
 from ui import (
+    advisor,
     charts,
     export,
     layers,
@@ -13,7 +14,6 @@ from ui import (
     lesson,
     margin,
     marks,
-    planner,
     replicas,
     state,
     tables,
@@ -118,7 +118,7 @@ day = timeline.is_day(sc)
 if day:  # a day of traffic teaches minute by minute: its panel opens the page
     timeline.panel(res, sc, figures)
 
-planner.advisor_panel(res)  # from the run's numbers: no simulation
+advisor.advisor_panel(res)  # from the run's numbers: no simulation
 margin.margin_panel(res)  # one more simulation, when asked
 
 targets = ex.slo_targets(sc)

@@ -52,6 +52,7 @@ def choice_inputs(row: Any) -> None:
         list(OBJECTIVES),
         format_func=OBJECTIVE_LABELS.__getitem__,
         key="plan_objective",
+        persist_state="session",
         help="What the choice minimises at the target load; the cost frontier follows it.",
         width=260,
     )
@@ -59,6 +60,7 @@ def choice_inputs(row: Any) -> None:
         "Risk-aware choice",
         value=True,
         key="plan_risk",
+        persist_state="session",
         help="Choose the cheapest deployment that still meets every SLO with every chip at the pessimistic edge "
         "of its calibrated band; the nominal cheapest is shown beside it with the premium. Off: the cheapest as "
         "modelled.",
@@ -67,6 +69,7 @@ def choice_inputs(row: Any) -> None:
         "Check the margin for the model's error",
         value=True,
         key="plan_margin",
+        persist_state="session",
         help="After the search, rerun the chosen deployment, and search again, with every chip at the "
         "pessimistic edge of its throughput band (where about two in three real deployments land): does the "
         "choice hold if the chips are as slow as the band says they may be, and what would hold then. Slower "

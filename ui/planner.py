@@ -12,9 +12,7 @@ point loads that deployment, at the target load, as the session's scenario (`ui.
 The plan is kept in session state with the inputs that produced it, so a rerun redraws it
 without planning again.
 
-`advisor_panel(result)` is for the Results page: findings from the run, the specialisation test
-(with the months between model changes as an input) and where each phase sits on each chip's
-roofline.
+The Results page's Advisor panel is `ui.advisor`.
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ from engine.planning import (
     passing_frontiers,
 )
 from engine.scenario import Scenario
-from engine.serving import SimResult
 from ui import plan_run, plan_verdict, state, tables
 from ui.plan_labels import label_sides
 from ui.plan_verdict import JUST_LOADED, OBJECTIVE_LABELS, margin_box, summary
@@ -52,11 +49,6 @@ PLAN = "fg_plan"
 PICKED = "fg_plan_picked"
 """Each chart's selected run at the last rerun (`_picked`)."""
 REQUEST = "fg_plan_request"
-SEVERITY_STYLE = {
-    "critical": (st.error, ":material/error:"),
-    "warning": (st.warning, ":material/warning:"),
-    "info": (st.info, ":material/info:"),
-}
 CHOSEN = "#c0392b"
 MISSES = "#9e9e9e"
 
@@ -234,8 +226,6 @@ PP_CHOICES = [1, 2, 4]
 """Pipeline depths the form offers."""
 EP_CHOICES = [8, 16, 32]
 """Expert-parallel group sizes (chips per instance) the form offers for a MoE model."""
-MONTHS_RANGE = (1.0, 120.0)
-"""Months between model changes the specialisation test accepts."""
 X_TITLES = {
     "usd_per_hour": "cost ($/h)",
     "usd_per_million_tokens": "cost ($ per million output tokens)",
@@ -252,12 +242,15 @@ RULE_LABELS: dict[str, str] = {
 
 def _budget_inputs(row: Any) -> None:
     """The plan's budgets: dollars per hour, and the power its chips may draw at TDP (0: none)."""
-    row.number_input("Budget ($/h, 0 = none)", value=0.0, step=10.0, key="plan_budget", width=180)
+    row.number_input(
+        "Budget ($/h, 0 = none)", value=0.0, step=10.0, key="plan_budget", persist_state="session", width=180
+    )
     row.number_input(
         "Power budget (kW, 0 = none)",
         value=0.0,
         step=1.0,
         key="plan_power_budget",
+        persist_state="session",
         help="The most the deployment's chips may draw, every one at its TDP (what the site provisions for "
         "them); a candidate over it is not tried. A site power cap set on the Strategy page "
         "(deployment.power_cap_kw) is a budget too: the plan takes the lower of the two.",
@@ -287,6 +280,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
         c1.number_input(
             "Target load (req/s)",
             key="plan_target",
+            persist_state="session",
             value=float(sc.workload.arrival.rate_rps),
             step=1.0,
             width=160,
@@ -296,6 +290,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             chips,
             default=default_chips,
             key="plan_hardware",
+            persist_state="session",
             help="Chips the planner may put in any pool; prefill and decode may differ.",
             width=340,  # three chips and the clear button; at 380 the power budget wrapped alone on a line
         )
@@ -307,16 +302,23 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             ["colocated", "disaggregated"],
             default=["colocated", "disaggregated"],
             key="plan_modes",
+            persist_state="session",
             width=280,  # "colocated" and "disaggregated" side by side
         )
         c5.multiselect(
-            "Tensor parallel", [1, 2, 4, 8], default=[1, 2, 4, 8], key="plan_tp", width=270
+            "Tensor parallel",
+            [1, 2, 4, 8],
+            default=[1, 2, 4, 8],
+            key="plan_tp",
+            persist_state="session",
+            width=270,
         )  # four chips and the clear button
         c6.multiselect(
             "Pipeline stages",
             PP_CHOICES,
             default=list(SearchSpace().pp),
             key="plan_pp",
+            persist_state="session",
             help=f"Stages per instance; above 1 with each tensor-parallel degree of {PP_MIN_TP} or more, for "
             "models that need more chips than one node's tensor parallelism (Llama-3.1-405B on H100s).",
             width=160,
@@ -326,6 +328,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             EP_CHOICES,
             default=list(SearchSpace().ep) if moe else [],
             key="plan_ep",
+            persist_state="session",
             disabled=moe is None,
             help="Expert-parallel groups of this many chips per instance, laid out as 1 or 2 chips of "
             "tensor parallelism per attention rank and as many data-parallel ranks as fill the group "
@@ -333,44 +336,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             + ("." if moe else f"; {sc.model.id} is dense."),
             width=170,
         )
-        c8 = c9 = c10 = c11 = st.container(horizontal=True, gap="small")
-        c8.selectbox(
-            "Planning window",
-            [60.0, 120.0, 300.0],
-            index=1,
-            key="plan_window",
-            format_func=lambda v: f"{v:g} s",
-            help="Arrival window of each planning run (multi-turn sessions: after an unmeasured lead for their ramp).",
-            width=160,
-        )
-        c9.number_input("Most simulations", value=120, step=5, key="plan_sims", width=160)
-        c10.selectbox(
-            "A deployment passes when",
-            list(RULE_LABELS),
-            format_func=RULE_LABELS.__getitem__,
-            key="plan_rule",
-            help="Every class with its TTFT and TPOT within target at its SLO percentile (MLPerf's rule), "
-            "or at least the share below of all requests each within its class's TTFT and TPOT "
-            "targets (DistServe's attainment).",
-            width=340,
-        )
-        c11.number_input(
-            "Requests within their SLO (%)",
-            value=DEFAULT_ATTAINMENT * 100.0,
-            step=5.0,
-            key="plan_attainment",
-            help="The share the attainment rule asks for (DistServe: 90%). Not used by the percentile rule.",
-            width=200,
-        )
-        c12 = c13 = st.container(horizontal=True, gap="large")
-        c12.checkbox("Allow prefill and decode on different chips", value=True, key="plan_mixed")
-        c13.checkbox(
-            "Mix decode pools by class",
-            value=False,
-            key="plan_portfolio",
-            help="With two or more request classes: after the search, also try one prefill pool and a decode "
-            "pool of its own chip for each class, the class pinned to it (a portfolio).",
-        )
+        _search_inputs()
         plan_verdict.choice_inputs(st.container(horizontal=True, gap="large", vertical_alignment="bottom"))
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
     asked = _asked()
@@ -379,6 +345,61 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
     if not st.session_state.pop(REQUEST, False):
         return None
     return asked
+
+
+def _search_inputs() -> None:
+    """The planning form's search settings: window, budget of simulations, pass rule, mixing. Each
+    keeps its value for the session (`persist_state`): the form went back to its defaults after a
+    visit to another page while the plan made from other values stayed below it (a walkthrough)."""
+    c8 = c9 = c10 = c11 = st.container(horizontal=True, gap="small")
+    c8.selectbox(
+        "Planning window",
+        [60.0, 120.0, 300.0],
+        index=1,
+        key="plan_window",
+        persist_state="session",
+        format_func=lambda v: f"{v:g} s",
+        help="Arrival window of each planning run (multi-turn sessions: after an unmeasured lead for their ramp).",
+        width=160,
+    )
+    c9.number_input(
+        "Most simulations", value=120, step=5, key="plan_sims", persist_state="session", width=160
+    )
+    c10.selectbox(
+        "A deployment passes when",
+        list(RULE_LABELS),
+        format_func=RULE_LABELS.__getitem__,
+        key="plan_rule",
+        persist_state="session",
+        help="Every class with its TTFT and TPOT within target at its SLO percentile (MLPerf's rule), "
+        "or at least the share below of all requests each within its class's TTFT and TPOT "
+        "targets (DistServe's attainment).",
+        width=340,
+    )
+    c11.number_input(
+        "Requests within their SLO (%)",
+        value=DEFAULT_ATTAINMENT * 100.0,
+        step=5.0,
+        key="plan_attainment",
+        persist_state="session",
+        help="The share the attainment rule asks for (DistServe: 90%). Not used by the percentile rule.",
+        width=200,
+    )
+    c12 = c13 = st.container(horizontal=True, gap="large")
+    c12.checkbox(
+        "Allow prefill and decode on different chips",
+        value=True,
+        key="plan_mixed",
+        persist_state="session",
+    )
+    c13.checkbox(
+        "Mix decode pools by class",
+        value=False,
+        key="plan_portfolio",
+        persist_state="session",
+        help="With two or more request classes: after the search, also try one prefill pool and a decode "
+        "pool of its own chip for each class, the class pinned to it (a portfolio).",
+    )
 
 
 def _asked() -> tuple[float, SearchSpace, Rule, float] | None:
@@ -508,76 +529,3 @@ def _frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
     if run is not None and 0 <= run < len(p.runs):
         _load(p, run, key)
     return runs
-
-
-# --- the Advisor panel (for the Results page) ------------------------------------------------
-@st.cache_data(max_entries=16, show_spinner=False)
-def _roofline(scenario_json: str) -> pd.DataFrame:
-    return ex.roofline_table(Scenario.model_validate_json(scenario_json))
-
-
-def _failed(what: str, exc: Exception) -> None:
-    """Show that one report could not be computed, keeping the rest of the page."""
-    st.error(f"{what} could not be computed: {type(exc).__name__}: {plain(exc)}", icon=":material/error:")
-
-
-def advisor_panel(result: SimResult) -> None:
-    """Findings from a run, the specialisation test and the roofline table, for the Results page.
-
-    Everything is computed from the run's result (no simulation); the roofline table is cached
-    per scenario. The findings show; the two longer reports are in expanders. A report that
-    fails says so in its place instead of taking the page down.
-    """
-    with st.container(key="fg-advisor"):
-        st.subheader(
-            "Advisor", help="Statements that follow from this run's numbers, each with the figures behind it."
-        )
-        try:
-            found = ex.findings(result)
-        except Exception as exc:  # the engine is the project's code: show the failure, keep the page
-            _failed("The findings", exc)
-            found = []
-        for i, f in enumerate(found):
-            show, icon = SEVERITY_STYLE[f.severity]
-            # no wrap: a long finding keeps its Numbers button beside it, not under it
-            with st.container(horizontal=True, gap="small", vertical_alignment="center", wrap=False):
-                show(plain(f.text), icon=icon, width="stretch")
-                if f.numbers:
-                    with st.popover("Numbers", icon=":material/calculate:", help="The figures behind it.",
-                                    key=f"fg:advisor-numbers-{i}"):  # fmt: skip
-                        st.json({k: round(v, 6) for k, v in f.numbers.items()})
-        with st.expander("Should a phase get its own chip?", icon=":material/developer_board:"):
-            months = st.number_input(
-                "Months between model changes",
-                value=ex.STABLE_MONTHS,
-                step=1.0,
-                key="advisor_months",
-                help="How long the served model's computation stays the same.",
-            )
-            lo, hi = MONTHS_RANGE
-            if not lo <= months <= hi:
-                st.warning(
-                    f"Months between model changes: {months:,g} is not allowed: the allowed range is "
-                    f"{lo:g} to {hi:g}; the test uses {ex.STABLE_MONTHS:g}.",
-                    icon=":material/warning:",
-                )
-                months = ex.STABLE_MONTHS
-            try:
-                spec = ex.specialisation(result, months)
-            except Exception as exc:
-                _failed("The specialisation test", exc)
-            else:
-                for row in spec.to_dict("records"):
-                    show = st.success if row["verdict"] == "worth considering" else st.info
-                    show(plain(row["text"]), icon=":material/developer_board:")
-                st.dataframe(spec.drop(columns=["text"]), hide_index=True, width="stretch")
-        with st.expander("Where each phase sits on each chip's roofline", icon=":material/speed:"):
-            st.caption(
-                "Prefill of the mean prompt and decode at the largest batch that fits KV memory, the batch "
-                "limit and the TPOT target, on the smallest tensor-parallel group that holds the weights."
-            )
-            try:
-                st.dataframe(_roofline(result.scenario.model_dump_json()), hide_index=True, width="stretch",
-                             column_config=tables.ROOFLINE)  # fmt: skip
-            except Exception as exc:
-                _failed("The roofline table", exc)

@@ -202,3 +202,23 @@ def test_the_chosen_deployment_loads_with_one_click() -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert scenario_of(at).deployment == p.best.deployment
     assert any("Loaded" in text_of(s.value) for s in at.success)
+
+
+def test_the_planner_form_keeps_its_values_across_pages() -> None:
+    """The form went back to its defaults after a visit to another page while the plan made from the
+    old values stayed below it (a walkthrough): each field keeps its value for the session."""
+    at = app("planner", apply_overrides(load_preset("chat-colocated"), QUESTION), preset="chat-colocated")
+    at.number_input(key="plan_target").set_value(12.0)
+    at.number_input(key="plan_sims").set_value(90)
+    at.multiselect(key="plan_hardware").set_value(["h100-sxm"])
+    at.multiselect(key="plan_tp").set_value([2])
+    at.multiselect(key="plan_pp").set_value([1])
+    at.selectbox(key="plan_window").set_value(60.0)
+    at.button[0].click().run()  # Plan: a form's values count once submitted
+    at.switch_page("app_pages/hardware.py").run()
+    at.switch_page("app_pages/planner.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.number_input(key="plan_target").value == 12.0
+    assert at.number_input(key="plan_sims").value == 90
+    assert at.multiselect(key="plan_hardware").value == ["h100-sxm"]
+    assert at.selectbox(key="plan_window").value == 60.0

@@ -111,7 +111,7 @@ def test_advisor_panel_shows_findings_and_the_asic_test() -> None:
     def app() -> None:
         from engine.scenario import codec as io
         from engine.serving.run import simulate
-        from ui.planner import advisor_panel
+        from ui.advisor import advisor_panel
 
         s = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 20.0})
         advisor_panel(simulate(s))

@@ -1,0 +1,97 @@
+"""The Advisor panel of the Results page: findings from a run, the specialisation test and each
+phase's place on each chip's roofline (moved from ui/planner.py, which had grown past its size)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from engine import explain as ex
+from engine.scenario import Scenario
+from engine.serving import SimResult
+from ui import tables
+from ui.text import plain
+
+SEVERITY_STYLE = {
+    "critical": (st.error, ":material/error:"),
+    "warning": (st.warning, ":material/warning:"),
+    "info": (st.info, ":material/info:"),
+}
+MONTHS_RANGE = (1.0, 120.0)
+"""Months between model changes the specialisation test accepts."""
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _roofline(scenario_json: str) -> pd.DataFrame:
+    return ex.roofline_table(Scenario.model_validate_json(scenario_json))
+
+
+def _failed(what: str, exc: Exception) -> None:
+    """Show that one report could not be computed, keeping the rest of the page."""
+    st.error(f"{what} could not be computed: {type(exc).__name__}: {plain(exc)}", icon=":material/error:")
+
+
+def advisor_panel(result: SimResult) -> None:
+    """Findings from a run, the specialisation test and the roofline table, for the Results page.
+
+    Everything is computed from the run's result (no simulation); the roofline table is cached
+    per scenario. The findings show; the two longer reports are in expanders. A report that
+    fails says so in its place instead of taking the page down.
+    """
+    with st.container(key="fg-advisor"):
+        st.subheader(
+            "Advisor", help="Statements that follow from this run's numbers, each with the figures behind it."
+        )
+        try:
+            found = ex.findings(result)
+        except Exception as exc:  # the engine is the project's code: show the failure, keep the page
+            _failed("The findings", exc)
+            found = []
+        for i, f in enumerate(found):
+            show, icon = SEVERITY_STYLE[f.severity]
+            # no wrap: a long finding keeps its Numbers button beside it, not under it
+            with st.container(horizontal=True, gap="small", vertical_alignment="center", wrap=False):
+                show(plain(f.text), icon=icon, width="stretch")
+                if f.numbers:
+                    with st.popover(
+                        "Numbers",
+                        icon=":material/calculate:",
+                        help="The figures behind it.",
+                        key=f"fg:advisor-numbers-{i}",
+                    ):
+                        st.json({k: round(v, 6) for k, v in f.numbers.items()})
+        with st.expander("Should a phase get its own chip?", icon=":material/developer_board:"):
+            months = st.number_input(
+                "Months between model changes",
+                value=ex.STABLE_MONTHS,
+                step=1.0,
+                key="advisor_months",
+                help="How long the served model's computation stays the same.",
+            )
+            lo, hi = MONTHS_RANGE
+            if not lo <= months <= hi:
+                st.warning(
+                    f"Months between model changes: {months:,g} is not allowed: the allowed range is "
+                    f"{lo:g} to {hi:g}; the test uses {ex.STABLE_MONTHS:g}.",
+                    icon=":material/warning:",
+                )
+                months = ex.STABLE_MONTHS
+            try:
+                spec = ex.specialisation(result, months)
+            except Exception as exc:
+                _failed("The specialisation test", exc)
+            else:
+                for row in spec.to_dict("records"):
+                    show = st.success if row["verdict"] == "worth considering" else st.info
+                    show(plain(row["text"]), icon=":material/developer_board:")
+                st.dataframe(spec.drop(columns=["text"]), hide_index=True, width="stretch")
+        with st.expander("Where each phase sits on each chip's roofline", icon=":material/speed:"):
+            st.caption(
+                "Prefill of the mean prompt and decode at the largest batch that fits KV memory, the batch "
+                "limit and the TPOT target, on the smallest tensor-parallel group that holds the weights."
+            )
+            try:
+                table = _roofline(result.scenario.model_dump_json())
+                st.dataframe(table, hide_index=True, width="stretch", column_config=tables.ROOFLINE)
+            except Exception as exc:
+                _failed("The roofline table", exc)
