@@ -161,7 +161,7 @@ def section() -> None:
                   help="Achieved over the BF16 dense peak FLOP/s (FP8 and FP4 speed up only the matmuls).")  # fmt: skip
         st.metric("η_B (bandwidth)", f"{p.eta_bandwidth:.3f}", border=True, width="content",
                   help="Achieved over peak memory bytes/s.")  # fmt: skip
-        st.metric("Overhead", f"{p.overhead_ms:.2f} ms", border=True, width="content",
+        st.metric("Overhead per 80 layers", f"{p.overhead_ms:.2f} ms", border=True, width="content",
                   help="Fixed cost per iteration of an 80-layer model (launches, small per-layer kernels); "
                   "a model with L layers pays L/80 of it.")  # fmt: skip
         st.metric("Median |error|", f"{rec.fit.median_abs_error:.1%}", border=True, width="content")

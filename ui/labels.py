@@ -122,6 +122,7 @@ LABELS: dict[str, str] = {
     "server_power_factor": "Server power / chip TDP",
     "hbm": "Cache in HBM",
     "turns_mean": "Turns per session (mean)",
+    "memory_gb": "Memory (GiB)",  # as vendors state it ("80 GB"), which the pools' lines read in GiB
 }
 """Labels that the name-to-label rule would get wrong."""
 

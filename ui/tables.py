@@ -251,7 +251,7 @@ HARDWARE: dict[str, Any] = {
         "Reconfigure (s)", help="Loading a design: charged at start and at a role switch."
     ),
     "memory_gb": cc.NumberColumn(
-        "Memory (GB)",
+        "Memory (GiB)",
         help="Main memory per chip (its type under Memory), as the vendor states it, which is GiB: an H100's "
         "80 GB is 85.9 GB of 10⁹ bytes, the unit of every usable and weights figure elsewhere (0.9 usable: 77.3 GB).",
     ),

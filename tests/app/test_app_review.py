@@ -50,7 +50,8 @@ def test_the_catalog_names_main_memory_by_what_it_is() -> None:
     assert hw.loc["sn40l", "tiers"] == "SRAM → HBM → DDR" and hw.loc["sn40l", "ddr_tb_s"] > 0
     assert list(hw.columns[:3]) == ["name", "class", "memory_type"]  # what kind of chip, first
     labels = {k: getattr(v, "get", lambda _k: None)("label") for k, v in tables.HARDWARE.items()}
-    assert labels["memory_gb"] == "Memory (GB)" and labels["memory_tb_s"] == "Memory (TB/s)"
+    # GiB, as the pools' lines read it ("of 80 GiB"): "Memory (GB)" beside them read as two units
+    assert labels["memory_gb"] == "Memory (GiB)" and labels["memory_tb_s"] == "Memory (TB/s)"
     assert not [v for v in labels.values() if v and "HBM" in v]
     assert all(t.dataframe[0].proto.placeholder == "—" for t in at.tabs if t.label in HARDWARE_VIEWS)
 
