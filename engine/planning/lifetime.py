@@ -454,9 +454,13 @@ def headline_line(res: LifetimeResult) -> str:
     others = []
     for _, o in t.iloc[1:].iterrows():
         less = 1.0 - best["usd_per_million_tokens"] / o["usd_per_million_tokens"]
+        book = float(best.get("book_value_end_usd", 0.0) or 0.0)
+        owed = (
+            f", with ${book:,.0f} of {best['portfolio']}'s capital still on the books" if book > 0.5 else ""
+        )
         others.append(
             f"{o['portfolio']}'s ${o['usd_per_million_tokens']:.3f} ({less:.1%} less, "
-            f"${o['total_usd'] - best['total_usd']:,.0f} less in all)"
+            f"${o['total_usd'] - best['total_usd']:,.0f} less in all{owed})"
         )
     return (
         f"{head} {best['portfolio']} is the cheaper: ${best['usd_per_million_tokens']:.3f} per million output "

@@ -122,6 +122,12 @@ def test_the_book_value_left_is_said_beside_the_totals(capsys: pytest.CaptureFix
     line = lifetime_summary(serving)
     assert "($40,000 of book value left at month 36, not billed; its chips still serving)" in line
     assert "book value" not in lifetime_summary(run_lifetime(load_lifetime(PRESET)))  # written off: none left
+    # the page's headline too: "4.1% less, $51,728 less in all" left the $40,000 still owed unsaid
+    from engine.planning.lifetime import headline_line
+
+    kept = run_lifetime(load_lifetime(PRESET).model_copy(update={"stranded": "keep"}))
+    assert "less in all, with $40,000 of ASIC's capital still on the books)" in headline_line(kept)
+    assert "on the books" not in headline_line(run_lifetime(load_lifetime(PRESET)))
 
 
 def test_period_bills_add_up_to_the_total(churn: Any) -> None:
@@ -248,6 +254,10 @@ def test_the_presets_lesson_quotes_its_run(churn: Any) -> None:
         f"${total.loc['ASIC', 'usd_per_million_tokens']:.2f}", f"${total.loc['GPU', 'usd_per_million_tokens']:.2f}",
         f"${total_kept.loc['ASIC', 'usd_per_million_tokens']:.2f}",
         f"${total_kept.loc['ASIC', 'book_value_end_usd']:,.0f}",
+        # the written-off year and the lifetime's share, as the page's chart and headline write them
+        # (they read "$5.00" and "2% less" beside the chart's $4.99 and the headline's 1.5%: a walkthrough)
+        f"${asic.loc[2, 'usd_per_million_tokens']:.2f} against ${gpu.loc[2, 'usd_per_million_tokens']:.2f}",
+        f"({1 - total.loc['ASIC', 'usd_per_million_tokens'] / total.loc['GPU', 'usd_per_million_tokens']:.1%} less)",
     ]  # fmt: skip
     missing = [f for f in figures if f not in lesson]
     assert not missing, missing
