@@ -23,6 +23,7 @@ from engine.core import (
 )
 from engine.explain import (
     arrival_histogram,
+    idle_tail,
     length_columns,
     length_histogram,
     length_stats,
@@ -328,6 +329,9 @@ def trace_arrivals(sc: Scenario, observed_s: Any) -> None:
     """The arrivals a trace replays in the window, per second."""
     if observed_s is None or not len(observed_s):
         return
+    if said := idle_tail(observed_s, sc.duration_s):
+        with st.container(key="fg-idle-tail"):
+            st.warning(plain(said), icon=":material/hourglass_disabled:")
     fig = charts.rate(
         pd.DataFrame(columns=["t_s", "rate_rps"]),
         "Arrivals of the trace in the window",

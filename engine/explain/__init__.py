@@ -116,6 +116,7 @@ _API = {
     "shipped_traces": "engine.explain.previews",
     "trace_format": "engine.explain.trace_files",
     "trace_problem": "engine.explain.trace_files",
+    "idle_tail": "engine.explain.trace_files",
     "with_custom_chip": "engine.explain.previews",
     "with_edge_site": "engine.explain.previews",
     "with_mode": "engine.explain.previews",
@@ -247,6 +248,7 @@ __all__ = [
     "headline",
     "headline_range",
     "html_report",
+    "idle_tail",
     "latency",
     "latency_cdfs",
     "latency_shortfall",
@@ -443,6 +445,6 @@ if TYPE_CHECKING:
     from engine.explain.software import porting_lines
     from engine.explain.sustain import GROWS, at_least, latency, line, within_only
     from engine.explain.timeline_marks import FaultMark, fault_marks
-    from engine.explain.trace_files import trace_format, trace_problem
+    from engine.explain.trace_files import idle_tail, trace_format, trace_problem
     from engine.explain.way_in import client_line, way_in_line
     from engine.serving.summary import latency_shortfall, rate_span_s, shortfall_rps

@@ -112,11 +112,12 @@ def catalog(at: AppTest) -> Any:
 
 
 def assert_clean(at: AppTest) -> None:
-    """No exception and no warning, except the Results page's advisor findings and a load on a cliff
-    (its band left off, `fg-cliff`): warnings by design."""
+    """No exception and no warning, except the Results page's advisor findings, a load on a cliff
+    (its band left off, `fg-cliff`) and a trace that ends early in its window (`fg-idle-tail`):
+    warnings by design."""
     assert not at.exception, [e.value for e in at.exception]
     advice: set[int] = set()
-    for key in ("fg-advisor", "fg-cliff"):
+    for key in ("fg-advisor", "fg-cliff", "fg-idle-tail"):
         with contextlib.suppress(KeyError):  # a page without it
             advice |= {id(w) for w in at.get_by_key(key).warning}  # type: ignore[union-attr]
     warnings = [w.value for w in at.warning if id(w) not in advice]

@@ -19,6 +19,9 @@ def test_trace_upload_and_shipped_traces() -> None:
     assert_clean(at)
     trace = scenario_of(at).workload.trace
     assert trace is not None and trace.format == "csv" and trace.path.startswith("upload:")
+    # its 60 s of arrivals in a 120 s window: said, the idle half billed (a walkthrough)
+    (idle,) = at.get_by_key("fg-idle-tail").warning
+    assert "The trace's arrivals end at 60 s of the 120 s window" in text_of(idle.value)
     # a broken file is refused with the reason, and the scenario keeps its trace
     bad = app("workload")
     bad.segmented_control(key="fg:source").set_value("upload").run()

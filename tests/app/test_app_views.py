@@ -18,7 +18,7 @@ from engine.explain import presentation as pr
 from engine.explain import previews as pv
 from engine.explain import roofline_chips as rc
 from engine.explain.pairing import paired_cdfs, paired_targets
-from engine.explain.trace_files import trace_format, trace_problem
+from engine.explain.trace_files import idle_tail, trace_format, trace_problem
 from engine.scenario.codec import apply_overrides, load_preset, unsafe_paths
 from engine.scenario.model import LengthDist
 from engine.scenario.resolve import scenario_catalog
@@ -628,3 +628,12 @@ def test_a_pool_is_priced_in_the_scenario_s_cost_mode() -> None:
     assert pv.pool_summary(owned_h200.deployment.pools[0], cat, owned_h200.cost).endswith(
         "; assumed purchase price"
     )
+
+
+def test_a_trace_that_ends_early_in_its_window_says_so() -> None:
+    """A 120 s trace in a 600 s window billed 480 idle seconds into its cost per token, unsaid (a
+    walkthrough); a trace that runs into the window's last fifth says nothing."""
+    said = idle_tail([0.0, 50.0, 119.6], 600.0)
+    assert said.startswith("The trace's arrivals end at 120 s of the 600 s window: the last 480 s")
+    assert "A window of about 120 s measures the trace alone." in said
+    assert idle_tail([0.0, 490.0], 600.0) == "" and idle_tail([], 600.0) == ""
