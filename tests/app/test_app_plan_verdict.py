@@ -5,6 +5,7 @@ winner starred, the risk-aware choice and the nominal one beside it, the objecti
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -19,13 +20,22 @@ QUESTION = {
 """chat-colocated asked at p99 (the page used to quote p90 whatever the SLO said), over a minute."""
 
 
-def _plan(objective: str | None = None, risk: bool = True) -> object:
+def _small_plan(chips: list[str], **fields: object) -> Any:
+    """The Planner page with a small plan's form filled in (12 req/s, tp 2, pp 1, a 60 s window) and
+    any other `fields` (number inputs by key), not yet submitted."""
     at = app("planner", apply_overrides(load_preset("chat-colocated"), QUESTION), preset="chat-colocated")
     at.number_input(key="plan_target").set_value(12.0)
-    at.multiselect(key="plan_hardware").set_value(["h100-sxm", "mi300x"])
+    at.multiselect(key="plan_hardware").set_value(chips)
     at.multiselect(key="plan_tp").set_value([2])
     at.multiselect(key="plan_pp").set_value([1])
     at.selectbox(key="plan_window").set_value(60.0)
+    for key, value in fields.items():
+        at.number_input(key=key).set_value(value)
+    return at
+
+
+def _plan(objective: str | None = None, risk: bool = True) -> object:
+    at = _small_plan(["h100-sxm", "mi300x"])
     at.checkbox(key="plan_margin").uncheck()
     if objective:
         at.selectbox(key="plan_objective").set_value(objective)
@@ -153,12 +163,7 @@ def test_the_choices_latency_ranges_hold_the_margins_reruns() -> None:
     """The verdict's TTFT and TPOT ranges never leave out what the margin's box prints under them: the
     choice rerun with every chip at its band's pessimistic edge (and optimistic one). They once printed
     'TPOT p90 19.7 ms (14.7 to 21.7)' above a slowed rerun of 27.0 ms."""
-    at = app("planner", apply_overrides(load_preset("chat-colocated"), QUESTION), preset="chat-colocated")
-    at.number_input(key="plan_target").set_value(12.0)
-    at.multiselect(key="plan_hardware").set_value(["h100-sxm"])
-    at.multiselect(key="plan_tp").set_value([2])
-    at.multiselect(key="plan_pp").set_value([1])
-    at.selectbox(key="plan_window").set_value(60.0)
+    at = _small_plan(["h100-sxm"])
     at.button[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     _, p, edge = at.session_state["fg_plan"]
@@ -190,12 +195,7 @@ def test_the_choices_latency_ranges_hold_the_margins_reruns() -> None:
 def test_the_chosen_deployment_loads_with_one_click() -> None:
     """The star sat among runs at about the same cost and goodput, and a click on it loaded a
     neighbour (a walkthrough): a button loads the choice itself."""
-    at = app("planner", apply_overrides(load_preset("chat-colocated"), QUESTION), preset="chat-colocated")
-    at.number_input(key="plan_target").set_value(12.0)
-    at.multiselect(key="plan_hardware").set_value(["h100-sxm"])
-    at.multiselect(key="plan_tp").set_value([2])
-    at.multiselect(key="plan_pp").set_value([1])
-    at.selectbox(key="plan_window").set_value(60.0)
+    at = _small_plan(["h100-sxm"])
     at.button[0].click().run()
     _, p, _ = at.session_state["fg_plan"]
     at.button(key="fg-plan-load-choice").click().run()
@@ -207,13 +207,7 @@ def test_the_chosen_deployment_loads_with_one_click() -> None:
 def test_the_planner_form_keeps_its_values_across_pages() -> None:
     """The form went back to its defaults after a visit to another page while the plan made from the
     old values stayed below it (a walkthrough): each field keeps its value for the session."""
-    at = app("planner", apply_overrides(load_preset("chat-colocated"), QUESTION), preset="chat-colocated")
-    at.number_input(key="plan_target").set_value(12.0)
-    at.number_input(key="plan_sims").set_value(90)
-    at.multiselect(key="plan_hardware").set_value(["h100-sxm"])
-    at.multiselect(key="plan_tp").set_value([2])
-    at.multiselect(key="plan_pp").set_value([1])
-    at.selectbox(key="plan_window").set_value(60.0)
+    at = _small_plan(["h100-sxm"], plan_sims=90)
     at.button[0].click().run()  # Plan: a form's values count once submitted
     at.switch_page("app_pages/hardware.py").run()
     at.switch_page("app_pages/planner.py").run()
