@@ -185,7 +185,12 @@ def cdf(
         fig.add_vline(x=target, line={"dash": "dash", "color": color, "width": 1.5})
         # ms as the axis reads them; ten seconds or more in their own unit (60.0 min, not 3,600,000 ms)
         at = f"{target:,.0f} ms" if target < 10_000 else duration_text(target)
-        label = f"{t['class']} SLO {at}" if len(rows_t) > 1 else f"SLO {at} @ p{pct:g}"
+        mixed = len({float(r["percentile"]) for r in rows_t}) > 1  # A's p99 beside B's p90: each says its own
+        label = (
+            f"{t['class']} SLO {at}" + (f" @ p{pct:g}" if mixed else "")
+            if len(rows_t) > 1
+            else f"SLO {at} @ p{pct:g}"
+        )
         y, side = _label_place(curves, target, len(label), lo, hi, log, 0.03 + 0.09 * i, columns)
         fig.add_annotation(
             x=math.log10(target) if log else target, y=y, text=label, showarrow=False,

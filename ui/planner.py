@@ -179,7 +179,9 @@ def _star(best: pd.DataFrame, x: str, y: str, data: np.ndarray, hover: str) -> g
         x=best[x],
         y=best[y],
         mode="markers",
-        name="chosen (cheapest passing)",
+        # risk-aware, the choice is the cheapest that still passes with slower chips, not the cheapest
+        # passing point on the chart (the legend's "cheapest passing" sat beside cheaper passing runs)
+        name="chosen (the verdict's)",
         marker={"symbol": "star", "size": 20, "color": CHOSEN},
         customdata=data,
         hovertemplate=hover.replace("<extra>", "<br><b>chosen</b><extra>"),

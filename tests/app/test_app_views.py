@@ -473,6 +473,13 @@ def test_paired_charts_draw_each_sides_target_where_they_differ() -> None:
     )
     assert (tb.loc["tpot", "target_ms"], tb.loc["tpot", "percentile"]) == (50.0, 99.0)
     assert paired_targets(a, b, None).empty  # no class both show: no target line
+    # on the chart each side's line says its own percentile where they differ
+    from ui import charts
+
+    frame = pd.DataFrame({"run": ["A", "B"], "latency_ms": [20.0, 25.0], "fraction": [1.0, 1.0]})
+    fig = charts.cdf(frame, "tpot", both, series="run", colors={"A": "#111111", "B": "#222222"})
+    said = {a.text for a in fig.layout.annotations}
+    assert {"A SLO 30 ms @ p90", "B SLO 50 ms @ p99"} <= said, said
 
 
 # --- the rate scale and the classes a trace needs (issue 14) ---------------------------------
