@@ -210,13 +210,15 @@ def _chosen_slowed(
     of the same deployment where it made one on that window, else one simulation."""
     assert p.best_run is not None
     mine = p.scenario_of(p.best_run)
-    same = [
-        i
-        for i, s in enumerate(q.scenarios)
-        if s.deployment == mine.deployment and s.workload.classes == mine.workload.classes
-    ]
-    if window is None:  # the slowed plan's runs are of the planning window, not the quoted one
-        same = []
+    same = (
+        []
+        if window is None  # the slowed plan's runs are of the planning window, not the quoted one
+        else [
+            i
+            for i, s in enumerate(q.scenarios)
+            if s.deployment == mine.deployment and s.workload.classes == mine.workload.classes
+        ]
+    )
     if same:
         r = q.runs.iloc[same[0]]
 

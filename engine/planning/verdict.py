@@ -555,7 +555,7 @@ def _row(
         s = edge if edge is not None else planning if planning is not None else slow.run(shape, counts)
         holds = None if s is None else bool(s["passes"])
     out = {"group": g, "winner": False, "run": int(planned["run"]), **{k: quoted.get(k) for k in KEPT}}
-    out |= _bands(quoted, [r for r in {id(r): r for r in (s, planning) if r is not None}.values()])
+    out |= _bands(quoted, [r for r in (s, planning) if r is not None])  # (the same run twice: no matter)
     out["objective_value"] = row_value(quoted, search.objective)
     out["holds_slowed"] = holds
     out["verified"] = bool(verify and quoted["passes"])
