@@ -273,7 +273,7 @@ def _fitted(
     with st.container(horizontal=True, gap="small"):
         st.metric("η_F (compute)", f"{p.eta_compute:.3f}", border=True, width="content")
         st.metric("η_B (bandwidth)", f"{p.eta_bandwidth:.3f}", border=True, width="content")
-        st.metric("Overhead (per 80 layers)", f"{p.overhead_ms:.2f} ms", border=True, width="content")
+        st.metric("Overhead per 80 layers", f"{p.overhead_ms:.2f} ms", border=True, width="content")
         st.metric(
             "Held-out median |error|",
             "one file: none" if held is None else f"{held:.1%}",
