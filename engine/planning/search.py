@@ -270,6 +270,9 @@ class Search:
         """How much earlier than its window each run starts for its sessions' ramp (`session_lead_s`)."""
         self.full_lead_s = 0.0
         """The same for the full-length runs (over the scenario's own window and warm-up)."""
+        self.full_rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+        """The verdict's full-length runs by (shape, counts, at the bands' edge): a would-be winner
+        verified again at the edge reuses its run as modelled (`engine.planning.verdict`)."""
         self.calibrations: dict[str, Calibration] = {}
         self.verdicts: dict[int, Verdicts] = {}
         """A portfolio run's per-class TTFT and TPOT verdicts and its decode pools' KV memory."""

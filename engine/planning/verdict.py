@@ -463,14 +463,19 @@ def _full_run(
     search: Search, shape: Shape | Portfolio, counts: tuple[int, ...], edge: Search | None = None
 ) -> dict[str, Any]:
     """A deployment's run over the scenario's own window and seed, as modelled or (`edge`, a slowed
-    search) with every chip at its band's pessimistic edge."""
-    slowdown = None if edge is None else dict(edge.slowdown)
-    res = simulate(
-        search.deploy(search.full, shape, counts), search.cat, check_work=search.check_work, slowdown=slowdown
-    )
-    return search.priced(
-        {**run_row(res, shape, counts, search.rule, search.attainment), **search.trust(shape)}
-    )
+    search) with every chip at its band's pessimistic edge; each simulated once per plan."""
+    key = (shape, counts, edge is not None)
+    if key not in search.full_rows:
+        slowdown = None if edge is None else dict(edge.slowdown)
+        res = simulate(
+            search.deploy(search.full, shape, counts),
+            search.cat,
+            check_work=search.check_work,
+            slowdown=slowdown,
+        )
+        row = {**run_row(res, shape, counts, search.rule, search.attainment), **search.trust(shape)}
+        search.full_rows[key] = search.priced(row)
+    return search.full_rows[key]
 
 
 def _bands(quoted: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]:
