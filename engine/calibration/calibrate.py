@@ -182,7 +182,9 @@ def table(
 
     Without an explicit profile, each point uses its chip's profile for the point's stack when
     the chip has one (e.g. ``trtllm``), and the profile the trust rules give it otherwise; a MoE
-    point's also takes the shipped experts' factor (`trust.with_experts`).
+    point's also takes the shipped experts' factor (`trust.with_experts`), and a MoE TTFT the
+    shipped first-token latency of its stack, as every run of a MoE model pays it
+    (`engine.calibration.first_token`; `make validate` adds its own fit the same way).
     """
     from engine.calibration import trust  # the rules of a chip without its own profile
 
@@ -195,7 +197,7 @@ def table(
         if own is not None and moe:
             own = trust.with_experts(own, stack, inst.hardware.vendor)
         prof = profile or own or trust.calibration(inst.hardware, stack, catalog, moe=moe)[0]
-        pred = predict(m, catalog, prof)
+        pred = predict(m, catalog, prof) + (_first_token_ms(stack) if moe and m.kind == "ttft" else 0.0)
         setup = f"{m.model} {m.tp * m.dp}x{m.hardware} {m.weights}{layout(m)}"
         what = describe(m)
         rows.append(
@@ -207,6 +209,14 @@ def table(
             }
         )  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def _first_token_ms(stack: str) -> float:
+    """The shipped MoE first-token latency under `stack` (0 before presets/calibration.toml has one)."""
+    from engine.calibration import trust
+
+    found = trust.first_token_ms(stack)
+    return 0.0 if found is None else found[0]
 
 
 # --- the shipped profiles -------------------------------------------------------------------

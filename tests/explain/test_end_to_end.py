@@ -254,7 +254,7 @@ def test_a_one_client_moe_ttft_reruns_as_the_validation_predicts_it(
     catalog: Catalog, reference_fit: tuple
 ) -> None:
     """A one-client MoE TTFT: the validation predicts the step model's prefill plus the first-token
-    latency fitted for its stack; the rerun simulates it with that latency on the way in (as every
+    latency fitted for its stack (as the About page's table does); the rerun simulates it with that latency on the way in (as every
     MoE run of the app pays the shipped figure, the same as a fresh fit's) and lands on the same
     figure, within the lockstep reruns' tolerance; without the latency it reads low by exactly it."""
     points, fits, ef = reference_fit
@@ -267,6 +267,8 @@ def test_a_one_client_moe_ttft_reruns_as_the_validation_predicts_it(
     row = end_to_end.point_reruns(catalog, [m], fits, ef.terms, ft.ms).iloc[0]
     (validated,) = crossval._predict([m], fits, catalog, ef, ft)
     assert row["predicted"] == pytest.approx(validated.predicted)
+    # the About page's table (`calibrate.table` of the shipped profiles) predicts it so too
+    assert calibrate.table([m], catalog)["predicted"].iloc[0] == pytest.approx(validated.predicted)
     assert row["simulated"] == pytest.approx(row["predicted"], rel=0.15)
     prof = crossval.rule_profile(m.hardware, stack, fits)[0].model_copy(
         update=ef.terms(stack, calibrate.vendor_of(m, catalog))
