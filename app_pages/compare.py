@@ -85,12 +85,23 @@ if unpaired:
 for side, run in (("A", ra), ("B", rb)):  # before the figures it qualifies
     if (behind := ex.line(run.summary)) is not None:
         st.error(plain(f"{side}: {behind}"), icon=":material/trending_up:")
-# latencies that grow with a run's length (not where a client's ceiling holds the backlog)
-behind_a, behind_b = ex.latency_shortfall(ra.summary), ex.latency_shortfall(rb.summary)
-
 reps = replicas.run([sa, sb], n_seeds)  # None with one seed, or until the other seeds are done
-if reps:  # a seed whose queue kept growing is in the means the cards show
-    behind_a, behind_b = reps[0].worst_growing(), reps[1].worst_growing()
+
+
+def behind(side: int, kind: ex.LatencyKind) -> float | None:
+    """Side `side`'s shortfall where its latency of `kind` grows with the run's length (not where a
+    client's ceiling holds the backlog, nor a TPOT that stays level); with seeds, any seed's whose
+    queue kept growing: it is in the means the cards show."""
+    if reps:
+        return reps[side].worst_growing(kind)
+    return ex.latency_shortfall((ra, rb)[side].summary, kind)
+
+
+def _level(side: int, kind: ex.LatencyKind) -> bool:
+    """Whether side `side`'s latency of `kind` stays level while its queue grows (`ex.level`)."""
+    return reps[side].level(kind) if reps else ex.level((ra, rb)[side].summary, kind)
+
+
 table = ex.with_expected_error(
     compare_with_noise(*reps) if reps else ex.compare(ra.summary, rb.summary), ta, tb
 )
@@ -142,17 +153,21 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             if reps
             else (fmt(ha[k]), fmt(hb[k]))
         )
-        latency = k in layout.GROWING
+        kind = layout.GROWING.get(k)
+        behind_a, behind_b = (None, None) if kind is None else (behind(0, kind), behind(1, kind))
         # a latency set by a run's length is a floor, not a figure with a band ('≥ 11.4 min (−63% to +51%)')
-        if not (latency and behind_a is not None):
+        if behind_a is None:
             va = ex.with_band(*marks.value_parts(va, ta, k, bool(reps), ex.limits(ra.summary, sa), moves_a))
-        if not (latency and behind_b is not None):
+        if behind_b is None:
             vb = ex.with_band(*marks.value_parts(vb, tb, k, bool(reps), ex.limits(rb.summary, sb), moves_b))
         if delta and apart:
             delta = f"{delta} · another cost basis"
         if delta and unpaired:
             delta = f"{delta} · not paired"
-        grows = latency and (behind_a is not None or behind_b is not None)
+        grows = behind_a is not None or behind_b is not None
+        if kind is not None and not grows:  # a decode pace that stays level while a queue grows
+            va = ex.latency(va, None, level=_level(0, kind))
+            vb = ex.latency(vb, None, level=_level(1, kind))
         if grows:  # a latency set by a run's length: marked, and no change from A
             va = ex.latency(ex.at_least(va, behind_a), behind_a)
             vb, delta = ex.at_least(vb, behind_b), ex.GROWS

@@ -93,13 +93,21 @@ def headline_figures(moves: ex.Moves | None) -> None:
                 "Completed requests per second of the window.",
             )
         )
-    short = (
-        ex.latency_shortfall(s) if rep is None else rep.worst_growing()
-    )  # any seed's: its figure is in the mean (not where a client's ceiling holds the backlog)
     for label, text, key, help_ in shown:
         value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
-        if short is not None and key in layout.GROWING:  # a figure set by the run's length, not a band
+        # any seed's: its figure is in the mean (not where a client's ceiling holds the backlog)
+        kind = layout.GROWING.get(key)
+        short = (
+            None
+            if kind is None
+            else ex.latency_shortfall(s, kind)
+            if rep is None
+            else rep.worst_growing(kind)
+        )
+        if short is not None:  # a figure set by the run's length, not a band
             value, band = ex.at_least(value, short), ex.GROWS
+        elif kind is not None and (ex.level(s, kind) if rep is None else rep.level(kind)):  # a saturated pace
+            band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL
         _card(label, value, band, help_, height="stretch")  # a card without a band as tall as one with
 
 
@@ -268,7 +276,9 @@ st.dataframe(  # every class, every column
     width="stretch",
     height="content",
     column_config=tables.slo_tail_columns(
-        ex.latency_shortfall(s) is not None, any(c.slo.tbt_ms for c in sc.workload.classes)
+        {k for k in ("ttft", "tpot", "max_tbt") if ex.latency_shortfall(s, k) is not None},
+        any(c.slo.tbt_ms for c in sc.workload.classes),
+        {k for k in ("tpot", "max_tbt") if ex.level(s, k)},
     ),
 )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -198,11 +199,30 @@ STRIP: tuple[tuple[str, str, Any, Any, bool], ...] = (
 )
 """The live strip's rows: the Results page's figures, named and written as there (`LABELS`, `fmt_rps`)."""
 
-GROWING = ("ttft_p99_ms", "tpot_p99_ms")
-"""Strip figures an unsustainable run shows as growing with run length (`engine.explain.sustain`)."""
+GROWING: dict[str, ex.LatencyKind] = {"ttft_p99_ms": "ttft", "tpot_p99_ms": "tpot"}
+"""Strip figures an unsustainable run shows as growing with run length (`engine.explain.sustain`),
+with their latency kind (a TPOT that stays level is shown as it is: `Shortfall.steady`)."""
 
-GREW = "_latency_shortfall"
-"""The key under which a strip's figures keep their run's `latency_shortfall` (None: they did not grow)."""
+GREW = "_latency_shortfall:"
+"""The prefix of the keys under which a strip's figures keep their run's `latency_shortfall` of
+their kind (`grew`; None: the figure did not grow)."""
+
+
+def grew(key: str) -> str:
+    """The key under which a strip's figure `key` keeps whether it grew with its run (`GREW`)."""
+    return GREW + key
+
+
+def growth(summary: Any) -> dict[str, float | None]:
+    """Per strip figure of `GROWING`, its run's `latency_shortfall` of its kind (None: it does not grow),
+    and for one that stays level while the run's queue grows (`ex.level`) the key `LEVEL_KEY` + it: 0."""
+    grows = {key: ex.latency_shortfall(summary, kind) for key, kind in GROWING.items()}
+    return grows | {LEVEL_KEY + key: 0.0 for key, kind in GROWING.items() if ex.level(summary, kind)}
+
+
+LEVEL_KEY = "level:"
+"""`growth`'s prefix of a strip figure that stays level while its run's queue grows."""
+
 
 COSTS = ("usd_per_request", "usd_per_million_output_tokens")
 """Strip figures whose fall is only good news while no fewer requests meet their SLO."""
@@ -222,14 +242,14 @@ def strip_rows(
     now: dict[str, float | None],
     prev: dict[str, float | None],
     shortfall_rps: float | None = None,
-    grows: float | None = None,
+    grows: Mapping[str, float | None] | None = None,
 ) -> list[tuple[str, str, str]]:
     """(label, value, coloured change) per row of the live strip; green when the change is good,
     grey for a cost that fell while fewer requests met their SLO (an overloaded run bills the same
     chips over more, slower requests: cheaper per request, and no better). An unsustainable run (its
     `shortfall_rps` given) greys a cheaper request; where its latencies grow with the run (`grows`
-    given: `latency_shortfall`, not where a client's ceiling holds the backlog) they show as at least
-    their value, growing with run length, and no change."""
+    given, per figure: `growth`, not where a client's ceiling holds the backlog nor for a TPOT that
+    stays level) they show as at least their value, growing with run length, and no change."""
     slo = _delta(now.get("slo_attainment"), prev.get("slo_attainment"), 100.0)
     # an unsustainable run bills the same chips over requests it cannot serve: cheaper is no better
     worse = (slo is not None and slo <= -SLO_FALL_PTS) or shortfall_rps is not None
@@ -241,10 +261,13 @@ def strip_rows(
             good = (d < 0) == lower
             colour = "gray" if key in COSTS and d < 0 and worse else "green" if good else "red"
             change = f":small[:{colour}[{'▼' if d < 0 else '▲'}{text}]]"
-        if grows is not None and key in GROWING:  # set by the run's length: nothing to compare
-            rows.append((label, ex.at_least(fmt(now.get(key)), grows), f":small[:orange[{ex.GROWS}]]"))
+        if (g := (grows or {}).get(key)) is not None:  # set by the run's length: nothing to compare
+            rows.append((label, ex.at_least(fmt(now.get(key)), g), f":small[:orange[{ex.GROWS}]]"))
             continue
-        if prev.get(GREW) is not None and key in GROWING:  # nor against a figure that grew with its run:
+        if LEVEL_KEY + key in (grows or {}):  # the pace of batches a growing queue keeps full
+            rows.append((label, fmt(now.get(key)), f":small[:orange[{ex.LEVEL}]]"))
+            continue
+        if prev.get(grew(key)) is not None:  # nor against a figure that grew with its run:
             change = ""  # "810 ms ▼197,379 ms" beside a previous "≥ 198.2 s" (a walkthrough)
         rows.append((label, fmt(now.get(key)), change))
     return rows
@@ -275,7 +298,7 @@ def _strip_text(
     nbsp = "\u00a0"
     return [
         (a.replace("$", "\\$"), b.replace("$", "\\$").replace(" ", nbsp), c.replace(" ", nbsp))
-        for a, b, c in strip_rows(h, prev, ex.shortfall_rps(s), ex.latency_shortfall(s))
+        for a, b, c in strip_rows(h, prev, ex.shortfall_rps(s), growth(s))
     ]
 
 
@@ -285,7 +308,10 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
     as one, with its expected error and no changes, and is not remembered as a run."""
     ss = st.session_state
     key = result.scenario.model_dump_json()
-    h = {**headline(result.summary), GREW: ex.latency_shortfall(result.summary)}
+    h = {
+        **headline(result.summary),
+        **{grew(k): g for k, g in growth(result.summary).items() if k in GROWING},
+    }
     if preview is None and ss.get("fg_live_key") != key:
         ss["fg_live_prev"] = ss.get("fg_live_now")
         ss["fg_live_key"], ss["fg_live_now"] = key, h

@@ -112,9 +112,12 @@ def margin_panel(result: SimResult) -> None:
             st.info(f"{head} {verdict}.", icon=":material/shield:")
         else:
             st.warning(f"{head} {'; '.join(moved)}.", icon=":material/gpp_maybe:")
-        grow_a, grow_b = m.growing  # latencies that grow with the run (not a backlog held at the client)
+
+        def shown(n: str, v: float | None, side: int) -> str:  # a latency that grows, or stays level, marked
+            return figure_text(n, v, m.growing(n)[side], m.level(n)[side])
+
         frame = pd.DataFrame(
-            [(n, figure_text(n, a, grow_a), figure_text(n, b, grow_b)) for n, a, b in m.rows()],
+            [(n, shown(n, a, 0), shown(n, b, 1)) for n, a, b in m.rows()],
             columns=["figure", "as modelled", "chips slower"],
         )
         st.dataframe(frame, hide_index=True, width="content")
@@ -198,7 +201,8 @@ def compare_panel(a: SimResult, b: SimResult) -> None:
         if grows:
             st.warning(
                 f"{grows} {'are' if ' and ' in grows else 'is'} unsustainable in some case: "
-                f"{'their' if ' and ' in grows else 'its'} latencies {GROWS}, so they have no better side. {how}",
+                f"{'their' if ' and ' in grows else 'its'} latencies that {GROWS.replace('grows', 'grow')} "
+                f"(TTFT and E2E at least) have no better side. {how}",
                 icon=":material/gpp_maybe:",
             )
         if turns:

@@ -332,8 +332,12 @@ def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
     Chip ids and shapes can come from a custom chip: they go through `plain`."""
     slow = plain(", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band")
     c = m.chosen
-    latency = c.latency_text() if hasattr(c, "latency_text") else f"TTFT p90 {duration_text(c.ttft_ms_p90)}"
-    figures = f"{c.slo_attainment:.1%} of requests within SLO, {ex.latency(latency, c.grows_rps)}"
+    latency = (
+        c.latency_text(ex.latency)
+        if hasattr(c, "latency_text")
+        else ex.latency(f"TTFT p90 {duration_text(c.ttft_ms_p90)}", c.grows_rps)
+    )
+    figures = f"{c.slo_attainment:.1%} of requests within SLO, {latency}"
     if c.shortfall_rps is not None:
         figures += f"; it falls behind its load, short by {c.shortfall_rps:,.2g} req/s"
     head = (

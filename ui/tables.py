@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import Any, Literal
 
 import numpy as np
@@ -79,21 +80,33 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
 }
 
 
-def slo_tail_columns(growing: bool, tbt: bool = False) -> dict[str, Any]:
-    """`SLO_TAIL`, or for an unsustainable run its latencies at the percentile marked: '≥ 63,835 ms',
-    growing with run length (`engine.explain.sustain`); with `tbt` (a class sets ``slo.tbt_ms``)
-    the largest gap between tokens and its target are shown too."""
-    if not growing and not tbt:
+def slo_tail_columns(
+    growing: Collection[str], tbt: bool = False, level: Collection[str] = ()
+) -> dict[str, Any]:
+    """`SLO_TAIL`, or for an unsustainable run its latencies at the percentile that grow (`growing`:
+    their kinds, of ``ttft``, ``tpot`` and ``max_tbt``, `engine.explain.sustain`) marked: '≥ 63,835 ms',
+    growing with run length, and a TPOT that stays `level` '22.0 ms, at saturation'; with `tbt` (a
+    class sets ``slo.tbt_ms``) the largest gap between tokens and its target are shown too."""
+    if not growing and not tbt and not level:
         return SLO_TAIL
-    at = "≥ " if growing else ""
+    at = "≥ " if "max_tbt" in growing else ""
     cols = dict(SLO_TAIL)
-    if growing:
-        grows = f"At least this: the run is unsustainable, and each of its latencies {ex.GROWS}."
+    grows = f"At least this: the run is unsustainable, and this latency {ex.GROWS}."
+    if "ttft" in growing:
         cols["ttft_at_percentile_ms"] = cc.NumberColumn(
             "TTFT at pct", format="≥ %,.0f ms", help=grows, width=92
         )
+    if "tpot" in growing:
         cols["tpot_at_percentile_ms"] = cc.NumberColumn(
             "TPOT at pct", format="≥ %.1f ms", help=grows, width=92
+        )
+    elif "tpot" in level:
+        cols["tpot_at_percentile_ms"] = cc.NumberColumn(
+            "TPOT at pct",
+            format=f"%.1f ms, {ex.LEVEL}",
+            help="The run is unsustainable, but its TPOT stays level through the window: the pace of "
+            "batches the backlog keeps full, a figure of the deployment at its limit, not of the load offered.",
+            width=150,
         )
     if tbt:
         cols["tbt_target_ms"] = cc.NumberColumn("TBT target", format="%,.0f ms", width=82)

@@ -204,7 +204,7 @@ def print_margin(m: Margin) -> None:
     """The plan's margin for the model's error: the choice with slowed chips, and what holds."""
     slow = ", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band"
     c = m.chosen
-    latency = sustain.latency(c.latency_text(), c.grows_rps)
+    latency = c.latency_text(sustain.latency)
     figures = f"attainment {c.slo_attainment:.1%}, goodput {c.goodput_rps:.2f} req/s, {latency}"
     if c.shortfall_rps is not None:
         figures += f"; unsustainable, short by {c.shortfall_rps:,.2g} req/s"

@@ -19,7 +19,7 @@ from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 from engine.serving.run import ENGINE_VERSION, replicate, simulate
-from engine.serving.summary import shortfall_rps
+from engine.serving.summary import latency_shortfall, shortfall_rps
 from engine.serving.work_bound import estimate, in_words
 
 
@@ -86,8 +86,11 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
                 if s["mean"] is not None
                 else f"{'-':>12}  (none in {s['missing']} of {len(runs)} seeds: no mean)"
             )
-            grows = max(behind) if behind and key.startswith("latency_ms") else None
-            print(f"  {key:32} {sustain.latency(figure, grows)}")
+            kind = key.split(".")[1] if key.startswith("latency_ms") else None
+            shorts = [latency_shortfall(r.summary, kind) for r in runs] if kind else []  # type: ignore[arg-type]
+            grows = [g for g in shorts if g is not None]
+            level = bool(kind) and any(sustain.level(r.summary, kind) for r in runs)  # type: ignore[arg-type]
+            print(f"  {key:32} {sustain.latency(figure, max(grows) if grows else None, level)}")
     if args.out:
         print(
             f"wrote seed-<N>/ (each replication's files) and replications.json (the intervals) to {args.out}"

@@ -76,7 +76,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
         f"{r['failed']:,} failed"
     )
-    short = latency_shortfall(doc)  # latencies that grow with the run's length
+    short = latency_shortfall(doc)  # latencies that grow with the run's length (of each kind: `steady`)
     if (said := sustain.line(doc)) is not None:
         print(said)  # before the figures it qualifies
     if scenario is not None and (ramp := sustain.ramp_line(scenario, sustain.mean_e2e_s(doc))):
@@ -84,7 +84,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     for name, lat in doc["latency_ms"].items():
         err = _pm(marks, LATENCY_SOURCES.get(name, ()))
         figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"
-        print(f"  {name:5} ms  {sustain.latency(figures + err, short)}")
+        marked = sustain.latency(figures + err, latency_shortfall(doc, name), sustain.level(doc, name))
+        print(f"  {name:5} ms  {marked}")
     if (way := way_in_line(doc)) is not None:  # network and control plane, as shares of TTFT
         print(f"  {way}")
     if (held := client_line(doc)) is not None:  # a client's ceiling: the wait before the send
@@ -151,9 +152,14 @@ def _class_lines(doc: dict[str, Any], short: float | None) -> list[str]:
     out = []
     for cls, c in doc["classes"].items():
         verdict = "FAILS" if not c["passes"] else "passes" if behind is None else sustain.within_only(doc)
-        figures = f"TTFT {_fmt(c['ttft_ms_at_percentile'])} ms, TPOT {_fmt(c['tpot_ms_at_percentile'])} ms"
+        ttft = sustain.latency(f"{_fmt(c['ttft_ms_at_percentile'])} ms", short)
+        tpot = sustain.latency(
+            f"{_fmt(c['tpot_ms_at_percentile'])} ms",
+            latency_shortfall(doc, "tpot"),
+            sustain.level(doc, "tpot"),
+        )
         out.append(
-            f"  class {cls}: p{c['percentile']:g} {sustain.latency(figures, short)}, "
+            f"  class {cls}: p{c['percentile']:g} TTFT {ttft}{'; ' if short is not None else ', '}TPOT {tpot}, "
             f"attainment {c['slo_attainment']:.1%}: {verdict}"
         )
     return out
@@ -167,9 +173,11 @@ def print_spread(summary: Summary, scen: Scenario, edge: RunMargin, spread: RunS
     print(
         f"margin: the same requests with every chip at its throughput band's pessimistic edge ({slow} time)"
     )
-    short_a, short_b = edge.growing
     for name, a, b in edge.rows():
-        print(f"  {name:18} {figure_text(name, a, short_a):>12} -> {figure_text(name, b, short_b):>12}")
+        (short_a, short_b), (level_a, level_b) = edge.growing(name), edge.level(name)
+        print(
+            f"  {name:18} {figure_text(name, a, short_a, level_a):>12} -> {figure_text(name, b, short_b, level_b):>12}"
+        )
     for name, a, b in edge.classes():
         why = "" if b else f" ({edge.why(name)})"
         print(f"  class {name}: {'passes' if a else 'FAILS'} -> {'passes' if b else 'FAILS'}{why}")
@@ -194,6 +202,8 @@ def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:
         if v is None or key not in moves:
             continue
         band = confidence.figure_band(f"{v:.6g}", marks, key, moves)
-        grows = latency_shortfall(summary) if key.endswith("_ms") else None
-        out.append(f"{key:30} {sustain.latency(f'{v:12.5g}', grows)}  {band or ''}")
+        kind = key.rsplit("_p", 1)[0] if key.endswith("_ms") else None  # 'ttft_p99_ms': ttft
+        grows = latency_shortfall(summary, kind) if kind else None  # type: ignore[arg-type]
+        level = sustain.level(summary, kind) if kind else False  # type: ignore[arg-type]
+        out.append(f"{key:30} {sustain.latency(f'{v:12.5g}', grows, level)}  {band or ''}")
     return out

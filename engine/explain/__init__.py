@@ -149,11 +149,14 @@ _API = {
     "svg_with_metadata": "engine.explain.report",
     "validation_table": "engine.explain.report",
     "GROWS": "engine.explain.sustain",
+    "LEVEL": "engine.explain.sustain",
+    "level": "engine.explain.sustain",
     "at_least": "engine.explain.sustain",
     "latency": "engine.explain.sustain",
     "line": "engine.explain.sustain",
     "shortfall_rps": "engine.serving.summary",
     "latency_shortfall": "engine.serving.summary",
+    "LatencyKind": "engine.serving.summary",
     "rate_span_s": "engine.serving.summary",
     "LAYERS": "engine.explain.layers",
     "LayerEffect": "engine.explain.layers",
@@ -183,6 +186,7 @@ __all__ = [
     "GROWS",
     "HEADLINE_SOURCES",
     "LAYERS",
+    "LEVEL",
     "MAX_MEASUREMENT_BYTES",
     "MEASUREMENT_COLUMN_HELP",
     "PREVIEW_ERROR",
@@ -193,6 +197,7 @@ __all__ = [
     "FaultMark",
     "Finding",
     "Interval",
+    "LatencyKind",
     "LayerEffect",
     "LayerView",
     "Limits",
@@ -256,6 +261,7 @@ __all__ = [
     "length_columns",
     "length_histogram",
     "length_stats",
+    "level",
     "limits",
     "line",
     "measure_preview_error",
@@ -443,8 +449,8 @@ if TYPE_CHECKING:
     )
     from engine.explain.scaled import autoscale_line
     from engine.explain.software import porting_lines
-    from engine.explain.sustain import GROWS, at_least, latency, line, within_only
+    from engine.explain.sustain import GROWS, LEVEL, at_least, latency, level, line, within_only
     from engine.explain.timeline_marks import FaultMark, fault_marks
     from engine.explain.trace_files import idle_tail, trace_format, trace_problem
     from engine.explain.way_in import client_line, way_in_line
-    from engine.serving.summary import latency_shortfall, rate_span_s, shortfall_rps
+    from engine.serving.summary import LatencyKind, latency_shortfall, rate_span_s, shortfall_rps

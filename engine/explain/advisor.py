@@ -144,7 +144,9 @@ def _slo_findings(result: SimResult) -> list[Finding]:
     out = []
     specs = {c.name: c for c in result.scenario.workload.classes}
     short = shortfall_rps(result.summary)  # unsustainable: no class passes
-    grows = latency_shortfall(result.summary)  # and its percentiles grow with run length
+    grow_ttft = latency_shortfall(result.summary, "ttft")  # and its percentiles grow with run length,
+    grow_tpot = latency_shortfall(result.summary, "tpot")  # a TPOT unless it stays level (`steady`)
+    level = sustain.level(result.summary, "tpot")
     for name, c in result.summary["classes"].items():
         slo = specs[name].slo
         ttft, tpot = c["ttft_ms_at_percentile"], c["tpot_ms_at_percentile"]
@@ -157,17 +159,21 @@ def _slo_findings(result: SimResult) -> list[Finding]:
         }
         pct = f"p{c['percentile']:g}"
         if c["passes"]:
-            figures = f"{pct} TTFT {_ms(ttft)} of {_ms(slo.ttft_ms)}, TPOT {_ms(tpot)} of {_ms(slo.tpot_ms)}"
-            verdict = sustain.within_only(result.summary, "its SLO") if short is not None else "passes"
-            out.append(
-                Finding("info", "slo", f"class {name} {verdict}: {sustain.latency(figures, grows)}.", nums)
+            figures = (
+                f"{pct} TTFT {sustain.latency(f'{_ms(ttft)} of {_ms(slo.ttft_ms)}', grow_ttft)}"
+                f"{'; ' if grow_ttft is not None else ', '}"  # (a comma follows the growing mark)
+                f"TPOT {sustain.latency(f'{_ms(tpot)} of {_ms(slo.tpot_ms)}', grow_tpot, level)}"
             )
+            verdict = sustain.within_only(result.summary, "its SLO") if short is not None else "passes"
+            out.append(Finding("info", "slo", f"class {name} {verdict}: {figures}.", nums))
             continue
         missed = []
         if ttft is None or ttft > slo.ttft_ms:
-            missed.append(sustain.latency(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}", grows))
+            missed.append(sustain.latency(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}", grow_ttft))
         if tpot is not None and tpot > slo.tpot_ms:
-            missed.append(sustain.latency(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}", grows))
+            missed.append(
+                sustain.latency(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}", grow_tpot, level)
+            )
         out.append(
             Finding(
                 "critical",

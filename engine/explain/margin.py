@@ -22,7 +22,14 @@ from engine.explain.presentation import compare, duration_text, headline, usd_te
 from engine.planning.rules import run_passes
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
-from engine.serving.summary import AtPercentile, Summary, latency_shortfall, shortfall_rps, within_target
+from engine.serving.summary import (
+    AtPercentile,
+    LatencyKind,
+    Summary,
+    latency_shortfall,
+    shortfall_rps,
+    within_target,
+)
 from engine.serving.workload import generate
 
 
@@ -79,10 +86,17 @@ class RunMargin:
             if target is not None and not within_target(c, key, target):
                 at = c[key]
                 said = "never (requests rejected or failed)" if at is None else duration_text(at)
-                out.append(f"{p} {label} {said} against {duration_text(target)}")
-        if (short := shortfall_rps(self.slowed)) is not None:  # its percentiles only grow
-            grows = latency_shortfall(self.slowed)  # (not where a client's ceiling holds the backlog)
-            out = [sustain.latency(o, grows) for o in out] + [f"unsustainable, short by {short:,.2g} req/s"]
+                # an unsustainable run's percentile grows (not where a client's ceiling holds the
+                # backlog, nor a decode latency that stays level: `Shortfall.steady`)
+                grows, level = (
+                    latency_shortfall(self.slowed, _KINDS[label]),
+                    sustain.level(self.slowed, _KINDS[label]),
+                )
+                out.append(
+                    sustain.latency(f"{p} {label} {said} against {duration_text(target)}", grows, level)
+                )
+        if (short := shortfall_rps(self.slowed)) is not None:
+            out.append(f"unsustainable, short by {short:,.2g} req/s")
         return ", ".join(out)
 
     @property
@@ -90,10 +104,19 @@ class RunMargin:
         """The run's shortfall in req/s as modelled and slowed (None where it keeps up)."""
         return shortfall_rps(self.modelled), shortfall_rps(self.slowed)
 
-    @property
-    def growing(self) -> tuple[float | None, float | None]:
-        """`shortfalls` where the latencies grow with them (`latency_shortfall`), as modelled and slowed."""
-        return latency_shortfall(self.modelled), latency_shortfall(self.slowed)
+    def growing(self, name: str) -> tuple[float | None, float | None]:
+        """`shortfalls` where the `rows` figure `name` grows with them (`latency_shortfall` of its
+        kind: 'TTFT p90' of ttft; a TPOT that stays level does not), as modelled and slowed."""
+        kind = _KINDS.get(name.split(" ")[0])
+        return latency_shortfall(self.modelled, kind), latency_shortfall(self.slowed, kind)
+
+    def level(self, name: str) -> tuple[bool, bool]:
+        """Whether the `rows` latency `name` stays level while the queue grows (`sustain.level`), as
+        modelled and slowed."""
+        kind = _KINDS.get(name.split(" ")[0])
+        if kind is None:
+            return False, False
+        return sustain.level(self.modelled, kind), sustain.level(self.slowed, kind)
 
     def rows(self) -> list[tuple[str, float | None, float | None]]:
         """The figures that move: (name, as modelled, slowed)."""
@@ -116,14 +139,19 @@ class RunMargin:
         return out
 
 
-def figure_text(name: str, v: float | None, shortfall: float | None = None) -> str:
+_KINDS: dict[str, LatencyKind] = {"TTFT": "ttft", "TPOT": "tpot", "TBT": "max_tbt"}
+"""The latency kind of a figure's first word (`RunMargin.why`, `RunMargin.growing`)."""
+
+
+def figure_text(name: str, v: float | None, shortfall: float | None = None, level: bool = False) -> str:
     """A `RunMargin.rows` figure as shown: durations in the unit that fits, shares in percent,
     dollars to three significant figures (`presentation.usd_text`); a latency of an unsustainable
-    run (its `shortfall` in req/s given) marked as growing with run length."""
+    run marked as growing with run length (its `shortfall` in req/s given), or as the pace of full
+    batches where it stays `level` (`sustain.latency`)."""
     if v is None:
         return "–"
     if name.startswith(("TTFT", "TPOT")):
-        return sustain.latency(duration_text(v), shortfall)
+        return sustain.latency(duration_text(v), shortfall, level)
     if name == "goodput":
         return f"{v:,.2f} req/s"
     if name == "SLO attainment":

@@ -521,18 +521,22 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     ``better`` is ``A``, ``B`` or ``same`` (a relative change under 0.5% counts as the same).
     A share (unit ``fraction``: SLO attainment, cache hit rate) changes by ``change_points``
     (percentage points), not by a relative ``change_pct``: 0.8% to 99.6% is +98.8 points, where
-    a relative change would read +12,450%. A latency of an unsustainable run (either side) grows
-    with run length: its row keeps both figures but no change and no verdict (``better`` is
+    a relative change would read +12,450%. A latency of an unsustainable run (either side) that
+    grows with run length (TTFT and E2E; a TPOT or token gap unless it stays level,
+    `Shortfall.steady`): its row keeps both figures but no change and no verdict (``better`` is
     ``GROWS``, `engine.explain.sustain`).
     """
     rows = []
-    behind = latency_shortfall(a) is not None or latency_shortfall(b) is not None
+
+    def behind(kind: str) -> bool:
+        return any(latency_shortfall(s, kind) is not None for s in (a, b))  # type: ignore[arg-type]
+
     for label, path, unit, way in COMPARED:
         va, vb = _lookup(a, path), _lookup(b, path)
         if label in ONLY_WHEN_USED and not va and not vb:
             continue
         change = vb - va if va is not None and vb is not None else None
-        grows = behind and path.startswith("latency_ms.")
+        grows = path.startswith("latency_ms.") and behind(path.split(".")[1])
         rel = change / abs(va) if change is not None and va and not grows else None
         if grows:
             better, change = GROWS, None

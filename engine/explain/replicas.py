@@ -29,7 +29,7 @@ from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
 from engine.serving.run import SimResult, clipped, flatten, seed_values, t_quantile
-from engine.serving.summary import latency_shortfall, shortfall_rps
+from engine.serving.summary import LatencyKind, latency_shortfall, shortfall_rps
 
 SEED_LIMIT = 2**31
 """Seeds are below this (the scenario's bound); a run of seeds past it wraps to 0."""
@@ -210,6 +210,8 @@ class Replicas:
     growing: tuple[float | None, ...] | None = None
     """Each seed's shortfall where its latencies grow with it (`latency_shortfall`: not where a
     client's ceiling holds the backlog), else None; None: as `shortfalls`."""
+    steady: frozenset[str] = frozenset()
+    """The latency kinds that stay level in every seed whose latencies grow (`Shortfall.steady`)."""
 
     @property
     def n(self) -> int:
@@ -222,10 +224,15 @@ class Replicas:
         short = [s for s in self.shortfalls if s is not None]
         return max(short) if short else None
 
-    def worst_growing(self) -> float | None:
-        """`worst_shortfall` over the seeds whose latencies grow with it (None: no seed's do)."""
+    def worst_growing(self, kind: LatencyKind | None = None) -> float | None:
+        """`worst_shortfall` over the seeds whose latencies grow with it (None: no seed's do), of
+        `kind` where given (None where that latency stays level in every such seed)."""
         short = [s for s in (self.shortfalls if self.growing is None else self.growing) if s is not None]
-        return max(short) if short else None
+        return max(short) if short and kind not in self.steady else None
+
+    def level(self, kind: LatencyKind) -> bool:
+        """Whether a latency of `kind` stays level in every seed whose other latencies grow."""
+        return self.worst_growing() is not None and kind in self.steady
 
     def mean_summary(self) -> dict[str, Any]:
         """The summary of means (see `mean_summary`), marked unsustainable where any seed was."""
@@ -235,6 +242,8 @@ class Replicas:
             out["unsustainable"] = {"shortfall_rps": worst}
             if self.worst_growing() is None:  # every backlog at its client
                 out["unsustainable"]["at_client"] = True
+            elif self.steady:
+                out["unsustainable"]["steady"] = sorted(self.steady)
         return out
 
 
@@ -253,7 +262,16 @@ def summarize(results: Sequence[SimResult], max_points: int = 400) -> Replicas:
         bands={m: cdf_band(sc, tables, m, max_points) for m in METRICS},
         shortfalls=tuple(shortfall_rps(r.summary) for r in results),
         growing=tuple(latency_shortfall(r.summary) for r in results),
+        steady=_steady([r.summary for r in results]),
     )
+
+
+def _steady(summaries: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+    """The latency kinds level in every summary whose latencies grow (none where no summary's grow)."""
+    marks = [s["unsustainable"] for s in summaries if latency_shortfall(s) is not None]
+    if not marks:
+        return frozenset()
+    return frozenset.intersection(*(frozenset(m.get("steady", ())) for m in marks))
 
 
 NOISE = "within noise"

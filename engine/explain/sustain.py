@@ -3,6 +3,9 @@
 A run whose queue grows through its window (`engine.serving.saturation`) has latency percentiles
 set by how long it ran, so no page, table or command prints one of them bare: each carries
 `GROWS` (``"26,317 ms, grows with run length"``; in a headline tile ``"≥ 26.3 s"`` over it).
+TTFT and E2E always do; a decode latency (TPOT, the token gaps) that stays level while the queue
+grows (`Shortfall.steady`: the backlog waits before the first token) carries `LEVEL` instead
+(``"22.0 ms, at saturation"``), and the run's line (`line`) says which latencies grow and which stay level.
 Throughput, cost and attainment stay as they are: they describe the run that was simulated.
 The shortfall itself is read with `engine.serving.summary.shortfall_rps`; whether the latencies
 grow with it with `latency_shortfall` (under a client's ceiling on requests in flight the backlog
@@ -14,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from engine.serving.summary import LatencyKind, latency_shortfall
 from engine.serving.work_load import session_ramp
 
 if TYPE_CHECKING:
@@ -23,9 +27,23 @@ GROWS = "grows with run length"
 """What an unsustainable run's latency percentile says instead of standing alone."""
 
 
-def latency(text: str, shortfall: float | None) -> str:
-    """A latency figure's text, marked when its run is unsustainable: '26,317 ms, grows with run length'."""
-    return text if shortfall is None else f"{text}, {GROWS}"
+LEVEL = "at saturation"
+"""What a decode latency of an unsustainable run says where it stays level while the queue grows
+(`Shortfall.steady`): the pace of batches the backlog keeps full, a figure of the deployment at its
+limit that does not grow with the run's length, and no figure of the load offered."""
+
+
+def latency(text: str, shortfall: float | None, level: bool = False) -> str:
+    """A latency figure's text, marked when its run is unsustainable: '26,317 ms, grows with run
+    length' where it grows (`shortfall` given), '22.0 ms, at saturation' where it stays `level`."""
+    if shortfall is not None:
+        return f"{text}, {GROWS}"
+    return f"{text}, {LEVEL}" if level else text
+
+
+def level(summary: Mapping[str, Any], kind: LatencyKind) -> bool:
+    """Whether a latency of `kind` stays level in a run whose other latencies grow (`Shortfall.steady`)."""
+    return latency_shortfall(summary) is not None and latency_shortfall(summary, kind) is None
 
 
 def at_least(text: str, shortfall: float | None) -> str:
@@ -46,8 +64,23 @@ def line(summary: Mapping[str, Any]) -> str | None:
     if mark.get("at_client"):  # a client's ceiling holds the backlog: the servers' queue stays bounded
         return rates + _held(summary)
     return rates + (
-        "The queue grows through the window, so its latency percentiles grow with the run's length, and no "
-        "plan or capacity search counts this run as passing."
+        f"The queue grows through the window, so {_which_grow(mark)}. No plan or capacity search counts "
+        "this run as passing."
+    )
+
+
+_DECODE_SAID = {"tpot": "TPOT", "max_tbt": "longest token gap", "tbt": "token gaps"}
+
+
+def _which_grow(mark: Mapping[str, Any]) -> str:
+    """Which latency percentiles of an unsustainable run grow (`Shortfall.steady`), as a clause."""
+    level = [_DECODE_SAID[k] for k in _DECODE_SAID if k in mark.get("steady", ())]
+    if not level:
+        return "its latency percentiles grow with the run's length"
+    rest = ", ".join(level[:-1]) + (" and " if len(level) > 1 else "") + level[-1]
+    return (
+        f"its TTFT and E2E percentiles grow with the run's length (the backlog waits before the first token); "
+        f"its {rest} stay level, the pace of batches the backlog keeps full ('{LEVEL}')"
     )
 
 

@@ -13,7 +13,7 @@ with every run so slowed: the cheapest deployment that passes even then (docs/pl
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -51,9 +51,14 @@ class Check:
     """TTFT at the SLO's percentile, the highest over the classes (None: infinite, or not known)."""
     tpot_ms_at_slo: float | None = None
     """TPOT at the SLO's percentile, the highest over the classes (None: not known)."""
+    tpot_grows_rps: float | None = None
+    """`grows_rps` where its TPOT grows too (`latency_shortfall` of ``tpot``): None where it stays
+    level while the queue grows (`Shortfall.steady`)."""
 
-    def latency_text(self) -> str:
-        """'TTFT p99 1.2 s, TPOT p99 41 ms' at the SLO's percentile (p90 for a check made before it)."""
+    def latency_text(self, mark: Callable[[str, float | None, bool], str] | None = None) -> str:
+        """'TTFT p99 1.2 s, TPOT p99 41 ms' at the SLO's percentile (p90 for a check made before it);
+        `mark` (`engine.explain.sustain.latency`) marks each figure that grows with the run's length
+        ('TTFT p99 1.2 min, grows with run length; TPOT p99 41 ms')."""
         pct = f"p{self.slo_percentile:g}"
         ttft = (
             self.ttft_ms_p90
@@ -65,7 +70,12 @@ class Check:
             if self.tpot_ms_at_slo is None and self.slo_percentile == 90.0
             else self.tpot_ms_at_slo
         )
-        return f"TTFT {pct} {_ms(ttft)}, TPOT {pct} {_ms(tpot)}"
+        if mark is None:
+            return f"TTFT {pct} {_ms(ttft)}, TPOT {pct} {_ms(tpot)}"
+        sep = "; " if self.grows_rps is not None else ", "  # (a comma follows the growing mark)
+        level = self.grows_rps is not None and self.tpot_grows_rps is None  # a TPOT that stays level
+        ttft_text = mark(f"TTFT {pct} {_ms(ttft)}", self.grows_rps, False)
+        return f"{ttft_text}{sep}{mark(f'TPOT {pct} {_ms(tpot)}', self.tpot_grows_rps, level)}"
 
 
 @dataclass(frozen=True)
@@ -240,6 +250,7 @@ def _chosen_slowed(
             slo_percentile=float(r.get("slo_percentile", 90.0)),
             ttft_ms_at_slo=num("ttft_ms_at_slo") if "ttft_ms_at_slo" in r else None,
             tpot_ms_at_slo=num("tpot_ms_at_slo") if "tpot_ms_at_slo" in r else None,
+            tpot_grows_rps=num("grows_rps") if "grows_rps" in r else num("shortfall_rps"),  # (as its TTFT's)
         )
     return _check(scenario, p, window, catalog, check_work, q.slowdown)
 
@@ -267,6 +278,7 @@ def _check(
         tpot_ms_p90=_p90(s, "tpot"),
         shortfall_rps=shortfall_rps(s),
         grows_rps=latency_shortfall(s),
+        tpot_grows_rps=latency_shortfall(s, "tpot"),
         slo_percentile=float(slo["slo_percentile"]),
         ttft_ms_at_slo=None if slo["ttft_ms_at_slo"] != slo["ttft_ms_at_slo"] else slo["ttft_ms_at_slo"],
         tpot_ms_at_slo=None if slo["tpot_ms_at_slo"] != slo["tpot_ms_at_slo"] else slo["tpot_ms_at_slo"],

@@ -187,6 +187,9 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
     columns = metrics.request_columns(resolved, reqs, rec)
     # unsustainable: None when the run reaches a steady state; else its shortfall (engine.serving.saturation)
     shortfall = saturation.unsustainable(resolved.scenario, rec)
+    if shortfall is not None and not shortfall.get("at_client"):  # which latencies grow with it
+        decode = {"tpot": columns["tpot_s"], "max_tbt": columns["max_tbt_s"]}
+        shortfall["steady"] = saturation.steady(resolved.scenario, rec.arrival_s, reqs.cls[:n], decode)
     return SimResult(
         scenario=resolved.scenario,
         summary=metrics.summary(resolved, rec, columns, shortfall),

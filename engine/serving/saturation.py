@@ -35,6 +35,12 @@ late in the window, too late to tell from a burst.
 
 The slope is the shortfall: requests per second that arrive and are not taken up, the offered
 rate (arrivals per second over the same half window) minus the rate the deployment sustains.
+The queue is before the first token, so TTFT and E2E grow with it; a token's pace once decoding
+need not (`steady`): each latency of ``tpot`` and ``max_tbt`` is level when, in every class, the
+`STEADY_PERCENTILE` of the requests that arrived in the last third of the half window is within
+`STEADY_RISE` of those that arrived in its first third (at least `STEADY_MIN_REQUESTS` in each,
+else it cannot be told and counts as growing: a preempted request that queues again behind a growing
+backlog, for one, makes it grow); ``tbt`` (every gap between tokens) is level when both are.
 Offline batches and closed loops are never unsustainable in this sense (`metrics.whole_run`):
 a batch is all present at t = 0 and measured to its makespan, and a closed loop's clients wait
 for their answers, so it cannot overrun the deployment however slow it is.
@@ -64,6 +70,17 @@ began before that half (a steady rise from 40% of the window or earlier)."""
 DRAIN_SHARE = 0.5
 """The largest fall from a running peak over the half window, as a share of its rise there, that
 says the queue drained (a burst) rather than grew."""
+
+
+STEADY_PERCENTILE = 90.0
+"""The percentile of a decode latency compared across the half window (`steady`)."""
+STEADY_RISE = 0.1
+"""The largest rise of that percentile, from the half window's first third of arrivals to its last,
+for a decode latency that does not grow (`steady`)."""
+STEADY_MIN_REQUESTS = 30
+"""Requests each third of the half window needs, per class, to tell a level latency (`steady`)."""
+DECODE_KINDS = ("tpot", "max_tbt")
+"""The per-request latencies that may stay level while the queue before the first token grows."""
 
 
 def queue_trend(
@@ -129,3 +146,30 @@ def _shortfall(
         "offered_rps": offered_rps,
         "sustained_rps": offered_rps - slope_rps,
     }
+
+
+def steady(
+    scenario: Scenario, arrival_s: np.ndarray, cls: np.ndarray, figures: dict[str, np.ndarray]
+) -> list[str]:
+    """The latency kinds of an unsustainable run that stay level through the window's second half
+    (the rule above): `figures` holds each request's ``tpot`` and ``max_tbt`` in seconds (NaN where
+    it has none), `cls` its class index, `arrival_s` its arrival."""
+    start = scenario.warmup_s + (scenario.duration_s - scenario.warmup_s) / 2.0
+    third = (scenario.duration_s - start) / 3.0
+    first = (arrival_s >= start) & (arrival_s < start + third)
+    last = (arrival_s >= scenario.duration_s - third) & (arrival_s < scenario.duration_s)
+    level = [kind for kind in DECODE_KINDS if _level(figures[kind], cls, first, last)]
+    return level + (["tbt"] if len(level) == len(DECODE_KINDS) else [])
+
+
+def _level(values: np.ndarray, cls: np.ndarray, first: np.ndarray, last: np.ndarray) -> bool:
+    ok = np.isfinite(values)
+    for c in np.unique(cls[(first | last) & ok]):
+        early, late = values[first & ok & (cls == c)], values[last & ok & (cls == c)]
+        if min(len(early), len(late)) < STEADY_MIN_REQUESTS:
+            return False
+        if np.percentile(late, STEADY_PERCENTILE) > (1.0 + STEADY_RISE) * np.percentile(
+            early, STEADY_PERCENTILE
+        ):
+            return False
+    return True

@@ -22,6 +22,7 @@ __all__ = [
     "EdgeTtft",
     "Energy",
     "KvTransferMs",
+    "LatencyKind",
     "LatencyMs",
     "LatencyStats",
     "Percentiles",
@@ -357,6 +358,11 @@ class Shortfall(TypedDict):
     """Under a client's ceiling on requests in flight (`workload.arrival.max_in_flight`): True when the
     backlog waits at the client alone (the servers' queue does not grow), so the latencies, timed
     from the send, do not grow with the run's length (absent otherwise)."""
+    steady: NotRequired[list[str]]
+    """The latency kinds (of ``tpot``, ``max_tbt``, ``tbt``) that stay level through the window's second
+    half although the queue grows (`engine.serving.saturation.steady`): the backlog waits before the
+    first token, so a token's pace once decoding need not grow. TTFT and E2E always grow; absent (a
+    mark written before this key existed): every latency grows."""
 
 
 class Summary(TypedDict):
@@ -428,12 +434,20 @@ def rate_span_s(summary: Mapping[str, Any]) -> float:
     return float(mark.get("rates_over_s") or summary.get("window_s") or 0.0)
 
 
-def latency_shortfall(summary: Mapping[str, Any]) -> float | None:
+LatencyKind = Literal["ttft", "tpot", "e2e", "max_tbt", "tbt"]
+"""The latency kinds of `LatencyMs`."""
+
+
+def latency_shortfall(summary: Mapping[str, Any], kind: LatencyKind | None = None) -> float | None:
     """The shortfall that makes a run's latency percentiles grow with its length: `shortfall_rps`,
     but None where a client's ceiling holds the backlog (``at_client``): the latencies, timed from
-    the send, stay bounded while the wait before it grows (`Summary.client`)."""
+    the send, stay bounded while the wait before it grows (`Summary.client`). Given a `kind`, None
+    too where that latency stays level while the queue grows (`Shortfall.steady`); without one,
+    the shortfall of the latencies that grow (TTFT and E2E always do)."""
     mark = summary.get("unsustainable")
-    return None if not mark or mark.get("at_client") else float(mark["shortfall_rps"])
+    if not mark or mark.get("at_client") or (kind is not None and kind in mark.get("steady", ())):
+        return None
+    return float(mark["shortfall_rps"])
 
 
 AtPercentile = Literal["ttft_ms_at_percentile", "tpot_ms_at_percentile", "max_tbt_ms_at_percentile"]

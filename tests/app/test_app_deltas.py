@@ -27,14 +27,22 @@ def test_the_live_strip_drops_arrows_that_round_to_zero() -> None:
 def test_a_latency_that_grew_with_its_run_is_no_baseline() -> None:
     """Back at 16 req/s after an overloaded 40, the strip read '810 ms ▼197,379 ms' beside a previous
     '≥ 198.2 s', a figure set by the run's length (a walkthrough): no change against it."""
-    from ui.layout import GREW
+    from ui.layout import grew
 
     now = {"ttft_p99_ms": 810.0, "tpot_p99_ms": 20.0, "slo_attainment": 0.99}
-    prev = {"ttft_p99_ms": 198_200.0, "tpot_p99_ms": 21.0, "slo_attainment": 0.01, GREW: 24.0}
+    prev = {"ttft_p99_ms": 198_200.0, "tpot_p99_ms": 21.0, "slo_attainment": 0.01,
+            grew("ttft_p99_ms"): 24.0, grew("tpot_p99_ms"): 24.0}  # fmt: skip
     rows = {label: change for label, _, change in strip_rows(now, prev)}
     assert rows["TTFT p99"] == "" and rows["TPOT p99"] == ""
     assert "▲98.0 pts" in rows["SLO attainment"]  # the other figures still compare
-    assert strip_rows(now, {**prev, GREW: None})[0][2] != ""  # a previous run that kept up: compared
+    kept = strip_rows(now, {**prev, grew("ttft_p99_ms"): None, grew("tpot_p99_ms"): None})
+    assert kept[0][2] != ""  # a previous run that kept up: compared
+    # a previous TPOT that stayed level while its TTFT grew (`Shortfall.steady`) is compared
+    level = {label: change for label, _, change in strip_rows(now, {**prev, grew("tpot_p99_ms"): None})}
+    assert level["TTFT p99"] == "" and "▼1.0 ms" in level["TPOT p99"]
+    # the run's own: a growing TTFT reads at least its value, a level TPOT as it is
+    own = {label: v for label, v, _ in strip_rows(now, {}, 3.0, {"ttft_p99_ms": 3.0, "tpot_p99_ms": None})}
+    assert own["TTFT p99"].startswith("≥") and own["TPOT p99"] == "20.0 ms"
 
 
 def test_a_change_reads_in_its_values_unit_and_a_collapse_is_not_cheaper() -> None:

@@ -27,30 +27,38 @@ def test_results_says_a_run_is_unsustainable_and_marks_its_latencies() -> None:
     assert not at.exception, [e.value for e in at.exception]
     said = _said(at)
     assert len(said) == 1 and "short by" in said[0] and "req/s offered" in said[0]
-    heads = [m for m in at.metric if m.label in LATENCY]
+    heads = {m.label: m for m in at.metric if m.label in LATENCY}
     assert len(heads) == 2
-    for m in heads:  # '≥ 1.2 min' over 'grows with run length', never a bare figure with a band
-        assert m.value.startswith("≥ "), m.value
-        assert m.proto.delta == "grows with run length", m.proto.delta
+    # TTFT: '≥ 1.2 min' over 'grows with run length', never a bare figure with a band; TPOT, level
+    # while the queue before the first token grows (its full batches' pace): its band, marked
+    ttft, tpot = heads["TTFT p99"], heads["TPOT p99"]
+    assert ttft.value.startswith("≥ ") and ttft.proto.delta == "grows with run length", ttft.value
+    assert not tpot.value.startswith("≥") and tpot.proto.delta.endswith("· at saturation"), tpot.proto.delta
+    assert "TPOT" in said[0] and "stay level" in said[0]  # the line says which grow and which do not
     advisor = at.get_by_key("fg-advisor")
     assert any(e.value.startswith("Unsustainable") for e in advisor.error)  # type: ignore[union-attr]
     at.switch_page("app_pages/slo.py").run()  # the live strip, on the editing pages
     strip = " ".join(m.value for m in at.sidebar.markdown).replace("\u00a0", " ")
-    assert "≥" in strip and strip.count("grows with run length") == 2, strip
+    assert "≥" in strip and strip.count("grows with run length") == 1 and "at saturation" in strip, strip
     # the SLO page: said first, and each class's percentiles marked
     assert len(_said(at)) == 1
     verdicts = [e.value for e in at.error if e.value.startswith("**chat**")]
-    assert len(verdicts) == 1 and verdicts[0].count("grows with run length") == 2, verdicts
+    assert len(verdicts) == 1 and "TTFT p90 = ≥" not in verdicts[0]
+    assert "grows with run length); TPOT" not in verdicts[0]
+    assert verdicts[0].count("grows with run length") == 1 and "at saturation" in verdicts[0], verdicts
 
 
 def test_the_per_class_table_marks_its_latencies_only_when_the_run_falls_behind() -> None:
     from ui.tables import SLO_TAIL, slo_tail_columns
 
-    assert slo_tail_columns(False) is SLO_TAIL
-    marked = slo_tail_columns(True)
+    assert slo_tail_columns(()) is SLO_TAIL
+    marked = slo_tail_columns({"ttft", "tpot"})
     for col in ("ttft_at_percentile_ms", "tpot_at_percentile_ms"):
         assert marked[col]["type_config"]["format"].startswith("≥ ")
         assert "grows with run length" in marked[col]["help"]
+    level = slo_tail_columns({"ttft"}, level={"tpot"})  # a TPOT level while the queue grows
+    assert level["ttft_at_percentile_ms"]["type_config"]["format"].startswith("≥ ")
+    assert level["tpot_at_percentile_ms"]["type_config"]["format"] == "%.1f ms, at saturation"
 
 
 def test_results_of_a_run_that_keeps_up_says_nothing_of_it() -> None:
@@ -69,11 +77,16 @@ def test_compare_marks_the_unsustainable_side_and_gives_no_latency_verdict() -> 
     said = _said(at)
     assert len(said) == 1 and said[0].startswith("A: Unsustainable")
     heads = {m.label: m for m in at.metric if m.label.endswith(": B")}
-    for label in LATENCY:  # B keeps up: its figure stands, but no change from an A that grows
-        m = heads[f"{label}: B"]
-        assert not m.value.startswith("≥") and m.proto.delta == "grows with run length"
-        assert "grows with run length" in m.help  # A's figure, in the help, is marked
+    # B keeps up: its figure stands, but no change from an A whose TTFT grows
+    m = heads["TTFT p99: B"]
+    assert not m.value.startswith("≥") and m.proto.delta == "grows with run length"
+    assert "grows with run length" in m.help  # A's figure, in the help, is marked
+    # A's TPOT stays level (its full batches' pace): compared, and marked as what it is
+    m = heads["TPOT p99: B"]
+    assert m.proto.delta != "grows with run length" and "at saturation" in m.help, (m.proto.delta, m.help)
     table = at.dataframe[0].value
-    latency_rows = table[table["figure"].str.startswith(("TTFT", "TPOT", "E2E"))]
-    assert len(latency_rows) and (latency_rows["better"] == "grows with run length").all()
-    assert latency_rows["change_pct"].isna().all()
+    growing = table[table["figure"].str.startswith(("TTFT", "E2E"))]
+    assert len(growing) and (growing["better"] == "grows with run length").all()
+    assert growing["change_pct"].isna().all()
+    level = table[table["figure"].str.startswith("TPOT")]
+    assert len(level) and (level["better"] != "grows with run length").all()

@@ -230,7 +230,9 @@ def test_run_json_marks_an_unsustainable_run_and_only_that(capsys: pytest.Captur
     assert "unsustainable" in doc and doc["unsustainable"] is None
     assert main(["run", "chat-disaggregated", "--json", *OVERLOADED]) == 0
     mark = json.loads(capsys.readouterr().out)["unsustainable"]
-    assert set(mark) == {"shortfall_rps", "offered_rps", "sustained_rps", "rates_over_s"}
+    assert set(mark) == {"shortfall_rps", "offered_rps", "sustained_rps", "rates_over_s", "steady"}
+    # its queue is before the first token: the decode pace of its full batches stays level
+    assert mark["steady"] == ["tpot", "max_tbt", "tbt"]
     assert mark["rates_over_s"] > 120.0  # its rates over the time its window's requests took
     assert 10.0 < mark["shortfall_rps"] < 30.0
     assert mark["sustained_rps"] == pytest.approx(mark["offered_rps"] - mark["shortfall_rps"])
@@ -242,7 +244,13 @@ def test_run_text_prints_no_bare_latency_for_an_unsustainable_run(capsys: pytest
     assert any(line.startswith("Unsustainable: ") and "short by" in line for line in lines)
     latency = [line for line in lines if line.lstrip().startswith(("ttft", "tpot", "e2e", "class "))]
     assert len(latency) >= 4
-    assert all("grows with run length" in line for line in latency), latency
+    # each line marked: TTFT and E2E grow, the decode pace of full batches is said to be that
+    assert all("grows with run length" in line or "at saturation" in line for line in latency), latency
+    assert all(
+        "grows with run length" in line for line in latency if line.lstrip().startswith(("ttft", "e2e"))
+    )
+    assert any(line.lstrip().startswith("tpot") and line.endswith("at saturation") for line in latency)
+    assert any("Unsustainable" in line and "TPOT" in line and "stay level" in line for line in lines)
     assert main(["run", "chat-disaggregated", "--set", "duration_s=120"]) == 0
     assert "grows with run length" not in capsys.readouterr().out
 
@@ -253,18 +261,23 @@ def test_the_planners_margin_marks_a_choice_that_falls_behind(capsys: pytest.Cap
     from engine.cli.plan import print_margin
     from engine.planning.margin import Check
 
-    def margin(shortfall: float | None, at_client: bool = False) -> Any:
+    def margin(shortfall: float | None, at_client: bool = False, level: bool = False) -> Any:
         chosen = Check(run=0, passes=False, slo_attainment=0.4, goodput_rps=9.0, ttft_ms_p90=61_000.0,
-                       tpot_ms_p90=24.0, shortfall_rps=shortfall,
-                       grows_rps=None if at_client else shortfall)  # fmt: skip
+                       tpot_ms_p90=24.0, shortfall_rps=shortfall, grows_rps=None if at_client else shortfall,
+                       tpot_grows_rps=None if at_client or level else shortfall)  # fmt: skip
         slowed = SimpleNamespace(best_run=None, simulated=6, slowdown={"h100-sxm": 0.15})
         return SimpleNamespace(chosen=chosen, holds=False, slowed=slowed, slowdown=slowed.slowdown,
                                nothing_text=lambda: "")  # fmt: skip
 
     print_margin(margin(3.2))
     out = capsys.readouterr().out
-    assert "TTFT p90 61,000 ms, TPOT p90 24.0 ms, grows with run length" in out
+    assert "TTFT p90 61,000 ms, grows with run length; TPOT p90 24.0 ms, grows with run length" in out
     assert "unsustainable, short by 3.2 req/s" in out
+    print_margin(margin(3.2, level=True))  # a TPOT that stays level while the queue grows
+    assert (
+        "TTFT p90 61,000 ms, grows with run length; TPOT p90 24.0 ms, at saturation"
+        in capsys.readouterr().out
+    )
     print_margin(margin(None))
     assert "grows with run length" not in capsys.readouterr().out
     print_margin(margin(3.2, at_client=True))  # the backlog waits at a client's ceiling: figures stay bounded

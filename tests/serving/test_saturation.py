@@ -98,6 +98,31 @@ def test_the_rule_on_synthetic_queues() -> None:
     assert saturation.unsustainable(sc, _records(arrival, np.full_like(arrival, math.nan))) is None
 
 
+def test_a_decode_latency_is_level_only_where_every_class_shows_it_level() -> None:
+    """`saturation.steady`: TPOT and the longest gap are level when, per class, the p90 of the half
+    window's last third of arrivals is within 10% of its first third's; a rise past that, or a class
+    too thin to tell, counts as growing; the token gaps are level only when both are."""
+    sc = _scenario()  # 200 s, warm-up 0: the half window is 100-200 s, its thirds 33 s each
+    arrival = np.arange(0.0, 200.0, 0.1)
+    cls = np.zeros(len(arrival), dtype=int)
+    flat = np.full(len(arrival), 0.022)
+    assert saturation.steady(sc, arrival, cls, {"tpot": flat, "max_tbt": flat}) == ["tpot", "max_tbt", "tbt"]
+    rising = 0.020 * (1.0 + (arrival - 100.0).clip(0.0) / 100.0)  # twice as slow by the window's end
+    assert saturation.steady(sc, arrival, cls, {"tpot": rising, "max_tbt": flat}) == ["max_tbt"]
+    assert saturation.steady(sc, arrival, cls, {"tpot": flat * 1.05, "max_tbt": flat}) == [
+        "tpot",
+        "max_tbt",
+        "tbt",
+    ]
+    # a second class whose TPOT grows (a low priority, say) makes the run's TPOT grow
+    two = np.where(np.arange(len(arrival)) % 4 == 0, 1, 0)
+    mixed = np.where(two == 1, rising, flat)
+    assert saturation.steady(sc, arrival, two, {"tpot": mixed, "max_tbt": flat}) == ["max_tbt"]
+    # a class with fewer than 30 figures in a third cannot be told level; NaN (no figure) does not count
+    thin = np.where(two == 1, np.where(arrival < 180.0, np.nan, 0.022), flat)
+    assert saturation.steady(sc, arrival, two, {"tpot": thin, "max_tbt": flat}) == ["max_tbt"]
+
+
 def test_a_queue_that_drains_in_the_second_half_is_a_burst() -> None:
     sc = _scenario()
     arrival = np.arange(0.0, 200.0, 0.1)
