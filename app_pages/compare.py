@@ -102,8 +102,11 @@ def _level(side: int, kind: ex.LatencyKind) -> bool:
     return reps[side].level(kind) if reps else ex.level((ra, rb)[side].summary, kind)
 
 
-table = ex.with_expected_error(
-    compare_with_noise(*reps) if reps else ex.compare(ra.summary, rb.summary), ta, tb
+table = ex.with_expected_error(  # each side's band cut where its load bounds it, as its card's is
+    compare_with_noise(*reps) if reps else ex.compare(ra.summary, rb.summary),
+    ta,
+    tb,
+    (ex.limits(ra.summary, sa), ex.limits(rb.summary, sb)),
 )
 if unpaired and "better" in table:  # a side that does better on other requests has not won
     table = table.assign(better=table["better"].replace({"A": "not paired", "B": "not paired"}))
@@ -170,7 +173,9 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             vb = ex.latency(vb, None, level=_level(1, kind))
         if grows:  # a latency set by a run's length: marked, and no change from A
             va = ex.latency(ex.at_least(va, behind_a), behind_a)
-            vb, delta = ex.at_least(vb, behind_b), ex.GROWS
+            # whose: a card of B's that only read 'grows with run length' seemed to say B's figure grew
+            who = "A's and B's grow" if behind_a is not None and behind_b is not None else "A's grows"
+            vb, delta = ex.at_least(vb, behind_b), ex.GROWS if behind_a is None else f"{who} with run length"
         col.metric(
             f"{layout.LABELS[k]}: B",
             vb,

@@ -36,8 +36,13 @@ BOUND_HELP = (
 )
 
 METRIC_HELP = {
-    "ttft_p99_ms": "99th percentile of time to first token over completed requests (queueing, prefill and KV transfer).",
-    "tpot_p99_ms": "99th percentile of time per output token over completed requests.",
+    "ttft_p99_ms": "99th percentile of time to first token over completed requests (queueing, prefill and KV "
+    "transfer), interpolated between the two around the rank. A class's figure at its SLO percentile (the "
+    "per-class table, the SLO page, the advisor) is the latency of the request at the rank, rejected and "
+    "failed requests counting as late, as its SLO judges it: it can read a little higher.",
+    "tpot_p99_ms": "99th percentile of time per output token over completed requests, interpolated between the "
+    "two around the rank (a class's figure at its SLO percentile is the request's at the rank, as its SLO "
+    "judges it).",
     "slo_attainment": "Share of requests in the window that met their class's TTFT and TPOT targets "
     "(rejected and failed requests count as misses).",
     "usd_per_request": "The whole deployment's bill (every chip, idle or not, until the drain ends) "

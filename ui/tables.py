@@ -54,7 +54,8 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
     "ttft_at_percentile_ms": cc.NumberColumn(
         "TTFT at pct",
         format="%,.0f ms",
-        help="TTFT at the SLO percentile (rejected and failed requests count as late).",
+        help="TTFT at the SLO percentile: the latency of the request at that rank, rejected and failed requests "
+        "counting as late, as the SLO judges it (the headline p99 interpolates over completed requests).",
         width=82,
     ),
     "ttft_holds_to_pct": cc.NumberColumn(
@@ -62,16 +63,22 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
     ),
     "tpot_target_ms": cc.NumberColumn("TPOT target", format="%,.0f ms", width=82),
     "tpot_at_percentile_ms": cc.NumberColumn(
-        "TPOT at pct", format="%.1f ms", help="TPOT at the SLO percentile.", width=82
+        "TPOT at pct",
+        format="%.1f ms",
+        help="TPOT at the SLO percentile: the request's at that rank, as the SLO judges it.",
+        width=82,
     ),
     "tpot_holds_to_pct": cc.NumberColumn(
         "TPOT holds", format="p%.1f", help="The percentile up to which TPOT stays within target.", width=82
     ),
     "tbt_target_ms": None,  # shown by `slo_tail_columns` where a class sets a TBT target
     "max_tbt_at_percentile_ms": None,
+    "e2e_target_ms": None,  # shown by `slo_tail_columns` where a class sets an E2E target
+    "e2e_at_percentile_ms": None,
     "passes": cc.CheckboxColumn(
         "passes",
-        help="Both latencies (and the largest gap between tokens, where targeted) within target at the SLO percentile.",
+        help="Both latencies (and the largest gap between tokens and the end-to-end latency, where "
+        "targeted) within target at the SLO percentile.",
         width=58,
     ),
     "breaks": cc.TextColumn(
@@ -81,13 +88,14 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
 
 
 def slo_tail_columns(
-    growing: Collection[str], tbt: bool = False, level: Collection[str] = ()
+    growing: Collection[str], tbt: bool = False, level: Collection[str] = (), e2e: bool = False
 ) -> dict[str, Any]:
     """`SLO_TAIL`, or for an unsustainable run its latencies at the percentile that grow (`growing`:
     their kinds, of ``ttft``, ``tpot`` and ``max_tbt``, `engine.explain.sustain`) marked: '≥ 63,835 ms',
     growing with run length, and a TPOT that stays `level` '22.0 ms, at saturation'; with `tbt` (a
-    class sets ``slo.tbt_ms``) the largest gap between tokens and its target are shown too."""
-    if not growing and not tbt and not level:
+    class sets ``slo.tbt_ms``) the largest gap between tokens and its target are shown too, with
+    `e2e` (a class sets ``slo.e2e_ms``) the end-to-end latency and its target."""
+    if not growing and not tbt and not level and not e2e:
         return SLO_TAIL
     at = "≥ " if "max_tbt" in growing else ""
     cols = dict(SLO_TAIL)
@@ -114,6 +122,14 @@ def slo_tail_columns(
             "TBT at pct",
             format=f"{at}%,.0f ms",
             help="The largest gap between tokens at the SLO percentile (rejected and failed requests count as late).",
+            width=92,
+        )
+    if e2e:
+        cols["e2e_target_ms"] = cc.NumberColumn("E2E target", format="%,.0f ms", width=82)
+        cols["e2e_at_percentile_ms"] = cc.NumberColumn(
+            "E2E at pct",
+            format=f"{'≥ ' if 'ttft' in growing else ''}%,.0f ms",
+            help="The end-to-end latency at the SLO percentile (rejected and failed requests count as late).",
             width=92,
         )
     return cols

@@ -263,12 +263,13 @@ def print_plan(p: Plan) -> None:
         print(f"note: {note}")
     if p.best_run is not None:
         r = {str(k): v for k, v in p.runs.iloc[p.best_run].to_dict().items()}
-        head = "chosen" if p.risk_aware else "cheapest"
+        # the planning window's run of the pick (the verdict below quotes its full-length run)
+        head = f"{'chosen' if p.risk_aware else 'cheapest'} (its {p.duration_s:g} s planning run)"
         latency = latency_text(r) if "classes_at_slo" in r else f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms"
         print(
             f"{head}: {r['shape']} {r['split']} = {int(r['chips'])} chips, ${r['usd_per_hour']:,.2f}/h; "
             f"goodput {r['goodput_rps']:.2f} req/s, {latency} (TPOT mean {r['tpot_ms_mean']:.1f} ms), "
-            f"${r['usd_per_million_output_tokens']:.2f} per M output tokens (planning run)"
+            f"${r['usd_per_million_output_tokens']:.2f} per M output tokens"
             + (f"; {r['calibration']}" if "calibration" in r else "")
         )
     objective = getattr(p, "objective", "usd_per_hour")

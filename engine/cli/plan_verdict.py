@@ -50,17 +50,19 @@ def latency_text(row: dict[str, Any]) -> str:
 
 def figures_text(row: dict[str, Any]) -> str:
     """Chips, $/h, $/M output tokens, $/request, tok/s per chip and power, with their bands."""
+    from engine.explain.presentation import usd_decimals
     from engine.planning.verdict import assumed_price_mark
 
     per_m = row["usd_per_million_output_tokens"]
     per_req = row["usd_per_request"]
     m_band = _band(row.get("usd_per_million_output_tokens_band"), ",.2f")
-    r_band = _band(row.get("usd_per_request_band"), ",.4f")
+    places = usd_decimals(per_req) if per_req is not None else 4  # '$0.000324', as the page reads it
+    r_band = _band(row.get("usd_per_request_band"), f",.{places}f")
     t_band = _band(row.get("output_tokens_per_s_per_chip_band"), ",.0f")
     out = [
         f"{int(row['chips'])} chips, ${row['usd_per_hour']:,.2f}/h" + assumed_price_mark(row),
         "n/a per M output tokens" if per_m is None else f"${per_m:,.2f}{m_band} per M output tokens",
-        "n/a per request" if per_req is None else f"${per_req:,.4f}{r_band} per request",
+        "n/a per request" if per_req is None else f"${per_req:,.{places}f}{r_band} per request",
         f"{row['output_tokens_per_s_per_chip']:,.0f}{t_band} output tok/s per chip",
         f"{row['power_w'] / 1e3:,.1f} kW",
     ]

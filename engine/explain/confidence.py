@@ -40,7 +40,9 @@ from engine.catalog.entries import Catalog
 from engine.costmodel.stacks import STACK_NAMES, runs_only_on
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
-from engine.serving.metrics import whole_run
+from engine.serving.speed_limits import LOWERED_BY_SPEED, cut
+from engine.serving.speed_limits import Limits as Limits  # (re-exported)
+from engine.serving.speed_limits import limits as limits  # (re-exported: the pages' and the CLI's name)
 
 PREFILLING = ("prefill", "mixed")
 """Pool roles whose speed sets TTFT."""
@@ -261,59 +263,36 @@ def note(marks: Sequence[PoolMark]) -> str | None:
     return f"{head}: " + "; ".join(parts) + "."
 
 
-def compared_errors(labels: Iterable[str], a: Sequence[PoolMark], b: Sequence[PoolMark]) -> list[str | None]:
+COMPARED_BOUNDED = {
+    "Goodput": "goodput_rps",
+    "Throughput": "throughput_rps",
+    "Output tokens/s": "throughput_rps",
+    "Cost per request": "usd_per_request",
+    "Cost per 1M output tokens": "usd_per_million_output_tokens",
+}
+"""Compare-table figures an open loop's load bounds (`limits`), by the headline key of the bound."""
+
+
+def compared_errors(
+    labels: Iterable[str],
+    a: Sequence[PoolMark],
+    b: Sequence[PoolMark],
+    bounds: tuple[Limits, Limits] = ({}, {}),
+) -> list[str | None]:
     """Per Compare-table figure: the band of A and B together (the lower fall, the higher rise) as
-    text, '−30% to +17%' (None when neither side has one)."""
+    text, '−30% to +17%' (None when neither side has one), each side's cut where its run's load
+    says the figure cannot go (`bounds`: A's and B's `limits`, as their cards are)."""
     out: list[str | None] = []
     for label in labels:
         src = COMPARED_SOURCES.get(label)
-        found = [r for r in (figure_range(a, src), figure_range(b, src)) if r is not None] if src else []
-        if found and label.startswith("Cost"):
-            found = [inverted(r) for r in found]
+        found = []
+        for marks, bound in zip((a, b), bounds, strict=True):
+            r = figure_range(marks, src) if src else None
+            if r is None:
+                continue
+            r = inverted(r) if label.startswith("Cost") else r
+            found.append(cut(r, bound.get(COMPARED_BOUNDED.get(label, ""))))
         out.append(signed_text(min(r[0] for r in found), max(r[1] for r in found)) if found else None)
-    return out
-
-
-RAISED_BY_SPEED = ("goodput_rps", "throughput_rps", "goodput_per_usd")
-"""Headline figures that faster chips raise: an open loop caps them at what arrived."""
-LOWERED_BY_SPEED = ("usd_per_request", "usd_per_million_output_tokens")
-"""Headline figures that faster chips lower: an open loop floors them at the bill over what arrived."""
-
-Limits = Mapping[str, tuple[float, float]]
-"""Per headline key, the largest relative fall and rise the model's error can make of the figure."""
-
-
-def limits(summary: Mapping[str, Any], scenario: Scenario) -> dict[str, tuple[float, float]]:
-    """How far faster chips could move each throughput-borne figure of an open loop.
-
-    A model that is too pessimistic means faster real chips, but an open loop (Poisson, gamma or
-    a trace, whose window is the arrivals') only ever sends what it sends: a run that served every
-    request it was offered cannot complete more of them, so goodput and throughput cannot rise
-    above what arrived. The bill runs until the last request drains, so faster chips can lower the
-    cost per request by ending the drain sooner, but not below the bill up to the window's end
-    over every request that arrived; goodput per $ (met requests over the bill) rises at most by
-    both. The error bar is cut there, on the side speed would move it;
-    the other side keeps the whole error. Offline batches and closed loops are measured over the
-    whole run, which faster chips shorten (and a closed loop's clients send more when served
-    faster): they have no such bound ({}).
-    """
-    if whole_run(scenario) or summary.get("unsustainable"):
-        return {}  # an unsustainable run's rates are the served ones: faster chips serve more
-    req = summary.get("requests", {})
-    total, done = float(req.get("total") or 0), float(req.get("completed") or 0)
-    window = float(summary.get("window_s") or 0.0)
-    end = float(summary.get("drain_end_s") or 0.0)
-    if total <= 0 or done <= 0 or window <= 0:
-        return {}
-    inf = float("inf")
-    good = float(summary.get("goodput_rps") or 0.0) * window
-    out = {"throughput_rps": (inf, max(total / done - 1.0, 0.0))}
-    shorter = min(1.0, scenario.duration_s / end) if end > 0 else 1.0  # the drain, at best gone
-    if good > 0:
-        out["goodput_rps"] = (inf, max(total / good - 1.0, 0.0))
-        out["goodput_per_usd"] = (inf, max(total / good / shorter - 1.0, 0.0))
-    floor = max(1.0 - done / total * shorter, 0.0)
-    out.update({k: (floor, inf) for k in LOWERED_BY_SPEED})
     return out
 
 
@@ -331,11 +310,7 @@ def side_text(change: float) -> str:
 def band(r: Range, bound: tuple[float, float] | None = None) -> str:
     """'± 36%', '−30% to +17%', or cut by a bound (`limits`: the largest fall and rise the figure
     can make) '−36% to +0%'."""
-    fall, rise = r
-    if bound:
-        rise = min(rise, bound[1])
-        fall = min(max(fall, -bound[0]), rise)
-    return signed_text(fall, rise)
+    return signed_text(*cut(r, bound))
 
 
 def with_band(text: str, b: str | None) -> str:

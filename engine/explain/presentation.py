@@ -18,8 +18,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from engine.explain.confidence import PoolMark, compared_errors
-from engine.explain.sustain import GROWS
+from engine.explain.confidence import Limits, PoolMark, compared_errors
+from engine.explain.sustain import GROWS, figure_notes
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
 from engine.serving.run import flatten
@@ -296,9 +296,13 @@ def edge_line(summary: Mapping[str, Any]) -> str | None:
 
 
 def summary_rows(summary: Mapping[str, Any]) -> pd.DataFrame:
-    """The summary's numbers as ``figure`` / ``value`` rows (dotted names, e.g. ``latency_ms.ttft.p99``)."""
+    """The summary's numbers as ``figure`` / ``value`` rows (dotted names, e.g. ``latency_ms.ttft.p99``);
+    for a run whose latencies grow with its length, a ``note`` on each latency: `GROWS`, or `LEVEL`
+    for one that stays level (`engine.explain.sustain`), so no latency of it stands bare here either."""
     flat = flatten(dict(summary))
-    return pd.DataFrame({"figure": list(flat), "value": list(flat.values())})
+    out = pd.DataFrame({"figure": list(flat), "value": list(flat.values())})
+    notes = figure_notes(summary, list(flat))
+    return out if notes is None else out.assign(note=notes)
 
 
 TIER_LABELS = {"hbm": "HBM", "host": "host DRAM", "pooled": "pooled store"}
@@ -562,14 +566,20 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def with_expected_error(table: pd.DataFrame, a: Sequence[PoolMark], b: Sequence[PoolMark]) -> pd.DataFrame:
+def with_expected_error(
+    table: pd.DataFrame,
+    a: Sequence[PoolMark],
+    b: Sequence[PoolMark],
+    bounds: tuple[Limits, Limits] = ({}, {}),
+) -> pd.DataFrame:
     """A `compare` table with ``band``: per figure, A's and B's bands together as text ('−30% to
     +17%': the lower fall and the higher rise), '' where neither side shows one
-    (`engine.explain.confidence`). Two runs on the same chips share their calibration's bias, so a
-    change smaller than this is not necessarily noise; it says where each side's absolute figure
-    may land.
+    (`engine.explain.confidence`), each side's cut by its run's `bounds` (`limits`: an open loop's
+    throughput cannot rise above what arrived). Two runs on the same chips share their
+    calibration's bias, so a change smaller than this is not necessarily noise; it says where each
+    side's absolute figure may land.
     """
-    bands = compared_errors(table["figure"], a, b)
+    bands = compared_errors(table["figure"], a, b, bounds)
     return table.assign(band=pd.Series([b or "" for b in bands], index=table.index, dtype=object))
 
 

@@ -144,3 +144,26 @@ def ramp_line(scenario: Scenario, latency_s: float | None) -> tuple[str, float] 
         f"duration_s by {more:g} s, to {scenario.duration_s + more:g} (the planner does so itself).",
         share,
     )
+
+
+def figure_notes(summary: Mapping[str, Any], figures: list[str]) -> list[str] | None:
+    """Per flattened summary key, the mark of a latency of a run whose latencies grow (`GROWS`, or
+    `LEVEL` where it stays level; '' for a figure that is no latency); None for a run whose do not."""
+    if latency_shortfall(summary) is None:
+        return None
+    notes: dict[str, str] = {k: GROWS if latency_shortfall(summary, k) is not None else LEVEL for k in _KINDS}
+    return [notes.get(_latency_kind(f), "") for f in figures]
+
+
+_KINDS: tuple[LatencyKind, ...] = ("ttft", "tpot", "e2e", "max_tbt", "tbt")
+
+
+def _latency_kind(figure: str) -> str:
+    """The latency kind of a flattened summary key: 'latency_ms.tpot.p99' and
+    'classes.chat.tpot_ms_at_percentile' are tpot; '' for a figure that is no latency."""
+    parts = figure.split(".")
+    if parts[0] == "latency_ms" and len(parts) > 1:
+        return parts[1]
+    if parts[0] == "classes" and parts[-1].endswith("_ms_at_percentile"):
+        return parts[-1].removesuffix("_ms_at_percentile")
+    return ""

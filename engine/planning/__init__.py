@@ -47,7 +47,7 @@ _API = {
     "OBJECTIVE_COLUMNS": "engine.planning.objective",
     "Objective": "engine.planning.objective",
     "Verdict": "engine.planning.verdict",
-    "band_take_in": "engine.planning.verdict",
+    "band_take_in": "engine.planning.verdict_bands",
     "assumed_price_mark": "engine.planning.verdict",
     "plan_margin": "engine.planning.margin",
     "DEFAULT_ATTAINMENT": "engine.planning.rules",
@@ -133,4 +133,4 @@ if TYPE_CHECKING:
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
     from engine.planning.search import Progress
     from engine.planning.verdict import Verdict, assumed_price_mark
-    from engine.planning.verdict import take_in as band_take_in
+    from engine.planning.verdict_bands import take_in as band_take_in

@@ -41,19 +41,9 @@ from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio, PortfolioBound
 from engine.planning.search import Search, run_row
 from engine.planning.sizing import Bound, Shape
+from engine.planning.verdict_bands import LIMITS, bands
 from engine.serving.run import simulate
-
-FIGURES = {  # column: (band kind, turned round)
-    "usd_per_million_output_tokens": ("throughput", True),
-    "usd_per_request": ("throughput", True),
-    "output_tokens_per_s_per_chip": ("throughput", False),
-    "ttft_ms_at_slo": ("ttft", False),
-    "tpot_ms_at_slo": ("tpot", False),
-}
-"""The verdict's banded figures and the band each takes (`band_of`)."""
-LATENCIES = ("ttft_ms_at_slo", "tpot_ms_at_slo")
-"""The banded figures whose bands also hold the risk-aware check's own (`take_in`)."""
-
+from engine.serving.speed_limits import limits
 
 CUT = "cut"
 """A group whose risk-aware check the simulation budget stopped before any deployment passed."""
@@ -73,27 +63,6 @@ def group_of(shape: Shape | Portfolio) -> str:
         return "portfolio"
     a, b = shape.prefill.hardware, shape.decode.hardware
     return a if a == b else f"{a} -> {b}"
-
-
-def band_of(row: dict[str, Any], column: str) -> list[float] | None:
-    """[low, high] of a figure from its row's band columns (`FIGURES`); None where none is shown."""
-    kind, inverse = FIGURES[column]
-    v, fall, rise = row.get(column), row.get(f"{kind}_fall"), row.get(f"{kind}_rise")
-    if v is None or fall is None or rise is None or any(x != x for x in (v, fall, rise)):
-        return None
-    if inverse:
-        fall, rise = 1.0 / (1.0 + rise) - 1.0, 1.0 / (1.0 + fall) - 1.0
-    return [float(v) * (1.0 + fall), float(v) * (1.0 + rise)]
-
-
-def take_in(band: list[float] | None, *seen: float | None) -> list[float] | None:
-    """A figure's band widened to hold what its own reruns gave (the risk-aware check, every chip at its
-    band's pessimistic edge, can land past the band of the figure as modelled): never narrower than
-    either, as Results reads a run's spread. None where the figure has no band."""
-    xs = [float(x) for x in seen if x is not None and math.isfinite(x)]
-    if band is None or not xs:
-        return band
-    return [min(band[0], *xs), max(band[1], *xs)]
 
 
 @dataclass(frozen=True)
@@ -474,29 +443,9 @@ def _full_run(
             slowdown=slowdown,
         )
         row = {**run_row(res, shape, counts, search.rule, search.attainment), **search.trust(shape)}
+        row[LIMITS] = limits(res.summary, res.scenario)  # where its load bounds its bands (`_bands`)
         search.full_rows[key] = search.priced(row)
     return search.full_rows[key]
-
-
-def _bands(quoted: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]:
-    """The quoted row's bands (`<figure>_band`, and per class `classes_at_slo`), each latency band
-    taking in the latencies of its runs at the bands' pessimistic edge (`edges`: over the quoted
-    window and over the planning window, a range never leaves out what the plan itself ran). Their
-    costs and tokens per chip stay the figure's own (a shorter window's drain weighs more in them),
-    and a latency that grows with the run's length is no edge."""
-    seen = [e for e in edges if e.get("grows_rps") is None]
-    out: dict[str, Any] = {
-        f"{k}_band": take_in(band_of(quoted, k), *(e.get(k) for e in seen) if k in LATENCIES else ())
-        for k in FIGURES
-    }
-    per: dict[str, dict[str, Any]] = {n: dict(c) for n, c in quoted["classes_at_slo"].items()}
-    out["classes_at_slo"] = per  # copies: the run rows keep theirs
-    for n, c in per.items():
-        slowed = [e.get("classes_at_slo", {}).get(n, {}) for e in seen]
-        for fig in ("ttft", "tpot"):
-            band = band_of({**quoted, f"{fig}_ms_at_slo": c[f"{fig}_ms"]}, f"{fig}_ms_at_slo")
-            c[f"{fig}_band"] = take_in(band, *(x.get(f"{fig}_ms") for x in slowed))
-    return out
 
 
 def _row(
@@ -560,7 +509,7 @@ def _row(
         s = edge if edge is not None else planning if planning is not None else slow.run(shape, counts)
         holds = None if s is None else bool(s["passes"])
     out = {"group": g, "winner": False, "run": int(planned["run"]), **{k: quoted.get(k) for k in KEPT}}
-    out |= _bands(quoted, [r for r in (s, planning) if r is not None])  # (the same run twice: no matter)
+    out |= bands(quoted, [r for r in (s, planning) if r is not None])  # (the same run twice: no matter)
     out["objective_value"] = row_value(quoted, search.objective)
     out["holds_slowed"] = holds
     out["verified"] = bool(verify and quoted["passes"])

@@ -77,9 +77,9 @@ def test_compare_marks_the_unsustainable_side_and_gives_no_latency_verdict() -> 
     said = _said(at)
     assert len(said) == 1 and said[0].startswith("A: Unsustainable")
     heads = {m.label: m for m in at.metric if m.label.endswith(": B")}
-    # B keeps up: its figure stands, but no change from an A whose TTFT grows
+    # B keeps up: its figure stands, but no change from an A whose TTFT grows, said as A's
     m = heads["TTFT p99: B"]
-    assert not m.value.startswith("≥") and m.proto.delta == "grows with run length"
+    assert not m.value.startswith("≥") and m.proto.delta == "A's grows with run length"
     assert "grows with run length" in m.help  # A's figure, in the help, is marked
     # A's TPOT stays level (its full batches' pace): compared, and marked as what it is
     m = heads["TPOT p99: B"]
@@ -90,3 +90,19 @@ def test_compare_marks_the_unsustainable_side_and_gives_no_latency_verdict() -> 
     assert growing["change_pct"].isna().all()
     level = table[table["figure"].str.startswith("TPOT")]
     assert len(level) and (level["better"] != "grows with run length").all()
+
+
+def test_the_summary_table_and_report_mark_each_latency_of_an_unsustainable_run() -> None:
+    """Results' 'All summary figures', its CSV and the HTML report's table carry a note on each
+    latency of a run whose queue grows (they printed 'latency_ms.ttft.p99 198188.6' bare: a
+    review); a run that keeps up has no note column."""
+    from engine.explain.presentation import summary_rows
+    from engine.serving.run import simulate
+
+    over = simulate(short(PRESET, **OVERLOADED)).to_json()
+    rows = summary_rows(over).set_index("figure")["note"]
+    assert rows["latency_ms.ttft.p99"] == rows["latency_ms.e2e.p50"] == "grows with run length"
+    assert rows["classes.chat.ttft_ms_at_percentile"] == "grows with run length"
+    assert rows["latency_ms.tpot.p99"] == "at saturation"  # the pace of full batches: level
+    assert rows["goodput_rps"] == "" and rows["throughput_rps"] == ""
+    assert "note" not in summary_rows(simulate(short(PRESET)).to_json())

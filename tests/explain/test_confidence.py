@@ -187,6 +187,18 @@ def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() 
         {"workload.arrival": {"kind": "closed_loop", "clients": 8, "think_time_s": 0.5}, "duration_s": 20.0},
     )
     assert confidence.limits(simulate(closed).summary, closed) == {}
+    # Compare's table cuts each side's band as its card does (it once read −22% to +30% beside the
+    # cards' −22% to +0%); a side without bounds keeps its whole band, and the two are taken together
+    labels = ["Throughput", "Cost per request", "TTFT p99"]
+    cut = confidence.compared_errors(labels, marks, marks, (bounds, bounds))
+    whole = confidence.compared_errors(labels, marks, marks)
+    assert cut[2] == whole[2]  # a latency: no bound
+    if req["completed"] == req["total"]:
+        assert cut[0] == f"{confidence.side_text(r[0])} to +0%" != whole[0]
+        assert cut[1] == confidence.band(
+            confidence.headline_range(marks, "usd_per_request"), bounds["usd_per_request"]
+        )  # type: ignore[arg-type]
+    assert confidence.compared_errors(labels, marks, marks, (bounds, {}))[0] == whole[0]
 
 
 def test_a_spread_band_takes_the_runs_moves_and_keeps_a_latencys_own_error() -> None:

@@ -304,7 +304,7 @@ def test_cli_plan_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     code = main([*SMALL_PLAN, "--target-rps", "6"])
     assert code == 0
     out = capsys.readouterr().out
-    assert "cheapest:" in out and "Pareto" in out
+    assert "chosen (its 30 s planning run): " in out and "Pareto" in out  # the window it was judged on
     assert "margin: with every chip at the pessimistic edge of its throughput band (h100-sxm +" in out
     assert "about two in three real deployments land inside" in out
     assert "the chosen deployment still passes" in out or "the chosen deployment no longer passes" in out

@@ -182,6 +182,6 @@ def test_cli_plan_portfolio_writes_a_scenario_that_loads(
     args += ["--nominal", "--no-verify"]  # the portfolio search's own choice, as modelled
     assert main([*args, "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "cheapest: h100-sxm tp1 -> chat: h20 tp2 | batch: mi300x tp1 4P:1D|2D" in text
+    assert "s planning run): h100-sxm tp1 -> chat: h20 tp2 | batch: mi300x tp1 4P:1D|2D" in text
     chosen = io.load(out)
     assert [c.pools for c in chosen.workload.classes] == [("decode-chat",), ("decode-batch",)]

@@ -14,7 +14,8 @@ from engine.planning.candidates import SearchSpace
 from engine.planning.objective import COLUMN, OBJECTIVES, row_value
 from engine.planning.plan import plan
 from engine.planning.sizing import Kind, Shape
-from engine.planning.verdict import LATENCIES, _up, band_of, group_of, take_in
+from engine.planning.verdict import _up, group_of
+from engine.planning.verdict_bands import LATENCIES, band_of, take_in
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
@@ -181,10 +182,10 @@ def test_runs_and_verdict_speak_the_slos_percentile(two_chips: Any) -> None:
         "power_w",
     ):
         assert isinstance(c[key], float) and c[key] > 0
-    lo, hi = c["output_tokens_per_s_per_chip_band"]
-    assert lo < c["output_tokens_per_s_per_chip"] < hi
+    lo, hi = c["output_tokens_per_s_per_chip_band"]  # (its top cut where every request was served)
+    assert lo < c["output_tokens_per_s_per_chip"] <= hi
     lo, hi = c["usd_per_million_output_tokens_band"]  # faster chips lower a cost: the band turned round
-    assert lo < c["usd_per_million_output_tokens"] < hi
+    assert lo <= c["usd_per_million_output_tokens"] < hi
     assert len(doc["per_chip"]) == len(two_chips.verdict.table) and doc["objective"] == "usd_per_hour"
 
 
@@ -217,6 +218,22 @@ def test_the_choices_bands_hold_its_own_run_at_the_bands_edge(two_chips: Any) ->
                 assert band[0] <= s["classes_at_slo"][name][f"{fig}_ms"] <= band[1]
                 checked += 1
     assert checked >= 2
+
+
+def test_an_open_loops_bands_stop_where_its_load_does() -> None:
+    """A full-length run that served every request it was offered cannot serve more with faster
+    chips: its tokens per chip's band stops at the figure, its costs' at the bill over what arrived
+    (`limits`, as Results and the CLI cut the same run's); a planning row without limits keeps its
+    band whole. A plan once quoted 1,039 (806 to 1,355) tok/s per chip on four chips that served
+    every one of the 4,156 tok/s offered (a review)."""
+    from engine.planning.verdict_bands import LIMITS, cut_band
+
+    row = {"output_tokens_per_s_per_chip": 1000.0, "usd_per_request": 1.0, "throughput_fall": -0.22,
+           "throughput_rise": 0.30, LIMITS: {"throughput_rps": (math.inf, 0.0), "usd_per_request": (0.05, math.inf)}}  # fmt: skip
+    assert cut_band(row, "output_tokens_per_s_per_chip") == pytest.approx([780.0, 1000.0])
+    assert cut_band(row, "usd_per_request") == pytest.approx([0.95, 1 / 0.78])
+    whole = {k: v for k, v in row.items() if k != LIMITS}
+    assert cut_band(whole, "output_tokens_per_s_per_chip") == pytest.approx([780.0, 1300.0])
 
 
 def test_a_band_turns_round_for_costs() -> None:

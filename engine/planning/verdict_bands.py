@@ -1,0 +1,84 @@
+"""The planner verdict's bands: each quoted figure's range, taking in its own reruns at the bands'
+pessimistic edge (`take_in`) and cut where an open loop's load says the figure cannot go (`cut_band`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from engine.serving.speed_limits import cut
+
+FIGURES = {  # column: (band kind, turned round)
+    "usd_per_million_output_tokens": ("throughput", True),
+    "usd_per_request": ("throughput", True),
+    "output_tokens_per_s_per_chip": ("throughput", False),
+    "ttft_ms_at_slo": ("ttft", False),
+    "tpot_ms_at_slo": ("tpot", False),
+}
+"""The verdict's banded figures and the band each takes (`band_of`)."""
+LATENCIES = ("ttft_ms_at_slo", "tpot_ms_at_slo")
+"""The banded figures whose bands also hold the risk-aware check's own (`take_in`)."""
+
+
+def band_of(row: dict[str, Any], column: str) -> list[float] | None:
+    """[low, high] of a figure from its row's band columns (`FIGURES`); None where none is shown."""
+    kind, inverse = FIGURES[column]
+    v, fall, rise = row.get(column), row.get(f"{kind}_fall"), row.get(f"{kind}_rise")
+    if v is None or fall is None or rise is None or any(x != x for x in (v, fall, rise)):
+        return None
+    if inverse:
+        fall, rise = 1.0 / (1.0 + rise) - 1.0, 1.0 / (1.0 + fall) - 1.0
+    return [float(v) * (1.0 + fall), float(v) * (1.0 + rise)]
+
+
+def take_in(band: list[float] | None, *seen: float | None) -> list[float] | None:
+    """A figure's band widened to hold what its own reruns gave (the risk-aware check, every chip at its
+    band's pessimistic edge, can land past the band of the figure as modelled): never narrower than
+    either, as Results reads a run's spread. None where the figure has no band."""
+    xs = [float(x) for x in seen if x is not None and math.isfinite(x)]
+    if band is None or not xs:
+        return band
+    return [min(band[0], *xs), max(band[1], *xs)]
+
+
+def bands(quoted: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]:
+    """The quoted row's bands (`<figure>_band`, and per class `classes_at_slo`), each latency band
+    taking in the latencies of its runs at the bands' pessimistic edge (`edges`: over the quoted
+    window and over the planning window, a range never leaves out what the plan itself ran). Their
+    costs and tokens per chip stay the figure's own (a shorter window's drain weighs more in them),
+    and a latency that grows with the run's length is no edge."""
+    seen = [e for e in edges if e.get("grows_rps") is None]
+    out: dict[str, Any] = {
+        f"{k}_band": take_in(cut_band(quoted, k), *(e.get(k) for e in seen) if k in LATENCIES else ())
+        for k in FIGURES
+    }
+    per: dict[str, dict[str, Any]] = {n: dict(c) for n, c in quoted["classes_at_slo"].items()}
+    out["classes_at_slo"] = per  # copies: the run rows keep theirs
+    for n, c in per.items():
+        slowed = [e.get("classes_at_slo", {}).get(n, {}) for e in seen]
+        for fig in ("ttft", "tpot"):
+            band = band_of({**quoted, f"{fig}_ms_at_slo": c[f"{fig}_ms"]}, f"{fig}_ms_at_slo")
+            c[f"{fig}_band"] = take_in(band, *(x.get(f"{fig}_ms") for x in slowed))
+    return out
+
+
+LIMITS = "_limits"
+"""The key under which a full-length run's row keeps its open loop's `limits` (not a table column)."""
+BOUNDED = {
+    "output_tokens_per_s_per_chip": "throughput_rps",
+    "usd_per_request": "usd_per_request",
+    "usd_per_million_output_tokens": "usd_per_million_output_tokens",
+}
+"""The verdict's figures an open loop's load bounds, by the `limits` key that bounds each."""
+
+
+def cut_band(row: dict[str, Any], column: str) -> list[float] | None:
+    """`band_of`, cut where the run's load says the figure cannot go (its `limits`, kept by a
+    full-length run: an open loop that served every request it was offered cannot serve more, as
+    Results and the CLI cut the same run's bands); a planning-window row keeps its band whole."""
+    band, bound = band_of(row, column), row.get(LIMITS, {}).get(BOUNDED.get(column, ""))
+    v = row.get(column)
+    if band is None or not bound or not v:
+        return band
+    fall, rise = cut((band[0] / v - 1.0, band[1] / v - 1.0), bound)
+    return [v * (1.0 + fall), v * (1.0 + rise)]
