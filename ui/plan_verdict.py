@@ -29,7 +29,9 @@ from engine.planning import (
     Plan,
     assumed_price_mark,
     band_take_in,
+    class_bands,
     rule_text,
+    steady_reruns,
 )
 from ui import marks, state
 from ui.text import plain
@@ -99,25 +101,18 @@ def _ms_band(b: Any, ms: float | None) -> str:
     return f" ({b[0] / size:,.{places}f} to {b[1] / size:,.{places}f})"
 
 
-def _steady(reruns: tuple[Any, ...]) -> list[Any]:
-    """The margin's reruns of the choice whose latencies a range may take in: those made, and not
-    growing with the run's length (`grows_rps`)."""
-    return [r for r in reruns if r is not None and getattr(r, "grows_rps", None) is None]
-
-
 def _latencies(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
     """Each class's TTFT and TPOT at its SLO percentile, with their bands; for one class, its bands
     widened to hold the margin's reruns of the choice (`reruns`: its checks with slowed and faster
     chips), so the range never leaves out the figure the margin's box prints under it."""
     parts = []
     one = len(c["classes_at_slo"]) == 1
+    bands = class_bands(c, reruns)  # (the CLI's too)
     for name, k in c["classes_at_slo"].items():
         p = f"p{k['percentile']:g}"
         ttft = "never (requests not served)" if k["ttft_ms"] is None else duration_text(k["ttft_ms"])
         tpot = "n/a" if k["tpot_ms"] is None else duration_text(k["tpot_ms"])
-        seen = _steady(reruns) if one else []
-        tb = band_take_in(k.get("ttft_band"), *(getattr(r, "ttft_ms_at_slo", None) for r in seen))
-        pb = band_take_in(k.get("tpot_band"), *(getattr(r, "tpot_ms_at_slo", None) for r in seen))
+        tb, pb = bands[name]
         parts.append(
             (f"{plain(name)}: " if not one else "")
             + f"TTFT {p} {ttft}{_ms_band(tb, k['ttft_ms'])} (target {duration_text(k['ttft_target_ms'])}), "
@@ -238,7 +233,7 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
     its latency ranges holding the margin's reruns of it (`reruns`) as the sentence above the table
     does (they read 15.2 to 45.3 ms there and 18.3-45.3 in the table: a walkthrough)."""
     pct = f"p{t['slo_percentile'].iloc[0]:g}" if len(t) else "p99"
-    seen = _steady(reruns)
+    seen = steady_reruns(reruns)
     if seen and len(t):
         t = t.copy()
         for col in ("ttft_ms_at_slo", "tpot_ms_at_slo"):

@@ -174,7 +174,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
     from engine.cli.plan_verdict import print_verdict
 
     print_plan(result)
-    print_verdict(result)
+    print_verdict(result, (edge.chosen, edge.faster) if edge is not None else ())
     if edge is not None:
         print_margin(edge)
     elif failed:

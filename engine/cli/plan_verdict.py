@@ -34,14 +34,18 @@ def _band(b: Any, fmt: str) -> str:
     return "" if not b else f" ({format(b[0], fmt)} to {format(b[1], fmt)})"
 
 
-def latency_text(row: dict[str, Any]) -> str:
-    """Each class's TTFT and TPOT at its SLO percentile against its targets, with their bands."""
+def latency_text(row: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
+    """Each class's TTFT and TPOT at its SLO percentile against its targets, with their bands (of a
+    one-class choice, holding the margin's `reruns` of it, as the Planner page's: `class_bands`)."""
+    from engine.planning.verdict_bands import class_bands
+
     parts = []
     many = len(row["classes_at_slo"]) > 1
+    bands = class_bands(row, reruns)
     for name, c in row["classes_at_slo"].items():
         p = pct_label(c["percentile"])
-        ttft = f"TTFT {p} {_ms(c['ttft_ms'])}{_band(c.get('ttft_band'), ',.0f')}"
-        tpot = f"TPOT {p} {_ms(c['tpot_ms'])}{_band(c.get('tpot_band'), '.1f')}"
+        ttft = f"TTFT {p} {_ms(c['ttft_ms'])}{_band(bands[name][0], ',.0f')}"
+        tpot = f"TPOT {p} {_ms(c['tpot_ms'])}{_band(bands[name][1], '.1f')}"
         ttft += f" (target {c['ttft_target_ms']:,g} ms)"
         tpot += f" (target {c['tpot_target_ms']:,g} ms)"
         parts.append((f"{name}: " if many else "") + f"{ttft}, {tpot}")
@@ -69,8 +73,9 @@ def figures_text(row: dict[str, Any]) -> str:
     return ", ".join(out)
 
 
-def print_verdict(p: Plan) -> None:
-    """The verdict block of `plan` (nothing when the plan has none)."""
+def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
+    """The verdict block of `plan` (nothing when the plan has none); `reruns`: the margin's checks of
+    the choice, slowed and faster, that its latency ranges hold (as the Planner page's)."""
     v = p.verdict
     if v is None or v.chosen is None:
         return
@@ -83,7 +88,7 @@ def print_verdict(p: Plan) -> None:
     )
     print(f"\nchosen ({how}): {c['shape']} {c['split']} ({c['group']})")
     print(f"  {figures_text(c)}")
-    print(f"  {latency_text(c)}")
+    print(f"  {latency_text(c, reruns)}")
     checked = c["verified"] or str(c["verified_by"]).startswith("planning")  # --no-verify: not rerun
     print(f"  quoted run: {c['verified_by']}" + ("" if checked else "; it FAILS there"))
     if v.risk_aware and c["run"] != v.nominal_run:

@@ -48,6 +48,8 @@ _API = {
     "Objective": "engine.planning.objective",
     "Verdict": "engine.planning.verdict",
     "band_take_in": "engine.planning.verdict_bands",
+    "class_bands": "engine.planning.verdict_bands",
+    "steady_reruns": "engine.planning.verdict_bands",
     "assumed_price_mark": "engine.planning.verdict",
     "plan_margin": "engine.planning.margin",
     "DEFAULT_ATTAINMENT": "engine.planning.rules",
@@ -71,6 +73,7 @@ _RENAMED = {
     "lifetime_headline": "headline_line",
     "lifetime_summary": "summary_line",
     "band_take_in": "take_in",
+    "steady_reruns": "steady",
 }
 
 __all__ = [
@@ -95,6 +98,7 @@ __all__ = [
     "Verdict",
     "assumed_price_mark",
     "band_take_in",
+    "class_bands",
     "emit_deployment",
     "lifetime_headline",
     "lifetime_names",
@@ -105,6 +109,7 @@ __all__ = [
     "plan_work_estimate",
     "rule_text",
     "run_lifetime",
+    "steady_reruns",
 ]
 
 
@@ -133,4 +138,6 @@ if TYPE_CHECKING:
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
     from engine.planning.search import Progress
     from engine.planning.verdict import Verdict, assumed_price_mark
+    from engine.planning.verdict_bands import class_bands
+    from engine.planning.verdict_bands import steady as steady_reruns
     from engine.planning.verdict_bands import take_in as band_take_in

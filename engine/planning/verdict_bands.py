@@ -82,3 +82,27 @@ def cut_band(row: dict[str, Any], column: str) -> list[float] | None:
         return band
     fall, rise = cut((band[0] / v - 1.0, band[1] / v - 1.0), bound)
     return [v * (1.0 + fall), v * (1.0 + rise)]
+
+
+def class_bands(chosen: dict[str, Any], reruns: tuple[Any, ...] = ()) -> dict[str, tuple[Any, Any]]:
+    """Per class of the choice, its TTFT and TPOT bands at its SLO percentile; with one class,
+    widened to hold the margin's reruns of the choice (`reruns`: its checks with slowed and faster
+    chips, `engine.planning.margin.Check`; those whose latencies grow with the run's length left
+    out: `steady`), so the range never leaves out a figure the margin prints under it. The Planner
+    page and `plan` read them from here (the page once widened them and the CLI not: TPOT p90 19.7
+    ms (14.1 to 27.9) on the page, (14.7 to 27.9) in the CLI, for one plan)."""
+    one = len(chosen["classes_at_slo"]) == 1
+    seen = steady(reruns) if one else []
+    return {
+        name: (
+            take_in(k.get("ttft_band"), *(getattr(r, "ttft_ms_at_slo", None) for r in seen)),
+            take_in(k.get("tpot_band"), *(getattr(r, "tpot_ms_at_slo", None) for r in seen)),
+        )
+        for name, k in chosen["classes_at_slo"].items()
+    }
+
+
+def steady(reruns: tuple[Any, ...]) -> list[Any]:
+    """The margin's reruns of the choice whose latencies a range may take in: those made, and not
+    growing with the run's length (`grows_rps`)."""
+    return [r for r in reruns if r is not None and getattr(r, "grows_rps", None) is None]

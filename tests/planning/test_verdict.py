@@ -423,3 +423,25 @@ def test_a_choice_the_search_did_not_settle_says_so() -> None:
         assert g in said.split("did not reach: ")[1]
     assert said or (p.exhaustive and cheaper.empty)
     assert v.unsure_text(True) == (said.split("; ")[-1] if not cheaper.empty else "")
+
+
+def test_a_one_class_choices_ranges_hold_the_margins_reruns_on_the_page_and_in_the_cli() -> None:
+    """`class_bands`: a one-class choice's TTFT and TPOT ranges widen to hold the margin's reruns of
+    it (one growing with run length left out); with two classes they stay their own (the reruns'
+    figures are the highest over the classes). The CLI's text reads them as the page does (it once
+    printed TPOT p90 19.7 ms (14.7 to 27.9) where the page read (14.1 to 27.9): a review)."""
+    from types import SimpleNamespace
+
+    from engine.cli.plan_verdict import latency_text
+    from engine.planning.verdict_bands import class_bands
+
+    k = {"percentile": 90.0, "ttft_ms": 200.0, "tpot_ms": 19.7, "ttft_band": [150.0, 260.0],
+         "tpot_band": [14.7, 27.9], "ttft_target_ms": 1000.0, "tpot_target_ms": 30.0}  # fmt: skip
+    one = {"classes_at_slo": {"chat": k}}
+    faster = SimpleNamespace(ttft_ms_at_slo=140.0, tpot_ms_at_slo=14.1, grows_rps=None)
+    grown = SimpleNamespace(ttft_ms_at_slo=90_000.0, tpot_ms_at_slo=40.0, grows_rps=3.0)
+    assert class_bands(one, (faster, grown, None)) == {"chat": ([140.0, 260.0], [14.1, 27.9])}
+    assert class_bands(one) == {"chat": ([150.0, 260.0], [14.7, 27.9])}
+    two = {"classes_at_slo": {"chat": k, "batch": k}}
+    assert class_bands(two, (faster,))["chat"] == ([150.0, 260.0], [14.7, 27.9])
+    assert "TPOT p90 19.7 ms (14.1 to 27.9)" in latency_text(one, (faster,))
