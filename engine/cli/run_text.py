@@ -58,7 +58,13 @@ def _band_note(marks: Sequence[confidence.PoolMark], moves: Any) -> None:
     if not any(m.calibration.band for m in marks):
         return
     print(confidence.BAND_NOTE)
-    if moves is None:
+    if moves is not None:  # as Results' caption says it
+        print(
+            "With --margin, the p99 TTFT and TPOT, goodput and cost bands above are this run's spread: how each "
+            "moves when the same requests run with every chip at either edge of its throughput band (TTFT and "
+            "TPOT never narrower than their kind's band); the other lines keep their kind's band."
+        )
+    else:
         print(
             "These are each kind of figure's band; how this run itself moves with its chips at their "
             "bands' edges (what Results shows) is --margin's spread."
@@ -83,6 +89,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         print(ramp[0])  # a window measured while multi-turn sessions still ramp up
     for name, lat in doc["latency_ms"].items():
         err = _pm(marks, LATENCY_SOURCES.get(name, ()))
+        if moves is not None and name in ("ttft", "tpot"):  # the p99's spread, as Results' card reads it
+            err = thr(f"{name}_p99_ms", lat["p99"])
         figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"
         marked = sustain.latency(figures + err, latency_shortfall(doc, name), sustain.level(doc, name))
         print(f"  {name:5} ms  {marked}")

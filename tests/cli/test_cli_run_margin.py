@@ -65,6 +65,13 @@ def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
     # the summary's goodput and cost carry the run's spread, as Results shows them, not their kind's band
     spread_goodput = re.search(r"goodput_rps +[\d.]+ +(\S.*\S)\s*$", out, re.M)
     assert spread_goodput is not None and f"req/s ({spread_goodput.group(1)})" in out.split("margin:")[0]
+    # and so do the p99 TTFT and TPOT (their line read the kind's band beside a wider spread: a review)
+    for key, line in (("ttft_p99_ms", "ttft"), ("tpot_p99_ms", "tpot")):
+        spread = re.search(rf"{key} +[\d.]+ +(\S.*\S)\s*$", out, re.M)
+        assert spread is not None and re.search(
+            rf"^  {line} .*\({re.escape(spread.group(1))}\)$", out, re.M
+        ), key
+    assert "With --margin, the p99 TTFT and TPOT" in out
     # the steep SLO band says why, as Results does, pointing at the margin lines above it
     assert re.search(
         r"class chat misses its SLO \(p90 TPOT [\d.]+ ms against 30\.0 ms\).*\(the margin above", out
