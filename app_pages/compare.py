@@ -168,14 +168,13 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
         if delta and unpaired:
             delta = f"{delta} · not paired"
         grows = behind_a is not None or behind_b is not None
-        if kind is not None and not grows:  # a decode pace that stays level while a queue grows
-            va = ex.latency(va, None, level=_level(0, kind))
-            vb = ex.latency(vb, None, level=_level(1, kind))
-        if grows:  # a latency set by a run's length: marked, and no change from A
-            va = ex.latency(ex.at_least(va, behind_a), behind_a)
+        if kind is not None:  # a latency set by a run's length, or a decode pace level while a queue grows
+            va = ex.latency(ex.at_least(va, behind_a), behind_a, _level(0, kind))
+            vb = ex.at_least(vb, behind_b) if behind_b is not None else ex.latency(vb, None, _level(1, kind))
+        if grows:  # marked, and no change from A
             # whose: a card of B's that only read 'grows with run length' seemed to say B's figure grew
             who = "A's and B's grow" if behind_a is not None and behind_b is not None else "A's grows"
-            vb, delta = ex.at_least(vb, behind_b), ex.GROWS if behind_a is None else f"{who} with run length"
+            delta = ex.GROWS if behind_a is None else f"{who} with run length"
         col.metric(
             f"{layout.LABELS[k]}: B",
             vb,

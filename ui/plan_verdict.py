@@ -233,10 +233,10 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
     its latency ranges holding the margin's reruns of it (`reruns`) as the sentence above the table
     does (they read 15.2 to 45.3 ms there and 18.3-45.3 in the table: a walkthrough)."""
     pct = f"p{t['slo_percentile'].iloc[0]:g}" if len(t) else "p99"
-    seen = steady_reruns(reruns)
-    if seen and len(t):
+    if len(t) and (steady_reruns(reruns, "ttft") or steady_reruns(reruns, "tpot")):
         t = t.copy()
         for col in ("ttft_ms_at_slo", "tpot_ms_at_slo"):
+            seen = steady_reruns(reruns, col[:4])  # a TPOT that stays level is taken in (`steady`)
             t[f"{col}_band"] = [
                 band_take_in(b, *(getattr(r, col, None) for r in seen)) if won else b
                 for b, won in zip(t[f"{col}_band"], t["winner"], strict=True)

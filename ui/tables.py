@@ -120,9 +120,9 @@ def slo_tail_columns(
         cols["tbt_target_ms"] = cc.NumberColumn("TBT target", format="%,.0f ms", width=82)
         cols["max_tbt_at_percentile_ms"] = cc.NumberColumn(
             "TBT at pct",
-            format=f"{at}%,.0f ms",
+            format=f"{at}%,.0f ms" + (f", {ex.LEVEL}" if "max_tbt" in level else ""),
             help="The largest gap between tokens at the SLO percentile (rejected and failed requests count as late).",
-            width=92,
+            width=150 if "max_tbt" in level else 92,
         )
     if e2e:
         cols["e2e_target_ms"] = cc.NumberColumn("E2E target", format="%,.0f ms", width=82)

@@ -60,8 +60,9 @@ def _band_note(marks: Sequence[confidence.PoolMark], moves: Any) -> None:
     print(confidence.BAND_NOTE)
     if moves is not None:  # as Results' caption says it
         print(
-            "With --margin, the p99 TTFT and TPOT, goodput and cost bands above are this run's spread: how each "
-            "moves when the same requests run with every chip at either edge of its throughput band (TTFT and "
+            "With --margin, the p99 TTFT and TPOT, goodput, throughput and cost bands above are this run's "
+            "spread: how each moves when the same requests run with every chip at either edge of its "
+            "throughput band (TTFT and "
             "TPOT never narrower than their kind's band); the other lines keep their kind's band."
         )
     else:
@@ -69,6 +70,23 @@ def _band_note(marks: Sequence[confidence.PoolMark], moves: Any) -> None:
             "These are each kind of figure's band; how this run itself moves with its chips at their "
             "bands' edges (what Results shows) is --margin's spread."
         )
+
+
+def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], spread: Any) -> list[str]:
+    """Each latency's p50, p90 and p99 with its kind's band, or with `spread` (`run --margin`) the
+    p99 TTFT's and TPOT's spread as Results' cards read them; marked where it grows with the run's
+    length (then with no band: a floor has none) or stays level (`sustain.latency`)."""
+    out = []
+    for name, lat in doc["latency_ms"].items():
+        err = _pm(marks, LATENCY_SOURCES.get(name, ()))
+        if spread is not None and name in ("ttft", "tpot"):
+            err = spread(f"{name}_p99_ms", lat["p99"])
+        grows = latency_shortfall(doc, name)
+        figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"
+        out.append(
+            f"  {name:5} ms  {sustain.latency(figures + ('' if grows else err), grows, sustain.level(doc, name))}"
+        )
+    return out
 
 
 def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: Any = None) -> None:
@@ -87,13 +105,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         print(said)  # before the figures it qualifies
     if scenario is not None and (ramp := sustain.ramp_line(scenario, sustain.mean_e2e_s(doc))):
         print(ramp[0])  # a window measured while multi-turn sessions still ramp up
-    for name, lat in doc["latency_ms"].items():
-        err = _pm(marks, LATENCY_SOURCES.get(name, ()))
-        if moves is not None and name in ("ttft", "tpot"):  # the p99's spread, as Results' card reads it
-            err = thr(f"{name}_p99_ms", lat["p99"])
-        figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"
-        marked = sustain.latency(figures + err, latency_shortfall(doc, name), sustain.level(doc, name))
-        print(f"  {name:5} ms  {marked}")
+    for line in _latency_lines(doc, marks, thr if moves is not None else None):
+        print(line)
     if (way := way_in_line(doc)) is not None:  # network and control plane, as shares of TTFT
         print(f"  {way}")
     if (held := client_line(doc)) is not None:  # a client's ceiling: the wait before the send

@@ -77,11 +77,17 @@ def _which_grow(mark: Mapping[str, Any]) -> str:
     level = [_DECODE_SAID[k] for k in _DECODE_SAID if k in mark.get("steady", ())]
     if not level:
         return "its latency percentiles grow with the run's length"
-    rest = ", ".join(level[:-1]) + (" and " if len(level) > 1 else "") + level[-1]
+    grow = ["TTFT", "E2E", *(_DECODE_SAID[k] for k in _DECODE_SAID if k not in mark.get("steady", ()))]
+    verb = "stay" if len(level) > 1 else "stays"
     return (
-        f"its TTFT and E2E percentiles grow with the run's length (the backlog waits before the first token); "
-        f"its {rest} stay level, the pace of batches the backlog keeps full ('{LEVEL}')"
+        f"its {_listed(grow)} percentiles grow with the run's length (the backlog waits before the first "
+        f"token); its {_listed(level)} {verb} level, the pace of batches the backlog keeps full ('{LEVEL}')"
     )
+
+
+def _listed(names: list[str]) -> str:
+    """'TTFT', 'TTFT and E2E', 'TTFT, E2E and TPOT'."""
+    return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
 
 
 def within_only(summary: Mapping[str, Any], target: str = "target") -> str:
@@ -160,10 +166,13 @@ _KINDS: tuple[LatencyKind, ...] = ("ttft", "tpot", "e2e", "max_tbt", "tbt")
 
 def _latency_kind(figure: str) -> str:
     """The latency kind of a flattened summary key: 'latency_ms.tpot.p99' and
-    'classes.chat.tpot_ms_at_percentile' are tpot; '' for a figure that is no latency."""
+    'classes.chat.tpot_ms_at_percentile' are tpot, 'edge.ttft_ms.edge.p99' (TTFT by site) ttft; ''
+    for a figure that is no latency."""
     parts = figure.split(".")
     if parts[0] == "latency_ms" and len(parts) > 1:
         return parts[1]
+    if (parts[0] == "edge" and len(parts) > 1 and parts[1] == "ttft_ms") or figure == "way_in.ttft_ms_mean":
+        return "ttft"
     if parts[0] == "classes" and parts[-1].endswith("_ms_at_percentile"):
         return parts[-1].removesuffix("_ms_at_percentile")
     return ""

@@ -250,7 +250,14 @@ def _chosen_slowed(
             slo_percentile=float(r.get("slo_percentile", 90.0)),
             ttft_ms_at_slo=num("ttft_ms_at_slo") if "ttft_ms_at_slo" in r else None,
             tpot_ms_at_slo=num("tpot_ms_at_slo") if "tpot_ms_at_slo" in r else None,
-            tpot_grows_rps=num("grows_rps") if "grows_rps" in r else num("shortfall_rps"),  # (as its TTFT's)
+            # a plan kept from before the column: as its TTFT's
+            tpot_grows_rps=num(
+                "tpot_grows_rps"
+                if "tpot_grows_rps" in r
+                else "grows_rps"
+                if "grows_rps" in r
+                else "shortfall_rps"
+            ),
         )
     return _check(scenario, p, window, catalog, check_work, q.slowdown)
 

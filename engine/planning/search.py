@@ -147,6 +147,7 @@ def run_row(
         "shortfall_rps": shortfall_rps(s),  # None: it keeps up
         # None: its latencies do not grow with the run (it keeps up, or a client's ceiling holds the backlog)
         "grows_rps": latency_shortfall(s),
+        "tpot_grows_rps": latency_shortfall(s, "tpot"),  # None also where its TPOT stays level
         "ttft_ok": ttft_ok,
         "tpot_ok": tpot_ok,
         "slo_attainment": s["slo_attainment"],

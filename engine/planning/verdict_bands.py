@@ -4,6 +4,7 @@ pessimistic edge (`take_in`) and cut where an open loop's load says the figure c
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from engine.serving.speed_limits import cut
@@ -46,17 +47,18 @@ def bands(quoted: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]
     taking in the latencies of its runs at the bands' pessimistic edge (`edges`: over the quoted
     window and over the planning window, a range never leaves out what the plan itself ran). Their
     costs and tokens per chip stay the figure's own (a shorter window's drain weighs more in them),
-    and a latency that grows with the run's length is no edge."""
-    seen = [e for e in edges if e.get("grows_rps") is None]
+    and a latency that grows with the run's length is no edge (a TPOT that stays level is: `steady`)."""
     out: dict[str, Any] = {
-        f"{k}_band": take_in(cut_band(quoted, k), *(e.get(k) for e in seen) if k in LATENCIES else ())
+        f"{k}_band": take_in(
+            cut_band(quoted, k), *(e.get(k) for e in steady(edges, k[:4])) if k in LATENCIES else ()
+        )
         for k in FIGURES
     }
     per: dict[str, dict[str, Any]] = {n: dict(c) for n, c in quoted["classes_at_slo"].items()}
     out["classes_at_slo"] = per  # copies: the run rows keep theirs
     for n, c in per.items():
-        slowed = [e.get("classes_at_slo", {}).get(n, {}) for e in seen]
         for fig in ("ttft", "tpot"):
+            slowed = [e.get("classes_at_slo", {}).get(n, {}) for e in steady(edges, fig)]
             band = band_of({**quoted, f"{fig}_ms_at_slo": c[f"{fig}_ms"]}, f"{fig}_ms_at_slo")
             c[f"{fig}_band"] = take_in(band, *(x.get(f"{fig}_ms") for x in slowed))
     return out
@@ -92,17 +94,26 @@ def class_bands(chosen: dict[str, Any], reruns: tuple[Any, ...] = ()) -> dict[st
     page and `plan` read them from here (the page once widened them and the CLI not: TPOT p90 19.7
     ms (14.1 to 27.9) on the page, (14.7 to 27.9) in the CLI, for one plan)."""
     one = len(chosen["classes_at_slo"]) == 1
-    seen = steady(reruns) if one else []
+    ttft, tpot = (steady(reruns, "ttft"), steady(reruns, "tpot")) if one else ([], [])
     return {
         name: (
-            take_in(k.get("ttft_band"), *(getattr(r, "ttft_ms_at_slo", None) for r in seen)),
-            take_in(k.get("tpot_band"), *(getattr(r, "tpot_ms_at_slo", None) for r in seen)),
+            take_in(k.get("ttft_band"), *(getattr(r, "ttft_ms_at_slo", None) for r in ttft)),
+            take_in(k.get("tpot_band"), *(getattr(r, "tpot_ms_at_slo", None) for r in tpot)),
         )
         for name, k in chosen["classes_at_slo"].items()
     }
 
 
-def steady(reruns: tuple[Any, ...]) -> list[Any]:
-    """The margin's reruns of the choice whose latencies a range may take in: those made, and not
-    growing with the run's length (`grows_rps`)."""
-    return [r for r in reruns if r is not None and getattr(r, "grows_rps", None) is None]
+def steady(reruns: Sequence[Any], kind: str = "ttft") -> list[Any]:
+    """The runs (rows, or the margin's checks of the choice) whose latency of `kind` (``ttft`` or
+    ``tpot``) a range may take in: those made, and where that latency does not grow with the run's
+    length (`grows_rps`; a TPOT by its own `tpot_grows_rps` where the run has it: one that stays
+    level while the queue grows is a figure the margin prints, `Shortfall.steady`)."""
+
+    def get(r: Any, key: str, default: Any = None) -> Any:
+        return r.get(key, default) if isinstance(r, dict) else getattr(r, key, default)
+
+    def grows(r: Any) -> Any:
+        return get(r, "tpot_grows_rps", get(r, "grows_rps")) if kind == "tpot" else get(r, "grows_rps")
+
+    return [r for r in reruns if r is not None and grows(r) is None]

@@ -189,7 +189,10 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
     shortfall = saturation.unsustainable(resolved.scenario, rec)
     if shortfall is not None and not shortfall.get("at_client"):  # which latencies grow with it
         decode = {"tpot": columns["tpot_s"], "max_tbt": columns["max_tbt_s"]}
-        shortfall["steady"] = saturation.steady(resolved.scenario, rec.arrival_s, reqs.cls[:n], decode)
+        window = metrics.measured_mask(resolved.scenario, columns)  # what the summary's figures are over
+        shortfall["steady"] = saturation.steady(
+            resolved.scenario, rec.arrival_s, reqs.cls[:n], decode, window
+        )
     return SimResult(
         scenario=resolved.scenario,
         summary=metrics.summary(resolved, rec, columns, shortfall),

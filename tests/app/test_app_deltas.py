@@ -43,6 +43,12 @@ def test_a_latency_that_grew_with_its_run_is_no_baseline() -> None:
     # the run's own: a growing TTFT reads at least its value, a level TPOT as it is
     own = {label: v for label, v, _ in strip_rows(now, {}, 3.0, {"ttft_p99_ms": 3.0, "tpot_p99_ms": None})}
     assert own["TTFT p99"].startswith("≥") and own["TPOT p99"] == "20.0 ms"
+    # and one that stays level while the queue grows (`growth`'s LEVEL_KEY) says so in its change
+    from ui.layout import LEVEL_KEY
+
+    marked = {"ttft_p99_ms": 3.0, "tpot_p99_ms": None, LEVEL_KEY + "tpot_p99_ms": 0.0}
+    rows = {label: (v, c) for label, v, c in strip_rows(now, prev, 3.0, marked)}
+    assert rows["TPOT p99"] == ("20.0 ms", ":small[:orange[at saturation]]")
 
 
 def test_a_change_reads_in_its_values_unit_and_a_collapse_is_not_cheaper() -> None:

@@ -445,3 +445,7 @@ def test_a_one_class_choices_ranges_hold_the_margins_reruns_on_the_page_and_in_t
     two = {"classes_at_slo": {"chat": k, "batch": k}}
     assert class_bands(two, (faster,))["chat"] == ([150.0, 260.0], [14.7, 27.9])
     assert "TPOT p90 19.7 ms (14.1 to 27.9)" in latency_text(one, (faster,))
+    # a rerun whose TTFT grows while its TPOT stays level (`Shortfall.steady`): the margin prints
+    # that TPOT ('at saturation'), so the TPOT range holds it; the TTFT range does not take it in
+    level = SimpleNamespace(ttft_ms_at_slo=90_000.0, tpot_ms_at_slo=31.0, grows_rps=3.0, tpot_grows_rps=None)
+    assert class_bands(one, (level,)) == {"chat": ([150.0, 260.0], [14.7, 31.0])}
