@@ -374,11 +374,10 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     def rerun(check: Any) -> tuple[float | None, float | None, float | None]:
         if not (ours and check):
             return None, None, None
-        if getattr(check, "grows_rps", None) is not None:  # its latencies grow with run length
-            return None, None, check.goodput_rps
+        # a latency that grows with run length is no edge; a TPOT that stays level is (`steady_reruns`)
         return (
-            getattr(check, "ttft_ms_at_slo", None),
-            getattr(check, "tpot_ms_at_slo", None),
+            getattr(check, "ttft_ms_at_slo", None) if steady_reruns((check,), "ttft") else None,
+            getattr(check, "tpot_ms_at_slo", None) if steady_reruns((check,), "tpot") else None,
             check.goodput_rps,
         )
 

@@ -77,11 +77,12 @@ def _which_grow(mark: Mapping[str, Any]) -> str:
     level = [_DECODE_SAID[k] for k in _DECODE_SAID if k in mark.get("steady", ())]
     if not level:
         return "its latency percentiles grow with the run's length"
-    grow = ["TTFT", "E2E", *(_DECODE_SAID[k] for k in _DECODE_SAID if k not in mark.get("steady", ()))]
+    grow = [_DECODE_SAID[k] for k in _DECODE_SAID if k not in mark.get("steady", ())]
     verb = "stay" if len(level) > 1 else "stays"
+    also = f", and so {'do' if len(grow) > 1 else 'does'} its {_listed(grow)}" if grow else ""
     return (
-        f"its {_listed(grow)} percentiles grow with the run's length (the backlog waits before the first "
-        f"token); its {_listed(level)} {verb} level, the pace of batches the backlog keeps full ('{LEVEL}')"
+        f"its TTFT and E2E percentiles grow with the run's length (the backlog waits before the first "
+        f"token){also}; its {_listed(level)} {verb} level, the pace of batches the backlog keeps full ('{LEVEL}')"
     )
 
 

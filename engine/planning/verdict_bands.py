@@ -113,7 +113,8 @@ def steady(reruns: Sequence[Any], kind: str = "ttft") -> list[Any]:
     def get(r: Any, key: str, default: Any = None) -> Any:
         return r.get(key, default) if isinstance(r, dict) else getattr(r, key, default)
 
-    def grows(r: Any) -> Any:
-        return get(r, "tpot_grows_rps", get(r, "grows_rps")) if kind == "tpot" else get(r, "grows_rps")
+    def grows(r: Any) -> bool:
+        g = get(r, "tpot_grows_rps", get(r, "grows_rps")) if kind == "tpot" else get(r, "grows_rps")
+        return g is not None and g == g  # (NaN, as a plan's runs frame reads none: not growing)
 
-    return [r for r in reruns if r is not None and grows(r) is None]
+    return [r for r in reruns if r is not None and not grows(r)]

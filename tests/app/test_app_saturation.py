@@ -106,3 +106,22 @@ def test_the_summary_table_and_report_mark_each_latency_of_an_unsustainable_run(
     assert rows["latency_ms.tpot.p99"] == "at saturation"  # the pace of full batches: level
     assert rows["goodput_rps"] == "" and rows["throughput_rps"] == ""
     assert "note" not in summary_rows(simulate(short(PRESET)).to_json())
+
+
+def test_the_unsustainable_line_names_what_grows_and_what_stays_level() -> None:
+    """`sustain.line`: TTFT and E2E grow for the queue before the first token; a decode latency that
+    grows too is named apart from that reason, one that stays level with its verb in number."""
+    from engine.explain.sustain import figure_notes, line
+
+    mark = {"offered_rps": 10.0, "sustained_rps": 8.0, "shortfall_rps": 2.0}
+    every = line({"unsustainable": {**mark, "steady": ["tpot", "max_tbt", "tbt"]}})
+    assert every is not None and "TTFT and E2E percentiles grow" in every
+    assert "its TPOT, longest token gap and token gaps stay level" in every
+    one = line({"unsustainable": {**mark, "steady": ["max_tbt"]}})
+    assert one is not None and "and so do its TPOT and token gaps; its longest token gap stays level" in one
+    none = line({"unsustainable": {**mark, "steady": []}})
+    assert none is not None and "its latency percentiles grow with the run's length" in none
+    # every TTFT a summary holds is marked: TTFT by site and the way in's mean too
+    doc = {"unsustainable": {**mark, "steady": ["tpot"]}}
+    keys = ["edge.ttft_ms.edge.p99", "way_in.ttft_ms_mean", "latency_ms.tpot.p99", "edge.local_share"]
+    assert figure_notes(doc, keys) == ["grows with run length", "grows with run length", "at saturation", ""]

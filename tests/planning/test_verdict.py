@@ -449,3 +449,16 @@ def test_a_one_class_choices_ranges_hold_the_margins_reruns_on_the_page_and_in_t
     # that TPOT ('at saturation'), so the TPOT range holds it; the TTFT range does not take it in
     level = SimpleNamespace(ttft_ms_at_slo=90_000.0, tpot_ms_at_slo=31.0, grows_rps=3.0, tpot_grows_rps=None)
     assert class_bands(one, (level,)) == {"chat": ([150.0, 260.0], [14.7, 31.0])}
+
+
+def test_a_run_read_back_from_a_plans_frame_is_no_growing_run() -> None:
+    """A plan's runs frame reads NaN where a run's latencies do not grow; `steady` takes such a row
+    in as it does one with None (it took NaN for a shortfall: a review)."""
+    import pandas as pd
+
+    from engine.planning.verdict_bands import steady
+
+    rows = [{"grows_rps": None, "tpot_grows_rps": None}, {"grows_rps": 3.0, "tpot_grows_rps": None}]
+    back = pd.DataFrame(rows).astype(float).to_dict(orient="records")
+    assert len(steady(back, "ttft")) == len(steady(rows, "ttft")) == 1
+    assert len(steady(back, "tpot")) == len(steady(rows, "tpot")) == 2

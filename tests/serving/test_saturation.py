@@ -128,6 +128,11 @@ def test_a_decode_latency_is_level_only_where_every_class_shows_it_level() -> No
     # a second class whose TPOT grows (a low priority, say) makes the run's TPOT grow
     two = np.where(np.arange(len(arrival)) % 4 == 0, 1, 0)
     assert steady(np.where(two == 1, ramp(1.0), flat), two) == ["max_tbt"]
+    # no trend, only spread: level (a third's p99 of a hundred requests is noise, not a rise)
+    rng = np.random.default_rng(7)
+    for _ in range(6):
+        noisy = 0.020 * rng.lognormal(0.0, 0.3, len(arrival))
+        assert steady(noisy) == ["tpot", "max_tbt", "tbt"]
     # a class with fewer than 30 figures in a third cannot be told level; NaN (no figure) does not count
     assert steady(np.where(two == 1, np.where(arrival < 180.0, np.nan, 0.022), flat), two) == ["max_tbt"]
 
