@@ -190,8 +190,9 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
     if shortfall is not None and not shortfall.get("at_client"):  # which latencies grow with it
         decode = {"tpot": columns["tpot_s"], "max_tbt": columns["max_tbt_s"]}
         window = metrics.measured_mask(resolved.scenario, columns)  # what the summary's figures are over
+        pcts = np.array([c.slo.percentile for c in resolved.scenario.workload.classes])  # by class index
         shortfall["steady"] = saturation.steady(
-            resolved.scenario, rec.arrival_s, reqs.cls[:n], decode, window
+            resolved.scenario, rec.arrival_s, reqs.cls[:n], decode, window, pcts
         )
     return SimResult(
         scenario=resolved.scenario,

@@ -40,17 +40,20 @@ need not (`steady`): each latency of ``tpot`` and ``max_tbt`` is level when, in 
 of the requests that arrived in the last third of the half window is within `STEADY_RISE` above
 that of those that arrived in its first third (at least `STEADY_MIN_REQUESTS` in each, else it
 cannot be told and counts as growing: a preempted request that queues again behind a growing
-backlog, for one, makes it grow), and the window's figure at each of `STEADY_PERCENTILES` is within
-`STEADY_RISE` of the half window's (its p99 where the half window holds `STEADY_P99_REQUESTS`: a
-start that decodes at another pace than the saturated one makes the window's
-figure depend on its length: chat-colocated at 80 req/s reads a TPOT p99 of 569 ms over 120 s and
-386 ms over 360 s); ``tbt`` (every gap between tokens) is level when both are.
+backlog, for one, makes it grow), and the window's figure at each of `STEADY_PERCENTILES` and at
+each class's SLO percentile is within `STEADY_RISE` of the half window's, each where the half
+window holds `STEADY_TAIL_REQUESTS` beyond it (a start that decodes at another pace than the
+saturated one makes the window's figure depend on its length: chat-colocated at 80 req/s reads a
+TPOT p99 of 569 ms over 120 s and 386 ms over 360 s); ``tbt`` (every gap between tokens) is level
+when both are.
 Offline batches and closed loops are never unsustainable in this sense (`metrics.whole_run`):
 a batch is all present at t = 0 and measured to its makespan, and a closed loop's clients wait
 for their answers, so it cannot overrun the deployment however slow it is.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -79,8 +82,9 @@ says the queue drained (a burst) rather than grew."""
 STEADY_PERCENTILES = (90.0, 99.0)
 """The percentiles of a decode latency compared between the window and its second half (`steady`):
 those the pages show."""
-STEADY_P99_REQUESTS = 300
-"""Requests of a class the half window needs for its p99 to be compared (`steady`)."""
+STEADY_TAIL_REQUESTS = 3
+"""Requests a class's half window needs beyond a percentile for that percentile to be compared
+(`steady`): 300 for a p99, 3,000 for a p99.9; over fewer it is about their largest, noise."""
 STEADY_RISE = 0.1
 """The largest rise of that percentile, from the half window's first third of arrivals to its last,
 for a decode latency that does not grow (`steady`)."""
@@ -161,11 +165,13 @@ def steady(
     cls: np.ndarray,
     figures: dict[str, np.ndarray],
     window: np.ndarray | None = None,
+    slo_percentiles: np.ndarray | None = None,
 ) -> list[str]:
     """The latency kinds of an unsustainable run that stay level (the rule above): `figures` holds
     each request's ``tpot`` and ``max_tbt`` in seconds (NaN where it has none), `cls` its class
     index, `arrival_s` its arrival, `window` the requests the summary counts (`metrics.measured_mask`;
-    None: those arriving in [warmup_s, duration_s))."""
+    None: those arriving in [warmup_s, duration_s)), `slo_percentiles` each class's SLO percentile (by
+    class index: the class's figure the pages show is at it; None: p90 and p99 only)."""
     start = scenario.warmup_s + (scenario.duration_s - scenario.warmup_s) / 2.0
     third = (scenario.duration_s - start) / 3.0
     if window is None:
@@ -176,16 +182,23 @@ def steady(
         (arrival_s >= start) & (arrival_s < scenario.duration_s),  # the half window
         window,  # what the summary's figures are over
     )
-    level = [kind for kind in DECODE_KINDS if _level(figures[kind], cls, parts)]
+    pcts = (lambda c: ()) if slo_percentiles is None else (lambda c: (float(slo_percentiles[c]),))
+    level = [kind for kind in DECODE_KINDS if _level(figures[kind], cls, parts, pcts)]
     return level + (["tbt"] if len(level) == len(DECODE_KINDS) else [])
 
 
-def _level(values: np.ndarray, cls: np.ndarray, parts: tuple[np.ndarray, ...]) -> bool:
+def _level(
+    values: np.ndarray,
+    cls: np.ndarray,
+    parts: tuple[np.ndarray, ...],
+    pcts: Callable[[int], tuple[float, ...]],
+) -> bool:
     """Per class: the last third's p90 no more than `STEADY_RISE` above the first third's, and the
-    window's p90 and p99 within `STEADY_RISE` of the half window's (a start that decodes slower or
-    faster than the saturated pace makes the window's figure depend on its length); a p99 only
-    where the half window holds `STEADY_P99_REQUESTS` (over fewer it is about the largest, noise:
-    a third's p99 of 30 requests called a level TPOT growing in one run of six, a review)."""
+    window's p90, p99 and the class's SLO percentile (`pcts`) within `STEADY_RISE` of the half
+    window's (a start that decodes slower or faster than the saturated pace makes the window's
+    figure depend on its length); each only where the half window holds `STEADY_TAIL_REQUESTS`
+    beyond it (over fewer it is about the largest, noise: a third's p99 of 30 requests called a
+    level TPOT growing in one run of six, a review)."""
     ok = np.isfinite(values)
     for c in np.unique(cls[parts[-1] & ok]):  # every class the window counts
         mine = ok & (cls == c)
@@ -194,7 +207,9 @@ def _level(values: np.ndarray, cls: np.ndarray, parts: tuple[np.ndarray, ...]) -
             return False
         if np.percentile(late, 90.0) > (1.0 + STEADY_RISE) * np.percentile(early, 90.0):
             return False
-        for q in STEADY_PERCENTILES if len(second) >= STEADY_P99_REQUESTS else STEADY_PERCENTILES[:1]:
+        for q in (*STEADY_PERCENTILES, *pcts(int(c))):
+            if len(second) * (1.0 - q / 100.0) < STEADY_TAIL_REQUESTS:
+                continue
             h, w = float(np.percentile(second, q)), float(np.percentile(whole, q))
             if abs(w - h) > STEADY_RISE * h:
                 return False

@@ -128,6 +128,14 @@ def test_a_decode_latency_is_level_only_where_every_class_shows_it_level() -> No
     # a second class whose TPOT grows (a low priority, say) makes the run's TPOT grow
     two = np.where(np.arange(len(arrival)) % 4 == 0, 1, 0)
     assert steady(np.where(two == 1, ramp(1.0), flat), two) == ["max_tbt"]
+    # a class's SLO percentile is checked too, where the half window holds enough beyond it: one
+    # request in 200 of the window's first quarter ten times slower moves its p99.9, not its p99
+    dense = np.arange(0.0, 200.0, 0.01)  # 10,000 requests in the half window: 10 beyond a p99.9
+    start = np.where((dense < 50.0) & (np.arange(len(dense)) % 200 == 0), 0.2, 0.02)
+    one = np.zeros(len(dense), dtype=int)
+    figures = {"tpot": start, "max_tbt": np.full(len(dense), 0.02)}
+    assert saturation.steady(sc, dense, one, figures) == ["tpot", "max_tbt", "tbt"]
+    assert saturation.steady(sc, dense, one, figures, None, np.array([99.9])) == ["max_tbt"]
     # no trend, only spread: level (a third's p99 of a hundred requests is noise, not a rise)
     rng = np.random.default_rng(7)
     for _ in range(6):
