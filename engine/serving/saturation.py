@@ -86,8 +86,9 @@ STEADY_TAIL_REQUESTS = 3
 """Requests a class's half window needs beyond a percentile for that percentile to be compared
 (`steady`): 300 for a p99, 3,000 for a p99.9; over fewer it is about their largest, noise."""
 STEADY_RISE = 0.1
-"""The largest rise of that percentile, from the half window's first third of arrivals to its last,
-for a decode latency that does not grow (`steady`)."""
+"""For a decode latency that does not grow (`steady`): the largest rise of its p90 from the half
+window's first third of arrivals to its last, and the largest gap between the window's figure and
+the half window's."""
 STEADY_MIN_REQUESTS = 30
 """Requests each third of the half window needs, per class, to tell a level latency (`steady`)."""
 DECODE_KINDS = ("tpot", "max_tbt")
