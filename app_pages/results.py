@@ -93,6 +93,7 @@ def headline_figures(moves: ex.Moves | None) -> None:
                 "Completed requests per second of the window.",
             )
         )
+    behind = ex.shortfall_rps(s) if rep is None else rep.worst_shortfall()
     for label, text, key, help_ in shown:
         value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
         # any seed's: its figure is in the mean (not where a client's ceiling holds the backlog)
@@ -108,6 +109,8 @@ def headline_figures(moves: ex.Moves | None) -> None:
             value, band = ex.at_least(value, short), ex.GROWS
         elif kind is not None and (ex.level(s, kind) if rep is None else rep.level(kind)):  # a saturated pace
             band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL
+        elif key in layout.COSTS and behind is not None:  # the bill over full batches serving a backlog late:
+            band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL  # cheaper per request, and no better
         _card(label, value, band, help_, height="stretch")  # a card without a band as tall as one with
 
 

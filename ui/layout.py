@@ -46,7 +46,8 @@ METRIC_HELP = {
     "slo_attainment": "Share of requests in the window that met their class's TTFT and TPOT targets "
     "(rejected and failed requests count as misses).",
     "usd_per_request": "The whole deployment's bill (every chip, idle or not, until the drain ends) "
-    "divided by completed requests." + BOUND_HELP,
+    "divided by completed requests. Marked 'at saturation' where the run cannot keep up: the bill over "
+    "batches a backlog keeps full, served late, is cheaper per request and no better." + BOUND_HELP,
     "goodput_rps": "Requests per second of the window that met their SLO." + BOUND_HELP,
     "usd_per_million_output_tokens": "The bill divided by output tokens of completed requests, times a million.",
 }
