@@ -171,6 +171,11 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
         if kind is not None:  # a latency set by a run's length, or a decode pace level while a queue grows
             va = ex.latency(ex.at_least(va, behind_a), behind_a, _level(0, kind))
             vb = ex.at_least(vb, behind_b) if behind_b is not None else ex.latency(vb, None, _level(1, kind))
+        if k in layout.COSTS:  # a side that cannot keep up bills full batches serving a backlog late
+            va = ex.latency(
+                va, None, ex.shortfall_rps(ra.summary) is not None
+            )  # (cheaper, no better: Results)
+            vb = ex.latency(vb, None, ex.shortfall_rps(rb.summary) is not None)
         if grows:  # marked, and no change from A
             # whose: a card of B's that only read 'grows with run length' seemed to say B's figure grew
             who = "A's and B's grow" if behind_a is not None and behind_b is not None else "A's grows"

@@ -84,6 +84,11 @@ def test_compare_marks_the_unsustainable_side_and_gives_no_latency_verdict() -> 
     m = heads["TTFT p99: B"]
     assert not m.value.startswith("≥") and m.proto.delta == "A's grows with run length"
     assert "grows with run length" in m.help  # A's figure, in the help, is marked
+    # A's cost per request is the bill over full batches serving a backlog late: marked, as on Results
+    assert (
+        "at saturation" in heads["$ / request: B"].help
+        and "at saturation" not in heads["$ / request: B"].value
+    )
     # A's TPOT stays level (its full batches' pace): compared, and marked as what it is
     m = heads["TPOT p99: B"]
     assert m.proto.delta != "grows with run length" and "at saturation" in m.help, (m.proto.delta, m.help)
