@@ -201,9 +201,14 @@ def _holds(pct: float) -> str:
 
 
 short = ex.shortfall_rps(res.summary)  # unsustainable: no class passes
-# and its percentiles grow with run length (unless held at the client, or a decode latency stays level)
-grows = {kind: ex.latency_shortfall(res.summary, kind) for kind in ("ttft", "tpot", "max_tbt", "e2e")}
-level = {kind: ex.level(res.summary, kind) for kind in ("ttft", "tpot", "max_tbt")}  # a saturated pace
+
+
+def marked(row: dict[str, Any], kind: ex.LatencyKind) -> str:
+    """A class's figure of `kind` at its percentile, marked where it grows with run length (unless
+    held at the client) or stays level while the queue grows (`ex.marked`)."""
+    return ex.marked(layout.fmt_ms(row[f"{kind}_at_percentile_ms"]), res.summary, kind)
+
+
 if (behind := ex.line(res.summary)) is not None:
     st.error(plain(behind), icon=":material/trending_up:")
 tbt_targeted = {c.name for c in sc.workload.classes if c.slo.tbt_ms}
@@ -213,22 +218,20 @@ for row in tail.to_dict("records"):
     verdict = "passes" if passes else ex.within_only(res.summary) if within else f"fails on {row['breaks']}"
     icon = ":material/check_circle:" if passes else ":material/info:" if within else ":material/cancel:"
     pct = f"p{row['percentile']:g}"
-    ttft = ex.latency(layout.fmt_ms(row["ttft_at_percentile_ms"]), grows["ttft"], level["ttft"])
-    tpot = ex.latency(layout.fmt_ms(row["tpot_at_percentile_ms"]), grows["tpot"], level["tpot"])
+    ttft, tpot = marked(row, "ttft"), marked(row, "tpot")
     msg = (
         f"**{plain(row['class'])}** {plain(verdict)} at {pct}: TTFT {pct} = {ttft} (target "
         f"{layout.fmt_ms(row['ttft_target_ms'])}, {_holds(row['ttft_holds_to_pct'])}); TPOT {pct} = {tpot} "
         f"(target {layout.fmt_ms(row['tpot_target_ms'])}, {_holds(row['tpot_holds_to_pct'])})"
         + (
             f"; largest gap between tokens {pct} = "
-            f"{ex.latency(layout.fmt_ms(row['max_tbt_at_percentile_ms']), grows['max_tbt'], level['max_tbt'])} "
+            f"{marked(row, 'max_tbt')} "
             f"(target {layout.fmt_ms(row['tbt_target_ms'])}). "
             if row["class"] in tbt_targeted
             else ". "
         )
         + (
-            f"E2E {pct} = {ex.latency(layout.fmt_ms(row['e2e_at_percentile_ms']), grows['e2e'])} "
-            f"(target {layout.fmt_ms(row['e2e_target_ms'])}). "
+            f"E2E {pct} = {marked(row, 'e2e')} (target {layout.fmt_ms(row['e2e_target_ms'])}). "
             if row.get("e2e_target_ms")
             else ""
         )

@@ -174,12 +174,8 @@ def _class_lines(doc: dict[str, Any], short: float | None) -> list[str]:
     out = []
     for cls, c in doc["classes"].items():
         verdict = "FAILS" if not c["passes"] else "passes" if behind is None else sustain.within_only(doc)
-        ttft = sustain.latency(f"{_fmt(c['ttft_ms_at_percentile'])} ms", short)
-        tpot = sustain.latency(
-            f"{_fmt(c['tpot_ms_at_percentile'])} ms",
-            latency_shortfall(doc, "tpot"),
-            sustain.level(doc, "tpot"),
-        )
+        ttft = sustain.marked(f"{_fmt(c['ttft_ms_at_percentile'])} ms", doc, "ttft")
+        tpot = sustain.marked(f"{_fmt(c['tpot_ms_at_percentile'])} ms", doc, "tpot")
         out.append(
             f"  class {cls}: p{c['percentile']:g} TTFT {ttft}{'; ' if short is not None else ', '}TPOT {tpot}, "
             f"attainment {c['slo_attainment']:.1%}: {verdict}"
@@ -225,7 +221,6 @@ def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:
             continue
         band = confidence.figure_band(f"{v:.6g}", marks, key, moves)
         kind = key.rsplit("_p", 1)[0] if key.endswith("_ms") else None  # 'ttft_p99_ms': ttft
-        grows = latency_shortfall(summary, kind) if kind else None  # type: ignore[arg-type]
-        level = sustain.level(summary, kind) if kind else False  # type: ignore[arg-type]
-        out.append(f"{key:30} {sustain.latency(f'{v:12.5g}', grows, level)}  {band or ''}")
+        text = sustain.marked(f"{v:12.5g}", summary, kind) if kind else f"{v:12.5g}"  # type: ignore[arg-type]
+        out.append(f"{key:30} {text}  {band or ''}")
     return out

@@ -151,6 +151,7 @@ _API = {
     "GROWS": "engine.explain.sustain",
     "LEVEL": "engine.explain.sustain",
     "level": "engine.explain.sustain",
+    "marked": "engine.explain.sustain",
     "at_least": "engine.explain.sustain",
     "latency": "engine.explain.sustain",
     "line": "engine.explain.sustain",
@@ -264,6 +265,7 @@ __all__ = [
     "level",
     "limits",
     "line",
+    "marked",
     "measure_preview_error",
     "note",
     "paired_cdfs",
@@ -449,7 +451,7 @@ if TYPE_CHECKING:
     )
     from engine.explain.scaled import autoscale_line
     from engine.explain.software import porting_lines
-    from engine.explain.sustain import GROWS, LEVEL, at_least, latency, level, line, within_only
+    from engine.explain.sustain import GROWS, LEVEL, at_least, latency, level, line, marked, within_only
     from engine.explain.timeline_marks import FaultMark, fault_marks
     from engine.explain.trace_files import idle_tail, trace_format, trace_problem
     from engine.explain.way_in import client_line, way_in_line

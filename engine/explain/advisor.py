@@ -50,7 +50,7 @@ from engine.explain.way_in import ignored_ceiling, way_in_s
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog
 from engine.serving.run import SimResult
-from engine.serving.summary import latency_shortfall, shortfall_rps
+from engine.serving.summary import LatencyKind, latency_shortfall, shortfall_rps
 
 # --- findings --------------------------------------------------------------------------------
 
@@ -144,9 +144,11 @@ def _slo_findings(result: SimResult) -> list[Finding]:
     out = []
     specs = {c.name: c for c in result.scenario.workload.classes}
     short = shortfall_rps(result.summary)  # unsustainable: no class passes
-    grow_ttft = latency_shortfall(result.summary, "ttft")  # and its percentiles grow with run length,
-    grow_tpot = latency_shortfall(result.summary, "tpot")  # a TPOT unless it stays level (`steady`)
-    level = sustain.level(result.summary, "tpot")
+    grows = latency_shortfall(result.summary, "ttft")  # and its percentiles grow with run length,
+
+    def marked(text: str, kind: LatencyKind) -> str:  # a TPOT unless it stays level (`steady`)
+        return sustain.marked(text, result.summary, kind)
+
     for name, c in result.summary["classes"].items():
         slo = specs[name].slo
         ttft, tpot = c["ttft_ms_at_percentile"], c["tpot_ms_at_percentile"]
@@ -160,20 +162,18 @@ def _slo_findings(result: SimResult) -> list[Finding]:
         pct = f"p{c['percentile']:g}"
         if c["passes"]:
             figures = (
-                f"{pct} TTFT {sustain.latency(f'{_ms(ttft)} of {_ms(slo.ttft_ms)}', grow_ttft)}"
-                f"{'; ' if grow_ttft is not None else ', '}"  # (a comma follows the growing mark)
-                f"TPOT {sustain.latency(f'{_ms(tpot)} of {_ms(slo.tpot_ms)}', grow_tpot, level)}"
+                f"{pct} TTFT {marked(f'{_ms(ttft)} of {_ms(slo.ttft_ms)}', 'ttft')}"
+                f"{'; ' if grows is not None else ', '}"  # (a comma follows the growing mark)
+                f"TPOT {marked(f'{_ms(tpot)} of {_ms(slo.tpot_ms)}', 'tpot')}"
             )
             verdict = sustain.within_only(result.summary, "its SLO") if short is not None else "passes"
             out.append(Finding("info", "slo", f"class {name} {verdict}: {figures}.", nums))
             continue
         missed = []
         if ttft is None or ttft > slo.ttft_ms:
-            missed.append(sustain.latency(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}", grow_ttft))
+            missed.append(marked(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}", "ttft"))
         if tpot is not None and tpot > slo.tpot_ms:
-            missed.append(
-                sustain.latency(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}", grow_tpot, level)
-            )
+            missed.append(marked(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}", "tpot"))
         out.append(
             Finding(
                 "critical",

@@ -88,12 +88,10 @@ class RunMargin:
                 said = "never (requests rejected or failed)" if at is None else duration_text(at)
                 # an unsustainable run's percentile grows (not where a client's ceiling holds the
                 # backlog, nor a decode latency that stays level: `Shortfall.steady`)
-                grows, level = (
-                    latency_shortfall(self.slowed, _KINDS[label]),
-                    sustain.level(self.slowed, _KINDS[label]),
-                )
                 out.append(
-                    sustain.latency(f"{p} {label} {said} against {duration_text(target)}", grows, level)
+                    sustain.marked(
+                        f"{p} {label} {said} against {duration_text(target)}", self.slowed, _KINDS[label]
+                    )
                 )
         if (short := shortfall_rps(self.slowed)) is not None:
             out.append(f"unsustainable, short by {short:,.2g} req/s")

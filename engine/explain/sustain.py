@@ -46,6 +46,11 @@ def level(summary: Mapping[str, Any], kind: LatencyKind) -> bool:
     return latency_shortfall(summary) is not None and latency_shortfall(summary, kind) is None
 
 
+def marked(text: str, summary: Mapping[str, Any], kind: LatencyKind) -> str:
+    """`latency` of a figure of `kind` of the run `summary`: marked as growing, as level, or bare."""
+    return latency(text, latency_shortfall(summary, kind), level(summary, kind))
+
+
 def at_least(text: str, shortfall: float | None) -> str:
     """A headline tile's value: '≥ 26.3 s' when its run is unsustainable (the figure only grows)."""
     return text if shortfall is None or text in ("", "—", "n/a") else f"≥ {text}"

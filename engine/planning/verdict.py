@@ -443,7 +443,7 @@ def _full_run(
             slowdown=slowdown,
         )
         row = {**run_row(res, shape, counts, search.rule, search.attainment), **search.trust(shape)}
-        row[LIMITS] = limits(res.summary, res.scenario)  # where its load bounds its bands (`_bands`)
+        row[LIMITS] = limits(res.summary, res.scenario)  # where its load bounds its bands (`bands`)
         search.full_rows[key] = search.priced(row)
     return search.full_rows[key]
 

@@ -50,7 +50,8 @@ def bands(quoted: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]
     and a latency that grows with the run's length is no edge (a TPOT that stays level is: `steady`)."""
     out: dict[str, Any] = {
         f"{k}_band": take_in(
-            cut_band(quoted, k), *(e.get(k) for e in steady(edges, k[:4])) if k in LATENCIES else ()
+            cut_band(quoted, k),
+            *(e.get(k) for e in steady(edges, k.removesuffix("_ms_at_slo"))) if k in LATENCIES else (),
         )
         for k in FIGURES
     }
