@@ -47,4 +47,7 @@ PAGES.append(st.Page(to_results, title="Results", url_path="results", visibility
 
 current = st.navigation(PAGES, position="top")
 st.session_state[layout.PAGE] = current.url_path
+if current.url_path != "planner" and "plan" in st.query_params:  # the Planner's form (ui.plan_link)
+    del st.query_params["plan"]
 current.run()
+layout.refresh_share()

@@ -4,8 +4,9 @@ then the specialisation risk of a portfolio over a schedule of model changes (`u
 import streamlit as st
 
 from ui import layout, lifetime
-from ui.planner import planner_page
+from ui.planner import planner_page, take_link
 
+take_link()
 layout.page(
     "Planner",
     "Searches colocated and disaggregated deployments over the chips and layouts you allow (tensor, pipeline and, "

@@ -27,6 +27,8 @@ from ui import charts, marks, sim, state
 from ui.text import plain
 
 PAGE = "fg_page"
+SHARE_SLOT = "fg_share_slot"
+"""Session state, within one run: the Share box's address slot and the address drawn in it."""
 
 BOUND_HELP = (
     " Its band is the model's throughput band (about two in three real deployments land inside). Where "
@@ -95,6 +97,30 @@ def share_url() -> str:
     return f"{base}?{urlencode({**state.link(), **extra})}"
 
 
+def _share_address(slot: Any) -> None:
+    """The Share box's address and what it holds, into `slot` (kept to be drawn again at the run's end)."""
+    url = share_url()
+    with slot.container():
+        st.code(url, language=None, wrap_lines=True)
+        if "plan" in st.query_params:
+            st.caption(
+                "It holds the preset, only the fields you changed and the Planner's form: opening it runs "
+                "the plan again."
+            )
+        else:
+            st.caption("It holds the preset and only the fields you changed, so it stays short.")
+    st.session_state[SHARE_SLOT] = (slot, url)
+
+
+def refresh_share() -> None:
+    """The Share box's address again at the end of a run, if the page changed it after the sidebar was
+    drawn (the Planner writes its plan's parameter when a plan finishes: `ui.plan_link`)."""
+    kept = st.session_state.pop(SHARE_SLOT, None)
+    if isinstance(kept, tuple) and kept[1] != share_url():
+        _share_address(kept[0])
+    st.session_state.pop(SHARE_SLOT, None)
+
+
 def _preset_changed() -> None:
     state.use_preset(st.session_state["fg:preset"])
 
@@ -136,8 +162,8 @@ def sidebar() -> None:
     c1, c2 = sb.columns(2)
     with c1.popover("Share", icon=":material/share:", width="stretch"):
         st.markdown("This address opens this scenario on this page:")
-        st.code(share_url(), language=None, wrap_lines=True)
-        st.caption("It holds the preset and only the fields you changed, so it stays short.")
+        slot = st.empty()
+        _share_address(slot)
         st.download_button(
             "Scenario (TOML)",
             data=dumps_toml(sc),

@@ -8,7 +8,8 @@
   runs one script at a time per session, so a click (Cancel, a new Plan, another page) stops the
   plan at its next progress report; the rerun that follows finds the plan's mark in session state
   and `interrupted` says it was cancelled or stopped. Nothing of it is kept: the plan is stored
-  only when it finishes, and the share link changes only when a finished plan's deployment is loaded.
+  only when it finishes; the share link's scenario changes only when a finished plan's deployment is
+  loaded, and its ``plan`` parameter only when a plan finishes (`ui.plan_link`).
 - `executor` is the Dask cluster's executor when the app was started with
   ``FENGONG_DASK_SCHEDULER=tcp://HOST:PORT`` (docs/planner.md, "On a cluster"), else None.
 """

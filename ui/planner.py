@@ -26,17 +26,17 @@ import streamlit as st
 
 from engine import explain as ex
 from engine.catalog import load_catalog
-from engine.core import MAX_RATE_RPS
 from engine.planning import (
     DEFAULT_ATTAINMENT,
     OBJECTIVE_COLUMNS,
+    PLAN_FORM,
     PP_MIN_TP,
     Rule,
     SearchSpace,
     passing_frontiers,
 )
 from engine.scenario import Scenario
-from ui import plan_run, plan_verdict, state, tables
+from ui import plan_link, plan_run, plan_verdict, state, tables
 from ui.plan_labels import label_sides
 from ui.plan_verdict import JUST_LOADED, OBJECTIVE_LABELS, margin_box, summary
 from ui.plan_verdict import band_text as _pm
@@ -217,16 +217,14 @@ def selected_run(event: Any) -> int | None:
 
 
 FORM_RANGES = {
-    "plan_target": ("Target load (req/s)", 0.1, MAX_RATE_RPS),
-    "plan_budget": ("Budget ($/h)", 0.0, 1e7),
-    "plan_power_budget": ("Power budget (kW)", 0.0, 1e6),
-    "plan_sims": ("Most simulations", 5, 400),
-    "plan_attainment": ("Requests within their SLO (%)", 1.0, 100.0),
+    plan_link.KEYS[name]: (f.label, f.low, f.high)
+    for name, f in PLAN_FORM.items()
+    if f.kind in ("number", "int")
 }
 """The planning form's numeric fields: (label, lowest, highest), checked when the form is submitted."""
-PP_CHOICES = [1, 2, 4]
+PP_CHOICES = list(PLAN_FORM["pp"].allowed)
 """Pipeline depths the form offers."""
-EP_CHOICES = [8, 16, 32]
+EP_CHOICES = list(PLAN_FORM["ep"].allowed)
 """Expert-parallel group sizes (chips per instance) the form offers for a MoE model."""
 X_TITLES = {
     "usd_per_hour": "cost ($/h)",
@@ -264,6 +262,19 @@ def _request() -> None:
     st.session_state[REQUEST] = True
 
 
+def take_link() -> None:
+    """A shared link's plan (`ui.plan_link`): its values into the form, and planned; run before the
+    page's notices are drawn, which say a link that could not be used."""
+    sc = state.scenario()
+    plan_link.take(load_catalog().with_entries(sc.custom_hardware, sc.custom_models).hardware, REQUEST)
+
+
+def _default_chips(sc: Scenario, chips: list[str]) -> list[str]:
+    """The form's chips at first: the scenario's, then H100, H200 and B200."""
+    mine = [p.hardware for p in sc.deployment.pools]
+    return list(dict.fromkeys([*mine, *(c for c in ("h100-sxm", "h200", "b200") if c in chips)]))
+
+
 def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
     """The planning form; returns (target rps, search space, pass rule, attainment) once submitted.
 
@@ -272,8 +283,6 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
     """
     cat = load_catalog().with_entries(sc.custom_hardware, sc.custom_models)
     chips = sorted(cat.hardware)
-    mine = [p.hardware for p in sc.deployment.pools]
-    default_chips = list(dict.fromkeys([*mine, *(c for c in ("h100-sxm", "h200", "b200") if c in chips)]))
     with st.form("plan_form", border=True):
         # rows that wrap: in a narrow window a field moves to the next line instead of squeezing its values
         c1 = c2 = c3 = st.container(horizontal=True, gap="small")
@@ -290,7 +299,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
         c2.multiselect(
             "Allowed hardware",
             chips,
-            default=default_chips,
+            default=_default_chips(sc, chips),
             key="plan_hardware",
             persist_state="session",
             help="Chips the planner may put in any pool; prefill and decode may differ.",
@@ -301,16 +310,16 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
         c4 = c5 = c6 = c7 = st.container(horizontal=True, gap="small")
         c4.multiselect(
             "Modes",
-            ["colocated", "disaggregated"],
-            default=["colocated", "disaggregated"],
+            list(PLAN_FORM["modes"].allowed),
+            default=list(PLAN_FORM["modes"].allowed),
             key="plan_modes",
             persist_state="session",
             width=280,  # "colocated" and "disaggregated" side by side
         )
         c5.multiselect(
             "Tensor parallel",
-            [1, 2, 4, 8],
-            default=[1, 2, 4, 8],
+            list(PLAN_FORM["tp"].allowed),
+            default=list(PLAN_FORM["tp"].allowed),
             key="plan_tp",
             persist_state="session",
             width=270,
@@ -356,7 +365,7 @@ def _search_inputs() -> None:
     c8 = c9 = c10 = c11 = st.container(horizontal=True, gap="small")
     c8.selectbox(
         "Planning window",
-        [60.0, 120.0, 300.0],
+        list(PLAN_FORM["window"].allowed),
         index=1,
         key="plan_window",
         persist_state="session",
@@ -454,11 +463,14 @@ def planner_page() -> None:
         )
         if result is not None:
             st.session_state[PLAN] = (key, *result)
+            plan_link.remember()
     stored = st.session_state.get(PLAN)
     if stored is None:
+        plan_link.show(False)
         st.info("Set a target load and the chips allowed, then press **Plan**.", icon=":material/info:")
         return
     key, p, edge = stored if len(stored) == 3 else (*stored, None)  # a plan kept from before the margin
+    plan_link.show(key[0] == sc.model_dump_json())  # the link reopens the plan if it is this scenario's
     loaded = st.session_state.pop(JUST_LOADED, None)
     if loaded:
         st.success(f"Loaded **{plain(loaded)}** as the current scenario.", icon=":material/download_done:")

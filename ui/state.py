@@ -39,8 +39,9 @@ LINK = "fg_link"
 NOTICES = "fg_notices"
 FRESH = "fg_fresh_notices"
 LINK_KEYS = ("v", "p", "s")
-PAGE_KEYS = ("a", "b")
-"""Query parameters a page binds to its widgets (Compare's scenarios A and B)."""
+PAGE_KEYS = ("a", "b", "plan")
+"""Query parameters of one page: Compare's scenarios A and B (bound to its widgets), the Planner's
+form (`ui.plan_link`)."""
 STREAMLIT_KEYS = ("embed", "embed_options")
 """Query parameters Streamlit itself reads."""
 
@@ -238,7 +239,8 @@ def sync_link() -> None:
         many = len(unknown) > 1
         notify(
             f"The link's parameter{'s' if many else ''} {names} {'are not ones' if many else 'is not one'} "
-            f"the app reads (v, p, s; a and b on Compare): {'they were' if many else 'it was'} ignored.",
+            f"the app reads (v, p, s; a and b on Compare; plan on the Planner): "
+            f"{'they were' if many else 'it was'} ignored.",
             key="link:unknown",
         )
         for k in unknown:

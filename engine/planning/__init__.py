@@ -4,7 +4,8 @@ Owns: `sizing` (first-order instance counts from the cost model), `capacity` (th
 at which every class passes), `rules` (what makes a run pass), `candidates` (the search space,
 instance kinds, shapes and the scenarios built from them), `search` (simulating a shape's
 candidates within the budget), `ran` (what a plan's searches ran, for its margin to reuse),
-`plan` (the cheapest deployment that meets the SLOs, and the Pareto frontiers), `plan_work` (a
+`plan` (the cheapest deployment that meets the SLOs, and the Pareto frontiers), `plan_link` (a
+plan's form as the Planner's share-link parameter), `plan_work` (a
 plan's total work, bounded before it starts), `runner` (where its simulations run: here, or on a
 cluster ahead of the search), `calibrations` (each candidate's calibration and band), `margin` (the choice
 again with chips at their bands' edges), `objective` (what the choice minimises and its bounds),
@@ -19,7 +20,8 @@ module on first use (docs/architecture.md, Public API). `plan`, `capacity` and `
 `engine`'s (a face holds no name of one of its modules); `plan_margin` is `margin.margin`,
 `emit_deployment` is `emit.emit` and `EMIT_STACKS` is `emit.STACKS`.
 `plan_work_estimate` is `plan_work.plan_work`, `lifetime_summary` is `lifetime.summary_line`,
-`lifetime_headline` is `lifetime.headline_line`.
+`lifetime_headline` is `lifetime.headline_line`; `PLAN_FORM`, `plan_link_decode` and
+`plan_link_encode` are `plan_link`'s `FIELDS`, `decode` and `encode` (the Planner's share link).
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ _API = {
     "DEFAULT_ATTAINMENT": "engine.planning.rules",
     "PP_MIN_TP": "engine.planning.candidates",
     "Plan": "engine.planning.plan",
+    "PLAN_FORM": "engine.planning.plan_link",
+    "plan_link_decode": "engine.planning.plan_link",
+    "plan_link_encode": "engine.planning.plan_link",
     "PlanWork": "engine.planning.plan_work",
     "PlanWorkError": "engine.planning.plan_work",
     "plan_work_estimate": "engine.planning.plan_work",
@@ -74,6 +79,9 @@ _RENAMED = {
     "lifetime_summary": "summary_line",
     "band_take_in": "take_in",
     "steady_reruns": "steady",
+    "PLAN_FORM": "FIELDS",
+    "plan_link_decode": "decode",
+    "plan_link_encode": "encode",
 }
 
 __all__ = [
@@ -81,6 +89,7 @@ __all__ = [
     "EMIT_STACKS",
     "OBJECTIVES",
     "OBJECTIVE_COLUMNS",
+    "PLAN_FORM",
     "PP_MIN_TP",
     "Capacity",
     "Emitted",
@@ -105,6 +114,8 @@ __all__ = [
     "lifetime_summary",
     "load_lifetime",
     "passing_frontiers",
+    "plan_link_decode",
+    "plan_link_encode",
     "plan_margin",
     "plan_work_estimate",
     "rule_text",
@@ -133,6 +144,9 @@ if TYPE_CHECKING:
     from engine.planning.objective import COLUMN as OBJECTIVE_COLUMNS
     from engine.planning.objective import OBJECTIVES, Objective
     from engine.planning.plan import Plan
+    from engine.planning.plan_link import FIELDS as PLAN_FORM
+    from engine.planning.plan_link import decode as plan_link_decode
+    from engine.planning.plan_link import encode as plan_link_encode
     from engine.planning.plan_work import PlanWork, PlanWorkError
     from engine.planning.plan_work import plan_work as plan_work_estimate
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text

@@ -1,0 +1,65 @@
+"""The Planner's share link (`ui.plan_link`): a link with a plan fills the form and shows that plan,
+the address then carries the plan shown, a hostile link is said and dropped, and every field of
+the form travels in the link."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from engine.planning import plan_link_decode, plan_link_encode
+from tests.app.harness import APP
+from ui.plan_link import KEYS
+
+SMALL = {"rps": 8.0, "hw": ["h100-sxm"], "modes": ["colocated"], "tp": [2], "window": 60.0, "margin": False}
+"""A plan that takes a second or two: one chip, one layout, a one-minute window."""
+WIDGETS = ("number_input", "multiselect", "selectbox", "checkbox", "toggle", "radio", "slider", "text_input")
+
+
+def _planner(plan: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.switch_page("app_pages/planner.py")
+    if plan is not None:
+        at.query_params["plan"] = plan
+    return at.run()
+
+
+def test_a_link_with_a_plan_fills_the_form_and_shows_that_plan() -> None:
+    at = _planner(plan_link_encode(SMALL))
+    assert not at.exception
+    assert at.multiselect(key="plan_hardware").value == ["h100-sxm"]
+    assert at.multiselect(key="plan_tp").value == [2]
+    assert at.number_input(key="plan_target").value == 8.0
+    assert at.selectbox(key="plan_window").value == 60.0
+    assert at.checkbox(key="plan_margin").value is False
+    texts = [str(m.value) for m in [*at.markdown, *at.caption, *at.info]]
+    assert not any("then press **Plan**" in t for t in texts), "the plan did not run"
+    assert any("h100" in t for t in texts)
+    # the address now carries the whole form the shown plan was made from, the link's values in it
+    carried = plan_link_decode(str(at.query_params["plan"]), ["h100-sxm", "h200", "b200"])
+    assert {k: carried[k] for k in SMALL} == SMALL and carried["sims"] == 120
+    # and so does the Share box, drawn in the sidebar before the plan ran (redrawn at the run's end)
+    shared = [str(c.value) for c in at.code if "/planner?" in str(c.value)]
+    assert len(shared) == 1 and "&plan=" in shared[0] and "sims%3A120" in shared[0], shared
+
+
+def test_a_plan_link_is_left_on_the_planner() -> None:
+    at = _planner(plan_link_encode(SMALL))
+    assert "plan" in at.query_params
+    at.switch_page("app_pages/results.py").run()
+    assert not at.exception and "plan" not in at.query_params and at.query_params["p"]
+
+
+def test_a_link_whose_plan_is_not_allowed_is_said_and_dropped() -> None:
+    at = _planner("rps:8;tp:3")
+    assert not at.exception
+    said = [str(w.value).replace("\\", "").replace("\u2060", "") for w in at.warning]
+    assert any("plan.tp (Tensor parallel): '3' is not allowed: any of 1, 2, 4, 8" in s for s in said), said
+    assert "plan" not in at.query_params
+    assert at.multiselect(key="plan_tp").value == [1, 2, 4, 8]  # the form keeps its own values
+    assert any("then press **Plan**" in str(i.value) for i in at.info)
+
+
+def test_every_field_of_the_form_travels_in_the_link() -> None:
+    at = _planner()
+    keys = {w.key for kind in WIDGETS for w in getattr(at, kind) if w.key and w.key.startswith("plan_")}
+    assert keys == set(KEYS.values())

@@ -1,0 +1,86 @@
+"""The Planner's part of the share link: ``plan=...`` carries the form a shown plan was made from.
+
+- `take` (before the page's notices are drawn): a ``plan`` parameter the session has not seen yet fills the
+  form and asks for the plan, so a shared link reopens the same plan (it runs again: the same
+  request gives the same plan); a parameter that is not allowed is said, naming the field and
+  what it may hold, and dropped from the address, the form keeping its values.
+- `remember` (when a plan finishes): the form it was made from, as the parameter.
+- `show` (after): the address carries the shown plan's parameter while that plan is the current
+  scenario's, and none otherwise (a plan made for another scenario is not what the link would rerun).
+
+The parameter's format and checks are the engine's (`engine.planning.plan_link`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+import streamlit as st
+
+from engine.core import ScenarioError
+from engine.planning import plan_link_decode, plan_link_encode
+from ui import state
+
+PARAM = "plan"
+TAKEN = "fg_plan_link_taken"
+"""Session state: the last ``plan`` parameter read or written (a link is applied once)."""
+MADE = "fg_plan_link_made"
+"""Session state: the parameter of the form the stored plan was made from."""
+KEYS = {
+    "rps": "plan_target",
+    "hw": "plan_hardware",
+    "modes": "plan_modes",
+    "tp": "plan_tp",
+    "pp": "plan_pp",
+    "ep": "plan_ep",
+    "budget": "plan_budget",
+    "power": "plan_power_budget",
+    "window": "plan_window",
+    "sims": "plan_sims",
+    "rule": "plan_rule",
+    "within": "plan_attainment",
+    "mixed": "plan_mixed",
+    "portfolio": "plan_portfolio",
+    "by": "plan_objective",
+    "risk": "plan_risk",
+    "margin": "plan_margin",
+}
+"""Each field of the link (`engine.planning.plan_link.FIELDS`) and the form's widget key."""
+
+
+def take(chips: Collection[str], request: str) -> None:
+    """A new ``plan`` parameter into the form, and the plan asked for (session key `request`)."""
+    ss, qp = st.session_state, st.query_params
+    text = str(qp[PARAM]) if PARAM in qp else None
+    if text is None or text == ss.get(TAKEN):
+        return
+    ss[TAKEN] = text
+    try:
+        values = plan_link_decode(text, chips)
+    except ScenarioError as exc:
+        state.notify(f"The link's plan could not be used: {exc}. The form keeps its values.", key="link:plan")
+        del qp[PARAM]
+        return
+    for name, value in values.items():
+        ss[KEYS[name]] = value
+    ss[request] = True
+
+
+def remember() -> None:
+    """The submitted form (the values the plan now made was made from) as the link's parameter."""
+    ss = st.session_state
+    ss[MADE] = plan_link_encode({name: ss[key] for name, key in KEYS.items() if key in ss})
+
+
+def show(current: bool) -> None:
+    """The address carries the stored plan's parameter when `current` (that plan is the current
+    scenario's); else no ``plan`` parameter."""
+    ss, qp = st.session_state, st.query_params
+    made: Any = ss.get(MADE)
+    if current and isinstance(made, str):
+        if qp.get(PARAM) != made:
+            qp[PARAM] = made
+        ss[TAKEN] = made
+    elif PARAM in qp:
+        del qp[PARAM]
