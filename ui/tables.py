@@ -182,7 +182,7 @@ COMPARE: dict[str, Any] = {
         "calibration (A's and B's together: the lower fall and the higher rise); empty where no band's "
         "coverage was measured. The cards above show each side's own run re-simulated at its chips' band "
         "edges instead, which moves some figures less (a bill for the same chips) and some more (a "
-        "queue near its limit).",
+        "queue near its limit). " + ex.e2e_band_note(),
     ),
 }
 

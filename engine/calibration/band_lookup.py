@@ -78,6 +78,13 @@ def shown_kinds(family: str) -> tuple[str, ...]:
     return tuple(f for f in KINDS if cov.get(f"{f}_points", 0) >= MIN_KIND_POINTS)
 
 
+def e2e_coverage(family: str = "source_out") -> tuple[float, int] | None:
+    """E2E's band's measured coverage and its points (`engine.calibration.e2e_band`); None unmeasured."""
+    cov = calibration_table().get("band_coverage", {}).get(family, {})
+    points = int(cov.get("e2e_points", 0))
+    return (float(cov["e2e"]), points) if points and "e2e" in cov else None
+
+
 def _lookup(
     rows: dict[str, tuple[float, float]], point: dict[str, str], own_class: bool = False
 ) -> tuple[float, float] | None:

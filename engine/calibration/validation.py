@@ -18,13 +18,16 @@ from engine.calibration import (
     bands,
     calibrate,
     crossval,
+    e2e_band,
     first_token,
     measurements,
     moe_fit,
     reference,
+    reference_moe,
     trust,
 )
 from engine.catalog.entries import Catalog
+from engine.core import datafiles
 from engine.costmodel import power, stacks
 
 TARGETS = {"loso_median": 0.15, "loso_p90": 0.35, "energy_median": 0.25}
@@ -57,6 +60,13 @@ class Report:
     band_checks: dict[str, pd.DataFrame] = field(default_factory=dict)
     """Per family: every held-out point checked against the bands fitted without its source
     (`bands.coverage`): the out-of-sample coverage."""
+    e2e_checks: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """Per family: the reference's mean E2Es checked against the envelope of their TTFT and TPOT
+    bands, each fitted without their source (`e2e_band`): E2E's band, measured."""
+
+    def e2e_coverage(self) -> dict[str, dict[str, float]]:
+        """Per family: E2E's held-out points, their sources and the share inside its band."""
+        return {fam: c for fam, e in self.e2e_checks.items() if (c := e2e_band.coverage(e))}
 
     def band_coverage(self, by: tuple[str, ...] = ("figure",)) -> dict[str, dict[str, dict[str, float]]]:
         """Per family and group of `by`: held-out points and the share inside their band, out of sample."""
@@ -157,6 +167,7 @@ class Report:
                     "coverage_by_model": self.band_coverage(("model", "figure")).get(fam, {}),
                     "coverage_by_basis": self.band_coverage(("basis", "figure")).get(fam, {}),
                     "coverage_range": list(bands.COVERAGE_RANGE),
+                    "e2e_coverage": self.e2e_coverage().get(fam, {}),
                     "widening": table.widening,
                     "groups": {
                         k: {"low": b.low, "high": b.high, "points": b.points} for k, b in table.bands.items()
@@ -233,6 +244,7 @@ def report(catalog: Catalog) -> Report:
         for row in expected.values():
             row["energy"] = energy_error(power_median, row["throughput"])
     tables, checks = fit_bands(preds)
+    views = e2e_band.views(datafiles.data_dir() / "reference" / reference_moe.MOE_FILE)
     return Report(
         rows=rows,
         predictions=preds,
@@ -247,4 +259,5 @@ def report(catalog: Catalog) -> Report:
         fits=fits,
         band_tables=tables,
         band_checks=checks,
+        e2e_checks={fam: e2e_band.check(c, views) for fam, c in checks.items()},
     )

@@ -184,6 +184,14 @@ def _coverage_cell(figure: str, c: dict[str, float]) -> str:
     return f"{text} ({lo:.0%}-{hi:.0%}: NOT met, {side})"
 
 
+def _e2e_cell(c: dict[str, float]) -> str:
+    """E2E's band (the envelope of its TTFT and TPOT bands) and how much of the held-out mean E2Es it holds."""
+    cell = _coverage_cell("e2e", c).split(" points", 1)[1]  # ' (60%-76%: met)' and the like
+    return f"the envelope of its TTFT and TPOT bands (no band of its own) holds {c['coverage']:.1%} of " + (
+        f"{int(c['points'])} held-out mean E2Es from {int(c['sources'])} sources{cell}"
+    )
+
+
 def band_lines(rep: validation.Report) -> list[str]:
     """Each band family's out-of-sample coverage per kind, and the MoE rows' apart."""
     lo, hi = bands.QUANTILES
@@ -192,6 +200,7 @@ def band_lines(rep: validation.Report) -> list[str]:
         "new source's points land inside; coverage out of sample (each source left out, every band refitted)"
     ]
     by_model = rep.band_coverage(("model", "figure"))
+    e2e = rep.e2e_coverage()
     for fam, cov in rep.band_coverage().items():
         cells = [_coverage_cell(f, cov[f]) for f in band_lookup.KINDS if f in cov]
         lines.append(f"{'band coverage, ' + FAMILY_TEXT.get(fam, fam):17}: " + "; ".join(cells))
@@ -205,6 +214,8 @@ def band_lines(rep: validation.Report) -> list[str]:
                     if f in moe
                 )
             )
+        if fam in e2e:
+            lines.append(f"{'  E2E':17}: " + _e2e_cell(e2e[fam]))
     return lines
 
 
@@ -539,9 +550,10 @@ def band_toml(rep: validation.Report) -> list[str]:
         "",
     ]
     coverage = rep.band_coverage()
+    e2e = rep.e2e_coverage()
     for fam, table in rep.band_tables.items():
         lines.append(f"[band_coverage.{fam}]")
-        for figure, c in coverage.get(fam, {}).items():
+        for figure, c in {**coverage.get(fam, {}), **({"e2e": e2e[fam]} if fam in e2e else {})}.items():
             lines += [f"{figure} = {round(c['coverage'], 3)}", f"{figure}_points = {int(c['points'])}"]
         lines += ["", f"[band.{fam}]"]
         lines += [f'"{key}" = [{b.low}, {b.high}]' for key, b in table.bands.items()]

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.calibration.band_lookup import BAND_MEANING
+from engine.calibration.band_lookup import BAND_MEANING, e2e_coverage
 from engine.calibration.trust import (
     BASIS_TEXT,
     FIGURES,
@@ -88,7 +88,30 @@ COMPARED_SOURCES: dict[str, Source] = {
     "Cost per 1M output tokens": THROUGHPUT,
     "Energy per output token": (("energy", None),),
 }
-"""Figures of the Compare table (`engine.explain.presentation.COMPARED` labels) that carry an error."""
+"""Figures of the Compare table (`engine.explain.presentation.COMPARED` labels) that carry an error.
+E2E's band is the envelope of its prefill pools' TTFT band and its decode pools' TPOT band (no
+band of its own is fitted); its coverage on the reference's held-out mean E2Es is `e2e_band_note`'s
+(`make validate`'s E2E line, `engine.calibration.e2e_band`; docs/calibration.md, "E2E's band")."""
+
+
+def e2e_band_note() -> str:
+    """What E2E's band is and how much of the held-out mean E2Es it held, in one sentence ('' unmeasured)."""
+    cov = e2e_coverage()
+    if cov is None:
+        return ""
+    from engine.calibration.bands import COVERAGE_RANGE  # (pandas: only where a band is printed)
+
+    side = (
+        ", more than it says"
+        if cov[0] > COVERAGE_RANGE[1]
+        else ", fewer than it says"
+        if cov[0] < COVERAGE_RANGE[0]
+        else ""
+    )
+    return (
+        f"E2E's band is the envelope of its TTFT and TPOT bands (none of its own): it held {cov[0]:.0%} of "
+        f"{cov[1]} published mean E2Es of MoE models held out from the fit{side}."
+    )
 
 
 @dataclass(frozen=True)

@@ -547,3 +547,9 @@ def test_validate_prints_each_kinds_band_coverage_measured_out_of_sample(report:
     checked = report.band_checks["source_out"]
     assert len(checked) == sum(int(c["points"]) for c in cov.values())
     assert 0.0 < checked["inside"].mean() < 1.0
+    # E2E, which has no band of its own, is measured too: its envelope of TTFT and TPOT bands
+    e2e = report.e2e_coverage()["source_out"]
+    assert e2e["points"] >= 20 and e2e["sources"] >= 2
+    e2e_line = next(x for x in lines if x.lstrip().startswith("E2E"))
+    assert f"holds {e2e['coverage']:.1%} of {int(e2e['points'])} held-out mean E2Es" in e2e_line
+    assert doc["e2e_coverage"] == e2e

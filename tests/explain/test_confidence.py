@@ -140,6 +140,20 @@ def test_cli_run_json_carries_the_calibration_and_the_text_shows_it(
         tpot_line = next(line for line in out.splitlines() if line.strip().startswith("tpot"))
         assert tpot_line.endswith(confidence.band_text("", (1 / high - 1, 1 / low - 1)))
         assert confidence.BAND_NOTE in out
+        # E2E carries a band too, and the line says what it is and how much it held when measured
+        assert next(x for x in out.splitlines() if x.strip().startswith("e2e")).endswith("%)")
+        assert confidence.e2e_band_note() in out
+
+
+def test_e2e_band_says_its_measured_coverage_and_on_which_side_it_misses() -> None:
+    """The shipped coverage of E2E's band (`calibrate --reference --write`, `e2e_band`) in words."""
+    from engine.calibration.band_lookup import e2e_coverage
+
+    cov = e2e_coverage()
+    assert cov is not None and cov[1] >= 20
+    note = confidence.e2e_band_note()
+    assert f"it held {cov[0]:.0%} of {cov[1]} published mean E2Es" in note
+    assert ("more than it says" in note) == (cov[0] > 0.76) and ("fewer" in note) == (cov[0] < 0.60)
 
 
 def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() -> None:
