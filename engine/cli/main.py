@@ -23,6 +23,8 @@ from typing import Any
 
 from engine.cli import observe_flags, plan_flags
 from engine.cli.common import add_work_limit_flag, command
+from engine.cli.links import PAGES as DASHBOARD_PAGES
+from engine.cli.links import add_url_flag
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import SERVING_STACKS
@@ -71,6 +73,18 @@ def _scenario_flags(sub: Any) -> None:
     s.add_argument("scenario", help="a .toml/.json file or a preset name")
     s.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     s.add_argument("--json", action="store_true")
+    s.add_argument(
+        "--link",
+        nargs="?",
+        const="results",
+        default=None,
+        choices=DASHBOARD_PAGES,
+        metavar="PAGE",
+        help="print the dashboard's address that opens this scenario (on PAGE: "
+        + ", ".join(DASHBOARD_PAGES)
+        + "; default results) instead of the scenario",
+    )
+    add_url_flag(s)
     s.set_defaults(func=command("engine.cli.run:cmd_scenario"))
 
 

@@ -19,6 +19,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.cli import links
 from engine.cli.catalog import chip_marks
 from engine.cli.common import check_range, check_writable_file, emit_json, load_scenario
 from engine.cli.emit import check_emit_flags, plan_emit, print_plan_emit
@@ -106,11 +107,9 @@ def _space(args: argparse.Namespace, scen: Any) -> Any:
     )
 
 
-def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
+def _check_flags(args: argparse.Namespace) -> None:
+    """`plan`'s numeric flags in range and its output writable, before anything runs."""
     from engine.planning.candidates import MAX_POWER_BUDGET_KW
-    from engine.planning.plan import plan
-    from engine.planning.plan_work import check_plan_work
-    from engine.serving.run import ENGINE_VERSION
 
     check_range(args.target_rps, "--target-rps", 0, bounds.MAX_RATE_RPS, above=True)
     check_range(args.duration_s, "--duration-s", 10, bounds.MAX_DURATION_S)
@@ -121,8 +120,19 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
     if args.out:
         check_writable_file(args.out)  # before the search, not after
     check_emit_flags(args)
+
+
+def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
+    from engine.planning.plan import plan
+    from engine.planning.plan_work import check_plan_work
+    from engine.serving.run import ENGINE_VERSION
+
+    _check_flags(args)
     scen = load_scenario(args.scenario, args.set)
     space = _space(args, scen)
+    link = (
+        links.plan_address(args, scen, space, _attainment(args)) if args.link else None
+    )  # said before the search
     # the whole plan, its margin included, is bounded before any simulation (docs/planner.md)
     work = None
     if not args.no_work_limit:
@@ -167,6 +177,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
         doc["engine_version"] = ENGINE_VERSION
         doc["scenario"] = {"name": scen.name, "seed": scen.seed}
         doc["work"] = work.to_json() if work is not None else None
+        doc["link"] = link
         if args.emit:
             doc["emit"] = plan_emit(result.best, args)
         emit_json(doc)
@@ -183,6 +194,8 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
         Path(args.out).write_text(scenario_io.dumps_toml(result.best), encoding="utf-8")
         print(f"wrote the chosen scenario to {args.out}")
     print_plan_emit(plan_emit(result.best, args))
+    if link:
+        print(f"\nthis plan in the dashboard (it plans again there): {link}")
     return 0
 
 

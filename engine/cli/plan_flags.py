@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.cli import emit as emit_cli
 from engine.cli.common import add_work_limit_flag, command
+from engine.cli.links import add_link_flags
 
 RULE_CHOICES = ("percentile", "attainment")
 """What --rule accepts (engine.planning.rules.RULES; a test keeps them equal)."""
@@ -120,6 +121,7 @@ def _plan(sub: Any) -> None:
         help="run the candidates' simulations on a Dask distributed scheduler (the same plan as locally)",
     )
     add_work_limit_flag(p, "; for plan also the bound on the plan's total work (docs/planner.md)")
+    add_link_flags(p)
     p.set_defaults(func=command("engine.cli.plan:cmd_plan"))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from engine.cli import links
 from engine.cli.common import check_range, check_writable_folder, emit_json, load_scenario
 from engine.cli.outputs import write_outputs, write_replications
 from engine.core import bounds
@@ -27,6 +28,9 @@ def cmd_scenario(args: argparse.Namespace) -> int:
     """Validate a scenario, print it resolved: each pool's capacity and price, the work estimate."""
     scen = load_scenario(args.scenario, args.set)
     res = resolve(scen)
+    if args.link:
+        print(links.address(scen, args.scenario, args.link, args.url))
+        return 0
     if args.json:
         emit_json(scenario_io.to_data(scen))
         return 0
