@@ -354,21 +354,49 @@ def test_calls_due_now_keep_the_heaps_order() -> None:
 def test_a_run_makes_no_garbage_in_cycles_and_restores_the_collector(preset: str) -> None:
     """`Simulation.run` turns the cyclic collector off while its loop runs, which holds only while
     the loop leaves nothing in reference cycles (else a long run would keep it all): none is left,
-    a fault and its retried requests included, and the collector is on again afterwards."""
-    import gc
+    a fault and its retried requests included, and the collector is on again afterwards.
 
-    base = small(preset)
-    fault = {"at_s": 5.0, "pool": base.deployment.pools[0].name, "instances": 1, "duration_s": 5.0}
-    s = io.apply_overrides(base, {"faults": [fault]})
-    sim = Simulation(resolve(s, load_catalog()), generate(s))
-    gc.collect()
-    gc.disable()  # (kept off after the run too, so that nothing is collected before the count)
-    try:
-        rec = sim.run()
-        assert not gc.isenabled()  # the run leaves the collector as it found it
-        assert gc.collect() == 0  # (the simulation itself is still alive here)
-    finally:
-        gc.enable()
-    assert rec.counters["retried"] > 0
-    Simulation(resolve(s, load_catalog()), generate(s)).run()
-    assert gc.isenabled()
+    In a process of its own: the collector is off for the whole process while the count is taken, so
+    in a test worker the threads earlier tests left running (a Streamlit runtime's, an executor's)
+    had their own garbage counted (66 objects in one full run)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", GARBAGE_CHECK, preset],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    ).stdout.split()
+    collected, enabled_during, enabled_after, retried = int(out[0]), out[1], out[2], int(out[3])
+    assert enabled_during == "False"  # the run leaves the collector as it found it
+    assert collected == 0  # (the simulation itself is still alive at the count)
+    assert enabled_after == "True" and retried > 0
+
+
+GARBAGE_CHECK = """
+import gc, sys
+from engine.catalog.entries import load_catalog
+from engine.scenario import codec as io
+from engine.scenario.resolve import resolve
+from engine.serving.sim import Simulation
+from engine.serving.workload import generate
+from tests.simhelp import small
+
+base = small(sys.argv[1])
+fault = {"at_s": 5.0, "pool": base.deployment.pools[0].name, "instances": 1, "duration_s": 5.0}
+s = io.apply_overrides(base, {"faults": [fault]})
+sim = Simulation(resolve(s, load_catalog()), generate(s))
+gc.collect()
+gc.disable()  # (kept off after the run too, so that nothing is collected before the count)
+try:
+    rec = sim.run()
+    during = gc.isenabled()
+    collected = gc.collect()
+finally:
+    gc.enable()
+Simulation(resolve(s, load_catalog()), generate(s)).run()  # with the collector on, it is on after
+print(collected, during, gc.isenabled(), rec.counters["retried"])
+"""
+"""`test_a_run_makes_no_garbage_in_cycles_and_restores_the_collector`'s runs, in a fresh process."""
