@@ -254,7 +254,10 @@ with st.container(horizontal=True, gap="small"):
         with st.container(border=True, width=POOL_WIDTH):
             head, rm = st.columns([5, 1], vertical_alignment="center")
             kind = "Edge" if pool.tier == "edge" else pool.role.capitalize()
-            head.markdown(f"**{kind} pool** {plain(pool.name)}", help=(Pool.__doc__ or "").strip())
+            name = (
+                "" if pool.name.lower() == kind.lower() else f" {plain(pool.name)}"
+            )  # not "Prefill pool prefill"
+            head.markdown(f"**{kind} pool**{name}", help=(Pool.__doc__ or "").strip())
             rm.button(
                 "",
                 key=f"fg:rm-pool:{i}",

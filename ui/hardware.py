@@ -27,7 +27,7 @@ from engine.explain import (
     without_custom_chip,
 )
 from engine.scenario import Scenario, scenario_catalog
-from ui import charts, export, state
+from ui import charts, export, state, tables
 from ui.bound import local_problem, range_check, refused_value, select
 from ui.labels import label_of
 from ui.text import plain
@@ -215,7 +215,7 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
         "decode steps at batch 1/8/32/128 with 4096 tokens of context each.",
     )
     with st.expander("Roofline points as a table", icon=":material/table:"):
-        st.dataframe(points, hide_index=True, width="stretch")
+        st.dataframe(points, hide_index=True, width="stretch", column_config=tables.ROOFLINE_POINTS)
 
 
 def stack_profile(h: HardwareSpec, sc: Scenario, cat: Catalog) -> CalibrationProfile:

@@ -374,7 +374,15 @@ def _search_inputs() -> None:
         width=160,
     )
     c9.number_input(
-        "Most simulations", value=120, step=5, key="plan_sims", persist_state="session", width=160
+        "Most simulations",
+        value=120,
+        step=5,
+        key="plan_sims",
+        persist_state="session",
+        help="The search's budget of planning runs (finalists and frontier runs included). The risk-aware "
+        "checks (a search with slowed chips) and the margin each have a budget as large again, and each chip's "
+        "pick is rerun at full length: the Work line under the form counts them all.",
+        width=160,
     )
     c10.selectbox(
         "A deployment passes when",

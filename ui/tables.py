@@ -59,7 +59,7 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
         width=82,
     ),
     "ttft_holds_to_pct": cc.NumberColumn(
-        "TTFT holds", format="p%.1f", help="The percentile up to which TTFT stays within target.", width=82
+        "TTFT holds", format="p%g", help="The percentile up to which TTFT stays within target.", width=82
     ),
     "tpot_target_ms": cc.NumberColumn("TPOT target", format="%,.0f ms", width=82),
     "tpot_at_percentile_ms": cc.NumberColumn(
@@ -69,7 +69,7 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
         width=82,
     ),
     "tpot_holds_to_pct": cc.NumberColumn(
-        "TPOT holds", format="p%.1f", help="The percentile up to which TPOT stays within target.", width=82
+        "TPOT holds", format="p%g", help="The percentile up to which TPOT stays within target.", width=82
     ),
     "tbt_target_ms": None,  # shown by `slo_tail_columns` where a class sets a TBT target
     "max_tbt_at_percentile_ms": None,
@@ -337,7 +337,7 @@ MODELS: dict[str, Any] = {
     "layers": cc.NumberColumn("Layers"),
     "hidden": cc.NumberColumn("Hidden"),
     "kv_bytes_per_token_bf16": cc.NumberColumn(
-        "KV B/token", format="localized", help="KV cache bytes per token at BF16."
+        "KV B/token (BF16)", format="localized", help="KV cache bytes per token at BF16 (FP8 KV: half)."
     ),
     "attention": cc.TextColumn("Attention"),
     "moe": cc.TextColumn("MoE", help="Experts routed per token / experts, or dense."),
@@ -427,6 +427,23 @@ def shown(config: dict[str, Any], frame: pd.DataFrame) -> list[str]:
     """The columns of `frame` a table config labels (not hides), in the config's order."""
     return [k for k, v in config.items() if v is not None and k in frame.columns]
 
+
+ROOFLINE_POINTS: dict[str, Any] = {
+    "chip": cc.TextColumn("chip"),
+    "phase": cc.TextColumn("phase"),
+    "label": cc.TextColumn("point", width=220),
+    "intensity_flops_per_byte": cc.NumberColumn("intensity (FLOP/B)", format="%.1f"),
+    "attainable_tflops": cc.NumberColumn(
+        "attainable TFLOP/s per chip", format="%.0f", help="The roof at this intensity: compute or bandwidth."
+    ),
+    "achieved_tflops": cc.NumberColumn("achieved TFLOP/s per chip", format="%.0f"),
+    "bound": cc.TextColumn("bound"),
+    "time_ms": cc.NumberColumn("iteration", format="%.2f ms"),
+    "tokens_per_s": cc.NumberColumn(
+        "tokens/s", format="localized", help="The instance's: the iteration's tokens over its time."
+    ),
+}
+"""The Hardware page's roofline points (`engine.explain.roofline_chips`) under their chart."""
 
 ROOFLINE: dict[str, Any] = {
     "hardware": cc.TextColumn("chip"),

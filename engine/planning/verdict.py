@@ -82,7 +82,8 @@ class Verdict:
     """Per chip, how much longer its iterations ran in the risk-aware checks (empty: not risk-aware)."""
     nominal_slowed: dict[str, Any] | None = None
     """The nominal cheapest run with every chip at its band's edge: ``passes``, ``slo_attainment``,
-    ``ttft_ms_at_slo``, ``tpot_ms_at_slo``, ``slo_percentile``, ``shortfall_rps`` (None: not risk-aware)."""
+    ``ttft_ms_at_slo``, ``tpot_ms_at_slo``, ``slo_percentile``, ``shortfall_rps`` (None: not risk-aware,
+    or the risk search's simulations ran out before it)."""
     notes: tuple[str, ...] = ()
     slowed_simulations: int = 0
     """How many runs the risk-aware checks simulated (with every chip at its band's edge)."""
@@ -110,10 +111,19 @@ class Verdict:
 
     def risk_text(self) -> str:
         """The nominal cheapest's risk in words: whether it still passes with every chip at the
-        pessimistic edge of its band, and how it fares then; '' when not risk-aware."""
+        pessimistic edge of its band, and how it fares then, or that it was not rerun so (the risk
+        search's simulations ran out first); '' when not risk-aware."""
         s = self.nominal_slowed
         if s is None:
-            return ""
+            unchecked = (
+                self.risk_aware and self.nominal_run is not None and self.nominal_run != self.chosen_run
+            )
+            return (
+                "the nominal cheapest was not rerun with its chips at their bands' pessimistic edge: the risk-aware "
+                "checks ran out of simulations first (more simulations would check it)"
+                if unchecked
+                else ""
+            )
         slow = ", ".join(f"{chip} {e:+.0%} time" for chip, e in self.slowdown.items()) or "no chip has a band"
         if s["passes"] and (failed := self._nominal_failed_full_length()):
             return (

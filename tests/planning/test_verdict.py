@@ -270,6 +270,17 @@ def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> N
     assert verdict(85.5).premium_text() == "$4.50/h less (-5%)"
     assert verdict(99.0).premium_text() == "+$9.00/h (+10%)"
     assert verdict(90.0).premium_text() == ""
+    # at the same price and never rerun slowed (the risk checks' budget spent), the nominal cheapest is
+    # still said for what it is: the Planner read "Nominal cheapest: b200 tp1 4M. ." (a review)
+    said = verdict(90.0).risk_text()
+    assert said.startswith(
+        "the nominal cheapest was not rerun with its chips at their bands' pessimistic edge"
+    )
+    assert "ran out of simulations" in said
+    same = Verdict(
+        "usd_per_hour", True, pd.DataFrame([{"winner": True, "run": 3}]), chosen_run=3, nominal_run=3
+    )
+    assert same.risk_text() == ""  # the nominal cheapest is the choice: nothing to say of it
 
 
 def test_a_nominal_cheapest_that_holds_slowed_but_fails_its_full_length_run_says_so() -> None:
