@@ -243,10 +243,12 @@ targets = ex.slo_targets(sc)
 c1, c2 = st.columns(2)
 for col, metric in zip((c1, c2), ("ttft", "tpot"), strict=True):
     with col:
-        fig = charts.tail(ex.tail_curves(sc, res.requests, metric), metric, targets)  # type: ignore[arg-type]
+        curves = ex.tail_curves(sc, res.requests, metric)  # type: ignore[arg-type]
         export.chart(
-            fig,
+            charts.tail(curves, metric, targets),
             sc,
             f"{metric}_tail",
             help="Where a curve crosses its dashed target, the tail breaks; the dotted line is the SLO percentile.",
         )
+        if ends := ex.tail_end_text(curves):
+            st.caption(ends)

@@ -8,7 +8,8 @@ at a layout that holds the model), `confidence` (calibration marks and the expec
 `presentation` (the figures and frames the
 dashboard draws), `previews` (what a setting will do before a run: length histograms, shipped
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
-unsustainable run and its latencies are said), `report` (exports with provenance, the
+unsustainable run and its latencies are said), `tail_ends` (where the SLO page's curves stop),
+`report` (exports with provenance, the
 validation table), `layers` (which layer decided it: each layer switched alone), `way_in`
 (network and control-plane time as shares of TTFT), `scaled` (a run's autoscaling in a line),
 `timeline_marks` (a run's faults as moments on its timeline),
@@ -91,6 +92,7 @@ _API = {
     "slo_targets": "engine.explain.presentation",
     "summary_rows": "engine.explain.presentation",
     "tail_curves": "engine.explain.presentation",
+    "tail_end_text": "engine.explain.tail_ends",
     "usd_decimals": "engine.explain.presentation",
     "usd_text": "engine.explain.presentation",
     "utilization_frame": "engine.explain.presentation",
@@ -312,6 +314,7 @@ __all__ = [
     "summary_rows",
     "svg_with_metadata",
     "tail_curves",
+    "tail_end_text",
     "trace_format",
     "trace_problem",
     "uncalibrated",
@@ -455,6 +458,7 @@ if TYPE_CHECKING:
     from engine.explain.scaled import autoscale_line
     from engine.explain.software import porting_lines
     from engine.explain.sustain import GROWS, LEVEL, at_least, latency, level, line, marked, within_only
+    from engine.explain.tail_ends import tail_end_text
     from engine.explain.timeline_marks import FaultMark, fault_marks
     from engine.explain.trace_files import idle_tail, trace_format, trace_problem
     from engine.explain.way_in import client_line, way_in_line

@@ -1,0 +1,40 @@
+"""Where the SLO page's latency-by-percentile curves stop (`engine.explain.tail_ends`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from engine.explain.presentation import tail_curves
+from engine.explain.tail_ends import tail_end_text
+from engine.scenario.codec import load_preset
+from engine.serving.run import simulate
+
+
+def _curve(name: str, lat: list[float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"class": name, "percentile": [50.0, 90.0, 95.8754, 99.0][: len(lat)], "latency_ms": lat}
+    )
+
+
+def test_a_curve_that_runs_out_of_answers_is_said_where_it_stops() -> None:
+    frame = pd.concat(
+        [
+            _curve("chat", [10.0, 20.0, 30.0, 40.0]),
+            _curve("batch", [10.0, 20.0, 30.0, np.inf]),
+            _curve("long", [np.inf] * 4),
+        ],
+        ignore_index=True,
+    )
+    said = tail_end_text(frame)
+    assert said.startswith("Curves that stop early: batch at p95.9 and long before p50.")
+    assert "rejected or never finished" in said
+    assert tail_end_text(_curve("chat", [10.0, 20.0, 30.0, 40.0])) == ""
+
+
+def test_a_preset_that_rejects_requests_says_its_curves_stop() -> None:
+    sc = load_preset("enterprise-mixed")
+    res = simulate(sc.model_copy(update={"duration_s": 300.0}))
+    said = tail_end_text(tail_curves(sc, res.requests, "ttft"))
+    rejected = res.summary["requests"]["rejected"]
+    assert rejected > 0 and "batch at p" in said
