@@ -141,7 +141,8 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
     wide = bool(reps) or any(
         ex.headline_range(t, k) is not None for t in (ta, tb) for _, k, *_ in HEAD if k in ex.HEADLINE_SOURCES
     )
-    row = st.container(horizontal=True, gap="small") if wide else None
+    final = "-spread" if moves_a is not None else ""  # (drawn twice in one run: a key each time)
+    row = st.container(horizontal=True, gap="small", key=f"fg-wide-cards{final}") if wide else None
     for col, (label, k, fmt, inverse) in zip(st.columns(5) if row is None else [row] * 5, HEAD, strict=True):
         pct, pts = change.get(label), points.get(label)
         text = tables.change_text(pct, pts)

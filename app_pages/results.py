@@ -115,7 +115,10 @@ def headline_figures(moves: ex.Moves | None) -> None:
 
 
 head = st.empty()  # drawn now with the kinds' errors, again at the end with the run's spread
-with head.container(horizontal=True, gap="small", width="stretch"):
+CARDS_KEY = (
+    "fg-wide-cards" if rep is not None else "fg-cards"
+)  # seeds' '± x' values: a size smaller (ui.styles)
+with head.container(horizontal=True, gap="small", width="stretch", key=f"{CARDS_KEY}-early"):
     headline_figures(None)
 spread_note = st.empty()
 marks.run_mark(trust, key="fg-calibration")  # under the figures it qualifies
@@ -308,7 +311,7 @@ with st.expander("Per-request table (first 1,000 rows)", icon=":material/list:")
 spread = margin.spread(res)
 if spread is not None:
     moves = spread.moves()
-    with head.container(horizontal=True, gap="small", width="stretch"):
+    with head.container(horizontal=True, gap="small", width="stretch", key=f"{CARDS_KEY}-spread"):
         headline_figures(moves)
     with money.container(horizontal=True, gap="small"):
         money_figures(moves)
