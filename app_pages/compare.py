@@ -247,7 +247,7 @@ for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
 # cost's leading digits ($0.0005415 read '0005415') in the rows scrolled to
 config = {**tables.COMPARE, **replicas.COMPARE_COLUMNS} if reps else tables.COMPARE
 st.dataframe(
-    tables.compare_view(table),
+    tables.compare_styled(table),
     hide_index=True,
     width="stretch",
     height=tables.rows_height(len(table)),

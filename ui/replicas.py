@@ -308,14 +308,10 @@ def caption(rep: Replicas, rest: str) -> None:
 
 
 COMPARE_COLUMNS: dict[str, Any] = {
-    "a": cc.TextColumn("A", width=100, alignment="right", help="Mean over the seeds."),
-    "a_ci95": cc.TextColumn(
-        "A ±", alignment="right", help="Half-width of A's 95% confidence interval over the seeds."
-    ),
-    "b": cc.TextColumn("B", width=100, alignment="right", help="Mean over the seeds."),
-    "b_ci95": cc.TextColumn(
-        "B ±", alignment="right", help="Half-width of B's 95% confidence interval over the seeds."
-    ),
+    "a": cc.NumberColumn("A", width=100, help="Mean over the seeds."),
+    "a_ci95": cc.NumberColumn("A ±", help="Half-width of A's 95% confidence interval over the seeds."),
+    "b": cc.NumberColumn("B", width=100, help="Mean over the seeds."),
+    "b_ci95": cc.NumberColumn("B ±", help="Half-width of B's 95% confidence interval over the seeds."),
     "better": cc.TextColumn(
         "better",
         help="Which scenario does better on this figure (same: within 0.5%; within "

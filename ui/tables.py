@@ -169,10 +169,11 @@ COMPARE: dict[str, Any] = {
     # widths for the longest entries ('Cost per 1M output tokens', '0.0005415', '+0.00005255')
     "figure": cc.TextColumn("figure", width=200),
     "unit": cc.TextColumn("unit"),
-    "a": cc.TextColumn("A", width=100, alignment="right"),
-    "b": cc.TextColumn("B", width=100, alignment="right"),
-    "change": cc.TextColumn("B − A", width=110, alignment="right"),
-    "change_pct": cc.TextColumn(
+    # numbers shown as `compare_view` writes them (`compare_styled`), so a click on a header sorts by value
+    "a": cc.NumberColumn("A", width=100),
+    "b": cc.NumberColumn("B", width=100),
+    "change": cc.NumberColumn("B − A", width=110),
+    "change_pct": cc.NumberColumn(
         "change", help="Relative change from A to B; a share's (SLO attainment, cache hit rate) in points."
     ),
     "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%)."),
@@ -229,7 +230,8 @@ def changes(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
 
 
 def compare_view(table: pd.DataFrame) -> pd.DataFrame:
-    """A compare table for display: one change column, a relative change in percent or, for a share,
+    """A compare table's text (what `compare_styled` shows over the numbers): one change column, a
+    relative change in percent or, for a share,
     its change in percentage points (`change_points`), so neither column is mostly empty; the figures
     as the cards read them (`figure_text`: 23,130 not 23130, a share 99.58% not 0.9958)."""
     text = [
@@ -246,6 +248,33 @@ def compare_view(table: pd.DataFrame) -> pd.DataFrame:
                 for v, s in zip(out[col], share, strict=True)
             ]
     return out.assign(unit=out["unit"].where(~share, "%"))
+
+
+COMPARE_NUMBERS = ("a", "b", "change", "change_pct", "a_ci95", "b_ci95")
+"""The compare table's columns of numbers (`compare_styled`)."""
+
+
+def compare_styled(table: pd.DataFrame) -> Any:
+    """A compare table for display as a pandas Styler: each figure's number under the text
+    `compare_view` writes for it, so a cell reads '23,132' or '99.58%' and a click on a column's
+    header sorts by the numbers (as text, 23,132 sorted before 3,740 and '-5.0 pts' among the percents:
+    a review). A share's figures sort in percent, its change in points, as they read."""
+    view = compare_view(table).reset_index(drop=True)
+    share = (table["unit"] == "fraction").to_numpy()
+    numbers = view.copy()
+    for col in (c for c in COMPARE_NUMBERS if c in view):
+        raw = changes(table)[0] if col == "change_pct" else table[col]
+        values = pd.to_numeric(pd.Series(raw).reset_index(drop=True), errors="coerce").astype(float)
+        if col != "change_pct":
+            values = values.where(~share, values * 100.0)
+        numbers[col] = values.where(view[col].notna())  # a cell without text has no number either
+    styler = numbers.style
+    for col in (c for c in COMPARE_NUMBERS if c in view):
+        for i, text in enumerate(view[col]):
+            styler = styler.format(
+                lambda _v, t=text: "–" if t is None else t, subset=pd.IndexSlice[[i], [col]]
+            )
+    return styler
 
 
 def figure_text(value: Any, share: bool = False, signed: bool = False) -> str | None:

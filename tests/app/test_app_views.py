@@ -131,6 +131,20 @@ def test_a_share_changes_in_points_not_percent() -> None:
     assert (share["unit"], share["a"], share["b"]) == ("%", "0.80%", "99.60%")
     assert pd.isna(share["change"])  # its change is said once, in points, in the next column
     assert (shown.loc["TTFT p99", "a"], shown.loc["TTFT p99", "change"]) == ("200", "-100")
+    # on the page the cells hold the numbers, read as the view writes them: a header's click sorts
+    # by value (as text, '23,132' sorted before '3,740' and '-5.0 pts' among the percents: a review)
+    from ui.tables import compare_styled
+
+    styled = compare_styled(pr.compare(a, b))
+    nums = styled.data.set_index("figure")
+    assert (nums.loc["SLO attainment", "a"], nums.loc["SLO attainment", "change_pct"]) == pytest.approx(
+        (0.8, 98.8)
+    )
+    assert (nums.loc["TTFT p99", "b"], nums.loc["TTFT p99", "change_pct"]) == pytest.approx((100.0, -50.0))
+    assert pd.isna(nums.loc["SLO attainment", "change"])
+    html = styled.to_html()
+    for text in ("0.80%", "99.60%", "+98.8 pts", "-50.0%", "200", "-100"):
+        assert f">{text}</td>" in html, text
 
 
 def test_compare_figures_read_as_the_cards_read_them() -> None:
