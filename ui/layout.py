@@ -104,8 +104,8 @@ def _share_address(slot: Any) -> None:
         st.code(url, language=None, wrap_lines=True)
         if "plan" in st.query_params:
             st.caption(
-                "It holds the preset, only the fields you changed and the Planner's form: opening it runs "
-                "the plan again."
+                "It holds the preset, only the fields you changed and the Planner's form: opening it fills "
+                "the form in, and Plan makes the same plan."
             )
         else:
             st.caption("It holds the preset and only the fields you changed, so it stays short.")

@@ -1,9 +1,11 @@
 """The Planner's part of the share link: ``plan=...`` carries the form a shown plan was made from.
 
 - `take` (before the page's notices are drawn): a ``plan`` parameter the session has not seen yet fills the
-  form and asks for the plan, so a shared link reopens the same plan (it runs again: the same
-  request gives the same plan); a parameter that is not allowed is said, naming the field and
-  what it may hold, and dropped from the address, the form keeping its values.
+  form, and `pending` then asks for a click on Plan (the same request gives the same plan). A link
+  does not start the plan itself: a plan may take up to the work limit (minutes of a core), and a
+  URL that anyone can send should not spend that on a shared server unasked (a review). A
+  parameter that is not allowed is said, naming the field and what it may hold, and dropped from
+  the address, the form keeping its values; an empty one is no parameter.
 - `remember` (when a plan finishes): the form it was made from, as the parameter.
 - `show` (after): the address carries the shown plan's parameter while that plan is the current
   scenario's, and none otherwise (a plan made for another scenario is not what the link would rerun).
@@ -27,6 +29,8 @@ TAKEN = "fg_plan_link_taken"
 """Session state: the last ``plan`` parameter read or written (a link is applied once)."""
 MADE = "fg_plan_link_made"
 """Session state: the parameter of the form the stored plan was made from."""
+PENDING = "fg_plan_link_pending"
+"""Session state: the parameter a link filled the form with, until a plan is made (kept in the address)."""
 KEYS = {
     "rps": "plan_target",
     "hw": "plan_hardware",
@@ -49,13 +53,16 @@ KEYS = {
 """Each field of the link (`engine.planning.plan_link.FIELDS`) and the form's widget key."""
 
 
-def take(chips: Collection[str], request: str) -> None:
-    """A new ``plan`` parameter into the form, and the plan asked for (session key `request`)."""
+def take(chips: Collection[str]) -> None:
+    """A new ``plan`` parameter into the form (`pending` says it waits for a click on Plan)."""
     ss, qp = st.session_state, st.query_params
     text = str(qp[PARAM]) if PARAM in qp else None
     if text is None or text == ss.get(TAKEN):
         return
     ss[TAKEN] = text
+    if not text.strip(";"):  # `?plan=`: no field, nothing to fill in
+        del qp[PARAM]
+        return
     try:
         values = plan_link_decode(text, chips)
     except ScenarioError as exc:
@@ -64,23 +71,39 @@ def take(chips: Collection[str], request: str) -> None:
         return
     for name, value in values.items():
         ss[KEYS[name]] = value
-    ss[request] = True
+    ss[PENDING] = text
+
+
+def pending() -> None:
+    """Under the form, while a link's values wait in it: what they are and that Plan runs them."""
+    if st.session_state.get(PENDING) is None:
+        return
+    refused = " The link's scenario could not be used (said above): the plan would be the preset's." * bool(
+        st.session_state.get(state.LINK_REFUSED)
+    )
+    st.info(
+        "The form holds a shared plan's request: press **Plan** to run it (the Work line above says how much "
+        "it may take)." + refused,
+        icon=":material/link:",
+    )
 
 
 def remember() -> None:
     """The submitted form (the values the plan now made was made from) as the link's parameter."""
     ss = st.session_state
     ss[MADE] = plan_link_encode({name: ss[key] for name, key in KEYS.items() if key in ss})
+    ss.pop(PENDING, None)
 
 
 def show(current: bool) -> None:
     """The address carries the stored plan's parameter when `current` (that plan is the current
-    scenario's); else no ``plan`` parameter."""
+    scenario's), else a link's parameter still waiting in the form (`PENDING`), else none."""
     ss, qp = st.session_state, st.query_params
     made: Any = ss.get(MADE)
-    if current and isinstance(made, str):
-        if qp.get(PARAM) != made:
-            qp[PARAM] = made
-        ss[TAKEN] = made
+    want = made if current and isinstance(made, str) and ss.get(PENDING) is None else ss.get(PENDING)
+    if isinstance(want, str):
+        if qp.get(PARAM) != want:
+            qp[PARAM] = want
+        ss[TAKEN] = want
     elif PARAM in qp:
         del qp[PARAM]

@@ -263,10 +263,10 @@ def _request() -> None:
 
 
 def take_link() -> None:
-    """A shared link's plan (`ui.plan_link`): its values into the form, and planned; run before the
-    page's notices are drawn, which say a link that could not be used."""
+    """A shared link's plan (`ui.plan_link`): its values into the form, waiting for a click on Plan;
+    run before the page's notices are drawn, which say a link that could not be used."""
     sc = state.scenario()
-    plan_link.take(load_catalog().with_entries(sc.custom_hardware, sc.custom_models).hardware, REQUEST)
+    plan_link.take(load_catalog().with_entries(sc.custom_hardware, sc.custom_models).hardware)
 
 
 def _default_chips(sc: Scenario, chips: list[str]) -> list[str]:
@@ -463,7 +463,9 @@ def planner_page() -> None:
     sc = state.scenario()
     plan_run.interrupted()  # a plan this rerun stopped says so; nothing of it was kept
     asked = _inputs(sc)
-    if asked is not None:
+    if asked is None:
+        plan_link.pending()  # a shared link's values in the form, waiting for Plan
+    else:
         target, space, rule, attainment = asked
         key = (sc.model_dump_json(), target, space, rule, attainment, *plan_verdict.options().values())
         result = plan_run.run_plan(
@@ -475,7 +477,8 @@ def planner_page() -> None:
     stored = st.session_state.get(PLAN)
     if stored is None:
         plan_link.show(False)
-        st.info("Set a target load and the chips allowed, then press **Plan**.", icon=":material/info:")
+        if st.session_state.get(plan_link.PENDING) is None:  # (else `pending` has said it)
+            st.info("Set a target load and the chips allowed, then press **Plan**.", icon=":material/info:")
         return
     key, p, edge = stored if len(stored) == 3 else (*stored, None)  # a plan kept from before the margin
     plan_link.show(key[0] == sc.model_dump_json())  # the link reopens the plan if it is this scenario's

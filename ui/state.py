@@ -42,6 +42,8 @@ LINK_KEYS = ("v", "p", "s")
 PAGE_KEYS = ("a", "b", "plan")
 """Query parameters of one page: Compare's scenarios A and B (bound to its widgets), the Planner's
 form (`ui.plan_link`)."""
+LINK_REFUSED = "fg_link_refused"
+"""Session state, within one run: the link's scenario was refused and the preset shown instead."""
 STREAMLIT_KEYS = ("embed", "embed_options")
 """Query parameters Streamlit itself reads."""
 
@@ -229,6 +231,7 @@ def sync_link() -> None:
     """
     ss = st.session_state
     qp = st.query_params
+    ss.pop(LINK_REFUSED, None)
     if "preset" in qp:  # a hand-written `?preset=<name>` means the app's `p=<name>`
         if "p" not in qp:
             qp["p"] = str(qp["preset"])
@@ -254,6 +257,7 @@ def sync_link() -> None:
             except ScenarioError as exc:
                 fallback = _fallback(params)
                 notify(f"The share link could not be used: {exc}. Showing the preset {fallback} instead.")
+                ss[LINK_REFUSED] = True
                 use_preset(fallback)
         elif SCENARIO not in ss:
             use_preset(DEFAULT_PRESET)

@@ -38,7 +38,7 @@ def add_link_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--link",
         action="store_true",
-        help="also print the dashboard's Planner address that runs this plan (its form filled in)",
+        help="also print the dashboard's Planner address with this plan's form filled in (Plan makes it there)",
     )
     add_url_flag(parser)
 
@@ -50,6 +50,8 @@ def address(scen: Scenario, ref: str, page: str = "results", url: str = DEFAULT_
 
     if not url.startswith(("http://", "https://")):
         raise ScenarioError(f"--url: {url!r} is not an http:// or https:// address")
+    if "?" in url or "#" in url:  # the link's own query would follow it
+        raise ScenarioError(f"--url: {url!r} has a query or a fragment; give the dashboard's address alone")
     preset = ref if not is_file_ref(ref) and ref in codec.preset_names() else codec.DEFAULT_PRESET
     params = codec.to_link(scen, preset)
     try:
@@ -75,9 +77,10 @@ def plan_address(args: argparse.Namespace, scen: Scenario, space: Any, attainmen
         if given != default:
             raise ScenarioError(f"--link: the Planner's form has no {flag} (it plans with {default!r})")
     fields = _plan_fields(args, space, attainment)
-    fields["hw"] = fields["hw"] or list(
-        dict.fromkeys(p.hardware for p in scen.deployment.pools)
-    )  # the default
+    if not fields["hw"]:  # --hardware's default: the scenario's chips
+        fields["hw"] = list(dict.fromkeys(p.hardware for p in scen.deployment.pools))
+    if scenario_catalog(scen).models[scen.model.id].moe is None:
+        fields["ep"] = []  # a dense model plans no expert parallelism (the form leaves the field empty)
     text = encode(fields)
     try:
         decode(text, scenario_catalog(scen).hardware)

@@ -195,7 +195,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
         print(f"wrote the chosen scenario to {args.out}")
     print_plan_emit(plan_emit(result.best, args))
     if link:
-        print(f"\nthis plan in the dashboard (it plans again there): {link}")
+        print(f"\nthis plan in the dashboard (its form filled in; Plan makes it there): {link}")
     return 0
 
 

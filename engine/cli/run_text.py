@@ -58,8 +58,8 @@ def _band_note(marks: Sequence[confidence.PoolMark], moves: Any) -> None:
     if not any(m.calibration.band for m in marks):
         return
     print(confidence.BAND_NOTE)
-    if note := confidence.e2e_band_note():
-        print(note)
+    if any(m.calibration.real_band("ttft") for m in marks) and (note := confidence.e2e_band_note()):
+        print(note)  # (measured where E2E's envelope holds a TTFT band: MoE pools)
     if moves is not None:  # as Results' caption says it
         print(
             "With --margin, the p99 TTFT and TPOT, goodput, throughput and cost bands above, where shown, are "

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from engine.calibration import band_lookup, bands, calibrate, crossval, reference, trust, validation
+from engine.calibration import band_lookup, bands, calibrate, crossval, e2e_band, reference, trust, validation
 from engine.catalog import parsed
 from engine.catalog.entries import load_catalog, presets_dir
 from engine.cli import validate_cache
@@ -184,14 +184,6 @@ def _coverage_cell(figure: str, c: dict[str, float]) -> str:
     return f"{text} ({lo:.0%}-{hi:.0%}: NOT met, {side})"
 
 
-def _e2e_cell(c: dict[str, float]) -> str:
-    """E2E's band (the envelope of its TTFT and TPOT bands) and how much of the held-out mean E2Es it holds."""
-    cell = _coverage_cell("e2e", c).split(" points", 1)[1]  # ' (60%-76%: met)' and the like
-    return f"the envelope of its TTFT and TPOT bands (no band of its own) holds {c['coverage']:.1%} of " + (
-        f"{int(c['points'])} held-out mean E2Es from {int(c['sources'])} sources{cell}"
-    )
-
-
 def band_lines(rep: validation.Report) -> list[str]:
     """Each band family's out-of-sample coverage per kind, and the MoE rows' apart."""
     lo, hi = bands.QUANTILES
@@ -215,7 +207,7 @@ def band_lines(rep: validation.Report) -> list[str]:
                 )
             )
         if fam in e2e:
-            lines.append(f"{'  E2E':17}: " + _e2e_cell(e2e[fam]))
+            lines.append(f"{'  E2E':17}: " + e2e_band.line(rep.e2e_checks[fam]))
     return lines
 
 

@@ -109,8 +109,8 @@ def e2e_band_note() -> str:
         else ""
     )
     return (
-        f"E2E's band is the envelope of its TTFT and TPOT bands (none of its own): it held {cov[0]:.0%} of "
-        f"{cov[1]} published mean E2Es of MoE models held out from the fit{side}."
+        f"E2E's band is the envelope of its TTFT and TPOT bands (none of its own): where both are shown (MoE "
+        f"models) it held {cov[0]:.0%} of {cov[1]} published mean E2Es held out from the fit{side}."
     )
 
 

@@ -1,12 +1,12 @@
-"""The Planner's share link (`ui.plan_link`): a link with a plan fills the form and shows that plan,
-the address then carries the plan shown, a hostile link is said and dropped, and every field of
-the form travels in the link."""
+"""The Planner's share link (`ui.plan_link`): a link with a plan fills the form and waits for a click
+on Plan (a URL never starts minutes of work unasked), the address then carries the plan shown, a
+hostile link is said and dropped, and every field of the form travels in the link."""
 
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from engine.planning import plan_link_decode, plan_link_encode
+from engine.planning import PLAN_FORM, plan_link_decode, plan_link_encode
 from tests.app.harness import APP
 from ui.plan_link import KEYS
 
@@ -23,17 +23,28 @@ def _planner(plan: str | None = None) -> AppTest:
     return at.run()
 
 
-def test_a_link_with_a_plan_fills_the_form_and_shows_that_plan() -> None:
-    at = _planner(plan_link_encode(SMALL))
+def _texts(at: AppTest) -> list[str]:
+    shown = [*at.markdown, *at.caption, *at.info, *at.success, *at.warning]
+    return [str(m.value).replace("\\", "").replace("\u2060", "") for m in shown]  # (markdown escapes)
+
+
+def test_a_link_with_a_plan_fills_the_form_and_plan_shows_that_plan() -> None:
+    link = plan_link_encode(SMALL)
+    at = _planner(link)
     assert not at.exception
     assert at.multiselect(key="plan_hardware").value == ["h100-sxm"]
     assert at.multiselect(key="plan_tp").value == [2]
     assert at.number_input(key="plan_target").value == 8.0
     assert at.selectbox(key="plan_window").value == 60.0
     assert at.checkbox(key="plan_margin").value is False
-    texts = [str(m.value) for m in [*at.markdown, *at.caption, *at.info]]
-    assert not any("then press **Plan**" in t for t in texts), "the plan did not run"
-    assert any("h100" in t for t in texts)
+    # nothing ran yet: the link's request waits for a click, and the address keeps it
+    assert any("The form holds a shared plan's request: press **Plan**" in t for t in _texts(at))
+    assert not any("Cheapest deployment" in t for t in _texts(at))
+    assert at.query_params["plan"] == link
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("Cheapest deployment" in t and "h100-sxm" in t for t in _texts(at)), _texts(at)
+    assert not any("shared plan's request" in t for t in _texts(at))
     # the address now carries the whole form the shown plan was made from, the link's values in it
     carried = plan_link_decode(str(at.query_params["plan"]), ["h100-sxm", "h200", "b200"])
     assert {k: carried[k] for k in SMALL} == SMALL and carried["sims"] == 120
@@ -44,6 +55,7 @@ def test_a_link_with_a_plan_fills_the_form_and_shows_that_plan() -> None:
 
 def test_a_plan_link_is_left_on_the_planner() -> None:
     at = _planner(plan_link_encode(SMALL))
+    at.button[0].click().run()
     assert "plan" in at.query_params
     at.switch_page("app_pages/results.py").run()
     assert not at.exception and "plan" not in at.query_params and at.query_params["p"]
@@ -63,3 +75,21 @@ def test_every_field_of_the_form_travels_in_the_link() -> None:
     at = _planner()
     keys = {w.key for kind in WIDGETS for w in getattr(at, kind) if w.key and w.key.startswith("plan_")}
     assert keys == set(KEYS.values())
+    assert set(KEYS) == set(PLAN_FORM)  # each field of the engine's table has its widget
+
+
+def test_an_empty_plan_parameter_is_none_and_a_refused_scenario_is_said() -> None:
+    at = _planner(";;")
+    assert not at.exception and "plan" not in at.query_params
+    assert any("then press **Plan**" in str(i.value) for i in at.info)
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.switch_page("app_pages/planner.py")
+    at.query_params["p"] = "no-such-preset"
+    at.query_params["plan"] = plan_link_encode(SMALL)
+    at.run()
+    assert not at.exception
+    said = " ".join(_texts(at))
+    assert "The share link could not be used" in said or any(
+        "could not be used" in str(w.value) for w in at.warning
+    )
+    assert "The link's scenario could not be used (said above): the plan would be the preset's." in said

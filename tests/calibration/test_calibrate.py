@@ -552,4 +552,5 @@ def test_validate_prints_each_kinds_band_coverage_measured_out_of_sample(report:
     assert e2e["points"] >= 20 and e2e["sources"] >= 2
     e2e_line = next(x for x in lines if x.lstrip().startswith("E2E"))
     assert f"holds {e2e['coverage']:.1%} of {int(e2e['points'])} held-out mean E2Es" in e2e_line
+    assert "; by source: " in e2e_line  # one source's bias can carry the pooled share
     assert doc["e2e_coverage"] == e2e

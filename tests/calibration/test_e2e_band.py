@@ -69,3 +69,26 @@ def test_a_block_whose_parts_were_not_held_out_is_left_out() -> None:
     view = e2e_band.View("e", "t", "missing", e2e_ms=1000.0, ttft_ms=250.0)
     out = e2e_band.check(_checked((1.0, 0.5, 1.5), (1.0, 0.9, 1.2)), [view])
     assert out.empty and e2e_band.coverage(out) == {}
+
+
+def test_a_part_predicted_twice_leaves_its_block_out_and_sources_are_counted_apart() -> None:
+    """The chip-out family holds ids predicted by two schemes with different ratios: a block with
+    such a part has no one E2E ratio (`.loc` would give two rows); each source's share is said too."""
+    twice = pd.concat(
+        [_checked((1.0, 0.5, 1.5), (1.0, 0.9, 1.2)), _checked((1.0, 0.5, 1.5), (2.0, 0.9, 1.2))]
+    )
+    view = e2e_band.View("e", "t", "p", e2e_ms=1000.0, ttft_ms=250.0)
+    assert e2e_band.check(twice.iloc[[0, 1, 3]], [view]).empty  # 'p' twice: left out, no error
+    rows = pd.DataFrame(
+        {
+            "id": ["a", "b", "c"],
+            "source": ["x: one", "x: one", "y: two"],
+            "ratio": [1.0] * 3,
+            "low": [0.9] * 3,
+            "high": [1.1] * 3,
+            "inside": [True, True, False],
+        }
+    )
+    assert e2e_band.by_source(rows) == [("x: one", 2, 2), ("y: two", 0, 1)]
+    said = e2e_band.line(rows)
+    assert "holds 66.7% of 3 held-out mean E2Es (60%-76%: met); by source: one 2 of 2, two 0 of 1" in said

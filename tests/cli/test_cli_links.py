@@ -4,11 +4,13 @@ print the address the dashboard opens to the same scenario and plan, or say what
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from engine.cli.links import PAGES
 from engine.cli.main import main
 from engine.planning.plan_link import decode
 from engine.scenario.codec import apply_overrides, dumps_toml, from_link, load_preset, to_data
@@ -65,6 +67,7 @@ def test_a_plan_link_carries_the_plan_the_command_made(capsys: pytest.CaptureFix
     form = decode(params["plan"], ["h100-sxm"])
     assert form["rps"] == 8.0 and form["hw"] == ["h100-sxm"] and form["tp"] == [2] and form["window"] == 60.0
     assert form["sims"] == 20 and form["margin"] is False and form["risk"] is True and form["mixed"] is True
+    assert form["ep"] == []  # a dense model: no expert-parallel groups in its form (the CLI's default 8,16)
 
 
 @pytest.mark.parametrize(
@@ -77,8 +80,20 @@ def test_a_plan_link_carries_the_plan_the_command_made(capsys: pytest.CaptureFix
     ],
 )
 def test_a_plan_the_form_cannot_ask_for_is_said_before_the_search(
-    flags: list[str], said: str, capsys: pytest.CaptureFixture[str]
+    flags: list[str], said: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    def no_search(*_: object, **__: object) -> None:
+        raise AssertionError("the plan was searched before its link was refused")
+
+    monkeypatch.setattr("engine.planning.plan.plan", no_search)
     assert main(["plan", "chat-colocated", "--target-rps", "8", "--no-progress", *flags, "--link"]) == 2
-    captured = capsys.readouterr()
-    assert said in captured.err and "planning" not in captured.out
+    assert said in capsys.readouterr().err
+
+
+def test_the_link_pages_are_the_dashboards(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every page `--link` offers is one app.py serves (Results at the root), and the other way round."""
+    app = (Path(__file__).resolve().parents[2] / "app.py").read_text(encoding="utf-8")
+    served = set(re.findall(r'page\("\w+", "[^"]+", "[^"]+", "(\w+)"', app))
+    assert {"home" if p == "results" else p for p in PAGES} == served
+    assert main(["scenario", "chat-colocated", "--link", "--url", "http://h/x?y=1#f"]) == 2
+    assert "--url: 'http://h/x?y=1#f' has a query or a fragment" in capsys.readouterr().err

@@ -67,7 +67,7 @@ CLAIMS: dict[str, list[tuple[str, Callable[[Summary], str]]]] = {
         ("99.9% of requests", _of_requests),
         ("against 249 ms here", lambda s: f"against {_lat('ttft', 'p90')(s):.0f} ms here"),
     ],
-    "moe-deepseek-dp-ep": [  # and the TP8 lesson quotes these two of its counterpart's
+    "moe-deepseek-dp-ep": [  # (the TP8 lesson quotes them too: `COPIES`)
         ("p90 TPOT is 50.3 ms", lambda s: f"p90 TPOT is {_lat('tpot', 'p90')(s):.1f} ms"),
         ("p90 TTFT is 748 ms", lambda s: f"p90 TTFT is {_lat('ttft', 'p90')(s):.0f} ms"),
     ],
@@ -106,4 +106,29 @@ def test_a_lesson_quotes_its_own_run_as_the_engine_gives_it(preset: str) -> None
         assert said in lesson, f"{preset}: the lesson no longer says {said!r}"
         assert written(summary) == said, (
             f"{preset}: the lesson says {said!r}, the run gives {written(summary)!r}"
+        )
+
+
+COPIES: dict[str, tuple[str, list[tuple[str, Callable[[Summary], str]]]]] = {
+    "moe-deepseek-h200": (
+        "moe-deepseek-dp-ep",
+        [
+            ("(p90 TPOT 50.3 ms)", lambda s: f"(p90 TPOT {_lat('tpot', 'p90')(s):.1f} ms)"),
+            ("(p90 TTFT 748 ms", lambda s: f"(p90 TTFT {_lat('ttft', 'p90')(s):.0f} ms"),
+        ],
+    ),
+}
+"""Figures a lesson quotes of its counterpart's run, by the preset that quotes them."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", sorted(COPIES))
+def test_a_lesson_quotes_its_counterparts_run_as_the_engine_gives_it(preset: str) -> None:
+    other, claims = COPIES[preset]
+    lesson = " ".join(load_preset(preset).lesson.split())
+    summary = simulate(load_preset(other)).summary
+    for said, written in claims:
+        assert said in lesson, f"{preset}: the lesson no longer says {said!r}"
+        assert written(summary) == said, (
+            f"{preset}: the lesson says {said!r} of {other}, its run gives {written(summary)!r}"
         )
