@@ -366,7 +366,7 @@ MODELS: dict[str, Any] = {
     "layers": cc.NumberColumn("Layers"),
     "hidden": cc.NumberColumn("Hidden"),
     "kv_bytes_per_token_bf16": cc.NumberColumn(
-        "KV B/token (BF16)", format="localized", help="KV cache bytes per token at BF16 (FP8 KV: half)."
+        "KV B/token", format="localized", help="KV cache bytes per token at BF16 (FP8 KV: half)."
     ),
     "attention": cc.TextColumn("Attention"),
     "moe": cc.TextColumn("MoE", help="Experts routed per token / experts, or dense."),
