@@ -246,14 +246,22 @@ for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
 # the table across the page, every row in view: a column sized to its first rows cut a small
 # cost's leading digits ($0.0005415 read '0005415') in the rows scrolled to
 config = {**tables.COMPARE, **replicas.COMPARE_COLUMNS} if reps else tables.COMPARE
-st.dataframe(
-    tables.compare_styled(table),
-    hide_index=True,
-    width="stretch",
-    height=tables.rows_height(len(table)),
-    column_config=config,
-    placeholder="–",
-)
+table_slot = st.empty()  # drawn now with the kinds' bands, again at the end with the runs' spreads
+
+
+def draw_table(shown: pd.DataFrame) -> None:
+    """The comparison table, every row in view."""
+    table_slot.dataframe(
+        tables.compare_styled(shown),
+        hide_index=True,
+        width="stretch",
+        height=tables.rows_height(len(shown)),
+        column_config=config,
+        placeholder="–",
+    )
+
+
+draw_table(table)
 with st.container():
     export.chart(
         charts.compare_bars(table, ("A", "B"), height=420),
@@ -291,6 +299,9 @@ spreads = (margin.spread(ra), margin.spread(rb))
 if spreads[0] is not None and spreads[1] is not None:
     with head.container():
         headline_row(spreads[0].moves(), spreads[1].moves())
+    moved = (spreads[0].moves(), spreads[1].moves())  # the column's bands as the cards now read them
+    bands = ex.spread_errors(table["figure"], ta, tb, moved, list(table["band"]))
+    draw_table(table.assign(band=[b or "" for b in bands]))
     same = spreads[0].slowdown == spreads[1].slowdown
     sides = (("A", spreads[0], ha, ra), ("B", spreads[1], hb, rb))
     said = {side: sp.band_notes(r.scenario, h.get("slo_attainment")) for side, sp, h, r in sides}

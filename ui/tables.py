@@ -179,11 +179,12 @@ COMPARE: dict[str, Any] = {
     "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%)."),
     "band": cc.TextColumn(
         "calibration band (A, B)",
-        help="Where about two in three real deployments land: the figure's kind's band from its pools' "
-        "calibration (A's and B's together: the lower fall and the higher rise); empty where no band's "
-        "coverage was measured. The cards above show each side's own run re-simulated at its chips' band "
-        "edges instead, which moves some figures less (a bill for the same chips) and some more (a "
-        "queue near its limit). " + ex.e2e_band_note(),
+        help="Where about two in three real deployments land, A's and B's together (the lower fall and the "
+        "higher rise). Once each side's run has been re-simulated at its chips' band edges (the cards above), "
+        "the figures that spread moves (TTFT and TPOT p99, SLO attainment, goodput, throughput, costs per "
+        "request and per million tokens) carry it, as the cards do; the others, and all of them before, "
+        "their kind's band from the pools' calibration; empty where no band's coverage was measured. "
+        + ex.e2e_band_note(),
     ),
 }
 

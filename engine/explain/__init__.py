@@ -9,7 +9,7 @@ at a layout that holds the model), `confidence` (calibration marks and the expec
 dashboard draws), `previews` (what a setting will do before a run: length histograms, shipped
 traces, deployments), `drill` (a scenario's faults under each fallback policy), `sustain` (how an
 unsustainable run and its latencies are said), `tail_ends` (where the SLO page's curves stop),
-`report` (exports with provenance, the
+`spread_rows` (Compare's band column from the runs' spreads), `report` (exports with provenance, the
 validation table), `layers` (which layer decided it: each layer switched alone), `way_in`
 (network and control-plane time as shares of TTFT), `scaled` (a run's autoscaling in a line),
 `timeline_marks` (a run's faults as moments on its timeline),
@@ -93,6 +93,7 @@ _API = {
     "summary_rows": "engine.explain.presentation",
     "tail_curves": "engine.explain.presentation",
     "tail_end_text": "engine.explain.tail_ends",
+    "spread_errors": "engine.explain.spread_rows",
     "usd_decimals": "engine.explain.presentation",
     "usd_text": "engine.explain.presentation",
     "utilization_frame": "engine.explain.presentation",
@@ -309,6 +310,7 @@ __all__ = [
     "slo_tail",
     "slo_targets",
     "specialisation",
+    "spread_errors",
     "stack_name",
     "summarize",
     "summary_rows",
@@ -457,6 +459,7 @@ if TYPE_CHECKING:
     )
     from engine.explain.scaled import autoscale_line
     from engine.explain.software import porting_lines
+    from engine.explain.spread_rows import spread_errors
     from engine.explain.sustain import GROWS, LEVEL, at_least, latency, level, line, marked, within_only
     from engine.explain.tail_ends import tail_end_text
     from engine.explain.timeline_marks import FaultMark, fault_marks

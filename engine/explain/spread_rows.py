@@ -1,0 +1,77 @@
+"""Compare's band column from each side's run spread, where the cards show one.
+
+The Compare page's cards read each side's figures with the run's spread once it is known (every
+chip at either edge of its throughput band, `engine.explain.margin.RunSpread.moves`), while its
+table's band column read the kind's band: one run's cost per request read −2% to +3% on its card
+and −6% to +29% in the column (a review). `spread_errors` gives the column the cards' bands for the
+figures a spread moves, A's and B's together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from engine.explain.confidence import (
+    LATENCIES,
+    Moves,
+    PoolMark,
+    Range,
+    falls_to_nothing,
+    headline_range,
+    signed_text,
+    spans_all,
+    spread_band,
+)
+
+SPREAD_ROWS: dict[str, str] = {
+    "TTFT p99": "ttft_p99_ms",
+    "TPOT p99": "tpot_p99_ms",
+    "SLO attainment": "slo_attainment",
+    "Goodput": "goodput_rps",
+    "Throughput": "throughput_rps",
+    "Output tokens/s": "throughput_rps",  # the same requests' tokens: it moves as the requests served do
+    "Cost per request": "usd_per_request",
+    "Cost per 1M output tokens": "usd_per_million_output_tokens",
+}
+"""Compare-table figures that a run's spread moves (`margin.SPREAD_KEYS`): once each side's spread
+is known their band is the spread's, as the cards read it (`spread_errors`)."""
+
+
+def _spread_range(key: str, marks: Sequence[PoolMark], move: tuple[float, float]) -> Range | None:
+    """One side's band of a figure from its run's spread, as `figure_band` gives its card (None: the
+    card shows none: a share spanning nearly all, a count falling to nothing)."""
+    if key == "slo_attainment":
+        return None if spans_all(move) else (min(0.0, *move), max(0.0, *move))
+    if falls_to_nothing(key, move):
+        return None
+    lo, hi = min(move), max(move)
+    r = headline_range(marks, key) if key in LATENCIES else None  # a latency keeps its kind's at least
+    return (min(lo, r[0]), max(hi, r[1])) if r is not None else (lo, hi)
+
+
+def spread_errors(
+    labels: Iterable[str],
+    a: Sequence[PoolMark],
+    b: Sequence[PoolMark],
+    moves: tuple[Moves, Moves],
+    kinds: Sequence[str | None],
+) -> list[str | None]:
+    """Compare's band column once each side's run spread is known: a figure of `SPREAD_ROWS` reads
+    A's and B's spread bands together (the lower fall, the higher rise), as their cards read them,
+    none where neither card shows one; every other figure keeps its kind's band (`kinds`,
+    `compared_errors`'s). The column and the cards gave one run's cost per request −6% to +29% and
+    −2% to +3% (a review)."""
+    out: list[str | None] = []
+    for label, kind in zip(labels, kinds, strict=True):
+        key = SPREAD_ROWS.get(label)
+        sides = [
+            (marks, mv[key]) for marks, mv in zip((a, b), moves, strict=True) if key is not None and key in mv
+        ]
+        if not sides:
+            out.append(kind)
+            continue
+        found = [r for marks, move in sides if (r := _spread_range(str(key), marks, move)) is not None]
+        lo, hi = (min(r[0] for r in found), max(r[1] for r in found)) if found else (0.0, 0.0)
+        text = spread_band(key, None, (lo, hi)) if key == "slo_attainment" else signed_text(lo, hi)
+        out.append(text if found else None)
+    return out
