@@ -7,8 +7,9 @@
   parameter that is not allowed is said, naming the field and what it may hold, and dropped from
   the address, the form keeping its values; an empty one is no parameter.
 - `remember` (when a plan finishes): the form it was made from, as the parameter.
-- `show` (after): the address carries the shown plan's parameter while that plan is the current
-  scenario's, and none otherwise (a plan made for another scenario is not what the link would rerun).
+- `show` (after): the address carries a link's parameter while its values wait in the form, else
+  the shown plan's while that plan is the current scenario's, else none (a plan made for another
+  scenario is not what the link would make).
 
 The parameter's format and checks are the engine's (`engine.planning.plan_link`).
 """
