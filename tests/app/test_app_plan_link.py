@@ -4,6 +4,7 @@ hostile link is said and dropped, and every field of the form travels in the lin
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.planning import PLAN_FORM, plan_link_decode, plan_link_encode
@@ -93,3 +94,58 @@ def test_an_empty_plan_parameter_is_none_and_a_refused_scenario_is_said() -> Non
         "could not be used" in str(w.value) for w in at.warning
     )
     assert "The link's scenario could not be used (said above): the plan would be the preset's." in said
+
+
+def test_the_command_lines_link_plans_the_same_search_on_the_page() -> None:
+    """`plan --link` writes the form from the flags (`engine.cli.links`) and the page builds its search
+    from the form (`ui.planner._asked`): two mappings, held together here by the search they give."""
+    import dataclasses
+    from urllib.parse import parse_qsl, urlsplit
+
+    from engine.cli.common import load_scenario
+    from engine.cli.links import plan_address
+    from engine.cli.main import parser
+    from engine.cli.plan import _attainment, _space
+
+    flags = [
+        "plan",
+        "chat-disaggregated",
+        "--target-rps",
+        "9",
+        "--hardware",
+        "h100-sxm,h200",
+        "--modes",
+        "disaggregated",
+        "--tp",
+        "1,2",
+        "--pp",
+        "1",
+        "--duration-s",
+        "60",
+        "--max-simulations",
+        "5",
+        "--budget-usd-per-hour",
+        "500",
+        "--objective",
+        "chips",
+        "--no-mixed-hardware",
+        "--no-margin",
+        "--rule",
+        "attainment",
+        "--attainment",
+        "0.85",
+        "--link",
+    ]
+    args = parser().parse_args(flags)
+    scen = load_scenario(args.scenario, args.set)
+    space = _space(args, scen)
+    query = dict(parse_qsl(urlsplit(plan_address(args, scen, space, _attainment(args))).query))
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params.update(query)
+    at.switch_page("app_pages/planner.py").run()
+    at.button[0].click().run()
+    assert not at.exception
+    key = at.session_state["fg_plan"][0]  # (scenario, target, space, rule, attainment, objective, risk)
+    dense = dataclasses.replace(space, ep=())  # the CLI's default --ep 8,16, which a dense model never uses
+    assert key[1:5] == (9.0, dense, "attainment", pytest.approx(0.85))
+    assert key[5:] == ("chips", True)
