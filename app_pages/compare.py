@@ -297,10 +297,12 @@ for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
 # each side's spread last, so the page is drawn first (cached with the Results page's)
 spreads = (margin.spread(ra), margin.spread(rb))
 if spreads[0] is not None and spreads[1] is not None:
+    moved = (spreads[0].moves(), spreads[1].moves())
     with head.container():
-        headline_row(spreads[0].moves(), spreads[1].moves())
-    moved = (spreads[0].moves(), spreads[1].moves())  # the column's bands as the cards now read them
-    bands = ex.spread_errors(table["figure"], ta, tb, moved, list(table["band"]))
+        headline_row(*moved)
+    bands = ex.spread_errors(
+        table["figure"], ta, tb, moved, list(table["band"])
+    )  # as the cards now read them
     draw_table(table.assign(band=[b or "" for b in bands]))
     same = spreads[0].slowdown == spreads[1].slowdown
     sides = (("A", spreads[0], ha, ra), ("B", spreads[1], hb, rb))

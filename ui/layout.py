@@ -97,8 +97,8 @@ def share_url() -> str:
     return f"{base}?{urlencode({**state.link(), **extra})}"
 
 
-def _share_address(slot: Any) -> None:
-    """The Share box's address and what it holds, into `slot` (kept to be drawn again at the run's end)."""
+def _share_address(slot: Any) -> str:
+    """The Share box's address and what it holds, into `slot`; the address."""
     url = share_url()
     with slot.container():
         st.code(url, language=None, wrap_lines=True)
@@ -109,7 +109,7 @@ def _share_address(slot: Any) -> None:
             )
         else:
             st.caption("It holds the preset and only the fields you changed, so it stays short.")
-    st.session_state[SHARE_SLOT] = (slot, url)
+    return url
 
 
 def refresh_share() -> None:
@@ -118,7 +118,6 @@ def refresh_share() -> None:
     kept = st.session_state.pop(SHARE_SLOT, None)
     if isinstance(kept, tuple) and kept[1] != share_url():
         _share_address(kept[0])
-    st.session_state.pop(SHARE_SLOT, None)
 
 
 def _preset_changed() -> None:
@@ -163,7 +162,10 @@ def sidebar() -> None:
     with c1.popover("Share", icon=":material/share:", width="stretch"):
         st.markdown("This address opens this scenario on this page:")
         slot = st.empty()
-        _share_address(slot)
+        st.session_state[SHARE_SLOT] = (
+            slot,
+            _share_address(slot),
+        )  # drawn again at the run's end if it moved
         st.download_button(
             "Scenario (TOML)",
             data=dumps_toml(sc),

@@ -16,7 +16,7 @@ The parameter's format and checks are the engine's (`engine.planning.plan_link`)
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 import streamlit as st
@@ -54,8 +54,10 @@ KEYS = {
 """Each field of the link (`engine.planning.plan_link.FIELDS`) and the form's widget key."""
 
 
-def take(chips: Collection[str]) -> None:
-    """A new ``plan`` parameter into the form (`pending` says it waits for a click on Plan)."""
+def take(chips: Callable[[], Collection[str]]) -> None:
+    """A new ``plan`` parameter into the form (`pending` says it waits for a click on Plan); `chips`
+    gives the ids its hardware field may name (asked only when a new parameter is there: every
+    rerun of the page comes through here)."""
     ss, qp = st.session_state, st.query_params
     text = str(qp[PARAM]) if PARAM in qp else None
     if text is None or text == ss.get(TAKEN):
@@ -65,7 +67,7 @@ def take(chips: Collection[str]) -> None:
         del qp[PARAM]
         return
     try:
-        values = plan_link_decode(text, chips)
+        values = plan_link_decode(text, chips())
     except ScenarioError as exc:
         state.notify(f"The link's plan could not be used: {exc}. The form keeps its values.", key="link:plan")
         del qp[PARAM]

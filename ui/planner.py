@@ -266,7 +266,7 @@ def take_link() -> None:
     """A shared link's plan (`ui.plan_link`): its values into the form, waiting for a click on Plan;
     run before the page's notices are drawn, which say a link that could not be used."""
     sc = state.scenario()
-    plan_link.take(load_catalog().with_entries(sc.custom_hardware, sc.custom_models).hardware)
+    plan_link.take(lambda: load_catalog().with_entries(sc.custom_hardware, sc.custom_models).hardware)
 
 
 def _default_chips(sc: Scenario, chips: list[str]) -> list[str]:

@@ -63,8 +63,8 @@ def address(scen: Scenario, ref: str, page: str = "results", url: str = DEFAULT_
 
 
 def plan_address(args: argparse.Namespace, scen: Scenario, space: Any, attainment: float) -> str:
-    """The Planner's address that runs the plan a `plan` command's flags ask for; ScenarioError naming
-    the flag the Planner's form cannot take."""
+    """The Planner's address with the form of the plan a `plan` command's flags ask for filled in;
+    ScenarioError naming the flag the Planner's form cannot take."""
     from engine.planning.candidates import SearchSpace
     from engine.planning.plan_link import decode, encode
     from engine.scenario.resolve import scenario_catalog
@@ -77,13 +77,14 @@ def plan_address(args: argparse.Namespace, scen: Scenario, space: Any, attainmen
         if given != default:
             raise ScenarioError(f"--link: the Planner's form has no {flag} (it plans with {default!r})")
     fields = _plan_fields(args, space, attainment)
+    cat = scenario_catalog(scen)
     if not fields["hw"]:  # --hardware's default: the scenario's chips
         fields["hw"] = list(dict.fromkeys(p.hardware for p in scen.deployment.pools))
-    if scenario_catalog(scen).models[scen.model.id].moe is None:
+    if cat.models[scen.model.id].moe is None:
         fields["ep"] = []  # a dense model plans no expert parallelism (the form leaves the field empty)
     text = encode(fields)
     try:
-        decode(text, scenario_catalog(scen).hardware)
+        decode(text, cat.hardware)
     except ScenarioError as exc:
         raise ScenarioError(f"--link: the Planner's form does not offer {exc}") from exc
     return address(scen, args.scenario, "planner", args.url, plan=text)

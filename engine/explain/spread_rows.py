@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from engine.explain.confidence import (
+    COMPARED_BOUNDED,
     LATENCIES,
     Moves,
     PoolMark,
@@ -27,11 +28,7 @@ SPREAD_ROWS: dict[str, str] = {
     "TTFT p99": "ttft_p99_ms",
     "TPOT p99": "tpot_p99_ms",
     "SLO attainment": "slo_attainment",
-    "Goodput": "goodput_rps",
-    "Throughput": "throughput_rps",
-    "Output tokens/s": "throughput_rps",  # the same requests' tokens: it moves as the requests served do
-    "Cost per request": "usd_per_request",
-    "Cost per 1M output tokens": "usd_per_million_output_tokens",
+    **COMPARED_BOUNDED,  # goodput, throughput (output tokens too: the same requests'), the costs
 }
 """Compare-table figures that a run's spread moves (`margin.SPREAD_KEYS`): once each side's spread
 is known their band is the spread's, as the cards read it (`spread_errors`)."""

@@ -107,9 +107,13 @@ def encode(values: Mapping[str, Any]) -> str:
     return ";".join(parts)
 
 
+def _shown(text: str) -> str:
+    """A value from a link, cut to 40 characters to be quoted in a message."""
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _refuse(name: str, field: LinkField, got: str) -> ScenarioError:
-    shown = got if len(got) <= 40 else got[:37] + "..."
-    return ScenarioError(f"plan.{name} ({field.label}): {shown!r} is not allowed: {field.allows()}")
+    return ScenarioError(f"plan.{name} ({field.label}): {_shown(got)!r} is not allowed: {field.allows()}")
 
 
 def _number(name: str, field: LinkField, text: str) -> float | int:
@@ -163,8 +167,9 @@ def decode(text: str, chips: Collection[str]) -> dict[str, Any]:
     for part in (p for p in text.split(";") if p):
         name, sep, value = part.partition(":")
         if not sep or name not in FIELDS:
-            shown = name if len(name) <= 40 else name[:37] + "..."
-            raise ScenarioError(f"plan: {shown!r} is not a field of the plan (fields: {', '.join(FIELDS)})")
+            raise ScenarioError(
+                f"plan: {_shown(name)!r} is not a field of the plan (fields: {', '.join(FIELDS)})"
+            )
         if name in values:
             raise ScenarioError(f"plan.{name}: given twice")
         values[name] = _value(name, FIELDS[name], value, known)
