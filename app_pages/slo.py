@@ -241,6 +241,7 @@ for row in tail.to_dict("records"):
 
 targets = ex.slo_targets(sc)
 c1, c2 = st.columns(2)
+ends = []  # where curves stop early: said once under both charts (TTFT's and TPOT's stop at the same rank)
 for col, metric in zip((c1, c2), ("ttft", "tpot"), strict=True):
     with col:
         curves = ex.tail_curves(sc, res.requests, metric)  # type: ignore[arg-type]
@@ -250,5 +251,6 @@ for col, metric in zip((c1, c2), ("ttft", "tpot"), strict=True):
             f"{metric}_tail",
             help="Where a curve crosses its dashed target, the tail breaks; the dotted line is the SLO percentile.",
         )
-        if ends := ex.tail_end_text(curves):
-            st.caption(ends)
+        ends.append(ex.tail_end_text(curves))
+for said in dict.fromkeys(e for e in ends if e):
+    st.caption(said)
