@@ -91,19 +91,38 @@ def attainment_range(values: Sequence[float | None], target: float) -> tuple[flo
     return max(0.0, lo - pad), hi + pad
 
 
+def _kept(over: Mapping[str, Any]) -> int:
+    """How many bins the charts draw: those that start inside the window. The drain after it (no new
+    arrivals, the last requests finishing: the simulation's end, not the load's) ended each chart with
+    a cliff, its short last bin half busy, and the SLO line a minute early."""
+    return max(1, sum(1 for t in over["t_s"] if t < over["window_end_s"]))
+
+
 def _minutes(over: Mapping[str, Any]) -> list[float]:
-    return [t / 60.0 for t in over["t_s"]]
+    """The drawn bins' starts and, last, where the window ends (each step holds to its bin's end), minutes."""
+    return [t / 60.0 for t in over["t_s"][: _kept(over)]] + [over["window_end_s"] / 60.0]
+
+
+def _steps(over: Mapping[str, Any], values: Sequence[Any]) -> list[Any]:
+    """The drawn bins' values, the last repeated at the window's end (`_minutes`)."""
+    kept = list(values[: _kept(over)])
+    return [*kept, kept[-1]]
+
+
+def drain_s(over: Mapping[str, Any]) -> float:
+    """How long the run drains after its window, s (not drawn: `_kept`)."""
+    return max(0.0, float(over["end_s"]) - float(over["window_end_s"]))
 
 
 def attainment_chart(over: Mapping[str, Any]) -> go.Figure:
     """SLO attainment of the requests arriving in each minute (axis zoomed), target dashed, scale events marked."""
-    values, target = over["slo_attainment"], float(over["target"])
+    values, target = over["slo_attainment"][: _kept(over)], float(over["target"])
     lo, hi = attainment_range(values, target)
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
             x=_minutes(over),
-            y=values,
+            y=_steps(over, values),
             name="SLO attainment",
             mode="lines",
             line={"color": charts.CATEGORY_COLORS[0], "width": 2},
@@ -133,7 +152,7 @@ def _per_pool(
         fig.add_trace(
             go.Scatter(
                 x=_minutes(over),
-                y=values,
+                y=_steps(over, values),
                 name=str(pool),
                 mode="lines",
                 line={"color": charts.POOL_COLORS[i % len(charts.POOL_COLORS)], "width": 2},
@@ -154,7 +173,7 @@ def instances_chart(over: Mapping[str, Any]) -> go.Figure:
         "instances billed<br>(minute mean)",
         "%{y:.2f} instances billed (mean over the minute)",
     )
-    top = max([1.0, *(max(v, default=0.0) for v in over["instances"].values())])
+    top = max([1.0, *(max(v[: _kept(over)], default=0.0) for v in over["instances"].values())])
     _marks(fig, over["events"], top + 0.5)
     _demand(fig, over)
     return fig
@@ -162,11 +181,14 @@ def instances_chart(over: Mapping[str, Any]) -> go.Figure:
 
 def _demand(fig: go.Figure, over: Mapping[str, Any]) -> None:
     """The requests arriving per minute, on an axis of their own: the capacity against the demand it follows."""
-    per_min = 60.0 / float(over["bin_s"])
+    ends = [*over["t_s"][1:], over["end_s"]]
+    per_min = [
+        60.0 * n / max(b - a, 1e-9) for n, a, b in zip(over["requests"], over["t_s"], ends, strict=True)
+    ]
     fig.add_trace(
         go.Scatter(
             x=_minutes(over),
-            y=[n * per_min for n in over["requests"]],
+            y=_steps(over, per_min),
             name="requests arriving",
             mode="lines",
             line={"color": "#9aa0a6", "width": 1.5},  # solid: the dotted lines are the faults
@@ -269,8 +291,8 @@ FAULT = "#7f7f7f"
 def on_one_clock(
     figs: Sequence[go.Figure], over: Mapping[str, Any], marks: Sequence[FaultMark], warmup_s: float = 0.0
 ) -> None:
-    """Give the panel's charts one x-range (the SLO chart's data end with the window, the others' with
-    the drain; its axis ran shorter), the warm-up shaded (its requests are not measured), and a dotted
+    """Give the panel's charts one x-range (the window: the SLO chart's axis ran shorter when the others
+    drew the drain too), the warm-up shaded (its requests are not measured), and a dotted
     vertical line at each fault's moment on each, numbered at its top; `fault_key` says what each
     number is (a label in words covered the data near the top, and two faults a minute apart cut each
     other's words off)."""
@@ -319,6 +341,17 @@ FAULTS_HELP = (
 )
 
 
+def _drain_help(over: Mapping[str, Any]) -> str:
+    """What the charts leave out after the window, when the run drains (nothing otherwise)."""
+    drain = drain_s(over)
+    if drain <= 0.0:
+        return ""
+    return (
+        f" The charts end with the window: the run then drains for {drain:,.0f} s (no new arrivals; the last "
+        "requests finish, as only the simulation's end makes them), billed and counted in the figures above."
+    )
+
+
 def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
     """The panel, when the run spans several minutes (nothing otherwise); its charts join `drawn`."""
     over = result.over_time
@@ -335,7 +368,8 @@ def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
         help=HELP
         + (marks if over["events"] else "")
         + (FAULTS_HELP if sc.faults else "")
-        + (" Shaded: the warm-up, whose requests are simulated and not measured." if sc.warmup_s > 0 else ""),
+        + (" Shaded: the warm-up, whose requests are simulated and not measured." if sc.warmup_s > 0 else "")
+        + _drain_help(over),
     )
     with st.container(horizontal=True, gap="small"):
         for label, value, help_ in figures(over, summary):

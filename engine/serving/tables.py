@@ -74,8 +74,9 @@ def timeseries(resolved: Resolved, rec: Records) -> pd.DataFrame:
 def over_time(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> OverTime | None:
     """The run minute by minute (`engine.serving.timeline.over_time`), or None when its window is
     shorter than `MIN_BINS` bins and no pool autoscales (an autoscaled run always has its timeline)."""
-    mask, _, span = window(resolved, columns, rec)
+    mask, start, span = window(resolved, columns, rec)
     if rec.scaling is None and min(span, rec.end_s) < MIN_BINS * BIN_S:
         return None
     edges = bin_edges(rec.end_s)
-    return _over_time(resolved, rec.scaling, columns, mask, rec.end_s, pool_series(resolved, rec, edges))
+    series = pool_series(resolved, rec, edges)
+    return _over_time(resolved, rec.scaling, columns, mask, rec.end_s, series, start + span)

@@ -271,6 +271,11 @@ class OverTime(TypedDict):
     """Per pool: mean power its chips drew over the bin (`engine.costmodel.power`), kW."""
     events: list[tuple[float, str, str]]
     """The autoscalers' decisions (time s, pool, action), as the summary's `autoscale.events` (fixed pools: none)."""
+    end_s: float
+    """The run's end, where the last bin ends (it may be shorter than the others), s."""
+    window_end_s: float
+    """Where the measured window ends, s: an open loop's duration, after which the run drains (no new
+    arrivals, the last requests finish: the simulation's end, not the load's); a whole run's end."""
 
 
 def attainment_target(resolved: Resolved, classes: np.ndarray) -> float:
@@ -317,8 +322,10 @@ def over_time(
     mask: np.ndarray,
     end_s: float,
     integrals: dict[int, dict[str, np.ndarray]],
+    window_end_s: float,
 ) -> OverTime:
-    """The run per bin of `bin_edges(end_s)`: `integrals` are `metrics.pool_series` at those edges."""
+    """The run per bin of `bin_edges(end_s)`: `integrals` are `metrics.pool_series` at those edges;
+    the window ends at `window_end_s` (the drain follows it)."""
     arrival = _due(columns)[mask]
     met = np.asarray(columns["met_slo"])[mask].astype(bool)
     tl = timeline(resolved, log, arrival, met, end_s)
@@ -345,4 +352,6 @@ def over_time(
         "busy": busy,
         "power_kw": kw,
         "events": [(t, names[p], action) for t, p, action, _ in log.events] if log is not None else [],
+        "end_s": float(end_s),
+        "window_end_s": float(min(window_end_s, end_s)),
     }

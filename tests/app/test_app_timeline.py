@@ -22,18 +22,21 @@ def test_the_charts_draw_the_engines_timeline_and_mark_its_events() -> None:
     fig = timeline.instances_chart(over)
     lines = [t for t in fig.data if t.mode == "lines" and t.yaxis != "y2"]
     assert [t.name for t in lines] == ["prefill", "decode"]
-    assert list(lines[0].y) == over["instances"]["prefill"]
+    kept = sum(1 for t in over["t_s"] if t < over["window_end_s"])
+    assert over["window_end_s"] == 900.0 < over["end_s"] and kept == 15  # the drain's bin is not drawn
+    assert list(lines[0].y) == [*over["instances"]["prefill"][:kept], over["instances"]["prefill"][kept - 1]]
+    assert list(lines[0].x) == [*(t / 60.0 for t in over["t_s"][:kept]), 15.0]  # each step to its bin's end
     # the demand the instances follow, per minute on an axis of its own
     (demand,) = [t for t in fig.data if t.yaxis == "y2"]
-    assert list(demand.y) == pytest.approx([n * 60.0 / over["bin_s"] for n in over["requests"]])
-    assert sum(demand.y) * over["bin_s"] / 60.0 == pytest.approx(run.summary["requests"]["total"])
+    assert list(demand.y)[:kept] == pytest.approx([n * 60.0 / over["bin_s"] for n in over["requests"][:kept]])
+    assert sum(demand.y[:kept]) * over["bin_s"] / 60.0 == pytest.approx(run.summary["requests"]["total"])
     marks = {t.name: len(t.x) for t in fig.data if t.mode == "markers"}
     ups = sum(1 for _, _, a in over["events"] if a == "request")
     assert marks.get("scale-up requested", 0) == ups > 0
     slo = timeline.attainment_chart(over)
-    assert list(slo.data[0].y) == over["slo_attainment"]
-    assert list(timeline.power_chart(over).data[1].y) == over["power_kw"]["decode"]
-    assert list(timeline.busy_chart(over).data[0].y) == over["busy"]["prefill"]
+    assert list(slo.data[0].y)[:kept] == over["slo_attainment"][:kept]
+    assert list(timeline.power_chart(over).data[1].y)[:kept] == over["power_kw"]["decode"][:kept]
+    assert list(timeline.busy_chart(over).data[0].y)[:kept] == over["busy"]["prefill"][:kept]
     labels = [label for label, _, _ in timeline.figures(over, run.summary)]
     assert labels == [
         "Instance-hours",
@@ -57,7 +60,30 @@ def _over(values: list[float | None], target: float = 0.9) -> dict[str, object]:
         "events": [(30.0, "prefill", "request")],
         "bin_s": 60.0,
         "requests": [10] * len(values),
+        "end_s": 60.0 * len(values),
+        "window_end_s": 60.0 * len(values),
     }
+
+
+def test_the_charts_end_with_the_window_and_the_help_says_how_long_the_run_drains() -> None:
+    """The drain after the window (no new arrivals; the last requests finish because the simulation
+    stops) ended every chart with a cliff: its short last bin half busy, the demand at zero, and the
+    SLO line a minute early (its last minute had no next point to step to)."""
+    run = simulate(short("rent-vs-own", duration_s=300.0))
+    over = run.over_time
+    assert over is not None and over["window_end_s"] == 300.0 < over["end_s"]
+    assert over["t_s"][-1] == 300.0  # the drain's own bin, short, in the engine's timeline
+    drawn = [timeline.attainment_chart(over), timeline.instances_chart(over), timeline.busy_chart(over)]
+    timeline.on_one_clock(drawn, over, [])
+    for fig in drawn:
+        assert tuple(fig.layout.xaxis.range) == (0.0, 5.0)
+        for trace in (t for t in fig.data if t.mode == "lines"):
+            assert max(trace.x) == 5.0 and trace.y[-1] == trace.y[-2] is not None  # the last minute held to 5
+    busy = drawn[2].data[0].y
+    assert min(busy) > 0.9  # no cliff: every drawn minute is the busy window's
+    words = timeline._drain_help(over)
+    assert f"drains for {timeline.drain_s(over):,.0f} s" in words and timeline.drain_s(over) > 0
+    assert timeline._drain_help(_over([0.9, 0.95])) == ""  # a run that ends with its window: nothing to say
 
 
 def test_the_axis_titles_fit_beside_the_plot() -> None:
