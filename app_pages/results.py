@@ -30,11 +30,6 @@ req = s["requests"]
 cap, pick = st.columns([4, 1], vertical_alignment="bottom")
 with pick:
     n_seeds = replicas.picker("results")
-cap.caption(
-    f"**{plain(state.named(sc).name)}** · {req['total']:,} requests in the window ({req['completed']:,} completed, "
-    f"{req['rejected']:,} rejected, {req['failed']:,} failed) · simulated in {res.wall_s:.2f} s "
-    f"({res.events:,} events) · engine {res.engine_version} · seed {sc.seed}"
-)
 if (behind := ex.line(s)) is not None:  # before the figures it qualifies
     st.error(plain(behind), icon=":material/trending_up:")
 if (edge := ex.edge_line(s)) is not None:
@@ -45,6 +40,11 @@ if (held := ex.client_line(s)) is not None:  # a ceiling on requests in flight: 
     st.info(plain(held), icon=":material/hourglass_top:")
 reps = replicas.run([sc], n_seeds)  # None with one seed, or until the other seeds are done
 rep = reps[0] if reps else None
+cap.caption(  # after the seeds: the headline figures of several are their mean, not this seed's
+    f"**{plain(state.named(sc).name)}** · {req['total']:,} requests in the window ({req['completed']:,} completed, "
+    f"{req['rejected']:,} rejected, {req['failed']:,} failed) · simulated in {res.wall_s:.2f} s "
+    f"({res.events:,} events) · engine {res.engine_version} · {replicas.seed_words(sc.seed, rep)}"
+)
 
 h = ex.headline(s)
 trust = ex.pool_marks(sc, s)  # each pool's calibration, as the run used it

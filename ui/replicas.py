@@ -299,6 +299,12 @@ def seeds_text(rep: Replicas) -> str:
     )
 
 
+def seed_words(seed: int, rep: Replicas | None) -> str:
+    """The run caption's seed: ``seed 1``, and with several seeds which of them the ± figures average
+    (the requests, events and time before it are the one seed's run)."""
+    return f"seed {seed}" if rep is None else f"this run: seed {seed}; the ± figures: {seeds_text(rep)}"
+
+
 def caption(rep: Replicas, rest: str) -> None:
     """Say what the ± figures are and what the rest of the page shows."""
     st.caption(

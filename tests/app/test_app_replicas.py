@@ -46,6 +46,7 @@ def test_one_seed_is_the_page_as_before() -> None:
     assert "Throughput" not in {m.label for m in at.metric}
     assert not at.get("progress")
     assert not at.session_state["fg_replica_jobs"]  # nothing started
+    assert at.caption[0].value.endswith("· seed 1")
 
 
 def test_results_show_intervals_and_bands_over_three_seeds() -> None:
@@ -59,6 +60,8 @@ def test_results_show_intervals_and_bands_over_three_seeds() -> None:
         assert seeds_interval(shown[label]), (label, shown[label])
     assert MODEL_ERROR.sub("", shown["TTFT p99"]).endswith(" ms")
     assert any(f"95% confidence interval over {SEEDS} runs (seeds 1–3)" in c.value for c in at.caption)
+    # the run's caption above the cards: its requests and events are one seed's, the figures are not
+    assert at.caption[0].value.endswith("· this run: seed 1; the ± figures: seeds 1–3")
     assert not at.get("progress")
     names = {t.get("name") for spec in _charts(at) for t in spec["data"]}  # type: ignore[attr-defined]
     assert f"range of {SEEDS} seeds" in names  # the CDFs' bands
