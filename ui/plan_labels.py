@@ -15,6 +15,9 @@ MARKER_LABEL_HEIGHT = 0.08
 
 MARKER_HALF = (0.015, 0.03)
 """About how much of the x and y axes half a marker covers (a 10-pixel marker on a half-page chart)."""
+STAR_SCALE = 20 / 11
+"""The chosen run's star against a run's marker (sizes 20 and 11, `ui.planner`): a label placed clear
+of a marker's size beside the star was half under it ('2M' beside a 2P:1D star)."""
 
 
 def label_sides(
@@ -44,16 +47,7 @@ def label_sides(
         y_top = float(drawn[y].max())
     x_span = (x_range[1] - x_range[0]) or 1.0
     y_top = max(y_top, 0.0) or 1.0
-    dots = (
-        []
-        if markers is None
-        else [
-            ((float(mx) - x_range[0]) / x_span * 0.9, float(my) / y_top)
-            for mx, my in zip(markers[x], markers[y], strict=True)
-            if mx == mx and my == my  # (NaN: not drawn)
-        ]
-    )
-    tall = MARKER_LABEL_HEIGHT / 2 + MARKER_HALF[1]  # a label's half height and a marker's, apart
+    dots = [] if markers is None else _dots(markers, x, y, x_range[0], x_span, y_top)
     order = sorted(labelled.index, key=lambda i: (not bool(labelled.at[i, "chosen"]), float(xs[i])))
     by_x = {i: n for n, i in enumerate(xs.sort_values().index)}
     placed: list[tuple[float, float, float]] = []  # (x, y, half width) on the axes' 0-1 scale
@@ -72,7 +66,10 @@ def label_sides(
                 abs(px - qx) >= half + qh or abs(py - qy) >= MARKER_LABEL_HEIGHT for qx, qy, qh in placed
             )
             if clear and all(
-                abs(px - mx) >= half + MARKER_HALF[0] or abs(py - my) >= tall for mx, my in dots
+                abs(px - mx) >= half + MARKER_HALF[0] * k
+                or abs(py - my) >= MARKER_LABEL_HEIGHT / 2 + MARKER_HALF[1] * k
+                for j, mx, my, k in dots
+                if j != i  # (its own marker: plotly sets the label off it by its size)
             ):
                 placed.append((px, py, half))
                 sides[i] = side
@@ -83,4 +80,17 @@ def label_sides(
     return sides
 
 
-__all__ = ["MARKER_HALF", "MARKER_LABEL_AXIS_PER_CHAR", "MARKER_LABEL_HEIGHT", "label_sides"]
+def _dots(
+    markers: pd.DataFrame, x: str, y: str, x0: float, x_span: float, y_top: float
+) -> list[tuple[Any, float, float, float]]:
+    """Every drawn marker (its index) on the axes' 0-1 scale, with its size against a run's (the star
+    is larger)."""
+    chosen = markers["chosen"].astype(bool) if "chosen" in markers else pd.Series(False, index=markers.index)
+    return [
+        (j, (float(mx) - x0) / x_span * 0.9, float(my) / y_top, STAR_SCALE if star else 1.0)
+        for j, mx, my, star in zip(markers.index, markers[x], markers[y], chosen, strict=True)
+        if mx == mx and my == my  # (NaN: not drawn)
+    ]
+
+
+__all__ = ["MARKER_HALF", "MARKER_LABEL_AXIS_PER_CHAR", "MARKER_LABEL_HEIGHT", "STAR_SCALE", "label_sides"]

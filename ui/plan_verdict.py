@@ -210,7 +210,7 @@ PER_CHIP = {
     "$/h": st.column_config.NumberColumn(format="%.2f", width=64),  # to the cent ("18" beside "19.44")
     "holds at the band's edge": st.column_config.TextColumn(
         "holds slowed",
-        width=96,
+        width=88,
         help="Whether it still meets its SLO with every chip at the pessimistic edge of its throughput band.",
     ),
     "$/M output tokens": st.column_config.TextColumn(
@@ -254,9 +254,11 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
     return pd.DataFrame(
         {
             "": np.where(t["winner"], "★", ""),
-            "chip": t["group"],
+            # the verdict's arrow, a character narrower twice a row: at 1400 pixels a plan of chip pairs
+            # pushed its last column (kW) out of view
+            "chip": t["group"].str.replace(" -> ", " → ", regex=False),
             "layout": [
-                f"{_without_chips(shape, group)} {split}"
+                f"{_without_chips(shape, group)} {split}".replace(" -> ", " → ")
                 for shape, group, split in zip(t["shape"], t["group"], t["split"], strict=True)
             ],
             "chips": t["chips"].astype(int),

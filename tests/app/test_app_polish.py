@@ -302,3 +302,25 @@ def test_the_arrival_chart_shades_the_warm_up_it_does_not_measure() -> None:
     ts = pd.DataFrame({"t_s": [0.0, 5.0], "pool": ["mixed", "mixed"], "busy": [0.5, 0.6]})
     (pools,) = charts.timeseries(ts, ["busy"], "Busy", "fraction", warmup_s=300.0).layout.shapes
     assert (pools.x0, pools.x1) == (0.0, 300.0)
+
+
+def test_a_frontier_label_keeps_clear_of_the_chosen_runs_star() -> None:
+    """The star is larger than a run's marker: a label beside it placed as if it were a run's marker
+    was half under it ('2M' beside the 2P:1D star, seen in Chromium)."""
+    import pandas as pd
+
+    from ui import plan_labels
+
+    def side(chosen_first: bool) -> str | None:
+        runs = pd.DataFrame(
+            {
+                "x": [54.0, 57.0],
+                "y": [980.0, 980.0],
+                "split": ["2P:1D", "2M"],
+                "chosen": [chosen_first, False],
+            }
+        )
+        return plan_labels.label_sides(runs, "x", "y", (0.0, 70.0), 1300.0, markers=runs)[1]
+
+    assert side(chosen_first=False) is not None  # beside a run's marker, 2M's label fits above or below
+    assert side(chosen_first=True) is None  # beside the star it would sit under it: left to the hover
