@@ -234,12 +234,17 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
         else:
             notes.append(f"{g}: no deployment of this search passes with its chips at the bands' edge")
     budget = f" ({search.space.max_simulations})" if slow.out_of_budget else ""
-    own = " (a budget of their own, as large as the search's: a larger one checks further)" if budget else ""
+    own = (
+        "; they have a budget of their own, as large as the search's: more simulations check further"
+        if budget
+        else ""
+    )
     if cut:
+        rows = "their rows show their" if len(cut) > 1 else "its row shows its"
         notes.append(
-            f"{', '.join(cut)}: the risk-aware checks ran out of simulations{budget} before a deployment passed, "
-            f"so {'their rows are their' if len(cut) > 1 else 'its row is its'} nominal pick, its 'holds' that "
-            f"pick's own check ('not checked' where the checks never reached it){own}"
+            f"{', '.join(cut)}: the risk-aware checks ran out of simulations{budget} before a deployment passed "
+            f"with slowed chips, so {rows} nominal pick, and 'holds slowed' is that pick's own check ('not "
+            f"checked' where the checks never reached it){own}"
         )
     elif budget:
         notes.append(f"the risk-aware checks ran out of simulations{budget}{own}")

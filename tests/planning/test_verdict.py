@@ -344,11 +344,15 @@ def test_a_group_the_budget_cut_short_is_not_said_to_have_nothing_that_holds() -
     assert p.verdict is not None and p.verdict.slowed_simulations == space.max_simulations
     cut = [n for n in p.notes if "ran out of simulations" in n]
     assert len(cut) == 1 and not any("no deployment of this search passes" in n for n in p.notes)  # said once
-    assert f"ran out of simulations ({space.max_simulations}) before a deployment passed" in cut[0]
+    assert (
+        f"ran out of simulations ({space.max_simulations}) before a deployment passed with slowed" in cut[0]
+    )
     # the table's words, and why: a row is the nominal pick, its 'holds' that pick's own check (a
     # review read "its row says 'not checked'" beside a row whose checked nominal pick said NO)
-    assert "nominal pick, its 'holds' that pick's own check ('not checked' where the checks never" in cut[0]
-    assert "reached it) (a budget of their own, as large as the search's" in cut[0]
+    assert (
+        "nominal pick, and 'holds slowed' is that pick's own check ('not checked' where the checks" in cut[0]
+    )
+    assert "never reached it); they have a budget of their own, as large as the search's" in cut[0]
     group = cut[0].split(":")[0].split(", ")[0]  # the groups cut short, named before the colon
     row = p.verdict.table[p.verdict.table["group"] == group].iloc[0]
     # its row is its nominal pick; unless it would win (then checked at the edge over its full-length
