@@ -54,6 +54,14 @@ KEYS = {
 """Each field of the link (`engine.planning.plan_link.FIELDS`) and the form's widget key."""
 
 
+def initial(key: str, **first: Any) -> dict[str, Any]:
+    """A form widget's initial value (`value=`, `default=` or `index=`), given only while the session
+    holds none for `key`: a link's values (`take`) are set in the session first, and a widget given both
+    made Streamlit log a warning with a stack trace on the server ("created with a default value but
+    also had its value set via the Session State API")."""
+    return {} if key in st.session_state else first
+
+
 def take(chips: Callable[[], Collection[str]]) -> None:
     """A new ``plan`` parameter into the form (`pending` says it waits for a click on Plan); `chips`
     gives the ids its hardware field may name (asked only when a new parameter is there: every

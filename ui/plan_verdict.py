@@ -33,7 +33,7 @@ from engine.planning import (
     rule_text,
     steady_reruns,
 )
-from ui import marks, state
+from ui import marks, plan_link, state
 from ui.text import plain
 
 JUST_LOADED = "fg_plan_just_loaded"
@@ -60,7 +60,7 @@ def choice_inputs(row: Any) -> None:
     )
     row.toggle(
         "Risk-aware choice",
-        value=True,
+        **plan_link.initial("plan_risk", value=True),
         key="plan_risk",
         persist_state="session",
         help="Choose the cheapest deployment that still meets every SLO with every chip at the pessimistic edge "
@@ -69,7 +69,7 @@ def choice_inputs(row: Any) -> None:
     )
     row.checkbox(
         "Check the margin for the model's error",
-        value=True,
+        **plan_link.initial("plan_margin", value=True),
         key="plan_margin",
         persist_state="session",
         help="After the search, rerun the chosen deployment, and search again, with every chip at the "

@@ -243,11 +243,16 @@ RULE_LABELS: dict[str, str] = {
 def _budget_inputs(row: Any) -> None:
     """The plan's budgets: dollars per hour, and the power its chips may draw at TDP (0: none)."""
     row.number_input(
-        "Budget ($/h, 0 = none)", value=0.0, step=10.0, key="plan_budget", persist_state="session", width=180
+        "Budget ($/h, 0 = none)",
+        **plan_link.initial("plan_budget", value=0.0),
+        step=10.0,
+        key="plan_budget",
+        persist_state="session",
+        width=180,
     )
     row.number_input(
         "Power budget (kW, 0 = none)",
-        value=0.0,
+        **plan_link.initial("plan_power_budget", value=0.0),
         step=1.0,
         key="plan_power_budget",
         persist_state="session",
@@ -292,14 +297,14 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             "Target load (req/s)",
             key="plan_target",
             persist_state="session",
-            value=float(sc.workload.arrival.rate_rps),
+            **plan_link.initial("plan_target", value=float(sc.workload.arrival.rate_rps)),
             step=1.0,
             width=160,
         )
         c2.multiselect(
             "Allowed hardware",
             chips,
-            default=_default_chips(sc, chips),
+            **plan_link.initial("plan_hardware", default=_default_chips(sc, chips)),
             key="plan_hardware",
             persist_state="session",
             help="Chips the planner may put in any pool; prefill and decode may differ.",
@@ -311,7 +316,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
         c4.multiselect(
             "Modes",
             list(PLAN_FORM["modes"].allowed),
-            default=list(PLAN_FORM["modes"].allowed),
+            **plan_link.initial("plan_modes", default=list(PLAN_FORM["modes"].allowed)),
             key="plan_modes",
             persist_state="session",
             width=280,  # "colocated" and "disaggregated" side by side
@@ -319,7 +324,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
         c5.multiselect(
             "Tensor parallel",
             list(PLAN_FORM["tp"].allowed),
-            default=list(PLAN_FORM["tp"].allowed),
+            **plan_link.initial("plan_tp", default=list(PLAN_FORM["tp"].allowed)),
             key="plan_tp",
             persist_state="session",
             width=270,
@@ -327,7 +332,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
         c6.multiselect(
             "Pipeline stages",
             PP_CHOICES,
-            default=list(SearchSpace().pp),
+            **plan_link.initial("plan_pp", default=list(SearchSpace().pp)),
             key="plan_pp",
             persist_state="session",
             help=f"Stages per instance; above 1 with each tensor-parallel degree of {PP_MIN_TP} or more, for "
@@ -337,7 +342,7 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
         c7.multiselect(
             "Expert parallel (MoE)",
             EP_CHOICES,
-            default=list(SearchSpace().ep) if moe else [],
+            **plan_link.initial("plan_ep", default=list(SearchSpace().ep) if moe else []),
             key="plan_ep",
             persist_state="session",
             disabled=moe is None,
@@ -366,7 +371,7 @@ def _search_inputs() -> None:
     c8.selectbox(
         "Planning window",
         list(PLAN_FORM["window"].allowed),
-        index=1,
+        **plan_link.initial("plan_window", index=1),
         key="plan_window",
         persist_state="session",
         format_func=lambda v: f"{v:g} s",
@@ -375,7 +380,7 @@ def _search_inputs() -> None:
     )
     c9.number_input(
         "Most simulations",
-        value=120,
+        **plan_link.initial("plan_sims", value=120),
         step=5,
         key="plan_sims",
         persist_state="session",
@@ -397,7 +402,7 @@ def _search_inputs() -> None:
     )
     c11.number_input(
         "Requests within their SLO (%)",
-        value=DEFAULT_ATTAINMENT * 100.0,
+        **plan_link.initial("plan_attainment", value=DEFAULT_ATTAINMENT * 100.0),
         step=5.0,
         key="plan_attainment",
         persist_state="session",
@@ -407,7 +412,7 @@ def _search_inputs() -> None:
     c12 = c13 = st.container(horizontal=True, gap="large")
     c12.checkbox(
         "Allow prefill and decode on different chips",
-        value=True,
+        **plan_link.initial("plan_mixed", value=True),
         key="plan_mixed",
         persist_state="session",
     )

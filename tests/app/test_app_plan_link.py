@@ -149,3 +149,19 @@ def test_the_command_lines_link_plans_the_same_search_on_the_page() -> None:
     dense = dataclasses.replace(space, ep=())  # the CLI's default --ep 8,16, which a dense model never uses
     assert key[1:5] == (9.0, dense, "attainment", pytest.approx(0.85))
     assert key[5:] == ("chips", True)
+
+
+def test_a_link_fills_the_form_without_the_widgets_giving_a_value_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A widget given an initial value whose key the link had set in the session made Streamlit log a
+    warning with a stack trace on the server, once per process (`plan_link.initial`)."""
+    from streamlit.elements.lib import policies
+
+    said: list[str] = []
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    monkeypatch.setattr(policies._LOGGER, "warning", lambda msg, *args, **_: said.append(msg % args))
+    full = plan_link_encode({**SMALL, "sims": 40, "by": "usd_per_million_tokens", "risk": False})
+    at = _planner(full)
+    assert not at.exception and at.number_input(key="plan_sims").value == 40
+    assert not [s for s in said if "default value" in s], said
