@@ -279,7 +279,7 @@ st.subheader(
     "Per class", help="Attainment and where each latency's tail breaks; details on the SLO targets page."
 )
 st.dataframe(  # every class, every column
-    ex.slo_tail(sc, res.requests),
+    tables.tail_view(ex.slo_tail(sc, res.requests)),
     hide_index=True,
     width="stretch",
     height="content",

@@ -7,7 +7,7 @@ import streamlit as st
 from engine import explain as ex
 from engine.costmodel import LEVELS, CostBasis
 from engine.scenario import Slo, scenario_catalog
-from ui import charts, export, layout, state
+from ui import charts, export, layout, state, tables
 from ui.bound import key_of, number, select, slider
 from ui.forms import model_form
 from ui.text import plain
@@ -197,7 +197,7 @@ def _holds(pct: float) -> str:
     """How far into the tail a target holds: 'every request within it', or 'holds to p97.3'."""
     if pct >= 100.0:
         return "every request within it"
-    return f"holds to p{pct:.1f}" if f"{pct:.1f}" != "100.0" else f"holds to p{pct:.2f}"
+    return f"holds to p{tables.holds_pct(pct):.{1 if pct < 99.95 else 2}f}"
 
 
 short = ex.shortfall_rps(res.summary)  # unsustainable: no class passes

@@ -87,6 +87,20 @@ SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main 
 }
 
 
+def holds_pct(pct: float) -> float:
+    """A 'holds to' percentile as the page writes it: a tenth, or a hundredth where a tenth would read
+    p100 for a target some requests miss (the table's ``p%g`` wrote 'p90.77398292315', cut off)."""
+    tenth = round(float(pct), 1)
+    return tenth if tenth < 100.0 or pct >= 100.0 else min(round(float(pct), 2), 99.99)
+
+
+def tail_view(tail: pd.DataFrame) -> pd.DataFrame:
+    """`engine.explain.slo_tail`'s frame as the per-class tables show it: its 'holds to' percentiles
+    rounded (`holds_pct`)."""
+    cols = [c for c in ("ttft_holds_to_pct", "tpot_holds_to_pct") if c in tail]
+    return tail.assign(**{c: tail[c].map(holds_pct) for c in cols})
+
+
 def slo_tail_columns(
     growing: Collection[str], tbt: bool = False, level: Collection[str] = (), e2e: bool = False
 ) -> dict[str, Any]:

@@ -324,3 +324,23 @@ def test_a_frontier_label_keeps_clear_of_the_chosen_runs_star() -> None:
 
     assert side(chosen_first=False) is not None  # beside a run's marker, 2M's label fits above or below
     assert side(chosen_first=True) is None  # beside the star it would sit under it: left to the hover
+
+
+def test_a_holds_to_percentile_is_written_to_a_tenth() -> None:
+    """The per-class table's 'holds' column printed every digit ('p90.77398292315', cut off)."""
+    import pandas as pd
+
+    from ui import tables
+
+    assert [tables.holds_pct(p) for p in (90.77398292315, 99.96, 99.999, 100.0, 12.0)] == [
+        90.8,
+        99.96,
+        99.99,  # never p100 for a target a request misses
+        100.0,
+        12.0,
+    ]
+    frame = pd.DataFrame(
+        {"class": ["chat"], "ttft_holds_to_pct": [97.261938006144], "tpot_holds_to_pct": [100.0]}
+    )
+    shown = tables.tail_view(frame)
+    assert shown.loc[0, "ttft_holds_to_pct"] == 97.3 and shown.loc[0, "tpot_holds_to_pct"] == 100.0
