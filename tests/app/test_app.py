@@ -5,6 +5,8 @@ The harness (the short preset, the app opened through a share link, ...) is test
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -87,7 +89,8 @@ def test_results_page_shows_the_advisor_from_the_cached_run(monkeypatch: pytest.
     assert [s.value for s in advisor.subheader] == ["Advisor"]  # type: ignore[union-attr]
     texts = [e.value for kind in ("info", "success", "warning", "error") for e in getattr(advisor, kind)]
     assert any("class chat passes" in t for t in texts), texts
-    assert any("of the bill" in t for t in texts), texts
+    # the bill's amount beside the word bill, not after a part's share ("of the bill ($29.88/h; ...")
+    assert any(re.search(r"takes \d+% of the \$[\d,.]+/h bill \(", t.replace("\\", "")) for t in texts), texts
     assert any("not stable" in t for t in texts), texts  # the specialisation test, at 3 months
 
 
