@@ -507,7 +507,8 @@ ROOFLINE: dict[str, Any] = {
         format="%d",
         help="Prefill: one prompt; decode: the largest batch that fits KV memory, the batch limit and the TPOT target.",
     ),
-    "tokens": cc.NumberColumn("tokens", format="localized", help="Tokens the iteration processes."),
+    # prefill's tokens are the mean prompt's, a fraction ("1,983.411")
+    "tokens": cc.NumberColumn("tokens", format="%,.0f", help="Tokens the iteration processes."),
     "intensity_flops_per_byte": cc.NumberColumn("intensity (FLOP/B)", format="%.1f"),
     "attainable_tflops_per_chip": cc.NumberColumn("attainable TFLOP/s per chip", format="%.0f"),
     "achieved_tflops_per_chip": cc.NumberColumn("achieved TFLOP/s per chip", format="%.0f"),
@@ -525,6 +526,26 @@ ROOFLINE: dict[str, Any] = {
     "note": cc.TextColumn("note"),
 }
 """The Results page's 'Where each phase sits on each chip's roofline' (`engine.explain.rooflines`)."""
+
+SPECIALISATION: dict[str, Any] = {
+    "phase": cc.TextColumn("phase", pinned=True),
+    "stable": cc.CheckboxColumn("stable", help="The model's computation stays the same long enough."),
+    "model_change_months": cc.NumberColumn("months per model", format="%g"),
+    "large": cc.CheckboxColumn("large", help="The phase takes a large enough share of the chip-hours."),
+    "chip_hours": cc.NumberColumn("chip-hours", format="%,.2f"),
+    "chip_hours_share": cc.NumberColumn("share of chip-hours", format="percent"),
+    "bottleneck_clear": cc.CheckboxColumn("clear bottleneck", help="One resource binds most of its work."),
+    "binding_resource": cc.TextColumn("binds"),
+    "binding_share": cc.NumberColumn("share it binds", format="percent"),
+    "software_ready": cc.CheckboxColumn("software ready", help="Blank: not rated (no maturity stated)."),
+    "maturity": cc.TextColumn("software"),
+    "porting_usd": cc.NumberColumn("porting ($)", format="dollar"),
+    "porting_share": cc.NumberColumn("porting share", format="percent"),
+    "verdict": cc.TextColumn("an ASIC is"),
+    "text": None,
+}
+"""The Results page's 'Should a phase get its own chip?' (`engine.explain.specialisation`): readable
+names, shares in percent (it showed the frame's own: model_change_months, 0.6411, None)."""
 
 LIFETIME_PERIODS: dict[str, Any] = {
     "portfolio": cc.TextColumn("Portfolio"),

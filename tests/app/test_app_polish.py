@@ -344,3 +344,19 @@ def test_a_holds_to_percentile_is_written_to_a_tenth() -> None:
     )
     shown = tables.tail_view(frame)
     assert shown.loc[0, "ttft_holds_to_pct"] == 97.3 and shown.loc[0, "tpot_holds_to_pct"] == 100.0
+
+
+def test_the_specialisation_table_names_every_column_it_shows() -> None:
+    """The 'Should a phase get its own chip?' table showed the frame's own names and fractions
+    (model_change_months, chip_hours_share 0.5, binding_share 0.6411): each column now has a label."""
+    from engine import explain as ex
+    from engine.serving.run import simulate
+    from tests.app.harness import short
+    from ui import tables
+
+    spec = ex.specialisation(simulate(short("chat-disaggregated")), 12.0)
+    assert set(spec.columns) == set(tables.SPECIALISATION)
+    shown = {k: c for k, c in tables.SPECIALISATION.items() if c is not None}
+    assert all("_" not in c["label"] for c in shown.values())  # no snake_case header
+    assert tables.SPECIALISATION["text"] is None  # said above the table, sentence by sentence
+    assert tables.ROOFLINE["tokens"]["type_config"]["format"] == "%,.0f"  # a mean prompt, not 1,983.411
