@@ -128,4 +128,5 @@ def layer_panel(scenario: Scenario) -> None:
         if e.refused:
             st.caption(
                 f"{plain(e.layer)}: {plain(e.choice)} → {plain(e.alternative)} was refused: {plain(e.refused)}"
+                + ("" if e.refused.rstrip().endswith((".", ")", "!", "?")) else ".")
             )

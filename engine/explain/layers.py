@@ -59,6 +59,19 @@ STACK_ALTERNATIVE = {
 """Each serving stack's named alternative."""
 
 
+BASIS_WORDS = {
+    "fitted": "fitted",
+    "own": "your own fit",
+    "same_silicon": "same silicon",
+    "other_stack": "another stack's",
+    "illustrative": "illustrative",
+    "transfer": "transfer",
+    "assumed": "assumed",
+}
+"""A calibration basis in a sentence (`engine.calibration.mark.Basis`; BASIS_TEXT says each at
+length): the layers' sentence printed the names, "same_silicon to other_stack"."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class LayerEffect:
     """One layer switched: what it was, what it became, and what that did to cost and SLO."""
@@ -86,9 +99,13 @@ class LayerEffect:
     @property
     def basis_change(self) -> str:
         """Where the variant's calibration basis differs from the scenario's, in words ('' where none does):
-        ``"ascend: fitted to illustrative"``."""
+        ``"ascend: fitted to illustrative"``, ``"decode: same silicon to another stack's"``."""
         alt = dict(self.alt_basis)
-        return "; ".join(f"{p}: {b} to {alt[p]}" for p, b in self.basis if p in alt and alt[p] != b)
+        return "; ".join(
+            f"{p}: {BASIS_WORDS.get(b, b)} to {BASIS_WORDS.get(alt[p], alt[p])}"
+            for p, b in self.basis
+            if p in alt and alt[p] != b
+        )
 
     @property
     def effect(self) -> float:

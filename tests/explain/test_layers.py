@@ -7,6 +7,7 @@ sentence names the first; a variant the engine refuses stays as a row with its r
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -140,6 +141,17 @@ def test_a_switch_that_changes_the_calibration_basis_says_so() -> None:
     assert moved.basis_change == "ascend: fitted to illustrative"
     assert "basis changes (ascend: fitted to illustrative)" in sentence((moved,))
     assert effect("chips", -0.2, 0.0).basis_change == ""
+    # in words, every basis: the sentence printed "same_silicon to other_stack" (a review)
+    from typing import get_args
+
+    from engine.calibration.mark import Basis
+    from engine.explain.layers import BASIS_WORDS
+
+    assert set(BASIS_WORDS) == set(get_args(Basis)) and not any("_" in w for w in BASIS_WORDS.values())
+    stack = dataclasses.replace(
+        moved, basis=(("decode", "same_silicon"),), alt_basis=(("decode", "other_stack"),)
+    )
+    assert stack.basis_change == "decode: same silicon to another stack's"
 
 
 def test_wider_weights_cost_a_bandwidth_bound_deployment_its_slo() -> None:
