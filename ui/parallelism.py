@@ -49,10 +49,13 @@ def tokens(n: int) -> str:
     return f"{n / 1e3:.3g}k" if n >= 10_000 else f"{n:,}"
 
 
-def gb(value: float) -> str:
-    """Gigabytes in a sentence: one decimal, three significant figures below 1 GB (an SRAM chip's
-    0.207 GB usable read '0.2 GB', beside weights and activations of '0.1 GB' each)."""
-    return f"{value:,.1f} GB" if value >= 1.0 else f"{value:.3g} GB"
+def gib(value_gb: float) -> str:
+    """Gigabytes (10^9 bytes, as the engine reports them) in a sentence in GiB, the catalog's unit for
+    a chip's memory: '72.0 GiB usable (0.9 of 80 GiB)' adds up where '77.3 GB usable (0.9 of 80 GiB)'
+    read as two units (a review). One decimal, three significant figures below 1 GiB (an SRAM chip's
+    0.19 GiB usable read '0.2', beside weights and activations of '0.1' each)."""
+    value = value_gb * 1e9 / 2**30
+    return f"{value:,.1f} GiB" if value >= 1.0 else f"{value:.3g} GiB"
 
 
 def memory_text(m: PoolMemory) -> str:
@@ -61,11 +64,11 @@ def memory_text(m: PoolMemory) -> str:
     if m.dp > 1:
         kv += f" ({tokens(m.kv_tokens_per_rank)} per DP rank)"
     heaviest = m.heaviest_stage_gb_per_chip
-    stage = f" on average ({gb(heaviest)} on the most loaded stage's chips)" if heaviest else ""
+    stage = f" on average ({gib(heaviest)} on the most loaded stage's chips)" if heaviest else ""
     return (
         f"{m.layout}: {m.chips_per_instance} chip{'' if m.chips_per_instance == 1 else 's'} per instance; weights "
-        f"{gb(m.weights_gb_per_chip)}{stage} and activations {gb(m.activations_gb_per_chip)} per chip of "
-        f"{gb(m.usable_gb_per_chip)} usable ({m.mem_fraction:g} of {m.chip_memory_gib:,.4g} GiB); {kv}."
+        f"{gib(m.weights_gb_per_chip)}{stage} and activations {gib(m.activations_gb_per_chip)} per chip of "
+        f"{gib(m.usable_gb_per_chip)} usable ({m.mem_fraction:g} of {m.chip_memory_gib:,.4g} GiB); {kv}."
     )
 
 

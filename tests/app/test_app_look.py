@@ -238,8 +238,9 @@ def test_a_small_chips_memory_reads_to_three_figures() -> None:
     from ui.parallelism import memory_text
 
     (lpu,) = pool_memory(load_preset("sram-decode-groq"))
-    assert "weights 0.126 GB and activations 0.0726 GB per chip of 0.208 GB usable" in memory_text(lpu)
+    assert "weights 0.117 GiB and activations 0.0676 GiB per chip of 0.193 GiB usable" in memory_text(lpu)
     h100 = pool_memory(load_preset("chat-disaggregated"))[0]
-    assert "weights 36.3 GB" in memory_text(h100) and "of 77.3 GB usable" in memory_text(h100)
-    # 77.3 GB beside a catalog's "80 GB" at 0.9 read as an error (a walkthrough): it says what it is of
-    assert "77.3 GB usable (0.9 of 80 GiB)" in memory_text(h100)
+    assert "weights 33.8 GiB" in memory_text(h100) and "of 72.0 GiB usable" in memory_text(h100)
+    # 77.3 GB beside a catalog's "80 GB" at 0.9 read as an error (a walkthrough), and "77.3 GB usable
+    # (0.9 of 80 GiB)" as two units (a review): one unit, the catalog's, whose product adds up
+    assert "72.0 GiB usable (0.9 of 80 GiB)" in memory_text(h100) and " GB" not in memory_text(h100)
