@@ -419,7 +419,29 @@ HARDWARE_VIEWS: dict[str, tuple[str, ...]] = {
 """The catalog's columns in tabs, each narrow enough for a 1440-pixel screen: in one table of 28
 columns the calibration sat past the right edge, reached only by scrolling sideways."""
 
+_HEADER_WIDE = {"width": 104}
+"""A figure's column as wide as its header ('BF16 TFLOP/s', '$ / chip-hour')."""
 WRAPPED: dict[str, tuple[int, dict[str, Any]]] = {
+    # the figures as wide as their headers and the sources wide, wrapped: the sources were cut at the
+    # table's edge ("NVIDIA A100 Tensor Core GPU datashe") while each figure's column was as wide as theirs
+    "Compute and memory": (
+        66,
+        {
+            **{
+                k: _HEADER_WIDE
+                for k in ("bf16_tflops", "fp8_tflops", "fp4_tflops", "memory_gb", "memory_tb_s")
+            },
+            "spec_source": {"width": 330},
+        },
+    ),
+    "Prices": (
+        66,
+        {
+            **{k: _HEADER_WIDE for k in ("usd_per_hour", "capex_usd", "server_capex_usd")},
+            "price_source": {"width": 280},
+            "capex_source": {"width": 280},
+        },
+    ),
     "Calibration": (
         66,
         {
