@@ -5,7 +5,9 @@ deserves its own chip (an ASIC): is its computation stable (months between model
 input, against `STABLE_MONTHS`), is it large (its share of the fleet's chip-hours in the run,
 against `LARGE_SHARE`), and is its bottleneck clear (the share of its work bound by one resource,
 against `CLEAR_SHARE`: prefill per request from the cost model, decode per busy time bin from the
-measured batch and KV memory). Three yeses: worth considering; two: borderline; fewer: not worth it.
+measured batch and KV memory; a phase bound by its stack's fixed cost per step, `FIXED_COST`,
+has a software bottleneck, which no chip built for it would cut). Three yeses: worth considering;
+two: borderline; fewer: not worth it.
 The seeds' fourth question, is its software ready (`engine.explain.software.software_answer`: the
 maturity of the phase's chips' stack, and the amortised porting against their bill), costs one yes
 when the answer is no; not rated (no maturity stated, numbers by rule) it costs nothing and says so.
@@ -33,6 +35,18 @@ CLEAR_SHARE = 0.80
 """Share of a phase's work bound by one resource from which its bottleneck counts as clear."""
 KV_FULL = 0.90
 """KV memory in use, as a fraction of what reservations allow, from which a bin is KV-bound."""
+FIXED_COST = "fixed cost"
+"""What binds an iteration whose stack's fixed cost per step (`IterationCost.overhead_s`: launches,
+synchronisation, scheduling) is longer than its compute, memory and link times: software, not
+silicon. Without it the 910B's decode, 35 ms of a 49 ms step its stack's fixed cost, read "bandwidth
+binds 100% of its work" and "an ASIC for decode is worth considering, built around bandwidth", beside
+a lesson that says its stack, not the chip, sets its pace (a review)."""
+
+
+def _binds(comp: np.ndarray, mem: np.ndarray, comm: np.ndarray, fixed: np.ndarray | float) -> np.ndarray:
+    """What binds each iteration: the longest of its link, compute, memory times and fixed cost."""
+    kind = np.where(comm > np.maximum(comp, mem), "link", np.where(comp >= mem, "compute", "bandwidth"))
+    return np.where(np.asarray(fixed) > np.maximum(np.maximum(comp, mem), comm), FIXED_COST, kind)
 
 
 def window_bins(result: SimResult) -> pd.DataFrame:
@@ -72,18 +86,20 @@ def request_pools(res: Resolved, servers: np.ndarray, default: int) -> np.ndarra
 
 
 def own_prefill_cost(res: Resolved, done: pd.DataFrame) -> tuple[np.ndarray, ...]:
-    """Each request's prefill (time, compute, memory, communication, s) on the pool of the server
-    that prefilled it: an edge NPU's prompt costs what it costs there, not on the data centre's chip."""
+    """Each request's prefill (time, compute, memory, communication, fixed cost, s) on the pool of the
+    server that prefilled it: an edge NPU's prompt costs what it costs there, not on the data centre's chip."""
     tokens = done["prompt_tokens"].to_numpy(dtype=float)
     first = done["prefill_instance"].to_numpy(dtype=np.int64)
     entry = next(p for p in res.pools if p.spec.role in ("prefill", "mixed"))
     pools = request_pools(res, first, entry.index)  # no prefilling server: the first prefill pool
-    out = tuple(np.zeros(len(done)) for _ in range(4))
+    out = tuple(np.zeros(len(done)) for _ in range(5))
     for p in res.pools:
         mine = pools == p.index
         if mine.any():
             c = prefill_cost(p.instance, tokens[mine])
-            for arr, part in zip(out, (c.time_s, c.compute_s, c.memory_s, c.comm_s), strict=True):
+            for arr, part in zip(
+                out, (c.time_s, c.compute_s, c.memory_s, c.comm_s, c.overhead_s), strict=True
+            ):
                 arr[mine] = np.asarray(part, dtype=float)
     return out
 
@@ -122,8 +138,8 @@ def phase_bottlenecks(result: SimResult, catalog: Catalog | None = None) -> dict
     done = r[r["outcome"] == "completed"]
     out: dict[str, dict[str, float]] = {}
     if len(done):
-        t, comp, mem, comm = own_prefill_cost(res, done)
-        kind = np.where(comm > np.maximum(comp, mem), "link", np.where(comp >= mem, "compute", "bandwidth"))
+        t, comp, mem, comm, fixed = own_prefill_cost(res, done)
+        kind = _binds(comp, mem, comm, fixed)
         if result.scenario.deployment.mode == "disaggregated":
             kind = np.where(done["kv_transfer_s"].to_numpy(dtype=float) > t, "link", kind)
         out["prefill"] = _shares(kind, t)
@@ -140,7 +156,7 @@ def phase_bottlenecks(result: SimResult, catalog: Catalog | None = None) -> dict
         batch = np.maximum(rows["batch_size"].to_numpy(dtype=float).round(), 1.0)
         dc = decode_cost(p.instance, batch, ctx)
         comp, mem, comm = (np.asarray(x, dtype=float) for x in (dc.compute_s, dc.memory_s, dc.comm_s))
-        k = np.where(comm > np.maximum(comp, mem), "link", np.where(comp >= mem, "compute", "bandwidth"))
+        k = _binds(comp, mem, comm, dc.overhead_s)
         k = np.where(rows["kv_memory"].to_numpy(dtype=float) >= KV_FULL * hold, "kv_capacity", k)
         kinds.append(k)
         weights.append(rows["busy"].to_numpy(dtype=float))
@@ -173,7 +189,8 @@ def specialisation(
         bshare = shares.get(resource, 0.0)
         stable = model_change_months >= STABLE_MONTHS
         large = hours[phase] / total >= LARGE_SHARE
-        clear = bshare >= CLEAR_SHARE
+        software_bound = resource == FIXED_COST and bshare >= CLEAR_SHARE  # no chip built for it cuts it
+        clear = bshare >= CLEAR_SHARE and not software_bound
         yes = int(stable) + int(large) + int(clear)
         sw = software_answer(result, res, phase)
         yes -= int(sw.ready is False)  # software that is not ready costs one yes
@@ -181,8 +198,15 @@ def specialisation(
         text = (
             f"{phase}: {'stable' if stable else 'not stable'} (a model change every {model_change_months:g} "
             f"months; {STABLE_MONTHS:g} needed), {'large' if large else 'small'} ({hours[phase] / total:.0%} of "
-            f"chip-hours; {LARGE_SHARE:.0%} needed), {'clear' if clear else 'mixed'} bottleneck ({resource} "
-            f"binds {bshare:.0%} of its work; {CLEAR_SHARE:.0%} needed), {sw.text}: an ASIC for {phase} is {verdict}"
+            f"chip-hours; {LARGE_SHARE:.0%} needed), "
+            + (
+                f"a software bottleneck (its stack's fixed cost per step binds {bshare:.0%} of its work: a better "
+                "stack, not a chip built for the phase, would cut it)"
+                if software_bound
+                else f"{'clear' if clear else 'mixed'} bottleneck ({resource} binds {bshare:.0%} of its work; "
+                f"{CLEAR_SHARE:.0%} needed)"
+            )
+            + f", {sw.text}: an ASIC for {phase} is {verdict}"
             + (f", built around {resource.replace('_', ' ')}." if yes == 3 else ".")
         )
         rows.append(
