@@ -288,8 +288,14 @@ with left, st.container(border=True):
     st.markdown("**Batching**", help=(Batching.__doc__ or "").strip())
     limits = sc.batching()  # what the run uses: the values set here, else the stack's defaults
     defaulted_form("deployment.batching", Batching, limits.model_dump(), f"{stack}'s")
-    st.caption(
-        plain(f"Empty fields take {stack}'s defaults on {sc.deployment.pools[0].hardware} ({limits.source}).")
+    chips = {p.hardware for p in sc.deployment.pools}
+    first = sc.deployment.pools[0].hardware
+    st.caption(  # the engine's rule (`Scenario.batching`): one set of limits, the first pool's chip's defaults
+        plain(
+            f"Empty fields take {stack}'s defaults on {first}"
+            + (", the first pool's chip, for every pool" if len(chips) > 1 else "")
+            + f": {limits.source}."
+        )
     )
     slider("deployment.mem_fraction", 0.5, 0.98, "HBM usable for weights, activations + KV", step=0.01)
     extra = [

@@ -244,3 +244,21 @@ def test_a_small_chips_memory_reads_to_three_figures() -> None:
     # 77.3 GB beside a catalog's "80 GB" at 0.9 read as an error (a walkthrough), and "77.3 GB usable
     # (0.9 of 80 GiB)" as two units (a review): one unit, the catalog's, whose product adds up
     assert "72.0 GiB usable (0.9 of 80 GiB)" in memory_text(h100) and " GB" not in memory_text(h100)
+
+
+def test_the_batching_caption_says_whose_defaults_every_pool_takes() -> None:
+    """The engine gives every pool the stack's defaults on the first pool's chip (`Scenario.batching`):
+    beside an H100 pool the caption named only the 910B, with doubled brackets ('(vLLM V1 defaults for
+    chips under 70 GiB (and A100))', a review)."""
+    from engine.scenario.codec import load_preset
+
+    sc = load_preset("chat-ascend-910b")
+    at = app("strategy", short("chat-ascend-910b"), preset="chat-ascend-910b")
+    assert_clean(at)
+    said = [
+        c.value.replace("\\", "").replace("\u2060", "") for c in at.caption if "Empty fields take" in c.value
+    ]
+    assert said == [
+        f"Empty fields take vLLM's defaults on ascend-910b, the first pool's chip, for every pool: "
+        f"{sc.batching().source}."
+    ]
