@@ -62,10 +62,10 @@ def _disagg_vllm(pool: PoolFacts) -> Argv:
     return ["--kv-transfer-config", json.dumps(config, separators=(",", ":"))]
 
 
-def _vllm_refusals(f: DeploymentFacts) -> list[str]:
+def _vllm_refusals(f: DeploymentFacts, pool: PoolFacts) -> list[str]:
     """Limits vLLM's scheduler config refuses at startup (SchedulerConfig._verify_args), said, not changed:
     the export keeps the modelled values so the command matches what was simulated."""
-    lim = f.limits
+    lim = pool.limits
     out = []
     if not lim.chunked_prefill and lim.token_budget < f.max_model_len:
         out.append(
@@ -83,7 +83,7 @@ def _vllm_refusals(f: DeploymentFacts) -> list[str]:
 
 def vllm_args(f: DeploymentFacts, pool: PoolFacts, *, disagg_flags: bool = True) -> tuple[Argv, list[str]]:
     """Arguments after `vllm serve` for one instance of `pool` (the model first, positional)."""
-    lim = f.limits
+    lim = pool.limits
     argv = [model_arg(f), "--tensor-parallel-size", str(pool.tp), "--pipeline-parallel-size", str(pool.pp)]
     notes: list[str] = []
     if pool.dp > 1:
@@ -97,7 +97,7 @@ def vllm_args(f: DeploymentFacts, pool: PoolFacts, *, disagg_flags: bool = True)
     argv += ["--max-num-seqs", str(lim.max_batch), "--max-num-batched-tokens", str(lim.token_budget)]
     argv += ["--max-model-len", str(f.max_model_len)]
     argv.append("--enable-chunked-prefill" if lim.chunked_prefill else "--no-enable-chunked-prefill")
-    notes += _vllm_refusals(f)
+    notes += _vllm_refusals(f, pool)
     if lim.chunked_prefill and lim.chunk_tokens < min(lim.token_budget, f.max_model_len):
         # vLLM V1's scheduler caps one request's prefill tokens a step at this threshold (the rest of
         # the budget goes to other requests); a chunk no shorter than the longest request splits none
@@ -118,7 +118,7 @@ def vllm_args(f: DeploymentFacts, pool: PoolFacts, *, disagg_flags: bool = True)
 
 def sglang_args(f: DeploymentFacts, pool: PoolFacts) -> tuple[Argv, list[str]]:
     """Arguments after `python -m sglang.launch_server` for one instance of `pool`."""
-    lim = f.limits
+    lim = pool.limits
     argv = ["--model-path", model_arg(f), "--tp-size", str(pool.tp * pool.dp), "--pp-size", str(pool.pp)]
     notes: list[str] = []
     if pool.dp > 1:
@@ -150,7 +150,7 @@ def trtllm_args(
     f: DeploymentFacts, pool: PoolFacts, config_path: str
 ) -> tuple[Argv, dict[str, Any], list[str]]:
     """Arguments after `trtllm-serve`, the LLM API options file it reads (`--config`), and notes."""
-    lim = f.limits
+    lim = pool.limits
     argv = [model_arg(f), "--tp_size", str(pool.tp * pool.dp), "--pp_size", str(pool.pp)]
     notes: list[str] = []
     if pool.ep > 1:

@@ -1,10 +1,11 @@
 """What a launch command needs to know about a scenario's deployment, read once for every stack.
 
 A serving stack is started per instance: each pool of the deployment becomes one command (or one
-worker of a manifest) with its parallel sizes, and the scenario's batching limits, KV precision,
-prefix cache and weight precision become flags. This module gathers those facts from a Scenario
-(the catalog supplies the model's Hugging Face id and the precision its checkpoint stores), so
-that the stack writers in `emit_engines` and `emit_manifests` only translate them.
+worker of a manifest) with its parallel sizes and batching limits (its chip's stack defaults where
+the scenario sets none), and the scenario's KV precision, prefix cache and weight precision become
+flags. This module gathers those facts from a Scenario (the catalog supplies the model's Hugging
+Face id and the precision its checkpoint stores), so that the stack writers in `emit_engines` and
+`emit_manifests` only translate them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class PoolFacts:
     chips_per_instance: int
     hardware_id: str
     vendor: str
+    limits: Limits
+    """Its batching limits: the scenario's where set, else the stack's defaults on its chip
+    (`Scenario.batching`), as the run gave its instances (`ResolvedPool.limits`)."""
     power_limit_w: float | None = None
     """Each chip's power limit under the scenario's caps (None: uncapped; `engine.scenario.power_budget`)."""
 
@@ -51,7 +55,6 @@ class DeploymentFacts:
     weights: str
     checkpoint_weights: str
     kv: str
-    limits: Limits
     prefix_cache: bool
     cache_tiers: tuple[str, ...]
     mem_fraction: float
@@ -94,6 +97,7 @@ def _pool(scenario: Scenario, p: Pool) -> PoolFacts:
         chips_per_instance=p.chips_per_instance,
         hardware_id=p.hardware,
         vendor=chip.vendor if chip is not None else "unknown",
+        limits=scenario.batching(chip),
     )
 
 
@@ -119,7 +123,6 @@ def facts(scenario: Scenario) -> DeploymentFacts:
         weights=scenario.model.weights,
         checkpoint_weights=model.hf_weights,
         kv=scenario.kv_precision(),
-        limits=scenario.batching(),
         prefix_cache=scenario.cache.enabled,
         cache_tiers=tiers if scenario.cache.enabled else (),
         mem_fraction=dep.mem_fraction,

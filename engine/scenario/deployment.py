@@ -63,8 +63,8 @@ class Pool(Frozen):
 class Batching(Frozen):
     """Continuous batching limits of every instance; an unset field takes the serving stack's default.
 
-    `Scenario.batching()` gives the limits a run uses: these values where set, else the defaults
-    of `deployment.stack` on the first pool's chip (engine/costmodel/stacks.py).
+    `Scenario.batching(chip)` gives the limits a pool on that chip uses (`ResolvedPool.limits`): these
+    values where set, else the defaults of `deployment.stack` on the chip (engine/costmodel/stacks.py).
     """
 
     max_batch: Annotated[int, Field(ge=1, le=bounds.MAX_BATCH)] | None = None

@@ -166,8 +166,9 @@ class Scenario(Frozen):
         return load_catalog().hardware.get(hw_id)
 
     def batching(self, hw: HardwareSpec | None = None) -> Limits:
-        """The batching limits of the run: the scenario's where set, else the stack's defaults on the
-        first pool's chip (or on `hw`: what a planner candidate whose first pool runs it would use)."""
+        """The batching limits of a pool on `hw`: the scenario's where set, else the stack's defaults on
+        that chip (`ResolvedPool.limits`; without `hw`, the first pool's chip's: what the sizing and the
+        work bound estimate with)."""
         b = self.deployment.batching
         hw = hw or self._first_chip()
         if hw is None:

@@ -28,6 +28,7 @@ from engine.costmodel import ownership, power, power_cap, stacks, stages
 from engine.costmodel.iteration import IterationCost, decode_cost, prefill_cost
 from engine.costmodel.perf import Instance, Speculation
 from engine.scenario import power_budget
+from engine.scenario.deployment import Limits
 from engine.scenario.model import Pool, Scenario
 from engine.scenario.power_budget import ChipLimit
 
@@ -45,6 +46,10 @@ class ResolvedPool:
     spec: Pool
     instance: Instance
     calibration: Calibration
+    limits: Limits
+    """Its instances' batching limits: the scenario's where set, else its stack's defaults on this pool's
+    chip (`Scenario.batching`): each server of a stack sizes its own by its own GPU, so an H100 pool
+    beside a 910B one no longer took the 910B's 256 requests and 2,048 tokens."""
     power_limit: ChipLimit | None = None
     """Its chips' power limit under the scenario's caps (None: uncapped; `engine.scenario.power_budget`)."""
 
@@ -240,7 +245,7 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
                 profile_name=name,
                 mem_fraction=scenario.deployment.mem_fraction,
                 speculation=speculation,
-                activation_tokens=scenario.activation_tokens() * spec.dp,  # a pass of each DP rank's budget
+                activation_tokens=scenario.activation_tokens(hw) * spec.dp,  # a pass of each DP rank's budget
                 eager=scenario.deployment.eager,
                 startup_profile=scenario.deployment.stack,
             )
@@ -251,7 +256,8 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
         _check_speed(scenario, where, inst)
         if scenario.cost.mode == "own":  # refuse an owned chip without a price now, not after the run
             ownership.capex_usd(hw, scenario.cost)
-        pools.append(ResolvedPool(index=i, spec=spec, instance=inst, calibration=cal))
+        limits = scenario.batching(hw)
+        pools.append(ResolvedPool(index=i, spec=spec, instance=inst, calibration=cal, limits=limits))
     _check_kv_link(scenario, pools)
     _check_edge_power(scenario, pools)
     return Resolved(scenario=scenario, model=model, pools=_capped(scenario, pools))

@@ -40,6 +40,7 @@ class BatchFormation:
     kv_shared: int
     max_batch: int
     token_budget: int
+    chunked: bool
     chunk_cap: int
     waiting: list[tuple[tuple[float, ...], int]]
     prefilling: list[int]
@@ -110,7 +111,7 @@ class BatchFormation:
             return []  # nothing to prefill (most calls: a decoding instance forming its next jump)
         sim = self.sim
         pf_target, prefilled = sim.pf_target, sim.prefilled
-        mixed_chunks = sim.chunked and self.role == "mixed"  # prompts may be split
+        mixed_chunks = self.chunked and self.role == "mixed"  # prompts may be split
         running = len(self.running)
         budget = self.token_budget - (running if sim.mix and self.role == "mixed" else 0)
         chunk_cap = self.chunk_cap

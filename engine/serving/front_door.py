@@ -83,9 +83,7 @@ class FrontDoor:
         self.way_in = None if free else WayIn(resolved, ledger, env, self.arrive)
         self.admission = policies.build_admission(sc.scheduler.admission.as_dict())
         self.admits_all = isinstance(self.admission, policies.AdmitAll)
-        b = sc.batching()
         self.mix = sc.iteration_scheduler().mixes_decodes
-        self.chunked = b.chunked_prefill
         # degrade (`deployment.degrade`): None when off, so arrivals pay nothing for it
         self.degrade = sc.deployment.degrade if sc.deployment.degrade.enabled else None
         counters.update(degraded_arrivals=0, capped_requests=0, capped_tokens=0)
@@ -333,7 +331,7 @@ class FrontDoor:
         # a prompt gets at most one chunk per iteration, however short the queue, and with
         # attention DP its chunks run on one rank
         own = 0.0
-        if (srv.role == "mixed" and self.chunked) or srv.ranks > 1:
+        if (srv.role == "mixed" and srv.chunked) or srv.ranks > 1:
             c = float(min(srv.chunk_cap, prompt))
             own = (
                 math.ceil(prompt / c)

@@ -56,12 +56,8 @@ class Host(Protocol[SrvIn]):
     priority: list[int]
     resume: list[int]
     prefill_start: list[float]
-    # batching and scheduling settings
-    max_batch: int
-    token_budget: int
-    chunked: bool
+    # scheduling settings (each instance's batching limits are its pool's: `ResolvedPool.limits`)
     mix: bool
-    chunk_tokens: int
     preempt: bool
     swap: bool
     cache_on: bool

@@ -188,7 +188,7 @@ class Server(BatchFormation, Outage):
         "kick_pending", "up", "nic_free_s", "sim", "finish", "finish_of", "steps_done", "ctx_sum", "kv_peak",
         "hbm", "host", "swapped", "loading", "generation", "busy_switching", "ready", "jump_growth",
         "own_blocks", "kv_bytes", "restores", "future_role", "inbound", "last_decode", "draining", "rates",
-        "speeds", "prices", "max_batch", "token_budget", "ranks", "chunk_cap", "view", "rank",
+        "speeds", "prices", "max_batch", "token_budget", "chunked", "ranks", "chunk_cap", "view", "rank",
         "rank_tokens", "rank_running", "rank_kept", "kick_call", "iteration_call", "jump_call", "pool_index",
         "pins", "kv_shared",
     )  # fmt: skip
@@ -201,13 +201,13 @@ class Server(BatchFormation, Outage):
         self.pool_index: int = pool.index  # (a slot: compiled, `pool.index` is a read by name)
         self.role: str = pool.spec.role
         self.step = StepModel(pool.instance)
-        # every attention data-parallel rank schedules its own batch: the batch cap and the token
-        # budget count once per rank, as the stacks and the fit read them (docs/cost-model.md)
-        self.ranks = pool.instance.dp  # a prompt runs on one of them
-        self.max_batch = sim.max_batch * self.ranks
-        self.token_budget = sim.token_budget * self.ranks
+        # the pool's limits (its chip's stack defaults where unset); every attention data-parallel rank
+        # schedules its own batch: the cap and the token budget count once per rank (docs/cost-model.md)
+        b, self.ranks = pool.limits, pool.instance.dp  # a prompt runs on one rank
+        self.max_batch, self.token_budget = b.max_batch * self.ranks, b.token_budget * self.ranks
+        self.chunked: bool = b.chunked_prefill
         # a chunk runs on one rank: at most a rank's budget (one instance's, without ranks)
-        self.chunk_cap = min(sim.chunk_tokens, sim.token_budget) if self.ranks > 1 else sim.chunk_tokens
+        self.chunk_cap = min(b.chunk_tokens, b.token_budget) if self.ranks > 1 else b.chunk_tokens
         self.kv_cap = pool.instance.kv_capacity_tokens
         self.kv_reserved = self.kv_peak = self.kv_used = self.kv_shared = 0
         self.pins = {}  # (`Outage`'s field: `KvLedger.share`)
@@ -248,7 +248,7 @@ class Server(BatchFormation, Outage):
         # tokens/s in each role, and over the deployment's fastest (the sim sets `speeds`); typed as
         # tuples of any length so that, compiled, they stay tuples of float objects: a fixed pair is
         # kept unboxed, and `speeds[k]` would box both into a new tuple at every view
-        self.rates: tuple[float, ...] = throughput(self.step, sim.token_budget, sim.max_batch, self.ranks)
+        self.rates: tuple[float, ...] = throughput(self.step, b.token_budget, b.max_batch, self.ranks)
         self.speeds: tuple[float, ...] = (1.0, 1.0)
         # this instance's price per second, on the scenario's cost basis: rent, or an owned chip's
         # capital, hosting and energy while busy (at its TDP), so `cost_aware` routes as the bill counts

@@ -81,9 +81,6 @@ class Simulation(Host[Server]):
         )
         self.prefilled, self.context, self.priority = led.prefilled, led.context, led.priority
         self.resume, self.prefill_start = led.resume, led.prefill_start
-        b = sc.batching()
-        self.max_batch, self.token_budget, self.chunk_tokens = b.max_batch, b.token_budget, b.chunk_tokens
-        self.chunked = b.chunked_prefill
         self.mix = sc.iteration_scheduler().mixes_decodes
         self.preempt = sc.scheduler.preemption != "none"
         self.swap = sc.scheduler.preemption == "swap"

@@ -246,19 +246,19 @@ def test_a_small_chips_memory_reads_to_three_figures() -> None:
     assert "72.0 GiB usable (0.9 of 80 GiB)" in memory_text(h100) and " GB" not in memory_text(h100)
 
 
-def test_the_batching_caption_says_whose_defaults_every_pool_takes() -> None:
-    """The engine gives every pool the stack's defaults on the first pool's chip (`Scenario.batching`):
-    beside an H100 pool the caption named only the 910B, with doubled brackets ('(vLLM V1 defaults for
-    chips under 70 GiB (and A100))', a review)."""
-    from engine.scenario.codec import load_preset
-
-    sc = load_preset("chat-ascend-910b")
+def test_the_batching_caption_says_whose_defaults_each_pool_takes() -> None:
+    """Each pool takes the stack's defaults on its own chip (`ResolvedPool.limits`): beside an H100 pool
+    the caption named only the 910B, with doubled brackets ('(vLLM V1 defaults for chips under 70 GiB
+    (and A100))', a review)."""
     at = app("strategy", short("chat-ascend-910b"), preset="chat-ascend-910b")
     assert_clean(at)
     said = [
         c.value.replace("\\", "").replace("\u2060", "") for c in at.caption if "Empty fields take" in c.value
     ]
     assert said == [
-        f"Empty fields take vLLM's defaults on ascend-910b, the first pool's chip, for every pool: "
-        f"{sc.batching().source}."
+        "Empty fields take vLLM's defaults on each pool's chip (the boxes show ascend-910b's): ascend-910b, "
+        "256 sequences and 2,048 tokens; h100-sxm, 1,024 sequences and 8,192 tokens."
     ]
+    one = app("strategy")
+    (alone,) = [c.value for c in one.caption if "Empty fields take" in c.value]
+    assert "each pool" not in alone and "h100" in alone

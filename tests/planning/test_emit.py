@@ -116,6 +116,24 @@ def test_values_carry_the_scenarios_deployment() -> None:
         )
 
 
+def test_each_pool_is_launched_with_its_own_chips_batching_defaults() -> None:
+    """A stack sizes each server's batching by its own GPU: the H100 pool beside the 910B one is
+    launched (and simulated) with the H100's defaults, not the first pool's chip's."""
+    from engine.scenario.resolve import resolve
+
+    s = _presets()["chat-ascend-910b"]
+    cat = load_catalog()
+    emitted = emit_deployment(s, "vllm")
+    seen = {}
+    for (_, argv), pool, run in zip(emitted.commands, s.deployment.pools, resolve(s).pools, strict=True):
+        a = _parse("vllm", argv)
+        lim = s.batching(cat.hardware[pool.hardware])
+        assert (a.opt_max_num_seqs, a.opt_max_num_batched_tokens) == (lim.max_batch, lim.token_budget)
+        assert run.limits == lim  # what the run's instances take
+        seen[pool.hardware] = lim.max_batch
+    assert seen == {"ascend-910b": 256, "h100-sxm": 1024}
+
+
 def test_attention_dp_and_expert_parallel_map_per_stack() -> None:
     s = _presets()["moe-deepseek-dp-ep"]
     pools = s.deployment.pools

@@ -90,6 +90,12 @@ CLAIMS: dict[str, list[tuple[str, Callable[[Summary], str]]]] = {
         ("97.9% of requests", _of_requests),
         ("1.12 J", lambda s: f"{s['energy']['joules_per_output_token']:.2f} J"),
     ],
+    "chat-ascend-910b": [
+        ("(99.0% of requests within SLO)", lambda s: f"({_pct(s['slo_attainment'])} of requests within SLO)"),
+        ("p50 8.9 ms", lambda s: f"p50 {_lat('tpot', 'p50')(s):.1f} ms"),
+        ("p90 50.2 ms", lambda s: f"p90 {_lat('tpot', 'p90')(s):.1f} ms"),
+        ("$8.49 an hour", lambda s: f"${s['cost']['usd_per_hour']:.2f} an hour"),
+    ],
     "offline-batch": [
         ("$0.10 per million", lambda s: f"${s['cost']['usd_per_million_output_tokens']:.2f} per million")
     ],
