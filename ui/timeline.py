@@ -148,6 +148,7 @@ def _per_pool(
     over: Mapping[str, Any], key: str, title: str, yaxis: str, hover: str, *, percent: bool = False
 ) -> go.Figure:
     fig = go.Figure()
+    several = len(over[key]) > 1
     for i, (pool, values) in enumerate(over[key].items()):
         fig.add_trace(
             go.Scatter(
@@ -155,7 +156,12 @@ def _per_pool(
                 y=_steps(over, values),
                 name=str(pool),
                 mode="lines",
-                line={"color": charts.POOL_COLORS[i % len(charts.POOL_COLORS)], "width": 2},
+                # the first pool's line wider, under the others': two pools of two instances each drew
+                # one line, the second hiding the first (a review)
+                line={
+                    "color": charts.POOL_COLORS[i % len(charts.POOL_COLORS)],
+                    "width": 4.5 if several and i == 0 else 2,
+                },
                 line_shape="hv",
                 hovertemplate=f"{pool}: {hover}<extra></extra>",
             )

@@ -220,3 +220,12 @@ def test_a_fault_is_a_numbered_dotted_line_on_every_chart_and_the_key_says_what(
         assert [a.text for a in notes] == ["1", "2"]  # a number at the top, not words across the data
     key = timeline.fault_key(marks)
     assert "**1** at minute 5.0: prefill: 3 instances lost" in key and "**2** at minute 6.5" in key
+
+
+def test_a_pool_whose_line_coincides_with_anothers_stays_visible() -> None:
+    """Two pools of two instances each drew one line, the second over the first (a review): the first
+    pool's line is wider, so both colours show where they coincide."""
+    over = {**_over([0.9, 0.95]), "instances": {"prefill": [2.0, 2.0], "decode": [2.0, 2.0]}}
+    lines = [t for t in timeline.instances_chart(over).data if t.mode == "lines" and t.yaxis != "y2"]
+    assert [t.line.width for t in lines] == [4.5, 2]
+    assert timeline.busy_chart(_over([0.9])).data[0].line.width == 2  # one pool: no wider line
