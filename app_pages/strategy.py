@@ -288,13 +288,13 @@ with left, st.container(border=True):
     st.markdown("**Batching**", help=(Batching.__doc__ or "").strip())
     limits = sc.batching()  # what the run uses: the values set here, else the stack's defaults
     defaulted_form("deployment.batching", Batching, limits.model_dump(), f"{stack}'s")
-    chips = list(dict.fromkeys(p.hardware for p in sc.deployment.pools))
-    each = {c: sc.batching(cat.hardware[c]) for c in chips if c in cat.hardware}  # as `ResolvedPool.limits`
+    first = sc.deployment.pools[0].hardware
+    each = {p.hardware: sc.pool_batching(p) for p in sc.deployment.pools}  # as `ResolvedPool.limits`
     st.caption(  # each pool takes the stack's defaults on its own chip; the boxes show the first pool's
         plain(
-            f"Empty fields take {stack}'s defaults on {chips[0]}: {limits.source}."
+            f"Empty fields take {stack}'s defaults on {first}: {limits.source}."
             if len(each) < 2
-            else f"Empty fields take {stack}'s defaults on each pool's chip (the boxes show {chips[0]}'s): "
+            else f"Empty fields take {stack}'s defaults on each pool's chip (the boxes show {first}'s): "
             + "; ".join(
                 f"{c}, {b.max_batch:,} sequences and {b.token_budget:,} tokens" for c, b in each.items()
             )

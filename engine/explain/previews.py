@@ -350,7 +350,7 @@ def with_model_fitted(scenario: Scenario, model_id: str, catalog: Catalog | None
             inst = Instance(
                 model=model, hardware=hw, tp=tp, pp=pp, dp=dp, ep=ep, weights=new.model.weights,
                 kv=new.kv_precision(), mem_fraction=new.deployment.mem_fraction,
-                activation_tokens=new.activation_tokens() * dp, attention_weights=new.model.attention_weights,
+                activation_tokens=new.activation_tokens(hw) * dp, attention_weights=new.model.attention_weights,
             )  # fmt: skip
         except ScenarioError:  # an expert-parallel degree the model cannot take
             return False

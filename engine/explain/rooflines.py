@@ -51,7 +51,7 @@ def _fitting_instance(
             attention_weights=scenario.model.attention_weights,
             kv=scenario.kv_precision(),
             mem_fraction=scenario.deployment.mem_fraction,
-            activation_tokens=scenario.activation_tokens(),
+            activation_tokens=scenario.activation_tokens(chip),  # as a pool on this chip keeps
             eager=scenario.deployment.eager,
         )
         if inst.fits():

@@ -97,7 +97,7 @@ def _pool(scenario: Scenario, p: Pool) -> PoolFacts:
         chips_per_instance=p.chips_per_instance,
         hardware_id=p.hardware,
         vendor=chip.vendor if chip is not None else "unknown",
-        limits=scenario.batching(chip),
+        limits=scenario.pool_batching(p),
     )
 
 

@@ -34,12 +34,13 @@ import numpy as np
 
 from engine.calibration import software
 from engine.catalog.entries import Catalog
+from engine.catalog.specs import GIB, HardwareSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership, stacks, stages
 from engine.costmodel.iteration import decode_cost, prefill_cost
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance, roof
-from engine.scenario.model import Scenario
+from engine.scenario.model import Batching, Limits, Scenario
 from engine.scenario.resolve import speculation_of
 from engine.serving.workload import Requests
 
@@ -59,11 +60,19 @@ class Demand:
     tpot_target_s: tuple[float, ...]
     percentile: tuple[float, ...]
     token_budget: int
+    """The first pool's chip's (`Scenario.batching()`); a chip's own: `limits_on`."""
     max_batch: int
+    batching: Batching
+    """The scenario's batching settings, each unset field its stack's default on a chip (`limits_on`)."""
+    stack: str
     reserves_output: bool = True  # False with preemption: a request holds only what it has
     shares_hits: bool = False
     """True with the prefix cache's HBM tier on: a hit is read where it is cached, shared by the
     requests reading it, so a request holds only the rest of its prompt (optimistic, as the hits are)."""
+
+    def limits_on(self, hw: HardwareSpec) -> Limits:
+        """The batching limits an instance on `hw` runs with, as a pool on it does (`ResolvedPool.limits`)."""
+        return self.batching.on(self.stack, hw)
 
     @property
     def mean_output_tokens(self) -> float:
@@ -96,6 +105,8 @@ def demand(scenario: Scenario, requests: Requests) -> Demand:
         percentile=tuple(c.slo.percentile for c in wl.classes),
         token_budget=b.token_budget,
         max_batch=b.max_batch,
+        batching=scenario.deployment.batching,
+        stack=scenario.deployment.stack,
         reserves_output=scenario.scheduler.preemption == "none",
         shares_hits=scenario.cache.enabled and scenario.cache.hbm,
     )
@@ -134,14 +145,14 @@ def _at_percentile(values: np.ndarray, pct: float) -> float:
 def _unfit_why(inst: Instance, hw_id: str) -> str:
     """Why an instance does not fit its chips: a pipeline stage that overflows where the whole would
     hold it (`engine.costmodel.stages`), else the weights and activations against the whole."""
-    act = inst.activation_bytes / 1e9
+    act = inst.activation_bytes / GIB
     if (over := stages.overflow(inst)) is not None:  # the whole holds it; a stage does not
         stage, need, have = over
-        return f"pipeline stage {stage + 1} needs {need / 1e9:.0f} GB of its {have / 1e9:.0f} GB on {hw_id}"
+        return f"pipeline stage {stage + 1} needs {need / GIB:.0f} GiB of its {have / GIB:.0f} GiB on {hw_id}"
     return (
-        f"weights do not fit ({inst.weight_bytes / 1e9:.0f} GB"
+        f"weights do not fit ({inst.weight_bytes / GIB:.0f} GiB"
         + (
-            f" and {act:.0f} GB of activations for a {inst.activation_tokens // inst.dp:,}-token pass"
+            f" and {act:.0f} GiB of activations for a {inst.activation_tokens // inst.dp:,}-token pass"
             if act >= 0.5
             else ""
         )
@@ -177,13 +188,13 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
     if not inst.fits() or not len(d.prompt_tokens):
         why = _unfit_why(inst, hw.id)
         return replace(head, prefill_problem=why, decode_problem=why)
-    cap = inst.kv_capacity_tokens
+    cap, lim = inst.kv_capacity_tokens, d.limits_on(inst.hardware)  # its chip's limits, as a pool's
     q, k = d.prompt_tokens, d.cached_tokens
     # prompts run unspeculated (resolve gives prefill pools none; mixed iterations run without it)
     cost = prefill_cost(replace(inst, speculation=None) if inst.speculation else inst, q, k)
     alone = np.asarray(cost.time_s, dtype=float)
     # prompts per iteration: every data-parallel rank has its own token budget and batch cap
-    share = max(1.0, d.token_budget * inst.dp // max(float(np.mean(q - k)), 1.0))
+    share = max(1.0, lim.token_budget * inst.dp // max(float(np.mean(q - k)), 1.0))
     # a full pipeline overlaps its stages: what the lone prompt spends in bubbles and hand-offs
     # is left out, keeping the figure a lower bound; otherwise an iteration of `share` prompts
     # pays the all-reduce latencies once, so each prompt its share of that iteration's exchange
@@ -205,7 +216,7 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
     own = d.prompt_tokens - d.cached_tokens if d.shares_hits else d.prompt_tokens  # (shared: held once)
     held = own + d.output_tokens if d.reserves_output else own + d.output_tokens / 2.0
     b_kv = int(cap // max(float(held.mean()), 1.0))
-    max_batch = d.max_batch * inst.dp
+    max_batch = lim.max_batch * inst.dp
     batches = np.arange(1, max(1, min(b_kv, max_batch)) + 1, dtype=float)
     steps = np.asarray(decode_cost(inst, batches, d.mean_decode_context_tokens).time_s, dtype=float)
     tpot = min(d.tpot_target_s)

@@ -13,8 +13,9 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from engine.catalog.specs import MIN_LINK_GB_S, Frozen
+from engine.catalog.specs import MIN_LINK_GB_S, Frozen, HardwareSpec
 from engine.core import bounds
+from engine.costmodel import stacks
 from engine.costmodel.maturity import Maturity
 from engine.scenario.degrade import Degrade
 from engine.scenario.fields import Name
@@ -71,6 +72,23 @@ class Batching(Frozen):
     token_budget: Annotated[int, Field(ge=16, le=1_048_576)] | None = None
     chunked_prefill: bool | None = None
     chunk_tokens: Annotated[int, Field(ge=16, le=1_048_576)] | None = None
+
+    def on(self, stack: str, hw: HardwareSpec | None) -> "Limits":
+        """The limits an instance of `stack` on `hw` runs with: these values where set, else the
+        stack's defaults on that chip (the smallest where the chip is unknown)."""
+        d = (
+            stacks.defaults(stack, hw)
+            if hw is not None
+            else stacks.StackDefaults(256, 2048, True, 2048, "unknown chip: the smallest defaults")
+        )
+        budget = self.token_budget if self.token_budget is not None else d.token_budget
+        return Limits(
+            max_batch=self.max_batch if self.max_batch is not None else d.max_batch,
+            token_budget=budget,
+            chunked_prefill=self.chunked_prefill if self.chunked_prefill is not None else d.chunked_prefill,
+            chunk_tokens=self.chunk_tokens if self.chunk_tokens is not None else min(d.chunk_tokens, budget),
+            source=d.source,
+        )
 
 
 class Limits(Frozen):

@@ -157,7 +157,9 @@ class Scenario(Frozen):
         return self
 
     def _first_chip(self) -> HardwareSpec | None:
-        hw_id = self.deployment.pools[0].hardware
+        return self._chip(self.deployment.pools[0].hardware)
+
+    def _chip(self, hw_id: str) -> HardwareSpec | None:
         for h in self.custom_hardware:
             if h.id == hw_id:
                 return h
@@ -165,24 +167,16 @@ class Scenario(Frozen):
 
         return load_catalog().hardware.get(hw_id)
 
+    def pool_batching(self, pool: Pool) -> Limits:
+        """The batching limits of `pool`'s instances (`batching` on its chip): what the work bound's
+        estimates read per pool, as the run's instances take them (`ResolvedPool.limits`)."""
+        return self.batching(self._chip(pool.hardware))
+
     def batching(self, hw: HardwareSpec | None = None) -> Limits:
         """The batching limits of a pool on `hw`: the scenario's where set, else the stack's defaults on
         that chip (`ResolvedPool.limits`; without `hw`, the first pool's chip's: what the sizing and the
         work bound estimate with)."""
-        b = self.deployment.batching
-        hw = hw or self._first_chip()
-        if hw is None:
-            d = stacks.StackDefaults(256, 2048, True, 2048, "unknown chip: the smallest defaults")
-        else:
-            d = stacks.defaults(self.deployment.stack, hw)
-        budget = b.token_budget if b.token_budget is not None else d.token_budget
-        return Limits(
-            max_batch=b.max_batch if b.max_batch is not None else d.max_batch,
-            token_budget=budget,
-            chunked_prefill=b.chunked_prefill if b.chunked_prefill is not None else d.chunked_prefill,
-            chunk_tokens=b.chunk_tokens if b.chunk_tokens is not None else min(d.chunk_tokens, budget),
-            source=d.source,
-        )
+        return self.deployment.batching.on(self.deployment.stack, hw or self._first_chip())
 
     def activation_tokens(self, hw: HardwareSpec | None = None) -> int:
         """Tokens of forward pass each instance keeps activation memory for (`stacks.activation_tokens`)."""

@@ -138,17 +138,17 @@ def _unfit(scenario: Scenario, where: str, spec: Pool, inst: Instance, hw: Hardw
     """Why a pool's instance does not fit its chips: the activations, a pipeline stage, or the whole,
     with the least chips that would hold it."""
     model = inst.model
-    act = inst.activation_bytes / 1e9
+    act = inst.activation_bytes / GIB
     room = inst.fit_room_tokens
-    need = inst.weight_bytes / 1e9 + act + room * inst.kv_bytes_held / 1e9
-    have = inst.memory_bytes / 1e9
-    per_chip = hw.total_memory_gb * GIB / 1e9 * scenario.deployment.mem_fraction
+    need = inst.weight_bytes / GIB + act + room * inst.kv_bytes_held / GIB
+    have = inst.memory_bytes / GIB
+    per_chip = hw.total_memory_gb * scenario.deployment.mem_fraction
     act_chip = act / inst.chips
     pass_tokens = inst.activation_tokens // spec.dp  # one rank's forward pass
     if act_chip >= 0.5 * per_chip:  # more chips split the weights, hardly the activations
         return (
             f"deployment.batching.token_budget: the activations of one {pass_tokens:,}-token "
-            f"forward pass take {act_chip:.0f} GB of each {hw.id}'s {per_chip:.0f} GB usable, and more "
+            f"forward pass take {act_chip:.0f} GiB of each {hw.id}'s {per_chip:.0f} GiB usable, and more "
             f"chips do not shrink them enough; lower the token budget (set at most "
             f"{max(int(pass_tokens * 0.25 * per_chip / act_chip), 16):,})"
         )
@@ -157,9 +157,9 @@ def _unfit(scenario: Scenario, where: str, spec: Pool, inst: Instance, hw: Hardw
     min_chips = int(need // per_chip) + 1
     dp = f" x dp {spec.dp}" if spec.dp > 1 else ""
     return (
-        f"{where}.tp: {model.id} in {scenario.model.weights} needs {inst.weight_bytes / 1e9:.0f} GB of weights"
-        f"{f' and {act:.0f} GB of activations' if act >= 0.5 else ''} plus KV room for one "
-        f"{room:,}-token request; tp {spec.tp} x pp {spec.pp}{dp} of {hw.id} hold {have:.0f} GB usable. Use at "
+        f"{where}.tp: {model.id} in {scenario.model.weights} needs {inst.weight_bytes / GIB:.0f} GiB of weights"
+        f"{f' and {act:.0f} GiB of activations' if act >= 0.5 else ''} plus KV room for one "
+        f"{room:,}-token request; tp {spec.tp} x pp {spec.pp}{dp} of {hw.id} hold {have:.0f} GiB usable. Use at "
         f"least {min_chips} chips per instance (tp x pp{' x dp' if dp else ''}"
         f"{layouts_text(min_chips, spec.dp)}), lower precision, or a larger chip"
         + (
@@ -180,9 +180,9 @@ def _stage_refusal(where: str, inst: Instance, room: int, over: tuple[int, float
     chips = inst.tp * inst.dp
     return (
         f"{where}.pp: the {inst.pp} pipeline stages split {inst.model.id}'s layers by count, and stage "
-        f"{stage + 1} ({layers} layers{ends}) needs {need / 1e9:.0f} GB with KV room for one {room:,}-token "
+        f"{stage + 1} ({layers} layers{ends}) needs {need / GIB:.0f} GiB with KV room for one {room:,}-token "
         f"request, where {f'its {inst.hardware.id} gives' if chips == 1 else f'its {chips} {inst.hardware.id}s give'} "
-        f"{have / 1e9:.0f} GB "
+        f"{have / GIB:.0f} GiB "
         "usable (the chips together would hold the model); use fewer stages and more tensor parallelism, "
         "lower precision, or a larger chip"
     )

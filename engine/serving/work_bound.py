@@ -218,9 +218,9 @@ def _event_terms(scenario: Scenario, load: work_load.Load) -> list[Term]:
             )
         )
     if sc.faults:
-        batch = sc.batching().max_batch
-        ranks = {p.name: p.dp for p in sc.deployment.pools}  # each rank has its own batch cap
-        retried = sum(min(load.n, f.instances * batch * ranks.get(f.pool, 1)) for f in sc.faults)
+        # each rank of a pool has its own batch cap, its chip's
+        cap = {p.name: p.dp * sc.pool_batching(p).max_batch for p in sc.deployment.pools}
+        retried = sum(min(load.n, f.instances * cap.get(f.pool, sc.batching().max_batch)) for f in sc.faults)
         terms.append(
             Term(
                 "events",
@@ -295,8 +295,9 @@ def _memory_terms(scenario: Scenario, load: work_load.Load, event_terms: list[Te
         tiers = (cache.hbm * (2 if disaggregated else 1)) + cache.host.enabled + cache.pooled.enabled
         copies = cache.hbm * instances + cache.host.enabled * entry + cache.pooled.enabled
         entries = min(load.block_ids * copies, load.full_blocks * tiers)
-        ranks = sum(p.count * p.dp for p in pools)  # each data-parallel rank has its own batch cap
-        live = min(load.n, ranks * scenario.batching().max_batch) * load.blocks / load.n
+        # each data-parallel rank has its own batch cap, its pool's chip's
+        slots = sum(p.count * p.dp * scenario.pool_batching(p).max_batch for p in pools)
+        live = min(load.n, slots) * load.blocks / load.n
         terms.append(
             Term(
                 "memory_bytes",

@@ -49,10 +49,11 @@ class Load:
 
 def chunk_tokens(scenario: Scenario) -> int | None:
     """Tokens per prefill iteration of one prompt, when prompts are chunked."""
-    b = scenario.batching()
-    if scenario.deployment.mode != "colocated" or not b.chunked_prefill:
+    if scenario.deployment.mode != "colocated":
         return None
-    return max(1, min(b.chunk_tokens, b.token_budget))
+    # each pool's, its chip's; the smallest: the most chunks a prompt may take (a bound's estimate)
+    chunked = [b for b in map(scenario.pool_batching, scenario.deployment.pools) if b.chunked_prefill]
+    return max(1, min(min(b.chunk_tokens, b.token_budget) for b in chunked)) if chunked else None
 
 
 def _count_cause(scenario: Scenario, rows: int) -> str:

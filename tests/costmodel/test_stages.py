@@ -105,7 +105,9 @@ def test_a_stage_that_overflows_is_refused_by_name() -> None:
         resolve(sc)
     said = str(err.value)
     assert said.startswith("deployment.pools[0].pp: the 4 pipeline stages")
-    assert "stage 3 (16 layers) needs" in said and "its b200 gives 174 GB usable" in said
+    assert (
+        "stage 3 (16 layers) needs" in said and "its b200 gives 162 GiB usable" in said
+    )  # (0.9 of its 180 GiB)
 
 
 def test_the_strategy_page_names_the_most_loaded_stages_weights() -> None:
@@ -142,5 +144,5 @@ def test_the_planner_and_the_refusal_name_the_stage_with_numbers_that_add_up() -
     })  # fmt: skip
     with pytest.raises(ScenarioError) as err:
         resolve(v0)
-    need, have = (float(x) for x in re.findall(r"needs (\d+) GB .* gives (\d+) GB", str(err.value))[0])
+    need, have = (float(x) for x in re.findall(r"needs (\d+) GiB .* gives (\d+) GiB", str(err.value))[0])
     assert need > have, str(err.value)

@@ -84,7 +84,7 @@ def test_the_prefill_bound_never_exceeds_a_full_iterations_share(
     d = _demand(chat(**{"workload.classes[0].input": {"kind": "constant", "tokens": prompt}}))
     inst = Instance(model=catalog.model("llama-3.1-70b"), hardware=catalog.chip(chip), tp=tp, weights=weights)
     bound = instance_rates(inst, d).prefill_s_per_request
-    share = max(1.0, d.token_budget // prompt)
+    share = max(1.0, d.limits_on(inst.hardware).token_budget // prompt)
     full = iteration_cost(
         inst, prefill_tokens=share * prompt, prefill_attn_pairs=share * prompt * prompt / 2.0
     )
