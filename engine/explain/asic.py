@@ -172,6 +172,23 @@ def _shares(kind: np.ndarray, weight: np.ndarray) -> dict[str, float]:
     return {str(k): float(weight[kind == k].sum()) / total for k in np.unique(kind)}
 
 
+def _fixed_text(res: Resolved, phase: str, share: float) -> str:
+    """A phase bound by its fixed cost per step: a software bottleneck where the chips' profiles are
+    fitted to measurements of their stack (the 910B's under vLLM-Ascend); an assumed figure otherwise
+    (the Groq LPU's 3 ms, tuned to one public throughput), which says nothing of the stack."""
+    roles = (phase, "mixed")
+    measured = all(p.calibration.basis in ("fitted", "own") for p in res.pools if p.spec.role in roles)
+    if measured:
+        return (
+            f"a software bottleneck (its stack's fixed cost per step binds {share:.0%} of its work: a better "
+            "stack, not a chip built for the phase, would cut it)"
+        )
+    return (
+        f"no clear bottleneck (a fixed cost per step binds {share:.0%} of its work, an assumed figure for its "
+        "chips, not a measured one: no resource a chip would be built around)"
+    )
+
+
 def specialisation(
     result: SimResult, model_change_months: float, catalog: Catalog | None = None
 ) -> pd.DataFrame:
@@ -189,8 +206,8 @@ def specialisation(
         bshare = shares.get(resource, 0.0)
         stable = model_change_months >= STABLE_MONTHS
         large = hours[phase] / total >= LARGE_SHARE
-        software_bound = resource == FIXED_COST and bshare >= CLEAR_SHARE  # no chip built for it cuts it
-        clear = bshare >= CLEAR_SHARE and not software_bound
+        fixed = resource == FIXED_COST and bshare >= CLEAR_SHARE  # not a resource a chip is built around
+        clear = bshare >= CLEAR_SHARE and not fixed
         yes = int(stable) + int(large) + int(clear)
         sw = software_answer(result, res, phase)
         yes -= int(sw.ready is False)  # software that is not ready costs one yes
@@ -200,9 +217,8 @@ def specialisation(
             f"months; {STABLE_MONTHS:g} needed), {'large' if large else 'small'} ({hours[phase] / total:.0%} of "
             f"chip-hours; {LARGE_SHARE:.0%} needed), "
             + (
-                f"a software bottleneck (its stack's fixed cost per step binds {bshare:.0%} of its work: a better "
-                "stack, not a chip built for the phase, would cut it)"
-                if software_bound
+                _fixed_text(res, phase, bshare)
+                if fixed
                 else f"{'clear' if clear else 'mixed'} bottleneck ({resource} binds {bshare:.0%} of its work; "
                 f"{CLEAR_SHARE:.0%} needed)"
             )

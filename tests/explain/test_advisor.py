@@ -195,6 +195,13 @@ def test_a_decode_bound_by_its_stacks_fixed_cost_is_no_case_for_a_chip() -> None
     # beside the H100 pool, whose decode is bandwidth-bound, neither binds most of the work: mixed
     both = specialisation(simulate(sc), 12).set_index("phase")
     assert both.loc["decode", "text"].count("mixed bottleneck") == 1
+    # a fixed cost that comes by rule (the Groq LPU's assumed 3 ms) says nothing of a stack
+    groq = io.load_preset("sram-decode-groq")
+    groq = groq.model_copy(update={"duration_s": 120.0, "warmup_s": min(groq.warmup_s, 30.0)})
+    lpu = specialisation(simulate(groq), 12).set_index("phase")
+    assert lpu.loc["decode", "binding_resource"] == FIXED_COST and not lpu.loc["decode", "bottleneck_clear"]
+    assert "an assumed figure for its chips" in lpu.loc["decode", "text"]
+    assert "software bottleneck" not in lpu.loc["decode", "text"]
 
 
 def test_kv_bound_decode_bottleneck_is_kv_capacity(kv_bound: SimResult) -> None:
