@@ -77,6 +77,6 @@ def over_time(resolved: Resolved, rec: Records, columns: dict[str, Any]) -> Over
     mask, start, span = window(resolved, columns, rec)
     if rec.scaling is None and min(span, rec.end_s) < MIN_BINS * BIN_S:
         return None
-    edges = bin_edges(rec.end_s)
+    edges = bin_edges(rec.end_s, start + span)  # an edge where the window ends
     series = pool_series(resolved, rec, edges)
     return _over_time(resolved, rec.scaling, columns, mask, rec.end_s, series, start + span)

@@ -133,11 +133,21 @@ def starting_spans(log: ScalingLog) -> list[tuple[float, float]]:
     return spans
 
 
-def bin_edges(end_s: float) -> np.ndarray:
-    """The timeline's bin edges from 0 to `end_s`: minutes (whole minutes, at most `MAX_BINS` of them)."""
+def bin_edges(end_s: float, window_end_s: float | None = None) -> np.ndarray:
+    """The timeline's bin edges from 0 to `end_s`: minutes (whole minutes, at most `MAX_BINS` of them),
+    and an edge where the window ends (`window_end_s`) when it falls inside one, so that no bin holds
+    both the window's last seconds and the drain's: a window of 5.5 minutes drew its last half-minute's
+    arrivals spread over the drain's bin too (a review)."""
     width = BIN_S * max(1, math.ceil(end_s / BIN_S / MAX_BINS))
     edges = np.arange(0.0, end_s, width)
-    return np.append(edges, end_s) if len(edges) else np.array([0.0, max(end_s, 1e-9)])
+    edges = np.append(edges, end_s) if len(edges) else np.array([0.0, max(end_s, 1e-9)])
+    if (
+        window_end_s is not None
+        and edges[0] < window_end_s < edges[-1]
+        and not np.isclose(edges, window_end_s).any()
+    ):
+        edges = np.sort(np.append(edges, window_end_s))
+    return edges
 
 
 def _pool_rate_usd_s(resolved: Resolved, pool: int) -> float:
@@ -146,11 +156,16 @@ def _pool_rate_usd_s(resolved: Resolved, pool: int) -> float:
 
 
 def timeline(
-    resolved: Resolved, log: ScalingLog | None, arrival: np.ndarray, met: np.ndarray, end_s: float
+    resolved: Resolved,
+    log: ScalingLog | None,
+    arrival: np.ndarray,
+    met: np.ndarray,
+    end_s: float,
+    window_end_s: float | None = None,
 ) -> Timeline:
     """Per-bin requests, SLO attainment, instances and bill (`arrival`, `met`: the window's requests;
-    `log`: the autoscalers', None for a fixed deployment)."""
-    edges = bin_edges(end_s)
+    `log`: the autoscalers', None for a fixed deployment; `window_end_s`: `bin_edges`' split)."""
+    edges = bin_edges(end_s, window_end_s)
     widths = np.diff(edges)
     counts = np.histogram(arrival, bins=edges)[0] if len(arrival) else np.zeros(len(widths), dtype=np.int64)
     # a request arriving exactly at the end still belongs in the last bin (histogram closes it too)
@@ -169,7 +184,7 @@ def timeline(
         hours[p.spec.name] = (secs / 3600.0).tolist()
         usd += secs * _pool_rate_usd_s(resolved, p.index)
     return {
-        "bin_s": float(widths[0]),
+        "bin_s": float(widths.max()),  # (not the first: a bin may end early where the window does)
         "t_s": edges[:-1].tolist(),
         "requests": counts.astype(int).tolist(),
         "met": hits.astype(int).tolist(),
@@ -324,12 +339,12 @@ def over_time(
     integrals: dict[int, dict[str, np.ndarray]],
     window_end_s: float,
 ) -> OverTime:
-    """The run per bin of `bin_edges(end_s)`: `integrals` are `metrics.pool_series` at those edges;
-    the window ends at `window_end_s` (the drain follows it)."""
+    """The run per bin of `bin_edges(end_s, window_end_s)`: `integrals` are `metrics.pool_series` at
+    those edges; the window ends at `window_end_s` (the drain follows it)."""
     arrival = _due(columns)[mask]
     met = np.asarray(columns["met_slo"])[mask].astype(bool)
-    tl = timeline(resolved, log, arrival, met, end_s)
-    widths = np.diff(bin_edges(end_s))
+    tl = timeline(resolved, log, arrival, met, end_s, window_end_s)
+    widths = np.diff(bin_edges(end_s, window_end_s))
     busy: dict[str, list[float]] = {}
     kw: dict[str, list[float]] = {}
     for p in resolved.pools:

@@ -229,3 +229,17 @@ def test_a_pool_whose_line_coincides_with_anothers_stays_visible() -> None:
     lines = [t for t in timeline.instances_chart(over).data if t.mode == "lines" and t.yaxis != "y2"]
     assert [t.line.width for t in lines] == [4.5, 2]
     assert timeline.busy_chart(_over([0.9])).data[0].line.width == 2  # one pool: no wider line
+
+
+def test_a_window_that_ends_inside_a_minute_ends_its_last_step_there() -> None:
+    """A window of 5.5 minutes drew its last half-minute's arrivals spread over a bin that ran into
+    the drain (562 requests a minute beside about 970, a review): the bins split where the window ends."""
+    run = simulate(short("rent-vs-own", duration_s=330.0))
+    over = run.over_time
+    assert over is not None and over["window_end_s"] == 330.0 and 330.0 in over["t_s"]
+    assert over["bin_s"] == 60.0
+    (demand,) = [t for t in timeline.instances_chart(over).data if t.yaxis == "y2"]
+    assert list(demand.x)[-2:] == [5.0, 5.5]
+    last, before = demand.y[-1], demand.y[-3]
+    assert abs(last / before - 1.0) < 0.2  # the half-minute's rate, not half of it
+    assert min(timeline.busy_chart(over).data[0].y) > 0.9
