@@ -197,7 +197,7 @@ def _holds(pct: float) -> str:
     """How far into the tail a target holds: 'every request within it', or 'holds to p97.3'."""
     if pct >= 100.0:
         return "every request within it"
-    return f"holds to p{tables.holds_pct(pct):.{1 if pct < 99.95 else 2}f}"
+    return f"holds to p{tables.holds_pct(pct):g}"
 
 
 short = ex.shortfall_rps(res.summary)  # unsustainable: no class passes
