@@ -583,3 +583,21 @@ def test_a_pool_is_priced_in_the_scenario_s_cost_mode() -> None:
     assert pv.pool_summary(owned_h200.deployment.pools[0], cat, owned_h200.cost).endswith(
         "; assumed purchase price"
     )
+
+
+@pytest.mark.parametrize("mem_fraction", [0.87, 0.88])
+def test_a_refit_model_sizes_each_pool_as_its_chip_batches(mem_fraction: float) -> None:
+    """The refit's fit check took the first pool's chip's batching for every pool: beside a 910B (2,048
+    tokens) it kept an H100 pool at tp1 that resolve, sizing the H100's 8,192-token activations, then
+    refused (a review)."""
+    from engine.explain.previews import with_model_fitted
+    from engine.scenario.codec import apply_overrides, load_preset
+    from engine.scenario.resolve import resolve
+
+    sc = apply_overrides(
+        load_preset("chat-ascend-910b"), {"model.weights": "fp8", "deployment.mem_fraction": mem_fraction}
+    )
+    new = with_model_fitted(sc, "llama-3.1-70b")
+    assert new is not None
+    assert [p.tp for p in new.deployment.pools] == [2, 2]
+    resolve(new)  # raises where a pool was left too small
