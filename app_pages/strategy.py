@@ -294,7 +294,10 @@ with left, st.container(border=True):
         plain(
             f"Empty fields take {stack}'s defaults on {first}: {limits.source}."
             if len(each) < 2
-            else f"Empty fields take {stack}'s defaults on each pool's chip (the boxes show {first}'s): "
+            # the limits each pool runs with, set fields and defaults together: "defaults" listed a
+            # budget the scenario sets (a review)
+            else f"Empty fields take {stack}'s defaults on each pool's chip (the boxes show {first}'s); "
+            "the pools run with "
             + "; ".join(
                 f"{c}, {b.max_batch:,} sequences and {b.token_budget:,} tokens" for c, b in each.items()
             )

@@ -385,10 +385,10 @@ def cost_parts(parts: pd.DataFrame, *, height: int = 260) -> go.Figure:
     """Dollars per request split by part, as one stacked horizontal bar per measure."""
     fig = go.Figure()
     for r in parts.to_dict("records"):
-        usd = float(r["usd_per_request"] or 0.0)
+        usd, part = float(r["usd_per_request"] or 0.0), str(r["part"]).replace("_", " ")  # "kv transfer"
         fig.add_trace(
-            go.Bar(y=["per request"], x=[usd], name=str(r["part"]), orientation="h",
-                   hovertemplate=f"{r['part']}: {usd_text(usd)} per request ({float(r['share']):.1%})<extra></extra>")
+            go.Bar(y=["per request"], x=[usd], name=part, orientation="h",
+                   hovertemplate=f"{part}: {usd_text(usd)} per request ({float(r['share']):.1%})<extra></extra>")
         )  # fmt: skip
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="$ per request", tickprefix="$", tickformat="~r")  # the headline's unit

@@ -315,9 +315,14 @@ def caption(rep: Replicas, rest: str) -> None:
 
 COMPARE_COLUMNS: dict[str, Any] = {
     "a": cc.NumberColumn("A", width=100, help="Mean over the seeds."),
-    "a_ci95": cc.NumberColumn("A ±", help="Half-width of A's 95% confidence interval over the seeds."),
+    # wide enough for a cost's half-width, '0.0000086', which a narrow column cut to ').0000086' (a review)
+    "a_ci95": cc.NumberColumn(
+        "A ±", width=96, help="Half-width of A's 95% confidence interval over the seeds."
+    ),
     "b": cc.NumberColumn("B", width=100, help="Mean over the seeds."),
-    "b_ci95": cc.NumberColumn("B ±", help="Half-width of B's 95% confidence interval over the seeds."),
+    "b_ci95": cc.NumberColumn(
+        "B ±", width=96, help="Half-width of B's 95% confidence interval over the seeds."
+    ),
     "better": cc.TextColumn(
         "better",
         help="Which scenario does better on this figure (same: within 0.5%; within "

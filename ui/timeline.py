@@ -66,7 +66,9 @@ def _style(fig: go.Figure, title: str, yaxis: str, *, percent: bool) -> go.Figur
     fig.update_layout(
         title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
         height=320,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        # room on the right for the last tick's label: a day's "24:00" was dropped on the charts
+        # without a right-hand axis, which then seemed to end at 20:00 (a review)
+        margin={"l": 10, "r": 30, "t": 40, "b": 10},
         legend={
             "orientation": "h",
             "title": None,

@@ -226,6 +226,12 @@ def test_cost_parts_read_to_one_number_of_places() -> None:
     frame = pd.DataFrame({"part": ["prefill", "decode", "kv_transfer", "cache"],
                           "usd_per_request": [0.000271, 0.000270, 9.82e-8, 0.0]})  # fmt: skip
     assert list(cost_view(frame)["usd_per_request"]) == ["$0.000271", "$0.000270", "< $0.000001", "$0"]
+    assert list(cost_view(frame)["part"]) == [
+        "prefill",
+        "decode",
+        "kv transfer",
+        "cache",
+    ]  # as the advisor says
     big = pd.DataFrame({"part": ["decode"], "usd_per_request": [0.126]})
     assert list(cost_view(big)["usd_per_request"]) == ["$0.13"]
 
@@ -256,8 +262,8 @@ def test_the_batching_caption_says_whose_defaults_each_pool_takes() -> None:
         c.value.replace("\\", "").replace("\u2060", "") for c in at.caption if "Empty fields take" in c.value
     ]
     assert said == [
-        "Empty fields take vLLM's defaults on each pool's chip (the boxes show ascend-910b's): ascend-910b, "
-        "256 sequences and 2,048 tokens; h100-sxm, 1,024 sequences and 8,192 tokens."
+        "Empty fields take vLLM's defaults on each pool's chip (the boxes show ascend-910b's); the pools run "
+        "with ascend-910b, 256 sequences and 2,048 tokens; h100-sxm, 1,024 sequences and 8,192 tokens."
     ]
     one = app("strategy")
     (alone,) = [c.value for c in one.caption if "Empty fields take" in c.value]
