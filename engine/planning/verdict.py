@@ -133,8 +133,10 @@ class Verdict:
         if s["passes"]:
             return f"the nominal cheapest still meets every SLO with every chip at its band's pessimistic edge ({slow})"
         pct = f"p{s['slo_percentile']:g}"
-        ttft = s["ttft_ms_at_slo"]
+        ttft, tpot = s["ttft_ms_at_slo"], s.get("tpot_ms_at_slo")
         late = "requests never served" if ttft is None or ttft != ttft else f"TTFT {pct} {ttft:,.0f} ms"
+        if tpot is not None and tpot == tpot and ttft is not None and ttft == ttft:
+            late += f", TPOT {pct} {tpot:,.1f} ms"  # the one that fails may be either (TTFT alone hid it)
         behind = "" if s["shortfall_rps"] is None else f", falling behind by {s['shortfall_rps']:,.2g} req/s"
         return (
             f"the nominal cheapest misses its SLO if the chips are as slow as their band's pessimistic edge "

@@ -50,7 +50,9 @@ def test_h100_or_mi300x_is_answered_on_one_screen() -> None:
     at = _plan()
     box = at.get_by_key("fg-plan-verdict")
     said = " ".join(s.value for s in box.success).replace("\\", "")
-    assert "Cheapest deployment by cost per hour" in said and "pessimistic edge of its band" in said
+    assert (
+        "Cheapest deployment by cost per hour" in said and "pessimistic edge of its throughput band" in said
+    )
     assert "TTFT p99" in said and "TPOT p99" in said and "p90" not in said
     assert "per million output tokens" in said and "output tokens/s per chip" in said and " kW" in said
     assert "Quoted from its full-length run (60 s, seed" in said

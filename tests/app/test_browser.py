@@ -474,7 +474,7 @@ def test_the_planner_answers_the_issues_questions_on_one_screen(server: str, que
         expect(verdict).to_be_visible()
         said = verdict.locator("[data-testid='stAlertContentSuccess'], [data-testid='stAlertContentWarning']")
         text = said.first.inner_text()
-        assert "pessimistic edge of its band" in text and f"{target} req/s" in text, text
+        assert "pessimistic edge of its throughput band" in text and f"{target} req/s" in text, text
         assert "TTFT p99" in text and "TPOT p99" in text and "p90" not in text, text
         assert "per million output tokens" in text and "output tokens/s per chip" in text, text
         assert "Quoted from its full-length run (60 s" in text, text

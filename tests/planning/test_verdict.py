@@ -283,6 +283,25 @@ def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> N
     assert same.risk_text() == ""  # the nominal cheapest is the choice: nothing to say of it
 
 
+def test_a_nominal_cheapest_that_fails_slowed_quotes_both_latencies() -> None:
+    """It quoted "13% of requests within SLO, TTFT p90 290 ms" where TTFT was well within its 2 s
+    target and TPOT failed (a review): both latencies at the SLO percentile are said."""
+    from engine.planning.verdict import Verdict
+
+    slowed = {"passes": False, "slo_attainment": 0.13, "ttft_ms_at_slo": 290.0, "tpot_ms_at_slo": 64.8,
+              "slo_percentile": 90.0, "shortfall_rps": None}  # fmt: skip
+    v = Verdict(
+        "usd_per_hour", True, pd.DataFrame([{"winner": True, "run": 7}]), chosen_run=7, nominal_run=3,
+        nominal_slowed=slowed, slowdown={"h200": 0.55},
+    )  # fmt: skip
+    assert v.risk_text().endswith(": 13% of requests within SLO, TTFT p90 290 ms, TPOT p90 64.8 ms")
+    never = Verdict(
+        "usd_per_hour", True, pd.DataFrame([{"winner": True, "run": 7}]), chosen_run=7, nominal_run=3,
+        nominal_slowed={**slowed, "ttft_ms_at_slo": None}, slowdown={"h200": 0.55},
+    )  # fmt: skip
+    assert never.risk_text().endswith("requests never served")
+
+
 def test_a_nominal_cheapest_that_holds_slowed_but_fails_its_full_length_run_says_so() -> None:
     """Holding at the bands' edge over the planning window is not the whole story: where the nominal
     cheapest's own full-length run failed (its pick moved up), the risk line says that, rather than
