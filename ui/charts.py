@@ -254,6 +254,12 @@ def cdf_band(
             fig.update_xaxes(range=[lo, max(rng[1], math.log10(float(high.max()) * 1.15))])
         else:
             fig.update_xaxes(range=[rng[0], max(rng[1], float(high.max()) * 1.15)])
+    if columns >= 3:  # a third of the page: the band's entry and the curves' stacked over the title
+        plot_px = height - 40 - 10 - AXIS_BELOW_PX
+        fig.update_layout(
+            height=height + LEGEND_ROW_PX,
+            legend={"yanchor": "top", "y": -AXIS_BELOW_PX / plot_px, "xanchor": "left", "x": 0.0},
+        )
     return fig
 
 

@@ -360,3 +360,18 @@ def test_the_specialisation_table_names_every_column_it_shows() -> None:
     assert all("_" not in c["label"] for c in shown.values())  # no snake_case header
     assert tables.SPECIALISATION["text"] is None  # said above the table, sentence by sentence
     assert tables.ROOFLINE["tokens"]["type_config"]["format"] == "%,.0f"  # a mean prompt, not 1,983.411
+
+
+def test_a_third_of_the_page_seeds_cdf_puts_its_legend_under_the_plot() -> None:
+    """Compare's three seed-band CDFs stacked their legend ('range of 10 seeds', A, B) over the title
+    (a review): a third of the page has no room beside it."""
+    import pandas as pd
+
+    from ui import charts
+
+    frame = pd.DataFrame({"class": ["all"] * 3, "latency_ms": [10.0, 20.0, 40.0], "fraction": [0.1, 0.5, 1.0],
+                          "low_ms": [9.0, 18.0, 35.0], "high_ms": [11.0, 22.0, 45.0]})  # fmt: skip
+    third = charts.cdf_band(frame, "ttft", None, seeds=10, columns=3)
+    half = charts.cdf_band(frame, "ttft", None, seeds=10, columns=2)
+    assert third.layout.legend.y < 0 < half.layout.legend.y
+    assert third.layout.height > half.layout.height  # the legend's row added, not taken from the plot
