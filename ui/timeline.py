@@ -162,7 +162,7 @@ def _per_pool(
                 # one line, the second hiding the first (a review)
                 line={
                     "color": charts.POOL_COLORS[i % len(charts.POOL_COLORS)],
-                    "width": 4.5 if several and i == 0 else 2,
+                    "width": (3.5 if i == 0 else 1.75) if several else 2,
                 },
                 line_shape="hv",
                 hovertemplate=f"{pool}: {hover}<extra></extra>",

@@ -227,7 +227,7 @@ def test_a_pool_whose_line_coincides_with_anothers_stays_visible() -> None:
     pool's line is wider, so both colours show where they coincide."""
     over = {**_over([0.9, 0.95]), "instances": {"prefill": [2.0, 2.0], "decode": [2.0, 2.0]}}
     lines = [t for t in timeline.instances_chart(over).data if t.mode == "lines" and t.yaxis != "y2"]
-    assert [t.line.width for t in lines] == [4.5, 2]
+    assert [t.line.width for t in lines] == [3.5, 1.75]
     assert timeline.busy_chart(_over([0.9])).data[0].line.width == 2  # one pool: no wider line
 
 
