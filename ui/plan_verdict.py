@@ -30,6 +30,7 @@ from engine.planning import (
     assumed_price_mark,
     band_take_in,
     class_bands,
+    past_target,
     rule_text,
     steady_reruns,
 )
@@ -121,6 +122,24 @@ def _latencies(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
     return "; ".join(parts)
 
 
+def past_target_text(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
+    """A sentence where a latency's band reaches past its target ('' where none does): the choice held
+    with its chips slowed to their throughput band's edge, and the latency's own error allows worse."""
+    over = past_target(c, reruns)
+    if not over:
+        return ""
+    one = len(c["classes_at_slo"]) == 1
+    said = [
+        f"{'' if one else plain(name) + ' '}{kind} band reaches {duration_text(high)} against "
+        f"{duration_text(target)}"
+        for name, kind, high, target in over
+    ]
+    return (
+        f" Its {'; its '.join(said)}: it held with every chip slowed to its throughput band's edge, but "
+        "that latency's own error allows worse."
+    )
+
+
 def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
     """The choice, the nominal cheapest beside it, and each chip's best side by side (`reruns`: the
     margin's checks of the choice, slowed and faster, that its latency ranges hold)."""
@@ -170,6 +189,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
                 if c["verified"] or c["verified_by"].startswith("planning")
                 else ", where it fails its SLO."
             )
+            + (past_target_text(c, reruns) if v.risk_aware else "")
             + (f" Of what was checked: {plain(unsure)}." if (unsure := v.unsure_text(p.exhaustive)) else ""),
             icon=":material/check_circle:",
         )

@@ -51,6 +51,7 @@ _API = {
     "Verdict": "engine.planning.verdict",
     "band_take_in": "engine.planning.verdict_bands",
     "class_bands": "engine.planning.verdict_bands",
+    "past_target": "engine.planning.verdict_bands",
     "steady_reruns": "engine.planning.verdict_bands",
     "assumed_price_mark": "engine.planning.verdict",
     "plan_margin": "engine.planning.margin",
@@ -114,6 +115,7 @@ __all__ = [
     "lifetime_summary",
     "load_lifetime",
     "passing_frontiers",
+    "past_target",
     "plan_link_decode",
     "plan_link_encode",
     "plan_margin",
@@ -152,6 +154,6 @@ if TYPE_CHECKING:
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
     from engine.planning.search import Progress
     from engine.planning.verdict import Verdict, assumed_price_mark
-    from engine.planning.verdict_bands import class_bands
+    from engine.planning.verdict_bands import class_bands, past_target
     from engine.planning.verdict_bands import steady as steady_reruns
     from engine.planning.verdict_bands import take_in as band_take_in

@@ -105,6 +105,23 @@ def class_bands(chosen: dict[str, Any], reruns: tuple[Any, ...] = ()) -> dict[st
     }
 
 
+def past_target(chosen: dict[str, Any], reruns: tuple[Any, ...] = ()) -> list[tuple[str, str, float, float]]:
+    """(class, 'TTFT' or 'TPOT', the band's far end, the target), ms, for each latency of the choice
+    whose band (`class_bands`) reaches past its target. The choice holds with every chip at its
+    throughput band's edge, yet a latency's own band is wider: "TPOT p90 42.9 ms (30.6 to 64.8)"
+    beside a 60 ms target read as a contradiction of "even with every chip at the pessimistic edge"
+    (a review); the verdict says it instead."""
+    out = []
+    bands = class_bands(chosen, reruns)
+    for name, k in chosen["classes_at_slo"].items():
+        for kind, band, target in zip(
+            ("TTFT", "TPOT"), bands[name], (k["ttft_target_ms"], k["tpot_target_ms"]), strict=True
+        ):
+            if band and target and float(band[1]) > float(target):
+                out.append((str(name), kind, float(band[1]), float(target)))
+    return out
+
+
 def steady(reruns: Sequence[Any], kind: str = "ttft") -> list[Any]:
     """The runs (rows, or the margin's checks of the choice) whose latency of `kind` (``ttft`` or
     ``tpot``) a range may take in: those made, and where that latency does not grow with the run's

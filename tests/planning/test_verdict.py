@@ -496,3 +496,17 @@ def test_a_run_read_back_from_a_plans_frame_is_no_growing_run() -> None:
     back = pd.DataFrame(rows).astype(float).to_dict(orient="records")
     assert len(steady(back, "ttft")) == len(steady(rows, "ttft")) == 1
     assert len(steady(back, "tpot")) == len(steady(rows, "tpot")) == 2
+
+
+def test_a_latency_band_past_its_target_is_found() -> None:
+    """The choice holds with its chips slowed to their throughput band's edge, yet its TPOT band read
+    (30.6 to 64.8) against a 60 ms target beside "even with every chip at the pessimistic edge" (a
+    review): `past_target` finds each such latency so the verdict can say it."""
+    from engine.planning import past_target
+
+    k = {"percentile": 90.0, "ttft_ms": 249.0, "tpot_ms": 42.9, "ttft_target_ms": 2000.0, "tpot_target_ms": 60.0,
+         "ttft_band": (230.0, 500.0), "tpot_band": (30.6, 64.8)}  # fmt: skip
+    assert past_target({"classes_at_slo": {"chat": k}}) == [("chat", "TPOT", 64.8, 60.0)]
+    inside = {**k, "tpot_band": (30.6, 59.0)}
+    assert past_target({"classes_at_slo": {"chat": inside}}) == []
+    assert past_target({"classes_at_slo": {"chat": {**k, "tpot_band": None}}}) == []  # no band, nothing said
