@@ -89,6 +89,16 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
     print(f"\nchosen ({how}): {c['shape']} {c['split']} ({c['group']})")
     print(f"  {figures_text(c)}")
     print(f"  {latency_text(c, reruns)}")
+    if (
+        v.risk_aware
+    ):  # a latency band wider than the slowed rerun it holds, past its target (as the page says)
+        from engine.planning.verdict_bands import past_target
+
+        for name, kind, high, target in past_target(c, reruns):
+            print(
+                f"  {name}: its {kind} band reaches {high:,.1f} ms against {target:,.1f} ms: it held with every "
+                "chip slowed to its throughput band's edge, but that latency's own error allows worse"
+            )
     checked = c["verified"] or str(c["verified_by"]).startswith("planning")  # --no-verify: not rerun
     print(f"  quoted run: {c['verified_by']}" + ("" if checked else "; it FAILS there"))
     if v.risk_aware and c["run"] != v.nominal_run:
