@@ -82,7 +82,7 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
     c = v.chosen
     what = OBJECTIVES[v.objective]
     how = (
-        f"the lowest {what} that still meets every SLO with every chip at the pessimistic edge of its band"
+        f"the lowest {what} that still meets every SLO with every chip at the pessimistic edge of its throughput band"
         if v.risk_aware
         else f"the lowest {what} that meets every SLO as modelled"
     )

@@ -42,7 +42,7 @@ def test_plan_text_quotes_the_slos_percentile_and_each_chip(capsys: pytest.Captu
     out = capsys.readouterr().out
     verdict = out[out.index("\nchosen (") :]
     assert "TTFT p99" in verdict and "TTFT p90" not in verdict and "TPOT p99" in verdict
-    assert "still meets every SLO with every chip at the pessimistic edge of its band" in verdict
+    assert "still meets every SLO with every chip at the pessimistic edge of its throughput band" in verdict
     assert "quoted run: full-length run (60 s, seed 1)" in verdict
     assert "per M output tokens" in verdict and "output tok/s per chip" in verdict and " kW" in verdict
     table = verdict[verdict.index("best deployment per chip") :].splitlines()[2:]
