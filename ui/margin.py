@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.core import ScenarioError
-from engine.explain import GROWS, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
+from engine.explain import BOTH_FAIL, GROWS, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
 from engine.scenario import Scenario
 from engine.serving import SimResult
 from ui import tables
@@ -132,6 +132,9 @@ VERDICT_TEXT = {
     "same": "the same",
     "A or same": "A, or the same",
     "B or same": "B, or the same",
+    "same or both fail": "the same, or both fail their SLO",
+    "A or both fail": "A, or both fail their SLO",
+    "B or both fail": "B, or both fail their SLO",
     "depends": "depends on the model's error",
     "A unsustainable": "none: A is unsustainable",
     "B unsustainable": "none: B is unsustainable",
@@ -152,6 +155,8 @@ def _cell(row: Any) -> str:
     better = row["better"]
     if better == GROWS:
         return better
+    if better == BOTH_FAIL:  # neither meets its SLO in this case: no better side
+        return f"{text} (both fail)"
     return f"{text} ({better})" if better in ("A", "B") else f"{text} (same)" if better == "same" else text
 
 
@@ -205,11 +210,17 @@ def compare_panel(a: SimResult, b: SimResult) -> None:
                 f"(TTFT and E2E at least) have no better side. {how}",
                 icon=":material/gpp_maybe:",
             )
+        fail = [f for f, v in verdicts.items() if v.endswith("both fail")]
+        if fail:  # a case where neither meets its SLO orders neither on them
+            st.warning(
+                f"A and B both miss their SLO in some case: {' and '.join(fail)} have no better side there. {how}",
+                icon=":material/gpp_maybe:",
+            )
         if turns:
             st.warning(
                 f"The model's error can turn the order of {', '.join(turns)}. {how}",
                 icon=":material/gpp_maybe:",
             )
-        elif not grows:
+        elif not grows and not fail:
             st.info(f"Every figure keeps its better side in every case. {how}", icon=":material/shield:")
         st.dataframe(wide.reset_index(), hide_index=True, width="stretch")

@@ -66,6 +66,7 @@ _API = {
     "class_attainment": "engine.explain.drill",
     "fallback_drill": "engine.explain.drill",
     "unchanged": "engine.explain.drill",
+    "BOTH_FAIL": "engine.explain.margin",
     "CompareMargin": "engine.explain.margin",
     "RunMargin": "engine.explain.margin",
     "RunSpread": "engine.explain.margin",
@@ -187,6 +188,7 @@ _RENAMED: dict[str, str] = {}
 __all__ = [
     "ALL_CLASSES",
     "BAND_NOTE",
+    "BOTH_FAIL",
     "CHIP_NUMBERS",
     "GROWS",
     "HEADLINE_SOURCES",
@@ -379,7 +381,7 @@ if TYPE_CHECKING:
     )
     from engine.explain.drill import class_attainment, fallback_drill, unchanged
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
-    from engine.explain.margin import CompareMargin, RunMargin, RunSpread, figure_text, run_spread
+    from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
     from engine.explain.pairing import paired_cdfs, paired_targets
     from engine.explain.power_line import power_cap_line
     from engine.explain.presentation import (

@@ -355,6 +355,17 @@ MARGIN_FIGURES = (
 """The Compare figures whose winner the comparison's margin checks (`presentation.COMPARED` labels)."""
 
 
+BOTH_FAIL = "both fail"
+"""A case's better side of SLO attainment and goodput where both sides miss their SLO in it."""
+SLO_FIGURES = ("SLO attainment", "Goodput")
+"""The figures that measure the SLO met (`CompareMargin.table`)."""
+
+
+def _passes(s: Summary) -> bool:
+    """Every class of a run passes its SLO (a summary without classes: as passing, nothing to miss)."""
+    return all(c.get("passes", True) for c in s.get("classes", {}).values())
+
+
 @dataclass(frozen=True)
 class CompareMargin:
     """Scenarios A and B, each as modelled and with its chips at the pessimistic edge of their band.
@@ -388,10 +399,13 @@ class CompareMargin:
 
     def table(self) -> pd.DataFrame:
         """Per figure of `MARGIN_FIGURES` and case: the change from A to B and which is better
-        (`presentation.compare` columns), long form: figure, case, change_pct, change_points, better."""
+        (`presentation.compare` columns), long form: figure, case, change_pct, change_points, better.
+        Where both sides miss their SLO in a case, its SLO attainment and goodput have no better side
+        (`BOTH_FAIL`): A's 0.12% against B's 0% read "-100.0% (A)", and A won goodput (a review)."""
         rows = []
         for case, a, b in self.cases():
             t = compare(a, b).set_index("figure")
+            both_fail = not _passes(a) and not _passes(b)
             for figure in MARGIN_FIGURES:
                 if figure in t.index:
                     r = t.loc[figure]
@@ -401,7 +415,7 @@ class CompareMargin:
                             "case": case,
                             "change_pct": r["change_pct"],
                             "change_points": r["change_points"],
-                            "better": r["better"],
+                            "better": BOTH_FAIL if both_fail and figure in SLO_FIGURES else r["better"],
                         }
                     )
         return pd.DataFrame(rows, columns=["figure", "case", "change_pct", "change_points", "better"])
@@ -427,13 +441,15 @@ class CompareMargin:
             if sustain.GROWS in set(group["better"]):
                 out[str(figure)] = f"{self.unsustainable() or 'A or B'} unsustainable"
                 continue
-            winners = set(group["better"]) - {""}
+            fails = BOTH_FAIL in set(group["better"])  # a case that tells them apart on neither
+            winners = set(group["better"]) - {"", BOTH_FAIL}
             sides = winners - {"same"}
             if not sides:
-                out[str(figure)] = "same"
+                out[str(figure)] = "same or both fail" if fails else "same"
             elif len(sides) == 1:
                 side = next(iter(sides))
-                out[str(figure)] = side if "same" not in winners else f"{side} or same"
+                alone = f"{side} or both fail" if fails else side
+                out[str(figure)] = alone if "same" not in winners else f"{side} or same"
             else:
                 out[str(figure)] = "depends"
         return out

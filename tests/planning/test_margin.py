@@ -416,3 +416,36 @@ def test_a_backlog_held_at_a_clients_ceiling_is_behind_but_its_latency_does_not_
         f"a ceiling of 4 requests in flight (workload.arrival.max_in_flight) sent at most {sent:,.3g} req/s"
         in note
     )
+
+
+def test_a_case_where_both_sides_fail_gives_neither_the_slo_figures() -> None:
+    """With their chips slowed, the two DeepSeek layouts kept 0.12% and 0% of requests within SLO: the
+    Compare page read goodput "-100.0% (A)" and its verdict "A, or the same" (a review). Where both
+    sides miss their SLO in a case, SLO attainment and goodput have no better side there."""
+    from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin
+    from ui.margin import VERDICT_TEXT
+
+    def doc(attainment: float, goodput: float, passes: bool) -> dict[str, Any]:
+        return {
+            "slo_attainment": attainment,
+            "goodput_rps": goodput,
+            "classes": {"chat": {"passes": passes}},
+            "unsustainable": None,
+            "calibration": {"p": {"stack": "vllm"}},
+        }
+
+    def side(modelled: dict[str, Any], slowed: dict[str, Any]) -> RunMargin:
+        return RunMargin(slowdown={"h200": 0.55}, modelled=modelled, slowed=slowed, targets={})  # type: ignore[arg-type]
+
+    a = side(doc(0.999, 9.95, True), doc(0.0012, 0.0117, False))
+    b = side(doc(0.996, 9.92, True), doc(0.0, 0.0, False))
+    m = CompareMargin(a, b)
+    slowed = m.table().set_index(["figure", "case"])
+    assert slowed.loc[("Goodput", "both slower"), "better"] == BOTH_FAIL
+    assert slowed.loc[("SLO attainment", "both slower"), "better"] == BOTH_FAIL
+    v = m.verdicts()
+    assert v["Goodput"] == v["SLO attainment"] == "same or both fail"
+    assert VERDICT_TEXT[v["Goodput"]] == "the same, or both fail their SLO"
+    # where one side passes slowed, its lead there stands
+    held = CompareMargin(side(doc(0.999, 9.95, True), doc(0.95, 9.5, True)), b)
+    assert held.verdicts()["Goodput"] == "A or same"
