@@ -106,7 +106,9 @@ else:
         },
     )
     st.dataframe(
-        tab,
+        tab.assign(
+            error=tab["error"].astype(float).round(3) + 0.0
+        ),  # (+ 0.0: a miss under 0.05% read '-0.0%')
         hide_index=True,
         width="stretch",
         column_config={

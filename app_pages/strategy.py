@@ -304,7 +304,8 @@ with left, st.container(border=True):
             + "."
         )
     )
-    slider("deployment.mem_fraction", 0.5, 0.98, "HBM usable for weights, activations + KV", step=0.01)
+    # (not "HBM": an SRAM chip's memory is its SRAM, a tiered one's every tier)
+    slider("deployment.mem_fraction", 0.5, 0.98, "Memory usable for weights, activations + KV", step=0.01)
     extra = [
         n
         for n in Deployment.model_fields
