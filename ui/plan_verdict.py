@@ -24,6 +24,7 @@ from engine.explain import duration_places, duration_text, duration_unit
 from engine.planning import (
     DEFAULT_ATTAINMENT,
     OBJECTIVES,
+    PAST_TARGET_WHY,
     Margin,
     MarginCheck,
     Plan,
@@ -134,10 +135,7 @@ def past_target_text(c: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
         f"{duration_text(target)}"
         for name, kind, high, target in over
     ]
-    return (
-        f" Its {'; its '.join(said)}: it held with every chip slowed to its throughput band's edge, but "
-        "that latency's own error allows worse."
-    )
+    return f" Its {'; its '.join(said)}: {PAST_TARGET_WHY}."
 
 
 def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:

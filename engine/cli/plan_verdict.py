@@ -92,12 +92,11 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
     if (
         v.risk_aware
     ):  # a latency band wider than the slowed rerun it holds, past its target (as the page says)
-        from engine.planning.verdict_bands import past_target
+        from engine.planning.verdict_bands import PAST_TARGET_WHY, past_target
 
         for name, kind, high, target in past_target(c, reruns):
             print(
-                f"  {name}: its {kind} band reaches {high:,.1f} ms against {target:,.1f} ms: it held with every "
-                "chip slowed to its throughput band's edge, but that latency's own error allows worse"
+                f"  {name}: its {kind} band reaches {high:,.1f} ms against {target:,.1f} ms: {PAST_TARGET_WHY}"
             )
     checked = c["verified"] or str(c["verified_by"]).startswith("planning")  # --no-verify: not rerun
     print(f"  quoted run: {c['verified_by']}" + ("" if checked else "; it FAILS there"))

@@ -52,6 +52,7 @@ _API = {
     "band_take_in": "engine.planning.verdict_bands",
     "class_bands": "engine.planning.verdict_bands",
     "past_target": "engine.planning.verdict_bands",
+    "PAST_TARGET_WHY": "engine.planning.verdict_bands",
     "steady_reruns": "engine.planning.verdict_bands",
     "assumed_price_mark": "engine.planning.verdict",
     "plan_margin": "engine.planning.margin",
@@ -90,6 +91,7 @@ __all__ = [
     "EMIT_STACKS",
     "OBJECTIVES",
     "OBJECTIVE_COLUMNS",
+    "PAST_TARGET_WHY",
     "PLAN_FORM",
     "PP_MIN_TP",
     "Capacity",
@@ -154,6 +156,6 @@ if TYPE_CHECKING:
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
     from engine.planning.search import Progress
     from engine.planning.verdict import Verdict, assumed_price_mark
-    from engine.planning.verdict_bands import class_bands, past_target
+    from engine.planning.verdict_bands import PAST_TARGET_WHY, class_bands, past_target
     from engine.planning.verdict_bands import steady as steady_reruns
     from engine.planning.verdict_bands import take_in as band_take_in

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from engine.catalog.entries import load_catalog
-from engine.catalog.specs import HardwareSpec, ModelSpec
+from engine.catalog.specs import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.scenario import power_budget
@@ -77,15 +77,8 @@ def _model(scenario: Scenario) -> ModelSpec:
     return load_catalog().model(scenario.model.id)
 
 
-def _chip(scenario: Scenario, hw_id: str) -> HardwareSpec | None:
-    for h in scenario.custom_hardware:
-        if h.id == hw_id:
-            return h
-    return load_catalog().hardware.get(hw_id)
-
-
 def _pool(scenario: Scenario, p: Pool) -> PoolFacts:
-    chip = _chip(scenario, p.hardware)
+    chip = scenario.chip(p.hardware)
     return PoolFacts(
         name=p.name,
         role=p.role,
@@ -169,7 +162,7 @@ def _limited(scenario: Scenario, pools: tuple[PoolFacts, ...]) -> tuple[PoolFact
     """The pools with their chips' power limits under the scenario's caps (none set: as they are)."""
     dep = scenario.deployment
     caps = {p.name: p.power_cap_kw for p in dep.pools}
-    hw = [_chip(scenario, p.hardware_id) for p in pools]
+    hw = [scenario.chip(p.hardware_id) for p in pools]
     if (dep.power_cap_kw is None and not any(caps[p.name] for p in pools)) or None in hw:
         return pools
     capped = [

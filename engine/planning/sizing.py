@@ -59,9 +59,6 @@ class Demand:
     ttft_target_s: tuple[float, ...]
     tpot_target_s: tuple[float, ...]
     percentile: tuple[float, ...]
-    token_budget: int
-    """The first pool's chip's (`Scenario.batching()`); a chip's own: `limits_on`."""
-    max_batch: int
     batching: Batching
     """The scenario's batching settings, each unset field its stack's default on a chip (`limits_on`)."""
     stack: str
@@ -93,7 +90,6 @@ def demand(scenario: Scenario, requests: Requests) -> Demand:
     cached = np.zeros_like(requests.prompt_tokens)
     if scenario.cache.enabled:  # optimistic: every reusable token hits
         cached = np.minimum(requests.reused_tokens + requests.prefix_tokens, requests.prompt_tokens - 1)
-    b = scenario.batching()
     return Demand(
         rate_rps=wl.arrival.rate_rps,
         prompt_tokens=requests.prompt_tokens.astype(float),
@@ -103,8 +99,6 @@ def demand(scenario: Scenario, requests: Requests) -> Demand:
         ttft_target_s=tuple(c.slo.ttft_ms / 1e3 for c in wl.classes),
         tpot_target_s=tuple(c.slo.tpot_ms / 1e3 for c in wl.classes),
         percentile=tuple(c.slo.percentile for c in wl.classes),
-        token_budget=b.token_budget,
-        max_batch=b.max_batch,
         batching=scenario.deployment.batching,
         stack=scenario.deployment.stack,
         reserves_output=scenario.scheduler.preemption == "none",

@@ -105,6 +105,12 @@ def class_bands(chosen: dict[str, Any], reruns: tuple[Any, ...] = ()) -> dict[st
     }
 
 
+PAST_TARGET_WHY = (
+    "it held with every chip slowed to its throughput band's edge, but that latency's own error allows worse"
+)
+"""What a latency band past its target means (`past_target`), said by the Planner page and `plan`."""
+
+
 def past_target(chosen: dict[str, Any], reruns: tuple[Any, ...] = ()) -> list[tuple[str, str, float, float]]:
     """(class, 'TTFT' or 'TPOT', the band's far end, the target), ms, for each latency of the choice
     whose band (`class_bands`) reaches past its target. The choice holds with every chip at its

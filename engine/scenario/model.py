@@ -157,9 +157,10 @@ class Scenario(Frozen):
         return self
 
     def _first_chip(self) -> HardwareSpec | None:
-        return self._chip(self.deployment.pools[0].hardware)
+        return self.chip(self.deployment.pools[0].hardware)
 
-    def _chip(self, hw_id: str) -> HardwareSpec | None:
+    def chip(self, hw_id: str) -> HardwareSpec | None:
+        """A chip by id: the scenario's own (`custom_hardware`) before the catalog's; None when unknown."""
         for h in self.custom_hardware:
             if h.id == hw_id:
                 return h
@@ -170,7 +171,7 @@ class Scenario(Frozen):
     def pool_batching(self, pool: Pool) -> Limits:
         """The batching limits of `pool`'s instances (`batching` on its chip): what the work bound's
         estimates read per pool, as the run's instances take them (`ResolvedPool.limits`)."""
-        return self.batching(self._chip(pool.hardware))
+        return self.batching(self.chip(pool.hardware))
 
     def batching(self, hw: HardwareSpec | None = None) -> Limits:
         """The batching limits of a pool on `hw`: the scenario's where set, else the stack's defaults on

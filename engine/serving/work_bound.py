@@ -220,7 +220,7 @@ def _event_terms(scenario: Scenario, load: work_load.Load) -> list[Term]:
     if sc.faults:
         # each rank of a pool has its own batch cap, its chip's
         cap = {p.name: p.dp * sc.pool_batching(p).max_batch for p in sc.deployment.pools}
-        retried = sum(min(load.n, f.instances * cap.get(f.pool, sc.batching().max_batch)) for f in sc.faults)
+        retried = sum(min(load.n, f.instances * cap[f.pool]) for f in sc.faults)  # (a fault names a pool)
         terms.append(
             Term(
                 "events",
