@@ -106,9 +106,8 @@ else:
         },
     )
     st.dataframe(
-        tab.assign(
-            error=tab["error"].astype(float).round(3) + 0.0
-        ),  # (+ 0.0: a miss under 0.05% read '-0.0%')
+        # rounded to what it shows (+ 0.0: a miss under 0.05% read '-0.0%')
+        tab.assign(error=tab["error"].astype(float).round(3) + 0.0),
         hide_index=True,
         width="stretch",
         column_config={

@@ -300,9 +300,8 @@ if spreads[0] is not None and spreads[1] is not None:
     moved = (spreads[0].moves(), spreads[1].moves())
     with head.container():
         headline_row(*moved)
-    bands = ex.spread_errors(
-        table["figure"], ta, tb, moved, list(table["band"])
-    )  # as the cards now read them
+    # as the cards now read them
+    bands = ex.spread_errors(table["figure"], ta, tb, moved, list(table["band"]))
     draw_table(table.assign(band=[b or "" for b in bands]))
     same = spreads[0].slowdown == spreads[1].slowdown
     sides = (("A", spreads[0], ha, ra), ("B", spreads[1], hb, rb))

@@ -115,9 +115,8 @@ def headline_figures(moves: ex.Moves | None) -> None:
 
 
 head = st.empty()  # drawn now with the kinds' errors, again at the end with the run's spread
-CARDS_KEY = (
-    "fg-wide-cards" if rep is not None else "fg-cards"
-)  # seeds' '± x' values: a size smaller (ui.styles)
+# seeds' '± x' values: a size smaller (ui.styles)
+CARDS_KEY = "fg-wide-cards" if rep is not None else "fg-cards"
 with head.container(horizontal=True, gap="small", width="stretch", key=f"{CARDS_KEY}-early"):
     headline_figures(None)
 spread_note = st.empty()

@@ -254,9 +254,8 @@ with st.container(horizontal=True, gap="small"):
         with st.container(border=True, width=POOL_WIDTH):
             head, rm = st.columns([5, 1], vertical_alignment="center")
             kind = "Edge" if pool.tier == "edge" else pool.role.capitalize()
-            name = (
-                "" if pool.name.lower() == kind.lower() else f" {plain(pool.name)}"
-            )  # not "Prefill pool prefill"
+            # not "Prefill pool prefill"
+            name = "" if pool.name.lower() == kind.lower() else f" {plain(pool.name)}"
             head.markdown(f"**{kind} pool**{name}", help=(Pool.__doc__ or "").strip())
             rm.button(
                 "",

@@ -162,10 +162,8 @@ def sidebar() -> None:
     with c1.popover("Share", icon=":material/share:", width="stretch"):
         st.markdown("This address opens this scenario on this page:")
         slot = st.empty()
-        st.session_state[SHARE_SLOT] = (
-            slot,
-            _share_address(slot),
-        )  # drawn again at the run's end if it moved
+        # kept to be drawn again at the run's end if the address moved
+        st.session_state[SHARE_SLOT] = (slot, _share_address(slot))
         st.download_button(
             "Scenario (TOML)",
             data=dumps_toml(sc),

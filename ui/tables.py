@@ -225,10 +225,9 @@ def cost_view(frame: pd.DataFrame) -> pd.DataFrame:
             return "$0"
         return f"< ${step:.{places}f}" if 0 < v < step / 2 else f"${v:,.{places}f}"
 
+    # a part in words ("kv transfer"), as the advisor says it
     named = {"part": frame["part"].astype(str).str.replace("_", " ")} if "part" in frame else {}
-    return frame.assign(
-        usd_per_request=[text(v) for v in values], **named
-    )  # "kv transfer", as the advisor says
+    return frame.assign(usd_per_request=[text(v) for v in values], **named)
 
 
 def change_text(pct: float | None, points: float | None) -> str | None:
@@ -536,14 +535,14 @@ SPECIALISATION: dict[str, Any] = {
     "model_change_months": cc.NumberColumn("months per model", format="%g"),
     "large": cc.CheckboxColumn("large", help="The phase takes a large enough share of the chip-hours."),
     "chip_hours": cc.NumberColumn("chip-hours", format="%,.2f"),
-    "chip_hours_share": cc.NumberColumn("share of chip-hours", format="percent", step=0.001),
+    "chip_hours_share": cc.NumberColumn("share of chip-hours", format="percent", step=PERCENT_STEP),
     "bottleneck_clear": cc.CheckboxColumn("clear bottleneck", help="One resource binds most of its work."),
     "binding_resource": cc.TextColumn("binds"),
-    "binding_share": cc.NumberColumn("share it binds", format="percent", step=0.001),
+    "binding_share": cc.NumberColumn("share it binds", format="percent", step=PERCENT_STEP),
     "software_ready": cc.CheckboxColumn("software ready", help="Blank: not rated (no maturity stated)."),
     "maturity": cc.TextColumn("software"),
     "porting_usd": cc.NumberColumn("porting ($)", format="dollar"),
-    "porting_share": cc.NumberColumn("porting share", format="percent", step=0.001),
+    "porting_share": cc.NumberColumn("porting share", format="percent", step=PERCENT_STEP),
     "verdict": cc.TextColumn("an ASIC is"),
     "text": None,
 }
