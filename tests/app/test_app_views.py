@@ -1,19 +1,17 @@
-"""The dashboard's engine helpers: engine.explain.presentation, engine.explain.previews and engine.explain.report."""
+"""The dashboard's engine helpers: engine.explain.presentation and engine.explain.previews (the
+exports' provenance and reports: test_app_report.py)."""
 
 from __future__ import annotations
-
-import struct
-import zlib
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from engine.calibration import calibrate, reference, trust
+from engine.calibration import trust
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership
-from engine.explain import bill, report
+from engine.explain import bill
 from engine.explain import presentation as pr
 from engine.explain import previews as pv
 from engine.explain import roofline_chips as rc
@@ -22,7 +20,7 @@ from engine.scenario.codec import apply_overrides, load_preset, unsafe_paths
 from engine.scenario.model import LengthDist
 from engine.scenario.resolve import scenario_catalog
 from engine.serving.metrics import measured_mask
-from engine.serving.run import ENGINE_VERSION, SimResult, simulate
+from engine.serving.run import SimResult, simulate
 
 
 @pytest.fixture(scope="module")
@@ -361,74 +359,6 @@ def test_a_custom_chips_profile_keeps_its_experts_factor(catalog: Catalog) -> No
     assert plain.profile(None).eta_experts is None
     prof = trust.calibration(plain, "vllm", catalog, moe=True, custom=True)[0]
     assert prof.eta_experts == trust.experts_factor("vllm")
-
-
-# --- report ----------------------------------------------------------------------------------
-
-
-def _tiny_png() -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data))
-            + kind
-            + data
-            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-        )
-
-    ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
-    return (
-        report.PNG_SIGNATURE
-        + chunk(b"IHDR", ihdr)
-        + chunk(b"IDAT", zlib.compress(b"\x00\x00"))
-        + chunk(b"IEND", b"")
-    )
-
-
-def test_png_and_svg_carry_provenance() -> None:
-    meta = {"fengong:engine_version": ENGINE_VERSION, "fengong:scenario_toml": 'name = "é"\nseed = 3\n'}
-    png = report.png_with_text(_tiny_png(), meta)
-    assert png.startswith(report.PNG_SIGNATURE) and report.png_text(png) == meta
-    with pytest.raises(ValueError):
-        report.png_with_text(b"GIF89a", meta)
-    svg = report.svg_with_metadata(
-        '<svg xmlns="http://www.w3.org/2000/svg"><g/></svg>', {"seed": "3", "x": "<&>"}
-    )
-    assert svg.index("<metadata") > svg.index("<svg") and "&lt;&amp;&gt;" in svg
-
-
-def test_file_names_and_csv_provenance(run: SimResult) -> None:
-    assert (
-        report.file_name("chat-disaggregated", 7, "ttft_cdf", "png")
-        == "fengong_chat-disaggregated_7_ttft_cdf.png"
-    )
-    assert report.file_name("a b/c", 1, "x y", ".csv", edited=True) == "fengong_a-b-c-edited_1_x-y.csv"
-    meta = report.provenance(run.scenario, "chat-disaggregated", edited=False)
-    assert meta["engine_version"] == ENGINE_VERSION and meta["seed"] == str(run.scenario.seed)
-    text = report.csv_with_provenance(run.requests.head(5), meta)
-    assert text.startswith("# generator: Fengong\n")
-    back = pd.read_csv(__import__("io").StringIO(text), comment="#")
-    assert len(back) == 5 and "ttft_s" in back.columns
-
-
-def test_html_report_holds_everything(run: SimResult) -> None:
-    meta = report.provenance(run.scenario, "chat-disaggregated", edited=True)
-    html = report.html_report(
-        "Run <1>", meta, "seed = 1\n", pr.summary_rows(run.summary), [("TTFT", "<div id='f1'></div>")]
-    )
-    assert "Run &lt;1&gt;" in html and "<div id='f1'></div>" in html
-    assert f'content="{ENGINE_VERSION}"' in html and "seed = 1" in html and "latency_ms.ttft.p99" in html
-
-
-def test_validation_table_is_there_when_the_reference_is(catalog: Catalog) -> None:
-    tab = report.validation_table(catalog)
-    if calibrate.reference_csv() is None:
-        assert tab is None
-        return
-    assert tab is not None and len(tab) >= 20
-    assert {"measured", "predicted", "error", "kind", "fitted"} <= set(tab.columns)
-    # the MoE rows, which fit only their experts' factor, are told apart from the dense fit (make validate's split)
-    moe = {m.id for m in reference.usable_points(catalog) if calibrate.is_moe(m, catalog)}
-    assert moe and set(tab.loc[~tab["fitted"], "id"]) == moe
 
 
 def test_link_problems_are_scenario_errors() -> None:
