@@ -151,7 +151,7 @@ def _compare_margin(a_json: str, _a: dict[str, Any], b_json: str, _b: dict[str, 
 
 
 def _cell(row: Any) -> str:
-    text = tables.change_text(row["change_pct"], row["change_points"]) or "–"
+    text = tables.minus(tables.change_text(row["change_pct"], row["change_points"]) or "–")
     better = row["better"]
     if better == GROWS:
         return better

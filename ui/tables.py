@@ -238,6 +238,12 @@ def change_text(pct: float | None, points: float | None) -> str | None:
     return f"{pct:+.1f}%" if pct is not None and pd.notna(pct) else None
 
 
+def minus(text: str) -> str:
+    """A table's signed figure with a minus sign ('−13.4%'), as the bands beside it write theirs. (A
+    card's delta keeps the hyphen: `st.metric` reads it for the arrow and colour.)"""
+    return "−" + text[1:] if text.startswith("-") else text
+
+
 def changes(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     """(each figure's change: relative in percent, or a share's in points; whether it is in points)
     of a compare table (`engine.explain.presentation.compare`)."""
@@ -252,7 +258,7 @@ def compare_view(table: pd.DataFrame) -> pd.DataFrame:
     its change in percentage points (`change_points`), so neither column is mostly empty; the figures
     as the cards read them (`figure_text`: 23,130 not 23130, a share 99.58% not 0.9958)."""
     text = [
-        change_text(c, p)
+        None if (t := change_text(c, p)) is None else minus(t)
         for c, p in zip(table["change_pct"], table.get("change_points", [None] * len(table)), strict=True)
     ]
     out = table.assign(change_pct=text).drop(columns=["change_points"], errors="ignore")
@@ -296,7 +302,7 @@ def compare_styled(table: pd.DataFrame) -> Any:
 
 def figure_text(value: Any, share: bool = False, signed: bool = False) -> str | None:
     """A compare table's figure to four significant figures with thousands separated (23,130; 0.0005415;
-    1.887), a share in percent (99.58%) or, as a change, in points (-5.00 pts); None for no figure."""
+    1.887), a share in percent (99.58%) or, as a change, in points (−5.00 pts); None for no figure."""
     if value is None or pd.isna(value):
         return None
     v = float(value) * (100.0 if share else 1.0) + 0.0  # (+ 0.0: -0.0 reads 0)
@@ -306,7 +312,7 @@ def figure_text(value: Any, share: bool = False, signed: bool = False) -> str | 
     text = f"{v:+,.{places}f}" if signed else f"{v:,.{places}f}"
     if "." in text and not share:
         text = text.rstrip("0").rstrip(".")
-    return text + (" pts" if share and signed else "%" if share else "")
+    return minus(text) + (" pts" if share and signed else "%" if share else "")
 
 
 HARDWARE: dict[str, Any] = {

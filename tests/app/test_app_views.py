@@ -122,13 +122,13 @@ def test_a_share_changes_in_points_not_percent() -> None:
     assert "change_points" not in shown.columns
     assert (shown.loc["SLO attainment", "change_pct"], shown.loc["TTFT p99", "change_pct"]) == (
         "+98.8 pts",
-        "-50.0%",
+        "−50.0%",  # a minus sign, as the bands beside it write theirs
     )
     # a share as the cards read it, in percent, its change in points
     share = shown.loc["SLO attainment"]
     assert (share["unit"], share["a"], share["b"]) == ("%", "0.80%", "99.60%")
     assert pd.isna(share["change"])  # its change is said once, in points, in the next column
-    assert (shown.loc["TTFT p99", "a"], shown.loc["TTFT p99", "change"]) == ("200", "-100")
+    assert (shown.loc["TTFT p99", "a"], shown.loc["TTFT p99", "change"]) == ("200", "−100")
     # on the page the cells hold the numbers, read as the view writes them: a header's click sorts
     # by value (as text, '23,132' sorted before '3,740' and '-5.0 pts' among the percents: a review)
     from ui.tables import compare_styled
@@ -141,7 +141,7 @@ def test_a_share_changes_in_points_not_percent() -> None:
     assert (nums.loc["TTFT p99", "b"], nums.loc["TTFT p99", "change_pct"]) == pytest.approx((100.0, -50.0))
     assert pd.isna(nums.loc["SLO attainment", "change"])
     html = styled.to_html()
-    for text in ("0.80%", "99.60%", "+98.8 pts", "-50.0%", "200", "-100"):
+    for text in ("0.80%", "99.60%", "+98.8 pts", "−50.0%", "200", "−100"):
         assert f">{text}</td>" in html, text
 
 
@@ -159,7 +159,7 @@ def test_compare_figures_read_as_the_cards_read_them() -> None:
     ]
     assert (
         figure_text(0.000005249, signed=True) == "+0.000005249"
-        and figure_text(-12.48, signed=True) == "-12.48"
+        and figure_text(-12.48, signed=True) == "−12.48"
     )
     assert figure_text(float("nan")) is None and figure_text(None) is None
     assert figure_text(-0.0) == "0" and figure_text(float("inf")) == "∞"
