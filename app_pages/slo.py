@@ -27,7 +27,8 @@ def target(path: str, what: str, sweep: tuple[float, float, float], allowed: tup
     lo, hi, step = sweep
     left, right = st.columns([2, 1], vertical_alignment="bottom")
     with left:
-        slider(path, lo, hi, f"{what} target (ms)", step=step, fmt="%.0f ms")
+        # "localized": 1,000 as the captions write it (a printf format has no thousands separator)
+        slider(path, lo, hi, f"{what} target (ms)", step=step, fmt="localized")
     with right:
         number(
             path,
