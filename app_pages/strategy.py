@@ -36,7 +36,7 @@ from engine.scenario import (
 from ui import drill, layout, marks, state
 from ui.autoscale import pool_autoscale
 from ui.bound import bound, current, names, number, select, slider, toggle
-from ui.forms import defaulted_form, list_editor, model_form
+from ui.forms import defaulted_form, list_editor, model_form, per_chip
 from ui.parallelism import experts_form, speculative_form, split_widgets
 from ui.text import plain
 
@@ -286,17 +286,16 @@ left, right = st.columns(2)
 with left, st.container(border=True):
     st.markdown("**Batching**", help=(Batching.__doc__ or "").strip())
     limits = sc.batching()  # what the run uses: the values set here, else the stack's defaults
-    defaulted_form("deployment.batching", Batching, limits.model_dump(), f"{stack}'s")
     first = sc.deployment.pools[0].hardware
     each = {p.hardware: sc.pool_batching(p) for p in sc.deployment.pools}  # as `ResolvedPool.limits`
-    st.caption(  # each pool takes the stack's defaults on its own chip; the boxes show the first pool's
+    defaulted_form("deployment.batching", Batching, per_chip(limits.model_dump(), each), f"{stack}'s")
+    st.caption(  # each pool takes the stack's defaults on its own chip
         plain(
             f"Empty fields take {stack}'s defaults on {first}: {limits.source}."
             if len(each) < 2
             # the limits each pool runs with, set fields and defaults together: "defaults" listed a
             # budget the scenario sets (a review)
-            else f"Empty fields take {stack}'s defaults on each pool's chip (the boxes show {first}'s); "
-            "the pools run with "
+            else f"Empty fields take {stack}'s defaults on each pool's chip; the pools run with "
             + "; ".join(
                 f"{c}, {b.max_batch:,} sequences and {b.token_budget:,} tokens" for c, b in each.items()
             )

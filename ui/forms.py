@@ -130,6 +130,18 @@ def _to_defaults(path: str, names: Sequence[str]) -> None:
     state.override({join(path, n): None for n in names})
 
 
+def per_chip(effective: Mapping[str, Any], each: Mapping[str, Any]) -> dict[str, Any]:
+    """`effective` (a model's values in force) with each field whose value differs between chips (`each`:
+    a chip's limits, in pool order) as the chips' values in that order: a pool on an H100 beside one on
+    a 910B takes vLLM's 1,024 sequences where the 910B takes 256, and the box reads '256 / 1,024'."""
+    out = dict(effective)
+    for n in out:
+        values = [getattr(b, n) for b in each.values()]
+        if len(set(values)) > 1:
+            out[n] = " / ".join(f"{v:,}" if isinstance(v, int | float) else str(v) for v in values)
+    return out
+
+
 def defaulted_form(
     path: str,
     cls: type[BaseModel],

@@ -262,9 +262,14 @@ def test_the_batching_caption_says_whose_defaults_each_pool_takes() -> None:
         c.value.replace("\\", "").replace("\u2060", "") for c in at.caption if "Empty fields take" in c.value
     ]
     assert said == [
-        "Empty fields take vLLM's defaults on each pool's chip (the boxes show ascend-910b's); the pools run "
+        "Empty fields take vLLM's defaults on each pool's chip; the pools run "
         "with ascend-910b, 256 sequences and 2,048 tokens; h100-sxm, 1,024 sequences and 8,192 tokens."
     ]
+    # the boxes show each chip's default in the caption's order, not the first pool's alone
+    boxes = {n.label: n.placeholder for n in at.number_input if n.key and "deployment.batching" in n.key}
+    assert (
+        boxes["Max batch"] == "256 / 1,024 (default)" and boxes["Token budget"] == "2,048 / 8,192 (default)"
+    )
     one = app("strategy")
     (alone,) = [c.value for c in one.caption if "Empty fields take" in c.value]
     assert "each pool" not in alone and "h100" in alone
