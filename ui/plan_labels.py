@@ -35,7 +35,9 @@ def label_sides(
     points sit close where every passing deployment serves the whole load (the cost chart's goodput is the same for
     all): labelled above and below in turn, five of them still ran into each other ('2P:1D3P:1D').
     `markers`: every point the chart draws (its `x` and `y`), which a label may not cover either;
-    the chosen run keeps its label even where both places would."""
+    the chosen run keeps its label even where both places would. A point whose split a label already
+    placed over the same x names goes unlabelled: three frontier points of one split a hair apart (a MoE
+    plan's 1P:1D at 24 tokens/s per user) stacked '1P:1D' twice under the star's own."""
     if labelled.empty:
         return {}
     xs = labelled[x].astype(float)
@@ -51,13 +53,17 @@ def label_sides(
     order = sorted(labelled.index, key=lambda i: (not bool(labelled.at[i, "chosen"]), float(xs[i])))
     by_x = {i: n for n, i in enumerate(xs.sort_values().index)}
     placed: list[tuple[float, float, float]] = []  # (x, y, half width) on the axes' 0-1 scale
+    names: list[tuple[str, float, float]] = []  # (split, x, half width) of each label placed
     sides: dict[Any, str | None] = {}
     for i in order:
         px = (float(xs[i]) - x_range[0]) / x_span * 0.9  # plotly pads the range about 5% a side
-        half = len(str(labelled.at[i, "split"])) * MARKER_LABEL_AXIS_PER_CHAR / 2
+        split = str(labelled.at[i, "split"])
+        half = len(split) * MARKER_LABEL_AXIS_PER_CHAR / 2
+        sides[i] = None
+        if any(s == split and abs(px - qx) < half + qh for s, qx, qh in names):
+            continue  # (said already, above or below it)
         first = "bottom center" if by_x[i] % 2 else "top center"
         second = "top center" if first == "bottom center" else "bottom center"
-        sides[i] = None
         for side in (first, second):
             py = float(ys[i]) / y_top + (
                 MARKER_LABEL_HEIGHT if side == "top center" else -MARKER_LABEL_HEIGHT
@@ -77,6 +83,8 @@ def label_sides(
         if sides[i] is None and bool(labelled.at[i, "chosen"]):  # the choice is always named
             placed.append((px, float(ys[i]) / y_top + MARKER_LABEL_HEIGHT, half))
             sides[i] = "top center"
+        if sides[i] is not None:
+            names.append((split, px, half))
     return sides
 
 

@@ -326,6 +326,26 @@ def test_a_frontier_label_keeps_clear_of_the_chosen_runs_star() -> None:
     assert side(chosen_first=True) is None  # beside the star it would sit under it: left to the hover
 
 
+def test_a_split_already_named_over_the_same_x_is_not_named_again() -> None:
+    """A MoE plan's frontier held three 1P:1D runs a hair apart at 24 tokens/s per user: '1P:1D' was
+    stacked twice under the star's own (seen in Chromium). Another split there is still named."""
+    import pandas as pd
+
+    from ui import plan_labels
+
+    runs = pd.DataFrame(
+        {
+            "x": [24.1, 24.15, 24.2, 24.25, 33.0],
+            "y": [330.0, 250.0, 170.0, 90.0, 45.0],
+            "split": ["1P:1D", "1P:1D", "1P:1D", "3M", "1P:1D"],
+            "chosen": [True, False, False, False, False],
+        }
+    )
+    sides = plan_labels.label_sides(runs, "x", "y", (0.0, 35.0), 500.0, markers=runs)
+    assert sides[0] is not None and sides[1] is None and sides[2] is None
+    assert sides[3] is not None and sides[4] is not None  # another split, or the same one far off
+
+
 def test_a_holds_to_percentile_is_written_to_a_tenth() -> None:
     """The per-class table's 'holds' column printed every digit ('p90.77398292315', cut off)."""
     import pandas as pd
