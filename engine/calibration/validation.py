@@ -30,8 +30,13 @@ from engine.catalog.entries import Catalog
 from engine.core import datafiles
 from engine.costmodel import power, stacks
 
-TARGETS = {"loso_median": 0.15, "loso_p90": 0.35, "energy_median": 0.25}
-"""The targets issue 11 sets: leave-one-source-out median and p90, energy per token median."""
+TARGETS = {
+    **{"loso_median": 0.15, "loso_p90": 0.35, "energy_median": 0.25},
+    **{"all_median": 0.12, "all_p90": 0.35, "moe_median": 0.20, "moe_p90": 0.45},
+}
+"""The targets issue 11 sets (leave-one-source-out median and p90 over the dense points, energy per
+token median) and those issue 30 sets: leave-one-source-out over every usable row (`all_`) and over
+the MoE rows alone (`moe_`)."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,7 @@ class Report:
         """Held-out points (every usable row, `SET_APART` aside) missing by more than the p90 target, how many the
         target allows, and the misses per source (`crossval.beyond`)."""
         p = self.predictions
-        n, over, allowed, counts = crossval.beyond(p[~p["stack"].isin(SET_APART)], TARGETS["loso_p90"])
+        n, over, allowed, counts = crossval.beyond(p[~p["stack"].isin(SET_APART)], TARGETS["all_p90"])
         return {
             "points": n,
             "beyond": over,
