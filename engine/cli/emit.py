@@ -44,6 +44,11 @@ def check_emit_flags(args: argparse.Namespace) -> None:
         check_writable_file(args.emit_out, "--emit-out")
 
 
+def written(stack: str) -> str:
+    """What an export is, as the README and --help call it: Dynamo's and llm-d's a manifest."""
+    return f"{stack} manifest" if stack in ("dynamo", "llm-d") else f"{stack} launch commands"
+
+
 def emitted_text(scenario: Scenario, stack: str) -> str:
     """The export's text (raises ScenarioError where the stack cannot take the deployment)."""
     from engine.planning import emit_deployment
@@ -74,9 +79,9 @@ def print_plan_emit(frag: dict[str, Any] | None) -> None:
     if "error" in frag:
         print(f"\nemit {frag['stack']}: not written: {frag['error']}")
     elif "path" in frag:
-        print(f"wrote the {frag['stack']} launch commands to {frag['path']}")
+        print(f"wrote the {written(frag['stack'])} to {frag['path']}")
     else:
-        print(f"\n# --- {frag['stack']} launch commands for the chosen deployment ---")
+        print(f"\n# --- {written(frag['stack'])} for the chosen deployment ---")
         print(frag["text"], end="")
 
 
@@ -88,7 +93,7 @@ def cmd_emit(args: argparse.Namespace) -> int:
     text = emitted_text(scen, args.stack)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
-        print(f"wrote the {args.stack} launch commands to {args.out}")
+        print(f"wrote the {written(args.stack)} to {args.out}")
     else:
         print(text, end="")
     return 0

@@ -29,6 +29,13 @@ def test_emit_prints_a_manifest_for_a_disaggregated_preset(capsys: pytest.Captur
     assert roles == ["", "decode", "prefill"]
 
 
+def test_a_written_manifest_is_called_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'wrote the dynamo launch commands' named a DynamoGraphDeployment (a review)."""
+    out = tmp_path / "dynamo.yaml"
+    assert main(["emit", "chat-disaggregated", "--stack", "dynamo", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"wrote the dynamo manifest to {out}"
+
+
 def test_emit_takes_set_and_writes_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "serve.sh"
     args = [
