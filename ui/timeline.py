@@ -111,6 +111,27 @@ def _steps(over: Mapping[str, Any], values: Sequence[Any]) -> list[Any]:
     return [*kept, kept[-1]]
 
 
+def quiet_from_s(over: Mapping[str, Any]) -> float | None:
+    """Where the window's last minutes without a new arrival begin, s (None where the last drawn
+    minute has arrivals): a trace that ends before the window (Mooncake's at 3,537 s of an hour's)
+    dropped every chart in its last minute with nothing on them to say why."""
+    kept = _kept(over)
+    counts = list(over["requests"][:kept])
+    if not counts or counts[-1] > 0:
+        return None
+    last = max((i for i, n in enumerate(counts) if n > 0), default=-1)
+    return float(over["t_s"][last + 1])
+
+
+def shade_quiet(fig: go.Figure, start: float, end: float, *, said: bool = False) -> None:
+    """Shade a time axis from `start` to `end` where no request arrived (`quiet_from_s`), with 'no
+    arrivals' at its top where `said`."""
+    if end <= start:
+        return
+    words = {"annotation_text": "no arrivals", "annotation_position": "top right"} if said else {}
+    fig.add_vrect(x0=start, x1=end, fillcolor="gray", opacity=0.12, line_width=0, **words)
+
+
 def drain_s(over: Mapping[str, Any]) -> float:
     """How long the run drains after its window, s (not drawn: `_kept`)."""
     return max(0.0, float(over["end_s"]) - float(over["window_end_s"]))
@@ -306,9 +327,12 @@ def on_one_clock(
     other's words off)."""
     minutes = _minutes(over)
     span = [min(minutes, default=0.0), max(minutes, default=1.0)]
-    for fig in figs:
+    quiet = quiet_from_s(over)
+    for n, fig in enumerate(figs):
         fig.update_xaxes(range=span, autorange=False)
         charts.shade_warmup(fig, warmup_s / 60.0, span[0])
+        if quiet is not None:  # (the words once, on the first chart: the shade says it on the others)
+            shade_quiet(fig, quiet / 60.0, span[1], said=n == 0)
         for i, m in enumerate(marks, start=1):
             fig.add_vline(
                 x=m.minute,
@@ -349,6 +373,12 @@ FAULTS_HELP = (
 )
 
 
+QUIET_HELP = (
+    " Shaded at the end: minutes in which no request arrived (a trace that ends before the window), so"
+    " the pools fall idle there."
+)
+
+
 def _drain_help(over: Mapping[str, Any]) -> str:
     """What the charts leave out after the window, when the run drains (nothing otherwise)."""
     drain = drain_s(over)
@@ -377,6 +407,7 @@ def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
         + (marks if over["events"] else "")
         + (FAULTS_HELP if sc.faults else "")
         + (" Shaded: the warm-up, whose requests are simulated and not measured." if sc.warmup_s > 0 else "")
+        + (QUIET_HELP if quiet_from_s(over) is not None else "")
         + _drain_help(over),
     )
     with st.container(horizontal=True, gap="small"):

@@ -243,3 +243,21 @@ def test_a_window_that_ends_inside_a_minute_ends_its_last_step_there() -> None:
     last, before = demand.y[-1], demand.y[-3]
     assert abs(last / before - 1.0) < 0.2  # the half-minute's rate, not half of it
     assert min(timeline.busy_chart(over).data[0].y) > 0.9
+
+
+def test_minutes_without_arrivals_at_the_end_are_shaded_and_said() -> None:
+    """Mooncake's trace ends at 3,537 s of an hour's window: every chart fell in its last minute with
+    nothing on it to say why. The trailing minutes without an arrival are shaded, named once."""
+    over = _over([0.9, 0.95, None, None])
+    over["requests"] = [10, 12, 0, 0]
+    assert timeline.quiet_from_s(over) == 120.0
+    figs = [timeline.attainment_chart(over), timeline.busy_chart(over)]
+    timeline.on_one_clock(figs, over, [])
+    for n, fig in enumerate(figs):
+        (shade,) = [s for s in fig.layout.shapes if s.type == "rect"]
+        assert (shade.x0, shade.x1) == (2.0, 4.0)
+        said = [a.text for a in fig.layout.annotations if a.text == "no arrivals"]
+        assert said == (["no arrivals"] if n == 0 else [])
+    lull = _over([0.9, None, 0.95])
+    lull["requests"] = [10, 0, 12]
+    assert timeline.quiet_from_s(lull) is None  # a quiet minute inside the window is the load's, not an end
