@@ -26,7 +26,9 @@ def everything_on() -> Scenario:
             "cache": {"enabled": True, "block_tokens": 256, "host": {"enabled": True, "capacity_gb": 100},
                       "pooled": {"enabled": True, "capacity_gb": 1000}},
             "workload.classes[0].multi_turn": {"turns_mean": 3, "think_time_s": 5},
-            "workload.classes[0].prefix": {"tokens": 1024, "groups": 4},
+            # 64 system prompts: with 4, their HBM blocks shared by every request reading them (57f8f86)
+            # left decode so much room that 1 swap happened where 150 had
+            "workload.classes[0].prefix": {"tokens": 1024, "groups": 64},
             "scheduler": {"router": {"name": "cache_aware"}, "queue": {"name": "priority"},
                           "admission": {"name": "early_reject"}, "preemption": "swap",
                           "elastic": {"enabled": True, "threshold": 2.0}},
