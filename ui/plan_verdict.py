@@ -34,6 +34,7 @@ from engine.planning import (
     past_target,
     rule_text,
     steady_reruns,
+    vendor_crossing,
 )
 from ui import marks, plan_link, state
 from ui.text import plain
@@ -177,10 +178,12 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         )
         + f"; {_latencies(c, reruns)}"
     )
+    unsure = v.unsure_text(p.exhaustive)  # a search cut short: "of those checked" in the headline too
     with st.container(key="fg-plan-verdict"):
         show = st.success if c["passes"] and c["holds_slowed"] is not False else st.warning
         show(
-            f"Cheapest deployment by {what} that {meets} at {p.target_rps:g} req/s{edge}: "
+            f"Cheapest {'of the deployments checked' if unsure else 'deployment'} by {what} that {meets} at "
+            f"{p.target_rps:g} req/s{edge}: "
             f"**{plain(c['shape'])} {plain(c['split'])}** — {figures}. Quoted from its {c['verified_by']}"
             + (
                 "."
@@ -188,7 +191,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
                 else ", where it fails its SLO."
             )
             + (past_target_text(c, reruns) if v.risk_aware else "")
-            + (f" Of what was checked: {plain(unsure)}." if (unsure := v.unsure_text(p.exhaustive)) else ""),
+            + (f" Of what was checked: {plain(unsure)}." if unsure else ""),
             icon=":material/check_circle:",
         )
         if v.risk_aware and c["run"] != v.nominal_run and v.nominal_run is not None:
@@ -211,6 +214,8 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
             st.caption(_quoted_once(str(quoted[0]), len(frame)))
         if v.prices_text():  # a choice made on a price the catalog only assumes says so
             st.caption(_sentence(plain(v.prices_text())) + ".")
+        if p.best is not None and (crossing := vendor_crossing(p.best)):
+            st.warning(_sentence(plain(crossing)) + ".", icon=":material/swap_horiz:")
 
 
 def _quoted_once(quoted: str, rows: int) -> str:

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from engine.cli import links
 from engine.cli.catalog import chip_marks
-from engine.cli.common import check_range, check_writable_file, emit_json, load_scenario
+from engine.cli.common import check_range, check_writable_file, emit_json, is_file_ref, load_scenario
 from engine.cli.emit import check_emit_flags, plan_emit, print_plan_emit
 from engine.cli.plan_flags import ATTAINMENT_DEFAULT
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.explain import confidence, sustain
 from engine.scenario import codec as scenario_io
+from engine.scenario import naming
 
 if TYPE_CHECKING:
     from engine.planning.margin import Margin
@@ -191,7 +192,11 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
     elif failed:
         print(f"\nmargin: not computed: {failed}")
     if args.out and result.best is not None:
-        Path(args.out).write_text(scenario_io.dumps_toml(result.best), encoding="utf-8")
+        # named for what it runs: the planned scenario's name and words were the preset's (a review:
+        # "6 h100-sxm prefill + 6 h100-sxm decode" on a file of 20 H100s and 6 MI300Xs)
+        source = Path(args.scenario).stem if is_file_ref(args.scenario) else args.scenario
+        chosen = naming.named(result.best, scen, source)
+        Path(args.out).write_text(scenario_io.dumps_toml(chosen), encoding="utf-8")
         print(f"wrote the chosen scenario to {args.out}")
     print_plan_emit(plan_emit(result.best, args))
     if link:

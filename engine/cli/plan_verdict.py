@@ -86,7 +86,11 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         if v.risk_aware
         else f"the lowest {what} that meets every SLO as modelled"
     )
-    print(f"\nchosen ({how}): {c['shape']} {c['split']} ({c['group']})")
+    # the headline says "of those checked" where the search was cut short
+    unsure = v.unsure_text(p.exhaustive)
+    print(
+        f"\nchosen ({how}{', of those checked' if unsure else ''}): {c['shape']} {c['split']} ({c['group']})"
+    )
     print(f"  {figures_text(c)}")
     print(f"  {latency_text(c, reruns)}")
     if (
@@ -113,7 +117,11 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         print(f"  {v.risk_text()}")
     if v.prices_text():
         print(f"  {v.prices_text()}")
-    if unsure := v.unsure_text(p.exhaustive):
+    from engine.planning.emit_facts import vendor_crossing_text  # (the emit's facts: only where a plan chose)
+
+    if p.best is not None and (crossing := vendor_crossing_text(p.best)):
+        print(f"  {crossing}")
+    if unsure:
         print(f"  of what was checked: {unsure}")
     print_per_chip(v)
 

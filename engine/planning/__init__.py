@@ -69,6 +69,7 @@ _API = {
     "Rule": "engine.planning.rules",
     "SearchSpace": "engine.planning.candidates",
     "rule_text": "engine.planning.rules",
+    "vendor_crossing": "engine.planning.emit_facts",
 }
 _RENAMED = {
     "plan_margin": "margin",
@@ -82,6 +83,7 @@ _RENAMED = {
     "band_take_in": "take_in",
     "steady_reruns": "steady",
     "PLAN_FORM": "FIELDS",
+    "vendor_crossing": "vendor_crossing_text",
     "plan_link_decode": "decode",
     "plan_link_encode": "encode",
 }
@@ -125,6 +127,7 @@ __all__ = [
     "rule_text",
     "run_lifetime",
     "steady_reruns",
+    "vendor_crossing",
 ]
 
 
@@ -137,6 +140,7 @@ if TYPE_CHECKING:
     from engine.planning.emit import STACKS as EMIT_STACKS
     from engine.planning.emit import Emitted
     from engine.planning.emit import emit as emit_deployment
+    from engine.planning.emit_facts import vendor_crossing_text as vendor_crossing
     from engine.planning.frontier import passing_frontiers
     from engine.planning.lifetime import LifetimeResult, run_lifetime
     from engine.planning.lifetime import headline_line as lifetime_headline

@@ -191,6 +191,36 @@ def model_arg(f: DeploymentFacts) -> str:
     return f.hf_id or f"MODEL_PATH_FOR_{f.model_id.upper().replace('-', '_').replace('.', '_')}"
 
 
+def vendor_crossing(f: DeploymentFacts) -> str:
+    """Where a split deployment's prefill and decode pools run on chips of different vendors, that the
+    KV cache crosses between them ('' otherwise): the simulation prices the hand-off by the link alone,
+    whether or not a stack's KV connector runs between the two (a review found an H100-to-MI300X
+    choice emitted with plain NixlConnector commands and nothing said)."""
+    if not f.disaggregated:
+        return ""
+    sides = {
+        role: sorted({(p.vendor, p.hardware_id) for p in f.pools if p.role == role})
+        for role in ("prefill", "decode")
+    }
+    vendors = {role: {v for v, _ in pairs} for role, pairs in sides.items()}
+    if not vendors["prefill"] or not vendors["decode"] or vendors["prefill"] == vendors["decode"]:
+        return ""
+
+    def named(role: str) -> str:
+        return ", ".join(f"{v} ({hw})" for v, hw in sides[role])
+
+    return (
+        f"the KV cache crosses vendors: prefill on {named('prefill')}, decode on {named('decode')}. The "
+        "simulation prices the hand-off by the link alone; check that your stack's KV connector moves the "
+        "cache between these chips before you buy"
+    )
+
+
+def vendor_crossing_text(scenario: Scenario) -> str:
+    """`vendor_crossing` of a scenario's deployment (a plan's choice)."""
+    return vendor_crossing(facts(scenario))
+
+
 def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list[str]:
     """Comments every stack's export opens with: what was modelled, what has no flag anywhere and
     (for commands, where a manifest has replicas) how many copies of each pool's command to run."""
@@ -202,6 +232,8 @@ def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list
         )
     if f.hf_id is None:
         notes.append(f"the catalog has no Hugging Face id for {f.model_id}: replace {model_arg(f)}")
+    if crossing := vendor_crossing(f):
+        notes.append(crossing)
     if f.cache_tiers:
         notes.append(
             f"prefix-cache tiers {', '.join(f.cache_tiers)} (cache.host / cache.pooled): no flag of this export "

@@ -55,3 +55,25 @@ def test_an_unverified_choice_is_not_said_to_fail(capsys: pytest.CaptureFixture[
     assert main([*PLAN, "--no-verify"]) == 0
     out = capsys.readouterr().out
     assert "quoted run: planning run (30 s, seed 1)\n" in out and "FAILS" not in out
+
+
+def test_the_written_choice_is_named_for_what_it_runs(
+    tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The scenario `plan --out` wrote kept the planned one's name and words ('6 h100-sxm prefill + 6
+    h100-sxm decode' on a file of other chips and counts, a review): it is named for what it runs."""
+    from pathlib import Path
+
+    from engine.scenario.codec import load, load_preset
+
+    out = Path(str(tmp_path)) / "chosen.toml"
+    assert main([*PLAN, "--out", str(out)]) == 0
+    from engine.scenario.naming import derived_name
+
+    chosen = load(out)
+    assert chosen.name == derived_name(chosen, "chat-colocated")
+    assert all(
+        f"{p.count * p.chips_per_instance} {p.hardware}" in chosen.name for p in chosen.deployment.pools
+    )
+    assert chosen.description.startswith("Edited from chat-colocated")
+    assert chosen.lesson == "" and chosen.name != load_preset("chat-colocated").name

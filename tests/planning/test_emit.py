@@ -384,3 +384,34 @@ def test_dynamo_says_it_swallows_eager_mode() -> None:
     assert all("--enforce-eager" not in argv for _, argv in emitted.commands)
     assert all("--enforce-eager" in argv for _, argv in emit_deployment(eager, "llm-d").commands)
     assert "deployment.eager" not in emit_deployment(_presets()["chat-disaggregated"], "dynamo").text
+
+
+def test_a_kv_cache_crossing_vendors_is_said_in_the_export_and_the_plan() -> None:
+    """An H100-prefill, MI300X-decode choice was emitted with plain NixlConnector commands and nothing
+    said (a review): the simulation prices the hand-off by the link alone."""
+    import contextlib
+    import dataclasses
+    import io as text_io
+
+    from engine.cli.plan_verdict import print_verdict
+    from engine.planning import vendor_crossing
+    from engine.planning.candidates import SearchSpace
+    from engine.planning.plan import plan
+    from engine.scenario.codec import apply_overrides, load_preset
+
+    crossing = apply_overrides(load_preset("chat-disaggregated"), {"deployment.pools[1].hardware": "mi300x"})
+    said = vendor_crossing(crossing)
+    assert "prefill on NVIDIA (h100-sxm), decode on AMD (mi300x)" in said
+    for stack in ("vllm", "dynamo"):
+        assert f"# {said}" in emit_deployment(crossing, stack).text
+    same = apply_overrides(load_preset("chat-disaggregated"), {"deployment.pools[1].hardware": "h200"})
+    assert vendor_crossing(same) == "" and "crosses" not in emit_deployment(same, "vllm").text
+    assert vendor_crossing(load_preset("chat-colocated")) == ""
+    # the plan's verdict says it under the choice (a small plan whose choice is swapped for the crossing one)
+    space = SearchSpace(hardware=("h100-sxm",), tp=(2,), pp=(1,), duration_s=30.0, max_simulations=6)
+    p = plan(load_preset("chat-disaggregated"), 8.0, space)
+    assert p.best is not None and vendor_crossing(p.best) == ""
+    out = text_io.StringIO()
+    with contextlib.redirect_stdout(out):
+        print_verdict(dataclasses.replace(p, best=crossing))
+    assert said in out.getvalue()

@@ -457,6 +457,17 @@ def test_a_choice_the_search_did_not_settle_says_so() -> None:
         assert g in said.split("did not reach: ")[1]
     assert said or (p.exhaustive and cheaper.empty)
     assert v.unsure_text(True) == (said.split("; ")[-1] if not cheaper.empty else "")
+    # the headline itself says it, not only a later line (a review read the first line as the lowest)
+    import contextlib
+    import io as text_io
+
+    from engine.cli.plan_verdict import print_verdict
+
+    out = text_io.StringIO()
+    with contextlib.redirect_stdout(out):
+        print_verdict(p)
+    (head,) = [line for line in out.getvalue().splitlines() if line.startswith("chosen (")]
+    assert ("of those checked)" in head) == bool(said)
 
 
 def test_a_one_class_choices_ranges_hold_the_margins_reruns_on_the_page_and_in_the_cli() -> None:
