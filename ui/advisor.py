@@ -88,7 +88,8 @@ def advisor_panel(result: SimResult) -> None:
         with st.expander("Where each phase sits on each chip's roofline", icon=":material/speed:"):
             st.caption(
                 "Prefill of the mean prompt and decode at the largest batch that fits KV memory, the batch "
-                "limit and the TPOT target, on the smallest tensor-parallel group that holds the weights."
+                "limit and the TPOT target, each on the tensor-parallel group (of 1, 2, 4, 8 chips that hold "
+                "the weights) that serves it at the lowest cost per token without missing its SLO unloaded."
             )
             try:
                 table = _roofline(result.scenario.model_dump_json())

@@ -500,7 +500,12 @@ ROOFLINE_POINTS: dict[str, Any] = {
 ROOFLINE: dict[str, Any] = {
     "hardware": cc.TextColumn("chip"),
     "class": cc.TextColumn("class"),
-    "tp": cc.NumberColumn("TP", help="The smallest tensor-parallel group that holds the weights.", width=40),
+    "tp": cc.NumberColumn(
+        "TP",
+        help="The tensor-parallel group, of 1, 2, 4 and 8 chips that hold the weights, that serves the phase at "
+        "the lowest cost per token without missing its SLO unloaded (else the smallest).",
+        width=40,
+    ),
     "ridge_flops_per_byte": cc.NumberColumn(
         "ridge (FLOP/B)",
         format="%.0f",

@@ -529,7 +529,10 @@ def cmd_advise(args: argparse.Namespace) -> int:
     print(
         f"{scen.name} (seed {scen.seed}): {scen.model.id}, {scen.model.weights} weights, {scen.kv_precision()} KV"
     )
-    print("\nwhere each phase sits on each chip's roofline (smallest tp that holds the weights)")
+    print(
+        "\nwhere each phase sits on each chip's roofline (each at the tp, of 1, 2, 4, 8 that hold the weights, "
+        "that serves it cheapest without missing its SLO unloaded)"
+    )
     print(
         f"{'chip':22} {'tp':>2} {'phase':8} {'batch':>5} {'FLOP/B':>7} {'ridge':>6} {'TFLOP/s/chip':>12} "
         f"{'tok/s/chip':>10} {'$/M tok':>8}  {'calibration':24}  binds"

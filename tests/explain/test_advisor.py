@@ -71,6 +71,24 @@ def test_roofline_table_physics() -> None:
     assert (dec["batch"] >= 1).all() and set(dec["batch_limit"]) <= {"kv_capacity", "max_batch", "tpot"}
 
 
+def test_each_phase_takes_the_tp_that_serves_it_cheapest() -> None:
+    """The table took the smallest tp that holds the weights: an H100 decoding Llama-3.1-70B FP8 at
+    tp 1 had room for a batch of one and read about ten times the scenario's own cost (a review)."""
+    from engine.scenario import codec as sio
+
+    s = sio.load_preset("chat-colocated")
+    best = roofline_table(s, hardware=["h100-sxm"]).set_index("phase")
+    alone = roofline_table(s, hardware=["h100-sxm"], tp_options=(1,)).set_index("phase")
+    assert alone.loc["decode", "note"] and alone.loc["decode", "batch"] == 1  # tp 1: a batch of one
+    assert best.loc["decode", "tp"] > 1 and not best.loc["decode", "note"]
+    assert best.loc["decode", "usd_per_million_tokens"] < alone.loc["decode", "usd_per_million_tokens"] / 5
+    every = [roofline_table(s, hardware=["h100-sxm"], tp_options=(tp,)) for tp in (1, 2, 4, 8)]
+    rows = [t.set_index("phase").loc["decode"] for t in every if len(t)]
+    assert best.loc["decode", "usd_per_million_tokens"] == min(
+        r["usd_per_million_tokens"] for r in rows if not r["note"]
+    )
+
+
 def test_decode_at_batch_one_is_bandwidth_bound() -> None:
     s = disagg(**{"workload.classes[0].slo.tpot_ms": 30.0, "deployment.batching.max_batch": 1})
     tab = roofline_table(s, hardware=["h100-sxm"])
