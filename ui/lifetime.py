@@ -17,6 +17,7 @@ import streamlit as st
 
 from engine.core import ScenarioError
 from engine.planning import (
+    LIFETIME_SIZING_NOTE,
     LifetimeResult,
     lifetime_headline,
     lifetime_names,
@@ -170,6 +171,7 @@ def section() -> None:
             unit_cost_chart(res), base, f"lifetime-{name}-unit-cost", title="Cost per million output tokens"
         )
     st.markdown(plain(lifetime_summary(res)))
+    st.caption(plain(LIFETIME_SIZING_NOTE))
     with st.expander("Every period of every portfolio", icon=":material/table_rows:"):
         st.dataframe(
             _table(res.periods), hide_index=True, width="stretch", column_config=tables.LIFETIME_PERIODS

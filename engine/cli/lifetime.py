@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from engine.cli.common import emit_json
-from engine.planning.lifetime import LifetimeResult, run_lifetime, summary_line
+from engine.planning.lifetime import SIZING_NOTE, LifetimeResult, run_lifetime, summary_line
 from engine.planning.lifetime_spec import load_lifetime
 
 
@@ -37,13 +37,13 @@ def print_text(res: LifetimeResult) -> None:
     for name, rows in res.periods.groupby("portfolio", sort=False):
         print(f"\n{name}")
         print(
-            f"{'period':30} {'model':16} {'prefill':20} {'decode':26} {'dedicated':34} {'$':>12} {'$/M tok':>8}"
+            f"{'period':30} {'model':16} {'prefill':20} {'decode':26} {'dedicated':52} {'$':>12} {'$/M tok':>8}"
         )
         for _, r in rows.iterrows():
-            ded = (r["dedicated"] or "-")[:34]
+            ded = (r["dedicated"] or "-")[:52]  # 'written off: designed for bf16, fp8 weights, not fp4' whole
             print(
                 f"{r['period'][:30]:30} {r['model'][:16]:16} {r['prefill_label']:20} {r['decode_label']:26} "
-                f"{ded:34} {r['total_usd']:12,.0f} {r['usd_per_million_tokens']:8.3f}"
+                f"{ded:52} {r['total_usd']:12,.0f} {r['usd_per_million_tokens']:8.3f}"
             )
     # book value left: depreciation the life did not charge (docs/lifetime.md), shown, not in the total
     print(f"\n{'portfolio':12} {'total $':>14} {'written off $':>14} {'book value $':>14} {'$/M tok':>8}")
@@ -53,3 +53,4 @@ def print_text(res: LifetimeResult) -> None:
             f"{t['book_value_end_usd']:14,.0f} {t['usd_per_million_tokens']:8.3f}"
         )
     print("\n" + summary_line(res))
+    print(SIZING_NOTE)

@@ -43,6 +43,7 @@ _API = {
     "lifetime_names": "engine.planning.lifetime_spec",
     "lifetime_headline": "engine.planning.lifetime",
     "lifetime_summary": "engine.planning.lifetime",
+    "LIFETIME_SIZING_NOTE": "engine.planning.lifetime",
     "load_lifetime": "engine.planning.lifetime_spec",
     "run_lifetime": "engine.planning.lifetime",
     "OBJECTIVES": "engine.planning.objective",
@@ -80,6 +81,7 @@ _RENAMED = {
     "OBJECTIVE_COLUMNS": "COLUMN",
     "lifetime_headline": "headline_line",
     "lifetime_summary": "summary_line",
+    "LIFETIME_SIZING_NOTE": "SIZING_NOTE",
     "band_take_in": "take_in",
     "steady_reruns": "steady",
     "PLAN_FORM": "FIELDS",
@@ -91,6 +93,7 @@ _RENAMED = {
 __all__ = [
     "DEFAULT_ATTAINMENT",
     "EMIT_STACKS",
+    "LIFETIME_SIZING_NOTE",
     "OBJECTIVES",
     "OBJECTIVE_COLUMNS",
     "PAST_TARGET_WHY",
@@ -142,6 +145,7 @@ if TYPE_CHECKING:
     from engine.planning.emit import emit as emit_deployment
     from engine.planning.emit_facts import vendor_crossing_text as vendor_crossing
     from engine.planning.frontier import passing_frontiers
+    from engine.planning.lifetime import SIZING_NOTE as LIFETIME_SIZING_NOTE
     from engine.planning.lifetime import LifetimeResult, run_lifetime
     from engine.planning.lifetime import headline_line as lifetime_headline
     from engine.planning.lifetime import summary_line as lifetime_summary

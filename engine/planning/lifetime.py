@@ -420,6 +420,15 @@ def kept_idle_at_end(res: LifetimeResult, portfolio: str) -> bool:
     return bool(len(last)) and str(last.iloc[-1]).startswith("kept idle")
 
 
+SIZING_NOTE = (
+    "Each period's pools are sized by the cost model, not simulated: the counts are lower bounds that "
+    "leave out queueing at the target percentile, optimistic alike for every portfolio; `fengong plan` "
+    "(the Planner) confirms one period's deployment with the simulator (docs/lifetime.md)."
+)
+"""What a lifetime's counts are, said beside its figures (a review ran a period's GPU deployment and
+found it failing its SLO, with nothing in the output to say the counts were not simulated)."""
+
+
 def summary_line(res: LifetimeResult) -> str:
     """The lifetime in one sentence: each portfolio's $/M tokens over the life, any write-off, and the
     book value its dedicated chips still hold at the end (reported, not billed)."""

@@ -201,6 +201,12 @@ def test_cli_prints_the_bill_and_json_parses(capsys: pytest.CaptureFixture[str])
     assert main(["lifetime", PRESET]) == 0
     out = capsys.readouterr().out
     assert "written off" in out and "ASIC" in out and "per million output tokens" in out
+    # the counts are the cost model's, said beside them (a review ran one and found it failing its SLO),
+    # and a dedicated fleet's state is printed whole ('designed for bf16, fp' was cut)
+    from engine.planning import LIFETIME_SIZING_NOTE
+
+    assert LIFETIME_SIZING_NOTE in out and "not simulated" in LIFETIME_SIZING_NOTE
+    assert "written off: designed for bf16, fp8 weights, not fp4 " in out
     assert main(["lifetime", PRESET, "--json", "--stranded", "keep"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["stranded"] == "keep" and {t["portfolio"] for t in data["totals"]} == {"GPU", "ASIC"}
