@@ -144,7 +144,7 @@ def _capacity(sub: Any) -> None:
         "throughput error (three searches in all)",
     )
     add_work_limit_flag(c)
-    c.set_defaults(func=command("engine.cli.plan:cmd_capacity"))
+    c.set_defaults(func=command("engine.cli.capacity:cmd_capacity"))
 
 
 def _sweep(sub: Any) -> None:

@@ -214,3 +214,13 @@ def test_planner_page_offers_the_attainment_rule() -> None:
     at.number_input(key="plan_attainment").set_value(0.0)
     at.button[0].click().run()
     assert any("Requests within their SLO (%): 0 is not allowed" in e.value for e in at.error)
+
+
+def test_a_capacity_whose_slow_edge_falls_off_a_cliff_says_why() -> None:
+    """'capacity 21.8 req/s (0.606 to 50.1 ...)' stood unexplained (a review): where the slow edge's
+    capacity is under half the modelled one, a line says a target is missed at almost any load there."""
+    from engine.cli.capacity import CLIFF_SHARE, _capacity_cliff
+
+    said = _capacity_cliff(21.8, 0.606, "moe-deepseek-dp-ep")
+    assert "falls to 0.606 req/s (3% of 21.8)" in said and "cliff, not a spread" in said
+    assert _capacity_cliff(21.8, CLIFF_SHARE * 21.8, "x") == "" and _capacity_cliff(0.0, 0.0, "x") == ""
