@@ -82,6 +82,9 @@ if unpaired:
         "grey)."
     )
 
+judged = ex.target_differences(sa, sb)  # a class's targets set otherwise on one side: no verdict on them
+if judged:
+    st.warning(plain(ex.targets_note(judged)), icon=":material/rule:")
 for side, run in (("A", ra), ("B", rb)):  # before the figures it qualifies
     if (behind := ex.line(run.summary)) is not None:
         st.error(plain(f"{side}: {behind}"), icon=":material/trending_up:")
@@ -110,6 +113,7 @@ table = ex.with_expected_error(  # each side's band cut where its load bounds it
 )
 if unpaired and "better" in table:  # a side that does better on other requests has not won
     table = table.assign(better=table["better"].replace({"A": "not paired", "B": "not paired"}))
+table = ex.judged_apart(table, judged)
 if reps:
     replicas.caption(reps[0], "Utilisation and cost by part at the bottom are each side's first seed.")
 ha, hb = ex.headline(ra.summary), ex.headline(rb.summary)
@@ -152,6 +156,7 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
         delta = f"{text} vs A" if text is not None else None
         quiet = noise is not None and bool(noise.get(label, False))  # the 95% intervals overlap
         apart = bases_differ and k == "usd_per_request"  # a rental bill against an ownership bill: no verdict
+        targets = bool(judged) and k in ("slo_attainment", "goodput_rps")  # counted against other targets
         va, vb = (
             (replicas.pm(k, reps[0].headline[k]), replicas.pm(k, reps[1].headline[k]))
             if reps
@@ -166,6 +171,8 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             vb = ex.with_band(*marks.value_parts(vb, tb, k, bool(reps), ex.limits(rb.summary, sb), moves_b))
         if delta and apart:
             delta = f"{delta} · another cost basis"
+        if delta and targets:
+            delta = f"{delta} · other targets"
         if delta and unpaired:
             delta = f"{delta} · not paired"
         grows = behind_a is not None or behind_b is not None
@@ -186,7 +193,7 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             vb,
             delta=f"{delta} · within noise" if delta and quiet else delta,
             delta_color="off"
-            if quiet or still or apart or grows or unpaired
+            if quiet or still or apart or targets or grows or unpaired
             else "inverse"
             if inverse
             else "normal",

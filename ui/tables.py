@@ -190,7 +190,11 @@ COMPARE: dict[str, Any] = {
     "change_pct": cc.NumberColumn(
         "change", help="Relative change from A to B; a share's (SLO attainment, cache hit rate) in points."
     ),
-    "better": cc.TextColumn("better", help="Which scenario does better on this figure (same: within 0.5%)."),
+    "better": cc.TextColumn(
+        "better",
+        help="Which scenario does better on this figure (same: within 0.5%; other targets: A's and B's classes "
+        "carry different SLO targets, so their attainment and goodput count different things).",
+    ),
     "band": cc.TextColumn(
         "calibration band (A, B)",
         help="Where about two in three real deployments land, A's and B's together (the lower fall and the "

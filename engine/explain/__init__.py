@@ -28,6 +28,11 @@ from typing import TYPE_CHECKING
 from engine.faces import lazy as _lazy
 
 _API = {
+    "OTHER_TARGETS": "engine.explain.targets",
+    "TARGET_JUDGED": "engine.explain.targets",
+    "judged_apart": "engine.explain.targets",
+    "target_differences": "engine.explain.targets",
+    "targets_note": "engine.explain.targets",
     "Advice": "engine.explain.advisor",
     "Finding": "engine.explain.advisor",
     "STABLE_MONTHS": "engine.explain.asic",
@@ -196,9 +201,11 @@ __all__ = [
     "LEVEL",
     "MAX_MEASUREMENT_BYTES",
     "MEASUREMENT_COLUMN_HELP",
+    "OTHER_TARGETS",
     "PREVIEW_ERROR",
     "PREVIEW_REQUESTS",
     "STABLE_MONTHS",
+    "TARGET_JUDGED",
     "Advice",
     "CompareMargin",
     "FaultMark",
@@ -262,6 +269,7 @@ __all__ = [
     "headline_range",
     "html_report",
     "idle_tail",
+    "judged_apart",
     "latency",
     "latency_cdfs",
     "latency_shortfall",
@@ -319,6 +327,8 @@ __all__ = [
     "svg_with_metadata",
     "tail_curves",
     "tail_end_text",
+    "target_differences",
+    "targets_note",
     "trace_format",
     "trace_problem",
     "uncalibrated",
@@ -464,6 +474,13 @@ if TYPE_CHECKING:
     from engine.explain.spread_rows import spread_errors
     from engine.explain.sustain import GROWS, LEVEL, at_least, latency, level, line, marked, within_only
     from engine.explain.tail_ends import tail_end_text
+    from engine.explain.targets import (
+        OTHER_TARGETS,
+        TARGET_JUDGED,
+        judged_apart,
+        target_differences,
+        targets_note,
+    )
     from engine.explain.timeline_marks import FaultMark, fault_marks
     from engine.explain.trace_files import idle_tail, trace_format, trace_problem
     from engine.explain.way_in import client_line, way_in_line

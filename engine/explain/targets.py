@@ -1,0 +1,71 @@
+"""Whether two runs are judged against the same SLO targets (the Compare page).
+
+SLO attainment and goodput count the requests that met their class's targets: between two runs whose
+classes carry different targets they measure different things. A user who set chat's TPOT target to
+19 ms on A and compared it with a preset at 30 ms read "SLO attainment: B 94.6%, +74.1 pts vs A,
+better: B", where B's p90 TPOT of 28.2 ms would have failed A's target (a review). Where a class of
+the same name carries other targets on the two sides, the page says which, and calls neither side
+better on those two figures.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from engine.scenario.model import Scenario
+
+OTHER_TARGETS = "other targets"
+"""A Compare row's `better` where the two sides are judged against different SLO targets."""
+TARGET_JUDGED = ("SLO attainment", "Goodput")
+"""The Compare figures that count requests within their targets."""
+FIELDS = (
+    ("ttft_ms", "TTFT", "ms"),
+    ("tpot_ms", "TPOT", "ms"),
+    ("e2e_ms", "E2E", "ms"),
+    ("tbt_ms", "TBT", "ms"),
+)
+
+
+def _target(value: float | None, unit: str) -> str:
+    return "none" if value is None else f"{value:,.4g} {unit}"
+
+
+def target_differences(a: Scenario, b: Scenario) -> list[str]:
+    """Per class of the same name on both sides whose targets differ: 'chat: TPOT 19 ms in A, 30 ms in
+    B' (each target that differs, and the percentile)."""
+    theirs = {c.name: c.slo for c in b.workload.classes}
+    out = []
+    for c in a.workload.classes:
+        other = theirs.get(c.name)
+        if other is None or other == c.slo:
+            continue
+        said = [
+            f"{label} {_target(getattr(c.slo, f), unit)} in A, {_target(getattr(other, f), unit)} in B"
+            for f, label, unit in FIELDS
+            if getattr(c.slo, f) != getattr(other, f)
+        ]
+        if c.slo.percentile != other.percentile:
+            said.append(f"at p{c.slo.percentile:g} in A, p{other.percentile:g} in B")
+        out.append(f"{c.name}: {'; '.join(said)}")
+    return out
+
+
+def targets_note(found: list[str]) -> str:
+    """The page's line where the targets differ ('' where they do not)."""
+    if not found:
+        return ""
+    return (
+        f"A and B are judged against different SLO targets ({'; '.join(found)}): their SLO attainment and "
+        "goodput count different things, so neither side is called better on them."
+    )
+
+
+def judged_apart(table: pd.DataFrame, found: list[str]) -> pd.DataFrame:
+    """A compare table with no side called better on `TARGET_JUDGED` where the targets differ (`found`)."""
+    if not found or "better" not in table:
+        return table
+    rows = table["figure"].isin(TARGET_JUDGED) & (table["better"] != "")
+    return table.assign(better=table["better"].where(~rows, OTHER_TARGETS))
+
+
+__all__ = ["OTHER_TARGETS", "TARGET_JUDGED", "judged_apart", "target_differences", "targets_note"]

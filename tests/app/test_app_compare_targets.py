@@ -1,0 +1,37 @@
+"""Compare between two runs whose classes carry different SLO targets: their SLO attainment and goodput
+count different things, and neither side is called better on them (`engine.explain.targets`). A user
+who set chat's TPOT target to 19 ms read 'SLO attainment: B 94.6%, +74.1 pts vs A, better: B', where B
+was judged against its own 30 ms (a review)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from engine.explain import OTHER_TARGETS, judged_apart, target_differences, targets_note
+from engine.scenario.codec import apply_overrides, load_preset
+from tests.app.harness import app, short
+
+TPOT = "workload.classes[0].slo.tpot_ms"
+
+
+def test_the_differences_name_each_class_and_target() -> None:
+    a = apply_overrides(load_preset("chat-disaggregated"), {TPOT: 19.0})
+    b = load_preset("chat-colocated")
+    assert target_differences(a, b) == ["chat: TPOT 19 ms in A, 30 ms in B"]
+    assert target_differences(b, b) == [] and targets_note([]) == ""
+    table = pd.DataFrame({"figure": ["SLO attainment", "Goodput", "TTFT p99"], "better": ["B", "same", "A"]})
+    shown = judged_apart(table, target_differences(a, b))
+    assert list(shown["better"]) == [OTHER_TARGETS, OTHER_TARGETS, "A"]
+    assert judged_apart(table, []).equals(table)
+
+
+def test_the_page_says_so_and_calls_neither_better() -> None:
+    at = app("compare", short(**{TPOT: 19.0}))
+    assert not at.exception
+    said = " ".join(w.value for w in at.warning).replace("\\", "").replace("\u2060", "")
+    assert "judged against different SLO targets (chat: TPOT 19 ms in A, 30 ms in B)" in said
+    table = next(d.value for d in at.dataframe if "better" in getattr(d.value, "columns", []))
+    better = dict(zip(table["figure"], table["better"], strict=True))
+    assert better["SLO attainment"] == better["Goodput"] == OTHER_TARGETS
+    cards = {m.label: m for m in at.metric}
+    assert "other targets" in str(cards["SLO attainment: B"].delta)
