@@ -232,7 +232,8 @@ def table_buttons(
     """CSV of the per-request and summary tables, the scenario's TOML, and the HTML report."""
     sc = result.scenario
     meta = {**provenance(sc), "engine_version": result.engine_version}
-    toml = dumps_toml(state.named(sc))
+    named_sc = state.named(sc)
+    toml = dumps_toml(named_sc)
     with st.container(horizontal=True, gap="small", key="fg-dl-tables"):
         st.download_button(
             "Requests (CSV)",
@@ -267,7 +268,7 @@ def table_buttons(
         if figures is not None:
             st.download_button(
                 "Report (HTML)",
-                data=guarded(lambda: report_html(result, figures(), meta, toml), "report"),
+                data=guarded(lambda: report_html(result, figures(), meta, toml, named_sc), "report"),
                 file_name=name(sc, "report", "html"),
                 mime="text/html",
                 on_click="ignore",
@@ -281,14 +282,21 @@ def table_buttons(
 
 
 def report_html(
-    result: SimResult, figures: Sequence[tuple[str, go.Figure]], meta: dict[str, str], toml: str | None = None
+    result: SimResult,
+    figures: Sequence[tuple[str, go.Figure]],
+    meta: dict[str, str],
+    toml: str | None = None,
+    named: Scenario | None = None,
 ) -> str:
     """The one-file HTML report of a run: plotly.js inline once, then every chart.
 
-    Its title is the scenario's name as `meta` gives it (an edited scenario's derived name) and its
-    TOML `toml` (by default the run's scenario as it is).
+    Its title is the scenario's name as `meta` gives it (an edited scenario's derived name), its TOML
+    `toml` (by default the run's scenario as it is), and under the title whatever its run's mark says
+    of uncalibrated pools and the description of `named` (the edited scenario under its derived name:
+    the preset's own description read as the edit's, a review).
     """
     sc = result.scenario
+    uncalibrated = ex.note(ex.pool_marks(sc, result.summary)) or ""
     sections = []
     for i, (title, fig) in enumerate(figures):
         copy = go.Figure(fig).update_layout(template="plotly_white")
@@ -299,5 +307,7 @@ def report_html(
         toml or dumps_toml(sc),
         summary_rows(result.to_json()),
         sections,
-        notes=" ".join(filter(None, [ex.line(result.summary), sc.description.strip()])),
+        notes=" ".join(
+            filter(None, [ex.line(result.summary), uncalibrated, (named or sc).description.strip()])
+        ),
     )

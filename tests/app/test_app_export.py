@@ -132,10 +132,12 @@ def test_an_edited_scenario_is_exported_under_its_derived_name() -> None:
         sc = state.scenario()
         meta = export.provenance(sc)
         st.text(f"scenario={meta['scenario']}|preset={meta['preset']}")
-        html = export.report_html(simulate(sc), [], meta, dumps_toml(state.named(sc)))
+        html = export.report_html(simulate(sc), [], meta, dumps_toml(state.named(sc)), state.named(sc))
         st.text(
             f"title={'<title>Fengong report: ' + meta['scenario'] in html}|toml={meta['scenario'] in html}"
         )
+        # its words are the edit's ('Edited from ...'), not the preset's own read as the edit's (a review)
+        st.text(f"edited={'Edited from chat-disaggregated' in html.split('<pre')[0]}")
 
     at = AppTest.from_function(page, default_timeout=120).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -143,6 +145,31 @@ def test_an_edited_scenario_is_exported_under_its_derived_name() -> None:
     want = "llama-3.1-70b on 6 mi300x prefill + 6 h100-sxm decode, edited from chat-disaggregated"
     assert shown[0] == f"scenario={want}|preset=chat-disaggregated (edited)", shown
     assert shown[1] == "title=True|toml=True", shown
+    assert shown[2] == "edited=True", shown
+
+
+def test_the_report_says_which_pools_are_uncalibrated() -> None:
+    """An edit to a stack without a fitted profile: the report never said the run was uncalibrated (a
+    review; only a raw summary row hinted at it). It says so under the title, as the pages do."""
+    from engine import explain as ex
+    from engine.scenario.codec import apply_overrides, load_preset
+    from engine.serving.run import simulate
+    from ui import export
+
+    sc = apply_overrides(
+        load_preset("chat-disaggregated"), {"deployment.stack": "sglang", "duration_s": 20.0}
+    )
+    res = simulate(sc)
+    said = ex.note(ex.pool_marks(sc, res.summary))
+    assert said and said.startswith("Uncalibrated under SGLang")
+    html = export.report_html(res, [], {"scenario": sc.name})
+    assert _escaped(said) in html.split("<pre")[0]
+
+
+def _escaped(text: str) -> str:
+    import html
+
+    return html.escape(text)
 
 
 def test_the_pages_show_an_edited_scenarios_derived_name() -> None:
