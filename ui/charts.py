@@ -392,6 +392,10 @@ def cost_parts(parts: pd.DataFrame, *, height: int = 260) -> go.Figure:
     fig = go.Figure()
     for r in parts.to_dict("records"):
         usd, part = float(r["usd_per_request"] or 0.0), str(r["part"]).replace("_", " ")  # "kv transfer"
+        if (
+            usd <= 0
+        ):  # a part that costs nothing (no cache in the run) is no slice of the bar, nor a legend entry
+            continue
         fig.add_trace(
             go.Bar(y=["per request"], x=[usd], name=part, orientation="h",
                    hovertemplate=f"{part}: {usd_text(usd)} per request ({float(r['share']):.1%})<extra></extra>")
@@ -401,7 +405,7 @@ def cost_parts(parts: pd.DataFrame, *, height: int = 260) -> go.Figure:
     # one bar needs no label of its own (the axis says "$ per request"): the plot takes the width, and
     # the parts' legend goes under the axis, four to a row (beside the title it ran into it on half a page)
     fig.update_yaxes(showticklabels=False)
-    rows = -(-len(parts) // 4)
+    rows = -(-len(fig.data) // 4)
     plot_px = height - 40 - 10 - AXIS_BELOW_PX
     fig = _layout(fig, "Cost per request by part", height + rows * LEGEND_ROW_PX, legend_below=True)
     fig.update_layout(legend={"y": -AXIS_BELOW_PX / plot_px, "entrywidth": 70, "entrywidthmode": "pixels"})

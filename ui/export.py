@@ -54,7 +54,10 @@ CAPTION_ROOM_PX = 34
 def _bottom_px(fig: go.Figure) -> int:
     """The bottom margin of an exported chart: its x axis, a legend under the plot, then the caption."""
     legend_below = fig.layout.legend.y is not None and fig.layout.legend.y < 0
-    rows = -(-sum(1 for t in fig.data if t.showlegend is not False) // 3) if legend_below else 0
+    entries = sum(1 for t in fig.data if t.showlegend is not False)
+    # a vertical legend is an entry a row: counted three a row, the utilisation chart's six entries ran
+    # under the caption (a review)
+    rows = (entries if fig.layout.legend.orientation == "v" else -(-entries // 3)) if legend_below else 0
     return 70 + 26 * rows + (20 if legend_below else 0) + CAPTION_ROOM_PX
 
 

@@ -48,6 +48,26 @@ def test_an_exported_chart_keeps_its_caption_and_title_inside_the_canvas() -> No
     assert out.layout.title.xref == "paper" and out.layout.title.x == 0 and out.layout.margin.l >= 40
 
 
+def test_an_exported_charts_caption_keeps_clear_of_a_legend_one_entry_a_row() -> None:
+    """The utilisation chart's legend is an entry a row: counted three a row, its six entries ran under
+    the caption in the PNG and SVG (a review). A part that costs nothing has no legend entry either."""
+    import pandas as pd
+    import plotly.graph_objects as go
+
+    from ui import charts, export
+
+    lines = [go.Scatter(x=[0, 1], y=[0, 1], name=f"line {i}") for i in range(6)]
+    fig = charts._layout(go.Figure(lines), "Utilisation", 300, legend_below=True)
+    flat = export.print_copy(go.Figure(fig).update_layout(legend={"y": -0.3}), META).layout.margin.b
+    fig.update_layout(legend={"y": -0.3, "orientation": "v"})
+    tall = export.print_copy(fig, META).layout.margin.b
+    assert tall >= 70 + 26 * 6 + 20 + export.CAPTION_ROOM_PX and tall > flat
+    parts = pd.DataFrame(
+        {"part": ["prefill", "decode", "kv_transfer", "cache"], "usd_per_request": [2e-4, 1e-4, 1e-7, 0.0]}
+    ).assign(share=lambda f: f["usd_per_request"] / f["usd_per_request"].sum())
+    assert [t.name for t in charts.cost_parts(parts).data] == ["prefill", "decode", "kv transfer"]
+
+
 def test_exported_lines_take_the_apps_colours() -> None:
     import tomllib
     from pathlib import Path
