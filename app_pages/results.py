@@ -156,8 +156,8 @@ st.subheader(
     help="Per pool, per time bin of resolution_s seconds. Busy: share of time an instance runs an iteration; "
     "compute and bandwidth: achieved over peak FLOP/s and HBM bytes/s (MFU/MBU-like); KV memory: KV tokens held "
     "over capacity; queue depth: requests waiting. Shaded: a warm-up, simulated and not measured. After an open "
-    "loop's window the run drains to its end: no new arrivals, the last requests finish (the simulation's end, "
-    "not the load's), which is why the lines fall there.",
+    "loop's window the run drains to its end (shaded, 'drain'): no new arrivals, the last requests finish (the "
+    "simulation's end, not the load's), which is why the lines fall there.",
 )
 SERIES = (
     ("utilization", ["busy", "compute_util", "bandwidth_util"], "Utilisation", "fraction", True),
@@ -166,6 +166,7 @@ SERIES = (
 )
 for col, (what, columns, title, yaxis, pct) in zip(st.columns(3), SERIES, strict=True):
     fig = charts.timeseries(res.timeseries, columns, title, yaxis, percent=pct, warmup_s=sc.warmup_s)
+    timeline.shade_drain(fig, res.over_time)  # after the window: no arrivals, the lines fall
     figures.append((title, fig))
     with col:
         export.chart(fig, sc, what)

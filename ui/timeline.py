@@ -132,6 +132,22 @@ def shade_quiet(fig: go.Figure, start: float, end: float, *, said: bool = False)
     fig.add_vrect(x0=start, x1=end, fillcolor="gray", opacity=0.12, line_width=0, **words)
 
 
+def shade_drain(fig: go.Figure, over: Mapping[str, Any] | None) -> None:
+    """Shade a seconds axis (the Results page's pools over time) after an open loop's window, where the
+    run drains: no request arrives any more and the lines fall (nothing where the run has no drain)."""
+    if over is None or drain_s(over) <= 0.0:
+        return
+    fig.add_vrect(
+        x0=float(over["window_end_s"]),
+        x1=float(over["end_s"]),
+        fillcolor="gray",
+        opacity=0.12,
+        line_width=0,
+        annotation_text="drain",
+        annotation_position="top right",
+    )
+
+
 def drain_s(over: Mapping[str, Any]) -> float:
     """How long the run drains after its window, s (not drawn: `_kept`)."""
     return max(0.0, float(over["end_s"]) - float(over["window_end_s"]))

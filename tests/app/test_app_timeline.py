@@ -261,3 +261,21 @@ def test_minutes_without_arrivals_at_the_end_are_shaded_and_said() -> None:
     lull = _over([0.9, None, 0.95])
     lull["requests"] = [10, 0, 12]
     assert timeline.quiet_from_s(lull) is None  # a quiet minute inside the window is the load's, not an end
+
+
+def test_the_drain_after_the_window_is_shaded_on_the_pools_charts() -> None:
+    """The pools-over-time charts draw the run to its end: after an open loop's window every line fell
+    with nothing on the chart to say why (the help said it). The drain is shaded and named."""
+    import plotly.graph_objects as go
+
+    run = simulate(short("rent-vs-own", duration_s=300.0))
+    over = run.over_time
+    assert over is not None and timeline.drain_s(over) > 0
+    fig = go.Figure()
+    timeline.shade_drain(fig, over)
+    (shade,) = fig.layout.shapes
+    assert (shade.x0, shade.x1) == (300.0, over["end_s"])
+    assert [a.text for a in fig.layout.annotations] == ["drain"]
+    flat = go.Figure()
+    timeline.shade_drain(flat, _over([0.9, 0.95]))  # a run that ends with its window
+    assert not flat.layout.shapes
