@@ -35,7 +35,7 @@ from engine.scenario import (
 )
 from ui import drill, layout, marks, state
 from ui.autoscale import pool_autoscale
-from ui.bound import bound, current, names, number, select, slider, toggle
+from ui.bound import bound, current, key_of, names, number, select, slider, toggle
 from ui.forms import defaulted_form, list_editor, model_form, per_chip
 from ui.parallelism import experts_form, speculative_form, split_widgets
 from ui.text import plain
@@ -209,6 +209,7 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
         [None, *profiles],
         "Calibration profile",
         format_func=lambda p: f"automatic ({stack})" if p is None else str(p),
+        key=f"{key_of(f'{path}.profile')}:{stack}",  # its first label names the stack (`select`)
         help=f"Achievable fractions (compute: of the BF16 peak; bandwidth: of HBM) fitted to a serving stack (see About & validation). Automatic: "
         f"the profile fitted to this chip under {stack}, else one borrowed from the same silicon, another "
         "stack or a conservative transfer, and then marked uncalibrated. A named profile is used as it is.",

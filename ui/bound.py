@@ -229,10 +229,15 @@ def select(
     format_func: Callable[[Any], str] = str,
     horizontal: bool = False,
     slot: str | None = None,
+    key: str | None = None,
 ) -> Any:
     """A select box (or a segmented control when `horizontal`) bound to a path; None is a choice too.
 
-    With `slot`, a refused choice is kept for `local_problem(slot)` (see `bound`).
+    With `slot`, a refused choice is kept for `local_problem(slot)` (see `bound`). `key`: where the
+    labels of the choices depend on something else (the stack: "automatic (vLLM)"), a key that names
+    it too, so that a change there makes a new widget: a browser holds a select box's choice as its
+    label, and sent the old one back at the next edit, refused as a value ("'automatic (vLLM)' is not
+    a profile of h100-sxm", a review).
     """
     name = path.rsplit(".", 1)[-1]
     value = current(path, default)
@@ -248,6 +253,7 @@ def select(
         "to_ui": lambda v: UNSET if v is None else v,
         "from_ui": lambda v: None if v == UNSET else v,
         "slot": slot,
+        "key": key,
     }
     if horizontal:
         return bound(st.segmented_control, path, label or label_of(name), required=True, **kw)

@@ -174,6 +174,7 @@ def defaulted_form(
                     format_func=lambda v, e=eff: (
                         f"{whose} default ({ON_OFF.get(e, e)})" if v is None else ON_OFF[v]
                     ),
+                    key=f"{key_of(join(path, n))}:{whose}:{eff}",  # its first label names them (`select`)
                 )
             elif sh.kind in ("int", "float"):
                 shown = f"{eff:,}" if isinstance(eff, int | float) else str(eff)
@@ -237,7 +238,8 @@ def policy_widget(path: str, kind: str) -> None:
     else:
         name = spec.get("name", next(iter(table)))
         options = names
-    key = key_of(f"{path}.name")
+    # its first label names the stack's policy: a key of its own per stack (`ui.bound.select`)
+    key = key_of(f"{path}.name") + (f":{by_stack}" if by_stack else "")
     sync(key, name)
     helps = "\n".join(f"- **{n}**: {table[n].help or (table[n].__doc__ or '').strip()}" for n in names)
     st.selectbox(

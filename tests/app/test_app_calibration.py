@@ -232,7 +232,7 @@ def test_strategy_shows_each_pools_mark_and_the_stack_defaults() -> None:
     field.set_value(64).run()
     assert_clean(at)
     assert scenario_of(at).deployment.batching.max_batch == 64 and scenario_of(at).batching().max_batch == 64
-    at.selectbox(key="fg:deployment.batching.chunked_prefill").set_value(False).run()
+    _box(at, "fg:deployment.batching.chunked_prefill").set_value(False).run()
     assert scenario_of(at).deployment.batching.chunked_prefill is False
     next(b for b in at.button if b.key == "fg:defaults:deployment.batching").click().run()
     assert_clean(at)
@@ -282,14 +282,19 @@ def test_the_planner_marks_its_rows_and_points(chip_stack: tuple[str, str]) -> N
         assert ("uncalibrated" in mark) is not fitted
 
 
+def _box(at: Any, key: str) -> Any:
+    """The select box of a field whose first label names the stack: keyed by it too (`ui.bound.select`)."""
+    return next(s for s in at.selectbox if s.key == key or (s.key or "").startswith(f"{key}:"))
+
+
 def test_the_iteration_scheduler_is_the_stacks_until_chosen() -> None:
     at = app("strategy", on(*CALIBRATED, **{"deployment.stack": "sglang"}))
     assert_clean(at)
-    box = at.selectbox(key="fg:scheduler.iteration.name")
+    box = _box(at, "fg:scheduler.iteration.name")
     assert box.value == "(the stack's)" and "prefill_first" in box.format_func(box.value)
     box.set_value("mixed").run()
     assert_clean(at)
     assert scenario_of(at).iteration_scheduler().name == "mixed"
-    at.selectbox(key="fg:scheduler.iteration.name").set_value("(the stack's)").run()
+    _box(at, "fg:scheduler.iteration.name").set_value("(the stack's)").run()
     assert scenario_of(at).scheduler.iteration is None
     assert scenario_of(at).iteration_scheduler().name == "prefill_first"
