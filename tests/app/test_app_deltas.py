@@ -132,3 +132,20 @@ def test_what_pairs_a_comparison() -> None:
     assert ex.unpaired(chat, apply_overrides(chat, {"workload.classes[0].input.mean": 1500}))
     trace = load_preset("mooncake-replay")
     assert not ex.unpaired(trace, apply_overrides(trace, {"seed": 2}))
+
+
+def test_a_preset_switch_leaves_no_arrows_against_the_old_preset() -> None:
+    """After a switch of preset the live strip compared two unrelated scenarios ('TTFT p99 810 ms
+    ▼12,939 ms' in green, a browser review): the first run of a preset has no previous run."""
+    from tests.app.harness import app
+
+    def arrows(at: AppTest) -> list[str]:
+        return [m.value for m in at.sidebar.markdown if "▲" in m.value or "▼" in m.value]
+
+    at = app("workload", short(**{"workload.arrival.rate_rps": 22.0}))
+    at.number_input(key="fg:rate-typed").set_value(18.0).run()
+    assert_clean(at)
+    assert arrows(at)  # an edit of the same preset: its change from the previous run
+    at.selectbox(key="fg:preset").set_value("chat-colocated").run()
+    assert_clean(at)
+    assert not arrows(at)
