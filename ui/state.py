@@ -206,9 +206,37 @@ def attempt(changes: dict[str, Any]) -> str | None:
 
 
 def use_preset(name: str) -> None:
-    """Start over from a shipped preset."""
+    """Start over from a shipped preset, an uploaded trace forgotten with it (`forget_upload`)."""
     st.session_state[SCENARIO] = preset(name)
     st.session_state[PRESET] = name
+    forget_upload()
+
+
+UPLOAD_GENERATION = "fg_upload_gen"
+"""Session key: how many times the trace uploader was emptied (its widget's key counts them)."""
+
+
+def upload_key() -> str:
+    """The trace uploader's widget key: a new one each time the upload is forgotten, as a file
+    uploader's file cannot be taken back from the browser any other way."""
+    gen = int(st.session_state.get(UPLOAD_GENERATION, 0))
+    return "fg:upload" if gen == 0 else f"fg:upload:{gen}"
+
+
+def forget_upload() -> None:
+    """Empty the trace uploader, its source choice and its messages: after a preset switch the Workload
+    page still showed 'Upload a trace' and the file, its message stayed on every page, and the same
+    file uploaded again was ignored as one already applied (a browser review)."""
+    ss = st.session_state
+    if not (ss.get("fg_upload_mode") or ss.get("fg_upload_done") or ss.get(upload_key()) is not None):
+        return
+    for key in ("fg_upload_mode", "fg_upload_done"):
+        ss.pop(key, None)
+    ss[UPLOAD_GENERATION] = int(ss.get(UPLOAD_GENERATION, 0)) + 1
+    notes = ss.get(NOTICES)
+    if isinstance(notes, dict):
+        for key in [k for k in notes if str(k).startswith("upload:")]:
+            notes.pop(key)
 
 
 def _from_params(params: dict[str, str]) -> tuple[Scenario, str]:

@@ -400,7 +400,7 @@ def upload_editor() -> None:
     up = st.file_uploader(
         "Trace file",
         type=["csv", "jsonl"],
-        key="fg:upload",
+        key=state.upload_key(),
         max_upload_size=MAX_TRACE_BYTES // (1024 * 1024),
         help="Mooncake JSONL (timestamp ms, input_length, output_length[, hash_ids]); Azure CSV (TIMESTAMP, "
         "ContextTokens, GeneratedTokens); or a plain CSV (arrival_s, input_tokens, output_tokens[, class]). "
@@ -492,7 +492,7 @@ def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:
 
 def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
     """Add the trace's missing classes and switch to the uploaded trace, in one change (or say why not)."""
-    up = st.session_state.get("fg:upload")
+    up = st.session_state.get(state.upload_key())
     if up is None:
         return
     raw = up.getvalue()

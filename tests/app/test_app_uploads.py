@@ -157,3 +157,25 @@ def test_about_page_names_the_line_of_a_bad_upload(content: bytes, words: str) -
     errors = [text_of(e.value) for e in at.error]
     assert len(errors) == 1 and "bad.csv" in errors[0] and words in errors[0], errors
     assert not any(m.label == "η_F (compute)" for m in at.metric)
+
+
+def test_a_preset_switch_forgets_the_upload_and_the_same_file_applies_again() -> None:
+    """After an upload, a preset switch left 'Upload a trace' and the file on the Workload page and its
+    message on every page, and the same file uploaded again was ignored as one already applied (a
+    browser review)."""
+    rows = "\n".join(f"{i * 0.2:.1f},{200 + i},{20 + i % 7}" for i in range(300))
+    body = f"arrival_s,input_tokens,output_tokens\n{rows}\n".encode()
+    at = app("workload")
+    _upload(at, "good.csv", body.decode())
+    assert scenario_of(at).workload.trace is not None
+    assert any("good.csv" in text_of(m.value) for m in (*at.info, *at.success, *at.toast))
+    at.selectbox(key="fg:preset").set_value("chat-colocated").run()
+    assert_clean(at)
+    assert scenario_of(at).workload.trace is None
+    assert at.segmented_control(key="fg:source").value == "generated"
+    assert not any("good.csv" in text_of(m.value) for m in (*at.info, *at.success, *at.warning))
+    at.segmented_control(key="fg:source").set_value("upload").run()
+    at.file_uploader(key="fg:upload:1").set_value(("good.csv", body, "text/csv")).run()
+    assert_clean(at)
+    trace = scenario_of(at).workload.trace
+    assert trace is not None and trace.path.startswith("upload:")
