@@ -6,9 +6,11 @@ list indices, e.g. ``workload.classes[0].share``), the value given and what is a
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Sequence
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 MAX_PROBLEMS_SHOWN = 12
 """Validation problems listed in one message; the rest are counted."""
@@ -39,11 +41,70 @@ def _short(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def format_validation_error(exc: ValidationError, prefix: str = "") -> str:
+BOUND_ERRORS = ("less_than_equal", "less_than", "greater_than", "greater_than_equal")
+"""pydantic's error types of a number past one of its field's bounds."""
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model class an annotation holds (itself, or inside Optional, a list, a tuple, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        if (found := _model_in(arg)) is not None:
+            return found
+    return None
+
+
+def _range(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[float, float] | None:
+    """Both bounds of the number field at `loc` under `model` (None where it has not two, or `loc`
+    leads through something other than models, lists and tuples)."""
+    cls: type[BaseModel] | None = model
+    names = [part for part in loc if isinstance(part, str)]
+    for i, name in enumerate(names):
+        field = cls.model_fields.get(name) if cls is not None else None
+        if field is None:
+            return None
+        if i < len(names) - 1:
+            cls = _model_in(field.annotation)
+            continue
+        lo = next(
+            (
+                float(v)
+                for m in field.metadata
+                for k in ("ge", "gt")
+                if (v := getattr(m, k, None)) is not None
+            ),
+            None,
+        )
+        hi = next(
+            (
+                float(v)
+                for m in field.metadata
+                for k in ("le", "lt")
+                if (v := getattr(m, k, None)) is not None
+            ),
+            None,
+        )
+        return (lo, hi) if lo is not None and hi is not None else None
+    return None
+
+
+def _number(v: float) -> str:
+    """A bound as a user types it: 5,000; 0.98; 0.000001 (not 1e-06)."""
+    if v == int(v) and abs(v) < 1e15:
+        return f"{int(v):,}"
+    return f"{v:.12f}".rstrip("0") if abs(v) < 1e-3 else f"{v:,.6g}"
+
+
+def format_validation_error(
+    exc: ValidationError, prefix: str = "", model: type[BaseModel] | None = None
+) -> str:
     """One line per problem: ``path: message (got value)``.
 
     A model-level check phrases its message as ``field: reason``; that field is appended to
-    the model's path. An error on a container whose items also failed is left out.
+    the model's path. An error on a container whose items also failed is left out. With `model` (the
+    class validated), a number past one bound of a field that has two says both: a link's rate of -5
+    read only "greater than or equal to 0.0001" (a review).
     """
     errors = exc.errors(include_url=False)
     locs = [tuple(e["loc"]) for e in errors]
@@ -67,6 +128,8 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> str:
             "greater_than_equal",
         ):
             msg = f"must be a number, not NaN; {msg[0].lower()}{msg[1:]}"  # NaN fails every bound
+        if model is not None and err["type"] in BOUND_ERRORS and (both := _range(model, loc)) is not None:
+            msg = f"{msg}; the allowed range is {_number(both[0])} to {_number(both[1])}"
         head, sep, rest = msg.partition(": ")
         if sep and isinstance(value, dict) and _looks_like_path(head):
             parts.append(head)

@@ -212,4 +212,4 @@ def validate(data: Any) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError(format_validation_error(exc)) from None
+        raise ScenarioError(format_validation_error(exc, model=Scenario)) from None

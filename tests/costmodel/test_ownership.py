@@ -121,10 +121,16 @@ def test_chip_hour_rate_matches_the_run() -> None:
     ("override", "message"),
     [
         ({"cost.mode": "buy"}, r"cost\.mode: .*'rent' or 'own'"),
-        ({"cost.pue": 0.9}, r"cost\.pue: .*greater than or equal to 1 \(got 0\.9\)"),
-        ({"cost.pue": 5}, r"cost\.pue: .*less than or equal to 3 \(got 5\)"),
+        (
+            {"cost.pue": 0.9},
+            r"cost\.pue: .*greater than or equal to 1; the allowed range is 1 to 3 \(got 0\.9\)",
+        ),
+        ({"cost.pue": 5}, r"cost\.pue: .*less than or equal to 3; the allowed range is 1 to 3 \(got 5\)"),
         ({"cost.amortisation_years": 0}, r"cost\.amortisation_years: .*greater than or equal to 0\.5"),
-        ({"cost.usd_per_kwh": -1}, r"cost\.usd_per_kwh: .*greater than or equal to 0 \(got -1\)"),
+        (
+            {"cost.usd_per_kwh": -1},
+            r"cost\.usd_per_kwh: .*greater than or equal to 0; the allowed range is 0 to 2 \(got -1\)",
+        ),
         (
             {"cost.hosting_usd_per_kw_month": 1e6},
             r"cost\.hosting_usd_per_kw_month: .*less than or equal to 5000",

@@ -83,7 +83,7 @@ def test_preset_share_link_round_trip(name: str) -> None:
     [
         (
             {"workload.classes[0].share": 2},
-            r"workload\.classes\[0\]\.share: .*less than or equal to 1 \(got 2\)",
+            r"workload\.classes\[0\]\.share: .*less than or equal to 1; the allowed range is 0\.000001 to 1 \(got 2\)",
         ),
         ({"workload.classes[0].sharex": 2}, r"workload\.classes\[0\]\.sharex: unknown field"),
         ({"deployment.pools[0].tp": 0}, r"deployment\.pools\[0\]\.tp: .*greater than or equal to 1"),
@@ -307,3 +307,20 @@ def test_a_window_that_would_end_inside_the_warm_up_shortens_it_to_its_share() -
     assert made["warmup_s"] == 6.9  # cut to 0.1 s below its share, so it ends before the window
     assert io.apply_overrides(odd, made).warmup_s < 7.0
     assert io.window_changes(Scenario(), 1.0) == {"duration_s": 1.0}  # no warm-up: nothing else moves
+
+
+def test_a_number_past_one_bound_is_told_both() -> None:
+    """A link's rate of -5 read only 'greater than or equal to 0.0001' beside a page that gives the
+    whole range (a review): a field with two bounds says both; one with one bound, as pydantic says."""
+    from engine.core import ScenarioError
+    from engine.scenario.codec import apply_overrides, load_preset
+
+    base = load_preset("chat-disaggregated")
+    with pytest.raises(ScenarioError) as low:
+        apply_overrides(base, {"deployment.pools[0].count": 0})
+    assert str(low.value) == (
+        "deployment.pools[0].count: Input should be greater than or equal to 1; the allowed range is 1 to 512 (got 0)"
+    )
+    with pytest.raises(ScenarioError) as high:
+        apply_overrides(base, {"workload.classes[0].slo.tpot_ms": 1e9})
+    assert "the allowed range is 0.01 to 60,000 (got 1000000000.0)" in str(high.value)
