@@ -53,7 +53,8 @@ def cmd_roofline(args: argparse.Namespace) -> int:
         + f" ({args.weights} weights, {args.kv} KV, profile {name})"
     )
     print(
-        f"weights {rep['weight_bytes'] / 1e9:.1f} GB; KV {rep['kv_bytes_per_token']:,.0f} B/token; "
+        # GiB, as the catalog's memory and the refusals' ("72.7 GB" read beside "68 GiB", a review)
+        f"weights {rep['weight_bytes'] / 2**30:.1f} GiB; KV {rep['kv_bytes_per_token']:,.0f} B/token; "
         f"KV capacity {rep['kv_capacity_tokens']:,} tokens; ridge {rep['ridge_flops_per_byte']:.0f} FLOP/B"
     )
     if rep["kv_capacity_tokens"] == 0:
