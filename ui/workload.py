@@ -419,13 +419,13 @@ def upload_editor() -> None:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        st.error(f"{name}: not UTF-8 text")
+        st.error(f"{name}: not UTF-8 text. {_kept()}")
         return
     suffix = ".jsonl" if up.name.endswith(".jsonl") else ".csv"
     first = text.split("\n", 1)[0]
     fmt = trace_format("x" + suffix, first)
     if fmt is None:
-        st.error(f"{name}: {plain(trace_problem('x' + suffix, first))}")
+        st.error(f"{name}: {plain(trace_problem('x' + suffix, first))} {_kept()}")
         return
     sc = state.scenario()
     trace = Trace(format=fmt, path=up.name[:200] or "upload")  # type: ignore[arg-type]
@@ -438,7 +438,7 @@ def upload_editor() -> None:
             reqs = read_trace(trace, sc, text=text)
         ref = store_upload(raw, suffix)
     except ScenarioError as exc:
-        st.error(plain(exc))
+        st.error(f"{plain(exc)} {_kept()}")
         return
     if state.override({"workload.trace": {"format": fmt, "path": ref}}):
         st.session_state["fg_upload_done"] = digest
@@ -448,6 +448,17 @@ def upload_editor() -> None:
             key=f"upload:{up.name}",
         )
         st.rerun()
+
+
+def _kept() -> str:
+    """What a refused upload leaves in use: a refusal said nothing of it, and a trace uploaded before
+    stayed the one replayed (a browser review)."""
+    tr = state.scenario().workload.trace
+    if tr is None:
+        return "The scenario keeps its generated requests."
+    if tr.path.startswith(UPLOAD_PREFIX):
+        return "The trace uploaded before stays the one replayed."
+    return f"The scenario keeps replaying {plain(tr.path)}."
 
 
 def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:

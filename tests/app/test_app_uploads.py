@@ -31,6 +31,7 @@ def test_trace_upload_and_shipped_traces() -> None:
     assert not bad.exception
     assert any("arrival_s" in text_of(e.value) for e in bad.error), [e.value for e in bad.error]
     assert scenario_of(bad).workload.trace is None
+    assert any("keeps its generated requests" in text_of(e.value) for e in bad.error)  # what stays in use
     # the replay's boxes are those its format reads: a plain CSV has no block size and no gap cut
     boxes = {n.label for n in at.number_input}
     assert {"Time scale", "Max requests", "Start (s)"} <= boxes
