@@ -204,6 +204,9 @@ def number(
     }
     if optional:
         kw["placeholder"] = placeholder or "default"
+        # a box the browser may empty: created without `value=None` it sent a cleared box as 0, refused
+        # as out of range where the caption says an empty field takes the default (a review)
+        kw["value"] = None
     return bound(
         st.number_input,
         path,

@@ -415,3 +415,22 @@ def test_a_third_of_the_page_seeds_cdf_puts_its_legend_under_the_plot() -> None:
     half = charts.cdf_band(frame, "ttft", None, seeds=10, columns=2)
     assert third.layout.legend.y < 0 < half.layout.legend.y
     assert third.layout.height > half.layout.height  # the legend's row added, not taken from the plot
+
+
+def test_an_optional_number_box_can_be_emptied_in_the_browser() -> None:
+    """A batching box cleared in Chromium was sent as 0 and refused ('0 is not allowed: the allowed
+    range is 1 to 4,096') where the caption says an empty field takes the default (a review): a box
+    the browser may empty is made with `value=None`, which is what lets Streamlit's box send None."""
+    import unittest.mock
+
+    from ui import bound
+
+    seen: list[dict[str, object]] = []
+    with (
+        unittest.mock.patch.object(bound, "current", lambda path, default=None: None),
+        unittest.mock.patch.object(bound, "bound", lambda widget, path, label, **kw: seen.append(kw)),
+    ):
+        bound.number("deployment.batching.max_batch", "Max batch", integer=True, lo=1, hi=4096, optional=True)
+        bound.number("deployment.mem_fraction", "Memory", lo=0.5, hi=0.98)
+    assert "value" in seen[0] and seen[0]["value"] is None and seen[0]["placeholder"] == "default"
+    assert "value" not in seen[1]  # a field that is never empty keeps Streamlit's own
