@@ -8,6 +8,7 @@ from ui import layout, state
 from ui import workload as wl
 from ui.bound import bound, current, number, slider
 from ui.forms import add_item, model_form, remove_item
+from ui.text import plain
 
 res = layout.page(
     "Workload mix",
@@ -77,9 +78,7 @@ elif source == "shipped":
 else:
     wl.upload_editor()
     if sc.workload.trace is not None:
-        st.caption(
-            f"Replaying an uploaded trace ({sc.workload.trace.format}). A share link to it works on this server only."
-        )
+        st.caption(plain(wl.replaying(sc.workload.trace)))
         wl.trace_editor(sc)
         wl.trace_arrivals(sc, observed)
 

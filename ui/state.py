@@ -230,7 +230,7 @@ def forget_upload() -> None:
     ss = st.session_state
     if not (ss.get("fg_upload_mode") or ss.get("fg_upload_done") or ss.get(upload_key()) is not None):
         return
-    for key in ("fg_upload_mode", "fg_upload_done"):
+    for key in ("fg_upload_mode", "fg_upload_done", "fg_upload_name"):
         ss.pop(key, None)
     ss[UPLOAD_GENERATION] = int(ss.get(UPLOAD_GENERATION, 0)) + 1
     notes = ss.get(NOTICES)

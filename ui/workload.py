@@ -345,8 +345,10 @@ def trace_arrivals(sc: Scenario, observed_s: Any) -> None:
 def source_of(sc: Scenario) -> str:
     """Where the requests come from: generated, a shipped trace, or an uploaded one."""
     tr = sc.workload.trace
+    if st.session_state.get("fg_upload_mode"):  # chosen: over a shipped trace too, which stays until a
+        return "upload"  # file is applied (the choice sprang back to "Shipped trace", a review)
     if tr is None:
-        return "upload" if st.session_state.get("fg_upload_mode") else "generated"
+        return "generated"
     return "upload" if tr.path.startswith(UPLOAD_PREFIX) else "shipped"
 
 
@@ -419,13 +421,13 @@ def upload_editor() -> None:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        st.error(f"{name}: not UTF-8 text. {_kept()}")
+        _refused(f"{name}: not UTF-8 text")
         return
     suffix = ".jsonl" if up.name.endswith(".jsonl") else ".csv"
     first = text.split("\n", 1)[0]
     fmt = trace_format("x" + suffix, first)
     if fmt is None:
-        st.error(f"{name}: {plain(trace_problem('x' + suffix, first))} {_kept()}")
+        _refused(f"{name}: {plain(trace_problem('x' + suffix, first))}")
         return
     sc = state.scenario()
     trace = Trace(format=fmt, path=up.name[:200] or "upload")  # type: ignore[arg-type]
@@ -438,10 +440,11 @@ def upload_editor() -> None:
             reqs = read_trace(trace, sc, text=text)
         ref = store_upload(raw, suffix)
     except ScenarioError as exc:
-        st.error(f"{plain(exc)} {_kept()}")
+        _refused(plain(exc))
         return
     if state.override({"workload.trace": {"format": fmt, "path": ref}}):
         st.session_state["fg_upload_done"] = digest
+        st.session_state[UPLOAD_NAME] = up.name
         state.notify(
             f"{up.name}: {len(reqs):,} requests in the window, format {fmt}.",
             kind="success",
@@ -450,15 +453,34 @@ def upload_editor() -> None:
         st.rerun()
 
 
-def _kept() -> str:
-    """What a refused upload leaves in use: a refusal said nothing of it, and a trace uploaded before
-    stayed the one replayed (a browser review)."""
+def _refused(text: str) -> None:
+    """A refused upload's reason, then what it leaves in use: a refusal said nothing of it, and a trace
+    uploaded before stayed the one replayed (a browser review)."""
     tr = state.scenario().workload.trace
     if tr is None:
-        return "The scenario keeps its generated requests."
-    if tr.path.startswith(UPLOAD_PREFIX):
-        return "The trace uploaded before stays the one replayed."
-    return f"The scenario keeps replaying {plain(tr.path)}."
+        kept = "The scenario keeps its generated requests."
+    elif tr.path.startswith(UPLOAD_PREFIX):
+        before = st.session_state.get(UPLOAD_NAME)
+        kept = f"The trace uploaded before{f' ({plain(before)})' if before else ''} stays the one replayed."
+    else:
+        kept = f"The scenario keeps replaying {plain(tr.path)}."
+    st.error(f"{text.rstrip()}{'' if text.rstrip().endswith('.') else '.'} {kept}")
+
+
+UPLOAD_NAME = "fg_upload_name"
+"""Session key: the file name of the trace upload last applied."""
+
+
+def replaying(tr: Trace) -> str:
+    """What the upload source replays now: the file applied last, or the shipped trace until a file is
+    (the caption said "an uploaded trace" over a shipped one, and never named the file, a review)."""
+    if not tr.path.startswith(UPLOAD_PREFIX):
+        return f"Replaying the shipped trace {tr.path} until a file is applied."
+    name = st.session_state.get(UPLOAD_NAME)
+    return (
+        f"Replaying the uploaded trace{f' {name}' if name else ''} ({tr.format}). A share link to it works on "
+        "this server only."
+    )
 
 
 def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:
@@ -521,6 +543,7 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
         {"workload.classes": classes, "workload.trace": {"format": fmt, "path": ref}}, what=file_name
     ):
         st.session_state["fg_upload_done"] = hashlib.sha256(raw).hexdigest()[:20]
+        st.session_state[UPLOAD_NAME] = file_name
         state.notify(
             f"{file_name}: created class{'es' if len(names) > 1 else ''} {', '.join(names)} (SLOs on the SLO page); "
             f"{len(reqs):,} requests in the window, format {fmt}.",

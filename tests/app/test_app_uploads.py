@@ -31,7 +31,7 @@ def test_trace_upload_and_shipped_traces() -> None:
     assert not bad.exception
     assert any("arrival_s" in text_of(e.value) for e in bad.error), [e.value for e in bad.error]
     assert scenario_of(bad).workload.trace is None
-    assert any("keeps its generated requests" in text_of(e.value) for e in bad.error)  # what stays in use
+    assert any(text_of(e.value).endswith(". The scenario keeps its generated requests.") for e in bad.error)
     # the replay's boxes are those its format reads: a plain CSV has no block size and no gap cut
     boxes = {n.label for n in at.number_input}
     assert {"Time scale", "Max requests", "Start (s)"} <= boxes
@@ -180,3 +180,18 @@ def test_a_preset_switch_forgets_the_upload_and_the_same_file_applies_again() ->
     assert_clean(at)
     trace = scenario_of(at).workload.trace
     assert trace is not None and trace.path.startswith("upload:")
+    assert any("Replaying the uploaded trace good.csv (csv)" in text_of(c.value) for c in at.caption)
+
+
+def test_a_file_can_be_uploaded_over_a_shipped_trace() -> None:
+    """On a preset that replays a shipped trace, 'Upload a trace' sprang back to 'Shipped trace' and
+    no uploader appeared (a browser review): the choice holds, the shipped trace replayed until a
+    file is applied."""
+    from tests.app.harness import short
+
+    at = app("workload", short("mooncake-replay"), preset="mooncake-replay")
+    at.segmented_control(key="fg:source").set_value("upload").run()
+    assert_clean(at)
+    assert at.segmented_control(key="fg:source").value == "upload"
+    assert [u.label for u in at.get("file_uploader")].count("Trace file") == 1
+    assert any("Replaying the shipped trace" in text_of(c.value) for c in at.caption)
