@@ -166,10 +166,12 @@ SERIES = (
 )
 for col, (what, columns, title, yaxis, pct) in zip(st.columns(3), SERIES, strict=True):
     fig = charts.timeseries(res.timeseries, columns, title, yaxis, percent=pct, warmup_s=sc.warmup_s)
-    timeline.shade_drain(fig, res.over_time)  # after the window: no arrivals, the lines fall
+    timeline.shade_ends(fig, res.over_time, said=False)  # (beside a legend: said in the caption below)
     figures.append((title, fig))
     with col:
         export.chart(fig, sc, what)
+if ends := timeline.ends_caption(res.over_time):
+    st.caption(ends)
 if not day:
     timeline.panel(res, sc, figures)  # a window of several minutes: minute by minute, with any scale events
 

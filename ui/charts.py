@@ -582,7 +582,9 @@ def compare_bars(table: pd.DataFrame, labels: tuple[str, str], *, height: int = 
     rows = table.assign(
         x=change, y=[f"{f} (points)" if p else f for f, p in zip(table["figure"], in_points, strict=True)]
     )
-    rows = rows[np.isfinite(rows["x"].to_numpy(dtype=float))]
+    # a figure counted against other targets on each side is no change: not drawn (its bar of +28,544%
+    # squeezed every other to a hairline, a review)
+    rows = rows[np.isfinite(rows["x"].to_numpy(dtype=float)) & (rows["better"] != "other targets")]
     colors = ["#2e8b57" if b == "B" else ("#c0392b" if b == "A" else "gray") for b in rows["better"]]
     fig = go.Figure(
         go.Bar(x=rows["x"], y=rows["y"], orientation="h", marker={"color": colors},
@@ -590,7 +592,7 @@ def compare_bars(table: pd.DataFrame, labels: tuple[str, str], *, height: int = 
     )  # fmt: skip
     fig.update_xaxes(title=f"change from {labels[0]} to {labels[1]} (%; shares in points)", zeroline=True)
     fig.update_yaxes(autorange="reversed", title=None)
-    return _layout(fig, "What changes (green: B better, red: A better)", height, legend=False)
+    return _layout(fig, "What changes (green: B better, red: A better, grey: neither)", height, legend=False)
 
 
 def finite_or_none(value: float | None) -> float | None:

@@ -185,7 +185,8 @@ def defaulted_form(
                     lo=sh.lo,
                     hi=sh.hi,
                     optional=True,
-                    placeholder=f"{shown} (default)",
+                    # per chip ('2,048 / 8,192') the box has no room for ' (default)': the caption says whose
+                    placeholder=shown if " / " in shown else f"{shown} (default)",
                     help=tip,
                 )
             else:

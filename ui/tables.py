@@ -192,6 +192,7 @@ COMPARE: dict[str, Any] = {
     ),
     "better": cc.TextColumn(
         "better",
+        width=100,  # 'other targets' whole
         help="Which scenario does better on this figure (same: within 0.5%; other targets: A's and B's classes "
         "carry different SLO targets, so their attainment and goodput count different things).",
     ),

@@ -123,29 +123,57 @@ def quiet_from_s(over: Mapping[str, Any]) -> float | None:
     return float(over["t_s"][last + 1])
 
 
-def shade_quiet(fig: go.Figure, start: float, end: float, *, said: bool = False) -> None:
-    """Shade a time axis from `start` to `end` where no request arrived (`quiet_from_s`), with 'no
-    arrivals' at its top where `said`."""
+def shade_span(fig: go.Figure, start: float, end: float, words: str) -> None:
+    """Shade a time axis from `start` to `end` and name it (`words`, '' for none) above the plot, over
+    the span's right end: inside the plot the name sat on the lines (a 100% busy line crossed 'drain',
+    a review)."""
     if end <= start:
         return
-    words = {"annotation_text": "no arrivals", "annotation_position": "top right"} if said else {}
-    fig.add_vrect(x0=start, x1=end, fillcolor="gray", opacity=0.12, line_width=0, **words)
-
-
-def shade_drain(fig: go.Figure, over: Mapping[str, Any] | None) -> None:
-    """Shade a seconds axis (the Results page's pools over time) after an open loop's window, where the
-    run drains: no request arrives any more and the lines fall (nothing where the run has no drain)."""
-    if over is None or drain_s(over) <= 0.0:
+    fig.add_vrect(x0=start, x1=end, fillcolor="gray", opacity=0.12, line_width=0)
+    if not words:
         return
-    fig.add_vrect(
-        x0=float(over["window_end_s"]),
-        x1=float(over["end_s"]),
-        fillcolor="gray",
-        opacity=0.12,
-        line_width=0,
-        annotation_text="drain",
-        annotation_position="top right",
+    fig.add_annotation(
+        x=end,
+        xref="x",
+        y=1,
+        yref="y domain",
+        xanchor="right",
+        yanchor="bottom",
+        text=words,
+        showarrow=False,
+        font={"size": 10, "color": "#666"},
     )
+
+
+def shade_ends(fig: go.Figure, over: Mapping[str, Any] | None, per_s: float = 1.0, said: bool = True) -> None:
+    """Shade the window's last minutes without an arrival ('no arrivals': a trace that ends before the
+    window) and the drain after an open loop's window ('drain': no request arrives any more) on a time
+    axis of `per_s` units a second (1: the pools over time; 1/60: the minute charts, which end with the
+    window); nothing where a run has neither. Mooncake's lines fell in its last minute, and every run's
+    in its drain, with nothing on the charts to say why. `said` False: shaded only, where a legend
+    beside the title has the room above the plot (the pools over time: `ends_caption` says it)."""
+    if over is None:
+        return
+    window = float(over["window_end_s"])
+    if (quiet := quiet_from_s(over)) is not None:
+        shade_span(fig, quiet * per_s, window * per_s, "no arrivals" if said else "")
+    if per_s == 1.0 and drain_s(over) > 0.0:
+        shade_span(fig, window, float(over["end_s"]), "drain" if said else "")
+
+
+def ends_caption(over: Mapping[str, Any] | None) -> str:
+    """What `shade_ends` shaded, in words under charts that do not name it ('' where nothing was)."""
+    if over is None:
+        return ""
+    said = []
+    if (quiet := quiet_from_s(over)) is not None:
+        said.append(f"from {quiet:,.0f} s no request arrives (the trace ends before the window)")
+    if drain_s(over) > 0.0:
+        said.append(
+            f"after the window's {float(over['window_end_s']):,.0f} s the run drains for {drain_s(over):,.0f} s "
+            "(no new arrivals; the last requests finish)"
+        )
+    return f"Shaded at the end: {'; '.join(said)}, which is why the lines fall there." if said else ""
 
 
 def drain_s(over: Mapping[str, Any]) -> float:
@@ -343,12 +371,10 @@ def on_one_clock(
     other's words off)."""
     minutes = _minutes(over)
     span = [min(minutes, default=0.0), max(minutes, default=1.0)]
-    quiet = quiet_from_s(over)
-    for n, fig in enumerate(figs):
+    for fig in figs:
         fig.update_xaxes(range=span, autorange=False)
         charts.shade_warmup(fig, warmup_s / 60.0, span[0])
-        if quiet is not None:  # (the words once, on the first chart: the shade says it on the others)
-            shade_quiet(fig, quiet / 60.0, span[1], said=n == 0)
+        shade_ends(fig, over, 1.0 / 60.0)
         for i, m in enumerate(marks, start=1):
             fig.add_vline(
                 x=m.minute,

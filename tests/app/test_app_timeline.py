@@ -253,11 +253,11 @@ def test_minutes_without_arrivals_at_the_end_are_shaded_and_said() -> None:
     assert timeline.quiet_from_s(over) == 120.0
     figs = [timeline.attainment_chart(over), timeline.busy_chart(over)]
     timeline.on_one_clock(figs, over, [])
-    for n, fig in enumerate(figs):
+    for fig in figs:  # named on each chart, above the plot (inside it, the lines ran over the words)
         (shade,) = [s for s in fig.layout.shapes if s.type == "rect"]
         assert (shade.x0, shade.x1) == (2.0, 4.0)
-        said = [a.text for a in fig.layout.annotations if a.text == "no arrivals"]
-        assert said == (["no arrivals"] if n == 0 else [])
+        (said,) = [a for a in fig.layout.annotations if a.text == "no arrivals"]
+        assert said.yref == "y domain" and said.y == 1 and said.yanchor == "bottom"
     lull = _over([0.9, None, 0.95])
     lull["requests"] = [10, 0, 12]
     assert timeline.quiet_from_s(lull) is None  # a quiet minute inside the window is the load's, not an end
@@ -272,10 +272,26 @@ def test_the_drain_after_the_window_is_shaded_on_the_pools_charts() -> None:
     over = run.over_time
     assert over is not None and timeline.drain_s(over) > 0
     fig = go.Figure()
-    timeline.shade_drain(fig, over)
+    timeline.shade_ends(fig, over)
     (shade,) = fig.layout.shapes
     assert (shade.x0, shade.x1) == (300.0, over["end_s"])
     assert [a.text for a in fig.layout.annotations] == ["drain"]
     flat = go.Figure()
-    timeline.shade_drain(flat, _over([0.9, 0.95]))  # a run that ends with its window
+    timeline.shade_ends(flat, _over([0.9, 0.95]))  # a run that ends with its window
     assert not flat.layout.shapes
+    # a trace that ends before the window: its quiet last minute, in seconds, on these charts too
+    quiet = _over([0.9, 0.95, None])
+    quiet["requests"] = [10, 12, 0]
+    seconds = go.Figure()
+    timeline.shade_ends(seconds, quiet)
+    assert [(s.x0, s.x1) for s in seconds.layout.shapes] == [(120.0, 180.0)]
+    assert [a.text for a in seconds.layout.annotations] == ["no arrivals"]
+    # beside a legend (the pools over time): shaded only, and a caption under the charts says it
+    quietly = go.Figure()
+    timeline.shade_ends(quietly, over, said=False)
+    assert len(quietly.layout.shapes) == 1 and not quietly.layout.annotations
+    said = timeline.ends_caption(over)
+    assert f"drains for {timeline.drain_s(over):,.0f} s" in said and said.startswith("Shaded at the end: ")
+    assert (
+        "from 120 s no request arrives" in timeline.ends_caption(quiet) and timeline.ends_caption(None) == ""
+    )
