@@ -244,7 +244,8 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
     if cut:
         rows = "their rows show their" if len(cut) > 1 else "its row shows its"
         notes.append(
-            f"{', '.join(cut)}: the risk-aware checks ran out of simulations{budget} before a deployment passed "
+            # groups named '; '-apart: a pairing's 'h100-sxm -> mi300x' read as a list with ', ' (a review)
+            f"{'; '.join(cut)}: the risk-aware checks ran out of simulations{budget} before a deployment passed "
             f"with slowed chips, so {rows} nominal pick, and 'holds slowed' is that pick's own check ('not "
             f"checked' where the checks never reached it){own}"
         )
@@ -515,7 +516,7 @@ def _row(
     elif verify and not quoted["passes"]:
         notes.append(f"{g}: {shape.label()} {quoted['split']} fails its full-length run")
     elif moved:
-        up = f"moved the pick up {moved} instance(s), to {quoted['split']}"
+        up = f"moved the pick up {moved} instance{'s' if moved != 1 else ''}, to {quoted['split']}"
         notes.append(f"{g}: the full-length run {_how(moved, edged)}{up}")
     holds, s = None, None
     planning = None  # the risk search's own run of this pick (planning window), where it made one

@@ -366,6 +366,8 @@ def test_a_group_the_budget_cut_short_is_not_said_to_have_nothing_that_holds() -
     assert (
         f"ran out of simulations ({space.max_simulations}) before a deployment passed with slowed" in cut[0]
     )
+    named = cut[0].split(": the risk-aware checks")[0]  # groups '; '-apart: a pairing holds ' -> ', not ', '
+    assert ", " not in named
     # the table's words, and why: a row is the nominal pick, its 'holds' that pick's own check (a
     # review read "its row says 'not checked'" beside a row whose checked nominal pick said NO)
     assert (
