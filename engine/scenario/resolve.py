@@ -211,7 +211,7 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
         if scenario.deployment.stack in trust.NVIDIA_ONLY and hw.vendor != "NVIDIA":
             raise ScenarioError(
                 f"deployment.stack: {scenario.deployment.stack!r} runs on NVIDIA GPUs only; {where}.hardware is "
-                f"{hw.id!r} ({hw.vendor}). Choose vllm or sglang, or an NVIDIA chip"
+                f"{hw.id!r} ({hw.vendor}). Choose vllm or sglang, or an NVIDIA chip."
             )
         if scenario.deployment.stack in stacks.ASCEND_ONLY and not hw.id.startswith("ascend"):
             raise ScenarioError(
