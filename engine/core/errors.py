@@ -67,26 +67,15 @@ def _range(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[float, flo
         if i < len(names) - 1:
             cls = _model_in(field.annotation)
             continue
-        lo = next(
-            (
-                float(v)
-                for m in field.metadata
-                for k in ("ge", "gt")
-                if (v := getattr(m, k, None)) is not None
-            ),
-            None,
-        )
-        hi = next(
-            (
-                float(v)
-                for m in field.metadata
-                for k in ("le", "lt")
-                if (v := getattr(m, k, None)) is not None
-            ),
-            None,
-        )
+        lo, hi = _bound(field.metadata, ("ge", "gt")), _bound(field.metadata, ("le", "lt"))
         return (lo, hi) if lo is not None and hi is not None else None
     return None
+
+
+def _bound(metadata: Sequence[Any], kinds: tuple[str, str]) -> float | None:
+    """A field's bound of one side (`kinds`: ('ge', 'gt') or ('le', 'lt')) from its annotated metadata."""
+    found = (getattr(m, k, None) for m in metadata for k in kinds)
+    return next((float(v) for v in found if v is not None), None)
 
 
 def _number(v: float) -> str:
