@@ -198,9 +198,13 @@ def vendor_crossing(f: DeploymentFacts) -> str:
     choice emitted with plain NixlConnector commands and nothing said)."""
     if not f.disaggregated:
         return ""
+    return _crossing([(p.role, p.vendor, p.hardware_id) for p in f.pools])
+
+
+def _crossing(pools: list[tuple[str, str, str]]) -> str:
+    """`vendor_crossing` over (role, vendor, chip id) per data-centre pool of a split deployment."""
     sides = {
-        role: sorted({(p.vendor, p.hardware_id) for p in f.pools if p.role == role})
-        for role in ("prefill", "decode")
+        role: sorted({(vendor, hw) for r, vendor, hw in pools if r == role}) for role in ("prefill", "decode")
     }
     vendors = {role: {v for v, _ in pairs} for role, pairs in sides.items()}
     if not vendors["prefill"] or not vendors["decode"] or vendors["prefill"] == vendors["decode"]:
@@ -217,8 +221,17 @@ def vendor_crossing(f: DeploymentFacts) -> str:
 
 
 def vendor_crossing_text(scenario: Scenario) -> str:
-    """`vendor_crossing` of a scenario's deployment (a plan's choice)."""
-    return vendor_crossing(facts(scenario))
+    """`vendor_crossing` of a scenario's deployment (a plan's choice), from its pools and chips alone:
+    the whole `facts` draw the workload for its longest request, on every rerun of the Planner page."""
+    dep = scenario.deployment
+    if dep.mode != "disaggregated":
+        return ""
+    pools: list[tuple[str, str, str]] = []
+    for p in dep.pools:
+        if p.tier == "datacenter":
+            chip = scenario.chip(p.hardware)
+            pools.append((p.role, chip.vendor if chip is not None else "unknown", p.hardware))
+    return _crossing(pools)
 
 
 def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list[str]:
