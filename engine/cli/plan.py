@@ -282,7 +282,10 @@ def print_plan(p: Plan) -> None:
     if p.best_run is not None:
         r = {str(k): v for k, v in p.runs.iloc[p.best_run].to_dict().items()}
         # the planning window's run of the pick (the verdict below quotes its full-length run)
-        head = f"{'chosen' if p.risk_aware else 'cheapest'} (its {p.duration_s:g} s planning run)"
+        v = getattr(p, "verdict", None)  # its figures differ from the verdict's below: say whose each are
+        full = v is not None and v.chosen is not None and str(v.chosen["verified_by"]).startswith("full")
+        later = "; the verdict below quotes its full-length run" if full else ""
+        head = f"{'chosen' if p.risk_aware else 'cheapest'} (its {p.duration_s:g} s planning run{later})"
         latency = latency_text(r) if "classes_at_slo" in r else f"TTFT p90 {r['ttft_ms_p90']:,.0f} ms"
         print(
             f"{head}: {r['shape']} {r['split']} = {int(r['chips'])} chips, ${r['usd_per_hour']:,.2f}/h; "
