@@ -156,8 +156,8 @@ st.subheader(
     help="Per pool, per time bin of resolution_s seconds. Busy: share of time an instance runs an iteration; "
     "compute and bandwidth: achieved over peak FLOP/s and HBM bytes/s (MFU/MBU-like); KV memory: KV tokens held "
     "over capacity; queue depth: requests waiting. Shaded: a warm-up, simulated and not measured. After an open "
-    "loop's window the run drains to its end (shaded, 'drain'): no new arrivals, the last requests finish (the "
-    "simulation's end, not the load's), which is why the lines fall there.",
+    "loop's window the run drains to its end (shaded, and said under the charts): no new arrivals, the last "
+    "requests finish (the simulation's end, not the load's), which is why the lines fall there.",
 )
 SERIES = (
     ("utilization", ["busy", "compute_util", "bandwidth_util"], "Utilisation", "fraction", True),

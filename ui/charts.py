@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.explain import ALL_CLASSES, duration_text, usd_text
+from engine.explain import ALL_CLASSES, OTHER_TARGETS, duration_text, usd_text
 from ui.tables import changes
 
 ACCENT = "#c0392b"
@@ -584,7 +584,7 @@ def compare_bars(table: pd.DataFrame, labels: tuple[str, str], *, height: int = 
     )
     # a figure counted against other targets on each side is no change: not drawn (its bar of +28,544%
     # squeezed every other to a hairline, a review)
-    rows = rows[np.isfinite(rows["x"].to_numpy(dtype=float)) & (rows["better"] != "other targets")]
+    rows = rows[np.isfinite(rows["x"].to_numpy(dtype=float)) & (rows["better"] != OTHER_TARGETS)]
     colors = ["#2e8b57" if b == "B" else ("#c0392b" if b == "A" else "gray") for b in rows["better"]]
     fig = go.Figure(
         go.Bar(x=rows["x"], y=rows["y"], orientation="h", marker={"color": colors},

@@ -214,6 +214,12 @@ def use_preset(name: str) -> None:
 
 UPLOAD_GENERATION = "fg_upload_gen"
 """Session key: how many times the trace uploader was emptied (its widget's key counts them)."""
+UPLOAD_MODE = "fg_upload_mode"
+"""Session key: the Workload page's source is 'Upload a trace' (no trace applied yet, or over a shipped one)."""
+UPLOAD_DONE = "fg_upload_done"
+"""Session key: the digest of the upload last applied (the same file is not applied twice in a row)."""
+UPLOAD_NAME = "fg_upload_name"
+"""Session key: the file name of the trace upload last applied."""
 
 
 def upload_key() -> str:
@@ -228,9 +234,9 @@ def forget_upload() -> None:
     page still showed 'Upload a trace' and the file, its message stayed on every page, and the same
     file uploaded again was ignored as one already applied (a browser review)."""
     ss = st.session_state
-    if not (ss.get("fg_upload_mode") or ss.get("fg_upload_done") or ss.get(upload_key()) is not None):
+    if not (ss.get(UPLOAD_MODE) or ss.get(UPLOAD_DONE) or ss.get(upload_key()) is not None):
         return
-    for key in ("fg_upload_mode", "fg_upload_done", "fg_upload_name"):
+    for key in (UPLOAD_MODE, UPLOAD_DONE, UPLOAD_NAME):
         ss.pop(key, None)
     ss[UPLOAD_GENERATION] = int(ss.get(UPLOAD_GENERATION, 0)) + 1
     notes = ss.get(NOTICES)

@@ -345,7 +345,7 @@ def trace_arrivals(sc: Scenario, observed_s: Any) -> None:
 def source_of(sc: Scenario) -> str:
     """Where the requests come from: generated, a shipped trace, or an uploaded one."""
     tr = sc.workload.trace
-    if st.session_state.get("fg_upload_mode"):  # chosen: over a shipped trace too, which stays until a
+    if st.session_state.get(state.UPLOAD_MODE):  # chosen: over a shipped trace too, which stays until a
         return "upload"  # file is applied (the choice sprang back to "Shipped trace", a review)
     if tr is None:
         return "generated"
@@ -354,7 +354,7 @@ def source_of(sc: Scenario) -> str:
 
 def _source_changed() -> None:
     choice = st.session_state["fg:source"]
-    st.session_state["fg_upload_mode"] = choice == "upload"
+    st.session_state[state.UPLOAD_MODE] = choice == "upload"
     if choice == "generated":
         state.override({"workload.trace": None})
     elif choice == "shipped":
@@ -412,7 +412,7 @@ def upload_editor() -> None:
         return
     raw = up.getvalue()
     digest = hashlib.sha256(raw).hexdigest()[:20]
-    if st.session_state.get("fg_upload_done") == digest:
+    if st.session_state.get(state.UPLOAD_DONE) == digest:
         return
     name = plain(up.name)
     if len(raw) > MAX_TRACE_BYTES:
@@ -443,8 +443,8 @@ def upload_editor() -> None:
         _refused(plain(exc))
         return
     if state.override({"workload.trace": {"format": fmt, "path": ref}}):
-        st.session_state["fg_upload_done"] = digest
-        st.session_state[UPLOAD_NAME] = up.name
+        st.session_state[state.UPLOAD_DONE] = digest
+        st.session_state[state.UPLOAD_NAME] = up.name
         state.notify(
             f"{up.name}: {len(reqs):,} requests in the window, format {fmt}.",
             kind="success",
@@ -460,15 +460,11 @@ def _refused(text: str) -> None:
     if tr is None:
         kept = "The scenario keeps its generated requests."
     elif tr.path.startswith(UPLOAD_PREFIX):
-        before = st.session_state.get(UPLOAD_NAME)
+        before = st.session_state.get(state.UPLOAD_NAME)
         kept = f"The trace uploaded before{f' ({plain(before)})' if before else ''} stays the one replayed."
     else:
         kept = f"The scenario keeps replaying {plain(tr.path)}."
     st.error(f"{text.rstrip()}{'' if text.rstrip().endswith('.') else '.'} {kept}")
-
-
-UPLOAD_NAME = "fg_upload_name"
-"""Session key: the file name of the trace upload last applied."""
 
 
 def replaying(tr: Trace) -> str:
@@ -476,7 +472,7 @@ def replaying(tr: Trace) -> str:
     (the caption said "an uploaded trace" over a shipped one, and never named the file, a review)."""
     if not tr.path.startswith(UPLOAD_PREFIX):
         return f"Replaying the shipped trace {tr.path} until a file is applied."
-    name = st.session_state.get(UPLOAD_NAME)
+    name = st.session_state.get(state.UPLOAD_NAME)
     return (
         f"Replaying the uploaded trace{f' {name}' if name else ''} ({tr.format}). A share link to it works on "
         "this server only."
@@ -542,8 +538,8 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
     if state.override(
         {"workload.classes": classes, "workload.trace": {"format": fmt, "path": ref}}, what=file_name
     ):
-        st.session_state["fg_upload_done"] = hashlib.sha256(raw).hexdigest()[:20]
-        st.session_state[UPLOAD_NAME] = file_name
+        st.session_state[state.UPLOAD_DONE] = hashlib.sha256(raw).hexdigest()[:20]
+        st.session_state[state.UPLOAD_NAME] = file_name
         state.notify(
             f"{file_name}: created class{'es' if len(names) > 1 else ''} {', '.join(names)} (SLOs on the SLO page); "
             f"{len(reqs):,} requests in the window, format {fmt}.",
