@@ -311,6 +311,14 @@ def report_html(
         summary_rows(result.to_json()),
         sections,
         notes=" ".join(
-            filter(None, [ex.line(result.summary), uncalibrated, (named or sc).description.strip()])
+            filter(
+                None,
+                [
+                    ex.line(result.summary),
+                    ex.rising_line(result.summary),
+                    uncalibrated,
+                    (named or sc).description.strip(),
+                ],
+            )
         ),
     )

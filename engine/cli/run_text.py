@@ -104,7 +104,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         f"{r['failed']:,} failed"
     )
     short = latency_shortfall(doc)  # latencies that grow with the run's length (of each kind: `steady`)
-    if (said := sustain.line(doc)) is not None:
+    if (said := sustain.line(doc) or sustain.rising_line(doc)) is not None:
         print(said)  # before the figures it qualifies
     if scenario is not None and (ramp := sustain.ramp_line(scenario, sustain.mean_e2e_s(doc))):
         print(ramp[0])  # a window measured while multi-turn sessions still ramp up

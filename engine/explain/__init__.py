@@ -165,6 +165,7 @@ _API = {
     "at_least": "engine.explain.sustain",
     "latency": "engine.explain.sustain",
     "line": "engine.explain.sustain",
+    "rising_line": "engine.explain.sustain",
     "shortfall_rps": "engine.serving.summary",
     "latency_shortfall": "engine.serving.summary",
     "LatencyKind": "engine.serving.summary",
@@ -305,6 +306,7 @@ __all__ = [
     "real_bands",
     "recalibrate",
     "removal_effects",
+    "rising_line",
     "roofline",
     "roofline_name",
     "roofline_table",
@@ -472,7 +474,17 @@ if TYPE_CHECKING:
     from engine.explain.scaled import autoscale_line
     from engine.explain.software import porting_lines
     from engine.explain.spread_rows import spread_errors
-    from engine.explain.sustain import GROWS, LEVEL, at_least, latency, level, line, marked, within_only
+    from engine.explain.sustain import (
+        GROWS,
+        LEVEL,
+        at_least,
+        latency,
+        level,
+        line,
+        marked,
+        rising_line,
+        within_only,
+    )
     from engine.explain.tail_ends import tail_end_text
     from engine.explain.targets import (
         OTHER_TARGETS,

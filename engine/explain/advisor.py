@@ -89,6 +89,9 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
     if (behind := sustain.line(s)) and (mark := s["unsustainable"]):  # first: it qualifies the rest
         numbers = {k: mark[k] for k in ("shortfall_rps", "offered_rps", "sustained_rps")}
         out.append(Finding("critical", "saturation", behind, numbers))
+    if (rising := sustain.rising_line(s)) and (rise := s.get("queue_rising")):
+        numbers = {k: rise[k] for k in ("rise_rps", "risen_requests", "offered_rps")}
+        out.append(Finding("warning", "rising", rising, numbers))
     if said := ignored_ceiling(wl := result.scenario.workload):
         out.append(
             Finding("warning", "client", said, {"max_in_flight": float(wl.arrival.max_in_flight or 0)})

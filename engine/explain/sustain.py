@@ -74,6 +74,22 @@ def line(summary: Mapping[str, Any]) -> str | None:
     )
 
 
+def rising_line(summary: Mapping[str, Any]) -> str | None:
+    """One sentence on a run whose queue was still rising at the window's end, too late in it to be
+    called unsustainable (`Summary.queue_rising`); None otherwise."""
+    rise = summary.get("queue_rising")
+    if not rise or summary.get("unsustainable"):
+        return None
+    return (
+        f"The queue was still rising at the window's end: it rose by about {rise['risen_requests']:,.0f} "
+        f"requests over the window's second half ({rise['rise_rps']:,.2g} req/s of the "
+        f"{rise['offered_rps']:,.3g} req/s offered) without draining, but began rising within that half, "
+        "too late to tell a load the deployment cannot sustain from a burst. If it is the load, the TTFT "
+        "and E2E percentiles "
+        "are set by the run's length; a run with twice the window tells."
+    )
+
+
 _DECODE_SAID = {"tpot": "TPOT", "max_tbt": "longest token gap", "tbt": "token gaps"}
 
 

@@ -62,6 +62,7 @@ from engine.serving.summary import (
     PoolPower,
     PoolUtilization,
     PowerCap,
+    Rising,
     Scheduler,
     Shortfall,
     Summary,
@@ -410,11 +411,16 @@ def _rated(
 
 
 def summary(
-    resolved: Resolved, rec: Records, columns: dict[str, Any], unsustainable: Shortfall | None
+    resolved: Resolved,
+    rec: Records,
+    columns: dict[str, Any],
+    unsustainable: Shortfall | None,
+    rising: Rising | None = None,
 ) -> Summary:
     """The summary figures of one run (the JSON the CLI prints), from its `request_columns`.
 
-    `unsustainable` is the run's shortfall (`engine.serving.saturation.unsustainable`), or None.
+    `unsustainable` is the run's shortfall, `rising` a queue still rising at its end too late to tell
+    (`engine.serving.saturation.judged`), or None.
     """
     mask, lo, span = window(resolved, columns, rec)
     completed = rec.outcome == COMPLETED
@@ -481,8 +487,18 @@ def summary(
         **_power_cap_section(resolved, rec, energy_by_pool),
         **_autoscale_section(resolved, rec, columns, mask),
         "unsustainable": unsustainable,
+        **_rising_section(rising),
     }
     return out
+
+
+class _RisingSection(TypedDict, total=False):
+    queue_rising: Rising
+
+
+def _rising_section(rising: Rising | None) -> _RisingSection:
+    # the summary's `queue_rising` key, for a queue still rising at the window's end, too late to tell
+    return {"queue_rising": rising} if rising is not None else {}
 
 
 __all__ = ["COMPLETED", "FAILED", "REJECTED", "measured_mask", "request_columns", "summary", "whole_run"]

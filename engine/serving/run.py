@@ -186,7 +186,7 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
         )
     columns = metrics.request_columns(resolved, reqs, rec)
     # unsustainable: None when the run reaches a steady state; else its shortfall (engine.serving.saturation)
-    shortfall = saturation.unsustainable(resolved.scenario, rec)
+    shortfall, rising = saturation.judged(resolved.scenario, rec)
     if shortfall is not None and not shortfall.get("at_client"):  # which latencies grow with it
         decode = {"tpot": columns["tpot_s"], "max_tbt": columns["max_tbt_s"]}
         window = metrics.measured_mask(resolved.scenario, columns)  # what the summary's figures are over
@@ -196,7 +196,7 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
         )
     return SimResult(
         scenario=resolved.scenario,
-        summary=metrics.summary(resolved, rec, columns, shortfall),
+        summary=metrics.summary(resolved, rec, columns, shortfall, rising),
         events=rec.events,
         wall_s=wall,
         tables=RunTables(resolved, rec, columns),

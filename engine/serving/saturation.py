@@ -31,7 +31,11 @@ gained much of its backlog by the middle (all of it that the batches' filling, a
 length, leaves: a 120 s window at 1.4 times the load sustained starts its rise near a third of the
 way in); one that empties in the second half and fills again is a burst (a load at 97% of what the
 deployment sustains, with bursty arrivals, does that), or a load that only outgrew the deployment
-late in the window, too late to tell from a burst.
+late in the window, too late to tell from a burst. A queue that passes every test but the onset's
+is said as still rising (`judged`, the summary's ``queue_rising``) rather than left unsaid: an
+overload whose rise accelerates (batches grow, steps slow) can start slowly enough to fail the
+onset in a short window (an H200 pool at 30 req/s of 2,048-token prompts over 120 s: least 40
+against a rise of 222) and pass it over a longer one.
 
 The slope is the shortfall: requests per second that arrive and are not taken up, the offered
 rate (arrivals per second over the same half window) minus the rate the deployment sustains.
@@ -61,7 +65,7 @@ from engine.scenario.model import Scenario
 from engine.serving.ceiling import due_s
 from engine.serving.ledger import Records
 from engine.serving.metrics import whole_run
-from engine.serving.summary import Shortfall
+from engine.serving.summary import Rising, Shortfall
 
 SAMPLES = 256
 """Times at which the queue is sampled over the second half of the window."""
@@ -127,16 +131,49 @@ def queue_trend(
 
 
 def unsustainable(scenario: Scenario, rec: Records) -> Shortfall | None:
-    """The run's shortfall when its queue grows through the window (the rule above), else None.
+    """The run's shortfall when its queue grows through the window (the rule above), else None."""
+    return judged(scenario, rec)[0]
+
+
+def judged(scenario: Scenario, rec: Records) -> tuple[Shortfall | None, Rising | None]:
+    """The run's shortfall (`unsustainable`) and, for a run without one, whether its queue was still
+    rising at the window's end (`Rising`: every test of the rule above holds but the onset's).
 
     Under a client's ceiling on requests in flight the backlog may wait at the client alone: the
     servers' own queue (from the sends) then stays bounded, and so do the latencies timed from the
     send; the mark says so (``at_client``) and the pages print those latencies as they are."""
-    short = _shortfall(scenario, queue_trend(scenario, rec))
-    at_server = None if short is None or rec.client_wait_s is None else queue_trend(scenario, rec, True)
+    trend = queue_trend(scenario, rec)
+    short = _shortfall(scenario, trend)
+    if short is None:
+        return None, _rising(scenario, trend)
+    at_server = None if rec.client_wait_s is None else queue_trend(scenario, rec, True)
     if at_server is not None and _shortfall(scenario, at_server) is None:
-        short["at_client"] = True  # type: ignore[index]  # (short is set where at_server is)
-    return short
+        short["at_client"] = True
+    return short, None
+
+
+def _rises(scenario: Scenario, trend: tuple[float, float, float, float, float]) -> tuple[bool, float]:
+    """Whether the queue rises through the half window without draining, onset aside (the rule
+    above), and by how many requests its fitted line rises there."""
+    offered_rps, slope_rps, scatter, _, drained = trend
+    growth = slope_rps * (scenario.duration_s - scenario.warmup_s) / 2.0
+    rises = (
+        growth >= max(TREND_SDS * scatter, MIN_GROWTH_REQUESTS)
+        and slope_rps >= MIN_SHORTFALL_SHARE * offered_rps
+        and drained < DRAIN_SHARE * growth  # else it drained and filled again: a burst
+    )
+    return rises, growth
+
+
+def _rising(scenario: Scenario, trend: tuple[float, float, float, float, float] | None) -> Rising | None:
+    """A queue that rose through the half window without draining but began rising in it: an
+    overload that began late in the window, or a burst at its end; too late to tell which."""
+    if trend is None:
+        return None
+    rises, growth = _rises(scenario, trend)
+    if not rises:
+        return None
+    return {"rise_rps": trend[1], "risen_requests": growth, "offered_rps": trend[0]}
 
 
 def _shortfall(
@@ -144,14 +181,9 @@ def _shortfall(
 ) -> Shortfall | None:
     if trend is None:
         return None
-    offered_rps, slope_rps, scatter, least, drained = trend
-    growth = slope_rps * (scenario.duration_s - scenario.warmup_s) / 2.0
-    if (
-        growth < max(TREND_SDS * scatter, MIN_GROWTH_REQUESTS)
-        or slope_rps < MIN_SHORTFALL_SHARE * offered_rps
-        or least < ONSET_SHARE * growth  # it began in this half: a burst, or an overload too late to tell
-        or drained >= DRAIN_SHARE * growth  # it drained and filled again: a burst
-    ):
+    offered_rps, slope_rps, _, least, _ = trend
+    rises, growth = _rises(scenario, trend)
+    if not rises or least < ONSET_SHARE * growth:  # it began in this half: a burst, or too late to tell
         return None
     return {
         "shortfall_rps": slope_rps,

@@ -30,6 +30,7 @@ __all__ = [
     "PoolUtilization",
     "PowerCap",
     "RequestCounts",
+    "Rising",
     "Scheduler",
     "Shortfall",
     "Summary",
@@ -365,6 +366,19 @@ class Shortfall(TypedDict):
     mark written before this key existed): every latency grows."""
 
 
+class Rising(TypedDict):
+    """A queue still rising at the window's end, too late in it to be called unsustainable: it rose
+    through the window's second half without draining, but began rising in that half
+    (`engine.serving.saturation.judged`)."""
+
+    rise_rps: float
+    """How fast the queue rose over the window's second half, req/s."""
+    risen_requests: float
+    """By how many requests it rose there (the fitted line's rise)."""
+    offered_rps: float
+    """The offered arrival rate over the same half window, req/s."""
+
+
 class Summary(TypedDict):
     """One run's summary figures (docs/metrics.md defines them)."""
 
@@ -417,6 +431,9 @@ class Summary(TypedDict):
     """What the autoscalers did, cold starts, and the timeline (a deployment with an autoscaled pool only)."""
     unsustainable: Shortfall | None
     """None when the run reaches a steady state, else by how much its queue grows."""
+    queue_rising: NotRequired[Rising]
+    """A run not marked unsustainable whose queue was still rising at the window's end, too late in
+    the window to tell an overload from a burst (absent otherwise): a longer window tells."""
 
 
 def shortfall_rps(summary: Mapping[str, Any]) -> float | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from engine.scenario.codec import to_link
+from engine.scenario.codec import load_preset, to_link
 from tests.app.harness import APP, app, short
 
 PRESET = "chat-disaggregated"
@@ -133,3 +133,16 @@ def test_the_unsustainable_line_names_what_grows_and_what_stays_level() -> None:
     doc = {"unsustainable": {**mark, "steady": ["tpot"]}}
     keys = ["edge.ttft_ms.edge.p99", "way_in.ttft_ms_mean", "latency_ms.tpot.p99", "edge.local_share"]
     assert figure_notes(doc, keys) == ["grows with run length", "grows with run length", "at saturation", ""]
+
+
+def test_a_queue_still_rising_at_the_windows_end_is_said_on_results() -> None:
+    """portfolio-decode-loss loses its chat decode pool in the window: its queue rises from then to
+    the end, too late in the window to be called unsustainable, and Results says so, as a warning."""
+    at = app("results", load_preset("portfolio-decode-loss"), "portfolio-decode-loss")
+    assert not at.exception, [e.value for e in at.exception]
+    assert not _said(at)  # not unsustainable
+    texts = [w.value.replace("\\", "").replace("\u2060", "") for w in at.warning]
+    rising = [t for t in texts if t.startswith("The queue was still rising at the window's end")]
+    assert len(rising) == 2 and "twice the window" in rising[0], rising  # the page's, the advisor's
+    advisor = at.get_by_key("fg-advisor")
+    assert sum("still rising" in w.value for w in advisor.warning) == 1  # type: ignore[union-attr]

@@ -255,6 +255,30 @@ def test_run_text_prints_no_bare_latency_for_an_unsustainable_run(capsys: pytest
     assert "grows with run length" not in capsys.readouterr().out
 
 
+def test_run_says_a_queue_still_rising_at_the_windows_end(capsys: pytest.CaptureFixture[str]) -> None:
+    """portfolio-decode-loss's queue rises from its pool's loss to the window's end, too late in the
+    window to be called unsustainable: its JSON carries `queue_rising`, its text one line before the
+    figures, which stay as they are; a run that keeps up carries neither."""
+    assert main(["run", "portfolio-decode-loss", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["unsustainable"] is None and set(doc["queue_rising"]) == {
+        "rise_rps",
+        "risen_requests",
+        "offered_rps",
+    }
+    assert doc["queue_rising"]["risen_requests"] == pytest.approx(doc["queue_rising"]["rise_rps"] * 300.0)
+    assert main(["run", "portfolio-decode-loss"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    said = [
+        i for i, line in enumerate(lines) if line.startswith("The queue was still rising at the window's end")
+    ]
+    first_latency = next(i for i, line in enumerate(lines) if line.lstrip().startswith("ttft"))
+    assert len(said) == 1 and said[0] < first_latency
+    assert "grows with run length" not in "\n".join(lines)
+    assert main(["run", "chat-disaggregated", "--json", "--set", "duration_s=120"]) == 0
+    assert "queue_rising" not in json.loads(capsys.readouterr().out)
+
+
 def test_the_planners_margin_marks_a_choice_that_falls_behind(capsys: pytest.CaptureFixture[str]) -> None:
     from types import SimpleNamespace
 

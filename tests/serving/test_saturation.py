@@ -59,6 +59,7 @@ def test_its_preset_load_and_a_bursty_load_below_capacity_are_not_marked(overloa
             seed=seed,
         )
         assert res.summary["unsustainable"] is None, (seed, res.summary["unsustainable"])
+        assert "queue_rising" not in res.summary, (seed, res.summary["queue_rising"])
 
 
 @pytest.mark.parametrize(
@@ -220,3 +221,42 @@ def test_a_window_whose_start_decodes_at_another_pace_has_no_saturated_pace() ->
     res = simulate(small("chat-colocated", duration_s=120.0, **{"workload.arrival.rate_rps": 80.0}))
     mark = res.summary["unsustainable"]
     assert mark is not None and "tpot" not in mark["steady"] and "tbt" not in mark["steady"]
+
+
+def test_a_rise_begun_too_late_to_tell_is_said_as_still_rising() -> None:
+    """A queue that rises without draining but only from the window's second half fails the onset
+    test alone: not unsustainable (a burst at the end looks the same), but still rising, said."""
+    sc = _scenario()
+    arrival = np.arange(0.0, 200.0, 0.1)  # 10 req/s
+    late = np.where(arrival < 120.0, arrival + 0.5, 120.0 + (arrival - 120.0) * 1.25 + 0.05)
+    short, rising = saturation.judged(sc, _records(arrival, late))
+    assert short is None and rising is not None
+    assert rising["offered_rps"] == pytest.approx(10.0)
+    assert 0.5 < rising["rise_rps"] < 2.0  # 2 req/s over 80 of the half window's 100 s, fitted as a line
+    assert rising["risen_requests"] == pytest.approx(rising["rise_rps"] * 100.0)
+    # held from the start it is unsustainable, and not also said as rising
+    short, rising = saturation.judged(sc, _records(arrival, arrival * 1.25 + 0.05))
+    assert short is not None and rising is None
+    # served as they come, or drained and refilled (a burst): neither
+    assert saturation.judged(sc, _records(arrival, arrival + 0.5)) == (None, None)
+    burst = np.where((arrival >= 150.0) & (arrival < 170.0), arrival + 0.5, late)
+    burst = np.where(arrival >= 170.0, 170.0 + (arrival - 170.0) * 1.25 + 0.05, burst)
+    assert saturation.judged(sc, _records(arrival, burst)) == (None, None)
+
+
+def test_an_overload_that_accelerates_in_a_short_window_is_said_and_a_longer_window_marks_it() -> None:
+    """Found in review: H200s at 30 req/s of 2,048-token prompts over 120 s. The queue's rise
+    accelerates (batches grow, steps slow), so its least value in the second half is under the onset
+    rule's share of the rise and the run went unsaid; twice the window marks it unsustainable."""
+    over = {
+        "deployment.pools[0].hardware": "h200",
+        "workload.arrival.rate_rps": 30.0,
+        "workload.classes[0].input": {"kind": "lognormal", "mean": 2048, "p99": 8000, "max_tokens": 16384},
+        "workload.classes[0].slo.tpot_ms": 40,
+    }
+    short = simulate(small("chat-colocated", duration_s=120.0, **over)).summary
+    assert short["unsustainable"] is None
+    rising = short.get("queue_rising")
+    assert rising is not None and rising["risen_requests"] > 100.0, rising
+    longer = simulate(small("chat-colocated", duration_s=240.0, **over)).summary
+    assert longer["unsustainable"] is not None and "queue_rising" not in longer
