@@ -183,7 +183,7 @@ def override(changes: dict[str, Any], what: str = "") -> bool:
     """
     key = field_key(changes)
     try:
-        new = apply_overrides(scenario(), changes)
+        new = apply_overrides(scenario(), changes, merge=False)
     except ScenarioError as exc:
         notify(f"{what + ': ' if what else ''}not applied: {exc}", key=key)
         return False
@@ -196,7 +196,7 @@ def attempt(changes: dict[str, Any]) -> str | None:
     For widgets that show their refusal beside themselves rather than at the top of the page.
     """
     try:
-        new = apply_overrides(scenario(), changes)
+        new = apply_overrides(scenario(), changes, merge=False)
         check(new)
     except ScenarioError as exc:
         return str(exc)

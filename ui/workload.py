@@ -529,7 +529,7 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
     classes = with_classes(sc, names)
     try:
         text = raw.decode("utf-8-sig")
-        with_them = apply_overrides(sc, {"workload.classes": classes})
+        with_them = apply_overrides(sc, {"workload.classes": classes}, merge=False)
         reqs = read_trace(Trace(format=fmt, path=file_name[:200] or "upload"), with_them, text=text)  # type: ignore[arg-type]
         ref = store_upload(raw, ".jsonl" if file_name.endswith(".jsonl") else ".csv")
     except (ScenarioError, UnicodeDecodeError) as exc:

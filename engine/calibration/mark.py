@@ -84,9 +84,12 @@ class CalibrationDoc(_MoeKeys):
     rule: str
     """The rule that chose the profile, in words."""
     expected_error: dict[str, float]
-    """Expected relative error by kind of figure (throughput, ttft, tpot, energy), as a fraction."""
+    """Expected relative error by kind of figure (throughput, ttft, tpot, energy), as a fraction: the
+    median held-out |predicted / measured - 1| (the printed band is `band`'s)."""
     band: dict[str, list[float]]
-    """Per kind of figure: the 16th and 84th percentile ratio predicted / measured on held-out rows."""
+    """Per kind of figure: the 16th and 84th percentile ratio predicted / measured on held-out rows. A
+    figure's measured value is likely within figure / high to figure / low: divide, not multiply (a
+    TPOT band [0.911, 1.346] reads -26% to +10%, as the pages print it)."""
     caveat: str
     """What reruns of online serving showed for this fit ('' when nothing)."""
 

@@ -74,7 +74,7 @@ def fallback_variants(scenario: Scenario) -> dict[str, Scenario]:
     pinned = [i for i, c in enumerate(scenario.workload.classes) if _can_spill(scenario, c.pools)]
     if pinned:
         changes["spill"] = {**off, **{f"workload.classes[{i}].overflow": "spill" for i in pinned}}
-    return {name: codec.apply_overrides(scenario, change) for name, change in changes.items()}
+    return {name: codec.apply_overrides(scenario, change, merge=False) for name, change in changes.items()}
 
 
 def _can_spill(scenario: Scenario, pins: tuple[str, ...]) -> bool:

@@ -226,7 +226,7 @@ def layer_view(
             effects.append(_refused(layer, choice, alt, change, basis))
             continue
         try:
-            s = simulate_one(codec.apply_overrides(base_sc, change)).summary
+            s = simulate_one(codec.apply_overrides(base_sc, change, merge=False)).summary
         except ScenarioError as exc:
             effects.append(_refused(layer, choice, alt, str(exc), basis))
             continue

@@ -214,7 +214,7 @@ def with_mode(scenario: Scenario, mode: str) -> Scenario:
             changes["scheduler.elastic.enabled"] = False
         if dep.fallback != "none":
             changes["deployment.fallback"] = "none"
-    return apply_overrides(scenario, changes)
+    return apply_overrides(scenario, changes, merge=False)
 
 
 def with_pool_added(scenario: Scenario, role: str) -> Scenario:
@@ -231,7 +231,7 @@ def with_pool_added(scenario: Scenario, role: str) -> Scenario:
         n += 1
     new = {**same[-1].model_dump(exclude_none=True), "name": f"{role}-{n}", "count": 1, "sends_to": []}
     pools = [p.model_dump(exclude_none=True) for p in dep.pools] + [new]
-    return apply_overrides(scenario, {"deployment.pools": pools})
+    return apply_overrides(scenario, {"deployment.pools": pools}, merge=False)
 
 
 def with_edge_site(scenario: Scenario, hardware: str = "edge-npu", count: int = 2) -> Scenario:
@@ -250,7 +250,7 @@ def with_edge_site(scenario: Scenario, hardware: str = "edge-npu", count: int = 
     pools.append(
         {"name": name, "role": "mixed", "tier": "edge", "hardware": hardware, "tp": 1, "count": count}
     )
-    return apply_overrides(scenario, {"deployment.pools": pools, "deployment.edge": {}})
+    return apply_overrides(scenario, {"deployment.pools": pools, "deployment.edge": {}}, merge=False)
 
 
 def without_edge_site(scenario: Scenario) -> Scenario:
@@ -291,7 +291,7 @@ def with_pool_removed(scenario: Scenario, index: int) -> Scenario:
         raise ValueError(
             f"deployment.pools[{index}]: {gone.name!r} is the only {gone.role} pool; it cannot be removed"
         )
-    return apply_overrides(scenario, _removal(scenario, index)[0])
+    return apply_overrides(scenario, _removal(scenario, index)[0], merge=False)
 
 
 def _removal(scenario: Scenario, index: int) -> tuple[dict[str, Any], list[str]]:
@@ -375,7 +375,7 @@ def with_model_fitted(scenario: Scenario, model_id: str, catalog: Catalog | None
         changes.update(
             {f"{where}.tp": layout[0], f"{where}.pp": layout[1], f"{where}.dp": 1, f"{where}.ep": 1}
         )
-    out = apply_overrides(new, changes)
+    out = apply_overrides(new, changes, merge=False)
     resolve(out, catalog)  # what else refuses it is said as the engine says it
     return out
 

@@ -80,6 +80,12 @@ class SearchSpace:
     portfolio: bool = False
 
     def __post_init__(self) -> None:
+        for name in ("hardware", "modes", "tp", "pp", "ep", "ep_tp"):
+            value = getattr(self, name)
+            if isinstance(value, (str, bytes)) or not isinstance(
+                value, (tuple, list)
+            ):  # 'h200': 'h', '2', ...
+                raise ScenarioError(f"space.{name}: a tuple of values, e.g. ({value!r},) (got {value!r})")
         if not self.modes or any(m not in ("colocated", "disaggregated") for m in self.modes):
             raise ScenarioError(f"space.modes: choose from colocated, disaggregated (got {self.modes})")
         if not self.tp or any(t < 1 or t > bounds.MAX_TP for t in self.tp):
@@ -137,6 +143,10 @@ def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float |
     (`session_ramp`): a run of them starts that ramp early, its warm-up lengthened to cover it, so
     that the window it measures is at the steady load the plan is for.
     """
+    if isinstance(target_rps, bool) or not isinstance(target_rps, (int, float)):  # '20' fails to compare
+        raise ScenarioError(
+            f"target_rps: a number, in (0, {bounds.MAX_RATE_RPS:g}] req/s (got {target_rps!r})"
+        )
     if not 0 < target_rps <= bounds.MAX_RATE_RPS:
         raise ScenarioError(f"target_rps: must be in (0, {bounds.MAX_RATE_RPS:g}] (got {target_rps})")
     wl = scenario.workload
@@ -155,7 +165,7 @@ def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float |
     if early > 0 and wl.arrival.shape != "flat":
         over |= _shape_after(wl.arrival, window, early)
     try:
-        return scenario_io.apply_overrides(scenario, over)
+        return scenario_io.apply_overrides(scenario, over, merge=False)
     except ScenarioError as err:  # a duration the user never set: say where it comes from
         if early > 0 and str(err).startswith("workload.arrival.rate_rps:"):
             raise ScenarioError(
@@ -245,7 +255,7 @@ def with_deployment(scenario: Scenario, shape: Shape, counts: tuple[int, int]) -
     over |= unpinned(scenario)
     if shape.mode == "colocated":  # elastic roles switch prefill and decode instances: none here
         over["scheduler.elastic.enabled"] = False
-    return scenario_io.apply_overrides(scenario, over)
+    return scenario_io.apply_overrides(scenario, over, merge=False)
 
 
 def with_portfolio(scenario: Scenario, pf: Portfolio, counts: Sequence[int]) -> Scenario:
@@ -253,7 +263,9 @@ def with_portfolio(scenario: Scenario, pf: Portfolio, counts: Sequence[int]) -> 
 
     Each class is pinned to its own decode pool (``decode-<class>``), its other pins cleared.
     """
-    return scenario_io.apply_overrides(scenario, portfolio_overrides(pf, counts, _profiles(scenario)))
+    return scenario_io.apply_overrides(
+        scenario, portfolio_overrides(pf, counts, _profiles(scenario)), merge=False
+    )
 
 
 def _profiles(scenario: Scenario) -> dict[str, dict[str, str]]:

@@ -131,7 +131,7 @@ def period_loads(lt: Lifetime, catalog: Catalog | None = None) -> list[PeriodLoa
     for i, p in enumerate(lt.periods):
         over = {"model": p.model.model_dump(exclude_none=True), **p.set}
         try:
-            scen = scenario_io.apply_overrides(base, over)
+            scen = scenario_io.apply_overrides(base, over, merge=False)
             scen = planning_scenario(scen, scen.workload.arrival.rate_rps, lt.sizing_window_s)
             scenario_catalog(scen, catalog).model(p.model.id)
         except ScenarioError as exc:

@@ -93,11 +93,13 @@ class Plan:
 
     `candidates`: one row per shape with its lower bound and what became of it (``pruned: ...``,
     ``bounded`` by a cheaper passing deployment, ``simulated``, ``unexplored`` once the budget ran
-    out). `runs`: one row per simulation (index = run number): counts, cost, whether every class
-    passed, goodput, output tokens/s per chip, tokens/s per user (1 / mean TPOT). The frontiers
-    are the Pareto-optimal runs: `frontier_cost` cost/hour against goodput over every run;
-    `frontier_throughput` output tokens/s/chip against tokens/s/user over the runs that pass
-    (all runs if none does). `chosen` marks the cheapest passing run.
+    out). `runs`: one row per simulation over the planning window (`SearchSpace.duration_s`; index =
+    run number): counts, cost, whether every class passed, goodput, output tokens/s per chip,
+    tokens/s per user (1 / mean TPOT); `verdict` quotes the choice's full-length run, whose figures
+    differ from its row's. The frontiers are the Pareto-optimal runs: `frontier_cost` cost/hour
+    against goodput over every run; `frontier_throughput` goodput tokens/s per chip (the output of
+    requests that met their SLO) against tokens/s/user over the runs that pass (all runs if none
+    does). `chosen` marks the cheapest passing run.
     """
 
     target_rps: float

@@ -53,6 +53,11 @@ def grid(vary: Mapping[str, Sequence[Any]], seeds: int = 1, first_seed: int = 0)
         raise ScenarioError("seed: vary seeds with --seeds (seeds=N runs seed, seed + 1, ...)")
     for path, values in vary.items():
         scenario_io.parse_path(path)
+        if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence):
+            # a bare 'h200' would be varied over its letters, a number would fail without naming the field
+            raise ScenarioError(
+                f"{path}: the values to vary over, as a list, e.g. [{values!r}] (got {values!r})"
+            )
         if not len(values):
             raise ScenarioError(f"{path}: --vary needs at least one value")
     paths = list(vary)

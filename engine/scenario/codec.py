@@ -133,6 +133,9 @@ def parse_path(path: str) -> list[str | int]:
     out: list[str | int] = []
     for chunk in path.split("."):
         m = _PART.fullmatch(chunk)
+        if not m and chunk.isdigit() and out:  # 'deployment.pools.0.hardware'
+            said = re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", path)
+            raise ScenarioError(f"malformed field path {path!r}: a list's index goes in brackets, {said!r}")
         if not m:
             raise ScenarioError(f"malformed field path {path!r} (at {chunk!r})")
         out.append(m.group(1))
@@ -227,12 +230,36 @@ def parse_value(text: str) -> Any:
     return value
 
 
-def apply_overrides(scenario: Scenario, overrides: dict[str, Any]) -> Scenario:
-    """The scenario with fields changed by path; the result is validated again."""
+def apply_overrides(scenario: Scenario, overrides: dict[str, Any], *, merge: bool = True) -> Scenario:
+    """The scenario with fields changed by path; the result is validated again.
+
+    A table given where the scenario holds a table changes the fields it names and keeps the others
+    (``{"workload.classes[0].slo": {"ttft_ms": 500}}`` keeps the class's TPOT target and percentile),
+    table within table; one that names another ``kind`` (a length distribution, an arrival process)
+    replaces it whole, the new kind's fields starting from their defaults. `merge` False: every value
+    replaces what is there whole (the engine's own callers, which give whole tables)."""
     data = to_data(scenario)  # a fresh copy: changed in place
     for path, value in overrides.items():  # (values copied: a later path may change inside one)
-        set_path(data, path, copy.deepcopy(value), copy_data=False)
+        value = copy.deepcopy(value)
+        if merge and isinstance(value, dict):
+            try:
+                old = get_path(data, path)
+            except ScenarioError:  # a table not there yet (an optional one unset), or no such field
+                old = None
+            value = merged(old, value)
+        set_path(data, path, value, copy_data=False)
     return from_data(data)
+
+
+def merged(old: Any, new: dict[str, Any]) -> Any:
+    """`new` laid over the table `old` (`apply_overrides`): `new` itself where `old` is no table or
+    `new` names another ``kind``."""
+    if not isinstance(old, dict) or ("kind" in new and new["kind"] != old.get("kind")):
+        return new
+    out = dict(old)
+    for key, value in new.items():
+        out[key] = merged(old.get(key), value) if isinstance(value, dict) else value
+    return out
 
 
 def window_changes(scenario: Scenario, duration_s: float) -> dict[str, float]:

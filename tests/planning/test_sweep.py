@@ -195,3 +195,23 @@ def test_a_sweep_is_bounded_by_the_sum_of_its_runs_estimates(
     # lifted: the runs go ahead (here the stub says so)
     with pytest.raises(pytest.fail.Exception, match="a run started"):
         sweep(scen, VARY, seeds=2, check_work=False)
+
+
+def test_values_that_are_not_a_list_are_refused_naming_the_field() -> None:
+    """Found in review: sweep(base, {path: 'h200'}) ran four points of hardware 'h', '2', '0', '0';
+    a number failed with "object of type 'int' has no len()"; SearchSpace(hardware='h200') said
+    "unknown hardware 'h'" and plan(base, '20') failed comparing an int with a str."""
+    from engine.planning.candidates import SearchSpace
+    from engine.planning.plan import plan
+
+    base = io.load_preset("chat-colocated")
+    with pytest.raises(
+        ScenarioError, match=r"deployment.pools\[0\].hardware: the values to vary over, as a list"
+    ):
+        sweep(base, {"deployment.pools[0].hardware": "h200"})
+    with pytest.raises(ScenarioError, match=r"workload\.arrival\.rate_rps: the values to vary over"):
+        sweep(base, {"workload.arrival.rate_rps": 16})  # type: ignore[dict-item]
+    with pytest.raises(ScenarioError, match=r"space.hardware: a tuple of values, e.g. \('h200',\)"):
+        SearchSpace(hardware="h200")  # type: ignore[arg-type]
+    with pytest.raises(ScenarioError, match="target_rps: a number"):
+        plan(base, "20")  # type: ignore[arg-type]

@@ -154,6 +154,9 @@ def test_paths() -> None:
     assert io.get_path(data, "deployment.pools[1].role") == "decode"
     with pytest.raises(ScenarioError, match="out of range"):
         io.set_path(data, "deployment.pools[5]", {})
+    # a list's index written as a name: the message gives the path as it should read
+    with pytest.raises(ScenarioError, match=r"in brackets, 'deployment.pools\[0\].hardware'"):
+        io.parse_path("deployment.pools.0.hardware")
 
 
 def test_parse_value() -> None:
@@ -324,3 +327,32 @@ def test_a_number_past_one_bound_is_told_both() -> None:
     with pytest.raises(ScenarioError) as high:
         apply_overrides(base, {"workload.classes[0].slo.tpot_ms": 1e9})
     assert "the allowed range is 0.01 to 60,000 (got 1000000000.0)" in str(high.value)
+
+
+def test_a_table_at_a_path_changes_the_fields_it_names_and_keeps_the_others() -> None:
+    """Found in review: a dict given at a path replaced the table, the fields it left out falling to
+    their defaults (an SLO of {ttft_ms: 500} reset TPOT 30 -> 100 ms and p90 -> p99, silently)."""
+    base = io.load_preset("chat-colocated")
+    slo = io.apply_overrides(base, {"workload.classes[0].slo": {"ttft_ms": 500}}).workload.classes[0].slo
+    assert (slo.ttft_ms, slo.tpot_ms, slo.percentile) == (500, 30, 90)
+    # table within table: the arrival keeps its kind and the class its lengths
+    sc = io.apply_overrides(base, {"workload": {"arrival": {"rate_rps": 20}}})
+    assert sc.workload.arrival.rate_rps == 20 and sc.workload.arrival.kind == "poisson"
+    assert sc.workload.classes == base.workload.classes
+    # another kind starts afresh: a constant length keeps no lognormal mean
+    dist = io.apply_overrides(base, {"workload.classes[0].input": {"kind": "constant", "tokens": 512}})
+    assert dist.workload.classes[0].input.mean is None and dist.workload.classes[0].input.tokens == 512
+    # the same kind keeps what it does not name (the cap on a prompt's length)
+    same = io.apply_overrides(
+        base, {"workload.classes[0].input": {"kind": "lognormal", "mean": 2048, "p99": 9000}}
+    )
+    assert same.workload.classes[0].input.max_tokens == base.workload.classes[0].input.max_tokens
+    assert same.workload.classes[0].input.mean == 2048
+    # the engine's own callers give whole tables: replaced, as before
+    whole = io.apply_overrides(base, {"workload.classes[0].slo": {"ttft_ms": 500}}, merge=False)
+    assert whole.workload.classes[0].slo.tpot_ms != 30
+    # the CLI's --set merges the same way
+    from engine.cli.common import load_scenario
+
+    cli = load_scenario("chat-colocated", ["workload.classes[0].slo={ttft_ms=500}"]).workload.classes[0].slo
+    assert (cli.ttft_ms, cli.tpot_ms, cli.percentile) == (500, 30, 90)
