@@ -11,6 +11,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from engine.explain import confidence, sustain
+from engine.explain.bill import assumed_said
 from engine.explain.power_line import power_cap_line
 from engine.explain.scaled import autoscale_line
 from engine.explain.software import porting_lines
@@ -134,6 +135,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens"
         f"{thr('usd_per_million_output_tokens', c['usd_per_million_output_tokens'])}"
     )
+    if c.get("assumed_prices"):  # a bill to check against a quote
+        print(f"  billed at {assumed_said(c['assumed_prices'])}")
     parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())
     print(f"  per 1k requests by part ($): {parts}")
     if c.get("usd_by_kind"):  # an owned deployment: its basis and the bill by kind

@@ -25,10 +25,12 @@ Defaults and their sources: docs/cost-model.md, "Ownership (TCO) mode".
 
 # No `from __future__ import annotations` here: pydantic would compile each field's annotation
 # string at import (docs/performance.md, "The cold start").
+from collections.abc import Iterable
 from typing import Annotated, Literal
 
 from pydantic import Field
 
+from engine.catalog.entries import price_assumed
 from engine.catalog.specs import ID_PATTERN, Frozen, HardwareSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel.maturity import LEVELS, USD_PER_ENGINEER_MONTH
@@ -101,6 +103,17 @@ class CostBasis(Frozen):
             f"own: {self.amortisation_years:g}-year amortisation, ${self.usd_per_kwh:g}/kWh, "
             f"PUE {self.pue:g}, hosting ${self.hosting_usd_per_kw_month:g}/kW-month"
         )
+
+
+def assumed_prices(chips: Iterable[HardwareSpec], basis: CostBasis) -> dict[str, str]:
+    """The chips billed at a price the catalog assumes rather than cites (`price_assumed`), by id, each
+    with that price: its hourly rent, or owned, its purchase price (where the basis gives none)."""
+    own = basis.mode == "own"
+    out = {}
+    for hw in sorted({h.id: h for h in chips}.values(), key=lambda h: h.id):
+        if price_assumed(hw, own, hw.id in basis.capex_usd):
+            out[hw.id] = f"${hw.capex_usd:,.0f}" if own and hw.capex_usd else f"${hw.usd_per_hour:,.2f}/h"
+    return out
 
 
 def capex_usd(hw: HardwareSpec, basis: CostBasis) -> tuple[float, float]:

@@ -59,4 +59,20 @@ def cost_kinds(summary: Mapping[str, Any]) -> pd.DataFrame:
 
 def cost_basis(summary: Mapping[str, Any]) -> str:
     """What the run's cost is measured in, e.g. ``own: 5-year amortisation, $0.08/kWh, PUE 1.58, ...``."""
-    return str(summary.get("cost", {}).get("basis") or "rent: catalog price per chip-hour")
+    cost = summary.get("cost", {})
+    basis = str(cost.get("basis") or "rent: catalog price per chip-hour")
+    if assumed := cost.get("assumed_prices"):
+        basis += f"; {assumed_said(assumed)}"
+    return basis
+
+
+def assumed_said(assumed: Mapping[str, str]) -> str:
+    """'prices the catalog assumes, not published rates: h200 $3.20/h, mi300x $2.60/h'."""
+    one = len(assumed) == 1
+    said = ", ".join(f"{chip} {price}" for chip, price in assumed.items())
+    what = (
+        "a price the catalog assumes, not a published rate"
+        if one
+        else "prices the catalog assumes, not published rates"
+    )
+    return f"{what}: {said}"

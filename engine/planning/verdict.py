@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from engine.catalog.entries import price_assumed
+from engine.costmodel import ownership
 from engine.planning.calibrations import slowdowns
 from engine.planning.candidates import window_text
 from engine.planning.objective import OBJECTIVES, row_value, value_text
@@ -552,10 +552,4 @@ def assumed_prices(search: Search, shape: Shape | Portfolio) -> dict[str, str]:
     """The chips of a deployment billed at a price the catalog assumes rather than cites, each with that
     price: its hourly rent, or owned, its purchase price (where the scenario gives none)."""
     kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
-    basis = search.base.cost
-    own = basis.mode == "own"
-    out = {}
-    for hw in (search.cat.hardware[h] for h in sorted({k.hardware for k in kinds})):
-        if price_assumed(hw, own, hw.id in basis.capex_usd):
-            out[hw.id] = f"${hw.capex_usd:,.0f}" if own and hw.capex_usd else f"${hw.usd_per_hour:,.2f}/h"
-    return out
+    return ownership.assumed_prices((search.cat.hardware[k.hardware] for k in kinds), search.base.cost)

@@ -227,3 +227,29 @@ def test_slo_page_switches_to_owning_and_results_say_so() -> None:
     assert basis and "own" in basis[0] and r"0\.16" in basis[0] and r"PUE 1\.58" in basis[0], (
         basis
     )  # escaped by plain()
+
+
+def test_a_bill_at_a_price_the_catalog_assumes_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found in review: a Python user compared H200 with H100 at $2.64 against $2.10 per million
+    tokens and nothing but the planner said that the H200's $3.20/h is the catalog's assumption."""
+    from engine.cli.main import main
+    from engine.explain.bill import cost_basis
+
+    h100 = _cost("chat-colocated")
+    assert "assumed_prices" not in h100  # the H100's rent is cited
+    h200 = _cost("chat-colocated", **{"deployment.pools[0].hardware": "h200"})
+    hw = load_catalog().hardware["h200"]
+    assert h200["assumed_prices"] == {"h200": f"${hw.usd_per_hour:,.2f}/h"}
+    assert cost_basis({"cost": h200}).endswith(
+        f"a price the catalog assumes, not a published rate: h200 ${hw.usd_per_hour:,.2f}/h"
+    )
+    # owned: its purchase price, unless the scenario gives one (then the price is the user's)
+    own = {"deployment.pools[0].hardware": "h200", "cost.mode": "own"}
+    assert _cost("chat-colocated", **own)["assumed_prices"] == {"h200": f"${hw.capex_usd:,.0f}"}
+    assert "assumed_prices" not in _cost("chat-colocated", **own, **{"cost.capex_usd": {"h200": 31000.0}})
+    assert main(["run", "chat-hetero-h20", "--set", "duration_s=30"]) == 0
+    h20 = load_catalog().hardware["h20"].usd_per_hour
+    assert (
+        f"  billed at a price the catalog assumes, not a published rate: h20 ${h20:,.2f}/h"
+        in capsys.readouterr().out
+    )
