@@ -1,9 +1,9 @@
 """Fengong's engine: a discrete-event model of LLM serving over a roofline cost model.
 
 The public front door is small: load a scenario (`load_preset`, `load_scenario`), change it
-(`apply_overrides`), run it (`simulate`, `replicate`), plan over it (`plan`, `capacity`,
-`sweep`), explain it (`advise`). The engine never imports streamlit, prints nothing and does no
-I/O inside the model.
+(`apply_overrides`), run it (`simulate`, `replicate`), write a run's files (`write_outputs`), plan
+over it (`plan`, `capacity`, `sweep`), explain it (`advise`). The engine never imports streamlit,
+prints nothing and does no I/O inside the model.
 
 The packages follow the flow of data, each importing only those below it (an import-linter
 contract in pyproject.toml holds the order; docs/architecture.md draws it):
@@ -68,6 +68,7 @@ _API = {
     "HardwareSpec": "engine.catalog.specs",
     "ModelSpec": "engine.catalog.specs",
     "sweep": "engine.planning.sweep",
+    "write_outputs": "engine.cli.outputs",
 }
 _RENAMED = {"load_scenario": "load", "estimate_work": "estimate"}
 
@@ -102,6 +103,7 @@ __all__ = [
     "resolve",
     "simulate",
     "sweep",
+    "write_outputs",
 ]
 
 
@@ -111,6 +113,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 if TYPE_CHECKING:
     from engine.catalog.entries import Catalog, load_catalog, model_from_hf_config
     from engine.catalog.specs import HardwareSpec, ModelSpec
+    from engine.cli.outputs import write_outputs
     from engine.core.errors import ScenarioError
     from engine.costmodel.iteration import decode_cost, iteration_cost, prefill_cost
     from engine.costmodel.perf import Instance

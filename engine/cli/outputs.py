@@ -15,8 +15,13 @@ from engine.scenario import codec as scenario_io
 from engine.serving.run import SimResult
 
 
-def write_outputs(res: SimResult, out: Path, fmt: str) -> None:
-    """Write the per-request and time-series tables, the summary and the scenario."""
+def write_outputs(res: SimResult, out: Path | str, fmt: str = "csv") -> None:
+    """Write the per-request and time-series tables (`fmt`: csv, or parquet), the summary and the
+    scenario into the folder `out`, as ``run --out`` does: summary.json names the scenario, its seed
+    and the engine's version, scenario.toml reruns it (a result's own DataFrames carry none of them)."""
+    if fmt not in ("csv", "parquet"):
+        raise ScenarioError(f"fmt: csv or parquet (got {fmt!r})")
+    out = Path(out)
     try:
         _write_outputs(res, out, fmt)
     except OSError as exc:

@@ -145,7 +145,9 @@ def simulate(
     check_work: bool = True,
     slowdown: Mapping[str, float] | None = None,
 ) -> SimResult:
-    """Run one scenario. `requests` may be given to replay the exact same requests.
+    """Run one scenario. `requests` may be given to replay the exact same requests: the `Requests`
+    that `engine.serving.workload.generate(scenario)` draws (a run draws them from the scenario's
+    seed, so two runs of one seed already replay the same requests), not a result's table.
 
     A run whose estimated work exceeds the bounds raises `work_bound.WorkBoundError` (a
     ScenarioError) before it starts, unless `check_work` is False. `slowdown` (chip id -> e)
@@ -154,6 +156,11 @@ def simulate(
     resolved = resolve(scenario, catalog)
     if slowdown:
         resolved = slowed(resolved, slowdown)
+    if requests is not None and not isinstance(requests, Requests):  # a result's table, for one
+        raise ScenarioError(
+            f"requests: the Requests that engine.serving.workload.generate(scenario) draws, not a "
+            f"{type(requests).__name__} (the same seed draws the same requests: leave it out)"
+        )
     reqs = requests if requests is not None else generate(scenario)
     if check_work:
         work_bound.check(scenario, reqs)

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.catalog.entries import load_catalog
+from engine.core.errors import ScenarioError
 from engine.costmodel.iteration import decode_cost, prefill_cost
 from engine.scenario import codec as io
 from engine.scenario.resolve import resolve
@@ -400,3 +401,28 @@ Simulation(resolve(s, load_catalog()), generate(s)).run()  # with the collector 
 print(collected, during, gc.isenabled(), rec.counters["retried"])
 """
 """`test_a_run_makes_no_garbage_in_cycles_and_restores_the_collector`'s runs, in a fresh process."""
+
+
+def test_replaying_a_results_table_is_refused_naming_what_replays() -> None:
+    """Found in review: simulate(s, requests=result.requests) failed inside with "'DataFrame' object
+    has no attribute 'block_tokens'"."""
+    sc = small("chat-colocated", duration_s=10.0)
+    table = simulate(sc).requests
+    with pytest.raises(
+        ScenarioError, match=r"requests: the Requests that engine\.serving\.workload\.generate"
+    ):
+        simulate(sc, requests=table)  # type: ignore[arg-type]
+
+
+def test_the_front_door_writes_a_runs_files(tmp_path: Path) -> None:
+    """Found in review: the README promised exports, and Python had none documented."""
+    import engine
+
+    res = simulate(small("chat-colocated", duration_s=10.0))
+    engine.write_outputs(res, str(tmp_path / "run"))
+    names = sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert names == ["requests.csv", "scenario.toml", "summary.json", "timeseries.csv"]
+    doc = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert doc["scenario"]["seed"] == res.scenario.seed and doc["engine_version"] == res.engine_version
+    with pytest.raises(ScenarioError, match="fmt: csv or parquet"):
+        engine.write_outputs(res, tmp_path / "x", "xlsx")
