@@ -98,15 +98,20 @@ def _lookup(
     return None
 
 
-def bands_for(chip: str, stack: str, basis: str, moe: bool = False) -> dict[str, tuple[float, float]]:
+def bands_for(
+    chip: str, stack: str, basis: str, moe: bool = False, profile: str | None = None
+) -> dict[str, tuple[float, float]]:
     """Per kind shown, the band (ratio predicted / measured) of a chip's figures under a stack and basis.
 
     A chip with data (fitted, another stack's fit) takes the bands of rows held out with their
     source; one without (same silicon, transfer, illustrative, assumed) those of rows held out with
     their chip or chip family. A MoE model on a chip without data takes the wider of both sides of
     its chip's band and of the MoE rows' band (only the first family has MoE rows). With data, a
-    kind is shown only where the model's class (dense or MoE) has a band of its own for it. {}
-    before presets/calibration.toml carries bands."""
+    kind is shown only where the model's class (dense or MoE) has a band of its own for it. A band
+    that leaves out part of the middle two in three of the chip's own published results under the
+    stack (`own_points`; a fitted chip's results are those of the stack its `profile` was fitted
+    under: vLLM on a 910B runs vLLM-Ascend's) is widened to hold them. {} before
+    presets/calibration.toml carries bands."""
     tables = _band_table()
     family = "chip_out" if basis in CHIPS_WITHOUT_DATA else "source_out"
     key_basis = "transfer" if basis in ("illustrative", "assumed") else basis
@@ -121,5 +126,33 @@ def bands_for(chip: str, stack: str, basis: str, moe: bool = False) -> dict[str,
             found.append(_lookup(tables.get("source_out", {}), {**point, "figure": figure}))
         have = [b for b in found if b is not None]
         if have:
+            mine = {**point, "stack": profile} if basis == "fitted" and profile else point
+            have += [own[:2] for own in [own_points(mine, figure)] if own is not None]
             out[figure] = (min(b[0] for b in have), max(b[1] for b in have))
+    return out
+
+
+def own_points(point: Mapping[str, str], figure: str) -> tuple[float, float, int] | None:
+    """The middle two in three of a chip's own published results under its stack and basis, as the
+    shipped profiles predict them: (low, high) ratio predicted / measured and their count
+    (`engine.calibration.bands.own_points`); None where it has none. `point`: model, basis, stack, chip."""
+    row = calibration_table().get("own_points", {}).get(group_key(LEVELS[0], {**point, "figure": figure}))
+    return None if row is None else (float(row[0]), float(row[1]), int(row[2]))
+
+
+def widened(
+    chip: str, stack: str, basis: str, moe: bool = False, profile: str | None = None
+) -> dict[str, tuple[float, float, int]]:
+    """Per kind whose band `bands_for` widened to hold the chip's own results (`own_points`): those
+    results' range and count (a note: the pooled band left them out)."""
+    tables = _band_table()
+    family = "chip_out" if basis in CHIPS_WITHOUT_DATA else "source_out"
+    point = {"model": "moe" if moe else "dense", "basis": basis, "stack": stack, "chip": chip}
+    out = {}
+    mine = {**point, "stack": profile} if basis == "fitted" and profile else point
+    for figure in shown_kinds(family):
+        own = own_points(mine, figure)
+        pooled = _lookup(tables.get(family, {}), {**point, "figure": figure}, family == "source_out")
+        if own is not None and pooled is not None and (own[0] < pooled[0] or own[1] > pooled[1]):
+            out[figure] = own
     return out

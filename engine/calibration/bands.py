@@ -244,6 +244,23 @@ def coverage(points: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else check(points, Table({}, {"*": 1.0}))
 
 
+def own_points(preds: pd.DataFrame) -> dict[str, tuple[float, float, int]]:
+    """Per group of every field (`group_key` with every `FIELDS` one: a chip under a stack and basis,
+    a model class, a kind of figure): the middle two in three of the ratios predicted / measured of
+    the chip's own published results as the shipped profiles predict them (the fit's predictions,
+    in sample), as (low, high, points): their 16th and 84th percentiles, or with one or two points
+    their least and largest. A band never leaves out this range (`band_lookup.bands_for`): the
+    Ascend 910B's fitted profile predicts 0.28-0.82 of its own four throughputs, where the pooled
+    band it took claimed 0.77-1.29 (a review)."""
+    points = frame(preds, ["fit", "moe"])
+    out: dict[str, tuple[float, float, int]] = {}
+    for keys, g in points.groupby(list(FIELDS)):
+        r = g["ratio"].to_numpy(dtype=float)
+        low, high = np.quantile(r, QUANTILES) if len(r) >= 3 else (r.min(), r.max())
+        out[":".join(str(k) for k in keys)] = (round(float(low), 3), round(float(high), 3), len(r))
+    return out
+
+
 def summary(checked: pd.DataFrame, by: Iterable[str] = ("figure",)) -> dict[str, dict[str, float]]:
     """Per group of `by` (joined by ':'): points and the share inside their band."""
     cols = list(by)

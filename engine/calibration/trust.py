@@ -28,12 +28,12 @@ cross-validation.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from engine.calibration.band_lookup import bands_for, calibration_table
+from engine.calibration.band_lookup import bands_for, calibration_table, widened
 from engine.calibration.mark import BASIS_TEXT as BASIS_TEXT  # the mark's names, re-exported
 from engine.calibration.mark import PARTIAL_TEXT as PARTIAL_TEXT
 from engine.calibration.mark import Basis as Basis
@@ -210,6 +210,23 @@ def online_errors(chip: str, stack: str) -> dict[str, float]:
 def error_text(error: float) -> str:
     """'15%', or '>100%' past 100%: beyond that a figure is off by a factor, not a margin."""
     return ">100%" if error > 1.0 else f"{error:.0%}"
+
+
+def _own_results(cal: Calibration, own: Mapping[str, tuple[float, float, int]]) -> Calibration:
+    """`cal` saying that its band holds the chip's own published results the pooled band left out
+    (`band_lookup.widened`): 'the profile predicts 0.28 to 0.82 of the measured throughput on 4 of
+    this chip's published results, outside the pooled band, so the band holds them'."""
+    if not own:
+        return cal
+    said = ", ".join(
+        f"{lo:.2f} to {hi:.2f} of the measured {FIGURE_NAMES[f]} on {n} of its published results"
+        if n > 1
+        else f"{lo:.2f} of the measured {FIGURE_NAMES[f]} on its one published result"
+        for f, (lo, hi, n) in own.items()
+    )
+    caveat = f"the profile predicts {said}, outside the pooled band, so its band is widened to hold them"
+    joined = f"{cal.caveat}; {caveat}" if cal.caveat else caveat
+    return dataclasses.replace(cal, rule=f"{cal.rule}; {caveat}", caveat=joined)
 
 
 def _widened(cal: Calibration, origin: tuple[str, str]) -> Calibration:
@@ -437,17 +454,19 @@ def _calibration(
         return _fitted_profile(catalog.hardware.get(chip), st)
 
     def result(
-        prof: CalibrationProfile, name: str, basis: Basis, rule: str
+        prof: CalibrationProfile, name: str, basis: Basis, rule: str, fitted: str | None = None
     ) -> tuple[CalibrationProfile, Calibration]:
-        return prof, Calibration(
+        # `fitted`: the stack the profile was fitted under, where not `name` (vLLM on a 910B: vLLM-Ascend)
+        cal = Calibration(
             hw.id,
             stack,
             name,
             basis,
             rule,
             expected_errors(basis, moe),
-            band=bands_for(hw.id, stack, basis, moe),
+            band=bands_for(hw.id, stack, basis, moe, fitted or name),
         )
+        return prof, _own_results(cal, widened(hw.id, stack, basis, moe, fitted or name))
 
     if profile_name is None and custom:
         profile_name = hw.default_profile
@@ -465,7 +484,7 @@ def _calibration(
     if found is not None:
         prof, basis, chip, other = found
         if basis == "fitted":
-            prof, cal = result(prof, stack, "fitted", prof.source)
+            prof, cal = result(prof, stack, "fitted", prof.source, other)
         else:
             if basis == "same_silicon":
                 rule = f"same silicon as {chip}: its {stack_name} profile"

@@ -226,3 +226,20 @@ def test_the_groups_are_pandas_groupbys_in_its_order_to_the_bit(seed: int) -> No
     got = bands.spreads(data)
     assert list(got) == list(want)
     assert got == want
+
+
+def test_a_chips_own_results_are_the_middle_of_its_fit_predictions() -> None:
+    """`own_points`: per chip, stack, basis, class and kind, the 16th-84th percentile ratio of the
+    fit's predictions (one or two points: least and largest); held-out predictions are not its own."""
+
+    def pred(i: int, ratio: float, chip: str = "x", scheme: str = "fit") -> dict[str, object]:
+        return {"id": f"p{i}", "scheme": scheme, "source": "s", "basis": "fitted", "stack": "vllm",
+                "chip": chip, "figure": "throughput", "error": ratio - 1.0}  # fmt: skip
+
+    rows = [pred(0, 0.3), pred(1, 0.5), pred(2, 0.8), pred(3, 1.0), pred(4, 1.2, "y"), pred(5, 0.9, "y")]
+    own = bands.own_points(pd.DataFrame([*rows, pred(6, 2.0, "z", "loso"), pred(7, 0.7, "w", "moe")]))
+    lo, hi = (round(float(q), 3) for q in np.quantile([0.3, 0.5, 0.8, 1.0], bands.QUANTILES))
+    assert own["dense:fitted:vllm:x:throughput"] == (lo, hi, 4)
+    assert own["dense:fitted:vllm:y:throughput"] == (0.9, 1.2, 2)
+    assert own["moe:fitted:vllm:w:throughput"] == (0.7, 0.7, 1)
+    assert not any(":z:" in k for k in own)
