@@ -8,7 +8,8 @@ from ui import hardware, layout, observe, state, tables
 
 layout.page(
     "Hardware catalog",
-    "Dense peak numbers per chip with their sources; prices are dated on-demand snapshots. "
+    "Dense peak numbers per chip with their sources. Prices: a few are dated on-demand quotes, most the "
+    "catalog's assumptions, each saying why (Prices tab); a run billed at one says so. "
     "Illustrative chips (and your own) are design sketches, not products.",
 )
 sc = state.scenario()

@@ -89,7 +89,8 @@ def advisor_panel(result: SimResult) -> None:
             st.caption(
                 "Prefill of the mean prompt and decode at the largest batch that fits KV memory, the batch "
                 "limit and the TPOT target, each on the tensor-parallel group (of 1, 2, 4, 8 chips that hold "
-                "the weights) that serves it at the lowest cost per token without missing its SLO unloaded."
+                "the weights) that serves it at the lowest cost per token without missing its SLO unloaded; a "
+                "chip none of them holds the weights on, on the fewest chips with pipeline stages (PP)."
             )
             try:
                 table = _roofline(result.scenario.model_dump_json())

@@ -511,6 +511,9 @@ ROOFLINE: dict[str, Any] = {
         "the lowest cost per token without missing its SLO unloaded (else the smallest).",
         width=40,
     ),
+    "pp": cc.NumberColumn(
+        "PP", width=40, help="Pipeline stages: 1 unless no TP of 1-8 chips holds the weights"
+    ),
     "ridge_flops_per_byte": cc.NumberColumn(
         "ridge (FLOP/B)",
         format="%.0f",

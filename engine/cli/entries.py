@@ -28,6 +28,11 @@ def cmd_roofline(args: argparse.Namespace) -> int:
     check_range(args.pp, "--pp", 1, bounds.MAX_PP)
     if split := stacks.tp_split_problem(model, args.tp):
         raise ScenarioError(f"--tp: {split}")
+    if only := stacks.runs_only_on(args.stack, cat.chip(args.hardware)):  # as a run refuses it (a review)
+        raise ScenarioError(
+            f"--stack: {stacks.STACK_NAMES.get(args.stack, args.stack)} runs on {only}; --hardware is "
+            f"{args.hardware!r}. Choose another stack or chip"
+        )
     # the profile (given or the stack's by rule), with a MoE model's experts' factor, as a run uses it
     chip, name, _ = trust.effective_chip(
         cat.chip(args.hardware), args.stack, cat, args.profile, moe=model.moe is not None

@@ -444,16 +444,18 @@ def cmd_advise(args: argparse.Namespace) -> int:
     )
     print(
         "\nwhere each phase sits on each chip's roofline (each at the tp, of 1, 2, 4, 8 that hold the weights, "
-        "that serves it cheapest without missing its SLO unloaded)"
+        "that serves it cheapest without missing its SLO unloaded; where none holds them, the fewest chips "
+        "with pipeline stages)"
     )
     print(
-        f"{'chip':22} {'tp':>2} {'phase':8} {'batch':>5} {'FLOP/B':>7} {'ridge':>6} {'TFLOP/s/chip':>12} "
+        f"{'chip':22} {'layout':9} {'phase':8} {'batch':>5} {'FLOP/B':>7} {'ridge':>6} {'TFLOP/s/chip':>12} "
         f"{'tok/s/chip':>10} {'$/M tok':>8}  {'calibration':24}  binds"
     )
     for r in adv.roofline.to_dict(orient="records"):
         note = f" ({r['note']})" if r["note"] else ""
         print(
-            f"{r['hardware']:22} {r['tp']:2d} {r['phase']:8} {r['batch']:5d} {r['intensity_flops_per_byte']:7.0f} "
+            f"{r['hardware']:22} {_layout(r['tp'], r['pp']):9} {r['phase']:8} {r['batch']:5d} "
+            f"{r['intensity_flops_per_byte']:7.0f} "
             f"{r['ridge_flops_per_byte']:6.0f} {r['achieved_tflops_per_chip']:12.0f} "
             f"{r['tokens_per_s_per_chip']:10.0f} {r['usd_per_million_tokens']:8.3f}  "
             f"{marks.get(r['hardware'], ''):24}  {r['binds']}{note}"
@@ -465,6 +467,11 @@ def cmd_advise(args: argparse.Namespace) -> int:
     for text in adv.specialisation["text"]:
         print(f"  {text}")
     return 0
+
+
+def _layout(tp: int, pp: int) -> str:
+    """'tp4', or with pipeline stages 'tp4 pp3'."""
+    return f"tp{tp}" + (f" pp{pp}" if pp > 1 else "")
 
 
 def _attainment(args: argparse.Namespace) -> float:

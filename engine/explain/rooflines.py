@@ -24,11 +24,13 @@ import pandas as pd
 
 from engine.calibration import trust
 from engine.catalog.entries import Catalog
+from engine.catalog.specs import HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership
 from engine.costmodel.iteration import decode_cost, prefill_cost, roofline_point
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance
+from engine.explain.roofline_chips import fitting_layout
 from engine.planning.sizing import Demand, InstanceRates, demand, instance_rates
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
@@ -59,7 +61,37 @@ def _fitting_instances(
         )
         if inst.fits():
             out.append(inst)
+    if not out and (layout := _staged(scenario, model, chip)) is not None:
+        # more chips than one tp of `tp_options` holds: pipeline stages, as the Hardware page places
+        # it (DeepSeek-R1 on H100s: tp 8 x pp 2), not dropped from the table without a word (a review)
+        tp, pp = layout
+        staged = Instance(
+            model=model,
+            hardware=chip,
+            tp=tp,
+            pp=pp,
+            weights=scenario.model.weights,
+            attention_weights=scenario.model.attention_weights,
+            kv=scenario.kv_precision(),
+            mem_fraction=scenario.deployment.mem_fraction,
+            activation_tokens=scenario.activation_tokens(chip),
+            eager=scenario.deployment.eager,
+        )
+        out.append(staged)
     return out
+
+
+def _staged(scenario: Scenario, model: ModelSpec, chip: HardwareSpec) -> tuple[int, int] | None:
+    """The fewest chips with pipeline stages that hold the model (`roofline_chips.fitting_layout`)."""
+    return fitting_layout(
+        model,
+        chip,
+        scenario.model.weights,
+        scenario.kv_precision(),
+        scenario.deployment.mem_fraction,
+        scenario.activation_tokens(chip),
+        scenario.model.attention_weights,
+    )
 
 
 def best_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -128,6 +160,7 @@ def roofline_rows(inst: Instance, d: Demand, basis: CostBasis | None = None) -> 
         "hardware": hw.id,
         "class": hw.kind,
         "tp": inst.tp,
+        "pp": inst.pp,
         "ridge_flops_per_byte": inst.matmul_flops_per_s / inst.bytes_per_s,
         "kv_capacity_tokens": inst.kv_capacity_tokens,
     }

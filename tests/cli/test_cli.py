@@ -26,6 +26,14 @@ def test_catalog_json_is_one_document() -> None:
     assert any(h["id"] == "h100-sxm" for h in doc["hardware"])
 
 
+def test_roofline_refuses_a_stack_its_chip_does_not_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found in review: TensorRT-LLM on an MI300X printed the vLLM figures labelled 'profile trtllm'."""
+    assert main(["roofline", "--model", "qwen3-8b", "--hardware", "mi300x", "--stack", "trtllm"]) == 2
+    assert "TensorRT-LLM runs on NVIDIA GPUs only; --hardware is 'mi300x'" in capsys.readouterr().err
+    assert main(["roofline", "--model", "qwen3-8b", "--hardware", "h100-sxm", "--stack", "vllm-ascend"]) == 2
+    assert "Huawei Ascend NPUs only" in capsys.readouterr().err
+
+
 def test_roofline_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert (
         main(["roofline", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", "--tp", "4", "--json"]) == 0

@@ -511,3 +511,18 @@ def test_decode_headroom_must_hold_with_the_chips_at_their_bands_edge() -> None:
     # the percentile it is read at: "TPOT is at most 35%" read as every request's, beside a p99 at 42%
     assert f"decode has headroom: TPOT p90 is at most {ratio:.0%} of its target" in room.text
     assert not _headroom("rag-long-context")  # 49% of its target as modelled, about 63% at the edge
+
+
+def test_a_chip_no_tp_group_holds_is_placed_with_pipeline_stages(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found in review: DeepSeek-R1 FP8 needs more than eight H100s or 910Bs, and the roofline table
+    dropped both without a word while the Hardware page placed them in stages."""
+    from engine.scenario.codec import load_preset
+
+    tab = roofline_table(load_preset("moe-deepseek-h200"), hardware=["h100-sxm", "ascend-910b", "b200"])
+    assert set(tab["hardware"]) == {"h100-sxm", "ascend-910b", "b200"}
+    staged = tab[tab["pp"] > 1]
+    assert set(staged["hardware"]) == {"h100-sxm", "ascend-910b"}
+    assert (staged["tp"] * staged["pp"] > 8).all()  # more chips than any tp group of 1-8 gives
+    assert (tab[tab["hardware"] == "b200"]["pp"] == 1).all()
+    assert main(["advise", "moe-deepseek-h200", "--hardware", "h100-sxm,b200"]) == 0
+    assert re.search(r"\nh100-sxm +tp\d pp\d+ +prefill", capsys.readouterr().out)
