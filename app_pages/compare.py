@@ -141,8 +141,8 @@ HEAD = (  # the comparison table's figure names; each card reads the Results car
 
 
 def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
-    """B's headline figures with the change from A, each with its band (its run's spread once
-    known, else its kind's error), A's value in the help."""
+    """B's headline figures with the change from A and A's figure, each with its band (its run's
+    spread once known, else its kind's error), A's band in the help."""
     # "mean ± x" and a band are wider: let the metrics wrap rather than cut their values
     wide = bool(reps) or any(
         ex.headline_range(t, k) is not None for t in (ta, tb) for _, k, *_ in HEAD if k in ex.HEADLINE_SOURCES
@@ -155,7 +155,6 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
         still = text is not None and not layout.shows_change(text)  # rounds to 0.0: no arrow, no colour
         if still:  # unsigned, as the same figure on both sides reads
             text = "0.0 pts" if pts is not None and pd.notna(pts) else "0.0%"
-        delta = f"{text} vs A" if text is not None else None
         quiet = noise is not None and bool(noise.get(label, False))  # the 95% intervals overlap
         apart = bases_differ and k == "usd_per_request"  # a rental bill against an ownership bill: no verdict
         targets = bool(judged) and k in ("slo_attainment", "goodput_rps")  # counted against other targets
@@ -164,6 +163,8 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             if reps
             else (fmt(ha[k]), fmt(hb[k]))
         )
+        # A's figure on the card, not only in its help: a reader compared B's 810 ms with nothing (a review)
+        delta = f"{text} vs A's {va}" if text is not None else None
         kind = layout.GROWING.get(k)
         behind_a, behind_b = (None, None) if kind is None else (behind(0, kind), behind(1, kind))
         # a latency set by a run's length is a floor, not a figure with a band ('≥ 11.4 min (−63% to +51%)')

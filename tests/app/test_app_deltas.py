@@ -83,7 +83,9 @@ def test_compare_of_a_scenario_with_itself_shows_neutral_deltas() -> None:
     heads = [m for m in at.metric if m.label.endswith(": B")]
     assert len(heads) == 5
     for m in heads:  # a share's change is in points
-        assert m.proto.delta == ("0.0 pts vs A" if m.label.startswith("SLO") else "0.0% vs A"), m.proto.delta
+        assert m.proto.delta.startswith("0.0 pts vs A's " if m.label.startswith("SLO") else "0.0% vs A's "), (
+            m.proto.delta
+        )
         assert m.proto.direction == MetricProto.MetricDirection.NONE
 
 
