@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -500,3 +501,20 @@ def test_a_tp_group_over_two_machines_pays_the_scale_out_latency(catalog: Catalo
     assert sixteen.allreduce_bytes_per_s() == pytest.approx(nics * 1e9)
     ring = 2 * 15 / 16 * m.hidden * 2 / (nics * 1e9)
     assert float(sixteen.comm_time(1)) == pytest.approx(2 * m.layers * (ring + sixteen.link_latency_s()))
+
+
+def test_a_step_the_stacks_fixed_cost_sets_reads_fixed_cost(catalog: Catalog) -> None:
+    """Found in review: a 910B's batch-1 decode of Qwen3-8B (47 ms, 35 of them the stack's fixed
+    cost, 12 reading weights) read 'bandwidth'; an H100 decoding a 70B model at tp 2 reads it."""
+    from engine.calibration import trust
+    from engine.costmodel.roofline import FIXED, decode_table
+
+    def table(chip: str, model: str, tp: int) -> pd.DataFrame:
+        hw, name, _ = trust.effective_chip(catalog.chip(chip), "vllm", catalog)
+        return decode_table(
+            Instance(model=catalog.model(model), hardware=hw, tp=tp, profile_name=name), [1], [1024]
+        )
+
+    row = table("ascend-910b", "qwen3-8b", 1).iloc[0]
+    assert row["bound"] == FIXED and row["time_ms"] > 2 * max(row["compute_ms"], row["memory_ms"])
+    assert table("h100-sxm", "llama-3.1-70b", 2).iloc[0]["bound"] == "bandwidth"
