@@ -89,7 +89,9 @@ for side, run in (("A", ra), ("B", rb)):  # before the figures it qualifies
     if (behind := ex.line(run.summary)) is not None:
         st.error(plain(f"{side}: {behind}"), icon=":material/trending_up:")
     if (rising := ex.rising_line(run.summary)) is not None:
-        st.warning(plain(f"{side}: {rising}"), icon=":material/trending_up:")
+        st.container(key=f"fg-rising-{side}").warning(
+            plain(f"{side}: {rising}"), icon=":material/trending_up:"
+        )
 reps = replicas.run([sa, sb], n_seeds)  # None with one seed, or until the other seeds are done
 
 

@@ -33,7 +33,7 @@ with pick:
 if (behind := ex.line(s)) is not None:  # before the figures it qualifies
     st.error(plain(behind), icon=":material/trending_up:")
 if (rising := ex.rising_line(s)) is not None:  # too late in the window to tell
-    st.warning(plain(rising), icon=":material/trending_up:")
+    st.container(key="fg-rising").warning(plain(rising), icon=":material/trending_up:")
 if (edge := ex.edge_line(s)) is not None:
     st.info(plain(edge), icon=":material/cell_tower:")
 if (way := ex.way_in_line(s)) is not None:  # network and control plane, as shares of TTFT

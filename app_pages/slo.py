@@ -213,7 +213,7 @@ def marked(row: dict[str, Any], kind: ex.LatencyKind) -> str:
 if (behind := ex.line(res.summary)) is not None:
     st.error(plain(behind), icon=":material/trending_up:")
 if (rising := ex.rising_line(res.summary)) is not None:
-    st.warning(plain(rising), icon=":material/trending_up:")
+    st.container(key="fg-rising").warning(plain(rising), icon=":material/trending_up:")
 tbt_targeted = {c.name for c in sc.workload.classes if c.slo.tbt_ms}
 for row in tail.to_dict("records"):
     passes = row["passes"] and short is None

@@ -66,8 +66,8 @@ def _band_note(marks: Sequence[confidence.PoolMark], moves: Any) -> None:
             "With --margin, the p99 TTFT and TPOT, goodput, throughput and cost bands above, where shown, are "
             "this run's "
             "spread: how each moves when the same requests run with every chip at either edge of its "
-            "throughput band (TTFT and "
-            "TPOT never narrower than their kind's band); the other lines keep their kind's band."
+            "throughput band (TTFT, TPOT and the costs never narrower than their kind's band); the other lines "
+            "keep their kind's band."
         )
     else:
         print(

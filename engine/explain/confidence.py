@@ -415,6 +415,8 @@ its expected throughput error (`engine.explain.margin.RunSpread.moves`): relativ
 (fractions of 1) for SLO attainment."""
 
 LATENCIES = ("ttft_p99_ms", "tpot_p99_ms")
+COSTS = ("usd_per_request", "usd_per_million_output_tokens")
+"""Costs that keep at least their kind's band in a run's spread (`spread_band`)."""
 """Headline figures whose own kind of error (TTFT, TPOT) was measured apart from the chips' speed."""
 
 
@@ -431,14 +433,18 @@ def spread_band(key: str, r: Range | None, move: tuple[float, float]) -> str:
     With chips at the pessimistic and the optimistic edge of their throughput band the run moves
     each figure; that is the band of the figures the chips' speed carries (goodput, throughput,
     cost). A latency keeps at least its own kind's band (`r`, measured on rows at their own loads)
-    and takes the spread where the run's queues make it wider."""
+    and takes the spread where the run's queues make it wider. So does a cost (`COSTS`): at the run's
+    fixed load and deployment the bill per request barely moves with the chips' speed (a run read
+    '$0.36 ± 0%') while the SLO it buys does; its kind's band (throughput's, turned round) is what
+    the bill of a deployment sized to hold it moves by, as the planner's verdict quotes it ('0.36 to
+    0.47' for the same choice: a review)."""
     lo, hi = min(move), max(move)
     if key == "slo_attainment":
         lo, hi = min(0.0, lo), max(0.0, hi)
         if lo == hi == 0.0:
             return "± 0 pts"
         return f"{_points(lo)} to {_points(hi)} pts"
-    if key in LATENCIES and r is not None:
+    if (key in LATENCIES or key in COSTS) and r is not None:
         lo, hi = min(lo, r[0]), max(hi, r[1])
     return signed_text(lo, hi)
 

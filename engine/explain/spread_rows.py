@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from engine.explain.confidence import (
     COMPARED_BOUNDED,
+    COSTS,
     LATENCIES,
     Moves,
     PoolMark,
@@ -42,7 +43,7 @@ def _spread_range(key: str, marks: Sequence[PoolMark], move: tuple[float, float]
     if falls_to_nothing(key, move):
         return None
     lo, hi = min(move), max(move)
-    r = headline_range(marks, key) if key in LATENCIES else None  # a latency keeps its kind's at least
+    r = headline_range(marks, key) if key in LATENCIES or key in COSTS else None  # its kind's at least
     return (min(lo, r[0]), max(hi, r[1])) if r is not None else (lo, hi)
 
 

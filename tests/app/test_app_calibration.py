@@ -72,6 +72,8 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
                                ("Goodput", "goodput_rps", "throughput"), ("$ / request", "usd_per_request", "throughput"),
                                ("SLO attainment", "slo_attainment", None)):  # fmt: skip
         own = cal.real_band(figure) if figure else None
+        if key in confidence.COSTS and own is not None:  # a cost is throughput's band turned round
+            own = (1.0 / (1.0 + own[1]) - 1.0, 1.0 / (1.0 + own[0]) - 1.0)
         cliff = (key == "slo_attainment" and confidence.spans_all(moves[key])) or confidence.falls_to_nothing(
             key, moves[key]
         )  # 0% to 100%, or from nothing to the figure: no band

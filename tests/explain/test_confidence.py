@@ -228,8 +228,8 @@ def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() 
 
 
 def test_a_spread_band_takes_the_runs_moves_and_keeps_a_latencys_own_error() -> None:
-    """Throughput-borne figures take their run's spread alone; a latency never narrower than its
-    kind's error; SLO attainment in points; no '-0%'."""
+    """Throughput-borne figures take their run's spread alone; a latency and a cost never narrower
+    than their kind's error; SLO attainment in points; no '-0%'."""
     from engine.explain.confidence import spread_band
 
     assert spread_band("ttft_p99_ms", (-0.09, 0.09), (0.39, -0.22)) == "−22% to +39%"
@@ -237,7 +237,9 @@ def test_a_spread_band_takes_the_runs_moves_and_keeps_a_latencys_own_error() -> 
     assert spread_band("tpot_p99_ms", (-0.07, 0.12), (0.17, -0.03)) == "−7% to +17%"
     assert spread_band("goodput_rps", (-0.15, 0.15), (-0.01, 0.0)) == "−1% to +0%"  # served all it was sent
     assert spread_band("throughput_rps", (-0.15, 0.15), (-0.0, 0.0)) == "± 0%"
-    assert spread_band("usd_per_request", (-0.15, 0.15), (0.02, -0.01)) == "−1% to +2%"
+    # a cost at the run's fixed load barely moves ('−1% to +2%' read as certain): its kind's band holds
+    assert spread_band("usd_per_request", (-0.15, 0.15), (0.02, -0.01)) == "± 15%"
+    assert spread_band("usd_per_million_output_tokens", (-0.05, 0.29), (0.4, -0.01)) == "−5% to +40%"
     assert spread_band("goodput_rps", (-0.36, 0.36), (-0.81, 3.5)) == "−81% to > +100%"
     assert spread_band("goodput_rps", None, (-0.3, -0.05)) == "−30% to −5%"  # both edges slower: one side
     assert spread_band("slo_attainment", None, (-0.367, 0.043)) == "−36.7 to +4.3 pts"
