@@ -109,9 +109,9 @@ def bands_for(
     its chip's band and of the MoE rows' band (only the first family has MoE rows). With data, a
     kind is shown only where the model's class (dense or MoE) has a band of its own for it. A band
     that leaves out part of the middle two in three of the chip's own published results under the
-    stack (`own_points`; a fitted chip's results are those of the stack its `profile` was fitted
-    under: vLLM on a 910B runs vLLM-Ascend's) is widened to hold them. {} before
-    presets/calibration.toml carries bands."""
+    stack (`own_points`; and where its profile is its own fit under a stack, `profile`, the results
+    that fit was made to: vLLM or SGLang on a 910B run vLLM-Ascend's) is widened to hold them. {}
+    before presets/calibration.toml carries bands."""
     tables = _band_table()
     family = "chip_out" if basis in CHIPS_WITHOUT_DATA else "source_out"
     key_basis = "transfer" if basis in ("illustrative", "assumed") else basis
@@ -126,8 +126,7 @@ def bands_for(
             found.append(_lookup(tables.get("source_out", {}), {**point, "figure": figure}))
         have = [b for b in found if b is not None]
         if have:
-            mine = {**point, "stack": profile} if basis == "fitted" and profile else point
-            have += [own[:2] for own in [own_points(mine, figure)] if own is not None]
+            have += [own[:2] for own in _own_results(point, figure, profile)]
             out[figure] = (min(b[0] for b in have), max(b[1] for b in have))
     return out
 
@@ -149,10 +148,22 @@ def widened(
     family = "chip_out" if basis in CHIPS_WITHOUT_DATA else "source_out"
     point = {"model": "moe" if moe else "dense", "basis": basis, "stack": stack, "chip": chip}
     out = {}
-    mine = {**point, "stack": profile} if basis == "fitted" and profile else point
     for figure in shown_kinds(family):
-        own = own_points(mine, figure)
         pooled = _lookup(tables.get(family, {}), {**point, "figure": figure}, family == "source_out")
-        if own is not None and pooled is not None and (own[0] < pooled[0] or own[1] > pooled[1]):
-            out[figure] = own
+        for own in _own_results(point, figure, profile):
+            if pooled is not None and (own[0] < pooled[0] or own[1] > pooled[1]):
+                out[figure] = own
     return out
+
+
+def _own_results(
+    point: Mapping[str, str], figure: str, profile: str | None
+) -> list[tuple[float, float, int]]:
+    """The chip's own results that bear on a band: those under its stack and basis, and where its
+    profile is its own fit under a stack (`profile`: vLLM-Ascend's for vLLM or SGLang on a 910B),
+    those that fit was made to."""
+    keys = [dict(point)]
+    if profile:
+        keys.append({**point, "basis": "fitted", "stack": profile})
+    found = [own_points(k, figure) for k in keys]
+    return list(dict.fromkeys(f for f in found if f is not None))

@@ -350,9 +350,12 @@ def borrowed_profile(
             return twin, "same_silicon", sib, stack
     for other in RELATED.get(stack, STACK_ORDER):
         for c in (chip, *siblings):
-            prof = fitted(c, other)
+            # as the stack runs there: SGLang on a 910B borrows its vLLM-Ascend fit (it took a
+            # transfer profile 3.4 times faster than the chip's own fit, found in review)
+            mine = native_stack(c, other)
+            prof = fitted(c, mine)
             if prof is not None:
-                return prof, "other_stack", c, other
+                return prof, "other_stack", c, mine
     return None
 
 
@@ -491,7 +494,11 @@ def _calibration(
             else:
                 rule = f"{STACK_NAMES[other]} profile of {chip} used for {stack_name} (no {stack_name} fit)"
             prof, cal = result(
-                prof.model_copy(update={"source": f"{rule} ({prof.source})"}), stack, basis, rule
+                prof.model_copy(update={"source": f"{rule} ({prof.source})"}),
+                stack,
+                basis,
+                rule,
+                other if chip == hw.id else None,  # its own fit under another stack: the results it missed
             )
         return prof, _widened(cal, (chip, other))
     ref = catalog.hardware.get(ILLUSTRATIVE_REFERENCE)

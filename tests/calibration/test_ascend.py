@@ -160,3 +160,19 @@ def test_the_910bs_band_holds_its_own_published_results(catalog: Catalog) -> Non
     _, h100 = trust.calibration(catalog.chip("h100-sxm"), "vllm", catalog)
     pooled = band_lookup.calibration_table()["band"]["source_out"]["dense:*:*:*:throughput"]
     assert "widened" not in h100.caveat and h100.band["throughput"] == tuple(pooled)
+
+
+def test_sglang_on_the_910b_borrows_its_own_vllm_ascend_fit(catalog: Catalog) -> None:
+    """Found in review: SGLang on a 910B took the transfer profile (compute 0.44 of peak against the
+    chip's own fitted 0.13) and ran 2.7 times faster than the chip has been measured to."""
+    hw = catalog.chip(CHIP)
+    prof, cal = trust.calibration(hw, "sglang", catalog)
+    own = hw.profiles["vllm-ascend"]
+    assert cal.basis == "other_stack" and (prof.eta_compute, prof.eta_bandwidth) == (
+        own.eta_compute,
+        own.eta_bandwidth,
+    )
+    assert "vLLM-Ascend profile of ascend-910b used for SGLang" in cal.rule
+    assert "so its band is widened to hold them" in cal.caveat  # the results that fit was made to
+    _, fitted = trust.calibration(hw, "vllm", catalog)
+    assert cal.band["throughput"][0] == fitted.band["throughput"][0]
