@@ -482,27 +482,25 @@ TIER_DASH = {"sram": "dot", "ddr": "dashdot"}
 uncalibrated): each tier its own, so two tiers of one chip, in its colour, stay apart."""
 
 
+ROOF_COLOURS = "#1f77b4 #e67e22 #2ca02c #9467bd #8c564b #e377c2 #17becf #bcbd22 #7f7f7f #d62728".split()  # noqa: SIM905
+"""One colour per chip on the roofline, in turn."""
+
+
 def roofline(
-    curves: pd.DataFrame, points: pd.DataFrame, *, height: int = 460, uncalibrated: Collection[str] = ()
+    curves: pd.DataFrame,
+    points: pd.DataFrame,
+    *,
+    height: int = 460,
+    uncalibrated: Collection[str] = (),
+    partly: Collection[str] = (),
 ) -> go.Figure:
     """Each chip's achievable roofline, with the model's prefill (circles) and decode (diamonds) points;
-    an `uncalibrated` chip's ceiling is dashed and named so in the legend (its fractions come by rule).
+    an `uncalibrated` chip's ceiling is dashed and named so in the legend (its fractions come by rule),
+    a `partly` calibrated one's named so (a MoE model's experts at a shared factor).
     A chip with SRAM or DDR tiers draws a roof per tier (`TIER_DASH`), its main one named the HBM roof."""
     fig = go.Figure()
-    palette = [
-        "#1f77b4",
-        "#e67e22",
-        "#2ca02c",
-        "#9467bd",
-        "#8c564b",
-        "#e377c2",
-        "#17becf",
-        "#bcbd22",
-        "#7f7f7f",
-        "#d62728",
-    ]
     for i, (chip, rows) in enumerate(curves.groupby("chip", sort=False)):
-        color = palette[i % len(palette)]
+        color = ROOF_COLOURS[i % len(ROOF_COLOURS)]
         loose = chip in uncalibrated
         tiers = rows["roof"] if "roof" in rows else pd.Series(np.nan, index=rows.index)
         main = rows[tiers.isna()]
@@ -510,7 +508,8 @@ def roofline(
         name = f"{chip} HBM roof" if tiers.notna().any() else str(chip)
         fig.add_trace(
             go.Scatter(x=main["intensity_flops_per_byte"], y=main["attainable_tflops"], mode="lines",
-                       name=f"{name} (uncalibrated)" if loose else name,
+                       name=f"{name} (uncalibrated)" if loose else f"{name} (partly calibrated)"
+                       if chip in partly else name,
                        line={"color": color, "dash": "dash" if loose else "solid"}, legendgroup=str(chip),
                        hoverinfo="skip")
         )  # fmt: skip

@@ -206,8 +206,14 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
     curves, points = _roofline(sc.model_dump_json(), tuple(chips))
     marks = _chip_trust(cat, sc)
     loose = {roofline_name(c, tp, pp) for c, tp, pp in chips if not marks[c]["calibrated"]}
+    # a fitted chip whose MoE experts run at a shared factor, as Strategy and Results call it (a review)
+    partly = {
+        roofline_name(c, tp, pp)
+        for c, tp, pp in chips
+        if marks[c]["calibrated"] and str(marks[c]["calibration"]).startswith("partly")
+    }
     export.chart(
-        charts.roofline(curves, points, uncalibrated=loose),
+        charts.roofline(curves, points, uncalibrated=loose, partly=partly),
         sc,
         "roofline",
         title="Roofline",

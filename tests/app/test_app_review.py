@@ -34,6 +34,13 @@ def test_each_memory_tier_has_its_own_dash_and_the_main_roof_is_named() -> None:
         "sn40l ×8 DDR roof": "dashdot",
         "h100-sxm ×2": "solid",  # a chip of one memory keeps its plain name
     }
+    # partly calibrated (a MoE model's experts at a shared factor) and uncalibrated named so (a review)
+    marked = charts.roofline(curves, points, uncalibrated={"sn40l ×8"}, partly={"h100-sxm ×2"}).data
+    named = {t.name: t.line.dash for t in marked if t.mode == "lines"}
+    assert (
+        named["h100-sxm ×2 (partly calibrated)"] == "solid"
+        and named["sn40l ×8 HBM roof (uncalibrated)"] == "dash"
+    )
 
 
 def test_the_catalog_names_main_memory_by_what_it_is() -> None:
