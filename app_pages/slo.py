@@ -64,14 +64,19 @@ for i, cls in enumerate(sc.workload.classes):
 
 
 # the most each per-chip cost field allows (`engine.costmodel.ownership.CostBasis`)
-PER_CHIP_MAX = {"capex_usd": 10_000_000, "server_capex_usd": 10_000_000, "porting_engineer_months": 10_000}
+PER_CHIP_MAX = {
+    "usd_per_hour": 1_000,
+    "capex_usd": 10_000_000,
+    "server_capex_usd": 10_000_000,
+    "porting_engineer_months": 10_000,
+}
 PORTING = ("usd_per_engineer_month",)  # drawn with the porting inputs, not in the generic form
 
 
 def chip_price(field: str, chip_id: str, key: str, what: str, lo: str) -> None:
     """A per-chip price typed in: applied if allowed, else refused with the field and its range."""
     value = float(st.session_state[key])
-    low_ok = value > 0 if field == "capex_usd" else value >= 0
+    low_ok = value > 0 if field in ("capex_usd", "usd_per_hour") else value >= 0
     if not low_ok or value > PER_CHIP_MAX[field]:
         state.notify(
             f"{what} (cost.{field}.{chip_id}): {value:,.0f} is not allowed: {lo}, up to {PER_CHIP_MAX[field]:,}"
@@ -117,7 +122,7 @@ def porting_field(chip_id: str) -> None:
         st,
         "porting_engineer_months",
         chip_id,
-        f"{chip_id}: porting (engineer-months)",
+        f"{plain(chip_id)}: porting (engineer-months)",
         f"{chip_id} porting",
         "0 or more",
         float(sc.cost.porting_engineer_months.get(chip_id, default)),
@@ -135,7 +140,8 @@ with st.expander(
     "Cost basis", expanded=sc.cost.mode == "own", icon=":material/payments:", key="fg-cost-basis"
 ):
     st.caption(
-        "What cost per request is measured in: **rent** bills every chip at its catalog price per hour; **own** "
+        "What cost per request is measured in: **rent** bills every chip at its catalog price per hour, or "
+        "yours (most catalog rents are assumptions); **own** "
         "bills capital (chip and server share written off over the years), hosting (colocation per kW of "
         "provisioned power) and the run's energy times PUE. Sources: docs/cost-model.md."
     )
@@ -146,6 +152,23 @@ with st.expander(
         horizontal=True,
         format_func=lambda m: {"rent": "rented", "own": "owned"}.get(m, str(m)),
     )
+    if sc.cost.mode == "rent":
+        cat = scenario_catalog(sc)
+        for chip_id in sorted({p.hardware for p in sc.deployment.pools if p.hardware in cat.hardware}):
+            hw = cat.hardware[chip_id]
+            chip_input(
+                st,
+                "usd_per_hour",
+                chip_id,
+                f"{plain(chip_id)}: rent ($ per chip-hour)",
+                f"{chip_id} rent",
+                "above 0",
+                float(hw.usd_per_hour),
+                step=0.1,
+                fmt="%.2f",
+                help=f"Price source: {plain(hw.sources.get('usd_per_hour') or 'none')}. Your quote replaces it "
+                "(cost.usd_per_hour). Allowed: above 0, up to $1,000.",
+            )
     if sc.cost.mode == "own":
         model_form(
             "cost",
@@ -173,7 +196,7 @@ with st.expander(
                     col,
                     field,
                     chip_id,
-                    f"{chip_id}: {what} ($)",
+                    f"{plain(chip_id)}: {what} ($)",
                     f"{chip_id} {what}",
                     lo,
                     float(dict(getattr(sc.cost, field)).get(chip_id, getattr(hw, field)) or 0.0),

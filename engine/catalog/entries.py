@@ -83,6 +83,23 @@ class Catalog:
         _add_custom(md, models, "custom_models", "model")
         return Catalog(hardware=hw, models=md)
 
+    def with_rents(self, rents: Mapping[str, float], field: str = "cost.usd_per_hour") -> Catalog:
+        """A copy whose chips named in `rents` rent at the price given there, per chip-hour, their
+        source saying it is the user's (`price_assumed` then no longer calls it an assumption): a
+        scenario's own price, from its `cost.usd_per_hour`. A chip not in the catalog is refused,
+        naming the field."""
+        if not rents:
+            return self
+        hw = dict(self.hardware)
+        for chip, usd in rents.items():
+            if chip not in hw:
+                raise ScenarioError(
+                    f"{field}.{chip}: unknown hardware {chip!r}; known: {', '.join(sorted(hw))}"
+                )
+            sources = {**hw[chip].sources, "usd_per_hour": f"entered by the user ({field})"}
+            hw[chip] = hw[chip].model_copy(update={"usd_per_hour": float(usd), "sources": sources})
+        return Catalog(hardware=hw, models=self.models)
+
 
 def _add_custom(
     entries: dict[str, Any], custom: Iterable[HardwareSpec | ModelSpec], field: str, what: str

@@ -45,6 +45,8 @@ CostMode = Literal["rent", "own"]
 """How chips are paid for: rented per chip-hour, or owned (capital, energy, hosting)."""
 ChipId = Annotated[str, Field(pattern=ID_PATTERN)]
 ChipUsd = Annotated[float, Field(gt=0, le=10_000_000)]
+ChipRent = Annotated[float, Field(gt=0, le=1_000)]
+"""A chip-hour's rent, USD (an 8-GPU server's on-demand hour is about $100)."""
 ServerUsd = Annotated[float, Field(ge=0, le=10_000_000)]
 EngineerMonths = Annotated[float, Field(ge=0, le=10_000)]
 
@@ -75,6 +77,10 @@ class CostBasis(Frozen):
         default=1.8,
         description="Provisioned server power per chip over the chip's TDP (DGX H100: 10.2 kW / 8 x 700 W)",
     )
+    usd_per_hour: Annotated[dict[ChipId, ChipRent], Field(max_length=32)] = Field(
+        default_factory=dict,
+        description="Rent per chip-hour per chip id (rent mode), replacing the catalog's: your quote",
+    )
     capex_usd: Annotated[dict[ChipId, ChipUsd], Field(max_length=32)] = Field(
         default_factory=dict, description="Purchase price per chip id, replacing the catalog's"
     )
@@ -98,7 +104,8 @@ class CostBasis(Frozen):
     def label(self) -> str:
         """The basis in a few words, e.g. ``own: 5-year amortisation, $0.08/kWh, PUE 1.58``."""
         if self.mode == "rent":
-            return "rent: catalog price per chip-hour"
+            yours = ", ".join(f"{c} ${p:,.2f}" for c, p in sorted(self.usd_per_hour.items()))
+            return "rent: catalog price per chip-hour" + (f"; yours for {yours}" if yours else "")
         return (
             f"own: {self.amortisation_years:g}-year amortisation, ${self.usd_per_kwh:g}/kWh, "
             f"PUE {self.pue:g}, hosting ${self.hosting_usd_per_kw_month:g}/kW-month"

@@ -92,8 +92,10 @@ class Resolved:
 
 
 def scenario_catalog(scenario: Scenario, base: Catalog | None = None) -> Catalog:
-    """The catalog extended with the scenario's own custom entries."""
-    return (base or load_catalog()).with_entries(scenario.custom_hardware, scenario.custom_models)
+    """The catalog extended with the scenario's own custom entries, its chips at the scenario's own
+    rents (`cost.usd_per_hour`)."""
+    cat = (base or load_catalog()).with_entries(scenario.custom_hardware, scenario.custom_models)
+    return cat.with_rents(scenario.cost.usd_per_hour)
 
 
 def slowed(resolved: Resolved, slowdown: Mapping[str, float]) -> Resolved:

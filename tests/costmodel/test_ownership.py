@@ -253,3 +253,42 @@ def test_a_bill_at_a_price_the_catalog_assumes_says_so(capsys: pytest.CaptureFix
         f"  billed at a price the catalog assumes, not a published rate: h20 ${h20:,.2f}/h"
         in capsys.readouterr().out
     )
+
+
+def test_a_rent_of_your_own_bills_the_run_and_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    """cost.usd_per_hour: a chip-hour at your quote, not the catalog's (24 of whose 30 rents are
+    assumptions): the run's bill, its basis, no 'assumed price' line, and the planner's prices."""
+    from engine.cli.main import main
+    from engine.scenario.resolve import scenario_catalog
+
+    h200 = {"deployment.pools[0].hardware": "h200"}
+    yours = _cost("chat-colocated", **h200, **{"cost.usd_per_hour": {"h200": 2.9}})
+    chips = io.load_preset("chat-colocated").deployment.pools[0].count * 2  # tp 2
+    assert yours["usd_per_hour"] == pytest.approx(chips * 2.9)
+    assert "assumed_prices" not in yours and yours["basis"].endswith("; yours for h200 $2.90")
+    sc = io.apply_overrides(small("chat-colocated", **QUICK), {**h200, "cost.usd_per_hour": {"h200": 2.9}})
+    assert (
+        ownership.chip_hour_usd(scenario_catalog(sc).hardware["h200"], sc.cost) == 2.9
+    )  # as the planner prices
+    with pytest.raises(ScenarioError, match=r"cost\.usd_per_hour\.h300: unknown hardware 'h300'"):
+        simulate(io.apply_overrides(sc, {"cost.usd_per_hour": {"h300": 2.9}}))
+    with pytest.raises(ScenarioError, match="usd_per_hour"):
+        io.apply_overrides(sc, {"cost.usd_per_hour": {"h200": 0.0}})
+    assert (
+        main(["run", "chat-colocated", "--set", "duration_s=30", "--set", "cost.usd_per_hour={h100-sxm=1.5}"])
+        == 0
+    )
+    assert "cost: $18.00/h" in capsys.readouterr().out  # twelve H100s at $1.50
+
+
+def test_slo_page_takes_your_rent_for_each_chip() -> None:
+    from tests.app.harness import app, assert_clean, scenario_of
+
+    at = app("slo")
+    at.number_input(key="fg:cost.usd_per_hour:h100-sxm").set_value(1.75).run()
+    assert_clean(at)
+    assert scenario_of(at).cost.usd_per_hour == {"h100-sxm": 1.75}
+    assert at.number_input(key="fg:cost.usd_per_hour:h100-sxm").value == 1.75
+    at.number_input(key="fg:cost.usd_per_hour:h100-sxm").set_value(0.0).run()  # refused, the box goes back
+    assert any("cost.usd_per_hour.h100-sxm" in w.value.replace("\\", "") for w in at.warning)
+    assert scenario_of(at).cost.usd_per_hour == {"h100-sxm": 1.75}
