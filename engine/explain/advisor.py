@@ -208,11 +208,20 @@ def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Findi
         if role in ("decode", "mixed"):
             share = kv_bound_share(result, name)
             if share >= 0.2:
+                # its share of the bill says how far the advice reaches (a reviewer read it as the
+                # whole deployment's, where prefill held 75% of the bill)
+                bills, total = result.summary["cost"].get("usd_by_pool"), result.summary["cost"]["usd_total"]
+                part = f"{bills[name] / total:.0%} of the bill" if bills and name in bills and total else ""
+                billed = (
+                    (f"{label[:-1]}, {part})" if label.endswith(")") else f"{label} ({part})")
+                    if part
+                    else label
+                )
                 out.append(
                     Finding(
                         "warning",
                         "kv_capacity",
-                        f"{label} is KV-capacity bound {share:.0%} of the time: more decode memory "
+                        f"{billed} is KV-capacity bound {share:.0%} of the time: more decode memory "
                         f"(e.g. {_bigger_memory(cat, pool.hardware.id)}) or fewer concurrent long "
                         "requests would help.",
                         {

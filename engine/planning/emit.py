@@ -117,7 +117,8 @@ def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
 
 def _pool_line(pool: PoolFacts) -> str:
     return (
-        f"{pool.role}, {pool.count} x {pool.hardware_id} instance(s) of tp {pool.tp} x pp {pool.pp} x dp "
+        f"{pool.role}, {pool.count} x {pool.hardware_id} instance{'s' if pool.count != 1 else ''} of tp {pool.tp} "
+        f"x pp {pool.pp} x dp "
         f"{pool.dp} (ep {pool.ep}) = {pool.chips_per_instance} chip{'s' if pool.chips_per_instance != 1 else ''} each"
     )
 

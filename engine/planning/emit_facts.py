@@ -245,6 +245,11 @@ def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list
         )
     if f.hf_id is None:
         notes.append(f"the catalog has no Hugging Face id for {f.model_id}: replace {model_arg(f)}")
+    else:  # the catalog names its source's checkpoint, often the base model (a buyer's review)
+        notes.append(
+            f"model {f.hf_id}: the catalog's checkpoint; an instruct or fine-tuned variant of the same "
+            "architecture runs as modelled: put its repository in its place"
+        )
     if crossing := vendor_crossing(f):
         notes.append(crossing)
     if f.cache_tiers:

@@ -118,6 +118,10 @@ def test_kv_bound_decode_is_reported(kv_bound: SimResult) -> None:
     assert named and all(cat.chip(h).memory_gb == float(gb) > 80 for h, gb in named)
     assert f.numbers["kv_bound_share"] == pytest.approx(kv_bound_share(kv_bound, "decode"))
     assert f.numbers["kv_bound_share"] >= 0.2
+    # how far the advice reaches: the decode pool's share of the bill (a split deployment's)
+    cost = kv_bound.summary["cost"]
+    share = cost["usd_by_pool"]["decode"] / cost["usd_total"]
+    assert f.text.startswith(f"the decode pool ({share:.0%} of the bill) is KV-capacity bound"), f.text
     assert t["slo"].severity == "critical"
     fs = findings(kv_bound)
     order = {"critical": 0, "warning": 1, "info": 2}
