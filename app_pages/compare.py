@@ -313,7 +313,8 @@ if spreads[0] is not None and spreads[1] is not None:
     with head.container():
         headline_row(*moved)
     # as the cards now read them
-    bands = ex.spread_errors(table["figure"], ta, tb, moved, list(table["band"]))
+    limits = (ex.limits(ra.summary, sa), ex.limits(rb.summary, sb))  # where each side's costs can go
+    bands = ex.spread_errors(table["figure"], ta, tb, moved, list(table["band"]), limits)
     draw_table(table.assign(band=[b or "" for b in bands]))
     same = spreads[0].slowdown == spreads[1].slowdown
     sides = (("A", spreads[0], ha, ra), ("B", spreads[1], hb, rb))

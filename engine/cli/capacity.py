@@ -95,8 +95,13 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         print(f"  {confidence.BAND_NOTE}")
     for c in cap.runs.to_dict(orient="records"):
         short = c.get("shortfall_rps")
+        rising = c.get("rising_rps")
         behind = (
-            f"  unsustainable, short by {short:,.2g} req/s" if short is not None and short == short else ""
+            f"  unsustainable, short by {short:,.2g} req/s"
+            if short is not None and short == short
+            else f"  queue still rising at the window's end ({rising:,.2g} req/s): not counted"
+            if rising is not None and rising == rising
+            else ""
         )
         print(
             f"  {c['rate_rps']:9.3f} req/s  {'passes' if c['passes'] else 'FAILS ':6}  goodput "

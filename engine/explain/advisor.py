@@ -89,9 +89,7 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
     if (behind := sustain.line(s)) and (mark := s["unsustainable"]):  # first: it qualifies the rest
         numbers = {k: mark[k] for k in ("shortfall_rps", "offered_rps", "sustained_rps")}
         out.append(Finding("critical", "saturation", behind, numbers))
-    if (rising := sustain.rising_line(s)) and (rise := s.get("queue_rising")):
-        numbers = {k: rise[k] for k in ("rise_rps", "risen_requests", "offered_rps")}
-        out.append(Finding("warning", "rising", rising, numbers))
+    rising = sustain.rising_line(s)
     if said := ignored_ceiling(wl := result.scenario.workload):
         out.append(
             Finding("warning", "client", said, {"max_in_flight": float(wl.arrival.max_in_flight or 0)})
@@ -101,7 +99,12 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
             Finding("warning" if ramp[1] < 0.9 else "info", "sessions", ramp[0], {"load_share": ramp[1]})
         )
     out += _slo_findings(result)
-    out += _pool_findings(result, res, cat)
+    pools = _pool_findings(result, res, cat)
+    if rising and (rise := s.get("queue_rising")) and not any(f.topic == "overload" for f in pools):
+        # said by a pool's queue growing through the window already, which reads it as the load's (a review)
+        numbers = {k: rise[k] for k in ("rise_rps", "risen_requests", "offered_rps")}
+        out.append(Finding("warning", "rising", rising, numbers))
+    out += pools
     out += _latency_findings(result, res)
     out += calibration_findings(result)
     req = s["requests"]

@@ -15,6 +15,7 @@ from engine.explain.confidence import (
     COMPARED_BOUNDED,
     COSTS,
     LATENCIES,
+    Limits,
     Moves,
     PoolMark,
     Range,
@@ -24,6 +25,7 @@ from engine.explain.confidence import (
     spans_all,
     spread_band,
 )
+from engine.serving.speed_limits import cut
 
 SPREAD_ROWS: dict[str, str] = {
     "TTFT p99": "ttft_p99_ms",
@@ -35,15 +37,20 @@ SPREAD_ROWS: dict[str, str] = {
 is known their band is the spread's, as the cards read it (`spread_errors`)."""
 
 
-def _spread_range(key: str, marks: Sequence[PoolMark], move: tuple[float, float]) -> Range | None:
+def _spread_range(
+    key: str, marks: Sequence[PoolMark], move: tuple[float, float], bounds: Limits | None = None
+) -> Range | None:
     """One side's band of a figure from its run's spread, as `figure_band` gives its card (None: the
-    card shows none: a share spanning nearly all, a count falling to nothing)."""
+    card shows none: a share spanning nearly all, a count falling to nothing); a cost's kind's band
+    cut by the side's `bounds` as its card's is."""
     if key == "slo_attainment":
         return None if spans_all(move) else (min(0.0, *move), max(0.0, *move))
     if falls_to_nothing(key, move):
         return None
     lo, hi = min(move), max(move)
     r = headline_range(marks, key) if key in LATENCIES or key in COSTS else None  # its kind's at least
+    if r is not None and key in COSTS:
+        r = cut(r, (bounds or {}).get(key))
     return (min(lo, r[0]), max(hi, r[1])) if r is not None else (lo, hi)
 
 
@@ -53,6 +60,7 @@ def spread_errors(
     b: Sequence[PoolMark],
     moves: tuple[Moves, Moves],
     kinds: Sequence[str | None],
+    bounds: tuple[Limits | None, Limits | None] = (None, None),
 ) -> list[str | None]:
     """Compare's band column once each side's run spread is known: a figure of `SPREAD_ROWS` reads
     A's and B's spread bands together (the lower fall, the higher rise), as their cards read them,
@@ -63,12 +71,16 @@ def spread_errors(
     for label, kind in zip(labels, kinds, strict=True):
         key = SPREAD_ROWS.get(label)
         sides = [
-            (marks, mv[key]) for marks, mv in zip((a, b), moves, strict=True) if key is not None and key in mv
+            (marks, mv[key], bd)
+            for marks, mv, bd in zip((a, b), moves, bounds, strict=True)
+            if key is not None and key in mv
         ]
         if not sides:
             out.append(kind)
             continue
-        found = [r for marks, move in sides if (r := _spread_range(str(key), marks, move)) is not None]
+        found = [
+            r for marks, move, bd in sides if (r := _spread_range(str(key), marks, move, bd)) is not None
+        ]
         lo, hi = (min(r[0] for r in found), max(r[1] for r in found)) if found else (0.0, 0.0)
         text = spread_band(key, None, (lo, hi)) if key == "slo_attainment" else signed_text(lo, hi)
         out.append(text if found else None)

@@ -81,12 +81,12 @@ def rising_line(summary: Mapping[str, Any]) -> str | None:
     if not rise or summary.get("unsustainable"):
         return None
     return (
-        f"The queue was still rising at the window's end: it rose by about {rise['risen_requests']:,.0f} "
-        f"requests over the window's second half ({rise['rise_rps']:,.2g} req/s of the "
-        f"{rise['offered_rps']:,.3g} req/s offered) without draining, but began rising within that half, "
-        "too late to tell a load the deployment cannot sustain from a burst. If it is the load, the TTFT "
-        "and E2E percentiles "
-        "are set by the run's length; a run with twice the window tells."
+        "The queue before the first token (prompts waiting for a prefill or for decode memory) was still "
+        f"rising at the window's end: it rose by about {rise['risen_requests']:,.0f} requests over the "
+        f"window's second half ({rise['rise_rps']:,.2g} req/s of the {rise['offered_rps']:,.3g} req/s "
+        "offered) without draining. It began rising within that half, too late for the saturation rule to "
+        "call the run unsustainable (a burst at the window's end looks alike): if the load outgrows the "
+        "deployment, the TTFT and E2E percentiles are set by the run's length, and a longer run tells."
     )
 
 

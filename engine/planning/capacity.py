@@ -221,6 +221,18 @@ def _bracket_notes(
     return notes
 
 
+RUN_COLUMNS = (
+    "rate_rps",
+    "passes",
+    "classes_pass",
+    "shortfall_rps",
+    "rising_rps",
+    "goodput_rps",
+    "slo_attainment",
+)
+"""The capacity search's table of the rates it simulated (`_row`)."""
+
+
 def _row(rate: float, ok: bool, s: Summary) -> dict[str, Any]:
     """One rate the capacity search simulated: whether it passed, and its figures."""
     return {
@@ -228,6 +240,7 @@ def _row(rate: float, ok: bool, s: Summary) -> dict[str, Any]:
         "passes": ok,
         "classes_pass": all(c["passes"] for c in s["classes"].values()),
         "shortfall_rps": shortfall_rps(s),
+        "rising_rps": rising["rise_rps"] if (rising := s.get("queue_rising")) else None,  # not counted
         "goodput_rps": s["goodput_rps"],
         "slo_attainment": s["slo_attainment"],
     }
@@ -279,15 +292,15 @@ def capacity(
             check_work=check_work,
             slowdown=slowdown,
         )
-        ok = run_passes(res.summary, rule, attainment)
+        # a probe whose queue is still rising at its window's end is not counted as sustained: a
+        # longer window may mark it unsustainable (H200s at 29.5 req/s passed, unsustainable at 240 s)
+        ok = run_passes(res.summary, rule, attainment) and not res.summary.get("queue_rising")
         rows.append(_row(rate, ok, res.summary))
         return ok
 
     probe = min(top, estimate if math.isfinite(estimate) and estimate > 0 else 1.0)
     _bracket_and_bisect(passes, lambda: len(rows) < max_simulations, probe, low_rps, high_rps, top, rel_tol)
-    runs = pd.DataFrame(
-        rows, columns=["rate_rps", "passes", "classes_pass", "shortfall_rps", "goodput_rps", "slo_attainment"]
-    )
+    runs = pd.DataFrame(rows, columns=RUN_COLUMNS)
     ok = runs.loc[runs["passes"], "rate_rps"]
     bad = runs.loc[~runs["passes"].astype(bool), "rate_rps"]
     capacity_rps = float(ok.max()) if len(ok) else 0.0

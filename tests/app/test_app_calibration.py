@@ -65,15 +65,17 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
     # each headline figure's band is its run's spread: the same requests with the chip at either edge
     # of its throughput band, the latencies never narrower than their kind's band
     sc = scenario_of(at)
-    spread = run_spread(sc, simulate(sc).summary)
+    summary = simulate(sc).summary
+    spread = run_spread(sc, summary)
     assert spread.slowdown == {chip: cal.edges()[0]} and spread.speedup == {chip: cal.edges()[1]}
     moves = spread.moves()
     for label, key, figure in (("TTFT p99", "ttft_p99_ms", "ttft"), ("TPOT p99", "tpot_p99_ms", "tpot"),
                                ("Goodput", "goodput_rps", "throughput"), ("$ / request", "usd_per_request", "throughput"),
                                ("SLO attainment", "slo_attainment", None)):  # fmt: skip
         own = cal.real_band(figure) if figure else None
-        if key in confidence.COSTS and own is not None:  # a cost is throughput's band turned round
+        if key in confidence.COSTS and own is not None:  # throughput's band turned round, cut by the bill
             own = (1.0 / (1.0 + own[1]) - 1.0, 1.0 / (1.0 + own[0]) - 1.0)
+            own = confidence.cut(own, confidence.limits(summary, sc).get(key))
         cliff = (key == "slo_attainment" and confidence.spans_all(moves[key])) or confidence.falls_to_nothing(
             key, moves[key]
         )  # 0% to 100%, or from nothing to the figure: no band

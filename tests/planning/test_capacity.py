@@ -57,3 +57,23 @@ def test_the_work_bound_caps_the_search_instead_of_refusing_it(monkeypatch: pyte
     assert "the most the work bound lets a 60 s run simulate" in cap.note
     lifted = capacity(sc, max_simulations=2, check_work=False)  # no bound, no cap
     assert lifted.work_bound_rps is None and lifted.runs["rate_rps"].max() > 8.5
+
+
+def test_a_probe_still_rising_at_its_windows_end_is_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review: a probe whose queue was still rising (too late in its window to be marked
+    unsustainable) passed, and the search reported 29.5 req/s for H200s a 240 s run marks short."""
+    from engine.planning import capacity as cap_mod
+
+    real = cap_mod.simulate
+
+    def rising_above_12(scenario: Scenario, *args: Any, **kwargs: Any) -> Any:
+        res = real(scenario, *args, **kwargs)
+        if scenario.workload.arrival.rate_rps > 12.0:  # as if its queue rose at the window's end
+            res.summary["queue_rising"] = {"rise_rps": 1.0, "risen_requests": 30.0, "offered_rps": 13.0}
+        return res
+
+    monkeypatch.setattr(cap_mod, "simulate", rising_above_12)
+    cap = capacity(chat(), max_simulations=12)
+    assert cap.capacity_rps <= 12.0  # every probe above 12 req/s not counted, though its classes pass
+    rising = cap.runs[cap.runs["rising_rps"].notna()]
+    assert len(rising) and not rising["passes"].any() and rising["classes_pass"].any()
