@@ -63,7 +63,7 @@ def cmd_roofline(args: argparse.Namespace) -> int:
         f"KV capacity {rep['kv_capacity_tokens']:,} tokens; ridge {rep['ridge_flops_per_byte']:.0f} FLOP/B"
     )
     if rep["kv_capacity_tokens"] == 0:
-        print("the weights do not fit: raise --tp or lower --weights precision")
+        print("the weights do not fit: raise --tp, add pipeline stages (--pp) or lower --weights precision")
     # a pipeline's stages in turn (`IterationCost.pipeline_s`): the time compute and memory leave
     staged = inst.pp > 1
     print("\nprefill (one prompt alone)")

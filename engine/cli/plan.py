@@ -449,7 +449,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     )
     print(
         f"{'chip':22} {'layout':9} {'phase':8} {'batch':>5} {'FLOP/B':>7} {'ridge':>6} {'TFLOP/s/chip':>12} "
-        f"{'tok/s/chip':>10} {'$/M tok':>8}  {'calibration':24}  binds"
+        f"{'tok/s/chip':>10} {'$/M tok':>8}  {'calibration':32}  binds"
     )
     for r in adv.roofline.to_dict(orient="records"):
         note = f" ({r['note']})" if r["note"] else ""
@@ -458,7 +458,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
             f"{r['intensity_flops_per_byte']:7.0f} "
             f"{r['ridge_flops_per_byte']:6.0f} {r['achieved_tflops_per_chip']:12.0f} "
             f"{r['tokens_per_s_per_chip']:10.0f} {r['usd_per_million_tokens']:8.3f}  "
-            f"{marks.get(r['hardware'], ''):24}  {r['binds']}{note}"
+            f"{marks.get(r['hardware'], ''):32}  {r['binds']}{note}"
         )
     print("\nfindings from the run")
     for f in adv.findings:

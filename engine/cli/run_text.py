@@ -136,7 +136,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         f"{thr('usd_per_million_output_tokens', c['usd_per_million_output_tokens'])}"
     )
     if c.get("assumed_prices"):  # a bill to check against a quote
-        print(f"  billed at {assumed_said(c['assumed_prices'])}")
+        print(f"  billed at {assumed_said(c['assumed_prices'], c.get('mode') == 'own')}")
     parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())
     print(f"  per 1k requests by part ($): {parts}")
     if c.get("usd_by_kind"):  # an owned deployment: its basis and the bill by kind

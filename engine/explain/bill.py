@@ -62,13 +62,18 @@ def cost_basis(summary: Mapping[str, Any]) -> str:
     cost = summary.get("cost", {})
     basis = str(cost.get("basis") or "rent: catalog price per chip-hour")
     if assumed := cost.get("assumed_prices"):
-        basis += f"; {assumed_said(assumed)}"
+        basis += f"; {assumed_said(assumed, cost.get('mode') == 'own')}"
     return basis
 
 
-def assumed_said(assumed: Mapping[str, str]) -> str:
-    """'prices the catalog assumes, not published rates: h200 $3.20/h, mi300x $2.60/h'."""
+def assumed_said(assumed: Mapping[str, str], own: bool = False) -> str:
+    """'prices the catalog assumes, not published rates: h200 $3.20/h, mi300x $2.60/h'; owned
+    (`own`), 'a purchase price the catalog assumes, not a published one: mi300x $15,000'."""
     one = len(assumed) == 1
+    if own:
+        said = ", ".join(f"{chip} {price}" for chip, price in assumed.items())
+        what = "a purchase price" if one else "purchase prices"
+        return f"{what} the catalog assumes, not {'a published one' if one else 'published ones'}: {said}"
     said = ", ".join(f"{chip} {price}" for chip, price in assumed.items())
     what = (
         "a price the catalog assumes, not a published rate"

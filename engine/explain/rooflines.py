@@ -30,7 +30,7 @@ from engine.costmodel import ownership
 from engine.costmodel.iteration import decode_cost, prefill_cost, roofline_point
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance
-from engine.costmodel.roofline import FIXED, step_bound
+from engine.costmodel.roofline import FIXED, STAGES, step_bound
 from engine.explain.roofline_chips import fitting_layout
 from engine.planning.sizing import Demand, InstanceRates, demand, instance_rates
 from engine.scenario.model import Scenario
@@ -119,8 +119,8 @@ def _decode_row(
     comm = float(dc.comm_s)
     if comm > max(float(dc.compute_s), float(dc.memory_s)):
         binds = "link"
-    elif step_bound(dc, dt) == FIXED:
-        binds = FIXED
+    elif step_bound(dc, dt) in (FIXED, STAGES):
+        binds = step_bound(dc, dt)
     elif dt.bound == "bandwidth" and rates.decode_batch_limit == "kv_capacity":
         binds = "kv_capacity"
     else:

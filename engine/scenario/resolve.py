@@ -218,8 +218,8 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
         if scenario.deployment.stack in stacks.ASCEND_ONLY and not hw.id.startswith("ascend"):
             raise ScenarioError(
                 f"deployment.stack: {scenario.deployment.stack!r} runs on Huawei Ascend NPUs only; {where}.hardware "
-                f"is {hw.id!r} ({hw.vendor}). Choose another stack, or name the profile on the Ascend pool "
-                f"(deployment.pools[i].profile = {scenario.deployment.stack!r})"
+                f"is {hw.id!r} ({hw.vendor}). Choose a stack every pool runs: vllm runs as vLLM-Ascend on an "
+                "Ascend NPU, with its own fit"
             )
         if split := stacks.tp_split_problem(model, spec.tp):
             raise ScenarioError(f"{where}.tp: {split}")

@@ -245,7 +245,9 @@ def test_a_bill_at_a_price_the_catalog_assumes_says_so(capsys: pytest.CaptureFix
     )
     # owned: its purchase price, unless the scenario gives one (then the price is the user's)
     own = {"deployment.pools[0].hardware": "h200", "cost.mode": "own"}
-    assert _cost("chat-colocated", **own)["assumed_prices"] == {"h200": f"${hw.capex_usd:,.0f}"}
+    owned = _cost("chat-colocated", **own)
+    assert owned["assumed_prices"] == {"h200": f"${hw.capex_usd:,.0f}"}
+    assert "a purchase price the catalog assumes" in cost_basis({"cost": owned})
     assert "assumed_prices" not in _cost("chat-colocated", **own, **{"cost.capex_usd": {"h200": 31000.0}})
     assert main(["run", "chat-hetero-h20", "--set", "duration_s=30"]) == 0
     h20 = load_catalog().hardware["h20"].usd_per_hour

@@ -518,3 +518,17 @@ def test_a_step_the_stacks_fixed_cost_sets_reads_fixed_cost(catalog: Catalog) ->
     row = table("ascend-910b", "qwen3-8b", 1).iloc[0]
     assert row["bound"] == FIXED and row["time_ms"] > 2 * max(row["compute_ms"], row["memory_ms"])
     assert table("h100-sxm", "llama-3.1-70b", 2).iloc[0]["bound"] == "bandwidth"
+
+
+def test_a_step_its_pipeline_stages_set_reads_pipeline_stages(catalog: Catalog) -> None:
+    """Found in review: DeepSeek-V3 FP8 on ten H100s (tp 2 x pp 5), a 512-token prefill with 120 ms
+    of stages in turn against 77 ms of memory, read 'bandwidth'."""
+    from engine.calibration import trust
+    from engine.costmodel.roofline import STAGES, prefill_table
+
+    hw, name, _ = trust.effective_chip(catalog.chip("h100-sxm"), "vllm", catalog, moe=True)
+    inst = Instance(
+        model=catalog.model("deepseek-v3"), hardware=hw, tp=2, pp=5, weights="fp8", profile_name=name
+    )
+    row = prefill_table(inst, [512]).iloc[0]
+    assert row["bound"] == STAGES and row["pipeline_ms"] > max(row["compute_ms"], row["memory_ms"])
