@@ -75,6 +75,12 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
             f"unsustainable in {len(behind)} of {len(runs)} seeds (short by up to {max(behind):,.2g} req/s): "
             "the queue grows through the window"
         )
+    rising = [r for r in runs if r.summary.get("queue_rising") and shortfall_rps(r.summary) is None]
+    if rising:  # each seed's own line says it; here, in how many (a review found it left out)
+        print(
+            f"queue still rising at the window's end in {len(rising)} of {len(runs)} seeds, too late for the "
+            "saturation rule to call them unsustainable: a longer run tells"
+        )
     for key in (
         "slo_attainment",
         "goodput_rps",

@@ -283,6 +283,8 @@ def test_run_says_a_queue_still_rising_at_the_windows_end(capsys: pytest.Capture
     assert "grows with run length" not in "\n".join(lines)
     assert main(["run", "chat-disaggregated", "--json", "--set", "duration_s=120"]) == 0
     assert "queue_rising" not in json.loads(capsys.readouterr().out)
+    assert main(["run", "portfolio-decode-loss", "--replications", "2"]) == 0  # (it was left out: a review)
+    assert "queue still rising at the window's end in 2 of 2 seeds" in capsys.readouterr().out
 
 
 def test_the_planners_margin_marks_a_choice_that_falls_behind(capsys: pytest.CaptureFixture[str]) -> None:
