@@ -37,6 +37,7 @@ def everything_on() -> Scenario:
             # bench table counts them)
             "deployment.mem_fraction": 0.55,
         },
+        merge=False,  # each table whole, as before overrides merged tables (its figures comparable over time)
     )  # fmt: skip
 
 

@@ -139,7 +139,7 @@ def own_points(point: Mapping[str, str], figure: str) -> tuple[float, float, int
     return None if row is None else (float(row[0]), float(row[1]), int(row[2]))
 
 
-def widened(
+def own_widenings(
     chip: str, stack: str, basis: str, moe: bool = False, profile: str | None = None
 ) -> dict[str, tuple[float, float, int]]:
     """Per kind whose band `bands_for` widened to hold the chip's own results (`own_points`): those

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.calibration.band_lookup import bands_for, calibration_table, widened
+from engine.calibration.band_lookup import bands_for, calibration_table, own_widenings
 from engine.calibration.mark import BASIS_TEXT as BASIS_TEXT  # the mark's names, re-exported
 from engine.calibration.mark import PARTIAL_TEXT as PARTIAL_TEXT
 from engine.calibration.mark import Basis as Basis
@@ -212,9 +212,9 @@ def error_text(error: float) -> str:
     return ">100%" if error > 1.0 else f"{error:.0%}"
 
 
-def _own_results(cal: Calibration, own: Mapping[str, tuple[float, float, int]]) -> Calibration:
+def _own_results_said(cal: Calibration, own: Mapping[str, tuple[float, float, int]]) -> Calibration:
     """`cal` saying that its band holds the chip's own published results the pooled band left out
-    (`band_lookup.widened`): 'the profile predicts 0.28 to 0.82 of the measured throughput on 4 of
+    (`band_lookup.own_widenings`): 'the profile predicts 0.28 to 0.82 of the measured throughput on 4 of
     this chip's published results, outside the pooled band, so the band holds them'."""
     if not own:
         return cal
@@ -469,7 +469,7 @@ def _calibration(
             expected_errors(basis, moe),
             band=bands_for(hw.id, stack, basis, moe, fitted or name),
         )
-        return prof, _own_results(cal, widened(hw.id, stack, basis, moe, fitted or name))
+        return prof, _own_results_said(cal, own_widenings(hw.id, stack, basis, moe, fitted or name))
 
     if profile_name is None and custom:
         profile_name = hw.default_profile
