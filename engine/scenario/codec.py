@@ -235,8 +235,9 @@ def apply_overrides(scenario: Scenario, overrides: dict[str, Any], *, merge: boo
 
     A table given where the scenario holds a table changes the fields it names and keeps the others
     (``{"workload.classes[0].slo": {"ttft_ms": 500}}`` keeps the class's TPOT target and percentile),
-    table within table; one that names another ``kind`` (a length distribution, an arrival process)
-    replaces it whole, the new kind's fields starting from their defaults. `merge` False: every value
+    table within table; one that names another ``kind`` (a length distribution, an arrival process),
+    or another policy (`POLICY_TABLES`' ``name``), replaces it whole, the new one's fields starting
+    from their defaults. `merge` False: every value
     replaces what is there whole (the engine's own callers, which give whole tables)."""
     data = to_data(scenario)  # a fresh copy: changed in place
     for path, value in overrides.items():  # (values copied: a later path may change inside one)
@@ -246,19 +247,26 @@ def apply_overrides(scenario: Scenario, overrides: dict[str, Any], *, merge: boo
                 old = get_path(data, path)
             except ScenarioError:  # a table not there yet (an optional one unset), or no such field
                 old = None
-            value = merged(old, value)
+            value = merged(old, value, parse_path(path)[-1])
         set_path(data, path, value, copy_data=False)
     return from_data(data)
 
 
-def merged(old: Any, new: dict[str, Any]) -> Any:
-    """`new` laid over the table `old` (`apply_overrides`): `new` itself where `old` is no table or
-    `new` names another ``kind``."""
-    if not isinstance(old, dict) or ("kind" in new and new["kind"] != old.get("kind")):
+POLICY_TABLES = frozenset({"router", "queue", "admission", "iteration", "policy"})
+"""The tables that are a policy (`PolicySpec`): its ``name`` says which, as ``kind`` says a length
+distribution's or an arrival's, so a table naming another policy replaces the old one, knobs and all
+(the new one refuses the old one's knobs by name: docs/autoscaling.md)."""
+
+
+def merged(old: Any, new: dict[str, Any], key: str | int | None = None) -> Any:
+    """`new` laid over the table `old` at field `key` (`apply_overrides`): `new` itself where `old` is
+    no table or `new` names another ``kind`` (or, for a policy, another ``name``)."""
+    tag = "name" if key in POLICY_TABLES else "kind"
+    if not isinstance(old, dict) or (tag in new and new[tag] != old.get(tag)):
         return new
     out = dict(old)
-    for key, value in new.items():
-        out[key] = merged(old.get(key), value) if isinstance(value, dict) else value
+    for k, value in new.items():
+        out[k] = merged(old.get(k), value, k) if isinstance(value, dict) else value
     return out
 
 

@@ -356,3 +356,42 @@ def test_a_table_at_a_path_changes_the_fields_it_names_and_keeps_the_others() ->
 
     cli = load_scenario("chat-colocated", ["workload.classes[0].slo={ttft_ms=500}"]).workload.classes[0].slo
     assert (cli.ttft_ms, cli.tpot_ms, cli.percentile) == (500, 30, 90)
+
+
+def test_a_table_naming_another_policy_replaces_it_knobs_and_all() -> None:
+    """docs/autoscaling.md: `policy={name = "queue"}` replaces the autoscaler, knobs included (merged,
+    the slo policy's headroom would stay, and the queue policy refuses it)."""
+    from typing import get_args
+
+    from engine.scenario.model import Scenario
+    from engine.scenario.policy_spec import PolicySpec
+
+    base = io.load_preset("day-autoscaled")
+    i = next(i for i, p in enumerate(base.deployment.pools) if p.autoscale is not None)
+    policy = io.apply_overrides(base, {f"deployment.pools[{i}].autoscale.policy": {"name": "queue"}})
+    assert policy.deployment.pools[i].autoscale.policy.model_dump() == {"name": "queue"}  # type: ignore[union-attr]
+    # the same policy by name keeps its knobs; another router leaves the queue order as it was
+    kept = io.apply_overrides(
+        base, {f"deployment.pools[{i}].autoscale.policy": {"name": "slo", "headroom": 0.7}}
+    )
+    assert kept.deployment.pools[i].autoscale.policy.model_dump()["predict"] == "constant"  # type: ignore[union-attr]
+    sched = io.apply_overrides(base, {"scheduler": {"router": {"name": "cache_aware"}}}).scheduler
+    assert sched.router.name == "cache_aware" and sched.queue == base.scheduler.queue
+
+    def policy_fields(model: type, seen: set[type]) -> set[str]:  # every field typed PolicySpec
+        out: set[str] = set()
+        for name, f in model.model_fields.items():  # type: ignore[attr-defined]
+            for t in (f.annotation, *get_args(f.annotation)):
+                if t is PolicySpec:
+                    out.add(name)
+                elif isinstance(t, type) and hasattr(t, "model_fields") and t not in seen:
+                    seen.add(t)
+                    out |= policy_fields(t, seen)
+                else:
+                    for u in get_args(t):
+                        if isinstance(u, type) and hasattr(u, "model_fields") and u not in seen:
+                            seen.add(u)
+                            out |= policy_fields(u, seen)
+        return out
+
+    assert policy_fields(Scenario, set()) == io.POLICY_TABLES
