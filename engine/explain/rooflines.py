@@ -47,26 +47,9 @@ def _fitting_instances(
     chip = trust.chip_for_stack(
         cat.hardware[hw], scenario.deployment.stack, cat, custom, model.moe is not None
     )
-    out = []
-    for tp in sorted(tp_options):
-        inst = Instance(
-            model=model,
-            hardware=chip,
-            tp=tp,
-            weights=scenario.model.weights,
-            attention_weights=scenario.model.attention_weights,
-            kv=scenario.kv_precision(),
-            mem_fraction=scenario.deployment.mem_fraction,
-            activation_tokens=scenario.activation_tokens(chip),  # as a pool on this chip keeps
-            eager=scenario.deployment.eager,
-        )
-        if inst.fits():
-            out.append(inst)
-    if not out and (layout := _staged(scenario, model, chip)) is not None:
-        # more chips than one tp of `tp_options` holds: pipeline stages, as the Hardware page places
-        # it (DeepSeek-R1 on H100s: tp 8 x pp 2), not dropped from the table without a word (a review)
-        tp, pp = layout
-        staged = Instance(
+
+    def instance(tp: int, pp: int = 1) -> Instance:
+        return Instance(
             model=model,
             hardware=chip,
             tp=tp,
@@ -75,10 +58,15 @@ def _fitting_instances(
             attention_weights=scenario.model.attention_weights,
             kv=scenario.kv_precision(),
             mem_fraction=scenario.deployment.mem_fraction,
-            activation_tokens=scenario.activation_tokens(chip),
+            activation_tokens=scenario.activation_tokens(chip),  # as a pool on this chip keeps
             eager=scenario.deployment.eager,
         )
-        out.append(staged)
+
+    out = [inst for inst in (instance(tp) for tp in sorted(tp_options)) if inst.fits()]
+    if not out and (layout := _staged(scenario, model, chip)) is not None:
+        # more chips than one tp of `tp_options` holds: pipeline stages, as the Hardware page places
+        # it (DeepSeek-R1 FP8 on H100s: tp 2 x pp 5), not dropped from the table without a word (a review)
+        out.append(instance(*layout))
     return out
 
 
