@@ -224,7 +224,7 @@ def _own_results_said(cal: Calibration, own: Mapping[str, tuple[float, float, in
         else f"{lo:.2f} of the measured {FIGURE_NAMES[f]} on its one published result"
         for f, (lo, hi, n) in own.items()
     )
-    caveat = f"the profile predicts {said}, outside the pooled band, so its band is widened to hold them"
+    caveat = f"the {cal.hardware} profile predicts {said}, outside the pooled band, so its band is widened to hold them"
     joined = f"{cal.caveat}; {caveat}" if cal.caveat else caveat
     return dataclasses.replace(cal, rule=f"{cal.rule}; {caveat}", caveat=joined)
 
