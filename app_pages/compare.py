@@ -142,6 +142,15 @@ HEAD = (  # the comparison table's figure names; each card reads the Results car
 )
 
 
+# which side's bill rests on a price the catalog assumes, for the cost card (the cost basis names it)
+sides_assumed = [s for s, r in (("A", ra), ("B", rb)) if r.summary["cost"].get("assumed_prices")]
+assumed = (
+    "A's and B's prices assumed"
+    if len(sides_assumed) == 2
+    else "".join(f"{s}'s price assumed" for s in sides_assumed)
+)
+
+
 def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
     """B's headline figures with the change from A and A's figure, each with its band (its run's
     spread once known, else its kind's error), A's band in the help."""
@@ -176,6 +185,8 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             vb = ex.with_band(*marks.value_parts(vb, tb, k, bool(reps), ex.limits(rb.summary, sb), moves_b))
         if delta and apart:
             delta = f"{delta} · another cost basis"
+        elif delta and k == "usd_per_request" and assumed:  # a price the catalog assumes (a review)
+            delta = f"{delta} · {assumed}"
         if delta and targets:
             delta = f"{delta} · other targets"
         if delta and unpaired:

@@ -35,3 +35,16 @@ def test_the_page_says_so_and_calls_neither_better() -> None:
     assert better["SLO attainment"] == better["Goodput"] == OTHER_TARGETS
     cards = {m.label: m for m in at.metric}
     assert "other targets" in str(cards["SLO attainment: B"].delta)
+
+
+def test_the_cost_card_says_which_sides_price_the_catalog_assumes() -> None:
+    """Found in review: the H200-against-H100 cost card carried no caveat; the H200's rent is the
+    catalog's assumption, said only in the cost-by-part heading far below."""
+    at = app(
+        "compare", short(**{"deployment.pools[0].hardware": "h200", "deployment.pools[1].hardware": "h200"})
+    )
+    assert not at.exception, [e.value for e in at.exception]
+    cards = {m.label: m for m in at.metric}
+    assert " · A's price assumed" in str(cards["$ / request: B"].delta), cards["$ / request: B"].delta
+    same = app("compare", short())  # H100s on both sides: a cited rent
+    assert "assumed" not in str({m.label: m for m in same.metric}["$ / request: B"].delta)
