@@ -48,3 +48,18 @@ def test_the_cost_card_says_which_sides_price_the_catalog_assumes() -> None:
     assert " · A's price assumed" in str(cards["$ / request: B"].delta), cards["$ / request: B"].delta
     same = app("compare", short())  # H100s on both sides: a cited rent
     assert "assumed" not in str({m.label: m for m in same.metric}["$ / request: B"].delta)
+
+
+def test_the_cost_card_says_which_side_misses_its_slo() -> None:
+    """Found in review: an MI300X side read 24% cheaper per request with nothing on its card saying
+    its requests met the SLO 62.9% of the time against the H100 side's 94.6%."""
+    from engine.serving.run import simulate
+
+    over = short("chat-colocated", **{"workload.arrival.rate_rps": 24.0})  # twelve H100s past their SLO
+    assert not all(c["passes"] for c in simulate(over).summary["classes"].values())
+    at = app("compare", over, "chat-colocated")  # B: its counterpart preset, which meets it
+    assert not at.exception, [e.value for e in at.exception]
+    delta = str({m.label: m for m in at.metric}["$ / request: B"].delta)
+    assert "A misses its SLO" in delta, delta
+    same = app("compare", short())  # both sides meet it
+    assert "misses its SLO" not in str({m.label: m for m in same.metric}["$ / request: B"].delta)
