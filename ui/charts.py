@@ -392,9 +392,8 @@ def cost_parts(parts: pd.DataFrame, *, height: int = 260) -> go.Figure:
     fig = go.Figure()
     for r in parts.to_dict("records"):
         usd, part = float(r["usd_per_request"] or 0.0), str(r["part"]).replace("_", " ")  # "kv transfer"
-        if (
-            usd <= 0
-        ):  # a part that costs nothing (no cache in the run) is no slice of the bar, nor a legend entry
+        # a part that costs nothing (no cache in the run) is no slice of the bar, nor a legend entry
+        if usd <= 0:
             continue
         fig.add_trace(
             go.Bar(y=["per request"], x=[usd], name=part, orientation="h",

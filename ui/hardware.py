@@ -18,10 +18,10 @@ from engine.explain import (
     chip_options,
     chip_rows,
     custom_chip,
-    fitting_layout,
     pool_chips,
     roofline,
     roofline_name,
+    scenario_layout,
     with_custom_chip,
     with_model_fitted,
     without_custom_chip,
@@ -68,18 +68,8 @@ def _roofline(sc_json: str, chips: tuple[tuple[str, int, int], ...]) -> tuple[pd
 
 
 def _fitting(sc: Scenario, cat: Catalog, chip: str) -> tuple[int, int] | None:
-    """The smallest layout of `chip` that holds the scenario's model (`fitting_layout`), with the
-    activation memory its stack keeps on that chip (an SRAM chip's smaller token budget)."""
-    hw = cat.chip(chip)
-    return fitting_layout(
-        cat.model(sc.model.id),
-        hw,
-        sc.model.weights,
-        sc.kv_precision(),
-        sc.deployment.mem_fraction,
-        sc.activation_tokens(hw),
-        sc.model.attention_weights,
-    )
+    """The smallest layout of `chip` that holds the scenario's model (`scenario_layout`)."""
+    return scenario_layout(sc, cat.model(sc.model.id), cat.chip(chip))
 
 
 def _model_refused(sc: Scenario, cat: Catalog) -> None:

@@ -68,12 +68,11 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
         else:
             unders = list(dict.fromkeys(m.calibration.under for m in marks))  # each pool's software, once
             stack = unders[0] if len(unders) == 1 else " and ".join(unders)
-            errs = ex.errors_text(ex.errors_by_figure(marks))
-            if len({tuple(sorted(m.calibration.band.items())) for m in marks}) > 1 and errs.startswith(
-                "band:"
-            ):
-                # the widest of the pools': the 910B's beside an H100's read as every pool's (a review)
-                errs = "the widest of its pools' bands:" + errs[len("band:") :]
+            # the widest of the pools' where they differ: the 910B's beside an H100's read as both (a review)
+            differ = len({tuple(sorted(m.calibration.band.items())) for m in marks}) > 1
+            errs = ex.errors_text(
+                ex.errors_by_figure(marks), "the widest of its pools' bands" if differ else "band"
+            )
             warn = "".join(f"; {c}" for c in ex.caveats(marks))
             shared = [m.pool for m in ex.partly(marks) if m.calibration.maturity is None]
             only = (

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.cli.common import check_range, emit_json, load_scenario
-from engine.cli.plan import _attainment, _Bar
+from engine.cli.common import ProgressBar, check_range, emit_json, load_scenario
+from engine.cli.plan_flags import attainment_of
 from engine.core import bounds
 from engine.explain import confidence
 
@@ -44,14 +44,13 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     slow, fast = run_edges(scen)
     with_margin = not args.no_margin and bool(slow)
     cases: dict[str, dict[str, float] | None] = {"modelled": None}
-    if (
-        with_margin
-    ):  # the same search with every chip at the pessimistic, and the optimistic, edge of its band
+    # the same search with every chip at the pessimistic, and the optimistic, edge of its band
+    if with_margin:
         cases |= {"slower": slow, "faster": fast}
     found: dict[str, Any] = {}
     for case, slowdown in cases.items():
         what = "capacity" if slowdown is None else f"capacity, chips {case}"
-        bar = _Bar(args.max_simulations, what, not args.no_progress)
+        bar = ProgressBar(args.max_simulations, what, not args.no_progress)
         try:
             found[case] = capacity(
                 scen,
@@ -60,7 +59,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
                 progress=bar.plan,
                 check_work=not args.no_work_limit,
                 rule=args.rule,
-                attainment=_attainment(args),
+                attainment=attainment_of(args),
                 slowdown=slowdown,
             )
         finally:

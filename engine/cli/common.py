@@ -157,3 +157,26 @@ def command(target: str) -> Callable[[argparse.Namespace], int]:
 
     run.__qualname__ = run.__name__ = name
     return run
+
+
+class ProgressBar:
+    """A tqdm bar on stderr driven by the engine's progress callbacks; none where stderr is not a terminal
+    (a log file got hundreds of kilobytes of redrawn bars)."""
+
+    def __init__(self, total: int, desc: str, enabled: bool) -> None:
+        from tqdm import tqdm
+
+        shown = enabled and sys.stderr.isatty()
+        self.bar = tqdm(total=total, desc=desc, file=sys.stderr, disable=not shown, leave=False)
+
+    def plan(self, done: int, total: int, note: str) -> None:
+        self.bar.total = total
+        self.bar.n = done
+        self.bar.set_postfix_str(note, refresh=True)
+
+    def sweep(self, done: int, total: int) -> None:
+        self.bar.total = total
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        self.bar.close()

@@ -21,9 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from engine.cli import links
 from engine.cli.catalog import chip_marks
-from engine.cli.common import check_range, check_writable_file, emit_json, is_file_ref, load_scenario
+from engine.cli.common import (
+    ProgressBar,
+    check_range,
+    check_writable_file,
+    emit_json,
+    is_file_ref,
+    load_scenario,
+)
 from engine.cli.emit import check_emit_flags, plan_emit, print_plan_emit
-from engine.cli.plan_flags import ATTAINMENT_DEFAULT
+from engine.cli.plan_flags import attainment_of
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.explain import confidence, sustain
@@ -40,29 +47,6 @@ def _ints(text: str, flag: str) -> tuple[int, ...]:
         return tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise ScenarioError(f"{flag}: expected integers separated by commas (got {text!r})") from None
-
-
-class _Bar:
-    """A tqdm bar on stderr driven by the engine's progress callbacks; none where stderr is not a terminal
-    (a log file got hundreds of kilobytes of redrawn bars)."""
-
-    def __init__(self, total: int, desc: str, enabled: bool) -> None:
-        from tqdm import tqdm
-
-        shown = enabled and sys.stderr.isatty()
-        self.bar = tqdm(total=total, desc=desc, file=sys.stderr, disable=not shown, leave=False)
-
-    def plan(self, done: int, total: int, note: str) -> None:
-        self.bar.total = total
-        self.bar.n = done
-        self.bar.set_postfix_str(note, refresh=True)
-
-    def sweep(self, done: int, total: int) -> None:
-        self.bar.total = total
-        self.bar.update(done - self.bar.n)
-
-    def close(self) -> None:
-        self.bar.close()
 
 
 # --- plan ------------------------------------------------------------------------------------
@@ -132,7 +116,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
     scen = load_scenario(args.scenario, args.set)
     space = _space(args, scen)
     link = (
-        links.plan_address(args, scen, space, _attainment(args)) if args.link else None
+        links.plan_address(args, scen, space, attainment_of(args)) if args.link else None
     )  # said before the search
     # the whole plan, its margin included, is bounded before any simulation (docs/planner.md)
     work = None
@@ -141,7 +125,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
         work = check_plan_work(
             scen, args.target_rps, space, margin=not args.no_margin, names=PLAN_FLAGS, **verdict
         )
-    bar = _Bar(space.max_simulations, "planning", not args.no_progress)
+    bar = ProgressBar(space.max_simulations, "planning", not args.no_progress)
     try:
         result = plan(
             scen,
@@ -150,7 +134,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
             progress=bar.plan,
             check_work=not args.no_work_limit,
             rule=args.rule,
-            attainment=_attainment(args),
+            attainment=attainment_of(args),
             executor=executor,
             objective=args.objective,
             risk_aware=not args.nominal,
@@ -162,7 +146,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
     if not args.no_margin and result.best_run is not None:
         from engine.planning.margin import margin
 
-        bar = _Bar(space.max_simulations, "margin", not args.no_progress)
+        bar = ProgressBar(space.max_simulations, "margin", not args.no_progress)
         try:
             edge = margin(
                 scen, result, space, progress=bar.plan, check_work=not args.no_work_limit, executor=executor
@@ -352,7 +336,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     vary = parse_vary(args.vary)
     points = grid(vary, args.seeds, scen.seed)
     check_writable_file(args.out)  # before the grid runs, not after
-    bar = _Bar(len(points), "sweep", not args.no_progress)
+    bar = ProgressBar(len(points), "sweep", not args.no_progress)
     try:
         with cluster_executor(args.dask) as cluster:
             executor = cluster or (None if args.workers == 1 else local_executor(args.workers))
@@ -472,15 +456,6 @@ def cmd_advise(args: argparse.Namespace) -> int:
 def _layout(tp: int, pp: int) -> str:
     """'tp4', or with pipeline stages 'tp4 pp3'."""
     return f"tp{tp}" + (f" pp{pp}" if pp > 1 else "")
-
-
-def _attainment(args: argparse.Namespace) -> float:
-    """--attainment, or its default; refused with --rule percentile, where it would mean nothing."""
-    if args.attainment is None:
-        return ATTAINMENT_DEFAULT
-    if args.rule != "attainment":
-        raise ScenarioError(f"--attainment: applies to --rule attainment only (got --rule {args.rule})")
-    return float(args.attainment)
 
 
 DASK_TIMEOUT_S = 10

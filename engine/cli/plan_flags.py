@@ -12,6 +12,7 @@ from typing import Any
 from engine.cli import emit as emit_cli
 from engine.cli.common import add_work_limit_flag, command
 from engine.cli.links import add_link_flags
+from engine.core.errors import ScenarioError
 
 RULE_CHOICES = ("percentile", "attainment")
 """What --rule accepts (engine.planning.rules.RULES; a test keeps them equal)."""
@@ -182,3 +183,12 @@ def register(sub: Any) -> None:
     """Add the plan, capacity, sweep, advise and emit commands to the CLI's subparsers."""
     for add in (_plan, _capacity, _sweep, _advise, emit_cli.register):
         add(sub)
+
+
+def attainment_of(args: argparse.Namespace) -> float:
+    """--attainment, or its default; refused with --rule percentile, where it would mean nothing."""
+    if args.attainment is None:
+        return ATTAINMENT_DEFAULT
+    if args.rule != "attainment":
+        raise ScenarioError(f"--attainment: applies to --rule attainment only (got --rule {args.rule})")
+    return float(args.attainment)

@@ -112,6 +112,7 @@ _API = {
     "default_speculation": "engine.explain.previews",
     "draft_models": "engine.explain.previews",
     "fitting_layout": "engine.explain.roofline_chips",
+    "scenario_layout": "engine.explain.roofline_chips",
     "fitting_tp": "engine.explain.roofline_chips",
     "length_columns": "engine.explain.previews",
     "length_histogram": "engine.explain.previews",
@@ -313,6 +314,7 @@ __all__ = [
     "round_down",
     "run_mark",
     "run_spread",
+    "scenario_layout",
     "scheduler_figures",
     "seed_scenarios",
     "shipped_traces",
@@ -461,7 +463,14 @@ if TYPE_CHECKING:
         svg_with_metadata,
         validation_table,
     )
-    from engine.explain.roofline_chips import fitting_layout, fitting_tp, pool_chips, roofline, roofline_name
+    from engine.explain.roofline_chips import (
+        fitting_layout,
+        fitting_tp,
+        pool_chips,
+        roofline,
+        roofline_name,
+        scenario_layout,
+    )
     from engine.explain.rooflines import roofline_table
     from engine.explain.run_preview import (
         PREVIEW_ERROR,

@@ -70,11 +70,10 @@ def assumed_said(assumed: Mapping[str, str], own: bool = False) -> str:
     """'prices the catalog assumes, not published rates: h200 $3.20/h, mi300x $2.60/h'; owned
     (`own`), 'a purchase price the catalog assumes, not a published one: mi300x $15,000'."""
     one = len(assumed) == 1
+    said = ", ".join(f"{chip} {price}" for chip, price in assumed.items())
     if own:
-        said = ", ".join(f"{chip} {price}" for chip, price in assumed.items())
         what = "a purchase price" if one else "purchase prices"
         return f"{what} the catalog assumes, not {'a published one' if one else 'published ones'}: {said}"
-    said = ", ".join(f"{chip} {price}" for chip, price in assumed.items())
     what = (
         "a price the catalog assumes, not a published rate"
         if one

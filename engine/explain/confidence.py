@@ -175,10 +175,10 @@ def error_list(ranges: Mapping[str, Range]) -> str:
     )
 
 
-def errors_text(ranges: Mapping[str, Range]) -> str:
-    """'band: throughput −30% to +17%, ...', or that no band's coverage has been measured."""
+def errors_text(ranges: Mapping[str, Range], what: str = "band") -> str:
+    """'band: throughput −30% to +17%, ...' (`what` names it), or that no band's coverage has been measured."""
     listed = error_list(ranges)
-    return f"band: {listed}" if listed else "no band with a measured coverage"
+    return f"{what}: {listed}" if listed else "no band with a measured coverage"
 
 
 def real_bands(cal: Calibration) -> dict[str, Range]:
@@ -549,10 +549,20 @@ def figure_band(
         return None if move is None or spans_all(move) else spread_band(key, None, move)
     if key not in HEADLINE_SOURCES or not bears_error(text):
         return None
-    r = headline_range(marks, key)
     if move is not None:
-        # a cost's kind's band cut where the run's bounds say it cannot go, as its kind's band alone
-        # is (a 910B's throughput band turned round read -72% where the bill allows -5%: a review)
-        kept = cut(r, (bounds or {}).get(key)) if r is not None and key in COSTS else r
-        return None if falls_to_nothing(key, move) else spread_band(key, kept, move)
+        return (
+            None if falls_to_nothing(key, move) else spread_band(key, spread_floor(marks, key, bounds), move)
+        )
+    r = headline_range(marks, key)
     return None if r is None else band(r, (bounds or {}).get(key))
+
+
+def spread_floor(marks: Sequence[PoolMark], key: str, bounds: Limits | None = None) -> Range | None:
+    """The kind's band a run's spread of a figure never reads narrower than (`spread_band`): a
+    latency's, and a cost's cut where its run's `bounds` say it cannot go, as its kind's band alone
+    is (a 910B's throughput band turned round read -72% where the bill allows -5%: a review); None
+    for any other figure."""
+    if key not in LATENCIES and key not in COSTS:
+        return None
+    r = headline_range(marks, key)
+    return cut(r, (bounds or {}).get(key)) if r is not None and key in COSTS else r

@@ -61,6 +61,20 @@ def fitting_layout(
     return next(((tp, pp) for tp, pp in layouts if fits(tp, pp)), None)
 
 
+def scenario_layout(scenario: Scenario, model: ModelSpec, chip: HardwareSpec) -> tuple[int, int] | None:
+    """`fitting_layout` of `chip` for the scenario's model: its precisions, memory fraction and the
+    activation memory its stack keeps on that chip (an SRAM chip's smaller token budget)."""
+    return fitting_layout(
+        model,
+        chip,
+        scenario.model.weights,
+        scenario.kv_precision(),
+        scenario.deployment.mem_fraction,
+        scenario.activation_tokens(chip),
+        scenario.model.attention_weights,
+    )
+
+
 def _fits(
     model: ModelSpec,
     hw: HardwareSpec,

@@ -24,14 +24,13 @@ import pandas as pd
 
 from engine.calibration import trust
 from engine.catalog.entries import Catalog
-from engine.catalog.specs import HardwareSpec, ModelSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership
 from engine.costmodel.iteration import decode_cost, prefill_cost, roofline_point
 from engine.costmodel.ownership import CostBasis
 from engine.costmodel.perf import Instance
 from engine.costmodel.roofline import FIXED, STAGES, step_bound
-from engine.explain.roofline_chips import fitting_layout
+from engine.explain.roofline_chips import scenario_layout
 from engine.planning.sizing import Demand, InstanceRates, demand, instance_rates
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
@@ -63,24 +62,11 @@ def _fitting_instances(
         )
 
     out = [inst for inst in (instance(tp) for tp in sorted(tp_options)) if inst.fits()]
-    if not out and (layout := _staged(scenario, model, chip)) is not None:
+    if not out and (layout := scenario_layout(scenario, model, chip)) is not None:
         # more chips than one tp of `tp_options` holds: pipeline stages, as the Hardware page places
         # it (DeepSeek-R1 FP8 on H100s: tp 2 x pp 5), not dropped from the table without a word (a review)
         out.append(instance(*layout))
     return out
-
-
-def _staged(scenario: Scenario, model: ModelSpec, chip: HardwareSpec) -> tuple[int, int] | None:
-    """The fewest chips with pipeline stages that hold the model (`roofline_chips.fitting_layout`)."""
-    return fitting_layout(
-        model,
-        chip,
-        scenario.model.weights,
-        scenario.kv_precision(),
-        scenario.deployment.mem_fraction,
-        scenario.activation_tokens(chip),
-        scenario.model.attention_weights,
-    )
 
 
 def best_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -107,8 +93,8 @@ def _decode_row(
     comm = float(dc.comm_s)
     if comm > max(float(dc.compute_s), float(dc.memory_s)):
         binds = "link"
-    elif step_bound(dc, dt) in (FIXED, STAGES):
-        binds = step_bound(dc, dt)
+    elif (bound := step_bound(dc, dt)) in (FIXED, STAGES):
+        binds = bound
     elif dt.bound == "bandwidth" and rates.decode_batch_limit == "kv_capacity":
         binds = "kv_capacity"
     else:

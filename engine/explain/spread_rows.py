@@ -13,19 +13,16 @@ from collections.abc import Iterable, Sequence
 
 from engine.explain.confidence import (
     COMPARED_BOUNDED,
-    COSTS,
-    LATENCIES,
     Limits,
     Moves,
     PoolMark,
     Range,
     falls_to_nothing,
-    headline_range,
     signed_text,
     spans_all,
     spread_band,
+    spread_floor,
 )
-from engine.serving.speed_limits import cut
 
 SPREAD_ROWS: dict[str, str] = {
     "TTFT p99": "ttft_p99_ms",
@@ -48,9 +45,7 @@ def _spread_range(
     if falls_to_nothing(key, move):
         return None
     lo, hi = min(move), max(move)
-    r = headline_range(marks, key) if key in LATENCIES or key in COSTS else None  # its kind's at least
-    if r is not None and key in COSTS:
-        r = cut(r, (bounds or {}).get(key))
+    r = spread_floor(marks, key, bounds)  # a latency's and a cost's kind's band at least
     return (min(lo, r[0]), max(hi, r[1])) if r is not None else (lo, hi)
 
 

@@ -82,9 +82,8 @@ class SearchSpace:
     def __post_init__(self) -> None:
         for name in ("hardware", "modes", "tp", "pp", "ep", "ep_tp"):
             value = getattr(self, name)
-            if isinstance(value, (str, bytes)) or not isinstance(
-                value, (tuple, list)
-            ):  # 'h200': 'h', '2', ...
+            # a bare 'h200' would be searched as 'h', '2', '0', '0'
+            if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
                 raise ScenarioError(f"space.{name}: a tuple of values, e.g. ({value!r},) (got {value!r})")
         if not self.modes or any(m not in ("colocated", "disaggregated") for m in self.modes):
             raise ScenarioError(f"space.modes: choose from colocated, disaggregated (got {self.modes})")

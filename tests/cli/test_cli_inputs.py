@@ -297,9 +297,9 @@ def test_make_quick_runs_the_tests_not_marked_slow() -> None:
 
 def test_progress_bars_stay_off_a_stderr_that_is_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
     """A plan's output sent to a log file got hundreds of kilobytes of redrawn progress bars."""
-    from engine.cli.plan import _Bar
+    from engine.cli.common import ProgressBar
 
-    bar = _Bar(10, "planning", True)  # pytest's captured stderr is no terminal
+    bar = ProgressBar(10, "planning", True)  # pytest's captured stderr is no terminal
     for i in range(10):
         bar.plan(i, 10, f"run {i}")
     bar.close()
