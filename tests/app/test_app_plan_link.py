@@ -105,7 +105,8 @@ def test_the_command_lines_link_plans_the_same_search_on_the_page() -> None:
     from engine.cli.common import load_scenario
     from engine.cli.links import plan_address
     from engine.cli.main import parser
-    from engine.cli.plan import _attainment, _space
+    from engine.cli.plan import _space
+    from engine.cli.plan_flags import attainment_of
 
     flags = [
         "plan",
@@ -139,7 +140,7 @@ def test_the_command_lines_link_plans_the_same_search_on_the_page() -> None:
     args = parser().parse_args(flags)
     scen = load_scenario(args.scenario, args.set)
     space = _space(args, scen)
-    query = dict(parse_qsl(urlsplit(plan_address(args, scen, space, _attainment(args))).query))
+    query = dict(parse_qsl(urlsplit(plan_address(args, scen, space, attainment_of(args))).query))
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params.update(query)
     at.switch_page("app_pages/planner.py").run()
