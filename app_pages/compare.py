@@ -117,7 +117,7 @@ table = ex.with_expected_error(  # each side's band cut where its load bounds it
 )
 if unpaired and "better" in table:  # a side that does better on other requests has not won
     table = table.assign(better=table["better"].replace({"A": "not paired", "B": "not paired"}))
-table = ex.judged_apart(table, judged)
+table = ex.cost_judged(ex.judged_apart(table, judged), ra.summary, rb.summary)
 if reps:
     replicas.caption(reps[0], "Utilisation and cost by part at the bottom are each side's first seed.")
 ha, hb = ex.headline(ra.summary), ex.headline(rb.summary)
@@ -144,8 +144,7 @@ HEAD = (  # the comparison table's figure names; each card reads the Results car
 
 # the side that misses its SLO where the other meets it: its bill per request buys less (a review read
 # an MI300X side 24% cheaper whose requests met the SLO 62.9% of the time against 94.6%)
-meets = {s: all(c["passes"] for c in r.summary["classes"].values()) for s, r in (("A", ra), ("B", rb))}
-missing = next((f"{s} misses its SLO" for s in meets if not meets[s] and meets["B" if s == "A" else "A"]), "")
+missing = ex.misses_slo(side) if (side := ex.missing_side(ra.summary, rb.summary)) else ""
 # which side's bill rests on a price the catalog assumes, for the cost card (the cost basis names it)
 sides_assumed = [s for s, r in (("A", ra), ("B", rb)) if r.summary["cost"].get("assumed_prices")]
 assumed = (

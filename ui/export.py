@@ -316,6 +316,7 @@ def report_html(
                 [
                     ex.line(result.summary),
                     ex.rising_line(result.summary),
+                    f"Cost basis: {ex.cost_basis(result.summary)}.",  # an assumed price said (a review)
                     uncalibrated,
                     (named or sc).description.strip(),
                 ],

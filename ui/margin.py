@@ -139,6 +139,8 @@ VERDICT_TEXT = {
     "A unsustainable": "none: A is unsustainable",
     "B unsustainable": "none: B is unsustainable",
     "A and B unsustainable": "none: A and B are unsustainable",
+    "A misses its SLO": "none: A is cheaper only where it misses its SLO",
+    "B misses its SLO": "none: B is cheaper only where it misses its SLO",
 }
 """Each verdict of `CompareMargin.verdicts` in words; an unsustainable side's latencies grow with
 run length in some case, so they have no better side."""

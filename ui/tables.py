@@ -193,8 +193,8 @@ COMPARE: dict[str, Any] = {
     "better": cc.TextColumn(
         "better",
         width=100,  # 'other targets' whole
-        help="Which scenario does better on this figure (same: within 0.5%; other targets: A's and B's classes "
-        "carry different SLO targets, so their attainment and goodput count different things).",
+        help="Which scenario does better on this figure (same: within 0.5%; other targets: A's and B's classes carry "
+        "different SLO targets; 'A misses its SLO' on a bill: A is cheaper, but misses the SLO that B meets).",
     ),
     "band": cc.TextColumn(
         "calibration band (A, B)",
@@ -236,11 +236,12 @@ def cost_view(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def change_text(pct: float | None, points: float | None) -> str | None:
-    """A figure's change from A to B as text: a share's in percentage points ('+98.8 pts'), any
-    other's relative ('-41.8%'); None when neither is known."""
+    """A change from A to B: a share's '+98.8 pts', others' '-41.8%' or from 10× '+87,005% (871×)'; None unknown."""
     if points is not None and pd.notna(points):
         return f"{points:+.1f} pts"
-    return f"{pct:+.1f}%" if pct is not None and pd.notna(pct) else None
+    if pct is None or pd.isna(pct):
+        return None
+    return f"{pct:+,.0f}% ({1 + pct / 100:,.3g}×)" if pct >= 900 else f"{pct:+.1f}%"
 
 
 def minus(text: str) -> str:

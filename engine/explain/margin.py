@@ -19,6 +19,7 @@ from engine.catalog.entries import Catalog
 from engine.explain import sustain
 from engine.explain.confidence import RERUN, cliff_notes, pool_marks, spans_all
 from engine.explain.presentation import compare, duration_text, headline, usd_text
+from engine.explain.targets import cost_judged, misses_slo, slo_met
 from engine.planning.rules import run_passes
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
@@ -361,11 +362,6 @@ SLO_FIGURES = ("SLO attainment", "Goodput")
 """The figures that measure the SLO met (`CompareMargin.table`)."""
 
 
-def _passes(s: Summary) -> bool:
-    """Every class of a run passes its SLO (a summary without classes: as passing, nothing to miss)."""
-    return all(c.get("passes", True) for c in s.get("classes", {}).values())
-
-
 @dataclass(frozen=True)
 class CompareMargin:
     """Scenarios A and B, each as modelled and with its chips at the pessimistic edge of their band.
@@ -404,8 +400,8 @@ class CompareMargin:
         (`BOTH_FAIL`): A's 0.12% against B's 0% read "-100.0% (A)", and A won goodput (a review)."""
         rows = []
         for case, a, b in self.cases():
-            t = compare(a, b).set_index("figure")
-            both_fail = not _passes(a) and not _passes(b)
+            t = cost_judged(compare(a, b), a, b).set_index("figure")  # a failing side's bill wins nothing
+            both_fail = not slo_met(a) and not slo_met(b)
             for figure in MARGIN_FIGURES:
                 if figure in t.index:
                     r = t.loc[figure]
@@ -435,11 +431,16 @@ class CompareMargin:
         """Per figure: 'A' or 'B' when that side is better in every case, 'same' when no case tells
         them apart, 'A or same' / 'B or same' when one side is never worse, else 'depends' (the
         model's error can turn the order); a latency that grows with run length in some case
-        (`sustain.GROWS`) is '<side> unsustainable' (`unsustainable`), never a side's win."""
+        (`sustain.GROWS`) is '<side> unsustainable' (`unsustainable`), never a side's win; a bill
+        cheaper in some case on the side that misses its SLO there is 'A misses its SLO' (`cost_judged`)."""
         out: dict[str, str] = {}
         for figure, group in self.table().groupby("figure", sort=False):
             if sustain.GROWS in set(group["better"]):
                 out[str(figure)] = f"{self.unsustainable() or 'A or B'} unsustainable"
+                continue
+            misses = {w for w in group["better"] if w in (misses_slo("A"), misses_slo("B"))}
+            if misses:  # a bill cheaper in some case where its side misses the SLO the other meets
+                out[str(figure)] = next(iter(misses)) if len(misses) == 1 else "depends"
                 continue
             fails = BOTH_FAIL in set(group["better"])  # a case that tells them apart on neither
             winners = set(group["better"]) - {"", BOTH_FAIL}

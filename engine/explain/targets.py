@@ -10,6 +10,9 @@ better on those two figures.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pandas as pd
 
 from engine.scenario.model import Scenario
@@ -68,4 +71,48 @@ def judged_apart(table: pd.DataFrame, found: list[str]) -> pd.DataFrame:
     return table.assign(better=table["better"].where(~rows, OTHER_TARGETS))
 
 
-__all__ = ["OTHER_TARGETS", "TARGET_JUDGED", "judged_apart", "target_differences", "targets_note"]
+COST_FIGURES = ("Cost per hour", "Cost per request", "Cost per 1M output tokens")
+"""The Compare figures of a bill (`presentation.COMPARED` labels)."""
+
+
+def slo_met(summary: Mapping[str, Any]) -> bool:
+    """Every class of a run passes its SLO (a summary without classes, as a mean over seeds: as
+    passing, nothing to tell)."""
+    return all(c.get("passes", True) for c in summary.get("classes", {}).values())
+
+
+def missing_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
+    """'A' or 'B': the side whose run misses its SLO where the other's meets it; '' otherwise."""
+    met_a, met_b = slo_met(a), slo_met(b)
+    return "" if met_a == met_b else ("B" if met_a else "A")
+
+
+def misses_slo(side: str) -> str:
+    """A Compare row's `better` on a bill where the cheaper side misses its SLO and the other meets it."""
+    return f"{side} misses its SLO"
+
+
+def cost_judged(table: pd.DataFrame, a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
+    """A compare table whose bills are not called better on the side that misses its SLO where the
+    other meets it: its requests buy less service for the money (a review read an MI300X side "24%
+    cheaper, better: B" at 62.9% of requests within their SLO against A's 94.6%). The row reads
+    'B misses its SLO'; a cheaper side that meets its SLO keeps its win."""
+    side = missing_side(a, b)
+    if not side or "better" not in table:
+        return table
+    rows = table["figure"].isin(COST_FIGURES) & (table["better"] == side)
+    return table.assign(better=table["better"].where(~rows, misses_slo(side)))
+
+
+__all__ = [
+    "COST_FIGURES",
+    "OTHER_TARGETS",
+    "TARGET_JUDGED",
+    "cost_judged",
+    "judged_apart",
+    "misses_slo",
+    "missing_side",
+    "slo_met",
+    "target_differences",
+    "targets_note",
+]

@@ -164,6 +164,11 @@ def test_the_report_says_which_pools_are_uncalibrated() -> None:
     assert said and said.startswith("Uncalibrated under SGLang")
     html = export.report_html(res, [], {"scenario": sc.name})
     assert _escaped(said) in html.split("<pre")[0]
+    # the bill's basis, an assumed price named (the summary table leaves text out)
+    h200 = simulate(apply_overrides(sc, {"deployment.pools[0].hardware": "h200"}))
+    assert h200.summary["cost"]["assumed_prices"]
+    page = export.report_html(h200, [], {"scenario": sc.name}).split("<pre")[0]
+    assert _escaped(f"Cost basis: {ex.cost_basis(h200.summary)}.") in page and "h200 $" in page
 
 
 def _escaped(text: str) -> str:

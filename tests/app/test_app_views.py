@@ -105,6 +105,17 @@ def test_compare_says_which_is_better() -> None:
     assert cached.loc["Cache hit rate", "better"] == "B"
 
 
+def test_a_change_of_ten_times_or_more_reads_as_a_ratio_too() -> None:
+    """A goodput from 0.01 to 8.7 req/s read '+87,004.6%' beside A's rounded 0.01 (a review): from ten
+    times on, the change gives its ratio and drops the tenth."""
+    from ui.tables import change_text
+
+    assert change_text(87004.6, None) == "+87,005% (871×)"
+    assert change_text(900.0, None) == "+900% (10×)"
+    assert change_text(899.0, None) == "+899.0%" and change_text(-99.9, None) == "-99.9%"
+    assert change_text(None, 98.8) == "+98.8 pts" and change_text(None, None) is None
+
+
 def test_a_share_changes_in_points_not_percent() -> None:
     """0.8% to 99.6% of requests within SLO is +98.8 points, not +12,350%: a share's change is in
     percentage points, and it has no relative change; other figures keep theirs."""

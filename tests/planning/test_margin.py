@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from engine.costmodel.iteration import decode_cost, prefill_cost
+from engine.explain.presentation import compare
 from engine.planning.calibrations import slowdowns
 from engine.planning.candidates import SearchSpace, planning_scenario
 from engine.planning.margin import margin
@@ -449,3 +450,44 @@ def test_a_case_where_both_sides_fail_gives_neither_the_slo_figures() -> None:
     # where one side passes slowed, its lead there stands
     held = CompareMargin(side(doc(0.999, 9.95, True), doc(0.95, 9.5, True)), b)
     assert held.verdicts()["Goodput"] == "A or same"
+
+
+def test_a_cheaper_bill_that_misses_its_slo_wins_nothing() -> None:
+    """A side cheaper per request whose requests miss the SLO the other side's meet is not the better
+    buy: the Compare table read "better: B" on cost for an MI300X side at 62.9% within SLO against
+    94.6% (a review). Its cost rows read 'B misses its SLO', in the table and in the margin's verdict."""
+    from engine.explain.margin import CompareMargin, RunMargin
+    from engine.explain.targets import cost_judged, missing_side
+    from ui.margin import VERDICT_TEXT
+
+    def doc(cost: float, passes: bool) -> dict[str, Any]:
+        return {
+            "cost": {"usd_per_request": cost, "usd_per_hour": 10.0},
+            "classes": {"chat": {"passes": passes}},
+            "unsustainable": None,
+            "calibration": {"p": {"stack": "vllm"}},
+        }
+
+    def side(modelled: dict[str, Any], slowed: dict[str, Any]) -> RunMargin:
+        return RunMargin(slowdown={"h200": 0.3}, modelled=modelled, slowed=slowed, targets={})  # type: ignore[arg-type]
+
+    a, b = doc(0.02, True), doc(0.015, False)
+    assert missing_side(a, b) == "B" and missing_side(b, a) == "A" and missing_side(a, a) == ""
+    table = cost_judged(compare(a, b), a, b).set_index("figure")["better"]
+    assert table["Cost per request"] == "B misses its SLO" and table["Cost per hour"] == "same"
+    assert (
+        cost_judged(compare(b, a), b, a).set_index("figure")["better"]["Cost per request"]
+        == "A misses its SLO"
+    )
+    # the cheaper side that meets its SLO keeps its win, and two failing sides are ordered as before
+    assert cost_judged(compare(b, a), a, b).set_index("figure")["better"]["Cost per request"] == "A"
+    gone = doc(0.015, False)
+    assert (
+        cost_judged(compare(doc(0.02, False), gone), doc(0.02, False), gone).set_index("figure")["better"][
+            "Cost per request"
+        ]
+        == "B"
+    )
+    v = CompareMargin(side(a, doc(0.025, True)), side(b, doc(0.018, False))).verdicts()
+    assert v["Cost per request"] == "B misses its SLO"
+    assert VERDICT_TEXT[v["Cost per request"]] == "none: B is cheaper only where it misses its SLO"
