@@ -239,6 +239,11 @@ if (rising := ex.rising_line(res.summary)) is not None:
     st.container(key="fg-rising").warning(plain(rising), icon=":material/trending_up:")
 tbt_targeted = {c.name for c in sc.workload.classes if c.slo.tbt_ms}
 for row in tail.to_dict("records"):
+    if not row["requests"]:  # a rare class that drew none: no verdict (it fails no plan either)
+        st.info(
+            f"**{plain(row['class'])}** has no request in the window: not judged.", icon=":material/info:"
+        )
+        continue
     passes = row["passes"] and short is None
     within = row["passes"] and not passes  # within target, in a run that falls behind its load
     verdict = "passes" if passes else ex.within_only(res.summary) if within else f"fails on {row['breaks']}"

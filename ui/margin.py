@@ -139,11 +139,17 @@ VERDICT_TEXT = {
     "A unsustainable": "none: A is unsustainable",
     "B unsustainable": "none: B is unsustainable",
     "A and B unsustainable": "none: A and B are unsustainable",
-    "A misses its SLO": "none: A is cheaper only where it misses its SLO",
-    "B misses its SLO": "none: B is cheaper only where it misses its SLO",
 }
 """Each verdict of `CompareMargin.verdicts` in words; an unsustainable side's latencies grow with
 run length in some case, so they have no better side."""
+
+
+def verdict_text(verdict: str) -> str:
+    """A verdict of `CompareMargin.verdicts` in words, with where a cheaper side misses its SLO: 'B in
+    every case, but B misses its SLO in some case'."""
+    base, _, missing = verdict.partition("; ")
+    text = VERDICT_TEXT.get(base, "")
+    return f"{text}, but {missing} in some case" if missing and text else text
 
 
 def _compare_margin(a_json: str, _a: dict[str, Any], b_json: str, _b: dict[str, Any]) -> CompareMargin:
@@ -195,7 +201,7 @@ def compare_panel(a: SimResult, b: SimResult) -> None:
         wide = long.pivot(index="figure", columns="case", values="cell").reindex(columns=order)
         wide = wide.reindex([f for f in dict.fromkeys(long["figure"])])
         verdicts = m.verdicts()
-        wide["verdict"] = [VERDICT_TEXT.get(verdicts.get(f, ""), "") for f in wide.index]
+        wide["verdict"] = [verdict_text(verdicts.get(f, "")) for f in wide.index]
         turns = [f for f, v in verdicts.items() if v == "depends"]
         slow_a = plain(", ".join(f"{c} {e:+.0%}" for c, e in m.a.slowdown.items()) or "none")
         slow_b = plain(", ".join(f"{c} {e:+.0%}" for c, e in m.b.slowdown.items()) or "none")

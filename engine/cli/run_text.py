@@ -178,6 +178,9 @@ def _class_lines(doc: dict[str, Any], short: float | None) -> list[str]:
     behind = shortfall_rps(doc)
     out = []
     for cls, c in doc["classes"].items():
+        if c["slo_attainment"] is None:  # no request in the window: nothing to judge
+            out.append(f"  class {cls}: no request in the window, not judged")
+            continue
         verdict = "FAILS" if not c["passes"] else "passes" if behind is None else sustain.within_only(doc)
         ttft = sustain.marked(f"{_fmt(c['ttft_ms_at_percentile'])} ms", doc, "ttft")
         tpot = sustain.marked(f"{_fmt(c['tpot_ms_at_percentile'])} ms", doc, "tpot")

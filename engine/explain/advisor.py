@@ -159,6 +159,9 @@ def _slo_findings(result: SimResult) -> list[Finding]:
     for name, c in result.summary["classes"].items():
         slo = specs[name].slo
         ttft, tpot = c["ttft_ms_at_percentile"], c["tpot_ms_at_percentile"]
+        if c["slo_attainment"] is None:  # no request in the window: nothing to judge
+            out.append(Finding("info", "slo", f"class {name} has no request in the window: not judged.", {}))
+            continue
         nums = {
             "ttft_ms_at_percentile": ttft if ttft is not None else math.inf,
             "ttft_target_ms": slo.ttft_ms,

@@ -432,18 +432,19 @@ class CompareMargin:
         them apart, 'A or same' / 'B or same' when one side is never worse, else 'depends' (the
         model's error can turn the order); a latency that grows with run length in some case
         (`sustain.GROWS`) is '<side> unsustainable' (`unsustainable`), never a side's win; a bill
-        cheaper in some case on the side that misses its SLO there is 'A misses its SLO' (`cost_judged`)."""
+        cheaper in some case on a side that misses its SLO there (`cost_judged`) adds '; A misses its
+        SLO' ('B; B misses its SLO': B is cheaper in every case, and in some it misses the SLO)."""
         out: dict[str, str] = {}
         for figure, group in self.table().groupby("figure", sort=False):
             if sustain.GROWS in set(group["better"]):
                 out[str(figure)] = f"{self.unsustainable() or 'A or B'} unsustainable"
                 continue
-            misses = {w for w in group["better"] if w in (misses_slo("A"), misses_slo("B"))}
-            if misses:  # a bill cheaper in some case where its side misses the SLO the other meets
-                out[str(figure)] = next(iter(misses)) if len(misses) == 1 else "depends"
-                continue
-            fails = BOTH_FAIL in set(group["better"])  # a case that tells them apart on neither
-            winners = set(group["better"]) - {"", BOTH_FAIL}
+            # a bill cheaper in some case on the side that misses the SLO there: ordered as the cheaper
+            # side, and said ('B; B misses its SLO in some case')
+            misses = sorted(s for s in "AB" if misses_slo(s) in set(group["better"]))
+            better = group["better"].replace({misses_slo(s): s for s in "AB"})
+            fails = BOTH_FAIL in set(better)  # a case that tells them apart on neither
+            winners = set(better) - {"", BOTH_FAIL}
             sides = winners - {"same"}
             if not sides:
                 out[str(figure)] = "same or both fail" if fails else "same"
@@ -453,6 +454,10 @@ class CompareMargin:
                 out[str(figure)] = alone if "same" not in winners else f"{side} or same"
             else:
                 out[str(figure)] = "depends"
+            if misses:
+                out[str(figure)] += (
+                    f"; {' and '.join(misses)} {'misses its' if len(misses) == 1 else 'miss their'} SLO"
+                )
         return out
 
 

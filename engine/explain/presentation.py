@@ -202,7 +202,7 @@ def slo_tail(scenario: Scenario, requests: pd.DataFrame) -> pd.DataFrame:
                 "class": c.name,
                 "requests": len(rows),
                 "percentile": pct,
-                "slo_attainment": float(rows["met_slo"].mean()) if len(rows) else 0.0,
+                "slo_attainment": float(rows["met_slo"].mean()) if len(rows) else None,
                 "ttft_target_ms": c.slo.ttft_ms,
                 "ttft_at_percentile_ms": ttft_at,
                 "ttft_holds_to_pct": ttft_hold,
@@ -213,8 +213,8 @@ def slo_tail(scenario: Scenario, requests: pd.DataFrame) -> pd.DataFrame:
                 "max_tbt_at_percentile_ms": tbt_at,
                 "e2e_target_ms": c.slo.e2e_ms or None,
                 "e2e_at_percentile_ms": e2e_at,
-                "passes": len(rows) > 0 and not broken,
-                "breaks": " and ".join(broken) if len(rows) else "no requests",
+                "passes": not len(rows) or not broken,  # no request: nothing missed (`class_summary`)
+                "breaks": " and ".join(broken) if len(rows) else "no requests: not judged",
             }
         )
     return pd.DataFrame(out)

@@ -126,10 +126,11 @@ class ClassSummary(TypedDict):
     """TPOT at that percentile, ms (None: infinite or no request)."""
     max_tbt_ms_at_percentile: float | None
     """Largest token gap at that percentile, ms (None: infinite or no request)."""
-    slo_attainment: float
-    """Share of the class's window requests that met their SLO, 0-1."""
+    slo_attainment: float | None
+    """Share of the class's window requests that met their SLO, 0-1 (None: no request in the window)."""
     passes: bool
-    """True when TTFT, TPOT (and TBT, if targeted) at the percentile are within target."""
+    """True when TTFT, TPOT (and TBT, if targeted) at the percentile are within target, or when the
+    class has no request in the window (nothing to judge, nothing missed)."""
 
 
 class PoolUtilization(TypedDict):

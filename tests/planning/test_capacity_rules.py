@@ -224,3 +224,41 @@ def test_a_capacity_whose_slow_edge_falls_off_a_cliff_says_why() -> None:
     said = _capacity_cliff(21.8, 0.606, "moe-deepseek-dp-ep")
     assert "falls to 0.606 req/s (3% of 21.8)" in said and "cliff, not a spread" in said
     assert _capacity_cliff(21.8, CLIFF_SHARE * 21.8, "x") == "" and _capacity_cliff(0.0, 0.0, "x") == ""
+
+
+def test_a_class_that_draws_no_request_fails_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """A rare class (0.1% of a chat load) drew no request in the window at some rates and was judged
+    'attainment 0.0%: FAILS', so a capacity search failed there and read 10.4 req/s where the chat
+    class alone held 17.5 (a review). A class with no request in the window is not judged: it passes
+    (nothing missed), its attainment is None, and the pages and the CLI say it."""
+    from engine.explain.advisor import advise
+    from engine.explain.presentation import slo_tail
+    from engine.serving.run import simulate
+
+    admin = {
+        "name": "admin",
+        "share": 1e-6,
+        "priority": 1,
+        "input": {"kind": "constant", "tokens": 500},
+        "output": {"kind": "constant", "tokens": 100},
+        "slo": {"ttft_ms": 1000, "tpot_ms": 30, "percentile": 90},
+    }
+    sc = chat()
+    sc = io.apply_overrides(sc, {"workload.classes": [sc.workload.classes[0].model_dump(), admin]})
+    res = simulate(sc)
+    got = res.summary["classes"]["admin"]
+    assert got["requests"] == 0 and got["passes"] and got["slo_attainment"] is None
+    assert res.summary["classes"]["chat"]["passes"] and run_passes(res.summary)
+    tail = slo_tail(sc, res.requests).set_index("class")
+    assert tail.loc["admin", "passes"] and tail.loc["admin", "breaks"] == "no requests: not judged"
+    assert "class admin has no request in the window: not judged." in [f.text for f in advise(res).findings]
+    # one missed request still fails it
+    one = io.apply_overrides(sc, {"workload.classes[1].share": 0.05, "workload.classes[1].slo.ttft_ms": 1.0})
+    assert not simulate(one).summary["classes"]["admin"]["passes"]
+    path = Path(__file__).parent / "_admin.toml"
+    try:
+        path.write_text(io.dumps_toml(sc), encoding="utf-8")
+        assert main(["run", str(path)]) == 0
+    finally:
+        path.unlink(missing_ok=True)
+    assert "class admin: no request in the window, not judged" in capsys.readouterr().out
