@@ -11,7 +11,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from engine.explain import confidence, sustain
-from engine.explain.bill import assumed_said
+from engine.explain.bill import assumed_said, billed_said
 from engine.explain.power_line import power_cap_line
 from engine.explain.scaled import autoscale_line
 from engine.explain.software import porting_lines
@@ -137,6 +137,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     )
     if c.get("assumed_prices"):  # a bill to check against a quote
         print(f"  billed at {assumed_said(c['assumed_prices'], c.get('mode') == 'own')}")
+    if billed := billed_said(doc):  # a warm-up's requests in the count the bill is divided over
+        print(f"  {billed}")
     parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())
     print(f"  per 1k requests by part ($): {parts}")
     if c.get("usd_by_kind"):  # an owned deployment: its basis and the bill by kind

@@ -58,12 +58,52 @@ def cost_kinds(summary: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def cost_basis(summary: Mapping[str, Any]) -> str:
-    """What the run's cost is measured in, e.g. ``own: 5-year amortisation, $0.08/kWh, PUE 1.58, ...``."""
+    """What the run's cost is measured in, e.g. ``own: 5-year amortisation, $0.08/kWh, PUE 1.58, ...``,
+    and what its cost per request divides (`billed_said`)."""
     cost = summary.get("cost", {})
     basis = str(cost.get("basis") or "rent: catalog price per chip-hour")
     if assumed := cost.get("assumed_prices"):
         basis += f"; {assumed_said(assumed, cost.get('mode') == 'own')}"
+    if billed := billed_said(summary):
+        basis += f"; {billed}"
     return basis
+
+
+def billed_requests(summary: Mapping[str, Any]) -> int | None:
+    """The completed requests a run's bill is divided over (cost per request): every one of the run,
+    a warm-up's included, as the bill runs from the start (None without a cost per request)."""
+    cost = summary.get("cost", {})
+    total, per = cost.get("usd_total"), cost.get("usd_per_request")
+    return round(total / per) if total and per else None
+
+
+def goodput_per_usd(summary: Mapping[str, Any], span_s: float | None) -> float | None:
+    """Requests that met their SLO per dollar, over the requests the bill is divided over (as cost per
+    request: a warm-up's included): the window's met share of its completed, scaled to every completed
+    one (the window's met over the whole bill read 434 a dollar beside 1 / $/request = 777 at 99.8%
+    within SLO: a review). Met: goodput times the span it is over (`span_s`: an unsustainable run's
+    `rates_over_s`, else the window)."""
+    goodput, bill = summary.get("goodput_rps"), summary.get("cost", {}).get("usd_total")
+    if goodput is None or span_s is None or not bill:
+        return None
+    met = goodput * span_s
+    done, billed = summary.get("requests", {}).get("completed"), billed_requests(summary)
+    if done and billed and billed > done:
+        met *= billed / done
+    return float(met / bill)
+
+
+def billed_said(summary: Mapping[str, Any]) -> str:
+    """Where a cost per request divides more requests than the window's completed ('per request: the
+    bill from the start over all 4,403 requests completed, the warm-up's 1,934 included'); '' where
+    they are the same. A reader divided the bill by the window's count and found another figure."""
+    billed, window = billed_requests(summary), summary.get("requests", {}).get("completed")
+    if billed is None or window is None or billed <= window:
+        return ""
+    return (
+        f"per request: the bill from the start over all {billed:,} requests completed, the warm-up's "
+        f"{billed - window:,} included"
+    )
 
 
 def assumed_said(assumed: Mapping[str, str], own: bool = False) -> str:

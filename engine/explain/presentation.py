@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from engine.explain.bill import goodput_per_usd
 from engine.explain.confidence import Limits, PoolMark, compared_errors
 from engine.explain.sustain import GROWS, figure_notes
 from engine.scenario.model import Scenario
@@ -255,20 +256,15 @@ def headline(summary: Mapping[str, Any]) -> dict[str, float | None]:
     """The few numbers the live strip shows (None where the run has no value)."""
     lat = summary.get("latency_ms", {})
     cost = summary.get("cost", {})
-    bill = cost.get("usd_total")
-    goodput = summary.get("goodput_rps")
     span = rate_span_s(summary) if summary.get("window_s") is not None else None
-    # requests that met their SLO over the whole bill, warm-up and drain included (as $/request):
-    # goodput times the span it is over (an unsustainable run's `rates_over_s`, not its window)
-    met = goodput * span if goodput is not None and span is not None else None
     return {
         "ttft_p99_ms": lat.get("ttft", {}).get("p99"),
         "tpot_p99_ms": lat.get("tpot", {}).get("p99"),
         "slo_attainment": summary.get("slo_attainment"),
         "usd_per_request": cost.get("usd_per_request"),
         "usd_per_million_output_tokens": cost.get("usd_per_million_output_tokens"),
-        "goodput_rps": goodput,
-        "goodput_per_usd": met / bill if met is not None and bill else None,
+        "goodput_rps": summary.get("goodput_rps"),
+        "goodput_per_usd": goodput_per_usd(summary, span),
     }
 
 

@@ -444,7 +444,7 @@ def summary(
     out_tokens = float(columns["output_tokens"][completed].sum())
     transfer = columns["kv_transfer_s"][done]
     rated, rate_s = _rated(resolved, rec, done, lo, span, unsustainable)
-    met_rated = rated & columns["met_slo"]
+    met_rated = rated & mask & columns["met_slo"]  # the window's only: a warm-up's read 0.13 req/s at 0%
     if unsustainable is not None:  # says what its rates are over
         unsustainable = {**unsustainable, "rates_over_s": rate_s}
     out: Summary = {

@@ -174,3 +174,31 @@ def test_an_e2e_target_counts_in_whether_a_class_passes() -> None:
     assert not tail["passes"] and "E2E" in tail["breaks"] and tail["e2e_at_percentile_ms"] > 100.0
     loose = simulate(apply_overrides(base, {"workload.classes[0].slo.e2e_ms": 600_000.0}))
     assert loose.summary["classes"]["chat"]["passes"] == simulate(base).summary["classes"]["chat"]["passes"]
+
+
+def test_an_unsustainable_runs_goodput_counts_no_warm_up_request() -> None:
+    """An unsustainable run's rates run until its window's last request completes and count the
+    warm-up's requests served in that time: its goodput counted them too and read 0.13 req/s at 0%
+    of the window's requests within their SLO (a review). Goodput counts the window's requests only;
+    throughput keeps what the deployment served."""
+    from engine.scenario.codec import apply_overrides, load_preset
+
+    sc = apply_overrides(
+        load_preset("chat-colocated"),
+        {
+            "duration_s": 120.0,
+            "warmup_s": 30.0,
+            "model.kv": "bf16",
+            "deployment.pools[0].tp": 2,
+            "deployment.pools[0].count": 2,
+            "deployment.mem_fraction": 0.55,
+            "workload.classes[0].output": {"kind": "constant", "tokens": 1500},
+            "workload.arrival.rate_rps": 4.0,
+        },
+    )
+    res = simulate(sc)
+    s, t = res.summary, res.requests
+    assert s["unsustainable"] and s["slo_attainment"] == 0.0 and s["goodput_rps"] == 0.0
+    warm = t[(t["arrival_s"] < sc.warmup_s) & t["met_slo"].astype(bool) & (t["completion_s"] >= sc.warmup_s)]
+    assert len(warm) > 0  # the requests goodput once counted
+    assert s["throughput_rps"] > 0.0
