@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.core import ScenarioError
-from engine.explain import class_attainment, fallback_drill, unchanged
+from engine.explain import class_attainment, fallback_drill, fault_notes, unchanged
 from engine.scenario import Scenario
 from ui import sim
 from ui.charts import POOL_COLORS
@@ -106,6 +106,8 @@ def fallback_comparison(scenario: Scenario) -> None:
     if not scenario.faults:
         st.caption("Add a fault to compare fallback policies on it.")
         return
+    for note in fault_notes(scenario):  # a fault after the window, or more instances than its pool's
+        st.warning(plain(note), icon=":material/warning:")
     key = scenario.model_dump_json()
     if st.button("Compare fallbacks", icon=":material/compare_arrows:", help=HELP, key="fg:drill:run"):
         st.session_state[SHOWN_KEY] = key

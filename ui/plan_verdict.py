@@ -91,6 +91,11 @@ def options() -> dict[str, Any]:
     }
 
 
+def _chips(n: Any) -> str:
+    """'1 chip', '12 chips' (the verdict read '1 chips')."""
+    return f"{int(n)} chip{'' if int(n) == 1 else 's'}"
+
+
 def _band(b: Any, fmt: str, to: str = " to ") -> str:
     return "" if not b else f" ({format(b[0], fmt)}{to}{format(b[1], fmt)})"
 
@@ -164,7 +169,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
     figures = (
         ", ".join(
             [
-                f"{int(c['chips'])} chips",
+                _chips(c["chips"]),
                 f"**\\${c['usd_per_hour']:,.2f}/h**" + assumed_price_mark(c),
                 *([] if per_m is None else [f"**\\${per_m:,.2f}**{m_band} per million output tokens"]),
                 *(
@@ -386,7 +391,7 @@ def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
             return
         r = q.runs.iloc[q.best_run]
         more = plain(m.extra_text())
-        holds = f"**{plain(r['shape'])} {plain(r['split'])}**, {int(r['chips'])} chips"
+        holds = f"**{plain(r['shape'])} {plain(r['split'])}**, {_chips(r['chips'])}"
         st.warning(
             f"{head} the chosen deployment no longer passes ({figures}). The cheapest that passes even then: "
             f"{holds}, **\\${r['usd_per_hour']:,.2f}/h** ({more})"
@@ -438,7 +443,7 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
     goodput = band_text(band["throughput"], r["goodput_rps"], slow_goodput, fast_goodput, latency=False)
     st.success(
         f"Cheapest deployment that {meets} at {p.target_rps:g} req/s: **{plain(r['shape'])} {plain(r['split'])}** — "
-        f"{int(r['chips'])} chips, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{goodput}, "
+        f"{_chips(r['chips'])}, **${r['usd_per_hour']:,.2f}/h**, goodput {r['goodput_rps']:.2f} req/s{goodput}, "
         f"TTFT {pct} {ttft:,.0f} ms{band_text(band['ttft'], ttft, slow_ttft, fast_ttft)}, "
         f"TPOT {pct} {tpot:.1f} ms{band_text(band['tpot'], tpot, slow_tpot, fast_tpot)} "
         f"(simulated over {p.duration_s:g} s{_lead(p)})."

@@ -157,7 +157,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_drill(args: argparse.Namespace) -> int:
     """A scenario's faults under each fallback policy, side by side."""
-    from engine.explain.drill import fallback_drill  # pandas: loaded only for this command
+    from engine.explain.drill import fallback_drill, unchanged  # pandas: loaded only for this command
+    from engine.explain.timeline_marks import fault_notes
 
     scen = load_scenario(args.scenario, args.set)
     check = not args.no_work_limit
@@ -183,4 +184,8 @@ def cmd_drill(args: argparse.Namespace) -> int:
     print(f"{scen.name} (seed {scen.seed}): each fallback on the same requests")
     print(shown.to_string(index=False))
     print("ttft_p90_ms is over completed requests; failed and rejected ones have none.")
+    if same := unchanged(table):  # as the Strategy page says it
+        print(f"{', '.join(same)}: the same as none on these faults: it never acted.")
+    for note in fault_notes(scen):
+        print(note)
     return 0

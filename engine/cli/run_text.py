@@ -15,6 +15,7 @@ from engine.explain.bill import assumed_said, billed_said
 from engine.explain.power_line import power_cap_line
 from engine.explain.scaled import autoscale_line
 from engine.explain.software import porting_lines
+from engine.explain.timeline_marks import fault_notes
 from engine.explain.way_in import client_line, ignored_ceiling, way_in_line
 from engine.scenario.model import Scenario
 from engine.serving.summary import latency_shortfall, shortfall_rps
@@ -93,6 +94,17 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
     return out
 
 
+def _before_figures(doc: dict[str, Any], scenario: Scenario | None) -> list[str]:
+    """The lines that qualify a run's figures, said before them: a fault that never fired or took fewer
+    instances than it names, a queue that grows or still rose, a window measured while sessions ramp up."""
+    out = fault_notes(scenario, doc.get("drain_end_s")) if scenario is not None else []
+    if (said := sustain.line(doc) or sustain.rising_line(doc)) is not None:
+        out.append(said)
+    if scenario is not None and (ramp := sustain.ramp_line(scenario, sustain.mean_e2e_s(doc))):
+        out.append(ramp[0])
+    return out
+
+
 def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: Any = None) -> None:
     """A human summary of one run; with its scenario, each pool's calibration and each figure's error:
     its run's spread where `moves` gives it (`run --margin`, as Results shows it), else its kind's band."""
@@ -104,11 +116,9 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         f"requests: {r['total']:,} in the window; {r['completed']:,} completed, {r['rejected']:,} rejected, "
         f"{r['failed']:,} failed"
     )
+    for note in _before_figures(doc, scenario):
+        print(note)
     short = latency_shortfall(doc)  # latencies that grow with the run's length (of each kind: `steady`)
-    if (said := sustain.line(doc) or sustain.rising_line(doc)) is not None:
-        print(said)  # before the figures it qualifies
-    if scenario is not None and (ramp := sustain.ramp_line(scenario, sustain.mean_e2e_s(doc))):
-        print(ramp[0])  # a window measured while multi-turn sessions still ramp up
     for line in _latency_lines(doc, marks, thr if moves is not None else None):
         print(line)
     if (way := way_in_line(doc)) is not None:  # network and control plane, as shares of TTFT

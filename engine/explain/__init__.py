@@ -185,6 +185,7 @@ _API = {
     "autoscale_line": "engine.explain.scaled",
     "FaultMark": "engine.explain.timeline_marks",
     "fault_marks": "engine.explain.timeline_marks",
+    "fault_notes": "engine.explain.timeline_marks",
     "power_cap_line": "engine.explain.power_line",
     "PREVIEW_ERROR": "engine.explain.run_preview",
     "PREVIEW_REQUESTS": "engine.explain.run_preview",
@@ -264,6 +265,7 @@ __all__ = [
     "expected_error_frame",
     "fallback_drill",
     "fault_marks",
+    "fault_notes",
     "figure_band",
     "figure_text",
     "file_name",
@@ -511,7 +513,7 @@ if TYPE_CHECKING:
         target_differences,
         targets_note,
     )
-    from engine.explain.timeline_marks import FaultMark, fault_marks
+    from engine.explain.timeline_marks import FaultMark, fault_marks, fault_notes
     from engine.explain.trace_files import idle_tail, trace_format, trace_problem
     from engine.explain.way_in import client_line, way_in_line
     from engine.serving.summary import LatencyKind, latency_shortfall, rate_span_s, shortfall_rps

@@ -466,7 +466,7 @@ COMPARED: tuple[tuple[str, str, str, Better], ...] = (
     ("Goodput", "goodput_rps", "req/s", "higher"),
     ("Throughput", "throughput_rps", "req/s", "higher"),
     ("Output tokens/s", "throughput_tokens_per_s.output", "tokens/s", "higher"),
-    ("Cost per hour", "cost.usd_per_hour", "$", "lower"),
+    ("Cost per hour", "cost.usd_per_hour", "$/h", "lower"),
     ("Cost per request", "cost.usd_per_request", "$", "lower"),
     ("Cost per 1M output tokens", "cost.usd_per_million_output_tokens", "$", "lower"),
     ("Energy per output token", "energy.joules_per_output_token", "J", "lower"),
@@ -495,13 +495,16 @@ def _lookup(doc: Mapping[str, Any], path: str) -> float | None:
 
 def _drawn(workload: Any) -> Any:
     """What decides a workload's requests: all of it but a client's ceiling on requests in flight,
-    which holds the same requests back without drawing others (`engine.serving.ceiling`), and the
-    classes' SLO targets, which judge the requests but draw none (an edit of a target alone made
-    Compare call the two runs unpaired: a walkthrough)."""
+    which holds the same requests back without drawing others (`engine.serving.ceiling`), and what
+    judges, orders or routes the classes' requests without drawing them: their SLO targets (an edit
+    of a target alone made Compare call the two runs unpaired: a walkthrough), priority, pool pins,
+    overflow and spill queue (the portfolio preset against its own counterpart read "not paired"
+    over its classes' pins: a review)."""
+    kept = {"slo": None, "priority": 0, "pools": (), "overflow": "wait", "spill_queue": 8}
     return workload.model_copy(
         update={
             "arrival": workload.arrival.model_copy(update={"max_in_flight": None}),
-            "classes": [c.model_copy(update={"slo": None}) for c in workload.classes],
+            "classes": [c.model_copy(update=kept) for c in workload.classes],
         }
     )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from engine.scenario.model import Fault
+from engine.scenario.model import Fault, Scenario
 
 
 class FaultMark(NamedTuple):
@@ -35,3 +35,30 @@ def fault_marks(faults: Iterable[Fault]) -> list[FaultMark]:
             back = "KV link restored" if f.kind == "link" else "instances back"
             marks.append(FaultMark((f.at_s + f.duration_s) / 60.0, f"{f.pool}: {back}"))
     return sorted(marks)
+
+
+def fault_notes(scenario: Scenario, drain_end_s: float | None = None) -> list[str]:
+    """What the scenario's faults will not do as written: one starting after the run's end never
+    fires (`drain_end_s`, a run's; without it, one at or after the window's end, which acts on the
+    drain at most), and an instance fault asking for more instances than its pool has takes them all.
+    A drill of four identical rows at 99.6% said nothing of a fault set at 260 s in a 120 s run (a review)."""
+    counts = {p.name: p.count for p in scenario.deployment.pools}
+    scaled = {p.name for p in scenario.deployment.pools if p.autoscale is not None}
+    out = []
+    for i, f in enumerate(scenario.faults):
+        if drain_end_s is not None and f.at_s >= drain_end_s:
+            out.append(
+                f"faults[{i}] at {f.at_s:,.0f} s never fired: the run ended at {drain_end_s:,.0f} s (its window "
+                f"is {scenario.duration_s:,.0f} s), so its results are those without it."
+            )
+        elif drain_end_s is None and f.at_s >= scenario.duration_s:
+            out.append(
+                f"faults[{i}] at {f.at_s:,.0f} s starts at or after the window's end ({scenario.duration_s:,.0f} "
+                "s): it can act only on the drain's last requests, if the run lasts that long."
+            )
+        if f.kind == "instances" and f.pool not in scaled and f.instances > counts.get(f.pool, f.instances):
+            n = counts[f.pool]
+            out.append(
+                f"faults[{i}] takes {f.instances} instances of pool {f.pool}, which has {n}: all {n} are lost."
+            )
+    return out

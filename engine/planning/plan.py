@@ -13,7 +13,7 @@ or when the lower bound exceeds the budget. The rest are visited cheapest bound 
 confirms each one, searching counts upward from the bound (colocated: galloping, then
 bisection; disaggregated: cheapest pair first, growing the pool the failure points at), and
 once a deployment passes, every shape whose bound is not below its cost is bounded out. The
-search assumes more instances never hurt (a DESIGN.md invariant); it is exact under that
+search assumes more instances never hurt (a docs/definitions.md invariant); it is exact under that
 assumption, within the simulation budget, for the seed and the planning window.
 
 With `SearchSpace.portfolio`, a workload of two or more classes is then offered portfolios

@@ -2,7 +2,7 @@
 
 `simulate` refuses one over-large run (`engine.serving.work_bound`); a plan is many runs, so a
 form that accepts 600 req/s over a 300 s window with 400 simulations and the margin on asks for
-hours of CPU from one click although each of its runs is within bounds. DESIGN.md: "A plan or
+hours of CPU from one click although each of its runs is within bounds. docs/definitions.md: "A plan or
 sweep is bounded by the sum of its runs' estimates."
 
 The estimate (`plan_work`): every planning run serves the same requests (the target rate over the

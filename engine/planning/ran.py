@@ -4,7 +4,7 @@ The margin (`engine.planning.margin`) repeats the plan's search with every chip 
 edge of its throughput band; the plan's verdict (`engine.planning.verdict`), when risk-aware, has
 already run many of the same deployments with the same chips on the same requests, and the plan
 itself knows which deployments failed as modelled, which fail slowed too (a slower chip is never
-faster, DESIGN.md). `Ran` carries both from the plan to the margin's search
+faster, docs/definitions.md). `Ran` carries both from the plan to the margin's search
 (`engine.planning.search.Search.reuse`); the search's decisions, and so its answer, are the same as
 without it (docs/planner.md, "Margin").
 """

@@ -398,7 +398,7 @@ class Search:
     def settle(self, shape: Shape | Portfolio, counts: tuple[int, ...]) -> dict[str, Any] | None:
         """Whether a deployment passes, as `run` says, except that a slowed search does not simulate
         one that failed as modelled (`failed`): a slower chip never passes where the modelled one
-        failed (DESIGN.md: a faster chip is never slower), so it fails (``{"passes": False}``, no
+        failed (docs/definitions.md: a faster chip is never slower), so it fails (``{"passes": False}``, no
         row). It counts against the budget as its run would have, so the search's path is the same."""
         key = (shape, counts)
         if key not in self.failed or key in self.index:

@@ -13,7 +13,7 @@ in: the varied values as columns named by their paths, the seed, then every nume
 figure flattened to dotted names (`latency_ms.ttft.p99`, `classes.chat.passes`, ...) by
 `engine.serving.run.flatten`. Same scenario, grid and seeds: the same table.
 
-A sweep is bounded by the sum of its runs' estimates (DESIGN.md), as a plan is: `sweep_events` adds
+A sweep is bounded by the sum of its runs' estimates (docs/definitions.md), as a plan is: `sweep_events` adds
 up each grid point's work-bound event estimate (times its seeds), and a sweep over
 `bounds.MAX_PLAN_EVENTS` is refused before any run, with the figure and how many runs of this size
 would fit; `check_work=False` (`--no-work-limit`) lifts it with the per-run bound.

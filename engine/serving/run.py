@@ -153,6 +153,11 @@ def simulate(
     ScenarioError) before it starts, unless `check_work` is False. `slowdown` (chip id -> e)
     runs each chip 1 + e times slower than its profile (`resolve.slowed`: the planner's margin).
     """
+    if not isinstance(scenario, Scenario):  # a preset's name, a path, a dict: say what it takes
+        raise ScenarioError(
+            f"scenario: a Scenario (engine.load_preset('chat-colocated'), engine.load_scenario(path)), not a "
+            f"{type(scenario).__name__}"
+        )
     resolved = resolve(scenario, catalog)
     if slowdown:
         resolved = slowed(resolved, slowdown)

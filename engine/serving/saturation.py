@@ -3,7 +3,7 @@
 A run whose arrivals outpace what its deployment serves never reaches a steady state: its queue
 grows for as long as it runs, so its latency percentiles are set by the run's length (run twice
 as long and the p99 TTFT roughly doubles) and say nothing about the deployment. Such a run is
-*unsustainable* (DESIGN.md, docs/metrics.md), and its summary says by how much it falls short.
+*unsustainable* (docs/definitions.md, docs/metrics.md), and its summary says by how much it falls short.
 
 The test reads the run's records, numpy only. The queue is the number of requests that have
 arrived (fallen due at the client, where a ceiling on requests in flight holds some there) and not

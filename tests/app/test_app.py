@@ -33,9 +33,15 @@ def test_every_page_runs(page: str) -> None:
 def test_every_preset_on_every_page(preset: str) -> None:
     """A preset added later (a trace, an offline batch, MoE, faults...) is covered the moment it exists."""
     base = load_preset(preset)
-    sc = (
-        apply_overrides(base, {"duration_s": 120.0}) if base.warmup_s < 60 and base.duration_s > 120 else base
-    )
+    sc = base
+    if base.warmup_s < 60 and base.duration_s > 120:  # a shorter window, its faults in it (else said unfired)
+        k = 120.0 / base.duration_s
+        faults = [
+            {**f.model_dump(exclude_unset=True), "at_s": f.at_s * k}
+            | ({"duration_s": f.duration_s * k} if f.duration_s else {})
+            for f in base.faults
+        ]
+        sc = apply_overrides(base, {"duration_s": 120.0, **({"faults": faults} if faults else {})})
     at = app("results", sc, preset=preset)
     assert_clean(at)
     for page in ("workload", "hardware", "strategy", "slo"):

@@ -134,6 +134,11 @@ def test_what_pairs_a_comparison() -> None:
     assert ex.unpaired(chat, apply_overrides(chat, {"workload.classes[0].input.mean": 1500}))
     trace = load_preset("mooncake-replay")
     assert not ex.unpaired(trace, apply_overrides(trace, {"seed": 2}))
+    # a class's pins, priority and overflow route and order the same requests: the portfolio preset
+    # against its own counterpart read "not paired" (a review)
+    assert not ex.unpaired(load_preset("portfolio-chat-batch"), load_preset("portfolio-h100-only"))
+    pins = {"workload.classes[0].priority": 3, "workload.classes[0].overflow": "reject"}
+    assert not ex.unpaired(chat, apply_overrides(chat, pins))
 
 
 def test_a_preset_switch_leaves_no_arrows_against_the_old_preset() -> None:

@@ -1,0 +1,151 @@
+"""The per-class SLO tail table's columns and view (`engine.explain.slo_tail`, on Results and SLO targets),
+and the percent and fraction columns every table uses (`ui.tables` imports them from here)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any, Literal
+
+import pandas as pd
+import streamlit as st
+
+from engine import explain as ex
+
+cc = st.column_config
+
+PERCENT_STEP = 0.001
+"""The step of a percent column: a fraction to three places, so each cell shows one decimal of a percent
+("49.9%" beside "50.0%", where Streamlit's bare "percent" wrote "49.96%" beside "50%")."""
+
+BAR_COLOR = "blue"
+"""Bars of shares and fractions: a measure, neither good nor bad (red is the theme's colour for misses)."""
+
+
+def fraction(
+    label: str, help: str | None = None, width: Literal["small", "medium", "large"] | None = None
+) -> Any:
+    """A 0..1 column drawn as a bar with a percentage, in a neutral blue: the theme's primary red would
+    mark a high share of requests meeting their SLO, or a busy chip, as something wrong."""
+    return cc.ProgressColumn(
+        label,
+        min_value=0.0,
+        max_value=1.0,
+        format="percent",
+        step=PERCENT_STEP,
+        help=help,
+        width=width,
+        color=BAR_COLOR,
+    )
+
+
+SLO_TAIL: dict[str, Any] = {  # widths that show all twelve columns in the main column at 1440 px
+    "class": cc.TextColumn("class"),
+    "requests": cc.NumberColumn(
+        "requests", format="%,d", help="Requests of the class in the window.", width=68
+    ),
+    "percentile": cc.NumberColumn(
+        "SLO pct", format="p%g", help="The percentile the targets apply at.", width=60
+    ),
+    "slo_attainment": fraction(
+        "met SLO", "Share of the class's requests that met every target of their class.", "small"
+    ),
+    "ttft_target_ms": cc.NumberColumn("TTFT target", format="%,.0f ms", width=82),
+    "ttft_at_percentile_ms": cc.NumberColumn(
+        "TTFT at pct",
+        format="%,.0f ms",
+        help="TTFT at the SLO percentile: the latency of the request at that rank, rejected and failed requests "
+        "counting as late, as the SLO judges it (the headline p99 interpolates over completed requests).",
+        width=82,
+    ),
+    "ttft_holds_to_pct": cc.NumberColumn(
+        "TTFT holds", format="p%g", help="The percentile up to which TTFT stays within target.", width=82
+    ),
+    "tpot_target_ms": cc.NumberColumn("TPOT target", format="%,.0f ms", width=82),
+    "tpot_at_percentile_ms": cc.NumberColumn(
+        "TPOT at pct",
+        format="%.1f ms",
+        help="TPOT at the SLO percentile: the request's at that rank, as the SLO judges it.",
+        width=82,
+    ),
+    "tpot_holds_to_pct": cc.NumberColumn(
+        "TPOT holds", format="p%g", help="The percentile up to which TPOT stays within target.", width=82
+    ),
+    "tbt_target_ms": None,  # shown by `slo_tail_columns` where a class sets a TBT target
+    "max_tbt_at_percentile_ms": None,
+    "e2e_target_ms": None,  # shown by `slo_tail_columns` where a class sets an E2E target
+    "e2e_at_percentile_ms": None,
+    "passes": cc.CheckboxColumn(
+        "passes",
+        help="Both latencies (and the largest gap between tokens and the end-to-end latency, where "
+        "targeted) within target at the SLO percentile.",
+        width=58,
+    ),
+    "breaks": cc.TextColumn(
+        "breaks on", help="Where the tail breaks: the metric(s) that miss their target at the SLO percentile."
+    ),
+}
+
+
+def holds_pct(pct: float) -> float:
+    """A 'holds to' percentile as the page writes it: a tenth, or a hundredth where a tenth would read
+    p100 for a target some requests miss (the table's ``p%g`` wrote 'p90.77398292315', cut off)."""
+    tenth = round(float(pct), 1)
+    return tenth if tenth < 100.0 or pct >= 100.0 else min(round(float(pct), 2), 99.99)
+
+
+def tail_view(tail: pd.DataFrame) -> pd.DataFrame:
+    """`engine.explain.slo_tail`'s frame as the per-class tables show it: its 'holds to' percentiles
+    rounded (`holds_pct`)."""
+    cols = [c for c in ("ttft_holds_to_pct", "tpot_holds_to_pct") if c in tail]
+    first = [c for c in ("class", "passes", "breaks") if c in tail]  # the verdict in view at 1,100 px
+    return tail.assign(**{c: tail[c].map(holds_pct) for c in cols})[
+        [*first, *(c for c in tail if c not in first)]
+    ]
+
+
+def slo_tail_columns(
+    growing: Collection[str], tbt: bool = False, level: Collection[str] = (), e2e: bool = False
+) -> dict[str, Any]:
+    """`SLO_TAIL`, or for an unsustainable run its latencies at the percentile that grow (`growing`:
+    their kinds, of ``ttft``, ``tpot`` and ``max_tbt``, `engine.explain.sustain`) marked: '≥ 63,835 ms',
+    growing with run length, and a TPOT that stays `level` '22.0 ms, at saturation'; with `tbt` (a
+    class sets ``slo.tbt_ms``) the largest gap between tokens and its target are shown too, with
+    `e2e` (a class sets ``slo.e2e_ms``) the end-to-end latency and its target."""
+    if not growing and not tbt and not level and not e2e:
+        return SLO_TAIL
+    at = "≥ " if "max_tbt" in growing else ""
+    cols = dict(SLO_TAIL)
+    grows = f"At least this: the run is unsustainable, and this latency {ex.GROWS}."
+    if "ttft" in growing:
+        cols["ttft_at_percentile_ms"] = cc.NumberColumn(
+            "TTFT at pct", format="≥ %,.0f ms", help=grows, width=92
+        )
+    if "tpot" in growing:
+        cols["tpot_at_percentile_ms"] = cc.NumberColumn(
+            "TPOT at pct", format="≥ %.1f ms", help=grows, width=92
+        )
+    elif "tpot" in level:
+        cols["tpot_at_percentile_ms"] = cc.NumberColumn(
+            "TPOT at pct",
+            format=f"%.1f ms, {ex.LEVEL}",
+            help="The run is unsustainable, but its TPOT stays level through the window: the pace of "
+            "batches the backlog keeps full, a figure of the deployment at its limit, not of the load offered.",
+            width=150,
+        )
+    if tbt:
+        cols["tbt_target_ms"] = cc.NumberColumn("TBT target", format="%,.0f ms", width=82)
+        cols["max_tbt_at_percentile_ms"] = cc.NumberColumn(
+            "TBT at pct",
+            format=f"{at}%,.0f ms" + (f", {ex.LEVEL}" if "max_tbt" in level else ""),
+            help="The largest gap between tokens at the SLO percentile (rejected and failed requests count as late).",
+            width=150 if "max_tbt" in level else 92,
+        )
+    if e2e:
+        cols["e2e_target_ms"] = cc.NumberColumn("E2E target", format="%,.0f ms", width=82)
+        cols["e2e_at_percentile_ms"] = cc.NumberColumn(
+            "E2E at pct",
+            format=f"{'≥ ' if 'ttft' in growing else ''}%,.0f ms",
+            help="The end-to-end latency at the SLO percentile (rejected and failed requests count as late).",
+            width=92,
+        )
+    return cols
