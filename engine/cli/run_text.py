@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from engine.explain import confidence, sustain
 from engine.explain.bill import assumed_said, billed_said
 from engine.explain.power_line import power_cap_line
+from engine.explain.presentation import scheduler_figures
 from engine.explain.scaled import autoscale_line
 from engine.explain.software import porting_lines
 from engine.explain.timeline_marks import fault_notes
@@ -98,6 +99,10 @@ def _before_figures(doc: dict[str, Any], scenario: Scenario | None) -> list[str]
     """The lines that qualify a run's figures, said before them: a fault that never fired or took fewer
     instances than it names, a queue that grows or still rose, a window measured while sessions ramp up."""
     out = fault_notes(scenario, doc.get("drain_end_s")) if scenario is not None else []
+    # what overload protection, faults and preemption did, as Results lists it: attainment read with
+    # 690 answers cut to 128 tokens unsaid (a review)
+    if did := scheduler_figures(doc):
+        out.append("  " + "; ".join(f"{label.lower()} {value}" for label, value, _ in did))
     if (said := sustain.line(doc) or sustain.rising_line(doc)) is not None:
         out.append(said)
     if scenario is not None and (ramp := sustain.ramp_line(scenario, sustain.mean_e2e_s(doc))):
@@ -131,7 +136,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         f"SLO attainment {doc['slo_attainment']:.1%}; "
         f"goodput {doc['goodput_rps']:.2f} req/s{thr('goodput_rps', doc['goodput_rps'])}"
     )
-    for line in _class_lines(doc, short):
+    for line in _class_lines(doc, short, scenario):
         print(line)
     t = doc["throughput_tokens_per_s"]
     print(
@@ -184,18 +189,44 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         )
 
 
-def _class_lines(doc: dict[str, Any], short: float | None) -> list[str]:
-    """Each class at its SLO percentile and its verdict: a class within target in a run that falls
-    behind its load does not pass (as the pages say); `short`: the shortfall its latencies grow with."""
+def _at(v: float | None) -> str:
+    """A class's latency at its percentile: None is a rejected or failed request's (the page's '-' read
+    as no data beside an attainment of 84.7%: a review)."""
+    return "∞ (rejected or failed requests)" if v is None else f"{v:,.2f} ms"
+
+
+def _broken(c: dict[str, Any], slo: Any) -> str:
+    """What a failing class misses at its percentile: ' on TTFT', ' on TPOT and E2E' (its targets'
+    `slo`; an E2E-only failure read 'FAILS' beside a TTFT and TPOT within target: a review)."""
+    ttft, tpot, tbt = c["ttft_ms_at_percentile"], c["tpot_ms_at_percentile"], c["max_tbt_ms_at_percentile"]
+    broken = [
+        name
+        for name, missed in (
+            ("TTFT", ttft is None or ttft > slo.ttft_ms),
+            ("TPOT", tpot is not None and tpot > slo.tpot_ms),
+            ("largest token gap", bool(slo.tbt_ms) and (tbt is None or tbt > slo.tbt_ms)),
+        )
+        if missed
+    ]
+    return f" on {' and '.join(broken or ['E2E'])}"
+
+
+def _class_lines(doc: dict[str, Any], short: float | None, scenario: Scenario | None = None) -> list[str]:
+    """Each class at its SLO percentile and its verdict (with `scenario`, what a failing one misses): a
+    class within target in a run that falls behind its load does not pass (as the pages say); `short`:
+    the shortfall its latencies grow with."""
     behind = shortfall_rps(doc)
+    slos = {c.name: c.slo for c in scenario.workload.classes} if scenario is not None else {}
     out = []
     for cls, c in doc["classes"].items():
         if c["slo_attainment"] is None:  # no request in the window: nothing to judge
             out.append(f"  class {cls}: no request in the window, not judged")
             continue
         verdict = "FAILS" if not c["passes"] else "passes" if behind is None else sustain.within_only(doc)
-        ttft = sustain.marked(f"{_fmt(c['ttft_ms_at_percentile'])} ms", doc, "ttft")
-        tpot = sustain.marked(f"{_fmt(c['tpot_ms_at_percentile'])} ms", doc, "tpot")
+        if not c["passes"] and cls in slos:
+            verdict += _broken(c, slos[cls])
+        ttft = sustain.marked(_at(c["ttft_ms_at_percentile"]), doc, "ttft")
+        tpot = sustain.marked(_at(c["tpot_ms_at_percentile"]), doc, "tpot")
         out.append(
             f"  class {cls}: p{c['percentile']:g} TTFT {ttft}{'; ' if short is not None else ', '}TPOT {tpot}, "
             f"attainment {c['slo_attainment']:.1%}: {verdict}"

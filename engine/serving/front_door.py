@@ -241,12 +241,15 @@ class FrontDoor:
         srv = fleet.route(rid, entry, "entry")
         view = led.request_view(rid)
         if not retry and not self.admits_all:
-            queued = sum(len(s.waiting) for s in live)
+            # waiting in the chosen instance's pool (`queue_cap`'s "in its pool"): every entry pool's
+            # queue turned an isolated class away over another pool's backlog (a review)
+            pool = srv.pool
+            queued = sum(len(s.waiting) for s in live if s.pool is pool)
             # the time spent on its way here (only where the way in or an edge site costs any)
             waited = (
                 self.env.now - led.arrival[rid] if self.way_in is not None or self.edge is not None else 0.0
             )
-            predicted, own_s = self.predicted_ttft(srv, rid)
+            predicted, own_s = self.predicted_ttft(srv, rid, view)
             reason = self.admission.reject(view, queued, predicted, waited, own_s)
             if reason:
                 led.end(rid, REJECTED, reason)
@@ -310,17 +313,32 @@ class FrontDoor:
             return waiting > dg.above_backlog * len(live)
         return False
 
-    def predicted_ttft(self, srv: Server, rid: int) -> tuple[float, float]:
+    def tokens_ahead(self, srv: Server, rid: int, view: policies.RequestView) -> int:
+        """Prompt tokens a new request would wait behind under the queue's order: what `srv` has still
+        to prefill less the waiting requests its key sorts before (earliest deadline, shortest prompt;
+        strict priority as `Server.tokens_ahead` counts it). Every order had counted the whole queue,
+        so early rejection turned away under EDF and SPF what FCFS did (a review)."""
+        if srv.sim.by_priority:
+            return srv.tokens_ahead(rid)
+        key = self.queue.key(view)
+        target, done = self.ledger.pf_target, self.ledger.prefilled
+        behind = sum(target[r] - done[r] for k, r in srv.waiting if k > key)
+        return max(srv.waiting_tokens - behind, 0)
+
+    def predicted_ttft(
+        self, srv: Server, rid: int, view: policies.RequestView | None = None
+    ) -> tuple[float, float]:
         """What admission control expects the rest of this request's TTFT to be on `srv`, from now
         (the time it already spent on its way in is the policy's `waited_s`), and, where nothing is
         queued ahead of it and no decode shares the instance's iterations, its own prefill (the
         policy's `own_s`: the whole prediction then; 0 otherwise).
 
         The prompt tokens queued ahead of it (under strict priority, only those of its own and
-        higher priorities) plus its own, at the prefill rate the instance has now: a full token
-        budget shared with the decodes it is running (chunked prefill), each iteration timed by
-        the cost model; and never less than one chunk of its own prompt per iteration. Its own
-        prompt counts less the prefix it would find in the cache tiers (`KvLedger.cached_tokens`):
+        higher priorities; under another order than first come first served, `tokens_ahead`) plus
+        its own, at the prefill rate the instance has now: a full token budget shared with the
+        decodes it is running (chunked prefill), each iteration timed by the cost model; and never
+        less than one chunk of its own prompt per iteration. Its own prompt counts less the prefix
+        it would find in the cache tiers (`KvLedger.cached_tokens`):
         a warm prompt is not prefilled again.
         """
         d = len(srv.running) if srv.role == "mixed" and self.mix else 0
@@ -340,7 +358,10 @@ class FrontDoor:
         alone = prompt * t_iter / q
         if own < alone:
             own = alone
-        ahead = srv.tokens_ahead(rid)
+        if view is None or self.fcfs:
+            ahead = srv.tokens_ahead(rid)
+        else:  # what sorts before it in the queue's order
+            ahead = self.tokens_ahead(srv, rid, view)
         total = (ahead + prompt) * t_iter / q
         # its own prefill, where nothing is queued ahead of it nor decoding beside it (0 otherwise):
         # `d` prices the decodes sharing a mixed iteration, 0 where prefills run first (`prefill_first`),

@@ -90,3 +90,20 @@ def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert spread["faster"]["latency_ms"]["tpot"]["p99"] < doc["latency_ms"]["tpot"]["p99"]
     assert len(spread["notes"]) == 1 and "class chat misses its SLO" in spread["notes"][0]
+
+
+def test_the_text_says_what_the_scheduler_did_and_what_a_class_misses(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The text output hid what lifts or sinks attainment: 690 answers cut to 128 tokens beside chat's
+    94.6% 'passes', a percentile on rejected requests printed '-' as if there were no data, and a
+    class failing on its E2E target read 'FAILS' beside a TTFT and TPOT within target (a review)."""
+    from engine.cli.main import main
+
+    assert main(["run", "prefill-loss-fallback", "--set", "duration_s=300"]) == 0
+    out = capsys.readouterr().out
+    assert "rejected: degraded " in out and "answers capped (degrade) " in out
+    assert "TTFT ∞ (rejected or failed requests)" in out and "FAILS on TTFT" in out
+    e2e = ["run", "chat-colocated", "--set", "duration_s=60", "--set", "workload.classes[0].slo.e2e_ms=100"]
+    assert main(e2e) == 0
+    assert ": FAILS on E2E" in capsys.readouterr().out
