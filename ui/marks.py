@@ -44,7 +44,8 @@ MARK_HELP = (
     "Partly calibrated: so it has, but the model is MoE and its routed experts run at terms fitted "
     "to many chips' MoE measurements (per serving stack, and chip vendor where two sources allow), "
     "which held out misses by more (docs/validation.md), or "
-    "a pool's software maturity (vendor, port) derates its fitted profile. "
+    "a pool's software maturity (vendor, port) derates its fitted profile, or its fit misses the chip's own "
+    "published results beyond the pooled band (its band is widened to hold them). "
     "Uncalibrated: a pool's profile comes by a rule (same silicon, another stack, or a conservative "
     "transfer; docs/calibration.md). Figures show their band (−x% to +y%), where about two in three real "
     "deployments land, wherever its coverage on held-out measurements has been measured."
@@ -74,7 +75,11 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
                 ex.errors_by_figure(marks), "the widest of its pools' bands" if differ else "band"
             )
             warn = "".join(f"; {c}" for c in ex.caveats(marks))
-            shared = [m.pool for m in ex.partly(marks) if m.calibration.maturity is None]
+            shared = [
+                m.pool
+                for m in ex.partly(marks)
+                if m.calibration.shared_experts and m.calibration.maturity is None
+            ]
             only = (
                 f" (for {'pools' if len(shared) > 1 else 'pool'} {', '.join(shared)}, its dense layers; the "
                 "routed experts run at terms fitted per serving stack and chip vendor, not per chip)"
@@ -84,7 +89,7 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
                 f"; pool {m.pool} {m.calibration.partial_text}, so its fit no longer holds as measured"
                 for m in ex.partly(marks)
                 if m.calibration.maturity is not None
-            )
+            )  # (a fit that misses the chip's own results: its caveat, in `warn`, says so)
             st.caption(
                 plain(
                     f"Every pool runs with a profile fitted to its chip under {stack}{only}{_own(marks)}; {errs}{warn}."

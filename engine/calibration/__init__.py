@@ -25,6 +25,7 @@ _API = {
     "MEASUREMENT_COLUMNS": "engine.calibration.measurements",
     "Measurement": "engine.calibration.measurements",
     "Calibration": "engine.calibration.mark",
+    "OWN_MISS_TEXT": "engine.calibration.mark",
     "calibration": "engine.calibration.trust",
     "chip_for_stack": "engine.calibration.trust",
     "experts_factor": "engine.calibration.trust",
@@ -36,6 +37,7 @@ _RENAMED: dict[str, str] = {}
 
 __all__ = [
     "MEASUREMENT_COLUMNS",
+    "OWN_MISS_TEXT",
     "Calibration",
     "Measurement",
     "calibration",
@@ -51,6 +53,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 
 if TYPE_CHECKING:
+    from engine.calibration.mark import OWN_MISS_TEXT
     from engine.calibration.measurements import MEASUREMENT_COLUMNS, Measurement
     from engine.calibration.software import level_choice, level_effect
     from engine.calibration.trust import (

@@ -29,6 +29,10 @@ BASIS_TEXT: dict[str, str] = {
 
 PARTIAL_TEXT = "MoE experts: fitted per serving stack, not per chip"
 """Why a fitted chip is only partly calibrated for a MoE model (`Calibration.partial`)."""
+OWN_MISS_TEXT = "its fit misses the chip's own published results beyond the pooled band"
+"""Why a fitted chip whose band was widened to hold its own published results is only partly
+calibrated (`Calibration.own_miss`): the Ascend 910B read a green 'calibrated' beside a throughput
+band of −22% to > +100% (a review)."""
 
 
 class _MoeKeys(TypedDict, total=False):
@@ -46,10 +50,17 @@ class _MoeKeys(TypedDict, total=False):
     software: str
     """The software the chip runs where it is not `stack`, in words (`Calibration.software`;
     present only then: a chip whose vendor's compiler places the model)."""
+    own_miss: bool
+    """True when the chip's fit misses its own published results beyond the pooled band, which is
+    widened to hold them (`Calibration.own_miss`; present only then)."""
 
 
 def _software(text: str) -> _MoeKeys:
     return {"software": text} if text else {}
+
+
+def _own_miss(miss: bool) -> _MoeKeys:
+    return {"own_miss": True} if miss else {}
 
 
 def _shared(shared: bool) -> _MoeKeys:  # the key only when true (a dense model's JSON keeps its keys)
@@ -125,6 +136,9 @@ class Calibration:
     """The software the chip runs where it is not `stack` (a chip whose vendor's compiler places the
     model: Groq's LPU, SambaNova's SN40L, an FPGA), in words; '' where it runs `stack`. The stack still
     gives such a pool its scheduler's defaults."""
+    own_miss: bool = False
+    """True when the profile misses the chip's own published results beyond the pooled band, so its
+    band is widened to hold them (`trust._own_results_said`): fitted, but only partly calibrated."""
 
     @property
     def under(self) -> str:
@@ -141,7 +155,7 @@ class Calibration:
         """Fitted, but for a MoE model whose routed experts run at terms fitted to many chips' MoE rows
         (per serving stack, and chip vendor where two sources allow; the chip's dense layers are its own),
         or derated by a software maturity the measurements did not see."""
-        return self.fitted and (self.shared_experts or self.maturity is not None)
+        return self.fitted and (self.shared_experts or self.maturity is not None or self.own_miss)
 
     @property
     def partial_text(self) -> str:
@@ -150,7 +164,9 @@ class Calibration:
             return ""
         if self.maturity is not None:
             return f"derated for software maturity '{self.maturity}'"
-        return PARTIAL_TEXT
+        return "; ".join(
+            t for t, on in ((OWN_MISS_TEXT, self.own_miss), (PARTIAL_TEXT, self.shared_experts)) if on
+        )
 
     @property
     def mark(self) -> str:
@@ -197,6 +213,7 @@ class Calibration:
             **_derated(self.maturity),
             **_first(self.first_token_ms),
             **_software(self.software),
+            **_own_miss(self.own_miss),
         }
         return doc
 

@@ -226,7 +226,7 @@ def _own_results_said(cal: Calibration, own: Mapping[str, tuple[float, float, in
     )
     caveat = f"the {cal.hardware} profile predicts {said}, outside the pooled band, so its band is widened to hold them"
     joined = f"{cal.caveat}; {caveat}" if cal.caveat else caveat
-    return dataclasses.replace(cal, rule=f"{cal.rule}; {caveat}", caveat=joined)
+    return dataclasses.replace(cal, rule=f"{cal.rule}; {caveat}", caveat=joined, own_miss=True)
 
 
 def _widened(cal: Calibration, origin: tuple[str, str]) -> Calibration:

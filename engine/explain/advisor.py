@@ -316,6 +316,18 @@ def calibration_findings(result: SimResult) -> list[Finding]:
         cal = cals[hw, ""]
         stack, hint = cal.under, calibrate_hint(hw, cal.stack, hw in custom, cal.software)
         which = f"pools {', '.join(pools)}" if len(pools) > 1 else f"pool {pools[0]}"
+        if not cal.shared_experts:  # derated for maturity, or a fit that misses the chip's own results
+            out.append(
+                Finding(
+                    "info",
+                    "calibration",
+                    f"{hw} ({which}) is partly calibrated under {stack}: {cal.partial_text}"
+                    f"{f' ({cal.caveat})' if cal.caveat else ''}; "
+                    f"{errors_text(real_bands(cal))}. Fit your own benchmark of it: {hint}.",
+                    {f"{f}_error": e for f, e in cal.expected_error.items()},
+                )
+            )
+            continue
         out.append(
             Finding(
                 "info",

@@ -148,6 +148,7 @@ def _from_dict(hardware: str, d: Mapping[str, Any]) -> Calibration:
         maturity=str(d["maturity"]) if d.get("maturity") else None,
         first_token_ms=float(d["first_token_ms"]) if d.get("first_token_ms") is not None else None,
         software=str(d.get("software") or ""),
+        own_miss=bool(d.get("own_miss", False)),
     )
 
 
@@ -254,7 +255,8 @@ def uncalibrated(marks: Iterable[PoolMark]) -> list[PoolMark]:
 
 
 def partly(marks: Iterable[PoolMark]) -> list[PoolMark]:
-    """The fitted pools that run a MoE model's experts at the shared factor (`Calibration.partial`)."""
+    """The fitted pools only partly calibrated (`Calibration.partial`): a MoE model's experts at the
+    shared terms, a software maturity's derating, or a fit that misses the chip's own results."""
     return [m for m in marks if m.calibration.partial]
 
 
