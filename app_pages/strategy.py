@@ -273,8 +273,9 @@ if len(sc.deployment.pools) >= MAX_POOLS:
     st.caption(f"{MAX_POOLS} pools: the most a deployment has (docs/bounds.md). Remove one to add another.")
 else:
     add_roles = ["prefill", "decode"] if sc.deployment.mode == "disaggregated" else ["mixed"]
-    for col, role in zip(st.columns(4), add_roles, strict=False):
-        col.button(
+    row = st.container(horizontal=True, gap="small")  # each button its label's width (a quarter cut it)
+    for role in add_roles:
+        row.button(
             f"Add a {role} pool" if role != "mixed" else "Add a pool",
             key=f"fg:add-pool:{role}",
             on_click=pool_added,

@@ -263,38 +263,6 @@ def cdf_band(
     return fig
 
 
-def _short_ms(ms: float) -> str:
-    """A decade tick's duration in few characters: '100 ms', '1 s', '1000 s'."""
-    return f"{ms:g} ms" if ms < 1000 else f"{ms / 1000:g} s"
-
-
-def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | None) -> go.Figure:
-    """The live strip's small TTFT CDF."""
-    fig = go.Figure()
-    for name, rows in frame.groupby("class", sort=False):
-        fig.add_trace(
-            go.Scatter(
-                x=rows["latency_ms"], y=rows["fraction"], name=str(name), mode="lines", line_shape="hv"
-            )
-        )
-    if target_ms:
-        fig.add_vline(x=target_ms, line={"dash": "dash", "color": ACCENT, "width": 1.5})
-    if percentile:
-        fig.add_hline(y=percentile / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
-    log = _log_ok(frame["latency_ms"])
-    fig.update_xaxes(title=None, type="log" if log else "linear", ticksuffix="" if log else " ms",
-                     tickfont={"size": 10})  # fmt: skip
-    if log:  # decades in the unit that reads shortest: 100 ms, 1 s, 10 s (a sidebar is narrow)
-        v = frame["latency_ms"].to_numpy(dtype=float)
-        v = v[np.isfinite(v) & (v > 0)]
-        ticks = [10.0**k for k in range(math.floor(math.log10(v.min())), math.ceil(math.log10(v.max())) + 1)]
-        fig.update_xaxes(tickvals=ticks, ticktext=[_short_ms(t) for t in ticks])
-    fig.update_yaxes(title=None, range=[0, 1.02], tickformat=".0%", tickfont={"size": 10})
-    fig.update_layout(height=170, margin={"l": 0, "r": 0, "t": 22, "b": 0}, showlegend=False,
-                      title={"text": "TTFT CDF", "font": {"size": 12}, "x": 0})  # fmt: skip
-    return fig
-
-
 def tail(frame: pd.DataFrame, metric: str, targets: pd.DataFrame, *, height: int = 340) -> go.Figure:
     """Latency by percentile on a tail axis, with targets: the tail breaks where a curve crosses its line."""
 
@@ -542,7 +510,7 @@ def roofline(
                 )
             )  # fmt: skip
     fig.update_xaxes(title="arithmetic intensity (FLOP per byte of memory traffic)", type="log")
-    fig.update_yaxes(title="TFLOP/s per chip (lines: ceiling; points: reached)", type="log")
+    fig.update_yaxes(title="TFLOP/s per chip (line: roof, ● ◆: reached)", type="log")  # (fits 1,100 px)
     fig.update_layout(hovermode="closest")
     # below the plot: eight chips' names in a row above it ran into the title
     return _layout(fig, "Roofline: prefill (●) and decode (◆) of the model", height, legend_below=True)

@@ -160,7 +160,9 @@ def model_picker(sc: Scenario, cat: Catalog) -> None:
             "model.kv",
             [None, "bf16", "fp8"],
             "KV cache",
-            format_func=lambda k: f"{stack} default ({kv_default})" if k is None else str(k),
+            format_func=lambda k: (
+                f"{kv_default} ({stack} default)" if k is None else str(k)
+            ),  # value first: a narrow box cut it
             help=f"KV-cache precision: bytes per cached element. Default: what {stack} uses with these weights "
             "(TensorRT-LLM's FP8 and FP4 checkpoints carry an FP8 KV cache; vLLM and SGLang keep bf16).",
         )

@@ -23,7 +23,7 @@ from engine.core import ScenarioError
 from engine.explain import duration_text, duration_unit, headline, latency_cdfs, usd_decimals, usd_text
 from engine.scenario import dumps_toml, loads_toml, preset_names
 from engine.serving import SimResult
-from ui import charts, marks, sim, state
+from ui import marks, sim, state, strip_chart
 from ui.text import plain
 
 PAGE = "fg_page"
@@ -417,7 +417,7 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
     first = sc.workload.classes[0].slo
     target = first.ttft_ms if len(sc.workload.classes) == 1 else None
     box.plotly_chart(
-        charts.strip_cdf(frame, target, first.percentile if target else None),
+        strip_chart.strip_cdf(frame, target, first.percentile if target else None),
         theme="streamlit",
         key=f"fg:strip{tag}",
         config={"displayModeBar": False, "staticPlot": True},

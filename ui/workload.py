@@ -101,13 +101,12 @@ def dist_editor(path: str, title: str, seed: int) -> None:
     key = key_of(f"{path}.kind")
     if st.session_state.get(key) != kind:
         st.session_state[key] = kind
-    st.segmented_control(
+    st.selectbox(  # (a segmented control cut 'empirical' to 'em' in half a page at 1,100 px: a review)
         title,
         list(DIST_FIELDS),
         key=key,
         on_change=_kind_changed,
         args=(path, key),
-        required=True,
         help=(LengthDist.__doc__ or "").strip().split("\n\n")[1] if LengthDist.__doc__ else None,
     )
     fields = DIST_FIELDS.get(kind, ())

@@ -227,7 +227,7 @@ def test_compare_choices_come_from_the_url() -> None:
 
 def test_workload_editors_change_classes_and_lengths() -> None:
     at = app("workload")
-    at.segmented_control(key="fg:workload.classes[0].input.kind").set_value("uniform").run()
+    at.selectbox(key="fg:workload.classes[0].input.kind").set_value("uniform").run()
     assert_clean(at)
     dist = scenario_of(at).workload.classes[0].input
     assert dist.kind == "uniform" and dist.low is not None and dist.high is not None

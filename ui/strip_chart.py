@@ -1,0 +1,58 @@
+"""The live strip's small TTFT CDF in the sidebar (`ui.layout`), beside the headline figures."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ui.charts import ACCENT, ALL, LEGEND_ROW_PX, POOL_COLORS, _log_ok
+
+
+def _short_ms(ms: float) -> str:
+    """A decade tick's duration in few characters: '100 ms', '1 s', '1000 s'."""
+    return f"{ms:g} ms" if ms < 1000 else f"{ms / 1000:g} s"
+
+
+def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | None) -> go.Figure:
+    """The live strip's small TTFT CDF; several classes in Results' colours, named in a legend under it
+    (three unnamed curves, one red as the SLO lines are, read as nothing: a review)."""
+    fig = go.Figure()
+    names = [str(n) for n in dict.fromkeys(frame["class"])] if len(frame) else []
+    several = len(names) > 1
+    palette = {n: POOL_COLORS[i % len(POOL_COLORS)] for i, n in enumerate(x for x in names if x != ALL)}
+    for name, rows in frame.groupby("class", sort=False):
+        fig.add_trace(
+            go.Scatter(
+                x=rows["latency_ms"],
+                y=rows["fraction"],
+                name=str(name),
+                mode="lines",
+                line_shape="hv",
+                line={"color": "#8c8c8c" if name == ALL else palette.get(str(name), POOL_COLORS[0])},
+            )
+        )
+    if target_ms:
+        fig.add_vline(x=target_ms, line={"dash": "dash", "color": ACCENT, "width": 1.5})
+    if percentile:
+        fig.add_hline(y=percentile / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
+    log = _log_ok(frame["latency_ms"])
+    fig.update_xaxes(
+        title=None, type="log" if log else "linear", ticksuffix="" if log else " ms", tickfont={"size": 10}
+    )
+    if log:  # decades in the unit that reads shortest: 100 ms, 1 s, 10 s (a sidebar is narrow)
+        v = frame["latency_ms"].to_numpy(dtype=float)
+        v = v[np.isfinite(v) & (v > 0)]
+        ticks = [10.0**k for k in range(math.floor(math.log10(v.min())), math.ceil(math.log10(v.max())) + 1)]
+        fig.update_xaxes(tickvals=ticks, ticktext=[_short_ms(t) for t in ticks])
+    fig.update_yaxes(title=None, range=[0, 1.02], tickformat=".0%", tickfont={"size": 10})
+    fig.update_layout(
+        height=170 + (LEGEND_ROW_PX * 2 if several else 0),
+        margin={"l": 0, "r": 0, "t": 22, "b": 0},
+        showlegend=several,
+        title={"text": "TTFT CDF", "font": {"size": 12}, "x": 0},
+        legend={"orientation": "h", "y": -0.15, "yanchor": "top", "font": {"size": 10}},
+    )
+    return fig
