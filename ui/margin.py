@@ -149,7 +149,7 @@ def verdict_text(verdict: str) -> str:
     every case, but B misses its SLO in some case'."""
     base, _, missing = verdict.partition("; ")
     text = VERDICT_TEXT.get(base, "")
-    return f"{text}, but {missing} in some case" if missing and text else text
+    return f"{text}, but {missing}" if missing and text else text
 
 
 def _compare_margin(a_json: str, _a: dict[str, Any], b_json: str, _b: dict[str, Any]) -> CompareMargin:
@@ -202,7 +202,7 @@ def compare_panel(a: SimResult, b: SimResult) -> None:
         wide = wide.reindex([f for f in dict.fromkeys(long["figure"])])
         verdicts = m.verdicts()
         wide["verdict"] = [verdict_text(verdicts.get(f, "")) for f in wide.index]
-        turns = [f for f, v in verdicts.items() if v == "depends"]
+        turns = [f for f, v in verdicts.items() if v.partition("; ")[0] == "depends"]
         slow_a = plain(", ".join(f"{c} {e:+.0%}" for c, e in m.a.slowdown.items()) or "none")
         slow_b = plain(", ".join(f"{c} {e:+.0%}" for c, e in m.b.slowdown.items()) or "none")
         how = (

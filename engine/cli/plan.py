@@ -317,7 +317,8 @@ def print_plan(p: Plan) -> None:
     partial = [cal for cal in p.calibration if cal.partial]
     if partial:
         print(
-            "\npartly calibrated chips (fitted, then their MoE experts' shared factor or a software maturity):"
+            "\npartly calibrated chips (fitted, then their MoE experts' shared terms, a software maturity, or a fit "
+            "that misses the chip's own published results):"
         )
         for cal in partial:
             print(f"  {cal.hardware}: {cal.partial_text}" + (f"; {cal.caveat}" if cal.caveat else ""))

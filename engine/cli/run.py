@@ -176,7 +176,8 @@ def cmd_drill(args: argparse.Namespace) -> int:
     shown = table.copy()
     for col in shown.columns:
         if col.startswith("slo_attainment"):
-            shown[col] = shown[col].map("{:.1%}".format)
+            # a class with no request in the window has no attainment (None): '-', as the other columns
+            shown[col] = shown[col].map(lambda v: "-" if v is None or v != v else f"{v:.1%}")
     shown["ttft_p90_ms"] = shown["ttft_p90_ms"].map(lambda v: "-" if v is None or v != v else f"{v:,.0f}")
     shown["usd_per_request"] = shown["usd_per_request"].map(
         lambda v: "-" if v is None or v != v else f"{v:.6f}"

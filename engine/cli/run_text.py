@@ -19,7 +19,7 @@ from engine.explain.software import porting_lines
 from engine.explain.timeline_marks import fault_notes
 from engine.explain.way_in import client_line, ignored_ceiling, way_in_line
 from engine.scenario.model import Scenario
-from engine.serving.summary import latency_shortfall, shortfall_rps
+from engine.serving.summary import AtPercentile, latency_shortfall, shortfall_rps, unbounded, within_target
 
 if TYPE_CHECKING:
     from engine.explain.margin import RunMargin, RunSpread
@@ -189,22 +189,30 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         )
 
 
-def _at(v: float | None) -> str:
-    """A class's latency at its percentile: None is a rejected or failed request's (the page's '-' read
-    as no data beside an attainment of 84.7%: a review)."""
-    return "∞ (rejected or failed requests)" if v is None else f"{v:,.2f} ms"
+def _at(c: dict[str, Any], key: AtPercentile) -> str:
+    """A class's latency at its percentile: ∞ where it falls on rejected or failed requests (a '-' read
+    as no data beside an attainment of 84.7%: a review), '-' where no request has one (single-token
+    answers have no TPOT; `unbounded` tells them apart)."""
+    v = c[key]
+    if v is not None:
+        return f"{v:,.2f} ms"
+    return (
+        "∞ (rejected or failed requests)" if unbounded(c, key) or key == "ttft_ms_at_percentile" else "- ms"
+    )
 
 
 def _broken(c: dict[str, Any], slo: Any) -> str:
     """What a failing class misses at its percentile: ' on TTFT', ' on TPOT and E2E' (its targets'
     `slo`; an E2E-only failure read 'FAILS' beside a TTFT and TPOT within target: a review)."""
-    ttft, tpot, tbt = c["ttft_ms_at_percentile"], c["tpot_ms_at_percentile"], c["max_tbt_ms_at_percentile"]
     broken = [
         name
         for name, missed in (
-            ("TTFT", ttft is None or ttft > slo.ttft_ms),
-            ("TPOT", tpot is not None and tpot > slo.tpot_ms),
-            ("largest token gap", bool(slo.tbt_ms) and (tbt is None or tbt > slo.tbt_ms)),
+            ("TTFT", not within_target(c, "ttft_ms_at_percentile", slo.ttft_ms)),
+            ("TPOT", not within_target(c, "tpot_ms_at_percentile", slo.tpot_ms)),
+            (
+                "largest token gap",
+                bool(slo.tbt_ms) and not within_target(c, "max_tbt_ms_at_percentile", slo.tbt_ms),
+            ),
         )
         if missed
     ]
@@ -225,8 +233,8 @@ def _class_lines(doc: dict[str, Any], short: float | None, scenario: Scenario | 
         verdict = "FAILS" if not c["passes"] else "passes" if behind is None else sustain.within_only(doc)
         if not c["passes"] and cls in slos:
             verdict += _broken(c, slos[cls])
-        ttft = sustain.marked(_at(c["ttft_ms_at_percentile"]), doc, "ttft")
-        tpot = sustain.marked(_at(c["tpot_ms_at_percentile"]), doc, "tpot")
+        ttft = sustain.marked(_at(c, "ttft_ms_at_percentile"), doc, "ttft")
+        tpot = sustain.marked(_at(c, "tpot_ms_at_percentile"), doc, "tpot")
         out.append(
             f"  class {cls}: p{c['percentile']:g} TTFT {ttft}{'; ' if short is not None else ', '}TPOT {tpot}, "
             f"attainment {c['slo_attainment']:.1%}: {verdict}"

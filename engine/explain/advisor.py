@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.calibration.mark import OWN_MISS_TEXT
 from engine.calibration.own import calibrate_hint
 from engine.catalog.entries import Catalog
 from engine.explain import sustain
@@ -335,7 +336,8 @@ def calibration_findings(result: SimResult) -> list[Finding]:
                 f"{hw} ({which}) is partly calibrated under {stack}: its dense layers are fitted to measurements "
                 f"of {hw}, but the model's routed experts stream their weights at {cal.experts:.0%} of the dense layers' "
                 "rate, with terms fitted to many chips' MoE measurements (per stack, and chip vendor, where two "
-                f"sources allow); {errors_text(real_bands(cal))}. To give "
+                f"sources allow){f'; and {OWN_MISS_TEXT} ({cal.caveat})' if cal.own_miss else ''}; "
+                f"{errors_text(real_bands(cal))}. To give "
                 f"{hw} its own, fit your benchmark of a MoE model: {hint}.",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )

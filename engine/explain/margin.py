@@ -433,7 +433,8 @@ class CompareMargin:
         model's error can turn the order); a latency that grows with run length in some case
         (`sustain.GROWS`) is '<side> unsustainable' (`unsustainable`), never a side's win; a bill
         cheaper in some case on a side that misses its SLO there (`cost_judged`) adds '; A misses its
-        SLO' ('B; B misses its SLO': B is cheaper in every case, and in some it misses the SLO)."""
+        SLO in some case' ('B; B misses its SLO in every case': B is cheaper in every case, and misses
+        the SLO in each)."""
         out: dict[str, str] = {}
         for figure, group in self.table().groupby("figure", sort=False):
             if sustain.GROWS in set(group["better"]):
@@ -454,9 +455,12 @@ class CompareMargin:
                 out[str(figure)] = alone if "same" not in winners else f"{side} or same"
             else:
                 out[str(figure)] = "depends"
-            if misses:
+            if misses:  # in every case where a bill read cheaper, or only in some
+                told = [w for w in group["better"] if w not in ("", "same")]
+                every = len(misses) == 1 and all(w == misses_slo(misses[0]) for w in told)
                 out[str(figure)] += (
-                    f"; {' and '.join(misses)} {'misses its' if len(misses) == 1 else 'miss their'} SLO"
+                    f"; {' and '.join(misses)} {'misses its' if len(misses) == 1 else 'miss their'} SLO "
+                    f"{'in every case' if every else 'in some case'}"
                 )
         return out
 

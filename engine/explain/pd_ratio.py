@@ -97,6 +97,8 @@ def _tightest_ttft(result: SimResult, pool: str) -> tuple[str, float, float, flo
         if pinned and pool not in pinned:
             continue
         got = result.summary["classes"].get(c.name)
+        if got is not None and not got["requests"]:  # no request in the window: it used nothing
+            continue
         ttft = None if got is None else got["ttft_ms_at_percentile"]
         used = math.inf if ttft is None else ttft / c.slo.ttft_ms
         if used > worst[1]:

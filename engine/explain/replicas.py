@@ -235,8 +235,14 @@ class Replicas:
         return self.worst_growing() is not None and kind in self.steady
 
     def mean_summary(self) -> dict[str, Any]:
-        """The summary of means (see `mean_summary`), marked unsustainable where any seed was."""
+        """The summary of means (see `mean_summary`), marked unsustainable where any seed was; a class
+        passes where it passed in every seed (Compare's bills are judged on it: the first seed alone
+        called a side that failed in three seeds of four a cheaper winner, a review)."""
         out = mean_summary(self.figures)
+        for name, c in (out.get("classes") or {}).items():
+            if isinstance(c, dict) and "passes" in c:
+                every = self.figures[f"classes.{name}.passes"].mean  # the share of seeds it passed in
+                c["passes"] = every is not None and every >= 1.0 - 1e-12
         worst = self.worst_shortfall()
         if worst is not None:
             out["unsustainable"] = {"shortfall_rps": worst}

@@ -186,6 +186,8 @@ def at_slo(res: SimResult) -> dict[str, Any]:
     endless = False  # a class's TPOT at its percentile infinite: on requests that never completed
     for c in res.scenario.workload.classes:
         cs = res.summary["classes"][c.name]
+        if not cs["requests"]:  # no request in the window: nothing at its percentile (not judged)
+            continue
         endless |= unbounded(cs, "tpot_ms_at_percentile")
         per[c.name] = {
             "percentile": c.slo.percentile,
@@ -203,7 +205,7 @@ def at_slo(res: SimResult) -> dict[str, Any]:
         return max(have) if have else math.nan
 
     return {
-        "slo_percentile": max(v["percentile"] for v in per.values()),
+        "slo_percentile": max(c.slo.percentile for c in res.scenario.workload.classes),
         "ttft_ms_at_slo": worst("ttft_ms"),
         "tpot_ms_at_slo": worst("tpot_ms"),
         "classes_at_slo": per,

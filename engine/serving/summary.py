@@ -488,8 +488,10 @@ def within_target(c: Mapping[str, Any], key: AtPercentile, target_ms: float) -> 
     one: single-token answers have no TPOT). A class whose every request completed cannot have an
     infinite one, and one with a request that did not has a figure at every percentile (that
     request's infinity), so None is infinite, and missed, exactly where some request did not
-    complete; a TTFT is missed too where the class had no request."""
+    complete. A class with no request in the window has nothing to miss (`ClassSummary.passes`)."""
     v = c[key]
     if v is not None:
         return float(v) <= target_ms
+    if c.get("requests") == 0:
+        return True
     return key != "ttft_ms_at_percentile" and not unbounded(c, key)

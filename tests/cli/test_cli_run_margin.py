@@ -107,3 +107,22 @@ def test_the_text_says_what_the_scheduler_did_and_what_a_class_misses(
     e2e = ["run", "chat-colocated", "--set", "duration_s=60", "--set", "workload.classes[0].slo.e2e_ms=100"]
     assert main(e2e) == 0
     assert ": FAILS on E2E" in capsys.readouterr().out
+
+
+def test_a_class_of_one_token_answers_has_no_tpot_rather_than_an_infinite_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Single-token answers have no TPOT and no token gap: the text read 'TPOT ∞ (rejected or failed
+    requests) … FAILS on TTFT and largest token gap' with none rejected or failed (a review)."""
+    one = [
+        "run",
+        "chat-colocated",
+        "--set",
+        "duration_s=30",
+        "--set",
+        "workload.classes[0].output.kind=constant",
+    ]
+    one += ["--set", "workload.classes[0].output.tokens=1", "--set", "workload.classes[0].slo.tbt_ms=100"]
+    assert main([*one, "--set", "workload.classes[0].slo.ttft_ms=100"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  class chat:"))
+    assert "TPOT - ms" in line and line.endswith("FAILS on TTFT") and "∞" not in line

@@ -252,6 +252,13 @@ def test_a_class_that_draws_no_request_fails_nothing(capsys: pytest.CaptureFixtu
     tail = slo_tail(sc, res.requests).set_index("class")
     assert tail.loc["admin", "passes"] and tail.loc["admin", "breaks"] == "no requests: not judged"
     assert "class admin has no request in the window: not judged." in [f.text for f in advise(res).findings]
+    # and everything that reads a class's figures at its percentile (a review of the change): the
+    # planner's per-chip figures, the percentile rule's phases, the CLI drill
+    from engine.planning.search import at_slo
+
+    got_slo = at_slo(res)
+    assert got_slo["ttft_ms_at_slo"] == res.summary["classes"]["chat"]["ttft_ms_at_percentile"]
+    assert planning.class_verdicts(res, "percentile", 0.9) == ([True, True], [True, True])
     # one missed request still fails it
     one = io.apply_overrides(sc, {"workload.classes[1].share": 0.05, "workload.classes[1].slo.ttft_ms": 1.0})
     assert not simulate(one).summary["classes"]["admin"]["passes"]
@@ -262,3 +269,10 @@ def test_a_class_that_draws_no_request_fails_nothing(capsys: pytest.CaptureFixtu
     finally:
         path.unlink(missing_ok=True)
     assert "class admin: no request in the window, not judged" in capsys.readouterr().out
+    path.write_text(
+        io.dumps_toml(io.apply_overrides(sc, {"faults": [{"at_s": 10.0, "pool": "mixed"}]})), "utf-8"
+    )
+    try:  # the drill's table printed the class's attainment as a percent of None, and crashed
+        assert main(["drill", str(path)]) == 0
+    finally:
+        path.unlink(missing_ok=True)
