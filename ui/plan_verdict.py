@@ -156,6 +156,9 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
     # target read as a contradiction (a review)
     edge = (
         ", even with every chip at the pessimistic edge of its throughput band"
+        if v.risk_aware and c["holds_slowed"] is True
+        else " as modelled (no passing deployment within the budget holds with every chip at the pessimistic edge "
+        "of its throughput band)"
         if v.risk_aware
         else " as modelled"
     )

@@ -57,7 +57,7 @@ from engine.planning.candidates import (
 )
 from engine.planning.frontier import mark_frontiers
 from engine.planning.objective import Objective, check_objective
-from engine.planning.plan_notes import budget_note, method_notes, power_note, run_notes
+from engine.planning.plan_notes import budget_note, method_notes, over_budget_note, power_note, run_notes
 from engine.planning.portfolio import (
     MAX_POOLS,
     Portfolio,
@@ -225,7 +225,7 @@ def _bounds(
         if not b.pruned and (kw := search.kw(shape, b.counts)) > search.power_budget_kw:
             b = replace(b, pruned=f"over the power budget (at least {kw:,.1f} kW at TDP)")
         out.append(b)
-    notes += power_note(search, out, space.power_budget_kw)
+    notes += power_note(search, out, space.power_budget_kw) + over_budget_note(out, budget)
     return out
 
 

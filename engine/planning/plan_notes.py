@@ -3,6 +3,8 @@ its runs were made (`engine.planning.plan`)."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from engine.planning.rules import rule_text
@@ -37,6 +39,18 @@ def power_note(search: Search, bounds_: list[Bound], budget_kw: float | None) ->
     return [
         f"{len(over)} of {len(bounds_)} shapes need more than the power budget of {budget_kw:,.3g} kW with "
         f"their chips at TDP at the fewest instances the cost model allows (the least of them {min(over):,.1f} kW)"
+    ]
+
+
+def over_budget_note(bounds_: list[Bound], budget: float) -> list[str]:
+    """What the dollar budget left out, with the figure, as `power_note` says the power budget's: a
+    budget that ruled every shape out read only "no simulated deployment passed" (a review)."""
+    over = [b.usd_per_hour for b in bounds_ if b.pruned.startswith("over budget")]
+    if not over or not math.isfinite(budget):
+        return []
+    return [
+        f"{len(over)} of {len(bounds_)} shapes bill more than the budget of ${budget:,.2f}/h at the fewest "
+        f"instances the cost model allows (the least of them ${min(over):,.2f}/h)"
     ]
 
 

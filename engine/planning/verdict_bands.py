@@ -116,7 +116,10 @@ def past_target(chosen: dict[str, Any], reruns: tuple[Any, ...] = ()) -> list[tu
     whose band (`class_bands`) reaches past its target. The choice holds with every chip at its
     throughput band's edge, yet a latency's own band is wider: "TPOT p90 42.9 ms (30.6 to 64.8)"
     beside a 60 ms target read as a contradiction of "even with every chip at the pessimistic edge"
-    (a review); the verdict says it instead."""
+    (a review); the verdict says it instead. Nothing for a choice that did not hold slowed (the
+    fallback where none of the search does): the sentence would say it held."""
+    if chosen.get("holds_slowed") is not True:
+        return []
     out = []
     bands = class_bands(chosen, reruns)
     for name, k in chosen["classes_at_slo"].items():

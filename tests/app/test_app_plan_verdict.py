@@ -225,6 +225,8 @@ def test_the_verdict_says_where_a_latency_band_reaches_past_its_target() -> None
 
     k = {"percentile": 90.0, "ttft_ms": 249.0, "tpot_ms": 42.9, "ttft_target_ms": 2000.0, "tpot_target_ms": 60.0,
          "ttft_band": (230.0, 500.0), "tpot_band": (30.6, 64.8)}  # fmt: skip
-    said = past_target_text({"classes_at_slo": {"chat": k}})
+    said = past_target_text({"holds_slowed": True, "classes_at_slo": {"chat": k}})
     assert said.startswith(" Its TPOT band reaches 64.8 ms against 60.0 ms: it held with every chip slowed")
-    assert past_target_text({"classes_at_slo": {"chat": {**k, "tpot_band": (30.6, 59.0)}}}) == ""
+    held = {"holds_slowed": True, "classes_at_slo": {"chat": {**k, "tpot_band": (30.6, 59.0)}}}
+    assert past_target_text(held) == ""
+    assert past_target_text({"holds_slowed": False, "classes_at_slo": {"chat": k}}) == ""  # it did not hold

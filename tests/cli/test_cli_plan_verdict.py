@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -77,3 +78,49 @@ def test_the_written_choice_is_named_for_what_it_runs(
     )
     assert chosen.description.startswith("Edited from chat-colocated")
     assert chosen.lesson == "" and chosen.name != load_preset("chat-colocated").name
+
+
+def test_a_choice_that_does_not_hold_slowed_is_not_headed_as_one_that_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Under a budget no passing deployment held with its chips slowed, the winner fell back to one that
+    does not, and the headline still read "the lowest cost per hour that still meets every SLO with
+    every chip at the pessimistic edge", a note saying "it held with every chip slowed" (a review)."""
+    args = [
+        "plan",
+        "chat-colocated",
+        "--target-rps",
+        "16",
+        "--hardware",
+        "h100-sxm,mi300x",
+        "--duration-s",
+        "30",
+    ]
+    assert main([*args, "--budget-usd-per-hour", "20", "--no-progress", "--no-verify"]) == 0
+    out = capsys.readouterr().out
+    head = next(line for line in out.splitlines() if line.startswith("chosen (the lowest"))
+    assert "NO passing deployment within the budget holds with every chip at the pessimistic edge" in head
+    assert "still meets every SLO with every chip" not in head and "it held with every chip slowed" not in out
+
+
+def test_a_budget_that_rules_out_every_shape_is_named_with_its_least(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A dollar budget under every shape read only "no simulated deployment passed", where a power
+    budget gets a note with the least it needs (a review)."""
+    args = ["plan", "chat-colocated", "--target-rps", "16", "--duration-s", "30", "--no-progress"]
+    assert main([*args, "--budget-usd-per-hour", "10"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        r"note: \d+ of \d+ shapes bill more than the budget of \$10\.00/h .* \(the least of them \$", out
+    )
+
+
+def test_capacity_says_the_window_it_measured(capsys: pytest.CaptureFixture[str]) -> None:
+    """chat-colocated's capacity reads 27.2 req/s over 5 s and 17.5 over its 600 s: neither the text nor
+    the JSON said which window (a review)."""
+    base = ["capacity", "chat-colocated", "--duration-s", "30", "--no-margin", "--no-progress"]
+    assert main(base) == 0
+    assert "req/s (−22% to +30%) over a 30 s window (a longer one can read lower" in capsys.readouterr().out
+    assert main([*base, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["window_s"] == 30.0

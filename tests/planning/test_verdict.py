@@ -265,7 +265,14 @@ def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> N
 
     def verdict(value: float) -> Verdict:
         row = {"winner": True, "run": 7, "objective_value": value, "nominal_value": 90.0}
-        return Verdict("usd_per_hour", True, pd.DataFrame([row]), chosen_run=7, nominal_run=3)
+        return Verdict(
+            "usd_per_hour",
+            True,
+            pd.DataFrame([row]),
+            chosen_run=7,
+            nominal_run=3,
+            planning_values=(value, 90.0),
+        )
 
     assert verdict(85.5).premium_text() == "$4.50/h less (-5%)"
     assert verdict(99.0).premium_text() == "+$9.00/h (+10%)"
@@ -281,6 +288,14 @@ def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> N
         "usd_per_hour", True, pd.DataFrame([{"winner": True, "run": 3}]), chosen_run=3, nominal_run=3
     )
     assert same.risk_text() == ""  # the nominal cheapest is the choice: nothing to say of it
+    # the premium compares the choice with the nominal cheapest it names, both over the planning window:
+    # its group's own nominal pick (another deployment) and its full-length run (another window) read
+    # +$4.85/h where it was +$8.42/h (a review)
+    row = {"winner": True, "run": 7, "objective_value": 22.10, "nominal_value": 17.24}
+    other = Verdict(
+        "usd_per_hour", True, pd.DataFrame([row]), chosen_run=7, nominal_run=3, planning_values=(22.10, 13.68)
+    )
+    assert other.premium_text() == "+$8.42/h (+62%)"
 
 
 def test_a_nominal_cheapest_that_fails_slowed_quotes_both_latencies() -> None:
@@ -458,7 +473,10 @@ def test_a_choice_the_search_did_not_settle_says_so() -> None:
     for g in cheaper["group"]:
         assert g in said.split("did not reach: ")[1]
     assert said or (p.exhaustive and cheaper.empty)
-    assert v.unsure_text(True) == (said.split("; ")[-1] if not cheaper.empty else "")
+    cut = "the risk-aware checks ran out of simulations, so a cheaper deployment"
+    assert (cut in said) == v.risk_checks_cut  # its own budget spent: said (a review)
+    rest = [s for s in said.split("; ") if not s.startswith("the search stopped")]
+    assert v.unsure_text(True) == "; ".join(rest)
     # the headline itself says it, not only a later line (a review read the first line as the lowest)
     import contextlib
     import io as text_io
@@ -519,7 +537,26 @@ def test_a_latency_band_past_its_target_is_found() -> None:
 
     k = {"percentile": 90.0, "ttft_ms": 249.0, "tpot_ms": 42.9, "ttft_target_ms": 2000.0, "tpot_target_ms": 60.0,
          "ttft_band": (230.0, 500.0), "tpot_band": (30.6, 64.8)}  # fmt: skip
-    assert past_target({"classes_at_slo": {"chat": k}}) == [("chat", "TPOT", 64.8, 60.0)]
+    held = {"holds_slowed": True}
+    assert past_target({**held, "classes_at_slo": {"chat": k}}) == [("chat", "TPOT", 64.8, 60.0)]
     inside = {**k, "tpot_band": (30.6, 59.0)}
-    assert past_target({"classes_at_slo": {"chat": inside}}) == []
-    assert past_target({"classes_at_slo": {"chat": {**k, "tpot_band": None}}}) == []  # no band, nothing said
+    assert past_target({**held, "classes_at_slo": {"chat": inside}}) == []
+    assert (
+        past_target({**held, "classes_at_slo": {"chat": {**k, "tpot_band": None}}}) == []
+    )  # no band, nothing said
+    # a choice that did not hold slowed (the fallback where none does): its sentence would say it held
+    assert past_target({"holds_slowed": False, "classes_at_slo": {"chat": k}}) == []
+
+
+def test_a_choice_the_risk_checks_could_not_finish_is_cheapest_of_those_checked() -> None:
+    """The risk-aware checks ran out of simulations and the headline still read "the lowest cost per
+    hour"; at 400 simulations a deployment $25.60/h cheaper held slowed (a review)."""
+    from engine.planning.verdict import Verdict
+
+    row = {"winner": True, "run": 7, "objective_value": 358.4, "holds_slowed": True, "group": "h200"}
+    cut = Verdict(
+        "usd_per_hour", True, pd.DataFrame([row]), chosen_run=7, nominal_run=7, risk_checks_cut=True
+    )
+    assert "the risk-aware checks ran out of simulations, so a cheaper deployment" in cut.unsure_text(True)
+    done = Verdict("usd_per_hour", True, pd.DataFrame([row]), chosen_run=7, nominal_run=7)
+    assert done.unsure_text(True) == ""
