@@ -81,6 +81,12 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
             f"queue still rising at the window's end in {len(rising)} of {len(runs)} seeds, too late for the "
             "saturation rule to call them unsustainable: a longer run tells"
         )
+    for name in runs[0].summary["classes"]:  # whether each class met its SLO, seed by seed (a review)
+        passed = sum(bool(r.summary["classes"][name]["passes"]) for r in runs)
+        print(
+            f"  class {name}: passes in {passed} of {len(runs)} seeds"
+            + ("" if passed == len(runs) else " (FAILS in some)")
+        )
     for key in (
         "slo_attainment",
         "goodput_rps",
@@ -119,6 +125,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out:
         check_writable_folder(args.out)  # before the runs, not after
     if args.replications > 1:
+        if args.margin:  # it was dropped in silence (a review): the margin is one run's
+            raise ScenarioError("--margin: applies to one run; leave out --replications, or --margin")
         return _run_replications(args, scen, check)
     res = simulate(scen, check_work=check)
     if args.out:

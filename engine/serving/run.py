@@ -310,8 +310,8 @@ def replicate(
 
 def is_share(key: str) -> bool:
     """Whether a flattened summary figure is a share of a whole (SLO attainment, a utilisation, a
-    cache hit rate), which lies in [0, 1]."""
-    return key.endswith("slo_attainment") or key.startswith(("utilization.", "cache.hit_rate"))
+    cache hit rate, a class's pass flag: the share of seeds it passed in), which lies in [0, 1]."""
+    return key.endswith(("slo_attainment", ".passes")) or key.startswith(("utilization.", "cache.hit_rate"))
 
 
 def clipped(key: str, low: float, high: float) -> tuple[float, float]:

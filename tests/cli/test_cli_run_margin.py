@@ -126,3 +126,15 @@ def test_a_class_of_one_token_answers_has_no_tpot_rather_than_an_infinite_one(
     assert main([*one, "--set", "workload.classes[0].slo.ttft_ms=100"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  class chat:"))
     assert "TPOT - ms" in line and line.endswith("FAILS on TTFT") and "∞" not in line
+
+
+def test_replications_say_in_how_many_seeds_each_class_passes_and_refuse_a_margin(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`run --replications` printed a mean attainment only, where one seed of five failed TTFT, and
+    dropped --margin in silence (a review)."""
+    args = ["run", "chat-colocated", "--set", "duration_s=30", "--replications", "2"]
+    assert main(args) == 0
+    assert re.search(r"class chat: passes in [0-2] of 2 seeds", capsys.readouterr().out)
+    assert main([*args, "--margin"]) == 2
+    assert "--margin: applies to one run" in capsys.readouterr().err

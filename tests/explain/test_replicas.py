@@ -271,6 +271,7 @@ def test_replicate_keeps_an_interval_to_its_figures_range() -> None:
     assert clipped("goodput_rps", -0.46, 0.82) == (0.0, 0.82)
     assert clipped("latency_ms.ttft.p99", 900.0, 1100.0) == (900.0, 1100.0)  # inside its range: as it was
     assert is_share("utilization.decode.busy") and is_share("cache.hit_rate_by_tier.hbm")
+    assert clipped("classes.chat.passes", 0.245, 1.355) == (0.245, 1.0)  # the share of seeds it passed in
     assert not is_share("goodput_rps")
     low, high = clipped("slo_attainment", math.nan, math.nan)  # one seed: no interval, still none
     assert math.isnan(low) and math.isnan(high)
