@@ -89,7 +89,9 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     print(
         f"{scen.name}: capacity {capacity_text} over a {window:,.0f} s window (a longer one can read lower: a "
         f"queue that builds slowly fails only in time) ({rule_text(cap.rule, cap.attainment)}; {failed}); the cost "
-        f"model's optimistic estimate {cap.estimate_rps:.3g} req/s (no queueing: where the search starts); "
+        f"model's estimate {cap.estimate_rps:.3g} req/s (no queueing: where the search starts"
+        # not always above: it sizes every pool for the tightest TPOT and ignores class pins (a review)
+        f"{'; below what the runs sustain' if cap.estimate_rps < cap.capacity_rps else ''}); "
         f"{sum(c.simulations for c in found.values())} simulations"
     )
     if cap.note:
