@@ -38,6 +38,12 @@ def _capacity_json(
     return doc
 
 
+def _below(cap: Any) -> str:
+    """'; below what the runs sustain' where the cost model's estimate is: it sizes every pool for the
+    tightest TPOT target and ignores class pins ('optimistic' 19.5 beside 23.1 found: a review)."""
+    return "; below what the runs sustain" if cap.estimate_rps < cap.capacity_rps else ""
+
+
 def cmd_capacity(args: argparse.Namespace) -> int:
     """The highest arrival rate that passes under the chosen rule, by bisection."""
     from engine.explain.margin import run_edges  # pandas: loaded only for this command
@@ -89,9 +95,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     print(
         f"{scen.name}: capacity {capacity_text} over a {window:,.0f} s window (a longer one can read lower: a "
         f"queue that builds slowly fails only in time) ({rule_text(cap.rule, cap.attainment)}; {failed}); the cost "
-        f"model's estimate {cap.estimate_rps:.3g} req/s (no queueing: where the search starts"
-        # not always above: it sizes every pool for the tightest TPOT and ignores class pins (a review)
-        f"{'; below what the runs sustain' if cap.estimate_rps < cap.capacity_rps else ''}); "
+        f"model's estimate {cap.estimate_rps:.3g} req/s (no queueing: where the search starts{_below(cap)}); "
         f"{sum(c.simulations for c in found.values())} simulations"
     )
     if cap.note:
