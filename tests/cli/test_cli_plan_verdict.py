@@ -121,6 +121,11 @@ def test_capacity_says_the_window_it_measured(capsys: pytest.CaptureFixture[str]
     the JSON said which window (a review)."""
     base = ["capacity", "chat-colocated", "--duration-s", "30", "--no-margin", "--no-progress"]
     assert main(base) == 0
-    assert "req/s (−22% to +30%) over a 30 s window (a longer one can read lower" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert (
+        "req/s (−22% to +30%: the chips' throughput band; the margin's searches say how far it moves) over a 30 s"
+        in out
+    )
+    assert "window (a longer one can read lower" in out
     assert main([*base, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["window_s"] == 30.0
