@@ -273,12 +273,13 @@ def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:
     from engine.explain.presentation import headline  # pandas: loaded only when asked
 
     marks = confidence.pool_marks(scenario, summary)
+    bounds = confidence.limits(summary, scenario)  # cut where the bill cannot go, as the headline's are
     figures = {**headline(summary), "throughput_rps": summary["throughput_rps"]}
     out = []
     for key, v in figures.items():
         if v is None or key not in moves:
             continue
-        band = confidence.figure_band(f"{v:.6g}", marks, key, moves)
+        band = confidence.figure_band(f"{v:.6g}", marks, key, moves, bounds)
         kind = key.rsplit("_p", 1)[0] if key.endswith("_ms") else None  # 'ttft_p99_ms': ttft
         text = sustain.marked(f"{v:12.5g}", summary, kind) if kind else f"{v:12.5g}"  # type: ignore[arg-type]
         out.append(f"{key:30} {text}  {band or ''}")

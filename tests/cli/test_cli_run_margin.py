@@ -138,3 +138,13 @@ def test_replications_say_in_how_many_seeds_each_class_passes_and_refuse_a_margi
     assert re.search(r"class chat: passes in [0-2] of 2 seeds", capsys.readouterr().out)
     assert main([*args, "--margin"]) == 2
     assert "--margin: applies to one run" in capsys.readouterr().err
+
+
+def test_the_spread_section_cuts_a_cost_band_as_the_headline_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --margin` printed cost per 1k requests '(−5% to +29%)' in its headline (cut where the bill
+    cannot go) and '−23% to +29%' for the same figure in its spread section (a review)."""
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=120", "--margin"]) == 0
+    out = capsys.readouterr().out
+    head = re.search(r"per 1k requests \((\S+ to \S+)\)", out)
+    spread = re.search(r"usd_per_request\s+\S+\s+(\S+ to \S+)", out)
+    assert head and spread and head.group(1) == spread.group(1), (head, spread)
