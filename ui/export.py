@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -100,10 +101,22 @@ def print_copy(fig: go.Figure, meta: dict[str, str]) -> go.Figure:
     return out
 
 
+def rendered(fig: go.Figure, **kw: Any) -> bytes:
+    """`fig.to_image(**kw)`, once more where kaleido's browser tab was not ready: it raises a
+    JavaScript ReferenceError ('kaleido_scopes is not defined') now and then when its page has not
+    loaded its scripts (one CI run of three, 2026-12-05); a second try renders."""
+    try:
+        return fig.to_image(**kw)  # type: ignore[no-any-return]
+    except Exception as exc:  # kaleido's JavascriptError (its module is kaleido's private one)
+        if type(exc).__name__ != "JavascriptError":
+            raise
+        return fig.to_image(**kw)  # type: ignore[no-any-return]
+
+
 def png_bytes(fig: go.Figure, meta: dict[str, str], scenario_toml: str) -> bytes:
     """The figure as a PNG with the provenance and the scenario's TOML in iTXt chunks."""
-    raw = print_copy(fig, meta).to_image(
-        format="png", width=EXPORT_WIDTH, height=EXPORT_HEIGHT, scale=EXPORT_SCALE
+    raw = rendered(
+        print_copy(fig, meta), format="png", width=EXPORT_WIDTH, height=EXPORT_HEIGHT, scale=EXPORT_SCALE
     )
     return ex.png_with_text(
         raw, {**{f"fengong:{k}": v for k, v in meta.items()}, "fengong:scenario_toml": scenario_toml}
@@ -112,8 +125,8 @@ def png_bytes(fig: go.Figure, meta: dict[str, str], scenario_toml: str) -> bytes
 
 def svg_text(fig: go.Figure, meta: dict[str, str], scenario_toml: str) -> str:
     """The figure as SVG with the provenance and the scenario's TOML in a metadata element."""
-    raw = (
-        print_copy(fig, meta).to_image(format="svg", width=EXPORT_WIDTH, height=EXPORT_HEIGHT).decode("utf-8")
+    raw = rendered(print_copy(fig, meta), format="svg", width=EXPORT_WIDTH, height=EXPORT_HEIGHT).decode(
+        "utf-8"
     )
     return ex.svg_with_metadata(raw, {**meta, "scenario_toml": scenario_toml})
 

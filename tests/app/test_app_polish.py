@@ -90,8 +90,12 @@ def test_an_exported_png_shows_its_caption_and_a_title_clear_of_the_edge() -> No
 
     if image_export.problem():
         pytest.skip("kaleido finds no browser here")
-    png = export.print_copy(_figure(), META).to_image(
-        format="png", width=export.EXPORT_WIDTH, height=export.EXPORT_HEIGHT, scale=1
+    png = export.rendered(
+        export.print_copy(_figure(), META),
+        format="png",
+        width=export.EXPORT_WIDTH,
+        height=export.EXPORT_HEIGHT,
+        scale=1,
     )
     img = Image.open(io.BytesIO(png)).convert("RGB")
     w, h = img.size
