@@ -84,7 +84,7 @@ _API = {
     "cache_figures": "engine.explain.presentation",
     "cache_rates": "engine.explain.presentation",
     "compare": "engine.explain.presentation",
-    "unpaired": "engine.explain.presentation",
+    "unpaired": "engine.explain.pairing",
     "cost_basis": "engine.explain.bill",
     "cost_kinds": "engine.explain.bill",
     "cost_parts": "engine.explain.bill",
@@ -404,7 +404,7 @@ if TYPE_CHECKING:
     from engine.explain.drill import class_attainment, fallback_drill, unchanged
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
-    from engine.explain.pairing import paired_cdfs, paired_targets
+    from engine.explain.pairing import paired_cdfs, paired_targets, unpaired
     from engine.explain.power_line import power_cap_line
     from engine.explain.presentation import (
         ALL_CLASSES,
@@ -422,7 +422,6 @@ if TYPE_CHECKING:
         slo_targets,
         summary_rows,
         tail_curves,
-        unpaired,
         usd_decimals,
         usd_text,
         utilization_frame,

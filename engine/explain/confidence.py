@@ -417,9 +417,9 @@ its expected throughput error (`engine.explain.margin.RunSpread.moves`): relativ
 (fractions of 1) for SLO attainment."""
 
 LATENCIES = ("ttft_p99_ms", "tpot_p99_ms")
+"""Headline figures whose own kind of error (TTFT, TPOT) was measured apart from the chips' speed."""
 COSTS = ("usd_per_request", "usd_per_million_output_tokens")
 """Costs that keep at least their kind's band in a run's spread (`spread_band`)."""
-"""Headline figures whose own kind of error (TTFT, TPOT) was measured apart from the chips' speed."""
 
 
 def _points(change: float) -> str:

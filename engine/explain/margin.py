@@ -19,7 +19,7 @@ from engine.catalog.entries import Catalog
 from engine.explain import sustain
 from engine.explain.confidence import RERUN, cliff_notes, pool_marks, spans_all
 from engine.explain.presentation import compare, duration_text, headline, usd_text
-from engine.explain.targets import cost_judged, misses_slo, slo_met
+from engine.explain.targets import cost_judged, misses_slo
 from engine.planning.rules import run_passes
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
@@ -27,6 +27,7 @@ from engine.serving.summary import (
     AtPercentile,
     LatencyKind,
     Summary,
+    classes_pass,
     latency_shortfall,
     shortfall_rps,
     within_target,
@@ -401,7 +402,7 @@ class CompareMargin:
         rows = []
         for case, a, b in self.cases():
             t = cost_judged(compare(a, b), a, b).set_index("figure")  # a failing side's bill wins nothing
-            both_fail = not slo_met(a) and not slo_met(b)
+            both_fail = not classes_pass(a) and not classes_pass(b)
             for figure in MARGIN_FIGURES:
                 if figure in t.index:
                     r = t.loc[figure]

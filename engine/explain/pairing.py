@@ -1,12 +1,15 @@
-"""Two runs side by side on one chart (Compare): their latency CDFs overlaid, and the SLO targets that
-apply to each."""
+"""Two runs side by side (Compare): whether they see the same requests (`unpaired`), their latency
+CDFs overlaid, and the SLO targets that apply to each."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pandas as pd
 
 from engine.explain.presentation import ALL_CLASSES, slo_targets
 from engine.scenario.model import Scenario
+from engine.scenario.workload import RequestClass
 
 
 def paired_cdfs(a: pd.DataFrame, b: pd.DataFrame, cls: str) -> tuple[pd.DataFrame, str | None]:
@@ -43,3 +46,34 @@ def paired_targets(a: Scenario, b: Scenario, shared: str | None) -> pd.DataFrame
     if same:
         return ta.assign(**{"class": shared})[["class", *key]]
     return pd.concat([ta.assign(**{"class": "A"}), tb.assign(**{"class": "B"})])[["class", *key]]
+
+
+def _drawn(workload: Any) -> Any:
+    """What decides a workload's requests: all of it but a client's ceiling on requests in flight,
+    which holds the same requests back without drawing others (`engine.serving.ceiling`), and what
+    judges, orders or routes the classes' requests without drawing them: their SLO targets (an edit
+    of a target alone made Compare call the two runs unpaired: a walkthrough), priority, pool pins,
+    overflow and spill queue (the portfolio preset against its own counterpart read "not paired"
+    over its classes' pins: a review)."""
+    return workload.model_copy(
+        update={
+            "arrival": workload.arrival.model_copy(update={"max_in_flight": None}),
+            "classes": [c.model_copy(update=_UNDRAWN) for c in workload.classes],
+        }
+    )
+
+
+_UNDRAWN = {"slo": None} | {
+    f: RequestClass.model_fields[f].default for f in ("priority", "pools", "overflow", "spill_queue")
+}
+"""A class's fields that judge, order or route its requests without drawing them, at a value shared
+by both sides (`_drawn`): their defaults."""
+
+
+def unpaired(a: Scenario, b: Scenario) -> bool:
+    """Whether two scenarios see different requests, so a comparison of them is not paired: another
+    workload, window (`duration_s`, `warmup_s`: a request's lengths are drawn across the window) or,
+    for generated requests, another seed (a trace's requests do not depend on the seed)."""
+    if _drawn(a.workload) != _drawn(b.workload) or a.duration_s != b.duration_s or a.warmup_s != b.warmup_s:
+        return True
+    return a.seed != b.seed and a.workload.trace is None

@@ -493,31 +493,6 @@ def _lookup(doc: Mapping[str, Any], path: str) -> float | None:
     return float(cur)
 
 
-def _drawn(workload: Any) -> Any:
-    """What decides a workload's requests: all of it but a client's ceiling on requests in flight,
-    which holds the same requests back without drawing others (`engine.serving.ceiling`), and what
-    judges, orders or routes the classes' requests without drawing them: their SLO targets (an edit
-    of a target alone made Compare call the two runs unpaired: a walkthrough), priority, pool pins,
-    overflow and spill queue (the portfolio preset against its own counterpart read "not paired"
-    over its classes' pins: a review)."""
-    kept = {"slo": None, "priority": 0, "pools": (), "overflow": "wait", "spill_queue": 8}
-    return workload.model_copy(
-        update={
-            "arrival": workload.arrival.model_copy(update={"max_in_flight": None}),
-            "classes": [c.model_copy(update=kept) for c in workload.classes],
-        }
-    )
-
-
-def unpaired(a: Scenario, b: Scenario) -> bool:
-    """Whether two scenarios see different requests, so a comparison of them is not paired: another
-    workload, window (`duration_s`, `warmup_s`: a request's lengths are drawn across the window) or,
-    for generated requests, another seed (a trace's requests do not depend on the seed)."""
-    if _drawn(a.workload) != _drawn(b.workload) or a.duration_s != b.duration_s or a.warmup_s != b.warmup_s:
-        return True
-    return a.seed != b.seed and a.workload.trace is None
-
-
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     """Two summaries side by side: each figure, its change from A to B, and which one is better.
 

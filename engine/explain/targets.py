@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from engine.scenario.model import Scenario
+from engine.serving.summary import classes_pass
 
 OTHER_TARGETS = "other targets"
 """A Compare row's `better` where the two sides are judged against different SLO targets."""
@@ -75,15 +76,9 @@ COST_FIGURES = ("Cost per hour", "Cost per request", "Cost per 1M output tokens"
 """The Compare figures of a bill (`presentation.COMPARED` labels)."""
 
 
-def slo_met(summary: Mapping[str, Any]) -> bool:
-    """Every class of a run passes its SLO (a summary without classes, as a mean over seeds: as
-    passing, nothing to tell)."""
-    return all(c.get("passes", True) for c in summary.get("classes", {}).values())
-
-
 def missing_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
     """'A' or 'B': the side whose run misses its SLO where the other's meets it; '' otherwise."""
-    met_a, met_b = slo_met(a), slo_met(b)
+    met_a, met_b = classes_pass(a), classes_pass(b)
     return "" if met_a == met_b else ("B" if met_a else "A")
 
 
@@ -112,7 +107,6 @@ __all__ = [
     "judged_apart",
     "misses_slo",
     "missing_side",
-    "slo_met",
     "target_differences",
     "targets_note",
 ]

@@ -31,7 +31,7 @@ from engine.scenario.model import Scenario
 from engine.scenario.resolve import scenario_catalog
 from engine.serving import work_bound
 from engine.serving.run import simulate
-from engine.serving.summary import Summary, shortfall_rps
+from engine.serving.summary import Summary, classes_pass, shortfall_rps
 from engine.serving.workload import generate
 
 
@@ -238,7 +238,7 @@ def _row(rate: float, ok: bool, s: Summary) -> dict[str, Any]:
     return {
         "rate_rps": rate,
         "passes": ok,
-        "classes_pass": all(c["passes"] for c in s["classes"].values()),
+        "classes_pass": classes_pass(s),
         "shortfall_rps": shortfall_rps(s),
         "rising_rps": rising["rise_rps"] if (rising := s.get("queue_rising")) else None,  # not counted
         "goodput_rps": s["goodput_rps"],

@@ -21,7 +21,7 @@ from engine.planning.sizing import (
 )
 from engine.serving.metrics import measured_mask
 from engine.serving.run import SimResult
-from engine.serving.summary import Summary, within_target
+from engine.serving.summary import Summary, classes_pass, within_target
 
 Rule = Literal["percentile", "attainment"]
 """What makes a run pass: every class at its SLO percentile, or a share of requests within their SLO."""
@@ -61,7 +61,7 @@ def run_passes(summary: Summary, rule: Rule = "percentile", attainment: float = 
         return False
     if rule == "attainment":
         return bool(summary["slo_attainment"] >= attainment - 1e-12)
-    return all(c["passes"] for c in summary["classes"].values())
+    return classes_pass(summary)
 
 
 def phase_attainment(res: SimResult) -> tuple[float, float]:

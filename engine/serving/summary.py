@@ -480,6 +480,12 @@ def unbounded(c: Mapping[str, Any], key: AtPercentile) -> bool:
     return c[key] is None and c["rejected"] + c["failed"] > 0
 
 
+def classes_pass(summary: Mapping[str, Any]) -> bool:
+    """Every class of a run passes its SLO (`ClassSummary.passes`); a summary without classes (a mean
+    over seeds) has nothing to miss."""
+    return all(c.get("passes", True) for c in summary.get("classes", {}).values())
+
+
 def within_target(c: Mapping[str, Any], key: AtPercentile, target_ms: float) -> bool:
     """Whether a class's figure at its SLO percentile (`ClassSummary`) is within `target_ms`.
 
