@@ -10,7 +10,8 @@ or `engine.explain.previews`.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -135,6 +136,13 @@ def _label_place(
     return y0, "right"
 
 
+def class_palette(names: Iterable[Any]) -> dict[str, str]:
+    """One colour per class in turn (`POOL_COLORS`), all classes together in grey: the CDFs, their bands
+    and the sidebar's small CDF colour a class alike."""
+    classes = [str(n) for n in names if n != ALL]
+    return {n: POOL_COLORS[i % len(POOL_COLORS)] for i, n in enumerate(classes)} | {ALL: "#8c8c8c"}
+
+
 def cdf(
     frame: pd.DataFrame,
     metric: str,
@@ -154,8 +162,7 @@ def cdf(
     names = list(dict.fromkeys(frame[series])) if len(frame) else []
     palette = dict(colors or {})
     if not colors and len(names) > 1:  # several classes: each keeps one colour for its curve and its target
-        classes = [n for n in names if n != ALL]
-        palette = {n: POOL_COLORS[i % len(POOL_COLORS)] for i, n in enumerate(classes)} | {ALL: "#8c8c8c"}
+        palette = class_palette(names)
     fig = go.Figure()
     for name, rows in frame.groupby(series, sort=False):
         fig.add_trace(
@@ -228,8 +235,7 @@ def cdf_band(
     names = list(dict.fromkeys(frame[series])) if len(frame) else []
     palette = dict(colors or {})
     if not palette:  # as `cdf` colours classes, and the single curve too, so its band can match it
-        classes = [n for n in names if n != ALL]
-        palette = {n: POOL_COLORS[i % len(POOL_COLORS)] for i, n in enumerate(classes)} | {ALL: "#8c8c8c"}
+        palette = class_palette(names)
     name = METRIC_NAMES.get(metric, metric)
     fig = cdf(frame, metric, targets, height=height, series=series, dashes=dashes, colors=palette, columns=columns,
               title=title if title is not None else f"{name} CDF: mean of {seeds} seeds")  # fmt: skip

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts import ACCENT, ALL, LEGEND_ROW_PX, POOL_COLORS, _log_ok
+from ui.charts import ACCENT, LEGEND_ROW_PX, POOL_COLORS, _log_ok, class_palette
 
 
 def _short_ms(ms: float) -> str:
@@ -22,7 +22,7 @@ def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | 
     fig = go.Figure()
     names = [str(n) for n in dict.fromkeys(frame["class"])] if len(frame) else []
     several = len(names) > 1
-    palette = {n: POOL_COLORS[i % len(POOL_COLORS)] for i, n in enumerate(x for x in names if x != ALL)}
+    palette = class_palette(names)
     for name, rows in frame.groupby("class", sort=False):
         fig.add_trace(
             go.Scatter(
@@ -31,7 +31,7 @@ def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | 
                 name=str(name),
                 mode="lines",
                 line_shape="hv",
-                line={"color": "#8c8c8c" if name == ALL else palette.get(str(name), POOL_COLORS[0])},
+                line={"color": palette.get(str(name), POOL_COLORS[0])},
             )
         )
     if target_ms:
