@@ -470,8 +470,12 @@ def cluster_executor(address: str | None) -> Iterator[Executor | None]:
         yield None
         return
     from distributed import Client  # heavy and only needed here: imported on demand
+    from distributed.comm.addressing import get_address_host_port
 
     try:
+        # A malformed address is refused before a client starts its event-loop thread (starting one
+        # to be told the address is malformed took over 10 s on a loaded CI machine, 2026-12-05).
+        get_address_host_port(address)
         client = Client(address, timeout=DASK_TIMEOUT_S)  # type: ignore[no-untyped-call]
     except (OSError, ValueError, TypeError) as exc:  # unreachable, refused, or not an address at all
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
