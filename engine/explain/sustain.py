@@ -3,8 +3,9 @@
 A run whose queue grows through its window (`engine.serving.saturation`) has latency percentiles
 set by how long it ran, so no page, table or command prints one of them bare: each carries
 `GROWS` (``"26,317 ms, grows with run length"``; in a headline tile ``"≥ 26.3 s"`` over it).
-TTFT and E2E always do; a decode latency (TPOT, the token gaps) that stays level while the queue
-grows (`Shortfall.steady`: the backlog waits before the first token) carries `LEVEL` instead
+TTFT and E2E always do where the queue before the first token grows; a decode latency (TPOT, the
+token gaps) that stays level while it grows (`Shortfall.steady`), or a TTFT that stays level while
+the requests decoding pile up (`Shortfall.backlog`), carries `LEVEL` instead
 (``"22.0 ms, at saturation"``), and the run's line (`line`) says which latencies grow and which stay level.
 Throughput, cost and attainment stay as they are: they describe the run that was simulated.
 The shortfall itself is read with `engine.serving.summary.shortfall_rps`; whether the latencies
@@ -68,10 +69,13 @@ def line(summary: Mapping[str, Any]) -> str | None:
     )
     if mark.get("at_client"):  # a client's ceiling holds the backlog: the servers' queue stays bounded
         return rates + _held(summary)
-    return rates + (
-        f"The queue grows through the window, so {_which_grow(mark)}. No plan or capacity search counts "
-        "this run as passing."
+    grows = (
+        "The requests decoding pile up through the window (the batches grow and each step takes longer; "
+        "no queue forms before the first token)"
+        if mark.get("backlog") == "decoding"
+        else "The queue grows through the window"
     )
+    return rates + f"{grows}, so {_which_grow(mark)}. No plan or capacity search counts this run as passing."
 
 
 def rising_line(summary: Mapping[str, Any]) -> str | None:
@@ -95,10 +99,19 @@ _DECODE_SAID = {"tpot": "TPOT", "max_tbt": "longest token gap", "tbt": "token ga
 
 def _which_grow(mark: Mapping[str, Any]) -> str:
     """Which latency percentiles of an unsustainable run grow (`Shortfall.steady`), as a clause."""
-    level = [_DECODE_SAID[k] for k in _DECODE_SAID if k in mark.get("steady", ())]
+    steady = mark.get("steady", ())
+    if mark.get("backlog") == "decoding":  # every latency may grow; the first token may not
+        said = {"ttft": "TTFT", **_DECODE_SAID}
+        level = [said[k] for k in said if k in steady]
+        grow = ["E2E"] + [said[k] for k in said if k not in steady]
+        verb = "stay" if len(level) > 1 else "stays"
+        return f"its {_listed(grow)} percentiles grow with the run's length" + (
+            f"; its {_listed(level)} {verb} level ('{LEVEL}')" if level else ""
+        )
+    level = [_DECODE_SAID[k] for k in _DECODE_SAID if k in steady]
     if not level:
         return "its latency percentiles grow with the run's length"
-    grow = [_DECODE_SAID[k] for k in _DECODE_SAID if k not in mark.get("steady", ())]
+    grow = [_DECODE_SAID[k] for k in _DECODE_SAID if k not in steady]
     verb = "stay" if len(level) > 1 else "stays"
     also = f", and so {'do' if len(grow) > 1 else 'does'} its {_listed(grow)}" if grow else ""
     return (

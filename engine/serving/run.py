@@ -201,6 +201,8 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
     shortfall, rising = saturation.judged(resolved.scenario, rec)
     if shortfall is not None and not shortfall.get("at_client"):  # which latencies grow with it
         decode = {"tpot": columns["tpot_s"], "max_tbt": columns["max_tbt_s"]}
+        if shortfall.get("backlog") == "decoding":  # no queue before the first token: TTFT may stay level
+            decode = {"ttft": columns["ttft_s"], **decode}
         window = metrics.measured_mask(resolved.scenario, columns)  # what the summary's figures are over
         pcts = np.array([c.slo.percentile for c in resolved.scenario.workload.classes])  # by class index
         shortfall["steady"] = saturation.steady(

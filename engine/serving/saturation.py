@@ -50,6 +50,24 @@ window holds `STEADY_TAIL_REQUESTS` beyond it (a start that decodes at another p
 saturated one makes the window's figure depend on its length: chat-colocated at 80 req/s reads a
 TPOT p99 of 569 ms over 120 s and 386 ms over 360 s); ``tbt`` (every gap between tokens) is level
 when both are.
+
+A backlog can also grow among the requests decoding, with no queue before the first token: a
+decode pool whose memory holds every request it is handed batches them all, each step takes longer
+as the batch grows, and the tokens emitted per second level off below those offered, so TPOT and
+E2E grow with the run's length while nothing queues (decode-asic at 24 req/s: TPOT p90 over 400 ms
+against 24 ms at 16). `decoding_shortfall` marks such a run (``backlog: "decoding"``) when the
+requests in the system (arrived and not completed; a rejected or failed one leaves at its first
+token, or on arrival without one) pass the same trend, least-rise and drain tests as the queue (not
+the onset's: requests in the system never settle near none, a steady load keeps its batches full),
+and the tokens the batches emit per second over the half window's last third fall short of the
+decode tokens offered per second over the half window (each admitted arrival's answer less its
+first token) by at least `DECODING_SHORTFALL_SHARE` and `DECODING_SHORTFALL_SES` standard errors of
+that offer, and rise no more than `EMISSION_LEVEL` from the half window's first third (batches
+still filling emit more as they fill: portfolio-chat-batch's long answers fill for minutes and
+keep up over 1,200 s). The slope of the requests in the system is the shortfall; TTFT is then
+tested for level like the decode latencies (a split deployment's first token comes from its
+prefill pool and may not grow).
+
 Offline batches and closed loops are never unsustainable in this sense (`metrics.whole_run`):
 a batch is all present at t = 0 and measured to its makespan, and a closed loop's clients wait
 for their answers, so it cannot overrun the deployment however slow it is.
@@ -63,7 +81,7 @@ import numpy as np
 
 from engine.scenario.model import Scenario
 from engine.serving.ceiling import due_s
-from engine.serving.ledger import Records
+from engine.serving.ledger import REJECTED, SEGMENT_COLUMNS, Records
 from engine.serving.metrics import whole_run
 from engine.serving.summary import Rising, Shortfall
 
@@ -97,27 +115,45 @@ STEADY_MIN_REQUESTS = 30
 """Requests each third of the half window needs, per class, to tell a level latency (`steady`)."""
 DECODE_KINDS = ("tpot", "max_tbt")
 """The per-request latencies that may stay level while the queue before the first token grows."""
+DECODING_SHORTFALL_SHARE = 0.05
+"""For a backlog of requests decoding (`decoding_shortfall`): the least shortfall of the tokens the
+batches emit per second, as a share of those offered, that says they fall behind."""
+DECODING_SHORTFALL_SES = 3.0
+"""... and in standard errors of the tokens offered per second (answers' lengths are heavy-tailed: a
+half window of portfolio-chat-batch's 600 s offers 7% more tokens a second than its 1,200 s does)."""
+EMISSION_LEVEL = 0.05
+"""For a backlog of requests decoding: the largest rise of the tokens emitted per second from the
+half window's first third to its last that says the batches stopped gaining (a plateau below the
+load, not batches still filling)."""
 
 
-def queue_trend(
-    scenario: Scenario, rec: Records, at_server: bool = False
-) -> tuple[float, float, float, float, float] | None:
+Trend = tuple[float, float, float, float, float]
+"""`queue_trend`'s figures: offered rate, slope in req/s, then in requests: scatter around the fitted
+line, least value, and largest fall from a running peak."""
+
+
+def queue_trend(scenario: Scenario, rec: Records, at_server: bool = False) -> Trend | None:
     """(offered rate, queue slope in req/s, then in requests: scatter around the fitted line, least
     queue, and largest fall from a running peak) over the second half of the window; None for a
     whole-run load or a half window without arrivals. `at_server`: the queue the servers see (from
     each request's send), leaving out what a client's ceiling holds back."""
-    if whole_run(scenario):
-        return None
-    start = scenario.warmup_s + (scenario.duration_s - scenario.warmup_s) / 2.0
-    half_s = scenario.duration_s - start
     sent = rec.arrival_s
     # with a ceiling on requests in flight, a request is offered when it falls due at the client
     # and queued from then (`engine.serving.ceiling`): the backlog waits there instead
     arrival = sent if at_server else due_s(sent, rec.client_wait_s)
+    return _trend(scenario, arrival, np.where(np.isfinite(rec.first_token_s), rec.first_token_s, sent))
+
+
+def _trend(scenario: Scenario, arrival: np.ndarray, left: np.ndarray) -> Trend | None:
+    """`queue_trend`'s figures for the requests that arrived (`arrival`) and have not yet `left`."""
+    if whole_run(scenario):
+        return None
+    start = scenario.warmup_s + (scenario.duration_s - scenario.warmup_s) / 2.0
+    half_s = scenario.duration_s - start
     offered = int(np.count_nonzero((arrival >= start) & (arrival < scenario.duration_s)))
     if half_s <= 0 or offered == 0:
         return None
-    served = np.where(np.isfinite(rec.first_token_s), rec.first_token_s, sent)
+    served = left
     times = np.linspace(start, scenario.duration_s, SAMPLES)
     queued = np.searchsorted(np.sort(arrival), times, side="right") - np.searchsorted(
         np.sort(served), times, side="right"
@@ -128,6 +164,61 @@ def queue_trend(
     scatter = float(np.sqrt(np.mean((y - slope * x) ** 2)))
     drained = float((np.maximum.accumulate(queued) - queued).max())
     return offered / half_s, slope, scatter, float(queued.min()), drained
+
+
+def decoding_shortfall(scenario: Scenario, rec: Records, queue: Trend | None = None) -> Shortfall | None:
+    """The run's shortfall when its requests decoding pile up while its queue before the first token
+    does not rise (the second rule above; `queue`: `queue_trend`'s, computed where not given), else None."""
+    queue = queue_trend(scenario, rec) if queue is None else queue
+    if queue is None or _rises(scenario, queue)[0]:  # a queue that rises is the first rule's to judge
+        return None
+    decoding = np.isfinite(rec.first_token_s)
+    done = np.where(np.isfinite(rec.completion_s), rec.completion_s, rec.first_token_s)  # failed: at once
+    trend = _trend(scenario, rec.first_token_s[decoding], done[decoding])
+    if trend is None or not _rises(scenario, trend)[0]:
+        return None
+    offered, se, first, last = _tokens(scenario, rec, due_s(rec.arrival_s, rec.client_wait_s))
+    least = max(DECODING_SHORTFALL_SHARE * offered, DECODING_SHORTFALL_SES * se, 1e-9)
+    if offered - first < least or offered - last < least:  # behind from the half window's start
+        return None
+    if last > (1.0 + EMISSION_LEVEL) * first:  # the batches still gain: filling, not saturated
+        return None
+    offered_rps, slope_rps = queue[0], trend[1]
+    return {
+        "shortfall_rps": slope_rps,
+        "offered_rps": offered_rps,
+        "sustained_rps": offered_rps - slope_rps,
+        "backlog": "decoding",
+    }
+
+
+def _tokens(scenario: Scenario, rec: Records, arrival: np.ndarray) -> tuple[float, float, float, float]:
+    """Over the second half of the window, per second: the decode tokens offered (each admitted
+    arrival's answer but its first token, which its prefill gives) and their standard error, then
+    the tokens the batches emitted in the half window's first third and in its last."""
+    start = scenario.warmup_s + (scenario.duration_s - scenario.warmup_s) / 2.0
+    half_s = scenario.duration_s - start
+    mine = (arrival >= start) & (arrival < scenario.duration_s) & (rec.outcome != REJECTED)
+    tokens = np.maximum(rec.output_tokens[mine].astype(float) - 1.0, 0.0)
+    se = float(tokens.std() * np.sqrt(len(tokens))) / half_s if len(tokens) else 0.0
+    seg = rec.segments
+    t0, t1 = seg[:, _COL["t0"]], seg[:, _COL["t1"]]
+    emitted = seg[:, _COL["decodes"]] * seg[:, _COL["steps"]]  # spread evenly over the segment
+
+    def rate(a: float, b: float) -> float:
+        overlap = np.clip(np.minimum(t1, b) - np.maximum(t0, a), 0.0, None)
+        return float((emitted * overlap / np.maximum(t1 - t0, 1e-12)).sum()) / (b - a)
+
+    third = half_s / 3.0
+    return (
+        float(tokens.sum()) / half_s,
+        se,
+        rate(start, start + third),
+        rate(scenario.duration_s - third, scenario.duration_s),
+    )
+
+
+_COL = {name: i for i, name in enumerate(SEGMENT_COLUMNS)}
 
 
 def unsustainable(scenario: Scenario, rec: Records) -> Shortfall | None:
@@ -145,14 +236,15 @@ def judged(scenario: Scenario, rec: Records) -> tuple[Shortfall | None, Rising |
     trend = queue_trend(scenario, rec)
     short = _shortfall(scenario, trend)
     if short is None:
-        return None, _rising(scenario, trend)
+        decoding = decoding_shortfall(scenario, rec, trend)
+        return decoding, (_rising(scenario, trend) if decoding is None else None)
     at_server = None if rec.client_wait_s is None else queue_trend(scenario, rec, True)
     if at_server is not None and _shortfall(scenario, at_server) is None:
         short["at_client"] = True
     return short, None
 
 
-def _rises(scenario: Scenario, trend: tuple[float, float, float, float, float]) -> tuple[bool, float]:
+def _rises(scenario: Scenario, trend: Trend) -> tuple[bool, float]:
     """Whether the queue rises through the half window without draining, onset aside (the rule
     above), and by how many requests its fitted line rises there."""
     offered_rps, slope_rps, scatter, _, drained = trend
@@ -165,7 +257,7 @@ def _rises(scenario: Scenario, trend: tuple[float, float, float, float, float]) 
     return rises, growth
 
 
-def _rising(scenario: Scenario, trend: tuple[float, float, float, float, float] | None) -> Rising | None:
+def _rising(scenario: Scenario, trend: Trend | None) -> Rising | None:
     """A queue that rose through the half window without draining but began rising in it: an
     overload that began late in the window, or a burst at its end; too late to tell which."""
     if trend is None:
@@ -176,9 +268,7 @@ def _rising(scenario: Scenario, trend: tuple[float, float, float, float, float] 
     return {"rise_rps": trend[1], "risen_requests": growth, "offered_rps": trend[0]}
 
 
-def _shortfall(
-    scenario: Scenario, trend: tuple[float, float, float, float, float] | None
-) -> Shortfall | None:
+def _shortfall(scenario: Scenario, trend: Trend | None) -> Shortfall | None:
     if trend is None:
         return None
     offered_rps, slope_rps, _, least, _ = trend
@@ -201,7 +291,8 @@ def steady(
     slo_percentiles: np.ndarray | None = None,
 ) -> list[str]:
     """The latency kinds of an unsustainable run that stay level (the rule above): `figures` holds
-    each request's ``tpot`` and ``max_tbt`` in seconds (NaN where it has none), `cls` its class
+    each request's ``tpot`` and ``max_tbt`` in seconds (NaN where it has none; with a backlog
+    decoding its ``ttft`` too, tested the same way), `cls` its class
     index, `arrival_s` its arrival, `window` the requests the summary counts (`metrics.measured_mask`;
     None: those arriving in [warmup_s, duration_s)), `slo_percentiles` each class's SLO percentile (by
     class index: the class's figure the pages show is at it; None: p90 and p99 only)."""
@@ -216,8 +307,8 @@ def steady(
         window,  # what the summary's figures are over
     )
     pcts = (lambda c: ()) if slo_percentiles is None else (lambda c: (float(slo_percentiles[c]),))
-    level = [kind for kind in DECODE_KINDS if _level(figures[kind], cls, parts, pcts)]
-    return level + (["tbt"] if len(level) == len(DECODE_KINDS) else [])
+    level = [kind for kind in figures if _level(figures[kind], cls, parts, pcts)]
+    return level + (["tbt"] if set(DECODE_KINDS) <= set(level) else [])
 
 
 def _level(

@@ -364,10 +364,16 @@ class Shortfall(TypedDict):
     backlog waits at the client alone (the servers' queue does not grow), so the latencies, timed
     from the send, do not grow with the run's length (absent otherwise)."""
     steady: NotRequired[list[str]]
-    """The latency kinds (of ``tpot``, ``max_tbt``, ``tbt``) that stay level through the window's second
-    half although the queue grows (`engine.serving.saturation.steady`): the backlog waits before the
-    first token, so a token's pace once decoding need not grow. TTFT and E2E always grow; absent (a
-    mark written before this key existed): every latency grows."""
+    """The latency kinds (of ``tpot``, ``max_tbt``, ``tbt``; with a backlog decoding, ``ttft`` too) that
+    stay level through the window's second half although the backlog grows
+    (`engine.serving.saturation.steady`): a backlog before the first token leaves a token's pace once
+    decoding free to stay level, one decoding leaves the first token free. E2E always grows, and TTFT
+    with a backlog before the first token; absent (a mark written before this key existed): every
+    latency grows."""
+    backlog: NotRequired[Literal["decoding"]]
+    """Where the backlog grows: absent, in the queue before the first token; ``decoding``, among the
+    requests decoding (the batches grow and each step takes longer, while no queue forms: a decode
+    pool whose memory holds every request; `engine.serving.saturation.decoding_shortfall`)."""
 
 
 class Rising(TypedDict):

@@ -78,7 +78,18 @@ def test_whole_run_loads_are_never_unsustainable(over: dict[str, Any]) -> None:
 
 
 def _records(arrival: np.ndarray, first_token: np.ndarray) -> Any:
-    return SimpleNamespace(arrival_s=arrival, first_token_s=first_token, client_wait_s=None)
+    """Requests of one token each, done at their first token: nothing decodes, so only the queue's
+    rule can mark them (`decoding_shortfall` finds no decode tokens offered)."""
+    n = len(arrival)
+    return SimpleNamespace(
+        arrival_s=arrival,
+        first_token_s=first_token,
+        completion_s=first_token,
+        client_wait_s=None,
+        outcome=np.ones(n, dtype=np.int8),
+        output_tokens=np.ones(n, dtype=np.int64),
+        segments=np.zeros((0, 13)),
+    )
 
 
 def _scenario() -> Any:
