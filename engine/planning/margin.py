@@ -54,6 +54,14 @@ class Check:
     tpot_grows_rps: float | None = None
     """`grows_rps` where its TPOT grows too (`latency_shortfall` of ``tpot``): None where it stays
     level while the queue grows (`Shortfall.steady`)."""
+    ttft_class: str | None = None
+    """The class whose TTFT is `ttft_ms_at_slo`, where the run has two or more (None: one class)."""
+    tpot_class: str | None = None
+    """The class whose TPOT is `tpot_ms_at_slo`, where the run has two or more (None: one class)."""
+    ttft_grows_rps: float | None = None
+    """`grows_rps` where its TTFT grows too (`latency_shortfall` of ``ttft``): None where it stays level
+    while the requests decoding pile up (`Shortfall.backlog`); a queue before the first token always
+    grows it."""
 
     def latency_text(self, mark: Callable[[str, float | None, bool], str] | None = None) -> str:
         """'TTFT p99 1.2 s, TPOT p99 41 ms' at the SLO's percentile (p90 for a check made before it);
@@ -70,12 +78,16 @@ class Check:
             if self.tpot_ms_at_slo is None and self.slo_percentile == 90.0
             else self.tpot_ms_at_slo
         )
+        of_ttft, of_tpot = (
+            f" ({c}, the highest of the classes)" if c else "" for c in (self.ttft_class, self.tpot_class)
+        )
         if mark is None:
-            return f"TTFT {pct} {_ms(ttft)}, TPOT {pct} {_ms(tpot)}"
-        sep = "; " if self.grows_rps is not None else ", "  # (a comma follows the growing mark)
+            return f"TTFT {pct} {_ms(ttft)}{of_ttft}, TPOT {pct} {_ms(tpot)}{of_tpot}"
+        sep = "; " if self.ttft_grows_rps is not None else ", "  # (a comma follows the growing mark)
         level = self.grows_rps is not None and self.tpot_grows_rps is None  # a TPOT that stays level
-        ttft_text = mark(f"TTFT {pct} {_ms(ttft)}", self.grows_rps, False)
-        return f"{ttft_text}{sep}{mark(f'TPOT {pct} {_ms(tpot)}', self.tpot_grows_rps, level)}"
+        ttft_level = self.grows_rps is not None and self.ttft_grows_rps is None  # a TTFT that does
+        ttft_text = mark(f"TTFT {pct} {_ms(ttft)}{of_ttft}", self.ttft_grows_rps, ttft_level)
+        return f"{ttft_text}{sep}{mark(f'TPOT {pct} {_ms(tpot)}{of_tpot}', self.tpot_grows_rps, level)}"
 
 
 @dataclass(frozen=True)
@@ -154,6 +166,19 @@ class Margin:
 
 def _ms(v: float | None) -> str:
     return "n/a" if v is None or v != v else f"{v:,.0f} ms" if v >= 100 else f"{v:.1f} ms"
+
+
+def highest(per_class: Mapping[str, Mapping[str, Any]] | None, key: str) -> str | None:
+    """The class whose figure `key` (``ttft_ms``, ``tpot_ms``) at its SLO percentile is the highest
+    (`search.at_slo`'s ``classes_at_slo``; one never served, None there, is infinitely late), where
+    there are two classes or more; None with one, or where none has the figure."""
+    if not per_class or len(per_class) < 2:
+        return None
+    figures = {name: c.get(key) for name, c in per_class.items()}
+    if key == "ttft_ms" and (endless := [n for n, v in figures.items() if v is None]):
+        return endless[0]
+    have = {n: float(v) for n, v in figures.items() if v is not None and v == v}
+    return max(have, key=lambda n: have[n]) if have else None
 
 
 def _p90(summary: Summary, metric: Literal["ttft", "tpot"]) -> float | None:
@@ -258,6 +283,15 @@ def _chosen_slowed(
                 if "grows_rps" in r
                 else "shortfall_rps"
             ),
+            ttft_grows_rps=num(
+                "ttft_grows_rps"
+                if "ttft_grows_rps" in r
+                else "grows_rps"
+                if "grows_rps" in r
+                else "shortfall_rps"
+            ),
+            ttft_class=highest(r.get("classes_at_slo"), "ttft_ms"),
+            tpot_class=highest(r.get("classes_at_slo"), "tpot_ms"),
         )
     return _check(scenario, p, window, catalog, check_work, q.slowdown)
 
@@ -286,6 +320,9 @@ def _check(
         shortfall_rps=shortfall_rps(s),
         grows_rps=latency_shortfall(s),
         tpot_grows_rps=latency_shortfall(s, "tpot"),
+        ttft_grows_rps=latency_shortfall(s, "ttft"),
+        ttft_class=highest(slo["classes_at_slo"], "ttft_ms"),
+        tpot_class=highest(slo["classes_at_slo"], "tpot_ms"),
         slo_percentile=float(slo["slo_percentile"]),
         ttft_ms_at_slo=None if slo["ttft_ms_at_slo"] != slo["ttft_ms_at_slo"] else slo["ttft_ms_at_slo"],
         tpot_ms_at_slo=None if slo["tpot_ms_at_slo"] != slo["tpot_ms_at_slo"] else slo["tpot_ms_at_slo"],

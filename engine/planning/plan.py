@@ -530,7 +530,12 @@ def _assemble(
 ) -> Plan:
     cand = _candidates(all_bounds, portfolios, status, found, search)
     runs = pd.DataFrame(search.rows)
-    for col in ("shortfall_rps", "grows_rps", "tpot_grows_rps"):  # None or req/s: NaN where none, in
+    for col in (
+        "shortfall_rps",
+        "grows_rps",
+        "tpot_grows_rps",
+        "ttft_grows_rps",
+    ):  # None or req/s: NaN where none, in
         if col in runs:  # every plan (a column all None read None, one with a figure NaN)
             runs[col] = runs[col].astype(float)
     best_run = int(best["run"]) if best else None

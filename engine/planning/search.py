@@ -148,6 +148,7 @@ def run_row(
         # None: its latencies do not grow with the run (it keeps up, or a client's ceiling holds the backlog)
         "grows_rps": latency_shortfall(s),
         "tpot_grows_rps": latency_shortfall(s, "tpot"),  # None also where its TPOT stays level
+        "ttft_grows_rps": latency_shortfall(s, "ttft"),  # None also where its TTFT stays level (`backlog`)
         "ttft_ok": ttft_ok,
         "tpot_ok": tpot_ok,
         "slo_attainment": s["slo_attainment"],

@@ -134,14 +134,19 @@ def past_target(chosen: dict[str, Any], reruns: tuple[Any, ...] = ()) -> list[tu
 def steady(reruns: Sequence[Any], kind: str = "ttft") -> list[Any]:
     """The runs (rows, or the margin's checks of the choice) whose latency of `kind` (``ttft`` or
     ``tpot``) a range may take in: those made, and where that latency does not grow with the run's
-    length (`grows_rps`; a TPOT by its own `tpot_grows_rps` where the run has it: one that stays
-    level while the queue grows is a figure the margin prints, `Shortfall.steady`)."""
+    length (`grows_rps`; a TPOT or TTFT by its own `tpot_grows_rps` or `ttft_grows_rps` where the run
+    has it: one that stays level while the backlog grows is a figure the margin prints,
+    `Shortfall.steady`)."""
 
     def get(r: Any, key: str, default: Any = None) -> Any:
         return r.get(key, default) if isinstance(r, dict) else getattr(r, key, default)
 
     def grows(r: Any) -> bool:
-        g = get(r, "tpot_grows_rps", get(r, "grows_rps")) if kind == "tpot" else get(r, "grows_rps")
+        g = (
+            get(r, f"{kind}_grows_rps", get(r, "grows_rps"))
+            if kind in ("tpot", "ttft")
+            else get(r, "grows_rps")
+        )
         return g is not None and g == g  # (NaN, as a plan's runs frame reads none: not growing)
 
     return [r for r in reruns if r is not None and not grows(r)]

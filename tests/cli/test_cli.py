@@ -296,7 +296,8 @@ def test_the_planners_margin_marks_a_choice_that_falls_behind(capsys: pytest.Cap
     def margin(shortfall: float | None, at_client: bool = False, level: bool = False) -> Any:
         chosen = Check(run=0, passes=False, slo_attainment=0.4, goodput_rps=9.0, ttft_ms_p90=61_000.0,
                        tpot_ms_p90=24.0, shortfall_rps=shortfall, grows_rps=None if at_client else shortfall,
-                       tpot_grows_rps=None if at_client or level else shortfall)  # fmt: skip
+                       tpot_grows_rps=None if at_client or level else shortfall,
+                       ttft_grows_rps=None if at_client else shortfall)  # fmt: skip
         slowed = SimpleNamespace(best_run=None, simulated=6, slowdown={"h100-sxm": 0.15})
         return SimpleNamespace(chosen=chosen, holds=False, slowed=slowed, slowdown=slowed.slowdown,
                                nothing_text=lambda: "")  # fmt: skip

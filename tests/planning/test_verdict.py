@@ -259,6 +259,28 @@ def test_the_margins_check_speaks_the_slos_percentile() -> None:
     assert old.latency_text() == "TTFT p90 80.0 ms, TPOT p90 30.0 ms"  # a check made before it knew the SLO's
 
 
+def test_the_margins_check_names_the_class_its_figures_are_of() -> None:
+    """A multi-class run's 'TTFT p90' was the highest class's without naming it (a review)."""
+    from engine.explain.sustain import latency
+    from engine.planning.margin import Check, highest
+
+    per = {"chat": {"ttft_ms": 300.0, "tpot_ms": 41.0}, "batch": {"ttft_ms": 9000.0, "tpot_ms": 25.0}}
+    assert (highest(per, "ttft_ms"), highest(per, "tpot_ms")) == ("batch", "chat")
+    assert highest({"chat": per["chat"]}, "ttft_ms") is None  # one class: nothing to name
+    assert highest({**per, "late": {"ttft_ms": None, "tpot_ms": None}}, "ttft_ms") == "late"  # never served
+    c = Check(run=0, passes=False, slo_attainment=0.5, goodput_rps=1.0, ttft_ms_p90=800.0, tpot_ms_p90=30.0,
+              ttft_ms_at_slo=9000.0, tpot_ms_at_slo=41.0, ttft_class="batch", tpot_class="chat")  # fmt: skip
+    assert c.latency_text() == (
+        "TTFT p90 9,000 ms (batch, the highest of the classes), TPOT p90 41.0 ms (chat, the highest of the classes)"
+    )
+    # the requests decoding pile up while the first token keeps its pace: TTFT level, TPOT growing
+    decoding = Check(run=0, passes=False, slo_attainment=0.5, goodput_rps=1.0, ttft_ms_p90=80.0, tpot_ms_p90=90.0,
+                     shortfall_rps=3.0, grows_rps=3.0, tpot_grows_rps=3.0, ttft_grows_rps=None)  # fmt: skip
+    assert decoding.latency_text(latency) == (
+        "TTFT p90 80.0 ms, at saturation, TPOT p90 90.0 ms, grows with run length"
+    )
+
+
 def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> None:
     """The nominal search can stop at its budget above what the risk-aware checks then find."""
     from engine.planning.verdict import Verdict
