@@ -290,7 +290,7 @@ st.dataframe(  # every class, every column
     column_config=tables.slo_tail_columns(
         {k for k in ("ttft", "tpot", "max_tbt") if ex.latency_shortfall(s, k) is not None},
         any(c.slo.tbt_ms for c in sc.workload.classes),
-        {k for k in ("tpot", "max_tbt") if ex.level(s, k)},
+        {k for k in ("ttft", "tpot", "max_tbt") if ex.level(s, k)},
         any(c.slo.e2e_ms for c in sc.workload.classes),
     ),
 )

@@ -64,7 +64,7 @@ with c4:
     number(
         "resolution_s",
         "Time bin (s)",
-        lo=0.1,
+        lo=0.01,  # the schema's (engine.scenario.model.Scenario.resolution_s)
         hi=3600.0,
         help="Width of the time-series bins on the Results page.",
     )

@@ -215,7 +215,7 @@ def compare_panel(a: SimResult, b: SimResult) -> None:
             st.warning(
                 f"{grows} {'are' if ' and ' in grows else 'is'} unsustainable in some case: "
                 f"{'their' if ' and ' in grows else 'its'} latencies that {GROWS.replace('grows', 'grow')} "
-                f"(TTFT and E2E at least) have no better side. {how}",
+                f"(E2E at least) have no better side. {how}",
                 icon=":material/gpp_maybe:",
             )
         fail = [f for f, v in verdicts.items() if v.endswith("both fail")]

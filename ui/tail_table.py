@@ -108,7 +108,7 @@ def slo_tail_columns(
 ) -> dict[str, Any]:
     """`SLO_TAIL`, or for an unsustainable run its latencies at the percentile that grow (`growing`:
     their kinds, of ``ttft``, ``tpot`` and ``max_tbt``, `engine.explain.sustain`) marked: '≥ 63,835 ms',
-    growing with run length, and a TPOT that stays `level` '22.0 ms, at saturation'; with `tbt` (a
+    growing with run length, and a TPOT or TTFT that stays `level` '22.0 ms, at saturation'; with `tbt` (a
     class sets ``slo.tbt_ms``) the largest gap between tokens and its target are shown too, with
     `e2e` (a class sets ``slo.e2e_ms``) the end-to-end latency and its target."""
     if not growing and not tbt and not level and not e2e:
@@ -119,6 +119,16 @@ def slo_tail_columns(
     if "ttft" in growing:
         cols["ttft_at_percentile_ms"] = cc.NumberColumn(
             "TTFT at pct", format="≥ %,.0f ms", help=grows, width=92
+        )
+    elif (
+        "ttft" in level
+    ):  # the requests decoding pile up, the first token keeps its pace (`Shortfall.backlog`)
+        cols["ttft_at_percentile_ms"] = cc.NumberColumn(
+            "TTFT at pct",
+            format=f"%,.0f ms, {ex.LEVEL}",
+            help="The run is unsustainable, but its backlog grows among the requests decoding and its TTFT "
+            "stays level through the window: a figure of the deployment at its limit, not of the load offered.",
+            width=150,
         )
     if "tpot" in growing:
         cols["tpot_at_percentile_ms"] = cc.NumberColumn(
@@ -144,7 +154,7 @@ def slo_tail_columns(
         cols["e2e_target_ms"] = cc.NumberColumn("E2E target", format="%,.0f ms", width=82)
         cols["e2e_at_percentile_ms"] = cc.NumberColumn(
             "E2E at pct",
-            format=f"{'≥ ' if 'ttft' in growing else ''}%,.0f ms",
+            format=f"{'≥ ' if growing else ''}%,.0f ms",  # E2E grows with any latency that grows
             help="The end-to-end latency at the SLO percentile (rejected and failed requests count as late).",
             width=92,
         )

@@ -71,9 +71,16 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
     )
     behind = [short for r in runs if (short := shortfall_rps(r.summary)) is not None]
     if behind:
+        where = {mark.get("backlog") for r in runs if (mark := r.summary["unsustainable"])}
+        backlog = (
+            "the requests decoding pile up through the window"
+            if where == {"decoding"}
+            else "the queue grows through the window"
+            if where == {None}
+            else "the queue or the requests decoding grow through the window"
+        )
         print(
-            f"unsustainable in {len(behind)} of {len(runs)} seeds (short by up to {max(behind):,.2g} req/s): "
-            "the queue grows through the window"
+            f"unsustainable in {len(behind)} of {len(runs)} seeds (short by up to {max(behind):,.2g} req/s): {backlog}"
         )
     rising = [r for r in runs if r.summary.get("queue_rising") and shortfall_rps(r.summary) is None]
     if rising:  # each seed's own line says it; here, in how many (a review found it left out)

@@ -500,7 +500,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     A share (unit ``fraction``: SLO attainment, cache hit rate) changes by ``change_points``
     (percentage points), not by a relative ``change_pct``: 0.8% to 99.6% is +98.8 points, where
     a relative change would read +12,450%. A latency of an unsustainable run (either side) that
-    grows with run length (TTFT and E2E; a TPOT or token gap unless it stays level,
+    grows with run length (E2E; TTFT, a TPOT or token gap unless it stays level,
     `Shortfall.steady`): its row keeps both figures but no change and no verdict (``better`` is
     ``GROWS``, `engine.explain.sustain`).
     """

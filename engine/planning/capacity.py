@@ -5,7 +5,7 @@ MLPerf's server-scenario rule), every class with its TTFT and TPOT within target
 percentile; ``attainment`` (DistServe's goodput), at least a share X (default 90%) of all
 requests each meeting its class's TTFT and TPOT targets. Bisection on
 `workload.arrival.rate_rps` from a bracket the cost model suggests (`analytic_capacity_rps`),
-within a fixed number of simulations; every run is kept. An unsustainable run (its queue grows
+within a fixed number of simulations; every run is kept. An unsustainable run (its backlog grows
 through the window) fails under either rule, so the search stops below the rate it cannot sustain.
 """
 

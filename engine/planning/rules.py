@@ -2,7 +2,7 @@
 
 ``percentile`` (the default, MLPerf's): every class has its TTFT and TPOT within target at its SLO
 percentile; ``attainment`` (DistServe's): at least a share X (default 0.9) of all requests meet
-their own class's SLO. An unsustainable run (its queue grows through the window) never passes.
+their own class's SLO. An unsustainable run (its backlog grows through the window) never passes.
 Under the attainment rule the cost model prunes and bounds with a relaxed demand (`rule_demand`),
 never stricter than the rule.
 """
@@ -54,7 +54,7 @@ def run_passes(summary: Summary, rule: Rule = "percentile", attainment: float = 
     its SLO percentile within target, rejected and failed requests infinitely late).
     ``attainment`` (DistServe's): the run's `slo_attainment` (requests that met their class's
     SLO, per request, over all requests of the window) is at least `attainment`. Under either
-    rule an unsustainable run (`summary["unsustainable"]`: its queue grows through the window,
+    rule an unsustainable run (`summary["unsustainable"]`: its backlog grows through the window,
     `engine.serving.saturation`) never passes: its percentiles are set by the run's length.
     """
     if summary.get("unsustainable"):

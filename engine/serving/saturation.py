@@ -51,22 +51,35 @@ saturated one makes the window's figure depend on its length: chat-colocated at 
 TPOT p99 of 569 ms over 120 s and 386 ms over 360 s); ``tbt`` (every gap between tokens) is level
 when both are.
 
-A backlog can also grow among the requests decoding, with no queue before the first token: a
-decode pool whose memory holds every request it is handed batches them all, each step takes longer
-as the batch grows, and the tokens emitted per second level off below those offered, so TPOT and
-E2E grow with the run's length while nothing queues (decode-asic at 24 req/s: TPOT p90 over 400 ms
-against 24 ms at 16). `decoding_shortfall` marks such a run (``backlog: "decoding"``) when the
-requests in the system (arrived and not completed; a rejected or failed one leaves at its first
-token, or on arrival without one) pass the same trend, least-rise and drain tests as the queue (not
-the onset's: requests in the system never settle near none, a steady load keeps its batches full),
-and the tokens the batches emit per second over the half window's last third fall short of the
-decode tokens offered per second over the half window (each admitted arrival's answer less its
-first token) by at least `DECODING_SHORTFALL_SHARE` and `DECODING_SHORTFALL_SES` standard errors of
-that offer, and rise no more than `EMISSION_LEVEL` from the half window's first third (batches
-still filling emit more as they fill: portfolio-chat-batch's long answers fill for minutes and
-keep up over 1,200 s). The slope of the requests in the system is the shortfall; TTFT is then
-tested for level like the decode latencies (a split deployment's first token comes from its
-prefill pool and may not grow).
+A backlog can also grow where the queue's rule does not see it (`decoding_shortfall`, the second
+rule). A decode pool whose memory holds every request it is handed forms no queue: it batches them
+all, each step takes longer as the batch grows, and the tokens emitted per second level off below
+those offered, so TPOT and E2E grow with the run's length while nothing queues (decode-asic at 24
+req/s: TPOT p90 427 ms against 24 ms at 16). And once its memory fills, the backlog moves on into
+the queue, too late in the window for the queue's onset test. A run the first rule does not mark
+is unsustainable when
+
+- the requests in the system (arrived and not completed; a rejected or failed one leaves at its
+  first token, or on arrival without one) pass the queue's trend, least-rise and drain tests over
+  the same half window (not the onset's: requests in the system never settle near none, a steady
+  load keeps its batches full),
+- the tokens the batches emit per second fall short of the decode tokens offered per second over
+  the half window (each admitted arrival's answer less its first token, which its prefill gives)
+  by at least `DECODING_SHORTFALL_SHARE` and `DECODING_SHORTFALL_SES` standard errors of that
+  offer (`_tokens`: the arrivals' count wanders as their gaps do, the answers' lengths as they
+  do), in the half window's first third and in its last: behind from the start of that half, not
+  a late burst,
+- and the emission has levelled off: it gains at most `EMISSION_GAIN` of the offer from the first
+  third to the last, and the gap left in the last third is at least `CLOSING` times that gain.
+  Batches still filling gain on the offer (portfolio-chat-batch's long batch answers fill for
+  minutes, and keep up over 1,200 s), and a shortfall read while they fill is too large.
+
+Its shortfall is the offered rate's share that the emission leaves undone (the slope of the
+requests in the system counts batches still filling too). Where the queue does not rise, the mark
+says the backlog is among the requests decoding (``backlog: "decoding"``) and TTFT is tested for
+level like the decode latencies (a split deployment's first token comes from its prefill pool and
+may not grow). A load within about 5% of what the batches sustain can go unmarked (decode-asic at
+22 req/s over 1,200 s, 2% short there).
 
 Offline batches and closed loops are never unsustainable in this sense (`metrics.whole_run`):
 a batch is all present at t = 0 and measured to its makespan, and a closed loop's clients wait
@@ -121,10 +134,17 @@ batches emit per second, as a share of those offered, that says they fall behind
 DECODING_SHORTFALL_SES = 3.0
 """... and in standard errors of the tokens offered per second (answers' lengths are heavy-tailed: a
 half window of portfolio-chat-batch's 600 s offers 7% more tokens a second than its 1,200 s does)."""
-EMISSION_LEVEL = 0.05
-"""For a backlog of requests decoding: the largest rise of the tokens emitted per second from the
-half window's first third to its last that says the batches stopped gaining (a plateau below the
-load, not batches still filling)."""
+EMISSION_GAIN = 0.05
+"""For the second rule: the most the tokens emitted per second may gain from the half window's first
+third to its last, as a share of those offered, for the batches to have levelled off (a 120 s window
+of 2,048-token prompts on H200s gains 12% while its batches fill, its emission then 42% of the offer
+where it levels at 83%: a shortfall read from it would be three times the one it settles at)."""
+CLOSING = 4.0
+"""For the second rule: batches still filling gain on the tokens offered; they are behind when the
+gap left in the half window's last third is at least this many times what they gained from its
+first third (at that pace they would not close it within a window and a third; the overloads
+measured leave five times or more what they gain, moe-deepseek-dp-ep's 3,000-token answers at
+10 req/s 5.7 times)."""
 
 
 Trend = tuple[float, float, float, float, float]
@@ -167,40 +187,68 @@ def _trend(scenario: Scenario, arrival: np.ndarray, left: np.ndarray) -> Trend |
 
 
 def decoding_shortfall(scenario: Scenario, rec: Records, queue: Trend | None = None) -> Shortfall | None:
-    """The run's shortfall when its requests decoding pile up while its queue before the first token
-    does not rise (the second rule above; `queue`: `queue_trend`'s, computed where not given), else None."""
+    """The run's shortfall when the requests in it pile up while its batches emit fewer tokens than
+    are offered (the second rule above; `queue`: `queue_trend`'s, computed where not given), else
+    None. Its backlog is ``decoding`` where the queue before the first token does not rise."""
     queue = queue_trend(scenario, rec) if queue is None else queue
-    if queue is None or _rises(scenario, queue)[0]:  # a queue that rises is the first rule's to judge
+    if queue is None:
         return None
-    decoding = np.isfinite(rec.first_token_s)
-    done = np.where(np.isfinite(rec.completion_s), rec.completion_s, rec.first_token_s)  # failed: at once
-    trend = _trend(scenario, rec.first_token_s[decoding], done[decoding])
-    if trend is None or not _rises(scenario, trend)[0]:
+    arrival = due_s(rec.arrival_s, rec.client_wait_s)
+    system = _in_system(scenario, rec, arrival)
+    if system is None or not _rises(scenario, system)[0]:
         return None
-    offered, se, first, last = _tokens(scenario, rec, due_s(rec.arrival_s, rec.client_wait_s))
+    offered, se, first, last = _tokens(scenario, rec, arrival)
     least = max(DECODING_SHORTFALL_SHARE * offered, DECODING_SHORTFALL_SES * se, 1e-9)
     if offered - first < least or offered - last < least:  # behind from the half window's start
         return None
-    if last > (1.0 + EMISSION_LEVEL) * first:  # the batches still gain: filling, not saturated
+    gain = last - first
+    if gain > EMISSION_GAIN * offered or offered - last < CLOSING * gain:  # still filling
         return None
-    offered_rps, slope_rps = queue[0], trend[1]
-    return {
+    # the requests not taken up: the offered rate's share that the batches' emission leaves undone
+    # (the slope of the requests in the system counts batches still filling too, and the queue's
+    # misses what piles up among the requests decoding before memory fills)
+    offered_rps = queue[0]
+    slope_rps = offered_rps * (offered - last) / offered
+    queued = _rises(scenario, queue)[0]
+    short: Shortfall = {
         "shortfall_rps": slope_rps,
         "offered_rps": offered_rps,
         "sustained_rps": offered_rps - slope_rps,
-        "backlog": "decoding",
     }
+    if not queued:
+        short["backlog"] = "decoding"
+    if rec.client_wait_s is not None:
+        at_server = _in_system(scenario, rec, rec.arrival_s)
+        if at_server is not None and not _rises(scenario, at_server)[0]:
+            short["at_client"] = True
+    return short
+
+
+def _in_system(scenario: Scenario, rec: Records, arrival: np.ndarray) -> Trend | None:
+    """`_trend` of the requests in the system: arrived (`arrival`) and not completed (a rejected or
+    failed one leaves at its first token, or on arrival without one)."""
+    left = np.where(np.isfinite(rec.completion_s), rec.completion_s, rec.first_token_s)
+    return _trend(scenario, arrival, np.where(np.isfinite(left), left, rec.arrival_s))
 
 
 def _tokens(scenario: Scenario, rec: Records, arrival: np.ndarray) -> tuple[float, float, float, float]:
     """Over the second half of the window, per second: the decode tokens offered (each admitted
     arrival's answer but its first token, which its prefill gives) and their standard error, then
-    the tokens the batches emitted in the half window's first third and in its last."""
+    the tokens the batches emitted in the half window's first third and in its last.
+
+    The error is a compound count's, how far the half window's offer wanders from the load's own:
+    the arrivals' count varies as their gaps do (its variance about the squared coefficient of
+    variation of the gaps times the count: one for Poisson arrivals, more for bursty ones) and each
+    answer's length as the answers' lengths do."""
     start = scenario.warmup_s + (scenario.duration_s - scenario.warmup_s) / 2.0
     half_s = scenario.duration_s - start
     mine = (arrival >= start) & (arrival < scenario.duration_s) & (rec.outcome != REJECTED)
     tokens = np.maximum(rec.output_tokens[mine].astype(float) - 1.0, 0.0)
-    se = float(tokens.std() * np.sqrt(len(tokens))) / half_s if len(tokens) else 0.0
+    se = 0.0
+    if len(tokens) > 2:
+        gaps = np.diff(np.sort(arrival[mine]))
+        cv2 = float(gaps.var() / gaps.mean() ** 2) if gaps.mean() > 0 else 1.0
+        se = float(np.sqrt(len(tokens) * (cv2 * tokens.mean() ** 2 + tokens.var()))) / half_s
     seg = rec.segments
     t0, t1 = seg[:, _COL["t0"]], seg[:, _COL["t1"]]
     emitted = seg[:, _COL["decodes"]] * seg[:, _COL["steps"]]  # spread evenly over the segment
@@ -222,7 +270,7 @@ _COL = {name: i for i, name in enumerate(SEGMENT_COLUMNS)}
 
 
 def unsustainable(scenario: Scenario, rec: Records) -> Shortfall | None:
-    """The run's shortfall when its queue grows through the window (the rule above), else None."""
+    """The run's shortfall when its backlog grows through the window (either rule above), else None."""
     return judged(scenario, rec)[0]
 
 
@@ -236,8 +284,8 @@ def judged(scenario: Scenario, rec: Records) -> tuple[Shortfall | None, Rising |
     trend = queue_trend(scenario, rec)
     short = _shortfall(scenario, trend)
     if short is None:
-        decoding = decoding_shortfall(scenario, rec, trend)
-        return decoding, (_rising(scenario, trend) if decoding is None else None)
+        behind = decoding_shortfall(scenario, rec, trend)
+        return behind, (_rising(scenario, trend) if behind is None else None)
     at_server = None if rec.client_wait_s is None else queue_trend(scenario, rec, True)
     if at_server is not None and _shortfall(scenario, at_server) is None:
         short["at_client"] = True

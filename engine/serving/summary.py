@@ -469,8 +469,9 @@ def latency_shortfall(summary: Mapping[str, Any], kind: LatencyKind | None = Non
     """The shortfall that makes a run's latency percentiles grow with its length: `shortfall_rps`,
     but None where a client's ceiling holds the backlog (``at_client``): the latencies, timed from
     the send, stay bounded while the wait before it grows (`Summary.client`). Given a `kind`, None
-    too where that latency stays level while the queue grows (`Shortfall.steady`); without one,
-    the shortfall of the latencies that grow (TTFT and E2E always do)."""
+    too where that latency stays level while the backlog grows (`Shortfall.steady`); without one,
+    the shortfall of the latencies that grow (E2E always does, and TTFT with a backlog before the
+    first token)."""
     mark = summary.get("unsustainable")
     if not mark or mark.get("at_client") or (kind is not None and kind in mark.get("steady", ())):
         return None

@@ -6,7 +6,7 @@ from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
-from engine.scenario.codec import load_preset, to_link
+from engine.scenario.codec import to_link
 from tests.app.harness import APP, app, short
 
 PRESET = "chat-disaggregated"
@@ -143,9 +143,17 @@ def texts_of(elements: Any) -> list[str]:
 
 
 def test_a_queue_still_rising_at_the_windows_end_is_said_on_results() -> None:
-    """portfolio-decode-loss loses its chat decode pool in the window: its queue rises from then to
-    the end, too late in the window to be called unsustainable, and Results says so, as a warning."""
-    at = app("results", load_preset("portfolio-decode-loss"), "portfolio-decode-loss")
+    """H200s at 30 req/s of 2,048-token prompts over 120 s: the queue rises from within the window's
+    second half to its end, too late in the window to be called unsustainable (its batches still
+    fill), and Results says so, as a warning."""
+    rising = {
+        "deployment.pools[0].hardware": "h200",
+        "workload.arrival.rate_rps": 30.0,
+        "workload.classes[0].input.mean": 2048,
+        "workload.classes[0].input.p99": 8000,
+        "workload.classes[0].slo.tpot_ms": 40,
+    }
+    at = app("results", short("chat-colocated", **rising), "chat-colocated")
     assert not at.exception, [e.value for e in at.exception]
     assert not _said(at)  # not unsustainable
     page = texts_of(at.get_by_key("fg-rising").warning)  # type: ignore[union-attr]

@@ -263,19 +263,29 @@ def test_run_text_prints_no_bare_latency_for_an_unsustainable_run(capsys: pytest
     assert "grows with run length" not in capsys.readouterr().out
 
 
+RISING = [
+    *("--set", "deployment.pools[0].hardware=h200", "--set", "workload.arrival.rate_rps=30"),
+    *("--set", "workload.classes[0].input.mean=2048", "--set", "workload.classes[0].input.p99=8000"),
+    *("--set", "workload.classes[0].slo.tpot_ms=40", "--set", "duration_s=120"),
+]
+"""chat-colocated on H200s at 30 req/s of 2,048-token prompts over 120 s: a queue that rises through
+the window's second half from within it, its batches still filling (180 s marks it unsustainable)."""
+
+
 def test_run_says_a_queue_still_rising_at_the_windows_end(capsys: pytest.CaptureFixture[str]) -> None:
-    """portfolio-decode-loss's queue rises from its pool's loss to the window's end, too late in the
-    window to be called unsustainable: its JSON carries `queue_rising`, its text one line before the
-    figures, which stay as they are; a run that keeps up carries neither."""
-    assert main(["run", "portfolio-decode-loss", "--json"]) == 0
+    """A queue that rises from within the window's second half to its end, too late in the window to
+    be called unsustainable: its JSON carries `queue_rising`, its text one line before the figures,
+    which stay as they are; a run that keeps up carries neither. (portfolio-decode-loss was the
+    example until 2026-12-05, when the rule for a backlog the queue's onset misses marked it.)"""
+    assert main(["run", "chat-colocated", *RISING, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["unsustainable"] is None and set(doc["queue_rising"]) == {
         "rise_rps",
         "risen_requests",
         "offered_rps",
     }
-    assert doc["queue_rising"]["risen_requests"] == pytest.approx(doc["queue_rising"]["rise_rps"] * 300.0)
-    assert main(["run", "portfolio-decode-loss"]) == 0
+    assert doc["queue_rising"]["risen_requests"] == pytest.approx(doc["queue_rising"]["rise_rps"] * 60.0)
+    assert main(["run", "chat-colocated", *RISING]) == 0
     lines = capsys.readouterr().out.splitlines()
     said = [i for i, line in enumerate(lines) if "was still rising at the window's end" in line]
     first_latency = next(i for i, line in enumerate(lines) if line.lstrip().startswith("ttft"))
@@ -283,8 +293,8 @@ def test_run_says_a_queue_still_rising_at_the_windows_end(capsys: pytest.Capture
     assert "grows with run length" not in "\n".join(lines)
     assert main(["run", "chat-disaggregated", "--json", "--set", "duration_s=120"]) == 0
     assert "queue_rising" not in json.loads(capsys.readouterr().out)
-    assert main(["run", "portfolio-decode-loss", "--replications", "2"]) == 0  # (it was left out: a review)
-    assert "queue still rising at the window's end in 2 of 2 seeds" in capsys.readouterr().out
+    assert main(["run", "chat-colocated", *RISING, "--replications", "2"]) == 0  # (it was left out: a review)
+    assert "queue still rising at the window's end in 1 of 2 seeds" in capsys.readouterr().out
 
 
 def test_the_planners_margin_marks_a_choice_that_falls_behind(capsys: pytest.CaptureFixture[str]) -> None:
