@@ -128,5 +128,6 @@ def test_the_cli_says_where_the_backlog_grows(capsys: pytest.CaptureFixture[str]
     tpot = next(line for line in out.splitlines() if line.lstrip().startswith("tpot"))
     assert "grows with run length" in tpot, tpot
     assert main([*args, "--replications", "2"]) == 0  # its seeds' line said the queue grew (a review)
-    assert "of 2 seeds (short by up to" in (out := capsys.readouterr().out), out
+    out = capsys.readouterr().out
+    assert "of 2 seeds (short by up to" in out, out
     assert "the requests decoding pile up through the window" in out, out
