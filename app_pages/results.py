@@ -245,6 +245,9 @@ with c2:
             ),
         ):
             value, band = marks.value_parts(text, trust, key, False, bounds, moves)
+            behind = ex.shortfall_rps(s) if rep is None else rep.worst_shortfall()
+            if key in layout.COSTS and behind is not None:  # as $ / request: the bill over full batches
+                band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL
             _card(label, value, band, help_)
 
     with money.container(horizontal=True, gap="small"):

@@ -51,7 +51,8 @@ METRIC_HELP = {
     "divided by completed requests. Marked 'at saturation' where the run cannot keep up: the bill over "
     "batches a backlog keeps full, served late, is cheaper per request and no better." + BOUND_HELP,
     "goodput_rps": "Requests per second of the window that met their SLO." + BOUND_HELP,
-    "usd_per_million_output_tokens": "The bill divided by output tokens of completed requests, times a million.",
+    "usd_per_million_output_tokens": "The bill divided by output tokens of completed requests, times a million. "
+    "Marked 'at saturation' where the run cannot keep up, as $ / request is.",
 }
 
 

@@ -105,7 +105,7 @@ def _which_grow(mark: Mapping[str, Any]) -> str:
         level = [said[k] for k in said if k in steady]
         grow = ["E2E"] + [said[k] for k in said if k not in steady]
         verb = "stay" if len(level) > 1 else "stays"
-        return f"its {_listed(grow)} percentiles grow with the run's length" + (
+        return f"the percentiles of its {_listed(grow)} grow with the run's length" + (
             f"; its {_listed(level)} {verb} level ('{LEVEL}')" if level else ""
         )
     level = [_DECODE_SAID[k] for k in _DECODE_SAID if k in steady]

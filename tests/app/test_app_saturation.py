@@ -38,8 +38,9 @@ def test_results_says_a_run_is_unsustainable_and_marks_its_latencies() -> None:
     assert not tpot.value.startswith("≥") and tpot.proto.delta.endswith("· at saturation"), tpot.proto.delta
     assert "TPOT" in said[0] and "stay level" in said[0]  # the line says which grow and which do not
     # its cost per request is the bill over full batches serving a backlog late: cheaper, and marked
-    cost = next(m for m in at.metric if m.label.startswith("$ / request"))
-    assert cost.proto.delta.endswith("at saturation"), cost.proto.delta
+    for label in ("$ / request", "$ / 1M output tokens"):  # (the second was left unmarked)
+        cost = next(m for m in at.metric if m.label.startswith(label))
+        assert cost.proto.delta.endswith("at saturation"), (label, cost.proto.delta)
     advisor = at.get_by_key("fg-advisor")
     assert any(e.value.startswith("Unsustainable") for e in advisor.error)  # type: ignore[union-attr]
     at.switch_page("app_pages/slo.py").run()  # the live strip, on the editing pages
