@@ -103,6 +103,24 @@ def tail_view(tail: pd.DataFrame) -> pd.DataFrame:
     ]
 
 
+_MARKED = (
+    (
+        "ttft",
+        "TTFT at pct",
+        "%,.0f ms",
+        "its backlog grows among the requests decoding and its TTFT stays level through the window",
+    ),
+    (
+        "tpot",
+        "TPOT at pct",
+        "%.1f ms",
+        "its TPOT stays level through the window (the pace of batches the backlog keeps full)",
+    ),
+)
+"""The latencies at the percentile `slo_tail_columns` marks where they grow or stay level: kind, label,
+format, and why a level one is level."""
+
+
 def slo_tail_columns(
     growing: Collection[str], tbt: bool = False, level: Collection[str] = (), e2e: bool = False
 ) -> dict[str, Any]:
@@ -115,33 +133,22 @@ def slo_tail_columns(
         return SLO_TAIL
     at = "≥ " if "max_tbt" in growing else ""
     cols = dict(SLO_TAIL)
-    grows = f"At least this: the run is unsustainable, and this latency {ex.GROWS}."
-    if "ttft" in growing:
-        cols["ttft_at_percentile_ms"] = cc.NumberColumn(
-            "TTFT at pct", format="≥ %,.0f ms", help=grows, width=92
-        )
-    elif (
-        "ttft" in level
-    ):  # the requests decoding pile up, the first token keeps its pace (`Shortfall.backlog`)
-        cols["ttft_at_percentile_ms"] = cc.NumberColumn(
-            "TTFT at pct",
-            format=f"%,.0f ms, {ex.LEVEL}",
-            help="The run is unsustainable, but its backlog grows among the requests decoding and its TTFT "
-            "stays level through the window: a figure of the deployment at its limit, not of the load offered.",
-            width=150,
-        )
-    if "tpot" in growing:
-        cols["tpot_at_percentile_ms"] = cc.NumberColumn(
-            "TPOT at pct", format="≥ %.1f ms", help=grows, width=92
-        )
-    elif "tpot" in level:
-        cols["tpot_at_percentile_ms"] = cc.NumberColumn(
-            "TPOT at pct",
-            format=f"%.1f ms, {ex.LEVEL}",
-            help="The run is unsustainable, but its TPOT stays level through the window: the pace of "
-            "batches the backlog keeps full, a figure of the deployment at its limit, not of the load offered.",
-            width=150,
-        )
+    for kind, label, fmt, why in _MARKED:
+        if kind in growing:
+            cols[f"{kind}_at_percentile_ms"] = cc.NumberColumn(
+                label,
+                format=f"≥ {fmt}",
+                help=f"At least this: the run is unsustainable, and this latency {ex.GROWS}.",
+                width=92,
+            )
+        elif kind in level:
+            cols[f"{kind}_at_percentile_ms"] = cc.NumberColumn(
+                label,
+                format=f"{fmt}, {ex.LEVEL}",
+                help=f"The run is unsustainable, but {why}: a figure of the deployment at its limit, "
+                "not of the load offered.",
+                width=150,
+            )
     if tbt:
         cols["tbt_target_ms"] = cc.NumberColumn("TBT target", format="%,.0f ms", width=82)
         cols["max_tbt_at_percentile_ms"] = cc.NumberColumn(
