@@ -25,7 +25,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine import explain as ex
-from engine.catalog import load_catalog
+from engine.catalog import Catalog, load_catalog
 from engine.planning import (
     DEFAULT_ATTAINMENT,
     OBJECTIVE_COLUMNS,
@@ -280,6 +280,54 @@ def _default_chips(sc: Scenario, chips: list[str]) -> list[str]:
     return list(dict.fromkeys([*mine, *(c for c in ("h100-sxm", "h200", "b200") if c in chips)]))
 
 
+def _layout_inputs(sc: Scenario, cat: Catalog) -> None:
+    """The planning form's layouts: modes, tensor, pipeline and expert parallelism."""
+    moe = cat.models[sc.model.id].moe if sc.model.id in cat.models else None
+    c4 = c5 = c6 = c7 = st.container(horizontal=True, gap="small")
+    c4.multiselect(
+        "Modes",
+        list(PLAN_FORM["modes"].allowed),
+        **plan_link.initial("plan_modes", default=list(PLAN_FORM["modes"].allowed)),
+        key="plan_modes",
+        persist_state="session",
+        width=280,  # "colocated" and "disaggregated" side by side
+    )
+    c5.multiselect(
+        "Tensor parallel",
+        list(PLAN_FORM["tp"].allowed),
+        **plan_link.initial("plan_tp", default=list(PLAN_FORM["tp"].allowed)),
+        key="plan_tp",
+        persist_state="session",
+        width=270,
+        wrap=True,
+    )  # four chips and the clear button
+    c6.multiselect(
+        "Pipeline stages",
+        PP_CHOICES,
+        **plan_link.initial("plan_pp", default=list(SearchSpace().pp)),
+        key="plan_pp",
+        persist_state="session",
+        help=f"Stages per instance; above 1 with each tensor-parallel degree of {PP_MIN_TP} or more, for "
+        "models that need more chips than one node's tensor parallelism (Llama-3.1-405B on H100s).",
+        width=160,
+        wrap=True,
+    )
+    c7.multiselect(
+        "Expert parallel (MoE)",
+        EP_CHOICES,
+        **plan_link.initial("plan_ep", default=list(SearchSpace().ep) if moe else []),
+        key="plan_ep",
+        persist_state="session",
+        disabled=moe is None,
+        help="Expert-parallel groups of this many chips per instance, laid out as 1 or 2 chips of "
+        "tensor parallelism per attention rank and as many data-parallel ranks as fill the group "
+        "(tp1 dp8 ep8, tp2 dp4 ep8): DeepSeek's layout. MoE models only"
+        + ("." if moe else f"; {sc.model.id} is dense."),
+        width=170,
+        wrap=True,
+    )
+
+
 def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
     """The planning form; returns (target rps, search space, pass rule, attainment) once submitted.
 
@@ -309,49 +357,10 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
             persist_state="session",
             help="Chips the planner may put in any pool; prefill and decode may differ.",
             width=340,  # three chips and the clear button; at 380 the power budget wrapped alone on a line
+            wrap=True,  # more chips grow it a row (in a horizontal container they scrolled out of sight)
         )
         _budget_inputs(c3)
-        moe = cat.models[sc.model.id].moe if sc.model.id in cat.models else None
-        c4 = c5 = c6 = c7 = st.container(horizontal=True, gap="small")
-        c4.multiselect(
-            "Modes",
-            list(PLAN_FORM["modes"].allowed),
-            **plan_link.initial("plan_modes", default=list(PLAN_FORM["modes"].allowed)),
-            key="plan_modes",
-            persist_state="session",
-            width=280,  # "colocated" and "disaggregated" side by side
-        )
-        c5.multiselect(
-            "Tensor parallel",
-            list(PLAN_FORM["tp"].allowed),
-            **plan_link.initial("plan_tp", default=list(PLAN_FORM["tp"].allowed)),
-            key="plan_tp",
-            persist_state="session",
-            width=270,
-        )  # four chips and the clear button
-        c6.multiselect(
-            "Pipeline stages",
-            PP_CHOICES,
-            **plan_link.initial("plan_pp", default=list(SearchSpace().pp)),
-            key="plan_pp",
-            persist_state="session",
-            help=f"Stages per instance; above 1 with each tensor-parallel degree of {PP_MIN_TP} or more, for "
-            "models that need more chips than one node's tensor parallelism (Llama-3.1-405B on H100s).",
-            width=160,
-        )
-        c7.multiselect(
-            "Expert parallel (MoE)",
-            EP_CHOICES,
-            **plan_link.initial("plan_ep", default=list(SearchSpace().ep) if moe else []),
-            key="plan_ep",
-            persist_state="session",
-            disabled=moe is None,
-            help="Expert-parallel groups of this many chips per instance, laid out as 1 or 2 chips of "
-            "tensor parallelism per attention rank and as many data-parallel ranks as fill the group "
-            "(tp1 dp8 ep8, tp2 dp4 ep8): DeepSeek's layout. MoE models only"
-            + ("." if moe else f"; {sc.model.id} is dense."),
-            width=170,
-        )
+        _layout_inputs(sc, cat)
         _search_inputs()
         plan_verdict.choice_inputs(st.container(horizontal=True, gap="large", vertical_alignment="bottom"))
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
