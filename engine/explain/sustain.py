@@ -1,6 +1,6 @@
 """How an unsustainable run is said: its shortfall in one line, and its latency figures marked.
 
-A run whose queue grows through its window (`engine.serving.saturation`) has latency percentiles
+A run whose backlog grows through its window (`engine.serving.saturation`) has latency percentiles
 set by how long it ran, so no page, table or command prints one of them bare: each carries
 `GROWS` (``"26,317 ms, grows with run length"``; in a headline tile ``"≥ 26.3 s"`` over it).
 TTFT and E2E always do where the queue before the first token grows; a decode latency (TPOT, the

@@ -9,7 +9,7 @@ cache, hand-offs over the link, swaps), `front_door` with `edge` (arrivals, clos
 admission, degrading), `instance` with `batching` and `outage` (one instance's state machine),
 `host` (what an instance may see and call of the running simulation), `cache` (prefix cache
 tiers), `disruptions` (faults, elastic roles). After a run: `metrics` (the summary figures from
-the records, numpy only), `gaps` (gaps between tokens), `saturation` (whether the queue grows
+the records, numpy only), `gaps` (gaps between tokens), `saturation` (whether the backlog grows
 through the window: an unsustainable run), `tables` (the per-request table and time series,
 pandas, laid out when first read). Around it: `work_load` (how many requests and how long, drawn
 or expected), `work_bound` (the size of a run estimated from that load, checked before it starts)

@@ -351,7 +351,7 @@ class Shortfall(TypedDict):
     """An unsustainable run's mark: rates over the window's second half (`engine.serving.saturation`)."""
 
     shortfall_rps: float
-    """How fast the queue grows, req/s."""
+    """How fast the backlog grows (requests offered and not taken up per second), req/s."""
     offered_rps: float
     """The offered arrival rate, req/s."""
     sustained_rps: float
@@ -440,14 +440,14 @@ class Summary(TypedDict):
     autoscale: NotRequired[AutoscaleSummary]
     """What the autoscalers did, cold starts, and the timeline (a deployment with an autoscaled pool only)."""
     unsustainable: Shortfall | None
-    """None when the run reaches a steady state, else by how much its queue grows."""
+    """None when the run reaches a steady state, else by how much its backlog grows."""
     queue_rising: NotRequired[Rising]
     """A run not marked unsustainable whose queue was still rising at the window's end, too late in
     the window to tell an overload from a burst (absent otherwise): a longer window tells."""
 
 
 def shortfall_rps(summary: Mapping[str, Any]) -> float | None:
-    """How fast an unsustainable run's queue grows, req/s (None when the run keeps up).
+    """How fast an unsustainable run's backlog grows, req/s (None when the run keeps up).
 
     Any summary-like document: a run's `Summary`, its ``to_json()``, a replications mean."""
     mark = summary.get("unsustainable")
