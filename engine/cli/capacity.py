@@ -66,6 +66,7 @@ def _below(cap: Any) -> str:
 def cmd_capacity(args: argparse.Namespace) -> int:
     """The highest arrival rate that passes under the chosen rule, by bisection."""
     from engine.explain.margin import run_edges  # pandas: loaded only for this command
+    from engine.explain.timeline_marks import unmet_faults
     from engine.planning.capacity import capacity
     from engine.planning.rules import rule_text
 
@@ -97,8 +98,14 @@ def cmd_capacity(args: argparse.Namespace) -> int:
             bar.close()
     cap = found["modelled"]
     window = scen.duration_s if args.duration_s is None else args.duration_s
+    unmet = unmet_faults(scen, window, "capacity search")  # a loss at 300 s beyond a 120 s window
     if args.json:
-        emit_json(_capacity_json(cap, found if with_margin else {}, slow, fast, scen, window))
+        emit_json(
+            {
+                **_capacity_json(cap, found if with_margin else {}, slow, fast, scen, window),
+                "unmet_faults": unmet,
+            }
+        )
         return 0
     failed = "none failed" if cap.failed_rps is None else f"fails at {cap.failed_rps:.3g} req/s"
     capacity_text = _capacity_text(cap, marks, found if with_margin else {}, slow, fast)
@@ -110,8 +117,8 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         f"model's estimate {cap.estimate_rps:.3g} req/s (no queueing: where the search starts{_below(cap)}); "
         f"{sum(c.simulations for c in found.values())} simulations"
     )
-    if cap.note:
-        print(f"  {cap.note}")
+    for note in ([cap.note] if cap.note else []) + [f"note: {n}" for n in unmet]:
+        print(f"  {note}")
     if with_margin and (
         cliff := _capacity_cliff(cap.capacity_rps, found["slower"].capacity_rps, args.scenario)
     ):

@@ -186,6 +186,7 @@ _API = {
     "FaultMark": "engine.explain.timeline_marks",
     "fault_marks": "engine.explain.timeline_marks",
     "fault_notes": "engine.explain.timeline_marks",
+    "unmet_faults": "engine.explain.timeline_marks",
     "power_cap_line": "engine.explain.power_line",
     "PREVIEW_ERROR": "engine.explain.run_preview",
     "PREVIEW_REQUESTS": "engine.explain.run_preview",
@@ -345,6 +346,7 @@ __all__ = [
     "trace_problem",
     "uncalibrated",
     "unchanged",
+    "unmet_faults",
     "unpaired",
     "usd_decimals",
     "usd_text",
@@ -512,7 +514,7 @@ if TYPE_CHECKING:
         target_differences,
         targets_note,
     )
-    from engine.explain.timeline_marks import FaultMark, fault_marks, fault_notes
+    from engine.explain.timeline_marks import FaultMark, fault_marks, fault_notes, unmet_faults
     from engine.explain.trace_files import idle_tail, trace_format, trace_problem
     from engine.explain.way_in import client_line, way_in_line
     from engine.serving.summary import LatencyKind, latency_shortfall, rate_span_s, shortfall_rps

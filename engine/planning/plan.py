@@ -317,9 +317,21 @@ def plan(
         best = search.rows[verdict.chosen_run] if verdict.chosen_run is not None else None
         notes += verdict.notes
     search.runner.close()  # hints never asked for
-    notes += budget_note(search, budget)
+    notes += budget_note(search, budget) + faults_left_out(scenario)
     out = _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes)
     return replace(out, objective=objective, risk_aware=risk_aware, verdict=verdict, ran=search.ran())
+
+
+def faults_left_out(scenario: Scenario) -> list[str]:
+    """The note that a scenario's faults are left out of every planning run (`planning_scenario`):
+    said, not silent (a plan of portfolio-decode-loss is the healthy portfolio's)."""
+    n = len(scenario.faults)
+    if not n:
+        return []
+    return [
+        f"the scenario's {n} fault{'s are' if n > 1 else ' is'} left out: a plan is for the healthy fleet "
+        "(fengong drill runs the faults on the chosen deployment)"
+    ]
 
 
 def _checked(

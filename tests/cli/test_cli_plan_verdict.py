@@ -129,3 +129,26 @@ def test_capacity_says_the_window_it_measured(capsys: pytest.CaptureFixture[str]
     assert "window (a longer one can read lower" in out
     assert main([*base, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["window_s"] == 30.0
+
+
+def test_a_fault_a_search_never_meets_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    """portfolio-decode-loss loses its chat decode pool at 300 s: a capacity search over 60 s read the
+    healthy portfolio's capacity and a plan (which leaves faults out) the healthy fleet's, neither
+    saying so (a review)."""
+    base = ["capacity", "portfolio-decode-loss", "--duration-s", "60", "--no-margin", "--no-progress"]
+    assert main([*base, "--max-simulations", "2"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "note: faults[0] at 300 s starts after the capacity search's 60 s window: its runs never meet it"
+        in out
+    )
+    assert main([*base, "--max-simulations", "2", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["unmet_faults"]) == 1
+    assert main([*base[:1], "chat-colocated", *base[2:], "--max-simulations", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["unmet_faults"] == []  # no fault: nothing said
+    from engine.planning.plan import faults_left_out
+    from engine.scenario.codec import load_preset
+
+    said = faults_left_out(load_preset("portfolio-decode-loss"))
+    assert len(said) == 1 and "1 fault is left out: a plan is for the healthy fleet" in said[0]
+    assert faults_left_out(load_preset("chat-colocated")) == []
