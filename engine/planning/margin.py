@@ -83,7 +83,7 @@ class Check:
         )
         if mark is None:
             return f"TTFT {pct} {_ms(ttft)}{of_ttft}, TPOT {pct} {_ms(tpot)}{of_tpot}"
-        sep = "; " if self.ttft_grows_rps is not None else ", "  # (a comma follows the growing mark)
+        sep = "; " if self.grows_rps is not None else ", "  # (a comma follows a TTFT's mark)
         level = self.grows_rps is not None and self.tpot_grows_rps is None  # a TPOT that stays level
         ttft_level = self.grows_rps is not None and self.ttft_grows_rps is None  # a TTFT that does
         ttft_text = mark(f"TTFT {pct} {_ms(ttft)}{of_ttft}", self.ttft_grows_rps, ttft_level)

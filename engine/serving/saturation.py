@@ -173,10 +173,9 @@ def _trend(scenario: Scenario, arrival: np.ndarray, left: np.ndarray) -> Trend |
     offered = int(np.count_nonzero((arrival >= start) & (arrival < scenario.duration_s)))
     if half_s <= 0 or offered == 0:
         return None
-    served = left
     times = np.linspace(start, scenario.duration_s, SAMPLES)
     queued = np.searchsorted(np.sort(arrival), times, side="right") - np.searchsorted(
-        np.sort(served), times, side="right"
+        np.sort(left), times, side="right"
     )
     x = times - times.mean()
     y = queued - queued.mean()

@@ -277,7 +277,7 @@ def test_the_margins_check_names_the_class_its_figures_are_of() -> None:
     decoding = Check(run=0, passes=False, slo_attainment=0.5, goodput_rps=1.0, ttft_ms_p90=80.0, tpot_ms_p90=90.0,
                      shortfall_rps=3.0, grows_rps=3.0, tpot_grows_rps=3.0, ttft_grows_rps=None)  # fmt: skip
     assert decoding.latency_text(latency) == (
-        "TTFT p90 80.0 ms, at saturation, TPOT p90 90.0 ms, grows with run length"
+        "TTFT p90 80.0 ms, at saturation; TPOT p90 90.0 ms, grows with run length"
     )
 
 
