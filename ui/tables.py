@@ -65,7 +65,7 @@ COMPARE: dict[str, Any] = {
     ),
     "better": cc.TextColumn(
         "better",
-        width=100,  # 'other targets' whole
+        width=150,  # 'grows with run length' and 'other targets' whole (at 100 px the first read 'grows with run l')
         help="Which scenario does better on this figure (same: within 0.5%; other targets: A's and B's classes carry "
         "different SLO targets; 'A misses its SLO' on a bill: A is cheaper, but misses the SLO that B meets).",
     ),
