@@ -98,7 +98,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
             bar.close()
     cap = found["modelled"]
     window = scen.duration_s if args.duration_s is None else args.duration_s
-    unmet = unmet_faults(scen, window, "capacity search")  # a loss at 300 s beyond a 120 s window
+    unmet = unmet_faults(scen, window)  # a loss at 300 s beyond a 120 s window
     if args.json:
         emit_json(
             {

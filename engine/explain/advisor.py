@@ -317,28 +317,22 @@ def calibration_findings(result: SimResult) -> list[Finding]:
         cal = cals[hw, ""]
         stack, hint = cal.under, calibrate_hint(hw, cal.stack, hw in custom, cal.software)
         which = f"pools {', '.join(pools)}" if len(pools) > 1 else f"pool {pools[0]}"
-        if not cal.shared_experts:  # derated for maturity, or a fit that misses the chip's own results
-            out.append(
-                Finding(
-                    "info",
-                    "calibration",
-                    f"{hw} ({which}) is partly calibrated under {stack}: {cal.partial_text}"
-                    f"{f' ({cal.caveat})' if cal.caveat else ''}; "
-                    f"{errors_text(real_bands(cal))}. Fit your own benchmark of it: {hint}.",
-                    {f"{f}_error": e for f, e in cal.expected_error.items()},
-                )
+        if cal.shared_experts:
+            why = (
+                f"its dense layers are fitted to measurements of {hw}, but the model's routed experts stream their "
+                f"weights at {cal.experts:.0%} of the dense layers' rate, with terms fitted to many chips' MoE "
+                "measurements (per stack, and chip vendor, where two sources allow)"
+                + (f"; and {OWN_MISS_TEXT} ({cal.caveat})" if cal.own_miss else "")
             )
-            continue
+            fit = f"To give {hw} its own, fit your benchmark of a MoE model: {hint}."
+        else:  # derated for maturity, or a fit that misses the chip's own results
+            why = cal.partial_text + (f" ({cal.caveat})" if cal.caveat else "")
+            fit = f"Fit your own benchmark of it: {hint}."
         out.append(
             Finding(
                 "info",
                 "calibration",
-                f"{hw} ({which}) is partly calibrated under {stack}: its dense layers are fitted to measurements "
-                f"of {hw}, but the model's routed experts stream their weights at {cal.experts:.0%} of the dense layers' "
-                "rate, with terms fitted to many chips' MoE measurements (per stack, and chip vendor, where two "
-                f"sources allow){f'; and {OWN_MISS_TEXT} ({cal.caveat})' if cal.own_miss else ''}; "
-                f"{errors_text(real_bands(cal))}. To give "
-                f"{hw} its own, fit your benchmark of a MoE model: {hint}.",
+                f"{hw} ({which}) is partly calibrated under {stack}: {why}; {errors_text(real_bands(cal))}. {fit}",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},
             )
         )

@@ -64,13 +64,13 @@ def fault_notes(scenario: Scenario, drain_end_s: float | None = None) -> list[st
     return out
 
 
-def unmet_faults(scenario: Scenario, window_s: float, search: str) -> list[str]:
-    """The faults a `search` (the 'capacity search'; a plan leaves faults out) over `window_s` seconds
-    never meets: each starts at or after the window's end, so its answer is the deployment's without
-    the fault (a capacity search of portfolio-decode-loss over 120 s read the healthy portfolio's
+def unmet_faults(scenario: Scenario, window_s: float) -> list[str]:
+    """The faults a capacity search over `window_s` seconds never meets (a plan leaves every fault
+    out): each starts at or after the window's end, so its answer is the deployment's without the
+    fault (a capacity search of portfolio-decode-loss over 120 s read the healthy portfolio's
     capacity, its decode pool's loss at 300 s unsaid: a review)."""
     return [
-        f"faults[{i}] at {f.at_s:,.0f} s starts after the {search}'s {window_s:,.0f} s window: its runs never "
+        f"faults[{i}] at {f.at_s:,.0f} s starts after the capacity search's {window_s:,.0f} s window: its runs never "
         f"meet it, so this is the deployment without it (a window past {f.at_s:,.0f} s meets it)"
         for i, f in enumerate(scenario.faults)
         if f.at_s >= window_s

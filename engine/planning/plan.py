@@ -542,13 +542,9 @@ def _assemble(
 ) -> Plan:
     cand = _candidates(all_bounds, portfolios, status, found, search)
     runs = pd.DataFrame(search.rows)
-    for col in (
-        "shortfall_rps",
-        "grows_rps",
-        "tpot_grows_rps",
-        "ttft_grows_rps",
-    ):  # None or req/s: NaN where none, in
-        if col in runs:  # every plan (a column all None read None, one with a figure NaN)
+    # None or req/s: NaN where none, in every plan (a column all None read None, one with a figure NaN)
+    for col in ("shortfall_rps", "grows_rps", "tpot_grows_rps", "ttft_grows_rps"):
+        if col in runs:
             runs[col] = runs[col].astype(float)
     best_run = int(best["run"]) if best else None
     notes = [*notes_in, *run_notes(search, runs, best is not None, target_rps)]

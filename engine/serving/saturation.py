@@ -187,11 +187,10 @@ def _trend(scenario: Scenario, arrival: np.ndarray, left: np.ndarray) -> Trend |
     return offered / half_s, slope, scatter, float(queued.min()), drained
 
 
-def decoding_shortfall(scenario: Scenario, rec: Records, queue: Trend | None = None) -> Shortfall | None:
+def decoding_shortfall(scenario: Scenario, rec: Records, queue: Trend | None) -> Shortfall | None:
     """The run's shortfall when the requests in it pile up while its batches emit fewer tokens than
-    are offered (the second rule above; `queue`: `queue_trend`'s, computed where not given), else
-    None. Its backlog is ``decoding`` where the queue before the first token does not rise."""
-    queue = queue_trend(scenario, rec) if queue is None else queue
+    are offered (the second rule above; `queue`: `queue_trend`'s, as `judged` has it), else None.
+    Its backlog is ``decoding`` where the queue before the first token does not rise."""
     if queue is None:
         return None
     arrival = due_s(rec.arrival_s, rec.client_wait_s)
