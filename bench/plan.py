@@ -3,8 +3,8 @@
 Target (issue 7: planner and advisor), on the 2-core reference machine: planning the default
 preset (engine.scenario.codec.DEFAULT_PRESET) at a target load over at least three hardware kinds
 finishes in under 60 s (bench/targets.py; "machine busy" instead of SLOW when the load is above the
-core count), and with its margin (the search repeated with every chip slower by its
-expected throughput error, `engine.planning.margin`) too. Prints the shapes considered, pruned,
+core count), and with its margin (the search repeated with every chip as slow as the
+pessimistic edge of its throughput band, `engine.planning.margin`) too. Prints the shapes considered, pruned,
 bounded out and simulated, the simulations that passed, the chosen deployment, the margin (its
 simulations, the runs it reused from the verdict's and those settled as failing as modelled) and the
 times, wall and CPU (this process's: on a loaded machine the wall time is the other processes' too);

@@ -73,7 +73,7 @@ COMPARE: dict[str, Any] = {
         "calibration band (A, B)",
         help="Where about two in three real deployments land, A's and B's together (the lower fall and the "
         "higher rise). Once each side's run has been re-simulated at its chips' band edges (the cards above), "
-        "the figures that spread moves (TTFT and TPOT p99, SLO attainment, goodput, throughput, costs per "
+        "the figures that spread moves (TTFT, TPOT and E2E p99, SLO attainment, goodput, throughput, costs per "
         "request and per million tokens) carry it, as the cards do; the others, and all of them before, "
         "their kind's band from the pools' calibration; empty where no band's coverage was measured. "
         + ex.e2e_band_note(),

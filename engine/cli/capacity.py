@@ -21,7 +21,9 @@ def _capacity_json(
     scen: Any,
     window_s: float,
 ) -> dict[str, Any]:
-    """`capacity --json`: the search, and with a margin the two searches at the bands' edges."""
+    """`capacity --json`: the search, and with a margin the two searches at the bands' edges; the
+    scenario's faults its runs meet and those beyond its window."""
+    from engine.explain.timeline_marks import met_faults, unmet_faults
     from engine.serving.run import ENGINE_VERSION
 
     doc = dict(cap.to_json())
@@ -35,6 +37,7 @@ def _capacity_json(
     doc["engine_version"] = ENGINE_VERSION
     doc["scenario"] = {"name": scen.name, "seed": scen.seed}
     doc["window_s"] = window_s
+    doc["met_faults"], doc["unmet_faults"] = met_faults(scen, window_s), unmet_faults(scen, window_s)
     return doc
 
 
@@ -66,7 +69,7 @@ def _below(cap: Any) -> str:
 def cmd_capacity(args: argparse.Namespace) -> int:
     """The highest arrival rate that passes under the chosen rule, by bisection."""
     from engine.explain.margin import run_edges  # pandas: loaded only for this command
-    from engine.explain.timeline_marks import unmet_faults
+    from engine.explain.timeline_marks import met_faults, met_faults_note, unmet_faults
     from engine.planning.capacity import capacity
     from engine.planning.rules import rule_text
 
@@ -98,14 +101,8 @@ def cmd_capacity(args: argparse.Namespace) -> int:
             bar.close()
     cap = found["modelled"]
     window = scen.duration_s if args.duration_s is None else args.duration_s
-    unmet = unmet_faults(scen, window)  # a loss at 300 s beyond a 120 s window
     if args.json:
-        emit_json(
-            {
-                **_capacity_json(cap, found if with_margin else {}, slow, fast, scen, window),
-                "unmet_faults": unmet,
-            }
-        )
+        emit_json(_capacity_json(cap, found if with_margin else {}, slow, fast, scen, window))
         return 0
     failed = "none failed" if cap.failed_rps is None else f"fails at {cap.failed_rps:.3g} req/s"
     capacity_text = _capacity_text(cap, marks, found if with_margin else {}, slow, fast)
@@ -117,7 +114,11 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         f"model's estimate {cap.estimate_rps:.3g} req/s (no queueing: where the search starts{_below(cap)}); "
         f"{sum(c.simulations for c in found.values())} simulations"
     )
-    for note in ([cap.note] if cap.note else []) + [f"note: {n}" for n in unmet]:
+    # the faults its runs meet (kept), and those beyond its window (a loss at 300 s, a 120 s window)
+    kept = [
+        f"note: {n}" for n in [met_faults_note(met_faults(scen, window)), *unmet_faults(scen, window)] if n
+    ]
+    for note in ([cap.note] if cap.note else []) + kept:
         print(f"  {note}")
     if with_margin and (
         cliff := _capacity_cliff(cap.capacity_rps, found["slower"].capacity_rps, args.scenario)

@@ -114,7 +114,7 @@ def _calibrate_flags(sub: Any) -> None:
         + "; or benchmark results (fengong replay's formats)",
     )
     observe_flags.add_deployment_flags(k, hardware_required=False)
-    k.add_argument("--profile", default="mine", help="name of the fitted profile")
+    k.add_argument("--profile", default="mine", help="name of the fitted profile (default %(default)s)")
     k.add_argument("--new-id", default=None, help="catalog id of the new entry (default <chip>-<profile>)")
     k.add_argument("--out", default=None, help="write the new catalog entry here (else stdout)")
     k.add_argument("--reference", action="store_true", help="refit the shipped profiles from data/reference")
@@ -148,8 +148,8 @@ def _run_flags(sub: Any) -> None:
     u.add_argument(
         "--margin",
         action="store_true",
-        help="also rerun the same requests with every chip slower by its expected throughput error "
-        "(docs/planner.md, Margin): does the verdict hold?",
+        help="also rerun the same requests with every chip as slow as the pessimistic edge of its "
+        "throughput band (docs/planner.md, Margin): does the verdict hold?",
     )
     add_work_limit_flag(u)
     u.set_defaults(func=command("engine.cli.run:cmd_run"))
@@ -192,9 +192,52 @@ def _lifetime_flags(sub: Any) -> None:
     t.set_defaults(func=command("engine.cli.lifetime:cmd_lifetime"))
 
 
+HELP = {
+    "set": "override one field of the scenario, e.g. workload.arrival.rate_rps=20 or deployment.pools[0].tp=4 "
+    "(repeatable; PATH=null unsets an optional value, PATH=[] empties a list: README, 'Command line')",
+    "json": "print one JSON document instead of the text report",
+    "no_progress": "no progress bar on stderr",
+    "model": "a model id (fengong catalog lists them)",
+    "hardware": "a chip id (fengong catalog lists them)",
+    "tp": "tensor-parallel chips per instance (default %(default)s)",
+    "pp": "pipeline stages per instance (default %(default)s)",
+    "weights": "the weights' precision (default %(default)s)",
+    "kv": "the KV cache's precision (default %(default)s)",
+    "max_simulations": "the most simulations the search may run (default %(default)s)",
+    "budget_usd_per_hour": "the most a deployment may cost per hour, in $ (default: no budget)",
+    "vary": "a field and the values it takes, PATH=V1,V2,... (repeatable: the grid is their product)",
+    "model_change_months": "months between model changes, for whether a phase deserves a chip of its own "
+    "(default %(default)s)",
+    "stack": "the serving stack whose launch commands to write",
+    "name": "the model's display name (default: the config's)",
+}
+"""Help for the flags defined without any, by destination: one table, so no flag reads bare in --help."""
+
+
+class _Version(argparse.Action):
+    """`--version`: the engine's version (the one every JSON output carries), imported only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from engine.serving.run import ENGINE_VERSION
+
+        print(f"fengong {ENGINE_VERSION}")
+        parser.exit()
+
+
+def _fill_help(p: argparse.ArgumentParser) -> None:
+    """Every subcommand's flag without help takes `HELP`'s line for its destination."""
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sp in action.choices.values():
+                for a in sp._actions:
+                    if a.help is None and a.option_strings:
+                        a.help = HELP.get(a.dest)
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the CLI."""
     p = argparse.ArgumentParser(prog="fengong", description="Fengong: LLM-serving lab.")
+    p.add_argument("--version", action=_Version, nargs=0, help="the engine's version, and exit")
     sub = p.add_subparsers(dest="command", required=True)
 
     for add in (
@@ -211,7 +254,35 @@ def parser() -> argparse.ArgumentParser:
     ):
         add(sub)
     plan_flags.register(sub)
+    _fill_help(p)
     return p
+
+
+FIELD_FLAGS = {
+    "space.hardware": "--hardware",
+    "space.modes": "--modes",
+    "space.tp": "--tp",
+    "space.pp": "--pp",
+    "space.max_simulations": "--max-simulations",
+    "space.budget_usd_per_hour": "--budget-usd-per-hour",
+    "space.power_budget_kw": "--power-budget-kw",
+    "space.duration_s": "--duration-s",
+    "max_simulations": "--max-simulations",
+    "model_change_months": "--model-change-months",
+    "seeds": "--seeds",
+    "attainment": "--attainment",
+}
+"""The engine's names for what a flag sets, as its refusals start them ('space.hardware: ...'), and the
+flag: a user of the CLI typed `--hardware h999`, not `space.hardware` (a review)."""
+
+
+def flag_message(message: str, args: argparse.Namespace) -> str:
+    """`message` with its leading field named as the flag that set it, where this command has that flag."""
+    field, sep, rest = message.partition(":")
+    flag = FIELD_FLAGS.get(field)
+    if not sep or flag is None or not hasattr(args, flag.lstrip("-").replace("-", "_")):
+        return message
+    return f"{flag}:{rest}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -220,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except ScenarioError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {flag_message(str(exc), args)}", file=sys.stderr)
         from engine.serving.work_bound import WorkBoundError  # loaded already when one was raised
 
         if isinstance(exc, WorkBoundError):

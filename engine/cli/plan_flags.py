@@ -55,8 +55,10 @@ def _plan(sub: Any) -> None:
     p.add_argument(
         "--hardware", default="", help="chips allowed, comma-separated, or 'all' (default: the scenario's)"
     )
-    p.add_argument("--modes", default="colocated,disaggregated", help="deployment modes to consider")
-    p.add_argument("--tp", default="1,2,4,8", help="tensor-parallel degrees to consider")
+    p.add_argument(
+        "--modes", default="colocated,disaggregated", help="deployment modes to consider (%(default)s)"
+    )
+    p.add_argument("--tp", default="1,2,4,8", help="tensor-parallel degrees to consider (%(default)s)")
     p.add_argument(
         "--pp", default="1,2", help="pipeline stages to consider (above 1: with each --tp of 4 or more)"
     )
@@ -74,7 +76,7 @@ def _plan(sub: Any) -> None:
     p.add_argument("--no-mixed-hardware", action="store_true", help="prefill and decode on the same chip")
     p.add_argument("--budget-usd-per-hour", type=float, default=None)
     p.add_argument("--power-budget-kw", type=float, default=None, help=POWER_BUDGET_HELP)
-    p.add_argument("--duration-s", type=float, default=120.0, help="planning window of each run")
+    p.add_argument("--duration-s", type=float, default=120.0, help="planning window of a run (%(default)g s)")
     p.add_argument("--max-simulations", type=int, default=120)
     p.add_argument(
         "--finalists", type=int, default=3, help="shapes searched to a passing point for the frontier"
@@ -111,8 +113,8 @@ def _plan(sub: Any) -> None:
     p.add_argument(
         "--no-margin",
         action="store_true",
-        help="skip the margin: the choice rerun, and the search repeated, with every chip as much slower "
-        "as its expected throughput error allows (docs/planner.md)",
+        help="skip the margin: the choice rerun, and the search repeated, with every chip as slow as "
+        "the pessimistic edge of its throughput band (docs/planner.md)",
     )
     emit_cli.add_emit_flags(p)
     p.add_argument(
@@ -141,8 +143,8 @@ def _capacity(sub: Any) -> None:
     c.add_argument(
         "--no-margin",
         action="store_true",
-        help="skip the margin: the same search with every chip slower, and faster, by its expected "
-        "throughput error (three searches in all)",
+        help="skip the margin: the same search with every chip at the slow, and at the fast, edge of its "
+        "throughput band (three searches in all)",
     )
     add_work_limit_flag(c)
     c.set_defaults(func=command("engine.cli.capacity:cmd_capacity"))

@@ -140,7 +140,7 @@ def print_per_chip(v: Verdict) -> None:
     )
     print(
         f"  {'chip':18} {'deployment':34} {'split':>8} {'chips':>5} {'$/h':>9} {'$/M tok':>8} "
-        f"{'tok/s/chip':>10} {'kW':>6} {'TTFT ' + pct:>10} {'TPOT ' + pct:>10}  {'holds':11}  verified"
+        f"{'tok/s/chip':>10} {'kW':>6} {'TTFT ' + pct:>10} {'TPOT ' + pct:>10}  {'holds slowed':12}  verified"
     )
     for r in rows:
         # the notes' and the page's words: a row the risk-aware checks never reached is "not checked"
@@ -150,5 +150,5 @@ def print_per_chip(v: Verdict) -> None:
             f"{'*' if r['winner'] else ' '} {r['group']:18} {r['shape']:34} {r['split']:>8} {int(r['chips']):5d} "
             f"{r['usd_per_hour']:9.2f} {'n/a' if per_m is None else format(per_m, '8.2f'):>8} "
             f"{r['output_tokens_per_s_per_chip']:10.0f} {r['power_w'] / 1e3:6.1f} {_ms(r['ttft_ms_at_slo']):>10} "
-            f"{_ms(r['tpot_ms_at_slo']):>10}  {holds:11}  {'yes' if r['verified'] else 'no'}"
+            f"{_ms(r['tpot_ms_at_slo']):>10}  {holds:12}  {'yes' if r['verified'] else 'no'}"
         )

@@ -65,11 +65,10 @@ def _band_note(marks: Sequence[confidence.PoolMark], moves: Any) -> None:
         print(note)  # (measured where E2E's envelope holds a TTFT band: MoE pools)
     if moves is not None:  # as Results' caption says it
         print(
-            "With --margin, the p99 TTFT and TPOT, goodput, throughput and cost bands above, where shown, are "
-            "this run's "
-            "spread: how each moves when the same requests run with every chip at either edge of its "
-            "throughput band (TTFT, TPOT and the costs never narrower than their kind's band); the other lines "
-            "keep their kind's band."
+            "With --margin, the p99 TTFT, TPOT and E2E, goodput, throughput and cost bands above, where shown, "
+            "are this run's spread: how each moves when the same requests run with every chip at either edge of "
+            "its throughput band (the latencies and the costs never narrower than their kind's band); the other "
+            "lines keep their kind's band."
         )
     else:
         print(
@@ -85,12 +84,16 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
     out = []
     for name, lat in doc["latency_ms"].items():
         err = _pm(marks, LATENCY_SOURCES.get(name, ()))
-        if spread is not None and name in ("ttft", "tpot"):
+        if spread is not None and name in ("ttft", "tpot", "e2e"):
             err = spread(f"{name}_p99_ms", lat["p99"])
         grows = latency_shortfall(doc, name)
         figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"
         out.append(
             f"  {name:5} ms  {sustain.latency(figures + ('' if grows else err), grows, sustain.level(doc, name))}"
+        )
+    if kv := doc.get("kv_transfer_ms"):  # disaggregated: the KV cache's move (a slowed link shows here)
+        out.append(
+            f"  kv transfer ms  mean {_fmt(kv['mean'])}  p99 {_fmt(kv['p99'])} (prefill to decode, per request)"
         )
     return out
 
@@ -274,7 +277,10 @@ def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:
 
     marks = confidence.pool_marks(scenario, summary)
     bounds = confidence.limits(summary, scenario)  # cut where the bill cannot go, as the headline's are
-    figures = {**headline(summary), "throughput_rps": summary["throughput_rps"]}
+    head = headline(summary)
+    lat = {k: head.pop(k) for k in ("ttft_p99_ms", "tpot_p99_ms")}  # E2E's beside them
+    e2e = summary["latency_ms"].get("e2e", {}).get("p99")
+    figures = {**lat, "e2e_p99_ms": e2e, **head, "throughput_rps": summary["throughput_rps"]}
     out = []
     for key, v in figures.items():
         if v is None or key not in moves:

@@ -187,6 +187,8 @@ _API = {
     "fault_marks": "engine.explain.timeline_marks",
     "fault_notes": "engine.explain.timeline_marks",
     "unmet_faults": "engine.explain.timeline_marks",
+    "met_faults": "engine.explain.timeline_marks",
+    "met_faults_note": "engine.explain.timeline_marks",
     "power_cap_line": "engine.explain.power_line",
     "PREVIEW_ERROR": "engine.explain.run_preview",
     "PREVIEW_REQUESTS": "engine.explain.run_preview",
@@ -291,6 +293,8 @@ __all__ = [
     "line",
     "marked",
     "measure_preview_error",
+    "met_faults",
+    "met_faults_note",
     "misses_slo",
     "missing_side",
     "note",
@@ -514,7 +518,14 @@ if TYPE_CHECKING:
         target_differences,
         targets_note,
     )
-    from engine.explain.timeline_marks import FaultMark, fault_marks, fault_notes, unmet_faults
+    from engine.explain.timeline_marks import (
+        FaultMark,
+        fault_marks,
+        fault_notes,
+        met_faults,
+        met_faults_note,
+        unmet_faults,
+    )
     from engine.explain.trace_files import idle_tail, trace_format, trace_problem
     from engine.explain.way_in import client_line, way_in_line
     from engine.serving.summary import LatencyKind, latency_shortfall, rate_span_s, shortfall_rps

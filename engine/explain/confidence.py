@@ -68,6 +68,7 @@ THROUGHPUT: Source = (("throughput", None),)
 HEADLINE_SOURCES: dict[str, Source] = {
     "ttft_p99_ms": (("ttft", PREFILLING),),
     "tpot_p99_ms": (("tpot", DECODING),),
+    "e2e_p99_ms": (("ttft", PREFILLING), ("tpot", DECODING)),
     "goodput_rps": THROUGHPUT,
     "throughput_rps": THROUGHPUT,
     "usd_per_request": THROUGHPUT,
@@ -80,7 +81,7 @@ HEADLINE_SOURCES: dict[str, Source] = {
 COMPARED_SOURCES: dict[str, Source] = {
     **{f"TTFT {p}": HEADLINE_SOURCES["ttft_p99_ms"] for p in ("p50", "p90", "p99")},
     **{f"TPOT {p}": HEADLINE_SOURCES["tpot_p99_ms"] for p in ("p50", "p90", "p99")},
-    **{f"E2E {p}": (("ttft", PREFILLING), ("tpot", DECODING)) for p in ("p50", "p99")},
+    **{f"E2E {p}": HEADLINE_SOURCES["e2e_p99_ms"] for p in ("p50", "p99")},
     "Goodput": THROUGHPUT,
     "Throughput": THROUGHPUT,
     "Output tokens/s": THROUGHPUT,
@@ -412,11 +413,11 @@ def chip_rows(
 
 
 Moves = Mapping[str, tuple[float, float]]
-"""Per headline key, the change of the figure with every chip slower and with every chip faster by
-its expected throughput error (`engine.explain.margin.RunSpread.moves`): relative, or in points
+"""Per headline key, the change of the figure with every chip at the slow and at the fast edge of
+its throughput band (`engine.explain.margin.RunSpread.moves`): relative, or in points
 (fractions of 1) for SLO attainment."""
 
-LATENCIES = ("ttft_p99_ms", "tpot_p99_ms")
+LATENCIES = ("ttft_p99_ms", "tpot_p99_ms", "e2e_p99_ms")
 """Headline figures whose own kind of error (TTFT, TPOT) was measured apart from the chips' speed."""
 COSTS = ("usd_per_request", "usd_per_million_output_tokens")
 """Costs that keep at least their kind's band in a run's spread (`spread_band`)."""

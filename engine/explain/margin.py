@@ -198,6 +198,7 @@ def run_margin(
 SPREAD_KEYS = (
     "ttft_p99_ms",
     "tpot_p99_ms",
+    "e2e_p99_ms",
     "slo_attainment",
     "goodput_rps",
     "throughput_rps",
@@ -205,7 +206,9 @@ SPREAD_KEYS = (
     "usd_per_million_output_tokens",
     "goodput_per_usd",
 )
-"""Headline figures (`presentation.headline` keys, plus throughput) whose spread a run reports."""
+"""Headline figures (`presentation.headline` keys, plus E2E's p99 and throughput) whose spread a run
+reports: E2E's too, so that `run --margin` does not print its kind's band (−26% to +10%) beside a
+spread that moves it by +34% (a review)."""
 
 ONE_SIDED_LABELS = {"ttft_p99_ms": "TTFT p99", "tpot_p99_ms": "TPOT p99"}
 """Latencies whose band is said when it lies wholly on one side of the figure (`one_sided_notes`)."""
@@ -218,6 +221,7 @@ SHARES = ("slo_attainment",)
 
 def _figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
     h: dict[str, float | None] = dict(headline(summary))
+    h["e2e_p99_ms"] = summary.get("latency_ms", {}).get("e2e", {}).get("p99")
     h["throughput_rps"] = summary.get("throughput_rps")
     return h
 

@@ -426,6 +426,12 @@ def scheduler_figures(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
             "Requests restarted from the beginning after their instance was lost.",
         ),
         (
+            "link_faults",
+            "KV link faults",
+            "{:,}",
+            "Times a pool's KV link was slowed or taken down (faults of kind link).",
+        ),
+        (
             "role_switches",
             "Role switches",
             "{:,}",

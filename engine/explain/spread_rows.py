@@ -27,6 +27,7 @@ from engine.explain.confidence import (
 SPREAD_ROWS: dict[str, str] = {
     "TTFT p99": "ttft_p99_ms",
     "TPOT p99": "tpot_p99_ms",
+    "E2E p99": "e2e_p99_ms",
     "SLO attainment": "slo_attainment",
     **COMPARED_BOUNDED,  # goodput, throughput (output tokens too: the same requests'), the costs
 }

@@ -64,6 +64,28 @@ def fault_notes(scenario: Scenario, drain_end_s: float | None = None) -> list[st
     return out
 
 
+def met_faults(scenario: Scenario, window_s: float) -> list[str]:
+    """The faults a capacity search over `window_s` seconds meets, each in words: its runs keep
+    them, so its answer is the deployment's with them (portfolio-decode-loss: 11.2 req/s with its
+    chat decode pool lost at 300 s, 21.2 without; a review found a search that had left them out,
+    unsaid). A plan leaves every fault out (`engine.planning.plan.faults_left_out`)."""
+    return [
+        f"faults[{i}] at {f.at_s:,.0f} s ({_what(f)}{'' if f.duration_s else ' for good'})"
+        for i, f in enumerate(scenario.faults)
+        if f.at_s < window_s
+    ]
+
+
+def met_faults_note(met: list[str]) -> str:
+    """The capacity's note on the faults its runs meet (`met_faults`), '' where none."""
+    if not met:
+        return ""
+    return (
+        f"every run meets {'; '.join(met)}, so this is the capacity with {'it' if len(met) == 1 else 'them'} "
+        "(--set 'faults=[]' searches the deployment without faults)"
+    )
+
+
 def unmet_faults(scenario: Scenario, window_s: float) -> list[str]:
     """The faults a capacity search over `window_s` seconds never meets (a plan leaves every fault
     out): each starts at or after the window's end, so its answer is the deployment's without the

@@ -86,7 +86,9 @@ class SearchSpace:
             if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
                 raise ScenarioError(f"space.{name}: a tuple of values, e.g. ({value!r},) (got {value!r})")
         if not self.modes or any(m not in ("colocated", "disaggregated") for m in self.modes):
-            raise ScenarioError(f"space.modes: choose from colocated, disaggregated (got {self.modes})")
+            raise ScenarioError(
+                f"space.modes: choose from colocated, disaggregated (got {', '.join(map(str, self.modes))})"
+            )
         if not self.tp or any(t < 1 or t > bounds.MAX_TP for t in self.tp):
             raise ScenarioError(f"space.tp: each must be in [1, {bounds.MAX_TP}] (got {self.tp})")
         if not self.pp or any(p < 1 or p > bounds.MAX_PP for p in self.pp):
@@ -134,9 +136,12 @@ def hardware_choice(scenario: Scenario, text: str) -> tuple[str, ...]:
     return tuple(h.strip() for h in text.split(",") if h.strip())
 
 
-def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float | None) -> Scenario:
+def planning_scenario(
+    scenario: Scenario, target_rps: float, duration_s: float | None, *, keep_faults: bool = False
+) -> Scenario:
     """The scenario at the target load over the planning window (`duration_s`; None: the scenario's
-    own), faults left out.
+    own), faults left out (a plan is for the healthy fleet) unless `keep_faults` (a capacity search:
+    the scenario's deployment as written, its faults at their times in the window).
 
     Multi-turn sessions start from none at t = 0 and take a while to send the asked rate
     (`session_ramp`): a run of them starts that ramp early, its warm-up lengthened to cover it, so
@@ -158,6 +163,10 @@ def planning_scenario(scenario: Scenario, target_rps: float, duration_s: float |
     warmup = planning_warmup_s(scenario.warmup_s, duration_s)
     early = session_lead_s(scenario, duration_s)
     over: dict[str, Any] = {"workload.arrival.rate_rps": float(target_rps), "faults": []}
+    if keep_faults:  # a session lead comes before the window: the faults move with it
+        over["faults"] = [
+            f.model_dump() | {"at_s": min(f.at_s + early, bounds.MAX_DURATION_S)} for f in scenario.faults
+        ]
     if duration_s is not None or early > 0:
         over["duration_s"] = min(window + early, bounds.MAX_DURATION_S)
         over["warmup_s"] = warmup + early

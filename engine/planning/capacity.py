@@ -7,6 +7,8 @@ requests each meeting its class's TTFT and TPOT targets. Bisection on
 `workload.arrival.rate_rps` from a bracket the cost model suggests (`analytic_capacity_rps`),
 within a fixed number of simulations; every run is kept. An unsustainable run (its backlog grows
 through the window) fails under either rule, so the search stops below the rate it cannot sustain.
+The runs keep the scenario's faults at their times (a plan leaves them out: it is for the healthy
+fleet), so the capacity of a drill is the deployment's with its losses.
 """
 
 from __future__ import annotations
@@ -271,7 +273,7 @@ def capacity(
     """
     check_rule(rule, attainment)
     _check_search(max_simulations, rel_tol, low_rps, high_rps)
-    base = planning_scenario(scenario, scenario.workload.arrival.rate_rps, duration_s)
+    base = planning_scenario(scenario, scenario.workload.arrival.rate_rps, duration_s, keep_faults=True)
     cat = scenario_catalog(base, catalog)
     top = min(bounds.MAX_RATE_RPS, 0.95 * bounds.MAX_REQUESTS / base.duration_s)
     work_top = work_bound_rps(base, top) if check_work else None

@@ -547,7 +547,11 @@ def _assemble(
         if col in runs:
             runs[col] = runs[col].astype(float)
     best_run = int(best["run"]) if best else None
-    notes = [*notes_in, *run_notes(search, runs, best is not None, target_rps)]
+    by_status: dict[str, list[str]] = {}  # shapes pruned for one reason named together
+    for shape, how in zip(cand["shape"], cand["status"], strict=True):
+        by_status.setdefault(str(how), []).append(str(shape))
+    reasons = [f"{', '.join(shapes)}: {how}" for how, shapes in by_status.items()]
+    notes = [*notes_in, *run_notes(search, runs, best is not None, target_rps, reasons)]
     lead = search.lead_s
     runs, frontier_cost, frontier_tput = mark_frontiers(runs, search.objective, best_run)
     statuses = list(status.values())

@@ -4,6 +4,7 @@ its runs were made (`engine.planning.plan`)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -90,19 +91,31 @@ def _held_at_client(runs: pd.DataFrame, target_rps: float) -> float | None:
     return float(target_rps - runs["shortfall_rps"].min())
 
 
-def run_notes(search: Search, runs: pd.DataFrame, found: bool, target_rps: float) -> list[str]:
+SAID_REASONS = 4
+"""Shapes whose reason a plan that simulated nothing names in its note (the rest: the candidates)."""
+
+
+def run_notes(
+    search: Search, runs: pd.DataFrame, found: bool, target_rps: float, reasons: Sequence[str] = ()
+) -> list[str]:
     """How the search ended: at the simulation budget, with nothing passing, every run held back at the
-    client."""
+    client. `reasons`: each shape's label and what became of it, said where nothing was simulated (the
+    note pointed at a candidates table the text does not print: a review)."""
     notes = []
     if search.out_of_budget:
         notes.append(
             f"stopped at the simulation budget ({search.space.max_simulations}); a cheaper deployment may exist"
         )
     if not found and not len(runs):  # every shape pruned or bounded out: nothing was simulated
+        said = "; ".join(reasons[:SAID_REASONS])
+        more = (
+            f"; {len(reasons) - SAID_REASONS} more in the JSON's candidates"
+            if len(reasons) > SAID_REASONS
+            else ""
+        )
         notes.append(
-            "no deployment was simulated: the cost model pruned or bounded out every shape (each one's "
-            "reason is in the candidates table: weights that do not fit, a degree that does not split the "
-            "heads, the budget)"
+            "no deployment was simulated: the cost model pruned or bounded out every shape"
+            + (f" ({said}{more})" if said else "")
         )
     elif not found:
         notes.append(

@@ -569,10 +569,14 @@ def _row(
 
 
 def assumed_price_mark(row: dict[str, Any]) -> str:
-    """' (assumed price)' after a deployment's $/h where a chip of it is billed at a price the catalog
-    only assumes (`assumed_prices`; a plan kept from before: none); the page and the CLI write it."""
-    n = len(row.get("assumed_prices") or {})
-    return "" if not n else f" (assumed price{'s' if n > 1 else ''})"
+    """' (mi300x at an assumed price)' after a deployment's $/h where a chip of it is billed at a price
+    the catalog only assumes (`assumed_prices`; a plan kept from before: none), naming the chips: an
+    H100 and MI300X plan read '$8.98/h (assumed price)' where only the MI300X's was (a review); the
+    page and the CLI write it."""
+    chips = sorted(row.get("assumed_prices") or {})
+    if not chips:
+        return ""
+    return f" ({', '.join(chips)} at {'an assumed price' if len(chips) == 1 else 'assumed prices'})"
 
 
 def assumed_prices(search: Search, shape: Shape | Portfolio) -> dict[str, str]:

@@ -360,3 +360,25 @@ def test_roofline_refuses_the_layouts_a_run_refuses(
     """`roofline --tp 3` printed figures for a split `run` refuses (a review)."""
     err = refused(["roofline", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", *flags], capsys)
     assert said in err, err
+
+
+def test_every_flag_says_what_it_does_and_the_version_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--set`, `--json`, roofline's and calibrate's precisions, plan's budget and others read bare in
+    --help, and there was no --version though every JSON carries the engine's (a review)."""
+    import argparse
+
+    from engine.cli.main import main, parser
+    from engine.serving.run import ENGINE_VERSION
+
+    bare = [
+        (name, a.option_strings)
+        for action in parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name, sp in action.choices.items()
+        for a in sp._actions
+        if a.option_strings and not a.help
+    ]
+    assert bare == []
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"fengong {ENGINE_VERSION}\n"

@@ -318,3 +318,5 @@ def test_a_tensor_parallel_degree_must_share_the_heads_evenly(catalog: Catalog) 
     assert alone.runs.empty and alone.notes[0].startswith(
         "no deployment was simulated: the cost model pruned"
     )
+    # the note names each shape's reason: it pointed at a candidates table the text never prints (a review)
+    assert tp_split_problem(llama, 3) in alone.notes[0]
