@@ -285,18 +285,16 @@ if happened:
 st.subheader(
     "Per class", help="Attainment and where each latency's tail breaks; details on the SLO targets page."
 )
-st.dataframe(  # every class, every column
+tail_rows, tail_cols = tables.unanswered(  # a rank among rejected requests: 'never answered', not 'None'
     tables.tail_view(ex.slo_tail(sc, res.requests)),
-    hide_index=True,
-    width="stretch",
-    height="content",
-    column_config=tables.slo_tail_columns(
+    tables.slo_tail_columns(
         {k for k in ("ttft", "tpot", "max_tbt") if ex.latency_shortfall(s, k) is not None},
         any(c.slo.tbt_ms for c in sc.workload.classes),
         {k for k in ("ttft", "tpot", "max_tbt") if ex.level(s, k)},
         any(c.slo.e2e_ms for c in sc.workload.classes),
     ),
 )
+st.dataframe(tail_rows, hide_index=True, width="stretch", height="content", column_config=tail_cols)
 
 st.subheader(
     "Which layer decided it",

@@ -324,12 +324,12 @@ with left, st.container(border=True):
             "edge",
         }
     ]
-    if extra:
-        model_form("deployment", Deployment, only=extra)
+    if extra:  # two a row: three read 'E…' for Eager mode at 1,100 px (a review)
+        model_form("deployment", Deployment, only=extra, columns=2)
 with right, st.container(border=True):
     st.markdown("**KV link** (prefill → decode)", help=(KvLink.__doc__ or "").strip())
     if sc.deployment.mode == "disaggregated":
-        model_form("deployment.link", KvLink, columns=3)
+        model_form("deployment.link", KvLink, columns=2)  # three read 'O…' for Overlap at 1,100 px
     else:
         st.caption("Colocated instances keep the KV cache where it was computed: no transfer.")
 with right, st.container(border=True):

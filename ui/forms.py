@@ -185,8 +185,9 @@ def defaulted_form(
                     lo=sh.lo,
                     hi=sh.hi,
                     optional=True,
-                    # per chip ('2,048 / 8,192') the box has no room for ' (default)': the caption says whose
-                    placeholder=shown if " / " in shown else f"{shown} (default)",
+                    # a long figure ('2,048 / 8,192' per chip, '1,024') leaves the box no room for ' (default)':
+                    # it read '1,024 (d' at 1,100 px (a review); the caption and the help say whose it is
+                    placeholder=f"{shown} (default)" if len(shown) <= 3 else shown,
                     help=tip,
                 )
             else:

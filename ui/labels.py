@@ -123,6 +123,10 @@ LABELS: dict[str, str] = {
     "hbm": "Cache in HBM",
     "turns_mean": "Turns per session (mean)",
     "memory_gb": "Memory (GiB)",  # as vendors state it ("80 GB"), which the pools' lines read in GiB
+    # unitless names read as bare numbers ("Threshold 8.0", "Below capacity 0.60": a review)
+    "threshold": "Threshold (queued per instance)",
+    "below_capacity": "Below capacity (share of prefill)",
+    "above_backlog": "Above backlog (waiting per instance)",
 }
 """Labels that the name-to-label rule would get wrong."""
 

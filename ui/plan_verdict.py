@@ -475,26 +475,32 @@ def _behind_when_slowed(c: MarginCheck) -> str:
 
 def _counters(p: Plan) -> None:
     """The search's counters: shapes considered, pruned, bounded out and simulated, and passing runs."""
-    c = st.columns(5)
+    # each label whole: five columns read 'Shapes consi…' and '30 of …' at 1,100 px (a review)
+    box = st.container(horizontal=True, gap="medium")
     status = p.candidates["status"].astype(str) if "status" in p.candidates else None
     shapes_run = int((status == "simulated").sum()) if status is not None else p.simulated
     left = int((status == "unexplored").sum()) if status is not None else 0
-    c[0].metric(
+    box.metric(
         "Shapes considered",
         f"{len(p.candidates):,}",
         help="Pruned + bounded out + simulated"
         + (f" + {left:,} left unexplored when the simulation budget ran out." if left else "."),
+        width="content",
     )
-    c[1].metric(
+    box.metric(
         "Pruned by the cost model",
         f"{p.pruned:,}",
         help="Weights do not fit, TPOT or TTFT out of reach "
         "even unloaded, requests too long for KV memory, or over budget.",
+        width="content",
     )
-    c[2].metric(
-        "Bounded out", f"{p.bounded:,}", help="Their lower-bound cost is not below a passing deployment's."
+    box.metric(
+        "Bounded out",
+        f"{p.bounded:,}",
+        help="Their lower-bound cost is not below a passing deployment's.",
+        width="content",
     )
-    c[3].metric(
+    box.metric(
         "Shapes simulated",
         f"{shapes_run:,}",
         help=(
@@ -502,13 +508,15 @@ def _counters(p: Plan) -> None:
             if status is not None
             else "Runs simulated (a plan kept from before shapes were counted)."
         ),
+        width="content",
     )
     rule = getattr(p, "rule", "percentile")  # a plan kept from before pass rules
     attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
-    c[4].metric(
+    box.metric(
         "Runs that met every SLO" if rule == "percentile" else f"Runs with {attainment:.0%} within SLO",
         f"{p.feasible:,} of {p.simulated:,}",  # runs, not shapes: a shape runs at several counts
         help=f"Of the {p.simulated:,} runs (deployments) simulated, those that passed: {rule_text(rule, attainment)}.",
+        width="content",
     )
 
 

@@ -12,12 +12,14 @@ import streamlit as st
 from engine import explain as ex
 from ui.tail_table import (  # noqa: F401  (their home; imported from here by the pages)
     BAR_COLOR,
+    NEVER_ANSWERED,
     PERCENT_STEP,
     SLO_TAIL,
     fraction,
     holds_pct,
     slo_tail_columns,
     tail_view,
+    unanswered,
 )
 
 cc = st.column_config

@@ -3,6 +3,7 @@ and the percent and fraction columns every table uses (`ui.tables` imports them 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Any, Literal
 
@@ -166,3 +167,38 @@ def slo_tail_columns(
             width=92,
         )
     return cols
+
+
+NEVER_ANSWERED = "never answered"
+"""A latency at the SLO percentile whose rank falls among the class's rejected or failed requests."""
+
+_PRINTF = re.compile(r"%(,?)\.(\d+)f")
+
+
+def _printf(fmt: str, v: float) -> str:
+    """`v` under a NumberColumn's printf format ('%,.0f ms', '≥ %.1f ms, at saturation')."""
+    return _PRINTF.sub(lambda m: format(v, f"{m.group(1)}.{m.group(2)}f"), fmt, count=1)
+
+
+def unanswered(view: pd.DataFrame, cols: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The per-class table with each latency at the percentile that no answer reached shown as such:
+    where the rank falls among rejected or failed requests the figure is None, which the table wrote
+    'None' (a review), so such a column becomes text, each figure in its column's format."""
+    out, conf = view.copy(), dict(cols)
+    for col in [c for c in view if c.endswith("_at_percentile_ms") and cols.get(c)]:
+        missing = view[col].isna() & (view["requests"] > 0)
+        if not missing.any():
+            continue
+        fmt = cols[col]["type_config"].get("format") or "%,.0f ms"
+        out[col] = [
+            NEVER_ANSWERED if gone else "" if v is None or v != v else _printf(fmt, float(v))
+            for v, gone in zip(view[col], missing, strict=True)
+        ]
+        was = cols[col]
+        conf[col] = cc.TextColumn(
+            was["label"],
+            help=f"{was.get('help') or ''} {NEVER_ANSWERED.capitalize()}: the request at that rank was rejected or "
+            "failed, so no latency reaches it.".strip(),
+            width=max(int(was.get("width") or 92), 110),
+        )
+    return out, conf

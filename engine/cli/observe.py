@@ -125,8 +125,19 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
     cat = load_catalog()
     result = fit.fit_files([_read(p, args) for p in args.measurements], dep, cat)
     shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
+    # four significant figures and the unit (six decimals and none read as raw: a review)
+    shown.insert(2, "unit", ["tok/s" if i.endswith(":throughput") else "ms" for i in shown["id"]])
+    for col in ("measured", "predicted"):
+        shown[col] = shown[col].map(lambda v: f"{v:,.4g}")
     shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")
     print(shown.to_string(index=False), file=sys.stderr)
+    # the table is the fit's steady state; a replay reruns each file's own requests (its TPOT read +15% where
+    # the table read +6.5% for the same file, unsaid: a review)
+    print(
+        "predicted: the fit's steady state at each file's load; `fengong replay FILE --profile-from <toml>` "
+        "reruns the file's own requests in the simulator, whose figures can differ by several percent",
+        file=sys.stderr,
+    )
     for row in result.held_out.to_dict(orient="records"):
         e = row["held_out_abs_error"]
         err = "no other file to fit without it" if e is None or e != e else f"held-out median |error| {e:.1%}"

@@ -130,14 +130,17 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
         else ""
     )
     if total > 0:
-        top = max(parts, key=lambda k: parts[k])
+        top, bill = max(parts, key=lambda k: parts[k]), f"${s['cost']['usd_per_hour']:,.2f}/h bill"
+        shares = [*sorted((round(v / total, 2) for v in parts.values() if v > 0), reverse=True), 0.0]
+        # an even split is no finding of a part's ("decode takes 50% of the bill (prefill 50%, decode 50%)")
+        lead = f"{top.replace('_', ' ')} takes {shares[0]:.0%} of the {bill}"
+        lead = f"the {bill} splits evenly" if shares[0] == shares[1] else lead
         out.append(
             Finding(
                 "info",
                 "cost",
                 # the bill's amount before the word: "of the bill ($102.40/h; ...)" read as the part's cost
-                f"{top.replace('_', ' ')} takes {parts[top] / total:.0%} of the "
-                f"${s['cost']['usd_per_hour']:,.2f}/h bill ("
+                f"{lead} ("
                 + ", ".join(f"{k.replace('_', ' ')} {v / total:.0%}" for k, v in parts.items() if v > 0)
                 + ")"
                 + owned
@@ -181,7 +184,10 @@ def _slo_findings(result: SimResult) -> list[Finding]:
             out.append(Finding("info", "slo", f"class {name} {verdict}: {figures}.", nums))
             continue
         missed = []
-        if ttft is None or ttft > slo.ttft_ms:
+        if ttft is None:  # the rank falls among requests never answered (it read 'p90 TTFT n/a': a review)
+            gone = f"more than {100 - c['percentile']:g}% of its requests were rejected or failed (never answered)"
+            missed.append(f"no {pct} TTFT: {gone}, against a target of {_ms(slo.ttft_ms)}")
+        elif ttft > slo.ttft_ms:
             missed.append(marked(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}", "ttft"))
         if tpot is not None and tpot > slo.tpot_ms:
             missed.append(marked(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}", "tpot"))

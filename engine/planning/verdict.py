@@ -254,21 +254,22 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
         else:
             notes.append(f"{g}: no deployment of this search passes with its chips at the bands' edge")
     budget = f" ({search.space.max_simulations})" if slow.out_of_budget else ""
+    # sentences, each ended: one run-on of five clauses with no full stop was hard to follow (a review)
     own = (
-        "; they have a budget of their own, as large as the search's: more simulations check further"
+        ". The checks have a budget of their own, as large as the search's: more simulations check further"
         if budget
         else ""
     )
     if cut:
-        rows = "their rows show their" if len(cut) > 1 else "its row shows its"
+        rows = "Their rows show their" if len(cut) > 1 else "Its row shows its"
         notes.append(
             # groups named '; '-apart: a pairing's 'h100-sxm -> mi300x' read as a list with ', ' (a review)
             f"{'; '.join(cut)}: the risk-aware checks ran out of simulations{budget} before a deployment passed "
-            f"with slowed chips, so {rows} nominal pick, and 'holds slowed' is that pick's own check ('not "
-            f"checked' where the checks never reached it){own}"
+            f"with slowed chips. {rows} nominal pick, and 'holds slowed' is that pick's own check ('not "
+            f"checked' where the checks never reached it){own}."
         )
     elif budget:
-        notes.append(f"the risk-aware checks ran out of simulations{budget}{own}")
+        notes.append(f"the risk-aware checks ran out of simulations{budget}{own}.")
     return notes
 
 

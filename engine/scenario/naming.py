@@ -16,17 +16,22 @@ from engine.scenario.model import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS, Pool, S
 
 
 def _pool_texts(pools: Sequence[Pool]) -> list[str]:
-    """``<chips> <chip>[ <role>][ at the edge]`` per kind of pool, in order, chips of a kind summed."""
+    """``[up to ]<chips> <chip>[ <role>][ at the edge]`` per kind of pool, in order, chips of a kind
+    summed; an autoscaled pool's count is its most (it read '16 h100-sxm prefill' for a pool scaling
+    between one and eight instances of two chips: a review)."""
     roles = any(p.role != "mixed" for p in pools)
-    chips: dict[tuple[str, str, str], int] = {}
+    chips: dict[tuple[str, str, str, str], int] = {}
     for p in pools:
         kind = (
+            "up to " if p.autoscale is not None else "",
             p.hardware,
             p.role if roles and p.role != "mixed" else "",
             " at the edge" if p.tier == "edge" else "",
         )
         chips[kind] = chips.get(kind, 0) + p.count * p.chips_per_instance
-    return [f"{n} {hw}{' ' + role if role else ''}{edge}" for (hw, role, edge), n in chips.items()]
+    return [
+        f"{most}{n} {hw}{' ' + role if role else ''}{edge}" for (most, hw, role, edge), n in chips.items()
+    ]
 
 
 def derived_name(scenario: Scenario, source: str) -> str:

@@ -390,6 +390,30 @@ def test_a_holds_to_percentile_is_written_to_a_tenth() -> None:
     assert shown.loc[0, "ttft_holds_to_pct"] == 97.3 and shown.loc[0, "tpot_holds_to_pct"] == 100.0
 
 
+def test_a_latency_no_answer_reaches_reads_never_answered() -> None:
+    """prefill-loss-fallback's batch class rejects over a tenth of its requests: its TTFT and TPOT at p90
+    read 'None' in the per-class table (a review); they read 'never answered', the other class's figures
+    in their columns' formats, and the page shows it."""
+    from engine import explain as ex
+    from engine import simulate
+    from engine.scenario.codec import load_preset
+    from ui import tables
+
+    sc = load_preset("prefill-loss-fallback")
+    rows, cols = tables.unanswered(
+        tables.tail_view(ex.slo_tail(sc, simulate(sc).requests)), tables.slo_tail_columns(set())
+    )
+    batch, chat = (rows[rows["class"] == c].iloc[0] for c in ("batch", "chat"))
+    assert batch["ttft_at_percentile_ms"] == batch["tpot_at_percentile_ms"] == tables.NEVER_ANSWERED
+    assert chat["ttft_at_percentile_ms"].endswith(" ms") and chat["tpot_at_percentile_ms"].endswith(" ms")
+    assert cols["ttft_at_percentile_ms"]["type_config"]["type"] == "text"
+    at = app(scenario=sc, preset="prefill-loss-fallback")
+    assert_clean(at)
+    assert any(tables.NEVER_ANSWERED in df.value.to_string() for df in at.dataframe if "class" in df.value), (
+        "the per-class table says it"
+    )
+
+
 def test_the_specialisation_table_names_every_column_it_shows() -> None:
     """The 'Should a phase get its own chip?' table showed the frame's own names and fractions
     (model_change_months, chip_hours_share 0.5, binding_share 0.6411): each column now has a label."""

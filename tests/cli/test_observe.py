@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,9 @@ def test_calibrate_files_then_replay_with_the_profile(
     assert cli.main(["calibrate", *files, "--hardware", "h100-sxm", "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert "vllm_bench_detailed.json: 2 points; held-out median |error|" in err
+    # figures with their unit, and the table said to be the fit's steady state, not a replay (a review)
+    assert re.search(r"vllm_bench_detailed\.json:tpot +tpot c2 1031/64 +ms +[\d.]+ +[\d.]+ +[+-]", err), err
+    assert "reruns the file's own requests in the simulator" in err
     entry = HardwareSpec.model_validate(safeparse.loads_toml(out.read_text(), "mine.toml"))
     assert entry.id == "h100-sxm-mine" and entry.default_profile == "mine"
     assert entry.profiles["mine"].source.startswith("user's own")

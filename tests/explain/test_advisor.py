@@ -530,3 +530,12 @@ def test_a_chip_no_tp_group_holds_is_placed_with_pipeline_stages(capsys: pytest.
     assert (tab[tab["hardware"] == "b200"]["pp"] == 1).all()
     assert main(["advise", "moe-deepseek-h200", "--hardware", "h100-sxm,b200"]) == 0
     assert re.search(r"\nh100-sxm +tp\d pp\d+ +prefill", capsys.readouterr().out)
+
+
+def test_an_even_bill_is_said_as_even() -> None:
+    """'decode takes 50% of the bill (prefill 50%, decode 50%)' read as a finding of decode's where the
+    bill splits evenly (a review); an uneven one still names its largest part."""
+    even = topics(findings(simulate(disagg())))["cost"].text
+    assert re.match(r"the \$[\d,.]+/h bill splits evenly \(prefill 50%, decode 50%", even), even
+    uneven = topics(findings(simulate(disagg(**{"deployment.pools[0].count": 4}))))["cost"].text
+    assert re.match(r"prefill takes \d+% of the \$[\d,.]+/h bill \(", uneven), uneven

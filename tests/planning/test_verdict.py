@@ -410,7 +410,9 @@ def test_a_group_the_budget_cut_short_is_not_said_to_have_nothing_that_holds() -
     assert (
         "nominal pick, and 'holds slowed' is that pick's own check ('not checked' where the checks" in cut[0]
     )
-    assert "never reached it); they have a budget of their own, as large as the search's" in cut[0]
+    # in sentences, each ended (a run-on of five clauses with no full stop: a review)
+    assert "never reached it). The checks have a budget of their own, as large as the search's" in cut[0]
+    assert cut[0].endswith("more simulations check further.")
     group = cut[0].split(":")[0].split(", ")[0]  # the groups cut short, named before the colon
     row = p.verdict.table[p.verdict.table["group"] == group].iloc[0]
     # its row is its nominal pick; unless it would win (then checked at the edge over its full-length

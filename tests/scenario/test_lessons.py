@@ -132,6 +132,18 @@ def test_a_lesson_quotes_its_own_run_as_the_engine_gives_it(preset: str) -> None
         )
 
 
+@pytest.mark.slow
+def test_a_lesson_quotes_its_runs_spread_as_the_card_shows_it() -> None:
+    """moe-deepseek-h200's lesson said its TPOT band reaches +64% (its kind's band) beside a card whose
+    band, once the run's spread is known, read −50% to +68% (a review): it quotes the spread."""
+    from engine.explain.margin import run_spread
+
+    sc = load_preset("moe-deepseek-h200")
+    rise = run_spread(sc, simulate(sc).summary).moves()["tpot_p99_ms"][0]
+    said = f"at its chips' slow band edge its TPOT p99 rises {rise:.0%}"
+    assert said in " ".join(sc.lesson.split()), f"the lesson no longer says {said!r}"
+
+
 COPIES: dict[str, tuple[str, list[tuple[str, Callable[[Summary], str]]]]] = {
     "moe-deepseek-h200": (
         "moe-deepseek-dp-ep",

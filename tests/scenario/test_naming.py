@@ -79,3 +79,13 @@ def test_an_edit_does_not_carry_the_presets_words_as_its_own() -> None:
     mine = apply_overrides(base, {"workload.arrival.rate_rps": 40.0, "lesson": "mine", "description": "d"})
     kept = named(mine, base, PRESET)
     assert (kept.lesson, kept.description) == ("mine", "d")  # the user's own words stay
+
+
+def test_an_autoscaled_pool_is_named_by_its_most() -> None:
+    """day-autoscaled's pools scale between one and eight instances of two H100s: the edit's name read
+    '16 h100-sxm prefill' as if all sixteen ran (a review)."""
+    base = load_preset("day-autoscaled")
+    edited = apply_overrides(base, {"workload.arrival.rate_rps": 12.0})
+    assert named(edited, base, "day-autoscaled").name == (
+        "llama-3.1-70b on up to 16 h100-sxm prefill + up to 16 h100-sxm decode, edited from day-autoscaled"
+    )

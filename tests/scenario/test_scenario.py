@@ -93,6 +93,10 @@ def test_preset_share_link_round_trip(name: str) -> None:
             r"workload\.arrival\.rate_rps: .*limit is 1,666,666 \(what 2 GB",
         ),
         ({"workload.classes[0].input.p99": 5}, r"workload\.classes\[0\]\.input\.p99: must exceed mean"),
+        (  # a cap below the mean drew another workload than the form stated (a review)
+            {"workload.classes[0].input.max_tokens": 500},
+            r"workload\.classes\[0\]\.input\.max_tokens: must be at least the mean \(1024\)",
+        ),
         ({"scheduler.router": {"name": "nope"}}, r"scheduler\.router\.name: 'nope' is not a router policy"),
         (
             {"scheduler.admission": {"name": "queue_cap", "max_queued": 0}},
