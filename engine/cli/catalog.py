@@ -92,7 +92,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
         emit_json({"hardware": hw, "models": models})
         return 0
     print(
-        f"{'hardware':24} {'class':8} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GB':>6} {'TB/s':>6} {'$/h':>6}  "
+        f"{'hardware':24} {'class':8} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GiB':>6} {'TB/s':>6} {'$/h':>6}  "
         f"calibration under {confidence.stack_name(args.stack)} (its bands: {BAND_MEANING})"
     )
     for h in hw:

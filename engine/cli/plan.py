@@ -371,7 +371,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             f"--out {args.out}: cannot write there ({exc.strerror or type(exc).__name__}); "
             + (f"the results are kept in {kept}" if kept else "the results could not be kept either")
         ) from None
-    print(f"wrote {len(frame)} runs x {frame.shape[1]} columns to {args.out}", file=sys.stderr)
+    n = len(frame)
+    print(f"wrote {n} run{'' if n == 1 else 's'} x {frame.shape[1]} columns to {args.out}", file=sys.stderr)
     refused = int((frame["error"] != "").sum()) if "error" in frame else 0
     if refused:
         first = frame.loc[frame["error"] != "", "error"].iloc[0]

@@ -51,6 +51,18 @@ def cmd_scenario(args: argparse.Namespace) -> int:
     return 0
 
 
+REPLICATED = (
+    ("slo_attainment", "SLO attainment (%)", 100.0),
+    ("goodput_rps", "goodput (req/s)", 1.0),
+    ("latency_ms.ttft.p99", "TTFT p99 (ms)", 1.0),
+    ("latency_ms.tpot.p99", "TPOT p99 (ms)", 1.0),
+    ("cost.usd_per_request", "$ per 1k requests", 1000.0),
+    ("throughput_tokens_per_s.output", "output tokens/s", 1.0),
+)
+"""The figures `run --replications` prints, their labels and the scale to them: as a single run writes
+them (in %, $ per 1k requests), not as the JSON's keys and fractions ('slo_attainment 0.99617': a review)."""
+
+
 def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> int:
     """`run --replications N`: N seeds, each figure's mean and 95% interval (and their files with --out)."""
     runs, stats = replicate(scen, args.replications, check_work=check)
@@ -98,18 +110,11 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
             else ""
         )
         print(f"  class {name}: passes in {passed} of {len(runs)} seeds{fails}{only}")
-    for key in (
-        "slo_attainment",
-        "goodput_rps",
-        "latency_ms.ttft.p99",
-        "latency_ms.tpot.p99",
-        "cost.usd_per_request",
-        "throughput_tokens_per_s.output",
-    ):
+    for key, label, scale in REPLICATED:
         if key in stats:
             s = stats[key]
             figure = (
-                f"{s['mean']:12.5g}  [{s['ci95_low']:.5g}, {s['ci95_high']:.5g}]"
+                f"{s['mean'] * scale:12.5g}  [{s['ci95_low'] * scale:.5g}, {s['ci95_high'] * scale:.5g}]"
                 if s["mean"] is not None
                 else f"{'-':>12}  (none in {s['missing']} of {len(runs)} seeds: no mean)"
             )
@@ -117,7 +122,7 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
             shorts = [latency_shortfall(r.summary, kind) for r in runs] if kind else []  # type: ignore[arg-type]
             grows = [g for g in shorts if g is not None]
             level = bool(kind) and any(sustain.level(r.summary, kind) for r in runs)  # type: ignore[arg-type]
-            print(f"  {key:32} {sustain.latency(figure, max(grows) if grows else None, level)}")
+            print(f"  {label:24} {sustain.latency(figure, max(grows) if grows else None, level)}")
     if args.out:
         print(
             f"wrote seed-<N>/ (each replication's files) and replications.json (the intervals) to {args.out}"

@@ -43,6 +43,9 @@ def _short(value: object, limit: int = 60) -> str:
 
 BOUND_ERRORS = ("less_than_equal", "less_than", "greater_than", "greater_than_equal")
 """pydantic's error types of a number past one of its field's bounds."""
+RANGED_ERRORS = (*BOUND_ERRORS, "float_parsing", "int_parsing", "float_type", "int_type", "int_from_float")
+"""The errors whose message gives the field's range where it has one: past a bound, or not a number at all
+(`--set duration_s=abc` said a number was wanted, not which: a review)."""
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:
@@ -117,7 +120,7 @@ def format_validation_error(
             "greater_than_equal",
         ):
             msg = f"must be a number, not NaN; {msg[0].lower()}{msg[1:]}"  # NaN fails every bound
-        if model is not None and err["type"] in BOUND_ERRORS and (both := _range(model, loc)) is not None:
+        if model is not None and err["type"] in RANGED_ERRORS and (both := _range(model, loc)) is not None:
             msg = f"{msg}; the allowed range is {_number(both[0])} to {_number(both[1])}"
         head, sep, rest = msg.partition(": ")
         if sep and isinstance(value, dict) and _looks_like_path(head):

@@ -78,7 +78,7 @@ def _bigger_memory(cat: Catalog, hw_id: str) -> str:
     )
     picks = [h for h in options if h.vendor == cur.vendor][:1]
     picks += [h for h in options if h not in picks][: 2 - len(picks)]
-    return " or ".join(f"{h.id} ({h.memory_gb:g} GB)" for h in picks) or "a chip with more memory"
+    return " or ".join(f"{h.id} ({h.memory_gb:g} GiB)" for h in picks) or "a chip with more memory"
 
 
 def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]:

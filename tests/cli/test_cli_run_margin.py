@@ -144,6 +144,7 @@ def test_replications_say_in_how_many_seeds_each_class_passes_and_refuse_a_margi
     assert main(["run", "portfolio-decode-loss", "--replications", "2"]) == 0
     out = capsys.readouterr().out
     assert "class chat: passes in 0 of 2 seeds (FAILS in every seed)" in out
+    assert "  $ per 1k requests " in out and "slo_attainment" not in out  # as a single run writes them
     assert (
         "class batch: passes in 2 of 2 seeds, within target over the run only in the 2 unsustainable" in out
     )

@@ -113,7 +113,7 @@ def test_kv_bound_decode_is_reported(kv_bound: SimResult) -> None:
     t = topics(findings(kv_bound))
     f = t["kv_capacity"]
     assert f.severity == "warning" and "KV-capacity bound" in f.text
-    named = re.findall(r"([a-z0-9.-]+) \((\d+) GB\)", f.text)  # the chips it suggests
+    named = re.findall(r"([a-z0-9.-]+) \((\d+) GiB\)", f.text)  # the chips it suggests
     cat = load_catalog()
     assert named and all(cat.chip(h).memory_gb == float(gb) > 80 for h, gb in named)
     assert f.numbers["kv_bound_share"] == pytest.approx(kv_bound_share(kv_bound, "decode"))
