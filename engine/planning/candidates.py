@@ -163,9 +163,11 @@ def planning_scenario(
     warmup = planning_warmup_s(scenario.warmup_s, duration_s)
     early = session_lead_s(scenario, duration_s)
     over: dict[str, Any] = {"workload.arrival.rate_rps": float(target_rps), "faults": []}
-    if keep_faults:  # a session lead comes before the window: the faults move with it
+    if keep_faults:  # those the window meets (`unmet_faults` says the others); a session lead moves them
         over["faults"] = [
-            f.model_dump() | {"at_s": min(f.at_s + early, bounds.MAX_DURATION_S)} for f in scenario.faults
+            f.model_dump() | {"at_s": min(f.at_s + early, bounds.MAX_DURATION_S)}
+            for f in scenario.faults
+            if f.at_s < window
         ]
     if duration_s is not None or early > 0:
         over["duration_s"] = min(window + early, bounds.MAX_DURATION_S)
