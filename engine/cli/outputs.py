@@ -16,9 +16,11 @@ from engine.serving.run import SimResult
 
 
 def write_outputs(res: SimResult, out: Path | str, fmt: str = "csv") -> None:
-    """Write the per-request and time-series tables (`fmt`: csv, or parquet), the summary and the
-    scenario into the folder `out`, as ``run --out`` does: summary.json names the scenario, its seed
-    and the engine's version, scenario.toml reruns it (a result's own DataFrames carry none of them)."""
+    """Write a run's tables, summary and scenario into the folder `out`, as ``run --out`` does.
+
+    The per-request and time-series tables in `fmt` (csv, or parquet); summary.json names the
+    scenario, its seed and the engine's version, scenario.toml reruns it (a result's own DataFrames
+    carry none of them)."""
     if fmt not in ("csv", "parquet"):
         raise ScenarioError(f"fmt: csv or parquet (got {fmt!r})")
     out = Path(out)

@@ -272,11 +272,12 @@ def seed_values(flat: Sequence[Mapping[str, float]], key: str) -> list[float | N
 def replicate(
     scenario: Scenario, n: int, catalog: Catalog | None = None, *, check_work: bool = True
 ) -> tuple[list[SimResult], dict[str, Any]]:
-    """Run `n` seeds (seed, seed+1, ...) and give each figure's mean and 95% interval. A figure that
-    is None or absent in some seeds (a class's percentile that fell on rejected requests: infinite; a
-    shortfall only some seeds have) has no mean: its mean and interval are None, `n` counts the seeds
-    with a value and `missing` the rest (`seed_values`). A trace's requests do not depend on the seed:
-    replicating it is refused."""
+    """Run `n` seeds (seed, seed+1, ...) and give each figure's mean and 95% interval.
+
+    A figure that is None or absent in some seeds (a class's percentile that fell on rejected
+    requests: infinite; a shortfall only some seeds have) has no mean: its mean and interval are None,
+    `n` counts the seeds with a value and `missing` the rest (`seed_values`). A trace's requests do
+    not depend on the seed: replicating it is refused."""
     if not 1 <= n <= bounds.MAX_REPLICATIONS:
         raise ScenarioError(f"replications: must be from 1 to {bounds.MAX_REPLICATIONS} (got {n})")
     if n > 1 and scenario.workload.trace is not None:
