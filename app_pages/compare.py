@@ -67,6 +67,17 @@ for col, key, chosen in ((c1, a_key, sa), (c2, b_key, sb)):  # an edited scenari
     )
 with c3:
     n_seeds = replicas.picker("compare")
+
+
+def side(key: str | None, chosen: Scenario) -> tuple[str, str]:
+    """A side's file-name stem and name, for the exports (`export.Pair`)."""
+    stem = state.preset_name() + ("-edited" if state.edited() else "")
+    stem = key if key not in (CURRENT, SWITCHED, None) else stem + (f"-{other}" if key == SWITCHED else "")
+    mine = key in (CURRENT, SWITCHED, None)
+    return stem, (state.named(chosen) if mine else chosen).name
+
+
+PAIR = (side(a_key, sa), side(b_key, sb))
 ra, rb = sim.result(sa, "scenario A"), sim.result(sb, "scenario B")
 if ra is None or rb is None:
     st.stop()
@@ -271,7 +282,7 @@ for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
             title=f"{name} CDF: A vs B",
         )
     with col:
-        export.chart(fig, current, f"compare_{metric}_cdf", title=f"{metric} CDF, A vs B")
+        export.chart(fig, current, f"compare_{metric}_cdf", title=f"{metric} CDF, A vs B", pair=PAIR)
 
 # the table across the page, every row in view: a column sized to its first rows cut a small
 # cost's leading digits ($0.0005415 read '0005415') in the rows scrolled to
@@ -298,6 +309,7 @@ with st.container():
         current,
         "compare_changes",
         title="changes from A to B",
+        pair=PAIR,
     )
 
 margin.compare_panel(ra, rb)  # when asked: the spreads' slower runs

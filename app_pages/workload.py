@@ -92,7 +92,19 @@ if sc.workload.trace is not None:
         "With a trace, lengths and arrivals come from the file; classes name SLOs (a plain CSV may give each row a class)."
     )
 classes = current("workload.classes", [])
-shares = sc.workload.shares()
+shares, sent = sc.workload.shares(), sc.workload.request_shares()
+
+
+def share_label(i: int) -> str:
+    """A class's share as it acts: of the sessions, and of the requests where sessions differ in turns;
+    unused with a trace (the label said '20% of traffic' beside 43% of the requests: a review)."""
+    if sc.workload.trace is not None:
+        return "Share (unused: the trace gives each row its class)"
+    if any(c.multi_turn.turns_mean != 1 for c in sc.workload.classes):
+        return f"Share of sessions (now {shares[i]:.0%}, {sent[i]:.0%} of requests)"
+    return f"Share (now {shares[i]:.0%} of traffic)"
+
+
 for i in range(len(classes)):
     path = f"workload.classes[{i}]"
     with st.container(border=True):
@@ -100,7 +112,7 @@ for i in range(len(classes)):
         with h1:
             bound(st.text_input, f"{path}.name", "Class name", max_chars=64)
         with h2:
-            slider(f"{path}.share", 0.01, 1.0, f"Share (now {shares[i]:.0%} of traffic)", step=0.01)
+            slider(f"{path}.share", 0.01, 1.0, share_label(i), step=0.01)
         with h3:
             number(f"{path}.priority", integer=True, lo=0, hi=100)
         with h4:
@@ -126,6 +138,12 @@ for i in range(len(classes)):
             with p2:
                 st.markdown("**Multi-turn sessions**", help=(MultiTurn.__doc__ or "").strip())
                 model_form(f"{path}.multi_turn", MultiTurn, columns=2)
+                if sc.workload.classes[i].multi_turn.turns_mean > 1:  # the preview is of one turn's tokens
+                    st.caption(
+                        "Each later turn's prompt also carries the conversation so far, so the prompts "
+                        "the run sends are longer than the prompt-token preview above, which is of a "
+                        "turn's new tokens (a review sized from 512 where the run sent a mean of 1,714)."
+                    )
 if len(classes) < MAX_CLASSES:
     st.button(
         "Add a class",

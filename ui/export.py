@@ -36,13 +36,20 @@ FAILURES = "fg_export_failures"
 _LOG = logging.getLogger(__name__)
 
 
+Pair = tuple[tuple[str, str], tuple[str, str]]
+"""A comparison's two sides, each (file-name stem, name): Compare's charts are of A and B, not of the
+session's scenario (their files and stamps named the sidebar's preset, neither side: a review)."""
+
+
 def provenance(scenario: Scenario) -> dict[str, str]:
     """The provenance of an export of the session's scenario, under the name it shows (`state.named`)."""
     return ex.provenance(state.named(scenario), state.preset_name(), state.edited())
 
 
-def name(scenario: Scenario, what: str, ext: str) -> str:
-    """The file name of an export of the session's scenario."""
+def name(scenario: Scenario, what: str, ext: str, pair: Pair | None = None) -> str:
+    """The file name of an export of the session's scenario, or of a comparison's two sides."""
+    if pair is not None:
+        return ex.file_name(f"{pair[0][0]}-vs-{pair[1][0]}", scenario.seed, what, ext)
     return ex.file_name(state.preset_name(), scenario.seed, what, ext, state.edited())
 
 
@@ -168,12 +175,18 @@ def guarded(make: Callable[[], bytes | str], key: str, *, image: bool = False) -
     return run
 
 
-def figure_buttons(fig: go.Figure, scenario: Scenario, what: str, title: str) -> None:
-    """PNG, SVG and HTML download buttons of one figure, rendered on click.
+def figure_buttons(
+    fig: go.Figure, scenario: Scenario, what: str, title: str, pair: Pair | None = None
+) -> None:
+    """PNG, SVG and HTML download buttons of one figure, rendered on click; with `pair`, named and
+    stamped after the comparison's two sides.
 
     Where kaleido has no browser, PNG and SVG are disabled and the reason and the fix are shown.
     """
     meta = provenance(scenario)
+    if pair is not None:
+        (stem_a, name_a), (stem_b, name_b) = pair
+        meta |= {"scenario": f"A: {name_a}; B: {name_b}", "preset": f"A: {stem_a}; B: {stem_b}"}
     toml = dumps_toml(state.named(scenario))
     k = f"fg:dl:{what}"
     blocked = image_export.problem()
@@ -185,7 +198,7 @@ def figure_buttons(fig: go.Figure, scenario: Scenario, what: str, title: str) ->
         st.download_button(
             "PNG",
             data=png,
-            file_name=name(scenario, what, "png"),
+            file_name=name(scenario, what, "png", pair),
             mime="image/png",
             key=k + ":png",
             on_click="ignore",
@@ -197,7 +210,7 @@ def figure_buttons(fig: go.Figure, scenario: Scenario, what: str, title: str) ->
         st.download_button(
             "SVG",
             data=svg,
-            file_name=name(scenario, what, "svg"),
+            file_name=name(scenario, what, "svg", pair),
             mime="image/svg+xml",
             key=k + ":svg",
             on_click="ignore",
@@ -208,7 +221,7 @@ def figure_buttons(fig: go.Figure, scenario: Scenario, what: str, title: str) ->
         st.download_button(
             "HTML",
             data=html,
-            file_name=name(scenario, what, "html"),
+            file_name=name(scenario, what, "html", pair),
             mime="text/html",
             key=k + ":html",
             on_click="ignore",
@@ -223,9 +236,16 @@ def figure_buttons(fig: go.Figure, scenario: Scenario, what: str, title: str) ->
 
 
 def chart(
-    fig: go.Figure, scenario: Scenario | None, what: str, *, title: str = "", help: str | None = None
+    fig: go.Figure,
+    scenario: Scenario | None,
+    what: str,
+    *,
+    title: str = "",
+    help: str | None = None,
+    pair: Pair | None = None,
 ) -> None:
-    """Draw a figure (themed by Streamlit) with a small export menu above its top-right corner."""
+    """Draw a figure (themed by Streamlit) with a small export menu above its top-right corner (`pair`:
+    a comparison's sides, which its files are named and stamped after)."""
     if scenario is not None:
         left, right = st.columns([8, 1], vertical_alignment="bottom")
         if help:
@@ -236,7 +256,7 @@ def chart(
             help="Export this chart as PNG, SVG or interactive HTML.",
             key=f"fg:export:{what}",
         ):
-            figure_buttons(fig, scenario, what, title or what.replace("_", " "))
+            figure_buttons(fig, scenario, what, title or what.replace("_", " "), pair)
     elif help:
         st.caption(help)
     st.plotly_chart(fig, theme="streamlit", key=f"fg:chart:{what}", config={"displaylogo": False})

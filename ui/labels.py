@@ -38,7 +38,10 @@ HELP: dict[str, str] = {
     "count": "Instances in the pool.",
     "cv": "Coefficient of variation of the gaps between arrivals: 1 is Poisson, above 1 is bursty.",
     "shape": "How the rate varies over the window; built-in shapes keep rate_rps as the mean.",
-    "peak_factor": "Peak rate over the mean (ramp: end over start; peak: the middle fifth; diurnal: midday).",
+    # (it said 'over the mean': the schedule's mean is the rate above, so a factor of 2 on a diurnal
+    # day peaks at 1.33 times it, not 2: a review)
+    "peak_factor": "Peak rate over the lowest (ramp: end over start; peak: the middle fifth over the rest; "
+    "diurnal: the peak over the trough). The rate above stays the mean over the window.",
     "max_batch": "Most requests in one running batch of an instance (of each rank, in a pool with DP ranks).",
     "token_budget": "Most tokens (prefill chunks plus decodes) in one iteration (of each rank, with DP ranks).",
     "chunked_prefill": "Split long prompts into chunks that share iterations with running decodes.",

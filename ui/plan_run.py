@@ -113,16 +113,24 @@ def run_plan(
     return result, edge
 
 
-def interrupted() -> None:
+def interrupted(earlier: bool = False) -> None:
     """Say so when the plan in progress in this session was stopped by this rerun (cancelled, or
-    a new request, or the page left): nothing of it was kept."""
+    a new request, or the page left): nothing of it was kept; with `earlier`, that the plan shown is
+    the last one that finished (the warning sat above a finished verdict, which then read as the one
+    stopped: a review)."""
     was = st.session_state.pop(RUNNING, None)
     cancelled = st.session_state.pop(CANCEL, False)
     if was is None:
         return
     how = "cancelled" if cancelled else "stopped (a new request or another page interrupted it)"
+    shown = (
+        " The plan shown below is the last one that finished, for the inputs it was made with."
+        if earlier
+        else ""
+    )
     st.warning(
-        f"The plan was {how} after {was['done']} of at most {was['total']} simulations; nothing of it was kept.",
+        f"The plan in progress was {how} after {was['done']} of at most {was['total']} simulations; nothing of it was "
+        f"kept.{shown}",
         icon=":material/cancel:",
     )
 

@@ -475,7 +475,7 @@ def _asked() -> tuple[float, SearchSpace, Rule, float] | None:
 def planner_page() -> None:
     """The Planner page's content (app_pages/planner.py draws the frame)."""
     sc = state.scenario()
-    plan_run.interrupted()  # a plan this rerun stopped says so; nothing of it was kept
+    plan_run.interrupted(PLAN in st.session_state)  # a plan this rerun stopped says so; nothing of it kept
     asked = _inputs(sc)
     if asked is None:
         plan_link.pending()  # a shared link's values in the form, waiting for Plan

@@ -173,7 +173,34 @@ def commit(new: Scenario, what: str = "", key: str | None = None) -> bool:
     st.session_state[SCENARIO] = new
     if key is not None:
         dismiss(key)  # an earlier refusal of the same change is settled
+        settle_beside(key)
     return True
+
+
+def _tables(key: str) -> set[str]:
+    """The tables a field notice's paths sit in ('field:workload.classes[1].output.p99' ->
+    {'workload.classes[1].output'})."""
+    return {p.rsplit(".", 1)[0] for p in key.removeprefix("field:").split(",") if "." in p}
+
+
+def settle_beside(key: str) -> None:
+    """Drop the refusals of fields in the same table as an accepted change: a p99 refused below its
+    mean is settled by raising the mean, and its warning stayed on every page (a review)."""
+    notes = st.session_state.get(NOTICES)
+    if not isinstance(notes, dict) or not key.startswith("field:"):
+        return
+    near = _tables(key)
+    for k in [k for k in notes if k.startswith("field:") and _tables(k) & near]:
+        notes.pop(k, None)
+
+
+def forget_field_notices() -> None:
+    """Drop every refusal of a field: they were about a scenario no longer shown (a preset loaded, a
+    reset), and one naming workload.classes[1] stayed over a preset without that class (a review)."""
+    notes = st.session_state.get(NOTICES)
+    if isinstance(notes, dict):
+        for k in [k for k in notes if k.startswith("field:")]:
+            notes.pop(k, None)
 
 
 def override(changes: dict[str, Any], what: str = "") -> bool:
@@ -202,6 +229,7 @@ def attempt(changes: dict[str, Any]) -> str | None:
         return str(exc)
     st.session_state[SCENARIO] = new
     dismiss(field_key(changes))
+    settle_beside(field_key(changes))
     return None
 
 
@@ -210,6 +238,7 @@ def use_preset(name: str) -> None:
     st.session_state[SCENARIO] = preset(name)
     st.session_state[PRESET] = name
     forget_upload()
+    forget_field_notices()
 
 
 UPLOAD_GENERATION = "fg_upload_gen"

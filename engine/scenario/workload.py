@@ -187,3 +187,10 @@ class Workload(Frozen):
         """Traffic shares of the classes, normalised to sum to one."""
         total = sum(c.share for c in self.classes)
         return [c.share / total for c in self.classes]
+
+    def request_shares(self) -> list[float]:
+        """The classes' shares of the requests: a class's `share` is of the sessions that start, each
+        of its sessions `turns_mean` requests long (the generator's draw), so a class of three-turn
+        sessions at 20% of them sends about 43% of the requests beside one-turn chat."""
+        weights = [s * c.multi_turn.turns_mean for s, c in zip(self.shares(), self.classes, strict=True)]
+        return [w / sum(weights) for w in weights]

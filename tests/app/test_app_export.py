@@ -221,3 +221,20 @@ def test_an_image_is_rendered_again_where_kaleidos_tab_was_not_ready() -> None:
 
     with pytest.raises(ValueError, match="no browser"):
         export.rendered(Broken(), format="png")
+
+
+def test_a_comparisons_exports_are_named_after_its_two_sides() -> None:
+    """Compare's charts were saved as 'fengong_chat-disaggregated_1_compare_e2e_cdf.png' and stamped
+    with the sidebar's scenario, neither A nor B (a review): they carry both sides."""
+    from engine.scenario.codec import load_preset
+    from ui import export
+
+    pair = (("chat-colocated", "Chat on one colocated H100 pool"), ("moe-deepseek-h200", "MoE: DeepSeek-V3"))
+    sc = load_preset("chat-colocated")
+    assert (
+        export.name(sc, "compare_changes", "png", pair)
+        == "fengong_chat-colocated-vs-moe-deepseek-h200_1_compare_changes.png"
+    )
+    at = app("compare")
+    assert_clean(at)
+    assert any(b.label == "HTML" for b in at.download_button)  # the page builds its exports with the pair

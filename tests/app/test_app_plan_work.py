@@ -92,7 +92,10 @@ def test_a_plan_reports_progress_and_a_cancelled_plan_keeps_nothing(monkeypatch:
     monkeypatch.setattr(plan_run.Running, "report", real)
     at.button(key="fg-plan-cancel").click().run()
     assert not at.exception
-    assert any("The plan was cancelled after 2 of at most 120 simulations" in t for t in texts(at.warning))
+    assert any(
+        "The plan in progress was cancelled after 2 of at most 120 simulations" in t
+        for t in texts(at.warning)
+    )
     assert PLAN not in at.session_state and plan_run.RUNNING not in at.session_state
     assert dict(at.query_params) == link  # nothing in the share link
     assert not any("Cheapest deployment" in t for t in texts(at.success))

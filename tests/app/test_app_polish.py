@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.app.harness import app, assert_clean
+from tests.app.harness import app, assert_clean, short
 from ui.text import plain
 
 BANDED = ("$ / 1M output tokens", "Goodput per $", "Energy per output token")
@@ -462,3 +462,41 @@ def test_an_optional_number_box_can_be_emptied_in_the_browser() -> None:
         bound.number("deployment.mem_fraction", "Memory", lo=0.5, hi=0.98)
     assert "value" in seen[0] and seen[0]["value"] is None and seen[0]["placeholder"] == "default"
     assert "value" not in seen[1]  # a field that is never empty keeps Streamlit's own
+
+
+def test_a_refusal_is_settled_by_a_change_beside_it_and_forgotten_with_its_scenario() -> None:
+    """A p99 refused below its mean stayed at the top of every page after the mean was lowered, and
+    after a preset without that class was loaded (a review)."""
+    at = app("workload")
+    at.number_input(key="fg:workload.classes[0].output.p99").set_value(100).run()
+    assert list(at.session_state["fg_notices"]) == ["field:workload.classes[0].output.p99"]
+    at.number_input(key="fg:workload.classes[0].output.mean").set_value(90).run()  # now 100 > 90 holds
+    assert_clean(at)
+    assert list(at.session_state["fg_notices"]) == []
+    at.number_input(key="fg:workload.classes[0].output.p99").set_value(50).run()  # refused again
+    assert list(at.session_state["fg_notices"]) == ["field:workload.classes[0].output.p99"]
+    at.selectbox(key="fg:preset").set_value("chat-colocated").run()  # another scenario: forgotten
+    assert list(at.session_state["fg_notices"]) == []
+
+
+def test_a_class_share_says_sessions_and_requests_where_turns_differ() -> None:
+    """A class of three-turn sessions at 20% said '20% of traffic' where it sent about 43% of the
+    requests (a review): with multi-turn classes the share is of the sessions, and the requests' share
+    is said beside it; the prompt preview is said to be of a turn's new tokens."""
+    from engine.scenario.codec import apply_overrides
+
+    sc = short()
+    c = sc.workload.classes[0].model_dump()
+    multi = c | {"name": "multi", "share": 0.2, "multi_turn": {"turns_mean": 3.0, "think_time_s": 5.0}}
+    at = app("workload", apply_overrides(sc, {"workload.classes": [c | {"share": 0.8}, multi]}))
+    assert_clean(at)
+    labels = [s.label for s in at.slider if s.label.startswith("Share")]
+    assert labels == [
+        "Share of sessions (now 80%, 57% of requests)",
+        "Share of sessions (now 20%, 43% of requests)",
+    ]
+    assert any("carries the conversation so far" in c.value for c in at.caption)
+    plain_at = app("workload")
+    assert [s.label for s in plain_at.slider if s.label.startswith("Share")] == [
+        "Share (now 100% of traffic)"
+    ]

@@ -474,3 +474,17 @@ def test_a_policy_by_its_name_a_nan_knob_and_a_scenario_by_name_are_answered_pla
         ScenarioError, match=r"scenario: a Scenario \(engine\.load_preset\('chat-colocated'\)"
     ):
         simulate("chat-colocated")  # type: ignore[arg-type]
+
+
+def test_request_shares_are_the_shares_of_the_requests_the_generator_draws() -> None:
+    """A class's share is of the sessions; with three-turn sessions at 20% of them, it sends about 43%
+    of the requests, where the Workload page said '20% of traffic' (a review)."""
+    from engine.serving.workload import generate
+
+    s = io.load_preset("chat-colocated")
+    c = s.workload.classes[0].model_dump()
+    multi = c | {"name": "multi", "share": 0.2, "multi_turn": {"turns_mean": 3.0, "think_time_s": 5.0}}
+    s = io.apply_overrides(s, {"workload.classes": [c | {"share": 0.8}, multi]})
+    assert s.workload.request_shares() == pytest.approx([0.8 / 1.4, 0.6 / 1.4])
+    drawn = float((generate(s).cls == 1).mean())
+    assert drawn == pytest.approx(0.6 / 1.4, abs=0.03)
