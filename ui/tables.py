@@ -261,7 +261,12 @@ HARDWARE: dict[str, Any] = {
     "calibration_rule": cc.TextColumn(
         "Calibration rule", width="medium", help="Where the chip's profile comes from."
     ),
-    "spec_source": cc.TextColumn("Spec source", width="medium"),
+    # wide: a datasheet's name and its figures ('Versal HBM data sheet: 805/750/70…' read cut at medium)
+    "spec_source": cc.TextColumn(
+        "Spec source",
+        width="large",
+        help="Where each figure comes from (drag the column's edge to read a long one).",
+    ),
     "price_source": cc.TextColumn("Price source", width="medium"),
     "capex_source": cc.TextColumn("Purchase price source", width="medium"),
 }

@@ -191,7 +191,7 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
                     hi=23.99,
                     optional=True,
                     step=1.0,
-                    placeholder="middle of the window",
+                    placeholder="mid-window",
                     help="Read the window as one day (real or compressed) whose rate peaks at this hour "
                     "(0-24); the trough is twelve hours away. Empty: the peak is in the middle of the window.",
                 )
