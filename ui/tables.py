@@ -166,6 +166,8 @@ def compare_styled(table: pd.DataFrame) -> Any:
     view = compare_view(table).reset_index(drop=True)
     if "better" in view:  # the verdict beside its figure: at 1,100 px the columns after B were off-screen
         view = view[["figure", "better", *(c for c in view if c not in ("figure", "better"))]]
+    if "change" in view:  # B − A last: the relative change and the band in view at 1,280 px (a review)
+        view = view[[*(c for c in view if c != "change"), "change"]]
     share = (table["unit"] == "fraction").to_numpy()
     numbers = view.copy()
     for col in (c for c in COMPARE_NUMBERS if c in view):
