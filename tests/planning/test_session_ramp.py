@@ -209,3 +209,14 @@ def test_the_command_line_says_a_window_measured_during_the_ramp(capsys: pytest.
     assert "Multi-turn sessions start from none at t = 0" in capsys.readouterr().out
     assert main(["run", "agentic-cache", "--set", "duration_s=420"]) == 0  # its own 300 s warm-up
     assert "Multi-turn sessions" not in capsys.readouterr().out
+
+
+def test_a_capacity_searchs_faults_move_with_the_session_lead() -> None:
+    """A capacity search keeps the faults its window meets (a plan leaves them out): with sessions that
+    start 98 s before a 30 s window, a loss 10 s into the window comes 108 s into the run, and one past
+    the window is left out (`unmet_faults` says it)."""
+    pool = io.load_preset("agentic-cache").deployment.pools[0].name
+    sc = sessions(faults=[{"at_s": 10.0, "pool": pool}, {"at_s": 45.0, "pool": pool}])
+    kept = planning_scenario(sc, 6.0, 30.0, keep_faults=True)
+    assert [f.at_s for f in kept.faults] == [108.0] and kept.warmup_s == 98.0
+    assert planning_scenario(sc, 6.0, 30.0).faults == ()  # a plan's: none
