@@ -403,14 +403,21 @@ def _keep(frame: Any, out: str, write: Any) -> str | None:
 
 def cmd_advise(args: argparse.Namespace) -> int:
     """Roofline positions, findings from a run, and the specialisation test."""
+    from engine.catalog.entries import load_catalog
     from engine.explain.advisor import Advice, advise
     from engine.serving.run import ENGINE_VERSION, simulate
 
     scen = load_scenario(args.scenario, args.set)
+    keep = [h.strip() for h in (args.hardware or "").split(",") if h.strip()]
+    if unknown := [
+        h for h in keep if h not in (known := load_catalog().hardware)
+    ]:  # before the run (a review)
+        raise ScenarioError(
+            f"--hardware: unknown hardware {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}"
+        )
     res = simulate(scen, check_work=not args.no_work_limit)
     adv = advise(res, args.model_change_months)
-    if args.hardware:
-        keep = [h.strip() for h in args.hardware.split(",") if h.strip()]
+    if keep:
         adv = Advice(adv.roofline[adv.roofline["hardware"].isin(keep)], adv.findings, adv.specialisation)
     marks = chip_marks(scen)
     if args.json:

@@ -37,7 +37,8 @@ def cmd_scenario(args: argparse.Namespace) -> int:
     print(scenario_io.dumps_toml(scen))
     for p in res.pools:
         print(
-            f"# pool {p.spec.name}: {p.spec.count} x ({p.spec.tp} x {p.hardware.id}), KV capacity "
+            # the instance's chips, tp x pp x dp ('2 x (1 x h200)' for two 8-chip DP instances: a review)
+            f"# pool {p.spec.name}: {p.spec.count} x ({p.spec.chips_per_instance} x {p.hardware.id}), KV capacity "
             f"{p.instance.kv_capacity_tokens:,} tokens per instance, ${p.usd_per_hour:,.2f}/h"
         )
     work = estimate(scen)

@@ -135,6 +135,9 @@ def unchanged(table: pd.DataFrame) -> list[str]:
     rows = table.set_index("fallback")
     if "none" not in rows.index:
         return []
+    # what degrade does without changing the counts (answers capped) counts too: failure-drill's degrade
+    # capped 8 answers and was said to have never acted (a review)
     keys = ["completed", "rejected", "failed", "slo_attainment"]
+    keys += [k for k in ("capped_requests", "capped_tokens", "usd_per_request") if k in rows.columns]
     base = rows.loc["none", keys]
     return [str(v) for v in rows.index if v != "none" and rows.loc[v, keys].equals(base)]

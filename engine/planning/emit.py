@@ -28,6 +28,17 @@ PROGRAMS = {
     "trtllm": ("trtllm-serve",),
 }
 """The program each launch command starts with, before its arguments."""
+RUNS_ON: dict[str, frozenset[str]] = {
+    "vllm": frozenset({"NVIDIA", "AMD", "Intel", "Google", "AWS", "Huawei"}),
+    "sglang": frozenset({"NVIDIA", "AMD", "Huawei"}),
+    "trtllm": frozenset({"NVIDIA"}),
+    "dynamo": frozenset({"NVIDIA"}),
+    "llm-d": frozenset({"NVIDIA", "AMD", "Google", "Intel"}),
+}
+"""The chip vendors each stack has a build for (vLLM's platform plugins: CUDA, ROCm, Gaudi, TPU, Neuron,
+Ascend; SGLang's CUDA, ROCm and Ascend backends; TensorRT-LLM and Dynamo NVIDIA's; llm-d's vLLM on CUDA,
+ROCm, TPU and Gaudi). A chip of another vendor (Groq's LPU, SambaNova's RDU, an illustrative ASIC) is
+refused: `emit` wrote 'vllm serve ... --tensor-parallel-size 64' for 576 LPUs (a review)."""
 ROUTERS = {
     "vllm": "prefill/decode: a proxy must send each request to a prefill server, then to a decode server "
     "(vLLM's disaggregated-serving proxy example); not generated: --emit dynamo or llm-d deploys one",
@@ -105,8 +116,6 @@ def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
             files.append((cfg_name, body))
             lines += _comment(notes)
             lines.append(f"cat > {shlex.quote(cfg_name)} <<'EOF'\n{body}\nEOF")
-            if pool.vendor != "NVIDIA":
-                lines.append(f"# {pool.hardware_id} ({pool.vendor}): TensorRT-LLM runs on NVIDIA GPUs only")
         else:
             argv, notes = vllm_args(f, pool) if stack == "vllm" else sglang_args(f, pool)
             lines += _comment(notes)
@@ -178,7 +187,16 @@ def emit(scenario: Scenario, stack: str) -> Emitted:
     """The scenario's deployment as launch commands (vllm, sglang, trtllm) or a manifest (dynamo, llm-d)."""
     if stack not in STACKS:
         raise ScenarioError(f"stack: choose one of {', '.join(STACKS)} (got {stack!r})")
+    from engine.scenario.resolve import resolve  # the checks a run makes: emit wrote what run refuses
+
+    resolve(scenario)  # weights that fit, heads a tp splits, a stack's own chips (a review)
     f = facts(scenario)
+    for i, pool in enumerate(f.pools):
+        if pool.vendor not in RUNS_ON[stack]:
+            raise ScenarioError(
+                f"deployment.pools[{i}].hardware: {stack} has no build for {pool.hardware_id} ({pool.vendor}); "
+                f"it runs on {', '.join(sorted(RUNS_ON[stack]))} chips"
+            )
     if stack in ("dynamo", "llm-d"):
         return _manifest(f, stack)  # type: ignore[arg-type]
     return _shell(f, stack)  # type: ignore[arg-type]

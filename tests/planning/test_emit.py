@@ -19,6 +19,7 @@ import yaml
 from engine.catalog.entries import load_catalog
 from engine.core.errors import ScenarioError
 from engine.planning import EMIT_STACKS, emit_deployment
+from engine.planning.emit import RUNS_ON
 from engine.planning.emit_manifests import to_yaml
 from engine.scenario import codec
 from engine.scenario.model import Scenario
@@ -48,14 +49,41 @@ def _vary(scenario: Scenario, **changes: Any) -> Scenario:
     return codec.apply_overrides(scenario, changes)
 
 
+def _runs_on(s: Scenario, stack: str) -> bool:
+    """Whether the stack has a build for every data-centre chip of the scenario (`emit.RUNS_ON`)."""
+    cat = load_catalog()
+    chips = {cat.hardware[p.hardware].vendor for p in s.deployment.pools if p.tier == "datacenter"}
+    return chips <= RUNS_ON[stack]
+
+
 def _cases() -> list[tuple[str, str]]:
     out = []
     for name, s in _presets().items():
         for stack in EMIT_STACKS:
             if stack in ("dynamo", "llm-d") and s.deployment.mode != "disaggregated":
                 continue
-            out.append((name, stack))
+            if _runs_on(s, stack):
+                out.append((name, stack))
     return out
+
+
+def test_a_stack_without_a_build_for_a_chip_is_refused() -> None:
+    """emit wrote 'vllm serve ... --tensor-parallel-size 64' for 576 Groq LPUs and a trtllm-serve command
+    for a 910B (a review): a stack without a build for the chip is refused with the pool's field."""
+    refused = [(n, st) for n, s in _presets().items() for st in EMIT_STACKS if not _runs_on(s, st)]
+    assert ("sram-decode-groq", "vllm") in refused and ("chat-ascend-910b", "trtllm") in refused
+    for name, stack in refused:
+        if stack in ("dynamo", "llm-d") and _presets()[name].deployment.mode != "disaggregated":
+            continue
+        with pytest.raises(ScenarioError, match=r"deployment\.pools\[\d+\]\.hardware: .* has no build for"):
+            emit_deployment(_presets()[name], stack)
+
+
+def test_a_deployment_a_run_refuses_is_refused() -> None:
+    """emit wrote '--tensor-parallel-size 3' for 64 heads and a 70B model on one L4, which every run refuses."""
+    s = _vary(_presets()["chat-disaggregated"], **{"deployment.pools[0].tp": 3})
+    with pytest.raises(ScenarioError, match=r"deployment\.pools\[0\]\.tp: 3 tensor-parallel ranks"):
+        emit_deployment(s, "vllm")
 
 
 @pytest.mark.parametrize(("preset", "stack"), _cases())
@@ -258,7 +286,15 @@ def test_prefix_cache_and_kv_precision_follow_the_scenario() -> None:
 
 
 def test_a_native_fp8_checkpoint_needs_no_quantisation_flag() -> None:
-    s = _vary(_presets()["chat-colocated"], **{"model.id": "deepseek-r1", "model.weights": "fp8"})
+    s = _vary(
+        _presets()["chat-colocated"],
+        **{
+            "model.id": "deepseek-r1",
+            "model.weights": "fp8",
+            "deployment.pools[0].hardware": "h200",
+            "deployment.pools[0].tp": 8,
+        },
+    )  # a deployment that holds it (emit refuses what a run refuses)
     argv = emit_deployment(s, "vllm").commands[0][1]
     assert argv[0] == "deepseek-ai/DeepSeek-R1" and "--quantization" not in argv
 
@@ -286,7 +322,8 @@ def test_catalog_models_name_their_hugging_face_checkpoint() -> None:
 
 def test_chips_a_stack_cannot_drive_are_said_so() -> None:
     amd = _vary(_presets()["chat-colocated"], **{"deployment.pools[0].hardware": "mi300x"})
-    assert "# mi300x (AMD): TensorRT-LLM runs on NVIDIA GPUs only" in emit_deployment(amd, "trtllm").text
+    with pytest.raises(ScenarioError, match="trtllm has no build for mi300x"):
+        emit_deployment(amd, "trtllm")
     assert "NVIDIA GPUs" not in emit_deployment(amd, "vllm").text  # vLLM and SGLang run on ROCm too
     wide = _presets()["moe-deepseek-dp-ep"]  # a 16-chip decode instance
     assert "# 16 chips span several 8-GPU nodes" in emit_deployment(wide, "sglang").text
@@ -402,7 +439,7 @@ def test_a_kv_cache_crossing_vendors_is_said_in_the_export_and_the_plan() -> Non
     crossing = apply_overrides(load_preset("chat-disaggregated"), {"deployment.pools[1].hardware": "mi300x"})
     said = vendor_crossing(crossing)
     assert "prefill on NVIDIA (h100-sxm), decode on AMD (mi300x)" in said
-    for stack in ("vllm", "dynamo"):
+    for stack in ("vllm", "llm-d"):  # (Dynamo has no build for the MI300X: refused)
         assert f"# {said}" in emit_deployment(crossing, stack).text
     same = apply_overrides(load_preset("chat-disaggregated"), {"deployment.pools[1].hardware": "h200"})
     assert vendor_crossing(same) == "" and "crosses" not in emit_deployment(same, "vllm").text

@@ -271,6 +271,9 @@ def test_the_drill_says_which_variants_did_not_act() -> None:
     )
     assert unchanged(table) == ["degrade"]
     assert unchanged(table[table["fallback"] != "none"]) == []
+    # a degrade that capped answers acted, though the counts stand (failure-drill's: a review)
+    capped = table.assign(capped_requests=[0, 0, 8], capped_tokens=[0, 0, 2356])
+    assert unchanged(capped) == []
 
 
 def test_a_capped_answer_leaves_only_its_generated_blocks_for_the_next_turn() -> None:
