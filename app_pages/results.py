@@ -126,7 +126,9 @@ marks.run_mark(trust, key="fg-calibration")  # under the figures it qualifies
 if rep is not None:
     replicas.caption(
         rep,
-        "The bands under the figures, the advisor, the margin and everything below the latency CDFs are your seed's run.",
+        # (the lesson too: its figures are the preset's seed's, beside cards that are now a mean: a review)
+        "The lesson, the bands under the figures, the advisor, the margin and everything below the latency CDFs "
+        "are your seed's run.",
     )
 figures: list[tuple[str, Any]] = []
 day = timeline.is_day(sc)

@@ -280,11 +280,11 @@ def sentence(effects: tuple[LayerEffect, ...]) -> str:
         return (
             "No layer matters much here: no switch moves cost per request or SLO attainment by 0.5% or more."
         )
-    parts = []
+    parts = []  # signed with the minus sign the page's other figures carry ('−36.8%', not '-36.8%')
     if top.d_cost_share is not None:
-        parts.append(f"cost per request {top.d_cost_share:+.1%}")
+        parts.append(f"cost per request {top.d_cost_share:+.1%}".replace("-", "−"))
     if top.d_slo_attainment is not None:
-        parts.append(f"SLO attainment {100 * top.d_slo_attainment:+.1f} points")
+        parts.append(f"SLO attainment {100 * top.d_slo_attainment:+.1f} points".replace("-", "−"))
     text = (
         f"Here the {top.layer} decide{'s' if not top.layer.endswith('s') else ''} most: "
         f"{top.choice} to {top.alternative} moves {' and '.join(parts)}"
@@ -293,7 +293,15 @@ def sentence(effects: tuple[LayerEffect, ...]) -> str:
         text += f", partly by calibration, whose basis changes ({top.basis_change})"
     if len(ran) > 1:
         low = ran[-1]
-        text += f"; the {low.layer} matter{'s' if not low.layer.endswith('s') else ''} least"
+        if low.effect < 0.005 and any(b == "other_stack" for _, b in low.alt_basis):
+            # a borrowed profile's zero is no finding: 'the serving stack matters least' where SGLang ran
+            # on vLLM's fit (a review)
+            text += (
+                f"; the {low.layer} shows no effect only because {low.alternative} has no calibration of its "
+                "own here (it borrows another stack's)"
+            )
+        else:
+            text += f"; the {low.layer} matter{'s' if not low.layer.endswith('s') else ''} least"
     return text + "."
 
 

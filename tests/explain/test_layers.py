@@ -188,7 +188,12 @@ def effect(layer: str, cost: float | None, slo: float | None, refused: str = "")
 def test_the_sentence_names_the_largest_effect_or_says_none_matters() -> None:
     rows = (effect("chips", -0.2, 0.01), effect("serving stack", 0.01, 0.0))
     text = sentence(rows)
-    assert text.startswith("Here the chips decide most: a to b moves cost per request -20.0%")
+    assert text.startswith("Here the chips decide most: a to b moves cost per request −20.0%")
     assert "the serving stack matters least" in text
     assert "No layer matters much" in sentence((effect("chips", 0.001, 0.0),))
+    # a switch that ran on another stack's borrowed calibration and moved nothing is no finding (a review)
+    borrowed = dataclasses.replace(effect("serving stack", 0.0, 0.0), alt_basis=(("main", "other_stack"),))
+    said = sentence((effect("chips", -0.2, 0.01), borrowed))
+    assert "the serving stack shows no effect only because b has no calibration of its own here" in said
+    assert "matters least" not in said
     assert "every alternative was refused" in sentence((effect("chips", None, None, "no fit"),))
