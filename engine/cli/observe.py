@@ -45,7 +45,10 @@ def deployment(args: argparse.Namespace) -> Deployment:
     )
 
 
-def _read(path: str, args: argparse.Namespace) -> Any:
+def _read(path: str, args: argparse.Namespace, alone: bool = False) -> Any:
+    """A benchmark file's observation, the load flags given where it states none; `alone` (a replay
+    of one file): a load flag on a file that states its own is refused, not ignored (calibrate's
+    several files take it for those that state none)."""
     earlier = None
     if args.earlier:
         try:
@@ -54,6 +57,12 @@ def _read(path: str, args: argparse.Namespace) -> Any:
             raise ScenarioError(f"--earlier {args.earlier}: cannot read ({exc.strerror})") from None
     obs = detect.read_path(path, earlier=earlier, window_s=args.window_s)
     if has_load(obs):  # the load is given for the files that do not state one (as the dashboard does)
+        if alone and (args.rate is not None or args.concurrency is not None):  # ignored, unsaid (a review)
+            flag = "--rate" if args.rate is not None else "--concurrency"
+            raise ScenarioError(
+                f"{flag}: {path} states its own load, and a replay runs at the load its measurements were taken "
+                "at; --rate and --concurrency are for a file that states none"
+            )
         return obs
     return with_load(obs, concurrency=args.concurrency, rate_rps=args.rate)
 
@@ -85,7 +94,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     dep = deployment(args)
     if args.profile_from:
         dep = replace(dep, profile=profile_from(args.profile_from))
-    obs = _read(args.file, args)
+    obs = _read(args.file, args, alone=True)
     rep = playback.replay(obs, dep)
     if args.json:
         emit_json(

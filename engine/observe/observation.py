@@ -215,4 +215,14 @@ def with_load(
         burstiness=obs.setup.burstiness or 1.0,
     )
     unknown = tuple(u for u in obs.unknown if u != "concurrency or request rate")
-    return replace(obs, setup=setup, unknown=unknown, notes=(*obs.notes, "the load was given with the file"))
+    # it said 'the load was given with the file' of a load the user gave (a review)
+    given = ", ".join(
+        f
+        for f in (
+            f"concurrency {concurrency}" if concurrency else "",
+            f"{rate_rps:g} req/s" if rate_rps else "",
+        )
+        if f
+    )
+    said = f"the load replayed is the one given ({given}): the file states none"
+    return replace(obs, setup=setup, unknown=unknown, notes=(*obs.notes, said))

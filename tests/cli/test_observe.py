@@ -134,3 +134,16 @@ def test_a_file_without_its_load_takes_it_from_a_flag(capsys: pytest.CaptureFixt
     assert "give the one it ran at" in capsys.readouterr().err
     assert cli.main([*argv, "--concurrency", "4", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["setup"]["concurrency"] == 4
+
+
+def test_a_replay_refuses_a_load_its_file_states_and_says_the_one_it_was_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`replay vllm_bench.json --rate 10` replayed the file's two clients and said nothing; a load given
+    to a file without one was said to be 'given with the file' (a review)."""
+    base = ["replay", "--hardware", "h100-sxm"]
+    assert cli.main([*base, str(FIX / "vllm_bench.json"), "--rate", "10"]) == 2
+    assert "--rate: " in capsys.readouterr().err
+    assert cli.main([*base, str(FIX / "vllm_metrics_t60.prom"), "--rate", "4"]) == 0
+    said = capsys.readouterr()
+    assert "note: the load replayed is the one given (4 req/s): the file states none" in said.out + said.err
