@@ -438,7 +438,9 @@ def cmd_advise(args: argparse.Namespace) -> int:
     print(
         "\nwhere each phase sits on each chip's roofline (each at the tp, of 1, 2, 4, 8 that hold the weights, "
         "that serves it cheapest without missing its SLO unloaded; where none holds them, the fewest chips "
-        "with pipeline stages)"
+        "with pipeline stages). batch: the largest decode batch within the TPOT target, a bound, not the "
+        "batch the run ran (the specialisation test below reads the run); FLOP/B: the phase's arithmetic "
+        "intensity; ridge: the chip's, in FLOP/B, above which compute binds"
     )
     print(
         f"{'chip':22} {'layout':9} {'phase':8} {'batch':>5} {'FLOP/B':>7} {'ridge':>6} {'TFLOP/s/chip':>12} "
