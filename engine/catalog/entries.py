@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from engine.catalog import parsed
-from engine.catalog.specs import ID_PATTERN, MLA, HardwareSpec, ModelSpec, MoE, Spec
+from engine.catalog.specs import HF_ID_PATTERN, ID_PATTERN, MLA, HardwareSpec, ModelSpec, MoE, Spec
 from engine.core import safeparse
 from engine.core.errors import ScenarioError, format_validation_error
 
@@ -257,6 +257,29 @@ class _HfConfig:
         return bool(value)
 
 
+CONTEXT_KEYS = ("max_position_embeddings", "seq_length", "n_positions", "n_ctx", "max_sequence_length")
+"""Where a config states its context (GPT-2's n_positions and n_ctx too: it read 131,072 for a 1,024-token
+model, a review)."""
+
+
+def _checkpoint(config: Mapping[str, Any], label: str) -> dict[str, str]:
+    """The checkpoint a config names: its Hub repository (`_name_or_path`, where it is one) and the
+    precision its quantization_config stores (fp8; 4-bit AWQ or GPTQ: int4). A DeepSeek-V3 config with
+    an fp8 quantization_config came out as bf16 weights, and no repository was written, so launch
+    commands loaded a placeholder (a review)."""
+    out: dict[str, str] = {}
+    if HF_ID_PATTERN.fullmatch(label) and not label.startswith((".", "/")):
+        out["hf_id"] = label
+    q = config.get("quantization_config")
+    if isinstance(q, Mapping):
+        method = str(q.get("quant_method", "")).lower()
+        if method == "fp8":
+            out["hf_weights"] = "fp8"
+        elif method in ("awq", "gptq") and q.get("bits") == 4:
+            out["hf_weights"] = "int4"
+    return out
+
+
 def _read_config(path: Path) -> Mapping[str, Any]:
     try:
         size = path.stat().st_size
@@ -320,8 +343,8 @@ def model_from_hf_config(
         "vocab": vocab,
         "mlp_matrices": 3 if gated else 2,
         "tied_embeddings": c.flag("tie_word_embeddings"),
-        "max_context": c.optional(("max_position_embeddings", "seq_length"), ModelSpec, "max_context")
-        or 131072,
+        "max_context": c.optional(CONTEXT_KEYS, ModelSpec, "max_context") or 131072,
+        **_checkpoint(config, label),
     }
     experts = c.optional(("num_local_experts", "num_experts", "n_routed_experts"), MoE, "experts")
     if experts:

@@ -523,3 +523,22 @@ def test_more_pipeline_stages_than_layers_is_refused_by_name() -> None:
     ):
         resolve(sc)
     assert resolve(scenario(custom_models=[tiny], **{"model__id": "tiny-4l", "deployment__pools__0__pp": 4}))
+
+
+def test_an_imported_config_keeps_its_checkpoint_and_context() -> None:
+    """A DeepSeek-V3 config with an fp8 quantization_config came out as bf16 weights with no repository,
+    and GPT-2's 1,024-token n_positions as 131,072 (a review)."""
+    from engine.catalog.entries import model_from_hf_config
+
+    ds = {
+        **{"num_hidden_layers": 61, "hidden_size": 7168, "num_attention_heads": 128, "vocab_size": 129280},
+        **{"_name_or_path": "deepseek-ai/DeepSeek-V3", "max_position_embeddings": 163840},
+        "quantization_config": {"quant_method": "fp8", "fmt": "e4m3"},
+    }
+    m = model_from_hf_config(ds, "ds3", None)
+    assert (m.hf_id, m.hf_weights, m.max_context) == ("deepseek-ai/DeepSeek-V3", "fp8", 163840)
+    gpt2 = {"n_layer": 12, "n_embd": 768, "n_head": 12, "vocab_size": 50257, "n_positions": 1024}
+    g = model_from_hf_config(
+        {**gpt2, "activation_function": "gelu_new", "_name_or_path": "/local/gpt2"}, "g", None
+    )
+    assert (g.hf_id, g.hf_weights, g.max_context, g.mlp_matrices) == (None, "bf16", 1024, 2)
