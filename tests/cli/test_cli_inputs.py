@@ -382,3 +382,18 @@ def test_every_flag_says_what_it_does_and_the_version_is_printed(capsys: pytest.
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0 and capsys.readouterr().out == f"fengong {ENGINE_VERSION}\n"
+
+
+def test_a_sweep_table_names_its_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sweep --out x.txt` wrote Parquet into a .txt file, unsaid (a review): a .parquet or .csv name is asked."""
+    argv = [
+        "sweep",
+        "chat-colocated",
+        "--vary",
+        "duration_s=30",
+        "--no-progress",
+        "--out",
+        str(tmp_path / "x.txt"),
+    ]
+    assert cli.main(argv) == 2
+    assert "name a .parquet or a .csv file" in capsys.readouterr().err and not (tmp_path / "x.txt").exists()
