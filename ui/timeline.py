@@ -253,11 +253,11 @@ def instances_chart(over: Mapping[str, Any]) -> go.Figure:
 
 
 def _demand(fig: go.Figure, over: Mapping[str, Any]) -> None:
-    """The requests arriving per minute, on an axis of their own: the capacity against the demand it follows."""
+    """The requests arriving per minute, on an axis of their own: the capacity against the demand it follows
+    (a warm-up's arrivals too; a summary kept from before `arrived`: the window's)."""
     ends = [*over["t_s"][1:], over["end_s"]]
-    per_min = [
-        60.0 * n / max(b - a, 1e-9) for n, a, b in zip(over["requests"], over["t_s"], ends, strict=True)
-    ]
+    arrived = over.get("arrived", over["requests"])
+    per_min = [60.0 * n / max(b - a, 1e-9) for n, a, b in zip(arrived, over["t_s"], ends, strict=True)]
     fig.add_trace(
         go.Scatter(
             x=_minutes(over),

@@ -272,6 +272,9 @@ class OverTime(TypedDict):
     """Each bin's start, s."""
     requests: list[int]
     """Window requests arriving in the bin."""
+    arrived: list[int]
+    """Every request arriving in the bin, a warm-up's too: the demand the instances billed meet (the chart
+    of instances read 0 requests a minute through agentic-cache's warm-up while they were busy: a review)."""
     slo_attainment: list[float | None]
     """Of them, the share that met their SLO (None for a bin without requests)."""
     target: float
@@ -341,10 +344,13 @@ def over_time(
 ) -> OverTime:
     """The run per bin of `bin_edges(end_s, window_end_s)`: `integrals` are `metrics.pool_series` at
     those edges; the window ends at `window_end_s` (the drain follows it)."""
-    arrival = _due(columns)[mask]
+    due = _due(columns)
+    arrival = due[mask]
     met = np.asarray(columns["met_slo"])[mask].astype(bool)
     tl = timeline(resolved, log, arrival, met, end_s, window_end_s)
-    widths = np.diff(bin_edges(end_s, window_end_s))
+    edges = bin_edges(end_s, window_end_s)
+    widths = np.diff(edges)
+    arrived = np.histogram(due, bins=edges)[0] if len(due) else np.zeros(len(widths), dtype=np.int64)
     busy: dict[str, list[float]] = {}
     kw: dict[str, list[float]] = {}
     for p in resolved.pools:
@@ -360,6 +366,7 @@ def over_time(
         "bin_s": tl["bin_s"],
         "t_s": tl["t_s"],
         "requests": tl["requests"],
+        "arrived": arrived.astype(int).tolist(),
         "slo_attainment": tl["slo_attainment"],
         "target": attainment_target(resolved, np.asarray(columns["class"])[mask]),
         "instances": tl["instances"],

@@ -108,3 +108,16 @@ def test_every_presets_timeline_holds_its_runs_totals(name: str) -> None:
     assert all(0.0 <= b <= 1.0 for v in over["busy"].values() for b in v)
     assert all(kw >= 0.0 for v in over["power_kw"].values() for kw in v)
     assert 0.5 <= over["target"] <= 0.9999
+
+
+def test_every_arrival_is_counted_a_warm_ups_too() -> None:
+    """The instances chart's 'requests arriving' read 0 through agentic-cache's warm-up while its
+    instances were busy (a review): `arrived` counts every request, `requests` the measured window's."""
+    res = simulate(io.apply_overrides(io.load_preset("agentic-cache"), {"duration_s": 660.0}))
+    ot = res.over_time
+    assert ot is not None
+    warm = [i for i, t in enumerate(ot["t_s"]) if t + ot["bin_s"] <= res.scenario.warmup_s]
+    assert warm and all(ot["requests"][i] == 0 for i in warm) and all(ot["arrived"][i] > 0 for i in warm)
+    assert sum(ot["arrived"]) == len(res.requests)
+    after = [i for i, t in enumerate(ot["t_s"]) if t >= res.scenario.warmup_s]
+    assert all(ot["arrived"][i] == ot["requests"][i] for i in after)
