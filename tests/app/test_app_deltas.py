@@ -112,6 +112,9 @@ def test_compare_of_unpaired_scenarios_marks_its_changes_and_greys_them() -> Non
     assert all(m.proto.color == MetricProto.MetricColor.GRAY for m in heads)
     table = next(df.value for df in at.dataframe if "better" in df.value.columns)
     assert "not paired" in set(table["better"]) and not {"A", "B"} & set(table["better"])  # no side wins
+    # ... but a fixed bill, which no request moves, is compared ('not paired' on cost per hour: a review)
+    per_hour = table.loc[table["figure"] == "Cost per hour", "better"]
+    assert len(per_hour) == 1 and per_hour.iloc[0] != "not paired"
 
 
 def test_what_pairs_a_comparison() -> None:
