@@ -80,9 +80,18 @@ def _stack(col: Any, default: str) -> str:
     )
 
 
-def _captions(chip: HardwareSpec, band: Mapping[str, tuple[float, float]] | None, stack: str) -> None:
+def _captions(
+    chip: HardwareSpec, band: Mapping[str, tuple[float, float]] | None, stack: str, points: int
+) -> None:
     """The chip's profile until now, and the fit's mark: the user's own calibration under `stack`, with
-    the band of its held-out points."""
+    the band of its held-out points; a warning where fewer `points` than factors pin nothing down."""
+    if points < 3:  # three factors from one point fit it exactly: its 0.1% said nothing (a review)
+        st.warning(
+            f"{points} point{'' if points == 1 else 's'} for three factors: the fit matches "
+            f"{'it' if points == 1 else 'them'} whatever the chip does elsewhere, so its error says nothing of "
+            "its accuracy. Measure at several batch sizes or loads (prefill and decode) before using it.",
+            icon=":material/warning:",
+        )
     was = chip.profile()
     st.caption(
         f"{plain(chip.id)}'s default profile until now: η_F {was.eta_compute}, η_B {was.eta_bandwidth}, overhead "
@@ -166,7 +175,7 @@ def section() -> None:
                   "a model with L layers pays L/80 of it.")  # fmt: skip
         st.metric("Median |error|", f"{rec.fit.median_abs_error:.1%}", border=True, width="content")
         st.metric("Worst |error|", f"{rec.fit.worst_abs_error:.1%}", border=True, width="content")
-    _captions(cat.hardware[str(chip)], p.band, stack)
+    _captions(cat.hardware[str(chip)], p.band, stack, len(rec.fit.table))
     st.dataframe(rec.fit.table[list(tables.CALIBRATION_FIT)], hide_index=True, width="stretch",
                  column_config=tables.CALIBRATION_FIT)  # fmt: skip
     mine = {h.id: h for h in sc.custom_hardware}

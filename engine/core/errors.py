@@ -58,9 +58,11 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _range(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[float, float] | None:
-    """Both bounds of the number field at `loc` under `model` (None where it has not two, or `loc`
-    leads through something other than models, lists and tuples)."""
+def _range(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[str, str] | None:
+    """Both bounds of the number field at `loc` under `model` as a user reads them ('0.01', or 'more
+    than 0' for an exclusive one: 'greater than 0; the allowed range is 0 to 100,000 (got 0.0)' said the
+    refused value was allowed, a review); None where it has not two, or `loc` leads through something
+    other than models, lists and tuples."""
     cls: type[BaseModel] | None = model
     names = [part for part in loc if isinstance(part, str)]
     for i, name in enumerate(names):
@@ -71,14 +73,19 @@ def _range(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[float, flo
             cls = _model_in(field.annotation)
             continue
         lo, hi = _bound(field.metadata, ("ge", "gt")), _bound(field.metadata, ("le", "lt"))
-        return (lo, hi) if lo is not None and hi is not None else None
+        if lo is None or hi is None:
+            return None
+        return (f"more than {_number(lo[0])}" if lo[1] else _number(lo[0])), (
+            f"less than {_number(hi[0])}" if hi[1] else _number(hi[0])
+        )
     return None
 
 
-def _bound(metadata: Sequence[Any], kinds: tuple[str, str]) -> float | None:
-    """A field's bound of one side (`kinds`: ('ge', 'gt') or ('le', 'lt')) from its annotated metadata."""
-    found = (getattr(m, k, None) for m in metadata for k in kinds)
-    return next((float(v) for v in found if v is not None), None)
+def _bound(metadata: Sequence[Any], kinds: tuple[str, str]) -> tuple[float, bool] | None:
+    """A field's bound of one side (`kinds`: ('ge', 'gt') or ('le', 'lt')) from its annotated metadata,
+    and whether it is exclusive (gt, lt)."""
+    found = ((getattr(m, k, None), k) for m in metadata for k in kinds)
+    return next(((float(v), k in ("gt", "lt")) for v, k in found if v is not None), None)
 
 
 def _number(v: float) -> str:
@@ -121,7 +128,7 @@ def format_validation_error(
         ):
             msg = f"must be a number, not NaN; {msg[0].lower()}{msg[1:]}"  # NaN fails every bound
         if model is not None and err["type"] in RANGED_ERRORS and (both := _range(model, loc)) is not None:
-            msg = f"{msg}; the allowed range is {_number(both[0])} to {_number(both[1])}"
+            msg = f"{msg}; the allowed range is {both[0]} to {both[1]}"
         head, sep, rest = msg.partition(": ")
         if sep and isinstance(value, dict) and _looks_like_path(head):
             parts.append(head)

@@ -500,3 +500,17 @@ def test_a_class_share_says_sessions_and_requests_where_turns_differ() -> None:
     assert [s.label for s in plain_at.slider if s.label.startswith("Share")] == [
         "Share (now 100% of traffic)"
     ]
+
+
+def test_the_slo_page_says_when_targets_steer_the_run_and_no_empty_e2e_line() -> None:
+    """On enterprise-mixed (early_reject admission) one class's TTFT target moved every class's figures,
+    unsaid; a class without an E2E target read 'E2E p90 = – (target –)' beside one that has it (a review)."""
+    from engine.scenario.codec import apply_overrides
+
+    sc = apply_overrides(short("enterprise-mixed"), {"workload.classes[0].slo.e2e_ms": 2000.0})
+    at = app("slo", sc, "enterprise-mixed")
+    assert_clean(at)
+    assert any("the targets also steer the run" in c.value for c in at.caption)
+    verdicts = [e.value for kind in ("success", "info", "error") for e in getattr(at, kind)]
+    e2e = [v for v in verdicts if "E2E p" in v]
+    assert len(e2e) == 1 and "(target –)" not in e2e[0]

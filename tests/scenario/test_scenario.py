@@ -105,6 +105,10 @@ def test_preset_share_link_round_trip(name: str) -> None:
         ({"model.weights": "fp3"}, r"model\.weights: Input should be 'bf16', 'fp8', 'fp4' or 'int4'"),
         ({"warmup_s": 1e4}, r"warmup_s: 10000.0 must be below duration_s"),
         ({"duration_s": 1e9}, r"duration_s: .*less than or equal to 86400"),
+        (  # an exclusive bound said as such ('greater than 0; the allowed range is 0 to ...': a review)
+            {"scheduler.elastic.threshold": 0},
+            r"scheduler\.elastic\.threshold: .*; the allowed range is more than 0 to 100,000 \(got 0\)",
+        ),
         (  # not a number at all: the range too (it said a number was wanted, not which: a review)
             {"duration_s": "abc"},
             r"duration_s: Input should be a valid number.*; the allowed range is 1 to 86,400 \(got 'abc'\)",
