@@ -18,6 +18,7 @@ from engine.planning.emit_engines import sglang_args, trtllm_args, vllm_args
 from engine.planning.emit_facts import DeploymentFacts, PoolFacts, facts, shared_notes
 from engine.planning.emit_manifests import DYNAMO_EAGER, dynamo_graph, llmd_set, to_yaml
 from engine.scenario.model import Scenario
+from engine.scenario.resolve import resolve
 
 Stack = Literal["vllm", "sglang", "trtllm", "dynamo", "llm-d"]
 STACKS: tuple[Stack, ...] = ("vllm", "sglang", "trtllm", "dynamo", "llm-d")
@@ -187,15 +188,16 @@ def emit(scenario: Scenario, stack: str) -> Emitted:
     """The scenario's deployment as launch commands (vllm, sglang, trtllm) or a manifest (dynamo, llm-d)."""
     if stack not in STACKS:
         raise ScenarioError(f"stack: choose one of {', '.join(STACKS)} (got {stack!r})")
-    from engine.scenario.resolve import resolve  # the checks a run makes: emit wrote what run refuses
-
-    resolve(scenario)  # weights that fit, heads a tp splits, a stack's own chips (a review)
+    resolve(
+        scenario
+    )  # the checks a run makes (weights that fit, heads a tp splits): emit wrote what run refuses
     f = facts(scenario)
-    for i, pool in enumerate(f.pools):
+    index = {p.name: i for i, p in enumerate(scenario.deployment.pools)}  # (facts leave edge pools out)
+    for pool in f.pools:
         if pool.vendor not in RUNS_ON[stack]:
             raise ScenarioError(
-                f"deployment.pools[{i}].hardware: {stack} has no build for {pool.hardware_id} ({pool.vendor}); "
-                f"it runs on {', '.join(sorted(RUNS_ON[stack]))} chips"
+                f"deployment.pools[{index[pool.name]}].hardware: {stack} has no build for {pool.hardware_id} "
+                f"({pool.vendor}); it runs on {', '.join(sorted(RUNS_ON[stack]))} chips"
             )
     if stack in ("dynamo", "llm-d"):
         return _manifest(f, stack)  # type: ignore[arg-type]

@@ -35,7 +35,7 @@ import pandas as pd
 
 from engine.costmodel import ownership
 from engine.planning.calibrations import slowdowns
-from engine.planning.candidates import window_text
+from engine.planning.candidates import split_label, window_text
 from engine.planning.objective import OBJECTIVES, row_value, value_text
 from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio, PortfolioBound
@@ -511,12 +511,10 @@ def _row(
     quoted: dict[str, Any] | None = None
     edge: dict[str, Any] | None = None  # the pick's full-length run at the bands' pessimistic edge
     moved = edged = 0
-    start = counts
-    first = ""  # the pick's split before any move, which the note names (it said only where it went)
+    start = counts  # the pick before any move, which the note names (it said only where it went)
     for _ in range(VERIFY_TRIES + 1 if verify else 1):
         if verify:
             quoted = _full_run(search, shape, counts)
-            first = first or str(quoted["split"])
             at = at_edge and quoted["passes"] and slow is not None
             edge = _full_run(search, shape, counts, slow) if at else None
             failed = (
@@ -549,7 +547,8 @@ def _row(
     elif moved:
         # instances, not steps: a step that blames both pools adds one to each (3P:2D to 4P:3D read '1 instance')
         added = sum(counts) - sum(start)
-        up = f"moved the pick up {added} instance{'s' if added != 1 else ''}, from {first} to {quoted['split']}"
+        moves = f"{split_label(shape, start)} to {quoted['split']}"
+        up = f"moved the pick up {added} instance{'s' if added != 1 else ''}, from {moves}"
         notes.append(f"{g}: the full-length run {_how(moved, edged)}{up}")
     holds, s = None, None
     planning = None  # the risk search's own run of this pick (planning window), where it made one

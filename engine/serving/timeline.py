@@ -155,6 +155,11 @@ def _pool_rate_usd_s(resolved: Resolved, pool: int) -> float:
     return p.instance.chips * p.hardware.usd_per_hour / 3600.0
 
 
+def _per_bin(times: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """How many of `times` fall in each bin of `edges` (the last bin closed, as np.histogram's)."""
+    return np.histogram(times, bins=edges)[0] if len(times) else np.zeros(len(edges) - 1, dtype=np.int64)
+
+
 def timeline(
     resolved: Resolved,
     log: ScalingLog | None,
@@ -167,11 +172,9 @@ def timeline(
     `log`: the autoscalers', None for a fixed deployment; `window_end_s`: `bin_edges`' split)."""
     edges = bin_edges(end_s, window_end_s)
     widths = np.diff(edges)
-    counts = np.histogram(arrival, bins=edges)[0] if len(arrival) else np.zeros(len(widths), dtype=np.int64)
+    counts = _per_bin(arrival, edges)
     # a request arriving exactly at the end still belongs in the last bin (histogram closes it too)
-    hits = (
-        np.histogram(arrival[met], bins=edges)[0] if len(arrival) else np.zeros(len(widths), dtype=np.int64)
-    )
+    hits = _per_bin(arrival[met], edges)
     instances: dict[str, list[float]] = {}
     hours: dict[str, list[float]] = {}
     usd = np.zeros(len(widths))
@@ -350,7 +353,7 @@ def over_time(
     tl = timeline(resolved, log, arrival, met, end_s, window_end_s)
     edges = bin_edges(end_s, window_end_s)
     widths = np.diff(edges)
-    arrived = np.histogram(due, bins=edges)[0] if len(due) else np.zeros(len(widths), dtype=np.int64)
+    arrived = _per_bin(due, edges)
     busy: dict[str, list[float]] = {}
     kw: dict[str, list[float]] = {}
     for p in resolved.pools:

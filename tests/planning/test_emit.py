@@ -324,6 +324,12 @@ def test_chips_a_stack_cannot_drive_are_said_so() -> None:
     amd = _vary(_presets()["chat-colocated"], **{"deployment.pools[0].hardware": "mi300x"})
     with pytest.raises(ScenarioError, match="trtllm has no build for mi300x"):
         emit_deployment(amd, "trtllm")
+    # the refused pool is named by its place among the scenario's pools, an edge pool before it counted
+    edge = _presets()["edge-offload"]
+    first, second = (p.model_dump() for p in edge.deployment.pools)
+    swapped = _vary(edge, **{"deployment.pools": [second, first | {"hardware": "mi300x"}]})
+    with pytest.raises(ScenarioError, match=r"deployment\.pools\[1\]\.hardware: trtllm has no build"):
+        emit_deployment(swapped, "trtllm")
     assert "NVIDIA GPUs" not in emit_deployment(amd, "vllm").text  # vLLM and SGLang run on ROCm too
     wide = _presets()["moe-deepseek-dp-ep"]  # a 16-chip decode instance
     assert "# 16 chips span several 8-GPU nodes" in emit_deployment(wide, "sglang").text
