@@ -100,7 +100,7 @@ def share_label(i: int) -> str:
     unused with a trace (the label said '20% of traffic' beside 43% of the requests: a review)."""
     if sc.workload.trace is not None:
         return "Share (unused: the trace gives each row its class)"
-    if any(c.multi_turn.turns_mean != 1 for c in sc.workload.classes):
+    if len({c.multi_turn.turns_mean for c in sc.workload.classes}) > 1:  # else the two shares are one
         return f"Share of sessions (now {shares[i]:.0%}, {sent[i]:.0%} of requests)"
     return f"Share (now {shares[i]:.0%} of traffic)"
 

@@ -500,6 +500,9 @@ def test_a_class_share_says_sessions_and_requests_where_turns_differ() -> None:
     assert [s.label for s in plain_at.slider if s.label.startswith("Share")] == [
         "Share (now 100% of traffic)"
     ]
+    # one class of sessions: its two shares are one ('Share of sessions (now 100%, 100% of requests)')
+    one = app("workload", short("agentic-cache"), "agentic-cache")
+    assert [s.label for s in one.slider if s.label.startswith("Share")] == ["Share (now 100% of traffic)"]
 
 
 def test_the_slo_page_says_when_targets_steer_the_run_and_no_empty_e2e_line() -> None:
