@@ -156,13 +156,19 @@ def _unfit(scenario: Scenario, where: str, spec: Pool, inst: Instance, hw: Hardw
         )
     if (over := stages.overflow(inst)) is not None:  # the whole would hold it; a stage does not
         return _stage_refusal(where, inst, room, over)
+    if (spread := _expert_spread(where, inst)) is not None:  # ranks each hold every expert
+        return spread
     min_chips = int(need // per_chip) + 1
     dp = f" x dp {spec.dp}" if spec.dp > 1 else ""
+    spread = ""
+    if model.moe and spec.dp > 1 and (ranks := _least_spread_ranks(inst)) is not None:
+        min_chips, spread = ranks * inst.tp * inst.pp, "; ep = tp x dp, each rank a share of the experts"
     return (
-        f"{where}.tp: {model.id} in {scenario.model.weights} needs {inst.weight_bytes / GIB:.0f} GiB of weights"
+        f"{where}.{'dp' if spread else 'tp'}: {model.id} in {scenario.model.weights} needs "
+        f"{inst.weight_bytes / GIB:.0f} GiB of weights"
         f"{f' and {act:.0f} GiB of activations' if act >= 0.5 else ''} plus KV room for one "
         f"{room:,}-token request; tp {spec.tp} x pp {spec.pp}{dp} of {hw.id} hold {have:.0f} GiB usable. Use at "
-        f"least {min_chips} chips per instance (tp x pp{' x dp' if dp else ''}"
+        f"least {min_chips} chips per instance (tp x pp{' x dp' if dp else ''}{spread}"
         f"{layouts_text(min_chips, spec.dp)}), lower precision, or a larger chip"
         + (
             f", or a smaller deployment.batching.token_budget (the activations are one forward pass of "
@@ -171,6 +177,41 @@ def _unfit(scenario: Scenario, where: str, spec: Pool, inst: Instance, hw: Hardw
             else ""
         )
     )
+
+
+def _expert_spread(where: str, inst: Instance) -> str | None:
+    """Why a MoE instance of several ranks does not fit where spreading its experts would hold it:
+    with ep below tp x dp each expert-parallel group keeps a whole copy of the experts, so more
+    data-parallel ranks add copies rather than room. The least ep (a divisor of tp x dp) that fits,
+    or None where none does or the instance holds one copy already."""
+    moe, ranks = inst.model.moe, inst.tp * inst.dp
+    if moe is None or inst.ep >= ranks:
+        return None
+    fits = [
+        e
+        for e in range(inst.ep + 1, min(ranks, moe.experts) + 1)
+        if ranks % e == 0 and dataclasses.replace(inst, ep=e).fits()
+    ]
+    if not fits:
+        return None
+    copies = ranks // inst.ep if inst.ep > 1 else inst.dp
+    return (
+        f"{where}.ep: {inst.model.id}'s routed experts take {inst.expert_bytes / GIB:.0f} GiB a copy, and "
+        f"ep {inst.ep} over tp {inst.tp} x dp {inst.dp} keeps {copies} copies ({inst.weight_bytes / GIB:.0f} "
+        f"GiB of weights in all against {inst.memory_bytes / GIB:.0f} GiB usable); spread the experts over "
+        f"the ranks with ep {fits[0]}{f' to {ranks}' if fits[0] < ranks else ''} (a divisor of tp x dp = {ranks})"
+    )
+
+
+def _least_spread_ranks(inst: Instance, most: int = 1024) -> int | None:
+    """The least data-parallel ranks (at the instance's tp and pp, up to `most` chips) that hold a
+    MoE model with its experts spread over every rank (ep = tp x dp), or None."""
+    experts = inst.model.moe.experts if inst.model.moe else 0
+    for dp in range(inst.dp, most // (inst.tp * inst.pp) + 1):
+        ep = min(inst.tp * dp, experts)
+        if (inst.tp * dp) % ep == 0 and dataclasses.replace(inst, dp=dp, ep=ep).fits():
+            return dp
+    return None
 
 
 def _stage_refusal(where: str, inst: Instance, room: int, over: tuple[int, float, float]) -> str:

@@ -145,6 +145,24 @@ def test_resolve_errors_name_the_field() -> None:
         )
 
 
+def test_moe_ranks_that_each_hold_every_expert_are_told_to_spread_them() -> None:
+    """A MoE instance of several data-parallel ranks with ep below tp x dp keeps a copy of the
+    experts per group: the refusal names ep and the ep that holds it, and a chip count on a
+    spread instance, not one that more copies would need."""
+    base = io.load_preset("moe-deepseek-dp-ep")
+    with pytest.raises(
+        ScenarioError,
+        match=r"^deployment\.pools\[0\]\.ep: .* ep 1 over tp 1 x dp 8 keeps 8 copies .* with ep 8 ",
+    ):
+        resolve(io.apply_overrides(base, {"deployment.pools[0].ep": 1}))
+    with pytest.raises(
+        ScenarioError, match=r"^deployment\.pools\[0\]\.dp: .* at least 6 chips .* ep = tp x dp"
+    ):
+        resolve(io.apply_overrides(base, {"deployment.pools[0].ep": 1, "deployment.pools[0].dp": 2}))
+    # the six it names hold it
+    resolve(io.apply_overrides(base, {"deployment.pools[0].ep": 6, "deployment.pools[0].dp": 6}))
+
+
 def test_custom_hardware_inline(catalog) -> None:  # type: ignore[no-untyped-def]
     base = io.load_preset(io.DEFAULT_PRESET)
     chip = catalog.chip("h100-sxm").model_copy(update={"id": "my-h100", "usd_per_hour": 1.0})
