@@ -262,6 +262,19 @@ CONTEXT_KEYS = ("max_position_embeddings", "seq_length", "n_positions", "n_ctx",
 model, a review)."""
 
 
+TIED_BY_DEFAULT = ("gpt2", "gemma", "gemma2", "gemma3_text")
+"""Model types whose Transformers config class ties the output head to the embedding where a
+config.json omits `tie_word_embeddings` (GPT-2 keeps the base class's true, Gemma sets it); the
+others read here (Llama, Mistral, Mixtral, Qwen, DeepSeek, OPT's files state it) set false."""
+
+
+def _tied(c: _HfConfig, config: Mapping[str, Any]) -> bool:
+    """Whether the output head shares the embedding: as stated, else by `TIED_BY_DEFAULT`."""
+    if "tie_word_embeddings" in config:
+        return c.flag("tie_word_embeddings")
+    return c.text(("model_type",)) in TIED_BY_DEFAULT
+
+
 def _checkpoint(config: Mapping[str, Any], label: str) -> dict[str, str]:
     """The checkpoint a config names: its Hub repository (`_name_or_path`, where it is one) and the
     precision its quantization_config stores (fp8; 4-bit AWQ or GPTQ: int4). A DeepSeek-V3 config with
@@ -342,7 +355,7 @@ def model_from_hf_config(
         "intermediate": intermediate,
         "vocab": vocab,
         "mlp_matrices": 3 if gated else 2,
-        "tied_embeddings": c.flag("tie_word_embeddings"),
+        "tied_embeddings": _tied(c, config),
         "max_context": c.optional(CONTEXT_KEYS, ModelSpec, "max_context") or 131072,
         **_checkpoint(config, label),
     }

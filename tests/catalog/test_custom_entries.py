@@ -542,3 +542,10 @@ def test_an_imported_config_keeps_its_checkpoint_and_context() -> None:
         {**gpt2, "activation_function": "gelu_new", "_name_or_path": "/local/gpt2"}, "g", None
     )
     assert (g.hf_id, g.hf_weights, g.max_context, g.mlp_matrices) == (None, "bf16", 1024, 2)
+    # GPT-2's config omits tie_word_embeddings, and its class ties the head: one vocab matrix, not two
+    assert not g.tied_embeddings
+    tied = model_from_hf_config({**gpt2, "model_type": "gpt2"}, "g2", None)
+    assert tied.tied_embeddings
+    assert not model_from_hf_config(
+        {**gpt2, "model_type": "gpt2", "tie_word_embeddings": False}, "g3"
+    ).tied_embeddings
