@@ -1,6 +1,8 @@
 """Disaggregation strategy: pools and their parallelism, KV link, batching, speculative decoding,
 cache tiers, scheduling policies, failure drills."""
 
+from typing import Any
+
 import streamlit as st
 
 from engine.calibration import calibration, level_choice, level_effect
@@ -19,6 +21,7 @@ from engine.explain import (
     without_edge_site,
 )
 from engine.scenario import (
+    LINK_FIELDS,
     Batching,
     Cache,
     Degrade,
@@ -93,11 +96,21 @@ except ScenarioError as exc:
 
 
 def mode_changed() -> None:
-    """Switch between colocated and disaggregated pools, keeping the chips (`with_mode`)."""
+    """Switch between colocated and disaggregated pools, keeping the chips (`with_mode`): the split
+    the user had comes back with the switch back, and a split made anew is said."""
+    now, mode = state.scenario(), st.session_state["fg:mode"]
     try:
-        state.commit(with_mode(state.scenario(), st.session_state["fg:mode"]), "mode")
+        new = with_mode(now, mode, st.session_state.get(state.SPLIT_BEFORE))
     except (ScenarioError, ValueError) as exc:
         state.notify(f"deployment.mode: not switched: {exc}")
+        return
+    if not state.commit(new, "mode"):
+        return
+    if mode == "colocated":
+        st.session_state[state.SPLIT_BEFORE] = now
+        return
+    counts = ", ".join(f"{p.name} {p.count}" for p in new.deployment.pools if p.tier != "edge")
+    state.notify(f"Disaggregated: {counts} instances; set each pool's count below.", kind="info", key="mode")
 
 
 def hardware_changed(path: str, key: str) -> None:
@@ -402,6 +415,18 @@ st.subheader(
     "Failure drills", help="Take instances out at a time and for a while; watch TTFT and failed requests."
 )
 pools = [p.name for p in sc.deployment.pools]
+
+
+def fault_title(i: int, f: dict[str, Any]) -> str:
+    """A fault card's heading: what it takes, where and when."""
+    if f.get("kind") == "link":
+        factor = f.get("link_factor", Fault.model_fields["link_factor"].default)
+        what = f"{f.get('pool')}'s KV link " + ("down" if not factor else f"at {factor:.0%}")
+    else:
+        what = f"{f.get('instances', 1)} × {f.get('pool')} lost"
+    return f"Fault {i + 1}: {what} at {f.get('at_s')} s"
+
+
 list_editor(
     "faults",
     Fault,
@@ -413,7 +438,8 @@ list_editor(
         "instances": 1,
         "duration_s": round(sc.duration_s / 5, 1),
     },
-    title=lambda i, f: f"Fault {i + 1}: {f.get('instances', 1)} × {f.get('pool')} at {f.get('at_s')} s",
+    title=fault_title,
+    skip=lambda f: ("instances", "in_flight") if f.get("kind") == "link" else LINK_FIELDS,
 )
 with st.container(border=True):
     st.markdown("**When a pool is lost or overloaded**", help=(Degrade.__doc__ or "").strip())

@@ -298,8 +298,10 @@ def list_editor(
     choices: Mapping[str, Sequence[Any]] | None = None,
     add_label: str = "Add",
     max_items: int | None = None,
+    skip: Callable[[dict[str, Any]], Sequence[str]] | None = None,
 ) -> None:
-    """Edit a tuple of models: one bordered form per item with a remove button, and an add button."""
+    """Edit a tuple of models: one bordered form per item with a remove button, and an add button;
+    `skip` names the fields an item's form leaves out (those its kind does not use)."""
     items: list[dict[str, Any]] = list(current(path, []) or [])
     for i, item in enumerate(items):
         with st.container(border=True):
@@ -312,7 +314,7 @@ def list_editor(
                 args=(path, i),
                 icon=":material/delete:",
             )
-            model_form(f"{path}[{i}]", cls, choices=choices)
+            model_form(f"{path}[{i}]", cls, choices=choices, skip=skip(item) if skip else ())
     if new_item is not None and (max_items is None or len(items) < max_items):
         st.button(
             add_label, key=f"fg:add:{path}", on_click=add_item, args=(path, new_item), icon=":material/add:"

@@ -239,6 +239,12 @@ def use_preset(name: str) -> None:
     st.session_state[PRESET] = name
     forget_upload()
     forget_field_notices()
+    st.session_state.pop(SPLIT_BEFORE, None)  # another preset's split is not this one's to restore
+
+
+SPLIT_BEFORE = "fg:split_before"
+"""Session key: the scenario as it was before the Strategy page switched it to colocated, whose
+split a switch back restores (`engine.explain.previews.with_mode`)."""
 
 
 UPLOAD_GENERATION = "fg_upload_gen"

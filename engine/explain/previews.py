@@ -136,16 +136,17 @@ def length_columns(root: Path | None = None) -> list[tuple[str, str]]:
 # --- deployment ---------------------------------------------------------------------------
 
 
-def with_mode(scenario: Scenario, mode: str) -> Scenario:
+def with_mode(scenario: Scenario, mode: str, before: Scenario | None = None) -> Scenario:
     """The scenario served colocated or disaggregated, keeping its chips and instance shapes.
 
     One kind of instance (one chip and layout) and no class pinned: colocated to disaggregated
-    splits its instances, a third (at least one) to a prefill pool and the rest to a decode pool;
-    back, one mixed pool holds them all. Several kinds, or classes pinned to pools (a portfolio,
-    traffic isolation): colocated, every pool becomes a mixed pool of its own chip and count under
-    its name; disaggregated, every mixed pool of two or more instances splits into its own prefill
-    and decode pools and a pool of one instance decodes. Edge pools
-    stay as they are. Class pins follow their pools; faults that name a pool still there stay
+    splits its instances, a third (at least one) to a prefill pool and the rest to a decode pool,
+    or restores `before`'s pools where `before` (the scenario as it was disaggregated) split the
+    same instances (`_earlier_split`); back, one mixed pool holds them all. Several kinds, or
+    classes pinned to pools (a portfolio, traffic isolation): colocated, every pool becomes a mixed
+    pool of its own chip and count under its name; disaggregated, every mixed pool of two or more
+    instances splits into its own prefill and decode pools and a pool of one instance decodes. Edge
+    pools stay as they are. Class pins follow their pools; faults that name a pool still there stay
     (link faults only on a prefill pool); elastic roles and the prefill fallback, which need a
     disaggregated deployment, are switched off when colocated. More than eight pools raises.
     """
@@ -156,7 +157,7 @@ def with_mode(scenario: Scenario, mode: str) -> Scenario:
         raise ValueError(f"mode: {mode!r} is not colocated or disaggregated")
     edge = [p.model_dump(exclude_none=True) for p in dep.pools if p.tier == "edge"]
     dc = [p for p in dep.pools if p.tier != "edge"]
-    kinds = {(p.hardware, p.tp, p.pp, p.dp, p.ep, p.profile) for p in dc}
+    kinds = {_kind(p) for p in dc}
     renamed: dict[str, list[str]] = {}  # old pool name -> the pools that take its place
 
     def pool(p: Pool, **changes: Any) -> dict[str, Any]:
@@ -168,7 +169,7 @@ def with_mode(scenario: Scenario, mode: str) -> Scenario:
         base, total = dc[0], sum(p.count for p in dc)
         if mode == "disaggregated":
             n_pre = max(1, round(total / 3)) if total > 1 else 1
-            pools = [
+            pools = _earlier_split(before, _kind(base), total) or [
                 pool(base, name="prefill", role="prefill", count=n_pre),
                 pool(base, name="decode", role="decode", count=max(1, total - n_pre)),
             ]
@@ -215,6 +216,23 @@ def with_mode(scenario: Scenario, mode: str) -> Scenario:
         if dep.fallback != "none":
             changes["deployment.fallback"] = "none"
     return apply_overrides(scenario, changes, merge=False)
+
+
+def _kind(p: Pool) -> tuple[Any, ...]:
+    """What makes two pools' instances alike: chip, layout and calibration profile."""
+    return (p.hardware, p.tp, p.pp, p.dp, p.ep, p.profile)
+
+
+def _earlier_split(before: Scenario | None, kind: tuple[Any, ...], total: int) -> list[dict[str, Any]] | None:
+    """`before`'s data-centre pools, where `before` is disaggregated and they are `total` instances of
+    one `kind`: switching to colocated and back restores the split the user had (it came back as
+    the default third to prefill, 3 + 3 as 2 + 4, unsaid: a review). None otherwise."""
+    if before is None or before.deployment.mode != "disaggregated":
+        return None
+    dc = [p for p in before.deployment.pools if p.tier != "edge"]
+    if sum(p.count for p in dc) != total or {_kind(p) for p in dc} != {kind}:
+        return None
+    return [p.model_dump(exclude_none=True) for p in dc]
 
 
 def with_pool_added(scenario: Scenario, role: str) -> Scenario:

@@ -46,6 +46,7 @@ _API = {
     "Gateway": "engine.scenario.network",
     "Network": "engine.scenario.network",
     "Fault": "engine.scenario.faults",
+    "LINK_FIELDS": "engine.scenario.faults",
     "KvLink": "engine.scenario.deployment",
     "LengthDist": "engine.scenario.workload",
     "MultiTurn": "engine.scenario.workload",
@@ -67,6 +68,7 @@ _RENAMED = {"load_scenario": "load"}
 
 __all__ = [
     "DEFAULT_PRESET",
+    "LINK_FIELDS",
     "Arrival",
     "Autoscale",
     "Batching",
@@ -131,7 +133,7 @@ if TYPE_CHECKING:
     from engine.scenario.codec import load as load_scenario
     from engine.scenario.degrade import Degrade
     from engine.scenario.deployment import Batching, Deployment, KvLink, Pool, Speculative
-    from engine.scenario.faults import Fault
+    from engine.scenario.faults import LINK_FIELDS, Fault
     from engine.scenario.model import Scenario
     from engine.scenario.naming import named
     from engine.scenario.network import ControlPlane, Edge, Gateway, Network

@@ -149,14 +149,21 @@ def test_strategy_widgets_change_the_deployment() -> None:
     at = app("strategy")
     decode = next(i for i, p in enumerate(short().deployment.pools) if p.role == "decode")
     count = short().deployment.pools[decode].count
-    at.slider(key=f"fg:deployment.pools[{decode}].count").set_value(count + 2).run()
+    at.slider(key=f"fg:deployment.pools[{decode}].count").set_value(count + 1).run()
     assert_clean(at)
-    assert scenario_of(at).deployment.pools[decode].count == count + 2
+    assert scenario_of(at).deployment.pools[decode].count == count + 1
     at.segmented_control(key="fg:mode").set_value("colocated").run()
     assert_clean(at)
     sc = scenario_of(at)
     assert sc.deployment.mode == "colocated"
-    assert sum(p.count for p in sc.deployment.pools) == sum(p.count for p in short().deployment.pools) + 2
+    assert sum(p.count for p in sc.deployment.pools) == sum(p.count for p in short().deployment.pools) + 1
+    # and back: the split the user set returns, not a third of the instances to prefill
+    at.segmented_control(key="fg:mode").set_value("disaggregated").run()
+    assert_clean(at)
+    back = scenario_of(at).deployment.pools
+    assert back[decode].count == count + 1 and sum(p.count for p in back) == sum(
+        p.count for p in sc.deployment.pools
+    )
 
 
 def test_policy_widgets_come_from_the_registry() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from streamlit.testing.v1 import AppTest
+
 from tests.app.harness import app, assert_clean, scenario_of, short
 
 
@@ -58,3 +60,26 @@ def test_mode_switch_and_edge_site_on_the_strategy_page() -> None:
     assert_clean(at)
     chips = [(p.hardware, p.count) for p in scenario_of(at).deployment.pools]
     assert chips == [("h100-sxm", 4), ("h20", 3), ("mi300x", 2)]
+
+
+def test_a_fault_card_shows_the_fields_of_its_kind() -> None:
+    """An instance fault's card has no link fields and a link fault's no instance count: each set
+    the other kind's fields to no effect (an instance fault refuses a link factor)."""
+    at = app(
+        "strategy", short(faults=[{"at_s": 30.0, "pool": "prefill", "instances": 2, "duration_s": 20.0}])
+    )
+    assert_clean(at)
+    keys = {w.key for w in at.number_input} | {w.key for w in at.selectbox}
+    assert "fg:faults[0].instances" in keys and "fg:faults[0].link_factor" not in keys
+    assert "Fault 1: 2 × prefill lost at 30.0 s" in headings(at)
+    at.selectbox(key="fg:faults[0].kind").set_value("link").run()
+    assert_clean(at)
+    keys = {w.key for w in at.number_input} | {w.key for w in at.selectbox}
+    assert "fg:faults[0].link_factor" in keys and "fg:faults[0].instances" not in keys
+    assert scenario_of(at).faults[0].kind == "link"
+    assert "Fault 1: prefill's KV link at 10% at 30.0 s" in headings(at)
+
+
+def headings(at: AppTest) -> list[str]:
+    """The page's bold Markdown lines as text (`ui.text.plain` escapes and joins them)."""
+    return [m.value.strip("*").replace("\u2060", "").replace("\\", "") for m in at.markdown]

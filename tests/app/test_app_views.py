@@ -327,6 +327,13 @@ def test_switching_mode_keeps_the_chips() -> None:
     back = pv.with_mode(col, "disaggregated")
     assert sorted(p.role for p in back.deployment.pools) == ["decode", "prefill"]
     assert sum(p.count for p in back.deployment.pools) == col.deployment.pools[0].count
+    assert [p.count for p in back.deployment.pools] == [2, 4]  # a third to prefill: not the preset's 3 + 3
+    # the split the user had comes back when the page passes the scenario it switched from
+    again = pv.with_mode(col, "disaggregated", before=dis)
+    assert again.deployment.pools == dis.deployment.pools
+    # ... but not onto other chips or another count
+    more = apply_overrides(col, {"deployment.pools[0].count": 8})
+    assert [p.count for p in pv.with_mode(more, "disaggregated", before=dis).deployment.pools] == [3, 5]
     assert pv.with_mode(dis, "disaggregated") is dis
     with pytest.raises(ValueError):
         pv.with_mode(dis, "sideways")
