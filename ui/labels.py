@@ -47,7 +47,7 @@ HELP: dict[str, str] = {
     "chunked_prefill": "Split long prompts into chunks that share iterations with running decodes.",
     "chunk_tokens": "Prefill tokens per chunk when chunked prefill is on.",
     "memory_gb": "Main memory per chip as the vendor states it, which is GiB: 80 GB of HBM is 85.9 GB of 10⁹ "
-    "bytes, the unit the Strategy page's usable and weights figures are in.",
+    "bytes. The Strategy page's usable and weights figures are GiB too.",
     "mem_fraction": "Share of each chip's HBM (in GiB, as vendors state it) usable for weights, one forward pass "
     "of activations and the KV cache.",
     "eager": "The stack runs without CUDA/HIP graphs (vLLM's --enforce-eager): every layer of every iteration "

@@ -219,15 +219,15 @@ HARDWARE: dict[str, Any] = {
     "memory_gb": cc.NumberColumn(
         "Memory (GiB)",
         help="Main memory per chip (its type under Memory), as the vendor states it, which is GiB: an H100's "
-        "80 GB is 85.9 GB of 10⁹ bytes, the unit of every usable and weights figure elsewhere (0.9 usable: 77.3 GB).",
+        "80 GB is 85.9 GB of 10⁹ bytes. Usable and weights figures elsewhere are GiB too (0.9 usable: 72 GiB).",
     ),
     "memory_tb_s": cc.NumberColumn("Memory (TB/s)", help="Main memory bandwidth per chip."),
     "sram_gb": cc.NumberColumn(
-        "SRAM tier (GB)", help="On-chip SRAM that holds weights and KV before the main memory."
+        "SRAM tier (GiB)", help="On-chip SRAM that holds weights and KV before the main memory."
     ),
     "sram_tb_s": cc.NumberColumn("SRAM tier (TB/s)"),
     "ddr_gb": cc.NumberColumn(
-        "DDR tier (GB)", help="Memory read after the main memory (SambaNova's third tier)."
+        "DDR tier (GiB)", help="Memory read after the main memory (SambaNova's third tier)."
     ),
     "ddr_tb_s": cc.NumberColumn("DDR tier (TB/s)"),
     "scale_up_gb_s": cc.NumberColumn("Scale-up (GB/s)", help="NVLink-class bandwidth per chip."),

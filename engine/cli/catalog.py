@@ -115,13 +115,14 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def tiers_text(h: dict[str, Any]) -> str:
-    """'; tiers: SRAM 0.52 GB at 240 TB/s, HBM 64 GB at 2 TB/s, DDR 1,536 GB at 0.2 TB/s; reconfigures
-    in 0.01 s' for a chip with memory tiers or a reconfiguration time; empty otherwise."""
+    """'; tiers: SRAM 0.52 GiB at 240 TB/s, HBM 64 GiB at 2 TB/s, DDR 1,536 GiB at 0.2 TB/s; reconfigures
+    in 0.01 s' for a chip with memory tiers or a reconfiguration time; empty otherwise. GiB, as the
+    catalog states every tier (`sram_gb`, `memory_gb`, `ddr_gb`): it read 'GB' (a review)."""
     tiers: list[dict[str, Any]] = h["memory_tiers"]
     out = ""
     if len(tiers) > 1:
         out += "; tiers: " + ", ".join(
-            f"{t['tier'].upper()} {t['gb']:,g} GB at {t['tb_s']:g} TB/s" for t in tiers
+            f"{t['tier'].upper()} {t['gb']:,g} GiB at {t['tb_s']:g} TB/s" for t in tiers
         )
     if h["reconfig_s"] is not None:
         out += f"; reconfigures in {h['reconfig_s']:g} s"

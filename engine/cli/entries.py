@@ -20,6 +20,7 @@ def cmd_roofline(args: argparse.Namespace) -> int:
     from engine.calibration import trust
     from engine.costmodel import stacks
     from engine.costmodel.roofline import report
+    from engine.explain import confidence
 
     cat = load_catalog()
     model = cat.model(args.model)
@@ -34,7 +35,7 @@ def cmd_roofline(args: argparse.Namespace) -> int:
             f"{args.hardware!r}. Choose another stack or chip"
         )
     # the profile (given or the stack's by rule), with a MoE model's experts' factor, as a run uses it
-    chip, name, _ = trust.effective_chip(
+    chip, name, cal = trust.effective_chip(
         cat.chip(args.hardware), args.stack, cat, args.profile, moe=model.moe is not None
     )
     budget = stacks.defaults(args.stack, chip).token_budget  # the stack's, as a scenario's run keeps room for
@@ -55,8 +56,10 @@ def cmd_roofline(args: argparse.Namespace) -> int:
     print(
         f"{inst.model.name} on {inst.chips} x {inst.hardware.name}"
         + (f" (tp{inst.tp} x pp{inst.pp})" if inst.pp > 1 else "")
-        + f" ({args.weights} weights, {args.kv} KV, profile {name})"
+        + f" ({args.weights} weights, {args.kv} KV)"
     )
+    # how sure, as a run's pool line says ("profile vllm" alone read as a name --profile takes: a review)
+    print(f"calibration: {confidence.describe(cal)}")
     print(
         # GiB, as the catalog's memory and the refusals' ("72.7 GB" read beside "68 GiB", a review)
         f"weights {rep['weight_bytes'] / 2**30:.1f} GiB; KV {rep['kv_bytes_per_token']:,.0f} B/token; "

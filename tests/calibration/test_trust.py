@@ -246,3 +246,34 @@ def test_the_moe_terms_fall_back_pair_stack_vendor_shared_with_the_span_apart() 
     assert pick_experts_terms(shared, None, None, vendor) == {**vendor, "span_step_ms": 3.0}
     assert pick_experts_terms(shared, None, None, None) == shared
     assert pick_experts_terms({}, None, None, None) == {}  # before the terms are generated
+
+
+def test_a_pinned_fit_of_another_stack_is_as_sure_as_one_borrowed(catalog: Catalog) -> None:
+    """Pinning the H100's TensorRT-LLM fit under SGLang read 'calibrated under SGLang', with the fitted
+    band (a review): it is another stack's fit, marked and banded as the rule's borrowing is."""
+    h100 = catalog.chip("h100-sxm")
+    _, pinned = trust.calibration(h100, "sglang", catalog, "trtllm")
+    assert pinned.basis == "other_stack" and not pinned.fitted and "pinned for SGLang" in pinned.rule
+    _, own = trust.calibration(h100, "trtllm", catalog, "trtllm")
+    assert own.basis == "fitted"  # the same fit under its own stack stays fitted
+    # vLLM on a 910B runs vLLM-Ascend: its fit pinned there is its own
+    _, ascend = trust.calibration(catalog.chip("ascend-910b"), "vllm", catalog, "vllm-ascend")
+    assert ascend.basis == "fitted"
+
+
+def test_a_band_is_no_narrower_than_a_surer_basis_or_its_median_miss(catalog: Catalog) -> None:
+    """Another stack's fit showed a narrower band than the chip's own fit, and a TPOT band of -26% to
+    +10% beside a median miss of 32% (a review): a band holds its basis' median miss on each side, and
+    another stack's fit (of another chip: the same silicon's too) the band of the surer basis."""
+    for chip in ("h100-sxm", "h200"):
+        _, fitted = trust.calibration(catalog.chip("h100-sxm"), "vllm", catalog)
+        _, other = trust.calibration(catalog.chip(chip), "sglang", catalog)
+        assert other.basis == "other_stack"
+        for kind, (lo, hi) in other.band.items():
+            flo, fhi = fitted.band[kind]
+            assert lo <= flo and hi >= fhi, (chip, kind)
+            e = other.expected_error[kind]
+            assert lo <= 1 - e + 1e-9 and hi >= 1 + e - 1e-9, (chip, kind)
+    _, twin = trust.calibration(catalog.chip("h200"), "vllm", catalog)
+    _, both = trust.calibration(catalog.chip("h200"), "sglang", catalog)
+    assert all(both.band[k][0] <= lo and both.band[k][1] >= hi for k, (lo, hi) in twin.band.items())

@@ -58,7 +58,11 @@ def test_roofline_text_counts_every_chip_of_a_pipeline(capsys: pytest.CaptureFix
     assert main([*args, "--weights", "fp8", "--kv", "fp8"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("Llama-3.1-70B on 576 x ") and "(tp64 x pp9)" in out
-    assert "pipeline" in out.splitlines()[4]
+    assert "pipeline" in out.splitlines()[5]
+    # how sure, as a run's pool line says it (it printed "profile vllm" alone, a name --profile refuses)
+    assert (
+        out.splitlines()[1].startswith("calibration: uncalibrated under ") and "band:" in out.splitlines()[1]
+    )
 
 
 def test_roofline_of_a_moe_model_runs_its_experts_factor_with_any_profile(
