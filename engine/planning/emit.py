@@ -188,10 +188,10 @@ def emit(scenario: Scenario, stack: str) -> Emitted:
     """The scenario's deployment as launch commands (vllm, sglang, trtllm) or a manifest (dynamo, llm-d)."""
     if stack not in STACKS:
         raise ScenarioError(f"stack: choose one of {', '.join(STACKS)} (got {stack!r})")
-    resolve(
-        scenario
-    )  # the checks a run makes (weights that fit, heads a tp splits): emit wrote what run refuses
-    f = facts(scenario)
+    # the checks a run makes (weights that fit, heads a tp splits): emit wrote what run refuses; and each
+    # pool's KV tokens a rank, which cap the longest request its commands ask for
+    resolved = resolve(scenario)
+    f = facts(scenario, {p.spec.name: p.instance.kv_capacity_tokens // p.instance.dp for p in resolved.pools})
     index = {p.name: i for i, p in enumerate(scenario.deployment.pools)}  # (facts leave edge pools out)
     for pool in f.pools:
         if pool.vendor not in RUNS_ON[stack]:

@@ -67,10 +67,22 @@ def _vllm_refusals(f: DeploymentFacts, pool: PoolFacts) -> list[str]:
     the export keeps the modelled values so the command matches what was simulated."""
     lim = pool.limits
     out = []
-    if not lim.chunked_prefill and lim.token_budget < f.max_model_len:
+    longest = pool.max_len(f.max_model_len)
+    if longest < f.max_model_len:  # capped at what the cache holds, as the run serves it
+        after = (
+            "a prefill server holds a prompt's KV and is asked for one token, so prompts up to that length pass"
+            if pool.role == "prefill"
+            else "vLLM refuses longer requests, as the run rejects those its instances cannot hold (too_long_for_kv)"
+        )
+        out.append(
+            f"pool {pool.name}: --max-model-len {longest}, what a rank's KV cache holds as modelled, below the "
+            f"workload's longest request ({f.max_model_len}; vLLM refuses to start with a length its cache cannot "
+            f"hold): {after}. vLLM sizes its cache by its own profile: if it finds less, lower --max-model-len"
+        )
+    if not lim.chunked_prefill and lim.token_budget < longest:
         out.append(
             f"vLLM refuses to start: with chunked prefill off, --max-num-batched-tokens ({lim.token_budget}) "
-            f"must be at least --max-model-len ({f.max_model_len}, the workload's longest request); raise "
+            f"must be at least --max-model-len ({longest}, the workload's longest request); raise "
             "deployment.batching.token_budget to it, turn chunked prefill on, or cap the request length"
         )
     if lim.max_batch > lim.token_budget:
@@ -95,10 +107,10 @@ def vllm_args(f: DeploymentFacts, pool: PoolFacts, *, disagg_flags: bool = True)
                 f"pool {pool.name}: ep = {pool.ep}; vLLM spreads experts over tp x dp = {pool.tp * pool.dp}"
             )
     argv += ["--max-num-seqs", str(lim.max_batch), "--max-num-batched-tokens", str(lim.token_budget)]
-    argv += ["--max-model-len", str(f.max_model_len)]
+    argv += ["--max-model-len", str(pool.max_len(f.max_model_len))]
     argv.append("--enable-chunked-prefill" if lim.chunked_prefill else "--no-enable-chunked-prefill")
     notes += _vllm_refusals(f, pool)
-    if lim.chunked_prefill and lim.chunk_tokens < min(lim.token_budget, f.max_model_len):
+    if lim.chunked_prefill and lim.chunk_tokens < min(lim.token_budget, pool.max_len(f.max_model_len)):
         # vLLM V1's scheduler caps one request's prefill tokens a step at this threshold (the rest of
         # the budget goes to other requests); a chunk no shorter than the longest request splits none
         argv += ["--long-prefill-token-threshold", str(lim.chunk_tokens)]

@@ -10,6 +10,7 @@ Face id and the precision its checkpoint stores), so that the stack writers in `
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from engine.catalog.entries import load_catalog
@@ -41,6 +42,15 @@ class PoolFacts:
     (`Scenario.batching`), as the run gave its instances (`ResolvedPool.limits`)."""
     power_limit_w: float | None = None
     """Each chip's power limit under the scenario's caps (None: uncapped; `engine.scenario.power_budget`)."""
+    kv_tokens: int | None = None
+    """Tokens of KV cache one rank of an instance holds beside its weights, as the run sizes it (None:
+    not resolved). A request longer than this the run rejects (`too_long_for_kv`)."""
+
+    def max_len(self, longest: int) -> int:
+        """The longest request this pool's instances take: the workload's, at most what a rank's KV
+        cache holds (vLLM refuses to start with a max-model-len its cache cannot hold: a review found
+        --max-model-len 20480 written for a 70B on one H100 whose cache holds 18,176 tokens)."""
+        return longest if self.kv_tokens is None else max(1, min(longest, self.kv_tokens))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,11 +104,14 @@ def _pool(scenario: Scenario, p: Pool) -> PoolFacts:
     )
 
 
-def facts(scenario: Scenario) -> DeploymentFacts:
-    """The facts of a scenario's deployment that launch commands carry (edge pools are left out)."""
+def facts(scenario: Scenario, kv_tokens: Mapping[str, int] | None = None) -> DeploymentFacts:
+    """The facts of a scenario's deployment that launch commands carry (edge pools are left out);
+    `kv_tokens`: each pool's KV tokens a rank, by name, where the scenario was resolved."""
     model = _model(scenario)
     dep = scenario.deployment
     pools = _limited(scenario, tuple(_pool(scenario, p) for p in dep.pools if p.tier == "datacenter"))
+    if kv_tokens:
+        pools = tuple(replace(p, kv_tokens=kv_tokens.get(p.name)) for p in pools)
     if not pools:
         raise ScenarioError("deployment.pools: no data-centre pool to export")
     tiers = tuple(

@@ -458,3 +458,24 @@ def test_a_kv_cache_crossing_vendors_is_said_in_the_export_and_the_plan() -> Non
     with contextlib.redirect_stdout(out):
         print_verdict(dataclasses.replace(p, best=crossing))
     assert said in out.getvalue()
+
+
+def test_max_model_len_is_at_most_what_a_ranks_kv_cache_holds() -> None:
+    """A 70B in FP8 on one H100 holds 18,176 tokens of KV: --max-model-len 20480 (the workload's longest
+    request) made vLLM refuse to start (a review). It is capped there, and the note says why and, for a
+    prefill pool, that prompts up to it pass."""
+    from engine.scenario.resolve import resolve
+
+    sc = _vary(
+        _presets()["chat-disaggregated"], **{"deployment.pools[0].tp": 1, "deployment.pools[0].count": 6}
+    )
+    cap = next(p.instance.kv_capacity_tokens for p in resolve(sc).pools if p.spec.role == "prefill")
+    emitted = emit_deployment(sc, "vllm")
+    prefill = _parse("vllm", emitted.commands[0][1])
+    assert prefill.opt_max_model_len == cap < 20480
+    assert (
+        f"--max-model-len {cap}, what a rank's KV cache holds" in emitted.text
+        and "prompts up to" in emitted.text
+    )
+    decode = _parse("vllm", emitted.commands[1][1])
+    assert decode.opt_max_model_len == 20480  # tp 2 holds the longest request whole
