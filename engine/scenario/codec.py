@@ -51,9 +51,40 @@ def from_data(data: Any) -> Scenario:
     return validate(data)
 
 
+PINNED = (
+    ("model", "id"),
+    ("model", "weights"),
+    ("deployment", "mode"),
+    ("deployment", "stack"),
+    ("seed",),
+    ("duration_s",),
+)
+"""Fields a written scenario states even at their default: what it serves, on what, for how long. A
+planner's file left out the model, every pool's chip and the seed, so it read as the defaults of
+whichever version opened it (a review)."""
+POOL_PINNED = ("name", "role", "hardware", "count", "tp")
+"""A pool's fields a written scenario states even at their default (`PINNED`)."""
+
+
+def _pinned(data: dict[str, Any], full: dict[str, Any]) -> dict[str, Any]:
+    """`data` (a minimal dump) with `PINNED` and every pool's `POOL_PINNED` fields from `full`."""
+    for path in PINNED:
+        src, dst = full, data
+        for key in path[:-1]:
+            src, dst = src.get(key, {}), dst.setdefault(key, {})
+        if path[-1] in src:
+            dst[path[-1]] = src[path[-1]]
+    pools = data.setdefault("deployment", {}).get("pools") or [{} for _ in full["deployment"]["pools"]]
+    data["deployment"]["pools"] = [
+        {**{k: fp[k] for k in POOL_PINNED if k in fp}, **mp}
+        for mp, fp in zip(pools, full["deployment"]["pools"], strict=True)
+    ]
+    return data
+
+
 def dumps_toml(scenario: Scenario) -> str:
-    """The scenario as a TOML document (fields at their default are left out)."""
-    data = to_data(scenario, minimal=True)
+    """The scenario as a TOML document (fields at their default are left out, but for `PINNED`)."""
+    data = _pinned(to_data(scenario, minimal=True), to_data(scenario))
     head: dict[str, Any] = {k: data.pop(k) for k in ("version", "name", "description") if k in data}
     import tomli_w  # only when a scenario is written
 

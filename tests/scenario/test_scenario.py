@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import tomllib
 import zlib
 from pathlib import Path
 
@@ -510,3 +511,14 @@ def test_request_shares_are_the_shares_of_the_requests_the_generator_draws() -> 
     assert s.workload.request_shares() == pytest.approx([0.8 / 1.4, 0.6 / 1.4])
     drawn = float((generate(s).cls == 1).mean())
     assert drawn == pytest.approx(0.6 / 1.4, abs=0.03)
+
+
+def test_a_written_scenario_states_what_it_serves_on_what() -> None:
+    """A planner's file left out the model, every pool's chip and the seed (at their defaults): it read
+    as the defaults of whichever version opened it (a review). They are written, and it reads back the same."""
+    sc = io.load_preset(io.DEFAULT_PRESET)
+    data = tomllib.loads(io.dumps_toml(sc))
+    assert data["model"]["id"] == sc.model.id and data["deployment"]["stack"] == sc.deployment.stack
+    assert (data["seed"], data["duration_s"]) == (sc.seed, sc.duration_s)
+    assert [p["hardware"] for p in data["deployment"]["pools"]] == [p.hardware for p in sc.deployment.pools]
+    assert io.loads_toml(io.dumps_toml(sc)) == sc
