@@ -166,7 +166,7 @@ def pareto_chart(
         height=height,
         hovermode="closest",
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},  # clears the x title, wrapped
     )
     return fig
 

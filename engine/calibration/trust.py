@@ -507,10 +507,10 @@ def _calibration(
         if is_fitted(prof):  # a chip's fits are named by their stack; one of another stack, pinned, is as
             # sure as that fit borrowed by rule (it read "calibrated under SGLang: fitted to TensorRT-LLM
             # measurements", with the fitted band: a review)
-            other = profile_name in STACK_NAMES and profile_name != native_stack(hw.id, stack)
+            foreign = profile_name in STACK_NAMES and profile_name != native_stack(hw.id, stack)
             rule = f"{STACK_NAMES.get(profile_name)} profile of {hw.id} pinned for {stack_name} (no {stack_name} fit)"
-            basis: Basis = "other_stack" if other else "fitted"
-            prof, cal = result(prof, profile_name, basis, rule if other else prof.source, profile_name)
+            basis: Basis = "other_stack" if foreign else "fitted"
+            prof, cal = result(prof, profile_name, basis, rule if foreign else prof.source, profile_name)
             return prof, _widened(cal, (hw.id, profile_name))
         return result(prof, profile_name, "assumed", prof.source)
     found = borrowed_profile(hw.id, stack, fitted_in_catalog)

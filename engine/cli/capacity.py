@@ -140,7 +140,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         )
         print(
             f"  {c['rate_rps']:9.3f} req/s  {'passes' if c['passes'] else 'FAILS ':6}  goodput "
-            f"{c['goodput_rps']:8.2f}  attainment {c['slo_attainment']:.1%}{behind}"
+            f"{c['goodput_rps']:8.2f} req/s  attainment {c['slo_attainment']:.1%}{behind}"
         )
     return 0
 

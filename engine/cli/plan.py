@@ -250,6 +250,20 @@ def _frontier_rows(p: Plan, flag: str, order: str) -> list[dict[str, Any]]:
     ]
 
 
+def _off_frontier(p: Plan, cost: list[dict[str, Any]]) -> None:
+    """Say that the choice is off the cost frontier, where it is: a legend with no starred row read as
+    a fault (a review)."""
+    if not cost or any(c["chosen"] for c in cost) or p.best_run is None:
+        return
+    b = p.runs.iloc[p.best_run]
+    print(
+        f"  (the choice, {b['shape']} {b['split']}, is off this frontier: the points here that cost less and "
+        "serve more fail "
+        + ("with their chips at their bands' pessimistic edge, or in their " if p.risk_aware else "in their ")
+        + "full-length run)"
+    )
+
+
 def print_plan(p: Plan) -> None:
     """A human summary of a plan, each deployment with its calibration mark."""
     from engine.cli.plan_verdict import latency_text
@@ -290,11 +304,12 @@ def print_plan(p: Plan) -> None:
     if not cost:
         print("  none: no simulated deployment passed")
     else:
-        print(f"  {'deployment':{width}} {'split':>8} {unit:>9} {'goodput':>9}  calibration")
+        print(f"  {'deployment':{width}} {'split':>8} {unit:>9} {'goodput req/s':>13}  calibration")
     for c in cost:
         mark = "*" if c["chosen"] else " "
         v = c[x] / 1e3 if objective == "power" else c[x]
-        print(f"{mark} {c['shape']:{width}} {c['split']:>8} {v:9.2f} {c['goodput_rps']:9.2f}  {_mark(c)}")
+        print(f"{mark} {c['shape']:{width}} {c['split']:>8} {v:9.2f} {c['goodput_rps']:13.2f}  {_mark(c)}")
+    _off_frontier(p, cost)
     print(
         "\ngoodput per chip (output tokens of requests within their SLO) against tokens/s per user (Pareto "
         "frontier of the deployments that pass)"

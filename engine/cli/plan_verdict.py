@@ -112,9 +112,9 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         r = p.runs.iloc[v.nominal_run] if v.nominal_run is not None else None
         premium = v.premium_text()
         if r is not None:
+            where = v.planning_text(p.duration_s) or value_text(float(r[COLUMN[v.objective]]), v.objective)
             print(
-                f"  nominal cheapest: {r['shape']} {r['split']}, "
-                f"{value_text(float(r[COLUMN[v.objective]]), v.objective)}"
+                f"  nominal cheapest: {r['shape']} {r['split']}, {where}"
                 + (f"; the choice costs {premium}" if premium else "")
             )
     if v.risk_text():

@@ -19,9 +19,8 @@ each, not only the overall winner. `decide` then:
    cheapest (the search's own winner, as modelled) with the premium and its risk in words.
 
 Every figure carries its band where the calibration shows one (`trust_columns`): latencies the
-TTFT and TPOT bands, output tokens/s per chip the throughput band, costs per token and per
-request the throughput band turned round (faster chips lower them); mean power none (no
-measured coverage).
+TTFT and TPOT bands, output tokens/s per chip the throughput band, costs per token and request
+the throughput band turned round (faster chips lower them); mean power none (not measured).
 """
 
 from __future__ import annotations
@@ -120,6 +119,16 @@ class Verdict:
         if extra > 0:
             return f"+{value_text(extra, self.objective)}{share}"
         return f"{value_text(-extra, self.objective)} less{share}"
+
+    def planning_text(self, window_s: float) -> str:
+        """'$1.51 per M over the 120 s planning window, where the choice reads $1.94' ('' where either did
+        not run there): the nominal's $1.51 beside the choice's full-length $1.70 and a premium of +$0.43
+        read as arithmetic that did not add up (a review)."""
+        mine, nominal = self.planning_values or (math.nan, math.nan)
+        if not (math.isfinite(mine) and math.isfinite(nominal)):
+            return ""
+        where = f"over the {window_s:,.0f} s planning window, where the choice reads"
+        return f"{value_text(nominal, self.objective)} {where} {value_text(mine, self.objective)}"
 
     def risk_text(self) -> str:
         """The nominal cheapest's risk in words: whether it still passes with every chip at the

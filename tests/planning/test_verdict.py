@@ -318,6 +318,13 @@ def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> N
         "usd_per_hour", True, pd.DataFrame([row]), chosen_run=7, nominal_run=3, planning_values=(22.10, 13.68)
     )
     assert other.premium_text() == "+$8.42/h (+62%)"
+    # ... and the nominal's figure is said with the choice's over that window, not beside the choice's
+    # full-length one ($1.51 beside $1.70 and a premium of +$0.43 did not add up: a review)
+    assert (
+        other.planning_text(120.0)
+        == "$13.68/h over the 120 s planning window, where the choice reads $22.10/h"
+    )
+    assert same.planning_text(120.0) == ""
 
 
 def test_a_nominal_cheapest_that_fails_slowed_quotes_both_latencies() -> None:
