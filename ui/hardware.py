@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -390,7 +391,8 @@ def _chip_trust(cat: Catalog, sc: Scenario) -> dict[str, dict[str, Any]]:
 
 
 HARDWARE_VIEWS: dict[str, tuple[str, ...]] = {
-    "Chips": ("id", "name", "class", "memory_type", "calibration"),
+    # the calibration beside the id: after the long names it sat past the edge of a 1,100-pixel window
+    "Chips": ("id", "calibration", "class", "memory_type", "name"),
     "Compute and memory": (
         "id",
         "bf16_tflops",
@@ -413,6 +415,7 @@ HARDWARE_VIEWS: dict[str, tuple[str, ...]] = {
     ),
     "Calibration": ("id", "expected_error", "eta_compute", "eta_bandwidth", "calibration_rule"),
     "Prices": ("id", "usd_per_hour", "capex_usd", "server_capex_usd", "price_source", "capex_source"),
+    "Sources": ("id", "tier_source"),
 }
 """The catalog's columns in tabs, each narrow enough for a 1440-pixel screen: in one table of 28
 columns the calibration sat past the right edge, reached only by scrolling sideways."""
@@ -432,6 +435,7 @@ WRAPPED: dict[str, tuple[int, dict[str, Any]]] = {
             "spec_source": {"width": 330},
         },
     ),
+    "Sources": (100, {"tier_source": {"width": "large"}}),
     "Prices": (
         66,
         {
@@ -512,12 +516,45 @@ def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
                 "eta_compute": t["eta_compute"],
                 "eta_bandwidth": t["eta_bandwidth"],
                 "calibration_rule": t["calibration_rule"],
-                "spec_source": h.sources.get("tflops", ""),
+                "spec_source": _sources(h.sources, SPEC_SOURCES),
+                "tier_source": _sources(h.sources, TIER_SOURCES),
                 "price_source": h.sources.get("usd_per_hour", ""),
                 "capex_source": h.sources.get("capex_usd", ""),
             }
         )
     return pd.DataFrame(rows)
+
+
+SPEC_SOURCES = {"tflops": "TFLOP/s", "memory_gb": "memory", "memory_tb_s": "bandwidth"}
+"""The Compute and memory tab's figures, by their `sources` key: the tab showed the TFLOP/s's source
+alone, the memory's and bandwidth's in no view (a review)."""
+TIER_SOURCES = {
+    "sram_gb": "SRAM",
+    "sram_tb_s": "SRAM bandwidth",
+    "ddr_gb": "DDR",
+    "ddr_tb_s": "DDR bandwidth",
+    "scale_up_gb_s": "scale-up",
+    "scale_out_gb_s": "scale-out",
+    "pcie_gb_s": "PCIe",
+    "allreduce_latency_us": "all-reduce latency",
+    "tdp_w": "TDP",
+    "idle_w": "idle power",
+    "clock_ghz": "clock",
+    "reconfig_s": "reconfiguration",
+    "reconfig_j": "reconfiguration energy",
+}
+"""The figures the Sources tab names the source of, by their `sources` key, beyond the Compute and
+memory tab's and the prices': the tiers, links and power had their sources in no view (a review)."""
+
+
+def _sources(sources: Mapping[str, str], keys: Mapping[str, str]) -> str:
+    """'TFLOP/s: <source> · memory: <source>' for the figures of `keys` that have a source, a source
+    shared by several said once with their names together."""
+    by: dict[str, list[str]] = {}
+    for key, label in keys.items():
+        if text := sources.get(key, ""):
+            by.setdefault(text, []).append(label)
+    return " · ".join(f"{', '.join(labels)}: {text}" for text, labels in by.items())
 
 
 def model_frame(cat: Catalog) -> pd.DataFrame:

@@ -93,14 +93,19 @@ def cmd_catalog(args: argparse.Namespace) -> int:
         return 0
     print(
         f"{'hardware':24} {'class':8} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GiB':>6} {'TB/s':>6} {'$/h':>6}  "
-        f"calibration under {confidence.stack_name(args.stack)} (its bands: {BAND_MEANING})"
+        f"calibration under {confidence.stack_name(args.stack)} (its bands: {BAND_MEANING}; TFLOP/s dense, "
+        "— where the chip has no such peak)"
     )
+
+    def peak(v: float | None) -> str:  # "—" for a precision the chip lacks: "0" read as zero throughput
+        return f"{v:6.0f}" if v else f"{'—':>6}"
+
     for h in hw:
         tf: dict[str, float] = h["tflops"]  # type: ignore[assignment]
         mark = " (illustrative)" if h["illustrative"] else ""
         print(
-            f"{h['id']:24} {h['class']:8} {tf.get('bf16', 0):6.0f} {tf.get('fp8', 0):6.0f} "
-            f"{tf.get('fp4', 0):6.0f} {h['memory_gb']:6g} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}  "
+            f"{h['id']:24} {h['class']:8} {peak(tf.get('bf16'))} {peak(tf.get('fp8'))} "
+            f"{peak(tf.get('fp4'))} {h['memory_gb']:6g} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}  "
             f"{mark_text(marks[str(h['id'])])}{mark}{tiers_text(h)}"
         )
     print()

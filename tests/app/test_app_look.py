@@ -90,7 +90,16 @@ def test_the_accelerators_are_in_tabs_that_together_hold_every_column() -> None:
         assert len(table.value) == len(frame)  # every chip in every tab
         shown |= set(columns)
     assert shown == set(frame.columns), set(frame.columns) ^ shown
-    assert "calibration" in HARDWARE_VIEWS["Chips"]  # the first thing a planner checks, in the first tab
+    # the first thing a planner checks, in the first tab beside the id (past the names at 1,100 px: a review)
+    assert HARDWARE_VIEWS["Chips"][1] == "calibration"
+    # every figure of a tab says its source: memory and bandwidth had none in any view (a review)
+    h100 = frame.set_index("id").loc["h100-sxm"]
+    assert "memory: NVIDIA H100" in h100["spec_source"] and "bandwidth: NVIDIA H100" in h100["spec_source"]
+    assert (
+        "scale-up: " in h100["tier_source"]
+        and "TDP: " in h100["tier_source"]
+        and "idle power" in h100["tier_source"]
+    )
 
 
 def test_a_goodput_band_from_nothing_is_left_off_on_compare_and_said() -> None:
