@@ -16,7 +16,7 @@ from typing import Literal
 from engine.core.errors import ScenarioError
 from engine.planning.emit_engines import sglang_args, trtllm_args, vllm_args
 from engine.planning.emit_facts import DeploymentFacts, PoolFacts, facts, shared_notes
-from engine.planning.emit_manifests import DYNAMO_EAGER, dynamo_graph, llmd_set, to_yaml
+from engine.planning.emit_manifests import DYNAMO_EAGER, NODE_GPUS, dynamo_graph, llmd_set, nodes_of, to_yaml
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 
@@ -53,8 +53,6 @@ NIXL_HOST = (
     "the other pool can reach (vLLM's default, localhost, fails NIXL's KV handshake between machines)"
 )
 """What a plain vLLM prefill/decode launch needs when its pools span nodes (llm-d's manifest sets it)."""
-NODE_GPUS = 8
-"""GPUs in one node of the servers these manifests target (an HGX board); an instance with more spans nodes."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,12 +142,7 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
     notes += [f"pool {p.name}: {_pool_line(p)}" for p in f.pools]
     for pool in f.pools:  # the workers run vLLM: what its flags cannot say, once each
         notes += [n for n in vllm_args(f, pool)[1] if n not in notes]
-    notes += [
-        f"pool {p.name}: {p.chips_per_instance} chips an instance span more than one 8-GPU node; make each "
-        "replica multi-node by hand (LeaderWorkerSet size, Dynamo multinode)"
-        for p in f.pools
-        if p.chips_per_instance > NODE_GPUS
-    ]
+    notes += [_multi_node_note(p, stack) for p in f.pools if p.chips_per_instance > NODE_GPUS]
     notes += [
         f"{p.hardware_id} ({p.vendor}): this manifest requests NVIDIA GPUs"
         for p in f.pools
@@ -165,6 +158,24 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
     commands = tuple(_manifest_commands(doc, stack))
     text = "\n".join(_comment(notes)) + "\n" + to_yaml(doc) + "\n"
     return Emitted(stack=stack, text=text, commands=commands, document=doc, filename=f"{stack}.yaml")
+
+
+def _multi_node_note(p: PoolFacts, stack: Stack) -> str:
+    """What a manifest does with a replica wider than a node: llm-d's LeaderWorkerSet group of a pod a
+    node where vLLM's data parallelism splits it so (`nodes_of`), else by hand."""
+    nodes = nodes_of(p)
+    if stack == "llm-d" and nodes is not None:
+        return (
+            f"pool {p.name}: each replica is a LeaderWorkerSet group of {nodes} pods of {NODE_GPUS} GPUs, "
+            f"{NODE_GPUS // p.tp} data-parallel ranks a pod, every pod serving its own ranks "
+            "(--data-parallel-hybrid-lb) and finding the group's leader and its first rank from LeaderWorkerSet's "
+            "LWS_LEADER_ADDRESS and LWS_WORKER_INDEX, as llm-d's wide-EP guide runs them"
+        )
+    how = "LeaderWorkerSet size and Ray for tensor or pipeline parallelism across nodes"
+    return (
+        f"pool {p.name}: {p.chips_per_instance} chips an instance span more than one {NODE_GPUS}-GPU node; make "
+        f"each replica multi-node by hand ({'Dynamo multinode' if stack == 'dynamo' else how})"
+    )
 
 
 def _manifest_commands(doc: dict[str, object], stack: Stack) -> list[tuple[str, tuple[str, ...]]]:

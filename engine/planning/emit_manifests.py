@@ -40,6 +40,11 @@ DYNAMO_EAGER = (
 """Why a Dynamo worker cannot take vLLM's eager mode as a flag, said where the scenario sets it."""
 LLMD_IMAGE = "REPLACE_MODEL_SERVER_IMAGE"
 LLMD_SIDECAR_IMAGE = "REPLACE_ROUTING_SIDECAR_IMAGE"
+NODE_GPUS = 8
+"""GPUs in one node of the servers these manifests target (an HGX board), and so of one pod: an
+instance with more spans nodes (`nodes_of`)."""
+DP_RPC_PORT = 5555
+"""vLLM's data-parallel RPC port on the group's leader (llm-d's wide-EP guide uses 5555)."""
 LLMD_SHM_GI = 20
 """The memory-backed /dev/shm each llm-d pod gets (the guide's size): a container's default 64 MiB is too
 small for NCCL between the tensor-parallel ranks."""
@@ -103,15 +108,45 @@ def dynamo_graph(f: DeploymentFacts) -> dict[str, Any]:
     }
 
 
+def nodes_of(pool: PoolFacts) -> int | None:
+    """Nodes of `NODE_GPUS` one replica spans as a LeaderWorkerSet group, where its layout splits by
+    node as vLLM's data parallelism does (tensor parallel ranks within a node, whole data-parallel
+    ranks a node, one stage): 1 for a replica within a node, None where it spans nodes otherwise
+    (tensor or pipeline parallelism across nodes needs Ray, which llm-d's guides do not deploy)."""
+    chips = pool.chips_per_instance
+    if chips <= NODE_GPUS:
+        return 1
+    if pool.pp == 1 and pool.tp <= NODE_GPUS and NODE_GPUS % pool.tp == 0 and chips % NODE_GPUS == 0:
+        return chips // NODE_GPUS
+    return None
+
+
+MULTI_NODE = (
+    'exec vllm serve "$@" --data-parallel-address "$LWS_LEADER_ADDRESS" '
+    "--data-parallel-start-rank $(( ${{LWS_WORKER_INDEX:-0}} * {local} ))"
+)
+"""The shell line a pod of a multi-node replica runs (`sh -c LINE vllm ARGS...`): vLLM with the
+manifest's args, the group leader's address and this pod's first data-parallel rank, which only the
+pod knows (LeaderWorkerSet sets LWS_LEADER_ADDRESS and LWS_WORKER_INDEX), as llm-d's wide-EP guide
+starts its ranks (guides/wide-ep-lws, `--data-parallel-start-rank $START_RANK`)."""
+
+
 def _llmd_container(f: DeploymentFacts, pool: PoolFacts) -> dict[str, Any]:
     args, _ = vllm_args(f, pool)
-    gpus = str(pool.chips_per_instance)
+    nodes = nodes_of(pool) or 1
+    gpus = str(pool.chips_per_instance // nodes)
     if pool.role == "decode":
         args = [*args, "--port", "8200"]  # the routing sidecar listens on 8000 in front of it
+    command = ["vllm", "serve"]
+    if nodes > 1:  # each pod runs its node's ranks and serves them (hybrid load balancing)
+        local = NODE_GPUS // pool.tp
+        args += ["--data-parallel-size-local", str(local), "--data-parallel-rpc-port", str(DP_RPC_PORT)]
+        args.append("--data-parallel-hybrid-lb")
+        command = ["/bin/sh", "-c", MULTI_NODE.format(local=local), "vllm"]
     return {
         "name": "modelserver",
         "image": LLMD_IMAGE,
-        "command": ["vllm", "serve"],
+        "command": command,
         "args": args,
         "env": _llmd_env(),
         "ports": [{"name": "modelserver", "containerPort": 8200 if pool.role == "decode" else 8000}],
@@ -139,7 +174,7 @@ def _llmd_role(f: DeploymentFacts, pool: PoolFacts) -> dict[str, Any]:
         "spec": {
             "replicas": pool.count,
             "leaderWorkerTemplate": {
-                "size": 1,
+                "size": nodes_of(pool) or 1,
                 "workerTemplate": {"metadata": {"labels": labels}, "spec": pod},
             },
         },

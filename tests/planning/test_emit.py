@@ -479,3 +479,33 @@ def test_max_model_len_is_at_most_what_a_ranks_kv_cache_holds() -> None:
     )
     decode = _parse("vllm", emitted.commands[1][1])
     assert decode.opt_max_model_len == 20480  # tp 2 holds the longest request whole
+
+
+def test_llmd_spreads_a_data_parallel_replica_wider_than_a_node_over_a_group_of_pods() -> None:
+    """moe-deepseek-dp-ep's decode instance is 16 H200s (dp 16): one pod asking for 16 GPUs cannot be
+    placed. It is a LeaderWorkerSet group of two 8-GPU pods, each running its node's eight ranks from
+    its worker index, as llm-d's wide-EP guide does; the flags its shell line adds are vLLM's."""
+    from engine.planning.emit_manifests import MULTI_NODE
+
+    emitted = emit_deployment(_presets()["moe-deepseek-dp-ep"], "llm-d")
+    roles = {r["name"]: r["spec"]["leaderWorkerTemplate"] for r in emitted.document["spec"]["roles"]}
+    decode, prefill = roles["decode"], roles["prefill"]
+    assert (decode["size"], prefill["size"]) == (2, 1)
+    pod = decode["workerTemplate"]["spec"]["containers"][0]
+    assert pod["resources"]["limits"]["nvidia.com/gpu"] == "8"
+    assert pod["command"][:2] == ["/bin/sh", "-c"] and "LWS_WORKER_INDEX:-0} * 8" in pod["command"][2]
+    a = _parse("vllm", tuple(pod["args"]))
+    assert (a.opt_data_parallel_size, a.opt_data_parallel_size_local, a.opt_data_parallel_hybrid_lb) == (
+        16,
+        8,
+        True,
+    )
+    shell = re.findall(r"--[a-z-]+", MULTI_NODE)  # the flags only the shell line gives
+    assert _parse("vllm", ("m", *(x for f in shell for x in (f, "1")))) is not None
+    assert "LeaderWorkerSet group of 2 pods of 8 GPUs" in emitted.text and "by hand" not in emitted.text
+    # tensor parallelism over nodes needs Ray, which the guide does not deploy: said, not written
+    wide = _vary(
+        _presets()["moe-deepseek-dp-ep"],
+        **{"deployment.pools[1].tp": 16, "deployment.pools[1].dp": 1, "deployment.pools[1].ep": 16},
+    )
+    assert "by hand (LeaderWorkerSet size and Ray" in emit_deployment(wide, "llm-d").text
