@@ -419,8 +419,10 @@ its throughput band (`engine.explain.margin.RunSpread.moves`): relative, or in p
 
 LATENCIES = ("ttft_p99_ms", "tpot_p99_ms", "e2e_p99_ms")
 """Headline figures whose own kind of error (TTFT, TPOT) was measured apart from the chips' speed."""
-COSTS = ("usd_per_request", "usd_per_million_output_tokens")
-"""Costs that keep at least their kind's band in a run's spread (`spread_band`)."""
+COSTS = ("usd_per_request", "usd_per_million_output_tokens", "goodput_per_usd")
+"""Figures of the bill that keep at least their kind's band in a run's spread (`spread_band`): the
+costs (throughput's band turned round) and goodput per $ (throughput's), so that the two read as each
+other's reciprocal (a cost per request of -5% to +29% sat beside goodput per $ of -7% to +3%: a review)."""
 
 
 def _points(change: float) -> str:

@@ -240,6 +240,9 @@ def test_a_spread_band_takes_the_runs_moves_and_keeps_a_latencys_own_error() -> 
     # a cost at the run's fixed load barely moves ('−1% to +2%' read as certain): its kind's band holds
     assert spread_band("usd_per_request", (-0.15, 0.15), (0.02, -0.01)) == "± 15%"
     assert spread_band("usd_per_million_output_tokens", (-0.05, 0.29), (0.4, -0.01)) == "−5% to +40%"
+    # goodput per $ keeps throughput's band as the costs keep it turned round: a cost per request of
+    # -5% to +29% sat beside goodput per $ of -7% to +3% (a review)
+    assert spread_band("goodput_per_usd", (-0.22, 0.03), (-0.07, 0.03)) == "−22% to +3%"
     assert spread_band("goodput_rps", (-0.36, 0.36), (-0.81, 3.5)) == "−81% to > +100%"
     assert spread_band("goodput_rps", None, (-0.3, -0.05)) == "−30% to −5%"  # both edges slower: one side
     assert spread_band("slo_attainment", None, (-0.367, 0.043)) == "−36.7 to +4.3 pts"
