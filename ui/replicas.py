@@ -168,15 +168,38 @@ def job(scenario: Scenario, n: int) -> Job:
     return new
 
 
+PARAM = "seeds"
+"""The share link's query parameter of the count (left out at one seed): a colleague opening a link
+saw one seed's figures where the sender read the mean of five (a review)."""
+LINKED = "fg_replications_linked"
+"""Session key: the link's count last applied (a link applies once; the picker then rules)."""
+
+
+def _from_link(widget: str) -> None:
+    """Apply a link's `PARAM` once (`ui.state.sync_link` dropped one the picker does not offer)."""
+    ss, raw = st.session_state, st.query_params.get(PARAM)
+    if raw is None or raw == ss.get(LINKED) or raw not in {str(n) for n in OPTIONS}:
+        return
+    ss[LINKED] = raw
+    ss[SETTING] = ss[widget] = int(raw)
+
+
 def picker(page: str) -> int:
-    """The replications selectbox (one per page, one setting per session); the chosen count."""
+    """The replications selectbox (one per page, one setting per session, carried by the share link
+    as `PARAM`); the chosen count."""
     widget = f"fg:replications-{page}"
     ss = st.session_state
     if widget not in ss:
         ss[widget] = ss.get(SETTING, OPTIONS[0])
+    _from_link(widget)
 
     def keep() -> None:
         ss[SETTING] = ss[widget]
+        if ss[widget] > 1:
+            st.query_params[PARAM] = str(ss[widget])
+        elif PARAM in st.query_params:
+            del st.query_params[PARAM]
+        ss[LINKED] = st.query_params.get(PARAM)
 
     n = st.selectbox(
         "Seeds",

@@ -39,7 +39,7 @@ LINK = "fg_link"
 NOTICES = "fg_notices"
 FRESH = "fg_fresh_notices"
 LINK_KEYS = ("v", "p", "s")
-PAGE_KEYS = ("a", "b", "plan")
+PAGE_KEYS = ("a", "b", "plan", "seeds")
 """Query parameters of one page: Compare's scenarios A and B (bound to its widgets), the Planner's
 form (`ui.plan_link`)."""
 LINK_REFUSED = "fg_link_refused"
@@ -292,6 +292,20 @@ def _fallback(params: dict[str, str]) -> str:
     return name if name in preset_names() else DEFAULT_PRESET
 
 
+def _check_seeds(qp: Any) -> None:
+    """A link's seeds count (`ui.replicas.PARAM`) that is not one the picker offers: said and dropped
+    here, before the page's notices are drawn (the picker, further down, applies a good one)."""
+    from ui.replicas import OPTIONS, PARAM  # (ui.replicas imports this module only inside a function)
+
+    raw = qp.get(PARAM)
+    if raw is not None and raw not in {str(n) for n in OPTIONS}:
+        notify(
+            f"The link's seeds: {raw[:20]!r} is not one of {', '.join(map(str, OPTIONS))}; one seed shown.",
+            key="link:seeds",
+        )
+        del qp[PARAM]
+
+
 def sync_link() -> None:
     """Load the scenario from the URL when it brings a new link; then write the current link back.
 
@@ -311,12 +325,13 @@ def sync_link() -> None:
         many = len(unknown) > 1
         notify(
             f"The link's parameter{'s' if many else ''} {names} {'are not ones' if many else 'is not one'} "
-            f"the app reads (v, p, s; a and b on Compare; plan on the Planner): "
+            f"the app reads (v, p, s; a and b on Compare; plan on the Planner; seeds on Results and Compare): "
             f"{'they were' if many else 'it was'} ignored.",
             key="link:unknown",
         )
         for k in unknown:
             del qp[k]
+    _check_seeds(qp)
     params = {k: str(qp[k]) for k in LINK_KEYS if k in qp}
     if SCENARIO not in ss or (params and params != ss.get(LINK)):
         if params:

@@ -140,3 +140,28 @@ def test_a_narrow_interval_shows_a_digit_of_its_width() -> None:
     assert " ± " in pm("ttft_p99_ms", interval([700.0, 800.0, 900.0]))
     assert pm("slo_attainment", interval([0.9961, 0.9962, 0.9963])).endswith("%")
     assert " ± 0.0%" not in pm("slo_attainment", interval([0.9961, 0.9962, 0.9963]))
+
+
+def test_the_seeds_count_travels_in_the_share_link() -> None:
+    """A colleague opening a link saw one seed's figures where the sender read the mean of five (a
+    review): the count is the link's `seeds` (left out at one), applied once, a bad one said."""
+    from engine.scenario import to_link
+    from tests.app.harness import APP, short
+
+    at = app("results")
+    at.selectbox(key="fg:replications-results").set_value(SEEDS).run()
+    assert at.query_params["seeds"] in ([str(SEEDS)], str(SEEDS))
+    at.selectbox(key="fg:replications-results").set_value(1).run()
+    assert "seeds" not in at.query_params
+    opened = AppTest.from_file(APP, default_timeout=120)
+    opened.query_params.update({**to_link(short(), "chat-disaggregated"), "seeds": str(SEEDS)})
+    opened.run()
+    assert_clean(opened)
+    assert opened.selectbox(key="fg:replications-results").value == SEEDS
+    bad = AppTest.from_file(APP, default_timeout=120)
+    bad.query_params.update({**to_link(short(), "chat-disaggregated"), "seeds": "7"})
+    bad.run()
+    assert bad.selectbox(key="fg:replications-results").value == 1
+    said = [w.value.replace("\\", "").replace("\u2060", "") for w in bad.warning]
+    assert any("The link's seeds: '7' is not one of 1, 3, 5, 10" in s for s in said), said
+    assert "seeds" not in bad.query_params
