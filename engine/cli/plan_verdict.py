@@ -55,7 +55,7 @@ def latency_text(row: dict[str, Any], reruns: tuple[Any, ...] = ()) -> str:
 def figures_text(row: dict[str, Any]) -> str:
     """Chips, $/h, $/M output tokens, $/request, tok/s per chip and power, with their bands."""
     from engine.explain.presentation import usd_decimals
-    from engine.planning.verdict import assumed_price_mark
+    from engine.planning.prices import assumed_price_mark
 
     per_m = row["usd_per_million_output_tokens"]
     per_req = row["usd_per_request"]

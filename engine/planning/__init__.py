@@ -55,7 +55,7 @@ _API = {
     "past_target": "engine.planning.verdict_bands",
     "PAST_TARGET_WHY": "engine.planning.verdict_bands",
     "steady_reruns": "engine.planning.verdict_bands",
-    "assumed_price_mark": "engine.planning.verdict",
+    "assumed_price_mark": "engine.planning.prices",
     "plan_margin": "engine.planning.margin",
     "DEFAULT_ATTAINMENT": "engine.planning.rules",
     "PP_MIN_TP": "engine.planning.candidates",
@@ -161,9 +161,10 @@ if TYPE_CHECKING:
     from engine.planning.plan_link import encode as plan_link_encode
     from engine.planning.plan_work import PlanWork, PlanWorkError
     from engine.planning.plan_work import plan_work as plan_work_estimate
+    from engine.planning.prices import assumed_price_mark
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
     from engine.planning.search import Progress
-    from engine.planning.verdict import Verdict, assumed_price_mark
+    from engine.planning.verdict import Verdict
     from engine.planning.verdict_bands import PAST_TARGET_WHY, class_bands, past_target
     from engine.planning.verdict_bands import steady as steady_reruns
     from engine.planning.verdict_bands import take_in as band_take_in

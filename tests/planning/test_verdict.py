@@ -591,3 +591,18 @@ def test_a_choice_the_risk_checks_could_not_finish_is_cheapest_of_those_checked(
     assert "the risk-aware checks ran out of simulations, so a cheaper deployment" in cut.unsure_text(True)
     done = Verdict("usd_per_hour", True, pd.DataFrame([row]), chosen_run=7, nominal_run=7)
     assert done.unsure_text(True) == ""
+
+
+def test_a_tie_between_risk_aware_picks_goes_to_the_one_with_more_headroom() -> None:
+    """At the same cost the first found won: 6P:2D holding 94.2% of requests with the chips slowed over
+    3P:2D holding 95.7% at the same $24.90/h (a review)."""
+    from types import SimpleNamespace
+
+    from engine.planning.verdict import _better
+
+    slow = SimpleNamespace(value=lambda r: r["v"])
+    first = {"v": 24.9, "slo_attainment": 0.942}
+    assert _better(slow, {"v": 24.9, "slo_attainment": 0.957}, first)  # type: ignore[arg-type]
+    assert not _better(slow, {"v": 24.9, "slo_attainment": 0.93}, first)  # type: ignore[arg-type]
+    assert _better(slow, {"v": 19.92, "slo_attainment": 0.91}, first)  # type: ignore[arg-type]  # cheaper wins
+    assert not _better(slow, {"v": 29.88, "slo_attainment": 0.99}, first)  # type: ignore[arg-type]
