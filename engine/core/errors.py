@@ -119,6 +119,15 @@ def format_validation_error(
             msg = msg[len("Value error, ") :]
         if err["type"] == "extra_forbidden":
             msg = "unknown field (not part of the scenario format)"
+        elif err["type"] in ("too_short", "too_long"):  # pydantic's "Tuple should have at least 1 item
+            # after validation, not 0" (a review): the count allowed and the count given
+            ctx = err.get("ctx") or {}
+            n, bound = (
+                ctx.get("actual_length"),
+                ctx.get("min_length" if err["type"] == "too_short" else "max_length"),
+            )
+            least = "at least" if err["type"] == "too_short" else "at most"
+            msg = f"needs {least} {bound} {'entry' if bound == 1 else 'entries'} (got {n})"
         value = err.get("input")
         if _is_nan(value) and err["type"] in (
             "less_than_equal",

@@ -151,7 +151,7 @@ def test_period_bills_add_up_to_the_total(churn: Any) -> None:
         ({"periods": [{"name": "x", "months": 6, "model": DENSE}] * 2}, "periods: names must be unique"),
         ({"periods": []}, "periods"),
         ({"periods": [{"name": str(i), "months": 1, "model": DENSE} for i in range(13)]},
-         "periods: Tuple should have at most 12 items"),
+         "periods: needs at most 12 entries (got 13)"),
         ({"sizing_window_s": 5}, "sizing_window_s"),
         ({"stranded": "sell"}, "stranded"),
         ({"portfolios": [{"name": "A", "prefill": {"hardware": "h100-sxm"},

@@ -355,3 +355,13 @@ def test_true_or_false_is_no_number_from_a_link_a_file_or_set() -> None:
     # numbers themselves are taken as before: an integral float for a count, an int for a rate
     same = io.apply_overrides(base, {"deployment.pools[0].count": 2.0, "workload.arrival.rate_rps": 3})
     assert same.deployment.pools[0].count == 2 and same.workload.arrival.rate_rps == 3.0
+
+
+def test_an_emptied_list_says_how_many_it_needs() -> None:
+    """A link with no request class read "Tuple should have at least 1 item after validation, not 0" (a
+    review): the count needed and the count given, in the scenario's words."""
+    from engine.core.errors import ScenarioError
+    from engine.scenario import codec as io
+
+    with pytest.raises(ScenarioError, match=r"^workload\.classes: needs at least 1 entry \(got 0\)$"):
+        io.apply_overrides(io.load_preset("chat-colocated"), {"workload.classes": []})
