@@ -50,7 +50,8 @@ def target_differences(a: Scenario, b: Scenario) -> list[str]:
         ]
         if c.slo.percentile != other.percentile:
             said.append(f"at p{c.slo.percentile:g} in A, p{other.percentile:g} in B")
-        out.append(f"{c.name}: {'; '.join(said)}")
+        if said:  # a difference the fields above do not show is none a reader can act on ("chat: ")
+            out.append(f"{c.name}: {'; '.join(said)}")
     return out
 
 
