@@ -187,7 +187,7 @@ def figure_buttons(
     if pair is not None:
         (stem_a, name_a), (stem_b, name_b) = pair
         meta |= {"scenario": f"A: {name_a}; B: {name_b}", "preset": f"A: {stem_a}; B: {stem_b}"}
-    toml = dumps_toml(state.named(scenario))
+    toml = state.scenario_toml(state.named(scenario))
     k = f"fg:dl:{what}"
     blocked = image_export.problem()
     why = "Needs Chrome or Chromium on the server (see below)." if blocked else None
@@ -273,7 +273,7 @@ def table_buttons(
     sc = result.scenario
     meta = {**provenance(sc), "engine_version": result.engine_version}
     named_sc = state.named(sc)
-    toml = dumps_toml(named_sc)
+    toml = state.scenario_toml(named_sc)
     with st.container(horizontal=True, gap="small", key="fg-dl-tables"):
         st.download_button(
             "Requests (CSV)",

@@ -21,7 +21,7 @@ import streamlit as st
 from engine import explain as ex
 from engine.core import ScenarioError
 from engine.explain import duration_text, duration_unit, headline, latency_cdfs, usd_decimals, usd_text
-from engine.scenario import dumps_toml, loads_toml, preset_names
+from engine.scenario import loads_toml, preset_names
 from engine.serving import SimResult
 from ui import marks, sim, state, strip_chart
 from ui.text import plain
@@ -167,7 +167,7 @@ def sidebar() -> None:
         st.session_state[SHARE_SLOT] = (slot, _share_address(slot))
         st.download_button(
             "Scenario (TOML)",
-            data=dumps_toml(sc),
+            data=state.scenario_toml(sc),
             file_name=f"fengong_{state.preset_name()}_{sc.seed}_scenario.toml",
             mime="application/toml",
             on_click="ignore",

@@ -25,7 +25,9 @@ from engine.scenario import (
     Scenario,
     apply_overrides,
     check_untrusted,
+    dumps_toml,
     from_link,
+    from_link_partial,
     load_preset,
     preset_names,
     to_data,
@@ -287,9 +289,48 @@ def _from_params(params: dict[str, str]) -> tuple[Scenario, str]:
     return sc, params.get("p", DEFAULT_PRESET)
 
 
+def _open_in_part(params: dict[str, str], exc: ScenarioError) -> None:
+    """A link that does not hold whole: its preset with every change of it that holds, and what was
+    refused said (one bad field threw the whole link away, its valid changes with it: a review); its
+    preset alone, or the default one, where none of it can be read."""
+    ss = st.session_state
+    ss[LINK_REFUSED] = True
+    fallback = _fallback(params)
+    try:
+        sc, refused = from_link_partial(params)
+        check(sc)
+    except ScenarioError:
+        sc, refused = preset(fallback), []
+    if not refused or sc == preset(fallback):  # nothing of it holds: its preset, as before
+        notify(f"The share link could not be used: {exc}. Showing the preset {fallback} instead.")
+        use_preset(fallback)
+        return
+    use_preset(fallback)
+    ss[SCENARIO] = sc
+    notify(
+        f"The share link's changes were applied but for {len(refused)} refused: {'; '.join(refused)}. "
+        "The address now holds the rest."
+    )
+
+
 def _fallback(params: dict[str, str]) -> str:
     name = params.get("p", DEFAULT_PRESET)
     return name if name in preset_names() else DEFAULT_PRESET
+
+
+def scenario_toml(sc: Scenario) -> str:
+    """The scenario's TOML as the dashboard shows its figures: where they are the mean of several seeds,
+    a first comment says how many and the command that gives the same (the file carried only `seed`,
+    so the command line printed one seed's figures beside the page's mean of three: a review)."""
+    from ui.replicas import SETTING  # (ui.replicas imports this module only inside a function)
+
+    n = st.session_state.get(SETTING, 1)
+    if not isinstance(n, int) or n <= 1:
+        return dumps_toml(sc)
+    return (
+        f"# shown on the dashboard as the mean of {n} seeds ({sc.seed} to {sc.seed + n - 1}): "
+        f"`fengong run FILE --replications {n}` gives the same figures\n" + dumps_toml(sc)
+    )
 
 
 def _check_seeds(qp: Any) -> None:
@@ -339,10 +380,7 @@ def sync_link() -> None:
                 sc, name = _from_params(params)
                 ss[SCENARIO], ss[PRESET] = sc, name
             except ScenarioError as exc:
-                fallback = _fallback(params)
-                notify(f"The share link could not be used: {exc}. Showing the preset {fallback} instead.")
-                ss[LINK_REFUSED] = True
-                use_preset(fallback)
+                _open_in_part(params, exc)
         elif SCENARIO not in ss:
             use_preset(DEFAULT_PRESET)
     want = link()

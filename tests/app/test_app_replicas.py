@@ -165,3 +165,23 @@ def test_the_seeds_count_travels_in_the_share_link() -> None:
     said = [w.value.replace("\\", "").replace("\u2060", "") for w in bad.warning]
     assert any("The link's seeds: '7' is not one of 1, 3, 5, 10" in s for s in said), said
     assert "seeds" not in bad.query_params
+
+
+def test_the_scenario_file_says_the_seeds_its_figures_are_the_mean_of() -> None:
+    """The exported TOML carried only `seed`: the command line printed one seed's figures beside the
+    page's mean of three (a review). A first comment says how many seeds and the command."""
+    import tomllib
+    from unittest import mock
+
+    from tests.app.harness import short
+    from ui import state
+
+    sc = (
+        short()
+    )  # (AppTest holds no download's payload: the builder the buttons call, on the session's count)
+    with mock.patch.object(state.st, "session_state", {"fg_replications": SEEDS}):
+        toml = state.scenario_toml(sc)
+    assert toml.startswith(f"# shown on the dashboard as the mean of {SEEDS} seeds (1 to 3)")
+    assert f"--replications {SEEDS}" in toml.splitlines()[0] and tomllib.loads(toml)["seed"] == 1
+    with mock.patch.object(state.st, "session_state", {}):
+        assert not state.scenario_toml(sc).startswith("#")
