@@ -425,7 +425,34 @@ MAX_LINK_EXPANDED_BYTES = 64 * bounds.MAX_LINK_CHARS
 """Largest decompressed link payload (512 KiB)."""
 
 
-def _from_link(params: dict[str, str]) -> Scenario:
+MAX_PARTIAL_CHANGES = 200
+"""Most changes a link may carry for `from_link_partial` to try them one at a time (each a validation)."""
+
+
+def from_link_partial(params: dict[str, str]) -> tuple[Scenario, list[str]]:
+    """A link whose changes do not all hold, with those that do: the scenario of its preset and every
+    change that validates on top of the ones before it (in the payload's order), and why each other
+    was refused. One bad field threw the whole link away, its valid changes with it (a review).
+    Raises the link's own `ScenarioError` where no part of it can be read (its version, preset or
+    payload), or where it carries more than `MAX_PARTIAL_CHANGES` changes."""
+    _preset_of(params)
+    changes = _decode_payload(params.get("s", "")) if params.get("s") else {}
+    if len(changes) > MAX_PARTIAL_CHANGES:
+        raise ScenarioError(
+            f"link payload holds {len(changes):,} changes; at most {MAX_PARTIAL_CHANGES} are tried one by one"
+        )
+    scenario, refused = load_preset(params.get("p", DEFAULT_PRESET)), []
+    for path, value in changes.items():
+        try:
+            candidate = _applied(to_data(scenario), {path: value})
+            scenario = check_untrusted(from_data(candidate))
+        except ScenarioError as exc:
+            refused.append(str(exc))
+    return scenario, refused
+
+
+def _preset_of(params: dict[str, str]) -> str:
+    """The link's preset, its version checked; ScenarioError where either is not one this reads."""
     version = params.get("v", str(LINK_VERSION))
     if version != str(LINK_VERSION):
         raise ScenarioError(f"link version {version[:16]!r} is not supported (expected {LINK_VERSION})")
@@ -435,11 +462,19 @@ def _from_link(params: dict[str, str]) -> Scenario:
             f"link preset {preset[:64]!r} is unknown: not one of the {len(preset_names())} shipped presets, "
             "which the sidebar's preset picker lists"
         )
+    return preset
+
+
+def _from_link(params: dict[str, str]) -> Scenario:
+    preset = _preset_of(params)
     payload = params.get("s", "")
     if not payload:
         return load_preset(preset)
-    changes = _decode_payload(payload)
-    data = to_data(load_preset(preset))
+    return from_data(_applied(to_data(load_preset(preset)), _decode_payload(payload)))
+
+
+def _applied(data: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`data` with a link's `changes` made in place (a None removes the field: back to its default)."""
     # one copy, then every change in place: decoding stays linear in the payload's size
     for path, value in changes.items():
         if value is None:
@@ -449,4 +484,4 @@ def _from_link(params: dict[str, str]) -> Scenario:
                 parent.pop(parts[-1], None)
             continue
         set_path(data, path, value, copy_data=False)
-    return from_data(data)
+    return data
