@@ -21,7 +21,7 @@ import streamlit as st
 from engine import explain as ex
 from engine.core import ScenarioError
 from engine.explain import duration_text, duration_unit, headline, latency_cdfs, usd_decimals, usd_text
-from engine.scenario import loads_toml, preset_names
+from engine.scenario import closest_preset, loads_toml, preset_names
 from engine.serving import SimResult
 from ui import marks, sim, state, strip_chart
 from ui.text import plain
@@ -138,7 +138,8 @@ def _open_file() -> None:
     except (ScenarioError, UnicodeDecodeError) as exc:
         state.notify(f"{up.name}: {exc}")
         return
-    state.commit(sc, up.name)
+    if state.commit(sc, up.name):
+        state.keep_relative_to(closest_preset(sc))  # not the preset shown before (a review)
 
 
 def sidebar() -> None:

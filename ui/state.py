@@ -235,6 +235,13 @@ def attempt(changes: dict[str, Any]) -> str | None:
     return None
 
 
+def keep_relative_to(name: str) -> None:
+    """Keep the session's scenario relative to preset `name` (the share link's `p`, Reset, the
+    counterpart to compare with) without changing the scenario."""
+    if name in preset_names():
+        st.session_state[PRESET] = name
+
+
 def use_preset(name: str) -> None:
     """Start over from a shipped preset, an uploaded trace forgotten with it (`forget_upload`)."""
     st.session_state[SCENARIO] = preset(name)

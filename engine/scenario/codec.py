@@ -356,6 +356,15 @@ def to_link(scenario: Scenario, preset: str) -> dict[str, str]:
     return params
 
 
+def closest_preset(scenario: Scenario) -> str:
+    """The shipped preset the scenario differs from in the fewest fields (`diff`; ties to the first
+    by name): what a scenario opened from a file is kept relative to. The preset shown before the file
+    was kept, so a file exported from an edited chat-colocated and opened over chat-disaggregated read
+    as chat-disaggregated's, its counterpart itself and Reset going there (a review)."""
+    mine = to_data(scenario)
+    return min(preset_names(), key=lambda n: (len(diff(to_data(load_preset(n)), mine)), n))
+
+
 def data_paths(scenario: Scenario) -> list[tuple[str, str]]:
     """(field path, file path) of every data file a scenario reads (traces, empirical lengths)."""
     out = []

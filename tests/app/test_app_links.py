@@ -151,3 +151,32 @@ def test_a_link_that_holds_in_part_keeps_the_part_that_holds() -> None:
         sc = scenario_of(at)
         assert sc == apply_overrides(load_preset(DEFAULT_PRESET), kept), name
         assert "s" in at.query_params  # the address holds what was applied
+
+
+def test_a_scenario_is_kept_relative_to_the_preset_it_differs_least_from(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file exported from an edited chat-colocated, opened over chat-disaggregated, read as
+    chat-disaggregated's (its counterpart itself, Reset going there: a review). The app keeps it
+    relative to the preset it differs from least."""
+    from engine.scenario import closest_preset, dumps_toml
+    from ui import layout, state
+
+    edited = apply_overrides(load_preset("chat-colocated"), {"seed": 7, "workload.arrival.rate_rps": 12.0})
+    assert closest_preset(edited) == "chat-colocated"
+    assert closest_preset(load_preset("moe-deepseek-h200")) == "moe-deepseek-h200"
+
+    class Upload:
+        name = "f.toml"
+
+        def getvalue(self) -> bytes:
+            return dumps_toml(edited).encode()
+
+    ss = {
+        state.SCENARIO: load_preset("chat-disaggregated"),
+        state.PRESET: "chat-disaggregated",
+        "fg:open": Upload(),
+    }
+    monkeypatch.setattr(layout.st, "session_state", ss)  # (the one streamlit module `state` reads too)
+    layout._open_file()
+    assert ss[state.SCENARIO] == edited and ss[state.PRESET] == "chat-colocated"
