@@ -244,8 +244,9 @@ HARDWARE: dict[str, Any] = {
         width="large",  # its longest, 'uncalibrated: conservative transfer from the fitted chips', whole
         help="calibrated: a profile fitted to measurements of "
         "this chip under the scenario's serving stack; partly calibrated: so fitted, but a MoE "
-        "model's experts run at terms fitted per serving stack, not per chip; uncalibrated: a profile "
-        "chosen by a rule.",
+        "model's experts run at terms fitted per serving stack, not per chip, or the fit misses the "
+        "chip's own published results beyond the pooled band (its band is widened to hold them); "
+        "uncalibrated: a profile chosen by a rule.",
     ),
     "expected_error": cc.TextColumn(
         "Expected error",

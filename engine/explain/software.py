@@ -125,10 +125,11 @@ def software_answer(result: SimResult, resolved: Resolved, phase: str) -> Softwa
         )
         return SoftwareAnswer(ready, worst, usd, share, text)
     unrated = [p for p in mine if p.spec.maturity is None and not p.calibration.fitted]
-    if not unrated:
-        return SoftwareAnswer(
-            True, "measured", usd, share, f"software ready ({', '.join(chips)}: a measured {stack} stack)"
+    if not unrated:  # each chip's stack as its fit measured it: vLLM on a 910B is vLLM-Ascend (a review)
+        said = ", ".join(
+            dict.fromkeys(f"{p.spec.hardware}: a measured {p.calibration.under} stack" for p in mine)
         )
+        return SoftwareAnswer(True, "measured", usd, share, f"software ready ({said})")
     p = unrated[0]
     text = (
         f"software not rated ({p.spec.hardware}'s numbers come by rule under {p.calibration.under}: "

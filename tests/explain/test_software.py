@@ -46,3 +46,10 @@ def test_prefill_on_fitted_h100s_is_ready() -> None:
     sp = specialisation(simulate(small("chat-disaggregated", duration_s=30.0)), 24).set_index("phase")
     assert bool(sp.loc["prefill", "software_ready"])
     assert sp.loc["prefill", "maturity"] == "measured"
+
+
+def test_a_measured_stack_is_named_as_its_fit_measured_it() -> None:
+    """The 910B's software read 'a measured vLLM stack' where its fit measured vLLM-Ascend (a review)."""
+    sp = specialisation(simulate(small("chat-ascend-910b", duration_s=30.0)), 24)
+    text = sp.set_index("phase").loc["decode"]["text"]
+    assert "ascend-910b: a measured vLLM-Ascend stack" in text and "h100-sxm: a measured vLLM stack" in text
