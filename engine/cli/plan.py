@@ -264,6 +264,22 @@ def _off_frontier(p: Plan, cost: list[dict[str, Any]]) -> None:
     )
 
 
+def _assumed(p: Plan) -> str:
+    """'assumed: llama-3.1-70b, fp8 weights and fp8 KV, under vLLM; rent: catalog price per chip-hour':
+    what every figure of the plan rests on (the text named neither the model nor the stack nor the
+    cost basis: a review); '' for a plan that ran nothing."""
+    from engine.costmodel import STACK_NAMES
+
+    base = p.best or (p.scenarios[0] if p.scenarios else None)
+    if base is None:
+        return ""
+    stack = STACK_NAMES.get(base.deployment.stack, base.deployment.stack)
+    return (
+        f"assumed: {base.model.id}, {base.model.weights} weights and {base.kv_precision()} KV, under {stack}; "
+        f"{base.cost.label()}"
+    )
+
+
 def print_plan(p: Plan) -> None:
     """A human summary of a plan, each deployment with its calibration mark."""
     from engine.cli.plan_verdict import latency_text
@@ -275,6 +291,8 @@ def print_plan(p: Plan) -> None:
         f"{p.pruned} pruned by the cost model, {p.bounded} bounded out, {p.simulated} simulations, "
         f"{p.feasible} passed ({rule_text(p.rule, p.attainment)})"
     )
+    if said := _assumed(p):
+        print(said)
     for note in (*getattr(p, "method", ()), *p.notes):  # (a plan kept from before `method`: none)
         print(f"note: {note}")
     if p.best_run is not None:
