@@ -17,6 +17,7 @@ The Results page's Advisor panel is `ui.advisor`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -118,6 +119,7 @@ def pareto_chart(
     def place(i: Any) -> str:
         return sides.get(i) or "top center"
 
+    _misses(fig, rows[~passing], x, y, data, hover)  # first: under the passing points
     for mode, symbol, color in (("colocated", "circle", "#1f77b4"), ("disaggregated", "diamond", "#e67e22")):
         for calibrated in (True, False):
             sub = rows[(rows["mode"] == mode) & passing & (rows["_sure"] == calibrated)]
@@ -142,20 +144,6 @@ def pareto_chart(
                     cliponaxis=False,  # a label above the highest point is drawn whole, not cut at the axis
                 )
             )
-    for calibrated in (True, False):
-        misses = rows[~passing & (rows["_sure"] == calibrated)]
-        if len(misses):
-            fig.add_trace(
-                go.Scatter(
-                    x=misses[x],
-                    y=misses[y],
-                    mode="markers",
-                    name="misses an SLO" + ("" if calibrated else ", uncalibrated chip"),
-                    marker={"symbol": "x" if calibrated else "x-open", "size": 9, "color": MISSES},
-                    customdata=data(misses),
-                    hovertemplate=hover.replace("<extra>", "<br>misses an SLO<extra>"),
-                )
-            )
     best = rows[rows["chosen"]]
     if len(best):
         fig.add_trace(_star(best, x, y, data(best), hover))
@@ -169,6 +157,33 @@ def pareto_chart(
         legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},  # clears the x title, wrapped
     )
     return fig
+
+
+def _misses(
+    fig: go.Figure,
+    misses: pd.DataFrame,
+    x: str,
+    y: str,
+    data: Callable[[pd.DataFrame], np.ndarray],
+    hover: str,
+) -> None:
+    """The runs that miss an SLO, drawn before the passing ones so that they lie under them: a grey
+    cross drawn over a frontier point made it read as failing (a review)."""
+    for calibrated in (True, False):
+        sub = misses[misses["_sure"] == calibrated]
+        if len(sub):
+            fig.add_trace(
+                go.Scatter(
+                    x=sub[x],
+                    y=sub[y],
+                    mode="markers",
+                    name="misses an SLO" + ("" if calibrated else ", uncalibrated chip"),
+                    marker={"symbol": "x" if calibrated else "x-open", "size": 9, "color": MISSES},
+                    customdata=data(sub),
+                    hovertemplate=hover.replace("<extra>", "<br>misses an SLO<extra>"),
+                    legendrank=900,  # listed after the passing points
+                )
+            )
 
 
 def _star(best: pd.DataFrame, x: str, y: str, data: np.ndarray, hover: str) -> go.Scatter:
