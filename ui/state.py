@@ -253,7 +253,7 @@ def use_preset(name: str) -> None:
 
 SPLIT_BEFORE = "fg:split_before"
 """Session key: the scenario as it was before the Strategy page switched it to colocated, whose
-split a switch back restores (`engine.explain.previews.with_mode`)."""
+split a switch back restores (`engine.explain.mode_switch.with_mode`)."""
 
 
 UPLOAD_GENERATION = "fg_upload_gen"
@@ -304,8 +304,7 @@ def _open_in_part(params: dict[str, str], exc: ScenarioError) -> None:
     ss[LINK_REFUSED] = True
     fallback = _fallback(params)
     try:
-        sc, refused = from_link_partial(params)
-        check(sc)
+        sc, refused = from_link_partial(params, check)  # each change checked as the app runs it
     except ScenarioError:
         sc, refused = preset(fallback), []
     if not refused or sc == preset(fallback):  # nothing of it holds: its preset, as before

@@ -17,6 +17,7 @@ import json
 import math
 import re
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -438,12 +439,16 @@ MAX_PARTIAL_CHANGES = 200
 """Most changes a link may carry for `from_link_partial` to try them one at a time (each a validation)."""
 
 
-def from_link_partial(params: dict[str, str]) -> tuple[Scenario, list[str]]:
+def from_link_partial(
+    params: dict[str, str], check: Callable[[Scenario], object] | None = None
+) -> tuple[Scenario, list[str]]:
     """A link whose changes do not all hold, with those that do: the scenario of its preset and every
-    change that validates on top of the ones before it (in the payload's order), and why each other
-    was refused. One bad field threw the whole link away, its valid changes with it (a review).
-    Raises the link's own `ScenarioError` where no part of it can be read (its version, preset or
-    payload), or where it carries more than `MAX_PARTIAL_CHANGES` changes."""
+    change that validates (and passes `check`, the caller's own: the app's resolves it) on top of the
+    ones before it, and why each other was refused. One bad field threw the whole link away, its valid
+    changes with it (a review). The changes of one table (a pool's dp and ep) are tried together
+    first, in the payload's order, then one by one where together they fail: two that hold only
+    together were both refused. Raises the link's own `ScenarioError` where no part of it can be
+    read (its version, preset or payload), or where it carries more than `MAX_PARTIAL_CHANGES`."""
     _preset_of(params)
     changes = _decode_payload(params.get("s", "")) if params.get("s") else {}
     if len(changes) > MAX_PARTIAL_CHANGES:
@@ -451,12 +456,29 @@ def from_link_partial(params: dict[str, str]) -> tuple[Scenario, list[str]]:
             f"link payload holds {len(changes):,} changes; at most {MAX_PARTIAL_CHANGES} are tried one by one"
         )
     scenario, refused = load_preset(params.get("p", DEFAULT_PRESET)), []
-    for path, value in changes.items():
+
+    def tried(some: dict[str, Any]) -> Scenario:
+        out = check_untrusted(from_data(_applied(to_data(scenario), some)))
+        if check is not None:
+            check(out)
+        return out
+
+    tables: dict[str, dict[str, Any]] = {}
+    for path, value in changes.items():  # by the table each path sits in, in the payload's order
+        tables.setdefault(path.rpartition(".")[0], {})[path] = value
+    for group in tables.values():
         try:
-            candidate = _applied(to_data(scenario), {path: value})
-            scenario = check_untrusted(from_data(candidate))
+            scenario = tried(group)
+            continue
         except ScenarioError as exc:
-            refused.append(str(exc))
+            if len(group) == 1:
+                refused.append(str(exc))
+                continue
+        for path, value in group.items():
+            try:
+                scenario = tried({path: value})
+            except ScenarioError as exc:
+                refused.append(str(exc))
     return scenario, refused
 
 

@@ -131,6 +131,8 @@ def test_a_link_that_holds_in_part_keeps_the_part_that_holds() -> None:
     cases = {
         # a seed and a rate out of range: the seed stays
         "out of range": ({"seed": 9, "workload.arrival.rate_rps": -5}, {"seed": 9}, "rate_rps"),
+        # a tp the run refuses (its heads do not split 3 ways): the seed stays (the whole link was dropped)
+        "refused by the run": ({"seed": 7, "deployment.pools[0].tp": 3}, {"seed": 7}, "attention heads"),
         # a day's window, then a rate the work bound refuses over it: the window stays
         "over the bounds": (
             {"workload.arrival.rate_rps": 4000.0, "duration_s": 86400.0},

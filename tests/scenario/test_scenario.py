@@ -522,3 +522,21 @@ def test_a_written_scenario_states_what_it_serves_on_what() -> None:
     assert (data["seed"], data["duration_s"]) == (sc.seed, sc.duration_s)
     assert [p["hardware"] for p in data["deployment"]["pools"]] == [p.hardware for p in sc.deployment.pools]
     assert io.loads_toml(io.dumps_toml(sc)) == sc
+
+
+def test_a_links_changes_to_one_table_are_tried_together() -> None:
+    """dp 6 with ep 6 holds, either alone does not (ep must divide tp x dp): tried one by one, both were
+    refused (a review). A table's changes go together first; a bad rate beside them is still refused."""
+    import base64
+    import json
+    import zlib
+
+    from engine.scenario.codec import from_link_partial
+
+    def payload(changes: dict[str, object]) -> str:
+        return base64.urlsafe_b64encode(zlib.compress(json.dumps(changes).encode(), 9)).decode().rstrip("=")
+
+    changes = {"deployment.pools[0].dp": 6, "deployment.pools[0].ep": 6, "workload.arrival.rate_rps": -5}
+    sc, refused = from_link_partial({"v": "1", "p": "moe-deepseek-dp-ep", "s": payload(changes)}, resolve)
+    assert (sc.deployment.pools[0].dp, sc.deployment.pools[0].ep) == (6, 6)
+    assert len(refused) == 1 and refused[0].startswith("workload.arrival.rate_rps")
