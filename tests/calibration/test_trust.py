@@ -277,3 +277,8 @@ def test_a_band_is_no_narrower_than_a_surer_basis_or_its_median_miss(catalog: Ca
     _, twin = trust.calibration(catalog.chip("h200"), "vllm", catalog)
     _, both = trust.calibration(catalog.chip("h200"), "sglang", catalog)
     assert all(both.band[k][0] <= lo and both.band[k][1] >= hi for k, (lo, hi) in twin.band.items())
+    # a transfer (the A100's) no narrower than the same silicon's on either side: its TPOT read -30% to
+    # +67% beside the H200's -44% to +64% (a review)
+    _, transfer = trust.calibration(catalog.chip("a100-80g"), "vllm", catalog)
+    assert transfer.basis == "transfer"
+    assert all(transfer.band[k][0] <= lo and transfer.band[k][1] >= hi for k, (lo, hi) in twin.band.items())
