@@ -170,6 +170,13 @@ def _multi_node_note(p: PoolFacts, stack: Stack) -> str:
             f"{NODE_GPUS // p.tp} data-parallel ranks a pod, every pod serving its own ranks "
             "(--data-parallel-hybrid-lb) and finding the group's leader and its first rank from LeaderWorkerSet's "
             "LWS_LEADER_ADDRESS and LWS_WORKER_INDEX, as llm-d's wide-EP guide runs them"
+            + (
+                "; its experts' all-to-all crosses nodes: choose vLLM's backend for it (--all2all-backend; "
+                "llm-d's wide-EP guide runs DeepEP's) and request the cluster's RDMA devices, which are "
+                "cluster-specific and not written here (the run prices it at the chips' scale-out NICs)"
+                if p.ep > 1
+                else ""
+            )
         )
     how = "LeaderWorkerSet size and Ray for tensor or pipeline parallelism across nodes"
     return (
