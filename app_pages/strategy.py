@@ -108,6 +108,13 @@ def mode_changed() -> None:
         return
     if mode == "colocated":
         st.session_state[state.SPLIT_BEFORE] = now
+        if gone := len(now.faults) - len(new.faults):  # they come back with the split
+            state.notify(
+                f"Colocated: {gone} fault{'s' if gone > 1 else ''} of the split pools set aside; switching back "
+                "to disaggregated with the same chips restores them.",
+                kind="info",
+                key="mode",
+            )
         return
     counts = ", ".join(f"{p.name} {p.count}" for p in new.deployment.pools if p.tier != "edge")
     state.notify(f"Disaggregated: {counts} instances; set each pool's count below.", kind="info", key="mode")
@@ -417,14 +424,37 @@ st.subheader(
 pools = [p.name for p in sc.deployment.pools]
 
 
+def fault_kind(i: int, f: dict[str, Any]) -> None:
+    """A fault's kind, which moves the fields only the other kind has: back to instances, the link's
+    factor and down-policy to their defaults (they were kept, hidden, and refused the switch); to a link,
+    onto a prefill pool's link when the fault named another pool (only a prefill pool sends KV)."""
+    path = f"faults[{i}]"
+    prefill = [p.name for p in sc.deployment.pools if p.role == "prefill"]
+
+    def moves(kind: str) -> tuple[dict[str, Any], str]:
+        made: dict[str, Any] = {f"{path}.kind": kind}
+        if kind == "instances":
+            made |= {f"{path}.{k}": Fault.model_fields[k].default for k in LINK_FIELDS}
+            return made, ""
+        if f.get("pool") not in prefill and prefill:
+            made[f"{path}.pool"] = prefill[0]
+            return made, f"Fault {i + 1} is now on {prefill[0]}'s KV link: only a prefill pool sends KV."
+        return made, ""
+
+    select(f"{path}.kind", ["instances", "link"], "Kind", default="instances", changes=moves, horizontal=True)
+
+
 def fault_title(i: int, f: dict[str, Any]) -> str:
     """A fault card's heading: what it takes, where and when."""
-    if f.get("kind") == "link":
+    if f.get("kind") == "link":  # a factor of 0.001 read "at 0%", as if the link were down (a review)
         factor = f.get("link_factor", Fault.model_fields["link_factor"].default)
-        what = f"{f.get('pool')}'s KV link " + ("down" if not factor else f"at {factor:.0%}")
+        what = f"{f.get('pool')}'s KV link " + ("down" if not factor else f"at {factor * 100:.3g}%")
     else:
         what = f"{f.get('instances', 1)} × {f.get('pool')} lost"
-    return f"Fault {i + 1}: {what} at {f.get('at_s')} s"
+    at = f.get("at_s")
+    return (
+        f"Fault {i + 1}: {what} at {at:,.4g} s" if isinstance(at, int | float) else f"Fault {i + 1}: {what}"
+    )
 
 
 list_editor(
@@ -439,7 +469,8 @@ list_editor(
         "duration_s": round(sc.duration_s / 5, 1),
     },
     title=fault_title,
-    skip=lambda f: ("instances", "in_flight") if f.get("kind") == "link" else LINK_FIELDS,
+    skip=lambda f: ("kind", "instances", "in_flight") if f.get("kind") == "link" else ("kind", *LINK_FIELDS),
+    lead=fault_kind,
 )
 with st.container(border=True):
     st.markdown("**When a pool is lost or overloaded**", help=(Degrade.__doc__ or "").strip())

@@ -233,8 +233,10 @@ def select(
     horizontal: bool = False,
     slot: str | None = None,
     key: str | None = None,
+    changes: Changes | None = None,
 ) -> Any:
-    """A select box (or a segmented control when `horizontal`) bound to a path; None is a choice too.
+    """A select box (or a segmented control when `horizontal`) bound to a path; None is a choice too
+    (`changes`: the fields a choice moves with it, as `bound` takes them).
 
     With `slot`, a refused choice is kept for `local_problem(slot)` (see `bound`). `key`: where the
     labels of the choices depend on something else (the stack: "automatic (vLLM)"), a key that names
@@ -257,6 +259,7 @@ def select(
         "from_ui": lambda v: None if v == UNSET else v,
         "slot": slot,
         "key": key,
+        "changes": changes,
     }
     if horizontal:
         return bound(st.segmented_control, path, label or label_of(name), required=True, **kw)

@@ -299,13 +299,15 @@ def list_editor(
     add_label: str = "Add",
     max_items: int | None = None,
     skip: Callable[[dict[str, Any]], Sequence[str]] | None = None,
+    lead: Callable[[int, dict[str, Any]], None] | None = None,
 ) -> None:
     """Edit a tuple of models: one bordered form per item with a remove button, and an add button;
-    `skip` names the fields an item's form leaves out (those its kind does not use)."""
+    `skip` names the fields an item's form leaves out (those its kind does not use), `lead` draws an
+    item's own widgets before its form (a kind whose change moves other fields)."""
     items: list[dict[str, Any]] = list(current(path, []) or [])
     for i, item in enumerate(items):
         with st.container(border=True):
-            head, rm = st.columns([5, 1], vertical_alignment="center")
+            head, rm = st.columns([3, 1], vertical_alignment="center")  # "Remove" whole at 1,100 px
             head.markdown(f"**{plain(title(i, item)) if title else f'{label_of(cls.__name__)} {i + 1}'}**")
             rm.button(
                 "Remove",
@@ -314,6 +316,8 @@ def list_editor(
                 args=(path, i),
                 icon=":material/delete:",
             )
+            if lead is not None:
+                lead(i, item)
             model_form(f"{path}[{i}]", cls, choices=choices, skip=skip(item) if skip else ())
     if new_item is not None and (max_items is None or len(items) < max_items):
         st.button(

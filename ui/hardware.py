@@ -436,6 +436,9 @@ WRAPPED: dict[str, tuple[int, dict[str, Any]]] = {
         },
     ),
     "Sources": (100, {"tier_source": {"width": "large"}}),
+    # the 910B's "partly calibrated: its fit misses the chip's own published results beyond the pooled
+    # band" was cut at "beyo" at 1,100 and 1,440 pixels (a review)
+    "Chips": (66, {"calibration": {"width": "large"}}),
     "Prices": (
         66,
         {

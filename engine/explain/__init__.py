@@ -133,7 +133,7 @@ _API = {
     "idle_tail": "engine.explain.trace_files",
     "with_custom_chip": "engine.explain.previews",
     "with_edge_site": "engine.explain.previews",
-    "with_mode": "engine.explain.previews",
+    "with_mode": "engine.explain.mode_switch",
     "with_model_fitted": "engine.explain.previews",
     "with_pool_added": "engine.explain.previews",
     "with_pool_removed": "engine.explain.previews",
@@ -410,6 +410,7 @@ if TYPE_CHECKING:
     from engine.explain.drill import class_attainment, fallback_drill, unchanged
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
+    from engine.explain.mode_switch import with_mode
     from engine.explain.pairing import paired_cdfs, paired_targets, unpaired
     from engine.explain.power_line import power_cap_line
     from engine.explain.presentation import (
@@ -451,7 +452,6 @@ if TYPE_CHECKING:
         shipped_traces,
         with_custom_chip,
         with_edge_site,
-        with_mode,
         with_model_fitted,
         with_pool_added,
         with_pool_removed,

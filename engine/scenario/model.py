@@ -146,13 +146,16 @@ class Scenario(Frozen):
                     )
         for i, f in enumerate(self.faults):
             if f.pool not in pool_names:
-                raise ValueError(f"faults[{i}].pool: {f.pool!r} is not one of {sorted(pool_names)}")
+                raise ValueError(
+                    f"faults[{i}].pool: {f.pool!r} is not one of {', '.join(sorted(pool_names))}"
+                )
             if f.kind == "link":
                 senders = [p.name for p in self.deployment.pools if p.role == "prefill"]
                 if f.pool not in senders:
+                    choose = ", ".join(senders) or "none: the deployment is colocated"
                     raise ValueError(
                         f"faults[{i}].pool: a link fault hits the KV link a prefill pool sends on; "
-                        f"{f.pool!r} is not one (choose from {senders or 'none: the deployment is colocated'})"
+                        f"{f.pool!r} is not one (choose from {choose})"
                     )
         return self
 

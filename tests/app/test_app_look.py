@@ -210,7 +210,8 @@ def test_the_calibration_tab_wraps_its_rules_whole() -> None:
     wrapped = tabs["Calibration"].dataframe[0].proto
     assert wrapped.row_height > 64, wrapped.row_height
     assert json.loads(wrapped.columns)["calibration_rule"]["width"] == "large"
-    assert not tabs["Chips"].dataframe[0].proto.row_height  # the case holds: only that tab wraps
+    assert tabs["Chips"].dataframe[0].proto.row_height > 64  # its calibration wraps too (a review)
+    assert not tabs["Tiers, links and power"].dataframe[0].proto.row_height  # the case holds: one line a row
 
 
 def test_the_chip_select_names_a_chip_in_few_words() -> None:

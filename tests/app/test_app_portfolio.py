@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from tests.app.harness import app, assert_clean, scenario_of, short
+from tests.app.harness import app, assert_clean, scenario_of, short, text_of
 
 
 def test_pools_are_added_routed_pinned_and_removed_on_the_strategy_page() -> None:
@@ -71,13 +71,31 @@ def test_a_fault_card_shows_the_fields_of_its_kind() -> None:
     assert_clean(at)
     keys = {w.key for w in at.number_input} | {w.key for w in at.selectbox}
     assert "fg:faults[0].instances" in keys and "fg:faults[0].link_factor" not in keys
-    assert "Fault 1: 2 × prefill lost at 30.0 s" in headings(at)
-    at.selectbox(key="fg:faults[0].kind").set_value("link").run()
+    assert "Fault 1: 2 × prefill lost at 30 s" in headings(at)
+    at.segmented_control(key="fg:faults[0].kind").set_value("link").run()
     assert_clean(at)
     keys = {w.key for w in at.number_input} | {w.key for w in at.selectbox}
     assert "fg:faults[0].link_factor" in keys and "fg:faults[0].instances" not in keys
     assert scenario_of(at).faults[0].kind == "link"
-    assert "Fault 1: prefill's KV link at 10% at 30.0 s" in headings(at)
+    assert "Fault 1: prefill's KV link at 10% at 30 s" in headings(at)
+    # back to instances with a factor set: the hidden link fields go back to their defaults (the switch
+    # was refused: "link_factor applies only to a fault with kind = link", a review)
+    at.number_input(key="fg:faults[0].link_factor").set_value(0.5).run()
+    at.segmented_control(key="fg:faults[0].kind").set_value("instances").run()
+    assert_clean(at)
+    f = scenario_of(at).faults[0]
+    assert f.kind == "instances" and f.link_factor == 0.1
+
+
+def test_a_fault_on_a_decode_pool_made_a_link_fault_moves_to_a_prefill_pool() -> None:
+    """A new fault names the last pool (decode); making it a link fault was refused ("'decode' is not one
+    (choose from ['prefill'])", a review): it moves onto the prefill pool's link, said."""
+    at = app("strategy", short(faults=[{"at_s": 30.0, "pool": "decode", "instances": 1, "duration_s": 20.0}]))
+    at.segmented_control(key="fg:faults[0].kind").set_value("link").run()
+    assert_clean(at)
+    f = scenario_of(at).faults[0]
+    assert (f.kind, f.pool) == ("link", "prefill")
+    assert any("only a prefill pool sends KV" in text_of(m.value) for m in at.info)
 
 
 def headings(at: AppTest) -> list[str]:

@@ -12,6 +12,7 @@ from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership
 from engine.explain import bill
+from engine.explain import mode_switch as ms
 from engine.explain import presentation as pr
 from engine.explain import previews as pv
 from engine.explain import roofline_chips as rc
@@ -321,22 +322,29 @@ def test_unsafe_paths_refuse_local_files() -> None:
 
 def test_switching_mode_keeps_the_chips() -> None:
     dis = load_preset("chat-disaggregated")
-    col = pv.with_mode(dis, "colocated")
+    col = ms.with_mode(dis, "colocated")
     assert col.deployment.mode == "colocated" and len(col.deployment.pools) == 1
     assert col.deployment.pools[0].count == sum(p.count for p in dis.deployment.pools)
-    back = pv.with_mode(col, "disaggregated")
+    back = ms.with_mode(col, "disaggregated")
     assert sorted(p.role for p in back.deployment.pools) == ["decode", "prefill"]
     assert sum(p.count for p in back.deployment.pools) == col.deployment.pools[0].count
     assert [p.count for p in back.deployment.pools] == [2, 4]  # a third to prefill: not the preset's 3 + 3
     # the split the user had comes back when the page passes the scenario it switched from
-    again = pv.with_mode(col, "disaggregated", before=dis)
+    again = ms.with_mode(col, "disaggregated", before=dis)
     assert again.deployment.pools == dis.deployment.pools
     # ... but not onto other chips or another count
     more = apply_overrides(col, {"deployment.pools[0].count": 8})
-    assert [p.count for p in pv.with_mode(more, "disaggregated", before=dis).deployment.pools] == [3, 5]
-    assert pv.with_mode(dis, "disaggregated") is dis
+    assert [p.count for p in ms.with_mode(more, "disaggregated", before=dis).deployment.pools] == [3, 5]
+    assert ms.with_mode(dis, "disaggregated") is dis
+    # the faults of the split pools go with them and come back with the split (they were gone for good)
+    drilled = apply_overrides(
+        dis, {"faults": [{"at_s": 30.0, "pool": "prefill", "kind": "link", "duration_s": 9.0}]}
+    )
+    folded = ms.with_mode(drilled, "colocated")
+    assert folded.faults == ()
+    assert ms.with_mode(folded, "disaggregated", before=drilled).faults == drilled.faults
     with pytest.raises(ValueError):
-        pv.with_mode(dis, "sideways")
+        ms.with_mode(dis, "sideways")
 
 
 def test_roofline_points_bind_where_the_model_says(catalog: Catalog) -> None:

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from engine import simulate
 from engine.core.errors import ScenarioError
 from engine.costmodel.step import StepModel
-from engine.explain.previews import with_mode, with_pool_added, with_pool_removed
+from engine.explain.mode_switch import with_mode
+from engine.explain.previews import with_pool_added, with_pool_removed
 from engine.policies.registry import InstanceView, RequestView
 from engine.policies.routers import CostAware, LeastLoaded
 from engine.scenario.codec import apply_overrides, load_preset

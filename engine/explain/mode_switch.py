@@ -1,0 +1,114 @@
+"""Switching a scenario between colocated and disaggregated serving, keeping its chips
+(`with_mode`): the Strategy page's deployment switch and Compare's counterpart of a scenario."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.core import bounds
+from engine.core.errors import ScenarioError
+from engine.scenario.codec import apply_overrides, to_data
+from engine.scenario.faults import Fault
+from engine.scenario.model import Pool, Scenario
+
+
+def with_mode(scenario: Scenario, mode: str, before: Scenario | None = None) -> Scenario:
+    """The scenario served colocated or disaggregated, keeping its chips and instance shapes.
+
+    One kind of instance (one chip and layout) and no class pinned: colocated to disaggregated
+    splits its instances, a third (at least one) to a prefill pool and the rest to a decode pool,
+    or restores `before`'s pools and faults where `before` (the scenario as it was disaggregated)
+    split the same instances (`_earlier_split`); back, one mixed pool holds them all. Several kinds, or
+    classes pinned to pools (a portfolio, traffic isolation): colocated, every pool becomes a mixed
+    pool of its own chip and count under its name; disaggregated, every mixed pool of two or more
+    instances splits into its own prefill and decode pools and a pool of one instance decodes. Edge
+    pools stay as they are. Class pins follow their pools; faults that name a pool still there stay
+    (link faults only on a prefill pool); elastic roles and the prefill fallback, which need a
+    disaggregated deployment, are switched off when colocated. More than eight pools raises.
+    """
+    dep = scenario.deployment
+    if dep.mode == mode:
+        return scenario
+    if mode not in ("colocated", "disaggregated"):
+        raise ValueError(f"mode: {mode!r} is not colocated or disaggregated")
+    edge = [p.model_dump(exclude_none=True) for p in dep.pools if p.tier == "edge"]
+    dc = [p for p in dep.pools if p.tier != "edge"]
+    kinds = {_kind(p) for p in dc}
+    renamed: dict[str, list[str]] = {}  # old pool name -> the pools that take its place
+
+    def pool(p: Pool, **changes: Any) -> dict[str, Any]:
+        return {**p.model_dump(exclude_none=True), "sends_to": [], **changes}
+
+    pools: list[dict[str, Any]] = []
+    pinned = any(c.pools for c in scenario.workload.classes)
+    restored = None
+    if len(kinds) == 1 and not pinned:
+        base, total = dc[0], sum(p.count for p in dc)
+        if mode == "disaggregated":
+            n_pre = max(1, round(total / 3)) if total > 1 else 1
+            pools = restored = _earlier_split(before, _kind(base), total) or [
+                pool(base, name="prefill", role="prefill", count=n_pre),
+                pool(base, name="decode", role="decode", count=max(1, total - n_pre)),
+            ]
+        else:
+            pools = [pool(base, name="mixed", role="mixed", count=total)]
+        renamed = {p.name: [q["name"] for q in pools] for p in dc}
+    elif mode == "colocated":
+        pools = [pool(p, role="mixed") for p in dc]
+        renamed = {p.name: [p.name] for p in dc}
+    else:
+        for p in dc:
+            if p.count >= 2:
+                n_pre = max(1, round(p.count / 3))
+                pools += [
+                    pool(p, name=f"{p.name}-prefill", role="prefill", count=n_pre),
+                    pool(p, name=f"{p.name}-decode", role="decode", count=p.count - n_pre),
+                ]
+            else:
+                pools.append(pool(p, role="decode"))
+            renamed[p.name] = [q["name"] for q in pools[-2 if p.count >= 2 else -1 :]]
+        if not any(q["role"] == "prefill" for q in pools):
+            pools[0]["role"] = "prefill"
+    if len(pools) + len(edge) > bounds.MAX_POOLS:
+        raise ScenarioError(
+            f"deployment.pools: {mode} would need {len(pools) + len(edge)} pools; the limit is "
+            f"{bounds.MAX_POOLS}: remove a pool first"
+        )
+    roles = {q["name"]: q["role"] for q in pools} | {q["name"]: "mixed" for q in edge}
+    had = before.faults if restored and before is not None else scenario.faults  # a restored split's own
+    faults = [f.model_dump(exclude_none=True) for f in had if _kept(f, roles)]
+    changes: dict[str, Any] = {"deployment.mode": mode, "deployment.pools": pools + edge, "faults": faults}
+    for i, c in enumerate(scenario.workload.classes):  # pins follow their pools
+        if c.pools:
+            changes[f"workload.classes[{i}].pools"] = list(
+                dict.fromkeys(n for old in c.pools for n in renamed.get(old, []))
+            )
+    data = to_data(scenario)
+    if mode == "colocated":
+        if data.get("scheduler", {}).get("elastic", {}).get("enabled"):
+            changes["scheduler.elastic.enabled"] = False
+        if dep.fallback != "none":
+            changes["deployment.fallback"] = "none"
+    return apply_overrides(scenario, changes, merge=False)
+
+
+def _kind(p: Pool) -> tuple[Any, ...]:
+    """What makes two pools' instances alike: chip, layout and calibration profile."""
+    return (p.hardware, p.tp, p.pp, p.dp, p.ep, p.profile)
+
+
+def _earlier_split(before: Scenario | None, kind: tuple[Any, ...], total: int) -> list[dict[str, Any]] | None:
+    """`before`'s data-centre pools where `before` is disaggregated and they are `total` instances of one
+    `kind` (a split came back as the default third to prefill, 3 + 3 as 2 + 4: a review); else None."""
+    if before is None or before.deployment.mode != "disaggregated":
+        return None
+    dc = [p for p in before.deployment.pools if p.tier != "edge"]
+    if sum(p.count for p in dc) != total or {_kind(p) for p in dc} != {kind}:
+        return None
+    return [p.model_dump(exclude_none=True) for p in dc]
+
+
+def _kept(fault: Fault, roles: Mapping[str, str]) -> bool:
+    """Whether a fault stays over the new pools: its pool is there (a link fault's, a prefill pool)."""
+    return fault.pool in roles and (fault.kind != "link" or roles[fault.pool] == "prefill")
