@@ -147,15 +147,15 @@ def sidebar() -> None:
     sb = st.sidebar
     names = preset_names()
     if st.session_state.get("fg:preset") != state.preset_name():
-        # forget the box's stale value (a link or a reset changed the preset): `index` then shows the
-        # right one, also after a page switch, when the browser redraws the box from its default
-        st.session_state.pop("fg:preset", None)
+        # the box set to the preset a link, a reset or an opened file changed to: forgetting its value
+        # for an `index` left the browser's old choice in the box, sent back at the next click as a
+        # change to that preset (a file opened over moe-deepseek-dp-ep went back to it on Reset: a review)
+        st.session_state["fg:preset"] = state.preset_name()
     sb.selectbox(
         "Preset",
         names,
         key="fg:preset",
         on_change=_preset_changed,
-        index=names.index(state.preset_name()) if state.preset_name() in names else 0,
         help="Every scenario starts from a shipped preset; your changes are kept relative to it (and in the share link).",
     )
     sc = state.scenario()

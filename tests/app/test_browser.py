@@ -503,3 +503,33 @@ def test_the_cost_basis_stays_open_when_the_chips_are_switched_to_rented(server:
         page.wait_for_timeout(3000)  # the rerun that applies the change
         expect(basis).to_have_attribute("open", "")
         browser.close()
+
+
+def test_a_file_opened_over_another_preset_keeps_its_own_and_reset_goes_there(
+    server: str, tmp_path: Path
+) -> None:
+    """A file exported from an edited chat-disaggregated, opened over moe-deepseek-dp-ep: the address
+    named chat-disaggregated but the Preset box kept moe-deepseek-dp-ep, and sent it back at the next
+    click, so Reset went there (a review)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from engine.scenario import dumps_toml
+
+    path = tmp_path / "edited.toml"
+    path.write_text(
+        dumps_toml(apply_overrides(load_preset("chat-disaggregated"), {"seed": 7})), encoding="utf-8"
+    )
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1100, "height": 1000})
+        page.set_default_timeout(90_000)
+        page.goto(f"{server}/?p=moe-deepseek-dp-ep&v=1")
+        expect(page.locator(".st-key-fg-preset input")).to_have_value("moe-deepseek-dp-ep")
+        page.get_by_role("button", name="Share", exact=True).click()
+        page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(path))
+        expect(page.locator(".st-key-fg-preset input")).to_have_value("chat-disaggregated")
+        page.keyboard.press("Escape")
+        page.get_by_role("button", name="Reset", exact=True).click()
+        page.wait_for_url("**p=chat-disaggregated**")
+        expect(page.locator(".st-key-fg-preset input")).to_have_value("chat-disaggregated")
+        browser.close()
