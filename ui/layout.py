@@ -134,12 +134,14 @@ def _open_file() -> None:
     if up is None:
         return
     try:
-        sc = loads_toml(up.getvalue().decode("utf-8"))
+        text = up.getvalue().decode("utf-8")
+        sc = loads_toml(text)
     except (ScenarioError, UnicodeDecodeError) as exc:
         state.notify(f"{up.name}: {exc}")
         return
     if state.commit(sc, up.name):
         state.keep_relative_to(closest_preset(sc))  # not the preset shown before (a review)
+        state.seeds_of_file(text)  # and the seeds its figures were the mean of, as a link's
 
 
 def sidebar() -> None:

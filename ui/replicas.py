@@ -168,6 +168,8 @@ def job(scenario: Scenario, n: int) -> Job:
     return new
 
 
+PAGES = ("results", "compare")
+"""The pages with a seeds picker (`picker`'s `page`)."""
 PARAM = "seeds"
 """The share link's query parameter of the count (left out at one seed): a colleague opening a link
 saw one seed's figures where the sender read the mean of five (a review)."""

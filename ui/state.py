@@ -339,6 +339,22 @@ def scenario_toml(sc: Scenario) -> str:
     )
 
 
+def seeds_of_file(text: str) -> None:
+    """The seeds count a scenario file's first comment states (`scenario_toml`), made the session's:
+    a file exported over three seeds opened on one (a review). A count the picker does not offer is
+    left alone."""
+    import re
+
+    from ui.replicas import OPTIONS, PAGES, PARAM, SETTING  # (it imports this module only in a function)
+
+    found = re.match(r"# shown on the dashboard as the mean of (\d+) seeds", text)
+    if found and (n := int(found.group(1))) in OPTIONS:
+        st.session_state[SETTING] = n
+        for page in PAGES:  # each page's picker shows it, and the link carries it
+            st.session_state[f"fg:replications-{page}"] = n
+        st.query_params[PARAM] = str(n)
+
+
 def _check_seeds(qp: Any) -> None:
     """A link's seeds count (`ui.replicas.PARAM`) that is not one the picker offers: said and dropped
     here, before the page's notices are drawn (the picker, further down, applies a good one)."""

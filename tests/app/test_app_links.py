@@ -171,8 +171,10 @@ def test_a_scenario_is_kept_relative_to_the_preset_it_differs_least_from(
     class Upload:
         name = "f.toml"
 
-        def getvalue(self) -> bytes:
-            return dumps_toml(edited).encode()
+        def getvalue(self) -> bytes:  # as the dashboard exports it over three seeds
+            return (
+                "# shown on the dashboard as the mean of 3 seeds (7 to 9): ...\n" + dumps_toml(edited)
+            ).encode()
 
     ss = {
         state.SCENARIO: load_preset("chat-disaggregated"),
@@ -182,3 +184,4 @@ def test_a_scenario_is_kept_relative_to_the_preset_it_differs_least_from(
     monkeypatch.setattr(layout.st, "session_state", ss)  # (the one streamlit module `state` reads too)
     layout._open_file()
     assert ss[state.SCENARIO] == edited and ss[state.PRESET] == "chat-colocated"
+    assert ss["fg_replications"] == 3 and ss["fg:replications-results"] == 3  # it opened on one (a review)
