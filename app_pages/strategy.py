@@ -10,6 +10,7 @@ from engine.core import MAX_POOLS, ScenarioError
 from engine.costmodel import MATURITIES, SERVING_STACKS, STACK_NAMES
 from engine.explain import (
     chip_options,
+    fitting_eps,
     pool_marks,
     pool_memory,
     pool_summary,
@@ -40,7 +41,7 @@ from ui import drill, layout, marks, state
 from ui.autoscale import pool_autoscale
 from ui.bound import bound, current, key_of, names, number, select, slider, toggle
 from ui.forms import defaulted_form, list_editor, model_form, per_chip
-from ui.parallelism import experts_form, speculative_form, split_widgets
+from ui.parallelism import ep_choices, experts_form, speculative_form, split_widgets
 from ui.text import plain
 
 POOL_FIELDS = {
@@ -248,7 +249,8 @@ def pool_editor(i: int, pool: Pool, path: str) -> None:
     )
     mem = memory.get(pool.name)  # the count above is its most; its weights set the cold start's load
     pool_autoscale(pool, path, mem.weights_gb_per_chip * mem.chips_per_instance if mem else None)
-    split_widgets(i, pool, moe.experts if moe else 0, memory.get(pool.name))
+    eps = fitting_eps(sc, i, ep_choices(pool.tp * pool.dp, moe.experts)) if moe else None  # the ones it holds
+    split_widgets(i, pool, moe.experts if moe else 0, memory.get(pool.name), eps)
     extra = [n for n in Pool.model_fields if n not in POOL_FIELDS]
     if extra:
         model_form(path, Pool, only=extra, columns=2)

@@ -72,7 +72,9 @@ def memory_text(m: PoolMemory) -> str:
     )
 
 
-def split_widgets(index: int, pool: Pool, experts: int, memory: PoolMemory | None) -> None:
+def split_widgets(
+    index: int, pool: Pool, experts: int, memory: PoolMemory | None, eps: list[int] | None = None
+) -> None:
     """TP, PP, DP and (for a MoE model, `experts` > 0) EP of one pool, what they give, and why a split was refused."""
     path = f"deployment.pools[{index}]"
     slot = f"split:{index}"  # a refused split is said under these widgets
@@ -87,7 +89,14 @@ def split_widgets(index: int, pool: Pool, experts: int, memory: PoolMemory | Non
         select(f"{path}.dp", [d for d in DP_CHOICES if pool.tp * d <= MAX_TP], "DP", slot=slot)
     if experts:
         with cols[3]:
-            select(f"{path}.ep", ep_choices(pool.tp * pool.dp, experts), "EP", slot=slot)
+            select(
+                f"{path}.ep",
+                ep_choices(pool.tp * pool.dp, experts) if eps is None else eps,
+                "EP",
+                slot=slot,
+                help="Expert-parallel ranks: the routed experts spread over them. Offered: the degrees that divide "
+                "tp x dp and that this pool's chips hold (with fewer, each group keeps a whole copy of the experts).",
+            )
     problem = local_problem(slot)
     if problem:
         st.warning(plain(problem), icon=":material/block:")

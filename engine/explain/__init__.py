@@ -134,6 +134,7 @@ _API = {
     "with_custom_chip": "engine.explain.previews",
     "with_edge_site": "engine.explain.previews",
     "with_mode": "engine.explain.mode_switch",
+    "fitting_eps": "engine.explain.layout_choices",
     "with_model_fitted": "engine.explain.previews",
     "with_pool_added": "engine.explain.previews",
     "with_pool_removed": "engine.explain.previews",
@@ -273,6 +274,7 @@ __all__ = [
     "figure_text",
     "file_name",
     "findings",
+    "fitting_eps",
     "fitting_layout",
     "fitting_tp",
     "floor_band_note",
@@ -409,6 +411,7 @@ if TYPE_CHECKING:
     )
     from engine.explain.drill import class_attainment, fallback_drill, unchanged
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
+    from engine.explain.layout_choices import fitting_eps
     from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
     from engine.explain.mode_switch import with_mode
     from engine.explain.pairing import paired_cdfs, paired_targets, unpaired

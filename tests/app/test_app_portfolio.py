@@ -101,3 +101,14 @@ def test_a_fault_on_a_decode_pool_made_a_link_fault_moves_to_a_prefill_pool() ->
 def headings(at: AppTest) -> list[str]:
     """The page's bold Markdown lines as text (`ui.text.plain` escapes and joins them)."""
     return [m.value.strip("*").replace("\u2060", "").replace("\\", "") for m in at.markdown]
+
+
+def test_the_ep_picker_offers_only_the_degrees_the_pool_holds() -> None:
+    """moe-deepseek-dp-ep's prefill (tp 1 x dp 8 H200s) offered ep 1, 2 and 4, each refused for its memory
+    (every group keeps a whole copy of the experts: a review); it offers what the pool holds."""
+    from engine.explain import fitting_eps
+
+    at = app("strategy", short("moe-deepseek-dp-ep"), preset="moe-deepseek-dp-ep")
+    assert_clean(at)
+    offered = at.selectbox(key="fg:deployment.pools[0].ep").options
+    assert [int(o) for o in offered] == fitting_eps(short("moe-deepseek-dp-ep"), 0, [1, 2, 4, 8]) == [8]
