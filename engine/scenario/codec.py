@@ -16,6 +16,7 @@ import copy
 import json
 import math
 import re
+import typing
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -504,10 +505,31 @@ def _from_link(params: dict[str, str]) -> Scenario:
     return from_data(_applied(to_data(load_preset(preset)), _decode_payload(payload)))
 
 
+def _nullable(path: str) -> bool:
+    """False where `path` names a scenario field whose type has no None (a window, a seed); True where it
+    has, or where the path leads through something other than models and lists (a mapping's entry)."""
+    cls: Any = Scenario
+    parts = [part for part in parse_path(path) if isinstance(part, str)]
+    for i, name in enumerate(parts):
+        fields = getattr(cls, "model_fields", None)
+        field = fields.get(name) if isinstance(fields, dict) else None
+        if field is None:
+            return True
+        kinds = (field.annotation, *typing.get_args(field.annotation))
+        if i == len(parts) - 1:
+            return type(None) in kinds or (not field.is_required() and field.default is None)
+        cls = next((a for a in kinds if hasattr(a, "model_fields")), None)
+    return True
+
+
 def _applied(data: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     """`data` with a link's `changes` made in place (a None removes the field: back to its default)."""
     # one copy, then every change in place: decoding stays linear in the payload's size
     for path, value in changes.items():
+        if value is None and not _nullable(path):  # the CLI refuses it: a link said nothing (a review)
+            raise ScenarioError(
+                f"{path}: null is not a value of this field; give one, or leave the field out"
+            )
         if value is None:
             parts = parse_path(path)
             parent = get_path(data, format_parts(parts[:-1])) if len(parts) > 1 else data
