@@ -99,9 +99,13 @@ except ScenarioError as exc:
 def mode_changed() -> None:
     """Switch between colocated and disaggregated pools, keeping the chips (`with_mode`): the split
     the user had comes back with the switch back, and a split made anew is said."""
-    now, mode = state.scenario(), st.session_state["fg:mode"]
+    now, mode, before = (
+        state.scenario(),
+        st.session_state["fg:mode"],
+        st.session_state.get(state.SPLIT_BEFORE),
+    )
     try:
-        new = with_mode(now, mode, st.session_state.get(state.SPLIT_BEFORE))
+        new = with_mode(now, mode, before)
     except (ScenarioError, ValueError) as exc:
         state.notify(f"deployment.mode: not switched: {exc}")
         return
@@ -110,15 +114,31 @@ def mode_changed() -> None:
     if mode == "colocated":
         st.session_state[state.SPLIT_BEFORE] = now
         if gone := len(now.faults) - len(new.faults):  # they come back with the split
+            them = "it" if gone == 1 else "them"
             state.notify(
-                f"Colocated: {gone} fault{'s' if gone > 1 else ''} of the split pools set aside; switching back "
-                "to disaggregated with the same chips restores them.",
+                f"Colocated: {_faults(gone)} of the split pools set aside; switching back to disaggregated with "
+                f"the same chips restores {them}.",
                 kind="info",
                 key="mode",
             )
         return
     counts = ", ".join(f"{p.name} {p.count}" for p in new.deployment.pools if p.tier != "edge")
-    state.notify(f"Disaggregated: {counts} instances; set each pool's count below.", kind="info", key="mode")
+    dropped = sum(
+        1 for f in now.faults if f.pool not in {p.name for p in new.deployment.pools}
+    )  # its pool gone
+    back = before is not None and new.deployment.pools == before.deployment.pools
+    said = [f"Disaggregated: {counts} instances"]
+    said += (
+        [f"the split you had, with its {_faults(len(new.faults))}"]
+        if back
+        else ["set each pool's count below"]
+    )
+    said += [f"{_faults(dropped)} of the colocated pool dropped (its pool is gone)"] if dropped else []
+    state.notify("; ".join(said) + ".", kind="info", key="mode")
+
+
+def _faults(n: int) -> str:
+    return f"{n} fault{'' if n == 1 else 's'}"
 
 
 def hardware_changed(path: str, key: str) -> None:
@@ -432,18 +452,35 @@ def fault_kind(i: int, f: dict[str, Any]) -> None:
     onto a prefill pool's link when the fault named another pool (only a prefill pool sends KV)."""
     path = f"faults[{i}]"
     prefill = [p.name for p in sc.deployment.pools if p.role == "prefill"]
+    moved: dict[str, str] = st.session_state.setdefault("fg:fault-moved", {})  # path -> the pool it left
 
     def moves(kind: str) -> tuple[dict[str, Any], str]:
         made: dict[str, Any] = {f"{path}.kind": kind}
-        if kind == "instances":
+        said: list[str] = []
+        if kind == "instances":  # the link's fields back to their defaults, and the pool it had
             made |= {f"{path}.{k}": Fault.model_fields[k].default for k in LINK_FIELDS}
-            return made, ""
+            if any(
+                f.get(k, Fault.model_fields[k].default) != Fault.model_fields[k].default for k in LINK_FIELDS
+            ):
+                said.append("its link factor and down-policy back to their defaults")
+            if (was := moved.pop(path, None)) in {p.name for p in sc.deployment.pools}:
+                made[f"{path}.pool"] = was
+                said.append(f"back on {was}, the pool it had")
+            return made, f"Fault {i + 1}: {'; '.join(said)}." if said else ""
         if f.get("pool") not in prefill and prefill:
-            made[f"{path}.pool"] = prefill[0]
-            return made, f"Fault {i + 1} is now on {prefill[0]}'s KV link: only a prefill pool sends KV."
-        return made, ""
+            made[f"{path}.pool"], moved[path] = prefill[0], str(f.get("pool"))
+            said.append(f"Fault {i + 1} is now on {prefill[0]}'s KV link: only a prefill pool sends KV.")
+        return made, " ".join(said)
 
-    select(f"{path}.kind", ["instances", "link"], "Kind", default="instances", changes=moves, horizontal=True)
+    def said_here(kind: str) -> tuple[dict[str, Any], str]:  # said beside the card too, not only at the top
+        made, said = moves(kind)  # (the page's notices sat 2,700 px above the card: a review)
+        if said:
+            st.toast(plain(said), icon=":material/info:")
+        return made, said
+
+    select(
+        f"{path}.kind", ["instances", "link"], "Kind", default="instances", changes=said_here, horizontal=True
+    )
 
 
 def fault_title(i: int, f: dict[str, Any]) -> str:

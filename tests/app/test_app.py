@@ -161,6 +161,7 @@ def test_strategy_widgets_change_the_deployment() -> None:
     at.segmented_control(key="fg:mode").set_value("disaggregated").run()
     assert_clean(at)
     back = scenario_of(at).deployment.pools
+    assert any("the split you had" in str(m.value) for m in at.info)  # said as restored, not "set each count"
     assert back[decode].count == count + 1 and sum(p.count for p in back) == sum(
         p.count for p in sc.deployment.pools
     )

@@ -96,6 +96,15 @@ def test_a_fault_on_a_decode_pool_made_a_link_fault_moves_to_a_prefill_pool() ->
     f = scenario_of(at).faults[0]
     assert (f.kind, f.pool) == ("link", "prefill")
     assert any("only a prefill pool sends KV" in text_of(m.value) for m in at.info)
+    assert any(
+        "only a prefill pool sends KV" in text_of(t.proto.body) for t in at.get("toast")
+    )  # by the card
+    # and back: on the pool it had (a decode-loss drill became a prefill-loss one, unsaid: a review)
+    at.segmented_control(key="fg:faults[0].kind").set_value("instances").run()
+    assert_clean(at)
+    f = scenario_of(at).faults[0]
+    assert (f.kind, f.pool) == ("instances", "decode")
+    assert any("back on decode, the pool it had" in text_of(m.value) for m in at.info)
 
 
 def headings(at: AppTest) -> list[str]:
