@@ -394,8 +394,13 @@ class Instance:
         if self.dp == 1 and self.ep == 1:
             return total
         experts = self.expert_bytes
-        copies = (self.tp * self.dp) // self.ep if self.ep > 1 else self.dp
-        return (total - experts) * self.dp + experts * copies
+        return (total - experts) * self.dp + experts * self.expert_copies
+
+    @property
+    def expert_copies(self) -> int:
+        """Whole copies of the routed experts the instance holds a stage: one per expert-parallel group
+        (tp x dp / ep of them), or one per data-parallel rank without expert parallelism."""
+        return (self.tp * self.dp) // self.ep if self.ep > 1 else self.dp
 
     @property
     def overhead_s(self) -> float:

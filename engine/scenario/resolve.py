@@ -194,10 +194,9 @@ def _expert_spread(where: str, inst: Instance) -> str | None:
     ]
     if not fits:
         return None
-    copies = ranks // inst.ep if inst.ep > 1 else inst.dp
     return (
         f"{where}.ep: {inst.model.id}'s routed experts take {inst.expert_bytes / GIB:.0f} GiB a copy, and "
-        f"ep {inst.ep} over tp {inst.tp} x dp {inst.dp} keeps {copies} copies ({inst.weight_bytes / GIB:.0f} "
+        f"ep {inst.ep} over tp {inst.tp} x dp {inst.dp} keeps {inst.expert_copies} copies ({inst.weight_bytes / GIB:.0f} "
         f"GiB of weights in all against {inst.memory_bytes / GIB:.0f} GiB usable); spread the experts over "
         f"the ranks with ep {fits[0]}{f' to {ranks}' if fits[0] < ranks else ''} (a divisor of tp x dp = {ranks})"
     )
