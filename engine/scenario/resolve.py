@@ -196,9 +196,10 @@ def _expert_spread(where: str, inst: Instance) -> str | None:
         return None
     return (
         f"{where}.ep: {inst.model.id}'s routed experts take {inst.expert_bytes / GIB:.0f} GiB a copy, and "
-        f"ep {inst.ep} over tp {inst.tp} x dp {inst.dp} keeps {inst.expert_copies} copies ({inst.weight_bytes / GIB:.0f} "
-        f"GiB of weights in all against {inst.memory_bytes / GIB:.0f} GiB usable); spread the experts over "
-        f"the ranks with ep {fits[0]}{f' to {ranks}' if fits[0] < ranks else ''} (a divisor of tp x dp = {ranks})"
+        f"ep {inst.ep} over tp {inst.tp} x dp {inst.dp} keeps {inst.expert_copies} copies "
+        f"({inst.weight_bytes / GIB:.0f} GiB of weights in all against {inst.memory_bytes / GIB:.0f} GiB usable); "
+        f"spread the experts over the ranks with ep {fits[0]}{f' to {ranks}' if fits[0] < ranks else ''} "
+        f"(a divisor of tp x dp = {ranks})"
     )
 
 
