@@ -123,9 +123,8 @@ def mode_changed() -> None:
             )
         return
     counts = ", ".join(f"{p.name} {p.count}" for p in new.deployment.pools if p.tier != "edge")
-    dropped = sum(
-        1 for f in now.faults if f.pool not in {p.name for p in new.deployment.pools}
-    )  # its pool gone
+    there = {p.name for p in new.deployment.pools}
+    dropped = sum(1 for f in now.faults if f.pool not in there)  # its pool gone
     back = before is not None and new.deployment.pools == before.deployment.pools
     said = [f"Disaggregated: {counts} instances"]
     said += (
@@ -463,7 +462,7 @@ def fault_kind(i: int, f: dict[str, Any]) -> None:
                 f.get(k, Fault.model_fields[k].default) != Fault.model_fields[k].default for k in LINK_FIELDS
             ):
                 said.append("its link factor and down-policy back to their defaults")
-            if (was := moved.pop(path, None)) in {p.name for p in sc.deployment.pools}:
+            if (was := moved.pop(path, None)) in pools:
                 made[f"{path}.pool"] = was
                 said.append(f"back on {was}, the pool it had")
             return made, f"Fault {i + 1}: {'; '.join(said)}." if said else ""

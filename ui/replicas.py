@@ -175,21 +175,34 @@ PARAM = "seeds"
 saw one seed's figures where the sender read the mean of five (a review)."""
 LINKED = "fg_replications_linked"
 """Session key: the link's count last applied (a link applies once; the picker then rules)."""
+NOTE = "# shown on the dashboard as the mean of "
+"""How a scenario file's first comment opens where its figures were the mean of several seeds,
+the count next (`ui.state.scenario_toml` writes it, `ui.state.seeds_of_file` reads it back)."""
+
+
+def offered(raw: object) -> int | None:
+    """The seeds count `raw` (a link's text, a file's) names, where it is one of `OPTIONS`; else None."""
+    return next((n for n in OPTIONS if str(n) == str(raw)), None)
+
+
+def widget_key(page: str) -> str:
+    """The seeds picker's widget key on a page (one of `PAGES`)."""
+    return f"fg:replications-{page}"
 
 
 def _from_link(widget: str) -> None:
     """Apply a link's `PARAM` once (`ui.state.sync_link` dropped one the picker does not offer)."""
     ss, raw = st.session_state, st.query_params.get(PARAM)
-    if raw is None or raw == ss.get(LINKED) or raw not in {str(n) for n in OPTIONS}:
+    if raw is None or raw == ss.get(LINKED) or (n := offered(raw)) is None:
         return
     ss[LINKED] = raw
-    ss[SETTING] = ss[widget] = int(raw)
+    ss[SETTING] = ss[widget] = n
 
 
 def picker(page: str) -> int:
     """The replications selectbox (one per page, one setting per session, carried by the share link
     as `PARAM`); the chosen count."""
-    widget = f"fg:replications-{page}"
+    widget = widget_key(page)
     ss = st.session_state
     if widget not in ss:
         ss[widget] = ss.get(SETTING, OPTIONS[0])

@@ -304,14 +304,14 @@ def _open_in_part(params: dict[str, str], exc: ScenarioError) -> None:
     ss[LINK_REFUSED] = True
     fallback = _fallback(params)
     try:
+        sc: Scenario | None
         sc, refused = from_link_partial(params, check)  # each change checked as the app runs it
     except ScenarioError:
-        sc, refused = preset(fallback), []
-    if not refused or sc == preset(fallback):  # nothing of it holds: its preset, as before
-        notify(f"The share link could not be used: {exc}. Showing the preset {fallback} instead.")
-        use_preset(fallback)
-        return
+        sc, refused = None, []
     use_preset(fallback)
+    if sc is None or not refused or sc == ss[SCENARIO]:  # nothing of it holds: its preset, as before
+        notify(f"The share link could not be used: {exc}. Showing the preset {fallback} instead.")
+        return
     ss[SCENARIO] = sc
     notify(
         f"The share link's changes were applied but for {len(refused)} refused: {'; '.join(refused)}. "
@@ -328,13 +328,13 @@ def scenario_toml(sc: Scenario) -> str:
     """The scenario's TOML as the dashboard shows its figures: where they are the mean of several seeds,
     a first comment says how many and the command that gives the same (the file carried only `seed`,
     so the command line printed one seed's figures beside the page's mean of three: a review)."""
-    from ui.replicas import SETTING  # (ui.replicas imports this module only inside a function)
+    from ui.replicas import NOTE, SETTING  # (ui.replicas imports this module only inside a function)
 
     n = st.session_state.get(SETTING, 1)
     if not isinstance(n, int) or n <= 1:
         return dumps_toml(sc)
     return (
-        f"# shown on the dashboard as the mean of {n} seeds ({sc.seed} to {sc.seed + n - 1}): "
+        f"{NOTE}{n} seeds ({sc.seed} to {sc.seed + n - 1}): "
         f"`fengong run FILE --replications {n}` gives the same figures\n" + dumps_toml(sc)
     )
 
@@ -343,25 +343,30 @@ def seeds_of_file(text: str) -> None:
     """The seeds count a scenario file's first comment states (`scenario_toml`), made the session's:
     a file exported over three seeds opened on one (a review). A count the picker does not offer is
     left alone."""
-    import re
+    from ui.replicas import (  # (it imports this module lazily)
+        NOTE,
+        PAGES,
+        PARAM,
+        SETTING,
+        offered,
+        widget_key,
+    )
 
-    from ui.replicas import OPTIONS, PAGES, PARAM, SETTING  # (it imports this module only in a function)
-
-    found = re.match(r"# shown on the dashboard as the mean of (\d+) seeds", text)
-    if found and (n := int(found.group(1))) in OPTIONS:
+    n = offered(text[len(NOTE) :].split(" ", 1)[0]) if text.startswith(NOTE) else None
+    if n is not None:
         st.session_state[SETTING] = n
         for page in PAGES:  # each page's picker shows it, and the link carries it
-            st.session_state[f"fg:replications-{page}"] = n
+            st.session_state[widget_key(page)] = n
         st.query_params[PARAM] = str(n)
 
 
 def _check_seeds(qp: Any) -> None:
     """A link's seeds count (`ui.replicas.PARAM`) that is not one the picker offers: said and dropped
     here, before the page's notices are drawn (the picker, further down, applies a good one)."""
-    from ui.replicas import OPTIONS, PARAM  # (ui.replicas imports this module only inside a function)
+    from ui.replicas import OPTIONS, PARAM, offered  # (ui.replicas imports this module only in a function)
 
     raw = qp.get(PARAM)
-    if raw is not None and raw not in {str(n) for n in OPTIONS}:
+    if raw is not None and offered(raw) is None:
         notify(
             f"The link's seeds: {raw[:20]!r} is not one of {', '.join(map(str, OPTIONS))}; one seed shown.",
             key="link:seeds",
