@@ -38,8 +38,11 @@ PAGES.append(page("about", "About", "fact_check", "about"))
 
 
 def to_results() -> None:
-    """/results (typed, or an old link): go to the Results page at "/", keeping the share link."""
-    st.switch_page(RESULTS, query_params=state.link())
+    """/results (typed, or an old link): go to the Results page at "/", keeping the share link and the
+    page's own parameters (a link's `&seeds=3` opened /results on one seed)."""
+    st.switch_page(
+        RESULTS, query_params={**{k: str(st.query_params[k]) for k in st.query_params}, **state.link()}
+    )
 
 
 # Results, the default page, is served at "/"; /results redirects there so the navigation shows it.

@@ -110,7 +110,7 @@ def test_results_address_redirects_to_the_root_keeping_the_link() -> None:
     redirect = next(h for h, info in pages.items() if info.get("url_pathname") == "results")
     sc = short("chat-colocated", **{"workload.classes[0].slo.ttft_ms": 750.0})
     at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update(to_link(sc, "chat-colocated"))
+    at.query_params.update({**to_link(sc, "chat-colocated"), "seeds": "3"})
     at._page_hash = redirect  # what a browser opening /results?... asks for
     at.run()
     assert_clean(at)
@@ -118,6 +118,8 @@ def test_results_address_redirects_to_the_root_keeping_the_link() -> None:
     assert at.session_state["fg_page"] == ""  # the default page, served at "/"
     assert scenario_of(at) == sc
     assert {k: at.query_params[k] for k in ("v", "p", "s")} == to_link(sc, "chat-colocated")
+    # the page's own parameters too: a link's seeds count opened /results on one seed
+    assert at.query_params["seeds"] in ("3", ["3"]) and at.selectbox(key="fg:replications-results").value == 3
 
 
 def test_hardware_page_lists_catalog_and_roofline() -> None:
