@@ -40,6 +40,7 @@ from engine.scenario import (
 from ui import drill, layout, marks, state
 from ui.autoscale import pool_autoscale
 from ui.bound import bound, current, key_of, names, number, select, slider, toggle
+from ui.field_help import FIELD_HELP
 from ui.forms import defaulted_form, list_editor, model_form, per_chip
 from ui.parallelism import ep_choices, experts_form, speculative_form, split_widgets
 from ui.text import plain
@@ -478,7 +479,13 @@ def fault_kind(i: int, f: dict[str, Any]) -> None:
         return made, said
 
     select(
-        f"{path}.kind", ["instances", "link"], "Kind", default="instances", changes=said_here, horizontal=True
+        f"{path}.kind",
+        ["instances", "link"],
+        "Kind",
+        default="instances",
+        changes=said_here,
+        horizontal=True,
+        help=FIELD_HELP["Fault.kind"],
     )
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from engine import policies
 from ui import state
 from ui.bound import bound, current, key_of, number, select, sync, toggle
+from ui.field_help import FIELD_HELP
 from ui.labels import EMPTY, HELP, label_of
 from ui.shapes import Shape, shape_of
 from ui.text import plain
@@ -100,9 +101,8 @@ def model_form(
         for i, (n, f) in enumerate(scalars):
             default = None if f.is_required() else f.get_default(call_default_factory=True)
             with cols[i % len(cols)]:
-                field_widget(
-                    join(path, n), n, shapes[n], default=default, choices=choices.get(n), help=f.description
-                )
+                tip = f.description or FIELD_HELP.get(f"{cls.__name__}.{n}")
+                field_widget(join(path, n), n, shapes[n], default=default, choices=choices.get(n), help=tip)
     policy_fields = [n for n, _f in items if shapes[n].kind == "policy" and n not in nested]
     if policy_fields:
         for col, n in zip(st.columns(len(policy_fields)), policy_fields, strict=True):
@@ -153,7 +153,8 @@ def defaulted_form(
     """Widgets for a model whose unset (None) fields take defaults from elsewhere (a serving stack).
 
     Each field shows the value in force: a number box left empty shows the default as its
-    placeholder, a yes/no field offers "default (on)" beside on and off. Typing a value overrides
+    placeholder, a yes/no field offers "on (vLLM's default)" beside on and off (the value first: a narrow box
+    cuts the end). Typing a value overrides
     the default; emptying the box (or choosing the default) goes back to it, as does the button
     below for every field at once. `whose` names the defaults' owner ("vLLM's").
     """
@@ -172,7 +173,7 @@ def defaulted_form(
                     label_of(n),
                     help=tip,
                     format_func=lambda v, e=eff: (
-                        f"{whose} default ({ON_OFF.get(e, e)})" if v is None else ON_OFF[v]
+                        f"{ON_OFF.get(e, e)} ({whose} default)" if v is None else ON_OFF[v]
                     ),
                     key=f"{key_of(join(path, n))}:{whose}:{eff}",  # its first label names them (`select`)
                 )
@@ -251,7 +252,7 @@ def policy_widget(path: str, kind: str) -> None:
         on_change=_policy_changed,
         args=(path, key),
         help=helps,
-        format_func=lambda o: f"the stack's ({by_stack})" if o == STACK_DEFAULT else str(o),
+        format_func=lambda o: f"{by_stack} (the stack's)" if o == STACK_DEFAULT else str(o),
     )
     cls = table.get(by_stack if name == STACK_DEFAULT and by_stack else name)
     if cls is None:

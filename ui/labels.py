@@ -128,7 +128,7 @@ LABELS: dict[str, str] = {
     "memory_gb": "Memory (GiB)",  # as vendors state it ("80 GB"), which the pools' lines read in GiB
     # unitless names read as bare numbers ("Threshold 8.0", "Below capacity 0.60": a review)
     "threshold": "Threshold (queued per instance)",
-    "below_capacity": "Below capacity (share of prefill)",
+    "below_capacity": "Below capacity (live share)",
     "above_backlog": "Above backlog (waiting per instance)",
 }
 """Labels that the name-to-label rule would get wrong."""
