@@ -60,7 +60,40 @@ def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
     keep = ok[rid]
     if keep.any():  # a preempted request's wait to rejoin is a gap between two of its tokens
         np.fmax.at(result, rid[keep], stall_s[keep])
+    rid, join_s, _ = _join_gaps(rec, ok, server, seg[dec, c["t0"]], t1, seg[dec, c["steps"]])
+    np.fmax.at(result, rid, join_s)  # its first token to its first decode step's
     return result
+
+
+def _join_gaps(
+    rec: Records, ok: np.ndarray, server: np.ndarray, t0: np.ndarray, t1: np.ndarray, steps: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per request of `ok` (completed, two tokens or more): (request, the gap from its first token
+    to its first decoded one in s, index of the decode row whose first step gave it).
+
+    A request joins its decode instance's batch at the first iteration that starts once it holds
+    its KV cache (`first_token_s`): a step already under way then does not carry it. In a split
+    deployment its first token comes when the cache lands, mid-step as often as not, so the gap
+    runs over the rest of that step and the whole next one; a segment's own first gap (from the
+    batch's previous step) holds only the latter. `server`, `t0`, `t1` and `steps` are the decode
+    rows', in the records' order (an instance's rows one after another in time).
+    """
+    rid_all, gap_all, row_all = [], [], []
+    for srv in _distinct(server):
+        rows = np.flatnonzero(server == srv)
+        who = np.flatnonzero(ok & (rec.decode_instance == srv))
+        if not len(who):
+            continue
+        pos = np.searchsorted(t0[rows], rec.first_token_s[who], side="left")
+        found = pos < len(rows)
+        row = rows[pos[found]]
+        first_end = t0[row] + (t1[row] - t0[row]) / steps[row]
+        rid_all.append(who[found])
+        gap_all.append(first_end - rec.first_token_s[who[found]])
+        row_all.append(row)
+    if not rid_all:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
+    return np.concatenate(rid_all), np.concatenate(gap_all), np.concatenate(row_all)
 
 
 def _distinct(ints: np.ndarray) -> list[int]:
@@ -123,7 +156,8 @@ def token_gaps(rec: Records, lo: float, hi: float) -> LatencyStats:
 
     Token-weighted: a segment's first step counts its requests at its first gap, its other steps
     at its mean step time; a preempted request's token after it rejoined counts at its stall
-    (`_stall_gaps`). A request's first token (TTFT) is not a gap.
+    (`_stall_gaps`), a request's first decoded token at the gap from its first token (`_join_gaps`).
+    A request's first token (TTFT) is not a gap.
     """
     seg = rec.segments
     empty: LatencyStats = {"p50": None, "p90": None, "p99": None, "mean": None}
@@ -137,15 +171,31 @@ def token_gaps(rec: Records, lo: float, hi: float) -> LatencyStats:
         return empty
     first_weight = np.where(keep, d, 0.0)
     dec_rows = np.flatnonzero(d > 0)
-    _, stall_s, row = _stall_gaps(rec, seg[dec_rows, c["server"]].astype(np.int64), t1[dec_rows])
+    dec_server = seg[dec_rows, c["server"]].astype(np.int64)
+    _, stall_s, row = _stall_gaps(rec, dec_server, t1[dec_rows])
     row = dec_rows[row]
-    inside = keep[row]
-    # a rejoining request's token in that step came after its stall, not after the batch's gap
+    ok = (rec.outcome == COMPLETED) & (rec.output_tokens > 1) & (rec.decode_instance >= 0)
+    _, join_s, joined = _join_gaps(
+        rec, ok, dec_server, seg[dec_rows, c["t0"]], t1[dec_rows], seg[dec_rows, c["steps"]]
+    )
+    joined = dec_rows[joined]
+    # a rejoining request's token in that step came after its stall, a joining one's after its
+    # first token, not after the batch's gap
+    inside, joins = keep[row], keep[joined]
     np.subtract.at(first_weight, row[inside], 1.0)
+    np.subtract.at(first_weight, joined[joins], 1.0)
     d, steps = d[keep], seg[keep, c["steps"]]
-    values = np.concatenate([seg[keep, c["first_gap_s"]], seg[keep, c["step_s"]], stall_s[inside]]) * 1e3
+    values = (
+        np.concatenate([seg[keep, c["first_gap_s"]], seg[keep, c["step_s"]], stall_s[inside], join_s[joins]])
+        * 1e3
+    )
     weights = np.concatenate(
-        [np.maximum(first_weight[keep], 0.0), d * (steps - 1.0), np.ones(int(inside.sum()))]
+        [
+            np.maximum(first_weight[keep], 0.0),
+            d * (steps - 1.0),
+            np.ones(int(inside.sum())),
+            np.ones(int(joins.sum())),
+        ]
     )
     order = np.argsort(values, kind="stable")
     values, weights = values[order], weights[order]

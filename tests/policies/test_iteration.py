@@ -63,14 +63,15 @@ def test_prefill_first_pauses_decodes_and_mixed_does_not(iteration: str) -> None
 
 def test_stalls_show_in_the_largest_gap_not_in_the_mean() -> None:
     """Without chunking, a whole prompt stalls every decode beside it: the largest gap of a
-    request is many steps long while its mean TPOT moves little; disaggregated, there is none."""
+    request is many steps long while its mean TPOT moves little; disaggregated, there is none: its
+    largest is the join, the rest of the step under way when its cache landed and the next one."""
     stalled = simulate(colocated("prefill_first", **{"deployment.batching.chunked_prefill": False}))
     lat = stalled.summary["latency_ms"]
     assert lat["max_tbt"]["p50"] > 4 * lat["tpot"]["p50"]
     assert lat["tbt"]["p99"] > 3 * lat["tbt"]["p50"]
     split = simulate(io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 60.0})).summary
     gaps = split["latency_ms"]
-    assert gaps["max_tbt"]["p50"] == pytest.approx(gaps["tpot"]["p50"], rel=0.1)
+    assert gaps["tpot"]["p50"] < gaps["max_tbt"]["p50"] < 2 * gaps["tpot"]["p50"]
     assert gaps["tbt"]["p99"] < 1.2 * gaps["tpot"]["p99"]
 
 
