@@ -6,6 +6,7 @@ list indices, e.g. ``workload.classes[0].share``), the value given and what is a
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from collections.abc import Sequence
 from typing import Any
@@ -58,27 +59,61 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _range(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[str, str] | None:
-    """Both bounds of the number field at `loc` under `model` as a user reads them ('0.01', or 'more
+def _range(model: type[Any], loc: Sequence[int | str]) -> tuple[str, str] | None:
+    """Both bounds of the number field at `loc` under `model` (or of a policy's knob, `model` its
+    dataclass) as a user reads them ('0.01', or 'more
     than 0' for an exclusive one: 'greater than 0; the allowed range is 0 to 100,000 (got 0.0)' said the
     refused value was allowed, a review); None where it has not two, or `loc` leads through something
     other than models, lists and tuples."""
-    cls: type[BaseModel] | None = model
     names = [part for part in loc if isinstance(part, str)]
+    meta = (
+        _knob_constraints(model, names)
+        if dataclasses.is_dataclass(model)
+        else _field_constraints(model, names)
+    )
+    lo, hi = _bound(meta or [], ("ge", "gt")), _bound(meta or [], ("le", "lt"))
+    if lo is None or hi is None:
+        return None
+    return (f"more than {_number(lo[0])}" if lo[1] else _number(lo[0])), (
+        f"less than {_number(hi[0])}" if hi[1] else _number(hi[0])
+    )
+
+
+def _field_constraints(model: type[BaseModel], names: Sequence[str]) -> list[Any] | None:
+    """The constraints of the model field that `names` lead to (None: not a field of models)."""
+    cls: type[BaseModel] | None = model
     for i, name in enumerate(names):
         field = cls.model_fields.get(name) if cls is not None else None
         if field is None:
             return None
-        if i < len(names) - 1:
-            cls = _model_in(field.annotation)
-            continue
-        lo, hi = _bound(field.metadata, ("ge", "gt")), _bound(field.metadata, ("le", "lt"))
-        if lo is None or hi is None:
-            return None
-        return (f"more than {_number(lo[0])}" if lo[1] else _number(lo[0])), (
-            f"less than {_number(hi[0])}" if hi[1] else _number(hi[0])
-        )
+        if i == len(names) - 1:
+            return _constraints(field)
+        cls = _model_in(field.annotation)
     return None
+
+
+def _knob_constraints(cls: Any, names: Sequence[str]) -> list[Any] | None:
+    """The constraints of a policy's knob (a dataclass field annotated `Annotated[float, Field(...)]`):
+    the autoscaler's `headroom` of 5 read only 'less than or equal to 1' (a review)."""
+    if len(names) != 1:
+        return None
+    hint = typing.get_type_hints(cls, include_extras=True).get(names[0])
+    if typing.get_origin(hint) is not typing.Annotated:
+        return None
+    return [m for extra in typing.get_args(hint)[1:] for m in (getattr(extra, "metadata", None) or [extra])]
+
+
+def _constraints(field: Any) -> list[Any]:
+    """A field's constraints: its own metadata, or, for an optional field (`Annotated[float, Field(ge=...)]
+    | None`, whose metadata pydantic leaves empty), those of the annotated member of its union (the
+    optional fields' refusals named one bound only: 'less than or equal to 10000 (got 10001)', a review)."""
+    if field.metadata:
+        return list(field.metadata)
+    found: list[Any] = []
+    for member in typing.get_args(field.annotation):
+        for extra in typing.get_args(member)[1:] if typing.get_origin(member) is typing.Annotated else ():
+            found.extend(getattr(extra, "metadata", None) or [extra])
+    return found
 
 
 def _bound(metadata: Sequence[Any], kinds: tuple[str, str]) -> tuple[float, bool] | None:
@@ -96,7 +131,7 @@ def _number(v: float) -> str:
 
 
 def format_validation_error(
-    exc: ValidationError, prefix: str = "", model: type[BaseModel] | None = None
+    exc: ValidationError, prefix: str = "", model: type[BaseModel] | type[Any] | None = None
 ) -> str:
     """One line per problem: ``path: message (got value)``.
 

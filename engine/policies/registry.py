@@ -82,7 +82,7 @@ def build(kind: PolicyKind, spec: Mapping[str, Any], where: str = "") -> Policy:
     try:
         return _adapter(cls).validate_python(data, strict=False)  # type: ignore[no-any-return]
     except ValidationError as exc:
-        raise ScenarioError(format_validation_error(exc, prefix=where)) from None
+        raise ScenarioError(format_validation_error(exc, prefix=where, model=cls)) from None
 
 
 def _adapter(cls: type[Policy]) -> TypeAdapter[Any]:

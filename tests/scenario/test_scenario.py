@@ -110,6 +110,18 @@ def test_preset_share_link_round_trip(name: str) -> None:
             {"scheduler.elastic.threshold": 0},
             r"scheduler\.elastic\.threshold: .*; the allowed range is more than 0 to 100,000 \(got 0\)",
         ),
+        (  # an optional field says both bounds too (only the broken one was named: a review)
+            {"deployment.first_token_ms": 10001},
+            r"deployment\.first_token_ms: .*; the allowed range is 0 to 10,000 \(got 10001\)",
+        ),
+        (
+            {"deployment.power_cap_kw": 0.0001},
+            r"deployment\.power_cap_kw: .*; the allowed range is 0\.001 to 1,000,000 \(got 0\.0001\)",
+        ),
+        (  # and a policy's knob
+            {"deployment.pools[1].autoscale": {"policy": {"name": "slo", "headroom": 5}}},
+            r"autoscale\.policy\.headroom: .*; the allowed range is 0\.1 to 1 \(got 5\)",
+        ),
         (  # not a number at all: the range too (it said a number was wanted, not which: a review)
             {"duration_s": "abc"},
             r"duration_s: Input should be a valid number.*; the allowed range is 1 to 86,400 \(got 'abc'\)",
