@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
+from engine import policies
 from engine.cli import links
 from engine.cli.common import check_range, check_writable_folder, emit_json, load_scenario
 from engine.cli.outputs import write_outputs, write_replications
@@ -31,16 +33,26 @@ def cmd_scenario(args: argparse.Namespace) -> int:
     if args.link:
         print(links.address(scen, args.scenario, args.link, args.url))
         return 0
-    if args.json:
-        emit_json(scenario_io.to_data(scen))
+    if args.json:  # every default filled in, a policy's knobs too
+        emit_json(with_knobs(scenario_io.to_data(scen)))
         return 0
     print(scenario_io.dumps_toml(scen))
+    defaulted = any(v is None for v in scen.deployment.batching.model_dump().values())
     for p in res.pools:
         print(
             # the instance's chips, tp x pp x dp ('2 x (1 x h200)' for two 8-chip DP instances: a review)
             f"# pool {p.spec.name}: {p.spec.count} x ({p.spec.chips_per_instance} x {p.hardware.id}), KV capacity "
-            f"{p.instance.kv_capacity_tokens:,} tokens per instance, ${p.usd_per_hour:,.2f}/h"
+            f"{p.instance.kv_capacity_tokens:,} tokens per instance, ${p.usd_per_hour:,.2f}/h; batches of at "
+            f"most {p.limits.max_batch:,} requests and {p.limits.token_budget:,} tokens"
+            + (
+                f", prompts in chunks of {p.limits.chunk_tokens:,}"
+                if p.limits.chunked_prefill
+                else ", whole prompts"
+            )
+            + (f" (fields left unset: {p.limits.source})" if p.limits.source and defaulted else "")
         )
+    if scen.scheduler.iteration is None:
+        print(f"# iteration: {scen.iteration_scheduler().name} (the stack's scheduler)")
     work = estimate(scen)
     print(
         f"# work estimate: {in_words(work.requests)} requests, {in_words(work.events)} events, "
@@ -50,6 +62,18 @@ def cmd_scenario(args: argparse.Namespace) -> int:
     for problem in work.problems():
         print(f"# over the bound: {problem}")
     return 0
+
+
+def with_knobs(data: dict[str, Any]) -> dict[str, Any]:
+    """A scenario's data with every policy's knobs at their defaults where it leaves them out."""
+    sched = data.get("scheduler", {})
+    for kind in ("router", "queue", "admission", "iteration"):
+        if isinstance(sched.get(kind), dict):
+            sched[kind] = policies.with_knobs(kind, sched[kind])
+    for pool in data.get("deployment", {}).get("pools", []):
+        if isinstance((auto := pool.get("autoscale")), dict) and isinstance(auto.get("policy"), dict):
+            auto["policy"] = policies.with_knobs("autoscaler", auto["policy"])
+    return data
 
 
 REPLICATED = (

@@ -20,6 +20,7 @@ from engine.policies.registry import (
     knob_fields,
     register,
     registered,
+    with_knobs,
 )
 from engine.policies.routers import LeastLoaded, Router, build_router
 from engine.policies.scaling import Autoscaler, PoolLoad, build_autoscaler
@@ -49,4 +50,5 @@ __all__ = [
     "knob_fields",
     "register",
     "registered",
+    "with_knobs",
 ]

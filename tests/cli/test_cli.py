@@ -344,3 +344,24 @@ def test_run_says_a_closed_loop_does_not_apply_a_ceiling_set_on_it(
     )
     assert main(["run", "chat-colocated", *loop]) == 0
     assert "was not applied" not in capsys.readouterr().out
+
+
+def test_scenario_json_fills_in_every_policys_knobs(capsys: pytest.CaptureFixture[str]) -> None:
+    """`scenario --json` prints every default (docs/scenario.md): a policy's knobs were left out
+    (`{"name": "queue_cap"}` where it runs with max_queued 256; a review)."""
+    assert (
+        main(["scenario", "day-autoscaled", "--set", 'scheduler.admission={name="queue_cap"}', "--json"]) == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert data["scheduler"]["admission"] == {
+        "name": "queue_cap",
+        "max_queued": 256,
+        "low_priority_share": 0.5,
+    }
+    policy = data["deployment"]["pools"][0]["autoscale"]["policy"]
+    assert policy["name"] == "slo" and policy["predict"] == "constant" and "headroom" in policy
+    # what stays unset the text says: each pool's batch limits and the stack's iteration scheduler
+    assert main(["scenario", "chat-disaggregated"]) == 0
+    text = capsys.readouterr().out
+    assert "batches of at most 1,024 requests and 8,192 tokens" in text
+    assert "# iteration: mixed (the stack's scheduler)" in text
