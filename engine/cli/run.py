@@ -125,6 +125,12 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
             f"queue still rising at the window's end in {len(rising)} of {len(runs)} seeds, too late for the "
             "saturation rule to call them unsustainable: a longer run tells"
         )
+    standing = [r for r in runs if r.summary.get("at_capacity") and shortfall_rps(r.summary) is None]
+    if standing:
+        print(
+            f"at capacity in {len(standing)} of {len(runs)} seeds: the queue never emptied in the window's second "
+            "half, no headroom (their TTFT and E2E grow with a longer run)"
+        )
     for name in runs[0].summary["classes"]:  # whether each class met its SLO, seed by seed (a review)
         passed = sum(bool(r.summary["classes"][name]["passes"]) for r in runs)
         fails = "" if passed == len(runs) else " (FAILS in every seed)" if not passed else " (FAILS in some)"

@@ -105,6 +105,9 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
         # said by a pool's queue growing through the window already, which reads it as the load's (a review)
         numbers = {k: rise[k] for k in ("rise_rps", "risen_requests", "offered_rps")}
         out.append(Finding("warning", "rising", rising, numbers))
+    elif rising and (stood := s.get("at_capacity")):  # first: it qualifies the latencies that follow
+        numbers = {k: stood[k] for k in ("standing_requests", "standing_s", "offered_rps")}
+        out.insert(0, Finding("critical", "capacity", rising, numbers))
     out += pools
     out += _latency_findings(result, res)
     out += calibration_findings(result)

@@ -80,10 +80,13 @@ def line(summary: Mapping[str, Any]) -> str | None:
 
 def rising_line(summary: Mapping[str, Any]) -> str | None:
     """One sentence on a run whose queue was still rising at the window's end, too late in it to be
-    called unsustainable (`Summary.queue_rising`); None otherwise."""
+    called unsustainable (`Summary.queue_rising`), or that never emptied (`Summary.at_capacity`);
+    None otherwise."""
     rise = summary.get("queue_rising")
-    if not rise or summary.get("unsustainable"):
+    if summary.get("unsustainable"):
         return None
+    if not rise:
+        return capacity_line(summary)
     return (
         "The queue before the first token (prompts waiting for a prefill or for decode memory) was still "
         f"rising at the window's end: it rose by about {rise['risen_requests']:,.0f} requests over the "
@@ -91,6 +94,20 @@ def rising_line(summary: Mapping[str, Any]) -> str | None:
         "offered) without draining. It began rising within that half, too late for the saturation rule to "
         "call the run unsustainable (a burst at the window's end looks alike): if the load outgrows the "
         "deployment, the TTFT and E2E percentiles are set by the run's length, and a longer run tells."
+    )
+
+
+def capacity_line(summary: Mapping[str, Any]) -> str | None:
+    """One sentence on a run whose queue never emptied through the window's second half (`Summary.at_capacity`)."""
+    stood = summary.get("at_capacity")
+    if not stood or summary.get("unsustainable"):
+        return None
+    return (
+        "At capacity: the queue before the first token never fell below "
+        f"{stood['standing_requests']:,.0f} requests in the window's second half ({stood['standing_s']:,.2g} s "
+        f"of arrivals at the {stood['offered_rps']:,.3g} req/s offered), so the deployment has no headroom: its "
+        "TTFT and E2E percentiles are set by how far the queue wandered and grow with a longer run, and a "
+        "little more load makes it unsustainable. No plan or capacity search counts this run as passing."
     )
 
 

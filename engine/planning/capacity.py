@@ -295,7 +295,8 @@ def capacity(
             slowdown=slowdown,
         )
         # a probe whose queue is still rising at its window's end is not counted as sustained: a
-        # longer window may mark it unsustainable (H200s at 29.5 req/s passed, unsustainable at 240 s)
+        # longer window may mark it unsustainable (H200s at 29.5 req/s passed, unsustainable at 240 s);
+        # nor one at its capacity (`run_passes` fails it)
         ok = run_passes(res.summary, rule, attainment) and not res.summary.get("queue_rising")
         rows.append(_row(rate, ok, res.summary))
         return ok

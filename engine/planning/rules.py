@@ -55,9 +55,10 @@ def run_passes(summary: Summary, rule: Rule = "percentile", attainment: float = 
     ``attainment`` (DistServe's): the run's `slo_attainment` (requests that met their class's
     SLO, per request, over all requests of the window) is at least `attainment`. Under either
     rule an unsustainable run (`summary["unsustainable"]`: its backlog grows through the window,
-    `engine.serving.saturation`) never passes: its percentiles are set by the run's length.
+    `engine.serving.saturation`) never passes: its percentiles are set by the run's length; nor does
+    one at its capacity (`summary["at_capacity"]`: its queue never emptied, it has no headroom).
     """
-    if summary.get("unsustainable"):
+    if summary.get("unsustainable") or summary.get("at_capacity"):
         return False
     if rule == "attainment":
         return bool(summary["slo_attainment"] >= attainment - 1e-12)

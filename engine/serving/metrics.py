@@ -65,6 +65,7 @@ from engine.serving.summary import (
     Rising,
     Scheduler,
     Shortfall,
+    Standing,
     Summary,
     WayIn,
 )
@@ -416,12 +417,10 @@ def summary(
     columns: dict[str, Any],
     unsustainable: Shortfall | None,
     rising: Rising | None = None,
+    standing: Standing | None = None,
 ) -> Summary:
-    """The summary figures of one run (the JSON the CLI prints), from its `request_columns`.
-
-    `unsustainable` is the run's shortfall, `rising` a queue still rising at its end too late to tell
-    (`engine.serving.saturation.judged`), or None.
-    """
+    """The summary figures of one run (the JSON the CLI prints), from its `request_columns`; `unsustainable`,
+    `rising` and `standing` as `engine.serving.saturation.judged` says them (None: not so)."""
     mask, lo, span = window(resolved, columns, rec)
     completed = rec.outcome == COMPLETED
     done = mask & completed
@@ -487,18 +486,25 @@ def summary(
         **_power_cap_section(resolved, rec, energy_by_pool),
         **_autoscale_section(resolved, rec, columns, mask),
         "unsustainable": unsustainable,
-        **_rising_section(rising),
+        **_rising_section(rising, standing),
     }
     return out
 
 
 class _RisingSection(TypedDict, total=False):
     queue_rising: Rising
+    at_capacity: Standing
 
 
-def _rising_section(rising: Rising | None) -> _RisingSection:
-    # the summary's `queue_rising` key, for a queue still rising at the window's end, too late to tell
-    return {"queue_rising": rising} if rising is not None else {}
+def _rising_section(rising: Rising | None, standing: Standing | None) -> _RisingSection:
+    # the summary's `queue_rising` key, for a queue still rising at the window's end, too late to tell,
+    # and `at_capacity`, for one that never emptied
+    out: _RisingSection = {}
+    if rising is not None:
+        out["queue_rising"] = rising
+    if standing is not None:
+        out["at_capacity"] = standing
+    return out
 
 
 __all__ = ["COMPLETED", "FAILED", "REJECTED", "measured_mask", "request_columns", "summary", "whole_run"]

@@ -81,6 +81,17 @@ level like the decode latencies (a split deployment's first token comes from its
 may not grow). A load within about 3% of what the batches sustain can go unmarked (decode-asic at
 22 req/s over 1,200 s, 2% short there).
 
+A run that neither rule marks may still stand at its capacity: its queue before the first token
+never falls below `MIN_GROWTH_REQUESTS` requests, nor below `STANDING_S` seconds of arrivals,
+anywhere in the half window (`_standing`, the summary's ``at_capacity``). A deployment that keeps
+up with a little to spare empties its queue again and again (every preset at its own load falls to
+none); one that never does has no headroom: its queue wanders without a trend it can be told by
+(chat-disaggregated at 30 req/s over 600 s: 293 requests at the least, a rise of 45 against a
+scatter of 73), its latencies are set by how far the wander went (p90 TTFT 17.5 s over 600 s,
+27.6 s over 3,600 s: a review), and a little more load makes it unsustainable (31 req/s is). Said,
+with what stood, not marked: no latency is hidden, but no plan or capacity search counts it as
+passing.
+
 Offline batches and closed loops are never unsustainable in this sense (`metrics.whole_run`):
 a batch is all present at t = 0 and measured to its makespan, and a closed loop's clients wait
 for their answers, so it cannot overrun the deployment however slow it is.
@@ -96,7 +107,7 @@ from engine.scenario.model import Scenario
 from engine.serving.ceiling import due_s
 from engine.serving.ledger import REJECTED, SEGMENT_COLUMNS, Records
 from engine.serving.metrics import whole_run
-from engine.serving.summary import Rising, Shortfall
+from engine.serving.summary import Rising, Shortfall, Standing
 
 SAMPLES = 256
 """Times at which the queue is sampled over the second half of the window."""
@@ -109,6 +120,11 @@ MIN_SHORTFALL_SHARE = 0.01
 ONSET_SHARE = 0.2
 """The queue's least value over the half window, as a share of its rise there, that says the rise
 began before that half (a steady rise from 40% of the window or earlier)."""
+STANDING_S = 1.0
+"""A queue that never falls below this many seconds of arrivals (nor `MIN_GROWTH_REQUESTS`) through the
+half window stands at the deployment's capacity (`_standing`): requests being prefilled count in the
+queue too, and a second of arrivals is more than the prefills under way hold at any preset's own load
+(each preset's queue falls to none)."""
 DRAIN_SHARE = 0.5
 """The largest fall from a running peak over the half window, as a share of its rise there, that
 says the queue drained (a burst) rather than grew."""
@@ -274,9 +290,10 @@ def unsustainable(scenario: Scenario, rec: Records) -> Shortfall | None:
     return judged(scenario, rec)[0]
 
 
-def judged(scenario: Scenario, rec: Records) -> tuple[Shortfall | None, Rising | None]:
+def judged(scenario: Scenario, rec: Records) -> tuple[Shortfall | None, Rising | None, Standing | None]:
     """The run's shortfall (`unsustainable`) and, for a run without one, whether its queue was still
-    rising at the window's end (`Rising`: every test of the rule above holds but the onset's).
+    rising at the window's end (`Rising`: every test of the rule above holds but the onset's), and
+    whether it stood at its capacity (`Standing`, for a run with neither).
 
     Under a client's ceiling on requests in flight the backlog may wait at the client alone: the
     servers' own queue (from the sends) then stays bounded, and so do the latencies timed from the
@@ -285,11 +302,25 @@ def judged(scenario: Scenario, rec: Records) -> tuple[Shortfall | None, Rising |
     short = _shortfall(scenario, trend)
     if short is None:
         behind = decoding_shortfall(scenario, rec, trend)
-        return behind, (_rising(scenario, trend) if behind is None else None)
+        if behind is not None:
+            return behind, None, None
+        rising = _rising(scenario, trend)
+        return None, rising, (_standing(trend) if rising is None else None)
     at_server = None if rec.client_wait_s is None else queue_trend(scenario, rec, True)
     if at_server is not None and _shortfall(scenario, at_server) is None:
         short["at_client"] = True
-    return short, None
+    return short, None, None
+
+
+def _standing(trend: Trend | None) -> Standing | None:
+    """The queue's floor over the half window where it never fell below `MIN_GROWTH_REQUESTS` nor
+    `STANDING_S` of arrivals (the deployment at its capacity), else None."""
+    if trend is None:
+        return None
+    offered_rps, least = trend[0], trend[3]
+    if least < max(MIN_GROWTH_REQUESTS, STANDING_S * offered_rps):
+        return None
+    return {"standing_requests": least, "standing_s": least / offered_rps, "offered_rps": offered_rps}
 
 
 def _rises(scenario: Scenario, trend: Trend) -> tuple[bool, float]:

@@ -33,6 +33,7 @@ __all__ = [
     "Rising",
     "Scheduler",
     "Shortfall",
+    "Standing",
     "Summary",
     "TokenRates",
     "WayIn",
@@ -389,6 +390,18 @@ class Rising(TypedDict):
     """The offered arrival rate over the same half window, req/s."""
 
 
+class Standing(TypedDict):
+    """A queue that never emptied through the window's second half: the deployment at its capacity,
+    with no trend to call it unsustainable by (`engine.serving.saturation.judged`)."""
+
+    standing_requests: float
+    """The fewest requests waiting for their first token at any time of the window's second half."""
+    standing_s: float
+    """That floor in seconds of arrivals at the offered rate."""
+    offered_rps: float
+    """The offered arrival rate over the same half window, req/s."""
+
+
 class Summary(TypedDict):
     """One run's summary figures (docs/metrics.md defines them)."""
 
@@ -444,6 +457,9 @@ class Summary(TypedDict):
     queue_rising: NotRequired[Rising]
     """A run not marked unsustainable whose queue was still rising at the window's end, too late in
     the window to tell an overload from a burst (absent otherwise): a longer window tells."""
+    at_capacity: NotRequired[Standing]
+    """A run neither marked nor rising whose queue never emptied through the window's second half:
+    no headroom, its latencies set by how far the queue wandered (absent otherwise)."""
 
 
 def shortfall_rps(summary: Mapping[str, Any]) -> float | None:

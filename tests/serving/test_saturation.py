@@ -240,19 +240,57 @@ def test_a_rise_begun_too_late_to_tell_is_said_as_still_rising() -> None:
     sc = _scenario()
     arrival = np.arange(0.0, 200.0, 0.1)  # 10 req/s
     late = np.where(arrival < 120.0, arrival + 0.5, 120.0 + (arrival - 120.0) * 1.25 + 0.05)
-    short, rising = saturation.judged(sc, _records(arrival, late))
-    assert short is None and rising is not None
+    short, rising, standing = saturation.judged(sc, _records(arrival, late))
+    assert short is None and rising is not None and standing is None
     assert rising["offered_rps"] == pytest.approx(10.0)
     assert 0.5 < rising["rise_rps"] < 2.0  # 2 req/s over 80 of the half window's 100 s, fitted as a line
     assert rising["risen_requests"] == pytest.approx(rising["rise_rps"] * 100.0)
     # held from the start it is unsustainable, and not also said as rising
-    short, rising = saturation.judged(sc, _records(arrival, arrival * 1.25 + 0.05))
+    short, rising, _ = saturation.judged(sc, _records(arrival, arrival * 1.25 + 0.05))
     assert short is not None and rising is None
     # served as they come, or drained and refilled (a burst): neither
-    assert saturation.judged(sc, _records(arrival, arrival + 0.5)) == (None, None)
+    assert saturation.judged(sc, _records(arrival, arrival + 0.5)) == (None, None, None)
     burst = np.where((arrival >= 150.0) & (arrival < 170.0), arrival + 0.5, late)
     burst = np.where(arrival >= 170.0, 170.0 + (arrival - 170.0) * 1.25 + 0.05, burst)
-    assert saturation.judged(sc, _records(arrival, burst)) == (None, None)
+    assert saturation.judged(sc, _records(arrival, burst)) == (None, None, None)
+
+
+def test_a_queue_that_never_empties_is_said_at_capacity() -> None:
+    """A queue with no trend that never falls below a second of arrivals (nor 10 requests) through
+    the half window: no headroom, said (`at_capacity`), not marked. Each request waiting 3 s at
+    10 req/s holds about 30 queued at every moment; waiting 0.5 s, 5: neither a second nor 10."""
+    sc = _scenario()
+    arrival = np.arange(0.0, 200.0, 0.1)
+    short, rising, standing = saturation.judged(sc, _records(arrival, arrival + 3.0))
+    assert short is None and rising is None and standing is not None
+    assert standing["standing_requests"] == pytest.approx(30.0, abs=1.5)
+    assert standing["standing_s"] == pytest.approx(3.0, abs=0.15)
+    assert standing["offered_rps"] == pytest.approx(10.0)
+    assert saturation.judged(sc, _records(arrival, arrival + 0.5))[2] is None
+
+
+def test_chat_disaggregated_at_its_capacity_is_said_and_fails_every_plan() -> None:
+    """At 30 req/s chat-disaggregated keeps up on average (29.8 sustained) but its queue never empties:
+    p90 TTFT 17.5 s over 600 s and 27.6 s over an hour (a review). Said where the run is shown; no
+    plan passes it, however loose the TTFT target; 28 req/s empties its queue and is not said."""
+    from engine.explain import sustain
+    from engine.planning.rules import run_passes
+    from engine.scenario import codec as io
+    from engine.serving.run import simulate
+
+    loose = {"workload.classes[0].slo.ttft_ms": 60_000}
+    full = simulate(
+        io.apply_overrides(io.load_preset("chat-disaggregated"), {"workload.arrival.rate_rps": 30.0, **loose})
+    )
+    s = full.summary
+    assert s["unsustainable"] is None and s["at_capacity"]["standing_requests"] > 100
+    assert s["classes"]["chat"]["passes"] and not run_passes(s) and not run_passes(s, "attainment", 0.5)
+    line = sustain.rising_line(s)
+    assert line is not None and line.startswith("At capacity") and "no headroom" in line
+    kept = simulate(
+        io.apply_overrides(io.load_preset("chat-disaggregated"), {"workload.arrival.rate_rps": 28.0})
+    )
+    assert "at_capacity" not in kept.summary and sustain.rising_line(kept.summary) is None
 
 
 def test_an_overload_that_accelerates_in_a_short_window_is_said_and_a_longer_window_marks_it() -> None:
