@@ -249,10 +249,12 @@ spread_note = st.empty()
 
 names = sorted({c.name for c in sa.workload.classes} & {c.name for c in sb.workload.classes})
 cls = st.segmented_control(
-    "Class",
+    "Class in the charts",
     ["all", *names] if len(names) > 1 else names or ["all"],
     default=(names[0] if len(names) == 1 else "all"),
     key="fg:cmp-class",
+    help="The three CDFs below draw this class; the table and the changes under them are of every class "
+    "(each class's figures against its targets: the SLO targets page).",
 )
 cols = st.columns(3)
 for col, metric in zip(cols, ("ttft", "tpot", "e2e"), strict=True):
@@ -306,6 +308,10 @@ def draw_table(shown: pd.DataFrame) -> None:
     )
 
 
+if (
+    cls and cls != "all" and len(names) > 1
+):  # the picker draws the charts only (a review read the table as batch's)
+    st.caption(f"The table and the changes below are of every class, not {plain(cls)} alone.")
 draw_table(table)
 with st.container():
     export.chart(

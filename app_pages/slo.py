@@ -91,8 +91,9 @@ def chip_price(field: str, chip_id: str, key: str, what: str, lo: str) -> None:
     value = float(st.session_state[key])
     low_ok = value > 0 if field in ("capex_usd", "usd_per_hour") else value >= 0
     if not low_ok or value > PER_CHIP_MAX[field]:
-        state.notify(
-            f"{what} (cost.{field}.{chip_id}): {value:,.0f} is not allowed: {lo}, up to {PER_CHIP_MAX[field]:,}"
+        state.notify(  # keyed by the field: a later refusal replaces it, an accepted price settles it (a review)
+            f"{what} (cost.{field}.{chip_id}): {value:,.0f} is not allowed: {lo}, up to {PER_CHIP_MAX[field]:,}",
+            key=state.field_key([f"cost.{field}"]),
         )
         return
     prices = dict(getattr(state.scenario().cost, field))
@@ -242,8 +243,12 @@ short = ex.shortfall_rps(res.summary)  # unsustainable: no class passes
 
 def marked(row: dict[str, Any], kind: ex.LatencyKind) -> str:
     """A class's figure of `kind` at its percentile, marked where it grows with run length (unless
-    held at the client) or stays level while the queue grows (`ex.marked`)."""
-    return ex.marked(layout.fmt_ms(row[f"{kind}_at_percentile_ms"]), res.summary, kind)
+    held at the client) or stays level while the queue grows (`ex.marked`); 'never answered' where the
+    percentile's rank falls among rejected or failed requests (it read '–' with no reason: a review)."""
+    value = row[f"{kind}_at_percentile_ms"]
+    if (value is None or pd.isna(value)) and row.get(f"{kind}_holds_to_pct", 100.0) < 100.0:
+        return "never answered (its rank falls among rejected or failed requests)"
+    return ex.marked(layout.fmt_ms(value), res.summary, kind)
 
 
 if (behind := ex.line(res.summary)) is not None:

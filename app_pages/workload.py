@@ -100,6 +100,8 @@ def share_label(i: int) -> str:
     unused with a trace (the label said '20% of traffic' beside 43% of the requests: a review)."""
     if sc.workload.trace is not None:
         return "Share (unused: the trace gives each row its class)"
+    if len(sc.workload.classes) == 1:  # moving it changed nothing but enabled Reset (a review)
+        return "Share (unused: one class takes all the traffic)"
     if len({c.multi_turn.turns_mean for c in sc.workload.classes}) > 1:  # else the two shares are one
         return f"Share of sessions (now {shares[i]:.0%}, {sent[i]:.0%} of requests)"
     return f"Share (now {shares[i]:.0%} of traffic)"
@@ -114,7 +116,13 @@ for i in range(len(classes)):
         with h2:
             slider(f"{path}.share", 0.01, 1.0, share_label(i), step=0.01)
         with h3:
-            number(f"{path}.priority", integer=True, lo=0, hi=100)
+            number(
+                f"{path}.priority",
+                "Priority" if len(classes) > 1 else "Priority (unused: one class)",
+                integer=True,
+                lo=0,
+                hi=100,
+            )
         with h4:
             st.button(
                 "",

@@ -293,14 +293,20 @@ def tail(frame: pd.DataFrame, metric: str, targets: pd.DataFrame, *, height: int
         color = palette.get(str(t["class"]), ACCENT) if len(names) > 1 else ACCENT
         fig.add_hline(y=float(t["target_ms"]), line={"dash": "dash", "color": color, "width": 1.5})
     for pct in sorted({float(t["percentile"]) for t in rows_t}):
-        fig.add_vline(x=float(tx(pct)), line={"dash": "dot", "color": ACCENT, "width": 1})
+        # one class's percentile in its colour: premium's p99 and batch's p90 both read red (a review)
+        owners = {str(t["class"]) for t in rows_t if float(t["percentile"]) == pct}
+        color = palette.get(next(iter(owners)), ACCENT) if len(owners) == 1 and len(names) > 1 else ACCENT
+        fig.add_vline(x=float(tx(pct)), line={"dash": "dot", "color": color, "width": 1})
     ticks = [50, 90, 99, 99.9, 99.99]
     fig.update_xaxes(
         title="percentile", tickvals=list(tx(np.array(ticks))), ticktext=[f"p{p:g}" for p in ticks]
     )
+    # the targets count: a 60 s target beside curves under 2 s flattened them on a linear axis (a review)
+    spread = np.concatenate(
+        [frame["latency_ms"].to_numpy(dtype=float), [float(t["target_ms"]) for t in rows_t]]
+    )
     fig.update_yaxes(
-        title=f"{METRIC_NAMES.get(metric, metric)} (ms)",
-        type="log" if _log_ok(frame["latency_ms"]) else "linear",
+        title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if _log_ok(spread) else "linear"
     )
     return _layout(fig, f"{METRIC_NAMES.get(metric, metric)} by percentile", height)
 

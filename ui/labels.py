@@ -88,6 +88,12 @@ EMPTY: dict[str, str] = {
     "power_cap_kw": "no cap",
     "first_token_ms": "auto",  # the box is 90 px wide: the help says what auto is
     "max_requests": "all",
+    "e2e_ms": "none",  # no target, not a default one (a review)
+    "tbt_ms": "none",
+    "above_backlog": "never",
+    "backhaul_mbps": "no limit",
+    "uplink_mbps": "no limit",
+    "bandwidth_mbps": "no limit",
 }
 """What an optional number box left empty means, shown as its placeholder where "default" would say nothing."""
 

@@ -48,11 +48,14 @@ def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | 
         ticks = [10.0**k for k in range(math.floor(math.log10(v.min())), math.ceil(math.log10(v.max())) + 1)]
         fig.update_xaxes(tickvals=ticks, ticktext=[_short_ms(t) for t in ticks])
     fig.update_yaxes(title=None, range=[0, 1.02], tickformat=".0%", tickfont={"size": 10})
+    # the sidebar holds one legend entry a row: a row each under the tick labels, anchored to the canvas's
+    # foot (placed under the plot at two rows for four entries, it covered '100 ms' and '1 s': a review)
+    legend_px = LEGEND_ROW_PX * len(names) if several else 0
     fig.update_layout(
-        height=170 + (LEGEND_ROW_PX * 2 if several else 0),
-        margin={"l": 0, "r": 0, "t": 22, "b": 0},
+        height=170 + legend_px,
+        margin={"l": 0, "r": 0, "t": 22, "b": legend_px + (18 if several else 0)},
         showlegend=several,
         title={"text": "TTFT CDF", "font": {"size": 12}, "x": 0},
-        legend={"orientation": "h", "y": -0.15, "yanchor": "top", "font": {"size": 10}},
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "font": {"size": 10}},
     )
     return fig

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -94,6 +95,16 @@ def _kind_changed(path: str, key: str) -> None:
     state.override({path: _converted(current(path, {}) or {}, st.session_state[key])})
 
 
+def _with_room(path: str) -> Callable[[Any], tuple[dict[str, Any], str]]:
+    """A constant length's change, its (hidden) maximum raised to hold it: a constant is never clipped."""
+
+    def made(tokens: Any) -> tuple[dict[str, Any], str]:
+        room = max(int(current(f"{path}.max_tokens", MAX_TOKENS_PER_REQUEST) or 1), int(tokens or 1))
+        return {f"{path}.tokens": tokens, f"{path}.max_tokens": room}, ""
+
+    return made
+
+
 def dist_editor(path: str, title: str, seed: int) -> None:
     """A length distribution: its kind, the fields that kind needs, and a histogram of its draws."""
     dist = current(path, {}) or {}
@@ -110,17 +121,29 @@ def dist_editor(path: str, title: str, seed: int) -> None:
         help=(LengthDist.__doc__ or "").strip().split("\n\n")[1] if LengthDist.__doc__ else None,
     )
     fields = DIST_FIELDS.get(kind, ())
-    cols = st.columns(len(fields) + 1)
+    if (
+        "path" in fields
+    ):  # a file's name on a row of its own: a third of half a page cut it to 'arxiv_s' (a review)
+        choices = sorted({p for p, _ in length_columns()} | {dist.get("path", "")})
+        select(
+            f"{path}.path",
+            choices,
+            "File",
+            format_func=lambda p: p.rsplit("/", 1)[-1],
+            help="A CSV of measured lengths shipped with the project (data/traces): each request draws one row.",
+        )
+        fields = tuple(f for f in fields if f != "path")
+    # a constant length is never clipped (its maximum must only be at least it): no box that does nothing
+    cols = st.columns(len(fields) + 1) if kind != "constant" else st.columns(2)
     for col, name in zip(cols, fields, strict=False):
         with col:
-            if name == "path":
-                choices = sorted({p for p, _ in length_columns()} | {dist.get("path", "")})
-                select(f"{path}.path", choices, "File", format_func=lambda p: p.rsplit("/", 1)[-1])
-            elif name == "column":
+            if name == "column":
                 choices = sorted(
                     {c for p, c in length_columns() if p == dist.get("path")} | {dist.get("column", "")}
                 )
-                select(f"{path}.column", choices, "Column")
+                select(
+                    f"{path}.column", choices, "Column", help="The file's column of token counts drawn from."
+                )
             else:
                 number(
                     f"{path}.{name}",
@@ -129,16 +152,18 @@ def dist_editor(path: str, title: str, seed: int) -> None:
                     lo=1,
                     hi=MAX_TOKENS_PER_REQUEST,
                     what=f"{title}, {label_of(name).lower()}",
+                    changes=_with_room(path) if name == "tokens" else None,
                 )
-    with cols[-1]:
-        number(
-            f"{path}.max_tokens",
-            "Max",
-            integer=True,
-            lo=1,
-            hi=MAX_TOKENS_PER_REQUEST,
-            what=f"{title}, maximum",
-        )
+    if kind != "constant":
+        with cols[-1]:
+            number(
+                f"{path}.max_tokens",
+                "Max",
+                integer=True,
+                lo=1,
+                hi=MAX_TOKENS_PER_REQUEST,
+                what=f"{title}, maximum",
+            )
     try:
         hist, stats = _histogram(LengthDist.model_validate(dist).model_dump_json(), seed)
     except (ScenarioError, ValueError) as exc:
@@ -209,9 +234,10 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
         with c2:
             number("workload.arrival.think_time_s", lo=0.0, hi=86_400.0)
     if arr.kind == "closed_loop":  # how the clients think and start: a closed loop's own knobs
-        model_form(
-            "workload.arrival", Arrival, only=["think", "think_spread", "ramp_s", "stop_after"], columns=4
-        )
+        spread = (
+            ["think_spread"] if arr.think == "uniform" else []
+        )  # the other think times have none (a review)
+        model_form("workload.arrival", Arrival, only=["think", *spread, "ramp_s", "stop_after"], columns=4)
     extra = [n for n in Arrival.model_fields if n not in known]
     if extra:
         model_form("workload.arrival", Arrival, only=extra)

@@ -147,16 +147,21 @@ def _fractions(n: int, max_points: int) -> np.ndarray:
 
 
 def _latency_groups(scenario: Scenario, requests: pd.DataFrame, metric: Metric) -> dict[str, np.ndarray]:
-    """Per class (and over all classes when several): completed requests' latencies in the window, ms."""
+    """Per class (and over all classes when several): the latencies of the window's requests, ms, a
+    rejected or failed one's infinite (it never came, as `presentation.latency_cdfs` counts it); a
+    completed one without the latency (a one-token answer's TPOT) left out."""
     col = LATENCY_COLUMNS[metric]
-    rows = requests[measured_mask(scenario, requests) & (requests["outcome"] == "completed")]
+    rows = requests[measured_mask(scenario, requests)]
+    done = (rows["outcome"] == "completed").to_numpy()
+    vals = np.where(done, rows[col].to_numpy(dtype=float) * 1e3, np.inf)
     names = [c.name for c in scenario.workload.classes]
+    cls = rows["class"].to_numpy()
     groups: dict[str, np.ndarray] = {}
     if len(names) > 1:
-        groups[ALL_CLASSES] = rows[col].to_numpy(dtype=float) * 1e3
+        groups[ALL_CLASSES] = vals
     for name in names:
-        groups[name] = rows.loc[rows["class"] == name, col].to_numpy(dtype=float) * 1e3
-    return {k: v[np.isfinite(v)] for k, v in groups.items()}
+        groups[name] = vals[cls == name]
+    return {k: v[~np.isnan(v)] for k, v in groups.items()}
 
 
 def cdf_band(
@@ -179,12 +184,16 @@ def cdf_band(
             continue
         p = _fractions(min(len(r) for r in runs), max_points)
         q = np.array([np.quantile(r, p, method="inverted_cdf") for r in runs])
+        came = np.isfinite(q).all(axis=0)  # the curve stops where a seed's requests never came
+        if not came.any():
+            continue
+        q = q[:, came]
         frames.append(
             pd.DataFrame(
                 {
                     "class": name,
                     "latency_ms": q.mean(axis=0),
-                    "fraction": p,
+                    "fraction": p[came],
                     "low_ms": q.min(axis=0),
                     "high_ms": q.max(axis=0),
                     "seeds": len(runs),

@@ -427,7 +427,8 @@ def test_compare_opens_against_the_scenarios_counterpart() -> None:
 
 
 def test_a_closed_loops_own_knobs_show_only_for_a_closed_loop() -> None:
-    """How clients think and start (think, think spread, ramp) means nothing to a Poisson arrival."""
+    """How clients think and start (think, think spread, ramp) means nothing to a Poisson arrival; the
+    think times' spread, only to uniform think times (it showed beside exponential ones: a review)."""
 
     def labels(at: AppTest) -> set[str]:
         return {w.label for w in [*at.number_input, *at.selectbox, *at.slider]}
@@ -437,7 +438,12 @@ def test_a_closed_loops_own_knobs_show_only_for_a_closed_loop() -> None:
     assert not {"Think", "Think spread", "Ramp (s)", "Clients"} & labels(poisson)
     closed = app("workload", short(**{"workload.arrival": {"kind": "closed_loop", "clients": 8}}))
     assert_clean(closed)
-    assert {"Think", "Think spread", "Ramp (s)", "Clients"} <= labels(closed)
+    assert {"Think", "Ramp (s)", "Clients"} <= labels(closed) and "Think spread" not in labels(closed)
+    uniform = app(
+        "workload", short(**{"workload.arrival": {"kind": "closed_loop", "clients": 8, "think": "uniform"}})
+    )
+    assert_clean(uniform)
+    assert {"Think", "Think spread", "Ramp (s)", "Clients"} <= labels(uniform)
 
 
 def test_no_page_writes_a_stray_string() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.app.harness import app, assert_clean, short
+from tests.app.harness import app, assert_clean, scenario_of, short, text_of
 from ui.text import plain
 
 BANDED = ("$ / 1M output tokens", "Goodput per $", "Energy per output token")
@@ -496,13 +496,13 @@ def test_a_class_share_says_sessions_and_requests_where_turns_differ() -> None:
         "Share of sessions (now 20%, 43% of requests)",
     ]
     assert any("carries the conversation so far" in c.value for c in at.caption)
-    plain_at = app("workload")
-    assert [s.label for s in plain_at.slider if s.label.startswith("Share")] == [
-        "Share (now 100% of traffic)"
-    ]
-    # one class of sessions: its two shares are one ('Share of sessions (now 100%, 100% of requests)')
-    one = app("workload", short("agentic-cache"), "agentic-cache")
-    assert [s.label for s in one.slider if s.label.startswith("Share")] == ["Share (now 100% of traffic)"]
+    # one class: its share does nothing, and says so ('now 100% of traffic' moved nothing but Reset: a
+    # review), as does its priority; nor does one class of sessions read 'Share of sessions (now 100%, ...)'
+    for one in (app("workload"), app("workload", short("agentic-cache"), "agentic-cache")):
+        assert [s.label for s in one.slider if s.label.startswith("Share")] == [
+            "Share (unused: one class takes all the traffic)"
+        ]
+        assert "Priority (unused: one class)" in [n.label for n in one.number_input]
 
 
 def test_the_slo_page_says_when_targets_steer_the_run_and_no_empty_e2e_line() -> None:
@@ -533,3 +533,60 @@ def test_every_setting_on_the_strategy_page_says_what_it_does() -> None:
             if not (w.help or "").strip()
         ]
         assert not bare, (preset, bare)
+
+
+def test_a_class_whose_percentile_falls_among_rejected_requests_says_so() -> None:
+    """Interactive's TTFT target at 10 ms: early rejection turns most of the class away, and its p90
+    falls among requests never answered; the SLO page read 'TTFT p90 = –' with no reason (a review)."""
+    from engine.scenario import codec as io
+    from tests.app.harness import short as short_of
+
+    s = io.apply_overrides(short_of("enterprise-mixed"), {"workload.classes[0].slo.ttft_ms": 10})
+    at = app("slo", scenario=s, preset="enterprise-mixed")
+    verdicts = [e.value for e in at.error if e.value.startswith("**interactive**")]
+    assert verdicts and "TTFT p90 = never answered" in verdicts[0] and "= –" not in verdicts[0]
+
+
+def test_a_refused_price_is_replaced_by_the_next_and_settled_by_an_accepted_one() -> None:
+    """Rent typed 0, then 5,000, then 6.4: both refusals stayed at the top of the page, two notices for
+    one field, after the price was accepted (a review)."""
+    at = app("slo", preset="moe-deepseek-h200")
+    box = at.number_input(key="fg:cost.usd_per_hour:h200")
+
+    def refusals() -> list[str]:
+        return [
+            text_of(w.value)
+            for w in at.warning
+            if "is not allowed" in text_of(w.value) and "h200 rent" in w.value
+        ]
+
+    box.set_value(0.0).run()
+    box.set_value(5000.0).run()
+    assert len(refusals()) == 1 and "5,000" in refusals()[0]
+    box.set_value(6.4).run()
+    assert not refusals()
+    assert dict(scenario_of(at).cost.usd_per_hour)["h200"] == 6.4
+
+
+def test_a_refusal_of_one_class_or_pool_leads_with_its_name() -> None:
+    """Three E2E boxes on enterprise-mixed's SLO page: a refusal said 'workload.classes[1].slo.e2e_ms'
+    alone, leaving the reader to count classes (a review). It leads with the class's name, the path kept."""
+    at = app("slo", preset="enterprise-mixed")
+    [n for n in at.number_input if n.label == "E2E (ms)"][1].set_value(-5.0).run()
+    said = [text_of(w.value) for w in at.warning if "e2e_ms" in text_of(w.value)]
+    assert said and said[0].startswith("Class long-generation: E2E (ms) (workload.classes[1].slo.e2e_ms)")
+
+
+def test_a_constant_length_shows_no_maximum_and_a_longer_one_raises_it() -> None:
+    """A constant length is never clipped: its Max box did nothing (a review). It is not shown, and a
+    constant above the kept maximum raises it rather than being refused over a hidden field."""
+    at = app(
+        "workload",
+        short(**{"workload.classes[0].input": {"kind": "constant", "tokens": 1024, "max_tokens": 16384}}),
+    )
+    assert scenario_of(at).workload.classes[0].input.kind == "constant"
+    assert not [n for n in at.number_input if n.label == "Max" and "input" in (n.key or "")]
+    tokens = next(n for n in at.number_input if (n.key or "").endswith("classes[0].input.tokens"))
+    tokens.set_value(20_000).run()
+    dist = scenario_of(at).workload.classes[0].input
+    assert dist.tokens == 20_000 and dist.max_tokens >= 20_000

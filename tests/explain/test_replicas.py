@@ -275,3 +275,24 @@ def test_replicate_keeps_an_interval_to_its_figures_range() -> None:
     assert not is_share("goodput_rps")
     low, high = clipped("slo_attainment", math.nan, math.nan)  # one seed: no interval, still none
     assert math.isnan(low) and math.isnan(high)
+
+
+def test_a_cdf_counts_rejected_requests_as_never_answered() -> None:
+    """A CDF's fraction is of the window's requests, a rejected one never arriving: enterprise-mixed
+    rejects some of each class, whose curves stop below 100% where they reached it over the completed
+    ones (a review: its TTFT curve crossed the 30 s target earlier than the SLO page's p90). The seeds'
+    band stops there too, and its one-table band is that curve."""
+    sc = apply_overrides(load_preset("enterprise-mixed"), {"duration_s": 120.0})
+    res = simulate(sc)
+    t = res.requests
+    window = (t["arrival_s"] >= sc.warmup_s) & (t["arrival_s"] < sc.duration_s)
+    cdf = pr.latency_cdfs(sc, t, "ttft")
+    for name, curve in cdf.groupby("class"):
+        mine = window if name == pr.ALL_CLASSES else window & (t["class"] == name)
+        served = float((t.loc[mine, "outcome"] == "completed").mean())
+        assert curve["fraction"].max() == pytest.approx(served)
+    assert cdf["fraction"].max() < 1.0  # some were rejected
+    band = cdf_band(sc, [t], "ttft")
+    top = band.groupby("class")["fraction"].max()
+    assert (top <= cdf.groupby("class")["fraction"].max() + 1e-12).all()
+    assert np.isfinite(band["latency_ms"]).all()
