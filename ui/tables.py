@@ -168,6 +168,8 @@ def compare_styled(table: pd.DataFrame) -> Any:
         view = view[["figure", "better", *(c for c in view if c not in ("figure", "better"))]]
     if "change" in view:  # B − A last: the relative change and the band in view at 1,280 px (a review)
         view = view[[*(c for c in view if c != "change"), "change"]]
+    if "unit" in view:  # the unit after them: at 1,100 px it pushed the change off the screen (a review)
+        view = view[[*(c for c in view if c != "unit"), "unit"]]
     share = (table["unit"] == "fraction").to_numpy()
     numbers = view.copy()
     for col in (c for c in COMPARE_NUMBERS if c in view):

@@ -146,6 +146,9 @@ def test_a_share_changes_in_points_not_percent() -> None:
     from ui.tables import compare_styled
 
     styled = compare_styled(pr.compare(a, b))
+    # the figure, its verdict, A, B and the change first; the unit last (at 1,100 px it pushed the change off)
+    cols = list(styled.data.columns)
+    assert cols[:5] == ["figure", "better", "a", "b", "change_pct"] and cols[-1] == "unit"
     nums = styled.data.set_index("figure")
     assert (nums.loc["SLO attainment", "a"], nums.loc["SLO attainment", "change_pct"]) == pytest.approx(
         (0.8, 98.8)

@@ -38,3 +38,19 @@ def test_a_preset_that_rejects_requests_says_its_curves_stop() -> None:
     said = tail_end_text(tail_curves(sc, res.requests, "ttft"))
     rejected = res.summary["requests"]["rejected"]
     assert rejected > 0 and "batch at p" in said
+
+
+def test_a_curve_stops_where_its_requests_stop_completing() -> None:
+    """The curve's last point is the share that completed, so the caption says where it stops as the
+    verdict's 'holds to' does (on the percentiles' grid alone: 'stops at p91.6' beside 'holds to p92.9',
+    a review)."""
+    sc = load_preset("enterprise-mixed")
+    res = simulate(sc.model_copy(update={"duration_s": 300.0}))
+    curves = tail_curves(sc, res.requests, "ttft")
+    t = res.requests
+    window = (t["arrival_s"] >= sc.warmup_s) & (t["arrival_s"] < sc.duration_s) & (t["class"] == "batch")
+    done = 100.0 * float((t.loc[window, "outcome"] == "completed").mean())
+    batch = curves[curves["class"] == "batch"]
+    finite = batch[np.isfinite(batch["latency_ms"])]
+    assert finite["percentile"].max() == np.float64(done)
+    assert f"batch at p{round(done, 1):g}" in tail_end_text(curves)
