@@ -130,12 +130,14 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         print(f"  {confidence.BAND_NOTE}")
     for c in cap.runs.to_dict(orient="records"):
         short = c.get("shortfall_rps")
-        rising = c.get("rising_rps")
+        rising, stood = c.get("rising_rps"), c.get("standing_requests")
         behind = (
             f"  unsustainable, short by {short:,.2g} req/s"
             if short is not None and short == short
             else f"  queue still rising at the window's end ({rising:,.2g} req/s): not counted"
             if rising is not None and rising == rising
+            else f"  at capacity, the queue never below {stood:,.0f} requests: no headroom, not counted"
+            if stood is not None and stood == stood
             else ""
         )
         print(

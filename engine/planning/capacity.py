@@ -229,6 +229,7 @@ RUN_COLUMNS = (
     "classes_pass",
     "shortfall_rps",
     "rising_rps",
+    "standing_requests",
     "goodput_rps",
     "slo_attainment",
 )
@@ -243,6 +244,7 @@ def _row(rate: float, ok: bool, s: Summary) -> dict[str, Any]:
         "classes_pass": classes_pass(s),
         "shortfall_rps": shortfall_rps(s),
         "rising_rps": rising["rise_rps"] if (rising := s.get("queue_rising")) else None,  # not counted
+        "standing_requests": stood["standing_requests"] if (stood := s.get("at_capacity")) else None,  # fails
         "goodput_rps": s["goodput_rps"],
         "slo_attainment": s["slo_attainment"],
     }

@@ -287,6 +287,9 @@ def test_chat_disaggregated_at_its_capacity_is_said_and_fails_every_plan() -> No
     assert s["classes"]["chat"]["passes"] and not run_passes(s) and not run_passes(s, "attainment", 0.5)
     line = sustain.rising_line(s)
     assert line is not None and line.startswith("At capacity") and "no headroom" in line
+    from engine.planning.capacity import _row  # a capacity search's row says why it is not counted
+
+    assert _row(30.0, False, s)["standing_requests"] == s["at_capacity"]["standing_requests"]
     kept = simulate(
         io.apply_overrides(io.load_preset("chat-disaggregated"), {"workload.arrival.rate_rps": 28.0})
     )
