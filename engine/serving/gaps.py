@@ -24,9 +24,12 @@ def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
 
     Each decode segment of an instance records the gap before its first step's tokens (a
     prompt-only iteration in between, or a long mixed one, is a stall) and its mean step time.
-    A request decoding on an instance from its first token to its completion saw every segment
-    of that instance ending in that interval: its largest gap is their largest, found with a
-    sparse table of range maxima per instance (O(segments log segments), no per-token work).
+    A request's first decoded token comes with the first step that starts once it holds its first
+    token (`_first_steps`: its gap counted from that first token, not from the batch's step before,
+    which under `prefill_first` came before the prompt-only iteration that gave the first token);
+    the segments after that one, to its completion, carried its later tokens: its largest gap is
+    the largest of those, found with a sparse table of range maxima per instance (O(segments log
+    segments), no per-token work), and of its stalls.
     """
     n = len(out)
     result = np.full(n, np.nan)
@@ -43,26 +46,47 @@ def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
         seg[dec, c["first_gap_s"]], np.where(seg[dec, c["steps"]] > 1, seg[dec, c["step_s"]], 0.0)
     )
     server = seg[dec, c["server"]].astype(np.int64)
-    t1 = seg[dec, c["t1"]]
+    t0, t1, steps = seg[dec, c["t0"]], seg[dec, c["t1"]], seg[dec, c["steps"]]
+    in_run = np.where(steps > 1, seg[dec, c["step_s"]], 0.0)  # a segment's steps after its first
     ok = (rec.outcome == COMPLETED) & (out > 1) & (rec.decode_instance >= 0)
     for srv in _distinct(server):
-        rows = server == srv
-        times, gaps = t1[rows], worst[rows]
+        rows = np.flatnonzero(server == srv)
         who = np.flatnonzero(ok & (rec.decode_instance == srv))
         if not len(who):
             continue
-        lo = np.searchsorted(times, rec.first_token_s[who], side="right")
-        hi = np.searchsorted(times, rec.completion_s[who], side="right")
-        has = hi > lo
-        if has.any():
-            result[who[has]] = _range_max(gaps, lo[has], hi[has])
+        pos, joined, first = _first_steps(t0[rows], t1[rows], steps[rows], rec.first_token_s[who])
+        who, pos = who[joined], pos[joined]
+        # its first decoded token's gap, the steps after it in that segment, then the later segments'
+        result[who] = np.maximum(first, in_run[rows[pos]])
+        hi = np.searchsorted(t1[rows], rec.completion_s[who], side="right")
+        later = hi > pos + 1
+        if later.any():
+            np.fmax.at(result, who[later], _range_max(worst[rows], pos[later] + 1, hi[later]))
     rid, stall_s, _ = _stall_gaps(rec, server, t1)
     keep = ok[rid]
     if keep.any():  # a preempted request's wait to rejoin is a gap between two of its tokens
         np.fmax.at(result, rid[keep], stall_s[keep])
-    rid, join_s, _ = _join_gaps(rec, ok, server, seg[dec, c["t0"]], t1, seg[dec, c["steps"]])
-    np.fmax.at(result, rid, join_s)  # its first token to its first decode step's
     return result
+
+
+def _first_steps(
+    t0: np.ndarray, t1: np.ndarray, steps: np.ndarray, first_token_s: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For requests of one instance: (the position among its decode rows, in time order, of the
+    segment whose first step gave each its first decoded token; whether there is one; the gap from
+    its first token to that token, s, for those that have one).
+
+    A request joins its instance's batch at the first iteration that starts once it holds its KV
+    cache (`first_token_s`): a step already under way then does not carry it. In a split deployment
+    its first token comes when the cache lands, mid-step as often as not, so the gap runs over the
+    rest of that step and the whole next one; a segment's own first gap (from the batch's previous
+    step) holds only the latter, and under `prefill_first` it runs from a step before the first token.
+    """
+    pos = np.searchsorted(t0, first_token_s, side="left")
+    found = pos < len(t0)
+    at = pos[found]
+    first_end = t0[at] + (t1[at] - t0[at]) / steps[at]
+    return pos, found, first_end - first_token_s[found]
 
 
 def _join_gaps(
@@ -71,12 +95,8 @@ def _join_gaps(
     """Per request of `ok` (completed, two tokens or more): (request, the gap from its first token
     to its first decoded one in s, index of the decode row whose first step gave it).
 
-    A request joins its decode instance's batch at the first iteration that starts once it holds
-    its KV cache (`first_token_s`): a step already under way then does not carry it. In a split
-    deployment its first token comes when the cache lands, mid-step as often as not, so the gap
-    runs over the rest of that step and the whole next one; a segment's own first gap (from the
-    batch's previous step) holds only the latter. `server`, `t0`, `t1` and `steps` are the decode
-    rows', in the records' order (an instance's rows one after another in time).
+    `_first_steps` finds them; `server`, `t0`, `t1` and `steps` are the decode rows', in the
+    records' order (an instance's rows one after another in time).
     """
     rid_all, gap_all, row_all = [], [], []
     for srv in _distinct(server):
@@ -84,13 +104,10 @@ def _join_gaps(
         who = np.flatnonzero(ok & (rec.decode_instance == srv))
         if not len(who):
             continue
-        pos = np.searchsorted(t0[rows], rec.first_token_s[who], side="left")
-        found = pos < len(rows)
-        row = rows[pos[found]]
-        first_end = t0[row] + (t1[row] - t0[row]) / steps[row]
+        pos, found, gap = _first_steps(t0[rows], t1[rows], steps[rows], rec.first_token_s[who])
         rid_all.append(who[found])
-        gap_all.append(first_end - rec.first_token_s[who[found]])
-        row_all.append(row)
+        gap_all.append(gap)
+        row_all.append(rows[pos[found]])
     if not rid_all:
         return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
     return np.concatenate(rid_all), np.concatenate(gap_all), np.concatenate(row_all)
