@@ -375,6 +375,7 @@ def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
     figures = f"{c.slo_attainment:.1%} of requests within SLO, {latency}"
     if c.shortfall_rps is not None:
         figures += f"; it falls behind its load, short by {c.shortfall_rps:,.2g} req/s"
+    figures += c.capacity_text() if hasattr(c, "capacity_text") else ""
     head = (
         "**Margin for the model's error.** With every chip at the pessimistic edge of its throughput band "
         f"({slow}),"

@@ -210,6 +210,7 @@ def print_margin(m: Margin) -> None:
     figures = f"attainment {c.slo_attainment:.1%}, goodput {c.goodput_rps:.2f} req/s, {latency}"
     if c.shortfall_rps is not None:
         figures += f"; unsustainable, short by {c.shortfall_rps:,.2g} req/s"
+    figures += c.capacity_text()
     print(f"\nmargin: with every chip at the pessimistic edge of its throughput band ({slow})")
     if m.holds:
         print(f"  the chosen deployment still passes ({figures})")

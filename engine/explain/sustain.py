@@ -63,9 +63,9 @@ def line(summary: Mapping[str, Any]) -> str | None:
     if not mark:
         return None
     rates = (
-        f"Unsustainable: {mark['offered_rps']:,.3g} req/s offered, about {mark['sustained_rps']:,.3g} sustained "
-        f"(short by {mark['shortfall_rps']:,.2g} req/s; both over the window's second half, where the arrivals "
-        "drawn may differ a little from the rate set). "
+        f"Unsustainable: {_sig(mark['offered_rps'], 3)} req/s offered, about {_sig(mark['sustained_rps'], 3)} "
+        f"sustained (short by {_sig(mark['shortfall_rps'], 2)} req/s; both over the window's second half, "
+        "where the arrivals drawn may differ a little from the rate set). "
     )
     if mark.get("at_client"):  # a client's ceiling holds the backlog: the servers' queue stays bounded
         return rates + _held(summary)
@@ -90,7 +90,7 @@ def rising_line(summary: Mapping[str, Any]) -> str | None:
     return (
         "The queue before the first token (prompts waiting for a prefill or for decode memory) was still "
         f"rising at the window's end: it rose by about {rise['risen_requests']:,.0f} requests over the "
-        f"window's second half ({rise['rise_rps']:,.2g} req/s of the {rise['offered_rps']:,.3g} req/s "
+        f"window's second half ({_sig(rise['rise_rps'], 2)} req/s of the {_sig(rise['offered_rps'], 3)} req/s "
         "offered) without draining. It began rising within that half, too late for the saturation rule to "
         "call the run unsustainable (a burst at the window's end looks alike): if the load outgrows the "
         "deployment, the TTFT and E2E percentiles are set by the run's length, and a longer run tells."
@@ -104,11 +104,17 @@ def capacity_line(summary: Mapping[str, Any]) -> str | None:
         return None
     return (
         "At capacity: the queue before the first token never fell below "
-        f"{stood['standing_requests']:,.0f} requests in the window's second half ({stood['standing_s']:,.2g} s "
-        f"of arrivals at the {stood['offered_rps']:,.3g} req/s offered), so the deployment has no headroom: its "
+        f"{stood['standing_requests']:,.0f} requests in the window's second half ({_sig(stood['standing_s'], 2)} s "
+        f"of arrivals at the {_sig(stood['offered_rps'], 3)} req/s offered), so the deployment has no headroom: its "
         "TTFT and E2E percentiles are set by how far the queue wandered and grow with a longer run, and a "
         "little more load makes it unsustainable. No plan or capacity search counts this run as passing."
     )
+
+
+def _sig(x: float, digits: int) -> str:
+    """A rate or a time to `digits` significant figures, never in exponent form (1,234.5 req/s read
+    '1.23e+03' at three: a review): whole numbers from there up, thousands separated."""
+    return f"{x:,.0f}" if abs(x) >= 10 ** (digits - 1) else f"{x:,.{digits}g}"
 
 
 _DECODE_SAID = {"tpot": "TPOT", "max_tbt": "longest token gap", "tbt": "token gaps"}
@@ -167,7 +173,7 @@ def _held(summary: Mapping[str, Any]) -> str:
         cap, offered = client["max_in_flight"], summary["unsustainable"]["offered_rps"]
         needed = offered * e2e / 1e3
         said += (
-            f" The offered {offered:,.3g} req/s at a mean E2E of {e2e / 1e3:,.3g} s would keep about "
+            f" The offered {_sig(offered, 3)} req/s at a mean E2E of {_sig(e2e / 1e3, 3)} s would keep about "
             f"{needed:,.0f} requests in flight, where the ceiling allows {cap:,}: rerun with it at {needed:,.0f} "
             "or more to see whether the deployment holds that many (its latencies would rise)."
         )
@@ -194,7 +200,7 @@ def ramp_line(scenario: Scenario, latency_s: float | None) -> tuple[str, float] 
     if share >= RAMP_SAID:
         return None
     more = ramp.wanted_s - scenario.warmup_s
-    at = "" if latency_s is None else f" (each turn at this run's mean E2E latency, {latency_s:,.3g} s)"
+    at = "" if latency_s is None else f" (each turn at this run's mean E2E latency, {_sig(latency_s, 3)} s)"
     return (
         f"Multi-turn sessions start from none at t = 0 and take about {ramp.wanted_s:,.0f} s to send 95% of "
         f"their steady load{at}; this run measures from {scenario.warmup_s:g} s, so its window carries about "

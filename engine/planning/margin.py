@@ -21,7 +21,7 @@ from typing import Any, Literal
 from engine.catalog.entries import Catalog
 from engine.planning.candidates import SearchSpace, on_window
 from engine.planning.plan import Plan, plan
-from engine.planning.rules import run_passes
+from engine.planning.rules import capacity_text, run_passes
 from engine.planning.search import Progress, at_slo
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate
@@ -62,6 +62,13 @@ class Check:
     """`grows_rps` where its TTFT grows too (`latency_shortfall` of ``ttft``): None where it stays level
     while the requests decoding pile up (`Shortfall.backlog`); a queue before the first token always
     grows it."""
+    standing_requests: float | None = None
+    """The fewest requests its queue held through the window's second half where it never emptied (at
+    its capacity: it passes no plan, `Summary.at_capacity`), else None."""
+
+    def capacity_text(self) -> str:
+        """Why it does not pass where it stands at its capacity (`rules.capacity_text`), else ''."""
+        return capacity_text(self.standing_requests)
 
     def latency_text(self, mark: Callable[[str, float | None, bool], str] | None = None) -> str:
         """'TTFT p99 1.2 s, TPOT p99 41 ms' at the SLO's percentile (p90 for a check made before it);
@@ -292,6 +299,7 @@ def _chosen_slowed(
             ),
             ttft_class=highest(r.get("classes_at_slo"), "ttft_ms"),
             tpot_class=highest(r.get("classes_at_slo"), "tpot_ms"),
+            standing_requests=num("standing_requests") if "standing_requests" in r else None,
         )
     return _check(scenario, p, window, catalog, check_work, q.slowdown)
 
@@ -326,4 +334,5 @@ def _check(
         slo_percentile=float(slo["slo_percentile"]),
         ttft_ms_at_slo=None if slo["ttft_ms_at_slo"] != slo["ttft_ms_at_slo"] else slo["ttft_ms_at_slo"],
         tpot_ms_at_slo=None if slo["tpot_ms_at_slo"] != slo["tpot_ms_at_slo"] else slo["tpot_ms_at_slo"],
+        standing_requests=stood["standing_requests"] if (stood := s.get("at_capacity")) else None,
     )

@@ -65,6 +65,15 @@ def run_passes(summary: Summary, rule: Rule = "percentile", attainment: float = 
     return classes_pass(summary)
 
 
+def capacity_text(standing_requests: float | None) -> str:
+    """'; at capacity, its queue never below 293 requests (no headroom)': why a run whose figures meet
+    its targets does not pass (`run_passes`), or '' where its queue emptied."""
+    n = standing_requests
+    return (
+        "" if n is None or n != n else f"; at capacity, its queue never below {n:,.0f} requests (no headroom)"
+    )
+
+
 def phase_attainment(res: SimResult) -> tuple[float, float]:
     """Shares of a run's measured requests within their class's TTFT target and within its TPOT target.
 

@@ -145,6 +145,8 @@ def run_row(
         "usd_per_hour": s["cost"]["usd_per_hour"],
         "passes": run_passes(s, rule, attainment),
         "shortfall_rps": shortfall_rps(s),  # None: it keeps up
+        # None: its queue emptied; else the fewest it held (at its capacity: `run_passes` fails it)
+        "standing_requests": stood["standing_requests"] if (stood := s.get("at_capacity")) else None,
         # None: its latencies do not grow with the run (it keeps up, or a client's ceiling holds the backlog)
         "grows_rps": latency_shortfall(s),
         "tpot_grows_rps": latency_shortfall(s, "tpot"),  # None also where its TPOT stays level

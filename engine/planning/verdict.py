@@ -38,6 +38,7 @@ from engine.planning.objective import OBJECTIVES, row_value, value_text
 from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio, PortfolioBound
 from engine.planning.prices import assumed_prices
+from engine.planning.rules import capacity_text
 from engine.planning.search import Search, run_row
 from engine.planning.sizing import Bound, Shape
 from engine.planning.verdict_bands import LIMITS, bands
@@ -81,8 +82,8 @@ class Verdict:
     """Per chip, how much longer its iterations ran in the risk-aware checks (empty: not risk-aware)."""
     nominal_slowed: dict[str, Any] | None = None
     """The nominal cheapest run with every chip at its band's edge: ``passes``, ``slo_attainment``,
-    ``ttft_ms_at_slo``, ``tpot_ms_at_slo``, ``slo_percentile``, ``shortfall_rps`` (None: not risk-aware,
-    or the risk search's simulations ran out before it)."""
+    ``ttft_ms_at_slo``, ``tpot_ms_at_slo``, ``slo_percentile``, ``shortfall_rps``, ``standing_requests``
+    (None: not risk-aware, or the risk search's simulations ran out before it)."""
     notes: tuple[str, ...] = ()
     slowed_simulations: int = 0
     """How many runs the risk-aware checks simulated (with every chip at its band's edge)."""
@@ -158,7 +159,8 @@ class Verdict:
         late = "requests never served" if ttft is None or ttft != ttft else f"TTFT {pct} {ttft:,.0f} ms"
         if tpot is not None and tpot == tpot and ttft is not None and ttft == ttft:
             late += f", TPOT {pct} {tpot:,.1f} ms"  # the one that fails may be either (TTFT alone hid it)
-        behind = "" if s["shortfall_rps"] is None else f", falling behind by {s['shortfall_rps']:,.2g} req/s"
+        short, stood = s["shortfall_rps"], capacity_text(s.get("standing_requests")).replace(";", ",", 1)
+        behind = stood if short is None else f", falling behind by {short:,.2g} req/s"
         return (
             f"the nominal cheapest misses its SLO if the chips are as slow as their band's pessimistic edge "
             f"({slow}): {s['slo_attainment']:.0%} of requests within SLO, {late}{behind}"
@@ -338,15 +340,15 @@ def decide(
     nominal_slowed = None
     if slow is not None and nominal_best is not None:
         got = slow.run(*_counts(search, groups[nominal_best]))  # run (memoised) by the risk search
-        keys = (
+        keys: tuple[str, ...] = (
             "passes",
             "slo_attainment",
             "ttft_ms_at_slo",
             "tpot_ms_at_slo",
             "slo_percentile",
-            "shortfall_rps",
         )
-        nominal_slowed = None if got is None else {k: _plain(got[k]) for k in keys}
+        keys += ("shortfall_rps", "standing_requests")
+        nominal_slowed = None if got is None else {k: _plain(got.get(k)) for k in keys}
     return Verdict(
         objective=search.objective,
         risk_aware=risk_aware,

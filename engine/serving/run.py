@@ -198,7 +198,7 @@ def result_of(resolved: Resolved, reqs: Requests, rec: Records, wall: float) -> 
         )
     columns = metrics.request_columns(resolved, reqs, rec)
     # unsustainable: None when the run reaches a steady state; else its shortfall (engine.serving.saturation)
-    shortfall, rising, standing = saturation.judged(resolved.scenario, rec)
+    shortfall, rising, standing = saturation.judged(resolved.scenario, rec, resolved.first_token_s)
     if shortfall is not None and not shortfall.get("at_client"):  # which latencies grow with it
         decode = {"tpot": columns["tpot_s"], "max_tbt": columns["max_tbt_s"]}
         if shortfall.get("backlog") == "decoding":  # no queue before the first token: TTFT may stay level

@@ -86,6 +86,7 @@ def _records(arrival: np.ndarray, first_token: np.ndarray) -> Any:
         first_token_s=first_token,
         completion_s=first_token,
         client_wait_s=None,
+        network_s=None,
         outcome=np.ones(n, dtype=np.int8),
         output_tokens=np.ones(n, dtype=np.int64),
         segments=np.zeros((0, 13)),
@@ -312,3 +313,25 @@ def test_an_overload_that_accelerates_in_a_short_window_is_said_and_a_longer_win
     assert rising is not None and rising["risen_requests"] > 100.0, rising
     longer = simulate(small("chat-colocated", duration_s=240.0, **over)).summary
     assert longer["unsustainable"] is not None and "queue_rising" not in longer
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"deployment.first_token_ms": 5000.0, "workload.arrival.rate_rps": 4.0},
+        {"network.user_rtt_ms": 3000.0},
+    ],
+)
+def test_a_fixed_delay_before_the_first_token_is_no_standing_queue(changes: dict[str, float]) -> None:
+    """A 5 s first-token latency at 4 req/s keeps 20 requests waiting for their first token however light
+    the load (3% of the compute busy), and a 3 s round trip 24 at 8 req/s: neither is at capacity (both
+    read so, failing every plan; a review). The capacity figure says why a plan fails a run that is."""
+    from engine.planning.rules import capacity_text
+    from engine.scenario import codec as io
+    from engine.serving.run import simulate
+
+    s = simulate(
+        io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 300.0, **changes})
+    ).summary
+    assert "at_capacity" not in s and s["unsustainable"] is None
+    assert capacity_text(None) == "" and "never below 293 requests" in capacity_text(293.4)
