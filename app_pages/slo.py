@@ -91,13 +91,14 @@ def chip_price(field: str, chip_id: str, key: str, what: str, lo: str) -> None:
     value = float(st.session_state[key])
     low_ok = value > 0 if field in ("capex_usd", "usd_per_hour") else value >= 0
     if not low_ok or value > PER_CHIP_MAX[field]:
-        state.notify(  # keyed by the field: a later refusal replaces it, an accepted price settles it (a review)
+        state.notify(  # keyed by the chip's field: a later refusal replaces it, an accepted price settles it
             f"{what} (cost.{field}.{chip_id}): {value:,.0f} is not allowed: {lo}, up to {PER_CHIP_MAX[field]:,}",
-            key=state.field_key([f"cost.{field}"]),
+            key=state.field_key([f"cost.{field}.{chip_id}"]),  # (two stayed for one field: a review)
         )
         return
     prices = dict(getattr(state.scenario().cost, field))
-    state.override({f"cost.{field}": {**prices, chip_id: value}}, what)
+    if state.override({f"cost.{field}": {**prices, chip_id: value}}, what):
+        state.dismiss(state.field_key([f"cost.{field}.{chip_id}"]))
 
 
 def chip_input(
@@ -246,7 +247,9 @@ def marked(row: dict[str, Any], kind: ex.LatencyKind) -> str:
     held at the client) or stays level while the queue grows (`ex.marked`); 'never answered' where the
     percentile's rank falls among rejected or failed requests (it read '–' with no reason: a review)."""
     value = row[f"{kind}_at_percentile_ms"]
-    if (value is None or pd.isna(value)) and row.get(f"{kind}_holds_to_pct", 100.0) < 100.0:
+    # TTFT's and TPOT's say how far they hold; an E2E or a largest gap has a figure unless it is late
+    holds = row.get(f"{kind}_holds_to_pct", 0.0 if kind in ("e2e", "max_tbt") else 100.0)
+    if (value is None or pd.isna(value)) and holds < 100.0:
         return "never answered (its rank falls among rejected or failed requests)"
     return ex.marked(layout.fmt_ms(value), res.summary, kind)
 

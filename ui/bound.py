@@ -85,7 +85,7 @@ def _on_change(
     value = from_ui(value) if from_ui else value
     problem = check(value) if check else None
     if problem:  # the widget snaps back on the rerun (see `bound`); the message stays until dismissed
-        state.notify(f"{what} ({path}): {problem}", key=state.field_key([path]))
+        state.notify(state.with_names(f"{what} ({path}): {problem}", [path]), key=state.field_key([path]))
         return
     if slot is None:
         made, said = changes(value) if changes else ({path: value}, "")

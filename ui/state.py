@@ -110,7 +110,6 @@ def notify(message: str, kind: str = "warning", key: str | None = None) -> None:
     if not isinstance(notes, dict):
         notes = st.session_state[NOTICES] = {}
     key = key or f"{kind}:{message}"
-    message = with_names(message)
     notes.pop(key, None)  # the newest goes last
     notes[key] = (kind, message)
     if kind == "warning":  # said once where the user is looking too (`fresh_warnings`)
@@ -121,29 +120,25 @@ def notify(message: str, kind: str = "warning", key: str | None = None) -> None:
 _INDEXED = re.compile(r"\b(workload\.classes|deployment\.pools)\[(\d+)\]")
 
 
-def with_names(message: str) -> str:
-    """A message about `workload.classes[0]` or `deployment.pools[1]` led by the name that entry has in
-    the session's scenario ('Class interactive: E2E (ms) (workload.classes[0].slo.e2e_ms): ...'): three
-    E2E boxes on the SLO page refused by index alone left the reader to count (a review). The message
-    itself is kept as it is, paths included, so it still reads as the CLI's."""
-    try:
-        sc = scenario()
-    except Exception:
-        return message
-    names = {
-        "workload.classes": [c.name for c in sc.workload.classes],
-        "deployment.pools": [p.name for p in sc.deployment.pools],
-    }
-
-    found = _INDEXED.search(message)
+def with_names(message: str, paths: Any) -> str:
+    """A refusal of a change to `paths` led by the name of the class or pool the first of them is in,
+    as the session's scenario names it ('Class interactive: E2E (ms) (workload.classes[0].slo.e2e_ms):
+    ...'): three E2E boxes on the SLO page refused by index alone left the reader to count (a review).
+    Named from the change, not from the message (a run-wide refusal names indices of its own); the
+    message itself kept, paths included, so it still reads as the CLI's."""
+    found = next((m for p in paths if (m := _INDEXED.match(str(p)))), None)
     if found is None:
         return message
-    table, i = names[found.group(1)], int(found.group(2))
-    if i >= len(table) or message.startswith(
-        lead := f"{'Class' if 'classes' in found.group(1) else 'Pool'} {table[i]}: "
-    ):
+    sc = scenario()
+    table = (
+        [c.name for c in sc.workload.classes]
+        if found.group(1) == "workload.classes"
+        else [p.name for p in sc.deployment.pools]
+    )
+    i = int(found.group(2))
+    if i >= len(table):
         return message
-    return lead + message
+    return f"{'Class' if found.group(1) == 'workload.classes' else 'Pool'} {table[i]}: {message}"
 
 
 def fresh_warnings() -> list[str]:
@@ -211,19 +206,24 @@ def commit(new: Scenario, what: str = "", key: str | None = None) -> bool:
 
 def _tables(key: str) -> set[str]:
     """The tables a field notice's paths sit in ('field:workload.classes[1].output.p99' ->
-    {'workload.classes[1].output'}; a top-level field's, '': a warm-up refused against the window
-    stayed once the window was changed to allow it, a review)."""
-    return {p.rsplit(".", 1)[0] if "." in p else "" for p in key.removeprefix("field:").split(",")}
+    {'workload.classes[1].output'}; a top-level field sits in none)."""
+    return {p.rsplit(".", 1)[0] for p in _paths(key) if "." in p}
+
+
+def _paths(key: str) -> set[str]:
+    """The field paths of a notice's key ('field:duration_s,warmup_s' -> {'duration_s', 'warmup_s'})."""
+    return set(key.removeprefix("field:").split(","))
 
 
 def settle_beside(key: str) -> None:
-    """Drop the refusals of fields in the same table as an accepted change: a p99 refused below its
-    mean is settled by raising the mean, and its warning stayed on every page (a review)."""
+    """Drop the refusals of fields in the same table as an accepted change, or of a change that moved
+    one of its fields too: a p99 refused below its mean is settled by raising the mean, and its warning
+    stayed on every page; a window refused with the warm-up it moved, by the warm-up set (reviews)."""
     notes = st.session_state.get(NOTICES)
     if not isinstance(notes, dict) or not key.startswith("field:"):
         return
-    near = _tables(key)
-    for k in [k for k in notes if k.startswith("field:") and _tables(k) & near]:
+    near, paths = _tables(key), _paths(key)
+    for k in [k for k in notes if k.startswith("field:") and (_tables(k) & near or _paths(k) & paths)]:
         notes.pop(k, None)
 
 
@@ -245,9 +245,9 @@ def override(changes: dict[str, Any], what: str = "") -> bool:
     try:
         new = apply_overrides(scenario(), changes, merge=False)
     except ScenarioError as exc:
-        notify(f"{what + ': ' if what else ''}not applied: {exc}", key=key)
+        notify(with_names(f"{what + ': ' if what else ''}not applied: {exc}", changes), key=key)
         return False
-    return commit(new, what, key)
+    return commit(new, with_names(what, changes) if what else what, key)
 
 
 def attempt(changes: dict[str, Any]) -> str | None:

@@ -33,8 +33,8 @@ def cmd_scenario(args: argparse.Namespace) -> int:
     if args.link:
         print(links.address(scen, args.scenario, args.link, args.url))
         return 0
-    if args.json:  # every default filled in, a policy's knobs too
-        emit_json(with_knobs(scenario_io.to_data(scen)))
+    if args.json:  # every field's default filled in (a policy's knobs: the text's comments)
+        emit_json(scenario_io.to_data(scen))
         return 0
     print(scenario_io.dumps_toml(scen))
     defaulted = any(v is None for v in scen.deployment.batching.model_dump().values())
@@ -51,6 +51,8 @@ def cmd_scenario(args: argparse.Namespace) -> int:
             )
             + (f" (fields left unset: {p.limits.source})" if p.limits.source and defaulted else "")
         )
+    for where, policy in knob_defaults(scenario_io.to_data(scen)):
+        print(f"# {where}: {policy}")
     if scen.scheduler.iteration is None:
         print(f"# iteration: {scen.iteration_scheduler().name} (the stack's scheduler)")
     work = estimate(scen)
@@ -64,16 +66,26 @@ def cmd_scenario(args: argparse.Namespace) -> int:
     return 0
 
 
-def with_knobs(data: dict[str, Any]) -> dict[str, Any]:
-    """A scenario's data with every policy's knobs at their defaults where it leaves them out."""
+def knob_defaults(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(path, 'queue_cap with max_queued 256, low_priority_share 0.5 (defaults)') for each policy whose
+    knobs the scenario leaves at their defaults: `--json` holds only what the scenario states, so that
+    it loads back as the same scenario (filled in, a preset read back as an edit of itself); a file
+    read there said `{name = "queue_cap"}` with nothing of what it runs with (a review)."""
+    found: list[tuple[str, str, dict[str, Any]]] = []
     sched = data.get("scheduler", {})
     for kind in ("router", "queue", "admission", "iteration"):
         if isinstance(sched.get(kind), dict):
-            sched[kind] = policies.with_knobs(kind, sched[kind])
-    for pool in data.get("deployment", {}).get("pools", []):
+            found.append((f"scheduler.{kind}", kind, sched[kind]))
+    for i, pool in enumerate(data.get("deployment", {}).get("pools", [])):
         if isinstance((auto := pool.get("autoscale")), dict) and isinstance(auto.get("policy"), dict):
-            auto["policy"] = policies.with_knobs("autoscaler", auto["policy"])
-    return data
+            found.append((f"deployment.pools[{i}].autoscale.policy", "autoscaler", auto["policy"]))
+    out = []
+    for where, kind, spec in found:
+        left = {k: v for k, v in policies.with_knobs(kind, spec).items() if k not in spec}  # type: ignore[arg-type]
+        if left:
+            knobs = ", ".join(f"{k} {v}" for k, v in left.items())
+            out.append((where, f"{spec.get('name')} with {knobs} (defaults)"))
+    return out
 
 
 REPLICATED = (

@@ -261,6 +261,9 @@ def tail_curves(
         done = vals[np.isfinite(vals)]
         if 0 < len(done) < len(vals):
             stop = 100.0 * len(done) / len(vals)
+            # a grid point just under it can fall on the first late request ('higher' of the two
+            # around it): the slowest answered one there, so the line runs on to its end
+            lat = np.where((np.array(pcts) < stop) & ~np.isfinite(lat), float(done.max()) * 1e3, lat)
             at = int(np.searchsorted(pcts, stop))
             pcts.insert(at, stop)
             lat = np.insert(lat, at, float(done.max()) * 1e3)

@@ -346,20 +346,23 @@ def test_run_says_a_closed_loop_does_not_apply_a_ceiling_set_on_it(
     assert "was not applied" not in capsys.readouterr().out
 
 
-def test_scenario_json_fills_in_every_policys_knobs(capsys: pytest.CaptureFixture[str]) -> None:
-    """`scenario --json` prints every default (docs/scenario.md): a policy's knobs were left out
-    (`{"name": "queue_cap"}` where it runs with max_queued 256; a review)."""
-    assert (
-        main(["scenario", "day-autoscaled", "--set", 'scheduler.admission={name="queue_cap"}', "--json"]) == 0
-    )
-    data = json.loads(capsys.readouterr().out)
-    assert data["scheduler"]["admission"] == {
-        "name": "queue_cap",
-        "max_queued": 256,
-        "low_priority_share": 0.5,
-    }
-    policy = data["deployment"]["pools"][0]["autoscale"]["policy"]
-    assert policy["name"] == "slo" and policy["predict"] == "constant" and "headroom" in policy
+def test_scenario_says_every_policys_knobs_and_json_reads_back_as_the_same(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A policy's knobs left at their defaults were said nowhere (`{"name": "queue_cap"}` where it runs
+    with max_queued 256; a review): the text says them. `--json` holds what the scenario states, so it
+    loads back as the same scenario (filled in, a preset read back as an edit of itself: a review)."""
+    from engine.scenario import codec as io
+
+    ask = ["scenario", "agentic-cache", "--set", 'scheduler.admission={name="queue_cap"}']
+    assert main(ask) == 0
+    text = capsys.readouterr().out
+    assert "# scheduler.admission: queue_cap with max_queued 256, low_priority_share 0.5 (defaults)" in text
+    assert "# scheduler.router: cache_aware with hit_weight 1.0 (defaults)" in text
+    assert main([*ask, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["scheduler"]["admission"] == {"name": "queue_cap"}
+    assert main(["scenario", "agentic-cache", "--json"]) == 0
+    assert io.from_data(json.loads(capsys.readouterr().out)) == io.load_preset("agentic-cache")
     # what stays unset the text says: each pool's batch limits and the stack's iteration scheduler
     assert main(["scenario", "chat-disaggregated"]) == 0
     text = capsys.readouterr().out

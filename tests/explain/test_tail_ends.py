@@ -54,3 +54,26 @@ def test_a_curve_stops_where_its_requests_stop_completing() -> None:
     finite = batch[np.isfinite(batch["latency_ms"])]
     assert finite["percentile"].max() == np.float64(done)
     assert f"batch at p{round(done, 1):g}" in tail_end_text(curves)
+
+
+def test_the_line_runs_on_to_where_its_requests_stop() -> None:
+    """With 'higher', a grid percentile just under the share that completed falls on the first late
+    request: the line broke there and its last point sat alone (93 of 100 answered: p92.98 infinite,
+    p93 finite; a review). Every percentile under the stop has a latency."""
+    import numpy as np
+    import pandas as pd
+
+    from engine.explain import presentation as pr
+
+    sc = load_preset("chat-colocated")
+    t = pd.DataFrame(
+        {
+            "class": "chat",
+            "arrival_s": np.linspace(sc.warmup_s + 1, sc.duration_s - 1, 100),
+            "outcome": ["completed"] * 93 + ["rejected"] * 7,
+            "ttft_s": [0.1 + 0.001 * i for i in range(93)] + [np.nan] * 7,
+        }
+    )
+    curves = pr.tail_curves(sc, t, "ttft", percentiles=(50.0, 90.0, 92.98, 99.0))
+    below = curves[curves["percentile"] <= 93.0]
+    assert np.isfinite(below["latency_ms"]).all() and below["percentile"].max() == 93.0
