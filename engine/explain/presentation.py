@@ -123,10 +123,8 @@ def latency_cdfs(
         groups.append((name, rows[rows["class"] == name]))
     frames = []
     for name, part in groups:
-        done = (part["outcome"] == "completed").to_numpy()
-        vals = np.where(done, part[col].to_numpy(dtype=float), np.nan)
-        of = int(np.count_nonzero(done & np.isfinite(vals))) + int(np.count_nonzero(~done))
-        x, y = cdf_points(vals * 1e3, max_points, of)
+        vals = late_values(part, col)
+        x, y = cdf_points(vals * 1e3, max_points, len(vals))
         frames.append(pd.DataFrame({"class": name, "latency_ms": x, "fraction": y}))
     return pd.concat(frames, ignore_index=True)
 
@@ -157,14 +155,12 @@ def slo_targets(scenario: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["class", "metric", "target_ms", "percentile"])
 
 
-def _late_values(rows: pd.DataFrame, col: str) -> np.ndarray:
-    """A latency column where requests that did not complete count as infinitely late."""
+def late_values(rows: pd.DataFrame, col: str) -> np.ndarray:
+    """A latency column where requests that did not complete count as infinitely late (never
+    answered); a completed one without the latency (a one-token answer's TPOT or gap) is left out."""
     done = (rows["outcome"] == "completed").to_numpy()
-    vals = rows[col].to_numpy(dtype=float)
-    vals = np.where(done, vals, np.inf)
-    if col in ("tpot_s", "max_tbt_s"):  # one-token outputs have no TPOT or gap: their statistics skip them
-        vals = vals[~(done & np.isnan(vals))]
-    return vals
+    vals = np.where(done, rows[col].to_numpy(dtype=float), np.inf)
+    return vals[~(done & np.isnan(vals))]
 
 
 def _within(vals: np.ndarray, target_s: float) -> float:
@@ -194,16 +190,16 @@ def slo_tail(scenario: Scenario, requests: pd.DataFrame) -> pd.DataFrame:
     for c in scenario.workload.classes:
         rows = win[win["class"] == c.name]
         pct = c.slo.percentile
-        ttft = _late_values(rows, "ttft_s")
-        tpot = _late_values(rows, "tpot_s")
+        ttft = late_values(rows, "ttft_s")
+        tpot = late_values(rows, "tpot_s")
         ttft_hold = _within(ttft, c.slo.ttft_ms / 1e3) * 100
         tpot_hold = _within(tpot, c.slo.tpot_ms / 1e3) * 100 if len(tpot) else 100.0
-        tbt = _late_values(rows, "max_tbt_s")
+        tbt = late_values(rows, "max_tbt_s")
         ttft_at, tpot_at, tbt_at = _at(ttft, pct), _at(tpot, pct), _at(tbt, pct)
         ttft_ok = ttft_at is not None and ttft_at <= c.slo.ttft_ms
         tpot_ok = not len(tpot) or (tpot_at is not None and tpot_at <= c.slo.tpot_ms)
         tbt_ok = not c.slo.tbt_ms or not len(tbt) or (tbt_at is not None and tbt_at <= c.slo.tbt_ms)
-        e2e_at = _at(_late_values(rows, "e2e_s"), pct) if c.slo.e2e_ms else None
+        e2e_at = _at(late_values(rows, "e2e_s"), pct) if c.slo.e2e_ms else None
         e2e_ok = not c.slo.e2e_ms or not len(rows) or (e2e_at is not None and e2e_at <= c.slo.e2e_ms)
         verdicts = (("TTFT", ttft_ok), ("TPOT", tpot_ok), ("TBT", tbt_ok), ("E2E", e2e_ok))
         broken = [name for name, ok in verdicts if not ok]
@@ -253,7 +249,7 @@ def tail_curves(
     win = requests[measured_mask(scenario, requests)]
     frames = []
     for c in scenario.workload.classes:
-        vals = _late_values(win[win["class"] == c.name], col)
+        vals = late_values(win[win["class"] == c.name], col)
         if not len(vals):
             continue
         pcts = list(percentiles)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from engine.explain import presentation
-from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric
+from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric, late_values
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
 from engine.serving.run import SimResult, clipped, flatten, seed_values, t_quantile
@@ -152,16 +152,13 @@ def _latency_groups(scenario: Scenario, requests: pd.DataFrame, metric: Metric) 
     completed one without the latency (a one-token answer's TPOT) left out."""
     col = LATENCY_COLUMNS[metric]
     rows = requests[measured_mask(scenario, requests)]
-    done = (rows["outcome"] == "completed").to_numpy()
-    vals = np.where(done, rows[col].to_numpy(dtype=float) * 1e3, np.inf)
     names = [c.name for c in scenario.workload.classes]
-    cls = rows["class"].to_numpy()
     groups: dict[str, np.ndarray] = {}
     if len(names) > 1:
-        groups[ALL_CLASSES] = vals
+        groups[ALL_CLASSES] = late_values(rows, col) * 1e3
     for name in names:
-        groups[name] = vals[cls == name]
-    return {k: v[~np.isnan(v)] for k, v in groups.items()}
+        groups[name] = late_values(rows[rows["class"] == name], col) * 1e3
+    return groups
 
 
 def cdf_band(
