@@ -135,7 +135,7 @@ day = timeline.is_day(sc)
 if day:  # a day of traffic teaches minute by minute: its panel opens the page
     timeline.panel(res, sc, figures)
 
-advisor.advisor_panel(res)  # from the run's numbers: no simulation
+advisor_slot = advisor.advisor_panel(res)  # from the run's numbers: no simulation
 margin.margin_panel(res)  # one more simulation, when asked
 
 targets = ex.slo_targets(sc)
@@ -320,6 +320,8 @@ with st.expander("Per-request table (first 1,000 rows)", icon=":material/list:")
 spread = margin.spread(res)
 if spread is not None:
     moves = spread.moves()
+    # a class passing only with chips as fast as modelled: the advisor says so beside the headline's cliff
+    advisor.findings_at_the_edge(advisor_slot, res, spread.slower)
     with head.container(horizontal=True, gap="small", width="stretch", key=f"{CARDS_KEY}-spread"):
         headline_figures(moves)
     with money.container(horizontal=True, gap="small"):

@@ -3,6 +3,8 @@ phase's place on each chip's roofline (moved from ui/planner.py, which had grown
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -31,69 +33,94 @@ def _failed(what: str, exc: Exception) -> None:
     st.error(f"{what} could not be computed: {type(exc).__name__}: {plain(exc)}", icon=":material/error:")
 
 
-def advisor_panel(result: SimResult) -> None:
+def advisor_panel(result: SimResult) -> Any:
     """Findings from a run, the specialisation test and the roofline table, for the Results page.
 
     Everything is computed from the run's result (no simulation); the roofline table is cached
     per scenario. The findings show; the two longer reports are in expanders. A report that
-    fails says so in its place instead of taking the page down.
+    fails says so in its place instead of taking the page down. Returns the findings' slot, which
+    `findings_at_the_edge` fills again once the run's spread is known.
     """
     with st.container(key="fg-advisor"):
         st.subheader(
             "Advisor", help="Statements that follow from this run's numbers, each with the figures behind it."
         )
+        slot = st.empty()
         try:
             found = ex.findings(result)
         except Exception as exc:  # the engine is the project's code: show the failure, keep the page
             _failed("The findings", exc)
             found = []
-        for i, f in enumerate(found):
-            show, icon = SEVERITY_STYLE[f.severity]
-            # no wrap: a long finding keeps its Numbers button beside it, not under it
-            with st.container(horizontal=True, gap="small", vertical_alignment="center", wrap=False):
-                show(plain(f.text), icon=icon, width="stretch")
-                if f.numbers:
-                    with st.popover(
-                        "Numbers",
-                        icon=":material/calculate:",
-                        help="The figures behind it.",
-                        key=f"fg:advisor-numbers-{i}",
-                    ):
-                        st.json({k: round(v, 6) for k, v in f.numbers.items()})
-        with st.expander("Should a phase get its own chip?", icon=":material/developer_board:"):
-            months = st.number_input(
-                "Months between model changes",
-                value=ex.STABLE_MONTHS,
-                step=1.0,
-                key="advisor_months",
-                help="How long the served model's computation stays the same.",
+        with slot.container():
+            _show(found, "")
+        _more(result)
+    return slot
+
+
+def findings_at_the_edge(slot: Any, result: SimResult, slower: Any) -> None:
+    """The findings again in their slot, each class that passes as modelled but not with every chip at
+    its band's pessimistic edge (`slower`, the spread's slower run) a warning (`ex.at_the_edge`)."""
+    try:
+        found = ex.at_the_edge(ex.findings(result), slower)
+    except Exception:  # the first drawing stands
+        return
+    with slot.container():
+        _show(found, "-edge")
+
+
+def _show(found: list[Any], suffix: str) -> None:
+    """Each finding in its colour, with its numbers in a popover (`suffix`: keys of a second drawing)."""
+    for i, f in enumerate(found):
+        show, icon = SEVERITY_STYLE[f.severity]
+        # no wrap: a long finding keeps its Numbers button beside it, not under it
+        with st.container(horizontal=True, gap="small", vertical_alignment="center", wrap=False):
+            show(plain(f.text), icon=icon, width="stretch")
+            if f.numbers:
+                with st.popover(
+                    "Numbers",
+                    icon=":material/calculate:",
+                    help="The figures behind it.",
+                    key=f"fg:advisor-numbers-{i}{suffix}",
+                ):
+                    st.json({k: round(v, 6) for k, v in f.numbers.items()})
+
+
+def _more(result: SimResult) -> None:
+    """The specialisation test and the roofline table, in expanders."""
+    with st.expander("Should a phase get its own chip?", icon=":material/developer_board:"):
+        months = st.number_input(
+            "Months between model changes",
+            value=ex.STABLE_MONTHS,
+            step=1.0,
+            key="advisor_months",
+            help="How long the served model's computation stays the same.",
+        )
+        lo, hi = MONTHS_RANGE
+        if not lo <= months <= hi:
+            st.warning(
+                f"Months between model changes: {months:,g} is not allowed: the allowed range is "
+                f"{lo:g} to {hi:g}; the test uses {ex.STABLE_MONTHS:g}.",
+                icon=":material/warning:",
             )
-            lo, hi = MONTHS_RANGE
-            if not lo <= months <= hi:
-                st.warning(
-                    f"Months between model changes: {months:,g} is not allowed: the allowed range is "
-                    f"{lo:g} to {hi:g}; the test uses {ex.STABLE_MONTHS:g}.",
-                    icon=":material/warning:",
-                )
-                months = ex.STABLE_MONTHS
-            try:
-                spec = ex.specialisation(result, months)
-            except Exception as exc:
-                _failed("The specialisation test", exc)
-            else:
-                for row in spec.to_dict("records"):
-                    show = st.success if row["verdict"] == "worth considering" else st.info
-                    show(plain(row["text"]), icon=":material/developer_board:")
-                st.dataframe(spec, hide_index=True, width="stretch", column_config=tables.SPECIALISATION)
-        with st.expander("Where each phase sits on each chip's roofline", icon=":material/speed:"):
-            st.caption(
-                "Prefill of the mean prompt and decode at the largest batch that fits KV memory, the batch "
-                "limit and the TPOT target, each on the tensor-parallel group (of 1, 2, 4, 8 chips that hold "
-                "the weights) that serves it at the lowest cost per token without missing its SLO unloaded; a "
-                "chip none of them holds the weights on, on the fewest chips with pipeline stages (PP)."
-            )
-            try:
-                table = _roofline(result.scenario.model_dump_json())
-                st.dataframe(table, hide_index=True, width="stretch", column_config=tables.ROOFLINE)
-            except Exception as exc:
-                _failed("The roofline table", exc)
+            months = ex.STABLE_MONTHS
+        try:
+            spec = ex.specialisation(result, months)
+        except Exception as exc:
+            _failed("The specialisation test", exc)
+        else:
+            for row in spec.to_dict("records"):
+                show = st.success if row["verdict"] == "worth considering" else st.info
+                show(plain(row["text"]), icon=":material/developer_board:")
+            st.dataframe(spec, hide_index=True, width="stretch", column_config=tables.SPECIALISATION)
+    with st.expander("Where each phase sits on each chip's roofline", icon=":material/speed:"):
+        st.caption(
+            "Prefill of the mean prompt and decode at the largest batch that fits KV memory, the batch "
+            "limit and the TPOT target, each on the tensor-parallel group (of 1, 2, 4, 8 chips that hold "
+            "the weights) that serves it at the lowest cost per token without missing its SLO unloaded; a "
+            "chip none of them holds the weights on, on the fewest chips with pipeline stages (PP)."
+        )
+        try:
+            table = _roofline(result.scenario.model_dump_json())
+            st.dataframe(table, hide_index=True, width="stretch", column_config=tables.ROOFLINE)
+        except Exception as exc:
+            _failed("The roofline table", exc)

@@ -41,6 +41,7 @@ _API = {
     "STABLE_MONTHS": "engine.explain.asic",
     "advise": "engine.explain.advisor",
     "findings": "engine.explain.advisor",
+    "at_the_edge": "engine.explain.edge_findings",
     "roofline_table": "engine.explain.rooflines",
     "specialisation": "engine.explain.asic",
     "porting_lines": "engine.explain.software",
@@ -236,6 +237,7 @@ __all__ = [
     "advise",
     "arrival_histogram",
     "at_least",
+    "at_the_edge",
     "autoscale_line",
     "cache_figures",
     "cache_rates",
@@ -410,6 +412,7 @@ if TYPE_CHECKING:
         with_band,
     )
     from engine.explain.drill import class_attainment, fallback_drill, unchanged
+    from engine.explain.edge_findings import at_the_edge
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.layout_choices import fitting_eps
     from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin, RunSpread, figure_text, run_spread

@@ -590,3 +590,14 @@ def test_a_constant_length_shows_no_maximum_and_a_longer_one_raises_it() -> None
     tokens.set_value(20_000).run()
     dist = scenario_of(at).workload.classes[0].input
     assert dist.tokens == 20_000 and dist.max_tokens >= 20_000
+
+
+def test_a_class_passing_only_with_chips_as_fast_as_modelled_is_a_warning() -> None:
+    """moe-deepseek-dp-ep: the headline said SLO attainment runs from 0% to 100% with the chips at their
+    bands' edges, while the advisor read 'class chat passes' in blue (a review). Once the spread is
+    known the advisor says the pass rests on chips as fast as modelled, as a warning."""
+    at = app("results", preset="moe-deepseek-dp-ep")
+    assert not at.exception
+    warned = [text_of(w.value) for w in at.warning if text_of(w.value).startswith("class chat passes")]
+    assert warned and "with every chip at its band's pessimistic edge it misses" in warned[0]
+    assert not [i for i in at.info if text_of(i.value).startswith("class chat passes")]
