@@ -291,6 +291,15 @@ def sentence(effects: tuple[LayerEffect, ...]) -> str:
     )
     if top.basis_change:
         text += f", partly by calibration, whose basis changes ({top.basis_change})"
+    slo = max(ran, key=lambda e: abs(e.d_slo_attainment or 0.0))
+    moved = abs(slo.d_slo_attainment or 0.0)
+    if slo is not top and moved >= 0.01 and moved > abs(top.d_slo_attainment or 0.0):
+        # the top by cost beside a larger move of SLO attainment: both said (the chips 'decided most'
+        # at 1.8 points where the stack moved 18.5: a review)
+        text += (
+            f"; SLO attainment moves most with the {slo.layer} ({slo.choice} to {slo.alternative}: "
+            f"{100 * (slo.d_slo_attainment or 0.0):+.1f} points)".replace("-", "−")
+        )
     if len(ran) > 1:
         low = ran[-1]
         if low.effect < 0.005 and any(b == "other_stack" for _, b in low.alt_basis):

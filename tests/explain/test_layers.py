@@ -197,3 +197,17 @@ def test_the_sentence_names_the_largest_effect_or_says_none_matters() -> None:
     assert "the serving stack shows no effect only because b has no calibration of its own here" in said
     assert "matters least" not in said
     assert "every alternative was refused" in sentence((effect("chips", None, None, "no fit"),))
+
+
+def test_a_larger_move_of_slo_attainment_than_the_tops_is_said_too() -> None:
+    """The chips 'decided most' by cost (−36.8%, SLO −1.8 points) while the chart showed the stack moving
+    SLO attainment 18.5 points (a review): the sentence names both."""
+    rows = (
+        effect("chips", -0.368, -0.018),
+        effect("serving stack", 0.05, -0.185),
+        effect("queue", 0.0, 0.001),
+    )
+    text = sentence(rows)
+    assert text.startswith("Here the chips decide most")
+    assert "SLO attainment moves most with the serving stack (a to b: −18.5 points)" in text
+    assert "SLO attainment moves most" not in sentence(rows[:1] + rows[2:])
