@@ -555,11 +555,27 @@ def figure_band(
     if key not in HEADLINE_SOURCES or not bears_error(text):
         return None
     if move is not None:
-        return (
-            None if falls_to_nothing(key, move) else spread_band(key, spread_floor(marks, key, bounds), move)
-        )
+        if falls_to_nothing(key, move):
+            return None
+        if key == "goodput_per_usd" and (both := _per_usd(marks, moves or {}, bounds)) is not None:
+            return signed_text(*both)
+        return spread_band(key, spread_floor(marks, key, bounds), move)
     r = headline_range(marks, key)
     return None if r is None else band(r, (bounds or {}).get(key))
+
+
+def _per_usd(marks: Sequence[PoolMark], moves: Moves, bounds: Limits | None) -> Range | None:
+    """Goodput per $'s band from the two it is the ratio of, goodput's (its spread) over the cost per
+    request's (its spread, never narrower than its kind's band): (1 + goodput's) / (1 + cost's) - 1 at
+    each end. Floored alone by throughput's band it read -22% to +17% beside a goodput of -3% to -1%
+    and a cost of -5% to +29%, which allow -25% to +4% (a review). None where either is unknown."""
+    good, cost = moves.get("goodput_rps"), moves.get("usd_per_request")
+    if good is None or cost is None:
+        return None
+    c_lo, c_hi = min(cost), max(cost)
+    if (r := spread_floor(marks, "usd_per_request", bounds)) is not None:
+        c_lo, c_hi = min(c_lo, r[0]), max(c_hi, r[1])
+    return (1.0 + min(good)) / (1.0 + c_hi) - 1.0, (1.0 + max(good)) / (1.0 + c_lo) - 1.0
 
 
 def spread_floor(marks: Sequence[PoolMark], key: str, bounds: Limits | None = None) -> Range | None:

@@ -332,3 +332,19 @@ def test_a_chip_its_vendors_compiler_places_is_not_said_to_run_under_the_stack()
     assert "software" not in next(iter(gpu.summary["calibration"].values()))
     assert (confidence.note(marks) or "").startswith("Uncalibrated under vLLM: ")
     assert all("only files the fit" not in f.text for f in calibration_findings(gpu))
+
+
+def test_goodput_per_dollar_carries_the_band_of_the_two_it_is_the_ratio_of() -> None:
+    """kv-link-fault read goodput −3% to −1% and cost per request −5% to +29% beside goodput per $ of
+    −22% to +17% (throughput's band alone, cut by its own bound): the ratio allows −25% to +4% (a review)."""
+    marks = confidence.pool_marks(io.load_preset("kv-link-fault"))
+    moves = {
+        "goodput_rps": (-0.03, -0.01),
+        "usd_per_request": (0.01, -0.02),
+        "goodput_per_usd": (-0.04, 0.02),
+    }
+    bounds = {"usd_per_request": (0.05, float("inf")), "goodput_per_usd": (float("inf"), 0.17)}
+    cost = confidence.figure_band("$0.00054", marks, "usd_per_request", moves, bounds)
+    assert cost == "−5% to +29%"
+    said = confidence.figure_band("1,664", marks, "goodput_per_usd", moves, bounds)
+    assert said == f"−{(1 - 0.97 / 1.29) * 100:.0f}% to +{(0.99 / 0.95 - 1) * 100:.0f}%" == "−25% to +4%"
