@@ -98,7 +98,10 @@ def tail_view(tail: pd.DataFrame) -> pd.DataFrame:
     """`engine.explain.slo_tail`'s frame as the per-class tables show it: its 'holds to' percentiles
     rounded (`holds_pct`)."""
     cols = [c for c in ("ttft_holds_to_pct", "tpot_holds_to_pct") if c in tail]
-    first = [c for c in ("class", "passes", "breaks") if c in tail]  # the verdict in view at 1,100 px
+    # the verdict and the two latencies it rests on in view at 1,100 px (TPOT decided moe-deepseek-dp-ep
+    # and sat off the screen behind the TTFT's target and holds: a review)
+    lead = ("class", "passes", "breaks", "ttft_at_percentile_ms", "tpot_at_percentile_ms")
+    first = [c for c in lead if c in tail]
     return tail.assign(**{c: tail[c].map(holds_pct) for c in cols})[
         [*first, *(c for c in tail if c not in first)]
     ]
