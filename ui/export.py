@@ -313,7 +313,8 @@ def table_buttons(
                 mime="text/html",
                 on_click="ignore",
                 key="fg:dl:report",
-                help="One self-contained page: the scenario, the summary and every chart (interactive).",
+                help="One self-contained page: the headline figures with their bands, each class's verdict, the "
+                "advisor's findings and the bill, then every chart (interactive), the summary and the scenario.",
                 icon=":material/article:",
             )
     for what in ("requests", "summary", "report"):
@@ -337,7 +338,9 @@ def report_html(
     """
     sc = result.scenario
     uncalibrated = ex.note(ex.pool_marks(sc, result.summary)) or ""
-    sections = []
+    from ui.report_parts import report_sections  # the figures, verdicts and findings before the charts
+
+    sections = report_sections(result)
     for i, (title, fig) in enumerate(figures):
         copy = go.Figure(fig).update_layout(template="plotly_white")
         sections.append((title, copy.to_html(full_html=False, include_plotlyjs=i == 0)))

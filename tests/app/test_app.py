@@ -327,9 +327,8 @@ def test_report_and_chart_html_carry_provenance() -> None:
         "seed": "1",
     }
     html = export.report_html(res, [("TTFT CDF", fig), ("again", go.Figure(fig))], meta)
-    assert (
-        html.count("plotly.js v") <= 2 and html.count("<section>") == 4
-    )  # plotly.js inline once, 2 charts, summary, TOML
+    # plotly.js inline once; headline, classes, advisor, cost by part; 2 charts, summary, TOML
+    assert html.count("plotly.js v") <= 2 and html.count("<section>") == 8
     assert f'content="{ENGINE_VERSION}"' in html and "duration_s = 30.0" in html
     page = export.html_text(fig, meta, "seed = 1\n", "TTFT CDF")
     assert "Plotly.newPlot" in page and "Fengong 0.1.0" in page

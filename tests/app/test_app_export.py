@@ -238,3 +238,23 @@ def test_a_comparisons_exports_are_named_after_its_two_sides() -> None:
     at = app("compare")
     assert_clean(at)
     assert any(b.label == "HTML" for b in at.download_button)  # the page builds its exports with the pair
+
+
+def test_the_report_says_the_headline_the_verdicts_and_the_findings() -> None:
+    """A report sent to a buying committee held the charts, the raw summary and the TOML: no band, no
+    class verdict, no finding, so moe-deepseek-dp-ep's pass resting on chips as fast as modelled was
+    nowhere in it (a review)."""
+    import html as html_lib
+
+    from engine import simulate
+    from engine.scenario.codec import load_preset
+    from ui import export
+
+    page = html_lib.unescape(
+        export.report_html(simulate(load_preset("moe-deepseek-dp-ep")), [], {"scenario": "moe"})
+    )
+    for heading in ("Headline", "Each class against its SLO", "Advisor", "Cost by part"):
+        assert f"<h2>{heading}" in page, heading
+    assert "TPOT p99" in page and "about two in three" in page
+    assert "SLO attainment shows no band" in page  # the cliff the Results page says
+    assert "with every chip at its band's pessimistic edge it misses" in page

@@ -1,0 +1,60 @@
+"""What the HTML report of a run says before its charts: the headline figures with their bands, each
+class's verdict, the advisor's findings and where the bill goes (`ui.export.report_html`).
+
+A report sent to a buying committee held the charts, the raw summary and the TOML only: no band, no
+verdict, no finding saying that a pass rests on chips as fast as modelled (a review).
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+from engine import explain as ex
+from engine.core import ScenarioError
+from engine.serving import SimResult
+from ui import layout
+from ui.tables import tail_view
+
+
+def report_sections(result: SimResult) -> list[tuple[str, str]]:
+    """(heading, HTML fragment) for the headline, the classes, the findings and the bill; the bands
+    and the findings with the run's spread (two more simulations, as the Results page runs them),
+    where the engine allows it."""
+    s, sc = result.summary, result.scenario
+    marks = ex.pool_marks(sc, s)
+    bounds = ex.limits(s, sc)
+    head = ex.headline(s)
+    try:
+        spread = ex.run_spread(sc, s)
+    except ScenarioError:
+        spread = None
+    moves = spread.moves() if spread is not None else None
+    rows = []
+    for label, key, fmt, *_ in layout.STRIP:
+        text = fmt(head.get(key))
+        band = ex.figure_band(text, marks, key, moves, bounds)
+        rows.append({"figure": label, "value": text, "band (about two in three land inside)": band or "–"})
+    notes = ex.cliff_notes(moves, s.get("slo_attainment")) if moves is not None else []
+    headline = pd.DataFrame(rows).to_html(index=False, border=0, classes="summary") + "".join(
+        f"<p>{html.escape(n)}</p>" for n in notes
+    )
+    verdicts = tail_view(ex.slo_tail(sc, result.requests)).to_html(
+        index=False, border=0, classes="summary", float_format=lambda v: f"{v:,.4g}", na_rep="never answered"
+    )
+    findings = ex.findings(result)
+    if spread is not None:  # a pass that rests on chips as fast as modelled, said as the page says it
+        findings = ex.at_the_edge(findings, spread.slower)
+    found = "".join(
+        f"<li><strong>{html.escape(f.severity)}</strong>: {html.escape(f.text)}</li>" for f in findings
+    )
+    bill = ex.cost_parts(s).to_html(
+        index=False, border=0, classes="summary", float_format=lambda v: f"{v:,.6g}"
+    )
+    return [
+        ("Headline", headline + f"<p>{html.escape(ex.BAND_NOTE)}</p>"),
+        ("Each class against its SLO", verdicts),
+        ("Advisor", f"<ul>{found}</ul>" if found else "<p>No finding.</p>"),
+        (f"Cost by part ({html.escape(ex.cost_basis(s))})", bill),
+    ]
