@@ -338,8 +338,8 @@ def calibration_findings(result: SimResult) -> list[Finding]:
             why = cal.partial_text + (f" ({cal.caveat})" if cal.caveat else "")
             fit = f"Fit your own benchmark of it: {hint}."
         out.append(
-            Finding(
-                "info",
+            Finding(  # a fit that misses the chip's own results is a warning as an uncalibrated chip is (a review)
+                "warning" if cal.own_miss else "info",
                 "calibration",
                 f"{hw} ({which}) is partly calibrated under {stack}: {why}; {errors_text(real_bands(cal))}. {fit}",
                 {f"{f}_error": e for f, e in cal.expected_error.items()},

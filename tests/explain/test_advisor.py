@@ -539,3 +539,15 @@ def test_an_even_bill_is_said_as_even() -> None:
     assert re.match(r"the \$[\d,.]+/h bill splits evenly \(prefill 50%, decode 50%", even), even
     uneven = topics(findings(simulate(disagg(**{"deployment.pools[0].count": 4}))))["cost"].text
     assert re.match(r"prefill takes \d+% of the \$[\d,.]+/h bill \(", uneven), uneven
+
+
+def test_a_fit_that_misses_its_chips_own_results_is_a_warning() -> None:
+    """The 910B's fit predicts 0.28 to 0.82 of its own published throughput, and the advisor said so in
+    blue while an uncalibrated chip's line is yellow (a review): a buyer comparing chips must see it."""
+    from engine import explain as ex
+    from engine import simulate
+    from engine.scenario.codec import load_preset
+
+    found = [f for f in ex.findings(simulate(load_preset("chat-ascend-910b"))) if f.topic == "calibration"]
+    assert found and all(f.severity == "warning" for f in found if "misses the chip's own" in f.text)
+    assert any("misses the chip's own" in f.text for f in found)
