@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -44,6 +44,7 @@ from engine.explain.confidence import errors_text, partly, pool_marks, real_band
 from engine.explain.finding import SEVERITY_ORDER as SEVERITY_ORDER
 from engine.explain.finding import Finding as Finding
 from engine.explain.finding import Severity as Severity
+from engine.explain.link_fault import link_fix
 from engine.explain.pd_ratio import prefill_findings
 from engine.explain.presentation import duration_text
 from engine.explain.rooflines import roofline_table
@@ -106,8 +107,7 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
         numbers = {k: rise[k] for k in ("rise_rps", "risen_requests", "offered_rps")}
         out.append(Finding("warning", "rising", rising, numbers))
     elif rising and (stood := s.get("at_capacity")):  # first: it qualifies the latencies that follow
-        numbers = {k: stood[k] for k in ("standing_requests", "standing_s", "offered_rps")}
-        out.insert(0, Finding("critical", "capacity", rising, numbers))
+        out.insert(0, Finding("critical", "capacity", rising, cast("dict[str, float]", stood)))
     out += pools
     out += _latency_findings(result, res)
     out += calibration_findings(result)
@@ -398,18 +398,6 @@ def _tpot_margin(result: SimResult) -> tuple[float, str]:
     return (max(ratios) if ratios else math.inf), (pcts.pop() if len(pcts) == 1 else "at the SLO percentiles")
 
 
-def _link_fix(result: SimResult, done: Any) -> str:
-    """What would shorten a long KV transfer: overlap where it is off; where it is on, a faster link,
-    and how much of the transfer is waiting behind others on the sender's NIC."""
-    if not result.scenario.deployment.link.overlap:
-        return "; a faster link or layer-wise overlap would help."
-    waited = float(done["kv_wait_s"].sum()) / max(float(done["kv_transfer_s"].sum()), 1e-12)
-    queued = (
-        f", {waited:.0%} of it waiting behind other transfers on the sending NIC" if waited >= 0.1 else ""
-    )
-    return f"; layer-wise overlap is on{queued}: a faster link would help."
-
-
 def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
     out: list[Finding] = []
     r = result.requests
@@ -424,7 +412,7 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
                 "warning" if share >= 0.2 else "info",
                 "kv_transfer",
                 f"KV transfer takes {share:.0%} of TTFT (mean {done['kv_transfer_s'].mean() * 1e3:,.1f} ms "
-                "per request)" + (_link_fix(result, done) if share >= 0.2 else "."),
+                "per request)" + (link_fix(result, done) if share >= 0.2 else "."),
                 {
                     "kv_transfer_share_of_ttft": share,
                     "kv_transfer_ms_mean": float(done["kv_transfer_s"].mean() * 1e3),

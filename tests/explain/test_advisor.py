@@ -551,3 +551,17 @@ def test_a_fit_that_misses_its_chips_own_results_is_a_warning() -> None:
     found = [f for f in ex.findings(simulate(load_preset("chat-ascend-910b"))) if f.topic == "calibration"]
     assert found and all(f.severity == "warning" for f in found if "misses the chip's own" in f.text)
     assert any("misses the chip's own" in f.text for f in found)
+
+
+def test_a_link_fault_not_the_links_speed_is_said_to_set_the_transfer() -> None:
+    """kv-link-fault cuts its link to a tenth for two minutes; the advisor said 'a faster link would
+    help' from the whole run's share (a review). It says what the transfer takes outside the fault."""
+    from engine import explain as ex
+    from engine import simulate
+    from engine.scenario.codec import load_preset
+
+    said = [f.text for f in ex.findings(simulate(load_preset("kv-link-fault"))) if f.topic == "kv_transfer"]
+    assert (
+        said and "outside the link fault (at 240 s for 120 s)" in said[0] and "the fault sets it" in said[0]
+    )
+    assert "a faster link would help." not in said[0]
