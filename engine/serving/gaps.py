@@ -10,6 +10,8 @@ before every decoded token of a window (`token_gaps`, Mooncake's TBT).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from engine.serving.ledger import COMPLETED, SEGMENT_COLUMNS, Records
@@ -49,11 +51,7 @@ def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
     t0, t1, steps = seg[dec, c["t0"]], seg[dec, c["t1"]], seg[dec, c["steps"]]
     in_run = np.where(steps > 1, seg[dec, c["step_s"]], 0.0)  # a segment's steps after its first
     ok = (rec.outcome == COMPLETED) & (out > 1) & (rec.decode_instance >= 0)
-    for srv in _distinct(server):
-        rows = np.flatnonzero(server == srv)
-        who = np.flatnonzero(ok & (rec.decode_instance == srv))
-        if not len(who):
-            continue
+    for rows, who in _instances(rec, ok, server):
         pos, joined, first = _first_steps(t0[rows], t1[rows], steps[rows], rec.first_token_s[who])
         who, pos = who[joined], pos[joined]
         # its first decoded token's gap, the steps after it in that segment, then the later segments'
@@ -67,6 +65,15 @@ def largest_gaps(rec: Records, out: np.ndarray) -> np.ndarray:
     if keep.any():  # a preempted request's wait to rejoin is a gap between two of its tokens
         np.fmax.at(result, rid[keep], stall_s[keep])
     return result
+
+
+def _instances(rec: Records, ok: np.ndarray, server: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per instance with requests of `ok` decoding on it: (its decode rows, in time order, as
+    indices into `server`; those requests)."""
+    for srv in _distinct(server):
+        who = np.flatnonzero(ok & (rec.decode_instance == srv))
+        if len(who):
+            yield np.flatnonzero(server == srv), who
 
 
 def _first_steps(
@@ -99,11 +106,7 @@ def _join_gaps(
     records' order (an instance's rows one after another in time).
     """
     rid_all, gap_all, row_all = [], [], []
-    for srv in _distinct(server):
-        rows = np.flatnonzero(server == srv)
-        who = np.flatnonzero(ok & (rec.decode_instance == srv))
-        if not len(who):
-            continue
+    for rows, who in _instances(rec, ok, server):
         pos, found, gap = _first_steps(t0[rows], t1[rows], steps[rows], rec.first_token_s[who])
         rid_all.append(who[found])
         gap_all.append(gap)
