@@ -199,7 +199,8 @@ def test_a_days_charts_read_the_window_as_the_day_its_rate_follows() -> None:
     fig = timeline.instances_chart(over)
     timeline.hour_ticks([fig], 1800.0)
     ticks = dict(zip(fig.layout.xaxis.ticktext, fig.layout.xaxis.tickvals, strict=True))
-    assert ticks["00:00"] == 0.0 and ticks["24:00"] == pytest.approx(30.0)
+    assert ticks["0:00"] == 0.0 and ticks["24:00"] == pytest.approx(30.0)
+    assert fig.layout.xaxis.tickangle == 0  # level: upright, they pushed the axis title into the legend
     busiest = max(range(len(over["requests"])), key=lambda i: over["requests"][i])
     peak_minute = sc.workload.arrival.peak_hour / 24.0 * 30.0
     assert abs(over["t_s"][busiest] / 60.0 - peak_minute) <= 3.0  # the busiest minute is the peak hour's
