@@ -81,8 +81,7 @@ def knob_defaults(data: dict[str, Any]) -> list[tuple[str, str]]:
             found.append((f"deployment.pools[{i}].autoscale.policy", "autoscaler", auto["policy"]))
     out = []
     for where, kind, spec in found:
-        left = {k: v for k, v in policies.with_knobs(kind, spec).items() if k not in spec}  # type: ignore[arg-type]
-        if left:
+        if left := policies.left_knobs(kind, spec):
             knobs = ", ".join(f"{k} {v}" for k, v in left.items())
             out.append((where, f"{spec.get('name')} with {knobs} (defaults)"))
     return out

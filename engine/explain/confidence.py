@@ -421,8 +421,8 @@ LATENCIES = ("ttft_p99_ms", "tpot_p99_ms", "e2e_p99_ms")
 """Headline figures whose own kind of error (TTFT, TPOT) was measured apart from the chips' speed."""
 COSTS = ("usd_per_request", "usd_per_million_output_tokens", "goodput_per_usd")
 """Figures of the bill that keep at least their kind's band in a run's spread (`spread_band`): the
-costs (throughput's band turned round) and goodput per $ (throughput's), so that the two read as each
-other's reciprocal (a cost per request of -5% to +29% sat beside goodput per $ of -7% to +3%: a review)."""
+costs (throughput's band turned round) and goodput per $ (throughput's) where its goodput or cost
+spread is not known; where both are, goodput per $ takes the band of their ratio (`_per_usd`)."""
 
 
 def _points(change: float) -> str:
@@ -443,15 +443,21 @@ def spread_band(key: str, r: Range | None, move: tuple[float, float]) -> str:
     '$0.36 ± 0%') while the SLO it buys does; its kind's band (throughput's, turned round) is what
     the bill of a deployment sized to hold it moves by, as the planner's verdict quotes it ('0.36 to
     0.47' for the same choice: a review)."""
-    lo, hi = min(move), max(move)
     if key == "slo_attainment":
-        lo, hi = min(0.0, lo), max(0.0, hi)
+        lo, hi = min(0.0, *move), max(0.0, *move)
         if lo == hi == 0.0:
             return "± 0 pts"
         return f"{_points(lo)} to {_points(hi)} pts"
+    return signed_text(*spread_range(key, r, move))
+
+
+def spread_range(key: str, r: Range | None, move: tuple[float, float]) -> Range:
+    """A figure's (fall, rise) from its run's spread, a latency's and a cost's never narrower than
+    their kind's band `r` (`spread_band`)."""
+    lo, hi = min(move), max(move)
     if (key in LATENCIES or key in COSTS) and r is not None:
         lo, hi = min(lo, r[0]), max(hi, r[1])
-    return signed_text(lo, hi)
+    return lo, hi
 
 
 SPANS_ALL_PTS = 0.9
@@ -572,9 +578,7 @@ def _per_usd(marks: Sequence[PoolMark], moves: Moves, bounds: Limits | None) -> 
     good, cost = moves.get("goodput_rps"), moves.get("usd_per_request")
     if good is None or cost is None:
         return None
-    c_lo, c_hi = min(cost), max(cost)
-    if (r := spread_floor(marks, "usd_per_request", bounds)) is not None:
-        c_lo, c_hi = min(c_lo, r[0]), max(c_hi, r[1])
+    c_lo, c_hi = spread_range("usd_per_request", spread_floor(marks, "usd_per_request", bounds), cost)
     return (1.0 + min(good)) / (1.0 + c_hi) - 1.0, (1.0 + max(good)) / (1.0 + c_lo) - 1.0
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from engine.serving import SimResult
 
 
@@ -21,7 +23,7 @@ def fault_said(result: SimResult, done: Any) -> str | None:
     if not faults:
         return None
     arrival = done["arrival_s"].to_numpy(dtype=float)
-    inside = arrival < 0  # all False
+    inside = np.zeros(len(arrival), dtype=bool)
     for f in faults:
         end = f.at_s + (f.duration_s if f.duration_s is not None else float("inf"))
         inside |= (arrival >= f.at_s) & (arrival < end)

@@ -18,9 +18,9 @@ from engine.policies.registry import (
     RequestView,
     build,
     knob_fields,
+    left_knobs,
     register,
     registered,
-    with_knobs,
 )
 from engine.policies.routers import LeastLoaded, Router, build_router
 from engine.policies.scaling import Autoscaler, PoolLoad, build_autoscaler
@@ -48,7 +48,7 @@ __all__ = [
     "build_queue",
     "build_router",
     "knob_fields",
+    "left_knobs",
     "register",
     "registered",
-    "with_knobs",
 ]

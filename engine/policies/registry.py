@@ -63,16 +63,13 @@ def registered(kind: PolicyKind) -> dict[str, type[Policy]]:
     return dict(_REGISTRY[kind])
 
 
-def with_knobs(kind: PolicyKind, spec: Mapping[str, Any]) -> dict[str, Any]:
-    """`spec` with every knob it leaves out at its policy's default (`fengong scenario` prints them: a
-    file read there said `{name = "slo"}` where the autoscaler runs with headroom 0.8, a review); an
-    unknown name as given (`build` refuses it)."""
-    out = dict(spec)
-    cls = _REGISTRY[kind].get(str(spec.get("name")))
-    for f in dataclasses.fields(cls) if cls is not None else ():
-        if f.name not in out and f.default is not dataclasses.MISSING:
-            out[f.name] = f.default
-    return out
+def left_knobs(kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The knobs `spec` leaves out, at its policy's defaults (`fengong scenario` prints them: a file
+    read there said `{name = "slo"}` where the autoscaler runs with headroom 0.8, a review); none for
+    an unknown name (`build` refuses it)."""
+    cls = _REGISTRY[kind].get(str(spec.get("name"))) if kind in _REGISTRY else None
+    fields = dataclasses.fields(cls) if cls is not None else ()
+    return {f.name: f.default for f in fields if f.name not in spec and f.default is not dataclasses.MISSING}
 
 
 def build(kind: PolicyKind, spec: Mapping[str, Any], where: str = "") -> Policy:

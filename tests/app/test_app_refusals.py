@@ -122,3 +122,48 @@ def test_a_window_cut_below_the_warm_up_shortens_the_warm_up_and_says_so() -> No
     at.number_input(key="fg:warmup_s").set_value(200.0).run()  # the warm-up itself past the window: refused
     assert scenario_of(at).warmup_s == 60.0
     assert any("warmup_s" in text_of(w.value) and "duration_s" in text_of(w.value) for w in at.warning)
+
+
+def test_a_refusal_is_settled_by_a_change_beside_it_and_forgotten_with_its_scenario() -> None:
+    """A p99 refused below its mean stayed at the top of every page after the mean was lowered, and
+    after a preset without that class was loaded (a review)."""
+    at = app("workload")
+    at.number_input(key="fg:workload.classes[0].output.p99").set_value(100).run()
+    assert list(at.session_state["fg_notices"]) == ["field:workload.classes[0].output.p99"]
+    at.number_input(key="fg:workload.classes[0].output.mean").set_value(90).run()  # now 100 > 90 holds
+    assert_clean(at)
+    assert list(at.session_state["fg_notices"]) == []
+    at.number_input(key="fg:workload.classes[0].output.p99").set_value(50).run()  # refused again
+    assert list(at.session_state["fg_notices"]) == ["field:workload.classes[0].output.p99"]
+    at.selectbox(key="fg:preset").set_value("chat-colocated").run()  # another scenario: forgotten
+    assert list(at.session_state["fg_notices"]) == []
+
+
+def test_a_refused_price_is_replaced_by_the_next_and_settled_by_an_accepted_one() -> None:
+    """Rent typed 0, then 5,000, then 6.4: both refusals stayed at the top of the page, two notices for
+    one field, after the price was accepted (a review)."""
+    at = app("slo", preset="moe-deepseek-h200")
+    box = at.number_input(key="fg:cost.usd_per_hour:h200")
+
+    def refusals() -> list[str]:
+        return [
+            text_of(w.value)
+            for w in at.warning
+            if "is not allowed" in text_of(w.value) and "h200 rent" in w.value
+        ]
+
+    box.set_value(0.0).run()
+    box.set_value(5000.0).run()
+    assert len(refusals()) == 1 and "5,000" in refusals()[0]
+    box.set_value(6.4).run()
+    assert not refusals()
+    assert dict(scenario_of(at).cost.usd_per_hour)["h200"] == 6.4
+
+
+def test_a_refusal_of_one_class_or_pool_leads_with_its_name() -> None:
+    """Three E2E boxes on enterprise-mixed's SLO page: a refusal said 'workload.classes[1].slo.e2e_ms'
+    alone, leaving the reader to count classes (a review). It leads with the class's name, the path kept."""
+    at = app("slo", preset="enterprise-mixed")
+    [n for n in at.number_input if n.label == "E2E (ms)"][1].set_value(-5.0).run()
+    said = [text_of(w.value) for w in at.warning if "e2e_ms" in text_of(w.value)]
+    assert said and said[0].startswith("Class long-generation: E2E (ms) (workload.classes[1].slo.e2e_ms)")
