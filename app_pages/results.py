@@ -191,15 +191,6 @@ with c1:
     fig = charts.cost_parts(parts)
     figures.append(("Cost per request by part", fig))
     export.chart(fig, sc, "cost_by_part")
-    st.dataframe(tables.cost_view(parts), hide_index=True, width="stretch", column_config=tables.COST_PARTS)
-    st.caption(f"Cost basis: {plain(ex.cost_basis(s))} (SLO targets page, 'Cost basis').")
-    kinds = ex.cost_kinds(s)
-    if len(kinds):
-        st.dataframe(
-            tables.cost_view(kinds), hide_index=True, width="stretch", column_config=tables.COST_PARTS
-        )
-    for line in ex.porting_lines(sc):  # a chip whose stack is being ported: the one-off, amortised
-        st.caption(f"Porting: {plain(line)} (docs/cost-model.md).")
 with c2:
     joules = s["energy"]["joules_per_output_token"]
     # two rows of two cards: the bill and the energy, then the two money figures (with their bands)
@@ -256,8 +247,17 @@ with c2:
         money_figures(None)
     if (capped := ex.power_cap_line(s)) is not None:  # the cap, the clock it imposes, the draw
         st.caption(plain(capped))
-    st.markdown("**Utilisation over the window**")
-    st.dataframe(ex.utilization_frame(s), hide_index=True, width="stretch", column_config=tables.UTILIZATION)
+# the tables under both columns, at the page's width: in half of it at 1,100 px their last
+# column ('share of bill', 'KV memory') was cut
+st.dataframe(tables.cost_view(parts), hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+st.caption(f"Cost basis: {plain(ex.cost_basis(s))} (SLO targets page, 'Cost basis').")
+kinds = ex.cost_kinds(s)
+if len(kinds):
+    st.dataframe(tables.cost_view(kinds), hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+for line in ex.porting_lines(sc):  # a chip whose stack is being ported: the one-off, amortised
+    st.caption(f"Porting: {plain(line)} (docs/cost-model.md).")
+st.markdown("**Utilisation over the window**")
+st.dataframe(ex.utilization_frame(s), hide_index=True, width="stretch", column_config=tables.UTILIZATION)
 
 rates = ex.cache_rates(s)
 if len(rates) and (sc.cache.enabled or float(rates["value"].max()) > 0):

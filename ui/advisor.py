@@ -82,7 +82,8 @@ def _show(found: list[Any], suffix: str) -> None:
                     help="The figures behind it.",
                     key=f"fg:advisor-numbers-{i}{suffix}",
                 ):
-                    st.json({k: round(v, 6) for k, v in f.numbers.items()})
+                    rows = pd.DataFrame(ex.number_rows(f.numbers), columns=["figure", "value"])
+                    st.dataframe(rows, hide_index=True, width="stretch")
 
 
 def _more(result: SimResult) -> None:

@@ -88,10 +88,12 @@ def _log_ok(values: pd.Series | np.ndarray) -> bool:
     return len(v) > 1 and v.max() / v.min() > 30
 
 
-LABEL_AXIS_PER_CHAR = 0.013
-"""About how much of a half-page chart's x axis one character of an 11-pixel label covers (a
-third-of-the-page chart's axis is shorter by a third, so a character covers 1.5 times as much:
-`cdf`'s `columns`)."""
+LABEL_AXIS_PER_CHAR = 0.031
+"""About how much of a half-page chart's x axis one character of an 11-pixel label covers on the
+narrowest page the app is laid out for (1,100 px: about 5.5 px of a 180 px axis; 0.013, measured on a
+wider page, let Compare's third-of-the-page TPOT chart cut 'A SLO 60 ms' at its right edge); a
+third-of-the-page chart's axis is shorter by a third, so a character covers 1.5 times as much
+(`cdf`'s `columns`). Wider pages only leave a label more room than it is given."""
 
 
 LABEL_BACKGROUND = "rgba(240,240,240,0.95)"
@@ -111,16 +113,21 @@ def _label_place(
     columns: int = 2,
 ) -> tuple[float, str]:
     """Where a target's label goes so that no curve runs under it: (y, xanchor). Left of its line
-    at the bottom first (where most curves have not started), then right of it, then higher up."""
+    at the bottom first (where most curves have not started), then right of it, then higher up; where
+    a curve runs under every place, on the side with room for it inside the axis (a label over a curve
+    is read, one past the plot's edge is cut: Compare's 'A SLO 60 m')."""
     if lo is None or hi is None or not curves:
         return y0, "right"
     a, b = (math.log10(lo), math.log10(hi)) if log else (lo, hi)
     x = math.log10(target) if log else target
     width = chars * LABEL_AXIS_PER_CHAR * columns / 2 * (b - a)
 
+    def inside(side: str) -> bool:
+        return x - width >= a if side == "right" else x + width <= b
+
     def clear(y: float, side: str) -> bool:
         span = (x - width, x) if side == "right" else (x, x + width)
-        if span[0] < a or span[1] > b:
+        if not inside(side):
             return False
         for frac, lat in curves:  # the curve's x over the label's height
             seg = np.interp([min(y, 1.0), min(y + 0.09, 1.0)], frac, lat)
@@ -133,7 +140,7 @@ def _label_place(
         for side in ("right", "left"):
             if clear(y, side):
                 return y, side
-    return y0, "right"
+    return y0, "right" if inside("right") or x - a >= b - x else "left"
 
 
 def class_palette(names: Iterable[Any]) -> dict[str, str]:
@@ -348,11 +355,8 @@ def timeseries(
     fig.update_yaxes(
         title=yaxis, tickformat=(".0%" if top >= 0.1 else ".1%") if percent else None, rangemode="tozero"
     )
-    # below the plot when the legend would not fit beside the title (line styles, or over two pools)
+    # below the plot: beside the title two pools' names wrapped onto it in a third of a 1,100 px page
     pools = ts["pool"].nunique()
-    below = several or pools > 2
-    if not below:
-        return _layout(fig, title, height, legend_below=False)
     # The rows are made known, so the figure grows by them and the legend starts under the axis title:
     # at the shared -0.25 of the plot's height, six entries wrapping one a row in a third of the page
     # squeezed the plot until "time (s)" sat on them. Line styles ("prefill bandwidth": two do not fit a

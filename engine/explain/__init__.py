@@ -42,6 +42,7 @@ _API = {
     "advise": "engine.explain.advisor",
     "findings": "engine.explain.advisor",
     "at_the_edge": "engine.explain.edge_findings",
+    "number_rows": "engine.explain.finding",
     "roofline_table": "engine.explain.rooflines",
     "specialisation": "engine.explain.asic",
     "porting_lines": "engine.explain.software",
@@ -302,6 +303,7 @@ __all__ = [
     "misses_slo",
     "missing_side",
     "note",
+    "number_rows",
     "paired_cdfs",
     "paired_targets",
     "parse_measurements",
@@ -413,6 +415,7 @@ if TYPE_CHECKING:
     )
     from engine.explain.drill import class_attainment, fallback_drill, unchanged
     from engine.explain.edge_findings import at_the_edge
+    from engine.explain.finding import number_rows
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.layout_choices import fitting_eps
     from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin, RunSpread, figure_text, run_spread

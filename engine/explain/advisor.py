@@ -41,12 +41,14 @@ from engine.explain.asic import (
     window_bins,
 )
 from engine.explain.confidence import errors_text, partly, pool_marks, real_bands, uncalibrated
+from engine.explain.event_findings import event_findings
 from engine.explain.finding import SEVERITY_ORDER as SEVERITY_ORDER
 from engine.explain.finding import Finding as Finding
 from engine.explain.finding import Severity as Severity
 from engine.explain.link_fault import link_fix
 from engine.explain.pd_ratio import prefill_findings
 from engine.explain.presentation import duration_text
+from engine.explain.queue_action import queue_action, ttft_within
 from engine.explain.rooflines import roofline_table
 from engine.explain.way_in import ignored_ceiling, way_in_s
 from engine.scenario.model import Scenario
@@ -111,6 +113,7 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
     out += pools
     out += _latency_findings(result, res)
     out += calibration_findings(result)
+    out += event_findings(result)
     req = s["requests"]
     if req["rejected"] or req["failed"]:
         reasons = ", ".join(f"{k} {v}" for k, v in req["rejected_by_reason"].items())
@@ -431,7 +434,7 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
             )
             out.append(
                 Finding(
-                    "info" if batch else "warning",
+                    "info" if batch or ttft_within(result) else "warning",
                     "queueing",
                     f"requests spend {share:.0%} of their TTFT waiting (in queues, or for decode memory) "
                     "rather than being prefilled"
@@ -440,6 +443,8 @@ def _latency_findings(result: SimResult, res: Resolved) -> list[Finding]:
                         "its turn; the batch's makespan and cost are its figures."
                         if batch
                         else "."
+                        if in_step(result.scenario)
+                        else queue_action(result, wait, done)
                     ),
                     {"queueing_share_of_ttft": share, "ttft_ms_mean": float(done["ttft_s"].mean() * 1e3)},
                 )

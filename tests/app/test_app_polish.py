@@ -202,7 +202,7 @@ def test_a_target_label_in_a_third_of_the_page_stays_off_the_curves() -> None:
     })  # fmt: skip
     targets = pd.DataFrame([{"class": "all", "metric": "tpot", "target_ms": 8.0, "percentile": 90.0}])
     curves = [(g["fraction"].to_numpy(), g["latency_ms"].to_numpy()) for _, g in frame.groupby("run")]
-    label = len("SLO 8 ms @ p90")
+    label = 6  # characters: as wide on the axis as 'SLO 8 ms @ p90' was at the former 0.013 of it each
     # across half a page the label fits left of its line above B's foot (3 ms); across a third it
     # reaches over B's foot, and goes up to where B has moved on (A holds the right side)
     assert charts._label_place(curves, 8.0, label, 0.0, 23.0, False, 0.03, columns=2) == (0.03, "right")

@@ -1,0 +1,38 @@
+"""Chart labels and legends at the narrowest page the app is laid out for (1,100 px)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ui import charts
+
+
+def test_a_target_label_with_no_clear_place_stays_inside_the_axis() -> None:
+    """Compare's TPOT chart, a third of a 1,100 px page: A's 60 ms target near the axis' right end,
+    curves under every place beside it. The label went right of its line and was cut at the plot's
+    edge ('A SLO 60 m'); it now goes where the axis has room for it, over a curve if it must."""
+    frac = np.linspace(0.0, 1.0, 50)
+    curves = [(frac, np.linspace(20.0, 90.0, 50)), (frac, np.linspace(55.0, 62.0, 50))]
+    _, side = charts._label_place(curves, 60.0, len("A SLO 60 ms"), 0.0, 93.0, False, 0.03, columns=3)
+    assert side == "right"  # xanchor right: the label ends at its line, left of it, inside the axis
+    width = len("A SLO 60 ms") * charts.LABEL_AXIS_PER_CHAR * 3 / 2 * 93.0
+    assert 60.0 - width >= 0.0
+    # near the left end the other way: the label starts at its line
+    _, side = charts._label_place(curves, 5.0, len("A SLO 5 ms"), 0.0, 93.0, False, 0.03, columns=3)
+    assert side == "left"
+
+
+def test_two_pools_over_time_keep_their_legend_under_the_axis() -> None:
+    """A third of a 1,100 px page: the legend of a prefill and a decode pool, beside the title, wrapped
+    over 'KV memory held'. It goes under the axis, as the utilisation chart's does, and the figure grows
+    by its row."""
+    t = np.arange(0.0, 60.0, 5.0)
+    ts = pd.DataFrame({
+        "pool": ["prefill"] * len(t) + ["decode"] * len(t),
+        "t_s": np.concatenate([t, t]),
+        "kv_memory": np.linspace(0.0, 0.1, 2 * len(t)),
+    })  # fmt: skip
+    fig = charts.timeseries(ts, ["kv_memory"], "KV memory held", "of KV capacity", percent=True)
+    assert fig.layout.legend.yanchor == "top" and fig.layout.legend.y < 0
+    assert fig.layout.height == 300 + charts.LEGEND_ROW_PX
