@@ -91,7 +91,7 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
         out.append(
             f"  {name:5} ms  {sustain.latency(figures + ('' if grows else err), grows, sustain.level(doc, name))}"
         )
-    if kv := doc.get("kv_transfer_ms"):  # disaggregated: the KV cache's move (a slowed link shows here)
+    if (kv := doc.get("kv_transfer_ms")) and kv["p99"] is not None:  # disaggregated: the KV cache's move
         out.append(
             f"  kv transfer ms  mean {_fmt(kv['mean'])}  p99 {_fmt(kv['p99'])} (prefill to decode, per request)"
         )

@@ -31,6 +31,7 @@ from engine.scenario import power_budget
 from engine.scenario.deployment import Limits
 from engine.scenario.model import Pool, Scenario
 from engine.scenario.power_budget import ChipLimit
+from engine.scenario.workload import LengthDist
 
 MAX_ITERATION_S = 86_400.0
 """Longest one engine iteration may take (a day): anything slower is a mistyped custom entry."""
@@ -303,6 +304,7 @@ def resolve(scenario: Scenario, catalog: Catalog | None = None) -> Resolved:
         pools.append(ResolvedPool(index=i, spec=spec, instance=inst, calibration=cal, limits=limits))
     _check_kv_link(scenario, pools)
     _check_edge_power(scenario, pools)
+    _check_context(scenario, pools)
     return Resolved(scenario=scenario, model=model, pools=_capped(scenario, pools))
 
 
@@ -409,6 +411,34 @@ def _check_kv_link(scenario: Scenario, pools: list[ResolvedPool]) -> None:
                 f"{field}: chip {hw.id!r} has no scale-out link (0 GB/s), but pool {p.spec.name!r} "
                 f"sends prompts' KV caches to the decode pool over it; give the chip a scale-out "
                 f"bandwidth or set deployment.link.bandwidth_gb_s"
+            )
+
+
+def _shortest(dist: LengthDist) -> int:
+    """The fewest tokens a distribution can draw (a lognormal's or a file's: one)."""
+    if dist.kind == "constant" and dist.tokens is not None:
+        return dist.tokens
+    if dist.kind == "uniform" and dist.low is not None:
+        return dist.low
+    return 1
+
+
+def _check_context(scenario: Scenario, pools: list[ResolvedPool]) -> None:
+    """A class every request of which is longer than the model's context could never be served: a
+    server refuses a prompt and output past it (the run rejects such requests, `longer_than_context`),
+    so a class of only those is refused here (a review ran 16,384-token prompts on an 8,192-token
+    model to the end)."""
+    if scenario.workload.trace is not None or not pools:
+        return
+    model = pools[0].instance.model
+    for i, c in enumerate(scenario.workload.classes):
+        prompt, output = c.prefix.tokens + _shortest(c.input), _shortest(c.output)
+        if prompt + output > model.max_context:
+            part = "prefix.tokens" if c.prefix.tokens >= model.max_context else "input"
+            raise ScenarioError(
+                f"workload.classes[{i}].{part}: every request of class {c.name!r} is {prompt + output:,} tokens or "
+                f"more ({prompt:,} of prompt, {output:,} of output), past {model.id}'s context of "
+                f"{model.max_context:,} tokens; prompt and output together must be at most {model.max_context:,}"
             )
 
 

@@ -67,6 +67,8 @@ class Fleet:
         self.decode_cap = max(s.kv_cap for s in dc if s.role in ("decode", "mixed"))
         self.prefill_cap = max(s.kv_cap for s in dc if s.role in ("prefill", "mixed"))
         self.min_cap = min(s.kv_cap for s in dc)  # below it, every instance holds a request
+        # the model's context: a server refuses a request whose prompt and output together pass it
+        self.context = resolved.pools[0].instance.model.max_context
         self._pins(resolved)
 
     def _pins(self, resolved: Resolved) -> None:

@@ -28,6 +28,7 @@ from engine.serving.ledger import (
     DEGRADED,
     FAILED,
     NO_INSTANCE,
+    OVER_CONTEXT,
     REJECTED,
     TOO_LONG,
     TOO_LONG_LIVE,
@@ -191,6 +192,9 @@ class FrontDoor:
         led = self.ledger
         if not retry and self.way_in is not None and self.way_in.send(rid):
             return  # on its way in: it comes back here once through
+        if led.prompt[rid] + led.output[rid] > self.fleet.context:  # as vLLM answers past max-model-len
+            led.end(rid, REJECTED, OVER_CONTEXT)
+            return
         if self.edge is not None:
             answer = self.edge.take(rid)
             if answer is not None:  # served at the edge, or on its way to the data centre

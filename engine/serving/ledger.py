@@ -63,6 +63,7 @@ SEGMENT_COLUMNS = (
 `steps` steps) records the gap before its first step's tokens (from the batch's previous decode
 step: a prompt-only iteration in between is a stall) and its mean step time."""
 TOO_LONG: Final = "too_long_for_kv"
+OVER_CONTEXT: Final = "longer_than_context"
 TOO_LONG_LIVE: Final = "too_long_for_live_kv"
 NO_INSTANCE: Final = "no_instance_up"
 NO_DECODE: Final = "no_decode_instance"
@@ -71,6 +72,7 @@ UNFINISHED: Final = "unfinished_at_end"
 DEGRADED: Final = "degraded"
 LINK_DOWN: Final = "link_down"
 REASONS = {
+    OVER_CONTEXT: "its prompt and output together are longer than the model's context (`max_context`)",
     TOO_LONG: "the request needs more KV memory than any instance of its role has",
     TOO_LONG_LIVE: "too long for the KV memory of every instance it could be sent to now (decode: ever again)",
     NO_INSTANCE: "no instance that takes new requests is up",

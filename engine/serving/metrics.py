@@ -442,6 +442,7 @@ def summary(
     util, cum_all, energy_j, energy_by_pool = _utilisation_and_energy(resolved, rec, lo, span)
     out_tokens = float(columns["output_tokens"][completed].sum())
     transfer = columns["kv_transfer_s"][done]
+    split = resolved.scenario.deployment.mode == "disaggregated"
     rated, rate_s = _rated(resolved, rec, done, lo, span, unsustainable)
     met_rated = rated & mask & columns["met_slo"]  # the window's only: a warm-up's read 0.13 req/s at 0%
     if unsustainable is not None:  # says what its rates are over
@@ -476,9 +477,10 @@ def summary(
         "drain_end_s": rec.end_s,
         "cache": cache_summary(resolved, rec, columns, mask),
         "scheduler": scheduler_counts(rec.counters),
+        # a colocated run moves no KV cache: none, not a transfer of 0 ms (docs/metrics.md)
         "kv_transfer_ms": {
-            "mean": float(nan_mean(transfer) * 1e3) if n_done else None,
-            "p99": percentile(transfer * 1e3, 99),
+            "mean": float(nan_mean(transfer) * 1e3) if n_done and split else None,
+            "p99": percentile(transfer * 1e3, 99) if split else None,
         },
         **_edge_section(resolved, rec, columns, mask),
         **_way_in_section(resolved, columns, done),

@@ -247,9 +247,9 @@ class KvTransferMs(TypedDict):
     """KV transfer time of completed window requests, ms."""
 
     mean: float | None
-    """Mean, ms (None when none completed)."""
+    """Mean, ms (None when none completed, or the deployment is colocated: it moves no KV cache)."""
     p99: float | None
-    """99th percentile, ms (None when no transfer)."""
+    """99th percentile, ms (None when no transfer, or the deployment is colocated)."""
 
 
 class EdgeTtft(TypedDict):

@@ -147,9 +147,20 @@ def test_a_replay_with_the_cache_on_hits_what_the_block_ids_allow() -> None:
         "deployment.pools": [{"name": "p", "hardware": "h200", "tp": 1, "count": 8}],
         "scheduler.router": {"name": "cache_aware"},
     }
+    # Claude Code's sessions reach 198k tokens: on Llama-3.1-8B's 131,072 the longer ones are refused
     sc = sio.apply_overrides(BASE, over)
     assert sc.workload.trace is not None
-    ideal = ideal_hit_rate(read_trace(sc.workload.trace, sc))
+    reqs = read_trace(sc.workload.trace, sc)
+    over_context = int(np.count_nonzero(reqs.prompt_tokens + reqs.output_tokens > 131_072))
+    short = simulate(sc).summary["requests"]
+    assert over_context == 155 and short["rejected_by_reason"] == {"longer_than_context": 155}
+    assert short["completed"] == 889 - 155
+    # the same model with a context that holds them (a custom entry), every request served
+    long_8b = {"id": "llama-3.1-8b-256k", "name": "Llama-3.1-8B, 256k context", "source": "this test",
+               "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "intermediate": 14336,
+               "vocab": 128256, "max_context": 262_144}  # fmt: skip
+    sc = sio.apply_overrides(sc, {"custom_models": [long_8b], "model.id": "llama-3.1-8b-256k"})
+    ideal = ideal_hit_rate(read_trace(sc.workload.trace, sc))  # type: ignore[arg-type]
     assert 0.9 < ideal < 0.97  # agentic sessions resend almost all of their context
     res = simulate(sc)
     assert res.summary["requests"]["completed"] == 889

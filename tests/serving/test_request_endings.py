@@ -139,8 +139,14 @@ def test_a_prompt_longer_than_every_instance_is_rejected_at_arrival() -> None:
         io.load_preset("chat-colocated"),
         {
             "duration_s": 30.0,
-            **_SMALL_CAP_POOLS,
-            "workload.classes[0].input": {"kind": "constant", "tokens": 400_000},
+            # within the model's 131,072-token context, past both pools' KV memory (121,395 tokens
+            # an H100 tp2 instance holds at mem_fraction 0.55, 54,548 an H200 tp1)
+            "deployment.pools": [
+                {"name": "big", "role": "mixed", "hardware": "h100-sxm", "tp": 2, "count": 2},
+                {"name": "other", "role": "mixed", "hardware": "h200", "tp": 1, "count": 1},
+            ],
+            "deployment.mem_fraction": 0.55,
+            "workload.classes[0].input": {"kind": "constant", "tokens": 125_000},
         },
     )
     res, _ = run(s)

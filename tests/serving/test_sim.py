@@ -197,7 +197,9 @@ def test_too_long_requests_are_rejected_with_a_reason() -> None:
     s = small(
         "chat-colocated",
         **{
-            "workload.classes[0].input": {"kind": "constant", "tokens": 900_000},
+            # within the model's 131,072-token context, past the KV memory mem_fraction 0.55 leaves (121,395)
+            "workload.classes[0].input": {"kind": "constant", "tokens": 125_000},
+            "deployment.mem_fraction": 0.55,
             "workload.arrival.rate_rps": 1.0,
         },
     )

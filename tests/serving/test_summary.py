@@ -202,3 +202,18 @@ def test_an_unsustainable_runs_goodput_counts_no_warm_up_request() -> None:
     warm = t[(t["arrival_s"] < sc.warmup_s) & t["met_slo"].astype(bool) & (t["completion_s"] >= sc.warmup_s)]
     assert len(warm) > 0  # the requests goodput once counted
     assert s["throughput_rps"] > 0.0
+
+
+def test_a_colocated_run_moves_no_kv_cache() -> None:
+    """A colocated run's KV transfer is none (None), not a transfer of 0 ms, as docs/metrics.md says;
+    the CLI prints no 'kv transfer ms mean 0.00 p99 0.00' line for it (a review)."""
+    from engine.cli.run_text import _latency_lines
+    from engine.scenario import codec as io
+    from engine.serving.run import simulate
+
+    together = simulate(io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 60.0})).summary
+    assert together["kv_transfer_ms"] == {"mean": None, "p99": None}
+    split = simulate(io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 60.0})).summary
+    assert split["kv_transfer_ms"]["mean"] > 0 and split["kv_transfer_ms"]["p99"] > 0
+    assert not any("kv transfer ms" in line for line in _latency_lines(dict(together), (), None))
+    assert any("kv transfer ms" in line for line in _latency_lines(dict(split), (), None))

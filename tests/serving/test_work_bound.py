@@ -25,19 +25,11 @@ HOSTILE: dict[str, tuple[str, dict[str, Any], str]] = {
         "offline-batch",
         {
             "workload.arrival.requests": 200_000,
-            "workload.classes[0].input": {"kind": "constant", "tokens": 1_048_576},
+            # (the model's context at most: a longer prompt is refused by it first)
+            "workload.classes[0].input": {"kind": "constant", "tokens": 130_000},
             "deployment.batching.chunk_tokens": 16,
         },
         "deployment.batching.chunk_tokens=16",
-    ),
-    "one-token blocks under a million-token prefix, 1000-turn sessions": (
-        "agentic-cache",
-        {
-            "cache.block_tokens": 1,
-            "workload.classes[0].prefix.tokens": 1_048_576,
-            "workload.classes[0].multi_turn.turns_mean": 1000,
-        },
-        "cache.block_tokens=1",
     ),
     "most clients over the longest window on the most instances": (
         "chat-colocated",
@@ -78,6 +70,22 @@ def test_hostile_scenarios_are_refused_naming_the_field(name: str) -> None:
         simulate(scen)  # the front door, from the drawn requests, before anything runs
     msg = str(info.value)
     assert msg.startswith("work bound: about ") and "x over" in msg and "(limit " in msg
+
+
+def test_a_million_token_prefix_is_refused_by_the_models_context() -> None:
+    """One-token blocks under a million-token prefix in 1000-turn sessions were refused by the work
+    bound (`cache.block_tokens=1`); every request is past the model's 131,072-token context, which
+    refuses the class first and names the prefix."""
+    sc = io.apply_overrides(
+        io.load_preset("agentic-cache"),
+        {
+            "cache.block_tokens": 1,
+            "workload.classes[0].prefix.tokens": 1_048_576,
+            "workload.classes[0].multi_turn.turns_mean": 1000,
+        },
+    )
+    with pytest.raises(ScenarioError, match=re.escape("workload.classes[0].prefix.tokens: every request")):
+        simulate(sc)
 
 
 def test_the_largest_open_load_is_refused_by_validation() -> None:

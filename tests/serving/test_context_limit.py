@@ -1,0 +1,59 @@
+"""Requests longer than the model's context: refused as a server refuses them (a review ran
+16,384-token prompts on llama-3-70b, whose context is 8,192 tokens, to the end, and `emit` wrote
+--max-model-len 8192 for them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.core.errors import ScenarioError
+from engine.scenario import codec as io
+from engine.scenario.resolve import resolve
+from engine.serving.run import simulate
+
+
+def test_requests_past_the_context_are_rejected_with_their_reason() -> None:
+    sc = io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {
+            "duration_s": 120.0,
+            "model.id": "llama-3-70b",
+            "workload.classes[0].input": {
+                "kind": "lognormal",
+                "mean": 4000,
+                "p99": 12000,
+                "max_tokens": 16000,
+            },
+        },
+    )
+    result = simulate(sc)
+    r = result.requests
+    over = (r["prompt_tokens"] + r["output_tokens"]) > 8192
+    assert over.any() and not over.all()
+    assert (r.loc[over, "reason"] == "longer_than_context").all()
+    assert (r.loc[~over, "reason"] != "longer_than_context").all()
+    assert result.summary["requests"]["rejected_by_reason"]["longer_than_context"] == over.sum()
+
+
+def test_a_class_no_request_of_which_fits_the_context_is_refused() -> None:
+    sc = io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {"model.id": "llama-3-70b", "workload.classes[0].input": {"kind": "constant", "tokens": 16384}},
+    )
+    with pytest.raises(ScenarioError, match=r"workload\.classes\[0\]\.input: .*16,385 tokens or more.*8,192"):
+        resolve(sc)
+    # at the context exactly, it runs
+    fits = io.apply_overrides(
+        sc,
+        {
+            "workload.classes[0].input": {"kind": "constant", "tokens": 8000},
+            "workload.classes[0].output": {"kind": "uniform", "low": 192, "high": 256},
+        },
+    )
+    resolve(fits)
+    with pytest.raises(ScenarioError, match="8,193 tokens or more"):
+        resolve(
+            io.apply_overrides(
+                fits, {"workload.classes[0].output": {"kind": "uniform", "low": 193, "high": 256}}
+            )
+        )
