@@ -31,6 +31,7 @@ from engine.planning import (
     assumed_price_mark,
     band_take_in,
     class_bands,
+    holds_note,
     past_target,
     rule_text,
     steady_reruns,
@@ -218,12 +219,20 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         if len(quoted) == 1:  # said once under the table: the widest column, cut off at 1400 pixels
             frame = frame.drop(columns="quoted run")
         st.dataframe(frame, hide_index=True, width="stretch", key="fg-plan-per-chip", column_config=PER_CHIP)
-        if len(quoted) == 1:
-            st.caption(_quoted_once(str(quoted[0]), len(frame)))
-        if v.prices_text():  # a choice made on a price the catalog only assumes says so
-            st.caption(_sentence(plain(v.prices_text())) + ".")
+        _under_table(v, str(quoted[0]) if len(quoted) == 1 else None, len(frame))
         if p.best is not None and (crossing := vendor_crossing(p.best)):
             st.warning(_sentence(plain(crossing)) + ".", icon=":material/swap_horiz:")
+
+
+def _under_table(v: Any, quoted: str | None, rows: int) -> None:
+    """The lines under the verdict's table: the run every row quotes (where one), what a row's 'yes over
+    120 s' rests on, and the prices the catalog only assumes."""
+    if quoted is not None:
+        st.caption(_quoted_once(quoted, rows))
+    if said := holds_note(v.table["holds_text"]):
+        st.caption(_sentence(plain(said)) + ".")
+    if v.prices_text():  # a choice made on a price the catalog only assumes says so
+        st.caption(_sentence(plain(v.prices_text())) + ".")
 
 
 def _quoted_once(quoted: str, rows: int) -> str:
@@ -248,8 +257,11 @@ PER_CHIP = {
     "$/h": st.column_config.NumberColumn(format="%.2f", width=64),  # to the cent ("18" beside "19.44")
     "holds at the band's edge": st.column_config.TextColumn(
         "holds slowed",
-        width=88,
-        help="Whether it still meets its SLO with every chip at the pessimistic edge of its throughput band.",
+        width=104,
+        help="Whether it still meets its SLO with every chip at the pessimistic edge of its throughput band: "
+        "over the run its figures are quoted from, or 'over 120 s' where only the planning window's run "
+        "was checked so (the full-length check runs on the would-be choice; a row that reads so may fail "
+        "over the full length: plan with that chip alone to have it checked).",
     ),
     "$/M output tokens": st.column_config.TextColumn(
         "$/M out tokens", help="$ per million output tokens (band)."
@@ -302,9 +314,7 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
             "chips": t["chips"].astype(int),
             "$/h": t["usd_per_hour"].round(2),
             # beside the price it qualifies: at 1400 pixels the table's last columns are scrolled to
-            "holds at the band's edge": t["holds_slowed"].map(
-                {True: "yes", False: "no", None: "not checked"}
-            ),
+            "holds at the band's edge": t["holds_text"],
             "$/M output tokens": banded("usd_per_million_output_tokens", ",.2f"),
             # the latencies before the throughput and power: at 1400 pixels the last columns are scrolled to
             f"TTFT {pct} (ms)": banded("ttft_ms_at_slo", ",.0f"),

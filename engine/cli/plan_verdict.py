@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from engine.planning.objective import COLUMN, OBJECTIVES, value_text
+from engine.planning.verdict_bands import holds_note
 
 if TYPE_CHECKING:
     from engine.planning.plan import Plan
@@ -140,15 +141,17 @@ def print_per_chip(v: Verdict) -> None:
     )
     print(
         f"  {'chip':18} {'deployment':34} {'split':>8} {'chips':>5} {'$/h':>9} {'$/M tok':>8} "
-        f"{'tok/s/chip':>10} {'kW':>6} {'TTFT ' + pct:>10} {'TPOT ' + pct:>10}  {'holds slowed':12}  verified"
+        f"{'tok/s/chip':>10} {'kW':>6} {'TTFT ' + pct:>10} {'TPOT ' + pct:>10}  {'holds slowed':14}  verified"
     )
     for r in rows:
-        # the notes' and the page's words: a row the risk-aware checks never reached is "not checked"
-        holds = "not checked" if r["holds_slowed"] is None else "yes" if r["holds_slowed"] else "NO"
+        # the page's words: 'yes over 120 s' where only the planning window was checked so
+        holds = "NO" if r["holds_text"] == "no" else r["holds_text"]
         per_m = r["usd_per_million_output_tokens"]
         print(
             f"{'*' if r['winner'] else ' '} {r['group']:18} {r['shape']:34} {r['split']:>8} {int(r['chips']):5d} "
             f"{r['usd_per_hour']:9.2f} {'n/a' if per_m is None else format(per_m, '8.2f'):>8} "
             f"{r['output_tokens_per_s_per_chip']:10.0f} {r['power_w'] / 1e3:6.1f} {_ms(r['ttft_ms_at_slo']):>10} "
-            f"{_ms(r['tpot_ms_at_slo']):>10}  {holds:12}  {'yes' if r['verified'] else 'no'}"
+            f"{_ms(r['tpot_ms_at_slo']):>10}  {holds:14}  {'yes' if r['verified'] else 'no'}"
         )
+    if said := holds_note(r["holds_text"] for r in rows):
+        print(f"  {said}")

@@ -53,6 +53,7 @@ _API = {
     "band_take_in": "engine.planning.verdict_bands",
     "class_bands": "engine.planning.verdict_bands",
     "past_target": "engine.planning.verdict_bands",
+    "holds_note": "engine.planning.verdict_bands",
     "PAST_TARGET_WHY": "engine.planning.verdict_bands",
     "steady_reruns": "engine.planning.verdict_bands",
     "assumed_price_mark": "engine.planning.prices",
@@ -117,6 +118,7 @@ __all__ = [
     "band_take_in",
     "class_bands",
     "emit_deployment",
+    "holds_note",
     "lifetime_headline",
     "lifetime_names",
     "lifetime_summary",
@@ -165,6 +167,6 @@ if TYPE_CHECKING:
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
     from engine.planning.search import Progress
     from engine.planning.verdict import Verdict
-    from engine.planning.verdict_bands import PAST_TARGET_WHY, class_bands, past_target
+    from engine.planning.verdict_bands import PAST_TARGET_WHY, class_bands, holds_note, past_target
     from engine.planning.verdict_bands import steady as steady_reruns
     from engine.planning.verdict_bands import take_in as band_take_in

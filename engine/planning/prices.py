@@ -3,6 +3,7 @@ the verdict writes after its $/h (`engine.planning.verdict`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from engine.costmodel import ownership
@@ -29,3 +30,19 @@ def assumed_prices(search: Search, shape: Shape | Portfolio) -> dict[str, str]:
     price: its hourly rent, or owned, its purchase price (where the scenario gives none)."""
     kinds = shape.kinds() if isinstance(shape, Portfolio) else (shape.prefill, shape.decode)
     return ownership.assumed_prices((search.cat.hardware[k.hardware] for k in kinds), search.base.cost)
+
+
+def prices_text(column: Iterable[dict[str, str] | None]) -> str:
+    """'assumed prices, not published ones (the catalog's notes): b200 $4.50/h, h200 $3.20/h' over
+    a verdict table's `assumed_prices` ('' where every price is cited); owned, purchase prices."""
+    said: dict[str, str] = {}
+    for prices in column:
+        said |= prices or {}
+    if not said:
+        return ""
+    what = "purchase price" if any(not p.endswith("/h") for p in said.values()) else "price"
+    one = len(said) == 1
+    return (
+        f"{'an assumed ' + what + ', not a published one' if one else 'assumed ' + what + 's, not published ones'}"
+        f" (the catalog's notes): {', '.join(f'{chip} {price}' for chip, price in sorted(said.items()))}"
+    )

@@ -37,11 +37,11 @@ from engine.planning.candidates import split_label, window_text
 from engine.planning.objective import OBJECTIVES, row_value, value_text
 from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio, PortfolioBound
-from engine.planning.prices import assumed_prices
+from engine.planning.prices import assumed_prices, prices_text
 from engine.planning.rules import capacity_text
 from engine.planning.search import Search, run_row
 from engine.planning.sizing import Bound, Shape
-from engine.planning.verdict_bands import LIMITS, bands
+from engine.planning.verdict_bands import LIMITS, bands, holds_words
 from engine.serving.run import simulate
 from engine.serving.speed_limits import limits
 
@@ -199,28 +199,25 @@ class Verdict:
             ]
             if unknown:
                 said.append(f"cheaper rows the risk-aware checks did not reach: {', '.join(unknown)}")
-        if self.risk_aware and self.risk_checks_cut and c is not None:  # a headline's 'lowest' rested on it
-            # (a MoE plan at 120 simulations chose $358.40/h; at 400, $332.80/h, which holds slowed: a review)
+        # a headline's 'lowest' rested on it, where something cheaper than the choice passed as modelled
+        # (day-autoscaled's choice was the nominal cheapest's price: nothing cheaper could hold, a review)
+        if self.risk_aware and self.risk_checks_cut and c is not None and self._cheaper_nominal(c):
             said.append(
                 "the risk-aware checks ran out of simulations, so a cheaper deployment that holds with its chips "
                 "slowed may exist (more simulations check further)"
             )
         return "; ".join(said)
 
+    def _cheaper_nominal(self, c: dict[str, Any]) -> bool:
+        """A deployment cheaper than the choice passed as modelled (a deployment that holds slowed passes
+        as modelled, so none cheaper than the nominal cheapest can): over the planning window, both."""
+        if c["run"] == self.nominal_run:
+            return False
+        return self.planning_values is None or self.planning_values[0] > self.planning_values[1] * (1 + 1e-9)
+
     def prices_text(self) -> str:
-        """'assumed prices, not published ones (the catalog's notes): b200 $4.50/h, h200 $3.20/h' over
-        every row of the table ('' where every price is cited); owned, purchase prices."""
-        said: dict[str, str] = {}
-        for prices in self.table.get("assumed_prices", pd.Series(dtype=object)):
-            said |= prices or {}
-        if not said:
-            return ""
-        what = "purchase price" if any(not p.endswith("/h") for p in said.values()) else "price"
-        one = len(said) == 1
-        return (
-            f"{'an assumed ' + what + ', not a published one' if one else 'assumed ' + what + 's, not published ones'}"
-            f" (the catalog's notes): {', '.join(f'{chip} {price}' for chip, price in sorted(said.items()))}"
-        )
+        """The table's assumed prices in words (`prices.prices_text`)."""
+        return prices_text(self.table.get("assumed_prices", pd.Series(dtype=object)))
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for `plan --json`."""
@@ -587,6 +584,8 @@ def _row(
     out |= bands(quoted, [r for r in (s, planning) if r is not None])  # (the same run twice: no matter)
     out["objective_value"] = row_value(quoted, search.objective)
     out["holds_slowed"] = holds
+    whole = edge is not None or not verify or search.base.duration_s >= full.duration_s  # (a window as long)
+    out["holds_text"] = holds_words(holds, whole, search.base.duration_s)
     out["verified"] = bool(verify and quoted["passes"])
     out["verified_by"] = (
         f"full-length run ({window_text(full, search.full_lead_s)}, seed {full.seed})"

@@ -4,7 +4,7 @@ pessimistic edge (`take_in`) and cut where an open loop's load says the figure c
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine.serving.speed_limits import cut
@@ -150,3 +150,29 @@ def steady(reruns: Sequence[Any], kind: str = "ttft") -> list[Any]:
         return g is not None and g == g  # (NaN, as a plan's runs frame reads none: not growing)
 
     return [r for r in reruns if r is not None and not grows(r)]
+
+
+def holds_words(holds: bool | None, full_length: bool, window_s: float) -> str:
+    """A row's 'holds slowed' in words: 'yes' where its run of the quoted length held with every chip
+    at its band's pessimistic edge; 'yes over 120 s' where only the planning window's check ran (the
+    would-be winner alone is checked over its full length, docs/planner.md "Verified": a review read
+    'yes' beside an H200 row whose full-length run at the edge missed TPOT, 30.6 ms against 30);
+    'no'; 'not checked' where the risk-aware checks never reached it."""
+    if holds is None:
+        return "not checked"
+    if not holds:
+        return "no"
+    return "yes" if full_length else f"yes over {window_s:g} s"
+
+
+def holds_note(texts: Iterable[str]) -> str:
+    """Under a verdict's table where a row held slowed over the planning window only ('' elsewhere):
+    what that 'yes' rests on and how to have the row checked over its full length."""
+    window = next((t.removeprefix("yes over ") for t in texts if t.startswith("yes over ")), None)
+    if window is None:
+        return ""
+    return (
+        f"'yes over {window}': it held with every chip slowed over the {window} planning window; only the "
+        "choice is rerun slowed over its full length, where a row may still fail (plan with that chip alone "
+        "to have it checked so)"
+    )

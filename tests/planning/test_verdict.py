@@ -467,9 +467,37 @@ def test_a_choice_the_risk_checks_could_not_finish_is_cheapest_of_those_checked(
     from engine.planning.verdict import Verdict
 
     row = {"winner": True, "run": 7, "objective_value": 358.4, "holds_slowed": True, "group": "h200"}
+    table = pd.DataFrame([row])
     cut = Verdict(
-        "usd_per_hour", True, pd.DataFrame([row]), chosen_run=7, nominal_run=7, risk_checks_cut=True
-    )
+        "usd_per_hour", True, table, chosen_run=7, nominal_run=3, risk_checks_cut=True,
+        planning_values=(358.4, 281.6),
+    )  # fmt: skip
     assert "the risk-aware checks ran out of simulations, so a cheaper deployment" in cut.unsure_text(True)
-    done = Verdict("usd_per_hour", True, pd.DataFrame([row]), chosen_run=7, nominal_run=7)
+    done = Verdict("usd_per_hour", True, table, chosen_run=7, nominal_run=3, planning_values=(358.4, 281.6))
     assert done.unsure_text(True) == ""
+    # nothing cheaper passed as modelled, so nothing cheaper can hold slowed: the choice is the nominal
+    # cheapest, or costs what it does (day-autoscaled's b200 2P:1D beside its 3M, both $13.50/h: a review)
+    for nominal, values in ((7, None), (3, (13.5, 13.5))):
+        same = Verdict(
+            "usd_per_hour", True, table, chosen_run=7, nominal_run=nominal, risk_checks_cut=True,
+            planning_values=values,
+        )  # fmt: skip
+        assert same.unsure_text(True) == ""
+
+
+def test_a_row_checked_over_the_planning_window_only_says_so() -> None:
+    """Only the would-be winner is rerun over its full length with its chips slowed; a row that held over
+    the 120 s planning window read 'yes' beside an H200 pick whose full-length run missed TPOT (a review)."""
+    from engine.planning.verdict_bands import holds_words
+
+    assert holds_words(True, True, 120.0) == "yes"
+    assert holds_words(True, False, 120.0) == "yes over 120 s"
+    assert holds_words(False, False, 120.0) == "no" and holds_words(None, True, 120.0) == "not checked"
+
+
+def test_a_table_with_rows_checked_over_the_window_only_says_what_that_means() -> None:
+    from engine.planning.verdict_bands import holds_note
+
+    note = holds_note(["yes", "yes over 120 s", "no"])
+    assert note.startswith("'yes over 120 s': it held with every chip slowed over the 120 s planning window")
+    assert holds_note(["yes", "no", "not checked"]) == ""
