@@ -4,7 +4,7 @@ import streamlit as st
 
 from engine.core import MAX_CLASSES, MAX_DURATION_S
 from engine.scenario import MultiTurn, Prefix
-from ui import layout, state
+from ui import layout, state, traces
 from ui import workload as wl
 from ui.bound import bound, current, number, slider
 from ui.forms import add_item, model_form, remove_item
@@ -19,14 +19,14 @@ res = layout.page(
 sc = state.scenario()
 
 st.subheader("Where requests come from")
-source = wl.source_of(sc)
+source = traces.source_of(sc)
 if st.session_state.get("fg:source") != source:
     st.session_state["fg:source"] = source
 st.segmented_control(
     "Source",
     ["generated", "shipped", "upload"],
     key="fg:source",
-    on_change=wl._source_changed,
+    on_change=traces.source_changed,
     required=True,
     format_func={
         "generated": "Generated from classes",
@@ -73,14 +73,14 @@ observed = res.requests["arrival_s"].to_numpy() if res is not None else None
 if source == "generated":
     wl.arrival_editor(sc, observed)
 elif source == "shipped":
-    wl.trace_editor(sc)
-    wl.trace_arrivals(sc, observed)
+    traces.trace_editor(sc)
+    traces.trace_arrivals(sc, observed)
 else:
-    wl.upload_editor()
+    traces.upload_editor()
     if sc.workload.trace is not None:
-        st.caption(plain(wl.replaying(sc.workload.trace)))
-        wl.trace_editor(sc)
-        wl.trace_arrivals(sc, observed)
+        st.caption(plain(traces.replaying(sc.workload.trace)))
+        traces.trace_editor(sc)
+        traces.trace_arrivals(sc, observed)
 
 st.subheader(
     "Request classes",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -10,21 +9,14 @@ import pandas as pd
 import streamlit as st
 
 from engine.core import (
-    DATA_PREFIX,
-    LEGACY_PREFIX,
-    MAX_CLASSES,
     MAX_CLIENTS,
     MAX_RATE_RPS,
     MAX_REQUESTS,
     MAX_TOKENS_PER_REQUEST,
-    MAX_TRACE_BYTES,
-    UPLOAD_PREFIX,
     ScenarioError,
-    store_upload,
 )
 from engine.explain import (
     arrival_histogram,
-    idle_tail,
     length_columns,
     length_histogram,
     length_stats,
@@ -33,12 +25,8 @@ from engine.explain import (
     rate_curve,
     rate_stops,
     round_down,
-    shipped_traces,
-    trace_format,
-    trace_problem,
 )
-from engine.scenario import Arrival, LengthDist, Scenario, Trace, apply_overrides, window_changes
-from engine.serving import ClassGap, class_gap, read_trace, trace_class_names, with_classes
+from engine.scenario import Arrival, LengthDist, Scenario, window_changes
 from ui import charts, export, state
 from ui.bound import bound, current, key_of, nice_step, number, select, slider
 from ui.forms import model_form
@@ -227,7 +215,7 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
             number("workload.arrival.requests", integer=True, lo=1, hi=MAX_REQUESTS)
     if "max_in_flight" in used:
         with c2 if "requests" in used else st.columns(3)[0]:
-            _ceiling_input()
+            ceiling_input()
     if "clients" in used:
         with c1:
             number("workload.arrival.clients", integer=True, lo=1, hi=MAX_CLIENTS)
@@ -256,7 +244,7 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
         )
 
 
-def _ceiling_input() -> None:
+def ceiling_input() -> None:
     """The client's ceiling on requests in flight (`Arrival.max_in_flight`), empty for none."""
     number(
         "workload.arrival.max_in_flight",
@@ -345,232 +333,6 @@ def points_editor(arr: Arrival) -> None:
     changed = rows != [p.model_dump() for p in arr.points] and len(rows) >= 2
     if changed and state.override({"workload.arrival.points": rows}):
         st.rerun()
-
-
-# --- traces -----------------------------------------------------------------------------
-
-
-def trace_arrivals(sc: Scenario, observed_s: Any) -> None:
-    """The arrivals a trace replays in the window, per second."""
-    if observed_s is None or not len(observed_s):
-        return
-    if said := idle_tail(observed_s, sc.duration_s):
-        with st.container(key="fg-idle-tail"):
-            st.warning(plain(said), icon=":material/hourglass_disabled:")
-    fig = charts.rate(
-        pd.DataFrame(columns=["t_s", "rate_rps"]),
-        "Arrivals of the trace in the window",
-        observed=arrival_histogram(observed_s, sc.duration_s),
-        observed_name="trace",
-        warmup_s=sc.warmup_s,
-    )
-    export.chart(fig, sc, "trace_arrivals", title="Arrivals of the trace")
-
-
-def source_of(sc: Scenario) -> str:
-    """Where the requests come from: generated, a shipped trace, or an uploaded one."""
-    tr = sc.workload.trace
-    if st.session_state.get(state.UPLOAD_MODE):  # chosen: over a shipped trace too, which stays until a
-        return "upload"  # file is applied (the choice sprang back to "Shipped trace", a review)
-    if tr is None:
-        return "generated"
-    return "upload" if tr.path.startswith(UPLOAD_PREFIX) else "shipped"
-
-
-def _source_changed() -> None:
-    choice = st.session_state["fg:source"]
-    st.session_state[state.UPLOAD_MODE] = choice == "upload"
-    if choice == "generated":
-        state.override({"workload.trace": None})
-    elif choice == "shipped":
-        traces = shipped_traces()
-        if traces:
-            t = next((t for t in traces if "conversation" in t.label), traces[0])
-            state.override({"workload.trace": {"format": t.format, "path": t.path}})
-
-
-def trace_editor(sc: Scenario) -> None:
-    """Pick a shipped trace and how to replay it."""
-    traces = shipped_traces()
-    by_path = {t.path: t for t in traces}
-    tr = sc.workload.trace
-    if tr is not None and tr.path.startswith((DATA_PREFIX, LEGACY_PREFIX)):
-        key = "fg:trace-pick"
-        if st.session_state.get(key) != tr.path:
-            st.session_state[key] = tr.path
-
-        def picked() -> None:
-            t = by_path[st.session_state[key]]
-            state.override({"workload.trace.path": t.path, "workload.trace.format": t.format})
-
-        opts = list(by_path) if tr.path in by_path else [*by_path, tr.path]
-        st.selectbox(
-            "Trace",
-            opts,
-            key=key,
-            on_change=picked,
-            format_func=lambda p: by_path[p].label if p in by_path else p,
-            help="Public traces shipped in data/traces (each with its licence; see its SOURCE.md).",
-        )
-    if tr is not None:
-        unused = (  # the fields its format does not read
-            *(() if tr.format == "mooncake" else ("block_tokens",)),
-            *(() if tr.format == "agentic" else ("max_gap_s",)),
-        )
-        model_form("workload.trace", Trace, skip=("path", "format", *unused), columns=4)
-        with st.columns(4)[0]:  # a replay may be held to a client's ceiling too (`Arrival.max_in_flight`)
-            _ceiling_input()
-
-
-def upload_editor() -> None:
-    """Upload a trace (CSV or JSONL, size-limited); it is checked, kept by content hash, and replayed."""
-    up = st.file_uploader(
-        "Trace file",
-        type=["csv", "jsonl"],
-        key=state.upload_key(),
-        max_upload_size=MAX_TRACE_BYTES // (1024 * 1024),
-        help="Mooncake JSONL (timestamp ms, input_length, output_length[, hash_ids]); Azure CSV (TIMESTAMP, "
-        "ContextTokens, GeneratedTokens); or a plain CSV (arrival_s, input_tokens, output_tokens[, class]). "
-        f"At most {MAX_TRACE_BYTES // (1024 * 1024)} MiB.",
-    )
-    if up is None:
-        return
-    raw = up.getvalue()
-    digest = hashlib.sha256(raw).hexdigest()[:20]
-    if st.session_state.get(state.UPLOAD_DONE) == digest:
-        return
-    name = plain(up.name)
-    if len(raw) > MAX_TRACE_BYTES:
-        st.error(f"{name}: {len(raw):,} bytes; the limit is {MAX_TRACE_BYTES:,}")
-        return
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        _refused(f"{name}: not UTF-8 text")
-        return
-    suffix = ".jsonl" if up.name.endswith(".jsonl") else ".csv"
-    first = text.split("\n", 1)[0]
-    fmt = trace_format("x" + suffix, first)
-    if fmt is None:
-        _refused(f"{name}: {plain(trace_problem('x' + suffix, first))}")
-        return
-    sc = state.scenario()
-    trace = Trace(format=fmt, path=up.name[:200] or "upload")  # type: ignore[arg-type]
-    try:
-        gap = class_gap(sc, trace_class_names(text, fmt))
-        if gap.missing:
-            class_offer(up.name, gap, trace, text)
-            return
-        with st.spinner(f"Checking {name}…"):
-            reqs = read_trace(trace, sc, text=text)
-        ref = store_upload(raw, suffix)
-    except ScenarioError as exc:
-        _refused(plain(exc))
-        return
-    if state.override({"workload.trace": {"format": fmt, "path": ref}}):
-        st.session_state[state.UPLOAD_DONE] = digest
-        st.session_state[state.UPLOAD_NAME] = up.name
-        state.notify(
-            f"{up.name}: {len(reqs):,} requests in the window, format {fmt}.",
-            kind="success",
-            key=f"upload:{up.name}",
-        )
-        st.rerun()
-
-
-def _refused(text: str) -> None:
-    """A refused upload's reason, then what it leaves in use: a refusal said nothing of it, and a trace
-    uploaded before stayed the one replayed (a browser review)."""
-    tr = state.scenario().workload.trace
-    if tr is None:
-        kept = "The scenario keeps its generated requests."
-    elif tr.path.startswith(UPLOAD_PREFIX):
-        before = st.session_state.get(state.UPLOAD_NAME)
-        kept = f"The trace uploaded before{f' ({plain(before)})' if before else ''} stays the one replayed."
-    else:
-        kept = f"The scenario keeps replaying {plain(tr.path)}."
-    st.error(f"{text.rstrip()}{'' if text.rstrip().endswith('.') else '.'} {kept}")
-
-
-def replaying(tr: Trace) -> str:
-    """What the upload source replays now: the file applied last, or the shipped trace until a file is
-    (the caption said "an uploaded trace" over a shipped one, and never named the file, a review)."""
-    if not tr.path.startswith(UPLOAD_PREFIX):
-        return f"Replaying the shipped trace {tr.path} until a file is applied."
-    name = st.session_state.get(state.UPLOAD_NAME)
-    return (
-        f"Replaying the uploaded trace{f' {name}' if name else ''} ({tr.format}). A share link to it works on "
-        "this server only."
-    )
-
-
-def class_offer(file_name: str, gap: ClassGap, trace: Trace, text: str) -> None:
-    """A trace names classes the scenario lacks: offer to create them, or say why it cannot be used."""
-    name, sc = plain(file_name), state.scenario()
-    missing = ", ".join(gap.missing)
-    if gap.creatable:
-        first = sc.workload.classes[0]
-        st.info(
-            plain(
-                f"{file_name} gives its rows classes this scenario does not have: {missing}. Create them and replay "
-                f"the trace? Each new class starts with the SLO of class {first.name} (TTFT {first.slo.ttft_ms:g} ms, "
-                f"TPOT {first.slo.tpot_ms:g} ms at p{first.slo.percentile:g}); change them on the SLO page."
-            ),
-            icon=":material/playlist_add:",
-        )
-        shown = ", ".join(gap.missing[:4]) + (
-            f" and {len(gap.missing) - 4} more" if len(gap.missing) > 4 else ""
-        )
-        st.button(
-            plain(f"Create class{'es' if len(gap.missing) > 1 else ''} {shown} and use the trace"),
-            key="fg:upload-create-classes",
-            on_click=_create_classes,
-            args=(file_name, gap.missing, trace.format),
-            type="primary",
-            icon=":material/add:",
-        )
-        return
-    reasons = [f"{label!r} cannot be a class name: {why}" for label, why in gap.bad]
-    if gap.over_limit:
-        reasons.append(
-            f"it names {len(gap.missing)} classes this scenario lacks; with its {len(sc.workload.classes)} that is "
-            f"{gap.over_limit} more than the {MAX_CLASSES} a workload may have"
-        )
-    try:
-        read_trace(trace, sc, text=text)
-        rows = ""
-    except ScenarioError as exc:  # the reader names the rows of each unknown label
-        rows = f" {exc}"
-    st.error(f"{name}: cannot be used as it is: " + plain("; ".join(reasons) + "." + rows))
-
-
-def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
-    """Add the trace's missing classes and switch to the uploaded trace, in one change (or say why not)."""
-    up = st.session_state.get(state.upload_key())
-    if up is None:
-        return
-    raw = up.getvalue()
-    sc = state.scenario()
-    classes = with_classes(sc, names)
-    try:
-        text = raw.decode("utf-8-sig")
-        with_them = apply_overrides(sc, {"workload.classes": classes}, merge=False)
-        reqs = read_trace(Trace(format=fmt, path=file_name[:200] or "upload"), with_them, text=text)  # type: ignore[arg-type]
-        ref = store_upload(raw, ".jsonl" if file_name.endswith(".jsonl") else ".csv")
-    except (ScenarioError, UnicodeDecodeError) as exc:
-        state.notify(f"{file_name}: {exc}", key=f"upload:{file_name}")
-        return
-    if state.override(
-        {"workload.classes": classes, "workload.trace": {"format": fmt, "path": ref}}, what=file_name
-    ):
-        st.session_state[state.UPLOAD_DONE] = hashlib.sha256(raw).hexdigest()[:20]
-        st.session_state[state.UPLOAD_NAME] = file_name
-        state.notify(
-            f"{file_name}: created class{'es' if len(names) > 1 else ''} {', '.join(names)} (SLOs on the SLO page); "
-            f"{len(reqs):,} requests in the window, format {fmt}.",
-            kind="success",
-            key=f"upload:{file_name}",
-        )
 
 
 def class_template(n: int) -> dict[str, Any]:

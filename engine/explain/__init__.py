@@ -133,6 +133,7 @@ _API = {
     "trace_format": "engine.explain.trace_files",
     "trace_problem": "engine.explain.trace_files",
     "idle_tail": "engine.explain.trace_files",
+    "kept_text": "engine.explain.trace_files",
     "with_custom_chip": "engine.explain.previews",
     "with_edge_site": "engine.explain.previews",
     "with_mode": "engine.explain.mode_switch",
@@ -286,6 +287,7 @@ __all__ = [
     "html_report",
     "idle_tail",
     "judged_apart",
+    "kept_text",
     "latency",
     "latency_cdfs",
     "latency_shortfall",
@@ -535,6 +537,6 @@ if TYPE_CHECKING:
         met_faults_note,
         unmet_faults,
     )
-    from engine.explain.trace_files import idle_tail, trace_format, trace_problem
+    from engine.explain.trace_files import idle_tail, kept_text, trace_format, trace_problem
     from engine.explain.way_in import client_line, way_in_line
     from engine.serving.summary import LatencyKind, latency_shortfall, rate_span_s, shortfall_rps

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.serving.traces import TraceRequests
 
 IDLE_TAIL_SHARE = 0.2
 """The share of a window after a trace's last arrival past which the idle tail is said."""
@@ -44,12 +48,35 @@ def trace_problem(file_name: str, first_line: str) -> str:
     )
 
 
-def idle_tail(arrivals_s: Sequence[float], duration_s: float) -> str:
+def kept_text(reqs: TraceRequests, duration_s: float, start_s: float = 0.0) -> str:
+    """'1,666,666 requests in the window' and, where the file holds more, where the rest went: past
+    `max_requests`, before the window's start, at or past its end (with the file's last arrival, and a
+    hint where that looks like milliseconds read as seconds). An upload said '3 requests in the window'
+    of a 3,000-row file stamped in milliseconds, the rest dropped unsaid (a review)."""
+    said = f"{len(reqs):,} request{'' if len(reqs) == 1 else 's'} in the window"
+    if reqs.rows <= len(reqs):
+        return said
+    parts = []
+    if reqs.cut:
+        parts.append(f"{reqs.cut:,} past the trace's max requests, which keeps the earliest")
+    if reqs.before:
+        parts.append(f"{reqs.before:,} before its start at {start_s:,.0f} s")
+    if reqs.after:
+        far = reqs.after > len(reqs) and reqs.last_s > 100.0 * (start_s + duration_s)
+        hint = " (if its times are in milliseconds, set the trace's time scale to 1,000)" if far else ""
+        parts.append(
+            f"{reqs.after:,} at or past its end at {start_s + duration_s:,.0f} s (the file runs to "
+            f"{reqs.last_s:,.0f} s){hint}"
+        )
+    return f"{said} of the file's {reqs.rows:,}: {'; '.join(parts)}"
+
+
+def idle_tail(arrivals_s: Sequence[float], duration_s: float, after: int = 0) -> str:
     """Where a trace's arrivals end well before the window does, what that means ('' where they run
     on into the window's last fifth): the rest of the window is idle, billed all the same. A 120 s
     trace in a 600 s window showed its cost per million tokens 15 times the generated run's with
     nothing said (a walkthrough)."""
-    if not len(arrivals_s) or duration_s <= 0:
+    if not len(arrivals_s) or duration_s <= 0 or after:  # rows past the window: it does not end, it is cut
         return ""
     last = float(max(arrivals_s))
     if last >= (1.0 - IDLE_TAIL_SHARE) * duration_s:

@@ -64,6 +64,9 @@ class Requests:
     is never sent (docs/decisions.md, "When a session's next turn is sent"). None: every request is sent at its
     `arrival_s` (one-turn workloads, traces, closed loops)."""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    source: Any = None
+    """A trace's read (`engine.serving.traces.TraceRequests`: its rows in the file, those before, past
+    and cut from the window), None for generated requests."""
 
     def __len__(self) -> int:
         return int(self.arrival_s.shape[0])
@@ -331,6 +334,7 @@ def read_trace(trace: Trace, scenario: Scenario, text: str | None = None) -> Req
         block_tokens=t.block_tokens,
         block_offsets=t.block_offsets,
         block_hashes=t.block_hashes,
+        source=t,
     )
 
 

@@ -195,3 +195,19 @@ def test_a_file_can_be_uploaded_over_a_shipped_trace() -> None:
     assert at.segmented_control(key="fg:source").value == "upload"
     assert [u.label for u in at.get("file_uploader")].count("Trace file") == 1
     assert any("Replaying the shipped trace" in text_of(c.value) for c in at.caption)
+
+
+def test_an_upload_says_the_rows_its_window_leaves_out() -> None:
+    """A file stamped in milliseconds, read as seconds: 3,000 rows, 3 in a 120 s window. The upload said
+    '3 requests in the window' and then that the trace's arrivals end at 0 s (a review); it says where
+    the rest went and what would bring them in, and the idle-tail warning is gone (the file does not end,
+    the window cuts it)."""
+    at = app("workload")
+    rows = "\n".join(f"{i * 200},{200 + i % 50},{20 + i % 7}" for i in range(3000))
+    _upload(at, "ms.csv", f"arrival_s,input_tokens,output_tokens\n{rows}\n")
+    assert_clean(at)
+    said = " ".join(text_of(m.value) for m in (*at.success, *at.toast, *at.caption))
+    assert "1 request in the window of the file's 3,000: 2,999 at or past its end at 120 s" in said
+    assert "(the file runs to 599,800 s)" in said
+    assert "set the trace's time scale to 1,000" in said
+    assert not [w for w in at.warning if "arrivals end at" in text_of(w.value)]

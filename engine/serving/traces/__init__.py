@@ -63,6 +63,17 @@ class TraceRequests:
     block_tokens: int
     block_offsets: np.ndarray | None = None
     block_hashes: np.ndarray | None = None
+    rows: int = 0
+    """Requests in the file, in the window or not."""
+    before: int = 0
+    """Of them, those before the window (`start_s`)."""
+    after: int = 0
+    """Those at or past the window's end (`start_s + duration_s`): a file in milliseconds read as
+    seconds leaves most of its rows here."""
+    cut: int = 0
+    """Those in the window past `max_requests` (the earliest are kept)."""
+    last_s: float = 0.0
+    """The file's last arrival, s from its first (time-scaled)."""
 
     def __len__(self) -> int:
         return int(self.arrival_s.shape[0])
@@ -89,9 +100,13 @@ def read(trace: Trace, scenario: Scenario, text: str | None = None) -> TraceRequ
     arrival = (arrival - arrival.min()) / trace.time_scale
     order = np.argsort(arrival, kind="stable")
     lo, hi = np.searchsorted(arrival[order], (trace.start_s, trace.start_s + scenario.duration_s))
+    if trace.max_requests is None and hi - lo > bounds.MAX_REQUESTS:  # (it sliced first: never said)
+        raise ScenarioError(
+            f"{name}: {hi - lo:,} requests in the window; {bounds.requests_limit_text()}: set "
+            f"workload.trace.max_requests (1 to {bounds.MAX_REQUESTS:,}) to replay the earliest, or shorten "
+            "the window (duration_s)"
+        )
     idx = order[lo:hi][: trace.max_requests or bounds.MAX_REQUESTS]
-    if len(idx) > bounds.MAX_REQUESTS:
-        raise ScenarioError(f"{name}: {len(idx):,} requests in the window; {bounds.requests_limit_text()}")
     n = len(idx)
     new_off = new_hash = None
     if offsets is not None and hashes is not None:
@@ -113,4 +128,9 @@ def read(trace: Trace, scenario: Scenario, text: str | None = None) -> TraceRequ
         block_tokens=block_tokens,
         block_offsets=new_off,
         block_hashes=new_hash,
+        rows=len(arrival),
+        before=int(lo),
+        after=int(len(arrival) - hi),
+        cut=int(hi - lo - n),
+        last_s=float(arrival.max()),
     )

@@ -1,0 +1,68 @@
+"""What a trace's window keeps of its file, and what it says of the rest (a review: rows past the
+request limit were cut unsaid, and a file in milliseconds read as seconds kept 3 rows of 3,000)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.core import bounds
+from engine.core.errors import ScenarioError
+from engine.explain.trace_files import idle_tail, kept_text
+from engine.scenario import codec as sio
+from engine.scenario.model import Scenario
+from engine.serving.workload import read_trace
+
+BASE = sio.load_preset("chat-colocated")
+
+
+def _csv(times: list[float]) -> str:
+    return "arrival_s,input_tokens,output_tokens\n" + "\n".join(f"{t},100,10" for t in times) + "\n"
+
+
+def _scenario(**trace: object) -> Scenario:
+    return sio.apply_overrides(
+        BASE, {"duration_s": 120.0, "workload.trace": {"format": "csv", "path": "t.csv", **trace}}
+    )
+
+
+def test_a_window_over_the_request_limit_is_refused_naming_max_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The limit's check came after the slice to it, so it never fired and the rows past it went unsaid."""
+    monkeypatch.setattr(bounds, "MAX_REQUESTS", 50)
+    sc = _scenario()
+    text = _csv([i * 0.5 for i in range(80)])
+    assert sc.workload.trace is not None
+    with pytest.raises(
+        ScenarioError, match=r"80 requests in the window; .*workload\.trace\.max_requests \(1 to 50\)"
+    ):
+        read_trace(sc.workload.trace, sc, text=text)
+    capped = _scenario(max_requests=30)
+    assert capped.workload.trace is not None
+    got = read_trace(capped.workload.trace, capped, text=text)
+    assert len(got) == 30 and got.source.cut == 50 and got.source.rows == 80
+    assert kept_text(got.source, 120.0).startswith(
+        "30 requests in the window of the file's 80: 50 past the trace's max requests"
+    )
+
+
+def test_rows_past_the_window_are_counted_and_a_file_in_milliseconds_is_hinted() -> None:
+    sc = _scenario()
+    assert sc.workload.trace is not None
+    ms = read_trace(sc.workload.trace, sc, text=_csv([i * 200.0 for i in range(3000)])).source
+    assert (len(ms), ms.after, ms.before, ms.last_s) == (1, 2999, 0, 599_800.0)
+    said = kept_text(ms, 120.0)
+    assert said.startswith("1 request in the window of the file's 3,000: 2,999 at or past its end at 120 s")
+    assert "time scale to 1,000" in said
+    # the idle tail is not said of a file the window cuts
+    assert idle_tail([0.0], 120.0, after=ms.after) == "" and idle_tail([0.0], 120.0) != ""
+    # a file the window holds whole: the count alone
+    whole = read_trace(sc.workload.trace, sc, text=_csv([i * 0.5 for i in range(100)])).source
+    assert kept_text(whole, 120.0) == "100 requests in the window"
+    # rows before a start: counted, no hint
+    late = _scenario(start_s=30.0)
+    assert late.workload.trace is not None
+    part = read_trace(late.workload.trace, late, text=_csv([float(i) for i in range(200)])).source
+    assert (part.before, part.after) == (30, 50)
+    assert "30 before its start at 30 s; 50 at or past its end at 150 s" in kept_text(part, 120.0, 30.0)
+    assert "time scale" not in kept_text(part, 120.0, 30.0)
