@@ -118,12 +118,30 @@ def model_form(
         elif sh.kind == "model":
             with st.container(border=True):
                 st.markdown(f"**{label_of(n)}**", help=(sh.cls.__doc__ or "").strip().split("\n")[0] or None)
-                model_form(sub, sh.cls, columns=columns)
+                if not sh.optional or _optional_on(sub, label_of(n)):
+                    model_form(sub, sh.cls, columns=columns)
         elif sh.kind == "models":
             list_editor(sub, sh.cls)
 
 
 ON_OFF = {True: "on", False: "off"}
+
+
+def _optional_on(path: str, label: str) -> bool:
+    """An optional section (a gateway, a custom model's MoE): a toggle that adds it from its defaults or
+    removes it; True while it is set. Unset, its defaults are not in force, so they are not shown as if
+    they were: the Strategy page showed a gateway's batch window and size on a preset without one, and
+    typing one in switched a gateway on unsaid (a review)."""
+    on = current(path) is not None
+    # keyed by the state, so a refused change leaves the toggle where the scenario is
+    want = st.toggle(
+        label, value=on, key=f"fg:on:{path}:{on}", help=f"Off: the scenario has no {label.lower()}."
+    )
+    if want != on and state.override({path: {} if want else None}, what=label):
+        st.rerun()
+    if not on:
+        st.caption("Off: none in the scenario. On adds one from its defaults, to set here.")
+    return on
 
 
 def _to_defaults(path: str, names: Sequence[str]) -> None:

@@ -18,6 +18,7 @@ from engine import explain as ex
 from engine.core import MAX_REQUESTS, ScenarioError
 from engine.scenario import Scenario
 from engine.serving import SimResult, simulate
+from ui import state
 from ui.text import plain
 
 BIG_RUN_REQUESTS = 30_000
@@ -80,15 +81,21 @@ def _run_in_place(scenario: Scenario, key: str, label: str, seen: set[str]) -> S
     try:
         if key in seen:  # already simulated in this session: a cache hit, nothing to announce
             return _simulate(key)
+        # the name the sidebar shows: an edited preset's, not the preset's (a review)
+        name = plain(label or state.named(scenario).name)
         if scenario.workload.trace is not None or expected_requests(scenario) > BIG_RUN_REQUESTS:
-            with st.status(f"Simulating {plain(label or scenario.name)}…", expanded=False) as box:
-                res = _simulate(key)
+            with st.status(f"Simulating {name}…", expanded=False) as box:
+                try:
+                    res = _simulate(key)
+                except Exception:  # said below; the box must not keep saying it is simulating
+                    box.update(label=f"Not simulated: {name}", state="error")
+                    raise
                 box.update(
                     label=f"Simulated {len(res.requests):,} requests in {ex.duration_text(res.wall_s * 1e3)}",
                     state="complete",  # ("in 35 ms": a trace's short run read "in 0.0 s")
                 )
         else:
-            with st.spinner(f"Simulating {plain(label or scenario.name)}…", show_time=True):
+            with st.spinner(f"Simulating {name}…", show_time=True):
                 res = _simulate(key)
         seen.add(key)
         return res
