@@ -45,6 +45,11 @@ class KvLink:
         for p in resolved.pools:
             self.own_gb_s[p.index] = p.hardware.scale_out_gb_s * p.instance.tp
             self.layers[p.index] = p.instance.model.layers
+        # per sending server (by its index), the hand-offs of the prompts one iteration finished: when
+        # they were sent, their tokens so far, and when its NIC was free before them (`send`)
+        self.group_at: dict[int, float] = {}
+        self.group_tokens: dict[int, float] = {}
+        self.group_free: dict[int, float] = {}
 
     def take_down(self, pool: int, reject: bool, forever: bool) -> None:
         """A link fault takes the pool's link down (faults may overlap)."""
@@ -70,17 +75,35 @@ class KvLink:
         hide behind). The sender's NIC is busy until the end. The wait is counted from when the
         transfer would have started on a free link (`now` less its hidden part), so a transfer
         whose hidden part the NIC's backlog ate waited for it too.
+
+        With overlap, the prompts one iteration finished stream their layers as the iteration makes
+        them, through the one NIC together: each hand-off of the group ends when the group's tokens so
+        far have crossed, hidden behind the prefill as one transfer of them would be. Sent one after
+        the other from the iteration's end, only the first hid behind it, and each later one paid its
+        whole wire time after it (a review: three 2,048-token prompts over 5 GB/s, 67 ms each, the
+        third's TTFT 135 ms late with the link 27% busy). Behind a shared fabric they go one by one.
         """
         pool = srv.pool_index
         bw = (self.gb_s or self.own_gb_s[pool]) * self.factor[pool]
         if self.shared_bytes_s:  # no faster than the shared fabric either
             bw = min(bw, self.shared_bytes_s / 1e9)
-        full = kv_transfer_s(srv.kv_bytes, tokens, bw, self.latency_s)
+        free = srv.nic_free_s
+        sent = tokens
+        if self.overlap and not self.shared_bytes_s:
+            i = srv.idx
+            if self.group_at.get(i, -1.0) != now:  # the first hand-off of this iteration's prompts
+                self.group_at[i] = now
+                self.group_tokens[i] = 0.0
+                self.group_free[i] = free
+            sent = self.group_tokens[i] + tokens
+            self.group_tokens[i] = sent
+            free = self.group_free[i]
+        full = kv_transfer_s(srv.kv_bytes, sent, bw, self.latency_s)
         exposed = exposed_transfer_s(full, prefill_s, self.layers[pool], self.overlap, self.latency_s)
         # (two-value max written out: the builtin parses its arguments as keywords on Python 3.11,
         # about 700 instructions a call, and this runs every hand-off)
         ideal = start = now - (full - exposed)
-        start = srv.nic_free_s if srv.nic_free_s > start else start
+        start = free if free > start else start
         if self.shared_bytes_s:
             # the fabric's capacity is spent in arrival order: each transfer uses its bytes' worth
             # of fabric time, and starts late by the backlog others left (a fluid FIFO queue)
@@ -89,4 +112,15 @@ class KvLink:
         end = start + full
         end = now if now > end else end
         srv.nic_free_s = end
-        return end, start - ideal
+        if sent == tokens:
+            return end, start - ideal
+        # behind the group's earlier prompts' last layers too: what this one's bytes add is its own
+        # exposed time (the link's part of the bill counts that, `breakdowns`), the rest is waiting
+        own = exposed_transfer_s(
+            kv_transfer_s(srv.kv_bytes, tokens, bw, self.latency_s),
+            prefill_s,
+            self.layers[pool],
+            self.overlap,
+            self.latency_s,
+        )
+        return end, start - ideal + (exposed - own)
