@@ -4,7 +4,7 @@ import streamlit as st
 
 from engine.costmodel import STACK_NAMES, UNHIDDEN_FRACTION
 from engine.scenario import scenario_catalog
-from ui import hardware, layout, observe, state, tables
+from ui import custom_chip, hardware, layout, observe, state, tables
 
 layout.page(
     "Hardware catalog",
@@ -44,7 +44,7 @@ st.subheader(
     "Your own chip",
     help="Saved into this scenario's custom_hardware, so it travels with the share link and the TOML.",
 )
-hardware.custom_chip_form(sc, cat)
+custom_chip.custom_chip_form(sc, cat)
 
 st.subheader(
     "Calibrate from your benchmark",

@@ -24,7 +24,7 @@ from engine.catalog import Catalog, HardwareSpec, load_catalog
 from engine.core import ScenarioError
 from engine.costmodel import SERVING_STACKS, STACK_NAMES
 from engine.scenario import scenario_catalog
-from ui import hardware, state, tables
+from ui import custom_chip, state, tables
 from ui.text import plain
 
 UPLOAD = "fg:calib-upload"
@@ -62,7 +62,7 @@ def _fit(
 
 
 def _use(chip: HardwareSpec) -> None:
-    hardware.add_custom_chip(chip)
+    custom_chip.add_custom_chip(chip)
 
 
 def _stack(col: Any, default: str) -> str:

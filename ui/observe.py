@@ -22,7 +22,7 @@ from engine.catalog import Catalog, HardwareSpec
 from engine.core import MAX_TRACE_BYTES, ScenarioError
 from engine.costmodel import SERVING_STACKS, STACK_NAMES
 from engine.scenario import scenario_catalog
-from ui import charts, hardware, state
+from ui import charts, custom_chip, state
 from ui.tables import PERCENT_STEP
 from ui.text import plain
 
@@ -164,7 +164,7 @@ def _errors_band(frame: Any) -> Any:
 
 
 def _use(chip: HardwareSpec) -> None:
-    hardware.add_custom_chip(chip, use_everywhere=True)
+    custom_chip.add_custom_chip(chip, use_everywhere=True)
 
 
 def section() -> None:

@@ -218,6 +218,7 @@ HARDWARE: dict[str, Any] = {
     "reconfig_s": cc.NumberColumn(
         "Reconfigure (s)", help="Loading a design: charged at start and at a role switch."
     ),
+    "reconfig_j": cc.NumberColumn("Reconfigure (J)", help="The energy one reconfiguration draws."),
     "memory_gb": cc.NumberColumn(
         "Memory (GiB)",
         help="Main memory per chip (its type under Memory), as the vendor states it, which is GiB: an H100's "
@@ -233,7 +234,14 @@ HARDWARE: dict[str, Any] = {
     ),
     "ddr_tb_s": cc.NumberColumn("DDR tier (TB/s)"),
     "scale_up_gb_s": cc.NumberColumn("Scale-up (GB/s)", help="NVLink-class bandwidth per chip."),
+    "scale_out_gb_s": cc.NumberColumn(
+        "Scale-out (GB/s)", help="The chip's NIC to other machines (a KV hand-off's default link)."
+    ),
+    "pcie_gb_s": cc.NumberColumn("PCIe (GB/s)", help="To host memory (a host KV cache's link)."),
+    "allreduce_latency_us": cc.NumberColumn("All-reduce (µs)", help="Fixed latency of one all-reduce step."),
     "tdp_w": cc.NumberColumn("TDP (W)"),
+    "idle_w": cc.NumberColumn("Idle (W)", help="Power drawn idle: what a lightly loaded deployment pays."),
+    "clock_ghz": cc.NumberColumn("Clock (GHz)", help="Boost clock, where a power cap lowers it."),
     "usd_per_hour": cc.NumberColumn("$ / chip-hour", format="%.2f"),
     "capex_usd": cc.NumberColumn(
         "Purchase ($)", format="localized", help="One chip's price, for owned chips."

@@ -317,7 +317,7 @@ def plan(
         best = search.rows[verdict.chosen_run] if verdict.chosen_run is not None else None
         notes += verdict.notes
     search.runner.close()  # hints never asked for
-    notes += budget_note(search, budget) + faults_left_out(scenario)
+    notes += budget_note(search, budget) + faults_left_out(scenario) + scaling_left_out(scenario)
     out = _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes)
     return replace(out, objective=objective, risk_aware=risk_aware, verdict=verdict, ran=search.ran())
 
@@ -331,6 +331,19 @@ def faults_left_out(scenario: Scenario) -> list[str]:
     return [
         f"the scenario's {n} fault{'s are' if n > 1 else ' is'} left out: a plan is for the healthy fleet "
         "(fengong drill runs the faults on the chosen deployment)"
+    ]
+
+
+def scaling_left_out(scenario: Scenario) -> list[str]:
+    """The note that a scenario's autoscaled pools are planned as fixed fleets: a plan of day-autoscaled
+    answered a fixed fleet's $/h with no word of the autoscaler it dropped (a review)."""
+    scaled = [p.name for p in scenario.deployment.pools if p.autoscale is not None]
+    if not scaled:
+        return []
+    return [
+        f"pool{'s' if len(scaled) > 1 else ''} {', '.join(scaled)} autoscale{'' if len(scaled) > 1 else 's'} in the "
+        "scenario; a plan sizes fixed pools for the target rate, so its bill is a fixed fleet's all run "
+        "(the scenario's own run gives the autoscaled bill)"
     ]
 
 

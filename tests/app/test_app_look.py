@@ -214,6 +214,15 @@ def test_the_calibration_tab_wraps_its_rules_whole() -> None:
     assert not tabs["Tiers, links and power"].dataframe[0].proto.row_height  # the case holds: one line a row
 
 
+def test_every_figure_the_sources_tab_cites_is_shown() -> None:
+    """The Sources tab cited scale-out, PCIe, all-reduce latency, idle power, clock and reconfiguration
+    energy that no tab showed (a review): each cited figure is a column of a tab."""
+    from ui.hardware import HARDWARE_VIEWS, TIER_SOURCES
+
+    shown = {c for columns in HARDWARE_VIEWS.values() for c in columns}
+    assert set(TIER_SOURCES) <= shown, set(TIER_SOURCES) - shown
+
+
 def test_the_chip_select_names_a_chip_in_few_words() -> None:
     """Strategy's chip select shows 'id · name' in a half-width column (about 35 characters): the
     catalog's longest name ('NVIDIA GH200 (Hopper GPU of a Grace Hopper superchip, 96 GB HBM3)')

@@ -175,3 +175,25 @@ def test_an_unset_gateway_is_off_not_its_defaults() -> None:
     at.toggle(key="fg:on:network.gateway:True").set_value(False).run()
     assert_clean(at)
     assert scenario_of(at).network.gateway is None
+
+
+def test_a_chip_number_out_of_range_is_said_by_its_label_with_the_range() -> None:
+    """The custom-chip form passed no range for the chip's numbers, so 0 TB/s said nothing when typed,
+    and Save answered 'tflops.bf16: Input should be less than or equal to 1000000 (got 5000000.0);
+    memory_tb_s: ...' (a review). Typed, each says its label and range; saved, nothing is saved and
+    the message names the form's labels."""
+    at = app("hardware")
+    sc = scenario_of(at)
+    prefix = f"fg:chip:{sc.deployment.pools[0].hardware}:{sc.deployment.stack}:"
+    at.number_input(key=f"{prefix}memory_tb_s").set_value(0.0).run()
+    said = " ".join(text_of(m.value) for m in (*at.warning, *at.toast))
+    assert "Memory (TB/s): 0 is not allowed: the allowed range is 0.001 to 100,000" in said, said
+    at.number_input(key=f"{prefix}tflops_bf16").set_value(5_000_000.0).run()
+    next(b for b in at.button if b.label == "Save chip to this scenario").click().run()
+    assert not at.exception
+    said = " ".join(text_of(m.value) for m in (*at.warning, *at.toast))
+    assert (
+        "custom chip not saved: BF16 TFLOP/s: 5,000,000 is not allowed: the allowed range is 0 to 1,000,000"
+        in said
+    )
+    assert "tflops.bf16" not in said and not scenario_of(at).custom_hardware

@@ -189,3 +189,15 @@ def test_a_refused_flag_is_named_as_the_flag(capsys: pytest.CaptureFixture[str])
     from engine.cli.main import flag_message
 
     assert flag_message("seeds: must be in [1, 1000]", argparse.Namespace()) == "seeds: must be in [1, 1000]"
+
+
+def test_a_plan_says_it_sizes_fixed_pools_where_the_scenario_autoscales() -> None:
+    """A plan of day-autoscaled answered a fixed fleet's $/h with no word of the autoscaler it dropped (a
+    review): its notes say the pools autoscale in the scenario and that the plan's bill is a fixed fleet's."""
+    from engine.planning.plan import scaling_left_out
+    from engine.scenario.codec import load_preset
+
+    (said,) = scaling_left_out(load_preset("day-autoscaled"))
+    assert said.startswith("pools prefill, decode autoscale in the scenario; a plan sizes fixed pools")
+    assert "the scenario's own run gives the autoscaled bill" in said
+    assert scaling_left_out(load_preset("day-static-peak")) == []
