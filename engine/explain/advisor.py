@@ -49,6 +49,7 @@ from engine.explain.link_fault import link_fix
 from engine.explain.pd_ratio import prefill_findings
 from engine.explain.presentation import duration_text
 from engine.explain.queue_action import queue_action, ttft_within
+from engine.explain.rejections import rejection_finding
 from engine.explain.rooflines import roofline_table
 from engine.explain.way_in import ignored_ceiling, way_in_s
 from engine.scenario.model import Scenario
@@ -114,19 +115,8 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
     out += _latency_findings(result, res)
     out += calibration_findings(result)
     out += event_findings(result)
-    req = s["requests"]
-    if req["rejected"] or req["failed"]:
-        reasons = ", ".join(f"{k} {v}" for k, v in req["rejected_by_reason"].items())
-        out.append(
-            Finding(
-                "warning",
-                "rejections",
-                f"{req['rejected']:,} requests were rejected and {req['failed']:,} failed"
-                + (f" ({reasons})" if reasons else "")
-                + "; they count as SLO misses.",
-                {"rejected": req["rejected"], "failed": req["failed"], "total": req["total"]},
-            )
-        )
+    if rejected := rejection_finding(result, res):
+        out.append(rejected)
     parts = s["cost"]["usd_by_part"]
     total = sum(parts.values())
     kinds = s["cost"].get("usd_by_kind", {})  # an owned deployment's bill by kind

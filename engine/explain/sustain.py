@@ -63,7 +63,7 @@ def line(summary: Mapping[str, Any]) -> str | None:
     if not mark:
         return None
     rates = (
-        f"Unsustainable: {_sig(mark['offered_rps'], 3)} req/s offered, about {_sig(mark['sustained_rps'], 3)} "
+        f"Unsustainable: {_sig(mark['offered_rps'], 3)} req/s offered, {sustained_text(mark)} "
         f"sustained (short by {_sig(mark['shortfall_rps'], 2)} req/s; both over the window's second half, "
         "where the arrivals drawn may differ a little from the rate set). "
     )
@@ -109,6 +109,21 @@ def capacity_line(summary: Mapping[str, Any]) -> str | None:
         "TTFT and E2E percentiles are set by how far the queue wandered and grow with a longer run, and a "
         "little more load makes it unsustainable. No plan or capacity search counts this run as passing."
     )
+
+
+FEW_SHARE = 0.05
+"""The share of the offered rate under which the sustained rate is said as a bound, not a figure."""
+
+
+def sustained_text(mark: Mapping[str, Any]) -> str:
+    """'about 17.0', or 'under 0.39' where the run sustains under 5% of what it is offered: the figure
+    is the offered rate less the queue's growth, whose error is a share of the offered rate, so a
+    tiny remainder has no digits to give (7.86 offered read 'about 0.0866 sustained' where 0.027 a
+    second completed: a review)."""
+    offered, sustained = float(mark["offered_rps"]), float(mark["sustained_rps"])
+    if sustained >= FEW_SHARE * offered:
+        return f"about {_sig(sustained, 3)}"
+    return f"under {_sig(FEW_SHARE * offered, 2)}"
 
 
 def _sig(x: float, digits: int) -> str:

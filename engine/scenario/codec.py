@@ -195,6 +195,18 @@ def get_path(data: Any, path: str) -> Any:
     return cur
 
 
+def _not_a_list(path: str, parts: list[str | int], i: int, cur: Any) -> None:
+    """Raise, naming the item to pick, where a field is looked up in a list (`workload.classes.slo`
+    said only 'no such field': a review)."""
+    if isinstance(cur, list):
+        at = format_parts(parts[:i])
+        rest = format_parts(parts[i:])
+        raise ScenarioError(
+            f"{path}: {at} is a list of {len(cur)}; name an item by its index, as {at}[0].{rest}"
+            + (f" (0 to {len(cur) - 1})" if cur else "")
+        )
+
+
 def set_path(data: dict[str, Any], path: str, value: Any, *, copy_data: bool = True) -> dict[str, Any]:
     """`data` with the field at `path` set (missing tables are created): a deep copy, or `data` itself."""
     out = copy.deepcopy(data) if copy_data else data
@@ -207,6 +219,7 @@ def set_path(data: dict[str, Any], path: str, value: Any, *, copy_data: bool = T
                 _check_index(path, parts[: i + 1], cur)
                 cur = cur[part]
             else:
+                _not_a_list(path, parts, i, cur)
                 if part not in cur:
                     if isinstance(nxt, int):
                         raise ScenarioError(f"{path}: no list at {format_parts(parts[: i + 1])}")
@@ -224,6 +237,7 @@ def set_path(data: dict[str, Any], path: str, value: Any, *, copy_data: bool = T
         elif isinstance(cur, dict):
             cur[last] = value
         else:
+            _not_a_list(path, parts, len(parts) - 1, cur)
             raise ScenarioError(f"{path}: no such field")
     except TypeError:
         raise ScenarioError(f"{path}: no such field") from None

@@ -124,3 +124,30 @@ def test_a_findings_numbers_read_in_words_and_units() -> None:
         "met during fault": "98.6%",
         "clients": "64",
     }
+
+
+def test_a_rejection_for_size_says_the_sizes() -> None:
+    """'139 requests were rejected (too_long_for_kv 139)' named neither the memory nor the request (a
+    review): a size reason says the most an instance holds and the longest request so refused."""
+    sc = io.apply_overrides(
+        io.load_preset("chat-colocated"),
+        {
+            "duration_s": 60.0,
+            "deployment.mem_fraction": 0.55,  # an H100 tp2 instance holds 121,395 tokens
+            "workload.classes[0].input": {
+                "kind": "lognormal",
+                "mean": 60000,
+                "p99": 120000,
+                "max_tokens": 130000,
+            },
+        },
+    )
+    result = simulate(sc)
+    (found,) = [f for f in findings(result) if f.topic == "rejections"]
+    r = result.requests
+    kv = r[r["reason"] == "too_long_for_kv"]
+    longest = int((kv["prompt_tokens"] + kv["output_tokens"]).max())
+    assert (
+        len(kv) and f"too_long_for_kv {len(kv)}: KV memory for mixed 121,395 tokens an instance" in found.text
+    )
+    assert f"the longest request {longest:,}" in found.text

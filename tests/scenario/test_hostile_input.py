@@ -391,3 +391,19 @@ def test_a_link_null_on_a_field_without_one_is_refused() -> None:
     names = io.preset_names()
     for a, b in zip(names, [*names[7:], *names[:7]], strict=True):  # every preset, from another
         assert io.from_link(io.to_link(io.load_preset(b), a)) == io.load_preset(b), (a, b)
+
+
+def test_a_field_looked_up_in_a_list_names_the_item_to_pick() -> None:
+    """`--set workload.classes.slo.ttft_ms=500` said 'no such field' (a review): it names the list, its
+    length and the path with an index."""
+    import pytest
+
+    from engine.core.errors import ScenarioError
+    from engine.scenario.codec import apply_overrides, load_preset
+
+    with pytest.raises(ScenarioError) as info:
+        apply_overrides(load_preset("enterprise-mixed"), {"workload.classes.slo.ttft_ms": 500})
+    assert str(info.value) == (
+        "workload.classes.slo.ttft_ms: workload.classes is a list of 3; name an item by its index, as "
+        "workload.classes[0].slo.ttft_ms (0 to 2)"
+    )

@@ -335,3 +335,12 @@ def test_a_fixed_delay_before_the_first_token_is_no_standing_queue(changes: dict
     ).summary
     assert "at_capacity" not in s and s["unsustainable"] is None
     assert capacity_text(None) == "" and "never below 293 requests" in capacity_text(293.4)
+
+
+def test_a_sustained_rate_under_a_twentieth_of_the_offered_is_said_as_a_bound() -> None:
+    """The sustained rate is the offered less the queue's growth, whose error is a share of the offered:
+    7.86 req/s offered read 'about 0.0866 sustained' where 0.027 a second completed (a review)."""
+    from engine.explain.sustain import sustained_text
+
+    assert sustained_text({"offered_rps": 7.86, "sustained_rps": 0.0866}) == "under 0.39"
+    assert sustained_text({"offered_rps": 20.38, "sustained_rps": 17.02}) == "about 17"

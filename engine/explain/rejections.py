@@ -1,0 +1,52 @@
+"""The advisor's finding on requests rejected or failed: how many, by reason, and what a reason that
+is a size says of the sizes.
+
+"139 requests were rejected (too_long_for_kv 139)" named neither the memory nor the request it did
+not fit (a review): a reason about size now says the most an instance holds and the longest request,
+and the model's context where that is the limit.
+"""
+
+from __future__ import annotations
+
+from engine.explain.finding import Finding
+from engine.scenario.resolve import Resolved
+from engine.serving.ledger import OVER_CONTEXT, TOO_LONG, TOO_LONG_LIVE
+from engine.serving.run import SimResult
+
+
+def _sizes(result: SimResult, res: Resolved, reason: str) -> str:
+    """What a size reason compares: the KV memory of the largest instance of each role, or the model's
+    context, beside the longest request so rejected."""
+    r = result.requests
+    mine = r[r["reason"] == reason]
+    if mine.empty:
+        return ""
+    longest = int((mine["prompt_tokens"] + mine["output_tokens"]).max())
+    if reason == OVER_CONTEXT:
+        return f"{res.pools[0].instance.model.max_context:,} tokens of context, the longest {longest:,}"
+    caps: dict[str, int] = {}
+    for p in res.pools:
+        caps[p.spec.name] = max(caps.get(p.spec.name, 0), int(p.instance.kv_capacity_tokens))
+    held = ", ".join(f"{name} {cap:,}" for name, cap in caps.items())
+    return f"KV memory for {held} tokens an instance, the longest request {longest:,}"
+
+
+def rejection_finding(result: SimResult, res: Resolved) -> Finding | None:
+    """Requests rejected or failed, by reason (a size reason with its sizes); None where none was."""
+    req = result.summary["requests"]
+    if not (req["rejected"] or req["failed"]):
+        return None
+    reasons = []
+    for reason, n in req["rejected_by_reason"].items():
+        sized = _sizes(result, res, reason) if reason in (TOO_LONG, TOO_LONG_LIVE, OVER_CONTEXT) else ""
+        reasons.append(f"{reason} {n:,}" + (f": {sized}" if sized else ""))
+    said = f" ({'; '.join(reasons)})" if reasons else ""
+    return Finding(
+        "warning",
+        "rejections",
+        f"{req['rejected']:,} requests were rejected and {req['failed']:,} failed{said}; they count as SLO misses.",
+        {"rejected": req["rejected"], "failed": req["failed"], "total": req["total"]},
+    )
+
+
+__all__ = ["rejection_finding"]
