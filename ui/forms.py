@@ -134,8 +134,8 @@ def _optional_on(path: str, label: str) -> bool:
     typing one in switched a gateway on unsaid (a review)."""
     on = current(path) is not None
     # keyed by the state, so a refused change leaves the toggle where the scenario is
-    want = st.toggle(
-        label, value=on, key=f"fg:on:{path}:{on}", help=f"Off: the scenario has no {label.lower()}."
+    want = st.toggle(  # 'On' under the section's title (its name twice read as two settings)
+        "On", value=on, key=f"fg:on:{path}:{on}", help=f"Off: the scenario has no {label.lower()}."
     )
     if want != on and state.override({path: {} if want else None}, what=label):
         st.rerun()

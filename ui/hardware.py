@@ -231,13 +231,10 @@ HARDWARE_VIEWS: dict[str, tuple[str, ...]] = {
         "memory_tb_s",
         "spec_source",
     ),
-    "Tiers, links and power": (
+    # two tabs: in one of fifteen columns the power and the reconfiguration sat past a 1,440 px edge
+    "Memory tiers": ("id", "tiers", "sram_gb", "sram_tb_s", "ddr_gb", "ddr_tb_s", "reconfig_s", "reconfig_j"),
+    "Links and power": (
         "id",
-        "tiers",
-        "sram_gb",
-        "sram_tb_s",
-        "ddr_gb",
-        "ddr_tb_s",
         "scale_up_gb_s",
         "scale_out_gb_s",
         "pcie_gb_s",
@@ -245,8 +242,6 @@ HARDWARE_VIEWS: dict[str, tuple[str, ...]] = {
         "tdp_w",
         "idle_w",
         "clock_ghz",
-        "reconfig_s",
-        "reconfig_j",
     ),
     "Calibration": ("id", "expected_error", "eta_compute", "eta_bandwidth", "calibration_rule"),
     "Prices": ("id", "usd_per_hour", "capex_usd", "server_capex_usd", "price_source", "capex_source"),

@@ -275,10 +275,10 @@ HARDWARE: dict[str, Any] = {
         "Calibration rule", width="medium", help="Where the chip's profile comes from."
     ),
     "tier_source": cc.TextColumn(
-        "Tiers, links and power: sources",
+        "Memory tiers, links and power: sources",
         width="large",
-        help="Where each figure of the Tiers, links and power tab comes from, and the links' and idle "
-        "power's (drag the column's edge to read a long one).",
+        help="Where each figure of the Memory tiers and the Links and power tabs comes from (drag the "
+        "column's edge to read a long one).",
     ),
     # wide: a datasheet's name and its figures ('Versal HBM data sheet: 805/750/70…' read cut at medium)
     "spec_source": cc.TextColumn(

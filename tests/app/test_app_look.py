@@ -211,7 +211,7 @@ def test_the_calibration_tab_wraps_its_rules_whole() -> None:
     assert wrapped.row_height > 64, wrapped.row_height
     assert json.loads(wrapped.columns)["calibration_rule"]["width"] == "large"
     assert tabs["Chips"].dataframe[0].proto.row_height > 64  # its calibration wraps too (a review)
-    assert not tabs["Tiers, links and power"].dataframe[0].proto.row_height  # the case holds: one line a row
+    assert not tabs["Links and power"].dataframe[0].proto.row_height  # the case holds: one line a row
 
 
 def test_every_figure_the_sources_tab_cites_is_shown() -> None:
