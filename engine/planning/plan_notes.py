@@ -109,7 +109,9 @@ def run_notes(
     if not found and not len(runs):  # every shape pruned or bounded out: nothing was simulated
         said = "; ".join(reasons[:SAID_REASONS])
         more = (
-            f"; {len(reasons) - SAID_REASONS} more in the JSON's candidates"
+            # the page has no JSON: its table of shapes, and the CLI's --json, list them (a review)
+            f"; {len(reasons) - SAID_REASONS} more among the candidates (every shape and what became of it: "
+            "plan --json, or the Planner page's table)"
             if len(reasons) > SAID_REASONS
             else ""
         )

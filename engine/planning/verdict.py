@@ -41,7 +41,7 @@ from engine.planning.prices import assumed_prices, prices_text
 from engine.planning.rules import capacity_text
 from engine.planning.search import Search, run_row
 from engine.planning.sizing import Bound, Shape
-from engine.planning.verdict_bands import LIMITS, bands, holds_words
+from engine.planning.verdict_bands import LIMITS, bands, holds_words, own_slowdowns
 from engine.serving.run import simulate
 from engine.serving.speed_limits import limits
 
@@ -146,7 +146,7 @@ class Verdict:
                 if unchecked
                 else ""
             )
-        slow = ", ".join(f"{chip} {e:+.0%} time" for chip, e in self.slowdown.items()) or "no chip has a band"
+        slow = own_slowdowns(self.slowdown, self.table, self.nominal_run)
         if s["passes"] and (failed := self._nominal_failed_full_length()):
             return (
                 f"the nominal cheapest meets every SLO with every chip at its band's pessimistic edge ({slow}) "

@@ -4,8 +4,10 @@ pessimistic edge (`take_in`) and cut where an open loop's load says the figure c
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+import pandas as pd
 
 from engine.serving.speed_limits import cut
 
@@ -176,3 +178,13 @@ def holds_note(texts: Iterable[str]) -> str:
         "choice is rerun slowed over its full length, where a row may still fail (plan with that chip alone "
         "to have it checked so)"
     )
+
+
+def own_slowdowns(slowdown: Mapping[str, float], table: pd.DataFrame, run: int | None) -> str:
+    """'b200 +29% time': the slowdowns of the chips of the deployment a verdict's `run` (its nominal
+    cheapest) uses, as its table's rows name them (an all-B200 pick listed the H100's and the H200's
+    too: a review); every chip's where the table does not name the run's shape."""
+    rows = table.to_dict("records") if len(table) else []
+    words = " ".join(str(r.get("nominal_shape", "")) for r in rows if r.get("nominal_run") == run).split()
+    said = ", ".join(f"{c} {e:+.0%} time" for c, e in slowdown.items() if c in words or not words)
+    return said or "no chip has a band"

@@ -537,3 +537,14 @@ def test_goodput_per_chip_counts_only_the_tokens_within_their_slo(small_plan: An
     assert ((ratio > 0) == (r["slo_attainment"] > 0)).all()
     assert (ratio < 1.0 - 1e-9).any() and (ratio > 0).any()  # the plan has runs that miss some, and meet some
     assert "goodput_tokens_per_s_per_chip" in small_plan.frontier_throughput
+
+
+def test_a_layout_pruned_for_its_tpot_names_the_target_field() -> None:
+    """'one decode step at batch 1 takes 30.6 ms > TPOT 1 ms' named no field (a review): the tightest
+    class's target is named by its path."""
+    from engine.planning.sizing import _decode_problem
+
+    said = _decode_problem(0.0, 0.01, 0.0306, (0.05, 0.001))
+    assert said == "one decode step at batch 1 takes 30.6 ms > TPOT 1 ms (workload.classes[1].slo.tpot_ms)"
+    assert _decode_problem(0.0, 0.01, 0.0306, (0.05, 0.04)) == ""
+    assert _decode_problem(0.2, 0.01, 0.0306, (0.05,)) == "20% of requests never fit in KV memory"

@@ -501,3 +501,20 @@ def test_a_table_with_rows_checked_over_the_window_only_says_what_that_means() -
     note = holds_note(["yes", "yes over 120 s", "no"])
     assert note.startswith("'yes over 120 s': it held with every chip slowed over the 120 s planning window")
     assert holds_note(["yes", "no", "not checked"]) == ""
+
+
+def test_the_nominal_cheapests_risk_names_its_own_chips_slowdowns() -> None:
+    """An all-B200 nominal cheapest read 'h100-sxm +29% time, h200 +40% time, b200 +29% time' (a review)."""
+    from engine.planning.verdict_bands import own_slowdowns
+
+    slow = {"h100-sxm": 0.29, "h200": 0.40, "b200": 0.29}
+    table = pd.DataFrame(
+        [
+            {"nominal_run": 3, "nominal_shape": "b200 tp1 -> b200 tp1"},
+            {"nominal_run": 5, "nominal_shape": "h100-sxm tp2 -> h200 tp2"},
+        ]
+    )
+    assert own_slowdowns(slow, table, 3) == "b200 +29% time"
+    assert own_slowdowns(slow, table, 5) == "h100-sxm +29% time, h200 +40% time"
+    assert own_slowdowns(slow, pd.DataFrame(), 3) == "h100-sxm +29% time, h200 +40% time, b200 +29% time"
+    assert own_slowdowns({}, table, 3) == "no chip has a band"
