@@ -32,21 +32,26 @@ def fault_finding(result: SimResult) -> Finding | None:
     """Instances lost to the scenario's faults: the requests retried from the start, the tokens
     they had decoded, and the SLO met by requests arriving while a fault lasted against the others'."""
     s = result.summary
-    lost = [f for f in result.scenario.faults if f.kind == "instances" and f.at_s < s["drain_end_s"]]
-    if not lost:
+    faults = [f for f in result.scenario.faults if f.kind == "instances" and f.at_s < s["drain_end_s"]]
+    if not faults:
         return None
     r = result.requests
     arrival = r["arrival_s"].to_numpy(dtype=float)
     inside = np.zeros(len(r), dtype=bool)
-    for f in lost:
+    for f in faults:
         end = f.at_s + f.duration_s if f.duration_s else np.inf
         inside |= (arrival >= f.at_s) & (arrival < end)
     met = r["met_slo"].to_numpy(dtype=bool)
     retried = int(s["scheduler"]["retried"])
+    lost = int(s["requests"]["failed_by_reason"].get("instance_lost", 0))  # in_flight = "fail"
     during = float(met[inside].mean()) if inside.any() else None
     others = float(met[~inside].mean()) if (~inside).any() else None
-    what = "; ".join(_fault_words(f) for f in lost)
-    text = f"The fault ({what}) sent {retried:,} request{'' if retried == 1 else 's'} back to the start"
+    what = "; ".join(_fault_words(f) for f in faults)
+    plural = "s" if len(faults) > 1 else ""
+    text = (
+        f"The fault{plural} ({what}) sent {retried:,} request{'' if retried == 1 else 's'} back to the start"
+    )
+    text += f" and failed {lost:,} in flight" if lost else ""
     if during is not None:
         text += f"; {during:.1%} of the {int(inside.sum()):,} requests arriving while it lasted met their SLO"
         text += f", against {others:.1%} of the others" if others is not None else ""
@@ -55,7 +60,7 @@ def fault_finding(result: SimResult) -> Finding | None:
         "under each way of coping: a colocated fallback, degrading, spilling."
     )
     floor = min(c.slo.percentile for c in result.scenario.workload.classes) / 100.0
-    numbers = {"retried": float(retried), "faults": float(len(lost))}
+    numbers = {"retried": float(retried), "failed_in_flight": float(lost), "faults": float(len(faults))}
     if during is not None:
         numbers |= {"met_during_fault": during, "arrived_during_fault": float(inside.sum())}
     return Finding("warning" if during is not None and during < floor else "info", "fault", text, numbers)
@@ -91,10 +96,11 @@ def cold_start_finding(summary: Mapping[str, Any]) -> Finding | None:
     starts = sorted({round(float(p["cold_start_s"])) for p in a["pools"].values()})
     start = f"{starts[0]:,} s" if len(starts) == 1 else f"{starts[0]:,} to {starts[-1]:,} s"
     share = f" of the run's {misses:,} SLO misses" if misses >= missed else ""
+    ups = f"{a['scale_ups']} scale-up{'' if a['scale_ups'] == 1 else 's'}"
     text = (
         f"{missed:,}{share} came from requests arriving while an instance was starting ({start} cold start, "
-        f"{a['scale_ups']} scale-ups): more instances kept warm (the autoscaler's minimum), a faster cold "
-        "start or an autoscaler that scales up earlier could spare them."
+        f"{ups}): more instances kept warm (the autoscaler's minimum), a faster cold start or an autoscaler "
+        "that scales up earlier could spare them."
     )
     numbers = {"misses_during_cold_start": float(missed), "misses": float(misses)}
     return Finding("info", "cold_start", text, numbers)

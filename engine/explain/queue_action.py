@@ -1,8 +1,13 @@
 """What would shorten the wait the advisor's queueing finding reports (`advisor._latency_findings`).
 
 "Requests spend 62% of their TTFT waiting" said where, not what to do (moe-deepseek-dp-ep: a
-review). The wait is split into the time a finished prompt waits for decode memory (`kv_wait_s`)
-and the rest, the queue before prefill; the larger part names its pool and what would help.
+review). The wait is before prefill (the entry pools' queues) or, in a split deployment, after it:
+a prefilled prompt parked until a decode instance has room for it. The requests' rows do not part the
+two, but the entry pools' queue depth over time does: its integral is the request-seconds spent
+queued before prefill (Little's law). Where that is under half the wait (`ENTRY_SHARE`), decode
+holds the prompts back; else they queue for prefill. Each names its pool and what would help. (A
+decode pool's busy share says nothing of it: a continuous batch is busy whenever one request
+decodes, moe-deepseek-dp-ep's at 100% with room to spare.)
 """
 
 from __future__ import annotations
@@ -24,20 +29,29 @@ def ttft_within(result: SimResult) -> bool:
     )
 
 
+ENTRY_SHARE = 0.5
+"""The share of the wait the entry pools' queues must hold for the wait to be said to be theirs."""
+
+
 def queue_action(result: SimResult, wait: np.ndarray, done: pd.DataFrame) -> str:
     """The clause after "... rather than being prefilled": where the wait is, what would shorten it,
-    and whether it costs the SLO yet (every class within its TTFT target: not yet)."""
-    total = float(wait.sum())
-    if total <= 0:
+    and whether it costs the SLO yet (every class within its TTFT target: not yet). (`wait` and
+    `done`: the advisor's, each completed request's wait; said only where there is one.)"""
+    if float(wait.sum()) <= 0 or done.empty:
         return "."
     util = result.summary["utilization"]
     pools = result.scenario.deployment.pools
-    decode_memory = float(np.minimum(done["kv_wait_s"].to_numpy(dtype=float), wait).sum())
-    if decode_memory / total >= 0.5:
-        names = [p.name for p in pools if p.role == "decode"]
+    decode = [p.name for p in pools if p.role == "decode" and p.name in util]
+    ts = result.timeseries
+    entry_names = [p.name for p in pools if p.role != "decode"]
+    queued = float(ts.loc[ts["pool"].isin(entry_names), "queue_depth"].sum()) * result.scenario.resolution_s
+    if decode and queued < ENTRY_SHARE * float(wait.sum()):
+        # (a run with one decode instance, prefill busy 43%, was told to add prefill: a review)
+        held = ", ".join(f"{n} {float(util[n]['kv_memory']):.0%}" for n in decode)
         where = (
-            f": {decode_memory / total:.0%} of the wait is for decode memory ({', '.join(names)}), so more "
-            "decode instances, or chips with more HBM, would hold more requests at once"
+            f": most of it after prefill ({queued / float(wait.sum()):.0%} in the queue before it), prompts "
+            f"waiting for a decode instance to take them (decode KV memory held on average: {held}), so more "
+            "decode instances, or chips with more HBM there, would shorten it"
         )
     else:
         entry = [p.name for p in pools if p.role in ("prefill", "mixed") and p.name in util]

@@ -44,7 +44,8 @@ def rejection_finding(result: SimResult, res: Resolved) -> Finding | None:
     return Finding(
         "warning",
         "rejections",
-        f"{req['rejected']:,} requests were rejected and {req['failed']:,} failed{said}; they count as SLO misses.",
+        f"{req['rejected']:,} request{' was' if req['rejected'] == 1 else 's were'} rejected and "
+        f"{req['failed']:,} failed{said}; they count as SLO misses.",
         {"rejected": req["rejected"], "failed": req["failed"], "total": req["total"]},
     )
 

@@ -37,11 +37,11 @@ class ParkedHandoffs:
         self._pending_min_need: float = math.inf
         self._pending_epoch = -1
 
-    def send(self, srv: Server, rid: int) -> bool:
+    def send(self, srv: Server, rid: int, fresh: bool = False) -> bool:
         """Reserve room on a decode instance and start the transfer (the KV ledger's)."""
         raise NotImplementedError
 
-    def handoff(self, srv: Server, rid: int) -> None:
+    def handoff(self, srv: Server, rid: int, fresh: bool = False) -> None:
         """Send a prefilled prompt on, or park it (the KV ledger's)."""
         raise NotImplementedError
 

@@ -280,9 +280,11 @@ class KvLedger(ParkedHandoffs):
             self.pooled.insert(blocks)
 
     # --- hand-offs --------------------------------------------------------------------------
-    def handoff(self, srv: Server, rid: int) -> None:
-        """Send a prefilled prompt to a decode instance with room, or park it until one has some."""
-        if self.send(srv, rid):
+    def handoff(self, srv: Server, rid: int, fresh: bool = False) -> None:
+        """Send a prefilled prompt to a decode instance with room, or park it until one has some;
+        `fresh`: its prefill has just ended (`Simulation.prefill_done`), so its layers may have streamed
+        behind it."""
+        if self.send(srv, rid, fresh):
             return
         why = self.why_not(srv, rid)
         if why:  # no decode instance that could take it will ever be up again, or the link is down
@@ -296,8 +298,12 @@ class KvLedger(ParkedHandoffs):
         led = self.ledger
         return led.prompt[rid] if self.preempt else led.pf_target[rid] + led.output[rid]
 
-    def send(self, srv: Server, rid: int) -> bool:
-        """Reserve room on a decode instance and send the KV cache over the link; False if none has room."""
+    def send(self, srv: Server, rid: int, fresh: bool = False) -> bool:
+        """Reserve room on a decode instance and send the KV cache over the link; False if none has room.
+
+        Only a `fresh` hand-off (its prefill just ended) hides behind its prefill: a parked one had no
+        decode instance to stream to while it waited, so all of its bytes cross now (its prefill's
+        time, counted to now, let hundreds of parked prompts cross a link at once: a review)."""
         if self.link.down[srv.pool_index]:
             return False  # nothing crosses a link that is down
         led = self.ledger
@@ -338,8 +344,8 @@ class KvLedger(ParkedHandoffs):
             dst.kv_peak = dst.kv_reserved
         now = self.env.now
         # (two-value max written out, as in `use_cache`)
-        prefill_s = now - led.prefill_start[rid]
-        end, queued = self.link.send(srv, tokens, now, 0.0 if prefill_s < 0.0 else prefill_s)
+        prefill_s = now - led.prefill_start[rid] if fresh else 0.0
+        end, queued = self.link.send(srv, tokens, now, 0.0 if prefill_s < 0.0 else prefill_s, fresh)
         led.transfer[rid] = end - now
         led.transfer_wait[rid] = queued  # behind other transfers (on the NIC or the shared fabric)
         self.env.after(end - now, self.transferred_call, srv, dst, rid, srv.generation, dst.generation)

@@ -67,7 +67,9 @@ class KvLink:
         pool = srv.pool_index
         return LINK_DOWN if self.down[pool] and (self.rejects[pool] or self.forever[pool]) else ""
 
-    def send(self, srv: Server, tokens: float, now: float, prefill_s: float) -> tuple[float, float]:
+    def send(
+        self, srv: Server, tokens: float, now: float, prefill_s: float, fresh: bool = True
+    ) -> tuple[float, float]:
         """Send `tokens` of KV from `srv` now: (when the transfer ends, how long it waited for the
         sender's NIC and the shared fabric).
 
@@ -89,7 +91,7 @@ class KvLink:
             bw = min(bw, self.shared_bytes_s / 1e9)
         free = srv.nic_free_s
         sent = tokens
-        if self.overlap and not self.shared_bytes_s:
+        if self.overlap and fresh and not self.shared_bytes_s:  # (a parked hand-off goes alone)
             i = srv.idx
             if self.group_at.get(i, -1.0) != now:  # the first hand-off of this iteration's prompts
                 self.group_at[i] = now
@@ -111,6 +113,8 @@ class KvLink:
             self.shared_free_s = start + srv.kv_bytes * tokens / self.shared_bytes_s
         end = start + full
         end = now if now > end else end
+        if sent != tokens and srv.nic_free_s > end:  # never before the group's earlier prompts (FIFO)
+            end = srv.nic_free_s
         srv.nic_free_s = end
         if sent == tokens:
             return end, start - ideal
@@ -123,4 +127,4 @@ class KvLink:
             self.overlap,
             self.latency_s,
         )
-        return end, start - ideal + (exposed - own)
+        return end, end - now - own

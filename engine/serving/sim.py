@@ -196,7 +196,7 @@ class Simulation(Host[Server]):
         if self.cache_on and led.resume[rid] < 0:
             kv.remember(srv, rid, full=False)
         if srv.role != "mixed":
-            kv.handoff(srv, rid)
+            kv.handoff(srv, rid, True)
             return
         if led.resume[rid] >= 0:  # a recomputed request picks up where it was preempted
             remaining = led.resume[rid]

@@ -151,3 +151,41 @@ def test_a_rejection_for_size_says_the_sizes() -> None:
         len(kv) and f"too_long_for_kv {len(kv)}: KV memory for mixed 121,395 tokens an instance" in found.text
     )
     assert f"the longest request {longest:,}" in found.text
+
+
+def test_a_wait_decode_holds_back_is_laid_at_decodes_door() -> None:
+    """One decode instance busy all the window, prefill 43%: the queueing finding told the user to add
+    prefill instances (it read the NIC's wait as decode memory's: a review)."""
+    sc = io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {
+            "duration_s": 60.0,
+            "deployment.pools[1].count": 1,
+            "workload.arrival.rate_rps": 12.0,
+            "workload.classes[0].output": {"kind": "constant", "tokens": 1500},
+        },
+    )
+    result = simulate(sc)
+    (queue,) = [f for f in findings(result) if f.topic == "queueing"]
+    busy = result.summary["utilization"]["decode"]["busy"]
+    assert "most of it after prefill (" in queue.text and busy > 0.9
+    assert "more decode instances" in queue.text and "more prefill" not in queue.text
+
+
+def test_a_fault_that_fails_requests_in_flight_says_so() -> None:
+    """With in_flight = "fail" nothing is retried: the finding said 'sent 0 requests back to the start'
+    and nothing of the 23 it failed (a review)."""
+    sc = io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {
+            "duration_s": 60.0,
+            "faults": [
+                {"at_s": 20.0, "pool": "decode", "instances": 1, "duration_s": 10.0, "in_flight": "fail"}
+            ],
+        },
+    )
+    result = simulate(sc)
+    found = fault_finding(result)
+    lost = result.summary["requests"]["failed_by_reason"]["instance_lost"]
+    assert found is not None and lost > 0 and found.numbers["failed_in_flight"] == lost
+    assert f"sent 0 requests back to the start and failed {lost:,} in flight" in found.text

@@ -57,3 +57,17 @@ def test_a_class_no_request_of_which_fits_the_context_is_refused() -> None:
                 fits, {"workload.classes[0].output": {"kind": "uniform", "low": 193, "high": 256}}
             )
         )
+
+
+def test_the_refusal_names_the_field_that_holds_most_of_the_request() -> None:
+    """An output of 9,000 tokens past llama-3-70b's 8,192 named workload.classes[0].input (a review)."""
+    sc = io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {
+            "model.id": "llama-3-70b",
+            "workload.classes[0].input": {"kind": "constant", "tokens": 100},
+            "workload.classes[0].output": {"kind": "constant", "tokens": 9000},
+        },
+    )
+    with pytest.raises(ScenarioError, match=r"^workload\.classes\[0\]\.output: every request"):
+        resolve(sc)
