@@ -113,9 +113,9 @@ def _plan(sub: Any) -> None:
     p.add_argument(
         "--no-margin",
         action="store_true",
-        help="skip the margin report after the verdict (the choice rerun, and the search repeated, with every "
-        "chip as slow as the pessimistic edge of its throughput band); the choice itself stays risk-aware, "
-        "its checks at that edge and their figures kept, unless --nominal (docs/planner.md)",
+        help="skip the margin report (the choice rerun, and the search repeated, with every chip as slow as its "
+        "throughput band's pessimistic edge); the choice stays risk-aware unless --nominal; a one-class "
+        "choice's latency bands, widened to hold the margin's reruns, can be narrower without (docs/planner.md)",
     )
     emit_cli.add_emit_flags(p)
     p.add_argument(
