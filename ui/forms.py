@@ -171,8 +171,8 @@ def defaulted_form(
     """Widgets for a model whose unset (None) fields take defaults from elsewhere (a serving stack).
 
     Each field shows the value in force: a number box left empty shows the default as its
-    placeholder, a yes/no field offers "on (vLLM's default)" beside on and off (the value first: a narrow box
-    cuts the end). Typing a value overrides
+    placeholder, a yes/no field offers "on (default)" beside on and off (the value first: a narrow box
+    cuts the end; whose default it is, in the help). Typing a value overrides
     the default; emptying the box (or choosing the default) goes back to it, as does the button
     below for every field at once. `whose` names the defaults' owner ("vLLM's").
     """
@@ -190,9 +190,8 @@ def defaulted_form(
                     [None, True, False],
                     label_of(n),
                     help=tip,
-                    format_func=lambda v, e=eff: (
-                        f"{ON_OFF.get(e, e)} ({whose} default)" if v is None else ON_OFF[v]
-                    ),
+                    # '(default)', whose in the help: 'on (vLLM's def' was cut at 1,100 px (a review)
+                    format_func=lambda v, e=eff: f"{ON_OFF.get(e, e)} (default)" if v is None else ON_OFF[v],
                     key=f"{key_of(join(path, n))}:{whose}:{eff}",  # its first label names them (`select`)
                 )
             elif sh.kind in ("int", "float"):
@@ -263,6 +262,8 @@ def policy_widget(path: str, kind: str) -> None:
     key = key_of(f"{path}.name") + (f":{by_stack}" if by_stack else "")
     sync(key, name)
     helps = "\n".join(f"- **{n}**: {table[n].help or (table[n].__doc__ or '').strip()}" for n in names)
+    if by_stack is not None:  # the entry reads '(default)': whose it is, here
+        helps = f"(default): the serving stack's own, {by_stack}.\n{helps}"
     st.selectbox(
         label_of(kind),
         options,
@@ -270,7 +271,9 @@ def policy_widget(path: str, kind: str) -> None:
         on_change=_policy_changed,
         args=(path, key),
         help=helps,
-        format_func=lambda o: f"{by_stack} (the stack's)" if o == STACK_DEFAULT else str(o),
+        format_func=lambda o: (
+            f"{by_stack} (default)" if o == STACK_DEFAULT else str(o)
+        ),  # its help says whose
     )
     cls = table.get(by_stack if name == STACK_DEFAULT and by_stack else name)
     if cls is None:
