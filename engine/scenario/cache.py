@@ -7,7 +7,7 @@ Part of `engine.scenario.model.Scenario`; `engine.serving.cache` holds the tiers
 # string at import (docs/performance.md, "The cold start").
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from engine.catalog.specs import MIN_LINK_GB_S, Frozen
 
@@ -18,6 +18,13 @@ class CacheTier(Frozen):
     enabled: bool = False
     capacity_gb: Annotated[float, Field(ge=0, le=1_000_000)] = 0.0
     bandwidth_gb_s: Annotated[float, Field(ge=MIN_LINK_GB_S, le=100_000)] = 50.0
+
+    @model_validator(mode="after")
+    def _holds_something(self) -> "CacheTier":
+        # an enabled tier of 0 GB holds nothing: accepted, it cached nothing unsaid (a review)
+        if self.enabled and self.capacity_gb <= 0:
+            raise ValueError("capacity_gb: an enabled tier needs a capacity above 0 GB (up to 1,000,000)")
+        return self
 
 
 class Cache(Frozen):

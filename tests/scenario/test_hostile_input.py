@@ -407,3 +407,17 @@ def test_a_field_looked_up_in_a_list_names_the_item_to_pick() -> None:
         "workload.classes.slo.ttft_ms: workload.classes is a list of 3; name an item by its index, as "
         "workload.classes[0].slo.ttft_ms (0 to 2)"
     )
+
+
+def test_an_enabled_cache_tier_of_nothing_is_refused() -> None:
+    """--set 'cache.host={enabled=true,capacity_gb=0}' ran, caching nothing unsaid (a review)."""
+    import pytest
+
+    from engine.core.errors import ScenarioError
+    from engine.scenario.codec import apply_overrides, load_preset
+
+    with pytest.raises(
+        ScenarioError, match=r"^cache\.host\.capacity_gb: an enabled tier needs a capacity above 0"
+    ):
+        apply_overrides(load_preset("chat-colocated"), {"cache.host": {"enabled": True, "capacity_gb": 0}})
+    apply_overrides(load_preset("chat-colocated"), {"cache.host": {"enabled": False, "capacity_gb": 0}})
