@@ -133,7 +133,10 @@ def software_answer(result: SimResult, resolved: Resolved, phase: str) -> Softwa
     p = unrated[0]
     text = (
         f"software not rated ({p.spec.hardware}'s numbers come by rule under {p.calibration.under}: "
-        f"{p.calibration.rule.split(';')[0]}; state deployment.pools[{p.index}].maturity)"
+        # the setting by its name where it is set (the Strategy page's), its path for a file or --set:
+        # a config path alone read as prose (a review)
+        f"{p.calibration.rule.split(';')[0]}; state its software maturity: pool {p.spec.name}'s on the "
+        f"Strategy page, deployment.pools[{p.index}].maturity in a file)"
     )
     return SoftwareAnswer(None, "not rated", usd, share, text)
 

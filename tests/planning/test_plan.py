@@ -19,7 +19,7 @@ from engine.core.errors import ScenarioError
 from engine.costmodel.perf import Instance
 from engine.planning.candidates import SearchSpace, planning_scenario, with_deployment
 from engine.planning.capacity import capacity
-from engine.planning.frontier import pareto
+from engine.planning.frontier import TIE, pareto
 from engine.planning.plan import plan
 from engine.planning.sizing import Kind, Shape, demand, instance_rates, lower_bound
 from engine.scenario import codec as io
@@ -210,9 +210,15 @@ def test_pareto_keeps_exactly_the_undominated(points: list[tuple[float, float]])
     keep = pareto(frame, "cost", "value", maximize_x=False, maximize_y=True)
     c, v = frame["cost"].to_numpy(), frame["value"].to_numpy()
     for i in range(len(frame)):
-        dominated = bool((((c <= c[i]) & (v >= v[i])) & ((c < c[i]) | (v > v[i]))).any())
+        # beaten: as cheap and as good within the tie (a 0.1% difference is none), better by more on one
+        tc, tv = TIE * abs(c[i]), TIE * abs(v[i])
+        as_good = (c <= c[i] + tc) & (v >= v[i] - tv)
+        dominated = bool((as_good & ((c < c[i] - tc) | (v > v[i] + tv))).any())
         assert keep.iloc[i] == (not dominated)
     assert keep.any()
+    # two points a hair apart on one figure and far apart on the other: the better one alone
+    near = pd.DataFrame({"cost": [10.0, 10.005], "value": [5.0, 9.0]})
+    assert pareto(near, "cost", "value", maximize_x=False, maximize_y=True).tolist() == [False, True]
 
 
 # --- capacity --------------------------------------------------------------------------------
