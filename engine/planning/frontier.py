@@ -14,7 +14,6 @@ import pandas as pd
 
 from engine.planning.objective import COLUMN, Objective
 
-
 TIE = 0.001
 """Relative difference under which two runs' figures count as equal on the frontier: a point kept only
 by 80.816 against 80.824 tok/s/user beside 444 against 514 tok/s/chip read as a trade-off (a review).
