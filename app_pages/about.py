@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import explain as ex
-from engine.calibration import experts_terms
+from engine.calibration import experts_stacks, experts_terms
 from engine.catalog import load_catalog
 from engine.core import BOUNDS_TABLE
 from engine.costmodel import UNHIDDEN_FRACTION as U
@@ -18,9 +18,11 @@ _TERMS = experts_terms()
 _EXPERTS = (
     f"A MoE model's routed experts are fitted to the MoE reference rows: they stream their weights at "
     f"{_TERMS['eta_experts']:.2f} and compute at {_TERMS['eta_experts_compute']:.2f} of the dense layers' rates, "
-    f"and each MoE layer adds {_TERMS['moe_layer_ms']:.3g} ms to every step. These are the terms every serving "
-    "stack shares; a stack has its own where two sources allow, and a chip vendor its own from one "
-    "(docs/calibration.md)."
+    f"and each MoE layer adds {_TERMS['moe_layer_ms']:.3g} ms to every step. These are the shared terms, which a "
+    "stack without terms of its own runs with; a stack has its own where two sources allow "
+    f"({', '.join(ex.stack_name(s) for s in experts_stacks()) or 'none yet'}), and a chip vendor its own "
+    "from one: a run's calibration line on Results names the terms its pools run with (docs/calibration.md; "
+    "a review read the shared terms here and a stack's there as a disagreement)."
     if {"eta_experts", "eta_experts_compute", "moe_layer_ms"} <= _TERMS.keys()
     else "A MoE model's routed experts count as dense layers (the MoE terms are not yet fitted)."
 )

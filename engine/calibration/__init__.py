@@ -30,6 +30,7 @@ _API = {
     "chip_for_stack": "engine.calibration.trust",
     "experts_factor": "engine.calibration.trust",
     "experts_terms": "engine.calibration.trust",
+    "experts_stacks": "engine.calibration.trust",
     "level_choice": "engine.calibration.software",
     "level_effect": "engine.calibration.software",
 }
@@ -43,6 +44,7 @@ __all__ = [
     "calibration",
     "chip_for_stack",
     "experts_factor",
+    "experts_stacks",
     "experts_terms",
     "level_choice",
     "level_effect",
@@ -61,5 +63,6 @@ if TYPE_CHECKING:
         calibration,
         chip_for_stack,
         experts_factor,
+        experts_stacks,
         experts_terms,
     )

@@ -162,6 +162,13 @@ def pick_experts_terms(
     return out if span is None else {**out, EXPERTS_KEYS[-1]: float(span)}
 
 
+def experts_stacks() -> list[str]:
+    """The serving stacks whose MoE terms are their own (fitted where two sources allow), the others
+    running with the shared ones; sorted, empty before the tables are generated."""
+    table = _tables().get("experts", {})
+    return sorted(k for k, v in table.items() if isinstance(v, dict) and k != "vendor")
+
+
 def experts_terms(stack: str | None = None, vendor: str | None = None) -> dict[str, float]:
     """The MoE step model's fitted terms for `stack` on a chip of `vendor` (`pick_experts_terms`):
     the (stack, vendor) pair's table (`[experts.<stack>.<vendor>]`) where it has one, else the

@@ -197,3 +197,16 @@ def test_a_chip_number_out_of_range_is_said_by_its_label_with_the_range() -> Non
         in said
     )
     assert "tflops.bf16" not in said and not scenario_of(at).custom_hardware
+
+
+def test_about_says_its_moe_terms_are_the_shared_ones_and_whose_are_their_own() -> None:
+    """About's MoE terms (0.40 / 0.30 / 0.15 ms) beside a vLLM run's own (75% / 45% / 0.3 ms) on Results
+    read as a disagreement (a review): About says its terms are the shared ones and which stacks have
+    their own."""
+    from engine.calibration import experts_stacks
+
+    at = app("about")
+    assert_clean(at)
+    said = " ".join(text_of(m.value) for m in at.markdown)
+    assert "These are the shared terms, which a stack without terms of its own runs with" in said
+    assert experts_stacks() and "(SGLang, TensorRT-LLM, vLLM)" in said
