@@ -26,7 +26,7 @@ from engine.explain import (
     rate_stops,
     round_down,
 )
-from engine.scenario import Arrival, LengthDist, Scenario, window_changes
+from engine.scenario import USED_BY_KIND, Arrival, LengthDist, Scenario, window_changes
 from ui import charts, export, state
 from ui.bound import bound, current, key_of, nice_step, number, select, slider
 from ui.forms import model_form
@@ -41,13 +41,8 @@ DIST_FIELDS = {
 }
 """The fields each kind of length distribution uses (max_tokens applies to all)."""
 
-ARRIVAL_FIELDS = {
-    "poisson": ("rate_rps", "shape", "peak_factor", "peak_hour", "points", "max_in_flight"),
-    "gamma": ("rate_rps", "cv", "shape", "peak_factor", "peak_hour", "points", "max_in_flight"),
-    "offline": ("requests", "max_in_flight"),
-    "closed_loop": ("clients", "think_time_s", "think", "think_spread", "ramp_s", "stop_after"),
-}
-"""The arrival fields each kind uses; fields the engine adds later are shown for every kind."""
+ARRIVAL_FIELDS = USED_BY_KIND
+"""The arrival fields each kind uses (the engine's); fields the engine adds later are shown for every kind."""
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -102,6 +102,12 @@ def _before_figures(doc: dict[str, Any], scenario: Scenario | None) -> list[str]
     """The lines that qualify a run's figures, said before them: a fault that never fired or took fewer
     instances than it names, a queue that grows or still rose, a window measured while sessions ramp up."""
     out = fault_notes(scenario, doc.get("drain_end_s")) if scenario is not None else []
+    if scenario is not None and scenario.workload.trace is None:  # set, and not used by the kind
+        arr = scenario.workload.arrival
+        kind = {"offline": "an offline batch", "closed_loop": "a closed loop"}.get(
+            arr.kind, f"a {arr.kind} load"
+        )
+        out += [f"workload.arrival.{n} ({getattr(arr, n)}) is not used by {kind}" for n in arr.unused()]
     # what overload protection, faults and preemption did, as Results lists it: attainment read with
     # 690 answers cut to 128 tokens unsaid (a review)
     if did := scheduler_figures(doc):

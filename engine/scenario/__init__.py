@@ -39,6 +39,7 @@ _API = {
     "to_link": "engine.scenario.codec",
     "window_changes": "engine.scenario.codec",
     "Arrival": "engine.scenario.arrival",
+    "USED_BY_KIND": "engine.scenario.arrival",
     "Batching": "engine.scenario.deployment",
     "Cache": "engine.scenario.cache",
     "Degrade": "engine.scenario.degrade",
@@ -71,6 +72,7 @@ _RENAMED = {"load_scenario": "load"}
 __all__ = [
     "DEFAULT_PRESET",
     "LINK_FIELDS",
+    "USED_BY_KIND",
     "Arrival",
     "Autoscale",
     "Batching",
@@ -118,7 +120,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 
 if TYPE_CHECKING:
-    from engine.scenario.arrival import Arrival
+    from engine.scenario.arrival import USED_BY_KIND, Arrival
     from engine.scenario.cache import Cache
     from engine.scenario.codec import (
         DEFAULT_PRESET,

@@ -25,6 +25,16 @@ class RatePoint(Frozen):
     factor: Annotated[float, Field(ge=0, le=100)]
 
 
+USED_BY_KIND: dict[str, tuple[str, ...]] = {
+    "poisson": ("rate_rps", "shape", "peak_factor", "peak_hour", "points", "max_in_flight"),
+    "gamma": ("rate_rps", "cv", "shape", "peak_factor", "peak_hour", "points", "max_in_flight"),
+    "offline": ("requests", "max_in_flight"),
+    "closed_loop": ("clients", "think_time_s", "think", "think_spread", "ramp_s", "stop_after"),
+}
+"""The arrival fields each kind uses (the Workload page shows those; `Arrival.unused` names the others
+set); a field in none of them is used by every kind."""
+
+
 class Arrival(Frozen):
     """How requests arrive.
 
@@ -88,6 +98,18 @@ class Arrival(Frozen):
             )
         return self
 
+    def unused(self) -> list[str]:
+        """The fields set away from their defaults that this kind does not use: a scenario file's
+        `clients = 64` beside `kind = "poisson"` ran at its rate with nothing said. (A closed loop's
+        `max_in_flight` has its own line: the advisor's and `run`'s.)"""
+        used = set(USED_BY_KIND[self.kind]) | {"max_in_flight"}
+        listed = {f for fs in USED_BY_KIND.values() for f in fs}
+        return [
+            n
+            for n in type(self).model_fields
+            if n in listed and n not in used and getattr(self, n) != type(self).model_fields[n].default
+        ]
+
     def rows_factor(self) -> float:
         """The multiple of rate x window the requests-per-run bound counts: 1 for the built-in
         shapes (ramp, peak, diurnal: normalised to a mean of one, so `rate_rps` is the window's mean
@@ -117,4 +139,4 @@ class Arrival(Frozen):
         return min(self.CLIENT_RAMP_S, window_s / 10.0)
 
 
-__all__ = ["Arrival", "RatePoint"]
+__all__ = ["USED_BY_KIND", "Arrival", "RatePoint"]

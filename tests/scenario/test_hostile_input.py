@@ -396,8 +396,6 @@ def test_a_link_null_on_a_field_without_one_is_refused() -> None:
 def test_a_field_looked_up_in_a_list_names_the_item_to_pick() -> None:
     """`--set workload.classes.slo.ttft_ms=500` said 'no such field' (a review): it names the list, its
     length and the path with an index."""
-    import pytest
-
     from engine.core.errors import ScenarioError
     from engine.scenario.codec import apply_overrides, load_preset
 
@@ -411,8 +409,6 @@ def test_a_field_looked_up_in_a_list_names_the_item_to_pick() -> None:
 
 def test_an_enabled_cache_tier_of_nothing_is_refused() -> None:
     """--set 'cache.host={enabled=true,capacity_gb=0}' ran, caching nothing unsaid (a review)."""
-    import pytest
-
     from engine.core.errors import ScenarioError
     from engine.scenario.codec import apply_overrides, load_preset
 
@@ -421,3 +417,17 @@ def test_an_enabled_cache_tier_of_nothing_is_refused() -> None:
     ):
         apply_overrides(load_preset("chat-colocated"), {"cache.host": {"enabled": True, "capacity_gb": 0}})
     apply_overrides(load_preset("chat-colocated"), {"cache.host": {"enabled": False, "capacity_gb": 0}})
+
+
+def test_a_field_the_arrival_kind_does_not_use_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """`clients = 64` beside `kind = "poisson"` (or a rate beside a closed loop) ran with nothing said
+    (last session's note): `Arrival.unused` names such fields and `run` says each before the figures."""
+    from engine.cli.main import main
+    from engine.scenario.codec import apply_overrides, load_preset
+
+    arr = apply_overrides(load_preset("chat-colocated"), {"workload.arrival.clients": 64}).workload.arrival
+    assert arr.kind == "poisson" and arr.unused() == ["clients"]
+    assert load_preset("chat-colocated").workload.arrival.unused() == []
+    over = ["--set", "workload.arrival.kind=closed_loop", "--set", "duration_s=20"]
+    assert main(["run", "chat-colocated", *over]) == 0
+    assert "workload.arrival.rate_rps (16.0) is not used by a closed loop" in capsys.readouterr().out
