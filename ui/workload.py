@@ -41,9 +41,6 @@ DIST_FIELDS = {
 }
 """The fields each kind of length distribution uses (max_tokens applies to all)."""
 
-ARRIVAL_FIELDS = USED_BY_KIND
-"""The arrival fields each kind uses (the engine's); fields the engine adds later are shown for every kind."""
-
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _histogram(dist_json: str, seed: int) -> tuple[pd.DataFrame, dict[str, float]]:
@@ -175,8 +172,9 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
         horizontal=True,
         help=(Arrival.__doc__ or "").strip().split("\n\n")[-1],
     )
-    used = set(ARRIVAL_FIELDS.get(arr.kind, ()))
-    known = {f for fs in ARRIVAL_FIELDS.values() for f in fs} | {"kind"}
+    # the fields the kind uses (the engine's table); fields the engine adds later are shown for every kind
+    used = set(USED_BY_KIND.get(arr.kind, ()))
+    known = {f for fs in USED_BY_KIND.values() for f in fs} | {"kind"}
     c1, c2, c3 = st.columns([2, 1, 1] if "rate_rps" in used else [1, 1, 1])  # the rate: a slider and a box
     if "rate_rps" in used:
         with c1:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from engine.explain.finding import Finding
+from engine.explain.timeline_marks import fault_what
 from engine.scenario.model import Fault
 from engine.serving.run import SimResult
 
@@ -23,9 +24,10 @@ POWER_WARNING_SHARE = 0.05
 
 
 def _fault_words(f: Fault) -> str:
-    n = f"{f.instances} instance{'' if f.instances == 1 else 's'}"
-    lasting = f"for {f.duration_s:,.0f} s" if f.duration_s else "for good"
-    return f"{f.pool}: {n} lost at {f.at_s:,.0f} s {lasting}"
+    """'decode: 1 instance lost at 260 s for 120 s' (`timeline_marks.fault_what`, with its times)."""
+    return f"{fault_what(f)} at {f.at_s:,.0f} s " + (
+        f"for {f.duration_s:,.0f} s" if f.duration_s else "for good"
+    )
 
 
 def fault_finding(result: SimResult) -> Finding | None:

@@ -24,10 +24,7 @@ def _sizes(result: SimResult, res: Resolved, reason: str) -> str:
     longest = int((mine["prompt_tokens"] + mine["output_tokens"]).max())
     if reason == OVER_CONTEXT:
         return f"{res.pools[0].instance.model.max_context:,} tokens of context, the longest {longest:,}"
-    caps: dict[str, int] = {}
-    for p in res.pools:
-        caps[p.spec.name] = max(caps.get(p.spec.name, 0), int(p.instance.kv_capacity_tokens))
-    held = ", ".join(f"{name} {cap:,}" for name, cap in caps.items())
+    held = ", ".join(f"{p.spec.name} {int(p.instance.kv_capacity_tokens):,}" for p in res.pools)
     return f"KV memory for {held} tokens an instance, the longest request {longest:,}"
 
 

@@ -20,7 +20,8 @@ class FaultMark(NamedTuple):
     label: str
 
 
-def _what(f: Fault) -> str:
+def fault_what(f: Fault) -> str:
+    """A fault in a few words: 'decode: 1 instance lost', 'prefill's KV link at 10%'."""
     if f.kind == "link":
         return f"{f.pool}'s KV link " + ("down" if f.link_factor == 0 else f"at {f.link_factor:.0%}")
     return f"{f.pool}: {f.instances} instance{'' if f.instances == 1 else 's'} lost"
@@ -30,7 +31,7 @@ def fault_marks(faults: Iterable[Fault]) -> list[FaultMark]:
     """Each fault's start (and its end, where it has a duration), in time order."""
     marks = []
     for f in faults:
-        marks.append(FaultMark(f.at_s / 60.0, _what(f) + ("" if f.duration_s else " for good")))
+        marks.append(FaultMark(f.at_s / 60.0, fault_what(f) + ("" if f.duration_s else " for good")))
         if f.duration_s:
             back = "KV link restored" if f.kind == "link" else "instances back"
             marks.append(FaultMark((f.at_s + f.duration_s) / 60.0, f"{f.pool}: {back}"))
@@ -70,7 +71,7 @@ def met_faults(scenario: Scenario, window_s: float) -> list[str]:
     chat decode pool lost at 300 s, 21.2 without; a review found a search that had left them out,
     unsaid). A plan leaves every fault out (`engine.planning.plan.faults_left_out`)."""
     return [
-        f"faults[{i}] at {f.at_s:,.0f} s ({_what(f)}{'' if f.duration_s else ' for good'})"
+        f"faults[{i}] at {f.at_s:,.0f} s ({fault_what(f)}{'' if f.duration_s else ' for good'})"
         for i, f in enumerate(scenario.faults)
         if f.at_s < window_s
     ]
