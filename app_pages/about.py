@@ -21,8 +21,7 @@ _EXPERTS = (
     f"and each MoE layer adds {_TERMS['moe_layer_ms']:.3g} ms to every step. These are the shared terms, which a "
     "stack without terms of its own runs with; a stack has its own where two sources allow "
     f"({', '.join(ex.stack_name(s) for s in experts_stacks()) or 'none yet'}), and a chip vendor its own "
-    "from one: a run's calibration line on Results names the terms its pools run with (docs/calibration.md; "
-    "a review read the shared terms here and a stack's there as a disagreement)."
+    "from one: a run's calibration line on Results names the terms its pools run with (docs/calibration.md)."
     if {"eta_experts", "eta_experts_compute", "moe_layer_ms"} <= _TERMS.keys()
     else "A MoE model's routed experts count as dense layers (the MoE terms are not yet fitted)."
 )
