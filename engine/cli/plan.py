@@ -166,7 +166,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
         if args.emit:
             doc["emit"] = plan_emit(result.best, args)
         emit_json(doc)
-        return 0
+        return _status(result)
     from engine.cli.plan_verdict import print_verdict
 
     print_plan(result)
@@ -185,7 +185,13 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
     print_plan_emit(plan_emit(result.best, args))
     if link:
         print(f"\nthis plan in the dashboard (its form filled in; Plan makes it there): {link}")
-    return 0
+    return _status(result)
+
+
+def _status(result: Plan) -> int:
+    """The exit status of a plan: 0 when a deployment meets the targets, 1 when none does (as `grep`
+    says no match), so that a script or a CI job stops on an answer it cannot buy; 2 stays bad input."""
+    return 0 if result.best is not None else 1
 
 
 def _mark(row: Mapping[Any, Any]) -> str:

@@ -110,7 +110,7 @@ def test_a_budget_that_rules_out_every_shape_is_named_with_its_least(
     """A dollar budget under every shape read only "no simulated deployment passed", where a power
     budget gets a note with the least it needs (a review)."""
     args = ["plan", "chat-colocated", "--target-rps", "16", "--duration-s", "30", "--no-progress"]
-    assert main([*args, "--budget-usd-per-hour", "10"]) == 0
+    assert main([*args, "--budget-usd-per-hour", "10"]) == 1  # nothing passes: status 1
     out = capsys.readouterr().out
     assert re.search(
         r"note: \d+ of \d+ shapes bill more than the budget of \$10\.00/h .* \(the least of them \$", out

@@ -319,6 +319,17 @@ def test_cli_plan_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "the chosen deployment still passes" in out or "the chosen deployment no longer passes" in out
 
 
+def test_cli_plan_that_finds_nothing_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    """A plan with no deployment that meets the targets is an answer a script must not read as a pass:
+    status 1 (2 stays bad input), text and JSON alike, the document still written."""
+    none = [*SMALL_PLAN, "--target-rps", "4", "--set", "workload.classes[0].slo.tpot_ms=1"]
+    assert main(none) == 1
+    assert "no deployment" in capsys.readouterr().out
+    assert main([*none, "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["best"] is None
+    assert main([*SMALL_PLAN, "--target-rps", "4", "--no-margin"]) == 0  # one that passes: 0
+
+
 def test_cli_capacity_json(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
         [
