@@ -23,7 +23,7 @@ from engine.explain import (
     with_model_fitted,
 )
 from engine.scenario import Scenario, scenario_catalog
-from ui import charts, export, state, tables
+from ui import charts, chip_sources, export, state, tables
 from ui.bound import local_problem, refused_value, select
 from ui.text import plain
 
@@ -233,19 +233,18 @@ HARDWARE_VIEWS: dict[str, tuple[str, ...]] = {
     ),
     # two tabs: in one of fifteen columns the power and the reconfiguration sat past a 1,440 px edge
     "Memory tiers": ("id", "tiers", "sram_gb", "sram_tb_s", "ddr_gb", "ddr_tb_s", "reconfig_s", "reconfig_j"),
-    "Links and power": (
+    # apart: in one tab the clock sat past the table's edge at 1,100 pixels (a review)
+    "Links": (
         "id",
         "scale_up_gb_s",
+        "scale_up_domain",
         "scale_out_gb_s",
         "pcie_gb_s",
         "allreduce_latency_us",
-        "tdp_w",
-        "idle_w",
-        "clock_ghz",
     ),
+    "Power": ("id", "tdp_w", "idle_w", "clock_ghz"),
     "Calibration": ("id", "expected_error", "eta_compute", "eta_bandwidth", "calibration_rule"),
     "Prices": ("id", "usd_per_hour", "capex_usd", "server_capex_usd", "price_source", "capex_source"),
-    "Sources": ("id", "tier_source"),
 }
 """The catalog's columns in tabs, each narrow enough for a 1440-pixel screen: in one table of 28
 columns the calibration sat past the right edge, reached only by scrolling sideways."""
@@ -265,7 +264,6 @@ WRAPPED: dict[str, tuple[int, dict[str, Any]]] = {
             "spec_source": {"width": 330},
         },
     ),
-    "Sources": (100, {"tier_source": {"width": "large"}}),
     # the 910B's "partly calibrated: its fit misses the chip's own published results beyond the pooled
     # band" was cut at "beyo" at 1,100 and 1,440 pixels (a review)
     "Chips": (66, {"calibration": {"width": "large"}}),
@@ -293,7 +291,9 @@ quartile of the fractions ...'), which one line of the tab's last column cut at 
 def catalog_tables(cat: Catalog, sc: Scenario, config: dict[str, Any]) -> None:
     """The accelerators' table, a tab per group of columns (`HARDWARE_VIEWS`), each led by the chip's id."""
     frame = hardware_frame(cat, sc)
-    for (name, columns), tab in zip(HARDWARE_VIEWS.items(), st.tabs(list(HARDWARE_VIEWS)), strict=True):
+    *tabs, sources = st.tabs([*HARDWARE_VIEWS, "Sources"])
+    chip_sources.sources_tab(sources, cat, sc)  # one chip's figures whole, beside their values
+    for (name, columns), tab in zip(HARDWARE_VIEWS.items(), tabs, strict=True):
         row_height, widths = WRAPPED.get(name, (None, {}))
         tab.dataframe(
             frame[list(columns)],
@@ -343,6 +343,7 @@ def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
                 "ddr_gb": h.ddr_gb,
                 "ddr_tb_s": h.ddr_tb_s,
                 "scale_up_gb_s": h.scale_up_gb_s,
+                "scale_up_domain": h.scale_up_domain,
                 # every figure the Sources tab cites is shown (a review found six cited and never shown)
                 "scale_out_gb_s": h.scale_out_gb_s,
                 "pcie_gb_s": h.pcie_gb_s,
@@ -357,7 +358,6 @@ def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
                 "eta_bandwidth": t["eta_bandwidth"],
                 "calibration_rule": t["calibration_rule"],
                 "spec_source": _sources(h.sources, SPEC_SOURCES),
-                "tier_source": _sources(h.sources, TIER_SOURCES),
                 "price_source": h.sources.get("usd_per_hour", ""),
                 "capex_source": h.sources.get("capex_usd", ""),
             }
@@ -368,23 +368,6 @@ def hardware_frame(cat: Catalog, sc: Scenario) -> pd.DataFrame:
 SPEC_SOURCES = {"tflops": "TFLOP/s", "memory_gb": "memory", "memory_tb_s": "bandwidth"}
 """The Compute and memory tab's figures, by their `sources` key: the tab showed the TFLOP/s's source
 alone, the memory's and bandwidth's in no view (a review)."""
-TIER_SOURCES = {
-    "sram_gb": "SRAM",
-    "sram_tb_s": "SRAM bandwidth",
-    "ddr_gb": "DDR",
-    "ddr_tb_s": "DDR bandwidth",
-    "scale_up_gb_s": "scale-up",
-    "scale_out_gb_s": "scale-out",
-    "pcie_gb_s": "PCIe",
-    "allreduce_latency_us": "all-reduce latency",
-    "tdp_w": "TDP",
-    "idle_w": "idle power",
-    "clock_ghz": "clock",
-    "reconfig_s": "reconfiguration",
-    "reconfig_j": "reconfiguration energy",
-}
-"""The figures the Sources tab names the source of, by their `sources` key, beyond the Compute and
-memory tab's and the prices': the tiers, links and power had their sources in no view (a review)."""
 
 
 def _sources(sources: Mapping[str, str], keys: Mapping[str, str]) -> str:

@@ -234,6 +234,9 @@ HARDWARE: dict[str, Any] = {
     ),
     "ddr_tb_s": cc.NumberColumn("DDR tier (TB/s)"),
     "scale_up_gb_s": cc.NumberColumn("Scale-up (GB/s)", help="NVLink-class bandwidth per chip."),
+    "scale_up_domain": cc.NumberColumn(
+        "Scale-up domain", help="Chips one scale-up fabric joins (8 in an HGX node, 72 in an NVL72 rack)."
+    ),
     "scale_out_gb_s": cc.NumberColumn(
         "Scale-out (GB/s)", help="The chip's NIC to other machines (a KV hand-off's default link)."
     ),
@@ -273,12 +276,6 @@ HARDWARE: dict[str, Any] = {
     ),
     "calibration_rule": cc.TextColumn(
         "Calibration rule", width="medium", help="Where the chip's profile comes from."
-    ),
-    "tier_source": cc.TextColumn(
-        "Memory tiers, links and power: sources",
-        width="large",
-        help="Where each figure of the Memory tiers and the Links and power tabs comes from (drag the "
-        "column's edge to read a long one).",
     ),
     # wide: a datasheet's name and its figures ('Versal HBM data sheet: 805/750/70…' read cut at medium)
     "spec_source": cc.TextColumn(

@@ -95,11 +95,6 @@ def test_the_accelerators_are_in_tabs_that_together_hold_every_column() -> None:
     # every figure of a tab says its source: memory and bandwidth had none in any view (a review)
     h100 = frame.set_index("id").loc["h100-sxm"]
     assert "memory: NVIDIA H100" in h100["spec_source"] and "bandwidth: NVIDIA H100" in h100["spec_source"]
-    assert (
-        "scale-up: " in h100["tier_source"]
-        and "TDP: " in h100["tier_source"]
-        and "idle power" in h100["tier_source"]
-    )
 
 
 def test_a_goodput_band_from_nothing_is_left_off_on_compare_and_said() -> None:
@@ -211,16 +206,28 @@ def test_the_calibration_tab_wraps_its_rules_whole() -> None:
     assert wrapped.row_height > 64, wrapped.row_height
     assert json.loads(wrapped.columns)["calibration_rule"]["width"] == "large"
     assert tabs["Chips"].dataframe[0].proto.row_height > 64  # its calibration wraps too (a review)
-    assert not tabs["Links and power"].dataframe[0].proto.row_height  # the case holds: one line a row
+    assert not tabs["Links"].dataframe[0].proto.row_height  # the case holds: one line a row
 
 
 def test_every_figure_the_sources_tab_cites_is_shown() -> None:
-    """The Sources tab cited scale-out, PCIe, all-reduce latency, idle power, clock and reconfiguration
-    energy that no tab showed (a review): each cited figure is a column of a tab."""
-    from ui.hardware import HARDWARE_VIEWS, TIER_SOURCES
+    """The Sources tab put a chip's every source in one cell, cut after about five lines at any width,
+    and cited the scale-up domain of nine chips that no view showed (a review): it shows one chip, a
+    row per figure with its value beside its whole source, and every figure any chip cites."""
+    from engine.catalog.entries import load_catalog
+    from tests.app.harness import app
+    from ui.chip_sources import DEFAULT, FIGURES, figure_rows
 
-    shown = {c for columns in HARDWARE_VIEWS.values() for c in columns}
-    assert set(TIER_SOURCES) <= shown, set(TIER_SOURCES) - shown
+    cited = {k for h in load_catalog().hardware.values() for k in h.sources}
+    assert cited <= set(FIGURES), cited - set(FIGURES)
+    rows = figure_rows(load_catalog().hardware["h100-sxm"]).set_index("figure")
+    assert rows.loc["memory bandwidth", "value"] == "3.35 TB/s"
+    assert rows.loc["dense peak", "value"] == "bf16 989 · fp8 1,979 TFLOP/s"
+    assert rows.loc["idle power", "source"].startswith("assumption: ") and "—" not in rows["source"].tolist()
+    assert rows.loc["scale-up domain", "source"] == DEFAULT  # a field's default is said as such
+    (tab,) = [t for t in app("hardware").tabs if t.label == "Sources"]
+    assert tab.selectbox[0].value == "h100-sxm"  # the scenario's chip first
+    shown = tab.table[0].value
+    assert "scale-up link" in shown.index and shown.loc["TDP", "value"] == "700 W"
 
 
 def test_the_chip_select_names_a_chip_in_few_words() -> None:
