@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from engine.calibration.band_lookup import bands_for, calibration_table, own_widenings
+from engine.calibration.copies import PRICE_FIELDS, own_profile
 from engine.calibration.mark import BASIS_TEXT as BASIS_TEXT  # the mark's names, re-exported
 from engine.calibration.mark import PARTIAL_TEXT as PARTIAL_TEXT
 from engine.calibration.mark import Basis as Basis
@@ -413,9 +414,10 @@ def calibration(
 ) -> tuple[CalibrationProfile, Calibration]:
     """The profile `hw` runs with under `stack` (or the named profile) and how sure it is.
 
-    A scenario's own (custom) chip runs with its entry's default profile, fitted or assumed as
-    its source says: the user's numbers are theirs to state, and are marked accordingly. For a
-    MoE model the profile carries the experts' factor, and the calibration says so (its caveat,
+    A scenario's own (custom) chip runs with its entry's default profile (the stack's where that is
+    another stack's fit: `copies.own_profile`), fitted or assumed as its source says: the user's
+    numbers are theirs to state, and are marked accordingly. For a MoE model the profile carries
+    the experts' factor, and the calibration says so (its caveat,
     and a rule's text, as for an online caveat).
     """
     plain, cal = _calibration(hw, stack, catalog, profile_name, moe, custom)
@@ -451,29 +453,12 @@ def calibration(
     )
 
 
-PRICE_FIELDS = frozenset(
-    {
-        "id",
-        "name",
-        "sources",
-        "illustrative",
-        "profiles",
-        "default_profile",
-        "usd_per_hour",
-        "capex_usd",
-        "server_capex_usd",
-    }
-)
-"""A chip entry's fields that do not set its speed or power: a copy that differs from a catalog
-chip in these alone runs, and is measured, as that chip (`speed_twin`)."""
-
-
 def speed_twin(hw: HardwareSpec, stack: str, catalog: Catalog) -> HardwareSpec | None:
     """The catalog chip a custom chip is a copy of in all but price and name: every number that
     sets its speed and power the same, and its default profile the same fractions as that chip's
     under `stack`; None when there is none (a user chip that changed a spec, or its fractions)."""
     mine = hw.model_dump(exclude=set(PRICE_FIELDS))
-    own = hw.profile(None)
+    own = hw.profile(own_profile(hw, stack))
     for c in catalog.hardware.values():
         if c.id == hw.id or c.illustrative or c.model_dump(exclude=set(PRICE_FIELDS)) != mine:
             continue
@@ -512,7 +497,7 @@ def _calibration(
         return prof, _own_results_said(cal, own_widenings(hw.id, stack, basis, moe, p))
 
     if profile_name is None and custom:
-        profile_name = hw.default_profile
+        profile_name = own_profile(hw, stack)
     if profile_name is not None:
         prof = hw.profile(profile_name)
         if (own := own_terms(hw.id, prof, stack, native_stack, moe)) is not None:

@@ -231,6 +231,25 @@ def test_a_copy_of_a_chip_that_changed_only_its_price_keeps_the_chips_calibratio
     assert trust.speed_twin(scat2.chip("my-h100"), "vllm", scat2) is None
 
 
+def test_a_catalog_entry_copied_whole_runs_its_stack_profile_as_the_chip_does() -> None:
+    """A catalog chip's entry copied whole into custom_hardware under a new id ran its default
+    profile (TensorRT-LLM's) under vLLM, 'pinned for vLLM (no vLLM fit)', 17% slower per token than
+    the chip it copied (a review): a custom chip runs the profile named for the stack where it has one."""
+    from engine.catalog.entries import load_catalog
+    from engine.scenario.codec import apply_overrides, load_preset
+    from engine.serving.run import simulate
+
+    entry = load_catalog().chip("h100-sxm").model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert entry["default_profile"] != "vllm" and "vllm" in entry["profiles"]  # the case
+    sc = load_preset("chat-disaggregated")
+    copy = apply_overrides(sc, {"custom_hardware": [{**entry, "id": "h100a", "name": "h100a"}],
+                                "deployment.pools[0].hardware": "h100a", "deployment.pools[1].hardware": "h100a",
+                                "duration_s": 60.0})  # fmt: skip
+    mine, theirs = simulate(copy).summary, simulate(apply_overrides(sc, {"duration_s": 60.0})).summary
+    assert mine["latency_ms"] == theirs["latency_ms"]
+    assert "a copy of h100-sxm" in mine["calibration"]["prefill"]["rule"]
+
+
 def test_the_moe_terms_fall_back_pair_stack_vendor_shared_with_the_span_apart() -> None:
     """One rule picks a point's MoE terms, for the fit in memory and the shipped tables alike."""
     from engine.calibration import moe_fit
