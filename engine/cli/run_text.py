@@ -153,11 +153,14 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         f"{thr('throughput_rps', doc['throughput_rps'])}"
     )
     c = doc["cost"]
+    # an unsustainable run's bill is over batches a backlog keeps full, served late: cheaper per request,
+    # and no better (as Results marks it; a review read "$0.26 per 1k" bare beside a baseline's $0.55)
+    full = f", {sustain.LEVEL}" if shortfall_rps(doc) is not None else ""
     print(
         f"cost: ${c['usd_per_hour']:,.2f}/h (${c['usd_total']:,.2f} for the run); "
-        f"${_fmt(c['usd_per_request'], scale=1000)} per 1k requests{thr('usd_per_request', c['usd_per_request'])}; "
-        f"${_fmt(c['usd_per_million_output_tokens'])} per million output tokens"
-        f"{thr('usd_per_million_output_tokens', c['usd_per_million_output_tokens'])}"
+        f"${_fmt(c['usd_per_request'], scale=1000)} per 1k requests{thr('usd_per_request', c['usd_per_request'])}"
+        f"{full}; ${_fmt(c['usd_per_million_output_tokens'])} per million output tokens"
+        f"{thr('usd_per_million_output_tokens', c['usd_per_million_output_tokens'])}{full}"
     )
     if c.get("assumed_prices"):  # a bill to check against a quote
         print(f"  billed at {assumed_said(c['assumed_prices'], c.get('mode') == 'own')}")

@@ -263,8 +263,12 @@ def test_run_text_prints_no_bare_latency_for_an_unsustainable_run(capsys: pytest
     )
     assert any(line.lstrip().startswith("tpot") and line.endswith("at saturation") for line in latency)
     assert any("Unsustainable" in line and "TPOT" in line and "stay level" in line for line in lines)
+    # its costs are the bill over full batches served late, as Results marks them (a review read them bare)
+    (cost,) = [line for line in lines if line.startswith("cost: ")]
+    assert "per 1k requests" in cost and cost.count(", at saturation") == 2, cost
     assert main(["run", "chat-disaggregated", "--set", "duration_s=120"]) == 0
-    assert "grows with run length" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "grows with run length" not in out and "at saturation" not in out
 
 
 RISING = [
