@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from engine.catalog.entries import entry_to_toml, load_catalog, model_from_hf_config
 from engine.catalog.specs import HardwareSpec
@@ -60,11 +61,7 @@ def cmd_roofline(args: argparse.Namespace) -> int:
     )
     # how sure, as a run's pool line says ("profile vllm" alone read as a name --profile takes: a review)
     print(f"calibration: {confidence.describe(cal)}")
-    print(
-        # GiB, as the catalog's memory and the refusals' ("72.7 GB" read beside "68 GiB", a review)
-        f"weights {rep['weight_bytes'] / 2**30:.1f} GiB; KV {rep['kv_bytes_per_token']:,.0f} B/token; "
-        f"KV capacity {rep['kv_capacity_tokens']:,} tokens; ridge {rep['ridge_flops_per_byte']:.0f} FLOP/B"
-    )
+    print(_memory_line(inst, rep))
     if rep["kv_capacity_tokens"] == 0:
         print("the weights do not fit: raise --tp, add pipeline stages (--pp) or lower --weights precision")
     # a pipeline's stages in turn (`IterationCost.pipeline_s`): the time compute and memory leave
@@ -159,4 +156,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     entry = chip.model_copy(update={"id": new_id, "profiles": profiles, "default_profile": args.profile})
     return _write_or_print(
         entry_to_toml(HardwareSpec.model_validate(entry.model_dump(by_alias=True))), args.out
+    )
+
+
+def _memory_line(inst: Instance, rep: dict[str, Any]) -> str:
+    """The weights, the KV bytes a token takes (held more than once where ranks keep whole KV heads or
+    MLA's whole latent, `Instance.kv_copies`), the KV room in tokens and the ridge. In GiB, as the
+    catalog's memory and the refusals' ("72.7 GB" read beside "68 GiB", a review)."""
+    held = f", held {inst.kv_copies:g} times over the {inst.tp} ranks" if inst.kv_copies > 1 else ""
+    return (
+        f"weights {rep['weight_bytes'] / 2**30:.1f} GiB; KV {rep['kv_bytes_per_token']:,.0f} B/token{held}; "
+        f"KV capacity {rep['kv_capacity_tokens']:,} tokens; ridge {rep['ridge_flops_per_byte']:.0f} FLOP/B"
     )

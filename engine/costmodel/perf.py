@@ -222,10 +222,20 @@ class Instance:
         return self.model.kv_bytes_per_token(self.kv)
 
     @property
-    def kv_copies(self) -> int:
+    def kv_copies(self) -> float:
         """Copies of each token's KV an instance holds and reads: MLA's latent is shared by all
-        heads, so every tensor-parallel rank keeps and reads it whole; heads split otherwise."""
-        return self.tp if self.model.mla else 1
+        heads, so every tensor-parallel rank keeps and reads it whole. Standard KV heads split over
+        the ranks, each rank holding whole heads: with more ranks than KV heads each head is kept on
+        tp / kv_heads of them (vLLM, SGLang and TensorRT-LLM replicate a head rather than split it;
+        Qwen3-235B's 4 KV heads at TP8 are held twice), in general tp * ceil(kv_heads / tp) / kv_heads
+        times; a chip whose compiler places the tensors (`stages.COMPILER_PLACED`: Groq's 576 LPUs of
+        Llama-3.1-70B) splits the cache as it likes, once."""
+        m = self.model
+        if m.mla:
+            return float(self.tp)
+        if self.hardware.kind in stages.COMPILER_PLACED:
+            return 1.0
+        return self.tp * math.ceil(m.kv_heads / self.tp) / m.kv_heads
 
     @property
     def decode_attention_flops_per_pair(self) -> float:

@@ -134,7 +134,9 @@ def test_moe_experts_run_slower_than_the_dense_layers(report: validation.Report,
         assert np.median(as_dense) > 1.25, src
         refit = report.fold_experts[src]  # refitted without src, as its held-out points were predicted
         assert refit.ids and not {m.id for m in rows} & set(refit.ids), src
-        assert abs(refit.eta_experts - ef.eta_experts) <= 0.1, src
+        # 0.15: since Qwen3's 4 KV heads are held twice at TP8 (2026-12-06) the SGLang cookbook's Qwen
+        # rows move it by 0.15 (0.1 before); every other source by 0.1 or less
+        assert abs(refit.eta_experts - ef.eta_experts) <= 0.15 + 1e-9, src
     # the fit is what the points say: a point's prediction slows as eta_experts falls
     m = moe[0]
     prof = crossval.rule_profile(m.hardware, measurements.stack_of(m), fits)[0]

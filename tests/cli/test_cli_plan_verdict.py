@@ -124,7 +124,7 @@ def test_capacity_says_the_window_it_measured(capsys: pytest.CaptureFixture[str]
     assert main(base) == 0
     out = capsys.readouterr().out
     assert (
-        "req/s (−22% to +30%: the chips' throughput band; the margin's searches say how far it moves) over a 30 s"
+        "req/s (−24% to +33%: the chips' throughput band; the margin's searches say how far it moves) over a 30 s"
         in out
     )
     assert "window (a longer one can read lower" in out

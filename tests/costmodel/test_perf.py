@@ -135,6 +135,32 @@ def test_kv_capacity(catalog: Catalog) -> None:
     assert h100_2.kv_capacity_tokens > 128 * 2048
 
 
+def test_ranks_keep_whole_kv_heads(catalog: Catalog) -> None:
+    """With more tensor-parallel ranks than KV heads each rank keeps a whole head, replicated (vLLM,
+    SGLang, TensorRT-LLM): Qwen3-235B's 4 KV heads at TP8 are held twice, so it holds half the tokens
+    a split would and a decode step reads twice the KV bytes (a physics review found the split)."""
+    q = catalog.model("qwen3-235b-a22b")
+    h100 = catalog.chip("h100-sxm")
+    tp4, tp8 = (Instance(model=q, hardware=h100, tp=t, weights="fp8", kv="fp8") for t in (4, 8))
+    assert (tp4.kv_copies, tp8.kv_copies) == (1.0, 2.0)
+    assert tp8.kv_bytes_held == 2 * tp8.kv_bytes_per_token
+    free = 8 * 80 * 2**30 * tp8.mem_fraction - tp8.weight_bytes - tp8.activation_bytes
+    assert tp8.kv_capacity_tokens == pytest.approx(free / (2 * 2 * 94 * 4 * 128), abs=1)  # by hand: 2 copies
+    # a decode step reads each copy its ranks keep: 128 x 16k tokens of KV at twice 94 KB a token
+    weights_only = float(decode_cost(tp8, 128, 1).memory_s)
+    kv_s = float(decode_cost(tp8, 128, 16_384).memory_s) - weights_only
+    by_hand = 128 * 16_383 * 2 * 96_256 / (8 * 3.35e12 * tp8.profile.eta_bandwidth)
+    assert kv_s == pytest.approx(by_hand, rel=0.02)
+    llama = catalog.model("llama-3.1-70b")  # 8 KV heads: split at TP8, twice at TP16
+    assert Instance(model=llama, hardware=h100, tp=8).kv_copies == 1.0
+    assert Instance(model=llama, hardware=h100, tp=16).kv_copies == 2.0
+    assert (
+        Instance(model=catalog.model("deepseek-v3"), hardware=h100, tp=8, weights="fp8").kv_copies == 8.0
+    )  # MLA
+    groq = Instance(model=llama, hardware=catalog.chip("groq-lpu"), tp=64, pp=9, weights="fp8")
+    assert groq.kv_copies == 1.0  # its compiler places the cache
+
+
 def test_kv_transfer_time_and_overlap() -> None:
     t = float(kv_transfer_time(327_680, 4096, link_gb_s=50.0, latency_s=0.0))
     assert t == pytest.approx(327_680 * 4096 / 50e9)
