@@ -148,11 +148,12 @@ def sidebar() -> None:
     """The preset picker, the share link and the scenario file."""
     sb = st.sidebar
     names = preset_names()
-    if st.session_state.get("fg:preset") != state.preset_name():
-        # the box set to the preset a link, a reset or an opened file changed to: forgetting its value
-        # for an `index` left the browser's old choice in the box, sent back at the next click as a
-        # change to that preset (a file opened over moe-deepseek-dp-ep went back to it on Reset: a review)
-        st.session_state["fg:preset"] = state.preset_name()
+    # the box set to the preset a link, a reset or an opened file changed to: forgetting its value
+    # for an `index` left the browser's old choice in the box, sent back at the next click as a
+    # change to that preset (a file opened over moe-deepseek-dp-ep went back to it on Reset: a review);
+    # set on every run, since each page draws its own box, which a page switch showed at the first
+    # preset when the value was left as the previous page's box had it (a review)
+    st.session_state["fg:preset"] = state.preset_name()
     sb.selectbox(
         "Preset",
         names,

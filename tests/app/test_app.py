@@ -212,6 +212,11 @@ def test_preset_picker_starts_over() -> None:
     assert_clean(at)
     assert scenario_of(at) == load_preset("chat-colocated")
     assert at.session_state["fg_preset"] == "chat-colocated"
+    # each page draws its own box: after page switches it still shows the preset (a review saw the
+    # first preset, agentic-cache, after every second switch)
+    for page in ("compare", "slo", "results", "workload"):
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert at.sidebar.selectbox(key="fg:preset").value == "chat-colocated", page
 
 
 def test_compare_page_lines_up_two_scenarios() -> None:
