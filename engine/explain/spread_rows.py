@@ -60,9 +60,10 @@ def spread_errors(
 ) -> list[str | None]:
     """Compare's band column once each side's run spread is known: a figure of `SPREAD_ROWS` reads
     A's and B's spread bands together (the lower fall, the higher rise), as their cards read them,
-    none where neither card shows one; every other figure keeps its kind's band (`kinds`,
-    `compared_errors`'s). The column and the cards gave one run's cost per request −6% to +29% and
-    −2% to +3% (a review)."""
+    none where either card shows none (a side on a cliff, whose warning says how far it falls: the
+    column read A's −3.8 to +0.3 pts beside B's 8% to 100%, a review); every other figure keeps its
+    kind's band (`kinds`, `compared_errors`'s). The column and the cards gave one run's cost per
+    request −6% to +29% and −2% to +3% (a review)."""
     out: list[str | None] = []
     for label, kind in zip(labels, kinds, strict=True):
         key = SPREAD_ROWS.get(label)
@@ -77,7 +78,9 @@ def spread_errors(
         found = [
             r for marks, move, bd in sides if (r := _spread_range(str(key), marks, move, bd)) is not None
         ]
-        lo, hi = (min(r[0] for r in found), max(r[1] for r in found)) if found else (0.0, 0.0)
-        text = spread_band(key, None, (lo, hi)) if key == "slo_attainment" else signed_text(lo, hi)
-        out.append(text if found else None)
+        if len(found) < len(sides):  # a side without one: together, no band can say it
+            out.append(None)
+            continue
+        lo, hi = min(r[0] for r in found), max(r[1] for r in found)
+        out.append(spread_band(key, None, (lo, hi)) if key == "slo_attainment" else signed_text(lo, hi))
     return out
