@@ -133,8 +133,12 @@ def test_a_typed_slo_target_out_of_range_is_refused_naming_the_field() -> None:
     before = scenario_of(at).workload.classes[0].slo.ttft_ms
     at.number_input(key=f"fg:{TTFT}-typed").set_value(0.0).run()
     said = " ".join(w.value for w in at.warning)
-    assert plain(TTFT) in said and plain("1 to 3,600,000") in said, said
+    assert plain(TTFT) in said and plain("0.01 to 3,600,000") in said, said  # the scenario's own range
     assert scenario_of(at).workload.classes[0].slo.ttft_ms == before
+    # a link's target under the box's old floor of 0.1 ms shows as it is (it read "target 0.1 ms")
+    at = app("slo", short(**{"workload.classes[0].slo.tpot_ms": 0.05}))
+    assert_clean(at)
+    assert at.number_input(key=f"fg:{TPOT}-typed").value == 0.05
 
 
 def test_share_bars_are_not_drawn_in_the_red_that_marks_misses() -> None:
