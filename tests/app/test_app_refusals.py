@@ -121,6 +121,12 @@ def test_a_window_cut_below_the_warm_up_shortens_the_warm_up_and_says_so() -> No
     assert len(said) == 1 and "from 300 s to 60 s" in said[0] and "(50%)" in said[0], said
     at.number_input(key="fg:warmup_s").set_value(200.0).run()  # the warm-up itself past the window: refused
     assert scenario_of(at).warmup_s == 60.0
+    # with the window's end as its range (it read 0 to 86,400: a review)
+    assert any("Warm-up" in (t := text_of(w.value)) and "0 to 120" in t for w in at.warning), [
+        text_of(w.value) for w in at.warning
+    ]
+    at.number_input(key="fg:warmup_s").set_value(120.0).run()  # the window's end itself: the model's rule
+    assert scenario_of(at).warmup_s == 60.0
     assert any("warmup_s" in text_of(w.value) and "duration_s" in text_of(w.value) for w in at.warning)
 
 
