@@ -393,13 +393,22 @@ def test_a_holds_to_percentile_is_written_to_a_tenth() -> None:
     shown = tables.tail_view(frame)
     assert shown.loc[0, "ttft_holds_to_pct"] == 97.3 and shown.loc[0, "tpot_holds_to_pct"] == 100.0
     # the verdict and the latencies it rests on first: in view at 1,100 px (a review)
-    full = frame.assign(passes=[True], breaks=[""], ttft_at_percentile_ms=[1.0], tpot_at_percentile_ms=[2.0])
-    assert list(tables.tail_view(full).columns[:5]) == [
+    full = frame.assign(
+        passes=[True],
+        breaks=[""],
+        ttft_target_ms=[9.0],
+        ttft_at_percentile_ms=[1.0],
+        tpot_target_ms=[8.0],
+        tpot_at_percentile_ms=[2.0],
+    )
+    assert list(tables.tail_view(full).columns[:7]) == [
         "class",
         "passes",
         "breaks",
         "ttft_at_percentile_ms",
+        "ttft_target_ms",  # each beside its target (a review found the targets off the screen)
         "tpot_at_percentile_ms",
+        "tpot_target_ms",
     ]
 
 
