@@ -122,6 +122,12 @@ CARDS_KEY = "fg-wide-cards" if rep is not None else "fg-cards"
 with head.container(horizontal=True, gap="small", width="stretch", key=f"{CARDS_KEY}-early"):
     headline_figures(None)
 spread_note = st.empty()
+# the cards' first bands are their kinds'; the run's own spread replaces them a few seconds later, which
+# a reader saw as numbers changing unannounced (a browser review)
+spread_note.caption(
+    "Bands for now: each kind of figure's. This run's own spread (the same requests with its chips at their "
+    "bands' edges) is being simulated and replaces them."
+)
 marks.run_mark(trust, key="fg-calibration")  # under the figures it qualifies
 if rep is not None:
     replicas.caption(
@@ -318,7 +324,9 @@ with st.expander("Per-request table (first 1,000 rows)", icon=":material/list:")
 
 # the run's spread last, so the page is drawn first: two more simulations on the same requests
 spread = margin.spread(res)
-if spread is not None:
+if spread is None:
+    spread_note.empty()  # no chip with a band: nothing replaces the kinds'
+else:
     moves = spread.moves()
     # a class passing only with chips as fast as modelled: the advisor says so beside the headline's cliff
     advisor.findings_at_the_edge(advisor_slot, res, spread.slower)

@@ -305,3 +305,13 @@ def test_the_iteration_scheduler_is_the_stacks_until_chosen() -> None:
     _box(at, "fg:scheduler.iteration.name").set_value("(the stack's)").run()
     assert scenario_of(at).scheduler.iteration is None
     assert scenario_of(at).iteration_scheduler().name == "prefill_first"
+
+
+def test_the_kinds_bands_are_said_provisional_until_the_runs_spread_replaces_them() -> None:
+    """The cards' first bands are their kinds'; the run's spread replaced them seconds later with no word
+    (a browser review): a caption says so meanwhile, and the spread's caption takes its place."""
+    at = app("results")
+    assert_clean(at)
+    captions = [text_of(c.value) for c in at.caption]
+    assert not [c for c in captions if c.startswith("Bands for now")], captions  # replaced at the end
+    assert any("every chip at the pessimistic" in c or "edge of its" in c for c in captions), captions
