@@ -455,13 +455,17 @@ def calibration(
 
 def speed_twin(hw: HardwareSpec, stack: str, catalog: Catalog) -> HardwareSpec | None:
     """The catalog chip a custom chip is a copy of in all but price and name: every number that
-    sets its speed and power the same, and its default profile the same fractions as that chip's
-    under `stack`; None when there is none (a user chip that changed a spec, or its fractions)."""
+    sets its speed and power the same, and either its profiles the chip's own (an entry copied whole:
+    it ran its default profile where the chip borrows or transfers one, an H200 copy 22% slower per
+    token under vLLM: a review) or its default profile the same fractions as that chip's under
+    `stack`; None when there is none (a user chip that changed a spec, or its fractions)."""
     mine = hw.model_dump(exclude=set(PRICE_FIELDS))
     own = hw.profile(own_profile(hw, stack))
     for c in catalog.hardware.values():
         if c.id == hw.id or c.illustrative or c.model_dump(exclude=set(PRICE_FIELDS)) != mine:
             continue
+        if (hw.profiles, hw.default_profile) == (c.profiles, c.default_profile):
+            return c
         prof, _ = _calibration(c, stack, catalog, None, False, False)
         same = (prof.eta_compute, prof.eta_bandwidth, prof.overhead_ms, prof.eta_experts)
         if same == (own.eta_compute, own.eta_bandwidth, own.overhead_ms, own.eta_experts):

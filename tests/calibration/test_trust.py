@@ -164,7 +164,8 @@ def test_tensorrt_llm_is_refused_on_other_vendors() -> None:
 
 
 def test_a_custom_chip_keeps_its_own_profile(catalog: Catalog) -> None:
-    h = catalog.chip("l40s").model_copy(update={"id": "my-l40s"})
+    # a design of its own (a faster memory): a whole copy runs as the chip it copies (below)
+    h = catalog.chip("l40s").model_copy(update={"id": "my-l40s", "memory_tb_s": 1.2})
     sc = io.apply_overrides(io.load_preset("chat-colocated"), {"deployment.pools[0].hardware": "my-l40s",
                                                                "deployment.pools[0].tp": 4})  # fmt: skip
     sc = sc.model_copy(update={"custom_hardware": (h,)})
@@ -237,6 +238,7 @@ def test_a_catalog_entry_copied_whole_runs_its_stack_profile_as_the_chip_does() 
     the chip it copied (a review): a custom chip runs the profile named for the stack where it has one."""
     from engine.catalog.entries import load_catalog
     from engine.scenario.codec import apply_overrides, load_preset
+    from engine.scenario.resolve import scenario_catalog
     from engine.serving.run import simulate
 
     entry = load_catalog().chip("h100-sxm").model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -248,6 +250,24 @@ def test_a_catalog_entry_copied_whole_runs_its_stack_profile_as_the_chip_does() 
     mine, theirs = simulate(copy).summary, simulate(apply_overrides(sc, {"duration_s": 60.0})).summary
     assert mine["latency_ms"] == theirs["latency_ms"]
     assert "a copy of h100-sxm" in mine["calibration"]["prefill"]["rule"]
+    # every chip under every stack: an H200 copy ran its TensorRT-LLM profile under vLLM, an MI300X copy
+    # its assumed default (a read-through): a whole copy runs, and is banded, as its chip
+    cat = load_catalog()
+    for chip in cat.hardware.values():
+        if chip.illustrative:
+            continue
+        whole = {
+            **chip.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "id": "copy",
+            "name": "copy",
+        }
+        scat = scenario_catalog(apply_overrides(sc, {"custom_hardware": [whole]}))
+        for stack in ("vllm", "sglang", "trtllm"):
+            p, c = trust.calibration(scat.chip("copy"), stack, scat, custom=True)
+            q, d = trust.calibration(chip, stack, cat)
+            fractions = (p.eta_compute, p.eta_bandwidth, p.overhead_ms)
+            assert fractions == (q.eta_compute, q.eta_bandwidth, q.overhead_ms), (chip.id, stack)
+            assert (c.basis, c.band) == (d.basis, d.band), (chip.id, stack)
 
 
 def test_the_moe_terms_fall_back_pair_stack_vendor_shared_with_the_span_apart() -> None:
