@@ -255,6 +255,7 @@ head = st.empty()  # drawn now with the kinds' errors, again at the end with eac
 with head.container():
     headline_row(None, None)
 spread_note = st.empty()
+spread_note.caption(margin.PROVISIONAL)  # until each side's spread replaces the kinds' bands
 
 names = sorted({c.name for c in sa.workload.classes} & {c.name for c in sb.workload.classes})
 cls = st.segmented_control(
@@ -357,6 +358,8 @@ for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
 
 # each side's spread last, so the page is drawn first (cached with the Results page's)
 spreads = (margin.spread(ra), margin.spread(rb))
+if spreads[0] is None or spreads[1] is None:
+    spread_note.empty()  # the engine refused a side's spread: the kinds' bands stay
 if spreads[0] is not None and spreads[1] is not None:
     moved = (spreads[0].moves(), spreads[1].moves())
     with head.container():

@@ -122,12 +122,7 @@ CARDS_KEY = "fg-wide-cards" if rep is not None else "fg-cards"
 with head.container(horizontal=True, gap="small", width="stretch", key=f"{CARDS_KEY}-early"):
     headline_figures(None)
 spread_note = st.empty()
-# the cards' first bands are their kinds'; the run's own spread replaces them a few seconds later, which
-# a reader saw as numbers changing unannounced (a browser review)
-spread_note.caption(
-    "Bands for now: each kind of figure's. This run's own spread (the same requests with its chips at their "
-    "bands' edges) is being simulated and replaces them."
-)
+spread_note.caption(margin.PROVISIONAL)  # until the run's spread replaces the kinds' bands
 marks.run_mark(trust, key="fg-calibration")  # under the figures it qualifies
 if rep is not None:
     replicas.caption(
@@ -325,7 +320,7 @@ with st.expander("Per-request table (first 1,000 rows)", icon=":material/list:")
 # the run's spread last, so the page is drawn first: two more simulations on the same requests
 spread = margin.spread(res)
 if spread is None:
-    spread_note.empty()  # no chip with a band: nothing replaces the kinds'
+    spread_note.empty()  # the engine refused the spread's runs: the kinds' bands stay
 else:
     moves = spread.moves()
     # a class passing only with chips as fast as modelled: the advisor says so beside the headline's cliff

@@ -16,11 +16,11 @@ from engine.scenario import Scenario
 
 FIGURES: dict[str, tuple[str, str]] = {
     "tflops": ("dense peak", "TFLOP/s"),
-    "memory_gb": ("memory", "GB"),
+    "memory_gb": ("memory", "GiB"),
     "memory_tb_s": ("memory bandwidth", "TB/s"),
-    "sram_gb": ("SRAM", "GB"),
+    "sram_gb": ("SRAM", "GiB"),
     "sram_tb_s": ("SRAM bandwidth", "TB/s"),
-    "ddr_gb": ("DDR", "GB"),
+    "ddr_gb": ("DDR", "GiB"),
     "ddr_tb_s": ("DDR bandwidth", "TB/s"),
     "scale_up_gb_s": ("scale-up link", "GB/s"),
     "scale_up_domain": ("scale-up domain", "chips"),
@@ -48,7 +48,8 @@ def _value(h: HardwareSpec, key: str) -> str:
     if key == "tflops":
         return " · ".join(f"{p} {v:,.0f}" for p, v in h.tflops.items())
     v = getattr(h, key, None)
-    return "" if v is None else f"{v:,}" if isinstance(v, int) else f"{v:,.4g}"
+    # six digits: a purchase price of 27,500 read "2.75e+04" at four (a read-through)
+    return "" if v is None else f"{v:,}" if isinstance(v, int) else f"{v:,.6g}"
 
 
 def figure_rows(h: HardwareSpec) -> pd.DataFrame:

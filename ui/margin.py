@@ -36,6 +36,14 @@ def _run_margin(scenario_json: str, _summary: dict[str, Any]) -> RunMargin:
     return _run_spread(scenario_json, _summary).margin(Scenario.model_validate_json(scenario_json))
 
 
+PROVISIONAL = (
+    "Bands for now: each kind of figure's. This run's own spread (the same requests with its chips at their "
+    "bands' edges) is being simulated and replaces them."
+)
+"""What a page's first bands are until the run's spread replaces them, seconds later: a reader saw the
+numbers change unannounced (a browser review)."""
+
+
 def spread(result: SimResult) -> RunSpread | None:
     """The run's spread (`engine.explain.margin.run_spread`): the same requests with every chip
     at the pessimistic and at the optimistic edge of its throughput band; None where the engine refuses

@@ -229,12 +229,12 @@ class Instance:
         tp / kv_heads of them (vLLM, SGLang and TensorRT-LLM replicate a head rather than split it;
         Qwen3-235B's 4 KV heads at TP8 are held twice), in general tp * ceil(kv_heads / tp) / kv_heads
         times; a chip whose compiler places the tensors (`stages.COMPILER_PLACED`: Groq's 576 LPUs of
-        Llama-3.1-70B) splits the cache as it likes, once."""
+        Llama-3.1-70B, an MLA latent on SambaNova's) splits the cache as it likes, once."""
         m = self.model
-        if m.mla:
-            return float(self.tp)
         if self.hardware.kind in stages.COMPILER_PLACED:
             return 1.0
+        if m.mla:
+            return float(self.tp)
         return self.tp * math.ceil(m.kv_heads / self.tp) / m.kv_heads
 
     @property

@@ -152,6 +152,9 @@ def report(inst: Instance) -> dict[str, Any]:
         "profile": inst.profile.model_dump(),
         "weight_bytes": inst.weight_bytes,
         "kv_bytes_per_token": inst.kv_bytes_per_token,
+        # copies the ranks hold (whole KV heads replicated, MLA's latent on each): the room a token takes
+        # is kv_bytes_per_token x kv_copies (a read-through read the capacity at twice the memory there)
+        "kv_copies": inst.kv_copies,
         "kv_capacity_tokens": inst.kv_capacity_tokens,
         "ridge_flops_per_byte": inst.matmul_flops_per_s / inst.bytes_per_s,
         "tier_ridges_flops_per_byte": {

@@ -307,11 +307,25 @@ def test_the_iteration_scheduler_is_the_stacks_until_chosen() -> None:
     assert scenario_of(at).iteration_scheduler().name == "prefill_first"
 
 
-def test_the_kinds_bands_are_said_provisional_until_the_runs_spread_replaces_them() -> None:
+def test_the_kinds_bands_are_said_provisional_until_the_runs_spread_replaces_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The cards' first bands are their kinds'; the run's spread replaced them seconds later with no word
-    (a browser review): a caption says so meanwhile, and the spread's caption takes its place."""
-    at = app("results")
-    assert_clean(at)
-    captions = [text_of(c.value) for c in at.caption]
-    assert not [c for c in captions if c.startswith("Bands for now")], captions  # replaced at the end
-    assert any("every chip at the pessimistic" in c or "edge of its" in c for c in captions), captions
+    (a browser review): a caption says so while the spread runs, on Results and Compare, and the
+    spread's caption takes its place."""
+    from ui import margin
+
+    for page in ("results", "compare"):
+        at = app(page)
+        assert_clean(at)
+        captions = [text_of(c.value) for c in at.caption]
+        assert margin.PROVISIONAL not in captions, (page, captions)  # replaced at the end
+        assert any("pessimistic" in c for c in captions), (page, captions)
+
+    def stopped(*_: object) -> None:  # the page as it stands while the spread runs
+        raise RuntimeError("the spread, still running")
+
+    monkeypatch.setattr(margin, "_run_spread", stopped)
+    for page in ("results", "compare"):
+        at = app(page)
+        assert margin.PROVISIONAL in [text_of(c.value) for c in at.caption], page
