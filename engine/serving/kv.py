@@ -397,9 +397,10 @@ class KvLedger(ParkedHandoffs):
 
     # --- preemption -------------------------------------------------------------------------
     def swap_time(self, srv: Server, tokens: int) -> float:
-        """Seconds to move `tokens` tokens of KV between HBM and host memory over PCIe."""
+        """Seconds to move `tokens` tokens of KV between HBM and host memory over PCIe: each rank moves
+        the copy it holds over its own link (`Instance.kv_bytes_held`: whole KV heads, MLA's latent)."""
         inst = srv.pool.instance
-        return tokens * inst.kv_bytes_per_token / (srv.pool.hardware.pcie_gb_s * 1e9 * inst.tp)
+        return tokens * inst.kv_bytes_held / (srv.pool.hardware.pcie_gb_s * 1e9 * inst.tp)
 
     def preempt_request(self, srv: Server, rid: int) -> None:
         """Take a running request off the instance to free its memory (recompute or swap)."""
@@ -413,7 +414,7 @@ class KvLedger(ParkedHandoffs):
         # its last token came with the batch's last decode step (a lower bound where it joined since)
         led.stalled.setdefault(rid, srv.last_decode if srv.last_decode >= 0.0 else self.env.now)
         if self.swap:
-            self.counters["swapped_bytes"] += 2.0 * ctx * srv.pool.instance.kv_bytes_per_token
+            self.counters["swapped_bytes"] += 2.0 * ctx * srv.pool.instance.kv_bytes_held
         else:
             self.counters["recomputed_tokens"] += ctx
         if self.swap or srv.role == "decode":

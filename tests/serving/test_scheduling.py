@@ -537,3 +537,28 @@ def test_early_rejection_counts_the_work_ahead_in_the_queues_order() -> None:
     mine = spf[spf["request"].isin(rejected["spf"] - rejected["fcfs"])]["prompt_tokens"]
     theirs = spf[spf["request"].isin(rejected["fcfs"] - rejected["spf"])]["prompt_tokens"]
     assert len(mine) and len(theirs) and mine.median() > theirs.median()
+
+
+def test_a_swap_moves_each_ranks_copy_of_the_kv() -> None:
+    """Each rank swaps the KV copy it holds over its own PCIe link: Qwen3-235B's 4 KV heads at TP8 are
+    held twice (`Instance.kv_copies`), so a swap takes twice what one copy over eight links would (a
+    read-through found the copies counted for HBM room and reads, not for swaps)."""
+    from engine.scenario.resolve import resolve
+    from engine.serving.sim import Simulation
+    from engine.serving.workload import generate
+
+    sc = io.apply_overrides(
+        io.load_preset("chat-disaggregated"),
+        {
+            "duration_s": 10.0,
+            "model.id": "qwen3-235b-a22b",
+            "deployment.pools[0].tp": 8,
+            "deployment.pools[1].tp": 8,
+        },
+    )
+    sim = Simulation(resolve(sc), generate(sc))
+    srv = sim.servers[-1]
+    inst = srv.pool.instance
+    assert inst.kv_copies == 2.0
+    one_copy = 1000 * inst.kv_bytes_per_token / (srv.pool.hardware.pcie_gb_s * 1e9 * 8)
+    assert sim.kv.swap_time(srv, 1000) == pytest.approx(2 * one_copy)
