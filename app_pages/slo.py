@@ -11,6 +11,7 @@ from engine.scenario import Slo, scenario_catalog
 from ui import charts, export, layout, state, tables
 from ui.bound import key_of, number, select, slider
 from ui.forms import model_form
+from ui.shapes import field_shape
 from ui.text import plain
 
 res = layout.page(
@@ -32,20 +33,12 @@ if steering:  # one class's target moved every class's figures, unsaid (a review
     )
 
 
-def allowed(name: str) -> tuple[float, float]:
-    """The range the scenario takes for an SLO field: a box that refused under 0.1 ms showed a link's
-    0.05 ms TPOT target, which the scenario takes, as 0.1 (a review)."""
-    meta = Slo.model_fields[name].metadata
-    return next(float(m.ge) for m in meta if hasattr(m, "ge")), next(
-        float(m.le) for m in meta if hasattr(m, "le")
-    )
-
-
 def target(path: str, what: str, sweep: tuple[float, float, float]) -> None:
     """A latency target: a slider over the usual `sweep` (low, high, step) and a box that takes any
     value the scenario allows, typed (a slider alone cannot hit 733 ms, nor go past its end)."""
     lo, hi, step = sweep
-    allowed_ms = allowed(path.rsplit(".", 1)[1])
+    # the scenario's own range (a box that refused under 0.1 ms showed a link's 0.05 as 0.1: a review)
+    allowed_ms = field_shape(Slo, path.rsplit(".", 1)[1])
     left, right = st.columns([2, 1], vertical_alignment="bottom")
     with left:
         # "localized": 1,000 as the captions write it (a printf format has no thousands separator)
@@ -55,12 +48,12 @@ def target(path: str, what: str, sweep: tuple[float, float, float]) -> None:
             path,
             "Exact",  # the unit is the slider's, beside it: "Exact (ms)" wrapped onto two lines
             key=f"{key_of(path)}-typed",
-            lo=allowed_ms[0],
-            hi=allowed_ms[1],
+            lo=allowed_ms.lo,
+            hi=allowed_ms.hi,
             fmt="%g",
             what=f"{what} target (ms)",
             step=step,
-            help=f"Any {what} target from {allowed_ms[0]:g} to {allowed_ms[1]:,.0f} ms, typed.",
+            help=f"Any {what} target from {allowed_ms.lo:g} to {allowed_ms.hi:,.0f} ms, typed.",
         )
 
 

@@ -26,7 +26,7 @@ from ui import state
 from ui.bound import current, key_of, number
 from ui.forms import field_widget
 from ui.labels import show_number
-from ui.shapes import Shape, shape_of
+from ui.shapes import Shape, field_shape, shape_of
 
 KNOB_LABELS = {
     "target": "Busy target",
@@ -148,7 +148,7 @@ def knob_shapes(name: str) -> list[tuple[str, Shape, Any, str]]:
 
 def _field(cls: Any, name: str) -> tuple[Shape, Any, str]:
     f = cls.model_fields[name]
-    return shape_of(f.annotation, f.metadata), f.default, (f.description or "")
+    return field_shape(cls, name), f.default, (f.description or "")
 
 
 COOLDOWN_HELP = {

@@ -21,7 +21,7 @@ from engine.scenario import Scenario, scenario_catalog
 from ui import state
 from ui.bound import range_check
 from ui.labels import label_of
-from ui.shapes import shape_of
+from ui.shapes import field_shape
 from ui.text import plain
 
 
@@ -50,7 +50,13 @@ CHIP_LABELS = {
     "overhead_ms": "Overhead per 80 layers (ms)",
 }
 CHIP_FIELDS = ("tflops_bf16", "tflops_fp8", "tflops_fp4", *CHIP_NUMBERS)
-PROFILE_FIELDS = {"eta_compute": (0.01, 1.0), "eta_bandwidth": (0.01, 1.0), "overhead_ms": (0.0, 1000.0)}
+
+
+PROFILE_FIELDS = {
+    k: (field_shape(CalibrationProfile, k).lo, field_shape(CalibrationProfile, k).hi)
+    for k in ("eta_compute", "eta_bandwidth", "overhead_ms")
+}
+"""The form's fractions and the ranges a profile allows them (`CalibrationProfile`'s fields)."""
 
 
 def _chip_range(key: str) -> tuple[float | None, float | None]:
@@ -60,8 +66,7 @@ def _chip_range(key: str) -> tuple[float | None, float | None]:
         return 0.0, 1_000_000.0
     if key in PROFILE_FIELDS:
         return PROFILE_FIELDS[key]
-    f = HardwareSpec.model_fields[key]
-    sh = shape_of(f.annotation, f.metadata)
+    sh = field_shape(HardwareSpec, key)
     return sh.lo, sh.hi
 
 
@@ -214,6 +219,3 @@ def custom_chip_form(sc: Scenario, cat: Catalog) -> None:
                     args=(chip_id,),
                     key=f"fg:chip-rm:{chip_id}",
                 )
-
-
-# --- the catalog tables ------------------------------------------------------------------------

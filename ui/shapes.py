@@ -88,3 +88,9 @@ def shape_of(annotation: Any, metadata: Sequence[Any] = ()) -> Shape:
         if items and isinstance(items[0], type) and issubclass(items[0], BaseModel):
             return Shape("models", optional, cls=items[0])
     return Shape("other", optional)
+
+
+def field_shape(model: type[BaseModel], name: str) -> Shape:
+    """The widget shape of a pydantic model's field (its range: `Shape.lo`, `Shape.hi`)."""
+    f = model.model_fields[name]
+    return shape_of(f.annotation, f.metadata)
