@@ -144,7 +144,7 @@ def roofline_rows(inst: Instance, d: Demand, basis: CostBasis | None = None) -> 
     out = []
     pc = prefill_cost(inst, prompt + cached, cached)  # prefill_cost takes the whole prompt
     pt = roofline_point(inst, "prefill", pc)
-    link_s = inst.kv_bytes_per_token * (prompt + cached) / max(hw.scale_out_gb_s * inst.tp * 1e9, 1.0)
+    link_s = inst.kv_bytes_held * (prompt + cached) / max(hw.scale_out_gb_s * inst.tp * 1e9, 1.0)
     comm = float(pc.comm_s)
     binds = (
         "link"

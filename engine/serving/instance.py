@@ -261,7 +261,7 @@ class Server(BatchFormation, Outage):
         self.prices = tuple(per_s / r * 1e6 if r > 0 else 0.0 for r in self.rates)  # per million tokens
         self.last_decode = -1.0  # end of the batch's last decode step; -1 when no batch is decoding
         bt = sim.reqs.block_tokens
-        kvb = self.kv_bytes = pool.instance.kv_bytes_per_token  # of one token, all layers
+        kvb = self.kv_bytes = pool.instance.kv_bytes_held  # every rank's copy (each offloads, loads its own)
         cache = sim.scenario.cache
         self.hbm = LruBlocks(self.kv_cap // bt) if sim.cache_on and cache.hbm else None
         host_blocks = int(cache.host.capacity_gb * 1e9 // (kvb * bt)) if cache.host.enabled else 0

@@ -62,6 +62,9 @@ class KvLedger(ParkedHandoffs):
         self.preempt = sc.scheduler.preemption != "none"
         self.swap = sc.scheduler.preemption == "swap"
         self.link = KvLink(resolved)
+        # the pooled store is shared and keyed by block hash, so it keeps one copy of a block whatever
+        # the readers' ranks (as Mooncake's store, LMCache's one save of an MLA latent); each rank then
+        # reads out the heads it holds (`use_cache`: the loads count `Server.kv_bytes`, every copy)
         self.pooled = (
             LruBlocks(
                 int(
@@ -252,7 +255,7 @@ class KvLedger(ParkedHandoffs):
         led.prefilled[rid] = hit
         srv.kv_used += hit
         srv.queue_tokens(rid, -hit)
-        kvb = srv.kv_bytes
+        kvb = srv.kv_bytes  # every rank loads the copy it holds (MLA: the latent, once a rank)
         cache = self.cache
         load = from_host * kvb / (cache.host.bandwidth_gb_s * 1e9) + from_pooled * kvb / (
             cache.pooled.bandwidth_gb_s * 1e9
@@ -345,7 +348,9 @@ class KvLedger(ParkedHandoffs):
         now = self.env.now
         # (two-value max written out, as in `use_cache`)
         prefill_s = now - led.prefill_start[rid] if fresh else 0.0
-        end, queued = self.link.send(srv, tokens, now, 0.0 if prefill_s < 0.0 else prefill_s, fresh)
+        end, queued = self.link.send(
+            srv, tokens, dst.kv_bytes, now, 0.0 if prefill_s < 0.0 else prefill_s, fresh
+        )
         led.transfer[rid] = end - now
         led.transfer_wait[rid] = queued  # behind other transfers (on the NIC or the shared fabric)
         self.env.after(end - now, self.transferred_call, srv, dst, rid, srv.generation, dst.generation)

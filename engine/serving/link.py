@@ -68,10 +68,11 @@ class KvLink:
         return LINK_DOWN if self.down[pool] and (self.rejects[pool] or self.forever[pool]) else ""
 
     def send(
-        self, srv: Server, tokens: float, now: float, prefill_s: float, fresh: bool = True
+        self, srv: Server, tokens: float, kvb: float, now: float, prefill_s: float, fresh: bool = True
     ) -> tuple[float, float]:
-        """Send `tokens` of KV from `srv` now: (when the transfer ends, how long it waited for the
-        sender's NIC and the shared fabric).
+        """Send `tokens` of KV from `srv` now, `kvb` bytes a token (the receiving instance's
+        `Server.kv_bytes`: each of its ranks pulls the heads it holds, MLA's latent whole on every
+        rank): (when the transfer ends, how long it waited for the sender's NIC and the shared fabric).
 
         `prefill_s` is how long the prompt's prefill took (the part a layer-by-layer transfer can
         hide behind). The sender's NIC is busy until the end. The wait is counted from when the
@@ -100,7 +101,7 @@ class KvLink:
             sent = self.group_tokens[i] + tokens
             self.group_tokens[i] = sent
             free = self.group_free[i]
-        full = kv_transfer_s(srv.kv_bytes, sent, bw, self.latency_s)
+        full = kv_transfer_s(kvb, sent, bw, self.latency_s)
         exposed = exposed_transfer_s(full, prefill_s, self.layers[pool], self.overlap, self.latency_s)
         # (two-value max written out: the builtin parses its arguments as keywords on Python 3.11,
         # about 700 instructions a call, and this runs every hand-off)
@@ -110,7 +111,7 @@ class KvLink:
             # the fabric's capacity is spent in arrival order: each transfer uses its bytes' worth
             # of fabric time, and starts late by the backlog others left (a fluid FIFO queue)
             start = max(start, self.shared_free_s)
-            self.shared_free_s = start + srv.kv_bytes * tokens / self.shared_bytes_s
+            self.shared_free_s = start + kvb * tokens / self.shared_bytes_s
         end = start + full
         end = now if now > end else end
         if sent != tokens and srv.nic_free_s > end:  # never before the group's earlier prompts (FIFO)
@@ -121,7 +122,7 @@ class KvLink:
         # behind the group's earlier prompts' last layers too: what this one's bytes add is its own
         # exposed time (the link's part of the bill counts that, `breakdowns`), the rest is waiting
         own = exposed_transfer_s(
-            kv_transfer_s(srv.kv_bytes, tokens, bw, self.latency_s),
+            kv_transfer_s(kvb, tokens, bw, self.latency_s),
             prefill_s,
             self.layers[pool],
             self.overlap,

@@ -132,8 +132,8 @@ def test_a_transfer_behind_another_on_the_nic_waits_for_it_with_overlap_on() -> 
     sc = io.apply_overrides(io.load_preset("chat-disaggregated"), over)
     sim = Simulation(resolve(sc), generate(sc))
     link, srv = sim.kv.link, next(s for s in sim.servers if s.role == "prefill")
-    end_a, wait_a = link.send(srv, 20_000.0, 10.0, 2.0)
-    end_b, wait_b = link.send(srv, 20_000.0, 10.01, 2.0)
+    end_a, wait_a = link.send(srv, 20_000.0, srv.kv_bytes, 10.0, 2.0)
+    end_b, wait_b = link.send(srv, 20_000.0, srv.kv_bytes, 10.01, 2.0)
     whole = end_b - end_a  # B ran on the NIC right after A: its whole transfer, hidden part included
     assert wait_a == 0.0 and whole > end_a - 10.0  # A ran unqueued, its hidden part before 10.0
     # B would have started `whole - (end_a - 10.0)` before 10.01 on a free link, and started at end_a
