@@ -168,18 +168,12 @@ def upload_editor() -> None:
         with st.spinner(f"Checking {name}…"):
             reqs = read_trace(trace, sc, text=text)
         ref = store_upload(raw, suffix)
-        # refused here, not after a success that the run then refused (a 1.6M-row file: a review)
-        over = estimate_work(
-            apply_overrides(sc, {"workload.trace": {"format": fmt, "path": ref}}), reqs
-        ).problems()
+        over = _over_bound(sc, fmt, ref, reqs, up.name)
     except ScenarioError as exc:
         _refused(plain(exc))
         return
     if over:
-        _refused(
-            plain(f"{name}: " + "; ".join(over).replace(ref, name))
-            + " (the trace's max requests keeps the earliest)"
-        )
+        _refused(plain(over))
         return
     if state.override({"workload.trace": {"format": fmt, "path": ref}}):
         st.session_state[state.UPLOAD_DONE] = digest
@@ -190,6 +184,21 @@ def upload_editor() -> None:
             key=f"upload:{up.name}",
         )
         st.rerun()
+
+
+def _over_bound(sc: Scenario, fmt: str, ref: str, reqs: Any, file_name: str) -> str:
+    """Why the run would refuse the work of replaying this upload ('' when it would not; not escaped):
+    said when the file is applied, not after a success the run then refused (a 1.6M-row file: a review)."""
+    over = estimate_work(
+        apply_overrides(sc, {"workload.trace": {"format": fmt, "path": ref}}), reqs
+    ).problems()
+    if not over:
+        return ""
+    return (
+        f"{file_name}: "
+        + "; ".join(over).replace(ref, file_name)
+        + " (the trace's max requests keeps the earliest)"
+    )
 
 
 def _refused(text: str) -> None:
@@ -272,8 +281,13 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
         trace = Trace(format=fmt, path=file_name[:200] or "upload")  # type: ignore[arg-type]
         reqs = read_trace(trace, with_them, text=text)
         ref = store_upload(raw, ".jsonl" if file_name.endswith(".jsonl") else ".csv")
+        # the work bound the upload itself checks, with the classes the file adds (it was skipped here:
+        # such a file was refused only when its run was, a read-through)
+        over = _over_bound(with_them, fmt, ref, reqs, file_name)
     except (ScenarioError, UnicodeDecodeError) as exc:
-        state.notify(f"{file_name}: {exc}", key=f"upload:{file_name}")
+        over = f"{file_name}: {exc}"
+    if over:
+        state.notify(over, key=f"upload:{file_name}")
         return
     if state.override(
         {"workload.classes": classes, "workload.trace": {"format": fmt, "path": ref}}, what=file_name

@@ -70,6 +70,24 @@ def test_a_trace_with_unknown_classes_offers_to_create_them() -> None:
     assert_clean(at)
 
 
+def test_creating_classes_checks_the_work_as_the_upload_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The upload's "Create classes and use the trace" applied a file whose replay is over the work bound, which the
+    upload itself refuses at once; the run was then refused (a read-through). Now it says so and
+    changes nothing."""
+    from engine.core import bounds
+
+    at = app("workload")
+    rows = "\n".join(f"{i * 0.2:.1f},{200 + i},{20 + i % 7},gold" for i in range(300))
+    _upload(at, "tiers.csv", f"arrival_s,input_tokens,output_tokens,class\n{rows}\n")
+    monkeypatch.setattr(bounds, "MAX_EVENTS", 100)
+    at.button(key="fg:upload-create-classes").click().run()
+    assert not at.exception
+    sc = scenario_of(at)
+    assert [c.name for c in sc.workload.classes] == ["chat"] and sc.workload.trace is None
+    said = [text_of(w.value) for w in at.warning]
+    assert any("tiers.csv: work bound: about" in w and "simulated events" in w for w in said), said
+
+
 def test_a_trace_label_that_cannot_be_a_class_names_its_rows() -> None:
     at = app("workload")
     _upload(at, "odd.csv", "arrival_s,input_tokens,output_tokens,class\n0.1,100,10,\n0.2,100,10,[x](y)\n")
