@@ -6,8 +6,10 @@ the benchmark ran under (`CalibrationProfile.stack`) and the band of the fit's o
 (`CalibrationProfile.band`: each file predicted by the profile fitted to the others). Such a
 profile, run under its stack, is *calibrated* (basis ``own``) and carries that band, not the
 shipped tables': the user measured this chip, and the band says how well the fit predicted their
-files. Fitted to one file there is no held-out error, so no band, and the mark says so. Run under
-another stack, it is a fit of another stack (basis ``other_stack``, the shipped band of that rule).
+files. A figure those errors give no band (one file, one point, fewer than three held-out points of
+it) takes the catalog's fitted chips' band, and the mark says so (**decision**, 2026-12-06: it was
+shown with no band at all, surer-looking than any catalog chip, a review). Run under another stack,
+it is a fit of another stack (basis ``other_stack``, the shipped band of that rule).
 """
 
 from __future__ import annotations
@@ -22,9 +24,15 @@ from engine.costmodel.stacks import STACK_NAMES
 OWN_PREFIX = "user's own"
 """How the source of a profile fitted to the user's own benchmark starts (`engine.observe.fit_files`)."""
 
-NO_HELD_OUT = "fitted to one file: no held-out error, so no band (fit two or more files for one)"
+NO_HELD_OUT = (
+    "no held-out error of its own (one file, or one point): the band is the catalog's fitted chips' "
+    "(fit two or more files, or three points a figure, for its own)"
+)
 """The caveat of an own fit with no held-out error at all (`CalibrationProfile.band` unset)."""
-FEW_HELD_OUT = "too few held-out points for a band (three per figure)"
+FEW_HELD_OUT = (
+    "too few held-out points for a band of its own (three per figure): "
+    "the band is the catalog's fitted chips'"
+)
 """The caveat of an own fit whose held-out points made no band (`CalibrationProfile.band` empty)."""
 
 Terms = tuple[Literal["own", "other_stack"], str, dict[str, tuple[float, float]], dict[str, float], str]
@@ -47,9 +55,12 @@ def own_terms(
     if native(chip, profile.stack) != native(chip, stack):
         rule = f"your own {fitted} fit used for {STACK_NAMES.get(stack, stack)} (no fit of yours under it)"
         return "other_stack", rule, bands_for(chip, stack, "other_stack", moe), {}, ""
-    band: dict[str, tuple[float, float]] = {f: (lo, hi) for f, (lo, hi) in (profile.band or {}).items()}
+    own: dict[str, tuple[float, float]] = {f: (lo, hi) for f, (lo, hi) in (profile.band or {}).items()}
+    # a figure the fit's held-out errors give no band takes the catalog's fitted chips' (how far a fitted
+    # profile misses held out): a one-point fit printed its figures bare, as if surer than any (a review)
+    band = {**bands_for(chip, stack, "fitted", moe), **own}
     errors = {f: max(abs(1.0 / hi - 1.0), abs(1.0 / lo - 1.0)) for f, (lo, hi) in band.items()}
-    caveat = NO_HELD_OUT if profile.band is None else "" if band else FEW_HELD_OUT
+    caveat = NO_HELD_OUT if profile.band is None else FEW_HELD_OUT if not own else _borrowed(band, own)
     rule = f"your own benchmark under {fitted}: {profile.source[len(OWN_PREFIX) :].lstrip(': ')}"
     return "own", rule, band, errors, caveat
 
@@ -79,3 +90,11 @@ def calibrate_hint(chip: str, stack: str, custom: bool = False, software: str = 
         f"result, or a /metrics scrape), or {command} (which also takes a CSV of timings, docs/calibration.md)"
         f"{after}"
     )
+
+
+def _borrowed(band: dict[str, tuple[float, float]], own: dict[str, tuple[float, float]]) -> str:
+    """'throughput: the catalog's fitted chips' band ...' for the figures whose band is not the fit's own."""
+    others = [f for f in band if f not in own]
+    if not others:
+        return ""
+    return f"{', '.join(others)}: the catalog's fitted chips' band (no held-out errors of its own)"

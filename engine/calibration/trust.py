@@ -40,7 +40,7 @@ from engine.calibration.mark import PARTIAL_TEXT as PARTIAL_TEXT
 from engine.calibration.mark import Basis as Basis
 from engine.calibration.mark import Calibration as Calibration
 from engine.calibration.mark import CalibrationDoc as CalibrationDoc
-from engine.calibration.own import own_terms
+from engine.calibration.own import is_own, own_terms
 from engine.catalog.entries import Catalog
 from engine.catalog.specs import CalibrationProfile, HardwareSpec
 from engine.costmodel.stacks import STACK_NAMES
@@ -307,6 +307,14 @@ def _hull(
     return out
 
 
+def _own_default(hw: HardwareSpec) -> bool:
+    """True for a chip whose default profile is the user's own fit: `fengong calibrate`'s entry, read
+    from a `FENGONG_CATALOG` directory, runs that fit as the same entry in `custom_hardware` does (it
+    ran the catalog's profiles, or a transfer, marked as those: a review)."""
+    prof = hw.profiles.get(hw.default_profile)
+    return prof is not None and is_own(prof)
+
+
 def _fitted_profile(hw: HardwareSpec | None, stack: str) -> CalibrationProfile | None:
     prof = None if hw is None else hw.profiles.get(stack)
     return prof if prof is not None and is_fitted(prof) else None
@@ -500,7 +508,7 @@ def _calibration(
         cal = Calibration(hw.id, stack, name, basis, rule, expected_errors(basis, moe), band=band)
         return prof, _own_results_said(cal, own_widenings(hw.id, stack, basis, moe, p))
 
-    if profile_name is None and custom:
+    if profile_name is None and (custom or _own_default(hw)):
         profile_name = own_profile(hw, stack)
     if profile_name is not None:
         prof = hw.profile(profile_name)

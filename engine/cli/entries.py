@@ -97,17 +97,24 @@ def cmd_roofline(args: argparse.Namespace) -> int:
 def cmd_import_model(args: argparse.Namespace) -> int:
     """A Hugging Face config.json turned into a model catalog entry."""
     spec = model_from_hf_config(Path(args.config), args.id, args.name)
-    return _write_or_print(entry_to_toml(spec), args.out)
+    return write_or_print(entry_to_toml(spec), args.out)
 
 
-def _write_or_print(text: str, out: str | None) -> int:
-    """Write text to `out` (saying so on stderr), or to stdout."""
+def write_or_print(text: str, out: str | None, entry_id: str = "") -> int:
+    """Write text to `out` (saying so on stderr), or to stdout. A hardware entry (`entry_id`) written
+    under another name is told where a catalog directory takes it: the catalog refuses a file whose name
+    is not its id (the README's `--out /tmp/h100-mine.toml` wrote `h100-sxm-mine`: a review)."""
     if out:
         try:
             Path(out).write_text(text, encoding="utf-8")
         except OSError as exc:
             raise ScenarioError(f"--out {out}: cannot write ({exc.strerror or type(exc).__name__})") from None
-        print(f"wrote {out}", file=sys.stderr)
+        where = (
+            f" (entry {entry_id}: in a FENGONG_CATALOG directory it goes as hardware/{entry_id}.toml)"
+            if entry_id and Path(out).stem != entry_id
+            else ""
+        )
+        print(f"wrote {out}{where}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
@@ -115,7 +122,8 @@ def _write_or_print(text: str, out: str | None) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Fit a chip's profile to measured timings and print (or write) the new catalog entry."""
-    from engine.calibration import measurements, own_fit
+    from engine.calibration import own_fit
+    from engine.explain import report
 
     cat = load_catalog()
     if args.reference:
@@ -129,7 +137,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if not args.measurements or not args.hardware:
         raise ScenarioError("calibrate: give a measurements CSV and --hardware (or --reference)")
     csv = args.measurements[0]
-    points = [m for m in measurements.read_measurements(csv) if m.hardware == args.hardware]
+    try:
+        data = Path(csv).read_bytes()[: report.MAX_MEASUREMENT_BYTES + 1]
+    except OSError as exc:
+        raise ScenarioError(f"{csv}: cannot read ({exc.strerror or type(exc).__name__})") from None
+    # the checks the dashboard's upload makes, each naming its line and column (a review: the command read
+    # a batch of -8 and a prompt of 10^11 tokens, fitted them and wrote the profile; Latin-1 text crashed)
+    points = [m for m in report.parse_measurements(data, csv, cat) if m.hardware == args.hardware]
     if not points:
         raise ScenarioError(f"calibrate: no rows for hardware {args.hardware!r} in {csv}")
     result = own_fit.fit_own(points, cat, Path(csv).name, args.stack)  # the user's own, under --stack
@@ -154,8 +168,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     new_id = args.new_id or f"{chip.id}-{args.profile}"
     profiles = {**chip.profiles, args.profile: result.profile}
     entry = chip.model_copy(update={"id": new_id, "profiles": profiles, "default_profile": args.profile})
-    return _write_or_print(
-        entry_to_toml(HardwareSpec.model_validate(entry.model_dump(by_alias=True))), args.out
+    return write_or_print(
+        entry_to_toml(HardwareSpec.model_validate(entry.model_dump(by_alias=True))), args.out, new_id
     )
 
 

@@ -172,15 +172,6 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     entry = fit.entry_with(cat.chip(dep.hardware), p, args.profile, args.new_id)
-    text = entry_to_toml(entry)
-    if args.out:
-        try:
-            Path(args.out).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise ScenarioError(
-                f"--out {args.out}: cannot write ({exc.strerror or type(exc).__name__})"
-            ) from None
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-    return 0
+    from engine.cli.entries import write_or_print
+
+    return write_or_print(entry_to_toml(entry), args.out, entry.id)

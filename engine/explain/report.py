@@ -229,6 +229,8 @@ MEASUREMENT_COLUMN_HELP: dict[str, tuple[bool, str]] = {
 }
 """Per column of a measurement CSV (`measurements.MEASUREMENT_COLUMNS`): required?, meaning."""
 
+MAX_MEASURED = 1e9
+"""Largest measured value a CSV row may give: 11 days in ms, or a billion output tokens/s."""
 _INT_COLUMNS = {"tp": 1, "prompt_tokens": 0, "output_tokens": 0, "batch": 1, "context_tokens": 0}
 _MAX_INT = {"tp": bounds.MAX_TP, "batch": bounds.MAX_BATCH}
 
@@ -321,9 +323,14 @@ def _check_row(row: dict[str | Any, Any], where: str, catalog: Catalog | None) -
         if not low <= ints[col] <= high:
             raise ScenarioError(f"{where}: {col}: must be from {low} to {high:,} (got {ints[col]})")
     try:
-        float(row["value"])
+        value = float(row["value"])
     except ValueError:
         raise ScenarioError(f"{where}: value: {row['value'].strip()!r} is not a number") from None
+    if not 0 < value <= MAX_MEASURED:  # (a NaN fails too)
+        raise ScenarioError(
+            f"{where}: value: must be above 0 and at most {MAX_MEASURED:,.0f} (ms, or output tokens/s; got "
+            f"{row['value'].strip()})"
+        )
     kind = row["kind"].strip()
     needs = {"prefill": ("prompt_tokens",), "throughput": ("prompt_tokens", "output_tokens")}.get(kind, ())
     for col in needs:

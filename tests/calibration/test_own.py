@@ -52,10 +52,13 @@ def test_own_fit_is_calibrated_under_its_stack_with_its_own_band() -> None:
     cat = scenario_catalog(sc)
     _, cal = trust.calibration(cat.chip("h100-sxm-mine"), "vllm", cat, custom=True)
     assert cal.basis == "own" and cal.fitted and cal.mark == "calibrated"
-    assert cal.band == dict(prof.band or {})  # the fit's own band, not the shipped tables'
+    shipped = trust.bands_for("h100-sxm-mine", "vllm", "fitted")
+    assert cal.band == {**shipped, **dict(prof.band or {})}  # the fit's own band where it has one
+    assert set(prof.band or {}) == {"tpot", "ttft"} and cal.band["throughput"] == shipped["throughput"]
     assert cal.band != trust.calibration(cat.chip("h100-sxm"), "vllm", cat)[1].band
     assert cal.rule.startswith("your own benchmark under vLLM: fitted to 7 points")
-    assert not cal.caveat and set(cal.expected_error) == {"tpot", "ttft"}
+    assert cal.caveat == "throughput: the catalog's fitted chips' band (no held-out errors of its own)"
+    assert set(cal.expected_error) == {"tpot", "ttft", "throughput"}
     marks = pool_marks(sc)
     assert [m.calibration.basis for m in marks] == ["own", "own"] and run_mark(marks) == "calibrated"
 
@@ -84,12 +87,21 @@ def test_on_an_ascend_npu_a_vllm_fit_is_a_vllm_ascend_fit() -> None:
     )  # a shipped fit is not "own"
 
 
-def test_one_file_fit_is_calibrated_with_an_honest_note_and_no_band() -> None:
+def test_one_file_fit_is_calibrated_with_an_honest_note_and_the_fitted_chips_band() -> None:
+    """A fit with no held-out error of its own printed its figures with no band, surer-looking than any
+    catalog chip (a review: a one-point CSV fit); it takes the catalog's fitted chips' band, and says so."""
+    shipped = trust.bands_for("h100-sxm-mine", "vllm", "fitted")
+    assert shipped
     sc = _on_mine(_fitted(FILES[2:]))
     cal = resolve(sc).pools[0].calibration
-    assert cal.basis == "own" and cal.band == {} and cal.caveat == NO_HELD_OUT
+    assert cal.basis == "own" and cal.band == shipped and cal.caveat == NO_HELD_OUT
     few = _fitted().model_copy(update={"band": {}})
-    assert resolve(_on_mine(few)).pools[0].calibration.caveat == FEW_HELD_OUT
+    cal = resolve(_on_mine(few)).pools[0].calibration
+    assert cal.caveat == FEW_HELD_OUT and cal.band == shipped
+    # a figure the fit's own held-out errors band keeps its own; the others take the shipped band
+    prof = _fitted()
+    cal = resolve(_on_mine(prof)).pools[0].calibration
+    assert cal.band == {**shipped, **(prof.band or {})} and cal.caveat.startswith("throughput: ")
 
 
 def test_the_mark_travels_with_the_share_link() -> None:
@@ -99,7 +111,7 @@ def test_the_mark_travels_with_the_share_link() -> None:
     assert back == sc
     assert back.custom_hardware[0].profiles["mine"].band == prof.band
     cal = resolve(back).pools[0].calibration
-    assert cal.basis == "own" and cal.band == dict(prof.band or {})
+    assert cal.basis == "own" and cal.band == resolve(sc).pools[0].calibration.band
 
 
 def test_a_summary_keeps_the_own_mark() -> None:
@@ -186,3 +198,25 @@ def test_the_advisors_command_for_a_custom_chip_works(
     monkeypatch.setenv("FENGONG_CATALOG", str(tmp_path))
     assert main(argv) == 0
     assert 'id = "h100-sxm-mine-mine"' in (tmp_path / "out.toml").read_text()
+
+
+@pytest.mark.parametrize("name", ["mine", "vllm"])
+def test_an_own_fit_read_from_a_catalog_directory_runs_as_it_does_inline(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fengong calibrate`'s entry dropped in a `FENGONG_CATALOG` directory (the route the docs give) ran
+    the catalog's own H100 profile, marked "fitted to vLLM measurements X125...", or a transfer for an
+    L40S: only an entry inline in `custom_hardware` ran its default profile (a review: 24% apart). Now
+    the catalog entry runs the user's fit, marked and banded as the same entry inline."""
+    from engine.observe.fit import entry_toml
+
+    prof = _fitted()
+    entry = entry_with(load_catalog().chip("h100-sxm"), prof, name)
+    (tmp_path / "hardware").mkdir()
+    (tmp_path / "hardware" / f"{entry.id}.toml").write_text(entry_toml(entry))
+    monkeypatch.setenv("FENGONG_CATALOG", str(tmp_path))
+    cat = load_catalog()
+    run, cal = trust.calibration(cat.chip(entry.id), "vllm", cat)
+    assert run == prof and cal.basis == "own" and cal.band["tpot"] == (prof.band or {})["tpot"]
+    inline = trust.calibration(entry, "vllm", cat, custom=True)
+    assert (run, cal) == inline

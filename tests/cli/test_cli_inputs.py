@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -222,6 +223,13 @@ def test_calibrate_prints_errors_as_percentages(capsys: pytest.CaptureFixture[st
     table = capsys.readouterr().err.splitlines()
     assert table[0].split()[-1] == "error"
     assert all(ln.split()[-1].endswith("%") for ln in table[1:-1]), table
+    # written under another name than its id: where a catalog directory takes it (a review)
+    entry_id = tomllib.loads((tmp_path / "x.toml").read_text())["id"]
+    assert table[-1].endswith(
+        f"x.toml (entry {entry_id}: in a FENGONG_CATALOG directory it goes as hardware/{entry_id}.toml)"
+    ), table[-1]
+    assert cli.main([*argv[:-1], str(tmp_path / f"{entry_id}.toml")]) == 0
+    assert capsys.readouterr().err.splitlines()[-1].endswith(f"{entry_id}.toml")
 
 
 def test_the_module_entry_without_its_dependencies_says_how_to_activate_the_venv() -> None:
