@@ -67,7 +67,7 @@ CLAIMS: list[tuple[str, Callable[[], str]]] = [
         ),
     ),
     (
-        "at 18 req/s 97.4% of requests within SLO where TP8's decode misses its TPOT target, p90 61.6 ms, 31.2%",
+        "at 18 req/s 97.4% of requests within SLO where TP8's decode misses its TPOT target, p90 61.6 ms, 31.1%",
         lambda: (
             f"at 18 req/s {_pct('moe-deepseek-dp-ep', rate=18.0)} of requests within SLO where TP8's decode "
             f"misses its TPOT target, p90 {_class_p90('tpot', 'moe-deepseek-h200', rate=18.0):.1f} ms, "
