@@ -257,6 +257,17 @@ class _HfConfig:
         return bool(value)
 
 
+def _kv_heads(c: _HfConfig, heads: int) -> int:
+    """The KV head count (absent or null: multi-head attention, one per head). 0 is refused: read as
+    "none" it became full multi-head attention, 4x the KV of an 8-head GQA model (a review)."""
+    if c.cfg.get("num_key_value_heads") == 0 and not isinstance(c.cfg["num_key_value_heads"], bool):
+        raise ScenarioError(
+            f"config.json: num_key_value_heads: 0 is not a head count (1 to {heads}; leave it out, or null, "
+            "for multi-head attention)"
+        )
+    return c.optional(("num_key_value_heads",), ModelSpec, "kv_heads") or heads
+
+
 CONTEXT_KEYS = ("max_position_embeddings", "seq_length", "n_positions", "n_ctx", "max_sequence_length")
 """Where a config states its context (GPT-2's n_positions and n_ctx too: it read 131,072 for a 1,024-token
 model, a review)."""
@@ -333,7 +344,7 @@ def model_from_hf_config(
     hidden = c.required("hidden", "the hidden size")
     heads = c.required("heads", "the attention head count")
     vocab = c.required("vocab", "the vocabulary size")
-    kv_heads = c.optional(("num_key_value_heads",), ModelSpec, "kv_heads") or heads
+    kv_heads = _kv_heads(c, heads)
     head_dim = c.optional(("head_dim",), ModelSpec, "head_dim") or hidden // heads
     if head_dim < 1:
         raise ScenarioError(

@@ -33,6 +33,8 @@ def _capacity_json(
             "speedup": fast,
             "slower_capacity_rps": found["slower"].capacity_rps,
             "faster_capacity_rps": found["faster"].capacity_rps,
+            # beside the search's own `simulations` (the text's count had them added, the JSON not: a review)
+            "simulations": found["slower"].simulations + found["faster"].simulations,
         }
     doc["engine_version"] = ENGINE_VERSION
     doc["scenario"] = {"name": scen.name, "seed": scen.seed}
@@ -58,6 +60,12 @@ def _capacity_text(
     if text.endswith(")"):
         text = text[:-1] + ": the chips' throughput band; the margin's searches say how far it moves)"
     return text
+
+
+def _margin_runs(found: dict[str, Any]) -> str:
+    """', and 14 at the bands' edges' where the margin's two searches ran ('' where they did not)."""
+    extra = sum(c.simulations for case, c in found.items() if case != "modelled")
+    return f", and {extra} at the bands' edges" if extra else ""
 
 
 def _below(cap: Any) -> str:
@@ -112,7 +120,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         f"{scen.name}: capacity {capacity_text} over a {window:,.0f} s window (a longer one can read lower: a "
         f"queue that builds slowly fails only in time) ({rule_text(cap.rule, cap.attainment)}; {failed}); the cost "
         f"model's estimate {cap.estimate_rps:.3g} req/s (no queueing: where the search starts{_below(cap)}); "
-        f"{sum(c.simulations for c in found.values())} simulations"
+        f"{cap.simulations} simulations{_margin_runs(found)}"
     )
     # the faults its runs meet (kept), and those beyond its window (a loss at 300 s, a 120 s window)
     kept = [

@@ -417,6 +417,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         ) from None
     n = len(frame)
     print(f"wrote {n} run{'' if n == 1 else 's'} x {frame.shape[1]} columns to {args.out}", file=sys.stderr)
+    if (saturated := sustain.sweep_line(frame)) is not None:
+        print(saturated, file=sys.stderr)
     refused = int((frame["error"] != "").sum()) if "error" in frame else 0
     if refused:
         first = frame.loc[frame["error"] != "", "error"].iloc[0]

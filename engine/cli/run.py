@@ -160,6 +160,8 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
                 if s["mean"] is not None
                 else f"{'-':>12}  (none in {s['missing']} of {len(runs)} seeds: no mean)"
             )
+            if key.startswith("cost.") and behind:  # as a single run marks its costs (a review)
+                figure += f"  ({sustain.LEVEL} in {len(behind)} of {len(runs)} seeds)"
             kind = key.split(".")[1] if key.startswith("latency_ms") else None
             shorts = [latency_shortfall(r.summary, kind) for r in runs] if kind else []  # type: ignore[arg-type]
             grows = [g for g in shorts if g is not None]

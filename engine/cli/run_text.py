@@ -88,6 +88,7 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
             err = spread(f"{name}_p99_ms", lat["p99"])
         grows = latency_shortfall(doc, name)
         figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"
+        err = err if lat["p99"] is not None else ""  # no figure, no band beside its dash (a review)
         out.append(
             f"  {name:5} ms  {sustain.latency(figures + ('' if grows else err), grows, sustain.level(doc, name))}"
         )
@@ -119,6 +120,16 @@ def _before_figures(doc: dict[str, Any], scenario: Scenario | None) -> list[str]
     return out
 
 
+def _attained(doc: dict[str, Any]) -> str:
+    """The run's SLO attainment; with no request in the window nothing to judge, as a class with none is
+    not (it read "0.0%" above "class chat: no request in the window, not judged": a review)."""
+    return (
+        f"{doc['slo_attainment']:.1%}"
+        if doc["requests"]["total"]
+        else "not judged (no request in the window)"
+    )
+
+
 def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: Any = None) -> None:
     """A human summary of one run; with its scenario, each pool's calibration and each figure's error:
     its run's spread where `moves` gives it (`run --margin`, as Results shows it), else its kind's band."""
@@ -142,7 +153,7 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     if scenario is not None and (unused := ignored_ceiling(scenario.workload)):  # a closed loop's ceiling
         print(unused)
     print(
-        f"SLO attainment {doc['slo_attainment']:.1%}; "
+        f"SLO attainment {_attained(doc)}; "
         f"goodput {doc['goodput_rps']:.2f} req/s{thr('goodput_rps', doc['goodput_rps'])}"
     )
     for line in _class_lines(doc, short, scenario):

@@ -249,3 +249,33 @@ def _latency_kind(figure: str) -> str:
     if parts[0] == "classes" and parts[-1].endswith("_ms_at_percentile"):
         return parts[-1].removesuffix("_ms_at_percentile")
     return ""
+
+
+def sweep_line(frame: Any) -> str | None:
+    """Under a sweep's table, how many of its runs did not sustain their load (None where all did): its
+    rows otherwise read as figures of the load offered, a saturated run's cost per request the cheapest
+    (a review: `sweep` printed only what it wrote, at 30 and 40 req/s past what the chips sustain)."""
+    cols = set(frame.columns)
+
+    def rows(column: str) -> Any:
+        return frame[column].notna() if column in cols else frame.index != frame.index
+
+    short = rows("unsustainable.shortfall_rps")
+    rising = rows("queue_rising.rise_rps") & ~short
+    standing = rows("at_capacity.standing_requests") & ~short & ~rising
+    if not (short.any() or rising.any() or standing.any()):
+        return None
+    parts = []
+    if short.any():
+        most = float(frame.loc[short, "unsustainable.shortfall_rps"].max())
+        parts.append(f"{int(short.sum())} unsustainable (short by up to {most:,.2g} req/s)")
+    if rising.any():
+        parts.append(f"{int(rising.sum())} with the queue still rising at the window's end")
+    if standing.any():
+        parts.append(f"{int(standing.sum())} at capacity (no headroom)")
+    grow = "grow" if not (rising.any() or standing.any()) else "grow, or may grow,"
+    return (
+        f"of the {len(frame)} runs, {', '.join(parts)}: their latencies {grow} with the run's length and "
+        f"their costs are {LEVEL}, not figures of the load offered (columns unsustainable.*, queue_rising.*, "
+        "at_capacity.*)"
+    )

@@ -159,6 +159,16 @@ def planning_scenario(
         raise ScenarioError(
             f"workload.arrival.kind: planning needs an open-loop load, poisson or gamma (got {got})"
         )
+    if duration_s is not None and (
+        isinstance(duration_s, bool)
+        or not isinstance(duration_s, (int, float))
+        or not bounds.MIN_DURATION_S <= duration_s <= bounds.MAX_DURATION_S
+    ):
+        # checked as given: -5 was refused as its warm-up's -3.75, 1e9 cut to a day unsaid (a review)
+        raise ScenarioError(
+            f"duration_s: the planning window must be from {bounds.MIN_DURATION_S:g} to "
+            f"{bounds.MAX_DURATION_S:,.0f} s (got {duration_s!r})"
+        )
     window = scenario.duration_s if duration_s is None else float(duration_s)
     warmup = planning_warmup_s(scenario.warmup_s, duration_s)
     early = session_lead_s(scenario, duration_s)

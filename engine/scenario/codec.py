@@ -100,7 +100,24 @@ def loads_toml(text: str) -> Scenario:
         data = parsed.lookup(text, presets_dir())
         if data is not None:
             return from_data(data)
-    return from_data(safeparse.loads_toml(text, "scenario", MAX_SCENARIO_CHARS))
+    return from_data(_a_scenario(safeparse.loads_toml(text, "scenario", MAX_SCENARIO_CHARS)))
+
+
+SCENARIO_TABLES = ("model", "workload", "deployment")
+"""The tables a scenario's text sets at least one of: what it serves, its load, its chips."""
+
+
+def _a_scenario(data: Any) -> Any:
+    """`data` where its text sets a scenario's table, else ScenarioError: an empty file was judged as the
+    defaults' scenario and refused for a pool it never named ("deployment.pools[0].tp: llama-3.1-70b in
+    bf16 needs 131 GiB", a review)."""
+    if isinstance(data, dict) and not any(k in data for k in SCENARIO_TABLES):
+        raise ScenarioError(
+            "sets none of model, workload and deployment: a scenario says what it serves, its load and its "
+            "chips (docs/scenario.md; `fengong scenario PRESET` prints a complete one to start from, "
+            "presets/scenarios holds them)"
+        )
+    return data
 
 
 def dumps_json(scenario: Scenario) -> str:
@@ -110,7 +127,7 @@ def dumps_json(scenario: Scenario) -> str:
 
 def loads_json(text: str) -> Scenario:
     """A scenario from JSON text (size- and depth-limited: it may come from anywhere)."""
-    return from_data(safeparse.loads_json(text, "scenario", MAX_SCENARIO_CHARS))
+    return from_data(_a_scenario(safeparse.loads_json(text, "scenario", MAX_SCENARIO_CHARS)))
 
 
 def load(path: str | Path) -> Scenario:

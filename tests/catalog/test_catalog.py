@@ -158,3 +158,7 @@ def test_hf_config_llama_and_errors() -> None:
         model_from_hf_config({"num_hidden_layers": 2}, "x")
     with pytest.raises(ScenarioError, match="layers"):
         model_from_hf_config({**cfg, "num_hidden_layers": -1}, "x")
+    # 0 KV heads is no head count: it became full multi-head attention, 4x the KV bytes (a review)
+    with pytest.raises(ScenarioError, match=r"num_key_value_heads: 0 is not a head count \(1 to 32"):
+        model_from_hf_config({**cfg, "num_key_value_heads": 0}, "x")
+    assert model_from_hf_config({**cfg, "num_key_value_heads": None}, "x").kv_heads == 32  # null: MHA

@@ -372,3 +372,30 @@ def test_scenario_says_every_policys_knobs_and_json_reads_back_as_the_same(
     text = capsys.readouterr().out
     assert "batches of at most 1,024 requests and 8,192 tokens" in text
     assert "# iteration: mixed (the stack's scheduler)" in text
+
+
+def test_a_run_with_no_request_judges_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """A window with no request read "SLO attainment 0.0%" above "class chat: no request in the window,
+    not judged", and printed bands beside latencies of "-" (a review)."""
+    argv = [
+        "run",
+        "chat-disaggregated",
+        "--set",
+        "workload.arrival.rate_rps=0.0001",
+        "--set",
+        "duration_s=60",
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "SLO attainment not judged (no request in the window);" in out
+    assert "  class chat: no request in the window, not judged" in out
+    tpot = next(ln for ln in out.splitlines() if ln.startswith("  tpot"))
+    assert tpot.rstrip().endswith("p99 -"), tpot
+    # the Results cards and the live strip read the headline: no figure, not 0%
+    from engine import simulate
+    from engine.explain.presentation import headline
+    from engine.scenario import codec
+
+    sc = codec.apply_overrides(codec.load_preset("chat-disaggregated"), {"workload.arrival.rate_rps": 0.0001})
+    assert headline(simulate(sc).summary)["slo_attainment"] is None
+    assert headline(simulate(codec.load_preset("chat-disaggregated")).summary)["slo_attainment"] > 0.9

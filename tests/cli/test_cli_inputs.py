@@ -17,6 +17,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from engine.cli import main as cli
@@ -405,3 +406,30 @@ def test_a_sweep_table_names_its_format(tmp_path: Path, capsys: pytest.CaptureFi
     ]
     assert cli.main(argv) == 2
     assert "name a .parquet or a .csv file" in capsys.readouterr().err and not (tmp_path / "x.txt").exists()
+
+
+def test_sweeps_and_replications_say_which_runs_are_saturated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`sweep` printed only what it wrote, though at 40 req/s the split pool is unsustainable, its cost per
+    request the cheapest of the table; `run --replications` printed the cost bare where a single run marks
+    it "at saturation" (a review)."""
+    out = tmp_path / "s.csv"
+    argv = [
+        "sweep",
+        "chat-disaggregated",
+        "--vary",
+        "workload.arrival.rate_rps=16,40",
+        "--set",
+        "duration_s=60",
+    ]
+    assert cli.main([*argv, "--no-progress", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "of the 2 runs, 1 unsustainable (short by up to " in err and "costs are at saturation" in err
+    run = ["run", "chat-disaggregated", "--set", "workload.arrival.rate_rps=40", "--set", "duration_s=60"]
+    assert cli.main([*run, "--replications", "2"]) == 0
+    cost = next(ln for ln in capsys.readouterr().out.splitlines() if "$ per 1k requests" in ln)
+    assert cost.endswith("(at saturation in 2 of 2 seeds)"), cost
+    from engine.explain.sustain import sweep_line
+
+    assert sweep_line(pd.read_csv(out).iloc[:1]) is None  # 16 req/s: sustained, nothing said

@@ -132,6 +132,17 @@ def test_capacity_says_the_window_it_measured(capsys: pytest.CaptureFixture[str]
     assert json.loads(capsys.readouterr().out)["window_s"] == 30.0
 
 
+def test_capacity_counts_its_simulations_alike_in_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """The text said 21 simulations (the margin's two searches added) where the JSON said 7 (a review)."""
+    base = ["capacity", "chat-colocated", "--duration-s", "20", "--max-simulations", "3", "--no-progress"]
+    assert main([*base, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    own, edges = doc["simulations"], doc["margin"]["simulations"]
+    assert own >= 1 and edges >= 2
+    assert main(base) == 0
+    assert f"; {own} simulations, and {edges} at the bands' edges" in capsys.readouterr().out
+
+
 def test_a_fault_a_search_never_meets_is_said(capsys: pytest.CaptureFixture[str]) -> None:
     """portfolio-decode-loss loses its chat decode pool at 300 s: a capacity search over 60 s read the
     healthy portfolio's capacity and a plan (which leaves faults out) the healthy fleet's, neither

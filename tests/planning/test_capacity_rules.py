@@ -276,3 +276,15 @@ def test_a_class_that_draws_no_request_fails_nothing(capsys: pytest.CaptureFixtu
         assert main(["drill", str(path)]) == 0
     finally:
         path.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("duration_s", [-5, 0.5, 1e9, "60", True])
+def test_a_planning_window_is_checked_as_given(duration_s: object) -> None:
+    """`engine.capacity(s, duration_s=-5)` was refused as its warm-up's -3.75 s, and 1e9 was cut to a day
+    and run for 30 s, unsaid (a review; the command line refused both)."""
+    from engine import capacity, load_preset
+
+    with pytest.raises(
+        ScenarioError, match=r"^duration_s: the planning window must be from 1 to 86,400 s \(got "
+    ):
+        capacity(load_preset("chat-disaggregated"), duration_s=duration_s)  # type: ignore[arg-type]

@@ -431,3 +431,15 @@ def test_a_field_the_arrival_kind_does_not_use_is_named(capsys: pytest.CaptureFi
     over = ["--set", "workload.arrival.kind=closed_loop", "--set", "duration_s=20"]
     assert main(["run", "chat-colocated", *over]) == 0
     assert "workload.arrival.rate_rps (16.0) is not used by a closed loop" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("name", "text"), [("e.toml", ""), ("x.json", '{"version": 1, "name": "x"}')])
+def test_a_file_with_no_scenario_in_it_says_so(tmp_path: Path, name: str, text: str) -> None:
+    """An empty file was judged as the defaults' scenario and refused for a pool it never named
+    ("deployment.pools[0].tp: llama-3.1-70b in bf16 needs 131 GiB": a review)."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(
+        ScenarioError, match=rf"^{re.escape(name)}: sets none of model, workload and deployment"
+    ):
+        io.load(path)

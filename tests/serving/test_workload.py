@@ -120,8 +120,12 @@ def test_bad_trace_files_name_line_and_column(tmp_path: Path, fmt: str, text: st
 
 def test_missing_and_oversized_trace(tmp_path: Path) -> None:
     s = io.apply_overrides(BASE, {"workload.trace": {"format": "csv", "path": str(tmp_path / "nope.csv")}})
-    with pytest.raises(ScenarioError, match="no such file"):
+    with pytest.raises(ScenarioError, match=r"^workload\.trace\.path: .*nope\.csv: no such file$"):
         generate(s)
+    # a relative path says where it was looked for: the working directory (a review: "t.csv: no such file")
+    rel = io.apply_overrides(BASE, {"workload.trace": {"format": "csv", "path": "nope-here.csv"}})
+    with pytest.raises(ScenarioError, match=r"nope-here\.csv: no such file \(a relative path is read from /"):
+        generate(rel)
 
 
 def test_lognormal_mean_and_p99() -> None:

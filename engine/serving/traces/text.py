@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import reprlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -50,7 +51,16 @@ class TraceArrays(NamedTuple):
 
 def _file_text(path: str) -> str:
     """A data file's content as text (UTF-8, a leading byte-order mark dropped; see engine.core.datafiles)."""
-    data = datafiles.read_bytes(path)
+    try:
+        data = datafiles.read_bytes(path)
+    except ScenarioError as exc:  # said with the field it is in (a review: "t.csv: no such file", bare)
+        local = not datafiles.is_reference(path) and not Path(path).is_absolute()
+        where = (
+            f" (a relative path is read from {Path.cwd()})"
+            if local and str(exc).endswith("no such file")
+            else ""
+        )
+        raise ScenarioError(f"workload.trace.path: {exc}{where}") from None
     skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
         return str(memoryview(data)[skip:], "utf-8")
