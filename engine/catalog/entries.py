@@ -406,6 +406,16 @@ def entry_to_toml(entry: HardwareSpec | ModelSpec) -> str:
     return tomli_w.dumps(entry.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
+LIST_PRICE_MARK = "hyperscaler list is the only on-demand market"
+"""What the source of a chip's hourly rate says where it is its cloud's list price (TPUs, Inferentia2):
+the GPUs are priced on the neocloud basis, several times below their own hyperscaler list (docs/hardware.md)."""
+
+
+def list_priced(hw: HardwareSpec) -> bool:
+    """Whether a chip's hourly rate is a hyperscaler's list price, not the GPUs' neocloud basis (`LIST_PRICE_MARK`)."""
+    return LIST_PRICE_MARK in hw.sources.get("usd_per_hour", "")
+
+
 def price_assumed(hw: HardwareSpec, own: bool = False, capex_given: bool = False) -> bool:
     """Whether the price a run bills a chip at is the catalog's assumption rather than a published
     figure (its source opens with "assumption", or says it is "not verified"): rented, its hourly rate;

@@ -11,7 +11,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from engine.explain import confidence, sustain
-from engine.explain.bill import assumed_said, billed_said
+from engine.explain.bill import assumed_said, billed_said, listed_said
 from engine.explain.power_line import power_cap_line
 from engine.explain.presentation import scheduler_figures
 from engine.explain.scaled import autoscale_line
@@ -120,6 +120,17 @@ def _before_figures(doc: dict[str, Any], scenario: Scenario | None) -> list[str]
     return out
 
 
+def _price_lines(c: dict[str, Any]) -> list[str]:
+    """What the bill's prices rest on: prices the catalog assumes (a bill to check against a quote), and
+    list prices where the GPUs are on the neocloud basis."""
+    out = (
+        [f"  billed at {assumed_said(c['assumed_prices'], c.get('mode') == 'own')}"]
+        if c.get("assumed_prices")
+        else []
+    )
+    return out + ([f"  billed at {listed_said(c['list_prices'])}"] if c.get("list_prices") else [])
+
+
 def _attained(doc: dict[str, Any]) -> str:
     """The run's SLO attainment; with no request in the window nothing to judge, as a class with none is
     not (it read "0.0%" above "class chat: no request in the window, not judged": a review)."""
@@ -173,8 +184,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         f"{full}; ${_fmt(c['usd_per_million_output_tokens'])} per million output tokens"
         f"{thr('usd_per_million_output_tokens', c['usd_per_million_output_tokens'])}{full}"
     )
-    if c.get("assumed_prices"):  # a bill to check against a quote
-        print(f"  billed at {assumed_said(c['assumed_prices'], c.get('mode') == 'own')}")
+    for line in _price_lines(c):
+        print(line)
     if billed := billed_said(doc):  # a warm-up's requests in the count the bill is divided over
         print(f"  {billed}")
     parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())

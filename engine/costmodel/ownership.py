@@ -30,7 +30,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from engine.catalog.entries import price_assumed
+from engine.catalog.entries import list_priced, price_assumed
 from engine.catalog.specs import ID_PATTERN, Frozen, HardwareSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel.maturity import LEVELS, USD_PER_ENGINEER_MONTH
@@ -121,6 +121,18 @@ def assumed_prices(chips: Iterable[HardwareSpec], basis: CostBasis) -> dict[str,
         if price_assumed(hw, own, hw.id in basis.capex_usd):
             out[hw.id] = f"${hw.capex_usd:,.0f}" if own and hw.capex_usd else f"${hw.usd_per_hour:,.2f}/h"
     return out
+
+
+def list_prices(chips: Iterable[HardwareSpec], basis: CostBasis) -> dict[str, str]:
+    """Rented chips billed at their cloud's list price (`list_priced`: TPUs, Inferentia2), by id, each with
+    that price: beside GPUs on the neocloud basis they look cheaper than a like-for-like quote would make
+    them (an H100 lists at about 5x its $2.49 basis; a catalog review). A rent of yours is yours."""
+    if basis.mode == "own":
+        return {}
+    listed = [
+        hw for hw in {h.id: h for h in chips}.values() if list_priced(hw) and hw.id not in basis.usd_per_hour
+    ]
+    return {hw.id: f"${hw.usd_per_hour:,.2f}/h" for hw in sorted(listed, key=lambda h: h.id)}
 
 
 def capex_usd(hw: HardwareSpec, basis: CostBasis) -> tuple[float, float]:

@@ -64,6 +64,8 @@ def cost_basis(summary: Mapping[str, Any]) -> str:
     basis = str(cost.get("basis") or "rent: catalog price per chip-hour")
     if assumed := cost.get("assumed_prices"):
         basis += f"; {assumed_said(assumed, cost.get('mode') == 'own')}"
+    if listed := cost.get("list_prices"):
+        basis += f"; billed at {listed_said(listed)}"
     if billed := billed_said(summary):
         basis += f"; {billed}"
     return basis
@@ -103,6 +105,21 @@ def billed_said(summary: Mapping[str, Any]) -> str:
     return (
         f"per request: the bill from the start over all {billed:,} requests completed, the warm-up's "
         f"{billed - window:,} included"
+    )
+
+
+LIST_SAID = (
+    "its cloud's list price, where the GPUs are on the neocloud basis, several times below their own list: "
+    "an H100 at $2.49/h against about $12/h listed, docs/hardware.md"
+)
+
+
+def listed_said(listed: Mapping[str, str]) -> str:
+    """'a list price: tpu-v5e $1.20/h (its cloud's list price, where the GPUs are ...)'."""
+    return (
+        f"{'a list price' if len(listed) == 1 else 'list prices'}: "
+        + ", ".join(f"{chip} {price}" for chip, price in listed.items())
+        + f" ({LIST_SAID})"
     )
 
 

@@ -288,6 +288,8 @@ def cost_summary(
     }
     if assumed := ownership.assumed_prices((p.hardware for p in resolved.pools), basis):
         out["assumed_prices"] = assumed  # a chip whose price the catalog assumes (no published rate)
+    if listed := ownership.list_prices((p.hardware for p in resolved.pools), basis):
+        out["list_prices"] = listed  # a cloud's list price, where the GPUs are on the neocloud basis
     if len(resolved.pools) > 1:  # a portfolio: each pool's bill (one pool's is the whole bill)
         out["usd_by_pool"] = {p.spec.name: b for p, b in zip(resolved.pools, pool_bills, strict=True)}
     if mixed and len(resolved.pools) > 1:  # (a lone colocated pool's share is the bill's: `usd_by_part`)

@@ -173,6 +173,9 @@ class Cost(TypedDict):
     assumed_prices: NotRequired[dict[str, str]]
     """The chips billed at a price the catalog assumes rather than cites, by id, each with that price
     ('$3.20/h' rented, '$30,000' to buy, owned): a bill to check against a quote (absent where none is)."""
+    list_prices: NotRequired[dict[str, str]]
+    """The rented chips billed at their cloud's list price (TPUs, Inferentia2), by id, each with that price,
+    where the GPUs are priced on the neocloud basis, several times below their own list (absent where none is)."""
     prefill_share_by_pool: NotRequired[dict[str, float]]
     """Each colocated pool's share of its busy time spent on prefill, by which its bill is split
     between prefill and decode (a deployment with a colocated pool beside other pools only)."""

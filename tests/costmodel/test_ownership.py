@@ -257,6 +257,31 @@ def test_a_bill_at_a_price_the_catalog_assumes_says_so(capsys: pytest.CaptureFix
     )
 
 
+def test_a_list_price_is_said_beside_the_bill(capsys: pytest.CaptureFixture[str]) -> None:
+    """A TPU's or an Inferentia2's rent is its cloud's list price where the GPUs are on the neocloud basis,
+    about a fifth of their own list, and nothing said so (a catalog review)."""
+    from engine.cli.main import main
+    from engine.explain.bill import cost_basis
+
+    assert "list_prices" not in _cost("chat-colocated")  # the H100: the neocloud basis
+    tpu = {"deployment.pools[0].hardware": "tpu-v6e", "deployment.pools[0].tp": 8}
+    rented = _cost("chat-colocated", **tpu)
+    assert rented["list_prices"] == {"tpu-v6e": "$2.70/h"}
+    assert "; billed at a list price: tpu-v6e $2.70/h (its cloud's list price, where the GPUs" in cost_basis(
+        {"cost": rented}
+    )
+    assert "list_prices" not in _cost("chat-colocated", **tpu, **{"cost.usd_per_hour": {"tpu-v6e": 1.0}})
+    assert "list_prices" not in _cost(
+        "chat-colocated", **tpu, **{"cost.mode": "own", "cost.capex_usd": {"tpu-v6e": 9e3}}
+    )
+    argv = ["run", "chat-colocated", "--set", "duration_s=30"]
+    assert (
+        main([*argv, "--set", "deployment.pools[0].hardware=tpu-v6e", "--set", "deployment.pools[0].tp=8"])
+        == 0
+    )
+    assert "  billed at a list price: tpu-v6e $2.70/h (" in capsys.readouterr().out
+
+
 def test_a_rent_of_your_own_bills_the_run_and_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
     """cost.usd_per_hour: a chip-hour at your quote, not the catalog's (24 of whose 30 rents are
     assumptions): the run's bill, its basis, no 'assumed price' line, and the planner's prices."""
