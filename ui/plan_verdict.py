@@ -42,6 +42,26 @@ from ui.text import plain
 
 JUST_LOADED = "fg_plan_just_loaded"
 LOADED = "fg_plan_loaded"
+OWNED = "fg_plan_owned"
+"""The scenarios (as JSON) the plan on the page belongs to: the one planned, and each loaded from it."""
+
+
+def own_plan(scenario_json: str, fresh: bool = False) -> None:
+    """Mark `scenario_json` as one the plan on the page belongs to (`fresh`: a new plan, only it)."""
+    owned = st.session_state.get(OWNED)
+    if fresh or not isinstance(owned, set):
+        owned = st.session_state[OWNED] = set()
+    owned.add(scenario_json)
+
+
+def stale_plan() -> bool:
+    """Whether the scenario changed since the plan on the page (another preset, an edited target): its
+    figures, its choice and its loads are then another scenario's (a browser review read a chat plan's
+    verdict under enterprise-mixed, and its Load undid a TPOT target typed since, unsaid)."""
+    owned = st.session_state.get(OWNED)
+    return isinstance(owned, set) and state.scenario().model_dump_json() not in owned
+
+
 OBJECTIVE_LABELS = {
     "usd_per_hour": "Cost per hour",
     "usd_per_million_tokens": "Cost per million output tokens",
@@ -413,7 +433,12 @@ def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
             + ".",
             icon=":material/gpp_maybe:",
         )
-        if st.button("Load the deployment that holds", key="fg-plan-load-margin", icon=":material/download:"):
+        if st.button(
+            "Load the deployment that holds",
+            key="fg-plan-load-margin",
+            icon=":material/download:",
+            disabled=stale_plan(),
+        ):
             load_run(q, q.best_run, (*key, "slowed"))
 
 
@@ -554,6 +579,9 @@ def load_run(p: Plan, run: int, key: tuple[Any, ...]) -> None:
         return
     st.session_state[LOADED] = (key, run)
     r = p.runs.iloc[run]
+    if stale_plan():  # never over a scenario changed since the plan (the buttons are off then)
+        return
     if state.commit(p.scenario_of(run), "planner"):
         st.session_state[JUST_LOADED] = f"{r['shape']} {r['split']} at {p.target_rps:g} req/s"
+        own_plan(state.scenario().model_dump_json())  # its own deployment: the plan is still this one's
         st.rerun()  # the sidebar and the share link follow the new scenario

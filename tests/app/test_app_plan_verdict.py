@@ -209,6 +209,30 @@ def test_the_chosen_deployment_loads_with_one_click() -> None:
     assert any("Loaded" in text_of(s.value) for s in at.success)
 
 
+@pytest.mark.slow
+def test_a_plan_made_for_another_scenario_says_so_and_loads_nothing() -> None:
+    """A chat plan's verdict stayed under a scenario changed since (another preset, a TPOT target), and
+    its Load put the plan's scenario back over the change, unsaid (a browser review)."""
+    at = _small_plan(["h100-sxm"])
+    at.checkbox(key="plan_margin").uncheck()
+    at.button[0].click().run()
+    assert not [w for w in at.warning if "is for the scenario as it was" in text_of(w.value)]
+    sc = scenario_of(at)
+    slo = sc.workload.classes[0].slo.model_copy(update={"tpot_ms": 200.0})
+    changed = apply_overrides(sc, {"workload.classes[0].slo": slo.model_dump()})
+    at.session_state["fg_scenario"] = changed  # an edit on the SLO page, as the session keeps it
+    at.run()
+    assert any("is for the scenario as it was when you pressed Plan" in text_of(w.value) for w in at.warning)
+    assert at.button(key="fg-plan-load-choice").disabled  # (and `load_run` refuses a chart point's)
+    assert scenario_of(at) == changed
+    # planned again, it is this scenario's; its loaded choice stays its own (no warning after the load)
+    at.button[0].click().run()
+    at.button(key="fg-plan-load-choice").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert scenario_of(at).workload.classes[0].slo.tpot_ms == 200.0
+    assert not [w for w in at.warning if "is for the scenario as it was" in text_of(w.value)]
+
+
 def test_the_planner_form_keeps_its_values_across_pages() -> None:
     """The form went back to its defaults after a visit to another page while the plan made from the
     old values stayed below it (a walkthrough): each field keeps its value for the session."""
