@@ -297,7 +297,13 @@ tail_rows, tail_cols = tables.unanswered(  # a rank among rejected requests: 'ne
         any(c.slo.e2e_ms for c in sc.workload.classes),
     ),
 )
-st.dataframe(tail_rows, hide_index=True, width="stretch", height="content", column_config=tail_cols)
+st.dataframe(
+    tables.stepped(tail_rows, tail_cols),
+    hide_index=True,
+    width="stretch",
+    height="content",
+    column_config=tail_cols,
+)
 
 st.subheader(
     "Which layer decided it",

@@ -112,7 +112,12 @@ def _more(result: SimResult) -> None:
             for row in spec.to_dict("records"):
                 show = st.success if row["verdict"] == "worth considering" else st.info
                 show(plain(row["text"]), icon=":material/developer_board:")
-            st.dataframe(spec, hide_index=True, width="stretch", column_config=tables.SPECIALISATION)
+            st.dataframe(
+                tables.stepped(spec, tables.SPECIALISATION),
+                hide_index=True,
+                width="stretch",
+                column_config=tables.SPECIALISATION,
+            )
     with st.expander("Where each phase sits on each chip's roofline", icon=":material/speed:"):
         st.caption(
             "Prefill of the mean prompt and decode at the largest batch that fits KV memory, the batch "

@@ -176,8 +176,8 @@ def section() -> None:
         st.metric("Median |error|", f"{rec.fit.median_abs_error:.1%}", border=True, width="content")
         st.metric("Worst |error|", f"{rec.fit.worst_abs_error:.1%}", border=True, width="content")
     _captions(cat.hardware[str(chip)], p.band, stack, len(rec.fit.table))
-    st.dataframe(rec.fit.table[list(tables.CALIBRATION_FIT)], hide_index=True, width="stretch",
-                 column_config=tables.CALIBRATION_FIT)  # fmt: skip
+    fit = tables.stepped(rec.fit.table[list(tables.CALIBRATION_FIT)], tables.CALIBRATION_FIT)
+    st.dataframe(fit, hide_index=True, width="stretch", column_config=tables.CALIBRATION_FIT)
     mine = {h.id: h for h in sc.custom_hardware}
     present = mine.get(rec.entry.id) == rec.entry
     with st.container(horizontal=True, gap="small"):

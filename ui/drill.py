@@ -17,7 +17,7 @@ from engine.explain import class_attainment, fallback_drill, fault_notes, unchan
 from engine.scenario import Scenario
 from ui import sim
 from ui.charts import POOL_COLORS
-from ui.tables import PERCENT_STEP
+from ui.tables import PERCENT_STEP, stepped
 from ui.text import plain
 
 SHOWN_KEY = "fg:drill"
@@ -122,7 +122,8 @@ def fallback_comparison(scenario: Scenario) -> None:
     st.plotly_chart(
         attainment_bars(table), theme="streamlit", key="fg:drill:chart", config={"displaylogo": False}
     )
-    st.dataframe(table, hide_index=True, column_config=_columns(table))  # type: ignore[arg-type]
+    config = _columns(table)
+    st.dataframe(stepped(table, config), hide_index=True, column_config=config)  # type: ignore[arg-type]
     same = unchanged(table)
     if same:
         st.caption(

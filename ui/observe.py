@@ -23,7 +23,7 @@ from engine.core import MAX_TRACE_BYTES, ScenarioError
 from engine.costmodel import SERVING_STACKS, STACK_NAMES
 from engine.scenario import scenario_catalog
 from ui import charts, custom_chip, state
-from ui.tables import PERCENT_STEP
+from ui.tables import PERCENT_STEP, stepped
 from ui.text import plain
 
 UPLOAD = "fg:observe-upload"
@@ -283,17 +283,18 @@ def _fitted(
         )
     if result.thin_note:  # three factors through two points fit anything
         st.warning(plain(result.thin_note), icon=":material/warning:")
+    # a percent, as the metric above says it (the bare fraction read "0.0314" under "3.0%")
+    held = {
+        "held_out_abs_error": st.column_config.NumberColumn(
+            "held-out median |error|", format="percent", step=PERCENT_STEP
+        )
+    }
     st.dataframe(
-        result.held_out,
+        stepped(result.held_out, held),
         hide_index=True,
         width="stretch",
         key=KEY + "held-out",
-        # a percent, as the metric above says it (the bare fraction read "0.0314" under "3.0%")
-        column_config={
-            "held_out_abs_error": st.column_config.NumberColumn(
-                "held-out median |error|", format="percent", step=PERCENT_STEP
-            )
-        },
+        column_config=held,
     )
     if len(result.bands):
         st.caption(

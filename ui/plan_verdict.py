@@ -38,28 +38,11 @@ from engine.planning import (
     vendor_crossing,
 )
 from ui import marks, plan_link, state
+from ui.plan_state import own_plan, stale_plan
 from ui.text import plain
 
 JUST_LOADED = "fg_plan_just_loaded"
 LOADED = "fg_plan_loaded"
-OWNED = "fg_plan_owned"
-"""The scenarios (as JSON) the plan on the page belongs to: the one planned, and each loaded from it."""
-
-
-def own_plan(scenario_json: str, fresh: bool = False) -> None:
-    """Mark `scenario_json` as one the plan on the page belongs to (`fresh`: a new plan, only it)."""
-    owned = st.session_state.get(OWNED)
-    if fresh or not isinstance(owned, set):
-        owned = st.session_state[OWNED] = set()
-    owned.add(scenario_json)
-
-
-def stale_plan() -> bool:
-    """Whether the scenario changed since the plan on the page (another preset, an edited target): its
-    figures, its choice and its loads are then another scenario's (a browser review read a chat plan's
-    verdict under enterprise-mixed, and its Load undid a TPOT target typed since, unsaid)."""
-    owned = st.session_state.get(OWNED)
-    return isinstance(owned, set) and state.scenario().model_dump_json() not in owned
 
 
 OBJECTIVE_LABELS = {
@@ -270,7 +253,11 @@ def _sentence(text: str) -> str:
 
 PER_CHIP = {
     # the star, the chip and the layout stay in view while a narrow screen scrolls to the last columns
-    "": st.column_config.TextColumn(width=32, pinned=True),  # the winner's star
+    "": st.column_config.TextColumn(  # the winner's star; a cross where the row's quoted run fails
+        width=32,
+        pinned=True,
+        help="★ the choice; ✗ its quoted run misses a target (the last column says which run).",
+    ),
     "chip": st.column_config.TextColumn(pinned=True),
     "layout": st.column_config.TextColumn(pinned=True),
     "chips": st.column_config.NumberColumn(width=52),
@@ -323,7 +310,9 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
     fails = ~t["verified"].astype(bool) & ~t["verified_by"].str.startswith("planning")
     return pd.DataFrame(
         {
-            "": np.where(t["winner"], "★", ""),
+            # a row whose quoted run misses a target says so where the eye starts, not only at the end of
+            # the last column, cut off at 1,600 px and scrolled to at 1,100 (a browser review)
+            "": np.where(t["winner"], "★", np.where(fails, "✗", "")),
             # the verdict's arrow, a character narrower twice a row: at 1400 pixels a plan of chip pairs
             # pushed its last column (kW) out of view
             "chip": t["group"].str.replace(" -> ", " → ", regex=False),

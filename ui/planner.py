@@ -37,9 +37,9 @@ from engine.planning import (
     passing_frontiers,
 )
 from engine.scenario import Scenario
-from ui import plan_link, plan_run, plan_verdict, state, tables
+from ui import plan_link, plan_run, plan_state, plan_verdict, state, tables
 from ui.plan_labels import label_sides
-from ui.plan_verdict import JUST_LOADED, OBJECTIVE_LABELS, margin_box, own_plan, stale_plan, summary
+from ui.plan_verdict import JUST_LOADED, OBJECTIVE_LABELS, margin_box, summary
 from ui.plan_verdict import band_text as _pm
 from ui.plan_verdict import load_run as _load
 from ui.plan_verdict import run_mark as run_mark
@@ -502,7 +502,7 @@ def planner_page() -> None:
         )
         if result is not None:
             st.session_state[PLAN] = (key, *result)
-            own_plan(key[0], fresh=True)
+            plan_state.own_plan(key[0], fresh=True)
             plan_link.remember()
     stored = st.session_state.get(PLAN)
     if stored is None:
@@ -512,13 +512,9 @@ def planner_page() -> None:
         return
     key, p, edge = stored if len(stored) == 3 else (*stored, None)  # a plan kept from before the margin
     plan_link.show(key[0] == sc.model_dump_json())  # the link reopens the plan if it is this scenario's
-    if stale_plan():
-        st.warning(
-            "**This plan is for the scenario as it was when you pressed Plan**: the scenario has changed since "
-            "(another preset, or an edit). Its figures and its choice are that scenario's, and its deployments "
-            "cannot be loaded over yours; press **Plan** to plan this one.",
-            icon=":material/history:",
-        )
+    if plan_state.stale_plan():
+        st.warning(plan_state.STALE_TEXT, icon=":material/history:")
+    st.caption(plain(plan_state.planned_with(key, edge is not None, OBJECTIVE_LABELS)))
     loaded = st.session_state.pop(JUST_LOADED, None)
     if loaded:
         st.success(f"Loaded **{plain(loaded)}** as the current scenario.", icon=":material/download_done:")
@@ -538,7 +534,8 @@ def planner_page() -> None:
     with st.expander(
         "Every simulated run", icon=":material/table_rows:", key="fg-plan-runs", on_change="rerun"
     ):
-        st.dataframe(runs, hide_index=True, width="stretch", column_config=tables.PLAN_RUNS,
+        shown = tables.stepped(runs, tables.PLAN_RUNS)
+        st.dataframe(shown, hide_index=True, width="stretch", column_config=tables.PLAN_RUNS,
                      column_order=tables.shown(tables.PLAN_RUNS, runs))  # fmt: skip
     with st.expander(
         "Every shape and what became of it",
@@ -572,7 +569,7 @@ def _frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
          "goodput tokens/s per chip", "plan_tput"),
     )  # fmt: skip
     runs = passing_frontiers(p.runs, objective)
-    stale = stale_plan()
+    stale = plan_state.stale_plan()
     if p.best_run is not None and st.button(  # a star among close points is hard to hit: one click
         "Load the chosen deployment", key="fg-plan-load-choice", icon=":material/download:", disabled=stale
     ):

@@ -18,6 +18,7 @@ from ui.tail_table import (  # noqa: F401  (their home; imported from here by th
     fraction,
     holds_pct,
     slo_tail_columns,
+    stepped,
     tail_view,
     unanswered,
 )

@@ -163,7 +163,7 @@ class Verdict:
         behind = stood if short is None else f", falling behind by {short:,.2g} req/s"
         return (
             f"the nominal cheapest misses its SLO if the chips are as slow as their band's pessimistic edge "
-            f"({slow}): {s['slo_attainment']:.0%} of requests within SLO, {late}{behind}"
+            f"({slow}): over the planning window, {s['slo_attainment']:.0%} of requests within SLO, {late}{behind}"
         )
 
     def _nominal_failed_full_length(self) -> str:

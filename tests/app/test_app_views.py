@@ -585,3 +585,27 @@ def test_a_refit_model_sizes_each_pool_as_its_chip_batches(mem_fraction: float) 
     assert new is not None
     assert [p.tp for p in new.deployment.pools] == [2, 2]
     resolve(new)  # raises where a pool was left too small
+
+
+def test_a_stepped_column_shows_its_value_rounded_not_cut() -> None:
+    """Streamlit cuts a value to its column's step: the drill table read 98.7% where `fengong drill`
+    prints 98.8% for 0.98759 (a browser review). Each stepped column is rounded before it is shown."""
+    import pandas as pd
+
+    from ui.tables import PLAN_RUNS, stepped
+
+    frame = pd.DataFrame(
+        {
+            "slo_attainment": [0.98759, 0.5],
+            "prefill_busy": [0.99967, None],
+            "simulated": [3, 4],
+            "x": [0.12345, 1.0],
+        }
+    )
+    out = stepped(frame, PLAN_RUNS)
+    assert out["slo_attainment"].tolist() == [0.988, 0.5] and out["prefill_busy"].iloc[0] == 1.0
+    assert out["x"].tolist() == [0.12345, 1.0]  # no step: as it was
+    assert out["simulated"].tolist() == [3, 4]
+    assert frame["slo_attainment"].iloc[0] == 0.98759  # the caller's frame is left alone
+    mixed = stepped(pd.DataFrame({"slo_attainment": [0.98759, None, "never"]}, dtype=object), PLAN_RUNS)
+    assert mixed["slo_attainment"].tolist()[0] == 0.988 and mixed["slo_attainment"].tolist()[2] == "never"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -518,3 +519,16 @@ def test_the_nominal_cheapests_risk_names_its_own_chips_slowdowns() -> None:
     assert own_slowdowns(slow, table, 5) == "h100-sxm +29% time, h200 +40% time"
     assert own_slowdowns(slow, pd.DataFrame(), 3) == "h100-sxm +29% time, h200 +40% time, b200 +29% time"
     assert own_slowdowns({}, table, 3) == "no chip has a band"
+
+
+def test_a_row_whose_quoted_run_fails_is_marked_where_the_table_starts(two_chips: Any) -> None:
+    """The only mark of a failing row was ' (fails)' at the end of the last column, cut off at 1,600 px
+    (a browser review): the pinned first column crosses it."""
+    from ui.plan_verdict import per_chip_frame
+
+    t = two_chips.verdict.table.copy()
+    loser = int(np.flatnonzero(~t["winner"].to_numpy(bool))[0])
+    t.loc[t.index[loser], ["verified", "verified_by"]] = [False, "full-length run (600 s, seed 1)"]
+    frame = per_chip_frame(t)
+    assert frame[""].iloc[loser] == "✗" and frame["quoted run"].iloc[loser].endswith("(fails)")
+    assert (frame[""] == "★").sum() == 1 and (frame[""] == "✗").sum() == 1

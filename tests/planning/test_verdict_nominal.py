@@ -63,7 +63,9 @@ def test_a_nominal_cheapest_that_fails_slowed_quotes_both_latencies() -> None:
         "usd_per_hour", True, pd.DataFrame([{"winner": True, "run": 7}]), chosen_run=7, nominal_run=3,
         nominal_slowed=slowed, slowdown={"h200": 0.55},
     )  # fmt: skip
-    assert v.risk_text().endswith(": 13% of requests within SLO, TTFT p90 290 ms, TPOT p90 64.8 ms")
+    assert v.risk_text().endswith(
+        ": over the planning window, 13% of requests within SLO, TTFT p90 290 ms, TPOT p90 64.8 ms"
+    )
     never = Verdict(
         "usd_per_hour", True, pd.DataFrame([{"winner": True, "run": 7}]), chosen_run=7, nominal_run=3,
         nominal_slowed={**slowed, "ttft_ms_at_slo": None}, slowdown={"h200": 0.55},
