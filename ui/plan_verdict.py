@@ -300,11 +300,12 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
             ]
 
     def banded(col: str, fmt: str) -> list[str]:
+        who = _whose(t, col.removesuffix("_at_slo")) if col.endswith("_at_slo") else [""] * len(t)
         return [
             "n/a"
             if v is None or v != v
-            else f"{format(v, fmt)}{_band(b, fmt, '–')}"  # (every figure here is positive)
-            for v, b in zip(t[col], t[f"{col}_band"], strict=True)
+            else f"{w}{format(v, fmt)}{_band(b, fmt, '–')}"  # (every figure here is positive)
+            for v, b, w in zip(t[col], t[f"{col}_band"], who, strict=True)
         ]
 
     fails = ~t["verified"].astype(bool) & ~t["verified_by"].str.startswith("planning")
@@ -333,6 +334,19 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
             "quoted run": np.where(fails, t["verified_by"] + " (fails)", t["verified_by"]),
         }
     )
+
+
+def _whose(t: pd.DataFrame, key: str) -> list[str]:
+    """Per row, 'batch p99: ' where its latency (`key`: ttft_ms, tpot_ms) is the worst of several classes',
+    which the column shows ('' with one class): 13,938 ms of TTFT read unnamed where the interactive class
+    was at 977 ms (a browser review)."""
+    out = []
+    for per, v in zip(t.get("classes_at_slo", pd.Series([None] * len(t))), t[f"{key}_at_slo"], strict=True):
+        name = None
+        if isinstance(per, dict) and len(per) > 1 and v == v:
+            name = next((c for c, d in per.items() if d.get(key) is not None and float(d[key]) == v), None)
+        out.append(f"{name} p{per[name]['percentile']:g}: " if name is not None else "")
+    return out
 
 
 def _without_chips(shape: str, group: str) -> str:

@@ -94,7 +94,10 @@ def level_choice(level: str | None) -> str:
     lv = maturity.LEVELS[level]
     if lv.compute == lv.bandwidth == lv.overhead == 1.0:
         return f"{level} (×1, no porting)"
-    return f"{level} (compute ×{lv.compute:g}, {lv.engineer_months:g} eng-months)"
+    # the bandwidth too: "compute ×0.5" alone hid the ×0.6 that sets decode (a review); the overhead and the
+    # porting's months in the caption under the select (`level_effect`: an option fits a 300 px card in
+    # about 36 characters)
+    return f"{level} (compute ×{lv.compute:g}, bw ×{lv.bandwidth:g})"
 
 
 def level_effect(

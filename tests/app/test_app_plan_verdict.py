@@ -219,7 +219,9 @@ def test_a_plan_made_for_another_scenario_says_so_and_loads_nothing() -> None:
     assert not [w for w in at.warning if "is for the scenario as it was" in text_of(w.value)]
     # what it was made with, as the form's fields apply only on Plan (a toggle read off above it: a review)
     said = [text_of(c.value) for c in at.caption if text_of(c.value).startswith("This plan: 12 req/s, ")]
-    assert said and "risk-aware on, margin not checked. The form's changes apply when you press Plan." in said[0]
+    assert (
+        said and "risk-aware on, margin not checked. The form's changes apply when you press Plan." in said[0]
+    )
     sc = scenario_of(at)
     slo = sc.workload.classes[0].slo.model_copy(update={"tpot_ms": 200.0})
     changed = apply_overrides(sc, {"workload.classes[0].slo": slo.model_dump()})

@@ -73,8 +73,8 @@ def test_the_maturity_options_are_short_and_say_their_effect_on_the_pool() -> No
     assert box.options == [
         "as calibrated (no change)",
         "measured (×1, no porting)",
-        "vendor (compute ×0.8, 6 eng-months)",
-        "port (compute ×0.5, 24 eng-months)",
+        "vendor (compute ×0.8, bw ×0.85)",
+        "port (compute ×0.5, bw ×0.6)",
     ]
     assert all(len(o) <= 36 for o in box.options)  # a 300 px card holds about that many
 

@@ -532,3 +532,21 @@ def test_a_row_whose_quoted_run_fails_is_marked_where_the_table_starts(two_chips
     frame = per_chip_frame(t)
     assert frame[""].iloc[loser] == "✗" and frame["quoted run"].iloc[loser].endswith("(fails)")
     assert (frame[""] == "★").sum() == 1 and (frame[""] == "✗").sum() == 1
+
+
+def test_a_latency_of_several_classes_names_whose_it_is(two_chips: Any) -> None:
+    """The verdict table's TTFT is the worst class's: with several classes it read 13,938 ms unnamed where
+    the interactive class was at 977 (a browser review). One class: nothing added."""
+    from ui.plan_verdict import per_chip_frame
+
+    t = two_chips.verdict.table.copy()
+    one = per_chip_frame(t)
+    assert not one.filter(like="TTFT").iloc[:, 0].str.contains(":").any()
+    row = t.index[0]
+    worst = float(t.loc[row, "ttft_ms_at_slo"])
+    t.at[row, "classes_at_slo"] = {
+        "chat": {"percentile": 90.0, "ttft_ms": worst / 10, "tpot_ms": 1.0},
+        "batch": {"percentile": 99.0, "ttft_ms": worst, "tpot_ms": 1.0},
+    }
+    cell = per_chip_frame(t).filter(like="TTFT").iloc[0, 0]
+    assert cell.startswith(f"batch p99: {worst:,.0f}"), cell
