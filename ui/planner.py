@@ -34,6 +34,7 @@ from engine.planning import (
     PP_MIN_TP,
     Rule,
     SearchSpace,
+    off_frontier_text,
     passing_frontiers,
 )
 from engine.scenario import Scenario
@@ -569,6 +570,8 @@ def _frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
          "goodput tokens/s per chip", "plan_tput"),
     )  # fmt: skip
     runs = passing_frontiers(p.runs, objective)
+    if off := off_frontier_text(runs, getattr(p, "risk_aware", True)):  # as the command line says it
+        st.caption(plain(f"{off[0].upper()}{off[1:]}."))
     stale = plan_state.stale_plan()
     if p.best_run is not None and st.button(  # a star among close points is hard to hit: one click
         "Load the chosen deployment", key="fg-plan-load-choice", icon=":material/download:", disabled=stale

@@ -257,18 +257,12 @@ def _frontier_rows(p: Plan, flag: str, order: str) -> list[dict[str, Any]]:
     ]
 
 
-def _off_frontier(p: Plan, cost: list[dict[str, Any]]) -> None:
-    """Say that the choice is off the cost frontier, where it is: a legend with no starred row read as
-    a fault (a review)."""
-    if not cost or any(c["chosen"] for c in cost) or p.best_run is None:
-        return
-    b = p.runs.iloc[p.best_run]
-    print(
-        f"  (the choice, {b['shape']} {b['split']}, is off this frontier: the points here that cost less and "
-        "serve more fail "
-        + ("with their chips at their bands' pessimistic edge, or in their " if p.risk_aware else "in their ")
-        + "full-length run)"
-    )
+def _off_frontier(p: Plan) -> None:
+    """Say that the choice is off the cost frontier, where it is (`frontier.off_frontier_text`)."""
+    from engine.planning.frontier import off_frontier_text, passing_frontiers
+
+    if said := off_frontier_text(passing_frontiers(p.runs, p.objective), p.risk_aware):
+        print(f"  ({said})")
 
 
 def _assumed(p: Plan) -> str:
@@ -334,7 +328,7 @@ def print_plan(p: Plan) -> None:
         mark = "*" if c["chosen"] else " "
         v = c[x] / 1e3 if objective == "power" else c[x]
         print(f"{mark} {c['shape']:{width}} {c['split']:>8} {v:9.2f} {c['goodput_rps']:13.2f}  {_mark(c)}")
-    _off_frontier(p, cost)
+    _off_frontier(p)
     print(
         "\ngoodput per chip (output tokens of requests within their SLO) against tokens/s per user (Pareto "
         "frontier of the deployments that pass)"

@@ -35,6 +35,7 @@ _API = {
     "EMIT_STACKS": "engine.planning.emit",
     "Emitted": "engine.planning.emit",
     "emit_deployment": "engine.planning.emit",
+    "off_frontier_text": "engine.planning.frontier",
     "passing_frontiers": "engine.planning.frontier",
     "Margin": "engine.planning.margin",
     "MarginCheck": "engine.planning.margin",
@@ -123,6 +124,7 @@ __all__ = [
     "lifetime_names",
     "lifetime_summary",
     "load_lifetime",
+    "off_frontier_text",
     "passing_frontiers",
     "past_target",
     "plan_link_decode",
@@ -146,7 +148,7 @@ if TYPE_CHECKING:
     from engine.planning.emit import Emitted
     from engine.planning.emit import emit as emit_deployment
     from engine.planning.emit_facts import vendor_crossing_text as vendor_crossing
-    from engine.planning.frontier import passing_frontiers
+    from engine.planning.frontier import off_frontier_text, passing_frontiers
     from engine.planning.lifetime import SIZING_NOTE as LIFETIME_SIZING_NOTE
     from engine.planning.lifetime import LifetimeResult, run_lifetime
     from engine.planning.lifetime import headline_line as lifetime_headline

@@ -100,3 +100,20 @@ def passing_frontiers(runs: pd.DataFrame, objective: str = "usd_per_hour") -> pd
         if x in out and y in out:
             out[flag] = passing_frontier(out, x, y, maximize_x=max_x, maximize_y=max_y)
     return out
+
+
+def off_frontier_text(runs: pd.DataFrame, risk_aware: bool) -> str:
+    """'the choice, h100-sxm tp2 3P:1D, is off this frontier: ...' where a plan's chosen run (`chosen`) is not
+    on the cost frontier of its passing runs (`passing_frontiers`), '' where it is or there is none: a
+    legend with no starred point read as a fault, on the page as at the command line (a review)."""
+    if runs.empty or not {"on_cost_frontier", "chosen"} <= set(runs) or not runs["on_cost_frontier"].any():
+        return ""
+    chosen = runs[runs["chosen"].astype(bool)]
+    if chosen.empty or bool(chosen["on_cost_frontier"].iloc[0]):
+        return ""
+    b = chosen.iloc[0]
+    fail = "with their chips at their bands' pessimistic edge, or in their " if risk_aware else "in their "
+    return (
+        f"the choice, {b['shape']} {b['split']}, is off this frontier: the points here that cost less and serve "
+        f"more fail {fail}full-length run"
+    )

@@ -550,3 +550,19 @@ def test_a_latency_of_several_classes_names_whose_it_is(two_chips: Any) -> None:
     }
     cell = per_chip_frame(t).filter(like="TTFT").iloc[0, 0]
     assert cell.startswith(f"batch p99: {worst:,.0f}"), cell
+
+
+def test_a_choice_off_the_cost_frontier_is_said_on_the_page_as_at_the_command_line(two_chips: Any) -> None:
+    """The command line said the choice was off the frontier; the page's chart showed a frontier without
+    its star and said nothing (a browser review). One text for both (`off_frontier_text`)."""
+    from engine.planning.frontier import off_frontier_text, passing_frontiers
+
+    runs = passing_frontiers(two_chips.runs, two_chips.objective)
+    chosen = runs["chosen"].astype(bool)
+    assert off_frontier_text(runs.assign(on_cost_frontier=chosen), True) == ""  # on it: nothing said
+    off = runs.assign(on_cost_frontier=~chosen & runs["passes"].astype(bool))
+    said = off_frontier_text(off, True)
+    b = runs[chosen].iloc[0]
+    assert said.startswith(f"the choice, {b['shape']} {b['split']}, is off this frontier: ")
+    assert said.endswith("pessimistic edge, or in their full-length run")
+    assert off_frontier_text(off, False).endswith("fail in their full-length run")
