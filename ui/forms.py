@@ -22,7 +22,7 @@ from engine import policies
 from ui import state
 from ui.bound import bound, current, key_of, number, select, sync, toggle
 from ui.field_help import FIELD_HELP
-from ui.labels import EMPTY, HELP, label_of
+from ui.labels import EMPTY, HELP, PATH_HELP, PATH_LABELS, label_of
 from ui.shapes import Shape, shape_of
 from ui.text import plain
 
@@ -39,8 +39,8 @@ def field_widget(
     **number_kw: Any,
 ) -> None:
     """One widget for one scalar field (`label`: other than the field's own; `number_kw`: more for a number box)."""
-    label = label or label_of(name)
-    tip = help or HELP.get(name)
+    label = label or PATH_LABELS.get(path) or label_of(name)
+    tip = help or PATH_HELP.get(path) or HELP.get(name)
     if choices is not None:
         select(path, choices, label, default=default, help=tip)
     elif shape.kind == "bool":

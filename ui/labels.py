@@ -140,6 +140,16 @@ LABELS: dict[str, str] = {
 """Labels that the name-to-label rule would get wrong."""
 
 
+PATH_LABELS: dict[str, str] = {"deployment.power_cap_kw": "Site power cap (kW)"}
+"""Labels of fields whose name another field shares on the same page: the site's power cap read "Power
+cap (kW)" as each pool's does (a browser review)."""
+PATH_HELP: dict[str, str] = {
+    "deployment.power_cap_kw": "The most every data-centre pool's chips may draw together; over it they run at "
+    "a lower clock. Each pool may have a cap of its own too. Empty: no site cap.",
+}
+"""Help of the fields `PATH_LABELS` names."""
+
+
 def label_of(name: str) -> str:
     """A field name as a label with its unit: ``capacity_gb`` -> ``Capacity (GB)``."""
     if name in LABELS:

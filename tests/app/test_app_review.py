@@ -210,3 +210,13 @@ def test_about_says_its_moe_terms_are_the_shared_ones_and_whose_are_their_own() 
     said = " ".join(text_of(m.value) for m in at.markdown)
     assert "These are the shared terms, which a stack without terms of its own runs with" in said
     assert experts_stacks() and "(SGLang, TensorRT-LLM, vLLM)" in said
+
+
+def test_the_site_power_cap_is_told_from_a_pools() -> None:
+    """The site's power cap sat among the deployment's fields labelled "Power cap (kW)", as each pool's
+    (a browser review)."""
+    at = app("strategy")
+    assert_clean(at)
+    site = at.number_input(key="fg:deployment.power_cap_kw")
+    assert site.label == "Site power cap (kW)" and "every data-centre pool" in (site.help or "")
+    assert at.number_input(key="fg:deployment.pools[0].power_cap_kw").label == "Power cap (kW)"
