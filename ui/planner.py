@@ -485,7 +485,10 @@ def _asked() -> tuple[float, SearchSpace, Rule, float] | None:
         portfolio=bool(ss["plan_portfolio"]),
     )
     rule: Rule = "attainment" if ss["plan_rule"] == "attainment" else "percentile"
-    return float(ss["plan_target"]), space, rule, float(ss["plan_attainment"]) / 100.0
+    share = (
+        float(ss["plan_attainment"]) / 100.0 if rule == "attainment" else DEFAULT_ATTAINMENT
+    )  # (unused then)
+    return float(ss["plan_target"]), space, rule, share
 
 
 def planner_page() -> None:

@@ -154,9 +154,20 @@ def _load(dirs: tuple[Path, ...]) -> Catalog:
     return Catalog(hardware=hardware, models=models)
 
 
-def load_catalog(dirs: Iterable[Path] | None = None) -> Catalog:
-    """The catalog from the built-in presets and the user's directories (cached per dir set)."""
-    return _load(tuple(dirs) if dirs is not None else catalog_dirs())
+def load_catalog(dirs: Iterable[Path | str] | Path | str | None = None) -> Catalog:
+    """The catalog of the folders `dirs` (each holding `hardware/` and `models/`; one folder may be given
+    alone), in that order, a later entry replacing an earlier one of the same id; by default the built-in
+    presets and the folders `FENGONG_CATALOG` names (`catalog_dirs`). Parsed once per set of folders; each
+    call returns its own copy, so a what-if edit of one (`cat.hardware[id] = ...`) changes no other run
+    (a review: it changed every later default run)."""
+    if dirs is None:
+        folders = catalog_dirs()
+    else:
+        folders = tuple(Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs))
+        if missing := [str(d) for d in folders if not d.is_dir()]:
+            raise ScenarioError(f"load_catalog: no such folder: {', '.join(missing)}")
+    cat = _load(folders)
+    return Catalog(hardware=dict(cat.hardware), models=dict(cat.models))
 
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024

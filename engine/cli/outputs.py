@@ -5,6 +5,7 @@ A destination that cannot be written is refused with the flag named (`--out`), n
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,8 @@ from typing import Any
 from engine.cli.common import dumps
 from engine.core.errors import ScenarioError
 from engine.scenario import codec as scenario_io
+from engine.scenario import naming
+from engine.scenario.model import Scenario
 from engine.serving.run import SimResult
 
 
@@ -24,12 +27,25 @@ def write_outputs(res: SimResult, out: Path | str, fmt: str = "csv") -> None:
     if fmt not in ("csv", "parquet"):
         raise ScenarioError(f"fmt: csv or parquet (got {fmt!r})")
     out = Path(out)
+    if (edited := _as_edited(res.scenario)) is not res.scenario:
+        res = dataclasses.replace(res, scenario=edited)
     try:
         _write_outputs(res, out, fmt)
     except OSError as exc:
         raise ScenarioError(
             f"--out {out}: cannot write there ({exc.strerror or type(exc).__name__}); name a folder"
         ) from None
+
+
+def _as_edited(sc: Scenario) -> Scenario:
+    """A scenario under a preset's name that is not that preset (`apply_overrides` keeps the name), named
+    as `run --set` names it, "edited from" the preset, without the preset's lesson, whose figures are
+    the preset's own (a review: the API's export carried them where `run --out`'s did not)."""
+    for preset in scenario_io.preset_names():
+        base = scenario_io.load_preset(preset)
+        if base.name == sc.name:
+            return naming.named(sc, base, preset)
+    return sc
 
 
 def write_replications(runs: Sequence[SimResult], doc: dict[str, Any], out: Path, fmt: str) -> None:

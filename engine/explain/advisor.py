@@ -187,6 +187,13 @@ def _slo_findings(result: SimResult) -> list[Finding]:
             missed.append(marked(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}", "ttft"))
         if tpot is not None and tpot > slo.tpot_ms:
             missed.append(marked(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}", "tpot"))
+        gap = c.get("max_tbt_ms_at_percentile")
+        if slo.tbt_ms and (gap is None or gap > slo.tbt_ms):  # the targets the run's text names too
+            missed.append(
+                f"{pct} largest gap between tokens {_ms(gap) if gap is not None else 'n/a'} against {_ms(slo.tbt_ms)}"
+            )
+        if not missed and slo.e2e_ms:  # (it read "too few completed" with every request completed: a review)
+            missed.append(f"{pct} end-to-end latency over its {_ms(slo.e2e_ms)} deadline")
         out.append(
             Finding(
                 "critical",

@@ -38,6 +38,11 @@ def check_rule(rule: str, attainment: float) -> None:
         raise ScenarioError(
             f"attainment: a share of requests in (0, 1], e.g. 0.9 for 90% (got {attainment:g})"
         )
+    if rule == "percentile" and attainment != DEFAULT_ATTAINMENT:  # (it was ignored, unsaid: a review)
+        raise ScenarioError(
+            f"attainment: applies to rule 'attainment' only (got {attainment:g} with rule 'percentile', "
+            "which judges every class at its SLO percentile)"
+        )
 
 
 def rule_text(rule: Rule, attainment: float = DEFAULT_ATTAINMENT) -> str:

@@ -24,7 +24,7 @@ from engine.catalog.entries import Catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.scenario.model import Scenario
-from engine.scenario.resolve import Resolved, resolve, slowed
+from engine.scenario.resolve import Resolved, resolve, scenario_catalog, slowed
 from engine.serving import metrics, saturation, work_bound
 from engine.serving.ledger import Records
 from engine.serving.sim import Simulation
@@ -137,6 +137,39 @@ class SimResult:
         return doc
 
 
+def _check_slowdown(scenario: Scenario, catalog: Catalog | None, slowdown: Mapping[str, float]) -> None:
+    """Refuse a slowdown that names no chip of the catalog: it was never applied, unsaid (a review)."""
+    known = scenario_catalog(scenario, catalog).hardware
+    if unknown := sorted(str(k) for k in slowdown if k not in known):
+        raise ScenarioError(
+            f"slowdown: no chip {', '.join(map(repr, unknown))} in the catalog (chip id -> e above -1, the share "
+            "more time each iteration takes, e.g. {'h100-sxm': 0.3})"
+        )
+
+
+def _check_requests(scenario: Scenario, requests: Requests) -> None:
+    """Refuse requests that cannot be this scenario's: not `Requests`, a class it lacks, arrivals past its
+    window (a 300 s draw run in a 30 s scenario billed and counted what the scenario never said, and a
+    three-class draw in a one-class scenario raised an IndexError: a review)."""
+    if not isinstance(requests, Requests):  # a result's table, for one
+        raise ScenarioError(
+            f"requests: the Requests that engine.serving.workload.generate(scenario) draws, not a "
+            f"{type(requests).__name__} (the same seed draws the same requests: leave it out)"
+        )
+    n_classes = len(scenario.workload.classes)
+    if len(requests) and int(requests.cls.max()) >= n_classes:
+        raise ScenarioError(
+            f"requests: they name class {int(requests.cls.max())} where this scenario has {n_classes}: draw them "
+            "from this scenario (engine.serving.workload.generate(scenario))"
+        )
+    last = float(requests.arrival_s.max()) if len(requests) else 0.0
+    if last > scenario.duration_s:
+        raise ScenarioError(
+            f"requests: they arrive until {last:,.1f} s, past this scenario's {scenario.duration_s:g} s window: draw "
+            "them from this scenario (engine.serving.workload.generate(scenario))"
+        )
+
+
 def simulate(
     scenario: Scenario,
     catalog: Catalog | None = None,
@@ -160,12 +193,10 @@ def simulate(
         )
     resolved = resolve(scenario, catalog)
     if slowdown:
+        _check_slowdown(scenario, catalog, slowdown)
         resolved = slowed(resolved, slowdown)
-    if requests is not None and not isinstance(requests, Requests):  # a result's table, for one
-        raise ScenarioError(
-            f"requests: the Requests that engine.serving.workload.generate(scenario) draws, not a "
-            f"{type(requests).__name__} (the same seed draws the same requests: leave it out)"
-        )
+    if requests is not None:
+        _check_requests(scenario, requests)
     reqs = requests if requests is not None else generate(scenario)
     if check_work:
         work_bound.check(scenario, reqs)

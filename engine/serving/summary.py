@@ -130,8 +130,9 @@ class ClassSummary(TypedDict):
     slo_attainment: float | None
     """Share of the class's window requests that met their SLO, 0-1 (None: no request in the window)."""
     passes: bool
-    """True when TTFT, TPOT (and TBT, if targeted) at the percentile are within target, or when the
-    class has no request in the window (nothing to judge, nothing missed)."""
+    """True when TTFT, TPOT (and the largest token gap and the end-to-end latency, where targeted) at
+    the percentile are within target, or when the class has no request in the window (nothing to judge,
+    nothing missed)."""
 
 
 class PoolUtilization(TypedDict):

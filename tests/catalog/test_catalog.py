@@ -162,3 +162,21 @@ def test_hf_config_llama_and_errors() -> None:
     with pytest.raises(ScenarioError, match=r"num_key_value_heads: 0 is not a head count \(1 to 32"):
         model_from_hf_config({**cfg, "num_key_value_heads": 0}, "x")
     assert model_from_hf_config({**cfg, "num_key_value_heads": None}, "x").kv_heads == 32  # null: MHA
+
+
+def test_a_what_if_edit_of_the_catalog_changes_no_other_run(tmp_path: Path) -> None:
+    """`load_catalog()` returned one shared catalog: pricing an H100 at $1 for a what-if priced every later
+    default run at $1 too (a review). Each call is its own copy; a folder given alone, or missing, is said."""
+    from engine import apply_overrides, load_preset, simulate
+
+    sc = apply_overrides(load_preset("chat-colocated"), {"duration_s": 20.0})
+    before = simulate(sc).summary["cost"]["usd_per_hour"]
+    cat = load_catalog()
+    cat.hardware["h100-sxm"] = cat.hardware["h100-sxm"].model_copy(update={"usd_per_hour": 1.0})  # type: ignore[index]
+    assert simulate(sc, catalog=cat).summary["cost"]["usd_per_hour"] < before
+    assert simulate(sc).summary["cost"]["usd_per_hour"] == before
+    assert load_catalog().hardware["h100-sxm"].usd_per_hour == 2.49
+    with pytest.raises(ScenarioError, match="load_catalog: no such folder: "):
+        load_catalog([tmp_path / "nope"])
+    (tmp_path / "hardware").mkdir()
+    assert load_catalog(str(tmp_path)).hardware == {}  # one folder, given alone: its entries only

@@ -565,3 +565,20 @@ def test_a_link_fault_not_the_links_speed_is_said_to_set_the_transfer() -> None:
         said and "outside the link fault (at 240 s for 120 s)" in said[0] and "the fault sets it" in said[0]
     )
     assert "a faster link would help." not in said[0]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("e2e_ms", 2000.0, "p90 end-to-end latency over its 2,000 ms deadline"),
+        ("tbt_ms", 100.0, "p90 largest gap between tokens "),
+    ],
+)
+def test_a_class_failing_on_e2e_or_token_gaps_is_told_so(field: str, value: float, said: str) -> None:
+    """With every request completed, a class failing on its E2E deadline or its token-gap target read
+    "fails its SLO: too few completed" (a review): the advisor names the target it misses, as `run` does."""
+    sc = io.apply_overrides(
+        io.load_preset("chat-colocated"), {"duration_s": 30.0, f"workload.classes[0].slo.{field}": value}
+    )
+    (fails,) = [f.text for f in advise(simulate(sc)).findings if "fails its SLO" in f.text]
+    assert said in fails and "too few completed" not in fails

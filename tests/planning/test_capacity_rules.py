@@ -288,3 +288,14 @@ def test_a_planning_window_is_checked_as_given(duration_s: object) -> None:
         ScenarioError, match=r"^duration_s: the planning window must be from 1 to 86,400 s \(got "
     ):
         capacity(load_preset("chat-disaggregated"), duration_s=duration_s)  # type: ignore[arg-type]
+
+
+def test_an_attainment_share_under_the_percentile_rule_is_refused() -> None:
+    """`capacity(..., attainment=0.5)` and `plan(..., attainment=0.5)` ran the percentile rule and ignored
+    the share, unsaid, where the command line refuses it (a review)."""
+    from engine import capacity, load_preset
+
+    with pytest.raises(
+        ScenarioError, match=r"^attainment: applies to rule 'attainment' only \(got 0\.5 with"
+    ):
+        capacity(load_preset("chat-colocated"), duration_s=30.0, max_simulations=3, attainment=0.5)

@@ -428,3 +428,43 @@ def test_the_front_door_writes_a_runs_files(tmp_path: Path) -> None:
     assert doc["scenario"]["seed"] == res.scenario.seed and doc["engine_version"] == res.engine_version
     with pytest.raises(ScenarioError, match="fmt: csv or parquet"):
         engine.write_outputs(res, tmp_path / "x", "xlsx")
+
+
+def test_requests_or_a_slowdown_that_cannot_be_this_scenarios_are_refused() -> None:
+    """Requests drawn over 300 s ran in a 30 s scenario (billed and counted past its window), a three-class
+    draw in a one-class scenario raised an IndexError, and a slowdown of chip 'h999' was never applied,
+    all unsaid (a review)."""
+    from engine.serving.workload import generate
+
+    sc = io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 30.0})
+    long = generate(io.apply_overrides(sc, {"duration_s": 300.0}))
+    with pytest.raises(
+        ScenarioError, match=r"^requests: they arrive until [23]\d\d\.\d s, past this scenario's 30 s"
+    ):
+        simulate(sc, requests=long)
+    three = generate(
+        io.apply_overrides(io.load_preset("enterprise-mixed"), {"duration_s": 30.0, "warmup_s": 0.0})
+    )
+    with pytest.raises(ScenarioError, match=r"^requests: they name class 2 where this scenario has 1"):
+        simulate(sc, requests=three)
+    with pytest.raises(ScenarioError, match=r"^slowdown: no chip 'h999' in the catalog"):
+        simulate(sc, slowdown={"h999": 0.5})
+    assert simulate(sc, requests=generate(sc)).summary == simulate(sc).summary  # its own draw: as before
+
+
+def test_an_edited_presets_export_is_named_as_the_command_line_names_it(tmp_path: Path) -> None:
+    """`write_outputs` after `apply_overrides` wrote the preset's name and its lesson, whose figures are
+    the preset's own runs, where `run --set ... --out` writes "edited from" and no lesson (a review)."""
+    from engine.cli.main import main
+    from engine.cli.outputs import write_outputs
+
+    sc = io.apply_overrides(io.load_preset("chat-disaggregated"), {"duration_s": 30.0})
+    write_outputs(simulate(sc), tmp_path / "api")
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=30", "--out", str(tmp_path / "cli")]) == 0
+    api, cli = (json.loads((tmp_path / d / "summary.json").read_text()) for d in ("api", "cli"))
+    assert api["scenario"] == cli["scenario"] and "edited from chat-disaggregated" in api["scenario"]["name"]
+    assert (tmp_path / "api" / "scenario.toml").read_text() == (
+        tmp_path / "cli" / "scenario.toml"
+    ).read_text()
+    write_outputs(simulate(io.load_preset("chat-disaggregated")), tmp_path / "as-is")  # the preset: its name
+    assert "lesson" in (tmp_path / "as-is" / "scenario.toml").read_text()
