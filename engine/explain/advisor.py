@@ -26,6 +26,7 @@ import pandas as pd
 from engine.calibration.mark import OWN_MISS_TEXT
 from engine.calibration.own import calibrate_hint
 from engine.catalog.entries import Catalog
+from engine.core.errors import ScenarioError
 from engine.explain import sustain
 from engine.explain.asic import (
     CLEAR_SHARE,
@@ -566,6 +567,10 @@ def advise(
     result: SimResult, model_change_months: float = STABLE_MONTHS, catalog: Catalog | None = None
 ) -> Advice:
     """Rooflines for the run's model, findings from its numbers, and the specialisation test."""
+    if not isinstance(result, SimResult):  # a Scenario, for one: it advises on a run
+        raise ScenarioError(
+            f"result: a run's SimResult (engine.simulate(scenario)), not a {type(result).__name__}"
+        )
     return Advice(
         roofline=roofline_table(result.scenario, catalog),
         findings=tuple(findings(result, catalog)),

@@ -18,7 +18,7 @@ import math
 import re
 import typing
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -303,6 +303,19 @@ def apply_overrides(scenario: Scenario, overrides: dict[str, Any], *, merge: boo
     or another policy (`POLICY_TABLES`' ``name``), replaces it whole, the new one's fields starting
     from their defaults. `merge` False: every value
     replaces what is there whole (the engine's own callers, which give whole tables)."""
+    if not isinstance(scenario, Scenario):  # (a Python error named neither argument: a review)
+        raise ScenarioError(
+            f"scenario: a Scenario (engine.load_preset(name)), not a {type(scenario).__name__}"
+        )
+    bad = (
+        f"a {type(overrides).__name__}"
+        if not isinstance(overrides, Mapping)
+        else next((f"the key {k!r}" for k in overrides if not isinstance(k, str)), "")
+    )
+    if bad:
+        raise ScenarioError(
+            f"overrides: a mapping of field path to value, e.g. {{'workload.arrival.rate_rps': 20}} (got {bad})"
+        )
     data = to_data(scenario)  # a fresh copy: changed in place
     for path, value in overrides.items():  # (values copied: a later path may change inside one)
         value = copy.deepcopy(value)

@@ -309,8 +309,8 @@ def replicate(
     requests: infinite; a shortfall only some seeds have) has no mean: its mean and interval are None,
     `n` counts the seeds with a value and `missing` the rest (`seed_values`). A trace's requests do
     not depend on the seed: replicating it is refused."""
-    if not 1 <= n <= bounds.MAX_REPLICATIONS:
-        raise ScenarioError(f"replications: must be from 1 to {bounds.MAX_REPLICATIONS} (got {n})")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= bounds.MAX_REPLICATIONS:
+        raise ScenarioError(f"replications: a whole number from 1 to {bounds.MAX_REPLICATIONS} (got {n!r})")
     if n > 1 and scenario.workload.trace is not None:
         raise ScenarioError(
             "replications: a trace's requests are the same whatever the seed, so every replication "

@@ -47,7 +47,7 @@ def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 def test_replications_outside_their_range_are_refused(n: str, capsys: pytest.CaptureFixture[str]) -> None:
     err = refused(["run", "chat-colocated", *SHORT, "--replications", n], capsys)
     assert f"--replications: must be in [1, {bounds.MAX_REPLICATIONS}]" in err, err
-    with pytest.raises(ScenarioError, match="replications: must be from 1 to"):
+    with pytest.raises(ScenarioError, match="replications: a whole number from 1 to"):
         replicate(io.load_preset("chat-colocated"), int(n))
     assert f"| replications | {bounds.MAX_REPLICATIONS} |" in (ROOT / "docs" / "bounds.md").read_text()
 

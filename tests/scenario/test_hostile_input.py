@@ -443,3 +443,24 @@ def test_a_file_with_no_scenario_in_it_says_so(tmp_path: Path, name: str, text: 
         ScenarioError, match=rf"^{re.escape(name)}: sets none of model, workload and deployment"
     ):
         io.load(path)
+
+
+def test_the_api_names_the_argument_a_wrong_type_was_given_to() -> None:
+    """`apply_overrides(s, None)`, `replicate(s, 2.0)`, `advise(scenario)` raised Python errors naming
+    neither argument (a review)."""
+    from engine import advise, apply_overrides, replicate
+
+    s = io.load_preset("chat-colocated")
+    for call, said in (
+        (
+            lambda: apply_overrides(s, None),
+            r"^overrides: a mapping of field path to value.*\(got a NoneType\)",
+        ),
+        (lambda: apply_overrides(s, {3: 3}), r"\(got the key 3\)"),
+        (lambda: apply_overrides(None, {}), r"^scenario: a Scenario"),
+        (lambda: replicate(s, 2.0), r"^replications: a whole number from 1 to 100 \(got 2\.0\)"),
+        (lambda: replicate(s, True), r"\(got True\)"),
+        (lambda: advise(s), r"^result: a run's SimResult"),
+    ):
+        with pytest.raises(ScenarioError, match=said):
+            call()
