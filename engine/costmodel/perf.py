@@ -37,7 +37,7 @@ import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -191,6 +191,7 @@ class Instance:
     profile: CalibrationProfile = field(init=False)
 
     def __post_init__(self) -> None:
+        self._check_given()
         object.__setattr__(self, "profile", self.hardware.profile(self.profile_name))
         if self.tp < 1 or self.pp < 1 or self.dp < 1 or self.ep < 1:
             raise ScenarioError(
@@ -204,6 +205,25 @@ class Instance:
             )
         if self.model.moe and self.ep > self.model.moe.experts:
             raise ScenarioError(f"ep: {self.ep} exceeds the model's {self.model.moe.experts} experts")
+
+    def _check_given(self) -> None:
+        """Refuse what no instance is, naming the field (an exported class: a review built one with
+        time_scale -1, a negative prefill time; weights 'fp3', a KeyError later; hardware by its id)."""
+        if not isinstance(self.hardware, HardwareSpec) or not isinstance(self.model, ModelSpec):
+            raise ScenarioError(
+                "hardware, model: catalog entries (load_catalog().chip(id), .model(id)), not ids"
+            )
+        if self.weights not in get_args(Precision) or self.kv not in get_args(KvPrecision):
+            raise ScenarioError(
+                f"weights: one of {', '.join(get_args(Precision))}; kv: one of {', '.join(get_args(KvPrecision))} "
+                f"(got weights={self.weights!r}, kv={self.kv!r})"
+            )
+        for name in ("time_scale", "clock", "bandwidth_scale", "imbalance"):
+            v = getattr(self, name)
+            if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
+                raise ScenarioError(f"{name}: a positive number (got {v!r})")
+        if not (isinstance(self.mem_fraction, int | float) and 0 < self.mem_fraction <= 1):
+            raise ScenarioError(f"mem_fraction: in (0, 1] (got {self.mem_fraction!r})")
 
     @property
     def chips(self) -> int:

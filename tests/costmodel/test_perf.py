@@ -558,3 +558,28 @@ def test_a_step_its_pipeline_stages_set_reads_pipeline_stages(catalog: Catalog) 
     )
     row = prefill_table(inst, [512]).iloc[0]
     assert row["bound"] == STAGES and row["pipeline_ms"] > max(row["compute_ms"], row["memory_ms"])
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("time_scale", -1.0, r"^time_scale: a positive number \(got -1\.0\)"),
+        ("weights", "fp3", r"^weights: one of bf16, fp8, fp4, int4"),
+        ("mem_fraction", -1.0, r"^mem_fraction: in \(0, 1\]"),
+        ("hardware", "h100-sxm", r"^hardware, model: catalog entries"),
+    ],
+)
+def test_an_instance_refuses_what_none_is(field: str, value: object, said: str) -> None:
+    """`Instance` is exported: built with time_scale -1 it gave a negative prefill time, with weights 'fp3'
+    a KeyError when used, with a chip's id an AttributeError (a review)."""
+    from engine.catalog.entries import load_catalog
+    from engine.core.errors import ScenarioError
+
+    cat = load_catalog()
+    kw: dict[str, object] = {
+        "model": cat.model("llama-3.1-8b"),
+        "hardware": cat.chip("h100-sxm"),
+        field: value,
+    }
+    with pytest.raises(ScenarioError, match=said):
+        Instance(**kw)  # type: ignore[arg-type]
