@@ -250,10 +250,24 @@ def _general_cost(
     )
 
 
+def _counts(name: str, value: ArrayLike, low: float) -> np.ndarray:
+    """`value` as floats, refused naming `name` where one is not a finite number of at least `low`
+    (exported: a prompt of -5 tokens, or None, cost 0 s and a context of -2,000 tokens 12 ms: a review)."""
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ScenarioError(f"{name}: a number of at least {low:g} (got {value!r})") from None
+    if not bool(np.all(np.isfinite(a))) or bool(np.any(a < low)):
+        raise ScenarioError(f"{name}: a finite number of at least {low:g} (got {value!r})")
+    return a
+
+
 def prefill_cost(inst: Instance, prompt_tokens: ArrayLike, cached_tokens: ArrayLike = 0) -> IterationCost:
     """Cost of prefilling one prompt (or an array of prompts, one iteration each)."""
-    q = np.asarray(prompt_tokens, dtype=float) - np.asarray(cached_tokens, dtype=float)
-    k = np.asarray(cached_tokens, dtype=float)
+    k = _counts("cached_tokens", cached_tokens, 0.0)
+    q = _counts("prompt_tokens", prompt_tokens, 1.0) - k
+    if bool(np.any(q < 0)):
+        raise ScenarioError("cached_tokens: at most the prompt's tokens")
     return iteration_cost(
         inst, prefill_tokens=q, prefill_attn_pairs=q * (k + q / 2.0), prefill_cached_tokens=k
     )
@@ -261,9 +275,9 @@ def prefill_cost(inst: Instance, prompt_tokens: ArrayLike, cached_tokens: ArrayL
 
 def decode_cost(inst: Instance, batch: ArrayLike, context_tokens: ArrayLike) -> IterationCost:
     """Cost of one decode step of `batch` requests that each hold `context_tokens` tokens."""
-    b = np.asarray(batch, dtype=float)
+    b = _counts("batch", batch, 1.0)
     return iteration_cost(
-        inst, decode_requests=b, decode_context_tokens=b * np.asarray(context_tokens, dtype=float)
+        inst, decode_requests=b, decode_context_tokens=b * _counts("context_tokens", context_tokens, 0.0)
     )
 
 

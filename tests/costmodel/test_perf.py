@@ -583,3 +583,23 @@ def test_an_instance_refuses_what_none_is(field: str, value: object, said: str) 
     }
     with pytest.raises(ScenarioError, match=said):
         Instance(**kw)  # type: ignore[arg-type]
+
+
+def test_an_exported_cost_refuses_a_count_no_batch_has() -> None:
+    """`prefill_cost(inst, -5)` and `prefill_cost(inst, None)` cost 0 s and `decode_cost(inst, 8, -2000)`
+    12 ms (a review): each names the count it was given."""
+    from engine.catalog.entries import load_catalog
+    from engine.core.errors import ScenarioError
+
+    cat = load_catalog()
+    inst = Instance(model=cat.model("llama-3.1-8b"), hardware=cat.chip("h100-sxm"))
+    for call, said in (
+        (lambda: prefill_cost(inst, -5), r"^prompt_tokens: a finite number of at least 1 \(got -5\)"),
+        (lambda: prefill_cost(inst, None), r"^prompt_tokens: a .*number of at least 1 \(got None\)"),
+        (lambda: prefill_cost(inst, 100, 200), r"^cached_tokens: at most the prompt's tokens"),
+        (lambda: decode_cost(inst, 8, -2000), r"^context_tokens: a finite number of at least 0"),
+        (lambda: decode_cost(inst, 0, 2000), r"^batch: a finite number of at least 1"),
+    ):
+        with pytest.raises(ScenarioError, match=said):
+            call()
+    assert float(prefill_cost(inst, [512, 1024]).time_s[1]) > 0  # arrays as before
