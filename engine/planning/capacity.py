@@ -182,8 +182,13 @@ def _check_search(
     max_simulations: int, rel_tol: float, low_rps: float | None, high_rps: float | None
 ) -> None:
     """Refuse a search's settings outside their ranges, naming the field."""
-    if not 2 <= max_simulations <= 100:
-        raise ScenarioError(f"max_simulations: must be in [2, 100] (got {max_simulations})")
+    if (
+        isinstance(max_simulations, bool)
+        or not isinstance(max_simulations, int)
+        or not 2 <= max_simulations <= 100
+    ):
+        # (2.5 ran 3 simulations: a review)
+        raise ScenarioError(f"max_simulations: a whole number in [2, 100] (got {max_simulations!r})")
     if not 0 < rel_tol < 1:
         raise ScenarioError(f"rel_tol: must be in (0, 1) (got {rel_tol})")
     for name, v in (("low_rps", low_rps), ("high_rps", high_rps)):

@@ -299,3 +299,12 @@ def test_an_attainment_share_under_the_percentile_rule_is_refused() -> None:
         ScenarioError, match=r"^attainment: applies to rule 'attainment' only \(got 0\.5 with"
     ):
         capacity(load_preset("chat-colocated"), duration_s=30.0, max_simulations=3, attainment=0.5)
+
+
+@pytest.mark.parametrize("n", [2.5, True, "5"])
+def test_a_capacity_searchs_budget_is_a_whole_number(n: object) -> None:
+    """`capacity(max_simulations=2.5)` ran 3 simulations (a review)."""
+    from engine import capacity, load_preset
+
+    with pytest.raises(ScenarioError, match=r"^max_simulations: a whole number in \[2, 100\]"):
+        capacity(load_preset("chat-colocated"), duration_s=30.0, max_simulations=n)  # type: ignore[arg-type]
