@@ -196,7 +196,7 @@ def test_a_refused_flag_is_named_as_the_flag(capsys: pytest.CaptureFixture[str])
     assert main(["plan", "chat-colocated", "--target-rps", "4", "--modes", "foo", "--no-progress"]) == 2
     assert "error: --modes: choose from colocated, disaggregated (got foo)" in capsys.readouterr().err
     assert main(["capacity", "chat-colocated", "--max-simulations", "0", "--no-progress"]) == 2
-    assert "error: --max-simulations: must be in [2, 100] (got 0)" in capsys.readouterr().err
+    assert "error: --max-simulations: a whole number in [2, 100] (got 0)" in capsys.readouterr().err
     from engine.cli.main import flag_message
 
     assert flag_message("seeds: must be in [1, 1000]", argparse.Namespace()) == "seeds: must be in [1, 1000]"
