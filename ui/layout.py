@@ -254,7 +254,16 @@ def growth(summary: Any) -> dict[str, float | None]:
     """Per strip figure of `GROWING`, its run's `latency_shortfall` of its kind (None: it does not grow),
     and for one that stays level while the run's queue grows (`ex.level`) the key `LEVEL_KEY` + it: 0."""
     grows = {key: ex.latency_shortfall(summary, kind) for key, kind in GROWING.items()}
+    # at capacity, or its queue still rising at the window's end (not called unsustainable): its TTFT is no
+    # steady figure either (a browser review read a bare 25.3 s at 4 req/s, 'grows' only one step further)
+    if not summary.get("unsustainable") and (summary.get("at_capacity") or summary.get("queue_rising")):
+        grows[HEADROOM_KEY + "ttft_p99_ms"] = 0.0
     return grows | {LEVEL_KEY + key: 0.0 for key, kind in GROWING.items() if ex.level(summary, kind)}
+
+
+HEADROOM_KEY = "headroom:"
+"""`growth`'s prefix of a strip figure of a run with no headroom (at capacity, or its queue still rising)."""
+HEADROOM = "no headroom: may grow with a longer run"
 
 
 LEVEL_KEY = "level:"
@@ -300,6 +309,9 @@ def strip_rows(
             change = f":small[:{colour}[{'▼' if d < 0 else '▲'}{text}]]"
         if (g := (grows or {}).get(key)) is not None:  # set by the run's length: nothing to compare
             rows.append((label, ex.at_least(fmt(now.get(key)), g), f":small[:orange[{ex.GROWS}]]"))
+            continue
+        if HEADROOM_KEY + key in (grows or {}):  # a queue that never emptied: no steady figure
+            rows.append((label, fmt(now.get(key)), f":small[:orange[{HEADROOM}]]"))
             continue
         if LEVEL_KEY + key in (grows or {}):  # the pace of batches a growing queue keeps full
             rows.append((label, fmt(now.get(key)), f":small[:orange[{ex.LEVEL}]]"))

@@ -15,7 +15,7 @@ from engine import explain as ex
 from engine.core import ScenarioError
 from engine.serving import SimResult
 from ui import layout
-from ui.tables import tail_view
+from ui.tail_table import report_view
 
 
 def report_sections(result: SimResult) -> list[tuple[str, str]]:
@@ -40,9 +40,7 @@ def report_sections(result: SimResult) -> list[tuple[str, str]]:
     headline = pd.DataFrame(rows).to_html(index=False, border=0, classes="summary") + "".join(
         f"<p>{html.escape(n)}</p>" for n in notes
     )
-    verdicts = tail_view(ex.slo_tail(sc, result.requests)).to_html(
-        index=False, border=0, classes="summary", float_format=lambda v: f"{v:,.4g}", na_rep="never answered"
-    )
+    verdicts = report_view(ex.slo_tail(sc, result.requests)).to_html(index=False, border=0, classes="summary")
     findings = ex.findings(result)
     if spread is not None:  # a pass that rests on chips as fast as modelled, said as the page says it
         findings = ex.at_the_edge(findings, spread.slower)

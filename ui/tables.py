@@ -433,8 +433,11 @@ ROOFLINE: dict[str, Any] = {
     "intensity_flops_per_byte": cc.NumberColumn("intensity (FLOP/B)", format="%.1f"),
     "attainable_tflops_per_chip": cc.NumberColumn("attainable TFLOP/s per chip", format="%.0f"),
     "achieved_tflops_per_chip": cc.NumberColumn("achieved TFLOP/s per chip", format="%.0f"),
-    "roofline_bound": cc.TextColumn("roofline bound"),
-    "binds": cc.TextColumn("binds", help="What limits the phase: compute, bandwidth, KV capacity or a link."),
+    # wide enough for 'bandwidth' (they read 'com' and 'ban' even at 1,600 px: a browser review)
+    "roofline_bound": cc.TextColumn("roofline bound", width="medium"),
+    "binds": cc.TextColumn(
+        "binds", help="What limits the phase: compute, bandwidth, KV capacity or a link.", width="medium"
+    ),
     "time_ms": cc.NumberColumn("iteration", format="%.1f ms"),
     "kv_transfer_ms": cc.NumberColumn(
         "KV transfer", format="%.1f ms", help="The prompt's KV over the chip's scale-out links."

@@ -232,3 +232,51 @@ def stepped(frame: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
         out = out.copy() if out is frame else out
         out[col] = rounded
     return out
+
+
+_LABELS_OFF_PAGE = {
+    "tbt_target_ms": "largest gap target",
+    "max_tbt_at_percentile_ms": "largest gap at pct",
+    "e2e_target_ms": "E2E target",
+    "e2e_at_percentile_ms": "E2E at pct",
+}
+
+
+def _cell(col: str, v: Any) -> str:
+    """One cell of the per-class table as the page writes it."""
+    missing = v is None or (isinstance(v, float) and math.isnan(v))
+    if col.endswith("_ms"):
+        if missing:
+            return "never answered" if "at_percentile" in col else "–"
+        return f"{v:,.0f} ms" if abs(float(v)) >= 100 else f"{float(v):.1f} ms"
+    if missing:
+        return "–"
+    if col == "slo_attainment":
+        return f"{float(v):.1%}"
+    if col == "percentile" or col.endswith("_pct"):
+        return f"p{float(v):g}"
+    if col == "passes":
+        return "yes" if bool(v) else "no"
+    if col == "requests":
+        return f"{int(v):,}"
+    return str(v)
+
+
+def report_view(tail: pd.DataFrame) -> pd.DataFrame:
+    """The per-class table as text for the HTML report, labelled and written as the page shows it (the
+    report wrote 'ttft_at_percentile_ms 2.239e+04' beside 'ttft_target_ms 3e+04', and None: a review)."""
+    view = tail_view(tail)
+    out = pd.DataFrame({col: [_cell(col, v) for v in view[col]] for col in view.columns})
+    for target, at in (
+        ("tbt_target_ms", "max_tbt_at_percentile_ms"),
+        ("e2e_target_ms", "e2e_at_percentile_ms"),
+    ):
+        if target in out and at in out:  # a target no class sets: neither column (as on the page)
+            unset = out[target] == "–"
+            out = (
+                out.drop(columns=[target, at])
+                if unset.all()
+                else out.assign(**{at: out[at].where(~unset, "–")})
+            )
+    labels = {c: (cfg.get("label") if isinstance(cfg, Mapping) else None) for c, cfg in SLO_TAIL.items()}
+    return out.rename(columns={c: labels.get(c) or _LABELS_OFF_PAGE.get(c, c) for c in out.columns})

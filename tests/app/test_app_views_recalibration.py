@@ -55,7 +55,7 @@ OK_ROW = "p1,llama-3.1-8b,l40s,1,prefill,512,,,,40\n"
     [
         (HEADER + OK_ROW + "p2,llama-3.1-8b,l40s,one,decode,,,8,2048,30\n", "line 3: tp: 'one' is not a whole number"),
         (HEADER + "p1,llama-3.1-8b,l40s,1,decode,,,8,2048,fast\n", "line 2: value: 'fast' is not a number"),
-        (HEADER + "p1,llama-3.1-8b,l40s,1,decode,,,8,2048,-3\n", "line 2: value: must be a positive number"),
+        (HEADER + "p1,llama-3.1-8b,l40s,1,decode,,,8,2048,-3\n", "line 2: value: must be above 0 and at most 1,000,000,000"),
         (HEADER + "p1,llama-3.1-8b,l40s,1,decoding,,,8,2048,3\n", "line 2: kind: 'decoding' is not prefill"),
         (HEADER + "p1,llama-3.1-8b,l40s,1,prefill,,,,,40\n", "line 2: prompt_tokens: a prefill point needs it"),
         (HEADER + "p1,llama-3.1-8b,l40s,1,throughput,1000,,,,900\n", "line 2: output_tokens: a throughput point needs it"),
