@@ -300,12 +300,14 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
             ]
 
     def banded(col: str, fmt: str) -> list[str]:
-        who = _whose(t, col.removesuffix("_at_slo")) if col.endswith("_at_slo") else [""] * len(t)
+        who = _whose(t, col.removesuffix("_at_slo")) if col.endswith("_at_slo") else [("", None)] * len(t)
         return [
             "n/a"
             if v is None or v != v
-            else f"{w}{format(v, fmt)}{_band(b, fmt, '–')}"  # (every figure here is positive)
-            for v, b, w in zip(t[col], t[f"{col}_band"], who, strict=True)
+            # a named class's figure takes that class's band, as the sentence above says it (the column's
+            # band, of every class, read 15.1-31.3 beside the sentence's batch 16.2 to 31.3: a review)
+            else f"{w}{format(v, fmt)}{_band(own if own is not None else b, fmt, '–')}"
+            for v, b, (w, own) in zip(t[col], t[f"{col}_band"], who, strict=True)
         ]
 
     fails = ~t["verified"].astype(bool) & ~t["verified_by"].str.startswith("planning")
@@ -336,16 +338,20 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
     )
 
 
-def _whose(t: pd.DataFrame, key: str) -> list[str]:
-    """Per row, 'batch p99: ' where its latency (`key`: ttft_ms, tpot_ms) is the worst of several classes',
-    which the column shows ('' with one class): 13,938 ms of TTFT read unnamed where the interactive class
-    was at 977 ms (a browser review)."""
-    out = []
+def _whose(t: pd.DataFrame, key: str) -> list[tuple[str, Any]]:
+    """Per row, ('batch p99: ', that class's band or None) where its latency (`key`: ttft_ms, tpot_ms) is
+    the worst of several classes', which the column shows (('', None) with one class): 13,938 ms of TTFT
+    read unnamed where the interactive class was at 977 ms (a browser review)."""
+    out: list[tuple[str, Any]] = []
     for per, v in zip(t.get("classes_at_slo", pd.Series([None] * len(t))), t[f"{key}_at_slo"], strict=True):
         name = None
         if isinstance(per, dict) and len(per) > 1 and v == v:
             name = next((c for c, d in per.items() if d.get(key) is not None and float(d[key]) == v), None)
-        out.append(f"{name} p{per[name]['percentile']:g}: " if name is not None else "")
+        if name is None:
+            out.append(("", None))
+            continue
+        band = per[name].get(f"{key.removesuffix('_ms')}_band")
+        out.append((f"{name} p{per[name]['percentile']:g}: ", band or None))
     return out
 
 
