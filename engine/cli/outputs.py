@@ -40,11 +40,12 @@ def write_outputs(res: SimResult, out: Path | str, fmt: str = "csv") -> None:
 def _as_edited(sc: Scenario) -> Scenario:
     """A scenario under a preset's name that is not that preset (`apply_overrides` keeps the name), named
     as `run --set` names it, "edited from" the preset, without the preset's lesson, whose figures are
-    the preset's own (a review: the API's export carried them where `run --out`'s did not)."""
+    the preset's own (a review: the API's export carried them where `run --out`'s did not). Another seed
+    alone is a replication, not an edit: `run --replications --out` writes each seed under its name."""
     for preset in scenario_io.preset_names():
         base = scenario_io.load_preset(preset)
         if base.name == sc.name:
-            return naming.named(sc, base, preset)
+            return naming.named(sc, base.model_copy(update={"seed": sc.seed}), preset)
     return sc
 
 

@@ -468,6 +468,10 @@ def test_an_edited_presets_export_is_named_as_the_command_line_names_it(tmp_path
     ).read_text()
     write_outputs(simulate(io.load_preset("chat-disaggregated")), tmp_path / "as-is")  # the preset: its name
     assert "lesson" in (tmp_path / "as-is" / "scenario.toml").read_text()
+    # another seed alone is a replication, written under the preset's name as `run --replications --out` does
+    seed = io.apply_overrides(io.load_preset("chat-disaggregated"), {"seed": 2})
+    write_outputs(simulate(seed), tmp_path / "seed-2")
+    assert json.loads((tmp_path / "seed-2" / "summary.json").read_text())["scenario"]["name"] == seed.name
 
 
 def test_a_scenario_made_without_its_checks_is_checked_before_it_runs() -> None:
