@@ -1,0 +1,60 @@
+"""How the pages' tables and the live strip write their figures: a stepped column rounded, not cut; a
+TTFT with no headroom marked; the HTML report's per-class table as the page's."""
+
+from __future__ import annotations
+
+from engine.explain import presentation as pr
+
+
+def test_a_stepped_column_shows_its_value_rounded_not_cut() -> None:
+    """Streamlit cuts a value to its column's step: the drill table read 98.7% where `fengong drill`
+    prints 98.8% for 0.98759 (a browser review). Each stepped column is rounded before it is shown."""
+    import pandas as pd
+
+    from ui.tables import PLAN_RUNS, stepped
+
+    frame = pd.DataFrame(
+        {
+            "slo_attainment": [0.98759, 0.5],
+            "prefill_busy": [0.99967, None],
+            "simulated": [3, 4],
+            "x": [0.12345, 1.0],
+        }
+    )
+    out = stepped(frame, PLAN_RUNS)
+    assert out["slo_attainment"].tolist() == [0.988, 0.5] and out["prefill_busy"].iloc[0] == 1.0
+    assert out["x"].tolist() == [0.12345, 1.0]  # no step: as it was
+    assert out["simulated"].tolist() == [3, 4]
+    assert frame["slo_attainment"].iloc[0] == 0.98759  # the caller's frame is left alone
+    mixed = stepped(pd.DataFrame({"slo_attainment": [0.98759, None, "never"]}, dtype=object), PLAN_RUNS)
+    assert mixed["slo_attainment"].tolist()[0] == 0.988 and mixed["slo_attainment"].tolist()[2] == "never"
+
+
+def test_the_live_strip_marks_a_ttft_with_no_headroom() -> None:
+    """rag-long-context at 4 req/s is at capacity (its queue never emptied): the strip read a bare
+    'TTFT p99 25.3 s', 'grows with run length' only a step further (a browser review)."""
+    from engine import apply_overrides, load_preset, simulate
+    from ui.layout import HEADROOM, growth, strip_rows
+
+    s = simulate(apply_overrides(load_preset("rag-long-context"), {"workload.arrival.rate_rps": 4.0})).summary
+    assert s.get("at_capacity") and not s.get("unsustainable")
+    rows = {label: (value, mark) for label, value, mark in strip_rows(pr.headline(s), {}, None, growth(s))}
+    assert HEADROOM in rows["TTFT p99"][1] and HEADROOM not in rows["TPOT p99"][1]
+    calm = simulate(load_preset("rag-long-context")).summary  # 3 req/s: headroom, nothing said
+    assert all(HEADROOM not in m for _, _, m in strip_rows(pr.headline(calm), {}, None, growth(calm)))
+
+
+def test_the_reports_class_table_reads_as_the_page_does() -> None:
+    """The HTML report wrote enterprise-mixed's batch class as 'ttft_at_percentile_ms 2.239e+04' beside
+    'ttft_target_ms 3e+04', and None in targets no class sets (a browser review)."""
+    from engine import load_preset, simulate
+    from engine.explain import slo_tail
+    from ui.tail_table import report_view
+
+    res = simulate(load_preset("enterprise-mixed"))
+    view = report_view(slo_tail(res.scenario, res.requests))
+    batch = view[view["class"] == "batch"].iloc[0]
+    assert batch["TTFT target"] == "30,000 ms" and batch["TTFT at pct"].endswith(" ms")
+    assert "," in batch["TTFT at pct"] and "e+" not in view.to_html()
+    assert "E2E target" not in view and "None" not in view.to_html()  # no class sets one: no column
+    assert batch["met SLO"].endswith("%") and batch["SLO pct"] == "p90"
