@@ -256,7 +256,7 @@ def growth(summary: Any) -> dict[str, float | None]:
     grows = {key: ex.latency_shortfall(summary, kind) for key, kind in GROWING.items()}
     # at capacity, or its queue still rising at the window's end (not called unsustainable): its TTFT is no
     # steady figure either (a browser review read a bare 25.3 s at 4 req/s, 'grows' only one step further)
-    if not summary.get("unsustainable") and (summary.get("at_capacity") or summary.get("queue_rising")):
+    if ex.rising_line(summary) is not None:  # the engine's one judgment of it, as Results' warning
         grows[HEADROOM_KEY + "ttft_p99_ms"] = 0.0
     return grows | {LEVEL_KEY + key: 0.0 for key, kind in GROWING.items() if ex.level(summary, kind)}
 

@@ -255,10 +255,10 @@ def sweep_line(frame: Any) -> str | None:
     """Under a sweep's table, how many of its runs did not sustain their load (None where all did): its
     rows otherwise read as figures of the load offered, a saturated run's cost per request the cheapest
     (a review: `sweep` printed only what it wrote, at 30 and 40 req/s past what the chips sustain)."""
-    cols = set(frame.columns)
+    import pandas as pd  # (loaded with the sweep's table; not at this module's import)
 
-    def rows(column: str) -> Any:
-        return frame[column].notna() if column in cols else frame.index != frame.index
+    def rows(column: str) -> Any:  # the runs a summary's key marks (none where no run has the key)
+        return frame[column].notna() if column in frame.columns else pd.Series(False, index=frame.index)
 
     short = rows("unsustainable.shortfall_rps")
     rising = rows("queue_rising.rise_rps") & ~short
