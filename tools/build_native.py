@@ -34,7 +34,8 @@ def compile_into(build: Path, work: Path) -> None:
 
     sources = [str(native.source_of(m).relative_to(native.ROOT)) for m in native.COMPILED]
     extensions = mypycify(
-        [f"--config-file={native.ROOT / 'pyproject.toml'}", *sources],
+        # a cache of its own: `make test` type-checks beside this build, into .mypy_cache
+        [f"--config-file={native.ROOT / 'pyproject.toml'}", f"--cache-dir={work / 'mypy-cache'}", *sources],
         opt_level="3",
         group_name=native.GROUP,
         target_dir=str(work / "c"),
