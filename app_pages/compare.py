@@ -334,26 +334,30 @@ with st.container():
 
 margin.compare_panel(ra, rb)  # when asked: the spreads' slower runs
 
-for column, label, run in zip(st.columns(2), ("A", "B"), (ra, rb), strict=True):
-    with column:
-        st.markdown(f"**Utilisation: {label}**")
-        st.dataframe(
-            ex.utilization_frame(run.summary),
-            hide_index=True,
-            width="stretch",
-            column_config=tables.UTILIZATION,
-        )
-        st.markdown(f"**Cost by part: {label}** ({plain(ex.cost_basis(run.summary))})")
-        st.dataframe(
-            tables.cost_view(ex.cost_parts(run.summary)),
-            hide_index=True,
-            width="stretch",
-            column_config=tables.COST_PARTS,
-        )
-        if len(kinds := ex.cost_kinds(run.summary)):
-            st.dataframe(
-                tables.cost_view(kinds), hide_index=True, width="stretch", column_config=tables.COST_PARTS
-            )
+# one table each across the page, A's rows then B's: side by side they ran past the right edge at 1,100 px
+st.markdown("**Utilisation**")
+st.dataframe(
+    tables.by_side(
+        [("A", ex.utilization_frame(ra.summary)), ("B", ex.utilization_frame(rb.summary))], "pool"
+    ),
+    hide_index=True,
+    width="stretch",
+    column_config=tables.UTILIZATION,
+    placeholder="–",
+)
+bases = {label: plain(ex.cost_basis(run.summary)) for label, run in (("A", ra), ("B", rb))}
+st.markdown(
+    f"**Cost by part** ({bases['A']})"
+    if bases["A"] == bases["B"]
+    else f"**Cost by part** (A: {bases['A']}; B: {bases['B']})"
+)
+parts = [(label, tables.cost_view(ex.cost_parts(run.summary))) for label, run in (("A", ra), ("B", rb))]
+st.dataframe(tables.by_side(parts, "part"), hide_index=True, width="stretch", column_config=tables.COST_PARTS)
+kinds = [(label, tables.cost_view(ex.cost_kinds(run.summary))) for label, run in (("A", ra), ("B", rb))]
+if any(len(k) for _, k in kinds):
+    st.dataframe(
+        tables.by_side(kinds, "kind"), hide_index=True, width="stretch", column_config=tables.COST_PARTS
+    )
 
 
 # each side's spread last, so the page is drawn first (cached with the Results page's)

@@ -24,7 +24,14 @@ LIVE_STRIP_TABLE = (
 WIDE_CARDS = '[class*="st-key-fg-wide-cards"] [data-testid="stMetricValue"] { font-size: 1.5rem; }'
 """Headline cards whose values carry a mean ± interval and a band ('624 ± 14 ms (model −23% to +30%)'),
 a size smaller: at the metric's own size each took a row of its own on Compare with ten seeds (a review)."""
-CSS = "\n".join([POPOVER_CLICKS_ON_BUTTON, LIVE_STRIP_TABLE, WIDE_CARDS])
+NARROW_SCREEN = (
+    "@media (max-width: 1279px) {\n"
+    '  [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }\n'
+    "}"
+)
+"""Under 1,280 px the wide layout's 5rem margins each side leave a page beside the sidebar 640 px of its
+800 at 1,100 px: per-class and comparison tables ran past the right edge with the margins empty (a review)."""
+CSS = "\n".join([POPOVER_CLICKS_ON_BUTTON, LIVE_STRIP_TABLE, WIDE_CARDS, NARROW_SCREEN])
 
 
 def inject() -> None:

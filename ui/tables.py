@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,6 @@ COST_PARTS: dict[str, Any] = {
 COMPARE: dict[str, Any] = {
     # widths for the longest entries ('Cost per 1M output tokens', '0.0005415', '+0.00005255')
     "figure": cc.TextColumn("figure", width=200),
-    "unit": cc.TextColumn("unit"),
     # numbers shown as `compare_view` writes them (`compare_styled`), so a click on a header sorts by value
     "a": cc.NumberColumn("A", width=100),
     "b": cc.NumberColumn("B", width=100),
@@ -169,8 +169,8 @@ def compare_styled(table: pd.DataFrame) -> Any:
         view = view[["figure", "better", *(c for c in view if c not in ("figure", "better"))]]
     if "change" in view:  # B − A last: the relative change and the band in view at 1,280 px (a review)
         view = view[[*(c for c in view if c != "change"), "change"]]
-    if "unit" in view:  # the unit after them: at 1,100 px it pushed the change off the screen (a review)
-        view = view[[*(c for c in view if c != "unit"), "unit"]]
+    # the unit shown in the figure's name (the cell keeps the name): a column of its own sat off the screen
+    units = dict(zip(view["figure"], view.pop("unit"), strict=True)) if "unit" in view else {}
     share = (table["unit"] == "fraction").to_numpy()
     numbers = view.copy()
     for col in (c for c in COMPARE_NUMBERS if c in view):
@@ -179,13 +179,26 @@ def compare_styled(table: pd.DataFrame) -> Any:
         if col != "change_pct":
             values = values.where(~share, values * 100.0)
         numbers[col] = values.where(view[col].notna())  # a cell without text has no number either
-    styler = numbers.style
+    styler = numbers.style.format(lambda f: with_unit(f, units[f]) if f in units else f, subset=["figure"])
     for col in (c for c in COMPARE_NUMBERS if c in view):
         for i, text in enumerate(view[col]):
             styler = styler.format(
                 lambda _v, t=text: "–" if t is None else t, subset=pd.IndexSlice[[i], [col]]
             )
     return styler
+
+
+def with_unit(figure: str, unit: str) -> str:
+    """A compared figure's name with its unit ('TTFT p50 (ms)'); a share (its figures read '99.58%'), a
+    count and a name that says its unit ('Output tokens/s') as they are."""
+    return figure if unit in ("%", "requests", "events") or figure.endswith(unit) else f"{figure} ({unit})"
+
+
+def by_side(sides: Sequence[tuple[str, pd.DataFrame]], column: str) -> pd.DataFrame:
+    """Two runs' tables as one, each row's `column` led by its side's label ('A prefill'): side by side,
+    in half the page each, their last columns sat past the right edge at 1,100 px (a review)."""
+    frames = [f.assign(**{column: [f"{label} {v}" for v in f[column]]}) for label, f in sides if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def figure_text(value: Any, share: bool = False, signed: bool = False) -> str | None:

@@ -26,7 +26,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -51,6 +51,8 @@ def grid(vary: Mapping[str, Sequence[Any]], seeds: int = 1, first_seed: int = 0)
         raise ScenarioError(f"seeds: must be in [1, 1000] (got {seeds})")
     if "seed" in vary:
         raise ScenarioError("seed: vary seeds with --seeds (seeds=N runs seed, seed + 1, ...)")
+    # a notebook's numpy range (np.linspace(4, 5, 3)) as the plain numbers it holds; not a Sequence
+    vary = {p: cast(Any, v).tolist() if getattr(v, "ndim", None) == 1 else v for p, v in vary.items()}
     for path, values in vary.items():
         scenario_io.parse_path(path)
         if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence):

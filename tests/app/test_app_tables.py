@@ -3,6 +3,8 @@ TTFT with no headroom marked; the HTML report's per-class table as the page's.""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from engine.explain import presentation as pr
 
 
@@ -58,3 +60,29 @@ def test_the_reports_class_table_reads_as_the_page_does() -> None:
     assert "," in batch["TTFT at pct"] and "e+" not in view.to_html()
     assert "E2E target" not in view and "None" not in view.to_html()  # no class sets one: no column
     assert batch["met SLO"].endswith("%") and batch["SLO pct"] == "p90"
+
+
+def test_a_compared_figure_names_its_unit_unless_it_says_it() -> None:
+    """The Compare table's figure carries its unit ('Cost per request ($)'); a share (read '99.58%'), a
+    count and a name ending in its unit ('Output tokens/s') stay as they are."""
+    from ui.tables import with_unit
+
+    assert with_unit("Cost per request", "$") == "Cost per request ($)"
+    assert with_unit("TTFT p50", "ms") == "TTFT p50 (ms)"
+    assert with_unit("Output tokens/s", "tokens/s") == "Output tokens/s"
+    assert with_unit("SLO attainment", "%") == "SLO attainment"
+    assert with_unit("Rejected", "requests") == "Rejected"
+
+
+def test_two_runs_tables_become_one_each_row_led_by_its_side() -> None:
+    """Compare's utilisation and cost tables: A's rows then B's in one table across the page (side by side
+    their last columns sat past the right edge at 1,100 px); a side with no rows adds none."""
+    from ui.tables import by_side
+
+    a = pd.DataFrame({"pool": ["prefill", "decode"], "busy": [0.5, 1.0], "bill_share": [0.5, 0.5]})
+    b = pd.DataFrame({"pool": ["mixed"], "busy": [1.0]})
+    both = by_side([("A", a), ("B", b)], "pool")
+    assert list(both["pool"]) == ["A prefill", "A decode", "B mixed"]
+    assert list(both["busy"]) == [0.5, 1.0, 1.0] and pd.isna(both.loc[2, "bill_share"])
+    assert list(by_side([("A", a), ("B", b.iloc[:0])], "pool")["pool"]) == ["A prefill", "A decode"]
+    assert by_side([("A", a.iloc[:0])], "pool").empty

@@ -215,3 +215,17 @@ def test_values_that_are_not_a_list_are_refused_naming_the_field() -> None:
         SearchSpace(hardware="h200")  # type: ignore[arg-type]
     with pytest.raises(ScenarioError, match="target_rps: a number"):
         plan(base, "20")  # type: ignore[arg-type]
+
+
+def test_a_numpy_range_varies_as_the_numbers_it_holds() -> None:
+    """Found in review: a notebook's np.linspace was refused with the suggestion [array([4., 5.])]; a
+    one-dimensional array is the list of its numbers, a 0-d one (one number) is refused as before."""
+    import numpy as np
+
+    from engine.planning.sweep import grid
+
+    points = grid({"workload.arrival.rate_rps": np.linspace(4, 5, 3)})
+    assert [p["workload.arrival.rate_rps"] for p in points] == [4.0, 4.5, 5.0]
+    assert all(type(p["workload.arrival.rate_rps"]) is float for p in points)  # not np.float64
+    with pytest.raises(ScenarioError, match=r"workload\.arrival\.rate_rps: the values to vary over"):
+        grid({"workload.arrival.rate_rps": np.float64(4.0)})  # type: ignore[dict-item]
