@@ -158,16 +158,25 @@ def load_catalog(dirs: Iterable[Path | str] | Path | str | None = None) -> Catal
     """The catalog of the folders `dirs` (each holding `hardware/` and `models/`; one folder may be given
     alone), in that order, a later entry replacing an earlier one of the same id; by default the built-in
     presets and the folders `FENGONG_CATALOG` names (`catalog_dirs`). Parsed once per set of folders; each
-    call returns its own copy, so a what-if edit of one (`cat.hardware[id] = ...`) changes no other run
-    (a review: it changed every later default run)."""
+    call returns its own deep copy (about 1 ms), so a what-if edit of one (`cat.hardware[id] = ...`, or a
+    chip's `profiles[...]`, a dict inside a frozen entry) changes no other run (reviews: a copy of the
+    two tables still shared each chip's profiles, and halving them slowed every later default run)."""
+    cat = shared_catalog(dirs)
+    return Catalog(
+        hardware={k: v.model_copy(deep=True) for k, v in cat.hardware.items()},
+        models={k: v.model_copy(deep=True) for k, v in cat.models.items()},
+    )
+
+
+def shared_catalog(dirs: Iterable[Path | str] | Path | str | None = None) -> Catalog:
+    """`load_catalog`'s parsed catalog itself, shared by every caller: for the engine's own reads (a
+    scenario's resolution, each run), which never change it; a user's edits go to `load_catalog`'s copy."""
     if dirs is None:
-        folders = catalog_dirs()
-    else:
-        folders = tuple(Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs))
-        if missing := [str(d) for d in folders if not d.is_dir()]:
-            raise ScenarioError(f"load_catalog: no such folder: {', '.join(missing)}")
-    cat = _load(folders)
-    return Catalog(hardware=dict(cat.hardware), models=dict(cat.models))
+        return _load(catalog_dirs())
+    folders = tuple(Path(d) for d in ([dirs] if isinstance(dirs, str | Path) else dirs))
+    if missing := [str(d) for d in folders if not d.is_dir()]:
+        raise ScenarioError(f"load_catalog: no such folder: {', '.join(missing)}")
+    return _load(folders)
 
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -424,7 +433,7 @@ the GPUs are priced on the neocloud basis, several times below their own hypersc
 
 def list_priced(hw: HardwareSpec) -> bool:
     """Whether a chip's hourly rate is a hyperscaler's list price, not the GPUs' neocloud basis (`LIST_PRICE_MARK`)."""
-    return LIST_PRICE_MARK in hw.sources.get("usd_per_hour", "")
+    return LIST_PRICE_MARK in hw.sources.get("usd_per_hour", "").lower()  # Inferentia2's starts a sentence
 
 
 def price_assumed(hw: HardwareSpec, own: bool = False, capex_given: bool = False) -> bool:

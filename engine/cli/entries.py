@@ -138,7 +138,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise ScenarioError("calibrate: give a measurements CSV and --hardware (or --reference)")
     csv = args.measurements[0]
     try:
-        data = Path(csv).read_bytes()[: report.MAX_MEASUREMENT_BYTES + 1]
+        if (size := Path(csv).stat().st_size) > report.MAX_MEASUREMENT_BYTES:  # its size, not the part read
+            raise ScenarioError(f"{csv}: {size:,} bytes; the limit is {report.MAX_MEASUREMENT_BYTES:,}")
+        with open(csv, "rb") as f:  # never more than the limit and one byte (a file may grow meanwhile)
+            data = f.read(report.MAX_MEASUREMENT_BYTES + 1)
     except OSError as exc:
         raise ScenarioError(f"{csv}: cannot read ({exc.strerror or type(exc).__name__})") from None
     # the checks the dashboard's upload makes, each naming its line and column (a review: the command read

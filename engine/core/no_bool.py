@@ -11,6 +11,7 @@ be validated. A nested settings value checks its own fields when it is validated
 
 from __future__ import annotations
 
+import numbers
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -113,3 +114,14 @@ def boolean_in(keys: Mapping[str, Any], data: Any) -> str | None:
             where, wants, flag = found
             return f"{key}{where}: must be {wants}, not {str(flag).lower()}"
     return None
+
+
+def whole_number(value: Any) -> bool:
+    """Whether `value` is a whole number as an API argument: an int or numpy's integers, not a boolean
+    (numpy's np.bool_ is no `numbers.Integral`; a review saw np.int64(10) refused as 'a whole number')."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def real_number(value: Any) -> bool:
+    """Whether `value` is a number as an API argument: an int, a float or numpy's, not a boolean."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)

@@ -54,6 +54,7 @@ from engine.catalog.specs import (
     Precision,
 )
 from engine.core.errors import ScenarioError
+from engine.core.no_bool import real_number
 from engine.costmodel import profile_pass, stages
 from engine.costmodel.tiers import MemoryTiers
 
@@ -220,9 +221,9 @@ class Instance:
             )
         for name in ("time_scale", "clock", "bandwidth_scale", "imbalance"):
             v = getattr(self, name)
-            if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
+            if not (real_number(v) and math.isfinite(v) and v > 0):
                 raise ScenarioError(f"{name}: a positive number (got {v!r})")
-        if not (isinstance(self.mem_fraction, int | float) and 0 < self.mem_fraction <= 1):
+        if not (real_number(self.mem_fraction) and 0 < self.mem_fraction <= 1):
             raise ScenarioError(f"mem_fraction: in (0, 1] (got {self.mem_fraction!r})")
 
     @property

@@ -48,15 +48,14 @@ from engine.explain.finding import Finding as Finding
 from engine.explain.finding import Severity as Severity
 from engine.explain.link_fault import link_fix
 from engine.explain.pd_ratio import prefill_findings
-from engine.explain.presentation import duration_text
 from engine.explain.queue_action import queue_action, ttft_within
 from engine.explain.rejections import rejection_finding
 from engine.explain.rooflines import roofline_table
+from engine.explain.slo_findings import slo_findings
 from engine.explain.way_in import ignored_ceiling, way_in_s
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog
 from engine.serving.run import SimResult
-from engine.serving.summary import LatencyKind, latency_shortfall, shortfall_rps
 
 # --- findings --------------------------------------------------------------------------------
 
@@ -104,7 +103,7 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
         out.append(
             Finding("warning" if ramp[1] < 0.9 else "info", "sessions", ramp[0], {"load_share": ramp[1]})
         )
-    out += _slo_findings(result)
+    out += slo_findings(result)
     pools = _pool_findings(result, res, cat)
     if rising and (rise := s.get("queue_rising")) and not any(f.topic == "overload" for f in pools):
         # said by a pool's queue growing through the window already, which reads it as the load's (a review)
@@ -146,70 +145,6 @@ def findings(result: SimResult, catalog: Catalog | None = None) -> list[Finding]
             )
         )
     return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])
-
-
-def _slo_findings(result: SimResult) -> list[Finding]:
-    out = []
-    specs = {c.name: c for c in result.scenario.workload.classes}
-    short = shortfall_rps(result.summary)  # unsustainable: no class passes
-    grows = latency_shortfall(result.summary, "ttft")  # and its percentiles grow with run length,
-
-    def marked(text: str, kind: LatencyKind) -> str:  # a TPOT unless it stays level (`steady`)
-        return sustain.marked(text, result.summary, kind)
-
-    for name, c in result.summary["classes"].items():
-        slo = specs[name].slo
-        ttft, tpot = c["ttft_ms_at_percentile"], c["tpot_ms_at_percentile"]
-        if c["slo_attainment"] is None:  # no request in the window: nothing to judge
-            out.append(Finding("info", "slo", f"class {name} has no request in the window: not judged.", {}))
-            continue
-        nums = {
-            "ttft_ms_at_percentile": ttft if ttft is not None else math.inf,
-            "ttft_target_ms": slo.ttft_ms,
-            "tpot_ms_at_percentile": tpot if tpot is not None else math.nan,
-            "tpot_target_ms": slo.tpot_ms,
-            "slo_attainment": c["slo_attainment"],
-        }
-        pct = f"p{c['percentile']:g}"
-        if c["passes"]:
-            figures = (
-                f"{pct} TTFT {marked(f'{_ms(ttft)} of {_ms(slo.ttft_ms)}', 'ttft')}"
-                f"{'; ' if grows is not None else ', '}"  # (a comma follows the growing mark)
-                f"TPOT {marked(f'{_ms(tpot)} of {_ms(slo.tpot_ms)}', 'tpot')}"
-            )
-            verdict = sustain.within_only(result.summary, "its SLO") if short is not None else "passes"
-            out.append(Finding("info", "slo", f"class {name} {verdict}: {figures}.", nums))
-            continue
-        missed = []
-        if ttft is None:  # the rank falls among requests never answered (it read 'p90 TTFT n/a': a review)
-            gone = f"more than {100 - c['percentile']:g}% of its requests were rejected or failed (never answered)"
-            missed.append(f"no {pct} TTFT: {gone}, against a target of {_ms(slo.ttft_ms)}")
-        elif ttft > slo.ttft_ms:
-            missed.append(marked(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}", "ttft"))
-        if tpot is not None and tpot > slo.tpot_ms:
-            missed.append(marked(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}", "tpot"))
-        gap = c.get("max_tbt_ms_at_percentile")
-        if slo.tbt_ms and (gap is None or gap > slo.tbt_ms):  # the targets the run's text names too
-            missed.append(
-                f"{pct} largest gap between tokens {_ms(gap) if gap is not None else 'n/a'} against {_ms(slo.tbt_ms)}"
-            )
-        if not missed and slo.e2e_ms:  # (it read "too few completed" with every request completed: a review)
-            missed.append(f"{pct} end-to-end latency over its {_ms(slo.e2e_ms)} deadline")
-        out.append(
-            Finding(
-                "critical",
-                "slo",
-                f"class {name} fails its SLO: {'; '.join(missed) or 'too few completed'} "
-                f"({c['slo_attainment']:.1%} of its requests met it).",
-                nums,
-            )
-        )
-    return out
-
-
-def _ms(v: float | None) -> str:
-    """A duration in ms as text with its unit (`presentation.duration_text`), n/a when unknown."""
-    return "n/a" if v is None or not math.isfinite(v) else duration_text(v)
 
 
 def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Finding]:

@@ -28,11 +28,8 @@ from engine.explain import presentation
 from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric, late_values
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
-from engine.serving.run import SimResult, clipped, flatten, seed_values, t_quantile
+from engine.serving.run import SEED_LIMIT, SimResult, clipped, flatten, seed_values, t_quantile
 from engine.serving.summary import LatencyKind, latency_shortfall, shortfall_rps
-
-SEED_LIMIT = 2**31
-"""Seeds are below this (the scenario's bound); a run of seeds past it wraps to 0."""
 
 METRICS: tuple[Metric, ...] = ("ttft", "tpot", "max_tbt", "e2e")
 """The latency metrics a replicated result carries a CDF band for."""

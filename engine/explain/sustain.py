@@ -268,14 +268,17 @@ def sweep_line(frame: Any) -> str | None:
     parts = []
     if short.any():
         most = float(frame.loc[short, "unsustainable.shortfall_rps"].max())
-        parts.append(f"{int(short.sum())} unsustainable (short by up to {most:,.2g} req/s)")
+        parts.append(
+            f"{int(short.sum())} unsustainable (short by up to {most:,.1f} req/s)"
+        )  # (,.2g: 1.2e+02)
     if rising.any():
         parts.append(f"{int(rising.sum())} with the queue still rising at the window's end")
     if standing.any():
         parts.append(f"{int(standing.sum())} at capacity (no headroom)")
     grow = "grow" if not (rising.any() or standing.any()) else "grow, or may grow,"
+    # costs at saturation only where a run is unsustainable, as a single run's text marks them
+    costs = "" if not short.any() else f", the unsustainable runs' costs {LEVEL}"
     return (
-        f"of the {len(frame)} runs, {', '.join(parts)}: their latencies {grow} with the run's length and "
-        f"their costs are {LEVEL}, not figures of the load offered (columns unsustainable.*, queue_rising.*, "
-        "at_capacity.*)"
+        f"of the {len(frame)} runs, {', '.join(parts)}: their latencies {grow} with the run's length{costs}, "
+        "not figures of the load offered (columns unsustainable.*, queue_rising.*, at_capacity.*)"
     )

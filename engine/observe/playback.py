@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from engine.catalog.entries import Catalog, load_catalog
+from engine.catalog.entries import Catalog, shared_catalog
 from engine.catalog.specs import CalibrationProfile, KvPrecision, Precision
 from engine.core import bounds
 from engine.core.errors import ScenarioError
@@ -308,7 +308,7 @@ def _rows(measured: Observation, sim: dict[str, Latency | float | None]) -> list
 
 def replay(obs: Observation, dep: Deployment, catalog: Catalog | None = None, *, seed: int = 0) -> Replay:
     """Simulate what `obs` measured on `dep`; measured against simulated, with each figure's error."""
-    cat = catalog or load_catalog()
+    cat = catalog or shared_catalog()
     model = _model(obs, dep, cat)
     prompt, output = _lengths(obs)
     n = len(prompt)

@@ -17,6 +17,7 @@ import numpy as np
 from engine.catalog.specs import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.core.no_bool import real_number
 from engine.planning.portfolio import (
     Portfolio,
     pool_entry,
@@ -147,7 +148,7 @@ def planning_scenario(
     (`session_ramp`): a run of them starts that ramp early, its warm-up lengthened to cover it, so
     that the window it measures is at the steady load the plan is for.
     """
-    if isinstance(target_rps, bool) or not isinstance(target_rps, (int, float)):  # '20' fails to compare
+    if not real_number(target_rps):  # '20' fails to compare
         raise ScenarioError(
             f"target_rps: a number, in (0, {bounds.MAX_RATE_RPS:g}] req/s (got {target_rps!r})"
         )
@@ -160,9 +161,7 @@ def planning_scenario(
             f"workload.arrival.kind: planning needs an open-loop load, poisson or gamma (got {got})"
         )
     if duration_s is not None and (
-        isinstance(duration_s, bool)
-        or not isinstance(duration_s, (int, float))
-        or not bounds.MIN_DURATION_S <= duration_s <= bounds.MAX_DURATION_S
+        not real_number(duration_s) or not bounds.MIN_DURATION_S <= duration_s <= bounds.MAX_DURATION_S
     ):
         # checked as given: -5 was refused as its warm-up's -3.75, 1e9 cut to a day unsaid (a review)
         raise ScenarioError(

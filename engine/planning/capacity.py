@@ -23,6 +23,7 @@ import pandas as pd
 from engine.catalog.entries import Catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.core.no_bool import whole_number
 from engine.planning.candidates import planning_scenario, session_lead_s
 from engine.planning.plan_notes import lead_note
 from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, check_rule, rule_text, run_passes
@@ -182,11 +183,7 @@ def _check_search(
     max_simulations: int, rel_tol: float, low_rps: float | None, high_rps: float | None
 ) -> None:
     """Refuse a search's settings outside their ranges, naming the field."""
-    if (
-        isinstance(max_simulations, bool)
-        or not isinstance(max_simulations, int)
-        or not 2 <= max_simulations <= 100
-    ):
+    if not whole_number(max_simulations) or not 2 <= max_simulations <= 100:
         # (2.5 ran 3 simulations: a review)
         raise ScenarioError(f"max_simulations: a whole number in [2, 100] (got {max_simulations!r})")
     if not 0 < rel_tol < 1:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from engine.catalog.entries import load_catalog
+from engine.catalog.entries import shared_catalog
 from engine.catalog.specs import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
@@ -84,7 +84,7 @@ def _model(scenario: Scenario) -> ModelSpec:
     for m in scenario.custom_models:
         if m.id == scenario.model.id:
             return m
-    return load_catalog().model(scenario.model.id)
+    return shared_catalog().model(scenario.model.id)
 
 
 def _pool(scenario: Scenario, p: Pool) -> PoolFacts:

@@ -35,7 +35,7 @@ from engine.core.errors import ScenarioError
 from engine.core.safecsv import safe_csv
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
-from engine.serving.run import ENGINE_VERSION, flatten, simulate
+from engine.serving.run import ENGINE_VERSION, SEED_LIMIT, flatten, simulate
 from engine.serving.work_bound import estimate, in_words
 
 MAX_POINTS = 10_000
@@ -71,7 +71,8 @@ def grid(vary: Mapping[str, Sequence[Any]], seeds: int = 1, first_seed: int = 0)
     points = []
     for combo in itertools.product(*(list(vary[p]) for p in paths)):
         for s in range(seeds):
-            points.append({**dict(zip(paths, combo, strict=True)), "seed": first_seed + s})
+            seed = (first_seed + s) % SEED_LIMIT  # past the bound wraps to 0, as `replicate` does
+            points.append({**dict(zip(paths, combo, strict=True)), "seed": seed})
     return points
 
 

@@ -167,9 +167,9 @@ class Scenario(Frozen):
         for h in self.custom_hardware:
             if h.id == hw_id:
                 return h
-        from engine.catalog.entries import load_catalog
+        from engine.catalog.entries import shared_catalog
 
-        return load_catalog().hardware.get(hw_id)
+        return shared_catalog().hardware.get(hw_id)
 
     def pool_batching(self, pool: Pool) -> Limits:
         """The batching limits of `pool`'s instances (`batching` on its chip): what the work bound's

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from engine.calibration import software, trust
 from engine.calibration.trust import Calibration
-from engine.catalog.entries import Catalog, load_catalog
+from engine.catalog.entries import Catalog, shared_catalog
 from engine.catalog.specs import GIB, HardwareSpec, ModelSpec
 from engine.core.bounds import MAX_PP
 from engine.core.errors import ScenarioError
@@ -95,7 +95,7 @@ class Resolved:
 def scenario_catalog(scenario: Scenario, base: Catalog | None = None) -> Catalog:
     """The catalog extended with the scenario's own custom entries, its chips at the scenario's own
     rents (`cost.usd_per_hour`)."""
-    cat = (base or load_catalog()).with_entries(scenario.custom_hardware, scenario.custom_models)
+    cat = (base or shared_catalog()).with_entries(scenario.custom_hardware, scenario.custom_models)
     return cat.with_rents(scenario.cost.usd_per_hour)
 
 

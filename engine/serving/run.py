@@ -23,6 +23,7 @@ import numpy as np
 from engine.catalog.entries import Catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.core.no_bool import whole_number
 from engine.scenario.model import Scenario, validate
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog, slowed
 from engine.serving import metrics, saturation, work_bound
@@ -303,6 +304,10 @@ def seed_values(flat: Sequence[Mapping[str, float]], key: str) -> list[float | N
     return [f.get(key, absent) for f in flat]
 
 
+SEED_LIMIT = 2**31
+"""Seeds are below this (the scenario's bound); a run of seeds past it wraps to 0."""
+
+
 def replicate(
     scenario: Scenario, n: int, catalog: Catalog | None = None, *, check_work: bool = True
 ) -> tuple[list[SimResult], dict[str, Any]]:
@@ -312,15 +317,19 @@ def replicate(
     requests: infinite; a shortfall only some seeds have) has no mean: its mean and interval are None,
     `n` counts the seeds with a value and `missing` the rest (`seed_values`). A trace's requests do
     not depend on the seed: replicating it is refused."""
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= bounds.MAX_REPLICATIONS:
+    if not whole_number(n) or not 1 <= n <= bounds.MAX_REPLICATIONS:
         raise ScenarioError(f"replications: a whole number from 1 to {bounds.MAX_REPLICATIONS} (got {n!r})")
     if n > 1 and scenario.workload.trace is not None:
         raise ScenarioError(
             "replications: a trace's requests are the same whatever the seed, so every replication "
             "would be the same run (an interval of zero width): replicate a generated workload"
         )
-    runs = [
-        simulate(scenario.model_copy(update={"seed": scenario.seed + i}), catalog, check_work=check_work)
+    runs = [  # seeds past the scenario's bound wrap to 0, as the dashboard's (a top seed failed on the second)
+        simulate(
+            scenario.model_copy(update={"seed": (scenario.seed + i) % SEED_LIMIT}),
+            catalog,
+            check_work=check_work,
+        )
         for i in range(n)
     ]
     flat = [flatten(r.summary) for r in runs]

@@ -82,7 +82,7 @@ def test_user_csv_to_catalog_entry(tmp_path: Path, catalog: Catalog) -> None:
     assert 'id = "l40s-mine"' in text and 'default_profile = "mine"' in text
 
 
-def test_bad_user_csv_names_line_and_column(tmp_path: Path) -> None:
+def test_bad_user_csv_names_line_and_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = tmp_path / "bad.csv"
     _write(p, [{"model": "llama-3.1-8b", "hardware": "l40s", "tp": 1, "kind": "decode", "value": "fast"}])
     with pytest.raises(ScenarioError, match=r"line 2: .*fast"):
@@ -93,6 +93,13 @@ def test_bad_user_csv_names_line_and_column(tmp_path: Path) -> None:
     p.write_text("a,b\n1,2\n")
     with pytest.raises(ScenarioError, match="missing column"):
         measurements.read_measurements(p)
+    # a file over the limit is refused by its own size (it read the 1,048,577 bytes read of 5.6 MB: a review)
+    from engine.cli.main import main
+    from engine.explain.report import MAX_MEASUREMENT_BYTES
+
+    p.write_bytes(b"x" * (3 * MAX_MEASUREMENT_BYTES))
+    assert main(["calibrate", str(p), "--hardware", "l40s"]) == 2
+    assert f"bad.csv: {3 * MAX_MEASUREMENT_BYTES:,} bytes; the limit is " in capsys.readouterr().err
 
 
 def test_a_csv_fit_is_marked_the_users_own_under_its_stack(catalog: Catalog) -> None:

@@ -425,7 +425,7 @@ def test_sweeps_and_replications_say_which_runs_are_saturated(
     ]
     assert cli.main([*argv, "--no-progress", "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "of the 2 runs, 1 unsustainable (short by up to " in err and "costs are at saturation" in err
+    assert "of the 2 runs, 1 unsustainable (short by up to " in err and "runs' costs at saturation" in err
     run = ["run", "chat-disaggregated", "--set", "workload.arrival.rate_rps=40", "--set", "duration_s=60"]
     assert cli.main([*run, "--replications", "2"]) == 0
     cost = next(ln for ln in capsys.readouterr().out.splitlines() if "$ per 1k requests" in ln)
@@ -433,3 +433,8 @@ def test_sweeps_and_replications_say_which_runs_are_saturated(
     from engine.explain.sustain import sweep_line
 
     assert sweep_line(pd.read_csv(out).iloc[:1]) is None  # 16 req/s: sustained, nothing said
+    # a shortfall in req/s, not 1.2e+02; a run at capacity but sustained: its costs are not marked (a review)
+    said = sweep_line(pd.DataFrame({"unsustainable.shortfall_rps": [123.4, None]}))
+    assert said is not None and "short by up to 123.4 req/s" in said
+    said = sweep_line(pd.DataFrame({"at_capacity.standing_requests": [3.0]}))
+    assert said is not None and "1 at capacity" in said and "saturation" not in said

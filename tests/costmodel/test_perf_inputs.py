@@ -48,3 +48,32 @@ def test_an_exported_cost_refuses_a_count_no_batch_has() -> None:
         with pytest.raises(ScenarioError, match=said):
             call()
     assert float(prefill_cost(inst, [512, 1024]).time_s[1]) > 0  # arrays as before
+
+
+def test_numpy_numbers_are_numbers_and_a_boolean_is_none() -> None:
+    """np.float32(1.0) was refused as 'time_scale: a positive number', np.int64(10) as 'max_simulations: a
+    whole number in [2, 100]' and a planning window of np.int64(60) s as outside 1 to 86,400 s, while
+    time_scale=True passed (a review): numpy's numbers are taken, a boolean is not."""
+    import numpy as np
+
+    from engine import apply_overrides, load_preset, replicate
+    from engine.planning.candidates import planning_scenario
+    from engine.planning.capacity import _check_search
+
+    cat = load_catalog()
+    inst = Instance(
+        model=cat.model("llama-3.1-8b"),
+        hardware=cat.chip("h100-sxm"),
+        time_scale=np.float32(1.0),
+        imbalance=np.int64(1),
+    )
+    assert inst.time_scale == 1.0
+    with pytest.raises(ScenarioError, match=r"^time_scale: a positive number \(got True\)"):
+        Instance(model=cat.model("llama-3.1-8b"), hardware=cat.chip("h100-sxm"), time_scale=True)
+    _check_search(np.int64(10), 0.02, None, None)
+    with pytest.raises(ScenarioError, match=r"^max_simulations: a whole number"):
+        _check_search(np.bool_(True), 0.02, None, None)  # type: ignore[arg-type]
+    sc = apply_overrides(load_preset("chat-colocated"), {"duration_s": 10.0})
+    assert planning_scenario(sc, 10.0, duration_s=np.int64(60)).duration_s == 60.0
+    runs, _ = replicate(sc, np.int64(1))
+    assert len(runs) == 1

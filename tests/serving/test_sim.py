@@ -476,11 +476,17 @@ def test_an_edited_presets_export_is_named_as_the_command_line_names_it(tmp_path
 
 def test_a_scenario_made_without_its_checks_is_checked_before_it_runs() -> None:
     """A Scenario made with pydantic's `model_copy` skips validation: a warm-up past its window ran with a
-    window of -20 s and a goodput of -0.0, and `replicate` from seed 2,147,483,647 ran seed 2^31 (a review)."""
+    window of -20 s and a goodput of -0.0, and `replicate` from seed 2,147,483,647 ran seed 2^31 (a review);
+    now its seeds wrap to 0 past the bound, as the dashboard's do (it refused after its first seed's run)."""
     from engine.serving.run import replicate
 
     sc = io.apply_overrides(io.load_preset("chat-colocated"), {"duration_s": 30.0})
     with pytest.raises(ScenarioError, match=r"^warmup_s: 50\.0 must be below duration_s 30\.0"):
         simulate(sc.model_copy(update={"warmup_s": 50.0}))
+    runs, _ = replicate(io.apply_overrides(sc, {"seed": 2**31 - 1}), 2)
+    assert [r.scenario.seed for r in runs] == [2**31 - 1, 0]
     with pytest.raises(ScenarioError, match=r"^seed: .*the allowed range is 0 to 2,147,483,647"):
-        replicate(io.apply_overrides(sc, {"seed": 2**31 - 1}), 2)
+        simulate(sc.model_copy(update={"seed": 2**31}))
+    from engine.planning.sweep import grid  # a sweep's seeds wrap the same way
+
+    assert [p["seed"] for p in grid({"duration_s": [30.0]}, seeds=2, first_seed=2**31 - 1)] == [2**31 - 1, 0]
