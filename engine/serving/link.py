@@ -46,9 +46,12 @@ class KvLink:
             self.own_gb_s[p.index] = p.hardware.scale_out_gb_s * p.instance.tp
             self.layers[p.index] = p.instance.model.layers
         # per sending server (by its index), the hand-offs of the prompts one iteration finished: when
-        # they were sent, their tokens so far, and when its NIC was free before them (`send`)
+        # they were sent, their tokens and bytes so far, the bytes a token all of them carry (-1.0 once
+        # receivers of different copies mix), and when its NIC was free before them (`send`)
         self.group_at: dict[int, float] = {}
         self.group_tokens: dict[int, float] = {}
+        self.group_bytes: dict[int, float] = {}
+        self.group_kvb: dict[int, float] = {}
         self.group_free: dict[int, float] = {}
 
     def take_down(self, pool: int, reject: bool, forever: bool) -> None:
@@ -97,11 +100,21 @@ class KvLink:
             if self.group_at.get(i, -1.0) != now:  # the first hand-off of this iteration's prompts
                 self.group_at[i] = now
                 self.group_tokens[i] = 0.0
+                self.group_bytes[i] = 0.0
+                self.group_kvb[i] = kvb
                 self.group_free[i] = free
             sent = self.group_tokens[i] + tokens
             self.group_tokens[i] = sent
+            self.group_bytes[i] += kvb * tokens
+            if self.group_kvb[i] != kvb:  # receivers holding different copies (decode pools of other TPs)
+                self.group_kvb[i] = -1.0
             free = self.group_free[i]
-        full = kv_transfer_s(kvb, sent, bw, self.latency_s)
+        if self.group_kvb.get(srv.idx, kvb) < 0.0 and sent != tokens:
+            # the group's bytes as each receiver pulls them (priced at this one's, a TP4 decode pool's
+            # prompts crossed at a TP8 one's copies: a review)
+            full = kv_transfer_s(1.0, self.group_bytes[srv.idx], bw, self.latency_s)
+        else:
+            full = kv_transfer_s(kvb, sent, bw, self.latency_s)
         exposed = exposed_transfer_s(full, prefill_s, self.layers[pool], self.overlap, self.latency_s)
         # (two-value max written out: the builtin parses its arguments as keywords on Python 3.11,
         # about 700 instructions a call, and this runs every hand-off)

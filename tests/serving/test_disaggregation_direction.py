@@ -139,3 +139,29 @@ def test_a_transfer_behind_another_on_the_nic_waits_for_it_with_overlap_on() -> 
     # B would have started `whole - (end_a - 10.0)` before 10.01 on a free link, and started at end_a
     assert wait_b == pytest.approx(whole - 0.01)
     assert wait_b > end_a - 10.01  # more than the wait counted from its own hand-off
+
+
+def test_one_iterations_prompts_cross_at_the_copies_each_receiver_holds() -> None:
+    """The prompts one prefill iteration finished stream through its NIC as one transfer; each hand-off
+    ends when the group's bytes so far have crossed. They were priced at the last receiver's bytes a
+    token, so a prompt for a decode instance holding half the copies made the group's earlier, larger
+    transfer look half as long (a review). Mixed receivers add their own bytes; one kind is as before."""
+    from engine.scenario.resolve import resolve
+    from engine.serving.sim import Simulation
+    from engine.serving.workload import generate
+
+    over = {"deployment.link.bandwidth_gb_s": 10.0, "deployment.link.overlap": True, "duration_s": 60.0}
+    sc = io.apply_overrides(io.load_preset("chat-disaggregated"), over)
+
+    def group(kvbs: list[float]) -> list[float]:  # each hand-off's end, sent at 10.0 by one instance
+        sim = Simulation(resolve(sc), generate(sc))
+        link, srv = sim.kv.link, next(s for s in sim.servers if s.role == "prefill")
+        return [link.send(srv, 4_000.0, kvb, 10.0, 0.0)[0] for kvb in kvbs]
+
+    kvb = 320_000.0
+    same = group([kvb, kvb])
+    mixed = group([2 * kvb, kvb])  # the first receiver pulls twice the bytes a token
+    assert same[1] - 10.0 == pytest.approx(2 * (same[0] - 10.0), rel=1e-3)  # twice the tokens, one kind
+    # the second ends when 3x the first's single-kind bytes have crossed, not 2x at its own
+    assert mixed[1] - 10.0 == pytest.approx(1.5 * (mixed[0] - 10.0), rel=1e-3)
+    assert mixed[1] > same[1]
