@@ -11,6 +11,7 @@ from engine.scenario import Slo, scenario_catalog
 from ui import charts, export, layout, state, tables
 from ui.bound import key_of, number, select, slider
 from ui.forms import model_form
+from ui.labels import show_number
 from ui.shapes import field_shape
 from ui.text import plain
 
@@ -95,7 +96,8 @@ def chip_price(field: str, chip_id: str, key: str, what: str, lo: str) -> None:
     low_ok = value > 0 if field in ("capex_usd", "usd_per_hour") else value >= 0
     if not low_ok or value > PER_CHIP_MAX[field]:
         state.notify(  # keyed by the chip's field: a later refusal replaces it, an accepted price settles it
-            f"{what} (cost.{field}.{chip_id}): {value:,.0f} is not allowed: {lo}, up to {PER_CHIP_MAX[field]:,}",
+            f"{what} (cost.{field}.{chip_id}): {show_number(value)} is not allowed: {lo}, "
+            f"up to {PER_CHIP_MAX[field]:,}",
             key=state.field_key([f"cost.{field}.{chip_id}"]),  # (two stayed for one field: a review)
         )
         return
@@ -183,7 +185,7 @@ with st.expander(
                 "above 0",
                 float(hw.usd_per_hour),
                 step=0.1,
-                fmt="%.2f",
+                fmt="%g",  # (a quote of $0.001 read 0.00: a review)
                 help=f"Price source: {plain(hw.sources.get('usd_per_hour') or 'none')}. Your quote replaces it "
                 "(cost.usd_per_hour). Allowed: above 0, up to $1,000.",
             )

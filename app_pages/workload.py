@@ -4,6 +4,7 @@ import streamlit as st
 
 from engine.core import MAX_CLASSES, MAX_DURATION_S
 from engine.scenario import MultiTurn, Prefix
+from engine.serving import whole_run
 from ui import layout, state, traces
 from ui import workload as wl
 from ui.bound import bound, current, number, slider
@@ -49,14 +50,20 @@ with c1:
         changes=wl.window_with_warmup,
     )
 with c2:
-    number(
-        "warmup_s",
-        "Warm-up (s)",
-        lo=0.0,
-        # below the window (5,000 s in a 600 s window read "the allowed range is 0 to 86,400": a review)
-        hi=sc.duration_s,
-        help="Requests arriving before this are not measured; it must end before the window does.",
-    )
+    if whole_run(sc):  # its box changed nothing, the chart shaded it 'not measured' (a review)
+        st.markdown(
+            "Warm-up (s)", help="Not used: an offline batch or a closed loop is measured over its whole run."
+        )
+        st.caption("none: the whole run is measured")
+    else:
+        number(
+            "warmup_s",
+            "Warm-up (s)",
+            lo=0.0,
+            # below the window (5,000 s in a 600 s window read "the allowed range is 0 to 86,400": a review)
+            hi=sc.duration_s,
+            help="Requests arriving before this are not measured; it must end before the window does.",
+        )
 with c3:
     number(
         "seed", "Seed", integer=True, lo=0, hi=2**31 - 1, help="Every random draw of the run comes from here."
@@ -151,12 +158,15 @@ for i in range(len(classes)):
                     st.caption(
                         "Each later turn's prompt also carries the conversation so far, so the prompts "
                         "the run sends are longer than the prompt-token preview above, which is of a "
-                        "turn's new tokens (a review sized from 512 where the run sent a mean of 1,714)."
-                    )
+                        "turn's new tokens (size the pools from the prompts Results reports)."
+                    )  # (a review sized from 512 where the run sent a mean of 1,714)
 if len(classes) < MAX_CLASSES:
     st.button(
         "Add a class",
         on_click=add_item,
-        args=("workload.classes", lambda: wl.class_template(len(classes))),
+        args=(
+            "workload.classes",
+            lambda: wl.class_template(len(classes), sc.workload.classes[0].slo.model_dump(exclude_none=True)),
+        ),
         icon=":material/add:",
     )

@@ -25,8 +25,10 @@ from engine.explain import (
     rate_curve,
     rate_stops,
     round_down,
+    runnable_rate_rps,
 )
 from engine.scenario import USED_BY_KIND, Arrival, LengthDist, Scenario, window_changes
+from engine.serving import whole_run
 from ui import charts, export, state
 from ui.bound import bound, current, key_of, nice_step, number, select, slider
 from ui.forms import model_form
@@ -162,14 +164,24 @@ def dist_editor(path: str, title: str, seed: int) -> None:
     )
 
 
+ARRIVAL_NAMES = {
+    "poisson": "Poisson",
+    "gamma": "gamma (bursty)",
+    "offline": "offline batch",
+    "closed_loop": "closed loop",
+}
+"""The arrival kinds in words (the scenario's names, closed_loop, read as code: a review)."""
+
+
 def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
     """The arrival process: kind, the fields it uses, and the rate over the window."""
     arr = sc.workload.arrival
     select(
         "workload.arrival.kind",
-        ["poisson", "gamma", "offline", "closed_loop"],
+        list(ARRIVAL_NAMES),
         "Arrival process",
         horizontal=True,
+        format_func=ARRIVAL_NAMES.__getitem__,
         help=(Arrival.__doc__ or "").strip().split("\n\n")[-1],
     )
     # the fields the kind uses (the engine's table); fields the engine adds later are shown for every kind
@@ -226,7 +238,13 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
     obs = arrival_histogram(observed_s, sc.duration_s) if observed_s is not None and len(observed_s) else None
     if len(curve) or obs is not None:
         export.chart(
-            charts.rate(curve, "Arrival rate over the window", observed=obs, warmup_s=sc.warmup_s),
+            # (a closed loop's or offline batch's warm-up is measured too: not shaded as left out)
+            charts.rate(
+                curve,
+                "Arrival rate over the window",
+                observed=obs,
+                warmup_s=0.0 if whole_run(sc) else sc.warmup_s,
+            ),
             sc,
             "arrival_rate",
             title="Arrival rate over the window",
@@ -261,12 +279,15 @@ def rate_editor(sc: Scenario) -> None:
     """The mean arrival rate: a slider with stops spaced by ratio, and a box for any typed rate.
 
     Both reach the highest rate validation allows for this window and shape (`rate_cap_rps`:
-    the documented bound, or fewer when the window would pass the requests-per-run bound).
+    the documented bound, or fewer when the window would pass the requests-per-run bound), or the
+    highest whose run the work bound admits where that is lower (`runnable_rate_rps`).
     """
     cap = rate_cap_rps(sc)
     rate = sc.workload.arrival.rate_rps
     peak = peak_of(sc.workload.arrival)
-    if cap >= MAX_RATE_RPS:
+    if (work := runnable_rate_rps(sc)) is not None and work < cap:  # (2,770 offered, then refused: a review)
+        cap, why = work, f"the most a run over the {sc.duration_s:g} s window may simulate: the work bound"
+    elif cap >= MAX_RATE_RPS:
         why = "the documented bound"
     else:
         why = f"{MAX_REQUESTS:,} requests per run over the {sc.duration_s:g} s window"
@@ -288,7 +309,7 @@ def rate_editor(sc: Scenario) -> None:
             RATE,
             "Rate (req/s)",
             options=rate_stops(cap, rate),
-            format_func=lambda v: f"{v:g}",
+            format_func=lambda v: f"{v:,g}",  # 2,770 as the messages write it
             to_ui=float,
             from_ui=float,
             help=f"{HELP['rate_rps']} The stops are spaced by ratio, up to {show_number(round_down(cap))} req/s "
@@ -328,14 +349,15 @@ def points_editor(arr: Arrival) -> None:
         st.rerun()
 
 
-def class_template(n: int) -> dict[str, Any]:
-    """A new request class (a short-answer class beside the existing ones)."""
+def class_template(n: int, slo: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A new request class (a short-answer class beside the existing ones) with the SLO `slo` (the first
+    class's, as a trace's new class takes it: the schema's p99 and 100 ms TPOT disagreed, a review)."""
     return {
         "name": f"class-{n + 1}",
         "share": 0.25,
         "input": {"kind": "lognormal", "mean": 512, "p99": 3000, "max_tokens": 16384},
         "output": {"kind": "lognormal", "mean": 128, "p99": 600, "max_tokens": 4096},
-    }
+    } | ({"slo": slo} if slo else {})
 
 
 def window_with_warmup(duration_s: float) -> tuple[dict[str, Any], str]:

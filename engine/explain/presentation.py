@@ -77,8 +77,11 @@ def duration_text(ms: float | None) -> str:
 
 def duration_places(ms: float) -> int:
     """The decimals `duration_text` writes a duration of `ms` milliseconds with, in its unit
-    (`duration_unit`): one below 100 ms, none for other ms, one in s, min and h."""
-    return (1 if ms < 99.95 else 0) if duration_unit(ms)[0] == "ms" else 1
+    (`duration_unit`): two below 1 ms (a TTFT target of 0.05 ms read 0.1 ms: a review), one below
+    100 ms, none for other ms, one in s, min and h."""
+    if duration_unit(ms)[0] != "ms":
+        return 1
+    return 2 if abs(ms) < 0.995 else 1 if ms < 99.95 else 0
 
 
 def cdf_points(values: np.ndarray, max_points: int = 400, of: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -39,6 +39,7 @@ _API = {
     "with_classes": "engine.serving.trace_classes",
     "estimate_work": "engine.serving.work_bound",
     "read_trace": "engine.serving.workload",
+    "whole_run": "engine.serving.workload",
     "trace_class_names": "engine.serving.traces.csv",
 }
 _RENAMED = {"estimate_work": "estimate"}
@@ -53,6 +54,7 @@ __all__ = [
     "replicate",
     "simulate",
     "trace_class_names",
+    "whole_run",
     "with_classes",
 ]
 
@@ -65,4 +67,4 @@ if TYPE_CHECKING:
     from engine.serving.trace_classes import ClassGap, class_gap, with_classes
     from engine.serving.traces.csv import trace_class_names
     from engine.serving.work_bound import estimate as estimate_work
-    from engine.serving.workload import read_trace
+    from engine.serving.workload import read_trace, whole_run

@@ -100,6 +100,10 @@ class WorkEstimate:
         """One of the bounded quantities by name (see `QUANTITIES`)."""
         return float(getattr(self, quantity))
 
+    def load(self) -> float:
+        """The largest quantity's share of its limit (over 1: the run is refused)."""
+        return max(self.value(q) / float(getattr(bounds, limit)) for q, (_, limit) in QUANTITIES.items())
+
     def problems(self) -> list[str]:
         """A message for each quantity over its limit (empty when the run is within bounds)."""
         out = []

@@ -252,6 +252,9 @@ def test_workload_editors_change_classes_and_lengths() -> None:
     assert_clean(at)
     assert len(scenario_of(at).workload.classes) == n + 1
     assert len([t for t in at.title]) == 1
+    # with the first class's SLO, as a trace's new class takes it (it took the schema's p99 and 100 ms)
+    first, added = scenario_of(at).workload.classes[0], scenario_of(at).workload.classes[-1]
+    assert added.slo == first.slo
 
 
 def test_strategy_cache_faults_and_custom_chip() -> None:
@@ -448,6 +451,10 @@ def test_a_closed_loops_own_knobs_show_only_for_a_closed_loop() -> None:
     )
     assert_clean(uniform)
     assert {"Think", "Think spread", "Ramp (s)", "Clients"} <= labels(uniform)
+    # a closed loop is measured over its whole run: no warm-up box that changes nothing (a review set
+    # 0, 200 and 300 s and read the same figures, the chart shading the run 'not measured')
+    assert "Warm-up (s)" in labels(poisson) and "Warm-up (s)" not in labels(closed)
+    assert any("the whole run is measured" in c.value for c in closed.caption)
 
 
 def test_no_page_writes_a_stray_string() -> None:

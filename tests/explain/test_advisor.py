@@ -323,6 +323,13 @@ def test_durations_read_in_the_unit_that_fits() -> None:
              599_951.0: "10.0 min", 35_990_000.0: "599.8 min", 35_998_000.0: "10.0 h"}  # fmt: skip
     assert {v: duration_text(v) for v in cases} == cases
     assert duration_text(None) == duration_text(float("nan")) == "–"
+    # under a millisecond in hundredths: a TTFT target of 0.05 ms read 0.1 ms (a review)
+    assert [duration_text(v) for v in (0.05, 0.07, 0.994, 0.995)] == [
+        "0.05 ms",
+        "0.07 ms",
+        "0.99 ms",
+        "1.0 ms",
+    ]
 
 
 def test_clients_in_step_are_explained_and_staggered_ones_are_not() -> None:
