@@ -315,7 +315,21 @@ def tail(frame: pd.DataFrame, metric: str, targets: pd.DataFrame, *, height: int
     fig.update_yaxes(
         title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if _log_ok(spread) else "linear"
     )
-    return _layout(fig, f"{METRIC_NAMES.get(metric, metric)} by percentile", height)
+    if len(names) < 2:
+        return _layout(fig, f"{METRIC_NAMES.get(metric, metric)} by percentile", height)
+    # several classes: their legend under the axis, two to a row (beside the title, three long names ran
+    # over it and over the top tick in half a 1,100 px page: a review)
+    rows = -(-len(names) // 2)
+    plot_px = height - 40 - 10 - AXIS_BELOW_PX
+    fig = _layout(
+        fig,
+        f"{METRIC_NAMES.get(metric, metric)} by percentile",
+        height + rows * LEGEND_ROW_PX,
+        legend_below=True,
+    )
+    return fig.update_layout(
+        legend={"y": -AXIS_BELOW_PX / plot_px, "entrywidth": 0.5, "entrywidthmode": "fraction"}
+    )
 
 
 def timeseries(

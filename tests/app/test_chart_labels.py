@@ -36,3 +36,23 @@ def test_two_pools_over_time_keep_their_legend_under_the_axis() -> None:
     fig = charts.timeseries(ts, ["kv_memory"], "KV memory held", "of KV capacity", percent=True)
     assert fig.layout.legend.yanchor == "top" and fig.layout.legend.y < 0
     assert fig.layout.height == 300 + charts.LEGEND_ROW_PX
+
+
+def test_several_classes_tails_keep_their_legend_under_the_axis() -> None:
+    """The SLO page's TTFT and TPOT by percentile: three classes' names beside the title ran over it and
+    the top tick in half a 1,100 px page (a review). Several classes: under the axis, the figure taller;
+    one class: no change."""
+    rows = [
+        {"class": c, "percentile": p, "latency_ms": 100.0 + i * 10 + p}
+        for i, c in enumerate(("interactive", "long-generation", "batch"))
+        for p in (50.0, 90.0, 99.0)
+    ]
+    frame = pd.DataFrame(rows)
+    targets = pd.DataFrame(
+        [{"class": "interactive", "metric": "ttft", "target_ms": 1500.0, "percentile": 90.0}]
+    )
+    three = charts.tail(frame, "ttft", targets)
+    one = charts.tail(frame[frame["class"] == "batch"], "ttft", targets)
+    assert three.layout.legend.yanchor == "top" and three.layout.legend.y < 0
+    assert three.layout.height > one.layout.height == 340
+    assert one.layout.legend.yanchor == "bottom"
