@@ -449,24 +449,14 @@ def notices() -> None:
     for message in state.fresh_warnings():
         st.toast(plain(message), icon=":material/warning:", duration="long")
     waiting = state.notices()
-    for key, kind, message in waiting:
-        with st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False):
-            if kind == "success":
-                st.success(plain(message), icon=":material/check_circle:")
-            elif kind == "info":
-                st.info(plain(message), icon=":material/info:")
-            else:
-                st.warning(plain(message), icon=":material/warning:")
-            tag = hashlib.sha256(key.encode()).hexdigest()[:16]
-            st.button(
-                "",
-                key=f"fg:dismiss:{tag}",
-                on_click=state.dismiss,
-                args=(key,),
-                icon=":material/close:",
-                type="tertiary",
-                help="Dismiss this message",
-            )
+    # past three, the older ones fold under the newest two (seven refusals filled the screen: a review)
+    older, newest = (waiting[:-2], waiting[-2:]) if len(waiting) > 3 else ([], waiting)
+    if older:
+        with st.expander(f"{len(older)} earlier messages", icon=":material/history:"):
+            for key, kind, message in older:
+                _notice(key, kind, message)
+    for key, kind, message in newest:
+        _notice(key, kind, message)
     if len(waiting) > 1:
         st.button(
             "Dismiss all",
@@ -474,6 +464,27 @@ def notices() -> None:
             on_click=state.dismiss,
             type="tertiary",
             icon=":material/clear_all:",
+        )
+
+
+def _notice(key: str, kind: str, message: str) -> None:
+    """One waiting message with its dismiss button."""
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False):
+        if kind == "success":
+            st.success(plain(message), icon=":material/check_circle:")
+        elif kind == "info":
+            st.info(plain(message), icon=":material/info:")
+        else:
+            st.warning(plain(message), icon=":material/warning:")
+        tag = hashlib.sha256(key.encode()).hexdigest()[:16]
+        st.button(
+            "",
+            key=f"fg:dismiss:{tag}",
+            on_click=state.dismiss,
+            args=(key,),
+            icon=":material/close:",
+            type="tertiary",
+            help="Dismiss this message",
         )
 
 

@@ -191,3 +191,18 @@ def test_a_refusal_of_one_class_or_pool_leads_with_its_name() -> None:
     [n for n in at.number_input if n.label == "E2E (ms)"][1].set_value(-5.0).run()
     said = [text_of(w.value) for w in at.warning if "e2e_ms" in text_of(w.value)]
     assert said and said[0].startswith("Class long-generation: E2E (ms) (workload.classes[1].slo.e2e_ms)")
+
+
+def test_past_three_messages_the_older_fold_under_the_newest_two() -> None:
+    """Seven refusals gave seven boxes filling the screen (a review): past three, the older ones fold into
+    an expander under which each keeps its dismiss button; the newest two stay in view."""
+    at = app("workload")
+    fields = ("input.max_tokens", "output.max_tokens", "input.mean", "output.mean", "prefix.tokens")
+    for f in fields:
+        at.number_input(key=f"fg:workload.classes[0].{f}").set_value(-5).run()
+    said = [text_of(w.value) for w in at.warning if "is not allowed" in text_of(w.value)]
+    assert len(said) == len(fields)
+    (folded,) = [e for e in at.expander if "earlier messages" in e.label]
+    assert folded.label == f"{len(fields) - 2} earlier messages"
+    assert len([w for w in folded.warning if "is not allowed" in text_of(w.value)]) == len(fields) - 2
+    assert len(dismiss_buttons(at)) >= len(fields)
