@@ -64,7 +64,10 @@ class LengthDist(Frozen):
             and self.p99 is not None
             and self.p99 <= self.mean
         ):
-            raise ValueError(f"p99: must exceed mean ({self.mean}) for a lognormal (got {self.p99})")
+            raise ValueError(  # (a mean typed past the p99 read as a p99 of 1000.0 refused: a review)
+                f"p99: must exceed mean ({self.mean:g}) for a lognormal (got {self.p99:g}): a mean "
+                "goes past the p99 only after the p99 is raised"
+            )
         # every draw is clipped to max_tokens: one below what the distribution centres on would serve
         # another workload than the one stated (max 500 beside a mean of 1,024 drew a mean of 416: a review)
         floor = {"constant": self.tokens, "uniform": self.low, "lognormal": self.mean}.get(self.kind)
