@@ -36,6 +36,18 @@ def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | 
         )
     if target_ms:
         fig.add_vline(x=target_ms, line={"dash": "dash", "color": ACCENT, "width": 1.5})
+        # an unseen point at the target, so the axis reaches it (a 1,000 ms target sat on the edge of
+        # an axis ending at 800 ms, where it read as 800: a review)
+        fig.add_trace(
+            go.Scatter(
+                x=[target_ms],
+                y=[0.0],
+                mode="markers",
+                marker={"opacity": 0},
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
     if percentile:
         fig.add_hline(y=percentile / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
     log = _log_ok(frame["latency_ms"])
@@ -43,7 +55,9 @@ def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | 
         title=None, type="log" if log else "linear", ticksuffix="" if log else " ms", tickfont={"size": 10}
     )
     if log:  # decades in the unit that reads shortest: 100 ms, 1 s, 10 s (a sidebar is narrow)
-        v = frame["latency_ms"].to_numpy(dtype=float)
+        v = np.append(
+            frame["latency_ms"].to_numpy(dtype=float), target_ms or np.nan
+        )  # (the target's decade too)
         v = v[np.isfinite(v) & (v > 0)]
         ticks = [10.0**k for k in range(math.floor(math.log10(v.min())), math.ceil(math.log10(v.max())) + 1)]
         fig.update_xaxes(tickvals=ticks, ticktext=[_short_ms(t) for t in ticks])

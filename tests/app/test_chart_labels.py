@@ -56,3 +56,16 @@ def test_several_classes_tails_keep_their_legend_under_the_axis() -> None:
     assert three.layout.legend.yanchor == "top" and three.layout.legend.y < 0
     assert three.layout.height > one.layout.height == 340
     assert one.layout.legend.yanchor == "bottom"
+
+
+def test_the_live_strips_cdf_reaches_its_target() -> None:
+    """The sidebar's TTFT CDF: a 1,000 ms target past latencies that end at 800 ms sat on the axis's edge,
+    where it read as 800 (a review): the axis reaches the target, whose decade gets its tick."""
+    from ui.strip_chart import strip_cdf
+
+    frame = pd.DataFrame({"class": "chat", "latency_ms": [20.0, 90.0, 800.0], "fraction": [0.3, 0.6, 1.0]})
+    fig = strip_cdf(frame, 5000.0, 90.0)
+    xs = np.concatenate([np.asarray(t.x, dtype=float) for t in fig.data])
+    assert xs.max() == 5000.0  # the autorange takes the target in
+    assert 1000.0 in fig.layout.xaxis.tickvals and 10000.0 in fig.layout.xaxis.tickvals
+    assert [t.name for t in fig.data if t.showlegend is not False] == ["chat"]
