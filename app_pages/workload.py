@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from engine.core import MAX_CLASSES, MAX_DURATION_S
+from engine.core import MAX_CLASSES
 from engine.scenario import MultiTurn, Prefix
 from engine.serving import whole_run
 from ui import layout, state, traces
@@ -39,11 +39,13 @@ st.segmented_control(
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:
+    longest, why = wl.window_bound(sc)
     number(
         "duration_s",
         "Window (s)",
         lo=1.0,
-        hi=MAX_DURATION_S,
+        hi=longest,
+        check=wl.window_check(longest, why, sc.duration_s),
         help="Arrivals from the warm-up's end to the window's are measured; the run then drains until they all "
         "end. A window that "
         "would end inside the warm-up shortens the warm-up to keep its share of the window.",

@@ -145,6 +145,7 @@ _API = {
     "without_edge_site": "engine.explain.previews",
     "peak_of": "engine.explain.rate_scale",
     "rate_cap_rps": "engine.explain.rate_scale",
+    "runnable_duration_s": "engine.explain.rate_scale",
     "runnable_rate_rps": "engine.explain.rate_scale",
     "rate_stops": "engine.explain.rate_scale",
     "round_down": "engine.explain.rate_scale",
@@ -336,6 +337,7 @@ __all__ = [
     "round_down",
     "run_mark",
     "run_spread",
+    "runnable_duration_s",
     "runnable_rate_rps",
     "scenario_layout",
     "scheduler_figures",
@@ -471,7 +473,14 @@ if TYPE_CHECKING:
         without_custom_chip,
         without_edge_site,
     )
-    from engine.explain.rate_scale import peak_of, rate_cap_rps, rate_stops, round_down, runnable_rate_rps
+    from engine.explain.rate_scale import (
+        peak_of,
+        rate_cap_rps,
+        rate_stops,
+        round_down,
+        runnable_duration_s,
+        runnable_rate_rps,
+    )
     from engine.explain.replicas import Interval, Replicas, compare_with_noise, seed_scenarios, summarize
     from engine.explain.report import (
         MAX_MEASUREMENT_BYTES,

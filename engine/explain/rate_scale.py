@@ -57,6 +57,29 @@ def runnable_rate_rps(scenario: Scenario) -> float | None:
     return 0.98 * rate
 
 
+def runnable_duration_s(scenario: Scenario) -> float | None:
+    """About the longest window whose run the work bound admits at the scenario's rate, as
+    `runnable_rate_rps` finds the rate (86,400 s was accepted at 16 req/s, then refused at 2.2 GB of
+    state: a review); the documented bound, or the requests-per-run bound, where either comes first.
+    None for a trace or another load than an open loop's."""
+    wl = scenario.workload
+    if wl.trace is not None or wl.arrival.kind not in ("poisson", "gamma") or not wl.arrival.rate_rps:
+        return None
+    cap = min(
+        bounds.MAX_DURATION_S, 0.999 * bounds.MAX_REQUESTS / (wl.arrival.rate_rps * peak_of(wl.arrival))
+    )
+    window = float(scenario.duration_s)
+    for _ in range(2):
+        window = min(window, cap)
+        load = estimate(apply_overrides(scenario, {"duration_s": window})).load()
+        if not (math.isfinite(load) and load > 0):
+            return None
+        window = window / load
+        if window >= cap:
+            return float(cap)
+    return 0.98 * window
+
+
 def rate_stops(cap_rps: float, current_rps: float | None = None) -> list[float]:
     """Rates from MIN_RATE_RPS up to `cap_rps`, about eleven per decade, plus the cap and the current rate."""
     stops: set[float] = set()

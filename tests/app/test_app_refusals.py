@@ -206,3 +206,23 @@ def test_past_three_messages_the_older_fold_under_the_newest_two() -> None:
     assert folded.label == f"{len(fields) - 2} earlier messages"
     assert len([w for w in folded.warning if "is not allowed" in text_of(w.value)]) == len(fields) - 2
     assert len(dismiss_buttons(at)) >= len(fields)
+
+
+def test_the_window_takes_what_the_work_bound_admits_at_the_rate() -> None:
+    """86,400 s at 16 req/s was taken, then the run refused at 2.2 GB of state with the box not named (a
+    review): the box stops at the longest window whose run is admitted, and says why."""
+    from engine.explain import round_down, runnable_duration_s
+    from engine.serving import estimate_work
+
+    at = app("workload")
+    before = scenario_of(at)
+    longest = runnable_duration_s(before)
+    assert longest is not None and 3600 < longest < 86_400
+    at.number_input(key="fg:duration_s").set_value(86_400.0).run()
+    assert scenario_of(at) == before
+    said = [text_of(w.value) for w in at.warning if "duration_s" in text_of(w.value)]
+    assert len(said) == 1 and f"from 1 to {round_down(longest):,g} s" in said[0], said
+    assert "the longest a run at 16 req/s may simulate: the work bound" in said[0]
+    # the bound itself runs (taken on the page, it would simulate a day's 1.2M requests here)
+    assert not estimate_work(apply_overrides(before, {"duration_s": round_down(longest)})).problems()
+    assert estimate_work(apply_overrides(before, {"duration_s": 1.1 * longest})).problems()
