@@ -97,20 +97,21 @@ def cmd_roofline(args: argparse.Namespace) -> int:
 def cmd_import_model(args: argparse.Namespace) -> int:
     """A Hugging Face config.json turned into a model catalog entry."""
     spec = model_from_hf_config(Path(args.config), args.id, args.name)
-    return write_or_print(entry_to_toml(spec), args.out)
+    return write_or_print(entry_to_toml(spec), args.out, spec.id, "models")
 
 
-def write_or_print(text: str, out: str | None, entry_id: str = "") -> int:
-    """Write text to `out` (saying so on stderr), or to stdout. A hardware entry (`entry_id`) written
-    under another name is told where a catalog directory takes it: the catalog refuses a file whose name
-    is not its id (the README's `--out /tmp/h100-mine.toml` wrote `h100-sxm-mine`: a review)."""
+def write_or_print(text: str, out: str | None, entry_id: str = "", folder: str = "hardware") -> int:
+    """Write text to `out` (saying so on stderr), or to stdout. An entry (`entry_id`, of the catalog's
+    `folder`) written under another name is told where a catalog directory takes it: the catalog refuses
+    a file whose name is not its id (the README's `--out /tmp/h100-mine.toml` wrote `h100-sxm-mine`, and
+    import-model said nothing of it: reviews)."""
     if out:
         try:
             Path(out).write_text(text, encoding="utf-8")
         except OSError as exc:
             raise ScenarioError(f"--out {out}: cannot write ({exc.strerror or type(exc).__name__})") from None
         where = (
-            f" (entry {entry_id}: in a FENGONG_CATALOG directory it goes as hardware/{entry_id}.toml)"
+            f" (entry {entry_id}: in a FENGONG_CATALOG directory it goes as {folder}/{entry_id}.toml)"
             if entry_id and Path(out).stem != entry_id
             else ""
         )

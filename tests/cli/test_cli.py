@@ -114,6 +114,12 @@ def test_import_model(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "tiny.toml"
     assert main(["import-model", str(cfg), "--id", "tiny", "--out", str(out)]) == 0
     assert 'id = "tiny"' in out.read_text()
+    assert "wrote" in capsys.readouterr().err
+    # written under another name: where a catalog directory takes it, as for a chip (it said nothing)
+    assert main(["import-model", str(cfg), "--id", "tiny", "--out", str(tmp_path / "mine.toml")]) == 0
+    assert (
+        "(entry tiny: in a FENGONG_CATALOG directory it goes as models/tiny.toml)" in capsys.readouterr().err
+    )
 
 
 def test_advise_default_matches_the_advisor() -> None:
