@@ -586,10 +586,10 @@ def load_run(p: Plan, run: int, key: tuple[Any, ...]) -> None:
     """Make a run's deployment the session's scenario, once per (plan, run), and redraw the page."""
     if st.session_state.get(LOADED) == (key, run):
         return
+    if stale_plan():  # never over a scenario changed since the plan (the buttons are off then); not
+        return  # marked loaded either, so the same row loads once the scenario is the plan's again
     st.session_state[LOADED] = (key, run)
     r = p.runs.iloc[run]
-    if stale_plan():  # never over a scenario changed since the plan (the buttons are off then)
-        return
     if state.commit(p.scenario_of(run), "planner"):
         st.session_state[JUST_LOADED] = f"{r['shape']} {r['split']} at {p.target_rps:g} req/s"
         own_plan(state.scenario().model_dump_json())  # its own deployment: the plan is still this one's
