@@ -336,9 +336,11 @@ margin.compare_panel(ra, rb)  # when asked: the spreads' slower runs
 
 # one table each across the page, A's rows then B's: side by side they ran past the right edge at 1,100 px
 st.markdown("**Utilisation**")
-st.dataframe(
+several = len(ra.summary.get("utilization", {})) > 1 or len(rb.summary.get("utilization", {})) > 1
+st.dataframe(  # (each side's pools' share of its bill, where either side has several pools)
     tables.by_side(
-        [("A", ex.utilization_frame(ra.summary)), ("B", ex.utilization_frame(rb.summary))], "pool"
+        [("A", ex.utilization_frame(ra.summary, several)), ("B", ex.utilization_frame(rb.summary, several))],
+        "pool",
     ),
     hide_index=True,
     width="stretch",
@@ -354,7 +356,8 @@ st.markdown(
 parts = [(label, tables.cost_view(ex.cost_parts(run.summary))) for label, run in (("A", ra), ("B", rb))]
 st.dataframe(tables.by_side(parts, "part"), hide_index=True, width="stretch", column_config=tables.COST_PARTS)
 kinds = [(label, tables.cost_view(ex.cost_kinds(run.summary))) for label, run in (("A", ra), ("B", rb))]
-if any(len(k) for _, k in kinds):
+if any(len(k) for _, k in kinds):  # owned chips: the bill by kind (capital, hosting, energy)
+    st.markdown("**Cost by kind**")
     st.dataframe(
         tables.by_side(kinds, "kind"), hide_index=True, width="stretch", column_config=tables.COST_PARTS
     )

@@ -53,10 +53,13 @@ with c1:
     )
 with c2:
     if whole_run(sc):  # its box changed nothing, the chart shaded it 'not measured' (a review)
-        st.markdown(
-            "Warm-up (s)", help="Not used: an offline batch or a closed loop is measured over its whole run."
+        st.text_input(  # a box like its neighbours (a label in body text stood out: a review), off
+            "Warm-up (s)",
+            value="none: the whole run is measured",
+            disabled=True,
+            key="fg-warmup-whole-run",
+            help="Not used: an offline batch or a closed loop is measured over its whole run.",
         )
-        st.caption("none: the whole run is measured")
     else:
         number(
             "warmup_s",

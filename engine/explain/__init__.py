@@ -107,7 +107,7 @@ _API = {
     "spread_errors": "engine.explain.spread_rows",
     "usd_decimals": "engine.explain.presentation",
     "usd_text": "engine.explain.presentation",
-    "utilization_frame": "engine.explain.presentation",
+    "utilization_frame": "engine.explain.bill",
     "with_expected_error": "engine.explain.presentation",
     "CHIP_NUMBERS": "engine.explain.previews",
     "PoolMemory": "engine.explain.previews",
@@ -389,7 +389,7 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 if TYPE_CHECKING:
     from engine.explain.advisor import Advice, Finding, advise, findings
     from engine.explain.asic import STABLE_MONTHS, specialisation
-    from engine.explain.bill import cost_basis, cost_kinds, cost_parts
+    from engine.explain.bill import cost_basis, cost_kinds, cost_parts, utilization_frame
     from engine.explain.confidence import (
         BAND_NOTE,
         HEADLINE_SOURCES,
@@ -446,7 +446,6 @@ if TYPE_CHECKING:
         tail_curves,
         usd_decimals,
         usd_text,
-        utilization_frame,
         with_expected_error,
     )
     from engine.explain.previews import (

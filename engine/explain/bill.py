@@ -1,5 +1,6 @@
 """Where a run's bill goes, as tables: per part (the pools, the KV links, the cache), per kind of an
-owned bill (capital, hosting, energy, cache), and what the bill is measured in. The Results and
+owned bill (capital, hosting, energy, cache), each pool's use and share of it, and what the bill is
+measured in. The Results and
 Compare pages show them; `engine.explain.presentation` keeps the rest of a result's plain data."""
 
 from __future__ import annotations
@@ -137,3 +138,20 @@ def assumed_said(assumed: Mapping[str, str], own: bool = False) -> str:
         else "prices the catalog assumes, not published rates"
     )
     return f"{what}: {said}"
+
+
+def utilization_frame(summary: Mapping[str, Any], shares: bool = False) -> pd.DataFrame:
+    """Per pool: the window's compute, bandwidth, busy and KV-memory fractions, and with several pools
+    (or `shares`: one pool's is the bill less its cache tiers') each one's share of the bill."""
+    util: Mapping[str, Mapping[str, float]] = summary.get("utilization", {})
+    rows = [{"pool": pool, **vals} for pool, vals in util.items()]
+    cost = summary.get("cost", {})
+    bills: Mapping[str, float] = cost.get("usd_by_pool", {})
+    total = cost.get("usd_total") or 0.0
+    if shares and not bills and len(rows) == 1:  # (an empty cell beside several pools on Compare: a review)
+        bills = {str(rows[0]["pool"]): total - cost.get("usd_by_part", {}).get("cache", 0.0)}
+    return pd.DataFrame(
+        [{**r, "bill_share": bills.get(str(r["pool"]), 0.0) / total} for r in rows]
+        if bills and total
+        else rows
+    )

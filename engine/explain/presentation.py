@@ -584,16 +584,3 @@ def with_expected_error(
     """
     bands = compared_errors(table["figure"], a, b, bounds)
     return table.assign(band=pd.Series([b or "" for b in bands], index=table.index, dtype=object))
-
-
-def utilization_frame(summary: Mapping[str, Any]) -> pd.DataFrame:
-    """Per pool: the window's compute, bandwidth, busy and KV-memory fractions, and with several
-    pools each one's share of the bill."""
-    util: Mapping[str, Mapping[str, float]] = summary.get("utilization", {})
-    rows = [{"pool": pool, **vals} for pool, vals in util.items()]
-    bills: Mapping[str, float] = summary.get("cost", {}).get("usd_by_pool", {})
-    total = summary.get("cost", {}).get("usd_total") or 0.0
-    if bills and total:
-        for row in rows:
-            row["bill_share"] = bills.get(str(row["pool"]), 0.0) / total
-    return pd.DataFrame(rows)

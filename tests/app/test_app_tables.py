@@ -86,3 +86,14 @@ def test_two_runs_tables_become_one_each_row_led_by_its_side() -> None:
     assert list(both["busy"]) == [0.5, 1.0, 1.0] and pd.isna(both.loc[2, "bill_share"])
     assert list(by_side([("A", a), ("B", b.iloc[:0])], "pool")["pool"]) == ["A prefill", "A decode"]
     assert by_side([("A", a.iloc[:0])], "pool").empty
+
+
+def test_one_pools_share_of_the_bill_beside_a_run_of_several() -> None:
+    """Compare's utilisation table: B's one pool read an empty 'share of bill' beside A's 50% and 50% (a
+    review). Asked for (`shares`), one pool's share is the bill less its cache tiers'; not asked, no column."""
+    from engine import apply_overrides, load_preset, simulate
+    from engine.explain import utilization_frame
+
+    run = simulate(apply_overrides(load_preset("chat-colocated"), {"duration_s": 20.0}))
+    assert "bill_share" not in utilization_frame(run.summary)
+    assert list(utilization_frame(run.summary, shares=True)["bill_share"]) == [1.0]  # no cache tier here
