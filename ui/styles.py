@@ -27,10 +27,12 @@ a size smaller: at the metric's own size each took a row of its own on Compare w
 NARROW_SCREEN = (
     "@media (max-width: 1279px) {\n"
     '  [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }\n'
+    '  [data-testid="stTopNavLink"] { padding-left: 0.35rem; padding-right: 0.35rem; }\n'
     "}"
 )
 """Under 1,280 px the wide layout's 5rem margins each side leave a page beside the sidebar 640 px of its
-800 at 1,100 px: per-class and comparison tables ran past the right edge with the margins empty (a review)."""
+800 at 1,100 px: per-class and comparison tables ran past the right edge with the margins empty (a review).
+The top navigation's links a little tighter too: at 1,100 px "About" ended 7 px past the window's edge."""
 CSS = "\n".join([POPOVER_CLICKS_ON_BUTTON, LIVE_STRIP_TABLE, WIDE_CARDS, NARROW_SCREEN])
 
 
