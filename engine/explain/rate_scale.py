@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from engine.core import bounds
+from engine.core.errors import ScenarioError
 from engine.scenario.codec import apply_overrides
 from engine.scenario.model import Arrival, Scenario
 from engine.serving.work_bound import estimate
@@ -48,7 +49,10 @@ def runnable_rate_rps(scenario: Scenario) -> float | None:
         return None
     rate = float(wl.arrival.rate_rps)
     for _ in range(2):
-        load = estimate(apply_overrides(scenario, {"workload.arrival.rate_rps": rate})).load()
+        try:
+            load = estimate(apply_overrides(scenario, {"workload.arrival.rate_rps": rate})).load()
+        except ScenarioError:  # a rate the scenario refuses: the estimate cannot say
+            return None
         if not (math.isfinite(load) and load > 0):
             return None
         rate = rate / load
@@ -71,13 +75,18 @@ def runnable_duration_s(scenario: Scenario) -> float | None:
     window = float(scenario.duration_s)
     for _ in range(2):
         window = min(window, cap)
-        load = estimate(apply_overrides(scenario, {"duration_s": window})).load()
+        if window < bounds.MIN_DURATION_S:  # not even the shortest window runs (a bound lowered in a test)
+            return float(bounds.MIN_DURATION_S)
+        try:
+            load = estimate(apply_overrides(scenario, {"duration_s": window})).load()
+        except ScenarioError:  # a window the scenario refuses (its warm-up): the estimate cannot say
+            return None
         if not (math.isfinite(load) and load > 0):
             return None
         window = window / load
         if window >= cap:
             return float(cap)
-    return 0.98 * window
+    return max(0.98 * window, float(bounds.MIN_DURATION_S))
 
 
 def rate_stops(cap_rps: float, current_rps: float | None = None) -> list[float]:
