@@ -40,53 +40,50 @@ def rate_cap_rps(scenario: Scenario) -> float:
 
 def runnable_rate_rps(scenario: Scenario) -> float | None:
     """About the highest mean rate whose run the work bound admits (`engine.serving.work_bound`), for a
-    generated open loop; None for a trace or another load, or where the estimate cannot say. The work
-    grows about in step with the rate: the estimate at the scenario's rate scaled, then refined once at
-    that rate, and 2% kept in hand (a rate box offered 2,770 req/s, whose run was then refused at 1.2x
-    its events: a review)."""
-    wl = scenario.workload
-    if wl.trace is not None or wl.arrival.kind not in ("poisson", "gamma") or not wl.arrival.rate_rps:
+    generated open loop; None for a trace or another load, or where the estimate cannot say (a rate box
+    offered 2,770 req/s, whose run was then refused at 1.2x its events: a review)."""
+    if not _open_loop(scenario):
         return None
-    rate = float(wl.arrival.rate_rps)
-    for _ in range(2):
-        try:
-            load = estimate(apply_overrides(scenario, {"workload.arrival.rate_rps": rate})).load()
-        except ScenarioError:  # a rate the scenario refuses: the estimate cannot say
-            return None
-        if not (math.isfinite(load) and load > 0):
-            return None
-        rate = rate / load
-        if rate >= bounds.MAX_RATE_RPS:  # the documented bound comes first
-            return float(bounds.MAX_RATE_RPS)
-    return 0.98 * rate
+    rate = float(scenario.workload.arrival.rate_rps)
+    return _admitted(scenario, "workload.arrival.rate_rps", rate, float(bounds.MAX_RATE_RPS), 0.0)
 
 
 def runnable_duration_s(scenario: Scenario) -> float | None:
-    """About the longest window whose run the work bound admits at the scenario's rate, as
-    `runnable_rate_rps` finds the rate (86,400 s was accepted at 16 req/s, then refused at 2.2 GB of
-    state: a review); the documented bound, or the requests-per-run bound, where either comes first.
-    None for a trace or another load than an open loop's."""
-    wl = scenario.workload
-    if wl.trace is not None or wl.arrival.kind not in ("poisson", "gamma") or not wl.arrival.rate_rps:
+    """About the longest window whose run the work bound admits at the scenario's rate (86,400 s was
+    accepted at 16 req/s, then refused at 2.2 GB of state: a review); the documented bound, or the
+    requests-per-run bound, where either comes first. None for a trace or another load than an open loop's."""
+    if not _open_loop(scenario):
         return None
-    cap = min(
-        bounds.MAX_DURATION_S, 0.999 * bounds.MAX_REQUESTS / (wl.arrival.rate_rps * peak_of(wl.arrival))
-    )
-    window = float(scenario.duration_s)
+    arrival = scenario.workload.arrival
+    cap = min(bounds.MAX_DURATION_S, 0.999 * bounds.MAX_REQUESTS / (arrival.rate_rps * peak_of(arrival)))
+    return _admitted(scenario, "duration_s", float(scenario.duration_s), cap, float(bounds.MIN_DURATION_S))
+
+
+def _open_loop(scenario: Scenario) -> bool:
+    """A generated open loop at a rate: what the work grows about in step with the rate and the window of."""
+    wl = scenario.workload
+    return wl.trace is None and wl.arrival.kind in ("poisson", "gamma") and bool(wl.arrival.rate_rps)
+
+
+def _admitted(scenario: Scenario, path: str, value: float, cap: float, floor: float) -> float | None:
+    """The value of `path` (a setting the run's work grows about in step with) at which the run fills 98% of
+    the work bound: the estimate at `value` scaled, then refined once at that value. `cap` where the work
+    bound admits more, `floor` where it admits less (a bound lowered in a test made a window of 0.89 s);
+    None where the estimate cannot say (a setting the scenario refuses, such as a window inside its warm-up)."""
     for _ in range(2):
-        window = min(window, cap)
-        if window < bounds.MIN_DURATION_S:  # not even the shortest window runs (a bound lowered in a test)
-            return float(bounds.MIN_DURATION_S)
+        value = min(value, cap)
+        if value < floor:
+            return floor
         try:
-            load = estimate(apply_overrides(scenario, {"duration_s": window})).load()
-        except ScenarioError:  # a window the scenario refuses (its warm-up): the estimate cannot say
+            load = estimate(apply_overrides(scenario, {path: value})).load()
+        except ScenarioError:
             return None
         if not (math.isfinite(load) and load > 0):
             return None
-        window = window / load
-        if window >= cap:
-            return float(cap)
-    return max(0.98 * window, float(bounds.MIN_DURATION_S))
+        value = value / load
+        if value >= cap:
+            return cap
+    return max(0.98 * value, floor)
 
 
 def rate_stops(cap_rps: float, current_rps: float | None = None) -> list[float]:
