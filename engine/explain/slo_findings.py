@@ -11,6 +11,7 @@ from typing import Any
 from engine.explain import sustain
 from engine.explain.finding import Finding
 from engine.explain.presentation import duration_text, slo_tail
+from engine.scenario.workload import Slo
 from engine.serving.run import SimResult
 from engine.serving.summary import LatencyKind, latency_shortfall, shortfall_rps
 
@@ -25,6 +26,11 @@ def slo_findings(result: SimResult) -> list[Finding]:
 
     def marked(text: str, kind: LatencyKind) -> str:  # a TPOT unless it stays level (`steady`)
         return sustain.marked(text, result.summary, kind)
+
+    # the per-class table's verdicts on the gap and deadline targets, once for every failing class
+    targeted = any(c.slo.tbt_ms or c.slo.e2e_ms for c in specs.values())
+    failing = not all(c["passes"] for c in result.summary["classes"].values())
+    tail = slo_tail(result.scenario, result.requests).set_index("class") if targeted and failing else None
 
     for name, c in result.summary["classes"].items():
         slo = specs[name].slo
@@ -57,7 +63,8 @@ def slo_findings(result: SimResult) -> list[Finding]:
             missed.append(marked(f"{pct} TTFT {_ms(ttft)} against {_ms(slo.ttft_ms)}", "ttft"))
         if tpot is not None and tpot > slo.tpot_ms:
             missed.append(marked(f"{pct} TPOT {_ms(tpot)} against {_ms(slo.tpot_ms)}", "tpot"))
-        missed += _gap_and_deadline(result, name, pct, ttft is None)
+        if tail is not None and (slo.tbt_ms or slo.e2e_ms):
+            missed += _gap_and_deadline(tail.loc[name].to_dict(), slo, pct, ttft is None)
         out.append(
             Finding(
                 "critical",
@@ -70,15 +77,11 @@ def slo_findings(result: SimResult) -> list[Finding]:
     return out
 
 
-def _gap_and_deadline(result: SimResult, name: str, pct: str, unanswered: bool) -> list[str]:
+def _gap_and_deadline(row: dict[Any, Any], slo: Slo, pct: str, unanswered: bool) -> list[str]:
     """A failing class's misses on its largest-gap and end-to-end targets, judged as the per-class table
-    judges them (`presentation.slo_tail`): a class of one-token answers has no gap to miss (it read 'p90
-    largest gap between tokens n/a against 100 ms'), and a deadline missed beside a TTFT is named too."""
-    slo = next(c.slo for c in result.scenario.workload.classes if c.name == name)
-    if not slo.tbt_ms and not slo.e2e_ms:
-        return []
-    tail = slo_tail(result.scenario, result.requests)
-    row: dict[Any, Any] = tail[tail["class"] == name].iloc[0].to_dict()
+    (its `row`, `presentation.slo_tail`) judges them: a class of one-token answers has no gap to miss (it
+    read 'p90 largest gap between tokens n/a against 100 ms'), and a deadline missed beside a TTFT is
+    named too."""
     broken, out = str(row["breaks"]).split(" and "), []
     gap, e2e = (_known(row["max_tbt_at_percentile_ms"]), _known(row["e2e_at_percentile_ms"]))
     never = "among requests never answered"  # (the rank's latency is infinite)
