@@ -95,6 +95,7 @@ class KvLink:
             bw = min(bw, self.shared_bytes_s / 1e9)
         free = srv.nic_free_s
         sent = tokens
+        mixed = False  # a group whose receivers hold different copies (decode pools of other TPs)
         if self.overlap and fresh and not self.shared_bytes_s:  # (a parked hand-off goes alone)
             i = srv.idx
             if self.group_at.get(i, -1.0) != now:  # the first hand-off of this iteration's prompts
@@ -106,10 +107,11 @@ class KvLink:
             sent = self.group_tokens[i] + tokens
             self.group_tokens[i] = sent
             self.group_bytes[i] += kvb * tokens
-            if self.group_kvb[i] != kvb:  # receivers holding different copies (decode pools of other TPs)
+            if self.group_kvb[i] != kvb:
                 self.group_kvb[i] = -1.0
+            mixed = self.group_kvb[i] < 0.0
             free = self.group_free[i]
-        if self.group_kvb.get(srv.idx, kvb) < 0.0 and sent != tokens:
+        if mixed:
             # the group's bytes as each receiver pulls them (priced at this one's, a TP4 decode pool's
             # prompts crossed at a TP8 one's copies: a review)
             full = kv_transfer_s(1.0, self.group_bytes[srv.idx], bw, self.latency_s)
