@@ -55,7 +55,7 @@ with c2:
     if whole_run(sc):  # its box changed nothing, the chart shaded it 'not measured' (a review)
         st.text_input(  # a box like its neighbours (a label in body text stood out: a review), off
             "Warm-up (s)",
-            value="none: the whole run is measured",
+            value="none: whole run",  # (the sentence cut at 1,100 px: its help says it whole)
             disabled=True,
             key="fg-warmup-whole-run",
             help="Not used: an offline batch or a closed loop is measured over its whole run.",

@@ -455,7 +455,8 @@ def test_a_closed_loops_own_knobs_show_only_for_a_closed_loop() -> None:
     # 0, 200 and 300 s and read the same figures, the chart shading the run 'not measured')
     assert "Warm-up (s)" in labels(poisson) and "Warm-up (s)" not in labels(closed)
     (box,) = [t for t in closed.text_input if t.label == "Warm-up (s)"]
-    assert box.disabled and "the whole run is measured" in box.value
+    assert box.disabled and box.value == "none: whole run"
+    assert "measured over its whole run" in (box.help or "")
 
 
 def test_no_page_writes_a_stray_string() -> None:
