@@ -29,6 +29,7 @@ from engine.planning import (
     MarginCheck,
     Plan,
     assumed_price_mark,
+    attained,
     band_take_in,
     class_bands,
     holds_note,
@@ -411,7 +412,7 @@ def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
         if hasattr(c, "latency_text")
         else ex.latency(f"TTFT p90 {duration_text(c.ttft_ms_p90)}", c.grows_rps)
     )
-    figures = f"{c.slo_attainment:.1%} of requests within SLO, {latency}"
+    figures = f"{attained(c.slo_attainment)}, {latency}"
     if c.shortfall_rps is not None:
         figures += f"; it falls behind its load, short by {c.shortfall_rps:,.2g} req/s"
     figures += c.capacity_text() if hasattr(c, "capacity_text") else ""

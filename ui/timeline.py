@@ -323,7 +323,7 @@ def figures(over: Mapping[str, Any], summary: Mapping[str, Any]) -> list[tuple[s
         cold = max((p["cold_start_s"] for p in auto["pools"].values()), default=0.0)
         during, missed = auto["requests_during_cold_start"], auto["misses_during_cold_start"]
         total = summary["requests"]["total"]  # the window's misses: its requests not within SLO
-        misses = total - round(summary["slo_attainment"] * total)
+        misses = total - round((summary["slo_attainment"] or 0.0) * total)  # None: no request
         out += [
             (
                 "Misses while starting",

@@ -11,6 +11,7 @@ from engine.cli.common import ProgressBar, check_range, emit_json, load_scenario
 from engine.cli.plan_flags import attainment_of
 from engine.core import bounds
 from engine.explain import confidence
+from engine.planning.rules import attained
 
 
 def _capacity_json(
@@ -150,7 +151,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         )
         print(
             f"  {c['rate_rps']:9.3f} req/s  {'passes' if c['passes'] else 'FAILS ':6}  goodput "
-            f"{c['goodput_rps']:8.2f} req/s  attainment {c['slo_attainment']:.1%}{behind}"
+            f"{c['goodput_rps']:8.2f} req/s  {attained(c['slo_attainment'], 1, 'attainment {}')}{behind}"
         )
     return 0
 

@@ -34,6 +34,7 @@ from engine.cli.plan_flags import attainment_of
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.explain import confidence, sustain
+from engine.planning.rules import attained
 from engine.scenario import codec as scenario_io
 from engine.scenario import naming
 
@@ -213,7 +214,9 @@ def print_margin(m: Margin) -> None:
     slow = ", ".join(f"{chip} {e:+.0%} time" for chip, e in m.slowdown.items()) or "no chip has a band"
     c = m.chosen
     latency = c.latency_text(sustain.latency)
-    figures = f"attainment {c.slo_attainment:.1%}, goodput {c.goodput_rps:.2f} req/s, {latency}"
+    figures = (
+        f"{attained(c.slo_attainment, 1, 'attainment {}')}, goodput {c.goodput_rps:.2f} req/s, {latency}"
+    )
     if c.shortfall_rps is not None:
         figures += f"; unsustainable, short by {c.shortfall_rps:,.2g} req/s"
     figures += c.capacity_text()

@@ -136,7 +136,7 @@ def _attained(doc: dict[str, Any]) -> str:
     not (it read "0.0%" above "class chat: no request in the window, not judged": a review)."""
     return (
         f"{doc['slo_attainment']:.1%}"
-        if doc["requests"]["total"]
+        if doc["slo_attainment"] is not None
         else "not judged (no request in the window)"
     )
 

@@ -94,7 +94,7 @@ def cold_start_finding(summary: Mapping[str, Any]) -> Finding | None:
     if not a or not (missed := int(a["misses_during_cold_start"])):
         return None
     total = int(summary["requests"]["total"])
-    misses = total - round(float(summary["slo_attainment"]) * total)
+    misses = total - round(float(summary["slo_attainment"] or 0.0) * total)  # None: no request
     starts = sorted({round(float(p["cold_start_s"])) for p in a["pools"].values()})
     start = f"{starts[0]:,} s" if len(starts) == 1 else f"{starts[0]:,} to {starts[-1]:,} s"
     share = f" of the run's {misses:,} SLO misses" if misses >= missed else ""

@@ -120,7 +120,7 @@ class LayerView:
     """The scenario's own figures, each layer's effect (largest first) and the sentence that sums it up."""
 
     usd_per_request: float | None
-    slo_attainment: float
+    slo_attainment: float | None
     effects: tuple[LayerEffect, ...]
     sentence: str
 
@@ -241,7 +241,7 @@ def layer_view(
                 slo_attainment=slo,
                 d_usd_per_request=d_cost,
                 d_cost_share=d_cost / cost0 if d_cost is not None and cost0 else None,
-                d_slo_attainment=slo - slo0,
+                d_slo_attainment=slo - slo0 if slo is not None and slo0 is not None else None,
                 basis=basis,
                 alt_basis=_bases(s),
             )

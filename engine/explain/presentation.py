@@ -280,10 +280,7 @@ def headline(summary: Mapping[str, Any]) -> dict[str, float | None]:
     return {
         "ttft_p99_ms": lat.get("ttft", {}).get("p99"),
         "tpot_p99_ms": lat.get("tpot", {}).get("p99"),
-        # no request in the window: nothing judged, as a class with none is not (not 0%)
-        "slo_attainment": summary.get("slo_attainment")
-        if summary.get("requests", {}).get("total", 1)
-        else None,
+        "slo_attainment": summary.get("slo_attainment"),  # None: no request in the window, nothing judged
         "usd_per_request": cost.get("usd_per_request"),
         "usd_per_million_output_tokens": cost.get("usd_per_million_output_tokens"),
         "goodput_rps": summary.get("goodput_rps"),

@@ -72,6 +72,7 @@ _API = {
     "Rule": "engine.planning.rules",
     "SearchSpace": "engine.planning.candidates",
     "rule_text": "engine.planning.rules",
+    "attained": "engine.planning.rules",
     "vendor_crossing": "engine.planning.emit_facts",
 }
 _RENAMED = {
@@ -116,6 +117,7 @@ __all__ = [
     "SearchSpace",
     "Verdict",
     "assumed_price_mark",
+    "attained",
     "band_take_in",
     "class_bands",
     "emit_deployment",
@@ -166,7 +168,7 @@ if TYPE_CHECKING:
     from engine.planning.plan_work import PlanWork, PlanWorkError
     from engine.planning.plan_work import plan_work as plan_work_estimate
     from engine.planning.prices import assumed_price_mark
-    from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, rule_text
+    from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, attained, rule_text
     from engine.planning.search import Progress
     from engine.planning.verdict import Verdict
     from engine.planning.verdict_bands import PAST_TARGET_WHY, class_bands, holds_note, past_target

@@ -36,7 +36,8 @@ class Check:
     run: int
     """Its run number in the plan as modelled (`Plan.runs`)."""
     passes: bool
-    slo_attainment: float
+    slo_attainment: float | None
+    """None: no request in the window."""
     goodput_rps: float
     ttft_ms_p90: float | None
     tpot_ms_p90: float | None
@@ -271,7 +272,7 @@ def _chosen_slowed(
         return Check(
             run=p.best_run,
             passes=bool(r["passes"]),
-            slo_attainment=float(r["slo_attainment"]),
+            slo_attainment=num("slo_attainment"),
             goodput_rps=float(r["goodput_rps"]),
             ttft_ms_p90=num("ttft_ms_p90"),
             tpot_ms_p90=num("tpot_ms_p90"),
@@ -321,7 +322,7 @@ def _check(
     return Check(
         run=p.best_run,
         passes=run_passes(s, p.rule, p.attainment),
-        slo_attainment=float(s["slo_attainment"]),
+        slo_attainment=s["slo_attainment"],
         goodput_rps=float(s["goodput_rps"]),
         ttft_ms_p90=_p90(s, "ttft"),
         tpot_ms_p90=_p90(s, "tpot"),

@@ -65,8 +65,9 @@ def run_passes(summary: Summary, rule: Rule = "percentile", attainment: float = 
     """
     if summary.get("unsustainable") or summary.get("at_capacity"):
         return False
-    if rule == "attainment":
-        return bool(summary["slo_attainment"] >= attainment - 1e-12)
+    if rule == "attainment":  # no request in the window: nothing missed, as a class with none passes
+        att = summary["slo_attainment"]
+        return att is None or bool(att >= attainment - 1e-12)
     return classes_pass(summary)
 
 
@@ -77,6 +78,14 @@ def capacity_text(standing_requests: float | None) -> str:
     return (
         "" if n is None or n != n else f"; at capacity, its queue never below {n:,.0f} requests (no headroom)"
     )
+
+
+def attained(share: float | None, places: int = 1, form: str = "{} of requests within SLO") -> str:
+    """'97.3% of requests within SLO' (`form` around the percentage), or 'no request in the window,
+    not judged' where the run's `slo_attainment` is None (it read 0% where nothing was missed)."""
+    if share is None or share != share:
+        return "no request in the window, not judged"
+    return form.format(f"{share:.{places}%}")
 
 
 def phase_attainment(res: SimResult) -> tuple[float, float]:

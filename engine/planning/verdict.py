@@ -38,7 +38,7 @@ from engine.planning.objective import OBJECTIVES, row_value, value_text
 from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio, PortfolioBound
 from engine.planning.prices import assumed_prices, prices_text
-from engine.planning.rules import capacity_text
+from engine.planning.rules import attained, capacity_text
 from engine.planning.search import Search, run_row
 from engine.planning.sizing import Bound, Shape
 from engine.planning.verdict_bands import LIMITS, bands, holds_words, own_slowdowns
@@ -163,7 +163,7 @@ class Verdict:
         behind = stood if short is None else f", falling behind by {short:,.2g} req/s"
         return (
             f"the nominal cheapest misses its SLO if the chips are as slow as their band's pessimistic edge "
-            f"({slow}): over the planning window, {s['slo_attainment']:.0%} of requests within SLO, {late}{behind}"
+            f"({slow}): over the planning window, {attained(s['slo_attainment'], 0)}, {late}{behind}"
         )
 
     def _nominal_failed_full_length(self) -> str:
@@ -476,7 +476,7 @@ def _better(slow: Search, got: dict[str, Any], best: dict[str, Any]) -> bool:
     a, b = slow.value(got), slow.value(best)
     if a * TIE < b:
         return True
-    return a <= b * TIE and float(got.get("slo_attainment", 0.0)) > float(best.get("slo_attainment", 0.0))
+    return a <= b * TIE and float(got.get("slo_attainment") or 0.0) > float(best.get("slo_attainment") or 0.0)
 
 
 def _up(shape: Shape | Portfolio, counts: tuple[int, ...], row: dict[str, Any]) -> tuple[int, ...] | None:

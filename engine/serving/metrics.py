@@ -457,7 +457,7 @@ def summary(
             "failed_by_reason": by_reason(rec.reason, mask & (rec.outcome == FAILED)),
         },
         "latency_ms": lat,
-        "slo_attainment": met / n_win if n_win else 0.0,
+        "slo_attainment": met / n_win if n_win else None,
         "goodput_rps": int(np.count_nonzero(met_rated)) / rate_s,
         "goodput_output_tokens_per_s": float(columns["output_tokens"][met_rated].sum()) / rate_s,
         "throughput_rps": int(np.count_nonzero(rated)) / rate_s,

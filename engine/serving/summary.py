@@ -413,8 +413,9 @@ class Summary(TypedDict):
     """The window's requests by outcome."""
     latency_ms: LatencyMs
     """Latency distributions, ms."""
-    slo_attainment: float
-    """Window requests that met their SLO / window requests (rejected and failed count as misses), 0-1."""
+    slo_attainment: float | None
+    """Window requests that met their SLO / window requests (rejected and failed count as misses), 0-1
+    (None: no request in the window, nothing to judge)."""
     goodput_rps: float
     """Requests that met their SLO per second of the window (of an unsustainable run: those served from
     the window's start until the window's last request completed, per second of that time), req/s."""

@@ -403,5 +403,15 @@ def test_a_run_with_no_request_judges_nothing(capsys: pytest.CaptureFixture[str]
     from engine.scenario import codec
 
     sc = codec.apply_overrides(codec.load_preset("chat-disaggregated"), {"workload.arrival.rate_rps": 0.0001})
-    assert headline(simulate(sc).summary)["slo_attainment"] is None
+    empty = simulate(sc).summary
+    assert headline(empty)["slo_attainment"] is None
     assert headline(simulate(codec.load_preset("chat-disaggregated")).summary)["slo_attainment"] > 0.9
+    # so does the summary itself, and the JSON: `slo_attainment` 0.0 read as every request missed
+    assert empty["slo_attainment"] is None
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["slo_attainment"] is None
+    from engine.planning.rules import attained, run_passes
+
+    assert run_passes(empty, "attainment", 0.99)  # nothing missed, as a class with no request passes
+    assert attained(None) == "no request in the window, not judged"
+    assert attained(0.973, 0) == "97% of requests within SLO"
