@@ -132,6 +132,7 @@ for i in range(len(classes)):
             number(
                 f"{path}.priority",
                 "Priority" if len(classes) > 1 else "Priority (unused: one class)",
+                what="Priority",  # a standing refusal kept "(unused: one class)" after a class was added
                 integer=True,
                 lo=0,
                 hi=100,

@@ -226,3 +226,16 @@ def test_the_window_takes_what_the_work_bound_admits_at_the_rate() -> None:
     # the bound itself runs (taken on the page, it would simulate a day's 1.2M requests here)
     assert not estimate_work(apply_overrides(before, {"duration_s": round_down(longest)})).problems()
     assert estimate_work(apply_overrides(before, {"duration_s": 1.1 * longest})).problems()
+
+
+def test_a_refusal_names_the_field_as_it_stays_true() -> None:
+    """A one-class workload's priority box reads "Priority (unused: one class)"; its refusal kept that
+    name after a second class was added, where the box read "Priority" (a note)."""
+    at = app("workload")
+    field = "workload.classes[0].priority"
+    assert at.number_input(key=f"fg:{field}").label == "Priority (unused: one class)"
+    at.number_input(key=f"fg:{field}").set_value(500).run()
+    said = [text_of(w.value) for w in at.warning if field in text_of(w.value)]
+    assert len(said) == 1 and "Priority" in said[0] and "unused" not in said[0], said
+    assert "0 to 100" in said[0], said
+    assert not at.exception
