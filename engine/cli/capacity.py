@@ -49,15 +49,17 @@ def _capacity_text(
 ) -> str:
     """The capacity with the searches at the bands' edges (`found`), or without them its chips'
     throughput band, said to be that and not how far the capacity moves (a review read the band as
-    the capacity's, where the margin's searches gave 2.05 to 52.8 req/s beside −35% to +76%)."""
+    the capacity's, where the margin's searches gave 2.05 to 52.8 req/s beside −35% to +76%). Where no
+    rate failed (the work bound or `high_rps` stopped the search) the capacity is at least the figure."""
+    least = "at least " if cap.failed_rps is None and cap.capacity_rps else ""
     if found:
         lo, hi = found["slower"].capacity_rps, found["faster"].capacity_rps
         chips = ", ".join(f"{c} {slow[c]:+.0%} / {fast.get(c, 0.0):+.0%}" for c in slow)
         return (
-            f"{cap.capacity_rps:.3g} req/s ({lo:.3g} to {hi:.3g} with every chip at the pessimistic and the "
+            f"{least}{cap.capacity_rps:.3g} req/s ({lo:.3g} to {hi:.3g} with every chip at the pessimistic and the "
             f"optimistic edge of its throughput band, iteration time {chips})"
         )
-    text = confidence.with_figure_error(f"{cap.capacity_rps:.3g} req/s", marks, "throughput_rps")
+    text = least + confidence.with_figure_error(f"{cap.capacity_rps:.3g} req/s", marks, "throughput_rps")
     if text.endswith(")"):
         text = text[:-1] + ": the chips' throughput band; the margin's searches say how far it moves)"
     return text
@@ -75,12 +77,30 @@ def _below(cap: Any) -> str:
     return "; below what the runs sustain" if cap.estimate_rps < cap.capacity_rps else ""
 
 
+def _headline(cap: Any, capacity_text: str, window: float, found: dict[str, Any]) -> str:
+    """The capacity over its window, the rule, the lowest failure, the estimate and the runs. The window
+    it was measured over: chat-colocated reads 27.2 req/s over 5 s, 18.4 over 120 s and 17.5 over its
+    600 s, and nothing said which (a review); a capacity of 0 reads no lower."""
+    from engine.planning.rules import rule_text
+
+    failed = "none failed" if cap.failed_rps is None else f"fails at {cap.failed_rps:.3g} req/s"
+    lower = (
+        " (a longer one can read lower: a queue that builds slowly fails only in time)"
+        if cap.capacity_rps
+        else ""
+    )
+    return (
+        f"{capacity_text} over a {window:,.0f} s window{lower} ({rule_text(cap.rule, cap.attainment)}; {failed}); "
+        f"the cost model's estimate {cap.estimate_rps:.3g} req/s (no queueing: where the search starts"
+        f"{_below(cap)}); {cap.simulations} simulations{_margin_runs(found)}"
+    )
+
+
 def cmd_capacity(args: argparse.Namespace) -> int:
     """The highest arrival rate that passes under the chosen rule, by bisection."""
     from engine.explain.margin import run_edges  # pandas: loaded only for this command
     from engine.explain.timeline_marks import met_faults, met_faults_note, unmet_faults
     from engine.planning.capacity import capacity
-    from engine.planning.rules import rule_text
 
     check_range(args.duration_s, "--duration-s", bounds.MIN_DURATION_S, bounds.MAX_DURATION_S)
     scen = load_scenario(args.scenario, args.set)
@@ -113,16 +133,8 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(_capacity_json(cap, found if with_margin else {}, slow, fast, scen, window))
         return 0
-    failed = "none failed" if cap.failed_rps is None else f"fails at {cap.failed_rps:.3g} req/s"
-    capacity_text = _capacity_text(cap, marks, found if with_margin else {}, slow, fast)
-    # the window it was measured over: chat-colocated reads 27.2 req/s over 5 s, 18.4 over 120 s and
-    # 17.5 over its 600 s, and nothing said which (a review)
-    print(
-        f"{scen.name}: capacity {capacity_text} over a {window:,.0f} s window (a longer one can read lower: a "
-        f"queue that builds slowly fails only in time) ({rule_text(cap.rule, cap.attainment)}; {failed}); the cost "
-        f"model's estimate {cap.estimate_rps:.3g} req/s (no queueing: where the search starts{_below(cap)}); "
-        f"{cap.simulations} simulations{_margin_runs(found)}"
-    )
+    text = _capacity_text(cap, marks, found if with_margin else {}, slow, fast)
+    print(f"{scen.name}: capacity {_headline(cap, text, window, found)}")
     # the faults its runs meet (kept), and those beyond its window (a loss at 300 s, a 120 s window)
     kept = [
         f"note: {n}" for n in [met_faults_note(met_faults(scen, window)), *unmet_faults(scen, window)] if n
@@ -135,7 +147,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         print(f"  {cliff}")
     if confidence.uncalibrated(marks):
         print(f"  {confidence.note(marks)}")
-    if any(m.calibration.band for m in marks):
+    if cap.capacity_rps and any(m.calibration.band for m in marks):
         print(f"  {confidence.BAND_NOTE}")
     for c in cap.runs.to_dict(orient="records"):
         short = c.get("shortfall_rps")

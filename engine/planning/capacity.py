@@ -309,7 +309,8 @@ def capacity(
     _bracket_and_bisect(passes, lambda: len(rows) < max_simulations, probe, low_rps, high_rps, top, rel_tol)
     runs = pd.DataFrame(rows, columns=RUN_COLUMNS)
     ok = runs.loc[runs["passes"], "rate_rps"]
-    bad = runs.loc[~runs["passes"].astype(bool), "rate_rps"]
+    # a rate whose window held no request failed nothing: it was not judged ('fails at 0.0013 req/s')
+    bad = runs.loc[~runs["passes"].astype(bool) & runs["slo_attainment"].notna(), "rate_rps"]
     capacity_rps = float(ok.max()) if len(ok) else 0.0
     failed_rps = float(bad.min()) if len(bad) else None
     lead = lead_note(base, early) if (early := session_lead_s(scenario, duration_s)) > 0 else ""

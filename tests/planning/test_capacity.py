@@ -77,3 +77,31 @@ def test_a_probe_still_rising_at_its_windows_end_is_not_counted(monkeypatch: pyt
     assert cap.capacity_rps <= 12.0  # every probe above 12 req/s not counted, though its classes pass
     rising = cap.runs[cap.runs["rising_rps"].notna()]
     assert len(rising) and not rising["passes"].any() and rising["classes_pass"].any()
+
+
+def test_a_deployment_that_fails_every_judged_load_has_no_capacity(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2 ms TPOT target no H100 meets: the search halves its rate until the windows hold no request,
+    and those passed (a class with no request has nothing to miss), so it read 'capacity 0.00261 req/s'
+    (a review). Nothing judged passes nothing, and the lowest failure is the lowest judged one."""
+    from engine.cli.main import main
+
+    sc = chat(**{"workload.classes[0].slo.tpot_ms": 2.0})
+    cap = capacity(sc, duration_s=30.0, max_simulations=10)
+    assert cap.capacity_rps == 0.0
+    empty = cap.runs["slo_attainment"].isna()
+    assert empty.any() and not cap.runs.loc[empty, "passes"].any()
+    assert cap.failed_rps == cap.runs.loc[~empty, "rate_rps"].min()
+    argv = ["capacity", "chat-colocated", "--duration-s", "30", "--no-margin", "--no-progress"]
+    assert main([*argv, "--set", "workload.classes[0].slo.tpot_ms=2"]) == 0
+    head = capsys.readouterr().out.splitlines()[:2]
+    assert "capacity 0 req/s over a 30 s window (every class" in head[0], head  # no "can read lower"
+    assert not any("about two in three" in ln for ln in head), head  # no band beside no capacity
+    # a search the work bound stopped reads its answer as a floor (it printed the bound's rate as the capacity)
+    monkeypatch.setattr(
+        bounds, "MAX_ROUTER_LOOKS", int(8.0 * 30.0 * sum(p.count for p in sc.deployment.pools))
+    )
+    assert main([*argv, "--max-simulations", "3"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "capacity at least " in head and "none failed" in head, head
