@@ -39,11 +39,10 @@ from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio, PortfolioBound
 from engine.planning.prices import assumed_prices, prices_text
 from engine.planning.rules import attained, capacity_text
-from engine.planning.search import Search, run_row
+from engine.planning.search import Search
 from engine.planning.sizing import Bound, Shape
-from engine.planning.verdict_bands import LIMITS, bands, holds_words, own_slowdowns
-from engine.serving.run import simulate
-from engine.serving.speed_limits import limits
+from engine.planning.verdict_bands import bands, holds_words, own_slowdowns
+from engine.planning.verify_pick import how_moved, verified
 
 CUT = "cut"
 """A group whose risk-aware check the simulation budget stopped before any deployment passed."""
@@ -479,43 +478,6 @@ def _better(slow: Search, got: dict[str, Any], best: dict[str, Any]) -> bool:
     return a <= b * TIE and float(got.get("slo_attainment") or 0.0) > float(best.get("slo_attainment") or 0.0)
 
 
-def _up(shape: Shape | Portfolio, counts: tuple[int, ...], row: dict[str, Any]) -> tuple[int, ...] | None:
-    """One more instance of the pool a failed full-length run blames; None for a portfolio."""
-    if isinstance(shape, Portfolio):
-        return None
-    if shape.mode == "colocated":
-        return (counts[0] + 1, 0)
-    n_p, n_d = counts
-    return (n_p + (not row["ttft_ok"] or row["tpot_ok"]), n_d + (not row["tpot_ok"] or row["ttft_ok"]))
-
-
-def _how(moved: int, edged: int) -> str:
-    """How the full-length runs that moved a pick were made: 'with its chips at the bands'
-    pessimistic edge ' (all of them), '(1 of them with ...) ' or '' (all as modelled)."""
-    edge = "with its chips at the bands' pessimistic edge "
-    return edge if edged == moved else f"({edged} of them {edge.rstrip()}) " if edged else ""
-
-
-def _full_run(
-    search: Search, shape: Shape | Portfolio, counts: tuple[int, ...], edge: Search | None = None
-) -> dict[str, Any]:
-    """A deployment's run over the scenario's own window and seed, as modelled or (`edge`, a slowed
-    search) with every chip at its band's pessimistic edge; each simulated once per plan."""
-    key = (shape, counts, edge is not None)
-    if key not in search.full_rows:
-        slowdown = None if edge is None else dict(edge.slowdown)
-        res = simulate(
-            search.deploy(search.full, shape, counts),
-            search.cat,
-            check_work=search.check_work,
-            slowdown=slowdown,
-        )
-        row = {**run_row(res, shape, counts, search.rule, search.attainment), **search.trust(shape)}
-        row[LIMITS] = limits(res.summary, res.scenario)  # where its load bounds its bands (`bands`)
-        search.full_rows[key] = search.priced(row)
-    return search.full_rows[key]
-
-
 def _row(
     search: Search,
     slow: Search | None,
@@ -530,31 +492,9 @@ def _row(
     `at_edge` (a would-be winner, risk-aware), verified also over its full-length run with every chip
     at its band's pessimistic edge, which then says whether it holds."""
     full = search.full
-    quoted: dict[str, Any] | None = None
-    edge: dict[str, Any] | None = None  # the pick's full-length run at the bands' pessimistic edge
-    moved = edged = 0
-    start = counts  # the pick before any move, which the note names (it said only where it went)
-    for _ in range(VERIFY_TRIES + 1 if verify else 1):
-        if verify:
-            quoted = _full_run(search, shape, counts)
-            at = at_edge and quoted["passes"] and slow is not None
-            edge = _full_run(search, shape, counts, slow) if at else None
-            failed = (
-                quoted if not quoted["passes"] else edge if edge is not None and not edge["passes"] else None
-            )
-            if failed is None:
-                break
-            nxt = _up(shape, counts, failed)
-            if (
-                quoted["over_budget"]  # more instances bill more
-                or nxt is None
-                or max(nxt) > search.space.max_instances_per_pool
-                or not search.affordable(shape, nxt)
-            ):
-                break
-            counts, moved, edged = nxt, moved + 1, edged + (failed is edge)
-        else:
-            break
+    quoted, edge, counts, moved, edged, start = verified(
+        search, slow, g, shape, counts, verify, notes, at_edge
+    )
     planned = search.run(shape, counts)  # the pick on the planning window: the frontier's point
     if planned is None:
         return None
@@ -571,7 +511,7 @@ def _row(
         added = sum(counts) - sum(start)
         moves = f"{split_label(shape, start)} to {quoted['split']}"
         up = f"moved the pick up {added} instance{'s' if added != 1 else ''}, from {moves}"
-        notes.append(f"{g}: the full-length run {_how(moved, edged)}{up}")
+        notes.append(f"{g}: the full-length run {how_moved(moved, edged)}{up}")
     holds, s = None, None
     planning = None  # the risk search's own run of this pick (planning window), where it made one
     if slow is not None:

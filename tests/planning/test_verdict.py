@@ -15,8 +15,9 @@ from engine.planning.candidates import SearchSpace
 from engine.planning.objective import COLUMN, OBJECTIVES, row_value
 from engine.planning.plan import plan
 from engine.planning.sizing import Kind, Shape
-from engine.planning.verdict import _up, group_of
+from engine.planning.verdict import group_of
 from engine.planning.verdict_bands import LATENCIES, band_of, take_in
+from engine.planning.verify_pick import _up
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
 from engine.serving.run import simulate

@@ -4,6 +4,7 @@ window, the nominal pick's risk with its chips slowed, and which of two picks at
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 
 def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> None:
@@ -139,3 +140,36 @@ def test_a_tie_between_risk_aware_picks_goes_to_the_one_with_more_headroom() -> 
     assert not _better(slow, {"v": 24.9, "slo_attainment": 0.93}, first)  # type: ignore[arg-type]
     assert _better(slow, {"v": 19.92, "slo_attainment": 0.91}, first)  # type: ignore[arg-type]  # cheaper wins
     assert not _better(slow, {"v": 29.88, "slo_attainment": 0.99}, first)  # type: ignore[arg-type]
+
+
+def test_a_pick_moved_up_for_the_edge_in_vain_stays_the_cheapest_that_passes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """DeepSeek on H200s, experts over 8: the nominal 1P:1D passed its full-length run and failed it with
+    its chips at the edge; three moves took it to 2P:4D, still failing there, and a fourth, never run, to
+    2P:5D. The plan named 2P:5D ($179.20/h) in its first line, the frontier and --out, and 2P:4D
+    ($153.60/h) in the verdict, 'moved up 5 instances' (4), called 'the lowest cost per hour that meets
+    every SLO as modelled' beside a 1P:1D at $51.20/h that did (a review). A move is quoted only once
+    run, and moves that never reach a pick holding at the edge leave the pick where it passed."""
+    import json
+
+    from engine.cli.main import main
+
+    argv = [
+        "plan",
+        "moe-deepseek-h200",
+        "--target-rps",
+        "10",
+        "--duration-s",
+        "60",
+        "--max-simulations",
+        "20",
+    ]
+    argv += ["--no-margin", "--ep", "8", "--ep-tp", "1", "--no-progress", "--json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    chosen = doc["verdict"]["chosen"]
+    assert chosen["split"] == doc["best"]["split"] == "1P:1D"
+    assert chosen["usd_per_hour"] == doc["best"]["usd_per_hour"] == 51.2
+    assert chosen["holds_slowed"] is False and chosen["moved_up"] == 0
+    assert any("moving the pick up to 2P:4D did not make it hold" in n for n in doc["verdict"]["notes"])
