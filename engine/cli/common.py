@@ -17,6 +17,7 @@ from engine.core.errors import ScenarioError
 from engine.scenario import codec as scenario_io
 from engine.scenario import naming
 from engine.scenario.model import Scenario
+from engine.scenario.workload import unused_with_trace
 
 
 def clean(obj: Any) -> Any:
@@ -72,13 +73,16 @@ def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
         path, sep, value = item.partition("=")
         if not sep:
             raise ScenarioError(f"--set {item!r}: expected path=value")
+        if path.strip() in overrides:  # the last silently won, where a --vary given twice is refused
+            raise ScenarioError(f"--set {path.strip()}: given twice; give each field once")
         overrides[path.strip()] = scenario_io.parse_value(value.strip())
     if not overrides:
         return scen
     source = Path(ref).stem if is_file_ref(ref) else ref
-    return naming.named(
-        scenario_io.apply_overrides(scen, overrides), scen, source
-    )  # a name that says what it runs
+    edited = scenario_io.apply_overrides(scen, overrides)
+    if why := unused_with_trace(edited.workload, overrides):
+        raise ScenarioError(f"--set {why}")
+    return naming.named(edited, scen, source)  # a name that says what it runs
 
 
 def check_range(value: float | None, flag: str, low: float, high: float, *, above: bool = False) -> None:

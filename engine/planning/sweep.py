@@ -35,6 +35,7 @@ from engine.core.errors import ScenarioError
 from engine.core.safecsv import safe_csv
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
+from engine.scenario.workload import unused_with_trace
 from engine.serving.run import ENGINE_VERSION, SEED_LIMIT, flatten, simulate
 from engine.serving.work_bound import estimate, in_words
 
@@ -186,6 +187,8 @@ def sweep(
         over["seed"] = pt["seed"]
         runs.append(scenario_io.apply_overrides(scenario, over))  # fail fast, naming the field
         tasks.append(over)
+    if runs and (why := unused_with_trace(runs[0].workload, vary)):
+        raise ScenarioError(f"vary {why}")
     if seeds > 1 and any(r.workload.trace is not None for r in runs):
         raise ScenarioError(
             "seeds: a trace's requests are the same whatever the seed, so each seed would repeat one run; "

@@ -9,6 +9,7 @@ or the trace that replaces the arrivals. Part of `engine.scenario.model.Scenario
 # No `from __future__ import annotations` here: pydantic would compile each field's annotation
 # string at import (docs/performance.md, "The cold start").
 import math
+from collections.abc import Iterable
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -197,3 +198,29 @@ class Workload(Frozen):
         sessions at 20% of them sends about 43% of the requests beside one-turn chat."""
         weights = [s * c.multi_turn.turns_mean for s, c in zip(self.shares(), self.classes, strict=True)]
         return [w / sum(weights) for w in weights]
+
+
+TRACE_ARRIVAL_FIELDS = ("max_in_flight",)
+"""The fields of `workload.arrival` a trace replay reads; the others (the kind, the rate, its shape, the
+clients) are the file's to give."""
+
+
+def unused_with_trace(workload: Workload, paths: Iterable[str]) -> str | None:
+    """Why changing `paths` changes nothing where the workload replays a trace ('workload.arrival.rate_rps:
+    unused with a trace ...'), None where every path is read. A sweep over the rate of a trace replay ran
+    the same requests at every rate and labelled each row with a rate never applied (a review)."""
+    if workload.trace is None:
+        return None
+    fmt = workload.trace.format
+    for path in paths:
+        if path == "workload.trace.block_tokens" and fmt != "mooncake":
+            return f"{path}: unused with a trace in the {fmt} format: only a Mooncake trace's hashes come in blocks"
+        if path == "workload.trace.max_gap_s" and fmt != "agentic":
+            return f"{path}: unused with a trace in the {fmt} format: only agentic sessions' gaps are cut"
+        field = path.removeprefix("workload.arrival").lstrip(".")
+        if path.startswith("workload.arrival.") and field.split(".")[0] not in TRACE_ARRIVAL_FIELDS:
+            return (
+                f"{path}: unused with a trace: its arrivals come from the file (workload.trace.time_scale "
+                "replays it faster or slower; workload.arrival.max_in_flight caps the requests in flight)"
+            )
+    return None

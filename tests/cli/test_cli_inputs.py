@@ -438,3 +438,48 @@ def test_sweeps_and_replications_say_which_runs_are_saturated(
     assert said is not None and "short by up to 123.4 req/s" in said
     said = sweep_line(pd.DataFrame({"at_capacity.standing_requests": [3.0]}))
     assert said is not None and "1 at capacity" in said and "saturation" not in said
+
+
+def test_a_field_a_trace_replay_never_reads_is_refused_where_it_is_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sweep of azure-code-replay's rate ran the file's 63 requests at every rate and labelled the rows
+    1 and 50 req/s; `run --set` took the rate unsaid too, and a field set twice kept its last value (a
+    review). The ceiling on requests in flight is a trace's to take."""
+    for argv, said in (
+        (
+            ["run", "azure-code-replay", "--set", "workload.arrival.rate_rps=50"],
+            "workload.arrival.rate_rps: unused",
+        ),
+        (["run", "azure-code-replay", "--set", "workload.trace.block_tokens=64"], "in the azure format"),
+        (
+            [
+                "sweep",
+                "azure-code-replay",
+                "--vary",
+                "workload.arrival.rate_rps=1,50",
+                "--out",
+                str(tmp_path / "s.csv"),
+            ],
+            "vary workload.arrival.rate_rps: unused with a trace",
+        ),
+        (["run", "chat-colocated", "--set", "duration_s=30", "--set", "duration_s=40"], "given twice"),
+    ):
+        assert said in refused(argv, capsys), argv
+    assert not (tmp_path / "s.csv").exists()
+    sc = io.load_preset("azure-code-replay")
+    with pytest.raises(ScenarioError, match=r"vary workload\.arrival\.kind: unused with a trace"):
+        sweeping.sweep(sc, {"workload.arrival.kind": ["gamma"]})
+    assert (
+        cli.main(
+            [
+                "run",
+                "azure-code-replay",
+                "--set",
+                "duration_s=30",
+                "--set",
+                "workload.arrival.max_in_flight=8",
+            ]
+        )
+        == 0
+    )
