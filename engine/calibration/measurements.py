@@ -193,6 +193,7 @@ def read_measurements(path: str | Path) -> list[Measurement]:
                 value = float(row["value"])
                 if not math.isfinite(value) or value <= 0:
                     raise ValueError(f"value: must be a positive number (got {row['value']!r})")
+                value, unit = _in_unit(kind, value, (row.get("unit") or "").strip())
                 out.append(
                     Measurement(
                         id=row.get("id") or f"line{line}", model=row["model"].strip(),
@@ -203,13 +204,30 @@ def read_measurements(path: str | Path) -> list[Measurement]:
                         prompt_tokens=int(row.get("prompt_tokens") or 0),
                         output_tokens=int(row.get("output_tokens") or 0),
                         batch=int(row.get("batch") or 1), context_tokens=int(row.get("context_tokens") or 0),
-                        value=value, unit=row.get("unit") or ("tok/s" if kind == "throughput" else "ms"),
+                        value=value, unit=unit,
                         source=row.get("source") or str(path),
                     )
                 )  # fmt: skip
             except (ValueError, TypeError) as exc:
                 raise ScenarioError(f"{path}: line {line}: {exc}") from None
     return out
+
+
+UNITS = {"prefill": {"ms": 1.0, "s": 1000.0}, "decode": {"ms": 1.0, "s": 1000.0}}
+"""The units a timing row may state, and their factor to ms; a throughput's is tok/s (or tokens/s)."""
+
+
+def _in_unit(kind: str, value: float, unit: str) -> tuple[float, str]:
+    """(value, unit) in the fit's unit: a timing in ms, a throughput in tok/s; an empty unit is that one.
+    A timing of 30 with unit 'seconds' was read as 30 ms (a review)."""
+    if kind == "throughput":
+        if unit not in ("", "tok/s", "tokens/s"):
+            raise ValueError(f"unit: a throughput's is tok/s (got {unit!r})")
+        return value, "tok/s"
+    factor = UNITS[kind].get(unit or "ms")
+    if factor is None:
+        raise ValueError(f"unit: a {kind} timing's is ms or s (got {unit!r})")
+    return value * factor, "ms"
 
 
 def stack_of(m: Measurement) -> str:

@@ -4,12 +4,13 @@ Face config.json to an entry) and ``calibrate`` (a chip's profile fitted to meas
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from engine.catalog.entries import entry_to_toml, load_catalog, model_from_hf_config
-from engine.catalog.specs import HardwareSpec
+from engine.catalog.entries import entry_to_toml, load_catalog, model_from_hf_config, presets_dir
+from engine.catalog.specs import ID_PATTERN, HardwareSpec
 from engine.cli.common import check_range, emit_json
 from engine.core import bounds
 from engine.core.errors import ScenarioError
@@ -94,8 +95,31 @@ def cmd_roofline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _new_id(args: argparse.Namespace, cat: Any) -> str:
+    """The calibrated entry's id (`--new-id`, else <chip>-<profile>), refused where the catalog would
+    refuse it or where it is a shipped chip's: an entry named h100-sxm holding an L40S's fit ran every
+    h100-sxm pool at the L40S's speed and price under the H100's name (a review)."""
+    new_id = args.new_id or f"{args.hardware}-{args.profile}"
+    flag = "--new-id" if args.new_id else "--profile"
+    if not re.fullmatch(ID_PATTERN, new_id):
+        raise ScenarioError(
+            f"{flag}: the entry's id {new_id!r} must be lowercase letters, digits, '.', '_' or '-' (at most 64, "
+            "starting with a letter or digit)"
+        )
+    if new_id in shipped_ids("hardware"):
+        raise ScenarioError(f"{flag}: {new_id!r} is a shipped chip's id; give your entry its own")
+    return new_id
+
+
+def shipped_ids(folder: str) -> set[str]:
+    """The ids of the shipped catalog's entries of `folder` (hardware or models)."""
+    return {p.stem for p in (presets_dir() / folder).glob("*.toml")}
+
+
 def cmd_import_model(args: argparse.Namespace) -> int:
     """A Hugging Face config.json turned into a model catalog entry."""
+    if args.id in shipped_ids("models"):  # (it would replace the shipped model under its name)
+        raise ScenarioError(f"--id: {args.id!r} is a shipped model's id; give your entry its own")
     spec = model_from_hf_config(Path(args.config), args.id, args.name)
     return write_or_print(entry_to_toml(spec), args.out, spec.id, "models")
 
@@ -137,6 +161,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         return cmd_calibrate_files(args)
     if not args.measurements or not args.hardware:
         raise ScenarioError("calibrate: give a measurements CSV and --hardware (or --reference)")
+    new_id = _new_id(args, cat)  # before the fit: a bad name died in a traceback after it (a review)
     csv = args.measurements[0]
     try:
         if (size := Path(csv).stat().st_size) > report.MAX_MEASUREMENT_BYTES:  # its size, not the part read
@@ -147,9 +172,16 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise ScenarioError(f"{csv}: cannot read ({exc.strerror or type(exc).__name__})") from None
     # the checks the dashboard's upload makes, each naming its line and column (a review: the command read
     # a batch of -8 and a prompt of 10^11 tokens, fitted them and wrote the profile; Latin-1 text crashed)
-    points = [m for m in report.parse_measurements(data, csv, cat) if m.hardware == args.hardware]
+    every = report.parse_measurements(data, csv, cat)
+    points = [m for m in every if m.hardware == args.hardware]
     if not points:
         raise ScenarioError(f"calibrate: no rows for hardware {args.hardware!r} in {csv}")
+    if others := sorted({m.hardware for m in every} - {args.hardware}):  # (they were dropped unsaid)
+        n = len(every) - len(points)
+        print(
+            f"set aside {n:,} row{'s' if n != 1 else ''} of other chips ({', '.join(others)})",
+            file=sys.stderr,
+        )
     result = own_fit.fit_own(points, cat, Path(csv).name, args.stack)  # the user's own, under --stack
     shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
     shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")  # a signed percentage, as the summary line
@@ -169,7 +201,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     )
     print(f"marked as your own calibration under {args.stack}; held-out band: {held}", file=sys.stderr)
     chip = cat.chip(args.hardware)
-    new_id = args.new_id or f"{chip.id}-{args.profile}"
     profiles = {**chip.profiles, args.profile: result.profile}
     entry = chip.model_copy(update={"id": new_id, "profiles": profiles, "default_profile": args.profile})
     return write_or_print(

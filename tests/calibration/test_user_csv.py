@@ -138,3 +138,39 @@ def test_the_cli_csv_fit_writes_the_own_mark(tmp_path: Path, catalog: Catalog) -
     prof = tomllib.loads(out.read_text())["profiles"]["mine"]
     assert prof["source"].startswith("user's own: fitted to 9 measurements in mine.csv")
     assert prof["stack"] == "trtllm" and set(prof["band"]) == {"ttft", "tpot"}
+
+
+def test_a_csv_states_its_units_and_the_entry_its_own_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A timing of 30 in 'seconds' was read as 30 ms; rows of other chips were dropped unsaid; --new-id
+    h100-sxm wrote an L40S fit under the H100's name, and a bad --profile died in a traceback after the
+    fit (a review)."""
+    p = tmp_path / "units.csv"
+    row = {"model": "llama-3.1-8b", "hardware": "l40s", "tp": 1, "kind": "prefill", "prompt_tokens": 512}
+    _write(p, [{**row, "value": 0.04, "unit": "s"}, {**row, "value": 40, "unit": "ms"}, {**row, "value": 40}])
+    assert [m.value for m in measurements.read_measurements(p)] == [40.0, 40.0, 40.0]
+    assert {m.unit for m in measurements.read_measurements(p)} == {"ms"}
+    _write(p, [{**row, "value": 30, "unit": "seconds"}])
+    with pytest.raises(ScenarioError, match=r"line 2: unit: a prefill timing's is ms or s \(got 'seconds'\)"):
+        measurements.read_measurements(p)
+    _write(p, [{**row, "kind": "throughput", "output_tokens": 128, "value": 900, "unit": "req/s"}])
+    with pytest.raises(ScenarioError, match=r"unit: a throughput's is tok/s"):
+        measurements.read_measurements(p)
+    from engine.catalog.entries import load_catalog
+    from engine.explain import report
+
+    mixed = tmp_path / "mixed.csv"
+    text = report.example_measurements_csv(load_catalog())
+    lines = text.splitlines()
+    mixed.write_text("\n".join([*lines, lines[1].replace("l40s", "h100-sxm")]) + "\n")
+    assert main(["calibrate", str(mixed), "--hardware", "l40s", "--out", str(tmp_path / "x.toml")]) == 0
+    assert "set aside 1 row of other chips (h100-sxm)" in capsys.readouterr().err
+    for flags, said in (
+        (["--new-id", "h100-sxm"], "--new-id: 'h100-sxm' is a shipped chip's id"),
+        (["--profile", "bad name!"], "--profile: the entry's id 'l40s-bad name!' must be lowercase"),
+    ):
+        assert main(["calibrate", str(mixed), "--hardware", "l40s", *flags]) == 2
+        assert said in capsys.readouterr().err
+    assert main(["import-model", str(tmp_path / "none.json"), "--id", "llama-3.1-70b"]) == 2
+    assert "--id: 'llama-3.1-70b' is a shipped model's id" in capsys.readouterr().err
