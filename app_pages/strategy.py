@@ -129,7 +129,7 @@ def mode_changed() -> None:
     back = before is not None and new.deployment.pools == before.deployment.pools
     said = [f"Disaggregated: {counts} instances"]
     said += (
-        [f"the split you had, with its {_faults(len(new.faults))}"]
+        [f"the split you had{f', with its {_faults(len(new.faults))}' if new.faults else ''}"]
         if back
         else ["set each pool's count below"]
     )

@@ -58,7 +58,7 @@ OBJECTIVE_LABELS = {
 def choice_inputs(row: Any) -> None:
     """The form's choice fields: the objective, the risk-aware switch and the margin box."""
     row.selectbox(
-        "Cheapest by",
+        "Choose by",
         list(OBJECTIVES),
         format_func=OBJECTIVE_LABELS.__getitem__,
         key="plan_objective",

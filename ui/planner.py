@@ -39,6 +39,7 @@ from engine.planning import (
 )
 from engine.scenario import Scenario
 from ui import plan_link, plan_run, plan_state, plan_verdict, state, tables
+from ui.labels import show_number
 from ui.plan_labels import label_sides
 from ui.plan_verdict import JUST_LOADED, OBJECTIVE_LABELS, margin_box, summary
 from ui.plan_verdict import band_text as _pm
@@ -455,10 +456,11 @@ def _asked() -> tuple[float, SearchSpace, Rule, float] | None:
     """The form's values as a plan request, or None (with why, once submitted) when they cannot be."""
     ss = st.session_state
     submitted = bool(ss.get(REQUEST))
-    refused = [
-        f"{label}: {ss[key]:,g} is not allowed: the allowed range is {lo:,g} to {hi:,g}"
+    refused = [  # (ranges read '0 to 1e+07'; the percentile rule's unused share blocked a plan: a review)
+        f"{label}: {show_number(ss[key])} is not allowed: the allowed range is {show_number(lo)} to {show_number(hi)}"
         for key, (label, lo, hi) in FORM_RANGES.items()
         if not lo <= float(ss[key]) <= hi
+        and (key != "plan_attainment" or ss.get("plan_rule") == "attainment")
     ]
     if refused:
         if submitted:
@@ -547,9 +549,7 @@ def planner_page() -> None:
         key="fg-plan-shapes",
         on_change="rerun",
     ):
-        shapes = p.candidates.replace([np.inf, -np.inf], np.nan)  # a pruned shape has no bound, no run
-        if "best_run" in shapes:
-            shapes["best_run"] = shapes["best_run"].where(shapes["best_run"] >= 0)
+        shapes = tables.shapes_view(p.candidates)
         st.dataframe(shapes, hide_index=True, width="stretch", column_config=tables.PLAN_SHAPES,
                      column_order=tables.shown(tables.PLAN_SHAPES, shapes))  # fmt: skip
 

@@ -41,6 +41,11 @@ PP_MIN_TP = 4
 """The smallest tensor-parallel group a planned pipeline stage has: below it, a larger tp does better."""
 
 
+def _listed(values: tuple[int, ...]) -> str:
+    """'0, 3' for a refusal's 'got' (it read '(0,)', a Python tuple: a review)."""
+    return ", ".join(map(str, values)) or "none"
+
+
 @dataclass(frozen=True, kw_only=True)
 class SearchSpace:
     """What the planner may choose from, and how hard it may look.
@@ -91,13 +96,15 @@ class SearchSpace:
                 f"space.modes: choose from colocated, disaggregated (got {', '.join(map(str, self.modes))})"
             )
         if not self.tp or any(t < 1 or t > bounds.MAX_TP for t in self.tp):
-            raise ScenarioError(f"space.tp: each must be in [1, {bounds.MAX_TP}] (got {self.tp})")
+            raise ScenarioError(f"space.tp: each must be in [1, {bounds.MAX_TP}] (got {_listed(self.tp)})")
         if not self.pp or any(p < 1 or p > bounds.MAX_PP for p in self.pp):
-            raise ScenarioError(f"space.pp: each must be in [1, {bounds.MAX_PP}] (got {self.pp})")
+            raise ScenarioError(f"space.pp: each must be in [1, {bounds.MAX_PP}] (got {_listed(self.pp)})")
         if any(e < 2 or e > bounds.MAX_TP for e in self.ep):
-            raise ScenarioError(f"space.ep: each must be in [2, {bounds.MAX_TP}] (got {self.ep})")
+            raise ScenarioError(f"space.ep: each must be in [2, {bounds.MAX_TP}] (got {_listed(self.ep)})")
         if not self.ep_tp or any(t < 1 or t > bounds.MAX_TP for t in self.ep_tp):
-            raise ScenarioError(f"space.ep_tp: each must be in [1, {bounds.MAX_TP}] (got {self.ep_tp})")
+            raise ScenarioError(
+                f"space.ep_tp: each must be in [1, {bounds.MAX_TP}] (got {_listed(self.ep_tp)})"
+            )
         if not 1 <= self.max_instances_per_pool <= bounds.MAX_INSTANCES // 2:
             raise ScenarioError(
                 f"space.max_instances_per_pool: must be in [1, {bounds.MAX_INSTANCES // 2}] "
@@ -106,7 +113,7 @@ class SearchSpace:
         budget = self.budget_usd_per_hour
         if budget is not None and not 0 < budget <= bounds.MAX_BUDGET_USD_PER_HOUR:  # inf is not "no budget"
             raise ScenarioError(
-                f"space.budget_usd_per_hour: must be in (0, {bounds.MAX_BUDGET_USD_PER_HOUR:g}] (got {budget})"
+                f"space.budget_usd_per_hour: must be in (0, {bounds.MAX_BUDGET_USD_PER_HOUR:,.0f}] (got {budget:,g})"
             )
         power = self.power_budget_kw
         if power is not None and not 0 < power <= MAX_POWER_BUDGET_KW:

@@ -115,8 +115,9 @@ class Scenario(Frozen):
             expected = arr.rate_rps * self.duration_s * arr.rows_factor()
             if expected > bounds.MAX_REQUESTS:
                 raise ValueError(
-                    f"workload.arrival.rate_rps: {arr.rate_rps} rps over duration_s {self.duration_s} "
-                    f"means up to {expected:,.0f} requests; {bounds.requests_limit_text()}"
+                    f"workload.arrival.rate_rps: {arr.rate_rps:,g} req/s over duration_s {self.duration_s:,g} "
+                    f"means up to {expected:,.0f} requests; {bounds.requests_limit_text()} (at most about "
+                    f"{bounds.MAX_REQUESTS / (self.duration_s * arr.rows_factor()):,.0f} req/s over this window)"
                 )
         if self.deployment.fallback != "none" and self.deployment.mode != "disaggregated":
             raise ValueError(

@@ -143,8 +143,8 @@ def _check_slowdown(scenario: Scenario, catalog: Catalog | None, slowdown: Mappi
     known = scenario_catalog(scenario, catalog).hardware
     if unknown := sorted(str(k) for k in slowdown if k not in known):
         raise ScenarioError(
-            f"slowdown: no chip {', '.join(map(repr, unknown))} in the catalog (chip id -> e above -1, the share "
-            "more time each iteration takes, e.g. {'h100-sxm': 0.3})"
+            f"slowdown: no chip {', '.join(map(repr, unknown))} in the catalog (a slowdown maps a chip's id to e "
+            "above -1, each of its iterations taking 1 + e times as long, e.g. {'h100-sxm': 0.3})"
         )
 
 

@@ -97,3 +97,25 @@ def test_one_pools_share_of_the_bill_beside_a_run_of_several() -> None:
     run = simulate(apply_overrides(load_preset("chat-colocated"), {"duration_s": 20.0}))
     assert "bill_share" not in utilization_frame(run.summary)
     assert list(utilization_frame(run.summary, shares=True)["bill_share"]) == [1.0]  # no cache tier here
+
+
+def test_the_planners_shapes_table_says_what_is_missing_in_words() -> None:
+    """'None' stood in three columns of 'Every shape and what became of it', and a shape simulated
+    without a passing run read 'simulated' beside no run (a review)."""
+    import math
+
+    from ui.tables import shapes_view
+
+    frame = pd.DataFrame(
+        {
+            "lower_bound_split": ["2P:1D", None, "3M"],
+            "lower_bound_usd_per_hour": [13.5, math.inf, 18.0],
+            "status": ["simulated", "pruned", "simulated"],
+            "best_run": [4, -1, -1],
+        }
+    )
+    view = shapes_view(frame)
+    assert list(view["lower_bound_split"]) == ["2P:1D", "–", "3M"]
+    assert list(view["lower_bound_usd_per_hour"]) == ["13.50", "–", "18.00"]
+    assert list(view["best_run"]) == ["4", "–", "–"]
+    assert list(view["status"]) == ["simulated", "pruned", "simulated: none passed"]
