@@ -60,8 +60,11 @@ PROFILE_FIELDS = {
 
 
 def _chip_range(key: str) -> tuple[float | None, float | None]:
-    """The range a chip allows a form field (a peak: 0, which drops it, up to its entry's 1,000,000):
-    the form passed none, so 0 TB/s said nothing until Save (a review)."""
+    """The range a chip allows a form field (a peak: 0, which drops it, up to its entry's 1,000,000;
+    BF16's from 0.01, a chip having one): the form passed none, so 0 TB/s said nothing until Save, and
+    BF16's 0 passed the field's check to be refused on Save as 'tflops.bf16' (reviews)."""
+    if key == "tflops_bf16":
+        return 0.01, 1_000_000.0
     if key.startswith("tflops_"):
         return 0.0, 1_000_000.0
     if key in PROFILE_FIELDS:

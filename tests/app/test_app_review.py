@@ -193,10 +193,15 @@ def test_a_chip_number_out_of_range_is_said_by_its_label_with_the_range() -> Non
     assert not at.exception
     said = " ".join(text_of(m.value) for m in (*at.warning, *at.toast))
     assert (
-        "custom chip not saved: BF16 TFLOP/s: 5,000,000 is not allowed: the allowed range is 0 to 1,000,000"
+        "custom chip not saved: BF16 TFLOP/s: 5,000,000 is not allowed: the allowed range is 0.01 to 1,000,000"
         in said
     )
     assert "tflops.bf16" not in said and not scenario_of(at).custom_hardware
+    # BF16's peak has one range, typed or saved: 0 passed the field's check ('0 to 1,000,000'), then Save
+    # refused it as 'tflops.bf16 ... 0.01 to 1,000,000' (a review)
+    at.number_input(key=f"{prefix}tflops_bf16").set_value(0.0).run()
+    said = " ".join(text_of(m.value) for m in (*at.warning, *at.toast))
+    assert "BF16 TFLOP/s: 0 is not allowed: the allowed range is 0.01 to 1,000,000" in said, said
 
 
 def test_about_says_its_moe_terms_are_the_shared_ones_and_whose_are_their_own() -> None:
