@@ -40,7 +40,13 @@ STALE_TEXT = (
 )
 
 
-def planned_with(key: tuple[Any, ...], margin: bool, objectives: dict[str, str]) -> str:
+def _margin_said(margin: bool, chosen: bool) -> str:
+    """Whether the margin was checked: with no choice there was nothing to check (it read 'not checked'
+    beside a ticked box: a review)."""
+    return "checked" if margin else "not checked" if chosen else "not checked: nothing was chosen"
+
+
+def planned_with(key: tuple[Any, ...], margin: bool, objectives: dict[str, str], chosen: bool = True) -> str:
     """What the plan below was made with (`key`: the scenario, target, space, rule, attainment, objective,
     risk-aware switch; `objectives`: their names): the form's fields apply only when Plan is pressed, so a
     toggle switched since read off above a verdict made with it on (a browser review)."""
@@ -51,7 +57,7 @@ def planned_with(key: tuple[Any, ...], margin: bool, objectives: dict[str, str])
         else "every class at its percentile"
     )
     return (
-        f"This plan: {target:g} req/s, {passes}, cheapest by {objectives[objective].lower()}, risk-aware "
-        f"{'on' if risk else 'off'}, margin {'checked' if margin else 'not checked'}. The form's changes apply "
-        "when you press Plan."
+        f"This plan: {target:g} req/s, {passes}, chosen by {objectives[objective].lower()}, risk-aware "
+        f"{'on' if risk else 'off'}, margin {_margin_said(margin, chosen)}. The form's changes apply when you "
+        "press Plan."
     )

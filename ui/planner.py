@@ -520,7 +520,8 @@ def planner_page() -> None:
     plan_link.show(key[0] == sc.model_dump_json())  # the link reopens the plan if it is this scenario's
     if plan_state.stale_plan():
         st.warning(plan_state.STALE_TEXT, icon=":material/history:")
-    st.caption(plain(plan_state.planned_with(key, edge is not None, OBJECTIVE_LABELS)))
+    chosen = p.verdict is not None and p.verdict.chosen is not None
+    st.caption(plain(plan_state.planned_with(key, edge is not None, OBJECTIVE_LABELS, chosen)))
     loaded = st.session_state.pop(JUST_LOADED, None)
     if loaded:
         st.success(f"Loaded **{plain(loaded)}** as the current scenario.", icon=":material/download_done:")
@@ -533,16 +534,16 @@ def planner_page() -> None:
     # under the name Results would give it once loaded: the preset's name ("... H100 pool") on a
     # deployment of other chips put the wrong name in the commands' header and the manifests' metadata
     emit_panel(None if p.best is None else state.named(p.best))
-    if p.runs.empty:
-        return
-    runs = _frontier_charts(p, key)
-    # keyed and stateful (as the launch commands' expander): opened, they stay open on the rerun after a plan
-    with st.expander(
-        "Every simulated run", icon=":material/table_rows:", key="fg-plan-runs", on_change="rerun"
-    ):
-        shown = tables.stepped(runs, tables.PLAN_RUNS)
-        st.dataframe(shown, hide_index=True, width="stretch", column_config=tables.PLAN_RUNS,
-                     column_order=tables.shown(tables.PLAN_RUNS, runs))  # fmt: skip
+    if not p.runs.empty:
+        runs = _frontier_charts(p, key)
+        # keyed and stateful (as the launch commands' expander): opened, they stay open on the rerun after a plan
+        with st.expander(
+            "Every simulated run", icon=":material/table_rows:", key="fg-plan-runs", on_change="rerun"
+        ):
+            shown = tables.stepped(runs, tables.PLAN_RUNS)
+            st.dataframe(shown, hide_index=True, width="stretch", column_config=tables.PLAN_RUNS,
+                         column_order=tables.shown(tables.PLAN_RUNS, runs))  # fmt: skip
+    # also where nothing was simulated: the note of such a plan sends the reader here (a review found none)
     with st.expander(
         "Every shape and what became of it",
         icon=":material/filter_alt:",

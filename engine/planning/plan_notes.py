@@ -111,7 +111,7 @@ def run_notes(
         more = (
             # the page has no JSON: its table of shapes, and the CLI's --json, list them (a review)
             f"; {len(reasons) - SAID_REASONS} more among the candidates (every shape and what became of it: "
-            "plan --json, or the Planner page's table)"
+            "plan --json, or the Planner page's table of shapes under the plan)"
             if len(reasons) > SAID_REASONS
             else ""
         )

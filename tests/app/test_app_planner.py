@@ -318,3 +318,22 @@ def test_a_click_on_either_chart_is_the_one_that_loads() -> None:
     at = AppTest.from_function(app).run()
     assert not at.exception
     assert "picked=[3, 7, None, 5]" in [m.value for m in at.markdown]
+
+
+def test_a_plan_that_simulated_nothing_shows_the_table_its_note_names() -> None:
+    """A $5/h budget: every shape bounded out; the note sent the reader to 'the Planner page's table',
+    which was drawn only where something had been simulated, and the plan's line read 'margin not
+    checked' beside the ticked box (a review)."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("app_pages/planner.py")
+    at.run()
+    at.number_input(key="plan_target").set_value(20.0)
+    at.number_input(key="plan_budget").set_value(5.0)
+    at.button[0].click().run()
+    assert not at.exception
+    from tests.app.harness import text_of
+
+    said = " ".join(text_of(m.value) for m in (*at.markdown, *at.caption, *at.warning, *at.error, *at.info))
+    assert "no deployment was simulated" in said and "the Planner page's table of shapes" in said, said
+    assert [e for e in at.expander if e.label == "Every shape and what became of it"]
+    assert "margin not checked: nothing was chosen" in said, said
