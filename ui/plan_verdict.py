@@ -33,6 +33,7 @@ from engine.planning import (
     band_take_in,
     class_bands,
     holds_note,
+    holds_with_margin,
     past_target,
     rule_text,
     steady_reruns,
@@ -289,7 +290,9 @@ pinned while the table scrolls to them."""
 def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFrame:
     """The verdict's table as the page shows it: one row per chip (or pairing), the winner starred,
     its latency ranges holding the margin's reruns of it (`reruns`) as the sentence above the table
-    does (they read 15.2 to 45.3 ms there and 18.3-45.3 in the table: a walkthrough)."""
+    does (they read 15.2 to 45.3 ms there and 18.3-45.3 in the table: a walkthrough), and its 'holds
+    slowed' from the margin's rerun where no risk-aware check reached it (`holds_with_margin`)."""
+    t = holds_with_margin(t, reruns)
     pct = f"p{t['slo_percentile'].iloc[0]:g}" if len(t) else "p99"
     if len(t) and (steady_reruns(reruns, "ttft") or steady_reruns(reruns, "tpot")):
         t = t.copy()

@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from engine.planning.objective import COLUMN, OBJECTIVES, value_text
-from engine.planning.verdict_bands import holds_note
+from engine.planning.verdict_bands import holds_note, holds_with_margin
 
 if TYPE_CHECKING:
     from engine.planning.plan import Plan
@@ -128,12 +128,13 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         print(f"  {crossing}")
     if unsure:
         print(f"  of what was checked: {unsure}")
-    print_per_chip(v)
+    print_per_chip(v, reruns)
 
 
-def print_per_chip(v: Verdict) -> None:
-    """One line per chip (or pairing): its best deployment and figures; * marks the choice."""
-    rows = v.table.to_dict(orient="records")
+def print_per_chip(v: Verdict, reruns: tuple[Any, ...] = ()) -> None:
+    """One line per chip (or pairing): its best deployment and figures; * marks the choice (its 'holds
+    slowed' from the margin's rerun where no risk-aware check reached it)."""
+    rows = holds_with_margin(v.table, reruns).to_dict(orient="records")
     pct = pct_label(rows[0]["slo_percentile"]) if rows else "p99"
     print(
         "\nbest deployment per chip (* = chosen; figures from each one's quoted run; objective: "

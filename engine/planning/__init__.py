@@ -55,6 +55,7 @@ _API = {
     "class_bands": "engine.planning.verdict_bands",
     "past_target": "engine.planning.verdict_bands",
     "holds_note": "engine.planning.verdict_bands",
+    "holds_with_margin": "engine.planning.verdict_bands",
     "PAST_TARGET_WHY": "engine.planning.verdict_bands",
     "steady_reruns": "engine.planning.verdict_bands",
     "assumed_price_mark": "engine.planning.prices",
@@ -122,6 +123,7 @@ __all__ = [
     "class_bands",
     "emit_deployment",
     "holds_note",
+    "holds_with_margin",
     "lifetime_headline",
     "lifetime_names",
     "lifetime_summary",
@@ -171,6 +173,12 @@ if TYPE_CHECKING:
     from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, attained, rule_text
     from engine.planning.search import Progress
     from engine.planning.verdict import Verdict
-    from engine.planning.verdict_bands import PAST_TARGET_WHY, class_bands, holds_note, past_target
+    from engine.planning.verdict_bands import (
+        PAST_TARGET_WHY,
+        class_bands,
+        holds_note,
+        holds_with_margin,
+        past_target,
+    )
     from engine.planning.verdict_bands import steady as steady_reruns
     from engine.planning.verdict_bands import take_in as band_take_in

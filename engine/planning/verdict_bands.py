@@ -188,3 +188,19 @@ def own_slowdowns(slowdown: Mapping[str, float], table: pd.DataFrame, run: int |
     words = " ".join(str(r.get("nominal_shape", "")) for r in rows if r.get("nominal_run") == run).split()
     said = ", ".join(f"{c} {e:+.0%} time" for c, e in slowdown.items() if c in words or not words)
     return said or "no chip has a band"
+
+
+def holds_with_margin(table: pd.DataFrame, reruns: Sequence[Any] = ()) -> pd.DataFrame:
+    """The verdict's table with the choice's 'holds slowed' from the margin's rerun of it (`reruns`: the
+    margin's checks, slowed first) where no risk-aware check reached it: a nominal plan's choice read
+    'not checked' above a margin box saying it no longer passes (a review). The margin reruns the
+    choice over its quoted run's window with every chip at its band's pessimistic edge, which is what
+    the column says."""
+    if not reruns or "holds_text" not in table or "winner" not in table:
+        return table
+    out = table.copy()
+    won = out["winner"].astype(bool) & (out["holds_text"] == "not checked")
+    passes = bool(reruns[0].passes)
+    out.loc[won, "holds_text"] = "yes" if passes else "no"
+    out.loc[won, "holds_slowed"] = passes
+    return out

@@ -173,3 +173,15 @@ def test_a_pick_moved_up_for_the_edge_in_vain_stays_the_cheapest_that_passes(
     assert chosen["usd_per_hour"] == doc["best"]["usd_per_hour"] == 51.2
     assert chosen["holds_slowed"] is False and chosen["moved_up"] == 0
     assert any("moving the pick up to 2P:4D did not make it hold" in n for n in doc["verdict"]["notes"])
+
+
+def test_a_nominal_choice_says_what_its_margin_found(capsys: pytest.CaptureFixture[str]) -> None:
+    """Risk-aware off, margin on: the choice's row read 'holds slowed: not checked' above a margin that
+    found it no longer passes (a review); the row says the margin's verdict."""
+    from engine.cli.main import main
+
+    assert main(["plan", "chat-disaggregated", "--target-rps", "20", "--nominal", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    row = next(ln for ln in out.splitlines() if ln.startswith("* "))
+    assert "the chosen deployment no longer passes" in out
+    assert " NO " in row and "not checked" not in row, row
