@@ -562,7 +562,8 @@ def _frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
         "Click a point to load that deployment as the current scenario. Coloured markers meet every SLO and "
         "the frontier joins the best of them; grey crosses miss an SLO. Open markers: a chip with no profile fitted "
         "under the scenario's serving stack (uncalibrated; hover for the basis and the band). Labels give "
-        "each frontier point's P:D split (M: a colocated pool). Goodput per chip counts the output tokens of "
+        "the frontier points' P:D splits where they fit beside the chosen run's (M: a colocated pool; hover any "
+        "point for its own). Goodput per chip counts the output tokens of "
         "requests within their SLO."
     )
     objective = getattr(p, "objective", "usd_per_hour")  # the cost frontier follows the objective
