@@ -302,8 +302,34 @@ def print_spread(summary: Summary, scen: Scenario, edge: RunMargin, spread: RunS
         print(f"  {note}")  # the bands left off, and why a steep one reaches so far (as Results says)
 
 
+SPREAD_NAMES = {
+    "ttft_p99_ms": "TTFT p99",
+    "tpot_p99_ms": "TPOT p99",
+    "e2e_p99_ms": "E2E p99",
+    "slo_attainment": "SLO attainment",
+    "usd_per_request": "$ / request",
+    "usd_per_million_output_tokens": "$ / 1M output tokens",
+    "goodput_rps": "goodput",
+    "goodput_per_usd": "goodput per $",
+    "throughput_rps": "throughput",
+}
+"""The spread's figures by the names the margin's lines above them use (they read 'slo_attainment
+0.95972' and 'goodput_per_usd 1258.1', the JSON's keys and fractions: a review)."""
+
+
+def _spread_value(key: str, v: float) -> str:
+    """A spread figure in its unit, as the margin's lines write theirs (`figure_text`)."""
+    from engine.explain.margin import figure_text  # (loaded only where a margin is asked)
+
+    if key == "goodput_per_usd":
+        return f"{v:,.0f} requests"
+    if key == "throughput_rps":
+        return f"{v:,.2f} req/s"
+    return figure_text(SPREAD_NAMES.get(key, key), v)
+
+
 def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:
-    """'ttft_p99_ms  810  (−22% to +39%)': each headline figure of a run with its spread's band."""
+    """'TTFT p99  810 ms  −22% to +39%': each headline figure of a run with its spread's band."""
     from engine.explain.presentation import headline  # pandas: loaded only when asked
 
     marks = confidence.pool_marks(scenario, summary)
@@ -318,6 +344,7 @@ def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:
             continue
         band = confidence.figure_band(f"{v:.6g}", marks, key, moves, bounds)
         kind = key.rsplit("_p", 1)[0] if key.endswith("_ms") else None  # 'ttft_p99_ms': ttft
-        text = sustain.marked(f"{v:12.5g}", summary, kind) if kind else f"{v:12.5g}"  # type: ignore[arg-type]
-        out.append(f"{key:30} {text}  {band or ''}")
+        shown = _spread_value(key, v)
+        text = sustain.marked(shown, summary, kind) if kind else shown  # type: ignore[arg-type]
+        out.append(f"{SPREAD_NAMES.get(key, key):22} {text:>14}  {band or ''}")
     return out

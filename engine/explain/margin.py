@@ -150,7 +150,7 @@ def figure_text(name: str, v: float | None, shortfall: float | None = None, leve
     batches where it stays `level` (`sustain.latency`)."""
     if v is None:
         return "–"
-    if name.startswith(("TTFT", "TPOT")):
+    if name.startswith(("TTFT", "TPOT", "E2E")):
         return sustain.latency(duration_text(v), shortfall, level)
     if name == "goodput":
         return f"{v:,.2f} req/s"

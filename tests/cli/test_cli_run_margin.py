@@ -59,18 +59,25 @@ def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
         f"spread: each headline figure with every chip at either edge of its band (optimistic: h100-sxm {fast:+.0%}"
         in out
     )
-    assert re.search(r"slo_attainment +[\d.]+ +−[\d.]+ to \+[\d.]+ pts", out), out
+    # named and written as the margin's lines above (it read 'slo_attainment 0.95972': a review)
+    assert re.search(r"  SLO attainment +[\d.]+% +−[\d.]+ to \+[\d.]+ pts", out), out
+    assert "slo_attainment" not in out and "goodput_per_usd" not in out
+    assert re.search(r"  goodput per \$ +[\d,]+ requests ", out), out
     assert "These are each kind of figure's band" not in out  # the run's own spread is printed
     assert main(["run", "chat-colocated", "--set", "duration_s=60"]) == 0
     plain_run = capsys.readouterr().out  # without the spread: says its bands are not Results'
     assert "These are each kind of figure's band; how this run itself moves" in plain_run
     # the summary's goodput and cost carry the run's spread, as Results shows them, not their kind's band
-    spread_goodput = re.search(r"goodput_rps +[\d.]+ +(\S.*\S)\s*$", out, re.M)
+    spread_goodput = re.search(
+        r"^  goodput +[\d.]+ req/s +(\S.*\S)\s*$", out.split("spread: each headline figure")[1], re.M
+    )
     assert spread_goodput is not None and f"req/s ({spread_goodput.group(1)})" in out.split("margin:")[0]
     # and so do the p99 TTFT and TPOT (their line read the kind's band beside a wider spread: a review)
     # E2E's too (it kept its kind's −26% to +10% beside a +34% spread: a review)
-    for key, line in (("ttft_p99_ms", "ttft"), ("tpot_p99_ms", "tpot"), ("e2e_p99_ms", "e2e")):
-        spread = re.search(rf"{key} +[\d.]+ +(\S.*\S)\s*$", out, re.M)
+    for key, line in (("TTFT p99", "ttft"), ("TPOT p99", "tpot"), ("E2E p99", "e2e")):
+        spread = re.search(
+            rf"^  {key} +[\d.,]+ m?s +(\S.*\S)\s*$", out.split("spread: each headline figure")[1], re.M
+        )
         assert spread is not None and re.search(
             rf"^  {line} .*\({re.escape(spread.group(1))}\)$", out, re.M
         ), key
@@ -158,5 +165,5 @@ def test_the_spread_section_cuts_a_cost_band_as_the_headline_does(capsys: pytest
     assert main(["run", "chat-disaggregated", "--set", "duration_s=120", "--margin"]) == 0
     out = capsys.readouterr().out
     head = re.search(r"per 1k requests \((\S+ to \S+)\)", out)
-    spread = re.search(r"usd_per_request\s+\S+\s+(\S+ to \S+)", out)
+    spread = re.search(r"\$ / request\s+\S+\s+(\S+ to \S+)", out)
     assert head and spread and head.group(1) == spread.group(1), (head, spread)
