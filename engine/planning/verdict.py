@@ -46,6 +46,9 @@ from engine.planning.verify_pick import how_moved, verified
 
 CUT = "cut"
 """A group whose risk-aware check the simulation budget stopped before any deployment passed."""
+ABOVE = "above"
+"""A group whose risk-aware check stopped where its deployments would cost more than a cheaper
+group's that holds: it cannot be the choice."""
 
 KEPT = (
     *("mode", "shape", "split", "chips", "usd_per_hour", "usd_per_million_output_tokens", "usd_per_request"),
@@ -252,12 +255,14 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
     """Each group's pick where one passes with slowed chips (into `picks`), and the notes on those
     where none does: none in the search, or the checks' budget spent before one did, said once with
     the groups it cut short (a note per group and one for the budget said the same twice)."""
-    notes, cut = [], []
+    notes, cut, above = [], [], []
     for g, pick in held.items():
         if isinstance(pick, tuple):
             picks[g] = pick
         elif pick == CUT:  # not that none passes: the checks stopped before one did
             cut.append(g)
+        elif pick == ABOVE:  # stopped at a cheaper group's pick that holds: it cannot win
+            above.append(g)
         else:
             notes.append(f"{g}: no deployment of this search passes with its chips at the bands' edge")
     budget = f" ({search.space.max_simulations})" if slow.out_of_budget else ""
@@ -277,6 +282,12 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
         )
     elif budget:
         notes.append(f"the risk-aware checks ran out of simulations{budget}{own}.")
+    if above:
+        rows = "their rows show their" if len(above) > 1 else "its row shows its"
+        notes.append(
+            f"{'; '.join(above)}: not checked with slowed chips past the cost of a cheaper chip's deployment that "
+            f"holds (none here could be the choice); {rows} nominal pick."
+        )
     return notes
 
 
@@ -299,7 +310,9 @@ def decide(
         notes.append(
             f"{len(order) - MAX_GROUPS} more chip groups passed, not verified: {', '.join(order[MAX_GROUPS:])}"
         )
-        groups = {g: groups[g] for g in order[:MAX_GROUPS]}
+    # the cheapest nominal groups first, for the risk-aware checks too: in the search's order the
+    # scenario's own chip came first and spent their budget, the cheaper chips never checked (a review)
+    groups = {g: groups[g] for g in order[:MAX_GROUPS]}
     picks = {g: _counts(search, row) for g, row in groups.items()}
     nominal_best = order[0] if order else None
     slow = _slowed(search) if risk_aware and groups else None
@@ -434,6 +447,7 @@ def _risk_picks(
     upward from there, until the bound reaches the best that holds. None where none passes, `CUT`
     where the simulation budget ran out before one did."""
     out: dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | str | None] = {}
+    overall = math.inf  # the least objective that holds in a group checked so far: no group past it can win
     for g, row in groups.items():
         shape, counts = _counts(search, row)
         if isinstance(shape, Portfolio):  # its own pools, grown from its nominal counts
@@ -441,6 +455,9 @@ def _risk_picks(
             out[g] = (CUT if slow.out_of_budget else None) if got is None else _counts(slow, got)
             continue
         best_nominal = search.value(row)
+        if best_nominal > overall * TIE:  # a cheaper group's pick holds; nothing here is cheaper
+            out[g] = ABOVE
+            continue
         cands = []
         for b in live:
             if group_of(b.shape) != g:
@@ -455,12 +472,16 @@ def _risk_picks(
         cands.sort(key=lambda c: (c[0], c[1].shape != shape))
         best: dict[str, Any] | None = None
         for low, b, start in cands:  # a shape that may tie is searched too (`_better` breaks the tie)
-            if (best is not None and low > slow.value(best) * TIE) or slow.out_of_budget:
+            cap = min(slow.value(best) if best is not None else math.inf, overall) * TIE
+            if low > cap or slow.out_of_budget:
                 break
-            got = slow.search(replace(b, counts=start), slow.value(best) * TIE if best else math.inf)
+            got = slow.search(replace(b, counts=start), cap)
             if got is not None and (best is None or _better(slow, got, best)):
                 best = got
-        out[g] = (CUT if slow.out_of_budget else None) if best is None else _counts(slow, best)
+        if best is not None:
+            overall = min(overall, slow.value(best))
+        stopped = CUT if slow.out_of_budget else ABOVE if math.isfinite(overall) else None
+        out[g] = stopped if best is None else _counts(slow, best)
     return out
 
 

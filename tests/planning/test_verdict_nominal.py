@@ -185,3 +185,23 @@ def test_a_nominal_choice_says_what_its_margin_found(capsys: pytest.CaptureFixtu
     row = next(ln for ln in out.splitlines() if ln.startswith("* "))
     assert "the chosen deployment no longer passes" in out
     assert " NO " in row and "not checked" not in row, row
+
+
+def test_the_risk_aware_checks_start_with_the_cheapest_chips() -> None:
+    """DeepSeek on H200s, B200s or H100s at 10 req/s: the risk-aware checks went through the groups in the
+    search's order, the scenario's own H200 first, spent the budget there and chose 128 H200s at $409.60/h,
+    every cheaper chip's row 'not checked' (a review; 400 simulations chose the same). In the nominal
+    order, the B200s hold at the edge for far less, and no group past that cost is searched further."""
+    from engine.planning.candidates import SearchSpace
+    from engine.planning.plan import plan
+    from engine.scenario import codec as io
+
+    p = plan(io.load_preset("moe-deepseek-h200"), 10.0, SearchSpace(hardware=("h200", "b200", "h100-sxm")))
+    assert p.verdict is not None and p.verdict.chosen is not None
+    chosen = p.verdict.chosen
+    assert chosen["holds_slowed"] is True and chosen["usd_per_hour"] < 100.0, chosen["usd_per_hour"]
+    assert chosen["group"].startswith("b200")
+    assert not any("ran out of simulations" in n and "before a deployment" in n for n in p.notes)
+    past = next(n for n in p.notes if "not checked with slowed chips past the cost of a cheaper" in n)
+    assert "h200" in past.split(":")[0]
+    assert "not checked" not in set(p.verdict.table["holds_text"])  # each row's nominal pick was run slowed
