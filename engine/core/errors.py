@@ -170,7 +170,9 @@ def format_validation_error(
             "greater_than",
             "greater_than_equal",
         ):
-            msg = f"must be a number, not NaN; {msg[0].lower()}{msg[1:]}"  # NaN fails every bound
+            # NaN fails every bound: the bound it happened to be checked against said nothing ('not NaN; input
+            # should be less than or equal to 5000', beside the range: a review); the range below says it
+            msg = "must be a number, not NaN"
         if model is not None and err["type"] in RANGED_ERRORS and (both := _range(model, loc)) is not None:
             msg = f"{msg}; the allowed range is {both[0]} to {both[1]}"
         head, sep, rest = msg.partition(": ")

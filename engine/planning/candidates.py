@@ -130,8 +130,10 @@ class SearchSpace:
             raise ScenarioError(
                 f"space.max_simulations_per_shape: must be in [1, 200] (got {self.max_simulations_per_shape})"
             )
-        if not 0 <= self.finalists <= 50 or not 0 <= self.frontier_extra <= 10:
-            raise ScenarioError("space.finalists: must be in [0, 50]; space.frontier_extra in [0, 10]")
+        if not 0 <= self.finalists <= 50:  # (one message named both fields whichever was off: a review)
+            raise ScenarioError(f"space.finalists: must be in [0, 50] (got {self.finalists})")
+        if not 0 <= self.frontier_extra <= 10:
+            raise ScenarioError(f"space.frontier_extra: must be in [0, 10] (got {self.frontier_extra})")
 
 
 def hardware_choice(scenario: Scenario, text: str) -> tuple[str, ...]:

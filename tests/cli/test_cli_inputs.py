@@ -170,8 +170,18 @@ def test_planning_flags_outside_their_ranges_are_refused_naming_the_flag(
 
 
 def test_an_infinite_budget_is_no_budget_nowhere() -> None:
-    with pytest.raises(ScenarioError, match=r"space\.budget_usd_per_hour: must be in \(0, "):
+    with pytest.raises(
+        ScenarioError, match=r"space\.budget_usd_per_hour: must be in \(0, 10,000,000\] \(got inf\)"
+    ):
         SearchSpace(budget_usd_per_hour=float("inf"))
+    # each field by itself, its value said ('space.finalists: must be in [0, 50]; space.frontier_extra in
+    # [0, 10]' whichever was off, and '(got (0,))': a review)
+    with pytest.raises(ScenarioError, match=r"^space\.finalists: must be in \[0, 50\] \(got -1\)$"):
+        SearchSpace(finalists=-1)
+    with pytest.raises(ScenarioError, match=r"^space\.frontier_extra: must be in \[0, 10\] \(got 11\)$"):
+        SearchSpace(frontier_extra=11)
+    with pytest.raises(ScenarioError, match=r"space\.tp: each must be in \[1, \d+\] \(got 0, 2\)$"):
+        SearchSpace(tp=(0, 2))
 
 
 def test_the_planners_frontier_leaves_failing_deployments_off(capsys: pytest.CaptureFixture[str]) -> None:

@@ -301,7 +301,8 @@ def test_a_nan_is_said_to_be_no_number_with_the_fields_range() -> None:
         with pytest.raises(ScenarioError) as err:
             io.apply_overrides(io.load_preset("chat-colocated"), {"workload.arrival.rate_rps": value})
         text = str(err.value)
-        assert text.startswith("workload.arrival.rate_rps: must be a number, not NaN") and "5000" in text
+        assert text.startswith("workload.arrival.rate_rps: must be a number, not NaN; the allowed range is")
+        assert "0.0001 to 5,000" in text and "less than or equal" not in text  # the range, not one bound
     with pytest.raises(ScenarioError, match="an empirical distribution needs"):
         io.apply_overrides(
             io.load_preset("chat-colocated"), {"workload.classes[0].input": {"kind": "empirical"}}
