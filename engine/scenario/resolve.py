@@ -137,6 +137,11 @@ def layouts_text(min_chips: int, dp: int = 1, max_tp: int = 64) -> str:
     return f": {', or '.join(out)}" if out else ""
 
 
+def _gib(gib: float) -> str:
+    """'72 GiB', '0.21 GiB': an SRAM chip's memory read '0 GiB of each groq-lpu's 0 GiB' (a review)."""
+    return f"{gib:,.0f} GiB" if gib >= 10 else f"{gib:.2g} GiB"
+
+
 def _unfit(scenario: Scenario, where: str, spec: Pool, inst: Instance, hw: HardwareSpec) -> str:
     """Why a pool's instance does not fit its chips: the activations, a pipeline stage, or the whole,
     with the least chips that would hold it."""
@@ -151,7 +156,7 @@ def _unfit(scenario: Scenario, where: str, spec: Pool, inst: Instance, hw: Hardw
     if act_chip >= 0.5 * per_chip:  # more chips split the weights, hardly the activations
         return (
             f"deployment.batching.token_budget: the activations of one {pass_tokens:,}-token "
-            f"forward pass take {act_chip:.0f} GiB of each {hw.id}'s {per_chip:.0f} GiB usable, and more "
+            f"forward pass take {_gib(act_chip)} of each {hw.id}'s {_gib(per_chip)} usable, and more "
             f"chips do not shrink them enough; lower the token budget (set at most "
             f"{max(int(pass_tokens * 0.25 * per_chip / act_chip), 16):,})"
         )

@@ -147,6 +147,10 @@ def test_resolve_errors_name_the_field() -> None:
         ScenarioError, match=r"^deployment\.batching\.token_budget: the activations of one 1,048,576"
     ):
         resolve(io.apply_overrides(base, {"deployment.batching.token_budget": 1_048_576}))
+    # an SRAM chip's few hundred MB in figures that say something ('0 GiB of each groq-lpu's 0 GiB': a review)
+    groq = io.apply_overrides(io.load_preset("sram-decode-groq"), {"deployment.batching.token_budget": 65536})
+    with pytest.raises(ScenarioError, match=r"take 2\.2 GiB of each groq-lpu's 0\.19 GiB usable"):
+        resolve(groq)
     # ... and one that only tips the balance keeps the advice on chips, naming the budget too
     with pytest.raises(
         ScenarioError, match=r"pools\[0\]\.tp: .* activations .* deployment\.batching\.token_budget"
