@@ -165,7 +165,14 @@ def test_a_csv_states_its_units_and_the_entry_its_own_name(
     lines = text.splitlines()
     mixed.write_text("\n".join([*lines, lines[1].replace("l40s", "h100-sxm")]) + "\n")
     assert main(["calibrate", str(mixed), "--hardware", "l40s", "--out", str(tmp_path / "x.toml")]) == 0
-    assert "set aside 1 row of other chips (h100-sxm)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "set aside 1 row of other chips (h100-sxm)" in err
+    # its band as a run prints it, where measured figures land around the model's (it printed the model's
+    # miss, 'tpot -9.1% to -0.7%', where `run` read 'TPOT +1% to +10%' for the same profile: a review)
+    import re
+
+    band = re.search(r"as a run shows it\): TPOT ([+-][\d.]+)% to ([+-][\d.]+)%", err)
+    assert band is not None and float(band.group(1)) <= float(band.group(2)), err
     for flags, said in (
         (["--new-id", "h100-sxm"], "--new-id: 'h100-sxm' is a shipped chip's id"),
         (["--profile", "bad name!"], "--profile: the entry's id 'l40s-bad name!' must be lowercase"),
