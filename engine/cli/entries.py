@@ -183,7 +183,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     result = own_fit.fit_own(points, cat, Path(csv).name, args.stack)  # the user's own, under --stack
-    shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
+    # each figure in its unit, to the measurement's digits (a prediction read 34.759934 beside 31.09: a review)
+    shown = result.table[["id", "point", "measured", "predicted", "unit", "error"]].copy()
+    shown["predicted"] = shown["predicted"].map(lambda v: f"{v:,.4g}")
     shown["error"] = shown["error"].map(lambda e: f"{e:+.1%}")  # a signed percentage, as the summary line
     print(shown.to_string(index=False), file=sys.stderr)
     print(
