@@ -50,6 +50,12 @@ def _read(path: str, args: argparse.Namespace, alone: bool = False) -> Any:
     of one file): a load flag on a file that states its own is refused, not ignored (calibrate's
     several files take it for those that state none)."""
     earlier = None
+    if bool(args.earlier) != (args.window_s is not None):  # one without the other blamed the file (a review)
+        given, missing = ("--earlier", "--window-s") if args.earlier else ("--window-s", "--earlier")
+        raise ScenarioError(
+            f"{given}: a Prometheus scrape's rates need two scrapes: give {missing} too (--earlier the scrape "
+            "taken --window-s seconds before FILE)"
+        )
     if args.earlier:
         try:
             earlier = Path(args.earlier).read_bytes()[: bounds.MAX_TRACE_BYTES + 1]

@@ -63,6 +63,9 @@ def test_replay_two_prometheus_scrapes(capsys: pytest.CaptureFixture[str]) -> No
         (["--hardware", "h100-sxm", "--count", "0"], "--count: must be in [1, 512]"),
         (["--hardware", "not-a-chip"], "unknown hardware 'not-a-chip'"),
         (["--hardware", "h100-sxm", "--window-s", "nan"], "--window-s"),
+        # one scrape's flag without the other's blamed the file ('states neither a request rate': a review)
+        (["--hardware", "h100-sxm", "--window-s", "60"], "--window-s: a Prometheus scrape's rates need two"),
+        (["--hardware", "h100-sxm", "--earlier", str(FIX / "vllm_metrics_t0.prom")], "give --window-s too"),
     ],
 )
 def test_replay_refuses_bad_flags(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
