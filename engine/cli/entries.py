@@ -63,8 +63,10 @@ def cmd_roofline(args: argparse.Namespace) -> int:
     # how sure, as a run's pool line says ("profile vllm" alone read as a name --profile takes: a review)
     print(f"calibration: {confidence.describe(cal)}")
     print(_memory_line(inst, rep))
-    if rep["kv_capacity_tokens"] == 0:
+    if rep["kv_capacity_tokens"] == 0:  # no times for what cannot run: it printed 'compute'-bound prefills
         print("the weights do not fit: raise --tp, add pipeline stages (--pp) or lower --weights precision")
+        print("(no prefill or decode times: an instance that cannot hold its weights runs nothing)")
+        return 0
     # a pipeline's stages in turn (`IterationCost.pipeline_s`): the time compute and memory leave
     staged = inst.pp > 1
     print("\nprefill (one prompt alone)")

@@ -50,6 +50,11 @@ def test_roofline_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["roofline", "--model", "llama-3.1-8b", "--hardware", "h200"]) == 0
     out = capsys.readouterr().out
     assert "prefill" in out and "decode" in out and "KV capacity" in out
+    # an instance that cannot hold its weights has no times ('compute'-bound prefills under 'the weights do
+    # not fit': a review)
+    assert main(["roofline", "--model", "llama-3.1-70b", "--hardware", "l4", "--weights", "bf16"]) == 0
+    out = capsys.readouterr().out
+    assert "the weights do not fit" in out and "no prefill or decode times" in out and "time ms" not in out
 
 
 def test_roofline_text_counts_every_chip_of_a_pipeline(capsys: pytest.CaptureFixture[str]) -> None:
