@@ -370,6 +370,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """Run a grid of field values and seeds; write one tidy table."""
     from engine.planning.sweep import grid, local_executor, parse_vary, sweep, write
 
+    check_range(args.workers, "--workers", 1, 256)  # 0 ran on every core, unsaid (a review)
     scen = load_scenario(args.scenario, args.set)
     vary = parse_vary(args.vary)
     points = grid(vary, args.seeds, scen.seed)

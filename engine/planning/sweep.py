@@ -84,7 +84,14 @@ def parse_vary(items: Sequence[str]) -> dict[str, list[Any]]:
         path, sep, text = item.partition("=")
         if not sep or not path.strip():
             raise ScenarioError(f"--vary {item!r}: expected path=v1,v2,...")
-        values = [scenario_io.parse_value(v.strip()) for v in _split_values(text)]
+        parts = _split_values(text)
+        if any(
+            not p.strip() for p in parts
+        ):  # '5,,6' ran two values, the empty one dropped unsaid (a review)
+            raise ScenarioError(
+                f"--vary {path.strip()}: an empty value in {text!r}; give each value once, comma-apart"
+            )
+        values = [scenario_io.parse_value(v.strip()) for v in parts]
         if path.strip() in out:
             raise ScenarioError(f"--vary {path.strip()}: given twice")
         out[path.strip()] = values
@@ -109,7 +116,7 @@ def _split_values(text: str) -> list[str]:
             continue
         cur += ch
     parts.append(cur)
-    return [p for p in parts if p.strip()]
+    return parts
 
 
 def run_point(data: dict[str, Any], overrides: dict[str, Any], check_work: bool = True) -> dict[str, Any]:

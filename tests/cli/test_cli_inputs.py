@@ -493,3 +493,17 @@ def test_a_field_a_trace_replay_never_reads_is_refused_where_it_is_set(
         )
         == 0
     )
+
+
+def test_a_sweeps_values_and_workers_are_taken_as_given(capsys: pytest.CaptureFixture[str]) -> None:
+    """'rate=5,,6' ran two values, the empty one dropped unsaid; --workers 0 ran on every core (a review)."""
+    out = ["--out", "/tmp/never-written.csv"]
+    said = refused(["sweep", "chat-colocated", "--vary", "workload.arrival.rate_rps=5,,6", *out], capsys)
+    assert "--vary workload.arrival.rate_rps: an empty value in '5,,6'" in said
+    said = refused(
+        ["sweep", "chat-colocated", "--vary", "workload.arrival.rate_rps=5,6", "--workers", "0", *out], capsys
+    )
+    assert "--workers: must be in [1, 256] (got 0)" in said
+    assert sweeping.parse_vary(["workload.arrival.rate_rps=[1,2],3"]) == {
+        "workload.arrival.rate_rps": [[1, 2], 3]
+    }
