@@ -138,6 +138,10 @@ def _load_dir(directory: Path, kind: type[HardwareSpec] | type[ModelSpec], prese
 def catalog_dirs() -> tuple[Path, ...]:
     """The built-in presets directory followed by the user's directories from the env var."""
     extra = [Path(p) for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p.strip()]
+    if missing := [
+        str(p) for p in extra if not p.is_dir()
+    ]:  # (a mistyped folder added nothing, unsaid: a review)
+        raise ScenarioError(f"{ENV_VAR}: no such folder: {', '.join(missing)}")
     return (presets_dir(), *extra)
 
 

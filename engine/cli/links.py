@@ -29,8 +29,14 @@ PAGES = ("results", "workload", "hardware", "strategy", "slo", "compare", "plann
 def add_url_flag(parser: argparse.ArgumentParser) -> None:
     """--url: the dashboard's address."""
     parser.add_argument(
-        "--url", default=DEFAULT_URL, help=f"the dashboard's address, for --link (default {DEFAULT_URL})"
+        "--url", default=None, help=f"the dashboard's address, for --link (default {DEFAULT_URL})"
     )
+
+
+def check_url_flag(args: argparse.Namespace) -> None:
+    """--url only with --link: alone it changed nothing, unsaid (a review)."""
+    if getattr(args, "url", None) is not None and not getattr(args, "link", None):
+        raise ScenarioError("--url: it sets the address --link prints; give --link too")
 
 
 def add_link_flags(parser: argparse.ArgumentParser) -> None:
@@ -43,11 +49,14 @@ def add_link_flags(parser: argparse.ArgumentParser) -> None:
     add_url_flag(parser)
 
 
-def address(scen: Scenario, ref: str, page: str = "results", url: str = DEFAULT_URL, **extra: str) -> str:
+def address(
+    scen: Scenario, ref: str, page: str = "results", url: str | None = DEFAULT_URL, **extra: str
+) -> str:
     """The address that opens `scen` (loaded from `ref`, a preset name or a file) on `page` of the
     dashboard at `url`; ScenarioError when the dashboard would refuse it."""
     from engine.scenario import codec  # (not at the CLI's start: `main` imports this module)
 
+    url = DEFAULT_URL if url is None else url
     if not url.startswith(("http://", "https://")):
         raise ScenarioError(f"--url: {url!r} is not an http:// or https:// address")
     if "?" in url or "#" in url:  # the link's own query would follow it

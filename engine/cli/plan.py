@@ -73,16 +73,22 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def _space(args: argparse.Namespace, scen: Any) -> Any:
     """The search space the flags ask for."""
     from engine.planning.candidates import SearchSpace, hardware_choice
+    from engine.scenario.resolve import scenario_catalog
 
     hardware = hardware_choice(scen, args.hardware or "")
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
+    given = [flag for flag, v in (("--ep", args.ep), ("--ep-tp", args.ep_tp)) if v is not None]
+    if (
+        given and scenario_catalog(scen).model(scen.model.id).moe is None
+    ):  # ignored on a dense model (a review)
+        raise ScenarioError(f"{given[0]}: {scen.model.id} is a dense model: it has no experts to spread")
     return SearchSpace(
         hardware=hardware,
         modes=modes,  # type: ignore[arg-type]
         tp=_ints(args.tp, "--tp"),
         pp=_ints(args.pp, "--pp"),
-        ep=_ints(args.ep, "--ep"),
-        ep_tp=_ints(args.ep_tp, "--ep-tp"),
+        ep=_ints("8,16" if args.ep is None else args.ep, "--ep"),
+        ep_tp=_ints("1,2" if args.ep_tp is None else args.ep_tp, "--ep-tp"),
         mixed_hardware=not args.no_mixed_hardware,
         budget_usd_per_hour=args.budget_usd_per_hour,
         power_budget_kw=args.power_budget_kw,
@@ -97,6 +103,7 @@ def _check_flags(args: argparse.Namespace) -> None:
     """`plan`'s numeric flags in range and its output writable, before anything runs."""
     from engine.planning.candidates import MAX_POWER_BUDGET_KW
 
+    links.check_url_flag(args)
     check_range(args.target_rps, "--target-rps", 0, bounds.MAX_RATE_RPS, above=True)
     check_range(args.duration_s, "--duration-s", 10, bounds.MAX_DURATION_S)
     check_range(

@@ -64,14 +64,14 @@ def _plan(sub: Any) -> None:
     )
     p.add_argument(
         "--ep",
-        default="8,16",
+        default=None,
         help="MoE models: expert-parallel groups (chips per stage) to consider, as --ep-tp x dp chips; "
-        "empty: none",
+        "empty: none (default 8,16)",
     )
     p.add_argument(
         "--ep-tp",
-        default="1,2",
-        help="MoE models: tensor-parallel chips per data-parallel rank of an --ep group",
+        default=None,
+        help="MoE models: tensor-parallel chips per data-parallel rank of an --ep group (default 1,2)",
     )
     p.add_argument("--no-mixed-hardware", action="store_true", help="prefill and decode on the same chip")
     p.add_argument("--budget-usd-per-hour", type=float, default=None)

@@ -28,6 +28,7 @@ from engine.serving.work_bound import estimate, in_words
 
 def cmd_scenario(args: argparse.Namespace) -> int:
     """Validate a scenario, print it resolved: each pool's capacity and price, the work estimate."""
+    links.check_url_flag(args)
     scen = load_scenario(args.scenario, args.set)
     res = resolve(scen)
     if args.link:

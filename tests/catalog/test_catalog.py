@@ -188,3 +188,21 @@ def test_a_what_if_edit_of_the_catalog_changes_no_other_run(tmp_path: Path) -> N
         load_catalog([tmp_path / "nope"])
     (tmp_path / "hardware").mkdir()
     assert load_catalog(str(tmp_path)).hardware == {}  # one folder, given alone: its entries only
+
+
+def test_a_catalog_folder_that_is_not_there_is_said(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped FENGONG_CATALOG folder added nothing, unsaid; --url without --link changed nothing (a review)."""
+    from engine.catalog.entries import catalog_dirs
+    from engine.cli.main import main
+    from engine.core.errors import ScenarioError
+
+    monkeypatch.setenv("FENGONG_CATALOG", "/no/such/folder")
+    with pytest.raises(ScenarioError, match=r"^FENGONG_CATALOG: no such folder: /no/such/folder$"):
+        catalog_dirs()
+    monkeypatch.delenv("FENGONG_CATALOG")
+    assert main(["scenario", "chat-colocated", "--url", "http://h:1"]) == 2
+    assert "--url: it sets the address --link prints; give --link too" in capsys.readouterr().err
+    assert main(["plan", "chat-colocated", "--target-rps", "5", "--ep", "4"]) == 2  # ignored on a dense model
+    assert "--ep: llama-3.1-70b is a dense model: it has no experts to spread" in capsys.readouterr().err
