@@ -379,7 +379,8 @@ def _inputs(sc: Scenario) -> tuple[float, SearchSpace, Rule, float] | None:
         _budget_inputs(c3)
         _layout_inputs(sc, cat)
         _search_inputs()
-        plan_verdict.choice_inputs(st.container(horizontal=True, gap="large", vertical_alignment="bottom"))
+        # (gap "large" between the rows it wraps into left an empty band above the margin box: a review)
+        plan_verdict.choice_inputs(st.container(horizontal=True, gap="medium", vertical_alignment="bottom"))
         st.form_submit_button("Plan", type="primary", icon=":material/travel_explore:", on_click=_request)
     asked = _asked()
     if asked is not None:  # the values last submitted (the defaults at first): what Plan would run
