@@ -144,3 +144,34 @@ def test_the_ui_imports_only_the_faces() -> None:
     ]
     reached = {str(f.relative_to(ROOT)): inner_imports(f.read_text()) for f in files}
     assert {f: r for f, r in reached.items() if r} == {}
+
+
+def test_the_api_says_what_an_argument_of_the_wrong_type_should_be() -> None:
+    """Wrong-typed arguments died in TypeErrors and AttributeErrors from deep inside (a review); each
+    is a ScenarioError naming the argument and what it takes."""
+    import pytest
+
+    import engine
+    from engine.core.errors import ScenarioError
+
+    sc = engine.apply_overrides(engine.load_preset("chat-colocated"), {"duration_s": 10.0})
+    cases = [
+        (
+            lambda: engine.sweep(sc, {"workload.arrival.rate_rps": [1.0]}, seeds=1.5),
+            r"^seeds: a whole number",
+        ),
+        (lambda: engine.sweep(sc, None), r"^vary: field path -> the values"),  # type: ignore[arg-type]
+        (lambda: engine.sweep(sc, {("a",): [1]}), r"^vary: field path"),  # type: ignore[dict-item]
+        (lambda: engine.simulate(sc, slowdown={"h100-sxm": "x"}), r"^slowdown: chip id -> a number"),  # type: ignore[dict-item]
+        (lambda: engine.simulate(sc, catalog="x"), r"^catalog: a Catalog"),  # type: ignore[arg-type]
+        (lambda: engine.capacity(sc, low_rps="5"), r"^low_rps: must be a positive rate"),  # type: ignore[arg-type]
+        (lambda: engine.plan(sc, 10.0, "x"), r"^space: a SearchSpace"),  # type: ignore[arg-type]
+        (lambda: engine.load_scenario(5), r"^path: a scenario file's path"),  # type: ignore[arg-type]
+    ]
+    for call, said in cases:
+        with pytest.raises(ScenarioError, match=said):
+            call()
+    with pytest.raises(
+        ScenarioError, match=r"^model_change_months: a positive number of months \(got '12'\)"
+    ):
+        engine.advise(engine.simulate(sc), "12")  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ from engine.calibration.mark import OWN_MISS_TEXT
 from engine.calibration.own import calibrate_hint
 from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
+from engine.core.no_bool import real_number
 from engine.explain import sustain
 from engine.explain.asic import (
     CLEAR_SHARE,
@@ -506,6 +507,9 @@ def advise(
         raise ScenarioError(
             f"result: a run's SimResult (engine.simulate(scenario)), not a {type(result).__name__}"
         )
+    months = model_change_months  # ('12' died in a TypeError: a review)
+    if not real_number(months) or not math.isfinite(months) or months <= 0:
+        raise ScenarioError(f"model_change_months: a positive number of months (got {months!r})")
     return Advice(
         roofline=roofline_table(result.scenario, catalog),
         findings=tuple(findings(result, catalog)),

@@ -23,7 +23,7 @@ import pandas as pd
 from engine.catalog.entries import Catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.core.no_bool import whole_number
+from engine.core.no_bool import real_number, whole_number
 from engine.planning.candidates import planning_scenario, session_lead_s
 from engine.planning.plan_notes import lead_note
 from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, check_rule, rule_text, run_passes
@@ -186,11 +186,11 @@ def _check_search(
     if not whole_number(max_simulations) or not 2 <= max_simulations <= 100:
         # (2.5 ran 3 simulations: a review)
         raise ScenarioError(f"max_simulations: a whole number in [2, 100] (got {max_simulations!r})")
-    if not 0 < rel_tol < 1:
-        raise ScenarioError(f"rel_tol: must be in (0, 1) (got {rel_tol})")
-    for name, v in (("low_rps", low_rps), ("high_rps", high_rps)):
-        if v is not None and not (math.isfinite(v) and v > 0):
-            raise ScenarioError(f"{name}: must be a positive rate in req/s (got {v})")
+    if not real_number(rel_tol) or not 0 < rel_tol < 1:
+        raise ScenarioError(f"rel_tol: must be in (0, 1) (got {rel_tol!r})")
+    for name, v in (("low_rps", low_rps), ("high_rps", high_rps)):  # ('5' died in a TypeError: a review)
+        if v is not None and not (real_number(v) and math.isfinite(v) and v > 0):
+            raise ScenarioError(f"{name}: must be a positive rate in req/s (got {v!r})")
     if low_rps is not None and high_rps is not None and low_rps >= high_rps:
         raise ScenarioError(
             f"low_rps ({low_rps:g} req/s) must be below high_rps ({high_rps:g} req/s): they bracket the search"

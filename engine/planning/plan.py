@@ -364,6 +364,10 @@ def _checked(
         raise ScenarioError(
             "risk_aware: a plan with slowed chips is already at the bands' edge; pass risk_aware=False"
         )
+    if space is not None and not isinstance(space, SearchSpace):  # ('x' died in an AttributeError: a review)
+        raise ScenarioError(
+            f"space: a SearchSpace (engine.SearchSpace(...)) or None, not a {type(space).__name__}"
+        )
     cat = scenario_catalog(scenario, catalog)
     if scenario.model.id not in cat.models:
         raise ScenarioError(f"model.id: unknown model {scenario.model.id!r}")

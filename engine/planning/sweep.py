@@ -32,6 +32,7 @@ import pandas as pd
 
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.core.no_bool import whole_number
 from engine.core.safecsv import safe_csv
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
@@ -48,8 +49,13 @@ Progress = Callable[[int, int], None]
 
 def grid(vary: Mapping[str, Sequence[Any]], seeds: int = 1, first_seed: int = 0) -> list[dict[str, Any]]:
     """The sweep's points in order: each a mapping of path -> value, plus ``seed``."""
-    if not 1 <= seeds <= 1000:
-        raise ScenarioError(f"seeds: must be in [1, 1000] (got {seeds})")
+    if not whole_number(seeds) or not 1 <= seeds <= 1000:  # (1.5 died in a TypeError: a review)
+        raise ScenarioError(f"seeds: a whole number in [1, 1000] (got {seeds!r})")
+    if not isinstance(vary, Mapping) or any(not isinstance(p, str) for p in vary):
+        raise ScenarioError(
+            "vary: field path -> the values to vary over, e.g. {'workload.arrival.rate_rps': [8, 16]} "
+            f"(got {vary if not isinstance(vary, Mapping) else next(p for p in vary if not isinstance(p, str))!r})"
+        )
     if "seed" in vary:
         raise ScenarioError("seed: vary seeds with --seeds (seeds=N runs seed, seed + 1, ...)")
     # a notebook's numpy range (np.linspace(4, 5, 3)) as the plain numbers it holds; not a Sequence

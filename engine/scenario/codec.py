@@ -15,6 +15,7 @@ import binascii
 import copy
 import json
 import math
+import os
 import re
 import typing
 import zlib
@@ -132,6 +133,8 @@ def loads_json(text: str) -> Scenario:
 
 def load(path: str | Path) -> Scenario:
     """A scenario from a .toml or .json file."""
+    if not isinstance(path, str | os.PathLike):  # (5 died in a TypeError: a review)
+        raise ScenarioError(f"path: a scenario file's path, a str or a Path (got {path!r})")
     p = Path(path)
     try:
         with p.open("rb") as fh:

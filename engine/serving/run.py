@@ -23,7 +23,7 @@ import numpy as np
 from engine.catalog.entries import Catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
-from engine.core.no_bool import whole_number
+from engine.core.no_bool import real_number, whole_number
 from engine.scenario.model import Scenario, validate
 from engine.scenario.resolve import Resolved, resolve, scenario_catalog, slowed
 from engine.serving import metrics, saturation, work_bound
@@ -140,6 +140,9 @@ class SimResult:
 
 def _check_slowdown(scenario: Scenario, catalog: Catalog | None, slowdown: Mapping[str, float]) -> None:
     """Refuse a slowdown that names no chip of the catalog: it was never applied, unsaid (a review)."""
+    if not isinstance(slowdown, Mapping) or (bad := [k for k, e in slowdown.items() if not real_number(e)]):
+        got = repr(slowdown[bad[0]]) if isinstance(slowdown, Mapping) else type(slowdown).__name__
+        raise ScenarioError(f"slowdown: chip id -> a number e above -1, e.g. {{'h100-sxm': 0.3}} (got {got})")
     known = scenario_catalog(scenario, catalog).hardware
     if unknown := sorted(str(k) for k in slowdown if k not in known):
         raise ScenarioError(
@@ -191,6 +194,10 @@ def simulate(
         raise ScenarioError(
             f"scenario: a Scenario (engine.load_preset('chat-colocated'), engine.load_scenario(path)), not a "
             f"{type(scenario).__name__}"
+        )
+    if catalog is not None and not isinstance(catalog, Catalog):  # ('x' died in an AttributeError: a review)
+        raise ScenarioError(
+            f"catalog: a Catalog (engine.load_catalog()) or None, not a {type(catalog).__name__}"
         )
     # checked again, not trusted: one made with pydantic's `model_copy` skips its checks (a warm-up past the
     # window read a window of -20 s and a goodput of -0.0: a review); the run keeps the object it was given
