@@ -59,20 +59,16 @@ from engine.planning.frontier import mark_frontiers
 from engine.planning.objective import Objective, check_objective
 from engine.planning.plan_notes import budget_note, method_notes, over_budget_note, power_note, run_notes
 from engine.planning.portfolio import (
-    MAX_POOLS,
     Portfolio,
     PortfolioBound,
-    class_demand,
-    decode_choices,
-    portfolio_bounds,
 )
+from engine.planning.portfolio_search import search_portfolios
 from engine.planning.ran import Ran
 from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, check_rule, rule_demand, rule_text
 from engine.planning.search import Progress, Search, decode_columns
 from engine.planning.sizing import (
     Bound,
     Demand,
-    Kind,
     Shape,
     demand,
     instance_of,
@@ -307,7 +303,9 @@ def plan(
         _trace_frontier(search, best, space)
     portfolios: list[PortfolioBound] = []
     if space.portfolio:
-        portfolios, best, said = _portfolios(search, d, kinds, set(barred), live, cap, status, found, best)
+        portfolios, best, said = search_portfolios(
+            search, d, kinds, set(barred), live, cap, status, found, best
+        )
         if best is not None and isinstance(pf := _shape_of(search, best), Portfolio):
             groups[group_of(pf)] = best
         notes += said
@@ -417,86 +415,6 @@ def _branch_and_bound(
                 if g not in groups or search.value(row) < best_cost:
                     groups[g] = row
     return groups
-
-
-def _portfolios(
-    search: Search,
-    d: Demand,
-    kinds: Sequence[Kind],
-    barred: set[str],
-    live: Sequence[Bound],
-    cap: float,
-    status: dict[Shape | Portfolio, str],
-    found: dict[Shape | Portfolio, int],
-    best: dict[str, Any] | None,
-) -> tuple[list[PortfolioBound], dict[str, Any] | None, list[str]]:
-    """After the search: decode pools by class (`engine.planning.portfolio`), below the best cost.
-
-    The prefill pool (kind and count) is the cheapest passing disaggregated run's, else the
-    cheapest disaggregated bound's. Each class's decode kinds are sized on its own requests;
-    candidate portfolios are searched cheapest bound first and bounded out, as shapes are, by the
-    best deployment so far. Returns the candidates, the best run and notes.
-    """
-    classes = search.base.workload.classes
-    space = search.space
-    if len(classes) < 2 or "disaggregated" not in space.modes or len(classes) + 1 > MAX_POOLS:
-        why = f"{len(classes)} request class{'es' if len(classes) != 1 else ''}"
-        if "disaggregated" not in space.modes:
-            why = "the disaggregated mode is not searched"
-        elif len(classes) + 1 > MAX_POOLS:
-            why = f"{len(classes)} classes need more than {MAX_POOLS} pools"
-        return (
-            [],
-            best,
-            [f"no portfolio tried: it needs two to {MAX_POOLS - 1} classes, disaggregated ({why})"],
-        )
-    passing = [
-        (r["usd_per_hour"], k, c)
-        for (k, c), i in search.index.items()
-        if isinstance(k, Shape) and k.mode == "disaggregated" and (r := search.rows[i])["passes"]
-    ]
-    if passing:
-        _, anchor, counts = min(passing, key=lambda x: x[0])
-        prefill, n_p = anchor.prefill, counts[0]
-    else:
-        disagg = [b for b in live if b.shape.mode == "disaggregated"]
-        if not disagg:
-            return [], best, ["no portfolio tried: no disaggregated shape survived the cost model"]
-        prefill, n_p = disagg[0].shape.prefill, disagg[0].counts[0]
-    usable = [
-        k
-        for k in kinds
-        if k.hardware not in barred and (space.mixed_hardware or k.hardware == prefill.hardware)
-    ]
-    choices = []
-    for c in range(len(classes)):
-        dc = class_demand(d, c)
-        rates = {
-            k: instance_rates(instance_of(search.base, search.cat, *k), dc, search.base.cost) for k in usable
-        }
-        choices.append(decode_choices(rates, dc, space.max_instances_per_pool))
-    if not all(choices):
-        return [], best, ["no portfolio tried: a class has no decode kind that can serve it alone"]
-    bounds_ = portfolio_bounds(
-        prefill, n_p, search.rates[prefill].usd_per_hour, [c.name for c in classes], choices
-    )
-    for b in bounds_:
-        best_cost = search.value(best) if best else math.inf
-        if b.usd_per_hour > cap:
-            status[b.portfolio] = f"pruned: over budget (at least ${b.usd_per_hour:,.2f}/h)"
-        elif (kw := search.kw(b.portfolio, b.counts)) > search.power_budget_kw:
-            status[b.portfolio] = f"pruned: over the power budget (at least {kw:,.1f} kW at TDP)"
-        elif search.out_of_budget:
-            status[b.portfolio] = "unexplored"
-        elif search.cost(b.portfolio, b.counts) >= best_cost:
-            status[b.portfolio] = "bounded"
-        else:
-            row = search.search_portfolio(b, best_cost)
-            status[b.portfolio] = "simulated"
-            if row is not None:
-                found[b.portfolio] = int(row["run"])
-                best = row if best is None or search.value(row) < best_cost else best
-    return bounds_, best, []
 
 
 def _candidates(
