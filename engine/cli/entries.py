@@ -97,7 +97,14 @@ def cmd_roofline(args: argparse.Namespace) -> int:
     return 0
 
 
-def _new_id(args: argparse.Namespace, cat: Any) -> str:
+def landing(low: float, high: float) -> str:
+    """A held-out band of ratios predicted / measured as a run prints it: where the measured figure lands
+    around the model's ('+0.7% to +10.0%' for ratios 0.909 to 0.993). Calibrate printed the model's miss,
+    '-9.1% to -0.7%', beside run's '+1% to +10%' for the same profile (a review)."""
+    return f"{1 / high - 1:+.1%} to {1 / low - 1:+.1%}"
+
+
+def new_entry_id(args: argparse.Namespace) -> str:
     """The calibrated entry's id (`--new-id`, else <chip>-<profile>), refused where the catalog would
     refuse it or where it is a shipped chip's: an entry named h100-sxm holding an L40S's fit ran every
     h100-sxm pool at the L40S's speed and price under the H100's name (a review)."""
@@ -163,7 +170,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         return cmd_calibrate_files(args)
     if not args.measurements or not args.hardware:
         raise ScenarioError("calibrate: give a measurements CSV and --hardware (or --reference)")
-    new_id = _new_id(args, cat)  # before the fit: a bad name died in a traceback after it (a review)
+    new_entry_id(args)  # before the fit: a bad name died in a traceback after it (a review)
     csv = args.measurements[0]
     try:
         if (size := Path(csv).stat().st_size) > report.MAX_MEASUREMENT_BYTES:  # its size, not the part read
@@ -202,7 +209,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     held = (
         "no held-out error (one point)"
         if band is None
-        else "; ".join(f"{f.upper()} {1 / hi - 1:+.1%} to {1 / lo - 1:+.1%}" for f, (lo, hi) in band.items())
+        else "; ".join(f"{f} {landing(lo, hi)}" for f, (lo, hi) in band.items())
         or "too few held-out points for a band (three per figure)"
     )
     print(
@@ -211,6 +218,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     chip = cat.chip(args.hardware)
+    new_id = new_entry_id(args)
     profiles = {**chip.profiles, args.profile: result.profile}
     entry = chip.model_copy(update={"id": new_id, "profiles": profiles, "default_profile": args.profile})
     return write_or_print(

@@ -138,6 +138,9 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
         check_writable_file(args.out)  # before the fit, not after it printed (a review)
     dep = deployment(args)
     cat = load_catalog()
+    from engine.cli.entries import landing, new_entry_id
+
+    new_entry_id(args)  # before the fit, as a CSV's (a shipped id or a bad name passed here: a review)
     result = fit.fit_files([_read(p, args) for p in args.measurements], dep, cat)
     shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
     # four significant figures and the unit (six decimals and none read as raw: a review)
@@ -167,9 +170,13 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
             if cov is None or cov != cov
             else f"; coverage {cov:.0%} (each file's points against the other files' band)"
         )
-        span = f"{band['low']:+.1%} to {band['high']:+.1%}"
+        # where measured figures land around the model's, as a run prints a band (this printed the
+        # model's miss, predicted / measured - 1, the other way round from a CSV's and run's: a review)
+        span = landing(1 + band["low"], 1 + band["high"])
         print(
-            f"band of {band['figure']} (held out, {band['points']} points): {span}{covered}", file=sys.stderr
+            f"band of {band['figure']} (held out, {band['points']} points; where measured figures land around the "
+            f"model's, as a run shows it): {span}{covered}",
+            file=sys.stderr,
         )
     p = result.profile
     print(

@@ -152,3 +152,19 @@ def test_a_replay_refuses_a_load_its_file_states_and_says_the_one_it_was_given(
     assert cli.main([*base, str(FIX / "vllm_metrics_t60.prom"), "--rate", "4"]) == 0
     said = capsys.readouterr()
     assert "note: the load replayed is the one given (4 req/s): the file states none" in said.out + said.err
+
+
+def test_calibrate_from_benchmark_files_checks_the_entry_as_a_csv_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A shipped id and a bad name passed a benchmark file's fit (a CSV's were refused), and its bands were
+    printed as the model's miss, the other way round from run's (a review)."""
+    base = ["calibrate", str(FIX / "vllm_bench_detailed.json"), "--hardware", "h100-sxm"]
+    assert cli.main([*base, "--new-id", "h100-sxm", "--out", str(tmp_path / "x.toml")]) == 2
+    assert "--new-id: 'h100-sxm' is a shipped chip's id" in capsys.readouterr().err
+    assert not (tmp_path / "x.toml").exists()
+    assert cli.main([*base, "--profile", "bad name!"]) == 2
+    assert "--profile: the entry's id 'h100-sxm-bad name!' must be lowercase" in capsys.readouterr().err
+    from engine.cli.entries import landing
+
+    assert landing(0.909, 0.993) == "+0.7% to +10.0%"  # the model 9.1% to 0.7% low: measured lands above
