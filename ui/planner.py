@@ -553,7 +553,7 @@ def planner_page() -> None:
     ):
         shapes = tables.shapes_view(p.candidates)
         st.dataframe(shapes, hide_index=True, width="stretch", column_config=tables.PLAN_SHAPES,
-                     column_order=tables.shown(tables.PLAN_SHAPES, shapes))  # fmt: skip
+                     column_order=tables.shown(tables.PLAN_SHAPES, shapes.data))  # fmt: skip
 
 
 def _frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:

@@ -381,14 +381,13 @@ PLAN_SHAPES: dict[str, Any] = {
     "lower_bound_split": cc.TextColumn(
         "bound split", help="The cheapest P:D split the cost model's bounds allow."
     ),
-    "lower_bound_usd_per_hour": cc.TextColumn(
-        "bound $/h", alignment="right", help="The cost model's lower bound on its bill ('–': pruned, none)."
+    # numbers under their text (`shapes_view`): a click on the header sorts by value
+    "lower_bound_usd_per_hour": cc.NumberColumn(
+        "bound $/h", help="The cost model's lower bound on its bill ('–': pruned, none)."
     ),
     "status": cc.TextColumn("what became of it", width="medium"),
-    "best_run": cc.TextColumn(
-        "best run",
-        alignment="right",
-        help="Its cheapest passing run, if one passed ('–': none did, or not run).",
+    "best_run": cc.NumberColumn(
+        "best run", help="Its cheapest passing run, if one passed ('–': none did, or not run)."
     ),
     **{
         k: PLAN_RUNS[k] for k in ("calibration", "calibrated", "throughput_error", "ttft_error", "tpot_error")
@@ -397,34 +396,27 @@ PLAN_SHAPES: dict[str, Any] = {
 """The planner's shapes table (`Plan.candidates`)."""
 
 
-def shapes_view(candidates: pd.DataFrame) -> pd.DataFrame:
-    """The planner's shapes (`Plan.candidates`) for display: a missing bound, split or run as '–' and a
-    shape simulated without a passing run said so (the table read 'None' in three columns: a review)."""
+def shapes_view(candidates: pd.DataFrame) -> Any:
+    """The planner's shapes (`Plan.candidates`) for display, as a Styler: a missing bound, split or run
+    shown '–' over its number (NaN), so a click on a header still sorts by value, and a shape simulated
+    without a passing run said so (the table read 'None' in three columns: a review)."""
     out = candidates.copy()
-
-    def text(v: Any, fmt: str) -> str:
-        ok = (
-            v is not None
-            and not (isinstance(v, float) and not math.isfinite(v))
-            and not (fmt == "d" and v < 0)
-        )
-        return format(v, fmt) if ok else "–"
-
     if "lower_bound_split" in out:
-        out["lower_bound_split"] = [text(v, "") for v in out["lower_bound_split"]]
+        out["lower_bound_split"] = ["–" if v is None or v != v else v for v in out["lower_bound_split"]]
     if "lower_bound_usd_per_hour" in out:
-        out["lower_bound_usd_per_hour"] = [text(v, ",.2f") for v in out["lower_bound_usd_per_hour"]]
+        bound = pd.to_numeric(out["lower_bound_usd_per_hour"])
+        out["lower_bound_usd_per_hour"] = bound.where(bound.abs() != math.inf)
     if "best_run" in out:
-        none = [not (isinstance(v, int | float) and v >= 0) for v in out["best_run"]]
-        out["best_run"] = [
-            text(int(v) if not n else -1, "d") for v, n in zip(out["best_run"], none, strict=True)
-        ]
+        runs = pd.to_numeric(out["best_run"])
+        none = ~(runs >= 0)
+        out["best_run"] = runs.where(~none)
         if "status" in out:
             out["status"] = [
                 "simulated: none passed" if s == "simulated" and n else s
                 for s, n in zip(out["status"], none, strict=True)
             ]
-    return out
+    shown = {c: f for c, f in (("lower_bound_usd_per_hour", "{:,.2f}"), ("best_run", "{:.0f}")) if c in out}
+    return out.style.format(shown, na_rep="–")
 
 
 def shown(config: dict[str, Any], frame: pd.DataFrame) -> list[str]:

@@ -161,8 +161,10 @@ def cmd_capacity(args: argparse.Namespace) -> int:
             if stood is not None and stood == stood
             else ""
         )
+        judged = c["slo_attainment"] is not None and c["slo_attainment"] == c["slo_attainment"]
+        verdict = "passes" if c["passes"] else "FAILS " if judged else "-"  # ('FAILS' beside 'not judged')
         print(
-            f"  {c['rate_rps']:9.3f} req/s  {'passes' if c['passes'] else 'FAILS ':6}  goodput "
+            f"  {c['rate_rps']:9.3f} req/s  {verdict:6}  goodput "
             f"{c['goodput_rps']:8.2f} req/s  {attained(c['slo_attainment'], 1, 'attainment {}')}{behind}"
         )
     return 0

@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Executor
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +116,34 @@ def _check_flags(args: argparse.Namespace) -> None:
     check_emit_flags(args)
 
 
+def _with_margin(
+    args: argparse.Namespace, scen: Any, result: Any, space: Any, executor: Any
+) -> tuple[Any, Any, str]:
+    """The plan with its choice's margin (None and why, where it is missing or not asked), the choice's
+    'holds slowed' taken from it where no risk check reached it."""
+    from engine.planning.margin import margin
+
+    edge, failed = None, ""
+    if not args.no_margin and result.best_run is not None:
+        bar = ProgressBar(space.max_simulations, "margin", not args.no_progress)
+        try:
+            edge = margin(
+                scen, result, space, progress=bar.plan, check_work=not args.no_work_limit, executor=executor
+            )
+        except ScenarioError as exc:  # the plan stands; its margin says why it is missing
+            failed = str(exc)
+        finally:
+            bar.close()
+    if edge is not None and result.verdict is not None and edge.chosen.run == result.best_run:
+        # the choice's 'holds slowed' from its margin where no risk check reached it, in the JSON as in the
+        # text (the text read NO, the JSON 'not checked': a review)
+        from engine.planning.verdict_bands import holds_with_margin
+
+        verdict = replace(result.verdict, table=holds_with_margin(result.verdict.table, (edge.chosen,)))
+        result = replace(result, verdict=verdict)
+    return result, edge, failed
+
+
 def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
     from engine.planning.plan import plan
     from engine.planning.plan_work import check_plan_work
@@ -150,19 +179,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
         )
     finally:
         bar.close()
-    edge, failed = None, ""
-    if not args.no_margin and result.best_run is not None:
-        from engine.planning.margin import margin
-
-        bar = ProgressBar(space.max_simulations, "margin", not args.no_progress)
-        try:
-            edge = margin(
-                scen, result, space, progress=bar.plan, check_work=not args.no_work_limit, executor=executor
-            )
-        except ScenarioError as exc:  # the plan stands; its margin says why it is missing
-            failed = str(exc)
-        finally:
-            bar.close()
+    result, edge, failed = _with_margin(args, scen, result, space, executor)
     if args.json:
         doc = result.to_json()
         if not args.no_margin:

@@ -43,7 +43,8 @@ class Capacity:
     """The highest tested arrival rate that passed under the rule, and the runs that showed it.
 
     `capacity_rps` is 0 when even the lowest rate tried failed; `failed_rps` is the lowest rate
-    seen failing (None if none failed: the true capacity may be higher). `work_bound_rps` is the
+    seen failing whose window held a request (a window with none is not judged: it neither passes nor
+    fails; None if none failed: the true capacity may be higher). `work_bound_rps` is the
     highest rate the work bound lets a run of this window simulate, where that capped the search
     below the request-row limit (None where it did not); `note` says in words what bounded the
     answer (a given bound that passed or failed, the work bound), empty when nothing did. `runs` has one row per

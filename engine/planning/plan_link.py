@@ -81,7 +81,7 @@ FIELDS: dict[str, LinkField] = {
     "within": LinkField("Requests within their SLO (%)", "number", low=1.0, high=100.0),
     "mixed": LinkField("Allow prefill and decode on different chips", "flag"),
     "portfolio": LinkField("Mix decode pools by class", "flag"),
-    "by": LinkField("Cheapest by", "one", tuple(OBJECTIVES)),
+    "by": LinkField("Choose by", "one", tuple(OBJECTIVES)),
     "risk": LinkField("Risk-aware choice", "flag"),
     "margin": LinkField("Check the margin for the model's error", "flag"),
 }

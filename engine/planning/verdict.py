@@ -208,6 +208,12 @@ class Verdict:
                 "the risk-aware checks ran out of simulations, so a cheaper deployment that holds with its chips "
                 "slowed may exist (more simulations check further)"
             )
+        elif self.risk_aware and self.risk_checks_cut and c is not None and c.get("holds_slowed") is False:
+            # 'NO passing deployment ... holds' stood as fact where the checks had stopped (a review)
+            said.append(
+                "the risk-aware checks ran out of simulations before a deployment held with its chips slowed, so "
+                "one may exist at a higher cost (more simulations check further)"
+            )
         return "; ".join(said)
 
     def _cheaper_nominal(self, c: dict[str, Any]) -> bool:
@@ -283,10 +289,14 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
     elif budget:
         notes.append(f"the risk-aware checks ran out of simulations{budget}{own}.")
     if above:
+        # the cap they were checked to: the least that held over the planning window (the choice's full-length
+        # check may then move it up, past some of theirs: 'none here could be the choice' was not proven)
+        held_at = min(slow.value(slow.rows[slow.index[p]]) for p in held.values() if isinstance(p, tuple))
         rows = "their rows show their" if len(above) > 1 else "its row shows its"
         notes.append(
-            f"{'; '.join(above)}: not checked with slowed chips past the cost of a cheaper chip's deployment that "
-            f"holds (none here could be the choice); {rows} nominal pick."
+            f"{'; '.join(above)}: checked with slowed chips only up to {value_text(held_at, search.objective)}, "
+            f"where a deployment of a cheaper chip held over the planning window; {rows} own pick, verified as "
+            "modelled."
         )
     return notes
 

@@ -9,8 +9,8 @@ or the trace that replaces the arrivals. Part of `engine.scenario.model.Scenario
 # No `from __future__ import annotations` here: pydantic would compile each field's annotation
 # string at import (docs/performance.md, "The cold start").
 import math
-from collections.abc import Iterable
-from typing import Annotated, Literal
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -205,13 +205,23 @@ TRACE_ARRIVAL_FIELDS = ("max_in_flight",)
 clients) are the file's to give."""
 
 
-def unused_with_trace(workload: Workload, paths: Iterable[str]) -> str | None:
+def unused_with_trace(workload: Workload, paths: Iterable[str] | Mapping[str, Any]) -> str | None:
     """Why changing `paths` changes nothing where the workload replays a trace ('workload.arrival.rate_rps:
     unused with a trace ...'), None where every path is read. A sweep over the rate of a trace replay ran
     the same requests at every rate and labelled each row with a rate never applied (a review)."""
     if workload.trace is None:
         return None
     fmt = workload.trace.format
+    if isinstance(
+        paths, Mapping
+    ):  # a whole table's keys as its paths ('workload.arrival={rate_rps=5}': a review)
+        tables = [
+            v
+            for p, v in paths.items()
+            if p == "workload.arrival"
+            for v in (v if isinstance(v, list) else [v])
+        ]
+        paths = [*paths, *(f"workload.arrival.{k}" for t in tables if isinstance(t, Mapping) for k in t)]
     for path in paths:
         if path == "workload.trace.block_tokens" and fmt != "mooncake":
             return f"{path}: unused with a trace in the {fmt} format: only a Mooncake trace's hashes come in blocks"

@@ -474,6 +474,11 @@ def test_a_field_a_trace_replay_never_reads_is_refused_where_it_is_set(
             "vary workload.arrival.rate_rps: unused with a trace",
         ),
         (["run", "chat-colocated", "--set", "duration_s=30", "--set", "duration_s=40"], "given twice"),
+        # a whole table's fields too (it slipped past the paths' check: a review)
+        (
+            ["run", "azure-code-replay", "--set", "workload.arrival={rate_rps=5}"],
+            "workload.arrival.rate_rps: unused",
+        ),
     ):
         assert said in refused(argv, capsys), argv
     assert not (tmp_path / "s.csv").exists()

@@ -95,8 +95,11 @@ def test_a_deployment_that_fails_every_judged_load_has_no_capacity(
     assert cap.failed_rps == cap.runs.loc[~empty, "rate_rps"].min()
     argv = ["capacity", "chat-colocated", "--duration-s", "30", "--no-margin", "--no-progress"]
     assert main([*argv, "--set", "workload.classes[0].slo.tpot_ms=2"]) == 0
-    head = capsys.readouterr().out.splitlines()[:2]
+    out = capsys.readouterr().out.splitlines()
+    head = out[:2]
     assert "capacity 0 req/s over a 30 s window (every class" in head[0], head  # no "can read lower"
+    empty = [ln for ln in out if "not judged" in ln]
+    assert empty and not any("FAILS" in ln for ln in empty), empty  # ('FAILS' beside 'not judged': a review)
     assert not any("about two in three" in ln for ln in head), head  # no band beside no capacity
     # a search the work bound stopped reads its answer as a floor (it printed the bound's rate as the capacity)
     monkeypatch.setattr(

@@ -173,6 +173,12 @@ def test_a_pick_moved_up_for_the_edge_in_vain_stays_the_cheapest_that_passes(
     assert chosen["usd_per_hour"] == doc["best"]["usd_per_hour"] == 51.2
     assert chosen["holds_slowed"] is False and chosen["moved_up"] == 0
     assert any("moving the pick up to 2P:4D did not make it hold" in n for n in doc["verdict"]["notes"])
+    # its 'NO passing deployment holds' rests on checks that ran out: said (it stood as fact: a review)
+    argv.remove("--json")
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "holds with every chip at the pessimistic edge of its throughput band, of those checked)" in out
+    assert "ran out of simulations before a deployment held with its chips slowed" in out
 
 
 def test_a_nominal_choice_says_what_its_margin_found(capsys: pytest.CaptureFixture[str]) -> None:
@@ -185,6 +191,18 @@ def test_a_nominal_choice_says_what_its_margin_found(capsys: pytest.CaptureFixtu
     row = next(ln for ln in out.splitlines() if ln.startswith("* "))
     assert "the chosen deployment no longer passes" in out
     assert " NO " in row and "not checked" not in row, row
+    # and so does the JSON (it read 'not checked' where the text read NO: a review)
+    assert (
+        main(["plan", "chat-disaggregated", "--target-rps", "20", "--nominal", "--no-progress", "--json"])
+        == 0
+    )
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert (
+        doc["verdict"]["chosen"]["holds_slowed"] is False
+        and doc["verdict"]["per_chip"][0]["holds_text"] == "no"
+    )
 
 
 def test_the_risk_aware_checks_start_with_the_cheapest_chips() -> None:
@@ -202,6 +220,6 @@ def test_the_risk_aware_checks_start_with_the_cheapest_chips() -> None:
     assert chosen["holds_slowed"] is True and chosen["usd_per_hour"] < 100.0, chosen["usd_per_hour"]
     assert chosen["group"].startswith("b200")
     assert not any("ran out of simulations" in n and "before a deployment" in n for n in p.notes)
-    past = next(n for n in p.notes if "not checked with slowed chips past the cost of a cheaper" in n)
-    assert "h200" in past.split(":")[0]
+    past = next(n for n in p.notes if "checked with slowed chips only up to $" in n)
+    assert "h200" in past.split(":")[0] and "where a deployment of a cheaper chip held" in past
     assert "not checked" not in set(p.verdict.table["holds_text"])  # each row's nominal pick was run slowed
