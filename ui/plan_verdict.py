@@ -234,7 +234,7 @@ def _under_table(v: Any, quoted: str | None, rows: int) -> None:
     120 s' rests on, and the prices the catalog only assumes."""
     if quoted is not None:
         st.caption(_quoted_once(quoted, rows))
-    if said := holds_note(v.table["holds_text"]):
+    if said := holds_note(v.table["holds_text"], v.risk_aware):
         st.caption(_sentence(plain(said)) + ".")
     if v.prices_text():  # a choice made on a price the catalog only assumes says so
         st.caption(_sentence(plain(v.prices_text())) + ".")

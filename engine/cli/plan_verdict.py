@@ -154,5 +154,5 @@ def print_per_chip(v: Verdict, reruns: tuple[Any, ...] = ()) -> None:
             f"{r['output_tokens_per_s_per_chip']:10.0f} {r['power_w'] / 1e3:6.1f} {_ms(r['ttft_ms_at_slo']):>10} "
             f"{_ms(r['tpot_ms_at_slo']):>10}  {holds:14}  {'yes' if r['verified'] else 'no'}"
         )
-    if said := holds_note(r["holds_text"] for r in rows):
+    if said := holds_note((r["holds_text"] for r in rows), v.risk_aware):
         print(f"  {said}")

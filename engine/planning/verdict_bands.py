@@ -167,9 +167,16 @@ def holds_words(holds: bool | None, full_length: bool, window_s: float) -> str:
     return "yes" if full_length else f"yes over {window_s:g} s"
 
 
-def holds_note(texts: Iterable[str]) -> str:
+def holds_note(texts: Iterable[str], risk_aware: bool = True) -> str:
     """Under a verdict's table where a row held slowed over the planning window only ('' elsewhere):
-    what that 'yes' rests on and how to have the row checked over its full length."""
+    what that 'yes' rests on and how to have the row checked over its full length; with the risk-aware
+    choice off, why the rows read 'not checked' (eight of nine did, nothing said why: a review)."""
+    texts = list(texts)
+    if not risk_aware and "not checked" in texts:
+        return (
+            "'not checked': with the risk-aware choice off no row is rerun with its chips slowed; the choice's "
+            "margin, where checked, gives its own row"
+        )
     window = next((t.removeprefix("yes over ") for t in texts if t.startswith("yes over ")), None)
     if window is None:
         return ""

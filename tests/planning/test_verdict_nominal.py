@@ -191,6 +191,13 @@ def test_a_nominal_choice_says_what_its_margin_found(capsys: pytest.CaptureFixtu
     row = next(ln for ln in out.splitlines() if ln.startswith("* "))
     assert "the chosen deployment no longer passes" in out
     assert " NO " in row and "not checked" not in row, row
+    # the rows no check reached say why (eight of nine read 'not checked', unexplained: a review)
+    from engine.planning.verdict_bands import holds_note
+
+    assert holds_note(["no", "not checked"], risk_aware=False).startswith(
+        "'not checked': with the risk-aware choice off no row is rerun with its chips slowed"
+    )
+    assert holds_note(["no", "not checked"]) == ""  # risk-aware: its own notes say which groups were cut
     # and so does the JSON (it read 'not checked' where the text read NO: a review)
     assert (
         main(["plan", "chat-disaggregated", "--target-rps", "20", "--nominal", "--no-progress", "--json"])
