@@ -47,8 +47,8 @@ from engine.planning.verify_pick import how_moved, verified
 CUT = "cut"
 """A group whose risk-aware check the simulation budget stopped before any deployment passed."""
 ABOVE = "above"
-"""A group whose risk-aware check stopped where its deployments would cost more than a cheaper
-group's that holds: it cannot be the choice."""
+"""A group whose risk-aware check went only up to the least objective that held in a group checked
+before it (over the planning window): none held below that; it is not searched past it."""
 
 KEPT = (
     *("mode", "shape", "split", "chips", "usd_per_hour", "usd_per_million_output_tokens", "usd_per_request"),
@@ -267,7 +267,7 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
             picks[g] = pick
         elif pick == CUT:  # not that none passes: the checks stopped before one did
             cut.append(g)
-        elif pick == ABOVE:  # stopped at a cheaper group's pick that holds: it cannot win
+        elif pick == ABOVE:  # checked only up to what a group before it held at
             above.append(g)
         else:
             notes.append(f"{g}: no deployment of this search passes with its chips at the bands' edge")
@@ -454,8 +454,9 @@ def _risk_picks(
 ) -> dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | str | None]:
     """Per group, the cheapest deployment that passes slowed: the nominal pick first, then the
     group's shapes by their lower bound (nominal best, or the cost model's bound), each searched
-    upward from there, until the bound reaches the best that holds. None where none passes, `CUT`
-    where the simulation budget ran out before one did."""
+    upward from there, until the bound reaches the best that holds. The groups go cheapest nominal
+    pick first, each only up to the least that held in a group before it. None where none passes,
+    `CUT` where the simulation budget ran out before one did, `ABOVE` where none held under that cap."""
     out: dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | str | None] = {}
     overall = math.inf  # the least objective that holds in a group checked so far: no group past it can win
     for g, row in groups.items():
@@ -465,7 +466,7 @@ def _risk_picks(
             out[g] = (CUT if slow.out_of_budget else None) if got is None else _counts(slow, got)
             continue
         best_nominal = search.value(row)
-        if best_nominal > overall * TIE:  # a cheaper group's pick holds; nothing here is cheaper
+        if best_nominal > overall * TIE:  # a group checked before holds cheaper than this one's nominal pick
             out[g] = ABOVE
             continue
         cands = []
