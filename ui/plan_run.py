@@ -67,6 +67,12 @@ def work_line(sc: Scenario, target: float, space: SearchSpace, margin: bool) -> 
     return work
 
 
+REFUSED_NOW = "fg_plan_refused_now"
+"""Session state, within one run: a plan was just refused (its reason drawn), so the page's "press Plan"
+prompt is not drawn under it (it read 'Not planned ...' then 'Set a target load ..., then press Plan':
+a review)."""
+
+
 def _verdict_work() -> dict[str, bool]:
     """The verdict's options that add work (the page always verifies its picks at full length)."""
     return {"risk_aware": plan_verdict.options()["risk_aware"], "verify": True}
@@ -78,10 +84,12 @@ def refused(sc: Scenario, target: float, space: SearchSpace, margin: bool) -> bo
         work = plan_work(sc, target, space, margin=margin, **_verdict_work())
     except ScenarioError as exc:
         st.error(f"Cannot plan this scenario: {plain(exc)}")
+        st.session_state[REFUSED_NOW] = True
         return True
     problem = work.problem(space, target, PAGE_LEVERS)
     if problem:
         st.error("Not planned. " + plain(problem) + ".", icon=":material/timer_off:")
+        st.session_state[REFUSED_NOW] = True
     return problem is not None
 
 

@@ -466,6 +466,7 @@ def _asked() -> tuple[float, SearchSpace, Rule, float] | None:
     if refused:
         if submitted:
             st.error("Not planned. " + "; ".join(refused) + ".", icon=":material/error:")
+            ss[plan_run.REFUSED_NOW] = True
         return None
     hardware, modes, tps, pps = ss["plan_hardware"], ss["plan_modes"], ss["plan_tp"], ss["plan_pp"]
     if not hardware or not modes or not tps or not pps:
@@ -498,6 +499,7 @@ def planner_page() -> None:
     """The Planner page's content (app_pages/planner.py draws the frame)."""
     sc = state.scenario()
     plan_run.interrupted(PLAN in st.session_state)  # a plan this rerun stopped says so; nothing of it kept
+    st.session_state.pop(plan_run.REFUSED_NOW, None)
     asked = _inputs(sc)
     if asked is None:
         plan_link.pending()  # a shared link's values in the form, waiting for Plan
@@ -514,7 +516,8 @@ def planner_page() -> None:
     stored = st.session_state.get(PLAN)
     if stored is None:
         plan_link.show(False)
-        if st.session_state.get(plan_link.PENDING) is None:  # (else `pending` has said it)
+        # (else `pending` has said it, or a refusal above says why nothing was planned)
+        if st.session_state.get(plan_link.PENDING) is None and not st.session_state.get(plan_run.REFUSED_NOW):
             st.info("Set a target load and the chips allowed, then press **Plan**.", icon=":material/info:")
         return
     key, p, edge = stored if len(stored) == 3 else (*stored, None)  # a plan kept from before the margin
@@ -544,16 +547,7 @@ def planner_page() -> None:
             shown = tables.stepped(runs, tables.PLAN_RUNS)
             st.dataframe(shown, hide_index=True, width="stretch", column_config=tables.PLAN_RUNS,
                          column_order=tables.shown(tables.PLAN_RUNS, runs))  # fmt: skip
-    # also where nothing was simulated: the note of such a plan sends the reader here (a review found none)
-    with st.expander(
-        "Every shape and what became of it",
-        icon=":material/filter_alt:",
-        key="fg-plan-shapes",
-        on_change="rerun",
-    ):
-        shapes = tables.shapes_view(p.candidates)
-        st.dataframe(shapes, hide_index=True, width="stretch", column_config=tables.PLAN_SHAPES,
-                     column_order=tables.shown(tables.PLAN_SHAPES, shapes.data))  # fmt: skip
+    tables.shapes_expander(p.candidates)  # also where nothing was simulated: its note names it (a review)
 
 
 def _frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:

@@ -419,6 +419,25 @@ def shapes_view(candidates: pd.DataFrame) -> Any:
     return out.style.format(shown, na_rep="–")
 
 
+def shapes_expander(candidates: pd.DataFrame) -> None:
+    """The planner's "Every shape and what became of it" (`shapes_view`): keyed and stateful, so it stays
+    open on the rerun after a plan; drawn also where nothing was simulated, whose note names it."""
+    with st.expander(
+        "Every shape and what became of it",
+        icon=":material/filter_alt:",
+        key="fg-plan-shapes",
+        on_change="rerun",
+    ):
+        shapes = shapes_view(candidates)
+        st.dataframe(
+            shapes,
+            hide_index=True,
+            width="stretch",
+            column_config=PLAN_SHAPES,
+            column_order=shown(PLAN_SHAPES, shapes.data),
+        )
+
+
 def shown(config: dict[str, Any], frame: pd.DataFrame) -> list[str]:
     """The columns of `frame` a table config labels (not hides), in the config's order."""
     return [k for k, v in config.items() if v is not None and k in frame.columns]
