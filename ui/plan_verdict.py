@@ -35,11 +35,11 @@ from engine.planning import (
     holds_note,
     holds_with_margin,
     past_target,
-    rule_text,
     steady_reruns,
     vendor_crossing,
 )
 from ui import marks, plan_link, state
+from ui.plan_counters import counters
 from ui.plan_state import own_plan, stale_plan
 from ui.text import plain
 
@@ -472,7 +472,7 @@ def summary(p: Plan, edge: Margin | None = None) -> None:
 
     slow_ttft, slow_tpot, slow_goodput = rerun(edge.chosen if edge else None)
     fast_ttft, fast_tpot, fast_goodput = rerun(edge.faster if edge else None)
-    _counters(p)
+    counters(p)
     rule = getattr(p, "rule", "percentile")  # a plan kept from before pass rules
     attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
     for note in getattr(p, "method", ()):  # how the runs were made (a plan kept from before: none)
@@ -520,53 +520,6 @@ def _behind_when_slowed(c: MarginCheck) -> str:
     if c.grows_rps is None:
         return f"{head}: the backlog waits at the client's ceiling on requests in flight, before it is sent."
     return f"{head}: its latency then {ex.GROWS}, so the bands' upper ends are the kinds' bands."
-
-
-def _counters(p: Plan) -> None:
-    """The search's counters: shapes considered, pruned, bounded out and simulated, and passing runs."""
-    # each label whole: five columns read 'Shapes consi…' and '30 of …' at 1,100 px (a review)
-    box = st.container(horizontal=True, gap="medium")
-    status = p.candidates["status"].astype(str) if "status" in p.candidates else None
-    shapes_run = int((status == "simulated").sum()) if status is not None else p.simulated
-    left = int((status == "unexplored").sum()) if status is not None else 0
-    box.metric(
-        "Shapes considered",
-        f"{len(p.candidates):,}",
-        help="Pruned + bounded out + simulated"
-        + (f" + {left:,} left unexplored when the simulation budget ran out." if left else "."),
-        width="content",
-    )
-    box.metric(
-        "Pruned by the cost model",
-        f"{p.pruned:,}",
-        help="Weights do not fit, TPOT or TTFT out of reach "
-        "even unloaded, requests too long for KV memory, or over budget.",
-        width="content",
-    )
-    box.metric(
-        "Bounded out",
-        f"{p.bounded:,}",
-        help="Their lower-bound cost is not below a passing deployment's.",
-        width="content",
-    )
-    box.metric(
-        "Shapes simulated",
-        f"{shapes_run:,}",
-        help=(
-            f"Shapes simulated, in {p.simulated:,} runs: a shape is tried at several instance counts."
-            if status is not None
-            else "Runs simulated (a plan kept from before shapes were counted)."
-        ),
-        width="content",
-    )
-    rule = getattr(p, "rule", "percentile")  # a plan kept from before pass rules
-    attainment = getattr(p, "attainment", DEFAULT_ATTAINMENT)
-    box.metric(
-        "Runs that met every SLO" if rule == "percentile" else f"Runs with {attainment:.0%} within SLO",
-        f"{p.feasible:,} of {p.simulated:,}",  # runs, not shapes: a shape runs at several counts
-        help=f"Of the {p.simulated:,} runs (deployments) simulated, those that passed: {rule_text(rule, attainment)}.",
-        width="content",
-    )
 
 
 def _calibration(p: Plan, r: Any) -> None:

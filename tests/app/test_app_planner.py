@@ -340,3 +340,22 @@ def test_a_plan_that_simulated_nothing_shows_the_table_its_note_names() -> None:
     assert "no deployment was simulated" in said and "the Planner page's table of shapes" in said, said
     assert [e for e in at.expander if e.label == "Every shape and what became of it"]
     assert "margin not checked: nothing was chosen" in said, said
+
+
+def test_the_counters_add_up_where_the_budget_stopped_the_search() -> None:
+    """342 shapes considered, 19 pruned, 0 bounded out, 64 simulated: the 259 the budget never reached
+    were in no tile (a review). A tile counts them where there are any."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("app_pages/planner.py")
+    at.run()
+    at.number_input(key="plan_target").set_value(20.0)
+    at.number_input(key="plan_sims").set_value(5)
+    at.checkbox(key="plan_margin").uncheck()
+    at.button[0].click().run()
+    assert not at.exception
+    tiles = {m.label: m.value for m in at.metric}
+    left = int(tiles["Left unexplored"].replace(",", ""))
+    parts = ("Pruned by the cost model", "Bounded out", "Shapes simulated")
+    assert left > 0 and int(tiles["Shapes considered"].replace(",", "")) == left + sum(
+        int(tiles[k].replace(",", "")) for k in parts
+    ), tiles
