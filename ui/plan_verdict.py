@@ -97,6 +97,16 @@ def options() -> dict[str, Any]:
     }
 
 
+def _headline(objective: str, what: str, unsure: bool) -> str:
+    """The verdict's opening words by objective: a plan by chips or power read "Cheapest deployment by fewest
+    chips" and "by lowest power" (a review)."""
+    if objective == "chips":
+        return "Deployment on the fewest chips" + (", of those checked," if unsure else "")
+    if objective == "power":
+        return "Deployment drawing the least mean power" + (", of those checked," if unsure else "")
+    return f"Cheapest {'of the deployments checked' if unsure else 'deployment'} by {what}"
+
+
 def _chips(n: Any) -> str:
     """'1 chip', '12 chips' (the verdict read '1 chips')."""
     return f"{int(n)} chip{'' if int(n) == 1 else 's'}"
@@ -196,7 +206,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
     with st.container(key="fg-plan-verdict"):
         show = st.success if c["passes"] and c["holds_slowed"] is not False else st.warning
         show(
-            f"Cheapest {'of the deployments checked' if unsure else 'deployment'} by {what} that {meets} at "
+            f"{_headline(v.objective, what, bool(unsure))} that {meets} at "
             f"{p.target_rps:g} req/s{edge}: "
             f"**{plain(c['shape'])} {plain(c['split'])}** — {figures}. Quoted from its {c['verified_by']}"
             + (
