@@ -59,6 +59,21 @@ UNBOUNDED: frozenset[str] = frozenset()
 """Objectives whose cost-model bound is not a valid lower bound: searched without pruning by it."""
 
 
+BETTER = {
+    "usd_per_hour": "cheaper",
+    "usd_per_million_tokens": "cheaper",
+    "chips": "smaller",
+    "power": "leaner",
+}
+"""What a deployment better by each objective is, in a word ('a cheaper deployment may exist' read beside a
+plan by power: a review); `better` writes it."""
+
+
+def better(objective: str) -> str:
+    """'cheaper' (by cost), 'smaller' (by chips: fewer of them), 'leaner' (by power: less of it)."""
+    return BETTER.get(objective, "better")
+
+
 def check_objective(objective: str) -> None:
     """Refuse an unknown objective with the choices."""
     if objective not in OBJECTIVES:

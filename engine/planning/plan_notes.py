@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from engine.planning.objective import better
 from engine.planning.rules import rule_text
 from engine.planning.search import Search
 from engine.planning.sizing import Bound
@@ -104,7 +105,8 @@ def run_notes(
     notes = []
     if search.out_of_budget:
         notes.append(
-            f"stopped at the simulation budget ({search.space.max_simulations}); a cheaper deployment may exist"
+            f"stopped at the simulation budget ({search.space.max_simulations}); a {better(search.objective)} "
+            "deployment may exist"
         )
     if not found and not len(runs):  # every shape pruned or bounded out: nothing was simulated
         said = "; ".join(reasons[:SAID_REASONS])

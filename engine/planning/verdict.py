@@ -34,7 +34,7 @@ import pandas as pd
 
 from engine.planning.calibrations import slowdowns
 from engine.planning.candidates import split_label, window_text
-from engine.planning.objective import OBJECTIVES, row_value, value_text
+from engine.planning.objective import OBJECTIVES, better, row_value, value_text
 from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio, PortfolioBound
 from engine.planning.prices import assumed_prices, prices_text
@@ -193,19 +193,24 @@ class Verdict:
         c = self.chosen
         said = []
         if not exhaustive:
-            said.append("the search stopped at its simulation budget, so a cheaper deployment may exist")
+            said.append(
+                f"the search stopped at its simulation budget, so a {better(self.objective)} deployment may exist"
+            )
         if c is not None and self.risk_aware and "holds_slowed" in self.table:
             cheaper = self.table[self.table["objective_value"] < c["objective_value"]]
             unknown = [
                 str(g) for g, h in zip(cheaper["group"], cheaper["holds_slowed"], strict=True) if pd.isna(h)
             ]
             if unknown:
-                said.append(f"cheaper rows the risk-aware checks did not reach: {', '.join(unknown)}")
+                said.append(
+                    f"{better(self.objective)} rows the risk-aware checks did not reach: {', '.join(unknown)}"
+                )
         # a headline's 'lowest' rested on it, where something cheaper than the choice passed as modelled
         # (day-autoscaled's choice was the nominal cheapest's price: nothing cheaper could hold, a review)
         if self.risk_aware and self.risk_checks_cut and c is not None and self._cheaper_nominal(c):
             said.append(
-                "the risk-aware checks ran out of simulations, so a cheaper deployment that holds with its chips "
+                f"the risk-aware checks ran out of simulations, so a {better(self.objective)} deployment that holds "
+                "with its chips "
                 "slowed may exist (more simulations check further)"
             )
         elif self.risk_aware and self.risk_checks_cut and c is not None and c.get("holds_slowed") is False:

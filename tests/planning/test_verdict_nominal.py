@@ -230,3 +230,15 @@ def test_the_risk_aware_checks_start_with_the_cheapest_chips() -> None:
     past = next(n for n in p.notes if "checked with slowed chips only up to $" in n)
     assert "h200" in past.split(":")[0] and "where a deployment of a cheaper chip held" in past
     assert "not checked" not in set(p.verdict.table["holds_text"])  # each row's nominal pick was run slowed
+
+
+def test_a_plan_by_power_or_chips_says_better_in_its_own_words() -> None:
+    """A plan by lowest power read 'a cheaper deployment may exist' (a review): by power it is a leaner one."""
+    from engine.planning.candidates import SearchSpace
+    from engine.planning.plan import plan
+    from engine.scenario import codec as io
+
+    space = SearchSpace(tp=(1, 2), pp=(1,), duration_s=30.0, max_simulations=5)
+    p = plan(io.load_preset("chat-colocated"), 16.0, space, objective="power", risk_aware=False)
+    assert any("a leaner deployment may exist" in n for n in p.notes), p.notes
+    assert not any("cheaper" in n for n in p.notes), p.notes
