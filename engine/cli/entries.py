@@ -9,7 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.catalog.entries import entry_to_toml, load_catalog, model_from_hf_config, presets_dir
+from engine.catalog.entries import (
+    entry_to_toml,
+    load_catalog,
+    model_from_hf_config,
+    presets_dir,
+    shared_catalog,
+)
 from engine.catalog.specs import ID_PATTERN, HardwareSpec
 from engine.cli.common import check_range, emit_json
 from engine.core import bounds
@@ -121,8 +127,10 @@ def new_entry_id(args: argparse.Namespace) -> str:
 
 
 def shipped_ids(folder: str) -> set[str]:
-    """The ids of the shipped catalog's entries of `folder` (hardware or models)."""
-    return {p.stem for p in (presets_dir() / folder).glob("*.toml")}
+    """The ids of the shipped catalog's entries of `folder` (hardware or models): its parsed catalog's,
+    which `shared_catalog` caches."""
+    shipped = shared_catalog(presets_dir())
+    return set(shipped.hardware if folder == "hardware" else shipped.models)
 
 
 def cmd_import_model(args: argparse.Namespace) -> int:
@@ -170,7 +178,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         return cmd_calibrate_files(args)
     if not args.measurements or not args.hardware:
         raise ScenarioError("calibrate: give a measurements CSV and --hardware (or --reference)")
-    new_entry_id(args)  # before the fit: a bad name died in a traceback after it (a review)
+    new_id = new_entry_id(args)  # before the fit: a bad name died in a traceback after it (a review)
     csv = args.measurements[0]
     try:
         if (size := Path(csv).stat().st_size) > report.MAX_MEASUREMENT_BYTES:  # its size, not the part read
@@ -218,7 +226,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     chip = cat.chip(args.hardware)
-    new_id = new_entry_id(args)
     profiles = {**chip.profiles, args.profile: result.profile}
     entry = chip.model_copy(update={"id": new_id, "profiles": profiles, "default_profile": args.profile})
     return write_or_print(

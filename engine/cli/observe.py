@@ -140,7 +140,9 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
     cat = load_catalog()
     from engine.cli.entries import landing, new_entry_id
 
-    new_entry_id(args)  # before the fit, as a CSV's (a shipped id or a bad name passed here: a review)
+    new_id = new_entry_id(
+        args
+    )  # before the fit, as a CSV's (a shipped id or a bad name passed here: a review)
     result = fit.fit_files([_read(p, args) for p in args.measurements], dep, cat)
     shown = result.table[["id", "point", "measured", "predicted", "error"]].copy()
     # four significant figures and the unit (six decimals and none read as raw: a review)
@@ -184,7 +186,7 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
         f"overhead {p.overhead_ms} ms per 80 layers",
         file=sys.stderr,
     )
-    entry = fit.entry_with(cat.chip(dep.hardware), p, args.profile, args.new_id)
+    entry = fit.entry_with(cat.chip(dep.hardware), p, args.profile, new_id)
     from engine.cli.entries import write_or_print
 
     return write_or_print(entry_to_toml(entry), args.out, entry.id)

@@ -88,8 +88,8 @@ def _space(args: argparse.Namespace, scen: Any) -> Any:
         modes=modes,  # type: ignore[arg-type]
         tp=_ints(args.tp, "--tp"),
         pp=_ints(args.pp, "--pp"),
-        ep=_ints("8,16" if args.ep is None else args.ep, "--ep"),
-        ep_tp=_ints("1,2" if args.ep_tp is None else args.ep_tp, "--ep-tp"),
+        ep=SearchSpace().ep if args.ep is None else _ints(args.ep, "--ep"),
+        ep_tp=SearchSpace().ep_tp if args.ep_tp is None else _ints(args.ep_tp, "--ep-tp"),
         mixed_hardware=not args.no_mixed_hardware,
         budget_usd_per_hour=args.budget_usd_per_hour,
         power_budget_kw=args.power_budget_kw,

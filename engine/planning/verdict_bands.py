@@ -208,6 +208,6 @@ def holds_with_margin(table: pd.DataFrame, reruns: Sequence[Any] = ()) -> pd.Dat
     out = table.copy()
     won = out["winner"].astype(bool) & (out["holds_text"] == "not checked")
     passes = bool(reruns[0].passes)
-    out.loc[won, "holds_text"] = "yes" if passes else "no"
+    out.loc[won, "holds_text"] = holds_words(passes, True, 0.0)  # over the quoted run's whole window
     out.loc[won, "holds_slowed"] = passes
     return out
