@@ -221,9 +221,9 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         if v.risk_aware and c["run"] != v.nominal_run and v.nominal_run is not None:
             r, premium, where = p.runs.iloc[v.nominal_run], v.premium_text(), v.planning_text(p.duration_s)
             st.info(
-                f"Nominal cheapest: **{plain(r['shape'])} {plain(r['split'])}**"
+                f"{_sentence(v.nominal_name().removeprefix('the '))}: **{plain(r['shape'])} {plain(r['split'])}**"
                 + (f", {plain(where)}" if where else "")
-                + (f"; the choice costs {plain(premium)}" if premium else "")
+                + (f"; the choice {v.premium_verb()} {plain(premium)}" if premium else "")
                 + f". {_sentence(plain(v.risk_text()))}.",
                 icon=":material/balance:",
             )

@@ -247,7 +247,7 @@ X_TITLES = {
     "usd_per_hour": "cost ($/h)",
     "usd_per_million_tokens": "cost ($ per million output tokens)",
     "chips": "chips",
-    "power": "mean power (W)",
+    "power": "mean power (kW)",
 }
 """The cost frontier's x axis per objective."""
 RULE_LABELS: dict[str, str] = {
@@ -562,14 +562,16 @@ def _frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
         "requests within their SLO."
     )
     objective = getattr(p, "objective", "usd_per_hour")  # the cost frontier follows the objective
+    runs = passing_frontiers(p.runs, objective)
+    cost = "power_kw" if objective == "power" else OBJECTIVE_COLUMNS[objective]  # kW, as the verdict
+    runs = runs.assign(power_kw=runs["power_w"] / 1e3) if objective == "power" else runs
     frontiers = (  # x, y, frontier flag, title, axis titles, widget key
-        (OBJECTIVE_COLUMNS[objective], "goodput_rps", "on_cost_frontier", f"{OBJECTIVE_LABELS[objective]} against "
+        (cost, "goodput_rps", "on_cost_frontier", f"{OBJECTIVE_LABELS[objective]} against "
          "goodput", X_TITLES[objective], "goodput (req/s meeting their SLO)", "plan_cost"),
         ("tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "on_throughput_frontier",
          "Goodput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
          "goodput tokens/s per chip", "plan_tput"),
     )  # fmt: skip
-    runs = passing_frontiers(p.runs, objective)
     if off := off_frontier_text(runs, getattr(p, "risk_aware", True)):  # as the command line says it
         st.caption(plain(f"{off[0].upper()}{off[1:]}."))
     stale = plan_state.stale_plan()

@@ -115,8 +115,8 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         if r is not None:
             where = v.planning_text(p.duration_s) or value_text(float(r[COLUMN[v.objective]]), v.objective)
             print(
-                f"  nominal cheapest: {r['shape']} {r['split']}, {where}"
-                + (f"; the choice costs {premium}" if premium else "")
+                f"  {v.nominal_name().removeprefix('the ')}: {r['shape']} {r['split']}, {where}"
+                + (f"; the choice {v.premium_verb()} {premium}" if premium else "")
             )
     if v.risk_text():
         print(f"  {v.risk_text()}")

@@ -69,6 +69,24 @@ BETTER = {
 plan by power: a review); `better` writes it."""
 
 
+BEST = {
+    "usd_per_hour": "cheapest",
+    "usd_per_million_tokens": "cheapest",
+    "chips": "smallest",
+    "power": "leanest",
+}
+"""The search's own winner by each objective, in a word: 'the nominal cheapest' stood beside a plan by
+power (a browser pass); `best` writes it."""
+
+DEARER = {"usd_per_hour": "costs", "usd_per_million_tokens": "costs", "chips": "takes", "power": "draws"}
+"""The verb of a choice's premium over the nominal pick: 'the choice draws +0.4 kW (+5%)'."""
+
+
+def best(objective: str) -> str:
+    """'cheapest' (by cost), 'smallest' (by chips), 'leanest' (by power)."""
+    return BEST.get(objective, "best")
+
+
 def better(objective: str) -> str:
     """'cheaper' (by cost), 'smaller' (by chips: fewer of them), 'leaner' (by power: less of it)."""
     return BETTER.get(objective, "better")

@@ -34,7 +34,7 @@ import pandas as pd
 
 from engine.planning.calibrations import slowdowns
 from engine.planning.candidates import split_label, window_text
-from engine.planning.objective import OBJECTIVES, better, row_value, value_text
+from engine.planning.objective import DEARER, OBJECTIVES, best, better, row_value, value_text
 from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio, PortfolioBound
 from engine.planning.prices import assumed_prices, prices_text
@@ -123,6 +123,15 @@ class Verdict:
             return f"+{value_text(extra, self.objective)}{share}"
         return f"{value_text(-extra, self.objective)} less{share}"
 
+    def nominal_name(self) -> str:
+        """'the nominal cheapest' in the objective's word ('the nominal leanest' by power, 'the nominal
+        smallest' by chips): the search's own winner, as modelled."""
+        return f"the nominal {best(self.objective)}"
+
+    def premium_verb(self) -> str:
+        """'costs', 'takes' (chips) or 'draws' (power): 'the choice draws +0.4 kW (+5%)'."""
+        return DEARER.get(self.objective, "costs")
+
     def planning_text(self, window_s: float) -> str:
         """'$1.51 per M over the 120 s planning window, where the choice reads $1.94' ('' where either did
         not run there): the nominal's $1.51 beside the choice's full-length $1.70 and a premium of +$0.43
@@ -143,7 +152,7 @@ class Verdict:
                 self.risk_aware and self.nominal_run is not None and self.nominal_run != self.chosen_run
             )
             return (
-                "the nominal cheapest was not rerun with its chips at their bands' pessimistic edge: the risk-aware "
+                f"{self.nominal_name()} was not rerun with its chips at their bands' pessimistic edge: the risk-aware "
                 "checks ran out of simulations first (more simulations would check it)"
                 if unchecked
                 else ""
@@ -151,11 +160,12 @@ class Verdict:
         slow = own_slowdowns(self.slowdown, self.table, self.nominal_run)
         if s["passes"] and (failed := self._nominal_failed_full_length()):
             return (
-                f"the nominal cheapest meets every SLO with every chip at its band's pessimistic edge ({slow}) "
+                f"{self.nominal_name()} meets every SLO with every chip at its band's pessimistic edge ({slow}) "
                 f"over the planning window, but not as modelled over its full-length run ({failed})"
             )
         if s["passes"]:
-            return f"the nominal cheapest still meets every SLO with every chip at its band's pessimistic edge ({slow})"
+            edge = f"every chip at its band's pessimistic edge ({slow})"
+            return f"{self.nominal_name()} still meets every SLO with {edge}"
         pct = f"p{s['slo_percentile']:g}"
         ttft, tpot = s["ttft_ms_at_slo"], s.get("tpot_ms_at_slo")
         late = "requests never served" if ttft is None or ttft != ttft else f"TTFT {pct} {ttft:,.0f} ms"
@@ -164,7 +174,7 @@ class Verdict:
         short, stood = s["shortfall_rps"], capacity_text(s.get("standing_requests")).replace(";", ",", 1)
         behind = stood if short is None else f", falling behind by {short:,.2g} req/s"
         return (
-            f"the nominal cheapest misses its SLO if the chips are as slow as their band's pessimistic edge "
+            f"{self.nominal_name()} misses its SLO if the chips are as slow as their band's pessimistic edge "
             f"({slow}): over the planning window, {attained(s['slo_attainment'], 0)}, {late}{behind}"
         )
 

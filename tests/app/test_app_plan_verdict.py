@@ -77,6 +77,31 @@ def test_h100_or_mi300x_is_answered_on_one_screen() -> None:
 
 
 @pytest.mark.slow
+def test_a_plan_by_power_says_kw_and_names_its_nominal_by_power() -> None:
+    """By power, the frontier's axis read W (9,400) beside the verdict's kW, and the nominal pick was
+    'Nominal cheapest' (a browser pass)."""
+    import base64
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    def xs(trace: dict[str, Any]) -> list[float]:  # plotly writes arrays as base64 ('bdata') or lists
+        x = trace.get("x", [])
+        return list(np.frombuffer(base64.b64decode(x["bdata"]), x["dtype"])) if isinstance(x, dict) else x
+
+    at = _plan("power")
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["xaxis"]["title"]["text"] == "mean power (kW)"
+    table = at.get_by_key("fg-plan-verdict").dataframe[0].value
+    drawn = [float(x) for t in spec["data"] if t.get("mode") != "lines" for x in xs(t)]
+    chosen = float(pd.to_numeric(table[table[""] == "★"]["kW"]).iloc[0])
+    assert [x for x in drawn if abs(x - chosen) < 0.06], (chosen, drawn)  # in kW, as the table: not W
+    said = " ".join(text_of(t.value) for t in at.get_by_key("fg-plan-verdict").info)
+    assert "cheapest" not in said.lower(), said
+
+
+@pytest.mark.slow
 def test_the_objective_and_the_risk_switch_change_the_answer() -> None:
     at = _plan("chips", risk=False)
     box = at.get_by_key("fg-plan-verdict")

@@ -53,6 +53,31 @@ def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> N
     assert same.planning_text(120.0) == ""
 
 
+def test_the_nominal_pick_is_named_by_the_plans_objective() -> None:
+    """A plan by power read "Nominal cheapest: ..." and "the choice costs +0.4 kW" (a browser pass): the
+    nominal pick and its premium are said in the objective's words."""
+    from engine.planning.verdict import Verdict
+
+    def verdict(objective: str, values: tuple[float, float]) -> Verdict:
+        row = {"winner": True, "run": 7, "objective_value": values[0]}
+        return Verdict(
+            objective, True, pd.DataFrame([row]), chosen_run=7, nominal_run=3, planning_values=values
+        )
+
+    power = verdict("power", (9_800.0, 9_400.0))
+    assert power.nominal_name() == "the nominal leanest"
+    assert power.premium_verb() == "draws" and power.premium_text() == "+0.4 kW (+4%)"
+    assert power.risk_text().startswith("the nominal leanest was not rerun")
+    chips = verdict("chips", (16.0, 12.0))
+    assert (chips.nominal_name(), chips.premium_verb(), chips.premium_text()) == (
+        "the nominal smallest",
+        "takes",
+        "+4 chips (+33%)",
+    )
+    dollars = verdict("usd_per_million_tokens", (1.5, 1.2))
+    assert (dollars.nominal_name(), dollars.premium_verb()) == ("the nominal cheapest", "costs")
+
+
 def test_a_nominal_cheapest_that_fails_slowed_quotes_both_latencies() -> None:
     """It quoted "13% of requests within SLO, TTFT p90 290 ms" where TTFT was well within its 2 s
     target and TPOT failed (a review): both latencies at the SLO percentile are said."""
