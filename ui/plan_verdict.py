@@ -449,10 +449,11 @@ def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
         r = q.runs.iloc[q.best_run]
         more = plain(m.extra_text())
         holds = f"**{plain(r['shape'])} {plain(r['split'])}**, {_chips(r['chips'])}"
+        cut = plain(m.cut_text())
         st.warning(
-            f"{head} the chosen deployment no longer passes ({figures}). The cheapest that passes even then: "
-            f"{holds}, **\\${r['usd_per_hour']:,.2f}/h** ({more})"
-            + ("" if q.exhaustive else "; the slowed search ran out of simulations")
+            f"{head} the chosen deployment no longer passes ({figures}). {_sentence(m.pick_text())}: "
+            f"{holds}, **\\${r['usd_per_hour']:,.2f}/h**{plain(m.pick_figure())} ({more})"
+            + (f"; {cut}" if cut else "")
             + ".",
             icon=":material/gpp_maybe:",
         )

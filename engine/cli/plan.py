@@ -260,9 +260,9 @@ def print_margin(m: Margin) -> None:
     r = q.runs.iloc[q.best_run]
     more = m.extra_text()
     print(
-        f"  cheapest that passes even then: {r['shape']} {r['split']} = {int(r['chips'])} chips, "
-        f"${r['usd_per_hour']:,.2f}/h ({more})"
-        + ("" if q.exhaustive else " (the slowed search ran out of simulations)")
+        f"  {m.pick_text()}: {r['shape']} {r['split']} = {int(r['chips'])} chips, "
+        f"${r['usd_per_hour']:,.2f}/h{m.pick_figure()} ({more})"
+        + (f"; {m.cut_text()}" if m.cut_text() else "")
     )
 
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from engine.catalog.entries import Catalog
 from engine.planning.candidates import SearchSpace, on_window
+from engine.planning.objective import best, better, row_value, value_text
 from engine.planning.plan import Plan, plan
 from engine.planning.rules import capacity_text, run_passes
 from engine.planning.search import Progress, at_slo
@@ -98,6 +99,10 @@ class Check:
         return f"{ttft_text}{sep}{mark(f'TPOT {pct} {_ms(tpot)}{of_tpot}', self.tpot_grows_rps, level)}"
 
 
+OBJECTIVE_WORD = {"usd_per_million_tokens": "cost per token", "chips": "chips", "power": "power"}
+"""'the same power': a slowed pick no dearer by the objective."""
+
+
 @dataclass(frozen=True)
 class Margin:
     """The plan as modelled, its choice rerun with slowed chips, and the plan with slowed chips."""
@@ -141,14 +146,45 @@ class Margin:
         return "; ".join(why)
 
     def extra_text(self) -> str:
-        """'+$4.98/h, +29%', or 'the same price'."""
-        extra = self.extra_usd_per_hour or 0.0
-        if abs(extra) < 0.005:
-            return "the same price"
-        base = self.modelled.best_usd_per_hour or 0.0
+        """'+$4.98/h, +29%', or 'the same price', by the plan's objective ('+0.4 kW, +5%', '+4 chips,
+        +33%': a plan by power read its slowed pick's dollars, from a search by dollars)."""
+        objective = self.modelled.objective
+        if objective == "usd_per_hour":
+            extra = self.extra_usd_per_hour or 0.0
+            base = self.modelled.best_usd_per_hour or 0.0
+        else:
+            values = [v for v in (_best_value(self.modelled), _best_value(self.slowed)) if v is not None]
+            extra, base = (values[1] - values[0], values[0]) if len(values) == 2 else (0.0, 0.0)
+        if abs(extra) < (0.005 if objective == "usd_per_hour" else 1e-9 * max(abs(base), 1.0)):
+            return (
+                "the same price" if objective.startswith("usd") else f"the same {OBJECTIVE_WORD[objective]}"
+            )
         sign = "+" if extra > 0 else "−"
         share = f", {sign}{abs(extra) / base:.0%}" if base else ""
-        return f"{sign}${abs(extra):,.2f}/h{share}"
+        return f"{sign}{value_text(abs(extra), objective)}{share}"
+
+    def pick_text(self) -> str:
+        """What the slowed search's pick is: 'the cheapest that passes even then' ('the leanest' by power,
+        'the smallest' by chips), 'the cheapest found ...' where the search ran out of simulations."""
+        found = "" if self.slowed.exhaustive else " found"
+        return f"the {best(self.modelled.objective)}{found} that passes even then"
+
+    def pick_figure(self) -> str:
+        """', 9.8 kW' or ', 12 chips': the slowed pick's figure by the plan's objective where it is not
+        dollars (said beside its price), else ''."""
+        objective, q = self.modelled.objective, self.slowed
+        if objective.startswith("usd") or q.best_run is None:
+            return ""
+        value = _best_value(q)
+        return "" if value is None else f", {value_text(value, objective)}"
+
+    def cut_text(self) -> str:
+        """'' where the slowed search was exhaustive, else that it ran out and a better pick may exist."""
+        if self.slowed.exhaustive:
+            return ""
+        return (
+            f"the slowed search ran out of simulations, so a {better(self.modelled.objective)} one may exist"
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for `plan --json`: the slowdown, the chosen deployment slowed, and the slowed
@@ -158,7 +194,17 @@ class Margin:
         if q.best_run is not None:
             r = q.runs.iloc[q.best_run]
             best = {
-                k: r[k] for k in ("shape", "split", "chips", "usd_per_hour", "slo_attainment", "goodput_rps")
+                k: r[k]
+                for k in (
+                    "shape",
+                    "split",
+                    "chips",
+                    "usd_per_hour",
+                    "power_w",
+                    "slo_attainment",
+                    "goodput_rps",
+                )
+                if k in r
             }
             best = {k: (v.item() if hasattr(v, "item") else v) for k, v in best.items()}
         return {
@@ -170,6 +216,13 @@ class Margin:
             "slowed_best": best,
             "slowed_exhaustive": q.exhaustive,
         }
+
+
+def _best_value(p: Plan) -> float | None:
+    """A plan's pick's figure by its objective (None: nothing passed)."""
+    if p.best_run is None:
+        return None
+    return row_value({str(k): v for k, v in p.runs.iloc[p.best_run].items()}, p.objective)
 
 
 def _ms(v: float | None) -> str:
@@ -225,6 +278,7 @@ def margin(
         executor=executor,
         risk_aware=False,
         verify=False,
+        objective=p.objective,  # a plan by power had its slowed pick by dollars (a review)
         prior=p.ran,  # the verdict's runs with chips at the bands' edge, and what failed as modelled
     )
     window = quoted_window(p, space)

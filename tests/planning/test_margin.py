@@ -107,6 +107,23 @@ def test_a_choice_that_misses_when_slowed_and_what_holds_then() -> None:
     assert m.faster.tpot_ms_p90 < p.runs["tpot_ms_p90"].iloc[p.best_run] < m.chosen.tpot_ms_p90
 
 
+def test_a_plan_by_power_has_its_slowed_pick_by_power() -> None:
+    """The slowed search ran by dollars whatever the plan's objective: a plan by power answered 'the
+    cheapest that passes even then ... +$2.49/h' (a review). It follows the plan's objective, and says so."""
+    sc = io.load_preset("chat-colocated")
+    p = plan(sc, 16.0, SPACE, risk_aware=False, verify=False, objective="power")
+    m = margin(sc, p, SPACE)
+    assert m is not None and not m.holds and m.slowed.objective == "power"
+    q = m.slowed
+    assert q.best_run is not None
+    passing = q.runs[q.runs["passes"].astype(bool)]
+    assert q.runs["power_w"].iloc[q.best_run] == passing["power_w"].min()  # the leanest, not the cheapest
+    found = "" if q.exhaustive else " found"
+    assert m.pick_text() == f"the leanest{found} that passes even then"
+    assert m.pick_figure().endswith(" kW") and " kW" in m.extra_text() and "$" not in m.extra_text()
+    assert m.to_json()["slowed_best"]["power_w"] == q.runs["power_w"].iloc[q.best_run]
+
+
 def test_a_choice_that_holds_costs_nothing_more() -> None:
     # a light load and loose targets: the cheapest deployment has room to spare
     sc = io.apply_overrides(
