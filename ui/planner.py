@@ -17,217 +17,30 @@ The Results page's Advisor panel is `ui.advisor`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from engine import explain as ex
 from engine.catalog import Catalog, load_catalog
 from engine.planning import (
     DEFAULT_ATTAINMENT,
-    OBJECTIVE_COLUMNS,
     PLAN_FORM,
     PP_MIN_TP,
     Rule,
     SearchSpace,
-    off_frontier_text,
-    passing_frontiers,
 )
 from engine.scenario import Scenario
 from ui import plan_link, plan_run, plan_state, plan_verdict, state, tables
 from ui.labels import show_number
-from ui.plan_labels import label_sides
+from ui.plan_charts import frontier_charts
 from ui.plan_verdict import JUST_LOADED, OBJECTIVE_LABELS, margin_box, summary
-from ui.plan_verdict import band_text as _pm
-from ui.plan_verdict import load_run as _load
 from ui.plan_verdict import run_mark as run_mark
 from ui.planner_emit import emit_panel
 from ui.text import plain
 
 PLAN = "fg_plan"
-PICKED = "fg_plan_picked"
-"""Each chart's selected run at the last rerun (`_picked`)."""
 REQUEST = "fg_plan_request"
-CHOSEN = "#c0392b"
-MISSES = "#9e9e9e"
-
-
-# --- charts ----------------------------------------------------------------------------------
-
-
-def pareto_chart(
-    runs: pd.DataFrame,
-    x: str,
-    y: str,
-    frontier: str,
-    *,
-    title: str,
-    x_title: str,
-    y_title: str,
-    height: int = 420,
-) -> go.Figure:
-    """Every run as a point, the frontier of passing runs as a line, the chosen run starred.
-
-    Runs that meet every SLO are coloured by mode; runs that miss one are grey crosses, unlabelled
-    and off the line (`runs[frontier]` is expected to hold passing runs only: `passing_frontiers`).
-    A run on a chip without a profile fitted under the scenario's stack (`calibrated` false) is an
-    open marker with its own legend entry; its hover names the chip, the basis and the error.
-    """
-    fig = go.Figure()
-    rows = runs.replace([np.inf, -np.inf], np.nan).dropna(subset=[x, y])
-    front = rows[rows[frontier]].sort_values(x)
-    fig.add_trace(
-        go.Scatter(
-            x=front[x],
-            y=front[y],
-            mode="lines",
-            name="Pareto frontier",
-            line={"color": "gray", "dash": "dot"},
-            hoverinfo="skip",
-        )
-    )
-    hover = (
-        "<b>%{customdata[1]}</b> %{customdata[2]}<br>$%{customdata[3]:,.2f}/h, "
-        "goodput %{customdata[4]:,.2f} req/s<br>"
-        + f"{x_title}: "
-        + "%{x:,.3g}<br>"
-        + f"{y_title}: "
-        + "%{y:,.3g}<br>%{customdata[5]}<extra>run %{customdata[0]}</extra>"
-    )
-    if "calibrated" in rows:
-        sure = rows["calibrated"].fillna(True).astype(bool)
-        pairs = rows.reindex(columns=["throughput_fall", "throughput_rise"]).itertuples(index=False)
-        said = (
-            rows["calibration"].fillna("") + [_pm(tuple(p)) for p in pairs] if "calibration" in rows else ""
-        )
-    else:  # a plan from before calibration marks: every point as calibrated, nothing said
-        sure, said = pd.Series(True, index=rows.index), ""
-    rows = rows.assign(_sure=sure, _said=said)
-
-    def data(sub: pd.DataFrame) -> np.ndarray:
-        return np.stack(
-            [sub["run"], sub["shape"], sub["split"], sub["usd_per_hour"], sub["goodput_rps"], sub["_said"]],
-            axis=1,
-        )
-
-    passing = rows["passes"].astype(bool)
-    labelled = rows[rows[frontier].astype(bool) | rows["chosen"].astype(bool)]
-    sides = label_sides(labelled, x, y, markers=rows)  # the axes' extent: every point drawn
-
-    def place(i: Any) -> str:
-        return sides.get(i) or "top center"
-
-    _misses(fig, rows[~passing], x, y, data, hover)  # first: under the passing points
-    for mode, symbol, color in (("colocated", "circle", "#1f77b4"), ("disaggregated", "diamond", "#e67e22")):
-        for calibrated in (True, False):
-            sub = rows[(rows["mode"] == mode) & passing & (rows["_sure"] == calibrated)]
-            if sub.empty:
-                continue
-            fig.add_trace(
-                go.Scatter(
-                    x=sub[x],
-                    y=sub[y],
-                    mode="markers+text",
-                    text=sub["split"].where(sub.index.map(lambda i: sides.get(i) is not None), ""),
-                    textposition=sub.index.map(place).tolist(),
-                    name=f"{mode}, meets SLOs" + ("" if calibrated else ", uncalibrated chip"),
-                    marker={
-                        "symbol": symbol if calibrated else f"{symbol}-open",
-                        "size": 11,
-                        "color": color,
-                        "line": {"width": 2},
-                    },
-                    customdata=data(sub),
-                    hovertemplate=hover,
-                    cliponaxis=False,  # a label above the highest point is drawn whole, not cut at the axis
-                )
-            )
-    best = rows[rows["chosen"]]
-    if len(best):
-        fig.add_trace(_star(best, x, y, data(best), hover))
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title, rangemode="tozero")
-    fig.update_layout(
-        title={"text": title, "x": 0, "font": {"size": 15}},
-        height=height,
-        hovermode="closest",
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},  # clears the x title, wrapped
-    )
-    return fig
-
-
-def _misses(
-    fig: go.Figure,
-    misses: pd.DataFrame,
-    x: str,
-    y: str,
-    data: Callable[[pd.DataFrame], np.ndarray],
-    hover: str,
-) -> None:
-    """The runs that miss an SLO, drawn before the passing ones so that they lie under them: a grey
-    cross drawn over a frontier point made it read as failing (a review)."""
-    for calibrated in (True, False):
-        sub = misses[misses["_sure"] == calibrated]
-        if len(sub):
-            fig.add_trace(
-                go.Scatter(
-                    x=sub[x],
-                    y=sub[y],
-                    mode="markers",
-                    name="misses an SLO" + ("" if calibrated else ", uncalibrated chip"),
-                    marker={"symbol": "x" if calibrated else "x-open", "size": 9, "color": MISSES},
-                    customdata=data(sub),
-                    hovertemplate=hover.replace("<extra>", "<br>misses an SLO<extra>"),
-                    legendrank=900,  # listed after the passing points
-                )
-            )
-
-
-def _star(best: pd.DataFrame, x: str, y: str, data: np.ndarray, hover: str) -> go.Scatter:
-    """The chosen run's star. It answers hover and click itself: with `hoverinfo="skip"` a click went
-    through it to whatever lay beneath, a failing colocated run at the same cost and goodput, which was
-    then loaded as "the choice" (a walkthrough)."""
-    return go.Scatter(
-        x=best[x],
-        y=best[y],
-        mode="markers",
-        # risk-aware, the choice is the cheapest that still passes with slower chips, not the cheapest
-        # passing point on the chart (the legend's "cheapest passing" sat beside cheaper passing runs)
-        name="chosen (the verdict's)",
-        marker={"symbol": "star", "size": 20, "color": CHOSEN},
-        customdata=data,
-        hovertemplate=hover.replace("<extra>", "<br><b>chosen</b><extra>"),
-    )
-
-
-def _picked(events: list[Any]) -> int | None:
-    """The run the user just clicked on either chart: of the charts' selections, one that changed
-    since the last rerun. A chart keeps its selection, so the first chart's older click had shadowed
-    every later click on the second (a walkthrough: a click there loaded nothing)."""
-    now = [selected_run(e) for e in events]
-    before = st.session_state.get(PICKED) or [None] * len(now)
-    st.session_state[PICKED] = now
-    return next((r for r, b in zip(now, before, strict=False) if r is not None and r != b), None)
-
-
-def selected_run(event: Any) -> int | None:
-    """The run number of the point a chart selection event picked, if any: of points picked together
-    (drawn one over another), the one drawn on top, the last trace's (the chosen star over a run at the
-    same cost and goodput)."""
-    try:
-        points = event["selection"]["points"]
-    except (KeyError, TypeError):
-        return None
-    for p in sorted(points, key=lambda q: -int(q.get("curve_number", 0) or 0)):
-        data = p.get("customdata")
-        if data:
-            return int(float(data[0]))
-    return None
 
 
 # --- the Planner page ------------------------------------------------------------------------
@@ -243,13 +56,6 @@ PP_CHOICES = list(PLAN_FORM["pp"].allowed)
 """Pipeline depths the form offers."""
 EP_CHOICES = list(PLAN_FORM["ep"].allowed)
 """Expert-parallel group sizes (chips per instance) the form offers for a MoE model."""
-X_TITLES = {
-    "usd_per_hour": "cost ($/h)",
-    "usd_per_million_tokens": "cost ($ per million output tokens)",
-    "chips": "chips",
-    "power": "mean power (kW)",
-}
-"""The cost frontier's x axis per objective."""
 RULE_LABELS: dict[str, str] = {
     "percentile": "Every class at its SLO percentile (MLPerf)",
     "attainment": "A share of requests within their SLO (DistServe)",
@@ -539,7 +345,7 @@ def planner_page() -> None:
     # deployment of other chips put the wrong name in the commands' header and the manifests' metadata
     emit_panel(None if p.best is None else state.named(p.best))
     if not p.runs.empty:
-        runs = _frontier_charts(p, key)
+        runs = frontier_charts(p, key)
         # keyed and stateful (as the launch commands' expander): opened, they stay open on the rerun after a plan
         with st.expander(
             "Every simulated run", icon=":material/table_rows:", key="fg-plan-runs", on_change="rerun"
@@ -548,49 +354,3 @@ def planner_page() -> None:
             st.dataframe(shown, hide_index=True, width="stretch", column_config=tables.PLAN_RUNS,
                          column_order=tables.shown(tables.PLAN_RUNS, runs))  # fmt: skip
     tables.shapes_expander(p.candidates)  # also where nothing was simulated: its note names it (a review)
-
-
-def _frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
-    """The plan's two frontiers (a click on a point, or the button, loads that deployment); the runs
-    they drew."""
-    st.caption(
-        "Click a point to load that deployment as the current scenario. Coloured markers meet every SLO and "
-        "the frontier joins the best of them; grey crosses miss an SLO. Open markers: a chip with no profile fitted "
-        "under the scenario's serving stack (uncalibrated; hover for the basis and the band). Labels give "
-        "the frontier points' P:D splits where they fit beside the chosen run's (M: a colocated pool; hover any "
-        "point for its own). Goodput per chip counts the output tokens of "
-        "requests within their SLO."
-    )
-    objective = getattr(p, "objective", "usd_per_hour")  # the cost frontier follows the objective
-    runs = passing_frontiers(p.runs, objective)
-    cost = "power_kw" if objective == "power" else OBJECTIVE_COLUMNS[objective]  # kW, as the verdict
-    runs = runs.assign(power_kw=runs["power_w"] / 1e3) if objective == "power" else runs
-    frontiers = (  # x, y, frontier flag, title, axis titles, widget key
-        (cost, "goodput_rps", "on_cost_frontier", f"{OBJECTIVE_LABELS[objective]} against "
-         "goodput", X_TITLES[objective], "goodput (req/s meeting their SLO)", "plan_cost"),
-        ("tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "on_throughput_frontier",
-         "Goodput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
-         "goodput tokens/s per chip", "plan_tput"),
-    )  # fmt: skip
-    if off := off_frontier_text(runs, getattr(p, "risk_aware", True)):  # as the command line says it
-        st.caption(plain(f"{off[0].upper()}{off[1:]}."))
-    stale = plan_state.stale_plan()
-    if p.best_run is not None and st.button(  # a star among close points is hard to hit: one click
-        "Load the chosen deployment", key="fg-plan-load-choice", icon=":material/download:", disabled=stale
-    ):
-        _load(p, p.best_run, (*key, "chosen"))
-    events = []
-    for col, (x, y, flag, title, x_title, y_title, chart_key) in zip(st.columns(2), frontiers, strict=True):
-        with col:
-            events.append(
-                st.plotly_chart(
-                    pareto_chart(runs, x, y, flag, title=title, x_title=x_title, y_title=y_title),
-                    key=chart_key,
-                    on_select="rerun",
-                    selection_mode="points",
-                )
-            )
-    run = _picked(events)
-    if run is not None and 0 <= run < len(p.runs) and not stale:
-        _load(p, run, key)
-    return runs

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.planning.test_frontier import runs as sample_runs
 from tests.simhelp import h100_edges
-from ui.planner import pareto_chart, selected_run
+from ui.plan_charts import pareto_chart, selected_run
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -92,13 +92,13 @@ def test_loading_a_run_makes_it_the_current_scenario() -> None:
 
         from engine.planning.candidates import SearchSpace
         from engine.planning.plan import plan
-        from ui import planner, state
+        from ui import plan_charts, state
 
         if state.SCENARIO not in st.session_state:
             state.use_preset("chat-colocated")
         p = plan(state.scenario(), 12.0, SearchSpace(hardware=("h100-sxm",), tp=(2,), duration_s=30.0))
         run = int(p.runs.index[p.runs["mode"] == "disaggregated"][0])
-        planner._load(p, run, ("test",))
+        plan_charts._load(p, run, ("test",))
         now = state.scenario()
         st.write(f"mode={now.deployment.mode} rate={now.workload.arrival.rate_rps:g}")
 
@@ -286,7 +286,7 @@ def test_compare_checks_its_order_against_the_models_error_when_asked() -> None:
 def test_the_verdicts_band_reaches_as_far_as_the_margin_moved_the_figure() -> None:
     """The chosen deployment's TPOT p90 '56.4 ms ± 18%' beside a margin rerun of 87.9 ms reads
     '(−18% to +56%)'; a rerun within the band leaves '± 18%'."""
-    from ui.planner import _pm
+    from ui.plan_charts import _pm
 
     assert _pm((-0.18, 0.18), 56.4, 87.9) == " (−18% to +56%)"
     assert _pm((-0.18, 0.18), 56.4, 60.0) == " ± 18%"
@@ -307,7 +307,7 @@ def test_a_click_on_either_chart_is_the_one_that_loads() -> None:
     def app() -> None:
         import streamlit as st
 
-        from ui.planner import _picked
+        from ui.plan_charts import _picked
 
         def event(run: int | None) -> dict[str, object]:
             points = [] if run is None else [{"curve_number": 1, "customdata": [run, "s", "1M", 1.0, 1.0]}]
