@@ -10,7 +10,7 @@ from engine.catalog import load_catalog
 from engine.core import BOUNDS_TABLE
 from engine.costmodel import UNHIDDEN_FRACTION as U
 from engine.serving import ENGINE_VERSION
-from ui import calibration, charts, export, layout, state
+from ui import calibration, export, hardware_charts, layout, state
 from ui.tables import PERCENT_STEP
 
 layout.page("About & validation", live=False)
@@ -67,7 +67,7 @@ else:
             "(the routed experts' streaming and compute rates against the dense layers', a cost per MoE layer, "
             "a first-token cost), fitted to these rows. Held out by source they give the error bar MoE results carry.",
         )
-    export.chart(charts.validation(tab), state.scenario(), "validation", title="validation")
+    export.chart(hardware_charts.validation(tab), state.scenario(), "validation", title="validation")
     errors = ex.expected_error_frame()
     if not errors.empty:
         st.markdown(

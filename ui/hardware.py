@@ -23,7 +23,7 @@ from engine.explain import (
     with_model_fitted,
 )
 from engine.scenario import Scenario, scenario_catalog
-from ui import charts, chip_sources, export, state, tables
+from ui import chip_sources, export, hardware_charts, state, tables
 from ui.bound import local_problem, refused_value, select
 from ui.text import plain
 
@@ -200,7 +200,7 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
         if marks[c]["calibrated"] and str(marks[c]["calibration"]).startswith("partly")
     }
     export.chart(
-        charts.roofline(curves, points, uncalibrated=loose, partly=partly),
+        hardware_charts.roofline(curves, points, uncalibrated=loose, partly=partly),
         sc,
         "roofline",
         title="Roofline",

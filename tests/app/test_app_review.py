@@ -22,7 +22,7 @@ def test_each_memory_tier_has_its_own_dash_and_the_main_roof_is_named() -> None:
     """SN40L's SRAM and DDR roofs were both dotted in the chip's colour, its main roof unnamed as HBM."""
     from engine.catalog.entries import load_catalog
     from engine.explain.roofline_chips import roofline
-    from ui import charts
+    from ui import hardware_charts as charts
 
     cat = load_catalog()
     model, sn40l, h100 = cat.model("llama-3.1-70b"), cat.chip("sn40l"), cat.chip("h100-sxm")

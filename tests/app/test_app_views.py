@@ -464,7 +464,7 @@ def test_paired_charts_draw_each_sides_target_where_they_differ() -> None:
 
 
 def test_an_uncalibrated_chips_roofline_is_dashed_and_named_so(catalog: Catalog) -> None:
-    from ui.charts import roofline as roofline_chart
+    from ui.hardware_charts import roofline as roofline_chart
 
     model = catalog.model("llama-3.1-70b")
     curves, points = rc.roofline(
