@@ -100,9 +100,10 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     """The highest arrival rate that passes under the chosen rule, by bisection."""
     from engine.explain.margin import run_edges  # pandas: loaded only for this command
     from engine.explain.timeline_marks import met_faults, met_faults_note, unmet_faults
+    from engine.planning.candidates import MIN_PLANNING_WINDOW_S
     from engine.planning.capacity import capacity
 
-    check_range(args.duration_s, "--duration-s", bounds.MIN_DURATION_S, bounds.MAX_DURATION_S)
+    check_range(args.duration_s, "--duration-s", MIN_PLANNING_WINDOW_S, bounds.MAX_DURATION_S)  # as plan's
     scen = load_scenario(args.scenario, args.set)
     marks = confidence.pool_marks(scen)
     slow, fast = run_edges(scen)

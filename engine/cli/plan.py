@@ -102,11 +102,11 @@ def _space(args: argparse.Namespace, scen: Any) -> Any:
 
 def _check_flags(args: argparse.Namespace) -> None:
     """`plan`'s numeric flags in range and its output writable, before anything runs."""
-    from engine.planning.candidates import MAX_POWER_BUDGET_KW
+    from engine.planning.candidates import MAX_POWER_BUDGET_KW, MIN_PLANNING_WINDOW_S
 
     links.check_url_flag(args)
     check_range(args.target_rps, "--target-rps", 0, bounds.MAX_RATE_RPS, above=True)
-    check_range(args.duration_s, "--duration-s", 10, bounds.MAX_DURATION_S)
+    check_range(args.duration_s, "--duration-s", MIN_PLANNING_WINDOW_S, bounds.MAX_DURATION_S)
     check_range(
         args.budget_usd_per_hour, "--budget-usd-per-hour", 0, bounds.MAX_BUDGET_USD_PER_HOUR, above=True
     )
