@@ -87,20 +87,29 @@ def cmd_roofline(args: argparse.Namespace) -> int:
             + (f" {r['pipeline_ms']:9.2f}" if staged else "")
             + f" {r['intensity_flops_per_byte']:8.0f}  {r['bound']}"
         )
+    _print_decode(rep["decode"], staged)
+    return 0
+
+
+def _print_decode(rows: list[dict[str, Any]], staged: bool) -> None:
+    """`roofline`'s decode table: one step's times per batch and context, none where the KV does not fit."""
     print("\ndecode (one step)")
     print(
         f"{'batch':>6} {'context':>8} {'time ms':>9} {'compute':>9} {'memory':>9}"
         + (f" {'pipeline':>9}" if staged else "")
         + f" {'tok/s':>9}  bound"
     )
-    for r in rep["decode"]:
+    for r in rows:
+        if r["time_ms"] is None:  # its KV does not fit: no times for a batch that cannot be resident
+            dash = f"{'-':>9} " * (4 + staged)
+            print(f"{r['batch']:6d} {r['context_tokens']:8d} {dash} does not fit: {r['max_batch']:,} at most")
+            continue
         print(
             f"{r['batch']:6d} {r['context_tokens']:8d} {r['time_ms']:9.2f} {r['compute_ms']:9.2f} "
             f"{r['memory_ms']:9.2f}"
             + (f" {r['pipeline_ms']:9.2f}" if staged else "")
             + f" {r['tokens_per_s']:9.0f}  {r['bound']}"
         )
-    return 0
 
 
 def landing(low: float, high: float) -> str:

@@ -46,6 +46,26 @@ def test_roofline_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert small and all(r["bound"] == "bandwidth" for r in small)
 
 
+def test_roofline_gives_no_speed_for_a_batch_whose_kv_does_not_fit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """128 sequences of 16,384 tokens read 1,485 tok/s on an instance holding 714,419 tokens, 43 of them (a
+    review): no times there, and how many fit."""
+    args = ["roofline", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", "--tp", "4", "--weights", "fp8"]
+    assert main([*args, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    cap = doc["kv_capacity_tokens"]
+    for r in doc["decode"]:
+        fits = r["batch"] * r["context_tokens"] <= cap
+        assert r["kv_fits"] == fits and (r["tokens_per_s"] is None) == (not fits)
+        assert fits or (r["time_ms"] is None and r["max_batch"] == cap // r["context_tokens"])
+    assert not all(r["kv_fits"] for r in doc["decode"])  # the case this test is about
+    assert main(args) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.split()[:2] == ["128", "16384"] and f"does not fit: {cap // 16384} at most" in last
+    assert "." not in last.split("does not fit")[0]  # no figure before it
+
+
 def test_roofline_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["roofline", "--model", "llama-3.1-8b", "--hardware", "h200"]) == 0
     out = capsys.readouterr().out
