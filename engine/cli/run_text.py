@@ -109,6 +109,7 @@ def _before_figures(doc: dict[str, Any], scenario: Scenario | None) -> list[str]
             arr.kind, f"a {arr.kind} load"
         )
         out += [f"workload.arrival.{n} ({getattr(arr, n)}) is not used by {kind}" for n in arr.unused()]
+        out += [f"workload.arrival.{n} is not used by a {arr.shape!r} shape" for n in arr.unused_by_shape()]
     # what overload protection, faults and preemption did, as Results lists it: attainment read with
     # 690 answers cut to 128 tokens unsaid (a review)
     if did := scheduler_figures(doc):

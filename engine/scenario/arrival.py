@@ -34,6 +34,13 @@ USED_BY_KIND: dict[str, tuple[str, ...]] = {
 """The arrival fields each kind uses (the Workload page shows those; `Arrival.unused` names the others
 set); a field in none of them is used by every kind."""
 
+USED_BY_SHAPE: dict[str, tuple[str, ...]] = {
+    "peak_factor": ("ramp", "peak", "diurnal"),
+    "points": ("points",),
+}
+"""The shapes that use each shape field (`Arrival.unused_by_shape`): `peak_factor = 3` beside a flat
+shape ran flat, unsaid (a review)."""
+
 
 class Arrival(Frozen):
     """How requests arrive.
@@ -108,6 +115,18 @@ class Arrival(Frozen):
             n
             for n in type(self).model_fields
             if n in listed and n not in used and getattr(self, n) != type(self).model_fields[n].default
+        ]
+
+    def unused_by_shape(self) -> list[str]:
+        """The shape fields set away from their defaults that an open loop's `shape` does not use
+        (`USED_BY_SHAPE`); none for a kind without a shape (`unused` names those)."""
+        if "shape" not in USED_BY_KIND[self.kind]:
+            return []
+        fields = type(self).model_fields
+        return [
+            n
+            for n, shapes in USED_BY_SHAPE.items()
+            if self.shape not in shapes and getattr(self, n) != fields[n].default
         ]
 
     def rows_factor(self) -> float:

@@ -432,6 +432,20 @@ def test_a_field_the_arrival_kind_does_not_use_is_named(capsys: pytest.CaptureFi
     over = ["--set", "workload.arrival.kind=closed_loop", "--set", "duration_s=20"]
     assert main(["run", "chat-colocated", *over]) == 0
     assert "workload.arrival.rate_rps (16.0) is not used by a closed loop" in capsys.readouterr().out
+    # a shape field its shape does not use: peak_factor = 3 beside a flat shape ran flat, unsaid (a review)
+    flat = apply_overrides(
+        load_preset("chat-colocated"), {"workload.arrival.peak_factor": 3.0}
+    ).workload.arrival
+    assert flat.unused() == [] and flat.unused_by_shape() == ["peak_factor"]
+    peak = apply_overrides(load_preset("chat-colocated"), {"workload.arrival.shape": "peak"})
+    assert (
+        apply_overrides(peak, {"workload.arrival.peak_factor": 3.0}).workload.arrival.unused_by_shape() == []
+    )
+    assert (
+        main(["run", "chat-colocated", "--set", "workload.arrival.peak_factor=3", "--set", "duration_s=20"])
+        == 0
+    )
+    assert "workload.arrival.peak_factor is not used by a 'flat' shape" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("name", "text"), [("e.toml", ""), ("x.json", '{"version": 1, "name": "x"}')])
