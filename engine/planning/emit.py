@@ -16,7 +16,15 @@ from typing import Literal
 from engine.core.errors import ScenarioError
 from engine.planning.emit_engines import sglang_args, trtllm_args, vllm_args
 from engine.planning.emit_facts import DeploymentFacts, PoolFacts, facts, shared_notes
-from engine.planning.emit_manifests import DYNAMO_EAGER, NODE_GPUS, dynamo_graph, llmd_set, nodes_of, to_yaml
+from engine.planning.emit_manifests import (
+    DYNAMO_EAGER,
+    NODE_GPUS,
+    RESOURCES,
+    dynamo_graph,
+    llmd_set,
+    nodes_of,
+    to_yaml,
+)
 from engine.scenario.model import Scenario
 from engine.scenario.resolve import resolve
 
@@ -144,10 +152,24 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
         notes += [n for n in vllm_args(f, pool)[1] if n not in notes]
     notes += [_multi_node_note(p, stack) for p in f.pools if p.chips_per_instance > NODE_GPUS]
     notes += [
-        f"{p.hardware_id} ({p.vendor}): this manifest requests NVIDIA GPUs"
+        f"pool {p.name}: replicas is its {p.start_count} warm at the start; the run scaled it from "
+        f"{p.autoscale[0]} to {p.count}: give it an autoscaler (a HorizontalPodAutoscaler or KEDA on queue "
+        f"depth) with minReplicas {p.autoscale[0]} and maxReplicas {p.count}"
+        for p in f.pools
+        if p.autoscale is not None
+    ]
+    notes += [
+        f"{p.hardware_id} ({p.vendor}): its role requests {RESOURCES[p.vendor]} (the vendor's Kubernetes device "
+        "plugin) and needs a model-server image built for it"
         for p in f.pools
         if p.vendor != "NVIDIA"
     ]
+    if len(chips := sorted({p.hardware_id for p in f.pools})) > 1:  # nothing told the roles' nodes apart
+        notes.append(
+            f"the roles run on different chips ({', '.join(chips)}): pin each to its nodes with a nodeSelector on "
+            "your cluster's chip label (GPU feature discovery's nvidia.com/gpu.product, for one); this manifest "
+            "sets none"
+        )
     if stack == "dynamo" and f.eager:
         notes.append(DYNAMO_EAGER)
     if stack == "llm-d":

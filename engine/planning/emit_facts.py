@@ -45,6 +45,21 @@ class PoolFacts:
     kv_tokens: int | None = None
     """Tokens of KV cache one rank of an instance holds beside its weights, as the run sizes it (None:
     not resolved). A request longer than this the run rejects (`too_long_for_kv`)."""
+    autoscale: tuple[int, int] | None = None
+    """(fewest, warm at the start) instances where the pool autoscales up to `count` (None: fixed)."""
+
+    @property
+    def start_count(self) -> int:
+        """Instances to start: the warm ones of an autoscaled pool, else `count` (`emit` wrote the
+        autoscaler's ceiling as a fixed fleet: 32 H100s at $79.68/h for a run that billed $17.90/h)."""
+        return self.count if self.autoscale is None else self.autoscale[1]
+
+    def scaling_text(self) -> str:
+        """'autoscaled from 1 to 8 instances in the run, 1 warm at the start', or ''."""
+        if self.autoscale is None:
+            return ""
+        low, warm = self.autoscale
+        return f"autoscaled from {low} to {self.count} instances in the run, {warm} warm at the start"
 
     def max_len(self, longest: int) -> int:
         """The longest request this pool's instances take: the workload's, at most what a rank's KV
@@ -76,6 +91,8 @@ class DeploymentFacts:
     edge_pools: tuple[str, ...] = ()
     policies: tuple[str, ...] = ()
     """Scheduler policies other than the plain defaults, as `kind = name` (no stack flag sets them)."""
+    pins: tuple[str, ...] = ()
+    """Classes pinned to pools, as 'chat -> decode-chat' (no stack flag routes by class)."""
     max_model_len: int = 131072
     """The longest request (prompt and output tokens) the workload can draw, at most the model's context."""
 
@@ -101,6 +118,7 @@ def _pool(scenario: Scenario, p: Pool) -> PoolFacts:
         hardware_id=p.hardware,
         vendor=chip.vendor if chip is not None else "unknown",
         limits=scenario.pool_batching(p),
+        autoscale=None if p.autoscale is None else (p.autoscale.min_instances, p.autoscale.initial),
     )
 
 
@@ -139,6 +157,7 @@ def facts(scenario: Scenario, kv_tokens: Mapping[str, int] | None = None) -> Dep
         pools=pools,
         edge_pools=tuple(p.name for p in dep.pools if p.tier == "edge"),
         policies=_policies(scenario),
+        pins=tuple(f"{c.name} -> {', '.join(c.pools)}" for c in scenario.workload.classes if c.pools),
         max_model_len=min(model.max_context, longest_request_tokens(scenario)),
     )
 
@@ -280,6 +299,11 @@ def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list
             f"{', '.join(f.policies)}: the router and queue in front of the servers decide this; "
             "no server flag sets it"
         )
+    if f.pins:  # dropped unsaid: the preset's own lesson says unpinned, the same chips fail chat (a review)
+        notes.append(
+            f"class pins ({'; '.join(f.pins)}): no server flag routes by class; the router in front must send "
+            "each class to its pools (by model name or a request header), or the classes share every pool"
+        )
     if f.speculative is not None:
         notes.append(
             f"speculative decoding ({f.speculative}): left out; set the stack's speculative options by hand"
@@ -291,6 +315,11 @@ def shared_notes(f: DeploymentFacts, stack: str, *, copies: bool = True) -> list
                 f"before launch (NVIDIA: nvidia-smi -pl {p.power_limit_w:.0f}), as the run modelled"
             )
     for p in f.pools if copies else ():
-        if p.count > 1:
+        if p.autoscale is not None:
+            notes.append(
+                f"pool {p.name}: {p.scaling_text()}: start {p.start_count} cop{'y' if p.start_count == 1 else 'ies'} "
+                f"of its command and add copies, up to {p.count}, as the load rises (no server flag scales)"
+            )
+        elif p.count > 1:
             notes.append(f"pool {p.name}: run {p.count} copies of its command behind a router")
     return notes

@@ -38,6 +38,14 @@ DYNAMO_EAGER = (
     "compilation config by hand"
 )
 """Why a Dynamo worker cannot take vLLM's eager mode as a flag, said where the scenario sets it."""
+RESOURCES = {
+    "NVIDIA": "nvidia.com/gpu",
+    "AMD": "amd.com/gpu",
+    "Google": "google.com/tpu",
+    "Intel": "habana.ai/gaudi",
+}
+"""The Kubernetes resource each vendor's device plugin names its chips by (an MI300X role requested
+nvidia.com/gpu: a review)."""
 LLMD_IMAGE = "REPLACE_MODEL_SERVER_IMAGE"
 LLMD_SIDECAR_IMAGE = "REPLACE_ROUTING_SIDECAR_IMAGE"
 NODE_GPUS = 8
@@ -89,7 +97,7 @@ def dynamo_graph(f: DeploymentFacts) -> dict[str, Any]:
             "envFromSecret": "hf-token-secret",
             "componentType": "worker",
             "subComponentType": pool.role,
-            "replicas": pool.count,
+            "replicas": pool.start_count,
             "resources": {"limits": {"gpu": str(pool.chips_per_instance)}},
             "extraPodSpec": {
                 "mainContainer": {
@@ -150,7 +158,7 @@ def _llmd_container(f: DeploymentFacts, pool: PoolFacts) -> dict[str, Any]:
         "args": args,
         "env": _llmd_env(),
         "ports": [{"name": "modelserver", "containerPort": 8200 if pool.role == "decode" else 8000}],
-        "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
+        "resources": {"limits": {RESOURCES[pool.vendor]: gpus}, "requests": {RESOURCES[pool.vendor]: gpus}},
         "volumeMounts": [{"mountPath": "/dev/shm", "name": "shm"}],
     }
 
@@ -172,7 +180,7 @@ def _llmd_role(f: DeploymentFacts, pool: PoolFacts) -> dict[str, Any]:
     return {
         "name": _k8s_name(pool.name) if len(f.pools) > 2 else pool.role,
         "spec": {
-            "replicas": pool.count,
+            "replicas": pool.start_count,
             "leaderWorkerTemplate": {
                 "size": nodes_of(pool) or 1,
                 "workerTemplate": {"metadata": {"labels": labels}, "spec": pod},

@@ -509,3 +509,40 @@ def test_llmd_spreads_a_data_parallel_replica_wider_than_a_node_over_a_group_of_
         **{"deployment.pools[1].tp": 16, "deployment.pools[1].dp": 1, "deployment.pools[1].ep": 16},
     )
     assert "by hand (LeaderWorkerSet size and Ray" in emit_deployment(wide, "llm-d").text
+
+
+def test_an_autoscaled_pool_starts_warm_and_says_its_bounds() -> None:
+    """day-autoscaled (1 to 8 instances a pool) was written as 8 copies, replicas 8: 32 H100s at $79.68/h for
+    a run that billed $17.90/h, nothing said of autoscaling (a review)."""
+    day = _presets()["day-autoscaled"]
+    text = emit_deployment(day, "vllm").text
+    assert "run 8 copies" not in text
+    assert (
+        "pool prefill: autoscaled from 1 to 8 instances in the run, 1 warm at the start: start 1 copy" in text
+    )
+    doc = emit_deployment(day, "dynamo").document
+    workers = [s for s in doc["spec"]["services"].values() if s["componentType"] == "worker"]
+    assert [w["replicas"] for w in workers] == [1, 1]
+    said = emit_deployment(day, "llm-d").text
+    assert "minReplicas 1 and maxReplicas 8" in said
+    fixed = emit_deployment(_presets()["chat-disaggregated"], "vllm").text
+    assert "autoscaled" not in fixed
+
+
+def test_llmd_requests_each_vendors_resource_and_says_what_routing_lacks() -> None:
+    """portfolio-chat-batch's MI300X role requested nvidia.com/gpu, nothing told its H100, H20 and MI300X
+    roles' nodes apart, and its class pins were dropped unsaid (a review)."""
+    mixed = _presets()["portfolio-chat-batch"]
+    out = emit_deployment(mixed, "llm-d")
+    roles = {r["name"]: r for r in out.document["spec"]["roles"]}
+    container = roles["decode-batch"]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][
+        0
+    ]
+    assert set(container["resources"]["limits"]) == {"amd.com/gpu"}
+    assert "this manifest requests NVIDIA GPUs" not in out.text
+    assert "the roles run on different chips (h100-sxm, h20, mi300x): pin each to its nodes" in out.text
+    assert (
+        "class pins (chat -> decode-chat; batch -> decode-batch): no server flag routes by class" in out.text
+    )
+    assert "class pins" in emit_deployment(mixed, "vllm").text
+    assert "class pins" not in emit_deployment(_presets()["chat-disaggregated"], "vllm").text
