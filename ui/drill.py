@@ -13,7 +13,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.core import ScenarioError
-from engine.explain import class_attainment, fallback_drill, fault_notes, unchanged
+from engine.explain import (
+    class_attainment,
+    drill_behind_lines,
+    drill_ttft_text,
+    fallback_drill,
+    fault_notes,
+    unchanged,
+)
 from engine.scenario import Scenario
 from ui import sim
 from ui.charts import POOL_COLORS
@@ -83,7 +90,11 @@ def _columns(table: pd.DataFrame) -> dict[str, object]:
         "completed": cc.NumberColumn("completed", format="localized"),
         "rejected": cc.NumberColumn("rejected", format="localized"),
         "failed": cc.NumberColumn("failed", format="localized"),
-        "ttft_p90_ms": cc.NumberColumn("TTFT p90", format="%,.0f ms", help="Of completed requests."),
+        "ttft_p90_ms": cc.TextColumn(
+            "TTFT p90 (ms)",
+            help="Of completed requests; '≥ …, grows' where the variant falls behind its load: the figure grows "
+            "with the run's length.",
+        ),
         "usd_per_request": cc.NumberColumn(
             "$ / request", format="$%.6f", help="The whole bill over completed requests."
         ),
@@ -123,7 +134,11 @@ def fallback_comparison(scenario: Scenario) -> None:
         attainment_bars(table), theme="streamlit", key="fg:drill:chart", config={"displaylogo": False}
     )
     config = _columns(table)
-    st.dataframe(stepped(table, config), hide_index=True, column_config=config)  # type: ignore[arg-type]
+    shown = table.assign(ttft_p90_ms=[drill_ttft_text(r) for r in table.to_dict("records")])
+    shown = shown.drop(columns=["ttft_grows", "shortfall_rps"], errors="ignore")  # said under the table
+    st.dataframe(stepped(shown, config), hide_index=True, column_config=config)  # type: ignore[arg-type]
+    for line in drill_behind_lines(table):  # a TTFT set by the run's length, said (as `drill` says it)
+        st.caption(plain(line[:1].upper() + line[1:]) + ".")
     same = unchanged(table)
     if same:
         st.caption(

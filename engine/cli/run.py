@@ -226,7 +226,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_drill(args: argparse.Namespace) -> int:
     """A scenario's faults under each fallback policy, side by side."""
-    from engine.explain.drill import fallback_drill, unchanged  # pandas: loaded only for this command
+    from engine.explain.drill import (
+        behind_lines,
+        fallback_drill,
+        ttft_text,
+        unchanged,
+    )  # pandas: this command
     from engine.explain.timeline_marks import fault_notes
 
     scen = load_scenario(args.scenario, args.set)
@@ -247,13 +252,16 @@ def cmd_drill(args: argparse.Namespace) -> int:
         if col.startswith("slo_attainment"):
             # a class with no request in the window has no attainment (None): '-', as the other columns
             shown[col] = shown[col].map(lambda v: "-" if v is None or v != v else f"{v:.1%}")
-    shown["ttft_p90_ms"] = shown["ttft_p90_ms"].map(lambda v: "-" if v is None or v != v else f"{v:,.0f}")
+    shown["ttft_p90_ms"] = [ttft_text(r) for r in table.to_dict("records")]
+    shown = shown.drop(columns=["ttft_grows", "shortfall_rps"])  # said below the table
     shown["usd_per_request"] = shown["usd_per_request"].map(
         lambda v: "-" if v is None or v != v else f"{v:.6f}"
     )
     print(f"{scen.name} (seed {scen.seed}): each fallback on the same requests")
     print(shown.to_string(index=False))
     print("ttft_p90_ms is over completed requests; failed and rejected ones have none.")
+    for line in behind_lines(table):
+        print(line)
     if same := unchanged(table):  # as the Strategy page says it
         print(f"{', '.join(same)}: the same as none on these faults: it never acted.")
     for note in fault_notes(scen):

@@ -75,6 +75,8 @@ _API = {
     "with_band": "engine.explain.confidence",
     "class_attainment": "engine.explain.drill",
     "fallback_drill": "engine.explain.drill",
+    "drill_behind_lines": "engine.explain.drill",
+    "drill_ttft_text": "engine.explain.drill",
     "unchanged": "engine.explain.drill",
     "BOTH_FAIL": "engine.explain.margin",
     "CompareMargin": "engine.explain.margin",
@@ -203,7 +205,7 @@ _API = {
     "preview_error_text": "engine.explain.run_preview",
     "preview_of": "engine.explain.run_preview",
 }
-_RENAMED: dict[str, str] = {}
+_RENAMED: dict[str, str] = {"drill_behind_lines": "behind_lines", "drill_ttft_text": "ttft_text"}
 
 __all__ = [
     "ALL_CLASSES",
@@ -262,6 +264,8 @@ __all__ = [
     "default_speculation",
     "describe",
     "draft_models",
+    "drill_behind_lines",
+    "drill_ttft_text",
     "duration_places",
     "duration_text",
     "duration_unit",
@@ -419,7 +423,9 @@ if TYPE_CHECKING:
         uncalibrated,
         with_band,
     )
+    from engine.explain.drill import behind_lines as drill_behind_lines
     from engine.explain.drill import class_attainment, fallback_drill, unchanged
+    from engine.explain.drill import ttft_text as drill_ttft_text
     from engine.explain.edge_findings import at_the_edge
     from engine.explain.finding import number_rows
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view

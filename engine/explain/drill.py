@@ -24,7 +24,7 @@ cache (the dashboard) passes its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -33,6 +33,7 @@ from engine.core.errors import ScenarioError
 from engine.scenario import codec
 from engine.scenario.model import Degrade, Scenario
 from engine.serving.run import SimResult, simulate
+from engine.serving.summary import latency_shortfall, shortfall_rps
 
 VARIANTS = ("none", "colocated", "degrade", "colocated + degrade", "spill")
 """Every variant the drill knows, in the order its rows come."""
@@ -112,9 +113,38 @@ def fallback_drill(scenario: Scenario, run: Callable[[Scenario], SimResult] | No
             "usd_per_request": cost["usd_per_request"],
             "capped_requests": sched.get("capped_requests", 0),
             "capped_tokens": sched.get("capped_tokens", 0),
+            # a variant that falls behind its load: its TTFT p90 is set by the run's length (a review found
+            # the drill's spill row at 9,599 ms bare where `run` of the same scenario said Unsustainable)
+            "shortfall_rps": shortfall_rps(s),
+            "ttft_grows": latency_shortfall(s, "ttft") is not None,
         }
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def behind_lines(table: pd.DataFrame) -> list[str]:
+    """One line per variant that cannot keep up with its load: its shortfall, and that its TTFT p90
+    grows with the run's length where it does."""
+    out = []
+    for row in table.to_dict("records") if "shortfall_rps" in table else ():
+        short = row["shortfall_rps"]
+        if short is None or short != short:
+            continue
+        grows = (
+            "; its TTFT p90 grows with the run's length (a longer window reads higher)"
+            if row["ttft_grows"]
+            else ""
+        )
+        out.append(f"{row['fallback']}: unsustainable, falling behind its load by {short:,.2g} req/s{grows}")
+    return out
+
+
+def ttft_text(row: Mapping[Any, Any]) -> str:
+    """A drill row's TTFT p90 as a cell: '703', '≥ 9,599, grows' where it grows with the run's length, '-'."""
+    v = row["ttft_p90_ms"]
+    if v is None or v != v:
+        return "-"
+    return f"≥ {v:,.0f}, grows" if row.get("ttft_grows") else f"{v:,.0f}"
 
 
 def class_attainment(table: pd.DataFrame) -> pd.DataFrame:
@@ -125,7 +155,15 @@ def class_attainment(table: pd.DataFrame) -> pd.DataFrame:
     return long
 
 
-__all__ = ["VARIANTS", "class_attainment", "default_degrade", "fallback_drill", "fallback_variants"]
+__all__ = [
+    "VARIANTS",
+    "behind_lines",
+    "class_attainment",
+    "default_degrade",
+    "fallback_drill",
+    "fallback_variants",
+    "ttft_text",
+]
 
 
 def unchanged(table: pd.DataFrame) -> list[str]:

@@ -7,6 +7,7 @@ applicable fallback, and in a prefill-pool loss the fallbacks lift attainment ov
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -274,6 +275,33 @@ def test_the_drill_says_which_variants_did_not_act() -> None:
     # a degrade that capped answers acted, though the counts stand (failure-drill's: a review)
     capped = table.assign(capped_requests=[0, 0, 8], capped_tokens=[0, 0, 2356])
     assert unchanged(capped) == []
+
+
+def test_a_drill_variant_behind_its_load_is_said_and_its_ttft_marked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`drill portfolio-decode-loss` printed its spill row's TTFT p90 9,599 ms bare where `run` of the same
+    scenario says Unsustainable (a review): each variant carries its shortfall, and its TTFT is marked."""
+    from engine.cli.main import main
+    from engine.explain.drill import behind_lines, ttft_text
+    from engine.serving.summary import shortfall_rps
+
+    sc = io.load_preset("portfolio-decode-loss")
+    table = fallback_drill(sc)
+    spill = table[table["fallback"] == "spill"].iloc[0].to_dict()
+    again = simulate(fallback_variants(sc)["spill"]).summary
+    assert spill["shortfall_rps"] == shortfall_rps(again) is not None and spill["ttft_grows"]
+    assert ttft_text(spill) == f"≥ {spill['ttft_p90_ms']:,.0f}, grows"
+    assert ttft_text({"ttft_p90_ms": 703.2, "ttft_grows": False}) == "703"
+    lines = behind_lines(table)
+    assert any(line.startswith("spill: unsustainable, falling behind its load by") for line in lines)
+    assert main(["drill", "portfolio-decode-loss", "--json"]) == 0
+    rows = {r["fallback"]: r for r in json.loads(capsys.readouterr().out)["drill"]}
+    assert rows["spill"]["shortfall_rps"] == spill["shortfall_rps"] and rows["spill"]["ttft_grows"] is True
+    assert main(["drill", "portfolio-decode-loss"]) == 0
+    assert "spill: unsustainable" in capsys.readouterr().out
+    steady = fallback_drill(_prefill_loss(3))  # one line per variant behind its load, none for the rest
+    assert len(behind_lines(steady)) == steady["shortfall_rps"].notna().sum() < len(steady)
 
 
 def test_a_capped_answer_leaves_only_its_generated_blocks_for_the_next_turn() -> None:
