@@ -179,6 +179,13 @@ def test_a_dense_figure_never_takes_the_moe_rows_band() -> None:
     # the shipped bands: a dense fitted chip shows throughput and TPOT, a MoE model also TTFT
     assert set(band_lookup.bands_for("h100-sxm", "vllm", "fitted")) == {"throughput", "tpot"}
     assert "ttft" in band_lookup.bands_for("b200", "sglang", "other_stack", moe=True)
+    # a MoE model on a chip without data: its TTFT band is the wider, on each side, of the MoE rows' and its
+    # throughput band turned round (an uncalibrated H200 showed none where a fitted B200 showed one: a review)
+    h200 = band_lookup.bands_for("h200", "vllm", "same_silicon", moe=True)
+    moe_ttft = band_lookup._lookup(band_lookup._band_table()["source_out"], {**dense, "model": "moe"})
+    assert moe_ttft is not None and h200["ttft"][1] >= moe_ttft[1]
+    assert h200["ttft"][0] <= min(moe_ttft[0], 1.0 / h200["throughput"][1])
+    assert "ttft" not in band_lookup.bands_for("h200", "vllm", "same_silicon")  # a dense model's: none
 
 
 def _spreads_by_groupby(data: pd.DataFrame) -> dict[str, bands.Spread]:

@@ -161,11 +161,14 @@ def test_e2e_band_says_its_measured_coverage_and_on_which_side_it_misses(
     from engine.cli.main import main
 
     # a MoE run on a chip with its own MoE data: its E2E envelope holds a TTFT band, and `run` says
-    # the note under its bands (on the H200, same silicon as the H100, no TTFT band is shown: none)
+    # the note under its bands; on the H200 (same silicon as the H100, no MoE rows of its own) too, since
+    # its TTFT band is the MoE rows' and its throughput band's turned round (it showed none: a review)
     on = ["--set", "duration_s=20", "--set", "deployment.pools[0].hardware=b200"]
     assert main(["run", "moe-deepseek-h200", *on, "--set", "deployment.pools[1].hardware=b200"]) == 0
     assert note in capsys.readouterr().out
     assert main(["run", "moe-deepseek-h200", "--set", "duration_s=20"]) == 0
+    assert note in capsys.readouterr().out
+    assert main(["run", "chat-colocated", "--set", "duration_s=20"]) == 0  # dense: no TTFT band, no note
     assert note not in capsys.readouterr().out
 
 
