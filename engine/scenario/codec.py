@@ -34,7 +34,10 @@ LINK_VERSION = 1
 MAX_SCENARIO_CHARS = 1 << 20
 """Longest scenario document read (a scenario with every custom entry filled is a few kB)."""
 
-_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
+_PART = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*)((?:\[\d+\])*)")
+"""A path's chunk: a field or a key (a chip's id, 'h100-sxm', as `cost.usd_per_hour`'s keys are: a
+price set on the SLO page made a share link the app then refused, 'malformed field path': a review),
+with list indexes after it."""
 
 
 # --- plain data ---------------------------------------------------------------------------
@@ -185,7 +188,12 @@ def parse_path(path: str) -> list[str | int]:
         raise ScenarioError(f"malformed field path {path!r}")
     out: list[str | int] = []
     for chunk in path.split("."):
-        m = _PART.fullmatch(chunk)
+        # an index goes in brackets; a path opens with a field's name, never a digit (a key may)
+        m = (
+            None
+            if chunk.isdigit() or not (out or chunk[:1].isalpha() or chunk[:1] == "_")
+            else _PART.fullmatch(chunk)
+        )
         if not m and chunk.isdigit() and out:  # 'deployment.pools.0.hardware'
             said = re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", path)
             raise ScenarioError(f"malformed field path {path!r}: a list's index goes in brackets, {said!r}")
@@ -363,11 +371,16 @@ def window_changes(scenario: Scenario, duration_s: float) -> dict[str, float]:
     return changes
 
 
+def _addressable(key: Any) -> bool:
+    """Whether a mapping's key can be a path's chunk (a key with a dot cannot: its table goes whole)."""
+    return isinstance(key, str) and not key.isdigit() and _PART.fullmatch(key) is not None and "[" not in key
+
+
 def diff(base: Any, other: Any, prefix: list[str | int] | None = None) -> dict[str, Any]:
     """Paths and values where `other` differs from `base` (lists of unequal length: whole)."""
     prefix = prefix or []
     out: dict[str, Any] = {}
-    if isinstance(base, dict) and isinstance(other, dict):
+    if isinstance(base, dict) and isinstance(other, dict) and all(map(_addressable, [*base, *other])):
         for key in other:
             if key not in base:
                 out[format_parts([*prefix, key])] = other[key]
