@@ -113,6 +113,8 @@ def headline_figures(moves: ex.Moves | None) -> None:
             band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL
         elif key in layout.COSTS and behind is not None:  # the bill over full batches serving a backlog late:
             band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL  # cheaper per request, and no better
+        elif rep is None and layout.HEADROOM_KEY + key in layout.growth(s):  # at capacity or still rising:
+            band = layout.HEADROOM  # a band beside a figure the run's length sets read as a range (a review)
         _card(label, value, band, help_, height="stretch")  # a card without a band as tall as one with
 
 

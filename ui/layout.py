@@ -261,6 +261,25 @@ def growth(summary: Any) -> dict[str, float | None]:
     return grows | {LEVEL_KEY + key: 0.0 for key, kind in GROWING.items() if ex.level(summary, kind)}
 
 
+def marked_figure(summary: Any, key: str, text: str, band: str | None) -> tuple[str, str | None]:
+    """A single run's headline figure and its band as Results' cards say them: at least its value,
+    growing with run length, where it grows (no band: a floor has none); its band and 'at saturation'
+    for a latency that stays level or a cost while the run falls behind; for a TTFT with no headroom
+    (at capacity, its queue still rising) `HEADROOM` in place of a band (a card read 'TTFT p99 75.9 s,
+    −65% to −52%' beside the warning that it grows: a review)."""
+    kind = GROWING.get(key)
+    short = None if kind is None else ex.latency_shortfall(summary, kind)
+    if short is not None:
+        return ex.at_least(text, short), ex.GROWS
+    if (kind is not None and ex.level(summary, kind)) or (
+        key in COSTS and ex.shortfall_rps(summary) is not None
+    ):
+        return text, f"{band} · {ex.LEVEL}" if band else ex.LEVEL
+    if HEADROOM_KEY + key in growth(summary):
+        return text, HEADROOM
+    return text, band
+
+
 HEADROOM_KEY = "headroom:"
 """`growth`'s prefix of a strip figure of a run with no headroom (at capacity, or its queue still rising)."""
 HEADROOM = "no headroom: may grow with a longer run"

@@ -35,12 +35,16 @@ def report_sections(result: SimResult) -> list[tuple[str, str]]:
     for label, key, fmt, *_ in layout.STRIP:
         text = fmt(head.get(key))
         band = ex.figure_band(text, marks, key, moves, bounds)
+        text, band = layout.marked_figure(s, key, text, band)  # as the page's cards and strip say it
         rows.append({"figure": label, "value": text, "band (about two in three land inside)": band or "–"})
     notes = ex.cliff_notes(moves, s.get("slo_attainment")) if moves is not None else []
     headline = pd.DataFrame(rows).to_html(index=False, border=0, classes="summary") + "".join(
         f"<p>{html.escape(n)}</p>" for n in notes
     )
-    verdicts = report_view(ex.slo_tail(sc, result.requests)).to_html(index=False, border=0, classes="summary")
+    kinds = ("ttft", "tpot", "max_tbt")
+    growing = {k for k in kinds if ex.latency_shortfall(s, k) is not None}
+    verdicts = report_view(ex.slo_tail(sc, result.requests), growing, {k for k in kinds if ex.level(s, k)})
+    verdicts = verdicts.to_html(index=False, border=0, classes="summary")
     findings = ex.findings(result)
     if spread is not None:  # a pass that rests on chips as fast as modelled, said as the page says it
         findings = ex.at_the_edge(findings, spread.slower)

@@ -262,11 +262,23 @@ def _cell(col: str, v: Any) -> str:
     return str(v)
 
 
-def report_view(tail: pd.DataFrame) -> pd.DataFrame:
+def report_view(
+    tail: pd.DataFrame, growing: Collection[str] = (), level: Collection[str] = ()
+) -> pd.DataFrame:
     """The per-class table as text for the HTML report, labelled and written as the page shows it (the
-    report wrote 'ttft_at_percentile_ms 2.239e+04' beside 'ttft_target_ms 3e+04', and None: a review)."""
+    report wrote 'ttft_at_percentile_ms 2.239e+04' beside 'ttft_target_ms 3e+04', and None: a review);
+    an unsustainable run's latencies that grow (`growing`, by kind) at least their figure, those that stay
+    `level` at saturation, as `slo_tail_columns` marks them ('532,825 ms' stood where the page has '≥')."""
     view = tail_view(tail)
     out = pd.DataFrame({col: [_cell(col, v) for v in view[col]] for col in view.columns})
+    marked = {f"{k}_at_percentile_ms": "≥ {}" for k in growing} | {
+        f"{k}_at_percentile_ms": "{}, " + ex.LEVEL for k in level
+    }
+    if growing:
+        marked["e2e_at_percentile_ms"] = "≥ {}"  # E2E grows with any latency that grows
+    for col, form in marked.items():
+        if col in out:
+            out[col] = [v if v in ("–", NEVER_ANSWERED) else form.format(v) for v in out[col]]
     for target, at in (
         ("tbt_target_ms", "max_tbt_at_percentile_ms"),
         ("e2e_target_ms", "e2e_at_percentile_ms"),

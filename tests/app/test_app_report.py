@@ -89,3 +89,29 @@ def test_validation_table_is_there_when_the_reference_is(catalog: Catalog) -> No
     # the MoE rows, which fit only their experts' factor, are told apart from the dense fit (make validate's split)
     moe = {m.id for m in reference.usable_points(catalog) if calibrate.is_moe(m, catalog)}
     assert moe and set(tab.loc[~tab["fitted"], "id"]) == moe
+
+
+def test_the_html_reports_figures_carry_the_pages_marks() -> None:
+    """An unsustainable run's report read 'TTFT p99 | 587.3 s | −50% to +65%' and '532,825 ms' per class where
+    the page reads '≥ 587.3 s, grows with run length' (a review); an at-capacity run's card read its TTFT
+    p99 with a band beside the warning that it grows."""
+    from engine import explain as ex
+    from ui import layout
+    from ui.report_parts import report_sections
+
+    over = {"workload.arrival.rate_rps": 60.0, "duration_s": 120.0}
+    behind = simulate(apply_overrides(load_preset("chat-disaggregated"), over))
+    assert ex.latency_shortfall(behind.summary, "ttft") is not None
+    head, classes = (html for _, html in report_sections(behind)[:2])
+    row = head.split("TTFT p99</td>", 1)[1].split("</tr>", 1)[0]
+    assert "≥ " in row and ex.GROWS in row and "%" not in row
+    cost = head.split("$ / request</td>", 1)[1].split("</tr>", 1)[0]
+    assert ex.LEVEL in cost
+    assert "≥ " in classes
+    at_cap = simulate(apply_overrides(load_preset("enterprise-mixed"), {"workload.arrival.rate_rps": 40.0}))
+    assert at_cap.summary["unsustainable"] is None and at_cap.summary["at_capacity"]
+    assert layout.marked_figure(at_cap.summary, "ttft_p99_ms", "75.9 s", "−65% to −52%") == (
+        "75.9 s",
+        layout.HEADROOM,
+    )
+    assert layout.marked_figure(at_cap.summary, "tpot_p99_ms", "30 ms", "± 9%") == ("30 ms", "± 9%")

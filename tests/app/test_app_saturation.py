@@ -161,6 +161,9 @@ def test_a_queue_still_rising_at_the_windows_end_is_said_on_results() -> None:
     assert (
         len(page) == 1 and "still rising at the window's end" in page[0] and "a longer run tells" in page[0]
     )
+    # its TTFT p99 card: no steady figure, so no band beside it (a card read '75.9 s, −65% to −52%': a review)
+    ttft = next(m for m in at.metric if m.label == "TTFT p99")
+    assert ttft.proto.delta == "no headroom: may grow with a longer run", ttft.proto.delta
     advisor = at.get_by_key("fg-advisor")
     # the advisor says it only where no pool's queue finding already says the load outgrows it (a review)
     overload = [e.value for e in advisor.error if "grows through the window" in e.value]  # type: ignore[union-attr]
