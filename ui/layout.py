@@ -282,7 +282,7 @@ def marked_figure(summary: Any, key: str, text: str, band: str | None) -> tuple[
 
 HEADROOM_KEY = "headroom:"
 """`growth`'s prefix of a strip figure of a run with no headroom (at capacity, or its queue still rising)."""
-HEADROOM = "no headroom: may grow with a longer run"
+HEADROOM = ex.HEADROOM
 
 
 LEVEL_KEY = "level:"

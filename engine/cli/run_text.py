@@ -89,6 +89,8 @@ def _latency_lines(doc: dict[str, Any], marks: Sequence[confidence.PoolMark], sp
         grows = latency_shortfall(doc, name)
         figures = f"p50 {_fmt(lat['p50'])}  p90 {_fmt(lat['p90'])}  p99 {_fmt(lat['p99'])}"
         err = err if lat["p99"] is not None else ""  # no figure, no band beside its dash (a review)
+        if grows is None and name in ("ttft", "e2e") and sustain.rising_line(doc) is not None:
+            err = f", {sustain.HEADROOM}"  # at capacity or still rising: no steady figure, no band (as Results' card)
         out.append(
             f"  {name:5} ms  {sustain.latency(figures + ('' if grows else err), grows, sustain.level(doc, name))}"
         )

@@ -171,6 +171,7 @@ _API = {
     "svg_with_metadata": "engine.explain.report",
     "validation_table": "engine.explain.report",
     "GROWS": "engine.explain.sustain",
+    "HEADROOM": "engine.explain.sustain",
     "LEVEL": "engine.explain.sustain",
     "level": "engine.explain.sustain",
     "marked": "engine.explain.sustain",
@@ -214,6 +215,7 @@ __all__ = [
     "CHIP_NUMBERS",
     "GROWS",
     "HEADLINE_SOURCES",
+    "HEADROOM",
     "LAYERS",
     "LEVEL",
     "MAX_MEASUREMENT_BYTES",
@@ -525,6 +527,7 @@ if TYPE_CHECKING:
     from engine.explain.spread_rows import spread_errors
     from engine.explain.sustain import (
         GROWS,
+        HEADROOM,
         LEVEL,
         at_least,
         latency,

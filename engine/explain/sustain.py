@@ -28,6 +28,11 @@ GROWS = "grows with run length"
 """What an unsustainable run's latency percentile says instead of standing alone."""
 
 
+HEADROOM = "no headroom: may grow with a longer run"
+"""What a TTFT or E2E of a run at its capacity, or whose queue still rose at the window's end (not
+called unsustainable), says in place of a band: no steady figure (`rising_line`)."""
+
+
 LEVEL = "at saturation"
 """What a decode latency of an unsustainable run says where it stays level while the queue grows
 (`Shortfall.steady`): the pace of batches the backlog keeps full, a figure of the deployment at its

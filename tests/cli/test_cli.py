@@ -330,6 +330,12 @@ def test_run_says_a_queue_still_rising_at_the_windows_end(capsys: pytest.Capture
     first_latency = next(i for i, line in enumerate(lines) if line.lstrip().startswith("ttft"))
     assert len(said) == 1 and said[0] < first_latency
     assert "grows with run length" not in "\n".join(lines)
+    # its TTFT and E2E: no steady figure, so no band beside them (it printed a bare p99: a review)
+    ttft, e2e = (next(line for line in lines if line.lstrip().startswith(k)) for k in ("ttft", "e2e"))
+    assert ttft.endswith(", no headroom: may grow with a longer run") and e2e.endswith("longer run")
+    assert "%" not in ttft and "headroom" not in next(
+        line for line in lines if line.lstrip().startswith("tpot")
+    )
     assert main(["run", "chat-disaggregated", "--json", "--set", "duration_s=120"]) == 0
     assert "queue_rising" not in json.loads(capsys.readouterr().out)
     assert main(["run", "chat-colocated", *RISING, "--replications", "2"]) == 0  # (it was left out: a review)
