@@ -171,6 +171,7 @@ HEAD = (  # the comparison table's figure names; each card reads the Results car
 # the side that misses its SLO where the other meets it: its bill per request buys less (a review read
 # an MI300X side 24% cheaper whose requests met the SLO 62.9% of the time against 94.6%)
 missing = ex.misses_slo(side) if (side := ex.missing_side(judged_a, judged_b)) else ""
+neither = ex.both_miss(judged_a, judged_b)  # every bill buys requests that miss: none is better
 # which side's bill rests on a price the catalog assumes, for the cost card (the cost basis names it)
 sides_assumed = [s for s, r in (("A", ra), ("B", rb)) if r.summary["cost"].get("assumed_prices")]
 assumed = (
@@ -218,6 +219,11 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             delta = f"{delta} · {assumed}"
         if delta and k == "usd_per_request" and missing:  # cheaper, and failing its SLO (a review)
             delta = f"{delta} · {missing}"
+        # a cheaper side that misses its SLO, or two that both miss, is no better: the card read green (a review)
+        cheaper = "" if pct is None or pd.isna(pct) or pct == 0 else "B" if pct < 0 else "A"
+        no_win = k == "usd_per_request" and (neither or (bool(side) and side == cheaper))
+        if delta and k == "usd_per_request" and neither:
+            delta = f"{delta} · {ex.BOTH_MISS}"
         if delta and targets:
             delta = f"{delta} · other targets"
         if delta and unpaired:
@@ -240,7 +246,7 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             vb,
             delta=f"{delta} · within noise" if delta and quiet else delta,
             delta_color="off"
-            if quiet or still or apart or targets or grows or unpaired
+            if quiet or still or apart or targets or grows or unpaired or no_win
             else "inverse"
             if inverse
             else "normal",

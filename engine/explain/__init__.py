@@ -32,6 +32,8 @@ _API = {
     "TARGET_JUDGED": "engine.explain.targets",
     "judged_apart": "engine.explain.targets",
     "cost_judged": "engine.explain.targets",
+    "both_miss": "engine.explain.targets",
+    "BOTH_MISS": "engine.explain.targets",
     "missing_side": "engine.explain.targets",
     "misses_slo": "engine.explain.targets",
     "target_differences": "engine.explain.targets",
@@ -212,6 +214,7 @@ __all__ = [
     "ALL_CLASSES",
     "BAND_NOTE",
     "BOTH_FAIL",
+    "BOTH_MISS",
     "CHIP_NUMBERS",
     "GROWS",
     "HEADLINE_SOURCES",
@@ -247,6 +250,7 @@ __all__ = [
     "at_least",
     "at_the_edge",
     "autoscale_line",
+    "both_miss",
     "cache_figures",
     "cache_rates",
     "caveats",
@@ -539,8 +543,10 @@ if TYPE_CHECKING:
     )
     from engine.explain.tail_ends import tail_end_text
     from engine.explain.targets import (
+        BOTH_MISS,
         OTHER_TARGETS,
         TARGET_JUDGED,
+        both_miss,
         cost_judged,
         judged_apart,
         misses_slo,

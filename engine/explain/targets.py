@@ -75,6 +75,7 @@ def judged_apart(table: pd.DataFrame, found: list[str]) -> pd.DataFrame:
 
 COST_FIGURES = ("Cost per hour", "Cost per request", "Cost per 1M output tokens")
 """The Compare figures of a bill (`presentation.COMPARED` labels)."""
+ENERGY_FIGURE = "Energy per output token"
 
 
 def missing_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
@@ -88,22 +89,40 @@ def misses_slo(side: str) -> str:
     return f"{side} misses its SLO"
 
 
+BOTH_MISS = "both miss their SLO"
+"""A Compare row's `better` on a bill or an energy where neither side meets its SLO: each bill buys
+requests that miss (two overloaded runs: B's 31% cheaper per request read green, 'better: B', a review)."""
+
+
+def both_miss(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether neither run meets its SLO (every class at its percentile)."""
+    return not classes_pass(a) and not classes_pass(b)
+
+
 def cost_judged(table: pd.DataFrame, a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     """A compare table whose bills are not called better on the side that misses its SLO where the
     other meets it: its requests buy less service for the money (a review read an MI300X side "24%
     cheaper, better: B" at 62.9% of requests within their SLO against A's 94.6%). The row reads
-    'B misses its SLO'; a cheaper side that meets its SLO keeps its win."""
+    'B misses its SLO'; a cheaper side that meets its SLO keeps its win. Where both miss, neither
+    side's bill nor energy is better (`BOTH_MISS`)."""
+    if "better" not in table:
+        return table
+    if both_miss(a, b):
+        rows = table["figure"].isin((*COST_FIGURES, ENERGY_FIGURE)) & table["better"].isin(("A", "B"))
+        return table.assign(better=table["better"].where(~rows, BOTH_MISS))
     side = missing_side(a, b)
-    if not side or "better" not in table:
+    if not side:
         return table
     rows = table["figure"].isin(COST_FIGURES) & (table["better"] == side)
     return table.assign(better=table["better"].where(~rows, misses_slo(side)))
 
 
 __all__ = [
+    "BOTH_MISS",
     "COST_FIGURES",
     "OTHER_TARGETS",
     "TARGET_JUDGED",
+    "both_miss",
     "cost_judged",
     "judged_apart",
     "misses_slo",

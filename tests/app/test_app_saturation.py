@@ -169,3 +169,21 @@ def test_a_queue_still_rising_at_the_windows_end_is_said_on_results() -> None:
     overload = [e.value for e in advisor.error if "grows through the window" in e.value]  # type: ignore[union-attr]
     said = sum("still rising at the window" in t for t in texts_of(advisor.warning))  # type: ignore[union-attr]
     assert said == (0 if overload else 1), (said, overload)
+
+
+def test_compare_calls_no_bill_better_where_both_sides_miss_their_slo() -> None:
+    """Both overloaded: B's 31% cheaper requests read green and 'better: B' on cost and energy, all of them
+    missing their SLO (a review). Neither side is the better buy: the card is grey and says why."""
+    both = {"workload.arrival.rate_rps": 60.0}
+    at = AppTest.from_file(APP, default_timeout=180)
+    link = to_link(short(PRESET, **both), PRESET)
+    at.query_params.update({**link, "a": "current", "b": "current, other mode"})
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value.set_index("figure")
+    assert table.loc["Cost per request", "better"] == "both miss their SLO"
+    assert table.loc["Energy per output token", "better"] in ("both miss their SLO", "same", "")
+    card = next(m for m in at.metric if m.label == "$ / request: B")
+    from streamlit.proto.Metric_pb2 import Metric as MetricProto
+
+    assert "both miss their SLO" in card.proto.delta and card.proto.color == MetricProto.MetricColor.GRAY

@@ -511,15 +511,12 @@ def test_a_cheaper_bill_that_misses_its_slo_wins_nothing() -> None:
         cost_judged(compare(b, a), b, a).set_index("figure")["better"]["Cost per request"]
         == "A misses its SLO"
     )
-    # the cheaper side that meets its SLO keeps its win, and two failing sides are ordered as before
+    # the cheaper side that meets its SLO keeps its win; of two failing sides neither is the better buy (two
+    # overloaded runs read 'better: B' and a green card on B's 31% cheaper requests, all missing: a review)
     assert cost_judged(compare(b, a), a, b).set_index("figure")["better"]["Cost per request"] == "A"
     gone = doc(0.015, False)
-    assert (
-        cost_judged(compare(doc(0.02, False), gone), doc(0.02, False), gone).set_index("figure")["better"][
-            "Cost per request"
-        ]
-        == "B"
-    )
+    both = cost_judged(compare(doc(0.02, False), gone), doc(0.02, False), gone).set_index("figure")["better"]
+    assert both["Cost per request"] == "both miss their SLO" and both["Cost per hour"] == "same"
     v = CompareMargin(side(a, doc(0.025, True)), side(b, doc(0.018, False))).verdicts()
     assert v["Cost per request"] == "B; B misses its SLO in every case"
     assert verdict_text(v["Cost per request"]) == "B in every case, but B misses its SLO in every case"
