@@ -17,8 +17,9 @@ from ui.text import plain
 
 res = layout.page(
     "SLO targets",
-    "A request meets its SLO when its TTFT and TPOT are both within target; a class passes when the chosen "
-    "percentile of each is within target (rejected and failed requests count as late).",
+    "A request meets its SLO when its TTFT and TPOT are within target, and its largest gap between tokens (TBT) "
+    "and end-to-end time (E2E) where a class sets those; a class passes when the chosen percentile of each is "
+    "within target (rejected and failed requests count as late).",
 )
 sc = state.scenario()
 PERCENTILES = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9]

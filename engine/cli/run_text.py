@@ -238,6 +238,12 @@ def _at(c: dict[str, Any], key: AtPercentile) -> str:
     )
 
 
+def _e2e_text(c: dict[str, Any]) -> str:
+    """A class's E2E at its percentile: '10,123 ms', or ∞ where it falls on requests never answered."""
+    v = c.get("e2e_ms_at_percentile")
+    return "∞" if v is None else f"{v:,.0f} ms"
+
+
 def _broken(c: dict[str, Any], slo: Any) -> str:
     """What a failing class misses at its percentile: ' on TTFT', ' on TPOT and E2E' (its targets'
     `slo`; an E2E-only failure read 'FAILS' beside a TTFT and TPOT within target: a review)."""
@@ -249,6 +255,12 @@ def _broken(c: dict[str, Any], slo: Any) -> str:
             (
                 "largest token gap",
                 bool(slo.tbt_ms) and not within_target(c, "max_tbt_ms_at_percentile", slo.tbt_ms),
+            ),
+            (  # at its percentile, where the summary has it ('FAILS on largest token gap' alone: a review)
+                f"E2E (p{c['percentile']:g} {_e2e_text(c)} against its {getattr(slo, 'e2e_ms', 0) or 0:,.0f} ms)",
+                bool(getattr(slo, "e2e_ms", None))
+                and "e2e_ms_at_percentile" in c
+                and not within_target(c, "e2e_ms_at_percentile", slo.e2e_ms),
             ),
         )
         if missed

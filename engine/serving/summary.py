@@ -127,6 +127,10 @@ class ClassSummary(TypedDict):
     """TPOT at that percentile, ms (None: infinite or no request)."""
     max_tbt_ms_at_percentile: float | None
     """Largest token gap at that percentile, ms (None: infinite or no request)."""
+    e2e_ms_at_percentile: NotRequired[float | None]
+    """End-to-end latency at that percentile, ms, where the class sets an E2E target (None: infinite or no
+    request; absent without a target): `run` said a class failing on the largest gap and E2E failed on the
+    gap alone (a review)."""
     slo_attainment: float | None
     """Share of the class's window requests that met their SLO, 0-1 (None: no request in the window)."""
     passes: bool
@@ -499,7 +503,9 @@ def latency_shortfall(summary: Mapping[str, Any], kind: LatencyKind | None = Non
     return float(mark["shortfall_rps"])
 
 
-AtPercentile = Literal["ttft_ms_at_percentile", "tpot_ms_at_percentile", "max_tbt_ms_at_percentile"]
+AtPercentile = Literal[
+    "ttft_ms_at_percentile", "tpot_ms_at_percentile", "max_tbt_ms_at_percentile", "e2e_ms_at_percentile"
+]
 
 
 def unbounded(c: Mapping[str, Any], key: AtPercentile) -> bool:
