@@ -196,7 +196,7 @@ def _pool_findings(result: SimResult, res: Resolved, cat: Catalog) -> list[Findi
                 Finding(
                     "critical",
                     "overload",
-                    f"the queue of {label} grows through the window ({first:.0f} -> {last:.0f} "
+                    f"the queue of {label} grows through the window ({first:,.0f} -> {last:,.0f} "
                     "requests waiting): the load exceeds what the deployment can serve.",
                     {"queue_first_quarter": first, "queue_last_quarter": last},
                 )

@@ -293,6 +293,14 @@ def test_an_uncalibrated_pool_is_a_finding_with_its_rule_and_how_to_fix_it() -> 
             assert f"{confidence.FIGURE_NAMES[figure]} {confidence.signed_text(*r)}" in f.text
 
 
+def test_a_queue_in_thousands_reads_with_their_separator() -> None:
+    """'(2222 -> 15415 requests waiting)' where the app writes 35,637 elsewhere (a review)."""
+    over = {"deployment.pools[1].hardware": "l40s", "workload.arrival.rate_rps": 40.0}
+    f = topics(findings(simulate(io.apply_overrides(io.load_preset("chat-disaggregated"), over))))["overload"]
+    last = f.numbers["queue_last_quarter"]
+    assert last >= 1000 and f"-> {last:,.0f} requests waiting" in f.text
+
+
 def test_a_prefill_pool_backed_up_by_decode_is_not_told_to_shrink() -> None:
     """L40S decode instances fill their KV memory: prompts, prefilled, wait for room, so the prefill
     pool is idle while its queue grows. The advisor says so, and does not advise fewer prefill
