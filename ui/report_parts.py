@@ -15,7 +15,16 @@ from engine import explain as ex
 from engine.core import ScenarioError
 from engine.serving import SimResult
 from ui import layout
+from ui.tables import cost_view
 from ui.tail_table import report_view
+
+BILL_COLUMNS = {
+    "usd_per_request": "$ / request",
+    "usd_per_million_requests": "$ / million requests",
+    "usd_per_million_output_tokens": "$ / million output tokens",
+    "share": "share of the bill",
+}
+"""The report's cost-by-part columns in words, as the page heads them."""
 
 
 def report_sections(result: SimResult) -> list[tuple[str, str]]:
@@ -51,9 +60,15 @@ def report_sections(result: SimResult) -> list[tuple[str, str]]:
     found = "".join(
         f"<li><strong>{html.escape(f.severity)}</strong>: {html.escape(f.text)}</li>" for f in findings
     )
-    bill = ex.cost_parts(s).to_html(
-        index=False, border=0, classes="summary", float_format=lambda v: f"{v:,.6g}"
-    )
+    parts = cost_view(
+        ex.cost_parts(s)
+    )  # as the page writes it: '0.000143233' and '0.499659' stood (a review)
+    dollars = ("usd_per_million_requests", "usd_per_million_output_tokens")
+    parts = parts.assign(
+        **{c: [f"${v:,.2f}" for v in parts[c]] for c in dollars if c in parts},
+        **({"share": [f"{v:.1%}" for v in parts["share"]]} if "share" in parts else {}),
+    ).rename(columns=BILL_COLUMNS)
+    bill = parts.to_html(index=False, border=0, classes="summary", float_format=lambda v: f"{v:,.6g}")
     return [
         ("Headline", headline + f"<p>{html.escape(ex.BAND_NOTE)}</p>"),
         ("Each class against its SLO", verdicts),

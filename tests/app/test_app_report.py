@@ -115,3 +115,14 @@ def test_the_html_reports_figures_carry_the_pages_marks() -> None:
         layout.HEADROOM,
     )
     assert layout.marked_figure(at_cap.summary, "tpot_p99_ms", "30 ms", "± 9%") == ("30 ms", "± 9%")
+
+
+def test_the_reports_bill_is_written_as_the_page_writes_it(run: SimResult) -> None:
+    """Its cost table read '0.000143233' and '0.499659' where the page reads $0.000143 and 50.0% (a review)."""
+    from ui.report_parts import report_sections
+
+    bill = dict(report_sections(run))[
+        next(h for h, _ in report_sections(run) if h.startswith("Cost by part"))
+    ]
+    assert "$ / request" in bill and "share of the bill" in bill and "%</td>" in bill
+    assert "e-0" not in bill and "0.4999" not in bill and "<td>$0.000" in bill
