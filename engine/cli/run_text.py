@@ -198,17 +198,8 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         print(f"  {c['basis']}; per 1k requests by kind ($): {kinds}")
     for line in porting_lines(scenario) if scenario is not None else ():
         print(f"  porting: {line}")
-    bills = c.get("usd_by_pool", {})
-    for pool, u in doc["utilization"].items():
-        share = (
-            f", {bills[pool] / c['usd_total']:.1%} of the bill"
-            if pool in bills and c.get("usd_total")
-            else ""
-        )
-        print(
-            f"pool {pool}: compute {u['compute']:.1%}, bandwidth {u['bandwidth']:.1%}, busy {u['busy']:.1%}, "
-            f"KV memory {u['kv_memory']:.1%}{share}"
-        )
+    for line in _pool_lines(doc, c):
+        print(line)
     for m in marks:
         print(f"pool {m.pool} on {m.hardware}: {confidence.describe(m.calibration)}")
     _band_note(marks, moves)
@@ -224,6 +215,32 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         print(
             f"simulated in {s['wall_s']:.2f} s with {s['events']:,} events ({s['events_per_request']:.1f} per request)"
         )
+
+
+def _pool_lines(doc: dict[str, Any], c: dict[str, Any]) -> list[str]:
+    """Each pool's utilisation and share of the bill, then the share no pool's chips carry (the cache tiers')."""
+    out: list[str] = []
+    bills = c.get("usd_by_pool", {})
+    for pool, u in doc["utilization"].items():
+        share = (
+            f", {bills[pool] / c['usd_total']:.1%} of the bill"
+            if pool in bills and c.get("usd_total")
+            else ""
+        )
+        out.append(
+            f"pool {pool}: compute {u['compute']:.1%}, bandwidth {u['bandwidth']:.1%}, busy {u['busy']:.1%}, "
+            f"KV memory {u['kv_memory']:.1%}{share}"
+        )
+    rest = (c.get("usd_total") or 0.0) - sum(bills.values())  # the pools' shares left 4.9% unsaid (a review)
+    if bills and c.get("usd_total") and rest > 1e-9 * c["usd_total"]:
+        cache = c.get("usd_by_part", {}).get("cache", 0.0)
+        what = (
+            "the cache tiers (host, pooled)"
+            if abs(rest - cache) <= 1e-6 * c["usd_total"]
+            else "outside the pools"
+        )
+        out.append(f"{what}: {rest / c['usd_total']:.1%} of the bill (${rest:,.2f})")
+    return out
 
 
 def _at(c: dict[str, Any], key: AtPercentile) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from typing import Any
@@ -448,3 +449,16 @@ def test_a_run_with_no_request_judges_nothing(capsys: pytest.CaptureFixture[str]
     assert not run_passes(empty, "attainment", 0.99) and not run_passes(empty)
     assert attained(None) == "no request in the window, not judged"
     assert attained(0.973, 0) == "97% of requests within SLO"
+
+
+def test_the_bills_shares_add_up_with_the_cache_tiers_said(capsys: pytest.CaptureFixture[str]) -> None:
+    """mooncake-replay's pools read 59.4% and 35.7% of the bill, the cache's 4.9% unsaid (a review)."""
+    assert main(["run", "mooncake-replay"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    shares = [
+        float(re.search(r"([\d.]+)% of the bill", line).group(1)) for line in lines if "% of the bill" in line
+    ]  # type: ignore[union-attr]
+    assert any(line.startswith("the cache tiers (host, pooled): ") for line in lines)
+    assert sum(shares) == pytest.approx(100.0, abs=0.15)
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=30"]) == 0
+    assert "cache tiers" not in capsys.readouterr().out  # no tier: the pools' shares are the bill
