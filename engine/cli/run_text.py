@@ -331,7 +331,8 @@ def print_spread(summary: Summary, scen: Scenario, edge: RunMargin, spread: RunS
         print(f"  class {name}: {'passes' if a else 'FAILS'} -> {'passes' if b else 'FAILS'}{why}")
     fast = ", ".join(f"{chip} {e:+.0%}" for chip, e in spread.speedup.items())
     print(
-        f"spread: each headline figure with every chip at either edge of its band (optimistic: {fast} time)"
+        f"spread: how each headline figure moves with every chip at either edge of its band (optimistic: {fast} "
+        "time); latencies and costs never narrower than their kind's band"
     )
     for line in spread_lines(summary, scen, spread.moves()):
         print(f"  {line}")

@@ -122,7 +122,10 @@ class RunMargin:
 
     def level(self, name: str) -> tuple[bool, bool]:
         """Whether the `rows` latency `name` stays level while the queue grows (`sustain.level`), as
-        modelled and slowed."""
+        modelled and slowed; a cost, whether its run falls behind (the bill over full batches serving a
+        backlog late: at saturation, as a run's own text marks it; the margin's line dropped it: a review)."""
+        if name.startswith("$"):
+            return shortfall_rps(self.modelled) is not None, shortfall_rps(self.slowed) is not None
         kind = _KINDS.get(name.split(" ")[0])
         if kind is None:
             return False, False
@@ -167,7 +170,9 @@ def figure_text(name: str, v: float | None, shortfall: float | None = None, leve
     if name == "SLO attainment":
         return f"{v:.1%}"
     if name.startswith("$"):
-        return usd_text(v)
+        return sustain.latency(
+            usd_text(v), None, level
+        )  # '$0.000491, at saturation' where its run falls behind
     return f"{v:,.2f}"
 
 
