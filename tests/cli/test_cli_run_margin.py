@@ -69,14 +69,18 @@ def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
     assert "These are each kind of figure's band; how this run itself moves" in plain_run
     # the summary's goodput and cost carry the run's spread, as Results shows them, not their kind's band
     spread_goodput = re.search(
-        r"^  goodput +[\d.]+ req/s +(\S.*\S)\s*$", out.split("spread: how each headline figure moves")[1], re.M
+        r"^  goodput +[\d.]+ req/s +(\S.*\S)\s*$",
+        out.split("spread: how each headline figure moves")[1],
+        re.M,
     )
     assert spread_goodput is not None and f"req/s ({spread_goodput.group(1)})" in out.split("margin:")[0]
     # and so do the p99 TTFT and TPOT (their line read the kind's band beside a wider spread: a review)
     # E2E's too (it kept its kind's −26% to +10% beside a +34% spread: a review)
     for key, line in (("TTFT p99", "ttft"), ("TPOT p99", "tpot"), ("E2E p99", "e2e")):
         spread = re.search(
-            rf"^  {key} +[\d.,]+ m?s +(\S.*\S)\s*$", out.split("spread: how each headline figure moves")[1], re.M
+            rf"^  {key} +[\d.,]+ m?s +(\S.*\S)\s*$",
+            out.split("spread: how each headline figure moves")[1],
+            re.M,
         )
         assert spread is not None and re.search(
             rf"^  {line} .*\({re.escape(spread.group(1))}\)$", out, re.M
