@@ -156,6 +156,15 @@ if bases_differ:
         "cost per request compares a rental bill with an ownership bill (see Cost by part below).",
         icon=":material/payments:",
     )
+# another price on one side (a rent set on the SLO page): a cost change that is the price's, not the
+# deployment's, read '-49.7%' on the card with one caption at the page's foot saying why (a review)
+priced_apart = not bases_differ and sa.cost != sb.cost
+if priced_apart:
+    st.info(
+        "A and B are priced differently (their cost bases differ: a chip's rent, purchase price or energy): a "
+        "change in cost per request is as much the prices' as the deployments'.",
+        icon=":material/payments:",
+    )
 change = table.set_index("figure")["change_pct"]
 points = table.set_index("figure")["change_points"]
 noise = table.set_index("figure")["within_noise"] if reps else None
@@ -197,7 +206,7 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
         if still:  # unsigned, as the same figure on both sides reads
             text = "0.0 pts" if pts is not None and pd.notna(pts) else "0.0%"
         quiet = noise is not None and bool(noise.get(label, False))  # the 95% intervals overlap
-        apart = bases_differ and k == "usd_per_request"  # a rental bill against an ownership bill: no verdict
+        apart = (bases_differ or priced_apart) and k == "usd_per_request"  # bills on other bases: no verdict
         targets = bool(judged) and k in ("slo_attainment", "goodput_rps")  # counted against other targets
         va, vb = (
             (replicas.pm(k, reps[0].headline[k]), replicas.pm(k, reps[1].headline[k]))
@@ -214,7 +223,7 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
         if behind_b is None:
             vb = ex.with_band(*marks.value_parts(vb, tb, k, bool(reps), ex.limits(rb.summary, sb), moves_b))
         if delta and apart:
-            delta = f"{delta} · another cost basis"
+            delta = f"{delta} · {'another cost basis' if bases_differ else 'other prices'}"
         elif delta and k == "usd_per_request" and assumed:  # a price the catalog assumes (a review)
             delta = f"{delta} · {assumed}"
         if delta and k == "usd_per_request" and missing:  # cheaper, and failing its SLO (a review)

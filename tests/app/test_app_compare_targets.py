@@ -83,3 +83,15 @@ def test_the_cost_card_says_which_side_misses_its_slo() -> None:
     assert "A misses its SLO" in delta, delta
     same = app("compare", short())  # both sides meet it
     assert "misses its SLO" not in str({m.label: m for m in same.metric}["$ / request: B"].delta)
+
+
+def test_the_cost_card_says_the_sides_are_priced_apart() -> None:
+    """An H100 rent of $5 set on the SLO page read '$ / request: B … -49.7% vs A's' against the counterpart
+    at the catalog's rent, one caption at the foot saying why (a review): said, and no verdict."""
+    at = app("compare", short(**{"cost.usd_per_hour.h100-sxm": 5.0}))
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(i.value for i in at.info)
+    assert "A and B are priced differently" in said
+    assert " · other prices" in str({m.label: m for m in at.metric}["$ / request: B"].delta)
+    same = app("compare", short())
+    assert "priced differently" not in " ".join(i.value for i in same.info)
