@@ -260,6 +260,12 @@ def marked(row: dict[str, Any], kind: ex.LatencyKind) -> str:
     return ex.marked(layout.fmt_ms(value), res.summary, kind)
 
 
+def at_ms(row: dict[str, Any], kind: str) -> float | None:
+    """A class's figure of `kind` at its percentile in ms (None: none), for its target's unit."""
+    v = row.get(f"{kind}_at_percentile_ms")
+    return None if v is None or pd.isna(v) else float(v)
+
+
 if (behind := ex.line(res.summary)) is not None:
     st.error(plain(behind), icon=":material/trending_up:")
 if (rising := ex.rising_line(res.summary)) is not None:
@@ -279,17 +285,18 @@ for row in tail.to_dict("records"):
     ttft, tpot = marked(row, "ttft"), marked(row, "tpot")
     msg = (
         f"**{plain(row['class'])}** {plain(verdict)} at {pct}: TTFT {pct} = {ttft} (target "
-        f"{layout.fmt_ms(row['ttft_target_ms'])}, {_holds(row['ttft_holds_to_pct'])}); TPOT {pct} = {tpot} "
-        f"(target {layout.fmt_ms(row['tpot_target_ms'])}, {_holds(row['tpot_holds_to_pct'])})"
+        f"{layout.fmt_target(row['ttft_target_ms'], at_ms(row, 'ttft'))}, {_holds(row['ttft_holds_to_pct'])}); "
+        f"TPOT {pct} = {tpot} "
+        f"(target {layout.fmt_target(row['tpot_target_ms'], at_ms(row, 'tpot'))}, {_holds(row['tpot_holds_to_pct'])})"
         + (
             f"; largest gap between tokens {pct} = "
             f"{marked(row, 'max_tbt')} "
-            f"(target {layout.fmt_ms(row['tbt_target_ms'])}). "
+            f"(target {layout.fmt_target(row['tbt_target_ms'], at_ms(row, 'max_tbt'))}). "
             if row["class"] in tbt_targeted
             else ". "
         )
         + (
-            f"E2E {pct} = {marked(row, 'e2e')} (target {layout.fmt_ms(row['e2e_target_ms'])}). "
+            f"E2E {pct} = {marked(row, 'e2e')} (target {layout.fmt_target(row['e2e_target_ms'], at_ms(row, 'e2e'))}). "
             # a class without one reads NaN where another class sets one (truthy: 'E2E p90 = – (target –)')
             if pd.notna(row.get("e2e_target_ms")) and row.get("e2e_target_ms")
             else ""

@@ -1,0 +1,16 @@
+"""A figure and its target in one unit: 'E2E p90 = 10.1 s (target 5,000 ms)' mixed them (a review)."""
+
+from __future__ import annotations
+
+from engine.scenario.codec import apply_overrides, load_preset
+from tests.app.harness import app, text_of
+from ui import layout
+
+
+def test_a_target_reads_in_its_figures_unit() -> None:
+    assert layout.fmt_target(5000.0, 10_123.0) == "5.0 s" and layout.fmt_target(5000.0, 4000.0) == "5,000 ms"
+    assert layout.fmt_target(30.0, 19.4) == "30.0 ms" and layout.fmt_target(None, 1.0) == "–"
+    sc = apply_overrides(load_preset("chat-disaggregated"), {"workload.classes[0].slo.e2e_ms": 5000.0})
+    at = app("slo", sc)
+    said = " ".join(text_of(e.value) for e in (*at.error, *at.success, *at.info))
+    assert "E2E p90 = " in said and " s (target 5.0 s)" in said and "(target 5,000 ms)" not in said, said
