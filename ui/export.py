@@ -16,6 +16,7 @@ session, and the menu shows the reason from the next rerun on, until that export
 from __future__ import annotations
 
 import logging
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -59,6 +60,12 @@ CAPTION_ROOM_PX = 34
 """Below the axis (and a legend under the plot): the provenance caption's line, inside the canvas."""
 
 
+CAPTION_CHARS = 110
+"""The longest line of the provenance caption at its 10 px font: about 660 px, inside the narrowest export."""
+CAPTION_LINE_PX = 14
+"""Each further line of the caption."""
+
+
 def _bottom_px(fig: go.Figure) -> int:
     """The bottom margin of an exported chart: its x axis, a legend under the plot, then the caption."""
     legend_below = fig.layout.legend.y is not None and fig.layout.legend.y < 0
@@ -78,7 +85,10 @@ def print_copy(fig: go.Figure, meta: dict[str, str]) -> go.Figure:
     """
     out = go.Figure(fig)
     caption = f"Fengong {meta['engine_version']} · {meta['scenario']} · preset {meta['preset']} · seed {meta['seed']}"
-    bottom = _bottom_px(out)
+    # wrapped where long: a Compare export's two scenario names ran its seed off the image (a review)
+    lines = textwrap.wrap(caption, CAPTION_CHARS, break_long_words=True) or [caption]
+    caption = "<br>".join(lines)
+    bottom = _bottom_px(out) + CAPTION_LINE_PX * (len(lines) - 1)
     out.update_layout(
         template="plotly_white",
         colorway=list(CATEGORY_COLORS),

@@ -46,6 +46,12 @@ def test_an_exported_chart_keeps_its_caption_and_title_inside_the_canvas() -> No
     assert out.layout.margin.b >= 70 + export.CAPTION_ROOM_PX  # the axis and its title, then the caption
     # the title starts where the plot does (left margin), not at the canvas's edge
     assert out.layout.title.xref == "paper" and out.layout.title.x == 0 and out.layout.margin.l >= 40
+    # a long caption wraps, its seed kept on the image and the margin grown for it (a Compare export's
+    # two scenario names ran it off: a review)
+    long = export.print_copy(_figure(), {**META, "scenario": "A: " + "x" * 90 + " vs B: " + "y" * 90})
+    text = long.layout.annotations[-1].text
+    assert "<br>" in text and all(len(line) <= export.CAPTION_CHARS for line in text.split("<br>"))
+    assert text.endswith(f"seed {META['seed']}") and long.layout.margin.b > out.layout.margin.b
 
 
 def test_an_exported_charts_caption_keeps_clear_of_a_legend_one_entry_a_row() -> None:
