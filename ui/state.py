@@ -314,7 +314,13 @@ def forget_upload() -> None:
     for key in (UPLOAD_MODE, UPLOAD_DONE, UPLOAD_NAME):
         ss.pop(key, None)
     ss[UPLOAD_GENERATION] = int(ss.get(UPLOAD_GENERATION, 0)) + 1
-    notes = ss.get(NOTICES)
+    clear_upload_notes()
+
+
+def clear_upload_notes() -> None:
+    """Drop every upload's message: a file applied after another left the first one's message at the top
+    of every page though its trace was no longer used (a review)."""
+    notes = st.session_state.get(NOTICES)
     if isinstance(notes, dict):
         for key in [k for k in notes if str(k).startswith("upload:")]:
             notes.pop(key)

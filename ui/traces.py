@@ -178,6 +178,7 @@ def upload_editor() -> None:
     if state.override({"workload.trace": {"format": fmt, "path": ref}}):
         st.session_state[state.UPLOAD_DONE] = digest
         st.session_state[state.UPLOAD_NAME] = up.name
+        state.clear_upload_notes()  # the file before it is no longer replayed: nor said
         state.notify(
             f"{up.name}: {kept_text(reqs.source, sc.duration_s)}, format {fmt}.",
             kind="success",
@@ -294,6 +295,7 @@ def _create_classes(file_name: str, names: tuple[str, ...], fmt: str) -> None:
     ):
         st.session_state[state.UPLOAD_DONE] = hashlib.sha256(raw).hexdigest()[:20]
         st.session_state[state.UPLOAD_NAME] = file_name
+        state.clear_upload_notes()
         state.notify(
             f"{file_name}: created class{'es' if len(names) > 1 else ''} {', '.join(names)} (SLOs on the SLO page); "
             f"{kept_text(reqs.source, sc.duration_s)}, format {fmt}.",

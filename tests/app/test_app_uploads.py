@@ -229,3 +229,18 @@ def test_an_upload_says_the_rows_its_window_leaves_out() -> None:
     assert "(the file runs to 599,800 s)" in said
     assert "set the trace's time scale to 1,000" in said
     assert not [w for w in at.warning if "arrivals end at" in text_of(w.value)]
+
+
+def test_a_second_upload_replaces_the_firsts_message() -> None:
+    """After one.csv then two.csv, one.csv's message stayed at the top of every page though two.csv was the
+    trace replayed (a review)."""
+    rows = "\n".join(f"{i * 0.2:.1f},{200 + i},{20 + i % 7}" for i in range(300))
+    body = f"arrival_s,input_tokens,output_tokens\n{rows}\n"
+    at = app("workload")
+    _upload(at, "one.csv", body)
+    assert any("one.csv" in text_of(m.value) for m in (*at.success, *at.toast, *at.info))
+    at.file_uploader(key="fg:upload").set_value(
+        ("two.csv", (body + "61,300,30\n").encode(), "text/csv")
+    ).run()
+    said = [text_of(m.value) for m in (*at.success, *at.toast, *at.info, *at.warning)]
+    assert any("two.csv" in t for t in said) and not any("one.csv" in t for t in said), said
