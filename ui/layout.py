@@ -437,9 +437,10 @@ def live_strip(result: SimResult, slot: Any = None, preview: ex.RunPreview | Non
     errors = ex.error_list(ex.errors_by_figure(trust))
     if off:
         box.markdown(
-            marks.badge_markdown("uncalibrated")
-            + " "
-            + plain(", ".join(f"{m.pool} on {m.hardware}" for m in off)),
+            marks.badge_markdown("uncalibrated")  # the pools in the badge's size (larger beside it: a review)
+            + " :small["
+            + plain(", ".join(f"{m.pool} on {m.hardware}" for m in off))
+            + "]",
             help=plain(" ".join(filter(None, [ex.note(trust), errors and f"Band: {errors}."]))),
         )
     elif ex.partly(trust):

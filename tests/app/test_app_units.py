@@ -14,3 +14,12 @@ def test_a_target_reads_in_its_figures_unit() -> None:
     at = app("slo", sc)
     said = " ".join(text_of(e.value) for e in (*at.error, *at.success, *at.info))
     assert "E2E p90 = " in said and " s (target 5.0 s)" in said and "(target 5,000 ms)" not in said, said
+
+
+def test_the_strips_uncalibrated_pools_read_in_the_badges_size() -> None:
+    """'decode on h200' beside the strip's 'uncalibrated' badge was in a larger font than the strip (a review)."""
+    from tests.app.harness import short
+
+    at = app("slo", short("moe-deepseek-h200"), "moe-deepseek-h200")
+    line = next(m.value for m in at.sidebar.markdown if "-badge[" in m.value and "uncalibrated" in m.value)
+    assert ":small[" in line and "on h200" in line.split(":small[", 1)[1], line
