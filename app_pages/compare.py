@@ -7,7 +7,7 @@ from engine import explain as ex
 from engine.core import ScenarioError
 from engine.explain import compare_with_noise, with_mode
 from engine.scenario import Scenario, preset_names
-from ui import charts, export, layout, margin, marks, replicas, sim, state, tables
+from ui import charts, export, layout, lesson, margin, marks, replicas, sim, state, tables
 from ui.text import plain
 
 layout.page(
@@ -19,11 +19,18 @@ layout.page(
 current = state.scenario()
 other = "disaggregated" if current.deployment.mode == "colocated" else "colocated"
 CURRENT, SWITCHED = "current", "current, other mode"
+paired = current.counterpart in preset_names()  # its counterpart preset, on this scenario's load
 # Options are plain words: the choices are bound to the URL (?a=...&b=...) as they read.
-CHOICES = [CURRENT, SWITCHED, *preset_names()]
+CHOICES = [CURRENT, SWITCHED, *([lesson.PAIRED] if paired else []), *preset_names()]
 HELP = (
     f"**{CURRENT}**: the scenario you are editing. **{SWITCHED}**: the same, served {other} "
-    "(same chips, split or merged). Or any shipped preset."
+    "(same chips, split or merged)."
+    + (
+        f" **{lesson.PAIRED}**: its counterpart preset serving this scenario's workload, window and seed."
+        if paired
+        else ""
+    )
+    + " Or any shipped preset."
 )
 
 
@@ -33,6 +40,8 @@ def scenario_of(choice: str) -> Scenario:
         return current
     if choice == SWITCHED:
         return with_mode(current, other)
+    if choice == lesson.PAIRED:
+        return ex.with_load_of(state.preset(str(current.counterpart)), current)
     return state.preset(choice)
 
 
@@ -47,7 +56,9 @@ for side in ("a", "b"):  # a link's choice the page does not know is said, then 
 c1, c2, c3 = st.columns([5, 5, 3])  # the Seeds box (130 px) fits at 1,100 px
 # A is the scenario; B what it is measured against, as the lesson's link opens it: its preset
 # counterpart (the same requests), else the same scenario served the other way
-default_b = current.counterpart if current.counterpart in CHOICES else SWITCHED
+default_b = (
+    (lesson.PAIRED if lesson.load_edited(current) else str(current.counterpart)) if paired else SWITCHED
+)
 a_key = c1.selectbox(
     "Scenario A", CHOICES, index=CHOICES.index(CURRENT), key="a", bind="query-params", help=HELP
 )
@@ -66,6 +77,7 @@ for col, key, chosen in ((c1, a_key, sa), (c2, b_key, sb)):  # an edited scenari
     col.caption(
         plain((state.named(chosen) if mine else chosen).name)
         + (f", served {other}" if key == SWITCHED else "")
+        + (", on this scenario's workload, window and seed" if key == lesson.PAIRED else "")
         + (f" · model {plain(chosen.model.id)}" if models_differ else "")
     )
 with c3:
@@ -76,6 +88,7 @@ def side(key: str | None, chosen: Scenario) -> tuple[str, str]:
     """A side's file-name stem and name, for the exports (`export.Pair`)."""
     stem = state.preset_name() + ("-edited" if state.edited() else "")
     stem = key if key not in (CURRENT, SWITCHED, None) else stem + (f"-{other}" if key == SWITCHED else "")
+    stem = f"{current.counterpart}-this-load" if key == lesson.PAIRED else stem
     mine = key in (CURRENT, SWITCHED, None)
     return stem, (state.named(chosen) if mine else chosen).name
 
@@ -277,6 +290,7 @@ cls = st.segmented_control(
     "Class in the charts",
     ["all", *names] if len(names) > 1 else names or ["all"],
     default=(names[0] if len(names) == 1 else "all"),
+    format_func=plain,  # a class's name is the user's text: an option renders Markdown ('www.…' linked)
     key="fg:cmp-class",
     help="The three CDFs below draw this class; the table and the changes under them are of every class "
     "(each class's figures against its targets: the SLO targets page).",

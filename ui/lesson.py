@@ -18,11 +18,22 @@ from ui import state
 from ui.text import plain
 
 COMPARE_PAGE = "app_pages/compare.py"
+PAIRED = "counterpart, this load"
+"""Compare's choice of the counterpart preset serving the current scenario's load (`ex.with_load_of`)."""
 
 
-def compare_params(counterpart: str) -> dict[str, str]:
-    """Query parameters that open Compare with A = the session's scenario and B = `counterpart`."""
-    return {**state.link(), "a": "current", "b": counterpart}
+def load_edited(sc: Scenario) -> bool:
+    """Whether the scenario's load (workload, window, warm-up, seed) differs from its preset's."""
+    base = state.preset(state.preset_name())
+    return any(getattr(sc, f) != getattr(base, f) for f in ("workload", "duration_s", "warmup_s", "seed"))
+
+
+def compare_params(counterpart: str, sc: Scenario | None = None) -> dict[str, str]:
+    """Query parameters that open Compare with A = the session's scenario and B = `counterpart`, serving
+    A's load where `sc` (A) changed it from its preset's: at the preset's own load the pair was unpaired (a
+    review)."""
+    b = PAIRED if sc is not None and load_edited(sc) else counterpart
+    return {**state.link(), "a": "current", "b": b}
 
 
 def banner(sc: Scenario) -> None:
@@ -45,6 +56,7 @@ def banner(sc: Scenario) -> None:
             COMPARE_PAGE,
             label=f"Compare with {plain(counterpart)}",
             icon=":material/compare_arrows:",
-            query_params=compare_params(counterpart),
-            help="Opens Compare with A = this scenario and B = its counterpart preset, on the same requests.",
+            query_params=compare_params(counterpart, sc),
+            help="Opens Compare with A = this scenario and B = its counterpart preset, on the same requests (your "
+            "workload, window and seed where you changed them).",
         )

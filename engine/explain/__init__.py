@@ -141,6 +141,7 @@ _API = {
     "with_custom_chip": "engine.explain.previews",
     "with_edge_site": "engine.explain.previews",
     "with_mode": "engine.explain.mode_switch",
+    "with_load_of": "engine.explain.mode_switch",
     "fitting_eps": "engine.explain.layout_choices",
     "with_model_fitted": "engine.explain.previews",
     "with_pool_added": "engine.explain.previews",
@@ -383,6 +384,7 @@ __all__ = [
     "with_custom_chip",
     "with_edge_site",
     "with_expected_error",
+    "with_load_of",
     "with_mode",
     "with_model_fitted",
     "with_pool_added",
@@ -437,7 +439,7 @@ if TYPE_CHECKING:
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.layout_choices import fitting_eps
     from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
-    from engine.explain.mode_switch import with_mode
+    from engine.explain.mode_switch import with_load_of, with_mode
     from engine.explain.pairing import paired_cdfs, paired_targets, unpaired
     from engine.explain.power_line import power_cap_line
     from engine.explain.presentation import (

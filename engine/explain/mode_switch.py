@@ -112,3 +112,18 @@ def _earlier_split(before: Scenario | None, kind: tuple[Any, ...], total: int) -
 def _kept(fault: Fault, roles: Mapping[str, str]) -> bool:
     """Whether a fault stays over the new pools: its pool is there (a link fault's, a prefill pool)."""
     return fault.pool in roles and (fault.kind != "link" or roles[fault.pool] == "prefill")
+
+
+LOAD_FIELDS = ("workload", "duration_s", "warmup_s", "seed")
+"""What makes two runs see the same requests (`engine.explain.unpaired`): the load, its window and seed."""
+
+
+def with_load_of(base: Scenario, load: Scenario) -> Scenario:
+    """`base` (a counterpart preset) serving `load`'s requests: its workload, window, warm-up and seed, so a
+    comparison with `load` is paired. 'Compare with chat-colocated' after raising the rate to 60 req/s put
+    the preset at its own 16 against it, the pair unpaired (a review). Validated: a class pinned to a pool
+    the counterpart lacks is refused with the field."""
+    from engine.scenario.codec import apply_overrides, to_data
+
+    data = to_data(load)
+    return apply_overrides(base, {k: data[k] for k in LOAD_FIELDS if k in data}, merge=False)

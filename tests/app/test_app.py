@@ -422,9 +422,16 @@ def test_compare_opens_against_the_scenarios_counterpart() -> None:
     """Straight to /compare without a or b: A is the scenario, B its counterpart preset (the same
     requests), as the lesson's link opens it; a scenario without one meets itself served the other
     way, never an unrelated preset."""
-    at = app("compare")
+    at = app("compare")  # the short window: its load changed, so B is the counterpart on it (same requests)
     assert_clean(at)
-    assert (at.selectbox(key="a").value, at.selectbox(key="b").value) == ("current", short().counterpart)
+    assert (at.selectbox(key="a").value, at.selectbox(key="b").value) == ("current", "counterpart, this load")
+    whole = app(
+        "compare", load_preset("chat-disaggregated")
+    )  # the preset's own load: the counterpart as it is
+    assert (whole.selectbox(key="a").value, whole.selectbox(key="b").value) == (
+        "current",
+        short().counterpart,
+    )
     alone = app("compare", short().model_copy(update={"counterpart": None}))
     assert_clean(alone)
     assert (alone.selectbox(key="a").value, alone.selectbox(key="b").value) == (

@@ -1,0 +1,48 @@
+"""Compare with a counterpart on this scenario's load: 'Compare with chat-colocated' after raising the rate
+to 60 req/s put the preset at its own 16 req/s against it, an unpaired comparison (a review)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import explain as ex
+from engine.core import ScenarioError
+from engine.scenario.codec import apply_overrides, load_preset
+from tests.app.harness import app, short
+from ui import lesson
+
+PRESET = "chat-disaggregated"
+
+
+def test_the_counterpart_serves_this_scenarios_load_and_the_pair_is_paired() -> None:
+    a = short(PRESET, **{"workload.arrival.rate_rps": 24.0})
+    b = ex.with_load_of(load_preset("chat-colocated"), a)
+    assert b.workload == a.workload and (b.duration_s, b.seed) == (a.duration_s, a.seed)
+    assert b.deployment == load_preset("chat-colocated").deployment and not ex.unpaired(a, b)
+    pinned = load_preset("portfolio-chat-batch")  # its classes pinned to pools chat-colocated lacks
+    with pytest.raises(ScenarioError):
+        ex.with_load_of(load_preset("chat-colocated"), pinned)
+
+
+def test_the_lesson_opens_compare_on_this_load_where_it_was_changed() -> None:
+    at = app("results", short(PRESET, **{"workload.arrival.rate_rps": 24.0}))
+    assert not at.exception, [e.value for e in at.exception]
+    link = next(p for p in at.get("page_link") if "Compare with" in p.proto.label)
+    assert link.proto.query_string.endswith("&b=counterpart%2C+this+load"), link.proto.query_string
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="b").value == lesson.PAIRED
+    assert not [i.value for i in at.info if "do not see the same requests" in i.value]  # paired
+    untouched = app("results", load_preset(PRESET))  # the preset's own load: its counterpart as it is
+    link = next(p for p in untouched.get("page_link") if "Compare with" in p.proto.label)
+    assert "b=chat-colocated" in link.proto.query_string
+
+
+def test_a_pair_the_counterpart_cannot_serve_is_said() -> None:
+    over = apply_overrides(load_preset("portfolio-chat-batch"), {"duration_s": 30.0})
+    at = app("compare", over, "portfolio-chat-batch")
+    at.selectbox(key="b").set_value(lesson.PAIRED).run()
+    assert not at.exception, [e.value for e in at.exception]
+    built = any(m.label == "$ / request: B" for m in at.metric)
+    refused = [e.value for e in at.error if e.value.startswith("Cannot build that pair")]
+    assert built != bool(refused), (built, refused)  # one or the other, said
