@@ -114,7 +114,9 @@ def headline_figures(moves: ex.Moves | None) -> None:
         elif key in layout.COSTS and behind is not None:  # the bill over full batches serving a backlog late:
             band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL  # cheaper per request, and no better
         elif rep is None and layout.HEADROOM_KEY + key in layout.growth(s):  # at capacity or still rising:
-            band = layout.HEADROOM  # a band beside a figure the run's length sets read as a range (a review)
+            # a band beside a figure the run's length sets read as a range (a review); the pill short, so the
+            # row's five cards stay one row at 1,440 px (the whole phrase in the help)
+            band, help_ = layout.HEADROOM_PILL, f"{help_} {layout.HEADROOM_HELP}"
         _card(label, value, band, help_, height="stretch")  # a card without a band as tall as one with
 
 

@@ -294,6 +294,12 @@ def marked_figure(summary: Any, key: str, text: str, band: str | None) -> tuple[
 HEADROOM_KEY = "headroom:"
 """`growth`'s prefix of a strip figure of a run with no headroom (at capacity, or its queue still rising)."""
 HEADROOM = ex.HEADROOM
+HEADROOM_PILL = "no headroom"
+"""A card's pill for a figure with no headroom (`HEADROOM` made the row's cards wrap at 1,440 px)."""
+HEADROOM_HELP = (
+    "No headroom: the queue never emptied, or still rose at the window's end, so this figure may grow with a "
+    "longer run; it carries no band."
+)
 
 
 LEVEL_KEY = "level:"

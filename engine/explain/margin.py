@@ -303,9 +303,17 @@ class RunSpread:
         shed = [
             int(s.get("requests", {}).get("rejected", 0)) for s in (self.modelled, self.slower, self.faster)
         ]
+        # a TTFT with no steady figure (at capacity, still rising, or growing) shows no band: its one side
+        # quoted under a card reading 'no headroom' (a browser pass)
+        unsteady = (
+            sustain.rising_line(self.modelled) is not None
+            or latency_shortfall(self.modelled, "ttft") is not None
+        )
         for key, label in ONE_SIDED_LABELS.items():
             move = self.moves().get(key)
             if move is None or not (min(move) > ONE_SIDED or max(move) < -ONE_SIDED):
+                continue
+            if key == "ttft_p99_ms" and unsteady:
                 continue
             why = (
                 f": admission control sheds {shed[1]:,} requests with slower chips and {shed[2]:,} with faster "
