@@ -21,7 +21,6 @@ import streamlit as st
 from engine.planning import OBJECTIVE_COLUMNS, off_frontier_text, passing_frontiers
 from ui import plan_state
 from ui.plan_labels import label_sides
-from ui.plan_verdict import OBJECTIVE_LABELS
 from ui.plan_verdict import band_text as _pm
 from ui.plan_verdict import load_run as _load
 from ui.text import plain
@@ -213,6 +212,14 @@ X_TITLES = {
     "power": "mean power (kW)",
 }
 """The cost frontier's x axis per objective."""
+CHART_NAMES = {
+    "usd_per_hour": "Cost per hour",
+    "usd_per_million_tokens": "Cost per million output tokens",
+    "chips": "Chips",
+    "power": "Mean power",
+}
+"""The cost frontier's title per objective: what it plots ('Lowest power against goodput' read as the form's
+choice: a browser pass)."""
 
 
 def frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
@@ -231,7 +238,7 @@ def frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
     cost = "power_kw" if objective == "power" else OBJECTIVE_COLUMNS[objective]  # kW, as the verdict
     runs = runs.assign(power_kw=runs["power_w"] / 1e3) if objective == "power" else runs
     frontiers = (  # x, y, frontier flag, title, axis titles, widget key
-        (cost, "goodput_rps", "on_cost_frontier", f"{OBJECTIVE_LABELS[objective]} against "
+        (cost, "goodput_rps", "on_cost_frontier", f"{CHART_NAMES[objective]} against "
          "goodput", X_TITLES[objective], "goodput (req/s meeting their SLO)", "plan_cost"),
         ("tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "on_throughput_frontier",
          "Goodput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",

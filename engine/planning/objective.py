@@ -116,7 +116,7 @@ def value_text(value: float, objective: str) -> str:
     if objective == "usd_per_million_tokens":
         return f"${value:,.3g} per M output tokens"
     if objective == "chips":
-        return f"{value:,.0f} chips"
+        return f"{value:,.0f} chip{'' if round(value) == 1 else 's'}"  # '+1 chips (+33%)': a browser pass
     return f"{value / 1e3:,.1f} kW"
 
 

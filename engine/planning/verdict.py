@@ -139,8 +139,9 @@ class Verdict:
         mine, nominal = self.planning_values or (math.nan, math.nan)
         if not (math.isfinite(mine) and math.isfinite(nominal)):
             return ""
-        where = f"over the {window_s:,.0f} s planning window, where the choice reads"
-        return f"{value_text(nominal, self.objective)} {where} {value_text(mine, self.objective)}"
+        # a chip count is no window's ('3 chips over the 120 s planning window': a browser pass)
+        where = "" if self.objective == "chips" else f" over the {window_s:,.0f} s planning window,"
+        return f"{value_text(nominal, self.objective)}{where} where the choice reads {value_text(mine, self.objective)}"
 
     def risk_text(self) -> str:
         """The nominal cheapest's risk in words: whether it still passes with every chip at the
@@ -310,7 +311,7 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
         rows = "their rows show their" if len(above) > 1 else "its row shows its"
         notes.append(
             f"{'; '.join(above)}: checked with slowed chips only up to {value_text(held_at, search.objective)}, "
-            f"where a deployment of a cheaper chip held over the planning window; {rows} own pick, verified as "
+            f"where a deployment of another chip held over the planning window; {rows} own pick, verified as "
             "modelled."
         )
     return notes

@@ -74,6 +74,11 @@ def test_the_nominal_pick_is_named_by_the_plans_objective() -> None:
         "takes",
         "+4 chips (+33%)",
     )
+    one = verdict("chips", (4.0, 3.0))  # '+1 chips', and a count said over a window (a browser pass)
+    assert (
+        one.premium_text() == "+1 chip (+33%)"
+        and one.planning_text(120.0) == "3 chips where the choice reads 4 chips"
+    )
     dollars = verdict("usd_per_million_tokens", (1.5, 1.2))
     assert (dollars.nominal_name(), dollars.premium_verb()) == ("the nominal cheapest", "costs")
 
@@ -253,7 +258,7 @@ def test_the_risk_aware_checks_start_with_the_cheapest_chips() -> None:
     assert chosen["group"].startswith("b200")
     assert not any("ran out of simulations" in n and "before a deployment" in n for n in p.notes)
     past = next(n for n in p.notes if "checked with slowed chips only up to $" in n)
-    assert "h200" in past.split(":")[0] and "where a deployment of a cheaper chip held" in past
+    assert "h200" in past.split(":")[0] and "where a deployment of another chip held" in past
     assert "not checked" not in set(p.verdict.table["holds_text"])  # each row's nominal pick was run slowed
 
 
