@@ -120,7 +120,20 @@ def test_a_plan_by_power_has_its_slowed_pick_by_power() -> None:
     assert q.runs["power_w"].iloc[q.best_run] == passing["power_w"].min()  # the leanest, not the cheapest
     found = "" if q.exhaustive else " found"
     assert m.pick_text() == f"the leanest{found} that passes even then"
-    assert m.pick_figure().endswith(" kW") and " kW" in m.extra_text() and "$" not in m.extra_text()
+    assert " kW" in m.extra_text() and "$" not in m.extra_text()
+    # both figures over the planning window, said: the extra adds up with the choice's figure there
+    figure = m.pick_figure()
+    assert figure.endswith(" kW there)") and "over the 60 s planning window (the choice's " in figure, figure
+    from engine.planning.margin import _best_value
+    from engine.planning.objective import value_text
+
+    slowed_w, base_w = _best_value(q), _best_value(p)
+    assert slowed_w is not None and base_w is not None
+    assert (
+        f"{value_text(slowed_w, 'power')} over" in figure
+        and f"choice's {value_text(base_w, 'power')}" in figure
+    )
+    assert m.extra_text().startswith("+" + value_text(slowed_w - base_w, "power"))
     assert m.to_json()["slowed_best"]["power_w"] == q.runs["power_w"].iloc[q.best_run]
 
 
