@@ -123,19 +123,21 @@ def fallback_drill(scenario: Scenario, run: Callable[[Scenario], SimResult] | No
 
 
 def behind_lines(table: pd.DataFrame) -> list[str]:
-    """One line per variant that cannot keep up with its load: its shortfall, and that its TTFT p90
-    grows with the run's length where it does."""
-    out = []
+    """One line per shortfall among the variants that cannot keep up with their load, those alike said
+    together ('none, colocated and degrade: unsustainable, ...'; five lines alike filled the page: a
+    browser pass), with whether their TTFT p90 grows with the run's length."""
+    groups: dict[tuple[str, bool], list[str]] = {}
     for row in table.to_dict("records") if "shortfall_rps" in table else ():
         short = row["shortfall_rps"]
         if short is None or short != short:
             continue
-        grows = (
-            "; its TTFT p90 grows with the run's length (a longer window reads higher)"
-            if row["ttft_grows"]
-            else ""
-        )
-        out.append(f"{row['fallback']}: unsustainable, falling behind its load by {short:,.2g} req/s{grows}")
+        groups.setdefault((f"{short:,.2g}", bool(row["ttft_grows"])), []).append(str(row["fallback"]))
+    out = []
+    for (short, grows), names in groups.items():
+        who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        its = "its" if len(names) == 1 else "their"
+        tail = f"; {its} TTFT p90 grows with the run's length (a longer window reads higher)" if grows else ""
+        out.append(f"{who}: unsustainable, falling behind {its} load by {short} req/s{tail}")
     return out
 
 
