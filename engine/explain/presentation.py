@@ -527,22 +527,30 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     (percentage points), not by a relative ``change_pct``: 0.8% to 99.6% is +98.8 points, where
     a relative change would read +12,450%. A latency of an unsustainable run (either side) that
     grows with run length (E2E; TTFT, a TPOT or token gap unless it stays level,
-    `Shortfall.steady`): its row keeps both figures but no change and no verdict (``better`` is
-    ``GROWS``, `engine.explain.sustain`).
+    `Shortfall.steady`): its row keeps both figures but no change, and no verdict (``better`` is
+    ``GROWS``, `engine.explain.sustain`) unless only one side's grows and its figure, a floor, is
+    already the worse: then the other side is better whatever the run's length.
     """
     rows = []
 
-    def behind(kind: str) -> bool:
-        return any(latency_shortfall(s, kind) is not None for s in (a, b))  # type: ignore[arg-type]
+    def behind(s: Mapping[str, Any], path: str) -> bool:
+        return path.startswith("latency_ms.") and latency_shortfall(s, path.split(".")[1]) is not None  # type: ignore[arg-type]
 
     for label, path, unit, way in COMPARED:
         va, vb = _lookup(a, path), _lookup(b, path)
         if label in ONLY_WHEN_USED and not va and not vb:
             continue
         change = vb - va if va is not None and vb is not None else None
-        grows = path.startswith("latency_ms.") and behind(path.split(".")[1])
+        grow_a, grow_b = behind(a, path), behind(b, path)
+        grows = grow_a or grow_b
         rel = change / abs(va) if change is not None and va and not grows else None
-        if grows:
+        # one side's figure grows with its run: a floor. Where it is already the worse the other side is
+        # better whatever the run's length (A's level TPOT 22.6 ms against B's growing 346.6 read 'grows
+        # with run length' in the better column: a browser pass)
+        floor_worse = bool(change) and grow_a != grow_b and ((change > 0) == grow_b) == (way == "lower")
+        if grows and floor_worse:
+            better, change = ("A" if grow_b else "B"), None
+        elif grows:
             better, change = GROWS, None
         elif change is None:
             better = ""

@@ -97,7 +97,9 @@ def test_compare_marks_the_unsustainable_side_and_gives_no_latency_verdict() -> 
     assert m.proto.delta != "grows with run length" and "at saturation" in m.help, (m.proto.delta, m.help)
     table = at.dataframe[0].value
     growing = table[table["figure"].str.startswith(("TTFT", "E2E"))]
-    assert len(growing) and (growing["better"] == "grows with run length").all()
+    # A's figures only grow and are already the worse: B's are better whatever the run's length, but this
+    # pair is not on the same requests (A's short window), so no side is called better; never A
+    assert len(growing) and set(growing["better"]) <= {"grows with run length", "not paired", "B"}
     assert growing["change_pct"].isna().all()
     level = table[table["figure"].str.startswith("TPOT")]
     assert len(level) and (level["better"] != "grows with run length").all()

@@ -1,0 +1,29 @@
+"""Compare's verdict on a latency one side's run makes grow: its figure is a floor. A's level TPOT 22.6 ms
+against B's growing 346.6 ms read 'grows with run length' in the better column (a browser pass)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.explain.presentation import compare
+from engine.explain.sustain import GROWS
+
+
+def doc(tpot_ms: float, grows: bool) -> dict[str, Any]:
+    mark = {"shortfall_rps": 5.0, "steady": []} if grows else None
+    return {"latency_ms": {"tpot": {"p50": tpot_ms, "p90": tpot_ms, "p99": tpot_ms}}, "unsustainable": mark}
+
+
+def better(a: dict[str, Any], b: dict[str, Any]) -> str:
+    rows = compare(a, b).set_index("figure")["better"]
+    return str(rows["TPOT p99"])
+
+
+def test_a_floor_already_worse_loses_whatever_the_runs_length() -> None:
+    assert better(doc(22.6, False), doc(346.6, True)) == "A"  # B's only grows past A's
+    assert better(doc(346.6, True), doc(22.6, False)) == "B"
+    assert better(doc(22.6, True), doc(346.6, False)) == GROWS  # A's may grow past B's: unknown
+    assert better(doc(22.6, True), doc(22.6, False)) == GROWS  # equal now, A's grows
+    assert better(doc(22.6, True), doc(346.6, True)) == GROWS  # both grow
+    rows = compare(doc(22.6, False), doc(346.6, True)).set_index("figure")
+    assert rows["change_pct"].isna()["TPOT p99"]  # no change quoted against a floor
