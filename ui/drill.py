@@ -142,7 +142,8 @@ def fallback_comparison(scenario: Scenario) -> None:
     same = unchanged(table)
     if same:
         st.caption(
-            f"{', '.join(same)[:1].upper()}{', '.join(same)[1:]}: the same as none on these faults: it never acted (degrade checks arrivals that "
+            f"{(who := ', '.join(same))[:1].upper()}{who[1:]}: the same as none on these faults: it never acted "
+            "(degrade checks arrivals that "
             "reach an entry instance; while every entry instance is down none does, and only the colocated "
             "fallback serves them)."
         )

@@ -534,7 +534,8 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
 
     def behind(s: Mapping[str, Any], path: str) -> bool:
-        return path.startswith("latency_ms.") and latency_shortfall(s, path.split(".")[1]) is not None  # type: ignore[arg-type]
+        kind = path.split(".")[1] if path.startswith("latency_ms.") else None
+        return kind is not None and latency_shortfall(s, kind) is not None  # type: ignore[arg-type]
 
     for label, path, unit, way in COMPARED:
         va, vb = _lookup(a, path), _lookup(b, path)
@@ -547,7 +548,12 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
         # one side's figure grows with its run: a floor. Where it is already the worse the other side is
         # better whatever the run's length (A's level TPOT 22.6 ms against B's growing 346.6 read 'grows
         # with run length' in the better column: a browser pass)
-        floor_worse = bool(change) and grow_a != grow_b and ((change > 0) == grow_b) == (way == "lower")
+        floor_worse = (
+            change is not None
+            and change != 0
+            and grow_a != grow_b
+            and ((change > 0) == grow_b) == (way == "lower")
+        )
         if grows and floor_worse:
             better, change = ("A" if grow_b else "B"), None
         elif grows:
