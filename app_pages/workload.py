@@ -71,7 +71,15 @@ with c2:
         )
 with c3:
     number(
-        "seed", "Seed", integer=True, lo=0, hi=2**31 - 1, help="Every random draw of the run comes from here."
+        "seed",
+        "Seed",
+        integer=True,
+        lo=0,
+        hi=2**31 - 1,
+        # the browser keeps a whole-number box's last whole number when a decimal is typed, saying nothing: said
+        # here (a review)
+        help="Every random draw of the run comes from here: a whole number from 0 to 2,147,483,647 (a decimal "
+        "typed is not taken).",
     )
 with c4:
     number(

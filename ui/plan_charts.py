@@ -239,7 +239,7 @@ def frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
     runs = runs.assign(power_kw=runs["power_w"] / 1e3) if objective == "power" else runs
     frontiers = (  # x, y, frontier flag, title, axis titles, widget key
         (cost, "goodput_rps", "on_cost_frontier", f"{CHART_NAMES[objective]} against "
-         "goodput", X_TITLES[objective], "goodput (req/s meeting their SLO)", "plan_cost"),
+         "goodput", X_TITLES[objective], "goodput (req/s within SLO)", "plan_cost"),
         ("tokens_per_s_per_user", "goodput_tokens_per_s_per_chip", "on_throughput_frontier",
          "Goodput per chip against interactivity", "tokens/s per user (1 / mean TPOT)",
          "goodput tokens/s per chip", "plan_tput"),
