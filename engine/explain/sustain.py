@@ -62,6 +62,14 @@ def at_least(text: str, shortfall: float | None) -> str:
     return text if shortfall is None or text in ("", "—", "n/a") else f"≥ {text}"
 
 
+def _judged_span(mark: Mapping[str, Any]) -> str:
+    """'the window's second half', or the half after a loss that failed the queued requests."""
+    after = mark.get("after_loss_s")
+    if after is None:
+        return "the window's second half"
+    return f"the second half of the span after the instance loss that ended at {after:,.0f} s (it failed the queue)"
+
+
 def line(summary: Mapping[str, Any]) -> str | None:
     """One sentence on an unsustainable run (None for one that keeps up)."""
     mark = summary.get("unsustainable")
@@ -69,7 +77,7 @@ def line(summary: Mapping[str, Any]) -> str | None:
         return None
     rates = (
         f"Unsustainable: {_sig(mark['offered_rps'], 3)} req/s offered, {sustained_text(mark)} "
-        f"sustained (short by {_sig(mark['shortfall_rps'], 2)} req/s; both over the window's second half, "
+        f"sustained (short by {_sig(mark['shortfall_rps'], 2)} req/s; both over {_judged_span(mark)}, "
         "where the arrivals drawn may differ a little from the rate set). "
     )
     if mark.get("at_client"):  # a client's ceiling holds the backlog: the servers' queue stays bounded

@@ -383,6 +383,10 @@ class Shortfall(TypedDict):
     """Where the backlog grows: absent, in the queue before the first token; ``decoding``, among the
     requests decoding (the batches grow and each step takes longer, while no queue forms: a decode
     pool whose memory holds every request; `engine.serving.saturation.decoding_shortfall`)."""
+    after_loss_s: NotRequired[float]
+    """Where instances lost in the window failed the requests they held, the time the last such loss
+    ended: the rates and the rule are over the second half of the span after it (the loss emptied the
+    queue the rule reads; `saturation.after_losses`)."""
 
 
 class Rising(TypedDict):

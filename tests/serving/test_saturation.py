@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from engine.planning.rules import run_passes
+from engine.scenario import codec as io
 from engine.serving import saturation
 from engine.serving.run import SimResult, simulate
 from tests.simhelp import small
@@ -344,3 +345,24 @@ def test_a_sustained_rate_under_a_twentieth_of_the_offered_is_said_as_a_bound() 
 
     assert sustained_text({"offered_rps": 7.86, "sustained_rps": 0.0866}) == "under 0.39"
     assert sustained_text({"offered_rps": 20.38, "sustained_rps": 17.02}) == "about 17"
+
+
+def test_a_loss_that_fails_the_queue_is_judged_after_it() -> None:
+    """prefill-loss-nofallback at 40 req/s, 2.5 times what it sustains: the prefill pool's loss at 240 s failed
+    the 4,155 requests queued, the queue restarted from none, and the run read 'began rising within that
+    half, too late' beside a TTFT p90 of 166 s printed bare (a review). Judged after the loss ended, it is
+    unsustainable, with about the rate a 1,200 s run sustains; at its own 16 req/s it keeps up."""
+    from engine.explain.sustain import line
+
+    over = io.apply_overrides(io.load_preset("prefill-loss-nofallback"), {"workload.arrival.rate_rps": 40.0})
+    s = simulate(over).summary
+    mark = s["unsustainable"]
+    assert mark is not None and mark["after_loss_s"] == 330.0  # the loss at 240 s for 90 s
+    longer = simulate(io.apply_overrides(over, {"duration_s": 1200.0})).summary["unsustainable"]
+    assert (
+        longer is not None
+        and abs(mark["sustained_rps"] - longer["sustained_rps"]) < 0.1 * longer["sustained_rps"]
+    )
+    said = line(s)
+    assert said is not None and "after the instance loss that ended at 330 s" in said
+    assert simulate(io.load_preset("prefill-loss-nofallback")).summary["unsustainable"] is None
