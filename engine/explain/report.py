@@ -157,7 +157,8 @@ section {{ margin-top: 2rem; }}
 <dl>{facts}</dl>
 {note}
 {parts}
-<section><h2>Summary</h2>{table}</section>
+<section><h2>Every summary field</h2><p>As the engine wrote them, unmarked: where the run falls behind its load \
+or has no headroom, read its latencies as the headline marks them.</p>{table}</section>
 <section><h2>Scenario (TOML)</h2><pre>{esc(scenario_toml)}</pre></section>
 </body></html>
 """

@@ -77,6 +77,8 @@ def test_html_report_holds_everything(run: SimResult) -> None:
     )
     assert "Run &lt;1&gt;" in html and "<div id='f1'></div>" in html
     assert f'content="{ENGINE_VERSION}"' in html and "seed = 1" in html and "latency_ms.ttft.p99" in html
+    # the raw fields said as raw: 'latency_ms.ttft.p99 75,907.7' stood bare under a headline marking it (a review)
+    assert "Every summary field</h2><p>As the engine wrote them, unmarked" in html
 
 
 def test_validation_table_is_there_when_the_reference_is(catalog: Catalog) -> None:
