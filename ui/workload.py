@@ -198,7 +198,11 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
             slider("workload.arrival.cv", 0.2, 8.0, "Burstiness (CV)", step=0.1)
     if "shape" in used:
         with c3:
-            select("workload.arrival.shape", ["flat", "ramp", "peak", "diurnal", "points"])
+            select(
+                "workload.arrival.shape",
+                ["flat", "ramp", "peak", "diurnal", "points"],
+                changes=_shape_changes(arr.peak_hour),
+            )
         if arr.shape in ("ramp", "peak", "diurnal"):
             with c2 if "cv" not in used else c1:
                 slider("workload.arrival.peak_factor", 1.0, 10.0, "Peak factor", step=0.1)
@@ -275,6 +279,19 @@ def ceiling_input() -> None:
 
 
 RATE = "workload.arrival.rate_rps"
+
+
+def _shape_changes(peak_hour: float | None) -> Callable[[Any], tuple[dict[str, Any], str]]:
+    """A shape chosen away from diurnal clears its hour of peak: on the day presets the box snapped back
+    to diurnal, refused with 'only a diurnal shape has an hour of peak' and no word of the fix (a review)."""
+
+    def changes(shape: Any) -> tuple[dict[str, Any], str]:
+        if shape == "diurnal" or peak_hour is None:
+            return {"workload.arrival.shape": shape}, ""
+        said = f"Shape {shape}: its hour of peak ({peak_hour:g}) cleared, as only a diurnal day has one."
+        return {"workload.arrival.shape": shape, "workload.arrival.peak_hour": None}, said
+
+    return changes
 
 
 def rate_editor(sc: Scenario) -> None:

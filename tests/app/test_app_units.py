@@ -23,3 +23,16 @@ def test_the_strips_uncalibrated_pools_read_in_the_badges_size() -> None:
     at = app("slo", short("moe-deepseek-h200"), "moe-deepseek-h200")
     line = next(m.value for m in at.sidebar.markdown if "-badge[" in m.value and "uncalibrated" in m.value)
     assert ":small[" in line and "on h200" in line.split(":small[", 1)[1], line
+
+
+def test_a_day_presets_shape_can_leave_diurnal() -> None:
+    """On day-autoscaled, picking 'flat' was refused ('only a diurnal shape has an hour of peak') and the box
+    snapped back, with no word of clearing the hour by hand (a review): the hour goes with the shape."""
+    from tests.app.harness import scenario_of, short
+
+    at = app("workload", short("day-autoscaled"), "day-autoscaled")
+    assert scenario_of(at).workload.arrival.peak_hour is not None
+    next(s for s in at.selectbox if s.label == "Shape").set_value("flat").run()
+    assert not at.exception, [e.value for e in at.exception]
+    arr = scenario_of(at).workload.arrival
+    assert (arr.shape, arr.peak_hour) == ("flat", None)
