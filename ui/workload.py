@@ -197,30 +197,7 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
         with c2:
             slider("workload.arrival.cv", 0.2, 8.0, "Burstiness (CV)", step=0.1)
     if "shape" in used:
-        with c3:
-            select(
-                "workload.arrival.shape",
-                ["flat", "ramp", "peak", "diurnal", "points"],
-                changes=_shape_changes(arr.peak_hour),
-            )
-        if arr.shape in ("ramp", "peak", "diurnal"):
-            with c2 if "cv" not in used else c1:
-                slider("workload.arrival.peak_factor", 1.0, 10.0, "Peak factor", step=0.1)
-        if arr.shape == "diurnal":  # the window read as one day, peaking at this hour (empty: its middle)
-            with c3:
-                number(
-                    "workload.arrival.peak_hour",
-                    "Hour of peak",
-                    lo=0.0,
-                    hi=23.99,
-                    optional=True,
-                    step=1.0,
-                    placeholder="mid-window",
-                    help="Read the window as one day (real or compressed) whose rate peaks at this hour "
-                    "(0-24); the trough is twelve hours away. Empty: the peak is in the middle of the window.",
-                )
-        if arr.shape == "points":
-            points_editor(arr)
+        _shape_editor(arr, c1 if "cv" in used else c2, c3)
     if "requests" in used:
         with c1:
             number("workload.arrival.requests", integer=True, lo=1, hi=MAX_REQUESTS)
@@ -259,6 +236,35 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
         st.caption(
             "A closed loop or an offline batch has no arrival curve: requests come as earlier ones end, or all at t = 0."
         )
+
+
+def _shape_editor(arr: Arrival, factor_col: Any, c3: Any) -> None:
+    """An open loop's shape over the window: its name, its peak factor, a diurnal day's hour of peak, or
+    its points."""
+    with c3:
+        select(
+            "workload.arrival.shape",
+            ["flat", "ramp", "peak", "diurnal", "points"],
+            changes=_shape_changes(arr.peak_hour),
+        )
+    if arr.shape in ("ramp", "peak", "diurnal"):
+        with factor_col:
+            slider("workload.arrival.peak_factor", 1.0, 10.0, "Peak factor", step=0.1)
+    if arr.shape == "diurnal":  # the window read as one day, peaking at this hour (empty: its middle)
+        with c3:
+            number(
+                "workload.arrival.peak_hour",
+                "Hour of peak",
+                lo=0.0,
+                hi=23.99,
+                optional=True,
+                step=1.0,
+                placeholder="mid-window",
+                help="Read the window as one day (real or compressed) whose rate peaks at this hour "
+                "(0-24); the trough is twelve hours away. Empty: the peak is in the middle of the window.",
+            )
+    if arr.shape == "points":
+        points_editor(arr)
 
 
 def ceiling_input() -> None:
