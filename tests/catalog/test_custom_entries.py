@@ -549,3 +549,14 @@ def test_an_imported_config_keeps_its_checkpoint_and_context() -> None:
     assert not model_from_hf_config(
         {**gpt2, "model_type": "gpt2", "tie_word_embeddings": False}, "g3"
     ).tied_embeddings
+
+
+def test_a_narrower_precisions_peak_is_never_below_a_wider_ones() -> None:
+    """A custom chip's FP8 peak of 100 beside its BF16 989 was saved, and FP8 weights ran slower than BF16
+    would (a review): refused naming the field, every shipped chip already in order."""
+    h100 = load_catalog().hardware["h100-sxm"].model_dump(by_alias=True)
+    with pytest.raises(ValueError, match=r"tflops\.fp8: 100 is below the bf16 peak \(989\)"):
+        HardwareSpec.model_validate({**h100, "tflops": {**h100["tflops"], "fp8": 100.0}})
+    for chip in load_catalog().hardware.values():
+        t = chip.tflops
+        assert all(t[n] >= t[w] for w, n in (("bf16", "fp8"), ("fp8", "fp4")) if w in t and n in t), chip.id
