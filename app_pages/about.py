@@ -71,11 +71,14 @@ else:
     errors = ex.expected_error_frame()
     if not errors.empty:
         st.markdown(
-            "**Held out, the error is larger.** Refitted with each point's source, chip or chip family left out, "
+            "**Held out, the error is mostly larger.** Refitted with each point's source, chip or chip family left "
+            "out, "
             "the predictions miss by these medians, by the rule that then gave the chip its profile (the MoE row: "
             "MoE points with their source left out, the MoE terms refitted too), each rule at least as far as the "
             "fitted chips miss, widened where the simulator's reruns of online serving showed a fit missing by more "
-            "(the H100 under vLLM V0). They summarise each rule in one symmetric figure; the bands printed beside "
+            "(the H100 under vLLM V0); a figure whose in-sample miss was already as large can read alike or a "
+            "little smaller (the MoE TTFT: its terms are fitted to throughput and TPOT, not to TTFT). They "
+            "summarise each rule in one symmetric figure; the bands printed beside "
             "a figure are not these but the 16th to 84th percentile of the held-out misses, one-sided where a "
             "chip's are, and wider on a chip without measurements of its own (the Hardware page lists every "
             "chip's under each stack). `make validate` "
