@@ -80,6 +80,21 @@ def _stack(col: Any, default: str) -> str:
     )
 
 
+def _fit_figures(rec: Any) -> None:
+    """The fitted profile's three factors and its errors on its own points, as a row of cards."""
+    p = rec.profile
+    with st.container(horizontal=True, gap="small"):
+        st.metric("η_F (compute)", f"{p.eta_compute:.3f}", border=True, width="content",
+                  help="Achieved over the BF16 dense peak FLOP/s (FP8 and FP4 speed up only the matmuls).")  # fmt: skip
+        st.metric("η_B (bandwidth)", f"{p.eta_bandwidth:.3f}", border=True, width="content",
+                  help="Achieved over peak memory bytes/s.")  # fmt: skip
+        st.metric("Overhead per 80 layers", f"{p.overhead_ms:.2f} ms", border=True, width="content",
+                  help="Fixed cost per iteration of an 80-layer model (launches, small per-layer kernels); "
+                  "a model with L layers pays L/80 of it.")  # fmt: skip
+        st.metric("Median |error|", f"{rec.fit.median_abs_error:,.1%}", border=True, width="content")
+        st.metric("Worst |error|", f"{rec.fit.worst_abs_error:,.1%}", border=True, width="content")
+
+
 def _captions(
     chip: HardwareSpec, band: Mapping[str, tuple[float, float]] | None, stack: str, points: int
 ) -> None:
@@ -165,16 +180,9 @@ def section() -> None:
         st.error(plain(exc), icon=":material/error:")
         return
     p = rec.profile
-    with st.container(horizontal=True, gap="small"):
-        st.metric("η_F (compute)", f"{p.eta_compute:.3f}", border=True, width="content",
-                  help="Achieved over the BF16 dense peak FLOP/s (FP8 and FP4 speed up only the matmuls).")  # fmt: skip
-        st.metric("η_B (bandwidth)", f"{p.eta_bandwidth:.3f}", border=True, width="content",
-                  help="Achieved over peak memory bytes/s.")  # fmt: skip
-        st.metric("Overhead per 80 layers", f"{p.overhead_ms:.2f} ms", border=True, width="content",
-                  help="Fixed cost per iteration of an 80-layer model (launches, small per-layer kernels); "
-                  "a model with L layers pays L/80 of it.")  # fmt: skip
-        st.metric("Median |error|", f"{rec.fit.median_abs_error:.1%}", border=True, width="content")
-        st.metric("Worst |error|", f"{rec.fit.worst_abs_error:.1%}", border=True, width="content")
+    _fit_figures(rec)
+    if problem := rec.fit.problem():  # impossible timings were offered for use with no word (a review)
+        st.warning(plain(problem[:1].upper() + problem[1:]) + ".", icon=":material/warning:")
     _captions(cat.hardware[str(chip)], p.band, stack, len(rec.fit.table))
     fit = tables.stepped(rec.fit.table[list(tables.CALIBRATION_FIT)], tables.CALIBRATION_FIT)
     st.dataframe(fit, hide_index=True, width="stretch", column_config=tables.CALIBRATION_FIT)

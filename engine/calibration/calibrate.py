@@ -50,6 +50,11 @@ from engine.core import datafiles
 from engine.core.errors import ScenarioError
 from engine.costmodel.perf import roof
 
+POOR_FIT = 0.5
+"""A median miss of a fit's own points past which it is said not to be used as it stands (`Fit.problem`)."""
+IMPOSSIBLE_MISS = 10.0
+"""A miss of one point (ten times the measured figure) that no chip's speed explains, only the data."""
+
 
 @dataclass(frozen=True)
 class Fit:
@@ -67,6 +72,19 @@ class Fit:
     def worst_abs_error(self) -> float:
         """Largest |predicted / measured - 1|."""
         return float(self.table["abs_error"].max())
+
+    def problem(self) -> str:
+        """Why this fit is not to be used as it stands ('' where none): a median miss past `POOR_FIT` of
+        its own points says the measurements are ones no profile can meet (a timing faster than the chip's
+        roofline allows, or in another unit than its column says). A prefill of 0.0001 ms gave the profile
+        limits and a worst miss of 22,938,454.5%, offered for use with no word (a review)."""
+        if self.median_abs_error <= POOR_FIT and self.worst_abs_error <= IMPOSSIBLE_MISS:
+            return ""
+        return (
+            f"this fit misses its own measurements by a median of {self.median_abs_error:,.1%} (worst "
+            f"{self.worst_abs_error:,.1%}): no profile meets them, so some are faster than the chip's roofline "
+            "allows or in another unit than their column says; check the file before using the chip"
+        )
 
 
 def _loss_grid(

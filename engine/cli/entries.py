@@ -220,6 +220,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         f"{result.median_abs_error:.1%}",
         file=sys.stderr,
     )
+    if problem := result.problem():  # measurements no profile meets, said before the entry is written
+        print(f"warning: {problem}", file=sys.stderr)
     band = result.profile.band
     # as a run prints the band, where the measured figure lands around the prediction: it printed the
     # model's miss (predicted / measured - 1), 'tpot -9.1% to -0.7%' where `run` read 'TPOT +1% to +10%'

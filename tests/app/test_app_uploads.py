@@ -117,6 +117,29 @@ def test_about_page_shows_the_held_out_error_behind_each_rule() -> None:
     assert any("Held out, the error is mostly larger" in m.value for m in at.markdown)
 
 
+def test_a_fit_no_profile_meets_is_said_before_the_chip_is_used() -> None:
+    """A prefill of 0.0001 ms gave the profile's limits, 'Worst |error| 22938454.5%', and 'Use this chip'
+    with no word (a review): said, on the page and by `calibrate`, and a fit to sane timings says nothing."""
+    import re
+
+    from engine.catalog.entries import load_catalog
+    from engine.explain import report
+
+    good = report.example_measurements_csv(load_catalog())
+    bad = re.sub(r"(l40s-prefill-1,(?:[^,]*,){10})33\.77,", r"\g<1>0.0001,", good, count=1)
+    assert bad != good
+    at = app("about")
+    at.file_uploader(key="fg:calib-upload").set_value(("bad.csv", bad.encode(), "text/csv")).run()
+    said = [text_of(w.value) for w in at.warning]
+    assert any("no profile meets them" in w for w in said), said
+    assert "," in next(
+        m.value for m in at.metric if m.label == "Worst |error|"
+    )  # 22,938,454.5%, as the table
+    fine = app("about")
+    fine.file_uploader(key="fg:calib-upload").set_value(("ok.csv", good.encode(), "text/csv")).run()
+    assert not [w for w in fine.warning if "no profile meets them" in text_of(w.value)]
+
+
 def test_about_page_recalibrates_from_an_upload() -> None:
     from engine.catalog.entries import load_catalog
     from engine.explain import report
