@@ -165,6 +165,13 @@ for i in range(len(classes)):
             with p1:
                 st.markdown("**Shared prefix**", help=(Prefix.__doc__ or "").strip())
                 model_form(f"{path}.prefix", Prefix, columns=2)
+                if (
+                    pre := sc.workload.classes[i].prefix.tokens
+                ) > 0:  # the preview above is without it (a review)
+                    st.caption(
+                        f"Every prompt the run sends carries these {pre:,} tokens before its own: longer than "
+                        "the prompt-token preview above (its mean and its Max are of the prompt's own tokens)."
+                    )
             with p2:
                 st.markdown("**Multi-turn sessions**", help=(MultiTurn.__doc__ or "").strip())
                 model_form(f"{path}.multi_turn", MultiTurn, columns=2)

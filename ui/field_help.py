@@ -7,6 +7,8 @@ other fields. A field's own description still wins (`ui.forms.model_form`).
 """
 
 FIELD_HELP: dict[str, str] = {
+    "Prefix.tokens": "Tokens of the shared prefix (a system prompt) sent before every prompt of the class, on "
+    "top of the prompt's own tokens above (0: none).",
     "Degrade.below_capacity": "Degrade while the live share of the entry pools' prefill capacity (every pool of a "
     "colocated deployment, the prefill pools of a disaggregated one) is below this, 0 to 1. 0: never on capacity.",
     "Degrade.above_backlog": "Degrade while more requests than this wait per live entry instance (prompts queued, "

@@ -36,3 +36,20 @@ def test_a_day_presets_shape_can_leave_diurnal() -> None:
     assert not at.exception, [e.value for e in at.exception]
     arr = scenario_of(at).workload.arrival
     assert (arr.shape, arr.peak_hour) == ("flat", None)
+
+
+def test_a_shared_prefix_is_said_beside_the_prompt_preview() -> None:
+    """With a 4,000-token shared prefix the prompt preview still read 'mean 518' and Max 16384 with no word, and
+    the prefix's Tokens help read 'Tokens of every request.' (a review)."""
+    from engine.scenario.codec import apply_overrides
+    from tests.app.harness import short
+
+    sc = apply_overrides(short(), {"workload.classes[0].prefix.tokens": 4000})
+    at = app("workload", sc)
+    assert any("carries these 4,000 tokens before its own" in text_of(c.value) for c in at.caption)
+    box = next(
+        n for n in at.number_input if n.label.startswith("Tokens") and "shared prefix" in (n.help or "")
+    )
+    assert "on top of the prompt's own tokens" in box.help
+    plain_run = app("workload", short())
+    assert not any("tokens before its own" in text_of(c.value) for c in plain_run.caption)
