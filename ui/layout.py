@@ -74,8 +74,11 @@ def fmt_target(target_ms: float | None, value_ms: float | None) -> str:
 
 
 def fmt_rps(v: float | None) -> str:
-    """Requests per second for display."""
-    return "–" if v is None or not math.isfinite(v) else f"{v:,.2f} req/s"
+    """Requests per second for display: two decimals, or two significant digits under 0.01 (a 2-request
+    trace's 0.0033 read 'Goodput 0.00 req/s': a review)."""
+    if v is None or not math.isfinite(v):
+        return "–"
+    return f"{v:.2g} req/s" if 0 < abs(v) < 0.01 else f"{v:,.2f} req/s"
 
 
 def fmt_count(v: float | None) -> str:
