@@ -143,7 +143,7 @@ def compare_view(table: pd.DataFrame) -> pd.DataFrame:
         None if (t := change_text(c, p)) is None else minus(t)
         for c, p in zip(table["change_pct"], table.get("change_points", [None] * len(table)), strict=True)
     ]
-    out = table.assign(change_pct=text).drop(columns=["change_points"], errors="ignore")
+    out = table.assign(change_pct=text).drop(columns=["change_points", "a_grows", "b_grows"], errors="ignore")
     share = out["unit"] == "fraction"
     for col in ("a", "b", "change", "a_ci95", "b_ci95"):
         if col in out:
@@ -152,6 +152,12 @@ def compare_view(table: pd.DataFrame) -> pd.DataFrame:
                 None if signed and s else figure_text(v, s, signed)
                 for v, s in zip(out[col], share, strict=True)
             ]
+    for col in ("a", "b"):  # a side whose figure grows with its run: a floor, as its card reads it
+        grows = table.get(f"{col}_grows", pd.Series(False, index=table.index)).fillna(False).astype(bool)
+        out[col] = [
+            f"≥ {t}" if g and isinstance(t, str) and t != "–" else t
+            for t, g in zip(out[col], grows, strict=True)
+        ]
     return out.assign(unit=out["unit"].where(~share, "%"))
 
 

@@ -575,6 +575,8 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
                 "change_pct": rel * 100 if rel is not None and not share else None,
                 "change_points": change * 100 if change is not None and share else None,
                 "better": better,
+                "a_grows": grow_a,  # its figure a floor, shown '≥' (a table cell read 587,271 bare: a review)
+                "b_grows": grow_b,
             }
         )
     return pd.DataFrame(rows)

@@ -27,3 +27,13 @@ def test_a_floor_already_worse_loses_whatever_the_runs_length() -> None:
     assert better(doc(22.6, True), doc(346.6, True)) == GROWS  # both grow
     rows = compare(doc(22.6, False), doc(346.6, True)).set_index("figure")
     assert rows["change_pct"].isna()["TPOT p99"]  # no change quoted against a floor
+
+
+def test_a_growing_sides_cells_read_as_floors() -> None:
+    """The table's cell read 587,271 bare where the card reads '≥ 9.8 min' (a browser pass)."""
+    from ui.tables import compare_view
+
+    table = compare(doc(22.6, False), doc(346.6, True))
+    row = compare_view(table).set_index("figure").loc["TPOT p99"]
+    assert row["b"].startswith("≥ ") and not row["a"].startswith("≥")
+    assert "a_grows" not in compare_view(table).columns  # the flags stay out of the shown table
