@@ -95,28 +95,24 @@ def headline_figures(moves: ex.Moves | None) -> None:
                 "Completed requests per second of the window.",
             )
         )
-    behind = ex.shortfall_rps(s) if rep is None else rep.worst_shortfall()
+    behind = None if rep is None else rep.worst_shortfall()
     for label, text, key, help_ in shown:
         value, band = marks.value_parts(text, trust, key, rep is not None, bounds, moves)
-        # any seed's: its figure is in the mean (not where a client's ceiling holds the backlog)
+        if rep is None:  # one run: marked as its HTML report marks it (`layout.marked_figure`)
+            value, band = layout.marked_figure(s, key, value, band)
+            if band == layout.HEADROOM:  # the pill short, so the row's five cards stay one row at 1,440 px
+                band, help_ = layout.HEADROOM_PILL, f"{help_} {layout.HEADROOM_HELP}"
+            _card(label, value, band, help_, height="stretch")
+            continue
+        # seeds: any seed's whose figure grows (it is in the mean; not where a client's ceiling holds the backlog)
         kind = layout.GROWING.get(key)
-        short = (
-            None
-            if kind is None
-            else ex.latency_shortfall(s, kind)
-            if rep is None
-            else rep.worst_growing(kind)
-        )
+        short = None if kind is None else rep.worst_growing(kind)
         if short is not None:  # a figure set by the run's length, not a band
             value, band = ex.at_least(value, short), ex.GROWS
-        elif kind is not None and (ex.level(s, kind) if rep is None else rep.level(kind)):  # a saturated pace
+        elif kind is not None and rep.level(kind):  # a saturated pace
             band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL
         elif key in layout.COSTS and behind is not None:  # the bill over full batches serving a backlog late:
             band = f"{band} · {ex.LEVEL}" if band else ex.LEVEL  # cheaper per request, and no better
-        elif rep is None and layout.HEADROOM_KEY + key in layout.growth(s):  # at capacity or still rising:
-            # a band beside a figure the run's length sets read as a range (a review); the pill short, so the
-            # row's five cards stay one row at 1,440 px (the whole phrase in the help)
-            band, help_ = layout.HEADROOM_PILL, f"{help_} {layout.HEADROOM_HELP}"
         _card(label, value, band, help_, height="stretch")  # a card without a band as tall as one with
 
 
