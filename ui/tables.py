@@ -128,7 +128,7 @@ def minus(text: str) -> str:
 
 def changes(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     """(each figure's change: relative in percent, or a share's in points; whether it is in points)
-    of a compare table (`engine.explain.presentation.compare`)."""
+    of a compare table (`engine.explain.compare_table.compare`)."""
     points = table["change_points"] if "change_points" in table else pd.Series(np.nan, index=table.index)
     in_points = points.notna()
     return table["change_pct"].astype(float).where(~in_points, points.astype(float)), in_points

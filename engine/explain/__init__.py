@@ -89,7 +89,7 @@ _API = {
     "ALL_CLASSES": "engine.explain.presentation",
     "cache_figures": "engine.explain.presentation",
     "cache_rates": "engine.explain.presentation",
-    "compare": "engine.explain.presentation",
+    "compare": "engine.explain.compare_table",
     "unpaired": "engine.explain.pairing",
     "cost_basis": "engine.explain.bill",
     "cost_kinds": "engine.explain.bill",
@@ -112,7 +112,7 @@ _API = {
     "usd_decimals": "engine.explain.presentation",
     "usd_text": "engine.explain.presentation",
     "utilization_frame": "engine.explain.bill",
-    "with_expected_error": "engine.explain.presentation",
+    "with_expected_error": "engine.explain.compare_table",
     "CHIP_NUMBERS": "engine.explain.previews",
     "PoolMemory": "engine.explain.previews",
     "arrival_histogram": "engine.explain.previews",
@@ -402,6 +402,7 @@ if TYPE_CHECKING:
     from engine.explain.advisor import Advice, Finding, advise, findings
     from engine.explain.asic import STABLE_MONTHS, specialisation
     from engine.explain.bill import cost_basis, cost_kinds, cost_parts, utilization_frame
+    from engine.explain.compare_table import compare, with_expected_error
     from engine.explain.confidence import (
         BAND_NOTE,
         HEADLINE_SOURCES,
@@ -446,7 +447,6 @@ if TYPE_CHECKING:
         ALL_CLASSES,
         cache_figures,
         cache_rates,
-        compare,
         duration_places,
         duration_text,
         duration_unit,
@@ -460,7 +460,6 @@ if TYPE_CHECKING:
         tail_curves,
         usd_decimals,
         usd_text,
-        with_expected_error,
     )
     from engine.explain.previews import (
         CHIP_NUMBERS,

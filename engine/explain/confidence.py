@@ -89,7 +89,7 @@ COMPARED_SOURCES: dict[str, Source] = {
     "Cost per 1M output tokens": THROUGHPUT,
     "Energy per output token": (("energy", None),),
 }
-"""Figures of the Compare table (`engine.explain.presentation.COMPARED` labels) that carry an error.
+"""Figures of the Compare table (`engine.explain.compare_table.COMPARED` labels) that carry an error.
 E2E's band is the envelope of its prefill pools' TTFT band and its decode pools' TPOT band (no
 band of its own is fitted); its coverage on the reference's held-out mean E2Es is `e2e_band_note`'s
 (`make validate`'s E2E line, `engine.calibration.e2e_band`; docs/calibration.md, "E2E's band")."""

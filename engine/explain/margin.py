@@ -17,8 +17,9 @@ import pandas as pd
 
 from engine.catalog.entries import Catalog
 from engine.explain import sustain
+from engine.explain.compare_table import compare
 from engine.explain.confidence import RERUN, cliff_notes, pool_marks, spans_all
-from engine.explain.presentation import compare, duration_text, headline, usd_text
+from engine.explain.presentation import duration_text, headline, usd_text
 from engine.explain.targets import cost_judged, misses_slo
 from engine.planning.rules import run_passes
 from engine.scenario.model import Scenario
@@ -388,7 +389,7 @@ MARGIN_FIGURES = (
     "Cost per 1M output tokens",
     "Energy per output token",
 )
-"""The Compare figures whose winner the comparison's margin checks (`presentation.COMPARED` labels)."""
+"""The Compare figures whose winner the comparison's margin checks (`compare_table.COMPARED` labels)."""
 
 
 BOTH_FAIL = "both fail"
@@ -430,7 +431,7 @@ class CompareMargin:
 
     def table(self) -> pd.DataFrame:
         """Per figure of `MARGIN_FIGURES` and case: the change from A to B and which is better
-        (`presentation.compare` columns), long form: figure, case, change_pct, change_points, better.
+        (`compare_table.compare` columns), long form: figure, case, change_pct, change_points, better.
         Where both sides miss their SLO in a case, its SLO attainment and goodput have no better side
         (`BOTH_FAIL`): A's 0.12% against B's 0% read "-100.0% (A)", and A won goodput (a review)."""
         rows = []

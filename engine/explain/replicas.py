@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.explain import presentation
+from engine.explain import compare_table
 from engine.explain.presentation import ALL_CLASSES, LATENCY_COLUMNS, Metric, late_values
 from engine.scenario.model import Scenario
 from engine.serving.metrics import measured_mask
@@ -288,13 +288,13 @@ NOISE = "within noise"
 
 
 def compare_with_noise(a: Replicas, b: Replicas) -> pd.DataFrame:
-    """`engine.explain.presentation.compare` of the two means, with each side's ± and a noise flag.
+    """`engine.explain.compare_table.compare` of the two means, with each side's ± and a noise flag.
 
     Adds ``a_ci95`` and ``b_ci95`` (the half-widths of the 95% intervals) and ``within_noise``
     (the intervals overlap); ``better`` reads `NOISE` for a difference within noise.
     """
-    table = presentation.compare(a.mean_summary(), b.mean_summary())
-    paths = {label: path for label, path, *_ in presentation.COMPARED}
+    table = compare_table.compare(a.mean_summary(), b.mean_summary())
+    paths = {label: path for label, path, *_ in compare_table.COMPARED}
     ia = [a.figures.get(paths[f]) for f in table["figure"]]
     ib = [b.figures.get(paths[f]) for f in table["figure"]]
     table["a_ci95"] = [x.half_width if x is not None else None for x in ia]

@@ -74,7 +74,7 @@ def judged_apart(table: pd.DataFrame, found: list[str]) -> pd.DataFrame:
 
 
 COST_FIGURES = ("Cost per hour", "Cost per request", "Cost per 1M output tokens")
-"""The Compare figures of a bill (`presentation.COMPARED` labels)."""
+"""The Compare figures of a bill (`compare_table.COMPARED` labels)."""
 ENERGY_FIGURE = "Energy per output token"
 
 

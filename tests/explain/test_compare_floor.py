@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.explain.presentation import compare
+from engine.explain.compare_table import compare
 from engine.explain.sustain import GROWS
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from engine.costmodel.iteration import decode_cost, prefill_cost
-from engine.explain.presentation import compare
+from engine.explain.compare_table import compare
 from engine.planning.calibrations import slowdowns
 from engine.planning.candidates import SearchSpace, planning_scenario
 from engine.planning.margin import margin
