@@ -66,7 +66,7 @@ _API = {
     "preset_names": "engine.scenario.codec",
     "load_scenario": "engine.scenario.codec",
     "HardwareSpec": "engine.catalog.specs",
-    "ModelSpec": "engine.catalog.specs",
+    "ModelSpec": "engine.catalog.model_spec",
     "sweep": "engine.planning.sweep",
     "write_outputs": "engine.cli.outputs",
 }
@@ -112,7 +112,8 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 if TYPE_CHECKING:
     from engine.catalog.entries import Catalog, load_catalog, model_from_hf_config
-    from engine.catalog.specs import HardwareSpec, ModelSpec
+    from engine.catalog.model_spec import ModelSpec
+    from engine.catalog.specs import HardwareSpec
     from engine.cli.outputs import write_outputs
     from engine.core.errors import ScenarioError
     from engine.costmodel.iteration import decode_cost, iteration_cost, prefill_cost

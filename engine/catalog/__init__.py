@@ -22,7 +22,7 @@ _API = {
     "model_from_hf_config": "engine.catalog.entries",
     "CalibrationProfile": "engine.catalog.specs",
     "HardwareSpec": "engine.catalog.specs",
-    "ModelSpec": "engine.catalog.specs",
+    "ModelSpec": "engine.catalog.model_spec",
 }
 _RENAMED: dict[str, str] = {}
 
@@ -41,4 +41,5 @@ __getattr__, __dir__ = _lazy(__name__, _API, _RENAMED, __all__, globals())
 
 if TYPE_CHECKING:
     from engine.catalog.entries import Catalog, load_catalog, model_from_hf_config
-    from engine.catalog.specs import CalibrationProfile, HardwareSpec, ModelSpec
+    from engine.catalog.model_spec import ModelSpec
+    from engine.catalog.specs import CalibrationProfile, HardwareSpec

@@ -23,7 +23,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from engine.catalog import parsed
-from engine.catalog.specs import HF_ID_PATTERN, ID_PATTERN, MLA, HardwareSpec, ModelSpec, MoE, Spec
+from engine.catalog.model_spec import MLA, ModelSpec, MoE
+from engine.catalog.specs import HF_ID_PATTERN, ID_PATTERN, HardwareSpec, Spec
 from engine.core import safeparse
 from engine.core.errors import ScenarioError, format_validation_error
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine.catalog.specs import ModelSpec
+    from engine.catalog.model_spec import ModelSpec
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ from typing import Any, Final, get_args
 import numpy as np
 from numpy.typing import ArrayLike
 
+from engine.catalog.model_spec import ModelSpec
 from engine.catalog.specs import (
     BYTES_PER_ELEMENT,
     EAGER_LAYER_MS,
@@ -50,7 +51,6 @@ from engine.catalog.specs import (
     CalibrationProfile,
     HardwareSpec,
     KvPrecision,
-    ModelSpec,
     Precision,
 )
 from engine.core.errors import ScenarioError

@@ -22,7 +22,8 @@ requantised to the weights' precision, beside the raw projections its prefill us
 
 from __future__ import annotations
 
-from engine.catalog.specs import BYTES_PER_ELEMENT, ModelSpec, Precision
+from engine.catalog.model_spec import ModelSpec
+from engine.catalog.specs import BYTES_PER_ELEMENT, Precision
 
 FUSED_MOE_CHUNK = 65536
 """Tokens per chunk of vLLM's fused MoE kernel (`VLLM_FUSED_MOE_CHUNK_SIZE`'s default, 64 x 1024)."""

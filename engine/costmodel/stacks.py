@@ -41,7 +41,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.catalog.specs import GIB, HardwareSpec, KvPrecision, ModelSpec, Precision
+from engine.catalog.model_spec import ModelSpec
+from engine.catalog.specs import GIB, HardwareSpec, KvPrecision, Precision
 from engine.core.bounds import MAX_TP
 
 StackId = Literal["vllm", "vllm-v0", "sglang", "trtllm", "vllm-ascend", "mindie"]

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from engine.catalog.specs import HardwareSpec, KvPrecision, ModelSpec, Precision
+from engine.catalog.model_spec import ModelSpec
+from engine.catalog.specs import HardwareSpec, KvPrecision, Precision
 from engine.costmodel import stacks
 from engine.costmodel.perf import Instance
 from engine.costmodel.roofline import decode_table, prefill_table, tier_curves

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.catalog.specs import ModelSpec
+from engine.catalog.model_spec import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.core.no_bool import real_number

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from engine.catalog.entries import shared_catalog
-from engine.catalog.specs import ModelSpec
+from engine.catalog.model_spec import ModelSpec
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.scenario import power_budget

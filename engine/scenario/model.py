@@ -22,7 +22,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from engine import policies
-from engine.catalog.specs import Frozen, HardwareSpec, KvPrecision, ModelSpec, Precision
+from engine.catalog.model_spec import ModelSpec
+from engine.catalog.specs import Frozen, HardwareSpec, KvPrecision, Precision
 from engine.core import bounds
 from engine.core.errors import ScenarioError, format_validation_error
 from engine.costmodel import stacks

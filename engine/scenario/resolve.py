@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from engine.calibration import software, trust
 from engine.calibration.trust import Calibration
 from engine.catalog.entries import Catalog, shared_catalog
-from engine.catalog.specs import GIB, HardwareSpec, ModelSpec
+from engine.catalog.model_spec import ModelSpec
+from engine.catalog.specs import GIB, HardwareSpec
 from engine.core.bounds import MAX_PP
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership, power, power_cap, stacks, stages

@@ -19,7 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.catalog.entries import Catalog, load_catalog, model_from_hf_config
-from engine.catalog.specs import HardwareSpec, ModelSpec
+from engine.catalog.model_spec import ModelSpec
+from engine.catalog.specs import HardwareSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel.iteration import decode_cost, kv_transfer_time, prefill_cost
 from engine.scenario import codec as io

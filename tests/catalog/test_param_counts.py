@@ -9,8 +9,8 @@ import pytest
 
 from engine.catalog import param_counts
 from engine.catalog.entries import Catalog
+from engine.catalog.model_spec import ModelSpec
 from engine.catalog.param_counts import ParamCounts, counts_of
-from engine.catalog.specs import ModelSpec
 
 
 def _by_hand(m: ModelSpec) -> tuple[float, float, float, float]:

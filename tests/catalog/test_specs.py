@@ -6,7 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from engine.catalog.entries import Catalog
-from engine.catalog.specs import SOURCED_FIELDS, HardwareSpec, ModelSpec
+from engine.catalog.model_spec import ModelSpec
+from engine.catalog.specs import SOURCED_FIELDS, HardwareSpec
 
 
 def test_llama_70b_kv_bytes_per_token_bf16(catalog: Catalog) -> None:
