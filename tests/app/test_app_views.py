@@ -12,6 +12,7 @@ from engine.catalog.entries import Catalog
 from engine.core.errors import ScenarioError
 from engine.costmodel import ownership
 from engine.explain import bill
+from engine.explain import compare_table as ct
 from engine.explain import mode_switch as ms
 from engine.explain import presentation as pr
 from engine.explain import previews as pv
@@ -96,13 +97,13 @@ def test_tail_curves_rise(run: SimResult) -> None:
 def test_compare_says_which_is_better() -> None:
     a = {"latency_ms": {"ttft": {"p99": 100.0}}, "slo_attainment": 0.9, "cost": {"usd_per_request": 0.002}}
     b = {"latency_ms": {"ttft": {"p99": 50.0}}, "slo_attainment": 0.8, "cost": {"usd_per_request": 0.002}}
-    t = pr.compare(a, b).set_index("figure")
+    t = ct.compare(a, b).set_index("figure")
     assert t.loc["TTFT p99", "better"] == "B" and t.loc["TTFT p99", "change_pct"] == pytest.approx(-50.0)
     assert t.loc["SLO attainment", "better"] == "A"
     assert t.loc["Cost per request", "better"] == "same"
     assert t.loc["Goodput", "better"] == ""  # missing on both sides
     assert "Cache hit rate" not in t.index  # a feature in play on neither side is left out
-    cached = pr.compare({"cache": {"hit_rate": 0.0}}, {"cache": {"hit_rate": 0.4}}).set_index("figure")
+    cached = ct.compare({"cache": {"hit_rate": 0.0}}, {"cache": {"hit_rate": 0.4}}).set_index("figure")
     assert cached.loc["Cache hit rate", "better"] == "B"
 
 
@@ -122,7 +123,7 @@ def test_a_share_changes_in_points_not_percent() -> None:
     percentage points, and it has no relative change; other figures keep theirs."""
     a = {"slo_attainment": 0.008, "latency_ms": {"ttft": {"p99": 200.0}}}
     b = {"slo_attainment": 0.996, "latency_ms": {"ttft": {"p99": 100.0}}}
-    t = pr.compare(a, b).set_index("figure")
+    t = ct.compare(a, b).set_index("figure")
     assert t.loc["SLO attainment", "change_points"] == pytest.approx(98.8)
     assert pd.isna(t.loc["SLO attainment", "change_pct"])
     assert t.loc["TTFT p99", "change_pct"] == pytest.approx(-50.0) and pd.isna(
@@ -130,7 +131,7 @@ def test_a_share_changes_in_points_not_percent() -> None:
     )
     from ui.tables import compare_view
 
-    shown = compare_view(pr.compare(a, b)).set_index("figure")  # one change column on the page
+    shown = compare_view(ct.compare(a, b)).set_index("figure")  # one change column on the page
     assert "change_points" not in shown.columns
     assert (shown.loc["SLO attainment", "change_pct"], shown.loc["TTFT p99", "change_pct"]) == (
         "+98.8 pts",
@@ -145,7 +146,7 @@ def test_a_share_changes_in_points_not_percent() -> None:
     # by value (as text, '23,132' sorted before '3,740' and '-5.0 pts' among the percents: a review)
     from ui.tables import compare_styled
 
-    styled = compare_styled(pr.compare(a, b))
+    styled = compare_styled(ct.compare(a, b))
     # the figure, its verdict, A, B and the change first; the unit in the figure's name, not a column of
     # its own (at 1,100 px, last, it sat off the screen; before that it pushed the change off)
     cols = list(styled.data.columns)
