@@ -73,7 +73,7 @@ COMPARE: dict[str, Any] = {
         "different SLO targets; 'A misses its SLO' on a bill: A is cheaper, but misses the SLO that B meets).",
     ),
     "band": cc.TextColumn(
-        "calibration band (A, B)",
+        "band, A and B together",
         help="Where about two in three real deployments land, A's and B's together (the lower fall and the "
         "higher rise). Once each side's run has been re-simulated at its chips' band edges (the cards above), "
         "the figures that spread moves (TTFT, TPOT and E2E p99, SLO attainment, goodput, throughput, costs per "
