@@ -63,8 +63,12 @@ def at_least(text: str, shortfall: float | None) -> str:
 
 
 def _judged_span(mark: Mapping[str, Any]) -> str:
-    """'the window's second half', or the half after a loss that failed the queued requests."""
-    after = mark.get("after_loss_s")
+    """'the window's second half', or the half after (or before) a loss that failed the queued requests."""
+    after, before = mark.get("after_loss_s"), mark.get("before_loss_s")
+    if before is not None:
+        return (
+            f"the second half of the span before the instance loss at {before:,.0f} s (it failed the queue)"
+        )
     if after is None:
         return "the window's second half"
     return f"the second half of the span after the instance loss that ended at {after:,.0f} s (it failed the queue)"

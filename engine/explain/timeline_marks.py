@@ -41,7 +41,8 @@ def fault_marks(faults: Iterable[Fault]) -> list[FaultMark]:
 def fault_notes(scenario: Scenario, drain_end_s: float | None = None) -> list[str]:
     """What the scenario's faults will not do as written: one starting after the run's end never
     fires (`drain_end_s`, a run's; without it, one at or after the window's end, which acts on the
-    drain at most), and an instance fault asking for more instances than its pool has takes them all.
+    drain at most), one that fires in the drain acts on the window's requests still there, and an
+    instance fault asking for more instances than its pool has takes them all.
     A drill of four identical rows at 99.6% said nothing of a fault set at 260 s in a 120 s run (a review)."""
     counts = {p.name: p.count for p in scenario.deployment.pools}
     scaled = {p.name for p in scenario.deployment.pools if p.autoscale is not None}
@@ -51,6 +52,12 @@ def fault_notes(scenario: Scenario, drain_end_s: float | None = None) -> list[st
             out.append(
                 f"faults[{i}] at {f.at_s:,.0f} s never fired: the run ended at {drain_end_s:,.0f} s (its window "
                 f"is {scenario.duration_s:,.0f} s), so its results are those without it."
+            )
+        elif drain_end_s is not None and f.at_s >= scenario.duration_s:  # (a review: it went unsaid)
+            out.append(
+                f"faults[{i}] at {f.at_s:,.0f} s fired in the drain, after the window ({scenario.duration_s:,.0f} s; "
+                f"the run ended at {drain_end_s:,.0f} s): it acts on the window's requests still in the system "
+                "then, and their outcomes count in the window's figures."
             )
         elif drain_end_s is None and f.at_s >= scenario.duration_s:
             out.append(

@@ -23,6 +23,7 @@ import json
 import re
 from typing import Any
 
+from engine.core.errors import ScenarioError
 from engine.planning.emit_engines import vllm_args
 from engine.planning.emit_facts import DeploymentFacts, PoolFacts
 
@@ -80,8 +81,23 @@ def _service_name(pool: PoolFacts) -> str:
     return base + "".join(w.capitalize() for w in re.split(r"[^A-Za-z0-9]+", pool.name) if w)
 
 
+def _distinct(named: list[tuple[str, str]], what: str, cut: bool = False) -> None:
+    """Refuse two pools whose names give one manifest name (`named`: pool, its name there): the second
+    overwrote the first, and a pool of six H20s left the Dynamo manifest without a word (a review)."""
+    seen: dict[str, str] = {}
+    for pool, name in named:
+        if name in seen:
+            raise ScenarioError(
+                f"deployment.pools: pools {seen[name]!r} and {pool!r} both become the {what} {name!r}, so one "
+                "would be lost from the manifest; rename one (names that differ in more than case and punctuation"
+                + (", within their first 50 characters)" if cut else ")")
+            )
+        seen[name] = pool
+
+
 def dynamo_graph(f: DeploymentFacts) -> dict[str, Any]:
     """The DynamoGraphDeployment of a disaggregated deployment's prefill and decode pools."""
+    _distinct([(p.name, _service_name(p)) for p in f.pools], "Dynamo service")
     services: dict[str, Any] = {
         "Frontend": {
             "componentType": "frontend",
@@ -191,11 +207,13 @@ def _llmd_role(f: DeploymentFacts, pool: PoolFacts) -> dict[str, Any]:
 
 def llmd_set(f: DeploymentFacts) -> dict[str, Any]:
     """The llm-d DisaggregatedSet of a disaggregated deployment's prefill and decode pools."""
+    roles = [_llmd_role(f, p) for p in f.pools]
+    _distinct([(p.name, str(r["name"])) for p, r in zip(f.pools, roles, strict=True)], "llm-d role", True)
     return {
         "apiVersion": "disaggregatedset.x-k8s.io/v1",
         "kind": "DisaggregatedSet",
         "metadata": {"name": _k8s_name(f.scenario_name), "labels": {"llm-d.ai/inference-serving": "true"}},
-        "spec": {"slices": 1, "roles": [_llmd_role(f, p) for p in f.pools]},
+        "spec": {"slices": 1, "roles": roles},
     }
 
 

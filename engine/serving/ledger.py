@@ -135,6 +135,11 @@ class Records:
     prompt_tokens: np.ndarray | None = None
     """With multi-turn sessions: each turn's prompt as sent, shorter than drawn by what degrading cut
     from the answers before it (their context holds only what was generated)."""
+    failed_s: np.ndarray | None = None
+    """Where any request failed: when each failed one did (NaN for the others; a request still
+    unfinished when the run stopped, the run's last instant), else None. The saturation rule counts
+    a failed request in the queue until then: one held by a pool lost after the window was counted
+    as leaving on arrival, which hid the window's backlog (a review)."""
 
 
 class RequestLedger:
@@ -173,6 +178,7 @@ class RequestLedger:
         self.retries: list[int] = [0] * n
         self.preemptions: list[int] = [0] * n
         self.resume: list[int] = [-1] * n  # tokens left after a recompute, else -1
+        self.failed_at: dict[int, float] = {}  # when each failed request failed (`Records.failed_s`)
         self.views: list[policies.RequestView | None] = [None] * n
         self.stalled: dict[int, float] = {}  # preempted, not yet back: the end of its last decode step
         self.stalls: list[tuple[int, int, float, float]] = []  # (request, server, stalled since, rejoined)
@@ -243,6 +249,8 @@ class RequestLedger:
         self.last_end_s = now
         if outcome == COMPLETED:
             self.completion[rid] = now
+        elif outcome == FAILED:
+            self.failed_at[rid] = now
         for hook in self.on_end:
             hook(now)
         follow = self.follow
@@ -259,6 +267,7 @@ class RequestLedger:
                 else:
                     self.outcome[rid] = FAILED
                     self.reason[rid] = UNFINISHED
+                    self.failed_at[rid] = self.env.now
                 self.ended += 1
 
     def request_view(self, rid: int) -> policies.RequestView:
@@ -318,7 +327,19 @@ class RequestLedger:
             "preemptions": _take(self.preemptions, n, np.int64),
             "output_tokens": _packed(self.output, n, np.int64),
             "stalls": np.array(self.stalls, dtype=float).reshape(-1, 4),
+            "failed_s": _failed_times(self.failed_at, n),
         }
+
+
+def _failed_times(failed_at: dict[int, float], n: int) -> np.ndarray | None:
+    """`Records.failed_s` over the first `n` requests (None where none failed)."""
+    if not failed_at:
+        return None
+    out = np.full(n, np.nan)
+    for rid, at in failed_at.items():
+        if rid < n:
+            out[rid] = at
+    return out
 
 
 def _take(values: list[Any], n: int, dtype: Any, width: int = 1) -> np.ndarray:
@@ -380,7 +401,7 @@ def without_unsent(rec: Records) -> Records:
     per_request = {k: getattr(rec, k)[keep] for k in PER_REQUEST}
     optional = {
         k: getattr(rec, k)[keep]
-        for k in ("network_s", "control_s", "client_wait_s", "prompt_tokens")
+        for k in ("network_s", "control_s", "client_wait_s", "prompt_tokens", "failed_s")
         if getattr(rec, k) is not None
     }
     site = [rec.site[i] for i in keep.tolist()] if rec.site is not None else None

@@ -179,7 +179,17 @@ def queue_trend(scenario: Scenario, rec: Records, at_server: bool = False) -> Tr
     # with a ceiling on requests in flight, a request is offered when it falls due at the client
     # and queued from then (`engine.serving.ceiling`): the backlog waits there instead
     arrival = sent if at_server else due_s(sent, rec.client_wait_s)
-    return _trend(scenario, arrival, np.where(np.isfinite(rec.first_token_s), rec.first_token_s, sent))
+    return _trend(
+        scenario, arrival, np.where(np.isfinite(rec.first_token_s), rec.first_token_s, _gone_s(rec))
+    )
+
+
+def _gone_s(rec: Records) -> np.ndarray:
+    """When each request left without an answer: a failed one when it failed (`Records.failed_s`), a
+    rejected one on arrival (it is rejected there, or after a wait the records do not keep)."""
+    if rec.failed_s is None:
+        return rec.arrival_s
+    return np.where(np.isnan(rec.failed_s), rec.arrival_s, rec.failed_s)
 
 
 def _trend(scenario: Scenario, arrival: np.ndarray, left: np.ndarray) -> Trend | None:
@@ -241,10 +251,12 @@ def decoding_shortfall(scenario: Scenario, rec: Records, queue: Trend | None) ->
 
 
 def _in_system(scenario: Scenario, rec: Records, arrival: np.ndarray) -> Trend | None:
-    """`_trend` of the requests in the system: arrived (`arrival`) and not completed (a rejected or
-    failed one leaves at its first token, or on arrival without one)."""
+    """`_trend` of the requests in the system: arrived (`arrival`) and not completed (a rejected one
+    leaves at its first token, or on arrival without one; a failed one when it failed)."""
     left = np.where(np.isfinite(rec.completion_s), rec.completion_s, rec.first_token_s)
-    return _trend(scenario, arrival, np.where(np.isfinite(left), left, rec.arrival_s))
+    if rec.failed_s is not None:
+        left = np.where(np.isnan(rec.failed_s), left, rec.failed_s)
+    return _trend(scenario, arrival, np.where(np.isnan(left), _gone_s(rec), left))
 
 
 def _tokens(scenario: Scenario, rec: Records, arrival: np.ndarray) -> tuple[float, float, float, float]:
@@ -302,18 +314,17 @@ def judged(
     servers' own queue (from the sends) then stays bounded, and so do the latencies timed from the
     send; the mark says so (``at_client``) and the pages print those latencies as they are.
 
-    A lost pool that failed the requests it held empties the queue as the rule counts it (a failed
-    request leaves it on arrival): the rule then judges the span after the last such loss ended
-    (`after_losses`), where the queue starts afresh."""
-    own_warmup = scenario.warmup_s
+    A lost pool that failed the requests it held empties the queue (each leaves it when it fails,
+    `Records.failed_s`): the rule then judges the span after the last such loss ended, where the
+    queue starts afresh, or where that span is short the span before the first (`after_losses`)."""
+    own = scenario
     scenario = after_losses(scenario, rec)
     trend = queue_trend(scenario, rec)
     short = _shortfall(scenario, trend)
     if short is None:
         behind = decoding_shortfall(scenario, rec, trend)
         if behind is not None:
-            if scenario.warmup_s != own_warmup:
-                behind["after_loss_s"] = scenario.warmup_s
+            _span_said(behind, own, scenario)
             return behind, None, None
         rising = _rising(scenario, trend)
         return (
@@ -324,13 +335,21 @@ def judged(
     at_server = None if rec.client_wait_s is None else queue_trend(scenario, rec, True)
     if at_server is not None and _shortfall(scenario, at_server) is None:
         short["at_client"] = True
-    if scenario.warmup_s != own_warmup:  # judged after a loss: said with the rates
-        short["after_loss_s"] = scenario.warmup_s
+    _span_said(short, own, scenario)
     return short, None, None
 
 
+def _span_said(mark: Shortfall, own: Scenario, judged: Scenario) -> None:
+    """A mark judged over a span other than the window says which, with the rates (`after_losses`)."""
+    if judged.warmup_s != own.warmup_s:
+        mark["after_loss_s"] = judged.warmup_s
+    if judged.duration_s != own.duration_s:
+        mark["before_loss_s"] = judged.duration_s
+
+
 AFTER_LOSS_SHARE = 1.0 / 3.0
-"""The least share of the measured window the span after a loss must keep to be judged instead of it."""
+"""The least share of the measured window the span after a loss (or before one) must keep to be
+judged instead of it."""
 
 
 def after_losses(scenario: Scenario, rec: Records) -> Scenario:
@@ -339,19 +358,26 @@ def after_losses(scenario: Scenario, rec: Records) -> Scenario:
     leaves at least `AFTER_LOSS_SHARE` of the window. prefill-loss-nofallback at 40 req/s, 2.5 times
     what it sustains: the loss at 240 s failed the 4,155 requests queued, the queue restarted from none
     and read 'began rising within that half, too late' over 600 s beside a TTFT p90 of 166 s printed
-    bare (a review)."""
+    bare (a review). Where the span after the last loss is shorter (a pool back only after the window),
+    the window ends instead when the first such loss began, if the span before it is long enough: the
+    same preset over 300 s at 60 req/s read no mark at all, its queue emptied at 240 s."""
     if whole_run(scenario) or not np.any(rec.outcome == FAILED):
         return scenario
     window = scenario.duration_s - scenario.warmup_s
-    ends = [
-        f.at_s + (f.duration_s or 0.0)
+    losses = [
+        (f.at_s, f.at_s + (f.duration_s or 0.0))
         for f in scenario.faults
         if f.kind == "instances" and scenario.warmup_s < f.at_s < scenario.duration_s
     ]
-    start = max(ends, default=None)
-    if start is None or scenario.duration_s - start < AFTER_LOSS_SHARE * window:
+    if not losses:
         return scenario
-    return scenario.model_copy(update={"warmup_s": start})
+    start = max(end for _, end in losses)
+    if scenario.duration_s - start >= AFTER_LOSS_SHARE * window:
+        return scenario.model_copy(update={"warmup_s": start})
+    first = min(at for at, _ in losses)
+    if first - scenario.warmup_s >= AFTER_LOSS_SHARE * window:  # up to the instant before it failed them
+        return scenario.model_copy(update={"duration_s": float(np.nextafter(first, -np.inf))})
+    return scenario
 
 
 def _standing(trend: Trend | None, fixed_s: float) -> Standing | None:

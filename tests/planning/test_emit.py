@@ -546,3 +546,27 @@ def test_llmd_requests_each_vendors_resource_and_says_what_routing_lacks() -> No
     )
     assert "class pins" in emit_deployment(mixed, "vllm").text
     assert "class pins" not in emit_deployment(_presets()["chat-disaggregated"], "vllm").text
+
+
+@pytest.mark.parametrize("stack", ["dynamo", "llm-d"])
+def test_two_pools_that_would_share_a_manifest_name_are_refused_naming_both(stack: str) -> None:
+    """'decode.a' and 'decode a' both became the Dynamo service VllmDecodeWorkerDecodeA (the second
+    overwrote the first: a pool of six H20s left the manifest without a word) and two llm-d roles
+    'decode-a' (a review)."""
+    base = codec.load_preset("portfolio-chat-batch")
+    clash = codec.apply_overrides(
+        base,
+        {
+            "deployment.pools[2].hardware": "h100-sxm",  # (Dynamo has no AMD build)
+            "deployment.pools[1].name": "decode.a",
+            "deployment.pools[2].name": "decode a",
+            "workload.classes[0].pools": ["decode.a"],
+            "workload.classes[1].pools": ["decode a"],
+        },
+    )
+    with pytest.raises(ScenarioError, match=r"pools 'decode\.a' and 'decode a' both become"):
+        emit_deployment(clash, stack)
+    apart = codec.apply_overrides(
+        clash, {"deployment.pools[2].name": "decode b", "workload.classes[1].pools": ["decode b"]}
+    )
+    assert emit_deployment(apart, stack).document is not None  # distinct names still emit

@@ -88,6 +88,7 @@ def _records(arrival: np.ndarray, first_token: np.ndarray) -> Any:
         completion_s=first_token,
         client_wait_s=None,
         network_s=None,
+        failed_s=None,
         outcome=np.ones(n, dtype=np.int8),
         output_tokens=np.ones(n, dtype=np.int64),
         segments=np.zeros((0, 13)),
@@ -366,3 +367,39 @@ def test_a_loss_that_fails_the_queue_is_judged_after_it() -> None:
     said = line(s)
     assert said is not None and "after the instance loss that ended at 330 s" in said
     assert simulate(io.load_preset("prefill-loss-nofallback")).summary["unsustainable"] is None
+
+
+def test_a_loss_with_the_pool_back_only_after_the_window_is_judged_before_it() -> None:
+    """The same preset over 300 s at 60 req/s: the loss at 240 s lasts past the window's end, so no span
+    after it can be judged, and the window (its queue emptied at 240 s) read no mark beside p90 TTFTs
+    printed as figures (a note). The span before the loss is judged: unsustainable at about the rate the
+    long run sustains."""
+    from engine.explain.sustain import line
+
+    over = io.apply_overrides(
+        io.load_preset("prefill-loss-nofallback"), {"workload.arrival.rate_rps": 60.0, "duration_s": 300.0}
+    )
+    s = simulate(over).summary
+    mark = s["unsustainable"]
+    assert mark is not None and round(mark["before_loss_s"]) == 240 and "after_loss_s" not in mark
+    assert 18.0 < mark["sustained_rps"] < 26.0  # 23.2 req/s over 1,200 s at 40 req/s
+    said = line(s)
+    assert said is not None and "before the instance loss at 240 s" in said
+
+
+def test_a_fault_that_fires_in_the_drain_keeps_the_windows_backlog() -> None:
+    """A window of 120 s at 64 req/s ends long before its prefill loss at 240 s, which fires in the drain
+    and fails the backlog: a failed request was counted as leaving the queue on arrival, which hid the
+    window's backlog, so the run read 'At capacity' where, without the fault, it is unsustainable (a
+    review). A failed request leaves when it fails (`Records.failed_s`), and the fault is said."""
+    from engine.explain.timeline_marks import fault_notes
+
+    over = io.apply_overrides(
+        io.load_preset("prefill-loss-nofallback"), {"workload.arrival.rate_rps": 64.0, "duration_s": 120.0}
+    )
+    s = simulate(over).summary
+    assert s["requests"]["failed"] > 1000
+    mark = s["unsustainable"]
+    assert mark is not None and mark["sustained_rps"] < 30.0
+    notes = fault_notes(over, 275.0)
+    assert any("fired in the drain" in n for n in notes), notes
