@@ -36,6 +36,7 @@ from engine.planning import (
     holds_with_margin,
     past_target,
     steady_reruns,
+    tokens_band,
     vendor_crossing,
 )
 from ui import marks, plan_link, state
@@ -116,6 +117,15 @@ def _band(b: Any, fmt: str, to: str = " to ") -> str:
     return "" if not b else f" ({format(b[0], fmt)}{to}{format(b[1], fmt)})"
 
 
+def _tokens_band(c: dict[str, Any], reruns: tuple[Any, ...]) -> str:
+    """The choice's tokens/s per chip band: the reruns' spread, as the CLI's (`with_rerun_bands`); one
+    that rounds to the figure at both ends is said so ('416 (416 to 416)': it serves the load either way)."""
+    t_band = _band(tokens_band(c, reruns), ",.0f")
+    if t_band and len(set(t_band[2:-1].split(" to "))) == 1:
+        return " (the same at its chips' band edges)"
+    return t_band
+
+
 def _ms_band(b: Any, ms: float | None) -> str:
     """' (230 to 500)' after a latency: its band's ends in the unit the figure reads in (a figure of
     12.0 s gets '(9.0 to 15.0)', not '(9,000 to 15,000)' beside it)."""
@@ -184,7 +194,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
     m_band = _band(c["usd_per_million_output_tokens_band"], ",.2f")
     rb = c["usd_per_request_band"]  # to the headline's places ($0.000542), as Results and Compare read it
     r_band = f" ({ex.usd_text(rb[0])} to {ex.usd_text(rb[1])})" if rb else ""
-    t_band = _band(c["output_tokens_per_s_per_chip_band"], ",.0f")
+    t_band = _tokens_band(c, reruns)
     figures = (
         ", ".join(
             [

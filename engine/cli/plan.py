@@ -137,9 +137,13 @@ def _with_margin(
     if edge is not None and result.verdict is not None and edge.chosen.run == result.best_run:
         # the choice's 'holds slowed' from its margin where no risk check reached it, in the JSON as in the
         # text (the text read NO, the JSON 'not checked': a review)
-        from engine.planning.verdict_bands import holds_with_margin
+        from engine.planning.verdict_bands import holds_with_margin, with_rerun_bands
 
-        verdict = replace(result.verdict, table=holds_with_margin(result.verdict.table, (edge.chosen,)))
+        # and its bands holding those reruns, in the JSON as in the text (a review)
+        table = with_rerun_bands(
+            holds_with_margin(result.verdict.table, (edge.chosen,)), (edge.chosen, edge.faster)
+        )
+        verdict = replace(result.verdict, table=table)
         result = replace(result, verdict=verdict)
     return result, edge, failed
 

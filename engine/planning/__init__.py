@@ -56,6 +56,7 @@ _API = {
     "past_target": "engine.planning.verdict_bands",
     "holds_note": "engine.planning.verdict_bands",
     "holds_with_margin": "engine.planning.verdict_bands",
+    "tokens_band": "engine.planning.verdict_bands",
     "PAST_TARGET_WHY": "engine.planning.verdict_bands",
     "steady_reruns": "engine.planning.verdict_bands",
     "assumed_price_mark": "engine.planning.prices",
@@ -138,6 +139,7 @@ __all__ = [
     "rule_text",
     "run_lifetime",
     "steady_reruns",
+    "tokens_band",
     "vendor_crossing",
 ]
 
@@ -179,6 +181,7 @@ if TYPE_CHECKING:
         holds_note,
         holds_with_margin,
         past_target,
+        tokens_band,
     )
     from engine.planning.verdict_bands import steady as steady_reruns
     from engine.planning.verdict_bands import take_in as band_take_in

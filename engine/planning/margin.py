@@ -67,6 +67,8 @@ class Check:
     standing_requests: float | None = None
     """The fewest requests its queue held through the window's second half where it never emptied (at
     its capacity: it passes no plan, `Summary.at_capacity`), else None."""
+    output_tokens_per_s_per_chip: float | None = None
+    """Its output tokens per second per chip (None: not known), which `verdict_bands.tokens_band` takes."""
 
     def capacity_text(self) -> str:
         """Why it does not pass where it stands at its capacity (`rules.capacity_text`), else ''."""
@@ -344,6 +346,9 @@ def _chosen_slowed(
             if "grows_rps" in r
             else num("shortfall_rps"),  # a plan kept from before
             slo_percentile=float(r.get("slo_percentile", 90.0)),
+            output_tokens_per_s_per_chip=num("output_tokens_per_s_per_chip")
+            if "output_tokens_per_s_per_chip" in r
+            else None,
             ttft_ms_at_slo=num("ttft_ms_at_slo") if "ttft_ms_at_slo" in r else None,
             tpot_ms_at_slo=num("tpot_ms_at_slo") if "tpot_ms_at_slo" in r else None,
             # a plan kept from before the column: as its TTFT's
@@ -399,4 +404,6 @@ def _check(
         ttft_ms_at_slo=None if slo["ttft_ms_at_slo"] != slo["ttft_ms_at_slo"] else slo["ttft_ms_at_slo"],
         tpot_ms_at_slo=None if slo["tpot_ms_at_slo"] != slo["tpot_ms_at_slo"] else slo["tpot_ms_at_slo"],
         standing_requests=stood["standing_requests"] if (stood := s.get("at_capacity")) else None,
+        output_tokens_per_s_per_chip=float(s["throughput_tokens_per_s"]["output"])
+        / sum(q.count * q.chips_per_instance for q in sc.deployment.pools),
     )

@@ -34,14 +34,38 @@ def band_of(row: dict[str, Any], column: str) -> list[float] | None:
     return [float(v) * (1.0 + fall), float(v) * (1.0 + rise)]
 
 
-def take_in(band: list[float] | None, *seen: float | None) -> list[float] | None:
+def take_in(band: list[float] | None, *seen: float | None, figure: float | None = None) -> list[float] | None:
     """A figure's band widened to hold what its own reruns gave (the risk-aware check, every chip at its
     band's pessimistic edge, can land past the band of the figure as modelled): never narrower than
-    either, as Results reads a run's spread. None where the figure has no band."""
+    either, as Results reads a run's spread. Where the figure has no band of its kind (a TTFT on chips
+    whose TTFT coverage is not measured), the range of the `figure` and its reruns, as Results' spread
+    reads it: a verdict read 'TTFT p90 431 ms' above a margin rerunning it at 1,380 ms, past its target
+    (a review). None where neither is known."""
     xs = [float(x) for x in seen if x is not None and math.isfinite(x)]
-    if band is None or not xs:
+    if not xs:
         return band
+    if band is None:
+        if figure is None or not math.isfinite(figure):
+            return None
+        return [min(figure, *xs), max(figure, *xs)]
     return [min(band[0], *xs), max(band[1], *xs)]
+
+
+def tokens_band(row: dict[str, Any], reruns: tuple[Any, ...] = ()) -> list[float] | None:
+    """The choice's output tokens/s per chip band: where the margin reran it with its chips at their
+    bands' edges (`reruns`), how far those runs move it, as Results reads a throughput's band (an open
+    loop that keeps up serves the same requests either way); else its kind's band, cut by its load. A
+    choice that held with slowed chips read '1,039 (786 to 1,039)' while its slowed rerun served the
+    load at the same rate (a review)."""
+    fig = row.get("output_tokens_per_s_per_chip")
+    xs = [
+        float(x)
+        for r in reruns
+        if (x := getattr(r, "output_tokens_per_s_per_chip", None)) is not None and math.isfinite(x)
+    ]
+    if fig is None or not xs:
+        return row.get("output_tokens_per_s_per_chip_band")
+    return [min(float(fig), *xs), max(float(fig), *xs)]
 
 
 def bands(quoted: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]:
@@ -54,6 +78,7 @@ def bands(quoted: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]
         f"{k}_band": take_in(
             cut_band(quoted, k),
             *(e.get(k) for e in steady(edges, k.removesuffix("_ms_at_slo"))) if k in LATENCIES else (),
+            figure=quoted.get(k) if k in LATENCIES else None,
         )
         for k in FIGURES
     }
@@ -63,7 +88,7 @@ def bands(quoted: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]
         for fig in ("ttft", "tpot"):
             slowed = [e.get("classes_at_slo", {}).get(n, {}) for e in steady(edges, fig)]
             band = band_of({**quoted, f"{fig}_ms_at_slo": c[f"{fig}_ms"]}, f"{fig}_ms_at_slo")
-            c[f"{fig}_band"] = take_in(band, *(x.get(f"{fig}_ms") for x in slowed))
+            c[f"{fig}_band"] = take_in(band, *(x.get(f"{fig}_ms") for x in slowed), figure=c[f"{fig}_ms"])
     return out
 
 
@@ -100,8 +125,12 @@ def class_bands(chosen: dict[str, Any], reruns: tuple[Any, ...] = ()) -> dict[st
     ttft, tpot = (steady(reruns, "ttft"), steady(reruns, "tpot")) if one else ([], [])
     return {
         name: (
-            take_in(k.get("ttft_band"), *(getattr(r, "ttft_ms_at_slo", None) for r in ttft)),
-            take_in(k.get("tpot_band"), *(getattr(r, "tpot_ms_at_slo", None) for r in tpot)),
+            take_in(
+                k.get("ttft_band"), *(getattr(r, "ttft_ms_at_slo", None) for r in ttft), figure=k["ttft_ms"]
+            ),
+            take_in(
+                k.get("tpot_band"), *(getattr(r, "tpot_ms_at_slo", None) for r in tpot), figure=k["tpot_ms"]
+            ),
         )
         for name, k in chosen["classes_at_slo"].items()
     }
@@ -195,6 +224,37 @@ def own_slowdowns(slowdown: Mapping[str, float], table: pd.DataFrame, run: int |
     words = " ".join(str(r.get("nominal_shape", "")) for r in rows if r.get("nominal_run") == run).split()
     said = ", ".join(f"{c} {e:+.0%} time" for c, e in slowdown.items() if c in words or not words)
     return said or "no chip has a band"
+
+
+def with_rerun_bands(table: pd.DataFrame, reruns: Sequence[Any] = ()) -> pd.DataFrame:
+    """The verdict's table with the choice's bands holding the margin's reruns of it (`class_bands`,
+    `tokens_band`), as the Planner page and `plan`'s text read them: `plan --json` gave the choice's
+    TPOT [14.45, 28.92] where both read (13.8 to 28.9) (a review)."""
+    runs = tuple(r for r in reruns if r is not None)
+    if not runs or "winner" not in table or not table["winner"].astype(bool).any():
+        return table
+    out = table.copy()
+    rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()} for r in out.to_dict(orient="records")]
+    for r in rows:
+        if not r["winner"]:
+            continue
+        cb = class_bands(r, runs)
+        r["classes_at_slo"] = {
+            n: {**c, "ttft_band": cb[n][0], "tpot_band": cb[n][1]} for n, c in r["classes_at_slo"].items()
+        }
+        r["output_tokens_per_s_per_chip_band"] = tokens_band(r, runs)
+        if len(cb) == 1:
+            ((ttft, tpot),) = cb.values()
+            r["ttft_ms_at_slo_band"], r["tpot_ms_at_slo_band"] = ttft, tpot
+    for col in (
+        "classes_at_slo",
+        "output_tokens_per_s_per_chip_band",
+        "ttft_ms_at_slo_band",
+        "tpot_ms_at_slo_band",
+    ):
+        if col in out:
+            out[col] = pd.Series([r.get(col) for r in rows], index=out.index, dtype=object)
+    return out
 
 
 def holds_with_margin(table: pd.DataFrame, reruns: Sequence[Any] = ()) -> pd.DataFrame:
