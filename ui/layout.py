@@ -332,9 +332,10 @@ def strip_rows(
     """(label, value, coloured change) per row of the live strip; green when the change is good,
     grey for a cost that fell while fewer requests met their SLO (an overloaded run bills the same
     chips over more, slower requests: cheaper per request, and no better). An unsustainable run (its
-    `shortfall_rps` given) greys a cheaper request; where its latencies grow with the run (`grows`
-    given, per figure: `growth`, not where a client's ceiling holds the backlog nor for a TPOT that
-    stays level) they show as at least their value, growing with run length, and no change."""
+    `shortfall_rps` given) marks its costs 'at saturation', as Results does; where its latencies
+    grow with the run (`grows` given, per figure: `growth`, not where a client's ceiling holds the
+    backlog nor for a TPOT that stays level) they show as at least their value, growing with run
+    length, and no change."""
     slo = _delta(now.get("slo_attainment"), prev.get("slo_attainment"), 100.0)
     # an unsustainable run bills the same chips over requests it cannot serve: cheaper is no better
     worse = (slo is not None and slo <= -SLO_FALL_PTS) or shortfall_rps is not None
@@ -354,6 +355,9 @@ def strip_rows(
             continue
         if LEVEL_KEY + key in (grows or {}):  # the pace of batches a growing queue keeps full
             rows.append((label, fmt(now.get(key)), f":small[:orange[{ex.LEVEL}]]"))
+            continue
+        if key in COSTS and shortfall_rps is not None:  # as Results and `run` mark it (a browser review:
+            rows.append((label, fmt(now.get(key)), f":small[:orange[{ex.LEVEL}]]"))  # it stood bare here)
             continue
         if prev.get(grew(key)) is not None:  # nor against a figure that grew with its run:
             change = ""  # "810 ms ▼197,379 ms" beside a previous "≥ 198.2 s" (a walkthrough)

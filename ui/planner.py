@@ -29,6 +29,7 @@ from engine.planning import (
     PP_MIN_TP,
     Rule,
     SearchSpace,
+    queue_words,
 )
 from engine.scenario import Scenario
 from ui import plan_link, plan_run, plan_state, plan_verdict, state, tables
@@ -350,7 +351,8 @@ def planner_page() -> None:
         with st.expander(
             "Every simulated run", icon=":material/table_rows:", key="fg-plan-runs", on_change="rerun"
         ):
-            shown = tables.stepped(runs, tables.PLAN_RUNS)
+            # what each run's queue did beside its figures (a run at capacity's 6,957 ms stood bare: a review)
+            shown = tables.stepped(runs.assign(queue=queue_words(runs)), tables.PLAN_RUNS)
             st.dataframe(shown, hide_index=True, width="stretch", column_config=tables.PLAN_RUNS,
-                         column_order=tables.shown(tables.PLAN_RUNS, runs))  # fmt: skip
+                         column_order=tables.shown(tables.PLAN_RUNS, shown))  # fmt: skip
     tables.shapes_expander(p.candidates)  # also where nothing was simulated: its note names it (a review)

@@ -345,6 +345,12 @@ PLAN_RUNS: dict[str, Any] = {
     "passes": cc.CheckboxColumn(
         "passes", help="Meets the plan's rule (every class at its SLO percentile, or the attainment asked)."
     ),
+    "queue": cc.TextColumn(
+        "queue",
+        help="grows: the run cannot keep up (short by that many req/s), so its latencies are floors set by the "
+        "run's length and its costs are at saturation; no headroom: its queue never emptied (at capacity), so its "
+        "figures may grow with a longer run; empty: it kept up.",
+    ),
     "ttft_ok": cc.CheckboxColumn("TTFT ok"),
     "tpot_ok": cc.CheckboxColumn("TPOT ok"),
     "slo_attainment": cc.NumberColumn(

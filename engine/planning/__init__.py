@@ -75,6 +75,7 @@ _API = {
     "SearchSpace": "engine.planning.candidates",
     "rule_text": "engine.planning.rules",
     "attained": "engine.planning.rules",
+    "queue_words": "engine.planning.rules",
     "vendor_crossing": "engine.planning.emit_facts",
 }
 _RENAMED = {
@@ -136,6 +137,7 @@ __all__ = [
     "plan_link_encode",
     "plan_margin",
     "plan_work_estimate",
+    "queue_words",
     "rule_text",
     "run_lifetime",
     "steady_reruns",
@@ -172,7 +174,7 @@ if TYPE_CHECKING:
     from engine.planning.plan_work import PlanWork, PlanWorkError
     from engine.planning.plan_work import plan_work as plan_work_estimate
     from engine.planning.prices import assumed_price_mark
-    from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, attained, rule_text
+    from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, attained, queue_words, rule_text
     from engine.planning.search import Progress
     from engine.planning.verdict import Verdict
     from engine.planning.verdict_bands import (

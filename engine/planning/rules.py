@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from engine.planning.sizing import (
 from engine.serving.metrics import measured_mask
 from engine.serving.run import SimResult
 from engine.serving.summary import Summary, classes_pass, within_target
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Rule = Literal["percentile", "attainment"]
 """What makes a run pass: every class at its SLO percentile, or a share of requests within their SLO."""
@@ -82,6 +85,21 @@ def capacity_text(standing_requests: float | None) -> str:
     return (
         "" if n is None or n != n else f"; at capacity, its queue never below {n:,.0f} requests (no headroom)"
     )
+
+
+def queue_words(runs: pd.DataFrame) -> list[str]:
+    """Per run of a plan's table, what its queue did, for the figures beside it: 'grows, short by 3.1
+    req/s' (unsustainable: its latencies are floors set by the run's length), 'no headroom' (at its
+    capacity: they may grow with a longer run), '' where it kept up. The Planner's table of every run
+    printed a run at capacity's TTFT p90 of 6,957 ms and the table's lowest $/M bare (a browser review)."""
+
+    def one(short: Any, standing: Any) -> str:
+        if short is not None and short == short:
+            return f"grows, short by {float(short):.2g} req/s"
+        return "no headroom" if standing is not None and standing == standing else ""
+
+    cols = [runs[c] if c in runs else [None] * len(runs) for c in ("shortfall_rps", "standing_requests")]
+    return [one(a, b) for a, b in zip(*cols, strict=True)]
 
 
 def attained(share: float | None, places: int = 1, form: str = "{} of requests within SLO") -> str:
