@@ -179,6 +179,11 @@ def read_measurements(path: str | Path) -> list[Measurement]:
         ]
         if missing:
             raise ScenarioError(f"{path}: missing column(s) {', '.join(missing)}")
+        names = [n.strip() for n in reader.fieldnames or [] if n and n.strip()]
+        if twice := sorted({n for n in names if names.count(n) > 1}):  # DictReader keeps the last copy
+            raise ScenarioError(
+                f"{path}: column(s) {', '.join(twice)} named twice in the header; name each once"
+            )
         for line, row in enumerate(reader, start=2):
             try:
                 kind = row["kind"].strip()

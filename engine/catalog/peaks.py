@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-ORDER = (("bf16", "fp8"), ("fp8", "fp4"))
-"""Each precision beside the next narrower one whose peak may not be below it."""
+ORDER = (("bf16", "fp8"), ("fp8", "fp4"), ("bf16", "fp4"))
+"""Each precision beside a narrower one whose peak may not be below it (BF16 beside FP4 too: with FP8
+left out, an FP4 peak of 0.5 beside BF16's 989 was taken, and FP4 weights ran the chip at 100% compute:
+a review)."""
 
 
 def check_peaks(tflops: Mapping[Any, float]) -> None:

@@ -45,12 +45,33 @@ def _checked(data: Any, what: str) -> Any:
     return data
 
 
+class _Twice(Exception):
+    """A JSON object that gives one key twice (`_once`)."""
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's members, each key once: JSON keeps the last of a key given twice without a word
+    (a scenario's duration_s of 600 then 60 ran 60; a link's seed 3 then 5 ran 5: a review), where TOML
+    refuses it; so does this."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Twice(k)
+        out[k] = v
+    return out
+
+
 def loads_json(text: str | bytes, what: str, max_chars: int | None = None) -> Any:
-    """JSON text as data; ScenarioError (naming `what`) when it is too long, too deep or not JSON."""
+    """JSON text as data; ScenarioError (naming `what`) when it is too long, too deep, not JSON, or gives
+    a key twice in one object."""
     if max_chars is not None and len(text) > max_chars:
         raise ScenarioError(f"{what}: {len(text):,} characters; the limit is {max_chars:,}")
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_once)
+    except _Twice as exc:
+        raise ScenarioError(
+            f"{what}: the key {exc.args[0]!r} is given twice in one object; give it once"
+        ) from None
     except RecursionError:
         raise ScenarioError(f"{what}: nested more than {MAX_NESTING} levels deep") from None
     except json.JSONDecodeError as exc:

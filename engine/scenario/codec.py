@@ -139,8 +139,16 @@ def load(path: str | Path) -> Scenario:
         raise ScenarioError(f"path: a scenario file's path, a str or a Path (got {path!r})")
     p = Path(path)
     try:
+        # the limit is in characters, up to four bytes each: a file read to the limit's count in bytes
+        # was cut, and a 1 MiB file of accented comments lost the fields after them without a word
+        # (a review); a file past four bytes a character is over the limit whatever it holds
+        most = 4 * MAX_SCENARIO_CHARS + 3
         with p.open("rb") as fh:
-            raw = fh.read(MAX_SCENARIO_CHARS + 1)
+            raw = fh.read(most + 1)
+        if len(raw) > most:
+            raise ScenarioError(
+                f"{p}: over {most:,} bytes; a scenario file holds at most {MAX_SCENARIO_CHARS:,} characters"
+            )
         text = raw.decode("utf-8-sig")
     except OSError as exc:
         raise ScenarioError(f"{p}: cannot read ({exc.strerror or type(exc).__name__})") from None

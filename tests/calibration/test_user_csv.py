@@ -93,6 +93,10 @@ def test_bad_user_csv_names_line_and_column(tmp_path: Path, capsys: pytest.Captu
     p.write_text("a,b\n1,2\n")
     with pytest.raises(ScenarioError, match="missing column"):
         measurements.read_measurements(p)
+    # a column named twice: DictReader kept the last copy, and a fit took every row at 5.0 (a review)
+    p.write_text("model,hardware,tp,kind,value,value\nllama-3.1-8b,l40s,1,decode,20,5.0\n")
+    with pytest.raises(ScenarioError, match="value named twice"):
+        measurements.read_measurements(p)
     # a file over the limit is refused by its own size (it read the 1,048,577 bytes read of 5.6 MB: a review)
     from engine.cli.main import main
     from engine.explain.report import MAX_MEASUREMENT_BYTES

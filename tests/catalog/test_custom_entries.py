@@ -558,6 +558,9 @@ def test_a_narrower_precisions_peak_is_never_below_a_wider_ones() -> None:
     h100 = load_catalog().hardware["h100-sxm"].model_dump(by_alias=True)
     with pytest.raises(ValueError, match=r"tflops\.fp8: 100 is below the bf16 peak \(989\)"):
         HardwareSpec.model_validate({**h100, "tflops": {**h100["tflops"], "fp8": 100.0}})
+    # with FP8 left out, FP4 beside BF16 (an FP4 peak of 0.5 was taken: a review)
+    with pytest.raises(ValueError, match=r"tflops\.fp4: 0\.5 is below the bf16 peak \(989\)"):
+        HardwareSpec.model_validate({**h100, "tflops": {"bf16": 989.0, "fp4": 0.5}})
     for chip in load_catalog().hardware.values():
         t = chip.tflops
         assert all(t[n] >= t[w] for w, n in (("bf16", "fp8"), ("fp8", "fp4")) if w in t and n in t), chip.id

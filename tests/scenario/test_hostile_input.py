@@ -151,6 +151,16 @@ def test_a_scenario_file_that_is_not_a_file_is_a_message(tmp_path: Path) -> None
     (tmp_path / "big.toml").write_bytes(b"#" * (io.MAX_SCENARIO_CHARS + 10))
     with pytest.raises(ScenarioError, match="limit"):
         io.load(tmp_path / "big.toml")
+    # under the limit in characters, over it in bytes: read whole, not cut at the limit's count of bytes
+    # (a 1 MiB file of accented comments lost its last table, its rate of 50 read as the preset's 10)
+    body = io.dumps_toml(io.load_preset("chat-colocated")).replace("rate_rps = 16.0", "rate_rps = 50.0")
+    accented = "# " + "é" * (io.MAX_SCENARIO_CHARS // 2) + "\n" + body
+    assert len(accented) <= io.MAX_SCENARIO_CHARS < len(accented.encode())
+    (tmp_path / "accented.toml").write_text(accented, encoding="utf-8")
+    assert io.load(tmp_path / "accented.toml").workload.arrival.rate_rps == 50.0
+    (tmp_path / "huge.toml").write_bytes("é".encode() * (2 * io.MAX_SCENARIO_CHARS + 10))
+    with pytest.raises(ScenarioError, match="at most"):
+        io.load(tmp_path / "huge.toml")
 
 
 def python_calls(fn: Callable[[], Any]) -> int:
@@ -479,3 +489,14 @@ def test_the_api_names_the_argument_a_wrong_type_was_given_to() -> None:
     ):
         with pytest.raises(ScenarioError, match=said):
             call()
+
+
+def test_a_key_given_twice_in_json_is_refused_as_toml_refuses_it() -> None:
+    """JSON kept the last of a key given twice without a word: a scenario file's duration_s of 600 then 60
+    ran 60, a link's seed 3 then 5 ran 5 (a review), where TOML refuses it."""
+    base = json.dumps(io.to_data(io.load_preset("chat-colocated")))
+    with pytest.raises(ScenarioError, match="the key 'duration_s' is given twice"):
+        io.loads_json(base[:-1] + ', "duration_s": 600, "duration_s": 60}')
+    payload = base64.urlsafe_b64encode(zlib.compress(b'{"seed":3,"seed":5}')).decode().rstrip("=")
+    with pytest.raises(ScenarioError, match="the key 'seed' is given twice"):
+        io.from_link({"v": "1", "p": "chat-colocated", "s": payload})

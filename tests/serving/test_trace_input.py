@@ -284,6 +284,17 @@ def test_rows_with_too_few_cells_and_blank_lines() -> None:
         read("csv", f"{CSV_HEAD}\n0,5,1\n1,5\n")
 
 
+def test_a_column_named_twice_is_refused() -> None:
+    """A trace CSV naming input_tokens twice was read with its first copy (a review): refused by name."""
+    with pytest.raises(ScenarioError, match="the column 'input_tokens' is named twice"):
+        read("csv", "arrival_s,input_tokens,output_tokens,input_tokens\n0,5,1,90000\n")
+    with pytest.raises(ScenarioError, match="the column 'ContextTokens' is named twice"):
+        read(
+            "azure",
+            "TIMESTAMP,ContextTokens,GeneratedTokens,ContextTokens\n2023-11-16 18:15:46.6805900,5,1,9\n",
+        )
+
+
 def test_large_traces_are_read_in_chunks_with_the_right_line_numbers() -> None:
     n = 120_000  # several chunks of the reader
     body = "".join(f"{i * 0.01:.2f},{1 + i % 4000},{1 + i % 300}\n" for i in range(n))

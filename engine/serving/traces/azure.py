@@ -92,7 +92,7 @@ def _azure_column(cells: list[str]) -> np.ndarray | None:
 
 def _read_azure(text: str, name: str, scenario: Scenario) -> TraceArrays:
     need = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
-    cols, width, chunks = _csv(text)
+    cols, width, chunks = _csv(text, name)
     it, ic, ig = _need(cols, need, name)
     converters: list[Converter] = [(it, _azure_column), (ic, _tokens_column), (ig, _tokens_column)]
     parts: list[list[np.ndarray]] = []

@@ -76,7 +76,7 @@ def length_column(dist: LengthDist) -> np.ndarray:
     key = (dist.path, dist.column)
     if key not in _EMPIRICAL_CACHE:
         name = dist.path
-        cols, width, chunks = _csv(_clean_text(_file_text(name), name))
+        cols, width, chunks = _csv(_clean_text(_file_text(name), name), name)
         if dist.column not in cols:
             shown = ", ".join(_show(c) for c in list(cols)[:20]) + (", ..." if len(cols) > 20 else "")
             raise ScenarioError(f"{name}: no column {dist.column!r}; columns: {shown}")
@@ -106,9 +106,10 @@ def _label(cell: str) -> str:
     return s
 
 
-def _csv(text: str) -> tuple[dict[str, int], int, Iterator[Chunk]]:
-    """A CSV text's columns (name -> index; the first of repeated names wins), their number,
-    and its data lines in chunks.
+def _csv(text: str, name: str = "trace") -> tuple[dict[str, int], int, Iterator[Chunk]]:
+    """A CSV text's columns (name -> index), their number, and its data lines in chunks; a column
+    named twice is refused (the first copy was read where the calibration's reader took the last: a
+    review).
 
     Cells are split at every comma: a trace holds numbers and class names, neither of which
     needs quoting, so CSV quoting is not interpreted (a quoted number is refused as such).
@@ -118,7 +119,12 @@ def _csv(text: str) -> tuple[dict[str, int], int, Iterator[Chunk]]:
     header = first[0].split(",")
     cols: dict[str, int] = {}
     for i, cell in enumerate(header):
-        cols.setdefault(_label(cell), i)
+        label = _label(cell)
+        if label and label in cols:
+            raise ScenarioError(
+                f"{name}: the column {label!r} is named twice in the header; name each column once"
+            )
+        cols[label] = i
 
     def data() -> Iterator[Chunk]:
         if len(first) > 1:
@@ -251,7 +257,7 @@ def _numbers(arrival: array[float], *counts: array[int]) -> list[np.ndarray]:
 
 def _read_csv(text: str, name: str, scenario: Scenario) -> TraceArrays:
     need = ("arrival_s", "input_tokens", "output_tokens")
-    cols, width, chunks = _csv(text)
+    cols, width, chunks = _csv(text, name)
     ia, ii, io_ = _need(cols, need, name, f"; expected {', '.join(need)}[, class]")
     ic = cols.get("class", -1)
     names = [c.name for c in scenario.workload.classes]
