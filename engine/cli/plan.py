@@ -401,6 +401,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     check_range(args.workers, "--workers", 1, 256)  # 0 ran on every core, unsaid (a review)
     scen = load_scenario(args.scenario, args.set)
     vary = parse_vary(args.vary)
+    set_paths = {item.partition("=")[0].strip() for item in args.set or ()}
+    if both := sorted(
+        set_paths & set(vary)
+    ):  # the --set was dropped for the --vary's values, unsaid (a review)
+        raise ScenarioError(f"--set {both[0]}: also given to --vary, whose values replace it; give it to one")
     points = grid(vary, args.seeds, scen.seed)
     check_writable_file(args.out)  # before the grid runs, not after
     if not args.out.lower().endswith((".parquet", ".csv")):  # Parquet went into x.txt, unsaid (a review)

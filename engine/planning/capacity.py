@@ -316,6 +316,11 @@ def capacity(
     failed_rps = float(bad.min()) if len(bad) else None
     lead = lead_note(base, early) if (early := session_lead_s(scenario, duration_s)) > 0 else ""
     notes = _bracket_notes(capacity_rps, failed_rps, low_rps, high_rps, work_top, base.duration_s, lead)
+    if not capacity_rps and failed_rps is not None and len(runs) >= max_simulations:
+        notes.append(
+            f"no rate tried passed within the {max_simulations} simulations allowed: the capacity is below "
+            f"{failed_rps:.3g} req/s, not 0 (more simulations search lower)"
+        )
     return Capacity(
         capacity_rps=capacity_rps,
         failed_rps=failed_rps,

@@ -113,7 +113,7 @@ def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
         lines.append(f"# pool {pool.name}: {_pool_line(pool)}")
         if pool.chips_per_instance > NODE_GPUS:
             lines.append(
-                f"# {pool.chips_per_instance} chips span several {NODE_GPUS}-GPU nodes: "
+                f"# {pool.chips_per_instance} chips span several {NODE_GPUS}-chip nodes: "
                 "add the stack's multi-node flags"
             )
         if stack == "trtllm":
@@ -152,17 +152,18 @@ def _manifest(f: DeploymentFacts, stack: Stack) -> Emitted:
         notes += [n for n in vllm_args(f, pool)[1] if n not in notes]
     notes += [_multi_node_note(p, stack) for p in f.pools if p.chips_per_instance > NODE_GPUS]
     notes += [
-        f"pool {p.name}: replicas is its {p.start_count} warm at the start; the run scaled it from "
-        f"{p.autoscale[0]} to {p.count}: give it an autoscaler (a HorizontalPodAutoscaler or KEDA on queue "
-        f"depth) with minReplicas {p.autoscale[0]} and maxReplicas {p.count}"
+        f"pool {p.name}: replicas is its {p.start_count} warm at the start; its autoscaler's bounds are "
+        f"{p.autoscale[0]} to {p.count} instances (what a run scales it to is the run's): give it an "
+        f"autoscaler (a HorizontalPodAutoscaler or KEDA on queue depth) with minReplicas {p.autoscale[0]} "
+        f"and maxReplicas {p.count}"
         for p in f.pools
         if p.autoscale is not None
     ]
+    vendors = {p.hardware_id: p.vendor for p in f.pools if p.vendor != "NVIDIA"}  # once a chip (a review)
     notes += [
-        f"{p.hardware_id} ({p.vendor}): its role requests {RESOURCES[p.vendor]} (the vendor's Kubernetes device "
+        f"{chip} ({vendor}): its role requests {RESOURCES[vendor]} (the vendor's Kubernetes device "
         "plugin) and needs a model-server image built for it"
-        for p in f.pools
-        if p.vendor != "NVIDIA"
+        for chip, vendor in vendors.items()
     ]
     if len(chips := sorted({p.hardware_id for p in f.pools})) > 1:  # nothing told the roles' nodes apart
         notes.append(
@@ -188,7 +189,7 @@ def _multi_node_note(p: PoolFacts, stack: Stack) -> str:
     nodes = nodes_of(p)
     if stack == "llm-d" and nodes is not None:
         return (
-            f"pool {p.name}: each replica is a LeaderWorkerSet group of {nodes} pods of {NODE_GPUS} GPUs, "
+            f"pool {p.name}: each replica is a LeaderWorkerSet group of {nodes} pods of {NODE_GPUS} chips, "
             f"{NODE_GPUS // p.tp} data-parallel ranks a pod, every pod serving its own ranks "
             "(--data-parallel-hybrid-lb) and finding the group's leader and its first rank from LeaderWorkerSet's "
             "LWS_LEADER_ADDRESS and LWS_WORKER_INDEX, as llm-d's wide-EP guide runs them"
@@ -202,7 +203,7 @@ def _multi_node_note(p: PoolFacts, stack: Stack) -> str:
         )
     how = "LeaderWorkerSet size and Ray for tensor or pipeline parallelism across nodes"
     return (
-        f"pool {p.name}: {p.chips_per_instance} chips an instance span more than one {NODE_GPUS}-GPU node; make "
+        f"pool {p.name}: {p.chips_per_instance} chips an instance span more than one {NODE_GPUS}-chip node; make "
         f"each replica multi-node by hand ({'Dynamo multinode' if stack == 'dynamo' else how})"
     )
 

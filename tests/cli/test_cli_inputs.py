@@ -93,6 +93,9 @@ def test_an_unwritable_destination_is_refused_before_anything_runs(
         "--out",
     ]
     assert "a-file is not an existing folder" in refused([*sweep, str(a_file / "out.parquet")], capsys)
+    # a --set of a field --vary also sets ran the --vary's values, the --set dropped unsaid (a review)
+    both = [*sweep, str(tmp_path / "out.parquet"), "--set", "workload.arrival.rate_rps=50"]
+    assert "--set workload.arrival.rate_rps: also given to --vary" in refused(both, capsys)
     assert "is a folder; name a file" in refused([*sweep, str(tmp_path)], capsys)
     assert "is not an existing folder" in refused([*sweep, str(tmp_path / "no" / "out.csv")], capsys)
     for extra in ([], ["--replications", "2"]):

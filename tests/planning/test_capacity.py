@@ -108,3 +108,14 @@ def test_a_deployment_that_fails_every_judged_load_has_no_capacity(
     assert main([*argv, "--max-simulations", "3"]) == 0
     head = capsys.readouterr().out.splitlines()[0]
     assert "capacity at least " in head and "none failed" in head, head
+
+
+def test_a_search_that_ran_out_before_any_rate_passed_says_below_not_zero() -> None:
+    """Two simulations, both failing, read 'capacity 0 req/s' (a review): the capacity is below the lowest
+    rate that failed, said so, where more simulations would have searched lower."""
+    from engine.cli.capacity import _capacity_text
+
+    cap = capacity(io.load_preset("chat-colocated"), max_simulations=2, duration_s=10.0)
+    assert cap.capacity_rps == 0 and cap.failed_rps is not None
+    assert f"below {cap.failed_rps:.3g} req/s, not 0" in cap.note
+    assert _capacity_text(cap, [], {}, {}, {}) == f"below {cap.failed_rps:.3g} req/s (no rate tried passed)"

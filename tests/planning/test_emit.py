@@ -332,8 +332,8 @@ def test_chips_a_stack_cannot_drive_are_said_so() -> None:
         emit_deployment(swapped, "trtllm")
     assert "NVIDIA GPUs" not in emit_deployment(amd, "vllm").text  # vLLM and SGLang run on ROCm too
     wide = _presets()["moe-deepseek-dp-ep"]  # a 16-chip decode instance
-    assert "# 16 chips span several 8-GPU nodes" in emit_deployment(wide, "sglang").text
-    assert "16 chips an instance span more than one 8-GPU node" in emit_deployment(wide, "dynamo").text
+    assert "# 16 chips span several 8-chip nodes" in emit_deployment(wide, "sglang").text
+    assert "16 chips an instance span more than one 8-chip node" in emit_deployment(wide, "dynamo").text
 
 
 def test_a_capped_pool_s_export_says_the_power_limit_to_set() -> None:
@@ -502,7 +502,7 @@ def test_llmd_spreads_a_data_parallel_replica_wider_than_a_node_over_a_group_of_
     )
     shell = re.findall(r"--[a-z-]+", MULTI_NODE)  # the flags only the shell line gives
     assert _parse("vllm", ("m", *(x for f in shell for x in (f, "1")))) is not None
-    assert "LeaderWorkerSet group of 2 pods of 8 GPUs" in emitted.text and "by hand" not in emitted.text
+    assert "LeaderWorkerSet group of 2 pods of 8 chips" in emitted.text and "by hand" not in emitted.text
     # tensor parallelism over nodes needs Ray, which the guide does not deploy: said, not written
     wide = _vary(
         _presets()["moe-deepseek-dp-ep"],
@@ -570,3 +570,20 @@ def test_two_pools_that_would_share_a_manifest_name_are_refused_naming_both(stac
         clash, {"deployment.pools[2].name": "decode b", "workload.classes[1].pools": ["decode b"]}
     )
     assert emit_deployment(apart, stack).document is not None  # distinct names still emit
+
+
+def test_the_autoscalers_bounds_are_called_so_and_a_vendors_note_comes_once() -> None:
+    """emit ran nothing yet said 'the run scaled it from 1 to 8' (day-autoscaled's run peaks at 4), and
+    two pools on one TPU printed its device-plugin note twice (a review)."""
+    text = emit_deployment(codec.load_preset("day-autoscaled"), "llm-d").text
+    assert "the run scaled it" not in text and "autoscaler's bounds are 1 to 8 instances" in text
+    tpus = codec.apply_overrides(
+        _presets()["chat-disaggregated"],
+        {
+            "deployment.pools[0].hardware": "tpu-v6e",
+            "deployment.pools[1].hardware": "tpu-v6e",
+            "deployment.pools[0].tp": 4,
+            "deployment.pools[1].tp": 4,
+        },
+    )
+    assert emit_deployment(tpus, "llm-d").text.count("tpu-v6e (Google): its role requests") == 1
