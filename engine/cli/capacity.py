@@ -52,7 +52,7 @@ def _capacity_text(
     the capacity's, where the margin's searches gave 2.05 to 52.8 req/s beside −35% to +76%). Where no
     rate failed (the work bound or `high_rps` stopped the search) the capacity is at least the figure."""
     least = "at least " if cap.failed_rps is None and cap.capacity_rps else ""
-    if not cap.capacity_rps and cap.failed_rps is not None:  # it read 'capacity 0 req/s' (a review)
+    if cap.ran_out:  # it read 'capacity 0 req/s' for a search out of simulations (a review)
         return f"below {cap.failed_rps:.3g} req/s (no rate tried passed)"
     if found:
         lo, hi = found["slower"].capacity_rps, found["faster"].capacity_rps

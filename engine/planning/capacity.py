@@ -62,6 +62,9 @@ class Capacity:
     attainment: float = DEFAULT_ATTAINMENT
     work_bound_rps: float | None = None
     note: str = ""
+    ran_out: bool = False
+    """Whether the search stopped at its simulations' budget before any rate passed or it reached rates
+    whose windows hold no request: the capacity is then below `failed_rps`, not 0 (a review)."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for the CLI."""
@@ -75,6 +78,7 @@ class Capacity:
             "simulations": self.simulations,
             "work_bound_rps": self.work_bound_rps,
             "note": self.note,
+            "ran_out": self.ran_out,
             "runs": self.runs.to_dict(orient="records"),
         }
 
@@ -226,6 +230,21 @@ def _bracket_notes(
     return notes
 
 
+def _below(failed_rps: float | None) -> str:
+    return f"the capacity is below {failed_rps or 0:.3g} req/s, not 0 (more simulations search lower)"
+
+
+def _ran_out(runs: pd.DataFrame, capacity_rps: float, failed_rps: float | None, max_simulations: int) -> bool:
+    """Whether the search spent its simulations before any rate passed, and above the rates whose
+    windows hold no request (`Capacity.ran_out`)."""
+    return (
+        not capacity_rps
+        and failed_rps is not None
+        and len(runs) >= max_simulations
+        and not runs["slo_attainment"].isna().any()
+    )
+
+
 RUN_COLUMNS = (
     "rate_rps",
     "passes",
@@ -316,10 +335,9 @@ def capacity(
     failed_rps = float(bad.min()) if len(bad) else None
     lead = lead_note(base, early) if (early := session_lead_s(scenario, duration_s)) > 0 else ""
     notes = _bracket_notes(capacity_rps, failed_rps, low_rps, high_rps, work_top, base.duration_s, lead)
-    if not capacity_rps and failed_rps is not None and len(runs) >= max_simulations:
+    if ran_out := _ran_out(runs, capacity_rps, failed_rps, max_simulations):
         notes.append(
-            f"no rate tried passed within the {max_simulations} simulations allowed: the capacity is below "
-            f"{failed_rps:.3g} req/s, not 0 (more simulations search lower)"
+            f"no rate tried passed within the {max_simulations} simulations allowed: {_below(failed_rps)}"
         )
     return Capacity(
         capacity_rps=capacity_rps,
@@ -331,4 +349,5 @@ def capacity(
         attainment=attainment,
         work_bound_rps=work_top,
         note="; ".join(notes),
+        ran_out=ran_out,
     )

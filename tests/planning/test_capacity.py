@@ -89,7 +89,7 @@ def test_a_deployment_that_fails_every_judged_load_has_no_capacity(
 
     sc = chat(**{"workload.classes[0].slo.tpot_ms": 2.0})
     cap = capacity(sc, duration_s=30.0, max_simulations=10)
-    assert cap.capacity_rps == 0.0
+    assert cap.capacity_rps == 0.0 and not cap.ran_out  # it reached windows with no request: 0, not 'below'
     empty = cap.runs["slo_attainment"].isna()
     assert empty.any() and not cap.runs.loc[empty, "passes"].any()
     assert cap.failed_rps == cap.runs.loc[~empty, "rate_rps"].min()
@@ -116,6 +116,6 @@ def test_a_search_that_ran_out_before_any_rate_passed_says_below_not_zero() -> N
     from engine.cli.capacity import _capacity_text
 
     cap = capacity(io.load_preset("chat-colocated"), max_simulations=2, duration_s=10.0)
-    assert cap.capacity_rps == 0 and cap.failed_rps is not None
+    assert cap.capacity_rps == 0 and cap.failed_rps is not None and cap.ran_out
     assert f"below {cap.failed_rps:.3g} req/s, not 0" in cap.note
     assert _capacity_text(cap, [], {}, {}, {}) == f"below {cap.failed_rps:.3g} req/s (no rate tried passed)"
