@@ -20,6 +20,7 @@ from engine.explain import (
     fallback_drill,
     fault_notes,
     unchanged,
+    unchanged_text,
 )
 from engine.scenario import Scenario
 from ui import sim
@@ -141,9 +142,4 @@ def fallback_comparison(scenario: Scenario) -> None:
         st.caption(plain(line[:1].upper() + line[1:]) + ".")
     same = unchanged(table)
     if same:
-        st.caption(
-            f"{(who := ', '.join(same))[:1].upper()}{who[1:]}: the same as none on these faults: it never acted "
-            "(degrade checks arrivals that "
-            "reach an entry instance; while every entry instance is down none does, and only the colocated "
-            "fallback serves them)."
-        )
+        st.caption(plain(unchanged_text(same)))

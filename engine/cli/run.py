@@ -231,6 +231,7 @@ def cmd_drill(args: argparse.Namespace) -> int:
         fallback_drill,
         ttft_text,
         unchanged,
+        unchanged_text,
     )  # pandas: this command
     from engine.explain.timeline_marks import fault_notes
 
@@ -263,7 +264,7 @@ def cmd_drill(args: argparse.Namespace) -> int:
     for line in behind_lines(table):
         print(line)
     if same := unchanged(table):  # as the Strategy page says it
-        print(f"{', '.join(same)}: the same as none on these faults: it never acted.")
+        print(unchanged_text(same))
     for note in fault_notes(scen):
         print(note)
     return 0

@@ -80,6 +80,7 @@ _API = {
     "drill_behind_lines": "engine.explain.drill",
     "drill_ttft_text": "engine.explain.drill",
     "unchanged": "engine.explain.drill",
+    "unchanged_text": "engine.explain.drill",
     "BOTH_FAIL": "engine.explain.margin",
     "CompareMargin": "engine.explain.margin",
     "RunMargin": "engine.explain.margin",
@@ -373,6 +374,7 @@ __all__ = [
     "trace_problem",
     "uncalibrated",
     "unchanged",
+    "unchanged_text",
     "unmet_faults",
     "unpaired",
     "usd_decimals",
@@ -433,7 +435,7 @@ if TYPE_CHECKING:
         with_band,
     )
     from engine.explain.drill import behind_lines as drill_behind_lines
-    from engine.explain.drill import class_attainment, fallback_drill, unchanged
+    from engine.explain.drill import class_attainment, fallback_drill, unchanged, unchanged_text
     from engine.explain.drill import ttft_text as drill_ttft_text
     from engine.explain.edge_findings import at_the_edge
     from engine.explain.finding import number_rows

@@ -168,6 +168,29 @@ __all__ = [
 ]
 
 
+WHY_UNCHANGED = {
+    "colocated": "the colocated fallback serves only while every prefill instance is down, which these faults "
+    "never make",
+    "degrade": "degrade checks arrivals that reach an entry instance; while every entry instance is down none does",
+    "colocated + degrade": "neither acts on these faults",
+    "spill": "no pinned class found its own pools full",
+}
+"""Why a variant can end exactly as `none` did (`unchanged`), said once beside it: the page said
+degrade's reason, that only the colocated fallback serves, for a colocated row that never acted (a
+review)."""
+
+
+def unchanged_text(same: list[str]) -> str:
+    """'Colocated: the same as none on these faults: it never acted (...).' for the `unchanged` variants."""
+    whys = "; ".join(
+        f"{v}: {WHY_UNCHANGED[v]}" if len(same) > 1 else WHY_UNCHANGED[v] for v in same if v in WHY_UNCHANGED
+    )
+    who = ", ".join(same)
+    return f"{who[:1].upper()}{who[1:]}: the same as none on these faults: " + (
+        f"{'they' if len(same) > 1 else 'it'} never acted ({whys})." if whys else "it never acted."
+    )
+
+
 def unchanged(table: pd.DataFrame) -> list[str]:
     """The variants whose run ended exactly as `none`'s did (same completed, rejected and failed
     requests and attainment): they did not act on these faults. Degrade, for one, never acts while
