@@ -163,7 +163,7 @@ def speculative_form(sc: Scenario, cat: Catalog) -> None:
     per_step = Speculation(k, a).tokens_per_step
     st.caption(
         plain(
-            f"Each decode step drafts {k} token(s) and yields {per_step:.2f} on average "
+            f"Each decode step drafts {k} token{'' if k == 1 else 's'} and yields {per_step:.2f} on average "
             f"((1 − a^(k+1)) / (1 − a) at a = {a:.2f}). Prefill pools, and decode steps that share an "
             "iteration with prompt chunks, run without it."
         )

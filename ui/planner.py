@@ -354,5 +354,5 @@ def planner_page() -> None:
             # what each run's queue did beside its figures (a run at capacity's 6,957 ms stood bare: a review)
             shown = tables.stepped(runs.assign(queue=queue_words(runs)), tables.PLAN_RUNS)
             st.dataframe(shown, hide_index=True, width="stretch", column_config=tables.PLAN_RUNS,
-                         column_order=tables.shown(tables.PLAN_RUNS, shown))  # fmt: skip
+                         placeholder=tables.MISSING, column_order=tables.shown(tables.PLAN_RUNS, shown))  # fmt: skip
     tables.shapes_expander(p.candidates)  # also where nothing was simulated: its note names it (a review)

@@ -277,7 +277,7 @@ HARDWARE: dict[str, Any] = {
         width="large",  # its longest, 'uncalibrated: conservative transfer from the fitted chips', whole
         help="calibrated: a profile fitted to measurements of "
         "this chip under the scenario's serving stack; partly calibrated: so fitted, but a MoE "
-        "model's experts run at terms fitted per serving stack, not per chip, or the fit misses the "
+        "model's experts run at terms fitted per serving stack and chip vendor, not per chip, or the fit misses the "
         "chip's own published results beyond the pooled band (its band is widened to hold them); "
         "uncalibrated: a profile chosen by a rule.",
     ),
@@ -445,9 +445,14 @@ def shapes_expander(candidates: pd.DataFrame) -> None:
             shapes,
             hide_index=True,
             width="stretch",
+            placeholder=MISSING,  # the Styler's '–' did not reach the browser, which read 'None' (a review)
             column_config=PLAN_SHAPES,
             column_order=shown(PLAN_SHAPES, shapes.data),
         )
+
+
+MISSING = "–"
+"""What a table's missing value reads (Streamlit's own is 'None')."""
 
 
 def shown(config: dict[str, Any], frame: pd.DataFrame) -> list[str]:

@@ -27,7 +27,8 @@ BASIS_TEXT: dict[str, str] = {
     "assumed": "assumed factors (no measurements)",
 }
 
-PARTIAL_TEXT = "MoE experts: fitted per serving stack, not per chip"
+PARTIAL_TEXT = "MoE experts: fitted per serving stack and chip vendor, not per chip"
+"""(The Planner said 'per serving stack' where Results said 'and chip vendor': one phrase now, a review.)"""
 """Why a fitted chip is only partly calibrated for a MoE model (`Calibration.partial`)."""
 OWN_MISS_TEXT = "its fit misses the chip's own published results beyond the pooled band"
 """Why a fitted chip whose band was widened to hold its own published results is only partly

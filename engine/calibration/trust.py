@@ -447,8 +447,11 @@ def calibration(
     whose = f"fitted to {rows}" if shared else "its own factor"
     layer = f", {prof.moe_layer_ms:.3g} ms per MoE layer" if prof.moe_layer_ms else ""
     math = prof.eta_experts_compute
+    # 'in their math' went unexplained (a review): the two rates are the weights' reads and the matmuls'
     rates = f"{prof.eta_experts:.0%} of the dense layers' rates" + (
-        f" ({math:.0%} in their math)" if math is not None and math != prof.eta_experts else ""
+        f" reading their weights, {math:.0%} in their matrix multiplies"
+        if math is not None and math != prof.eta_experts
+        else ""
     )
     note = f"MoE: routed experts at {rates}{layer} ({whose}"
     note += ", docs/calibration.md)"

@@ -105,7 +105,8 @@ class Verdict:
     def premium_text(self) -> str:
         """What the risk-aware choice costs over the nominal cheapest: '+$4.98/h (+6%)', or '$4.50/h less
         (-5%)' where it is cheaper (the nominal search stopped at its budget, or its pick failed its
-        full-length run and moved up), or ''."""
+        full-length run and moved up), 'the same' where another deployment costs what it does (a premium
+        box without a premium read as a trade-off: a review), or '' where there is no other."""
         c = self.chosen
         # the nominal cheapest the page and `plan` name, both over the planning window: the choice's
         # group's own nominal pick (another deployment) and its full-length run (another window) read
@@ -116,8 +117,8 @@ class Verdict:
         if not (math.isfinite(mine) and math.isfinite(nominal)):
             return ""
         extra = mine - nominal
-        if abs(extra) < 1e-9:
-            return ""
+        if abs(extra) < 1e-9 or value_text(mine, self.objective) == value_text(nominal, self.objective):
+            return "the same"
         share = f" ({extra / nominal:+.0%})" if nominal else ""
         if extra > 0:
             return f"+{value_text(extra, self.objective)}{share}"

@@ -24,7 +24,7 @@ def test_a_choice_cheaper_than_the_nominal_says_less_not_a_negative_price() -> N
 
     assert verdict(85.5).premium_text() == "$4.50/h less (-5%)"
     assert verdict(99.0).premium_text() == "+$9.00/h (+10%)"
-    assert verdict(90.0).premium_text() == ""
+    assert verdict(90.0).premium_text() == "the same"  # (a box beside it read as a trade-off: a review)
     # at the same price and never rerun slowed (the risk checks' budget spent), the nominal cheapest is
     # still said for what it is: the Planner read "Nominal cheapest: b200 tp1 4M. ." (a review)
     said = verdict(90.0).risk_text()
