@@ -46,6 +46,9 @@ def advisor_panel(result: SimResult) -> Any:
             "Advisor", help="Statements that follow from this run's numbers, each with the figures behind it."
         )
         slot = st.empty()
+        if not result.summary["requests"]["total"]:  # no work to judge (`fengong advise` refuses it too)
+            slot.caption("No request arrived in the window: there is no work to advise on.")
+            return slot
         try:
             found = ex.findings(result)
         except Exception as exc:  # the engine is the project's code: show the failure, keep the page
@@ -60,6 +63,8 @@ def advisor_panel(result: SimResult) -> Any:
 def findings_at_the_edge(slot: Any, result: SimResult, slower: Any) -> None:
     """The findings again in their slot, each class that passes as modelled but not with every chip at
     its band's pessimistic edge (`slower`, the spread's slower run) a warning (`ex.at_the_edge`)."""
+    if not result.summary["requests"]["total"]:  # said in its place already
+        return
     try:
         found = ex.at_the_edge(ex.findings(result), slower)
     except Exception:  # the first drawing stands

@@ -493,6 +493,11 @@ def cmd_advise(args: argparse.Namespace) -> int:
             f"--hardware: unknown hardware {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}"
         )
     res = simulate(scen, check_work=not args.no_work_limit)
+    if not res.summary["requests"]["total"]:  # its roofline said no chip holds the weights (a review)
+        raise ScenarioError(
+            f"advise: no request arrived in the {scen.duration_s - scen.warmup_s:,g} s window, so there is no "
+            "work to advise on; raise workload.arrival.rate_rps or lengthen duration_s"
+        )
     adv = advise(res, args.model_change_months)
     if keep:
         adv = Advice(adv.roofline[adv.roofline["hardware"].isin(keep)], adv.findings, adv.specialisation)

@@ -329,6 +329,8 @@ def print_spread(summary: Summary, scen: Scenario, edge: RunMargin, spread: RunS
     for name, a, b in edge.classes():
         why = "" if b else f" ({edge.why(name)})"
         print(f"  class {name}: {'passes' if a else 'FAILS'} -> {'passes' if b else 'FAILS'}{why}")
+    for name in edge.unjudged():
+        print(f"  class {name}: no request in the window, not judged")
     fast = ", ".join(f"{chip} {e:+.0%}" for chip, e in spread.speedup.items())
     print(
         f"spread: how each headline figure moves with every chip at either edge of its band (optimistic: {fast} "

@@ -66,12 +66,20 @@ class RunMargin:
         return before == after
 
     def classes(self) -> list[tuple[str, bool, bool]]:
-        """Per class: its name, and whether it passes as modelled and slowed."""
+        """Per class with a request in the window: its name, and whether it passes as modelled and slowed
+        (a class with none is not judged: `run --margin` read 'passes -> passes' under 'no request in the
+        window, not judged', a review)."""
         after = self.slowed["classes"]
         return [
             (name, bool(c["passes"]), bool(after[name]["passes"]))
             for name, c in self.modelled["classes"].items()
+            if name not in self.unjudged()
         ]
+
+    def unjudged(self) -> list[str]:
+        """The classes with no request in the window (no SLO attainment), as modelled or slowed."""
+        runs: tuple[dict[str, Any], ...] = (self.modelled["classes"], self.slowed["classes"])
+        return [n for n in runs[0] if any((r.get(n) or {}).get("slo_attainment") is None for r in runs)]
 
     def why(self, name: str) -> str:
         """What a class misses with slowed chips: 'p90 TPOT 34.5 ms against 30 ms', 'p90 TTFT and TPOT on

@@ -515,3 +515,32 @@ def test_a_sweeps_values_and_workers_are_taken_as_given(capsys: pytest.CaptureFi
     assert sweeping.parse_vary(["workload.arrival.rate_rps=[1,2],3"]) == {
         "workload.arrival.rate_rps": [[1, 2], 3]
     }
+
+
+def test_run_margin_does_not_judge_a_class_without_a_request(capsys: pytest.CaptureFixture[str]) -> None:
+    """A window with no request read 'no request in the window, not judged' and, under --margin, 'class
+    chat: passes -> passes' (a review): the margin does not judge it either."""
+    argv = [
+        "run",
+        "chat-colocated",
+        "--margin",
+        "--set",
+        "workload.arrival.rate_rps=0.0001",
+        "--set",
+        "duration_s=10",
+    ]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert (
+        "passes -> passes" not in out and out.count("class chat: no request in the window, not judged") == 2
+    )
+
+
+def test_advise_refuses_a_window_without_a_request(capsys: pytest.CaptureFixture[str]) -> None:
+    """With no request in the window the roofline said no chip holds the weights, and the specialisation
+    test judged a prefill ASIC from no work (a review): refused, saying what to change."""
+    err = refused(
+        ["advise", "chat-colocated", "--set", "workload.arrival.rate_rps=0.0001", "--set", "duration_s=10"],
+        capsys,
+    )
+    assert "no request arrived in the 10 s window" in err and "workload.arrival.rate_rps" in err
