@@ -27,6 +27,7 @@ from engine.catalog.entries import presets_dir
 from engine.core import bounds, datafiles, safeparse
 from engine.core.errors import ScenarioError
 from engine.scenario.model import SCHEMA_VERSION, Scenario, validate
+from engine.scenario.paths import CHIP_TABLES as CHIP_TABLES
 from engine.scenario.paths import MAX_SCENARIO_CHARS as MAX_SCENARIO_CHARS
 from engine.scenario.paths import diff as diff
 from engine.scenario.paths import format_parts as format_parts
@@ -211,7 +212,13 @@ def apply_overrides(scenario: Scenario, overrides: dict[str, Any], *, merge: boo
     data = to_data(scenario)  # a fresh copy: changed in place
     for path, value in overrides.items():  # (values copied: a later path may change inside one)
         value = copy.deepcopy(value)
-        if merge and isinstance(value, dict):
+        parts = parse_path(path)
+        if value is None and len(parts) > 1 and format_parts(parts[:-1]) in CHIP_TABLES:
+            table = get_path(data, format_parts(parts[:-1]))
+            if isinstance(table, dict):  # a chip's entry dropped: its catalog figure again
+                table.pop(parts[-1], None)
+                continue
+        if merge and isinstance(value, dict) and not (value == {} and path in CHIP_TABLES):
             try:
                 old = get_path(data, path)
             except ScenarioError:  # a table not there yet (an optional one unset), or no such field

@@ -24,10 +24,29 @@ price set on the SLO page made a share link the app then refused, 'malformed fie
 with list indexes after it."""
 
 
+CHIP_TABLES = frozenset(
+    {"cost.usd_per_hour", "cost.capex_usd", "cost.server_capex_usd", "cost.porting_engineer_months"}
+)
+"""The tables keyed by chip id: after one, the rest of a path is a chip's id whole, dots and a leading
+digit included ('cost.usd_per_hour.my.chip' was read as the field 'my', '...4090' told to put an index
+in brackets: a review); `<table>.<chip>=null` drops a chip's entry and `<table>={}` empties the table
+(`codec.apply_overrides`)."""
+
+_CHIP_KEY = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # a catalog id (`catalog.specs.ID_PATTERN`)
+
+
 def parse_path(path: str) -> list[str | int]:
     """``"a.b[0].c"`` -> ``["a", "b", 0, "c"]``; raises ScenarioError for a malformed path."""
     if not path or len(path) > 200:
         raise ScenarioError(f"malformed field path {path!r}")
+    chunks = path.split(".")
+    table, key = ".".join(chunks[:2]), ".".join(chunks[2:])
+    if table in CHIP_TABLES and key:
+        if not _CHIP_KEY.fullmatch(key):
+            raise ScenarioError(
+                f"malformed field path {path!r}: {key!r} is not a chip id (lower case, digits, . _ -)"
+            )
+        return [*table.split("."), key]
     out: list[str | int] = []
     for chunk in path.split("."):
         # an index goes in brackets; a path opens with a field's name, never a digit (a key may)

@@ -500,3 +500,28 @@ def test_a_key_given_twice_in_json_is_refused_as_toml_refuses_it() -> None:
     payload = base64.urlsafe_b64encode(zlib.compress(b'{"seed":3,"seed":5}')).decode().rstrip("=")
     with pytest.raises(ScenarioError, match="the key 'seed' is given twice"):
         io.from_link({"v": "1", "p": "chat-colocated", "s": payload})
+
+
+def test_a_chips_price_can_be_cleared_by_null_and_a_chip_table_emptied() -> None:
+    """A price set on a chip could not be cleared: 'cost.usd_per_hour.h100-sxm=null' was refused as no
+    number and 'cost.usd_per_hour={}' was merged into the table, changing nothing, unsaid (a review)."""
+    priced = io.apply_overrides(io.load_preset("chat-colocated"), {"cost.usd_per_hour.h100-sxm": 5.0})
+    assert priced.cost.usd_per_hour == {"h100-sxm": 5.0}
+    assert io.apply_overrides(priced, {"cost.usd_per_hour.h100-sxm": None}).cost.usd_per_hour == {}
+    assert io.apply_overrides(priced, {"cost.usd_per_hour": {}}).cost.usd_per_hour == {}
+    two = io.apply_overrides(priced, {"cost.usd_per_hour": {"mi300x": 2.5}})  # a table still merges
+    assert two.cost.usd_per_hour == {"h100-sxm": 5.0, "mi300x": 2.5}
+    assert io.apply_overrides(priced, {"cost.usd_per_hour.mi300x": None}).cost.usd_per_hour == {
+        "h100-sxm": 5.0
+    }
+
+
+def test_a_chip_table_path_takes_any_chip_id_whole() -> None:
+    """Ids the catalog allows ('my.chip', '4090') could not be named: 'cost.usd_per_hour.my.chip' was read
+    as the field 'my', and '...4090' was told to put a list's index in brackets (a review)."""
+    for key in ("my.chip", "4090", "x-1.2", "h100-sxm"):
+        parts = io.parse_path(f"cost.usd_per_hour.{key}")
+        assert parts == ["cost", "usd_per_hour", key] and io.format_parts(parts) == f"cost.usd_per_hour.{key}"
+    with pytest.raises(ScenarioError, match="'My Chip' is not a chip id"):
+        io.parse_path("cost.usd_per_hour.My Chip")
+    assert io.parse_path("deployment.pools[1].count") == ["deployment", "pools", 1, "count"]
