@@ -281,6 +281,8 @@ def _fitted(
             width="content",
             help="Each file's points predicted by the profile fitted to the other files.",
         )
+    if problem := result.problem():  # as `fengong calibrate` says it
+        st.warning(plain(problem[:1].upper() + problem[1:]) + ".", icon=":material/warning:")
     if result.thin_note:  # three factors through two points fit anything
         st.warning(plain(result.thin_note), icon=":material/warning:")
     # a percent, as the metric above says it (the bare fraction read "0.0314" under "3.0%")

@@ -14,6 +14,7 @@ and the serving benchmarks' TTFT, TPOT and batch latencies. A user's own CSV has
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,6 +185,7 @@ def read_measurements(path: str | Path) -> list[Measurement]:
             raise ScenarioError(
                 f"{path}: column(s) {', '.join(twice)} named twice in the header; name each once"
             )
+        seen: dict[Any, int] = {}
         for line, row in enumerate(reader, start=2):
             try:
                 kind = row["kind"].strip()
@@ -215,7 +217,22 @@ def read_measurements(path: str | Path) -> list[Measurement]:
                 )  # fmt: skip
             except (ValueError, TypeError) as exc:
                 raise ScenarioError(f"{path}: line {line}: {exc}") from None
+            _not_again(out, path, line, seen)
     return out
+
+
+def _not_again(out: list[Measurement], path: str | Path, line: int, seen: dict[Any, int]) -> None:
+    """Refuse a row whose id, or whose whole measurement, an earlier row gave: six copies of one row
+    fitted it six times and printed a held-out band of +0.0% to +0.0% (a review)."""
+    m = out[-1]
+    whole = dataclasses.replace(m, id="", source="")
+    for key, what in ((("id", m.id), f"its id {m.id!r}"), (("row", whole), "the same measurement")):
+        if key in seen:
+            raise ScenarioError(
+                f"{path}: line {line}: {what} as line {seen[key]}; give each id once, and a measurement "
+                "repeated once (or its runs' mean): a copy narrows the held-out band without adding a point"
+            )
+        seen[key] = line
 
 
 UNITS = {"prefill": {"ms": 1.0, "s": 1000.0}, "decode": {"ms": 1.0, "s": 1000.0}}

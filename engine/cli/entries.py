@@ -171,6 +171,19 @@ def write_or_print(text: str, out: str | None, entry_id: str = "", folder: str =
     return 0
 
 
+def _thin(n: int) -> str:
+    """A fit's warning where it has no more points than the factors it fits, else ''."""
+    from engine.observe.fit import FITTED_FACTORS
+
+    if n > FITTED_FACTORS:
+        return ""
+    return (
+        f"a thin fit ({n} point{'s' if n != 1 else ''} for {FITTED_FACTORS} factors): it passes through them "
+        "whatever the chip does elsewhere and says little of other loads; measure other batch sizes and lengths "
+        "before trusting it"
+    )
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Fit a chip's profile to measured timings and print (or write) the new catalog entry."""
     from engine.calibration import own_fit
@@ -222,6 +235,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     )
     if problem := result.problem():  # measurements no profile meets, said before the entry is written
         print(f"warning: {problem}", file=sys.stderr)
+    if thin := _thin(len(points)):  # as a benchmark file's fit says it (a one-row CSV said nothing: a review)
+        print(f"warning: {thin}", file=sys.stderr)
     band = result.profile.band
     # as a run prints the band, where the measured figure lands around the prediction: it printed the
     # model's miss (predicted / measured - 1), 'tpot -9.1% to -0.7%' where `run` read 'TPOT +1% to +10%'

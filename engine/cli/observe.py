@@ -163,6 +163,8 @@ def cmd_calibrate_files(args: argparse.Namespace) -> int:
         err = "no other file to fit without it" if e is None or e != e else f"held-out median |error| {e:.1%}"
         err = f"it {row['why']}" if row.get("why") else err
         print(f"{row['file']}: {row['points']} points; {err}", file=sys.stderr)
+    if problem := result.problem():  # as a CSV's fit says it (a benchmark file's said nothing: a review)
+        print(f"warning: {problem}", file=sys.stderr)
     if result.thin_note:
         print(f"warning: {result.thin_note}", file=sys.stderr)
     for band in result.bands.to_dict(orient="records"):

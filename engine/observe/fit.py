@@ -165,9 +165,32 @@ class FileFit:
             else ""
         )
         one = "one file, so no held-out error" if files <= 1 else ""
+        matches = (
+            "it matches these runs and says" if not self.problem() else "it says"
+        )  # (not where it misses)
         return (
-            f"A thin fit ({'; '.join(w for w in (few, one) if w)}): it matches these runs and says little of "
+            f"A thin fit ({'; '.join(w for w in (few, one) if w)}): {matches} little of "
             "other loads. Fit runs at other concurrencies and lengths, each in its own file, before trusting it."
+        )
+
+    def problem(self) -> str:
+        """Why this fit is not to be used as it stands ('' where none), by the rule a CSV's fit follows
+        (`calibrate.Fit.problem`): a file's TTFTs of 0.1 ms missed by +22,825% under a warning that the
+        thin fit 'matches these runs' (a review)."""
+        from engine.calibration.calibrate import IMPOSSIBLE_MISS, POOR_FIT
+
+        errors = (
+            self.table["error"].abs() if "error" in self.table and len(self.table) else pd.Series(dtype=float)
+        )
+        if errors.empty:
+            return ""
+        median, worst = float(errors.median()), float(errors.max())
+        if median <= POOR_FIT and worst <= IMPOSSIBLE_MISS:
+            return ""
+        return (
+            f"this fit misses its own measurements by a median of {median:,.1%} (worst {worst:,.1%}): no "
+            "profile meets them, so some are faster than the chip's roofline allows or in another unit than "
+            "they say; check the files before using the chip"
         )
 
     @property

@@ -93,6 +93,14 @@ def test_bad_user_csv_names_line_and_column(tmp_path: Path, capsys: pytest.Captu
     p.write_text("a,b\n1,2\n")
     with pytest.raises(ScenarioError, match="missing column"):
         measurements.read_measurements(p)
+    # a row given twice (or an id): six copies fitted one row six times, a band of +0.0% to +0.0% (a review)
+    row = {"model": "llama-3.1-8b", "hardware": "l40s", "tp": 1, "kind": "decode", "value": 20}
+    _write(p, [{**row, "id": "a"}, {**row, "id": "b"}])
+    with pytest.raises(ScenarioError, match="line 3: the same measurement as line 2"):
+        measurements.read_measurements(p)
+    _write(p, [{**row, "id": "a"}, {**row, "id": "a", "value": 21}])
+    with pytest.raises(ScenarioError, match="line 3: its id 'a' as line 2"):
+        measurements.read_measurements(p)
     # a column named twice: DictReader kept the last copy, and a fit took every row at 5.0 (a review)
     p.write_text("model,hardware,tp,kind,value,value\nllama-3.1-8b,l40s,1,decode,20,5.0\n")
     with pytest.raises(ScenarioError, match="value named twice"):
@@ -152,7 +160,8 @@ def test_a_csv_states_its_units_and_the_entry_its_own_name(
     fit (a review)."""
     p = tmp_path / "units.csv"
     row = {"model": "llama-3.1-8b", "hardware": "l40s", "tp": 1, "kind": "prefill", "prompt_tokens": 512}
-    _write(p, [{**row, "value": 0.04, "unit": "s"}, {**row, "value": 40, "unit": "ms"}, {**row, "value": 40}])
+    _write(p, [{**row, "value": 0.04, "unit": "s"}, {**row, "value": 40, "unit": "ms", "prompt_tokens": 513},
+               {**row, "value": 40, "prompt_tokens": 514}])  # fmt: skip
     assert [m.value for m in measurements.read_measurements(p)] == [40.0, 40.0, 40.0]
     assert {m.unit for m in measurements.read_measurements(p)} == {"ms"}
     _write(p, [{**row, "value": 30, "unit": "seconds"}])

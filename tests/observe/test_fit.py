@@ -199,3 +199,21 @@ def test_the_cli_gives_a_load_only_to_the_files_that_state_none(capsys: pytest.C
                  "--model", "llama-3.1-8b", "--concurrency", "9"]) == 0  # fmt: skip
     err = capsys.readouterr().err
     assert " c4 " in err and " c9 " not in err, err
+
+
+def test_a_fit_that_misses_its_own_files_says_so_not_that_it_matches(tmp_path: Path) -> None:
+    """A vllm benchmark whose TTFTs read 0.1 ms was fitted, its TTFT missed by +22,825%, under a warning
+    that the thin fit 'matches these runs' (a review): the fit is said not to be used as it stands, as a
+    CSV's is (`calibrate.Fit.problem`)."""
+    import json
+
+    doc = json.loads((FIX / "vllm_bench_detailed.json").read_text())
+    doc["ttfts"] = [1e-4] * len(doc["ttfts"])
+    for k in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms"):
+        doc[k] = 0.1
+    (tmp_path / "fast.json").write_text(json.dumps(doc))
+    result = fit_files([detect.read_path(tmp_path / "fast.json")], H100, load_catalog())
+    assert "misses its own measurements" in result.problem()
+    assert result.thin_note is not None and "matches these runs" not in result.thin_note
+    honest = fit_files([detect.read_path(FIX / "vllm_bench_detailed.json")], H100, load_catalog())
+    assert honest.problem() == "" and "matches these runs" in str(honest.thin_note)
