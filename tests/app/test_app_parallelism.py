@@ -132,7 +132,7 @@ def test_speculative_decoding_round_trips() -> None:
     at.number_input(key="fg:deployment.speculative.acceptance").set_value(0.6).run()
     assert_clean(at)
     assert scenario_of(at).deployment.speculative.resolved() == (3, 0.6)  # type: ignore[union-attr]
-    assert any("drafts 3 token(s) and yields 2.18 on average" in c for c in captions(at))
+    assert any("drafts 3 tokens and yields 2.18 on average" in c for c in captions(at))
     at.selectbox(key="fg:deployment.speculative.method").set_value("mtp").run()
     assert_clean(at)
     spec = scenario_of(at).deployment.speculative
