@@ -89,6 +89,12 @@ def _show(found: list[Any], suffix: str) -> None:
                 ):
                     rows = pd.DataFrame(ex.number_rows(f.numbers), columns=["figure", "value"])
                     st.dataframe(rows, hide_index=True, width="stretch")
+        if (
+            "Strategy page" in f.text
+        ):  # where the finding sends you, a click away (plain text before: a review)
+            st.page_link(
+                "app_pages/strategy.py", label="Open the Strategy page", icon=":material/call_split:"
+            )
 
 
 def _more(result: SimResult) -> None:

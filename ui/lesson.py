@@ -36,6 +36,13 @@ def compare_params(counterpart: str, sc: Scenario | None = None) -> dict[str, st
     return {**state.link(), "a": "current", "b": b}
 
 
+NAMED_PAGES = {
+    "Strategy page": ("app_pages/strategy.py", "Open the Strategy page", ":material/call_split:"),
+    "Planner": ("app_pages/planner.py", "Open the Planner", ":material/travel_explore:"),
+}
+"""Pages a lesson names by these words, linked under it."""
+
+
 def banner(sc: Scenario) -> None:
     """The scenario's lesson (when it has one) and the link to compare it with its counterpart."""
     if not sc.lesson:
@@ -50,6 +57,9 @@ def banner(sc: Scenario) -> None:
     else:
         title = "What this scenario shows"
     st.info(plain(sc.lesson), icon=":material/school:", title=title)
+    for said, (page, label, icon) in NAMED_PAGES.items():  # a page the lesson sends you to, a click away
+        if said in sc.lesson:  # (it read "the Strategy page's 'Compare fallbacks'" as plain text: a review)
+            st.page_link(page, label=label, icon=icon)
     counterpart = sc.counterpart
     if counterpart and counterpart in preset_names() and counterpart != preset:
         st.page_link(

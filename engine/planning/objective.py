@@ -113,8 +113,14 @@ def value_text(value: float, objective: str) -> str:
         return "n/a"
     if objective == "usd_per_hour":
         return f"${value:,.2f}/h"
-    if objective == "usd_per_million_tokens":
-        return f"${value:,.3g} per M output tokens"
+    if (
+        objective == "usd_per_million_tokens"
+    ):  # to the cent as the verdict's figures ('$1.6' beside $1.60: a review)
+        return (
+            f"${value:,.2f} per M output tokens"
+            if abs(value) >= 0.1
+            else f"${value:,.3g} per M output tokens"
+        )
     if objective == "chips":
         return f"{value:,.0f} chip{'' if round(value) == 1 else 's'}"  # '+1 chips (+33%)': a browser pass
     return f"{value / 1e3:,.1f} kW"

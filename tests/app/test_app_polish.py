@@ -398,3 +398,15 @@ def test_a_class_passing_only_with_chips_as_fast_as_modelled_is_a_warning() -> N
     warned = [text_of(w.value) for w in at.warning if text_of(w.value).startswith("class chat passes")]
     assert warned and "with every chip at its band's pessimistic edge it misses" in warned[0]
     assert not [i for i in at.info if text_of(i.value).startswith("class chat passes")]
+
+
+def test_a_lesson_or_finding_that_names_a_page_links_to_it() -> None:
+    """agentic-cache's lesson and prefill-loss-fallback's finding sent the user to 'the Strategy page' in
+    plain text (a browser review): a link follows them."""
+    from engine.scenario.codec import load_preset
+
+    for preset in ("agentic-cache", "prefill-loss-fallback"):  # (its fault is past the short window)
+        at = app("results", load_preset(preset), preset=preset)
+        assert_clean(at)
+        links = [p for p in at.get("page_link") if "Strategy page" in p.proto.label]
+        assert links, preset

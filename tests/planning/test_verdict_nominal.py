@@ -272,3 +272,12 @@ def test_a_plan_by_power_or_chips_says_better_in_its_own_words() -> None:
     p = plan(io.load_preset("chat-colocated"), 16.0, space, objective="power", risk_aware=False)
     assert any("a leaner deployment may exist" in n for n in p.notes), p.notes
     assert not any("cheaper" in n for n in p.notes), p.notes
+
+
+def test_a_cost_per_million_reads_to_the_cent_as_the_verdicts_figures() -> None:
+    """'checked with slowed chips only up to $1.6 per M' beside the verdict's $1.60 (a browser review)."""
+    from engine.planning.objective import value_text
+
+    assert value_text(1.6, "usd_per_million_tokens") == "$1.60 per M output tokens"
+    assert value_text(0.371, "usd_per_million_tokens") == "$0.37 per M output tokens"
+    assert value_text(0.0123, "usd_per_million_tokens") == "$0.0123 per M output tokens"
