@@ -288,6 +288,9 @@ def test_a_column_named_twice_is_refused() -> None:
     """A trace CSV naming input_tokens twice was read with its first copy (a review): refused by name."""
     with pytest.raises(ScenarioError, match="the column 'input_tokens' is named twice"):
         read("csv", "arrival_s,input_tokens,output_tokens,input_tokens\n0,5,1,90000\n")
+    line = '{"timestamp": 0, "input_length": 500, "input_length": 90000, "output_length": 1}'
+    with pytest.raises(ScenarioError, match="line 1: the field 'input_length' is given twice"):
+        read("mooncake", line + "\n")
     with pytest.raises(ScenarioError, match="the column 'ContextTokens' is named twice"):
         read(
             "azure",

@@ -22,6 +22,9 @@ from engine.serving.traces.text import LENGTH_RULE, TraceArrays, _chunks, _show
 MAX_TIMESTAMP_MS = 1e18
 """The largest Mooncake timestamp accepted (milliseconds; about 31 million years)."""
 
+TRACE_KEYS = ('"timestamp"', '"input_length"', '"output_length"', '"hash_ids"')
+"""The fields a Mooncake line is read by, quoted as its text names them."""
+
 
 def _read_mooncake(text: str, name: str, scenario: Scenario) -> TraceArrays:
     arrival: array[float] = array("d")
@@ -45,6 +48,12 @@ def _read_mooncake(text: str, name: str, scenario: Scenario) -> TraceArrays:
                 raise ScenarioError(f"{name}: line {line_no}: not usable JSON ({why})") from None
             if type(row) is not dict:
                 raise ScenarioError(f"{name}: line {line_no}: expected a JSON object")
+            # a field given twice kept its last copy (an input of 500 then 90,000 ran at 90,000: a review);
+            # the fields read are named once (the text's count: a hook on every object costs the parse)
+            if twice := next((k for k in TRACE_KEYS if line.count(k) > 1), None):
+                raise ScenarioError(
+                    f"{name}: line {line_no}: the field {twice[1:-1]!r} is given twice; give it once"
+                )
             try:
                 ts, inp, out = row["timestamp"], row["input_length"], row["output_length"]
             except KeyError as exc:
