@@ -101,6 +101,13 @@ def test_bad_user_csv_names_line_and_column(tmp_path: Path, capsys: pytest.Captu
     _write(p, [{**row, "id": "a"}, {**row, "id": "a", "value": 21}])
     with pytest.raises(ScenarioError, match="line 3: its id 'a' as line 2"):
         measurements.read_measurements(p)
+    # a tp the model's heads cannot split over, as a scenario refuses it (tp 3 of an 8B was fitted: a review)
+    from engine.catalog.entries import load_catalog
+    from engine.explain import report
+
+    text = "model,hardware,tp,kind,prompt_tokens,value\nllama-3.1-8b,l40s,3,prefill,256,31\n"
+    with pytest.raises(ScenarioError, match="line 2: tp: 3 tensor-parallel ranks cannot share"):
+        report.parse_measurements(text, "tp.csv", load_catalog())
     # a column named twice: DictReader kept the last copy, and a fit took every row at 5.0 (a review)
     p.write_text("model,hardware,tp,kind,value,value\nllama-3.1-8b,l40s,1,decode,20,5.0\n")
     with pytest.raises(ScenarioError, match="value named twice"):
