@@ -22,6 +22,7 @@ import streamlit as st
 from engine import explain as ex
 from engine.explain import duration_places, duration_text, duration_unit
 from engine.planning import (
+    BILLED,
     DEFAULT_ATTAINMENT,
     OBJECTIVES,
     PAST_TARGET_WHY,
@@ -218,7 +219,8 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         show(
             f"{_headline(v.objective, what, bool(unsure))} that {meets} at "
             f"{p.target_rps:g} req/s{edge}: "
-            f"**{plain(c['shape'])} {plain(c['split'])}** — {figures}. Quoted from its {c['verified_by']}"
+            f"**{plain(c['shape'])} {plain(c['split'])}** — {figures}. Quoted from its {c['verified_by']} "
+            f"({BILLED})"
             + (
                 "."
                 if c["verified"] or c["verified_by"].startswith("planning")

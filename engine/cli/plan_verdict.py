@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from engine.planning.objective import COLUMN, OBJECTIVES, value_text
+from engine.planning.objective import BILLED, COLUMN, OBJECTIVES, value_text
 from engine.planning.verdict_bands import holds_note, holds_with_margin
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def print_verdict(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
                 f"  {name}: its {kind} band reaches {high:,.1f} ms against {target:,.1f} ms: {PAST_TARGET_WHY}"
             )
     checked = c["verified"] or str(c["verified_by"]).startswith("planning")  # --no-verify: not rerun
-    print(f"  quoted run: {c['verified_by']}" + ("" if checked else "; it FAILS there"))
+    print(f"  quoted run: {c['verified_by']}; {BILLED}" + ("" if checked else "; it FAILS there"))
     if v.risk_aware and c["run"] != v.nominal_run:
         r = p.runs.iloc[v.nominal_run] if v.nominal_run is not None else None
         premium = v.premium_text()

@@ -48,6 +48,7 @@ _API = {
     "load_lifetime": "engine.planning.lifetime_spec",
     "run_lifetime": "engine.planning.lifetime",
     "OBJECTIVES": "engine.planning.objective",
+    "BILLED": "engine.planning.objective",
     "OBJECTIVE_COLUMNS": "engine.planning.objective",
     "Objective": "engine.planning.objective",
     "Verdict": "engine.planning.verdict",
@@ -97,6 +98,7 @@ _RENAMED = {
 }
 
 __all__ = [
+    "BILLED",
     "DEFAULT_ATTAINMENT",
     "EMIT_STACKS",
     "LIFETIME_SIZING_NOTE",
@@ -165,8 +167,8 @@ if TYPE_CHECKING:
     from engine.planning.margin import Check as MarginCheck
     from engine.planning.margin import Margin
     from engine.planning.margin import margin as plan_margin
+    from engine.planning.objective import BILLED, OBJECTIVES, Objective
     from engine.planning.objective import COLUMN as OBJECTIVE_COLUMNS
-    from engine.planning.objective import OBJECTIVES, Objective
     from engine.planning.plan import Plan
     from engine.planning.plan_link import FIELDS as PLAN_FORM
     from engine.planning.plan_link import decode as plan_link_decode

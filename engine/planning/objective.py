@@ -78,6 +78,10 @@ BEST = {
 """The search's own winner by each objective, in a word: 'the nominal cheapest' stood beside a plan by
 power (a browser pass); `best` writes it."""
 
+BILLED = "its costs bill every chip to the run's end, the drain after the window included"
+"""What a quoted run's $/M and $/request divide (docs/definitions.md, Cost): '$1.26 per M' beside $18/h over
+four chips at 1,039 tok/s each ($1.20) did not add up, and nothing said why (a browser review)."""
+
 DEARER = {"usd_per_hour": "costs", "usd_per_million_tokens": "costs", "chips": "takes", "power": "draws"}
 """The verb of a choice's premium over the nominal pick: 'the choice draws +0.4 kW (+5%)'."""
 

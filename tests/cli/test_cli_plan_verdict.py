@@ -46,6 +46,8 @@ def test_plan_text_quotes_the_slos_percentile_and_each_chip(capsys: pytest.Captu
     assert "TTFT p99" in verdict and "TTFT p90" not in verdict and "TPOT p99" in verdict
     assert "still meets every SLO with every chip at the pessimistic edge of its throughput band" in verdict
     assert "quoted run: full-length run (60 s, seed 1)" in verdict
+    # what its $/M divides (it did not add up from $/h and tok/s per chip, unsaid: a browser review)
+    assert "its costs bill every chip to the run's end, the drain after the window included" in verdict
     assert "per M output tokens" in verdict and "output tok/s per chip" in verdict and " kW" in verdict
     table = verdict[verdict.index("best deployment per chip") :].splitlines()[2:]
     assert sum(line.startswith("*") for line in table) == 1
@@ -56,7 +58,7 @@ def test_an_unverified_choice_is_not_said_to_fail(capsys: pytest.CaptureFixture[
     """--no-verify quotes the planning run, where the choice passed: it used to read "it FAILS there"."""
     assert main([*PLAN, "--no-verify"]) == 0
     out = capsys.readouterr().out
-    assert "quoted run: planning run (30 s, seed 1)\n" in out and "FAILS" not in out
+    assert "quoted run: planning run (30 s, seed 1); its costs bill every chip" in out and "FAILS" not in out
 
 
 def test_the_written_choice_is_named_for_what_it_runs(
