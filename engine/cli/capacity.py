@@ -34,6 +34,8 @@ def _capacity_json(
             "speedup": fast,
             "slower_capacity_rps": found["slower"].capacity_rps,
             "faster_capacity_rps": found["faster"].capacity_rps,
+            "slower_ran_out": found["slower"].ran_out,  # its 0 is 'below', not a cliff (a review)
+            "faster_ran_out": found["faster"].ran_out,
             # beside the search's own `simulations` (the text's count had them added, the JSON not: a review)
             "simulations": found["slower"].simulations + found["faster"].simulations,
         }
@@ -57,8 +59,10 @@ def _capacity_text(
     if found:
         lo, hi = found["slower"].capacity_rps, found["faster"].capacity_rps
         chips = ", ".join(f"{c} {slow[c]:+.0%} / {fast.get(c, 0.0):+.0%}" for c in slow)
+        # a slow-edge search out of simulations read '0 to 30.6' (a review): below its lowest failure
+        low = f"below {found['slower'].failed_rps:.3g}" if found["slower"].ran_out else f"{lo:.3g}"
         return (
-            f"{least}{cap.capacity_rps:.3g} req/s ({lo:.3g} to {hi:.3g} with every chip at the pessimistic and the "
+            f"{least}{cap.capacity_rps:.3g} req/s ({low} to {hi:.3g} with every chip at the pessimistic and the "
             f"optimistic edge of its throughput band, iteration time {chips})"
         )
     text = least + confidence.with_figure_error(f"{cap.capacity_rps:.3g} req/s", marks, "throughput_rps")
@@ -144,9 +148,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     ]
     for note in ([cap.note] if cap.note else []) + kept:
         print(f"  {note}")
-    if with_margin and (
-        cliff := _capacity_cliff(cap.capacity_rps, found["slower"].capacity_rps, args.scenario)
-    ):
+    if with_margin and (cliff := _capacity_cliff(cap.capacity_rps, found["slower"], args.scenario)):
         print(f"  {cliff}")
     if confidence.uncalibrated(marks):
         print(f"  {confidence.note(marks)}")
@@ -177,9 +179,16 @@ CLIFF_SHARE = 0.5
 """The slow edge's capacity, as a share of the modelled one, below which `capacity` says why."""
 
 
-def _capacity_cliff(modelled: float, slower: float, ref: str) -> str:
+def _capacity_cliff(modelled: float, edge: Any, ref: str) -> str:
     """Why a capacity's low side falls far below it ('' where it does not): 'capacity 21.8 req/s (0.606
-    to 50.1 ...)' stood unexplained (a review); `run --margin` names the target (its cliff notes)."""
+    to 50.1 ...)' stood unexplained (a review); `run --margin` names the target (its cliff notes). A slow-edge
+    search out of simulations says so instead of blaming a target (a review)."""
+    slower = edge.capacity_rps
+    if edge.ran_out:
+        return (
+            f"at the pessimistic edge no rate tried passed within the simulations allowed: the capacity there is "
+            f"below {edge.failed_rps:.3g} req/s (more simulations, --max-simulations, search lower)"
+        )
     if modelled <= 0 or slower >= CLIFF_SHARE * modelled:
         return ""
     return (

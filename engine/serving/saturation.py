@@ -326,6 +326,11 @@ def judged(
         if behind is not None:
             _span_said(behind, own, scenario)
             return behind, None, None
+        if scenario.duration_s != own.duration_s:  # judged before a loss: a queue still rising or standing
+            scenario, trend = (
+                own,
+                queue_trend(own, rec),
+            )  # is said of the window, as its words read (a review)
         rising = _rising(scenario, trend)
         return (
             None,
@@ -343,8 +348,8 @@ def _span_said(mark: Shortfall, own: Scenario, judged: Scenario) -> None:
     """A mark judged over a span other than the window says which, with the rates (`after_losses`)."""
     if judged.warmup_s != own.warmup_s:
         mark["after_loss_s"] = judged.warmup_s
-    if judged.duration_s != own.duration_s:
-        mark["before_loss_s"] = judged.duration_s
+    if judged.duration_s != own.duration_s:  # the loss's time (the span ends the instant before it)
+        mark["before_loss_s"] = round(judged.duration_s, 6)
 
 
 AFTER_LOSS_SHARE = 1.0 / 3.0
@@ -372,7 +377,12 @@ def after_losses(scenario: Scenario, rec: Records) -> Scenario:
     if not losses:
         return scenario
     start = max(end for _, end in losses)
-    if scenario.duration_s - start >= AFTER_LOSS_SHARE * window:
+    # the span after the last loss, where something is served in it: a pool lost for good with no
+    # fallback served nothing after it, and that empty span read no mark beside a TTFT p90 of 56 s (a review)
+    after = (rec.arrival_s >= start) & (rec.arrival_s < scenario.duration_s)
+    if scenario.duration_s - start >= AFTER_LOSS_SHARE * window and np.any(
+        np.isfinite(rec.first_token_s[after])
+    ):
         return scenario.model_copy(update={"warmup_s": start})
     first = min(at for at, _ in losses)
     if first - scenario.warmup_s >= AFTER_LOSS_SHARE * window:  # up to the instant before it failed them

@@ -219,11 +219,22 @@ def test_planner_page_offers_the_attainment_rule() -> None:
 def test_a_capacity_whose_slow_edge_falls_off_a_cliff_says_why() -> None:
     """'capacity 21.8 req/s (0.606 to 50.1 ...)' stood unexplained (a review): where the slow edge's
     capacity is under half the modelled one, a line says a target is missed at almost any load there."""
+    from types import SimpleNamespace
+
     from engine.cli.capacity import CLIFF_SHARE, _capacity_cliff
 
-    said = _capacity_cliff(21.8, 0.606, "moe-deepseek-dp-ep")
+    def edge(rps: float, ran_out: bool = False) -> SimpleNamespace:
+        return SimpleNamespace(capacity_rps=rps, ran_out=ran_out, failed_rps=15.3)
+
+    said = _capacity_cliff(21.8, edge(0.606), "moe-deepseek-dp-ep")
     assert "falls to 0.606 req/s (3% of 21.8)" in said and "cliff, not a spread" in said
-    assert _capacity_cliff(21.8, CLIFF_SHARE * 21.8, "x") == "" and _capacity_cliff(0.0, 0.0, "x") == ""
+    assert (
+        _capacity_cliff(21.8, edge(CLIFF_SHARE * 21.8), "x") == ""
+        and _capacity_cliff(0.0, edge(0.0), "x") == ""
+    )
+    # a slow-edge search out of simulations blamed a target for its 0 (a review): below its lowest failure
+    out = _capacity_cliff(15.3, edge(0.0, True), "x")
+    assert "below 15.3 req/s" in out and "target" not in out
 
 
 def test_a_class_that_draws_no_request_fails_nothing(capsys: pytest.CaptureFixture[str]) -> None:

@@ -52,3 +52,14 @@ def test_the_json_carries_the_bands_the_text_reads() -> None:
     assert won["classes_at_slo"]["chat"]["tpot_band"] == [13.8, 29.0]
     assert won["output_tokens_per_s_per_chip_band"] == [1031.0, 1040.0]
     assert out.iloc[1]["tpot_ms_at_slo_band"] == [14.5, 28.9]  # only the choice was rerun
+
+
+def test_a_range_made_of_the_reruns_alone_is_not_called_the_latencys_own_error() -> None:
+    """With no TTFT band of its kind, the range is the reruns' own figures; 'its TTFT band reaches 2,948 ms
+    against 1,000 ms: ... that latency's own error allows worse' gave a false reason (a review)."""
+    from engine.planning.verdict_bands import past_target
+
+    chosen = {"holds_slowed": True, "classes_at_slo": {"chat": _class(None)}}
+    assert past_target(chosen, (SLOWED, FASTER)) == []  # 1,380 ms is the slowed rerun's, said by the margin
+    banded = {"holds_slowed": True, "classes_at_slo": {"chat": _class([300.0, 1200.0])}}
+    assert past_target(banded, (SLOWED,)) == [("chat", "TTFT", 1380.0, 1000.0)]

@@ -403,3 +403,28 @@ def test_a_fault_that_fires_in_the_drain_keeps_the_windows_backlog() -> None:
     assert mark is not None and mark["sustained_rps"] < 30.0
     notes = fault_notes(over, 275.0)
     assert any("fired in the drain" in n for n in notes), notes
+
+
+def test_a_queue_standing_only_before_a_loss_is_not_said_of_the_window() -> None:
+    """At 24 req/s over 300 s the span before the loss at 240 s was judged and its standing queue read
+    'never fell below 28 requests in the window's second half', a span it did not judge (a review): a
+    rising or standing queue is said of the window only."""
+    over = io.apply_overrides(
+        io.load_preset("prefill-loss-nofallback"), {"workload.arrival.rate_rps": 24.0, "duration_s": 300.0}
+    )
+    s = simulate(over).summary
+    assert not s.get("at_capacity") and not s.get("queue_rising") and s["unsustainable"] is None
+
+
+def test_a_loss_for_good_that_leaves_nothing_served_is_judged_before_it() -> None:
+    """The prefill pool lost for good at 100 s with no fallback served nothing after it; that empty span
+    was judged and read no mark beside a TTFT p90 of 56 s, where the same loss lasting past the window
+    read unsustainable (a review). Both are judged before the loss."""
+    base = {"workload.arrival.rate_rps": 60.0, "duration_s": 300.0, "faults[0].at_s": 100.0}
+    scenario = io.load_preset("prefill-loss-nofallback")
+    for lasting in (None, 1000.0):
+        s = simulate(io.apply_overrides(scenario, {**base, "faults[0].duration_s": lasting})).summary
+        mark = s["unsustainable"]
+        assert mark is not None and mark["before_loss_s"] == 100.0 and 15.0 < mark["sustained_rps"] < 28.0, (
+            lasting
+        )
