@@ -100,7 +100,7 @@ def _captions(
 ) -> None:
     """The chip's profile until now, and the fit's mark: the user's own calibration under `stack`, with
     the band of its held-out points; a warning where fewer `points` than factors pin nothing down."""
-    if points < 3:  # three factors from one point fit it exactly: its 0.1% said nothing (a review)
+    if points <= 3:  # as `fengong calibrate` (a review): three factors through three points fit them exactly
         st.warning(
             f"{points} point{'' if points == 1 else 's'} for three factors: the fit matches "
             f"{'it' if points == 1 else 'them'} whatever the chip does elsewhere, so its error says nothing of "

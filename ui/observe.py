@@ -23,7 +23,7 @@ from engine.core import MAX_TRACE_BYTES, ScenarioError
 from engine.costmodel import SERVING_STACKS, STACK_NAMES
 from engine.scenario import scenario_catalog
 from ui import charts, custom_chip, state
-from ui.tables import PERCENT_STEP, stepped
+from ui.tables import MISSING, PERCENT_STEP, stepped
 from ui.text import plain
 
 UPLOAD = "fg:observe-upload"
@@ -214,7 +214,9 @@ def section() -> None:
         return
     _charts(observations[0], before)
     if not st.toggle("Fit a profile to these files", key=KEY + "fit"):
-        st.dataframe(_errors(before.table), hide_index=True, width="stretch", key=KEY + "before")
+        st.dataframe(
+            _errors(before.table), hide_index=True, width="stretch", key=KEY + "before", placeholder=MISSING
+        )
         return
     _fitted(runs, observations, dep, cat, key, before)
 
@@ -297,13 +299,14 @@ def _fitted(
         width="stretch",
         key=KEY + "held-out",
         column_config=held,
+        placeholder=MISSING,  # one file has no held-out error: '–', not 'None' (a browser review)
     )
     if len(result.bands):
         st.caption(
             "The band each figure carries: the 16th to 84th percentile of held-out errors (predicted / measured - 1), "
             "and how often a file's points fell inside the band of the other files'."
         )
-        st.dataframe(_errors_band(result.bands), hide_index=True, width="stretch")
+        st.dataframe(_errors_band(result.bands), hide_index=True, width="stretch", placeholder=MISSING)
     after = _replay(*runs, dataclasses.replace(dep, profile=p), key, cat)
     st.markdown(
         f"**{plain(observations[0].source)}** replayed with the chip's profile before and after the fit:"
@@ -314,6 +317,7 @@ def _fitted(
         width="stretch",
         key=KEY + "before-after",
         column_config=BEFORE_AFTER,
+        placeholder=MISSING,
     )
     st.caption(
         "The fit matches each file's mean TTFT and TPOT (and, at a fixed concurrency, its throughput) at the "

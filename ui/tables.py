@@ -94,7 +94,8 @@ def cost_view(frame: pd.DataFrame) -> pd.DataFrame:
     largest part's places (`usd_decimals`: $0.000271, $0.000270), a part too small for them as
     '< $0.000001' and none as '$0': one part at its own places ($0.0000000982) widened the column
     until the share beside it lost its '%'."""
-    values = [float(v) for v in frame["usd_per_request"]]
+    # a window without a completed request has no cost per request (a TypeError took the page down: a review)
+    values = [math.nan if v is None else float(v) for v in frame["usd_per_request"]]
     finite = [v for v in values if math.isfinite(v)]
     places = ex.usd_decimals(max(finite)) if finite and max(finite) > 0 else 5
     step = 10.0**-places
@@ -347,6 +348,7 @@ PLAN_RUNS: dict[str, Any] = {
     ),
     "queue": cc.TextColumn(
         "queue",
+        width=170,  # 'grows, short by 3.4 req/s' whole ('no heac' at the default width: a browser review)
         help="grows: the run cannot keep up (short by that many req/s), so its latencies are floors set by the "
         "run's length and its costs are at saturation; no headroom: its queue never emptied (at capacity), so its "
         "figures may grow with a longer run; empty: it kept up.",

@@ -61,6 +61,16 @@ def is_file_ref(ref: str) -> bool:
     return p.exists() or len(p.parts) > 1 or p.suffix.lower() in (".toml", ".json")
 
 
+def nested(a: str, b: str) -> bool:
+    """Whether field path `a` holds `b` or `b` holds `a` ('cost.usd_per_hour' and 'cost.usd_per_hour.h100-sxm',
+    'workload.arrival' and 'workload.arrival.rate_rps'); a path never nests itself."""
+    a, b = a.strip(), b.strip()
+    if a == b:
+        return False
+    short, long = sorted((a, b), key=len)
+    return long.startswith(short) and long[len(short)] in ".["
+
+
 def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
     """A scenario from a file path or a preset name, with ``--set PATH=VALUE`` overrides.
 
@@ -75,6 +85,10 @@ def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
             raise ScenarioError(f"--set {item!r}: expected path=value")
         if path.strip() in overrides:  # the last silently won, where a --vary given twice is refused
             raise ScenarioError(f"--set {path.strip()}: given twice; give each field once")
+        if inside := next((p for p in overrides if nested(p, path.strip())), None):  # 'x.y=3' then 'x={}'
+            raise ScenarioError(  # dropped the first, unsaid (a review)
+                f"--set {path.strip()}: overlaps --set {inside} (one holds the other); give the field once"
+            )
         overrides[path.strip()] = scenario_io.parse_value(value.strip())
     if not overrides:
         return scen

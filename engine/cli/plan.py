@@ -29,6 +29,7 @@ from engine.cli.common import (
     emit_json,
     is_file_ref,
     load_scenario,
+    nested,
 )
 from engine.cli.emit import check_emit_flags, plan_emit, print_plan_emit
 from engine.cli.plan_flags import attainment_of
@@ -401,11 +402,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     check_range(args.workers, "--workers", 1, 256)  # 0 ran on every core, unsaid (a review)
     scen = load_scenario(args.scenario, args.set)
     vary = parse_vary(args.vary)
-    set_paths = {item.partition("=")[0].strip() for item in args.set or ()}
-    if both := sorted(
-        set_paths & set(vary)
-    ):  # the --set was dropped for the --vary's values, unsaid (a review)
-        raise ScenarioError(f"--set {both[0]}: also given to --vary, whose values replace it; give it to one")
+    set_paths = sorted({item.partition("=")[0].strip() for item in args.set or ()})
+    # the --set was dropped for the --vary's values, unsaid (a review); a table holding the other, too
+    if over := next(((p, v) for p in set_paths for v in vary if p == v or nested(p, v)), None):
+        raise ScenarioError(
+            f"--set {over[0]}: overlaps --vary {over[1]}, whose values replace it; give the field to one"
+        )
     points = grid(vary, args.seeds, scen.seed)
     check_writable_file(args.out)  # before the grid runs, not after
     if not args.out.lower().endswith((".parquet", ".csv")):  # Parquet went into x.txt, unsaid (a review)
@@ -496,7 +498,12 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if not res.summary["requests"]["total"]:  # its roofline said no chip holds the weights (a review)
         raise ScenarioError(
             f"advise: no request arrived in the {scen.duration_s - scen.warmup_s:,g} s window, so there is no "
-            "work to advise on; raise workload.arrival.rate_rps or lengthen duration_s"
+            "work to advise on; "
+            + (
+                "move or lengthen the window (warmup_s, duration_s) to where the trace has requests"
+                if scen.workload.trace is not None  # (its rate is refused on a trace: a review)
+                else "raise workload.arrival.rate_rps or lengthen duration_s"
+            )
         )
     adv = advise(res, args.model_change_months)
     if keep:

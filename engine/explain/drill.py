@@ -169,9 +169,8 @@ __all__ = [
 
 
 WHY_UNCHANGED = {
-    "colocated": "the colocated fallback serves only while every prefill instance is down, which these faults "
-    "never make",
-    "degrade": "degrade checks arrivals that reach an entry instance; while every entry instance is down none does",
+    "colocated": "the colocated fallback serves only while every prefill instance is down",
+    "degrade": "degrade acts only on arrivals that reach an entry instance while entry capacity is short",
     "colocated + degrade": "neither acts on these faults",
     "spill": "no pinned class found its own pools full",
 }

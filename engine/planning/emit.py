@@ -131,9 +131,16 @@ def _shell(f: DeploymentFacts, stack: Stack) -> Emitted:
     return Emitted(stack=stack, text="\n".join(lines) + "\n", commands=tuple(commands), files=tuple(files))
 
 
+def _count_text(pool: PoolFacts) -> str:
+    """A pool's instances: '3', or an autoscaled one's 'up to 8 (1 warm)' (its header read '8 x h100-sxm'
+    beside replicas 1: a review)."""
+    return str(pool.count) if pool.autoscale is None else f"up to {pool.count} ({pool.start_count} warm)"
+
+
 def _pool_line(pool: PoolFacts) -> str:
     return (
-        f"{pool.role}, {pool.count} x {pool.hardware_id} instance{'s' if pool.count != 1 else ''} of tp {pool.tp} "
+        f"{pool.role}, {_count_text(pool)} x {pool.hardware_id} instance{'s' if pool.count != 1 else ''} "
+        f"of tp {pool.tp} "
         f"x pp {pool.pp} x dp "
         f"{pool.dp} (ep {pool.ep}) = {pool.chips_per_instance} chip{'s' if pool.chips_per_instance != 1 else ''} each"
     )

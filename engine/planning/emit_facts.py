@@ -55,11 +55,13 @@ class PoolFacts:
         return self.count if self.autoscale is None else self.autoscale[1]
 
     def scaling_text(self) -> str:
-        """'autoscaled from 1 to 8 instances in the run, 1 warm at the start', or ''."""
+        """'autoscaled between 1 and 8 instances (its autoscaler's bounds), 1 warm at the start', or '' (it
+        said 'in the run', where emit runs nothing: a review)."""
         if self.autoscale is None:
             return ""
         low, warm = self.autoscale
-        return f"autoscaled from {low} to {self.count} instances in the run, {warm} warm at the start"
+        bounds = f"between {low} and {self.count} instances (its autoscaler's bounds)"
+        return f"autoscaled {bounds}, {warm} warm at the start"
 
     def max_len(self, longest: int) -> int:
         """The longest request this pool's instances take: the workload's, at most what a rank's KV

@@ -95,7 +95,8 @@ def queue_words(runs: pd.DataFrame) -> list[str]:
 
     def one(short: Any, standing: Any) -> str:
         if short is not None and short == short:
-            return f"grows, short by {float(short):.2g} req/s"
+            x = float(short)  # ('short by 1.2e+02 req/s' past 100: a review)
+            return f"grows, short by {x:,.0f} req/s" if x >= 10 else f"grows, short by {x:.2g} req/s"
         return "no headroom" if standing is not None and standing == standing else ""
 
     cols = [runs[c] if c in runs else [None] * len(runs) for c in ("shortfall_rps", "standing_requests")]

@@ -222,6 +222,18 @@ def test_the_choices_latency_ranges_hold_the_margins_reruns() -> None:
         a, b = (float(x.replace(",", "")) for x in re.search(r"\(([\d,.]+)–([\d,.]+)\)", cell).groups())
         assert (a, b) == pytest.approx((lo, hi), abs=ulp + 0.001), (cell, said)
     assert ranged, said
+    # its tokens per chip as the sentence reads them (the row read '1,039 (786–1,039)' under '1,039 (the same
+    # at its chips' band edges)': a browser review)
+    from ui.plan_verdict import per_chip_frame
+
+    tokens = per_chip_frame(p.verdict.table, (edge.chosen, edge.faster))
+    cell = tokens.loc[tokens[""] == "★", "output tok/s per chip"].iloc[0]
+    m = re.search(
+        r"([\d,]+)( \(the same at its chips' band edges\)| \(([\d,]+) to ([\d,]+)\))? output tokens/s", said
+    )
+    assert m is not None, said
+    same = m.group(2) is None or "the same" in m.group(2)
+    assert cell == m.group(1) if same else cell == f"{m.group(1)} ({m.group(3)}–{m.group(4)})", (cell, said)
 
 
 @pytest.mark.slow

@@ -410,3 +410,16 @@ def test_a_lesson_or_finding_that_names_a_page_links_to_it() -> None:
         assert_clean(at)
         links = [p for p in at.get("page_link") if "Strategy page" in p.proto.label]
         assert links, preset
+
+
+def test_a_window_without_a_request_draws_the_whole_results_page() -> None:
+    """At 0.0001 req/s over 10 s the cost table's None per request raised a TypeError and everything below
+    it was lost (a browser review): the page draws whole, the advisor saying there is no work."""
+    from engine.scenario.codec import apply_overrides, load_preset
+
+    empty = apply_overrides(
+        load_preset("chat-disaggregated"), {"workload.arrival.rate_rps": 0.0001, "duration_s": 10.0}
+    )
+    at = app("results", empty, preset="chat-disaggregated")
+    assert_clean(at)
+    assert any("no work to advise on" in c.value for c in at.caption)

@@ -14,7 +14,7 @@ def test_a_variant_that_never_acted_gets_its_own_reason() -> None:
     both = unchanged_text(["colocated", "degrade"])
     assert (
         "colocated: the colocated fallback" in both
-        and "degrade: degrade checks" in both
+        and "degrade: degrade acts only" in both
         and "they never" in both
     )
     assert set(WHY_UNCHANGED) == set(VARIANTS) - {"none"}  # every variant has its reason

@@ -518,8 +518,13 @@ def test_an_autoscaled_pool_starts_warm_and_says_its_bounds() -> None:
     text = emit_deployment(day, "vllm").text
     assert "run 8 copies" not in text
     assert (
-        "pool prefill: autoscaled from 1 to 8 instances in the run, 1 warm at the start: start 1 copy" in text
+        "pool prefill: autoscaled between 1 and 8 instances (its autoscaler's bounds), 1 warm at the start: "
+        "start 1 copy" in text
     )
+    assert "in the run" not in text  # emit runs nothing (a review)
+    assert (
+        "up to 8 (1 warm) x h100-sxm" in emit_deployment(day, "dynamo").text
+    )  # its header read '8 x h100-sxm'
     doc = emit_deployment(day, "dynamo").document
     workers = [s for s in doc["spec"]["services"].values() if s["componentType"] == "worker"]
     assert [w["replicas"] for w in workers] == [1, 1]

@@ -16,6 +16,9 @@ def test_a_run_that_falls_behind_or_stands_at_capacity_is_said_beside_its_figure
     )
     assert queue_words(runs) == ["", "grows, short by 3.1 req/s", "no headroom", ""]
     assert queue_words(pd.DataFrame({"run": [1, 2]})) == ["", ""]  # a plan kept from before the columns
+    assert queue_words(pd.DataFrame({"shortfall_rps": [123.4]})) == [
+        "grows, short by 123 req/s"
+    ]  # not 1.2e+02
 
 
 def test_the_planners_table_carries_the_queue_column() -> None:
