@@ -206,7 +206,12 @@ with c2:
             "capital, hosting and the energy the run drew. An autoscaled pool's rent follows its instances "
             "billed: the figure is then the run's average.",
         )
-        energy, energy_band = marks.value_parts(f"{joules or 0:.2f} J", trust, "joules_per_output_token")
+        # none where no token came out ('0.00 J' for a window without a request: a review)
+        energy, energy_band = (
+            marks.value_parts(f"{joules:.2f} J", trust, "joules_per_output_token")
+            if joules is not None
+            else ("n/a", None)
+        )
         st.metric(
             "Energy per output token",
             energy,

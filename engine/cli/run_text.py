@@ -181,18 +181,24 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
     # an unsustainable run's bill is over batches a backlog keeps full, served late: cheaper per request,
     # and no better (as Results marks it; a review read "$0.26 per 1k" bare beside a baseline's $0.55)
     full = f", {sustain.LEVEL}" if shortfall_rps(doc) is not None else ""
-    print(
-        f"cost: ${c['usd_per_hour']:,.2f}/h (${c['usd_total']:,.2f} for the run); "
-        f"${_fmt(c['usd_per_request'], scale=1000)} per 1k requests{thr('usd_per_request', c['usd_per_request'])}"
-        f"{full}; ${_fmt(c['usd_per_million_output_tokens'])} per million output tokens"
-        f"{thr('usd_per_million_output_tokens', c['usd_per_million_output_tokens'])}{full}"
-    )
+    if (
+        c["usd_per_request"] is None
+    ):  # nothing completed: no figure to divide ('$- per 1k requests': a review)
+        print(f"cost: ${c['usd_per_hour']:,.2f}/h (${c['usd_total']:,.2f} for the run); no request completed")
+    else:
+        print(
+            f"cost: ${c['usd_per_hour']:,.2f}/h (${c['usd_total']:,.2f} for the run); "
+            f"${_fmt(c['usd_per_request'], scale=1000)} per 1k requests{thr('usd_per_request', c['usd_per_request'])}"
+            f"{full}; ${_fmt(c['usd_per_million_output_tokens'])} per million output tokens"
+            f"{thr('usd_per_million_output_tokens', c['usd_per_million_output_tokens'])}{full}"
+        )
     for line in _price_lines(c):
         print(line)
     if billed := billed_said(doc):  # a warm-up's requests in the count the bill is divided over
         print(f"  {billed}")
     parts = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_part"].items())
-    print(f"  per 1k requests by part ($): {parts}")
+    if c["usd_per_request"] is not None:
+        print(f"  per 1k requests by part ($): {parts}")
     if c.get("usd_by_kind"):  # an owned deployment: its basis and the bill by kind
         kinds = ", ".join(f"{k} {_fmt(v, scale=1000)}" for k, v in c["usd_per_request_by_kind"].items())
         print(f"  {c['basis']}; per 1k requests by kind ($): {kinds}")
@@ -207,7 +213,9 @@ def print_summary(doc: dict[str, Any], scenario: Scenario | None = None, moves: 
         print(scaled)
     e = doc["energy"]["joules_per_output_token"]
     energy_error = _pm(marks, confidence.HEADLINE_SOURCES["joules_per_output_token"])
-    print(f"energy: {_fmt(e)} J per output token{energy_error}")
+    print(
+        f"energy: {_fmt(e)} J per output token{energy_error}" if e is not None else "energy: no output token"
+    )
     if (capped := power_cap_line(doc)) is not None:
         print(capped)
     if "sim" in doc:

@@ -423,3 +423,4 @@ def test_a_window_without_a_request_draws_the_whole_results_page() -> None:
     at = app("results", empty, preset="chat-disaggregated")
     assert_clean(at)
     assert any("no work to advise on" in c.value for c in at.caption)
+    assert [m.value for m in at.metric if m.label == "Energy per output token"] == ["n/a"]  # not '0.00 J'

@@ -554,6 +554,9 @@ def test_run_margin_does_not_judge_a_class_without_a_request(capsys: pytest.Capt
     assert (
         "passes -> passes" not in out and out.count("class chat: no request in the window, not judged") == 2
     )
+    assert (
+        "no request completed" in out and "energy: no output token" in out and "$-" not in out
+    )  # ('$- per 1k')
 
 
 def test_advise_refuses_a_window_without_a_request(capsys: pytest.CaptureFixture[str]) -> None:
