@@ -187,8 +187,15 @@ class FileFit:
         median, worst = float(errors.median()), float(errors.max())
         if median <= POOR_FIT and worst <= IMPOSSIBLE_MISS:
             return ""
+        by = f"a median of {median:,.1%} (worst {worst:,.1%})"
+        if (
+            len(errors) <= FITTED_FACTORS and "point" in self.table
+        ):  # each named: a median of two means nothing
+            by = ", ".join(
+                f"{e:+,.1%} ({p})" for e, p in zip(self.table["error"], self.table["point"], strict=True)
+            )
         return (
-            f"this fit misses its own measurements by a median of {median:,.1%} (worst {worst:,.1%}): no "
+            f"this fit misses its own measurements by {by}: no "
             "profile meets them, so some are faster than the chip's roofline allows or in another unit than "
             "they say; check the files before using the chip"
         )

@@ -160,14 +160,21 @@ class Verdict:
                 else ""
             )
         slow = own_slowdowns(self.slowdown, self.table, self.nominal_run)
+        # the choice itself where it is the nominal pick (it read 'the nominal cheapest misses ...' as if of
+        # another deployment: a browser review)
+        who = (
+            self.nominal_name()
+            if self.nominal_run != self.chosen_run
+            else f"the choice, {self.nominal_name()} itself,"
+        )
         if s["passes"] and (failed := self._nominal_failed_full_length()):
             return (
-                f"{self.nominal_name()} meets every SLO with every chip at its band's pessimistic edge ({slow}) "
+                f"{who} meets every SLO with every chip at its band's pessimistic edge ({slow}) "
                 f"over the planning window, but not as modelled over its full-length run ({failed})"
             )
         if s["passes"]:
             edge = f"every chip at its band's pessimistic edge ({slow})"
-            return f"{self.nominal_name()} still meets every SLO with {edge}"
+            return f"{who} still meets every SLO with {edge}"
         pct = f"p{s['slo_percentile']:g}"
         ttft, tpot = s["ttft_ms_at_slo"], s.get("tpot_ms_at_slo")
         late = "requests never served" if ttft is None or ttft != ttft else f"TTFT {pct} {ttft:,.0f} ms"
@@ -176,7 +183,7 @@ class Verdict:
         short, stood = s["shortfall_rps"], capacity_text(s.get("standing_requests")).replace(";", ",", 1)
         behind = stood if short is None else f", falling behind by {short:,.2g} req/s"
         return (
-            f"{self.nominal_name()} misses its SLO if the chips are as slow as their band's pessimistic edge "
+            f"{who} misses its SLO if the chips are as slow as their band's pessimistic edge "
             f"({slow}): over the planning window, {attained(s['slo_attainment'], 0)}, {late}{behind}"
         )
 

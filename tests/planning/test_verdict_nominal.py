@@ -281,3 +281,20 @@ def test_a_cost_per_million_reads_to_the_cent_as_the_verdicts_figures() -> None:
     assert value_text(1.6, "usd_per_million_tokens") == "$1.60 per M output tokens"
     assert value_text(0.371, "usd_per_million_tokens") == "$0.37 per M output tokens"
     assert value_text(0.0123, "usd_per_million_tokens") == "$0.0123 per M output tokens"
+
+
+def test_the_risk_of_a_choice_that_is_the_nominal_pick_is_said_of_the_choice() -> None:
+    """Under a 3 kW budget the choice was the nominal pick itself, and the page read 'The nominal cheapest
+    misses its SLO ...' as if of another deployment (a browser review)."""
+    from engine.planning.verdict import Verdict
+
+    slowed = {"passes": False, "slo_percentile": 90.0, "ttft_ms_at_slo": 1333.0, "tpot_ms_at_slo": 20.0,
+              "slo_attainment": 0.76, "shortfall_rps": None}  # fmt: skip
+    row = {"winner": True, "run": 3, "objective_value": 9.0}
+
+    def verdict(chosen: int) -> Verdict:
+        return Verdict("usd_per_hour", True, pd.DataFrame([row]), chosen_run=chosen, nominal_run=3,
+                       nominal_slowed=slowed, slowdown={"h100-sxm": 0.32})  # fmt: skip
+
+    assert verdict(3).risk_text().startswith("the choice, the nominal cheapest itself, misses its SLO")
+    assert verdict(7).risk_text().startswith("the nominal cheapest misses its SLO")
