@@ -326,11 +326,10 @@ def judged(
         if behind is not None:
             _span_said(behind, own, scenario)
             return behind, None, None
-        if scenario.duration_s != own.duration_s:  # judged before a loss: a queue still rising or standing
-            scenario, trend = (
-                own,
-                queue_trend(own, rec),
-            )  # is said of the window, as its words read (a review)
+        if scenario.duration_s != own.duration_s:
+            # judged before a loss: a queue still rising or standing is said of the window, as its words
+            # read (they said 'in the window's second half' of the span before the loss: a review)
+            scenario, trend = own, queue_trend(own, rec)
         rising = _rising(scenario, trend)
         return (
             None,
