@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from engine.core import ScenarioError
+from engine.core import ScenarioError, rate2
 from engine.explain import BOTH_FAIL, GROWS, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
 from engine.scenario import Scenario
 from engine.serving import SimResult
@@ -107,7 +107,7 @@ def margin_panel(result: SimResult) -> None:
         ]
         short_a, short_b = m.shortfalls
         if short_b is not None and short_a is None:  # its classes' verdicts no longer mean passing
-            moved.append(f"the run falls behind its load (unsustainable, short by {short_b:,.2g} req/s)")
+            moved.append(f"the run falls behind its load (unsustainable, short by {rate2(short_b)} req/s)")
         head = f"With every chip at the pessimistic edge of its throughput band ({slow}),"
         if not moved:
             fails = [plain(n) for n, _, b in m.classes() if not b]

@@ -20,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import explain as ex
+from engine.core import rate2
 from engine.explain import duration_places, duration_text, duration_unit
 from engine.planning import (
     BILLED,
@@ -454,7 +455,7 @@ def margin_box(m: Margin, key: tuple[Any, ...]) -> None:
     )
     figures = f"{attained(c.slo_attainment)}, {latency}"
     if c.shortfall_rps is not None:
-        figures += f"; it falls behind its load, short by {c.shortfall_rps:,.2g} req/s"
+        figures += f"; it falls behind its load, short by {rate2(c.shortfall_rps)} req/s"
     figures += c.capacity_text() if hasattr(c, "capacity_text") else ""
     head = (
         "**Margin for the model's error.** With every chip at the pessimistic edge of its throughput band "
@@ -553,7 +554,7 @@ def _behind_when_slowed(c: MarginCheck) -> str:
     grows with the run, or (a client's ceiling holding the backlog) the wait is at the client."""
     if c.shortfall_rps is None:
         return ""
-    short = f"{c.shortfall_rps:,.2g} req/s"
+    short = f"{rate2(c.shortfall_rps)} req/s"
     head = f" At the pessimistic edge of every chip's band it falls behind its load (short by {short})"
     if c.grows_rps is None:
         return f"{head}: the backlog waits at the client's ceiling on requests in flight, before it is sent."

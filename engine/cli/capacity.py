@@ -10,6 +10,7 @@ from typing import Any
 from engine.cli.common import ProgressBar, check_range, emit_json, load_scenario
 from engine.cli.plan_flags import attainment_of
 from engine.core import bounds
+from engine.core.numbers import rate2
 from engine.explain import confidence
 from engine.planning.rules import attained
 
@@ -158,9 +159,9 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         short = c.get("shortfall_rps")
         rising, stood = c.get("rising_rps"), c.get("standing_requests")
         behind = (
-            f"  unsustainable, short by {short:,.2g} req/s"
+            f"  unsustainable, short by {rate2(short)} req/s"
             if short is not None and short == short
-            else f"  queue still rising at the window's end ({rising:,.2g} req/s): not counted"
+            else f"  queue still rising at the window's end ({rate2(rising)} req/s): not counted"
             if rising is not None and rising == rising
             else f"  at capacity, the queue never below {stood:,.0f} requests: no headroom, not counted"
             if stood is not None and stood == stood

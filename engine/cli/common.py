@@ -8,7 +8,7 @@ import importlib
 import json
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -63,12 +63,34 @@ def is_file_ref(ref: str) -> bool:
 
 def nested(a: str, b: str) -> bool:
     """Whether field path `a` holds `b` or `b` holds `a` ('cost.usd_per_hour' and 'cost.usd_per_hour.h100-sxm',
-    'workload.arrival' and 'workload.arrival.rate_rps'); a path never nests itself."""
-    a, b = a.strip(), b.strip()
-    if a == b:
+    'workload.arrival' and 'workload.arrival.rate_rps'), by their parsed parts (a chip id 'my.v2' is no
+    child of 'my', 'pools[01]' is 'pools[1]': a review); a path never nests itself."""
+    pa, pb = scenario_io.parse_path(a.strip()), scenario_io.parse_path(b.strip())
+    if pa == pb:
         return False
-    short, long = sorted((a, b), key=len)
-    return long.startswith(short) and long[len(short)] in ".["
+    short, long = sorted((pa, pb), key=len)
+    return long[: len(short)] == short
+
+
+def same_path(a: str, b: str) -> bool:
+    """Whether two field paths name one field ('deployment.pools[01].count' and '...[1].count')."""
+    return scenario_io.parse_path(a.strip()) == scenario_io.parse_path(b.strip())
+
+
+def check_overlaps(sets: Sequence[str], vary: Mapping[str, Any]) -> None:
+    """Refuse a `--set` of a field `--vary` sets, or a table holding it (its value was dropped for the
+    --vary's, unsaid), and two `--vary` of one field or of a table and a field in it (combined unsaid):
+    reviews."""
+    set_paths = sorted({item.partition("=")[0].strip() for item in sets})
+    if over := next(((p, v) for p in set_paths for v in vary if same_path(p, v) or nested(p, v)), None):
+        raise ScenarioError(
+            f"--set {over[0]}: overlaps --vary {over[1]}, whose values replace it; give the field to one"
+        )
+    names = sorted(vary)
+    if both := next(
+        ((a, b) for a in names for b in names if a < b and (same_path(a, b) or nested(a, b))), None
+    ):
+        raise ScenarioError(f"--vary {both[1]}: overlaps --vary {both[0]}; vary each field once")
 
 
 def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
@@ -83,7 +105,9 @@ def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
         path, sep, value = item.partition("=")
         if not sep:
             raise ScenarioError(f"--set {item!r}: expected path=value")
-        if path.strip() in overrides:  # the last silently won, where a --vary given twice is refused
+        if any(
+            same_path(p, path) for p in overrides
+        ):  # the last silently won, where a --vary twice is refused
             raise ScenarioError(f"--set {path.strip()}: given twice; give each field once")
         if inside := next((p for p in overrides if nested(p, path.strip())), None):  # 'x.y=3' then 'x={}'
             raise ScenarioError(  # dropped the first, unsaid (a review)

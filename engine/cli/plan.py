@@ -24,17 +24,18 @@ from engine.cli import links
 from engine.cli.catalog import chip_marks
 from engine.cli.common import (
     ProgressBar,
+    check_overlaps,
     check_range,
     check_writable_file,
     emit_json,
     is_file_ref,
     load_scenario,
-    nested,
 )
 from engine.cli.emit import check_emit_flags, plan_emit, print_plan_emit
 from engine.cli.plan_flags import attainment_of
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.core.numbers import rate2
 from engine.explain import confidence, sustain
 from engine.planning.rules import attained
 from engine.scenario import codec as scenario_io
@@ -247,7 +248,7 @@ def print_margin(m: Margin) -> None:
         f"{attained(c.slo_attainment, 1, 'attainment {}')}, goodput {c.goodput_rps:.2f} req/s, {latency}"
     )
     if c.shortfall_rps is not None:
-        figures += f"; unsustainable, short by {c.shortfall_rps:,.2g} req/s"
+        figures += f"; unsustainable, short by {rate2(c.shortfall_rps)} req/s"
     figures += c.capacity_text()
     print(f"\nmargin: with every chip at the pessimistic edge of its throughput band ({slow})")
     if m.holds:
@@ -402,12 +403,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     check_range(args.workers, "--workers", 1, 256)  # 0 ran on every core, unsaid (a review)
     scen = load_scenario(args.scenario, args.set)
     vary = parse_vary(args.vary)
-    set_paths = sorted({item.partition("=")[0].strip() for item in args.set or ()})
-    # the --set was dropped for the --vary's values, unsaid (a review); a table holding the other, too
-    if over := next(((p, v) for p in set_paths for v in vary if p == v or nested(p, v)), None):
-        raise ScenarioError(
-            f"--set {over[0]}: overlaps --vary {over[1]}, whose values replace it; give the field to one"
-        )
+    check_overlaps(args.set or (), vary)
     points = grid(vary, args.seeds, scen.seed)
     check_writable_file(args.out)  # before the grid runs, not after
     if not args.out.lower().endswith((".parquet", ".csv")):  # Parquet went into x.txt, unsaid (a review)

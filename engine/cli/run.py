@@ -17,6 +17,7 @@ from engine.cli.common import check_range, check_writable_folder, emit_json, loa
 from engine.cli.outputs import write_outputs, write_replications
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.core.numbers import rate2
 from engine.explain import sustain
 from engine.scenario import codec as scenario_io
 from engine.scenario.model import Scenario
@@ -129,7 +130,8 @@ def _run_replications(args: argparse.Namespace, scen: Scenario, check: bool) -> 
             else "the queue or the requests decoding grow through the window"
         )
         print(
-            f"unsustainable in {len(behind)} of {len(runs)} seeds (short by up to {max(behind):,.2g} req/s): {backlog}"
+            f"unsustainable in {len(behind)} of {len(runs)} seeds (short by up to {rate2(max(behind))} req/s): "
+            f"{backlog}"
         )
     rising = [r for r in runs if r.summary.get("queue_rising") and shortfall_rps(r.summary) is None]
     if rising:  # each seed's own line says it; here, in how many (a review found it left out)

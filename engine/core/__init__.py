@@ -35,6 +35,7 @@ _API = {
     "store_upload": "engine.core.datafiles",
     "ScenarioError": "engine.core.errors",
     "format_validation_error": "engine.core.errors",
+    "rate2": "engine.core.numbers",
 }
 _RENAMED = {"BOUNDS_TABLE": "TABLE"}
 
@@ -55,6 +56,7 @@ __all__ = [
     "UPLOAD_PREFIX",
     "ScenarioError",
     "format_validation_error",
+    "rate2",
     "store_upload",
 ]
 
@@ -78,3 +80,4 @@ if TYPE_CHECKING:
     from engine.core.bounds import TABLE as BOUNDS_TABLE
     from engine.core.datafiles import DATA_PREFIX, LEGACY_PREFIX, UPLOAD_PREFIX, store_upload
     from engine.core.errors import ScenarioError, format_validation_error
+    from engine.core.numbers import rate2

@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from engine.core.errors import ScenarioError
+from engine.core.numbers import rate2
 from engine.scenario import codec
 from engine.scenario.model import Degrade, Scenario
 from engine.serving.run import SimResult, simulate
@@ -131,7 +132,7 @@ def behind_lines(table: pd.DataFrame) -> list[str]:
         short = row["shortfall_rps"]
         if short is None or short != short:
             continue
-        groups.setdefault((f"{short:,.2g}", bool(row["ttft_grows"])), []).append(str(row["fallback"]))
+        groups.setdefault((f"{rate2(short)}", bool(row["ttft_grows"])), []).append(str(row["fallback"]))
     out = []
     for (short, grows), names in groups.items():
         who = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
@@ -170,7 +171,8 @@ __all__ = [
 
 WHY_UNCHANGED = {
     "colocated": "the colocated fallback serves only while every prefill instance is down",
-    "degrade": "degrade acts only on arrivals that reach an entry instance while entry capacity is short",
+    "degrade": "degrade acts only on arrivals that reach an entry instance while entry capacity is short or its "
+    "backlog long (deployment.degrade's thresholds)",
     "colocated + degrade": "neither acts on these faults",
     "spill": "no pinned class found its own pools full",
 }

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from engine.catalog.entries import Catalog
+from engine.core.numbers import rate2
 from engine.explain import sustain
 from engine.explain.compare_table import compare
 from engine.explain.confidence import RERUN, cliff_notes, pool_marks, spans_all
@@ -115,7 +116,7 @@ class RunMargin:
             targets = " and ".join(duration_text(t) for _, t in unanswered)
             out.insert(0, f"{p} {labels} on rejected or failed requests, against {targets}")
         if (short := shortfall_rps(self.slowed)) is not None:
-            out.append(f"unsustainable, short by {short:,.2g} req/s")
+            out.append(f"unsustainable, short by {rate2(short)} req/s")
         return ", ".join(out)
 
     @property

@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from engine.core.numbers import rate2
 from engine.planning.calibrations import slowdowns
 from engine.planning.candidates import split_label, window_text
 from engine.planning.objective import DEARER, OBJECTIVES, best, better, row_value, value_text
@@ -181,7 +182,7 @@ class Verdict:
         if tpot is not None and tpot == tpot and ttft is not None and ttft == ttft:
             late += f", TPOT {pct} {tpot:,.1f} ms"  # the one that fails may be either (TTFT alone hid it)
         short, stood = s["shortfall_rps"], capacity_text(s.get("standing_requests")).replace(";", ",", 1)
-        behind = stood if short is None else f", falling behind by {short:,.2g} req/s"
+        behind = stood if short is None else f", falling behind by {rate2(short)} req/s"
         return (
             f"{who} misses its SLO if the chips are as slow as their band's pessimistic edge "
             f"({slow}): over the planning window, {attained(s['slo_attainment'], 0)}, {late}{behind}"

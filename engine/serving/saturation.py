@@ -326,10 +326,13 @@ def judged(
         if behind is not None:
             _span_said(behind, own, scenario)
             return behind, None, None
-        if scenario.duration_s != own.duration_s:
-            # judged before a loss: a queue still rising or standing is said of the window, as its words
-            # read (they said 'in the window's second half' of the span before the loss: a review)
+        if scenario != own:
+            # judged over a span beside a loss: a queue still rising or standing is said of the window, as
+            # its words read (they said 'in the window's second half' of another span: two reviews), and the
+            # window is judged whole first (it read Rising where the window falls 4.2 req/s behind)
             scenario, trend = own, queue_trend(own, rec)
+            if (whole := _shortfall(own, trend)) is not None:
+                return whole, None, None
         rising = _rising(scenario, trend)
         return (
             None,

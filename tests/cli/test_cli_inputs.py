@@ -107,6 +107,23 @@ def test_an_unwritable_destination_is_refused_before_anything_runs(
         "workload.arrival={kind = 'poisson', rate_rps = 5.0}",
     ]
     assert "overlaps --vary workload.arrival.rate_rps" in refused(table, capsys)
+    # two --vary of a table and a field in it were combined unsaid; 'pools[00]' and 'pools[0]' are one field
+    twice = [
+        *sweep,
+        str(tmp_path / "out.parquet"),
+        "--vary",
+        "workload.arrival={kind = 'poisson', rate_rps = 5.0}",
+    ]
+    assert "--vary workload.arrival.rate_rps: overlaps --vary workload.arrival" in refused(twice, capsys)
+    one = [
+        "scenario",
+        "chat-colocated",
+        "--set",
+        "deployment.pools[00].count=2",
+        "--set",
+        "deployment.pools[0].count=3",
+    ]
+    assert "given twice" in refused(one, capsys)
     emptied = [
         "scenario",
         "chat-colocated",

@@ -62,4 +62,10 @@ def test_a_range_made_of_the_reruns_alone_is_not_called_the_latencys_own_error()
     chosen = {"holds_slowed": True, "classes_at_slo": {"chat": _class(None)}}
     assert past_target(chosen, (SLOWED, FASTER)) == []  # 1,380 ms is the slowed rerun's, said by the margin
     banded = {"holds_slowed": True, "classes_at_slo": {"chat": _class([300.0, 1200.0])}}
-    assert past_target(banded, (SLOWED,)) == [("chat", "TTFT", 1380.0, 1000.0)]
+    assert past_target(banded, (SLOWED,)) == [("chat", "TTFT", 1200.0, 1000.0)]  # its own band's end
+    within = {"holds_slowed": True, "classes_at_slo": {"chat": _class([300.0, 900.0])}}
+    assert past_target(within, (SLOWED,)) == []  # past the target by the slowed rerun alone
+    # a plan's row carries its kind's band apart from the edge runs merged in (`bands`): the merged one
+    # (656 to 1,125, from the slowed planning-window run) is no 'own error' past a 1,100 ms target
+    merged = {**_class([655.9, 1125.2]), "ttft_target_ms": 1100.0, "ttft_own_band": None}
+    assert past_target({"holds_slowed": True, "classes_at_slo": {"chat": merged}}) == []

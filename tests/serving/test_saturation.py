@@ -428,3 +428,19 @@ def test_a_loss_for_good_that_leaves_nothing_served_is_judged_before_it() -> Non
         assert mark is not None and mark["before_loss_s"] == 100.0 and 15.0 < mark["sustained_rps"] < 28.0, (
             lasting
         )
+
+
+def test_a_window_falling_behind_is_marked_whatever_span_a_loss_set_aside() -> None:
+    """A one-second blip of the whole prefill pool (3 requests failed) set the span before it aside, and the
+    window, 4.2 req/s behind, read 'Rising ... too late for the rule' (a review): the window is judged whole
+    before a rising or standing queue is said."""
+    faults = [
+        {"at_s": 100.5, "pool": "prefill", "instances": 3, "duration_s": 1.0},
+        {"at_s": 102.0, "pool": "prefill", "instances": 2, "duration_s": 1000.0},
+    ]
+    over = io.apply_overrides(
+        io.load_preset("prefill-loss-nofallback"),
+        {"workload.arrival.rate_rps": 12.0, "duration_s": 300.0, "faults": faults},
+    )
+    s = simulate(over).summary
+    assert s["unsustainable"] is not None and not s.get("queue_rising")
