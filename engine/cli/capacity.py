@@ -60,10 +60,16 @@ def _capacity_text(
     if found:
         lo, hi = found["slower"].capacity_rps, found["faster"].capacity_rps
         chips = ", ".join(f"{c} {slow[c]:+.0%} / {fast.get(c, 0.0):+.0%}" for c in slow)
-        # a slow-edge search out of simulations read '0 to 30.6' (a review): below its lowest failure
-        low = f"below {found['slower'].failed_rps:.3g}" if found["slower"].ran_out else f"{lo:.3g}"
+        if found[
+            "slower"
+        ].ran_out:  # out of simulations there: read '0 to 30.6', then 'below 15.3 to 30.6' (reviews)
+            return (
+                f"{least}{cap.capacity_rps:.3g} req/s ({hi:.3g} with every chip at the optimistic edge of its "
+                f"throughput band; below {found['slower'].failed_rps:.3g} at the pessimistic edge, where no rate tried "
+                f"passed; iteration time {chips})"
+            )
         return (
-            f"{least}{cap.capacity_rps:.3g} req/s ({low} to {hi:.3g} with every chip at the pessimistic and the "
+            f"{least}{cap.capacity_rps:.3g} req/s ({lo:.3g} to {hi:.3g} with every chip at the pessimistic and the "
             f"optimistic edge of its throughput band, iteration time {chips})"
         )
     text = least + confidence.with_figure_error(f"{cap.capacity_rps:.3g} req/s", marks, "throughput_rps")

@@ -71,7 +71,8 @@ def _judged_span(mark: Mapping[str, Any]) -> str:
         )
     if after is None:
         return "the window's second half"
-    return f"the second half of the span after the instance loss that ended at {after:,.0f} s (it failed the queue)"
+    # 'from', not 'ended at': a pool lost for good never comes back (it read 'the loss that ended at 100 s': a review)
+    return f"the second half of the span from {after:,.0f} s, after the instance loss that failed the queue"
 
 
 def line(summary: Mapping[str, Any]) -> str | None:

@@ -119,3 +119,12 @@ def test_a_search_that_ran_out_before_any_rate_passed_says_below_not_zero() -> N
     assert cap.capacity_rps == 0 and cap.failed_rps is not None and cap.ran_out
     assert f"below {cap.failed_rps:.3g} req/s, not 0" in cap.note
     assert _capacity_text(cap, [], {}, {}, {}) == f"below {cap.failed_rps:.3g} req/s (no rate tried passed)"
+    # a slow edge out of simulations read '(0 to 30.6 ...)', then '(below 15.3 to 30.6 ...)' (reviews)
+    from types import SimpleNamespace
+
+    found = {"slower": cap, "faster": SimpleNamespace(capacity_rps=30.6, ran_out=False)}
+    shown = SimpleNamespace(capacity_rps=15.3, failed_rps=None, ran_out=False)
+    text = _capacity_text(shown, [], found, {"h100-sxm": 0.32}, {"h100-sxm": -0.25})
+    assert text.startswith("at least 15.3 req/s (30.6 with every chip at the optimistic edge") and (
+        f"below {cap.failed_rps:.3g} at the pessimistic edge, where no rate tried passed" in text
+    )

@@ -365,7 +365,7 @@ def test_a_loss_that_fails_the_queue_is_judged_after_it() -> None:
         and abs(mark["sustained_rps"] - longer["sustained_rps"]) < 0.1 * longer["sustained_rps"]
     )
     said = line(s)
-    assert said is not None and "after the instance loss that ended at 330 s" in said
+    assert said is not None and "the span from 330 s, after the instance loss that failed the queue" in said
     assert simulate(io.load_preset("prefill-loss-nofallback")).summary["unsustainable"] is None
 
 
