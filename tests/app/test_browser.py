@@ -50,7 +50,10 @@ def _strip_path(page) -> str:  # type: ignore[no-untyped-def]
 
 
 def _press_and_time_redraw(page, key: str) -> float:  # type: ignore[no-untyped-def]
-    """Press `key` (on the focused slider); seconds until the live strip's CDF is redrawn."""
+    """Press `key` (on the focused slider) once the app is idle; seconds until the live strip's CDF is
+    redrawn. (A press while the last move's rerun was still finishing was lost once on a busy CI machine,
+    and the redraw never came: the app's running mark is let go first.)"""
+    page.wait_for_selector("[data-testid='stStatusWidget']", state="hidden")
     before = _strip_path(page)
     t0 = time.perf_counter()
     page.keyboard.press(key)
