@@ -78,13 +78,28 @@ class Fit:
         its own points says the measurements are ones no profile can meet (a timing faster than the chip's
         roofline allows, or in another unit than its column says). A prefill of 0.0001 ms gave the profile
         limits and a worst miss of 22,938,454.5%, offered for use with no word (a review)."""
-        if self.median_abs_error <= POOR_FIT and self.worst_abs_error <= IMPOSSIBLE_MISS:
-            return ""
-        return (
-            f"this fit misses its own measurements by a median of {self.median_abs_error:,.1%} (worst "
-            f"{self.worst_abs_error:,.1%}): no profile meets them, so some are faster than the chip's roofline "
-            "allows or in another unit than their column says; check the file before using the chip"
-        )
+        return poor_fit(list(self.table["abs_error"]), units="their column says", where="the file")
+
+
+def poor_fit(
+    errors: list[float], named: list[str] | None = None, units: str = "they say", where: str = "the files"
+) -> str:
+    """Why a fit missing its own points (`errors`, |predicted / measured - 1|) is not to be used as it
+    stands, '' where it is not: a median past `POOR_FIT`, or one point past `IMPOSSIBLE_MISS`. With
+    `named` (the points' signed misses in words, for a fit of a few points, where a median of two means
+    nothing) each is said. A CSV's fit (`Fit.problem`) and a benchmark file's (`FileFit.problem`) say it
+    so."""
+    if not errors:
+        return ""
+    column = pd.Series(errors, dtype=float)  # (a NaN left out, as the table's own median and max leave it)
+    median, worst = float(column.median()), float(column.max())
+    if median <= POOR_FIT and worst <= IMPOSSIBLE_MISS:
+        return ""
+    by = ", ".join(named) if named else f"a median of {median:,.1%} (worst {worst:,.1%})"
+    return (
+        f"this fit misses its own measurements by {by}: no profile meets them, so some are faster than the "
+        f"chip's roofline allows or in another unit than {units}; check {where} before using the chip"
+    )
 
 
 def _loss_grid(

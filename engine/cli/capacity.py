@@ -60,9 +60,8 @@ def _capacity_text(
     if found:
         lo, hi = found["slower"].capacity_rps, found["faster"].capacity_rps
         chips = ", ".join(f"{c} {slow[c]:+.0%} / {fast.get(c, 0.0):+.0%}" for c in slow)
-        if found[
-            "slower"
-        ].ran_out:  # out of simulations there: read '0 to 30.6', then 'below 15.3 to 30.6' (reviews)
+        # out of simulations at the slow edge: it read '0 to 30.6', then 'below 15.3 to 30.6' (reviews)
+        if found["slower"].ran_out:
             return (
                 f"{least}{cap.capacity_rps:.3g} req/s ({hi:.3g} with every chip at the optimistic edge of its "
                 f"throughput band; below {found['slower'].failed_rps:.3g} at the pessimistic edge, where no rate tried "

@@ -70,11 +70,11 @@ class RunMargin:
         """Per class with a request in the window: its name, and whether it passes as modelled and slowed
         (a class with none is not judged: `run --margin` read 'passes -> passes' under 'no request in the
         window, not judged', a review)."""
-        after = self.slowed["classes"]
+        after, unjudged = self.slowed["classes"], self.unjudged()
         return [
             (name, bool(c["passes"]), bool(after[name]["passes"]))
             for name, c in self.modelled["classes"].items()
-            if name not in self.unjudged()
+            if name not in unjudged
         ]
 
     def unjudged(self) -> list[str]:

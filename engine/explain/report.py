@@ -344,9 +344,8 @@ def _check_row(row: dict[str | Any, Any], where: str, catalog: Catalog | None) -
                 raise ScenarioError(
                     f"{where}: {col}: {ident!r} is not in the catalog; known: {', '.join(sorted(known))}"
                 )
-        from engine.costmodel.stacks import (
-            tp_split_problem,
-        )  # as a scenario refuses it (tp 3 was fitted: a review)
+        # as a scenario refuses it (tp 3 was fitted: a review)
+        from engine.costmodel.stacks import tp_split_problem
 
         if why := tp_split_problem(catalog.models[row["model"].strip()], ints.get("tp", 1)):
             raise ScenarioError(f"{where}: tp: {why}")

@@ -165,9 +165,7 @@ class FileFit:
             else ""
         )
         one = "one file, so no held-out error" if files <= 1 else ""
-        matches = (
-            "it matches these runs and says" if not self.problem() else "it says"
-        )  # (not where it misses)
+        matches = "it says" if self.problem() else "it matches these runs and says"  # (not where it misses)
         return (
             f"A thin fit ({'; '.join(w for w in (few, one) if w)}): {matches} little of "
             "other loads. Fit runs at other concurrencies and lengths, each in its own file, before trusting it."
@@ -177,28 +175,18 @@ class FileFit:
         """Why this fit is not to be used as it stands ('' where none), by the rule a CSV's fit follows
         (`calibrate.Fit.problem`): a file's TTFTs of 0.1 ms missed by +22,825% under a warning that the
         thin fit 'matches these runs' (a review)."""
-        from engine.calibration.calibrate import IMPOSSIBLE_MISS, POOR_FIT
+        from engine.calibration.calibrate import poor_fit
 
-        errors = (
-            self.table["error"].abs() if "error" in self.table and len(self.table) else pd.Series(dtype=float)
-        )
-        if errors.empty:
+        if "error" not in self.table or not len(self.table):
             return ""
-        median, worst = float(errors.median()), float(errors.max())
-        if median <= POOR_FIT and worst <= IMPOSSIBLE_MISS:
-            return ""
-        by = f"a median of {median:,.1%} (worst {worst:,.1%})"
-        if (
-            len(errors) <= FITTED_FACTORS and "point" in self.table
-        ):  # each named: a median of two means nothing
-            by = ", ".join(
-                f"{e:+,.1%} ({p})" for e, p in zip(self.table["error"], self.table["point"], strict=True)
-            )
-        return (
-            f"this fit misses its own measurements by {by}: no "
-            "profile meets them, so some are faster than the chip's roofline allows or in another unit than "
-            "they say; check the files before using the chip"
+        signed = [float(e) for e in self.table["error"]]
+        few = (
+            len(signed) <= FITTED_FACTORS and "point" in self.table
+        )  # each named: a median of two means nothing
+        named = (
+            [f"{e:+,.1%} ({p})" for e, p in zip(signed, self.table["point"], strict=True)] if few else None
         )
+        return poor_fit([abs(e) for e in signed], named)
 
     @property
     def held_out_median(self) -> float | None:

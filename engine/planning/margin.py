@@ -405,5 +405,5 @@ def _check(
         tpot_ms_at_slo=None if slo["tpot_ms_at_slo"] != slo["tpot_ms_at_slo"] else slo["tpot_ms_at_slo"],
         standing_requests=stood["standing_requests"] if (stood := s.get("at_capacity")) else None,
         output_tokens_per_s_per_chip=float(s["throughput_tokens_per_s"]["output"])
-        / sum(q.count * q.chips_per_instance for q in sc.deployment.pools),
+        / float(p.runs.iloc[p.best_run]["chips"]),  # the planned row's chips: this is its deployment
     )

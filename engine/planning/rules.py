@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from engine.core.errors import ScenarioError
+from engine.core.numbers import rate2
 from engine.planning.sizing import (
     Demand,
 )
@@ -95,8 +96,7 @@ def queue_words(runs: pd.DataFrame) -> list[str]:
 
     def one(short: Any, standing: Any) -> str:
         if short is not None and short == short:
-            x = float(short)  # ('short by 1.2e+02 req/s' past 100: a review)
-            return f"grows, short by {x:,.0f} req/s" if x >= 10 else f"grows, short by {x:.2g} req/s"
+            return f"grows, short by {rate2(float(short))} req/s"  # ('1.2e+02' past 100: a review)
         return "no headroom" if standing is not None and standing == standing else ""
 
     cols = [runs[c] if c in runs else [None] * len(runs) for c in ("shortfall_rps", "standing_requests")]
