@@ -261,7 +261,8 @@ def _in_system(scenario: Scenario, rec: Records, arrival: np.ndarray) -> Trend |
 
 def _tokens(scenario: Scenario, rec: Records, arrival: np.ndarray) -> tuple[float, float, float, float]:
     """Over the second half of the window, per second: the decode tokens offered (each admitted
-    arrival's answer but its first token, which its prefill gives) and their standard error, then
+    arrival's answer but its first token, which its prefill gives; a failed request's answer is never
+    asked of the batches) and their standard error, then
     the tokens the batches emitted in the half window's first third and in its last.
 
     The error is a compound count's, how far the half window's offer wanders from the load's own:
@@ -270,7 +271,7 @@ def _tokens(scenario: Scenario, rec: Records, arrival: np.ndarray) -> tuple[floa
     answer's length as the answers' lengths do."""
     start = scenario.warmup_s + (scenario.duration_s - scenario.warmup_s) / 2.0
     half_s = scenario.duration_s - start
-    mine = (arrival >= start) & (arrival < scenario.duration_s) & (rec.outcome != REJECTED)
+    mine = (arrival >= start) & (arrival < scenario.duration_s) & ~np.isin(rec.outcome, (REJECTED, FAILED))
     tokens = np.maximum(rec.output_tokens[mine].astype(float) - 1.0, 0.0)
     se = 0.0
     if len(tokens) > 2:

@@ -8,10 +8,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 
 from engine.cli.main import main
 from engine.explain import sustain
+from engine.serving import saturation
+from engine.serving.ceiling import due_s
+from engine.serving.ledger import FAILED, REJECTED
 from engine.serving.run import SimResult, simulate
 from tests.simhelp import small
 
@@ -140,3 +144,19 @@ def test_the_cli_says_where_the_backlog_grows(capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert "of 2 seeds (short by up to" in out, out
     assert "the requests decoding pile up through the window" in out, out
+
+
+def test_a_failed_requests_answer_is_no_decode_work_offered() -> None:
+    # portfolio-decode-loss with overflow "wait" fails a quarter of its requests at hand-off: their answers
+    # are never decoded, so the batches are not behind by them (they counted as offered tokens)
+    res = _run("portfolio-decode-loss", **{"workload.classes[0].overflow": "wait"})
+    resolved, rec, _ = res.tables._source
+    sc = resolved.scenario
+    start = sc.warmup_s + (sc.duration_s - sc.warmup_s) / 2.0
+    late = (rec.arrival_s >= start) & (rec.arrival_s < sc.duration_s)
+    failed = late & (rec.outcome == FAILED)
+    assert failed.sum() > 500
+    asked = late & ~np.isin(rec.outcome, (REJECTED, FAILED))
+    offered = saturation._tokens(sc, rec, due_s(rec.arrival_s, rec.client_wait_s))[0]
+    half = sc.duration_s - start
+    assert offered == pytest.approx(np.maximum(rec.output_tokens[asked] - 1.0, 0.0).sum() / half)
