@@ -111,9 +111,7 @@ def _serve_fitted(before: Scenario, fitted: Scenario, model_id: str, layouts: st
     cat = scenario_catalog(fitted)
 
     def size(s: Scenario) -> tuple[int, float | None]:
-        chips = [
-            (p.count * p.tp * p.pp * p.dp, cat.chip(p.hardware).usd_per_hour) for p in s.deployment.pools
-        ]
+        chips = [(p.chips, cat.chip(p.hardware).usd_per_hour) for p in s.deployment.pools]
         prices = [n * u for n, u in chips if u is not None]
         return sum(n for n, _ in chips), sum(prices) if len(prices) == len(chips) else None
 

@@ -287,7 +287,7 @@ def with_model_fitted(scenario: Scenario, model_id: str, catalog: Catalog | None
         if ep is not None:  # only its expert parallelism no longer fits the model
             changes[f"{where}.ep"] = ep
             continue
-        size = pool.tp * pool.pp * pool.dp
+        size = pool.chips_per_instance
         layout = next((lp for lp in LAYOUTS if lp[0] * lp[1] >= size and fits(hw, *lp)), None)
         if layout is None:
             return None
@@ -386,7 +386,7 @@ def pool_summary(pool: Pool, catalog: Catalog, basis: CostBasis | None = None) -
     catalog's assumption), energy from idle to TDP, since the run's draw is not known before it runs.
     'at most' for an autoscaled pool, whose count is its ceiling."""
     hw = catalog.hardware.get(pool.hardware)
-    chips = pool.count * pool.chips_per_instance
+    chips = pool.chips
     price = ""
     if hw is not None and (basis is None or basis.mode == "rent"):
         owned = "amortised ownership" in hw.sources.get(

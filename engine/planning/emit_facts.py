@@ -49,6 +49,11 @@ class PoolFacts:
     """(fewest, warm at the start) instances where the pool autoscales up to `count` (None: fixed)."""
 
     @property
+    def chips(self) -> int:
+        """Chips in the pool: `count` instances (an autoscaled pool's most) of `chips_per_instance`."""
+        return self.count * self.chips_per_instance
+
+    @property
     def start_count(self) -> int:
         """Instances to start: the warm ones of an autoscaled pool, else `count` (`emit` wrote the
         autoscaler's ceiling as a fixed fleet: 32 H100s at $79.68/h for a run that billed $17.90/h)."""
@@ -200,7 +205,7 @@ def _limited(scenario: Scenario, pools: tuple[PoolFacts, ...]) -> tuple[PoolFact
     if (dep.power_cap_kw is None and not any(caps[p.name] for p in pools)) or None in hw:
         return pools
     capped = [
-        power_budget.CappedPool(p.name, "datacenter", caps[p.name], h, p.count * p.chips_per_instance)
+        power_budget.CappedPool(p.name, "datacenter", caps[p.name], h, p.chips)
         for p, h in zip(pools, hw, strict=True)
         if h is not None
     ]

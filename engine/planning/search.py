@@ -123,7 +123,7 @@ def run_row(
     else:  # every class's percentile within its targets (`class_verdicts`)
         each_ttft, each_tpot = class_verdicts(res, rule, attainment)
         ttft_ok, tpot_ok = all(each_ttft), all(each_tpot)
-    chips = sum(p.count * p.chips_per_instance for p in res.scenario.deployment.pools)
+    chips = res.scenario.deployment.chips
     colo = shape.mode == "colocated"
     util = s["utilization"]
     out_tps = s["throughput_tokens_per_s"]["output"]

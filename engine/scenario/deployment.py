@@ -60,6 +60,11 @@ class Pool(Frozen):
         """Chips in one instance: tp x dp per pipeline stage, pp stages."""
         return self.tp * self.pp * self.dp
 
+    @property
+    def chips(self) -> int:
+        """Chips in the pool: `count` instances (an autoscaled pool's most) of `chips_per_instance`."""
+        return self.count * self.chips_per_instance
+
 
 class Batching(Frozen):
     """Continuous batching limits of every instance; an unset field takes the serving stack's default.
@@ -229,6 +234,11 @@ class Deployment(Frozen):
         if total > bounds.MAX_INSTANCES:
             raise ValueError(f"pools: {total} instances in all; the limit is {bounds.MAX_INSTANCES}")
         return self
+
+    @property
+    def chips(self) -> int:
+        """Chips in every pool together (an autoscaled pool counted at its most)."""
+        return sum(p.chips for p in self.pools)
 
     def pool(self, role: str) -> Pool:
         """The first data-centre pool of a role."""

@@ -28,7 +28,7 @@ def _pool_texts(pools: Sequence[Pool]) -> list[str]:
             p.role if roles and p.role != "mixed" else "",
             " at the edge" if p.tier == "edge" else "",
         )
-        chips[kind] = chips.get(kind, 0) + p.count * p.chips_per_instance
+        chips[kind] = chips.get(kind, 0) + p.chips
     return [
         f"{most}{n} {hw}{' ' + role if role else ''}{edge}" for (most, hw, role, edge), n in chips.items()
     ]
@@ -41,7 +41,7 @@ def derived_name(scenario: Scenario, source: str) -> str:
     full = f"{scenario.model.id} on {' + '.join(_pool_texts(pools))}{tail}"
     if len(full) <= NAME_MAX_CHARS:
         return full
-    chips = sum(p.count * p.chips_per_instance for p in pools)
+    chips = sum(p.chips for p in pools)
     kinds = sorted({p.hardware for p in pools})
     short = f"{scenario.model.id} on {chips} chips ({', '.join(kinds)}){tail}"
     if len(short) <= NAME_MAX_CHARS:

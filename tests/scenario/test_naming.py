@@ -89,3 +89,11 @@ def test_an_autoscaled_pool_is_named_by_its_most() -> None:
     assert named(edited, base, "day-autoscaled").name == (
         "llama-3.1-70b on up to 16 h100-sxm prefill + up to 16 h100-sxm decode, edited from day-autoscaled"
     )
+
+
+def test_a_deployment_counts_its_chips_once_for_every_reader() -> None:
+    # the chip count that names a scenario, sizes a plan and prices a pool: count x tp x pp x dp a pool
+    base = load_preset(PRESET)
+    wide = apply_overrides(base, {"deployment.pools[1].count": 3, "deployment.pools[1].dp": 2})
+    assert [p.chips for p in wide.deployment.pools] == [6 * 1, 3 * 2 * wide.deployment.pools[1].tp]
+    assert wide.deployment.chips == sum(p.count * p.tp * p.pp * p.dp for p in wide.deployment.pools)
