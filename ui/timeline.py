@@ -391,15 +391,16 @@ def fault_key(marks: Sequence[FaultMark]) -> str:
     )
 
 
-def hour_ticks(figs: Sequence[go.Figure], window_s: float) -> None:
+def hour_ticks(figs: Sequence[go.Figure], window_s: float, unit_s: float = 60.0) -> None:
     """Read a day's window as the day its rate follows (`Arrival.peak_hour`: 24 hours of shape over the
     window): ticks at every sixth hour, level (seven ticks ran together beside a right-hand axis at 1,100
-    px), so the lesson's "peak at 14:00" is found on the axis."""
-    minutes = window_s / 60.0
+    px), so the lesson's "peak at 14:00" is found on the axis. `unit_s`: seconds of one unit of the
+    figures' x axes (a minute here; a second on the Workload page's arrival chart)."""
+    units = window_s / unit_s
     hours = range(0, 25, 6)
     for fig in figs:
         fig.update_xaxes(  # level and short: turned upright in a third of 1,100 px they pushed the axis's
-            tickvals=[h / 24.0 * minutes for h in hours],  # title into the legend (a review)
+            tickvals=[h / 24.0 * units for h in hours],  # title into the legend (a review)
             ticktext=[f"{h}:00" for h in hours],
             tickangle=0,
             title="hour of the day (the window read as one day)",

@@ -31,7 +31,7 @@ from engine.explain import (
 )
 from engine.scenario import USED_BY_KIND, Arrival, LengthDist, Scenario, window_changes
 from engine.serving import whole_run
-from ui import charts, export, state
+from ui import charts, export, state, timeline
 from ui.bound import bound, current, key_of, nice_step, number, select, slider
 from ui.forms import model_form
 from ui.labels import HELP, label_of, show_number
@@ -220,14 +220,18 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
     curve = rate_curve(arr, sc.duration_s)
     obs = arrival_histogram(observed_s, sc.duration_s) if observed_s is not None and len(observed_s) else None
     if len(curve) or obs is not None:
+        # (a closed loop's or offline batch's warm-up is measured too: not shaded as left out)
+        fig = charts.rate(
+            curve,
+            "Arrival rate over the window",
+            observed=obs,
+            warmup_s=0.0 if whole_run(sc) else sc.warmup_s,
+        )
+        # the window read as one day: its hours, as Results' day panel ticks them
+        if arr.peak_hour is not None:
+            timeline.hour_ticks([fig], sc.duration_s, unit_s=1.0)
         export.chart(
-            # (a closed loop's or offline batch's warm-up is measured too: not shaded as left out)
-            charts.rate(
-                curve,
-                "Arrival rate over the window",
-                observed=obs,
-                warmup_s=0.0 if whole_run(sc) else sc.warmup_s,
-            ),
+            fig,
             sc,
             "arrival_rate",
             title="Arrival rate over the window",

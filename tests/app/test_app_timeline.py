@@ -3,6 +3,8 @@ of several minutes, fixed or autoscaled; a day's panel opens the page with the f
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from engine.scenario.codec import apply_overrides, load_preset
@@ -296,3 +298,16 @@ def test_the_drain_after_the_window_is_shaded_on_the_pools_charts() -> None:
     assert (
         "from 120 s no request arrives" in timeline.ends_caption(quiet) and timeline.ends_caption(None) == ""
     )
+
+
+def test_a_days_arrival_chart_reads_its_hours_as_the_day_panel_does() -> None:
+    # the Workload page drew a day's rate over seconds (0 to 3,500) beside an "Hour of peak" of 14 and a
+    # Results panel in hours: its axis ticks the same hours now
+    at = app("workload", _short_day(), preset="day-autoscaled")  # type: ignore[arg-type]
+    assert_clean(at)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (rate,) = [s for s in specs if "Arrival rate" in json.dumps(s["layout"].get("title", ""))]
+    axis = rate["layout"]["xaxis"]
+    assert axis["ticktext"] == ["0:00", "6:00", "12:00", "18:00", "24:00"]
+    assert axis["tickvals"] == pytest.approx([0.0, 225.0, 450.0, 675.0, 900.0])  # seconds of a 900 s day
+    assert axis["title"]["text"] == "hour of the day (the window read as one day)"
