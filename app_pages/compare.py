@@ -402,7 +402,9 @@ if spreads[0] is not None and spreads[1] is not None:
         headline_row(*moved)
     # as the cards now read them
     limits = (ex.limits(ra.summary, sa), ex.limits(rb.summary, sb))  # where each side's costs can go
-    bands = ex.spread_errors(table["figure"], ta, tb, moved, list(table["band"]), limits)
+    # the latencies' p50s and p90s too: their column read bare beside a p99 with the spread's band
+    every = (moved[0] | spreads[0].percentile_moves(), moved[1] | spreads[1].percentile_moves())
+    bands = ex.spread_errors(table["figure"], ta, tb, every, list(table["band"]), limits)
     draw_table(table.assign(band=[b or "" for b in bands]))
     same = spreads[0].slowdown == spreads[1].slowdown
     sides = (("A", spreads[0], ha, ra), ("B", spreads[1], hb, rb))

@@ -235,6 +235,9 @@ SPREAD_KEYS = (
 reports: E2E's too, so that `run --margin` does not print its kind's band (−26% to +10%) beside a
 spread that moves it by +34% (a review)."""
 
+PERCENTILE_KEYS = ("ttft_p50_ms", "ttft_p90_ms", "tpot_p50_ms", "tpot_p90_ms", "e2e_p50_ms")
+"""The latencies' other percentiles, which Compare's table prints beside the p99s (`percentile_moves`)."""
+
 ONE_SIDED_LABELS = {"ttft_p99_ms": "TTFT p99", "tpot_p99_ms": "TPOT p99"}
 """Latencies whose band is said when it lies wholly on one side of the figure (`one_sided_notes`)."""
 ONE_SIDED = 0.005
@@ -242,6 +245,12 @@ ONE_SIDED = 0.005
 
 SHARES = ("slo_attainment",)
 """Spread figures that are shares of requests: they move in points, not in percent."""
+
+
+def _latency(summary: Mapping[str, Any], metric: str, pct: str) -> float | None:
+    """A summary's latency percentile ('ttft', 'p50'), ms; None where it has none."""
+    value = summary.get("latency_ms", {}).get(metric, {}).get(pct)
+    return None if value is None else float(value)
 
 
 def _figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
@@ -286,6 +295,19 @@ class RunSpread:
             if key in SHARES:
                 out[key] = (float(vs) - float(v0), float(vf) - float(v0))
             elif v0 > 0:
+                out[key] = (float(vs) / float(v0) - 1.0, float(vf) / float(v0) - 1.0)
+        return out
+
+    def percentile_moves(self) -> dict[str, tuple[float, float]]:
+        """`moves` of the latencies' other percentiles (`PERCENTILE_KEYS`): Compare's table read a TTFT
+        p50 and p90 bare, on a chip without a TTFT band, beside a p99 with the spread's band."""
+        if not self.slowdown:
+            return {}
+        out: dict[str, tuple[float, float]] = {}
+        for key in PERCENTILE_KEYS:
+            metric, pct, _ = key.split("_")
+            v0, vs, vf = (_latency(s, metric, pct) for s in (self.modelled, self.slower, self.faster))
+            if v0 is not None and vs is not None and vf is not None and v0 > 0:
                 out[key] = (float(vs) / float(v0) - 1.0, float(vf) / float(v0) - 1.0)
         return out
 

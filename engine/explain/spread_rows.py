@@ -9,6 +9,7 @@ figures a spread moves, A's and B's together.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from engine.explain.confidence import (
@@ -25,14 +26,15 @@ from engine.explain.confidence import (
 )
 
 SPREAD_ROWS: dict[str, str] = {
-    "TTFT p99": "ttft_p99_ms",
-    "TPOT p99": "tpot_p99_ms",
+    **{f"{m.upper()} {p}": f"{m}_{p}_ms" for m in ("ttft", "tpot") for p in ("p50", "p90", "p99")},
+    "E2E p50": "e2e_p50_ms",
     "E2E p99": "e2e_p99_ms",
     "SLO attainment": "slo_attainment",
     **COMPARED_BOUNDED,  # goodput, throughput (output tokens too: the same requests'), the costs
 }
-"""Compare-table figures that a run's spread moves (`margin.SPREAD_KEYS`): once each side's spread
-is known their band is the spread's, as the cards read it (`spread_errors`)."""
+"""Compare-table figures that a run's spread moves (`margin.SPREAD_KEYS`, and the latencies' other
+percentiles: `RunSpread.percentile_moves`): once each side's spread is known their band is the
+spread's, as the cards read it (`spread_errors`)."""
 
 
 def _spread_range(
@@ -46,7 +48,8 @@ def _spread_range(
     if falls_to_nothing(key, move):
         return None
     lo, hi = min(move), max(move)
-    r = spread_floor(marks, key, bounds)  # a latency's and a cost's kind's band at least
+    # a latency's and a cost's kind's band at least (a p50's or p90's: its p99's kind, as its column had it)
+    r = spread_floor(marks, re.sub(r"_p(50|90)_ms$", "_p99_ms", key), bounds)
     return (min(lo, r[0]), max(hi, r[1])) if r is not None else (lo, hi)
 
 

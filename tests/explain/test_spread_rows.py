@@ -45,3 +45,13 @@ def test_a_figure_no_card_bands_reads_none_and_no_spread_keeps_the_kinds() -> No
     gone = {"goodput_rps": (-0.95, 0.0), "slo_attainment": (-0.97, 0.0)}
     out = spread_errors(["Goodput", "SLO attainment", "TTFT p99"], [], [], (gone, gone), ["x", None, "y"])
     assert out == [None, None, "y"]  # as the cards: no band where it falls to nothing or spans all
+
+
+def test_a_latencys_middle_percentiles_read_their_spread_as_its_p99_does() -> None:
+    a = {"ttft_p50_ms": (0.1, -0.05), "ttft_p90_ms": (0.3, -0.1), "e2e_p50_ms": (0.02, -0.01)}
+    b = {"ttft_p50_ms": (0.2, -0.02), "ttft_p90_ms": (0.5, -0.2), "e2e_p50_ms": (0.04, -0.03)}
+    out = spread_errors(
+        ["TTFT p50", "TTFT p90", "E2E p50", "TPOT p50"], [], [], (a, b), [None, None, "k", "t"]
+    )
+    # no spread of TPOT p50: its kind's
+    assert out == ["−5% to +20%", "−20% to +50%", "−3% to +4%", "t"]
