@@ -148,15 +148,9 @@ table = ex.with_expected_error(  # each side's band cut where its load bounds it
     tb,
     (ex.limits(ra.summary, sa), ex.limits(rb.summary, sb)),
 )
-if unpaired and "better" in table:  # a side that does better on other requests has not won
-    # ... except on a fixed bill, which no request moves (cost per hour read 'not paired': a review)
-    fixed = not any(p.autoscale for s in (sa, sb) for p in s.deployment.pools)
-    moved = table["figure"] != "Cost per hour" if fixed else table["figure"] == table["figure"]
-    table = table.copy()
-    table.loc[moved, "better"] = table.loc[moved, "better"].replace({"A": "not paired", "B": "not paired"})
 # with seeds, a side meets its SLO where it did in every seed (the table shows their means)
 judged_a, judged_b = (reps[0].mean_summary(), reps[1].mean_summary()) if reps else (ra.summary, rb.summary)
-table = ex.cost_judged(ex.judged_apart(table, judged), judged_a, judged_b)
+table = ex.verdicts(table, sa, sb, judged_a, judged_b)
 if reps:
     replicas.caption(reps[0], "Utilisation and cost by part at the bottom are each side's first seed.")
 ha, hb = ex.headline(ra.summary), ex.headline(rb.summary)

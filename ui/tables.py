@@ -186,19 +186,13 @@ def compare_styled(table: pd.DataFrame) -> Any:
         if col != "change_pct":
             values = values.where(~share, values * 100.0)
         numbers[col] = values.where(view[col].notna())  # a cell without text has no number either
-    styler = numbers.style.format(lambda f: with_unit(f, units[f]) if f in units else f, subset=["figure"])
+    styler = numbers.style.format(lambda f: ex.with_unit(f, units[f]) if f in units else f, subset=["figure"])
     for col in (c for c in COMPARE_NUMBERS if c in view):
         for i, text in enumerate(view[col]):
             styler = styler.format(
                 lambda _v, t=text: "–" if t is None else t, subset=pd.IndexSlice[[i], [col]]
             )
     return styler
-
-
-def with_unit(figure: str, unit: str) -> str:
-    """A compared figure's name with its unit ('TTFT p50 (ms)'); a share (its figures read '99.58%'), a
-    count and a name that says its unit ('Output tokens/s') as they are."""
-    return figure if unit in ("%", "requests", "events") or figure.endswith(unit) else f"{figure} ({unit})"
 
 
 def by_side(sides: Sequence[tuple[str, pd.DataFrame]], column: str) -> pd.DataFrame:

@@ -100,26 +100,30 @@ def load_scenario(ref: str, sets: Sequence[str] | None) -> Scenario:
     (`engine.scenario.naming`), unless the overrides set its name.
     """
     scen = scenario_io.load(ref) if is_file_ref(ref) else scenario_io.load_preset(ref)
+    return with_sets(scen, sets, Path(ref).stem if is_file_ref(ref) else ref)
+
+
+def with_sets(scen: Scenario, sets: Sequence[str] | None, source: str, flag: str = "--set") -> Scenario:
+    """`scen` with ``PATH=VALUE`` overrides (`flag`'s, as its refusals name it), named "edited from"
+    `source` (`load_scenario`)."""
     overrides: dict[str, Any] = {}
     for item in sets or ():
         path, sep, value = item.partition("=")
         if not sep:
-            raise ScenarioError(f"--set {item!r}: expected path=value")
-        if any(
-            same_path(p, path) for p in overrides
-        ):  # the last silently won, where a --vary twice is refused
-            raise ScenarioError(f"--set {path.strip()}: given twice; give each field once")
+            raise ScenarioError(f"{flag} {item!r}: expected path=value")
+        # the last silently won, where a --vary twice is refused
+        if any(same_path(p, path) for p in overrides):
+            raise ScenarioError(f"{flag} {path.strip()}: given twice; give each field once")
         if inside := next((p for p in overrides if nested(p, path.strip())), None):  # 'x.y=3' then 'x={}'
             raise ScenarioError(  # dropped the first, unsaid (a review)
-                f"--set {path.strip()}: overlaps --set {inside} (one holds the other); give the field once"
+                f"{flag} {path.strip()}: overlaps {flag} {inside} (one holds the other); give the field once"
             )
         overrides[path.strip()] = scenario_io.parse_value(value.strip())
     if not overrides:
         return scen
-    source = Path(ref).stem if is_file_ref(ref) else ref
     edited = scenario_io.apply_overrides(scen, overrides)
     if why := unused_with_trace(edited.workload, overrides):
-        raise ScenarioError(f"--set {why}")
+        raise ScenarioError(f"{flag} {why}")
     return naming.named(edited, scen, source)  # a name that says what it runs
 
 

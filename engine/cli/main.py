@@ -165,6 +165,36 @@ def _drill_flags(sub: Any) -> None:
     d.set_defaults(func=command("engine.cli.run:cmd_drill"))
 
 
+def _compare_flags(sub: Any) -> None:
+    """The `compare` command's flags (the command: `engine.cli.compare`)."""
+    c = sub.add_parser("compare", help="two scenarios side by side on the same requests, figure by figure")
+    c.add_argument("scenario", help="A: a .toml/.json file or a preset name")
+    c.add_argument(
+        "other",
+        nargs="?",
+        default=None,
+        help="B: a .toml/.json file or a preset name (default: A's counterpart preset on A's workload, window "
+        "and seed, else A served the other way)",
+    )
+    c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    c.add_argument(
+        "--set-b", action="append", default=[], metavar="PATH=VALUE", help="override one field of B"
+    )
+    c.add_argument(
+        "--other-mode",
+        action="store_true",
+        help="B is A served the other way (colocated or disaggregated, on the same chips)",
+    )
+    c.add_argument(
+        "--margin",
+        action="store_true",
+        help="bands from each side's spread: both rerun with every chip at either edge of its throughput band",
+    )
+    c.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    add_work_limit_flag(c)
+    c.set_defaults(func=command("engine.cli.compare:cmd_compare"))
+
+
 def _import_model_flags(sub: Any) -> None:
     """The `import-model` command's flags."""
     m = sub.add_parser("import-model", help="a Hugging Face config.json to a model catalog entry")
@@ -249,6 +279,7 @@ def parser() -> argparse.ArgumentParser:
         _calibrate_flags,
         _run_flags,
         _drill_flags,
+        _compare_flags,
         _import_model_flags,
         _lifetime_flags,
     ):

@@ -38,6 +38,8 @@ _API = {
     "misses_slo": "engine.explain.targets",
     "target_differences": "engine.explain.targets",
     "targets_note": "engine.explain.targets",
+    "verdicts": "engine.explain.targets",
+    "NOT_PAIRED": "engine.explain.targets",
     "Advice": "engine.explain.advisor",
     "Finding": "engine.explain.advisor",
     "STABLE_MONTHS": "engine.explain.asic",
@@ -114,6 +116,7 @@ _API = {
     "usd_text": "engine.explain.presentation",
     "utilization_frame": "engine.explain.bill",
     "with_expected_error": "engine.explain.compare_table",
+    "with_unit": "engine.explain.compare_table",
     "CHIP_NUMBERS": "engine.explain.previews",
     "PoolMemory": "engine.explain.previews",
     "arrival_histogram": "engine.explain.previews",
@@ -225,6 +228,7 @@ __all__ = [
     "LEVEL",
     "MAX_MEASUREMENT_BYTES",
     "MEASUREMENT_COLUMN_HELP",
+    "NOT_PAIRED",
     "OTHER_TARGETS",
     "PREVIEW_ERROR",
     "PREVIEW_REQUESTS",
@@ -381,6 +385,7 @@ __all__ = [
     "usd_text",
     "utilization_frame",
     "validation_table",
+    "verdicts",
     "way_in_line",
     "with_band",
     "with_custom_chip",
@@ -391,6 +396,7 @@ __all__ = [
     "with_model_fitted",
     "with_pool_added",
     "with_pool_removed",
+    "with_unit",
     "within_only",
     "without_custom_chip",
     "without_edge_site",
@@ -404,7 +410,7 @@ if TYPE_CHECKING:
     from engine.explain.advisor import Advice, Finding, advise, findings
     from engine.explain.asic import STABLE_MONTHS, specialisation
     from engine.explain.bill import cost_basis, cost_kinds, cost_parts, utilization_frame
-    from engine.explain.compare_table import compare, with_expected_error
+    from engine.explain.compare_table import compare, with_expected_error, with_unit
     from engine.explain.confidence import (
         BAND_NOTE,
         HEADLINE_SOURCES,
@@ -547,6 +553,7 @@ if TYPE_CHECKING:
     from engine.explain.tail_ends import tail_end_text
     from engine.explain.targets import (
         BOTH_MISS,
+        NOT_PAIRED,
         OTHER_TARGETS,
         TARGET_JUDGED,
         both_miss,
@@ -556,6 +563,7 @@ if TYPE_CHECKING:
         missing_side,
         target_differences,
         targets_note,
+        verdicts,
     )
     from engine.explain.timeline_marks import (
         FaultMark,

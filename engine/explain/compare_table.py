@@ -137,3 +137,11 @@ def with_expected_error(
     """
     bands = compared_errors(table["figure"], a, b, bounds)
     return table.assign(band=pd.Series([b or "" for b in bands], index=table.index, dtype=object))
+
+
+def with_unit(figure: str, unit: str) -> str:
+    """A compared figure's name with its unit ('TTFT p50 (ms)'); a share (its figures read '99.58%'), a
+    count and a name that says its unit ('Output tokens/s') as they are."""
+    if unit in ("%", "fraction", "requests", "events") or figure.endswith(unit):
+        return figure
+    return f"{figure} ({unit})"

@@ -117,9 +117,33 @@ def cost_judged(table: pd.DataFrame, a: Mapping[str, Any], b: Mapping[str, Any])
     return table.assign(better=table["better"].where(~rows, misses_slo(side)))
 
 
+NOT_PAIRED = "not paired"
+"""A Compare row's `better` where A and B see different requests (`pairing.unpaired`)."""
+
+
+def verdicts(
+    table: pd.DataFrame, a: Scenario, b: Scenario, judged_a: Mapping[str, Any], judged_b: Mapping[str, Any]
+) -> pd.DataFrame:
+    """A compare table's `better` column as the Compare page and `fengong compare` give it: no side
+    better where A and B see different requests (`NOT_PAIRED`: a side that does better on other
+    requests has not won), but on a fixed bill, which no request moves (cost per hour read 'not
+    paired': a review); none on SLO attainment and goodput where a class's targets differ
+    (`judged_apart`); no cheaper bill for a side that misses its SLO (`cost_judged`, on `judged_a` and
+    `judged_b`: the runs' summaries, or with seeds their means)."""
+    from engine.explain.pairing import unpaired  # (presentation's tables: only where a pair is judged)
+
+    if unpaired(a, b) and "better" in table:
+        fixed = not any(p.autoscale for s in (a, b) for p in s.deployment.pools)
+        moved = table["figure"] != "Cost per hour" if fixed else table["figure"] == table["figure"]
+        table = table.copy()
+        table.loc[moved, "better"] = table.loc[moved, "better"].replace({"A": NOT_PAIRED, "B": NOT_PAIRED})
+    return cost_judged(judged_apart(table, target_differences(a, b)), judged_a, judged_b)
+
+
 __all__ = [
     "BOTH_MISS",
     "COST_FIGURES",
+    "NOT_PAIRED",
     "OTHER_TARGETS",
     "TARGET_JUDGED",
     "both_miss",
@@ -129,4 +153,5 @@ __all__ = [
     "missing_side",
     "target_differences",
     "targets_note",
+    "verdicts",
 ]

@@ -65,7 +65,7 @@ def test_the_reports_class_table_reads_as_the_page_does() -> None:
 def test_a_compared_figure_names_its_unit_unless_it_says_it() -> None:
     """The Compare table's figure carries its unit ('Cost per request ($)'); a share (read '99.58%'), a
     count and a name ending in its unit ('Output tokens/s') stay as they are."""
-    from ui.tables import with_unit
+    from engine.explain.compare_table import with_unit
 
     assert with_unit("Cost per request", "$") == "Cost per request ($)"
     assert with_unit("TTFT p50", "ms") == "TTFT p50 (ms)"

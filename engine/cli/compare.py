@@ -1,0 +1,159 @@
+"""The ``compare`` command: two scenarios side by side, as the Compare page lines them up.
+
+A is a scenario file or preset (with ``--set``); B another (with ``--set-b``), or by default what the
+page sets beside it: A's counterpart preset on A's workload, window and seed where A names one (the
+same requests: a paired comparison), else A served the other way (``--other-mode`` asks for that).
+Each figure reads A, B, the change, the side that does better (`engine.explain.verdicts`: none
+where the two see other requests, or a class's targets differ, and no cheaper bill for a side that
+misses its SLO) and A's and B's bands together; with ``--margin`` the bands are each side's run
+spread (both sides rerun with every chip at either edge of its throughput band), as the page's
+cards read them once known.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from engine import explain as ex
+from engine.cli.common import emit_json, load_scenario, with_sets
+from engine.core.errors import ScenarioError
+from engine.scenario.codec import preset_names
+from engine.scenario.model import Scenario
+from engine.serving.run import ENGINE_VERSION, SimResult, simulate
+
+
+def side_b(args: argparse.Namespace, a: Scenario) -> tuple[Scenario, str]:
+    """B and how it was chosen (its preset or file, 'chat-colocated on A's workload, window and seed', 'A served
+    disaggregated')."""
+    if args.other_mode and args.other is not None:
+        raise ScenarioError(
+            "--other-mode: B is A served the other way; leave out B's scenario, or --other-mode"
+        )
+    other = "disaggregated" if a.deployment.mode == "colocated" else "colocated"
+    if args.other is not None:
+        base, source, chosen = load_scenario(args.other, None), args.other, args.other
+    elif not args.other_mode and a.counterpart in preset_names():
+        base = ex.with_load_of(load_scenario(str(a.counterpart), None), a)
+        source, chosen = str(a.counterpart), f"{a.counterpart} on A's workload, window and seed"
+    else:
+        base, source, chosen = ex.with_mode(a, other), f"{a.name} served {other}", f"A served {other}"
+    return with_sets(base, args.set_b, source, "--set-b"), chosen
+
+
+def _number(v: float | None, unit: str, grows: bool) -> str:
+    """A figure as the page's table reads it: four significant figures, a share in percent."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    text = f"{v:.2%}" if unit == "fraction" else f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+    return f"≥ {text}" if grows else text
+
+
+def _change(row: dict[str, Any]) -> str:
+    pct, pts = row.get("change_pct"), row.get("change_points")
+    if pts is not None and pts == pts:
+        return f"{pts:+,.1f} pts".replace("-", "−")
+    if pct is not None and pct == pct:
+        return f"{pct:+,.1f}%".replace("-", "−")
+    return "-"
+
+
+def table_of(a: Scenario, b: Scenario, ra: SimResult, rb: SimResult, margin: bool, check: bool) -> Any:
+    """The compare table (`engine.explain.compare_table`), its verdicts and its band column."""
+    ta, tb = ex.pool_marks(a, ra.summary), ex.pool_marks(b, rb.summary)
+    limits = (ex.limits(ra.summary, a), ex.limits(rb.summary, b))
+    table = ex.with_expected_error(ex.compare(ra.summary, rb.summary), ta, tb, limits)
+    table = ex.verdicts(table, a, b, ra.summary, rb.summary)
+    if not margin:
+        return table, []
+    from engine.explain.margin import run_spread
+
+    spreads = [run_spread(s, r.summary, check_work=check) for s, r in ((a, ra), (b, rb))]
+    moves = (
+        spreads[0].moves() | spreads[0].percentile_moves(),
+        spreads[1].moves() | spreads[1].percentile_moves(),
+    )
+    bands = ex.spread_errors(table["figure"], ta, tb, moves, list(table["band"]), limits)
+    notes = [
+        f"{side}: {n}"
+        for side, sp, s, r in (("A", spreads[0], a, ra), ("B", spreads[1], b, rb))
+        for n in sp.band_notes(s, r.summary.get("slo_attainment"), "the margin")
+    ]
+    return table.assign(band=[x or "" for x in bands]), notes
+
+
+def notes_of(a: Scenario, b: Scenario, ra: SimResult, rb: SimResult) -> list[str]:
+    """What qualifies the table, as the page's warnings say it."""
+    out = []
+    if a.model.id != b.model.id:
+        out.append(
+            f"A serves {a.model.id} and B {b.model.id}: every change from A to B is as much the model's as the "
+            "deployment's."
+        )
+    if ex.unpaired(a, b):
+        out.append(
+            "A and B have different workloads, windows or seeds: they do not see the same requests, so the "
+            "comparison is not paired and no side is called better on what the requests move."
+        )
+    if note := ex.targets_note(ex.target_differences(a, b)):
+        out.append(note)
+    if ra.summary["cost"].get("mode", "rent") != rb.summary["cost"].get("mode", "rent"):
+        out.append("A's and B's chips are costed on different bases (rented against owned).")
+    elif a.cost != b.cost:
+        out.append(
+            "A and B are priced differently: a change in cost is as much the prices' as the deployments'."
+        )
+    for side, r in (("A", ra), ("B", rb)):
+        for line in (ex.line(r.summary), ex.rising_line(r.summary)):
+            if line is not None:
+                out.append(f"{side}: {line}")
+    return out
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Simulate A and B and print their figures side by side (or one JSON document)."""
+    a = load_scenario(args.scenario, args.set)
+    b, chosen = side_b(args, a)
+    check = not args.no_work_limit
+    ra, rb = simulate(a, check_work=check), simulate(b, check_work=check)
+    table, band_notes = table_of(a, b, ra, rb, args.margin, check)
+    notes = notes_of(a, b, ra, rb)
+    rows: list[dict[str, Any]] = [
+        {str(k): (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+        for r in table.to_dict("records")
+    ]
+    if args.json:
+        emit_json(
+            {
+                "a": {"name": a.name, "seed": a.seed, "summary": ra.summary},
+                "b": {"name": b.name, "seed": b.seed, "chosen": chosen, "summary": rb.summary},
+                "paired": not ex.unpaired(a, b),
+                "bands": "spread" if args.margin else "kind",
+                "rows": rows,
+                "notes": notes + band_notes,
+                "engine_version": ENGINE_VERSION,
+            }
+        )
+        return 0
+    print(f"A: {a.name} (seed {a.seed})")
+    print(f"B: {b.name} (seed {b.seed}; {chosen})")
+    print("paired: the same requests" if not ex.unpaired(a, b) else "not paired: other requests")
+    head = f"{'figure':28} {'A':>12} {'B':>12} {'change':>10}  {'better':22} band (A and B together)"
+    print(head)
+    for r in rows:
+        label = ex.with_unit(r["figure"], r["unit"])
+        print(
+            f"{label:28} {_number(r['a'], r['unit'], r['a_grows']):>12} {_number(r['b'], r['unit'], r['b_grows']):>12}"
+            f" {_change(r):>10}  {r['better'] or '-':22} {r['band'] or '-'}"
+        )
+    print(
+        "bands: each side's run spread (every chip at either edge of its throughput band), latencies and costs "
+        "never narrower than their kind's band"
+        if args.margin
+        else "bands: each figure's kind's band, A's and B's together (--margin: each run's own spread)"
+    )
+    print(ex.BAND_NOTE)
+    for note in notes + band_notes:
+        print(note)
+    return 0

@@ -1,0 +1,71 @@
+"""`fengong compare`: two scenarios side by side, as the Compare page lines them up (its table, its
+verdicts and its bands, from the same engine functions)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from engine import explain as ex
+from engine.cli.main import main
+from engine.scenario.codec import apply_overrides, load_preset
+from engine.serving.run import simulate
+
+SHORT = ["--set", "duration_s=60", "--set-b", "duration_s=60"]
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    assert main(["compare", *argv, "--json"]) == 0
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return doc
+
+
+def test_b_defaults_to_the_counterpart_on_as_requests_and_the_rows_are_the_pages(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    doc = _json(
+        capsys, "chat-disaggregated", "--set", "workload.arrival.rate_rps=12", "--set", "duration_s=60"
+    )
+    assert doc["paired"] and doc["b"]["chosen"] == "chat-colocated on A's workload, window and seed"
+    a = apply_overrides(
+        load_preset("chat-disaggregated"), {"workload.arrival.rate_rps": 12.0, "duration_s": 60.0}
+    )
+    b = ex.with_load_of(load_preset("chat-colocated"), a)
+    ra, rb = simulate(a), simulate(b)
+    rows = {r["figure"]: r for r in doc["rows"]}
+    assert rows["TTFT p99"]["a"] == ra.summary["latency_ms"]["ttft"]["p99"]
+    assert rows["TTFT p99"]["b"] == rb.summary["latency_ms"]["ttft"]["p99"]  # on A's load: paired
+    page = ex.verdicts(ex.compare(ra.summary, rb.summary), a, b, ra.summary, rb.summary)
+    assert [r["better"] for r in doc["rows"]] == list(page["better"])
+    assert rows["TPOT p99"]["band"] == "−27% to +11%" and doc["bands"] == "kind"  # the H100's TPOT band
+
+
+def test_margin_bands_every_latency_from_the_runs_spreads(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(capsys, "chat-disaggregated", "--margin", *SHORT)
+    rows = {r["figure"]: r for r in doc["rows"]}
+    assert doc["bands"] == "spread"
+    assert all(rows[f"TTFT {p}"]["band"] for p in ("p50", "p90", "p99"))  # no TTFT kind's band: the spread's
+
+
+def test_other_requests_name_no_better_side_but_on_a_fixed_bill(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "chat-colocated", "rag-long-context", *SHORT]) == 0
+    out = capsys.readouterr().out
+    assert "not paired: other requests" in out and "not paired and no side is called better" in out
+    doc = _json(capsys, "chat-colocated", "rag-long-context", *SHORT)
+    better = {r["figure"]: r["better"] for r in doc["rows"]}
+    assert not doc["paired"] and better["TTFT p99"] == ex.NOT_PAIRED
+    assert better["Cost per hour"] != ex.NOT_PAIRED  # no request moves a fixed bill
+
+
+def test_its_refusals_name_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "chat-colocated", "chat-disaggregated", "--other-mode"]) == 2
+    assert "--other-mode" in capsys.readouterr().err
+    assert main(["compare", "chat-colocated", "--set-b", "duration_s"]) == 2
+    assert "--set-b 'duration_s': expected path=value" in capsys.readouterr().err
+
+
+def test_other_mode_serves_a_the_other_way(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(capsys, "chat-colocated", "--other-mode", "--set", "duration_s=60")
+    assert doc["paired"] and doc["b"]["chosen"] == "A served disaggregated"
