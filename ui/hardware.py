@@ -29,7 +29,9 @@ from ui.text import plain
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _roofline(sc_json: str, chips: tuple[tuple[str, int, int], ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _roofline(
+    sc_json: str, chips: tuple[tuple[str, int, int, int, int], ...]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Each chip's roofline, with the activation memory a run on that chip keeps (its stack's token
     budget on it, as `_fitting` sized it)."""
     sc = Scenario.model_validate_json(sc_json)
@@ -46,6 +48,8 @@ def _roofline(sc_json: str, chips: tuple[tuple[str, int, int], ...]) -> tuple[pd
                     ),
                     tp,
                     pp,
+                    dp,
+                    ep,
                 )
             ],
             sc.model.weights,
@@ -55,16 +59,17 @@ def _roofline(sc_json: str, chips: tuple[tuple[str, int, int], ...]) -> tuple[pd
             attention_weights=sc.model.attention_weights,
             eager=sc.deployment.eager,
         )
-        for c, tp, pp in chips
+        for c, tp, pp, dp, ep in chips
     ]
     return pd.concat([c for c, _ in parts], ignore_index=True), pd.concat(
         [p for _, p in parts], ignore_index=True
     )
 
 
-def _fitting(sc: Scenario, cat: Catalog, chip: str) -> tuple[int, int] | None:
-    """The smallest layout of `chip` that holds the scenario's model (`scenario_layout`)."""
-    return scenario_layout(sc, cat.model(sc.model.id), cat.chip(chip))
+def _fitting(sc: Scenario, cat: Catalog, chip: str) -> tuple[int, int, int, int] | None:
+    """The smallest layout of `chip` that holds the scenario's model (`scenario_layout`), as (tp, pp, dp, ep)."""
+    layout = scenario_layout(sc, cat.model(sc.model.id), cat.chip(chip))
+    return None if layout is None else (*layout, 1, 1)
 
 
 def _model_refused(sc: Scenario, cat: Catalog) -> None:
@@ -166,7 +171,7 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
     in_use = pool_chips(sc)
     options = chip_options(cat)
     default = list(
-        dict.fromkeys([c for c, _, _ in in_use] + [c for c in ("h200", "b200", "mi300x") if c in options])
+        dict.fromkeys([u[0] for u in in_use] + [c for c in ("h200", "b200", "mi300x") if c in options])
     )
     picked = st.multiselect(
         "Chips on the roofline",
@@ -176,26 +181,30 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
         help="Chips in the scenario's pools use their pool's layout; others the smallest that holds the model: "
         "tensor parallelism up to 64 chips, then pipeline stages (an SRAM-only chip needs hundreds of chips).",
     )
-    chips: list[tuple[str, int, int]] = []
+    chips: list[tuple[str, int, int, int, int]] = []
     skipped = []
     for c in picked:
-        layout = next(((t, p) for h, t, p in in_use if h == c), None) or _fitting(sc, cat, c)
-        if layout is None:
+        # a pool's chip at its pool's layout, its data- and expert-parallel ranks too
+        layout = next((u for u in in_use if u[0] == c), None)
+        fitted = _fitting(sc, cat, c) if layout is None else None
+        if layout is not None:
+            chips.append(layout)
+        elif fitted is None:
             skipped.append(c)
         else:
-            chips.append((c, *layout))
+            chips.append((c, *fitted))
     if skipped:
         st.caption(f"Not drawn (the model does not fit even on 64 x 16 chips): {plain(', '.join(skipped))}")
     if not chips:
         return
     curves, points = _roofline(sc.model_dump_json(), tuple(chips))
     marks = _chip_trust(cat, sc)
-    loose = {roofline_name(c, tp, pp) for c, tp, pp in chips if not marks[c]["calibrated"]}
+    loose = {roofline_name(*layout) for layout in chips if not marks[layout[0]]["calibrated"]}
     # a fitted chip whose MoE experts run at a shared factor, as Strategy and Results call it (a review)
     partly = {
-        roofline_name(c, tp, pp)
-        for c, tp, pp in chips
-        if marks[c]["calibrated"] and str(marks[c]["calibration"]).startswith("partly")
+        roofline_name(*layout)
+        for layout in chips
+        if marks[layout[0]]["calibrated"] and str(marks[layout[0]]["calibration"]).startswith("partly")
     }
     export.chart(
         hardware_charts.roofline(curves, points, uncalibrated=loose, partly=partly),

@@ -106,14 +106,24 @@ def _fits(
     return fits
 
 
-def roofline_name(chip: str, tp: int, pp: int = 1) -> str:
-    """A chip's series in `roofline`: its id and chips per instance (with the layout where it has stages)."""
-    return f"{chip} ×{tp}" if pp == 1 else f"{chip} ×{tp * pp} (tp{tp} pp{pp})"
+def roofline_name(chip: str, tp: int, pp: int = 1, dp: int = 1, ep: int = 1) -> str:
+    """A chip's series in `roofline`: its id and chips per instance, with the layout where it has stages or
+    data- and expert-parallel ranks ('h200 ×16 (tp1 dp16 ep16)': DeepSeek's decode pool read 'h200 ×1')."""
+    if pp == 1 and dp == 1 and ep == 1:
+        return f"{chip} ×{tp}"
+    layout = " ".join(
+        f"{k}{v}" for k, v in (("tp", tp), ("pp", pp), ("dp", dp), ("ep", ep)) if k == "tp" or v > 1
+    )
+    return f"{chip} ×{tp * pp * dp} ({layout})"
+
+
+Layout = tuple[HardwareSpec, int] | tuple[HardwareSpec, int, int] | tuple[HardwareSpec, int, int, int, int]
+"""A chip on the roofline and its instance: (chip, tp), (chip, tp, pp) or (chip, tp, pp, dp, ep)."""
 
 
 def roofline(
     model: ModelSpec,
-    chips: Sequence[tuple[HardwareSpec, int] | tuple[HardwareSpec, int, int]],
+    chips: Sequence[Layout],
     weights: Precision,
     kv: KvPrecision,
     mem_fraction: float = 0.9,
@@ -124,7 +134,7 @@ def roofline(
     batches: Sequence[int] = (1, 8, 32, 128),
     context_tokens: int = 4096,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Roofline curves and the model's prefill and decode points on each (chip, tp) or (chip, tp, pp).
+    """Roofline curves and the model's prefill and decode points on each chip at its layout (`Layout`).
 
     Returns ``(curves, points)``. Curves: ``chip``, ``intensity_flops_per_byte``,
     ``attainable_tflops`` (per chip, at the calibrated fractions of peak; ``roof``: a tier's). Points: ``chip``,
@@ -134,13 +144,16 @@ def roofline(
     """
     grid = np.geomspace(0.5, 20_000, 120)
     curves, points = [], []
-    for hw, tp, *stages in chips:
-        pp = stages[0] if stages else 1
+    for hw, tp, *rest in chips:
+        pp = rest[0] if rest else 1
+        dp, ep = (rest[1], rest[2]) if len(rest) == 3 else (1, 1)
         inst = Instance(
             model=model,
             hardware=hw,
             tp=tp,
             pp=pp,
+            dp=dp,
+            ep=ep,
             weights=weights,
             kv=kv,
             mem_fraction=mem_fraction,
@@ -148,7 +161,7 @@ def roofline(
             attention_weights=attention_weights,
             eager=eager,
         )
-        name = roofline_name(hw.id, tp, pp)
+        name = roofline_name(hw.id, tp, pp, dp, ep)
         per_chip_flops = inst.matmul_flops_per_s / tp
         per_chip_bw = inst.bytes_per_s / tp
         curves.extend(
@@ -210,10 +223,10 @@ def _points(
     return points
 
 
-def pool_chips(scenario: Scenario) -> list[tuple[str, int, int]]:
-    """(chip id, tp, pp) of each pool of the scenario, without repeats."""
-    seen: list[tuple[str, int, int]] = []
+def pool_chips(scenario: Scenario) -> list[tuple[str, int, int, int, int]]:
+    """(chip id, tp, pp, dp, ep) of each pool of the scenario, without repeats."""
+    seen: list[tuple[str, int, int, int, int]] = []
     for p in scenario.deployment.pools:
-        if (p.hardware, p.tp, p.pp) not in seen:
-            seen.append((p.hardware, p.tp, p.pp))
+        if (p.hardware, p.tp, p.pp, p.dp, p.ep) not in seen:
+            seen.append((p.hardware, p.tp, p.pp, p.dp, p.ep))
     return seen

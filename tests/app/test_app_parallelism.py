@@ -7,9 +7,11 @@ expert imbalance of a MoE model.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from engine.catalog.entries import Catalog
+from engine.explain import roofline_chips as rc
 from engine.explain.previews import default_speculation, draft_models, pool_memory, pool_summary
 from engine.scenario.codec import apply_overrides, load_preset
 from engine.scenario.model import Scenario
@@ -168,3 +170,22 @@ def test_the_planner_form_searches_layouts() -> None:
     assert any(" ep" in shape for shape in p.runs["shape"])  # an expert-parallel layout was simulated
     dense = app("planner")
     assert dense.multiselect(key="plan_ep").disabled and dense.multiselect(key="plan_ep").value == []
+
+
+def test_the_hardware_roofline_draws_a_dp_ep_pool_at_its_layout() -> None:
+    # DeepSeek-V3's pools of tp1 x dp8 x ep8 H200s were drawn as 'h200 ×1': an instance of one H200 (which
+    # cannot hold the model's 671 GB) without its ranks; each is drawn at its own layout now
+    sc = apply_overrides(load_preset("moe-deepseek-dp-ep"), {"duration_s": 60.0})
+    assert rc.pool_chips(sc) == [("h200", 1, 1, 8, 8), ("h200", 1, 1, 16, 16)]
+    at = app("hardware", sc, preset="moe-deepseek-dp-ep")
+    assert_clean(at)
+    names = {t.get("name") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]}
+    assert "h200 ×8 (tp1 dp8 ep8) (uncalibrated)" in names and not any(
+        str(n).startswith("h200 ×1") for n in names
+    )
+    cat = scenario_catalog(sc)
+    model, h200 = cat.model(sc.model.id), cat.chip("h200")
+    _, points = rc.roofline(model, [(h200, 1, 1, 8, 8)], "fp8", "fp8")
+    one = rc.roofline(model, [(h200, 1)], "fp8", "fp8")[1]
+    # eight ranks split a batch of 128: each chip's decode step reads its own experts and attention weights
+    assert points["time_ms"].iloc[-1] != one["time_ms"].iloc[-1]
