@@ -10,7 +10,7 @@ from typing import Any
 from engine.cli.common import ProgressBar, check_range, emit_json, load_scenario
 from engine.cli.plan_flags import attainment_of
 from engine.core import bounds
-from engine.core.numbers import rate2
+from engine.core.numbers import rate2, rate_down, rate_up
 from engine.explain import confidence
 from engine.planning.rules import attained
 
@@ -56,22 +56,25 @@ def _capacity_text(
     rate failed (the work bound or `high_rps` stopped the search) the capacity is at least the figure."""
     least = "at least " if cap.failed_rps is None and cap.capacity_rps else ""
     if cap.ran_out:  # it read 'capacity 0 req/s' for a search out of simulations (a review)
-        return f"below {cap.failed_rps:.3g} req/s (no rate tried passed)"
+        return f"below {rate_up(cap.failed_rps)} req/s (no rate tried passed)"
     if found:
         lo, hi = found["slower"].capacity_rps, found["faster"].capacity_rps
         chips = ", ".join(f"{c} {slow[c]:+.0%} / {fast.get(c, 0.0):+.0%}" for c in slow)
+        figure = f"{least}{rate_down(cap.capacity_rps)} req/s"
         # out of simulations at the slow edge: it read '0 to 30.6', then 'below 15.3 to 30.6' (reviews)
         if found["slower"].ran_out:
+            below = rate_up(found["slower"].failed_rps)
             return (
-                f"{least}{cap.capacity_rps:.3g} req/s ({hi:.3g} with every chip at the optimistic edge of its "
-                f"throughput band; below {found['slower'].failed_rps:.3g} at the pessimistic edge, where no rate tried "
-                f"passed; iteration time {chips})"
+                f"{figure} ({rate_down(hi)} with every chip at the optimistic edge of its throughput band; below "
+                f"{below} at the pessimistic edge, where no rate tried passed; iteration time {chips})"
             )
         return (
-            f"{least}{cap.capacity_rps:.3g} req/s ({lo:.3g} to {hi:.3g} with every chip at the pessimistic and the "
-            f"optimistic edge of its throughput band, iteration time {chips})"
+            f"{figure} ({rate_down(lo)} to {rate_down(hi)} with every chip at the pessimistic and the optimistic "
+            f"edge of its throughput band, iteration time {chips})"
         )
-    text = least + confidence.with_figure_error(f"{cap.capacity_rps:.3g} req/s", marks, "throughput_rps")
+    text = least + confidence.with_figure_error(
+        f"{rate_down(cap.capacity_rps)} req/s", marks, "throughput_rps"
+    )
     if text.endswith(")"):
         text = text[:-1] + ": the chips' throughput band; the margin's searches say how far it moves)"
     return text
@@ -95,7 +98,7 @@ def _headline(cap: Any, capacity_text: str, window: float, found: dict[str, Any]
     600 s, and nothing said which (a review); a capacity of 0 reads no lower."""
     from engine.planning.rules import rule_text
 
-    failed = "none failed" if cap.failed_rps is None else f"fails at {cap.failed_rps:.3g} req/s"
+    failed = "none failed" if cap.failed_rps is None else f"fails at {rate_up(cap.failed_rps)} req/s"
     lower = (
         " (a longer one can read lower: a queue that builds slowly fails only in time)"
         if cap.capacity_rps
@@ -193,13 +196,13 @@ def _capacity_cliff(modelled: float, edge: Any, ref: str) -> str:
     if edge.ran_out:
         return (
             f"at the pessimistic edge no rate tried passed within the simulations allowed: the capacity there is "
-            f"below {edge.failed_rps:.3g} req/s (more simulations, --max-simulations, search lower)"
+            f"below {rate_up(edge.failed_rps)} req/s (more simulations, --max-simulations, search lower)"
         )
     if modelled <= 0 or slower >= CLIFF_SHARE * modelled:
         return ""
     return (
-        f"at the pessimistic edge the capacity falls to {slower:.3g} req/s ({slower / modelled:.0%} of "
-        f"{modelled:.3g}): with every step that much longer, a target is missed at almost any load, so the "
+        f"at the pessimistic edge the capacity falls to {rate_down(slower)} req/s ({slower / modelled:.0%} of "
+        f"{rate_down(modelled)}): with every step that much longer, a target is missed at almost any load, so the "
         f"band's low side is a cliff, not a spread; `fengong run {ref} --margin` (with the same --set) shows "
         "which target"
     )

@@ -24,6 +24,7 @@ from engine.catalog.entries import Catalog
 from engine.core import bounds
 from engine.core.errors import ScenarioError
 from engine.core.no_bool import real_number, whole_number
+from engine.core.numbers import rate_down, rate_up
 from engine.planning.candidates import planning_scenario, session_lead_s
 from engine.planning.plan_notes import lead_note
 from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, check_rule, rule_text, run_passes
@@ -219,7 +220,9 @@ def _bracket_notes(
             f"high_rps {high_rps:.3g} req/s passed: the capacity is at least that (not searched above)"
         )
     if low_rps is not None and failed_rps is not None and failed_rps <= low_rps:
-        below = f"{capacity_rps:.3g} req/s passed" if capacity_rps > 0 else "no rate tried below it passed"
+        below = (
+            f"{rate_down(capacity_rps)} req/s passed" if capacity_rps > 0 else "no rate tried below it passed"
+        )
         notes.append(f"low_rps {low_rps:.3g} req/s failed: the capacity is below it ({below})")
     if work_top is not None and failed_rps is None and capacity_rps >= work_top:
         notes.append(
@@ -231,7 +234,7 @@ def _bracket_notes(
 
 
 def _below(failed_rps: float | None) -> str:
-    return f"the capacity is below {failed_rps or 0:.3g} req/s, not 0 (more simulations search lower)"
+    return f"the capacity is below {rate_up(failed_rps or 0.0)} req/s, not 0 (more simulations search lower)"
 
 
 def _ran_out(runs: pd.DataFrame, capacity_rps: float, failed_rps: float | None, max_simulations: int) -> bool:

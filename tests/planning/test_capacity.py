@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
 
+from engine.cli.main import main
 from engine.core import bounds
 from engine.core.errors import ScenarioError
+from engine.core.numbers import rate_down, rate_up
 from engine.planning.capacity import capacity
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
@@ -128,3 +132,22 @@ def test_a_search_that_ran_out_before_any_rate_passed_says_below_not_zero() -> N
     assert text.startswith("at least 15.3 req/s (30.6 with every chip at the optimistic edge") and (
         f"below {cap.failed_rps:.3g} at the pessimistic edge, where no rate tried passed" in text
     )
+
+
+def test_a_capacity_reads_no_higher_than_the_rate_that_passed(capsys: pytest.CaptureFixture[str]) -> None:
+    # chat-disaggregated's search passed 24.859 req/s and failed 25.32: the headline read "24.9", and a run
+    # at 24.9 failed (a review); a passed rate rounds down, a failed one up
+    assert (rate_down(24.859), rate_up(25.32), rate_down(17.5), rate_up(1234.5)) == (
+        "24.8",
+        "25.4",
+        "17.5",
+        "1,240",
+    )
+    args = ["capacity", "chat-disaggregated", "--set", "duration_s=120", "--no-margin", "--no-progress"]
+    assert main(args) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    said = re.search(r"capacity ([\d.]+) req/s.*fails at ([\d.]+) req/s", head)
+    assert said is not None
+    assert main([*args, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert float(said.group(1)) <= doc["capacity_rps"] and float(said.group(2)) >= doc["failed_rps"]
