@@ -143,7 +143,7 @@ def _level(side: int, kind: ex.LatencyKind) -> bool:
 
 
 table = ex.with_expected_error(  # each side's band cut where its load bounds it, as its card's is
-    compare_with_noise(*reps) if reps else ex.compare(ra.summary, rb.summary),
+    compare_with_noise(*reps, paired=not unpaired) if reps else ex.compare(ra.summary, rb.summary),
     ta,
     tb,
     (ex.limits(ra.summary, sa), ex.limits(rb.summary, sb)),

@@ -9,7 +9,8 @@ runs' results:
   numbers `engine.serving.run.replicate` gives on the command line;
 - per latency metric and class, a CDF band: at each fraction of requests, the mean latency over
   seeds (the seeds' quantile curves averaged) and the lowest and highest seed (min–max band);
-- for two scenarios, which differences are *within noise*: their 95% intervals overlap.
+- for two scenarios, which differences are *within noise*: their 95% intervals overlap, or for a
+  paired comparison (the same requests in each seed) the seeds' differences' interval holds 0.
 
 It simulates nothing itself (the caller runs or caches the seeds) and never imports streamlit.
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -215,6 +216,9 @@ class Replicas:
     client's ceiling holds the backlog), else None; None: as `shortfalls`."""
     steady: frozenset[str] = frozenset()
     """The latency kinds that stay level in every seed whose latencies grow (`Shortfall.steady`)."""
+    per_seed: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
+    """Each figure's value in each seed, in `seeds`' order (by the paths of `figures`): a paired
+    comparison tests the seeds' differences (`compare_with_noise`)."""
 
     @property
     def n(self) -> int:
@@ -261,6 +265,7 @@ def summarize(results: Sequence[SimResult], max_points: int = 400) -> Replicas:
     if not results:
         raise ValueError("no runs to summarize")
     figures = figure_intervals([r.summary for r in results])
+    flat = [flatten(dict(r.summary)) for r in results]
     sc = results[0].scenario
     tables = [r.requests for r in results]
     return Replicas(
@@ -272,6 +277,7 @@ def summarize(results: Sequence[SimResult], max_points: int = 400) -> Replicas:
         shortfalls=tuple(shortfall_rps(r.summary) for r in results),
         growing=tuple(latency_shortfall(r.summary) for r in results),
         steady=_steady([r.summary for r in results]),
+        per_seed={key: tuple(seed_values(flat, key)) for key in figures},
     )
 
 
@@ -287,11 +293,29 @@ NOISE = "within noise"
 """The `compare_with_noise` verdict for a difference smaller than the seeds' spread."""
 
 
-def compare_with_noise(a: Replicas, b: Replicas) -> pd.DataFrame:
+def paired_noise(a: Replicas, b: Replicas, path: str) -> bool | None:
+    """Whether the seeds' differences B - A of a figure are within noise: their 95% t-interval holds 0
+    (None where either side lacks the figure's value in a seed, or the two ran other seeds)."""
+    va, vb = a.per_seed.get(path), b.per_seed.get(path)
+    if va is None or vb is None or a.seeds != b.seeds or len(va) != len(vb) or len(va) < 2:
+        return None
+    if any(x is None or y is None for x, y in zip(va, vb, strict=True)):
+        return None
+    diff = interval([y - x for x, y in zip(va, vb, strict=True) if x is not None and y is not None])
+    if diff is None or not (math.isfinite(diff.low) and math.isfinite(diff.high)):
+        return None
+    return diff.low <= 0.0 <= diff.high
+
+
+def compare_with_noise(a: Replicas, b: Replicas, paired: bool = False) -> pd.DataFrame:
     """`engine.explain.compare_table.compare` of the two means, with each side's ± and a noise flag.
 
-    Adds ``a_ci95`` and ``b_ci95`` (the half-widths of the 95% intervals) and ``within_noise``
-    (the intervals overlap); ``better`` reads `NOISE` for a difference within noise.
+    Adds ``a_ci95`` and ``b_ci95`` (the half-widths of the 95% intervals) and ``within_noise``; ``better``
+    reads `NOISE` for a difference within noise. Two sides on other requests are within noise where
+    their intervals overlap; `paired` sides (the same requests in each seed: `pairing.unpaired` False)
+    where the seeds' differences' interval holds 0 (`paired_noise`): B's goodput lower in every one of
+    three seeds read "within noise" beside its SLO attainment, lower by the same requests, read real
+    (a review).
     """
     table = compare_table.compare(a.mean_summary(), b.mean_summary())
     paths = {label: path for label, path, *_ in compare_table.COMPARED}
@@ -300,6 +324,9 @@ def compare_with_noise(a: Replicas, b: Replicas) -> pd.DataFrame:
     table["a_ci95"] = [x.half_width if x is not None else None for x in ia]
     table["b_ci95"] = [x.half_width if x is not None else None for x in ib]
     noise = [x is not None and y is not None and x.overlaps(y) for x, y in zip(ia, ib, strict=True)]
+    if paired:
+        diffs = [paired_noise(a, b, paths[f]) for f in table["figure"]]
+        noise = [n if d is None else d for n, d in zip(noise, diffs, strict=True)]
     table["within_noise"] = noise
     table["better"] = [
         NOISE if n and b in ("A", "B") else b for n, b in zip(noise, table["better"], strict=True)

@@ -91,6 +91,10 @@ def test_compare_shows_intervals_and_flags_noise() -> None:
         bool(table.set_index("figure")["within_noise"].get(FIGURE.get(m.label[:-3], m.label[:-3])))
         for m in heads
     )
+    # the same requests on both sides in each seed: a difference is judged on the seeds' differences (B's
+    # goodput lower in every seed read "within noise" beside its SLO attainment, lower by the same requests)
+    verdicts = table.set_index("figure")["better"]
+    assert verdicts["Goodput"] == verdicts["SLO attainment"] == "A"
 
 
 def test_the_seed_count_follows_the_session_across_pages() -> None:
