@@ -201,3 +201,12 @@ def test_the_margins_costs_of_a_run_behind_its_load_are_marked(capsys: pytest.Ca
         line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("$ / request")
     )
     assert "at saturation" not in cost
+
+
+def test_a_plain_runs_goodput_carries_no_kinds_band(capsys: pytest.CaptureFixture[str]) -> None:
+    # chat-colocated read "goodput 15.28 req/s (−24% to +6%)" where its spread falls by 92% at the slow
+    # edge (a review): goodput and SLO attainment are banded by --margin's spread alone
+    assert main(["run", "chat-colocated", "--set", "duration_s=120"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"goodput [\d.]+ req/s$", out, re.M), out
+    assert "which alone bands SLO attainment and goodput" in out
