@@ -178,8 +178,14 @@ def _advise(sub: Any) -> None:
     a.add_argument("--hardware", default="", help="chips shown in the roofline table (default: all)")
     a.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     a.add_argument("--json", action="store_true")
+    a.add_argument(
+        "--no-margin",
+        action="store_true",
+        help="skip the rerun with every chip at the pessimistic edge of its throughput band, which makes a "
+        "class's pass that rests on chips as fast as modelled a warning",
+    )
     add_work_limit_flag(a)
-    a.set_defaults(func=command("engine.cli.plan:cmd_advise"))
+    a.set_defaults(func=command("engine.cli.advise:cmd_advise"))
 
 
 def register(sub: Any) -> None:

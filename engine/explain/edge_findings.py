@@ -16,10 +16,12 @@ from engine.explain.finding import SEVERITY_ORDER, Finding
 from engine.explain.presentation import duration_text
 
 
-def at_the_edge(found: Sequence[Finding], slower: Mapping[str, Any]) -> list[Finding]:
+def at_the_edge(
+    found: Sequence[Finding], slower: Mapping[str, Any], rerun: str = "Margin for the model's error reruns it"
+) -> list[Finding]:
     """`found` with each passing class's finding made a warning where the class fails in `slower`
-    (the run with every chip at its band's pessimistic edge), saying what misses there; sorted as
-    the advisor sorts (most severe first, in order otherwise)."""
+    (the run with every chip at its band's pessimistic edge), saying what misses there (`rerun`: where
+    the reader reruns it); sorted as the advisor sorts (most severe first, in order otherwise)."""
     classes = slower.get("classes", {})
     out = []
     for f in found:
@@ -34,7 +36,7 @@ def at_the_edge(found: Sequence[Finding], slower: Mapping[str, Any]) -> list[Fin
                 f.topic,
                 f"{f.text[:-1] if f.text.endswith('.') else f.text}, as modelled; with every chip at its "
                 f"band's pessimistic edge it misses ({_missed(there)}): the pass rests on chips as fast as "
-                "modelled (Margin for the model's error reruns it).",
+                f"modelled ({rerun}).",
                 {**f.numbers, "slo_attainment_at_edge": float(there.get("slo_attainment") or 0.0)},
             )
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.cli.main import main
 from engine.explain.advisor import advise
 from engine.scenario import codec as io
 from engine.serving.run import simulate
@@ -47,3 +48,16 @@ def test_a_gap_target_on_one_token_answers_is_no_miss_and_a_deadline_is_named_be
     assert (
         "TTFT" in fails and "end-to-end latency" in fails and "229 ms against its 60.0 ms deadline" in fails
     )
+
+
+def test_advise_warns_where_a_pass_rests_on_chips_as_fast_as_modelled(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `advise chat-colocated` read "[info] class chat passes" where Results' advisor warns that it misses with
+    # every chip at its band's pessimistic edge (a review); --no-margin skips that rerun
+    args = ["advise", "chat-colocated", "--set", "duration_s=120"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "[warning] class chat passes" in out and "`fengong run --margin` reruns it" in out
+    assert main([*args, "--no-margin"]) == 0
+    assert "[info] class chat passes" in capsys.readouterr().out
