@@ -22,6 +22,7 @@ class Finding:
 
 
 _UNITS: tuple[tuple[str, str, str], ...] = (
+    ("_pct", "%", "{:+.0%}"),
     ("_ms", "ms", "{:,.1f}"),
     ("_rps", "req/s", "{:,.2f}"),
     ("_w", "W", "{:,.1f}"),
@@ -46,6 +47,7 @@ def number_rows(numbers: Mapping[str, float]) -> list[tuple[str, str]]:
             for token, unit, fmt in _UNITS:
                 if key.endswith(token) or (len(token) > 2 and f"{token}_" in key):
                     name, text = key.replace(token, "", 1) + f" ({unit})", fmt.format(value)
+                    text = text.replace("-", "−") if token == "_pct" else text  # as the bands are written
                     break
         words = [_CAPS.get(w, w) for w in name.split("_") if w]
         rows.append((" ".join(words), text))

@@ -302,10 +302,11 @@ def test_an_uncalibrated_pool_is_a_finding_with_its_rule_and_how_to_fix_it() -> 
         )
         assert f"fengong calibrate RESULT.json --hardware {chip} --stack {stack}" in f.text
         assert 'the Hardware page\'s "Calibrate from your benchmark"' in f.text
-        for figure, err in cal.expected_error.items():
-            assert f.numbers[f"{figure}_error"] == err
-        for figure, r in confidence.real_bands(cal).items():  # the text gives each kind's band
+        for figure, r in confidence.real_bands(
+            cal
+        ).items():  # the text gives each kind's band, its numbers too
             assert f"{confidence.FIGURE_NAMES[figure]} {confidence.signed_text(*r)}" in f.text
+            assert (f.numbers[f"{figure}_band_low_pct"], f.numbers[f"{figure}_band_high_pct"]) == r
 
 
 def test_a_queue_in_thousands_reads_with_their_separator() -> None:
