@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from engine.calibration.band_lookup import BAND_MEANING
-from engine.catalog.entries import load_catalog
+from engine.catalog.entries import load_catalog, price_assumed
 from engine.cli.common import emit_json
 from engine.costmodel.stacks import SERVING_STACKS
 from engine.explain import confidence
@@ -67,6 +67,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             "tdp_w": h.tdp_w,
             "idle_w": h.idle_w,
             "usd_per_hour": h.usd_per_hour,
+            "usd_per_hour_assumed": price_assumed(h),
             "profiles": sorted(h.profiles),
             "sources": dict(h.sources),
             "calibration": calibration_json(marks[h.id], args.stack),
@@ -92,7 +93,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
         emit_json({"hardware": hw, "models": models})
         return 0
     print(
-        f"{'hardware':24} {'class':8} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GiB':>6} {'TB/s':>6} {'$/h':>6}  "
+        f"{'hardware':24} {'class':8} {'bf16':>6} {'fp8':>6} {'fp4':>6} {'GiB':>6} {'TB/s':>6} {'$/h':>6}   "
         f"calibration under {confidence.stack_name(args.stack)} (its bands: {BAND_MEANING}; TFLOP/s dense, "
         "— where the chip has no such peak)"
     )
@@ -103,11 +104,16 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     for h in hw:
         tf: dict[str, float] = h["tflops"]  # type: ignore[assignment]
         mark = " (illustrative)" if h["illustrative"] else ""
+        # an assumed price starred, as `run` and the Strategy page mark it (the table read it bare: a review)
+        price = f"{h['usd_per_hour']:.2f}" + ("*" if h["usd_per_hour_assumed"] else " ")
         print(
             f"{h['id']:24} {h['class']:8} {peak(tf.get('bf16'))} {peak(tf.get('fp8'))} "
-            f"{peak(tf.get('fp4'))} {h['memory_gb']:6g} {h['memory_tb_s']:6.2f} {h['usd_per_hour']:6.2f}  "
+            f"{peak(tf.get('fp4'))} {h['memory_gb']:6g} {h['memory_tb_s']:6.2f} {price:>7} "
             f"{mark_text(marks[str(h['id'])])}{mark}{tiers_text(h)}"
         )
+    print(
+        "* an assumed price, not a published one: the chip's sources say why (--json: sources.usd_per_hour)"
+    )
     print()
     print(f"{'model':18} {'params':>8} {'active':>8} {'KV B/token':>11}  kind")
     for m in models:

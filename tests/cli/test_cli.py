@@ -462,3 +462,14 @@ def test_the_bills_shares_add_up_with_the_cache_tiers_said(capsys: pytest.Captur
     assert sum(shares) == pytest.approx(100.0, abs=0.15)
     assert main(["run", "chat-disaggregated", "--set", "duration_s=30"]) == 0
     assert "cache tiers" not in capsys.readouterr().out  # no tier: the pools' shares are the bill
+
+
+def test_the_catalog_stars_an_assumed_price(capsys: pytest.CaptureFixture[str]) -> None:
+    # `catalog` listed the H200 at 3.20 $/h bare, where `run` and the Strategy page call it assumed (a review)
+    assert main(["catalog"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^h200 .* 3\.20\* ", out, re.M) and re.search(r"^h100-sxm .* 2\.49  ", out, re.M)
+    assert "* an assumed price, not a published one" in out
+    assert main(["catalog", "--json"]) == 0
+    chips = {h["id"]: h for h in json.loads(capsys.readouterr().out)["hardware"]}
+    assert chips["h200"]["usd_per_hour_assumed"] and not chips["h100-sxm"]["usd_per_hour_assumed"]
