@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from engine import explain as ex
-from engine.core import ScenarioError
+from engine.core import ScenarioError, count3
 from engine.explain import duration_text, duration_unit, headline, latency_cdfs, usd_decimals, usd_text
 from engine.scenario import closest_preset, loads_toml, preset_names
 from engine.serving import SimResult
@@ -85,9 +85,7 @@ def fmt_count(v: float | None) -> str:
     """A positive quantity to three significant figures, with thousands separators: 2,380, 31.4, 2.05."""
     if v is None or not math.isfinite(v):
         return "–"
-    if v == 0 or abs(v) >= 100:
-        return f"{v:,.0f}"
-    return f"{v:,.1f}" if abs(v) >= 10 else f"{v:,.2f}"
+    return count3(v)
 
 
 def fmt_pct(v: float | None) -> str:

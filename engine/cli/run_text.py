@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from engine.core.numbers import count3
 from engine.explain import confidence, sustain
 from engine.explain.bill import assumed_said, billed_said, listed_said
 from engine.explain.power_line import power_cap_line
@@ -370,8 +371,8 @@ def _spread_value(key: str, v: float) -> str:
     """A spread figure in its unit, as the margin's lines write theirs (`figure_text`)."""
     from engine.explain.margin import figure_text  # (loaded only where a margin is asked)
 
-    if key == "goodput_per_usd":
-        return f"{v:,.0f} requests"
+    if key == "goodput_per_usd":  # as Results' card reads it ('28 requests' beside its 27.7 req/$: a review)
+        return f"{count3(v)} req/$"
     if key == "throughput_rps":
         return f"{v:,.2f} req/s"
     return figure_text(SPREAD_NAMES.get(key, key), v)

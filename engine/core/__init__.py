@@ -36,6 +36,7 @@ _API = {
     "ScenarioError": "engine.core.errors",
     "format_validation_error": "engine.core.errors",
     "rate2": "engine.core.numbers",
+    "count3": "engine.core.numbers",
 }
 _RENAMED = {"BOUNDS_TABLE": "TABLE"}
 
@@ -55,6 +56,7 @@ __all__ = [
     "MAX_TRACE_BYTES",
     "UPLOAD_PREFIX",
     "ScenarioError",
+    "count3",
     "format_validation_error",
     "rate2",
     "store_upload",
@@ -80,4 +82,4 @@ if TYPE_CHECKING:
     from engine.core.bounds import TABLE as BOUNDS_TABLE
     from engine.core.datafiles import DATA_PREFIX, LEGACY_PREFIX, UPLOAD_PREFIX, store_upload
     from engine.core.errors import ScenarioError, format_validation_error
-    from engine.core.numbers import rate2
+    from engine.core.numbers import count3, rate2

@@ -31,3 +31,11 @@ def rate_down(x: float) -> str:
 def rate_up(x: float) -> str:
     """A rate that failed, to three significant figures, never below it ('fails at 25.4' for 25.32)."""
     return _sig3(x, "up")
+
+
+def count3(v: float) -> str:
+    """A positive quantity to about three significant figures, with thousands separators: 2,380, 31.4,
+    2.05 (the Results page's cards and `run --margin`'s goodput per $ alike)."""
+    if v == 0 or abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:,.1f}" if abs(v) >= 10 else f"{v:,.2f}"

@@ -210,3 +210,13 @@ def test_a_plain_runs_goodput_carries_no_kinds_band(capsys: pytest.CaptureFixtur
     out = capsys.readouterr().out
     assert re.search(r"goodput [\d.]+ req/s$", out, re.M), out
     assert "which alone bands SLO attainment and goodput" in out
+
+
+def test_the_spreads_goodput_per_dollar_reads_as_results_card(capsys: pytest.CaptureFixture[str]) -> None:
+    # `run --margin` printed "goodput per $ 28 requests" beside Results' "27.7 req/$" (a review)
+    from engine.core.numbers import count3
+
+    assert (count3(27.71), count3(2380.4), count3(2.054)) == ("27.7", "2,380", "2.05")
+    assert main(["run", "chat-disaggregated", "--set", "duration_s=120", "--margin"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("goodput per $"))
+    assert re.search(r"goodput per \$\s+[\d,.]+ req/\$", line), line
