@@ -62,7 +62,7 @@ def test_cli_run_margin(capsys: pytest.CaptureFixture[str]) -> None:
     # named and written as the margin's lines above (it read 'slo_attainment 0.95972': a review)
     assert re.search(r"  SLO attainment +[\d.]+% +−[\d.]+ to \+[\d.]+ pts", out), out
     assert "slo_attainment" not in out and "goodput_per_usd" not in out
-    assert re.search(r"  goodput per \$ +[\d,]+ requests ", out), out
+    assert re.search(r"  goodput per \$ +[\d,.]+ req/\$ ", out), out
     assert "These are each kind of figure's band" not in out  # the run's own spread is printed
     assert main(["run", "chat-colocated", "--set", "duration_s=60"]) == 0
     plain_run = capsys.readouterr().out  # without the spread: says its bands are not Results'
