@@ -184,11 +184,12 @@ def roofline_section(sc: Scenario, cat: Catalog) -> None:
     chips: list[tuple[str, int, int, int, int]] = []
     skipped = []
     for c in picked:
-        # a pool's chip at its pool's layout, its data- and expert-parallel ranks too
-        layout = next((u for u in in_use if u[0] == c), None)
-        fitted = _fitting(sc, cat, c) if layout is None else None
-        if layout is not None:
-            chips.append(layout)
+        # a pool's chip at each of its pools' layouts, their data- and expert-parallel ranks too (a chip
+        # of two pools drew the first pool's alone: moe-deepseek-dp-ep's dp16 decode pool went undrawn)
+        layouts = [u for u in in_use if u[0] == c]
+        fitted = _fitting(sc, cat, c) if not layouts else None
+        if layouts:
+            chips.extend(layouts)
         elif fitted is None:
             skipped.append(c)
         else:

@@ -1,8 +1,9 @@
 """The ``compare`` command: two scenarios side by side, as the Compare page lines them up.
 
 A is a scenario file or preset (with ``--set``); B another (with ``--set-b``), or by default what the
-page sets beside it: A's counterpart preset on A's workload, window and seed where A names one (the
-same requests: a paired comparison), else A served the other way (``--other-mode`` asks for that).
+page sets beside it: A's counterpart preset where A names one, serving A's workload, window and seed
+where ``--set`` changed them (the same requests: a paired comparison), else A served the other way
+(``--other-mode`` asks for that).
 Each figure reads A, B, the change, the side that does better (`engine.explain.verdicts`: none
 where the two see other requests, or a class's targets differ, and no cheaper bill for a side that
 misses its SLO) and A's and B's bands together; with ``--margin`` the bands are each side's run
@@ -13,7 +14,6 @@ cards read them once known.
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from engine import explain as ex
@@ -23,10 +23,16 @@ from engine.scenario.codec import preset_names
 from engine.scenario.model import Scenario
 from engine.serving.run import ENGINE_VERSION, SimResult, simulate
 
+LOAD_FIELDS = ("workload", "duration_s", "warmup_s", "seed")
+"""A scenario's load: what `with_load_of` gives a counterpart, and what an edit of A must touch for B to take it."""
+
 
 def side_b(args: argparse.Namespace, a: Scenario) -> tuple[Scenario, str]:
-    """B and how it was chosen (its preset or file, 'chat-colocated on A's workload, window and seed', 'A served
-    disaggregated')."""
+    """B and how it was chosen, as the Compare page sets it (`app_pages/compare.py`'s `default_b`): a named
+    B as it is; by default A's counterpart preset, serving A's workload, window and seed where A's `--set`
+    changed them from its own (the page's "counterpart, this load": a preset at its own load is compared
+    at its own, its classes pinned to its own pools: portfolio-h100-only's counterpart read unpinned, and
+    failing chat, when given A's unpinned workload: a review), else A served the other way."""
     if args.other_mode and args.other is not None:
         raise ScenarioError(
             "--other-mode: B is A served the other way; leave out B's scenario, or --other-mode"
@@ -35,28 +41,13 @@ def side_b(args: argparse.Namespace, a: Scenario) -> tuple[Scenario, str]:
     if args.other is not None:
         base, source, chosen = load_scenario(args.other, None), args.other, args.other
     elif not args.other_mode and a.counterpart in preset_names():
-        base = ex.with_load_of(load_scenario(str(a.counterpart), None), a)
-        source, chosen = str(a.counterpart), f"{a.counterpart} on A's workload, window and seed"
+        base, source, chosen = load_scenario(str(a.counterpart), None), str(a.counterpart), str(a.counterpart)
+        own = load_scenario(args.scenario, None)
+        if any(getattr(a, f) != getattr(own, f) for f in LOAD_FIELDS):  # A's load edited: B serves it
+            base, chosen = ex.with_load_of(base, a), f"{a.counterpart} on A's workload, window and seed"
     else:
         base, source, chosen = ex.with_mode(a, other), f"{a.name} served {other}", f"A served {other}"
     return with_sets(base, args.set_b, source, "--set-b"), chosen
-
-
-def _number(v: float | None, unit: str, grows: bool) -> str:
-    """A figure as the page's table reads it: four significant figures, a share in percent."""
-    if v is None or not math.isfinite(v):
-        return "-"
-    text = f"{v:.2%}" if unit == "fraction" else f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
-    return f"≥ {text}" if grows else text
-
-
-def _change(row: dict[str, Any]) -> str:
-    pct, pts = row.get("change_pct"), row.get("change_points")
-    if pts is not None and pts == pts:
-        return f"{pts:+,.1f} pts".replace("-", "−")
-    if pct is not None and pct == pct:
-        return f"{pct:+,.1f}%".replace("-", "−")
-    return "-"
 
 
 def table_of(a: Scenario, b: Scenario, ra: SimResult, rb: SimResult, margin: bool, check: bool) -> Any:
@@ -111,19 +102,43 @@ def notes_of(a: Scenario, b: Scenario, ra: SimResult, rb: SimResult) -> list[str
     return out
 
 
+def _sides(args: argparse.Namespace) -> tuple[Scenario, Scenario, str]:
+    """A, B and how B was chosen; a refusal says the side it is of (a `--set-b` field refused read as
+    A's: a review)."""
+    try:
+        a = load_scenario(args.scenario, args.set)
+    except ScenarioError as exc:
+        raise ScenarioError(f"scenario A: {exc}") from None
+    try:
+        b, chosen = side_b(args, a)
+    except ScenarioError as exc:
+        named = "" if args.other is not None else " (name B, or --other-mode for A served the other way)"
+        raise ScenarioError(f"scenario B: {exc}{named}") from None
+    return a, b, chosen
+
+
+def print_table(table: Any) -> None:
+    """The table's rows as the Compare page's table reads them (`engine.explain.compare_view`)."""
+    view = ex.compare_view(table)
+    print(f"{'figure':28} {'A':>12} {'B':>12} {'change':>20}  {'better':22} band (A and B together)")
+    for r in view.to_dict("records"):
+        label = ex.with_unit(str(r["figure"]), str(r["unit"]))
+        a, b, change = (r[k] if isinstance(r[k], str) else "-" for k in ("a", "b", "change_pct"))
+        print(f"{label:28} {a:>12} {b:>12} {change:>20}  {r['better'] or '-':22} {r['band'] or '-'}")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """Simulate A and B and print their figures side by side (or one JSON document)."""
-    a = load_scenario(args.scenario, args.set)
-    b, chosen = side_b(args, a)
+    a, b, chosen = _sides(args)
     check = not args.no_work_limit
     ra, rb = simulate(a, check_work=check), simulate(b, check_work=check)
     table, band_notes = table_of(a, b, ra, rb, args.margin, check)
     notes = notes_of(a, b, ra, rb)
-    rows: list[dict[str, Any]] = [
-        {str(k): (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-        for r in table.to_dict("records")
-    ]
     if args.json:
+        rows = [
+            {str(k): (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+            for r in table.to_dict("records")
+        ]
         emit_json(
             {
                 "a": {"name": a.name, "seed": a.seed, "summary": ra.summary},
@@ -139,19 +154,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(f"A: {a.name} (seed {a.seed})")
     print(f"B: {b.name} (seed {b.seed}; {chosen})")
     print("paired: the same requests" if not ex.unpaired(a, b) else "not paired: other requests")
-    head = f"{'figure':28} {'A':>12} {'B':>12} {'change':>10}  {'better':22} band (A and B together)"
-    print(head)
-    for r in rows:
-        label = ex.with_unit(r["figure"], r["unit"])
-        print(
-            f"{label:28} {_number(r['a'], r['unit'], r['a_grows']):>12} {_number(r['b'], r['unit'], r['b_grows']):>12}"
-            f" {_change(r):>10}  {r['better'] or '-':22} {r['band'] or '-'}"
-        )
+    print_table(table)
     print(
         "bands: each side's run spread (every chip at either edge of its throughput band), latencies and costs "
         "never narrower than their kind's band"
         if args.margin
-        else "bands: each figure's kind's band, A's and B's together (--margin: each run's own spread)"
+        else "bands: each figure's kind's band, A's and B's together; SLO attainment and goodput only from "
+        "--margin's spreads, which move them with the queues"
     )
     print(ex.BAND_NOTE)
     for note in notes + band_notes:

@@ -173,8 +173,8 @@ def _compare_flags(sub: Any) -> None:
         "other",
         nargs="?",
         default=None,
-        help="B: a .toml/.json file or a preset name (default: A's counterpart preset on A's workload, window "
-        "and seed, else A served the other way)",
+        help="B: a .toml/.json file or a preset name (default, as the Compare page: A's counterpart preset, on "
+        "A's workload, window and seed where --set changed them, else A served the other way)",
     )
     c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     c.add_argument(

@@ -19,7 +19,8 @@ def _sig3(x: float, rounding: str) -> str:
     n = x / scale
     # a hair's tolerance: 24.9 stored as 24.899999... is 24.9, not 24.8
     n = math.floor(n + 1e-9) if rounding == "down" else math.ceil(n - 1e-9)
-    return f"{n * scale:,.0f}" if abs(x) >= 1000 else f"{n * scale:.3g}"
+    # by the rounded value: 999.1 rounded up is 1,000, which '.3g' writes '1e+03' (a review)
+    return f"{n * scale:,.0f}" if abs(n * scale) >= 100 else f"{n * scale:.3g}"
 
 
 def rate_down(x: float) -> str:
@@ -36,6 +37,7 @@ def rate_up(x: float) -> str:
 def count3(v: float) -> str:
     """A positive quantity to about three significant figures, with thousands separators: 2,380, 31.4,
     2.05 (the Results page's cards and `run --margin`'s goodput per $ alike)."""
-    if v == 0 or abs(v) >= 100:
+    # by the value as rounded: 99.96 reads 100, not 100.0, and 9.996 reads 10.0, not 10.00 (a review)
+    if v == 0 or abs(round(v, 1)) >= 100:
         return f"{v:,.0f}"
-    return f"{v:,.1f}" if abs(v) >= 10 else f"{v:,.2f}"
+    return f"{v:,.1f}" if abs(round(v, 2)) >= 10 else f"{v:,.2f}"

@@ -117,6 +117,10 @@ _API = {
     "utilization_frame": "engine.explain.bill",
     "with_expected_error": "engine.explain.compare_table",
     "with_unit": "engine.explain.compare_table",
+    "change_text": "engine.explain.compare_table",
+    "compare_view": "engine.explain.compare_table",
+    "cell_text": "engine.explain.compare_table",
+    "minus": "engine.explain.compare_table",
     "CHIP_NUMBERS": "engine.explain.previews",
     "PoolMemory": "engine.explain.previews",
     "arrival_histogram": "engine.explain.previews",
@@ -260,12 +264,15 @@ __all__ = [
     "cache_figures",
     "cache_rates",
     "caveats",
+    "cell_text",
+    "change_text",
     "chip_options",
     "chip_rows",
     "class_attainment",
     "client_line",
     "cliff_notes",
     "compare",
+    "compare_view",
     "compare_with_noise",
     "cost_basis",
     "cost_judged",
@@ -320,6 +327,7 @@ __all__ = [
     "measure_preview_error",
     "met_faults",
     "met_faults_note",
+    "minus",
     "misses_slo",
     "missing_side",
     "note",
@@ -410,7 +418,15 @@ if TYPE_CHECKING:
     from engine.explain.advisor import Advice, Finding, advise, findings
     from engine.explain.asic import STABLE_MONTHS, specialisation
     from engine.explain.bill import cost_basis, cost_kinds, cost_parts, utilization_frame
-    from engine.explain.compare_table import compare, with_expected_error, with_unit
+    from engine.explain.compare_table import (
+        cell_text,
+        change_text,
+        compare,
+        compare_view,
+        minus,
+        with_expected_error,
+        with_unit,
+    )
     from engine.explain.confidence import (
         BAND_NOTE,
         HEADLINE_SOURCES,

@@ -8,6 +8,7 @@ calibration bands together (`engine.explain.confidence.compared_errors`). Split 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -145,3 +146,65 @@ def with_unit(figure: str, unit: str) -> str:
     if unit in ("%", "fraction", "requests", "events") or figure.endswith(unit):
         return figure
     return f"{figure} ({unit})"
+
+
+# --- how the table reads: the Compare page's and `fengong compare`'s text (from ui.tables) --------
+
+
+def change_text(pct: float | None, points: float | None) -> str | None:
+    """A change from A to B: a share's '+98.8 pts', others' '-41.8%' or from 10× '+87,005% (871×)'; None unknown."""
+    if points is not None and pd.notna(points):
+        return f"{points:+.1f} pts"
+    if pct is None or pd.isna(pct):
+        return None
+    return f"{pct:+,.0f}% ({1 + pct / 100:,.3g}×)" if pct >= 900 else f"{pct:+.1f}%"
+
+
+def minus(text: str) -> str:
+    """A table's signed figure with a minus sign ('−13.4%'), as the bands beside it write theirs. (A
+    card's delta keeps the hyphen: `st.metric` reads it for the arrow and colour.)"""
+    return "−" + text[1:] if text.startswith("-") else text
+
+
+def compare_view(table: pd.DataFrame) -> pd.DataFrame:
+    """A compare table's text (what `compare_styled` shows over the numbers): one change column, a
+    relative change in percent or, for a share,
+    its change in percentage points (`change_points`), so neither column is mostly empty; the figures
+    as the cards read them (`cell_text`: 23,130 not 23130, a share 99.58% not 0.9958)."""
+    text = [
+        None if (t := change_text(c, p)) is None else minus(t)
+        for c, p in zip(table["change_pct"], table.get("change_points", [None] * len(table)), strict=True)
+    ]
+    out = table.assign(change_pct=pd.Series(text, index=table.index, dtype=object)).drop(
+        columns=["change_points", "a_grows", "b_grows"], errors="ignore"
+    )
+    share = out["unit"] == "fraction"
+    for col in ("a", "b", "change", "a_ci95", "b_ci95"):
+        if col in out:
+            signed = col == "change"  # a share's change is the next column's, in points: not said twice
+            out[col] = [
+                None if signed and s else cell_text(v, s, signed)
+                for v, s in zip(out[col], share, strict=True)
+            ]
+    for col in ("a", "b"):  # a side whose figure grows with its run: a floor, as its card reads it
+        grows = table.get(f"{col}_grows", pd.Series(False, index=table.index)).fillna(False).astype(bool)
+        out[col] = [
+            f"≥ {t}" if g and isinstance(t, str) and t != "–" else t
+            for t, g in zip(out[col], grows, strict=True)
+        ]
+    return out.assign(unit=out["unit"].where(~share, "%"))
+
+
+def cell_text(value: Any, share: bool = False, signed: bool = False) -> str | None:
+    """A compare table's figure to four significant figures with thousands separated (23,130; 0.0005415;
+    1.887), a share in percent (99.58%) or, as a change, in points (−5.00 pts); None for no figure."""
+    if value is None or pd.isna(value):
+        return None
+    v = float(value) * (100.0 if share else 1.0) + 0.0  # (+ 0.0: -0.0 reads 0)
+    if not math.isfinite(v):
+        return "∞" if v > 0 else "−∞"
+    places = 2 if share else (max(0, 3 - math.floor(math.log10(abs(v)))) if v else 0)
+    text = f"{v:+,.{places}f}" if signed else f"{v:,.{places}f}"
+    if "." in text and not share:
+        text = text.rstrip("0").rstrip(".")
+    return minus(text) + (" pts" if share and signed else "%" if share else "")

@@ -82,14 +82,16 @@ COMPARED_SOURCES: dict[str, Source] = {
     **{f"TTFT {p}": HEADLINE_SOURCES["ttft_p99_ms"] for p in ("p50", "p90", "p99")},
     **{f"TPOT {p}": HEADLINE_SOURCES["tpot_p99_ms"] for p in ("p50", "p90", "p99")},
     **{f"E2E {p}": HEADLINE_SOURCES["e2e_p99_ms"] for p in ("p50", "p99")},
-    "Goodput": THROUGHPUT,
     "Throughput": THROUGHPUT,
     "Output tokens/s": THROUGHPUT,
     "Cost per request": THROUGHPUT,
     "Cost per 1M output tokens": THROUGHPUT,
     "Energy per output token": (("energy", None),),
 }
-"""Figures of the Compare table (`engine.explain.compare_table.COMPARED` labels) that carry an error.
+"""Figures of the Compare table (`engine.explain.compare_table.COMPARED` labels) that carry an error
+of their kind. Goodput carries none (only its runs' spread, `spread_rows`): it counts the requests within
+their targets, and moves with the queues far past the throughput band near a cliff (its band read −24% to
++6% where the spread fell by 92%: a review; `run` prints it bare likewise).
 E2E's band is the envelope of its prefill pools' TTFT band and its decode pools' TPOT band (no
 band of its own is fitted); its coverage on the reference's held-out mean E2Es is `e2e_band_note`'s
 (`make validate`'s E2E line, `engine.calibration.e2e_band`; docs/calibration.md, "E2E's band")."""

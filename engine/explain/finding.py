@@ -47,7 +47,8 @@ def number_rows(numbers: Mapping[str, float]) -> list[tuple[str, str]]:
             for token, unit, fmt in _UNITS:
                 if key.endswith(token) or (len(token) > 2 and f"{token}_" in key):
                     name, text = key.replace(token, "", 1) + f" ({unit})", fmt.format(value)
-                    text = text.replace("-", "−") if token == "_pct" else text  # as the bands are written
+                    if token == "_pct":  # as the bands are written: a minus sign, past a doubling '> +100%'
+                        text = "> +100%" if value > 1.0 else text.replace("-", "−")
                     break
         words = [_CAPS.get(w, w) for w in name.split("_") if w]
         rows.append((" ".join(words), text))

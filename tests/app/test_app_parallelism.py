@@ -180,9 +180,8 @@ def test_the_hardware_roofline_draws_a_dp_ep_pool_at_its_layout() -> None:
     at = app("hardware", sc, preset="moe-deepseek-dp-ep")
     assert_clean(at)
     names = {t.get("name") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]}
-    assert "h200 ×8 (tp1 dp8 ep8) (uncalibrated)" in names and not any(
-        str(n).startswith("h200 ×1") for n in names
-    )
+    assert {"h200 ×8 (tp1 dp8 ep8) (uncalibrated)", "h200 ×16 (tp1 dp16 ep16) (uncalibrated)"} <= names
+    assert not any(str(n).startswith("h200 ×1 ") for n in names)
     cat = scenario_catalog(sc)
     model, h200 = cat.model(sc.model.id), cat.chip("h200")
     _, points = rc.roofline(model, [(h200, 1, 1, 8, 8)], "fp8", "fp8")

@@ -164,7 +164,7 @@ def test_a_share_changes_in_points_not_percent() -> None:
 
 def test_compare_figures_read_as_the_cards_read_them() -> None:
     """Four significant figures with thousands separated: a user read '23130' and '+0.000005249'."""
-    from ui.tables import figure_text
+    from engine.explain.compare_table import cell_text as figure_text
 
     assert [figure_text(v) for v in (23130.4, 0.00054153, 1.8874, 809.94, 0.0, 1234567.0)] == [
         "23,130",

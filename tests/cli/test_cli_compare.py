@@ -69,3 +69,33 @@ def test_its_refusals_name_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
 def test_other_mode_serves_a_the_other_way(capsys: pytest.CaptureFixture[str]) -> None:
     doc = _json(capsys, "chat-colocated", "--other-mode", "--set", "duration_s=60")
     assert doc["paired"] and doc["b"]["chosen"] == "A served disaggregated"
+
+
+def test_an_unedited_a_is_compared_with_its_counterpart_as_the_page_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # portfolio-h100-only's counterpart was given A's unpinned workload and read failing chat (54.87% within
+    # SLO, 'B misses its SLO'), where the page compares the pinned preset itself (98.53%: a review)
+    doc = _json(capsys, "portfolio-h100-only")
+    assert doc["b"]["chosen"] == "portfolio-chat-batch"
+    own = simulate(load_preset("portfolio-chat-batch"))
+    assert doc["b"]["summary"]["slo_attainment"] == own.summary["slo_attainment"]
+    better = {r["figure"]: r["better"] for r in doc["rows"]}
+    assert better["Cost per request"] != "B misses its SLO"
+
+
+def test_a_refusal_names_its_side_and_the_table_reads_as_the_pages(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["compare", "chat-colocated", "--set-b", "foo=1"]) == 2
+    assert capsys.readouterr().err.startswith("error: scenario B: foo: unknown field")
+    assert main(["compare", "chat-colocated", "--set", "foo=1"]) == 2
+    assert capsys.readouterr().err.startswith("error: scenario A: foo: unknown field")
+    # a cost far below a cent and a change past ten times, as the page's table writes them
+    args = ["compare", "chat-colocated", "--set", "duration_s=60", "--set", "cost.usd_per_hour.h100-sxm=0.1"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    cost = next(ln for ln in out.splitlines() if ln.startswith("Cost per request"))
+    assert "0.0000" in cost and "e-0" not in cost and "×)" in cost
+    goodput = next(ln for ln in out.splitlines() if ln.startswith("Goodput"))
+    assert goodput.rstrip().endswith("-")  # no kind's band on goodput: --margin's spread alone

@@ -217,6 +217,7 @@ def test_the_spreads_goodput_per_dollar_reads_as_results_card(capsys: pytest.Cap
     from engine.core.numbers import count3
 
     assert (count3(27.71), count3(2380.4), count3(2.054)) == ("27.7", "2,380", "2.05")
+    assert (count3(99.96), count3(9.996)) == ("100", "10.0")  # three figures as rounded
     assert main(["run", "chat-disaggregated", "--set", "duration_s=120", "--margin"]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("goodput per $"))
     assert re.search(r"goodput per \$\s+[\d,.]+ req/\$", line), line

@@ -24,3 +24,16 @@ def test_an_uncalibrated_chips_numbers_are_the_bands_its_sentence_gives() -> Non
     assert rows["throughput band high (%)"] == f"{hi:+.0%}"
     assert f"throughput {lo:+.0%}".replace("-", "−") in found.text  # the sentence's own figures
     assert not any("error" in k for k in found.numbers)
+
+
+def test_a_band_past_a_doubling_reads_as_its_sentence_does() -> None:
+    # decode-asic's sentence read "throughput −41% to > +100%" above a number of "+110%" (a review)
+    res = simulate(io.apply_overrides(io.load_preset("decode-asic"), {"duration_s": 30.0}))
+    found = [f for f in advise(res).findings if f.topic == "calibration"]
+    rows = [dict(number_rows(f.numbers)) for f in found]
+    assert any(r.get("throughput band high (%)") == "> +100%" for r in rows)
+    assert all(
+        "> +100%" in f.text
+        for f in found
+        if dict(number_rows(f.numbers)).get("throughput band high (%)") == "> +100%"
+    )

@@ -143,6 +143,7 @@ def test_a_capacity_reads_no_higher_than_the_rate_that_passed(capsys: pytest.Cap
         "17.5",
         "1,240",
     )
+    assert (rate_up(999.1), rate_down(999.9)) == ("1,000", "999")  # rounded up to 1,000: not 1e+03
     args = ["capacity", "chat-disaggregated", "--set", "duration_s=120", "--no-margin", "--no-progress"]
     assert main(args) == 0
     head = capsys.readouterr().out.splitlines()[0]
