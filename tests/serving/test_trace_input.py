@@ -291,6 +291,11 @@ def test_a_column_named_twice_is_refused() -> None:
     line = '{"timestamp": 0, "input_length": 500, "input_length": 90000, "output_length": 1}'
     with pytest.raises(ScenarioError, match="line 1: the field 'input_length' is given twice"):
         read("mooncake", line + "\n")
+    # a nested object's field of the same name is not the line's given twice (the text's count refused it)
+    nested = (
+        '{"meta": {"timestamp": 7, "input_length": 1}, "timestamp": 0, "input_length": 5, "output_length": 1}'
+    )
+    assert len(read("mooncake", nested + "\n")) == 1
     with pytest.raises(ScenarioError, match="the column 'ContextTokens' is named twice"):
         read(
             "azure",

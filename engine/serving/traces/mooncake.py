@@ -26,6 +26,19 @@ TRACE_KEYS = ('"timestamp"', '"input_length"', '"output_length"', '"hash_ids"')
 """The fields a Mooncake line is read by, quoted as its text names them."""
 
 
+def _twice(line: str) -> str | None:
+    """The first field of `TRACE_KEYS` a line's top-level object gives twice, else None."""
+    top: list[list[str]] = []
+
+    def keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        top.append([k for k, _ in pairs])  # objects close inner first: the line's own is the last
+        return dict(pairs)
+
+    json.loads(line, object_pairs_hook=keys)
+    own = top[-1] if top else []
+    return next((k[1:-1] for k in TRACE_KEYS if own.count(k[1:-1]) > 1), None)
+
+
 def _read_mooncake(text: str, name: str, scenario: Scenario) -> TraceArrays:
     arrival: array[float] = array("d")
     prompt: array[int] = array("q")
@@ -49,10 +62,11 @@ def _read_mooncake(text: str, name: str, scenario: Scenario) -> TraceArrays:
             if type(row) is not dict:
                 raise ScenarioError(f"{name}: line {line_no}: expected a JSON object")
             # a field given twice kept its last copy (an input of 500 then 90,000 ran at 90,000: a review);
-            # the fields read are named once (the text's count: a hook on every object costs the parse)
-            if twice := next((k for k in TRACE_KEYS if line.count(k) > 1), None):
+            # the fields read are named once: the text's count first (a hook on every object costs the
+            # parse), then the line's own keys where it counts one twice (a nested object's key is not its)
+            if any(line.count(k) > 1 for k in TRACE_KEYS) and (twice := _twice(line)):
                 raise ScenarioError(
-                    f"{name}: line {line_no}: the field {twice[1:-1]!r} is given twice; give it once"
+                    f"{name}: line {line_no}: the field {twice!r} is given twice; give it once"
                 )
             try:
                 ts, inp, out = row["timestamp"], row["input_length"], row["output_length"]
