@@ -89,9 +89,7 @@ COMPARED_SOURCES: dict[str, Source] = {
     "Energy per output token": (("energy", None),),
 }
 """Figures of the Compare table (`engine.explain.compare_table.COMPARED` labels) that carry an error
-of their kind. Goodput carries none (only its runs' spread, `spread_rows`): it counts the requests within
-their targets, and moves with the queues far past the throughput band near a cliff (its band read −24% to
-+6% where the spread fell by 92%: a review; `run` prints it bare likewise).
+of their kind; goodput none (`SPREAD_ONLY`: its runs' spread alone, `spread_rows`).
 E2E's band is the envelope of its prefill pools' TTFT band and its decode pools' TPOT band (no
 band of its own is fitted); its coverage on the reference's held-out mean E2Es is `e2e_band_note`'s
 (`make validate`'s E2E line, `engine.calibration.e2e_band`; docs/calibration.md, "E2E's band")."""
@@ -555,8 +553,8 @@ def figure_band(
 ) -> str | None:
     """The band a headline figure carries: its run's spread where known (`spread_band`: '−22% to
     +39%', '−1.1 to +0.2 pts'), else its kind's band ('−9% to +12%', cut by `bounds`); None for a
-    figure without one (a missing or zero figure, the bill, SLO attainment without a spread, a
-    kind whose band's coverage was not measured, a count whose spread falls to nothing: `falls_to_nothing`)."""
+    figure without one (a missing or zero figure, the bill, SLO attainment and `SPREAD_ONLY` without a
+    spread, a kind whose band's coverage was not measured, a count whose spread falls to nothing)."""
     move = (moves or {}).get(key)
     if key == "slo_attainment":
         return None if move is None or spans_all(move) else spread_band(key, None, move)
@@ -568,8 +566,14 @@ def figure_band(
         if key == "goodput_per_usd" and (both := _per_usd(marks, moves or {}, bounds)) is not None:
             return signed_text(*both)
         return spread_band(key, spread_floor(marks, key, bounds), move)
+    if key in SPREAD_ONLY:
+        return None
     r = headline_range(marks, key)
     return None if r is None else band(r, (bounds or {}).get(key))
+
+
+SPREAD_ONLY = ("goodput_rps", "goodput_per_usd")
+"""Banded by their run's spread alone (they move with the queues: −24% to +6% read where it fell 92%)."""
 
 
 def _per_usd(marks: Sequence[PoolMark], moves: Moves, bounds: Limits | None) -> Range | None:

@@ -351,3 +351,13 @@ def test_goodput_per_dollar_carries_the_band_of_the_two_it_is_the_ratio_of() -> 
     assert cost == "−5% to +32%"  # (+29% until the refit of 2026-12-06)
     said = confidence.figure_band("1,664", marks, "goodput_per_usd", moves, bounds)
     assert said == f"−{(1 - 0.97 / 1.32) * 100:.0f}% to +{(0.99 / 0.95 - 1) * 100:.0f}%" == "−27% to +4%"
+
+
+def test_goodput_is_banded_by_its_runs_spread_alone() -> None:
+    # a goodput read "15.28 req/s (−24% to +6%)", the throughput band, where its spread fell by 92% (a review)
+    marks = (PoolMark("m", "mixed", cal("a", True, throughput=(0.8, 1.25), tpot=(1.0, 1.25))),)
+    assert confidence.figure_band("15.28 req/s", marks, "goodput_rps") is None
+    assert confidence.figure_band("27.7", marks, "goodput_per_usd") is None
+    assert confidence.figure_band("15.28 req/s", marks, "throughput_rps") == "−20% to +25%"
+    spread = {"goodput_rps": (-0.3, 0.05)}
+    assert confidence.figure_band("15.28 req/s", marks, "goodput_rps", spread) == "−30% to +5%"
