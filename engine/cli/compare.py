@@ -44,7 +44,12 @@ def side_b(args: argparse.Namespace, a: Scenario) -> tuple[Scenario, str]:
         base, source, chosen = load_scenario(str(a.counterpart), None), str(a.counterpart), str(a.counterpart)
         own = load_scenario(args.scenario, None)
         if any(getattr(a, f) != getattr(own, f) for f in LOAD_FIELDS):  # A's load edited: B serves it
-            base, chosen = ex.with_load_of(base, a), f"{a.counterpart} on A's workload, window and seed"
+            try:
+                base, chosen = ex.with_load_of(base, a), f"{a.counterpart} on A's workload, window and seed"
+            except ScenarioError as exc:  # the default B cannot take A's load: what the user may do instead
+                raise ScenarioError(
+                    f"{a.counterpart} on A's workload: {exc} (name B, or --other-mode for A served the other way)"
+                ) from None
     else:
         base, source, chosen = ex.with_mode(a, other), f"{a.name} served {other}", f"A served {other}"
     return with_sets(base, args.set_b, source, "--set-b"), chosen
@@ -112,8 +117,7 @@ def _sides(args: argparse.Namespace) -> tuple[Scenario, Scenario, str]:
     try:
         b, chosen = side_b(args, a)
     except ScenarioError as exc:
-        named = "" if args.other is not None else " (name B, or --other-mode for A served the other way)"
-        raise ScenarioError(f"scenario B: {exc}{named}") from None
+        raise ScenarioError(f"scenario B: {exc}") from None
     return a, b, chosen
 
 

@@ -99,3 +99,14 @@ def test_a_refusal_names_its_side_and_the_table_reads_as_the_pages(
     assert "0.0000" in cost and "e-0" not in cost and "×)" in cost
     goodput = next(ln for ln in out.splitlines() if ln.startswith("Goodput"))
     assert goodput.rstrip().endswith("-")  # no kind's band on goodput: --margin's spread alone
+
+
+def test_a_refusal_of_b_advises_only_where_the_default_b_failed(capsys: pytest.CaptureFixture[str]) -> None:
+    # "name B, or --other-mode" followed the user's own --set-b refusal, --other-mode given (a review)
+    assert main(["compare", "chat-colocated", "--other-mode", "--set-b", "bogus=1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: scenario B: bogus: unknown field") and "--other-mode for" not in err
+    # the default B that cannot take A's edited load: what to do instead
+    assert main(["compare", "portfolio-chat-batch", "--set", "workload.arrival.rate_rps=10"]) == 2
+    err = capsys.readouterr().err
+    assert "scenario B: portfolio-h100-only on A's workload:" in err and "(name B, or --other-mode" in err

@@ -37,3 +37,12 @@ def test_a_band_past_a_doubling_reads_as_its_sentence_does() -> None:
         for f in found
         if dict(number_rows(f.numbers)).get("throughput band high (%)") == "> +100%"
     )
+
+
+def test_a_band_side_that_rounds_to_nothing_reads_as_its_sentence() -> None:
+    # number_rows gave '−0%' where the sentence's side_text gives '+0%' (a review)
+    from engine.explain.confidence import side_text
+
+    rows = dict(number_rows({"throughput_band_high_pct": -0.004, "throughput_band_low_pct": -0.2}))
+    assert rows["throughput band high (%)"] == side_text(-0.004) == "+0%"
+    assert rows["throughput band low (%)"] == side_text(-0.2) == "−20%"

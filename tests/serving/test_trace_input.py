@@ -296,6 +296,10 @@ def test_a_column_named_twice_is_refused() -> None:
         '{"meta": {"timestamp": 7, "input_length": 1}, "timestamp": 0, "input_length": 5, "output_length": 1}'
     )
     assert len(read("mooncake", nested + "\n")) == 1
+    # a key spelled with an escape is the same key given twice (its last copy ran: a review)
+    escaped = '{"timestamp": 0, "input_length": 500, "output_length": 1, "input_l\\u0065ngth": 90000}'
+    with pytest.raises(ScenarioError, match="line 1: the field 'input_length' is given twice"):
+        read("mooncake", escaped + "\n")
     with pytest.raises(ScenarioError, match="the column 'ContextTokens' is named twice"):
         read(
             "azure",

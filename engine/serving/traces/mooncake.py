@@ -64,7 +64,8 @@ def _read_mooncake(text: str, name: str, scenario: Scenario) -> TraceArrays:
             # a field given twice kept its last copy (an input of 500 then 90,000 ran at 90,000: a review);
             # the fields read are named once: the text's count first (a hook on every object costs the
             # parse), then the line's own keys where it counts one twice (a nested object's key is not its)
-            if any(line.count(k) > 1 for k in TRACE_KEYS) and (twice := _twice(line)):
+            # or spells any with an escape ('"input_l\u0065ngth"' is 'input_length' twice: a review)
+            if ("\\u" in line or any(line.count(k) > 1 for k in TRACE_KEYS)) and (twice := _twice(line)):
                 raise ScenarioError(
                     f"{name}: line {line_no}: the field {twice!r} is given twice; give it once"
                 )
