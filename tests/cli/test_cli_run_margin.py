@@ -221,3 +221,16 @@ def test_the_spreads_goodput_per_dollar_reads_as_results_card(capsys: pytest.Cap
     assert main(["run", "chat-disaggregated", "--set", "duration_s=120", "--margin"]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("goodput per $"))
     assert re.search(r"goodput per \$\s+[\d,.]+ req/\$", line), line
+
+
+def test_the_bills_parts_add_up_to_it_by_hand(capsys: pytest.CaptureFixture[str]) -> None:
+    # rent-vs-own's kinds read 0.20 + 0.02 + 0.07 beside $0.28 per 1k requests (a review): three figures
+    assert main(["run", "rent-vs-own", "--set", "duration_s=120"]) == 0
+    out = capsys.readouterr().out
+    kinds = re.search(r"per 1k requests by kind \(\$\): (.*)$", out, re.M)
+    parts = re.search(r"per 1k requests by part \(\$, ([\d.]+) in all\): (.*)$", out, re.M)
+    assert kinds is not None and parts is not None, out
+    total = float(parts.group(1))
+    for listed in (kinds.group(1), parts.group(2)):
+        values = [float(x.rsplit(" ", 1)[1]) for x in listed.split(", ")]
+        assert sum(values) == pytest.approx(total, rel=0.01), (listed, total)
