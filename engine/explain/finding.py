@@ -22,7 +22,7 @@ class Finding:
 
 
 _UNITS: tuple[tuple[str, str, str], ...] = (
-    ("_pct", "%", "{:+.0%}"),
+    ("_pct", "%", "{:+.0%}"),  # (written by `confidence.side_text`)
     ("_ms", "ms", "{:,.1f}"),
     ("_rps", "req/s", "{:,.2f}"),
     ("_w", "W", "{:,.1f}"),
@@ -47,15 +47,10 @@ def number_rows(numbers: Mapping[str, float]) -> list[tuple[str, str]]:
             for token, unit, fmt in _UNITS:
                 if key.endswith(token) or (len(token) > 2 and f"{token}_" in key):
                     name, text = key.replace(token, "", 1) + f" ({unit})", fmt.format(value)
-                    if token == "_pct":  # as the bands are written: a minus sign, past a doubling '> +100%',
-                        # and a side that rounds to nothing '+0%' (`confidence.side_text`)
-                        text = (
-                            "> +100%"
-                            if value > 1.0
-                            else "+0%"
-                            if text in ("-0%", "+0%")
-                            else text.replace("-", "−")
-                        )
+                    if token == "_pct":  # a band's side as the sentence writes it ('−43%', '> +100%', '+0%')
+                        from engine.explain.confidence import side_text  # (the bands' module: display only)
+
+                        text = side_text(value)
                     break
         words = [_CAPS.get(w, w) for w in name.split("_") if w]
         rows.append((" ".join(words), text))
