@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 
 def rate2(x: float) -> str:
     """A rate in req/s to two significant figures, in whole numbers from 10 up: '3.4', '0.061', '123'
@@ -11,8 +13,6 @@ def rate2(x: float) -> str:
 
 def _sig3(x: float, rounding: str) -> str:
     """`x` to three significant figures, rounded `rounding` ('down' or 'up'), as '.3g' writes it."""
-    import math
-
     if x == 0 or not math.isfinite(x):
         return f"{x:.3g}"
     scale = 10.0 ** (math.floor(math.log10(abs(x))) - 2)

@@ -256,7 +256,8 @@ def _in_system(scenario: Scenario, rec: Records, arrival: np.ndarray) -> Trend |
     left = np.where(np.isfinite(rec.completion_s), rec.completion_s, rec.first_token_s)
     if rec.failed_s is not None:
         left = np.where(np.isnan(rec.failed_s), left, rec.failed_s)
-    return _trend(scenario, arrival, np.where(np.isnan(left), _gone_s(rec), left))
+    # what is left unknown never failed and never answered: rejected, it left on arrival
+    return _trend(scenario, arrival, np.where(np.isnan(left), rec.arrival_s, left))
 
 
 def _tokens(scenario: Scenario, rec: Records, arrival: np.ndarray) -> tuple[float, float, float, float]:
