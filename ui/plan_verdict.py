@@ -27,6 +27,7 @@ from engine.planning import (
     DEFAULT_ATTAINMENT,
     OBJECTIVES,
     PAST_TARGET_WHY,
+    SAME_AT_EDGES,
     Margin,
     MarginCheck,
     Plan,
@@ -37,6 +38,7 @@ from engine.planning import (
     holds_note,
     holds_with_margin,
     past_target,
+    reads_alike,
     steady_reruns,
     tokens_band,
     vendor_crossing,
@@ -122,10 +124,8 @@ def _band(b: Any, fmt: str, to: str = " to ") -> str:
 def _tokens_band(c: dict[str, Any], reruns: tuple[Any, ...]) -> str:
     """The choice's tokens/s per chip band: the reruns' spread, as the CLI's (`with_rerun_bands`); one
     that rounds to the figure at both ends is said so ('416 (416 to 416)': it serves the load either way)."""
-    t_band = _band(tokens_band(c, reruns), ",.0f")
-    if t_band and len(set(t_band[2:-1].split(" to "))) == 1:
-        return " (the same at its chips' band edges)"
-    return t_band
+    band = tokens_band(c, reruns)
+    return SAME_AT_EDGES if reads_alike(band, ",.0f") else _band(band, ",.0f")
 
 
 def _ms_band(b: Any, ms: float | None) -> str:
@@ -312,7 +312,7 @@ pinned while the table scrolls to them."""
 
 def _spread(b: Any, fmt: str) -> str:
     """A table cell's band ' (786–1,039)', none where both ends read alike ('1,039 (1,039–1,039)')."""
-    return "" if b and format(b[0], fmt) == format(b[1], fmt) else _band(b, fmt, "–")
+    return "" if reads_alike(b, fmt) else _band(b, fmt, "–")
 
 
 def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFrame:
@@ -321,12 +321,10 @@ def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFram
     does (they read 15.2 to 45.3 ms there and 18.3-45.3 in the table: a walkthrough), and its 'holds
     slowed' from the margin's rerun where no risk-aware check reached it (`holds_with_margin`)."""
     t = holds_with_margin(t, reruns)
-    if (
-        len(t) and "output_tokens_per_s_per_chip_band" in t
-    ):  # the winner's as the verdict reads it (`tokens_band`:
-        t = (
-            t.copy()
-        )  # its row read '1,039 (786–1,039)' under '1,039 (the same at its chips' band edges)': a review)
+    # the winner's as the verdict reads it (`tokens_band`: its row read '1,039 (786–1,039)' under '1,039 (the
+    # same at its chips' band edges)': a review)
+    if len(t) and "output_tokens_per_s_per_chip_band" in t:
+        t = t.copy()
         t["output_tokens_per_s_per_chip_band"] = [
             tokens_band(r, reruns) if r["winner"] else r["output_tokens_per_s_per_chip_band"]
             for r in t.to_dict(orient="records")

@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from engine.planning.objective import BILLED, COLUMN, OBJECTIVES, value_text
-from engine.planning.verdict_bands import holds_note, holds_with_margin
+from engine.planning.verdict_bands import SAME_AT_EDGES, holds_note, holds_with_margin, reads_alike
 
 if TYPE_CHECKING:
     from engine.planning.plan import Plan
@@ -63,11 +63,8 @@ def figures_text(row: dict[str, Any]) -> str:
     m_band = _band(row.get("usd_per_million_output_tokens_band"), ",.2f")
     places = usd_decimals(per_req) if per_req is not None else 4  # '$0.000324', as the page reads it
     r_band = _band(row.get("usd_per_request_band"), f",.{places}f")
-    t_band = _band(row.get("output_tokens_per_s_per_chip_band"), ",.0f")
-    if (
-        t_band and len(set(t_band[2:-1].split(" to "))) == 1
-    ):  # '416 (416 to 416)': it serves the load either way
-        t_band = " (the same at its chips' band edges)"
+    tokens = row.get("output_tokens_per_s_per_chip_band")
+    t_band = SAME_AT_EDGES if reads_alike(tokens, ",.0f") else _band(tokens, ",.0f")
     out = [
         f"{int(row['chips'])} chips, ${row['usd_per_hour']:,.2f}/h" + assumed_price_mark(row),
         "n/a per M output tokens" if per_m is None else f"${per_m:,.2f}{m_band} per M output tokens",

@@ -58,6 +58,8 @@ _API = {
     "holds_note": "engine.planning.verdict_bands",
     "holds_with_margin": "engine.planning.verdict_bands",
     "tokens_band": "engine.planning.verdict_bands",
+    "reads_alike": "engine.planning.verdict_bands",
+    "SAME_AT_EDGES": "engine.planning.verdict_bands",
     "PAST_TARGET_WHY": "engine.planning.verdict_bands",
     "steady_reruns": "engine.planning.verdict_bands",
     "assumed_price_mark": "engine.planning.prices",
@@ -107,6 +109,7 @@ __all__ = [
     "PAST_TARGET_WHY",
     "PLAN_FORM",
     "PP_MIN_TP",
+    "SAME_AT_EDGES",
     "Capacity",
     "Emitted",
     "Lifetime",
@@ -140,6 +143,7 @@ __all__ = [
     "plan_margin",
     "plan_work_estimate",
     "queue_words",
+    "reads_alike",
     "rule_text",
     "run_lifetime",
     "steady_reruns",
@@ -181,10 +185,12 @@ if TYPE_CHECKING:
     from engine.planning.verdict import Verdict
     from engine.planning.verdict_bands import (
         PAST_TARGET_WHY,
+        SAME_AT_EDGES,
         class_bands,
         holds_note,
         holds_with_margin,
         past_target,
+        reads_alike,
         tokens_band,
     )
     from engine.planning.verdict_bands import steady as steady_reruns

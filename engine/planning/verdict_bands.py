@@ -65,7 +65,19 @@ def tokens_band(row: dict[str, Any], reruns: tuple[Any, ...] = ()) -> list[float
     ]
     if fig is None or not xs:
         return row.get("output_tokens_per_s_per_chip_band")
-    return [min(float(fig), *xs), max(float(fig), *xs)]
+    return take_in(None, *xs, figure=float(fig))  # the figure's and its reruns' range, no kind's band
+
+
+SAME_AT_EDGES = " (the same at its chips' band edges)"
+"""A tokens/s per chip band whose ends read as one (`reads_alike`): it serves the load either way."""
+
+
+def reads_alike(band: Sequence[float] | None, fmt: str) -> bool:
+    """Whether a band's two ends read the same in `fmt` ('416 (416 to 416)'): the Planner page, its table
+    and `plan` then say so or show none, by this one rule."""
+    if not band:
+        return False
+    return format(band[0], fmt) == format(band[1], fmt)
 
 
 def bands(quoted: dict[str, Any], edges: list[dict[str, Any]]) -> dict[str, Any]:
