@@ -330,7 +330,10 @@ table_slot = st.empty()  # drawn now with the kinds' bands, again at the end wit
 
 
 def draw_table(shown: pd.DataFrame) -> None:
-    """The comparison table, every row in view."""
+    """The comparison table, every row in view; a figure without a band reads '–' there, as the CLI's '-'
+    (an empty cell read as a band still to come)."""
+    if "band" in shown:
+        shown = shown.assign(band=[b or None for b in shown["band"]])
     table_slot.dataframe(
         tables.compare_styled(shown),
         hide_index=True,

@@ -82,6 +82,11 @@ def _layout(
     return fig
 
 
+MS_LOG_AXIS = {"tickformat": ",~r", "hoverformat": ",.4~g"}
+"""A latency axis in ms drawn on a log scale: ticks 100, 1,000, 10,000 (plotly's own read 1000 beside
+10k; SI's "~s" would write 0.1 ms as 100m), hovers 3,741 as the tables."""
+
+
 def _log_ok(values: pd.Series | np.ndarray) -> bool:
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v) & (v > 0)]
@@ -213,6 +218,7 @@ def cdf(
     for pct in sorted({float(t["percentile"]) for t in rows_t}):
         fig.add_hline(y=pct / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
     fig.update_xaxes(title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if log else "linear")
+    fig.update_xaxes(**MS_LOG_AXIS, selector={"type": "log"})
     fig.update_yaxes(title="fraction of requests", range=[0, 1.02], tickformat=".0%")
     return _layout(
         fig, title if title is not None else f"{METRIC_NAMES.get(metric, metric)} CDF", height, legend
@@ -315,6 +321,7 @@ def tail(frame: pd.DataFrame, metric: str, targets: pd.DataFrame, *, height: int
     fig.update_yaxes(
         title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if _log_ok(spread) else "linear"
     )
+    fig.update_yaxes(**MS_LOG_AXIS, selector={"type": "log"})
     if len(names) < 2:
         return _layout(fig, f"{METRIC_NAMES.get(metric, metric)} by percentile", height)
     # several classes: their legend under the axis, two to a row (beside the title, three long names ran

@@ -79,7 +79,9 @@ COMPARE: dict[str, Any] = {
         "higher rise). Once each side's run has been re-simulated at its chips' band edges (the cards above), "
         "the figures that spread moves (TTFT, TPOT and E2E p99, SLO attainment, goodput, throughput, costs per "
         "request and per million tokens) carry it, as the cards do; the others, and all of them before, "
-        "their kind's band from the pools' calibration; empty where no band's coverage was measured. "
+        "their kind's band from the pools' calibration. – where none is shown: a price ($/h) and the counts "
+        "carry none, SLO attainment and goodput none but their runs' spread (none while it crosses a cliff: the "
+        "note under the cards says so), and a kind whose coverage was never measured has none. "
         + ex.e2e_band_note(),
     ),
 }
