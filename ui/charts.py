@@ -458,6 +458,9 @@ def shade_warmup(fig: go.Figure, end: float, start: float = 0.0, *, said: bool =
     fig.add_vrect(x0=start, x1=end, fillcolor="gray", opacity=0.12, line_width=0, **words)
 
 
+RATE_HOVER = "rate: %{y:,.1f} req/s<extra></extra>"
+
+
 def rate(
     curve: pd.DataFrame,
     title: str,
@@ -472,10 +475,28 @@ def rate(
     fig = go.Figure()
     shade_warmup(fig, warmup_s, said=True)
     if observed is not None and len(observed):
-        fig.add_trace(go.Bar(x=observed["t_s"], y=observed["rate_rps"], name=observed_name, opacity=0.45))
-    if len(curve):
+        # each hover line names its figure and unit (it read "(12:36, 14.83333)" beside "rate : 15.54731")
+        sent = f"{observed_name}: %{{y:,.1f}} req/s<extra></extra>"
         fig.add_trace(
-            go.Scatter(x=curve["t_s"], y=curve["rate_rps"], name="rate", mode="lines", line={"width": 2.5})
+            go.Bar(
+                x=observed["t_s"],
+                y=observed["rate_rps"],
+                name=observed_name,
+                opacity=0.45,
+                hovertemplate=sent,
+            )
+        )
+    if len(curve):
+        line = {"width": 2.5}
+        fig.add_trace(
+            go.Scatter(
+                x=curve["t_s"],
+                y=curve["rate_rps"],
+                name="rate",
+                mode="lines",
+                line=line,
+                hovertemplate=RATE_HOVER,
+            )
         )
     fig.update_xaxes(title="time (s)")
     fig.update_yaxes(title="requests/s", rangemode="tozero")

@@ -18,7 +18,9 @@ other run's comes after the pools' utilisation over time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import plotly.graph_objects as go
@@ -391,18 +393,49 @@ def fault_key(marks: Sequence[FaultMark]) -> str:
     )
 
 
+DAY_START = datetime(2000, 1, 1)
+"""The day a window read as one day is drawn on (a date axis: its hovers read the hour, 14:30)."""
+
+
+def _clock(value: Any, hours_per_unit: float) -> Any:
+    """One x value of a day's chart as its moment of the day (None and NaN as they are)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return value
+    return DAY_START + timedelta(hours=float(value) * hours_per_unit)
+
+
+def _on_the_day(fig: go.Figure, hours_per_unit: float) -> None:
+    """Every x of `fig` (its traces, shapes and annotations on the x axis, and its range) moved from the
+    window's units to the moment of the day they stand for."""
+    for trace in fig.data:
+        if getattr(trace, "x", None) is not None:
+            trace.x = [_clock(v, hours_per_unit) for v in trace.x]
+    for item in (*fig.layout.shapes, *fig.layout.annotations):
+        if item.xref in (None, "x"):
+            for key in ("x0", "x1", "x"):
+                if getattr(item, key, None) is not None:
+                    item[key] = _clock(item[key], hours_per_unit)
+    if fig.layout.xaxis.range is not None:
+        fig.update_xaxes(range=[_clock(v, hours_per_unit) for v in fig.layout.xaxis.range])
+
+
 def hour_ticks(figs: Sequence[go.Figure], window_s: float, unit_s: float = 60.0) -> None:
     """Read a day's window as the day its rate follows (`Arrival.peak_hour`: 24 hours of shape over the
-    window): ticks at every sixth hour, level (seven ticks ran together beside a right-hand axis at 1,100
-    px), so the lesson's "peak at 14:00" is found on the axis. `unit_s`: seconds of one unit of the
-    figures' x axes (a minute here; a second on the Workload page's arrival chart)."""
-    units = window_s / unit_s
+    window): the x axis is the hour of the day, ticked every sixth hour, level (seven ticks ran together
+    beside a right-hand axis at 1,100 px), so the lesson's "peak at 14:00" is found on the axis, and a
+    hover reads its moment of the day (14:30; it read the window's minute, 870, under ticks in hours).
+    `unit_s`: seconds of one unit of the figures' x axes (a minute here; a second on the Workload page's
+    arrival chart)."""
+    hours_per_unit = 24.0 / (window_s / unit_s)
     hours = range(0, 25, 6)
     for fig in figs:
+        _on_the_day(fig, hours_per_unit)
         fig.update_xaxes(  # level and short: turned upright in a third of 1,100 px they pushed the axis's
-            tickvals=[h / 24.0 * units for h in hours],  # title into the legend (a review)
+            type="date",  # title into the legend (a review)
+            tickvals=[DAY_START + timedelta(hours=h) for h in hours],
             ticktext=[f"{h}:00" for h in hours],
             tickangle=0,
+            hoverformat="%H:%M",
             title="hour of the day (the window read as one day)",
         )
 

@@ -4,7 +4,9 @@ of several minutes, fixed or autoscaled; a day's panel opens the page with the f
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
+import plotly.graph_objects as go
 import pytest
 
 from engine.scenario.codec import apply_overrides, load_preset
@@ -200,12 +202,35 @@ def test_a_days_charts_read_the_window_as_the_day_its_rate_follows() -> None:
     assert over is not None
     fig = timeline.instances_chart(over)
     timeline.hour_ticks([fig], 1800.0)
+    day = timeline.DAY_START
     ticks = dict(zip(fig.layout.xaxis.ticktext, fig.layout.xaxis.tickvals, strict=True))
-    assert ticks["0:00"] == 0.0 and ticks["24:00"] == pytest.approx(30.0)
+    assert ticks["0:00"] == day and ticks["24:00"] == day + timedelta(hours=24)
     assert fig.layout.xaxis.tickangle == 0  # level: upright, they pushed the axis title into the legend
     busiest = max(range(len(over["requests"])), key=lambda i: over["requests"][i])
-    peak_minute = sc.workload.arrival.peak_hour / 24.0 * 30.0
-    assert abs(over["t_s"][busiest] / 60.0 - peak_minute) <= 3.0  # the busiest minute is the peak hour's
+    # the busiest minute is drawn at the peak hour, and its hover reads that hour (it read minute 870)
+    drawn = fig.data[0].x[busiest]
+    hours = (drawn - day).total_seconds() / 3600.0
+    assert abs(hours - sc.workload.arrival.peak_hour) <= 3.0 * 24.0 / 30.0
+    assert hours == pytest.approx(over["t_s"][busiest] / 1800.0 * 24.0)
+    assert fig.layout.xaxis.type == "date" and fig.layout.xaxis.hoverformat == "%H:%M"
+    # the window's end and its range moved with the data: the last point at midnight, the range the day's
+    assert fig.data[0].x[-1] == day + timedelta(hours=over["window_end_s"] / 1800.0 * 24.0)
+
+
+def test_a_days_faults_and_warmup_move_with_its_hours() -> None:
+    """A fault's dotted line and number, and the warm-up's shading, sit at their moment of the day once
+    the window is read as one day (they stayed at their minute, far left of a date axis)."""
+    fig = go.Figure(go.Scatter(x=[0.0, 1.0, 2.0, 3.0], y=[1, 1, 1, 1]))
+    fig.update_xaxes(range=[0.0, 3.0])
+    fig.add_vline(x=1.5, annotation={"text": "1"}, annotation_position="top right")
+    fig.add_vrect(x0=0.0, x1=0.5)
+    timeline.hour_ticks([fig], 180.0)
+    day = timeline.DAY_START
+    at = {h: day + timedelta(hours=h) for h in (0, 4, 12, 24)}
+    assert [s.x0 for s in fig.layout.shapes] == [at[12], at[0]]
+    assert [s.x1 for s in fig.layout.shapes] == [at[12], at[4]]
+    assert [a.x for a in fig.layout.annotations] == [at[12]]
+    assert list(fig.layout.xaxis.range) == [at[0], at[24]]  # three minutes read as a day: 8 hours each
 
 
 def test_a_fault_is_a_numbered_dotted_line_on_every_chart_and_the_key_says_what() -> None:
@@ -309,5 +334,8 @@ def test_a_days_arrival_chart_reads_its_hours_as_the_day_panel_does() -> None:
     (rate,) = [s for s in specs if "Arrival rate" in json.dumps(s["layout"].get("title", ""))]
     axis = rate["layout"]["xaxis"]
     assert axis["ticktext"] == ["0:00", "6:00", "12:00", "18:00", "24:00"]
-    assert axis["tickvals"] == pytest.approx([0.0, 225.0, 450.0, 675.0, 900.0])  # seconds of a 900 s day
+    # a 900 s day: its seconds 0, 225, ... drawn at the hours they stand for, the rate's curve with them
+    assert axis["tickvals"] == [f"2000-01-0{1 + h // 24}T{h % 24:02d}:00:00" for h in (0, 6, 12, 18, 24)]
+    curve = next(t for t in rate["data"] if t.get("name") == "rate")
+    assert curve["x"][0].startswith("2000-01-01T00:00") and axis["hoverformat"] == "%H:%M"
     assert axis["title"]["text"] == "hour of the day (the window read as one day)"
