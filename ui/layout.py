@@ -30,12 +30,24 @@ PAGE = "fg_page"
 SHARE_SLOT = "fg_share_slot"
 """Session state, within one run: the Share box's address slot and the address drawn in it."""
 
-BOUND_HELP = (
-    " Its band is the model's throughput band (about two in three real deployments land inside). Where "
-    "an open loop's run served every request it was sent, faster chips could not serve more, so the band "
-    "is cut on the side they would move this figure (goodput: −36% to +0%; cost per request: −0% to +36%, "
-    "less where the drain after the window adds to the bill)."
+SPREAD_HELP = (
+    " Its band (about two in three real deployments land inside) is its run's spread: the same requests rerun "
+    "with every chip at the pessimistic and the optimistic edge of its throughput band."
 )
+GOODPUT_BAND_HELP = (
+    SPREAD_HELP
+    + " Goodput takes that spread alone (it moves with the queues, which the chips' band does not "
+    "say), and none while the spread is not yet known or falls to nothing at the pessimistic edge (the note "
+    "under the cards says so)."
+)
+COST_BAND_HELP = (
+    SPREAD_HELP
+    + " A cost keeps at least its chips' throughput band turned round, what the bill of a deployment "
+    "sized to hold the SLO moves by; where an open loop's run served every request it was sent, faster chips "
+    "could not serve more, so that band is cut on the side they would move the bill (less where the drain "
+    "after the window adds to it)."
+)
+
 
 METRIC_HELP = {
     "ttft_p99_ms": "99th percentile of time to first token over completed requests (queueing, prefill and KV "
@@ -49,8 +61,8 @@ METRIC_HELP = {
     "(rejected and failed requests count as misses).",
     "usd_per_request": "The whole deployment's bill (every chip, idle or not, until the drain ends) "
     "divided by completed requests. Marked 'at saturation' where the run cannot keep up: the bill over "
-    "batches a backlog keeps full, served late, is cheaper per request and no better." + BOUND_HELP,
-    "goodput_rps": "Requests per second of the window that met their SLO." + BOUND_HELP,
+    "batches a backlog keeps full, served late, is cheaper per request and no better." + COST_BAND_HELP,
+    "goodput_rps": "Requests per second of the window that met their SLO." + GOODPUT_BAND_HELP,
     "usd_per_million_output_tokens": "The bill divided by output tokens of completed requests, times a million. "
     "Marked 'at saturation' where the run cannot keep up, as $ / request is.",
 }

@@ -453,11 +453,17 @@ ROOFLINE: dict[str, Any] = {
     # wide enough for 'bandwidth' (they read 'com' and 'ban' even at 1,600 px: a browser review)
     "roofline_bound": cc.TextColumn("roofline bound", width="medium"),
     "binds": cc.TextColumn(
-        "binds", help="What limits the phase: compute, bandwidth, KV capacity or a link.", width="medium"
+        "binds",
+        help="What limits the phase: the longest of its step's parts (compute or bandwidth, a link, the fixed "
+        "cost, the pipeline stages), or KV capacity where it caps the decode batch.",
+        width="medium",
     ),
     "time_ms": cc.NumberColumn("iteration", format="%.1f ms"),
     "kv_transfer_ms": cc.NumberColumn(
-        "KV transfer", format="%.1f ms", help="The prompt's KV over the chip's scale-out links."
+        "KV transfer",
+        format="%.1f ms",
+        help="The prompt's KV over the chip's scale-out links; none for a chip without one (it cannot send "
+        "KV to another machine's decode pool without a link set on the scenario).",
     ),
     "tokens_per_s_per_chip": cc.NumberColumn("tokens/s per chip", format="localized"),
     "usd_per_million_tokens": cc.NumberColumn(

@@ -89,10 +89,12 @@ def cmd_advise(args: argparse.Namespace) -> int:
         "that serves it cheapest without missing its SLO unloaded; where none holds them, the fewest chips "
         "with pipeline stages). batch: the largest decode batch within the TPOT target, a bound, not the "
         "batch the run ran (the specialisation test below reads the run); FLOP/B: the phase's arithmetic "
-        "intensity; ridge: the chip's peak FLOP/s over its main memory's bytes/s, in FLOP/B; binds: the longer "
-        "of the step's compute and memory times, which a chip's SRAM or DDR tier, attention at BF16 or a MoE's "
-        "experts can set against the ridge's reading (a decode under the ridge binds compute where its weights "
-        "stream from SRAM)"
+        "intensity; ridge: the chip's peak FLOP/s over its main memory's bytes/s, in FLOP/B; binds: the longest "
+        "of the step's parts: the longer of its compute and memory times (which a chip's SRAM or DDR tier, "
+        "attention at BF16 or a MoE's experts can set against the ridge's reading: a decode under the ridge "
+        "binds compute where its weights stream from SRAM), its chips' communication (link; a prompt's KV "
+        "over the scale-out links outlasting its prefill too), its fixed cost or its pipeline stages; "
+        "kv_capacity where KV memory caps a bandwidth-bound decode batch"
     )
     print(
         f"{'chip':22} {'layout':9} {'phase':8} {'batch':>5} {'FLOP/B':>7} {'ridge':>6} {'TFLOP/s/chip':>12} "
