@@ -69,6 +69,9 @@ class Check:
     its capacity: it passes no plan, `Summary.at_capacity`), else None."""
     output_tokens_per_s_per_chip: float | None = None
     """Its output tokens per second per chip (None: not known), which `verdict_bands.tokens_band` takes."""
+    classes: Mapping[str, Mapping[str, Any]] | None = None
+    """Per class, its TTFT and TPOT at its SLO percentile (`at_slo`'s ``classes_at_slo``; None: not
+    known), which `verdict_bands.class_bands` takes for each class of a choice with two or more."""
 
     def capacity_text(self) -> str:
         """Why it does not pass where it stands at its capacity (`rules.capacity_text`), else ''."""
@@ -369,6 +372,7 @@ def _chosen_slowed(
             ttft_class=highest(r.get("classes_at_slo"), "ttft_ms"),
             tpot_class=highest(r.get("classes_at_slo"), "tpot_ms"),
             standing_requests=num("standing_requests") if "standing_requests" in r else None,
+            classes=r.get("classes_at_slo"),
         )
     return _check(scenario, p, window, catalog, check_work, q.slowdown)
 
@@ -406,4 +410,5 @@ def _check(
         standing_requests=stood["standing_requests"] if (stood := s.get("at_capacity")) else None,
         output_tokens_per_s_per_chip=float(s["throughput_tokens_per_s"]["output"])
         / float(p.runs.iloc[p.best_run]["chips"]),  # the planned row's chips: this is its deployment
+        classes=slo["classes_at_slo"],
     )

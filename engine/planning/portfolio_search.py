@@ -109,11 +109,17 @@ def _portfolios_said(bounds_: Sequence[PortfolioBound], status: dict[Any, str], 
     states = [status.get(b.portfolio, "") for b in bounds_]
     bounded = sum(1 for s in states if s == "bounded")
     least = min(b.usd_per_hour for b in bounds_)
-    what = f"{n} portfolio{'s' if n != 1 else ''} (a decode pool per class) tried"
+    what = f"{n} portfolio{'s' if n != 1 else ''} (a decode pool per class) offered"
     if passed:
         return f"{what}: {passed} passed (each a deployment of its own in the runs and frontiers)"
     if bounded == n:
         return f"{what}: each bounded out, its cost model's bound (from ${least:,.2f}/h) above the cheapest that passed"
+    unrun = states.count("unexplored")
+    if unrun == n:  # none simulated: "tried: none passed" read as portfolios failing here (a review)
+        return (
+            f"{what}: none simulated, the simulation budget spent before them (from ${least:,.2f}/h by the "
+            "cost model; more simulations would try them)"
+        )
     words = {"unexplored": "not run: the simulation budget was spent", "simulated": "run and failed"}
     told = ", ".join(f"{states.count(s)} {words.get(s, s)}" for s in dict.fromkeys(states))
     return f"{what}: none passed ({told})"

@@ -135,17 +135,21 @@ def class_bands(chosen: dict[str, Any], reruns: tuple[Any, ...] = ()) -> dict[st
     chips, `engine.planning.margin.Check`; those whose latencies grow with the run's length left
     out: `steady`), so the range never leaves out a figure the margin prints under it. The Planner
     page and `plan` read them from here (the page once widened them and the CLI not: TPOT p90 19.7
-    ms (14.1 to 27.9) on the page, (14.7 to 27.9) in the CLI, for one plan)."""
+    ms (14.1 to 27.9) on the page, (14.7 to 27.9) in the CLI, for one plan). With two classes or
+    more, each takes its own figures in the reruns (`Check.classes`): it took none, and a class's TTFT
+    read "779 ms (779 to 1,186)" above a faster rerun at 574 ms (a review)."""
     one = len(chosen["classes_at_slo"]) == 1
-    ttft, tpot = (steady(reruns, "ttft"), steady(reruns, "tpot")) if one else ([], [])
+    ttft, tpot = steady(reruns, "ttft"), steady(reruns, "tpot")
+
+    def seen(runs: list[Any], name: str, kind: str) -> list[float | None]:
+        if one:
+            return [getattr(r, f"{kind}_ms_at_slo", None) for r in runs]
+        return [((getattr(r, "classes", None) or {}).get(name) or {}).get(f"{kind}_ms") for r in runs]
+
     return {
         name: (
-            take_in(
-                k.get("ttft_band"), *(getattr(r, "ttft_ms_at_slo", None) for r in ttft), figure=k["ttft_ms"]
-            ),
-            take_in(
-                k.get("tpot_band"), *(getattr(r, "tpot_ms_at_slo", None) for r in tpot), figure=k["tpot_ms"]
-            ),
+            take_in(k.get("ttft_band"), *seen(ttft, name, "ttft"), figure=k["ttft_ms"]),
+            take_in(k.get("tpot_band"), *seen(tpot, name, "tpot"), figure=k["tpot_ms"]),
         )
         for name, k in chosen["classes_at_slo"].items()
     }

@@ -202,4 +202,19 @@ def test_a_plan_says_what_became_of_its_portfolios() -> None:
     )
     said = [n for n in p.notes if "portfolio" in n]
     assert len(said) == 1, said
-    assert said[0].startswith("12 portfolios (a decode pool per class) tried: each bounded out"), said
+    assert said[0].startswith("12 portfolios (a decode pool per class) offered: each bounded out"), said
+
+
+def test_portfolios_the_budget_never_reached_are_not_said_to_have_failed() -> None:
+    """'8 portfolios tried: none passed (8 not run: the simulation budget was spent)' read as portfolios
+    failing here, none simulated, the preset's own one cheaper than the choice (a review)."""
+    from types import SimpleNamespace
+
+    from engine.planning.portfolio_search import _portfolios_said
+
+    bounds_ = [SimpleNamespace(portfolio=i, usd_per_hour=35.72 + i) for i in range(8)]
+    said = _portfolios_said(bounds_, {i: "unexplored" for i in range(8)}, {})  # type: ignore[arg-type]
+    assert "none simulated" in said and "tried" not in said and "none passed" not in said, said
+    assert "from $35.72/h" in said
+    some = _portfolios_said(bounds_, {0: "simulated"} | {i: "unexplored" for i in range(1, 8)}, {})  # type: ignore[arg-type]
+    assert "none passed (1 run and failed, 7 not run" in some, some

@@ -407,8 +407,9 @@ def test_a_choice_the_search_did_not_settle_says_so() -> None:
 
 def test_a_one_class_choices_ranges_hold_the_margins_reruns_on_the_page_and_in_the_cli() -> None:
     """`class_bands`: a one-class choice's TTFT and TPOT ranges widen to hold the margin's reruns of
-    it (one growing with run length left out); with two classes they stay their own (the reruns'
-    figures are the highest over the classes). The CLI's text reads them as the page does (it once
+    it (one growing with run length left out); with two classes each takes its own figures in the reruns
+    (`Check.classes`; the highest over the classes are no class's: a class read TTFT 779 ms (779 to
+    1,186) above a faster rerun at 574 ms, a review). The CLI's text reads them as the page does (it once
     printed TPOT p90 19.7 ms (14.7 to 27.9) where the page read (14.1 to 27.9): a review)."""
     from types import SimpleNamespace
 
@@ -424,6 +425,12 @@ def test_a_one_class_choices_ranges_hold_the_margins_reruns_on_the_page_and_in_t
     assert class_bands(one) == {"chat": ([150.0, 260.0], [14.7, 27.9])}
     two = {"classes_at_slo": {"chat": k, "batch": k}}
     assert class_bands(two, (faster,))["chat"] == ([150.0, 260.0], [14.7, 27.9])
+    per = {"chat": {"ttft_ms": 120.0, "tpot_ms": 14.0}, "batch": {"ttft_ms": 300.0, "tpot_ms": None}}
+    each = SimpleNamespace(ttft_ms_at_slo=300.0, tpot_ms_at_slo=14.0, grows_rps=None, classes=per)
+    assert class_bands(two, (each,)) == {
+        "chat": ([120.0, 260.0], [14.0, 27.9]),
+        "batch": ([150.0, 300.0], [14.7, 27.9]),
+    }
     assert "TPOT p90 19.7 ms (14.1 to 27.9)" in latency_text(one, (faster,))
     # a rerun whose TTFT grows while its TPOT stays level (`Shortfall.steady`): the margin prints
     # that TPOT ('at saturation'), so the TPOT range holds it; the TTFT range does not take it in
