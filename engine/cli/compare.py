@@ -94,8 +94,13 @@ def notes_of(a: Scenario, b: Scenario, ra: SimResult, rb: SimResult) -> list[str
         )
     if note := ex.targets_note(ex.target_differences(a, b)):
         out.append(note)
-    if ra.summary["cost"].get("mode", "rent") != rb.summary["cost"].get("mode", "rent"):
-        out.append("A's and B's chips are costed on different bases (rented against owned).")
+    modes = [r.summary["cost"].get("mode", "rent") for r in (ra, rb)]
+    if modes[0] != modes[1]:  # in the sides' order: 'rented against owned' read so where A was owned
+        said = {"rent": "rented", "own": "owned"}
+        out.append(
+            "A's and B's chips are costed on different bases "
+            f"(A's {said.get(modes[0], modes[0])}, B's {said.get(modes[1], modes[1])})."
+        )
     elif a.cost != b.cost:
         out.append(
             "A and B are priced differently: a change in cost is as much the prices' as the deployments'."

@@ -42,11 +42,12 @@ def _parts_lines(c: dict[str, Any]) -> list[str]:
 
 
 def _part(v: Any) -> str:
-    """A part of the bill per 1k requests to three significant figures ('0.198', '0.0171', '0'; '-' for none)."""
+    """A part of the bill per 1k requests to three significant figures, trailing zeros kept ('0.198',
+    '0.0171', '1.70', '0'; '-' for none): '1.7' beside '0.397' read as one figure short (a review)."""
     if v is None:
         return "-"
     x = v * 1000
-    return "0" if x == 0 else f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+    return "0" if x == 0 else f"{x:,.0f}" if abs(x) >= 100 else f"{x:#.3g}"
 
 
 def _fmt(v: Any, unit: str = "", scale: float = 1.0) -> str:

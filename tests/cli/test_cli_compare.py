@@ -110,3 +110,10 @@ def test_a_refusal_of_b_advises_only_where_the_default_b_failed(capsys: pytest.C
     assert main(["compare", "portfolio-chat-batch", "--set", "workload.arrival.rate_rps=10"]) == 2
     err = capsys.readouterr().err
     assert "scenario B: portfolio-h100-only on A's workload:" in err and "(name B, or --other-mode" in err
+
+
+def test_a_cost_basis_note_names_each_sides_basis(capsys: pytest.CaptureFixture[str]) -> None:
+    # rent-vs-own's A is owned and B rented: the note read "(rented against owned)" (a review)
+    assert main(["compare", "rent-vs-own", "--set", "duration_s=60"]) == 0
+    out = capsys.readouterr().out
+    assert "costed on different bases (A's owned, B's rented)" in out, out

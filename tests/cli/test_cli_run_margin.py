@@ -234,3 +234,11 @@ def test_the_bills_parts_add_up_to_it_by_hand(capsys: pytest.CaptureFixture[str]
     for listed in (kinds.group(1), parts.group(2)):
         values = [float(x.rsplit(" ", 1)[1]) for x in listed.split(", ")]
         assert sum(values) == pytest.approx(total, rel=0.01), (listed, total)
+
+
+def test_a_bills_part_keeps_its_third_figure() -> None:
+    # pipeline-llama-405b read "prefill 1.7, decode 0.397" beside "2.09 in all" (a review): 1.70
+    from engine.cli.run_text import _part
+
+    assert (_part(0.0016967), _part(0.000397), _part(0.0000171)) == ("1.70", "0.397", "0.0171")
+    assert (_part(0.012), _part(0.1234), _part(0.0), _part(None)) == ("12.0", "123", "0", "-")
