@@ -364,9 +364,10 @@ COMPARE_COLUMNS: dict[str, Any] = {
     "better": cc.TextColumn(
         "better",
         width=150,  # as the one-seed table's: at its default width 'within noise' read 'within noi'
-        help="Which scenario does better on this figure (same: within 0.5%; within noise: the seeds alone could "
-        "explain the difference: on the same requests, the 95% interval of the seeds' differences B − A holds 0; "
-        "on other requests, the two sides' 95% intervals overlap).",
+        help="Which scenario does better on this figure (same: within 0.5%, unless the seeds say the difference "
+        "is real, when the side it favours is named; within noise: the seeds alone could explain the difference: "
+        "on the same requests, the 95% interval of the seeds' differences B − A holds 0; on other requests, the "
+        "two sides' 95% intervals overlap).",
     ),
     "unit": cc.TextColumn("unit", width="small"),
     "change": None,  # B − A: the relative change says it, and the ± columns need the room
