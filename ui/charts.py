@@ -82,6 +82,15 @@ def _layout(
     return fig
 
 
+def _axis_unit(frame: pd.DataFrame, targets: Sequence[Mapping[str, Any]]) -> tuple[str, float]:
+    """The unit a latency CDF's axis reads in and its size in ms: seconds where the curves or a target
+    reach 100 s (a backlog's TTFTs read '1M' ms on the axis beside a card of '≥ 56.4 min'), else ms."""
+    top = max(
+        [float(frame["latency_ms"].max()) if len(frame) else 0.0, *(float(t["target_ms"]) for t in targets)]
+    )
+    return ("s", 1000.0) if math.isfinite(top) and top >= 100_000 else ("ms", 1.0)
+
+
 MS_LOG_AXIS = {"tickformat": ",~r", "hoverformat": ",.4~g"}
 """A latency axis in ms drawn on a log scale: ticks 100, 1,000, 10,000 (plotly's own read 1000 beside
 10k; SI's "~s" would write 0.1 ms as 100m), hovers 3,741 as the tables."""
@@ -176,34 +185,39 @@ def cdf(
     if not colors and len(names) > 1:  # several classes: each keeps one colour for its curve and its target
         palette = class_palette(names)
     fig = go.Figure()
+    rows_t = targets[targets["metric"] == metric].to_dict("records") if targets is not None else []
+    unit, size = _axis_unit(frame, rows_t)
     for name, rows in frame.groupby(series, sort=False):
+        # each point's latency in the unit it reads in (a backlog's 1,237,887.1 ms as 20.6 min: a review)
+        said = [duration_text(float(v)) for v in rows["latency_ms"]]
         fig.add_trace(
             go.Scatter(
-                x=rows["latency_ms"], y=rows["fraction"], name=str(name), mode="lines", line_shape="hv",
+                x=rows["latency_ms"] / size, y=rows["fraction"], name=str(name), mode="lines", line_shape="hv",
                 line={"dash": (dashes or {}).get(str(name), "solid"), "color": palette.get(str(name)),
                       "width": 1.5 if name == ALL else 2},
-                hovertemplate="%{x:,.1f} ms: %{y:.1%}<extra>" + str(name) + "</extra>",
+                customdata=said, hovertemplate="%{customdata}: %{y:.1%}<extra>" + str(name) + "</extra>",
             )
         )  # fmt: skip
-    vals = frame["latency_ms"].to_numpy(dtype=float) if len(frame) else np.zeros(0)
+    vals = frame["latency_ms"].to_numpy(dtype=float) / size if len(frame) else np.zeros(0)
     log = _log_ok(vals)
-    rows_t = targets[targets["metric"] == metric].to_dict("records") if targets is not None else []
     lo = hi = None
     if len(vals):  # fix the range: long target labels must not stretch it
-        hi = max([float(vals.max()), *[float(t["target_ms"]) for t in rows_t]]) * 1.15
+        hi = max([float(vals.max()), *[float(t["target_ms"]) / size for t in rows_t]]) * 1.15
         lo = max(float(vals[vals > 0].min()) / 1.3, 1e-3) if log else 0.0
         fig.update_xaxes(range=[math.log10(lo), math.log10(hi)] if log else [lo, hi])
     curves = (
-        [(g["fraction"].to_numpy(dtype=float), g["latency_ms"].to_numpy(dtype=float)) for _, g in frame.groupby(series, sort=False)]
+        [(g["fraction"].to_numpy(dtype=float), g["latency_ms"].to_numpy(dtype=float) / size)
+         for _, g in frame.groupby(series, sort=False)]
         if len(frame)
         else []
     )  # fmt: skip
     for i, t in enumerate(rows_t):
-        target, pct = float(t["target_ms"]), float(t["percentile"])
+        ms, pct = float(t["target_ms"]), float(t["percentile"])
+        target = ms / size
         color = palette.get(str(t["class"]), ACCENT) if len(rows_t) > 1 else ACCENT
         fig.add_vline(x=target, line={"dash": "dash", "color": color, "width": 1.5})
         # ms as the axis reads them; ten seconds or more in their own unit (60.0 min, not 3,600,000 ms)
-        at = f"{target:,.0f} ms" if target < 10_000 else duration_text(target)
+        at = f"{ms:,.0f} ms" if ms < 10_000 else duration_text(ms)
         mixed = len({float(r["percentile"]) for r in rows_t}) > 1  # A's p99 beside B's p90: each says its own
         label = (
             f"{t['class']} SLO {at}" + (f" @ p{pct:g}" if mixed else "")
@@ -217,7 +231,8 @@ def cdf(
         )  # fmt: skip
     for pct in sorted({float(t["percentile"]) for t in rows_t}):
         fig.add_hline(y=pct / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
-    fig.update_xaxes(title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if log else "linear")
+    fig.update_xaxes(title=f"{METRIC_NAMES.get(metric, metric)} ({unit})", type="log" if log else "linear")
+    fig.update_layout(meta={"ms_per_unit": size})  # what `cdf_band` divides its bands' ms by
     fig.update_xaxes(**MS_LOG_AXIS, selector={"type": "log"})
     fig.update_yaxes(title="fraction of requests", range=[0, 1.02], tickformat=".0%")
     return _layout(
@@ -253,11 +268,13 @@ def cdf_band(
     fig = cdf(frame, metric, targets, height=height, series=series, dashes=dashes, colors=palette, columns=columns,
               title=title if title is not None else f"{name} CDF: mean of {seeds} seeds")  # fmt: skip
     lines = len(fig.data)
+    size = float((fig.layout.meta or {}).get("ms_per_unit", 1.0))  # the axis's unit (`cdf`: ms or s)
     for i, (key, rows) in enumerate(frame.groupby(series, sort=False)):
         y = rows["fraction"].to_numpy(dtype=float)
         fig.add_trace(
             go.Scatter(
-                x=np.concatenate([rows["low_ms"].to_numpy(dtype=float), rows["high_ms"].to_numpy(dtype=float)[::-1]]),
+                x=np.concatenate([rows["low_ms"].to_numpy(dtype=float),
+                                  rows["high_ms"].to_numpy(dtype=float)[::-1]]) / size,
                 y=np.concatenate([y, y[::-1]]), fill="toself", mode="lines", line={"width": 0},
                 fillcolor=_rgba(palette.get(str(key), POOL_COLORS[0]), 0.3), hoverinfo="skip",
                 name=f"range of {seeds} seeds", legendgroup="band", showlegend=i == 0,
@@ -266,7 +283,10 @@ def cdf_band(
     fig.data = fig.data[lines:] + fig.data[:lines]  # bands behind the curves
     rng = fig.layout.xaxis.range
     if len(frame) and rng is not None:  # widen the range `cdf` fixed from the curves to hold the bands
-        low, high = frame["low_ms"].to_numpy(dtype=float), frame["high_ms"].to_numpy(dtype=float)
+        low, high = (
+            frame["low_ms"].to_numpy(dtype=float) / size,
+            frame["high_ms"].to_numpy(dtype=float) / size,
+        )
         if fig.layout.xaxis.type == "log":
             pos = low[low > 0]
             lo = min(rng[0], math.log10(max(float(pos.min()) / 1.3, 1e-3))) if len(pos) else rng[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine.scenario.codec import apply_overrides, load_preset
 from tests.app.harness import app, text_of
 from ui import layout
@@ -59,3 +61,23 @@ def test_a_tiny_rate_reads_its_digits() -> None:
     """A 2-request trace's goodput of 0.0033 req/s read 'Goodput 0.00 req/s' (a review)."""
     assert layout.fmt_rps(0.0033) == "0.0033 req/s" and layout.fmt_rps(12.345) == "12.35 req/s"
     assert layout.fmt_rps(0.0) == "0.00 req/s" and layout.fmt_rps(None) == "–"
+
+
+def test_a_backlogs_cdf_reads_in_seconds_and_its_hover_in_the_unit_that_fits() -> None:
+    """A backlog's TTFTs (minutes) read '1M' ms on the CDF's axis and '1,237,887.1 ms' in its hover beside a
+    card of '≥ 56.4 min' (a review): past 100 s the axis is in seconds, each hover in its own unit."""
+    import pandas as pd
+
+    from ui import charts
+
+    frame = pd.DataFrame(
+        {"class": ["chat"] * 3, "latency_ms": [80.0, 9_000.0, 1_237_887.1], "fraction": [0.3, 0.6, 0.9]}
+    )
+    targets = pd.DataFrame([{"metric": "ttft", "class": "chat", "target_ms": 1000.0, "percentile": 90.0}])
+    fig = charts.cdf(frame, "ttft", targets)
+    assert fig.layout.xaxis.title.text.endswith("(s)")
+    assert list(fig.data[0].x) == pytest.approx([0.08, 9.0, 1237.8871])
+    assert list(fig.data[0].customdata) == ["80.0 ms", "9,000 ms", "20.6 min"]
+    assert [s.x0 for s in fig.layout.shapes if s.line.dash == "dash"] == [1.0]  # the 1,000 ms target, at 1 s
+    quick = charts.cdf(frame.assign(latency_ms=[80.0, 90.0, 95.0]), "ttft", targets)
+    assert quick.layout.xaxis.title.text.endswith("(ms)") and list(quick.data[0].x) == [80.0, 90.0, 95.0]
