@@ -352,7 +352,8 @@ def extra_degrees(shape: Shape) -> int:
 
 
 def split_label(shape: Shape | Portfolio, counts: Sequence[int]) -> str:
-    """The P:D split of a deployment: ``5P:2D``, ``8M`` for a colocated pool, ``3P:2D|4D`` for a portfolio."""
+    """The P:D split of a deployment: ``5P:2D``, ``8 mixed`` for a colocated pool of eight instances (``8M``
+    read as eight million: "b200 tp8 1M", a review), ``3P:2D|4D`` for a portfolio."""
     if isinstance(shape, Portfolio):
         return shape.split(counts)
-    return f"{counts[0]}M" if shape.mode == "colocated" else f"{counts[0]}P:{counts[1]}D"
+    return f"{counts[0]} mixed" if shape.mode == "colocated" else f"{counts[0]}P:{counts[1]}D"

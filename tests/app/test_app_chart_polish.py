@@ -109,7 +109,7 @@ def test_the_planners_frontier_labels_do_not_run_into_each_other() -> None:
     runs = pd.DataFrame({
         "usd_per_hour": [17.0, 17.6, 18.0, 18.4, 19.0, 40.0],
         "goodput_rps": [15.2, 15.3, 15.3, 15.4, 15.4, 15.5],
-        "split": ["2P:1D", "3P:1D", "2P:2D", "4P:1D", "3P:2D", "8M"],
+        "split": ["2P:1D", "3P:1D", "2P:2D", "4P:1D", "3P:2D", "8 mixed"],
         "chosen": [False, False, True, False, False, False],
     })  # fmt: skip
     sides = planner.label_sides(runs, "usd_per_hour", "goodput_rps", (0.0, 60.0), 16.0)
@@ -132,7 +132,7 @@ def test_a_frontier_label_does_not_cover_another_runs_marker() -> None:
     from ui import plan_labels
 
     labelled = pd.DataFrame(
-        {"cost": [10.0, 30.0], "goodput": [8.0, 8.0], "split": ["2P:1D", "4M"], "chosen": [True, False]}
+        {"cost": [10.0, 30.0], "goodput": [8.0, 8.0], "split": ["2P:1D", "4 mixed"], "chosen": [True, False]}
     )
 
     def sides(*extra: tuple[float, float]) -> dict[int, str | None]:
@@ -161,7 +161,7 @@ def test_a_frontier_label_keeps_clear_of_the_chosen_runs_star() -> None:
             {
                 "x": [54.0, 57.0],
                 "y": [980.0, 980.0],
-                "split": ["2P:1D", "2M"],
+                "split": ["2P:1D", "2 mixed"],
                 "chosen": [chosen_first, False],
             }
         )
@@ -182,7 +182,7 @@ def test_a_split_already_named_over_the_same_x_is_not_named_again() -> None:
         {
             "x": [24.1, 24.15, 24.2, 24.25, 33.0],
             "y": [330.0, 250.0, 170.0, 90.0, 45.0],
-            "split": ["1P:1D", "1P:1D", "1P:1D", "3M", "1P:1D"],
+            "split": ["1P:1D", "1P:1D", "1P:1D", "3 mixed", "1P:1D"],
             "chosen": [True, False, False, False, False],
         }
     )

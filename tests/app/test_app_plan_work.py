@@ -123,10 +123,10 @@ def test_the_progress_text_says_what_runs_and_the_time_left(monkeypatch: pytest.
     running.bar = Bar()  # type: ignore[assignment]
     state[plan_run.RUNNING] = {"done": 0, "total": 40, "started": plan_run.time.monotonic() - 10.0}
     report = running.report("Margin: slowed simulation", before=10)
-    report(0, 20, "h100-sxm tp2 3M")
+    report(0, 20, "h100-sxm tp2 3 mixed")
     assert state[plan_run.RUNNING]["done"] == 10
     text = texts_seen[-1]
-    assert text.startswith("Margin: slowed simulation 1 (at most 20): h100-sxm tp2 3M")
+    assert text.startswith("Margin: slowed simulation 1 (at most 20): h100-sxm tp2 3 mixed")
     # 10 simulations in about 10 s: at most 30 more, about 30 s
     assert "10 s so far, at most 30 s more" in text
 

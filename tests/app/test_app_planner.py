@@ -54,7 +54,7 @@ def test_failing_runs_are_grey_crosses_off_the_frontier() -> None:
     frame = sample_runs([False, True, True, True]).assign(
         mode="colocated",
         shape="h100-sxm tp2",
-        split=["1M", "2M", "3M", "4M"],
+        split=["1 mixed", "2 mixed", "3 mixed", "4 mixed"],
         chosen=[False, True, False, False],
     )
     fig = pareto_chart(
@@ -66,7 +66,11 @@ def test_failing_runs_are_grey_crosses_off_the_frontier() -> None:
     misses = traces["misses an SLO"]
     assert list(misses.x) == [10.0] and misses.marker.symbol == "x" and misses.text is None
     assert list(traces["colocated, meets SLOs"].x) == [20.0, 30.0, 40.0]
-    assert list(traces["colocated, meets SLOs"].text) == ["2M", "", "4M"]  # labels on the frontier only
+    assert list(traces["colocated, meets SLOs"].text) == [
+        "2 mixed",
+        "",
+        "4 mixed",
+    ]  # labels on the frontier only
     # the star is drawn last (on top) and answers a click with the chosen run itself: with no
     # customdata a click fell through it to a failing run at the same point, loaded as "the choice"
     star = fig.data[-1]
@@ -80,7 +84,7 @@ def test_clicked_point_is_read_from_the_selection_event() -> None:
     assert selected_run({"selection": {"points": []}}) is None
     assert selected_run(None) is None
     both = [  # a failing run beneath the chosen star, picked together: the star's (drawn on top) wins
-        {"curve_number": 2, "customdata": [7, "h100-sxm tp1", "12M", 54.0, 39.3]},
+        {"curve_number": 2, "customdata": [7, "h100-sxm tp1", "12 mixed", 54.0, 39.3]},
         {"curve_number": 5, "customdata": [3, "h100-sxm tp1", "10P:1D", 54.0, 39.3]},
     ]
     assert selected_run({"selection": {"points": both}}) == 3
@@ -310,7 +314,9 @@ def test_a_click_on_either_chart_is_the_one_that_loads() -> None:
         from ui.plan_charts import _picked
 
         def event(run: int | None) -> dict[str, object]:
-            points = [] if run is None else [{"curve_number": 1, "customdata": [run, "s", "1M", 1.0, 1.0]}]
+            points = (
+                [] if run is None else [{"curve_number": 1, "customdata": [run, "s", "1 mixed", 1.0, 1.0]}]
+            )
             return {"selection": {"points": points}}
 
         seen = []

@@ -108,7 +108,7 @@ def test_the_planners_shapes_table_says_what_is_missing_in_words() -> None:
 
     frame = pd.DataFrame(
         {
-            "lower_bound_split": ["2P:1D", None, "3M"],
+            "lower_bound_split": ["2P:1D", None, "3 mixed"],
             "lower_bound_usd_per_hour": [13.5, math.inf, 18.0],
             "status": ["simulated", "pruned", "simulated"],
             "best_run": [4, -1, -1],
@@ -116,7 +116,7 @@ def test_the_planners_shapes_table_says_what_is_missing_in_words() -> None:
     )
     styled = shapes_view(frame)
     view = styled.data  # numbers under the text: a header click sorts by value (as text, 100.00 led 9.00)
-    assert list(view["lower_bound_split"]) == ["2P:1D", "–", "3M"]
+    assert list(view["lower_bound_split"]) == ["2P:1D", "–", "3 mixed"]
     assert view["lower_bound_usd_per_hour"].tolist()[0::2] == [13.5, 18.0] and view["best_run"].iloc[0] == 4
     assert view["lower_bound_usd_per_hour"].isna().tolist() == [False, True, False]
     assert view["best_run"].isna().tolist() == [False, True, True]

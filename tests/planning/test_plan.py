@@ -163,7 +163,7 @@ def test_frontiers_are_not_dominated(small_plan: Any) -> None:
         assert strictly.empty
     assert {"tokens_per_s_per_user", "output_tokens_per_s_per_chip", "split"} <= set(p.frontier_throughput)
     assert p.runs["chosen"].sum() == 1
-    assert all(":" in s or s.endswith("M") for s in p.runs["split"])
+    assert all(":" in s or s.endswith(" mixed") for s in p.runs["split"])
 
 
 def test_impossible_tpot_prunes_everything() -> None:

@@ -134,7 +134,7 @@ def test_a_nominal_cheapest_that_holds_slowed_but_fails_its_full_length_run_says
                 "verified_by": "full-length run (600 s, seed 1)",
                 "moved_up": moved,
                 "from_nominal": from_nominal,
-                "split": "2M",
+                "split": "2 mixed",
             },
         ]
         return Verdict(
@@ -149,7 +149,7 @@ def test_a_nominal_cheapest_that_holds_slowed_but_fails_its_full_length_run_says
 
     said = verdict(1).risk_text()
     assert "over the planning window, but not as modelled over its full-length run" in said
-    assert "moved up to 2M" in said and "still meets" not in said
+    assert "moved up to 2 mixed" in said and "still meets" not in said
     assert "it fails, moved up or not" in verdict(1, verified=False).risk_text()
     assert verdict(0).risk_text().startswith("the nominal cheapest still meets every SLO")
     # a group whose risk-aware pick is another deployment than the nominal's says nothing of the
