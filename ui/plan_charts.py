@@ -229,7 +229,7 @@ def frontier_charts(p: Any, key: tuple[Any, ...]) -> pd.DataFrame:
         "Click a point to load that deployment as the current scenario. Coloured markers meet every SLO and "
         "the frontier joins the best of them; grey crosses miss an SLO. Open markers: a chip with no profile fitted "
         "under the scenario's serving stack (uncalibrated; hover for the basis and the band). Labels give "
-        "the frontier points' P:D splits where they fit beside the chosen run's (M: a colocated pool; hover any "
+        "the frontier points' P:D splits where they fit beside the chosen run's (mixed: a colocated pool; hover any "
         "point for its own). Goodput per chip counts the output tokens of "
         "requests within their SLO."
     )

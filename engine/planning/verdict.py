@@ -317,11 +317,13 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
         # the cap they were checked to: the least that held over the planning window (the choice's full-length
         # check may then move it up, past some of theirs: 'none here could be the choice' was not proven)
         held_at = min(slow.value(slow.rows[slow.index[p]]) for p in held.values() if isinstance(p, tuple))
-        rows = "their rows show their" if len(above) > 1 else "its row shows its"
+        # the rule first, then the groups: a list of nine pairings before its colon read as one run-on (a review)
+        rows = "Their rows show their" if len(above) > 1 else "Its row shows its"
+        whose = f"{len(above)} chips or pairings" if len(above) > 1 else "one chip or pairing"
         notes.append(
-            f"{'; '.join(above)}: checked with slowed chips only up to {value_text(held_at, search.objective)}, "
-            f"where a deployment of another chip held over the planning window; {rows} own pick, verified as "
-            "modelled."
+            f"Checked with slowed chips only up to {value_text(held_at, search.objective)}, where a deployment "
+            f"of another chip held over the planning window: {whose} ({'; '.join(above)}). {rows} own "
+            "pick, verified as modelled."
         )
     return notes
 
