@@ -197,6 +197,17 @@ assumed = (
 )
 
 
+def _signed_card(delta: str | None, grey: bool, flat: bool, inverse: bool) -> tuple[str | None, str, str]:
+    """A card's change (B against A) with the page's minus sign, and its colour and arrow: Streamlit reads
+    a fall from an ASCII '-' only, so a fall's are set here ('-22.0% vs A's' stood beside the table's
+    '−22.0%': a review). `grey`: no colour; `flat`: no arrow; `inverse`: lower is better."""
+    color, arrow = ("off" if grey else "inverse" if inverse else "normal"), "off" if flat else "auto"
+    if delta and delta.startswith("-"):
+        delta, arrow = "−" + delta[1:], "off" if flat else "down"
+        color = "off" if grey else "green" if inverse else "red"
+    return delta, color, arrow
+
+
 def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
     """B's headline figures with the change from A and A's figure, each with its band (its run's
     spread once known, else its kind's error), A's band in the help."""
@@ -257,16 +268,14 @@ def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:
             # whose: a card of B's that only read 'grows with run length' seemed to say B's figure grew
             who = "A's and B's grow" if behind_a is not None and behind_b is not None else "A's grows"
             delta = ex.GROWS if behind_a is None else f"{who} with run length"
+        grey = quiet or still or apart or targets or grows or unpaired or no_win
+        delta, color, arrow = _signed_card(delta, grey, still or grows, bool(inverse))
         col.metric(
             f"{layout.LABELS[k]}: B",
             vb,
             delta=f"{delta} · within noise" if delta and quiet else delta,
-            delta_color="off"
-            if quiet or still or apart or targets or grows or unpaired or no_win
-            else "inverse"
-            if inverse
-            else "normal",
-            delta_arrow="off" if still or grows else "auto",
+            delta_color=color,
+            delta_arrow=arrow,
             help=f"A: {va}. {layout.METRIC_HELP[k]}",
             border=True,
             width="content" if wide else "stretch",

@@ -162,3 +162,22 @@ def test_a_preset_switch_leaves_no_arrows_against_the_old_preset() -> None:
     at.selectbox(key="fg:preset").set_value("chat-colocated").run()
     assert_clean(at)
     assert not arrows(at)
+
+
+def test_a_cards_fall_reads_with_the_pages_minus_and_keeps_its_arrow_and_colour() -> None:
+    """'-22.0% vs A's 807 ms' on a card stood beside '−22.0%' in the table (a review): the card writes the
+    page's minus sign, and its arrow points down, green for a latency that fell, red for goodput."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({**to_link(short(), DEFAULT_PRESET), "a": "current", "b": "chat-colocated"})
+    at.switch_page("app_pages/compare.py").run()
+    assert_clean(at)
+    heads = {m.label: m.proto for m in at.metric if m.label.endswith(": B")}
+    falls = {label: p for label, p in heads.items() if p.delta.startswith("−")}
+    assert falls and not any(p.delta.startswith("-") for p in heads.values()), [
+        p.delta for p in heads.values()
+    ]
+    for label, p in falls.items():
+        assert p.direction == MetricProto.MetricDirection.DOWN, label
+        lower_better = label.startswith(("TTFT", "TPOT", "$"))
+        want = MetricProto.MetricColor.GREEN if lower_better else MetricProto.MetricColor.RED
+        assert p.color in (want, MetricProto.MetricColor.GRAY), (label, p.color)
