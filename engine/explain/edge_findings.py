@@ -37,7 +37,7 @@ def at_the_edge(
                 f"{f.text[:-1] if f.text.endswith('.') else f.text}, as modelled; with every chip at its "
                 f"band's pessimistic edge it misses ({_missed(there)}): the pass rests on chips as fast as "
                 f"modelled ({rerun}).",
-                {**f.numbers, "slo_attainment_at_edge": float(there.get("slo_attainment") or 0.0)},
+                {**f.numbers, "slo_attainment_with_chips_slowed": float(there.get("slo_attainment") or 0.0)},
             )
         )
     return sorted(out, key=lambda f: SEVERITY_ORDER[f.severity])

@@ -124,6 +124,10 @@ def test_a_findings_numbers_read_in_words_and_units() -> None:
         "met during fault": "98.6%",
         "clients": "64",
     }
+    # SLO attainment reads as the page writes it, and the slowed chips' one says what it is: edge-offload's
+    # advisor read 'SLO attainment at edge 0.758' beside an edge site (a review)
+    slowed = dict(number_rows({"slo_attainment": 0.959, "slo_attainment_with_chips_slowed": 0.758}))
+    assert slowed == {"SLO attainment": "95.9%", "SLO attainment with chips slowed": "75.8%"}
 
 
 def test_a_rejection_for_size_says_the_sizes() -> None:
