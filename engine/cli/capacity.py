@@ -116,7 +116,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     from engine.explain.margin import run_edges  # pandas: loaded only for this command
     from engine.explain.timeline_marks import met_faults, met_faults_note, unmet_faults
     from engine.planning.candidates import MIN_PLANNING_WINDOW_S
-    from engine.planning.capacity import capacity
+    from engine.planning.capacity import PROBE_FIGURES, capacity
 
     check_range(args.duration_s, "--duration-s", MIN_PLANNING_WINDOW_S, bounds.MAX_DURATION_S)  # as plan's
     scen = load_scenario(args.scenario, args.set)
@@ -178,7 +178,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         judged = c["slo_attainment"] is not None and c["slo_attainment"] == c["slo_attainment"]
         verdict = "passes" if c["passes"] else "FAILS " if judged else "-"  # ('FAILS' beside 'not judged')
         print(
-            f"  {c['rate_rps']:9.3f} req/s  {verdict:6}  goodput "
+            f"  {c['rate_rps']:>9.{PROBE_FIGURES}g} req/s  {verdict:6}  goodput "
             f"{c['goodput_rps']:8.2f} req/s  {attained(c['slo_attainment'], 1, 'attainment {}')}{behind}"
         )
     return 0

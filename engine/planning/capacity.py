@@ -150,6 +150,20 @@ def _bracket_and_bisect(
             hi = mid
 
 
+PROBE_FIGURES = 6
+"""Significant figures of each rate the capacity search simulates: the rate `capacity` prints, whole."""
+
+
+def printed_rate(rate: float) -> float:
+    """`rate` cut (never raised: a probe stays within the work bound) to `PROBE_FIGURES` significant figures:
+    each probe runs at it, so that `run` at the printed rate draws the same requests ('15.768 req/s passes
+    (89.6%)' reran at 90.6%, only 15.767507899958868 gave 89.6%: a review)."""
+    if not (math.isfinite(rate) and rate > 0):
+        return rate
+    places = PROBE_FIGURES - 1 - math.floor(math.log10(rate))
+    return math.floor(rate * 10.0**places) / 10.0**places if places >= 0 else rate
+
+
 WORK_STEP = 0.99
 """How far below a rate the search tries next where the drawn requests of a run at it exceed the
 work bound that their expectation met (a few percent on a short window)."""
@@ -215,7 +229,8 @@ def _bracket_notes(
     """How the runs were made (`lead`: a multi-turn sessions' lead before each window, `lead_note`)
     and what bounded the answer: a given bound that passed or failed, or the work bound's top."""
     notes = [lead] if lead else []
-    if high_rps is not None and failed_rps is None and capacity_rps >= high_rps:
+    # (a bound is probed at its rate cut to six figures, `printed_rate`)
+    if high_rps is not None and failed_rps is None and capacity_rps >= printed_rate(high_rps):
         notes.append(
             f"high_rps {high_rps:.3g} req/s passed: the capacity is at least that (not searched above)"
         )
@@ -224,7 +239,7 @@ def _bracket_notes(
             f"{rate_down(capacity_rps)} req/s passed" if capacity_rps > 0 else "no rate tried below it passed"
         )
         notes.append(f"low_rps {low_rps:.3g} req/s failed: the capacity is below it ({below})")
-    if work_top is not None and failed_rps is None and capacity_rps >= work_top:
+    if work_top is not None and failed_rps is None and capacity_rps >= printed_rate(work_top):
         notes.append(
             f"the search stopped at {work_top:.3g} req/s, the most the work bound lets a "
             f"{duration_s:g} s run simulate: the capacity may be higher (a shorter window, "
@@ -313,6 +328,7 @@ def capacity(
     rows: list[dict[str, Any]] = []
 
     def passes(rate: float) -> bool:
+        rate = printed_rate(rate)  # as printed, so that `run` at it draws the same requests
         if progress:
             progress(len(rows), max_simulations, f"{rate:.3g} req/s")
         res = simulate(
