@@ -247,20 +247,30 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
         if len(quoted) == 1:  # said once under the table: the widest column, cut off at 1400 pixels
             frame = frame.drop(columns="quoted run")
         st.dataframe(frame, hide_index=True, width="stretch", key="fg-plan-per-chip", column_config=PER_CHIP)
-        _under_table(v, str(quoted[0]) if len(quoted) == 1 else None, len(frame))
+        _under_table(
+            v, str(quoted[0]) if len(quoted) == 1 else None, len(frame), bool(reruns) and len(frame) > 1
+        )
         if p.best is not None and (crossing := vendor_crossing(p.best)):
             st.warning(_sentence(plain(crossing)) + ".", icon=":material/swap_horiz:")
 
 
-def _under_table(v: Any, quoted: str | None, rows: int) -> None:
-    """The lines under the verdict's table: the run every row quotes (where one), what a row's 'yes over
-    120 s' rests on, and the prices the catalog only assumes."""
+def _under_table(v: Any, quoted: str | None, rows: int, reran: bool = False) -> None:
+    """The lines under the verdict's table: the run every row quotes (where one), whose ranges are which
+    (`reran`), what a row's 'yes over 120 s' rests on, and the prices the catalog only assumes."""
     if quoted is not None:
         st.caption(_quoted_once(quoted, rows))
+    if reran:  # the choice's '1,537 (the same ...)' beside another row's '1,537 (1,096–1,537)' (a review)
+        st.caption(RANGES_NOTE)
     if said := holds_note(v.table["holds_text"], v.risk_aware):
         st.caption(_sentence(plain(said)) + ".")
     if v.prices_text():  # a choice made on a price the catalog only assumes says so
         st.caption(_sentence(plain(v.prices_text())) + ".")
+
+
+RANGES_NOTE = (
+    "The choice's ranges are its own reruns' (its chips at their bands' edges, the margin's); the other rows' "
+    "are their chips' bands, a throughput's cut where an open loop cannot serve more than it is sent."
+)
 
 
 def _quoted_once(quoted: str, rows: int) -> str:

@@ -302,3 +302,17 @@ def test_the_verdict_says_where_a_latency_band_reaches_past_its_target() -> None
     held = {"holds_slowed": True, "classes_at_slo": {"chat": {**k, "tpot_band": (30.6, 59.0)}}}
     assert past_target_text(held) == ""
     assert past_target_text({"holds_slowed": False, "classes_at_slo": {"chat": k}}) == ""  # it did not hold
+
+
+@pytest.mark.slow
+def test_the_choices_ranges_and_the_other_rows_are_said_apart() -> None:
+    """The choice's '1,537 (the same at its chips' band edges)' stood beside another row's '1,537
+    (1,096–1,537)' at the same load, unexplained (a review): a line under the table says whose is which."""
+    from ui.plan_verdict import RANGES_NOTE
+
+    at = _small_plan(["h100-sxm", "mi300x"])
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    box = at.get_by_key("fg-plan-verdict")
+    assert len(box.dataframe[0].value) > 1
+    assert RANGES_NOTE in [text_of(c.value) for c in box.caption]
