@@ -96,6 +96,22 @@ MS_LOG_AXIS = {"tickformat": ",~r", "hoverformat": ",.4~g"}
 10k; SI's "~s" would write 0.1 ms as 100m), hovers 3,741 as the tables."""
 
 
+def log_ticks(values: np.ndarray) -> list[float]:
+    """Ticks 1, 2, 5 times each power of ten across the finite positive `values` (and one step past each
+    end), for a log axis spanning up to three decades; a tick a decade beyond."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    if not len(v):
+        return []
+    lo, hi = float(v.min()), float(v.max())
+    marks = (1.0, 2.0, 5.0) if hi / lo <= 1_000 else (1.0,)  # wider: a tick a decade, as other log axes
+    decades = range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+    steps = [m * 10.0**k for k in decades for m in marks]
+    below = [x for x in steps if x <= lo][-1:]
+    above = [x for x in steps if x >= hi][:1]
+    return below + [x for x in steps if lo < x < hi] + above
+
+
 def _log_ok(values: pd.Series | np.ndarray) -> bool:
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v) & (v > 0)]
@@ -322,9 +338,21 @@ def tail(frame: pd.DataFrame, metric: str, targets: pd.DataFrame, *, height: int
             )
         )  # fmt: skip
     rows_t = targets[targets["metric"] == metric].to_dict("records")
+    # the targets count: a 60 s target beside curves under 2 s flattened them on a linear axis (a review)
+    spread = np.concatenate(
+        [frame["latency_ms"].to_numpy(dtype=float), [float(t["target_ms"]) for t in rows_t]]
+    )
+    log = _log_ok(spread)
     for t in rows_t:
         color = palette.get(str(t["class"]), ACCENT) if len(names) > 1 else ACCENT
-        fig.add_hline(y=float(t["target_ms"]), line={"dash": "dash", "color": color, "width": 1.5})
+        target = float(t["target_ms"])
+        fig.add_hline(y=target, line={"dash": "dash", "color": color, "width": 1.5})
+        # named under its line, as the CDFs' targets are (a dashed line with no label or tick: a review);
+        # placed by hand: plotly puts an hline's own label at the raw value on a log axis, off the plot
+        said = f"{t['class']} SLO" if len(rows_t) > 1 else "SLO"
+        place = {"x": 0.01, "xref": "paper", "y": math.log10(target) if log else target, "yref": "y"}
+        words = {"text": f"{said} {duration_text(target)}", "font": {"color": color, "size": 11}}
+        fig.add_annotation(**place, **words, xanchor="left", yanchor="top", showarrow=False)
     for pct in sorted({float(t["percentile"]) for t in rows_t}):
         # one class's percentile in its colour: premium's p99 and batch's p90 both read red (a review)
         owners = {str(t["class"]) for t in rows_t if float(t["percentile"]) == pct}
@@ -334,14 +362,10 @@ def tail(frame: pd.DataFrame, metric: str, targets: pd.DataFrame, *, height: int
     fig.update_xaxes(
         title="percentile", tickvals=list(tx(np.array(ticks))), ticktext=[f"p{p:g}" for p in ticks]
     )
-    # the targets count: a 60 s target beside curves under 2 s flattened them on a linear axis (a review)
-    spread = np.concatenate(
-        [frame["latency_ms"].to_numpy(dtype=float), [float(t["target_ms"]) for t in rows_t]]
-    )
-    fig.update_yaxes(
-        title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if _log_ok(spread) else "linear"
-    )
+    fig.update_yaxes(title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if log else "linear")
     fig.update_yaxes(**MS_LOG_AXIS, selector={"type": "log"})
+    if fig.layout.yaxis.type == "log":  # 1-2-5 ticks: a decade apart, 50 to 8,000 ms read only 100 and 1,000
+        fig.update_yaxes(tickmode="array", tickvals=log_ticks(spread))
     if len(names) < 2:
         return _layout(fig, f"{METRIC_NAMES.get(metric, metric)} by percentile", height)
     # several classes: their legend under the axis, two to a row (beside the title, three long names ran

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
+import pytest
 
 from ui import charts
 
@@ -69,3 +72,18 @@ def test_the_live_strips_cdf_reaches_its_target() -> None:
     assert xs.max() == 5000.0  # the autorange takes the target in
     assert 1000.0 in fig.layout.xaxis.tickvals and 10000.0 in fig.layout.xaxis.tickvals
     assert [t.name for t in fig.data if t.showlegend is not False] == ["chat"]
+
+
+def test_a_tails_target_is_named_and_its_log_axis_ticks_between_decades() -> None:
+    """A 7,600 ms TTFT target over curves of 60 to 1,500 ms: the log axis read only '100' and '1000' and its
+    dashed target had no label (plotly put an hline's own label at the raw value on a log axis, off the
+    plot): the axis ticks 1, 2 and 5 of each decade, the target's label sits under its line (a review)."""
+    frame = pd.DataFrame(
+        {"class": ["chat"] * 4, "percentile": [50, 90, 99, 99.9], "latency_ms": [60.0, 300.0, 900.0, 1500.0]}
+    )
+    targets = pd.DataFrame([{"metric": "ttft", "class": "chat", "target_ms": 7600.0, "percentile": 99.0}])
+    fig = charts.tail(frame, "ttft", targets)
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.tickmode == "array"
+    assert list(fig.layout.yaxis.tickvals) == [50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0]
+    (label,) = [a for a in fig.layout.annotations if a.text == "SLO 7,600 ms"]
+    assert label.y == pytest.approx(math.log10(7600.0))  # on the plot, where its line is
