@@ -208,7 +208,8 @@ def attainment_chart(over: Mapping[str, Any]) -> go.Figure:
     top = min(max([float(v) for v in values if v is not None] + [target]), 1.0)
     _marks(fig, over["events"], (top + hi) / 2)  # in the margin above the data
     # short axis titles: a long one runs past the plot's top into the chart's title (the panel's help says more)
-    fig = _style(fig, "SLO attainment per minute", "met SLO (zoomed)", percent=True)
+    # 'zoomed' only where the axis does not run from 0 (it read so over 0 to 100%: a review)
+    fig = _style(fig, "SLO attainment per minute", "met SLO (zoomed)" if lo > 0 else "met SLO", percent=True)
     fig.update_yaxes(range=[lo, hi], rangemode="normal", tickformat=".1%" if hi - lo < 0.1 else ".0%")
     return fig
 

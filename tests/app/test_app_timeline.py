@@ -339,3 +339,16 @@ def test_a_days_arrival_chart_reads_its_hours_as_the_day_panel_does() -> None:
     curve = next(t for t in rate["data"] if t.get("name") == "rate")
     assert curve["x"][0].startswith("2000-01-01T00:00") and axis["hoverformat"] == "%H:%M"
     assert axis["title"]["text"] == "hour of the day (the window read as one day)"
+
+
+def test_the_attainment_axis_says_zoomed_only_when_it_is() -> None:
+    # a collapse to 0% draws the axis from 0 to 100%, and it still read 'met SLO (zoomed)' (a review)
+    def over(values: list[float]) -> dict[str, object]:
+        n = len(values)
+        return {"slo_attainment": values, "target": 0.9, "t_s": [60.0 * i for i in range(n)],
+                "window_end_s": 60.0 * n, "events": []}  # fmt: skip
+
+    fell = timeline.attainment_chart(over([0.99, 0.4, 0.0]))
+    held = timeline.attainment_chart(over([0.99, 0.95, 0.97]))
+    assert fell.layout.yaxis.title.text == "met SLO" and fell.layout.yaxis.range[0] == 0.0
+    assert held.layout.yaxis.title.text == "met SLO (zoomed)" and held.layout.yaxis.range[0] > 0.0
