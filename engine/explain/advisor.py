@@ -424,7 +424,7 @@ def _tpot_findings(result: SimResult, res: Resolved, done: pd.DataFrame) -> list
         ratio = float(tp.quantile(0.99) / tp.median())
         if ratio > 1.5 or tpot_misses:
             why = f" and {', '.join(tpot_misses)} misses its TPOT target" if tpot_misses else ""
-            mix, own = _chip_mix(done, res)
+            mix, own, medians = _chip_mix(done, res)
             if mix:
                 out.append(
                     Finding(
@@ -434,7 +434,12 @@ def _tpot_findings(result: SimResult, res: Resolved, done: pd.DataFrame) -> list
                         f"its median{why}; each pool's own p99 at most {own:.1f}x its median): median {mix}. "
                         "Pinning the tightest class to the faster pool, or resizing the slower one, would steady "
                         "it.",
-                        {"tpot_p99_over_p50": ratio, "tpot_ms_p50": float(tp.median() * 1e3)},
+                        # the chips' medians the sentence quotes, beside the run's (a review: only the run's)
+                        {
+                            "tpot_p99_over_p50": ratio,
+                            "tpot_ms_p50": float(tp.median() * 1e3),
+                            **{f"tpot_ms_median_on_{chip}": v * 1e3 for chip, v in medians.items()},
+                        },
                     )
                 )
             if not mix or own > 1.5:  # a pool's own spread is its iterations' still
@@ -466,13 +471,13 @@ def _tpot_near_target(result: SimResult, tp: pd.Series) -> bool:
     return float(tp.quantile(0.99)) >= TPOT_NEAR_TARGET * tightest
 
 
-def _chip_mix(done: pd.DataFrame, res: Resolved) -> tuple[str, float]:
+def _chip_mix(done: pd.DataFrame, res: Resolved) -> tuple[str, float, dict[str, float]]:
     """(each chip's median TPOT, '8.6 ms on h100-sxm, 50.5 ms on ascend-910b'; the largest of the
-    pools' own p99 / median) where the pools' chips differ and their medians lie further apart than
-    any pool's own TPOT spreads: the whole run's spread is then the chips', which disaggregation
-    would not remove; ('', 0) otherwise."""
+    pools' own p99 / median; each chip's median in s, fastest first) where the pools' chips differ and
+    their medians lie further apart than any pool's own TPOT spreads: the whole run's spread is then
+    the chips', which disaggregation would not remove; ('', 0, {}) otherwise."""
     if len({p.hardware.id for p in res.pools}) < 2:
-        return "", 0.0
+        return "", 0.0, {}
     pools = request_pools(res, done["decode_instance"].to_numpy(dtype=np.int64), -1)
     tpot = done["tpot_s"].to_numpy(dtype=float)
     medians: dict[str, float] = {}
@@ -484,9 +489,9 @@ def _chip_mix(done: pd.DataFrame, res: Resolved) -> tuple[str, float]:
         spread = max(spread, float(np.quantile(mine, 0.99)) / mid)
         medians[p.hardware.id] = max(medians.get(p.hardware.id, 0.0), mid)
     if len(medians) < 2 or max(medians.values()) / min(medians.values()) <= max(spread, 1.5):
-        return "", 0.0
+        return "", 0.0, {}
     ordered = sorted(medians.items(), key=lambda kv: kv[1])
-    return ", ".join(f"{v * 1e3:.1f} ms on {chip}" for chip, v in ordered), spread
+    return ", ".join(f"{v * 1e3:.1f} ms on {chip}" for chip, v in ordered), spread, dict(ordered)
 
 
 @dataclass(frozen=True)
