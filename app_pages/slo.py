@@ -306,6 +306,8 @@ for row in tail.to_dict("records"):
     (st.success if passes else st.info if within else st.error)(msg, icon=icon)  # (as the advisor says it)
 
 targets = ex.slo_targets(sc)
+# said once over both charts: each column carried the same line (a review)
+st.caption("Where a curve crosses its dashed target, the tail breaks; the dotted line is the SLO percentile.")
 c1, c2 = st.columns(2)
 ends = []  # where curves stop early: said once under both charts (TTFT's and TPOT's stop at the same rank)
 for col, metric in zip((c1, c2), ("ttft", "tpot"), strict=True):
@@ -315,7 +317,6 @@ for col, metric in zip((c1, c2), ("ttft", "tpot"), strict=True):
             charts.tail(curves, metric, targets),
             sc,
             f"{metric}_tail",
-            help="Where a curve crosses its dashed target, the tail breaks; the dotted line is the SLO percentile.",
         )
         ends.append(ex.tail_end_text(curves))
 for said in dict.fromkeys(e for e in ends if e):
