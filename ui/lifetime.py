@@ -23,7 +23,6 @@ from engine.planning import (
     LifetimeResult,
     lifetime_headline,
     lifetime_names,
-    lifetime_summary,
     load_lifetime,
     run_lifetime,
 )
@@ -181,7 +180,8 @@ def section() -> None:
         export.chart(
             unit_cost_chart(res), base, f"lifetime-{name}-unit-cost", title="Cost per million output tokens"
         )
-    st.markdown(plain(lifetime_summary(res)))
+    # (the run's summary sentence, `lifetime_summary`, is `lifetime`'s: here the bold headline and the two
+    # cards above say it; under the charts it read a third time, a review)
     st.caption(plain(LIFETIME_SIZING_NOTE))
     with st.expander("Every period of every portfolio", icon=":material/table_rows:"):
         st.dataframe(
