@@ -91,6 +91,9 @@ def _axis_unit(frame: pd.DataFrame, targets: Sequence[Mapping[str, Any]]) -> tup
     return ("s", 1000.0) if math.isfinite(top) and top >= 100_000 else ("ms", 1.0)
 
 
+SECONDS_HOVER = "at %{x:,.0f} s"
+"""The unified hover's title on an axis of seconds ('at 3,640 s'; it read a bare 3640)."""
+
 MS_LOG_AXIS = {"tickformat": ",~r", "hoverformat": ",.4~g"}
 """A latency axis in ms drawn on a log scale: ticks 100, 1,000, 10,000 (plotly's own read 1000 beside
 10k; SI's "~s" would write 0.1 ms as 100m), hovers 3,741 as the tables."""
@@ -411,10 +414,10 @@ def timeseries(
                            legendgroup=str(pool),
                            line={"dash": dashes[j % 4], "color": color, "width": 2 if j == 0 else 1.5},
                            showlegend=several or j == 0, line_shape="hv",
-                           hovertemplate=f"{pool} {what}: " + ("%{y:.1%}" if percent else "%{y:,.1f}") + "<extra></extra>")
+                           hovertemplate=f"{pool} {what}: " + ("%{y:.1%}" if percent else "%{y:,.4~r}") + "<extra></extra>")
             )  # fmt: skip
     shade_warmup(fig, warmup_s)
-    fig.update_xaxes(title="time (s)")
+    fig.update_xaxes(title="time (s)", unifiedhovertitle={"text": SECONDS_HOVER})
     top = float(np.nanmax(ts[list(columns)].to_numpy(dtype=float))) if len(ts) else 1.0
     # whole percents would label ticks 0.5% apart "1%, 1%, 2%" on a pool that stays under 10%
     fig.update_yaxes(
@@ -542,7 +545,7 @@ def rate(
                 hovertemplate=RATE_HOVER,
             )
         )
-    fig.update_xaxes(title="time (s)")
+    fig.update_xaxes(title="time (s)", unifiedhovertitle={"text": SECONDS_HOVER})
     fig.update_yaxes(title="requests/s", rangemode="tozero")
     fig.update_layout(bargap=0)
     return _layout(fig, title, height)

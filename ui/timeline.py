@@ -81,7 +81,7 @@ def _style(fig: go.Figure, title: str, yaxis: str, *, percent: bool) -> go.Figur
         },
         hovermode="x unified",
     )
-    fig.update_xaxes(title="minute of the run")
+    fig.update_xaxes(title="minute of the run", unifiedhovertitle={"text": "minute %{x:,.1f}"})
     fig.update_yaxes(title=yaxis, tickformat=".0%" if percent else None, rangemode="tozero")
     return fig
 
@@ -437,6 +437,7 @@ def hour_ticks(figs: Sequence[go.Figure], window_s: float, unit_s: float = 60.0)
             ticktext=[f"{h}:00" for h in hours],
             tickangle=0,
             hoverformat="%H:%M",
+            unifiedhovertitle={"text": ""},  # the hour, by hoverformat: not the minute's or second's title
             title="hour of the day (the window read as one day)",
         )
 
