@@ -12,11 +12,9 @@ model's error; `choice_inputs` the form's objective, risk-aware switch and margi
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from engine import explain as ex
@@ -33,10 +31,8 @@ from engine.planning import (
     Plan,
     assumed_price_mark,
     attained,
-    band_take_in,
     class_bands,
     holds_note,
-    holds_with_margin,
     past_target,
     reads_alike,
     steady_reruns,
@@ -45,6 +41,7 @@ from engine.planning import (
 )
 from ui import marks, plan_link, state
 from ui.plan_counters import counters
+from ui.plan_per_chip import PER_CHIP, per_chip_frame, range_text
 from ui.plan_state import own_plan, stale_plan
 from ui.text import plain
 
@@ -117,15 +114,11 @@ def _chips(n: Any) -> str:
     return f"{int(n)} chip{'' if int(n) == 1 else 's'}"
 
 
-def _band(b: Any, fmt: str, to: str = " to ") -> str:
-    return "" if not b else f" ({format(b[0], fmt)}{to}{format(b[1], fmt)})"
-
-
 def _tokens_band(c: dict[str, Any], reruns: tuple[Any, ...]) -> str:
     """The choice's tokens/s per chip band: the reruns' spread, as the CLI's (`with_rerun_bands`); one
     that rounds to the figure at both ends is said so ('416 (416 to 416)': it serves the load either way)."""
     band = tokens_band(c, reruns)
-    return SAME_AT_EDGES if reads_alike(band, ",.0f") else _band(band, ",.0f")
+    return SAME_AT_EDGES if reads_alike(band, ",.0f") else range_text(band, ",.0f")
 
 
 def _ms_band(b: Any, ms: float | None) -> str:
@@ -193,7 +186,7 @@ def verdict_box(p: Plan, reruns: tuple[Any, ...] = ()) -> None:
     what = OBJECTIVE_LABELS[v.objective].lower()
     rule, share = getattr(p, "rule", "percentile"), getattr(p, "attainment", DEFAULT_ATTAINMENT)
     meets = "meets every SLO" if rule == "percentile" else f"keeps {share:.0%} of requests within their SLO"
-    m_band = _band(c["usd_per_million_output_tokens_band"], ",.2f")
+    m_band = range_text(c["usd_per_million_output_tokens_band"], ",.2f")
     rb = c["usd_per_request_band"]  # to the headline's places ($0.000542), as Results and Compare read it
     r_band = f" ({ex.usd_text(rb[0])} to {ex.usd_text(rb[1])})" if rb else ""
     t_band = _tokens_band(c, reruns)
@@ -284,139 +277,6 @@ def _sentence(text: str) -> str:
     """`text` opening a sentence: its first letter raised, the rest kept (str.capitalize lowered
     the rest, printing "misses its slo ... ttft p90")."""
     return text[:1].upper() + text[1:]
-
-
-PER_CHIP = {
-    # the star, the chip and the layout stay in view while a narrow screen scrolls to the last columns
-    "": st.column_config.TextColumn(  # the winner's star; a cross where the row's quoted run fails
-        width=32,
-        pinned=True,
-        help="★ the choice; ✗ its quoted run misses a target (the last column says which run).",
-    ),
-    "chip": st.column_config.TextColumn(pinned=True),
-    "layout": st.column_config.TextColumn(pinned=True),
-    "chips": st.column_config.NumberColumn(width=52),
-    "$/h": st.column_config.NumberColumn(format="%.2f", width=64),  # to the cent ("18" beside "19.44")
-    "holds at the band's edge": st.column_config.TextColumn(
-        "holds slowed",
-        width=104,
-        help="Whether it still meets its SLO with every chip at the pessimistic edge of its throughput band: "
-        "over the run its figures are quoted from, or 'over 120 s' where only the planning window's run "
-        "was checked so (the full-length check runs on the would-be choice; a row that reads so may fail "
-        "over the full length: plan with that chip alone to have it checked).",
-    ),
-    "$/M output tokens": st.column_config.TextColumn(
-        "$/M out tokens", help="$ per million output tokens (band)."
-    ),
-    "output tok/s per chip": st.column_config.TextColumn(
-        "out tok/s/chip", help="Output tokens per second per chip (band)."
-    ),
-    "kW": st.column_config.NumberColumn(format="%.1f", width=48),
-}
-"""The verdict table's formats and headers: short headers (the full words in their help) and the
-short columns narrowed, so that at 1400 pixels every column of a plain plan shows without a scroll
-(the run each row quotes, where it is the same for all, is said under the table); where long
-layouts (expert parallelism) still push the last columns out of view, the row's chip and layout stay
-pinned while the table scrolls to them."""
-
-
-def _spread(b: Any, fmt: str) -> str:
-    """A table cell's band ' (786–1,039)', none where both ends read alike ('1,039 (1,039–1,039)')."""
-    return "" if reads_alike(b, fmt) else _band(b, fmt, "–")
-
-
-def per_chip_frame(t: pd.DataFrame, reruns: tuple[Any, ...] = ()) -> pd.DataFrame:
-    """The verdict's table as the page shows it: one row per chip (or pairing), the winner starred,
-    its latency ranges holding the margin's reruns of it (`reruns`) as the sentence above the table
-    does (they read 15.2 to 45.3 ms there and 18.3-45.3 in the table: a walkthrough), and its 'holds
-    slowed' from the margin's rerun where no risk-aware check reached it (`holds_with_margin`)."""
-    t = holds_with_margin(t, reruns)
-    # the winner's as the verdict reads it (`tokens_band`: its row read '1,039 (786–1,039)' under '1,039 (the
-    # same at its chips' band edges)': a review)
-    if len(t) and "output_tokens_per_s_per_chip_band" in t:
-        t = t.copy()
-        t["output_tokens_per_s_per_chip_band"] = [
-            tokens_band(r, reruns) if r["winner"] else r["output_tokens_per_s_per_chip_band"]
-            for r in t.to_dict(orient="records")
-        ]
-    pct = f"p{t['slo_percentile'].iloc[0]:g}" if len(t) else "p99"
-    if len(t) and (steady_reruns(reruns, "ttft") or steady_reruns(reruns, "tpot")):
-        t = t.copy()
-        for col in ("ttft_ms_at_slo", "tpot_ms_at_slo"):
-            seen = steady_reruns(reruns, col[:4])  # a TPOT that stays level is taken in (`steady`)
-            t[f"{col}_band"] = [
-                band_take_in(b, *(getattr(r, col, None) for r in seen)) if won else b
-                for b, won in zip(t[f"{col}_band"], t["winner"], strict=True)
-            ]
-
-    def banded(col: str, fmt: str) -> list[str]:
-        who = _whose(t, col.removesuffix("_at_slo")) if col.endswith("_at_slo") else [("", None)] * len(t)
-        return [
-            "n/a"
-            if v is None or v != v
-            # a named class's figure takes that class's band, as the sentence above says it (the column's
-            # band, of every class, read 15.1-31.3 beside the sentence's batch 16.2 to 31.3: a review)
-            else f"{w}{format(v, fmt)}{_spread(own if own is not None else b, fmt)}"
-            for v, b, (w, own) in zip(t[col], t[f"{col}_band"], who, strict=True)
-        ]
-
-    fails = ~t["verified"].astype(bool) & ~t["verified_by"].str.startswith("planning")
-    return pd.DataFrame(
-        {
-            # a row whose quoted run misses a target says so where the eye starts, not only at the end of
-            # the last column, cut off at 1,600 px and scrolled to at 1,100 (a browser review)
-            "": np.where(t["winner"], "★", np.where(fails, "✗", "")),
-            # the verdict's arrow, a character narrower twice a row: at 1400 pixels a plan of chip pairs
-            # pushed its last column (kW) out of view
-            "chip": t["group"].str.replace(" -> ", " → ", regex=False),
-            "layout": [
-                f"{_without_chips(shape, group)} {split}".replace(" -> ", " → ")
-                for shape, group, split in zip(t["shape"], t["group"], t["split"], strict=True)
-            ],
-            "chips": t["chips"].astype(int),
-            "$/h": t["usd_per_hour"].round(2),
-            # beside the price it qualifies: at 1400 pixels the table's last columns are scrolled to
-            "holds at the band's edge": t["holds_text"],
-            "$/M output tokens": banded("usd_per_million_output_tokens", ",.2f"),
-            # the latencies before the throughput and power: at 1400 pixels the last columns are scrolled to
-            f"TTFT {pct} (ms)": banded("ttft_ms_at_slo", ",.0f"),
-            f"TPOT {pct} (ms)": banded("tpot_ms_at_slo", ",.1f"),
-            "output tok/s per chip": banded("output_tokens_per_s_per_chip", ",.0f"),
-            "kW": (t["power_w"] / 1e3).round(1),
-            "quoted run": np.where(fails, t["verified_by"] + " (fails)", t["verified_by"]),
-        }
-    )
-
-
-def _whose(t: pd.DataFrame, key: str) -> list[tuple[str, Any]]:
-    """Per row, ('batch p99: ', that class's band or None) where its latency (`key`: ttft_ms, tpot_ms) is
-    the worst of several classes', which the column shows (('', None) with one class): 13,938 ms of TTFT
-    read unnamed where the interactive class was at 977 ms (a browser review)."""
-    out: list[tuple[str, Any]] = []
-    for per, v in zip(t.get("classes_at_slo", pd.Series([None] * len(t))), t[f"{key}_at_slo"], strict=True):
-        name = None
-        if isinstance(per, dict) and len(per) > 1 and v == v:
-            name = next((c for c, d in per.items() if d.get(key) is not None and float(d[key]) == v), None)
-        if name is None:
-            out.append(("", None))
-            continue
-        band = per[name].get(f"{key.removesuffix('_ms')}_band")
-        out.append((f"{name} p{per[name]['percentile']:g}: ", band or None))
-    return out
-
-
-def _without_chips(shape: str, group: str) -> str:
-    """A deployment's shape without the chip names its row's chip column gives, in the same order
-    ('b200 tp1 -> b200 tp1' beside 'b200' reads 'tp1 -> tp1'): the table is twelve columns, and at
-    1400 pixels its last two (whether the choice holds at the band's edge, the run it quotes) were
-    cut off. Kept whole where a chip of the group is not in it."""
-    chips = [c.strip() for c in re.split(r"->|\+|,", group) if c.strip()]
-    out = shape
-    for chip in chips:
-        if not re.search(rf"(?<![\w-]){re.escape(chip)}(?![\w-])", out):
-            return shape
-        out = re.sub(rf"(?<![\w-]){re.escape(chip)}\s+", "", out)
-    return out
 
 
 def run_mark(row: Any) -> str:
