@@ -94,9 +94,9 @@ def _axis_unit(frame: pd.DataFrame, targets: Sequence[Mapping[str, Any]]) -> tup
 SECONDS_HOVER = "at %{x:,.0f} s"
 """The unified hover's title on an axis of seconds ('at 3,640 s'; it read a bare 3640)."""
 
-MS_LOG_AXIS = {"tickformat": ",~r", "hoverformat": ",.4~g"}
+MS_LOG_AXIS = {"tickformat": ",~r", "hoverformat": ",.4~r"}
 """A latency axis in ms drawn on a log scale: ticks 100, 1,000, 10,000 (plotly's own read 1000 beside
-10k; SI's "~s" would write 0.1 ms as 100m), hovers 3,741 as the tables."""
+10k; SI's "~s" would write 0.1 ms as 100m), hovers 3,741 and 12,350 as the tables ("~g" wrote 1.235e+4)."""
 
 
 def log_ticks(values: np.ndarray) -> list[float]:
@@ -346,13 +346,17 @@ def tail(frame: pd.DataFrame, metric: str, targets: pd.DataFrame, *, height: int
         [frame["latency_ms"].to_numpy(dtype=float), [float(t["target_ms"]) for t in rows_t]]
     )
     log = _log_ok(spread)
+    # one line and one label per target: two classes at 100 ms wrote their names over each other (a review)
+    shared: dict[float, list[str]] = {}
     for t in rows_t:
-        color = palette.get(str(t["class"]), ACCENT) if len(names) > 1 else ACCENT
-        target = float(t["target_ms"])
+        shared.setdefault(float(t["target_ms"]), []).append(str(t["class"]))
+    for target, owners in shared.items():
+        one = len(owners) == 1 and len(names) > 1
+        color = palette.get(owners[0], ACCENT) if one else ACCENT
         fig.add_hline(y=target, line={"dash": "dash", "color": color, "width": 1.5})
         # named under its line, as the CDFs' targets are (a dashed line with no label or tick: a review);
         # placed by hand: plotly puts an hline's own label at the raw value on a log axis, off the plot
-        said = f"{t['class']} SLO" if len(rows_t) > 1 else "SLO"
+        said = f"{', '.join(owners)} SLO" if len(rows_t) > 1 else "SLO"
         place = {"x": 0.01, "xref": "paper", "y": math.log10(target) if log else target, "yref": "y"}
         words = {"text": f"{said} {duration_text(target)}", "font": {"color": color, "size": 11}}
         fig.add_annotation(**place, **words, xanchor="left", yanchor="top", showarrow=False)
@@ -505,7 +509,7 @@ def shade_warmup(fig: go.Figure, end: float, start: float = 0.0, *, said: bool =
     fig.add_vrect(x0=start, x1=end, fillcolor="gray", opacity=0.12, line_width=0, **words)
 
 
-RATE_HOVER = "rate: %{y:,.1f} req/s<extra></extra>"
+RATE_HOVER = "rate: %{y:,.3~r} req/s<extra></extra>"
 
 
 def rate(
@@ -523,10 +527,13 @@ def rate(
     shade_warmup(fig, warmup_s, said=True)
     if observed is not None and len(observed):
         # each hover line names its figure and unit (it read "(12:36, 14.83333)" beside "rate : 15.54731")
-        sent = f"{observed_name}: %{{y:,.1f}} req/s<extra></extra>"
+        sent = f"{observed_name}: %{{y:,.3~r}} req/s<extra></extra>"
+        starts = observed["t_s"].to_numpy(dtype=float)
+        half = float(np.median(np.diff(starts))) / 2.0 if len(starts) > 1 else 0.0
         fig.add_trace(
             go.Bar(
-                x=observed["t_s"],
+                x=starts
+                + half,  # each bar over its bin, not centred on its start (half a bin early: a review)
                 y=observed["rate_rps"],
                 name=observed_name,
                 opacity=0.45,

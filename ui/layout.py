@@ -31,21 +31,21 @@ SHARE_SLOT = "fg_share_slot"
 """Session state, within one run: the Share box's address slot and the address drawn in it."""
 
 SPREAD_HELP = (
-    " Its band (about two in three real deployments land inside) is its run's spread: the same requests rerun "
-    "with every chip at the pessimistic and the optimistic edge of its throughput band."
+    " Its band (about two in three real deployments land inside) is, once the page has rerun it, its run's "
+    "spread: the same requests with every chip at the pessimistic and the optimistic edge of its throughput band."
 )
 GOODPUT_BAND_HELP = (
     SPREAD_HELP
-    + " Goodput takes that spread alone (it moves with the queues, which the chips' band does not "
-    "say), and none while the spread is not yet known or falls to nothing at the pessimistic edge (the note "
-    "under the cards says so)."
+    + " Goodput takes that spread alone (it moves with the queues, which the chips' band does not say): none "
+    "before it is known, nor where goodput falls by nine tenths or more at the pessimistic edge (the note under "
+    "the cards says so)."
 )
 COST_BAND_HELP = (
     SPREAD_HELP
-    + " A cost keeps at least its chips' throughput band turned round, what the bill of a deployment "
-    "sized to hold the SLO moves by; where an open loop's run served every request it was sent, faster chips "
-    "could not serve more, so that band is cut on the side they would move the bill (less where the drain "
-    "after the window adds to it)."
+    + " Before then, and never narrower after, a cost carries its chips' throughput band turned round, what the "
+    "bill of a deployment sized to hold the SLO moves by; where an open loop's run served every request it was "
+    "sent, faster chips could not serve more, so that band is cut on the side they would move the bill (less "
+    "where the drain after the window adds to it)."
 )
 
 

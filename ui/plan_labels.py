@@ -17,7 +17,7 @@ MARKER_HALF = (0.015, 0.03)
 """About how much of the x and y axes half a marker covers (a 10-pixel marker on a half-page chart)."""
 STAR_SCALE = 20 / 11
 """The chosen run's star against a run's marker (sizes 20 and 11, `ui.planner`): a label placed clear
-of a marker's size beside the star was half under it ('2M' beside a 2P:1D star)."""
+of a marker's size beside the star was half under it ('2M', now '2 mixed', beside a 2P:1D star)."""
 
 
 def label_sides(

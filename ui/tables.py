@@ -151,8 +151,10 @@ def compare_styled(table: pd.DataFrame) -> Any:
     for col in (c for c in COMPARE_NUMBERS if c in view):
         for i, text in enumerate(view[col]):
             styler = styler.format(
-                lambda _v, t=text: "–" if t is None else t, subset=pd.IndexSlice[[i], [col]]
+                lambda _v, t=text: "–" if t is None or t != t else t, subset=pd.IndexSlice[[i], [col]]
             )
+    if "band" in view:  # a figure without a band reads '–' (its None drew as the text 'nan': a review)
+        styler = styler.format(lambda v: "–" if v is None or v != v or v == "" else v, subset=["band"])
     return styler
 
 
@@ -280,7 +282,9 @@ PLAN_RUNS: dict[str, Any] = {
     "shape": cc.TextColumn(
         "shape", help="Prefill chip and layout -> decode chip and layout (one for colocated)."
     ),
-    "split": cc.TextColumn("split", help="Instances: P:D prefill to decode, M a colocated pool."),
+    "split": cc.TextColumn(
+        "split", help="Instances: P:D prefill to decode; 'N mixed' a colocated pool of N."
+    ),
     "chips": cc.NumberColumn("chips"),
     "usd_per_hour": cc.NumberColumn("$/h", format="%.2f"),
     "passes": cc.CheckboxColumn(

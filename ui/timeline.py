@@ -387,10 +387,19 @@ def on_one_clock(
             )
 
 
-def fault_key(marks: Sequence[FaultMark]) -> str:
-    """What each numbered dotted line is: '1 at minute 5.0: prefill: 3 instances lost; 2 at ...'."""
+def fault_key(marks: Sequence[FaultMark], day_minutes: float | None = None) -> str:
+    """What each numbered dotted line is: '1 at minute 5.0: prefill: 3 instances lost; 2 at ...'; on a
+    window read as one day of `day_minutes` minutes, at the hour its line is drawn ('1 at 8:00', where
+    it read 'at minute 5.0' beside a line at 08:00: a review)."""
+
+    def when(minute: float) -> str:
+        if not day_minutes:
+            return f"minute {minute:.1f}"
+        whole = round(minute / day_minutes * 24 * 60)
+        return f"{whole // 60}:{whole % 60:02d}"
+
     return "Faults (dotted lines): " + "; ".join(
-        f"**{i}** at minute {m.minute:.1f}: {m.label}" for i, m in enumerate(marks, start=1)
+        f"**{i}** at {when(m.minute)}: {m.label}" for i, m in enumerate(marks, start=1)
     )
 
 
@@ -398,11 +407,13 @@ DAY_START = datetime(2000, 1, 1)
 """The day a window read as one day is drawn on (a date axis: its hovers read the hour, 14:30)."""
 
 
-def _clock(value: Any, hours_per_unit: float) -> Any:
-    """One x value of a day's chart as its moment of the day (None and NaN as they are)."""
+def _clock(value: Any, hours_per_unit: float, last: bool = False) -> Any:
+    """One x value of a day's chart as its moment of the day (None and NaN as they are); `last`: a
+    point's, held just short of midnight so that its hover reads 23:59, not 00:00 of the next day."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return value
-    return DAY_START + timedelta(hours=float(value) * hours_per_unit)
+    hours = float(value) * hours_per_unit
+    return DAY_START + timedelta(hours=min(hours, 24.0 - 1.0 / 3600) if last else hours)
 
 
 def _on_the_day(fig: go.Figure, hours_per_unit: float) -> None:
@@ -410,7 +421,7 @@ def _on_the_day(fig: go.Figure, hours_per_unit: float) -> None:
     window's units to the moment of the day they stand for."""
     for trace in fig.data:
         if getattr(trace, "x", None) is not None:
-            trace.x = [_clock(v, hours_per_unit) for v in trace.x]
+            trace.x = [_clock(v, hours_per_unit, last=True) for v in trace.x]
     for item in (*fig.layout.shapes, *fig.layout.annotations):
         if item.xref in (None, "x"):
             for key in ("x0", "x1", "x"):
@@ -508,4 +519,6 @@ def panel(result: Any, sc: Scenario, drawn: list[tuple[str, Any]]) -> None:
         with col:
             export.chart(fig, sc, what)
     if faults:
-        st.caption(fault_key(faults))
+        st.caption(
+            fault_key(faults, sc.duration_s / 60.0 if sc.workload.arrival.peak_hour is not None else None)
+        )

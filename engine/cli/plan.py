@@ -355,11 +355,11 @@ def print_plan(p: Plan) -> None:
     if not cost:
         print("  none: no simulated deployment passed")
     else:
-        print(f"  {'deployment':{width}} {'split':>8} {unit:>9} {'goodput req/s':>13}  calibration")
+        print(f"  {'deployment':{width}} {'split':>9} {unit:>9} {'goodput req/s':>13}  calibration")
     for c in cost:
         mark = "*" if c["chosen"] else " "
         v = c[x] / 1e3 if objective == "power" else c[x]
-        print(f"{mark} {c['shape']:{width}} {c['split']:>8} {v:9.2f} {c['goodput_rps']:13.2f}  {_mark(c)}")
+        print(f"{mark} {c['shape']:{width}} {c['split']:>9} {v:9.2f} {c['goodput_rps']:13.2f}  {_mark(c)}")
     _off_frontier(p)
     print(
         "\ngoodput per chip (output tokens of requests within their SLO) against tokens/s per user (Pareto "
@@ -368,11 +368,11 @@ def print_plan(p: Plan) -> None:
     if not tput:
         print("  none: no simulated deployment passed")
     else:
-        print(f"  {'deployment':{width}} {'split':>8} {'tok/s/user':>10} {'tok/s/chip':>10}  calibration")
+        print(f"  {'deployment':{width}} {'split':>9} {'tok/s/user':>10} {'tok/s/chip':>10}  calibration")
     for t in tput:
         mark = "*" if t["chosen"] else " "
         print(
-            f"{mark} {t['shape']:{width}} {t['split']:>8} {t['tokens_per_s_per_user']:10.1f} "
+            f"{mark} {t['shape']:{width}} {t['split']:>9} {t['tokens_per_s_per_user']:10.1f} "
             f"{t['goodput_tokens_per_s_per_chip']:10.0f}  {_mark(t)}"
         )
     off = [cal for cal in p.calibration if not cal.fitted]

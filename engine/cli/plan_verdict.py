@@ -142,7 +142,7 @@ def print_per_chip(v: Verdict, reruns: tuple[Any, ...] = ()) -> None:
         f"{OBJECTIVES[v.objective]})"
     )
     print(
-        f"  {'chip':18} {'deployment':34} {'split':>8} {'chips':>5} {'$/h':>9} {'$/M tok':>8} "
+        f"  {'chip':18} {'deployment':34} {'split':>9} {'chips':>5} {'$/h':>9} {'$/M tok':>8} "
         f"{'tok/s/chip':>10} {'kW':>6} {'TTFT ' + pct:>10} {'TPOT ' + pct:>10}  {'holds slowed':14}  verified"
     )
     for r in rows:
@@ -150,7 +150,7 @@ def print_per_chip(v: Verdict, reruns: tuple[Any, ...] = ()) -> None:
         holds = "NO" if r["holds_text"] == "no" else r["holds_text"]
         per_m = r["usd_per_million_output_tokens"]
         print(
-            f"{'*' if r['winner'] else ' '} {r['group']:18} {r['shape']:34} {r['split']:>8} {int(r['chips']):5d} "
+            f"{'*' if r['winner'] else ' '} {r['group']:18} {r['shape']:34} {r['split']:>9} {int(r['chips']):5d} "
             f"{r['usd_per_hour']:9.2f} {'n/a' if per_m is None else format(per_m, '8.2f'):>8} "
             f"{r['output_tokens_per_s_per_chip']:10.0f} {r['power_w'] / 1e3:6.1f} {_ms(r['ttft_ms_at_slo']):>10} "
             f"{_ms(r['tpot_ms_at_slo']):>10}  {holds:14}  {'yes' if r['verified'] else 'no'}"

@@ -47,7 +47,7 @@ def _part(v: Any) -> str:
     if v is None:
         return "-"
     x = v * 1000
-    return "0" if x == 0 else f"{x:,.0f}" if abs(x) >= 100 else f"{x:#.3g}"
+    return "0" if x == 0 else f"{x:,.0f}" if abs(x) >= 99.95 else f"{x:#.3g}"  # (99.96 read '100.')
 
 
 def _fmt(v: Any, unit: str = "", scale: float = 1.0) -> str:

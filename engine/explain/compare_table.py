@@ -162,7 +162,8 @@ def change_text(pct: float | None, points: float | None) -> str | None:
 
 def minus(text: str) -> str:
     """A table's signed figure with a minus sign ('−13.4%'), as the bands beside it write theirs. (A
-    card's delta keeps the hyphen: `st.metric` reads it for the arrow and colour.)"""
+    Compare card's delta is written so too, its arrow and colour set by hand: `st.metric` reads a fall
+    from a hyphen only, `app_pages/compare.py` `_signed_card`.)"""
     return "−" + text[1:] if text.startswith("-") else text
 
 

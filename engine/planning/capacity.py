@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
 import pandas as pd
@@ -160,8 +161,9 @@ def printed_rate(rate: float) -> float:
     (89.6%)' reran at 90.6%, only 15.767507899958868 gave 89.6%: a review)."""
     if not (math.isfinite(rate) and rate > 0):
         return rate
-    places = PROBE_FIGURES - 1 - math.floor(math.log10(rate))
-    return math.floor(rate * 10.0**places) / 10.0**places if places >= 0 else rate
+    # in decimal, from the rate's shortest repr: 8.2 * 1e5 is 819999.99... in binary, which floored to 8.19999
+    step = Decimal(10) ** (math.floor(math.log10(rate)) - PROBE_FIGURES + 1)
+    return float(Decimal(repr(rate)).quantize(step, rounding=ROUND_FLOOR))
 
 
 WORK_STEP = 0.99

@@ -190,7 +190,7 @@ class Verdict:
 
     def _nominal_failed_full_length(self) -> str:
         """How the nominal cheapest's own full-length run went where it failed ('' where it passed or
-        was not run): its group's pick moved up to '2M', or still failing."""
+        was not run): its group's pick moved up to '2 mixed', or still failing."""
         if self.nominal_run is None or not {"nominal_run", "moved_up", "from_nominal"} <= set(self.table):
             return ""
         mine = self.table[self.table["nominal_run"] == self.nominal_run]

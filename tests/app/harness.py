@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from engine.scenario.codec import (
@@ -132,3 +133,11 @@ def dismiss_buttons(at: AppTest) -> list[Any]:
 def text_of(markdown: str) -> str:
     """What a message escaped by ui.text.plain reads as on the page."""
     return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
+
+
+def shown_cells(df: Any) -> pd.DataFrame:
+    """What a styled dataframe element draws in each cell: its Styler's display values (the data under
+    them is what `.value` gives), with the figure's column as in the table."""
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(df.proto.arrow_data.styler.display_values).read_all().to_pandas()

@@ -25,7 +25,7 @@ from engine.explain.margin import run_spread
 from engine.scenario import codec as io
 from engine.scenario.codec import DEFAULT_PRESET, to_link
 from engine.serving.run import simulate
-from tests.app.harness import APP, app, assert_clean, catalog, scenario_of, short, text_of
+from tests.app.harness import APP, app, assert_clean, catalog, scenario_of, short, shown_cells, text_of
 from ui.bound import UNSET
 
 UNCALIBRATED = ("mi325x", "vllm")
@@ -194,8 +194,11 @@ def test_compare_marks_each_side_and_its_error_bars() -> None:
     assert "band" in table.columns
     # the table's band is the cards' once the spreads are known (A and B the same here): goodput's
     # falls to nothing with the chips slowed, so neither shows one (a line says why); TTFT reads as its card
-    # (a figure without a band is None in the data, drawn as the table's placeholder '–', not an empty cell)
+    # a figure without a band is drawn '–', not an empty cell (nor the text 'nan': a review)
     assert pd.isna(table["band"]["SLO attainment"]) and pd.isna(table["band"]["Cost per hour"])
+    drawn = shown_cells(next(df for df in at.dataframe if "better" in df.value.columns)).set_index("figure")
+    assert drawn.loc["SLO attainment", "band"] == "–" and drawn.loc["Cost per hour ($/h)", "band"] == "–"
+    assert "nan" not in drawn.to_numpy().astype(str), drawn
     assert confidence.falls_to_nothing("goodput_rps", moves["goodput_rps"]) == pd.isna(
         table["band"]["Goodput"]
     )

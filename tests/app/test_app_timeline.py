@@ -213,8 +213,10 @@ def test_a_days_charts_read_the_window_as_the_day_its_rate_follows() -> None:
     assert abs(hours - sc.workload.arrival.peak_hour) <= 3.0 * 24.0 / 30.0
     assert hours == pytest.approx(over["t_s"][busiest] / 1800.0 * 24.0)
     assert fig.layout.xaxis.type == "date" and fig.layout.xaxis.hoverformat == "%H:%M"
-    # the window's end and its range moved with the data: the last point at midnight, the range the day's
-    assert fig.data[0].x[-1] == day + timedelta(hours=over["window_end_s"] / 1800.0 * 24.0)
+    # the window's end moved with the data: its last point just short of midnight, whose hover read 00:00
+    assert over["window_end_s"] == 1800.0 and fig.data[0].x[-1] == day + timedelta(hours=24) - timedelta(
+        seconds=1
+    )
 
 
 def test_a_days_faults_and_warmup_move_with_its_hours() -> None:
@@ -248,6 +250,9 @@ def test_a_fault_is_a_numbered_dotted_line_on_every_chart_and_the_key_says_what(
         assert [a.text for a in notes] == ["1", "2"]  # a number at the top, not words across the data
     key = timeline.fault_key(marks)
     assert "**1** at minute 5.0: prefill: 3 instances lost" in key and "**2** at minute 6.5" in key
+    # a window of 15 minutes read as one day: each at the hour its line is drawn (it read 'at minute 5.0')
+    day = timeline.fault_key(marks, 15.0)
+    assert "**1** at 8:00: prefill: 3 instances lost" in day and "**2** at 10:24" in day
 
 
 def test_a_pool_whose_line_coincides_with_anothers_stays_visible() -> None:

@@ -87,3 +87,25 @@ def test_a_tails_target_is_named_and_its_log_axis_ticks_between_decades() -> Non
     assert list(fig.layout.yaxis.tickvals) == [50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0]
     (label,) = [a for a in fig.layout.annotations if a.text == "SLO 7,600 ms"]
     assert label.y == pytest.approx(math.log10(7600.0))  # on the plot, where its line is
+
+
+def test_classes_sharing_a_target_share_its_label() -> None:
+    # edge-offload's two classes at a 100 ms TPOT wrote 'assistant SLO 100 ms' over 'document SLO 100 ms'
+    frame = pd.DataFrame(
+        {"class": ["a"] * 2 + ["b"] * 2, "percentile": [50, 99] * 2, "latency_ms": [20.0, 40.0, 25.0, 50.0]}
+    )
+    targets = pd.DataFrame(
+        [{"metric": "tpot", "class": c, "target_ms": 100.0, "percentile": 99.0} for c in ("a", "b")]
+    )
+    fig = charts.tail(frame, "tpot", targets)
+    assert [a.text for a in fig.layout.annotations if "SLO" in a.text] == ["a, b SLO 100 ms"]
+
+
+def test_an_arrival_histograms_bars_sit_over_their_bins() -> None:
+    # bins from 0, 10 and 20 s were drawn centred on 0, 10 and 20: half a bin early (a review)
+    curve = pd.DataFrame({"t_s": [0.0, 30.0], "rate_rps": [1.0, 1.0]})
+    seen = pd.DataFrame({"t_s": [0.0, 10.0, 20.0], "rate_rps": [0.9, 1.1, 0.033]})
+    fig = charts.rate(curve, "Arrivals", observed=seen)
+    (bars,) = [t for t in fig.data if t.type == "bar"]
+    assert list(bars.x) == [5.0, 15.0, 25.0]
+    assert bars.hovertemplate.startswith("sent in this run: %{y:,.3~r} req/s")  # 0.0333, not 0.0

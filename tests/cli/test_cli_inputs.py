@@ -234,7 +234,7 @@ def test_the_planners_frontier_leaves_failing_deployments_off(capsys: pytest.Cap
     text = capsys.readouterr().out
     frontier = text.split("cost against goodput")[1]
     for r in failing.itertuples():
-        assert f" {r.split:>8} {r.usd_per_hour:9.2f} " not in frontier, (r.split, frontier)
+        assert f" {r.split:>9} {r.usd_per_hour:9.2f} " not in frontier, (r.split, frontier)
     assert "False" not in frontier
     assert f"{p.runs.iloc[p.best_run]['usd_per_hour']:9.2f}" in frontier
 

@@ -242,3 +242,4 @@ def test_a_bills_part_keeps_its_third_figure() -> None:
 
     assert (_part(0.0016967), _part(0.000397), _part(0.0000171)) == ("1.70", "0.397", "0.0171")
     assert (_part(0.012), _part(0.1234), _part(0.0), _part(None)) == ("12.0", "123", "0", "-")
+    assert (_part(0.09996), _part(0.0999)) == ("100", "99.9")  # not '100.' (a review)
