@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import explain as ex
+from engine.costmodel import STACK_NAMES
 from engine.scenario import Scenario
 from engine.serving import SimResult
 from ui import tables
@@ -73,13 +74,22 @@ def findings_at_the_edge(slot: Any, result: SimResult, slower: Any) -> None:
         _show(found, "-edge")
 
 
+def opening(text: str) -> str:
+    """A finding as the page's sentences open: an English first word capitalised ('Class chat passes', 'The
+    $29.88/h bill'; they opened in lower case, a review), an id as it is written ('h200', 'vllm')."""
+    first = text.split(" ", 1)[0].rstrip(":,")
+    if first.isalpha() and first.islower() and first not in STACK_NAMES:
+        return text[:1].upper() + text[1:]
+    return text
+
+
 def _show(found: list[Any], suffix: str) -> None:
     """Each finding in its colour, with its numbers in a popover (`suffix`: keys of a second drawing)."""
     for i, f in enumerate(found):
         show, icon = SEVERITY_STYLE[f.severity]
         # no wrap: a long finding keeps its Numbers button beside it, not under it
         with st.container(horizontal=True, gap="small", vertical_alignment="center", wrap=False):
-            show(plain(f.text), icon=icon, width="stretch")
+            show(plain(opening(f.text)), icon=icon, width="stretch")
             if f.numbers:
                 with st.popover(
                     "Numbers",

@@ -125,7 +125,7 @@ def test_advisor_panel_shows_findings_and_the_asic_test() -> None:
     assert [s.value for s in at.subheader] == ["Advisor"]
     texts = [e.value for e in (*at.info, *at.success, *at.warning, *at.error)]
     assert any("an ASIC for decode" in t for t in texts)
-    assert any("class chat" in t for t in texts)
+    assert any("Class chat" in t for t in texts)
     at.number_input(key="advisor_months").set_value(3.0).run()
     assert not at.exception
     assert any("not stable" in i.value for i in at.info)

@@ -395,9 +395,9 @@ def test_a_class_passing_only_with_chips_as_fast_as_modelled_is_a_warning() -> N
     known the advisor says the pass rests on chips as fast as modelled, as a warning."""
     at = app("results", preset="moe-deepseek-dp-ep")
     assert not at.exception
-    warned = [text_of(w.value) for w in at.warning if text_of(w.value).startswith("class chat passes")]
+    warned = [text_of(w.value) for w in at.warning if text_of(w.value).startswith("Class chat passes")]
     assert warned and "with every chip at its band's pessimistic edge it misses" in warned[0]
-    assert not [i for i in at.info if text_of(i.value).startswith("class chat passes")]
+    assert not [i for i in at.info if text_of(i.value).startswith("Class chat passes")]
 
 
 def test_a_lesson_or_finding_that_names_a_page_links_to_it() -> None:
@@ -424,3 +424,16 @@ def test_a_window_without_a_request_draws_the_whole_results_page() -> None:
     assert_clean(at)
     assert any("no work to advise on" in c.value for c in at.caption)
     assert [m.value for m in at.metric if m.label == "Energy per output token"] == ["n/a"]  # not '0.00 J'
+
+
+def test_a_findings_sentence_opens_with_a_capital_unless_it_opens_with_an_id() -> None:
+    # the advisor's findings opened 'class chat passes', 'the $29.88/h bill' on the page (a review)
+    from ui.advisor import opening
+
+    assert opening("class chat passes: p90 TTFT 332 ms") == "Class chat passes: p90 TTFT 332 ms"
+    assert opening("the $29.88/h bill splits evenly") == "The $29.88/h bill splits evenly"
+    assert (
+        opening("h200 (pools prefill, decode) is uncalibrated")
+        == "h200 (pools prefill, decode) is uncalibrated"
+    )
+    assert opening("vllm is the stack") == "vllm is the stack" and opening("KV transfer") == "KV transfer"
