@@ -18,6 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine.explain import ALL_CLASSES, OTHER_TARGETS, duration_text, usd_text
+from ui.chart_axes import MS_LOG_AXIS, axis_unit, latency_axis, log_ticks
 from ui.tables import changes
 
 ACCENT = "#c0392b"
@@ -82,37 +83,8 @@ def _layout(
     return fig
 
 
-def _axis_unit(frame: pd.DataFrame, targets: Sequence[Mapping[str, Any]]) -> tuple[str, float]:
-    """The unit a latency CDF's axis reads in and its size in ms: seconds where the curves or a target
-    reach 100 s (a backlog's TTFTs read '1M' ms on the axis beside a card of '≥ 56.4 min'), else ms."""
-    top = max(
-        [float(frame["latency_ms"].max()) if len(frame) else 0.0, *(float(t["target_ms"]) for t in targets)]
-    )
-    return ("s", 1000.0) if math.isfinite(top) and top >= 100_000 else ("ms", 1.0)
-
-
 SECONDS_HOVER = "at %{x:,.0f} s"
 """The unified hover's title on an axis of seconds ('at 3,640 s'; it read a bare 3640)."""
-
-MS_LOG_AXIS = {"tickformat": ",~r", "hoverformat": ",.4~r"}
-"""A latency axis in ms drawn on a log scale: ticks 100, 1,000, 10,000 (plotly's own read 1000 beside
-10k; SI's "~s" would write 0.1 ms as 100m), hovers 3,741 and 12,350 as the tables ("~g" wrote 1.235e+4)."""
-
-
-def log_ticks(values: np.ndarray) -> list[float]:
-    """Ticks 1, 2, 5 times each power of ten across the finite positive `values` (and one step past each
-    end), for a log axis spanning up to three decades; a tick a decade beyond."""
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v) & (v > 0)]
-    if not len(v):
-        return []
-    lo, hi = float(v.min()), float(v.max())
-    marks = (1.0, 2.0, 5.0) if hi / lo <= 1_000 else (1.0,)  # wider: a tick a decade, as other log axes
-    decades = range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
-    steps = [m * 10.0**k for k in decades for m in marks]
-    below = [x for x in steps if x <= lo][-1:]
-    above = [x for x in steps if x >= hi][:1]
-    return below + [x for x in steps if lo < x < hi] + above
 
 
 def _log_ok(values: pd.Series | np.ndarray) -> bool:
@@ -205,7 +177,8 @@ def cdf(
         palette = class_palette(names)
     fig = go.Figure()
     rows_t = targets[targets["metric"] == metric].to_dict("records") if targets is not None else []
-    unit, size = _axis_unit(frame, rows_t)
+    tops = [float(t["target_ms"]) for t in rows_t]
+    unit, size = axis_unit(frame, rows_t)
     for name, rows in frame.groupby(series, sort=False):
         # each point's latency in the unit it reads in (a backlog's 1,237,887.1 ms as 20.6 min: a review)
         said = [duration_text(float(v)) for v in rows["latency_ms"]]
@@ -214,7 +187,7 @@ def cdf(
                 x=rows["latency_ms"] / size, y=rows["fraction"], name=str(name), mode="lines", line_shape="hv",
                 line={"dash": (dashes or {}).get(str(name), "solid"), "color": palette.get(str(name)),
                       "width": 1.5 if name == ALL else 2},
-                customdata=said, hovertemplate="%{customdata}: %{y:.1%}<extra>" + str(name) + "</extra>",
+                customdata=said, hovertemplate="%{y:.1%} by %{customdata}<extra>" + str(name) + "</extra>",
             )
         )  # fmt: skip
     vals = frame["latency_ms"].to_numpy(dtype=float) / size if len(frame) else np.zeros(0)
@@ -250,9 +223,10 @@ def cdf(
         )  # fmt: skip
     for pct in sorted({float(t["percentile"]) for t in rows_t}):
         fig.add_hline(y=pct / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
-    fig.update_xaxes(title=f"{METRIC_NAMES.get(metric, metric)} ({unit})", type="log" if log else "linear")
-    fig.update_layout(meta={"ms_per_unit": size})  # what `cdf_band` divides its bands' ms by
-    fig.update_xaxes(**MS_LOG_AXIS, selector={"type": "log"})
+    drawn = np.append(
+        vals, np.asarray(tops, dtype=float) / size
+    )  # the curves and targets, in the axis's unit
+    latency_axis(fig, f"{METRIC_NAMES.get(metric, metric)} ({unit})", (unit, size), log, drawn)
     fig.update_yaxes(title="fraction of requests", range=[0, 1.02], tickformat=".0%")
     return _layout(
         fig, title if title is not None else f"{METRIC_NAMES.get(metric, metric)} CDF", height, legend
@@ -367,7 +341,12 @@ def tail(frame: pd.DataFrame, metric: str, targets: pd.DataFrame, *, height: int
         fig.add_vline(x=float(tx(pct)), line={"dash": "dot", "color": color, "width": 1})
     ticks = [50, 90, 99, 99.9, 99.99]
     fig.update_xaxes(
-        title="percentile", tickvals=list(tx(np.array(ticks))), ticktext=[f"p{p:g}" for p in ticks]
+        title="percentile",
+        tickvals=list(tx(np.array(ticks))),
+        ticktext=[f"p{p:g}" for p in ticks],
+        unifiedhovertitle={
+            "text": "by percentile"
+        },  # its x is the tail's axis: it read '1.846155' (a review)
     )
     fig.update_yaxes(title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if log else "linear")
     fig.update_yaxes(**MS_LOG_AXIS, selector={"type": "log"})

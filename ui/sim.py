@@ -91,7 +91,7 @@ def _run_in_place(scenario: Scenario, key: str, label: str, seen: set[str]) -> S
                     box.update(label=f"Not simulated: {name}", state="error")
                     raise
                 # whose: Compare showed two alike, unnamed (a review)
-                whose = f"{name}: " if label else ""
+                whose = f"{name}: "
                 box.update(
                     label=f"Simulated {whose}{len(res.requests):,} requests in {ex.duration_text(res.wall_s * 1e3)}",
                     state="complete",  # ("in 35 ms": a trace's short run read "in 0.0 s")

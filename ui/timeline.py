@@ -383,7 +383,8 @@ def on_one_clock(
                 x=m.minute,
                 line={"dash": "dot", "color": FAULT, "width": 1.5},
                 annotation={"text": str(i), "font": {"size": 11, "color": FAULT}, "hovertext": m.label},
-                annotation_position="top right",
+                # odd numbers left of their line, even right: two faults close together read '34' (a review)
+                annotation_position="top left" if i % 2 else "top right",
             )
 
 
@@ -442,6 +443,10 @@ def hour_ticks(figs: Sequence[go.Figure], window_s: float, unit_s: float = 60.0)
     hours = range(0, 25, 6)
     for fig in figs:
         _on_the_day(fig, hours_per_unit)
+        if (
+            fig.layout.xaxis.range is None
+        ):  # the whole day: the arrival chart's axis ended at 18:00 (a review)
+            fig.update_xaxes(range=[DAY_START, DAY_START + timedelta(hours=24)])
         fig.update_xaxes(  # level and short: turned upright in a third of 1,100 px they pushed the axis's
             type="date",  # title into the legend (a review)
             tickvals=[DAY_START + timedelta(hours=h) for h in hours],

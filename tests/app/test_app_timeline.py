@@ -233,6 +233,10 @@ def test_a_days_faults_and_warmup_move_with_its_hours() -> None:
     assert [s.x1 for s in fig.layout.shapes] == [at[12], at[4]]
     assert [a.x for a in fig.layout.annotations] == [at[12]]
     assert list(fig.layout.xaxis.range) == [at[0], at[24]]  # three minutes read as a day: 8 hours each
+    # a chart without a range of its own (the Workload page's arrivals) spans the whole day: it ended at 18:00
+    bare = go.Figure(go.Scatter(x=[0.0, 2.5], y=[1, 1]))
+    timeline.hour_ticks([bare], 180.0)
+    assert list(bare.layout.xaxis.range) == [at[0], at[24]]
 
 
 def test_a_fault_is_a_numbered_dotted_line_on_every_chart_and_the_key_says_what() -> None:
@@ -248,6 +252,8 @@ def test_a_fault_is_a_numbered_dotted_line_on_every_chart_and_the_key_says_what(
         assert [(s.x0, s.x1) for s in lines] == [(5.0, 5.0), (6.5, 6.5)]
         notes = [a for a in fig.layout.annotations if a.hovertext in {m.label for m in marks}]
         assert [a.text for a in notes] == ["1", "2"]  # a number at the top, not words across the data
+        # on either side of their lines: faults 3 and 4 at 14:52 and 15:16 read '34' (a review)
+        assert [a.xanchor for a in notes] == ["right", "left"]
     key = timeline.fault_key(marks)
     assert "**1** at minute 5.0: prefill: 3 instances lost" in key and "**2** at minute 6.5" in key
     # a window of 15 minutes read as one day: each at the hour its line is drawn (it read 'at minute 5.0')

@@ -109,3 +109,21 @@ def test_an_arrival_histograms_bars_sit_over_their_bins() -> None:
     (bars,) = [t for t in fig.data if t.type == "bar"]
     assert list(bars.x) == [5.0, 15.0, 25.0]
     assert bars.hovertemplate.startswith("sent in this run: %{y:,.3~r} req/s")  # 0.0333, not 0.0
+
+
+def test_a_cdfs_hover_title_has_its_unit_and_its_log_axis_ticks_between_decades() -> None:
+    # a bare '110.7' over 'chat : 111 ms: 56.0%', and a TPOT axis of 14 to 945 ms ticked only '100' (a review)
+    frame = pd.DataFrame(
+        {"class": ["chat"] * 3, "latency_ms": [14.0, 60.0, 945.0], "fraction": [0.3, 0.6, 0.9]}
+    )
+    targets = pd.DataFrame([{"metric": "tpot", "class": "chat", "target_ms": 30.0, "percentile": 90.0}])
+    fig = charts.cdf(frame, "tpot", targets)
+    assert fig.layout.xaxis.unifiedhovertitle.text == "%{x:,.4~r} ms"
+    assert fig.data[0].hovertemplate.startswith("%{y:.1%} by %{customdata}")
+    assert list(fig.layout.xaxis.tickvals) == [10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]
+    tail = charts.tail(
+        pd.DataFrame({"class": ["chat"] * 2, "percentile": [50, 99], "latency_ms": [20.0, 40.0]}),
+        "tpot",
+        targets,
+    )
+    assert tail.layout.xaxis.unifiedhovertitle.text == "by percentile"  # not the tail axis's 1.846155
