@@ -447,6 +447,8 @@ def hour_ticks(figs: Sequence[go.Figure], window_s: float, unit_s: float = 60.0)
             fig.layout.xaxis.range is None
         ):  # the whole day: the arrival chart's axis ended at 18:00 (a review)
             fig.update_xaxes(range=[DAY_START, DAY_START + timedelta(hours=24)])
+        if (fig.layout.margin.r or 0) < 24:  # room for the last tick's '24:00', half past the plot's edge
+            fig.update_layout(margin_r=24)
         fig.update_xaxes(  # level and short: turned upright in a third of 1,100 px they pushed the axis's
             type="date",  # title into the legend (a review)
             tickvals=[DAY_START + timedelta(hours=h) for h in hours],

@@ -236,7 +236,7 @@ def test_a_days_faults_and_warmup_move_with_its_hours() -> None:
     # a chart without a range of its own (the Workload page's arrivals) spans the whole day: it ended at 18:00
     bare = go.Figure(go.Scatter(x=[0.0, 2.5], y=[1, 1]))
     timeline.hour_ticks([bare], 180.0)
-    assert list(bare.layout.xaxis.range) == [at[0], at[24]]
+    assert list(bare.layout.xaxis.range) == [at[0], at[24]] and bare.layout.margin.r >= 24  # room for '24:00'
 
 
 def test_a_fault_is_a_numbered_dotted_line_on_every_chart_and_the_key_says_what() -> None:
