@@ -48,7 +48,10 @@ def latency_axis(fig: go.Figure, title: str, unit: tuple[str, float], log: bool,
     (layout meta), and on a log axis 1-2-5 ticks over the `drawn` values (14 to 945 ms read one tick, '100')."""
     name, size = unit
     fig.update_xaxes(
-        title=title, type="log" if log else "linear", unifiedhovertitle={"text": f"%{{x:,.4~r}} {name}"}
+        title=title,
+        type="log" if log else "linear",
+        unifiedhovertitle={"text": f"%{{x:,.4~r}} {name}"},
+        tickformat=",~r",  # 1,000 and 2,000 on a linear axis too (they read 1000, 2000)
     )
     fig.update_layout(meta={"ms_per_unit": size})
     if log:

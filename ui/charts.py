@@ -348,7 +348,10 @@ def tail(frame: pd.DataFrame, metric: str, targets: pd.DataFrame, *, height: int
             "text": "by percentile"
         },  # its x is the tail's axis: it read '1.846155' (a review)
     )
-    fig.update_yaxes(title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if log else "linear")
+    # thousands separated on a linear axis too ('1000, 2000': a review)
+    fig.update_yaxes(
+        title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if log else "linear", tickformat=",~r"
+    )
     fig.update_yaxes(**MS_LOG_AXIS, selector={"type": "log"})
     if fig.layout.yaxis.type == "log":  # 1-2-5 ticks: a decade apart, 50 to 8,000 ms read only 100 and 1,000
         fig.update_yaxes(tickmode="array", tickvals=log_ticks(spread))

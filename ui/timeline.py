@@ -454,7 +454,7 @@ def hour_ticks(figs: Sequence[go.Figure], window_s: float, unit_s: float = 60.0)
             tickvals=[DAY_START + timedelta(hours=h) for h in hours],
             ticktext=[f"{h}:00" for h in hours],
             tickangle=0,
-            hoverformat="%H:%M",
+            hoverformat="%-H:%M",  # 8:00 as the ticks write it (it read 08:00)
             unifiedhovertitle={"text": ""},  # the hour, by hoverformat: not the minute's or second's title
             title="hour of the day (the window read as one day)",
         )

@@ -212,7 +212,7 @@ def test_a_days_charts_read_the_window_as_the_day_its_rate_follows() -> None:
     hours = (drawn - day).total_seconds() / 3600.0
     assert abs(hours - sc.workload.arrival.peak_hour) <= 3.0 * 24.0 / 30.0
     assert hours == pytest.approx(over["t_s"][busiest] / 1800.0 * 24.0)
-    assert fig.layout.xaxis.type == "date" and fig.layout.xaxis.hoverformat == "%H:%M"
+    assert fig.layout.xaxis.type == "date" and fig.layout.xaxis.hoverformat == "%-H:%M"
     # the window's end moved with the data: its last point just short of midnight, whose hover read 00:00
     assert over["window_end_s"] == 1800.0 and fig.data[0].x[-1] == day + timedelta(hours=24) - timedelta(
         seconds=1
@@ -348,7 +348,7 @@ def test_a_days_arrival_chart_reads_its_hours_as_the_day_panel_does() -> None:
     # a 900 s day: its seconds 0, 225, ... drawn at the hours they stand for, the rate's curve with them
     assert axis["tickvals"] == [f"2000-01-0{1 + h // 24}T{h % 24:02d}:00:00" for h in (0, 6, 12, 18, 24)]
     curve = next(t for t in rate["data"] if t.get("name") == "rate")
-    assert curve["x"][0].startswith("2000-01-01T00:00") and axis["hoverformat"] == "%H:%M"
+    assert curve["x"][0].startswith("2000-01-01T00:00") and axis["hoverformat"] == "%-H:%M"
     assert axis["title"]["text"] == "hour of the day (the window read as one day)"
 
 

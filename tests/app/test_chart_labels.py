@@ -127,3 +127,13 @@ def test_a_cdfs_hover_title_has_its_unit_and_its_log_axis_ticks_between_decades(
         targets,
     )
     assert tail.layout.xaxis.unifiedhovertitle.text == "by percentile"  # not the tail axis's 1.846155
+
+
+def test_a_linear_latency_axis_separates_its_thousands() -> None:
+    # edge-offload's linear TTFT axis read '1000, 2000' (a review): ',~r' as the log axes
+    frame = pd.DataFrame({"class": ["chat"] * 2, "percentile": [50, 99], "latency_ms": [900.0, 2500.0]})
+    targets = pd.DataFrame([{"metric": "ttft", "class": "chat", "target_ms": 2000.0, "percentile": 99.0}])
+    tail = charts.tail(frame, "ttft", targets)
+    cdf = charts.cdf(frame.assign(fraction=[0.5, 0.99]), "ttft", targets)
+    assert tail.layout.yaxis.type == "linear" and tail.layout.yaxis.tickformat == ",~r"
+    assert cdf.layout.xaxis.type == "linear" and cdf.layout.xaxis.tickformat == ",~r"
