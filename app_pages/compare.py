@@ -202,10 +202,11 @@ def _signed_card(delta: str | None, grey: bool, flat: bool, inverse: bool) -> tu
     a fall from an ASCII '-' only, so a fall's are set here ('-22.0% vs A's' stood beside the table's
     '−22.0%': a review). `grey`: no colour; `flat`: no arrow; `inverse`: lower is better."""
     color, arrow = ("off" if grey else "inverse" if inverse else "normal"), "off" if flat else "auto"
-    if delta and delta.startswith("-"):
-        delta, arrow = "−" + delta[1:], "off" if flat else "down"
+    signed = ex.minus(delta) if delta else delta
+    if signed != delta:  # a fall
+        arrow = "off" if flat else "down"
         color = "off" if grey else "green" if inverse else "red"
-    return delta, color, arrow
+    return signed, color, arrow
 
 
 def headline_row(moves_a: ex.Moves | None, moves_b: ex.Moves | None) -> None:

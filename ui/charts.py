@@ -223,9 +223,8 @@ def cdf(
         )  # fmt: skip
     for pct in sorted({float(t["percentile"]) for t in rows_t}):
         fig.add_hline(y=pct / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
-    drawn = np.append(
-        vals, np.asarray(tops, dtype=float) / size
-    )  # the curves and targets, in the axis's unit
+    # the curves and targets, in the axis's unit
+    drawn = np.append(vals, np.asarray(tops, dtype=float) / size)
     latency_axis(fig, f"{METRIC_NAMES.get(metric, metric)} ({unit})", (unit, size), log, drawn)
     fig.update_yaxes(title="fraction of requests", range=[0, 1.02], tickformat=".0%")
     return _layout(
@@ -344,17 +343,15 @@ def tail(frame: pd.DataFrame, metric: str, targets: pd.DataFrame, *, height: int
         title="percentile",
         tickvals=list(tx(np.array(ticks))),
         ticktext=[f"p{p:g}" for p in ticks],
-        unifiedhovertitle={
-            "text": "by percentile"
-        },  # its x is the tail's axis: it read '1.846155' (a review)
+        # its x is the tail's axis: the hover's title read '1.846155' (a review)
+        unifiedhovertitle={"text": "by percentile"},
     )
     # thousands separated on a linear axis too ('1000, 2000': a review)
     fig.update_yaxes(
         title=f"{METRIC_NAMES.get(metric, metric)} (ms)", type="log" if log else "linear", tickformat=",~r"
     )
-    fig.update_yaxes(**MS_LOG_AXIS, selector={"type": "log"})
-    if fig.layout.yaxis.type == "log":  # 1-2-5 ticks: a decade apart, 50 to 8,000 ms read only 100 and 1,000
-        fig.update_yaxes(tickmode="array", tickvals=log_ticks(spread))
+    if log:  # 1-2-5 ticks: a decade apart, 50 to 8,000 ms read only 100 and 1,000
+        fig.update_yaxes(**MS_LOG_AXIS, tickmode="array", tickvals=log_ticks(spread))
     if len(names) < 2:
         return _layout(fig, f"{METRIC_NAMES.get(metric, metric)} by percentile", height)
     # several classes: their legend under the axis, two to a row (beside the title, three long names ran
@@ -513,9 +510,9 @@ def rate(
         starts = observed["t_s"].to_numpy(dtype=float)
         half = float(np.median(np.diff(starts))) / 2.0 if len(starts) > 1 else 0.0
         fig.add_trace(
+            # each bar over its bin, not centred on its start (half a bin early: a review)
             go.Bar(
-                x=starts
-                + half,  # each bar over its bin, not centred on its start (half a bin early: a review)
+                x=starts + half,
                 y=observed["rate_rps"],
                 name=observed_name,
                 opacity=0.45,
@@ -523,14 +520,13 @@ def rate(
             )
         )
     if len(curve):
-        line = {"width": 2.5}
         fig.add_trace(
             go.Scatter(
                 x=curve["t_s"],
                 y=curve["rate_rps"],
                 name="rate",
                 mode="lines",
-                line=line,
+                line={"width": 2.5},
                 hovertemplate=RATE_HOVER,
             )
         )

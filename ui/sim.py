@@ -90,10 +90,9 @@ def _run_in_place(scenario: Scenario, key: str, label: str, seen: set[str]) -> S
                 except Exception:  # said below; the box must not keep saying it is simulating
                     box.update(label=f"Not simulated: {name}", state="error")
                     raise
-                # whose: Compare showed two alike, unnamed (a review)
-                whose = f"{name}: "
+                # whose run, named: Compare showed two alike (a review)
                 box.update(
-                    label=f"Simulated {whose}{len(res.requests):,} requests in {ex.duration_text(res.wall_s * 1e3)}",
+                    label=f"Simulated {name}: {len(res.requests):,} requests in {ex.duration_text(res.wall_s * 1e3)}",
                     state="complete",  # ("in 35 ms": a trace's short run read "in 0.0 s")
                 )
         else:

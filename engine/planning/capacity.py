@@ -231,8 +231,7 @@ def _bracket_notes(
     """How the runs were made (`lead`: a multi-turn sessions' lead before each window, `lead_note`)
     and what bounded the answer: a given bound that passed or failed, or the work bound's top."""
     notes = [lead] if lead else []
-    # (a bound is probed at its rate cut to six figures, `printed_rate`)
-    if high_rps is not None and failed_rps is None and capacity_rps >= printed_rate(high_rps):
+    if high_rps is not None and failed_rps is None and capacity_rps >= high_rps:
         notes.append(
             f"high_rps {high_rps:.3g} req/s passed: the capacity is at least that (not searched above)"
         )
@@ -241,7 +240,7 @@ def _bracket_notes(
             f"{rate_down(capacity_rps)} req/s passed" if capacity_rps > 0 else "no rate tried below it passed"
         )
         notes.append(f"low_rps {low_rps:.3g} req/s failed: the capacity is below it ({below})")
-    if work_top is not None and failed_rps is None and capacity_rps >= printed_rate(work_top):
+    if work_top is not None and failed_rps is None and capacity_rps >= work_top:
         notes.append(
             f"the search stopped at {work_top:.3g} req/s, the most the work bound lets a "
             f"{duration_s:g} s run simulate: the capacity may be higher (a shorter window, "
@@ -321,9 +320,8 @@ def capacity(
     cat = scenario_catalog(base, catalog)
     top = min(bounds.MAX_RATE_RPS, 0.95 * bounds.MAX_REQUESTS / base.duration_s)
     work_top = work_bound_rps(base, top) if check_work else None
-    top = top if work_top is None else work_top
-    if high_rps is not None:
-        high_rps = min(high_rps, top)
+    top = printed_rate(top if work_top is None else work_top)  # the bounds as probed: the notes compare them
+    high_rps = None if high_rps is None else min(printed_rate(high_rps), top)
     if low_rps is not None and low_rps >= top:
         low_rps = None  # at or past the most that can be simulated: the search starts at `top`
     estimate = analytic_capacity_rps(base, cat)
@@ -355,7 +353,8 @@ def capacity(
     capacity_rps = float(ok.max()) if len(ok) else 0.0
     failed_rps = float(bad.min()) if len(bad) else None
     lead = lead_note(base, early) if (early := session_lead_s(scenario, duration_s)) > 0 else ""
-    notes = _bracket_notes(capacity_rps, failed_rps, low_rps, high_rps, work_top, base.duration_s, lead)
+    stopped = None if work_top is None else top  # (as probed)
+    notes = _bracket_notes(capacity_rps, failed_rps, low_rps, high_rps, stopped, base.duration_s, lead)
     if ran_out := _ran_out(runs, capacity_rps, failed_rps, max_simulations):
         notes.append(
             f"no rate tried passed within the {max_simulations} simulations allowed: {_below(failed_rps)}"
