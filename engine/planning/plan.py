@@ -281,7 +281,7 @@ def plan(
     if slowed:
         search.slowdown = slowdowns(search.calibrations.values())
     search.reuse(prior)  # an earlier plan's runs (the margin's: its plan's), where they are this search's
-    d = rule_demand(demand(search.base, search.reqs), rule, attainment)
+    d = search.demand = rule_demand(demand(search.base, search.reqs), rule, attainment)
     kinds = instance_kinds(space, chips, cat.models[scenario.model.id])
     search.rates.update(
         {k: instance_rates(instance_of(search.base, cat, *k), d, search.base.cost) for k in kinds}

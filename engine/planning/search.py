@@ -39,6 +39,7 @@ from engine.planning.rules import DEFAULT_ATTAINMENT, Rule, class_verdicts, phas
 from engine.planning.runner import ClusterRunner, LocalRunner, Runner
 from engine.planning.sizing import (
     Bound,
+    Demand,
     InstanceRates,
     Kind,
     Shape,
@@ -304,6 +305,8 @@ class Search:
         """Runs an earlier search made on the same requests and slowdown (`reuse`), used instead of simulating."""
         self.reused = 0
         """Runs taken from `known` rather than simulated."""
+        self.demand: Demand | None = None
+        """What the load asks (`sizing.demand`, under the rule): for the slowed search's own bounds."""
         self.edge: Search | None = None
         """The search with every chip at its band's edge that the verdict ran from this one, if any."""
 

@@ -127,6 +127,8 @@ class InstanceRates:
     decode_batch: int = 0
     decode_batch_limit: str = "kv_capacity"
     decode_step_s: float = math.inf
+    decode_floor_s: float = math.inf
+    """One decode step at batch 1 and the mean decode context: no TPOT is shorter on average."""
     decode_tokens_per_s: float = 0.0
     prefill_problem: str = ""
     decode_problem: str = ""
@@ -196,7 +198,8 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
     comm = inst.comm_time(share * (q - k)) / share if inst.pp == 1 else 0.0
     # an iteration of `share` prompts reads the weights once: it takes at least
     # roof(share * compute, memory), and roof scales linearly, so per prompt roof(compute, memory / share)
-    per_req = roof(cost.compute_s, cost.memory_s / share) + comm + cost.overhead_s / share
+    # (a slowed chip's every iteration is `time_scale` times as long: its parts are the work's, unscaled)
+    per_req = (roof(cost.compute_s, cost.memory_s / share) + comm + cost.overhead_s / share) * inst.time_scale
     tail = 1.0 - max(d.percentile) / 100.0
     prefill_problem = ""
     if float(np.mean(q > cap)) > tail:
@@ -226,10 +229,25 @@ def instance_rates(inst: Instance, d: Demand, basis: CostBasis | None = None) ->
         decode_batch=batch,
         decode_batch_limit=limit,
         decode_step_s=float(steps[batch - 1]),
+        decode_floor_s=float(steps[0]),
         decode_tokens_per_s=batch / float(steps[batch - 1]),
         prefill_problem=prefill_problem,
         decode_problem=decode_problem,
     )
+
+
+def slowed_rates(
+    rates: dict[Kind, InstanceRates], scenario: Scenario, cat: Catalog, d: Demand, slowdown: dict[str, float]
+) -> dict[Kind, InstanceRates]:
+    """`rates` with each chip `slowdown` e slower (every iteration 1 + e times as long, as a slowed run's,
+    `engine.scenario.resolve.slowed`): the lower bounds of a search with slowed chips, and its prunes (a
+    decode step at batch 1 past the TPOT target once slowed). The kinds of a chip not slowed keep theirs."""
+    out = {}
+    for k, r in rates.items():
+        e = float(slowdown.get(k.hardware, 0.0))
+        inst = instance_of(scenario, cat, *k) if e else None
+        out[k] = r if inst is None else instance_rates(replace(inst, time_scale=1.0 + e), d, scenario.cost)
+    return out
 
 
 def _decode_problem(never_fit: float, tail: float, step_s: float, tpot_targets: Sequence[float]) -> str:

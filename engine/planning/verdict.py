@@ -27,29 +27,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from engine.core.numbers import rate2
-from engine.planning.calibrations import slowdowns
 from engine.planning.candidates import split_label, window_text
 from engine.planning.objective import DEARER, OBJECTIVES, best, better, row_value, value_text
 from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
-from engine.planning.portfolio import Portfolio, PortfolioBound
+from engine.planning.portfolio import Portfolio
 from engine.planning.prices import assumed_prices, prices_text
+from engine.planning.risk_search import ABOVE, CUT, risk_picks, slowed_search
+from engine.planning.risk_search import counts_of as _counts
+from engine.planning.risk_search import group_of as group_of
 from engine.planning.rules import attained, capacity_text
 from engine.planning.search import Search
 from engine.planning.sizing import Bound, Shape
 from engine.planning.verdict_bands import bands, holds_words, own_slowdowns
 from engine.planning.verify_pick import how_moved, verified
-
-CUT = "cut"
-"""A group whose risk-aware check the simulation budget stopped before any deployment passed."""
-ABOVE = "above"
-"""A group whose risk-aware check went only up to the least objective that held in a group checked
-before it (over the planning window): none held below that; it is not searched past it."""
 
 KEPT = (
     *("mode", "shape", "split", "chips", "usd_per_hour", "usd_per_million_output_tokens", "usd_per_request"),
@@ -58,14 +54,6 @@ KEPT = (
     "over_budget",
 )
 """The run columns a verdict row quotes."""
-
-
-def group_of(shape: Shape | Portfolio) -> str:
-    """The group a shape is bounded in: its chip, ``prefill chip -> decode chip``, or ``portfolio``."""
-    if isinstance(shape, Portfolio):
-        return "portfolio"
-    a, b = shape.prefill.hardware, shape.decode.hardware
-    return a if a == b else f"{a} -> {b}"
 
 
 @dataclass(frozen=True)
@@ -278,10 +266,6 @@ def _plain(v: Any) -> Any:
     return None if isinstance(v, float) and v != v else v
 
 
-def _counts(search: Search, row: dict[str, Any]) -> tuple[Shape | Portfolio, tuple[int, ...]]:
-    return next(k for k, i in search.index.items() if i == int(row["run"]))
-
-
 def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dict[str, Any]) -> list[str]:
     """Each group's pick where one passes with slowed chips (into `picks`), and the notes on those
     where none does: none in the search, or the checks' budget spent before one did, said once with
@@ -342,19 +326,18 @@ def decide(
     groups of the lowest nominal objective are checked and verified, the rest named in a note."""
     nominal = {g: search.value(row) for g, row in groups.items()}
     order = sorted(groups, key=lambda g: nominal[g])
-    notes: list[str] = []
-    if len(order) > MAX_GROUPS:
-        notes.append(
-            f"{len(order) - MAX_GROUPS} more chip groups passed, not verified: {', '.join(order[MAX_GROUPS:])}"
-        )
+    more = f"{len(order) - MAX_GROUPS} more chip groups passed, not verified: {', '.join(order[MAX_GROUPS:])}"
+    notes: list[str] = [more] if len(order) > MAX_GROUPS else []
     # the cheapest nominal groups first, for the risk-aware checks too: in the search's order the
     # scenario's own chip came first and spent their budget, the cheaper chips never checked (a review)
     groups = {g: groups[g] for g in order[:MAX_GROUPS]}
     picks = {g: _counts(search, row) for g, row in groups.items()}
     nominal_best = order[0] if order else None
-    slow = _slowed(search) if risk_aware and groups else None
+    slow = slowed_search(search) if risk_aware and groups else None
+    # the nominal cheapest run slowed first, for its risk in figures (the search of its shape may start past it)
+    nominal_slowed = _nominal_slowed(search, slow, groups[nominal_best]) if nominal_best is not None else None
     if slow is not None:
-        notes += _risk_checked(search, slow, _risk_picks(search, slow, groups, live, status, found), picks)
+        notes += _risk_checked(search, slow, risk_picks(search, slow, groups, live, status, found), picks)
     search.allowance += len(picks) * (VERIFY_TRIES + 1)  # the picks' own runs, past the budget
     said: dict[str, list[str]] = {g: [] for g in picks}  # each group's notes from its row
 
@@ -370,10 +353,21 @@ def decide(
             row["nominal_run"] = int(groups[g]["run"])
         return row
 
+    def nominal_of(g: str, failed: str) -> dict[str, Any] | None:
+        """The group's row from its nominal pick again: its risk-aware pick (`failed`) held no better."""
+        picks[g] = _counts(search, groups[g])
+        before = said[g] + [
+            f"{g}: {failed} held with its chips slowed over the planning window, not over its full-length run: "
+            f"the row is the nominal pick again ({groups[g]['split']}), the cheapest that passes as modelled"
+        ]
+        row = row_of(g)
+        said[g] = before + said[g]
+        return row
+
     rows = [r for r in map(row_of, picks) if r is not None]
     win = _winner(pd.DataFrame(rows), risk_aware)
     if verify and slow is not None:
-        win = _edge_verified(rows, win, row_of)
+        win = _edge_verified(rows, win, row_of, nominal_of)
     notes += [n for g in picks for n in said[g]]
     table = pd.DataFrame(rows)
     chosen_run = None
@@ -383,18 +377,6 @@ def decide(
     if len(table):
         table = table.sort_values("objective_value", kind="stable").reset_index(drop=True)
     nominal_run = int(groups[nominal_best]["run"]) if nominal_best is not None else None
-    nominal_slowed = None
-    if slow is not None and nominal_best is not None:
-        got = slow.run(*_counts(search, groups[nominal_best]))  # run (memoised) by the risk search
-        keys: tuple[str, ...] = (
-            "passes",
-            "slo_attainment",
-            "ttft_ms_at_slo",
-            "tpot_ms_at_slo",
-            "slo_percentile",
-        )
-        keys += ("shortfall_rps", "standing_requests")
-        nominal_slowed = None if got is None else {k: _plain(got.get(k)) for k in keys}
     return Verdict(
         objective=search.objective,
         risk_aware=risk_aware,
@@ -410,6 +392,14 @@ def decide(
     )
 
 
+def _nominal_slowed(search: Search, slow: Search | None, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The nominal cheapest's run with its chips slowed (None: not risk-aware)."""
+    got = None if slow is None else slow.run(*_counts(search, row))
+    keys: tuple[str, ...] = ("passes", "slo_attainment", "ttft_ms_at_slo", "tpot_ms_at_slo", "slo_percentile")
+    keys += ("shortfall_rps", "standing_requests")
+    return None if got is None else {k: _plain(got.get(k)) for k in keys}
+
+
 def _planning_values(search: Search, chosen: int | None, nominal: int | None) -> tuple[float, float] | None:
     """The choice's and the nominal cheapest's objective over the planning window (None unless both ran)."""
     if chosen is None or nominal is None or max(chosen, nominal) >= len(search.rows):
@@ -418,7 +408,10 @@ def _planning_values(search: Search, chosen: int | None, nominal: int | None) ->
 
 
 def _edge_verified(
-    rows: list[dict[str, Any]], win: int | None, row_of: Callable[[str, bool], dict[str, Any] | None]
+    rows: list[dict[str, Any]],
+    win: int | None,
+    row_of: Callable[[str, bool], dict[str, Any] | None],
+    nominal_of: Callable[[str, str], dict[str, Any] | None],
 ) -> int | None:
     """The winner, its pick verified over its full-length run with every chip at its band's
     pessimistic edge as well as as modelled (moved up where that run fails; `_row`): the one whose
@@ -433,6 +426,11 @@ def _edge_verified(
         again = row_of(g, True)
         if again is None:
             break
+        if again["holds_slowed"] is False and not again["from_nominal"]:
+            # a dearer pick that held over the planning window, failing its full-length check at the edge,
+            # holds no better than the nominal pick: the group's row is that again (a 30-instance pick chose
+            # at $768/h beside a nominal 1P:5D at $153.60/h, neither holding)
+            again = nominal_of(g, str(again["split"])) or again
         rows[win] = again
         win = _winner(pd.DataFrame(rows), True)
     return win
@@ -448,93 +446,6 @@ def _winner(table: pd.DataFrame, risk_aware: bool) -> int | None:
     if risk_aware and "holds_slowed" in ok and ok["holds_slowed"].fillna(False).astype(bool).any():
         ok = ok[ok["holds_slowed"].fillna(False).astype(bool)]
     return int(ok.index.to_numpy()[ok["objective_value"].to_numpy(dtype=float).argmin()])
-
-
-def _slowed(search: Search) -> Search:
-    """A search on the same requests with every chip at its band's pessimistic edge."""
-    s = search
-    slow = Search(
-        s.base, s.full, s.rates, s.space, s.cat, None, s.check_work, s.rule, s.attainment, requests=s.reqs
-    )
-    if search.progress is not None:
-        outer = search.progress
-
-        def tell(done: int, total: int, note: str) -> None:
-            outer(done, total, f"at the bands' edge: {note}")
-
-        slow.progress = tell
-    slow.calibrations, slow.slowdown = search.calibrations, slowdowns(search.calibrations.values())
-    slow.objective, slow.weights, slow.budget = search.objective, search.weights, search.budget
-    if min(slow.slowdown.values(), default=0.0) >= 0:  # no chip faster: what failed as modelled fails
-        slow.failed = search.failures()
-    search.edge = slow  # its runs, for the margin's slowed search (`Search.ran`)
-    return slow
-
-
-def _risk_picks(
-    search: Search,
-    slow: Search,
-    groups: dict[str, dict[str, Any]],
-    live: list[Bound] | Any,
-    status: dict[Shape | Portfolio, str],
-    found: dict[Shape | Portfolio, int],
-) -> dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | str | None]:
-    """Per group, the cheapest deployment that passes slowed: the nominal pick first, then the
-    group's shapes by their lower bound (nominal best, or the cost model's bound), each searched
-    upward from there, until the bound reaches the best that holds. The groups go cheapest nominal
-    pick first, each only up to the least that held in a group before it. None where none passes,
-    `CUT` where the simulation budget ran out before one did, `ABOVE` where none held under that cap."""
-    out: dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | str | None] = {}
-    overall = math.inf  # the least objective that holds in a group checked so far: no group past it can win
-    for g, row in groups.items():
-        shape, counts = _counts(search, row)
-        if isinstance(shape, Portfolio):  # its own pools, grown from its nominal counts
-            got = slow.search_portfolio(PortfolioBound(shape, counts, row["usd_per_hour"]), math.inf)
-            out[g] = (CUT if slow.out_of_budget else None) if got is None else _counts(slow, got)
-            continue
-        best_nominal = search.value(row)
-        if best_nominal > overall * TIE:  # a group checked before holds cheaper than this one's nominal pick
-            out[g] = ABOVE
-            continue
-        cands = []
-        for b in live:
-            if group_of(b.shape) != g:
-                continue
-            if b.shape in found:
-                r = search.rows[found[b.shape]]
-                cands.append((search.value(r), b, _counts(search, r)[1]))
-            else:
-                bound = search.cost(b.shape, b.counts)
-                low = max(bound, best_nominal) if status.get(b.shape) == "simulated" else bound
-                cands.append((low, b, b.counts))
-        cands.sort(key=lambda c: (c[0], c[1].shape != shape))
-        best: dict[str, Any] | None = None
-        for low, b, start in cands:  # a shape that may tie is searched too (`_better` breaks the tie)
-            cap = min(slow.value(best) if best is not None else math.inf, overall) * TIE
-            if low > cap or slow.out_of_budget:
-                break
-            got = slow.search(replace(b, counts=start), cap)
-            if got is not None and (best is None or _better(slow, got, best)):
-                best = got
-        if best is not None:
-            overall = min(overall, slow.value(best))
-        stopped = CUT if slow.out_of_budget else ABOVE if math.isfinite(overall) else None
-        out[g] = stopped if best is None else _counts(slow, best)
-    return out
-
-
-TIE = 1.0 + 1e-9
-"""Objectives this close are a tie, broken by headroom (`_better`)."""
-
-
-def _better(slow: Search, got: dict[str, Any], best: dict[str, Any]) -> bool:
-    """`got` is the better risk-aware pick: cheaper, or as cheap with more of its requests within SLO
-    with the chips slowed (the first found won a tie: a review found two shapes at the choice's
-    $24.90/h holding 96.8% where it held 94.2%, never tried)."""
-    a, b = slow.value(got), slow.value(best)
-    if a * TIE < b:
-        return True
-    return a <= b * TIE and float(got.get("slo_attainment") or 0.0) > float(best.get("slo_attainment") or 0.0)
 
 
 def _row(

@@ -284,9 +284,10 @@ def test_the_margins_check_names_the_class_its_figures_are_of() -> None:
 def test_a_group_the_budget_cut_short_is_not_said_to_have_nothing_that_holds() -> None:
     """When the risk-aware checks run out of simulations before a group's deployment passes at the
     bands' edge, the note says so, not that no deployment of the search passes there."""
-    # a 24 ms TPOT the H100s (the cheaper group, checked first) miss with slowed chips at their fewest
+    # a 24 ms TPOT the H100s (the cheaper group, checked first) miss with slowed chips at their fewest; six
+    # runs (with eight, the slowed search, started from its own bound since 2026-12-06, found 54 that held)
     sc = io.apply_overrides(io.load_preset("chat-colocated"), {"workload.classes[0].slo.tpot_ms": 24.0})
-    space = SearchSpace(hardware=("h100-sxm", "h200"), tp=(1, 2), pp=(1,), duration_s=30.0, max_simulations=8)
+    space = SearchSpace(hardware=("h100-sxm", "h200"), tp=(1, 2), pp=(1,), duration_s=30.0, max_simulations=6)
     p = plan(sc, 16.0, space)
     assert p.verdict is not None and p.verdict.slowed_simulations == space.max_simulations
     cut = [n for n in p.notes if "ran out of simulations" in n]
