@@ -123,7 +123,9 @@ with head.container(horizontal=True, gap="small", width="stretch", key=f"{CARDS_
     headline_figures(None)
 spread_note = st.empty()
 spread_note.caption(margin.PROVISIONAL)  # until the run's spread replaces the kinds' bands
-marks.run_mark(trust, key="fg-calibration")  # under the figures it qualifies
+marks.run_mark(
+    trust, key="fg-calibration", rules=False
+)  # under the figures it qualifies; the advisor's rules
 if rep is not None:
     replicas.caption(
         rep,

@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from engine.explain import duration_text
+
 MS_LOG_AXIS = {"tickformat": ",~r", "hoverformat": ",.4~r"}
 """A latency axis in ms drawn on a log scale: ticks 100, 1,000, 10,000 (plotly's own read 1000 beside
 10k; SI's "~s" would write 0.1 ms as 100m), hovers 3,741 and 12,350 as the tables ("~g" wrote 1.235e+4)."""
@@ -56,3 +58,12 @@ def latency_axis(fig: go.Figure, title: str, unit: tuple[str, float], log: bool,
     fig.update_layout(meta={"ms_per_unit": size})
     if log:
         fig.update_xaxes(**MS_LOG_AXIS, tickmode="array", tickvals=log_ticks(drawn))
+
+
+def target_text(ms: float, size: float) -> str:
+    """A target's label on a latency axis of unit `size` ms: ms, ten seconds or more in their own unit
+    (60.0 min, not 3,600,000 ms); on an axis in seconds, seconds ('SLO 1,000 ms' stood on an axis
+    reading 1 s: a review)."""
+    if ms >= 10_000:
+        return duration_text(ms)
+    return f"{ms:,.0f} ms" if size == 1.0 else f"{ms / 1000:,.3g} s"

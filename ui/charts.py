@@ -18,7 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine.explain import ALL_CLASSES, OTHER_TARGETS, duration_text, usd_text
-from ui.chart_axes import MS_LOG_AXIS, axis_unit, latency_axis, log_ticks
+from ui.chart_axes import MS_LOG_AXIS, axis_unit, latency_axis, log_ticks, target_text
 from ui.tables import changes
 
 ACCENT = "#c0392b"
@@ -208,8 +208,7 @@ def cdf(
         target = ms / size
         color = palette.get(str(t["class"]), ACCENT) if len(rows_t) > 1 else ACCENT
         fig.add_vline(x=target, line={"dash": "dash", "color": color, "width": 1.5})
-        # ms as the axis reads them; ten seconds or more in their own unit (60.0 min, not 3,600,000 ms)
-        at = f"{ms:,.0f} ms" if ms < 10_000 else duration_text(ms)
+        at = target_text(ms, size)
         mixed = len({float(r["percentile"]) for r in rows_t}) > 1  # A's p99 beside B's p90: each says its own
         label = (
             f"{t['class']} SLO {at}" + (f" @ p{pct:g}" if mixed else "")

@@ -52,8 +52,11 @@ MARK_HELP = (
 )
 
 
-def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: bool = False) -> None:
-    """One run's mark: a badge, and a caption naming each uncalibrated pool, its chip and its rule.
+def run_mark(
+    marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: bool = False, rules: bool = True
+) -> None:
+    """One run's mark: a badge, and a caption naming each uncalibrated pool, its chip and its rule
+    (without `rules`, its band: an advisor below says the rule, `ex.note`).
 
     `stacked` puts the caption under the badge (beside a row of metrics) rather than after it.
     """
@@ -63,7 +66,7 @@ def run_mark(marks: Sequence[PoolMark], *, key: str, prefix: str = "", stacked: 
             st.markdown(f"**{plain(prefix)}**")
         badge(ex.run_mark(marks), help=MARK_HELP)
         if off:  # the uncalibrated pools' rules carry their caveats; the fitted pools' are added
-            shown = ex.note(marks) or ""
+            shown = ex.note(marks, rules) or ""
             more = [c for c in ex.caveats(m for m in marks if m.fitted) if c not in shown]
             st.caption(plain(shown + "".join(f" Fitted pools: {c}." for c in more)))
         else:

@@ -267,11 +267,10 @@ def run_mark(marks: Sequence[PoolMark]) -> str:
     return "uncalibrated" if uncalibrated(marks) else "partly calibrated" if partly(marks) else "calibrated"
 
 
-def note(marks: Sequence[PoolMark]) -> str | None:
-    """A sentence naming every uncalibrated pool with its chip and rule (None when all are calibrated).
-
-    Pools on the same chip by the same rule are named together.
-    """
+def note(marks: Sequence[PoolMark], rules: bool = True) -> str | None:
+    """A sentence naming every uncalibrated pool with its chip and rule (None when all are calibrated),
+    pools on one chip by one rule together; without `rules`, their band only, where an advisor says
+    each rule (Results said a MoE rule's paragraph twice, under its figures and in its advisor)."""
     off = uncalibrated(marks)
     if not off:
         return None
@@ -283,10 +282,12 @@ def note(marks: Sequence[PoolMark]) -> str | None:
         names = ", ".join(m.pool for m in ms)
         errs = errors_text(real_bands(ms[0].calibration))
         own = f" under {sw}" if (sw := ms[0].calibration.software) else ""  # not the stack's software
-        parts.append(f"{'pools' if len(ms) > 1 else 'pool'} {names} on {hw}{own}: {rule} ({errs})")
+        how = f": {rule} ({errs})" if rules else f", by a rule ({errs})"
+        parts.append(f"{'pools' if len(ms) > 1 else 'pool'} {names} on {hw}{own}{how}")
     stacked = [m for m in off if not m.calibration.software]
     head = f"Uncalibrated under {stack_name(stacked[0].calibration.stack)}" if stacked else "Uncalibrated"
-    return f"{head}: " + "; ".join(parts) + "."
+    tail = "" if rules else " The advisor below names each rule and how to calibrate the chip."
+    return f"{head}: " + "; ".join(parts) + "." + tail
 
 
 COMPARED_BOUNDED = {

@@ -143,11 +143,17 @@ def test_a_long_target_is_labelled_in_its_own_unit() -> None:
     for target, said in (
         (3_600_000.0, "SLO 60.0 min @ p50"),
         (30_000.0, "SLO 30.0 s @ p50"),
-        (2_000.0, "SLO 2,000 ms @ p50"),
+        (2_000.0, "SLO 2 s @ p50"),  # on this axis in seconds (it read 'SLO 2,000 ms' under ticks in s)
     ):
         targets = pd.DataFrame([{"class": "all", "metric": "ttft", "target_ms": target, "percentile": 50.0}])
         (note,) = charts.cdf(frame, "ttft", targets, series="run").layout.annotations
         assert note.text == said
+    # an axis in ms keeps its targets in ms
+    targets = pd.DataFrame([{"class": "all", "metric": "ttft", "target_ms": 2_000.0, "percentile": 50.0}])
+    (note,) = charts.cdf(
+        frame.assign(latency_ms=frame["latency_ms"] / 100), "ttft", targets, series="run"
+    ).layout.annotations
+    assert note.text == "SLO 2,000 ms @ p50"
 
 
 def test_the_workload_page_sets_a_ceiling_on_requests_in_flight_and_results_say_what_it_held() -> None:
