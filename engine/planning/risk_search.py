@@ -119,15 +119,18 @@ def slowed_start(slow: Search, shape: Shape, start: tuple[int, ...]) -> tuple[in
     """Where the slowed search of `shape` starts: `start` (its nominal pick, or its lower bound),
     raised pool by pool to the cost model's lower bound with the chips slowed; None where that bound
     prunes it (one decode step at batch 1 past the TPOT target once slowed, a prompt alone past the
-    TTFT target, or more instances than a pool may hold): no count of it can pass slowed. (Grown one
-    instance at a time from the nominal counts, twelve disaggregated shapes of DeepSeek over H200s
-    spent 108 of the checks' 120 runs without reaching a count that held.)"""
+    TTFT target, or more instances than a pool may hold) or puts past the budget or the power budget:
+    no count of it can pass slowed within them. (Grown one instance at a time from the nominal counts,
+    twelve disaggregated shapes of DeepSeek over H200s spent 108 of the checks' 120 runs without
+    reaching a count that held.)"""
     if slow.demand is None:
         return start
     b = lower_bound(shape, slow.rates, slow.demand, slow.space.max_instances_per_pool)
     if b.pruned:
         return None
-    return tuple(max(a, c) for a, c in zip(start, b.counts, strict=True))
+    raised = tuple(max(a, c) for a, c in zip(start, b.counts, strict=True))
+    # more instances only bill and draw more: past a budget (per hour or power) at its start, it stays past
+    return raised if slow.affordable(shape, raised) else None
 
 
 TIE = 1.0 + 1e-9

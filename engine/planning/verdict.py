@@ -354,14 +354,16 @@ def decide(
         return row
 
     def nominal_of(g: str, failed: str) -> dict[str, Any] | None:
-        """The group's row from its nominal pick again: its risk-aware pick (`failed`) held no better."""
+        """The group's row from its nominal pick again, checked at the edge too: its risk-aware pick
+        (`failed`) held over the planning window with its chips slowed, not over its full-length run."""
         picks[g] = _counts(search, groups[g])
-        before = said[g] + [
-            f"{g}: {failed} held with its chips slowed over the planning window, not over its full-length run: "
-            f"the row is the nominal pick again ({groups[g]['split']}), the cheapest that passes as modelled"
-        ]
-        row = row_of(g)
-        said[g] = before + said[g]
+        row = row_of(g, True)  # (its notes replace the failed pick's: 'it stays 30 mixed' stood above 1P:5D)
+        said[g].insert(
+            0,
+            f"{g}: {failed} held with its chips slowed over the planning window but not over its full-length "
+            f"run, even moved up: the row is the nominal pick again ({groups[g]['split']}, the cheapest that "
+            "passed over the planning window as modelled), checked the same way",
+        )
         return row
 
     rows = [r for r in map(row_of, picks) if r is not None]
@@ -427,9 +429,9 @@ def _edge_verified(
         if again is None:
             break
         if again["holds_slowed"] is False and not again["from_nominal"]:
-            # a dearer pick that held over the planning window, failing its full-length check at the edge,
-            # holds no better than the nominal pick: the group's row is that again (a 30-instance pick chose
-            # at $768/h beside a nominal 1P:5D at $153.60/h, neither holding)
+            # a dearer pick that held over the planning window and fails its full-length check at the edge is
+            # not the cheapest that holds; with nothing verified holding, the choice is the nominal pick, as
+            # where the checks find nothing (30 mixed at $768/h stood beside a nominal 1P:5D at $153.60/h)
             again = nominal_of(g, str(again["split"])) or again
         rows[win] = again
         win = _winner(pd.DataFrame(rows), True)

@@ -41,7 +41,8 @@ def test_slowed_rates_are_every_iteration_longer_by_the_slowdown(catalog: Catalo
 def _slow(base: Scenario, d: Any, catalog: Catalog, e: float) -> Any:
     rates = slowed_rates({KIND: instance_rates(instance_of(base, catalog, *KIND), d, base.cost)}, base, catalog, d,
                          {"h100-sxm": e})  # fmt: skip
-    return SimpleNamespace(demand=d, rates=rates, space=SimpleNamespace(max_instances_per_pool=64))
+    space = SimpleNamespace(max_instances_per_pool=64)
+    return SimpleNamespace(demand=d, rates=rates, space=space, affordable=lambda shape, counts: True)
 
 
 def test_the_slowed_search_starts_at_the_slowed_bound_and_skips_a_shape_it_prunes(catalog: Catalog) -> None:
@@ -65,3 +66,15 @@ def test_the_slowed_search_starts_at_the_slowed_bound_and_skips_a_shape_it_prune
     assert slowed_start(slow, SHAPE, (1, 1)) is None
     # without a demand (a search made by hand) the start is the one given
     assert slowed_start(SimpleNamespace(demand=None), SHAPE, (2, 3)) == (2, 3)  # type: ignore[arg-type]
+
+
+def test_a_start_past_the_budget_or_the_power_budget_is_skipped(catalog: Catalog) -> None:
+    """The slowed bound raised power-capped-site's 5P:1D (4.9 kW) to 12 H100s (8.4 kW) under its 6 kW
+    cap and chose it (a review): a start past a budget is skipped, as more instances only draw more."""
+    base, d = _setup()
+    slow = _slow(base, d, catalog, 0.75)
+    bound = lower_bound(SHAPE, slow.rates, d, 64)
+    slow.affordable = lambda shape, counts: sum(counts) < sum(bound.counts)
+    assert slowed_start(slow, SHAPE, (1, 1)) is None
+    slow.affordable = lambda shape, counts: True
+    assert slowed_start(slow, SHAPE, (1, 1)) == bound.counts
