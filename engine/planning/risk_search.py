@@ -68,12 +68,15 @@ def risk_picks(
     live: list[Bound] | Any,
     status: dict[Shape | Portfolio, str],
     found: dict[Shape | Portfolio, int],
+    ties: dict[str, list[tuple[Shape | Portfolio, tuple[int, ...]]]] | None = None,
 ) -> dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | str | None]:
     """Per group, the cheapest deployment that passes slowed: the nominal pick first, then the
     group's shapes by their lower bound (nominal best, or the cost model's bound), each searched
     upward from there, until the bound reaches the best that holds. The groups go cheapest nominal
     pick first, each only up to the least that held in a group before it. None where none passes,
-    `CUT` where the simulation budget ran out before one did, `ABOVE` where none held under that cap."""
+    `CUT` where the simulation budget ran out before one did, `ABOVE` where none held under that cap.
+    `ties` gets, per group, the deployments that held as cheaply as its pick (`better_held` broke the tie).
+    """
     out: dict[str, tuple[Shape | Portfolio, tuple[int, ...]] | str | None] = {}
     overall = math.inf  # the least objective that holds in a group checked so far: no group past it can win
     for g, row in groups.items():
@@ -101,15 +104,23 @@ def risk_picks(
                 cands.append((max(low, slow.cost(b.shape, begin)), b, begin))
         cands.sort(key=lambda c: (c[0], c[1].shape != shape))
         best: dict[str, Any] | None = None
+        held: list[dict[str, Any]] = []
         for low, b, start in cands:  # a shape that may tie is searched too (`better_held` breaks the tie)
             cap = min(slow.value(best) if best is not None else math.inf, overall) * TIE
             if low > cap or slow.out_of_budget:
                 break
             got = slow.search(replace(b, counts=start), cap)
+            held += [got] if got is not None else []
             if got is not None and (best is None or better_held(slow, got, best)):
                 best = got
         if best is not None:
             overall = min(overall, slow.value(best))
+            if ties is not None:  # as cheap as the pick, less headroom: the verdict's second choice
+                ties[g] = [
+                    counts_of(slow, r)
+                    for r in held
+                    if r is not best and slow.value(r) <= slow.value(best) * TIE
+                ]
         stopped = CUT if slow.out_of_budget else ABOVE if math.isfinite(overall) else None
         out[g] = stopped if best is None else counts_of(slow, best)
     return out

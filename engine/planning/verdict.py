@@ -26,7 +26,6 @@ the throughput band turned round (faster chips lower them); mean power none (not
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +37,7 @@ from engine.planning.objective import DEARER, OBJECTIVES, best, better, row_valu
 from engine.planning.plan_work import MAX_GROUPS, VERIFY_TRIES
 from engine.planning.portfolio import Portfolio
 from engine.planning.prices import assumed_prices, prices_text
-from engine.planning.risk_search import ABOVE, CUT, risk_picks, slowed_search
+from engine.planning.risk_search import ABOVE, CUT, TIE, risk_picks, slowed_search
 from engine.planning.risk_search import counts_of as _counts
 from engine.planning.risk_search import group_of as group_of
 from engine.planning.rules import attained, capacity_text
@@ -324,8 +323,7 @@ def decide(
 ) -> Verdict:
     """The verdict from each group's nominal best (see the module's docstring); the `MAX_GROUPS`
     groups of the lowest nominal objective are checked and verified, the rest named in a note."""
-    nominal = {g: search.value(row) for g, row in groups.items()}
-    order = sorted(groups, key=lambda g: nominal[g])
+    order = sorted(groups, key=lambda g: search.value(groups[g]))
     more = f"{len(order) - MAX_GROUPS} more chip groups passed, not verified: {', '.join(order[MAX_GROUPS:])}"
     notes: list[str] = [more] if len(order) > MAX_GROUPS else []
     # the cheapest nominal groups first, for the risk-aware checks too: in the search's order the
@@ -336,41 +334,16 @@ def decide(
     slow = slowed_search(search) if risk_aware and groups else None
     # the nominal cheapest run slowed first, for its risk in figures (the search of its shape may start past it)
     nominal_slowed = _nominal_slowed(search, slow, groups[nominal_best]) if nominal_best is not None else None
+    each = _Picks(search, slow, groups, picks, verify)
     if slow is not None:
-        notes += _risk_checked(search, slow, risk_picks(search, slow, groups, live, status, found), picks)
+        held = risk_picks(search, slow, groups, live, status, found, each.ties)
+        notes += _risk_checked(search, slow, held, picks)
     search.allowance += len(picks) * (VERIFY_TRIES + 1)  # the picks' own runs, past the budget
-    said: dict[str, list[str]] = {g: [] for g in picks}  # each group's notes from its row
-
-    def row_of(g: str, at_edge: bool = False) -> dict[str, Any] | None:
-        shape, counts = picks[g]
-        said[g] = []
-        row = _row(search, slow, g, shape, counts, verify, said[g], at_edge)
-        if row is not None:
-            from_nominal = (shape, counts) == _counts(search, groups[g])
-            row["from_nominal"] = from_nominal  # verified from the nominal pick
-            row["nominal_value"] = nominal[g]
-            row["nominal_shape"], row["nominal_split"] = groups[g]["shape"], groups[g]["split"]
-            row["nominal_run"] = int(groups[g]["run"])
-        return row
-
-    def nominal_of(g: str, failed: str) -> dict[str, Any] | None:
-        """The group's row from its nominal pick again, checked at the edge too: its risk-aware pick
-        (`failed`) held over the planning window with its chips slowed, not over its full-length run."""
-        picks[g] = _counts(search, groups[g])
-        row = row_of(g, True)  # (its notes replace the failed pick's: 'it stays 30 mixed' stood above 1P:5D)
-        said[g].insert(
-            0,
-            f"{g}: {failed} held with its chips slowed over the planning window but not over its full-length "
-            f"run, even moved up: the row is the nominal pick again ({groups[g]['split']}, the cheapest that "
-            "passed over the planning window as modelled), checked the same way",
-        )
-        return row
-
-    rows = [r for r in map(row_of, picks) if r is not None]
+    rows = [r for r in map(each.row, picks) if r is not None]
     win = _winner(pd.DataFrame(rows), risk_aware)
     if verify and slow is not None:
-        win = _edge_verified(rows, win, row_of, nominal_of)
-    notes += [n for g in picks for n in said[g]]
+        win = _edge_verified(rows, win, each)
+    notes += [n for g in picks for n in each.said[g]]
     table = pd.DataFrame(rows)
     chosen_run = None
     if win is not None:
@@ -409,12 +382,7 @@ def _planning_values(search: Search, chosen: int | None, nominal: int | None) ->
     return float(search.value(search.rows[chosen])), float(search.value(search.rows[nominal]))
 
 
-def _edge_verified(
-    rows: list[dict[str, Any]],
-    win: int | None,
-    row_of: Callable[[str, bool], dict[str, Any] | None],
-    nominal_of: Callable[[str, str], dict[str, Any] | None],
-) -> int | None:
+def _edge_verified(rows: list[dict[str, Any]], win: int | None, each: _Picks) -> int | None:
     """The winner, its pick verified over its full-length run with every chip at its band's
     pessimistic edge as well as as modelled (moved up where that run fails; `_row`): the one whose
     figures are quoted is judged over the same run. Where it no longer holds, or moved up past another
@@ -425,17 +393,91 @@ def _edge_verified(
     while win is not None and rows[win]["group"] not in tried:
         g = rows[win]["group"]
         tried.add(g)
-        again = row_of(g, True)
+        again = each.row(g, True)
         if again is None:
             break
+        again = each.tied(g, again)
         if again["holds_slowed"] is False and not again["from_nominal"]:
             # a dearer pick that held over the planning window and fails its full-length check at the edge is
             # not the cheapest that holds; with nothing verified holding, the choice is the nominal pick, as
             # where the checks find nothing (30 mixed at $768/h stood beside a nominal 1P:5D at $153.60/h)
-            again = nominal_of(g, str(again["split"])) or again
+            again = each.nominal(g, str(again["split"])) or again
         rows[win] = again
         win = _winner(pd.DataFrame(rows), True)
     return win
+
+
+@dataclass
+class _Picks:
+    """Each group's pick (`picks`, verified in place) and its row's notes (`said`): `decide`'s rows."""
+
+    search: Search
+    slow: Search | None
+    groups: dict[str, dict[str, Any]]
+    picks: dict[str, tuple[Shape | Portfolio, tuple[int, ...]]]
+    verify: bool
+    ties: dict[str, list[tuple[Shape | Portfolio, tuple[int, ...]]]] = field(default_factory=dict)
+    """Per group, the deployments that held slowed as cheaply as its pick (`risk_picks`)."""
+    said: dict[str, list[str]] = field(default_factory=dict)
+
+    def row(self, g: str, at_edge: bool = False) -> dict[str, Any] | None:
+        """The group's row from its pick (`_row`), with its nominal pick's figures beside."""
+        (shape, counts), nominal = self.picks[g], self.groups[g]
+        self.said[g] = []
+        row = _row(self.search, self.slow, g, shape, counts, self.verify, self.said[g], at_edge)
+        if row is not None:
+            row["from_nominal"] = (shape, counts) == _counts(self.search, nominal)  # verified from it
+            row["nominal_value"] = self.search.value(nominal)
+            row["nominal_shape"], row["nominal_split"] = nominal["shape"], nominal["split"]
+            row["nominal_run"] = int(nominal["run"])
+        return row
+
+    def nominal(self, g: str, failed: str) -> dict[str, Any] | None:
+        """The group's row from its nominal pick again, checked at the edge too: its risk-aware pick
+        (`failed`) held over the planning window with its chips slowed, not over its full-length run."""
+        self.picks[g] = _counts(self.search, self.groups[g])
+        row = self.row(
+            g, True
+        )  # (its notes replace the failed pick's: 'it stays 30 mixed' stood above 1P:5D)
+        self.said[g].insert(
+            0,
+            f"{g}: {failed} held with its chips slowed over the planning window but not over its full-length "
+            f"run, even moved up: the row is the nominal pick again ({self.groups[g]['split']}, the cheapest "
+            "that passed over the planning window as modelled), checked the same way",
+        )
+        return row
+
+    def tied(self, g: str, row: dict[str, Any]) -> dict[str, Any]:
+        """`row`, checked at the edge, or where that check moved it up or it fails there, a deployment that
+        held as cheaply over the planning window (`ties`), checked the same way, if it holds for less (or at
+        all): the tie was broken by headroom over the planning window alone (moe-deepseek-h200 at 5 req/s
+        chose pp2 1P:3D, moved up to 1P:4D at $230.40/h, over the tied tp8 1P:6D, which holds at 1P:7D
+        for $204.80/h; a review)."""
+        holds = row["holds_slowed"] is True
+        if not self.ties.get(g) or (holds and not row["moved_up"]):
+            return row
+        first = self.picks[g]
+        for alt in self.ties[g]:
+            self.picks[g] = alt
+            other = self.row(g, True)
+            cheaper = other is not None and (
+                not holds or other["objective_value"] * TIE < row["objective_value"]
+            )
+            if other is not None and other["holds_slowed"] is True and cheaper:
+                self.said[g].insert(0, self._tie_note(g, row, other, split_label(*alt)))
+                return other
+        self.picks[g] = first
+        return self.row(g, True) or row
+
+    def _tie_note(self, g: str, row: dict[str, Any], other: dict[str, Any], tied: str) -> str:
+        """Why the group's row is a deployment that tied with its pick (`tied`: its split then)."""
+        cost = value_text(float(row["objective_value"]), self.search.objective)
+        why = f"costs {cost} once moved up to hold" if row["holds_slowed"] is True else "does not hold"
+        return (
+            f"{g}: the pick, {row['shape']}, {why} over its full-length run at the edge ({row['split']}); "
+            f"{other['shape']}, which held as cheaply over the planning window ({tied}), holds for "
+            f"{value_text(float(other['objective_value']), self.search.objective)} ({other['split']})"
+        )
 
 
 def _winner(table: pd.DataFrame, risk_aware: bool) -> int | None:

@@ -312,3 +312,33 @@ def test_the_risk_of_a_choice_that_is_the_nominal_pick_is_said_of_the_choice() -
 
     assert verdict(3).risk_text().startswith("the choice, the nominal cheapest itself, misses its SLO")
     assert verdict(7).risk_text().startswith("the nominal cheapest misses its SLO")
+
+
+def test_a_pick_moved_up_at_the_edge_gives_way_to_a_tie_that_holds_for_less(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """moe-deepseek-h200 at 5 req/s: two deployments held at $179.20/h over the planning window with the chips
+    slowed, and the tie went to the pipelined pp2 1P:3D by headroom (100% against 99.3%); its full-length run
+    at the edge failed and moved it up to 1P:4D at $230.40/h, where the tied tp8 1P:6D holds at 1P:7D for
+    $204.80/h, the choice before the slowed search reached both (a review)."""
+    import json
+
+    from engine.cli.main import main
+
+    assert (
+        main(["plan", "moe-deepseek-h200", "--target-rps", "5", "--no-margin", "--no-progress", "--json"])
+        == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    chosen = doc["verdict"]["chosen"]
+    assert (chosen["shape"], chosen["split"], chosen["usd_per_hour"]) == (
+        "h200 tp8 -> h200 tp8",
+        "1P:7D",
+        204.8,
+    )
+    assert chosen["holds_slowed"] is True and chosen["verified"]
+    assert any(
+        "which held as cheaply over the planning window (1P:6D), holds for $204.80/h (1P:7D)" in n
+        and "costs $230.40/h once moved up to hold" in n
+        for n in doc["verdict"]["notes"]
+    )
