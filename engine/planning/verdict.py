@@ -270,6 +270,13 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
     where none does: none in the search, or the checks' budget spent before one did, said once with
     the groups it cut short (a note per group and one for the budget said the same twice)."""
     notes, cut, above = [], [], []
+    # (a budget that every slowed start bills past read as if nothing could hold: a review)
+    limits = [
+        w
+        for w, v in (("budget", search.budget), ("power budget", search.power_budget_kw))
+        if math.isfinite(v)
+    ]
+    within = f" within the {' and the '.join(limits)}" if limits else ""
     for g, pick in held.items():
         if isinstance(pick, tuple):
             picks[g] = pick
@@ -278,7 +285,9 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
         elif pick == ABOVE:  # checked only up to what a group before it held at
             above.append(g)
         else:
-            notes.append(f"{g}: no deployment of this search passes with its chips at the bands' edge")
+            notes.append(
+                f"{g}: no deployment of this search passes with its chips at the bands' edge{within}"
+            )
     budget = f" ({search.space.max_simulations})" if slow.out_of_budget else ""
     # sentences, each ended: one run-on of five clauses with no full stop was hard to follow (a review)
     own = (
@@ -299,7 +308,12 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
     if above:
         # the cap they were checked to: the least that held over the planning window (the choice's full-length
         # check may then move it up, past some of theirs: 'none here could be the choice' was not proven)
-        held_at = min(slow.value(slow.rows[slow.index[p]]) for p in held.values() if isinstance(p, tuple))
+        # (a portfolio's is no cap: its own pools' search caps no group; $40.90/h was named where $44.82 was one)
+        held_at = min(
+            slow.value(slow.rows[slow.index[p]])
+            for p in held.values()
+            if isinstance(p, tuple) and not isinstance(p[0], Portfolio)
+        )
         # the rule first, then the groups: a list of nine pairings before its colon read as one run-on (a review)
         rows = "Their rows show their" if len(above) > 1 else "Its row shows its"
         whose = f"{len(above)} chips or pairings" if len(above) > 1 else "one chip or pairing"
@@ -401,7 +415,7 @@ def _edge_verified(rows: list[dict[str, Any]], win: int | None, each: _Picks) ->
             # a dearer pick that held over the planning window and fails its full-length check at the edge is
             # not the cheapest that holds; with nothing verified holding, the choice is the nominal pick, as
             # where the checks find nothing (30 mixed at $768/h stood beside a nominal 1P:5D at $153.60/h)
-            again = each.nominal(g, str(again["split"])) or again
+            again = each.nominal(g, again) or again
         rows[win] = again
         win = _winner(pd.DataFrame(rows), True)
     return win
@@ -432,18 +446,21 @@ class _Picks:
             row["nominal_run"] = int(nominal["run"])
         return row
 
-    def nominal(self, g: str, failed: str) -> dict[str, Any] | None:
-        """The group's row from its nominal pick again, checked at the edge too: its risk-aware pick
+    def nominal(self, g: str, failed: dict[str, Any]) -> dict[str, Any] | None:
+        """The group's row from its nominal pick again, checked at the edge too: its risk-aware pick's row
         (`failed`) held over the planning window with its chips slowed, not over its full-length run."""
         self.picks[g] = _counts(self.search, self.groups[g])
-        row = self.row(
-            g, True
-        )  # (its notes replace the failed pick's: 'it stays 30 mixed' stood above 1P:5D)
+        # its notes replace the failed pick's ('it stays 30 mixed' stood above 1P:5D)
+        row = self.row(g, True)
+        # moved up only where it was (a move past a budget, or a portfolio's, is never made: a review)
+        moved = ", even moved up" if failed["moved_up"] else ""
+        nominal = self.groups[g]
         self.said[g].insert(
             0,
-            f"{g}: {failed} held with its chips slowed over the planning window but not over its full-length "
-            f"run, even moved up: the row is the nominal pick again ({self.groups[g]['split']}, the cheapest "
-            "that passed over the planning window as modelled), checked the same way",
+            f"{g}: {failed['shape']} {failed['split']} held with its chips slowed over the planning window but "
+            f"not over its full-length run{moved}: the row is the nominal pick again ({nominal['shape']} "
+            f"{nominal['split']}, the cheapest that passed over the planning window as modelled), checked the "
+            "same way",
         )
         return row
 

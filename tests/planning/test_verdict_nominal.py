@@ -211,7 +211,7 @@ def test_a_pick_moved_up_for_the_edge_in_vain_stays_the_cheapest_that_passes(
     assert chosen["holds_slowed"] is False
     assert any("moving the pick up to 2P:7D did not make it hold" in n for n in notes)
     assert any("30 mixed held with its chips slowed over the planning window but not over its full-length" in n
-               and "the nominal pick again (1P:4D," in n for n in notes)  # fmt: skip
+               and "the nominal pick again (h200 tp8 -> h200 tp8 1P:4D," in n for n in notes)  # fmt: skip
     assert not any("it stays 30 mixed" in n for n in notes)  # the dropped pick's notes go with it
     # its 'NO passing deployment holds' rests on checks that ran out: said (it stood as fact: a review)
     argv.remove("--json")
@@ -341,4 +341,21 @@ def test_a_pick_moved_up_at_the_edge_gives_way_to_a_tie_that_holds_for_less(
         "which held as cheaply over the planning window (1P:6D), holds for $204.80/h (1P:7D)" in n
         and "costs $230.40/h once moved up to hold" in n
         for n in doc["verdict"]["notes"]
+    )
+
+
+def test_a_budget_every_slowed_start_bills_past_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """DeepSeek on H200s within $300/h: every shape's slowed start bills past the budget, so the checks ran one
+    simulation and said "no deployment of this search passes with its chips at the bands' edge", as if none
+    could at any price (a review)."""
+    import json
+
+    from engine.cli.main import main
+
+    argv = ["plan", "moe-deepseek-h200", "--target-rps", "10", "--budget-usd-per-hour", "300", "--no-margin"]
+    assert main([*argv, "--no-progress", "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["verdict"]["notes"]
+    assert (
+        "h200: no deployment of this search passes with its chips at the bands' edge within the budget"
+        in notes
     )
