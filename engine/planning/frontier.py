@@ -114,6 +114,7 @@ def off_frontier_text(runs: pd.DataFrame, risk_aware: bool) -> str:
     b = chosen.iloc[0]
     fail = "with their chips at their bands' pessimistic edge, or in their " if risk_aware else "in their "
     return (
-        f"the choice, {b['shape']} {b['split']}, is off this frontier: the points here that cost less and serve "
-        f"more fail {fail}full-length run"
+        # (its dominating point may cost the same and serve more: 'cost less' named none here, a review)
+        f"the choice, {b['shape']} {b['split']}, is off this frontier: the points here that cost no more and "
+        f"serve at least as much fail {fail}full-length run"
     )
