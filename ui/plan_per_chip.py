@@ -32,7 +32,7 @@ PER_CHIP = {
     "$/h": st.column_config.NumberColumn(format="%.2f", width=64),  # to the cent ("18" beside "19.44")
     "holds at the band's edge": st.column_config.TextColumn(
         "holds slowed",
-        width=104,
+        width=116,  # (104 cut it to 'holds slowe⋮' beside the column's menu: a review)
         help="Whether it still meets its SLO with every chip at the pessimistic edge of its throughput band: "
         "over the run its figures are quoted from, or 'over 120 s' where only the planning window's run "
         "was checked so (the full-length check runs on the would-be choice; a row that reads so may fail "

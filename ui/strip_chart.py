@@ -51,8 +51,13 @@ def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | 
     if percentile:
         fig.add_hline(y=percentile / 100, line={"dash": "dot", "color": ACCENT, "width": 1})
     log = _log_ok(frame["latency_ms"])
+    # a linear axis's thousands separated ('1,000 ms', it read '1000 ms': a review)
     fig.update_xaxes(
-        title=None, type="log" if log else "linear", ticksuffix="" if log else " ms", tickfont={"size": 10}
+        title=None,
+        type="log" if log else "linear",
+        ticksuffix="" if log else " ms",
+        tickfont={"size": 10},
+        tickformat="" if log else ",~r",
     )
     if log:  # decades in the unit that reads shortest: 100 ms, 1 s, 10 s (a sidebar is narrow)
         v = np.append(
@@ -69,7 +74,15 @@ def strip_cdf(frame: pd.DataFrame, target_ms: float | None, percentile: float | 
         height=170 + legend_px,
         margin={"l": 0, "r": 0, "t": 22, "b": legend_px + (18 if several else 0)},
         showlegend=several,
-        title={"text": "TTFT CDF", "font": {"size": 12}, "x": 0},
+        # the dashed lines named: a reader took the p90 line for p99 beside 'TTFT p99' (a review)
+        title={
+            "text": "TTFT CDF"
+            + (
+                f" · dashed: SLO {_short_ms(target_ms)} @ p{percentile:g}" if target_ms and percentile else ""
+            ),
+            "font": {"size": 12},
+            "x": 0,
+        },
         legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "font": {"size": 10}},
     )
     return fig

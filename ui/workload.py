@@ -196,6 +196,8 @@ def arrival_editor(sc: Scenario, observed_s: Any = None) -> None:
     if "cv" in used:
         with c2:
             slider("workload.arrival.cv", 0.2, 8.0, "Burstiness (CV)", step=0.1)
+            if arr.kind == "gamma" and arr.cv == 1.0:  # (choosing 'gamma (bursty)' changed nothing: a review)
+                st.caption("At CV 1 gamma arrivals are Poisson's: above 1 they come in bursts.")
     if "shape" in used:
         _shape_editor(arr, c1 if "cv" in used else c2, c3)
     if "requests" in used:

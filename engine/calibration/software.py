@@ -109,7 +109,10 @@ def level_effect(
 ) -> str:
     """What maturity `level` does to a pool whose chip runs `prof` by calibration `cal` under `stack`
     (`trust.calibration`, before any maturity), in a sentence with the pool's own numbers."""
-    now = f"compute {prof.eta_compute:.2f} and bandwidth {prof.eta_bandwidth:.2f} of peak"
+    # which peak: '0.55 of peak' beside an FP8 model read as its FP8 one (a review: the roofline's 775 of 1,979)
+    now = (
+        f"compute {prof.eta_compute:.2f} of its BF16 peak and bandwidth {prof.eta_bandwidth:.2f} of its peak"
+    )
     if level is None:
         return f"No change: the chip's own rule, {maturity.label(None, cal.fitted)}: {now}, no porting cost."
     if level == "measured":

@@ -320,7 +320,7 @@ def _risk_checked(search: Search, slow: Search, held: dict[str, Any], picks: dic
         notes.append(
             f"Checked with slowed chips only up to {value_text(held_at, search.objective)}, where a deployment "
             f"of another chip held over the planning window: {whose} ({'; '.join(above)}). {rows} own "
-            "pick, verified as modelled."
+            "nominal pick, verified as modelled, and 'holds slowed' is that pick's own run with the chips slowed."
         )
     return notes
 

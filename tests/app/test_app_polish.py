@@ -443,3 +443,17 @@ def test_a_findings_sentence_opens_with_a_capital_unless_it_opens_with_an_id() -
         == "h200 (pools prefill, decode) is uncalibrated"
     )
     assert opening("vllm is the stack") == "vllm is the stack" and opening("KV transfer") == "KV transfer"
+
+
+def test_gamma_arrivals_at_cv_one_say_they_are_poissons() -> None:
+    """Choosing 'gamma (bursty)' left every figure as it was, the CV's default 1 being Poisson's (a review):
+    at CV 1 a caption says so; above 1 it goes."""
+    from engine.scenario import codec as io
+
+    sc = io.apply_overrides(short("chat-colocated"), {"workload.arrival.kind": "gamma"})
+    at = app("workload", sc, "chat-colocated")
+    assert_clean(at)
+    said = "At CV 1 gamma arrivals are Poisson's"
+    assert any(said in text_of(c.value) for c in at.caption)
+    at = app("workload", io.apply_overrides(sc, {"workload.arrival.cv": 2.0}), "chat-colocated")
+    assert not any(said in text_of(c.value) for c in at.caption)

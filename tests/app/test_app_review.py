@@ -82,6 +82,8 @@ def test_the_maturity_options_are_short_and_say_their_effect_on_the_pool() -> No
         return " ".join(text_of(c.value) for c in at.caption)
 
     assert "No change: the chip's own rule, measured (fitted under this stack): compute 0." in said()
+    # which peak each fraction is of (0.55 of peak beside an FP8 model read as its FP8 peak: a review)
+    assert " of its BF16 peak and bandwidth 0." in said() and " of its peak, no porting cost." in said()
     box.set_value("measured").run()
     assert "Asserts vLLM is mature on this chip (as its fit says)" in said()
     at.selectbox(key=key).set_value("vendor").run()

@@ -72,6 +72,12 @@ def test_the_live_strips_cdf_reaches_its_target() -> None:
     assert xs.max() == 5000.0  # the autorange takes the target in
     assert 1000.0 in fig.layout.xaxis.tickvals and 10000.0 in fig.layout.xaxis.tickvals
     assert [t.name for t in fig.data if t.showlegend is not False] == ["chat"]
+    # its dashed lines named in its title (a reader took the p90 line for p99 beside 'TTFT p99': a review)
+    assert fig.layout.title.text == "TTFT CDF · dashed: SLO 5 s @ p90"
+    assert strip_cdf(frame, None, None).layout.title.text == "TTFT CDF"
+    # a linear axis separates its thousands ('1000 ms' beside '2000 ms': a review)
+    flat = frame.assign(latency_ms=[1000.0, 1500.0, 2500.0])
+    assert strip_cdf(flat, None, None).layout.xaxis.tickformat == ",~r"
 
 
 def test_a_tails_target_is_named_and_its_log_axis_ticks_between_decades() -> None:
