@@ -110,9 +110,9 @@ def risk_picks(
             if low > cap or slow.out_of_budget:
                 break
             got = slow.search(replace(b, counts=start), cap)
-            held += [got] if got is not None else []
-            if got is not None and (best is None or better_held(slow, got, best)):
-                best = got
+            if got is not None:
+                held.append(got)
+                best = got if best is None or better_held(slow, got, best) else best
         if best is not None:
             overall = min(overall, slow.value(best))
             if ties is not None:  # as cheap as the pick, less headroom: the verdict's second choice

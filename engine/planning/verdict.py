@@ -473,7 +473,7 @@ class _Picks:
         holds = row["holds_slowed"] is True
         if not self.ties.get(g) or (holds and not row["moved_up"]):
             return row
-        first = self.picks[g]
+        first, kept = self.picks[g], self.said[g]
         for alt in self.ties[g]:
             if holds and not self._may_undercut(first, alt, float(row["objective_value"])):
                 continue
@@ -485,8 +485,8 @@ class _Picks:
             if other is not None and other["holds_slowed"] is True and cheaper:
                 self.said[g].insert(0, self._tie_note(g, row, other, split_label(*alt)))
                 return other
-        self.picks[g] = first
-        return self.row(g, True) or row
+        self.picks[g], self.said[g] = first, kept  # the pick's row and notes as they were
+        return row
 
     def _may_undercut(self, first: Any, alt: Any, moved: float) -> bool:
         """Whether `alt`, tied with the pick `first` over the planning window, can hold for less than the pick
@@ -496,11 +496,8 @@ class _Picks:
         slow = self.slow
         if slow is None or first not in slow.index or isinstance(alt[0], Portfolio):
             return True
-        shape, counts = alt
-        step = min(
-            self.search.cost(shape, tuple(int(i == j) for j in range(len(counts))))
-            for i in range(len(counts))
-        )
+        shape = alt[0]
+        step = min(self.search.cost(shape, (1, 0)), self.search.cost(shape, (0, 1)))
         return step * TIE < moved - slow.value(slow.rows[slow.index[first]])
 
     def _tie_note(self, g: str, row: dict[str, Any], other: dict[str, Any], tied: str) -> str:
