@@ -136,7 +136,7 @@ def value_parts(
     moves: ex.Moves | None = None,
 ) -> tuple[str, str | None]:
     """A headline figure's text and its band apart: the run's spread where known (`moves`,
-    `confidence.figure_band`: '−22% to +39%'), else its kind's band ('−30% to +67%', cut by
+    `run_bands.figure_band`: '−22% to +39%'), else its kind's band ('−30% to +67%', cut by
     the run's `bounds`, `confidence.limits`: '−36% to +0%').
 
     Over several seeds the text already holds the seeds' interval (``824 ± 36 ms``): the model's

@@ -11,7 +11,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from engine.core.numbers import count3
-from engine.explain import confidence, sustain
+from engine.explain import confidence, run_bands, sustain
 from engine.explain.bill import assumed_said, billed_said, listed_said
 from engine.explain.power_line import power_cap_line
 from engine.explain.presentation import scheduler_figures
@@ -66,10 +66,10 @@ def _pm(
 def _headline_band(
     marks: Sequence[confidence.PoolMark], moves: Any, bounds: Any, key: str, value: Any
 ) -> str:
-    """' (−87% to +5%)': a headline figure's band (`confidence.figure_band`: the run's spread where
+    """' (−87% to +5%)': a headline figure's band (`run_bands.figure_band`: the run's spread where
     `moves` gives it, else its kind's, a cost's turned round); '' on a zero or missing figure."""
     text = "-" if value is None else f"{value:.6g}"
-    return confidence.with_band("", confidence.figure_band(text, marks, key, moves, bounds))
+    return confidence.with_band("", run_bands.figure_band(text, marks, key, moves, bounds))
 
 
 LATENCY_SOURCES: dict[str, confidence.Source] = {
@@ -411,7 +411,7 @@ def spread_lines(summary: Summary, scenario: Scenario, moves: Any) -> list[str]:
     for key, v in figures.items():
         if v is None or key not in moves:
             continue
-        band = confidence.figure_band(f"{v:.6g}", marks, key, moves, bounds)
+        band = run_bands.figure_band(f"{v:.6g}", marks, key, moves, bounds)
         kind = key.rsplit("_p", 1)[0] if key.endswith("_ms") else None  # 'ttft_p99_ms': ttft
         shown = _spread_value(key, v)
         text = sustain.marked(shown, summary, kind) if kind else shown  # type: ignore[arg-type]

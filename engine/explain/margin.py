@@ -19,8 +19,9 @@ from engine.catalog.entries import Catalog
 from engine.core.numbers import rate2
 from engine.explain import sustain
 from engine.explain.compare_table import compare
-from engine.explain.confidence import RERUN, cliff_notes, pool_marks, spans_all
+from engine.explain.confidence import pool_marks
 from engine.explain.presentation import duration_text, headline, usd_text
+from engine.explain.run_bands import RERUN, cliff_notes, spans_all
 from engine.explain.targets import cost_judged, misses_slo
 from engine.planning.rules import run_passes
 from engine.scenario.model import Scenario
@@ -319,7 +320,7 @@ class RunSpread:
 
     def band_notes(self, scenario: Scenario, attainment: float | None, rerun: str = RERUN) -> list[str]:
         """The lines beside the bands' caption (Results, Compare, `run --margin`): the bands left off
-        and said (`confidence.cliff_notes`), then a steep SLO band's reason (`slow_edge_note`)."""
+        and said (`run_bands.cliff_notes`), then a steep SLO band's reason (`slow_edge_note`)."""
         steep = self.slow_edge_note(scenario, rerun)
         return [
             *cliff_notes(self.moves(), attainment, rerun),
@@ -364,7 +365,7 @@ class RunSpread:
         they miss ('At the pessimistic edge class chat misses its SLO (p90 TPOT 42.4 ms against 30 ms),
         which it meets as modelled: ...'): why SLO attainment's band reaches far down where it falls
         `STEEP_EDGE_PTS` or more, else that the pass rests on the chips' speed; None where no class
-        flips, or where the band is the `confidence.spans_all` one left off and said. `rerun` names
+        flips, or where the band is the `run_bands.spans_all` one left off and said. `rerun` names
         where the reader finds the run at that edge."""
         move = self.moves().get("slo_attainment")
         if move is None or spans_all(move):

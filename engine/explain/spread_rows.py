@@ -12,18 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from engine.explain.confidence import (
-    COMPARED_BOUNDED,
-    Limits,
-    Moves,
-    PoolMark,
-    Range,
-    falls_to_nothing,
-    signed_text,
-    spans_all,
-    spread_band,
-    spread_floor,
-)
+from engine.explain.confidence import COMPARED_BOUNDED, Limits, PoolMark, Range, signed_text
+from engine.explain.run_bands import Moves, falls_to_nothing, spans_all, spread_band, spread_floor
 
 SPREAD_ROWS: dict[str, str] = {
     **{f"{m.upper()} {p}": f"{m}_{p}_ms" for m in ("ttft", "tpot") for p in ("p50", "p90", "p99")},

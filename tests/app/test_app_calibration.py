@@ -20,7 +20,7 @@ from engine.calibration import trust
 from engine.calibration.trust import Calibration
 from engine.catalog.entries import load_catalog
 from engine.costmodel.stacks import SERVING_STACKS, STACK_NAMES
-from engine.explain import confidence
+from engine.explain import confidence, run_bands
 from engine.explain.margin import run_spread
 from engine.scenario import codec as io
 from engine.scenario.codec import DEFAULT_PRESET, to_link
@@ -76,16 +76,16 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
                                ("Goodput", "goodput_rps", "throughput"), ("$ / request", "usd_per_request", "throughput"),
                                ("SLO attainment", "slo_attainment", None)):  # fmt: skip
         own = cal.real_band(figure) if figure else None
-        if key in confidence.COSTS and own is not None:  # throughput's band turned round, cut by the bill
+        if key in run_bands.COSTS and own is not None:  # throughput's band turned round, cut by the bill
             own = (1.0 / (1.0 + own[1]) - 1.0, 1.0 / (1.0 + own[0]) - 1.0)
             own = confidence.cut(own, confidence.limits(summary, sc).get(key))
-        cliff = (key == "slo_attainment" and confidence.spans_all(moves[key])) or confidence.falls_to_nothing(
+        cliff = (key == "slo_attainment" and run_bands.spans_all(moves[key])) or run_bands.falls_to_nothing(
             key, moves[key]
         )  # 0% to 100%, or from nothing to the figure: no band
-        band = "" if cliff else confidence.spread_band(key, own, moves[key])
+        band = "" if cliff else run_bands.spread_band(key, own, moves[key])
         assert bands[label] == band, (label, shown[label], bands[label], band)  # under the figure
-        if key in confidence.LATENCIES and own is not None:
-            assert band == confidence.spread_band(
+        if key in run_bands.LATENCIES and own is not None:
+            assert band == run_bands.spread_band(
                 key, None, (min(own[0], *moves[key]), max(own[1], *moves[key]))
             )
     assert shown["SLO attainment"].endswith("%")
@@ -98,11 +98,11 @@ def test_an_uncalibrated_pool_is_marked_on_results_with_error_bars_and_a_finding
         for w in at.warning
         if "show no band" in text_of(w.value) or "shows no band" in text_of(w.value)
     ]
-    if confidence.spans_all(moves["slo_attainment"]):
+    if run_bands.spans_all(moves["slo_attainment"]):
         assert any("SLO attainment shows no band" in c for c in cliffs), cliffs
     else:
         assert "pts" in bands["SLO attainment"]
-    if confidence.falls_to_nothing("goodput_rps", moves["goodput_rps"]):  # and a count's from nothing
+    if run_bands.falls_to_nothing("goodput_rps", moves["goodput_rps"]):  # and a count's from nothing
         assert any("Goodput and goodput per" in c and "show no band" in c for c in cliffs), cliffs
     assert not [c for c in captions if "show no band" in c or "shows no band" in c]
     edges = f"{chip} {cal.edges()[0]:+.0%} / {cal.edges()[1]:+.0%}"
@@ -186,7 +186,7 @@ def test_compare_marks_each_side_and_its_error_bars() -> None:
     # each side's figure carries its run's spread, as on Results: the same band for A and B here
     sc = scenario_of(at)
     moves = run_spread(sc, simulate(sc).summary).moves()
-    band = confidence.spread_band("ttft_p99_ms", cal.real_band("ttft"), moves["ttft_p99_ms"])
+    band = run_bands.spread_band("ttft_p99_ms", cal.real_band("ttft"), moves["ttft_p99_ms"])
     shown = heads["TTFT p99: B"]
     assert shown.value.endswith(band if band.startswith("±") else f"({band})"), (shown.value, band)
     assert f"({band})" in shown.help or band in shown.help
@@ -201,7 +201,7 @@ def test_compare_marks_each_side_and_its_error_bars() -> None:
     drawn = shown_cells(next(df for df in at.dataframe if "better" in df.value.columns)).set_index("figure")
     assert drawn.loc["SLO attainment", "band"] == "–" and drawn.loc["Cost per hour ($/h)", "band"] == "–"
     assert "nan" not in drawn.to_numpy().astype(str), drawn
-    assert confidence.falls_to_nothing("goodput_rps", moves["goodput_rps"]) == pd.isna(
+    assert run_bands.falls_to_nothing("goodput_rps", moves["goodput_rps"]) == pd.isna(
         table["band"]["Goodput"]
     )
     assert table["band"]["TTFT p99"] and table["band"]["TTFT p99"] in shown.value

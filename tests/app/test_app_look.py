@@ -104,7 +104,7 @@ def test_a_goodput_band_from_nothing_is_left_off_on_compare_and_said() -> None:
 
     from engine import simulate
     from engine.explain import run_spread
-    from engine.explain.confidence import falls_to_nothing
+    from engine.explain.run_bands import falls_to_nothing
     from engine.scenario.codec import to_link
     from tests.app.harness import APP
 

@@ -14,7 +14,7 @@ import pytest
 from engine.calibration import trust
 from engine.calibration.trust import Calibration
 from engine.catalog.entries import load_catalog
-from engine.explain import confidence
+from engine.explain import confidence, run_bands
 from engine.explain.confidence import PoolMark
 from engine.scenario import codec as io
 from engine.scenario.model import Scenario
@@ -233,7 +233,7 @@ def test_an_open_loop_bounds_the_error_bar_where_speed_cannot_move_the_figure() 
 def test_a_spread_band_takes_the_runs_moves_and_keeps_a_latencys_own_error() -> None:
     """Throughput-borne figures take their run's spread alone; a latency and a cost never narrower
     than their kind's error; SLO attainment in points; no '-0%'."""
-    from engine.explain.confidence import spread_band
+    from engine.explain.run_bands import spread_band
 
     assert spread_band("ttft_p99_ms", (-0.09, 0.09), (0.39, -0.22)) == "−22% to +39%"
     assert spread_band("ttft_p99_ms", (-0.09, 0.09), (0.02, -0.01)) == "± 9%"  # the kind's band, both sides
@@ -268,7 +268,7 @@ def test_a_band_side_reads_as_a_change() -> None:
 def test_an_slo_band_that_spans_nearly_everything_is_left_off_and_said() -> None:
     """A 2.4% attainment moving −2.4 to +97.6 pts reads 'anywhere from 0% to 100%': no band, and a
     line saying why; a band narrower than nine tenths of the range is shown and has no such line."""
-    from engine.explain.confidence import figure_band, slo_band_note
+    from engine.explain.run_bands import figure_band, slo_band_note
 
     cliff, narrow = {"slo_attainment": (-0.024, 0.976)}, {"slo_attainment": (-0.367, 0.043)}
     assert figure_band("2.4%", [], "slo_attainment", cliff) is None
@@ -283,7 +283,7 @@ def test_a_count_whose_band_falls_to_nothing_is_left_off_and_said() -> None:
     """Goodput moving −100% to +0% reads 'from nothing to this': no band, and a line saying why
     (shorter after SLO attainment's, which has said the load sits on a cliff); a fall short of nine
     tenths keeps its band, and a cost, which has no floor, keeps any band."""
-    from engine.explain.confidence import cliff_notes, falls_to_nothing, figure_band, floor_band_note
+    from engine.explain.run_bands import cliff_notes, falls_to_nothing, figure_band, floor_band_note
 
     cliff = {
         "goodput_rps": (-1.0, 0.0025),
@@ -347,17 +347,17 @@ def test_goodput_per_dollar_carries_the_band_of_the_two_it_is_the_ratio_of() -> 
         "goodput_per_usd": (-0.04, 0.02),
     }
     bounds = {"usd_per_request": (0.05, float("inf")), "goodput_per_usd": (float("inf"), 0.17)}
-    cost = confidence.figure_band("$0.00054", marks, "usd_per_request", moves, bounds)
+    cost = run_bands.figure_band("$0.00054", marks, "usd_per_request", moves, bounds)
     assert cost == "−5% to +32%"  # (+29% until the refit of 2026-12-06)
-    said = confidence.figure_band("1,664", marks, "goodput_per_usd", moves, bounds)
+    said = run_bands.figure_band("1,664", marks, "goodput_per_usd", moves, bounds)
     assert said == f"−{(1 - 0.97 / 1.32) * 100:.0f}% to +{(0.99 / 0.95 - 1) * 100:.0f}%" == "−27% to +4%"
 
 
 def test_goodput_is_banded_by_its_runs_spread_alone() -> None:
     # a goodput read "15.28 req/s (−24% to +6%)", the throughput band, where its spread fell by 92% (a review)
     marks = (PoolMark("m", "mixed", cal("a", True, throughput=(0.8, 1.25), tpot=(1.0, 1.25))),)
-    assert confidence.figure_band("15.28 req/s", marks, "goodput_rps") is None
-    assert confidence.figure_band("27.7", marks, "goodput_per_usd") is None
-    assert confidence.figure_band("15.28 req/s", marks, "throughput_rps") == "−20% to +25%"
+    assert run_bands.figure_band("15.28 req/s", marks, "goodput_rps") is None
+    assert run_bands.figure_band("27.7", marks, "goodput_per_usd") is None
+    assert run_bands.figure_band("15.28 req/s", marks, "throughput_rps") == "−20% to +25%"
     spread = {"goodput_rps": (-0.3, 0.05)}
-    assert confidence.figure_band("15.28 req/s", marks, "goodput_rps", spread) == "−30% to +5%"
+    assert run_bands.figure_band("15.28 req/s", marks, "goodput_rps", spread) == "−30% to +5%"
