@@ -70,6 +70,16 @@ try:
 except ScenarioError as exc:  # switching modes can fail validation; say so
     st.error(f"Cannot build that pair: {plain(exc)}")
     st.stop()
+
+
+def unshared(b: str | None) -> list[str]:
+    """A's edits that B, its counterpart preset, does not take (`ex.unshared_edits`), where A is the
+    scenario being edited: the CLI's compare put an 8B model against the counterpart's 70B unsaid (a review)."""
+    if a_key not in (CURRENT, None) or b not in (lesson.PAIRED, str(current.counterpart)):
+        return []
+    return ex.unshared_edits(state.preset(state.preset_name()), current)
+
+
 models_differ = sa.model.id != sb.model.id  # each side's model said (B's Llama-3.1-70B beside A's
 # DeepSeek-V3 was never named, its cost 82.6% lower read as the deployment's: a review)
 for col, key, chosen in ((c1, a_key, sa), (c2, b_key, sb)):  # an edited scenario named for what it runs
@@ -79,6 +89,7 @@ for col, key, chosen in ((c1, a_key, sa), (c2, b_key, sb)):  # an edited scenari
         + (f", served {other}" if key == SWITCHED else "")
         + (", on this scenario's workload, window and seed" if key == lesson.PAIRED else "")
         + (f" · model {plain(chosen.model.id)}" if models_differ else "")
+        + (f" · not A's changes to {', '.join(kept)}" if key == b_key and (kept := unshared(key)) else "")
     )
 with c3:
     n_seeds = replicas.picker("compare")

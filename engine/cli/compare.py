@@ -50,6 +50,11 @@ def side_b(args: argparse.Namespace, a: Scenario) -> tuple[Scenario, str]:
                 raise ScenarioError(
                     f"{a.counterpart} on A's workload: {exc} (name B, or --other-mode for A served the other way)"
                 ) from None
+        if kept := ex.unshared_edits(own, a):  # A's other edits are not B's: said, not compared as paired
+            chosen += (
+                f"; not A's changes to {', '.join(kept)}: give them with --set-b, or --other-mode for A served "
+                "the other way with every change"
+            )
     else:
         base, source, chosen = ex.with_mode(a, other), f"{a.name} served {other}", f"A served {other}"
     return with_sets(base, args.set_b, source, "--set-b"), chosen

@@ -150,6 +150,7 @@ _API = {
     "with_edge_site": "engine.explain.previews",
     "with_mode": "engine.explain.mode_switch",
     "with_load_of": "engine.explain.mode_switch",
+    "unshared_edits": "engine.explain.mode_switch",
     "fitting_eps": "engine.explain.layout_choices",
     "with_model_fitted": "engine.explain.previews",
     "with_pool_added": "engine.explain.previews",
@@ -389,6 +390,7 @@ __all__ = [
     "unchanged_text",
     "unmet_faults",
     "unpaired",
+    "unshared_edits",
     "usd_decimals",
     "usd_text",
     "utilization_frame",
@@ -459,7 +461,7 @@ if TYPE_CHECKING:
     from engine.explain.layers import LAYERS, LayerEffect, LayerView, effects_table, layer_view
     from engine.explain.layout_choices import fitting_eps
     from engine.explain.margin import BOTH_FAIL, CompareMargin, RunMargin, RunSpread, figure_text, run_spread
-    from engine.explain.mode_switch import with_load_of, with_mode
+    from engine.explain.mode_switch import unshared_edits, with_load_of, with_mode
     from engine.explain.pairing import paired_cdfs, paired_targets, unpaired
     from engine.explain.power_line import power_cap_line
     from engine.explain.presentation import (

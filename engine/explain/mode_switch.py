@@ -127,3 +127,18 @@ def with_load_of(base: Scenario, load: Scenario) -> Scenario:
 
     data = to_data(load)
     return apply_overrides(base, {k: data[k] for k in LOAD_FIELDS if k in data}, merge=False)
+
+
+UNSHARED_FIELDS = (
+    *("model", "cost", "cache", "network", "scheduler", "control_plane"),
+    *("faults", "custom_hardware", "custom_models"),
+)
+"""A scenario's fields besides its load and deployment that a counterpart preset keeps its own of."""
+
+
+def unshared_edits(own: Scenario, edited: Scenario) -> list[str]:
+    """The fields (`UNSHARED_FIELDS`) `edited` changed from its preset `own` that its counterpart serving its
+    load (`with_load_of`) does not take: `compare chat-colocated --set model.id=llama-3.1-8b` set the 8B
+    model against the counterpart's 70B, and `--set cost.mode=own` an owned bill against a rented one, each
+    pair printed as paired with nothing said (a review)."""
+    return [f for f in UNSHARED_FIELDS if getattr(edited, f) != getattr(own, f)]

@@ -46,3 +46,17 @@ def test_a_pair_the_counterpart_cannot_serve_is_said() -> None:
     built = any(m.label == "$ / request: B" for m in at.metric)
     refused = [e.value for e in at.error if e.value.startswith("Cannot build that pair")]
     assert built != bool(refused), (built, refused)  # one or the other, said
+
+
+def test_the_counterpart_names_the_edits_it_does_not_take() -> None:
+    # the counterpart on this load keeps its own model and prices: an owned bill against a rented one read as
+    # the deployments' difference (the CLI's compare, a review); B's caption names them
+    a = short(PRESET, **{"workload.arrival.rate_rps": 24.0, "cost.mode": "own"})
+    at = app("compare", a, PRESET)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="b").value == lesson.PAIRED
+    assert [c.value for c in at.caption if c.value.endswith("· not A's changes to cost")], [
+        c.value for c in at.caption
+    ]
+    at.selectbox(key="b").set_value("rag-long-context").run()
+    assert not [c.value for c in at.caption if "not A's changes" in c.value]  # a preset named: B as it is

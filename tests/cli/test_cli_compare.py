@@ -117,3 +117,19 @@ def test_a_cost_basis_note_names_each_sides_basis(capsys: pytest.CaptureFixture[
     assert main(["compare", "rent-vs-own", "--set", "duration_s=60"]) == 0
     out = capsys.readouterr().out
     assert "costed on different bases (A's owned, B's rented)" in out, out
+
+
+def test_as_edits_that_the_counterpart_does_not_take_are_named(capsys: pytest.CaptureFixture[str]) -> None:
+    # an 8B model against the counterpart's 70B, and an owned bill against a rented one, read as paired
+    # comparisons of the deployments with nothing said (a review)
+    doc = _json(capsys, "chat-colocated", "--set", "model.id=llama-3.1-8b", "--set", "cost.mode=own", *SHORT)
+    assert doc["b"]["chosen"].startswith(
+        "chat-disaggregated on A's workload, window and seed; not A's changes"
+    )
+    assert "to model, cost: give them with --set-b, or --other-mode" in doc["b"]["chosen"]
+    assert "not A's" not in _json(capsys, "chat-colocated", *SHORT)["b"]["chosen"]  # only the load edited
+    own = load_preset("chat-colocated")
+    assert ex.unshared_edits(own, apply_overrides(own, {"workload.arrival.rate_rps": 3.0})) == []
+    assert ex.unshared_edits(own, apply_overrides(own, {"scheduler.preemption": "recompute"})) == [
+        "scheduler"
+    ]
