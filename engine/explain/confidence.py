@@ -90,9 +90,10 @@ COMPARED_SOURCES: dict[str, Source] = {
 }
 """Figures of the Compare table (`engine.explain.compare_table.COMPARED` labels) that carry an error
 of their kind; goodput none (`SPREAD_ONLY`: its runs' spread alone, `spread_rows`).
-E2E's band is the envelope of its prefill pools' TTFT band and its decode pools' TPOT band (no
-band of its own is fitted); its coverage on the reference's held-out mean E2Es is `e2e_band_note`'s
-(`make validate`'s E2E line, `engine.calibration.e2e_band`; docs/calibration.md, "E2E's band")."""
+E2E's band is the envelope of its prefill pools' TTFT band and its decode pools' TPOT band, where both
+are shown (no band of its own is fitted; `figure_range`); its coverage on the reference's held-out mean
+E2Es is `e2e_band_note`'s (`make validate`'s E2E line, `engine.calibration.e2e_band`; docs/calibration.md,
+"E2E's band")."""
 
 
 def e2e_band_note() -> str:
@@ -220,15 +221,24 @@ changes, fall <= rise (both negative where the model runs high on every held-out
 
 def figure_range(marks: Iterable[PoolMark], source: Source) -> Range | None:
     """A figure's band over the pools it depends on: the lowest fall and the highest rise of their
-    bands (None when no pool has one)."""
-    found = [
-        r
+    bands (None when no pool has one). A figure of several kinds (E2E: TTFT and TPOT) has one only where
+    each kind has one: its envelope's coverage was measured where both are shown (`e2e_band_note`), and a
+    dense run's E2E carried its TPOT band alone, with one-token answers a figure equal to its TTFT, which
+    had none (a review)."""
+    marks = list(marks)
+    found = {
+        figure: [
+            r
+            for m in marks
+            if roles is None or m.role in roles
+            if (r := m.calibration.real_band(figure)) is not None
+        ]
         for figure, roles in source
-        for m in marks
-        if roles is None or m.role in roles
-        if (r := m.calibration.real_band(figure)) is not None
-    ]
-    return (min(r[0] for r in found), max(r[1] for r in found)) if found else None
+    }
+    if not found or not all(found.values()):
+        return None
+    every = [r for rs in found.values() for r in rs]
+    return min(r[0] for r in every), max(r[1] for r in every)
 
 
 def inverted(r: Range) -> Range:

@@ -84,6 +84,17 @@ def test_each_figure_takes_the_widest_band_of_its_pools() -> None:
     ]
 
 
+def test_e2e_has_a_band_only_where_its_ttft_and_tpot_have() -> None:
+    """E2E's band is the envelope of its parts' where both are shown (where its coverage was measured): a
+    dense run's E2E carried its TPOT band alone, with one-token answers a figure equal to its TTFT, which
+    showed none (a review)."""
+    dense = (PoolMark("m", "mixed", cal("a", True, throughput=(0.8, 1.25), tpot=(0.8, 1.0))),)
+    assert confidence.headline_range(dense, "e2e_p99_ms") is None
+    assert confidence.compared_errors(["E2E p99", "TPOT p99"], dense, dense) == [None, "+0% to +25%"]
+    moe = (PoolMark("m", "mixed", cal("a", True, throughput=(0.8, 1.25), ttft=(0.5, 1.0), tpot=(0.8, 1.0))),)
+    assert confidence.headline_range(moe, "e2e_p99_ms") == pytest.approx((0.0, 1.0))
+
+
 def test_a_band_on_one_side_reads_so() -> None:
     """A model that runs high on every held-out row shows a band wholly below the figure."""
     marks = (PoolMark("m", "mixed", cal("a", True, throughput=(1.1, 1.5))),)
@@ -140,10 +151,10 @@ def test_cli_run_json_carries_the_calibration_and_the_text_shows_it(
         tpot_line = next(line for line in out.splitlines() if line.strip().startswith("tpot"))
         assert tpot_line.endswith(confidence.band_text("", (1 / high - 1, 1 / low - 1)))
         assert confidence.BAND_NOTE in out
-        # E2E carries a band too; the line on its measured coverage comes where that was measured:
-        # with a TTFT band in its envelope (MoE pools), not beside a dense run's TPOT band alone
-        assert next(x for x in out.splitlines() if x.strip().startswith("e2e")).endswith("%)")
+        # E2E carries a band, and the line on its measured coverage, where that was measured: with a TTFT
+        # band in its envelope (MoE pools), not a dense run's TPOT band alone (its TTFT shows none: a review)
         ttft_band = any("ttft" in b["band"] for b in block.values())
+        assert next(x for x in out.splitlines() if x.strip().startswith("e2e")).endswith("%)") == ttft_band
         assert (confidence.e2e_band_note() in out) == ttft_band
 
 
