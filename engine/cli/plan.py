@@ -43,6 +43,7 @@ from engine.scenario import naming
 if TYPE_CHECKING:
     from engine.planning.margin import Margin
     from engine.planning.plan import Plan
+    from engine.scenario.model import Scenario
 
 
 def _ints(text: str, flag: str) -> tuple[int, ...]:
@@ -149,6 +150,18 @@ def _with_margin(
     return result, edge, failed
 
 
+def _write_chosen(args: argparse.Namespace, result: Plan, scen: Scenario) -> bool:
+    """Write the chosen scenario to `--out` where one is asked for and chosen; whether it was written."""
+    if not args.out or result.best is None:
+        return False
+    # named for what it runs: the planned scenario's name and words were the preset's (a review:
+    # "6 h100-sxm prefill + 6 h100-sxm decode" on a file of 20 H100s and 6 MI300Xs)
+    source = Path(args.scenario).stem if is_file_ref(args.scenario) else args.scenario
+    chosen = naming.named(result.best, scen, source)
+    Path(args.out).write_text(scenario_io.dumps_toml(chosen), encoding="utf-8")
+    return True
+
+
 def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
     from engine.planning.plan import plan
     from engine.planning.plan_work import check_plan_work
@@ -195,6 +208,8 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
         doc["link"] = link
         if args.emit:
             doc["emit"] = plan_emit(result.best, args)
+        # written with --json too (checked writable before the search, then never written: a review)
+        doc["wrote"] = args.out if _write_chosen(args, result, scen) else None
         emit_json(doc)
         return _status(result)
     from engine.cli.plan_verdict import print_verdict
@@ -205,12 +220,7 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
         print_margin(edge)
     elif failed:
         print(f"\nmargin: not computed: {failed}")
-    if args.out and result.best is not None:
-        # named for what it runs: the planned scenario's name and words were the preset's (a review:
-        # "6 h100-sxm prefill + 6 h100-sxm decode" on a file of 20 H100s and 6 MI300Xs)
-        source = Path(args.scenario).stem if is_file_ref(args.scenario) else args.scenario
-        chosen = naming.named(result.best, scen, source)
-        Path(args.out).write_text(scenario_io.dumps_toml(chosen), encoding="utf-8")
+    if _write_chosen(args, result, scen):
         print(f"wrote the chosen scenario to {args.out}")
     print_plan_emit(plan_emit(result.best, args))
     if link:

@@ -137,6 +137,8 @@ def _before_figures(doc: dict[str, Any], scenario: Scenario | None) -> list[str]
         )
         out += [f"workload.arrival.{n} ({getattr(arr, n)}) is not used by {kind}" for n in arr.unused()]
         out += [f"workload.arrival.{n} is not used by a {arr.shape!r} shape" for n in arr.unused_by_shape()]
+        if arr.kind in ("offline", "closed_loop") and scenario.warmup_s > 0:  # (unsaid: a review)
+            out.append(f"warmup_s ({scenario.warmup_s:g}) is not used by {kind}: its whole run is measured")
     # what overload protection, faults and preemption did, as Results lists it: attainment read with
     # 690 answers cut to 128 tokens unsaid (a review)
     if did := scheduler_figures(doc):

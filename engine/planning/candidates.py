@@ -273,11 +273,23 @@ def window_text(run: Scenario, lead_s: float) -> str:
     return f"{run.duration_s - lead_s:g} s after a {lead_s:g} s lead for the sessions' ramp"
 
 
+def no_edge_site(scenario: Scenario) -> None:
+    """Refuse a scenario with an edge site: a planned deployment replaces its pools, the edge ones too, and
+    the site's rule was then refused as if the scenario lacked them ('an edge site needs at least one pool
+    with tier edge' for edge-offload, which has one: a review)."""
+    if scenario.deployment.edge is not None:
+        raise ScenarioError(
+            "deployment.edge: the planner sizes a data centre's pools and does not plan an edge site in front of "
+            "it; plan the scenario without deployment.edge and its edge pools, or size this one with capacity"
+        )
+
+
 def with_deployment(scenario: Scenario, shape: Shape, counts: tuple[int, int]) -> Scenario:
     """`scenario` with its pools replaced by a shape at given counts (profiles and maturity kept per chip).
 
     Class pins (`workload.classes[i].pools`) are cleared: they named the pools this replaces.
     """
+    no_edge_site(scenario)
     profiles = _profiles(scenario)
 
     def pool(name: str, kind: Kind, count: int) -> dict[str, Any]:
@@ -299,6 +311,7 @@ def with_portfolio(scenario: Scenario, pf: Portfolio, counts: Sequence[int]) -> 
 
     Each class is pinned to its own decode pool (``decode-<class>``), its other pins cleared.
     """
+    no_edge_site(scenario)
     return scenario_io.apply_overrides(
         scenario, portfolio_overrides(pf, counts, _profiles(scenario)), merge=False
     )

@@ -44,10 +44,12 @@ import pandas as pd
 
 from engine.calibration.trust import Calibration
 from engine.catalog.entries import Catalog
+from engine.catalog.model_spec import ModelSpec
 from engine.core.errors import ScenarioError
 from engine.costmodel.stacks import STACK_NAMES, runs_only_on
 from engine.planning.calibrations import chip_calibrations, slowdowns, speedups
 from engine.planning.candidates import (
+    PP_MIN_TP,
     SearchSpace,
     instance_kinds,
     planning_scenario,
@@ -69,6 +71,7 @@ from engine.planning.search import Progress, Search, decode_columns
 from engine.planning.sizing import (
     Bound,
     Demand,
+    Kind,
     Shape,
     demand,
     instance_of,
@@ -189,6 +192,19 @@ class Plan:
         }
 
 
+def _kinds(space: SearchSpace, chips: Sequence[str], model: ModelSpec) -> list[Kind]:
+    """The instance kinds to plan with (`instance_kinds`); none is refused in words (an empty grid died in a
+    KeyError deep in the plan's tables: a review)."""
+    kinds = instance_kinds(space, chips, model)
+    if not kinds:
+        raise ScenarioError(
+            f"space.pp: no instance layout to try: a pipeline degree above 1 pairs only with a tp of {PP_MIN_TP} "
+            f"or more (tp {', '.join(map(str, space.tp))}; pp {', '.join(map(str, space.pp))}): add pp 1, or a "
+            f"tp of {PP_MIN_TP} or more"
+        )
+    return kinds
+
+
 def _chips(scenario: Scenario, space: SearchSpace, cat: Catalog) -> tuple[str, ...]:
     """The chips the plan may use: the space's, else the scenario's (each one the catalog knows)."""
     chips = space.hardware or tuple(dict.fromkeys(p.hardware for p in scenario.deployment.pools))
@@ -282,7 +298,7 @@ def plan(
         search.slowdown = slowdowns(search.calibrations.values())
     search.reuse(prior)  # an earlier plan's runs (the margin's: its plan's), where they are this search's
     d = search.demand = rule_demand(demand(search.base, search.reqs), rule, attainment)
-    kinds = instance_kinds(space, chips, cat.models[scenario.model.id])
+    kinds = _kinds(space, chips, cat.models[scenario.model.id])
     search.rates.update(
         {k: instance_rates(instance_of(search.base, cat, *k), d, search.base.cost) for k in kinds}
     )

@@ -19,7 +19,7 @@ SLOs, a trace), `deployment` (pools, batching, the KV link, speculative decoding
 # string at import (docs/performance.md, "The cold start").
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from engine import policies
 from engine.catalog.model_spec import ModelSpec
@@ -62,6 +62,21 @@ SCHEMA_VERSION = 1
 """Version of the scenario format; share links and result files carry it."""
 
 
+def _no_controls(text: str, allowed: str = "") -> str:
+    """`text` where it holds no control character (but those `allowed`): a name printed by `run` with an
+    escape sequence cleared the terminal and wrote a line of its own above the report (a review)."""
+    bad = next((c for c in text if (ord(c) < 32 or 127 <= ord(c) < 160) and c not in allowed), None)
+    if bad is not None:
+        raise ValueError(f"control character U+{ord(bad):04X} at {text.index(bad)}: printable text only")
+    return text
+
+
+Line = Annotated[str, AfterValidator(_no_controls)]
+"""A line of text: no control characters."""
+Prose = Annotated[str, AfterValidator(lambda t: _no_controls(t, "\n\t"))]
+"""Text of a few lines: no control characters but line feeds and tabs."""
+
+
 class ModelChoice(Frozen):
     """The served model and its precisions."""
 
@@ -83,9 +98,9 @@ class Scenario(Frozen):
     """One complete, validated simulation setup."""
 
     version: Literal[1] = 1
-    name: Annotated[str, Field(min_length=1, max_length=NAME_MAX_CHARS)] = "scenario"
-    description: Annotated[str, Field(max_length=DESCRIPTION_MAX_CHARS)] = ""
-    lesson: Annotated[str, Field(max_length=600)] = ""
+    name: Annotated[Line, Field(min_length=1, max_length=NAME_MAX_CHARS)] = "scenario"
+    description: Annotated[Prose, Field(max_length=DESCRIPTION_MAX_CHARS)] = ""
+    lesson: Annotated[Prose, Field(max_length=600)] = ""
     """What the scenario demonstrates, in a sentence or two (the Results page opens with it)."""
     counterpart: Name | None = None
     """A preset to compare against, the baseline the lesson is measured from (e.g. the same chips colocated)."""

@@ -1,0 +1,80 @@
+"""What the command line does with what it was asked, said or done: a file asked for is written, a grid
+with nothing in it or a scenario the planner cannot plan is refused in words, a field a load does not use
+is named, a window is the one measured and a name prints as text (a review of the CLI)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.cli.main import main
+from engine.scenario.codec import load_preset, loads_toml
+
+PLAN = ["plan", "chat-colocated", "--hardware", "h100-sxm", "--tp", "2", "--pp", "1", "--duration-s", "30"]
+PLAN += ["--finalists", "1", "--target-rps", "8", "--no-progress", "--no-margin", "--no-verify"]
+
+
+def test_plan_json_writes_the_chosen_scenario_it_was_asked_for(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # checked writable before the search, then never written with --json (a review)
+    out = tmp_path / "chosen.toml"
+    assert main([*PLAN, "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["wrote"] == str(out) and out.is_file()
+    chosen = loads_toml(out.read_text(encoding="utf-8"))
+    assert chosen.deployment.pools and main([*PLAN, "--out", str(out)]) == 0  # as the text's file
+    capsys.readouterr()
+    assert loads_toml(out.read_text(encoding="utf-8")) == chosen
+
+
+def test_an_empty_grid_and_an_edge_site_are_refused_in_words(capsys: pytest.CaptureFixture[str]) -> None:
+    # a pipeline degree above 1 pairs only with tp 4 or more: tp 1,2 with pp 2 died in a KeyError (a review)
+    base = ["plan", "chat-colocated", "--target-rps", "16", "--no-progress", "--no-margin"]
+    assert main([*base, "--tp", "1,2", "--pp", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "no instance layout to try" in err and "add pp 1, or a tp of 4 or more" in err
+    assert "Traceback" not in err
+    # its pools replaced, the site's rule was refused as if edge-offload had no edge pool (a review)
+    assert main(["plan", "edge-offload", "--target-rps", "1", "--no-progress", "--no-margin"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: deployment.edge: the planner sizes a data centre's pools")
+    assert "an edge site needs at least one pool" not in err
+
+
+def test_a_warm_up_a_whole_run_load_does_not_use_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["run", "offline-batch", "--set", "workload.arrival.requests=200"]
+    assert main([*args, "--set", "warmup_s=10"]) == 0
+    out = capsys.readouterr().out
+    assert "warmup_s (10) is not used by an offline batch: its whole run is measured" in out
+    assert main(args) == 0
+    assert "warmup_s" not in capsys.readouterr().out  # none set: nothing said
+
+
+def test_capacity_names_the_window_it_measured(capsys: pytest.CaptureFixture[str]) -> None:
+    # a 600 s window was read where requests were measured over [400, 600) only (a review)
+    base = ["capacity", "chat-colocated", "--duration-s", "60", "--set", "warmup_s=40", "--no-margin"]
+    base += ["--no-progress", "--max-simulations", "2"]
+    assert main(base) == 0
+    assert " over a 20 s window after a 40 s warm-up" in capsys.readouterr().out
+    assert main([*base, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["window_s"], doc["warmup_s"]) == (20.0, 40.0)
+
+
+def test_a_name_with_control_characters_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # an escape sequence in the name cleared the terminal and wrote a fake line above `run`'s report (a review)
+    text = (Path("presets/scenarios") / "chat-colocated.toml").read_text(encoding="utf-8")
+    bad = tmp_path / "evil.toml"
+    evil = 'name = "\\u001b[2J\\u001b[31mEVIL\\r\\nrequests: 0 in window"\n'
+    bad.write_text(
+        evil + "\n".join(ln for ln in text.splitlines() if not ln.startswith("name =")), encoding="utf-8"
+    )
+    assert main(["run", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "name: control character U+001B at 0: printable text only" in err and "\x1b" not in err
+    assert load_preset("chat-colocated").description  # a preset's prose stays valid
