@@ -112,10 +112,16 @@ class RunMargin:
                         _KINDS[label],
                     )
                 )
-        if unanswered:
+        if unanswered:  # its percentile's request never answered: how many did (a browser review: no figure)
             labels = " and ".join(lab for lab, _ in unanswered)
             targets = " and ".join(duration_text(t) for _, t in unanswered)
-            out.insert(0, f"{p} {labels} on rejected or failed requests, against {targets}")
+            within = c.get("slo_attainment")
+            share = f", {within:.1%} within SLO" if isinstance(within, float) and within == within else ""
+            out.insert(
+                0,
+                f"{p} {labels} never answered, at least {100 - c['percentile']:g}% of its requests rejected or "
+                f"failed{share}, against {targets}",
+            )
         if (short := shortfall_rps(self.slowed)) is not None:
             out.append(f"unsustainable, short by {rate2(short)} req/s")
         return ", ".join(out)

@@ -359,7 +359,12 @@ def test_why_names_each_target_a_slowed_class_misses() -> None:
     assert why(_class(max_tbt_ms_at_percentile=900.0), (2000.0, 30.0, None)) == ""  # no TBT target
     rejected = _class(ttft_ms_at_percentile=None, tpot_ms_at_percentile=None, rejected=40)
     assert why(rejected, (2000.0, 30.0, None)) == (
-        "p90 TTFT and TPOT on rejected or failed requests, against 2,000 ms and 30.0 ms"
+        "p90 TTFT and TPOT never answered, at least 10% of its requests rejected or failed, against 2,000 ms "
+        "and 30.0 ms"
+    )
+    # with its share within SLO, as the advisor says it (the line gave no figure: a browser review)
+    assert why({**rejected, "slo_attainment": 0.713}, (2000.0, 30.0, None)).startswith(
+        "p90 TTFT and TPOT never answered, at least 10% of its requests rejected or failed, 71.3% within SLO, "
     )
     # single-token answers have no TPOT at all: nothing missed
     assert why(_class(tpot_ms_at_percentile=None)) == ""
