@@ -86,11 +86,12 @@ def fmt_target(target_ms: float | None, value_ms: float | None) -> str:
 
 
 def fmt_rps(v: float | None) -> str:
-    """Requests per second for display: two decimals, or two significant digits under 0.01 (a 2-request
-    trace's 0.0033 read 'Goodput 0.00 req/s': a review)."""
+    """Requests per second for display: two decimals, or three significant digits under 1 (a 2-request
+    trace's 0.0033 read 'Goodput 0.00 req/s', edge-npu's 0.0314 read '0.03 req/s', rounded by more than
+    its band: reviews)."""
     if v is None or not math.isfinite(v):
         return "–"
-    return f"{v:.2g} req/s" if 0 < abs(v) < 0.01 else f"{v:,.2f} req/s"
+    return f"{v:.3g} req/s" if 0 < abs(v) < 1 else f"{v:,.2f} req/s"
 
 
 def fmt_count(v: float | None) -> str:

@@ -96,7 +96,7 @@ def test_counts_read_to_three_figures() -> None:
     from ui.layout import fmt_count, fmt_rps
 
     assert [fmt_count(v) for v in (2380.4, 31.44, 2.054, 0.0, None)] == ["2,380", "31.4", "2.05", "0", "–"]
-    assert fmt_rps(0.0834) == "0.08 req/s" and fmt_rps(None) == "–"
+    assert fmt_rps(0.0834) == "0.0834 req/s" and fmt_rps(None) == "–"
 
 
 def test_compare_of_unpaired_scenarios_marks_its_changes_and_greys_them() -> None:

@@ -60,6 +60,7 @@ def test_a_shared_prefix_is_said_beside_the_prompt_preview() -> None:
 def test_a_tiny_rate_reads_its_digits() -> None:
     """A 2-request trace's goodput of 0.0033 req/s read 'Goodput 0.00 req/s' (a review)."""
     assert layout.fmt_rps(0.0033) == "0.0033 req/s" and layout.fmt_rps(12.345) == "12.35 req/s"
+    assert layout.fmt_rps(0.0314) == "0.0314 req/s"  # edge-npu: "0.03" rounded by more than its band
     assert layout.fmt_rps(0.0) == "0.00 req/s" and layout.fmt_rps(None) == "–"
 
 
