@@ -135,7 +135,9 @@ for i in range(len(classes)):
         with h1:
             bound(st.text_input, f"{path}.name", "Class name", max_chars=64)
         with h2:
-            slider(f"{path}.share", 0.01, 1.0, share_label(i), step=0.01)
+            slider(
+                f"{path}.share", 0.01, 1.0, share_label(i), step=0.01, disabled=sc.workload.trace is not None
+            )
         with h3:
             number(
                 f"{path}.priority",

@@ -303,8 +303,10 @@ def slider(
     default: Any = None,
     help: str | None = None,
     fmt: str | None = None,
+    disabled: bool = False,
 ) -> Any:
-    """A slider bound to a numeric field; its range widens to hold the current value."""
+    """A slider bound to a numeric field; its range widens to hold the current value; `disabled` where the
+    field is unused (a share a trace overrides moved and did nothing: a browser review)."""
     name = path.rsplit(".", 1)[-1]
     value = current(path, default)
     cast: Callable[[Any], Any] = int if integer else float
@@ -316,4 +318,6 @@ def slider(
         kw["step"] = cast(step)
     if fmt:
         kw["format"] = fmt
+    if disabled:
+        kw["disabled"] = True
     return bound(st.slider, path, label or label_of(name), default=default, to_ui=cast, from_ui=cast, **kw)

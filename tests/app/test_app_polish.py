@@ -336,6 +336,11 @@ def test_a_class_share_says_sessions_and_requests_where_turns_differ() -> None:
             "Share (unused: one class takes all the traffic)"
         ]
         assert "Priority (unused: one class)" in [n.label for n in one.number_input]
+    # a trace gives each row its class: its share slider is off, not a control that moves nothing (a review)
+    traced = app("workload", short("mooncake-replay"), "mooncake-replay")
+    shares = [s for s in traced.slider if s.label.startswith("Share")]
+    assert shares and all(s.label == "Share (unused: the trace gives each row its class)" for s in shares)
+    assert all(s.disabled for s in shares)
 
 
 def test_the_slo_page_says_when_targets_steer_the_run_and_no_empty_e2e_line() -> None:
