@@ -90,8 +90,9 @@ def _refuse(field: str, p: CappedPool, limit_w: float, site_tdp_w: float, site_c
         least_kw = least_w * p.chips / 1e3
         got = f"{limit_w * p.chips / 1e3:g} kW holds each of pool {p.name!r}'s {p.chips} {p.hardware.id} to "
         got += f"{limit_w:.0f} W"
+    # the least cap first: a toast cut the line before it, behind 'view more' (a browser review)
     raise ScenarioError(
-        f"{field}: {got}, below the {least_w:.0f} W at which it would run at {power_cap.MIN_CLOCK:.0%} of its "
-        f"clock (TDP {p.hardware.tdp_w:g} W, idle {p.hardware.idle_w:g} W); the least cap is {least_kw:.3g} kW "
-        f"(or use fewer chips)"
+        f"{field}: the least cap is {least_kw:.3g} kW (or use fewer chips): {got}, below the {least_w:.0f} W at "
+        f"which it would run at {power_cap.MIN_CLOCK:.0%} of its clock (TDP {p.hardware.tdp_w:g} W, idle "
+        f"{p.hardware.idle_w:g} W)"
     )

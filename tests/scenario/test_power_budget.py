@@ -98,10 +98,11 @@ def test_out_of_range_caps_are_refused_naming_the_field(override: dict[str, Any]
 def test_a_cap_too_tight_for_the_relation_is_refused_with_the_least_that_works() -> None:
     with pytest.raises(
         ScenarioError,
-        match=r"deployment\.power_cap_kw: 3\.5 kW holds each h100-sxm .* the least cap is 4\.1 kW",
+        match=r"deployment\.power_cap_kw: the least cap is 4\.1 kW \(or use fewer chips\): "
+        r"3\.5 kW holds each h100-sxm",
     ):
         resolve(chat(**{"deployment.power_cap_kw": 3.5}))
     with pytest.raises(
-        ScenarioError, match=r"deployment\.pools\[1\]\.power_cap_kw: 1 kW .*the least cap is 2\.05 kW"
+        ScenarioError, match=r"deployment\.pools\[1\]\.power_cap_kw: the least cap is 2\.05 kW .*: 1 kW holds"
     ):
         resolve(chat(**{"deployment.pools[1].power_cap_kw": 1.0}))
