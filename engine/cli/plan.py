@@ -14,7 +14,7 @@ import contextlib
 import math
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import replace
 from pathlib import Path
@@ -162,6 +162,25 @@ def _write_chosen(args: argparse.Namespace, result: Plan, scen: Scenario) -> boo
     return True
 
 
+REPLACED = {"deployment.pools": "its deployments", "deployment.mode": "its deployments"}
+"""--set paths a plan replaces with its own, and by what (`_replaced_sets`)."""
+
+
+def _replaced_sets(sets: Sequence[str] | None) -> str:
+    """What a plan replaces of its --set overrides ('' where nothing): `--set deployment.pools[0].tp=4` and
+    `--set workload.arrival.rate_rps=20`, the help's own examples, were dropped unsaid (a review)."""
+    # (a pool's chip, profile and maturity are the plan's: its chips, and the profiles it runs them with)
+    kept = (".hardware", ".profile", ".maturity")
+    paths = [p for s in sets or () if not (p := str(s).split("=", 1)[0].strip()).endswith(kept)]
+    gone = [
+        f"{p} ({'--target-rps' if p == 'workload.arrival.rate_rps' else by})"
+        for p in paths
+        for by in [next((v for k, v in REPLACED.items() if p.startswith(k)), None)]
+        if by is not None or p == "workload.arrival.rate_rps"
+    ]
+    return f"the plan replaces {'; '.join(gone)}: those --set values are not used" if gone else ""
+
+
 def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
     from engine.planning.plan import plan
     from engine.planning.plan_work import check_plan_work
@@ -169,6 +188,8 @@ def _plan(args: argparse.Namespace, executor: Executor | None) -> int:
 
     _check_flags(args)
     scen = load_scenario(args.scenario, args.set)
+    if said := _replaced_sets(args.set):
+        print(f"note: {said}", file=sys.stderr)
     space = _space(args, scen)
     link = (
         links.plan_address(args, scen, space, attainment_of(args)) if args.link else None

@@ -113,8 +113,12 @@ def off_frontier_text(runs: pd.DataFrame, risk_aware: bool) -> str:
         return ""
     b = chosen.iloc[0]
     fail = "with their chips at their bands' pessimistic edge, or in their " if risk_aware else "in their "
+    # (its dominating point may cost the same and serve more: 'cost less' named none here, a review)
+    # the points are the planning window's runs as modelled, and the verdict checks one pick per chip or
+    # pairing: 'they fail' stood over h100-sxm tp4 2 mixed at the choice's $19.92/h, never checked, which
+    # holds rerun with slowed chips (a review)
     return (
-        # (its dominating point may cost the same and serve more: 'cost less' named none here, a review)
-        f"the choice, {b['shape']} {b['split']}, is off this frontier: the points here that cost no more and "
-        f"serve at least as much fail {fail}full-length run"
+        f"the choice, {b['shape']} {b['split']}, is off this frontier, the planning window's runs as modelled: "
+        f"the points here that cost no more and serve at least as much fail {fail}full-length run, or were "
+        "not checked so (the verdict checks one pick per chip or pairing, moved up where it fails)"
     )

@@ -332,7 +332,7 @@ def plan(
         notes += verdict.notes
     search.runner.close()  # hints never asked for
     notes += budget_note(search, budget) + faults_left_out(scenario) + scaling_left_out(scenario)
-    out = _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes)
+    out = _assemble(target_rps, space, all_bounds, status, found, search, best, portfolios, notes, verify)
     return replace(out, objective=objective, risk_aware=risk_aware, verdict=verdict, ran=search.ran())
 
 
@@ -490,6 +490,7 @@ def _assemble(
     best: dict[str, Any] | None,
     portfolios: Sequence[PortfolioBound] = (),
     notes_in: Sequence[str] = (),
+    verify: bool = True,
 ) -> Plan:
     cand = _candidates(all_bounds, portfolios, status, found, search)
     runs = pd.DataFrame(search.rows)
@@ -523,7 +524,7 @@ def _assemble(
         feasible=int(runs["passes"].sum()) if len(runs) else 0,
         exhaustive=not search.out_of_budget,
         notes=tuple(notes),
-        method=tuple(method_notes(search, space.power_budget_kw, target_rps)),
+        method=tuple(method_notes(search, space.power_budget_kw, target_rps, verify)),
         calibration=tuple(search.calibrations.values()),
         rule=search.rule,
         attainment=search.attainment,

@@ -16,7 +16,9 @@ from engine.scenario.model import Scenario
 from engine.serving.work_load import RAMP_CAP_S, RAMP_SHARE, session_ramp
 
 
-def method_notes(search: Search, budget_kw: float | None, target_rps: float) -> list[str]:
+def method_notes(
+    search: Search, budget_kw: float | None, target_rps: float, verify: bool = True
+) -> list[str]:
     """How the runs were made, said as information rather than as a warning (`Plan.method`): a site
     power cap taken as the plan's power budget, and a session lead before each window."""
     notes = []
@@ -28,6 +30,15 @@ def method_notes(search: Search, budget_kw: float | None, target_rps: float) -> 
         )
     if search.lead_s > 0:
         notes.append(lead_note(search.base, search.lead_s, f"to {target_rps:g} req/s"))
+    full, base = search.full.duration_s, search.base.duration_s
+    if (
+        verify and full < base
+    ):  # (a 60 s scenario's picks were verified over 60 s, chosen over 120, unsaid: a review)
+        notes.append(
+            f"the full-length runs that verify each pick (the scenario's {full:,.0f} s) are shorter than the "
+            f"{base:,.0f} s planning window, so a pick is checked over less time than it was chosen on "
+            f"(--duration-s {full:g} plans over the scenario's own length)"
+        )
     return notes
 
 

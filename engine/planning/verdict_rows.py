@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from engine.planning.candidates import split_label, window_text
@@ -152,14 +153,18 @@ class Picks:
 
 def winner(table: pd.DataFrame, risk_aware: bool) -> int | None:
     """The row chosen: never over budget; of those, the passing ones (any, if none passes), then
-    (risk-aware) those that hold with the chips slowed, if any do; the least objective value."""
+    (risk-aware) those that hold with the chips slowed, if any do; the least objective value, and of
+    rows alike in it the cheapest per hour (`--objective chips` chose 7 H200s at $22.40/h over 7 chips
+    at $18.85/h that held too, the first of the table's order: a review), then the table's order."""
     within = table[~table["over_budget"].astype(bool)] if len(table) else table
     if not len(within):
         return None
     ok = within[within["passes"]] if within["passes"].any() else within
     if risk_aware and "holds_slowed" in ok and ok["holds_slowed"].fillna(False).astype(bool).any():
         ok = ok[ok["holds_slowed"].fillna(False).astype(bool)]
-    return int(ok.index.to_numpy()[ok["objective_value"].to_numpy(dtype=float).argmin()])
+    value = ok["objective_value"].to_numpy(dtype=float)
+    cost = ok["usd_per_hour"].to_numpy(dtype=float) if "usd_per_hour" in ok else np.zeros(len(ok))
+    return int(ok.index.to_numpy()[np.lexsort((cost, value))[0]])
 
 
 def row_of(

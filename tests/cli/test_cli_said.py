@@ -78,3 +78,37 @@ def test_a_name_with_control_characters_is_refused(
     err = capsys.readouterr().err
     assert "name: control character U+001B at 0: printable text only" in err and "\x1b" not in err
     assert load_preset("chat-colocated").description  # a preset's prose stays valid
+
+
+def test_plan_says_what_it_replaces_of_set_and_a_window_longer_than_the_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from engine.cli.plan import _replaced_sets
+
+    # the help's own --set examples were dropped unsaid by plan (a review)
+    said = _replaced_sets(
+        ["deployment.pools[0].tp=4", "workload.arrival.rate_rps=20", "deployment.stack=sglang"]
+    )
+    assert said == (
+        "the plan replaces deployment.pools[0].tp (its deployments); workload.arrival.rate_rps (--target-rps): "
+        "those --set values are not used"
+    )
+    assert _replaced_sets(["deployment.pools[0].hardware=mi300x", "duration_s=60"]) == ""  # its chips: used
+    args = [
+        *PLAN[:-1],
+        "--set",
+        "duration_s=60",
+        "--set",
+        "deployment.pools[0].tp=4",
+        "--max-simulations",
+        "2",
+    ]
+    assert main(args) in (0, 1)
+    out, err = capsys.readouterr()
+    assert "note: the plan replaces deployment.pools[0].tp (its deployments)" in err
+    # its picks verified over 60 s, chosen over a 30 s planning window here: no note; over 120 s, one
+    assert "shorter than the" not in out
+    assert main([*args[:9], "120", *args[10:]]) in (0, 1)
+    assert "full-length runs that verify each pick (the scenario's 60 s) are shorter than the 120 s" in (
+        capsys.readouterr().out
+    )

@@ -359,3 +359,39 @@ def test_a_budget_every_slowed_start_bills_past_is_named(capsys: pytest.CaptureF
         "h200: no deployment of this search passes with its chips at the bands' edge within the budget"
         in notes
     )
+
+
+def test_a_nominal_cheapest_failing_slowed_and_as_modelled_says_both() -> None:
+    """The premium read as risk's alone where the nominal cheapest failed as modelled over its full-length
+    run too (TTFT p90 5,998 ms, 'fails its full-length run' in its row: a review)."""
+    from engine.planning.verdict import Verdict
+
+    slowed = {"passes": False, "slo_attainment": 0.13, "ttft_ms_at_slo": 290.0, "tpot_ms_at_slo": 64.8,
+              "slo_percentile": 90.0, "shortfall_rps": None}  # fmt: skip
+    row = {"winner": False, "run": 9, "objective_value": 17.54, "nominal_value": 17.54, "nominal_run": 3,
+           "verified": False, "verified_by": "full-length run (600 s, seed 1)", "moved_up": 3,
+           "from_nominal": True, "split": "4P:1D|1D"}  # fmt: skip
+    chosen = {**row, "winner": True, "run": 7, "nominal_run": 7, "verified": True, "moved_up": 0}
+    v = Verdict(
+        "usd_per_hour", True, pd.DataFrame([chosen, row]), chosen_run=7, nominal_run=3,
+        nominal_slowed=slowed, slowdown={"h20": 0.4},
+    )  # fmt: skip
+    assert v.risk_text().endswith(
+        "TTFT p90 290 ms, TPOT p90 64.8 ms; as modelled over its full-length run, it fails, moved up or not"
+    )
+
+
+def test_rows_alike_in_the_objective_go_to_the_cheaper_per_hour() -> None:
+    """`--objective chips` chose 7 H200s at $22.40/h over 7 chips at $18.85/h that held too, the first in
+    the table's order (a review)."""
+    from engine.planning.verdict_rows import winner
+
+    rows = [
+        {"over_budget": False, "passes": True, "holds_slowed": True, "objective_value": 7.0, "usd_per_hour": 22.4},
+        {"over_budget": False, "passes": True, "holds_slowed": True, "objective_value": 7.0, "usd_per_hour": 18.85},
+        {"over_budget": False, "passes": True, "holds_slowed": False, "objective_value": 6.0, "usd_per_hour": 9.0},
+    ]  # fmt: skip
+    assert winner(pd.DataFrame(rows), True) == 1
+    assert winner(pd.DataFrame(rows), False) == 2  # not risk-aware: the fewest chips
+    same = [{**rows[0], "usd_per_hour": 18.85}, rows[1]]
+    assert winner(pd.DataFrame(same), True) == 0  # alike in both: the table's order, as before
