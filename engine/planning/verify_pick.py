@@ -28,6 +28,32 @@ def _up(shape: Shape | Portfolio, counts: tuple[int, ...], row: dict[str, Any]) 
     return (n_p + (not row["ttft_ok"] or row["tpot_ok"]), n_d + (not row["tpot_ok"] or row["ttft_ok"]))
 
 
+def _step(
+    search: Search, shape: Shape | Portfolio, counts: tuple[int, ...], failed: Rows, edge: Search | None
+) -> tuple[int, ...] | None:
+    """The counts a failed full-length run moves a pick to (`_up`). Where it blames neither pool alone (each
+    phase within its target, the attainment missed jointly), one more of either pool may do: the cheaper of
+    the two that passes (over the full length as modelled, and at the `edge` where that run failed there)
+    before one more of each. Under --rule attainment a pick moved from 3P:1D to 4P:2D at $19.92/h where 4P:1D,
+    $14.94/h, held (a review)."""
+    nxt = _up(shape, counts, failed)
+    if nxt is None or isinstance(shape, Portfolio) or shape.mode == "colocated":
+        return nxt
+    if not (failed["ttft_ok"] and failed["tpot_ok"]):
+        return nxt
+    singles = sorted(
+        ((counts[0] + 1, counts[1]), (counts[0], counts[1] + 1)), key=lambda c: search.cost(shape, c)
+    )
+    for c in singles:
+        if max(c) > search.space.max_instances_per_pool or not search.affordable(shape, c):
+            continue
+        if full_run(search, shape, c)["passes"] and (
+            edge is None or full_run(search, shape, c, edge)["passes"]
+        ):
+            return c
+    return nxt
+
+
 def how_moved(moved: int, edged: int) -> str:
     """How the full-length runs that moved a pick were made: 'with its chips at the bands'
     pessimistic edge ' (all of them), '(1 of them with ...) ' or '' (all as modelled)."""
@@ -83,7 +109,7 @@ def verified(
             )
             if failed is None or i == VERIFY_TRIES:  # (a last move, never run, was quoted as the pick)
                 break
-            nxt = _up(shape, counts, failed)
+            nxt = _step(search, shape, counts, failed, slow if failed is edge else None)
             if (
                 quoted["over_budget"]  # more instances bill more
                 or nxt is None
