@@ -162,7 +162,10 @@ def _write_chosen(args: argparse.Namespace, result: Plan, scen: Scenario) -> boo
     return True
 
 
-REPLACED = {"deployment.pools": "its deployments", "deployment.mode": "its deployments"}
+REPLACED = {
+    "deployment.pools": "its deployments, which keep only the pools' chips and profiles",
+    "deployment.mode": "its deployments",
+}
 """--set paths a plan replaces with its own, and by what (`_replaced_sets`)."""
 
 

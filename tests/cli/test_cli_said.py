@@ -90,8 +90,8 @@ def test_plan_says_what_it_replaces_of_set_and_a_window_longer_than_the_run(
         ["deployment.pools[0].tp=4", "workload.arrival.rate_rps=20", "deployment.stack=sglang"]
     )
     assert said == (
-        "the plan replaces deployment.pools[0].tp (its deployments); workload.arrival.rate_rps (--target-rps): "
-        "those --set values are not used"
+        "the plan replaces deployment.pools[0].tp (its deployments, which keep only the pools' chips and "
+        "profiles); workload.arrival.rate_rps (--target-rps): those --set values are not used"
     )
     assert _replaced_sets(["deployment.pools[0].hardware=mi300x", "duration_s=60"]) == ""  # its chips: used
     args = [
@@ -105,7 +105,7 @@ def test_plan_says_what_it_replaces_of_set_and_a_window_longer_than_the_run(
     ]
     assert main(args) in (0, 1)
     out, err = capsys.readouterr()
-    assert "note: the plan replaces deployment.pools[0].tp (its deployments)" in err
+    assert "note: the plan replaces deployment.pools[0].tp (its deployments, which keep only" in err
     # its picks verified over 60 s, chosen over a 30 s planning window here: no note; over 120 s, one
     assert "shorter than the" not in out
     assert main([*args[:9], "120", *args[10:]]) in (0, 1)
